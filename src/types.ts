@@ -1,0 +1,223 @@
+/**
+ * Types shared by the server, the engine and the SDK: the HTTP contract
+ * (`shared/spec/service-interface.md`) plus the decisions of DESIGN §2–§3.
+ *
+ * The request types carry typia tags: the server's validators are generated from exactly these
+ * types at compile time (`typia.createValidateEquals`), so the validator and the SDK's types can
+ * never drift apart.
+ */
+import type { tags } from "typia";
+
+/** Model states (contract: "States and transitions"). */
+export type ModelStatus = "created" | "building" | "training" | "ready" | "failed";
+
+/** `config.model_size` as accepted on input (contract: Create Model); `S`/`M`/`L` are aliases. */
+export type ModelSizeInput = "small" | "medium" | "large" | "S" | "M" | "L";
+/** `config.model_size` as returned: aliases normalised. */
+export type ModelSize = "small" | "medium" | "large";
+
+/** `column_stats[f]` (DESIGN §2). */
+export interface ColumnStats {
+  type: "categorical" | "numerical";
+  /** Rows with a non-missing value. */
+  count: number & tags.Type<"uint32">;
+  /** Rows with a missing (blank) value. */
+  missing: number & tags.Type<"uint32">;
+  min?: number;
+  max?: number;
+  mean?: number;
+  std?: number;
+  /** Numerical only: ascending bin edges, K_numeric + 1 of them; bin i is [edges[i], edges[i+1]). */
+  bin_edges?: number[];
+  /** Numerical only: every observed value was an integer (decode keeps integers). */
+  integer?: boolean;
+  /** Set when the marginals were noised client-side (DESIGN §2, privacy). */
+  privacy?: { epsilon: number; delta: number; rho: number; sigma: number };
+}
+
+/**
+ * A 2-way marginal (DESIGN §2 extension `metadata.marginals`): `probs[i * K_g + j] = P(f = i, g = j)`,
+ * row-major over the pair `[f, g]`, length `K_f * K_g`, summing to 1.
+ */
+export interface PairMarginal {
+  features: [string, string];
+  probs: number[];
+}
+
+/** `metadata` of Create Model: the statistical description the SDK builds from a table. */
+export interface Metadata {
+  /** Column names, in table order; at least one. */
+  features: (string & tags.MinLength<1>)[] & tags.MinItems<1>;
+  /** K per feature: the number of codes (contract: "Vocabulary size per feature"). */
+  cardinalities: Record<string, number & tags.Type<"uint32"> & tags.Minimum<1>>;
+  /** The 1-way marginal per feature: length K, non-negative, sums to 1. */
+  empirical_probs: Record<string, number[]>;
+  column_stats?: Record<string, ColumnStats>;
+  /** Value -> code per feature (the blank value maps to the missing code). */
+  value_mappings?: Record<string, Record<string, number & tags.Type<"uint32">>>;
+  /** Selected 2-way marginals. */
+  marginals?: PairMarginal[];
+}
+
+/** `config` of Create Model as accepted on input. Unknown fields are rejected (DESIGN §3). */
+export interface ModelConfigInput {
+  model_size?: ModelSizeInput;
+  embedding_dim?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<4096>;
+  batch_size?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<65536>;
+  learning_rate?: number & tags.ExclusiveMinimum<0> & tags.Maximum<10>;
+  max_epochs?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<1000000>;
+  /** Seconds. */
+  max_training_time?: number & tags.ExclusiveMinimum<0>;
+  early_stop_patience?: number & tags.Type<"uint32">;
+  privacy_enabled?: boolean;
+  privacy_noise?: number & tags.Minimum<0>;
+  device?: "auto" | "cpu" | "gpu";
+}
+
+/** The effective config as returned in a Model (contract: "Model config (as returned)"). */
+export interface ModelConfig {
+  embedding_dim: number;
+  model_size: ModelSize;
+  batch_size: number;
+  learning_rate: number;
+  max_epochs: number;
+  max_training_time: number;
+  early_stop_patience: number;
+  privacy_enabled: boolean;
+  privacy_noise: number;
+  /** The compute device actually used, e.g. `cpu` (DESIGN §2). */
+  device: string;
+}
+
+/** Body of `POST /v1/models`. */
+export interface CreateModelRequest {
+  metadata: Metadata;
+  config?: ModelConfigInput;
+}
+
+/** `error` of a failed model (DESIGN §3). */
+export interface ModelError {
+  code: string;
+  message: string;
+}
+
+/** The Model resource (contract: "Resources and their fields"). */
+export interface Model {
+  /** `mdl_` + 12 lowercase hex. */
+  id: string;
+  status: ModelStatus;
+  config: ModelConfig;
+  current_epoch: number;
+  train_loss: number | null;
+  val_loss: number | null;
+  /** ISO 8601 UTC. */
+  created_at: string;
+  updated_at: string;
+  error: ModelError | null;
+}
+
+/** `embedding` as `{num_rows, seed}`: the server draws the latents (DESIGN §2). */
+export interface LatentSpec {
+  num_rows: number & tags.Type<"uint32"> & tags.Minimum<1>;
+  seed?: number & tags.Type<"int64">;
+}
+
+/** Body of `POST /v1/models/{id}/generate`. */
+export interface GenerateRequest {
+  /** Latent vectors (n x embedding_dim) or `{num_rows, seed?}`. */
+  embedding: number[][] | LatentSpec;
+  temperature?: number & tags.ExclusiveMinimum<0> & tags.Maximum<100>;
+  top_p?: (number & tags.ExclusiveMinimum<0> & tags.Maximum<1>) | null;
+}
+
+/** `data` of a generate response (envelope object `generation`, DESIGN §2). */
+export interface Generation {
+  model_id: string;
+  num_rows: number;
+  features: string[];
+  /** `columns[f][r]` = code of feature f in row r, `0 <= code < K_f`. */
+  columns: Record<string, number[]>;
+}
+
+/** Query of `GET /v1/models`. */
+export interface ListModelsQuery {
+  limit?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<100>;
+  starting_after?: string;
+}
+
+/** Success envelope (contract: "Response envelope"). */
+export interface Envelope<T> {
+  object: "model" | "list" | "generation" | "model_metadata";
+  data: T;
+  metadata: { timestamp: string; has_more?: boolean };
+}
+
+/** `error.type` values (contract: "Error types"). */
+export type ErrorType =
+  | "authentication_error"
+  | "invalid_request_error"
+  | "not_found_error"
+  | "rate_limit_error"
+  | "quota_exceeded_error"
+  | "api_error";
+
+/** `error.code` values: the contract's table plus the DESIGN §3 extensions. */
+export type ErrorCode =
+  | "api_key_missing"
+  | "api_key_invalid"
+  | "parameter_invalid"
+  | "model_not_found"
+  | "model_not_ready"
+  | "training_service_unavailable"
+  | "idempotency_key_in_use"
+  | "quota_exceeded"
+  | "rate_limit_exceeded"
+  | "internal_error"
+  | "request_too_large"
+  | "route_not_found"
+  | "method_not_allowed";
+
+/** HTTP status and type of every error code (contract: "Error codes"; DESIGN §3 extensions). */
+export const ERROR_CODES: Record<ErrorCode, { status: number; type: ErrorType }> = {
+  api_key_missing: { status: 401, type: "authentication_error" },
+  api_key_invalid: { status: 401, type: "authentication_error" },
+  parameter_invalid: { status: 400, type: "invalid_request_error" },
+  model_not_found: { status: 404, type: "not_found_error" },
+  model_not_ready: { status: 400, type: "invalid_request_error" },
+  training_service_unavailable: { status: 503, type: "api_error" },
+  idempotency_key_in_use: { status: 409, type: "invalid_request_error" },
+  quota_exceeded: { status: 402, type: "quota_exceeded_error" },
+  rate_limit_exceeded: { status: 429, type: "rate_limit_error" },
+  internal_error: { status: 500, type: "api_error" },
+  request_too_large: { status: 413, type: "invalid_request_error" },
+  route_not_found: { status: 404, type: "invalid_request_error" },
+  method_not_allowed: { status: 405, type: "invalid_request_error" },
+};
+
+/** Error envelope (contract: "Error envelope"). */
+export interface ErrorBody {
+  error: {
+    type: ErrorType;
+    code: ErrorCode;
+    message: string;
+    doc_url: string;
+    param?: string;
+  };
+  request_id: string;
+}
+
+/** Defaults of the returned config (contract: "Model config (as returned)"). */
+export const CONFIG_DEFAULTS: Omit<ModelConfig, "device"> = {
+  embedding_dim: 64,
+  model_size: "medium",
+  batch_size: 256,
+  learning_rate: 0.001,
+  max_epochs: 100,
+  max_training_time: 14400,
+  early_stop_patience: 4,
+  privacy_enabled: false,
+  privacy_noise: 0.1,
+};
+
+/** Rows per generate request (DESIGN §2); more gives `parameter_invalid` on `body.embedding`. */
+export const MAX_ROWS_PER_REQUEST = 100_000;

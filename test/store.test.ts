@@ -1,0 +1,82 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Store, newModelId, hashKey, CursorNotFoundError, type ModelRecord } from "../src/store";
+import { CONFIG_DEFAULTS } from "../src/types";
+
+function tmpStore(): { store: Store; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), "synthd-store-"));
+  return { store: new Store(dir), dir };
+}
+
+function rec(org: string, env: "test" | "live", ms: number): ModelRecord {
+  const t = new Date(ms).toISOString();
+  return {
+    id: newModelId(), org, env, status: "training", config: { ...CONFIG_DEFAULTS, device: "cpu" },
+    current_epoch: 0, train_loss: null, val_loss: null, created_at: t, updated_at: t, error: null,
+  };
+}
+
+const META = { features: ["a"], cardinalities: { a: 2 }, empirical_probs: { a: [0.5, 0.5] } };
+
+test("API keys are stored only as their SHA-256 and found by the key", async () => {
+  const { store, dir } = tmpStore();
+  try {
+    assert.equal(store.isEmpty(), true);
+    const key = await store.createKey("acme", "live");
+    assert.match(key, /^svc_live_[A-Za-z0-9]{32}$/);
+    assert.deepEqual(store.findKey(key)?.org, "acme");
+    assert.equal(store.findKey(key + "x"), undefined);
+    await store.root.flushed;
+    const raw = readFileSync(join(dir, "data.mdb"));
+    assert.equal(raw.includes(Buffer.from(key)), false, "plaintext key must not be stored");
+    assert.equal(raw.includes(Buffer.from(hashKey(key))), true, "its hash is stored");
+    assert.equal(hashKey(key).length, 64);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("list pages newest first per org and environment, cursor continues after the given id", async () => {
+  const { store, dir } = tmpStore();
+  try {
+    const mine = [1000, 2000, 3000, 4000, 5000].map((ms) => rec("o", "test", ms));
+    for (const m of mine) await store.createModel(m, META);
+    await store.createModel(rec("o", "live", 6000), META);
+    await store.createModel(rec("other", "test", 7000), META);
+    const p1 = store.listModels("o", "test", 2);
+    assert.deepEqual(p1.items.map((m) => m.id), [mine[4].id, mine[3].id]);
+    assert.equal(p1.has_more, true);
+    const p2 = store.listModels("o", "test", 2, p1.items[1].id);
+    assert.deepEqual(p2.items.map((m) => m.id), [mine[2].id, mine[1].id]);
+    const p3 = store.listModels("o", "test", 2, p2.items[1].id);
+    assert.deepEqual(p3.items.map((m) => m.id), [mine[0].id]);
+    assert.equal(p3.has_more, false);
+    assert.throws(() => store.listModels("o", "live", 2, mine[0].id), CursorNotFoundError);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("delete removes model, metadata and checkpoint; a late update does not resurrect it", async () => {
+  const { store, dir } = tmpStore();
+  try {
+    const m = rec("o", "test", 1000);
+    await store.createModel(m, META);
+    await store.updateModel(m.id, { current_epoch: 1 }, { epoch: 1 });
+    assert.deepEqual(store.getCheckpoint(m.id), { epoch: 1 });
+    assert.equal(await store.deleteModel(m.id), true);
+    assert.equal(await store.updateModel(m.id, { current_epoch: 2 }, { epoch: 2 }), undefined);
+    assert.equal(store.getModel(m.id), undefined);
+    assert.equal(store.getMetadata(m.id), undefined);
+    assert.equal(store.getCheckpoint(m.id), undefined);
+    assert.equal(store.listModels("o", "test", 10).items.length, 0);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
