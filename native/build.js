@@ -11,8 +11,13 @@
 const { spawnSync } = require("node:child_process");
 const path = require("node:path");
 
+const fs = require("node:fs");
+
 const nodedir = path.dirname(path.dirname(process.execPath));
-const gyp = process.env.npm_config_node_gyp;
+// node-gyp: the one npm names while it runs this script, else the copy bundled with npm next to
+// this Node (so `node native/build.js` works without node-gyp on PATH), else `node-gyp` on PATH.
+const bundled = path.join(nodedir, "lib", "node_modules", "npm", "node_modules", "node-gyp", "bin", "node-gyp.js");
+const gyp = process.env.npm_config_node_gyp || (fs.existsSync(bundled) ? bundled : undefined);
 const [cmd, args] = gyp
   ? [process.execPath, [gyp]]
   : ["node-gyp", []];
@@ -21,7 +26,8 @@ const res = spawnSync(cmd, [...args, "rebuild", `--nodedir=${nodedir}`, "--relea
   stdio: "inherit",
 });
 if (res.status !== 0) {
-  const msg = `synthd: native compute core failed to build (exit ${res.status}); the JavaScript fallback will be used`;
+  const why = res.error ? res.error.message : `exit ${res.status}`;
+  const msg = `synthd: native compute core failed to build (${why}); the JavaScript fallback will be used`;
   if (process.env.SYNTHD_REQUIRE_NATIVE === "1") {
     console.error(msg);
     process.exit(1);

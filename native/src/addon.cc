@@ -1,12 +1,242 @@
+// N-API bindings of synthd's C++ compute core (DESIGN.md §4: "native/: C++ N-API compute core
+// for the hot generation path"). Loaded by src/model/native.ts; every entry point validates its
+// arguments and reports problems as JavaScript TypeError / RangeError / Error, never by crashing.
+//
+// Exports:
+//   version(): string
+//   defaultThreads(): number        threads sampleCodes may use for large inputs
+//   exp(x: Float64Array): Float64Array   element-wise exp, bit-identical to Math.exp (for tests)
+//   sampleCodes(logits, n, cardinalities, uniforms, temperature, topP, threads?): Int32Array
+//
+// The validation rules and their messages match `checkSampleArgs` in src/model/sampling.ts, which
+// the JavaScript fallback runs, so both compute paths reject the same inputs with the same errors.
+
 #include <napi.h>
 
-static Napi::Value Version(const Napi::CallbackInfo& info) {
-  return Napi::String::New(info.Env(), "0.1.0");
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "fdlibm_exp.h"
+#include "parallel.h"
+#include "sampling.h"
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+constexpr double kMaxSafeInteger = 9007199254740991.0;  // Number.MAX_SAFE_INTEGER
+constexpr double kMaxCardinality = 2147483647.0;        // int32 codes
+
+// Formats a number exactly as JavaScript's String(x) does, so messages match the JS fallback.
+std::string JsString(Napi::Env env, double x) {
+  return Napi::Number::New(env, x).ToString().Utf8Value();
 }
 
-static Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("version", Napi::Function::New(env, Version));
+[[noreturn]] void ThrowType(Napi::Env env, const std::string& msg) {
+  throw Napi::TypeError::New(env, msg);
+}
+
+[[noreturn]] void ThrowRange(Napi::Env env, const std::string& msg) {
+  throw Napi::RangeError::New(env, msg);
+}
+
+bool IsTypedArrayOf(const Napi::Value& v, napi_typedarray_type type) {
+  return v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == type;
+}
+
+// An integral double in [lo, hi].
+bool IsIntegerIn(double v, double lo, double hi) {
+  return std::isfinite(v) && std::floor(v) == v && v >= lo && v <= hi;
+}
+
+// Reads and checks cardinalities: Int32Array or Array of integers in [1, 2^31 - 1].
+std::vector<int32_t> ReadCardinalities(Napi::Env env, const Napi::Value& v) {
+  std::vector<int32_t> cards;
+  const auto check = [&](size_t i, double k) {
+    if (!IsIntegerIn(k, 1.0, kMaxCardinality)) {
+      ThrowRange(env, "cardinalities[" + std::to_string(i) + "] must be an integer in [1, 2147483647], got " +
+                          JsString(env, k));
+    }
+    cards.push_back(static_cast<int32_t>(k));
+  };
+  if (IsTypedArrayOf(v, napi_int32_array)) {
+    Napi::Int32Array a = v.As<Napi::Int32Array>();
+    cards.reserve(a.ElementLength());
+    for (size_t i = 0; i < a.ElementLength(); ++i) check(i, static_cast<double>(a[i]));
+    return cards;
+  }
+  if (v.IsArray()) {
+    Napi::Array a = v.As<Napi::Array>();
+    const uint32_t len = a.Length();
+    cards.reserve(len);
+    for (uint32_t i = 0; i < len; ++i) {
+      Napi::Value k = a.Get(i);
+      if (!k.IsNumber()) ThrowType(env, "cardinalities[" + std::to_string(i) + "] must be a number");
+      check(i, k.As<Napi::Number>().DoubleValue());
+    }
+    return cards;
+  }
+  ThrowType(env, "cardinalities must be an Int32Array or an array of integers");
+}
+
+// Feature index of column `col` within a row (col < D).
+size_t FeatureOfColumn(const std::vector<int32_t>& cards, size_t col) {
+  size_t f = 0;
+  while (col >= static_cast<size_t>(cards[f])) {
+    col -= static_cast<size_t>(cards[f]);
+    ++f;
+  }
+  return f;
+}
+
+Napi::Value Version(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), kVersion);
+}
+
+Napi::Value DefaultThreads(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), synthd::DefaultThreadCount());
+}
+
+// exp(x: Float64Array): Float64Array — the sampler's exp element-wise (FdlibmExpArray), so tests
+// can check it against Math.exp bit for bit.
+Napi::Value Exp(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !IsTypedArrayOf(info[0], napi_float64_array)) {
+    ThrowType(env, "x must be a Float64Array");
+  }
+  Napi::Float64Array x = info[0].As<Napi::Float64Array>();
+  const size_t len = x.ElementLength();
+  Napi::Float64Array y = Napi::Float64Array::New(env, len);
+  synthd::FdlibmExpArray(x.Data(), y.Data(), len);  // the sampler's (vectorised) exp
+  return y;
+}
+
+// sampleCodes(logits: Float32Array, n: number, cardinalities: Int32Array | number[],
+//             uniforms: Float64Array, temperature: number, topP: number | null | undefined,
+//             threads?: number): Int32Array (F * n, column-major)
+// See sampling.h for the procedure and src/model/sampling.ts for the shapes. Checks, in order:
+// logits' type, n, cardinalities, uniforms' type, temperature, topP, threads, the two array
+// lengths, uniforms' values, then logits' values (inside the kernel; the first in row-major order).
+Napi::Value SampleCodes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    if (!IsTypedArrayOf(info[0], napi_float32_array)) ThrowType(env, "logits must be a Float32Array");
+
+    if (!info[1].IsNumber()) ThrowType(env, "n must be a number");
+    const double n_d = info[1].As<Napi::Number>().DoubleValue();
+    if (!IsIntegerIn(n_d, 0.0, kMaxSafeInteger)) {
+      ThrowRange(env, "n must be a non-negative integer, got " + JsString(env, n_d));
+    }
+
+    synthd::SampleInput in;
+    in.cardinalities = ReadCardinalities(env, info[2]);
+
+    if (!IsTypedArrayOf(info[3], napi_float64_array)) ThrowType(env, "uniforms must be a Float64Array");
+
+    if (!info[4].IsNumber()) ThrowType(env, "temperature must be a number");
+    const double temperature = info[4].As<Napi::Number>().DoubleValue();
+    if (!(std::isfinite(temperature) && temperature > 0.0)) {
+      ThrowRange(env, "temperature must be finite and > 0, got " + JsString(env, temperature));
+    }
+    if (!std::isfinite(1.0 / temperature)) {
+      ThrowRange(env, "temperature " + JsString(env, temperature) + " is too small (1 / temperature is not finite)");
+    }
+
+    double top_p = 1.0;
+    bool has_top_p = false;
+    if (!info[5].IsUndefined() && !info[5].IsNull()) {
+      if (!info[5].IsNumber()) ThrowType(env, "topP must be a number or null");
+      top_p = info[5].As<Napi::Number>().DoubleValue();
+      if (!(top_p > 0.0 && top_p <= 1.0)) {
+        ThrowRange(env, "topP must be in (0, 1] or null, got " + JsString(env, top_p));
+      }
+      has_top_p = true;
+    }
+
+    unsigned threads = 0;
+    if (info.Length() > 6 && !info[6].IsUndefined()) {
+      if (!info[6].IsNumber()) ThrowType(env, "threads must be a number");
+      const double t = info[6].As<Napi::Number>().DoubleValue();
+      if (!IsIntegerIn(t, 0.0, 4294967295.0)) {
+        ThrowRange(env, "threads must be a non-negative integer, got " + JsString(env, t));
+      }
+      threads = static_cast<unsigned>(t);
+    }
+
+    Napi::Float32Array logits = info[0].As<Napi::Float32Array>();
+    Napi::Float64Array uniforms = info[3].As<Napi::Float64Array>();
+    const size_t n = static_cast<size_t>(n_d);
+    const size_t F = in.cardinalities.size();
+    size_t D = 0;
+    size_t max_k = 0;
+    for (int32_t k : in.cardinalities) {
+      D += static_cast<size_t>(k);
+      if (static_cast<size_t>(k) > max_k) max_k = static_cast<size_t>(k);
+    }
+
+    size_t nD = 0;
+    if (__builtin_mul_overflow(n, D, &nD) || logits.ElementLength() != nD) {
+      ThrowRange(env, "logits has " + std::to_string(logits.ElementLength()) + " values, expected n*D = " +
+                          JsString(env, n_d * static_cast<double>(D)));
+    }
+    size_t nF = 0;
+    if (__builtin_mul_overflow(n, F, &nF) || uniforms.ElementLength() != nF) {
+      ThrowRange(env, "uniforms has " + std::to_string(uniforms.ElementLength()) + " values, expected n*F = " +
+                          JsString(env, n_d * static_cast<double>(F)));
+    }
+
+    Napi::Int32Array out = Napi::Int32Array::New(env, nF);
+    if (nF == 0) return out;
+
+    const double* u = uniforms.Data();
+    for (size_t i = 0; i < nF; ++i) {
+      if (!(u[i] >= 0.0 && u[i] < 1.0)) {
+        ThrowRange(env, "uniforms[" + std::to_string(i) + "] = " + JsString(env, u[i]) + " is outside [0, 1)");
+      }
+    }
+
+    in.logits = logits.Data();
+    in.n = n;
+    in.D = D;
+    in.max_k = max_k;
+    in.uniforms = u;
+    in.temperature = temperature;
+    in.truncate = has_top_p && top_p < 1.0;
+    in.top_p = top_p;
+
+    const synthd::SampleError err = synthd::SampleCodes(in, out.Data(), threads);
+    if (err.failed()) {
+      const size_t row = err.index / D;
+      const size_t f = FeatureOfColumn(in.cardinalities, err.index % D);
+      const std::string where = "logits[" + std::to_string(err.index) + "]";
+      if (err.kind == synthd::SampleError::Kind::kNonFinite) {
+        ThrowRange(env, where + " = " + JsString(env, err.value) + " is not finite (row " + std::to_string(row) +
+                            ", feature " + std::to_string(f) + ")");
+      }
+      ThrowRange(env, where + " / temperature overflows (logit " + JsString(env, err.value) + ", temperature " +
+                          JsString(env, temperature) + ")");
+    }
+    return out;
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Napi::Error::New(env, "sampleCodes: out of memory");
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, std::string("sampleCodes: ") + e.what());
+  }
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("version", Napi::Function::New(env, Version, "version"));
+  exports.Set("defaultThreads", Napi::Function::New(env, DefaultThreads, "defaultThreads"));
+  exports.Set("exp", Napi::Function::New(env, Exp, "exp"));
+  exports.Set("sampleCodes", Napi::Function::New(env, SampleCodes, "sampleCodes"));
   return exports;
 }
+
+}  // namespace
 
 NODE_API_MODULE(synthd_native, Init)

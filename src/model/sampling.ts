@@ -3,17 +3,21 @@
  * nucleus truncation at `top_p` (Holtzman et al., "The Curious Case of Neural Text Degeneration",
  * ICLR 2020) -> one draw by inverse CDF with a given uniform.
  *
- * This is the JavaScript reference. The C++ addon in `native/` implements the same arithmetic in
- * the same order (float64 throughout), so both give the same codes for the same inputs.
+ * This is the JavaScript reference. The C++ addon in `native/` (native/src/sampling.cc) implements
+ * the same arithmetic in the same order (float64 throughout, exp computed as V8's Math.exp
+ * computes it), so both give the same codes for the same inputs; test/native.test.ts checks it.
+ * {@link sampleCodes} dispatches to the addon when it loaded (src/model/native.ts), else here.
  *
  * Exact procedure for one (row r, feature f) with K = K_f:
- *  1. z_k = logit_k / T (float64), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k (k ascending).
+ *  1. z_k = logit_k * (1 / T) (float64), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k (k ascending).
  *  2. No truncation (topP null or >= 1): keep every k, total = s.
  *     Truncation: order k by e_k descending, ties by smaller k first; keep the shortest prefix whose
  *     running sum of e_k reaches topP * s (at least one code); total = that running sum.
  *  3. target = u * total; walk the kept codes in ascending k, accumulating e_k; the first k whose
  *     running sum exceeds target is drawn. If rounding leaves none, the last kept k is drawn.
  */
+import { types } from "node:util";
+import { nativeSampler } from "./native";
 
 /** Sampling options: `temperature` > 0; `topP` in (0, 1], or null for no truncation. */
 export interface SampleOptions {
@@ -34,7 +38,7 @@ export interface SampleOptions {
 export function sampleCodesJs(
   logits: Float32Array,
   n: number,
-  cardinalities: readonly number[],
+  cardinalities: readonly number[] | Int32Array,
   uniforms: Float64Array,
   opts: SampleOptions,
 ): Int32Array {
@@ -103,17 +107,105 @@ export function sampleCodesJs(
   return out;
 }
 
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const MAX_CARDINALITY = 2147483647;
+
+function isIntegerIn(v: number, lo: number, hi: number): boolean {
+  return Number.isFinite(v) && Math.floor(v) === v && v >= lo && v <= hi;
+}
+
 /**
- * Draws one code per (row, feature): the native addon when it loaded, else {@link sampleCodesJs}.
- * Same arguments, result and errors as {@link sampleCodesJs}.
+ * Checks {@link sampleCodes}' arguments with the native core's rules and messages
+ * (native/src/addon.cc), in the same order: logits' type, n, cardinalities, uniforms' type,
+ * temperature, topP, the two array lengths, uniforms' values, then logits' values (the first
+ * offender in row-major order). Typed arrays are recognised across realms (`util.types`).
+ * @throws TypeError for a wrong type (logits not a Float32Array, uniforms not a Float64Array,
+ *         cardinalities not an Int32Array or array, n / temperature / topP not numbers).
+ * @throws RangeError for n not a non-negative integer; a cardinality not an integer in
+ *         [1, 2^31 - 1]; temperature not finite and > 0 or so small that 1 / temperature is not
+ *         finite; topP outside (0, 1]; lengths other than n*D and n*F; a uniform outside [0, 1);
+ *         a non-finite logit; a logit whose logit / temperature is not finite.
+ */
+export function checkSampleArgs(
+  logits: Float32Array,
+  n: number,
+  cardinalities: readonly number[] | Int32Array,
+  uniforms: Float64Array,
+  opts: SampleOptions,
+): void {
+  if (!types.isFloat32Array(logits)) throw new TypeError("logits must be a Float32Array");
+  if (typeof n !== "number") throw new TypeError("n must be a number");
+  if (!isIntegerIn(n, 0, MAX_SAFE)) throw new RangeError(`n must be a non-negative integer, got ${n}`);
+  if (!types.isInt32Array(cardinalities) && !Array.isArray(cardinalities)) {
+    throw new TypeError("cardinalities must be an Int32Array or an array of integers");
+  }
+  let D = 0;
+  for (let f = 0; f < cardinalities.length; f++) {
+    const k: unknown = cardinalities[f];
+    if (typeof k !== "number") throw new TypeError(`cardinalities[${f}] must be a number`);
+    if (!isIntegerIn(k, 1, MAX_CARDINALITY)) {
+      throw new RangeError(`cardinalities[${f}] must be an integer in [1, 2147483647], got ${k}`);
+    }
+    D += k;
+  }
+  const F = cardinalities.length;
+  if (!types.isFloat64Array(uniforms)) throw new TypeError("uniforms must be a Float64Array");
+  const T: unknown = opts.temperature;
+  if (typeof T !== "number") throw new TypeError("temperature must be a number");
+  if (!(Number.isFinite(T) && T > 0)) throw new RangeError(`temperature must be finite and > 0, got ${T}`);
+  const invT = 1 / T;
+  if (!Number.isFinite(invT)) throw new RangeError(`temperature ${T} is too small (1 / temperature is not finite)`);
+  const topP: unknown = opts.topP;
+  if (topP !== null && topP !== undefined) {
+    if (typeof topP !== "number") throw new TypeError("topP must be a number or null");
+    if (!(topP > 0 && topP <= 1)) throw new RangeError(`topP must be in (0, 1] or null, got ${topP}`);
+  }
+  if (logits.length !== n * D) throw new RangeError(`logits has ${logits.length} values, expected n*D = ${n * D}`);
+  if (uniforms.length !== n * F) throw new RangeError(`uniforms has ${uniforms.length} values, expected n*F = ${n * F}`);
+  if (n * F === 0) return;
+  for (let i = 0; i < uniforms.length; i++) {
+    const u = uniforms[i];
+    if (!(u >= 0 && u < 1)) throw new RangeError(`uniforms[${i}] = ${u} is outside [0, 1)`);
+  }
+  for (let i = 0; i < logits.length; i++) {
+    const x = logits[i];
+    if (Number.isFinite(x * invT)) continue;
+    if (!Number.isFinite(x)) {
+      const row = Math.floor(i / D);
+      let col = i - row * D;
+      let f = 0;
+      while (col >= cardinalities[f]) col -= cardinalities[f++];
+      throw new RangeError(`logits[${i}] = ${x} is not finite (row ${row}, feature ${f})`);
+    }
+    throw new RangeError(`logits[${i}] / temperature overflows (logit ${x}, temperature ${T})`);
+  }
+}
+
+/**
+ * Draws one code per (row, feature) — the generation hot path (DESIGN §2). Runs the C++ core
+ * (src/model/native.ts) when it loaded, else {@link checkSampleArgs} then {@link sampleCodesJs};
+ * both give identical codes for identical inputs and reject the same inputs with the same errors.
+ * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities` (unnormalised
+ *                   log-probabilities; feature f owns columns [offset_f, offset_f + K_f)).
+ * @param n          number of rows; 0 gives an empty result.
+ * @param cardinalities K_f >= 1 per feature, in feature order (F features).
+ * @param uniforms   Float64Array, n x F row-major, each in [0, 1): the draw for (r, f).
+ * @param opts       `temperature` > 0; `topP` in (0, 1] or null for no truncation.
+ * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`, in [0, K_f).
+ * @throws TypeError / RangeError as listed at {@link checkSampleArgs}; Error when the native core
+ *         runs out of memory.
  */
 export function sampleCodes(
   logits: Float32Array,
   n: number,
-  cardinalities: readonly number[],
+  cardinalities: readonly number[] | Int32Array,
   uniforms: Float64Array,
   opts: SampleOptions,
 ): Int32Array {
-  // The native helper wires the addon in here (src/model/native.ts) with this function as fallback.
+  const native = nativeSampler();
+  if (native !== undefined) {
+    return native.sampleCodes(logits, n, cardinalities, uniforms, opts.temperature, opts.topP);
+  }
+  checkSampleArgs(logits, n, cardinalities, uniforms, opts);
   return sampleCodesJs(logits, n, cardinalities, uniforms, opts);
 }

@@ -1,0 +1,176 @@
+/**
+ * Loader for synthd's C++ compute core (DESIGN §4: "native/: C++ N-API compute core for the hot
+ * generation path, with a JS fallback"). The addon is built by `native/build.js` during
+ * `npm install` into `native/build/Release/synthd_native.node`; when it is missing or fails to load,
+ * synthd runs the JavaScript fallback and says so once on stderr:
+ *
+ *     synthd: native compute core unavailable (<reason>); using the JavaScript fallback
+ *
+ * Environment:
+ * - `SYNTHD_DISABLE_NATIVE=1` forces the JavaScript path.
+ * - `SYNTHD_NATIVE_PATH=/path/to/synthd_native.node` loads that file instead of the built one.
+ *
+ * Loading is lazy (first call of any export) and happens once per JavaScript realm: each worker
+ * thread loads (or falls back, and warns) on its own.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+/** The functions the addon exports (native/src/addon.cc). */
+export interface NativeSampler {
+  /**
+   * Native twin of `sampleCodesJs` (src/model/sampling.ts): same procedure, same float64
+   * arithmetic in the same order, exp as V8's Math.exp, so the same codes for the same inputs.
+   * @param logits        Float32Array, n x D row-major, D = sum of cardinalities.
+   * @param n             number of rows (non-negative integer; 0 gives an empty result).
+   * @param cardinalities K_f >= 1 per feature (F features), Int32Array or integer array.
+   * @param uniforms      Float64Array, n x F row-major, each in [0, 1).
+   * @param temperature   finite, > 0 (and 1 / temperature finite).
+   * @param topP          nucleus mass in (0, 1], or null / undefined for no truncation.
+   * @param threads       threads to use; 0 or omitted: automatic (none extra for small inputs,
+   *                      else hardware concurrency capped at 8). The result never depends on it.
+   * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`.
+   * @throws TypeError for wrong argument types; RangeError for bad values or lengths, a
+   *         non-finite logit, a logit whose logit / temperature overflows, or a uniform outside
+   *         [0, 1); Error when memory runs out. Same checks and messages as `checkSampleArgs`.
+   */
+  sampleCodes(
+    logits: Float32Array,
+    n: number,
+    cardinalities: Int32Array | readonly number[],
+    uniforms: Float64Array,
+    temperature: number,
+    topP: number | null | undefined,
+    threads?: number,
+  ): Int32Array;
+  /** Element-wise exp, bit-identical to Math.exp (fdlibm's algorithm, as V8 uses). */
+  exp(x: Float64Array): Float64Array;
+  /** Addon version string. */
+  version(): string;
+  /** Threads `sampleCodes` uses for large inputs when `threads` is 0 or omitted. */
+  defaultThreads(): number;
+}
+
+/** Which compute path generation uses, and why. */
+export interface ComputeStatus {
+  /** `native`: the C++ addon loaded; `js`: the JavaScript fallback. */
+  path: "native" | "js";
+  /** Why the fallback is used (only when `path` is `js`). */
+  reason?: string;
+  /** The addon file loaded, or the one that was tried. */
+  addonPath?: string;
+  /** Addon version (only when `path` is `native`). */
+  version?: string;
+  /** Threads the addon uses for large inputs (only when `path` is `native`). */
+  threads?: number;
+}
+
+const ADDON_RELATIVE = path.join("native", "build", "Release", "synthd_native.node");
+const REQUIRED_EXPORTS = ["sampleCodes", "exp", "version", "defaultThreads"] as const;
+
+let state: { status: ComputeStatus; sampler?: NativeSampler } | undefined;
+
+/**
+ * The directory holding this package's package.json (`"name": "synthd"`), searched from `start`
+ * upwards, so the addon is found from `src/`, `dist/src/`, another build directory or an installed copy alike.
+ * @returns the directory, or undefined when no such package.json is above `start`.
+ */
+export function findPackageRoot(start: string): string | undefined {
+  let dir = path.resolve(start);
+  for (;;) {
+    const manifest = path.join(dir, "package.json");
+    try {
+      const pkg = JSON.parse(fs.readFileSync(manifest, "utf8")) as { name?: unknown };
+      if (pkg.name === "synthd") return dir;
+    } catch {
+      // no (readable, valid) package.json here: keep walking up
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+function firstLine(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.split("\n")[0];
+}
+
+function load(): { status: ComputeStatus; sampler?: NativeSampler } {
+  const disable = process.env.SYNTHD_DISABLE_NATIVE;
+  if (disable === "1" || disable === "true") {
+    return { status: { path: "js", reason: `disabled by SYNTHD_DISABLE_NATIVE=${disable}` } };
+  }
+  let file: string;
+  const override = process.env.SYNTHD_NATIVE_PATH;
+  if (override) {
+    file = path.resolve(override);
+  } else {
+    const root = findPackageRoot(__dirname);
+    if (root === undefined) {
+      return { status: { path: "js", reason: `no package.json named "synthd" above ${__dirname}` } };
+    }
+    file = path.join(root, ADDON_RELATIVE);
+  }
+  if (!fs.existsSync(file)) {
+    return {
+      status: { path: "js", addonPath: file, reason: `${file} does not exist; build it with \`node native/build.js\`` },
+    };
+  }
+  let mod: Record<string, unknown>;
+  try {
+    mod = require(file) as Record<string, unknown>;
+  } catch (err) {
+    return { status: { path: "js", addonPath: file, reason: `loading ${file} failed: ${firstLine(err)}` } };
+  }
+  const missing = REQUIRED_EXPORTS.filter((name) => typeof mod[name] !== "function");
+  if (missing.length > 0) {
+    return {
+      status: {
+        path: "js",
+        addonPath: file,
+        reason: `${file} lacks ${missing.join(", ")} (stale build? rerun \`node native/build.js\`)`,
+      },
+    };
+  }
+  const sampler = mod as unknown as NativeSampler;
+  return {
+    sampler,
+    status: { path: "native", addonPath: file, version: sampler.version(), threads: sampler.defaultThreads() },
+  };
+}
+
+function ensureLoaded(): { status: ComputeStatus; sampler?: NativeSampler } {
+  if (state === undefined) {
+    state = load();
+    if (state.status.path === "js") {
+      console.warn(`synthd: native compute core unavailable (${state.status.reason}); using the JavaScript fallback`);
+    }
+  }
+  return state;
+}
+
+/**
+ * The native sampler, loading the addon on first use.
+ * @returns the addon's functions, or undefined when the JavaScript fallback is in use (see
+ *          {@link computeStatus} for why).
+ */
+export function nativeSampler(): NativeSampler | undefined {
+  return ensureLoaded().sampler;
+}
+
+/**
+ * The compute path generation uses: `native` when the C++ addon loaded, else `js`. Loads the addon
+ * on first use and logs the fallback reason once.
+ */
+export function computePath(): "native" | "js" {
+  return ensureLoaded().status.path;
+}
+
+/**
+ * {@link computePath} with details: the fallback reason, the addon file, its version and thread
+ * count. Returns a copy; loads the addon on first use.
+ */
+export function computeStatus(): ComputeStatus {
+  return { ...ensureLoaded().status };
+}
