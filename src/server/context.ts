@@ -1,0 +1,107 @@
+/**
+ * The request context and the step type of the HTTP pipeline (DESIGN §4).
+ *
+ * One {@link Ctx} is created per request by the uWS adapter in `app.ts`, from data copied out of
+ * uWS's stack-allocated `HttpRequest` before any `await`. The steps in `pipeline.ts` fill it in
+ * order (request id, key, route, body, input) and the last step sets `ctx.response`, which the
+ * adapter writes to the socket once the chain has settled.
+ */
+import type { Logger } from "pino";
+import type { Engine } from "../engine/types";
+import type { Environment, Store } from "../store";
+import type { BodySource } from "./steps/readBody";
+import type { RouteDef } from "./routes";
+
+/** What every request can reach: the app's dependencies and options. */
+export interface Services {
+  store: Store;
+  engine: Engine;
+  logger: Logger;
+  /** When true, `internal_error` messages include the underlying error's message. */
+  debug: boolean;
+  /** Base of `error.doc_url` (no trailing slash): `${docsUrl}/docs/errors#${code}`. */
+  docsUrl: string;
+  /** Largest accepted request body in bytes; larger gives 413 `request_too_large`. */
+  maxBodyBytes: number;
+}
+
+/** The authenticated caller (set by the `authenticate` step). Models are scoped by (org, env). */
+export interface Auth {
+  org: string;
+  env: Environment;
+  /** First 12 characters of the key (`svc_test_xxx`), safe to log. */
+  keyPrefix: string;
+}
+
+/** The response being built. `body` undefined means no body (204). */
+export interface PendingResponse {
+  status: number;
+  /** Response headers, exact names as written (`X-Request-Id`, `Retry-After`, ...). */
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** The per-request state passed along the pipeline. */
+export interface Ctx {
+  readonly services: Services;
+  /** Upper-case HTTP method (`GET`, `POST`, ...). */
+  readonly method: string;
+  /** URL path without the query string, e.g. `/v1/models/mdl_0123456789ab`. */
+  readonly path: string;
+  /** Raw query string without `?` (may be empty). */
+  readonly rawQuery: string;
+  /** Request headers, lower-case names. Never log `authorization`. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Client address as text (for per-address limits of unauthenticated requests). */
+  readonly remoteAddress: string;
+  /** `performance.now()` when the request arrived (milliseconds). */
+  readonly startedAt: number;
+  /** The request body as it streams in (started synchronously by the adapter). */
+  readonly bodySource: BodySource;
+  /** Set by `onAborted`: the client went away; nothing may be written. */
+  aborted: boolean;
+
+  /** `req_` + 24 alphanumerics; set by the `requestId` step. */
+  requestId: string;
+  /** Set by `authenticate` for `/v1` paths. */
+  auth?: Auth;
+  /** Set by `route`: the matched route and its path parameters. */
+  route?: { def: RouteDef; params: Record<string, string> };
+  /** Set by `readBody`: the raw bytes (copied out of uWS's buffers). */
+  rawBody?: Buffer;
+  /** Set by `parseJson` on POST: the parsed JSON value. */
+  json?: unknown;
+  /** Set by `validate`: the typed, validated input of the route. */
+  input?: { body: unknown; query: unknown };
+  /** Headers every response of this request carries (errors included), e.g. `X-Request-Id`. */
+  responseHeaders: Record<string, string>;
+  /** Set by the handler step or by the error boundary. */
+  response?: PendingResponse;
+}
+
+/** Calls the rest of the chain. */
+export type Next = () => Promise<void>;
+
+/**
+ * One pipeline step (Hono-style middleware): do work, then `await next()` to run the rest of the
+ * chain, or throw an `ApiError` to answer early. A step runs its synchronous part immediately, so
+ * steps must not `await` before calling `next()` unless they really wait for something.
+ */
+export type Step = (ctx: Ctx, next: Next) => Promise<void>;
+
+/** Runs `steps` in order as one step (each step's `next` calls the following one). */
+export function compose(steps: readonly Step[]): (ctx: Ctx) => Promise<void> {
+  return (ctx) => {
+    const run = (i: number): Promise<void> => {
+      const step = steps[i];
+      if (step === undefined) return Promise.resolve();
+      let called = false;
+      return step(ctx, () => {
+        if (called) return Promise.reject(new Error(`pipeline step ${i} called next() twice`));
+        called = true;
+        return run(i + 1);
+      });
+    };
+    return run(0);
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * API errors and the error envelope (contract: "Errors"; DESIGN §3 extensions).
+ *
+ * Handlers and steps throw; the error boundary (`steps/errorBoundary.ts`) turns whatever was
+ * thrown into `{ error: { type, code, message, doc_url, param? }, request_id }` with the status
+ * and type that `ERROR_CODES` fixes for the code. Engine errors are mapped here, once.
+ */
+import { EngineUnavailableError, GenerateInputError } from "../engine/types";
+import { ERROR_CODES, type ErrorBody, type ErrorCode } from "../types";
+import type { Ctx } from "./context";
+
+/**
+ * An error with a contract code. `param` is the offending parameter path
+ * (`body.config.batch_size`, `query.limit`, `headers.content-type`); `headers` are added to the
+ * response (e.g. `Retry-After`, `Allow`).
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly param?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+
+  /** HTTP status of {@link code} (from `ERROR_CODES`). */
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+}
+
+/** 400 `parameter_invalid` naming `param`. */
+export function paramInvalid(param: string, message: string): ApiError {
+  return new ApiError("parameter_invalid", message, param);
+}
+
+/** 404 `model_not_found` for `id` (also used for ids of another org or environment, rule 5). */
+export function modelNotFound(id: string): ApiError {
+  return new ApiError("model_not_found", `No such model: ${JSON.stringify(truncate(id, 64))}.`);
+}
+
+/**
+ * Maps anything thrown to an {@link ApiError}:
+ * - `ApiError`: itself;
+ * - `EngineUnavailableError`: 503 `training_service_unavailable` with `Retry-After` (whole seconds, >= 1);
+ * - `GenerateInputError`: 400 `parameter_invalid` with its `param`;
+ * - anything else: 500 `internal_error`, whose message is generic unless `debug`.
+ */
+export function toApiError(err: unknown, debug: boolean): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof EngineUnavailableError) {
+    const secs = retrySeconds(err.retryAfterSeconds);
+    return new ApiError(
+      "training_service_unavailable",
+      `The training service is temporarily unavailable; retry after ${secs} seconds.`,
+      undefined,
+      { "Retry-After": String(secs) },
+    );
+  }
+  if (err instanceof GenerateInputError) return paramInvalid(err.param, err.message);
+  const detail = debug && err instanceof Error ? `: ${err.message}` : ".";
+  return new ApiError("internal_error", `An unexpected error occurred on the server${detail}`);
+}
+
+/** True when `err` maps to a 5xx `internal_error` (i.e. it is a bug or an unexpected failure). */
+export function isUnexpected(err: unknown): boolean {
+  return !(err instanceof ApiError || err instanceof EngineUnavailableError || err instanceof GenerateInputError);
+}
+
+/** The error envelope for `err` (contract: "Error envelope"). `param` appears only when set. */
+export function errorBody(err: ApiError, requestId: string, docsUrl: string): ErrorBody {
+  const { type } = ERROR_CODES[err.code];
+  const error: ErrorBody["error"] = {
+    type,
+    code: err.code,
+    message: err.message,
+    doc_url: `${docsUrl}/docs/errors#${err.code}`,
+  };
+  if (err.param !== undefined) error.param = err.param;
+  return { error, request_id: requestId };
+}
+
+/** Sets `ctx.response` to the error envelope of `err` (mapped with {@link toApiError}). */
+export function setErrorResponse(ctx: Ctx, err: unknown): ApiError {
+  const api = toApiError(err, ctx.services.debug);
+  ctx.response = {
+    status: api.status,
+    headers: { "Content-Type": "application/json", ...api.headers },
+    body: JSON.stringify(errorBody(api, ctx.requestId, ctx.services.docsUrl)),
+  };
+  return api;
+}
+
+function retrySeconds(s: number): number {
+  return Number.isFinite(s) ? Math.max(1, Math.ceil(s)) : 5;
+}
+
+/** `s` cut to `n` characters (ids echoed in messages are client input). */
+export function truncate(s: string, n: number): string {
+  return s.length <= n ? s : `${s.slice(0, n)}...`;
+}

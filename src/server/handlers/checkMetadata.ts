@@ -1,0 +1,126 @@
+/**
+ * Semantic checks of Create Model's `metadata` that a type cannot express (DESIGN §2): the
+ * pieces must describe one consistent set of features. Runs after typia has checked the shapes.
+ *
+ * With F = `features` and K_f = `cardinalities[f]`:
+ * - feature names are unique (param `body.metadata.features[i]`, the later duplicate) and not
+ *   `__proto__` (it cannot be a safe object key);
+ * - `cardinalities`, `empirical_probs`, `column_stats` and `value_mappings` have no key outside F
+ *   (param `body.metadata.<object>.<key>`);
+ * - every f in F has `cardinalities[f]` and `empirical_probs[f]`; `empirical_probs[f]` has K_f
+ *   finite entries >= 0 summing to 1 within {@link PROB_SUM_TOLERANCE};
+ * - every code in `value_mappings[f]` is < K_f, and no mapped value is `__proto__` (the store's
+ *   msgpack encoding would rename it, so it could not be decoded back);
+ * - every `marginals[i]` names two different features of F, and its `probs` has K_f * K_g finite
+ *   entries >= 0 summing to 1 within the same tolerance.
+ *
+ * Object keys in params use dot form for identifiers and bracket form otherwise
+ * (`body.metadata.cardinalities["age group"]`), as in typia's paths (see `params.ts`).
+ */
+import type { Metadata } from "../../types";
+import { paramInvalid } from "../errors";
+import { index, prop } from "../params";
+
+/** Largest allowed |sum - 1| of a probability vector. */
+export const PROB_SUM_TOLERANCE = 1e-3;
+
+const BASE = "body.metadata";
+
+/** @throws ApiError 400 `parameter_invalid` naming the first inconsistent field. */
+export function checkMetadata(md: Metadata): void {
+  const features = new Set<string>();
+  md.features.forEach((f, i) => {
+    const param = index(`${BASE}.features`, i);
+    if (f === "__proto__") throw paramInvalid(param, `Feature name "__proto__" is not allowed.`);
+    if (features.has(f)) throw paramInvalid(param, `Duplicate feature name ${JSON.stringify(f)}.`);
+    features.add(f);
+  });
+
+  const keyed = {
+    cardinalities: md.cardinalities,
+    empirical_probs: md.empirical_probs,
+    column_stats: md.column_stats,
+    value_mappings: md.value_mappings,
+  };
+  for (const [name, obj] of Object.entries(keyed)) {
+    if (obj === undefined) continue;
+    for (const key of Object.keys(obj)) {
+      if (!features.has(key)) {
+        throw paramInvalid(
+          prop(`${BASE}.${name}`, key),
+          `${name} has an entry for ${JSON.stringify(key)}, which is not in metadata.features.`,
+        );
+      }
+    }
+  }
+
+  for (const f of md.features) {
+    const kParam = prop(`${BASE}.cardinalities`, f);
+    if (!Object.hasOwn(md.cardinalities, f)) {
+      throw paramInvalid(kParam, `Missing cardinality for feature ${JSON.stringify(f)}.`);
+    }
+    const k = md.cardinalities[f];
+    const pParam = prop(`${BASE}.empirical_probs`, f);
+    if (!Object.hasOwn(md.empirical_probs, f)) {
+      throw paramInvalid(pParam, `Missing empirical_probs for feature ${JSON.stringify(f)}.`);
+    }
+    const probs = md.empirical_probs[f];
+    if (probs.length !== k) {
+      throw paramInvalid(
+        pParam,
+        `empirical_probs for feature ${JSON.stringify(f)} has ${probs.length} entries; its cardinality is ${k}.`,
+      );
+    }
+    checkDistribution(probs, pParam);
+
+    const mapping = md.value_mappings?.[f];
+    if (mapping !== undefined) {
+      for (const [value, code] of Object.entries(mapping)) {
+        if (value === "__proto__") {
+          throw paramInvalid(
+            prop(prop(`${BASE}.value_mappings`, f), value),
+            `The value "__proto__" cannot be stored as a mapping key; encode it differently.`,
+          );
+        }
+        if (code >= k) {
+          throw paramInvalid(
+            prop(prop(`${BASE}.value_mappings`, f), value),
+            `Code ${code} is out of range for feature ${JSON.stringify(f)} (cardinality ${k}).`,
+          );
+        }
+      }
+    }
+  }
+
+  (md.marginals ?? []).forEach((m, i) => {
+    const base = index(`${BASE}.marginals`, i);
+    const [f, g] = m.features;
+    if (!features.has(f)) throw paramInvalid(`${base}.features[0]`, `Unknown feature ${JSON.stringify(f)}.`);
+    if (!features.has(g)) throw paramInvalid(`${base}.features[1]`, `Unknown feature ${JSON.stringify(g)}.`);
+    if (f === g) throw paramInvalid(`${base}.features[1]`, "A 2-way marginal needs two different features.");
+    const want = md.cardinalities[f] * md.cardinalities[g];
+    if (m.probs.length !== want) {
+      throw paramInvalid(
+        `${base}.probs`,
+        `probs has ${m.probs.length} entries; the pair (${JSON.stringify(f)}, ${JSON.stringify(g)}) needs ` +
+          `${md.cardinalities[f]} x ${md.cardinalities[g]} = ${want}.`,
+      );
+    }
+    checkDistribution(m.probs, `${base}.probs`);
+  });
+}
+
+/** Entries finite and >= 0 (param `param[j]`), sum within tolerance of 1 (param `param`). */
+function checkDistribution(probs: readonly number[], param: string): void {
+  let sum = 0;
+  for (let j = 0; j < probs.length; j++) {
+    const p = probs[j];
+    if (!Number.isFinite(p) || p < 0) {
+      throw paramInvalid(index(param, j), `Probabilities must be finite and >= 0; got ${p}.`);
+    }
+    sum += p;
+  }
+  if (Math.abs(sum - 1) > PROB_SUM_TOLERANCE) {
+    throw paramInvalid(param, `Probabilities must sum to 1 (within ${PROB_SUM_TOLERANCE}); they sum to ${sum}.`);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Handler of Create Model, `POST /v1/models` (contract: "Create Model"; DESIGN §2–§3).
+ *
+ * After typia has checked the body's shape: the semantic checks of `checkMetadata`, then the
+ * effective config (aliases `S`/`M`/`L` normalised, defaults filled, `device` = the engine's
+ * device), then the record (status `training`, epoch 0, losses and error null) and metadata are
+ * stored in one transaction and training is queued. 201, envelope `model`.
+ *
+ * If the engine cannot take the model (`EngineUnavailableError`, or any other failure to queue),
+ * the record is deleted again and the error answered (503 `training_service_unavailable` with
+ * `Retry-After`, or 500), so a refused create leaves nothing behind.
+ */
+import { newModelId, type ModelRecord } from "../../store";
+import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../types";
+import type { HandlerCtx, Reply } from "../routes";
+import { checkMetadata } from "./checkMetadata";
+import { toPublicModel } from "./models";
+
+const SIZE_ALIASES: Record<string, ModelSize> = { S: "small", M: "medium", L: "large" };
+
+/**
+ * The effective config of a new model: `input` over {@link CONFIG_DEFAULTS}, `model_size` aliases
+ * normalised, `device` set to `device` (the input's `device` preference is not part of the
+ * returned config: the engine decides).
+ */
+export function effectiveConfig(input: ModelConfigInput | undefined, device: string): ModelConfig {
+  const { device: _preference, model_size, ...rest } = input ?? {};
+  const size = model_size === undefined ? CONFIG_DEFAULTS.model_size : (SIZE_ALIASES[model_size] ?? (model_size as ModelSize));
+  return { ...CONFIG_DEFAULTS, ...rest, model_size: size, device };
+}
+
+/** `POST /v1/models`: 201 with the new Model (status `training`). */
+export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>): Promise<Reply> {
+  const { store, engine } = ctx.services;
+  const { metadata, config } = ctx.body;
+  checkMetadata(metadata);
+
+  let id = newModelId();
+  while (store.getModel(id) !== undefined) id = newModelId();
+  const now = new Date().toISOString();
+  const rec: ModelRecord = {
+    id,
+    org: ctx.auth.org,
+    env: ctx.auth.env,
+    status: "training",
+    config: effectiveConfig(config, engine.device),
+    current_epoch: 0,
+    train_loss: null,
+    val_loss: null,
+    created_at: now,
+    updated_at: now,
+    error: null,
+  };
+  // Quota check (402 quota_exceeded) goes here, before anything is stored (quota issue).
+  await store.createModel(rec, metadata);
+  try {
+    await engine.train(id);
+  } catch (err) {
+    await store.deleteModel(id).catch((delErr: unknown) =>
+      ctx.services.logger.error({ err: delErr, req_id: ctx.requestId, model_id: id }, "could not remove refused model"),
+    );
+    throw err;
+  }
+  return { kind: "envelope", status: 201, object: "model", data: toPublicModel(rec) };
+}

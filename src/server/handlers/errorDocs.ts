@@ -1,0 +1,51 @@
+/**
+ * Handler of `GET /docs/errors`: a small HTML page listing every error code, so that the default
+ * `error.doc_url` (`{base_url}/docs/errors#<code>`) resolves even without a separate docs site.
+ * Public (outside `/v1`, no key needed). Each code is an element id, so `#<code>` jumps to it.
+ */
+import { ERROR_CODES, type ErrorCode } from "../../types";
+import type { HandlerCtx, Reply } from "../routes";
+
+/** When each code is returned (contract: "Error codes"; DESIGN §3 extensions). */
+export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
+  api_key_missing: "A /v1 request without an Authorization header. Send 'Authorization: Bearer <API_KEY>'.",
+  api_key_invalid: "The key matches no known key, or the header is not of the form 'Bearer <API_KEY>'.",
+  parameter_invalid:
+    "The request failed validation: missing required field, wrong type, unknown field or out of range. " +
+    "'param' names the field, e.g. body.config.batch_size, query.limit, headers.content-type.",
+  model_not_found: "The model id does not exist, is malformed, or belongs to another organization or environment.",
+  model_not_ready: "The operation needs a model in state training or ready; the message names the model and its state.",
+  training_service_unavailable: "The training service is temporarily unavailable. Retry after the Retry-After seconds.",
+  idempotency_key_in_use: "A concurrent request with the same Idempotency-Key is still in progress.",
+  quota_exceeded: "The organization exceeded its monthly usage quota.",
+  rate_limit_exceeded: "The organization exceeded the request rate limit. Retry after the Retry-After seconds.",
+  internal_error: "An unexpected server error. Quote the request_id when reporting it.",
+  request_too_large: "The request body exceeds the server's size limit (16 MiB by default).",
+  route_not_found: "No endpoint has this URL.",
+  method_not_allowed: "The URL exists but not with this HTTP method; the Allow header lists the methods it takes.",
+};
+
+/** `GET /docs/errors`: 200, `text/html`. */
+export async function errorDocs(_ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
+  const rows = (Object.keys(ERROR_CODES) as ErrorCode[])
+    .map((code) => {
+      const { status, type } = ERROR_CODES[code];
+      return `<tr id="${code}"><td><code>${code}</code></td><td>${status}</td><td><code>${type}</code></td><td>${escape(ERROR_DESCRIPTIONS[code])}</td></tr>`;
+    })
+    .join("\n");
+  const text = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>synthd API errors</title></head>
+<body><h1>synthd API errors</h1>
+<p>Every error response has the body <code>{"error": {"type", "code", "message", "doc_url", "param"?}, "request_id"}</code>;
+<code>request_id</code> equals the <code>X-Request-Id</code> header.</p>
+<table><thead><tr><th>Code</th><th>HTTP status</th><th>Type</th><th>When</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table></body></html>
+`;
+  return { kind: "text", status: 200, contentType: "text/html; charset=utf-8", text };
+}
+
+function escape(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}

@@ -1,0 +1,63 @@
+/**
+ * Handler of Generate Synthetic Data, `POST /v1/models/{model_id}/generate` (contract: "Generate
+ * Synthetic Data"; DESIGN §2).
+ *
+ * Order of checks, after typia has checked the body's shape:
+ * 1. rows requested (`embedding.num_rows`, or the number of latent vectors) in
+ *    1..{@link MAX_ROWS_PER_REQUEST}: else 400 `parameter_invalid`, param `body.embedding`;
+ * 2. the model exists and is the caller's: else 404 `model_not_found`;
+ * 3. its status is `training` or `ready`: else 400 `model_not_ready` naming the id and state;
+ * 4. every latent vector has `config.embedding_dim` finite numbers: else 400 `parameter_invalid`,
+ *    param `body.embedding[i]`;
+ * 5. the engine generates. `GenerateInputError` -> 400 `parameter_invalid` with its param;
+ *    `EngineUnavailableError` -> 503 `training_service_unavailable` with `Retry-After`;
+ *    anything else -> 500 `internal_error` (mapped in `errors.ts`).
+ *
+ * 200, envelope `generation`, data = the engine's Generation `{ model_id, num_rows, features, columns }`.
+ */
+import { MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../../types";
+import { ApiError, paramInvalid } from "../errors";
+import type { HandlerCtx, Reply } from "../routes";
+import { ownedModel } from "./models";
+
+/** States in which a model can generate (contract: "States and transitions"). */
+const CAN_GENERATE = new Set(["training", "ready"]);
+
+/** `POST /v1/models/{model_id}/generate`: 200 with a Generation. */
+export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promise<Reply> {
+  const { embedding } = ctx.body;
+  const rows = Array.isArray(embedding) ? embedding.length : embedding.num_rows;
+  if (rows < 1 || rows > MAX_ROWS_PER_REQUEST) {
+    throw paramInvalid(
+      "body.embedding",
+      `A request can generate 1 to ${MAX_ROWS_PER_REQUEST} rows; this one asks for ${rows}. Split larger requests.`,
+    );
+  }
+
+  const model = ownedModel(ctx);
+  if (!CAN_GENERATE.has(model.status)) {
+    throw new ApiError(
+      "model_not_ready",
+      `Model ${model.id} is in state '${model.status}'; generation needs state 'training' or 'ready'.`,
+    );
+  }
+
+  if (Array.isArray(embedding)) {
+    const dim = model.config.embedding_dim;
+    for (let i = 0; i < embedding.length; i++) {
+      const row = embedding[i];
+      if (row.length !== dim || !row.every(Number.isFinite)) {
+        throw paramInvalid(
+          `body.embedding[${i}]`,
+          row.length !== dim
+            ? `Latent vector ${i} has ${row.length} numbers; model ${model.id} has embedding_dim ${dim}.`
+            : `Latent vector ${i} must contain finite numbers only.`,
+        );
+      }
+    }
+  }
+
+  // Quota charge (402 quota_exceeded; refund on failure) goes here (quota issue).
+  const generation = await ctx.services.engine.generate(model.id, ctx.body);
+  return { kind: "envelope", status: 200, object: "generation", data: generation };
+}

@@ -1,0 +1,90 @@
+/**
+ * Handlers of Get Model, List Models, Delete Model and Get Model Metadata (contract: "Endpoints";
+ * DESIGN §3), plus the lookup they share with Generate.
+ *
+ * Models are scoped by (org, environment): a model of another org or of the other environment is
+ * answered exactly like a missing one, 404 `model_not_found` (contract: Authentication rule 5).
+ */
+import { CursorNotFoundError, type ModelRecord } from "../../store";
+import type { ListModelsQuery, Metadata, Model } from "../../types";
+import { modelNotFound, paramInvalid, truncate } from "../errors";
+import type { HandlerCtx, Reply } from "../routes";
+
+/** Model ids: `mdl_` + 12 lowercase hex (DESIGN §3). Anything else is simply not found. */
+export const MODEL_ID = /^mdl_[0-9a-f]{12}$/;
+
+/** Default page size of List Models (contract: "Limits"; the 1..100 bounds are typia tags on `ListModelsQuery`). */
+export const LIST_LIMIT_DEFAULT = 20;
+
+/**
+ * The caller's model named by path parameter `model_id`.
+ * @throws ApiError 404 `model_not_found` for a malformed id, a missing model, or a model of
+ *   another org or environment.
+ */
+export function ownedModel(ctx: HandlerCtx<unknown, unknown>): ModelRecord {
+  const id = ctx.params.model_id;
+  const rec = MODEL_ID.test(id) ? ctx.services.store.getOwnedModel(id, ctx.auth.org, ctx.auth.env) : undefined;
+  if (rec === undefined) throw modelNotFound(id);
+  return rec;
+}
+
+/** The public Model of a stored record: exactly the contract's fields (never `org` or `env`). */
+export function toPublicModel(r: ModelRecord): Model {
+  return {
+    id: r.id,
+    status: r.status,
+    config: r.config,
+    current_epoch: r.current_epoch,
+    train_loss: r.train_loss,
+    val_loss: r.val_loss,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    error: r.error,
+  };
+}
+
+/** `GET /v1/models/{model_id}`: 200, envelope `model`. */
+export async function getModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
+  return { kind: "envelope", status: 200, object: "model", data: toPublicModel(ownedModel(ctx)) };
+}
+
+/**
+ * `GET /v1/models?limit=&starting_after=`: 200, envelope `list`, newest first (ties by id),
+ * `metadata.has_more`. `starting_after` naming no model of the caller: 400 `parameter_invalid`,
+ * param `query.starting_after`.
+ */
+export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Promise<Reply> {
+  const { limit = LIST_LIMIT_DEFAULT, starting_after } = ctx.query;
+  try {
+    const page = ctx.services.store.listModels(ctx.auth.org, ctx.auth.env, limit, starting_after);
+    return { kind: "envelope", status: 200, object: "list", data: page.items.map(toPublicModel), has_more: page.has_more };
+  } catch (err) {
+    if (err instanceof CursorNotFoundError) {
+      throw paramInvalid(
+        "query.starting_after",
+        `starting_after must be the id of one of your models; no such model: ${JSON.stringify(truncate(starting_after ?? "", 64))}.`,
+      );
+    }
+    throw err;
+  }
+}
+
+/**
+ * `DELETE /v1/models/{model_id}`: stops training and frees the model's memory (`engine.stop`),
+ * then removes the record, metadata and checkpoint in one transaction. 204, empty body.
+ * When the engine cannot stop it (503), nothing is deleted and the client may retry.
+ */
+export async function deleteModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
+  const rec = ownedModel(ctx);
+  await ctx.services.engine.stop(rec.id);
+  await ctx.services.store.deleteModel(rec.id);
+  return { kind: "empty", status: 204 };
+}
+
+/** `GET /v1/models/{model_id}/metadata`: 200, envelope `model_metadata`, the metadata sent at creation. */
+export async function getModelMetadata(ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
+  const rec = ownedModel(ctx);
+  const metadata: Metadata | undefined = ctx.services.store.getMetadata(rec.id);
+  if (metadata === undefined) throw modelNotFound(rec.id); // deleted between the two reads
+  return { kind: "envelope", status: 200, object: "model_metadata", data: metadata };
+}

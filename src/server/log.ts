@@ -1,0 +1,23 @@
+/**
+ * The server's logger: pino, JSON lines on stderr. Request lines carry method, route pattern,
+ * status, milliseconds and request id; never headers, keys or bodies. The redaction list is a
+ * second line of defence in case a caller logs an object holding one.
+ */
+import pino, { type Logger } from "pino";
+
+/** Field paths pino replaces with `[Redacted]` wherever they appear in a log object. */
+export const REDACT_PATHS = [
+  "authorization",
+  "headers.authorization",
+  "*.authorization",
+  "*.headers.authorization",
+  "key",
+  "*.key",
+  "api_key",
+  "*.api_key",
+];
+
+/** A pino logger writing to stderr (fd 2) at `level` (default `info`). */
+export function createLogger(level: pino.LevelWithSilent = "info"): Logger {
+  return pino({ name: "synthd", level, redact: { paths: REDACT_PATHS } }, pino.destination({ fd: 2, sync: false }));
+}

@@ -1,0 +1,166 @@
+/**
+ * `synthd serve` (DESIGN §1): the store, the engine and the HTTP server wired together, with
+ * graceful shutdown and process-level guards. The CLI prints what this returns.
+ */
+import { mkdirSync } from "node:fs";
+import type { Logger } from "pino";
+import type { Engine } from "../engine/types";
+import { Store } from "../store";
+import { startServer, type RunningServer } from "./app";
+import { createLogger } from "./log";
+
+/** Org that owns the sandbox key made on first start. */
+export const DEFAULT_ORG = "default";
+
+/** What an engine factory receives (the signature of `createEngine` in `src/engine`). */
+export interface EngineFactoryOptions {
+  store: Store;
+  dataDir: string;
+  workers?: number;
+  logger: Logger;
+}
+
+/** Builds the engine; default `createEngine` from `src/engine`. */
+export type EngineFactory = (opts: EngineFactoryOptions) => Promise<Engine>;
+
+/** Options of {@link serve}. */
+export interface ServeOptions {
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** LMDB directory; created (with parents) if missing. */
+  dataDir: string;
+  /** Engine worker threads; default: the engine's choice. */
+  workers?: number;
+  /** Detailed `internal_error` messages and debug-level logs. */
+  debug?: boolean;
+  /** Base of `error.doc_url` (SYNTHD_DOCS_URL); default `process.env.SYNTHD_DOCS_URL`, else the server's URL. */
+  docsUrl?: string;
+  /** Default: pino to stderr (`info`, or `debug` with `debug`). */
+  logger?: Logger;
+  /**
+   * Install SIGINT/SIGTERM graceful shutdown (then exit 0) and the `uncaughtException` /
+   * `unhandledRejection` guards. Default true; tests that embed the server pass false.
+   */
+  handleSignals?: boolean;
+  /** Default: `createEngine` from `src/engine` (loaded on first use). Tests pass a stand-in. */
+  engineFactory?: EngineFactory;
+}
+
+/** A running `synthd serve`. */
+export interface ServeHandle {
+  /** `http://HOST:PORT`. */
+  url: string;
+  port: number;
+  /** Set only on the first start with an empty store: the new `svc_test_` key of org `default`. */
+  sandboxKey?: string;
+  /** Stops listening (draining requests in flight), closes the engine, then the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the store at `dataDir`, starts the engine and resumes every model left in `training`,
+ * starts the HTTP server, and then, if the store holds no key at all, creates org `default` with a
+ * sandbox key (returned once as `sandboxKey`; only its SHA-256 is stored).
+ * @throws Error when the store cannot be opened, the engine cannot start, or the address cannot be bound
+ *   (whatever was opened is closed again).
+ */
+export async function serve(opts: ServeOptions): Promise<ServeHandle> {
+  const logger = opts.logger ?? createLogger(opts.debug ? "debug" : "info");
+  mkdirSync(opts.dataDir, { recursive: true });
+  const store = new Store(opts.dataDir);
+  let engine: Engine | undefined;
+  let server: RunningServer | undefined;
+  let sandboxKey: string | undefined;
+  try {
+    const factory = opts.engineFactory ?? (await defaultEngineFactory());
+    const started: Engine = await factory({ store, dataDir: opts.dataDir, workers: opts.workers, logger });
+    engine = started;
+    const resumed = await started.resumeAll();
+    if (resumed > 0) logger.info({ resumed }, "resumed training of models left in 'training'");
+    server = await startServer({
+      host: opts.host,
+      port: opts.port,
+      store,
+      engine: started,
+      debug: opts.debug,
+      docsUrl: opts.docsUrl ?? (process.env.SYNTHD_DOCS_URL || undefined),
+      logger,
+    });
+    // Only once listening: a start that fails must not consume the one-time sandbox key.
+    if (store.isEmpty()) sandboxKey = await store.createKey(DEFAULT_ORG, "test");
+  } catch (err) {
+    await server?.close().catch(() => undefined);
+    await engine?.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+  const eng: Engine = engine;
+  const srv: RunningServer = server;
+  logger.info({ url: srv.url, device: eng.device }, "synthd listening");
+
+  const removeGuards = opts.handleSignals === false ? () => undefined : installProcessHandlers(logger, () => close());
+
+  let closing: Promise<void> | undefined;
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      removeGuards();
+      await srv.close();
+      await eng.close();
+      await store.close();
+      logger.info("synthd stopped");
+    })();
+    return closing;
+  }
+
+  return { url: srv.url, port: srv.port, sandboxKey, close };
+}
+
+async function defaultEngineFactory(): Promise<EngineFactory> {
+  const { createEngine } = await import("../engine");
+  return createEngine;
+}
+
+/**
+ * SIGINT/SIGTERM: graceful shutdown, then exit 0 (1 if shutdown failed; a second signal exits 1
+ * at once). `uncaughtException` / `unhandledRejection`: logged and the server keeps running, so
+ * no request can take the process down; state lives in LMDB, whose transactions are atomic.
+ * Returns a function that removes the handlers.
+ */
+function installProcessHandlers(logger: Logger, shutdown: () => Promise<void>): () => void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    shutdown().then(
+      () => exitAfterFlush(logger, 0),
+      (err: unknown) => {
+        logger.error({ err }, "shutdown failed");
+        exitAfterFlush(logger, 1);
+      },
+    );
+  };
+  const onUncaught = (err: Error): void => logger.error({ err }, "uncaught exception (server keeps running)");
+  const onUnhandled = (reason: unknown): void => logger.error({ err: reason }, "unhandled rejection (server keeps running)");
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("uncaughtException", onUncaught);
+  process.on("unhandledRejection", onUnhandled);
+  return () => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    process.off("uncaughtException", onUncaught);
+    process.off("unhandledRejection", onUnhandled);
+  };
+}
+
+/** Exits with `code` once the logger has flushed (at most 1 s later). */
+function exitAfterFlush(logger: Logger, code: number): void {
+  const timer = setTimeout(() => process.exit(code), 1000);
+  timer.unref();
+  logger.flush(() => process.exit(code));
+}

@@ -1,0 +1,99 @@
+/**
+ * Step `validate` (DESIGN §3 "Validation"): checks the route's body and query against validators
+ * that typia generates at compile time from the contract types in `src/types.ts`
+ * (`typia.createValidateEquals<T>()`), so unknown fields are rejected as well as missing ones,
+ * wrong types and out-of-range values. The first error becomes 400 `parameter_invalid` whose
+ * `param` is the typia path moved under `body` or `query`: `$input.config.batch_size` ->
+ * `body.config.batch_size`, `$input.limit` -> `query.limit`.
+ *
+ * Query strings arrive as strings: a route lists its integer parameters, which must be plain
+ * decimal digits (`limit=abc`, `limit=1.5`, `limit=+3` fail on the type; `limit=0` on the range).
+ * A parameter given twice is refused. Routes without a query validator accept no query parameters.
+ */
+import type { IValidation } from "typia";
+import type { Step } from "../context";
+import { paramInvalid, truncate } from "../errors";
+import { fromTypiaPath, prop } from "../params";
+
+/** Validates `ctx.json` and the query into `ctx.input`, or throws 400 `parameter_invalid`. */
+export const validate: Step = (ctx, next) => {
+  const def = ctx.route!.def;
+  const query = parseQuery(ctx.rawQuery, def.queryIntegers ?? []);
+  let q: unknown = {};
+  if (def.validateQuery !== undefined) {
+    q = check(def.validateQuery(query), "query");
+  } else {
+    const first = Object.keys(query)[0];
+    if (first !== undefined) throw paramInvalid(prop("query", first), `Unknown parameter: ${prop("query", first)}.`);
+  }
+  let body: unknown = undefined;
+  if (def.validateBody !== undefined) {
+    if (typeof ctx.json !== "object" || ctx.json === null || Array.isArray(ctx.json)) {
+      throw paramInvalid("body", "The request body must be a JSON object.");
+    }
+    body = check(def.validateBody(ctx.json), "body");
+  }
+  ctx.input = { body, query: q };
+  return next();
+};
+
+/**
+ * Parses a raw query string into an object: integer parameters listed in `integers` become
+ * numbers when they are plain decimal digits (else they stay strings, for the validator to refuse).
+ * @throws ApiError `parameter_invalid` when a parameter appears more than once.
+ */
+export function parseQuery(raw: string, integers: readonly string[]): Record<string, string | number> {
+  const out: Record<string, string | number> = {};
+  for (const [k, v] of new URLSearchParams(raw)) {
+    if (Object.prototype.hasOwnProperty.call(out, k)) {
+      throw paramInvalid(prop("query", k), `Parameter ${prop("query", k)} was given more than once.`);
+    }
+    out[k] = integers.includes(k) && /^\d{1,15}$/.test(v) ? Number(v) : v;
+  }
+  return out;
+}
+
+/** The validated data, or throws `parameter_invalid` for the first typia error. */
+export function check<T>(r: IValidation<T>, root: "body" | "query"): T {
+  if (r.success) return r.data;
+  const e = r.errors[0];
+  const param = fromTypiaPath(e.path, root);
+  throw paramInvalid(param, describe(e, param));
+}
+
+/** A readable message for one typia error at `param`. */
+function describe(e: IValidation.IError, param: string): string {
+  const expected = cleanExpected(e.expected);
+  if (e.expected === "undefined") return `Unknown parameter: ${param}.`;
+  if (!("value" in e) || e.value === undefined) {
+    return `Missing required parameter: ${param} (expected ${expected}).`;
+  }
+  return `Invalid value for ${param}: expected ${expected}, got ${show(e.value)}.`;
+}
+
+/** typia's expected type without `| undefined` and the outer parentheses. */
+function cleanExpected(s: string): string {
+  let t = s.trim();
+  if (t.startsWith("(") && t.endsWith(" | undefined)")) t = t.slice(1, -" | undefined)".length);
+  else if (t.endsWith(" | undefined")) t = t.slice(0, -" | undefined".length);
+  if (t.startsWith("(") && t.endsWith(")") && balanced(t.slice(1, -1))) t = t.slice(1, -1);
+  return t;
+}
+
+function balanced(s: string): boolean {
+  let depth = 0;
+  for (const c of s) {
+    if (c === "(") depth++;
+    else if (c === ")" && --depth < 0) return false;
+  }
+  return depth === 0;
+}
+
+function show(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object") return "an object";
+  if (typeof v === "string") return JSON.stringify(truncate(v, 40));
+  if (typeof v === "number" && !Number.isFinite(v)) return String(v);
+  return `${typeof v} ${String(v)}`;
+}
