@@ -27,7 +27,11 @@ export interface ColumnStats {
   max?: number;
   mean?: number;
   std?: number;
-  /** Numerical only: ascending bin edges, K_numeric + 1 of them; bin i is [edges[i], edges[i+1]). */
+  /**
+   * Numerical only: non-decreasing bin edges, K_numeric + 1 of them; bin i is [edges[i], edges[i+1])
+   * (the last bin closed). A repeated edge `edges[i] == edges[i+1]` is a point bin holding exactly
+   * that value (the SDK gives a value covering at least 1/binCap of the rows its own bin).
+   */
   bin_edges?: number[];
   /** Numerical only: every observed value was an integer (decode keeps integers). */
   integer?: boolean;

@@ -1,0 +1,298 @@
+/**
+ * Table input and output for the SDK: a streaming CSV reader (csv-parse) behind a strict UTF-8
+ * check, the in-memory {@link Table} shape, and a CSV writer (csv-stringify).
+ *
+ * Reading never holds the file as one string: bytes flow file -> {@link Utf8Check} (validates and
+ * decodes chunk by chunk) -> csv-parse -> one callback per record. Structural problems become a
+ * {@link DataError} with one sentence naming the file and the line (or byte offset):
+ * missing/unreadable file, empty file, header only, empty or duplicate header names, fewer columns
+ * than required, a record with a different number of fields than the header, malformed quoting,
+ * bytes that are not UTF-8.
+ *
+ * Conventions: the first record is the header; header names and values are trimmed of surrounding
+ * whitespace; completely empty lines are skipped; a UTF-8 byte order mark is dropped.
+ */
+import { createReadStream, createWriteStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { Readable, Transform, type TransformCallback, type Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { isUtf8 } from "node:buffer";
+import { parse } from "csv-parse";
+import { stringify } from "csv-stringify";
+import { DataError } from "./errors";
+
+/** A table in memory: `columns` are the header names, `rows[r][c]` the value of column c in row r. */
+export interface Table {
+  columns: string[];
+  rows: string[][];
+}
+
+/** Where a table comes from: a CSV file path, or a {@link Table} already in memory. */
+export type TableSource = string | Table;
+
+/** Options of {@link readTable}. */
+export interface ReadOptions {
+  /** Fewer header columns than this is a DataError. Default 1. */
+  minColumns?: number;
+}
+
+/** Called once with the (trimmed, validated) header. */
+export type HeaderCallback = (header: string[]) => void;
+/** Called per data record with its trimmed values and its 1-based line number in the file. */
+export type RowCallback = (values: string[], line: number) => void;
+
+/** Human name of a source for messages. */
+export function describeSource(source: TableSource): string {
+  return typeof source === "string" ? source : "the in-memory table";
+}
+
+/**
+ * Streams a table record by record.
+ * @returns the number of data rows (header excluded).
+ * @throws DataError for every structural problem listed in the file header, including "header
+ *         only" (zero data rows).
+ */
+export async function readTable(
+  source: TableSource,
+  onHeader: HeaderCallback,
+  onRow: RowCallback,
+  opts: ReadOptions = {},
+): Promise<number> {
+  const name = describeSource(source);
+  let header: string[] | undefined;
+  let rows = 0;
+  const accept = (record: string[], line: number): void => {
+    if (header === undefined) {
+      header = checkHeader(record.map((v) => v.trim()), name, opts.minColumns ?? 1, fileOf(source));
+      onHeader(header);
+      return;
+    }
+    if (record.length !== header.length) {
+      throw new DataError(
+        `${name}: line ${line} has ${record.length} field${record.length === 1 ? "" : "s"} but the header has ${header.length}.`,
+        { file: fileOf(source), line },
+      );
+    }
+    for (let i = 0; i < record.length; i++) record[i] = record[i].trim();
+    rows++;
+    onRow(record, line);
+  };
+
+  if (typeof source === "string") {
+    await streamCsv(source, accept);
+  } else {
+    accept(source.columns.slice(), 1);
+    source.rows.forEach((r, i) => accept(r.map((v) => (v === null || v === undefined ? "" : String(v))), i + 2));
+  }
+  if (header === undefined) throw new DataError(`${name} is empty: expected a header row and data rows.`, { file: fileOf(source) });
+  if (rows === 0) throw new DataError(`${name} has a header but no data rows.`, { file: fileOf(source), line: 2 });
+  return rows;
+}
+
+function fileOf(source: TableSource): string | undefined {
+  return typeof source === "string" ? source : undefined;
+}
+
+function checkHeader(header: string[], name: string, minColumns: number, file: string | undefined): string[] {
+  const seen = new Map<string, number>();
+  header.forEach((h, i) => {
+    if (h === "") throw new DataError(`${name}: header column ${i + 1} has an empty name.`, { file, line: 1 });
+    const prev = seen.get(h);
+    if (prev !== undefined) {
+      throw new DataError(`${name}: the header names column "${h}" twice (columns ${prev + 1} and ${i + 1}).`, {
+        file,
+        line: 1,
+        column: h,
+      });
+    }
+    seen.set(h, i);
+  });
+  if (header.length < minColumns) {
+    throw new DataError(
+      `${name} has ${header.length} column${header.length === 1 ? "" : "s"}; at least ${minColumns} are needed to model relationships between columns.`,
+      { file, line: 1 },
+    );
+  }
+  return header;
+}
+
+async function streamCsv(path: string, accept: (record: string[], line: number) => void): Promise<void> {
+  let size: number;
+  try {
+    const st = await stat(path);
+    if (st.isDirectory()) throw new DataError(`${path} is a directory, not a CSV file.`, { file: path });
+    size = st.size;
+  } catch (e) {
+    if (e instanceof DataError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (e as Error).message;
+    throw new DataError(`Cannot read ${path}: ${why}.`, { file: path, cause: e });
+  }
+  if (size === 0) throw new DataError(`${path} is empty: expected a header row and data rows.`, { file: path });
+
+  const parser = parse({ info: true, relax_column_count: true, skip_empty_lines: true });
+  const consume = (async () => {
+    for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      accept(item.record, item.info.lines);
+    }
+  })();
+  try {
+    await Promise.all([pipeline(createReadStream(path), new Utf8Check(path), parser), consume]);
+  } catch (e) {
+    parser.destroy();
+    await consume.catch(() => undefined);
+    throw toDataError(e, path);
+  }
+}
+
+function toDataError(e: unknown, path: string): unknown {
+  if (e instanceof DataError) return e;
+  const err = e as Error & { code?: string; lines?: number };
+  if (typeof err?.code === "string" && err.code.startsWith("CSV_")) {
+    const line = typeof err.lines === "number" ? err.lines : Number(/line (\d+)/.exec(err.message)?.[1]) || undefined;
+    const what = err.code.includes("QUOTE") ? "has malformed quoting" : `cannot be parsed as CSV (${err.message})`;
+    return new DataError(`${path}${line ? ` line ${line}` : ""} ${what}.`, { file: path, line, cause: e });
+  }
+  if (typeof err?.code === "string" && err.code.startsWith("E")) {
+    return new DataError(`Cannot read ${path}: ${err.message}.`, { file: path, cause: e });
+  }
+  return e;
+}
+
+/**
+ * Validates UTF-8 chunk by chunk (a multi-byte sequence split across chunks is carried over) and
+ * emits decoded strings. On the first invalid byte it fails with a DataError naming the byte
+ * offset (0-based, from the start of the file) and the line. A leading BOM is dropped.
+ */
+export class Utf8Check extends Transform {
+  private offset = 0;
+  private lines = 1;
+  private carry: Buffer = Buffer.alloc(0);
+  private first = true;
+  constructor(private readonly name: string) {
+    super({ readableObjectMode: false, decodeStrings: true });
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    const buf = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    let skip = 0;
+    if (this.first) {
+      if (buf.length < 3 && buf.every((b, i) => b === BOM[i])) {
+        this.carry = Buffer.from(buf); // maybe the start of a BOM split across chunks
+        return cb();
+      }
+      this.first = false;
+      if (buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) skip = 3;
+    }
+    const cut = completePrefix(buf);
+    const body = buf.subarray(skip, cut);
+    if (!isUtf8(body)) return cb(this.fail(body, skip));
+    this.carry = Buffer.from(buf.subarray(cut));
+    this.advance(buf.subarray(0, cut));
+    if (body.length === 0) return cb();
+    cb(null, body.toString("utf8"));
+  }
+
+  override _flush(cb: TransformCallback): void {
+    // Left-over bytes at the end of the file are a truncated multi-byte sequence.
+    cb(this.carry.length ? this.fail(this.carry, 0) : null);
+  }
+
+  private advance(buf: Buffer): void {
+    this.offset += buf.length;
+    for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) this.lines++;
+  }
+
+  private fail(body: Buffer, skip: number): DataError {
+    const bad = firstInvalidUtf8(body);
+    const at = bad < 0 ? 0 : bad;
+    let line = this.lines;
+    for (let i = body.indexOf(10); i !== -1 && i < at; i = body.indexOf(10, i + 1)) line++;
+    const offset = this.offset + skip + at;
+    return new DataError(
+      `${this.name} is not valid UTF-8: byte 0x${body[at]?.toString(16).padStart(2, "0") ?? "??"} at byte offset ${offset} (line ${line}); re-save the file as UTF-8.`,
+      { file: this.name, line },
+    );
+  }
+}
+
+const BOM = [0xef, 0xbb, 0xbf];
+
+/** Length of the longest prefix of `buf` that does not end inside a multi-byte sequence. */
+function completePrefix(buf: Buffer): number {
+  const n = buf.length;
+  for (let back = 1; back <= Math.min(4, n); back++) {
+    const b = buf[n - back];
+    if ((b & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return need > back ? n - back : n;
+  }
+  return n;
+}
+
+/** Index of the first byte that starts an invalid UTF-8 sequence (RFC 3629), or -1. */
+export function firstInvalidUtf8(buf: Uint8Array): number {
+  let i = 0;
+  const n = buf.length;
+  while (i < n) {
+    const b = buf[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let min: number;
+    if (b >= 0xc2 && b <= 0xdf) {
+      need = 1;
+      min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      min = 0x10000;
+    } else return i;
+    let cp = b & (0x3f >> need);
+    for (let k = 1; k <= need; k++) {
+      const c = buf[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += need + 1;
+  }
+  return -1;
+}
+
+/**
+ * Writes rows as CSV with a header line, via csv-stringify (RFC 4180 quoting; `\n` line ends).
+ * @param dest  a file path (created or truncated, closed at the end) or a writable stream (left
+ *              open, e.g. `process.stdout`).
+ * @param rows  rows (each `columns.length` strings), possibly produced batch by batch.
+ * @returns the number of data rows written.
+ */
+export async function writeCsv(
+  dest: string | Writable,
+  columns: string[],
+  rows: Iterable<string[]> | AsyncIterable<string[]>,
+): Promise<number> {
+  let count = 0;
+  async function* counted(): AsyncGenerator<string[]> {
+    for await (const r of rows as AsyncIterable<string[]>) {
+      count++;
+      yield r;
+    }
+  }
+  const stringifier = stringify({ header: true, columns, record_delimiter: "\n" });
+  if (typeof dest === "string") {
+    await pipeline(Readable.from(counted()), stringifier, createWriteStream(dest));
+  } else {
+    await pipeline(Readable.from(counted()), stringifier, dest, { end: false });
+  }
+  return count;
+}
+
+/** Writes a {@link Table} as CSV (see {@link writeCsv}). */
+export function writeTableCsv(table: Table, dest: string | Writable): Promise<number> {
+  return writeCsv(dest, table.columns, table.rows);
+}

@@ -1,0 +1,46 @@
+/**
+ * synthd SDK entry point: `import { Synthd, Synthesizer } from "synthd"`.
+ *
+ * - {@link Synthd}: the typed HTTP client (`client.models.create/retrieve/list/delete/generate/
+ *   metadata/waitUntilReady`), with retries, backoff and idempotency keys in one request sender.
+ * - {@link Synthesizer}: fit a CSV (metadata extraction + create + wait), sample/decode/write CSV.
+ * - {@link extractMetadata}, {@link Decoder}, {@link evaluate}, {@link independentSample}: the
+ *   building blocks.
+ * - Errors: one hierarchy rooted at {@link SynthdError}.
+ * - The shared request/response types of the contract (`../types`).
+ */
+export { Synthd, DEFAULT_BASE_URL, SDK_VERSION, isRetryable } from "./client";
+export type { SynthdOptions, RequestOptions, RetryInfo, APIResponse, RateLimitState } from "./client";
+export { Models, ModelList } from "./models";
+export type { ModelPage, WaitOptions } from "./models";
+export {
+  SynthdError,
+  AuthenticationError,
+  InvalidRequestError,
+  NotFoundError,
+  ModelNotReadyError,
+  ConflictError,
+  QuotaExceededError,
+  RateLimitError,
+  APIError,
+  APIConnectionError,
+  APITimeoutError,
+  TrainingTimeoutError,
+  TrainingFailedError,
+  DataError,
+  errorFromResponse,
+} from "./errors";
+export type { SynthdErrorFields } from "./errors";
+export { Synthesizer } from "./synthesizer";
+export type { FitOptions, SampleOptions, SampleProgress } from "./synthesizer";
+export { extractMetadata, analyzeTable, encodeTable, buildMetadata, MISSING_KEY, OTHER, DEFAULTS } from "./metadata";
+export type { ExtractOptions, Analysis, EncodedTable, ColumnCodec } from "./metadata";
+export { selectPairs, mutualInformation } from "./marginals";
+export type { PairSelection, Pair, CodeArray } from "./marginals";
+export { Decoder, decodeCodes } from "./decode";
+export { evaluate, independentSample } from "./evaluate";
+export type { EvaluationReport, ColumnReport, EvaluateOptions } from "./evaluate";
+export { readTable, writeCsv, writeTableCsv } from "./csv";
+export type { Table, TableSource } from "./csv";
+export { Rng, deriveSeed } from "./prng";
+export * from "../types";

@@ -1,0 +1,82 @@
+/**
+ * Seeded pseudo-random numbers for the SDK's client-side draws (decoding inside quantile bins,
+ * the independent baseline) and for deriving per-batch seeds. Deterministic across platforms:
+ * 32-bit integer arithmetic only (`Math.imul`, `>>>`).
+ *
+ * Generator: sfc32 (Chris Doty-Humphrey's "Small Fast Chaotic" PRNG, PractRand), seeded through
+ * splitmix32-style mixing; uniforms use 53 bits (two outputs).
+ */
+
+/** Mixes a 32-bit value (the murmur3 / splitmix32 finaliser). */
+export function mix32(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+/** Splits any safe integer (or other finite number) into two 32-bit words. */
+function words(v: number): [number, number] {
+  if (!Number.isFinite(v)) throw new RangeError(`seed must be a finite number, got ${v}`);
+  const neg = v < 0;
+  const a = Math.floor(Math.abs(v));
+  const lo = a % 0x100000000 >>> 0;
+  const hi = Math.floor(a / 0x100000000) >>> 0;
+  return [lo, (hi ^ (neg ? 0x80000000 : 0)) >>> 0];
+}
+
+/**
+ * Derives a seed from a base seed and a path of indices, e.g. `deriveSeed(seed, batch, 1)`.
+ * Same inputs, same output; nearby inputs give unrelated outputs.
+ * @returns an unsigned 32-bit integer (valid as a generate request's `seed`).
+ */
+export function deriveSeed(seed: number, ...path: number[]): number {
+  const [lo, hi] = words(seed);
+  let h = mix32(lo ^ 0x9e3779b9);
+  h = mix32(h ^ Math.imul(hi, 0x85ebca6b) ^ 0x7f4a7c15);
+  for (const p of path) {
+    const [plo, phi] = words(p);
+    h = mix32((h + 0x9e3779b9 + plo) ^ Math.imul(phi + 1, 0xcc9e2d51));
+  }
+  return h >>> 0;
+}
+
+/** A seeded random stream (sfc32). */
+export class Rng {
+  private a: number;
+  private b: number;
+  private c: number;
+  private d: number;
+
+  /** @param seed any finite number; streams from different seeds are independent for practical use. */
+  constructor(seed: number) {
+    const [lo, hi] = words(seed);
+    this.a = mix32(lo ^ 0x243f6a88);
+    this.b = mix32(hi ^ 0x85a308d3);
+    this.c = mix32((lo + 0x13198a2e) ^ hi);
+    this.d = 1;
+    for (let i = 0; i < 12; i++) this.u32();
+  }
+
+  /** Next unsigned 32-bit integer. */
+  u32(): number {
+    const t = (((this.a + this.b) | 0) + this.d) | 0;
+    this.d = (this.d + 1) | 0;
+    this.a = this.b ^ (this.b >>> 9);
+    this.b = (this.c + (this.c << 3)) | 0;
+    this.c = (this.c << 21) | (this.c >>> 11);
+    this.c = (this.c + t) | 0;
+    return t >>> 0;
+  }
+
+  /** Uniform double in [0, 1) with 53 random bits. */
+  next(): number {
+    const hi = this.u32() >>> 5; // 27 bits
+    const lo = this.u32() >>> 6; // 26 bits
+    return (hi * 67108864 + lo) / 9007199254740992;
+  }
+
+  /** Uniform integer in [0, n), n >= 1. */
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+}

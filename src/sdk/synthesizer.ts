@@ -1,0 +1,171 @@
+/**
+ * The fit/sample helper: the whole client-side flow of the contract ("metadata extraction, data
+ * encoding, training, embedding generation, decoding") behind two calls.
+ *
+ * ```ts
+ * const client = new Synthd();
+ * const synth = await Synthesizer.fit(client, "adult.csv", { config: { max_epochs: 50 } });
+ * await synth.writeCsv("synthetic.csv", 32_561, { seed: 7 });
+ * ```
+ *
+ * Reproducibility: batch b of a `sample(n, {seed})` call asks the server for
+ * `{num_rows, seed: deriveSeed(seed, b, 0)}` and decodes with `deriveSeed(seed, b, 1)`, so the same
+ * model weights, `n`, `seed` and `batchSize` give byte-identical CSV. Without a seed, a random
+ * one is drawn per call.
+ */
+import { randomInt } from "node:crypto";
+import type { Writable } from "node:stream";
+import type { Metadata, Model, ModelConfigInput } from "../types";
+import { MAX_ROWS_PER_REQUEST } from "../types";
+import type { RequestOptions, Synthd } from "./client";
+import { writeCsv, type Table, type TableSource } from "./csv";
+import { Decoder } from "./decode";
+import { analyzeTable, type ExtractOptions } from "./metadata";
+import type { WaitOptions } from "./models";
+import { deriveSeed } from "./prng";
+
+/** Options of {@link Synthesizer.fit}. */
+export interface FitOptions extends ExtractOptions {
+  /** Training configuration sent with Create Model. */
+  config?: ModelConfigInput;
+  /** Wait until the model is `ready` (default true); otherwise return right after creation. */
+  wait?: boolean;
+  /** Called with every polled model state while waiting. */
+  onProgress?: (model: Model) => void;
+  /** Waiting options (timeout, poll interval). */
+  waitOptions?: Omit<WaitOptions, "onProgress">;
+  /** Idempotency-Key of the Create Model call. */
+  idempotencyKey?: string;
+}
+
+/** Progress of a sampling call. */
+export interface SampleProgress {
+  rowsDone: number;
+  rowsTotal: number;
+  batch: number;
+  batches: number;
+}
+
+/** Options of {@link Synthesizer.sample} and friends. */
+export interface SampleOptions {
+  /** Seed for reproducible output (any safe integer). Default: random per call. */
+  seed?: number;
+  /** Sampling temperature (> 0, server default 1). */
+  temperature?: number;
+  /** Nucleus threshold in (0, 1] (server default: none). */
+  topP?: number;
+  /** Rows per generate request, 1..100,000. Default 100,000. */
+  batchSize?: number;
+  /** Called after each decoded batch. */
+  onProgress?: (p: SampleProgress) => void;
+  /** Per-request options (signal, timeout, retries). */
+  request?: Omit<RequestOptions, "idempotencyKey">;
+}
+
+/** A trained (or training) model with its metadata: fit once, sample many times. */
+export class Synthesizer {
+  readonly decoder: Decoder;
+  private constructor(
+    readonly client: Synthd,
+    /** The model as last seen (creation, wait, or fromModel). */
+    public model: Model,
+    /** The metadata the model was trained on (decoding needs nothing else). */
+    readonly metadata: Metadata,
+  ) {
+    this.decoder = new Decoder(metadata);
+  }
+
+  /** The model id (`mdl_...`). */
+  get id(): string {
+    return this.model.id;
+  }
+
+  /** Column names in the original table order. */
+  get columns(): string[] {
+    return [...this.metadata.features];
+  }
+
+  /**
+   * Extracts metadata from `source` (streamed CSV or in-memory table), creates the model and,
+   * unless `wait: false`, waits until it is ready.
+   * @throws DataError (bad table), the HTTP errors of Create Model, TrainingFailedError,
+   *         TrainingTimeoutError.
+   */
+  static async fit(client: Synthd, source: TableSource, opts: FitOptions = {}): Promise<Synthesizer> {
+    const { metadata } = await analyzeTable(source, opts);
+    const model = await client.models.create(
+      opts.config ? { metadata, config: opts.config } : { metadata },
+      opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : undefined,
+    );
+    const s = new Synthesizer(client, model, metadata);
+    if (opts.wait !== false) await s.waitUntilReady({ ...opts.waitOptions, onProgress: opts.onProgress });
+    return s;
+  }
+
+  /**
+   * A synthesizer for an existing model: fetches the model and `GET /v1/models/{id}/metadata`.
+   * @throws NotFoundError when the model does not exist for this key.
+   */
+  static async fromModel(client: Synthd, id: string): Promise<Synthesizer> {
+    const [model, metadata] = await Promise.all([client.models.retrieve(id), client.models.metadata(id)]);
+    return new Synthesizer(client, model, metadata);
+  }
+
+  /** Polls until the model is ready (see `Models.waitUntilReady`); updates `this.model`. */
+  async waitUntilReady(opts: WaitOptions = {}): Promise<Model> {
+    this.model = await this.client.models.waitUntilReady(this.id, opts);
+    return this.model;
+  }
+
+  /**
+   * Generates `n` rows batch by batch (at most `batchSize` <= 100,000 per request) and yields
+   * each decoded batch as a {@link Table}.
+   * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
+   */
+  async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
+    if (!(Number.isInteger(n) && n >= 1)) throw new RangeError("n must be a positive integer");
+    const batchSize = opts.batchSize ?? MAX_ROWS_PER_REQUEST;
+    if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_ROWS_PER_REQUEST)) {
+      throw new RangeError(`batchSize must be an integer in [1, ${MAX_ROWS_PER_REQUEST}]`);
+    }
+    const seed = opts.seed ?? randomInt(0, 2 ** 47);
+    const batches = Math.ceil(n / batchSize);
+    let done = 0;
+    for (let b = 0; b < batches; b++) {
+      const rows = Math.min(batchSize, n - done);
+      const gen = await this.client.models.generate(
+        this.id,
+        {
+          embedding: { num_rows: rows, seed: deriveSeed(seed, b, 0) },
+          ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+          ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
+        },
+        opts.request,
+      );
+      const table = this.decoder.decodeGeneration(gen, deriveSeed(seed, b, 1));
+      done += table.rows.length;
+      opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
+      yield table;
+    }
+  }
+
+  /** Generates `n` rows and returns them as one {@link Table} (columns in the original order). */
+  async sample(n: number, opts: SampleOptions = {}): Promise<Table> {
+    const rows: string[][] = [];
+    for await (const t of this.sampleBatches(n, opts)) for (const r of t.rows) rows.push(r);
+    return { columns: this.columns, rows };
+  }
+
+  /**
+   * Generates `n` rows and streams them as CSV (header = the original column names, original
+   * order; csv-stringify) to a file path (created/truncated) or a writable stream (left open).
+   * @returns the number of rows written.
+   */
+  async writeCsv(dest: string | Writable, n: number, opts: SampleOptions = {}): Promise<number> {
+    const self = this;
+    async function* rows(): AsyncGenerator<string[]> {
+      for await (const t of self.sampleBatches(n, opts)) yield* t.rows;
+    }
+    return writeCsv(dest, this.columns, rows());
+  }
+}
