@@ -1,0 +1,138 @@
+/**
+ * Harness shared by the demo, the benchmarks and the integration tests: runs the real `synthd`
+ * CLI (compiled JS) as child processes, so they exercise exactly what a user runs: the
+ * uWebSockets.js server, the piscina engine, LMDB.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** Absolute path of the compiled CLI entry point. */
+export const CLI = resolve(__dirname, "../src/cli/main.js");
+/** The project's shipped demo table (UCI Adult). */
+export const ADULT_CSV = resolve(__dirname, "../../data/adult.csv");
+/** The shared datasets folder beside the repository. */
+export const SHARED_DATASETS = resolve(__dirname, "../../../shared/datasets");
+
+/** A running `synthd serve`. */
+export interface ServerProcess {
+  url: string;
+  /** The sandbox key printed on first start (undefined on a restart over the same store). */
+  sandboxKey?: string;
+  dataDir: string;
+  child: ChildProcess;
+  /** Everything the process wrote to stderr so far (logs). */
+  stderr(): string;
+  /** Sends `signal` and resolves when the process has exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** A fresh temporary directory; removed by {@link removeDir}. */
+export function tempDir(prefix = "synthd-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Starts `synthd serve --port 0` on `dataDir` and resolves once it printed its listening line.
+ * @throws Error when the process exits first or prints nothing within `timeoutMs`.
+ */
+export function startServer(
+  dataDir: string,
+  extraArgs: string[] = [],
+  timeoutMs = 60_000,
+): Promise<ServerProcess> {
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir, ...extraArgs],
+    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SYNTHD_API_KEY: "", SYNTHD_URL: "" } },
+  );
+  let out = "";
+  let err = "";
+  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<void>((res) => child.once("exit", () => res()));
+  return new Promise((resolveStart, rejectStart) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      rejectStart(new Error(`server did not start in ${timeoutMs} ms; stderr:\n${err}`));
+    }, timeoutMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      rejectStart(new Error(`server exited with ${code} before listening; stderr:\n${err}`));
+    });
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /synthd listening on (http:\/\/\S+)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      const key = /sandbox key: (svc_test_\S+)/.exec(out);
+      resolveStart({
+        url: m[1],
+        sandboxKey: key?.[1],
+        dataDir,
+        child,
+        stderr: () => err,
+        kill: async (signal = "SIGTERM") => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          await exited;
+        },
+      });
+    });
+  });
+}
+
+/** Result of one CLI run. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `synthd ...args` to completion with the given extra environment (`passStderr`: also
+ * copy its stderr, e.g. progress bars, to ours). */
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 300_000,
+  opts: { passStderr?: boolean } = {},
+): Promise<CliResult> {
+  return new Promise((resolveRun, rejectRun) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
+    });
+    if (opts.passStderr) child.stderr.pipe(process.stderr);
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      rejectRun(new Error(`synthd ${args.join(" ")} did not finish in ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolveRun({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Polls `fn` every `intervalMs` until it returns a defined value or `timeoutMs` passes. */
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs = 120_000,
+  intervalMs = 200,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

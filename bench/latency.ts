@@ -1,0 +1,110 @@
+/**
+ * `npm run bench -- latency [--json]`: latency of `GET /v1/models/{id}` while two models train,
+ * against the same requests on an idle server measured in the same run (the baseline).
+ *
+ * Method: one `synthd serve` (2 workers) on a temporary store. Phase 1 (idle): one ready model,
+ * `--requests` GETs from `--concurrency` keep-alive connections. Phase 2 (loaded): two models
+ * training on UCI Adult (model_size medium), the same GETs. Reports p50/p99/max in milliseconds
+ * and the loaded/idle ratios.
+ */
+import { Agent, request } from "node:http";
+import { join } from "node:path";
+import { Synthd, Synthesizer } from "../src/sdk";
+import { ADULT_CSV, removeDir, startServer, tempDir, waitFor } from "./harness";
+
+/** Options of the latency benchmark. */
+export interface LatencyOptions {
+  requests: number;
+  concurrency: number;
+  json: boolean;
+}
+
+/** Percentile summary in milliseconds. */
+export interface LatencySummary {
+  requests: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+}
+
+function quantile(sorted: number[], q: number): number {
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i];
+}
+
+async function hammer(url: string, key: string, path: string, opts: LatencyOptions): Promise<LatencySummary> {
+  const agent = new Agent({ keepAlive: true, maxSockets: opts.concurrency });
+  const u = new URL(url);
+  const times: number[] = [];
+  let next = 0;
+  const one = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const t0 = process.hrtime.bigint();
+      const req = request(
+        { host: u.hostname, port: u.port, path, agent, headers: { authorization: `Bearer ${key}` } },
+        (res) => {
+          res.resume();
+          res.on("end", () => {
+            if (res.statusCode !== 200) return reject(new Error(`GET ${path}: ${res.statusCode}`));
+            times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+            resolve();
+          });
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+  const workers = Array.from({ length: opts.concurrency }, async () => {
+    while (next++ < opts.requests) await one();
+  });
+  await Promise.all(workers);
+  agent.destroy();
+  times.sort((a, b) => a - b);
+  return { requests: times.length, p50_ms: quantile(times, 0.5), p99_ms: quantile(times, 0.99), max_ms: times[times.length - 1] };
+}
+
+/** Runs the benchmark and prints its result (a JSON line with `--json`). */
+export async function latencyBench(opts: LatencyOptions): Promise<void> {
+  const dir = tempDir("synthd-bench-");
+  const server = await startServer(join(dir, "store"), ["--workers", "2"]);
+  try {
+    const key = server.sandboxKey!;
+    const client = new Synthd({ apiKey: key, baseUrl: server.url });
+    const probe = await Synthesizer.fit(client, ADULT_CSV, { config: { model_size: "small", max_epochs: 1 } });
+    const path = `/v1/models/${probe.id}`;
+    const idle = await hammer(server.url, key, path, opts);
+
+    const config = { model_size: "medium" as const, max_epochs: 50, early_stop_patience: 0 };
+    const trainees = await Promise.all([0, 1].map(() => Synthesizer.fit(client, ADULT_CSV, { config, wait: false })));
+    await waitFor("both models to be mid-training", async () => {
+      const ms = await Promise.all(trainees.map((t) => client.models.retrieve(t.id)));
+      return ms.every((m) => m.current_epoch >= 1) ? true : undefined;
+    }, 300_000, 250);
+    const loaded = await hammer(server.url, key, path, opts);
+    const still = await Promise.all(trainees.map((t) => client.models.retrieve(t.id)));
+    await Promise.all(trainees.map((t) => client.models.delete(t.id)));
+
+    const result = {
+      bench: "latency",
+      endpoint: "GET /v1/models/{id}",
+      concurrency: opts.concurrency,
+      idle,
+      while_two_models_train: loaded,
+      both_still_training_at_end: still.every((m) => m.status === "training"),
+      p50_ratio: loaded.p50_ms / idle.p50_ms,
+      p99_ratio: loaded.p99_ms / idle.p99_ms,
+    };
+    if (opts.json) console.log(JSON.stringify(result));
+    else {
+      const fmt = (s: LatencySummary): string => `p50 ${s.p50_ms.toFixed(2)} ms  p99 ${s.p99_ms.toFixed(2)} ms  max ${s.max_ms.toFixed(2)} ms`;
+      console.log(`GET /v1/models/{id}, ${opts.requests} requests, concurrency ${opts.concurrency}`);
+      console.log(`  idle server:            ${fmt(idle)}`);
+      console.log(`  two models training:    ${fmt(loaded)}`);
+      console.log(`  ratio loaded/idle:      p50 ${result.p50_ratio.toFixed(2)}x  p99 ${result.p99_ratio.toFixed(2)}x`);
+      console.log(`  both still training at the end: ${result.both_still_training_at_end}`);
+    }
+  } finally {
+    await server.kill("SIGTERM");
+    removeDir(dir);
+  }
+}

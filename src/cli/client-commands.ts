@@ -1,0 +1,183 @@
+/**
+ * The CLI commands that talk to a running server through the SDK (DESIGN §1): `fit`, `sample`,
+ * `models ls|get|rm`, plus `evaluate`, which works on two local CSV files.
+ *
+ * Data goes to stdout (a model id, CSV rows, tables, JSON); progress bars and messages go to
+ * stderr, so `ID=$(synthd fit data.csv)` and `synthd sample ID -n 10 > out.csv` work.
+ */
+import { randomBytes } from "node:crypto";
+import { renameSync, rmSync } from "node:fs";
+import { Synthd, Synthesizer, evaluate, type EvaluationReport, type Model, type ModelConfigInput } from "../sdk";
+import { fmtLoss, progressBar } from "./progress";
+
+/** `--url` and `--key` (or SYNTHD_URL / SYNTHD_API_KEY). */
+export interface ClientOptions {
+  url: string;
+  key?: string;
+}
+
+function client(opts: ClientOptions): Synthd {
+  if (!opts.key) {
+    throw new Error("no API key: pass --key or set SYNTHD_API_KEY (synthd serve prints a sandbox key on first start).");
+  }
+  return new Synthd({ apiKey: opts.key, baseUrl: opts.url });
+}
+
+function parseConfig(json: string | undefined): ModelConfigInput | undefined {
+  if (json === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch (e) {
+    throw new Error(`--config is not valid JSON (${(e as Error).message}).`);
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error("--config must be a JSON object.");
+  return v as ModelConfigInput;
+}
+
+/** Options of `synthd fit`. */
+export interface FitCommandOptions extends ClientOptions {
+  config?: string;
+  wait: boolean;
+  pairBudget?: number;
+}
+
+/**
+ * `synthd fit FILE.csv`: extracts metadata, creates the model and, unless `--no-wait`, shows a
+ * progress bar (epoch, train_loss, val_loss) on stderr until the model is ready. The model id is
+ * printed alone as stdout's last line.
+ */
+export async function fitCommand(file: string, opts: FitCommandOptions): Promise<void> {
+  const config = parseConfig(opts.config);
+  const api = client(opts);
+  const bar = progressBar("training |{bar}| epoch {value}/{total} | train_loss {train_loss} | val_loss {val_loss} | {status}");
+  let started = false;
+  const onProgress = (m: Model): void => {
+    const payload = { train_loss: fmtLoss(m.train_loss), val_loss: fmtLoss(m.val_loss), status: m.status };
+    if (!started) {
+      process.stderr.write(`model ${m.id} created; training on ${m.config.device}\n`);
+      bar.start(m.config.max_epochs, m.current_epoch, payload);
+      started = true;
+    } else {
+      bar.update(m.current_epoch, payload);
+    }
+  };
+  let synth: Synthesizer;
+  try {
+    synth = await Synthesizer.fit(api, file, {
+      config,
+      wait: opts.wait,
+      onProgress,
+      ...(opts.pairBudget !== undefined ? { pairBudget: opts.pairBudget } : {}),
+    });
+  } finally {
+    if (started) bar.stop();
+  }
+  const m = synth.model;
+  if (opts.wait) {
+    process.stderr.write(
+      `model ${m.id} ${m.status} after ${m.current_epoch} epochs (train_loss ${fmtLoss(m.train_loss)}, val_loss ${fmtLoss(m.val_loss)})\n`,
+    );
+  }
+  process.stdout.write(`${m.id}\n`);
+}
+
+/** Options of `synthd sample`. */
+export interface SampleCommandOptions extends ClientOptions {
+  numRows: number;
+  output?: string;
+  seed?: number;
+  temperature?: number;
+  topP?: number;
+}
+
+/**
+ * `synthd sample ID -n N`: generates in batches of at most 100,000 rows, decodes and writes CSV
+ * with the original column names. With `-o`, the file is written under a temporary name and
+ * renamed when complete, so a failure never leaves a half-written file.
+ */
+export async function sampleCommand(id: string, opts: SampleCommandOptions): Promise<void> {
+  const api = client(opts);
+  const synth = await Synthesizer.fromModel(api, id);
+  const bar = progressBar("sampling |{bar}| {value}/{total} rows");
+  const toFile = opts.output !== undefined;
+  if (toFile) bar.start(opts.numRows, 0);
+  const sampleOpts = {
+    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+    ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+    ...(opts.topP !== undefined ? { topP: opts.topP } : {}),
+    onProgress: (p: { rowsDone: number }) => toFile && bar.update(p.rowsDone),
+  };
+  if (!toFile) {
+    await synth.writeCsv(process.stdout, opts.numRows, sampleOpts);
+    return;
+  }
+  const out = opts.output!;
+  const tmp = `${out}.${randomBytes(4).toString("hex")}.partial`;
+  try {
+    await synth.writeCsv(tmp, opts.numRows, sampleOpts);
+    renameSync(tmp, out);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  } finally {
+    bar.stop();
+  }
+  process.stderr.write(`wrote ${opts.numRows} rows to ${out}\n`);
+}
+
+function modelRow(m: Model): string[] {
+  return [m.id, m.status, String(m.current_epoch), fmtLoss(m.train_loss), fmtLoss(m.val_loss), m.created_at];
+}
+
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]): string => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  process.stdout.write([line(header), ...rows.map(line)].join("\n") + "\n");
+}
+
+/** `synthd models ls`: every model of the key's organization and environment, newest first. */
+export async function modelsListCommand(opts: ClientOptions): Promise<void> {
+  const rows: string[][] = [];
+  for await (const m of client(opts).models.list({ limit: 100 })) rows.push(modelRow(m));
+  printTable(["ID", "STATUS", "EPOCH", "TRAIN_LOSS", "VAL_LOSS", "CREATED_AT"], rows);
+}
+
+/** `synthd models get ID`: the model resource as JSON. */
+export async function modelsGetCommand(id: string, opts: ClientOptions): Promise<void> {
+  const m = await client(opts).models.retrieve(id);
+  process.stdout.write(JSON.stringify(m, null, 2) + "\n");
+}
+
+/** `synthd models rm ID`: deletes the model (training stopped, checkpoints removed). */
+export async function modelsRemoveCommand(id: string, opts: ClientOptions): Promise<void> {
+  await client(opts).models.delete(id);
+  process.stderr.write(`deleted ${id}\n`);
+}
+
+/** Options of `synthd evaluate`. */
+export interface EvaluateCommandOptions {
+  json: boolean;
+}
+
+/** Formats an {@link EvaluationReport} as the human-readable tables `synthd evaluate` prints. */
+export function formatReport(r: EvaluationReport): string {
+  const lines = [
+    `rows: real ${r.rows.real}, synthetic ${r.rows.synthetic}`,
+    `average total variation distance (0 = identical marginals, 1 = disjoint):`,
+    `  1-way ${r.tvd["1"].toFixed(4)}  (${r.marginals["1"]} marginals)`,
+    `  2-way ${r.tvd["2"].toFixed(4)}  (${r.marginals["2"]} marginals)`,
+    `  3-way ${r.tvd["3"].toFixed(4)}  (${r.marginals["3"]} marginals)`,
+    "",
+  ];
+  const w = Math.max(6, ...r.columns.map((c) => c.column.length));
+  lines.push(`${"column".padEnd(w)}  1-way TVD  mean 2-way TVD`);
+  for (const c of r.columns) lines.push(`${c.column.padEnd(w)}  ${c.tvd1.toFixed(4).padStart(9)}  ${c.tvd2.toFixed(4).padStart(14)}`);
+  return lines.join("\n") + "\n";
+}
+
+/** `synthd evaluate REAL.csv SYNTH.csv [--json]`. */
+export async function evaluateCommand(real: string, synthetic: string, opts: EvaluateCommandOptions): Promise<void> {
+  const report = await evaluate(real, synthetic);
+  process.stdout.write(opts.json ? JSON.stringify(report) + "\n" : formatReport(report));
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+/**
+ * The `synthd` command line (DESIGN §1): `serve`, `keys create`, `fit`, `sample`, `models`,
+ * `evaluate`. Client commands read SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key` override).
+ *
+ * Exit codes: 0 success; 1 a failure explained in one sentence on stderr (bad input file, an API
+ * error, a failed model); 2 wrong usage (commander's own message).
+ */
+import { Command, InvalidArgumentError, Option } from "commander";
+import { serveCommand, keysCreateCommand } from "./server-commands";
+import {
+  fitCommand,
+  sampleCommand,
+  modelsGetCommand,
+  modelsListCommand,
+  modelsRemoveCommand,
+  evaluateCommand,
+} from "./client-commands";
+import { reportAndExit } from "./output";
+
+function int(name: string, min: number): (v: string) => number {
+  return (v) => {
+    if (!/^-?\d+$/.test(v) || Number(v) < min || !Number.isSafeInteger(Number(v))) {
+      throw new InvalidArgumentError(`${name} must be an integer >= ${min}.`);
+    }
+    return Number(v);
+  };
+}
+
+function float(name: string): (v: string) => number {
+  return (v) => {
+    const x = Number(v);
+    if (v.trim() === "" || !Number.isFinite(x)) throw new InvalidArgumentError(`${name} must be a number.`);
+    return x;
+  };
+}
+
+/** Builds the program; exported so tests can drive it without a child process. */
+export function buildProgram(): Command {
+  const program = new Command("synthd")
+    .description("Self-hosted synthetic tabular data: serve, fit, sample, evaluate.")
+    .showHelpAfterError()
+    .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
+
+  const clientOpts = (c: Command): Command =>
+    c
+      .addOption(new Option("--url <url>", "server base URL").env("SYNTHD_URL").default("http://127.0.0.1:8080"))
+      .addOption(new Option("--key <key>", "API key").env("SYNTHD_API_KEY"));
+
+  program
+    .command("serve")
+    .description("start the HTTP server with its embedded LMDB store")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .addOption(new Option("--port <port>", "port (0 = any free port)").env("SYNTHD_PORT").default(8080).argParser(int("--port", 0)))
+    .addOption(new Option("--data-dir <dir>", "store directory").env("SYNTHD_DATA_DIR").default("./synthd-data"))
+    .option("--workers <n>", "engine worker threads (default: one per core)", int("--workers", 1))
+    .option("--debug", "include internal error messages in 500 responses", false)
+    .action(serveCommand);
+
+  const keys = program.command("keys").description("manage API keys (works while the server runs)");
+  keys
+    .command("create")
+    .description("create an API key and print it alone on stdout; only its SHA-256 is stored")
+    .addOption(new Option("--data-dir <dir>", "store directory").env("SYNTHD_DATA_DIR").default("./synthd-data"))
+    .requiredOption("--org <name>", "organization (created if missing)")
+    .addOption(new Option("--env <env>", "environment").choices(["test", "live"]).default("test"))
+    .action(keysCreateCommand);
+
+  clientOpts(
+    program
+      .command("fit")
+      .description("extract metadata from a CSV, create a model, wait for training; prints the model id last")
+      .argument("<file>", "CSV file with a header row")
+      .option("--config <json>", "training config as JSON, e.g. '{\"model_size\":\"small\"}'")
+      .option("--no-wait", "return right after the model is created")
+      .option("--pair-budget <cells>", "most 2-way marginal cells to send", int("--pair-budget", 0)),
+  ).action(fitCommand);
+
+  clientOpts(
+    program
+      .command("sample")
+      .description("generate rows from a model and write them as CSV (stdout without -o)")
+      .argument("<model_id>")
+      .requiredOption("-n, --num-rows <n>", "rows to generate", int("-n", 1))
+      .option("-o, --output <file>", "output CSV (written whole or not at all)")
+      .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
+      .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))
+      .option("--top-p <p>", "nucleus sampling threshold in (0, 1]", float("--top-p")),
+  ).action(sampleCommand);
+
+  const models = program.command("models").description("list, show and delete models");
+  clientOpts(models.command("ls").description("list models, newest first")).action(modelsListCommand);
+  clientOpts(models.command("get").description("show one model").argument("<model_id>")).action(modelsGetCommand);
+  clientOpts(models.command("rm").description("delete a model").argument("<model_id>")).action(modelsRemoveCommand);
+
+  program
+    .command("evaluate")
+    .description("average total variation distance of 1-, 2- and 3-way marginals between two CSVs")
+    .argument("<real>", "the real CSV")
+    .argument("<synthetic>", "the synthetic CSV")
+    .option("--json", "print JSON instead of tables", false)
+    .action(evaluateCommand);
+
+  return program;
+}
+
+if (require.main === module) {
+  buildProgram().parseAsync(process.argv).catch(reportAndExit);
+}

@@ -1,0 +1,55 @@
+/**
+ * `synthd serve` and `synthd keys create` (DESIGN §1): the commands that work on the store
+ * directly rather than through the HTTP API.
+ */
+import { mkdirSync } from "node:fs";
+import { serve } from "../server/serve";
+import { Store, type Environment } from "../store";
+
+/** Options of `synthd serve` after parsing. */
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  workers?: number;
+  debug: boolean;
+}
+
+/**
+ * Starts the server and prints `sandbox key: svc_test_...` (first start with an empty store
+ * only) and then `synthd listening on http://HOST:PORT` on stdout. Runs until SIGINT/SIGTERM.
+ */
+export async function serveCommand(opts: ServeOptions): Promise<void> {
+  const server = await serve({
+    host: opts.host,
+    port: opts.port,
+    dataDir: opts.dataDir,
+    workers: opts.workers,
+    debug: opts.debug,
+    docsUrl: process.env.SYNTHD_DOCS_URL,
+  });
+  if (server.sandboxKey) process.stdout.write(`sandbox key: ${server.sandboxKey}\n`);
+  process.stdout.write(`synthd listening on ${server.url}\n`);
+}
+
+/** Options of `synthd keys create`. */
+export interface KeysCreateOptions {
+  dataDir: string;
+  org: string;
+  env: Environment;
+}
+
+/** Creates a key for `org` (created if missing) and prints it alone on stdout. */
+export async function keysCreateCommand(opts: KeysCreateOptions): Promise<void> {
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(opts.org)) {
+    throw new Error("--org must be 1 to 64 characters from letters, digits, '_', '.' and '-'.");
+  }
+  mkdirSync(opts.dataDir, { recursive: true });
+  const store = new Store(opts.dataDir);
+  try {
+    const key = await store.createKey(opts.org, opts.env);
+    process.stdout.write(`${key}\n`);
+  } finally {
+    await store.close();
+  }
+}

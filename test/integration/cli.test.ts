@@ -1,0 +1,102 @@
+/**
+ * The CLI flow of DESIGN §1, run as a user runs it (child processes), plus the bad-input rule of
+ * the main-job issue: the CLI exits non-zero with one clear sentence and writes nothing half-done.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ADULT_CSV, removeDir, runCli, startServer, tempDir, type ServerProcess } from "../../bench/harness";
+
+let server: ServerProcess;
+let dir: string;
+let env: Record<string, string>;
+let csv: string;
+let header: string[];
+
+before(async () => {
+  dir = tempDir();
+  server = await startServer(join(dir, "store"));
+  env = { SYNTHD_URL: server.url, SYNTHD_API_KEY: server.sandboxKey! };
+  const lines = readFileSync(ADULT_CSV, "utf8").split("\n");
+  header = lines[0].split(",");
+  csv = join(dir, "adult-2000.csv");
+  writeFileSync(csv, lines.slice(0, 2001).join("\n") + "\n");
+});
+
+after(async () => {
+  await server?.kill("SIGTERM");
+  removeDir(dir);
+});
+
+test("serve prints the sandbox key on first start; keys create prints a working key alone on stdout", async () => {
+  assert.match(server.sandboxKey!, /^svc_test_[A-Za-z0-9]{32}$/);
+  const r = await runCli(["keys", "create", "--data-dir", join(dir, "store"), "--org", "acme", "--env", "live"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^svc_live_[A-Za-z0-9]{32}\n$/);
+  const ls = await runCli(["models", "ls"], { ...env, SYNTHD_API_KEY: r.stdout.trim() });
+  assert.equal(ls.code, 0, ls.stderr);
+  assert.equal(ls.stdout.trim().split("\n").length, 1, "a new org sees no models (header only)");
+});
+
+test("fit prints the model id last; sample writes N rows with the original columns, the same seed twice gives the same file", async () => {
+  const fit = await runCli(["fit", csv, "--config", '{"model_size":"small","max_epochs":2}'], env);
+  assert.equal(fit.code, 0, fit.stderr);
+  const id = fit.stdout.trim().split("\n").pop()!;
+  assert.match(id, /^mdl_[0-9a-f]{12}$/);
+  const out1 = join(dir, "out1.csv");
+  const out2 = join(dir, "out2.csv");
+  for (const out of [out1, out2]) {
+    const s = await runCli(["sample", id, "-n", "10000", "--seed", "7", "-o", out], env);
+    assert.equal(s.code, 0, s.stderr);
+  }
+  const text = readFileSync(out1, "utf8");
+  assert.equal(text, readFileSync(out2, "utf8"), "same seed, same file");
+  const lines = text.trimEnd().split("\n");
+  assert.equal(lines.length, 10_001);
+  assert.deepEqual(lines[0].split(","), header);
+  const age = header.indexOf("age");
+  for (const l of lines.slice(1, 200)) assert.match(l.split(",")[age], /^\d+$/);
+  const get = await runCli(["models", "get", id], env);
+  assert.equal(JSON.parse(get.stdout).status, "ready");
+  const other = await runCli(["sample", id, "-n", "50", "--seed", "8"], env);
+  assert.equal(other.code, 0, other.stderr);
+  assert.equal(other.stdout.trimEnd().split("\n").length, 51, "without -o the CSV goes to stdout");
+});
+
+const BAD_INPUTS: [string, string | Buffer][] = [
+  ["an empty file", ""],
+  ["a header without rows", "a,b\n"],
+  ["a single column", "a\n1\n2\n"],
+  ["ragged rows", "a,b\n1,2\n3\n"],
+  ["an all-blank column", "a,b\n1,\n2,\n"],
+  ["non-UTF-8 bytes", Buffer.from([0x61, 0x2c, 0x62, 0x0a, 0x31, 0x2c, 0xff, 0xfe, 0x0a])],
+];
+
+for (const [what, content] of BAD_INPUTS) {
+  test(`fit on ${what} exits non-zero with one sentence and creates no model`, async () => {
+    const f = join(dir, "bad.csv");
+    writeFileSync(f, content);
+    const countModels = async (): Promise<number> => (await runCli(["models", "ls"], env)).stdout.trim().split("\n").length;
+    const before = await countModels();
+    const r = await runCli(["fit", f], env);
+    assert.equal(await countModels(), before, "no model was created");
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, "");
+    const lines = r.stderr.trim().split("\n");
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0], /^synthd: \S.*\.?/);
+  });
+}
+
+test("fit on a missing file, and sample of an unknown model, fail cleanly and leave no output file", async () => {
+  const missing = await runCli(["fit", join(dir, "nope.csv")], env);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^synthd: .*nope\.csv/);
+  const out = join(dir, "never.csv");
+  const s = await runCli(["sample", "mdl_000000000000", "-n", "10", "-o", out], env);
+  assert.equal(s.code, 1);
+  assert.match(s.stderr, /model_not_found/);
+  assert.equal(existsSync(out), false);
+  assert.deepEqual(readdirSync(dir).filter((f) => f.includes("never")), []);
+});

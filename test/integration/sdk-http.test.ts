@@ -1,0 +1,114 @@
+/**
+ * The SDK against the real server process over HTTP: fit -> ready -> sample -> decode, the
+ * resource endpoints, typed errors, and the API staying responsive while models train.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  Synthd,
+  Synthesizer,
+  NotFoundError,
+  InvalidRequestError,
+  AuthenticationError,
+  type Model,
+} from "../../src/sdk";
+import { ADULT_CSV, removeDir, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
+
+let server: ServerProcess;
+let dir: string;
+let client: Synthd;
+let smallCsv: string;
+
+before(async () => {
+  dir = tempDir();
+  server = await startServer(join(dir, "store"), ["--workers", "2"]);
+  assert.match(server.sandboxKey ?? "", /^svc_test_/);
+  client = new Synthd({ apiKey: server.sandboxKey!, baseUrl: server.url });
+  // The first 3,000 rows of Adult: real data, small enough for a few quick epochs.
+  const lines = readFileSync(ADULT_CSV, "utf8").split("\n");
+  smallCsv = join(dir, "adult-3000.csv");
+  writeFileSync(smallCsv, lines.slice(0, 3001).join("\n") + "\n");
+});
+
+after(async () => {
+  await server?.kill("SIGTERM");
+  removeDir(dir);
+});
+
+test("fit on a real table reaches ready; the same seed samples the same rows with the original columns", async () => {
+  const synth = await Synthesizer.fit(client, smallCsv, {
+    config: { model_size: "small", max_epochs: 2 },
+    waitOptions: { pollIntervalMs: 200 },
+  });
+  assert.equal(synth.model.status, "ready");
+  assert.equal(synth.model.current_epoch > 0, true);
+  assert.equal(typeof synth.model.train_loss, "number");
+  assert.equal(typeof synth.model.val_loss, "number");
+  const header = readFileSync(smallCsv, "utf8").split("\n")[0].split(",");
+  const a = await synth.sample(500, { seed: 11 });
+  const b = await synth.sample(500, { seed: 11 });
+  const c = await synth.sample(500, { seed: 12 });
+  assert.deepEqual(a.columns, header);
+  assert.equal(a.rows.length, 500);
+  assert.deepEqual(a.rows, b.rows);
+  assert.notDeepEqual(a.rows, c.rows);
+  const age = header.indexOf("age");
+  const income = header.indexOf("income");
+  for (const r of a.rows) {
+    assert.match(r[age], /^\d+$/, "an integer column decodes to integers");
+    assert.ok(["<=50K", ">50K"].includes(r[income]), `income is a real category, got ${r[income]}`);
+  }
+});
+
+test("get, list, metadata and delete go through the SDK; a deleted model is not found", async () => {
+  const synth = await Synthesizer.fit(client, smallCsv, { config: { model_size: "small", max_epochs: 1 }, wait: false });
+  const got = await client.models.retrieve(synth.id);
+  assert.equal(got.id, synth.id);
+  assert.match(got.id, /^mdl_[0-9a-f]{12}$/);
+  const listed: string[] = [];
+  for await (const m of client.models.list({ limit: 1 })) listed.push(m.id);
+  assert.equal(listed[0], synth.id, "newest first");
+  assert.equal(new Set(listed).size, listed.length, "auto-pagination yields each model once");
+  const meta = await client.models.metadata(synth.id);
+  assert.deepEqual(meta.features, synth.metadata.features);
+  await client.models.delete(synth.id);
+  await assert.rejects(client.models.retrieve(synth.id), NotFoundError);
+  await assert.rejects(client.models.generate(synth.id, { embedding: { num_rows: 1 } }), NotFoundError);
+});
+
+test("a malformed body raises InvalidRequestError naming the parameter; a wrong key raises AuthenticationError", async () => {
+  await assert.rejects(
+    client.models.create({
+      metadata: { features: ["a"], cardinalities: { a: 2 }, empirical_probs: { a: [0.5, 0.5] } },
+      config: { batch_size: 0 },
+    }),
+    (e: unknown) => e instanceof InvalidRequestError && e.param === "body.config.batch_size",
+  );
+  const bad = new Synthd({ apiKey: "svc_test_not_a_key", baseUrl: server.url, maxRetries: 0 });
+  await assert.rejects(async () => bad.models.list(), (e: unknown) => e instanceof AuthenticationError && e.code === "api_key_invalid");
+});
+
+test("GET /v1/models/{id} keeps answering while two models train", async () => {
+  const config = { model_size: "medium" as const, max_epochs: 3, early_stop_patience: 0 };
+  const [m1, m2] = await Promise.all([
+    Synthesizer.fit(client, ADULT_CSV, { config, wait: false }),
+    Synthesizer.fit(client, ADULT_CSV, { config, wait: false }),
+  ]);
+  // Poll both until they are done. Training must progress on the workers while the HTTP thread
+  // answers: we must see answers in which both are training, and see each one's epoch advance
+  // between answers given during training.
+  const epochsWhileBothTraining = [new Set<number>(), new Set<number>()];
+  await waitFor("both models to finish", async () => {
+    const [a, b]: Model[] = await Promise.all([client.models.retrieve(m1.id), client.models.retrieve(m2.id)]);
+    if (a.status === "training" && b.status === "training") {
+      epochsWhileBothTraining[0].add(a.current_epoch);
+      epochsWhileBothTraining[1].add(b.current_epoch);
+    }
+    return a.status !== "training" && b.status !== "training" ? true : undefined;
+  }, 300_000, 100);
+  assert.ok(epochsWhileBothTraining[0].size >= 2, `model 1 progressed while served: ${[...epochsWhileBothTraining[0]]}`);
+  assert.ok(epochsWhileBothTraining[1].size >= 2, `model 2 progressed while served: ${[...epochsWhileBothTraining[1]]}`);
+  await Promise.all([client.models.delete(m1.id), client.models.delete(m2.id)]);
+});
