@@ -28,6 +28,7 @@ export class GenerateInputError extends Error {
   }
 }
 
+/** What the HTTP server calls (implemented by `createEngine` in `./index`). */
 export interface Engine {
   /** The compute device models train on (`config.device`), e.g. `cpu`. */
   readonly device: string;
@@ -49,4 +50,21 @@ export interface Engine {
   resumeAll(): Promise<number>;
   /** Stops the workers; in-flight training stays `training` in the store and resumes next start. */
   close(): Promise<void>;
+}
+
+/**
+ * Thrown by {@link Engine.generate} when the model vanished (`model_not_found`) or left the states
+ * that can generate (`model_not_ready`, with its `status`) between the server's check and the
+ * worker's: a race with delete or a training failure. The server maps `code` to the contract's
+ * 404 / 400.
+ */
+export class EngineModelError extends Error {
+  constructor(
+    message: string,
+    readonly code: "model_not_found" | "model_not_ready",
+    readonly status?: string,
+  ) {
+    super(message);
+    this.name = "EngineModelError";
+  }
 }

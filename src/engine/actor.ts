@@ -1,0 +1,172 @@
+/**
+ * The model actor (DESIGN §4): one per model being trained, living in the worker thread the model
+ * is pinned to. It owns the model's state machine, its training loop and its weights.
+ *
+ * States (the contract's state table, seen from the worker):
+ *
+ *   starting --(trainer built from metadata [+ checkpoint])--> training
+ *   training --(epoch done: store.updateModel(progress, checkpoint))--> training
+ *   training --(max_epochs | early stop | max_training_time)--> ready     (stored with the last checkpoint)
+ *   starting|training --(exception, non-finite loss, bad checkpoint)--> failed  (stored: error.code training_failed)
+ *   starting|training --(stop task / record deleted)--> stopped           (nothing stored)
+ *   starting|training --(halt task: engine shutdown)--> stopped           (stays `training` in the store)
+ *
+ * The loop awaits `yieldFn` between optimizer steps, so generate/stop tasks for this and other
+ * models on the same worker run in between. Every store write is one atomic `updateModel`.
+ */
+import type { Store } from "../store";
+import { Trainer, type GeneratorModel, type EpochReport } from "../model/trainer";
+import type { TrainReply } from "./protocol";
+
+/** Where an actor is in its life (see the module comment). */
+export type ActorState = "starting" | "training" | "ready" | "failed" | "stopped";
+
+/** What an actor needs from its worker. */
+export interface ActorEnv {
+  store: Store;
+  /** Awaited between optimizer steps (e.g. `setImmediate`). */
+  yieldFn: () => Promise<void>;
+  log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** The `error` stored on a failed model (DESIGN §3: `{ code, message }`). */
+export function trainingFailed(message: string): { code: string; message: string } {
+  return { code: "training_failed", message };
+}
+
+/** One model's training actor. Create, then {@link ModelActor.start} once. */
+export class ModelActor {
+  state: ActorState = "starting";
+  /** Set when training ended in `ready`: the best weights, owned by whoever takes them. */
+  result: GeneratorModel | null = null;
+  private trainer: Trainer | null = null;
+  private abortKind: "stop" | "halt" | null = null;
+  private done: Promise<TrainReply> | null = null;
+
+  constructor(
+    readonly id: string,
+    private readonly env: ActorEnv,
+  ) {}
+
+  /** Runs the training loop to its end; resolves with the outcome (never rejects). */
+  start(): Promise<TrainReply> {
+    this.done ??= this.run();
+    return this.done;
+  }
+
+  /**
+   * Asks the loop to stop at the next step boundary and waits for it to exit. `stop` frees the
+   * model; `halt` additionally means "leave the stored status alone" (it is `training` already).
+   */
+  async abort(kind: "stop" | "halt"): Promise<void> {
+    this.abortKind ??= kind;
+    if (this.done) await this.done;
+  }
+
+  /**
+   * While the loop runs: the latest weights, or the best ones (`best`, for a model the store
+   * already shows `ready` while its final write completes). A view: snapshot it before yielding.
+   * Null when the actor holds no trainer.
+   */
+  weights(best: boolean): GeneratorModel | null {
+    return this.state === "training" && this.trainer ? this.trainer.generator(best) : null;
+  }
+
+  private aborted(): boolean {
+    return this.abortKind !== null;
+  }
+
+  private async run(): Promise<TrainReply> {
+    const { store, log } = this.env;
+    const id = this.id;
+    try {
+      const rec = store.getModel(id);
+      if (rec === undefined) return this.end("deleted");
+      if (rec.status !== "training") return this.end("skipped");
+      const metadata = store.getMetadata(id);
+      if (metadata === undefined) throw new Error("the model's metadata is missing");
+      const checkpoint = store.getCheckpoint<Parameters<typeof Trainer.create>[0]["checkpoint"]>(id);
+      this.trainer = await Trainer.create({ id, metadata, config: rec.config, checkpoint });
+      if (this.aborted()) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
+      this.state = "training";
+      log("info", checkpoint ? "training resumed" : "training started", {
+        model_id: id,
+        epoch: this.trainer.epoch,
+        loss_form: this.trainer.lossForm,
+      });
+
+      let finished = this.trainer.stopReason(); // a checkpoint written after the last epoch
+      while (finished === null) {
+        const report = await this.trainer.runEpoch({ yieldFn: this.env.yieldFn, shouldAbort: () => this.aborted() });
+        if (report === null) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
+        finished = report.done;
+        const written = await this.persist(report);
+        if (!written) return this.end("deleted");
+        log("debug", "epoch", {
+          model_id: id,
+          epoch: report.epoch,
+          train_loss: report.trainLoss,
+          val_loss: report.valLoss,
+          ms_per_step: Math.round(report.msPerStep * 10) / 10,
+        });
+        if (finished === null && this.aborted()) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
+      }
+      if ((await this.markReady()) === undefined) return this.end("deleted");
+      log("info", "training finished", {
+        model_id: id,
+        reason: finished,
+        epoch: this.trainer.epoch,
+        best_epoch: this.trainer.bestEpoch,
+        val_loss: this.trainer.bestValLoss,
+        elapsed_s: Math.round(this.trainer.elapsedS * 10) / 10,
+      });
+      const epoch = this.trainer.epoch;
+      this.result = this.trainer.finish();
+      this.trainer = null;
+      this.state = "ready";
+      return { outcome: "ready", epoch };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      log("warn", "training failed", { model_id: id, error: message });
+      this.release();
+      this.state = "failed";
+      try {
+        await store.updateModel(id, { status: "failed", error: trainingFailed(message) });
+      } catch (e) {
+        log("error", "could not store the failure", { model_id: id, error: String(e) });
+      }
+      return { outcome: "failed", message };
+    }
+  }
+
+  /** Progress and checkpoint of one epoch, atomically; the final epoch also sets `ready`. */
+  private async persist(report: EpochReport): Promise<boolean> {
+    const trainer = this.trainer as Trainer;
+    const patch = {
+      current_epoch: report.epoch,
+      train_loss: report.trainLoss,
+      val_loss: report.valLoss,
+      ...(report.done ? { status: "ready" as const, error: null } : {}),
+    };
+    return (await this.env.store.updateModel(this.id, patch, trainer.checkpoint())) !== undefined;
+  }
+
+  /** For a checkpoint that was already final when loaded: only the status is missing. */
+  private async markReady(): Promise<unknown> {
+    const rec = this.env.store.getModel(this.id);
+    if (rec === undefined) return undefined;
+    if (rec.status === "ready") return rec;
+    return this.env.store.updateModel(this.id, { status: "ready", error: null });
+  }
+
+  private end(outcome: TrainReply["outcome"]): TrainReply {
+    this.release();
+    this.state = "stopped";
+    return { outcome };
+  }
+
+  private release(): void {
+    this.trainer?.dispose();
+    this.trainer = null;
+  }
+}

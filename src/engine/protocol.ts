@@ -1,0 +1,81 @@
+/**
+ * Messages between the engine (main thread, `index.ts`) and its worker threads (`worker.ts`).
+ * Every task names the model it concerns; the pool's load balancer routes it to the one worker
+ * that model is pinned to (its actor lives there). Tasks are structured-cloned; latents and
+ * generated codes travel as transferred typed arrays.
+ */
+
+/** Start or resume training of a model whose record says `training` (reply: {@link TrainReply}). */
+export interface TrainTask {
+  op: "train";
+  id: string;
+}
+
+/** Generate rows (reply: {@link GenerateReply}). Exactly one of `latents` / `numRows` is set. */
+export interface GenerateTask {
+  op: "generate";
+  id: string;
+  /** Given latents, n x E row-major (transferred). */
+  latents?: Float32Array;
+  /** Server-drawn latents: rows and optional seed. */
+  numRows?: number;
+  seed?: number;
+  temperature: number;
+  topP: number | null;
+}
+
+/**
+ * `stop`: abort training, free the model's memory on this worker (delete, or an explicit stop).
+ * `halt`: abort training and free, leaving the stored status `training` (engine shutdown).
+ * Both resolve after the training loop has exited.
+ */
+export interface StopTask {
+  op: "stop" | "halt";
+  id: string;
+}
+
+/** Backend and memory of a worker (reply: {@link InfoReply}). */
+export interface InfoTask {
+  op: "info";
+}
+
+/** Every task a worker handles. */
+export type Task = TrainTask | GenerateTask | StopTask | InfoTask;
+
+/**
+ * How a training task ended: `ready`/`failed` (stored), `stopped`/`halted` (aborted by a task),
+ * `deleted` (the record vanished), `skipped` (the record was not in `training`, or this worker
+ * already trains it).
+ */
+export interface TrainReply {
+  outcome: "ready" | "failed" | "stopped" | "halted" | "deleted" | "skipped";
+  epoch?: number;
+  message?: string;
+}
+
+/** Result of a generate task: codes F x n, column-major (feature f at `[f * n, (f + 1) * n)`). */
+export type GenerateReply =
+  | { ok: true; model_id: string; num_rows: number; features: string[]; codes: Int32Array }
+  | { ok: false; kind: "not_found" | "not_ready" | "input" | "internal"; message: string; param?: string; status?: string };
+
+/** A worker's state: tfjs backend, thread, models with a running actor or cached weights, tensor memory. */
+export interface InfoReply {
+  backend: string;
+  threadId: number;
+  actors: string[];
+  cached: string[];
+  numTensors: number;
+  numBytes: number;
+}
+
+/** Data every worker gets at start-up (`workerData`). */
+export interface WorkerConfig {
+  dataDir: string;
+  /** Idle ready models kept in memory per worker (LRU). */
+  idleModels: number;
+}
+
+/** A log line a worker posts to the main thread, which writes it with the engine's logger. */
+export interface WorkerLog {
+  synthdLog: { level: "debug" | "info" | "warn" | "error"; msg: string; fields?: Record<string, unknown> };
+}

@@ -1,0 +1,183 @@
+/**
+ * Worker thread of the engine (piscina task handler). Holds the actors of the models pinned to
+ * this thread and a small LRU of idle `ready` generators; opens its own Store on the shared LMDB
+ * directory. One handler call per task; training tasks stay pending until training ends, the
+ * others run in between (the training loops yield between steps).
+ */
+import { parentPort, threadId, workerData } from "node:worker_threads";
+import * as tf from "@tensorflow/tfjs-core";
+import { move, transferableSymbol, valueSymbol } from "piscina";
+import { Store } from "../store";
+import { initBackend } from "../model/backend";
+import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
+import { drawInputs, sampleRows, InputError, type LatentSource } from "../model/generate";
+import { disposeAll, generatorSpec, initParams, toTensors, type NamedTensors } from "../model/generator";
+import { layoutOf } from "../model/marginals";
+import { Rng } from "../model/rng";
+import type { GeneratorModel } from "../model/trainer";
+import { ModelActor, type ActorEnv } from "./actor";
+import type { GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
+
+const config = workerData as WorkerConfig;
+const actors = new Map<string, ModelActor>();
+/** Idle ready generators, least recently used first (Map keeps insertion order). */
+const idle = new Map<string, GeneratorModel>();
+let store: Store | undefined;
+
+/**
+ * This thread's Store, with a fresh read snapshot: lmdb-js keeps a read transaction per thread and
+ * renews it only on a later event turn or after this thread's own writes, so a record the main
+ * thread committed just before posting the task could otherwise be invisible here.
+ */
+function getStore(): Store {
+  store ??= new Store(config.dataDir);
+  store.root.resetReadTxn();
+  return store;
+}
+
+function log(level: WorkerLog["synthdLog"]["level"], msg: string, fields?: Record<string, unknown>): void {
+  const m: WorkerLog = { synthdLog: { level, msg, fields: { thread: threadId, ...fields } } };
+  parentPort?.postMessage(m);
+}
+
+const yieldFn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function env(): ActorEnv {
+  return { store: getStore(), yieldFn, log };
+}
+
+function cacheIdle(id: string, model: GeneratorModel): void {
+  const old = idle.get(id);
+  if (old && old !== model) disposeAll(old.params);
+  idle.delete(id);
+  idle.set(id, model);
+  while (idle.size > Math.max(0, config.idleModels)) {
+    const [oldest, m] = idle.entries().next().value as [string, GeneratorModel];
+    idle.delete(oldest);
+    disposeAll(m.params);
+  }
+}
+
+function evict(id: string): void {
+  const m = idle.get(id);
+  if (m) disposeAll(m.params);
+  idle.delete(id);
+}
+
+async function train(id: string): Promise<TrainReply> {
+  if (actors.has(id)) return { outcome: "skipped" };
+  evict(id);
+  const actor = new ModelActor(id, env());
+  actors.set(id, actor); // before any await: a stop task queued right after finds it
+  try {
+    const reply = await actor.start();
+    if (reply.outcome === "ready" && actor.result) cacheIdle(id, actor.result);
+    return reply;
+  } finally {
+    if (actors.get(id) === actor) actors.delete(id);
+  }
+}
+
+async function stop(id: string, kind: "stop" | "halt"): Promise<void> {
+  const actor = actors.get(id);
+  if (actor) {
+    await actor.abort(kind);
+    if (actors.get(id) === actor) actors.delete(id);
+  }
+  evict(id);
+}
+
+/** A private copy of a generator's weights for one request (tf.clone shares the buffers). */
+function lease(model: GeneratorModel): GeneratorModel {
+  const params: NamedTensors = {};
+  for (const [name, t] of Object.entries(model.params)) params[name] = tf.clone(t);
+  return { spec: model.spec, layout: model.layout, params };
+}
+
+/** The weights to generate from: live actor (latest), idle cache, or the stored checkpoint. */
+function acquire(id: string, status: "training" | "ready"): GeneratorModel {
+  const live = actors.get(id)?.weights(status === "ready");
+  if (live) return lease(live);
+  const cached = idle.get(id);
+  if (cached) {
+    cacheIdle(id, cached); // most recently used
+    return lease(cached);
+  }
+  const s = getStore();
+  const rec = s.getModel(id);
+  const meta = s.getMetadata(id);
+  if (rec === undefined || meta === undefined) throw new Error("model record or metadata missing");
+  const layout = layoutOf(meta);
+  const spec = generatorSpec(rec.config.model_size, rec.config.embedding_dim, layout);
+  const ckpt = s.getCheckpoint<Checkpoint>(id);
+  if (status === "ready") {
+    if (ckpt === undefined) throw new Error("a ready model has no checkpoint");
+    const model = { spec, layout, params: toTensors(spec, checkpointWeights(ckpt, spec, true)) };
+    cacheIdle(id, model);
+    return lease(model);
+  }
+  // Training, but not (yet) running here: the last checkpoint, or the initial weights.
+  const weights = ckpt ? checkpointWeights(ckpt, spec, false) : initParams(spec, Rng.fromString(`${id}:init`));
+  return { spec, layout, params: toTensors(spec, weights) };
+}
+
+async function generate(task: GenerateTask): Promise<GenerateReply | object> {
+  const rec = getStore().getModel(task.id);
+  if (rec === undefined) return { ok: false, kind: "not_found", message: `no model ${task.id}` };
+  if (rec.status !== "training" && rec.status !== "ready") {
+    return { ok: false, kind: "not_ready", message: `model ${task.id} is ${rec.status}`, status: rec.status };
+  }
+  let model: GeneratorModel;
+  try {
+    model = acquire(task.id, rec.status);
+  } catch (err) {
+    return { ok: false, kind: "internal", message: `cannot load the model's weights: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  try {
+    const source: LatentSource = task.latents ? { latents: task.latents } : { numRows: task.numRows ?? 0, seed: task.seed };
+    const F = model.layout.features.length;
+    const noise = rec.config.privacy_enabled ? rec.config.privacy_noise : 0;
+    const inputs = drawInputs(source, model.spec.embeddingDim, F, noise);
+    const cols = await sampleRows(model, inputs, { temperature: task.temperature, topP: task.topP, yieldFn });
+    const n = inputs.n;
+    const codes = new Int32Array(F * n);
+    cols.forEach((c, f) => codes.set(c, f * n));
+    const reply: GenerateReply = { ok: true, model_id: task.id, num_rows: n, features: model.layout.features, codes };
+    // Transfer the codes instead of copying them.
+    return move({ [transferableSymbol]: [codes.buffer], [valueSymbol]: reply } as unknown as Parameters<typeof move>[0]);
+  } catch (err) {
+    if (err instanceof InputError) return { ok: false, kind: "input", message: err.message, param: err.param };
+    return { ok: false, kind: "internal", message: err instanceof Error ? err.message : String(err) };
+  } finally {
+    disposeAll(model.params);
+  }
+}
+
+async function info(): Promise<InfoReply> {
+  const mem = tf.memory();
+  return {
+    backend: await initBackend(),
+    threadId,
+    actors: [...actors.keys()],
+    cached: [...idle.keys()],
+    numTensors: mem.numTensors,
+    numBytes: mem.numBytes,
+  };
+}
+
+/** The piscina handler: one call per task. */
+export default async function handle(task: Task): Promise<unknown> {
+  await initBackend();
+  switch (task.op) {
+    case "train":
+      return train(task.id);
+    case "generate":
+      return generate(task);
+    case "stop":
+    case "halt":
+      await stop(task.id, task.op);
+      return {};
+    case "info":
+      return info();
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Generation (DESIGN §2, "Generation"): latents -> generator forward pass -> per-feature logits ->
+ * sampling kernel (`sampling.ts`: temperature, nucleus truncation, inverse-CDF draw).
+ *
+ * Randomness, in this fixed order from one xoshiro128** stream (rng.ts):
+ *  1. latents, when drawn by the server (`{num_rows, seed}`): n x E standard normals, row-major;
+ *  2. privacy noise, when the model has `privacy_enabled`: n x E normals times `privacy_noise`,
+ *     added to the latents (drawn or given);
+ *  3. uniforms for the sampling kernel: n x F doubles in [0, 1), row-major (row r, feature f at
+ *     r * F + f).
+ * The stream is seeded with `seed` when given, else with a fresh random seed. So the same model
+ * weights, seed and options give identical codes.
+ */
+import * as tf from "@tensorflow/tfjs-core";
+import { MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
+import { forward } from "./generator";
+import { Rng } from "./rng";
+import { sampleCodes } from "./sampling";
+import type { GeneratorModel } from "./trainer";
+
+/** Rows per forward pass. */
+export const GENERATE_CHUNK = 2048;
+
+/** Thrown for a request the model cannot take; `param` is the contract's parameter path. */
+export class InputError extends Error {
+  constructor(
+    message: string,
+    readonly param: string,
+  ) {
+    super(message);
+    this.name = "InputError";
+  }
+}
+
+/** Latents and uniforms for one request (see the module comment for the draw order). */
+export interface GenerationInputs {
+  /** Rows. */
+  n: number;
+  /** n x E, row-major. */
+  latents: Float32Array;
+  /** n x F, row-major, in [0, 1). */
+  uniforms: Float64Array;
+  /** The seed of the stream (given or drawn). */
+  seed: number;
+}
+
+/** Where the latents of a request come from: given rows (flattened) or a seeded draw. */
+export type LatentSource = { latents: Float32Array } | { numRows: number; seed?: number };
+
+/**
+ * Given latent rows (n x E as nested arrays) -> one Float32Array, row-major.
+ * @throws InputError for 0 or more than MAX_ROWS_PER_REQUEST rows (`body.embedding`), or a row of
+ *   the wrong length or with non-finite values (`body.embedding[i]`).
+ */
+export function flattenLatents(rows: readonly unknown[], embeddingDim: number): Float32Array {
+  const E = embeddingDim;
+  const n = rows.length;
+  if (n < 1) throw new InputError("embedding must hold at least one latent row", "body.embedding");
+  if (n > MAX_ROWS_PER_REQUEST) throw new InputError(`at most ${MAX_ROWS_PER_REQUEST} rows per request, got ${n}`, "body.embedding");
+  const out = new Float32Array(n * E);
+  for (let i = 0; i < n; i++) {
+    const row = rows[i];
+    if (!Array.isArray(row) || row.length !== E) {
+      throw new InputError(`latent row ${i} must have embedding_dim = ${E} numbers`, `body.embedding[${i}]`);
+    }
+    for (let j = 0; j < E; j++) {
+      const v = row[j];
+      if (typeof v !== "number" || !Number.isFinite(v)) throw new InputError(`latent row ${i} must hold finite numbers`, `body.embedding[${i}]`);
+      out[i * E + j] = v;
+    }
+  }
+  return out;
+}
+
+/**
+ * The {@link LatentSource} of a request's `embedding` (given rows are flattened and checked).
+ * @throws InputError as {@link flattenLatents}; for `num_rows` outside 1..MAX_ROWS_PER_REQUEST
+ *   (`body.embedding.num_rows`) or a seed that is not a safe integer (`body.embedding.seed`).
+ */
+export function latentSource(embedding: GenerateRequest["embedding"], embeddingDim: number): LatentSource {
+  if (Array.isArray(embedding)) return { latents: flattenLatents(embedding, embeddingDim) };
+  const n = embedding?.num_rows;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_ROWS_PER_REQUEST) {
+    throw new InputError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}`, "body.embedding.num_rows");
+  }
+  if (embedding.seed !== undefined && !Number.isSafeInteger(embedding.seed)) {
+    throw new InputError("seed must be a safe integer", "body.embedding.seed");
+  }
+  return embedding.seed === undefined ? { numRows: n } : { numRows: n, seed: embedding.seed };
+}
+
+/**
+ * Latents, privacy noise and uniforms of a request, in the order of the module comment.
+ * @param embeddingDim E; @param features F; @param privacyNoise sigma (0 when privacy is off).
+ * @throws RangeError when given latents are not a multiple of E long.
+ */
+export function drawInputs(source: LatentSource, embeddingDim: number, features: number, privacyNoise: number): GenerationInputs {
+  const E = embeddingDim;
+  let latents: Float32Array;
+  let seed: number;
+  let rng: Rng;
+  if ("latents" in source) {
+    if (source.latents.length === 0 || source.latents.length % E !== 0) throw new RangeError(`latents must be n x ${E} values`);
+    latents = source.latents;
+    seed = Rng.randomSeed();
+    rng = Rng.fromSeed(seed);
+  } else {
+    seed = source.seed ?? Rng.randomSeed();
+    rng = Rng.fromSeed(seed);
+    latents = rng.fillNormal(new Float32Array(source.numRows * E));
+  }
+  const n = latents.length / E;
+  if (privacyNoise > 0) {
+    const eps = rng.fillNormal(new Float32Array(n * E), privacyNoise);
+    for (let i = 0; i < latents.length; i++) latents[i] += eps[i];
+  }
+  const uniforms = rng.fillUniform(new Float64Array(n * features));
+  return { n, latents, uniforms, seed };
+}
+
+/** `drawInputs(latentSource(embedding, E), E, F, noise)`. @throws InputError as {@link latentSource}. */
+export function prepareInputs(
+  embedding: GenerateRequest["embedding"],
+  embeddingDim: number,
+  features: number,
+  privacyNoise: number,
+): GenerationInputs {
+  return drawInputs(latentSource(embedding, embeddingDim), embeddingDim, features, privacyNoise);
+}
+
+/** Sampling options (defaults: temperature 1, no truncation). */
+export interface SamplingOptions {
+  temperature?: number;
+  topP?: number | null;
+  /** Awaited between chunks so other work on the thread can run. */
+  yieldFn?: () => Promise<void>;
+  /** Called between chunks; when it returns true generation stops with an Error. */
+  shouldAbort?: () => boolean;
+}
+
+/**
+ * Codes for the rows of `inputs` from `model`: one Int32Array of length n per feature (in the
+ * layout's feature order), `0 <= code < K_f`.
+ * @throws Error when `shouldAbort` fires; RangeError from the sampling kernel on bad sizes.
+ */
+export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs, opts: SamplingOptions = {}): Promise<Int32Array[]> {
+  const { spec, layout } = model;
+  const { n, latents, uniforms } = inputs;
+  const E = spec.embeddingDim;
+  const F = layout.features.length;
+  const sampleOpts = { temperature: opts.temperature ?? 1, topP: opts.topP ?? null };
+  const columns = layout.cardinalities.map(() => new Int32Array(n));
+  for (let r0 = 0; r0 < n; r0 += GENERATE_CHUNK) {
+    if (r0 > 0) {
+      if (opts.yieldFn) await opts.yieldFn();
+      if (opts.shouldAbort?.()) throw new Error("generation aborted");
+    }
+    const m = Math.min(GENERATE_CHUNK, n - r0);
+    // (tidy must not return the typed array: it would walk it element by element)
+    const out = tf.tidy(() => forward(spec, model.params, tf.tensor2d(latents.subarray(r0 * E, (r0 + m) * E), [m, E])));
+    const logits = out.dataSync() as Float32Array;
+    out.dispose();
+    const codes = sampleCodes(logits, m, layout.cardinalities, uniforms.subarray(r0 * F, (r0 + m) * F), sampleOpts);
+    for (let f = 0; f < F; f++) columns[f].set(codes.subarray(f * m, (f + 1) * m), r0);
+  }
+  return columns;
+}

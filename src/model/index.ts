@@ -1,0 +1,75 @@
+/**
+ * The model: a marginal-matching generator and its training (DESIGN §2). No HTTP, no storage:
+ * the engine (`src/engine`) drives these functions and persists their checkpoints.
+ *
+ * Read in this order: `marginals.ts` (targets), `generator.ts` (G), `loss.ts` (KL objective),
+ * `adam.ts` + `schedule.ts` (optimisation), `trainer.ts` (epochs, validation, early stopping),
+ * `checkpoint.ts` (stored form), `generate.ts` + `sampling.ts` (generation), `rng.ts`.
+ */
+export { initBackend, useBackend, deviceOf, type BackendName } from "./backend";
+export { Rng, type RngState, fnv1a64 } from "./rng";
+export { buildTargets, layoutOf, sanitizeProbs, MetadataError, type Layout, type MarginalTargets, type PairBlock } from "./marginals";
+export {
+  MODEL_SIZES,
+  generatorSpec,
+  paramShapes,
+  paramCount,
+  initParams,
+  forward,
+  featureSoftmax,
+  makeSegments,
+  disposeSegments,
+  toTensors,
+  disposeAll,
+  type GeneratorSpec,
+  type NamedArrays,
+  type NamedTensors,
+  type Segments,
+} from "./generator";
+export {
+  marginalLoss,
+  marginalSums,
+  addSums,
+  lossFromSums,
+  klLoss,
+  targetTensors,
+  disposeTargetTensors,
+  LOSS_EPS,
+  preferredForm,
+  type TargetTensors,
+  type MarginalSums,
+} from "./loss";
+export { Adam, ADAM, type AdamState } from "./adam";
+export { makeSchedule, learningRate, WARMUP_FRACTION, LR_FLOOR_FRACTION, type Schedule } from "./schedule";
+export {
+  CHECKPOINT_VERSION,
+  CheckpointError,
+  encodeCheckpoint,
+  decodeCheckpoint,
+  checkpointWeights,
+  type Checkpoint,
+  type TrainingState,
+} from "./checkpoint";
+export {
+  Trainer,
+  TrainingError,
+  STEPS_PER_EPOCH,
+  VAL_SIZE,
+  MIN_REL_IMPROVEMENT,
+  type StopReason,
+  type EpochReport,
+  type GeneratorModel,
+  type TrainerOptions,
+} from "./trainer";
+export {
+  prepareInputs,
+  drawInputs,
+  latentSource,
+  flattenLatents,
+  sampleRows,
+  InputError,
+  GENERATE_CHUNK,
+  type LatentSource,
+  type GenerationInputs,
+  type SamplingOptions,
+} from "./generate";

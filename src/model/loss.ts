@@ -1,0 +1,178 @@
+/**
+ * The marginal-matching loss. The generator-over-marginals approach is GEM's (Liu, Vietri & Wu,
+ * "Iterative Methods for Private Synthetic Data: Unifying Framework and New Methods", NeurIPS 2021;
+ * see also Liu et al., "Generating Private Synthetic Data with Genetic Algorithms", ICML 2023, and
+ * RAP, Aydore et al., ICML 2021): fit a generator's expected marginals to the measured ones. Here
+ * the divergence is KL(given || model) rather than squared error, which measured better on our data.
+ *
+ * For a batch of B latents the generator gives P (B x D): row b holds one probability vector per
+ * feature. The model's marginals are expectations over the batch:
+ *   1-way  m_f  = (1/B) sum_b P[b, f-slice]                         (K_f)
+ *   2-way  m_fg = (1/B) P[:, f-slice]^T P[:, g-slice]               (K_f x K_g)
+ * (the joint of f and g under the model is the average over latents of the product of the
+ * per-feature distributions, since features are conditionally independent given z).
+ *
+ * Loss = (1/M) sum over the M given marginals q of KL(q || m) = sum_i q_i ln(q_i / (m_i + eps)),
+ * eps = {@link LOSS_EPS} (keeps ln finite and the gradient alive where the model puts ~0 mass).
+ * The entropy part sum q ln q is a constant computed once (`MarginalTargets.negEntropy`), so the
+ * loss is `(negEntropy - sum q ln(m + eps)) / M`. Units: nats per marginal.
+ */
+import * as tf from "@tensorflow/tfjs-core";
+import type { MarginalTargets } from "./marginals";
+import { gram, matMulTransA } from "./ops";
+
+/** Smoothing added to the model's marginals inside the logarithm. */
+export const LOSS_EPS = 1e-10;
+
+/**
+ * Cost model for choosing the 2-way form, in "D x D entries" (measured on the wasm backend,
+ * batch 256, forward + backward): the Gram form costs ~D^2; the block form ~GRAM_BLOCK_OVERHEAD
+ * per block (slices, transposes, small ops) plus ~GRAM_BLOCK_ENTRY_COST per target entry.
+ * E.g. discretised Adult (D = 588): all 91 pairs in 13 blocks, Gram 24 ms vs blocks 71 ms; a
+ * 13-pair chain, Gram 20 ms vs blocks 27 ms; one feature with all others (1 block), blocks 8 ms
+ * vs Gram 19 ms.
+ */
+export const GRAM_BLOCK_OVERHEAD = 20_000;
+/** See {@link GRAM_BLOCK_OVERHEAD}. */
+export const GRAM_BLOCK_ENTRY_COST = 6;
+/** The Gram form is never used above this D (its matrix is D x D floats). */
+export const GRAM_MAX_WIDTH = 4096;
+
+/** The cheaper 2-way form for these targets (see {@link GRAM_BLOCK_OVERHEAD}). */
+export function preferredForm(targets: MarginalTargets): "gram" | "blocks" {
+  const { layout } = targets;
+  const D = layout.width;
+  const entries = targets.blocks.reduce((s, b) => s + layout.cardinalities[b.f] * (b.c1 - b.c0), 0);
+  const blockCost = GRAM_BLOCK_OVERHEAD * targets.blocks.length + GRAM_BLOCK_ENTRY_COST * entries;
+  return D <= GRAM_MAX_WIDTH && D * D <= blockCost ? "gram" : "blocks";
+}
+
+/**
+ * The targets as tensors (made once per model; call {@link disposeTargetTensors} when done).
+ *
+ * Two equivalent ways to get the model's 2-way marginals (picked by {@link preferredForm}):
+ * - `gram`: G = P^T P (D x D, one matMul; its gradient P (dG + dG^T) is one more) and one
+ *   D x D target that is zero outside the given pairs. Few, large operations: fastest when most
+ *   pairs are given (e.g. all pairs of a table).
+ * - `blocks`: one `P_f^T P[:, c0:c1]` per pair block (marginals.ts). Work proportional to the
+ *   given pairs only: for sparse selections.
+ * Neither forms a per-row D x D outer product.
+ */
+export interface TargetTensors {
+  targets: MarginalTargets;
+  mode: "gram" | "blocks";
+  /** 1-way targets, [D]. */
+  oneWay: tf.Tensor1D;
+  /** `blocks`: one [K_f, c1 - c0] target per pair block; `gram`: one [D, D] target. */
+  twoWay: tf.Tensor2D[];
+}
+
+/** Marginal sums over n rows (divide by n for the marginals). */
+export interface MarginalSums {
+  /** [D]: sum_b P[b]. */
+  oneWay: tf.Tensor1D;
+  /** Per {@link TargetTensors.twoWay} entry: the matching sums of products. */
+  twoWay: tf.Tensor2D[];
+}
+
+/**
+ * Uploads the targets as tensors (kept out of any `tf.tidy`), in the 2-way form `mode` (default:
+ * {@link preferredForm}).
+ */
+export function targetTensors(targets: MarginalTargets, mode?: "gram" | "blocks"): TargetTensors {
+  const { layout } = targets;
+  const D = layout.width;
+  const chosen = mode ?? preferredForm(targets);
+  let twoWay: tf.Tensor2D[];
+  if (targets.blocks.length === 0) twoWay = [];
+  else if (chosen === "gram") {
+    const q = new Float32Array(D * D);
+    for (const b of targets.blocks) {
+      const w = b.c1 - b.c0;
+      for (let r = 0; r < layout.cardinalities[b.f]; r++) {
+        q.set(b.target.subarray(r * w, (r + 1) * w), (layout.offsets[b.f] + r) * D + b.c0);
+      }
+    }
+    twoWay = [tf.tensor2d(q, [D, D])];
+  } else {
+    twoWay = targets.blocks.map((b) => tf.tensor2d(b.target, [layout.cardinalities[b.f], b.c1 - b.c0]));
+  }
+  return { targets, mode: chosen, oneWay: tf.tensor1d(targets.oneWay), twoWay };
+}
+
+/** Frees the tensors of {@link targetTensors}. */
+export function disposeTargetTensors(t: TargetTensors): void {
+  t.oneWay.dispose();
+  for (const b of t.twoWay) b.dispose();
+}
+
+/**
+ * Sums (not yet divided by the row count) of the model's marginals over the rows of `probs`.
+ * @param probs [n, D] per-feature probabilities (see `generator.ts` `featureSoftmax`).
+ */
+export function marginalSums(probs: tf.Tensor2D, t: TargetTensors): MarginalSums {
+  const { layout, blocks } = t.targets;
+  const n = probs.shape[0];
+  const oneWay = tf.sum(probs, 0) as tf.Tensor1D;
+  if (t.twoWay.length === 0) return { oneWay, twoWay: [] };
+  if (t.mode === "gram") return { oneWay, twoWay: [gram(probs)] };
+  const twoWay = blocks.map((b) => {
+    const pf = tf.slice(probs, [0, layout.offsets[b.f]], [n, layout.cardinalities[b.f]]);
+    const pg = tf.slice(probs, [0, b.c0], [n, b.c1 - b.c0]);
+    return matMulTransA(pf, pg);
+  });
+  return { oneWay, twoWay };
+}
+
+/** Adds two {@link MarginalSums} (chunked evaluation). */
+export function addSums(a: MarginalSums, b: MarginalSums): MarginalSums {
+  return { oneWay: tf.add(a.oneWay, b.oneWay), twoWay: a.twoWay.map((x, k) => tf.add(x, b.twoWay[k])) };
+}
+
+/**
+ * The loss from marginal sums over `n` rows (see the module comment). Scalar, nats per marginal.
+ */
+export function lossFromSums(sums: MarginalSums, n: number, t: TargetTensors): tf.Scalar {
+  const inv = 1 / n;
+  const logM = (s: tf.Tensor): tf.Tensor => tf.log(tf.add(tf.mul(s, inv), LOSS_EPS));
+  let cross = tf.sum(tf.mul(t.oneWay, logM(sums.oneWay)));
+  sums.twoWay.forEach((s, k) => {
+    cross = tf.add(cross, tf.sum(tf.mul(t.twoWay[k], logM(s))));
+  });
+  return tf.div(tf.sub(t.targets.negEntropy, cross), t.targets.count) as tf.Scalar;
+}
+
+/** `lossFromSums(marginalSums(probs), B)`: the training loss of one batch. */
+export function marginalLoss(probs: tf.Tensor2D, t: TargetTensors): tf.Scalar {
+  return lossFromSums(marginalSums(probs, t), probs.shape[0], t);
+}
+
+/**
+ * The same loss in plain float64 JavaScript, from model marginals given as arrays (tests,
+ * evaluation scripts): `oneWay[f]` length K_f, `twoWay` keyed `"f,g"` (f < g, feature indices),
+ * row-major K_f x K_g.
+ */
+export function klLoss(targets: MarginalTargets, oneWay: ArrayLike<number>[], twoWay: Map<string, ArrayLike<number>>): number {
+  const { layout } = targets;
+  let total = 0;
+  for (let f = 0; f < layout.features.length; f++) {
+    const q = targets.oneWay.subarray(layout.offsets[f], layout.offsets[f + 1]);
+    for (let i = 0; i < q.length; i++) if (q[i] > 0) total += q[i] * Math.log(q[i] / (oneWay[f][i] + LOSS_EPS));
+  }
+  for (const b of targets.blocks) {
+    const w = b.c1 - b.c0;
+    for (const [f, g] of b.pairs) {
+      const m = twoWay.get(`${f},${g}`);
+      if (m === undefined) throw new RangeError(`model 2-way marginal ${f},${g} missing`);
+      const kg = layout.cardinalities[g];
+      const col = layout.offsets[g] - b.c0;
+      for (let r = 0; r < layout.cardinalities[f]; r++) {
+        for (let c = 0; c < kg; c++) {
+          const q = b.target[r * w + col + c];
+          if (q > 0) total += q * Math.log(q / (m[r * kg + c] + LOSS_EPS));
+        }
+      }
+    }
+  }
+  return total / targets.count;
+}

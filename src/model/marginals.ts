@@ -1,0 +1,200 @@
+/**
+ * The training targets: the 1-way and 2-way marginals of the statistical description
+ * (DESIGN §2), laid out for the loss in `loss.ts`.
+ *
+ * Codes are concatenated feature by feature: feature f owns columns `[offset_f, offset_f + K_f)`
+ * of a D-wide row, D = sum_f K_f (the same layout as the generator's logits and the sampling
+ * kernel's input).
+ *
+ * 2-way targets are grouped into *pair blocks* so that the model's 2-way marginals come out of a
+ * few matrix products instead of one per pair: for the lower-indexed feature f of the given pairs
+ * (f, g), g > f, a block covers one contiguous column span `[c0, c1)` holding the partners g, and
+ * the model side computes `P_f^T P[:, c0:c1] / B` (K_f x (c1 - c0)) in one `matMul`. The target of
+ * a block is zero on the columns of partners that were not given, so those entries contribute
+ * nothing to the loss. A run of partners is split into several blocks when the columns skipped
+ * would cost more than the columns used (see {@link buildTargets}). Never a D x D product per row.
+ */
+import type { Metadata } from "../types";
+
+/** Thrown when metadata cannot be turned into targets (mismatched lengths, unknown features). */
+export class MetadataError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "MetadataError";
+  }
+}
+
+/** The code layout of a model: feature names, K_f, column offsets, total width D. */
+export interface Layout {
+  features: string[];
+  /** K_f per feature, in feature order. */
+  cardinalities: number[];
+  /** offset_f: first column of feature f; offsets[F] = D. */
+  offsets: number[];
+  /** D = sum_f K_f. */
+  width: number;
+}
+
+/** A group of 2-way targets sharing the row feature f (see the module comment). */
+export interface PairBlock {
+  /** Row feature index f. */
+  f: number;
+  /** Column span [c0, c1) of the concatenated code layout (inside features > f). */
+  c0: number;
+  c1: number;
+  /** Target, K_f x (c1 - c0) row-major: P(f = i, code c0 + j) for given pairs, 0 elsewhere. */
+  target: Float32Array;
+  /** The pairs [f, g] this block carries. */
+  pairs: [number, number][];
+}
+
+/** Everything the loss needs, as plain arrays (tensors are made by `loss.ts`). */
+export interface MarginalTargets {
+  layout: Layout;
+  /** Concatenated 1-way targets, length D; each feature's slice sums to 1. */
+  oneWay: Float32Array;
+  blocks: PairBlock[];
+  /** The distinct given pairs [f, g] with f < g. */
+  pairs: [number, number][];
+  /** F + number of pairs: the loss is a mean over this many marginals. */
+  count: number;
+  /** sum over all marginals of sum_i q_i ln q_i (nats; 0 ln 0 = 0): the entropy part of the KL. */
+  negEntropy: number;
+}
+
+/** Builds the {@link Layout} of `meta`. @throws MetadataError for a missing or bad K_f. */
+export function layoutOf(meta: Pick<Metadata, "features" | "cardinalities">): Layout {
+  const cardinalities = meta.features.map((f) => {
+    const k = meta.cardinalities[f];
+    if (!Number.isInteger(k) || k < 1) throw new MetadataError(`cardinality of feature "${f}" must be a positive integer`);
+    return k;
+  });
+  const offsets = [0];
+  for (const k of cardinalities) offsets.push(offsets[offsets.length - 1] + k);
+  return { features: [...meta.features], cardinalities, offsets, width: offsets[offsets.length - 1] };
+}
+
+/**
+ * A probability vector from possibly noisy input (client-side privacy noise may leave small
+ * negatives or a sum off 1): non-finite and negative entries become 0, the rest is renormalised;
+ * an all-zero vector becomes uniform.
+ */
+export function sanitizeProbs(p: readonly number[]): Float64Array {
+  const out = new Float64Array(p.length);
+  let s = 0;
+  for (let i = 0; i < p.length; i++) {
+    const v = p[i];
+    out[i] = Number.isFinite(v) && v > 0 ? v : 0;
+    s += out[i];
+  }
+  if (s > 0) for (let i = 0; i < out.length; i++) out[i] /= s;
+  else out.fill(1 / p.length);
+  return out;
+}
+
+function negEntropyOf(q: ArrayLike<number>): number {
+  let h = 0;
+  for (let i = 0; i < q.length; i++) if (q[i] > 0) h += q[i] * Math.log(q[i]);
+  return h;
+}
+
+/**
+ * Builds the training targets from metadata (DESIGN §2): `empirical_probs` (1-way, one per
+ * feature) and `marginals` (2-way, optional). A pair given as [g, f] with g after f is transposed
+ * to [f, g]; a pair given twice is averaged; a pair of a feature with itself is rejected.
+ * Probabilities are sanitised with {@link sanitizeProbs}.
+ * @throws MetadataError for unknown features or lengths that disagree with the cardinalities.
+ */
+export function buildTargets(meta: Metadata): MarginalTargets {
+  const layout = layoutOf(meta);
+  const { features, cardinalities: K, offsets } = layout;
+  const F = features.length;
+  const index = new Map(features.map((f, i) => [f, i]));
+  if (index.size !== F) throw new MetadataError("feature names must be distinct");
+
+  const oneWay = new Float32Array(layout.width);
+  let negEntropy = 0;
+  for (let f = 0; f < F; f++) {
+    const p = meta.empirical_probs[features[f]];
+    if (!Array.isArray(p) || p.length !== K[f]) {
+      throw new MetadataError(`empirical_probs of "${features[f]}" must have ${K[f]} entries`);
+    }
+    const q = sanitizeProbs(p);
+    oneWay.set(q, offsets[f]);
+    negEntropy += negEntropyOf(q);
+  }
+
+  // Distinct pairs, oriented f < g, duplicates averaged.
+  const sums = new Map<number, { f: number; g: number; q: Float64Array; n: number }>();
+  for (const [i, m] of (meta.marginals ?? []).entries()) {
+    const [a, b] = m.features;
+    const fa = index.get(a);
+    const fb = index.get(b);
+    if (fa === undefined || fb === undefined) throw new MetadataError(`marginals[${i}] names an unknown feature`);
+    if (fa === fb) throw new MetadataError(`marginals[${i}] pairs feature "${a}" with itself`);
+    if (m.probs.length !== K[fa] * K[fb]) {
+      throw new MetadataError(`marginals[${i}].probs must have ${K[fa]} x ${K[fb]} = ${K[fa] * K[fb]} entries`);
+    }
+    let q = sanitizeProbs(m.probs);
+    let f = fa;
+    let g = fb;
+    if (fa > fb) {
+      f = fb;
+      g = fa;
+      const t = new Float64Array(q.length); // transpose K_a x K_b -> K_b x K_a
+      for (let r = 0; r < K[fa]; r++) for (let c = 0; c < K[fb]; c++) t[c * K[fa] + r] = q[r * K[fb] + c];
+      q = t;
+    }
+    const key = f * F + g;
+    const cur = sums.get(key);
+    if (cur === undefined) sums.set(key, { f, g, q, n: 1 });
+    else {
+      for (let j = 0; j < q.length; j++) cur.q[j] += q[j];
+      cur.n += 1;
+    }
+  }
+  const pairList = [...sums.values()].sort((x, y) => x.f - y.f || x.g - y.g);
+  for (const p of pairList) {
+    if (p.n > 1) for (let j = 0; j < p.q.length; j++) p.q[j] /= p.n;
+    negEntropy += negEntropyOf(p.q);
+  }
+
+  // Group the partners of each row feature into contiguous column spans.
+  const blocks: PairBlock[] = [];
+  for (let f = 0; f < F; f++) {
+    const mine = pairList.filter((p) => p.f === f);
+    let run: typeof mine = [];
+    const flush = (): void => {
+      if (run.length === 0) return;
+      const c0 = offsets[run[0].g];
+      const c1 = offsets[run[run.length - 1].g + 1];
+      const w = c1 - c0;
+      const target = new Float32Array(K[f] * w);
+      for (const p of run) {
+        const kg = K[p.g];
+        const col = offsets[p.g] - c0;
+        for (let r = 0; r < K[f]; r++) for (let c = 0; c < kg; c++) target[r * w + col + c] = p.q[r * kg + c];
+      }
+      blocks.push({ f, c0, c1, target, pairs: run.map((p) => [p.f, p.g]) });
+      run = [];
+    };
+    for (const p of mine) {
+      if (run.length > 0) {
+        const end = offsets[run[run.length - 1].g + 1];
+        const gap = offsets[p.g] - end; // columns that would be computed for nothing
+        if (gap > K[p.g]) flush();
+      }
+      run.push(p);
+    }
+    flush();
+  }
+
+  return {
+    layout,
+    oneWay,
+    blocks,
+    pairs: pairList.map((p) => [p.f, p.g]),
+    count: F + pairList.length,
+    negEntropy,
+  };
+}
