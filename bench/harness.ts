@@ -38,18 +38,31 @@ export function removeDir(dir: string): void {
 }
 
 /**
+ * Default per-org rate limit of the servers started here (`SYNTHD_RATE_LIMIT`, requests per
+ * minute): the benchmarks and integration tests measure other things than the 60/min default
+ * (a latency benchmark sends thousands of requests a minute), so they run with a limit they never
+ * reach. Pass `env: { SYNTHD_RATE_LIMIT: "60" }` (or `""` for the built-in default) to test limits.
+ */
+export const HARNESS_RATE_LIMIT = "1000000";
+
+/**
  * Starts `synthd serve --port 0` on `dataDir` and resolves once it printed its listening line.
+ * `env` is added to the child's environment (after {@link HARNESS_RATE_LIMIT}).
  * @throws Error when the process exits first or prints nothing within `timeoutMs`.
  */
 export function startServer(
   dataDir: string,
   extraArgs: string[] = [],
   timeoutMs = 60_000,
+  env: Record<string, string> = {},
 ): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
     [CLI, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir, ...extraArgs],
-    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SYNTHD_API_KEY: "", SYNTHD_URL: "" } },
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, SYNTHD_API_KEY: "", SYNTHD_URL: "", SYNTHD_RATE_LIMIT: HARNESS_RATE_LIMIT, ...env },
+    },
   );
   let out = "";
   let err = "";

@@ -108,15 +108,20 @@ export interface ModelError {
 /** The Model resource (contract: "Resources and their fields"). */
 export interface Model {
   /** `mdl_` + 12 lowercase hex. */
-  id: string;
+  id: string & tags.Pattern<"^mdl_[0-9a-f]{12}$">;
   status: ModelStatus;
   config: ModelConfig;
-  current_epoch: number;
+  /** 0 at creation. */
+  current_epoch: number & tags.Type<"uint32">;
+  /** null at creation. */
   train_loss: number | null;
+  /** null at creation. */
   val_loss: number | null;
   /** ISO 8601 UTC. */
-  created_at: string;
-  updated_at: string;
+  created_at: string & tags.Format<"date-time">;
+  /** ISO 8601 UTC. */
+  updated_at: string & tags.Format<"date-time">;
+  /** null unless `status` is `failed`; then `{ code, message }`. */
   error: ModelError | null;
 }
 
@@ -154,6 +159,46 @@ export interface Envelope<T> {
   object: "model" | "list" | "generation" | "model_metadata";
   data: T;
   metadata: { timestamp: string; has_more?: boolean };
+}
+
+/** `metadata` of a success envelope. */
+export interface ResponseMetadata {
+  /** ISO 8601 UTC time of the response. */
+  timestamp: string & tags.Format<"date-time">;
+}
+
+/** `metadata` of a list envelope. */
+export interface ListResponseMetadata extends ResponseMetadata {
+  /** True when a further page exists (pass the last item's id as `starting_after`). */
+  has_more: boolean;
+}
+
+/** Response of Create Model (201) and Get Model (200): envelope object `model`. */
+export interface ModelResponse {
+  object: "model";
+  data: Model;
+  metadata: ResponseMetadata;
+}
+
+/** Response of List Models (200): envelope object `list`, newest first. */
+export interface ModelListResponse {
+  object: "list";
+  data: Model[];
+  metadata: ListResponseMetadata;
+}
+
+/** Response of Generate (200): envelope object `generation` (DESIGN §2). */
+export interface GenerationResponse {
+  object: "generation";
+  data: Generation;
+  metadata: ResponseMetadata;
+}
+
+/** Response of Get Model Metadata (200, extension): envelope object `model_metadata`. */
+export interface ModelMetadataResponse {
+  object: "model_metadata";
+  data: Metadata;
+  metadata: ResponseMetadata;
 }
 
 /** `error.type` values (contract: "Error types"). */
@@ -203,11 +248,15 @@ export interface ErrorBody {
   error: {
     type: ErrorType;
     code: ErrorCode;
+    /** Human-readable description. */
     message: string;
-    doc_url: string;
+    /** `{docs_url}/docs/errors#<code>`. */
+    doc_url: string & tags.Format<"uri">;
+    /** Offending parameter path, e.g. `body.config.batch_size`; present when applicable. */
     param?: string;
   };
-  request_id: string;
+  /** `req_` + 24 characters from `[A-Za-z0-9]`; equals the `X-Request-Id` header. */
+  request_id: string & tags.Pattern<"^req_[A-Za-z0-9]{24}$">;
 }
 
 /** Defaults of the returned config (contract: "Model config (as returned)"). */

@@ -65,7 +65,11 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/** Starts a server on 127.0.0.1:0 with a fresh store; `opts` override server options. */
+/**
+ * Starts a server on 127.0.0.1:0 with a fresh store; `opts` override server options. Rate limits
+ * default to 1,000,000 per minute here (these tests are about other behaviour); the limit tests
+ * in test/contract set their own.
+ */
 export async function startHarness(opts: Partial<ServerOptions> = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "synthd-server-"));
   const store = new Store(dir);
@@ -88,6 +92,8 @@ export async function startHarness(opts: Partial<ServerOptions> = {}): Promise<H
     store,
     engine,
     logger: pino({ level: "info" }, sink),
+    rateLimit: 1_000_000,
+    authFailureLimit: 1_000_000,
     ...opts,
   });
   return {

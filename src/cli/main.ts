@@ -17,6 +17,7 @@ import {
   evaluateCommand,
 } from "./client-commands";
 import { reportAndExit } from "./output";
+import { registerUsageCommands } from "./usage";
 
 function int(name: string, min: number): (v: string) => number {
   return (v) => {
@@ -101,6 +102,7 @@ export function buildProgram(): Command {
     .option("--json", "print JSON instead of tables", false)
     .action(evaluateCommand);
 
+  registerUsageCommands(program);
   return program;
 }
 

@@ -17,6 +17,8 @@ import type { Ctx, Services } from "./context";
 import { errorBody, setErrorResponse, toApiError } from "./errors";
 import { createLogger } from "./log";
 import { runPipeline } from "./pipeline";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, WINDOW_MS } from "./rateLimiter";
+import { IDEMPOTENCY_TTL_MS } from "./steps/idempotency";
 import { startBodyRead } from "./steps/readBody";
 
 /** Default `maxBodyBytes`: 16 MiB (DESIGN §3). */
@@ -38,6 +40,15 @@ export interface ServerOptions {
   maxBodyBytes?: number;
   /** Default: pino to stderr at level `info`. */
   logger?: Logger;
+  /**
+   * Requests per minute of an org without its own `rate_limit` (`Store.setOrgLimits`); default
+   * {@link DEFAULT_RATE_LIMIT} (60, the contract's default).
+   */
+  rateLimit?: number;
+  /** Failed authentications per minute per client address; default {@link DEFAULT_AUTH_FAILURE_LIMIT} (60). */
+  authFailureLimit?: number;
+  /** Current time in Unix milliseconds; default `Date.now`. Tests inject one to move through rate windows, months and key expiry. */
+  clock?: () => number;
 }
 
 /** A listening server. */
@@ -57,13 +68,21 @@ const DRAIN_TIMEOUT_MS = 10_000;
 /** uSockets listen option (exported at run time as `uWS.LIBUS_LISTEN_EXCLUSIVE_PORT`; typed only as an enum). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
+/** How often expired rate counters, idempotency records and tombstones are swept: 10 minutes. */
+const SWEEP_INTERVAL_MS = 10 * 60_000;
+
 /**
  * Starts the HTTP server (contract: all endpoints under `/v1`, plus the public `/docs/errors`).
  * The port is bound exclusively (no `SO_REUSEPORT`): a second server on the same port fails.
+ *
+ * The server assumes it is the only one serving `opts.store`: at start it loads the persisted rate
+ * counters (its HTTP thread is then their only admitter), releases idempotency records left in
+ * flight by a previous process, and sweeps expired records (again every 10 minutes).
  * @throws Error when the address cannot be bound (in use, or not an address of this host).
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const logger = opts.logger ?? createLogger();
+  const clock = opts.clock ?? Date.now;
   const services: Services = {
     store: opts.store,
     engine: opts.engine,
@@ -71,7 +90,30 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     debug: opts.debug ?? false,
     docsUrl: "",
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    clock,
+    limiter: new RateLimiter(),
+    rateLimit: opts.rateLimit ?? DEFAULT_RATE_LIMIT,
+    authFailureLimit: opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT,
   };
+  for (const [name, v] of [["rateLimit", services.rateLimit], ["authFailureLimit", services.authFailureLimit]] as const) {
+    if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be an integer >= 1; got ${v}`);
+  }
+  // An awaited write transaction: every write queued before it (e.g. by a server that ran on
+  // this store in this process) is committed once it resolves, so the counters read next are current.
+  const released = await opts.store.releaseInFlightIdempotency();
+  if (released > 0) logger.warn({ released }, "released idempotency keys left in flight by a previous process");
+  services.limiter = new RateLimiter(opts.store.rateCounterEntries());
+  const sweep = async (): Promise<void> => {
+    const now = clock();
+    services.limiter.sweep(now);
+    await opts.store.sweepRateCounters(Math.floor(now / WINDOW_MS) - 1);
+    await opts.store.sweepExpired(now, IDEMPOTENCY_TTL_MS);
+  };
+  await sweep();
+  const sweeper = setInterval(() => {
+    sweep().catch((err: unknown) => logger.error({ err }, "sweep of expired records failed"));
+  }, SWEEP_INTERVAL_MS);
+  sweeper.unref();
 
   let inFlight = 0;
   let onIdle: (() => void) | undefined;
@@ -141,8 +183,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       cb: (ls: us_listen_socket | false) => void,
     ) => void;
     listen.call(app, opts.host, opts.port, LIBUS_LISTEN_EXCLUSIVE_PORT, (ls) => {
-      if (ls === false) reject(new Error(`cannot listen on ${opts.host}:${opts.port} (address in use or not available)`));
-      else resolve(ls);
+      if (ls !== false) return resolve(ls);
+      clearInterval(sweeper);
+      reject(new Error(`cannot listen on ${opts.host}:${opts.port} (address in use or not available)`));
     });
   });
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
@@ -152,6 +195,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      clearInterval(sweeper);
       uWS.us_listen_socket_close(listenSocket);
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {
@@ -179,8 +223,13 @@ function writeResponse(res: HttpResponse, ctx: Ctx): void {
     res.writeStatus(`${r.status} ${STATUS_CODES[r.status] ?? ""}`.trimEnd());
     for (const [k, v] of Object.entries(ctx.responseHeaders)) res.writeHeader(k, v);
     for (const [k, v] of Object.entries(r.headers)) res.writeHeader(k, v);
-    if (r.body === undefined) res.endWithoutBody(undefined, close);
-    else res.end(r.body, close);
+    // No body (204): no Content-Length either (RFC 9110 §8.6). uWS writes a bogus length when
+    // endWithoutBody gets `undefined` as the length, so call it without arguments; only when the
+    // connection must be closed (unread body bytes) is `Content-Length: 0` sent with the close.
+    if (r.body === undefined) {
+      if (close) res.endWithoutBody(0, true);
+      else res.endWithoutBody();
+    } else res.end(r.body, close);
   });
 }
 
@@ -192,6 +241,7 @@ function logRequest(logger: Logger, ctx: Ctx): void {
       method: ctx.method,
       route: ctx.route?.def.pattern ?? null,
       status: ctx.aborted ? null : (ctx.response?.status ?? null),
+      replay_of: ctx.replayOf,
       aborted: ctx.aborted || undefined,
       ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
     },

@@ -9,6 +9,7 @@
 import type { Logger } from "pino";
 import type { Engine } from "../engine/types";
 import type { Environment, Store } from "../store";
+import type { RateLimiter } from "./rateLimiter";
 import type { BodySource } from "./steps/readBody";
 import type { RouteDef } from "./routes";
 
@@ -23,6 +24,14 @@ export interface Services {
   docsUrl: string;
   /** Largest accepted request body in bytes; larger gives 413 `request_too_large`. */
   maxBodyBytes: number;
+  /** Current time in Unix milliseconds: rate windows, quota months, idempotency expiry. Injectable for tests. */
+  clock: () => number;
+  /** The sliding window counters (the HTTP thread is their only admitter). */
+  limiter: RateLimiter;
+  /** Requests per minute of an org without its own `rate_limit`. */
+  rateLimit: number;
+  /** Failed authentications per minute per client address. */
+  authFailureLimit: number;
 }
 
 /** The authenticated caller (set by the `authenticate` step). Models are scoped by (org, env). */
@@ -77,6 +86,8 @@ export interface Ctx {
   responseHeaders: Record<string, string>;
   /** Set by the handler step or by the error boundary. */
   response?: PendingResponse;
+  /** Set by `idempotency` when the response is a replay: the `request_id` of the original request. */
+  replayOf?: string;
 }
 
 /** Calls the rest of the chain. */

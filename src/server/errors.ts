@@ -5,7 +5,7 @@
  * thrown into `{ error: { type, code, message, doc_url, param? }, request_id }` with the status
  * and type that `ERROR_CODES` fixes for the code. Engine errors are mapped here, once.
  */
-import { EngineUnavailableError, GenerateInputError } from "../engine/types";
+import { EngineModelError, EngineUnavailableError, GenerateInputError } from "../engine/types";
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from "../types";
 import type { Ctx } from "./context";
 
@@ -46,6 +46,9 @@ export function modelNotFound(id: string): ApiError {
  * - `ApiError`: itself;
  * - `EngineUnavailableError`: 503 `training_service_unavailable` with `Retry-After` (whole seconds, >= 1);
  * - `GenerateInputError`: 400 `parameter_invalid` with its `param`;
+ * - `EngineModelError` (the model was deleted, or left `training`/`ready`, between the server's
+ *   check and the worker's): 404 `model_not_found` / 400 `model_not_ready` with its message
+ *   (which names the model, and for `model_not_ready` its state);
  * - anything else: 500 `internal_error`, whose message is generic unless `debug`.
  */
 export function toApiError(err: unknown, debug: boolean): ApiError {
@@ -60,13 +63,23 @@ export function toApiError(err: unknown, debug: boolean): ApiError {
     );
   }
   if (err instanceof GenerateInputError) return paramInvalid(err.param, err.message);
+  if (err instanceof EngineModelError) {
+    if (err.code === "model_not_found") return new ApiError("model_not_found", `${err.message}.`.replace(/\.\.$/, "."));
+    const state = err.status === undefined ? "" : `; generation needs state 'training' or 'ready'`;
+    return new ApiError("model_not_ready", `${err.message}${state}.`.replace(/\.\.$/, "."));
+  }
   const detail = debug && err instanceof Error ? `: ${err.message}` : ".";
   return new ApiError("internal_error", `An unexpected error occurred on the server${detail}`);
 }
 
 /** True when `err` maps to a 5xx `internal_error` (i.e. it is a bug or an unexpected failure). */
 export function isUnexpected(err: unknown): boolean {
-  return !(err instanceof ApiError || err instanceof EngineUnavailableError || err instanceof GenerateInputError);
+  return !(
+    err instanceof ApiError ||
+    err instanceof EngineUnavailableError ||
+    err instanceof GenerateInputError ||
+    err instanceof EngineModelError
+  );
 }
 
 /** The error envelope for `err` (contract: "Error envelope"). `param` appears only when set. */

@@ -6,12 +6,19 @@
  * without a valid key gets 401, whatever its path or body (contract: "Authentication"). The body
  * itself starts streaming in as soon as the request arrives (see `steps/readBody.ts`); the
  * `readBody` step is where the pipeline waits for it.
+ *
+ * Limits come right around authentication (`steps/rateLimit.ts`): an address with too many failed
+ * authentications is refused before its key is looked at, and every authenticated request counts
+ * against its organization before anything else is done with it. Idempotency (`steps/idempotency.ts`)
+ * wraps validation and the handler, so exactly what they answer is stored and replayed.
  */
 import { compose, type Step } from "./context";
 import { authenticate } from "./steps/authenticate";
 import { errorBoundary } from "./steps/errorBoundary";
 import { handle } from "./steps/handle";
+import { idempotency } from "./steps/idempotency";
 import { parseJson } from "./steps/parseJson";
+import { authLimit, rateLimit } from "./steps/rateLimit";
 import { readBody } from "./steps/readBody";
 import { requestId } from "./steps/requestId";
 import { route } from "./steps/route";
@@ -21,16 +28,13 @@ import { validate } from "./steps/validate";
 export const PIPELINE: readonly Step[] = [
   requestId, //     X-Request-Id on every response
   errorBoundary, // anything thrown below -> error envelope (500 logged)
+  authLimit, //     /v1: 429 for an address with too many failed authentications; counts each 401
   authenticate, //  /v1: Bearer key -> ctx.auth, else 401
-  // ---- rateLimit goes here (rate-limit issue): per org from ctx.auth, per client address
-  //      (ctx.remoteAddress) for unauthenticated requests; X-RateLimit-* via ctx.responseHeaders
-  //      so error responses carry them too; 429 with Retry-After.
+  rateLimit, //     per org: X-RateLimit-* on every response, 429 with Retry-After
   route, //         404 route_not_found / 405 method_not_allowed
   readBody, //      size cap -> 413 request_too_large
   parseJson, //     POST: Content-Type + JSON -> ctx.json
-  // ---- idempotency goes here (idempotency issue): POST with Idempotency-Key; wraps next(),
-  //      stores ctx.response of 2xx/4xx (use setErrorResponse from errors.ts on a caught error),
-  //      replays with Idempotent-Replayed: true, 409 idempotency_key_in_use while in flight.
+  idempotency, //   POST + Idempotency-Key: replay, 409 while in flight, else run and store 2xx/4xx
   validate, //      typia body/query -> ctx.input, else 400 parameter_invalid
   handle, //        route handler -> ctx.response
 ];

@@ -12,6 +12,7 @@ import { createModel } from "./handlers/createModel";
 import { errorDocs } from "./handlers/errorDocs";
 import { generate } from "./handlers/generate";
 import { deleteModel, getModel, getModelMetadata, listModels } from "./handlers/models";
+import { openApiJson } from "./openapi";
 
 /** What a handler sees: validated input, path parameters and the caller. */
 export interface HandlerCtx<B, Q> {
@@ -106,5 +107,10 @@ export const ROUTES: readonly RouteDef[] = [
     handler: generate,
   }),
   defineRoute({ method: "GET", pattern: "/v1/models/:model_id/metadata", handler: getModelMetadata }),
+  defineRoute({
+    method: "GET",
+    pattern: "/v1/openapi.json",
+    handler: async () => ({ kind: "text", status: 200, contentType: "application/json", text: openApiJson() }),
+  }),
   defineRoute({ method: "GET", pattern: "/docs/errors", handler: errorDocs }),
 ];

@@ -45,6 +45,24 @@ export interface ServeOptions {
   handleSignals?: boolean;
   /** Default: `createEngine` from `src/engine` (loaded on first use). Tests pass a stand-in. */
   engineFactory?: EngineFactory;
+  /**
+   * Requests per minute of orgs without their own limit (`synthd orgs set --rate-limit`); default
+   * `SYNTHD_RATE_LIMIT` from the environment, else 60 (the contract's default).
+   */
+  rateLimit?: number;
+}
+
+/**
+ * The default per-org rate limit from `SYNTHD_RATE_LIMIT` (requests per minute), or undefined when unset.
+ * @throws Error when it is set but not an integer >= 1.
+ */
+export function rateLimitFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const v = env.SYNTHD_RATE_LIMIT;
+  if (v === undefined || v === "") return undefined;
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < 1) {
+    throw new Error(`SYNTHD_RATE_LIMIT must be an integer >= 1 (requests per minute); got ${JSON.stringify(v)}.`);
+  }
+  return Number(v);
 }
 
 /** A running `synthd serve`. */
@@ -60,13 +78,15 @@ export interface ServeHandle {
 
 /**
  * Opens the store at `dataDir`, starts the engine and resumes every model left in `training`,
- * starts the HTTP server, and then, if the store holds no key at all, creates org `default` with a
+ * starts the HTTP server (which loads the persisted rate counters and releases idempotency keys
+ * left in flight by a crashed process, see `startServer`), and then, if the store holds no key at all, creates org `default` with a
  * sandbox key (returned once as `sandboxKey`; only its SHA-256 is stored).
  * @throws Error when the store cannot be opened, the engine cannot start, or the address cannot be bound
  *   (whatever was opened is closed again).
  */
 export async function serve(opts: ServeOptions): Promise<ServeHandle> {
   const logger = opts.logger ?? createLogger(opts.debug ? "debug" : "info");
+  const rateLimit = opts.rateLimit ?? rateLimitFromEnv();
   mkdirSync(opts.dataDir, { recursive: true });
   const store = new Store(opts.dataDir);
   let engine: Engine | undefined;
@@ -86,6 +106,7 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
       debug: opts.debug,
       docsUrl: opts.docsUrl ?? (process.env.SYNTHD_DOCS_URL || undefined),
       logger,
+      rateLimit,
     });
     // Only once listening: a start that fails must not consume the one-time sandbox key.
     if (store.isEmpty()) sandboxKey = await store.createKey(DEFAULT_ORG, "test");

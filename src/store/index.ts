@@ -12,6 +12,13 @@
  * - `model_index`: [org, env, created_ms, id] -> null   (range scans, newest first)
  * - `metadata`:    model id -> {@link Metadata}
  * - `checkpoints`: model id -> opaque msgpack value written by the engine
+ * - `deleted_models`: model id -> {@link DeletedModel} (tombstones: a deleted id stays a valid
+ *   List cursor for {@link TOMBSTONE_TTL_MS})
+ * - `rate_counters`: limiter key (`org:NAME`, `addr:ADDRESS`) -> {@link RateCounter}
+ * - `usage`:       [org, env, month] -> rows charged in that calendar month (UTC, `YYYY-MM`)
+ * - `usage_ledger`: [org, month, seq] -> {@link LedgerEntry} (live charges and refunds, seq = 0, 1,
+ *   ... in the order written; keyed so one org's month is one range scan)
+ * - `idempotency`: [org, env, key] -> {@link IdempotencyRecord}
  */
 import { createHash, randomBytes } from "node:crypto";
 import { open, type Database, type RootDatabase } from "lmdb";
@@ -23,7 +30,111 @@ export type Environment = "test" | "live";
 export interface OrgRecord {
   name: string;
   created_at: string;
+  /** Requests per minute admitted for this org (both environments together); unset: the server's default (60). */
+  rate_limit?: number;
+  /** Rows per calendar month for the org's live keys (its plan); unset: {@link DEFAULT_LIVE_QUOTA}. */
+  live_quota?: number;
 }
+
+/** Settings of an org that {@link Store.setOrgLimits} changes; `null` clears a setting (back to the default). */
+export interface OrgLimits {
+  rate_limit?: number | null;
+  live_quota?: number | null;
+}
+
+/** Rows per calendar month of the sandbox (the free tier; contract: "Limits"). */
+export const FREE_TIER_ROWS = 100_000;
+/** Rows per calendar month of a live org without its own plan (DESIGN §3). */
+export const DEFAULT_LIVE_QUOTA = 100_000;
+
+/**
+ * The state of one sliding-window rate counter (see `src/server/rateLimiter.ts`): `window` is the
+ * index of the current 60 s window (`floor(unix_ms / 60000)`), `curr` the requests admitted in it,
+ * `prev` those admitted in window `window - 1`.
+ */
+export interface RateCounter {
+  window: number;
+  prev: number;
+  curr: number;
+}
+
+/** One live usage ledger entry: a charge (`rows` > 0) before a Generate, or its refund (`rows` < 0). */
+export interface LedgerEntry {
+  org: string;
+  env: Environment;
+  /** Calendar month (UTC) charged, `YYYY-MM`. */
+  month: string;
+  kind: "charge" | "refund";
+  /** Signed row count: positive for a charge, negative for a refund. */
+  rows: number;
+  model_id: string;
+  request_id: string;
+  /** ISO 8601 UTC time of the charge or refund. */
+  at: string;
+}
+
+/** What a usage charge names besides its rows (kept in the live ledger). */
+export interface ChargeRequest {
+  org: string;
+  env: Environment;
+  /** `YYYY-MM` (UTC) of the charge; a refund must name the month of its charge. */
+  month: string;
+  rows: number;
+  /** Rows allowed in `month` for (org, env); a charge that would exceed it is refused. */
+  quota: number;
+  model_id: string;
+  request_id: string;
+  /** Unix milliseconds of the charge (the ledger entry's `at`). */
+  at_ms: number;
+}
+
+/** Outcome of {@link Store.chargeUsage}: `used` is the month's usage after the charge (or unchanged when refused). */
+export type ChargeResult = { ok: true; used: number } | { ok: false; used: number };
+
+/** Idempotency scope (DESIGN §3): a key belongs to one org and one environment. */
+export interface IdempotencyScope {
+  org: string;
+  env: Environment;
+  key: string;
+}
+
+/** A response stored for replay (only the handler's own headers; never per-request ones). */
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+  /** `request_id` of the request that produced it (the replay's X-Request-Id). */
+  request_id: string;
+}
+
+/** A stored idempotency record: in flight while the first request runs, then its response. */
+export interface IdempotencyRecord {
+  state: "in_flight" | "done";
+  /** SHA-256 of method, path and body of the first request: a reuse with other parameters is refused. */
+  fingerprint: string;
+  /** Unix milliseconds of the first use; the record expires {@link IdempotencyBegin} ttl later. */
+  created_ms: number;
+  /** Set when `state` is `done`. */
+  response?: StoredResponse;
+}
+
+/** Outcome of {@link Store.beginIdempotent}. */
+export type IdempotencyBegin =
+  | { kind: "started" }
+  | { kind: "in_flight" }
+  | { kind: "mismatch" }
+  | { kind: "replay"; response: StoredResponse };
+
+/** A deleted model's place in its (org, env) list, kept so its id still works as a List cursor. */
+export interface DeletedModel {
+  org: string;
+  env: Environment;
+  created_ms: number;
+  deleted_ms: number;
+}
+
+/** How long a deleted model's id stays a valid `starting_after` cursor: 24 hours. */
+export const TOMBSTONE_TTL_MS = 24 * 3600 * 1000;
 
 export interface KeyRecord {
   org: string;
@@ -74,6 +185,11 @@ export class Store {
   private readonly modelIndex: Database<null, (string | number)[]>;
   private readonly metadata: Database<Metadata, string>;
   private readonly checkpoints: Database<unknown, string>;
+  private readonly deleted: Database<DeletedModel, string>;
+  private readonly rateCounters: Database<RateCounter, string>;
+  private readonly usage: Database<number, (string | number)[]>;
+  private readonly ledger: Database<LedgerEntry, (string | number)[]>;
+  private readonly idempotency: Database<IdempotencyRecord, string[]>;
 
   /** Opens (creating if needed) the environment in directory `dir`. */
   constructor(readonly dir: string) {
@@ -84,6 +200,11 @@ export class Store {
     this.modelIndex = this.root.openDB({ name: "model_index" });
     this.metadata = this.root.openDB({ name: "metadata" });
     this.checkpoints = this.root.openDB({ name: "checkpoints" });
+    this.deleted = this.root.openDB({ name: "deleted_models" });
+    this.rateCounters = this.root.openDB({ name: "rate_counters" });
+    this.usage = this.root.openDB({ name: "usage" });
+    this.ledger = this.root.openDB({ name: "usage_ledger" });
+    this.idempotency = this.root.openDB({ name: "idempotency" });
   }
 
   async close(): Promise<void> {
@@ -103,6 +224,43 @@ export class Store {
       if (this.orgs.get(org) === undefined) {
         this.orgs.put(org, { name: org, created_at: new Date().toISOString() });
       }
+    });
+  }
+
+  /** The org's record, or undefined when no such org exists. */
+  getOrg(org: string): OrgRecord | undefined {
+    return this.orgs.get(org);
+  }
+
+  /** Every org, by name. */
+  listOrgs(): OrgRecord[] {
+    return [...this.orgs.getRange({})].map((e) => e.value);
+  }
+
+  /**
+   * Sets (or with `null` clears) the org's request rate limit (requests per minute, >= 1) and live
+   * quota (rows per month, >= 0), creating the org if missing. Takes effect on the next request,
+   * also in a running server. Resolves to the updated record.
+   * @throws RangeError for a limit that is not a safe integer in range.
+   */
+  async setOrgLimits(org: string, limits: OrgLimits): Promise<OrgRecord> {
+    const check = (v: number | null | undefined, min: number, what: string): void => {
+      if (v !== undefined && v !== null && !(Number.isSafeInteger(v) && v >= min)) {
+        throw new RangeError(`${what} must be an integer >= ${min}; got ${v}.`);
+      }
+    };
+    check(limits.rate_limit, 1, "rate_limit");
+    check(limits.live_quota, 0, "live_quota");
+    return this.root.transaction(() => {
+      const cur: OrgRecord = this.orgs.get(org) ?? { name: org, created_at: new Date().toISOString() };
+      const next: OrgRecord = { ...cur };
+      for (const k of ["rate_limit", "live_quota"] as const) {
+        const v = limits[k];
+        if (v === null) delete next[k];
+        else if (v !== undefined) next[k] = v;
+      }
+      this.orgs.put(org, next);
+      return next;
     });
   }
 
@@ -177,8 +335,12 @@ export class Store {
     return this.checkpoints.get(id) as T | undefined;
   }
 
-  /** Removes the model, its index entry, metadata and checkpoint in one transaction. */
-  async deleteModel(id: string): Promise<boolean> {
+  /**
+   * Removes the model, its index entry, metadata and checkpoint in one transaction, and leaves a
+   * tombstone (its place in the list) so that its id stays a valid List cursor for
+   * {@link TOMBSTONE_TTL_MS}. Resolves to false when the model did not exist.
+   */
+  async deleteModel(id: string, nowMs = Date.now()): Promise<boolean> {
     return this.root.transaction(() => {
       const cur = this.models.get(id);
       if (cur === undefined) return false;
@@ -186,13 +348,16 @@ export class Store {
       this.modelIndex.remove(indexKey(cur));
       this.metadata.remove(id);
       this.checkpoints.remove(id);
+      this.deleted.put(id, { org: cur.org, env: cur.env, created_ms: Date.parse(cur.created_at), deleted_ms: nowMs });
       return true;
     });
   }
 
   /**
    * Models of (org, env), newest first, ties by id (DESIGN §3). `startingAfter` is a model id of
-   * the caller; the page starts right after it.
+   * the caller; the page starts right after it. A cursor deleted since (within
+   * {@link TOMBSTONE_TTL_MS}) still marks its place, so paging is stable under concurrent deletes;
+   * models created meanwhile are newer and so never shift later pages.
    * @throws CursorNotFoundError when `startingAfter` names no model of (org, env).
    */
   listModels(org: string, env: Environment, limit: number, startingAfter?: string): ModelPage {
@@ -200,8 +365,13 @@ export class Store {
     let exclusive = false;
     if (startingAfter !== undefined) {
       const cursor = this.getOwnedModel(startingAfter, org, env);
-      if (cursor === undefined) throw new CursorNotFoundError(startingAfter);
-      start = indexKey(cursor);
+      if (cursor !== undefined) {
+        start = indexKey(cursor);
+      } else {
+        const gone = this.deleted.get(startingAfter);
+        if (gone === undefined || gone.org !== org || gone.env !== env) throw new CursorNotFoundError(startingAfter);
+        start = [org, env, gone.created_ms, startingAfter];
+      }
       exclusive = true;
     }
     const items: ModelRecord[] = [];
@@ -224,6 +394,191 @@ export class Store {
     const out: ModelRecord[] = [];
     for (const { value } of this.models.getRange({})) if (value.status === status) out.push(value);
     return out;
+  }
+
+  // ---- rate counters -------------------------------------------------------------------------
+
+  /** Every stored rate counter, by limiter key (loaded once when a server starts). */
+  rateCounterEntries(): [string, RateCounter][] {
+    return [...this.rateCounters.getRange({})].map(({ key, value }) => [key, value]);
+  }
+
+  /** Writes one rate counter; resolves once committed (so it survives a crash of this process). */
+  async putRateCounter(key: string, c: RateCounter): Promise<void> {
+    await this.rateCounters.put(key, { window: c.window, prev: c.prev, curr: c.curr });
+  }
+
+  /** Removes counters whose `window` is before `minWindow` (they no longer affect any estimate). */
+  async sweepRateCounters(minWindow: number): Promise<number> {
+    return this.rateCounters.transaction(() => {
+      let n = 0;
+      for (const { key, value } of this.rateCounters.getRange({})) {
+        if (value.window < minWindow) {
+          this.rateCounters.remove(key);
+          n++;
+        }
+      }
+      return n;
+    });
+  }
+
+  // ---- usage and quota -----------------------------------------------------------------------
+
+  /** Rows charged to (org, env) in `month` (`YYYY-MM`, UTC); 0 when nothing was charged. */
+  getUsage(org: string, env: Environment, month: string): number {
+    return this.usage.get([org, env, month]) ?? 0;
+  }
+
+  /**
+   * Charges `rows` to (org, env, month) in one transaction if the month's usage plus `rows` stays
+   * within `quota`; otherwise charges nothing. Live charges are also written to the ledger in the
+   * same transaction. Atomic across threads and processes (LMDB serialises write transactions).
+   */
+  async chargeUsage(c: ChargeRequest): Promise<ChargeResult> {
+    return this.root.transaction((): ChargeResult => {
+      const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
+      if (used + c.rows > c.quota) return { ok: false, used };
+      this.usage.put([c.org, c.env, c.month], used + c.rows);
+      if (c.env === "live") this.putLedger(c, "charge", c.rows);
+      return { ok: true, used: used + c.rows };
+    });
+  }
+
+  /** Gives back a charge made by {@link chargeUsage} (same fields), with a ledger entry for live. Resolves to the month's usage after it. */
+  async refundUsage(c: ChargeRequest): Promise<number> {
+    return this.root.transaction(() => {
+      const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
+      const next = Math.max(0, used - c.rows);
+      this.usage.put([c.org, c.env, c.month], next);
+      if (c.env === "live") this.putLedger(c, "refund", -c.rows);
+      return next;
+    });
+  }
+
+  private putLedger(c: ChargeRequest, kind: LedgerEntry["kind"], rows: number): void {
+    const entry: LedgerEntry = {
+      org: c.org,
+      env: c.env,
+      month: c.month,
+      kind,
+      rows,
+      model_id: c.model_id,
+      request_id: c.request_id,
+      at: new Date(c.at_ms).toISOString(),
+    };
+    // Key [org, month, seq]: seq numbers the month's entries in the order they were written.
+    let seq = 0;
+    for (const { key } of this.ledger.getRange({ start: [c.org, c.month, Number.MAX_SAFE_INTEGER], end: [c.org, c.month], reverse: true, limit: 1 })) {
+      seq = (key[2] as number) + 1;
+    }
+    this.ledger.put([c.org, c.month, seq], entry);
+  }
+
+  /** Usage rows of `month`: one per (org, env) that was charged, by org then env. */
+  usageOfMonth(month: string): { org: string; env: Environment; rows: number }[] {
+    const out: { org: string; env: Environment; rows: number }[] = [];
+    for (const { key, value } of this.usage.getRange({})) {
+      if (key[2] === month) out.push({ org: key[0] as string, env: key[1] as Environment, rows: value });
+    }
+    return out;
+  }
+
+  /** Ledger entries of `org` in `month`, oldest first (one range scan). */
+  ledgerEntries(org: string, month: string): LedgerEntry[] {
+    const out: LedgerEntry[] = [];
+    for (const { value } of this.ledger.getRange({ start: [org, month], end: [org, month, Number.MAX_SAFE_INTEGER] })) out.push(value);
+    return out;
+  }
+
+  // ---- idempotency ---------------------------------------------------------------------------
+
+  /**
+   * Starts a request under an idempotency key, atomically (one write transaction, so concurrent
+   * requests, even from other threads or processes, see each other's records):
+   * - no record, or one older than `ttlMs`: writes an in-flight record -> `started`;
+   * - a record whose fingerprint differs -> `mismatch`;
+   * - an in-flight record -> `in_flight`; a completed one -> `replay` with its response.
+   */
+  async beginIdempotent(
+    scope: IdempotencyScope,
+    fingerprint: string,
+    nowMs: number,
+    ttlMs: number,
+  ): Promise<IdempotencyBegin> {
+    const k = [scope.org, scope.env, scope.key];
+    return this.idempotency.transaction((): IdempotencyBegin => {
+      const cur = this.idempotency.get(k);
+      if (cur === undefined || cur.created_ms + ttlMs <= nowMs) {
+        this.idempotency.put(k, { state: "in_flight", fingerprint, created_ms: nowMs });
+        return { kind: "started" };
+      }
+      if (cur.fingerprint !== fingerprint) return { kind: "mismatch" };
+      if (cur.state === "in_flight" || cur.response === undefined) return { kind: "in_flight" };
+      return { kind: "replay", response: cur.response };
+    });
+  }
+
+  /** Stores the response of the request that started `scope` (the record keeps its creation time). */
+  async completeIdempotent(scope: IdempotencyScope, response: StoredResponse): Promise<void> {
+    const k = [scope.org, scope.env, scope.key];
+    await this.idempotency.transaction(() => {
+      const cur = this.idempotency.get(k);
+      if (cur === undefined) return;
+      this.idempotency.put(k, { ...cur, state: "done", response });
+    });
+  }
+
+  /** Drops the in-flight record of `scope` (its response is not stored, so a retry executes again). */
+  async abandonIdempotent(scope: IdempotencyScope): Promise<void> {
+    const k = [scope.org, scope.env, scope.key];
+    await this.idempotency.transaction(() => {
+      if (this.idempotency.get(k)?.state === "in_flight") this.idempotency.remove(k);
+    });
+  }
+
+  /** The record of `scope`, if any (expired or not). */
+  getIdempotency(scope: IdempotencyScope): IdempotencyRecord | undefined {
+    return this.idempotency.get([scope.org, scope.env, scope.key]);
+  }
+
+  /**
+   * Removes every in-flight idempotency record. Called when a server starts: records still in
+   * flight then were left by a process that died mid-request (DESIGN §3). Resolves to the count.
+   */
+  async releaseInFlightIdempotency(): Promise<number> {
+    return this.idempotency.transaction(() => {
+      let n = 0;
+      for (const { key, value } of this.idempotency.getRange({})) {
+        if (value.state === "in_flight") {
+          this.idempotency.remove(key);
+          n++;
+        }
+      }
+      return n;
+    });
+  }
+
+  /**
+   * Removes idempotency records older than `ttlMs` and tombstones older than
+   * {@link TOMBSTONE_TTL_MS} at `nowMs`. Resolves to the number removed.
+   */
+  async sweepExpired(nowMs: number, ttlMs: number): Promise<number> {
+    return this.root.transaction(() => {
+      let n = 0;
+      for (const { key, value } of this.idempotency.getRange({})) {
+        if (value.created_ms + ttlMs <= nowMs) {
+          this.idempotency.remove(key);
+          n++;
+        }
+      }
+      for (const { key, value } of this.deleted.getRange({})) {
+        if (value.deleted_ms + TOMBSTONE_TTL_MS <= nowMs) {
+          this.deleted.remove(key);
+          n++;
+        }
+      }
+      return n;
+    });
   }
 }
 

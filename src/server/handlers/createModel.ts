@@ -2,9 +2,11 @@
  * Handler of Create Model, `POST /v1/models` (contract: "Create Model"; DESIGN §2–§3).
  *
  * After typia has checked the body's shape: the semantic checks of `checkMetadata`, then the
- * effective config (aliases `S`/`M`/`L` normalised, defaults filled, `device` = the engine's
- * device), then the record (status `training`, epoch 0, losses and error null) and metadata are
- * stored in one transaction and training is queued. 201, envelope `model`.
+ * monthly quota (402 `quota_exceeded` once the caller's usage this month has reached its quota;
+ * creating charges nothing, see `quota.ts`), then the effective config (aliases `S`/`M`/`L`
+ * normalised, defaults filled, `device` = the engine's device), then the record (status
+ * `training`, epoch 0, losses and error null) and metadata are stored in one transaction and
+ * training is queued. 201, envelope `model`.
  *
  * If the engine cannot take the model (`EngineUnavailableError`, or any other failure to queue),
  * the record is deleted again and the error answered (503 `training_service_unavailable` with
@@ -12,6 +14,7 @@
  */
 import { newModelId, type ModelRecord } from "../../store";
 import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../types";
+import { assertQuotaLeft } from "../quota";
 import type { HandlerCtx, Reply } from "../routes";
 import { checkMetadata } from "./checkMetadata";
 import { toPublicModel } from "./models";
@@ -34,6 +37,7 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
   const { store, engine } = ctx.services;
   const { metadata, config } = ctx.body;
   checkMetadata(metadata);
+  assertQuotaLeft(store, ctx.auth, ctx.services.clock());
 
   let id = newModelId();
   while (store.getModel(id) !== undefined) id = newModelId();
@@ -51,7 +55,6 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
     updated_at: now,
     error: null,
   };
-  // Quota check (402 quota_exceeded) goes here, before anything is stored (quota issue).
   await store.createModel(rec, metadata);
   try {
     await engine.train(id);

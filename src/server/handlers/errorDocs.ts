@@ -12,13 +12,16 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   api_key_invalid: "The key matches no known key, or the header is not of the form 'Bearer <API_KEY>'.",
   parameter_invalid:
     "The request failed validation: missing required field, wrong type, unknown field or out of range. " +
-    "'param' names the field, e.g. body.config.batch_size, query.limit, headers.content-type.",
+    "'param' names the field, e.g. body.config.batch_size, query.limit, headers.content-type; " +
+    "headers.idempotency-key when the key is longer than 255 characters or was used with a different request.",
   model_not_found: "The model id does not exist, is malformed, or belongs to another organization or environment.",
   model_not_ready: "The operation needs a model in state training or ready; the message names the model and its state.",
   training_service_unavailable: "The training service is temporarily unavailable. Retry after the Retry-After seconds.",
   idempotency_key_in_use: "A concurrent request with the same Idempotency-Key is still in progress.",
-  quota_exceeded: "The organization exceeded its monthly usage quota.",
-  rate_limit_exceeded: "The organization exceeded the request rate limit. Retry after the Retry-After seconds.",
+  quota_exceeded:
+    "The organization's monthly row quota (per environment, calendar month UTC) is used up, or a Generate request would cross it; nothing was charged.",
+  rate_limit_exceeded:
+    "The organization exceeded its request rate limit, or this address sent too many requests with a missing or invalid key. Retry after the Retry-After seconds.",
   internal_error: "An unexpected server error. Quote the request_id when reporting it.",
   request_too_large: "The request body exceeds the server's size limit (16 MiB by default).",
   route_not_found: "No endpoint has this URL.",

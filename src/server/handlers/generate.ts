@@ -9,14 +9,18 @@
  * 3. its status is `training` or `ready`: else 400 `model_not_ready` naming the id and state;
  * 4. every latent vector has `config.embedding_dim` finite numbers: else 400 `parameter_invalid`,
  *    param `body.embedding[i]`;
- * 5. the engine generates. `GenerateInputError` -> 400 `parameter_invalid` with its param;
- *    `EngineUnavailableError` -> 503 `training_service_unavailable` with `Retry-After`;
- *    anything else -> 500 `internal_error` (mapped in `errors.ts`).
+ * 5. the rows are charged to the caller's monthly quota in one transaction: a request that would
+ *    cross it is 402 `quota_exceeded` and charges nothing (`quota.ts`);
+ * 6. the engine generates. If it fails the charge is refunded, and `GenerateInputError` -> 400
+ *    `parameter_invalid` with its param; `EngineUnavailableError` -> 503
+ *    `training_service_unavailable` with `Retry-After`; anything else -> 500 `internal_error`
+ *    (mapped in `errors.ts`).
  *
  * 200, envelope `generation`, data = the engine's Generation `{ model_id, num_rows, features, columns }`.
  */
-import { MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../../types";
+import { MAX_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
 import { ApiError, paramInvalid } from "../errors";
+import { charge, refund } from "../quota";
 import type { HandlerCtx, Reply } from "../routes";
 import { ownedModel } from "./models";
 
@@ -57,7 +61,16 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
     }
   }
 
-  // Quota charge (402 quota_exceeded; refund on failure) goes here (quota issue).
-  const generation = await ctx.services.engine.generate(model.id, ctx.body);
+  const { store, engine, clock, logger } = ctx.services;
+  const charged = await charge(store, ctx.auth, rows, model.id, ctx.requestId, clock());
+  let generation: Generation;
+  try {
+    generation = await engine.generate(model.id, ctx.body);
+  } catch (err) {
+    await refund(store, charged, clock()).catch((refundErr: unknown) =>
+      logger.error({ err: refundErr, req_id: ctx.requestId, model_id: model.id, rows }, "could not refund a failed generation"),
+    );
+    throw err;
+  }
   return { kind: "envelope", status: 200, object: "generation", data: generation };
 }

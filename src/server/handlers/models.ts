@@ -71,13 +71,14 @@ export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Pro
 
 /**
  * `DELETE /v1/models/{model_id}`: stops training and frees the model's memory (`engine.stop`),
- * then removes the record, metadata and checkpoint in one transaction. 204, empty body.
+ * then removes the record, metadata and checkpoint in one transaction (leaving a tombstone so the
+ * id stays a valid List cursor for a day). 204, empty body; later lookups are 404.
  * When the engine cannot stop it (503), nothing is deleted and the client may retry.
  */
 export async function deleteModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
   const rec = ownedModel(ctx);
   await ctx.services.engine.stop(rec.id);
-  await ctx.services.store.deleteModel(rec.id);
+  await ctx.services.store.deleteModel(rec.id, ctx.services.clock());
   return { kind: "empty", status: 204 };
 }
 

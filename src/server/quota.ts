@@ -1,0 +1,134 @@
+/**
+ * Monthly usage quotas (contract: "Limits", Monthly usage quota; DESIGN §3).
+ *
+ * Usage is counted in generated rows per calendar month (UTC) per (org, environment). The sandbox
+ * (`svc_test_` keys) has the free tier, {@link FREE_TIER_ROWS}; live keys have the org's plan
+ * (`OrgRecord.live_quota`, default {@link DEFAULT_LIVE_QUOTA}; set with `synthd orgs set`).
+ *
+ * - Generate charges its rows (`embedding.num_rows`, or the number of latent vectors) in one LMDB
+ *   transaction before the engine runs; a request that would take the month's usage over the quota
+ *   is refused with 402 `quota_exceeded` and charges nothing. If the engine then fails, the charge
+ *   is refunded in another transaction, so usage counts only rows actually generated.
+ * - Create Model charges nothing, and is refused with 402 once the month's usage has reached the
+ *   quota (there would be nothing left to generate with).
+ * - Live charges and refunds are also written to the usage ledger (`Store.ledgerEntries`), which
+ *   `synthd usage` reports.
+ */
+import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS, type ChargeRequest, type Environment, type Store } from "../store";
+import type { Auth } from "./context";
+import { ApiError } from "./errors";
+
+/** The calendar month (UTC) of `ms` as `YYYY-MM`. */
+export function monthOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
+/** The first instant of the month after `month` (`YYYY-MM`), as an ISO 8601 UTC string. */
+export function nextMonthStart(month: string): string {
+  const [y, m] = month.split("-").map(Number);
+  return new Date(Date.UTC(y, m, 1)).toISOString();
+}
+
+/** Rows per month allowed to (org, env): the free tier for the sandbox, the org's plan for live. */
+export function quotaOf(store: Store, org: string, env: Environment): number {
+  if (env === "test") return FREE_TIER_ROWS;
+  return store.getOrg(org)?.live_quota ?? DEFAULT_LIVE_QUOTA;
+}
+
+function envName(env: Environment): string {
+  return env === "test" ? "sandbox" : "live";
+}
+
+/** The 402 error for (caller, month). */
+function quotaExceeded(auth: Auth, month: string, used: number, quota: number, asked?: number): ApiError {
+  const ask = asked === undefined ? "" : ` This request asks for ${asked} rows.`;
+  return new ApiError(
+    "quota_exceeded",
+    `Your organization has used ${used} of its ${quota} ${envName(auth.env)} rows for ${month}.${ask} ` +
+      `The quota resets at ${nextMonthStart(month)}.`,
+  );
+}
+
+/**
+ * Create Model's check: 402 when (org, env)'s usage in the current month has reached its quota.
+ * @throws ApiError `quota_exceeded`.
+ */
+export function assertQuotaLeft(store: Store, auth: Auth, nowMs: number): void {
+  const month = monthOf(nowMs);
+  const quota = quotaOf(store, auth.org, auth.env);
+  const used = store.getUsage(auth.org, auth.env, month);
+  if (used >= quota) throw quotaExceeded(auth, month, used, quota);
+}
+
+/** A charge taken by {@link charge}; pass it to {@link refund} if the work fails. */
+export type Charge = ChargeRequest;
+
+/**
+ * Charges `rows` generated from `modelId` to the caller's current month, atomically.
+ * @throws ApiError 402 `quota_exceeded` (nothing charged) when usage + rows would exceed the quota.
+ */
+export async function charge(
+  store: Store,
+  auth: Auth,
+  rows: number,
+  modelId: string,
+  requestId: string,
+  nowMs: number,
+): Promise<Charge> {
+  const month = monthOf(nowMs);
+  const quota = quotaOf(store, auth.org, auth.env);
+  const c: Charge = { org: auth.org, env: auth.env, month, rows, quota, model_id: modelId, request_id: requestId, at_ms: nowMs };
+  const r = await store.chargeUsage(c);
+  if (!r.ok) throw quotaExceeded(auth, month, r.used, quota, rows);
+  return c;
+}
+
+/** Gives back a charge (same month as charged) at `nowMs`. */
+export async function refund(store: Store, c: Charge, nowMs: number): Promise<void> {
+  await store.refundUsage({ ...c, at_ms: nowMs });
+}
+
+/** One line of the usage report: (org, env) in one month. */
+export interface UsageLine {
+  org: string;
+  env: Environment;
+  /** `YYYY-MM` (UTC). */
+  month: string;
+  /** Rows charged (net of refunds). */
+  rows: number;
+  quota: number;
+  remaining: number;
+  /** Live only: the month's ledger, summed (`charged - refunded` equals `rows`). */
+  ledger?: { entries: number; charged: number; refunded: number };
+}
+
+/**
+ * Usage of `month` for every org (or just `org`), both environments, read from the store directly
+ * (what `synthd usage` prints).
+ * @throws Error when `org` is given and does not exist.
+ */
+export function usageReport(store: Store, month: string, org?: string): UsageLine[] {
+  let orgs = store.listOrgs().map((o) => o.name);
+  if (org !== undefined) {
+    if (store.getOrg(org) === undefined) throw new Error(`No organization named ${JSON.stringify(org)} in this store.`);
+    orgs = [org];
+  }
+  const out: UsageLine[] = [];
+  for (const name of orgs) {
+    for (const env of ["test", "live"] as const) {
+      const rows = store.getUsage(name, env, month);
+      const quota = quotaOf(store, name, env);
+      const line: UsageLine = { org: name, env, month, rows, quota, remaining: Math.max(0, quota - rows) };
+      if (env === "live") {
+        const entries = store.ledgerEntries(name, month);
+        line.ledger = {
+          entries: entries.length,
+          charged: entries.filter((e) => e.rows > 0).reduce((s, e) => s + e.rows, 0),
+          refunded: -entries.filter((e) => e.rows < 0).reduce((s, e) => s + e.rows, 0),
+        };
+      }
+      out.push(line);
+    }
+  }
+  return out;
+}

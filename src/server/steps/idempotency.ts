@@ -1,0 +1,110 @@
+/**
+ * Step `idempotency` (contract: "Idempotency (all POST endpoints)"; DESIGN §3), after the model of
+ * Stripe's idempotent requests (docs.stripe.com/api/idempotent_requests):
+ *
+ * - applies to POST requests carrying `Idempotency-Key` (1 to 255 characters, else 400
+ *   `parameter_invalid`, param `headers.idempotency-key`); the key is scoped by (org, environment);
+ *   on GET and DELETE, which are idempotent anyway, the header is ignored;
+ * - before the request executes, an in-flight record is inserted if absent, in one LMDB write
+ *   transaction (so concurrent duplicates, even in other threads or processes, see it);
+ * - a duplicate while the first is in flight: 409 `idempotency_key_in_use` (the SDK retries it);
+ * - the same key with a different request (method, path, query or JSON body differ): 400
+ *   `parameter_invalid`, param `headers.idempotency-key` (keys can only be reused with the same
+ *   parameters);
+ * - when the first request ends with a 2xx or a 4xx other than 401, 409 and 429, its status, body
+ *   and own headers (Content-Type) are stored, and a later request with the key gets them back
+ *   unchanged (the original `request_id` in the body and as `X-Request-Id`) with
+ *   `Idempotent-Replayed: true`, without executing again. Validation errors are stored too: a
+ *   corrected request needs a new key;
+ * - 5xx responses (which leave no side effects) are not stored: the record is dropped and a retry
+ *   executes again;
+ * - records expire 24 hours after the first use ({@link IDEMPOTENCY_TTL_MS}): checked on read and
+ *   swept periodically; in-flight records left by a crash are released when a server starts
+ *   (`Store.releaseInFlightIdempotency`).
+ *
+ * Requests refused before this step (401, 429, 413, unparsable JSON, wrong Content-Type) never
+ * touch the key. Replays count against the rate limit like any request.
+ */
+import { createHash } from "node:crypto";
+import type { IdempotencyScope } from "../../store";
+import type { Ctx, Step } from "../context";
+import { ApiError, paramInvalid, setErrorResponse, toApiError } from "../errors";
+
+/** Lifetime of an idempotency key: 24 hours (contract: "Limits"). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+/** Longest accepted Idempotency-Key, in characters (DESIGN §3). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** True for responses that are stored for replay: 2xx and 4xx except 401, 409 and 429. */
+export function isStorable(status: number): boolean {
+  if (status === 401 || status === 409 || status === 429) return false;
+  return (status >= 200 && status < 300) || (status >= 400 && status < 500);
+}
+
+/** SHA-256 hex of the request's method, path, query and JSON body (whitespace of the body ignored). */
+export function fingerprint(ctx: Ctx): string {
+  return createHash("sha256")
+    .update(`${ctx.method} ${ctx.path}?${ctx.rawQuery}\n`)
+    .update(JSON.stringify(ctx.json) ?? "")
+    .digest("hex");
+}
+
+/** Replays, refuses (409 / 400) or executes-and-stores a keyed POST. */
+export const idempotency: Step = async (ctx, next) => {
+  if (ctx.method !== "POST" || ctx.auth === undefined) return next();
+  const key = ctx.headers["idempotency-key"];
+  if (key === undefined) return next();
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw paramInvalid(
+      "headers.idempotency-key",
+      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long; this one has ${key.length}.`,
+    );
+  }
+  const { store, clock, logger } = ctx.services;
+  const scope: IdempotencyScope = { org: ctx.auth.org, env: ctx.auth.env, key };
+  const begun = await store.beginIdempotent(scope, fingerprint(ctx), clock(), IDEMPOTENCY_TTL_MS);
+  switch (begun.kind) {
+    case "replay": {
+      const r = begun.response;
+      ctx.responseHeaders["X-Request-Id"] = r.request_id;
+      ctx.replayOf = r.request_id;
+      ctx.response = { status: r.status, headers: { ...r.headers, "Idempotent-Replayed": "true" }, body: r.body };
+      return;
+    }
+    case "in_flight":
+      throw new ApiError(
+        "idempotency_key_in_use",
+        "A request with this Idempotency-Key is still being processed; retry after it has completed.",
+      );
+    case "mismatch":
+      throw paramInvalid(
+        "headers.idempotency-key",
+        "This Idempotency-Key was already used with a different request; keys can only be reused with the same method, path and body.",
+      );
+    case "started":
+      break;
+  }
+
+  try {
+    await next();
+  } catch (err) {
+    const api = toApiError(err, ctx.services.debug);
+    if (!isStorable(api.status)) {
+      await store.abandonIdempotent(scope).catch((e: unknown) => logger.error({ err: e, req_id: ctx.requestId }, "could not release an idempotency key"));
+      throw err;
+    }
+    setErrorResponse(ctx, err);
+  }
+  const r = ctx.response!;
+  try {
+    if (isStorable(r.status)) {
+      await store.completeIdempotent(scope, { status: r.status, headers: { ...r.headers }, body: r.body, request_id: ctx.requestId });
+    } else {
+      await store.abandonIdempotent(scope);
+    }
+  } catch (err) {
+    logger.error({ err, req_id: ctx.requestId }, "could not store an idempotent response");
+    await store.abandonIdempotent(scope).catch(() => undefined);
+  }
+};

@@ -1,0 +1,386 @@
+/**
+ * Fixtures of the contract tests (test/contract/*.test.ts): every test goes over HTTP to a real
+ * server (the uWebSockets.js front end of `startServer`, a real LMDB store in a temp directory)
+ * backed by the real engine of `src/engine` (`createEngine`, piscina workers).
+ *
+ * - The engine is wrapped in a {@link FaultEngine}, which passes every call through unless a test
+ *   arms a one-shot fault (to reach 503 `training_service_unavailable` and 500 `internal_error`)
+ *   or a gate (to hold a request in flight, for idempotency conflicts).
+ * - Until `src/engine/index.ts` exists (it is written in parallel), a small stand-in,
+ *   {@link StandInEngine}, takes its place: it moves models through the contract's states in the
+ *   store and samples codes from the empirical marginals. A line on stderr says which one ran.
+ * - The server's clock is a {@link TestClock}: rate windows, quota months and idempotency expiry
+ *   follow it, so no test sleeps to cross a minute, a month or 24 hours.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { EngineUnavailableError, type Engine } from "../../src/engine/types";
+import { startServer, type RunningServer, type ServerOptions } from "../../src/server/app";
+import type { EngineFactory } from "../../src/server/serve";
+import { Store, type Environment } from "../../src/store";
+import { ERROR_CODES, type ErrorCode, type GenerateRequest, type Generation, type Metadata, type Model } from "../../src/types";
+
+/** A clock the server reads: real time plus an offset, or frozen at one instant. */
+export class TestClock {
+  private offset = 0;
+  private frozen: number | undefined;
+  /** Unix milliseconds as the server sees them. */
+  readonly now = (): number => this.frozen ?? Date.now() + this.offset;
+  /** Freezes the clock at `ms`. */
+  freeze(ms: number): void {
+    this.frozen = ms;
+  }
+  /** Moves a frozen clock forward by `ms` (or a running one, via its offset). */
+  advance(ms: number): void {
+    if (this.frozen !== undefined) this.frozen += ms;
+    else this.offset += ms;
+  }
+  /** Back to real time. */
+  reset(): void {
+    this.frozen = undefined;
+    this.offset = 0;
+  }
+}
+
+/** Wraps an engine: passes calls through unless a one-shot fault or a gate is armed. */
+export class FaultEngine implements Engine {
+  /** Error thrown by the next call of each operation (cleared after one throw). */
+  readonly fail: { train?: Error; generate?: Error; stop?: Error } = {};
+  /** While set, calls of that operation wait for the promise before running. */
+  readonly gate: { train?: Promise<void>; generate?: Promise<void> } = {};
+  /** Number of generate calls that reached the inner engine. */
+  generated = 0;
+  /**
+   * While true, `train` accepts the work without passing it on: the model stays `training` and
+   * costs no compute. For tests that only look at what Create Model answers, so that dozens of
+   * such models do not keep the real engine's worker busy.
+   */
+  skipTraining = false;
+
+  constructor(readonly inner: Engine) {}
+
+  get device(): string {
+    return this.inner.device;
+  }
+
+  async train(id: string): Promise<void> {
+    if (this.gate.train) await this.gate.train;
+    this.throwIfTold("train");
+    if (this.skipTraining) return;
+    return this.inner.train(id);
+  }
+
+  async generate(id: string, req: GenerateRequest): Promise<Generation> {
+    if (this.gate.generate) await this.gate.generate;
+    this.throwIfTold("generate");
+    this.generated++;
+    return this.inner.generate(id, req);
+  }
+
+  async stop(id: string): Promise<void> {
+    this.throwIfTold("stop");
+    return this.inner.stop(id);
+  }
+
+  resumeAll(): Promise<number> {
+    return this.inner.resumeAll();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private throwIfTold(op: "train" | "generate" | "stop"): void {
+    const err = this.fail[op];
+    if (err !== undefined) {
+      delete this.fail[op];
+      throw err;
+    }
+  }
+}
+
+/**
+ * Stand-in for the real engine while `src/engine` does not exist: trains by writing one epoch
+ * every 20 ms (decreasing losses) up to `max_epochs` or `max_training_time`, then `ready`; generates codes drawn from each
+ * feature's empirical marginal (seeded). Never used once the real engine is present.
+ */
+export class StandInEngine implements Engine {
+  readonly device = "cpu";
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  constructor(private readonly store: Store) {}
+
+  async train(id: string): Promise<void> {
+    const started = Date.now();
+    const tick = async (): Promise<void> => {
+      const m = this.store.getModel(id);
+      if (m === undefined || m.status !== "training") return this.timers.delete(id), undefined;
+      const epoch = m.current_epoch + 1;
+      const done = epoch >= m.config.max_epochs || Date.now() - started >= m.config.max_training_time * 1000;
+      await this.store.updateModel(id, {
+        current_epoch: epoch,
+        train_loss: 1 / (epoch + 1),
+        val_loss: 1.1 / (epoch + 1),
+        status: done ? "ready" : "training",
+      });
+      if (done) this.timers.delete(id);
+      else this.timers.set(id, setTimeout(() => void tick(), 20));
+    };
+    this.timers.set(id, setTimeout(() => void tick(), 20));
+  }
+
+  async generate(id: string, req: GenerateRequest): Promise<Generation> {
+    const md = this.store.getMetadata(id);
+    if (md === undefined) throw new EngineUnavailableError("model is gone");
+    const n = Array.isArray(req.embedding) ? req.embedding.length : req.embedding.num_rows;
+    let s = (Array.isArray(req.embedding) ? 1 : (req.embedding.seed ?? 12345)) >>> 0 || 1;
+    const rand = (): number => {
+      s ^= s << 13;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      return (s >>> 0) / 4294967296;
+    };
+    const columns: Record<string, number[]> = {};
+    for (const f of md.features) {
+      const p = md.empirical_probs[f];
+      columns[f] = Array.from({ length: n }, () => {
+        let u = rand();
+        for (let k = 0; k < p.length; k++) if ((u -= p[k]) < 0) return k;
+        return p.length - 1;
+      });
+    }
+    return { model_id: id, num_rows: n, features: [...md.features], columns };
+  }
+
+  async stop(id: string): Promise<void> {
+    clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
+  }
+
+  async resumeAll(): Promise<number> {
+    const ms = this.store.modelsWithStatus("training");
+    for (const m of ms) await this.train(m.id);
+    return ms.length;
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+}
+
+let announced = false;
+
+/** `createEngine` of `src/engine` when it exists, else undefined. */
+export function realEngineFactory(): EngineFactory | undefined {
+  const path = join(__dirname, "../../src/engine");
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require(path) as { createEngine: EngineFactory }).createEngine;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    // Only the engine module itself missing; a broken engine (a module it needs is missing) throws.
+    if (e.code === "MODULE_NOT_FOUND" && e.message.split("\n")[0].includes(`'${path}'`)) return undefined;
+    throw err;
+  }
+}
+
+/** A started contract server. */
+export interface Contract {
+  url: string;
+  server: RunningServer;
+  store: Store;
+  engine: FaultEngine;
+  clock: TestClock;
+  dir: string;
+  /** Org `acme`: sandbox and live keys; org `other`: a sandbox key. */
+  keys: { test: string; live: string; other: string };
+  /** Creates a key for a new (or existing) org, optionally with its own rate limit (requests/minute). */
+  newKey(org: string, env?: Environment, rateLimit?: number): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startContract}: server options plus the default org rate limit. */
+export type ContractOptions = Partial<Pick<ServerOptions, "debug" | "docsUrl" | "maxBodyBytes" | "authFailureLimit" | "rateLimit">>;
+
+/**
+ * Starts a server on 127.0.0.1:0 over a fresh store with the real engine (1 worker). Unless given,
+ * the default rate limit and the per-address limit are high (1,000,000/min) so that only the
+ * tests about limits meet them; those set their own org limits.
+ */
+export async function startContract(opts: ContractOptions = {}): Promise<Contract> {
+  const dir = mkdtempSync(join(tmpdir(), "synthd-contract-"));
+  const store = new Store(join(dir, "store"));
+  const logger = pino({ level: "silent" });
+  const factory = realEngineFactory();
+  if (!announced) {
+    announced = true;
+    process.stderr.write(`# contract tests: ${factory ? "real engine (src/engine createEngine)" : "stand-in engine (src/engine/index.ts does not exist yet)"}\n`);
+  }
+  const inner = factory ? await factory({ store, dataDir: join(dir, "store"), workers: 1, logger }) : new StandInEngine(store);
+  const engine = new FaultEngine(inner);
+  const clock = new TestClock();
+  const keys = {
+    test: await store.createKey("acme", "test"),
+    live: await store.createKey("acme", "live"),
+    other: await store.createKey("other", "test"),
+  };
+  const server = await startServer({
+    host: "127.0.0.1",
+    port: 0,
+    store,
+    engine,
+    logger,
+    clock: clock.now,
+    rateLimit: 1_000_000,
+    authFailureLimit: 1_000_000,
+    ...opts,
+  });
+  const contract: Contract = {
+    url: server.url,
+    server,
+    store,
+    engine,
+    clock,
+    dir,
+    keys,
+    async newKey(org, env = "test", rateLimit) {
+      const key = await store.createKey(org, env);
+      if (rateLimit !== undefined) await store.setOrgLimits(org, { rate_limit: rateLimit });
+      return key;
+    },
+    async stop() {
+      await contract.server.close(); // the current server (a test may have replaced it)
+      await engine.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return contract;
+}
+
+/** A response read in full. */
+export interface Res {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+/** Options of {@link call}. */
+export interface CallOptions {
+  method?: string;
+  /** Sent as `Authorization: Bearer <key>`; omit for no header. */
+  key?: string;
+  /** JSON-serialised unless a string; sets `Content-Type: application/json`. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** One request to `base + path`, read in full. */
+export async function call(base: string, path: string, o: CallOptions = {}): Promise<Res> {
+  const headers: Record<string, string> = {};
+  if (o.key !== undefined) headers.authorization = `Bearer ${o.key}`;
+  let body: string | undefined;
+  if (o.body !== undefined) {
+    body = typeof o.body === "string" ? o.body : JSON.stringify(o.body);
+    headers["content-type"] = "application/json";
+  }
+  Object.assign(headers, o.headers ?? {});
+  const r = await fetch(base + path, { method: o.method ?? (body !== undefined ? "POST" : "GET"), headers, body });
+  const text = await r.text();
+  let json: unknown;
+  try {
+    json = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: r.status, headers: r.headers, text, json };
+}
+
+/** `req_` + 24 alphanumerics (DESIGN §3). */
+export const REQUEST_ID = /^req_[A-Za-z0-9]{24}$/;
+/** ISO 8601 UTC timestamp. */
+export const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+/** The Model's fields, exactly (contract: "Model"). */
+export const MODEL_FIELDS = ["config", "created_at", "current_epoch", "error", "id", "status", "train_loss", "updated_at", "val_loss"];
+
+/**
+ * Asserts `r` is the error envelope of `code`: status and type from the contract's table,
+ * message, doc_url `{docs}/docs/errors#<code>`, request_id = X-Request-Id, `param` exactly as
+ * given (absent when undefined), and nothing else at the top level.
+ */
+export function assertError(r: Res, code: ErrorCode, param: string | undefined, docsBase?: string): void {
+  const { status, type } = ERROR_CODES[code];
+  assert.equal(r.status, status, `status for ${code}: ${r.text}`);
+  assert.match(r.headers.get("content-type") ?? "", /^application\/json/);
+  assert.equal(r.json?.error?.code, code, r.text);
+  assert.equal(r.json.error.type, type);
+  assert.equal(typeof r.json.error.message, "string");
+  assert.ok(r.json.error.message.length > 0);
+  if (docsBase !== undefined) assert.equal(r.json.error.doc_url, `${docsBase}/docs/errors#${code}`);
+  else assert.match(r.json.error.doc_url, new RegExp(`/docs/errors#${code}$`));
+  assert.match(r.json.request_id, REQUEST_ID);
+  assert.equal(r.headers.get("x-request-id"), r.json.request_id);
+  if (param === undefined) assert.equal("param" in r.json.error, false, `no param expected: ${r.text}`);
+  else assert.equal(r.json.error.param, param, r.text);
+  assert.deepEqual(Object.keys(r.json).sort(), ["error", "request_id"]);
+}
+
+/** Asserts a success envelope of `object` with status `status`; returns its data. */
+export function assertEnvelope(r: Res, status: number, object: string): any {
+  assert.equal(r.status, status, r.text);
+  assert.match(r.headers.get("content-type") ?? "", /^application\/json/);
+  assert.equal(r.json.object, object);
+  assert.match(r.json.metadata.timestamp, ISO_UTC);
+  return r.json.data;
+}
+
+/** Tiny metadata: features `a` (K=2) and `b` (K=3) with their pair marginal. */
+export function tinyMetadata(): Metadata {
+  return {
+    features: ["a", "b"],
+    cardinalities: { a: 2, b: 3 },
+    empirical_probs: { a: [0.25, 0.75], b: [0.2, 0.3, 0.5] },
+    value_mappings: { a: { x: 0, y: 1 }, b: { p: 0, q: 1, r: 2 } },
+    marginals: [{ features: ["a", "b"], probs: [0.05, 0.1, 0.1, 0.15, 0.2, 0.4] }],
+  };
+}
+
+/** The quick training config of these tests. */
+export const QUICK = { model_size: "small", max_epochs: 1, embedding_dim: 8, batch_size: 64 } as const;
+
+/** Creates a model (tiny metadata, quick config unless given) and returns it. */
+export async function createModel(c: Contract, key = c.keys.test, config: Record<string, unknown> = QUICK): Promise<Model> {
+  const r = await call(c.url, "/v1/models", { key, body: { metadata: tinyMetadata(), config } });
+  return assertEnvelope(r, 201, "model");
+}
+
+/** Polls Get Model until its status leaves `training`; returns the model. */
+export async function waitTrained(c: Contract, id: string, key = c.keys.test, timeoutMs = 60_000): Promise<Model> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await call(c.url, `/v1/models/${id}`, { key });
+    assert.equal(r.status, 200, r.text);
+    if (r.json.data.status !== "training") return r.json.data;
+    if (Date.now() > deadline) throw new Error(`model ${id} still training after ${timeoutMs} ms`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
+/** Creates a model and waits until it is ready. */
+export async function readyModel(c: Contract, key = c.keys.test): Promise<Model> {
+  const m = await createModel(c, key);
+  const done = await waitTrained(c, m.id, key);
+  assert.equal(done.status, "ready", JSON.stringify(done.error));
+  return done;
+}
+
+/** A promise and its resolver, for {@link FaultEngine.gate}. */
+export function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
