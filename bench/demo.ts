@@ -51,7 +51,8 @@ async function main(): Promise<void> {
   const synthCsv = resolve(outDir, "adult-synthetic.csv");
   const indepCsv = resolve(outDir, "adult-independent.csv");
   const store = tempDir("synthd-demo-store-");
-  const server = await startServer(store);
+  // The built-in limits (60 requests/minute per org), as a user gets them: the CLI must work within them.
+  const server = await startServer(store, [], 60_000, { SYNTHD_RATE_LIMIT: "" });
   try {
     console.log(`synthd listening on ${server.url} (store ${store})`);
     const env = { SYNTHD_URL: server.url, SYNTHD_API_KEY: server.sandboxKey! };

@@ -51,7 +51,8 @@ export interface SynthdOptions {
   backoffBaseMs?: number;
   /** Backoff cap in ms. Default 8 000. */
   backoffMaxMs?: number;
-  /** Longest `Retry-After` (seconds) the client waits out; longer ones are thrown. Default 60. */
+  /** Longest `Retry-After` (seconds) the client waits out; longer ones are thrown. Default 120:
+   * the server's sliding window can ask for up to ~61 s at 60/min and 120 s at 1/min. */
   maxRetryAfterSeconds?: number;
   /** Called before each retry sleep (logging, metrics, tests). */
   onRetry?: (info: RetryInfo) => void;
@@ -164,7 +165,7 @@ export class Synthd {
     this.fetchImpl = opts.fetch ?? globalThis.fetch;
     this.backoffBaseMs = opts.backoffBaseMs ?? 500;
     this.backoffMaxMs = opts.backoffMaxMs ?? 8_000;
-    this.maxRetryAfterSeconds = opts.maxRetryAfterSeconds ?? 60;
+    this.maxRetryAfterSeconds = opts.maxRetryAfterSeconds ?? 120;
     this.onRetry = opts.onRetry;
     if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) throw new RangeError("maxRetries must be a non-negative integer");
     if (typeof this.fetchImpl !== "function") throw new TypeError("no fetch implementation: pass `fetch` or use Node >= 18");
