@@ -40,6 +40,11 @@ export interface FitCommandOptions extends ClientOptions {
   config?: string;
   wait: boolean;
   pairBudget?: number;
+  /** `--domain FILE`: the CSV holds integer codes with this domain (JSON `{column: K}`). */
+  domain?: string;
+  /** `--epsilon E [--delta D]`: differentially private marginals (needs `--domain`). */
+  epsilon?: number;
+  delta?: number;
 }
 
 /**
@@ -49,6 +54,11 @@ export interface FitCommandOptions extends ClientOptions {
  */
 export async function fitCommand(file: string, opts: FitCommandOptions): Promise<void> {
   const config = parseConfig(opts.config);
+  if (opts.delta !== undefined && opts.epsilon === undefined) throw new Error("--delta needs --epsilon.");
+  if (opts.epsilon !== undefined && opts.domain === undefined) {
+    throw new Error("--epsilon needs --domain: without a public domain the code book (categories, bin edges) comes from the rows and would be sent without noise.");
+  }
+  if (opts.delta !== undefined && !(opts.delta > 0 && opts.delta < 1)) throw new Error("--delta must be in (0, 1).");
   const api = client(opts);
   const bar = progressBar("training |{bar}| epoch {value}/{total} | train_loss {train_loss} | val_loss {val_loss} | {status}");
   let started = false;
@@ -69,6 +79,10 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       wait: opts.wait,
       onProgress,
       ...(opts.pairBudget !== undefined ? { pairBudget: opts.pairBudget } : {}),
+      ...(opts.domain !== undefined ? { domain: opts.domain } : {}),
+      ...(opts.epsilon !== undefined
+        ? { privacy: { epsilon: opts.epsilon, ...(opts.delta !== undefined ? { delta: opts.delta } : {}) } }
+        : {}),
     });
   } finally {
     if (started) bar.stop();
@@ -158,6 +172,15 @@ export async function modelsRemoveCommand(id: string, opts: ClientOptions): Prom
 /** Options of `synthd evaluate`. */
 export interface EvaluateCommandOptions {
   json: boolean;
+  /** `--domain FILE`: both tables are discretized codes. */
+  domain?: string;
+  /** `--target COL`: TSTR target column. */
+  target?: string;
+  /** `--positive VALUE`: the target's positive value. */
+  positive?: string;
+  /** `--holdout FILE`: real rows the model never saw (TSTR test set, privacy check). */
+  holdout?: string;
+  seed?: number;
 }
 
 /** Formats an {@link EvaluationReport} as the human-readable tables `synthd evaluate` prints. */
@@ -173,11 +196,35 @@ export function formatReport(r: EvaluationReport): string {
   const w = Math.max(6, ...r.columns.map((c) => c.column.length));
   lines.push(`${"column".padEnd(w)}  1-way TVD  mean 2-way TVD`);
   for (const c of r.columns) lines.push(`${c.column.padEnd(w)}  ${c.tvd1.toFixed(4).padStart(9)}  ${c.tvd2.toFixed(4).padStart(14)}`);
+  if (r.tstr && r.tstr_auc !== undefined) {
+    lines.push(
+      "",
+      `TSTR: logistic regression trained on the synthetic rows predicts ${r.tstr.target} = ${r.tstr.positive} on the ${r.tstr.test} rows (${r.tstr.test_rows}, ${r.tstr.test_positives} positive)`,
+      `  ROC AUC ${r.tstr_auc.toFixed(4)}${r.tstr_auc_train !== undefined ? `  (trained on the real rows: ${r.tstr_auc_train.toFixed(4)})` : ""}`,
+    );
+  }
+  if (r.privacy) {
+    const p = r.privacy;
+    lines.push(
+      "",
+      `privacy (distance to closest record, ${p.sampled_rows} synthetic rows vs ${p.reference_rows} train and ${p.reference_rows} holdout rows):`,
+      `  closer to train than to holdout: ${p.closer_to_train_share.toFixed(4)}  (about 0.5 when nothing is memorised)`,
+      `  mean distance to train ${p.mean_dcr_train.toFixed(3)}, to holdout ${p.mean_dcr_holdout.toFixed(3)} (columns that differ)`,
+      `  exact copies of train rows: ${p.exact_copies_train} synthetic (${(100 * p.exact_copies_train_rate).toFixed(2)}%), ` +
+        `${p.exact_copies_holdout_baseline} holdout (${(100 * p.exact_copies_holdout_baseline_rate).toFixed(2)}%, the baseline)`,
+    );
+  }
   return lines.join("\n") + "\n";
 }
 
-/** `synthd evaluate REAL.csv SYNTH.csv [--json]`. */
+/** `synthd evaluate REAL.csv SYNTH.csv [--json] [--domain FILE] [--target COL [--positive V]] [--holdout FILE]`. */
 export async function evaluateCommand(real: string, synthetic: string, opts: EvaluateCommandOptions): Promise<void> {
-  const report = await evaluate(real, synthetic);
+  const report = await evaluate(real, synthetic, {
+    ...(opts.domain !== undefined ? { domain: opts.domain } : {}),
+    ...(opts.target !== undefined ? { target: opts.target } : {}),
+    ...(opts.positive !== undefined ? { positive: opts.positive } : {}),
+    ...(opts.holdout !== undefined ? { holdout: opts.holdout } : {}),
+    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+  });
   process.stdout.write(opts.json ? JSON.stringify(report) + "\n" : formatReport(report));
 }

@@ -36,6 +36,14 @@ function float(name: string): (v: string) => number {
   };
 }
 
+function positive(name: string): (v: string) => number {
+  return (v) => {
+    const x = Number(v);
+    if (v.trim() === "" || !Number.isFinite(x) || x <= 0) throw new InvalidArgumentError(`${name} must be a number > 0.`);
+    return x;
+  };
+}
+
 /** Builds the program; exported so tests can drive it without a child process. */
 export function buildProgram(): Command {
   const program = new Command("synthd")
@@ -55,6 +63,12 @@ export function buildProgram(): Command {
     .addOption(new Option("--port <port>", "port (0 = any free port)").env("SYNTHD_PORT").default(8080).argParser(int("--port", 0)))
     .addOption(new Option("--data-dir <dir>", "store directory").env("SYNTHD_DATA_DIR").default("./synthd-data"))
     .option("--workers <n>", "engine worker threads (default: one per core)", int("--workers", 1))
+    .addOption(
+      new Option("--compute <kind>", "training and generation: the C++ core or tfjs (default: native when the addon loads)").choices([
+        "native",
+        "tfjs",
+      ]),
+    )
     .option("--debug", "include internal error messages in 500 responses", false)
     .action(serveCommand);
 
@@ -74,7 +88,10 @@ export function buildProgram(): Command {
       .argument("<file>", "CSV file with a header row")
       .option("--config <json>", "training config as JSON, e.g. '{\"model_size\":\"small\"}'")
       .option("--no-wait", "return right after the model is created")
-      .option("--pair-budget <cells>", "most 2-way marginal cells to send", int("--pair-budget", 0)),
+      .option("--pair-budget <cells>", "most 2-way marginal cells to send", int("--pair-budget", 0))
+      .option("--domain <file>", "the CSV is already discretized: JSON {column: K}, integer codes 0..K-1 (Private-PGM format)")
+      .option("--epsilon <e>", "differential privacy: measure the marginals with Gaussian noise (zCDP, MST); needs --domain", positive("--epsilon"))
+      .option("--delta <d>", "delta of (epsilon, delta)-DP, in (0, 1) (default 1e-9)", float("--delta")),
   ).action(fitCommand);
 
   clientOpts(
@@ -100,6 +117,11 @@ export function buildProgram(): Command {
     .argument("<real>", "the real CSV")
     .argument("<synthetic>", "the synthetic CSV")
     .option("--json", "print JSON instead of tables", false)
+    .option("--domain <file>", "both CSVs are discretized codes with this domain (JSON {column: K})")
+    .option("--target <column>", "TSTR: train logistic regression on the synthetic rows to predict this column; ROC AUC")
+    .option("--positive <value>", "TSTR: the target value counted as positive (default: its rarest value)")
+    .option("--holdout <file>", "real rows the model never saw: TSTR test set and the privacy check (DCR, exact copies)")
+    .option("--seed <s>", "seed of the classifier and the privacy check's samples", int("--seed", 0))
     .action(evaluateCommand);
 
   registerUsageCommands(program);

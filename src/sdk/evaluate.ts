@@ -11,13 +11,37 @@
  * synthetic table may order them differently and may have extra columns (ignored).
  *
  * TVD(P, Q) = ½ Σ_x |P(x) − Q(x)| over the cells of a marginal, in [0, 1].
+ *
+ * With `domain` the tables are discretized codes (`./domain`): the code books come from the
+ * domain, so TVD is measured on the codes themselves (no re-binning).
+ *
+ * Utility and privacy (issue 5), both against a HOLDOUT table the generator never saw (same
+ * columns as the real table, encoded with the real table's code books):
+ * - `target`: TSTR (`./tstr`): logistic regression trained on the synthetic rows predicts
+ *   `target == positive` on HOLDOUT (on the real table itself when no holdout is given); ROC AUC.
+ *   `positive` defaults to the target's least frequent code in the real table (ties: the smaller
+ *   code), e.g. `>50K` of Adult's income. With a holdout, the same classifier trained on the real
+ *   rows gives the reference `tstr_auc_train`. Features: every other column, one-hot over its
+ *   codes plus the unseen code. Rows whose target is another value are negatives.
+ * - `holdout`: the DCR privacy check and exact-copy counts (`./dcr`).
  */
 import type { Table, TableSource } from "./csv";
+import { privacyCheck, rowKeys, type PrivacyCheck } from "./dcr";
 import { Decoder } from "./decode";
 import { DataError } from "./errors";
-import { marginalTvds, type CodeArray } from "./marginals";
-import { buildMetadata, encodeScanned, encodeTable, scanTable, type ExtractOptions } from "./metadata";
+import { counts1, marginalTvds, type CodeArray } from "./marginals";
+import {
+  buildMetadata,
+  encodeScanned,
+  encodeTable,
+  encodeTableWithScan,
+  scanTable,
+  type ColumnCodec,
+  type ExtractOptions,
+  type ScannedTable,
+} from "./metadata";
 import { Rng, deriveSeed } from "./prng";
+import { fitLogistic, rocAuc } from "./tstr";
 
 /** Per-column part of an {@link EvaluationReport}. */
 export interface ColumnReport {
@@ -41,10 +65,32 @@ export interface EvaluationReport {
   columns: ColumnReport[];
   /** Share of synthetic cells whose value the real column never had, per column name. */
   unseen: Record<string, number>;
+  /** With `target`: ROC AUC on HOLDOUT (or the real table) of the classifier trained on the
+   * synthetic rows. */
+  tstr_auc?: number;
+  /** With `target` and `holdout`: the same classifier trained on the real rows (the reference). */
+  tstr_auc_train?: number;
+  /** With `target`: what was predicted and on which rows. */
+  tstr?: { target: string; positive: string; test: "holdout" | "real"; test_rows: number; test_positives: number };
+  /** With `holdout`: the DCR share and exact-copy counts (`./dcr`). */
+  privacy?: PrivacyCheck;
 }
 
-/** Options of {@link evaluate}: the binning caps (defaults as in metadata extraction). */
-export type EvaluateOptions = Pick<ExtractOptions, "categoryCap" | "binCap">;
+/** Options of {@link evaluate}: binning (as in metadata extraction), TSTR and the privacy check. */
+export interface EvaluateOptions extends Pick<ExtractOptions, "categoryCap" | "binCap" | "domain"> {
+  /** Column to predict for TSTR (binary: `positive` against the rest). */
+  target?: string;
+  /** Value of `target` counted as positive. Default: its least frequent code in the real table. */
+  positive?: string;
+  /** Real rows the generator never saw: the TSTR test set and the privacy check's reference. */
+  holdout?: TableSource;
+  /** Seeds the classifier's batch order and the privacy check's samples. Default 0. */
+  seed?: number;
+  /** Synthetic rows sampled for the DCR share. Default 2,000. */
+  dcrSample?: number;
+  /** Epochs of the TSTR classifier. Default 8. */
+  tstrEpochs?: number;
+}
 
 function average(xs: ArrayLike<number>): number {
   let s = 0;
@@ -56,23 +102,109 @@ function average(xs: ArrayLike<number>): number {
  * Compares a synthetic table with the real one.
  * @param real, synthetic  CSV paths (streamed) or in-memory tables.
  * @returns average 1-, 2-, 3-way TVD, per-column table, unseen-value rates.
- * @throws DataError for a bad real file (as metadata extraction), a bad synthetic file
- *         (structure, UTF-8) or a synthetic file lacking a real column.
- * Cost: O(C(F,3) · (n_real + n_synth)); about a second for adult (15 columns, 455 triples).
+ * @param opts binning (`categoryCap`, `binCap`, or `domain` for discretized tables), and the
+ *             optional TSTR (`target`, `positive`) and privacy check (`holdout`) described in
+ *             the file header.
+ * @throws DataError for a bad real file (as metadata extraction), a bad synthetic or holdout file
+ *         (structure, UTF-8), a synthetic or holdout file lacking a real column, a `target` the
+ *         real table lacks or that has one class (in the real table or the test rows), or a
+ *         `positive` value the target never has.
+ * Cost: O(C(F,3) · (n_real + n_synth)) for TVD, about a second for adult (15 columns, 455
+ * triples); TSTR a few seconds per classifier; the privacy check about a second (`./dcr`).
  */
 export async function evaluate(real: TableSource, synthetic: TableSource, opts: EvaluateOptions = {}): Promise<EvaluationReport> {
-  const enc = await encodeTable(real, opts);
+  const { encoded: enc, scanned: realScan } = await encodeTableWithScan(real, opts);
+  const target = opts.target;
+  if (target !== undefined && !enc.columns.includes(target)) {
+    throw new DataError(`The real table has no column "${target}" (the TSTR target).`, { column: target });
+  }
   const synth = await scanTable(synthetic, 1);
-  const missing = enc.columns.filter((c) => !synth.columns.includes(c));
+  const unseenCodes = enc.codecs.map((c) => c.K);
+  const synthCodes: CodeArray[] = encodeWithRealCodes(synth, enc.codecs, enc.columns);
+  const cards = enc.codecs.map((c) => c.K + 1); // + the "unseen" code
+  const report = compareCodes(enc.columns, cards, enc.codes, synthCodes, unseenCodes);
+  const seed = opts.seed ?? 0;
+
+  let holdout: { scan: ScannedTable; codes: CodeArray[] } | undefined;
+  if (opts.holdout !== undefined) {
+    const scan = await scanTable(opts.holdout, 1);
+    holdout = { scan, codes: encodeWithRealCodes(scan, enc.codecs, enc.columns) };
+  }
+  if (target !== undefined) {
+    const t = enc.columns.indexOf(target);
+    const codec = enc.codecs[t];
+    const positiveCode = positiveCodeOf(codec, enc.codes[t], opts.positive);
+    const feats = enc.columns.map((_, f) => f).filter((f) => f !== t);
+    const featCards = feats.map((f) => cards[f]);
+    const labelsOf = (codes: CodeArray[]): Uint8Array => Uint8Array.from(codes[t], (c) => (c === positiveCode ? 1 : 0));
+    const test = holdout ? holdout.codes : enc.codes;
+    const testX = feats.map((f) => test[f]);
+    const testY = labelsOf(test);
+    const testPositives = testY.reduce((s, v) => s + v, 0);
+    if (testPositives === 0 || testPositives === testY.length) {
+      throw new DataError(
+        `${holdout ? holdout.scan.source : realScan.source}: every row of "${target}" is in one class, so ROC AUC is undefined.`,
+        { column: target },
+      );
+    }
+    const lrOpts = { seed, epochs: opts.tstrEpochs };
+    const onSynth = await fitLogistic(feats.map((f) => synthCodes[f]), featCards, labelsOf(synthCodes), lrOpts);
+    report.tstr_auc = rocAuc(onSynth.logits(testX), testY);
+    if (holdout) {
+      const onReal = await fitLogistic(feats.map((f) => enc.codes[f]), featCards, labelsOf(enc.codes), lrOpts);
+      report.tstr_auc_train = rocAuc(onReal.logits(testX), testY);
+    }
+    report.tstr = {
+      target,
+      positive: valueOf(codec, positiveCode),
+      test: holdout ? "holdout" : "real",
+      test_rows: testY.length,
+      test_positives: testPositives,
+    };
+  }
+  if (holdout) {
+    report.privacy = privacyCheck(
+      enc.codes,
+      holdout.codes,
+      synthCodes,
+      { train: rowKeys(realScan, enc.columns), holdout: rowKeys(holdout.scan, enc.columns), synth: rowKeys(synth, enc.columns) },
+      { seed, sample: opts.dcrSample },
+    );
+  }
+  return report;
+}
+
+/** Encodes a second table with the real table's code books; values they do not know get code K_f. */
+function encodeWithRealCodes(scan: ScannedTable, codecs: ColumnCodec[], columns: string[]): CodeArray[] {
+  const missing = columns.filter((c) => !scan.columns.includes(c));
   if (missing.length) {
-    throw new DataError(`${synth.source} lacks column${missing.length > 1 ? "s" : ""} ${missing.map((c) => `"${c}"`).join(", ")} of the real table.`, {
+    throw new DataError(`${scan.source} lacks column${missing.length > 1 ? "s" : ""} ${missing.map((c) => `"${c}"`).join(", ")} of the real table.`, {
       column: missing[0],
     });
   }
-  const cards = enc.codecs.map((c) => c.K + 1); // + the "unseen" code
-  const realCodes = enc.codes;
-  const synthCodes: CodeArray[] = encodeScanned(synth, enc.codecs, enc.codecs.map((c) => c.K));
-  return compareCodes(enc.columns, cards, realCodes, synthCodes, enc.codecs.map((c) => c.K));
+  return encodeScanned(scan, codecs, codecs.map((c) => c.K));
+}
+
+/** The positive code of a TSTR target: `positive` encoded, else the least frequent code present. */
+function positiveCodeOf(codec: ColumnCodec, codes: CodeArray, positive: string | undefined): number {
+  if (positive !== undefined) {
+    const c = codec.encode(positive.trim());
+    if (c < 0) throw new DataError(`The real column "${codec.name}" never has the value ${JSON.stringify(positive)}.`, { column: codec.name });
+    return c;
+  }
+  const counts = counts1(codes, codec.K);
+  let best = -1;
+  for (let c = 0; c < codec.K; c++) if (counts[c] > 0 && (best < 0 || counts[c] < counts[best])) best = c;
+  if (counts[best] === codes.length) {
+    throw new DataError(`The real column "${codec.name}" has a single value, so there is nothing to predict.`, { column: codec.name });
+  }
+  return best;
+}
+
+/** The value text of a code (the first mapping entry), or `code <c>` for binned codes. */
+function valueOf(codec: ColumnCodec, code: number): string {
+  for (const [v, c] of Object.entries(codec.mapping)) if (c === code) return v;
+  return `code ${code}`;
 }
 
 /**

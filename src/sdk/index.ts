@@ -5,7 +5,9 @@
  *   metadata/waitUntilReady`), with retries, backoff and idempotency keys in one request sender.
  * - {@link Synthesizer}: fit a CSV (metadata extraction + create + wait), sample/decode/write CSV.
  * - {@link extractMetadata}, {@link Decoder}, {@link evaluate}, {@link independentSample}: the
- *   building blocks.
+ *   building blocks; `domain` for discretized tables, `privacy` for differentially private
+ *   marginals ({@link planPrivacy}), TSTR ({@link rocAuc}, {@link fitLogistic}) and the DCR
+ *   {@link privacyCheck} behind `evaluate`'s `target`/`holdout` options.
  * - Errors: one hierarchy rooted at {@link SynthdError}.
  * - The shared request/response types of the contract (`../types`).
  */
@@ -34,6 +36,14 @@ export type { SynthdErrorFields } from "./errors";
 export { Synthesizer } from "./synthesizer";
 export type { FitOptions, SampleOptions, SampleProgress } from "./synthesizer";
 export { extractMetadata, analyzeTable, encodeTable, buildMetadata, MISSING_KEY, OTHER, DEFAULTS } from "./metadata";
+export { loadDomain } from "./domain";
+export type { Domain, DomainSource } from "./domain";
+export { cdpRho, cdpDelta, cdpRhoBound, planPrivacy, privateMetadata, DEFAULT_DELTA } from "./dp";
+export type { PrivacyOptions, PrivacyPlan, PrivacyReport } from "./dp";
+export { rocAuc, fitLogistic } from "./tstr";
+export type { LogisticOptions, LogisticModel } from "./tstr";
+export { privacyCheck } from "./dcr";
+export type { PrivacyCheck, PrivacyCheckOptions } from "./dcr";
 export type { ExtractOptions, Analysis, EncodedTable, ColumnCodec } from "./metadata";
 export { selectPairs, mutualInformation } from "./marginals";
 export type { PairSelection, Pair, CodeArray } from "./marginals";

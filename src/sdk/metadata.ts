@@ -38,11 +38,16 @@
  * - `marginals`: 2-way marginals of the pairs chosen by `selectPairs` (all pairs when they fit in
  *   `pairBudget` cells, else MI maximum spanning tree + strongest pairs), each `[f, g]` in table
  *   order, probs row-major `probs[i*K_g + j]`.
+ * - With `domain` (already-discretized tables), the code books come from the domain instead of
+ *   the rules above (`./domain`); with `privacy`, the marginals are measured with noise and the
+ *   pairs chosen privately (`./dp`).
  */
 import { mean, quantileSorted, standardDeviation } from "simple-statistics";
 import type { ColumnStats, Metadata, PairMarginal } from "../types";
 import { readTable, describeSource, type TableSource } from "./csv";
 import { DataError } from "./errors";
+import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
+import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 
 /** `value_mappings` key of the missing (blank) value. */
@@ -68,6 +73,18 @@ export interface ExtractOptions {
   binCap?: number;
   /** Max total cells of the 2-way marginals, >= 0 (0 sends none). Default 200,000. */
   pairBudget?: number;
+  /**
+   * The table is already discretized: every column is an integer code in [0, K) with K from this
+   * domain (Private-PGM's `{"column": K}` format, inline or as a JSON file path). Rules in
+   * `./domain`; the caps above do not apply. Default: none (raw-table extraction).
+   */
+  domain?: DomainSource;
+  /**
+   * Differential privacy (`./dp`): every marginal sent is measured with Gaussian noise under
+   * rho-zCDP, MST's measure/compress/select steps. Needs `domain` (a raw table's code book is
+   * itself computed from the rows). Default: none (exact marginals).
+   */
+  privacy?: PrivacyOptions;
 }
 
 const NUMBER_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -100,6 +117,8 @@ export interface ColumnScan {
   values: string[];
   /** Rows per distinct value id. */
   counts: number[];
+  /** 1-based file line (in-memory tables: row index + 2) where each distinct value first occurs. */
+  firstLines: number[];
   /** Value id of each row (length n). */
   ids: Int32Array;
   /** Rows whose value is blank. */
@@ -122,14 +141,22 @@ export interface ScannedTable {
  */
 export async function scanTable(source: TableSource, minColumns = 2): Promise<ScannedTable> {
   let dicts: Map<string, number>[] = [];
-  let scans: { name: string; values: string[]; counts: number[]; ids: GrowInt32; missing: number; numeric: boolean }[] = [];
+  let scans: {
+    name: string;
+    values: string[];
+    counts: number[];
+    firstLines: number[];
+    ids: GrowInt32;
+    missing: number;
+    numeric: boolean;
+  }[] = [];
   const n = await readTable(
     source,
     (header) => {
       dicts = header.map(() => new Map());
-      scans = header.map((name) => ({ name, values: [], counts: [], ids: new GrowInt32(), missing: 0, numeric: true }));
+      scans = header.map((name) => ({ name, values: [], counts: [], firstLines: [], ids: new GrowInt32(), missing: 0, numeric: true }));
     },
-    (values) => {
+    (values, line) => {
       for (let c = 0; c < values.length; c++) {
         const v = values[c];
         const s = scans[c];
@@ -139,6 +166,7 @@ export async function scanTable(source: TableSource, minColumns = 2): Promise<Sc
           dicts[c].set(v, id);
           s.values.push(v);
           s.counts.push(0);
+          s.firstLines.push(line);
           if (s.numeric && v !== "" && !isNumeric(v)) s.numeric = false;
         }
         s.counts[id]++;
@@ -156,6 +184,7 @@ export async function scanTable(source: TableSource, minColumns = 2): Promise<Sc
       name: s.name,
       values: s.values,
       counts: s.counts,
+      firstLines: s.firstLines,
       ids: s.ids.view(),
       missing: s.missing,
       numeric: s.numeric && s.missing < n,
@@ -177,6 +206,8 @@ export interface ColumnCodec {
   stats: ColumnStats;
   /** `value_mappings[f]`. */
   mapping: Record<string, number>;
+  /** True when K and the codes come from a public domain (`./domain`), not from the rows. */
+  fromDomain?: boolean;
   /**
    * Code of a (trimmed) value, or -1 when the value never occurred in the real column: a
    * category not seen (except `__other__` when that code exists), a blank when the column had
@@ -449,17 +480,35 @@ export interface Analysis extends EncodedTable {
   metadata: Metadata;
   /** Which pairs were sent and the spanning tree among them (feature indices). */
   selection: PairSelection;
+  /** With `opts.privacy`: the budget, its split and the noise scale (also in `column_stats`). */
+  privacy?: PrivacyReport;
 }
 
 /**
- * Scans and encodes a table (see the file header for the rules).
- * @throws DataError (bad file, header, rows, UTF-8, all-blank column, fewer than 2 columns).
+ * Scans and encodes a table (see the file header for the rules; with `opts.domain`, `./domain`).
+ * @throws DataError (bad file, header, rows, UTF-8, all-blank column, fewer than 2 columns; with
+ *         a domain: bad domain, columns not matching it, a value that is not a code in [0, K)).
  */
 export async function encodeTable(source: TableSource, opts: ExtractOptions = {}): Promise<EncodedTable> {
+  return (await encodeTableWithScan(source, opts)).encoded;
+}
+
+/**
+ * {@link encodeTable} that also returns the scan (distinct values and per-row value ids), for
+ * callers that need the raw values too (evaluation's exact-copy count).
+ */
+export async function encodeTableWithScan(
+  source: TableSource,
+  opts: ExtractOptions = {},
+): Promise<{ encoded: EncodedTable; scanned: ScannedTable }> {
+  const domain = opts.domain === undefined ? undefined : await loadDomain(opts.domain);
   const scanned = await scanTable(source, 2);
-  const codecs = scanned.scans.map((s) => buildCodec(s, scanned.n, opts, scanned.source));
+  if (domain) checkDomainColumns(scanned.columns, domain, scanned.source);
+  const codecs = scanned.scans.map((s) =>
+    domain ? domainCodec(s, scanned.n, domain[s.name], scanned.source) : buildCodec(s, scanned.n, opts, scanned.source),
+  );
   const codes = encodeScanned(scanned, codecs);
-  return { columns: scanned.columns, n: scanned.n, codecs, codes };
+  return { encoded: { columns: scanned.columns, n: scanned.n, codecs, codes }, scanned };
 }
 
 /**
@@ -504,10 +553,18 @@ export function buildMetadata(enc: EncodedTable, pairBudget: number = DEFAULTS.p
 
 /**
  * Full extraction with everything it was computed from (codes, code books, pair selection).
- * @throws DataError for bad input (see {@link encodeTable}).
+ * With `opts.privacy` the marginals are measured privately (`./dp`: MST's steps under zCDP).
+ * @throws DataError for bad input (see {@link encodeTable}); RangeError for `privacy` without
+ *         `domain` or with an invalid epsilon/delta.
  */
 export async function analyzeTable(source: TableSource, opts: ExtractOptions = {}): Promise<Analysis> {
+  if (opts.privacy !== undefined && opts.domain === undefined) {
+    throw new RangeError(
+      "privacy needs a domain: without one, the code book (categories, quantile bin edges, min/max) is computed from the rows and sent without noise.",
+    );
+  }
   const enc = await encodeTable(source, opts);
+  if (opts.privacy !== undefined) return { ...enc, ...privateMetadata(enc, opts.privacy, opts.pairBudget) };
   return { ...enc, ...buildMetadata(enc, opts.pairBudget) };
 }
 

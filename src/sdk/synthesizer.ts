@@ -87,9 +87,11 @@ export class Synthesizer {
 
   /**
    * Extracts metadata from `source` (streamed CSV or in-memory table), creates the model and,
-   * unless `wait: false`, waits until it is ready.
-   * @throws DataError (bad table), the HTTP errors of Create Model, TrainingFailedError,
-   *         TrainingTimeoutError.
+   * unless `wait: false`, waits until it is ready. The extraction options apply: `domain` for an
+   * already-discretized table, `privacy: {epsilon, delta?}` for differentially private marginals
+   * (needs `domain`; the budget lands in `metadata.column_stats[f].privacy`).
+   * @throws DataError (bad table or domain), RangeError (privacy without domain, bad epsilon or
+   *         delta), the HTTP errors of Create Model, TrainingFailedError, TrainingTimeoutError.
    */
   static async fit(client: Synthd, source: TableSource, opts: FitOptions = {}): Promise<Synthesizer> {
     const { metadata } = await analyzeTable(source, opts);
