@@ -162,6 +162,7 @@ export const REQUEST_ID = /^req_[A-Za-z0-9]{24}$/;
 export function assertError(r: Res, code: ErrorCode, param: string | undefined, docsBase?: string): void {
   const { status, type } = ERROR_CODES[code];
   assert.equal(r.status, status, `status for ${code}: ${r.text}`);
+  assert.match(r.headers.get("content-type") ?? "", /^application\/json/);
   assert.equal(r.json?.error?.code, code, r.text);
   assert.equal(r.json.error.type, type);
   assert.equal(typeof r.json.error.message, "string");

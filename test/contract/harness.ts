@@ -21,7 +21,7 @@ import { EngineUnavailableError, type Engine } from "../../src/engine/types";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/app";
 import type { EngineFactory } from "../../src/server/serve";
 import { Store, type Environment } from "../../src/store";
-import { ERROR_CODES, type ErrorCode, type GenerateRequest, type Generation, type Metadata, type Model } from "../../src/types";
+import { type GenerateRequest, type Generation, type Metadata, type Model } from "../../src/types";
 
 /** A clock the server reads: real time plus an offset, or frozen at one instant. */
 export class TestClock {
@@ -261,73 +261,13 @@ export async function startContract(opts: ContractOptions = {}): Promise<Contrac
   return contract;
 }
 
-/** A response read in full. */
-export interface Res {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-}
+import { call, type Res } from "../server-helpers";
+export { assertError, call, REQUEST_ID, type CallOptions, type Res } from "../server-helpers";
 
-/** Options of {@link call}. */
-export interface CallOptions {
-  method?: string;
-  /** Sent as `Authorization: Bearer <key>`; omit for no header. */
-  key?: string;
-  /** JSON-serialised unless a string; sets `Content-Type: application/json`. */
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-/** One request to `base + path`, read in full. */
-export async function call(base: string, path: string, o: CallOptions = {}): Promise<Res> {
-  const headers: Record<string, string> = {};
-  if (o.key !== undefined) headers.authorization = `Bearer ${o.key}`;
-  let body: string | undefined;
-  if (o.body !== undefined) {
-    body = typeof o.body === "string" ? o.body : JSON.stringify(o.body);
-    headers["content-type"] = "application/json";
-  }
-  Object.assign(headers, o.headers ?? {});
-  const r = await fetch(base + path, { method: o.method ?? (body !== undefined ? "POST" : "GET"), headers, body });
-  const text = await r.text();
-  let json: unknown;
-  try {
-    json = text === "" ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: r.status, headers: r.headers, text, json };
-}
-
-/** `req_` + 24 alphanumerics (DESIGN §3). */
-export const REQUEST_ID = /^req_[A-Za-z0-9]{24}$/;
 /** ISO 8601 UTC timestamp. */
 export const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 /** The Model's fields, exactly (contract: "Model"). */
 export const MODEL_FIELDS = ["config", "created_at", "current_epoch", "error", "id", "status", "train_loss", "updated_at", "val_loss"];
-
-/**
- * Asserts `r` is the error envelope of `code`: status and type from the contract's table,
- * message, doc_url `{docs}/docs/errors#<code>`, request_id = X-Request-Id, `param` exactly as
- * given (absent when undefined), and nothing else at the top level.
- */
-export function assertError(r: Res, code: ErrorCode, param: string | undefined, docsBase?: string): void {
-  const { status, type } = ERROR_CODES[code];
-  assert.equal(r.status, status, `status for ${code}: ${r.text}`);
-  assert.match(r.headers.get("content-type") ?? "", /^application\/json/);
-  assert.equal(r.json?.error?.code, code, r.text);
-  assert.equal(r.json.error.type, type);
-  assert.equal(typeof r.json.error.message, "string");
-  assert.ok(r.json.error.message.length > 0);
-  if (docsBase !== undefined) assert.equal(r.json.error.doc_url, `${docsBase}/docs/errors#${code}`);
-  else assert.match(r.json.error.doc_url, new RegExp(`/docs/errors#${code}$`));
-  assert.match(r.json.request_id, REQUEST_ID);
-  assert.equal(r.headers.get("x-request-id"), r.json.request_id);
-  if (param === undefined) assert.equal("param" in r.json.error, false, `no param expected: ${r.text}`);
-  else assert.equal(r.json.error.param, param, r.text);
-  assert.deepEqual(Object.keys(r.json).sort(), ["error", "request_id"]);
-}
 
 /** Asserts a success envelope of `object` with status `status`; returns its data. */
 export function assertEnvelope(r: Res, status: number, object: string): any {
