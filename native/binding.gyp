@@ -2,12 +2,16 @@
   "targets": [
     {
       "target_name": "synthd_native",
-      "sources": ["src/addon.cc", "src/sampling.cc", "src/parallel.cc", "src/fdlibm_exp.cc"],
+      "sources": [
+        "src/addon.cc", "src/sampling.cc", "src/parallel.cc", "src/fdlibm_exp.cc",
+        "src/train/core_binding.cc", "src/train/generator_core.cc", "src/train/gemm.cc",
+        "src/train/gemm_kernels.cc", "src/train/vmath.cc", "src/train/thread_pool.cc", "src/train/cpu.cc"
+      ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"],
-      "cflags_cc": ["-std=c++17", "-O3", "-ffp-contract=off", "-pthread"],
+      "cflags_cc": ["-std=c++17", "-O3", "-ffp-contract=off", "-fno-math-errno", "-pthread"],
       "ldflags": ["-pthread"]
     }
   ]

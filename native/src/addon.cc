@@ -7,6 +7,7 @@
 //   defaultThreads(): number        threads sampleCodes may use for large inputs
 //   exp(x: Float64Array): Float64Array   element-wise exp, bit-identical to Math.exp (for tests)
 //   sampleCodes(logits, n, cardinalities, uniforms, temperature, topP, threads?): Int32Array
+//   GeneratorCore, learningRate, computeInfo: the training / generation core (train/core_binding.cc)
 //
 // The validation rules and their messages match `checkSampleArgs` in src/model/sampling.ts, which
 // the JavaScript fallback runs, so both compute paths reject the same inputs with the same errors.
@@ -21,66 +22,22 @@
 #include <vector>
 
 #include "fdlibm_exp.h"
+#include "napi_checks.h"
 #include "parallel.h"
 #include "sampling.h"
+#include "train/core_binding.h"
 
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
-constexpr double kMaxSafeInteger = 9007199254740991.0;  // Number.MAX_SAFE_INTEGER
-constexpr double kMaxCardinality = 2147483647.0;        // int32 codes
 
-// Formats a number exactly as JavaScript's String(x) does, so messages match the JS fallback.
-std::string JsString(Napi::Env env, double x) {
-  return Napi::Number::New(env, x).ToString().Utf8Value();
-}
-
-[[noreturn]] void ThrowType(Napi::Env env, const std::string& msg) {
-  throw Napi::TypeError::New(env, msg);
-}
-
-[[noreturn]] void ThrowRange(Napi::Env env, const std::string& msg) {
-  throw Napi::RangeError::New(env, msg);
-}
-
-bool IsTypedArrayOf(const Napi::Value& v, napi_typedarray_type type) {
-  return v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == type;
-}
-
-// An integral double in [lo, hi].
-bool IsIntegerIn(double v, double lo, double hi) {
-  return std::isfinite(v) && std::floor(v) == v && v >= lo && v <= hi;
-}
-
-// Reads and checks cardinalities: Int32Array or Array of integers in [1, 2^31 - 1].
-std::vector<int32_t> ReadCardinalities(Napi::Env env, const Napi::Value& v) {
-  std::vector<int32_t> cards;
-  const auto check = [&](size_t i, double k) {
-    if (!IsIntegerIn(k, 1.0, kMaxCardinality)) {
-      ThrowRange(env, "cardinalities[" + std::to_string(i) + "] must be an integer in [1, 2147483647], got " +
-                          JsString(env, k));
-    }
-    cards.push_back(static_cast<int32_t>(k));
-  };
-  if (IsTypedArrayOf(v, napi_int32_array)) {
-    Napi::Int32Array a = v.As<Napi::Int32Array>();
-    cards.reserve(a.ElementLength());
-    for (size_t i = 0; i < a.ElementLength(); ++i) check(i, static_cast<double>(a[i]));
-    return cards;
-  }
-  if (v.IsArray()) {
-    Napi::Array a = v.As<Napi::Array>();
-    const uint32_t len = a.Length();
-    cards.reserve(len);
-    for (uint32_t i = 0; i < len; ++i) {
-      Napi::Value k = a.Get(i);
-      if (!k.IsNumber()) ThrowType(env, "cardinalities[" + std::to_string(i) + "] must be a number");
-      check(i, k.As<Napi::Number>().DoubleValue());
-    }
-    return cards;
-  }
-  ThrowType(env, "cardinalities must be an Int32Array or an array of integers");
-}
+using synthd::napi_checks::IsIntegerIn;
+using synthd::napi_checks::IsTypedArrayOf;
+using synthd::napi_checks::JsString;
+using synthd::napi_checks::kMaxSafeInteger;
+using synthd::napi_checks::ReadCardinalities;
+using synthd::napi_checks::ThrowRange;
+using synthd::napi_checks::ThrowType;
 
 // Feature index of column `col` within a row (col < D).
 size_t FeatureOfColumn(const std::vector<int32_t>& cards, size_t col) {
@@ -234,6 +191,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("defaultThreads", Napi::Function::New(env, DefaultThreads, "defaultThreads"));
   exports.Set("exp", Napi::Function::New(env, Exp, "exp"));
   exports.Set("sampleCodes", Napi::Function::New(env, SampleCodes, "sampleCodes"));
+  synthd::train::RegisterCoreBindings(env, exports);  // GeneratorCore, learningRate, computeInfo
   return exports;
 }
 

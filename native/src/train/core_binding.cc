@@ -1,0 +1,493 @@
+// N-API bindings of the compute core: class GeneratorCore plus learningRate() and computeInfo().
+// The TypeScript side is src/model/native-core.ts, which documents every method; the shapes and
+// the parameter order are those of src/model/generator.ts.
+//
+// Every argument is checked here before any computation: wrong types give a TypeError; wrong
+// lengths, non-finite numbers (NaN / Infinity weights, latents, targets), zero rows, bad
+// cardinalities or block spans give a RangeError naming the argument (and for arrays the first bad
+// index); missing targets or a disposed object give an Error; memory exhaustion gives an Error.
+// Nothing reaches the C++ core unchecked, so bad input never crashes the process.
+//
+// Calls are synchronous: they run on the calling JavaScript thread (a piscina worker in the engine)
+// plus the process-wide compute pool (thread_pool.h).
+
+#include "core_binding.h"
+
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../napi_checks.h"
+#include "cpu.h"
+#include "gemm.h"
+#include "generator_core.h"
+#include "thread_pool.h"
+
+namespace synthd {
+namespace train {
+
+namespace {
+
+using napi_checks::IsIntegerIn;
+using napi_checks::IsTypedArrayOf;
+using napi_checks::JsString;
+using napi_checks::ThrowRange;
+using napi_checks::ThrowType;
+
+// At most 2^30 parameters (4 GiB of weights; each of Adam's moments as much again).
+constexpr int64_t kMaxParams = int64_t{1} << 30;
+
+double ReadInteger(Napi::Env env, const Napi::Value& v, const char* name, double lo, double hi) {
+  if (!v.IsNumber()) ThrowType(env, std::string(name) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!IsIntegerIn(d, lo, hi)) {
+    ThrowRange(env, std::string(name) + " must be an integer in [" + JsString(env, lo) + ", " + JsString(env, hi) +
+                        "], got " + JsString(env, d));
+  }
+  return d;
+}
+
+double ReadFinite(Napi::Env env, const Napi::Value& v, const char* name) {
+  if (!v.IsNumber()) ThrowType(env, std::string(name) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d)) ThrowRange(env, std::string(name) + " must be finite, got " + JsString(env, d));
+  return d;
+}
+
+Napi::Float32Array ReadF32(Napi::Env env, const Napi::Value& v, const std::string& name, size_t expected,
+                           const std::string& expected_what) {
+  if (!IsTypedArrayOf(v, napi_float32_array)) ThrowType(env, name + " must be a Float32Array");
+  Napi::Float32Array a = v.As<Napi::Float32Array>();
+  if (a.ElementLength() != expected) {
+    ThrowRange(env, name + " has " + std::to_string(a.ElementLength()) + " values, expected " + expected_what +
+                        " = " + std::to_string(expected));
+  }
+  return a;
+}
+
+// First index i with !finite(x[i]) (or x[i] < 0 when nonneg), else n.
+size_t FirstBad(const float* x, size_t n, bool nonneg) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i]) || (nonneg && x[i] < 0.0f)) return i;
+  }
+  return n;
+}
+
+// n: rows, a positive integer (zero rows is an error).
+int64_t ReadRows(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsNumber()) ThrowType(env, "n must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!IsIntegerIn(d, 1.0, 1073741824.0)) {
+    ThrowRange(env, "n must be a positive integer (rows) no larger than 2^30, got " + JsString(env, d));
+  }
+  return static_cast<int64_t>(d);
+}
+
+class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "GeneratorCore",
+                       {
+                           InstanceMethod<&GeneratorCoreWrap::ParamCount>("paramCount"),
+                           InstanceMethod<&GeneratorCoreWrap::ParamNames>("paramNames"),
+                           InstanceMethod<&GeneratorCoreWrap::SetParams>("setParams"),
+                           InstanceMethod<&GeneratorCoreWrap::GetParams>("getParams"),
+                           InstanceMethod<&GeneratorCoreWrap::SetAdamState>("setAdamState"),
+                           InstanceMethod<&GeneratorCoreWrap::GetAdamState>("getAdamState"),
+                           InstanceMethod<&GeneratorCoreWrap::SetTargets>("setTargets"),
+                           InstanceMethod<&GeneratorCoreWrap::LossAndGrads>("lossAndGrads"),
+                           InstanceMethod<&GeneratorCoreWrap::TrainStep>("trainStep"),
+                           InstanceMethod<&GeneratorCoreWrap::EvalLoss>("evalLoss"),
+                           InstanceMethod<&GeneratorCoreWrap::Logits>("logits"),
+                           InstanceMethod<&GeneratorCoreWrap::Generate>("generate"),
+                           InstanceMethod<&GeneratorCoreWrap::Trim>("trim"),
+                           InstanceMethod<&GeneratorCoreWrap::Dispose>("dispose"),
+                       });
+  }
+
+  // new GeneratorCore(embeddingDim, hidden, blocks, cardinalities, outputNorm = false)
+  explicit GeneratorCoreWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<GeneratorCoreWrap>(info) {
+    Napi::Env env = info.Env();
+    Guard(env, "GeneratorCore", [&] {
+      CoreSpec s;
+      s.E = static_cast<int64_t>(ReadInteger(env, info[0], "embeddingDim", 1, 65536));
+      s.H = static_cast<int64_t>(ReadInteger(env, info[1], "hidden", 1, 65536));
+      s.L = static_cast<int64_t>(ReadInteger(env, info[2], "blocks", 0, 256));
+      s.card = napi_checks::ReadCardinalities(env, info[3]);
+      if (info.Length() > 4 && !info[4].IsUndefined()) {
+        if (!info[4].IsBoolean()) ThrowType(env, "outputNorm must be a boolean");
+        s.out_norm = info[4].As<Napi::Boolean>().Value();
+      }
+      if (s.card.empty()) ThrowRange(env, "cardinalities must name at least one feature");
+      s.F = static_cast<int64_t>(s.card.size());
+      s.off.assign(1, 0);
+      for (int32_t k : s.card) {
+        if (s.off.back() > kMaxParams) ThrowRange(env, "cardinalities sum to too many codes");
+        s.off.push_back(s.off.back() + k);
+      }
+      s.D = s.off.back();
+      ParamIndex idx;
+      if (!MakeParamIndex(s, kMaxParams, &idx)) {
+        ThrowRange(env, "the generator would have more than 2^30 parameters");
+      }
+      core_.reset(new GeneratorCore(std::move(s), std::move(idx)));
+    });
+  }
+
+ private:
+  std::unique_ptr<GeneratorCore> core_;
+
+  // Runs fn, turning C++ exceptions into JavaScript errors prefixed with the method name.
+  template <typename Fn>
+  static auto Guard(Napi::Env env, const char* what, const Fn& fn) -> decltype(fn()) {
+    try {
+      return fn();
+    } catch (const Napi::Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw Napi::Error::New(env, std::string(what) + ": out of memory");
+    } catch (const std::exception& e) {
+      throw Napi::Error::New(env, std::string(what) + ": " + e.what());
+    }
+  }
+
+  GeneratorCore& Core(Napi::Env env) {
+    if (!core_) throw Napi::Error::New(env, "GeneratorCore is disposed");
+    return *core_;
+  }
+
+  // Name of the parameter holding flat index i, with the index inside it.
+  std::string ParamAt(size_t i) {
+    for (const auto& [name, size] : core_->index().names) {
+      if (i < static_cast<size_t>(size)) return name + "[" + std::to_string(i) + "]";
+      i -= static_cast<size_t>(size);
+    }
+    return "?";
+  }
+
+  // Checks a flat parameter-sized array (finite; nonneg for Adam's v).
+  Napi::Float32Array ReadParamArray(Napi::Env env, const Napi::Value& v, const std::string& name, bool nonneg) {
+    GeneratorCore& c = Core(env);
+    Napi::Float32Array a =
+        ReadF32(env, v, name, static_cast<size_t>(c.param_count()), "paramCount()");
+    const size_t bad = FirstBad(a.Data(), a.ElementLength(), nonneg);
+    if (bad != a.ElementLength()) {
+      ThrowRange(env, name + "[" + std::to_string(bad) + "] = " + JsString(env, a[bad]) +
+                          (nonneg ? " must be finite and >= 0 (" : " is not finite (") + ParamAt(bad) + ")");
+    }
+    return a;
+  }
+
+  // Latents: Float32Array of n * embeddingDim finite values.
+  const float* ReadLatents(Napi::Env env, const Napi::Value& v, int64_t n) {
+    GeneratorCore& c = Core(env);
+    int64_t want = 0;
+    if (__builtin_mul_overflow(n, c.spec().E, &want)) ThrowRange(env, "n * embeddingDim overflows");
+    Napi::Float32Array z = ReadF32(env, v, "z", static_cast<size_t>(want), "n * embeddingDim");
+    const size_t bad = FirstBad(z.Data(), z.ElementLength(), false);
+    if (bad != z.ElementLength()) {
+      ThrowRange(env, "z[" + std::to_string(bad) + "] = " + JsString(env, z[bad]) + " is not finite (row " +
+                          std::to_string(bad / static_cast<size_t>(c.spec().E)) + ")");
+    }
+    return z.Data();
+  }
+
+  void RequireTargets(Napi::Env env) {
+    if (!Core(env).has_targets()) throw Napi::Error::New(env, "targets are not set (call setTargets first)");
+  }
+
+  Napi::Value ParamCount(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(Core(info.Env()).param_count()));
+  }
+
+  // paramNames(): [name, size][] in the flat order.
+  Napi::Value ParamNames(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const auto& names = Core(env).index().names;
+    Napi::Array out = Napi::Array::New(env, names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      Napi::Array pair = Napi::Array::New(env, 2);
+      pair.Set(0u, Napi::String::New(env, names[i].first));
+      pair.Set(1u, Napi::Number::New(env, static_cast<double>(names[i].second)));
+      out.Set(static_cast<uint32_t>(i), pair);
+    }
+    return out;
+  }
+
+  // setParams(flat: Float32Array)
+  Napi::Value SetParams(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Float32Array a = ReadParamArray(env, info[0], "params", false);
+    GeneratorCore& c = Core(env);
+    std::copy(a.Data(), a.Data() + a.ElementLength(), c.params());
+    c.ParamsChanged();
+    return env.Undefined();
+  }
+
+  Napi::Value GetParams(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    GeneratorCore& c = Core(env);
+    return Guard(env, "getParams", [&] {
+      Napi::Float32Array out = Napi::Float32Array::New(env, static_cast<size_t>(c.param_count()));
+      std::copy(c.params(), c.params() + c.param_count(), out.Data());
+      return out;
+    });
+  }
+
+  // setAdamState(t, m, v)
+  Napi::Value SetAdamState(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const double t = ReadInteger(env, info[0], "t", 0, napi_checks::kMaxSafeInteger);
+    Napi::Float32Array m = ReadParamArray(env, info[1], "m", false);
+    Napi::Float32Array v = ReadParamArray(env, info[2], "v", true);
+    GeneratorCore& c = Core(env);
+    std::copy(m.Data(), m.Data() + m.ElementLength(), c.adam_m());
+    std::copy(v.Data(), v.Data() + v.ElementLength(), c.adam_v());
+    c.set_adam_t(static_cast<int64_t>(t));
+    return env.Undefined();
+  }
+
+  Napi::Value GetAdamState(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    GeneratorCore& c = Core(env);
+    return Guard(env, "getAdamState", [&] {
+      const size_t P = static_cast<size_t>(c.param_count());
+      Napi::Float32Array m = Napi::Float32Array::New(env, P);
+      Napi::Float32Array v = Napi::Float32Array::New(env, P);
+      std::copy(c.adam_m(), c.adam_m() + P, m.Data());
+      std::copy(c.adam_v(), c.adam_v() + P, v.Data());
+      Napi::Object out = Napi::Object::New(env);
+      out.Set("t", Napi::Number::New(env, static_cast<double>(c.adam_t())));
+      out.Set("m", m);
+      out.Set("v", v);
+      return out;
+    });
+  }
+
+  // setTargets(oneWay: Float32Array(D), blocks: {f, c0, c1, target}[], count, negEntropy, mode?): the mode used
+  Napi::Value SetTargets(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    GeneratorCore& c = Core(env);
+    const CoreSpec& s = c.spec();
+    Napi::Float32Array q1 = ReadF32(env, info[0], "oneWay", static_cast<size_t>(s.D), "D (sum of cardinalities)");
+    size_t bad = FirstBad(q1.Data(), q1.ElementLength(), true);
+    if (bad != q1.ElementLength()) {
+      ThrowRange(env, "oneWay[" + std::to_string(bad) + "] = " + JsString(env, q1[bad]) + " must be finite and >= 0");
+    }
+    if (!info[1].IsArray()) ThrowType(env, "blocks must be an array");
+    Napi::Array arr = info[1].As<Napi::Array>();
+    std::vector<PairBlockTarget> blocks;
+    blocks.reserve(arr.Length());
+    // Feature index of an offset, or -1 when it is not a feature boundary.
+    const auto feature_at = [&](int64_t col) -> int64_t {
+      for (int64_t g = 0; g <= s.F; ++g)
+        if (s.off[static_cast<size_t>(g)] == col) return g;
+      return -1;
+    };
+    for (uint32_t i = 0; i < arr.Length(); ++i) {
+      const std::string at = "blocks[" + std::to_string(i) + "]";
+      Napi::Value bv = arr.Get(i);
+      if (!bv.IsObject()) ThrowType(env, at + " must be an object {f, c0, c1, target}");
+      Napi::Object b = bv.As<Napi::Object>();
+      PairBlockTarget t;
+      t.f = static_cast<int32_t>(ReadInteger(env, b.Get("f"), (at + ".f").c_str(), 0, static_cast<double>(s.F - 1)));
+      t.c0 = static_cast<int64_t>(ReadInteger(env, b.Get("c0"), (at + ".c0").c_str(), 0, static_cast<double>(s.D)));
+      t.c1 = static_cast<int64_t>(ReadInteger(env, b.Get("c1"), (at + ".c1").c_str(), 0, static_cast<double>(s.D)));
+      const int64_t g0 = feature_at(t.c0);
+      const int64_t g1 = feature_at(t.c1);
+      if (g0 < 0 || g1 < 0 || g0 <= t.f || g1 <= g0) {
+        ThrowRange(env, at + ": [c0, c1) = [" + std::to_string(t.c0) + ", " + std::to_string(t.c1) +
+                            ") must span whole features after feature f = " + std::to_string(t.f));
+      }
+      const size_t kf = static_cast<size_t>(s.card[static_cast<size_t>(t.f)]);
+      const size_t size = kf * static_cast<size_t>(t.c1 - t.c0);
+      Napi::Float32Array q = ReadF32(env, b.Get("target"), at + ".target", size, "K_f * (c1 - c0)");
+      bad = FirstBad(q.Data(), q.ElementLength(), true);
+      if (bad != q.ElementLength()) {
+        ThrowRange(env, at + ".target[" + std::to_string(bad) + "] = " + JsString(env, q[bad]) +
+                            " must be finite and >= 0");
+      }
+      Guard(env, "setTargets", [&] {
+        t.target.Resize(size);
+        std::copy(q.Data(), q.Data() + size, t.target.data());
+      });
+      blocks.push_back(std::move(t));
+    }
+    if (!info[2].IsNumber()) ThrowType(env, "count must be a number");
+    const double count = info[2].As<Napi::Number>().DoubleValue();
+    if (!(std::isfinite(count) && count > 0)) ThrowRange(env, "count must be finite and > 0, got " + JsString(env, count));
+    const double neg_entropy = ReadFinite(env, info[3], "negEntropy");
+    GeneratorCore::PairMode mode = GeneratorCore::PairMode::kAuto;
+    if (info.Length() > 4 && !info[4].IsUndefined()) {
+      if (!info[4].IsString()) ThrowType(env, "mode must be \"auto\", \"dense\" or \"blocks\"");
+      const std::string m = info[4].As<Napi::String>().Utf8Value();
+      if (m == "dense") mode = GeneratorCore::PairMode::kDense;
+      else if (m == "blocks") mode = GeneratorCore::PairMode::kBlocks;
+      else if (m != "auto") ThrowRange(env, "mode must be \"auto\", \"dense\" or \"blocks\", got \"" + m + "\"");
+    }
+    return Guard(env, "setTargets", [&] {
+      FloatBuffer one(static_cast<size_t>(s.D));
+      std::copy(q1.Data(), q1.Data() + s.D, one.data());
+      c.SetTargets(std::move(one), std::move(blocks), count, neg_entropy, mode);
+      return Napi::String::New(env, c.pair_mode() == GeneratorCore::PairMode::kDense ? "dense" : "blocks");
+    });
+  }
+
+  // lossAndGrads(z, n): { loss, grads }
+  Napi::Value LossAndGrads(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const int64_t n = ReadRows(env, info[1]);
+    const float* z = ReadLatents(env, info[0], n);
+    RequireTargets(env);
+    GeneratorCore& c = Core(env);
+    return Guard(env, "lossAndGrads", [&] {
+      Napi::Float32Array g = Napi::Float32Array::New(env, static_cast<size_t>(c.param_count()));
+      const double loss = c.LossAndGrad(z, n, g.Data());
+      Napi::Object out = Napi::Object::New(env);
+      out.Set("loss", Napi::Number::New(env, loss));
+      out.Set("grads", g);
+      return out;
+    });
+  }
+
+  // trainStep(z, n, lr): loss (NaN when not finite; then nothing was updated)
+  Napi::Value TrainStep(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const int64_t n = ReadRows(env, info[1]);
+    const float* z = ReadLatents(env, info[0], n);
+    if (!info[2].IsNumber()) ThrowType(env, "lr must be a number");
+    const double lr = info[2].As<Napi::Number>().DoubleValue();
+    if (!(std::isfinite(lr) && lr >= 0)) ThrowRange(env, "lr must be finite and >= 0, got " + JsString(env, lr));
+    RequireTargets(env);
+    GeneratorCore& c = Core(env);
+    return Guard(env, "trainStep", [&] { return Napi::Number::New(env, c.TrainStep(z, n, lr)); });
+  }
+
+  // evalLoss(z, n): loss over all n rows
+  Napi::Value EvalLoss(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const int64_t n = ReadRows(env, info[1]);
+    const float* z = ReadLatents(env, info[0], n);
+    RequireTargets(env);
+    GeneratorCore& c = Core(env);
+    return Guard(env, "evalLoss", [&] { return Napi::Number::New(env, c.EvalLoss(z, n)); });
+  }
+
+  // logits(z, n): Float32Array (n x D)
+  Napi::Value Logits(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const int64_t n = ReadRows(env, info[1]);
+    const float* z = ReadLatents(env, info[0], n);
+    GeneratorCore& c = Core(env);
+    return Guard(env, "logits", [&] {
+      int64_t size = 0;
+      if (__builtin_mul_overflow(n, c.spec().D, &size)) throw std::bad_alloc();
+      Napi::Float32Array out = Napi::Float32Array::New(env, static_cast<size_t>(size));
+      c.Logits(z, n, out.Data());
+      return out;
+    });
+  }
+
+  // generate(z, n, uniforms: Float64Array(n x F), temperature, topP): Int32Array (F x n, column-major)
+  Napi::Value Generate(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const int64_t n = ReadRows(env, info[1]);
+    const float* z = ReadLatents(env, info[0], n);
+    GeneratorCore& c = Core(env);
+    const CoreSpec& s = c.spec();
+    if (!IsTypedArrayOf(info[2], napi_float64_array)) ThrowType(env, "uniforms must be a Float64Array");
+    Napi::Float64Array u = info[2].As<Napi::Float64Array>();
+    int64_t nF = 0;
+    if (__builtin_mul_overflow(n, s.F, &nF) || u.ElementLength() != static_cast<size_t>(nF)) {
+      ThrowRange(env, "uniforms has " + std::to_string(u.ElementLength()) + " values, expected n*F = " +
+                          JsString(env, static_cast<double>(n) * static_cast<double>(s.F)));
+    }
+    for (size_t i = 0; i < u.ElementLength(); ++i) {
+      if (!(u[i] >= 0.0 && u[i] < 1.0)) {
+        ThrowRange(env, "uniforms[" + std::to_string(i) + "] = " + JsString(env, u[i]) + " is outside [0, 1)");
+      }
+    }
+    if (!info[3].IsNumber()) ThrowType(env, "temperature must be a number");
+    const double temperature = info[3].As<Napi::Number>().DoubleValue();
+    if (!(std::isfinite(temperature) && temperature > 0.0)) {
+      ThrowRange(env, "temperature must be finite and > 0, got " + JsString(env, temperature));
+    }
+    if (!std::isfinite(1.0 / temperature)) {
+      ThrowRange(env, "temperature " + JsString(env, temperature) + " is too small (1 / temperature is not finite)");
+    }
+    double top_p = 1.0;
+    bool has_top_p = false;
+    if (!info[4].IsUndefined() && !info[4].IsNull()) {
+      if (!info[4].IsNumber()) ThrowType(env, "topP must be a number or null");
+      top_p = info[4].As<Napi::Number>().DoubleValue();
+      if (!(top_p > 0.0 && top_p <= 1.0)) ThrowRange(env, "topP must be in (0, 1] or null, got " + JsString(env, top_p));
+      has_top_p = true;
+    }
+    return Guard(env, "generate", [&]() -> Napi::Value {
+      Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(nF));
+      const SampleError err = c.Generate(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data());
+      if (err.failed()) {
+        const size_t D = static_cast<size_t>(s.D);
+        const std::string where = "logits[" + std::to_string(err.index) + "] (row " + std::to_string(err.index / D) + ")";
+        if (err.kind == SampleError::Kind::kNonFinite) {
+          ThrowRange(env, "generate: " + where + " = " + JsString(env, err.value) + " is not finite");
+        }
+        ThrowRange(env, "generate: " + where + " / temperature overflows (logit " + JsString(env, err.value) +
+                            ", temperature " + JsString(env, temperature) + ")");
+      }
+      return out;
+    });
+  }
+
+  // trim(): frees the training / generation buffers and Adam's moments (kept: weights, targets).
+  Napi::Value Trim(const Napi::CallbackInfo& info) {
+    Core(info.Env()).ReleaseWorkspace();
+    return info.Env().Undefined();
+  }
+
+  // dispose(): frees the weights and buffers now (later calls throw).
+  Napi::Value Dispose(const Napi::CallbackInfo& info) {
+    core_.reset();
+    return info.Env().Undefined();
+  }
+};
+
+// learningRate(peak, totalSteps, warmupSteps, floorFraction, step): number (schedule.ts)
+Napi::Value LearningRateJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const double peak = ReadFinite(env, info[0], "peak");
+  const double total = ReadFinite(env, info[1], "totalSteps");
+  const double warmup = ReadFinite(env, info[2], "warmupSteps");
+  const double floor_fraction = ReadFinite(env, info[3], "floorFraction");
+  const double step = ReadFinite(env, info[4], "step");
+  if (!(warmup > 0)) ThrowRange(env, "warmupSteps must be > 0, got " + JsString(env, warmup));
+  return Napi::Number::New(env, LearningRate(peak, total, warmup, floor_fraction, step));
+}
+
+// computeInfo(): { isa, detectedIsa, kernel, threads }
+Napi::Value ComputeInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const KernelInfo& k = ActiveKernel();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("isa", Napi::String::New(env, IsaName(k.isa)));
+  out.Set("detectedIsa", Napi::String::New(env, IsaName(DetectIsa())));
+  out.Set("kernel", Napi::String::New(env, std::to_string(k.mr) + "x" + std::to_string(k.nr)));
+  out.Set("threads", Napi::Number::New(env, ThreadPool::Instance().Concurrency()));
+  return out;
+}
+
+}  // namespace
+
+void RegisterCoreBindings(Napi::Env env, Napi::Object exports) {
+  exports.Set("GeneratorCore", GeneratorCoreWrap::Define(env));
+  exports.Set("learningRate", Napi::Function::New(env, LearningRateJs, "learningRate"));
+  exports.Set("computeInfo", Napi::Function::New(env, ComputeInfo, "computeInfo"));
+}
+
+}  // namespace train
+}  // namespace synthd

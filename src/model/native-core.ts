@@ -1,0 +1,310 @@
+/**
+ * The native compute core (native/src/train/, DESIGN §4): the generator of `generator.ts`, the
+ * KL marginal loss of `loss.ts`, Adam of `adam.ts` and the schedule of `schedule.ts`, in C++ with
+ * AVX-512 / AVX2+FMA / portable micro-kernels and one process-wide thread pool. tfjs
+ * (`generator.ts` & co.) stays the reference and the fallback.
+ *
+ * Equivalence with the tfjs path (checked by test/native-core.test.ts):
+ * - same architecture, parameter names, shapes and order (`paramShapes`); the core holds the
+ *   parameters as one flat float32 vector in that order ({@link flattenParams});
+ * - same loss and gradients for the same weights and latents (float32; relative error < 1e-4);
+ * - same Adam update (tfjs operation order, float32) and the same Adam state (t, m, v by name);
+ * - same logits, so a model trained on either path generates on the other.
+ * So a checkpoint (`checkpoint.ts`) does not record which path wrote it: weights, Adam moments
+ * and schedule are stored by parameter name in both cases, and either path resumes it.
+ *
+ * Loading: the core lives in the same addon as the sampling kernel (`native.ts` loads it once per
+ * JavaScript realm; SYNTHD_DISABLE_NATIVE=1 disables both). A stale addon without the core
+ * (built before it existed) leaves {@link nativeCore} undefined, with the reason in
+ * {@link nativeCoreStatus}.
+ *
+ * Threads: the addon's pool is shared by every thread of the process; one training model uses
+ * every core, several concurrent ones share them (see native/src/train/thread_pool.h).
+ * SYNTHD_THREADS=N caps it; SYNTHD_ISA=generic|avx2|avx512 lowers the kernel choice (tests).
+ */
+import type { AdamState } from "./adam";
+import type { GenerationInputs } from "./generate";
+import { type GeneratorSpec, type NamedArrays, paramShapes } from "./generator";
+import type { Layout, MarginalTargets } from "./marginals";
+import { nativeSampler } from "./native";
+
+/** What the addon reports about the core: the kernel in use, the CPU's best, the pool size. */
+export interface ComputeInfo {
+  /** The kernels in use: `avx512`, `avx2` or `generic`. */
+  isa: string;
+  /** The best this CPU supports. */
+  detectedIsa: string;
+  /** Micro-kernel tile, rows x columns (e.g. `8x32`). */
+  kernel: string;
+  /** Threads one job uses (pool size, the caller included). */
+  threads: number;
+}
+
+/**
+ * The addon's `GeneratorCore` class (native/src/train/core_binding.cc). Every method validates its
+ * arguments: TypeError for wrong types; RangeError for wrong lengths, non-finite values, zero rows,
+ * bad block spans; Error for missing targets, a disposed core, or exhausted memory.
+ */
+export interface NativeGeneratorCore {
+  /** Scalar parameters (length of every flat array). */
+  paramCount(): number;
+  /** [name, size] per parameter, in flat order (that of `paramShapes`). */
+  paramNames(): [string, number][];
+  /** Copies in all parameters (finite float32, flat order). */
+  setParams(flat: Float32Array): void;
+  /** A copy of the parameters. */
+  getParams(): Float32Array;
+  /** Copies in Adam's state: step count t and moments (v >= 0). */
+  setAdamState(t: number, m: Float32Array, v: Float32Array): void;
+  getAdamState(): { t: number; m: Float32Array; v: Float32Array };
+  /**
+   * The loss targets, as `marginals.ts` builds them. `mode` picks how the 2-way backward pass is
+   * computed (same result): `blocks` (per pair block, memory proportional to the given pairs),
+   * `dense` (one product with a D x D symmetric matrix holding the blocks), `auto` (default: dense
+   * when D <= 4096 and the pairs cover at least 25% of the table, the rule of loss.ts). Returns
+   * the mode used.
+   */
+  setTargets(
+    oneWay: Float32Array,
+    blocks: { f: number; c0: number; c1: number; target: Float32Array }[],
+    count: number,
+    negEntropy: number,
+    mode?: PairMode,
+  ): "dense" | "blocks";
+  /** Loss and flat gradient for latents z (n x E, row-major). */
+  lossAndGrads(z: Float32Array, n: number): { loss: number; grads: Float32Array };
+  /** One Adam step at rate lr; returns the batch loss, NaN (and no update) when not finite. */
+  trainStep(z: Float32Array, n: number, lr: number): number;
+  /** Loss over n latents (chunked), e.g. the validation set. */
+  evalLoss(z: Float32Array, n: number): number;
+  /** Logits, n x D row-major. */
+  logits(z: Float32Array, n: number): Float32Array;
+  /** Codes (F x n, column-major) from logits of z and the sampling kernel (`sampling.ts` rules). */
+  generate(z: Float32Array, n: number, uniforms: Float64Array, temperature: number, topP: number | null): Int32Array;
+  /**
+   * Frees the training and generation buffers and Adam's moments (t back to 0), keeping weights
+   * and targets: for a finished model kept for generation. Later calls reallocate what they need.
+   */
+  trim(): void;
+  /** Frees the memory now; later calls throw. */
+  dispose(): void;
+}
+
+/** How the core computes the 2-way part of the backward pass (see {@link NativeGeneratorCore.setTargets}). */
+export type PairMode = "auto" | "dense" | "blocks";
+
+/** The core's exports. */
+export interface NativeCoreAddon {
+  /** `outputNorm`: a LayerNorm before the output layer (parameters `out.ln.gamma`, `out.ln.beta`). */
+  GeneratorCore: new (
+    embeddingDim: number,
+    hidden: number,
+    blocks: number,
+    cardinalities: readonly number[] | Int32Array,
+    outputNorm?: boolean,
+  ) => NativeGeneratorCore;
+  /** `learningRate` of schedule.ts with explicit constants. */
+  learningRate(peak: number, totalSteps: number, warmupSteps: number, floorFraction: number, step: number): number;
+  computeInfo(): ComputeInfo;
+}
+
+/** Whether the core is usable here, and why not. */
+export interface NativeCoreStatus {
+  available: boolean;
+  reason?: string;
+  info?: ComputeInfo;
+}
+
+let cached: { addon?: NativeCoreAddon; status: NativeCoreStatus } | undefined;
+
+function loadCore(): { addon?: NativeCoreAddon; status: NativeCoreStatus } {
+  const mod = nativeSampler() as unknown as Partial<NativeCoreAddon> | undefined;
+  if (mod === undefined) return { status: { available: false, reason: "the native addon is not loaded (see computeStatus())" } };
+  if (typeof mod.GeneratorCore !== "function" || typeof mod.computeInfo !== "function" || typeof mod.learningRate !== "function") {
+    return { status: { available: false, reason: "the addon has no training core (stale build? rerun `node native/build.js`)" } };
+  }
+  const addon = mod as NativeCoreAddon;
+  return { addon, status: { available: true, info: addon.computeInfo() } };
+}
+
+/** The core's exports, or undefined when the addon (or its core) is not available. */
+export function nativeCore(): NativeCoreAddon | undefined {
+  cached ??= loadCore();
+  return cached.addon;
+}
+
+/** {@link nativeCore} with the reason when unavailable and the kernel/thread info when available. */
+export function nativeCoreStatus(): NativeCoreStatus {
+  cached ??= loadCore();
+  return { ...cached.status };
+}
+
+/** Parameters as one flat float32 vector in `paramShapes` order (the core's layout). */
+export function flattenParams(spec: GeneratorSpec, arrays: NamedArrays): Float32Array {
+  const shapes = paramShapes(spec);
+  const total = shapes.reduce((s, [, sh]) => s + sh.reduce((a, b) => a * b, 1), 0);
+  const out = new Float32Array(total);
+  let at = 0;
+  for (const [name, shape] of shapes) {
+    const size = shape.reduce((a, b) => a * b, 1);
+    const a = arrays[name];
+    if (!(a instanceof Float32Array) || a.length !== size) throw new RangeError(`parameter ${name} missing or not of size ${size}`);
+    out.set(a, at);
+    at += size;
+  }
+  return out;
+}
+
+/** The inverse of {@link flattenParams}: fresh named arrays (copies). */
+export function unflattenParams(spec: GeneratorSpec, flat: Float32Array): NamedArrays {
+  const out: NamedArrays = {};
+  let at = 0;
+  for (const [name, shape] of paramShapes(spec)) {
+    const size = shape.reduce((a, b) => a * b, 1);
+    out[name] = flat.slice(at, at + size);
+    at += size;
+  }
+  if (at !== flat.length) throw new RangeError(`flat parameters have ${flat.length} values, expected ${at}`);
+  return out;
+}
+
+/** Rows per native generation call in {@link NativeGenerator.sampleRows} (it yields between calls; ~0.15 s each for the medium model on 2 cores). */
+export const NATIVE_GENERATE_CHUNK = 8192;
+
+/**
+ * A generator on the native core: weights, Adam state and targets live in C++; this object
+ * converts to and from the named arrays of the tfjs path and checkpoints.
+ */
+export class NativeGenerator {
+  private constructor(
+    readonly spec: GeneratorSpec,
+    readonly layout: Layout,
+    private readonly core: NativeGeneratorCore,
+  ) {}
+
+  /**
+   * A core for `spec` / `layout` holding `weights` (named as `paramShapes`).
+   * @throws Error when the native core is unavailable or implements another parameter layout
+   *   than `paramShapes` (so callers can fall back to tfjs); RangeError for weights of the wrong size
+   *   or with non-finite values.
+   */
+  static create(spec: GeneratorSpec, layout: Layout, weights: NamedArrays): NativeGenerator {
+    const addon = nativeCore();
+    if (addon === undefined) throw new Error(`native compute core unavailable: ${nativeCoreStatus().reason}`);
+    if (layout.width !== spec.outputDim) throw new RangeError(`layout width ${layout.width} differs from outputDim ${spec.outputDim}`);
+    const shapes = paramShapes(spec);
+    const outputNorm = shapes.some(([name]) => name === "out.ln.gamma");
+    const core = new addon.GeneratorCore(spec.embeddingDim, spec.hidden, spec.blocks, layout.cardinalities, outputNorm);
+    try {
+      // The core must implement exactly the generator of generator.ts (names, sizes, order).
+      const names = core.paramNames();
+      const same =
+        names.length === shapes.length &&
+        shapes.every(([name, shape], i) => names[i][0] === name && names[i][1] === shape.reduce((a, b) => a * b, 1));
+      if (!same) throw new Error("the native core does not implement this generator's parameters (generator.ts changed?)");
+      core.setParams(flattenParams(spec, weights));
+    } catch (e) {
+      core.dispose();
+      throw e;
+    }
+    return new NativeGenerator(spec, layout, core);
+  }
+
+  /** The underlying addon object (tests, benchmarks). */
+  get raw(): NativeGeneratorCore {
+    return this.core;
+  }
+
+  /** Replaces the weights. */
+  setWeights(weights: NamedArrays): void {
+    this.core.setParams(flattenParams(this.spec, weights));
+  }
+
+  /** A copy of the weights, by name. */
+  weights(): NamedArrays {
+    return unflattenParams(this.spec, this.core.getParams());
+  }
+
+  /** Restores Adam's state (checkpoint). */
+  setAdamState(state: AdamState): void {
+    this.core.setAdamState(state.t, flattenParams(this.spec, state.m), flattenParams(this.spec, state.v));
+  }
+
+  /** A copy of Adam's state, by name (the checkpoint form of `adam.ts`). */
+  adamState(): AdamState {
+    const s = this.core.getAdamState();
+    return { t: s.t, m: unflattenParams(this.spec, s.m), v: unflattenParams(this.spec, s.v) };
+  }
+
+  /** Sets the loss targets (from `buildTargets`); returns the 2-way mode used (see {@link PairMode}). */
+  setTargets(targets: MarginalTargets, mode: PairMode = "auto"): "dense" | "blocks" {
+    if (targets.layout.width !== this.spec.outputDim) throw new RangeError("targets belong to another layout");
+    return this.core.setTargets(
+      targets.oneWay,
+      targets.blocks.map((b) => ({ f: b.f, c0: b.c0, c1: b.c1, target: b.target })),
+      targets.count,
+      targets.negEntropy,
+      mode,
+    );
+  }
+
+  /** Loss and gradients by parameter name for latents z (n x E). */
+  lossAndGrads(z: Float32Array, n: number): { loss: number; grads: NamedArrays } {
+    const { loss, grads } = this.core.lossAndGrads(z, n);
+    return { loss, grads: unflattenParams(this.spec, grads) };
+  }
+
+  /** One Adam step at rate lr on latents z (n x E): the batch loss (NaN, no update, when not finite). */
+  trainStep(z: Float32Array, n: number, lr: number): number {
+    return this.core.trainStep(z, n, lr);
+  }
+
+  /** The loss over n latents (all rows, chunked). */
+  evalLoss(z: Float32Array, n: number): number {
+    return this.core.evalLoss(z, n);
+  }
+
+  /** Logits (n x D) for latents z. */
+  logits(z: Float32Array, n: number): Float32Array {
+    return this.core.logits(z, n);
+  }
+
+  /**
+   * Codes for the rows of `inputs` (the draws of `generate.ts` `prepareInputs`): one Int32Array of
+   * length n per feature, as `sampleRows` of `generate.ts` returns. Runs in chunks of
+   * {@link NATIVE_GENERATE_CHUNK} rows, awaiting `yieldFn` and polling `shouldAbort` between them.
+   * @throws Error when `shouldAbort` fires; RangeError for bad sampling options or logits the
+   *   kernel refuses.
+   */
+  async sampleRows(
+    inputs: GenerationInputs,
+    opts: { temperature?: number; topP?: number | null; yieldFn?: () => Promise<void>; shouldAbort?: () => boolean } = {},
+  ): Promise<Int32Array[]> {
+    const { n, latents, uniforms } = inputs;
+    const E = this.spec.embeddingDim;
+    const F = this.layout.cardinalities.length;
+    const temperature = opts.temperature ?? 1;
+    const topP = opts.topP ?? null;
+    const columns = this.layout.cardinalities.map(() => new Int32Array(n));
+    for (let r0 = 0; r0 < n; r0 += NATIVE_GENERATE_CHUNK) {
+      if (r0 > 0) {
+        if (opts.yieldFn) await opts.yieldFn();
+        if (opts.shouldAbort?.()) throw new Error("generation aborted");
+      }
+      const m = Math.min(NATIVE_GENERATE_CHUNK, n - r0);
+      const codes = this.core.generate(latents.subarray(r0 * E, (r0 + m) * E), m, uniforms.subarray(r0 * F, (r0 + m) * F), temperature, topP);
+      for (let f = 0; f < F; f++) columns[f].set(codes.subarray(f * m, (f + 1) * m), r0);
+    }
+    return columns;
+  }
+
+  /** Frees training buffers and Adam's moments (see {@link NativeGeneratorCore.trim}). */
+  trim(): void {
+    this.core.trim();
+  }
+
+  /** Frees the native memory now (also freed when this object is garbage-collected). */
+  dispose(): void {
+    this.core.dispose();
+  }
+}
