@@ -3,10 +3,14 @@
  * in the same run; `--json` prints one JSON line for scripts.
  *
  * - `latency`: GET /v1/models/{id} p50/p99 while two models train vs an idle server.
+ * - `compute`: the native compute core (train step, generation) vs tfjs and the PyTorch figures.
+ * - `generate`: rows/s over HTTP through the SDK (decode included) vs in-process generation.
  * - `fidelity`: issue 5's protocol on discretized Adult (TVD, TSTR, privacy check, fit seconds)
  *   against independent marginals and HOLDOUT in the same run; `--epsilon` for the private variant.
  */
 import { Command } from "commander";
+import { computeBench } from "./compute";
+import { generateBench } from "./generate";
 import { latencyBench } from "./latency";
 import { fidelityBench } from "./fidelity";
 
@@ -19,6 +23,27 @@ program
   .option("--concurrency <n>", "parallel keep-alive connections", (v) => Number(v), 4)
   .option("--json", "one JSON line", false)
   .action(latencyBench);
+
+program
+  .command("compute")
+  .description("native core: medium-model train step and generation rows/s, vs tfjs in the same run")
+  .option("--blocks <n>", "timed blocks of 20 training steps", (v) => Number(v), 10)
+  .option("--warmup <n>", "training steps before timing", (v) => Number(v), 20)
+  .option("--rows <n>", "rows per generation run", (v) => Number(v), 100_000)
+  .option("--no-baseline", "skip the tfjs baseline")
+  .option("--baseline-steps <n>", "tfjs steps per timed block (3 blocks)", (v) => Number(v), 3)
+  .option("--baseline-rows <n>", "rows per tfjs generation run", (v) => Number(v), 10_000)
+  .option("--json", "one JSON line", false)
+  .action(computeBench);
+
+program
+  .command("generate")
+  .description("rows/s end to end over HTTP through the SDK, decode included, vs in-process")
+  .option("--rows <n>", "rows per generate request (at most 100,000)", (v) => Number(v), 100_000)
+  .option("--runs <n>", "timed runs, each in its own org (sandbox quota)", (v) => Number(v), 3)
+  .option("--compute <kind>", "passed to synthd serve --compute (tfjs | native)")
+  .option("--json", "one JSON line", false)
+  .action(generateBench);
 
 program
   .command("fidelity")

@@ -13,6 +13,8 @@ export interface ServeOptions {
   dataDir: string;
   workers?: number;
   debug: boolean;
+  /** `--compute`: training/generation path; default: native when the addon loads, else tfjs. */
+  compute?: "tfjs" | "native";
 }
 
 /**
@@ -26,6 +28,7 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
     dataDir: opts.dataDir,
     workers: opts.workers,
     debug: opts.debug,
+    compute: opts.compute,
     docsUrl: process.env.SYNTHD_DOCS_URL,
   });
   if (server.sandboxKey) process.stdout.write(`sandbox key: ${server.sandboxKey}\n`);

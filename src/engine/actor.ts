@@ -15,7 +15,7 @@
  * models on the same worker run in between. Every store write is one atomic `updateModel`.
  */
 import type { Store } from "../store";
-import { Trainer, type GeneratorModel, type EpochReport } from "../model/trainer";
+import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../model/trainer";
 import type { TrainReply } from "./protocol";
 
 /** Where an actor is in its life (see the module comment). */
@@ -27,6 +27,8 @@ export interface ActorEnv {
   /** Awaited between optimizer steps (e.g. `setImmediate`). */
   yieldFn: () => Promise<void>;
   log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+  /** Compute path of the trainer (default `tfjs`). */
+  compute?: ComputeKind;
 }
 
 /** The `error` stored on a failed model (DESIGN §3: `{ code, message }`). */
@@ -86,13 +88,15 @@ export class ModelActor {
       const metadata = store.getMetadata(id);
       if (metadata === undefined) throw new Error("the model's metadata is missing");
       const checkpoint = store.getCheckpoint<Parameters<typeof Trainer.create>[0]["checkpoint"]>(id);
-      this.trainer = await Trainer.create({ id, metadata, config: rec.config, checkpoint });
+      this.trainer = await Trainer.create({ id, metadata, config: rec.config, checkpoint, compute: this.env.compute });
+      if (this.trainer.computeNote) log("warn", this.trainer.computeNote, { model_id: id });
       if (this.aborted()) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
       this.state = "training";
       log("info", checkpoint ? "training resumed" : "training started", {
         model_id: id,
         epoch: this.trainer.epoch,
         loss_form: this.trainer.lossForm,
+        compute: this.trainer.compute,
       });
 
       let finished = this.trainer.stopReason(); // a checkpoint written after the last epoch

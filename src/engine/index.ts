@@ -35,6 +35,7 @@ import type { Logger } from "pino";
 import type { Store } from "../store";
 import type { GenerateRequest, Generation } from "../types";
 import { deviceOf, type BackendName } from "../model/backend";
+import { defaultCompute, type ComputeKind } from "../model/trainer";
 import { InputError, latentSource } from "../model/generate";
 import { trainingFailed } from "./actor";
 import type { GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
@@ -61,6 +62,12 @@ export interface EngineOptions {
   idleModelsPerWorker?: number;
   /** Task queue bound; default {@link DEFAULT_MAX_QUEUE}. */
   maxQueue?: number;
+  /**
+   * Compute path of training and generation: `native` (the C++ core, src/model/native-core.ts) or
+   * `tfjs`. Default: `native` when the addon's core loads, else `tfjs`. A worker that cannot load
+   * the core falls back to `tfjs` and logs why; checkpoints are the same on both paths.
+   */
+  compute?: ComputeKind;
 }
 
 /** A generation with codes as typed arrays (`columns[f]` is a view into one shared buffer). */
@@ -75,6 +82,8 @@ export interface RawGeneration {
 export interface PoolEngine extends Engine {
   /** The tfjs backend the workers use (`tensorflow`, `wasm` or `cpu`). */
   readonly backend: BackendName;
+  /** The compute path the workers use (`native` or `tfjs`). */
+  readonly compute: ComputeKind;
   /** Number of worker threads. */
   readonly workers: number;
   /**
@@ -107,6 +116,7 @@ class PiscinaEngine implements PoolEngine {
   private closed = false;
   private closing: Promise<void> | undefined;
   backend: BackendName = "wasm";
+  compute: ComputeKind;
 
   constructor(
     private readonly store: Store,
@@ -115,9 +125,11 @@ class PiscinaEngine implements PoolEngine {
     private readonly maxQueue: number,
     idleModels: number,
     logger: Logger | undefined,
+    compute: ComputeKind,
   ) {
     this.log = logger;
-    const workerData: WorkerConfig = { dataDir, idleModels };
+    this.compute = compute;
+    const workerData: WorkerConfig = { dataDir, idleModels, compute };
     this.pool = new Piscina({
       filename: path.join(__dirname, "worker.js"),
       minThreads: workers,
@@ -335,19 +347,28 @@ class PiscinaEngine implements PoolEngine {
     return this.closing;
   }
 
-  /** Asks one worker for its backend (initialising tfjs there). */
+  /** Asks one worker for its backend (initialising tfjs there) and compute path. */
   async start(): Promise<void> {
     const reply = await this.run<InfoReply>({ op: "info" }, undefined);
     this.backend = reply.backend as BackendName;
     (this as { device: string }).device = deviceOf(this.backend);
-    this.log?.info({ workers: this.workers, backend: this.backend, device: this.device }, "engine ready");
+    if (reply.compute !== this.compute) {
+      this.log?.warn({ asked: this.compute, used: reply.compute }, "native compute core unavailable in the workers; using tfjs");
+      this.compute = reply.compute;
+    }
+    this.log?.info(
+      { workers: this.workers, backend: this.backend, device: this.device, compute: this.compute, ...(reply.computeInfo ?? {}) },
+      "engine ready",
+    );
   }
 }
 
 /**
  * Starts the engine: a pool of `workers` worker threads, each with its own Store on `dataDir` and
  * its own tfjs backend (`tensorflow` when tfjs-node is installed, else `wasm`, else `cpu`; the
- * choice is logged). Resolves once a worker has initialised its backend.
+ * choice is logged), training and generating on `opts.compute` (default: the native core when it
+ * loads; all workers share the core's one thread pool, so concurrent models never oversubscribe
+ * the cores). Resolves once a worker has initialised its backend.
  * @throws Error when the workers cannot start.
  */
 export async function createEngine(opts: EngineOptions): Promise<PoolEngine> {
@@ -359,6 +380,7 @@ export async function createEngine(opts: EngineOptions): Promise<PoolEngine> {
     opts.maxQueue ?? DEFAULT_MAX_QUEUE,
     opts.idleModelsPerWorker ?? DEFAULT_IDLE_MODELS_PER_WORKER,
     opts.logger,
+    opts.compute ?? defaultCompute(),
   );
   try {
     await engine.start();

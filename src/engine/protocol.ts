@@ -58,9 +58,13 @@ export type GenerateReply =
   | { ok: true; model_id: string; num_rows: number; features: string[]; codes: Int32Array }
   | { ok: false; kind: "not_found" | "not_ready" | "input" | "internal"; message: string; param?: string; status?: string };
 
-/** A worker's state: tfjs backend, thread, models with a running actor or cached weights, tensor memory. */
+/** A worker's state: tfjs backend, compute path, thread, models with a running actor or cached weights, tensor memory. */
 export interface InfoReply {
   backend: string;
+  /** The compute path this worker trains and generates with (`native` falls back to `tfjs` when the core is missing). */
+  compute: "tfjs" | "native";
+  /** The native core's kernels and pool size, when `compute` is `native`. */
+  computeInfo?: { isa: string; kernel: string; threads: number };
   threadId: number;
   actors: string[];
   cached: string[];
@@ -71,6 +75,8 @@ export interface InfoReply {
 /** Data every worker gets at start-up (`workerData`). */
 export interface WorkerConfig {
   dataDir: string;
+  /** Compute path of training and generation (`synthd serve --compute`). */
+  compute: "tfjs" | "native";
   /** Idle ready models kept in memory per worker (LRU). */
   idleModels: number;
 }

@@ -11,14 +11,18 @@ import { Store } from "../store";
 import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
 import { drawInputs, sampleRows, InputError, type LatentSource } from "../model/generate";
-import { disposeAll, generatorSpec, initParams, toTensors, type NamedTensors } from "../model/generator";
+import { disposeAll, generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays, type NamedTensors } from "../model/generator";
+import type { Layout } from "../model/marginals";
 import { layoutOf } from "../model/marginals";
 import { Rng } from "../model/rng";
-import type { GeneratorModel } from "../model/trainer";
+import { NativeGenerator, nativeCoreStatus } from "../model/native-core";
+import { disposeGenerator, type ComputeKind, type GeneratorModel } from "../model/trainer";
 import { ModelActor, type ActorEnv } from "./actor";
 import type { GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
 
 const config = workerData as WorkerConfig;
+/** This worker's compute path: `native` only when the core loads in this thread. */
+const compute: ComputeKind = config.compute === "native" && nativeCoreStatus().available ? "native" : "tfjs";
 const actors = new Map<string, ModelActor>();
 /** Idle ready generators, least recently used first (Map keeps insertion order). */
 const idle = new Map<string, GeneratorModel>();
@@ -43,24 +47,49 @@ function log(level: WorkerLog["synthdLog"]["level"], msg: string, fields?: Recor
 const yieldFn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function env(): ActorEnv {
-  return { store: getStore(), yieldFn, log };
+  return { store: getStore(), yieldFn, log, compute };
+}
+
+/**
+ * Native generators of the idle cache lent to requests in flight: a request shares the cache's
+ * core (no copy), and a core the cache lets go of meanwhile is freed when its last request ends.
+ */
+const loans = new Map<NativeGenerator, { uses: number; dropped: boolean }>();
+
+/** Frees a model the cache (or a request) owned, or defers that while requests still use it. */
+function dropModel(m: GeneratorModel): void {
+  const loan = m.native ? loans.get(m.native) : undefined;
+  if (loan) loan.dropped = true;
+  else disposeGenerator(m);
+}
+
+/** A generator for `weights` on this worker's compute path. */
+function makeGenerator(spec: GeneratorSpec, layout: Layout, weights: NamedArrays): GeneratorModel {
+  if (compute === "native") {
+    try {
+      return { spec, layout, params: {}, native: NativeGenerator.create(spec, layout, weights) };
+    } catch (err) {
+      log("warn", "native generator unavailable; using tfjs", { err: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return { spec, layout, params: toTensors(spec, weights) };
 }
 
 function cacheIdle(id: string, model: GeneratorModel): void {
   const old = idle.get(id);
-  if (old && old !== model) disposeAll(old.params);
+  if (old && old !== model) dropModel(old);
   idle.delete(id);
   idle.set(id, model);
   while (idle.size > Math.max(0, config.idleModels)) {
     const [oldest, m] = idle.entries().next().value as [string, GeneratorModel];
     idle.delete(oldest);
-    disposeAll(m.params);
+    dropModel(m);
   }
 }
 
 function evict(id: string): void {
   const m = idle.get(id);
-  if (m) disposeAll(m.params);
+  if (m) dropModel(m);
   idle.delete(id);
 }
 
@@ -87,21 +116,50 @@ async function stop(id: string, kind: "stop" | "halt"): Promise<void> {
   evict(id);
 }
 
-/** A private copy of a generator's weights for one request (tf.clone shares the buffers). */
-function lease(model: GeneratorModel): GeneratorModel {
+/** A generator lent to one request, and how to give it back. */
+interface Lease {
+  model: GeneratorModel;
+  release(): void;
+}
+
+/** A request's own copy of a training model's latest weights (they change between chunks). */
+function snapshot(model: GeneratorModel): Lease {
+  if (model.native) {
+    const copy: GeneratorModel = { ...model, params: {}, native: NativeGenerator.create(model.spec, model.layout, model.native.weights()) };
+    return { model: copy, release: () => disposeGenerator(copy) };
+  }
   const params: NamedTensors = {};
-  for (const [name, t] of Object.entries(model.params)) params[name] = tf.clone(t);
-  return { spec: model.spec, layout: model.layout, params };
+  for (const [name, t] of Object.entries(model.params)) params[name] = tf.clone(t); // shares the buffers
+  const copy: GeneratorModel = { spec: model.spec, layout: model.layout, params };
+  return { model: copy, release: () => disposeAll(params) };
+}
+
+/** Lends a cached model (its weights never change): native cores are shared, tensors cloned. */
+function lend(model: GeneratorModel): Lease {
+  const core = model.native;
+  if (!core) return snapshot(model);
+  const loan = loans.get(core) ?? { uses: 0, dropped: false };
+  loans.set(core, loan);
+  loan.uses += 1;
+  return {
+    model,
+    release: () => {
+      loan.uses -= 1;
+      if (loan.uses > 0) return;
+      loans.delete(core);
+      if (loan.dropped) disposeGenerator(model);
+    },
+  };
 }
 
 /** The weights to generate from: live actor (latest), idle cache, or the stored checkpoint. */
-function acquire(id: string, status: "training" | "ready"): GeneratorModel {
+function acquire(id: string, status: "training" | "ready"): Lease {
   const live = actors.get(id)?.weights(status === "ready");
-  if (live) return lease(live);
+  if (live) return snapshot(live);
   const cached = idle.get(id);
   if (cached) {
     cacheIdle(id, cached); // most recently used
-    return lease(cached);
+    return lend(cached);
   }
   const s = getStore();
   const rec = s.getModel(id);
@@ -112,13 +170,14 @@ function acquire(id: string, status: "training" | "ready"): GeneratorModel {
   const ckpt = s.getCheckpoint<Checkpoint>(id);
   if (status === "ready") {
     if (ckpt === undefined) throw new Error("a ready model has no checkpoint");
-    const model = { spec, layout, params: toTensors(spec, checkpointWeights(ckpt, spec, true)) };
+    const model = makeGenerator(spec, layout, checkpointWeights(ckpt, spec, true));
     cacheIdle(id, model);
-    return lease(model);
+    return lend(model);
   }
   // Training, but not (yet) running here: the last checkpoint, or the initial weights.
   const weights = ckpt ? checkpointWeights(ckpt, spec, false) : initParams(spec, Rng.fromString(`${id}:init`));
-  return { spec, layout, params: toTensors(spec, weights) };
+  const model = makeGenerator(spec, layout, weights);
+  return { model, release: () => disposeGenerator(model) };
 }
 
 async function generate(task: GenerateTask): Promise<GenerateReply | object> {
@@ -127,12 +186,13 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
   if (rec.status !== "training" && rec.status !== "ready") {
     return { ok: false, kind: "not_ready", message: `model ${task.id} is ${rec.status}`, status: rec.status };
   }
-  let model: GeneratorModel;
+  let lease: Lease;
   try {
-    model = acquire(task.id, rec.status);
+    lease = acquire(task.id, rec.status);
   } catch (err) {
     return { ok: false, kind: "internal", message: `cannot load the model's weights: ${err instanceof Error ? err.message : String(err)}` };
   }
+  const model = lease.model;
   try {
     const source: LatentSource = task.latents ? { latents: task.latents } : { numRows: task.numRows ?? 0, seed: task.seed };
     const F = model.layout.features.length;
@@ -149,14 +209,17 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     if (err instanceof InputError) return { ok: false, kind: "input", message: err.message, param: err.param };
     return { ok: false, kind: "internal", message: err instanceof Error ? err.message : String(err) };
   } finally {
-    disposeAll(model.params);
+    lease.release();
   }
 }
 
 async function info(): Promise<InfoReply> {
   const mem = tf.memory();
+  const info = compute === "native" ? nativeCoreStatus().info : undefined;
   return {
     backend: await initBackend(),
+    compute,
+    computeInfo: info && { isa: info.isa, kernel: info.kernel, threads: info.threads },
     threadId,
     actors: [...actors.keys()],
     cached: [...idle.keys()],

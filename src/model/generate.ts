@@ -144,6 +144,7 @@ export interface SamplingOptions {
  * @throws Error when `shouldAbort` fires; RangeError from the sampling kernel on bad sizes.
  */
 export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs, opts: SamplingOptions = {}): Promise<Int32Array[]> {
+  if (model.native) return model.native.sampleRows(inputs, opts); // the C++ core: forward + sampling
   const { spec, layout } = model;
   const { n, latents, uniforms } = inputs;
   const E = spec.embeddingDim;

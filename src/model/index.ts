@@ -4,7 +4,8 @@
  *
  * Read in this order: `marginals.ts` (targets), `generator.ts` (G), `loss.ts` (KL objective),
  * `adam.ts` + `schedule.ts` (optimisation), `trainer.ts` (epochs, validation, early stopping),
- * `checkpoint.ts` (stored form), `generate.ts` + `sampling.ts` (generation), `rng.ts`.
+ * `checkpoint.ts` (stored form), `generate.ts` + `sampling.ts` (generation), `rng.ts`;
+ * `native-core.ts`: the same generator, loss and Adam in the C++ compute core (native/src/train).
  */
 export { initBackend, useBackend, deviceOf, type BackendName } from "./backend";
 export { Rng, type RngState, fnv1a64 } from "./rng";
@@ -60,7 +61,23 @@ export {
   type EpochReport,
   type GeneratorModel,
   type TrainerOptions,
+  type ComputeKind,
+  disposeGenerator,
+  defaultCompute,
 } from "./trainer";
+export {
+  NativeGenerator,
+  nativeCore,
+  nativeCoreStatus,
+  flattenParams,
+  unflattenParams,
+  NATIVE_GENERATE_CHUNK,
+  type NativeGeneratorCore,
+  type NativeCoreAddon,
+  type NativeCoreStatus,
+  type ComputeInfo,
+  type PairMode,
+} from "./native-core";
 export {
   prepareInputs,
   drawInputs,

@@ -15,10 +15,14 @@
  *   the running epoch then ends early. All three end in `ready`, with the best-val weights.
  * - Seeded streams (rng.ts), all derived from the model id: `"<id>:init"` (initial weights),
  *   `"<id>:train"` (training latents; its state is checkpointed), `"<id>:val"` (validation set).
+ * - Compute (`TrainerOptions.compute`): `tfjs` (generator.ts, loss.ts, adam.ts on tfjs) or
+ *   `native` (the same model, loss and Adam in the C++ core, native-core.ts). Everything above
+ *   (streams, schedule, validation, early stopping, checkpoints) is shared: a checkpoint written on
+ *   one path resumes on the other.
  */
 import * as tf from "@tensorflow/tfjs-core";
 import type { Metadata, ModelConfig } from "../types";
-import { Adam } from "./adam";
+import { Adam, type AdamState } from "./adam";
 import { initBackend } from "./backend";
 import { type Checkpoint, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "./checkpoint";
 import {
@@ -48,6 +52,7 @@ import {
   targetTensors,
 } from "./loss";
 import { buildTargets, type Layout } from "./marginals";
+import { NativeGenerator, nativeCoreStatus } from "./native-core";
 import { Rng } from "./rng";
 import { learningRate, makeSchedule, type Schedule } from "./schedule";
 
@@ -88,11 +93,31 @@ export interface EpochReport {
   done: StopReason | null;
 }
 
-/** A generator ready to run forward: shape, code layout and weights (owned by whoever made it). */
+/**
+ * A generator ready to run forward: shape, code layout and weights (owned by whoever made it).
+ * On the tfjs path the weights are `params`; on the native path they live in `native` and
+ * `params` is empty. Free either with {@link disposeGenerator}.
+ */
 export interface GeneratorModel {
   spec: GeneratorSpec;
   layout: Layout;
   params: NamedTensors;
+  /** The native core holding the weights (compute `native`), else undefined. */
+  native?: NativeGenerator;
+}
+
+/** Frees a generator's weights on whichever path holds them. */
+export function disposeGenerator(model: GeneratorModel): void {
+  disposeAll(model.params);
+  model.native?.dispose();
+}
+
+/** The compute path of training and generation (`synthd serve --compute`). */
+export type ComputeKind = "tfjs" | "native";
+
+/** `native` when the compute core loaded in this thread, else `tfjs`. */
+export function defaultCompute(): ComputeKind {
+  return nativeCoreStatus().available ? "native" : "tfjs";
 }
 
 /** Options of {@link Trainer.create}. */
@@ -105,6 +130,12 @@ export interface TrainerOptions {
   checkpoint?: Checkpoint;
   /** Override of {@link STEPS_PER_EPOCH} for a fresh run (tests, benchmarks). */
   stepsPerEpoch?: number;
+  /**
+   * Compute path (default `tfjs`). `native` runs forward, loss, backward and Adam in the C++ core
+   * (src/model/native-core.ts); when the core is unavailable the trainer uses tfjs and says why in
+   * {@link Trainer.computeNote}. Checkpoints are the same on both paths.
+   */
+  compute?: ComputeKind;
 }
 
 /** Options of {@link Trainer.runEpoch}. */
@@ -121,13 +152,38 @@ function cloneAll(src: NamedTensors): NamedTensors {
   return out;
 }
 
-/** Owns a generator's variables, its Adam state, targets and the early-stopping bookkeeping. */
+/** The tfjs half of a trainer: variables, Adam, target tensors, validation latents, best copy. */
+interface TfjsParts {
+  vars: Record<string, tf.Variable>;
+  varNames: Map<string, string>;
+  adam: Adam;
+  targets: TargetTensors;
+  segments: Segments;
+  valLatents: tf.Tensor2D;
+  best: NamedTensors | null;
+}
+
+/** The native half: the core (weights, Adam, targets), validation latents, best weights. */
+interface NativeParts {
+  core: NativeGenerator;
+  valLatents: Float32Array;
+  best: NamedArrays | null;
+  /** A core holding `best`, made on demand for generation while training. */
+  bestCore: NativeGenerator | null;
+  mode: "dense" | "blocks";
+}
+
+/** Owns a generator's weights, its Adam state, targets and the early-stopping bookkeeping. */
 export class Trainer {
   readonly spec: GeneratorSpec;
   readonly layout: Layout;
   readonly config: ModelConfig;
   readonly schedule: Schedule;
   readonly stepsPerEpoch: number;
+  /** The compute path in use. */
+  readonly compute: ComputeKind;
+  /** Why `compute` differs from the one asked for (null when it does not). */
+  readonly computeNote: string | null = null;
   epoch = 0;
   step = 0;
   elapsedS = 0;
@@ -137,14 +193,9 @@ export class Trainer {
   bestEpoch = 0;
   epochsSinceImprovement = 0;
 
-  private readonly vars: Record<string, tf.Variable>;
-  private readonly varNames: Map<string, string>;
-  private readonly adam: Adam;
-  private readonly targets: TargetTensors;
-  private readonly segments: Segments;
-  private readonly valLatents: tf.Tensor2D;
+  private readonly tfjs: TfjsParts | null = null;
+  private readonly native: NativeParts | null = null;
   private rng: Rng;
-  private best: NamedTensors | null = null;
   private disposed = false;
 
   private constructor(opts: TrainerOptions, state: TrainingState | null) {
@@ -176,28 +227,55 @@ export class Trainer {
       weights = initParams(this.spec, Rng.fromString(`${opts.id}:init`));
     }
 
-    this.targets = targetTensors(targets);
-    this.segments = makeSegments(this.layout);
-    this.vars = {};
-    this.varNames = new Map();
-    for (const [name, shape] of paramShapes(this.spec)) {
-      const init = tf.tensor(weights[name], shape, "float32");
-      const v = tf.variable(init, true);
-      init.dispose(); // the variable holds its own reference to the buffer
-      this.vars[name] = v;
-      this.varNames.set(v.name, name);
-    }
-    this.adam = new Adam(this.vars, state?.adam);
-    if (state?.bestWeights) this.best = toTensors(this.spec, state.bestWeights);
-    else if (state && state.epoch > 0) this.best = cloneAll(this.vars);
-
     const valRng = Rng.fromString(`${opts.id}:val`);
     const val = valRng.fillNormal(new Float32Array(VAL_SIZE * E));
     if (noise > 0) {
       const eps = valRng.fillNormal(new Float32Array(VAL_SIZE * E), noise);
       for (let i = 0; i < val.length; i++) val[i] += eps[i];
     }
-    this.valLatents = tf.tensor2d(val, [VAL_SIZE, E]);
+
+    let compute = opts.compute ?? "tfjs";
+    if (compute === "native") {
+      try {
+        const core = NativeGenerator.create(this.spec, this.layout, weights);
+        try {
+          const mode = core.setTargets(targets);
+          if (state) core.setAdamState(state.adam);
+          const best = state?.bestWeights ?? (state && state.epoch > 0 ? weights : null);
+          this.native = { core, valLatents: val, best, bestCore: null, mode };
+        } catch (e) {
+          core.dispose();
+          throw e;
+        }
+      } catch (e) {
+        compute = "tfjs";
+        this.computeNote = `native compute unavailable (${(e as Error).message}); using tfjs`;
+      }
+    }
+    this.compute = compute;
+    if (this.native === null) {
+      const vars: Record<string, tf.Variable> = {};
+      const varNames = new Map<string, string>();
+      for (const [name, shape] of paramShapes(this.spec)) {
+        const init = tf.tensor(weights[name], shape, "float32");
+        const v = tf.variable(init, true);
+        init.dispose(); // the variable holds its own reference to the buffer
+        vars[name] = v;
+        varNames.set(v.name, name);
+      }
+      let best: NamedTensors | null = null;
+      if (state?.bestWeights) best = toTensors(this.spec, state.bestWeights);
+      else if (state && state.epoch > 0) best = cloneAll(vars);
+      this.tfjs = {
+        vars,
+        varNames,
+        adam: new Adam(vars, state?.adam),
+        targets: targetTensors(targets),
+        segments: makeSegments(this.layout),
+        valLatents: tf.tensor2d(val, [VAL_SIZE, E]),
+        best,
+      };
+    }
   }
 
   /**
@@ -213,9 +291,10 @@ export class Trainer {
     return new Trainer(opts, state);
   }
 
-  /** How the 2-way marginals are computed (`gram` or `blocks`, see loss.ts). */
+  /** How the 2-way marginals are computed (`gram` or `blocks`, see loss.ts; native: dense = gram). */
   get lossForm(): "gram" | "blocks" {
-    return this.targets.mode;
+    if (this.native) return this.native.mode === "dense" ? "gram" : "blocks";
+    return (this.tfjs as TfjsParts).targets.mode;
   }
 
   /** Why training is already over (a checkpoint written after the last epoch), else null. */
@@ -243,19 +322,26 @@ export class Trainer {
     const B = this.config.batch_size;
     const z = this.drawLatents(B);
     const lr = learningRate(this.schedule, this.step);
-    const value = tf.tidy(() => {
-      const zt = tf.tensor2d(z, [B, this.spec.embeddingDim]);
-      const { value, grads } = tf.variableGrads(
-        () => marginalLoss(featureSoftmax(forward(this.spec, this.vars, zt), this.segments), this.targets),
-        Object.values(this.vars),
-      );
-      const loss = value.dataSync()[0];
-      if (!Number.isFinite(loss)) return loss;
-      const named: NamedTensors = {};
-      for (const [vname, g] of Object.entries(grads)) named[this.varNames.get(vname) as string] = g;
-      this.adam.step(this.vars, named, lr);
-      return loss;
-    });
+    let value: number;
+    if (this.native) {
+      // NaN (and no update) when the loss or a gradient is not finite.
+      value = this.native.core.trainStep(z, B, lr);
+    } else {
+      const t = this.tfjs as TfjsParts;
+      value = tf.tidy(() => {
+        const zt = tf.tensor2d(z, [B, this.spec.embeddingDim]);
+        const { value, grads } = tf.variableGrads(
+          () => marginalLoss(featureSoftmax(forward(this.spec, t.vars, zt), t.segments), t.targets),
+          Object.values(t.vars),
+        );
+        const loss = value.dataSync()[0];
+        if (!Number.isFinite(loss)) return loss;
+        const named: NamedTensors = {};
+        for (const [vname, g] of Object.entries(grads)) named[t.varNames.get(vname) as string] = g;
+        t.adam.step(t.vars, named, lr);
+        return loss;
+      });
+    }
     if (!Number.isFinite(value)) throw new TrainingError(`non-finite training loss (${value}) at step ${this.step + 1}`);
     this.step += 1;
     return value;
@@ -263,17 +349,33 @@ export class Trainer {
 
   /** The loss on the fixed validation latents with the latest weights. */
   validationLoss(): number {
+    if (this.native) return this.native.core.evalLoss(this.native.valLatents, VAL_SIZE);
+    const t = this.tfjs as TfjsParts;
     const v = tf.tidy(() => {
       let sums: MarginalSums | null = null;
       for (let r0 = 0; r0 < VAL_SIZE; r0 += EVAL_CHUNK) {
         const n = Math.min(EVAL_CHUNK, VAL_SIZE - r0);
-        const z = tf.slice(this.valLatents, [r0, 0], [n, this.spec.embeddingDim]);
-        const s = marginalSums(featureSoftmax(forward(this.spec, this.vars, z), this.segments), this.targets);
+        const z = tf.slice(t.valLatents, [r0, 0], [n, this.spec.embeddingDim]);
+        const s = marginalSums(featureSoftmax(forward(this.spec, t.vars, z), t.segments), t.targets);
         sums = sums === null ? s : addSums(sums, s);
       }
-      return lossFromSums(sums as NonNullable<typeof sums>, VAL_SIZE, this.targets).dataSync()[0];
+      return lossFromSums(sums as NonNullable<typeof sums>, VAL_SIZE, t.targets).dataSync()[0];
     });
     return v;
+  }
+
+  /** Keeps the latest weights as the best ones. */
+  private keepBest(): void {
+    if (this.native) {
+      this.native.best = this.native.core.weights();
+      this.native.bestCore?.dispose();
+      this.native.bestCore = null;
+      return;
+    }
+    const t = this.tfjs as TfjsParts;
+    // tf.clone shares the buffers; the copy diverges when the variables are next assigned.
+    disposeAll(t.best);
+    t.best = cloneAll(t.vars);
   }
 
   /**
@@ -311,9 +413,7 @@ export class Trainer {
       this.bestValLoss = val;
       this.bestEpoch = this.epoch;
       this.epochsSinceImprovement = 0;
-      // tf.clone shares the buffers; the copy diverges when the variables are next assigned.
-      disposeAll(this.best);
-      this.best = cloneAll(this.vars);
+      this.keepBest();
     } else {
       this.epochsSinceImprovement += 1;
     }
@@ -331,10 +431,22 @@ export class Trainer {
     };
   }
 
-  /** The checkpoint of the current state (weights copied out of the tensors). */
+  /** The checkpoint of the current state (weights copied out); the same format on both paths. */
   checkpoint(): Checkpoint {
-    const weights = toArrays(this.vars);
-    const bestWeights = this.best === null || this.bestEpoch === this.epoch ? null : toArrays(this.best);
+    const bestIsLatest = this.bestEpoch === this.epoch;
+    let weights: NamedArrays;
+    let bestWeights: NamedArrays | null;
+    let adam: AdamState;
+    if (this.native) {
+      weights = this.native.core.weights();
+      bestWeights = this.native.best === null || bestIsLatest ? null : this.native.best;
+      adam = this.native.core.adamState();
+    } else {
+      const t = this.tfjs as TfjsParts;
+      weights = toArrays(t.vars);
+      bestWeights = t.best === null || bestIsLatest ? null : toArrays(t.best);
+      adam = t.adam.state();
+    }
     return encodeCheckpoint({
       spec: this.spec,
       cardinalities: this.layout.cardinalities,
@@ -348,7 +460,7 @@ export class Trainer {
       epochsSinceImprovement: this.epochsSinceImprovement,
       weights,
       bestWeights,
-      adam: this.adam.state(),
+      adam,
       schedule: this.schedule,
       stepsPerEpoch: this.stepsPerEpoch,
       rng: this.rng.state(),
@@ -356,11 +468,20 @@ export class Trainer {
   }
 
   /**
-   * A view of the latest (`best = false`) or best weights for generation. The tensors stay owned by
-   * the trainer: do not dispose them, and do not use the view after the next training step.
+   * A view of the latest (`best = false`) or best weights for generation. The weights stay owned
+   * by the trainer: do not dispose them, and do not use the view after the next training step.
    */
   generator(best: boolean): GeneratorModel {
-    const params = best && this.best !== null ? this.best : (this.vars as NamedTensors);
+    if (this.native) {
+      const n = this.native;
+      if (best && n.best !== null) {
+        n.bestCore ??= NativeGenerator.create(this.spec, this.layout, n.best);
+        return { spec: this.spec, layout: this.layout, params: {}, native: n.bestCore };
+      }
+      return { spec: this.spec, layout: this.layout, params: {}, native: n.core };
+    }
+    const t = this.tfjs as TfjsParts;
+    const params = best && t.best !== null ? t.best : (t.vars as NamedTensors);
     return { spec: this.spec, layout: this.layout, params };
   }
 
@@ -369,22 +490,41 @@ export class Trainer {
    * a generator the caller owns.
    */
   finish(): GeneratorModel {
-    const params = cloneAll(this.best ?? this.vars);
+    if (this.native) {
+      // Hand the core over with the best weights, without its training buffers.
+      const n = this.native;
+      if (n.best !== null) n.core.setWeights(n.best);
+      n.core.trim();
+      const model: GeneratorModel = { spec: this.spec, layout: this.layout, params: {}, native: n.core };
+      n.bestCore?.dispose();
+      n.bestCore = null;
+      this.disposed = true;
+      return model;
+    }
+    const t = this.tfjs as TfjsParts;
+    const params = cloneAll(t.best ?? t.vars);
     const model = { spec: this.spec, layout: this.layout, params };
     this.dispose();
     return model;
   }
 
-  /** Frees every tensor. Idempotent. */
+  /** Frees every tensor and native buffer. Idempotent. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    disposeAll(this.vars);
-    disposeAll(this.best);
-    this.best = null;
-    this.adam.dispose();
-    disposeTargetTensors(this.targets);
-    disposeSegments(this.segments);
-    this.valLatents.dispose();
+    if (this.native) {
+      this.native.core.dispose();
+      this.native.bestCore?.dispose();
+      this.native.bestCore = null;
+      return;
+    }
+    const t = this.tfjs as TfjsParts;
+    disposeAll(t.vars);
+    disposeAll(t.best);
+    t.best = null;
+    t.adam.dispose();
+    disposeTargetTensors(t.targets);
+    disposeSegments(t.segments);
+    t.valLatents.dispose();
   }
 }

@@ -17,6 +17,8 @@ export interface EngineFactoryOptions {
   store: Store;
   dataDir: string;
   workers?: number;
+  /** Compute path of training and generation; default: the engine's (native when the addon loads). */
+  compute?: "tfjs" | "native";
   logger: Logger;
 }
 
@@ -32,6 +34,8 @@ export interface ServeOptions {
   dataDir: string;
   /** Engine worker threads; default: the engine's choice. */
   workers?: number;
+  /** `--compute`: `native` (C++ core) or `tfjs`; default: the engine's (native when the addon loads). */
+  compute?: "tfjs" | "native";
   /** Detailed `internal_error` messages and debug-level logs. */
   debug?: boolean;
   /** Base of `error.doc_url` (SYNTHD_DOCS_URL); default `process.env.SYNTHD_DOCS_URL`, else the server's URL. */
@@ -94,7 +98,7 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
   let sandboxKey: string | undefined;
   try {
     const factory = opts.engineFactory ?? (await defaultEngineFactory());
-    const started: Engine = await factory({ store, dataDir: opts.dataDir, workers: opts.workers, logger });
+    const started: Engine = await factory({ store, dataDir: opts.dataDir, workers: opts.workers, compute: opts.compute, logger });
     engine = started;
     const resumed = await started.resumeAll();
     if (resumed > 0) logger.info({ resumed }, "resumed training of models left in 'training'");
