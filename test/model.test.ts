@@ -28,6 +28,7 @@ import {
   CheckpointError,
   paramShapes,
   MetadataError,
+  stepsPerEpochFor,
   type Checkpoint,
 } from "../src/model";
 
@@ -266,9 +267,11 @@ test("a checkpoint stored in LMDB resumes exactly where the uninterrupted run wo
   await assert.rejects(Trainer.create({ ...opts, config: config({ embedding_dim: 9 }), checkpoint: stored }), CheckpointError);
 });
 
-test("early stopping ends after `early_stop_patience` epochs without improvement; 0 disables it", async () => {
+test("early stopping ends after `early_stop_patience` epochs without improvement, in the last quarter of the decay; 0 disables it", async () => {
   // A learning rate this small cannot improve val_loss by the required relative 1e-4.
-  const stuck = config({ learning_rate: 1e-12, early_stop_patience: 2, max_epochs: 50 });
+  // 6 epochs x 2 steps: warm-up 1 step, so 75% of the decay has passed at step 9.25, i.e. during
+  // epoch 5. Epochs 2 to 4 do not improve, but stopping waits for that point.
+  const stuck = config({ learning_rate: 1e-12, early_stop_patience: 2, max_epochs: 6 });
   const tr = await Trainer.create({ id: "mdl_00000000000e", metadata: META, config: stuck, stepsPerEpoch: 2 });
   const reports = [];
   for (;;) {
@@ -278,8 +281,9 @@ test("early stopping ends after `early_stop_patience` epochs without improvement
     if (r.done) break;
   }
   tr.dispose();
-  assert.equal(reports.length, 3);
-  assert.equal(reports[2].done, "early_stop");
+  assert.equal(reports.length, 5);
+  assert.equal(reports[3].done, null, "not yet: the last quarter of the decay has not begun");
+  assert.equal(reports[4].done, "early_stop");
   assert.equal(reports[0].improved, true);
 
   const off = await Trainer.create({ id: "mdl_00000000000e", metadata: META, config: { ...stuck, early_stop_patience: 0, max_epochs: 4 }, stepsPerEpoch: 2 });
@@ -333,4 +337,12 @@ test("generation: same seed, same codes; another seed, other codes; codes in ran
     (e: unknown) => e instanceof InputError && e.param === "body.embedding[1]",
   );
   tr.dispose();
+});
+
+test("an epoch is 50 steps up to max_epochs 50; longer runs plan about 2,500 steps, at least 10 per epoch", () => {
+  assert.equal(stepsPerEpochFor(1), 50);
+  assert.equal(stepsPerEpochFor(20), 50);
+  assert.equal(stepsPerEpochFor(50), 50);
+  assert.equal(stepsPerEpochFor(100), 25);
+  assert.equal(stepsPerEpochFor(1000), 10);
 });
