@@ -36,6 +36,9 @@ using synthd::napi_checks::IsTypedArrayOf;
 using synthd::napi_checks::JsString;
 using synthd::napi_checks::kMaxSafeInteger;
 using synthd::napi_checks::ReadCardinalities;
+using synthd::napi_checks::ReadTemperature;
+using synthd::napi_checks::ReadTopP;
+using synthd::napi_checks::TopP;
 using synthd::napi_checks::ThrowRange;
 using synthd::napi_checks::ThrowType;
 
@@ -93,25 +96,10 @@ Napi::Value SampleCodes(const Napi::CallbackInfo& info) {
 
     if (!IsTypedArrayOf(info[3], napi_float64_array)) ThrowType(env, "uniforms must be a Float64Array");
 
-    if (!info[4].IsNumber()) ThrowType(env, "temperature must be a number");
-    const double temperature = info[4].As<Napi::Number>().DoubleValue();
-    if (!(std::isfinite(temperature) && temperature > 0.0)) {
-      ThrowRange(env, "temperature must be finite and > 0, got " + JsString(env, temperature));
-    }
-    if (!std::isfinite(1.0 / temperature)) {
-      ThrowRange(env, "temperature " + JsString(env, temperature) + " is too small (1 / temperature is not finite)");
-    }
-
-    double top_p = 1.0;
-    bool has_top_p = false;
-    if (!info[5].IsUndefined() && !info[5].IsNull()) {
-      if (!info[5].IsNumber()) ThrowType(env, "topP must be a number or null");
-      top_p = info[5].As<Napi::Number>().DoubleValue();
-      if (!(top_p > 0.0 && top_p <= 1.0)) {
-        ThrowRange(env, "topP must be in (0, 1] or null, got " + JsString(env, top_p));
-      }
-      has_top_p = true;
-    }
+    const double temperature = ReadTemperature(env, info[4]);
+    const TopP topP = ReadTopP(env, info[5]);
+    const double top_p = topP.value;
+    const bool has_top_p = topP.given;
 
     unsigned threads = 0;
     if (info.Length() > 6 && !info[6].IsUndefined()) {

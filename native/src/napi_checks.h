@@ -63,6 +63,39 @@ inline std::vector<int32_t> ReadCardinalities(Napi::Env env, const Napi::Value& 
   ThrowType(env, "cardinalities must be an Int32Array or an array of integers");
 }
 
+/**
+ * The sampling temperature argument: a finite number > 0 whose reciprocal is finite.
+ * @throws TypeError when not a number; RangeError otherwise.
+ */
+inline double ReadTemperature(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsNumber()) ThrowType(env, "temperature must be a number");
+  const double temperature = v.As<Napi::Number>().DoubleValue();
+  if (!(std::isfinite(temperature) && temperature > 0.0)) {
+    ThrowRange(env, "temperature must be finite and > 0, got " + JsString(env, temperature));
+  }
+  if (!std::isfinite(1.0 / temperature)) {
+    ThrowRange(env, "temperature " + JsString(env, temperature) + " is too small (1 / temperature is not finite)");
+  }
+  return temperature;
+}
+
+/** The nucleus threshold argument: undefined/null (no truncation) or a number in (0, 1]. */
+struct TopP {
+  bool given = false;
+  double value = 1.0;
+};
+
+/** Reads a {@link TopP}. @throws TypeError when not a number or null; RangeError outside (0, 1]. */
+inline TopP ReadTopP(Napi::Env env, const Napi::Value& v) {
+  TopP p;
+  if (v.IsUndefined() || v.IsNull()) return p;
+  if (!v.IsNumber()) ThrowType(env, "topP must be a number or null");
+  p.value = v.As<Napi::Number>().DoubleValue();
+  if (!(p.value > 0.0 && p.value <= 1.0)) ThrowRange(env, "topP must be in (0, 1] or null, got " + JsString(env, p.value));
+  p.given = true;
+  return p;
+}
+
 }  // namespace napi_checks
 }  // namespace synthd
 

@@ -36,6 +36,9 @@ namespace {
 using napi_checks::IsIntegerIn;
 using napi_checks::IsTypedArrayOf;
 using napi_checks::JsString;
+using napi_checks::ReadTemperature;
+using napi_checks::ReadTopP;
+using napi_checks::TopP;
 using napi_checks::ThrowRange;
 using napi_checks::ThrowType;
 
@@ -412,22 +415,10 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
         ThrowRange(env, "uniforms[" + std::to_string(i) + "] = " + JsString(env, u[i]) + " is outside [0, 1)");
       }
     }
-    if (!info[3].IsNumber()) ThrowType(env, "temperature must be a number");
-    const double temperature = info[3].As<Napi::Number>().DoubleValue();
-    if (!(std::isfinite(temperature) && temperature > 0.0)) {
-      ThrowRange(env, "temperature must be finite and > 0, got " + JsString(env, temperature));
-    }
-    if (!std::isfinite(1.0 / temperature)) {
-      ThrowRange(env, "temperature " + JsString(env, temperature) + " is too small (1 / temperature is not finite)");
-    }
-    double top_p = 1.0;
-    bool has_top_p = false;
-    if (!info[4].IsUndefined() && !info[4].IsNull()) {
-      if (!info[4].IsNumber()) ThrowType(env, "topP must be a number or null");
-      top_p = info[4].As<Napi::Number>().DoubleValue();
-      if (!(top_p > 0.0 && top_p <= 1.0)) ThrowRange(env, "topP must be in (0, 1] or null, got " + JsString(env, top_p));
-      has_top_p = true;
-    }
+    const double temperature = ReadTemperature(env, info[3]);
+    const TopP topP = ReadTopP(env, info[4]);
+    const double top_p = topP.value;
+    const bool has_top_p = topP.given;
     return Guard(env, "generate", [&]() -> Napi::Value {
       Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(nF));
       const SampleError err = c.Generate(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data());
