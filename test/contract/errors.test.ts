@@ -19,9 +19,7 @@ import {
   createModel,
   QUICK,
   readyModel,
-  realEngineFactory,
   REQUEST_ID,
-  StandInEngine,
   startContract,
   tinyMetadata,
   type Contract,
@@ -219,7 +217,6 @@ describe("Error extensions (DESIGN §3)", () => {
   test("Error docs: doc_url comes from SYNTHD_DOCS_URL, and /docs/errors has an anchor per code", async () => {
     const saved = process.env.SYNTHD_DOCS_URL;
     process.env.SYNTHD_DOCS_URL = "https://errors.example.org/";
-    const factory = realEngineFactory();
     try {
       const s = await serve({
         host: "127.0.0.1",
@@ -228,7 +225,6 @@ describe("Error extensions (DESIGN §3)", () => {
         handleSignals: false,
         logger: pino({ level: "silent" }),
         workers: 1,
-        engineFactory: factory ?? (async (o) => new StandInEngine(o.store)),
       });
       try {
         const r = await call(s.url, "/v1/models");

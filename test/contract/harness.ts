@@ -6,9 +6,6 @@
  * - The engine is wrapped in a {@link FaultEngine}, which passes every call through unless a test
  *   arms a one-shot fault (to reach 503 `training_service_unavailable` and 500 `internal_error`)
  *   or a gate (to hold a request in flight, for idempotency conflicts).
- * - Until `src/engine/index.ts` exists (it is written in parallel), a small stand-in,
- *   {@link StandInEngine}, takes its place: it moves models through the contract's states in the
- *   store and samples codes from the empirical marginals. A line on stderr says which one ran.
  * - The server's clock is a {@link TestClock}: rate windows, quota months and idempotency expiry
  *   follow it, so no test sleeps to cross a minute, a month or 24 hours.
  */
@@ -17,9 +14,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { EngineUnavailableError, type Engine } from "../../src/engine/types";
+import type { Engine } from "../../src/engine/types";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/app";
-import type { EngineFactory } from "../../src/server/serve";
+import { createEngine } from "../../src/engine";
 import { Store, type Environment } from "../../src/store";
 import { type GenerateRequest, type Generation, type Metadata, type Model } from "../../src/types";
 
@@ -102,91 +99,6 @@ export class FaultEngine implements Engine {
   }
 }
 
-/**
- * Stand-in for the real engine while `src/engine` does not exist: trains by writing one epoch
- * every 20 ms (decreasing losses) up to `max_epochs` or `max_training_time`, then `ready`; generates codes drawn from each
- * feature's empirical marginal (seeded). Never used once the real engine is present.
- */
-export class StandInEngine implements Engine {
-  readonly device = "cpu";
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  constructor(private readonly store: Store) {}
-
-  async train(id: string): Promise<void> {
-    const started = Date.now();
-    const tick = async (): Promise<void> => {
-      const m = this.store.getModel(id);
-      if (m === undefined || m.status !== "training") return this.timers.delete(id), undefined;
-      const epoch = m.current_epoch + 1;
-      const done = epoch >= m.config.max_epochs || Date.now() - started >= m.config.max_training_time * 1000;
-      await this.store.updateModel(id, {
-        current_epoch: epoch,
-        train_loss: 1 / (epoch + 1),
-        val_loss: 1.1 / (epoch + 1),
-        status: done ? "ready" : "training",
-      });
-      if (done) this.timers.delete(id);
-      else this.timers.set(id, setTimeout(() => void tick(), 20));
-    };
-    this.timers.set(id, setTimeout(() => void tick(), 20));
-  }
-
-  async generate(id: string, req: GenerateRequest): Promise<Generation> {
-    const md = this.store.getMetadata(id);
-    if (md === undefined) throw new EngineUnavailableError("model is gone");
-    const n = Array.isArray(req.embedding) ? req.embedding.length : req.embedding.num_rows;
-    let s = (Array.isArray(req.embedding) ? 1 : (req.embedding.seed ?? 12345)) >>> 0 || 1;
-    const rand = (): number => {
-      s ^= s << 13;
-      s ^= s >>> 17;
-      s ^= s << 5;
-      return (s >>> 0) / 4294967296;
-    };
-    const columns: Record<string, number[]> = {};
-    for (const f of md.features) {
-      const p = md.empirical_probs[f];
-      columns[f] = Array.from({ length: n }, () => {
-        let u = rand();
-        for (let k = 0; k < p.length; k++) if ((u -= p[k]) < 0) return k;
-        return p.length - 1;
-      });
-    }
-    return { model_id: id, num_rows: n, features: [...md.features], columns };
-  }
-
-  async stop(id: string): Promise<void> {
-    clearTimeout(this.timers.get(id));
-    this.timers.delete(id);
-  }
-
-  async resumeAll(): Promise<number> {
-    const ms = this.store.modelsWithStatus("training");
-    for (const m of ms) await this.train(m.id);
-    return ms.length;
-  }
-
-  async close(): Promise<void> {
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
-  }
-}
-
-let announced = false;
-
-/** `createEngine` of `src/engine` when it exists, else undefined. */
-export function realEngineFactory(): EngineFactory | undefined {
-  const path = join(__dirname, "../../src/engine");
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (require(path) as { createEngine: EngineFactory }).createEngine;
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    // Only the engine module itself missing; a broken engine (a module it needs is missing) throws.
-    if (e.code === "MODULE_NOT_FOUND" && e.message.split("\n")[0].includes(`'${path}'`)) return undefined;
-    throw err;
-  }
-}
-
 /** A started contract server. */
 export interface Contract {
   url: string;
@@ -214,12 +126,7 @@ export async function startContract(opts: ContractOptions = {}): Promise<Contrac
   const dir = mkdtempSync(join(tmpdir(), "synthd-contract-"));
   const store = new Store(join(dir, "store"));
   const logger = pino({ level: "silent" });
-  const factory = realEngineFactory();
-  if (!announced) {
-    announced = true;
-    process.stderr.write(`# contract tests: ${factory ? "real engine (src/engine createEngine)" : "stand-in engine (src/engine/index.ts does not exist yet)"}\n`);
-  }
-  const inner = factory ? await factory({ store, dataDir: join(dir, "store"), workers: 1, logger }) : new StandInEngine(store);
+  const inner = await createEngine({ store, dataDir: join(dir, "store"), workers: 1, logger });
   const engine = new FaultEngine(inner);
   const clock = new TestClock();
   const keys = {

@@ -8,6 +8,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
+import { createEngine } from "../../src/engine";
 import { EngineUnavailableError } from "../../src/engine/types";
 import { startServer } from "../../src/server/app";
 import { monthOf } from "../../src/server/quota";
@@ -21,7 +22,6 @@ import {
   readyModel,
   REQUEST_ID,
   startContract,
-  StandInEngine,
   tinyMetadata,
   type Contract,
 } from "./harness";
@@ -212,7 +212,7 @@ describe("Idempotency decisions (DESIGN §3)", () => {
     const ik = "left-in-flight";
     // What a process killed mid-request leaves behind: the record, still in flight.
     await store.beginIdempotent({ org: "crash", env: "test", key: ik }, "fingerprint-of-the-lost-request", Date.now(), 86_400_000);
-    const engine = new StandInEngine(store);
+    const engine = await createEngine({ store, dataDir: dir, workers: 1, logger: pino({ level: "silent" }) });
     const server = await startServer({ host: "127.0.0.1", port: 0, store, engine, logger: pino({ level: "silent" }) });
     try {
       const r = await call(server.url, "/v1/models", { key, body: createBody(), headers: { "idempotency-key": ik } });
