@@ -8,10 +8,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { Store, newModelId, type ModelRecord } from "../src/store";
-import { CONFIG_DEFAULTS, type Metadata, type ModelConfig } from "../src/types";
+import { Store, type ModelRecord } from "../src/store";
+import type { Metadata, ModelConfig } from "../src/types";
 import { createEngine, EngineModelError, EngineUnavailableError, GenerateInputError, type PoolEngine } from "../src/engine";
 import { Trainer, type Checkpoint } from "../src/model";
+import { addTrainingModel, fastConfig } from "./fixtures";
+
+const config = (over: Partial<ModelConfig> = {}): ModelConfig => fastConfig(3, over);
+const addModel = (store: Store, cfg: ModelConfig, meta: Metadata = META): Promise<string> => addTrainingModel(store, cfg, meta);
 
 const META: Metadata = {
   features: ["a", "b", "c"],
@@ -22,10 +26,6 @@ const META: Metadata = {
     { features: ["a", "c"], probs: [0.45, 0.05, 0.25, 0.25] },
   ],
 };
-
-function config(over: Partial<ModelConfig> = {}): ModelConfig {
-  return { ...CONFIG_DEFAULTS, model_size: "small", embedding_dim: 8, batch_size: 64, max_epochs: 3, early_stop_patience: 0, device: "cpu", ...over };
-}
 
 type LogLine = { msg: string; level: number; model_id?: string; epoch?: number; val_loss?: number };
 
@@ -58,25 +58,6 @@ async function env(): Promise<Env> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-async function addModel(store: Store, cfg: ModelConfig, meta: Metadata = META): Promise<string> {
-  const t = new Date().toISOString();
-  const rec: ModelRecord = {
-    id: newModelId(),
-    org: "o",
-    env: "test",
-    status: "training",
-    config: cfg,
-    current_epoch: 0,
-    train_loss: null,
-    val_loss: null,
-    created_at: t,
-    updated_at: t,
-    error: null,
-  };
-  await store.createModel(rec, meta);
-  return rec.id;
 }
 
 /** Polls until `pred` holds (fails after `ms`; a hang guard, not a timing assertion). */

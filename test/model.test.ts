@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../src/store";
-import { CONFIG_DEFAULTS, type Metadata, type ModelConfig } from "../src/types";
+import type { Metadata, ModelConfig } from "../src/types";
 import {
   Rng,
   buildTargets,
@@ -31,6 +31,9 @@ import {
   stepsPerEpochFor,
   type Checkpoint,
 } from "../src/model";
+import { fastConfig } from "./fixtures";
+
+const config = (over: Partial<ModelConfig> = {}): ModelConfig => fastConfig(10, over);
 
 /** Three features; a and b strongly dependent, a and c mildly. */
 const META: Metadata = {
@@ -42,11 +45,6 @@ const META: Metadata = {
     { features: ["c", "a"], probs: [0.45, 0.25, 0.05, 0.25] },
   ],
 };
-
-/** A fast configuration for tests (the network is still the `small` one). */
-function config(over: Partial<ModelConfig> = {}): ModelConfig {
-  return { ...CONFIG_DEFAULTS, model_size: "small", embedding_dim: 8, batch_size: 64, max_epochs: 10, early_stop_patience: 0, device: "cpu", ...over };
-}
 
 test("xoshiro128** matches the reference C implementation, seeded by SplitMix64", () => {
   const r = Rng.fromState([1, 2, 3, 4]);

@@ -14,15 +14,14 @@ import pino from "pino";
 import { createEngine } from "../src/engine";
 import { type Checkpoint, decodeCheckpoint, generatorSpec, prepareInputs, sampleRows, Trainer, disposeGenerator } from "../src/model";
 import { buildTargets } from "../src/model/marginals";
-import { Store, newModelId, type ModelRecord } from "../src/store";
-import { CONFIG_DEFAULTS, type Metadata, type ModelConfig } from "../src/types";
+import { Store } from "../src/store";
+import type { Metadata, ModelConfig } from "../src/types";
 import { relErr, syntheticMetadata } from "./native-core-fixtures";
+import { addTrainingModel, fastConfig } from "./fixtures";
 
 const META: Metadata = syntheticMetadata([4, 3, 6, 2], "all", 21);
-
-function config(over: Partial<ModelConfig> = {}): ModelConfig {
-  return { ...CONFIG_DEFAULTS, model_size: "small", embedding_dim: 8, batch_size: 64, max_epochs: 2, early_stop_patience: 0, device: "cpu", ...over };
-}
+const config = (over: Partial<ModelConfig> = {}): ModelConfig => fastConfig(2, over);
+const addModel = (store: Store, cfg: ModelConfig): Promise<string> => addTrainingModel(store, cfg, META);
 
 async function trainer(compute: "native" | "tfjs", checkpoint?: Checkpoint): Promise<Trainer> {
   return Trainer.create({ id: "mdl_0123456789ab", metadata: META, config: config(), stepsPerEpoch: 5, compute, checkpoint });
@@ -117,25 +116,6 @@ test("Trainer: compute native without the addon falls back to tfjs and says why"
   assert.equal(out.compute, "tfjs");
   assert.match(out.note, /native compute unavailable/);
 });
-
-async function addModel(store: Store, cfg: ModelConfig): Promise<string> {
-  const t = new Date().toISOString();
-  const rec: ModelRecord = {
-    id: newModelId(),
-    org: "o",
-    env: "test",
-    status: "training",
-    config: cfg,
-    current_epoch: 0,
-    train_loss: null,
-    val_loss: null,
-    created_at: t,
-    updated_at: t,
-    error: null,
-  };
-  await store.createModel(rec, META);
-  return rec.id;
-}
 
 async function waitReady(store: Store, id: string): Promise<void> {
   for (let i = 0; i < 600; i++) {

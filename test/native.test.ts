@@ -13,19 +13,7 @@ import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
 import { computePath, computeStatus, findPackageRoot, nativeSampler, type NativeSampler } from "../src/model/native";
 import { checkSampleArgs, sampleCodes, sampleCodesJs } from "../src/model/sampling";
-
-/** Deterministic PRNG (mulberry32) with 53-bit uniforms in [0, 1). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  const u32 = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-  return () => ((u32() >>> 5) * 67108864 + (u32() >>> 6)) / 9007199254740992;
-}
+import { mulberry32 as rng } from "./fixtures";
 
 function normal(r: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());

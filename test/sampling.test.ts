@@ -6,25 +6,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { checkSampleArgs, sampleCodes, sampleCodesJs, type SampleOptions } from "../src/model/sampling";
+import { mulberry32 as rng } from "./fixtures";
 
 type Sampler = (l: Float32Array, n: number, c: readonly number[], u: Float64Array, o: SampleOptions) => Int32Array;
 const PATHS: [string, Sampler][] = [
   ["sampleCodes", sampleCodes],
   ["sampleCodesJs", sampleCodesJs],
 ];
-
-/** Deterministic PRNG (mulberry32) with 53-bit uniforms in [0, 1). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  const u32 = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-  return () => ((u32() >>> 5) * 67108864 + (u32() >>> 6)) / 9007199254740992;
-}
 
 /** n copies of one feature's logits, row-major. */
 function repeatRow(row: readonly number[], n: number): Float32Array {
