@@ -213,8 +213,8 @@ test("a non-finite loss or an unreadable checkpoint ends in failed with an error
     await tr.runEpoch();
     const ckpt = tr.checkpoint();
     tr.dispose();
-    ckpt.weights["block0.fc2.W"] = {
-      shape: ckpt.weights["block0.fc2.W"].shape,
+    ckpt.weights["block0.fc.W"] = {
+      shape: ckpt.weights["block0.fc.W"].shape,
       data: Buffer.from(new Float32Array(256 * 256).fill(Number.NaN).buffer),
     };
     await e.store.updateModel(nanId, { current_epoch: 1 }, ckpt);

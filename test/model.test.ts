@@ -26,6 +26,7 @@ import {
   sampleRows,
   InputError,
   CheckpointError,
+  CHECKPOINT_VERSION,
   paramShapes,
   MetadataError,
   stepsPerEpochFor,
@@ -243,10 +244,10 @@ test("a checkpoint stored in LMDB resumes exactly where the uninterrupted run wo
   await store.close();
   rmSync(dir, { recursive: true, force: true });
   assert.equal(stored.epoch, 2);
-  assert.equal(stored.version, 1);
+  assert.equal(stored.version, CHECKPOINT_VERSION);
   assert.deepEqual(
     Object.keys(stored.weights),
-    paramShapes({ embeddingDim: 8, hidden: 256, blocks: 2, outputDim: 7 }).map(([n]) => n),
+    paramShapes({ embeddingDim: 8, hidden: 256, blocks: 1, outputDim: 7 }).map(([n]) => n),
   );
 
   const resumed = await Trainer.create({ ...opts, checkpoint: stored });
@@ -262,6 +263,8 @@ test("a checkpoint stored in LMDB resumes exactly where the uninterrupted run wo
   assert.equal(Buffer.compare(Buffer.from(got.adam.v["in.W"].data), Buffer.from(expected.adam.v["in.W"].data)), 0);
 
   await assert.rejects(Trainer.create({ ...opts, checkpoint: { ...stored, version: 99 } }), CheckpointError);
+  // Version 1 held the two-product residual blocks of the first recipe: refused, not misread.
+  await assert.rejects(Trainer.create({ ...opts, checkpoint: { ...stored, version: 1 } }), CheckpointError);
   await assert.rejects(Trainer.create({ ...opts, config: config({ embedding_dim: 9 }), checkpoint: stored }), CheckpointError);
 });
 

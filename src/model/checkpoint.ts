@@ -1,11 +1,12 @@
 /**
- * Checkpoint format, version 1: everything needed to resume training exactly where an epoch ended
- * and to generate from the latest or the best weights. Plain data (numbers, strings, Buffers), so
+ * Checkpoint format, version 2: everything needed to resume training exactly where an epoch ended
+ * and to generate from the latest or the best weights. (Version 1 held the two-product residual
+ * blocks of the first recipe and is refused: see generator.ts.) Plain data (numbers, strings, Buffers), so
  * it round-trips through msgpack (LMDB) and a C++ core can read it.
  *
  * ```
  * {
- *   format: "synthd-generator", version: 1,
+ *   format: "synthd-generator", version: 2,
  *   spec: { embedding_dim, hidden, blocks, output_dim },     // generator shape (generator.ts)
  *   cardinalities: number[],                                 // K_f in feature order
  *   epoch, step,                                             // completed epochs / optimizer steps
@@ -32,7 +33,7 @@ import type { Schedule } from "./schedule";
 import { LR_FLOOR_FRACTION } from "./schedule";
 
 /** Current checkpoint version. */
-export const CHECKPOINT_VERSION = 1;
+export const CHECKPOINT_VERSION = 2;
 
 /** A stored tensor: shape and float32 little-endian bytes. */
 export interface StoredTensor {

@@ -95,13 +95,12 @@ export type PairMode = "auto" | "dense" | "blocks";
 
 /** The core's exports. */
 export interface NativeCoreAddon {
-  /** `outputNorm`: a LayerNorm before the output layer (parameters `out.ln.gamma`, `out.ln.beta`). */
+  /** The generator of generator.ts with `blocks` residual blocks. */
   GeneratorCore: new (
     embeddingDim: number,
     hidden: number,
     blocks: number,
     cardinalities: readonly number[] | Int32Array,
-    outputNorm?: boolean,
   ) => NativeGeneratorCore;
   /** `learningRate` of schedule.ts with explicit constants. */
   learningRate(peak: number, totalSteps: number, warmupSteps: number, floorFraction: number, step: number): number;
@@ -193,8 +192,7 @@ export class NativeGenerator {
     if (addon === undefined) throw new Error(`native compute core unavailable: ${nativeCoreStatus().reason}`);
     if (layout.width !== spec.outputDim) throw new RangeError(`layout width ${layout.width} differs from outputDim ${spec.outputDim}`);
     const shapes = paramShapes(spec);
-    const outputNorm = shapes.some(([name]) => name === "out.ln.gamma");
-    const core = new addon.GeneratorCore(spec.embeddingDim, spec.hidden, spec.blocks, layout.cardinalities, outputNorm);
+    const core = new addon.GeneratorCore(spec.embeddingDim, spec.hidden, spec.blocks, layout.cardinalities);
     try {
       // The core must implement exactly the generator of generator.ts (names, sizes, order).
       const names = core.paramNames();

@@ -113,7 +113,7 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
                        });
   }
 
-  // new GeneratorCore(embeddingDim, hidden, blocks, cardinalities, outputNorm = false)
+  // new GeneratorCore(embeddingDim, hidden, blocks, cardinalities)
   explicit GeneratorCoreWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<GeneratorCoreWrap>(info) {
     Napi::Env env = info.Env();
     Guard(env, "GeneratorCore", [&] {
@@ -122,10 +122,6 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
       s.H = static_cast<int64_t>(ReadInteger(env, info[1], "hidden", 1, 65536));
       s.L = static_cast<int64_t>(ReadInteger(env, info[2], "blocks", 0, 256));
       s.card = napi_checks::ReadCardinalities(env, info[3]);
-      if (info.Length() > 4 && !info[4].IsUndefined()) {
-        if (!info[4].IsBoolean()) ThrowType(env, "outputNorm must be a boolean");
-        s.out_norm = info[4].As<Napi::Boolean>().Value();
-      }
       if (s.card.empty()) ThrowRange(env, "cardinalities must name at least one feature");
       s.F = static_cast<int64_t>(s.card.size());
       s.off.assign(1, 0);

@@ -88,15 +88,9 @@ bool MakeParamIndex(const CoreSpec& s, int64_t limit, ParamIndex* out) {
     ParamIndex::Block blk;
     blk.ln_g = add(b + "ln.gamma", s.H, 1);
     blk.ln_b = add(b + "ln.beta", s.H, 1);
-    blk.W1 = add(b + "fc1.W", s.H, s.H);
-    blk.b1 = add(b + "fc1.b", s.H, 1);
-    blk.W2 = add(b + "fc2.W", s.H, s.H);
-    blk.b2 = add(b + "fc2.b", s.H, 1);
+    blk.W = add(b + "fc.W", s.H, s.H);
+    blk.b = add(b + "fc.b", s.H, 1);
     p.blocks.push_back(blk);
-  }
-  if (s.out_norm) {
-    p.out_ln_g = add("out.ln.gamma", s.H, 1);
-    p.out_ln_b = add("out.ln.beta", s.H, 1);
   }
   p.out_W = add("out.W", s.H, s.D);
   p.out_b = add("out.b", s.D, 1);
@@ -114,28 +108,32 @@ double LearningRate(double peak, double total, double warmup, double floor_fract
 
 struct GeneratorCore::Acts {
   int64_t n = 0;
-  FloatBuffer h, xhat, rstd, u, a, p, dp, dh, dh2, t1, t2;
+  // h: h_0 .. h_L; xhat, rstd, u: LayerNorm of block l; a: relu output of block l;
+  // dh, dh2: dL/dh ping-pong; g, g2: dL/d(pre-activation) ping-pong; du: dL/du.
+  FloatBuffer h, xhat, rstd, u, a, p, dp, dh, dh2, g, g2, du;
   void Size(const CoreSpec& s, int64_t rows) {
     if (rows == n) return;
     n = rows;
     const size_t nH = static_cast<size_t>(rows * s.H);
-    h.Resize(nH * (s.L + 1));
-    xhat.Resize(nH * (s.L + 1));
-    rstd.Resize(static_cast<size_t>(rows * (s.L + 1)));
-    u.Resize(nH * (s.L + 1));
-    a.Resize(nH * std::max<int64_t>(s.L, 1));
+    const size_t L = static_cast<size_t>(std::max<int64_t>(s.L, 1));
+    h.Resize(nH * static_cast<size_t>(s.L + 1));
+    xhat.Resize(nH * L);
+    rstd.Resize(static_cast<size_t>(rows) * L);
+    u.Resize(nH * L);
+    a.Resize(nH * L);
     p.Resize(static_cast<size_t>(rows * s.D));
     dp.Resize(static_cast<size_t>(rows * s.D));
     dh.Resize(nH);
     dh2.Resize(nH);
-    t1.Resize(nH);
-    t2.Resize(nH);
+    g.Resize(nH);
+    g2.Resize(nH);
+    du.Resize(nH);
   }
 };
 
 struct GeneratorCore::GenScratch {
   int64_t rows = 0;
-  FloatBuffer h, u, a, logits;
+  FloatBuffer h, u, a, logits;  // a: relu output of a block before it is added to h
   std::vector<int32_t> codes;
   void Size(const CoreSpec& s, int64_t m) {
     if (m <= rows) return;
@@ -155,7 +153,6 @@ GeneratorCore::GeneratorCore(CoreSpec spec, ParamIndex index)
   EnsureAdam();
   // LayerNorm gains start at 1 (a usable model before the first setParams).
   for (const auto& b : idx_.blocks) std::fill_n(params_.data() + b.ln_g, spec_.H, 1.0f);
-  if (spec_.out_norm) std::fill_n(params_.data() + idx_.out_ln_g, spec_.H, 1.0f);
 }
 
 GeneratorCore::~GeneratorCore() = default;
@@ -242,38 +239,35 @@ void GeneratorCore::ForwardTrain(const float* z, int64_t n) {
   const int64_t E = spec_.E, H = spec_.H, L = spec_.L, D = spec_.D;
   const int64_t nH = n * H;
   const float* P = params_.data();
-  // Row epilogue after h_l is complete: LayerNorm of block l (or the output LayerNorm when
-  // l == L), and the residual copy h_{l+1} = h_l that fc2 then accumulates into.
+  // LayerNorm of block l over rows [r0, r1) of h_l (nothing after the last block).
   const auto norm_rows = [&](int64_t l, int64_t r0, int64_t r1) {
-    float* hl = A.h.data() + l * nH;
-    const bool out = l == L;
-    if (out && !spec_.out_norm) return;
-    const float* g = P + (out ? idx_.out_ln_g : idx_.blocks[static_cast<size_t>(l)].ln_g);
-    const float* b = P + (out ? idx_.out_ln_b : idx_.blocks[static_cast<size_t>(l)].ln_b);
-    LayerNormRows(hl + r0 * H, r1 - r0, H, g, b, kLnEps, A.xhat.data() + l * nH + r0 * H, A.rstd.data() + l * n + r0,
-                  A.u.data() + l * nH + r0 * H);
-    if (!out) std::memcpy(hl + nH + r0 * H, hl + r0 * H, static_cast<size_t>((r1 - r0) * H) * sizeof(float));
+    if (l >= L) return;
+    const ParamIndex::Block& b = idx_.blocks[static_cast<size_t>(l)];
+    LayerNormRows(A.h.data() + l * nH + r0 * H, r1 - r0, H, P + b.ln_g, P + b.ln_b, kLnEps,
+                  A.xhat.data() + l * nH + r0 * H, A.rstd.data() + l * n + r0, A.u.data() + l * nH + r0 * H);
   };
   Epilogue ep;
   ep.bias = P + idx_.in_b;
+  ep.relu = true;
   const RowPost post0 = [&](int64_t r0, int64_t r1) { norm_rows(0, r0, r1); };
   Gemm(kern_, n, H, E, {z, E, 1}, {P + idx_.in_W, H, 1}, A.h.data(), H, ep, &bscratch_, &post0);
   for (int64_t l = 0; l < L; ++l) {
     const ParamIndex::Block& b = idx_.blocks[static_cast<size_t>(l)];
+    const float* hl = A.h.data() + l * nH;
     float* hn = A.h.data() + (l + 1) * nH;
-    float* ul = A.u.data() + l * nH;
     float* al = A.a.data() + l * nH;
-    Epilogue e1;
-    e1.bias = P + b.b1;
-    e1.relu = true;
-    Gemm(kern_, n, H, H, {ul, H, 1}, {P + b.W1, H, 1}, al, H, e1, &bscratch_);
-    Epilogue e2;
-    e2.bias = P + b.b2;
-    e2.accumulate = true;
-    const RowPost post = [&](int64_t r0, int64_t r1) { norm_rows(l + 1, r0, r1); };
-    Gemm(kern_, n, H, H, {al, H, 1}, {P + b.W2, H, 1}, hn, H, e2, &bscratch_, &post);
+    Epilogue e;
+    e.bias = P + b.b;
+    e.relu = true;
+    // Rows of a_l are done: h_{l+1} = h_l + a_l, then the next block's LayerNorm.
+    const RowPost post = [&](int64_t r0, int64_t r1) {
+      const size_t len = static_cast<size_t>((r1 - r0) * H);
+      std::memcpy(hn + r0 * H, hl + r0 * H, len * sizeof(float));
+      AddInPlace(al + r0 * H, hn + r0 * H, (r1 - r0) * H);
+      norm_rows(l + 1, r0, r1);
+    };
+    Gemm(kern_, n, H, H, {A.u.data() + l * nH, H, 1}, {P + b.W, H, 1}, al, H, e, &bscratch_, &post);
   }
-  const float* uL = spec_.out_norm ? A.u.data() + L * nH : A.h.data() + L * nH;  // the output layer's input
   Epilogue eo;
   eo.bias = P + idx_.out_b;
   float* p = A.p.data();
@@ -282,7 +276,7 @@ void GeneratorCore::ForwardTrain(const float* z, int64_t n) {
     row.Resize(static_cast<size_t>(D));
     FeatureSoftmaxRows(p + r0 * D, r1 - r0, D, spec_.off.data(), spec_.F, row.data());
   };
-  Gemm(kern_, n, D, H, {uL, H, 1}, {P + idx_.out_W, D, 1}, p, D, eo, &bscratch_, &softmax);
+  Gemm(kern_, n, D, H, {A.h.data() + L * nH, H, 1}, {P + idx_.out_W, D, 1}, p, D, eo, &bscratch_, &softmax);
 }
 
 void GeneratorCore::MarginalSums(int64_t n, bool accumulate) {
@@ -428,61 +422,53 @@ void GeneratorCore::Backward(const float* z, int64_t n, float* grad) {
     });
   }
 
-  // Output layer (and its LayerNorm when present). dh (dL/dh_{l+1}) alternates between two
-  // buffers so the bias sums can read it after the next one is written.
-  float* t1 = A.t1.data();
-  float* t2 = A.t2.data();
+  // dh holds dL/dh_l and g = dL/d(pre-activation of the layer that made h_l's last term): the
+  // ReLU mask of a_{l-1} (l >= 1) or of h_0 (l = 0). Both ping-pong between two buffers so the
+  // bias sums can read the current one after the next one is written.
   float* dh = A.dh.data();
   float* dh2 = A.dh2.data();
+  float* g = A.g.data();
+  float* g2 = A.g2.data();
+  float* du = A.du.data();
+  const auto mask_rows = [&](int64_t l, const float* dhl, float* out, int64_t r0, int64_t r1) {
+    const float* act = l > 0 ? A.a.data() + (l - 1) * nH : A.h.data();
+    std::memcpy(out + r0 * H, dhl + r0 * H, static_cast<size_t>((r1 - r0) * H) * sizeof(float));
+    ReluMask(act + r0 * H, out + r0 * H, (r1 - r0) * H);
+  };
   Epilogue none;
-  if (spec_.out_norm) {
-    float* xhL = A.xhat.data() + L * nH;
-    float* rsL = A.rstd.data() + L * n;
-    float* uL = A.u.data() + L * nH;
-    Gemm(kern_, H, D, n, {uL, 1, H}, {dp, D, 1}, grad + idx_.out_W, D, none, &bscratch_);  // dW = U^T dl
-    const RowPost ln_back = [&](int64_t r0, int64_t r1) {
-      LayerNormBackwardRows(t1 + r0 * H, xhL + r0 * H, rsL + r0, r1 - r0, H, P + idx_.out_ln_g, dh + r0 * H, false);
-    };
-    Gemm(kern_, n, H, D, {dp, D, 1}, {P + idx_.out_W, 1, D}, t1, H, none, &bscratch_, &ln_back);  // dU = dl W^T
-    ColumnSumsParallel({{dp, nullptr, D, D, grad + idx_.out_b},
-                        {t1, xhL, H, H, grad + idx_.out_ln_g},
-                        {t1, nullptr, H, H, grad + idx_.out_ln_b}},
-                       n);
-  } else {
-    float* hL = A.h.data() + L * nH;
-    Gemm(kern_, H, D, n, {hL, 1, H}, {dp, D, 1}, grad + idx_.out_W, D, none, &bscratch_);  // dW = h_L^T dl
-    Gemm(kern_, n, H, D, {dp, D, 1}, {P + idx_.out_W, 1, D}, dh, H, none, &bscratch_);     // dh_L = dl W^T
-    ColumnSumsParallel({{dp, nullptr, D, D, grad + idx_.out_b}}, n);
-  }
 
-  // Residual blocks, last first. dh holds dL/dh_{l+1}; dh2 receives dL/dh_l.
+  // Output layer.
+  const float* hL = A.h.data() + L * nH;
+  Gemm(kern_, H, D, n, {hL, 1, H}, {dp, D, 1}, grad + idx_.out_W, D, none, &bscratch_);  // dW = h_L^T dl
+  const RowPost mask_L = [&](int64_t r0, int64_t r1) { mask_rows(L, dh, g, r0, r1); };
+  Gemm(kern_, n, H, D, {dp, D, 1}, {P + idx_.out_W, 1, D}, dh, H, none, &bscratch_, &mask_L);  // dh_L = dl W^T
+  ColumnSumsParallel({{dp, nullptr, D, D, grad + idx_.out_b}}, n);
+
+  // Residual blocks, last first: dh = dL/dh_{l+1}, g = dL/d(pre of a_l).
   for (int64_t l = L - 1; l >= 0; --l) {
     const ParamIndex::Block& b = idx_.blocks[static_cast<size_t>(l)];
-    float* xh = A.xhat.data() + l * nH;
-    float* rs = A.rstd.data() + l * n;
-    float* ul = A.u.data() + l * nH;
-    float* al = A.a.data() + l * nH;
-    Gemm(kern_, H, H, n, {al, 1, H}, {dh, H, 1}, grad + b.W2, H, none, &bscratch_);  // dW2 = a^T dh
-    const RowPost relu_back = [&](int64_t r0, int64_t r1) { ReluMask(al + r0 * H, t1 + r0 * H, (r1 - r0) * H); };
-    Gemm(kern_, n, H, H, {dh, H, 1}, {P + b.W2, 1, H}, t1, H, none, &bscratch_, &relu_back);  // dpre = (dh W2^T) relu'
-    Gemm(kern_, H, H, n, {ul, 1, H}, {t1, H, 1}, grad + b.W1, H, none, &bscratch_);  // dW1 = u^T dpre
+    const float* xh = A.xhat.data() + l * nH;
+    const float* rs = A.rstd.data() + l * n;
+    const float* ul = A.u.data() + l * nH;
+    Gemm(kern_, H, H, n, {ul, 1, H}, {g, H, 1}, grad + b.W, H, none, &bscratch_);  // dW = u^T g
     const RowPost ln_back = [&](int64_t r0, int64_t r1) {
-      // dh_l = dh_{l+1} + LayerNorm backward of du
+      // dh_l = dh_{l+1} + LayerNorm backward of du, then the mask of the layer below.
       std::memcpy(dh2 + r0 * H, dh + r0 * H, static_cast<size_t>((r1 - r0) * H) * sizeof(float));
-      LayerNormBackwardRows(t2 + r0 * H, xh + r0 * H, rs + r0, r1 - r0, H, P + b.ln_g, dh2 + r0 * H, true);
+      LayerNormBackwardRows(du + r0 * H, xh + r0 * H, rs + r0, r1 - r0, H, P + b.ln_g, dh2 + r0 * H, true);
+      mask_rows(l, dh2, g2, r0, r1);
     };
-    Gemm(kern_, n, H, H, {t1, H, 1}, {P + b.W1, 1, H}, t2, H, none, &bscratch_, &ln_back);  // du = dpre W1^T
-    ColumnSumsParallel({{dh, nullptr, H, H, grad + b.b2},
-                        {t1, nullptr, H, H, grad + b.b1},
-                        {t2, xh, H, H, grad + b.ln_g},
-                        {t2, nullptr, H, H, grad + b.ln_b}},
+    Gemm(kern_, n, H, H, {g, H, 1}, {P + b.W, 1, H}, du, H, none, &bscratch_, &ln_back);  // du = g W^T
+    ColumnSumsParallel({{g, nullptr, H, H, grad + b.b},
+                        {du, xh, H, H, grad + b.ln_g},
+                        {du, nullptr, H, H, grad + b.ln_b}},
                        n);
     std::swap(dh, dh2);
+    std::swap(g, g2);
   }
 
-  // Input layer.
-  Gemm(kern_, E, H, n, {z, 1, E}, {dh, H, 1}, grad + idx_.in_W, H, none, &bscratch_);  // dW = z^T dh
-  ColumnSumsParallel({{dh, nullptr, H, H, grad + idx_.in_b}}, n);
+  // Input layer: g = dL/d(z W_in + b_in).
+  Gemm(kern_, E, H, n, {z, 1, E}, {g, H, 1}, grad + idx_.in_W, H, none, &bscratch_);  // dW = z^T g
+  ColumnSumsParallel({{g, nullptr, H, H, grad + idx_.in_b}}, n);
 }
 
 double GeneratorCore::LossAndGrad(const float* z, int64_t n, float* grad) {
@@ -544,48 +530,37 @@ void GeneratorCore::EnsurePacked() {
   if (packed_valid_) return;
   const int64_t E = spec_.E, H = spec_.H, L = spec_.L, D = spec_.D;
   const float* P = params_.data();
-  wpack_.resize(static_cast<size_t>(2 * L + 2));
+  wpack_.resize(static_cast<size_t>(L + 2));
   PackB(kern_, E, H, {P + idx_.in_W, H, 1}, &wpack_[0], true);
   for (int64_t l = 0; l < L; ++l) {
-    const ParamIndex::Block& b = idx_.blocks[static_cast<size_t>(l)];
-    PackB(kern_, H, H, {P + b.W1, H, 1}, &wpack_[static_cast<size_t>(1 + 2 * l)], true);
-    PackB(kern_, H, H, {P + b.W2, H, 1}, &wpack_[static_cast<size_t>(2 + 2 * l)], true);
+    PackB(kern_, H, H, {P + idx_.blocks[static_cast<size_t>(l)].W, H, 1}, &wpack_[static_cast<size_t>(1 + l)], true);
   }
-  PackB(kern_, H, D, {P + idx_.out_W, D, 1}, &wpack_[static_cast<size_t>(2 * L + 1)], true);
+  PackB(kern_, H, D, {P + idx_.out_W, D, 1}, &wpack_[static_cast<size_t>(L + 1)], true);
   packed_valid_ = true;
 }
 
 void GeneratorCore::ForwardRowsPacked(const float* z, int64_t m, GenScratch& s) {
-  const int64_t E = spec_.E, H = spec_.H, L = spec_.L, D = spec_.D;
+  const int64_t H = spec_.H, L = spec_.L, D = spec_.D;
   const float* P = params_.data();
-  (void)E;
   Epilogue ei;
   ei.bias = P + idx_.in_b;
+  ei.relu = true;
   const PackedB& w0 = wpack_[0];
   GemmPackedRange(kern_, w0.K, {z, spec_.E, 1}, w0, s.h.data(), H, ei, 0, m, 0, w0.n_panels);
   for (int64_t l = 0; l < L; ++l) {
     const ParamIndex::Block& b = idx_.blocks[static_cast<size_t>(l)];
     LayerNormRows(s.h.data(), m, H, P + b.ln_g, P + b.ln_b, kLnEps, nullptr, nullptr, s.u.data());
-    Epilogue e1;
-    e1.bias = P + b.b1;
-    e1.relu = true;
-    const PackedB& w1 = wpack_[static_cast<size_t>(1 + 2 * l)];
-    GemmPackedRange(kern_, H, {s.u.data(), H, 1}, w1, s.a.data(), H, e1, 0, m, 0, w1.n_panels);
-    Epilogue e2;
-    e2.bias = P + b.b2;
-    e2.accumulate = true;
-    const PackedB& w2 = wpack_[static_cast<size_t>(2 + 2 * l)];
-    GemmPackedRange(kern_, H, {s.a.data(), H, 1}, w2, s.h.data(), H, e2, 0, m, 0, w2.n_panels);
-  }
-  const float* uo = s.h.data();
-  if (spec_.out_norm) {
-    LayerNormRows(s.h.data(), m, H, P + idx_.out_ln_g, P + idx_.out_ln_b, kLnEps, nullptr, nullptr, s.u.data());
-    uo = s.u.data();
+    Epilogue e;
+    e.bias = P + b.b;
+    e.relu = true;
+    const PackedB& w = wpack_[static_cast<size_t>(1 + l)];
+    GemmPackedRange(kern_, H, {s.u.data(), H, 1}, w, s.a.data(), H, e, 0, m, 0, w.n_panels);
+    AddInPlace(s.a.data(), s.h.data(), m * H);
   }
   Epilogue eo;
   eo.bias = P + idx_.out_b;
-  const PackedB& wo = wpack_[static_cast<size_t>(2 * L + 1)];
-  GemmPackedRange(kern_, H, {uo, H, 1}, wo, s.logits.data(), D, eo, 0, m, 0, wo.n_panels);
+  const PackedB& wo = wpack_[static_cast<size_t>(L + 1)];
+  GemmPackedRange(kern_, H, {s.h.data(), H, 1}, wo, s.logits.data(), D, eo, 0, m, 0, wo.n_panels);
 }
 
 namespace {

@@ -3,16 +3,14 @@
 // A transcription of src/model/generator.ts, loss.ts, adam.ts and schedule.ts (the tfjs reference):
 // the same architecture, parameter layout, loss and update rule, in float32.
 //
-// Architecture (pre-norm residual MLP, width H, L blocks, D = sum_f K_f):
-//   h_0     = z W_in + b_in
-//   h_{l+1} = h_l + relu(LN_l(h_l) W1_l + b1_l) W2_l + b2_l
-//   logits  = [LN_out](h_L) W_out + b_out;  p_f = softmax(logits[f-slice])
-// The output LayerNorm is optional (CoreSpec::out_norm): the recipe of generator.ts decides, and
-// the TypeScript wrapper passes whether its `paramShapes` has `out.ln.*`.
+// Architecture (an MLP of L + 1 hidden layers of width H, the last L residual and pre-norm;
+// D = sum_f K_f):
+//   h_0     = relu(z W_in + b_in)
+//   h_{l+1} = h_l + relu(LN_l(h_l) W_l + b_l)          (l = 0 .. L-1)
+//   logits  = h_L W_out + b_out;  p_f = softmax(logits[f-slice])
 // LayerNorm: Ba, Kiros & Hinton 2016, eps 1e-5. Parameters are one flat float32 vector in the
 // canonical order of generator.ts `paramShapes` (W row-major [fan_in, fan_out]):
-//   in.W, in.b, block{l}.{ln.gamma, ln.beta, fc1.W, fc1.b, fc2.W, fc2.b}, [out.ln.gamma, out.ln.beta,]
-//   out.W, out.b.
+//   in.W, in.b, block{l}.{ln.gamma, ln.beta, fc.W, fc.b}, out.W, out.b.
 //
 // Loss (loss.ts): for a batch of n latents, s1 = sum_b P[b] (D) and, per pair block (f, [c0, c1)),
 // M = P_f^T P[:, c0:c1] (K_f x w); loss = (negEntropy - cross) / count with
@@ -21,7 +19,7 @@
 // multiplied: memory per step is O(n D + sum of block sizes), never D x D per row.
 // Gradient: dL/dP[b, i] = g1_i + sum_blocks (P[b, c0:c1] G^T)_i (rows of f) + (P_f[b] G)_j (cols),
 // g1_i = -q1_i / (n (s1_i / n + eps) count), G_ij = -q_ij / (n (M_ij / n + eps) count), then
-// through the per-feature softmax, the output layer, the LayerNorms and the residual blocks.
+// through the per-feature softmax, the output layer, the residual blocks and the input layer.
 //
 // Adam: Kingma & Ba 2015 (adam.ts, tfjs operation order). Schedule: linear warm-up then cosine
 // decay to a floor (Loshchilov & Hutter, "SGDR", ICLR 2017; schedule.ts).
@@ -53,8 +51,7 @@ constexpr double kAdamEps = 1e-8;
 struct CoreSpec {
   int64_t E = 0;  // embedding_dim
   int64_t H = 0;  // hidden width
-  int64_t L = 0;  // residual blocks
-  bool out_norm = false;  // LayerNorm before the output layer
+  int64_t L = 0;  // residual blocks (hidden layers - 1)
   std::vector<int32_t> card;  // K_f
   std::vector<int64_t> off;   // offsets, F + 1 entries
   int64_t D = 0;
@@ -64,11 +61,11 @@ struct CoreSpec {
 // Offsets of every parameter in the flat vector (canonical order).
 struct ParamIndex {
   struct Block {
-    int64_t ln_g, ln_b, W1, b1, W2, b2;
+    int64_t ln_g, ln_b, W, b;
   };
   int64_t in_W = 0, in_b = 0;
   std::vector<Block> blocks;
-  int64_t out_ln_g = 0, out_ln_b = 0, out_W = 0, out_b = 0;
+  int64_t out_W = 0, out_b = 0;
   int64_t total = 0;
   // Name and size of each parameter, in order (for messages and the TS wrapper).
   std::vector<std::pair<std::string, int64_t>> names;
@@ -199,7 +196,7 @@ class GeneratorCore {
 
   // Generation.
   bool packed_valid_ = false;
-  std::vector<PackedB> wpack_;  // in.W, (fc1.W, fc2.W) per block, out.W
+  std::vector<PackedB> wpack_;  // in.W, fc.W per block, out.W
   std::vector<std::unique_ptr<GenScratch>> gen_scratch_;
 };
 
