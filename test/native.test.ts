@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
@@ -83,16 +83,22 @@ test("the native compute core loads from the compiled location", () => {
   assert.equal(findPackageRoot("/"), undefined);
 });
 
-test("native exp is bit-identical to Math.exp", () => {
+/** Arguments for the exp checks: random bit patterns, the logit range, tiny magnitudes, specials. */
+function expArguments(): Float64Array {
   const r = rng(7);
-  const x = new Float64Array(400_000);
+  const x = new Float64Array(400_003); // not a multiple of the vector width: the tail is covered
   const bits = new Uint32Array(x.buffer, 0, 2 * 100_000);
   for (let i = 0; i < bits.length; i++) bits[i] = Math.floor(r() * 2 ** 32); // random bit patterns
   for (let i = 100_000; i < 200_000; i++) x[i] = -760 * r();
   for (let i = 200_000; i < 300_000; i++) x[i] = (r() - 0.5) * 2 ** -Math.floor(r() * 60);
   for (let i = 300_000; i < x.length; i++) x[i] = Math.fround(4 * normal(r)) * (1 / 0.7) - Math.fround(9 * r());
   x.set([0, -0, 1, -1, Infinity, -Infinity, NaN, 709.78, 709.79, -745.13, -745.14, -708.4, 2 ** -28, -(2 ** -29)], 0);
-  const y = loaded().exp(x);
+  x.set([-700, 700, -700.0000001, 1, -1e-300], x.length - 5); // specials in the tail too
+  return x;
+}
+
+/** The first argument where `y` differs from Math.exp (bit for bit), or "" when none does. */
+function firstExpDifference(x: Float64Array, y: Float64Array): string {
   let diffs = 0;
   let first = "";
   for (let i = 0; i < x.length; i++) {
@@ -100,7 +106,33 @@ test("native exp is bit-identical to Math.exp", () => {
       if (diffs++ === 0) first = `exp(${x[i]}): native ${y[i]}, Math.exp ${Math.exp(x[i])}`;
     }
   }
-  assert.equal(diffs, 0, first);
+  return diffs === 0 ? "" : `${diffs} differences, first ${first}`;
+}
+
+test("native exp is bit-identical to Math.exp on every ISA path (AVX-512 eight lanes, SSE2 two lanes)", () => {
+  const x = expArguments();
+  assert.equal(firstExpDifference(x, loaded().exp(x)), "");
+  // The other paths, in children with SYNTHD_ISA lowered (the choice is fixed per process).
+  const dir = mkdtempSync(join(tmpdir(), "synthd-exp-"));
+  try {
+    writeFileSync(join(dir, "x.bin"), Buffer.from(x.buffer));
+    const code = `
+      const fs = require("node:fs");
+      const b = fs.readFileSync(${JSON.stringify(join(dir, "x.bin"))});
+      const x = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
+      const y = require(${JSON.stringify(resolve(__dirname, "../src/model/native"))}).nativeSampler().exp(x);
+      fs.writeFileSync(${JSON.stringify(join(dir, "y.bin"))}, Buffer.from(y.buffer));
+    `;
+    for (const isa of ["avx2", "generic"]) {
+      const run = spawnSync(process.execPath, ["-e", code], { env: { ...process.env, SYNTHD_ISA: isa }, encoding: "utf8" });
+      assert.equal(run.status, 0, run.stderr);
+      const b = readFileSync(join(dir, "y.bin"));
+      const y = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
+      assert.equal(firstExpDifference(x, y), "", `SYNTHD_ISA=${isa}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("native and JavaScript give identical codes across shapes, temperatures and top_p", () => {

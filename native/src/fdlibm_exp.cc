@@ -1,11 +1,13 @@
-// Two-lane SSE2 form of FdlibmExp (fdlibm_exp.h), bit-identical to it.
+// Eight-lane AVX-512 and two-lane SSE2 forms of FdlibmExp (fdlibm_exp.h), bit-identical to it.
 //
 // The scalar routine branches on the range of |x|; with logits those branches are unpredictable,
 // which costs more than the arithmetic. Here each lane evaluates the same IEEE-754 operations in
 // the same order as the scalar branch it would take, and the results are selected with masks, so
 // every lane's value is exactly FdlibmExp's (no operation is reassociated, fused or approximated).
 // Lanes outside the handled range (|x| > 700, NaN, x == 1) send the pair to the scalar routine.
-// Without SSE2 (non-x86 builds) FdlibmExpArray is the scalar loop.
+// Without SSE2 (non-x86 builds) FdlibmExpArray is the scalar loop. The AVX-512 form (function
+// target attribute, chosen at run time by train/cpu.h's ActiveIsa, so SYNTHD_ISA lowers it) does
+// the same operations on eight lanes and keeps k in doubles (exact integers) until the 2^k scaling.
 //
 // Ranges (hx = high word of |x|), as in fdlibm:
 //   tiny:  |x| < 2^-28                     exp = 1 + x
@@ -19,6 +21,11 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>  // SSE2: part of the x86-64 baseline
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include "train/cpu.h"
+#define SYNTHD_EXP_AVX512 1
 #endif
 
 namespace synthd {
@@ -106,9 +113,93 @@ inline bool Exp2Lanes(__m128d x, __m128d* out) {
   return true;
 }
 
+#if defined(SYNTHD_EXP_AVX512)
+// GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on its own _mm512_undefined_* placeholders.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Exp2Lanes on eight lanes; false (out untouched) when a lane needs the scalar routine.
+__attribute__((target("avx512f"))) inline bool Exp8Lanes(__m512d x, __m512d* out) {
+  const __m512d ax = _mm512_abs_pd(x);
+  // !(|x| <= 700) (unordered: true for NaN); x == 1 is V8's special case.
+  const __mmask8 scalar = _mm512_cmp_pd_mask(ax, _mm512_set1_pd(700.0), _CMP_NLE_UQ) |
+                          _mm512_cmp_pd_mask(x, _mm512_set1_pd(1.0), _CMP_EQ_OQ);
+  if (scalar != 0) return false;
+  const __mmask8 reduced = _mm512_cmp_pd_mask(ax, _mm512_castsi512_pd(_mm512_set1_epi64(0x3FD62E4300000000LL)), _CMP_GE_OQ);
+  const __mmask8 big = _mm512_cmp_pd_mask(ax, _mm512_castsi512_pd(_mm512_set1_epi64(0x3FF0A2B200000000LL)), _CMP_GE_OQ);
+  const __mmask8 mid = static_cast<__mmask8>(reduced & ~big);
+  const __mmask8 tiny = _mm512_cmp_pd_mask(ax, _mm512_castsi512_pd(_mm512_set1_epi64(0x3E30000000000000LL)), _CMP_LT_OQ);
+  const __mmask8 neg = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_LT_OQ);
+  const __m512d one = _mm512_set1_pd(1.0);
+  const __m512d two = _mm512_set1_pd(2.0);
+  const __m512d ln2HI = _mm512_set1_pd(6.93147180369123816490e-01);
+  const __m512d ln2LO = _mm512_set1_pd(1.90821492927058770002e-10);
+  const __m512d neg_ln2HI = _mm512_set1_pd(-6.93147180369123816490e-01);
+  const __m512d neg_ln2LO = _mm512_set1_pd(-1.90821492927058770002e-10);
+  // big: k = (int)(invln2 * x + halF[xsb]) (truncation, as the C cast), t = k.
+  const __m512d halfs = _mm512_mask_blend_pd(neg, _mm512_set1_pd(0.5), _mm512_set1_pd(-0.5));
+  const __m256i k_big = _mm512_cvttpd_epi32(_mm512_add_pd(_mm512_mul_pd(_mm512_set1_pd(1.44269504088896338700e+00), x), halfs));
+  const __m512d t_big = _mm512_cvtepi32_pd(k_big);
+  // mid: k = 1 - 2*xsb. k as a double: t_big, +-1 or 0.
+  const __m512d k_mid = _mm512_maskz_mov_pd(mid, _mm512_mask_blend_pd(neg, one, _mm512_set1_pd(-1.0)));
+  const __m512d kd = _mm512_mask_blend_pd(big, k_mid, t_big);
+  const __m512d hi_big = _mm512_sub_pd(x, _mm512_mul_pd(t_big, ln2HI));
+  const __m512d lo_big = _mm512_mul_pd(t_big, ln2LO);
+  const __m512d hi_mid = _mm512_sub_pd(x, _mm512_mask_blend_pd(neg, ln2HI, neg_ln2HI));
+  const __m512d lo_mid = _mm512_mask_blend_pd(neg, ln2LO, neg_ln2LO);
+  const __m512d hi = _mm512_mask_blend_pd(big, hi_mid, hi_big);
+  const __m512d lo = _mm512_mask_blend_pd(big, lo_mid, lo_big);
+  // Primary range: r = hi - lo for reduced lanes, else x itself.
+  const __m512d r = _mm512_mask_blend_pd(reduced, x, _mm512_sub_pd(hi, lo));
+  const __m512d t = _mm512_mul_pd(r, r);
+  __m512d poly = _mm512_mul_pd(t, _mm512_set1_pd(4.13813679705723846039e-08));
+  poly = _mm512_mul_pd(t, _mm512_add_pd(_mm512_set1_pd(-1.65339022054652515390e-06), poly));
+  poly = _mm512_mul_pd(t, _mm512_add_pd(_mm512_set1_pd(6.61375632143793436117e-05), poly));
+  poly = _mm512_mul_pd(t, _mm512_add_pd(_mm512_set1_pd(-2.77777777770155933842e-03), poly));
+  poly = _mm512_mul_pd(t, _mm512_add_pd(_mm512_set1_pd(1.66666666666666019037e-01), poly));
+  const __m512d c = _mm512_sub_pd(r, poly);
+  const __m512d q = _mm512_div_pd(_mm512_mul_pd(r, c), _mm512_mask_blend_pd(reduced, _mm512_sub_pd(c, two), _mm512_sub_pd(two, c)));
+  const __m512d res_small = _mm512_sub_pd(one, _mm512_sub_pd(q, r));
+  const __m512d yv = _mm512_sub_pd(one, _mm512_sub_pd(_mm512_sub_pd(lo, q), hi));
+  // 2^k: biased exponent (k + 1023) << 52, k in [-1010, 1010] (exact integer conversions).
+  const __m256i kb = _mm512_cvttpd_epi32(_mm512_add_pd(kd, _mm512_set1_pd(1023.0)));
+  const __m512d twopk = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_cvtepi32_epi64(kb), 52));
+  const __m512d res_reduced = _mm512_mul_pd(yv, twopk);
+  *out = _mm512_mask_blend_pd(tiny, _mm512_mask_blend_pd(reduced, res_small, res_reduced), _mm512_add_pd(one, x));
+  return true;
+}
+
+__attribute__((target("avx512f"))) void FdlibmExpArrayAvx512(const double* x, double* y, size_t n) {
+  size_t i = 0;
+  __m512d v;
+  for (; i + 8 <= n; i += 8) {
+    if (Exp8Lanes(_mm512_loadu_pd(x + i), &v)) {
+      _mm512_storeu_pd(y + i, v);
+    } else {
+      for (size_t j = i; j < i + 8; ++j) y[j] = FdlibmExp(x[j]);
+    }
+  }
+  if (i < n) {  // the tail: zeros in the unused lanes (exp(0) is a tiny lane), a masked store
+    const __mmask8 m = static_cast<__mmask8>((1u << (n - i)) - 1u);
+    if (Exp8Lanes(_mm512_maskz_loadu_pd(m, x + i), &v)) {
+      _mm512_mask_storeu_pd(y + i, m, v);
+    } else {
+      for (; i < n; ++i) y[i] = FdlibmExp(x[i]);
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 }  // namespace
 
 void FdlibmExpArray(const double* x, double* y, size_t n) {
+#if defined(SYNTHD_EXP_AVX512)
+  static const bool avx512 = train::ActiveIsa() == train::Isa::kAvx512;
+  if (avx512) {
+    FdlibmExpArrayAvx512(x, y, n);
+    return;
+  }
+#endif
   size_t i = 0;
   for (; i + 2 <= n; i += 2) {
     __m128d v;

@@ -133,7 +133,7 @@ inline double FdlibmExp(double x) {
   return y * twopk * twom1000;
 }
 
-// y[i] = FdlibmExp(x[i]) for i < n, bit for bit, two lanes at a time with SSE2 (fdlibm_exp.cc).
+// y[i] = FdlibmExp(x[i]) for i < n, bit for bit, eight lanes at a time (fdlibm_exp.cc).
 // x and y may be the same array.
 void FdlibmExpArray(const double* x, double* y, size_t n);
 

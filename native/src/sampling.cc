@@ -18,9 +18,9 @@ namespace {
 // Minimum logits per thread before another thread is worth starting.
 constexpr size_t kMinLogitsPerThread = size_t{1} << 16;
 
-// Per-thread scratch, sized for the widest feature.
+// Per-thread scratch: one row's e values (D), and the nucleus order of the widest feature.
 struct Scratch {
-  explicit Scratch(size_t max_k) : e(max_k), order(max_k), keep(max_k) {}
+  Scratch(size_t D, size_t max_k) : e(D), order(max_k), keep(max_k) {}
   std::vector<double> e;
   std::vector<int32_t> order;
   std::vector<uint8_t> keep;
@@ -90,18 +90,19 @@ SampleError SampleRows(const SampleInput& in, size_t r0, size_t r1, int32_t* out
   const double inv_t = 1.0 / in.temperature;
   const double top_p = in.top_p;
   const bool truncate = in.truncate;
-  double* e = scratch.e.data();
   int32_t* order = scratch.order.data();
   uint8_t* keep = scratch.keep.data();
 
   for (size_t r = r0; r < r1; ++r) {
     const float* row = in.logits + r * in.D;
+    double* const erow = scratch.e.data();
+    // 1. z_k = logit_k * (1/T); m = max z_k; e_k = z_k - m, for every feature of the row; then
+    //    e_k = exp(e_k) over the whole row at once (vectorised, bit-identical to Math.exp).
     size_t off = 0;
     for (size_t f = 0; f < F; ++f) {
       const size_t K = static_cast<size_t>(in.cardinalities[f]);
       const float* lg = row + off;
-
-      // 1. z_k = logit_k * (1/T); m = max z_k (z_k kept in e[] for step 2).
+      double* e = erow + off;
       double m = -std::numeric_limits<double>::infinity();
       for (size_t k = 0; k < K; ++k) {
         const double z = static_cast<double>(lg[k]) * inv_t;
@@ -116,9 +117,16 @@ SampleError SampleRows(const SampleInput& in, size_t r0, size_t r1, int32_t* out
         e[k] = z;
         if (z > m) m = z;
       }
-      //    e_k = exp(z_k - m) (vectorised, bit-identical to Math.exp), s = sum e_k in ascending k.
       for (size_t k = 0; k < K; ++k) e[k] -= m;
-      FdlibmExpArray(e, e, K);
+      off += K;
+    }
+    FdlibmExpArray(erow, erow, in.D);
+
+    off = 0;
+    for (size_t f = 0; f < F; ++f) {
+      const size_t K = static_cast<size_t>(in.cardinalities[f]);
+      const double* e = erow + off;
+      //    s = sum e_k in ascending k.
       double s = 0.0;
       for (size_t k = 0; k < K; ++k) s += e[k];
 
@@ -175,7 +183,7 @@ SampleError SampleCodes(const SampleInput& in, int32_t* out, unsigned threads) {
   std::vector<SampleError> errors(std::min<size_t>({static_cast<size_t>(chunks), in.n,
                                                     static_cast<size_t>(kMaxThreads)}) + 1);
   ParallelFor(in.n, chunks, [&](unsigned chunk, size_t begin, size_t end) {
-    Scratch scratch(in.max_k);
+    Scratch scratch(in.D, in.max_k);
     errors[chunk] = SampleRows(in, begin, end, out, scratch);
   });
   // Chunks are contiguous and ascending, so the first failing chunk holds the first bad logit.
