@@ -30,6 +30,12 @@ import {
   paramShapes,
   MetadataError,
   stepsPerEpochFor,
+  EMA_DECAY,
+  emaDecay,
+  checkpointWeights,
+  decodeCheckpoint,
+  disposeGenerator,
+  generatorSpec,
   type Checkpoint,
 } from "../src/model";
 import { fastConfig } from "./fixtures";
@@ -268,11 +274,11 @@ test("a checkpoint stored in LMDB resumes exactly where the uninterrupted run wo
   await assert.rejects(Trainer.create({ ...opts, config: config({ embedding_dim: 9 }), checkpoint: stored }), CheckpointError);
 });
 
-test("early stopping ends after `early_stop_patience` epochs without improvement, in the last quarter of the decay; 0 disables it", async () => {
+test("early stopping ends after `early_stop_patience` epochs without improvement, in the last tenth of the decay; 0 disables it", async () => {
   // A learning rate this small cannot improve val_loss by the required relative 1e-4.
-  // 6 epochs x 2 steps: warm-up 1 step, so 75% of the decay has passed at step 9.25, i.e. during
-  // epoch 5. Epochs 2 to 4 do not improve, but stopping waits for that point.
-  const stuck = config({ learning_rate: 1e-12, early_stop_patience: 2, max_epochs: 6 });
+  // 12 epochs x 2 steps: warm-up 1 step, so 90% of the decay has passed at step 1 + 0.9 * 23 =
+  // 21.7, i.e. during epoch 11. Epochs 2 to 10 do not improve, but stopping waits for that point.
+  const stuck = config({ learning_rate: 1e-12, early_stop_patience: 2, max_epochs: 12 });
   const tr = await Trainer.create({ id: "mdl_00000000000e", metadata: META, config: stuck, stepsPerEpoch: 2 });
   const reports = [];
   for (;;) {
@@ -282,9 +288,9 @@ test("early stopping ends after `early_stop_patience` epochs without improvement
     if (r.done) break;
   }
   tr.dispose();
-  assert.equal(reports.length, 5);
-  assert.equal(reports[3].done, null, "not yet: the last quarter of the decay has not begun");
-  assert.equal(reports[4].done, "early_stop");
+  assert.equal(reports.length, 11);
+  assert.equal(reports[9].done, null, "not yet: the last tenth of the decay has not begun");
+  assert.equal(reports[10].done, "early_stop");
   assert.equal(reports[0].improved, true);
 
   const off = await Trainer.create({ id: "mdl_00000000000e", metadata: META, config: { ...stuck, early_stop_patience: 0, max_epochs: 4 }, stepsPerEpoch: 2 });
@@ -340,10 +346,40 @@ test("generation: same seed, same codes; another seed, other codes; codes in ran
   tr.dispose();
 });
 
-test("an epoch is 50 steps up to max_epochs 50; longer runs plan about 2,500 steps, at least 10 per epoch", () => {
+test("the weight average follows the latest weights early, then decays at EMA_DECAY per step", () => {
+  assert.ok(emaDecay(10, 10) < 0.01, "the first epochs keep almost nothing of the average");
+  assert.equal(emaDecay(100_000, 1), EMA_DECAY);
+  assert.ok(Math.abs(emaDecay(100_000, 50) - EMA_DECAY ** 50) < 1e-15);
+  assert.ok(emaDecay(500, 50) < emaDecay(2000, 50));
+});
+
+test("a ready model serves the averaged weights; training continues from the optimizer's own", async () => {
+  const opts = { id: "mdl_0000000000ea", metadata: META, config: config({ max_epochs: 4, early_stop_patience: 0 }), stepsPerEpoch: 10 };
+  const tr = await Trainer.create(opts);
+  let r;
+  do r = await tr.runEpoch();
+  while (r && !r.done);
+  const ckpt = tr.checkpoint();
+  const spec = generatorSpec(opts.config.model_size, opts.config.embedding_dim, buildTargets(META).layout);
+  const state = decodeCheckpoint(ckpt, spec);
+  const served = checkpointWeights(ckpt, spec, true);
+  const best = state.bestWeights ?? state.emaWeights;
+  assert.deepEqual(served["out.W"], best["out.W"]);
+  assert.notDeepEqual(state.emaWeights["out.W"], state.weights["out.W"], "the average is not the latest weights");
+  assert.deepEqual(checkpointWeights(ckpt, spec, false)["out.W"], state.weights["out.W"]);
+  // The generator a finished trainer hands over holds the best averaged weights.
+  const model = tr.finish();
+  assert.ok(model.native || Object.keys(model.params).length > 0);
+  const finished = model.native ? model.native.weights() : Object.fromEntries(Object.entries(model.params).map(([k, t]) => [k, Float32Array.from(t.dataSync() as Float32Array)]));
+  assert.deepEqual(finished["out.W"], best["out.W"]);
+  disposeGenerator(model);
+});
+
+test("an epoch is 50 steps up to max_epochs 100; longer runs plan about 5,000 steps, at least 10 per epoch", () => {
   assert.equal(stepsPerEpochFor(1), 50);
-  assert.equal(stepsPerEpochFor(20), 50);
   assert.equal(stepsPerEpochFor(50), 50);
-  assert.equal(stepsPerEpochFor(100), 25);
+  assert.equal(stepsPerEpochFor(100), 50);
+  assert.equal(stepsPerEpochFor(200), 25);
+  assert.equal(stepsPerEpochFor(300), 17);
   assert.equal(stepsPerEpochFor(1000), 10);
 });

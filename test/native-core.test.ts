@@ -285,6 +285,7 @@ test("a checkpoint written from the native core resumes on either path with the 
     bestEpoch: 1,
     epochsSinceImprovement: 0,
     weights: gen.weights(),
+    emaWeights: gen.weights(),
     bestWeights: null,
     adam: gen.adamState(),
     schedule: makeSchedule(0.01, 100),

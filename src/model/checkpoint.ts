@@ -14,7 +14,8 @@
  *   train_loss, val_loss,                                    // of the last completed epoch
  *   best_val_loss, best_epoch, epochs_since_improvement,     // early stopping
  *   weights:      { [name]: { shape: number[], data: Buffer } },   // latest; float32 little-endian
- *   best_weights: { ... } | null,                            // null: identical to `weights`
+ *   ema_weights:  { ... },                                   // exponential moving average (trainer.ts)
+ *   best_weights: { ... } | null,                            // null: identical to `ema_weights`
  *   adam: { t, beta1, beta2, epsilon, m: { ... }, v: { ... } },
  *   schedule: { peak_lr, total_steps, warmup_steps, steps_per_epoch, floor_fraction },
  *   rng: [u32, u32, u32, u32],                               // training latent stream (rng.ts)
@@ -59,6 +60,7 @@ export interface Checkpoint {
   best_epoch: number;
   epochs_since_improvement: number;
   weights: StoredTensors;
+  ema_weights: StoredTensors;
   best_weights: StoredTensors | null;
   adam: { t: number; beta1: number; beta2: number; epsilon: number; m: StoredTensors; v: StoredTensors };
   schedule: { peak_lr: number; total_steps: number; warmup_steps: number; steps_per_epoch: number; floor_fraction: number };
@@ -77,8 +79,11 @@ export interface TrainingState {
   bestValLoss: number | null;
   bestEpoch: number;
   epochsSinceImprovement: number;
+  /** The optimizer's latest weights. */
   weights: NamedArrays;
-  /** null: the best weights are `weights`. */
+  /** Their exponential moving average (the weights that are validated and kept). */
+  emaWeights: NamedArrays;
+  /** null: the best weights are `emaWeights`. */
   bestWeights: NamedArrays | null;
   adam: AdamState;
   schedule: Schedule;
@@ -139,6 +144,7 @@ export function encodeCheckpoint(s: TrainingState): Checkpoint {
     best_epoch: s.bestEpoch,
     epochs_since_improvement: s.epochsSinceImprovement,
     weights: encodeArrays(s.spec, s.weights),
+    ema_weights: encodeArrays(s.spec, s.emaWeights),
     best_weights: s.bestWeights === null ? null : encodeArrays(s.spec, s.bestWeights),
     adam: { t: s.adam.t, ...ADAM, m: encodeArrays(s.spec, s.adam.m), v: encodeArrays(s.spec, s.adam.v) },
     schedule: {
@@ -181,6 +187,7 @@ export function decodeCheckpoint(c: Checkpoint, expected: GeneratorSpec): Traini
     bestEpoch: c.best_epoch,
     epochsSinceImprovement: c.epochs_since_improvement,
     weights: decodeArrays(spec, c.weights, "weights"),
+    emaWeights: decodeArrays(spec, c.ema_weights, "ema_weights"),
     bestWeights: c.best_weights === null ? null : decodeArrays(spec, c.best_weights, "best_weights"),
     adam: { t: c.adam.t, m: decodeArrays(spec, c.adam.m, "adam.m"), v: decodeArrays(spec, c.adam.v, "adam.v") },
     schedule: { peak: c.schedule.peak_lr, totalSteps: c.schedule.total_steps, warmupSteps: c.schedule.warmup_steps },
@@ -190,7 +197,8 @@ export function decodeCheckpoint(c: Checkpoint, expected: GeneratorSpec): Traini
 }
 
 /**
- * Only the weights a generator needs from a checkpoint: the best ones (`best`) or the latest.
+ * Only the weights a generator needs from a checkpoint: the best ones (`best`: `best_weights`, or
+ * `ema_weights` when they are the best) or the optimizer's latest.
  * Cheaper than {@link decodeCheckpoint} (skips Adam's moments).
  * @throws CheckpointError as {@link decodeCheckpoint}.
  */
@@ -200,6 +208,7 @@ export function checkpointWeights(c: Checkpoint, expected: GeneratorSpec, best: 
   if (c.spec.embedding_dim !== expected.embeddingDim || c.spec.hidden !== expected.hidden || c.spec.blocks !== expected.blocks || c.spec.output_dim !== expected.outputDim) {
     throw new CheckpointError("checkpoint shape differs from the model's");
   }
-  const stored = best && c.best_weights !== null ? c.best_weights : c.weights;
-  return decodeArrays(expected, stored, best && c.best_weights !== null ? "best_weights" : "weights");
+  if (!best) return decodeArrays(expected, c.weights, "weights");
+  if (c.best_weights !== null) return decodeArrays(expected, c.best_weights, "best_weights");
+  return decodeArrays(expected, c.ema_weights, "ema_weights");
 }

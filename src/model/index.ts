@@ -57,6 +57,8 @@ export {
   STEPS_PER_EPOCH,
   MIN_STEPS_PER_EPOCH,
   PLANNED_STEPS,
+  EMA_DECAY,
+  emaDecay,
   EARLY_STOP_ARMED_FRACTION,
   stepsPerEpochFor,
   VAL_SIZE,
