@@ -109,8 +109,8 @@ export function discreteMetadata(csvPath: string, domainPath: string): Metadata 
 /** Nominal floating-point operations of one training step (multiply-add = 2). */
 export function stepFlops(spec: GeneratorSpec, targets: MarginalTargets, n: number): number {
   const { embeddingDim: E, hidden: H, blocks: L, outputDim: D } = spec;
-  const fwd = 2 * n * (E * H + 2 * L * H * H + H * D);
-  const bwd = 2 * n * (E * H + 2 * 2 * L * H * H + 2 * H * D); // dW everywhere, dX except the input layer
+  const fwd = 2 * n * (E * H + L * H * H + H * D);
+  const bwd = 2 * n * (E * H + 2 * L * H * H + 2 * H * D); // dW everywhere, dX except the input layer
   const pairEntries = targets.blocks.reduce((s, b) => s + targets.layout.cardinalities[b.f] * (b.c1 - b.c0), 0);
   const pairs = 3 * 2 * n * pairEntries; // forward product + two backward products
   return fwd + bwd + pairs;
@@ -119,7 +119,7 @@ export function stepFlops(spec: GeneratorSpec, targets: MarginalTargets, n: numb
 /** Floating-point operations of the forward pass per generated row. */
 export function rowFlops(spec: GeneratorSpec): number {
   const { embeddingDim: E, hidden: H, blocks: L, outputDim: D } = spec;
-  return 2 * (E * H + 2 * L * H * H + H * D);
+  return 2 * (E * H + L * H * H + H * D);
 }
 
 function median(xs: number[]): number {

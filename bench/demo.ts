@@ -3,7 +3,7 @@
  * runs.
  *
  * 1. `synthd serve` on a temporary store (prints the sandbox key on first start);
- * 2. `synthd fit data/adult.csv --config '{"model_size":"small","max_epochs":20}'`;
+ * 2. `synthd fit data/adult.csv --config '{"model_size":"medium","max_epochs":20}'`;
  * 3. `synthd sample ID -n 10000 --seed 7 -o synthd-demo/adult-synthetic.csv`;
  * 4. an independent-marginals sample of the same size (each column drawn alone from its 1-way
  *    marginal: the baseline any generator must beat on 2- and 3-way marginals);
@@ -17,7 +17,7 @@ import { evaluate, independentSample, writeTableCsv, type EvaluationReport } fro
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir } from "./harness";
 
 const ROWS = 10_000;
-const CONFIG = { model_size: "small", max_epochs: 20 };
+const CONFIG = { model_size: "medium", max_epochs: 20 };
 
 function check(step: string, r: { code: number | null; stdout: string; stderr: string }): string {
   if (r.code !== 0) throw new Error(`${step} failed (exit ${r.code}): ${r.stderr.trim().split("\n").pop()}`);
