@@ -7,7 +7,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../src/model/backend";
 import { featureSoftmax, forward, type GeneratorSpec, initParams, makeSegments, disposeSegments, type NamedArrays, paramShapes } from "../src/model/generator";
-import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/loss";
+import { disposeTargetTensors, entropyPenalty, marginalLoss, targetTensors } from "../src/model/loss";
 import { buildTargets, type MarginalTargets } from "../src/model/marginals";
 import { NativeGenerator } from "../src/model/native-core";
 import { Rng } from "../src/model/rng";
@@ -99,6 +99,7 @@ export async function tfjsLossAndGrads(
   z: Float32Array,
   n: number,
   mode?: "gram" | "blocks",
+  entropyAlpha = 0,
 ): Promise<{ loss: number; grads: NamedArrays }> {
   await initBackend();
   const tag = `nc${varCounter++}_`;
@@ -114,10 +115,17 @@ export async function tfjsLossAndGrads(
   try {
     const out = tf.tidy(() => {
       const zt = tf.tensor2d(z, [n, spec.embeddingDim]);
-      const { value, grads } = tf.variableGrads(() => marginalLoss(featureSoftmax(forward(spec, vars, zt), seg), tt), Object.values(vars));
+      // The gradient of KL + entropy penalty; the loss reported is the KL alone (as the core's).
+      let kl = 0;
+      const { grads } = tf.variableGrads(() => {
+        const probs = featureSoftmax(forward(spec, vars, zt), seg);
+        const loss = marginalLoss(probs, tt);
+        kl = loss.dataSync()[0];
+        return entropyAlpha > 0 ? (tf.add(loss, entropyPenalty(probs, tt, entropyAlpha)) as tf.Scalar) : loss;
+      }, Object.values(vars));
       const named: NamedArrays = {};
       for (const [vn, g] of Object.entries(grads)) named[byVar.get(vn) as string] = Float32Array.from(g.dataSync() as Float32Array);
-      return { loss: value.dataSync()[0], grads: named };
+      return { loss: kl, grads: named };
     });
     return out;
   } finally {

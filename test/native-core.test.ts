@@ -81,7 +81,7 @@ for (const mode of ["blocks", "dense"] as const) {
 test("loss and every gradient match tfjs: medium model on the Adult domain, all 91 pairs, batch 256", async () => {
   const targets = buildTargets(syntheticMetadata(ADULT_CARDS, "all", 3));
   assert.equal(targets.pairs.length, 91);
-  const spec = specFor(targets, 64, 512, 2);
+  const spec = specFor(targets, 64, 512, 1);
   const weights = testWeights(spec, "medium");
   const z = latents(256, 64, "medium-z");
   const ref = await tfjsLossAndGrads(spec, targets, weights, z, 256);
@@ -93,6 +93,27 @@ test("loss and every gradient match tfjs: medium model on the Adult domain, all 
     const w = worstRelErr(nat.grads, ref.grads);
     assert.ok(w.err < TOL, `${mode}: gradient ${w.name}: relative error ${w.err}`);
   }
+  gen.dispose();
+});
+
+test("with the entropy penalty the gradient matches tfjs's KL + penalty, and the loss stays the KL", async () => {
+  const { spec, weights, targets } = smallCase();
+  const gen = NativeGenerator.create(spec, targets.layout, weights);
+  gen.setTargets(targets);
+  const n = 64;
+  const z = latents(n, spec.embeddingDim, "entropy-z");
+  const plain = gen.lossAndGrads(z, n);
+  const alpha = 0.5; // large, so the penalty is a visible part of every gradient
+  gen.setEntropyPenalty(alpha);
+  const nat = gen.lossAndGrads(z, n);
+  const ref = await tfjsLossAndGrads(spec, targets, weights, z, n, undefined, alpha);
+  assert.equal(nat.loss, plain.loss, "the reported loss is the KL alone");
+  assert.ok(Math.abs(nat.loss - ref.loss) / Math.abs(ref.loss) < TOL, `loss ${nat.loss} vs ${ref.loss}`);
+  const w = worstRelErr(nat.grads, ref.grads);
+  assert.ok(w.err < TOL, `gradient ${w.name}: relative error ${w.err}`);
+  assert.ok(worstRelErr(plain.grads, ref.grads).err > 100 * TOL, "the penalty changes the gradient");
+  assert.throws(() => gen.setEntropyPenalty(-1), { name: "RangeError", message: /alpha/ });
+  assert.throws(() => gen.setEntropyPenalty(NaN), { name: "RangeError", message: /alpha/ });
   gen.dispose();
 });
 

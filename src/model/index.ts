@@ -29,6 +29,8 @@ export {
 } from "./generator";
 export {
   marginalLoss,
+  entropyPenalty,
+  ENTROPY_EPS,
   marginalSums,
   addSums,
   lossFromSums,
@@ -57,6 +59,7 @@ export {
   STEPS_PER_EPOCH,
   MIN_STEPS_PER_EPOCH,
   PLANNED_STEPS,
+  ENTROPY_PENALTY,
   EMA_DECAY,
   emaDecay,
   EARLY_STOP_ARMED_FRACTION,

@@ -16,6 +16,8 @@
  * eps = {@link LOSS_EPS} (keeps ln finite and the gradient alive where the model puts ~0 mass).
  * The entropy part sum q ln q is a constant computed once (`MarginalTargets.negEntropy`), so the
  * loss is `(negEntropy - sum q ln(m + eps)) / M`. Units: nats per marginal.
+ *
+ * Training adds {@link entropyPenalty} to what it differentiates (not to the losses it reports).
  */
 import * as tf from "@tensorflow/tfjs-core";
 import type { MarginalTargets } from "./marginals";
@@ -140,6 +142,32 @@ export function lossFromSums(sums: MarginalSums, n: number, t: TargetTensors): t
     cross = tf.add(cross, tf.sum(tf.mul(t.twoWay[k], logM(s))));
   });
   return tf.div(tf.sub(t.targets.negEntropy, cross), t.targets.count) as tf.Scalar;
+}
+
+/** Added to p inside the entropy penalty's logarithm (p can underflow to exactly 0). */
+export const ENTROPY_EPS = 1e-30;
+
+/**
+ * Entropy penalty: alpha * (1/n) sum_b (1/F) sum_f H(p_f[b]) / ln(max(K_f, 2)), the mean
+ * normalised entropy of each row's per-feature distributions, H(p) = -sum_k p_k ln(p_k + eps),
+ * eps = {@link ENTROPY_EPS}. Minimising it (entropy minimisation, Grandvalet & Bengio,
+ * "Semi-supervised learning by entropy minimization", NIPS 2004) makes each latent's
+ * distributions sharper while the KL keeps the marginals; the sharper components carry more of
+ * the data's higher-order structure (trainer.ts {@link ENTROPY_PENALTY} has the measurements).
+ * The native core adds the same gradient (generator_core.h). Scalar.
+ * @param probs [n, D] per-feature probabilities.
+ */
+export function entropyPenalty(probs: tf.Tensor2D, t: TargetTensors, alpha: number): tf.Scalar {
+  const { layout } = t.targets;
+  const F = layout.features.length;
+  const n = probs.shape[0];
+  const w = new Float32Array(layout.width);
+  for (let f = 0; f < F; f++) {
+    const c = -alpha / (n * F * Math.log(Math.max(2, layout.cardinalities[f])));
+    w.fill(c, layout.offsets[f], layout.offsets[f + 1]);
+  }
+  // sum_{b,k} w_k p_bk ln(p_bk + eps) = -alpha/(nF) sum_b sum_f H_f(b) / ln K_f
+  return tf.sum(tf.mul(tf.mul(probs, tf.log(tf.add(probs, ENTROPY_EPS))), tf.tensor1d(w))) as tf.Scalar;
 }
 
 /** `lossFromSums(marginalSums(probs), B)`: the training loss of one batch. */

@@ -71,6 +71,11 @@ export interface NativeGeneratorCore {
     negEntropy: number,
     mode?: PairMode,
   ): "dense" | "blocks";
+  /**
+   * Weight alpha >= 0 of the entropy penalty in the gradient (loss.ts `entropyPenalty`); the
+   * losses returned stay the KL alone. Default 0.
+   */
+  setEntropyPenalty(alpha: number): void;
   /** Loss and flat gradient for latents z (n x E, row-major). */
   lossAndGrads(z: Float32Array, n: number): { loss: number; grads: Float32Array };
   /** One Adam step at rate lr; returns the batch loss, NaN (and no update) when not finite. */
@@ -244,6 +249,11 @@ export class NativeGenerator {
       targets.negEntropy,
       mode,
     );
+  }
+
+  /** The entropy penalty's weight (see {@link NativeGeneratorCore.setEntropyPenalty}). @throws RangeError below 0. */
+  setEntropyPenalty(alpha: number): void {
+    this.core.setEntropyPenalty(alpha);
   }
 
   /** Loss and gradients by parameter name for latents z (n x E). */

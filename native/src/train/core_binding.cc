@@ -103,6 +103,7 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
                            InstanceMethod<&GeneratorCoreWrap::SetAdamState>("setAdamState"),
                            InstanceMethod<&GeneratorCoreWrap::GetAdamState>("getAdamState"),
                            InstanceMethod<&GeneratorCoreWrap::SetTargets>("setTargets"),
+                           InstanceMethod<&GeneratorCoreWrap::SetEntropyPenalty>("setEntropyPenalty"),
                            InstanceMethod<&GeneratorCoreWrap::LossAndGrads>("lossAndGrads"),
                            InstanceMethod<&GeneratorCoreWrap::TrainStep>("trainStep"),
                            InstanceMethod<&GeneratorCoreWrap::EvalLoss>("evalLoss"),
@@ -266,6 +267,16 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
       out.Set("v", v);
       return out;
     });
+  }
+
+  // setEntropyPenalty(alpha: number >= 0): the weight of the entropy penalty (generator_core.h).
+  Napi::Value SetEntropyPenalty(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    GeneratorCore& c = Core(env);
+    const double alpha = ReadFinite(env, info[0], "alpha");
+    if (alpha < 0) ThrowRange(env, "alpha must be >= 0, got " + JsString(env, alpha));
+    c.SetEntropyPenalty(alpha);
+    return env.Undefined();
   }
 
   // setTargets(oneWay: Float32Array(D), blocks: {f, c0, c1, target}[], count, negEntropy, mode?): the mode used

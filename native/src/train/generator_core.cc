@@ -367,7 +367,34 @@ void GeneratorCore::Backward(const float* z, int64_t n, float* grad) {
   const size_t nb = blocks_.size();
 
   const float* g1 = g1_.data();
+  // Entropy penalty: dPenalty/dp_k = c_f (ln p_k + 1) with c_f = -alpha / (n F ln K_f) (see the
+  // header), added to dL/dp before the softmax backward.
+  std::vector<float> ent_c;
+  if (entropy_alpha_ > 0) {
+    ent_c.resize(static_cast<size_t>(spec_.F));
+    for (int64_t f = 0; f < spec_.F; ++f) {
+      const double lnk = std::log(std::max(2.0, static_cast<double>(spec_.card[static_cast<size_t>(f)])));
+      ent_c[static_cast<size_t>(f)] =
+          static_cast<float>(-entropy_alpha_ / (static_cast<double>(n) * static_cast<double>(spec_.F) * lnk));
+    }
+  }
   const RowPost softmax_back = [&](int64_t r0, int64_t r1) {
+    if (!ent_c.empty()) {
+      FloatBuffer& lg = ThreadFloats(0);
+      lg.Resize(static_cast<size_t>(D));
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* pr = p + r * D;
+        float* dr = dp + r * D;
+        for (int64_t k = 0; k < D; ++k) lg[k] = pr[k] + 1e-30f;
+        LogArray(lg.data(), lg.data(), D);
+        for (int64_t f = 0; f < spec_.F; ++f) {
+          const float c = ent_c[static_cast<size_t>(f)];
+          for (int64_t k = spec_.off[static_cast<size_t>(f)]; k < spec_.off[static_cast<size_t>(f) + 1]; ++k) {
+            dr[k] += c * (lg[k] + 1.0f);
+          }
+        }
+      }
+    }
     FeatureSoftmaxBackwardRows(p + r0 * D, dp + r0 * D, r1 - r0, D, spec_.off.data(), spec_.F);
   };
   if (pair_mode_ == PairMode::kDense) {

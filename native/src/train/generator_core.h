@@ -21,6 +21,13 @@
 // g1_i = -q1_i / (n (s1_i / n + eps) count), G_ij = -q_ij / (n (M_ij / n + eps) count), then
 // through the per-feature softmax, the output layer, the residual blocks and the input layer.
 //
+// Entropy penalty (optional, SetEntropyPenalty; trainer.ts decides the weight): the gradient also
+// minimises alpha * (1/n) sum_b (1/F) sum_f H(p_f[b]) / ln(max(K_f, 2)), the mean normalised
+// entropy of each row's per-feature distributions (entropy minimisation, Grandvalet & Bengio,
+// "Semi-supervised learning by entropy minimization", NIPS 2004). In the gradient it subtracts
+// c_f (ln(p_k + 1e-30) + 1), c_f = alpha / (n F ln(max(K_f, 2))), from dL/dp_k before the softmax
+// backward (dH/dp_k = -(ln p_k + 1)). The losses returned stay the marginal-matching KL alone.
+//
 // Adam: Kingma & Ba 2015 (adam.ts, tfjs operation order). Schedule: linear warm-up then cosine
 // decay to a floor (Loshchilov & Hutter, "SGDR", ICLR 2017; schedule.ts).
 //
@@ -118,6 +125,10 @@ class GeneratorCore {
   //   loss.ts uses for its Gram form), so memory stays within 8x the targets; else kBlocks.
   enum class PairMode { kAuto = 0, kDense = 1, kBlocks = 2 };
 
+  // Weight alpha >= 0 of the entropy penalty (0: none; validated by the caller).
+  void SetEntropyPenalty(double alpha) { entropy_alpha_ = alpha; }
+  double entropy_penalty() const { return entropy_alpha_; }
+
   // Replaces the targets (validated by the caller).
   void SetTargets(FloatBuffer one_way, std::vector<PairBlockTarget> blocks, double count, double neg_entropy,
                   PairMode mode = PairMode::kAuto);
@@ -187,6 +198,7 @@ class GeneratorCore {
   FloatBuffer sym_;  // kDense: D x D
   double count_ = 1.0;
   double neg_entropy_ = 0.0;
+  double entropy_alpha_ = 0.0;
 
   // Per-step buffers.
   std::unique_ptr<Acts> acts_;
