@@ -375,11 +375,11 @@ test("a ready model serves the averaged weights; training continues from the opt
   disposeGenerator(model);
 });
 
-test("an epoch is 50 steps up to max_epochs 100; longer runs plan about 5,000 steps, at least 10 per epoch", () => {
+test("an epoch is 50 steps up to max_epochs 90; longer runs plan about 4,500 steps, at least 10 per epoch", () => {
   assert.equal(stepsPerEpochFor(1), 50);
-  assert.equal(stepsPerEpochFor(50), 50);
-  assert.equal(stepsPerEpochFor(100), 50);
-  assert.equal(stepsPerEpochFor(200), 25);
-  assert.equal(stepsPerEpochFor(300), 17);
+  assert.equal(stepsPerEpochFor(90), 50);
+  assert.equal(stepsPerEpochFor(100), 45);
+  assert.equal(stepsPerEpochFor(200), 23);
+  assert.equal(stepsPerEpochFor(300), 15);
   assert.equal(stepsPerEpochFor(1000), 10);
 });
