@@ -239,7 +239,7 @@ export function formatFidelity(r: FidelityResult): string {
     const p = r.privacy;
     lines.push(
       `privacy: closer to TRAIN than HOLDOUT ${f(p.closer_to_train_share)} (target 0.45-0.55); exact copies of TRAIN rows: ` +
-        `synthetic ${p.exact_copies_train} (${(100 * p.exact_copies_train_rate).toFixed(2)}%), HOLDOUT ${p.exact_copies_holdout_baseline} (${(100 * p.exact_copies_holdout_baseline_rate).toFixed(2)}%)`,
+        `synthetic ${p.exact_copies_train} (${(100 * p.exact_copies_train_rate).toFixed(2)}%; ${p.exact_copies_train_at_holdout_size} in HOLDOUT's size), HOLDOUT ${p.exact_copies_holdout_baseline} (${(100 * p.exact_copies_holdout_baseline_rate).toFixed(2)}%)`,
     );
   }
   return lines.join("\n");

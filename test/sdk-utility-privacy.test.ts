@@ -99,9 +99,20 @@ test("DCR: copies of TRAIN are all closer to TRAIN (share 1) and counted as exac
   assert.equal(copies.closer_to_train_share, 1);
   assert.equal(copies.exact_copies_train, 50);
   assert.equal(copies.exact_copies_train_rate, 1);
+  assert.equal(copies.exact_copies_train_at_holdout_size, 50);
   assert.equal(copies.exact_copies_holdout_baseline, 0);
   assert.equal(copies.mean_dcr_train, 0);
   assert.equal(copies.mean_dcr_holdout, 1);
+  // Twice as many synthetic rows as HOLDOUT: the rows after the first 50 are not counted at HOLDOUT's size.
+  const twice = [0, 1, 2, 3].map((f) => Int32Array.from([...train[f], ...holdout[f]]));
+  const keys2 = [...key(train), ...key(holdout)];
+  const doubled = privacyCheck(train, holdout, twice, { train: key(train), holdout: key(holdout), synth: keys2 });
+  assert.equal(doubled.exact_copies_train, 50);
+  assert.equal(doubled.exact_copies_train_rate, 0.5);
+  assert.equal(doubled.exact_copies_train_at_holdout_size, 50);
+  const reversed = privacyCheck(train, holdout, twice.map((c) => c.slice().reverse()), { train: key(train), holdout: key(holdout), synth: keys2.slice().reverse() });
+  assert.equal(reversed.exact_copies_train, 50);
+  assert.equal(reversed.exact_copies_train_at_holdout_size, 0, "the first 50 synthetic rows are HOLDOUT's");
   const fromHoldout = privacyCheck(train, holdout, holdout, { train: key(train), holdout: key(holdout), synth: key(holdout) });
   assert.equal(fromHoldout.closer_to_train_share, 0);
   assert.equal(fromHoldout.exact_copies_train, 0);

@@ -210,7 +210,7 @@ export function formatReport(r: EvaluationReport): string {
       `privacy (distance to closest record, ${p.sampled_rows} synthetic rows vs ${p.reference_rows} train and ${p.reference_rows} holdout rows):`,
       `  closer to train than to holdout: ${p.closer_to_train_share.toFixed(4)}  (about 0.5 when nothing is memorised)`,
       `  mean distance to train ${p.mean_dcr_train.toFixed(3)}, to holdout ${p.mean_dcr_holdout.toFixed(3)} (columns that differ)`,
-      `  exact copies of train rows: ${p.exact_copies_train} synthetic (${(100 * p.exact_copies_train_rate).toFixed(2)}%), ` +
+      `  exact copies of train rows: ${p.exact_copies_train} synthetic (${(100 * p.exact_copies_train_rate).toFixed(2)}%; ${p.exact_copies_train_at_holdout_size} in as many rows as holdout), ` +
         `${p.exact_copies_holdout_baseline} holdout (${(100 * p.exact_copies_holdout_baseline_rate).toFixed(2)}%, the baseline)`,
     );
   }

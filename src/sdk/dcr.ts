@@ -21,7 +21,9 @@
  * - Exact copies: ALL synthetic rows are checked (hashing, no sampling) for a row equal, value for
  *   value (trimmed text), to some TRAIN row; the same count over HOLDOUT rows is the baseline a
  *   generator that never saw TRAIN would reach by coincidence (duplicates are common in
- *   discretized data). Compare the rates (count / rows).
+ *   discretized data). Compare the rates (count / rows), or the counts at equal sizes:
+ *   `exact_copies_train_at_holdout_size` counts copies among the first |HOLDOUT| synthetic rows
+ *   (synthetic rows are independent draws, so the first ones are a fair sample).
  */
 import type { CodeArray } from "./marginals";
 import type { ScannedTable } from "./metadata";
@@ -48,6 +50,8 @@ export interface PrivacyCheck {
   /** Synthetic rows (all of them) equal to some TRAIN row, and their share. */
   exact_copies_train: number;
   exact_copies_train_rate: number;
+  /** Copies of TRAIN rows among the first min(synthetic, HOLDOUT) synthetic rows: the count to set against the baseline's. */
+  exact_copies_train_at_holdout_size: number;
   /** HOLDOUT rows equal to some TRAIN row, and their share: the baseline. */
   exact_copies_holdout_baseline: number;
   exact_copies_holdout_baseline_rate: number;
@@ -153,7 +157,12 @@ export function privacyCheck(
   }
   const trainSet = new Set(keys.train);
   let copies = 0;
-  for (const k of keys.synth) if (trainSet.has(k)) copies++;
+  let copiesAtHoldoutSize = 0;
+  keys.synth.forEach((k, r) => {
+    if (!trainSet.has(k)) return;
+    copies++;
+    if (r < nH) copiesAtHoldoutSize++;
+  });
   let baseline = 0;
   for (const k of keys.holdout) if (trainSet.has(k)) baseline++;
   return {
@@ -164,6 +173,7 @@ export function privacyCheck(
     reference_rows: m,
     exact_copies_train: copies,
     exact_copies_train_rate: copies / nS,
+    exact_copies_train_at_holdout_size: copiesAtHoldoutSize,
     exact_copies_holdout_baseline: baseline,
     exact_copies_holdout_baseline_rate: baseline / nH,
   };
