@@ -95,13 +95,18 @@ test("targets: pairs are oriented by feature order, transposed and checked", () 
     [0, 1],
     [0, 2],
   ]);
-  assert.equal(t.count, 3 + 2);
+  // Weighted mean over 3 one-way and 2 two-way marginals: 1/ln(K^2) and 1/ln(K_f K_g).
+  const lw = (cells: number): number => 1 / Math.log(cells);
+  assert.ok(Math.abs(t.count - (lw(4) + lw(9) + lw(4) + lw(6) + lw(4))) < 1e-12);
+  assert.deepEqual(Array.from(t.oneWayWeight), [lw(4), lw(4), lw(9), lw(9), lw(9), lw(4), lw(4)].map(Math.fround));
   // (c, a) was given as c-major; stored as a-major: P(a=0, c=1) = P(c=1, a=0) = 0.05.
   const block = t.blocks.find((b) => b.pairs.some(([, g]) => g === 2));
   assert.ok(block);
   const w = block.c1 - block.c0;
   const col = t.layout.offsets[2] - block.c0;
   assert.ok(Math.abs(block.target[0 * w + col + 1] - 0.05) < 1e-7);
+  // One block holds a's partners b (2 x 3 cells) and c (2 x 2): each pair's weight on its columns.
+  assert.deepEqual(Array.from(block.weight), [lw(6), lw(6), lw(6), lw(4), lw(4)].map(Math.fround));
   assert.throws(() => buildTargets({ ...META, empirical_probs: { ...META.empirical_probs, b: [1] } }), MetadataError);
   assert.throws(() => buildTargets({ ...META, marginals: [{ features: ["a", "zz"], probs: [1] }] }), MetadataError);
 });

@@ -9,7 +9,7 @@
  */
 export { initBackend, useBackend, deviceOf, type BackendName } from "./backend";
 export { Rng, type RngState, fnv1a64 } from "./rng";
-export { buildTargets, layoutOf, sanitizeProbs, MetadataError, type Layout, type MarginalTargets, type PairBlock } from "./marginals";
+export { buildTargets, layoutOf, lossTargets, marginalWeight, sanitizeProbs, MetadataError, type Layout, type MarginalTargets, type PairBlock } from "./marginals";
 export {
   MODEL_SIZES,
   generatorSpec,

@@ -12,15 +12,17 @@
  * (the joint of f and g under the model is the average over latents of the product of the
  * per-feature distributions, since features are conditionally independent given z).
  *
- * Loss = (1/M) sum over the M given marginals q of KL(q || m) = sum_i q_i ln(q_i / (m_i + eps)),
- * eps = {@link LOSS_EPS} (keeps ln finite and the gradient alive where the model puts ~0 mass).
- * The entropy part sum q ln q is a constant computed once (`MarginalTargets.negEntropy`), so the
- * loss is `(negEntropy - sum q ln(m + eps)) / M`. Units: nats per marginal.
+ * Loss = (1/W) sum over the given marginals q of w_q KL(q || m), KL = sum_i q_i ln(q_i / (m_i + eps)),
+ * eps = {@link LOSS_EPS} (keeps ln finite and the gradient alive where the model puts ~0 mass),
+ * weights w_q = 1 / ln(cells of q) and W = their sum (marginals.ts `marginalWeight`).
+ * The entropy part sum w q ln q is a constant computed once (`MarginalTargets.negEntropy`), so the
+ * loss is `(negEntropy - sum w q ln(m + eps)) / W` with the weighted targets of `lossTargets`.
+ * Units: nats per (weighted) marginal.
  *
  * Training adds {@link entropyPenalty} to what it differentiates (not to the losses it reports).
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { MarginalTargets } from "./marginals";
+import { lossTargets, type MarginalTargets } from "./marginals";
 import { gram, matMulTransA } from "./ops";
 
 /** Smoothing added to the model's marginals inside the logarithm. */
@@ -85,11 +87,12 @@ export function targetTensors(targets: MarginalTargets, mode?: "gram" | "blocks"
   const { layout } = targets;
   const D = layout.width;
   const chosen = mode ?? preferredForm(targets);
+  const weighted = lossTargets(targets);
   let twoWay: tf.Tensor2D[];
   if (targets.blocks.length === 0) twoWay = [];
   else if (chosen === "gram") {
     const q = new Float32Array(D * D);
-    for (const b of targets.blocks) {
+    for (const b of weighted.blocks) {
       const w = b.c1 - b.c0;
       for (let r = 0; r < layout.cardinalities[b.f]; r++) {
         q.set(b.target.subarray(r * w, (r + 1) * w), (layout.offsets[b.f] + r) * D + b.c0);
@@ -97,9 +100,9 @@ export function targetTensors(targets: MarginalTargets, mode?: "gram" | "blocks"
     }
     twoWay = [tf.tensor2d(q, [D, D])];
   } else {
-    twoWay = targets.blocks.map((b) => tf.tensor2d(b.target, [layout.cardinalities[b.f], b.c1 - b.c0]));
+    twoWay = weighted.blocks.map((b) => tf.tensor2d(b.target, [layout.cardinalities[b.f], b.c1 - b.c0]));
   }
-  return { targets, mode: chosen, oneWay: tf.tensor1d(targets.oneWay), twoWay };
+  return { targets, mode: chosen, oneWay: tf.tensor1d(weighted.oneWay), twoWay };
 }
 
 /** Frees the tensors of {@link targetTensors}. */
@@ -185,7 +188,8 @@ export function klLoss(targets: MarginalTargets, oneWay: ArrayLike<number>[], tw
   let total = 0;
   for (let f = 0; f < layout.features.length; f++) {
     const q = targets.oneWay.subarray(layout.offsets[f], layout.offsets[f + 1]);
-    for (let i = 0; i < q.length; i++) if (q[i] > 0) total += q[i] * Math.log(q[i] / (oneWay[f][i] + LOSS_EPS));
+    const w = targets.oneWayWeight[layout.offsets[f]];
+    for (let i = 0; i < q.length; i++) if (q[i] > 0) total += w * q[i] * Math.log(q[i] / (oneWay[f][i] + LOSS_EPS));
   }
   for (const b of targets.blocks) {
     const w = b.c1 - b.c0;
@@ -197,7 +201,7 @@ export function klLoss(targets: MarginalTargets, oneWay: ArrayLike<number>[], tw
       for (let r = 0; r < layout.cardinalities[f]; r++) {
         for (let c = 0; c < kg; c++) {
           const q = b.target[r * w + col + c];
-          if (q > 0) total += q * Math.log(q / (m[r * kg + c] + LOSS_EPS));
+          if (q > 0) total += b.weight[col + c] * q * Math.log(q / (m[r * kg + c] + LOSS_EPS));
         }
       }
     }

@@ -13,6 +13,18 @@
  * a block is zero on the columns of partners that were not given, so those entries contribute
  * nothing to the loss. A run of partners is split into several blocks when the columns skipped
  * would cost more than the columns used (see {@link buildTargets}). Never a D x D product per row.
+ *
+ * Weights: the loss is a weighted mean of one KL divergence per given marginal, the weight of a
+ * pair with c cells being {@link marginalWeight}(c) = 1 / ln(max(c, 2)), the inverse of its
+ * largest possible entropy, and that of a 1-way marginal over K codes marginalWeight(K^2) (it is
+ * also the row and column sums of every pair table of its feature, so it is weighed as a K x K
+ * table). Without weights a 100 x 100 pair (whose given table also carries the most sampling
+ * noise) counted as much as a 2 x 2 one in nats and dominated the gradient. Measured on discretized
+ * Adult (default config, in-process fits of three model ids; 2-way / 3-way TVD, TSTR ROC AUC):
+ * unweighted 0.0253 / 0.0658 / 0.906; 1-way at marginalWeight(K) 0.0244-0.0250 / 0.0652-0.0658 /
+ * 0.910-0.911; as above 0.0245-0.0247 / 0.0652-0.0654 / 0.910-0.915; squared weights 0.0282 /
+ * 0.0716 (too far). The weights are folded into the loss-side copies of the targets
+ * ({@link lossTargets}).
  */
 import type { Metadata } from "../types";
 
@@ -46,6 +58,8 @@ export interface PairBlock {
   target: Float32Array;
   /** The pairs [f, g] this block carries. */
   pairs: [number, number][];
+  /** Loss weight of each column (c1 - c0): the weight of pair (f, g) on g's columns, 0 elsewhere. */
+  weight: Float32Array;
 }
 
 /** Everything the loss needs, as plain arrays (tensors are made by `loss.ts`). */
@@ -53,13 +67,36 @@ export interface MarginalTargets {
   layout: Layout;
   /** Concatenated 1-way targets, length D; each feature's slice sums to 1. */
   oneWay: Float32Array;
+  /** Loss weight of each 1-way column, length D: {@link marginalWeight}(K_f^2) on feature f's columns. */
+  oneWayWeight: Float32Array;
   blocks: PairBlock[];
   /** The distinct given pairs [f, g] with f < g. */
   pairs: [number, number][];
-  /** F + number of pairs: the loss is a mean over this many marginals. */
+  /** Sum of the weights of all marginals (1-way and 2-way): the loss is a weighted mean. */
   count: number;
-  /** sum over all marginals of sum_i q_i ln q_i (nats; 0 ln 0 = 0): the entropy part of the KL. */
+  /** sum over all marginals of weight * sum_i q_i ln q_i (nats; 0 ln 0 = 0): the entropy part. */
   negEntropy: number;
+}
+
+/** Loss weight of a marginal with `cells` cells: 1 / ln(max(cells, 2)) (see the module comment). */
+export function marginalWeight(cells: number): number {
+  return 1 / Math.log(Math.max(cells, 2));
+}
+
+/**
+ * The targets as the loss consumes them: every 1-way and pair-block entry multiplied by its weight
+ * (then `sum w q ln m` is the weighted cross term, with `count` and `negEntropy` already weighted).
+ */
+export function lossTargets(t: MarginalTargets): { oneWay: Float32Array; blocks: { f: number; c0: number; c1: number; target: Float32Array }[] } {
+  const oneWay = new Float32Array(t.oneWay.length);
+  for (let i = 0; i < oneWay.length; i++) oneWay[i] = t.oneWay[i] * t.oneWayWeight[i];
+  const blocks = t.blocks.map((b) => {
+    const w = b.c1 - b.c0;
+    const target = new Float32Array(b.target.length);
+    for (let i = 0; i < target.length; i++) target[i] = b.target[i] * b.weight[i % w];
+    return { f: b.f, c0: b.c0, c1: b.c1, target };
+  });
+  return { oneWay, blocks };
 }
 
 /** Builds the {@link Layout} of `meta`. @throws MetadataError for a missing or bad K_f. */
@@ -113,7 +150,9 @@ export function buildTargets(meta: Metadata): MarginalTargets {
   if (index.size !== F) throw new MetadataError("feature names must be distinct");
 
   const oneWay = new Float32Array(layout.width);
+  const oneWayWeight = new Float32Array(layout.width);
   let negEntropy = 0;
+  let count = 0;
   for (let f = 0; f < F; f++) {
     const p = meta.empirical_probs[features[f]];
     if (!Array.isArray(p) || p.length !== K[f]) {
@@ -121,7 +160,10 @@ export function buildTargets(meta: Metadata): MarginalTargets {
     }
     const q = sanitizeProbs(p);
     oneWay.set(q, offsets[f]);
-    negEntropy += negEntropyOf(q);
+    const w = marginalWeight(K[f] * K[f]);
+    oneWayWeight.fill(w, offsets[f], offsets[f + 1]);
+    negEntropy += w * negEntropyOf(q);
+    count += w;
   }
 
   // Distinct pairs, oriented f < g, duplicates averaged.
@@ -156,7 +198,9 @@ export function buildTargets(meta: Metadata): MarginalTargets {
   const pairList = [...sums.values()].sort((x, y) => x.f - y.f || x.g - y.g);
   for (const p of pairList) {
     if (p.n > 1) for (let j = 0; j < p.q.length; j++) p.q[j] /= p.n;
-    negEntropy += negEntropyOf(p.q);
+    const w = marginalWeight(p.q.length);
+    negEntropy += w * negEntropyOf(p.q);
+    count += w;
   }
 
   // Group the partners of each row feature into contiguous column spans.
@@ -170,12 +214,14 @@ export function buildTargets(meta: Metadata): MarginalTargets {
       const c1 = offsets[run[run.length - 1].g + 1];
       const w = c1 - c0;
       const target = new Float32Array(K[f] * w);
+      const weight = new Float32Array(w);
       for (const p of run) {
         const kg = K[p.g];
         const col = offsets[p.g] - c0;
         for (let r = 0; r < K[f]; r++) for (let c = 0; c < kg; c++) target[r * w + col + c] = p.q[r * kg + c];
+        weight.fill(marginalWeight(K[f] * kg), col, col + kg);
       }
-      blocks.push({ f, c0, c1, target, pairs: run.map((p) => [p.f, p.g]) });
+      blocks.push({ f, c0, c1, target, pairs: run.map((p) => [p.f, p.g]), weight });
       run = [];
     };
     for (const p of mine) {
@@ -192,9 +238,10 @@ export function buildTargets(meta: Metadata): MarginalTargets {
   return {
     layout,
     oneWay,
+    oneWayWeight,
     blocks,
     pairs: pairList.map((p) => [p.f, p.g]),
-    count: F + pairList.length,
+    count,
     negEntropy,
   };
 }

@@ -25,7 +25,7 @@
 import type { AdamState } from "./adam";
 import type { GenerationInputs } from "./generate";
 import { type GeneratorSpec, type NamedArrays, paramShapes } from "./generator";
-import type { Layout, MarginalTargets } from "./marginals";
+import { lossTargets, type Layout, type MarginalTargets } from "./marginals";
 import { nativeSampler } from "./native";
 
 /** What the addon reports about the core: the kernel in use, the CPU's best, the pool size. */
@@ -242,9 +242,10 @@ export class NativeGenerator {
   /** Sets the loss targets (from `buildTargets`); returns the 2-way mode used (see {@link PairMode}). */
   setTargets(targets: MarginalTargets, mode: PairMode = "auto"): "dense" | "blocks" {
     if (targets.layout.width !== this.spec.outputDim) throw new RangeError("targets belong to another layout");
+    const weighted = lossTargets(targets); // the weights folded in (marginals.ts)
     return this.core.setTargets(
-      targets.oneWay,
-      targets.blocks.map((b) => ({ f: b.f, c0: b.c0, c1: b.c1, target: b.target })),
+      weighted.oneWay,
+      weighted.blocks,
       targets.count,
       targets.negEntropy,
       mode,
