@@ -442,22 +442,29 @@ export class Trainer {
     return this.native ? this.native.core.weights() : toArrays((this.tfjs as TfjsParts).vars);
   }
 
-  /** Moves the weight average towards the latest weights after `steps` steps (see {@link emaDecay}). */
-  private updateEma(steps: number): void {
+  /**
+   * Moves the weight average towards the latest weights after `steps` steps (see {@link emaDecay}).
+   * Returns the latest weights it read.
+   */
+  private updateEma(steps: number): NamedArrays {
     const beta = emaDecay(this.step, steps);
     const latest = this.latestWeights();
     for (const [name, avg] of Object.entries(this.ema)) {
       const w = latest[name];
       for (let i = 0; i < avg.length; i++) avg[i] = beta * avg[i] + (1 - beta) * w[i];
     }
+    return latest;
   }
 
-  /** The loss on the fixed validation latents with the averaged weights. */
-  validationLoss(): number {
+  /**
+   * The loss on the fixed validation latents with the averaged weights. `latest`: the optimizer's
+   * current weights when the caller already has a copy (saves reading them again).
+   */
+  validationLoss(latest?: NamedArrays): number {
     if (this.native) {
       // Evaluate the average in the training core, then put the optimizer's weights back.
       const core = this.native.core;
-      const latest = core.weights();
+      latest ??= core.weights();
       core.setWeights(this.ema);
       try {
         return core.evalLoss(this.native.valLatents, VAL_SIZE);
@@ -518,8 +525,7 @@ export class Trainer {
     }
     const stepMs = (performance.now() - started) / steps;
     if (opts.shouldAbort?.()) return null;
-    this.updateEma(steps);
-    const val = this.validationLoss();
+    const val = this.validationLoss(this.updateEma(steps));
     if (!Number.isFinite(val)) throw new TrainingError(`non-finite validation loss (${val}) after epoch ${this.epoch + 1}`);
     this.epoch += 1;
     this.trainLoss = sum / steps;
