@@ -69,6 +69,8 @@ export interface TargetTensors {
   oneWay: tf.Tensor1D;
   /** `blocks`: one [K_f, c1 - c0] target per pair block; `gram`: one [D, D] target. */
   twoWay: tf.Tensor2D[];
+  /** [D]: 1 / (F ln(max(K_f, 2))) on feature f's columns, the per-column scale of {@link entropyPenalty}. */
+  entropyScale: tf.Tensor1D;
 }
 
 /** Marginal sums over n rows (divide by n for the marginals). */
@@ -102,12 +104,16 @@ export function targetTensors(targets: MarginalTargets, mode?: "gram" | "blocks"
   } else {
     twoWay = weighted.blocks.map((b) => tf.tensor2d(b.target, [layout.cardinalities[b.f], b.c1 - b.c0]));
   }
-  return { targets, mode: chosen, oneWay: tf.tensor1d(weighted.oneWay), twoWay };
+  const F = layout.features.length;
+  const scale = new Float32Array(D);
+  for (let f = 0; f < F; f++) scale.fill(1 / (F * Math.log(Math.max(2, layout.cardinalities[f]))), layout.offsets[f], layout.offsets[f + 1]);
+  return { targets, mode: chosen, oneWay: tf.tensor1d(weighted.oneWay), twoWay, entropyScale: tf.tensor1d(scale) };
 }
 
 /** Frees the tensors of {@link targetTensors}. */
 export function disposeTargetTensors(t: TargetTensors): void {
   t.oneWay.dispose();
+  t.entropyScale.dispose();
   for (const b of t.twoWay) b.dispose();
 }
 
@@ -161,16 +167,10 @@ export const ENTROPY_EPS = 1e-30;
  * @param probs [n, D] per-feature probabilities.
  */
 export function entropyPenalty(probs: tf.Tensor2D, t: TargetTensors, alpha: number): tf.Scalar {
-  const { layout } = t.targets;
-  const F = layout.features.length;
   const n = probs.shape[0];
-  const w = new Float32Array(layout.width);
-  for (let f = 0; f < F; f++) {
-    const c = -alpha / (n * F * Math.log(Math.max(2, layout.cardinalities[f])));
-    w.fill(c, layout.offsets[f], layout.offsets[f + 1]);
-  }
-  // sum_{b,k} w_k p_bk ln(p_bk + eps) = -alpha/(nF) sum_b sum_f H_f(b) / ln K_f
-  return tf.sum(tf.mul(tf.mul(probs, tf.log(tf.add(probs, ENTROPY_EPS))), tf.tensor1d(w))) as tf.Scalar;
+  // -alpha/n sum_{b,k} scale_k p_bk ln(p_bk + eps) = alpha/(nF) sum_b sum_f H_f(b) / ln K_f
+  const plogp = tf.sum(tf.mul(tf.mul(probs, tf.log(tf.add(probs, ENTROPY_EPS))), t.entropyScale));
+  return tf.mul(plogp, -alpha / n) as tf.Scalar;
 }
 
 /** `lossFromSums(marginalSums(probs), B)`: the training loss of one batch. */
