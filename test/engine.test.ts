@@ -12,20 +12,10 @@ import { Store, type ModelRecord } from "../src/store";
 import type { Metadata, ModelConfig } from "../src/types";
 import { createEngine, EngineModelError, EngineUnavailableError, GenerateInputError, type PoolEngine } from "../src/engine";
 import { Trainer, type Checkpoint } from "../src/model";
-import { addTrainingModel, fastConfig } from "./fixtures";
+import { addTrainingModel, fastConfig, TINY_META as META } from "./fixtures";
 
 const config = (over: Partial<ModelConfig> = {}): ModelConfig => fastConfig(3, over);
 const addModel = (store: Store, cfg: ModelConfig, meta: Metadata = META): Promise<string> => addTrainingModel(store, cfg, meta);
-
-const META: Metadata = {
-  features: ["a", "b", "c"],
-  cardinalities: { a: 2, b: 3, c: 2 },
-  empirical_probs: { a: [0.5, 0.5], b: [0.2, 0.3, 0.5], c: [0.7, 0.3] },
-  marginals: [
-    { features: ["a", "b"], probs: [0.2, 0.0, 0.3, 0.0, 0.3, 0.2] },
-    { features: ["a", "c"], probs: [0.45, 0.05, 0.25, 0.25] },
-  ],
-};
 
 type LogLine = { msg: string; level: number; model_id?: string; epoch?: number; val_loss?: number };
 

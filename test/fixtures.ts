@@ -5,6 +5,20 @@ import { Store, newModelId, type ModelRecord } from "../src/store";
 import { CONFIG_DEFAULTS, type Metadata, type ModelConfig } from "../src/types";
 
 /**
+ * Three features; a and b strongly dependent, a and c mildly. The (a, c) pair is given c-major, as
+ * [c, a], so building targets also transposes it.
+ */
+export const TINY_META: Metadata = {
+  features: ["a", "b", "c"],
+  cardinalities: { a: 2, b: 3, c: 2 },
+  empirical_probs: { a: [0.5, 0.5], b: [0.2, 0.3, 0.5], c: [0.7, 0.3] },
+  marginals: [
+    { features: ["a", "b"], probs: [0.2, 0.0, 0.3, 0.0, 0.3, 0.2] },
+    { features: ["c", "a"], probs: [0.45, 0.25, 0.05, 0.25] },
+  ],
+};
+
+/**
  * A fast training config for tests: the `small` network with embedding_dim 8, batch 64, early
  * stopping off, `max_epochs` as given; `over` replaces any field.
  */

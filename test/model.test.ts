@@ -38,20 +38,9 @@ import {
   generatorSpec,
   type Checkpoint,
 } from "../src/model";
-import { fastConfig } from "./fixtures";
+import { fastConfig, TINY_META as META } from "./fixtures";
 
 const config = (over: Partial<ModelConfig> = {}): ModelConfig => fastConfig(10, over);
-
-/** Three features; a and b strongly dependent, a and c mildly. */
-const META: Metadata = {
-  features: ["a", "b", "c"],
-  cardinalities: { a: 2, b: 3, c: 2 },
-  empirical_probs: { a: [0.5, 0.5], b: [0.2, 0.3, 0.5], c: [0.7, 0.3] },
-  marginals: [
-    { features: ["a", "b"], probs: [0.2, 0.0, 0.3, 0.0, 0.3, 0.2] },
-    { features: ["c", "a"], probs: [0.45, 0.25, 0.05, 0.25] },
-  ],
-};
 
 test("xoshiro128** matches the reference C implementation, seeded by SplitMix64", () => {
   const r = Rng.fromState([1, 2, 3, 4]);
