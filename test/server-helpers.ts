@@ -14,6 +14,18 @@ import { Store } from "../src/store";
 import { ERROR_CODES, type ErrorCode, type GenerateRequest, type Generation, type Metadata } from "../src/types";
 
 /** An Engine that records calls, returns a fixed Generation, and throws what it is told to. */
+/** Engine operations a test engine can be told to fail. */
+export type EngineOp = "train" | "generate" | "stop";
+
+/** Throws (and clears) the error a test stored in `fail[op]`, if any: a one-shot injected failure. */
+export function throwOnce(fail: { [K in EngineOp]?: Error }, op: EngineOp): void {
+  const err = fail[op];
+  if (err !== undefined) {
+    delete fail[op];
+    throw err;
+  }
+}
+
 export class FakeEngine implements Engine {
   readonly device = "cpu";
   readonly calls: { op: "train" | "generate" | "stop"; id: string; req?: GenerateRequest }[] = [];
@@ -22,19 +34,19 @@ export class FakeEngine implements Engine {
 
   async train(id: string): Promise<void> {
     this.calls.push({ op: "train", id });
-    this.throwIfTold("train");
+    throwOnce(this.fail, "train");
   }
 
   async generate(id: string, req: GenerateRequest): Promise<Generation> {
     this.calls.push({ op: "generate", id, req });
-    this.throwIfTold("generate");
+    throwOnce(this.fail, "generate");
     const n = Array.isArray(req.embedding) ? req.embedding.length : req.embedding.num_rows;
     return { model_id: id, num_rows: n, features: ["a", "b"], columns: { a: new Array(n).fill(1), b: new Array(n).fill(0) } };
   }
 
   async stop(id: string): Promise<void> {
     this.calls.push({ op: "stop", id });
-    this.throwIfTold("stop");
+    throwOnce(this.fail, "stop");
   }
 
   async resumeAll(): Promise<number> {
@@ -42,14 +54,6 @@ export class FakeEngine implements Engine {
   }
 
   async close(): Promise<void> {}
-
-  private throwIfTold(op: "train" | "generate" | "stop"): void {
-    const err = this.fail[op];
-    if (err !== undefined) {
-      delete this.fail[op];
-      throw err;
-    }
-  }
 }
 
 /** A started server with its store, engine, keys and captured log lines. */

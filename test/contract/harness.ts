@@ -65,20 +65,20 @@ export class FaultEngine implements Engine {
 
   async train(id: string): Promise<void> {
     if (this.gate.train) await this.gate.train;
-    this.throwIfTold("train");
+    throwOnce(this.fail, "train");
     if (this.skipTraining) return;
     return this.inner.train(id);
   }
 
   async generate(id: string, req: GenerateRequest): Promise<Generation> {
     if (this.gate.generate) await this.gate.generate;
-    this.throwIfTold("generate");
+    throwOnce(this.fail, "generate");
     this.generated++;
     return this.inner.generate(id, req);
   }
 
   async stop(id: string): Promise<void> {
-    this.throwIfTold("stop");
+    throwOnce(this.fail, "stop");
     return this.inner.stop(id);
   }
 
@@ -88,14 +88,6 @@ export class FaultEngine implements Engine {
 
   close(): Promise<void> {
     return this.inner.close();
-  }
-
-  private throwIfTold(op: "train" | "generate" | "stop"): void {
-    const err = this.fail[op];
-    if (err !== undefined) {
-      delete this.fail[op];
-      throw err;
-    }
   }
 }
 
@@ -168,7 +160,7 @@ export async function startContract(opts: ContractOptions = {}): Promise<Contrac
   return contract;
 }
 
-import { call, type Res } from "../server-helpers";
+import { call, throwOnce, type Res } from "../server-helpers";
 export { assertError, call, REQUEST_ID, type CallOptions, type Res } from "../server-helpers";
 
 /** ISO 8601 UTC timestamp. */
