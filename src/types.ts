@@ -129,6 +129,11 @@ export interface Model {
 export interface LatentSpec {
   num_rows: number & tags.Type<"uint32"> & tags.Minimum<1>;
   seed?: number & tags.Type<"int64">;
+  /**
+   * Extension (docs/api.md): draw a pool of rows, weight it by raking to the model's marginals and
+   * return num_rows of its rows (`src/model/calibrate.ts`). Default false: the plain draw of DESIGN §2.
+   */
+  calibrate?: boolean;
 }
 
 /** Body of `POST /v1/models/{id}/generate`. */

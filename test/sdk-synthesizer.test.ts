@@ -100,6 +100,7 @@ test("fit extracts metadata, creates the model and waits; sample batches and dec
     const seeds = srv.generateBodies.map((b) => (b.embedding as LatentSpec).seed);
     assert.equal(new Set(seeds).size, 3, "a different derived seed per batch");
     assert.ok(srv.generateBodies.every((b) => b.temperature === 0.8 && b.top_p === undefined));
+    assert.ok(srv.generateBodies.every((b) => (b.embedding as LatentSpec).calibrate === true), "calibrated by default");
   } finally {
     await srv.close();
   }
@@ -133,6 +134,26 @@ test("the same seed gives a byte-identical CSV with the original header; fromMod
     // the fake draws independent columns: evaluable like any synthetic file
     const r = await evaluate(ADULT, a);
     assert.ok(r.tvd["1"] < 0.1 && r.tvd["2"] > r.tvd["1"]);
+  } finally {
+    await srv.close();
+  }
+});
+
+test("calibrate: off on request, and off by default for metadata measured with privacy noise", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "k", baseUrl: srv.url });
+    const synth = await Synthesizer.fit(client, ADULT, { wait: false });
+    assert.equal(synth.isPrivate(), false);
+    await synth.sample(10, { calibrate: false });
+    assert.equal((srv.generateBodies.at(-1)!.embedding as LatentSpec).calibrate, undefined, "the plain draw sends nothing");
+    // As `privacy` records it (src/sdk/dp.ts): the budget on every column's stats.
+    for (const stats of Object.values(synth.metadata.column_stats!)) stats.privacy = { epsilon: 1, delta: 1e-9, rho: 0.015, sigma: 36.8 };
+    assert.equal(synth.isPrivate(), true);
+    await synth.sample(10);
+    assert.equal((srv.generateBodies.at(-1)!.embedding as LatentSpec).calibrate, undefined);
+    await synth.sample(10, { calibrate: true });
+    assert.equal((srv.generateBodies.at(-1)!.embedding as LatentSpec).calibrate, true, "an explicit true wins");
   } finally {
     await srv.close();
   }

@@ -103,6 +103,8 @@ export interface SampleCommandOptions extends ClientOptions {
   seed?: number;
   temperature?: number;
   topP?: number;
+  /** `--calibrate` / `--no-calibrate`; unset: the SDK's default. */
+  calibrate?: boolean;
 }
 
 /**
@@ -120,6 +122,7 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
     ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
     ...(opts.topP !== undefined ? { topP: opts.topP } : {}),
+    ...(opts.calibrate !== undefined ? { calibrate: opts.calibrate } : {}),
     onProgress: (p: { rowsDone: number }) => toFile && bar.update(p.rowsDone),
   };
   if (!toFile) {

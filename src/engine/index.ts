@@ -259,7 +259,7 @@ class PiscinaEngine implements PoolEngine {
         task = { op: "generate", id, latents: source.latents, temperature, topP };
         transfer = [source.latents.buffer as ArrayBuffer];
       } else {
-        task = { op: "generate", id, numRows: source.numRows, seed: source.seed, temperature, topP };
+        task = { op: "generate", id, numRows: source.numRows, seed: source.seed, calibrate: source.calibrate === true, temperature, topP };
       }
     } catch (err) {
       if (err instanceof InputError) throw new GenerateInputError(err.message, err.param);

@@ -20,6 +20,8 @@ export interface GenerateTask {
   /** Server-drawn latents: rows and optional seed. */
   numRows?: number;
   seed?: number;
+  /** With numRows: calibrated generation (`src/model/calibrate.ts`). */
+  calibrate?: boolean;
   temperature: number;
   topP: number | null;
 }

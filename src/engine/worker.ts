@@ -10,10 +10,11 @@ import { move, transferableSymbol, valueSymbol } from "piscina";
 import { Store } from "../store";
 import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
-import { drawInputs, sampleRows, InputError, type LatentSource } from "../model/generate";
+import { calibrationMarginals } from "../model/calibrate";
+import { drawInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../model/generate";
 import { disposeAll, generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays, type NamedTensors } from "../model/generator";
 import type { Layout } from "../model/marginals";
-import { layoutOf } from "../model/marginals";
+import { buildTargets, layoutOf } from "../model/marginals";
 import { Rng } from "../model/rng";
 import { NativeGenerator, nativeCoreStatus } from "../model/native-core";
 import { disposeGenerator, type ComputeKind, type GeneratorModel } from "../model/trainer";
@@ -197,9 +198,17 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     const source: LatentSource = task.latents ? { latents: task.latents } : { numRows: task.numRows ?? 0, seed: task.seed };
     const F = model.layout.features.length;
     const noise = rec.config.privacy_enabled ? rec.config.privacy_noise : 0;
-    const inputs = drawInputs(source, model.spec.embeddingDim, F, noise);
-    const cols = await sampleRows(model, inputs, { temperature: task.temperature, topP: task.topP, yieldFn });
-    const n = inputs.n;
+    const sampling = { temperature: task.temperature, topP: task.topP, yieldFn };
+    let cols: Int32Array[];
+    if (task.calibrate && task.numRows !== undefined) {
+      const metadata = getStore().getMetadata(task.id);
+      if (metadata === undefined) throw new Error(`model ${task.id} has no metadata`);
+      const marginals = calibrationMarginals(buildTargets(metadata));
+      cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals, sampling)).columns;
+    } else {
+      cols = await sampleRows(model, drawInputs(source, model.spec.embeddingDim, F, noise), sampling);
+    }
+    const n = cols[0].length;
     const codes = new Int32Array(F * n);
     cols.forEach((c, f) => codes.set(c, f * n));
     const reply: GenerateReply = { ok: true, model_id: task.id, num_rows: n, features: model.layout.features, codes };

@@ -13,6 +13,7 @@
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
+import { CALIBRATION_POOL_FACTOR, rakingWeights, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
 import { forward } from "./generator";
 import { Rng } from "./rng";
 import { sampleCodes } from "./sampling";
@@ -45,7 +46,13 @@ export interface GenerationInputs {
 }
 
 /** Where the latents of a request come from: given rows (flattened) or a seeded draw. */
-export type LatentSource = { latents: Float32Array } | { numRows: number; seed?: number };
+export type LatentSource = { latents: Float32Array } | { numRows: number; seed?: number; calibrate?: boolean };
+
+/** A request for calibrated rows (`embedding: {num_rows, seed?, calibrate: true}`). */
+export interface CalibratedSource {
+  numRows: number;
+  seed?: number;
+}
 
 /**
  * Given latent rows (n x E as nested arrays) -> one Float32Array, row-major.
@@ -86,7 +93,14 @@ export function latentSource(embedding: GenerateRequest["embedding"], embeddingD
   if (embedding.seed !== undefined && !Number.isSafeInteger(embedding.seed)) {
     throw new InputError("seed must be a safe integer", "body.embedding.seed");
   }
-  return embedding.seed === undefined ? { numRows: n } : { numRows: n, seed: embedding.seed };
+  if (embedding.calibrate !== undefined && typeof embedding.calibrate !== "boolean") {
+    throw new InputError("calibrate must be true or false", "body.embedding.calibrate");
+  }
+  return {
+    numRows: n,
+    ...(embedding.seed !== undefined ? { seed: embedding.seed } : {}),
+    ...(embedding.calibrate ? { calibrate: true } : {}),
+  };
 }
 
 /**
@@ -165,4 +179,56 @@ export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs
     for (let f = 0; f < F; f++) columns[f].set(codes.subarray(f * m, (f + 1) * m), r0);
   }
   return columns;
+}
+
+/**
+ * Calibrated generation (method and measurements in `calibrate.ts`): a pool of
+ * {@link CALIBRATION_POOL_FACTOR} x n rows, each block of n drawn exactly as {@link sampleRows}
+ * draws a request, weighted by bounded raking to `marginals`, then n distinct rows drawn by
+ * systematic sampling and shuffled.
+ *
+ * Randomness: one xoshiro128** stream seeded with `seed` (given or fresh) gives, in order, the
+ * seeds of pool blocks 1.. (block 0 uses `seed` itself, so it is the plain sample of that seed),
+ * the systematic sample's start, and the Fisher–Yates shuffle of the drawn rows. The same model
+ * weights, seed, options and marginals give identical codes.
+ * @returns one Int32Array of n codes per feature (layout order) and the seed used.
+ * @throws InputError for num_rows outside 1..MAX_ROWS_PER_REQUEST; Error when `shouldAbort` fires.
+ */
+export async function sampleCalibrated(
+  model: GeneratorModel,
+  source: CalibratedSource,
+  privacyNoise: number,
+  marginals: readonly CalibrationMarginal[],
+  opts: SamplingOptions & RakingOptions = {},
+): Promise<{ columns: Int32Array[]; seed: number }> {
+  const n = source.numRows;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_ROWS_PER_REQUEST) {
+    throw new InputError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}`, "body.embedding.num_rows");
+  }
+  const seed = source.seed ?? Rng.randomSeed();
+  const rng = Rng.fromSeed(seed);
+  const E = model.spec.embeddingDim;
+  const F = model.layout.features.length;
+  const P = CALIBRATION_POOL_FACTOR;
+  const pool = model.layout.cardinalities.map(() => new Int32Array(P * n));
+  for (let k = 0; k < P; k++) {
+    if (k > 0) {
+      if (opts.yieldFn) await opts.yieldFn();
+      if (opts.shouldAbort?.()) throw new Error("generation aborted");
+    }
+    const blockSeed = k === 0 ? seed : rng.nextUint32();
+    const cols = await sampleRows(model, drawInputs({ numRows: n, seed: blockSeed }, E, F, privacyNoise), opts);
+    cols.forEach((c, f) => pool[f].set(c, k * n));
+  }
+  if (opts.yieldFn) await opts.yieldFn();
+  const weights = rakingWeights(pool, marginals, opts);
+  const picked = systematicSample(weights, n, rng.uniform());
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(rng.uniform() * (i + 1));
+    const t = picked[i];
+    picked[i] = picked[j];
+    picked[j] = t;
+  }
+  const columns = pool.map((c) => Int32Array.from(picked, (r) => c[r]));
+  return { columns, seed };
 }

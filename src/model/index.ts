@@ -88,14 +88,24 @@ export {
   type PairMode,
 } from "./native-core";
 export {
+  CALIBRATION_POOL_FACTOR,
+  calibrationMarginals,
+  rakingWeights,
+  systematicSample,
+  type CalibrationMarginal,
+  type RakingOptions,
+} from "./calibrate";
+export {
   prepareInputs,
   drawInputs,
   latentSource,
   flattenLatents,
   sampleRows,
+  sampleCalibrated,
   InputError,
   GENERATE_CHUNK,
   type LatentSource,
+  type CalibratedSource,
   type GenerationInputs,
   type SamplingOptions,
 } from "./generate";

@@ -54,6 +54,14 @@ export interface SampleOptions {
   temperature?: number;
   /** Nucleus threshold in (0, 1] (server default: none). */
   topP?: number;
+  /**
+   * Calibrated generation (server extension, docs/api.md): the server draws a pool of twice the
+   * rows, weights it by raking to the model's marginals and returns the rows asked for. Closer to
+   * the given marginals (on discretized Adult 2-way TVD 0.025 -> 0.014, TSTR ROC AUC 0.91 -> 0.918)
+   * at about a fifth of the rows per second. Default: true, except for metadata measured under
+   * differential privacy (noisy marginals; calibrating to them fits the noise).
+   */
+  calibrate?: boolean;
   /** Rows per generate request, 1..100,000. Default 100,000. */
   batchSize?: number;
   /** Called after each decoded batch. */
@@ -131,6 +139,7 @@ export class Synthesizer {
       throw new RangeError(`batchSize must be an integer in [1, ${MAX_ROWS_PER_REQUEST}]`);
     }
     const seed = opts.seed ?? randomInt(0, 2 ** 47);
+    const calibrate = opts.calibrate ?? !this.isPrivate();
     const batches = Math.ceil(n / batchSize);
     let done = 0;
     for (let b = 0; b < batches; b++) {
@@ -138,7 +147,7 @@ export class Synthesizer {
       const gen = await this.client.models.generate(
         this.id,
         {
-          embedding: { num_rows: rows, seed: deriveSeed(seed, b, 0) },
+          embedding: { num_rows: rows, seed: deriveSeed(seed, b, 0), ...(calibrate ? { calibrate: true } : {}) },
           ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
           ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
         },
@@ -149,6 +158,11 @@ export class Synthesizer {
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
       yield table;
     }
+  }
+
+  /** True when the metadata's marginals were measured with differential privacy noise. */
+  isPrivate(): boolean {
+    return Object.values(this.metadata.column_stats ?? {}).some((c) => c.privacy !== undefined);
   }
 
   /** Generates `n` rows and returns them as one {@link Table} (columns in the original order). */

@@ -363,6 +363,23 @@ describe("Generate Synthetic Data", () => {
     assertError(await gen(ready.id, { embedding: "seed data" }), "parameter_invalid", "body.embedding");
   });
 
+  test("Generate body.embedding.calibrate (extension, docs/api.md): num_rows rows raked to the model's marginals, reproducible by seed", async () => {
+    const body = { embedding: { num_rows: 300, seed: 4, calibrate: true } };
+    const a = assertEnvelope(await gen(ready.id, body), 200, "generation");
+    assert.equal(a.num_rows, 300);
+    const K: Record<string, number> = { a: 2, b: 3 };
+    for (const f of a.features) {
+      assert.equal(a.columns[f].length, 300);
+      for (const code of a.columns[f]) assert.ok(Number.isInteger(code) && code >= 0 && code < K[f]);
+    }
+    assert.deepEqual(assertEnvelope(await gen(ready.id, body), 200, "generation").columns, a.columns, "same seed, same rows");
+    const plain = assertEnvelope(await gen(ready.id, { embedding: { num_rows: 300, seed: 4, calibrate: false } }), 200, "generation");
+    const omitted = assertEnvelope(await gen(ready.id, { embedding: { num_rows: 300, seed: 4 } }), 200, "generation");
+    assert.deepEqual(plain.columns, omitted.columns, "false is the default: the plain draw");
+    assert.notDeepEqual(a.columns, plain.columns);
+    assertError(await gen(ready.id, { embedding: { num_rows: 3, calibrate: "yes" } }), "parameter_invalid", "body.embedding.calibrate");
+  });
+
   test("Generate body.temperature: float, optional, default 1.0", async () => {
     const a = await gen(ready.id, { embedding: { num_rows: 50, seed: 9 } });
     const b = await gen(ready.id, { embedding: { num_rows: 50, seed: 9 }, temperature: 1.0 });
