@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- fidelity [--json] [--epsilon E [--delta D]] [--config JSON] [--data discrete|raw]`:
+ * `npm run bench -- fidelity [--json] [--epsilon E [--delta D]] [--config JSON] [--data discrete|raw]
+ * [--seed S] [--calibrate | --no-calibrate]`:
  * the protocol of issue 5 ("Fidelity ahead of the peers") against the real server.
  *
  * Method:
@@ -16,12 +17,12 @@
  *    server's own time from creation to ready (`updated_at - created_at` of the ready model);
  *    `fit_wall_seconds` the client's, from the create request to seeing `ready` (250 ms polls),
  *    metadata extraction excluded.
- * 4. Sample as many rows as TRAIN has (`--seed`), decode, evaluate against TRAIN with the
- *    domain: average 1/2/3-way TVD over all marginals (364 triples for discretized Adult), TSTR
+ * 4. Sample as many rows as TRAIN has (`--seed`; calibrated generation unless `--no-calibrate` or
+ *    `--epsilon`, as the SDK defaults), decode, evaluate against TRAIN with the domain: average 1/2/3-way TVD over all marginals (364 triples for discretized Adult), TSTR
  *    ROC AUC on HOLDOUT (and the same classifier trained on TRAIN), the DCR privacy check.
  * 5. Baselines in the same run: independent marginals (`independentSample` of TRAIN, same row
  *    count, full evaluation) and HOLDOUT itself against TRAIN (TVD: the sampling-noise floor at
- *    HOLDOUT's size).
+ *    HOLDOUT's size); when calibrated, the plain draw of the same model and seed (full evaluation).
  * Prints one JSON line with `--json`, else a table.
  */
 import { join } from "node:path";
@@ -53,6 +54,8 @@ export interface FidelityOptions {
   data: string;
   /** Seeds the split, the sampling, the evaluation and the privacy noise. */
   seed: number;
+  /** `--calibrate` / `--no-calibrate`: calibrated generation; unset: the SDK's default. */
+  calibrate?: boolean;
 }
 
 /** The JSON line the benchmark prints. */
@@ -68,6 +71,8 @@ export interface FidelityResult {
   fit_wall_seconds: number;
   model: Pick<Model, "id" | "status" | "current_epoch" | "train_loss" | "val_loss">;
   config: Model["config"];
+  /** Whether the synthetic rows were drawn with calibration (`src/model/calibrate.ts`). */
+  calibrate: boolean;
   epsilon: number | null;
   delta: number | null;
   /** With `--epsilon`: zCDP budget and noise scale as recorded in `column_stats`. */
@@ -75,6 +80,8 @@ export interface FidelityResult {
   baseline: {
     independent: Pick<EvaluationReport, "tvd" | "tstr_auc" | "privacy">;
     holdout: Pick<EvaluationReport, "tvd">;
+    /** When calibrated: the plain draw of the same model and seed, for comparison. */
+    plain_draw?: Pick<EvaluationReport, "tvd" | "tstr_auc" | "privacy">;
   };
   seed: number;
 }
@@ -155,6 +162,8 @@ export async function fidelityBench(opts: FidelityOptions): Promise<void> {
     let fitted: Synthesizer;
     let fitWall: number;
     let synthetic: Table;
+    let plainDraw: Table | undefined;
+    let calibrate = false;
     try {
       const client = new Synthd({ apiKey: server.sandboxKey!, baseUrl: server.url });
       const privacy = opts.epsilon !== undefined ? { epsilon: opts.epsilon, ...(opts.delta !== undefined ? { delta: opts.delta } : {}), seed } : undefined;
@@ -177,7 +186,10 @@ export async function fidelityBench(opts: FidelityOptions): Promise<void> {
         },
       });
       fitWall = (Date.now() - t0) / 1000;
-      synthetic = await fitted.sample(n, { seed });
+      calibrate = opts.calibrate ?? !fitted.isPrivate();
+      synthetic = await fitted.sample(n, { seed, calibrate });
+      // Two draws of 39,073 rows fit in the sandbox's 100,000 rows a month.
+      if (calibrate) plainDraw = await fitted.sample(n, { seed, calibrate: false });
     } finally {
       await server.kill("SIGTERM");
     }
@@ -189,6 +201,7 @@ export async function fidelityBench(opts: FidelityOptions): Promise<void> {
     const report = await evaluate(trainPath, synthetic, evalOpts);
     const ind = await evaluate(trainPath, await independentSample(trainPath, n, seed, ds.domain ? { domain: ds.domain } : {}), evalOpts);
     const hold = await evaluate(trainPath, holdoutPath, ds.domain ? { domain: ds.domain } : {});
+    const plain = plainDraw ? await evaluate(trainPath, plainDraw, evalOpts) : undefined;
     const rec = Object.values(fitted.metadata.column_stats ?? {})[0]?.privacy;
 
     const result: FidelityResult = {
@@ -203,12 +216,14 @@ export async function fidelityBench(opts: FidelityOptions): Promise<void> {
       fit_wall_seconds: fitWall,
       model: { id: m.id, status: m.status, current_epoch: m.current_epoch, train_loss: m.train_loss, val_loss: m.val_loss },
       config: m.config,
+      calibrate,
       epsilon: opts.epsilon ?? null,
       delta: rec ? rec.delta : null,
       dp: rec ? { rho: rec.rho, sigma: rec.sigma } : null,
       baseline: {
         independent: { tvd: ind.tvd, tstr_auc: ind.tstr_auc, privacy: ind.privacy },
         holdout: { tvd: hold.tvd },
+        ...(plain ? { plain_draw: { tvd: plain.tvd, tstr_auc: plain.tstr_auc, privacy: plain.privacy } } : {}),
       },
       seed,
     };
@@ -224,11 +239,12 @@ export function formatFidelity(r: FidelityResult): string {
   const f = (x: number | undefined, d = 4): string => (x === undefined ? "-" : x.toFixed(d));
   const row = (name: string, t: EvaluationReport["tvd"], auc?: number, fit?: string): string =>
     `${name.padEnd(28)} ${f(t["1"]).padStart(9)} ${f(t["2"]).padStart(9)} ${f(t["3"]).padStart(9)} ${(fit ?? "-").padStart(9)} ${f(auc).padStart(9)}`;
-  const title = r.epsilon === null ? "synthd (default config)" : `synthd, epsilon ${r.epsilon}`;
+  const title = `${r.epsilon === null ? "synthd (default config)" : `synthd, epsilon ${r.epsilon}`}${r.calibrate ? ", calibrated" : ""}`;
   const lines = [
     `fidelity on ${r.data === "discrete" ? "discretized" : "raw"} Adult: TRAIN ${r.rows.train}, HOLDOUT ${r.rows.holdout}, ${r.rows.synthetic} synthetic rows, seed ${r.seed}`,
     `${"model".padEnd(28)} ${"1-way".padStart(9)} ${"2-way".padStart(9)} ${"3-way".padStart(9)} ${"fit s".padStart(9)} ${"TSTR AUC".padStart(9)}`,
     row(title, r.tvd, r.tstr_auc, r.fit_seconds.toFixed(1)),
+    ...(r.baseline.plain_draw ? [row("same model, plain draw", r.baseline.plain_draw.tvd, r.baseline.plain_draw.tstr_auc)] : []),
     row("independent marginals", r.baseline.independent.tvd, r.baseline.independent.tstr_auc),
     row("HOLDOUT rows (noise floor)", r.baseline.holdout.tvd),
     `TSTR AUC of the same classifier trained on TRAIN: ${f(r.tstr_auc_train)}`,

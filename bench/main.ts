@@ -54,6 +54,8 @@ program
   .option("--config <json>", "model config as JSON (default: the server's defaults)")
   .option("--data <which>", "discrete (shared discretized Adult) or raw (data/adult.csv)", "discrete")
   .option("--seed <s>", "seed of the split, sampling, evaluation and privacy noise", (v) => Number(v), 0)
+  .option("--calibrate", "calibrated generation (default unless --epsilon); also reports the plain draw")
+  .option("--no-calibrate", "the plain draw only")
   .action(fidelityBench);
 
 program.parseAsync(process.argv).catch((e) => {
