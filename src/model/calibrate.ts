@@ -35,9 +35,11 @@
  *
  * Cost: M forward passes instead of n, plus sweeps x (2-way + 1-way marginals) passes over the
  * pool, in TypeScript on the model's worker: 100,000 rows over HTTP at ~16k rows/s against ~94k
- * for the plain draw (`npm run bench -- generate`). Under differential privacy the given marginals are noisy, and matching them exactly fits
- * the noise: at epsilon = 1 on Adult 3-way TVD went from 0.118 to 0.121, so the SDK leaves
- * calibration off for private metadata.
+ * for the plain draw (`npm run bench -- generate`).
+ *
+ * Under differential privacy the given marginals are noisy, and matching them exactly fits the
+ * noise: at epsilon = 1 on Adult (in-process, one model) 3-way TVD went from 0.118 to 0.121, so
+ * the SDK leaves calibration off for private metadata.
  */
 import type { MarginalTargets } from "./marginals";
 
