@@ -48,10 +48,14 @@ export interface GenerationInputs {
 /** Where the latents of a request come from: given rows (flattened) or a seeded draw. */
 export type LatentSource = { latents: Float32Array } | { numRows: number; seed?: number; calibrate?: boolean };
 
-/** A request for calibrated rows (`embedding: {num_rows, seed?, calibrate: true}`). */
-export interface CalibratedSource {
-  numRows: number;
-  seed?: number;
+/** A request for server-drawn rows (`embedding: {num_rows, seed?, calibrate?}`). */
+export type DrawnSource = Extract<LatentSource, { numRows: number }>;
+
+/** @throws InputError unless n is an integer in 1..MAX_ROWS_PER_REQUEST (`body.embedding.num_rows`). */
+function checkNumRows(n: unknown): asserts n is number {
+  if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_ROWS_PER_REQUEST) {
+    throw new InputError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}`, "body.embedding.num_rows");
+  }
 }
 
 /**
@@ -87,9 +91,7 @@ export function flattenLatents(rows: readonly unknown[], embeddingDim: number): 
 export function latentSource(embedding: GenerateRequest["embedding"], embeddingDim: number): LatentSource {
   if (Array.isArray(embedding)) return { latents: flattenLatents(embedding, embeddingDim) };
   const n = embedding?.num_rows;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_ROWS_PER_REQUEST) {
-    throw new InputError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}`, "body.embedding.num_rows");
-  }
+  checkNumRows(n);
   if (embedding.seed !== undefined && !Number.isSafeInteger(embedding.seed)) {
     throw new InputError("seed must be a safe integer", "body.embedding.seed");
   }
@@ -196,15 +198,13 @@ export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs
  */
 export async function sampleCalibrated(
   model: GeneratorModel,
-  source: CalibratedSource,
+  source: DrawnSource,
   privacyNoise: number,
   marginals: readonly CalibrationMarginal[],
   opts: SamplingOptions & RakingOptions = {},
 ): Promise<{ columns: Int32Array[]; seed: number }> {
   const n = source.numRows;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_ROWS_PER_REQUEST) {
-    throw new InputError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}`, "body.embedding.num_rows");
-  }
+  checkNumRows(n);
   const seed = source.seed ?? Rng.randomSeed();
   const rng = Rng.fromSeed(seed);
   const E = model.spec.embeddingDim;

@@ -105,7 +105,7 @@ export {
   InputError,
   GENERATE_CHUNK,
   type LatentSource,
-  type CalibratedSource,
+  type DrawnSource,
   type GenerationInputs,
   type SamplingOptions,
 } from "./generate";
