@@ -8,6 +8,7 @@ import {
   buildTargets,
   calibrationMarginals,
   rakingWeights,
+  rakingSweeps,
   sampleCalibrated,
   sampleRows,
   prepareInputs,
@@ -89,6 +90,20 @@ test("raking moves mass out of cells whose target is 0, and a tight bound still 
   assert.ok(tvd(weighted(pool, tight, ab), ab.probs) < before - 0.1, "0.34 -> 0.20 on this pool");
 });
 
+test("raking sweep by sweep yields once per sweep and ends with the same weights", () => {
+  const pool = uniformPool(500, 4);
+  const ms = calibrationMarginals(buildTargets(META));
+  const steps = rakingSweeps(pool, ms, { sweeps: 3 });
+  const seen: number[] = [];
+  let r = steps.next();
+  while (!r.done) {
+    seen.push(r.value);
+    r = steps.next();
+  }
+  assert.deepEqual(seen, [1, 2, 3]);
+  assert.deepEqual(r.value, rakingWeights(pool, ms, { sweeps: 3 }));
+});
+
 test("raking with no sweeps is uniform, and bad arguments are refused", () => {
   const pool = uniformPool(10, 3);
   const ms = calibrationMarginals(buildTargets(META));
@@ -148,5 +163,10 @@ test("calibrated generation: n rows in range, reproducible by seed, closer to th
   const err = (cols: Int32Array[]): number => ms.reduce((s, m) => s + tvd(weighted(cols, ones, m), m.probs), 0);
   assert.ok(err(a.columns) < err(plain) / 2, `calibrated ${err(a.columns)} vs plain ${err(plain)}`);
   await assert.rejects(sampleCalibrated(model, { numRows: 0 }, 0, ms), (e: unknown) => e instanceof InputError && e.param === "body.embedding.num_rows");
+  // The thread is given back between pool blocks and after every raking sweep; an abort stops it.
+  let yields = 0;
+  await sampleCalibrated(model, { numRows: 100, seed: 1 }, 0, ms, { sweeps: 4, yieldFn: async () => void yields++ });
+  assert.equal(yields, 1 + 4);
+  await assert.rejects(sampleCalibrated(model, { numRows: 100 }, 0, ms, { shouldAbort: () => true }), /aborted/);
   tr.dispose();
 });

@@ -114,9 +114,27 @@ export function calibrationMarginals(t: MarginalTargets): CalibrationMarginal[] 
  * @param columns one code array per feature, M rows each, codes of feature f in [0, K_f).
  * @param marginals targets over those features ({@link calibrationMarginals}).
  * @returns M weights summing to 1, each at most `bound / M`.
- * @throws RangeError for an empty pool, columns of different lengths, sweeps < 0 or bound <= 1.
+ * @throws RangeError for an empty pool, columns of different lengths, sweeps < 0, bound <= 1 or
+ *   minRatio outside (0, 1].
  */
 export function rakingWeights(columns: readonly ArrayLike<number>[], marginals: readonly CalibrationMarginal[], opts: RakingOptions = {}): Float64Array {
+  const steps = rakingSweeps(columns, marginals, opts);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * {@link rakingWeights} one sweep at a time, so a caller on a shared thread can yield between
+ * sweeps: yields the number of sweeps done after each, returns the weights.
+ * @throws RangeError as {@link rakingWeights}, at the first `next()`.
+ */
+export function* rakingSweeps(
+  columns: readonly ArrayLike<number>[],
+  marginals: readonly CalibrationMarginal[],
+  opts: RakingOptions = {},
+): Generator<number, Float64Array, void> {
   const M = columns[0]?.length ?? 0;
   if (M === 0) throw new RangeError("raking needs at least one row");
   if (columns.some((c) => c.length !== M)) throw new RangeError("every feature needs one code per row");
@@ -189,6 +207,7 @@ export function rakingWeights(columns: readonly ArrayLike<number>[], marginals: 
         }
       }
     }
+    yield s + 1;
   }
   if (!(total > 0)) return new Float64Array(M).fill(1 / M);
   // Normalise; the total may have drifted down since a weight was clipped, so clip again at

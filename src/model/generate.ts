@@ -13,7 +13,7 @@
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
-import { CALIBRATION_POOL_FACTOR, rakingWeights, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
+import { CALIBRATION_POOL_FACTOR, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
 import { forward } from "./generator";
 import { Rng } from "./rng";
 import { sampleCodes } from "./sampling";
@@ -220,8 +220,15 @@ export async function sampleCalibrated(
     const cols = await sampleRows(model, drawInputs({ numRows: n, seed: blockSeed }, E, F, privacyNoise), opts);
     cols.forEach((c, f) => pool[f].set(c, k * n));
   }
-  if (opts.yieldFn) await opts.yieldFn();
-  const weights = rakingWeights(pool, marginals, opts);
+  // Raking takes longer than the forward passes: give the thread back after every sweep.
+  const sweeps = rakingSweeps(pool, marginals, opts);
+  let step = sweeps.next();
+  while (!step.done) {
+    if (opts.yieldFn) await opts.yieldFn();
+    if (opts.shouldAbort?.()) throw new Error("generation aborted");
+    step = sweeps.next();
+  }
+  const weights = step.value;
   const picked = systematicSample(weights, n, rng.uniform());
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(rng.uniform() * (i + 1));

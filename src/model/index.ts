@@ -91,6 +91,7 @@ export {
   CALIBRATION_POOL_FACTOR,
   calibrationMarginals,
   rakingWeights,
+  rakingSweeps,
   systematicSample,
   type CalibrationMarginal,
   type RakingOptions,
