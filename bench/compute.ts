@@ -34,9 +34,8 @@ import {
   generatorSpec,
   initParams,
   makeSegments,
-  type NamedTensors,
-  paramShapes,
   toTensors,
+  trainableVariables,
 } from "../src/model/generator";
 import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/loss";
 import { buildTargets, type MarginalTargets } from "../src/model/marginals";
@@ -179,14 +178,7 @@ async function nativeGenerate(spec: GeneratorSpec, targets: MarginalTargets, row
 }
 
 async function tfjsTrain(spec: GeneratorSpec, targets: MarginalTargets, opts: ComputeOptions): Promise<TrainResult> {
-  const weights = initParams(spec, Rng.fromString("bench:init"));
-  const vars: Record<string, tf.Variable> = {};
-  const byVar = new Map<string, string>();
-  for (const [name, shape] of paramShapes(spec)) {
-    const v = tf.variable(tf.tensor(weights[name], shape), true, `bench_${name}`);
-    vars[name] = v;
-    byVar.set(v.name, name);
-  }
+  const { vars, gradsByName } = trainableVariables(spec, initParams(spec, Rng.fromString("bench:init")));
   const adam = new Adam(vars);
   const tt = targetTensors(targets);
   const seg = makeSegments(targets.layout);
@@ -202,9 +194,7 @@ async function tfjsTrain(spec: GeneratorSpec, targets: MarginalTargets, opts: Co
         () => marginalLoss(featureSoftmax(forward(spec, vars, tf.tensor2d(z, [BATCH, spec.embeddingDim])), seg), tt),
         Object.values(vars),
       );
-      const named: NamedTensors = {};
-      for (const [vn, g] of Object.entries(grads)) named[byVar.get(vn) as string] = g;
-      adam.step(vars, named, lr);
+      adam.step(vars, gradsByName(grads), lr);
       return value.dataSync()[0];
     });
   };

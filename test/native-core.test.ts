@@ -16,7 +16,7 @@ import { Adam } from "../src/model/adam";
 import { initBackend } from "../src/model/backend";
 import { decodeCheckpoint, encodeCheckpoint } from "../src/model/checkpoint";
 import { prepareInputs, sampleRows } from "../src/model/generate";
-import { disposeAll, featureSoftmax, forward, makeSegments, disposeSegments, type NamedArrays, type NamedTensors, paramShapes, toArrays, toTensors } from "../src/model/generator";
+import { disposeAll, featureSoftmax, forward, makeSegments, disposeSegments, type NamedArrays, type NamedTensors, paramShapes, toArrays, toTensors, trainableVariables } from "../src/model/generator";
 import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/loss";
 import { buildTargets } from "../src/model/marginals";
 import { flattenParams, NativeGenerator, nativeCore, nativeCoreStatus, unflattenParams } from "../src/model/native-core";
@@ -228,13 +228,7 @@ test("native generate equals the JavaScript sampling kernel applied to the nativ
 async function trainTfjs(weights: NamedArrays, steps: number): Promise<NamedArrays> {
   await initBackend();
   const { spec, targets } = smallCase();
-  const vars: Record<string, tf.Variable> = {};
-  const byVar = new Map<string, string>();
-  for (const [name, shape] of paramShapes(spec)) {
-    const v = tf.variable(tf.tensor(weights[name], shape), true, `trainTfjs_${name}`);
-    vars[name] = v;
-    byVar.set(v.name, name);
-  }
+  const { vars, gradsByName } = trainableVariables(spec, weights);
   const adam = new Adam(vars);
   const tt = targetTensors(targets);
   const seg = makeSegments(targets.layout);
@@ -245,9 +239,7 @@ async function trainTfjs(weights: NamedArrays, steps: number): Promise<NamedArra
         () => marginalLoss(featureSoftmax(forward(spec, vars, tf.tensor2d(z, [48, spec.embeddingDim])), seg), tt),
         Object.values(vars),
       );
-      const named: NamedTensors = {};
-      for (const [vn, g] of Object.entries(grads)) named[byVar.get(vn)!] = g;
-      adam.step(vars, named, 0.01);
+      adam.step(vars, gradsByName(grads), 0.01);
     });
   }
   const out = toArrays(vars);

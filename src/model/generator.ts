@@ -217,6 +217,42 @@ export function toTensors(spec: GeneratorSpec, arrays: NamedArrays): NamedTensor
   return out;
 }
 
+/** The generator's weights as trainable tfjs variables (see {@link trainableVariables}). */
+export interface TrainableVariables {
+  /** One variable per parameter name, shaped as `paramShapes(spec)`. */
+  vars: Record<string, tf.Variable>;
+  /**
+   * Re-keys a gradient map from `tf.variableGrads` (keyed by tfjs's variable names) by parameter
+   * name, as `Adam.step` takes it.
+   */
+  gradsByName(grads: tf.NamedTensorMap): NamedTensors;
+}
+
+/**
+ * Uploads named arrays as trainable float32 variables with the shapes of `spec` (the tfjs
+ * training path of the trainer, the compute bench's baseline and the cross-path tests).
+ * @throws Error from tfjs when an array's length does not match its shape.
+ */
+export function trainableVariables(spec: GeneratorSpec, arrays: NamedArrays): TrainableVariables {
+  const vars: Record<string, tf.Variable> = {};
+  const names = new Map<string, string>();
+  for (const [name, shape] of paramShapes(spec)) {
+    const init = tf.tensor(arrays[name], shape, "float32");
+    const v = tf.variable(init, true);
+    init.dispose(); // the variable holds its own reference to the buffer
+    vars[name] = v;
+    names.set(v.name, name);
+  }
+  return {
+    vars,
+    gradsByName(grads) {
+      const out: NamedTensors = {};
+      for (const [vname, g] of Object.entries(grads)) out[names.get(vname) as string] = g;
+      return out;
+    },
+  };
+}
+
 /** Downloads named tensors into fresh float32 arrays. */
 export function toArrays(tensors: NamedTensors): NamedArrays {
   const out: NamedArrays = {};

@@ -21,6 +21,8 @@ export {
   makeSegments,
   disposeSegments,
   toTensors,
+  trainableVariables,
+  type TrainableVariables,
   disposeAll,
   type GeneratorSpec,
   type NamedArrays,

@@ -49,10 +49,11 @@ import {
   generatorSpec,
   initParams,
   makeSegments,
-  paramShapes,
   type Segments,
   toArrays,
   toTensors,
+  trainableVariables,
+  type TrainableVariables,
 } from "./generator";
 import {
   addSums,
@@ -226,7 +227,7 @@ function cloneAll(src: NamedTensors): NamedTensors {
 /** The tfjs half of a trainer: variables, Adam, target tensors, validation latents, best copy. */
 interface TfjsParts {
   vars: Record<string, tf.Variable>;
-  varNames: Map<string, string>;
+  gradsByName: TrainableVariables["gradsByName"];
   adam: Adam;
   targets: TargetTensors;
   segments: Segments;
@@ -330,22 +331,14 @@ export class Trainer {
     }
     this.compute = compute;
     if (this.native === null) {
-      const vars: Record<string, tf.Variable> = {};
-      const varNames = new Map<string, string>();
-      for (const [name, shape] of paramShapes(this.spec)) {
-        const init = tf.tensor(weights[name], shape, "float32");
-        const v = tf.variable(init, true);
-        init.dispose(); // the variable holds its own reference to the buffer
-        vars[name] = v;
-        varNames.set(v.name, name);
-      }
+      const trainable = trainableVariables(this.spec, weights);
       let best: NamedTensors | null = null;
       if (state?.bestWeights) best = toTensors(this.spec, state.bestWeights);
       else if (state && state.epoch > 0) best = toTensors(this.spec, this.ema);
       this.tfjs = {
-        vars,
-        varNames,
-        adam: new Adam(vars, state?.adam),
+        vars: trainable.vars,
+        gradsByName: trainable.gradsByName,
+        adam: new Adam(trainable.vars, state?.adam),
         targets: targetTensors(targets),
         segments: makeSegments(this.layout),
         valLatents: tf.tensor2d(val, [VAL_SIZE, E]),
@@ -427,9 +420,7 @@ export class Trainer {
         const loss = klTensor.dataSync()[0];
         klTensor.dispose();
         if (!Number.isFinite(loss)) return loss;
-        const named: NamedTensors = {};
-        for (const [vname, g] of Object.entries(grads)) named[t.varNames.get(vname) as string] = g;
-        t.adam.step(t.vars, named, lr);
+        t.adam.step(t.vars, t.gradsByName(grads), lr);
         return loss;
       });
     }
