@@ -16,9 +16,40 @@ export type ModelSizeInput = "small" | "medium" | "large" | "S" | "M" | "L";
 /** `config.model_size` as returned: aliases normalised. */
 export type ModelSize = "small" | "medium" | "large";
 
-/** `column_stats[f]` (DESIGN §2). */
+/**
+ * A column's kind (docs/api.md, "Column kinds"): `categorical` (one code per value seen at least
+ * `rare_threshold` times, rarer values pooled), `numerical` (point or quantile bins of numbers),
+ * `datetime` (point or quantile bins over time, in seconds since the Unix epoch), `id` (an
+ * identifier: one code for "present", its shape recorded instead of its values).
+ */
+export type ColumnKind = "categorical" | "numerical" | "datetime" | "id";
+
+/** Unit a datetime column's values are written at (docs/api.md, "Column kinds"). */
+export type DatetimeGranularity = "day" | "hour" | "minute" | "second" | "millisecond";
+
+/** `column_stats[f].id_shape` of an integer identifier: its range, never its values. */
+export interface IntegerIdShapeStats {
+  kind: "integer";
+  min: number & tags.Type<"int64">;
+  max: number & tags.Type<"int64">;
+  /** Number of distinct non-blank values. */
+  distinct: number & tags.Type<"uint32">;
+}
+
+/** `column_stats[f].id_shape` of a text identifier: prefix, lengths and characters per position. */
+export interface TextIdShapeStats {
+  kind: "text";
+  /** Longest prefix every value shares (a constant of the column, e.g. `ORD-`). */
+  prefix: string & tags.MaxLength<256>;
+  /** Rows per length of the part after the prefix; keys are lengths written as decimal strings. */
+  lengths: Record<string, number & tags.Type<"uint32">>;
+  /** Characters allowed at each position after the prefix: ranges (`0-9`, `a-z`, `A-F`) then literals. */
+  positions: (string & tags.MaxLength<512>)[] & tags.MaxItems<1024>;
+}
+
+/** `column_stats[f]` (DESIGN §2, extended by the column kinds of docs/api.md). */
 export interface ColumnStats {
-  type: "categorical" | "numerical";
+  type: ColumnKind;
   /** Rows with a non-missing value. */
   count: number & tags.Type<"uint32">;
   /** Rows with a missing (blank) value. */
@@ -35,6 +66,18 @@ export interface ColumnStats {
   bin_edges?: number[];
   /** Numerical only: every observed value was an integer (decode keeps integers). */
   integer?: boolean;
+  /** Numerical only: the most decimals any value is written with; decoded values are rounded to it. */
+  decimals?: number & tags.Type<"uint32"> & tags.Maximum<20>;
+  /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */
+  format?: string & tags.MinLength<1> & tags.MaxLength<256>;
+  /** Datetime only: the unit every value is a whole multiple of (in its own UTC offset). */
+  granularity?: DatetimeGranularity;
+  /** Datetime only, for formats that write a UTC offset: the most frequent offset, minutes east of UTC. */
+  offset?: number & tags.Type<"int32"> & tags.Minimum<-1440> & tags.Maximum<1440>;
+  /** Id only: the shape fresh identifiers are written in. */
+  id_shape?: IntegerIdShapeStats | TextIdShapeStats;
+  /** Categorical only: rows a value needs for a code of its own; rarer values share the pooled code. */
+  rare_threshold?: number & tags.Type<"uint32">;
   /** Set when the marginals were noised client-side (DESIGN §2, privacy). */
   privacy?: { epsilon: number; delta: number; rho: number; sigma: number };
 }

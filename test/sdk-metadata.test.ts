@@ -67,7 +67,7 @@ const SMALL = [
 ].join("\n");
 
 test("small CSV: types, most-frequent-first codes, `?` as a category, blanks as the last code", async () => {
-  const m = await extractMetadata(csv(SMALL + "\n"));
+  const m = await extractMetadata(csv(SMALL + "\n"), { rareThreshold: 1 });
   assert.deepEqual(m.features, ["color", "size", "weight", "note"]);
   // color: red x4 (the padded one is trimmed), blue x2, then ? and green (1 each, by value)
   assert.deepEqual(m.value_mappings!.color, { red: 0, blue: 1, "?": 2, green: 3 });

@@ -6,8 +6,9 @@
  * stderr, so `ID=$(synthd fit data.csv)` and `synthd sample ID -n 10 > out.csv` work.
  */
 import { randomBytes } from "node:crypto";
-import { renameSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { Synthd, Synthesizer, evaluate, type EvaluationReport, type Model, type ModelConfigInput } from "../sdk";
+import { describeColumns, type ColumnOverride } from "../sdk/metadata";
 import { fmtLoss, progressBar } from "./progress";
 
 /** `--url` and `--key` (or SYNTHD_URL / SYNTHD_API_KEY). */
@@ -35,11 +36,42 @@ function parseConfig(json: string | undefined): ModelConfigInput | undefined {
   return v as ModelConfigInput;
 }
 
+/**
+ * `--columns JSON|FILE`: the column overrides, inline JSON or the path of a JSON file.
+ * @throws Error when neither parses to an object of `{type, format?}` objects.
+ */
+export function parseColumns(arg: string | undefined): Record<string, ColumnOverride> | undefined {
+  if (arg === undefined) return undefined;
+  let text = arg;
+  if (!arg.trimStart().startsWith("{") && existsSync(arg)) text = readFileSync(arg, "utf8");
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`--columns is neither JSON nor a readable JSON file (${(e as Error).message}).`);
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error('--columns must be a JSON object: {"column": {"type": "datetime"}}.');
+  for (const [name, o] of Object.entries(v as Record<string, unknown>)) {
+    const ok =
+      o !== null &&
+      typeof o === "object" &&
+      typeof (o as ColumnOverride).type === "string" &&
+      ((o as ColumnOverride).format === undefined || typeof (o as ColumnOverride).format === "string") &&
+      Object.keys(o).every((k) => k === "type" || k === "format");
+    if (!ok) throw new Error(`--columns: the entry for "${name}" must be {"type": ..., "format"?: ...}.`);
+  }
+  return v as Record<string, ColumnOverride>;
+}
+
 /** Options of `synthd fit`. */
 export interface FitCommandOptions extends ClientOptions {
   config?: string;
   wait: boolean;
   pairBudget?: number;
+  /** `--columns JSON|FILE`: kinds instead of the inferred ones. */
+  columns?: string;
+  /** `--rare-threshold K`. */
+  rareThreshold?: number;
   /** `--domain FILE`: the CSV holds integer codes with this domain (JSON `{column: K}`). */
   domain?: string;
   /** `--epsilon E [--delta D]`: differentially private marginals (needs `--domain`). */
@@ -48,12 +80,15 @@ export interface FitCommandOptions extends ClientOptions {
 }
 
 /**
- * `synthd fit FILE.csv`: extracts metadata, creates the model and, unless `--no-wait`, shows a
+ * `synthd fit FILE.csv`: extracts metadata, prints one line per column on stderr (name, kind,
+ * codes, and what the kind keeps: format, range, decimals, pooled values, identifier shape),
+ * creates the model and, unless `--no-wait`, shows a
  * progress bar (epoch, train_loss, val_loss) on stderr until the model is ready. The model id is
  * printed alone as stdout's last line.
  */
 export async function fitCommand(file: string, opts: FitCommandOptions): Promise<void> {
   const config = parseConfig(opts.config);
+  const columns = parseColumns(opts.columns);
   if (opts.delta !== undefined && opts.epsilon === undefined) throw new Error("--delta needs --epsilon.");
   if (opts.epsilon !== undefined && opts.domain === undefined) {
     throw new Error("--epsilon needs --domain: without a public domain the code book (categories, bin edges) comes from the rows and would be sent without noise.");
@@ -79,6 +114,9 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       wait: opts.wait,
       onProgress,
       ...(opts.pairBudget !== undefined ? { pairBudget: opts.pairBudget } : {}),
+      ...(columns !== undefined ? { columns } : {}),
+      ...(opts.rareThreshold !== undefined ? { rareThreshold: opts.rareThreshold } : {}),
+      onAnalysis: (a) => process.stderr.write(describeColumns(a.codecs).join("\n") + "\n"),
       ...(opts.domain !== undefined ? { domain: opts.domain } : {}),
       ...(opts.epsilon !== undefined
         ? { privacy: { epsilon: opts.epsilon, ...(opts.delta !== undefined ? { delta: opts.delta } : {}) } }
@@ -199,6 +237,28 @@ export function formatReport(r: EvaluationReport): string {
   const w = Math.max(6, ...r.columns.map((c) => c.column.length));
   lines.push(`${"column".padEnd(w)}  1-way TVD  mean 2-way TVD`);
   for (const c of r.columns) lines.push(`${c.column.padEnd(w)}  ${c.tvd1.toFixed(4).padStart(9)}  ${c.tvd2.toFixed(4).padStart(14)}`);
+  if (r.excluded.length) lines.push(`left out of TVD (identifiers, see the checks): ${r.excluded.join(", ")}`);
+  if (r.checks.length) {
+    const pct = (x: number | undefined): string => (x === undefined ? "-" : `${(100 * x).toFixed(1)}%`);
+    const header = ["column", "kind", "format", "parse", "in format", "in range", "precision", "known", "copies", "distinct", "shape", "blank real/synth"];
+    const rows = r.checks.map((c) => [
+      c.column,
+      c.kind,
+      c.format ?? "-",
+      pct(c.parse),
+      pct(c.in_format),
+      pct(c.in_range),
+      pct(c.precision),
+      pct(c.known),
+      pct(c.copies),
+      pct(c.distinct),
+      pct(c.shape),
+      `${pct(c.blank_real)}/${pct(c.blank_synthetic)}`,
+    ]);
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+    lines.push("", "checks (shares of the synthetic non-blank values; - = does not apply):");
+    for (const row of [header, ...rows]) lines.push(row.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd());
+  }
   if (r.tstr && r.tstr_auc !== undefined) {
     lines.push(
       "",

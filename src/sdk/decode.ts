@@ -2,34 +2,57 @@
  * Decoding (DESIGN §2, SDK side): generated codes (`Generation.columns`) -> table values, using
  * only the model's `metadata` (so `GET /v1/models/{id}/metadata` is enough; no local state).
  *
- * Per feature f with code c:
+ * Per feature f with code c, by `column_stats[f].type` (docs/api.md, "Column kinds"):
  * - the missing code (`value_mappings[f][""]`, else K-1 when `column_stats[f].missing > 0`)
  *   -> "" (a blank cell);
- * - categorical -> the value whose `value_mappings[f]` entry is c; the pooled code decodes to the
- *   literal `__other__` (the rare values it stands for are not known to the model);
- * - numerical without `bin_edges` (point bins) -> the exact original text of the value;
+ * - categorical -> the value whose `value_mappings[f]` entry is c. The pooled code (key
+ *   `__other__`) stands for values too rare to release (rare category protection); it decodes to
+ *   one of the column's own values drawn uniformly (not by frequency: the pool is a flat tail of
+ *   many rare values, so a flat draw leaves the most frequent values at their real share). It is
+ *   never written as a placeholder and never as a rare value (the metadata does not hold them).
+ * - numerical or datetime without `bin_edges` (point bins) -> the exact original text;
  * - numerical with `bin_edges` (quantile bins, convention in `./metadata`) -> for a point bin its
- *   value; for an interval bin a value drawn uniformly inside it with a seeded PRNG: integer
- *   columns draw a uniform integer among those inside the bin and inside [min, max]; other
- *   columns draw a real number and print it with the fewest significant digits (>= 6) that keep
- *   it inside the bin.
+ *   value; for an interval bin a value drawn uniformly among the values the column can be written
+ *   with that lie inside the bin and inside [min, max]: multiples of 10^-decimals for numbers
+ *   (integers when `decimals` is 0), printed with at most `decimals` decimals (trailing zeros
+ *   dropped); metadata without `decimals` (older models) draws a real number printed with the
+ *   fewest significant digits (>= 6) that keep it inside the bin;
+ * - datetime with `bin_edges` -> the same over whole multiples of the column's `granularity` in
+ *   its own UTC `offset`, written in its `format` (`./datetime`);
+ * - id -> a fresh identifier of `id_shape` (`./identifier`): row i of a sample gets value(i) of
+ *   a generator keyed per sample, so values are distinct within the sample across its batches;
  * - metadata without `value_mappings[f]` for a non-binned feature -> the code as a string.
- * Deterministic: the same codes and seed give the same strings (one PRNG stream per feature,
- * seeded with `deriveSeed(seed, f)`).
+ * Deterministic: the same codes, seed and options give the same strings (one PRNG stream per
+ * feature, seeded with `deriveSeed(seed, f)`).
  */
-import type { Generation, Metadata } from "../types";
+import type { ColumnStats, Generation, Metadata } from "../types";
+import { DatetimeFormat, GRANULARITY_SECONDS } from "./datetime";
 import { APIError } from "./errors";
 import type { Table } from "./csv";
-import { MISSING_KEY } from "./metadata";
+import { IdGenerator, type IdShape } from "./identifier";
+import { MISSING_KEY, OTHER } from "./metadata";
 import { Rng, deriveSeed } from "./prng";
+
+/** Where the rows being decoded sit in their sample (identifiers are distinct across batches). */
+export interface DecodeOptions {
+  /** Index in the sample of the first row decoded. Default 0. */
+  rowOffset?: number;
+  /** Keys the identifier generators; one key per sample. Default: the decode seed. */
+  idKey?: number;
+}
 
 /** Decodes one feature's codes. */
 export interface FeatureDecoder {
   name: string;
   /** Number of codes. */
   K: number;
-  /** The value of code `c` (0 <= c < K); `rng` supplies draws for interval bins. */
-  decode(c: number, rng: Rng): string;
+  /**
+   * The value of code `c` (0 <= c < K) in row `row` of the sample; `rng` supplies draws for
+   * interval bins and the pooled code, `ids` writes identifiers.
+   */
+  decode(c: number, rng: Rng, row: number, ids?: IdGenerator): string;
+  /** Id features: the shape their generator writes. */
+  idShape?: IdShape;
 }
 
 function featureDecoder(meta: Metadata, f: string): FeatureDecoder {
@@ -38,15 +61,33 @@ function featureDecoder(meta: Metadata, f: string): FeatureDecoder {
   const mapping = meta.value_mappings?.[f];
   let missingCode = mapping?.[MISSING_KEY];
   if (missingCode === undefined && stats && stats.missing > 0) missingCode = K - 1;
-  const edges = stats?.type === "numerical" ? stats.bin_edges : undefined;
-  if (edges && edges.length >= 2) return binDecoder(f, K, edges, missingCode, stats!.integer === true, stats!.min, stats!.max);
+  if (stats?.type === "id" && stats.id_shape) {
+    const shape = stats.id_shape as IdShape;
+    return {
+      name: f,
+      K,
+      idShape: shape,
+      decode: (c, _rng, row, ids) => (c === missingCode ? "" : c === 0 && ids ? ids.value(row) : badCode(f, c, K)),
+    };
+  }
+  const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
+  if (edges && edges.length >= 2) return binDecoder(f, K, edges, missingCode, stats!);
   const byCode: (string | undefined)[] = new Array(K);
   if (mapping) for (const [v, c] of Object.entries(mapping)) if (byCode[c] === undefined) byCode[c] = v;
+  const otherCode = mapping?.[OTHER];
+  if (otherCode !== undefined) byCode[otherCode] = undefined;
   if (missingCode !== undefined) byCode[missingCode] = "";
+  const own: string[] = [];
+  byCode.forEach((v, c) => {
+    if (v !== undefined && c !== missingCode) own.push(v);
+  });
   return {
     name: f,
     K,
-    decode: (c) => byCode[c] ?? (mapping ? badCode(f, c, K) : String(c)),
+    decode: (c, rng) => {
+      if (c === otherCode && c !== undefined) return own.length ? own[rng.int(own.length)] : OTHER;
+      return byCode[c] ?? (mapping ? badCode(f, c, K) : String(c));
+    },
   };
 }
 
@@ -57,16 +98,70 @@ function badCode(f: string, c: number, K: number): never {
   });
 }
 
-function binDecoder(
-  f: string,
-  K: number,
-  e: readonly number[],
-  missingCode: number | undefined,
-  integer: boolean,
-  min = e[0],
-  max = e[e.length - 1],
-): FeatureDecoder {
+/**
+ * The values a binned column can be written with: k / scale - shift for integer k (numbers:
+ * scale 10^decimals; datetimes, in milliseconds: scale 1 / (granularity in ms), shift the offset).
+ */
+interface Lattice {
+  /** Lattice points per unit of the column's number. */
+  scale: number;
+  /** Added to a number before scaling (a datetime's UTC offset, seconds). */
+  shift: number;
+  /** Writes the number of lattice point k. */
+  write(k: number): string;
+  /** Writes an exact number (a point bin's value). */
+  writeExact(x: number): string;
+}
+
+function latticeOf(stats: ColumnStats): Lattice | undefined {
+  if (stats.type === "datetime" && stats.format && stats.granularity) {
+    const fmt = new DatetimeFormat(stats.format);
+    const step = GRANULARITY_SECONDS[stats.granularity];
+    const offset = stats.offset ?? 0;
+    const shift = offset * 60;
+    return {
+      scale: 1 / step,
+      shift,
+      write: (k) => fmt.write(Math.round(k * step * 1000) / 1000 - shift, offset),
+      writeExact: (x) => fmt.write(x, offset),
+    };
+  }
+  const d = stats.decimals ?? (stats.integer ? 0 : undefined);
+  if (d === undefined) return undefined;
+  const scale = 10 ** d;
+  const write = (x: number): string => {
+    if (d === 0) return String(Math.round(x) + 0);
+    const s = x.toFixed(d).replace(/\.?0+$/, "");
+    return s === "-0" ? "0" : s;
+  };
+  return { scale, shift: 0, write: (k) => write(k / scale), writeExact: (x) => String(x) };
+}
+
+/** Smallest integer k with k / scale - shift >= x (> x when `open`). */
+function firstAbove(x: number, scale: number, shift: number, open: boolean): number {
+  let k = Math.ceil((x + shift) * scale);
+  const ok = (j: number): boolean => (open ? j / scale - shift > x : j / scale - shift >= x);
+  while (!ok(k)) k++;
+  while (ok(k - 1)) k--;
+  return k;
+}
+
+/** Largest integer k with k / scale - shift <= x (< x when `open`). */
+function lastBelow(x: number, scale: number, shift: number, open: boolean): number {
+  let k = Math.floor((x + shift) * scale);
+  const ok = (j: number): boolean => (open ? j / scale - shift < x : j / scale - shift <= x);
+  while (!ok(k)) k--;
+  while (ok(k + 1)) k++;
+  return k;
+}
+
+function binDecoder(f: string, K: number, e: readonly number[], missingCode: number | undefined, stats: ColumnStats): FeatureDecoder {
   const nb = e.length - 1;
+  const min = stats.min ?? e[0];
+  const max = stats.max ?? e[nb];
+  const lattice = latticeOf(stats);
+  const span = lattice ? Math.max(Math.abs(min), Math.abs(max)) * lattice.scale : 0;
+  const exact = lattice && span < 2 ** 52 ? lattice : undefined;
   return {
     name: f,
     K,
@@ -75,20 +170,27 @@ function binDecoder(
       if (!(c >= 0 && c < nb)) return badCode(f, c, K);
       const lo = e[c];
       const hi = e[c + 1];
-      if (lo === hi) return String(lo);
+      if (lo === hi) return lattice ? lattice.writeExact(lo) : String(lo);
       const loPoint = c > 0 && e[c - 1] === lo;
       const last = c === nb - 1;
-      if (integer) {
-        let a = loPoint ? Math.floor(lo) + 1 : Math.ceil(lo);
-        let b = last ? Math.floor(hi) : Math.ceil(hi) - 1;
-        a = Math.max(a, Math.ceil(min));
-        b = Math.min(b, Math.floor(max));
-        if (a > b) return String(Math.min(Math.max(Math.round((lo + hi) / 2), Math.ceil(min)), Math.floor(max)));
-        return String(a + rng.int(b - a + 1));
+      if (exact) {
+        const { scale, shift } = exact;
+        const a = Math.max(firstAbove(lo, scale, shift, loPoint), firstAbove(min, scale, shift, false));
+        const b = Math.min(lastBelow(hi, scale, shift, !last), lastBelow(max, scale, shift, false));
+        if (a <= b) return exact.write(a + rng.int(b - a + 1));
+        // No lattice point inside the bin (it holds no real value): the nearest one in [min, max].
+        const mid = Math.round(((lo + hi) / 2 + shift) * scale);
+        const k = Math.min(Math.max(mid, firstAbove(min, scale, shift, false)), lastBelow(max, scale, shift, false));
+        return exact.write(k);
       }
       let x = lo + rng.next() * (hi - lo);
       if (loPoint && x === lo) x = (lo + hi) / 2;
       const inside = (y: number) => (loPoint ? y > lo : y >= lo) && (last ? y <= hi : y < hi);
+      if (lattice) {
+        // Too many lattice points for exact integer arithmetic: round the draw to the lattice.
+        const s = lattice.write(Math.round((x + lattice.shift) * lattice.scale));
+        if (inside(Number(s))) return s;
+      }
       for (let p = 6; p <= 17; p++) {
         const s = x.toPrecision(p);
         const y = Number(s);
@@ -120,11 +222,12 @@ export class Decoder {
 
   /**
    * @param columns `columns[f][r]` = code of feature f in row r (every feature present, same length).
-   * @param seed    seeds the draws inside interval bins (any finite number).
+   * @param seed    seeds the draws inside interval bins and for the pooled code (any finite number).
+   * @param opts    the rows' place in their sample and the identifier key ({@link DecodeOptions}).
    * @returns the decoded {@link Table}: `rows[r][c]` in `metadata.features` order.
    * @throws APIError (`invalid_response`) when a feature is absent or a code is out of range.
    */
-  decode(columns: Record<string, ArrayLike<number>>, seed: number): Table {
+  decode(columns: Record<string, ArrayLike<number>>, seed: number, opts: DecodeOptions = {}): Table {
     const cols = this.features.map((d) => {
       const c = columns[d.name];
       if (!c) throw new APIError({ code: "invalid_response", message: `The generated data has no column for feature "${d.name}".` });
@@ -137,14 +240,16 @@ export class Decoder {
       const codes = cols[f];
       if (codes.length !== n) throw new APIError({ code: "invalid_response", message: `Generated column "${d.name}" has ${codes.length} rows, expected ${n}.` });
       const rng = new Rng(deriveSeed(seed, f));
-      for (let r = 0; r < n; r++) rows[r][f] = d.decode(codes[r], rng);
+      const ids = d.idShape ? new IdGenerator(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
+      const offset = opts.rowOffset ?? 0;
+      for (let r = 0; r < n; r++) rows[r][f] = d.decode(codes[r], rng, offset + r, ids);
     });
     return { columns: this.columns, rows };
   }
 
-  /** Decodes a generate response's `data`. */
-  decodeGeneration(gen: Generation, seed: number): Table {
-    return this.decode(gen.columns, seed);
+  /** Decodes a generate response's `data` (options as in {@link Decoder.decode}). */
+  decodeGeneration(gen: Generation, seed: number, opts: DecodeOptions = {}): Table {
+    return this.decode(gen.columns, seed, opts);
   }
 }
 

@@ -30,9 +30,14 @@ import { privacyCheck, rowKeys, type PrivacyCheck } from "./dcr";
 import { Decoder } from "./decode";
 import { DataError } from "./errors";
 import { counts1, marginalTvds, type CodeArray } from "./marginals";
+import type { ColumnKind } from "../types";
+import { DATETIME_FORMATS, DatetimeFormat } from "./datetime";
+import { matchesIdShape, type IdShape } from "./identifier";
 import {
   buildMetadata,
+  decimalsOf,
   encodeScanned,
+  isNumeric,
   encodeTable,
   encodeTableWithScan,
   scanTable,
@@ -52,6 +57,37 @@ export interface ColumnReport {
   tvd2: number;
 }
 
+/**
+ * Per-column checks of the synthetic values against the real column (`evaluate`'s check table):
+ * what a user looks at before any score. Shares are of the synthetic column's non-blank values
+ * unless said otherwise; a check that does not apply to the kind is absent.
+ */
+export interface ColumnCheck {
+  column: string;
+  kind: ColumnKind;
+  /** Datetime: the column's format; numerical: `N decimals`; id: `integer` or `text`. */
+  format?: string;
+  /** Blank share of the real and of the synthetic column (of all rows). */
+  blank_real: number;
+  blank_synthetic: number;
+  /** Numerical: parse as a number; datetime: parse in some known datetime format. */
+  parse?: number;
+  /** Datetime: written in the column's own format. */
+  in_format?: number;
+  /** Numerical and datetime: inside the real column's [min, max] (of the values that parse). */
+  in_range?: number;
+  /** Numerical: written with no more decimals than the real column. */
+  precision?: number;
+  /** Categorical: a value the real column has. */
+  known?: number;
+  /** Id: equal to a value of the real column (should be about 0). */
+  copies?: number;
+  /** Id: distinct values / values. */
+  distinct?: number;
+  /** Id: of the real column's identifier shape. */
+  shape?: number;
+}
+
 /** Result of {@link evaluate}. All distances are in [0, 1]; 0 means identical marginals. */
 export interface EvaluationReport {
   /** Average TVD over all 1-way, all 2-way and all 3-way marginals (an arity with no marginals,
@@ -65,6 +101,10 @@ export interface EvaluationReport {
   columns: ColumnReport[];
   /** Share of synthetic cells whose value the real column never had, per column name. */
   unseen: Record<string, number>;
+  /** Columns left out of the TVD averages: identifiers (checked in `checks` instead). */
+  excluded: string[];
+  /** The per-column check table, in the real table's order. */
+  checks: ColumnCheck[];
   /** With `target`: ROC AUC on HOLDOUT (or the real table) of the classifier trained on the
    * synthetic rows. */
   tstr_auc?: number;
@@ -77,7 +117,7 @@ export interface EvaluationReport {
 }
 
 /** Options of {@link evaluate}: binning (as in metadata extraction), TSTR and the privacy check. */
-export interface EvaluateOptions extends Pick<ExtractOptions, "categoryCap" | "binCap" | "domain"> {
+export interface EvaluateOptions extends Pick<ExtractOptions, "categoryCap" | "binCap" | "domain" | "columns" | "rareThreshold"> {
   /** Column to predict for TSTR (binary: `positive` against the rest). */
   target?: string;
   /** Value of `target` counted as positive. Default: its least frequent code in the real table. */
@@ -122,7 +162,16 @@ export async function evaluate(real: TableSource, synthetic: TableSource, opts: 
   const unseenCodes = enc.codecs.map((c) => c.K);
   const synthCodes: CodeArray[] = encodeWithRealCodes(synth, enc.codecs, enc.columns);
   const cards = enc.codecs.map((c) => c.K + 1); // + the "unseen" code
-  const report = compareCodes(enc.columns, cards, enc.codes, synthCodes, unseenCodes);
+  const modelled = enc.codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
+  const report = compareCodes(
+    modelled.map((f) => enc.columns[f]),
+    modelled.map((f) => cards[f]),
+    modelled.map((f) => enc.codes[f]),
+    modelled.map((f) => synthCodes[f]),
+    modelled.map((f) => unseenCodes[f]),
+  );
+  report.excluded = enc.codecs.filter((c) => c.kind === "id").map((c) => c.name);
+  report.checks = columnChecks(enc.codecs, realScan, synth);
   const seed = opts.seed ?? 0;
 
   let holdout: { scan: ScannedTable; codes: CodeArray[] } | undefined;
@@ -172,6 +221,82 @@ export async function evaluate(real: TableSource, synthetic: TableSource, opts: 
     );
   }
   return report;
+}
+
+let knownFormats: DatetimeFormat[] | undefined;
+
+/** True when `v` parses in the column's format or in any format datetime inference knows. */
+function parsesAsDatetime(v: string, own: DatetimeFormat): boolean {
+  if (own.parse(v)) return true;
+  knownFormats ??= DATETIME_FORMATS.map((f) => new DatetimeFormat(f));
+  return knownFormats.some((f) => f.parse(v) !== undefined);
+}
+
+/**
+ * The check table: per real column, the synthetic column's blank share and, by kind, parse rate,
+ * format, range, precision, known values (categorical), copies, distinctness and shape (id).
+ * Work is per distinct synthetic value (the scan's dictionary), so it is linear in the rows.
+ */
+export function columnChecks(codecs: readonly ColumnCodec[], real: ScannedTable, synth: ScannedTable): ColumnCheck[] {
+  return codecs.map((codec): ColumnCheck => {
+    const rs = real.scans[real.columns.indexOf(codec.name)];
+    const ss = synth.scans[synth.columns.indexOf(codec.name)];
+    const st = codec.stats;
+    const nonBlank = synth.n - ss.missing;
+    const share = (pred: (v: string) => boolean): number => {
+      let k = 0;
+      ss.values.forEach((v, id) => {
+        if (v !== "" && pred(v)) k += ss.counts[id];
+      });
+      return nonBlank ? k / nonBlank : 1;
+    };
+    const check: ColumnCheck = {
+      column: codec.name,
+      kind: codec.kind,
+      blank_real: real.n ? rs.missing / real.n : 0,
+      blank_synthetic: synth.n ? ss.missing / synth.n : 0,
+    };
+    const inRange = (x: number | undefined): boolean => x !== undefined && x >= (st.min ?? -Infinity) && x <= (st.max ?? Infinity);
+    if (codec.kind === "numerical") {
+      const d = st.decimals ?? 0;
+      check.format = `${d} decimals`;
+      check.parse = share(isNumeric);
+      let parsed = 0;
+      let inside = 0;
+      ss.values.forEach((v, id) => {
+        if (v === "" || !isNumeric(v)) return;
+        parsed += ss.counts[id];
+        if (inRange(Number(v))) inside += ss.counts[id];
+      });
+      check.in_range = parsed ? inside / parsed : 1;
+      check.precision = share((v) => isNumeric(v) && decimalsOf(v) <= d);
+    } else if (codec.kind === "datetime" && codec.datetime) {
+      const fmt = codec.datetime;
+      check.format = fmt.format;
+      check.parse = share((v) => parsesAsDatetime(v, fmt));
+      check.in_format = share((v) => fmt.parse(v) !== undefined);
+      let parsed = 0;
+      let inside = 0;
+      ss.values.forEach((v, id) => {
+        const x = v === "" ? undefined : fmt.parse(v)?.seconds;
+        if (x === undefined) return;
+        parsed += ss.counts[id];
+        if (inRange(x)) inside += ss.counts[id];
+      });
+      check.in_range = parsed ? inside / parsed : 1;
+    } else if (codec.kind === "categorical") {
+      const known = new Set(rs.values);
+      check.known = share((v) => known.has(v));
+    } else if (codec.kind === "id" && st.id_shape) {
+      const known = new Set(rs.values);
+      const shape = st.id_shape as IdShape;
+      check.format = shape.kind;
+      check.copies = share((v) => known.has(v));
+      check.shape = share((v) => matchesIdShape(shape, v));
+      check.distinct = nonBlank ? (ss.values.length - (ss.missing > 0 ? 1 : 0)) / nonBlank : 1;
+    }
+    return check;
+  });
 }
 
 /** Encodes a second table with the real table's code books; values they do not know get code K_f. */
@@ -249,6 +374,8 @@ export function compareCodes(
     unseen[c] = nS ? u / nS : 0;
   });
   return {
+    excluded: [],
+    checks: [],
     tvd: { "1": average(t1), "2": average(t2), "3": average(t3) },
     marginals: { "1": ones.length, "2": twos.length, "3": threes.length },
     rows: { real: real[0]?.length ?? 0, synthetic: nS },

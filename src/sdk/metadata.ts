@@ -43,7 +43,9 @@
  *   pairs chosen privately (`./dp`).
  */
 import { mean, quantileSorted, standardDeviation } from "simple-statistics";
-import type { ColumnStats, Metadata, PairMarginal } from "../types";
+import type { ColumnKind, ColumnStats, Metadata, PairMarginal } from "../types";
+import { DatetimeFormat, inferDatetimeFormat, inferGranularity, type ParsedDatetime } from "./datetime";
+import { inferIdShape } from "./identifier";
 import { readTable, describeSource, type TableSource } from "./csv";
 import { DataError } from "./errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
@@ -55,20 +57,53 @@ export const MISSING_KEY = "";
 /** `value_mappings` key, and decoded value, of the code that pools rare categorical values. */
 export const OTHER = "__other__";
 
-/** Default caps and budget. */
+/** Default caps, thresholds and budget (docs/api.md, "Column kinds", gives the reasons). */
 export const DEFAULTS = {
-  /** Codes per categorical column (including `__other__`, excluding the missing code). */
-  categoryCap: 100,
+  /**
+   * Codes per categorical column (including the pooled code, excluding the missing code): the
+   * per-column cell budget. Values seen at least `rareThreshold` times keep a code of their own,
+   * the most frequent first, until the budget is spent.
+   */
+  categoryCap: 1000,
+  /**
+   * k of rare category protection: a categorical value needs at least k rows for a code of its own
+   * (so it can appear in synthetic data); rarer values are pooled. k = 2 is the smallest threshold
+   * at which a released value never points at a single real row; raise it for stronger protection.
+   */
+  rareThreshold: 2,
+  /** A text or integer column whose distinct share of non-blank values is at least this is an `id`. */
+  idDistinctShare: 0.95,
+  /** ... and which has at least this many non-blank values (a tiny table proves nothing). */
+  idMinRows: 20,
+  /**
+   * A text column where at least this share of the distinct values (but not all) parse in one
+   * datetime format is a datetime column with bad values: a DataError, not a silent categorical.
+   */
+  datetimeShare: 0.9,
   /** Codes per numerical column (excluding the missing code). */
   binCap: 32,
   /** Total cells of all 2-way marginals sent (sum of K_f * K_g over the selected pairs). */
   pairBudget: 200_000,
 } as const;
 
+/** A user's choice of a column's kind (and, for datetime, its format in luxon tokens). */
+export interface ColumnOverride {
+  type: ColumnKind;
+  /** Datetime only: the format (luxon tokens, e.g. `yyyyMMdd` or `dd/MM/yyyy HH:mm`). Default: inferred. */
+  format?: string;
+}
+
 /** Options of {@link extractMetadata} / {@link analyzeTable}. */
 export interface ExtractOptions {
-  /** Max codes per categorical column, >= 2. Default 100. */
+  /** Max codes per categorical column, >= 2. Default 1,000. */
   categoryCap?: number;
+  /** Rows a categorical value needs for a code of its own, >= 1. Default 2 (see {@link DEFAULTS}). */
+  rareThreshold?: number;
+  /**
+   * Per column name, the kind to use instead of the inferred one. A name the table lacks, or a
+   * datetime format that does not parse every value, is a DataError.
+   */
+  columns?: Record<string, ColumnOverride>;
   /** Max bins per numerical column, >= 1. Default 32. */
   binCap?: number;
   /** Max total cells of the 2-way marginals, >= 0 (0 sends none). Default 200,000. */
@@ -88,10 +123,23 @@ export interface ExtractOptions {
 }
 
 const NUMBER_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+const LEADING_ZERO_RE = /^[+-]?0\d/;
+const DECIMALS_RE = /^[+-]?\d*(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 
-/** True when `s` (already trimmed) is a finite decimal number in the sense of the type rule. */
+/**
+ * True when `s` (already trimmed) is a finite decimal number in the sense of the type rule: not
+ * `0x10`, `Infinity`, `1,234` (thousands separators are text), nor `00501` (a leading zero
+ * before a digit marks a code such as a ZIP code: text).
+ */
 export function isNumeric(s: string): boolean {
-  return NUMBER_RE.test(s) && Number.isFinite(Number(s));
+  return NUMBER_RE.test(s) && !LEADING_ZERO_RE.test(s) && Number.isFinite(Number(s));
+}
+
+/** Decimals a numeric text is written with: `12.80` -> 2, `3` -> 0, `1.5e-3` -> 4, `2e3` -> 0. */
+export function decimalsOf(s: string): number {
+  const m = DECIMALS_RE.exec(s);
+  if (!m) return 0;
+  return Math.max(0, (m[1]?.length ?? 0) - (m[2] ? Number(m[2]) : 0));
 }
 
 class GrowInt32 {
@@ -195,7 +243,9 @@ export async function scanTable(source: TableSource, minColumns = 2): Promise<Sc
 /** The code book of one column, built from the real table. */
 export interface ColumnCodec {
   name: string;
-  kind: "categorical" | "numerical";
+  kind: ColumnKind;
+  /** Datetime only: the column's format. */
+  datetime?: DatetimeFormat;
   /** Number of codes, including the missing code. */
   K: number;
   /** The missing code (K - 1), or -1 when the column had no missing values. */
@@ -226,25 +276,41 @@ function rankCategories(scan: ColumnScan): number[] {
   return ids;
 }
 
-function categoricalCodec(scan: ColumnScan, n: number, cap: number): ColumnCodec {
-  let ranked = rankCategories(scan);
+function fileOfSource(source: string): string | undefined {
+  return source === "the in-memory table" ? undefined : source;
+}
+
+/**
+ * Categorical code book with rare category protection: the values seen at least `k` times keep a
+ * code of their own, most frequent first, up to `cap` codes; every other value (and a literal
+ * `__other__`) shares the pooled code {@link OTHER}, which the decoder never writes back verbatim.
+ * @throws DataError when no value reaches k (nothing could be released; the column is an `id`).
+ */
+function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number, source: string): ColumnCodec {
+  const ranked = rankCategories(scan);
+  const own = ranked.filter((id) => scan.counts[id] >= k && scan.values[id] !== OTHER);
+  if (own.length === 0) {
+    throw new DataError(
+      `${source}: column "${scan.name}" has no value that occurs at least ${k} times, so no value of it could appear in ` +
+        `synthetic data; treat it as an identifier (columns: {"${scan.name}": {"type": "id"}}) or lower rareThreshold.`,
+      { column: scan.name, file: fileOfSource(source) },
+    );
+  }
+  const pooled = own.length < ranked.length || own.length > cap;
+  const kept = pooled ? own.slice(0, cap - 1) : own;
   const byValue = new Map<string, number>();
   const mapping: Record<string, number> = {};
-  let otherCode = -1;
-  if (ranked.length > cap) {
-    ranked = ranked.filter((id) => scan.values[id] !== OTHER);
-    otherCode = cap - 1;
-    ranked.forEach((id, r) => byValue.set(scan.values[id], r < otherCode ? r : otherCode));
-    ranked.slice(0, otherCode).forEach((id, r) => (mapping[scan.values[id]] = r));
+  kept.forEach((id, r) => {
+    byValue.set(scan.values[id], r);
+    mapping[scan.values[id]] = r;
+  });
+  const otherCode = pooled ? kept.length : -1;
+  if (pooled) {
+    for (const id of ranked) if (!byValue.has(scan.values[id])) byValue.set(scan.values[id], otherCode);
     mapping[OTHER] = otherCode;
     byValue.set(OTHER, otherCode);
-  } else {
-    ranked.forEach((id, r) => {
-      byValue.set(scan.values[id], r);
-      mapping[scan.values[id]] = r;
-    });
   }
-  const Knm = otherCode >= 0 ? cap : ranked.length;
+  const Knm = kept.length + (pooled ? 1 : 0);
   const missingCode = scan.missing > 0 ? Knm : -1;
   if (missingCode >= 0) {
     mapping[MISSING_KEY] = missingCode;
@@ -256,9 +322,37 @@ function categoricalCodec(scan: ColumnScan, n: number, cap: number): ColumnCodec
     K: Knm + (missingCode >= 0 ? 1 : 0),
     missingCode,
     otherCode,
-    stats: { type: "categorical", count: n - scan.missing, missing: scan.missing },
+    stats: { type: "categorical", count: n - scan.missing, missing: scan.missing, rare_threshold: k },
     mapping,
     encode: (v) => byValue.get(v) ?? -1,
+  };
+}
+
+/**
+ * Identifier code book: one code for "has a value" (plus the missing code), the column's shape in
+ * `column_stats[f].id_shape` (`./identifier`), no values and no 2-way marginals.
+ */
+function idCodec(scan: ColumnScan, n: number): ColumnCodec {
+  const values: string[] = [];
+  const counts: number[] = [];
+  scan.values.forEach((v, id) => {
+    if (v !== "") {
+      values.push(v);
+      counts.push(scan.counts[id]);
+    }
+  });
+  const missingCode = scan.missing > 0 ? 1 : -1;
+  const mapping: Record<string, number> = {};
+  if (missingCode >= 0) mapping[MISSING_KEY] = missingCode;
+  return {
+    name: scan.name,
+    kind: "id",
+    K: missingCode >= 0 ? 2 : 1,
+    missingCode,
+    otherCode: -1,
+    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: inferIdShape(values, counts) },
+    mapping,
+    encode: (v) => (v === MISSING_KEY ? missingCode : 0),
   };
 }
 
@@ -354,14 +448,24 @@ export function pointValues(edges: readonly number[]): Set<number> {
   return s;
 }
 
-function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCodec {
+/**
+ * Shared body of the numerical and datetime code books: point bins (one per distinct value, keyed
+ * by its text) when there are at most `binCap` distinct values, else {@link quantileEdges} bins.
+ * @param num   the number of each distinct value id (NaN for the blank value).
+ * @param parse text -> number for values the real column never had (evaluation), or undefined.
+ */
+function binnedCodec(
+  scan: ColumnScan,
+  n: number,
+  binCap: number,
+  kind: "numerical" | "datetime",
+  num: number[],
+  parse: (v: string) => number | undefined,
+  extra: Partial<ColumnStats>,
+): ColumnCodec {
   const ids: number[] = [];
-  const num: number[] = new Array(scan.values.length).fill(NaN);
   scan.values.forEach((v, id) => {
-    if (v !== "") {
-      ids.push(id);
-      num[id] = Number(v);
-    }
+    if (v !== "") ids.push(id);
   });
   ids.sort((a, b) => num[a] - num[b] || (scan.values[a] < scan.values[b] ? -1 : scan.values[a] > scan.values[b] ? 1 : 0));
   const count = n - scan.missing;
@@ -370,14 +474,14 @@ function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCode
   for (const id of ids) sorted.fill(num[id], p, (p += scan.counts[id]));
   const arr = sorted as unknown as number[];
   const stats: ColumnStats = {
-    type: "numerical",
+    type: kind,
     count,
     missing: scan.missing,
     min: sorted[0],
     max: sorted[count - 1],
     mean: mean(arr),
     std: standardDeviation(arr),
-    integer: ids.every((id) => Number.isInteger(num[id])),
+    ...extra,
   };
   const mapping: Record<string, number> = {};
   let Knm: number;
@@ -394,20 +498,24 @@ function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCode
     encodeValue = (v) => {
       const c = byText.get(v);
       if (c !== undefined) return c;
-      return isNumeric(v) ? (byNumber.get(Number(v)) ?? -1) : -1;
+      const x = parse(v);
+      return x === undefined ? -1 : (byNumber.get(x) ?? -1);
     };
   } else {
     const edges = quantileEdges(sorted, binCap);
     const points = pointValues(edges);
     stats.bin_edges = edges;
     Knm = edges.length - 1;
-    encodeValue = (v) => (isNumeric(v) ? binOf(edges, points, Number(v)) : -1);
+    encodeValue = (v) => {
+      const x = parse(v);
+      return x === undefined ? -1 : binOf(edges, points, x);
+    };
   }
   const missingCode = scan.missing > 0 ? Knm : -1;
   if (missingCode >= 0) mapping[MISSING_KEY] = missingCode;
   return {
     name: scan.name,
-    kind: "numerical",
+    kind,
     K: Knm + (missingCode >= 0 ? 1 : 0),
     missingCode,
     otherCode: -1,
@@ -417,22 +525,209 @@ function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCode
   };
 }
 
+function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCodec {
+  const num: number[] = scan.values.map((v) => (v === "" ? NaN : Number(v)));
+  let decimals = 0;
+  let integer = true;
+  scan.values.forEach((v, id) => {
+    if (v === "") return;
+    decimals = Math.max(decimals, decimalsOf(v));
+    if (!Number.isInteger(num[id])) integer = false;
+  });
+  return binnedCodec(scan, n, binCap, "numerical", num, (v) => (isNumeric(v) ? Number(v) : undefined), {
+    integer,
+    decimals: Math.min(decimals, 20),
+  });
+}
+
 /**
- * Builds the code book of one scanned column.
- * @throws DataError when every value of the column is blank.
+ * Datetime code book: values parsed with the column's format to seconds since the Unix epoch,
+ * then binned as numbers; `column_stats` adds `format`, `granularity` and (formats with an
+ * offset) the most frequent `offset`.
+ * @throws DataError naming line and value when a value does not parse in the format.
  */
-export function buildCodec(scan: ColumnScan, n: number, opts: ExtractOptions = {}, source = "the table"): ColumnCodec {
+function datetimeCodec(scan: ColumnScan, n: number, binCap: number, fmt: DatetimeFormat, source: string): ColumnCodec {
+  const parsed: (ParsedDatetime | undefined)[] = scan.values.map((v) => (v === "" ? undefined : fmt.parse(v)));
+  const offsets = new Map<number, number>();
+  scan.values.forEach((v, id) => {
+    if (v === "") return;
+    const d = parsed[id];
+    if (!d) {
+      throw new DataError(
+        `${source}, line ${scan.firstLines[id]}, column "${scan.name}": ${JSON.stringify(v)} is not a datetime in the column's ` +
+          `format ${fmt.format}; fix the value, give the format (columns: {"${scan.name}": {"type": "datetime", "format": "..."}}) ` +
+          `or treat the column as categorical.`,
+        { column: scan.name, line: scan.firstLines[id], file: fileOfSource(source) },
+      );
+    }
+    offsets.set(d.offset, (offsets.get(d.offset) ?? 0) + scan.counts[id]);
+  });
+  const granularity = inferGranularity(
+    parsed.filter((d): d is ParsedDatetime => d !== undefined),
+    fmt.finest,
+  );
+  let offset = 0;
+  let best = -1;
+  for (const [o, c] of offsets) if (c > best || (c === best && o < offset)) [offset, best] = [o, c];
+  const num = parsed.map((d) => (d ? d.seconds : NaN));
+  return {
+    ...binnedCodec(scan, n, binCap, "datetime", num, (v) => fmt.parse(v)?.seconds, {
+      format: fmt.format,
+      granularity,
+      ...(fmt.hasOffset ? { offset } : {}),
+    }),
+    datetime: fmt,
+  };
+}
+
+const ID_WORDS = new Set(["id", "ids", "key", "code", "no", "nr", "num", "number", "uuid", "guid", "pk"]);
+
+/**
+ * True when a column name reads as an identifier's: its first or last word (split at
+ * non-alphanumerics and camelCase humps) is id, key, code, no, nr, num, number, uuid, guid or pk
+ * (`id`, `order_id`, `CustomerID`, `invoice no`). SDV's metadata detection uses the same kind of
+ * name test for keys.
+ */
+export function looksLikeIdName(name: string): boolean {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== "")
+    .map((w) => w.toLowerCase());
+  return words.length > 0 && (ID_WORDS.has(words[0]) || ID_WORDS.has(words[words.length - 1]));
+}
+
+/** A column's kind, from an override or inferred (rules in the file header). */
+interface KindChoice {
+  kind: ColumnKind;
+  datetime?: DatetimeFormat;
+}
+
+function chooseKind(scan: ColumnScan, n: number, source: string, override: ColumnOverride | undefined): KindChoice {
+  const file = fileOfSource(source);
+  const nonBlank = n - scan.missing;
+  const distinct = scan.values.length - (scan.missing > 0 ? 1 : 0);
+  const texts = scan.values.filter((v) => v !== "");
+  if (override) {
+    if (override.format !== undefined && override.type !== "datetime") {
+      throw new DataError(`${source}: the override of column "${scan.name}" gives a format, which only a datetime column has.`, {
+        column: scan.name,
+        file,
+      });
+    }
+    if (override.type === "numerical") {
+      const bad = scan.values.findIndex((v) => v !== "" && !isNumeric(v));
+      if (bad >= 0) {
+        throw new DataError(
+          `${source}, line ${scan.firstLines[bad]}, column "${scan.name}": ${JSON.stringify(scan.values[bad])} is not a number, ` +
+            `but the column is declared numerical.`,
+          { column: scan.name, line: scan.firstLines[bad], file },
+        );
+      }
+    }
+    if (override.type === "datetime") {
+      let fmt: DatetimeFormat;
+      if (override.format !== undefined) {
+        try {
+          fmt = new DatetimeFormat(override.format);
+        } catch (e) {
+          throw new DataError(`${source}: ${JSON.stringify(override.format)} is not a datetime format for column "${scan.name}" (${(e as Error).message}).`, {
+            column: scan.name,
+            file,
+            cause: e,
+          });
+        }
+      } else {
+        const inferred = inferDatetimeFormat(texts);
+        if (!inferred) {
+          throw new DataError(
+            `${source}: column "${scan.name}" is declared datetime but no known format parses its values (first: ` +
+              `${JSON.stringify(texts[0])}); give the format, e.g. {"type": "datetime", "format": "dd/MM/yyyy"}.`,
+            { column: scan.name, file },
+          );
+        }
+        fmt = new DatetimeFormat(inferred.format);
+      }
+      return { kind: "datetime", datetime: fmt };
+    }
+    return { kind: override.type };
+  }
+  const idLike = nonBlank >= DEFAULTS.idMinRows && distinct >= DEFAULTS.idDistinctShare * nonBlank;
+  if (scan.numeric) {
+    // Distinct integers are as often measurements (weights, prices in cents) as keys: the name decides.
+    const integer = texts.every((v) => /^[+-]?\d+$/.test(v) && Number.isSafeInteger(Number(v)));
+    return { kind: integer && idLike && looksLikeIdName(scan.name) ? "id" : "numerical" };
+  }
+  const inferred = inferDatetimeFormat(texts);
+  if (inferred && inferred.parsed === texts.length) return { kind: "datetime", datetime: new DatetimeFormat(inferred.format) };
+  if (inferred && inferred.parsed >= DEFAULTS.datetimeShare * texts.length) {
+    const fmt = new DatetimeFormat(inferred.format);
+    const bad = scan.values.findIndex((v) => v !== "" && fmt.parse(v) === undefined);
+    throw new DataError(
+      `${source}, line ${scan.firstLines[bad]}, column "${scan.name}": ${JSON.stringify(scan.values[bad])} is not a datetime in ` +
+        `the format ${inferred.format} of the column's other values (${inferred.parsed} of ${texts.length} distinct values parse); ` +
+        `fix the value, or declare the column categorical (columns: {"${scan.name}": {"type": "categorical"}}).`,
+      { column: scan.name, line: scan.firstLines[bad], file },
+    );
+  }
+  return { kind: idLike ? "id" : "categorical" };
+}
+
+/**
+ * Builds the code book of one scanned column: its kind (override or inference) and codes.
+ * @throws DataError when every value of the column is blank, when an override does not fit the
+ *         values, or when a datetime column holds a value that does not parse (line, value).
+ */
+export function buildCodec(
+  scan: ColumnScan,
+  n: number,
+  opts: ExtractOptions = {},
+  source = "the table",
+): ColumnCodec {
   const categoryCap = opts.categoryCap ?? DEFAULTS.categoryCap;
   const binCap = opts.binCap ?? DEFAULTS.binCap;
+  const k = opts.rareThreshold ?? DEFAULTS.rareThreshold;
   if (!(Number.isInteger(categoryCap) && categoryCap >= 2)) throw new RangeError("categoryCap must be an integer >= 2");
   if (!(Number.isInteger(binCap) && binCap >= 1)) throw new RangeError("binCap must be an integer >= 1");
+  if (!(Number.isInteger(k) && k >= 1)) throw new RangeError("rareThreshold must be an integer >= 1");
   if (scan.missing === n) {
     throw new DataError(`${source}: column "${scan.name}" is blank in every row, so it carries no information; drop it.`, {
       column: scan.name,
-      file: source === "the in-memory table" ? undefined : source,
+      file: fileOfSource(source),
     });
   }
-  return scan.numeric ? numericalCodec(scan, n, binCap) : categoricalCodec(scan, n, categoryCap);
+  const choice = chooseKind(scan, n, source, opts.columns?.[scan.name]);
+  switch (choice.kind) {
+    case "numerical":
+      return numericalCodec(scan, n, binCap);
+    case "datetime":
+      return datetimeCodec(scan, n, binCap, choice.datetime!, source);
+    case "id":
+      return idCodec(scan, n);
+    case "categorical":
+      return categoricalCodec(scan, n, categoryCap, k, source);
+  }
+}
+
+/**
+ * Checks `opts.columns` against a table's header.
+ * @throws DataError naming an override whose column the table lacks, or whose type is unknown.
+ */
+export function checkOverrides(columns: readonly string[], opts: ExtractOptions, source: string): void {
+  for (const [name, o] of Object.entries(opts.columns ?? {})) {
+    if (!columns.includes(name)) {
+      throw new DataError(`${source} has no column "${name}", which the column overrides name (columns: ${columns.join(", ")}).`, {
+        column: name,
+        file: fileOfSource(source),
+      });
+    }
+    if (!["categorical", "numerical", "datetime", "id"].includes(o?.type)) {
+      throw new DataError(
+        `The override of column "${name}" has type ${JSON.stringify(o?.type)}; use categorical, numerical, datetime or id.`,
+        { column: name },
+      );
+    }
+  }
 }
 
 /** Smallest typed array that holds codes < K. */
@@ -504,6 +799,7 @@ export async function encodeTableWithScan(
   const domain = opts.domain === undefined ? undefined : await loadDomain(opts.domain);
   const scanned = await scanTable(source, 2);
   if (domain) checkDomainColumns(scanned.columns, domain, scanned.source);
+  else checkOverrides(scanned.columns, opts, scanned.source);
   const codecs = scanned.scans.map((s) =>
     domain ? domainCodec(s, scanned.n, domain[s.name], scanned.source) : buildCodec(s, scanned.n, opts, scanned.source),
   );
@@ -535,15 +831,20 @@ export function buildMetadata(enc: EncodedTable, pairBudget: number = DEFAULTS.p
     metadata.column_stats![codec.name] = codec.stats;
     metadata.value_mappings![codec.name] = codec.mapping;
   });
+  // Identifiers have no 2-way marginals: pairs are chosen among the other features only.
+  const modelled = codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
   let scratch: Float64Array | undefined;
-  const selection = selectPairs(
-    cards,
-    (i, j) => {
+  const sub = selectPairs(
+    modelled.map((f) => cards[f]),
+    (a, b) => {
+      const [i, j] = [modelled[a], modelled[b]];
       scratch = jointCounts(codes[i], cards[i], codes[j], cards[j], scratch && scratch.length >= cards[i] * cards[j] ? scratch : undefined);
       return mutualInformation(scratch, cards[i], cards[j]);
     },
     pairBudget,
   );
+  const remap = ([a, b]: [number, number]): [number, number] => [modelled[a], modelled[b]];
+  const selection: PairSelection = { pairs: sub.pairs.map(remap), tree: sub.tree.map(remap), cells: sub.cells };
   metadata.marginals = selection.pairs.map(([i, j]): PairMarginal => {
     const c = jointCounts(codes[i], cards[i], codes[j], cards[j]);
     return { features: [enc.columns[i], enc.columns[j]], probs: Array.from(c, (v) => v / n) };
@@ -578,4 +879,43 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
  */
 export async function extractMetadata(source: TableSource, opts: ExtractOptions = {}): Promise<Metadata> {
   return (await analyzeTable(source, opts)).metadata;
+}
+
+function shortNumber(x: number | undefined): string {
+  if (x === undefined) return "?";
+  return Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6)));
+}
+
+/**
+ * One line per column for `synthd fit`: name, kind, number of codes, and what the kind keeps
+ * (datetime: format, granularity and range; numerical: range and decimals; categorical: values
+ * with a code and pooled rare values; id: shape). A header line comes first.
+ */
+export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
+  const rows = codecs.map((c) => {
+    const st = c.stats;
+    let detail = "";
+    if (c.kind === "datetime" && c.datetime) {
+      const w = (x: number | undefined) => (x === undefined ? "?" : c.datetime!.write(x, st.offset ?? 0));
+      detail = `format ${st.format}, granularity ${st.granularity}, ${w(st.min)} .. ${w(st.max)}`;
+    } else if (c.kind === "numerical") {
+      detail = `${shortNumber(st.min)} .. ${shortNumber(st.max)}, ${st.decimals ? `${st.decimals} decimals` : "integers"}`;
+    } else if (c.kind === "categorical") {
+      const own = c.K - (c.otherCode >= 0 ? 1 : 0) - (c.missingCode >= 0 ? 1 : 0);
+      detail = c.fromDomain
+        ? "codes of the domain"
+        : `${own} values with a code` + (c.otherCode >= 0 ? `, rarer values (< ${st.rare_threshold} rows) pooled` : "");
+    } else if (c.kind === "id" && st.id_shape) {
+      const s = st.id_shape;
+      detail =
+        s.kind === "integer"
+          ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
+          : `text identifiers${s.prefix ? ` with prefix ${JSON.stringify(s.prefix)}` : ""}, lengths ${Object.keys(s.lengths).join("/")}; fresh values on decoding`;
+    }
+    if (st.missing > 0) detail += `${detail ? "; " : ""}${st.missing} blank`;
+    return [c.name, c.kind, String(c.K), detail];
+  });
+  const header = ["column", "kind", "codes", "details"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  return [header, ...rows].map((r) => r.map((v, i) => (i < 3 ? v.padEnd(widths[i]) : v)).join("  ").trimEnd());
 }

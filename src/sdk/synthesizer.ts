@@ -9,7 +9,8 @@
  * ```
  *
  * Reproducibility: batch b of a `sample(n, {seed})` call asks the server for
- * `{num_rows, seed: deriveSeed(seed, b, 0)}` and decodes with `deriveSeed(seed, b, 1)`, so the same
+ * `{num_rows, seed: deriveSeed(seed, b, 0)}` and decodes with `deriveSeed(seed, b, 1)` (identifiers:
+ * one generator keyed `deriveSeed(seed, 0, 2)` for the whole sample, row i its i-th value), so the same
  * model weights, `n`, `seed` and `batchSize` give byte-identical CSV. Without a seed, a random
  * one is drawn per call.
  */
@@ -20,7 +21,7 @@ import { MAX_ROWS_PER_REQUEST } from "../types";
 import type { RequestOptions, Synthd } from "./client";
 import { writeCsv, type Table, type TableSource } from "./csv";
 import { Decoder } from "./decode";
-import { analyzeTable, type ExtractOptions } from "./metadata";
+import { analyzeTable, type Analysis, type ExtractOptions } from "./metadata";
 import type { WaitOptions } from "./models";
 import { deriveSeed } from "./prng";
 
@@ -36,6 +37,8 @@ export interface FitOptions extends ExtractOptions {
   waitOptions?: Omit<WaitOptions, "onProgress">;
   /** Idempotency-Key of the Create Model call. */
   idempotencyKey?: string;
+  /** Called with the extraction's result (kinds, code books) before the model is created. */
+  onAnalysis?: (analysis: Analysis) => void;
 }
 
 /** Progress of a sampling call. */
@@ -102,7 +105,9 @@ export class Synthesizer {
    *         delta), the HTTP errors of Create Model, TrainingFailedError, TrainingTimeoutError.
    */
   static async fit(client: Synthd, source: TableSource, opts: FitOptions = {}): Promise<Synthesizer> {
-    const { metadata } = await analyzeTable(source, opts);
+    const analysis = await analyzeTable(source, opts);
+    opts.onAnalysis?.(analysis);
+    const { metadata } = analysis;
     const model = await client.models.create(
       opts.config ? { metadata, config: opts.config } : { metadata },
       opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : undefined,
@@ -153,7 +158,7 @@ export class Synthesizer {
         },
         opts.request,
       );
-      const table = this.decoder.decodeGeneration(gen, deriveSeed(seed, b, 1));
+      const table = this.decoder.decodeGeneration(gen, deriveSeed(seed, b, 1), { rowOffset: done, idKey: deriveSeed(seed, 0, 2) });
       done += table.rows.length;
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
       yield table;

@@ -1,0 +1,165 @@
+/**
+ * Column kinds (issue 10): inference (categorical, numerical, datetime, id), overrides, precision,
+ * rare category protection and the DataErrors of bad input, through extraction and decoding.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { DataError, Decoder, OTHER, analyzeTable, type Analysis, type Table } from "../src/sdk";
+import { describeColumns, looksLikeIdName } from "../src/sdk/metadata";
+
+function table(columns: string[], rows: (string | number)[][]): Table {
+  return { columns, rows: rows.map((r) => r.map(String)) };
+}
+
+function codesOf(a: Analysis): Record<string, ArrayLike<number>> {
+  const out: Record<string, ArrayLike<number>> = {};
+  a.columns.forEach((c, f) => (out[c] = a.codes[f]));
+  return out;
+}
+
+/** Decodes the table's own codes: what a generator that learnt it perfectly would give. */
+function roundTrip(a: Analysis, seed = 1): string[][] {
+  return new Decoder(a.metadata).decode(codesOf(a), seed).rows;
+}
+
+function kindOf(a: Analysis, column: string): string {
+  return a.codecs.find((c) => c.name === column)!.kind;
+}
+
+function expectDataError(p: Promise<unknown>, ...parts: RegExp[]): Promise<void> {
+  return assert.rejects(p, (e: unknown) => {
+    assert.ok(e instanceof DataError, `a DataError, got ${String(e)}`);
+    for (const re of parts) assert.match(e.message, re);
+    return true;
+  });
+}
+
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+test("kinds: leading zeros and thousands separators stay text; integers and decimals are numerical", async () => {
+  const rows = range(60).map((i) => [["00501", "00544", "01001"][i % 3], ["1,234", "2,000"][i % 2], i % 5, (i % 7) + 0.25, ["a", "b"][i % 2]]);
+  const a = await analyzeTable(table(["zip", "amount", "small", "real", "cat"], rows));
+  assert.equal(kindOf(a, "zip"), "categorical");
+  assert.deepEqual(Object.keys(a.codecs[0].mapping).sort(), ["00501", "00544", "01001"], "the text is kept, zeros included");
+  assert.equal(kindOf(a, "amount"), "categorical");
+  assert.equal(kindOf(a, "small"), "numerical");
+  assert.equal(a.metadata.column_stats!.real.decimals, 2);
+  assert.ok(roundTrip(a).every((r) => r[0].length === 5 && r[0].startsWith("0")));
+});
+
+test("kinds: distinct integers are an id only under an identifier's name; distinct text is an id", async () => {
+  const rows = range(50).map((i) => [1000 + i, 7 * i + 3, `K${(i * 37) % 50}x${i}`, ["a", "b"][i % 2]]);
+  const a = await analyzeTable(table(["order_id", "weight", "code", "cat"], rows));
+  assert.equal(kindOf(a, "order_id"), "id");
+  assert.equal(kindOf(a, "weight"), "numerical", "a distinct integer measurement is not an identifier");
+  assert.equal(kindOf(a, "code"), "id");
+  assert.equal(a.metadata.cardinalities.order_id, 1, "an id has one code and no values in the metadata");
+  assert.ok(!a.metadata.marginals!.some((m) => m.features.includes("order_id") || m.features.includes("code")), "no 2-way marginals for ids");
+  assert.ok(!JSON.stringify(a.metadata).includes("K37x1"), "no identifier value is sent");
+  for (const name of ["id", "CustomerID", "invoice no", "order_id", "key"]) assert.ok(looksLikeIdName(name), name);
+  for (const name of ["weight", "idle", "video", "width"]) assert.ok(!looksLikeIdName(name), name);
+});
+
+test("datetime: format and granularity inferred, decoded inside the bins in the column's own format", async () => {
+  const rows = range(400).map((i) => {
+    const d = new Date(Date.UTC(2001, 0, 1) + i * 5 * 3600_000 + (i % 60) * 60_000);
+    const p = (n: number) => String(n).padStart(2, "0");
+    return [`${d.getUTCFullYear()}/${p(d.getUTCMonth() + 1)}/${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}`, i % 3];
+  });
+  const a = await analyzeTable(table(["when", "n"], rows));
+  const st = a.metadata.column_stats!.when;
+  assert.equal(st.type, "datetime");
+  assert.equal(st.format, "yyyy/MM/dd HH:mm");
+  assert.equal(st.granularity, "minute");
+  assert.ok(st.bin_edges && st.bin_edges.length > 2, "quantile bins over time");
+  const values = rows.map((r) => String(r[0])).sort();
+  const out = roundTrip(a).map((r) => r[0]);
+  assert.ok(out.every((v) => /^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}$/.test(v)), "written in the column's format");
+  assert.ok(out.every((v) => v >= values[0] && v <= values.at(-1)!), "inside [min, max]");
+  assert.ok(new Set(out).size > 200, "values are drawn inside the bins, not one per bin");
+});
+
+test("datetime: hourly stamps keep whole hours; dates before 1900 and after 2100 decode in range", async () => {
+  const hourly = range(100).map((i) => [`2015-01-${String(1 + (i % 28)).padStart(2, "0")}T${String(i % 24).padStart(2, "0")}:00:00`, i % 2]);
+  const a = await analyzeTable(table(["t", "x"], hourly));
+  assert.equal(a.metadata.column_stats!.t.granularity, "hour");
+  assert.ok(roundTrip(a).every((r) => r[0].endsWith(":00:00")));
+  const old = range(100).map((i) => [`${1850 + 3 * i}-06-${String(1 + (i % 28)).padStart(2, "0")}`, i % 2]);
+  const b = await analyzeTable(table(["born", "x"], old));
+  assert.equal(b.metadata.column_stats!.born.format, "yyyy-MM-dd");
+  const out = roundTrip(b).map((r) => r[0]);
+  assert.ok(out.every((v) => v >= "1850-06-01" && v <= "2147-06-28"), out.find((v) => !(v >= "1850-06-01" && v <= "2147-06-28")));
+});
+
+test("datetime: offsets keep the instant and are written in the column's most frequent offset", async () => {
+  const rows = range(60).map((i) => [`2021-03-${String(1 + (i % 28)).padStart(2, "0")}T10:${String(i % 60).padStart(2, "0")}:00${i % 10 === 0 ? "+01:00" : "+02:00"}`, i % 2]);
+  const a = await analyzeTable(table(["ts", "x"], rows));
+  const st = a.metadata.column_stats!.ts;
+  assert.equal(st.type, "datetime");
+  assert.equal(st.offset, 120);
+  assert.ok(roundTrip(a).every((r) => r[0].endsWith("+02:00")));
+});
+
+test("datetime: YYYYMMDD integers stay numbers unless declared, then decode as their dates (not 1970)", async () => {
+  const rows = range(60).map((i) => [String(20010101 + (i % 28)), i % 2]);
+  const a = await analyzeTable(table(["day", "x"], rows));
+  assert.equal(kindOf(a, "day"), "numerical");
+  const b = await analyzeTable(table(["day", "x"], rows), { columns: { day: { type: "datetime", format: "yyyyMMdd" } } });
+  assert.equal(kindOf(b, "day"), "datetime");
+  assert.ok(roundTrip(b).every((r) => /^200101(0[1-9]|1\d|2[0-8])$/.test(r[0])));
+});
+
+test("bad input: mixed datetime formats, unknown override column, a format that does not parse: DataErrors naming column, line, value", async () => {
+  const mixed = range(40).map((i) => [i === 17 ? "03/04/2001" : `2001-01-${String(1 + (i % 28)).padStart(2, "0")}`, i % 2]);
+  await expectDataError(analyzeTable(table(["d", "x"], mixed)), /line 19/, /"d"/, /03\/04\/2001/, /categorical/);
+  const c = await analyzeTable(table(["d", "x"], mixed), { columns: { d: { type: "categorical" } } });
+  assert.equal(kindOf(c, "d"), "categorical", "the override accepts the column as categories");
+  await expectDataError(analyzeTable(table(["d", "x"], mixed), { columns: { nope: { type: "id" } } }), /no column "nope"/);
+  await expectDataError(analyzeTable(table(["d", "x"], mixed), { columns: { d: { type: "datetime", format: "dd.MM.yyyy" } } }), /line 2\b/, /"d"/, /dd\.MM\.yyyy/);
+  const clean = mixed.filter((_, i) => i !== 17);
+  await expectDataError(analyzeTable(table(["d", "x"], clean), { columns: { x: { type: "numerical", format: "yyyy" } } }), /only a datetime/);
+  await expectDataError(analyzeTable(table(["d", "x"], mixed), { columns: { d: { type: "numerical" } } }), /is not a number/, /line 2\b/);
+});
+
+test("rare categories: a value seen fewer than k times never appears; the pooled code decodes to the column's own values", async () => {
+  const rows = range(300).map((i) => [i % 50 === 7 ? `once-${i}` : ["red", "green", "blue"][i % 3], i % 4]);
+  const a = await analyzeTable(table(["color", "x"], rows));
+  const codec = a.codecs[0];
+  assert.ok(codec.otherCode >= 0);
+  assert.equal(a.metadata.column_stats!.color.rare_threshold, 2);
+  assert.ok(!JSON.stringify(a.metadata).includes("once-"), "rare values are not sent");
+  const out = range(5).flatMap((s) => roundTrip(a, s).map((r) => r[0]));
+  assert.ok(out.every((v) => ["red", "green", "blue"].includes(v)), "no rare value, no placeholder");
+  assert.ok(!out.includes(OTHER));
+  const k3 = await analyzeTable(table(["color", "x"], rows.map((r, i) => [i < 4 ? "twice" : r[0], r[1]])), { rareThreshold: 5 });
+  assert.equal(k3.codecs[0].encode("twice"), k3.codecs[0].otherCode, "k = 5: a value seen 4 times is pooled");
+  const unique = range(30).map((i) => [`v${i % 15}`, i % 2]);
+  await expectDataError(analyzeTable(table(["c", "x"], unique), { columns: { c: { type: "categorical" } }, rareThreshold: 3 }), /no value that occurs at least 3 times/, /id/);
+});
+
+test("identifiers decode distinct across batches of one sample and never to a stored value", async () => {
+  const rows = range(200).map((i) => [`ORD-${String(100000 + i * 7)}`, i % 3]);
+  const a = await analyzeTable(table(["order", "x"], rows));
+  assert.equal(kindOf(a, "order"), "id");
+  const d = new Decoder(a.metadata);
+  const codes = codesOf(a);
+  const first = d.decode(codes, 1, { rowOffset: 0, idKey: 9 }).rows.map((r) => r[0]);
+  const second = d.decode(codes, 2, { rowOffset: 200, idKey: 9 }).rows.map((r) => r[0]);
+  const all = [...first, ...second];
+  assert.equal(new Set(all).size, 400, "distinct within the sample");
+  assert.ok(all.every((v) => /^ORD-\d{6}$/.test(v)), "the shape: prefix, length, digits");
+  const real = new Set(rows.map((r) => r[0]));
+  assert.ok(all.filter((v) => real.has(v)).length <= 40, "at most about the real share of the shape's space");
+});
+
+test("describeColumns: one line per column with name, kind, codes and what the kind keeps", async () => {
+  const rows = range(60).map((i) => [`2001-01-${String(1 + (i % 28)).padStart(2, "0")}`, (i % 9) + 0.5, ["a", "b"][i % 2], `id-${i}`]);
+  const a = await analyzeTable(table(["day", "val", "cat", "ref"], rows));
+  const lines = describeColumns(a.codecs);
+  assert.equal(lines.length, 5);
+  assert.match(lines[0], /^column\s+kind\s+codes\s+details$/);
+  assert.match(lines[1], /^day\s+datetime\s+\d+\s+format yyyy-MM-dd, granularity day, 2001-01-01 \.\. 2001-01-28$/);
+  assert.match(lines[2], /^val\s+numerical\s+9\s+0\.5 \.\. 8\.5, 1 decimals$/);
+  assert.match(lines[3], /^cat\s+categorical\s+2\s+2 values with a code$/);
+  assert.match(lines[4], /^ref\s+id\s+1\s+text identifiers with prefix "id-"/);
+});
