@@ -7,16 +7,25 @@
  * numeric parsing and binning then work on distinct values; codes per row come from id -> code.
  * Memory: O(n · F · 4 bytes + distinct values); the file is never held as a string.
  *
- * Rules (values and header names are trimmed first):
+ * Rules (values and header names are trimmed first; docs/api.md "Column kinds" for the user's view):
  * - Missing: exactly the empty string. `?`, `NA`, `null` ... are ordinary categorical values.
  *   When a column has missing values, they get the LAST code and `value_mappings[f][""]`
  *   ({@link MISSING_KEY}) points to it. A column whose every value is missing is a DataError.
- * - Type: numerical when every non-missing value is a finite decimal number (`-1.5`, `3e4`,
- *   `.5`; not `0x10`, `Infinity`, `1,000`), else categorical.
- * - Categorical: one code per value, most frequent first (ties: by value, code-unit order). With
- *   more than `categoryCap` distinct values, the `categoryCap - 1` most frequent keep their code
- *   and all others share the last non-missing code, keyed {@link OTHER} (`__other__`) in
- *   `value_mappings` (a literal `__other__` value in the data joins that code too).
+ * - Kind (`opts.columns` overrides it, checked against the values): `numerical` when every
+ *   non-missing value is a finite decimal number (`-1.5`, `3e4`, `.5`; not `0x10`, `Infinity`,
+ *   `1,000`, nor `00501`: a leading zero marks a code); but integers with at least
+ *   {@link DEFAULTS}.idMinRows values, {@link DEFAULTS}.idDistinctShare of them distinct, under a
+ *   name that reads as an identifier's ({@link looksLikeIdName}) are `id`. Otherwise `datetime`
+ *   when one format of `./datetime` parses every distinct value (parsing 90% or more but not all
+ *   is a DataError naming line and value); `id` for text as distinct as above; else `categorical`.
+ * - Categorical: one code per value seen at least `rareThreshold` (k, default 2) times, most
+ *   frequent first (ties: by value, code-unit order), at most `categoryCap` codes; every other
+ *   value shares the pooled code keyed {@link OTHER} (`__other__`) in `value_mappings` (a
+ *   literal `__other__` value in the data joins that code too). No value reaching k: DataError.
+ * - Id: one code (plus the missing code), `column_stats[f].id_shape` from `./identifier`, no
+ *   values sent and no 2-way marginals.
+ * - Datetime: values parsed to seconds since the Unix epoch and binned as numbers below;
+ *   `column_stats` adds `format`, `granularity` and, for formats with an offset, `offset`.
  * - Numerical with at most `binCap` distinct values: one point bin per distinct value (by its
  *   text), ascending by value; `value_mappings` maps each value's text to its code; no
  *   `bin_edges`. Decoding gives back the exact text.
@@ -33,7 +42,8 @@
  *                                   e_{i+1} when i is the last bin.
  *   `value_mappings[f]` then holds only the missing key (if any): raw values are not sent.
  * - `column_stats[f]`: `{type, count (non-missing rows), missing}`; numerical adds `min, max,
- *   mean, std` (population; simple-statistics) and `integer` (every value an integer).
+ *   mean, std` (population; simple-statistics), `integer` (every value an integer) and
+ *   `decimals` (the most decimals any value is written with).
  * - `empirical_probs[f]` = counts / n (the 1-way marginal).
  * - `marginals`: 2-way marginals of the pairs chosen by `selectPairs` (all pairs when they fit in
  *   `pairBudget` cells, else MI maximum spanning tree + strongest pairs), each `[f, g]` in table
