@@ -44,6 +44,9 @@ test("fit prints the model id last; sample writes N rows with the original colum
   assert.equal(fit.code, 0, fit.stderr);
   const id = fit.stdout.trim().split("\n").pop()!;
   assert.match(id, /^mdl_[0-9a-f]{12}$/);
+  assert.match(fit.stderr, /^column +kind +codes +details$/m, "fit prints the column kinds");
+  assert.match(fit.stderr, /^age +numerical +\d+ +17 \.\. \d+, integers$/m);
+  assert.match(fit.stderr, /^sex +categorical +2 +2 values with a code$/m);
   const out1 = join(dir, "out1.csv");
   const out2 = join(dir, "out2.csv");
   for (const out of [out1, out2]) {
@@ -73,13 +76,25 @@ const BAD_INPUTS: [string, string | Buffer][] = [
   ["non-UTF-8 bytes", Buffer.from([0x61, 0x2c, 0x62, 0x0a, 0x31, 0x2c, 0xff, 0xfe, 0x0a])],
 ];
 
-for (const [what, content] of BAD_INPUTS) {
+const dates = (bad: number): string =>
+  "d,x\n" + Array.from({ length: 40 }, (_, i) => `${i === bad ? "03/04/2001" : `2001-01-${String(1 + (i % 28)).padStart(2, "0")}`},${i % 2}`).join("\n") + "\n";
+
+/** Issue 10's bad input: each fails with one sentence naming what is wrong, before any model exists. */
+const BAD_KINDS: [string, string, string[], RegExp][] = [
+  ["mixed date formats in one column", dates(5), [], /line 7, column "d": "03\/04\/2001"/],
+  ["an override naming an unknown column", dates(-1), ["--columns", '{"nope": {"type": "id"}}'], /no column "nope"/],
+  ["a datetime format that does not parse the column", dates(-1), ["--columns", '{"d": {"type": "datetime", "format": "dd.MM.yyyy"}}'], /line 2, column "d"/],
+  ["--columns that is not JSON", dates(-1), ["--columns", "{nope"], /--columns is neither JSON nor a readable JSON file/],
+];
+
+for (const [what, content, args, message] of [...BAD_INPUTS.map(([w, c]): [string, string | Buffer, string[], RegExp] => [w, c, [], /./]), ...BAD_KINDS]) {
   test(`fit on ${what} exits non-zero with one sentence and creates no model`, async () => {
     const f = join(dir, "bad.csv");
     writeFileSync(f, content);
     const countModels = async (): Promise<number> => (await runCli(["models", "ls"], env)).stdout.trim().split("\n").length;
     const before = await countModels();
-    const r = await runCli(["fit", f], env);
+    const r = await runCli(["fit", f, ...args], env);
+    assert.match(r.stderr, message);
     assert.equal(await countModels(), before, "no model was created");
     assert.equal(r.code, 1);
     assert.equal(r.stdout, "");
