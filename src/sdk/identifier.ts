@@ -65,7 +65,9 @@ export interface TextIdShape {
    * Per position after the prefix (index 0 = first char after the prefix), the characters allowed
    * there, as a compact class string: "0-9", "a-z", "A-Z", "a-f" / "A-F" (hex letters, when every
    * letter after the prefix in the whole column is a-f/A-F), plus any other characters seen at
-   * that position listed literally (e.g. "-", " ", "_", "."), ranges first (in the order 0-9,
+   * that position listed literally (e.g. "-", " ", "_", "."); a class or literal held by fewer
+   * than {@link MIN_CLASS_SHARE} of the rows reaching the position is left out (so a real value
+   * need not match its own shape, but fresh ones read like the common ones), ranges first (in the order 0-9,
    * A-Z, a-z) then literals (by code point), e.g. "0-9A-Z" or "a-z -". Length = the longest
    * value's length minus the prefix.
    */
@@ -146,13 +148,21 @@ function isLower(c: string): boolean {
   return c.length === 1 && c >= "a" && c <= "z";
 }
 
-/** Per-position character statistics of {@link textShape}. */
+/** Per-position character statistics of {@link textShape}: rows per class and per literal. */
 interface PositionSeen {
-  digit: boolean;
-  upper: boolean;
-  lower: boolean;
-  literals: Set<string>;
+  digit: number;
+  upper: number;
+  lower: number;
+  literals: Map<string, number>;
+  rows: number;
 }
+
+/**
+ * A class or literal character is kept at a position only when at least this share of the rows
+ * reaching that position have it (the most common one is always kept): a free-text column such as
+ * airport names would otherwise allow `/`, `(` and digits everywhere and write line noise.
+ */
+export const MIN_CLASS_SHARE = 0.05;
 
 function textShape(values: readonly string[], counts: readonly number[]): TextIdShape {
   const cps = values.map((s) => Array.from(s));
@@ -176,26 +186,30 @@ function textShape(values: readonly string[], counts: readonly number[]): TextId
     byLength.set(len, (byLength.get(len) ?? 0) + counts[v]);
     for (let j = 0; j < len; j++) {
       const c = a[p + j];
-      const s = (seen[j] ??= { digit: false, upper: false, lower: false, literals: new Set() });
-      if (isDigit(c)) s.digit = true;
+      const s = (seen[j] ??= { digit: 0, upper: 0, lower: 0, literals: new Map(), rows: 0 });
+      const w = counts[v];
+      s.rows += w;
+      if (isDigit(c)) s.digit += w;
       else if (isUpper(c)) {
-        s.upper = true;
+        s.upper += w;
         if (c > "F") hex = false;
       } else if (isLower(c)) {
-        s.lower = true;
+        s.lower += w;
         if (c > "f") hex = false;
-      } else s.literals.add(c);
+      } else s.literals.set(c, (s.literals.get(c) ?? 0) + w);
     }
   });
 
   const lengths: Record<string, number> = {};
   for (const len of [...byLength.keys()].sort((x, y) => x - y)) lengths[String(len)] = byLength.get(len)!;
   const positions = seen.map((s) => {
+    const top = Math.max(s.digit, s.upper, s.lower, ...s.literals.values());
+    const keep = (rows: number): boolean => rows > 0 && (rows === top || rows >= MIN_CLASS_SHARE * s.rows);
     let cls = "";
-    if (s.digit) cls += "0-9";
-    if (s.upper) cls += hex ? "A-F" : "A-Z";
-    if (s.lower) cls += hex ? "a-f" : "a-z";
-    const lits = [...s.literals].sort((x, y) => x.codePointAt(0)! - y.codePointAt(0)!);
+    if (keep(s.digit)) cls += "0-9";
+    if (keep(s.upper)) cls += hex ? "A-F" : "A-Z";
+    if (keep(s.lower)) cls += hex ? "a-f" : "a-z";
+    const lits = [...s.literals.keys()].filter((c) => keep(s.literals.get(c)!)).sort((x, y) => x.codePointAt(0)! - y.codePointAt(0)!);
     return cls + lits.join("");
   });
   return { kind: "text", prefix, lengths, positions };
