@@ -312,3 +312,12 @@ test("generator: malformed shapes and bad indices throw RangeError", () => {
   assert.throws(() => g.value(1.5), RangeError);
   assert.throws(() => new IdGenerator({ kind: "integer", min: 1, max: 10, distinct: 10 }, NaN), RangeError);
 });
+
+test("a class or character held by fewer than 5% of the rows at a position is left out of the shape", () => {
+  const values = Array.from({ length: 100 }, (_, i) => (i === 3 ? "ab/cd" : i < 10 ? `ab${i}cd` : `ab${String.fromCharCode(97 + (i % 26))}cd`));
+  const shape = inferIdShape(values, values.map(() => 1)) as TextIdShape;
+  assert.equal(shape.prefix, "ab");
+  assert.equal(shape.positions[0], "0-9a-z", "digits: 9% of the rows, kept; '/': 1%, left out");
+  const g = new IdGenerator(shape, 3);
+  for (let i = 0; i < 200; i++) assert.ok(!g.value(i).includes("/"));
+});
