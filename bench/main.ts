@@ -7,12 +7,18 @@
  * - `generate`: rows/s over HTTP through the SDK (decode included) vs in-process generation.
  * - `fidelity`: issue 5's protocol on discretized Adult (TVD, TSTR, privacy check, fit seconds)
  *   against independent marginals and HOLDOUT in the same run; `--epsilon` for the private variant.
+ * - `tables`: the real tables (shared `real/*.csv` and Adult) fitted with the SDK's defaults: 2-way
+ *   TVD vs independent columns and a resample of the real rows (gap closed), and the column checks.
+ * - `extract`: metadata extraction (`analyzeTable`) of 1M rows (flights-20k repeated): rows/s and
+ *   peak RSS, vs the 20,000-row file in the same run.
  */
 import { Command } from "commander";
 import { computeBench } from "./compute";
 import { generateBench } from "./generate";
 import { latencyBench } from "./latency";
 import { fidelityBench } from "./fidelity";
+import { tablesBench } from "./tables";
+import { extractBench } from "./extract";
 
 const program = new Command("bench").description("synthd benchmarks");
 
@@ -57,6 +63,23 @@ program
   .option("--calibrate", "calibrated generation (default unless --epsilon); also reports the plain draw")
   .option("--no-calibrate", "the plain draw only")
   .action(fidelityBench);
+
+program
+  .command("tables")
+  .description("real tables with the SDK's defaults: 2-way TVD vs independent columns and a resample (gap closed), column checks")
+  .option("--json", "one JSON line", false)
+  .option("--table <names>", "comma-separated: airports, cars, flights, github, species, adult (default: all)")
+  .option("--config <json>", "model config as JSON (default: the server's defaults)")
+  .option("--seed <seeds>", "comma-separated seeds; each repeats fit, sample and baselines", "0")
+  .option("--out <dir>", "keep the synthetic CSVs in this folder")
+  .action(tablesBench);
+
+program
+  .command("extract")
+  .description("analyzeTable on N rows (flights-20k repeated): rows/s and peak RSS vs the 20,000-row file")
+  .option("--rows <n>", "rows of the generated table", (v) => Number(v), 1_000_000)
+  .option("--json", "one JSON line", false)
+  .action(extractBench);
 
 program.parseAsync(process.argv).catch((e) => {
   console.error(`bench: ${(e as Error).message}`);
