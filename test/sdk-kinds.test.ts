@@ -163,3 +163,13 @@ test("describeColumns: one line per column with name, kind, codes and what the k
   assert.match(lines[3], /^cat\s+categorical\s+2\s+2 values with a code$/);
   assert.match(lines[4], /^ref\s+id\s+1\s+text identifiers with prefix "id-"/);
 });
+
+test("a short table's column of unique names is written fresh, not refused; overrides and a domain do not mix", async () => {
+  const rows = range(8).map((i) => [`name ${i}`, i % 2]);
+  const a = await analyzeTable(table(["who", "x"], rows));
+  assert.equal(kindOf(a, "who"), "id", "no value reaches k = 2 and the column is not overridden");
+  await assert.rejects(
+    analyzeTable(table(["who", "x"], rows), { domain: { who: 8, x: 2 }, columns: { x: { type: "numerical" } } }),
+    (e: unknown) => e instanceof RangeError && /cannot be combined/.test(e.message),
+  );
+});

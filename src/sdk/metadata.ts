@@ -21,7 +21,8 @@
  * - Categorical: one code per value seen at least `rareThreshold` (k, default 2) times, most
  *   frequent first (ties: by value, code-unit order), at most `categoryCap` codes; every other
  *   value shares the pooled code keyed {@link OTHER} (`__other__`) in `value_mappings` (a
- *   literal `__other__` value in the data joins that code too). No value reaching k: DataError.
+ *   literal `__other__` value in the data joins that code too). No value reaching k: an `id`
+ *   when inferred, a DataError when the user declared the column categorical.
  * - Id: one code (plus the missing code), `column_stats[f].id_shape` from `./identifier`, no
  *   values sent and no 2-way marginals.
  * - Datetime: values parsed to seconds since the Unix epoch and binned as numbers below;
@@ -706,7 +707,13 @@ export function buildCodec(
       file: fileOfSource(source),
     });
   }
-  const choice = chooseKind(scan, n, source, opts.columns?.[scan.name]);
+  const override = opts.columns?.[scan.name];
+  const choice = chooseKind(scan, n, source, override);
+  // An inferred categorical column none of whose values reaches k (a short table of unique
+  // names) has nothing to release: its values are written fresh, as an identifier's.
+  if (choice.kind === "categorical" && !override && !scan.counts.some((c, id) => c >= k && scan.values[id] !== "")) {
+    return idCodec(scan, n);
+  }
   switch (choice.kind) {
     case "numerical":
       return numericalCodec(scan, n, binCap);
@@ -808,6 +815,9 @@ export async function encodeTableWithScan(
 ): Promise<{ encoded: EncodedTable; scanned: ScannedTable }> {
   const domain = opts.domain === undefined ? undefined : await loadDomain(opts.domain);
   const scanned = await scanTable(source, 2);
+  if (domain && opts.columns !== undefined) {
+    throw new RangeError("columns (kind overrides) and domain cannot be combined: with a domain every column is a categorical code.");
+  }
   if (domain) checkDomainColumns(scanned.columns, domain, scanned.source);
   else checkOverrides(scanned.columns, opts, scanned.source);
   const codecs = scanned.scans.map((s) =>
