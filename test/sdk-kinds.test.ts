@@ -173,3 +173,21 @@ test("a short table's column of unique names is written fresh, not refused; over
     (e: unknown) => e instanceof RangeError && /cannot be combined/.test(e.message),
   );
 });
+
+test("a pooled value is drawn among the values that occur with the row's partner (a city among its state's cities)", async () => {
+  const rows = range(400).map((i) => {
+    const state = i % 2 === 0 ? "GA" : "IA";
+    const city = i % 10 < 2 ? `rare-${i}` : state === "GA" ? ["Atlanta", "Macon"][i % 4 === 0 ? 0 : 1] : ["Ames", "Waterloo"][i % 4 === 1 ? 0 : 1];
+    return [city, state];
+  });
+  const a = await analyzeTable(table(["city", "state"], rows));
+  const out = roundTrip(a);
+  const pooled = a.codes[0];
+  let checked = 0;
+  out.forEach((r, i) => {
+    if (pooled[i] !== a.codecs[0].otherCode) return;
+    checked++;
+    assert.ok(r[1] === "GA" ? ["Atlanta", "Macon"].includes(r[0]) : ["Ames", "Waterloo"].includes(r[0]), `${r[0]}, ${r[1]}`);
+  });
+  assert.equal(checked, 80);
+});

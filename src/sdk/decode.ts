@@ -8,8 +8,11 @@
  * - categorical -> the value whose `value_mappings[f]` entry is c. The pooled code (key
  *   `__other__`) stands for values too rare to release (rare category protection); it decodes to
  *   one of the column's own values drawn uniformly (not by frequency: the pool is a flat tail of
- *   many rare values, so a flat draw leaves the most frequent values at their real share). It is
- *   never written as a placeholder and never as a rare value (the metadata does not hold them).
+ *   many rare values, so a flat draw leaves the most frequent values at their real share), among
+ *   those that occur with the row's code of the column's partner: the feature whose 2-way
+ *   marginal with it has the most mutual information (so a pooled city is drawn among the cities
+ *   of the row's state, not anywhere). It is never written as a placeholder and never as a rare
+ *   value (the metadata does not hold them).
  * - numerical or datetime without `bin_edges` (point bins) -> the exact original text;
  * - numerical with `bin_edges` (quantile bins, convention in `./metadata`) -> for a point bin its
  *   value; for an interval bin a value drawn uniformly among the values the column can be written
@@ -30,6 +33,7 @@ import { DatetimeFormat, GRANULARITY_SECONDS } from "./datetime";
 import { APIError } from "./errors";
 import type { Table } from "./csv";
 import { IdGenerator, type IdShape } from "./identifier";
+import { mutualInformation } from "./marginals";
 import { MISSING_KEY, OTHER } from "./metadata";
 import { Rng, deriveSeed } from "./prng";
 
@@ -50,9 +54,40 @@ export interface FeatureDecoder {
    * The value of code `c` (0 <= c < K) in row `row` of the sample; `rng` supplies draws for
    * interval bins and the pooled code, `ids` writes identifiers.
    */
-  decode(c: number, rng: Rng, row: number, ids?: IdGenerator): string;
+  decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number): string;
   /** Id features: the shape their generator writes. */
   idShape?: IdShape;
+  /** Categorical features with a pooled code: the feature whose code in the row `decode` reads. */
+  partner?: string;
+}
+
+/**
+ * For a categorical feature's pooled code: the partner feature (the one whose sent 2-way
+ * marginal with f has the most mutual information; ties: the first) and, per partner code, the
+ * own codes of f that occur with it (P(f = i, g = j) > 0), in code order.
+ */
+function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][] } | undefined {
+  let best: { g: string; byCode: number[][]; mi: number } | undefined;
+  for (const m of meta.marginals ?? []) {
+    const at = m.features.indexOf(f);
+    if (at < 0) continue;
+    const g = m.features[1 - at];
+    const [Ka, Kb] = [meta.cardinalities[m.features[0]], meta.cardinalities[m.features[1]]];
+    if (m.probs.length !== Ka * Kb) continue;
+    const mi = mutualInformation(m.probs, Ka, Kb);
+    if (best && mi <= best.mi) continue;
+    const Kg = at === 0 ? Kb : Ka;
+    const byCode: number[][] = Array.from({ length: Kg }, () => []);
+    for (let i = 0; i < Ka; i++) {
+      for (let j = 0; j < Kb; j++) {
+        const [fc, gc] = at === 0 ? [i, j] : [j, i];
+        if (m.probs[i * Kb + j] > 0 && own.has(fc)) byCode[gc].push(fc);
+      }
+    }
+    for (const list of byCode) list.sort((x, y) => x - y);
+    best = { g, byCode, mi };
+  }
+  return best && { g: best.g, byCode: best.byCode };
 }
 
 function featureDecoder(meta: Metadata, f: string): FeatureDecoder {
@@ -77,15 +112,21 @@ function featureDecoder(meta: Metadata, f: string): FeatureDecoder {
   const otherCode = mapping?.[OTHER];
   if (otherCode !== undefined) byCode[otherCode] = undefined;
   if (missingCode !== undefined) byCode[missingCode] = "";
-  const own: string[] = [];
+  const own: number[] = [];
   byCode.forEach((v, c) => {
-    if (v !== undefined && c !== missingCode) own.push(v);
+    if (v !== undefined && c !== missingCode) own.push(c);
   });
+  const partner = otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
   return {
     name: f,
     K,
-    decode: (c, rng) => {
-      if (c === otherCode && c !== undefined) return own.length ? own[rng.int(own.length)] : OTHER;
+    partner: partner?.g,
+    decode: (c, rng, _row, _ids, partnerCode) => {
+      if (c === otherCode && c !== undefined) {
+        const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
+        const from = near && near.length ? near : own;
+        return from.length ? byCode[from[rng.int(from.length)]]! : OTHER;
+      }
       return byCode[c] ?? (mapping ? badCode(f, c, K) : String(c));
     },
   };
@@ -242,7 +283,8 @@ export class Decoder {
       const rng = new Rng(deriveSeed(seed, f));
       const ids = d.idShape ? new IdGenerator(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
       const offset = opts.rowOffset ?? 0;
-      for (let r = 0; r < n; r++) rows[r][f] = d.decode(codes[r], rng, offset + r, ids);
+      const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
+      for (let r = 0; r < n; r++) rows[r][f] = d.decode(codes[r], rng, offset + r, ids, partner?.[r]);
     });
     return { columns: this.columns, rows };
   }
