@@ -85,6 +85,7 @@ const BAD_KINDS: [string, string, string[], RegExp][] = [
   ["an override naming an unknown column", dates(-1), ["--columns", '{"nope": {"type": "id"}}'], /no column "nope"/],
   ["a datetime format that does not parse the column", dates(-1), ["--columns", '{"d": {"type": "datetime", "format": "dd.MM.yyyy"}}'], /line 2, column "d"/],
   ["--columns that is not JSON", dates(-1), ["--columns", "{nope"], /--columns is neither JSON nor a readable JSON file/],
+  ["--columns FILE naming an unknown column", dates(-1), ["--columns", "COLUMNS_FILE"], /no column "ghost"/],
 ];
 
 for (const [what, content, args, message] of [...BAD_INPUTS.map(([w, c]): [string, string | Buffer, string[], RegExp] => [w, c, [], /./]), ...BAD_KINDS]) {
@@ -93,7 +94,9 @@ for (const [what, content, args, message] of [...BAD_INPUTS.map(([w, c]): [strin
     writeFileSync(f, content);
     const countModels = async (): Promise<number> => (await runCli(["models", "ls"], env)).stdout.trim().split("\n").length;
     const before = await countModels();
-    const r = await runCli(["fit", f, ...args], env);
+    const columnsFile = join(dir, "columns.json");
+    writeFileSync(columnsFile, JSON.stringify({ ghost: { type: "categorical" } }));
+    const r = await runCli(["fit", f, ...args.map((a) => (a === "COLUMNS_FILE" ? columnsFile : a))], env);
     assert.match(r.stderr, message);
     assert.equal(await countModels(), before, "no model was created");
     assert.equal(r.code, 1);
