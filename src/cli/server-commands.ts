@@ -20,6 +20,9 @@ export interface ServeOptions {
 /**
  * Starts the server and prints `sandbox key: svc_test_...` (first start with an empty store
  * only) and then `synthd listening on http://HOST:PORT` on stdout. Runs until SIGINT/SIGTERM.
+ * The only command that takes the data dir's owner lock (`src/store/ownerLock.ts`).
+ * @throws StoreLockedError when another `synthd serve` owns the data dir (the CLI prints its
+ *   one-line message and exits 1), or whatever `serve` throws.
  */
 export async function serveCommand(opts: ServeOptions): Promise<void> {
   const server = await serve({
@@ -42,7 +45,10 @@ export interface KeysCreateOptions {
   env: Environment;
 }
 
-/** Creates a key for `org` (created if missing) and prints it alone on stdout. */
+/**
+ * Creates a key for `org` (created if missing) and prints it alone on stdout. Works while a
+ * server runs on the same dir: it opens the store briefly and never takes the owner lock.
+ */
 export async function keysCreateCommand(opts: KeysCreateOptions): Promise<void> {
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(opts.org)) {
     throw new Error("--org must be 1 to 64 characters from letters, digits, '_', '.' and '-'.");

@@ -6,6 +6,7 @@ import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import type { Engine } from "../engine/types";
 import { Store } from "../store";
+import { acquireOwnerLock } from "../store/ownerLock";
 import { startServer, type RunningServer } from "./app";
 import { createLogger } from "./log";
 
@@ -30,7 +31,7 @@ export interface ServeOptions {
   host: string;
   /** TCP port; 0 picks a free one. */
   port: number;
-  /** LMDB directory; created (with parents) if missing. */
+  /** LMDB directory; created (with parents) if missing; owner-locked while serving (`synthd.lock`). */
   dataDir: string;
   /** Engine worker threads; default: the engine's choice. */
   workers?: number;
@@ -76,23 +77,36 @@ export interface ServeHandle {
   port: number;
   /** Set only on the first start with an empty store: the new `svc_test_` key of org `default`. */
   sandboxKey?: string;
-  /** Stops listening (draining requests in flight), closes the engine, then the store. Idempotent. */
+  /** Stops listening (draining requests in flight), closes the engine, then the store, then releases the owner lock. Idempotent. */
   close(): Promise<void>;
 }
 
 /**
- * Opens the store at `dataDir`, starts the engine and resumes every model left in `training`,
- * starts the HTTP server (which loads the persisted rate counters and releases idempotency keys
- * left in flight by a crashed process, see `startServer`), and then, if the store holds no key at all, creates org `default` with a
- * sandbox key (returned once as `sandboxKey`; only its SHA-256 is stored).
- * @throws Error when the store cannot be opened, the engine cannot start, or the address cannot be bound
- *   (whatever was opened is closed again).
+ * Takes the data dir's owner lock first (`DATA_DIR/synthd.lock`, `src/store/ownerLock.ts`), so a
+ * second server on the same dir fails before it touches the store: it neither releases the first's
+ * in-flight idempotency keys nor resumes its models. The lock is held until `close()` (or the end
+ * of the process, `kill -9` included). Then opens the store at `dataDir`, starts the engine and
+ * resumes every model left in `training`, starts the HTTP server (which loads the persisted rate
+ * counters and releases idempotency keys left in flight by a crashed process, see `startServer`),
+ * records the URL in the lock file, and then, if the store holds no key at all, creates org
+ * `default` with a sandbox key (returned once as `sandboxKey`; only its SHA-256 is stored).
+ * @throws StoreLockedError (`src/store/ownerLock.ts`) when another `serve` holds the data dir; its
+ *   message names the owner (pid, start time, URL).
+ * @throws Error when the lock cannot be taken otherwise, the store cannot be opened, the engine
+ *   cannot start, or the address cannot be bound (whatever was opened is closed again).
  */
 export async function serve(opts: ServeOptions): Promise<ServeHandle> {
   const logger = opts.logger ?? createLogger(opts.debug ? "debug" : "info");
   const rateLimit = opts.rateLimit ?? rateLimitFromEnv();
   mkdirSync(opts.dataDir, { recursive: true });
-  const store = new Store(opts.dataDir);
+  const lock = await acquireOwnerLock(opts.dataDir);
+  let store: Store;
+  try {
+    store = new Store(opts.dataDir);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   let engine: Engine | undefined;
   let server: RunningServer | undefined;
   let sandboxKey: string | undefined;
@@ -118,10 +132,12 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
     await server?.close().catch(() => undefined);
     await engine?.close().catch(() => undefined);
     await store.close().catch(() => undefined);
+    lock.release();
     throw err;
   }
   const eng: Engine = engine;
   const srv: RunningServer = server;
+  lock.setUrl(srv.url);
   logger.info({ url: srv.url, device: eng.device }, "synthd listening");
 
   const removeGuards = opts.handleSignals === false ? () => undefined : installProcessHandlers(logger, () => close());
@@ -133,6 +149,7 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
       await srv.close();
       await eng.close();
       await store.close();
+      lock.release();
       logger.info("synthd stopped");
     })();
     return closing;
