@@ -6,6 +6,11 @@
  * `--requests` GETs from `--concurrency` keep-alive connections. Phase 2 (loaded): two models
  * training on UCI Adult (model_size medium), the same GETs. Reports p50/p99/max in milliseconds
  * and the loaded/idle ratios.
+ *
+ * Second case (issue 11, DESIGN §4 "training one model never stalls requests for another"): a
+ * server with ONE worker, so every model shares it. A 10-row generate of a ready model A,
+ * `--generate-requests` times one after another, on the idle server and then while two large
+ * models (model_size large) train on that same worker; p50/p99/max and the loaded/idle ratios.
  */
 import { Agent, request } from "node:http";
 import { join } from "node:path";
@@ -16,6 +21,8 @@ import { ADULT_CSV, removeDir, startServer, tempDir, waitFor } from "./harness";
 export interface LatencyOptions {
   requests: number;
   concurrency: number;
+  /** Sequential 10-row generates per phase of the one-worker case. */
+  generateRequests: number;
   json: boolean;
 }
 
@@ -59,8 +66,52 @@ async function hammer(url: string, key: string, path: string, opts: LatencyOptio
   });
   await Promise.all(workers);
   agent.destroy();
+  return summarize(times);
+}
+
+function summarize(times: number[]): LatencySummary {
   times.sort((a, b) => a - b);
   return { requests: times.length, p50_ms: quantile(times, 0.5), p99_ms: quantile(times, 0.99), max_ms: times[times.length - 1] };
+}
+
+/** `n` sequential 10-row generates of model `id` (plain draw), in milliseconds each. */
+async function generates(client: Synthd, id: string, n: number): Promise<LatencySummary> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    await client.models.generate(id, { embedding: { num_rows: 10, seed: i } });
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return summarize(times);
+}
+
+/**
+ * The one-worker case: generate latency of model A, idle and while two large models train on the
+ * same worker thread.
+ */
+async function sameWorkerCase(opts: LatencyOptions): Promise<{ idle: LatencySummary; loaded: LatencySummary; training_during: boolean }> {
+  const dir = tempDir("synthd-bench-");
+  const server = await startServer(join(dir, "store"), ["--workers", "1"]);
+  try {
+    const client = new Synthd({ apiKey: server.sandboxKey!, baseUrl: server.url });
+    const a = await Synthesizer.fit(client, ADULT_CSV, { config: { model_size: "small", max_epochs: 1 } });
+    await generates(client, a.id, 3); // warm-up
+    const idle = await generates(client, a.id, opts.generateRequests);
+    const config = { model_size: "large" as const, max_epochs: 50, early_stop_patience: 0 };
+    const trainees = await Promise.all([0, 1].map(() => Synthesizer.fit(client, ADULT_CSV, { config, wait: false })));
+    await waitFor("both large models to be training", async () => {
+      const ms = await Promise.all(trainees.map((t) => client.models.retrieve(t.id)));
+      return ms.every((m) => m.status === "training") ? true : undefined;
+    }, 300_000, 250);
+    await new Promise((r) => setTimeout(r, 2000)); // past the first steps' set-up
+    const loaded = await generates(client, a.id, opts.generateRequests);
+    const still = await Promise.all(trainees.map((t) => client.models.retrieve(t.id)));
+    await Promise.all(trainees.map((t) => client.models.delete(t.id)));
+    return { idle, loaded, training_during: still.every((m) => m.status === "training") };
+  } finally {
+    await server.kill("SIGTERM");
+    removeDir(dir);
+  }
 }
 
 /** Runs the benchmark and prints its result (a JSON line with `--json`). */
@@ -84,8 +135,17 @@ export async function latencyBench(opts: LatencyOptions): Promise<void> {
     const still = await Promise.all(trainees.map((t) => client.models.retrieve(t.id)));
     await Promise.all(trainees.map((t) => client.models.delete(t.id)));
 
+    const gen = await sameWorkerCase(opts);
     const result = {
       bench: "latency",
+      generate_same_worker: {
+        endpoint: "POST /v1/models/{id}/generate, 10 rows, one worker",
+        idle: gen.idle,
+        while_two_large_models_train: gen.loaded,
+        both_still_training_at_end: gen.training_during,
+        p50_ratio: gen.loaded.p50_ms / gen.idle.p50_ms,
+        p99_ratio: gen.loaded.p99_ms / gen.idle.p99_ms,
+      },
       endpoint: "GET /v1/models/{id}",
       concurrency: opts.concurrency,
       idle,
@@ -102,6 +162,12 @@ export async function latencyBench(opts: LatencyOptions): Promise<void> {
       console.log(`  two models training:    ${fmt(loaded)}`);
       console.log(`  ratio loaded/idle:      p50 ${result.p50_ratio.toFixed(2)}x  p99 ${result.p99_ratio.toFixed(2)}x`);
       console.log(`  both still training at the end: ${result.both_still_training_at_end}`);
+      const g = result.generate_same_worker;
+      console.log(`10-row generate of model A, ${opts.generateRequests} sequential requests, one worker shared with two large trainings`);
+      console.log(`  idle server:            ${fmt(g.idle)}`);
+      console.log(`  two large models train: ${fmt(g.while_two_large_models_train)}`);
+      console.log(`  ratio loaded/idle:      p50 ${g.p50_ratio.toFixed(2)}x  p99 ${g.p99_ratio.toFixed(2)}x`);
+      console.log(`  both still training at the end: ${g.both_still_training_at_end}`);
     }
   } finally {
     await server.kill("SIGTERM");

@@ -2,7 +2,8 @@
  * Benchmarks: `npm run bench -- <name> [options]`. Each prints ratios against a baseline measured
  * in the same run; `--json` prints one JSON line for scripts.
  *
- * - `latency`: GET /v1/models/{id} p50/p99 while two models train vs an idle server.
+ * - `latency`: GET /v1/models/{id} p50/p99 while two models train vs an idle server, and a 10-row
+ *   generate of model A while two large models train on the same (only) worker vs idle.
  * - `compute`: the native compute core (train step, generation) vs tfjs and the PyTorch figures.
  * - `generate`: rows/s over HTTP through the SDK (decode included) vs in-process generation.
  * - `fidelity`: issue 5's protocol on discretized Adult (TVD, TSTR, privacy check, fit seconds)
@@ -27,6 +28,7 @@ program
   .description("GET latency while two models train, vs idle")
   .option("--requests <n>", "requests per phase", (v) => Number(v), 2000)
   .option("--concurrency <n>", "parallel keep-alive connections", (v) => Number(v), 4)
+  .option("--generate-requests <n>", "sequential 10-row generates per phase of the one-worker case", (v) => Number(v), 40)
   .option("--json", "one JSON line", false)
   .action(latencyBench);
 
