@@ -8,6 +8,38 @@
  */
 import type { tags } from "typia";
 
+/**
+ * typia tag: a finite number. JSON can spell numbers beyond float64 (`1e400`), which `JSON.parse`
+ * turns into `Infinity`; every number of a request type that has no tighter bound carries this tag,
+ * so the generated validators refuse them (400 `parameter_invalid` naming the field).
+ * (typia's own `Type<"double">` checks nothing at run time.)
+ */
+export type Finite = tags.TagBase<{
+  target: "number";
+  kind: "finite";
+  value: undefined;
+  validate: "Number.isFinite($input)";
+  exclusive: true;
+  schema: undefined;
+}>;
+
+/** Largest finite float32, (2 - 2^-23) * 2^127. */
+export const FLOAT32_MAX = 3.4028234663852886e38;
+
+/**
+ * typia tag: a number that is finite in float32, i.e. in [-{@link FLOAT32_MAX}, FLOAT32_MAX]
+ * (latents are computed in float32: `1e308` is finite in float64 but Infinity there). NaN fails
+ * too. typia's `Type<"float">` is not used: its lower bound is -1.175494351e38, not -FLOAT32_MAX.
+ */
+export type Float32 = tags.TagBase<{
+  target: "number";
+  kind: "float32";
+  value: undefined;
+  validate: "-3.4028234663852886e+38 <= $input && $input <= 3.4028234663852886e+38";
+  exclusive: true;
+  schema: { minimum: -3.4028234663852886e38; maximum: 3.4028234663852886e38 };
+}>;
+
 /** Model states (contract: "States and transitions"). */
 export type ModelStatus = "created" | "building" | "training" | "ready" | "failed";
 
@@ -54,16 +86,16 @@ export interface ColumnStats {
   count: number & tags.Type<"uint32">;
   /** Rows with a missing (blank) value. */
   missing: number & tags.Type<"uint32">;
-  min?: number;
-  max?: number;
-  mean?: number;
-  std?: number;
+  min?: number & Finite;
+  max?: number & Finite;
+  mean?: number & Finite;
+  std?: number & Finite;
   /**
    * Numerical only: non-decreasing bin edges, K_numeric + 1 of them; bin i is [edges[i], edges[i+1])
    * (the last bin closed). A repeated edge `edges[i] == edges[i+1]` is a point bin holding exactly
    * that value (the SDK gives a value covering at least 1/binCap of the rows its own bin).
    */
-  bin_edges?: number[];
+  bin_edges?: (number & Finite)[];
   /** Numerical only: every observed value was an integer (decode keeps integers). */
   integer?: boolean;
   /** Numerical only: the most decimals any value is written with; decoded values are rounded to it. */
@@ -79,7 +111,7 @@ export interface ColumnStats {
   /** Categorical only: rows a value needs for a code of its own; rarer values share the pooled code. */
   rare_threshold?: number & tags.Type<"uint32">;
   /** Set when the marginals were noised client-side (DESIGN §2, privacy). */
-  privacy?: { epsilon: number; delta: number; rho: number; sigma: number };
+  privacy?: { epsilon: number & Finite; delta: number & Finite; rho: number & Finite; sigma: number & Finite };
 }
 
 /**
@@ -88,7 +120,7 @@ export interface ColumnStats {
  */
 export interface PairMarginal {
   features: [string, string];
-  probs: number[];
+  probs: (number & Finite)[];
 }
 
 /** `metadata` of Create Model: the statistical description the SDK builds from a table. */
@@ -98,7 +130,7 @@ export interface Metadata {
   /** K per feature: the number of codes (contract: "Vocabulary size per feature"). */
   cardinalities: Record<string, number & tags.Type<"uint32"> & tags.Minimum<1>>;
   /** The 1-way marginal per feature: length K, non-negative, sums to 1. */
-  empirical_probs: Record<string, number[]>;
+  empirical_probs: Record<string, (number & Finite)[]>;
   column_stats?: Record<string, ColumnStats>;
   /** Value -> code per feature (the blank value maps to the missing code). */
   value_mappings?: Record<string, Record<string, number & tags.Type<"uint32">>>;
@@ -114,10 +146,10 @@ export interface ModelConfigInput {
   learning_rate?: number & tags.ExclusiveMinimum<0> & tags.Maximum<10>;
   max_epochs?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<1000000>;
   /** Seconds. */
-  max_training_time?: number & tags.ExclusiveMinimum<0>;
+  max_training_time?: number & tags.ExclusiveMinimum<0> & Finite;
   early_stop_patience?: number & tags.Type<"uint32">;
   privacy_enabled?: boolean;
-  privacy_noise?: number & tags.Minimum<0>;
+  privacy_noise?: number & tags.Minimum<0> & Finite;
   device?: "auto" | "cpu" | "gpu";
 }
 
@@ -181,10 +213,14 @@ export interface LatentSpec {
 
 /** Body of `POST /v1/models/{id}/generate`. */
 export interface GenerateRequest {
-  /** Latent vectors (n x embedding_dim) or `{num_rows, seed?}`. */
-  embedding: number[][] | LatentSpec;
+  /** Latent vectors (n x embedding_dim, each value finite in float32) or `{num_rows, seed?}`. */
+  embedding: (number & Float32)[][] | LatentSpec;
   temperature?: number & tags.ExclusiveMinimum<0> & tags.Maximum<100>;
-  top_p?: (number & tags.ExclusiveMinimum<0> & tags.Maximum<1>) | null;
+  /**
+   * Nucleus threshold in [0, 1] (contract: "0 to 1"); null or absent: no truncation. 0 keeps only
+   * the most probable code of each feature (ties: the lowest code).
+   */
+  top_p?: (number & tags.Minimum<0> & tags.Maximum<1>) | null;
 }
 
 /** `data` of a generate response (envelope object `generation`, DESIGN §2). */

@@ -179,7 +179,8 @@ test("generate: bad uniforms, temperature, top_p, zero rows", () => {
   assert.throws(() => core.generate(z, n, u, 0, null), { name: "RangeError", message: /^temperature must be finite and > 0/ });
   assert.throws(() => core.generate(z, n, u, NaN, null), { name: "RangeError", message: /^temperature/ });
   assert.throws(() => core.generate(z, n, u, 1e-320, null), { name: "RangeError", message: /too small/ });
-  assert.throws(() => core.generate(z, n, u, 1, 0), { name: "RangeError", message: /^topP must be in \(0, 1\]/ });
+  assert.equal(core.generate(z, n, u, 1, 0).length, n * F, "top_p 0 is accepted: the most probable code alone");
+  assert.throws(() => core.generate(z, n, u, 1, -0.5), { name: "RangeError", message: /^topP must be in \[0, 1\]/ });
   assert.throws(() => core.generate(z, n, u, 1, 1.5), { name: "RangeError", message: /^topP/ });
   assert.throws(() => core.generate(z, n, u, 1, "0.9" as unknown as number), { name: "TypeError", message: /^topP must be a number or null/ });
   stillWorks(core);

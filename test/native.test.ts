@@ -142,7 +142,7 @@ test("native and JavaScript give identical codes across shapes, temperatures and
     [1], [2], [1, 1, 1], [3, 5, 8], [32, 17, 2, 1, 9], [100], [300, 4], randomCards(r, 15, 250),
   ];
   const temps = [1, 0.5, 2, 0.05, 7.3];
-  const topPs: (number | null)[] = [null, 1, 0.999, 0.9, 0.5, 0.3, 1e-9];
+  const topPs: (number | null)[] = [null, 1, 0.999, 0.9, 0.5, 0.3, 1e-9, 0];
   let combos = 0;
   let draws = 0;
   for (const cards of cardSets) {
@@ -243,10 +243,9 @@ const BAD: [string, Args, string, string][] = [
   ["temperature NaN", [...OK.slice(0, 4), NaN, null] as unknown as Args, "RangeError", "temperature must be finite and > 0, got NaN"],
   ["temperature Infinity", [...OK.slice(0, 4), Infinity, null] as unknown as Args, "RangeError", "temperature must be finite and > 0, got Infinity"],
   ["temperature subnormal", [...OK.slice(0, 4), 1e-320, null] as unknown as Args, "RangeError", "temperature 1e-320 is too small (1 / temperature is not finite)"],
-  ["topP 0", [...OK.slice(0, 5), 0] as unknown as Args, "RangeError", "topP must be in (0, 1] or null, got 0"],
-  ["topP above 1", [...OK.slice(0, 5), 1.5] as unknown as Args, "RangeError", "topP must be in (0, 1] or null, got 1.5"],
-  ["topP negative", [...OK.slice(0, 5), -0.1] as unknown as Args, "RangeError", "topP must be in (0, 1] or null, got -0.1"],
-  ["topP NaN", [...OK.slice(0, 5), NaN] as unknown as Args, "RangeError", "topP must be in (0, 1] or null, got NaN"],
+  ["topP above 1", [...OK.slice(0, 5), 1.5] as unknown as Args, "RangeError", "topP must be in [0, 1] or null, got 1.5"],
+  ["topP negative", [...OK.slice(0, 5), -0.1] as unknown as Args, "RangeError", "topP must be in [0, 1] or null, got -0.1"],
+  ["topP NaN", [...OK.slice(0, 5), NaN] as unknown as Args, "RangeError", "topP must be in [0, 1] or null, got NaN"],
   ["topP as a string", [...OK.slice(0, 5), "0.9"] as unknown as Args, "TypeError", "topP must be a number or null"],
   ["logits too short", [f32(0, 1, 2, 3, 4), 2, [2, 1], OK[3], 1, null], "RangeError", "logits has 5 values, expected n*D = 6"],
   ["logits for another n", [OK[0], 3, [2, 1], OK[3], 1, null], "RangeError", "logits has 6 values, expected n*D = 9"],

@@ -79,19 +79,19 @@ inline double ReadTemperature(Napi::Env env, const Napi::Value& v) {
   return temperature;
 }
 
-/** The nucleus threshold argument: undefined/null (no truncation) or a number in (0, 1]. */
+/** The nucleus threshold argument: undefined/null (no truncation) or a number in [0, 1] (0: the top code alone). */
 struct TopP {
   bool given = false;
   double value = 1.0;
 };
 
-/** Reads a {@link TopP}. @throws TypeError when not a number or null; RangeError outside (0, 1]. */
+/** Reads a {@link TopP}. @throws TypeError when not a number or null; RangeError outside [0, 1]. */
 inline TopP ReadTopP(Napi::Env env, const Napi::Value& v) {
   TopP p;
   if (v.IsUndefined() || v.IsNull()) return p;
   if (!v.IsNumber()) ThrowType(env, "topP must be a number or null");
   p.value = v.As<Napi::Number>().DoubleValue();
-  if (!(p.value > 0.0 && p.value <= 1.0)) ThrowRange(env, "topP must be in (0, 1] or null, got " + JsString(env, p.value));
+  if (!(p.value >= 0.0 && p.value <= 1.0)) ThrowRange(env, "topP must be in [0, 1] or null, got " + JsString(env, p.value));
   p.given = true;
   return p;
 }

@@ -11,7 +11,8 @@
 //  1. z_k = logit_k * (1 / T), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k (k ascending).
 //  2. No truncation (top_p absent or >= 1): keep every k, total = s. Truncation: order k by e_k
 //     descending, ties by smaller k first; keep the shortest prefix whose running sum of e_k
-//     reaches top_p * s (at least one code); total = that running sum.
+//     reaches top_p * s (at least one code); total = that running sum. top_p = 0 keeps the first
+//     code of the order alone: the most probable, ties by smaller k.
 //  3. target = u * total; walk the kept codes in ascending k accumulating e_k; the first k whose
 //     running sum exceeds target is drawn; if rounding leaves none, the last kept k is drawn.
 
@@ -34,7 +35,7 @@ struct SampleInput {
   const double* uniforms = nullptr;  // n x F, row-major, each in [0, 1)
   double temperature = 1.0;         // > 0, with 1 / temperature finite
   bool truncate = false;            // top_p given and < 1
-  double top_p = 1.0;               // in (0, 1]
+  double top_p = 1.0;               // in [0, 1]; 0 keeps the top code alone
 };
 
 // The first logit (in row-major order) that the kernel refused.

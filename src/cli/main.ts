@@ -108,7 +108,7 @@ export function buildProgram(): Command {
       .option("-o, --output <file>", "output CSV (written whole or not at all)")
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))
-      .option("--top-p <p>", "nucleus sampling threshold in (0, 1]", float("--top-p"))
+      .option("--top-p <p>", "nucleus sampling threshold in [0, 1] (0: the most probable code)", float("--top-p"))
       .option("--calibrate", "rake a pool of twice the rows to the model's marginals (default unless the metadata is private)")
       .option("--no-calibrate", "plain draw: faster, further from the marginals"),
   ).action(sampleCommand);

@@ -250,7 +250,7 @@ class PiscinaEngine implements PoolEngine {
     const temperature = req.temperature ?? 1;
     if (!(temperature > 0) || !Number.isFinite(1 / temperature)) throw new GenerateInputError("temperature must be > 0", "body.temperature");
     const topP = req.top_p ?? null;
-    if (topP !== null && !(topP > 0 && topP <= 1)) throw new GenerateInputError("top_p must be in (0, 1]", "body.top_p");
+    if (topP !== null && !(topP >= 0 && topP <= 1)) throw new GenerateInputError("top_p must be in [0, 1]", "body.top_p");
     let task: Task;
     let transfer: ArrayBuffer[] = [];
     try {

@@ -216,10 +216,29 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     return move({ [transferableSymbol]: [codes.buffer], [valueSymbol]: reply } as unknown as Parameters<typeof move>[0]);
   } catch (err) {
     if (err instanceof InputError) return { ok: false, kind: "input", message: err.message, param: err.param };
+    if (task.latents !== undefined && isLogitOverflow(err)) {
+      // Latents finite in float32 but so large that the forward pass overflows: the client's
+      // input, not a fault of the model (drawn latents are standard normal and never do this).
+      return {
+        ok: false,
+        kind: "input",
+        param: "body.embedding",
+        message: "The latent vectors are too large for this model: its outputs overflow. Latents are standard normal draws (as the SDK makes them).",
+      };
+    }
     return { ok: false, kind: "internal", message: err instanceof Error ? err.message : String(err) };
   } finally {
     lease.release();
   }
+}
+
+/**
+ * True for the sampling kernels' refusal of non-finite logits (`checkSampleArgs` in
+ * model/sampling.ts and the native core's `generate`: "logits[i] ... is not finite" or
+ * "... overflows").
+ */
+function isLogitOverflow(err: unknown): boolean {
+  return err instanceof RangeError && /logits\[\d+\].*(is not finite|overflows)/.test(err.message);
 }
 
 async function info(): Promise<InfoReply> {

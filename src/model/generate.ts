@@ -12,7 +12,7 @@
  * weights, seed and options give identical codes.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
+import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
 import { CALIBRATION_POOL_FACTOR, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
 import { forward } from "./generator";
 import { Rng } from "./rng";
@@ -60,8 +60,9 @@ function checkNumRows(n: unknown): asserts n is number {
 
 /**
  * Given latent rows (n x E as nested arrays) -> one Float32Array, row-major.
- * @throws InputError for 0 or more than MAX_ROWS_PER_REQUEST rows (`body.embedding`), or a row of
- *   the wrong length or with non-finite values (`body.embedding[i]`).
+ * @throws InputError for 0 or more than MAX_ROWS_PER_REQUEST rows (`body.embedding`), a row of
+ *   the wrong length (`body.embedding[i]`), or a value that is not a number finite in float32
+ *   (`body.embedding[i][j]`, e.g. `1e308`, which float64 holds but float32 rounds to Infinity).
  */
 export function flattenLatents(rows: readonly unknown[], embeddingDim: number): Float32Array {
   const E = embeddingDim;
@@ -75,9 +76,15 @@ export function flattenLatents(rows: readonly unknown[], embeddingDim: number): 
       throw new InputError(`latent row ${i} must have embedding_dim = ${E} numbers`, `body.embedding[${i}]`);
     }
     for (let j = 0; j < E; j++) {
-      const v = row[j];
-      if (typeof v !== "number" || !Number.isFinite(v)) throw new InputError(`latent row ${i} must hold finite numbers`, `body.embedding[${i}]`);
-      out[i * E + j] = v;
+      const v: unknown = row[j];
+      const x = typeof v === "number" ? Math.fround(v) : NaN;
+      if (!Number.isFinite(x)) {
+        throw new InputError(
+          `latent value [${i}][${j}] must be a number within the float32 range [-${FLOAT32_MAX}, ${FLOAT32_MAX}]`,
+          `body.embedding[${i}][${j}]`,
+        );
+      }
+      out[i * E + j] = x;
     }
   }
   return out;

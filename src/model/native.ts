@@ -26,7 +26,8 @@ export interface NativeSampler {
    * @param cardinalities K_f >= 1 per feature (F features), Int32Array or integer array.
    * @param uniforms      Float64Array, n x F row-major, each in [0, 1).
    * @param temperature   finite, > 0 (and 1 / temperature finite).
-   * @param topP          nucleus mass in (0, 1], or null / undefined for no truncation.
+   * @param topP          nucleus mass in [0, 1] (0: the most probable code alone), or null /
+   *                      undefined for no truncation.
    * @param threads       threads to use; 0 or omitted: automatic (none extra for small inputs,
    *                      else hardware concurrency capped at 8). The result never depends on it.
    * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`.

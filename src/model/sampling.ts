@@ -12,14 +12,18 @@
  *  1. z_k = logit_k * (1 / T) (float64), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k (k ascending).
  *  2. No truncation (topP null or >= 1): keep every k, total = s.
  *     Truncation: order k by e_k descending, ties by smaller k first; keep the shortest prefix whose
- *     running sum of e_k reaches topP * s (at least one code); total = that running sum.
+ *     running sum of e_k reaches topP * s (at least one code); total = that running sum. With
+ *     topP = 0 that is the first code of the order alone: the most probable, ties by smaller k.
  *  3. target = u * total; walk the kept codes in ascending k, accumulating e_k; the first k whose
  *     running sum exceeds target is drawn. If rounding leaves none, the last kept k is drawn.
  */
 import { types } from "node:util";
 import { nativeSampler } from "./native";
 
-/** Sampling options: `temperature` > 0; `topP` in (0, 1], or null for no truncation. */
+/**
+ * Sampling options: `temperature` > 0; `topP` in [0, 1] (0: only the most probable code), or null
+ * for no truncation.
+ */
 export interface SampleOptions {
   temperature: number;
   topP: number | null;
@@ -123,7 +127,7 @@ function isIntegerIn(v: number, lo: number, hi: number): boolean {
  *         cardinalities not an Int32Array or array, n / temperature / topP not numbers).
  * @throws RangeError for n not a non-negative integer; a cardinality not an integer in
  *         [1, 2^31 - 1]; temperature not finite and > 0 or so small that 1 / temperature is not
- *         finite; topP outside (0, 1]; lengths other than n*D and n*F; a uniform outside [0, 1);
+ *         finite; topP outside [0, 1]; lengths other than n*D and n*F; a uniform outside [0, 1);
  *         a non-finite logit; a logit whose logit / temperature is not finite.
  */
 export function checkSampleArgs(
@@ -158,7 +162,7 @@ export function checkSampleArgs(
   const topP: unknown = opts.topP;
   if (topP !== null && topP !== undefined) {
     if (typeof topP !== "number") throw new TypeError("topP must be a number or null");
-    if (!(topP > 0 && topP <= 1)) throw new RangeError(`topP must be in (0, 1] or null, got ${topP}`);
+    if (!(topP >= 0 && topP <= 1)) throw new RangeError(`topP must be in [0, 1] or null, got ${topP}`);
   }
   if (logits.length !== n * D) throw new RangeError(`logits has ${logits.length} values, expected n*D = ${n * D}`);
   if (uniforms.length !== n * F) throw new RangeError(`uniforms has ${uniforms.length} values, expected n*F = ${n * F}`);
@@ -190,7 +194,8 @@ export function checkSampleArgs(
  * @param n          number of rows; 0 gives an empty result.
  * @param cardinalities K_f >= 1 per feature, in feature order (F features).
  * @param uniforms   Float64Array, n x F row-major, each in [0, 1): the draw for (r, f).
- * @param opts       `temperature` > 0; `topP` in (0, 1] or null for no truncation.
+ * @param opts       `temperature` > 0; `topP` in [0, 1] (0: the most probable code, ties by the
+ *                   lowest) or null for no truncation.
  * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`, in [0, K_f).
  * @throws TypeError / RangeError as listed at {@link checkSampleArgs}; Error when the native core
  *         runs out of memory.

@@ -6,6 +6,15 @@
  * before any `await`; `res.onAborted` is attached first, and after it fires nothing is written;
  * the body's `onData` is attached synchronously (`startBodyRead`); writes after an `await` happen
  * inside `res.cork`.
+ *
+ * Two things are decided here, before the pipeline, because they concern the connection rather
+ * than the request:
+ * - a request whose body framing is ambiguous (`framingError`: repeated `Content-Length` or
+ *   `Transfer-Encoding`, ...) gets 400 `parameter_invalid` naming the header, and the connection
+ *   is closed; nothing else of the request is looked at, and no request after it on the
+ *   connection runs (see {@link refuseFraming});
+ * - an answer is written only once the request's body has been consumed (`BodySource.drain`),
+ *   so a client still uploading reads it instead of meeting a reset.
  */
 import { STATUS_CODES } from "node:http";
 import { performance } from "node:perf_hooks";
@@ -14,12 +23,12 @@ import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from 
 import type { Engine } from "../engine/types";
 import { newRequestId, type Store } from "../store";
 import type { Ctx, Services } from "./context";
-import { errorBody, setErrorResponse, toApiError } from "./errors";
+import { errorBody, paramInvalid, setErrorResponse, toApiError } from "./errors";
 import { createLogger } from "./log";
 import { runPipeline } from "./pipeline";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, WINDOW_MS } from "./rateLimiter";
 import { IDEMPOTENCY_TTL_MS } from "./steps/idempotency";
-import { startBodyRead } from "./steps/readBody";
+import { framingError, startBodyRead, type FramingError } from "./steps/readBody";
 
 /** Default `maxBodyBytes`: 16 MiB (DESIGN §3). */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -121,16 +130,31 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   app.any("/*", (res: HttpResponse, req: HttpRequest) => {
     let ctx: Ctx | undefined;
+    let aborted = false;
     res.onAborted(() => {
+      aborted = true;
       if (ctx === undefined) return;
       ctx.aborted = true;
       ctx.bodySource.abort();
     });
     try {
-      const headers: Record<string, string> = {};
+      // No prototype: a header named `constructor` or `__proto__` is just a header.
+      const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+      const repeated = new Set<string>();
       req.forEach((k, v) => {
         if (!Object.hasOwn(headers, k)) headers[k] = v;
+        else repeated.add(k);
       });
+      const framing = framingError(headers, repeated);
+      if (framing !== undefined) {
+        const method = req.getMethod().toUpperCase();
+        inFlight++;
+        setImmediate(() => {
+          if (!aborted) refuseFraming(res, method, framing, services, logger);
+          if (--inFlight === 0) onIdle?.();
+        });
+        return;
+      }
       ctx = {
         services,
         method: req.getMethod().toUpperCase(),
@@ -164,6 +188,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         logger.error({ err, req_id: c.requestId }, "request pipeline failed");
         setErrorResponse(c, new Error("pipeline failure"));
       })
+      .then(() => c.bodySource.drain())
       .then(() => writeResponse(res, c))
       .catch((err: unknown) => logger.error({ err, req_id: c.requestId }, "could not write response"))
       .finally(() => {
@@ -213,11 +238,39 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   return { url, port, close };
 }
 
+/**
+ * Answers a request whose body framing cannot be trusted ({@link framingError}): 400
+ * `parameter_invalid` naming the header, and the connection closed once it is written. Nothing
+ * else about the request is looked at (no key, no route, no rate limit), as for the framing
+ * errors uWS refuses itself.
+ *
+ * Called on the event loop turn after the request arrived, never from its route callback: uWS
+ * goes on parsing the bytes of the same read after the callback returns, and an answer written
+ * there only takes effect (and closes the connection) after that, so a request smuggled behind
+ * this one would run. Left unanswered, the request makes uWS close the connection itself as soon
+ * as it finds another request behind it (it refuses to pipeline behind a pending response): the
+ * smuggled request never runs, and no answer is sent. Otherwise this answer is written here,
+ * outside the parse, where ending with `closeConnection` closes the connection at once.
+ */
+function refuseFraming(res: HttpResponse, method: string, framing: FramingError, services: Services, logger: Logger): void {
+  const requestId = newRequestId();
+  const body = errorBody(paramInvalid(framing.param, framing.message), requestId, services.docsUrl);
+  res.cork(() => {
+    res
+      .writeStatus("400 Bad Request")
+      .writeHeader("X-Request-Id", requestId)
+      .writeHeader("Content-Type", "application/json")
+      .end(JSON.stringify(body), true);
+  });
+  logger.info({ req_id: requestId, method, route: null, status: 400, param: framing.param }, "request");
+}
+
 /** Writes `ctx.response` (plus `ctx.responseHeaders`) unless the client went away. */
 function writeResponse(res: HttpResponse, ctx: Ctx): void {
   if (ctx.aborted) return;
   const r = ctx.response!;
-  // Unread body bytes would be parsed as the next request: close the connection instead.
+  // Unread body bytes (a body over the drain limit) would be parsed as the next request: close
+  // the connection instead.
   const close = !ctx.bodySource.complete;
   res.cork(() => {
     res.writeStatus(`${r.status} ${STATUS_CODES[r.status] ?? ""}`.trimEnd());

@@ -13,7 +13,9 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   parameter_invalid:
     "The request failed validation: missing required field, wrong type, unknown field or out of range. " +
     "'param' names the field, e.g. body.config.batch_size, query.limit, headers.content-type; " +
-    "headers.idempotency-key when the key is longer than 255 characters or was used with a different request.",
+    "headers.idempotency-key when the key is longer than 255 characters or was used with a different request; " +
+    "body for JSON nested more than 64 levels; headers.content-length or headers.transfer-encoding when the body's " +
+    "length is declared ambiguously (the connection is then closed).",
   model_not_found: "The model id does not exist, is malformed, or belongs to another organization or environment.",
   model_not_ready: "The operation needs a model in state training or ready; the message names the model and its state.",
   training_service_unavailable: "The training service is temporarily unavailable. Retry after the Retry-After seconds.",
@@ -23,7 +25,9 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   rate_limit_exceeded:
     "The organization exceeded its request rate limit, or this address sent too many requests with a missing or invalid key. Retry after the Retry-After seconds.",
   internal_error: "An unexpected server error. Quote the request_id when reporting it.",
-  request_too_large: "The request body exceeds the server's size limit (16 MiB by default).",
+  request_too_large:
+    "The request body exceeds the server's size limit (16 MiB by default). The answer comes once the body has been received " +
+    "and discarded, up to 4 times the limit; a larger body is answered at once and the connection closed.",
   route_not_found: "No endpoint has this URL.",
   method_not_allowed: "The URL exists but not with this HTTP method; the Allow header lists the methods it takes.",
 };

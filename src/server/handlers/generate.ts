@@ -7,8 +7,9 @@
  *    1..{@link MAX_ROWS_PER_REQUEST}: else 400 `parameter_invalid`, param `body.embedding`;
  * 2. the model exists and is the caller's: else 404 `model_not_found`;
  * 3. its status is `training` or `ready`: else 400 `model_not_ready` naming the id and state;
- * 4. every latent vector has `config.embedding_dim` finite numbers: else 400 `parameter_invalid`,
- *    param `body.embedding[i]`;
+ * 4. every latent vector has `config.embedding_dim` numbers: else 400 `parameter_invalid`, param
+ *    `body.embedding[i]` (typia has already refused a value outside the float32 range, param
+ *    `body.embedding[i][j]`: latents are computed in float32, where `1e308` is Infinity);
  * 5. the rows are charged to the caller's monthly quota in one transaction: a request that would
  *    cross it is 402 `quota_exceeded` and charges nothing (`quota.ts`);
  * 6. the engine generates. If it fails the charge is refunded, and `GenerateInputError` -> 400

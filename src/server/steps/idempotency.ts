@@ -22,8 +22,9 @@
  *   swept periodically; in-flight records left by a crash are released when a server starts
  *   (`Store.releaseInFlightIdempotency`).
  *
- * Requests refused before this step (401, 429, 413, unparsable JSON, wrong Content-Type) never
- * touch the key. Replays count against the rate limit like any request.
+ * Requests refused before this step (401, 429, 413, unparsable JSON, JSON nested too deep, strings
+ * that are not well-formed UTF-16, wrong Content-Type, ambiguous Content-Length/Transfer-Encoding)
+ * never touch the key, and the fingerprint's `JSON.stringify` only sees bodies of bounded depth. Replays count against the rate limit like any request.
  */
 import { createHash } from "node:crypto";
 import type { IdempotencyScope } from "../../store";

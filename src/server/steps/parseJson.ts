@@ -4,14 +4,31 @@
  * valid UTF-8 JSON.
  *
  * - other or missing content type: 400 `parameter_invalid`, param `headers.content-type`;
- * - invalid UTF-8 or JSON (an empty body included): 400 `parameter_invalid`, param `body`.
+ * - invalid UTF-8 or JSON (an empty body included): 400 `parameter_invalid`, param `body`;
+ * - arrays and objects nested more than {@link MAX_JSON_DEPTH} levels: 400 `parameter_invalid`,
+ *   param `body`. Checked by a linear scan of the bytes before parsing, so no recursive code
+ *   (the idempotency fingerprint, the validators, the store's encoder) ever sees such a body;
+ * - a key or string that is not well-formed UTF-16 (a lone surrogate, which only a `\uD800`-style
+ *   escape can produce, since the bytes are valid UTF-8): 400 `parameter_invalid`, param the path
+ *   of the first such key or string in document order (`body.metadata.features[3]`,
+ *   `body.metadata.value_mappings.color["\ud800"]`, written as typia writes paths, see `params.ts`).
+ *   Such strings cannot be stored faithfully (they become U+FFFD).
  *
+ * All of these are refused before the Idempotency-Key is looked at, like unparsable JSON.
  * Bodies of GET and DELETE requests are ignored.
  */
 import type { Step } from "../context";
 import { paramInvalid } from "../errors";
+import { index, prop } from "../params";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Deepest nesting of arrays and objects accepted in a body: a body is level 1, so
+ * `{"metadata": {"column_stats": {"f": {"id_shape": {"lengths": {}}}}}}` is 6 levels, the deepest
+ * any valid request reaches.
+ */
+export const MAX_JSON_DEPTH = 64;
 
 /** Sets `ctx.json` on POST, or throws 400. */
 export const parseJson: Step = (ctx, next) => {
@@ -23,11 +40,15 @@ export const parseJson: Step = (ctx, next) => {
       "POST requests must send a JSON body with the header 'Content-Type: application/json'.",
     );
   }
+  const bytes = ctx.rawBody ?? Buffer.alloc(0);
   let text: string;
   try {
-    text = UTF8.decode(ctx.rawBody ?? Buffer.alloc(0));
+    text = UTF8.decode(bytes);
   } catch {
     throw paramInvalid("body", "The request body is not valid UTF-8.");
+  }
+  if (jsonDepthExceeds(bytes, MAX_JSON_DEPTH)) {
+    throw paramInvalid("body", `The request body is nested more than ${MAX_JSON_DEPTH} levels deep (arrays and objects).`);
   }
   try {
     ctx.json = JSON.parse(text);
@@ -35,5 +56,111 @@ export const parseJson: Step = (ctx, next) => {
     const why = err instanceof SyntaxError ? ` (${err.message})` : "";
     throw paramInvalid("body", `The request body is not valid JSON${why}.`);
   }
+  // A lone surrogate can only come from a \uD800-\uDFFF escape: skip the walk when there is none.
+  if (SURROGATE_ESCAPE.test(text)) {
+    const bad = firstIllFormed(ctx.json, "body");
+    if (bad !== undefined) {
+      throw paramInvalid(
+        bad,
+        `${bad} is not well-formed UTF-16: it holds an unpaired surrogate (\\ud800-\\udfff escape without its pair).`,
+      );
+    }
+  }
   return next();
 };
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * True when the JSON text in `bytes` (UTF-8) nests arrays and objects more than `max` levels deep.
+ * One pass, no recursion: counts `[`/`{` and `]`/`}` outside strings (a string ends at the first
+ * `"` not preceded by an odd run of backslashes). It jumps from one of these six bytes to the next
+ * with `Buffer.indexOf` (memchr), so a body of numbers costs a few milliseconds per 10 MiB; each
+ * byte is looked at a bounded number of times. Multi-byte UTF-8 sequences never contain these
+ * ASCII bytes. On text that is not JSON the answer is meaningless but harmless (JSON.parse
+ * refuses the text anyway).
+ * @param bytes the body, UTF-8.
+ * @param max the deepest nesting allowed (>= 0).
+ */
+export function jsonDepthExceeds(bytes: Buffer, max: number): boolean {
+  const n = bytes.length;
+  const next = (byte: number, from: number): number => {
+    const i = bytes.indexOf(byte, from);
+    return i < 0 ? n : i;
+  };
+  let quote = next(QUOTE, 0);
+  let openBracket = next(OPEN_BRACKET, 0);
+  let openBrace = next(OPEN_BRACE, 0);
+  let closeBracket = next(CLOSE_BRACKET, 0);
+  let closeBrace = next(CLOSE_BRACE, 0);
+  let depth = 0;
+  for (;;) {
+    const p = Math.min(quote, openBracket, openBrace, closeBracket, closeBrace);
+    if (p >= n) return false;
+    if (p === quote) {
+      // Skip the string: its end is the first quote after an even run of backslashes.
+      let end = p;
+      for (;;) {
+        end = bytes.indexOf(QUOTE, end + 1);
+        if (end < 0) return false;
+        let k = end - 1;
+        while (bytes[k] === BACKSLASH) k--;
+        if ((end - 1 - k) % 2 === 0) break;
+      }
+      const from = end + 1;
+      quote = next(QUOTE, from);
+      if (openBracket < from) openBracket = next(OPEN_BRACKET, from);
+      if (openBrace < from) openBrace = next(OPEN_BRACE, from);
+      if (closeBracket < from) closeBracket = next(CLOSE_BRACKET, from);
+      if (closeBrace < from) closeBrace = next(CLOSE_BRACE, from);
+    } else if (p === openBracket || p === openBrace) {
+      if (++depth > max) return true;
+      if (p === openBracket) openBracket = next(OPEN_BRACKET, p + 1);
+      else openBrace = next(OPEN_BRACE, p + 1);
+    } else {
+      depth--;
+      if (p === closeBracket) closeBracket = next(CLOSE_BRACKET, p + 1);
+      else closeBrace = next(CLOSE_BRACE, p + 1);
+    }
+  }
+}
+
+/** `String.prototype.isWellFormed` (ES2024, Node 20+; not in this project's ES2022 lib typings). */
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * The path (under `base`, in `params.ts` style) of the first key or string of a parsed JSON value
+ * that is not well-formed UTF-16, in document order (an object's key before its value; an
+ * object's integer-like keys, which are ASCII, are visited first, as `Object.keys` lists them), or
+ * undefined when all are well-formed. Recursive: call it only on values whose depth was bounded
+ * (see {@link jsonDepthExceeds}).
+ * @param value a value produced by `JSON.parse`.
+ * @param base the path of `value`, e.g. `body`.
+ */
+export function firstIllFormed(value: unknown, base: string): string | undefined {
+  if (typeof value === "string") return isWellFormed(value) ? undefined : base;
+  if (typeof value !== "object" || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (typeof v !== "object" && typeof v !== "string") continue;
+      const bad = firstIllFormed(v, index(base, i));
+      if (bad !== undefined) return bad;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    const path = prop(base, key);
+    if (!isWellFormed(key)) return path;
+    const bad = firstIllFormed((value as Record<string, unknown>)[key], path);
+    if (bad !== undefined) return bad;
+  }
+  return undefined;
+}

@@ -9,10 +9,18 @@
  * Query strings arrive as strings: a route lists its integer parameters, which must be plain
  * decimal digits (`limit=abc`, `limit=1.5`, `limit=+3` fail on the type; `limit=0` on the range).
  * A parameter given twice is refused. Routes without a query validator accept no query parameters.
+ * The query object has no prototype, so `?__proto__=1`, `?constructor=x` are unknown parameters
+ * like any other (`query.__proto__`).
+ *
+ * Numbers: every number field of the request types is finite (typia tag `Finite` or a bound), so
+ * `1e400` (Infinity after JSON.parse) is refused on its field; latent values must be finite in
+ * float32 (tag `Float32`), so `1e308` is refused on `body.embedding[i][j]` with the float32 range
+ * in the message.
  */
 import type { IValidation } from "typia";
 import type { Step } from "../context";
 import { paramInvalid, truncate } from "../errors";
+import { FLOAT32_MAX } from "../../types";
 import { fromTypiaPath, prop } from "../params";
 
 /** Validates `ctx.json` and the query into `ctx.input`, or throws 400 `parameter_invalid`. */
@@ -38,14 +46,18 @@ export const validate: Step = (ctx, next) => {
 };
 
 /**
- * Parses a raw query string into an object: integer parameters listed in `integers` become
- * numbers when they are plain decimal digits (else they stay strings, for the validator to refuse).
+ * Parses a raw query string into an object without a prototype (so `__proto__`, `constructor`,
+ * `prototype` are own keys like any other, refused as unknown by the caller): integer parameters
+ * listed in `integers` become numbers when they are plain decimal digits (else they stay strings,
+ * for the validator to refuse).
  * @throws ApiError `parameter_invalid` when a parameter appears more than once.
  */
 export function parseQuery(raw: string, integers: readonly string[]): Record<string, string | number> {
-  const out: Record<string, string | number> = {};
+  // No prototype: `__proto__`, `constructor` and the like are plain keys, seen (and refused) as
+  // unknown parameters, instead of setting or shadowing Object.prototype's members.
+  const out: Record<string, string | number> = Object.create(null) as Record<string, string | number>;
   for (const [k, v] of new URLSearchParams(raw)) {
-    if (Object.prototype.hasOwnProperty.call(out, k)) {
+    if (Object.hasOwn(out, k)) {
       throw paramInvalid(prop("query", k), `Parameter ${prop("query", k)} was given more than once.`);
     }
     out[k] = integers.includes(k) && /^\d{1,15}$/.test(v) ? Number(v) : v;
@@ -68,7 +80,17 @@ function describe(e: IValidation.IError, param: string): string {
   if (!("value" in e) || e.value === undefined) {
     return `Missing required parameter: ${param} (expected ${expected}).`;
   }
-  return `Invalid value for ${param}: expected ${expected}, got ${show(e.value)}.`;
+  const v: unknown = e.value;
+  if (typeof v === "number" && /\bnumber & [^|]*\bFloat32\b/.test(expected)) {
+    return (
+      `Invalid value for ${param}: ${show(v)} is outside the float32 range ` +
+      `[-${FLOAT32_MAX}, ${FLOAT32_MAX}] (latent values are computed in float32).`
+    );
+  }
+  if (typeof v === "number" && !Number.isFinite(v) && /\bnumber\b/.test(expected)) {
+    return `Invalid value for ${param}: expected a finite ${expected}, got ${show(v)} (a JSON number too large for a double).`;
+  }
+  return `Invalid value for ${param}: expected ${expected}, got ${show(v)}.`;
 }
 
 /** typia's expected type without `| undefined` and the outer parentheses. */
