@@ -28,7 +28,7 @@ import { checkSampleArgs, sampleCodes, sampleCodesJs } from "../src/model/sampli
 import { MAX_JSON_DEPTH } from "../src/server/steps/parseJson";
 import { readyModel, startContract, type Contract } from "./contract/harness";
 import { mulberry32 } from "./fixtures";
-import { assertError, call, startHarness, validCreateBody, type Harness, type Res } from "./server-helpers";
+import { assertError, call, createTestModel, startHarness, validCreateBody, type Harness, type Res } from "./server-helpers";
 
 let h: Harness;
 before(async () => {
@@ -38,11 +38,7 @@ after(async () => {
   await h.stop();
 });
 
-async function newModel(config?: Record<string, unknown>): Promise<string> {
-  const r = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...validCreateBody(), config } });
-  assert.equal(r.status, 201, r.text);
-  return r.json.data.id;
-}
+const newModel = (config?: Record<string, unknown>): Promise<string> => createTestModel(h, config);
 
 /** `n` latent rows of length `dim`, all zeros. */
 function zeros(n: number, dim: number): number[][] {

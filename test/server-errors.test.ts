@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { EngineUnavailableError, GenerateInputError } from "../src/engine/types";
 import { MAX_ROWS_PER_REQUEST } from "../src/types";
-import { assertError, call, startHarness, validCreateBody, type Harness } from "./server-helpers";
+import { assertError, call, createTestModel, startHarness, validCreateBody, type Harness } from "./server-helpers";
 
 let h: Harness;
 before(async () => {
@@ -16,11 +16,7 @@ after(async () => {
   await h.stop();
 });
 
-async function newModel(config?: Record<string, unknown>): Promise<string> {
-  const r = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...validCreateBody(), config } });
-  assert.equal(r.status, 201, r.text);
-  return r.json.data.id;
-}
+const newModel = (config?: Record<string, unknown>): Promise<string> => createTestModel(h, config);
 
 describe("authentication", () => {
   test("no Authorization header is 401 api_key_missing without param, on every /v1 path", async () => {

@@ -192,3 +192,13 @@ export function validCreateBody(): { metadata: Metadata; config?: Record<string,
     },
   };
 }
+
+/**
+ * Creates a model from {@link validCreateBody} (with `config`, if given) with the harness's
+ * sandbox key and returns its id; asserts the 201.
+ */
+export async function createTestModel(h: Harness, config?: Record<string, unknown>): Promise<string> {
+  const r = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...validCreateBody(), config } });
+  assert.equal(r.status, 201, r.text);
+  return r.json.data.id;
+}
