@@ -39,6 +39,7 @@ using synthd::napi_checks::ReadCardinalities;
 using synthd::napi_checks::ReadTemperature;
 using synthd::napi_checks::ReadTopP;
 using synthd::napi_checks::TopP;
+using synthd::napi_checks::ThrowLogits;
 using synthd::napi_checks::ThrowRange;
 using synthd::napi_checks::ThrowType;
 
@@ -158,11 +159,11 @@ Napi::Value SampleCodes(const Napi::CallbackInfo& info) {
       const size_t f = FeatureOfColumn(in.cardinalities, err.index % D);
       const std::string where = "logits[" + std::to_string(err.index) + "]";
       if (err.kind == synthd::SampleError::Kind::kNonFinite) {
-        ThrowRange(env, where + " = " + JsString(env, err.value) + " is not finite (row " + std::to_string(row) +
-                            ", feature " + std::to_string(f) + ")");
+        ThrowLogits(env, where + " = " + JsString(env, err.value) + " is not finite (row " + std::to_string(row) +
+                             ", feature " + std::to_string(f) + ")");
       }
-      ThrowRange(env, where + " / temperature overflows (logit " + JsString(env, err.value) + ", temperature " +
-                          JsString(env, temperature) + ")");
+      ThrowLogits(env, where + " / temperature overflows (logit " + JsString(env, err.value) + ", temperature " +
+                           JsString(env, temperature) + ")");
     }
     return out;
   } catch (const Napi::Error&) {

@@ -24,6 +24,15 @@ inline std::string JsString(Napi::Env env, double x) { return Napi::Number::New(
 
 [[noreturn]] inline void ThrowRange(Napi::Env env, const std::string& msg) { throw Napi::RangeError::New(env, msg); }
 
+// A RangeError with code LOGITS_NOT_FINITE: a logit (or logit / temperature) that is not finite
+// stopped the sampling kernel. The same code as `logitsError` in src/model/sampling.ts, so the
+// worker can tell a client's oversized latents from a fault without reading messages.
+[[noreturn]] inline void ThrowLogits(Napi::Env env, const std::string& msg) {
+  Napi::Error e = Napi::RangeError::New(env, msg);
+  e.Set("code", Napi::String::New(env, "LOGITS_NOT_FINITE"));
+  throw e;
+}
+
 inline bool IsTypedArrayOf(const Napi::Value& v, napi_typedarray_type type) {
   return v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == type;
 }

@@ -16,6 +16,7 @@ import { disposeAll, generatorSpec, initParams, toTensors, type GeneratorSpec, t
 import type { Layout } from "../model/marginals";
 import { buildTargets, layoutOf } from "../model/marginals";
 import { Rng } from "../model/rng";
+import { LOGITS_NOT_FINITE } from "../model/sampling";
 import { NativeGenerator, nativeCoreStatus } from "../model/native-core";
 import { disposeGenerator, type ComputeKind, type GeneratorModel } from "../model/trainer";
 import { ModelActor, type ActorEnv } from "./actor";
@@ -233,12 +234,11 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
 }
 
 /**
- * True for the sampling kernels' refusal of non-finite logits (`checkSampleArgs` in
- * model/sampling.ts and the native core's `generate`: "logits[i] ... is not finite" or
- * "... overflows").
+ * True for the sampling kernels' refusal of non-finite logits: both paths (`checkSampleArgs` in
+ * model/sampling.ts and the native core) throw a RangeError with code {@link LOGITS_NOT_FINITE}.
  */
 function isLogitOverflow(err: unknown): boolean {
-  return err instanceof RangeError && /logits\[\d+\].*(is not finite|overflows)/.test(err.message);
+  return err instanceof RangeError && (err as RangeError & { code?: unknown }).code === LOGITS_NOT_FINITE;
 }
 
 async function info(): Promise<InfoReply> {

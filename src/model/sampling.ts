@@ -179,10 +179,17 @@ export function checkSampleArgs(
       let col = i - row * D;
       let f = 0;
       while (col >= cardinalities[f]) col -= cardinalities[f++];
-      throw new RangeError(`logits[${i}] = ${x} is not finite (row ${row}, feature ${f})`);
+      throw logitsError(`logits[${i}] = ${x} is not finite (row ${row}, feature ${f})`);
     }
-    throw new RangeError(`logits[${i}] / temperature overflows (logit ${x}, temperature ${T})`);
+    throw logitsError(`logits[${i}] / temperature overflows (logit ${x}, temperature ${T})`);
   }
+}
+
+/** `code` of the RangeError both sampling paths throw for a non-finite logit (or logit / temperature). */
+export const LOGITS_NOT_FINITE = "LOGITS_NOT_FINITE";
+
+function logitsError(message: string): RangeError {
+  return Object.assign(new RangeError(message), { code: LOGITS_NOT_FINITE });
 }
 
 /**

@@ -39,6 +39,7 @@ using napi_checks::JsString;
 using napi_checks::ReadTemperature;
 using napi_checks::ReadTopP;
 using napi_checks::TopP;
+using napi_checks::ThrowLogits;
 using napi_checks::ThrowRange;
 using napi_checks::ThrowType;
 
@@ -433,9 +434,9 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
         const size_t D = static_cast<size_t>(s.D);
         const std::string where = "logits[" + std::to_string(err.index) + "] (row " + std::to_string(err.index / D) + ")";
         if (err.kind == SampleError::Kind::kNonFinite) {
-          ThrowRange(env, "generate: " + where + " = " + JsString(env, err.value) + " is not finite");
+          ThrowLogits(env, "generate: " + where + " = " + JsString(env, err.value) + " is not finite");
         }
-        ThrowRange(env, "generate: " + where + " / temperature overflows (logit " + JsString(env, err.value) +
+        ThrowLogits(env, "generate: " + where + " / temperature overflows (logit " + JsString(env, err.value) +
                             ", temperature " + JsString(env, temperature) + ")");
       }
       return out;
