@@ -41,9 +41,19 @@ export type HeaderCallback = (header: string[]) => void;
 /** Called per data record with its trimmed values and its 1-based line number in the file. */
 export type RowCallback = (values: string[], line: number) => void;
 
-/** Human name of a source for messages. */
+const IN_MEMORY = "the in-memory table";
+
+/** Human name of a source for messages: its path, or "the in-memory table". */
 export function describeSource(source: TableSource): string {
-  return typeof source === "string" ? source : "the in-memory table";
+  return typeof source === "string" ? source : IN_MEMORY;
+}
+
+/**
+ * The `file` of a DataError from a name made by {@link describeSource}: the path, or undefined
+ * for an in-memory table.
+ */
+export function fileOfDescription(name: string): string | undefined {
+  return name === IN_MEMORY ? undefined : name;
 }
 
 /**

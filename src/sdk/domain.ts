@@ -22,6 +22,7 @@
  *   noisy marginals depends on the rows.
  */
 import { readFile } from "node:fs/promises";
+import { fileOfDescription } from "./csv";
 import { DataError } from "./errors";
 import type { ColumnCodec, ColumnScan } from "./metadata";
 
@@ -87,7 +88,7 @@ export async function loadDomain(source: DomainSource): Promise<Domain> {
  * @throws DataError naming the first column present in one and absent from the other.
  */
 export function checkDomainColumns(columns: readonly string[], domain: Domain, source: string): void {
-  const file = source === "the in-memory table" ? undefined : source;
+  const file = fileOfDescription(source);
   const notInDomain = columns.filter((c) => !Object.hasOwn(domain, c));
   if (notInDomain.length) {
     throw new DataError(
@@ -113,7 +114,7 @@ export function checkDomainColumns(columns: readonly string[], domain: Domain, s
  * @throws DataError for a blank, a non-integer or an out-of-range value, naming its first line.
  */
 export function domainCodec(scan: ColumnScan, n: number, K: number, source: string): ColumnCodec {
-  const file = source === "the in-memory table" ? undefined : source;
+  const file = fileOfDescription(source);
   scan.values.forEach((v, id) => {
     const line = scan.firstLines[id];
     const at = `${source}, line ${line}, column "${scan.name}"`;

@@ -642,34 +642,33 @@ export class IdGenerator {
   }
 
   private render(lane: Lane, v: number): string {
-    const { alphabets, len } = lane;
-    const d = this.digits;
-    for (let j = len - 1; j >= 0; j--) {
-      const r = alphabets[j].length;
-      const q = Math.floor(v / r);
-      d[j] = v - q * r;
-      v = q;
-    }
-    let s = this.prefix;
-    for (let j = 0; j < len; j++) s += alphabets[j][d[j]];
-    return s;
+    this.fillDigits(lane.alphabets, v, 0, lane.len);
+    return this.spell(lane);
   }
 
   private renderBig(lane: Lane, v: bigint): string {
-    const { alphabets, chunks, len } = lane;
-    const d = this.digits;
-    for (const { from, to, product } of chunks) {
-      let c = Number(v % product);
+    for (const { from, to, product } of lane.chunks) {
+      this.fillDigits(lane.alphabets, Number(v % product), from, to);
       v /= product;
-      for (let j = to - 1; j >= from; j--) {
-        const r = alphabets[j].length;
-        const q = Math.floor(c / r);
-        d[j] = c - q * r;
-        c = q;
-      }
     }
+    return this.spell(lane);
+  }
+
+  /** Mixed-radix digits of c over positions [from, to) (the last position least significant) into `digits`. */
+  private fillDigits(alphabets: readonly string[][], c: number, from: number, to: number): void {
+    const d = this.digits;
+    for (let j = to - 1; j >= from; j--) {
+      const r = alphabets[j].length;
+      const q = Math.floor(c / r);
+      d[j] = c - q * r;
+      c = q;
+    }
+  }
+
+  /** The prefix and the characters of `digits` at the lane's positions. */
+  private spell(lane: Lane): string {
     let s = this.prefix;
-    for (let j = 0; j < len; j++) s += alphabets[j][d[j]];
+    for (let j = 0; j < lane.len; j++) s += lane.alphabets[j][this.digits[j]];
     return s;
   }
 }

@@ -57,7 +57,7 @@ import { mean, quantileSorted, standardDeviation } from "simple-statistics";
 import type { ColumnKind, ColumnStats, Metadata, PairMarginal } from "../types";
 import { DatetimeFormat, inferDatetimeFormat, inferGranularity, type ParsedDatetime } from "./datetime";
 import { inferIdShape } from "./identifier";
-import { readTable, describeSource, type TableSource } from "./csv";
+import { readTable, describeSource, fileOfDescription, type TableSource } from "./csv";
 import { DataError } from "./errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
@@ -287,10 +287,6 @@ function rankCategories(scan: ColumnScan): number[] {
   return ids;
 }
 
-function fileOfSource(source: string): string | undefined {
-  return source === "the in-memory table" ? undefined : source;
-}
-
 /**
  * Categorical code book with rare category protection: the values seen at least `k` times keep a
  * code of their own, most frequent first, up to `cap` codes; every other value (and a literal
@@ -304,7 +300,7 @@ function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number, s
     throw new DataError(
       `${source}: column "${scan.name}" has no value that occurs at least ${k} times, so no value of it could appear in ` +
         `synthetic data; treat it as an identifier (columns: {"${scan.name}": {"type": "id"}}) or lower rareThreshold.`,
-      { column: scan.name, file: fileOfSource(source) },
+      { column: scan.name, file: fileOfDescription(source) },
     );
   }
   const pooled = own.length < ranked.length || own.length > cap;
@@ -568,7 +564,7 @@ function datetimeCodec(scan: ColumnScan, n: number, binCap: number, fmt: Datetim
         `${source}, line ${scan.firstLines[id]}, column "${scan.name}": ${JSON.stringify(v)} is not a datetime in the column's ` +
           `format ${fmt.format}; fix the value, give the format (columns: {"${scan.name}": {"type": "datetime", "format": "..."}}) ` +
           `or treat the column as categorical.`,
-        { column: scan.name, line: scan.firstLines[id], file: fileOfSource(source) },
+        { column: scan.name, line: scan.firstLines[id], file: fileOfDescription(source) },
       );
     }
     offsets.set(d.offset, (offsets.get(d.offset) ?? 0) + scan.counts[id]);
@@ -615,7 +611,7 @@ interface KindChoice {
 }
 
 function chooseKind(scan: ColumnScan, n: number, source: string, override: ColumnOverride | undefined): KindChoice {
-  const file = fileOfSource(source);
+  const file = fileOfDescription(source);
   const nonBlank = n - scan.missing;
   const distinct = scan.values.length - (scan.missing > 0 ? 1 : 0);
   const texts = scan.values.filter((v) => v !== "");
@@ -704,7 +700,7 @@ export function buildCodec(
   if (scan.missing === n) {
     throw new DataError(`${source}: column "${scan.name}" is blank in every row, so it carries no information; drop it.`, {
       column: scan.name,
-      file: fileOfSource(source),
+      file: fileOfDescription(source),
     });
   }
   const override = opts.columns?.[scan.name];
@@ -735,7 +731,7 @@ export function checkOverrides(columns: readonly string[], opts: ExtractOptions,
     if (!columns.includes(name)) {
       throw new DataError(`${source} has no column "${name}", which the column overrides name (columns: ${columns.join(", ")}).`, {
         column: name,
-        file: fileOfSource(source),
+        file: fileOfDescription(source),
       });
     }
     if (!["categorical", "numerical", "datetime", "id"].includes(o?.type)) {
