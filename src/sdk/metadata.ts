@@ -291,18 +291,12 @@ function rankCategories(scan: ColumnScan): number[] {
  * Categorical code book with rare category protection: the values seen at least `k` times keep a
  * code of their own, most frequent first, up to `cap` codes; every other value (and a literal
  * `__other__`) shares the pooled code {@link OTHER}, which the decoder never writes back verbatim.
- * @throws DataError when no value reaches k (nothing could be released; the column is an `id`).
+ * @returns undefined when no value reaches k (nothing could be released).
  */
-function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number, source: string): ColumnCodec {
+function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number): ColumnCodec | undefined {
   const ranked = rankCategories(scan);
   const own = ranked.filter((id) => scan.counts[id] >= k && scan.values[id] !== OTHER);
-  if (own.length === 0) {
-    throw new DataError(
-      `${source}: column "${scan.name}" has no value that occurs at least ${k} times, so no value of it could appear in ` +
-        `synthetic data; treat it as an identifier (columns: {"${scan.name}": {"type": "id"}}) or lower rareThreshold.`,
-      { column: scan.name, file: fileOfDescription(source) },
-    );
-  }
+  if (own.length === 0) return undefined;
   const pooled = own.length < ranked.length || own.length > cap;
   const kept = pooled ? own.slice(0, cap - 1) : own;
   const byValue = new Map<string, number>();
@@ -705,11 +699,6 @@ export function buildCodec(
   }
   const override = opts.columns?.[scan.name];
   const choice = chooseKind(scan, n, source, override);
-  // An inferred categorical column none of whose values reaches k (a short table of unique
-  // names) has nothing to release: its values are written fresh, as an identifier's.
-  if (choice.kind === "categorical" && !override && !scan.counts.some((c, id) => c >= k && scan.values[id] !== "")) {
-    return idCodec(scan, n);
-  }
   switch (choice.kind) {
     case "numerical":
       return numericalCodec(scan, n, binCap);
@@ -717,8 +706,18 @@ export function buildCodec(
       return datetimeCodec(scan, n, binCap, choice.datetime!, source);
     case "id":
       return idCodec(scan, n);
-    case "categorical":
-      return categoricalCodec(scan, n, categoryCap, k, source);
+    case "categorical": {
+      const codec = categoricalCodec(scan, n, categoryCap, k);
+      if (codec) return codec;
+      // No value reaches k, so nothing could be released: an inferred column (a short table of
+      // unique names) is written fresh, as an identifier's; a declared one is the user's call.
+      if (!override) return idCodec(scan, n);
+      throw new DataError(
+        `${source}: column "${scan.name}" has no value that occurs at least ${k} times, so no value of it could appear in ` +
+          `synthetic data; treat it as an identifier (columns: {"${scan.name}": {"type": "id"}}) or lower rareThreshold.`,
+        { column: scan.name, file: fileOfDescription(source) },
+      );
+    }
   }
 }
 
