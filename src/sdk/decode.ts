@@ -203,6 +203,23 @@ function binDecoder(f: string, K: number, e: readonly number[], missingCode: num
   const lattice = latticeOf(stats);
   const span = lattice ? Math.max(Math.abs(min), Math.abs(max)) * lattice.scale : 0;
   const exact = lattice && span < 2 ** 52 ? lattice : undefined;
+  // Per interval bin, once: the lattice points [first, last] it holds inside [min, max] (the
+  // per-row work is then one draw), or the one nearest its middle when it holds none (last NaN).
+  let points: { first: Float64Array; last: Float64Array } | undefined;
+  if (exact) {
+    const { scale, shift } = exact;
+    const kMin = firstAbove(min, scale, shift, false);
+    const kMax = lastBelow(max, scale, shift, false);
+    points = { first: new Float64Array(nb), last: new Float64Array(nb) };
+    for (let c = 0; c < nb; c++) {
+      const [lo, hi] = [e[c], e[c + 1]];
+      if (lo === hi) continue;
+      const a = Math.max(firstAbove(lo, scale, shift, c > 0 && e[c - 1] === lo), kMin);
+      const b = Math.min(lastBelow(hi, scale, shift, c !== nb - 1), kMax);
+      if (a <= b) [points.first[c], points.last[c]] = [a, b];
+      else [points.first[c], points.last[c]] = [Math.min(Math.max(Math.round(((lo + hi) / 2 + shift) * scale), kMin), kMax), NaN];
+    }
+  }
   return {
     name: f,
     K,
@@ -214,15 +231,10 @@ function binDecoder(f: string, K: number, e: readonly number[], missingCode: num
       if (lo === hi) return lattice ? lattice.writeExact(lo) : String(lo);
       const loPoint = c > 0 && e[c - 1] === lo;
       const last = c === nb - 1;
-      if (exact) {
-        const { scale, shift } = exact;
-        const a = Math.max(firstAbove(lo, scale, shift, loPoint), firstAbove(min, scale, shift, false));
-        const b = Math.min(lastBelow(hi, scale, shift, !last), lastBelow(max, scale, shift, false));
-        if (a <= b) return exact.write(a + rng.int(b - a + 1));
-        // No lattice point inside the bin (it holds no real value): the nearest one in [min, max].
-        const mid = Math.round(((lo + hi) / 2 + shift) * scale);
-        const k = Math.min(Math.max(mid, firstAbove(min, scale, shift, false)), lastBelow(max, scale, shift, false));
-        return exact.write(k);
+      if (exact && points) {
+        const a = points.first[c];
+        const b = points.last[c];
+        return exact.write(Number.isNaN(b) ? a : a + rng.int(b - a + 1));
       }
       let x = lo + rng.next() * (hi - lo);
       if (loPoint && x === lo) x = (lo + hi) / 2;
