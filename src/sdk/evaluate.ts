@@ -8,7 +8,10 @@
  * to both tables; a synthetic value the real column never had (an unseen category, a blank where
  * the real column had none, a non-number or out-of-range number in a numerical column) gets one
  * extra code K_f per feature, so it counts as a difference. Columns are matched by name; the
- * synthetic table may order them differently and may have extra columns (ignored).
+ * synthetic table may order them differently and may have extra columns (ignored). The code
+ * books follow the column kinds, so datetime columns are cut by time; identifier columns are
+ * left out of every TVD average (`excluded`) and checked instead in {@link columnChecks}, the
+ * per-column check table every report carries (`checks`).
  *
  * TVD(P, Q) = ½ Σ_x |P(x) − Q(x)| over the cells of a marginal, in [0, 1].
  *
