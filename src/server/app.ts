@@ -79,14 +79,16 @@ const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
 /** How often expired rate counters, idempotency records and tombstones are swept: 10 minutes. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
+/** How often a failed refund or key release is retried (`Store.reconcile`): 5 seconds. */
+const RECONCILE_RETRY_MS = 5_000;
 
 /**
  * Starts the HTTP server (contract: all endpoints under `/v1`, plus the public `/docs/errors`).
  * The port is bound exclusively (no `SO_REUSEPORT`): a second server on the same port fails.
  *
  * The server assumes it is the only one serving `opts.store`: at start it loads the persisted rate
- * counters (its HTTP thread is then their only admitter), releases idempotency records left in
- * flight by a previous process, and sweeps expired records (again every 10 minutes).
+ * counters (its HTTP thread is then their only admitter), refunds the pending charges and releases
+ * the idempotency records left in flight by a previous process (`Store.reconcile`), and sweeps expired records (again every 10 minutes).
  * @throws Error when the address cannot be bound (in use, or not an address of this host).
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -103,14 +105,37 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     limiter: new RateLimiter(),
     rateLimit: opts.rateLimit ?? DEFAULT_RATE_LIMIT,
     authFailureLimit: opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT,
+    live: new Set(),
+    reconcileSoon: () => undefined,
   };
   for (const [name, v] of [["rateLimit", services.rateLimit], ["authFailureLimit", services.authFailureLimit]] as const) {
     if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be an integer >= 1; got ${v}`);
   }
   // An awaited write transaction: every write queued before it (e.g. by a server that ran on
   // this store in this process) is committed once it resolves, so the counters read next are current.
-  const released = await opts.store.releaseInFlightIdempotency();
-  if (released > 0) logger.warn({ released }, "released idempotency keys left in flight by a previous process");
+  // Crash recovery: charges still pending and keys still in flight were left by a process that
+  // died mid-request (nothing of theirs was sent): refund them and release the keys.
+  const rec = await opts.store.reconcile(new Set(), clock());
+  if (rec.charges > 0 || rec.released > 0) {
+    logger.warn({ refunded_rows: rec.refunded_rows, charges: rec.charges, released_keys: rec.released }, "reconciled requests left unfinished by a previous process");
+  }
+  // After a refund or key release that could not be written (full disk): retry every few seconds
+  // until the store takes it; requests in flight in this process are left alone.
+  let reconcileTimer: NodeJS.Timeout | undefined;
+  services.reconcileSoon = () => {
+    if (reconcileTimer !== undefined) return;
+    reconcileTimer = setInterval(() => {
+      opts.store.reconcile(services.live, clock()).then(
+        (r) => {
+          clearInterval(reconcileTimer);
+          reconcileTimer = undefined;
+          logger.warn({ refunded_rows: r.refunded_rows, charges: r.charges, released_keys: r.released }, "reconciled unfinished requests");
+        },
+        (err: unknown) => logger.error({ err }, "reconciliation failed; retrying"),
+      );
+    }, RECONCILE_RETRY_MS);
+    reconcileTimer.unref();
+  };
   services.limiter = new RateLimiter(opts.store.rateCounterEntries());
   const sweep = async (): Promise<void> => {
     const now = clock();
@@ -221,6 +246,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       clearInterval(sweeper);
+      if (reconcileTimer !== undefined) clearInterval(reconcileTimer);
       uWS.us_listen_socket_close(listenSocket);
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {

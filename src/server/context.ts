@@ -8,7 +8,7 @@
  */
 import type { Logger } from "pino";
 import type { Engine } from "../engine/types";
-import type { Environment, Store } from "../store";
+import type { Environment, IdempotencyScope, Store } from "../store";
 import type { RateLimiter } from "./rateLimiter";
 import type { BodySource } from "./steps/readBody";
 import type { RouteDef } from "./routes";
@@ -32,6 +32,13 @@ export interface Services {
   rateLimit: number;
   /** Failed authentications per minute per client address. */
   authFailureLimit: number;
+  /** Ids of the requests this process is working on (their pending charges and keys are not orphans). */
+  live: Set<string>;
+  /**
+   * Asks for a reconciliation of orphaned charges and in-flight keys (`Store.reconcile`) soon and
+   * until one succeeds: called when a refund or a key release could not be written (full disk).
+   */
+  reconcileSoon: () => void;
 }
 
 /** The authenticated caller (set by the `authenticate` step). Models are scoped by (org, env). */
@@ -86,6 +93,8 @@ export interface Ctx {
   responseHeaders: Record<string, string>;
   /** Set by the handler step or by the error boundary. */
   response?: PendingResponse;
+  /** Set by `idempotency` when the request executes under an Idempotency-Key. */
+  idempotency?: IdempotencyScope;
   /** Set by `idempotency` when the response is a replay: the `request_id` of the original request. */
   replayOf?: string;
 }

@@ -36,6 +36,34 @@ export function paramInvalid(param: string, message: string): ApiError {
   return new ApiError("parameter_invalid", message, param);
 }
 
+/** Seconds a client is asked to wait after the store could not be written ({@link storageUnavailable}). */
+export const STORAGE_RETRY_AFTER_S = 30;
+
+/**
+ * 503 `training_service_unavailable` with `Retry-After` for a request whose effects could not be
+ * written to the store (full disk): `what` says what failed; nothing of the request was kept or
+ * charged. The contract's retryable server error: a full disk is the server's condition, not the
+ * client's, and clears when the operator frees space.
+ */
+export function storageUnavailable(what: string): ApiError {
+  return new ApiError(
+    "training_service_unavailable",
+    `${what}: the server's storage is full or failing. Nothing was changed or charged; retry after ${STORAGE_RETRY_AFTER_S} seconds.`,
+    undefined,
+    { "Retry-After": String(STORAGE_RETRY_AFTER_S) },
+  );
+}
+
+/**
+ * True for a failure to write the store: a `StoreWriteError` (code `STORE_WRITE_FAILED`, a
+ * transaction LMDB could not commit: full disk, I/O error, full map), or a raw `ENOSPC`/`EDQUOT`.
+ */
+export function isStorageFull(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as Error & { code?: unknown }).code;
+  return code === "STORE_WRITE_FAILED" || code === "ENOSPC" || code === "EDQUOT";
+}
+
 /** 404 `model_not_found` for `id` (also used for ids of another org or environment, rule 5). */
 export function modelNotFound(id: string): ApiError {
   return new ApiError("model_not_found", `No such model: ${JSON.stringify(truncate(id, 64))}.`);
@@ -45,7 +73,10 @@ export function modelNotFound(id: string): ApiError {
  * Maps anything thrown to an {@link ApiError}:
  * - `ApiError`: itself;
  * - `EngineUnavailableError`: 503 `training_service_unavailable` with `Retry-After` (whole seconds, >= 1);
+ *   the message is generic;
  * - `GenerateInputError`: 400 `parameter_invalid` with its `param`;
+ * - a full disk or LMDB map ({@link isStorageFull}): 503 `training_service_unavailable` with
+ *   `Retry-After` ({@link storageUnavailable});
  * - `EngineModelError` (the model was deleted, or left `training`/`ready`, between the server's
  *   check and the worker's): 404 `model_not_found` / 400 `model_not_ready` with its message
  *   (which names the model, and for `model_not_ready` its state);
@@ -63,6 +94,7 @@ export function toApiError(err: unknown, debug: boolean): ApiError {
     );
   }
   if (err instanceof GenerateInputError) return paramInvalid(err.param, err.message);
+  if (isStorageFull(err)) return storageUnavailable("The request could not be written to the store");
   if (err instanceof EngineModelError) {
     if (err.code === "model_not_found") return new ApiError("model_not_found", `${err.message}.`.replace(/\.\.$/, "."));
     const state = err.status === undefined ? "" : `; generation needs state 'training' or 'ready'`;
@@ -78,7 +110,8 @@ export function isUnexpected(err: unknown): boolean {
     err instanceof ApiError ||
     err instanceof EngineUnavailableError ||
     err instanceof GenerateInputError ||
-    err instanceof EngineModelError
+    err instanceof EngineModelError ||
+    isStorageFull(err)
   );
 }
 

@@ -22,6 +22,7 @@ import { authLimit, rateLimit } from "./steps/rateLimit";
 import { readBody } from "./steps/readBody";
 import { requestId } from "./steps/requestId";
 import { route } from "./steps/route";
+import { settle } from "./steps/settle";
 import { validate } from "./steps/validate";
 
 /** The steps every request goes through. */
@@ -34,6 +35,7 @@ export const PIPELINE: readonly Step[] = [
   route, //         404 route_not_found / 405 method_not_allowed
   readBody, //      size cap -> 413 request_too_large
   parseJson, //     POST: Content-Type + JSON -> ctx.json
+  settle, //        a pending usage charge: settled before a 2xx is written, else refunded
   idempotency, //   POST + Idempotency-Key: replay, 409 while in flight, else run and store 2xx/4xx
   validate, //      typia body/query -> ctx.input, else 400 parameter_invalid
   handle, //        route handler -> ctx.response

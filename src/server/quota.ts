@@ -7,8 +7,11 @@
  *
  * - Generate charges its rows (`embedding.num_rows`, or the number of latent vectors) in one LMDB
  *   transaction before the engine runs; a request that would take the month's usage over the quota
- *   is refused with 402 `quota_exceeded` and charges nothing. If the engine then fails, the charge
- *   is refunded in another transaction, so usage counts only rows actually generated.
+ *   is refused with 402 `quota_exceeded` and charges nothing. The charge stays pending (keyed by
+ *   the request id) until the response is stored for replay or about to be sent (`steps/settle.ts`,
+ *   `steps/idempotency.ts`); if the engine fails, or the response cannot be stored, it is refunded,
+ *   and one left pending by a process that died is refunded at the next start
+ *   (`Store.reconcile`). So usage counts only rows delivered (or stored for replay).
  * - Create Model charges nothing, and is refused with 402 once the month's usage has reached the
  *   quota (there would be nothing left to generate with).
  * - Live charges and refunds are also written to the usage ledger (`Store.ledgerEntries`), which
@@ -78,14 +81,14 @@ export async function charge(
   const month = monthOf(nowMs);
   const quota = quotaOf(store, auth.org, auth.env);
   const c: Charge = { org: auth.org, env: auth.env, month, rows, quota, model_id: modelId, request_id: requestId, at_ms: nowMs };
-  const r = await store.chargeUsage(c);
+  const r = await store.chargeUsage(c, { pending: true });
   if (!r.ok) throw quotaExceeded(auth, month, r.used, quota, rows);
   return c;
 }
 
-/** Gives back a charge (same month as charged) at `nowMs`. */
+/** Gives back a charge taken by {@link charge} at `nowMs`, unless it was settled or refunded already. */
 export async function refund(store: Store, c: Charge, nowMs: number): Promise<void> {
-  await store.refundUsage({ ...c, at_ms: nowMs });
+  await store.refundPending(c.request_id, nowMs);
 }
 
 /** One line of the usage report: (org, env) in one month. */

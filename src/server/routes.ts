@@ -7,6 +7,7 @@
  */
 import typia, { type IValidation } from "typia";
 import type { CreateModelRequest, Envelope, GenerateRequest, ListModelsQuery } from "../types";
+import type { IdempotencyScope } from "../store";
 import type { Auth, Services } from "./context";
 import { createModel } from "./handlers/createModel";
 import { errorDocs } from "./handlers/errorDocs";
@@ -24,6 +25,11 @@ export interface HandlerCtx<B, Q> {
   auth: Auth;
   services: Services;
   requestId: string;
+  /**
+   * The request's Idempotency-Key scope when it executes under one: a handler whose side effect is
+   * one store transaction stores its response there in that same transaction (Create Model).
+   */
+  idempotency?: IdempotencyScope;
 }
 
 /** What a handler returns; the `handle` step wraps `envelope` replies in the success envelope. */
@@ -38,7 +44,9 @@ export type Reply =
       headers?: Record<string, string>;
     }
   | { kind: "empty"; status: 204; headers?: Record<string, string> }
-  | { kind: "text"; status: number; contentType: string; text: string; headers?: Record<string, string> };
+  | { kind: "text"; status: number; contentType: string; text: string; headers?: Record<string, string> }
+  /** A response already rendered (and stored for replay) by the handler itself. */
+  | { kind: "stored"; response: { status: number; headers: Record<string, string>; body?: string } };
 
 /** A typia validator: `(input) => IValidation<T>`. */
 export type Validator<T> = (input: unknown) => IValidation<T>;

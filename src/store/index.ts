@@ -19,10 +19,25 @@
  * - `usage_ledger`: [org, month, seq] -> {@link LedgerEntry} (live charges and refunds, seq = 0, 1,
  *   ... in the order written; keyed so one org's month is one range scan)
  * - `idempotency`: [org, env, key] -> {@link IdempotencyRecord}
+ * - `pending_charges`: request id -> {@link PendingCharge} (charges whose response has not been
+ *   settled: refunded by {@link Store.reconcile} if the process dies first)
  */
 import { createHash, randomBytes } from "node:crypto";
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { Metadata, Model } from "../types";
+
+/**
+ * A write to the store that could not be committed: the disk is full, the file system failed, or
+ * LMDB's map is full. Nothing of the transaction was written. `code` is `STORE_WRITE_FAILED`;
+ * `cause` is the underlying error (lmdb-js reports a full disk as an I/O error, errno 5).
+ */
+export class StoreWriteError extends Error {
+  readonly code = "STORE_WRITE_FAILED";
+  constructor(readonly cause: unknown) {
+    super(`the store could not be written (${cause instanceof Error ? cause.message : String(cause)})`);
+    this.name = "StoreWriteError";
+  }
+}
 
 /** `test` = sandbox (`svc_test_` keys), `live` = production (`svc_live_` keys). */
 export type Environment = "test" | "live";
@@ -88,6 +103,16 @@ export interface ChargeRequest {
   at_ms: number;
 }
 
+/**
+ * A usage charge taken before a request's work whose response has not been settled yet
+ * (exactly-once billing; docs/operations.md "What survives kill -9"). Written in the charge's
+ * transaction; removed when the response is stored or about to be sent (settled: the rows count),
+ * or when the charge is refunded. One left behind by a dead process is refunded at the next start.
+ */
+export interface PendingCharge {
+  charge: ChargeRequest;
+}
+
 /** Outcome of {@link Store.chargeUsage}: `used` is the month's usage after the charge (or unchanged when refused). */
 export type ChargeResult = { ok: true; used: number } | { ok: false; used: number };
 
@@ -110,6 +135,8 @@ export interface StoredResponse {
 /** A stored idempotency record: in flight while the first request runs, then its response. */
 export interface IdempotencyRecord {
   state: "in_flight" | "done";
+  /** The request that holds (in flight) or produced (done) the record; absent in records written before it existed. */
+  request_id?: string;
   /** SHA-256 of method, path and body of the first request: a reuse with other parameters is refused. */
   fingerprint: string;
   /** Unix milliseconds of the first use; the record expires {@link IdempotencyBegin} ttl later. */
@@ -190,6 +217,7 @@ export class Store {
   private readonly usage: Database<number, (string | number)[]>;
   private readonly ledger: Database<LedgerEntry, (string | number)[]>;
   private readonly idempotency: Database<IdempotencyRecord, string[]>;
+  private readonly pending: Database<PendingCharge, string>;
 
   /** Opens (creating if needed) the environment in directory `dir`. */
   constructor(readonly dir: string) {
@@ -205,10 +233,32 @@ export class Store {
     this.usage = this.root.openDB({ name: "usage" });
     this.ledger = this.root.openDB({ name: "usage_ledger" });
     this.idempotency = this.root.openDB({ name: "idempotency" });
+    this.pending = this.root.openDB({ name: "pending_charges" });
   }
 
   async close(): Promise<void> {
     await this.root.close();
+  }
+
+  /**
+   * Runs `fn` in one LMDB write transaction (every write of this class goes through here). A
+   * transaction that cannot be committed (full disk, I/O error) rejects with a
+   * {@link StoreWriteError}; lmdb-js's own follow-up rejection (`commitError`) is handled here so
+   * that it never surfaces as an unhandled rejection (which would end a worker thread).
+   */
+  private async write<T>(fn: () => T): Promise<T> {
+    try {
+      return await this.root.transaction(fn);
+    } catch (err) {
+      const commitError = (err as { commitError?: unknown }).commitError;
+      let cause: unknown = err;
+      if (commitError instanceof Promise) {
+        // Settles on the same turn as the rejection above: wait for it briefly to name the cause.
+        cause = await Promise.race([commitError.then(() => err, (e: unknown) => e), new Promise((r) => setTimeout(() => r(err), 50))]);
+      }
+      if (err instanceof Error && commitError === undefined && !/Commit failed|ENOSPC|EIO|No space|MDB_/i.test(err.message)) throw err;
+      throw new StoreWriteError(cause);
+    }
   }
 
   // ---- orgs and keys -------------------------------------------------------------------------
@@ -220,7 +270,7 @@ export class Store {
 
   /** Creates `org` if missing. */
   async ensureOrg(org: string): Promise<void> {
-    await this.orgs.transaction(() => {
+    await this.write(() => {
       if (this.orgs.get(org) === undefined) {
         this.orgs.put(org, { name: org, created_at: new Date().toISOString() });
       }
@@ -251,7 +301,7 @@ export class Store {
     };
     check(limits.rate_limit, 1, "rate_limit");
     check(limits.live_quota, 0, "live_quota");
-    return this.root.transaction(() => {
+    return this.write(() => {
       const cur: OrgRecord = this.orgs.get(org) ?? { name: org, created_at: new Date().toISOString() };
       const next: OrgRecord = { ...cur };
       for (const k of ["rate_limit", "live_quota"] as const) {
@@ -267,7 +317,7 @@ export class Store {
   /** Creates a key for `org` (created if missing) and returns it; only its SHA-256 is stored. */
   async createKey(org: string, env: Environment): Promise<string> {
     const key = newApiKey(env);
-    await this.root.transaction(() => {
+    await this.write(() => {
       if (this.orgs.get(org) === undefined) {
         this.orgs.put(org, { name: org, created_at: new Date().toISOString() });
       }
@@ -288,12 +338,25 @@ export class Store {
 
   // ---- models --------------------------------------------------------------------------------
 
-  /** Stores a new model and its metadata in one transaction. */
-  async createModel(rec: ModelRecord, metadata: Metadata): Promise<void> {
-    await this.root.transaction(() => {
+  /**
+   * Stores a new model and its metadata in one transaction. With `completion`, the same
+   * transaction stores the request's response on its in-flight idempotency record (a recovery
+   * point), so a crash can never leave a model without the stored response that names it, nor the
+   * reverse: a retry of the key either replays this response or (nothing committed) creates the
+   * model once.
+   */
+  async createModel(rec: ModelRecord, metadata: Metadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void> {
+    await this.write(() => {
       this.models.put(rec.id, rec);
       this.modelIndex.put(indexKey(rec), null);
       this.metadata.put(rec.id, metadata);
+      if (completion !== undefined) {
+        const k = [completion.scope.org, completion.scope.env, completion.scope.key];
+        const cur = this.idempotency.get(k);
+        // Still in flight (duplicates get 409 until the request answers), with its response as
+        // the recovery point: {@link reconcile} completes it if the process dies first.
+        if (cur !== undefined && cur.state === "in_flight") this.idempotency.put(k, { ...cur, response: completion.response });
+      }
     });
   }
 
@@ -321,7 +384,7 @@ export class Store {
     patch: Partial<Omit<ModelRecord, "id" | "org" | "env" | "created_at">>,
     checkpoint?: unknown,
   ): Promise<ModelRecord | undefined> {
-    return this.root.transaction(() => {
+    return this.write(() => {
       const cur = this.models.get(id);
       if (cur === undefined) return undefined;
       const next: ModelRecord = { ...cur, ...patch, updated_at: new Date().toISOString() };
@@ -338,10 +401,13 @@ export class Store {
   /**
    * Removes the model, its index entry, metadata and checkpoint in one transaction, and leaves a
    * tombstone (its place in the list) so that its id stays a valid List cursor for
-   * {@link TOMBSTONE_TTL_MS}. Resolves to false when the model did not exist.
+   * {@link TOMBSTONE_TTL_MS}. Resolves to false when the model did not exist. `dropIdempotency`:
+   * also removes that key's record in the same transaction (a create refused after its model and
+   * response were stored).
    */
-  async deleteModel(id: string, nowMs = Date.now()): Promise<boolean> {
-    return this.root.transaction(() => {
+  async deleteModel(id: string, nowMs = Date.now(), dropIdempotency?: IdempotencyScope): Promise<boolean> {
+    return this.write(() => {
+      if (dropIdempotency !== undefined) this.idempotency.remove([dropIdempotency.org, dropIdempotency.env, dropIdempotency.key]);
       const cur = this.models.get(id);
       if (cur === undefined) return false;
       this.models.remove(id);
@@ -405,12 +471,12 @@ export class Store {
 
   /** Writes one rate counter; resolves once committed (so it survives a crash of this process). */
   async putRateCounter(key: string, c: RateCounter): Promise<void> {
-    await this.rateCounters.put(key, { window: c.window, prev: c.prev, curr: c.curr });
+    await this.write(() => this.rateCounters.put(key, { window: c.window, prev: c.prev, curr: c.curr }));
   }
 
   /** Removes counters whose `window` is before `minWindow` (they no longer affect any estimate). */
   async sweepRateCounters(minWindow: number): Promise<number> {
-    return this.rateCounters.transaction(() => {
+    return this.write(() => {
       let n = 0;
       for (const { key, value } of this.rateCounters.getRange({})) {
         if (value.window < minWindow) {
@@ -433,20 +499,60 @@ export class Store {
    * Charges `rows` to (org, env, month) in one transaction if the month's usage plus `rows` stays
    * within `quota`; otherwise charges nothing. Live charges are also written to the ledger in the
    * same transaction. Atomic across threads and processes (LMDB serialises write transactions).
+   *
+   * `opts.pending`: the charge is also recorded as pending under `c.request_id`, in the same
+   * transaction, until {@link settleCharge} (the rows were delivered or stored for replay) or
+   * {@link refundPending}; {@link reconcile} refunds pending charges left by a dead process.
+   * Without it the charge is final at once (seeding usage, tools).
    */
-  async chargeUsage(c: ChargeRequest): Promise<ChargeResult> {
-    return this.root.transaction((): ChargeResult => {
+  async chargeUsage(c: ChargeRequest, opts: { pending?: boolean } = {}): Promise<ChargeResult> {
+    return this.write((): ChargeResult => {
       const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
       if (used + c.rows > c.quota) return { ok: false, used };
       this.usage.put([c.org, c.env, c.month], used + c.rows);
       if (c.env === "live") this.putLedger(c, "charge", c.rows);
+      if (opts.pending) this.pending.put(c.request_id, { charge: c });
       return { ok: true, used: used + c.rows };
     });
   }
 
+  /** The pending charge of `requestId`, if any (see {@link PendingCharge}). */
+  getPendingCharge(requestId: string): PendingCharge | undefined {
+    return this.pending.get(requestId);
+  }
+
+  /** Makes the pending charge of `requestId` final (its rows count). Resolves to false when there was none. */
+  async settleCharge(requestId: string): Promise<boolean> {
+    return this.write(() => {
+      if (this.pending.get(requestId) === undefined) return false;
+      this.pending.remove(requestId);
+      return true;
+    });
+  }
+
+  /**
+   * Refunds the pending charge of `requestId` (usage back, a ledger refund for live) and forgets
+   * it, in one transaction; a second call finds nothing and changes nothing. Resolves to the rows
+   * refunded (0 when no charge was pending).
+   */
+  async refundPending(requestId: string, nowMs: number): Promise<number> {
+    return this.write(() => this.refundPendingInTxn(requestId, nowMs));
+  }
+
+  private refundPendingInTxn(requestId: string, nowMs: number): number {
+    const p = this.pending.get(requestId);
+    if (p === undefined) return 0;
+    const c = p.charge;
+    const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
+    this.usage.put([c.org, c.env, c.month], Math.max(0, used - c.rows));
+    if (c.env === "live") this.putLedger({ ...c, at_ms: nowMs }, "refund", -c.rows);
+    this.pending.remove(requestId);
+    return c.rows;
+  }
+
   /** Gives back a charge made by {@link chargeUsage} (same fields), with a ledger entry for live. Resolves to the month's usage after it. */
   async refundUsage(c: ChargeRequest): Promise<number> {
-    return this.root.transaction(() => {
+    return this.write(() => {
       const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
       const next = Math.max(0, used - c.rows);
       this.usage.put([c.org, c.env, c.month], next);
@@ -504,12 +610,13 @@ export class Store {
     fingerprint: string,
     nowMs: number,
     ttlMs: number,
+    requestId?: string,
   ): Promise<IdempotencyBegin> {
     const k = [scope.org, scope.env, scope.key];
-    return this.idempotency.transaction((): IdempotencyBegin => {
+    return this.write((): IdempotencyBegin => {
       const cur = this.idempotency.get(k);
       if (cur === undefined || cur.created_ms + ttlMs <= nowMs) {
-        this.idempotency.put(k, { state: "in_flight", fingerprint, created_ms: nowMs });
+        this.idempotency.put(k, { state: "in_flight", fingerprint, created_ms: nowMs, ...(requestId === undefined ? {} : { request_id: requestId }) });
         return { kind: "started" };
       }
       if (cur.fingerprint !== fingerprint) return { kind: "mismatch" };
@@ -518,20 +625,35 @@ export class Store {
     });
   }
 
-  /** Stores the response of the request that started `scope` (the record keeps its creation time). */
-  async completeIdempotent(scope: IdempotencyScope, response: StoredResponse): Promise<void> {
+  /**
+   * Stores the response of the request that started `scope` and settles that request's pending
+   * charge (`response.request_id`), in one transaction: the stored response and the charge exist
+   * together or not at all. A response already on the record (stored by the request's own
+   * transaction as a recovery point, see {@link createModel}) is kept: that one is completed and
+   * sent. Resolves to the response now stored
+   * (the one to send), or undefined when the record is gone.
+   */
+  async completeIdempotent(scope: IdempotencyScope, response: StoredResponse): Promise<StoredResponse | undefined> {
     const k = [scope.org, scope.env, scope.key];
-    await this.idempotency.transaction(() => {
+    return this.write(() => {
+      if (this.pending.get(response.request_id) !== undefined) this.pending.remove(response.request_id);
       const cur = this.idempotency.get(k);
-      if (cur === undefined) return;
-      this.idempotency.put(k, { ...cur, state: "done", response });
+      if (cur === undefined) return undefined;
+      // A response stored earlier in the request (a recovery point, see createModel) wins.
+      const final = cur.response ?? response;
+      this.idempotency.put(k, { ...cur, state: "done", response: final });
+      return final;
     });
   }
 
-  /** Drops the in-flight record of `scope` (its response is not stored, so a retry executes again). */
-  async abandonIdempotent(scope: IdempotencyScope): Promise<void> {
+  /**
+   * Drops the in-flight record of `scope` (its response is not stored, so a retry executes again)
+   * and, when `requestId` is given, refunds that request's pending charge, in one transaction.
+   */
+  async abandonIdempotent(scope: IdempotencyScope, requestId?: string, nowMs = Date.now()): Promise<void> {
     const k = [scope.org, scope.env, scope.key];
-    await this.idempotency.transaction(() => {
+    await this.write(() => {
+      if (requestId !== undefined) this.refundPendingInTxn(requestId, nowMs);
       if (this.idempotency.get(k)?.state === "in_flight") this.idempotency.remove(k);
     });
   }
@@ -542,19 +664,42 @@ export class Store {
   }
 
   /**
-   * Removes every in-flight idempotency record. Called when a server starts: records still in
-   * flight then were left by a process that died mid-request (DESIGN §3). Resolves to the count.
+   * Removes every in-flight idempotency record. Records still in flight when a server starts were
+   * left by a process that died mid-request (DESIGN §3). Resolves to the count. Prefer
+   * {@link reconcile}, which also refunds their charges.
    */
   async releaseInFlightIdempotency(): Promise<number> {
-    return this.idempotency.transaction(() => {
-      let n = 0;
-      for (const { key, value } of this.idempotency.getRange({})) {
-        if (value.state === "in_flight") {
-          this.idempotency.remove(key);
-          n++;
-        }
+    return (await this.reconcile(new Set(), Date.now())).released;
+  }
+
+  /**
+   * Crash recovery of billing and idempotency, in one transaction: every pending charge and every
+   * in-flight idempotency record whose request is not in `live` (the requests this process is
+   * still working on) belongs to a request that will never answer, so its charge is refunded and
+   * its key released (a retry executes again; the first execution delivered nothing, since a
+   * response is only sent after its charge is settled). An in-flight record that already holds its
+   * response (a recovery point: Create Model stores it with the model) is completed instead, so its
+   * retry replays. At start-up `live` is empty. Records of completed requests (`done`) are never
+   * touched: their retries replay.
+   * Resolves to the rows refunded, the pending charges refunded and the keys released.
+   */
+  async reconcile(live: ReadonlySet<string>, nowMs: number): Promise<{ refunded_rows: number; charges: number; released: number }> {
+    return this.write(() => {
+      let rows = 0;
+      let charges = 0;
+      let released = 0;
+      for (const { key } of [...this.pending.getRange({})]) {
+        if (live.has(key)) continue;
+        rows += this.refundPendingInTxn(key, nowMs);
+        charges++;
       }
-      return n;
+      for (const { key, value } of [...this.idempotency.getRange({})]) {
+        if (value.state !== "in_flight" || (value.request_id !== undefined && live.has(value.request_id))) continue;
+        if (value.response !== undefined) this.idempotency.put(key, { ...value, state: "done" });
+        else this.idempotency.remove(key);
+        released++;
+      }
+      return { refunded_rows: rows, charges, released };
     });
   }
 
@@ -563,7 +708,7 @@ export class Store {
    * {@link TOMBSTONE_TTL_MS} at `nowMs`. Resolves to the number removed.
    */
   async sweepExpired(nowMs: number, ttlMs: number): Promise<number> {
-    return this.root.transaction(() => {
+    return this.write(() => {
       let n = 0;
       for (const { key, value } of this.idempotency.getRange({})) {
         if (value.created_ms + ttlMs <= nowMs) {

@@ -8,15 +8,20 @@
  * `training`, epoch 0, losses and error null) and metadata are stored in one transaction and
  * training is queued. 201, envelope `model`.
  *
+ * Under an Idempotency-Key the response is stored in the same transaction as the model (an atomic
+ * phase in Brandur Leach's sense): after a crash at any point a retry either replays it or, when
+ * nothing was committed, creates the model once.
+ *
  * If the engine cannot take the model (`EngineUnavailableError`, or any other failure to queue),
- * the record is deleted again and the error answered (503 `training_service_unavailable` with
- * `Retry-After`, or 500), so a refused create leaves nothing behind.
+ * the record (and its stored response) is deleted again and the error answered (503
+ * `training_service_unavailable` with `Retry-After`, or 500), so a refused create leaves nothing behind.
  */
 import { newModelId, type ModelRecord } from "../../store";
 import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../types";
 import { assertQuotaLeft } from "../quota";
 import type { HandlerCtx, Reply } from "../routes";
 import { checkMetadata } from "./checkMetadata";
+import { toResponse } from "../steps/handle";
 import { toPublicModel } from "./models";
 
 const SIZE_ALIASES: Record<string, ModelSize> = { S: "small", M: "medium", L: "large" };
@@ -55,14 +60,20 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
     updated_at: now,
     error: null,
   };
-  await store.createModel(rec, metadata);
+  const reply: Reply = { kind: "envelope", status: 201, object: "model", data: toPublicModel(rec) };
+  // One transaction: the model, and under an Idempotency-Key the response naming it. A crash
+  // before it leaves nothing (a retry creates the model once); after it, a retry replays.
+  const response = { ...toResponse(reply), request_id: ctx.requestId };
+  await store.createModel(rec, metadata, ctx.idempotency && { scope: ctx.idempotency, response });
   try {
     await engine.train(id);
   } catch (err) {
-    await store.deleteModel(id).catch((delErr: unknown) =>
+    // Refused after all: take back the model and its stored response together (a crash before
+    // this leaves both, and the model resumes at the next start: also consistent).
+    await store.deleteModel(id, Date.now(), ctx.idempotency).catch((delErr: unknown) =>
       ctx.services.logger.error({ err: delErr, req_id: ctx.requestId, model_id: id }, "could not remove refused model"),
     );
     throw err;
   }
-  return { kind: "envelope", status: 201, object: "model", data: toPublicModel(rec) };
+  return { kind: "stored", response };
 }

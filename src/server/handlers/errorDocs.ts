@@ -18,7 +18,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "length is declared ambiguously (the connection is then closed).",
   model_not_found: "The model id does not exist, is malformed, or belongs to another organization or environment.",
   model_not_ready: "The operation needs a model in state training or ready; the message names the model and its state.",
-  training_service_unavailable: "The training service is temporarily unavailable. Retry after the Retry-After seconds.",
+  training_service_unavailable: "The training service is temporarily unavailable (no worker can take the work, or the server's storage is full; nothing was changed or charged). Retry after the Retry-After seconds.",
   idempotency_key_in_use: "A concurrent request with the same Idempotency-Key is still in progress.",
   quota_exceeded:
     "The organization's monthly row quota (per environment, calendar month UTC) is used up, or a Generate request would cross it; nothing was charged.",

@@ -17,11 +17,18 @@ export const handle: Step = async (ctx) => {
     auth: ctx.auth as Auth,
     services: ctx.services,
     requestId: ctx.requestId,
+    idempotency: ctx.idempotency,
   };
   ctx.response = toResponse(await def.handler(hctx));
 };
 
-function toResponse(r: Reply): { status: number; headers: Record<string, string>; body?: string } {
+/**
+ * The response of a handler's {@link Reply}: status, the handler's own headers (Content-Type) and
+ * the body (the success envelope `{ object, data, metadata: { timestamp, has_more? } }` for
+ * `envelope` replies, none for 204).
+ */
+export function toResponse(r: Reply): { status: number; headers: Record<string, string>; body?: string } {
+  if (r.kind === "stored") return { status: r.response.status, headers: { ...r.response.headers }, body: r.response.body };
   const headers = { ...(r.headers ?? {}) };
   if (r.kind === "empty") return { status: r.status, headers };
   if (r.kind === "text") {

@@ -20,7 +20,19 @@
  *   executes again;
  * - records expire 24 hours after the first use ({@link IDEMPOTENCY_TTL_MS}): checked on read and
  *   swept periodically; in-flight records left by a crash are released when a server starts
- *   (`Store.releaseInFlightIdempotency`).
+ *   (`Store.reconcile`, which also refunds their charges).
+ *
+ * Exactly-once billing (Brandur Leach, "Implementing Stripe-like Idempotency Keys in Postgres":
+ * atomic phases and recovery points). Each phase of a keyed request is one LMDB transaction, and
+ * the response is written to the socket only after the last one committed:
+ * 1. begin: the in-flight record (naming the request id);
+ * 2. the side effect: Generate's charge (pending, `quota.ts`) / Create Model's model together
+ *    with its stored response (`createModel.ts`);
+ * 3. complete: the response stored and the pending charge settled, together.
+ * A crash after 3 replays; before 3 the next start refunds the pending charge and releases the
+ * key, and nothing was delivered, so the retry executes once more and is charged once. A response
+ * that cannot be stored (full disk) is not sent: the charge is refunded and the client gets 503
+ * `training_service_unavailable` (retryable), never a result it would be billed for twice.
  *
  * Requests refused before this step (401, 429, 413, unparsable JSON, JSON nested too deep, strings
  * that are not well-formed UTF-16, wrong Content-Type, ambiguous Content-Length/Transfer-Encoding)
@@ -29,7 +41,7 @@
 import { createHash } from "node:crypto";
 import type { IdempotencyScope } from "../../store";
 import type { Ctx, Step } from "../context";
-import { ApiError, paramInvalid, setErrorResponse, toApiError } from "../errors";
+import { ApiError, paramInvalid, setErrorResponse, storageUnavailable, toApiError } from "../errors";
 
 /** Lifetime of an idempotency key: 24 hours (contract: "Limits"). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -64,7 +76,7 @@ export const idempotency: Step = async (ctx, next) => {
   }
   const { store, clock, logger } = ctx.services;
   const scope: IdempotencyScope = { org: ctx.auth.org, env: ctx.auth.env, key };
-  const begun = await store.beginIdempotent(scope, fingerprint(ctx), clock(), IDEMPOTENCY_TTL_MS);
+  const begun = await store.beginIdempotent(scope, fingerprint(ctx), clock(), IDEMPOTENCY_TTL_MS, ctx.requestId);
   switch (begun.kind) {
     case "replay": {
       const r = begun.response;
@@ -87,25 +99,37 @@ export const idempotency: Step = async (ctx, next) => {
       break;
   }
 
+  ctx.idempotency = scope;
+  const abandon = (): Promise<void> =>
+    store.abandonIdempotent(scope, ctx.requestId, clock()).catch((e: unknown) => {
+      logger.error({ err: e, req_id: ctx.requestId }, "could not release an idempotency key; reconciling later");
+      ctx.services.reconcileSoon();
+    });
   try {
     await next();
   } catch (err) {
     const api = toApiError(err, ctx.services.debug);
     if (!isStorable(api.status)) {
-      await store.abandonIdempotent(scope).catch((e: unknown) => logger.error({ err: e, req_id: ctx.requestId }, "could not release an idempotency key"));
+      await abandon();
       throw err;
     }
     setErrorResponse(ctx, err);
   }
   const r = ctx.response!;
-  try {
-    if (isStorable(r.status)) {
-      await store.completeIdempotent(scope, { status: r.status, headers: { ...r.headers }, body: r.body, request_id: ctx.requestId });
-    } else {
-      await store.abandonIdempotent(scope);
-    }
-  } catch (err) {
-    logger.error({ err, req_id: ctx.requestId }, "could not store an idempotent response");
-    await store.abandonIdempotent(scope).catch(() => undefined);
+  if (!isStorable(r.status)) {
+    await abandon();
+    return;
   }
+  let stored;
+  try {
+    stored = await store.completeIdempotent(scope, { status: r.status, headers: { ...r.headers }, body: r.body, request_id: ctx.requestId });
+  } catch (err) {
+    // Not stored, so not sent: a retry must be able to execute, and the charge is given back.
+    logger.error({ err, req_id: ctx.requestId }, "could not store an idempotent response; refunding and answering 503");
+    await abandon();
+    setErrorResponse(ctx, storageUnavailable("The response could not be stored for replay under its Idempotency-Key"));
+    return;
+  }
+  // What was stored is what is sent (a handler may have stored it in its own transaction).
+  if (stored !== undefined) ctx.response = { status: stored.status, headers: { ...stored.headers }, body: stored.body };
 };

@@ -1,0 +1,114 @@
+/**
+ * A full disk (issue 11; docs/operations.md "A full disk"). The store lives on a small tmpfs
+ * (mounted by the test: CI runs as root on this machine kind) that a filler file then fills.
+ * While the disk is full, every request gets an answer of the contract — 200 when its writes
+ * still fit in LMDB's free pages, else 503 `training_service_unavailable` with `Retry-After` —
+ * never a 500, a dropped connection or a dead worker; nothing is billed that was not delivered; a
+ * response that could not be stored is not sent. Once space is freed, the same keys execute once.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Store } from "../../src/store";
+import { monthOf } from "../../src/server/quota";
+import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
+import { validCreateBody } from "../server-helpers";
+
+const MOUNT_MIB = 48;
+
+/** Fills the file system of `dir` up to its last byte with `dir/filler`. */
+function fill(dir: string): void {
+  const chunk = Buffer.alloc(1024 * 1024);
+  const fd = join(dir, "filler");
+  writeFileSync(fd, "");
+  for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
+    for (;;) {
+      try {
+        writeFileSync(fd, chunk.subarray(0, size), { flag: "a" });
+      } catch {
+        break;
+      }
+    }
+  }
+}
+
+test("a full disk: contract answers (503 with Retry-After, never 500), no bill without delivery, keys execute once after space is freed", async () => {
+  const dir = tempDir();
+  const mount = join(dir, "disk");
+  mkdirSync(mount);
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${MOUNT_MIB}m`, "tmpfs", mount]);
+  const storeDir = join(mount, "store");
+  let server: ServerProcess | undefined;
+  try {
+    const setup = new Store(storeDir);
+    const apiKey = await setup.createKey("disk", "live");
+    await setup.setOrgLimits("disk", { live_quota: 1_000_000_000 });
+    await setup.close();
+    server = await startServer(storeDir, ["--workers", "1"]);
+    const url = server.url;
+    const post = async (path: string, body: unknown, key?: string): Promise<{ status: number; json: any; headers: Headers }> => {
+      const res = await fetch(url + path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", ...(key ? { "idempotency-key": key } : {}) },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, json: await res.json(), headers: res.headers };
+    };
+    const created = await post("/v1/models", { ...validCreateBody(), config: { model_size: "small", max_epochs: 1 } });
+    assert.equal(created.status, 201);
+    const id: string = created.json.data.id;
+    await waitFor("the model to be ready", async () => {
+      const r = await fetch(`${url}/v1/models/${id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const m = ((await r.json()) as { data: { status: string } }).data;
+      return m.status === "ready" ? m : undefined;
+    }, 120_000, 100);
+
+    fill(mount);
+    let delivered = 0;
+    const refused: { key: string; rows: number }[] = [];
+    for (let i = 0; i < 8; i++) {
+      const rows = 40_000;
+      const key = `full-${i}`;
+      const r = await post(`/v1/models/${id}/generate`, { embedding: { num_rows: rows, seed: i } }, i % 2 === 0 ? key : undefined);
+      assert.ok(r.status === 200 || r.status === 503, `generate ${i}: ${r.status} ${JSON.stringify(r.json)}`);
+      if (r.status === 200) delivered += r.json.data.num_rows;
+      else {
+        assert.equal(r.json.error.code, "training_service_unavailable");
+        assert.match(r.headers.get("retry-after") ?? "", /^[1-9][0-9]*$/);
+        if (i % 2 === 0) refused.push({ key, rows });
+      }
+    }
+    const c = await post("/v1/models", { ...validCreateBody(), config: { model_size: "small", max_epochs: 1 } }, "full-create");
+    assert.ok(c.status === 201 || c.status === 503, `create: ${c.status} ${JSON.stringify(c.json)}`);
+    assert.ok(refused.length > 0 || c.status === 503, "the full disk refused nothing: the test did not fill it");
+
+    // Space again: the refused keys execute (once), the server never stopped.
+    rmSync(join(mount, "filler"));
+    for (const { key, rows } of refused) {
+      const r = await waitFor(`key ${key} to execute`, async () => {
+        const a = await post(`/v1/models/${id}/generate`, { embedding: { num_rows: rows, seed: Number(key.slice(5)) } }, key);
+        return a.status === 200 ? a : undefined;
+      }, 30_000, 500);
+      delivered += r.json.data.num_rows;
+    }
+    assert.equal(server.child.exitCode, null, "the server must keep running");
+    await server.kill("SIGTERM");
+    const log = server.stderr();
+    assert.doesNotMatch(log, /unhandled rejection/i, "no unhandled rejections");
+    assert.doesNotMatch(log, /worker lost|exited unexpectedly/i, "no worker thread died");
+    server = undefined;
+
+    const store = new Store(storeDir);
+    try {
+      assert.equal(store.getUsage("disk", "live", monthOf(Date.now())), delivered, "usage equals the rows delivered");
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await server?.kill("SIGKILL");
+    execFileSync("umount", ["-l", mount]);
+    removeDir(dir);
+  }
+});
