@@ -12,6 +12,8 @@
  *   TVD vs independent columns and a resample of the real rows (gap closed), and the column checks.
  * - `extract`: metadata extraction (`analyzeTable`) of 1M rows (flights-20k repeated): rows/s and
  *   peak RSS, vs the 20,000-row file in the same run.
+ * - `memory`: the training-memory estimate of admission control (src/engine/admission.ts) vs the
+ *   server's measured peak RSS growth per config (small to the heavy and wide configs of issue 11).
  */
 import { Command } from "commander";
 import { computeBench } from "./compute";
@@ -20,6 +22,7 @@ import { latencyBench } from "./latency";
 import { fidelityBench } from "./fidelity";
 import { tablesBench } from "./tables";
 import { extractBench } from "./extract";
+import { memoryBench } from "./memory";
 
 const program = new Command("bench").description("synthd benchmarks");
 
@@ -82,6 +85,16 @@ program
   .option("--rows <n>", "rows of the generated table", (v) => Number(v), 1_000_000)
   .option("--json", "one JSON line", false)
   .action(extractBench);
+
+program
+  .command("memory")
+  .description("training memory: the admission estimate vs the server's measured peak RSS growth, per config")
+  .option("--cases <names>", "comma-separated cases (default: all)")
+  .option("--workers <n>", "engine workers of the server", (v) => Number(v), 2)
+  .option("--compute <kind>", "native or tfjs (default: the server's)")
+  .option("--memory-budget <size>", "the servers' --memory-budget", "90%")
+  .option("--json", "one JSON line per case", false)
+  .action(memoryBench);
 
 program.parseAsync(process.argv).catch((e) => {
   console.error(`bench: ${(e as Error).message}`);

@@ -32,6 +32,9 @@ export class FakeEngine implements Engine {
   /** Error to throw from the next call of each operation (cleared after one throw). */
   readonly fail: { train?: Error; generate?: Error; stop?: Error } = {};
 
+  /** Admits everything (the real check is tested in test/admission.test.ts). */
+  admissionCheck(): void {}
+
   async train(id: string): Promise<void> {
     this.calls.push({ op: "train", id });
     throwOnce(this.fail, "train");

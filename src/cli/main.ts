@@ -16,6 +16,8 @@ import {
   modelsRemoveCommand,
   evaluateCommand,
 } from "./client-commands";
+import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission-queue";
+import { parseByteSize } from "../engine/budget";
 import { reportAndExit } from "./output";
 import { registerUsageCommands } from "./usage";
 
@@ -44,6 +46,16 @@ function positive(name: string): (v: string) => number {
   };
 }
 
+function byteSize(name: string): (v: string) => number {
+  return (v) => {
+    try {
+      return parseByteSize(v);
+    } catch {
+      throw new InvalidArgumentError(`${name} must be bytes or a size with a unit (512MiB, 6GiB, 8GB) or a share of the machine's memory (60%).`);
+    }
+  };
+}
+
 /** Builds the program; exported so tests can drive it without a child process. */
 export function buildProgram(): Command {
   const program = new Command("synthd")
@@ -69,6 +81,13 @@ export function buildProgram(): Command {
         "tfjs",
       ]),
     )
+    .addOption(
+      new Option("--memory-budget <size>", "memory the whole process may use; training is admitted against it (default: 50% of the machine's)")
+        .env("SYNTHD_MEMORY_BUDGET")
+        .argParser(byteSize("--memory-budget")),
+    )
+    .option("--max-training-per-org <n>", "models one organization trains at once", int("--max-training-per-org", 1), DEFAULT_MAX_TRAINING_PER_ORG)
+    .option("--max-queued-per-org <n>", "models one organization may have waiting to train (more creates get 503)", int("--max-queued-per-org", 0), DEFAULT_MAX_QUEUED_PER_ORG)
     .option("--debug", "include internal error messages in 500 responses", false)
     .action(serveCommand);
 

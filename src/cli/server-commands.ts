@@ -15,6 +15,12 @@ export interface ServeOptions {
   debug: boolean;
   /** `--compute`: training/generation path; default: native when the addon loads, else tfjs. */
   compute?: "tfjs" | "native";
+  /** `--memory-budget`, parsed to bytes; default: half the machine's memory. */
+  memoryBudget?: number;
+  /** `--max-training-per-org`; default 2. */
+  maxTrainingPerOrg?: number;
+  /** `--max-queued-per-org`; default 16. */
+  maxQueuedPerOrg?: number;
 }
 
 /**
@@ -32,6 +38,9 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
     workers: opts.workers,
     debug: opts.debug,
     compute: opts.compute,
+    memoryBudget: opts.memoryBudget,
+    maxTrainingPerOrg: opts.maxTrainingPerOrg,
+    maxQueuedPerOrg: opts.maxQueuedPerOrg,
     docsUrl: process.env.SYNTHD_DOCS_URL,
   });
   if (server.sandboxKey) process.stdout.write(`sandbox key: ${server.sandboxKey}\n`);

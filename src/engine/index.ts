@@ -23,6 +23,23 @@
  * contract's plain `number[]` columns; `generateRaw` returns Int32Array views for callers that
  * serialise them themselves.
  *
+ * Admission control (issue 11; `admission.ts`, `admission-queue.ts`): the process has a memory
+ * budget (`memoryBudget`, default half the machine's memory). At start the engine measures its own
+ * footprint (RSS once every worker is up, plus headroom); the rest is the training budget. Every
+ * training model reserves its memory estimate while its task runs; `train(id)` queues the model
+ * and it starts when its reservation fits and its org trains fewer than `maxTrainingPerOrg`
+ * models (FIFO by create time; a model held back only by its org's limit does not hold back other
+ * orgs; one that does not fit holds back those behind it). Create Model asks first
+ * (`admissionCheck`): a model that can never fit is refused (ModelTooLargeError, 400), and one
+ * that would wait while its org already has `maxQueuedPerOrg` waiting models is refused
+ * (EngineUnavailableError, 503 with Retry-After). The reservation is released when the model's
+ * task ends (ready, failed, stopped, deleted) and the queue advances; a waiting model that is
+ * stopped (deleted) leaves the queue. Memory the process holds beyond its base and the
+ * reservations (measured RSS: caches and buffers of finished models, garbage not yet collected)
+ * also counts against the budget; while it holds back a waiting model the engine re-measures every
+ * {@link RETRY_BLOCKED_MS} ms and, with nothing training, drops the workers' idle generator caches.
+ * A worker death keeps the model's reservation while it is resumed (released once it fails for good).
+ *
  * Shutdown (`close`): new work is refused (EngineUnavailableError), every training loop is halted
  * at a step boundary without touching the store (the models stay `training` and resume from their
  * last checkpoint at the next start, `resumeAll`), in-flight generations finish, the pool is
@@ -33,15 +50,19 @@ import * as path from "node:path";
 import { Piscina, queueOptionsSymbol } from "piscina";
 import type { Logger } from "pino";
 import type { Store } from "../store";
-import type { GenerateRequest, Generation } from "../types";
+import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { deviceOf, type BackendName } from "../model/backend";
 import { defaultCompute, type ComputeKind } from "../model/trainer";
 import { InputError, latentSource } from "../model/generate";
 import { trainingFailed } from "./actor";
+import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, type EstimateOptions, type MemoryEstimate } from "./admission";
+import { BASE_HEADROOM_BYTES, DEFAULT_BUDGET_SHARE, formatBytes, machineMemory, WORKER_HEADROOM_BYTES } from "./budget";
+import { AdmissionQueue, DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG, type Ticket } from "./admission-queue";
 import type { GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
-import { EngineModelError, EngineUnavailableError, GenerateInputError, type Engine } from "./types";
+import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, type Engine } from "./types";
 
-export { EngineModelError, EngineUnavailableError, GenerateInputError, type Engine } from "./types";
+export { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, type Engine } from "./types";
+export { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "./admission-queue";
 
 /** Times a model's training is resumed after its worker died, before it is marked failed. */
 export const MAX_TRAIN_RESTARTS = 2;
@@ -49,6 +70,10 @@ export const MAX_TRAIN_RESTARTS = 2;
 export const DEFAULT_IDLE_MODELS_PER_WORKER = 4;
 /** Default bound of the pool's task queue; beyond it work is refused with EngineUnavailableError. */
 export const DEFAULT_MAX_QUEUE = 1024;
+/** Retry-After (seconds) of a create refused because the org's queue is full. */
+export const QUEUE_FULL_RETRY_AFTER_S = 30;
+/** While memory outside the reservations holds back a waiting model, re-measure this often (ms). */
+export const RETRY_BLOCKED_MS = 2000;
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -68,6 +93,35 @@ export interface EngineOptions {
    * the core falls back to `tfjs` and logs why; checkpoints are the same on both paths.
    */
   compute?: ComputeKind;
+  /**
+   * Memory budget of the whole process, bytes (`synthd serve --memory-budget`); default
+   * {@link DEFAULT_BUDGET_SHARE} of `machineMemory()` (budget.ts).
+   */
+  memoryBudget?: number;
+  /** Models one org trains at once; default {@link DEFAULT_MAX_TRAINING_PER_ORG}. */
+  maxTrainingPerOrg?: number;
+  /** Models one org may have waiting; default {@link DEFAULT_MAX_QUEUED_PER_ORG}. */
+  maxQueuedPerOrg?: number;
+}
+
+/** Admission state of the engine (bytes), for logs, tests and diagnostics. */
+export interface AdmissionState {
+  /** The process's memory budget. */
+  budgetBytes: number;
+  /** Reserved for the process itself: its RSS at start plus headroom. */
+  baseBytes: number;
+  /** What training models may reserve: budget - base. */
+  trainingBudgetBytes: number;
+  /** Reserved by the running models. */
+  reservedBytes: number;
+  /** Measured beyond base and reservations at the last measurement. */
+  unaccountedBytes: number;
+  maxTrainingPerOrg: number;
+  maxQueuedPerOrg: number;
+  /** Models whose training task runs, with their reservations. */
+  running: Ticket[];
+  /** Models waiting, in queue order. */
+  waiting: Ticket[];
 }
 
 /** A generation with codes as typed arrays (`columns[f]` is a view into one shared buffer). */
@@ -91,8 +145,14 @@ export interface PoolEngine extends Engine {
    * callers that serialise them themselves.
    */
   generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration>;
-  /** Models currently training in this engine. */
+  /** Models currently training in this engine (their task runs). */
   trainingIds(): string[];
+  /** Models accepted but waiting for memory or their org's limit, in queue order. */
+  waitingIds(): string[];
+  /** Budget, reservations and queue (see {@link AdmissionState}). */
+  admission(): AdmissionState;
+  /** The memory estimate this engine uses for a model (admission.ts). */
+  estimate(config: ModelConfig, metadata: Metadata): MemoryEstimate;
   /** Per-worker state (tests, diagnostics). */
   info(): Promise<InfoReply[]>;
   /** The worker threads (tests: simulate a crash by terminating one). */
@@ -117,6 +177,17 @@ class PiscinaEngine implements PoolEngine {
   private closing: Promise<void> | undefined;
   backend: BackendName = "wasm";
   compute: ComputeKind;
+  /** The admission queue; its budget is set once the base is measured (`start`). */
+  private readonly queue: AdmissionQueue;
+  /** Reserved for the process itself (bytes), measured in `start`. */
+  private baseBytes = 0;
+  /** The process RSS measured at start (bytes); `baseBytes` adds headroom to it. */
+  private startRss = 0;
+  /** Compute threads of the native core (pool and callers), for the estimate. */
+  private computeThreads = availableParallelism();
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** Set once idle caches were dropped for the current blocked episode. */
+  private cachesDropped = false;
 
   constructor(
     private readonly store: Store,
@@ -126,9 +197,13 @@ class PiscinaEngine implements PoolEngine {
     idleModels: number,
     logger: Logger | undefined,
     compute: ComputeKind,
+    private readonly budgetBytes: number,
+    maxTrainingPerOrg: number,
+    maxQueuedPerOrg: number,
   ) {
     this.log = logger;
     this.compute = compute;
+    this.queue = new AdmissionQueue({ budgetBytes: 0, maxTrainingPerOrg, maxQueuedPerOrg });
     const workerData: WorkerConfig = { dataDir, idleModels, compute };
     this.pool = new Piscina({
       filename: path.join(__dirname, "worker.js"),
@@ -188,17 +263,152 @@ class PiscinaEngine implements PoolEngine {
     return this.pool.run(tagged, { transferList }) as Promise<R>;
   }
 
+  /** The memory estimate of a model on this engine's compute path (admission.ts). */
+  estimate(config: ModelConfig, metadata: Metadata): MemoryEstimate {
+    return estimateTrainingMemory(config, metadata, this.estimateOptions());
+  }
+
+  private estimateOptions(): EstimateOptions {
+    return { compute: this.compute, threads: this.computeThreads + this.workers };
+  }
+
+  /** How the training budget came about, for messages. */
+  private budgetNote(): string {
+    return `a memory budget of ${formatBytes(this.budgetBytes)} less ${formatBytes(this.baseBytes)} for the server itself`;
+  }
+
+  /** The error for a model that can never train here, or undefined when it can. */
+  private tooLarge(config: ModelConfig, metadata: Metadata, est: MemoryEstimate): ModelTooLargeError | undefined {
+    if (est.params <= MAX_PARAMS && this.queue.canEverFit(est.bytes)) return undefined;
+    const budget = this.queue.currentLimits.budgetBytes;
+    const { param, message } = explainTooLarge(config, metadata, budget, this.budgetNote(), this.estimateOptions());
+    return new ModelTooLargeError(message, param, est.bytes, budget);
+  }
+
+  admissionCheck(config: ModelConfig, metadata: Metadata, org: string): void {
+    this.ensureOpen();
+    const est = this.estimate(config, metadata);
+    const tooLarge = this.tooLarge(config, metadata, est);
+    if (tooLarge) throw tooLarge;
+    this.measure();
+    if (this.queue.probe(org, est.bytes) === "full") {
+      const n = this.queue.currentLimits.maxQueuedPerOrg;
+      const reason =
+        n === 0
+          ? "The model cannot start now (the server's training memory or your organization's training slots are in use) and this server queues no models"
+          : `Your organization already has ${n} model${n === 1 ? "" : "s"} waiting to train, the most this server queues per organization`;
+      throw new EngineUnavailableError(`org ${org}: training queue full`, QUEUE_FULL_RETRY_AFTER_S, reason);
+    }
+    this.queue.hold(org, est.bytes, estimateKey(config));
+  }
+
   async train(id: string): Promise<void> {
     this.ensureOpen();
-    if (this.training.has(id)) return;
+    if (this.training.has(id) || this.queue.isRunning(id) || this.queue.isWaiting(id)) return;
     // Refuse here, not through the task's rejection (which would read as a lost worker).
     if (this.pool.queueSize >= this.maxQueue) throw new EngineUnavailableError("the engine's queue is full");
+    this.enqueue(id);
+    this.pump();
+  }
+
+  /**
+   * Adds a stored `training` model to the admission queue. Its estimate is the one its create's
+   * admission check held, when that is unambiguous; else it is computed from the stored config
+   * and metadata (reading a large metadata back costs the HTTP thread tens of milliseconds). A
+   * model that can never fit is marked failed; a missing record is ignored.
+   */
+  private enqueue(id: string): void {
+    const rec = this.current(id);
+    if (rec === undefined || rec.status !== "training") return;
+    let bytes = this.queue.claimHold(rec.org, estimateKey(rec.config));
+    if (bytes === undefined) bytes = this.estimateStored(id, rec);
+    if (bytes === undefined) return;
+    const createdMs = Date.parse(rec.created_at);
+    this.queue.enqueue({ id, org: rec.org, bytes, createdMs: Number.isFinite(createdMs) ? createdMs : Date.now() });
+    this.log?.debug({ model_id: id, org: rec.org, estimate_bytes: bytes }, "model queued for training");
+  }
+
+  /** The estimate of a stored model, or undefined when it was marked failed (it can never fit). */
+  private estimateStored(id: string, rec: NonNullable<ReturnType<Store["getModel"]>>): number | undefined {
+    const metadata = this.store.getMetadata(id);
+    let bytes = 0; // no metadata: the worker fails the model at once
+    if (metadata !== undefined) {
+      let est: MemoryEstimate;
+      try {
+        est = this.estimate(rec.config, metadata);
+      } catch (err) {
+        this.markFailed(id, `the model's memory could not be estimated: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      }
+      const tooLarge = this.tooLarge(rec.config, metadata, est);
+      if (tooLarge) {
+        this.markFailed(id, tooLarge.message);
+        return undefined;
+      }
+      bytes = est.bytes;
+    }
+    return bytes;
+  }
+
+  /** Measures what the process holds beyond its base and the reservations (see the module comment). */
+  private measure(): void {
+    const rss = process.memoryUsage.rss();
+    this.queue.setUnaccounted(rss - (this.baseBytes - BASE_HEADROOM_BYTES) - this.queue.reservedBytes);
+  }
+
+  /** Starts every waiting model the policy admits; re-checks later while unaccounted memory blocks one. */
+  private pump(): void {
+    if (this.closed) return;
+    this.measure();
+    for (const t of this.queue.admit()) {
+      this.log?.info({ model_id: t.id, org: t.org, reserved_bytes: t.bytes, reserved_total: this.queue.reservedBytes }, "training admitted");
+      this.startTask(t.id);
+    }
+    const { becauseUnaccounted } = this.queue.headBlocked();
+    if (!becauseUnaccounted) {
+      this.cachesDropped = false;
+      return;
+    }
+    if (this.training.size === 0 && !this.cachesDropped) {
+      // Nothing trains: what holds the memory is finished models' caches and garbage.
+      this.cachesDropped = true;
+      const idle = [...this.pins.keys()].filter((id) => !this.training.has(id) && !this.queue.isWaiting(id) && !id.startsWith("__info_"));
+      this.log?.info(
+        { models: idle.length, unaccounted_bytes: this.queue.unaccountedBytes },
+        "memory held outside training blocks the queue; dropping idle generator caches",
+      );
+      for (const id of idle) void this.dropCached(id);
+    }
+    this.retryTimer ??= setTimeout(() => {
+      this.retryTimer = undefined;
+      this.pump();
+    }, RETRY_BLOCKED_MS);
+    this.retryTimer.unref();
+  }
+
+  /** Frees a model's cached weights on its worker (a `ready` model reloads them on demand). */
+  private async dropCached(id: string): Promise<void> {
+    try {
+      await this.run({ op: "stop", id }, id);
+    } catch {
+      // The worker is gone: so is the cache.
+    }
+    if (!this.training.has(id)) this.pins.delete(id);
+  }
+
+  /** Runs the training task of an admitted model (its reservation is held until {@link finish}). */
+  private startTask(id: string): void {
     const p = this.run<TrainReply>({ op: "train", id }, id);
     this.training.set(id, p);
     p.then(
       (reply) => this.trainEnded(id, p, reply),
       (err: unknown) => this.trainLost(id, p, err),
     );
+  }
+
+  /** The model's training is over for this engine: its reservation is released and the queue advances. */
+  private finish(id: string): void {
+    if (this.queue.release(id)) this.pump();
   }
 
   private trainEnded(id: string, p: Promise<TrainReply>, reply: TrainReply): void {
@@ -211,23 +421,35 @@ class PiscinaEngine implements PoolEngine {
     }
     if (reply.outcome !== "ready" && reply.outcome !== "skipped") this.pins.delete(id);
     if (reply.outcome === "ready" || reply.outcome === "failed") this.restarts.delete(id);
+    this.finish(id);
   }
 
-  /** The training task was lost with its worker (or the pool): resume or fail, see the module comment. */
+  /**
+   * The training task was lost with its worker (or the pool): resume or fail, see the module
+   * comment. A resumed model keeps its reservation (its memory died with the worker and is
+   * allocated again by the new task); one that fails or is gone releases it.
+   */
   private trainLost(id: string, p: Promise<TrainReply>, err: unknown): void {
     if (this.training.get(id) === p) this.training.delete(id);
     this.pins.delete(id);
     if (this.closed) return;
     const message = err instanceof Error ? err.message : String(err);
     const rec = this.current(id);
-    if (rec === undefined || rec.status !== "training") return;
+    if (rec === undefined || rec.status !== "training") {
+      this.finish(id);
+      return;
+    }
     const n = (this.restarts.get(id) ?? 0) + 1;
     this.restarts.set(id, n);
-    if (n <= MAX_TRAIN_RESTARTS) {
-      this.log?.warn({ model_id: id, err: message, attempt: n }, "training worker lost; resuming from the last checkpoint");
-      this.train(id).catch((e: unknown) => this.markFailed(id, `training could not be resumed: ${String(e)}`));
-    } else {
+    if (n > MAX_TRAIN_RESTARTS) {
       this.markFailed(id, `the training worker thread exited unexpectedly ${n} times (last: ${message})`);
+      this.finish(id);
+    } else if (this.pool.queueSize >= this.maxQueue) {
+      this.markFailed(id, "training could not be resumed: the engine's queue is full");
+      this.finish(id);
+    } else {
+      this.log?.warn({ model_id: id, err: message, attempt: n }, "training worker lost; resuming from the last checkpoint");
+      this.startTask(id);
     }
   }
 
@@ -293,6 +515,10 @@ class PiscinaEngine implements PoolEngine {
   }
 
   async stop(id: string): Promise<void> {
+    if (this.queue.remove(id)) {
+      this.log?.debug({ model_id: id }, "waiting model left the training queue");
+      this.pump();
+    }
     const running = this.training.get(id);
     if (this.closed || (!running && !this.pins.has(id))) return;
     try {
@@ -306,14 +532,36 @@ class PiscinaEngine implements PoolEngine {
   }
 
   async resumeAll(): Promise<number> {
-    const ids = this.store.modelsWithStatus("training").map((m) => m.id);
-    for (const id of ids) await this.train(id);
-    if (ids.length > 0) this.log?.info({ models: ids.length }, "resuming training");
-    return ids.length;
+    this.ensureOpen();
+    const recs = this.store.modelsWithStatus("training");
+    recs.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
+    for (const rec of recs) if (!this.training.has(rec.id)) this.enqueue(rec.id);
+    if (recs.length > 0) this.log?.info({ models: recs.length }, "resuming training (through the admission queue, oldest first)");
+    this.pump();
+    return recs.length;
   }
 
   trainingIds(): string[] {
     return [...this.training.keys()];
+  }
+
+  waitingIds(): string[] {
+    return this.queue.waitingTickets().map((t) => t.id);
+  }
+
+  admission(): AdmissionState {
+    const limits = this.queue.currentLimits;
+    return {
+      budgetBytes: this.budgetBytes,
+      baseBytes: this.baseBytes,
+      trainingBudgetBytes: limits.budgetBytes,
+      reservedBytes: this.queue.reservedBytes,
+      unaccountedBytes: this.queue.unaccountedBytes,
+      maxTrainingPerOrg: limits.maxTrainingPerOrg,
+      maxQueuedPerOrg: limits.maxQueuedPerOrg,
+      running: this.queue.runningTickets(),
+      waiting: this.queue.waitingTickets(),
+    };
   }
 
   async info(): Promise<InfoReply[]> {
@@ -338,6 +586,9 @@ class PiscinaEngine implements PoolEngine {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.closed = true;
+      clearTimeout(this.retryTimer);
+      // Waiting models stay `training` in the store and are queued again at the next start.
+      for (const t of this.queue.waitingTickets()) this.queue.remove(t.id);
       const pending = [...this.training.entries()];
       await Promise.allSettled(pending.map(([id]) => this.run({ op: "halt", id }, id)));
       await Promise.allSettled(pending.map(([, p]) => p));
@@ -347,7 +598,11 @@ class PiscinaEngine implements PoolEngine {
     return this.closing;
   }
 
-  /** Asks one worker for its backend (initialising tfjs there) and compute path. */
+  /**
+   * Asks one worker for its backend (initialising tfjs there) and compute path, brings up the
+   * others, and measures the process's own footprint: the admission base.
+   * @throws Error when the memory budget leaves nothing for training.
+   */
   async start(): Promise<void> {
     const reply = await this.run<InfoReply>({ op: "info" }, undefined);
     this.backend = reply.backend as BackendName;
@@ -356,11 +611,39 @@ class PiscinaEngine implements PoolEngine {
       this.log?.warn({ asked: this.compute, used: reply.compute }, "native compute core unavailable in the workers; using tfjs");
       this.compute = reply.compute;
     }
+    if (reply.computeInfo) this.computeThreads = reply.computeInfo.threads;
+    await this.info(); // every worker up (its backend initialised): part of the base
+    this.startRss = process.memoryUsage.rss();
+    this.baseBytes = this.startRss + BASE_HEADROOM_BYTES + this.workers * WORKER_HEADROOM_BYTES;
+    const training = this.budgetBytes - this.baseBytes;
+    if (training <= 0) {
+      throw new Error(
+        `the memory budget of ${formatBytes(this.budgetBytes)} leaves nothing for training: the server itself takes ` +
+          `${formatBytes(this.baseBytes)} (RSS ${formatBytes(this.startRss)} at start, plus headroom); raise --memory-budget or lower --workers`,
+      );
+    }
+    this.queue.setBudget(training);
     this.log?.info(
-      { workers: this.workers, backend: this.backend, device: this.device, compute: this.compute, ...(reply.computeInfo ?? {}) },
+      {
+        workers: this.workers,
+        backend: this.backend,
+        device: this.device,
+        compute: this.compute,
+        ...(reply.computeInfo ?? {}),
+        memory_budget: this.budgetBytes,
+        base_bytes: this.baseBytes,
+        training_budget: training,
+        max_training_per_org: this.queue.currentLimits.maxTrainingPerOrg,
+        max_queued_per_org: this.queue.currentLimits.maxQueuedPerOrg,
+      },
       "engine ready",
     );
   }
+}
+
+/** What a hold's estimate was computed from besides the metadata: the config fields it reads. */
+function estimateKey(c: ModelConfig): string {
+  return JSON.stringify([c.model_size, c.embedding_dim, c.batch_size, c.privacy_enabled, c.privacy_noise]);
 }
 
 /**
@@ -368,8 +651,10 @@ class PiscinaEngine implements PoolEngine {
  * its own tfjs backend (`tensorflow` when tfjs-node is installed, else `wasm`, else `cpu`; the
  * choice is logged), training and generating on `opts.compute` (default: the native core when it
  * loads; all workers share the core's one thread pool, so concurrent models never oversubscribe
- * the cores). Resolves once a worker has initialised its backend.
- * @throws Error when the workers cannot start.
+ * the cores). Resolves once every worker has initialised its backend and the admission base
+ * is measured (see the module comment).
+ * @throws Error when the workers cannot start, or `memoryBudget` is not above the server's own
+ *   footprint; RangeError for limits out of range (`maxTrainingPerOrg` >= 1, `maxQueuedPerOrg` >= 0).
  */
 export async function createEngine(opts: EngineOptions): Promise<PoolEngine> {
   const workers = Math.max(1, Math.floor(opts.workers ?? availableParallelism()));
@@ -381,6 +666,9 @@ export async function createEngine(opts: EngineOptions): Promise<PoolEngine> {
     opts.idleModelsPerWorker ?? DEFAULT_IDLE_MODELS_PER_WORKER,
     opts.logger,
     opts.compute ?? defaultCompute(),
+    opts.memoryBudget ?? Math.floor(DEFAULT_BUDGET_SHARE * machineMemory()),
+    opts.maxTrainingPerOrg ?? DEFAULT_MAX_TRAINING_PER_ORG,
+    opts.maxQueuedPerOrg ?? DEFAULT_MAX_QUEUED_PER_ORG,
   );
   try {
     await engine.start();

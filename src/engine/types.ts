@@ -3,16 +3,44 @@
  * itself: it stores the model record, then hands work to the engine, which runs it on piscina
  * worker threads (one actor per model, pinned to one worker).
  */
-import type { GenerateRequest, Generation } from "../types";
+import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 
 /**
- * Thrown when the engine cannot take work (all workers down, queue full, shutting down).
- * The server maps it to 503 `training_service_unavailable` with `Retry-After`.
+ * Thrown when the engine cannot take work (all workers down, queue full, shutting down, or the
+ * caller's org has as many models waiting to train as the server allows). The server maps it to
+ * 503 `training_service_unavailable` with `Retry-After` (`retryAfterSeconds`). `publicReason`,
+ * when set, is a sentence for the client (it becomes the error message, followed by the wait);
+ * otherwise the message is generic and `message` is only logged.
  */
 export class EngineUnavailableError extends Error {
-  constructor(message: string, readonly retryAfterSeconds = 5) {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+    readonly publicReason?: string,
+  ) {
     super(message);
     this.name = "EngineUnavailableError";
+  }
+}
+
+/**
+ * Thrown by {@link Engine.admissionCheck} for a model this server can never train: its memory
+ * estimate exceeds the whole training budget (or its generator exceeds the compute core's 2^30
+ * parameters). `param` is the config or metadata field that dominates the estimate, e.g.
+ * `body.config.batch_size`; the message gives the estimate, the budget and what to lower. The
+ * server maps it to 400 `parameter_invalid`.
+ */
+export class ModelTooLargeError extends Error {
+  constructor(
+    message: string,
+    readonly param: string,
+    /** The model's estimate, bytes. */
+    readonly estimateBytes: number,
+    /** The server's training budget, bytes. */
+    readonly budgetBytes: number,
+  ) {
+    super(message);
+    this.name = "ModelTooLargeError";
   }
 }
 
@@ -33,10 +61,24 @@ export interface Engine {
   /** The compute device models train on (`config.device`), e.g. `cpu`. */
   readonly device: string;
   /**
-   * Starts (or resumes from its last checkpoint) training of model `id`, whose record (status
-   * `training`) and metadata are already in the store. Returns once the work is queued; progress,
-   * `ready` and `failed` are written to the store by the worker.
-   * @throws EngineUnavailableError when no worker can take it.
+   * Admission control at Create Model, before anything is stored (src/engine/admission.ts): may a
+   * model of `org` with this effective `config` and `metadata` be accepted? Returns when it may
+   * (it then starts at once or waits in the training queue); the answer is remembered until the
+   * model's {@link train} call (or a minute), so concurrent creates count each other.
+   * @throws ModelTooLargeError when its memory estimate exceeds this server's whole training
+   *   budget (it could never train here).
+   * @throws EngineUnavailableError (with `Retry-After`) when it would have to wait and `org`
+   *   already has the most waiting models the server allows, or the engine is shutting down.
+   */
+  admissionCheck(config: ModelConfig, metadata: Metadata, org: string): void;
+  /**
+   * Queues training of model `id` (or its resumption from its last checkpoint), whose record
+   * (status `training`) and metadata are already in the store. It starts when the memory budget
+   * and its org's limit of concurrently training models allow (FIFO by create time, see
+   * src/engine/admission-queue.ts); until then it stays `training` with no progress. Returns once
+   * queued; progress, `ready` and `failed` are written to the store by the worker. A model that
+   * can never fit the budget is marked `failed`.
+   * @throws EngineUnavailableError when the engine is shutting down or its task queue is full.
    */
   train(id: string): Promise<void>;
   /**
@@ -44,9 +86,13 @@ export interface Engine {
    * @throws GenerateInputError for input the model cannot take; EngineUnavailableError.
    */
   generate(id: string, req: GenerateRequest): Promise<Generation>;
-  /** Stops training of `id` (if any) and frees its weights. Idempotent. */
+  /** Stops training of `id` (if any; a waiting model leaves the queue) and frees its weights. Idempotent. */
   stop(id: string): Promise<void>;
-  /** Resumes every model left in `training` (after a restart or crash). Called once at start-up. */
+  /**
+   * Queues every model left in `training` (after a restart or crash), oldest first, through the
+   * same budget and limits as new models (never all at once). Called once at start-up. Returns
+   * the number queued.
+   */
   resumeAll(): Promise<number>;
   /** Stops the workers; in-flight training stays `training` in the store and resumes next start. */
   close(): Promise<void>;

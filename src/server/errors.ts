@@ -5,7 +5,7 @@
  * thrown into `{ error: { type, code, message, doc_url, param? }, request_id }` with the status
  * and type that `ERROR_CODES` fixes for the code. Engine errors are mapped here, once.
  */
-import { EngineModelError, EngineUnavailableError, GenerateInputError } from "../engine/types";
+import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError } from "../engine/types";
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from "../types";
 import type { Ctx } from "./context";
 
@@ -73,8 +73,10 @@ export function modelNotFound(id: string): ApiError {
  * Maps anything thrown to an {@link ApiError}:
  * - `ApiError`: itself;
  * - `EngineUnavailableError`: 503 `training_service_unavailable` with `Retry-After` (whole seconds, >= 1);
- *   the message is generic;
+ *   the message is generic, or its `publicReason` followed by the wait;
  * - `GenerateInputError`: 400 `parameter_invalid` with its `param`;
+ * - `ModelTooLargeError` (admission control: the model can never train on this server): 400
+ *   `parameter_invalid` with its `param` and message (estimate, budget, what to lower);
  * - a full disk or LMDB map ({@link isStorageFull}): 503 `training_service_unavailable` with
  *   `Retry-After` ({@link storageUnavailable});
  * - `EngineModelError` (the model was deleted, or left `training`/`ready`, between the server's
@@ -88,12 +90,13 @@ export function toApiError(err: unknown, debug: boolean): ApiError {
     const secs = retrySeconds(err.retryAfterSeconds);
     return new ApiError(
       "training_service_unavailable",
-      `The training service is temporarily unavailable; retry after ${secs} seconds.`,
+      `${err.publicReason ?? "The training service is temporarily unavailable"}; retry after ${secs} seconds.`,
       undefined,
       { "Retry-After": String(secs) },
     );
   }
   if (err instanceof GenerateInputError) return paramInvalid(err.param, err.message);
+  if (err instanceof ModelTooLargeError) return paramInvalid(err.param, err.message);
   if (isStorageFull(err)) return storageUnavailable("The request could not be written to the store");
   if (err instanceof EngineModelError) {
     if (err.code === "model_not_found") return new ApiError("model_not_found", `${err.message}.`.replace(/\.\.$/, "."));
@@ -110,6 +113,7 @@ export function isUnexpected(err: unknown): boolean {
     err instanceof ApiError ||
     err instanceof EngineUnavailableError ||
     err instanceof GenerateInputError ||
+    err instanceof ModelTooLargeError ||
     err instanceof EngineModelError ||
     isStorageFull(err)
   );

@@ -22,6 +22,12 @@ export interface EngineFactoryOptions {
   /** Compute path of training and generation; default: the engine's (native when the addon loads). */
   compute?: "tfjs" | "native";
   logger: Logger;
+  /** Memory budget of the whole process, bytes; default: the engine's (half the machine's memory). */
+  memoryBudget?: number;
+  /** Models one org trains at once; default: the engine's. */
+  maxTrainingPerOrg?: number;
+  /** Models one org may have waiting to train; default: the engine's. */
+  maxQueuedPerOrg?: number;
 }
 
 /** Builds the engine; default `createEngine` from `src/engine`. */
@@ -38,6 +44,15 @@ export interface ServeOptions {
   workers?: number;
   /** `--compute`: `native` (C++ core) or `tfjs`; default: the engine's (native when the addon loads). */
   compute?: "tfjs" | "native";
+  /**
+   * `--memory-budget`: bytes the whole process may use; training models are admitted against it
+   * (src/engine/admission.ts). Default: half of the machine's memory (or of its cgroup limit).
+   */
+  memoryBudget?: number;
+  /** `--max-training-per-org`: models one org trains at once (default 2). */
+  maxTrainingPerOrg?: number;
+  /** `--max-queued-per-org`: models one org may have waiting to train; more creates get 503 (default 16). */
+  maxQueuedPerOrg?: number;
   /** Detailed `internal_error` messages and debug-level logs. */
   debug?: boolean;
   /** Base of `error.doc_url` (SYNTHD_DOCS_URL); default `process.env.SYNTHD_DOCS_URL`, else the server's URL. */
@@ -86,15 +101,17 @@ export interface ServeHandle {
  * Takes the data dir's owner lock first (`DATA_DIR/synthd.lock`, `src/store/ownerLock.ts`), so a
  * second server on the same dir fails before it touches the store: it neither releases the first's
  * in-flight idempotency keys nor resumes its models. The lock is held until `close()` (or the end
- * of the process, `kill -9` included). Then opens the store at `dataDir`, starts the engine and
- * resumes every model left in `training`, starts the HTTP server (which loads the persisted rate
- * counters and releases idempotency keys left in flight by a crashed process, see `startServer`),
- * records the URL in the lock file, and then, if the store holds no key at all, creates org
+ * of the process, `kill -9` included). Then opens the store at `dataDir`, starts the engine
+ * (which measures its own footprint against the memory budget) and queues every model left in
+ * `training` for resumption (oldest first, through the admission queue), starts the HTTP server
+ * (which loads the persisted rate counters and releases idempotency keys left in flight by a
+ * crashed process, see `startServer`), records the URL in the lock file, and then, if the store holds no key at all, creates org
  * `default` with a sandbox key (returned once as `sandboxKey`; only its SHA-256 is stored).
  * @throws StoreLockedError (`src/store/ownerLock.ts`) when another `serve` holds the data dir; its
  *   message names the owner (pid, start time, URL).
  * @throws Error when the lock cannot be taken otherwise, the store cannot be opened, the engine
- *   cannot start, or the address cannot be bound (whatever was opened is closed again).
+ *   cannot start (also: a memory budget below the server's own footprint), or the address cannot
+ *   be bound (whatever was opened is closed again).
  */
 export async function serve(opts: ServeOptions): Promise<ServeHandle> {
   const logger = opts.logger ?? createLogger(opts.debug ? "debug" : "info");
@@ -113,7 +130,16 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
   let sandboxKey: string | undefined;
   try {
     const factory = opts.engineFactory ?? (await defaultEngineFactory());
-    const started: Engine = await factory({ store, dataDir: opts.dataDir, workers: opts.workers, compute: opts.compute, logger });
+    const started: Engine = await factory({
+      store,
+      dataDir: opts.dataDir,
+      workers: opts.workers,
+      compute: opts.compute,
+      logger,
+      memoryBudget: opts.memoryBudget,
+      maxTrainingPerOrg: opts.maxTrainingPerOrg,
+      maxQueuedPerOrg: opts.maxQueuedPerOrg,
+    });
     engine = started;
     const resumed = await started.resumeAll();
     if (resumed > 0) logger.info({ resumed }, "resumed training of models left in 'training'");

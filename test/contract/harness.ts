@@ -18,7 +18,7 @@ import type { Engine } from "../../src/engine/types";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/app";
 import { createEngine } from "../../src/engine";
 import { Store, type Environment } from "../../src/store";
-import { type GenerateRequest, type Generation, type Metadata, type Model } from "../../src/types";
+import { type GenerateRequest, type Generation, type Metadata, type Model, type ModelConfig } from "../../src/types";
 
 /** A clock the server reads: real time plus an offset, or frozen at one instant. */
 export class TestClock {
@@ -61,6 +61,11 @@ export class FaultEngine implements Engine {
 
   get device(): string {
     return this.inner.device;
+  }
+
+  /** The inner engine's check, unless training is skipped (then nothing would ever release its queue place). */
+  admissionCheck(config: ModelConfig, metadata: Metadata, org: string): void {
+    if (!this.skipTraining) this.inner.admissionCheck(config, metadata, org);
   }
 
   async train(id: string): Promise<void> {

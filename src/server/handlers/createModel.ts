@@ -4,7 +4,11 @@
  * After typia has checked the body's shape: the semantic checks of `checkMetadata`, then the
  * monthly quota (402 `quota_exceeded` once the caller's usage this month has reached its quota;
  * creating charges nothing, see `quota.ts`), then the effective config (aliases `S`/`M`/`L`
- * normalised, defaults filled, `device` = the engine's device), then the record (status
+ * normalised, defaults filled, `device` = the engine's device), then admission control
+ * (`engine.admissionCheck`, src/engine/admission.ts: 400 `parameter_invalid` naming the field to
+ * lower when the model's memory estimate exceeds the server's whole training budget; 503
+ * `training_service_unavailable` with `Retry-After` when the model would have to wait and the
+ * org already has the most waiting models the server allows), then the record (status
  * `training`, epoch 0, losses and error null) and metadata are stored in one transaction and
  * training is queued. 201, envelope `model`.
  *
@@ -43,6 +47,8 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
   const { metadata, config } = ctx.body;
   checkMetadata(metadata);
   assertQuotaLeft(store, ctx.auth, ctx.services.clock());
+  const effective = effectiveConfig(config, engine.device);
+  engine.admissionCheck(effective, metadata, ctx.auth.org); // before anything is stored
 
   let id = newModelId();
   while (store.getModel(id) !== undefined) id = newModelId();
@@ -52,7 +58,7 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
     org: ctx.auth.org,
     env: ctx.auth.env,
     status: "training",
-    config: effectiveConfig(config, engine.device),
+    config: effective,
     current_epoch: 0,
     train_loss: null,
     val_loss: null,

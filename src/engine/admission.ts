@@ -1,0 +1,304 @@
+/**
+ * Admission control, part 1: how much memory training a model takes (issue 11). The budget it
+ * is checked against is `budget.ts`'s, the queue that spends the budget `admission-queue.ts`; the
+ * engine (`index.ts`) wires them.
+ *
+ * ## The estimate
+ *
+ * {@link estimateTrainingMemory} is an upper bound of the resident memory one training model adds
+ * to the process, from its config and its metadata alone (no allocation; cheap enough for the
+ * HTTP thread). With B = `batch_size`, E = `embedding_dim`, H and L = the hidden width and
+ * residual blocks of `model_size` (generator.ts), D = sum_f K_f, P = the parameter count
+ * (E H + H + L (H^2 + 3H) + H D + D), R = max(B, 512) (the core's activations also hold one
+ * validation chunk of 512 rows), L' = max(L, 1), r(x) = x rounded up to a multiple of 32 (the
+ * widest GEMM micro-panel), 2-way pair blocks b = (K_f, w_b) as marginals.ts groups them,
+ * M = sum_b K_f w_b, C = the 2-way cells the metadata carries, T = compute threads, all in float32
+ * (4 bytes) unless said:
+ *
+ * | part | floats | what holds it |
+ * |---|---|---|
+ * | weights | P | the core's parameters |
+ * | optimizer | 2P | Adam's m and v |
+ * | gradients | P | the core's gradient |
+ * | averages | 3P | EMA and best weights (JS), and a best copy being replaced |
+ * | activations | R H (L + 1 + 3L' + 5) + R L' + 2 R D | the core's forward/backward buffers (h, xhat, u, a, dh, dh2, g, g2, du; p, dp) |
+ * | gemm scratch | max(E r(H), H r(H), H r(D), D r(H), B r(D), B r(H), [dense] D r(D)) + T R max_b r(w_b) | the packed B operand of the largest product, and each thread's packed pair-block operand (kept per thread) |
+ * | latents | (2 + [privacy]) (B E + V E) | z of the step, its privacy noise, and the copy the core's asynchronous step takes; the same for the V = 4096 validation latents |
+ * | targets | 3M + packed(G, G^T) + 3D + [dense] D^2, + 2 (D + C) + 4C + 2M + 3D transient | the core's targets, sums and gradients per pair block; the metadata as JS doubles; `buildTargets` |
+ * | checkpoint | {@link CHECKPOINT_FLOATS_PER_PARAM} P | an epoch's end: weights and Adam read back (6P), msgpack encoding of 5P (its buffer grows by 1.25x, copying), the LMDB pages it touches; or a resume: the stored 5P read, decoded and flattened |
+ *
+ * The sum is multiplied by {@link ESTIMATE_MARGIN} and {@link MODEL_OVERHEAD_BYTES} is added
+ * (JS objects, per-model heap growth, allocator slack). On the tfjs path
+ * (`--compute tfjs`) the activations are multiplied by {@link TFJS_ACTIVATION_FACTOR} (autograd
+ * keeps every intermediate tensor of the step), there is no GEMM scratch, and
+ * {@link TFJS_OVERHEAD_BYTES} is added.
+ *
+ * Calibration (`npm run bench -- memory`, bench/memory.ts; native core, AVX-512, 2 cores,
+ * `synthd serve --workers 2`, 2026-11-24): one model per fresh server, time limit 1-3 s (so the
+ * first steps, the validation pass and the checkpoint all happen); "measured" = the server's peak
+ * RSS while the model trained (VmHWM, reset just before the create) minus its RSS before the
+ * create; "resumed" = SIGKILL after an epoch was checkpointed, restart, peak RSS of the new
+ * process minus the first one's idle RSS. The same numbers are asserted in test/admission.test.ts.
+ *
+ * | config | metadata | estimate | measured | ratio |
+ * |---|---|---|---|---|
+ * | small (defaults: E 64, B 256) | UCI Adult (14 features, D 273, 33,566 pair cells) | 64 MiB | 49 MiB | 1.32 |
+ * | medium | Adult | 105 MiB | 74 MiB | 1.42 |
+ * | large | Adult | 373 MiB | 276 MiB | 1.35 |
+ * | large, resumed | Adult | 373 MiB | 333 MiB | 1.12 |
+ * | large, B 8192, E 512 | Adult | 1023 MiB | 808 MiB | 1.27 |
+ * | heavy: large, E 4096, B 65536 | 5 features x 4 codes | 7.26 GiB | 5.96 GiB | 1.22 |
+ * | heavy, privacy_enabled | 5 x 4 | 8.42 GiB | 6.96 GiB | 1.21 |
+ * | large, E 4096, B 16384 (1 step or 4) | 5 x 4 | 2.50 GiB | 1.65 GiB | 1.51 |
+ * | medium | wide: 200 features x 1,000 codes (D 200,000) | 13.54 GiB | 9.22 GiB | 1.47 |
+ * | small | wide | 7.21 GiB | 4.84 GiB | 1.49 |
+ * | small, resumed | wide | 7.21 GiB | 6.34 GiB | 1.14 |
+ * | medium, B 1024 | 40 x 40 codes, 150 pairs (dense 2-way mode) | 230 MiB | 206 MiB | 1.12 |
+ * | medium, B 1024 | 60 x 100 codes, 60 pairs (block mode) | 583 MiB | 515 MiB | 1.13 |
+ *
+ * So the estimate is an upper bound by 12-51%: tightest on resumes (the checkpoint term is sized
+ * for them: reading a checkpoint back costs more than writing one) and on pair-heavy models,
+ * loosest where the parts it adds up do not peak together (a fresh model's checkpoint copies come
+ * after the step's latents are freed). One heavy step takes ~25 s on this machine (create to
+ * `ready` with one step: 29 s). On the tfjs path (`--compute tfjs`, wasm) medium/Adult measured
+ * 212 MiB and large/B 8192 2.35 GiB: hence the factor 5 and the 128 MiB; the wasm heap keeps its
+ * peak after the model ends (the engine's measured guard counts it, see index.ts); estimates
+ * there are 1.32x and 1.30x those peaks.
+ */
+import type { Metadata, ModelConfig } from "../types";
+import { MODEL_SIZES } from "../model/generator";
+import { formatBytes } from "./budget";
+
+/** Bytes per float32. */
+const F32 = 4;
+/** Validation latents (trainer.ts `VAL_SIZE`). */
+const VAL_ROWS = 4096;
+/** Rows of one validation chunk in the native core (`kEvalChunk`). */
+const EVAL_CHUNK_ROWS = 512;
+/** Widest GEMM micro-panel of the native core (AVX-512: 8 x 32). */
+const PANEL = 32;
+/** Dense 2-way mode of the native core: D <= this and the blocks cover >= 25% of D^2 / 2. */
+const DENSE_MAX_WIDTH = 4096;
+
+/**
+ * Floats per parameter held at an epoch's end (checkpoint) or on resume, beyond the weights,
+ * optimizer, gradients and averages (see the module comment).
+ */
+export const CHECKPOINT_FLOATS_PER_PARAM = 22;
+/** Safety factor applied to the summed parts. */
+export const ESTIMATE_MARGIN = 1.1;
+/** Added to every estimate: JS objects, heap growth, allocator slack (bytes). */
+export const MODEL_OVERHEAD_BYTES = 32 * 2 ** 20;
+/** Activations on the tfjs path are this many times the native core's. */
+export const TFJS_ACTIVATION_FACTOR = 5;
+/** Added on the tfjs path: the wasm heap and tfjs's kernels a worker sets up (bytes). */
+export const TFJS_OVERHEAD_BYTES = 128 * 2 ** 20;
+/** The native core refuses generators above 2^30 parameters (native/src/train/core_binding.cc). */
+export const MAX_PARAMS = 2 ** 30;
+
+/** The config fields the estimate reads. */
+export type EstimateConfig = Pick<ModelConfig, "model_size" | "embedding_dim" | "batch_size" | "privacy_enabled" | "privacy_noise">;
+
+/** Options of {@link estimateTrainingMemory}. */
+export interface EstimateOptions {
+  /** `native` (default) or `tfjs`. */
+  compute?: "native" | "tfjs";
+  /** Threads that run compute tasks (pool threads plus callers); default 16. */
+  threads?: number;
+}
+
+/** An estimate in bytes, by part (see the module comment), with the sizes it was computed from. */
+export interface MemoryEstimate {
+  /** Upper bound of the resident memory training adds, bytes (margin and overhead included). */
+  bytes: number;
+  /** Bytes per part, before the margin. */
+  parts: {
+    weights: number;
+    optimizer: number;
+    gradients: number;
+    averages: number;
+    activations: number;
+    gemmScratch: number;
+    latents: number;
+    targets: number;
+    checkpoint: number;
+  };
+  /** Scalar parameters of the generator. */
+  params: number;
+  /** D = sum_f K_f. */
+  width: number;
+  /** Given 2-way cells (sum of `marginals[i].probs` lengths). */
+  pairCells: number;
+}
+
+/** One pair block of marginals.ts: rows K_f, columns w. */
+export interface BlockShape {
+  kf: number;
+  w: number;
+}
+
+/**
+ * The pair blocks `buildTargets` (marginals.ts) would make, computed from the metadata's shape
+ * only: distinct pairs oriented f < g, grouped per row feature into contiguous column runs (a run
+ * is cut when the gap to the next partner exceeds that partner's K). `K` and `offsets` are the
+ * layout's (marginals.ts `layoutOf`). Returns the blocks (in no particular order) and the 2-way
+ * cells the metadata carries (duplicates included).
+ */
+export function pairBlockShapes(meta: Metadata, K: number[], offsets: number[]): { blocks: BlockShape[]; cells: number } {
+  const index = new Map(meta.features.map((f, i) => [f, i]));
+  const partners = new Map<number, Set<number>>();
+  let cells = 0;
+  for (const m of meta.marginals ?? []) {
+    cells += m.probs.length;
+    const a = index.get(m.features[0]);
+    const b = index.get(m.features[1]);
+    if (a === undefined || b === undefined || a === b) continue;
+    const [f, g] = a < b ? [a, b] : [b, a];
+    let s = partners.get(f);
+    if (s === undefined) partners.set(f, (s = new Set()));
+    s.add(g);
+  }
+  const blocks: BlockShape[] = [];
+  for (const [f, set] of partners) {
+    const gs = [...set].sort((x, y) => x - y);
+    let start = gs[0];
+    let last = gs[0];
+    for (let i = 1; i <= gs.length; i++) {
+      const g = gs[i];
+      if (g === undefined || offsets[g] - offsets[last + 1] > K[g]) {
+        blocks.push({ kf: K[f], w: offsets[last + 1] - offsets[start] });
+        start = g;
+      }
+      last = g;
+    }
+  }
+  return { blocks, cells };
+}
+
+const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
+
+/**
+ * Upper bound of the memory that training a model with `config` on `metadata` adds to the server
+ * (see the module comment for the formula and its calibration). Pure arithmetic on the shapes;
+ * `metadata` must have passed the server's checks (cardinalities of every feature).
+ * @returns the estimate in bytes with its parts; `params` may exceed {@link MAX_PARAMS} (such a
+ *   model cannot train at all).
+ */
+export function estimateTrainingMemory(config: EstimateConfig, metadata: Metadata, opts: EstimateOptions = {}): MemoryEstimate {
+  const { hidden: H, layers } = MODEL_SIZES[config.model_size];
+  const L = layers - 1;
+  const L1 = Math.max(L, 1);
+  const E = config.embedding_dim;
+  const B = config.batch_size;
+  const R = Math.max(B, EVAL_CHUNK_ROWS);
+  const T = Math.max(1, opts.threads ?? 16);
+  const K = metadata.features.map((f) => metadata.cardinalities[f] ?? 1);
+  const offsets = [0];
+  for (const k of K) offsets.push(offsets[offsets.length - 1] + k);
+  const D = offsets[offsets.length - 1];
+  const P = E * H + H + L * (H * H + 3 * H) + H * D + D;
+  const { blocks, cells: C } = pairBlockShapes(metadata, K, offsets);
+  const M = blocks.reduce((s, b) => s + b.kf * b.w, 0);
+  const dense = blocks.length > 0 && D <= DENSE_MAX_WIDTH && M >= (0.25 * D * D) / 2;
+  const r = (x: number): number => roundUp(x, PANEL);
+
+  const activations = R * H * (L + 1 + 3 * L1 + 5) + R * L1 + 2 * R * D;
+  const maxBlockPack = blocks.reduce((s, b) => Math.max(s, r(b.w)), 0);
+  const gemmScratch =
+    Math.max(E * r(H), H * r(H), H * r(D), D * r(H), B * r(D), B * r(H), dense ? D * r(D) : 0) + T * R * maxBlockPack;
+  const noisy = config.privacy_enabled && config.privacy_noise > 0;
+  // z (+ its noise) in JS, and the copy the core's asynchronous step / evaluation takes.
+  const latents = (noisy ? 3 : 2) * (B * E + VAL_ROWS * E);
+  const packedG = dense ? 0 : blocks.reduce((s, b) => s + b.w * r(b.kf) + b.kf * r(b.w), 0);
+  const targets = 3 * M + packedG + 3 * D + (dense ? D * D : 0) + 2 * (D + C) + 4 * C + 2 * M + 3 * D;
+
+  const tfjs = opts.compute === "tfjs";
+  const parts = {
+    weights: P * F32,
+    optimizer: 2 * P * F32,
+    gradients: P * F32,
+    averages: 3 * P * F32,
+    activations: activations * F32 * (tfjs ? TFJS_ACTIVATION_FACTOR : 1),
+    gemmScratch: tfjs ? 0 : gemmScratch * F32,
+    latents: latents * F32,
+    targets: targets * F32,
+    checkpoint: CHECKPOINT_FLOATS_PER_PARAM * P * F32,
+  };
+  const sum = Object.values(parts).reduce((s, x) => s + x, 0);
+  const overhead = MODEL_OVERHEAD_BYTES + (tfjs ? TFJS_OVERHEAD_BYTES : 0);
+  return { bytes: Math.ceil(sum * ESTIMATE_MARGIN + overhead), parts, params: P, width: D, pairCells: C };
+}
+
+/** Why a model can never train here: the config field to lower and a sentence saying so. */
+export interface TooLargeExplanation {
+  /** Contract parameter path, e.g. `body.config.batch_size`. */
+  param: string;
+  /** Estimate, budget and what to lower. */
+  message: string;
+}
+
+/**
+ * For a model whose estimate exceeds `budgetBytes` (or whose generator exceeds
+ * {@link MAX_PARAMS}): the field that dominates, i.e. the one whose lowest setting saves the
+ * most (`batch_size`, `embedding_dim`, `model_size`, or the metadata's codes / 2-way marginals),
+ * and a message with the estimate, the budget and the largest value of that field that fits
+ * (when one does).
+ */
+export function explainTooLarge(
+  config: EstimateConfig,
+  metadata: Metadata,
+  budgetBytes: number,
+  budgetNote: string,
+  opts: EstimateOptions = {},
+): TooLargeExplanation {
+  const est = estimateTrainingMemory(config, metadata, opts);
+  const fits = (c: EstimateConfig, m: Metadata = metadata): boolean => {
+    const e = estimateTrainingMemory(c, m, opts);
+    return e.bytes <= budgetBytes && e.params <= MAX_PARAMS;
+  };
+  const flat: Metadata = {
+    features: metadata.features,
+    cardinalities: Object.fromEntries(metadata.features.map((f) => [f, 1])),
+    empirical_probs: {},
+  };
+  const noPairs: Metadata = { ...metadata, marginals: [] };
+  const candidates: { param: string; bytes: number }[] = [
+    { param: "body.config.batch_size", bytes: estimateTrainingMemory({ ...config, batch_size: 1 }, metadata, opts).bytes },
+    { param: "body.config.embedding_dim", bytes: estimateTrainingMemory({ ...config, embedding_dim: 1 }, metadata, opts).bytes },
+    { param: "body.config.model_size", bytes: estimateTrainingMemory({ ...config, model_size: "small" }, metadata, opts).bytes },
+    { param: "body.metadata.cardinalities", bytes: estimateTrainingMemory(config, flat, opts).bytes },
+    { param: "body.metadata.marginals", bytes: estimateTrainingMemory(config, noPairs, opts).bytes },
+  ];
+  const best = candidates.reduce((a, b) => (b.bytes < a.bytes ? b : a));
+  const largest = (field: "batch_size" | "embedding_dim"): number | null => {
+    let lo = 0;
+    let hi = config[field];
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (mid >= 1 && fits({ ...config, [field]: mid })) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo >= 1 ? lo : null;
+  };
+  let advice: string;
+  if (best.param === "body.config.batch_size" || best.param === "body.config.embedding_dim") {
+    const field = best.param === "body.config.batch_size" ? "batch_size" : "embedding_dim";
+    const n = largest(field);
+    advice = n === null ? `Lower config.${field} (no value fits alone) and the model's other sizes` : `Lower config.${field} to at most ${n}`;
+  } else if (best.param === "body.config.model_size") {
+    const size = (["medium", "small"] as const).find((s) => s !== config.model_size && MODEL_SIZES[s].hidden < MODEL_SIZES[config.model_size].hidden && fits({ ...config, model_size: s }));
+    advice = size ? `Use config.model_size "${size}"` : "Use a smaller config.model_size and lower config.batch_size";
+  } else if (best.param === "body.metadata.marginals") {
+    advice = "Send fewer or smaller 2-way marginals (metadata.marginals)";
+  } else {
+    advice = `Use fewer codes per feature (metadata.cardinalities: ${est.width} codes in all)`;
+  }
+  const params = est.params > MAX_PARAMS ? ` and ${est.params.toExponential(2)} parameters (the compute core's limit is 2^30)` : "";
+  return {
+    param: best.param,
+    message:
+      `This model needs an estimated ${formatBytes(est.bytes)} of memory to train${params}, ` +
+      `more than this server's training budget of ${formatBytes(budgetBytes)} (${budgetNote}). ${advice}, ` +
+      `or ask the operator for a larger --memory-budget.`,
+  };
+}
