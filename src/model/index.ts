@@ -5,7 +5,8 @@
  * Read in this order: `marginals.ts` (targets), `generator.ts` (G), `loss.ts` (KL objective),
  * `adam.ts` + `schedule.ts` (optimisation), `trainer.ts` (epochs, validation, early stopping),
  * `checkpoint.ts` (stored form), `generate.ts` + `sampling.ts` (generation), `rng.ts`;
- * `native-core.ts`: the same generator, loss and Adam in the C++ compute core (native/src/train).
+ * `native-core.ts`: the same generator, loss and Adam in the C++ compute core (native/src/train);
+ * `conditional.ts`: seeded / conditional generation (rows given conditions on some features).
  */
 export { initBackend, useBackend, deviceOf, type BackendName } from "./backend";
 export { Rng, type RngState, fnv1a64 } from "./rng";
@@ -112,3 +113,19 @@ export {
   type GenerationInputs,
   type SamplingOptions,
 } from "./generate";
+export {
+  sampleConditional,
+  sampleSeeded,
+  ConditionError,
+  DEFAULT_MIN_ESS,
+  DEFAULT_BUDGET_FACTOR,
+  ZERO_SEARCH,
+  MAX_RANK,
+  MAX_COMPONENTS,
+  MAX_CANDIDATE_BYTES,
+  type CellCondition,
+  type RowCondition,
+  type ConditionalOptions,
+  type ConditionalResult,
+  type ConditionGroupReport,
+} from "./conditional";
