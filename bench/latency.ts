@@ -11,6 +11,14 @@
  * server with ONE worker, so every model shares it. A 10-row generate of a ready model A,
  * `--generate-requests` times one after another, on the idle server and then while two large
  * models (model_size large) train on that same worker; p50/p99/max and the loaded/idle ratios.
+ * The loaded phase goes on past `--generate-requests` until each large model has completed
+ * {@link LOADED_EPOCH_ENDS} more epochs, so it covers epoch ends (validation, checkpoint, store
+ * write), and reports those epochs (training was not starved). Then the same for
+ * `DELETE /v1/models/{id}` of idle ready models C_i on that worker (a stop task on the worker plus
+ * the store's delete), {@link LatencyOptions.deleteRequests} per phase.
+ * Note: with few requests the p99 is the maximum (40 requests: the 40th value); pass
+ * `--generate-requests 200` or more for a p99 that is not one outlier.
+ * The bound this measures and the figures: docs/operations.md "Latency isolation on a worker".
  */
 import { Agent, request } from "node:http";
 import { join } from "node:path";
@@ -23,6 +31,8 @@ export interface LatencyOptions {
   concurrency: number;
   /** Sequential 10-row generates per phase of the one-worker case. */
   generateRequests: number;
+  /** Sequential deletes of idle ready models per phase of the one-worker case (default 10). */
+  deleteRequests?: number;
   json: boolean;
 }
 
@@ -74,6 +84,13 @@ function summarize(times: number[]): LatencySummary {
   return { requests: times.length, p50_ms: quantile(times, 0.5), p99_ms: quantile(times, 0.99), max_ms: times[times.length - 1] };
 }
 
+/**
+ * Epoch ends each large model completes while the loaded phase of the one-worker case runs, at
+ * least: the phase goes on past `--generate-requests` until they have, so that it covers what
+ * happens at an epoch's end (validation, checkpoint, store write), not only steps.
+ */
+export const LOADED_EPOCH_ENDS = 2;
+
 /** `n` sequential 10-row generates of model `id` (plain draw), in milliseconds each. */
 async function generates(client: Synthd, id: string, n: number): Promise<LatencySummary> {
   const times: number[] = [];
@@ -86,17 +103,68 @@ async function generates(client: Synthd, id: string, n: number): Promise<Latency
 }
 
 /**
- * The one-worker case: generate latency of model A, idle and while two large models train on the
- * same worker thread.
+ * Sequential 10-row generates of model `id` while `trainees` train: at least `n`, and on until
+ * each trainee has completed {@link LOADED_EPOCH_ENDS} more epochs (at most 50 n requests).
+ * Resolves with the latencies and the epochs each trainee completed meanwhile.
  */
-async function sameWorkerCase(opts: LatencyOptions): Promise<{ idle: LatencySummary; loaded: LatencySummary; training_during: boolean }> {
+async function generatesAcrossEpochs(client: Synthd, id: string, n: number, trainees: string[]): Promise<{ summary: LatencySummary; epochs: number[] }> {
+  const epochsNow = async (): Promise<number[]> => (await Promise.all(trainees.map((t) => client.models.retrieve(t)))).map((m) => m.current_epoch);
+  const start = await epochsNow();
+  const times: number[] = [];
+  let epochs = start.map(() => 0);
+  for (let i = 0; i < 50 * n; i++) {
+    const t0 = process.hrtime.bigint();
+    await client.models.generate(id, { embedding: { num_rows: 10, seed: i } });
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    if (times.length >= n && times.length % 25 === 0) {
+      epochs = (await epochsNow()).map((e, k) => e - start[k]);
+      if (epochs.every((e) => e >= LOADED_EPOCH_ENDS)) break;
+    }
+  }
+  return { summary: summarize(times), epochs };
+}
+
+/** Deletes `ids` one after another, in milliseconds each. */
+async function deletes(client: Synthd, ids: string[]): Promise<LatencySummary> {
+  const times: number[] = [];
+  for (const id of ids) {
+    const t0 = process.hrtime.bigint();
+    await client.models.delete(id);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return summarize(times);
+}
+
+/** What the one-worker case measures. */
+export interface SameWorkerResult {
+  idle: LatencySummary;
+  loaded: LatencySummary;
+  deleteIdle: LatencySummary;
+  deleteLoaded: LatencySummary;
+  training_during: boolean;
+  /** Epochs each large model completed while the loaded phase ran. */
+  trainee_epochs_during: number[];
+}
+
+/**
+ * The one-worker case: generate latency of model A and delete latency of idle ready models C_i,
+ * idle and while two large models train on the same worker thread.
+ */
+export async function sameWorkerCase(opts: LatencyOptions): Promise<SameWorkerResult> {
   const dir = tempDir("synthd-bench-");
   const server = await startServer(join(dir, "store"), ["--workers", "1"]);
   try {
     const client = new Synthd({ apiKey: server.sandboxKey!, baseUrl: server.url });
-    const a = await Synthesizer.fit(client, ADULT_CSV, { config: { model_size: "small", max_epochs: 1 } });
+    const small = { model_size: "small" as const, max_epochs: 1 };
+    const a = await Synthesizer.fit(client, ADULT_CSV, { config: small });
+    // The models to delete: ready, idle, pinned to the one worker (same metadata as A).
+    const nDel = opts.deleteRequests ?? 10;
+    const victims: string[] = [];
+    for (let i = 0; i < 2 * nDel; i++) victims.push((await client.models.create({ metadata: a.metadata, config: small })).id);
+    for (const id of victims) await client.models.waitUntilReady(id);
     await generates(client, a.id, 3); // warm-up
     const idle = await generates(client, a.id, opts.generateRequests);
+    const deleteIdle = await deletes(client, victims.slice(0, nDel));
     const config = { model_size: "large" as const, max_epochs: 50, early_stop_patience: 0 };
     const trainees = await Promise.all([0, 1].map(() => Synthesizer.fit(client, ADULT_CSV, { config, wait: false })));
     await waitFor("both large models to be training", async () => {
@@ -104,10 +172,18 @@ async function sameWorkerCase(opts: LatencyOptions): Promise<{ idle: LatencySumm
       return ms.every((m) => m.status === "training") ? true : undefined;
     }, 300_000, 250);
     await new Promise((r) => setTimeout(r, 2000)); // past the first steps' set-up
-    const loaded = await generates(client, a.id, opts.generateRequests);
+    const loaded = await generatesAcrossEpochs(client, a.id, opts.generateRequests, trainees.map((t) => t.id));
+    const deleteLoaded = await deletes(client, victims.slice(nDel));
     const still = await Promise.all(trainees.map((t) => client.models.retrieve(t.id)));
     await Promise.all(trainees.map((t) => client.models.delete(t.id)));
-    return { idle, loaded, training_during: still.every((m) => m.status === "training") };
+    return {
+      idle,
+      loaded: loaded.summary,
+      deleteIdle,
+      deleteLoaded,
+      training_during: still.every((m) => m.status === "training"),
+      trainee_epochs_during: loaded.epochs,
+    };
   } finally {
     await server.kill("SIGTERM");
     removeDir(dir);
@@ -143,8 +219,16 @@ export async function latencyBench(opts: LatencyOptions): Promise<void> {
         idle: gen.idle,
         while_two_large_models_train: gen.loaded,
         both_still_training_at_end: gen.training_during,
+        trainee_epochs_during: gen.trainee_epochs_during,
         p50_ratio: gen.loaded.p50_ms / gen.idle.p50_ms,
         p99_ratio: gen.loaded.p99_ms / gen.idle.p99_ms,
+        delete_idle_model: {
+          endpoint: "DELETE /v1/models/{id} of an idle ready model on the same worker",
+          idle: gen.deleteIdle,
+          while_two_large_models_train: gen.deleteLoaded,
+          p50_ratio: gen.deleteLoaded.p50_ms / gen.deleteIdle.p50_ms,
+          p99_ratio: gen.deleteLoaded.p99_ms / gen.deleteIdle.p99_ms,
+        },
       },
       endpoint: "GET /v1/models/{id}",
       concurrency: opts.concurrency,
@@ -163,11 +247,16 @@ export async function latencyBench(opts: LatencyOptions): Promise<void> {
       console.log(`  ratio loaded/idle:      p50 ${result.p50_ratio.toFixed(2)}x  p99 ${result.p99_ratio.toFixed(2)}x`);
       console.log(`  both still training at the end: ${result.both_still_training_at_end}`);
       const g = result.generate_same_worker;
-      console.log(`10-row generate of model A, ${opts.generateRequests} sequential requests, one worker shared with two large trainings`);
+      console.log(`10-row generate of model A, sequential requests (idle ${g.idle.requests}, loaded ${g.while_two_large_models_train.requests}), one worker shared with two large trainings`);
       console.log(`  idle server:            ${fmt(g.idle)}`);
       console.log(`  two large models train: ${fmt(g.while_two_large_models_train)}`);
       console.log(`  ratio loaded/idle:      p50 ${g.p50_ratio.toFixed(2)}x  p99 ${g.p99_ratio.toFixed(2)}x`);
-      console.log(`  both still training at the end: ${g.both_still_training_at_end}`);
+      console.log(`  both still training at the end: ${g.both_still_training_at_end} (epochs during: ${g.trainee_epochs_during.join(", ")})`);
+      const d = g.delete_idle_model;
+      console.log(`DELETE of an idle ready model on that worker, ${d.idle.requests} sequential requests per phase`);
+      console.log(`  idle server:            ${fmt(d.idle)}`);
+      console.log(`  two large models train: ${fmt(d.while_two_large_models_train)}`);
+      console.log(`  ratio loaded/idle:      p50 ${d.p50_ratio.toFixed(2)}x  p99 ${d.p99_ratio.toFixed(2)}x`);
     }
   } finally {
     await server.kill("SIGTERM");

@@ -5,7 +5,8 @@
       "sources": [
         "src/addon.cc", "src/sampling.cc", "src/parallel.cc", "src/fdlibm_exp.cc",
         "src/train/core_binding.cc", "src/train/generator_core.cc", "src/train/gemm.cc",
-        "src/train/gemm_kernels.cc", "src/train/vmath.cc", "src/train/thread_pool.cc", "src/train/cpu.cc"
+        "src/train/gemm_kernels.cc", "src/train/vmath.cc", "src/train/thread_pool.cc", "src/train/cpu.cc",
+        "src/train/background.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],

@@ -13,6 +13,13 @@
  *
  * The loop awaits `yieldFn` between optimizer steps, so generate/stop tasks for this and other
  * models on the same worker run in between. Every store write is one atomic `updateModel`.
+ *
+ * Latency isolation (issue 11; docs/operations.md "Latency isolation on a worker"): on the native
+ * path each optimizer step and validation pass runs on a background thread and the long JavaScript
+ * loops run in slices (trainer.ts), so the worker's thread is free for other models' tasks while
+ * this one trains. A generate of THIS model snapshots its latest weights through the trainer
+ * ({@link ModelActor.snapshot}), queued behind the step in flight; stop and halt take effect at
+ * the next step boundary (or right after the validation pass), as before.
  */
 import type { Store } from "../store";
 import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../model/trainer";
@@ -66,12 +73,15 @@ export class ModelActor {
   }
 
   /**
-   * While the loop runs: the latest weights, or the best ones (`best`, for a model the store
-   * already shows `ready` while its final write completes). A view: snapshot it before yielding.
-   * Null when the actor holds no trainer.
+   * While the loop runs: a copy of the latest weights, or of the best ones (`best`, for a model the
+   * store already shows `ready` while its final write completes), as a generator the caller owns
+   * (free it with `disposeGenerator`). Waits for this model's own step in flight (at most one step
+   * or validation pass), never for another model's. Null when the actor holds no trainer, or the
+   * loop ended while waiting (the caller then loads the weights elsewhere).
    */
-  weights(best: boolean): GeneratorModel | null {
-    return this.state === "training" && this.trainer ? this.trainer.generator(best) : null;
+  async snapshot(best: boolean): Promise<GeneratorModel | null> {
+    const trainer = this.state === "training" ? this.trainer : null;
+    return trainer ? trainer.snapshot(best) : null;
   }
 
   private aborted(): boolean {
@@ -152,7 +162,8 @@ export class ModelActor {
       val_loss: report.valLoss,
       ...(report.done ? { status: "ready" as const, error: null } : {}),
     };
-    return (await this.env.store.updateModel(this.id, patch, trainer.checkpoint())) !== undefined;
+    const checkpoint = await trainer.checkpointInSlices(this.env.yieldFn);
+    return (await this.env.store.updateModel(this.id, patch, checkpoint)) !== undefined;
   }
 
   /** For a checkpoint that was already final when loaded: only the status is missing. */

@@ -3,6 +3,12 @@
  * this thread and a small LRU of idle `ready` generators; opens its own Store on the shared LMDB
  * directory. One handler call per task; training tasks stay pending until training ends, the
  * others run in between (the training loops yield between steps).
+ *
+ * Latency isolation (issue 11; docs/operations.md "Latency isolation on a worker"): with the
+ * native core (the default) a training model's steps and validation passes run off this thread
+ * (trainer.ts), so a generate, stop or delete of another model runs while they compute instead of
+ * after them. A generate of a model that is training here copies its latest weights through the
+ * actor, which waits for that model's own step in flight (never another model's).
  */
 import { parentPort, threadId, workerData } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
@@ -124,12 +130,8 @@ interface Lease {
   release(): void;
 }
 
-/** A request's own copy of a training model's latest weights (they change between chunks). */
+/** A request's own copy of tfjs weights (tensor clones share the buffers). */
 function snapshot(model: GeneratorModel): Lease {
-  if (model.native) {
-    const copy: GeneratorModel = { ...model, params: {}, native: NativeGenerator.create(model.spec, model.layout, model.native.weights()) };
-    return { model: copy, release: () => disposeGenerator(copy) };
-  }
   const params: NamedTensors = {};
   for (const [name, t] of Object.entries(model.params)) params[name] = tf.clone(t); // shares the buffers
   const copy: GeneratorModel = { spec: model.spec, layout: model.layout, params };
@@ -154,10 +156,15 @@ function lend(model: GeneratorModel): Lease {
   };
 }
 
-/** The weights to generate from: live actor (latest), idle cache, or the stored checkpoint. */
-function acquire(id: string, status: "training" | "ready"): Lease {
-  const live = actors.get(id)?.weights(status === "ready");
-  if (live) return snapshot(live);
+/**
+ * The weights to generate from: a copy of the live actor's (latest; it waits for that model's
+ * own step in flight), the idle cache, or the stored checkpoint.
+ * @throws Error when the record, its metadata or a ready model's checkpoint is missing (e.g. the
+ *   model was deleted while its actor's snapshot waited).
+ */
+async function acquire(id: string, status: "training" | "ready"): Promise<Lease> {
+  const live = await actors.get(id)?.snapshot(status === "ready");
+  if (live) return { model: live, release: () => disposeGenerator(live) };
   const cached = idle.get(id);
   if (cached) {
     cacheIdle(id, cached); // most recently used
@@ -190,8 +197,10 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
   }
   let lease: Lease;
   try {
-    lease = acquire(task.id, rec.status);
+    lease = await acquire(task.id, rec.status);
   } catch (err) {
+    // Deleted while the snapshot waited for the model's own step: as if it had been gone before.
+    if (getStore().getModel(task.id) === undefined) return { ok: false, kind: "not_found", message: `no model ${task.id}` };
     return { ok: false, kind: "internal", message: `cannot load the model's weights: ${err instanceof Error ? err.message : String(err)}` };
   }
   const model = lease.model;

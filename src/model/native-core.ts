@@ -21,6 +21,14 @@
  * Threads: the addon's pool is shared by every thread of the process; one training model uses
  * every core, several concurrent ones share them (see native/src/train/thread_pool.h).
  * SYNTHD_THREADS=N caps it; SYNTHD_ISA=generic|avx2|avx512 lowers the kernel choice (tests).
+ *
+ * Asynchronous calls (issue 11): `trainStepAsync` and `evalLossAsync` run on a background thread
+ * of the addon (native/src/train/background.h, not libuv's pool), so the calling JavaScript
+ * thread (an engine worker) stays free for other models' requests while one model trains. While one is in flight, every other method of the same core throws
+ * ("GeneratorCore is busy"), never races; `dispose` is deferred to the end of the call.
+ * {@link NativeGenerator.exclusive} queues work on one core in order, so callers that share a core
+ * (the trainer and a generate snapshotting the training model's weights) wait for each other
+ * instead of meeting that error.
  */
 import type { AdamState } from "./adam";
 import type { GenerationInputs } from "./generate";
@@ -43,7 +51,8 @@ export interface ComputeInfo {
 /**
  * The addon's `GeneratorCore` class (native/src/train/core_binding.cc). Every method validates its
  * arguments: TypeError for wrong types; RangeError for wrong lengths, non-finite values, zero rows,
- * bad block spans; Error for missing targets, a disposed core, or exhausted memory.
+ * bad block spans; Error for missing targets, a disposed core, a core busy with an asynchronous
+ * call ({@link NativeGeneratorCore.trainStepAsync}), or exhausted memory.
  */
 export interface NativeGeneratorCore {
   /** Scalar parameters (length of every flat array). */
@@ -52,11 +61,15 @@ export interface NativeGeneratorCore {
   paramNames(): [string, number][];
   /** Copies in all parameters (finite float32, flat order). */
   setParams(flat: Float32Array): void;
-  /** A copy of the parameters. */
-  getParams(): Float32Array;
+  /**
+   * A copy of the parameters, into `out` (returned; paramCount() values) or a fresh array. Reusing
+   * `out` saves an allocation of the whole vector (and its page faults).
+   */
+  getParams(out?: Float32Array): Float32Array;
   /** Copies in Adam's state: step count t and moments (v >= 0). */
   setAdamState(t: number, m: Float32Array, v: Float32Array): void;
-  getAdamState(): { t: number; m: Float32Array; v: Float32Array };
+  /** Adam's step count and a copy of its moments, into `m` and `v` when given (paramCount() values each, not overlapping). */
+  getAdamState(m?: Float32Array, v?: Float32Array): { t: number; m: Float32Array; v: Float32Array };
   /**
    * The loss targets, as `marginals.ts` builds them. `mode` picks how the 2-way backward pass is
    * computed (same result): `blocks` (per pair block, memory proportional to the given pairs),
@@ -80,8 +93,20 @@ export interface NativeGeneratorCore {
   lossAndGrads(z: Float32Array, n: number): { loss: number; grads: Float32Array };
   /** One Adam step at rate lr; returns the batch loss, NaN (and no update) when not finite. */
   trainStep(z: Float32Array, n: number, lr: number): number;
+  /**
+   * {@link trainStep} on a background thread: the arguments are checked (and z copied) now, throwing
+   * as `trainStep` does; the promise resolves with the loss (NaN, no update, when not finite) and
+   * rejects only when the computation fails (out of memory). Until it settles, every other method
+   * of this core throws Error "GeneratorCore is busy: trainStepAsync is in flight ...", and
+   * `dispose` frees the memory only once the step has ended.
+   */
+  trainStepAsync(z: Float32Array, n: number, lr: number): Promise<number>;
   /** Loss over n latents (chunked), e.g. the validation set. */
   evalLoss(z: Float32Array, n: number): number;
+  /** {@link evalLoss} on a background thread, with the rules of {@link trainStepAsync}. */
+  evalLossAsync(z: Float32Array, n: number): Promise<number>;
+  /** The asynchronous method in flight (`trainStepAsync` / `evalLossAsync`), or null. */
+  busy(): string | null;
   /** Logits, n x D row-major. */
   logits(z: Float32Array, n: number): Float32Array;
   /** Codes (F x n, column-major) from logits of z and the sampling kernel (`sampling.ts` rules). */
@@ -91,7 +116,7 @@ export interface NativeGeneratorCore {
    * and targets: for a finished model kept for generation. Later calls reallocate what they need.
    */
   trim(): void;
-  /** Frees the memory now; later calls throw. */
+  /** Frees the memory now (at the end of an asynchronous call in flight); later calls throw. Idempotent. */
   dispose(): void;
 }
 
@@ -172,6 +197,22 @@ export function unflattenParams(spec: GeneratorSpec, flat: Float32Array): NamedA
   return out;
 }
 
+/**
+ * Named views into one flat vector in `paramShapes` order (no copy: writes through either side
+ * show in the other). @throws RangeError when `flat` is not of the generator's size.
+ */
+export function viewParams(spec: GeneratorSpec, flat: Float32Array): NamedArrays {
+  const out: NamedArrays = {};
+  let at = 0;
+  for (const [name, shape] of paramShapes(spec)) {
+    const size = shape.reduce((a, b) => a * b, 1);
+    out[name] = flat.subarray(at, at + size);
+    at += size;
+  }
+  if (at !== flat.length) throw new RangeError(`flat parameters have ${flat.length} values, expected ${at}`);
+  return out;
+}
+
 /** Rows per native generation call in {@link NativeGenerator.sampleRows} (it yields between calls; ~0.15 s each for the medium model on 2 cores). */
 export const NATIVE_GENERATE_CHUNK = 8192;
 
@@ -180,11 +221,36 @@ export const NATIVE_GENERATE_CHUNK = 8192;
  * converts to and from the named arrays of the tfjs path and checkpoints.
  */
 export class NativeGenerator {
+  /** The end of the last task queued by {@link exclusive} (settles, never rejects). */
+  private tail: Promise<unknown> = Promise.resolve();
+
   private constructor(
     readonly spec: GeneratorSpec,
     readonly layout: Layout,
     private readonly core: NativeGeneratorCore,
   ) {}
+
+  /**
+   * Runs `fn` once every task queued before it on this generator has ended (first in, first
+   * out), and resolves (or rejects) with its result. The way to share one core between callers
+   * that use asynchronous calls: a task that awaits {@link trainStepAsync} or
+   * {@link evalLossAsync}, or that swaps weights around one (validation), holds the core until it
+   * ends, so no other task sees the busy error or the swapped weights. Tasks must not call
+   * `exclusive` on the same generator themselves (they would wait for their own end).
+   */
+  exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
+    const run = this.tail.then(fn);
+    this.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  /** The asynchronous call in flight on the core, or null (see {@link NativeGeneratorCore.busy}). */
+  get busy(): string | null {
+    return this.core.busy();
+  }
 
   /**
    * A core for `spec` / `layout` holding `weights` (named as `paramShapes`).
@@ -223,9 +289,12 @@ export class NativeGenerator {
     this.core.setParams(flattenParams(this.spec, weights));
   }
 
-  /** A copy of the weights, by name. */
-  weights(): NamedArrays {
-    return unflattenParams(this.spec, this.core.getParams());
+  /**
+   * A copy of the weights, by name: views into `into` (a flat vector of `paramShapes` order, which
+   * the copy overwrites) or into one fresh flat copy.
+   */
+  weights(into?: Float32Array): NamedArrays {
+    return viewParams(this.spec, this.core.getParams(into));
   }
 
   /** Restores Adam's state (checkpoint). */
@@ -233,10 +302,13 @@ export class NativeGenerator {
     this.core.setAdamState(state.t, flattenParams(this.spec, state.m), flattenParams(this.spec, state.v));
   }
 
-  /** A copy of Adam's state, by name (the checkpoint form of `adam.ts`). */
-  adamState(): AdamState {
-    const s = this.core.getAdamState();
-    return { t: s.t, m: unflattenParams(this.spec, s.m), v: unflattenParams(this.spec, s.v) };
+  /**
+   * A copy of Adam's state, by name (the checkpoint form of `adam.ts`): views into `into.m` and
+   * `into.v` (flat, overwritten) or into fresh flat copies.
+   */
+  adamState(into?: { m: Float32Array; v: Float32Array }): AdamState {
+    const s = this.core.getAdamState(into?.m, into?.v);
+    return { t: s.t, m: viewParams(this.spec, s.m), v: viewParams(this.spec, s.v) };
   }
 
   /** Sets the loss targets (from `buildTargets`); returns the 2-way mode used (see {@link PairMode}). */
@@ -268,9 +340,24 @@ export class NativeGenerator {
     return this.core.trainStep(z, n, lr);
   }
 
+  /**
+   * {@link trainStep} on a background thread (see {@link NativeGeneratorCore.trainStepAsync}): bit-identical
+   * result, and the calling thread is free meanwhile. Call it inside {@link exclusive} when the
+   * core is shared. @throws as `trainStep` (synchronously), and Error while another asynchronous
+   * call is in flight or after dispose.
+   */
+  trainStepAsync(z: Float32Array, n: number, lr: number): Promise<number> {
+    return this.core.trainStepAsync(z, n, lr);
+  }
+
   /** The loss over n latents (all rows, chunked). */
   evalLoss(z: Float32Array, n: number): number {
     return this.core.evalLoss(z, n);
+  }
+
+  /** {@link evalLoss} on a background thread, with the rules of {@link trainStepAsync}. */
+  evalLossAsync(z: Float32Array, n: number): Promise<number> {
+    return this.core.evalLossAsync(z, n);
   }
 
   /** Logits (n x D) for latents z. */
@@ -312,7 +399,11 @@ export class NativeGenerator {
     this.core.trim();
   }
 
-  /** Frees the native memory now (also freed when this object is garbage-collected). */
+  /**
+   * Frees the native memory now, or when the asynchronous call in flight ends (also freed when
+   * this object is garbage-collected). Later calls throw; tasks still queued by
+   * {@link exclusive} run and meet that error.
+   */
   dispose(): void {
     this.core.dispose();
   }

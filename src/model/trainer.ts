@@ -32,6 +32,17 @@
  *   `native` (the same model, loss and Adam in the C++ core, native-core.ts). Everything above
  *   (streams, schedule, validation, early stopping, checkpoints) is shared: a checkpoint written on
  *   one path resumes on the other.
+ * - Latency isolation (issue 11, DESIGN §4 "training one model never stalls requests for
+ *   another"; docs/operations.md "Latency isolation on a worker"): an engine worker's JavaScript
+ *   thread serves every model pinned to it, so the trainer never holds it for long. On the native
+ *   path (the default) the optimizer step and the validation pass run on a background thread of
+ *   the addon (`trainStepAsync`, `evalLossAsync`) and are awaited; every use of the core goes
+ *   through `NativeGenerator.exclusive`, so a generate snapshotting this model's weights waits for
+ *   the step in flight instead of racing it; the long JavaScript loops (latents of a large batch,
+ *   the weight average) run in slices with `yieldFn` between them (slices.ts), and the checkpoint's
+ *   copies out of the core are taken in pieces into reused buffers. The results are bit-identical
+ *   to running each piece in one go (same draws, same order). The tfjs path computes on the
+ *   JavaScript thread and yields between steps only.
  */
 import * as tf from "@tensorflow/tfjs-core";
 import type { Metadata, ModelConfig } from "../types";
@@ -67,9 +78,10 @@ import {
   targetTensors,
 } from "./loss";
 import { buildTargets, type Layout } from "./marginals";
-import { NativeGenerator, nativeCoreStatus } from "./native-core";
+import { flattenParams, NativeGenerator, nativeCoreStatus, viewParams } from "./native-core";
 import { Rng } from "./rng";
 import { learningRate, makeSchedule, type Schedule } from "./schedule";
+import { addSliced, emaSliced, fillNormalSliced, type YieldFn } from "./slices";
 
 /** Most optimizer steps per epoch (a run with max_epochs <= 50 uses this many). */
 export const STEPS_PER_EPOCH = 50;
@@ -212,12 +224,6 @@ export interface EpochOptions {
   shouldAbort?: () => boolean;
 }
 
-function copyArrays(src: NamedArrays): NamedArrays {
-  const out: NamedArrays = {};
-  for (const [name, a] of Object.entries(src)) out[name] = Float32Array.from(a);
-  return out;
-}
-
 function cloneAll(src: NamedTensors): NamedTensors {
   const out: NamedTensors = {};
   for (const [name, t] of Object.entries(src)) out[name] = tf.clone(t);
@@ -239,7 +245,15 @@ interface TfjsParts {
 interface NativeParts {
   core: NativeGenerator;
   valLatents: Float32Array;
+  /** The best weights: views into `bestFlat`, which keepBest overwrites in place. */
   best: NamedArrays | null;
+  bestFlat: Float32Array | null;
+  /**
+   * Flat buffers reused every epoch for the copies out of the core (latest weights, Adam's
+   * moments), made on first use: a fresh 10 MB array per copy (large model) costs its page faults
+   * on the worker's thread every epoch, a reused one only the copy.
+   */
+  buffers: { weights: Float32Array; m: Float32Array; v: Float32Array } | null;
   /** A core holding `best`, made on demand for generation while training. */
   bestCore: NativeGenerator | null;
   mode: "dense" | "blocks";
@@ -267,8 +281,13 @@ export class Trainer {
 
   private readonly tfjs: TfjsParts | null = null;
   private readonly native: NativeParts | null = null;
-  /** The exponential moving average of the weights (both paths keep it in JavaScript). */
+  /**
+   * The exponential moving average of the weights (both paths keep it in JavaScript): views into
+   * {@link emaFlat}, by name.
+   */
   private ema: NamedArrays;
+  /** The weight average as one flat vector in `paramShapes` order (the native core's layout). */
+  private emaFlat: Float32Array;
   private rng: Rng;
   private disposed = false;
 
@@ -294,14 +313,15 @@ export class Trainer {
       this.epochsSinceImprovement = state.epochsSinceImprovement;
       this.rng = Rng.fromState(state.rng);
       weights = state.weights;
-      this.ema = state.emaWeights;
+      this.emaFlat = flattenParams(this.spec, state.emaWeights);
     } else {
       this.stepsPerEpoch = opts.stepsPerEpoch ?? stepsPerEpochFor(opts.config.max_epochs);
       this.schedule = makeSchedule(opts.config.learning_rate, opts.config.max_epochs * this.stepsPerEpoch);
       this.rng = Rng.fromString(`${opts.id}:train`);
       weights = initParams(this.spec, Rng.fromString(`${opts.id}:init`));
-      this.ema = copyArrays(weights);
+      this.emaFlat = flattenParams(this.spec, weights);
     }
+    this.ema = viewParams(this.spec, this.emaFlat);
 
     const valRng = Rng.fromString(`${opts.id}:val`);
     const val = valRng.fillNormal(new Float32Array(VAL_SIZE * E));
@@ -318,8 +338,13 @@ export class Trainer {
           const mode = core.setTargets(targets);
           core.setEntropyPenalty(ENTROPY_PENALTY);
           if (state) core.setAdamState(state.adam);
-          const best = state?.bestWeights ?? (state && state.epoch > 0 ? copyArrays(this.ema) : null);
-          this.native = { core, valLatents: val, best, bestCore: null, mode };
+          const bestFlat = state?.bestWeights
+            ? flattenParams(this.spec, state.bestWeights)
+            : state && state.epoch > 0
+              ? this.emaFlat.slice()
+              : null;
+          const best = bestFlat && viewParams(this.spec, bestFlat);
+          this.native = { core, valLatents: val, best, bestFlat, buffers: null, bestCore: null, mode };
         } catch (e) {
           core.dispose();
           throw e;
@@ -386,26 +411,35 @@ export class Trainer {
     return this.step >= s.warmupSteps + EARLY_STOP_ARMED_FRACTION * (s.totalSteps - s.warmupSteps);
   }
 
-  private drawLatents(n: number): Float32Array {
+  /**
+   * `n` latents (n x E) from the training stream, plus privacy noise when enabled. Large batches
+   * are drawn in slices with `yieldFn` between them (slices.ts; the same draws).
+   */
+  private async drawLatents(n: number, yieldFn: YieldFn): Promise<Float32Array> {
     const E = this.spec.embeddingDim;
-    const z = this.rng.fillNormal(new Float32Array(n * E));
+    const z = await fillNormalSliced(this.rng, new Float32Array(n * E), 1, yieldFn);
     const noise = this.config.privacy_enabled ? this.config.privacy_noise : 0;
     if (noise > 0) {
-      const eps = this.rng.fillNormal(new Float32Array(n * E), noise);
-      for (let i = 0; i < z.length; i++) z[i] += eps[i];
+      const eps = await fillNormalSliced(this.rng, new Float32Array(n * E), noise, yieldFn);
+      await addSliced(z, eps, yieldFn);
     }
     return z;
   }
 
-  /** One optimizer step; returns the batch loss. @throws TrainingError on a non-finite loss. */
-  private trainStep(): number {
+  /**
+   * One optimizer step; resolves with the batch loss. On the native path the step runs on a
+   * background thread (the JavaScript thread is free meanwhile), queued on the core behind any
+   * snapshot of its weights. @throws TrainingError on a non-finite loss; Error when the core was disposed.
+   */
+  private async trainStep(yieldFn: YieldFn): Promise<number> {
     const B = this.config.batch_size;
-    const z = this.drawLatents(B);
+    const z = await this.drawLatents(B, yieldFn);
     const lr = learningRate(this.schedule, this.step);
     let value: number;
     if (this.native) {
       // NaN (and no update) when the loss or a gradient is not finite.
-      value = this.native.core.trainStep(z, B, lr);
+      const core = this.native.core;
+      value = await core.exclusive(() => core.trainStepAsync(z, B, lr));
     } else {
       const t = this.tfjs as TfjsParts;
       value = tf.tidy(() => {
@@ -429,40 +463,55 @@ export class Trainer {
     return value;
   }
 
-  /** The optimizer's latest weights, copied out. */
-  private latestWeights(): NamedArrays {
-    return this.native ? this.native.core.weights() : toArrays((this.tfjs as TfjsParts).vars);
+  /** The reused copy buffers of the native path (see {@link NativeParts.buffers}). */
+  private nativeBuffers(n: NativeParts): NonNullable<NativeParts["buffers"]> {
+    const P = this.emaFlat.length;
+    n.buffers ??= { weights: new Float32Array(P), m: new Float32Array(P), v: new Float32Array(P) };
+    return n.buffers;
   }
 
   /**
-   * Moves the weight average towards the latest weights after `steps` steps (see {@link emaDecay}).
-   * Returns the latest weights it read.
+   * The optimizer's latest weights, copied out as one flat vector (`paramShapes` order); on the
+   * native path into the reused buffer (valid until the next copy).
    */
-  private updateEma(steps: number): NamedArrays {
-    const beta = emaDecay(this.step, steps);
-    const latest = this.latestWeights();
-    for (const [name, avg] of Object.entries(this.ema)) {
-      const w = latest[name];
-      for (let i = 0; i < avg.length; i++) avg[i] = beta * avg[i] + (1 - beta) * w[i];
+  private async latestFlat(): Promise<Float32Array> {
+    if (this.native) {
+      const n = this.native;
+      return n.core.exclusive(() => n.core.raw.getParams(this.nativeBuffers(n).weights));
     }
+    return flattenParams(this.spec, toArrays((this.tfjs as TfjsParts).vars));
+  }
+
+  /**
+   * Moves the weight average towards the latest weights after `steps` steps (see {@link emaDecay}),
+   * in slices with `yieldFn` between them. Resolves with the latest weights it read (flat).
+   */
+  private async updateEma(steps: number, yieldFn: YieldFn): Promise<Float32Array> {
+    const beta = emaDecay(this.step, steps);
+    const latest = await this.latestFlat();
+    await emaSliced(this.emaFlat, latest, beta, yieldFn);
     return latest;
   }
 
   /**
    * The loss on the fixed validation latents with the averaged weights. `latest`: the optimizer's
-   * current weights when the caller already has a copy (saves reading them again).
+   * current weights (flat) when the caller already has a copy (saves reading them again). On the
+   * native path the average is evaluated in the training core on a background thread, holding the core
+   * (`exclusive`) from the swap to the average until the optimizer's weights are back.
    */
-  validationLoss(latest?: NamedArrays): number {
+  async validationLoss(latest?: Float32Array): Promise<number> {
     if (this.native) {
-      // Evaluate the average in the training core, then put the optimizer's weights back.
-      const core = this.native.core;
-      latest ??= core.weights();
-      core.setWeights(this.ema);
-      try {
-        return core.evalLoss(this.native.valLatents, VAL_SIZE);
-      } finally {
-        core.setWeights(latest);
-      }
+      const n = this.native;
+      const core = n.core;
+      return core.exclusive(async () => {
+        const back = latest ?? core.raw.getParams();
+        core.raw.setParams(this.emaFlat);
+        try {
+          return await core.evalLossAsync(n.valLatents, VAL_SIZE);
+        } finally {
+          if (!this.disposed) core.raw.setParams(back);
+        }
+      });
     }
     const t = this.tfjs as TfjsParts;
     const v = tf.tidy(() => {
@@ -482,9 +531,12 @@ export class Trainer {
   /** Keeps the averaged weights as the best ones. */
   private keepBest(): void {
     if (this.native) {
-      this.native.best = copyArrays(this.ema);
-      this.native.bestCore?.dispose();
-      this.native.bestCore = null;
+      const n = this.native;
+      if (n.bestFlat === null) n.bestFlat = this.emaFlat.slice();
+      else n.bestFlat.set(this.emaFlat);
+      n.best ??= viewParams(this.spec, n.bestFlat);
+      n.bestCore?.dispose();
+      n.bestCore = null;
       return;
     }
     const t = this.tfjs as TfjsParts;
@@ -494,19 +546,28 @@ export class Trainer {
 
   /**
    * Runs one epoch (or its remainder up to the time limit), evaluates, updates the early-stopping
-   * state and keeps the best weights. Returns null when `shouldAbort` fired.
-   * @throws TrainingError on a non-finite loss; Error when the trainer was disposed.
+   * state and keeps the best weights. Resolves with null when `shouldAbort` fired (polled before
+   * every step and once more after the validation pass, which may take a while) or the trainer
+   * was disposed meanwhile; the trainer's state is then unspecified (discard it). Awaits
+   * `opts.yieldFn` between steps and between the slices of long loops (see the module comment).
+   * @throws TrainingError on a non-finite loss; Error when the trainer was disposed before the call.
    */
   async runEpoch(opts: EpochOptions = {}): Promise<EpochReport | null> {
     if (this.disposed) throw new Error("trainer is disposed");
     const started = performance.now();
     const budgetMs = (this.config.max_training_time - this.elapsedS) * 1000;
+    const gone = (): boolean => this.disposed || (opts.shouldAbort?.() ?? false);
     let sum = 0;
     let steps = 0;
     let timeUp = false;
     while (steps < this.stepsPerEpoch) {
       if (opts.shouldAbort?.()) return null;
-      sum += this.trainStep();
+      try {
+        sum += await this.trainStep(opts.yieldFn);
+      } catch (e) {
+        if (this.disposed) return null; // the core went away under a queued step
+        throw e;
+      }
       steps += 1;
       if (performance.now() - started >= budgetMs) {
         timeUp = true;
@@ -516,8 +577,15 @@ export class Trainer {
       if (this.disposed) return null;
     }
     const stepMs = (performance.now() - started) / steps;
-    if (opts.shouldAbort?.()) return null;
-    const val = this.validationLoss(this.updateEma(steps));
+    if (gone()) return null;
+    let val: number;
+    try {
+      val = await this.validationLoss(await this.updateEma(steps, opts.yieldFn));
+    } catch (e) {
+      if (this.disposed) return null;
+      throw e;
+    }
+    if (gone()) return null;
     if (!Number.isFinite(val)) throw new TrainingError(`non-finite validation loss (${val}) after epoch ${this.epoch + 1}`);
     this.epoch += 1;
     this.trainLoss = sum / steps;
@@ -545,21 +613,44 @@ export class Trainer {
     };
   }
 
-  /** The checkpoint of the current state (weights copied out); the same format on both paths. */
+  /**
+   * The checkpoint of the current state (weights copied out); the same format on both paths.
+   * Synchronous: call it between epochs, with no step in flight (native: the core throws "busy"
+   * otherwise). The engine uses {@link checkpointInSlices}. Its weight average (and, native, best
+   * weights) view the trainer's own arrays, which the next {@link runEpoch} updates in place:
+   * store or copy the checkpoint before that.
+   */
   checkpoint(): Checkpoint {
+    if (this.native) return this.encode(this.native.core.weights(), this.native.core.adamState());
+    const t = this.tfjs as TfjsParts;
+    return this.encode(toArrays(t.vars), t.adam.state());
+  }
+
+  /**
+   * {@link checkpoint} for a thread that serves other models: on the native path the weights and
+   * Adam's state are copied out of the core in two pieces, each queued on the core (`exclusive`),
+   * with `yieldFn` between them, into buffers the trainer reuses every epoch. The same checkpoint,
+   * but all its tensors view the trainer's arrays: store or copy it before the next
+   * `checkpointInSlices` or {@link runEpoch}. Call it between epochs.
+   */
+  async checkpointInSlices(yieldFn?: () => Promise<void>): Promise<Checkpoint> {
+    if (!this.native) return this.checkpoint();
+    const n = this.native;
+    const buf = this.nativeBuffers(n);
+    const weights = await n.core.exclusive(() => n.core.weights(buf.weights));
+    if (yieldFn) await yieldFn();
+    const adam = await n.core.exclusive(() => n.core.adamState(buf));
+    return this.encode(weights, adam);
+  }
+
+  /** The stored form of the current state with these latest weights and Adam state. */
+  private encode(weights: NamedArrays, adam: AdamState): Checkpoint {
     const bestIsLatest = this.bestEpoch === this.epoch;
-    let weights: NamedArrays;
     let bestWeights: NamedArrays | null;
-    let adam: AdamState;
-    if (this.native) {
-      weights = this.native.core.weights();
-      bestWeights = this.native.best === null || bestIsLatest ? null : this.native.best;
-      adam = this.native.core.adamState();
-    } else {
-      const t = this.tfjs as TfjsParts;
-      weights = toArrays(t.vars);
-      bestWeights = t.best === null || bestIsLatest ? null : toArrays(t.best);
-      adam = t.adam.state();
+    if (this.native) bestWeights = this.native.best === null || bestIsLatest ? null : this.native.best;
+    else {
+      const best = (this.tfjs as TfjsParts).best;
+      bestWeights = best === null || bestIsLatest ? null : toArrays(best);
     }
     return encodeCheckpoint({
       spec: this.spec,
@@ -584,7 +675,8 @@ export class Trainer {
 
   /**
    * A view of the latest (`best = false`) or best weights for generation. The weights stay owned
-   * by the trainer: do not dispose them, and do not use the view after the next training step.
+   * by the trainer: do not dispose them, and do not use the view after the next training step
+   * (native: while a step is in flight the latest core throws "busy"; see {@link snapshot}).
    */
   generator(best: boolean): GeneratorModel {
     if (this.native) {
@@ -601,8 +693,38 @@ export class Trainer {
   }
 
   /**
+   * A generator the caller owns (free it with {@link disposeGenerator}) holding a copy of the
+   * latest (`best = false`) or best weights (the latest while there is no best yet). On the native
+   * path the copy of the latest weights is queued on the core (`exclusive`): it waits for the
+   * step or validation pass in flight (at most one) and never races it. Resolves with null when
+   * the trainer was disposed or finished meanwhile.
+   * @throws Error when the copy cannot be made (out of memory).
+   */
+  async snapshot(best: boolean): Promise<GeneratorModel | null> {
+    if (this.disposed) return null;
+    const { spec, layout } = this;
+    if (this.native) {
+      const n = this.native;
+      let weights: NamedArrays;
+      if (best && n.best !== null) weights = n.best;
+      else {
+        try {
+          weights = await n.core.exclusive(() => n.core.weights());
+        } catch (e) {
+          if (this.disposed) return null;
+          throw e;
+        }
+        if (this.disposed) return null;
+      }
+      return { spec, layout, params: {}, native: NativeGenerator.create(spec, layout, weights) };
+    }
+    // tfjs computes on this thread: nothing is in flight; clones share the tensors' buffers.
+    return { spec, layout, params: cloneAll(this.generator(best).params) };
+  }
+
+  /**
    * Ends training: frees the variables, Adam state and targets, and returns the best weights as
-   * a generator the caller owns.
+   * a generator the caller owns. Call it once the last epoch has ended.
    */
   finish(): GeneratorModel {
     if (this.native) {

@@ -8,8 +8,29 @@
 // index); missing targets or a disposed object give an Error; memory exhaustion gives an Error.
 // Nothing reaches the C++ core unchecked, so bad input never crashes the process.
 //
-// Calls are synchronous: they run on the calling JavaScript thread (a piscina worker in the engine)
-// plus the process-wide compute pool (thread_pool.h).
+// Calls are synchronous (they run on the calling JavaScript thread, a piscina worker in the engine,
+// plus the process-wide compute pool, thread_pool.h), except trainStepAsync and evalLossAsync.
+//
+// Asynchronous calls (issue 11, DESIGN §4 "training one model never stalls requests for another"):
+// a training step of the large model takes tens of milliseconds and a validation pass over 4096
+// latents about 150 ms on 2 cores; run synchronously they block the worker's JavaScript thread, so
+// a generate or a delete of ANOTHER model pinned to that worker waits behind them.
+// trainStepAsync / evalLossAsync check their arguments on the JavaScript thread (throwing as the
+// synchronous methods do), copy the latents (so a caller may reuse, mutate or transfer its array
+// at once; the copy is n x E floats, 64 KiB for a default batch), then run the core's TrainStep /
+// EvalLoss on a thread of their own (background.h: not libuv's pool, which LMDB's writes need)
+// and settle a Promise with the loss. The compute pool is safe to call from several threads at
+// once, so a generation on the JavaScript thread and a step on a background thread share the
+// cores.
+//
+// One core, one call at a time: while an asynchronous call is in flight every other method of
+// that same core throws Error("GeneratorCore is busy: trainStepAsync is in flight ...") instead
+// of racing with it (the TypeScript wrapper, src/model/native-core.ts, queues its calls so it
+// never sees that error). dispose() during an in-flight call is deferred: the core is marked
+// disposed at once (later calls throw "disposed") and its memory is freed when the call ends,
+// after which the promise still settles with the call's result. The core is shared (shared_ptr)
+// between the JavaScript object and the in-flight call, so even a garbage-collected object never
+// frees memory a background thread still uses.
 
 #include "core_binding.h"
 
@@ -17,12 +38,14 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "../napi_checks.h"
+#include "background.h"
 #include "cpu.h"
 #include "gemm.h"
 #include "generator_core.h"
@@ -92,6 +115,144 @@ int64_t ReadRows(Napi::Env env, const Napi::Value& v) {
   return static_cast<int64_t>(d);
 }
 
+// A core and its use by asynchronous calls. Fields are read and written on the JavaScript thread
+// only; a background thread uses `core` while `busy` is set, and nothing frees it meanwhile.
+struct CoreSlot {
+  std::unique_ptr<GeneratorCore> core;
+  // Name of the asynchronous method in flight, or null.
+  const char* busy = nullptr;
+  // dispose() was called (the memory is freed once `busy` clears).
+  bool disposed = false;
+};
+
+// One asynchronous TrainStep (train = true) or EvalLoss on a Background thread (background.h).
+// Start() runs on the JavaScript thread: it marks the core busy, makes the promise and a
+// thread-safe function (which keeps the thread's event loop alive until the job reports back) and
+// posts the job. Run() computes on the background thread, then hands the job to CallJs on the
+// JavaScript thread, which frees the core for other calls (or frees its memory after a dispose)
+// and settles the promise. When the JavaScript environment is gone by then (a worker thread
+// terminated mid-step), the job is deleted where it is; the shared CoreSlot keeps the core's memory
+// valid until that moment, so the step never computes on freed memory.
+//
+// Teardown: Node deletes a thread-safe function when its environment is torn down, even while a
+// thread still holds it (node_api.cc, ThreadSafeFunction::Finalize). So the background thread
+// calls and releases it only under Link::mu while Link::alive, and the function's finalizer
+// clears `alive` under the same mutex before Node deletes it.
+class CoreJob {
+  // Whether the thread-safe function still exists; shared by the job and the function's finalizer.
+  struct Link {
+    std::mutex mu;
+    bool alive = true;  // guarded by mu
+  };
+
+ public:
+  // Starts the job; returns its promise. Throws Napi::Error when it cannot be started.
+  static Napi::Value Start(Napi::Env env, std::shared_ptr<CoreSlot> slot, const char* what, FloatBuffer z, int64_t n,
+                           bool train, double lr) {
+    std::unique_ptr<CoreJob> job(new CoreJob(std::move(slot), what, std::move(z), n, train, lr));
+    napi_value name = Napi::String::New(env, what);
+    auto* holder = new std::shared_ptr<Link>(job->link_);
+    napi_status st = napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, holder, &CoreJob::Finalize,
+                                                     nullptr, &CoreJob::CallJs, &job->tsfn_);
+    if (st != napi_ok) {
+      delete holder;
+      throw Napi::Error::New(env, std::string(what) + ": cannot create the completion callback");
+    }
+    napi_value promise = nullptr;
+    st = napi_create_promise(env, &job->deferred_, &promise);
+    if (st != napi_ok) {
+      napi_release_threadsafe_function(job->tsfn_, napi_tsfn_abort);
+      throw Napi::Error::New(env, std::string(what) + ": cannot create the promise");
+    }
+    CoreJob* raw = job.get();
+    try {
+      Background::Instance().Post([raw] { raw->Run(); });
+    } catch (const std::exception&) {
+      // No thread to run it: settle now with an error (the core stays free).
+      const std::string msg = std::string(what) + ": cannot start a compute thread";
+      napi_value err = Napi::Error::New(env, msg).Value();
+      napi_reject_deferred(env, job->deferred_, err);
+      napi_release_threadsafe_function(job->tsfn_, napi_tsfn_abort);
+      return Napi::Value(env, promise);
+    }
+    raw->slot_->busy = what;
+    job.release();  // owned by the posted job from here on
+    return Napi::Value(env, promise);
+  }
+
+ private:
+  CoreJob(std::shared_ptr<CoreSlot> slot, const char* what, FloatBuffer z, int64_t n, bool train, double lr)
+      : slot_(std::move(slot)), core_(slot_->core.get()), what_(what), z_(std::move(z)), n_(n), train_(train), lr_(lr) {}
+
+  // On the background thread. Touches only the core (kept alive by slot_) and this job's fields.
+  void Run() {
+    try {
+      result_ = train_ ? core_->TrainStep(z_.data(), n_, lr_) : core_->EvalLoss(z_.data(), n_);
+    } catch (const std::bad_alloc&) {
+      error_ = std::string(what_) + ": out of memory";
+    } catch (const std::exception& e) {
+      error_ = std::string(what_) + ": " + e.what();
+    } catch (...) {
+      error_ = std::string(what_) + ": failed";
+    }
+    // CallJs may delete this job as soon as the call is queued: copy what is used after it.
+    const std::shared_ptr<Link> link = link_;
+    const napi_threadsafe_function tsfn = tsfn_;
+    std::lock_guard<std::mutex> lock(link->mu);
+    if (!link->alive) {
+      delete this;  // the environment is gone: nothing to settle
+      return;
+    }
+    if (napi_call_threadsafe_function(tsfn, this, napi_tsfn_nonblocking) != napi_ok) delete this;  // closing
+    napi_release_threadsafe_function(tsfn, napi_tsfn_release);
+  }
+
+  // The thread-safe function's finalizer (JavaScript thread, also at teardown).
+  static void Finalize(napi_env /*env*/, void* data, void* /*hint*/) {
+    auto* holder = static_cast<std::shared_ptr<Link>*>(data);
+    {
+      std::lock_guard<std::mutex> lock((*holder)->mu);
+      (*holder)->alive = false;
+    }
+    delete holder;
+  }
+
+  // On the JavaScript thread (env null: the environment is being torn down; nothing to settle).
+  static void CallJs(napi_env env, napi_value /*js_cb*/, void* /*context*/, void* data) {
+    std::unique_ptr<CoreJob> job(static_cast<CoreJob*>(data));
+    if (env == nullptr) return;
+    CoreSlot& slot = *job->slot_;
+    slot.busy = nullptr;
+    if (slot.disposed) slot.core.reset();
+    napi_handle_scope scope = nullptr;
+    if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+    napi_value value = nullptr;
+    if (job->error_.empty()) {
+      if (napi_create_double(env, job->result_, &value) == napi_ok) napi_resolve_deferred(env, job->deferred_, value);
+    } else {
+      napi_value msg = nullptr;
+      if (napi_create_string_utf8(env, job->error_.c_str(), job->error_.size(), &msg) == napi_ok &&
+          napi_create_error(env, nullptr, msg, &value) == napi_ok) {
+        napi_reject_deferred(env, job->deferred_, value);
+      }
+    }
+    napi_close_handle_scope(env, scope);
+  }
+
+  std::shared_ptr<CoreSlot> slot_;
+  GeneratorCore* core_;
+  const char* what_;
+  FloatBuffer z_;
+  int64_t n_;
+  bool train_;
+  double lr_;
+  double result_ = 0.0;
+  std::string error_;
+  std::shared_ptr<Link> link_ = std::make_shared<Link>();
+  napi_threadsafe_function tsfn_ = nullptr;
+  napi_deferred deferred_ = nullptr;
+};
+
 class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -107,7 +268,10 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
                            InstanceMethod<&GeneratorCoreWrap::SetEntropyPenalty>("setEntropyPenalty"),
                            InstanceMethod<&GeneratorCoreWrap::LossAndGrads>("lossAndGrads"),
                            InstanceMethod<&GeneratorCoreWrap::TrainStep>("trainStep"),
+                           InstanceMethod<&GeneratorCoreWrap::TrainStepAsync>("trainStepAsync"),
                            InstanceMethod<&GeneratorCoreWrap::EvalLoss>("evalLoss"),
+                           InstanceMethod<&GeneratorCoreWrap::EvalLossAsync>("evalLossAsync"),
+                           InstanceMethod<&GeneratorCoreWrap::Busy>("busy"),
                            InstanceMethod<&GeneratorCoreWrap::Logits>("logits"),
                            InstanceMethod<&GeneratorCoreWrap::Generate>("generate"),
                            InstanceMethod<&GeneratorCoreWrap::Trim>("trim"),
@@ -136,12 +300,13 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
       if (!MakeParamIndex(s, kMaxParams, &idx)) {
         ThrowRange(env, "the generator would have more than 2^30 parameters");
       }
-      core_.reset(new GeneratorCore(std::move(s), std::move(idx)));
+      slot_->core.reset(new GeneratorCore(std::move(s), std::move(idx)));
     });
   }
 
  private:
-  std::unique_ptr<GeneratorCore> core_;
+  // Shared with an in-flight CoreJob (see the file comment).
+  std::shared_ptr<CoreSlot> slot_ = std::make_shared<CoreSlot>();
 
   // Runs fn, turning C++ exceptions into JavaScript errors prefixed with the method name.
   template <typename Fn>
@@ -157,14 +322,20 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     }
   }
 
+  // The core, for a call that uses it now. Throws Error when disposed (also while a disposed
+  // core's last asynchronous call finishes) or while an asynchronous call is in flight.
   GeneratorCore& Core(Napi::Env env) {
-    if (!core_) throw Napi::Error::New(env, "GeneratorCore is disposed");
-    return *core_;
+    if (slot_->disposed || !slot_->core) throw Napi::Error::New(env, "GeneratorCore is disposed");
+    if (slot_->busy != nullptr) {
+      throw Napi::Error::New(env, std::string("GeneratorCore is busy: ") + slot_->busy +
+                                      " is in flight (await its promise before calling another method)");
+    }
+    return *slot_->core;
   }
 
   // Name of the parameter holding flat index i, with the index inside it.
   std::string ParamAt(size_t i) {
-    for (const auto& [name, size] : core_->index().names) {
+    for (const auto& [name, size] : slot_->core->index().names) {
       if (i < static_cast<size_t>(size)) return name + "[" + std::to_string(i) + "]";
       i -= static_cast<size_t>(size);
     }
@@ -230,11 +401,21 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     return env.Undefined();
   }
 
+  // An optional output array argument: a Float32Array of paramCount() values, or undefined (then
+  // a fresh one). Reusing one saves the allocation (and its page faults: tens of MB per copy for
+  // the large model, on the engine worker's JavaScript thread).
+  Napi::Float32Array OutArray(Napi::Env env, const Napi::CallbackInfo& info, size_t i, const char* name) {
+    const size_t P = static_cast<size_t>(Core(env).param_count());
+    if (info.Length() > i && !info[i].IsUndefined()) return ReadF32(env, info[i], name, P, "paramCount()");
+    return Napi::Float32Array::New(env, P);
+  }
+
+  // getParams(out?): the parameters, copied into out (returned) or a fresh array
   Napi::Value GetParams(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     GeneratorCore& c = Core(env);
     return Guard(env, "getParams", [&] {
-      Napi::Float32Array out = Napi::Float32Array::New(env, static_cast<size_t>(c.param_count()));
+      Napi::Float32Array out = OutArray(env, info, 0, "out");
       std::copy(c.params(), c.params() + c.param_count(), out.Data());
       return out;
     });
@@ -253,13 +434,15 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     return env.Undefined();
   }
 
+  // getAdamState(m?, v?): { t, m, v }, the moments copied into m and v when given
   Napi::Value GetAdamState(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     GeneratorCore& c = Core(env);
     return Guard(env, "getAdamState", [&] {
       const size_t P = static_cast<size_t>(c.param_count());
-      Napi::Float32Array m = Napi::Float32Array::New(env, P);
-      Napi::Float32Array v = Napi::Float32Array::New(env, P);
+      Napi::Float32Array m = OutArray(env, info, 0, "m");
+      Napi::Float32Array v = OutArray(env, info, 1, "v");
+      if (m.Data() < v.Data() + P && v.Data() < m.Data() + P) ThrowRange(env, "m and v must not overlap");
       std::copy(c.adam_m(), c.adam_m() + P, m.Data());
       std::copy(c.adam_v(), c.adam_v() + P, v.Data());
       Napi::Object out = Napi::Object::New(env);
@@ -379,6 +562,39 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     return Guard(env, "trainStep", [&] { return Napi::Number::New(env, c.TrainStep(z, n, lr)); });
   }
 
+  // Checks (z, n[, lr]) as trainStep / evalLoss do, copies z and starts a CoreJob.
+  Napi::Value StartJob(const Napi::CallbackInfo& info, const char* what, bool train) {
+    Napi::Env env = info.Env();
+    const int64_t n = ReadRows(env, info[1]);
+    const float* z = ReadLatents(env, info[0], n);
+    double lr = 0.0;
+    if (train) {
+      if (!info[2].IsNumber()) ThrowType(env, "lr must be a number");
+      lr = info[2].As<Napi::Number>().DoubleValue();
+      if (!(std::isfinite(lr) && lr >= 0)) ThrowRange(env, "lr must be finite and >= 0, got " + JsString(env, lr));
+    }
+    RequireTargets(env);
+    const int64_t E = Core(env).spec().E;
+    return Guard(env, what, [&]() -> Napi::Value {
+      FloatBuffer copy(static_cast<size_t>(n * E));
+      std::copy(z, z + n * E, copy.data());
+      return CoreJob::Start(env, slot_, what, std::move(copy), n, train, lr);
+    });
+  }
+
+  // trainStepAsync(z, n, lr): Promise<loss>, trainStep on a background thread (see the file comment)
+  Napi::Value TrainStepAsync(const Napi::CallbackInfo& info) { return StartJob(info, "trainStepAsync", true); }
+
+  // evalLossAsync(z, n): Promise<loss>, evalLoss on a background thread
+  Napi::Value EvalLossAsync(const Napi::CallbackInfo& info) { return StartJob(info, "evalLossAsync", false); }
+
+  // busy(): the asynchronous method in flight, or null (also after dispose)
+  Napi::Value Busy(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (slot_->busy == nullptr) return env.Null();
+    return Napi::String::New(env, slot_->busy);
+  }
+
   // evalLoss(z, n): loss over all n rows
   Napi::Value EvalLoss(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -449,9 +665,11 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     return info.Env().Undefined();
   }
 
-  // dispose(): frees the weights and buffers now (later calls throw).
+  // dispose(): frees the weights and buffers now, or when the asynchronous call in flight ends
+  // (later calls throw either way). Idempotent.
   Napi::Value Dispose(const Napi::CallbackInfo& info) {
-    core_.reset();
+    slot_->disposed = true;
+    if (slot_->busy == nullptr) slot_->core.reset();
     return info.Env().Undefined();
   }
 };

@@ -168,6 +168,11 @@ ThreadPool& ThreadPool::Instance() {
 
 unsigned ThreadPool::Concurrency() const { return impl_->concurrency; }
 
+void ThreadPool::EnsureStarted() {
+  Impl& p = *impl_;
+  if (p.concurrency > 1) std::call_once(p.started, [&p] { p.Start(); });
+}
+
 void ThreadPool::Run(size_t n_tasks, const TaskFn& fn) {
   if (n_tasks == 0) return;
   Impl& p = *impl_;

@@ -32,6 +32,11 @@ class ThreadPool {
   // C: the most threads one job uses (the caller included).
   unsigned Concurrency() const;
 
+  // Starts the pool threads now if they are not running yet (Run starts them on first use). They
+  // inherit the scheduling priority of the thread that starts them: background.cc calls this from
+  // a JavaScript thread before its own, lower-priority threads can be the first to Run.
+  void EnsureStarted();
+
   // Runs fn for every task and returns when all have finished. The caller takes part. The first
   // exception thrown by a task (by task index order of completion) is rethrown here after every
   // task of the job has finished. Safe to call from several threads at once; not re-entrant from
