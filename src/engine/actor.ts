@@ -21,9 +21,14 @@
  * ({@link ModelActor.snapshot}), queued behind the step in flight; stop and halt take effect at
  * the next step boundary (or right after the validation pass), as before.
  */
-import type { Store } from "../store";
+import { StoreWriteError, type Store } from "../store";
 import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../model/trainer";
 import type { TrainReply } from "./protocol";
+
+/** How often a training whose checkpoint could not be written retries the write: 5 seconds. */
+export const STORE_RETRY_MS = 5_000;
+/** {@link ModelActor.whenStoreWrites}: the model was stopped or halted while it waited. */
+const ABORTED = Symbol("aborted");
 
 /** Where an actor is in its life (see the module comment). */
 export type ActorState = "starting" | "training" | "ready" | "failed" | "stopped";
@@ -115,6 +120,7 @@ export class ModelActor {
         if (report === null) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
         finished = report.done;
         const written = await this.persist(report);
+        if (written === ABORTED) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
         if (!written) return this.end("deleted");
         log("debug", "epoch", {
           model_id: id,
@@ -125,7 +131,9 @@ export class ModelActor {
         });
         if (finished === null && this.aborted()) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
       }
-      if ((await this.markReady()) === undefined) return this.end("deleted");
+      const marked = await this.whenStoreWrites(() => this.markReady());
+      if (marked === ABORTED) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
+      if (marked === undefined) return this.end("deleted");
       log("info", "training finished", {
         model_id: id,
         reason: finished,
@@ -153,8 +161,39 @@ export class ModelActor {
     }
   }
 
-  /** Progress and checkpoint of one epoch, atomically; the final epoch also sets `ready`. */
-  private async persist(report: EpochReport): Promise<boolean> {
+  /**
+   * Runs a store write; while the store cannot be written (a full disk: `StoreWriteError`), the
+   * training waits and retries every {@link STORE_RETRY_MS} instead of failing (a failure could
+   * not be written either, and the model would be left `training` with no loop). Resolves to
+   * {@link ABORTED} when the model is stopped or halted meanwhile (it then resumes from its last
+   * written checkpoint at the next start). Other errors are thrown.
+   */
+  private async whenStoreWrites<T>(write: () => Promise<T>): Promise<T | typeof ABORTED> {
+    let warned = false;
+    for (;;) {
+      try {
+        const out = await write();
+        if (warned) this.env.log("info", "the store takes writes again; training continues", { model_id: this.id });
+        return out;
+      } catch (err) {
+        if (!(err instanceof StoreWriteError)) throw err;
+        if (!warned) {
+          this.env.log("warn", "cannot write the checkpoint (store full or failing); training paused until it can", { model_id: this.id, error: err.message });
+          warned = true;
+        }
+        for (let waited = 0; waited < STORE_RETRY_MS; waited += 250) {
+          if (this.aborted()) return ABORTED;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+    }
+  }
+
+  /**
+   * Progress and checkpoint of one epoch, atomically; the final epoch also sets `ready`. Waits
+   * while the store is full ({@link whenStoreWrites}). Resolves to false when the model is gone.
+   */
+  private async persist(report: EpochReport): Promise<boolean | typeof ABORTED> {
     const trainer = this.trainer as Trainer;
     const patch = {
       current_epoch: report.epoch,
@@ -163,7 +202,8 @@ export class ModelActor {
       ...(report.done ? { status: "ready" as const, error: null } : {}),
     };
     const checkpoint = await trainer.checkpointInSlices(this.env.yieldFn);
-    return (await this.env.store.updateModel(this.id, patch, checkpoint)) !== undefined;
+    const rec = await this.whenStoreWrites(() => this.env.store.updateModel(this.id, patch, checkpoint));
+    return rec === ABORTED ? ABORTED : rec !== undefined;
   }
 
   /** For a checkpoint that was already final when loaded: only the status is missing. */

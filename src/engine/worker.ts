@@ -14,6 +14,7 @@ import { parentPort, threadId, workerData } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
 import { move, transferableSymbol, valueSymbol } from "piscina";
 import { Store } from "../store";
+import { guardLmdbRejections } from "../store/lmdbRejections";
 import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
 import { calibrationMarginals } from "../model/calibrate";
@@ -35,6 +36,10 @@ const actors = new Map<string, ModelActor>();
 /** Idle ready generators, least recently used first (Map keeps insertion order). */
 const idle = new Map<string, GeneratorModel>();
 let store: Store | undefined;
+
+// lmdb-js's orphaned rejection after a failed commit (full disk) must not end this thread: the
+// failure itself reached the write's caller (src/store/lmdbRejections.ts). Others still do.
+guardLmdbRejections(() => log("debug", "store commit failed (lmdb-js's internal batch promise)"));
 
 /**
  * This thread's Store, with a fresh read snapshot: lmdb-js keeps a read transaction per thread and

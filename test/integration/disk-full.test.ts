@@ -3,8 +3,9 @@
  * (mounted by the test: CI runs as root on this machine kind) that a filler file then fills.
  * While the disk is full, every request gets an answer of the contract — 200 when its writes
  * still fit in LMDB's free pages, else 503 `training_service_unavailable` with `Retry-After` —
- * never a 500, a dropped connection or a dead worker; nothing is billed that was not delivered; a
- * response that could not be stored is not sent. Once space is freed, the same keys execute once.
+ * never a 500, a dropped connection, a dead worker or a failed model; nothing is billed that was not delivered; a
+ * response that could not be stored is not sent; a model training meanwhile pauses (it stays
+ * `training`). Once space is freed, the same keys execute once and the training finishes.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -65,6 +66,10 @@ test("a full disk: contract answers (503 with Retry-After, never 500), no bill w
       return m.status === "ready" ? m : undefined;
     }, 120_000, 100);
 
+    // A model that trains across the full disk: its checkpoints cannot be written, so it pauses.
+    const trainsThrough = await post("/v1/models", { ...validCreateBody(), config: { model_size: "medium", max_epochs: 40, early_stop_patience: 0 } });
+    assert.equal(trainsThrough.status, 201);
+    const tid: string = trainsThrough.json.data.id;
     fill(mount);
     let delivered = 0;
     const refused: { key: string; rows: number }[] = [];
@@ -84,8 +89,18 @@ test("a full disk: contract answers (503 with Retry-After, never 500), no bill w
     assert.ok(c.status === 201 || c.status === 503, `create: ${c.status} ${JSON.stringify(c.json)}`);
     assert.ok(refused.length > 0 || c.status === 503, "the full disk refused nothing: the test did not fill it");
 
-    // Space again: the refused keys execute (once), the server never stopped.
+    await waitFor("the training to pause on the full disk", async () => (/training paused until it can/.test(server!.stderr()) ? true : undefined), 60_000, 200);
+    const paused = ((await (await fetch(`${url}/v1/models/${tid}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { data: { status: string } }).data;
+    assert.equal(paused.status, "training", "a full disk pauses training; it does not fail the model");
+
+    // Space again: the refused keys execute (once), the training continues, the server never stopped.
     rmSync(join(mount, "filler"));
+    const ended = await waitFor("the paused model to finish", async () => {
+      const r = await fetch(`${url}/v1/models/${tid}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const m = ((await r.json()) as { data: { status: string; error: unknown } }).data;
+      return m.status === "training" ? undefined : m;
+    }, 180_000, 200);
+    assert.equal(ended.status, "ready", JSON.stringify(ended.error));
     for (const { key, rows } of refused) {
       const r = await waitFor(`key ${key} to execute`, async () => {
         const a = await post(`/v1/models/${id}/generate`, { embedding: { num_rows: rows, seed: Number(key.slice(5)) } }, key);
@@ -97,7 +112,7 @@ test("a full disk: contract answers (503 with Retry-After, never 500), no bill w
     await server.kill("SIGTERM");
     const log = server.stderr();
     assert.doesNotMatch(log, /unhandled rejection/i, "no unhandled rejections");
-    assert.doesNotMatch(log, /worker lost|exited unexpectedly/i, "no worker thread died");
+    assert.doesNotMatch(log, /exited unexpectedly|training failed/i, "no worker thread died, no model failed");
     server = undefined;
 
     const store = new Store(storeDir);
