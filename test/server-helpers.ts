@@ -43,7 +43,8 @@ export class FakeEngine implements Engine {
   async generate(id: string, req: GenerateRequest): Promise<Generation> {
     this.calls.push({ op: "generate", id, req });
     throwOnce(this.fail, "generate");
-    const n = Array.isArray(req.embedding) ? req.embedding.length : req.embedding.num_rows;
+    const e = req.embedding;
+    const n = Array.isArray(e) ? e.length : "seed_data" in e ? e.seed_data.rows.length : e.num_rows;
     return { model_id: id, num_rows: n, features: ["a", "b"], columns: { a: new Array(n).fill(1), b: new Array(n).fill(0) } };
   }
 

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
-import { Synthd, Synthesizer, evaluate, type EvaluationReport, type Model, type ModelConfigInput } from "../sdk";
+import type { Writable } from "node:stream";
+import { Synthd, Synthesizer, evaluate, type EvaluationReport, type Model, type ModelConfigInput, type SampleProgress, type Where } from "../sdk";
 import { describeColumns, type ColumnOverride } from "../sdk/metadata";
 import { fmtLoss, progressBar } from "./progress";
 
@@ -37,19 +38,26 @@ function parseConfig(json: string | undefined): ModelConfigInput | undefined {
 }
 
 /**
+ * The value of a `JSON|FILE` option: `arg` parsed as JSON, or, when it does not start with `{`
+ * and names an existing file, that file's contents parsed as JSON.
+ * @throws Error naming `flag` when neither parses.
+ */
+function readJsonArg(flag: string, arg: string): unknown {
+  const text = !arg.trimStart().startsWith("{") && existsSync(arg) ? readFileSync(arg, "utf8") : arg;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${flag} is neither JSON nor a readable JSON file (${(e as Error).message}).`);
+  }
+}
+
+/**
  * `--columns JSON|FILE`: the column overrides, inline JSON or the path of a JSON file.
  * @throws Error when neither parses to an object of `{type, format?}` objects.
  */
 export function parseColumns(arg: string | undefined): Record<string, ColumnOverride> | undefined {
   if (arg === undefined) return undefined;
-  let text = arg;
-  if (!arg.trimStart().startsWith("{") && existsSync(arg)) text = readFileSync(arg, "utf8");
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`--columns is neither JSON nor a readable JSON file (${(e as Error).message}).`);
-  }
+  const v = readJsonArg("--columns", arg);
   if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error('--columns must be a JSON object: {"column": {"type": "datetime"}}.');
   for (const [name, o] of Object.entries(v as Record<string, unknown>)) {
     const ok =
@@ -136,49 +144,121 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
 
 /** Options of `synthd sample`. */
 export interface SampleCommandOptions extends ClientOptions {
-  numRows: number;
+  /** `-n`: rows to generate (not with `--seed-data`, which gives one row per seed row). */
+  numRows?: number;
   output?: string;
   seed?: number;
   temperature?: number;
   topP?: number;
   /** `--calibrate` / `--no-calibrate`; unset: the SDK's default. */
   calibrate?: boolean;
+  /** `--where JSON|FILE`: only rows satisfying this condition (`{"sex": "Female", "age": {"gte": 60}}`). */
+  where?: string;
+  /** `--seed-data FILE.csv`: one row per seed row, its non-blank cells kept, blanks generated. */
+  seedData?: string;
 }
 
 /**
- * `synthd sample ID -n N`: generates in batches of at most 100,000 rows, decodes and writes CSV
- * with the original column names. With `-o`, the file is written under a temporary name and
- * renamed when complete, so a failure never leaves a half-written file.
+ * `--where JSON|FILE`: a condition, inline JSON or the path of a JSON file.
+ * @throws Error when neither parses to a JSON object.
+ */
+export function parseWhere(arg: string | undefined): Where | undefined {
+  if (arg === undefined) return undefined;
+  const v = readJsonArg("--where", arg);
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw new Error('--where must be a JSON object: {"sex": "Female", "age": {"gte": 60}}.');
+  }
+  return v as Where;
+}
+
+/**
+ * `synthd sample ID -n N [--where JSON]`: generates in batches of at most 100,000 rows (all
+ * satisfying the condition, if given), decodes and writes CSV with the original column names.
+ * `synthd sample ID --seed-data FILE.csv`: one row per seed row (batches of at most 2,000 seed
+ * rows), the seed's non-blank cells kept byte for byte and its blanks generated. With `-o`, the
+ * file is written under a temporary name and renamed when complete, so a failure never leaves a
+ * half-written file; bad conditions and seed files fail before any request.
  */
 export async function sampleCommand(id: string, opts: SampleCommandOptions): Promise<void> {
+  if (opts.seedData !== undefined) {
+    if (opts.numRows !== undefined) throw new Error("-n cannot be combined with --seed-data: the output has one row per seed row.");
+    if (opts.where !== undefined) throw new Error("--where cannot be combined with --seed-data: put the condition in the seed file's cells.");
+    if (opts.calibrate !== undefined) throw new Error("--calibrate cannot be combined with --seed-data.");
+    return seededCommand(id, opts.seedData, opts);
+  }
+  if (opts.numRows === undefined) throw new Error("give -n N (rows to generate) or --seed-data FILE.csv.");
+  const where = parseWhere(opts.where);
   const api = client(opts);
   const synth = await Synthesizer.fromModel(api, id);
-  const bar = progressBar("sampling |{bar}| {value}/{total} rows");
-  const toFile = opts.output !== undefined;
-  if (toFile) bar.start(opts.numRows, 0);
   const sampleOpts = {
+    ...common(opts),
+    ...(opts.calibrate !== undefined ? { calibrate: opts.calibrate } : {}),
+    ...(where !== undefined ? { where } : {}),
+  };
+  const numRows = opts.numRows;
+  await writeOutput(opts.output, (dest, onProgress) => synth.writeCsv(dest, numRows, { ...sampleOpts, onProgress }));
+}
+
+/** Options of `synthd impute`. */
+export type ImputeCommandOptions = Omit<SampleCommandOptions, "numRows" | "where" | "seedData" | "calibrate">;
+
+/**
+ * `synthd impute ID FILE.csv [-o OUT.csv]`: fills the blank cells of FILE.csv from the model
+ * (the same as `synthd sample ID --seed-data FILE.csv`): one output row per input row, non-blank
+ * cells kept byte for byte, columns in the model's order (columns the file lacks are generated).
+ */
+export async function imputeCommand(id: string, file: string, opts: ImputeCommandOptions): Promise<void> {
+  return seededCommand(id, file, opts);
+}
+
+async function seededCommand(id: string, file: string, opts: ImputeCommandOptions): Promise<void> {
+  const api = client(opts);
+  const synth = await Synthesizer.fromModel(api, id);
+  await writeOutput(opts.output, (dest, onProgress) => synth.writeCsv(dest, { ...common(opts), seedFile: file, onProgress }));
+}
+
+/** Seed and sampling options shared by `sample` and `impute`. */
+function common(opts: ImputeCommandOptions): { seed?: number; temperature?: number; topP?: number } {
+  return {
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
     ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
     ...(opts.topP !== undefined ? { topP: opts.topP } : {}),
-    ...(opts.calibrate !== undefined ? { calibrate: opts.calibrate } : {}),
-    onProgress: (p: { rowsDone: number }) => toFile && bar.update(p.rowsDone),
   };
-  if (!toFile) {
-    await synth.writeCsv(process.stdout, opts.numRows, sampleOpts);
+}
+
+/**
+ * Runs `write` to stdout (no `-o`) or to `output` through a temporary file renamed when complete
+ * (removed on failure), with a progress bar on stderr for files (started at the first batch,
+ * when the total is known).
+ */
+async function writeOutput(
+  output: string | undefined,
+  write: (dest: string | Writable, onProgress: (p: SampleProgress) => void) => Promise<number>,
+): Promise<void> {
+  if (output === undefined) {
+    await write(process.stdout, () => undefined);
     return;
   }
-  const out = opts.output!;
-  const tmp = `${out}.${randomBytes(4).toString("hex")}.partial`;
+  const bar = progressBar("sampling |{bar}| {value}/{total} rows");
+  let started = false;
+  const onProgress = (p: SampleProgress): void => {
+    if (!started) {
+      bar.start(p.rowsTotal, p.rowsDone);
+      started = true;
+    } else bar.update(p.rowsDone);
+  };
+  const tmp = `${output}.${randomBytes(4).toString("hex")}.partial`;
+  let rows: number;
   try {
-    await synth.writeCsv(tmp, opts.numRows, sampleOpts);
-    renameSync(tmp, out);
+    rows = await write(tmp, onProgress);
+    renameSync(tmp, output);
   } catch (e) {
     rmSync(tmp, { force: true });
     throw e;
   } finally {
-    bar.stop();
+    if (started) bar.stop();
   }
-  process.stderr.write(`wrote ${opts.numRows} rows to ${out}\n`);
+  process.stderr.write(`wrote ${rows} rows to ${output}\n`);
 }
 
 function modelRow(m: Model): string[] {

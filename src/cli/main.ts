@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * The `synthd` command line (DESIGN §1): `serve`, `keys create`, `fit`, `sample`, `models`,
- * `evaluate`. Client commands read SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key` override).
+ * The `synthd` command line (DESIGN §1): `serve`, `keys create`, `fit`, `sample` (with `--where`
+ * or `--seed-data` for seeded generation), `impute`, `models`, `evaluate`. Client commands read
+ * SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key` override).
  *
  * Exit codes: 0 success; 1 a failure explained in one sentence on stderr (bad input file, an API
  * error, a failed model); 2 wrong usage (commander's own message).
@@ -11,6 +12,7 @@ import { serveCommand, keysCreateCommand } from "./server-commands";
 import {
   fitCommand,
   sampleCommand,
+  imputeCommand,
   modelsGetCommand,
   modelsListCommand,
   modelsRemoveCommand,
@@ -123,14 +125,31 @@ export function buildProgram(): Command {
       .command("sample")
       .description("generate rows from a model and write them as CSV (stdout without -o)")
       .argument("<model_id>")
-      .requiredOption("-n, --num-rows <n>", "rows to generate", int("-n", 1))
+      .option("-n, --num-rows <n>", "rows to generate (not with --seed-data)", int("-n", 1))
       .option("-o, --output <file>", "output CSV (written whole or not at all)")
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))
       .option("--top-p <p>", "nucleus sampling threshold in [0, 1] (0: the most probable code)", float("--top-p"))
       .option("--calibrate", "rake a pool of twice the rows to the model's marginals (default unless the metadata is private)")
-      .option("--no-calibrate", "plain draw: faster, further from the marginals"),
+      .option("--no-calibrate", "plain draw: faster, further from the marginals")
+      .option(
+        "--where <json|file>",
+        "only rows satisfying this condition, JSON or a JSON file: {\"sex\": \"Female\", \"age\": {\"gte\": 60}, \"race\": [\"White\", \"Black\"]}",
+      )
+      .option("--seed-data <file>", "seed CSV: one output row per seed row, its non-blank cells kept, blank cells generated"),
   ).action(sampleCommand);
+
+  clientOpts(
+    program
+      .command("impute")
+      .description("fill the blank cells of a CSV from a model (one output row per input row; non-blank cells kept byte for byte)")
+      .argument("<model_id>")
+      .argument("<file>", "CSV with a header row; its columns must be columns of the model")
+      .option("-o, --output <file>", "output CSV (written whole or not at all; stdout without -o)")
+      .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
+      .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))
+      .option("--top-p <p>", "nucleus sampling threshold in [0, 1] for the generated cells", float("--top-p")),
+  ).action(imputeCommand);
 
   const models = program.command("models").description("list, show and delete models");
   clientOpts(models.command("ls").description("list models, newest first")).action(modelsListCommand);

@@ -21,7 +21,9 @@
  * LRU or the stored checkpoint: best weights once `ready`). Given latents are flattened and checked
  * here and transferred; the codes come back as one transferred Int32Array. `generate` returns the
  * contract's plain `number[]` columns; `generateRaw` returns Int32Array views for callers that
- * serialise them themselves.
+ * serialise them themselves. Seeded requests (`embedding.condition` / `embedding.seed_data`,
+ * issue 12) are checked against the model's metadata and put in its feature order here
+ * (`model/seeded-input.ts`); the worker draws them from the model's conditional (`./seeded`).
  *
  * Admission control (issue 11; `admission.ts`, `admission-queue.ts`): the process has a memory
  * budget (`memoryBudget`, default half the machine's memory). At start the engine measures its own
@@ -54,6 +56,7 @@ import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../type
 import { deviceOf, type BackendName } from "../model/backend";
 import { defaultCompute, type ComputeKind } from "../model/trainer";
 import { InputError, latentSource } from "../model/generate";
+import { isSeeded, seededSource, SeededInputError } from "../model/seeded-input";
 import { trainingFailed } from "./actor";
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, type EstimateOptions, type MemoryEstimate } from "./admission";
 import { BASE_HEADROOM_BYTES, DEFAULT_BUDGET_SHARE, formatBytes, machineMemory, WORKER_HEADROOM_BYTES } from "./budget";
@@ -476,15 +479,21 @@ class PiscinaEngine implements PoolEngine {
     let task: Task;
     let transfer: ArrayBuffer[] = [];
     try {
-      const source = latentSource(req.embedding, rec.config.embedding_dim);
-      if ("latents" in source) {
-        task = { op: "generate", id, latents: source.latents, temperature, topP };
-        transfer = [source.latents.buffer as ArrayBuffer];
+      const seeded = isSeeded(req.embedding) ? seededSource(req.embedding, this.metadataOf(id)) : undefined;
+      if (seeded) {
+        // Seeded generation (issue 12): checked conditions in model order, run by engine/seeded.ts.
+        task = { op: "generate", id, seeded, ...(seeded.seed !== undefined ? { seed: seeded.seed } : {}), temperature, topP };
       } else {
-        task = { op: "generate", id, numRows: source.numRows, seed: source.seed, calibrate: source.calibrate === true, temperature, topP };
+        const source = latentSource(req.embedding, rec.config.embedding_dim);
+        if ("latents" in source) {
+          task = { op: "generate", id, latents: source.latents, temperature, topP };
+          transfer = [source.latents.buffer as ArrayBuffer];
+        } else {
+          task = { op: "generate", id, numRows: source.numRows, seed: source.seed, calibrate: source.calibrate === true, temperature, topP };
+        }
       }
     } catch (err) {
-      if (err instanceof InputError) throw new GenerateInputError(err.message, err.param);
+      if (err instanceof InputError || err instanceof SeededInputError) throw new GenerateInputError(err.message, err.param);
       throw err;
     }
     let reply: GenerateReply;
@@ -504,6 +513,13 @@ class PiscinaEngine implements PoolEngine {
     const columns: Record<string, Int32Array> = {};
     reply.features.forEach((f, i) => (columns[f] = reply.codes.subarray(i * n, (i + 1) * n)));
     return { model_id: reply.model_id, num_rows: n, features: reply.features, columns };
+  }
+
+  /** The model's features and cardinalities (its stored metadata), for seeded requests. */
+  private metadataOf(id: string): Metadata {
+    const meta = this.store.getMetadata(id);
+    if (meta === undefined) throw new Error(`model ${id} has no metadata`);
+    return meta;
   }
 
   /** Plain-array columns (the Engine contract; `Generation.columns` are `number[]`). */

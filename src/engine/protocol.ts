@@ -4,6 +4,7 @@
  * that model is pinned to (its actor lives there). Tasks are structured-cloned; latents and
  * generated codes travel as transferred typed arrays.
  */
+import type { SeededSource } from "../model/seeded-input";
 
 /** Start or resume training of a model whose record says `training` (reply: {@link TrainReply}). */
 export interface TrainTask {
@@ -11,7 +12,7 @@ export interface TrainTask {
   id: string;
 }
 
-/** Generate rows (reply: {@link GenerateReply}). Exactly one of `latents` / `numRows` is set. */
+/** Generate rows (reply: {@link GenerateReply}). Exactly one of `latents` / `numRows` / `seeded` is set. */
 export interface GenerateTask {
   op: "generate";
   id: string;
@@ -19,6 +20,11 @@ export interface GenerateTask {
   latents?: Float32Array;
   /** Server-drawn latents: rows and optional seed. */
   numRows?: number;
+  /**
+   * Seeded generation (issue 12): conditions checked and in the model's feature order
+   * (`src/model/seeded-input.ts`), run by `src/engine/seeded.ts` with `seed`.
+   */
+  seeded?: SeededSource;
   seed?: number;
   /** With numRows: calibrated generation (`src/model/calibrate.ts`). */
   calibrate?: boolean;

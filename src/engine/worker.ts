@@ -27,6 +27,7 @@ import { LOGITS_NOT_FINITE } from "../model/sampling";
 import { NativeGenerator, nativeCoreStatus } from "../model/native-core";
 import { disposeGenerator, type ComputeKind, type GeneratorModel } from "../model/trainer";
 import { ModelActor, type ActorEnv } from "./actor";
+import { sampleSeededSource } from "./seeded";
 import type { GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
 
 const config = workerData as WorkerConfig;
@@ -215,7 +216,10 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     const noise = rec.config.privacy_enabled ? rec.config.privacy_noise : 0;
     const sampling = { temperature: task.temperature, topP: task.topP, yieldFn };
     let cols: Int32Array[];
-    if (task.calibrate && task.numRows !== undefined) {
+    if (task.seeded) {
+      // Seeded generation (issue 12): the model's own conditional, same options as the plain draw.
+      cols = await sampleSeededSource(model, task.seeded, { ...sampling, seed: task.seed, privacyNoise: noise });
+    } else if (task.calibrate && task.numRows !== undefined) {
       const metadata = getStore().getMetadata(task.id);
       if (metadata === undefined) throw new Error(`model ${task.id} has no metadata`);
       const marginals = calibrationMarginals(buildTargets(metadata));

@@ -97,6 +97,10 @@ export function flattenLatents(rows: readonly unknown[], embeddingDim: number): 
  */
 export function latentSource(embedding: GenerateRequest["embedding"], embeddingDim: number): LatentSource {
   if (Array.isArray(embedding)) return { latents: flattenLatents(embedding, embeddingDim) };
+  // Seeded forms (`seed_data`, `condition`) go through `./seeded-input` instead.
+  if (embedding !== null && typeof embedding === "object" && "seed_data" in embedding) {
+    throw new InputError("seed_data is seeded generation, not a latent source", "body.embedding.seed_data");
+  }
   const n = embedding?.num_rows;
   checkNumRows(n);
   if (embedding.seed !== undefined && !Number.isSafeInteger(embedding.seed)) {

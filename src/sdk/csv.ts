@@ -34,6 +34,11 @@ export type TableSource = string | Table;
 export interface ReadOptions {
   /** Fewer header columns than this is a DataError. Default 1. */
   minColumns?: number;
+  /**
+   * Trim surrounding whitespace from values (default true). Header names are always trimmed. Seed
+   * tables read with `false` keep their cells byte for byte (`./seeded`).
+   */
+  trim?: boolean;
 }
 
 /** Called once with the (trimmed, validated) header. */
@@ -68,34 +73,73 @@ export async function readTable(
   onRow: RowCallback,
   opts: ReadOptions = {},
 ): Promise<number> {
-  const name = describeSource(source);
+  return readRecords(describeSource(source), fileOf(source), onHeader, onRow, opts, async (accept) => {
+    if (typeof source === "string") {
+      await streamCsv(source, accept);
+    } else {
+      accept(source.columns.slice(), 1);
+      source.rows.forEach((r, i) => accept(r.map((v) => (v === null || v === undefined ? "" : String(v))), i + 2));
+    }
+  });
+}
+
+/**
+ * {@link readTable} over CSV text held in memory (same rules, same errors; no UTF-8 check, the
+ * text is already a string; a leading BOM is dropped).
+ * @param name how messages name the text (default "the CSV text").
+ * @returns the number of data rows.
+ * @throws DataError as {@link readTable}.
+ */
+export async function readCsvText(
+  text: string,
+  onHeader: HeaderCallback,
+  onRow: RowCallback,
+  opts: ReadOptions & { name?: string } = {},
+): Promise<number> {
+  const name = opts.name ?? "the CSV text";
+  return readRecords(name, undefined, onHeader, onRow, opts, async (accept) => {
+    const parser = parse({ info: true, relax_column_count: true, skip_empty_lines: true, bom: true });
+    parser.end(text);
+    try {
+      for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) accept(item.record, item.info.lines);
+    } catch (e) {
+      parser.destroy();
+      throw toDataError(e, name, undefined);
+    }
+  });
+}
+
+/** The record rules shared by the readers: header checks, ragged rows, trimming, counts. */
+async function readRecords(
+  name: string,
+  file: string | undefined,
+  onHeader: HeaderCallback,
+  onRow: RowCallback,
+  opts: ReadOptions,
+  feed: (accept: (record: string[], line: number) => void) => Promise<void>,
+): Promise<number> {
   let header: string[] | undefined;
   let rows = 0;
+  const trim = opts.trim !== false;
   const accept = (record: string[], line: number): void => {
     if (header === undefined) {
-      header = checkHeader(record.map((v) => v.trim()), name, opts.minColumns ?? 1, fileOf(source));
+      header = checkHeader(record.map((v) => v.trim()), name, opts.minColumns ?? 1, file);
       onHeader(header);
       return;
     }
     if (record.length !== header.length) {
       throw new DataError(
         `${name}: line ${line} has ${record.length} field${record.length === 1 ? "" : "s"} but the header has ${header.length}.`,
-        { file: fileOf(source), line },
+        { file, line },
       );
     }
-    for (let i = 0; i < record.length; i++) record[i] = record[i].trim();
+    if (trim) for (let i = 0; i < record.length; i++) record[i] = record[i].trim();
     rows++;
     onRow(record, line);
   };
-
-  if (typeof source === "string") {
-    await streamCsv(source, accept);
-  } else {
-    accept(source.columns.slice(), 1);
-    source.rows.forEach((r, i) => accept(r.map((v) => (v === null || v === undefined ? "" : String(v))), i + 2));
-  }
-  if (header === undefined) throw new DataError(`${name} is empty: expected a header row and data rows.`, { file: fileOf(source) });
-  if (rows === 0) throw new DataError(`${name} has a header but no data rows.`, { file: fileOf(source), line: 2 });
+  await feed(accept);
+  if (header === undefined) throw new DataError(`${name} is empty: expected a header row and data rows.`, { file });
+  if (rows === 0) throw new DataError(`${name} has a header but no data rows.`, { file, line: 2 });
   return rows;
 }
 
@@ -155,13 +199,13 @@ async function streamCsv(path: string, accept: (record: string[], line: number) 
   }
 }
 
-function toDataError(e: unknown, path: string): unknown {
+function toDataError(e: unknown, path: string, file: string | undefined = path): unknown {
   if (e instanceof DataError) return e;
   const err = e as Error & { code?: string; lines?: number };
   if (typeof err?.code === "string" && err.code.startsWith("CSV_")) {
     const line = typeof err.lines === "number" ? err.lines : Number(/line (\d+)/.exec(err.message)?.[1]) || undefined;
     const what = err.code.includes("QUOTE") ? "has malformed quoting" : `cannot be parsed as CSV (${err.message})`;
-    return new DataError(`${path}${line ? ` line ${line}` : ""} ${what}.`, { file: path, line, cause: e });
+    return new DataError(`${path}${line ? ` line ${line}` : ""} ${what}.`, { file, line, cause: e });
   }
   if (typeof err?.code === "string" && err.code.startsWith("E")) {
     return new DataError(`Cannot read ${path}: ${err.message}.`, { file: path, cause: e });

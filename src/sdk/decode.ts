@@ -43,6 +43,11 @@ export interface DecodeOptions {
   rowOffset?: number;
   /** Keys the identifier generators; one key per sample. Default: the decode seed. */
   idKey?: number;
+  /**
+   * Per feature name, a decoder to use instead of the feature's own (a restricted one from
+   * {@link Decoder.restrict}: values drawn inside a `where` range). Default: none.
+   */
+  decoders?: Readonly<Record<string, FeatureDecoder>>;
 }
 
 /** Decodes one feature's codes. */
@@ -196,33 +201,85 @@ function lastBelow(x: number, scale: number, shift: number, open: boolean): numb
   return k;
 }
 
-function binDecoder(f: string, K: number, e: readonly number[], missingCode: number | undefined, stats: ColumnStats): FeatureDecoder {
+/**
+ * A range of a numerical or datetime column's values (seeded generation, `./seeded`), in the
+ * column's numbers (datetimes: seconds since the Unix epoch). An absent bound is unbounded; an
+ * open bound excludes its value.
+ */
+export interface ValueRange {
+  lo?: number;
+  loOpen?: boolean;
+  hi?: number;
+  hiOpen?: boolean;
+}
+
+/** True when `x` lies in `range`. */
+export function inRange(x: number, range: ValueRange): boolean {
+  if (range.lo !== undefined && (range.loOpen ? !(x > range.lo) : !(x >= range.lo))) return false;
+  if (range.hi !== undefined && (range.hiOpen ? !(x < range.hi) : !(x <= range.hi))) return false;
+  return true;
+}
+
+/**
+ * Decoder of a binned column; with `range`, every interval bin draws only among its values inside
+ * the range too, and `codes` lists the bins holding at least one value the decoder can write inside
+ * the range (a point bin: its value is inside; an interval bin: a lattice point inside bin, [min,
+ * max] and range, or, without an exact lattice, a non-empty overlap).
+ */
+function binDecoder(
+  f: string,
+  K: number,
+  e: readonly number[],
+  missingCode: number | undefined,
+  stats: ColumnStats,
+  range?: ValueRange,
+): FeatureDecoder & { codes: number[] } {
   const nb = e.length - 1;
   const min = stats.min ?? e[0];
   const max = stats.max ?? e[nb];
   const lattice = latticeOf(stats);
   const span = lattice ? Math.max(Math.abs(min), Math.abs(max)) * lattice.scale : 0;
   const exact = lattice && span < 2 ** 52 ? lattice : undefined;
-  // Per interval bin, once: the lattice points [first, last] it holds inside [min, max] (the
-  // per-row work is then one draw), or the one nearest its middle when it holds none (last NaN).
+  const codes: number[] = [];
+  // Per interval bin, once: the lattice points [first, last] it holds inside [min, max] (and the
+  // range), so the per-row work is one draw; or, without a range, the one nearest its middle when
+  // it holds none (last NaN).
   let points: { first: Float64Array; last: Float64Array } | undefined;
   if (exact) {
     const { scale, shift } = exact;
-    const kMin = firstAbove(min, scale, shift, false);
-    const kMax = lastBelow(max, scale, shift, false);
+    let kMin = firstAbove(min, scale, shift, false);
+    let kMax = lastBelow(max, scale, shift, false);
+    if (range?.lo !== undefined && Number.isFinite(range.lo)) kMin = Math.max(kMin, firstAbove(range.lo, scale, shift, range.loOpen === true));
+    if (range?.hi !== undefined && Number.isFinite(range.hi)) kMax = Math.min(kMax, lastBelow(range.hi, scale, shift, range.hiOpen === true));
     points = { first: new Float64Array(nb), last: new Float64Array(nb) };
     for (let c = 0; c < nb; c++) {
       const [lo, hi] = [e[c], e[c + 1]];
       if (lo === hi) continue;
       const a = Math.max(firstAbove(lo, scale, shift, c > 0 && e[c - 1] === lo), kMin);
       const b = Math.min(lastBelow(hi, scale, shift, c !== nb - 1), kMax);
-      if (a <= b) [points.first[c], points.last[c]] = [a, b];
-      else [points.first[c], points.last[c]] = [Math.min(Math.max(Math.round(((lo + hi) / 2 + shift) * scale), kMin), kMax), NaN];
+      if (a <= b) {
+        [points.first[c], points.last[c]] = [a, b];
+        if (range) codes.push(c);
+      } else [points.first[c], points.last[c]] = [Math.min(Math.max(Math.round(((lo + hi) / 2 + shift) * scale), kMin), kMax), NaN];
     }
+  }
+  if (range) {
+    for (let c = 0; c < nb; c++) {
+      const [lo, hi] = [e[c], e[c + 1]];
+      if (lo === hi) {
+        if (inRange(lo, range)) codes.push(c);
+      } else if (!exact) {
+        const a = Math.max(lo, range.lo ?? -Infinity, min);
+        const b = Math.min(hi, range.hi ?? Infinity, max);
+        if (a < b || (a === b && inRange(a, range))) codes.push(c);
+      }
+    }
+    codes.sort((x, y) => x - y);
   }
   return {
     name: f,
     K,
+    codes,
     decode(c, rng) {
       if (c === missingCode) return "";
       if (!(c >= 0 && c < nb)) return badCode(f, c, K);
@@ -236,9 +293,13 @@ function binDecoder(f: string, K: number, e: readonly number[], missingCode: num
         const b = points.last[c];
         return exact.write(Number.isNaN(b) ? a : a + rng.int(b - a + 1));
       }
-      let x = lo + rng.next() * (hi - lo);
-      if (loPoint && x === lo) x = (lo + hi) / 2;
-      const inside = (y: number) => (loPoint ? y > lo : y >= lo) && (last ? y <= hi : y < hi);
+      // Without an exact lattice: a uniform draw over the bin (clipped to the range), written with
+      // the lattice's rounding or the fewest digits that keep it inside.
+      const from = range ? Math.max(lo, range.lo ?? -Infinity) : lo;
+      const to = range ? Math.min(hi, range.hi ?? Infinity) : hi;
+      let x = from + rng.next() * (to - from);
+      if (loPoint && x === lo) x = (from + to) / 2;
+      const inside = (y: number) => (loPoint ? y > lo : y >= lo) && (last ? y <= hi : y < hi) && (!range || inRange(y, range));
       if (lattice) {
         // Too many lattice points for exact integer arithmetic: round the draw to the lattice.
         const s = lattice.write(Math.round((x + lattice.shift) * lattice.scale));
@@ -249,9 +310,17 @@ function binDecoder(f: string, K: number, e: readonly number[], missingCode: num
         const y = Number(s);
         if (inside(y)) return String(y);
       }
-      return String(inside(x) ? x : (lo + hi) / 2);
+      return String(inside(x) ? x : (from + to) / 2);
     },
   };
+}
+
+/** A feature's decoder and codes under a value range (see {@link Decoder.restrict}). */
+export interface RestrictedFeature {
+  /** The codes holding a value inside the range (ascending; never the missing code). */
+  codes: number[];
+  /** Decodes those codes to values inside the range. */
+  decoder: FeatureDecoder;
 }
 
 /**
@@ -274,6 +343,40 @@ export class Decoder {
   }
 
   /**
+   * A numerical or datetime feature under a value range (seeded generation's `where`, `./seeded`):
+   * the codes whose values meet the range and a decoder that writes only values inside it.
+   * Quantile-binned columns: the bins the range touches, each drawn among its lattice values inside
+   * the range (so `age >= 60` on a bin [55, 65) gives 60..64, never 57). Point-bin columns (exact
+   * values in `value_mappings`): the codes whose value is inside, decoded as usual.
+   * @param feature a feature of the metadata.
+   * @param range bounds in the column's numbers (datetimes: seconds since the epoch).
+   * @param parse text -> number of the column's point values (numbers: `Number`; datetimes: the
+   *   column's format), used for point-bin columns.
+   * @returns undefined when the feature is neither numerical nor datetime.
+   */
+  restrict(feature: string, range: ValueRange, parse: (text: string) => number | undefined): RestrictedFeature | undefined {
+    const f = this.metadata.features.indexOf(feature);
+    const stats = this.metadata.column_stats?.[feature];
+    if (f < 0 || !stats || (stats.type !== "numerical" && stats.type !== "datetime")) return undefined;
+    const K = this.metadata.cardinalities[feature];
+    const mapping = this.metadata.value_mappings?.[feature];
+    let missingCode = mapping?.[MISSING_KEY];
+    if (missingCode === undefined && stats.missing > 0) missingCode = K - 1;
+    const edges = stats.bin_edges;
+    if (edges && edges.length >= 2) {
+      const d = binDecoder(feature, K, edges, missingCode, stats, range);
+      return { codes: d.codes, decoder: d };
+    }
+    const codes = new Set<number>();
+    for (const [text, c] of Object.entries(mapping ?? {})) {
+      if (text === MISSING_KEY || c === missingCode) continue;
+      const x = parse(text);
+      if (x !== undefined && inRange(x, range)) codes.add(c);
+    }
+    return { codes: [...codes].sort((a, b) => a - b), decoder: this.features[f] };
+  }
+
+  /**
    * @param columns `columns[f][r]` = code of feature f in row r (every feature present, same length).
    * @param seed    seeds the draws inside interval bins and for the pooled code (any finite number).
    * @param opts    the rows' place in their sample and the identifier key ({@link DecodeOptions}).
@@ -289,7 +392,8 @@ export class Decoder {
     const n = cols[0]?.length ?? 0;
     const rows: string[][] = new Array(n);
     for (let r = 0; r < n; r++) rows[r] = new Array(this.features.length);
-    this.features.forEach((d, f) => {
+    this.features.forEach((own, f) => {
+      const d = opts.decoders !== undefined && Object.hasOwn(opts.decoders, own.name) ? opts.decoders[own.name] : own;
       const codes = cols[f];
       if (codes.length !== n) throw new APIError({ code: "invalid_response", message: `Generated column "${d.name}" has ${codes.length} rows, expected ${n}.` });
       const rng = new Rng(deriveSeed(seed, f));

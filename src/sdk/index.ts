@@ -3,7 +3,8 @@
  *
  * - {@link Synthd}: the typed HTTP client (`client.models.create/retrieve/list/delete/generate/
  *   metadata/waitUntilReady`), with retries, backoff and idempotency keys in one request sender.
- * - {@link Synthesizer}: fit a CSV (metadata extraction + create + wait), sample/decode/write CSV.
+ * - {@link Synthesizer}: fit a CSV (metadata extraction + create + wait), sample/decode/write CSV;
+ *   seeded generation: `sample(n, { where })`, `sample({ seedData })`, `impute(table)` (`./seeded`).
  * - {@link extractMetadata}, {@link Decoder}, {@link evaluate}, {@link independentSample}: the
  *   building blocks; `domain` for discretized tables, `privacy` for differentially private
  *   marginals ({@link planPrivacy}), TSTR ({@link rocAuc}, {@link fitLogistic}) and the DCR
@@ -34,7 +35,9 @@ export {
 } from "./errors";
 export type { SynthdErrorFields } from "./errors";
 export { Synthesizer } from "./synthesizer";
-export type { FitOptions, SampleOptions, SampleProgress } from "./synthesizer";
+export type { FitOptions, SampleOptions, SampleProgress, SeedSampleOptions } from "./synthesizer";
+export { compileWhere, encodeSeed, readSeedTable } from "./seeded";
+export type { Where, WhereValue, WhereRange, SeedTable, SeedRows, EncodedSeed, CompiledWhere } from "./seeded";
 export { extractMetadata, analyzeTable, encodeTable, buildMetadata, MISSING_KEY, OTHER, DEFAULTS } from "./metadata";
 export { loadDomain } from "./domain";
 export type { Domain, DomainSource } from "./domain";
@@ -48,9 +51,10 @@ export type { ExtractOptions, Analysis, EncodedTable, ColumnCodec } from "./meta
 export { selectPairs, mutualInformation } from "./marginals";
 export type { PairSelection, Pair, CodeArray } from "./marginals";
 export { Decoder, decodeCodes } from "./decode";
+export type { ValueRange, FeatureDecoder, RestrictedFeature, DecodeOptions } from "./decode";
 export { evaluate, independentSample } from "./evaluate";
 export type { EvaluationReport, ColumnReport, EvaluateOptions } from "./evaluate";
-export { readTable, writeCsv, writeTableCsv } from "./csv";
+export { readTable, readCsvText, writeCsv, writeTableCsv } from "./csv";
 export type { Table, TableSource } from "./csv";
 export { Rng, deriveSeed } from "./prng";
 export * from "../types";

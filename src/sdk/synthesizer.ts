@@ -13,14 +13,22 @@
  * one generator keyed `deriveSeed(seed, 0, 2)` for the whole sample, row i its i-th value), so the same
  * model weights, `n`, `seed` and `batchSize` give byte-identical CSV. Without a seed, a random
  * one is drawn per call.
+ *
+ * Seeded generation (issue 12, `./seeded`): `sample(n, { where })` asks every batch for rows that
+ * satisfy the condition (`{num_rows, seed, condition}`) and decodes ranged columns inside their
+ * ranges; `sample({ seedData })` sends the seed table in batches of at most
+ * MAX_SEED_ROWS_PER_REQUEST rows (`{seed, seed_data}`, batch b seeded as above) and writes the seed
+ * table's non-blank cells back verbatim. Bad conditions and seed cells are DataErrors raised before
+ * the first request.
  */
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
-import type { Metadata, Model, ModelConfigInput } from "../types";
-import { MAX_ROWS_PER_REQUEST } from "../types";
+import type { GenerateRequest, Metadata, Model, ModelConfigInput } from "../types";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST } from "../types";
 import type { RequestOptions, Synthd } from "./client";
 import { writeCsv, type Table, type TableSource } from "./csv";
 import { Decoder } from "./decode";
+import { compileWhere, encodeSeed, readSeedTable, type SeedTable, type Where } from "./seeded";
 import { analyzeTable, type Analysis, type ExtractOptions } from "./metadata";
 import type { WaitOptions } from "./models";
 import { deriveSeed } from "./prng";
@@ -71,6 +79,29 @@ export interface SampleOptions {
   onProgress?: (p: SampleProgress) => void;
   /** Per-request options (signal, timeout, retries). */
   request?: Omit<RequestOptions, "idempotencyKey">;
+  /**
+   * Only rows satisfying this condition (seeded generation, `./seeded`): column -> a value, a list
+   * of values, or a range `{gte?, gt?, lte?, lt?}` (numerical and datetime columns), e.g.
+   * `{ sex: "Female", age: { gte: 60 } }`. Drawn from the model's own conditional (never by
+   * rejecting rows), ranged values inside the range. Not combinable with `calibrate: true`
+   * (calibration is off for conditioned samples).
+   * @throws DataError (before any request) for an unknown column, an identifier column, a value
+   *   not in the code book, an empty range or list.
+   */
+  where?: Where;
+}
+
+/** Options of seeded sampling from a seed table (`sample({ seedData })`, `impute`). */
+export interface SeedSampleOptions extends Omit<SampleOptions, "where" | "calibrate" | "batchSize"> {
+  /**
+   * The seed table: records, a {@link Table}, or CSV text with a header. One output row per seed
+   * row: its non-blank cells are kept byte for byte, its blank cells generated.
+   */
+  seedData?: SeedTable;
+  /** Or: the path of a seed CSV file (UTF-8, header line). */
+  seedFile?: string;
+  /** Seed rows per generate request, 1..MAX_SEED_ROWS_PER_REQUEST (2,000). Default 2,000. */
+  batchSize?: number;
 }
 
 /** A trained (or training) model with its metadata: fit once, sample many times. */
@@ -143,8 +174,11 @@ export class Synthesizer {
     if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_ROWS_PER_REQUEST)) {
       throw new RangeError(`batchSize must be an integer in [1, ${MAX_ROWS_PER_REQUEST}]`);
     }
+    const where = opts.where !== undefined ? compileWhere(this.decoder, opts.where) : undefined;
+    const conditioned = where !== undefined && Object.keys(where.condition).length > 0;
+    if (conditioned && opts.calibrate === true) throw new RangeError("calibrate cannot be combined with where: a conditioned sample is not raked to the marginals");
     const seed = opts.seed ?? randomInt(0, 2 ** 47);
-    const calibrate = opts.calibrate ?? !this.isPrivate();
+    const calibrate = !conditioned && (opts.calibrate ?? !this.isPrivate());
     const batches = Math.ceil(n / batchSize);
     let done = 0;
     for (let b = 0; b < batches; b++) {
@@ -152,17 +186,83 @@ export class Synthesizer {
       const gen = await this.client.models.generate(
         this.id,
         {
-          embedding: { num_rows: rows, seed: deriveSeed(seed, b, 0), ...(calibrate ? { calibrate: true } : {}) },
-          ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
-          ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
+          embedding: {
+            num_rows: rows,
+            seed: deriveSeed(seed, b, 0),
+            ...(calibrate ? { calibrate: true } : {}),
+            ...(conditioned ? { condition: where.condition } : {}),
+          },
+          ...this.samplingFields(opts),
         },
         opts.request,
       );
-      const table = this.decoder.decodeGeneration(gen, deriveSeed(seed, b, 1), { rowOffset: done, idKey: deriveSeed(seed, 0, 2) });
+      const table = this.decoder.decodeGeneration(gen, deriveSeed(seed, b, 1), {
+        rowOffset: done,
+        idKey: deriveSeed(seed, 0, 2),
+        ...(conditioned ? { decoders: where.decoders } : {}),
+      });
       done += table.rows.length;
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
       yield table;
     }
+  }
+
+  /** `temperature` and `top_p` of a generate body, when set. */
+  private samplingFields(opts: { temperature?: number; topP?: number }): Pick<GenerateRequest, "temperature" | "top_p"> {
+    return {
+      ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+      ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
+    };
+  }
+
+  /**
+   * Seeded generation from a seed table (`./seeded`), batch by batch: one output row per seed row,
+   * in the seed table's order, columns in the model's order. A seed row's non-blank cells are
+   * written back byte for byte (as read: CSV cells untrimmed) and condition the row; its blank
+   * cells, and the model's columns the seed table lacks, are drawn from the model's conditional.
+   * Batch b (at most `batchSize` <= {@link MAX_SEED_ROWS_PER_REQUEST} seed rows) asks for
+   * `{seed: deriveSeed(seed, b, 0), seed_data}` and decodes with `deriveSeed(seed, b, 1)`, so the
+   * same weights, seed table, seed and batch size give the same rows.
+   * @throws DataError (before any request) for a seed table that cannot be read, a column the
+   *   model lacks (line 1), a cell without a code (column, line, value); RangeError for bad
+   *   options; the HTTP errors of generate (a condition the model gives probability 0:
+   *   InvalidRequestError whose `param` names the batch's row and cell).
+   */
+  async *seededBatches(opts: SeedSampleOptions): AsyncGenerator<Table> {
+    if ((opts.seedData === undefined) === (opts.seedFile === undefined)) throw new RangeError("give exactly one of seedData and seedFile");
+    const batchSize = opts.batchSize ?? MAX_SEED_ROWS_PER_REQUEST;
+    if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_SEED_ROWS_PER_REQUEST)) {
+      throw new RangeError(`batchSize must be an integer in [1, ${MAX_SEED_ROWS_PER_REQUEST}] for seed tables`);
+    }
+    const seedRows = await readSeedTable(opts.seedFile !== undefined ? { file: opts.seedFile } : opts.seedData!);
+    const encoded = encodeSeed(this.metadata, seedRows);
+    const n = encoded.rows.length;
+    const seed = opts.seed ?? randomInt(0, 2 ** 47);
+    const batches = Math.ceil(n / batchSize);
+    for (let b = 0, done = 0; b < batches; b++) {
+      const rows = encoded.rows.slice(done, done + batchSize);
+      const gen = await this.client.models.generate(
+        this.id,
+        { embedding: { seed: deriveSeed(seed, b, 0), seed_data: { features: encoded.features, rows } }, ...this.samplingFields(opts) },
+        opts.request,
+      );
+      const table = this.decoder.decodeGeneration(gen, deriveSeed(seed, b, 1), { rowOffset: done, idKey: deriveSeed(seed, 0, 2) });
+      table.rows.forEach((row, r) => {
+        const kept = encoded.keep[done + r];
+        for (let f = 0; f < row.length; f++) if (kept[f] !== undefined) row[f] = kept[f]!;
+      });
+      done += table.rows.length;
+      opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
+      yield table;
+    }
+  }
+
+  /**
+   * Fills the blank cells of a seed table (imputation): `sample({ ...opts, seedData })`.
+   * @throws as {@link seededBatches}.
+   */
+  async impute(seedData: SeedTable, opts: Omit<SeedSampleOptions, "seedData" | "seedFile"> = {}): Promise<Table> {
+    return this.sample({ ...opts, seedData });
   }
 
   /** True when the metadata's marginals were measured with differential privacy noise. */
@@ -170,22 +270,47 @@ export class Synthesizer {
     return Object.values(this.metadata.column_stats ?? {}).some((c) => c.privacy !== undefined);
   }
 
-  /** Generates `n` rows and returns them as one {@link Table} (columns in the original order). */
-  async sample(n: number, opts: SampleOptions = {}): Promise<Table> {
+  /**
+   * Generates `n` rows (optionally all satisfying `opts.where`) and returns them as one
+   * {@link Table} (columns in the original order); or, given `{ seedData }` / `{ seedFile }`, one
+   * row per seed row with the seed's non-blank cells kept (see {@link seededBatches}).
+   * ```ts
+   * await synth.sample(10_000, { where: { sex: "Female", age: { gte: 60 } }, seed: 7 });
+   * await synth.sample({ seedData: [{ sex: "Female", age: "" }, { sex: "", age: "70" }] });
+   * ```
+   * @throws DataError for bad conditions or seed tables (before any request), RangeError for bad
+   *   options, and the errors of generate.
+   */
+  async sample(n: number, opts?: SampleOptions): Promise<Table>;
+  async sample(opts: SeedSampleOptions): Promise<Table>;
+  async sample(n: number | SeedSampleOptions, opts: SampleOptions = {}): Promise<Table> {
     const rows: string[][] = [];
-    for await (const t of this.sampleBatches(n, opts)) for (const r of t.rows) rows.push(r);
+    for await (const t of this.batchesOf(n, opts)) for (const r of t.rows) rows.push(r);
     return { columns: this.columns, rows };
   }
 
+  private batchesOf(n: number | SeedSampleOptions, opts: SampleOptions): AsyncGenerator<Table> {
+    return typeof n === "number" ? this.sampleBatches(n, opts) : this.seededBatches(n);
+  }
+
   /**
-   * Generates `n` rows and streams them as CSV (header = the original column names, original
-   * order; csv-stringify) to a file path (created/truncated) or a writable stream (left open).
+   * Generates `n` rows (or one per seed row, given `{ seedData }` / `{ seedFile }`) and streams
+   * them as CSV (header = the original column names, original order; csv-stringify) to a file
+   * path (created/truncated) or a writable stream (left open).
    * @returns the number of rows written.
+   * @throws as {@link sample}.
    */
-  async writeCsv(dest: string | Writable, n: number, opts: SampleOptions = {}): Promise<number> {
-    const self = this;
+  async writeCsv(dest: string | Writable, n: number, opts?: SampleOptions): Promise<number>;
+  async writeCsv(dest: string | Writable, seeded: SeedSampleOptions): Promise<number>;
+  async writeCsv(dest: string | Writable, n: number | SeedSampleOptions, opts: SampleOptions = {}): Promise<number> {
+    const batches = this.batchesOf(n, opts);
+    // Pull the first batch before the file is opened: a bad condition or seed table (DataError)
+    // then leaves no file behind.
+    const first = await batches.next();
     async function* rows(): AsyncGenerator<string[]> {
-      for await (const t of self.sampleBatches(n, opts)) yield* t.rows;
+      if (first.done) return;
+      yield* first.value.rows;
+      for await (const t of batches) yield* t.rows;
     }
     return writeCsv(dest, this.columns, rows());
   }

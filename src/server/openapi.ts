@@ -9,6 +9,7 @@
 import typia from "typia";
 import {
   ERROR_CODES,
+  MAX_SEED_ROWS_PER_REQUEST,
   type CreateModelRequest,
   type ErrorBody,
   type ErrorCode,
@@ -203,7 +204,14 @@ export function openApiDocument(): Json {
           summary: "Generate Synthetic Data",
           description:
             "Generates rows (codes per feature) from a model in `training` or `ready`. The rows are charged to the " +
-            "monthly quota before generating and refunded if generation fails.",
+            "monthly quota before generating and refunded if generation fails. Seeded generation (extension): " +
+            "`embedding: {num_rows, seed?, condition: {<feature>: code | [codes]}}` returns rows that all satisfy the " +
+            "condition; `embedding: {seed?, seed_data: {features, rows}}` returns one row per seed row, each cell a code, " +
+            `a list of allowed codes or null (generated), at most ${MAX_SEED_ROWS_PER_REQUEST} seed rows per request. ` +
+            "Rows are drawn from the model's conditional (importance sampling over latents, never rejection); unknown " +
+            "features, codes outside [0, K), empty lists, ragged rows and conditions of probability 0 are " +
+            "`parameter_invalid` naming the cell (`body.embedding.condition.age`, `body.embedding.seed_data.rows[3][1]`), " +
+            "and charge nothing.",
           parameters: [IDEMPOTENCY_KEY_PARAM],
           requestBody: { required: true, content: { "application/json": { schema: ref("GenerateRequest") } } },
           responses: {

@@ -4,12 +4,19 @@
  *
  * Order of checks, after typia has checked the body's shape:
  * 1. rows requested (`embedding.num_rows`, or the number of latent vectors) in
- *    1..{@link MAX_ROWS_PER_REQUEST}: else 400 `parameter_invalid`, param `body.embedding`;
+ *    1..{@link MAX_ROWS_PER_REQUEST}: else 400 `parameter_invalid`, param `body.embedding`; seed
+ *    rows (`embedding.seed_data.rows`) in 1..{@link MAX_SEED_ROWS_PER_REQUEST}: else param
+ *    `body.embedding.seed_data.rows`;
  * 2. the model exists and is the caller's: else 404 `model_not_found`;
  * 3. its status is `training` or `ready`: else 400 `model_not_ready` naming the id and state;
  * 4. every latent vector has `config.embedding_dim` numbers: else 400 `parameter_invalid`, param
  *    `body.embedding[i]` (typia has already refused a value outside the float32 range, param
  *    `body.embedding[i][j]`: latents are computed in float32, where `1e308` is Infinity);
+ *    a seeded request (`condition` or `seed_data`, docs/api.md "Seeded generation") is checked
+ *    against the model's metadata by `seededSource` (`src/model/seeded-input.ts`): unknown
+ *    feature, code outside [0, K), empty code list, ragged seed row, `calibrate` with `condition`
+ *    -> 400 `parameter_invalid` with the exact param (`body.embedding.condition.age`,
+ *    `body.embedding.seed_data.rows[3][1]`, ...);
  * 5. the rows are charged to the caller's monthly quota in one transaction: a request that would
  *    cross it is 402 `quota_exceeded` and charges nothing (`quota.ts`);
  * 6. the engine generates. If it fails the charge is refunded, and `GenerateInputError` -> 400
@@ -17,9 +24,13 @@
  *    `training_service_unavailable` with `Retry-After`; anything else -> 500 `internal_error`
  *    (mapped in `errors.ts`).
  *
+ * Nothing is charged before step 5, so every 4xx above charges nothing. Seeded requests are charged
+ * the rows they return (`num_rows`, or one per seed row).
+ *
  * 200, envelope `generation`, data = the engine's Generation `{ model_id, num_rows, features, columns }`.
  */
-import { MAX_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
+import { isSeeded, seededSource, SeededInputError } from "../../model/seeded-input";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
 import { ApiError, paramInvalid } from "../errors";
 import { charge, refund } from "../quota";
 import type { HandlerCtx, Reply } from "../routes";
@@ -31,7 +42,14 @@ const CAN_GENERATE = new Set(["training", "ready"]);
 /** `POST /v1/models/{model_id}/generate`: 200 with a Generation. */
 export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promise<Reply> {
   const { embedding } = ctx.body;
-  const rows = Array.isArray(embedding) ? embedding.length : embedding.num_rows;
+  const seedRows = !Array.isArray(embedding) && "seed_data" in embedding;
+  const rows = Array.isArray(embedding) ? embedding.length : "seed_data" in embedding ? embedding.seed_data.rows.length : embedding.num_rows;
+  if (seedRows && (rows < 1 || rows > MAX_SEED_ROWS_PER_REQUEST)) {
+    throw paramInvalid(
+      "body.embedding.seed_data.rows",
+      `A request can hold 1 to ${MAX_SEED_ROWS_PER_REQUEST} seed rows; this one has ${rows}. Split larger seed tables (the SDK does).`,
+    );
+  }
   if (rows < 1 || rows > MAX_ROWS_PER_REQUEST) {
     throw paramInvalid(
       "body.embedding",
@@ -63,6 +81,16 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
   }
 
   const { store, engine, clock, logger } = ctx.services;
+  if (isSeeded(embedding)) {
+    const metadata = store.getMetadata(model.id);
+    if (metadata === undefined) throw new Error(`model ${model.id} has no metadata`);
+    try {
+      seededSource(embedding, metadata);
+    } catch (err) {
+      if (err instanceof SeededInputError) throw paramInvalid(err.param, err.message);
+      throw err;
+    }
+  }
   const charged = await charge(store, ctx.auth, rows, model.id, ctx.requestId, clock());
   let generation: Generation;
   try {

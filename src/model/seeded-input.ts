@@ -1,0 +1,212 @@
+/**
+ * Seeded generation on the wire (issue 12; docs/api.md "Seeded generation"): checks the two
+ * seeded forms of a Generate request's `embedding` against a model's features and turns them into
+ * per-feature conditions in the model's feature order, ready for `sampleSeeded` /
+ * `sampleConditional` (`./conditional`).
+ *
+ * - `{num_rows, seed?, condition: {<feature>: code | code[]}}`: `num_rows` rows that all satisfy
+ *   the condition (one shared condition).
+ * - `{seed?, seed_data: {features, rows}}`: one output row per seed row; `rows[r][j]` is the cell
+ *   of `features[j]`: a code, a non-empty list of allowed codes, or null (generated).
+ *
+ * Both the HTTP handler (before anything is charged) and the engine (before the task is posted)
+ * run {@link seededSource}, so a request the engine gets has been checked by the same code. This
+ * module imports nothing heavy (no tfjs): the HTTP thread loads it.
+ */
+import { prop } from "../server/params";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
+
+/** A condition on one feature: a code, or allowed codes; null leaves the feature free. */
+export type SeededCell = number | number[] | null;
+
+/** A seeded request, checked and in the model's feature order. */
+export type SeededSource =
+  | {
+      kind: "where";
+      /** Rows to generate, 1..MAX_ROWS_PER_REQUEST. */
+      numRows: number;
+      seed?: number;
+      /** One entry per model feature (model order); null: free. */
+      condition: SeededCell[];
+    }
+  | {
+      kind: "rows";
+      /** Rows to generate: one per seed row, 1..MAX_SEED_ROWS_PER_REQUEST. */
+      numRows: number;
+      seed?: number;
+      /** Per seed row, one entry per model feature (model order); null: free. */
+      rows: SeededCell[][];
+      /** Model feature index of each `seed_data.features[j]` (to name the wire's cell in errors). */
+      columns: number[];
+    };
+
+/** A seeded request the model cannot take: `param` is the contract's path of the offending value. */
+export class SeededInputError extends Error {
+  constructor(
+    message: string,
+    readonly param: string,
+  ) {
+    super(message);
+    this.name = "SeededInputError";
+  }
+}
+
+/** The model's side of the checks: feature names (model order) and their cardinalities. */
+export interface SeededModel {
+  features: readonly string[];
+  cardinalities: Readonly<Record<string, number>>;
+}
+
+/** True for the two seeded forms of `embedding` (a `condition` or a `seed_data`). */
+export function isSeeded(embedding: GenerateRequest["embedding"]): boolean {
+  if (Array.isArray(embedding) || embedding === null || typeof embedding !== "object") return false;
+  return "seed_data" in embedding || ("condition" in embedding && embedding.condition !== undefined);
+}
+
+/**
+ * Checks one cell (a code or a list of codes) of feature `f` with cardinality `K`.
+ * @returns the cell, with a list copied.
+ * @throws SeededInputError naming `param` (or `param[i]` for a list element).
+ */
+function checkCell(v: unknown, name: string, K: number, param: string): number | number[] {
+  const code = (x: unknown, p: string): number => {
+    if (!(typeof x === "number" && Number.isInteger(x) && x >= 0 && x < K)) {
+      throw new SeededInputError(
+        `${JSON.stringify(x)} is not a code of feature "${name}", which has codes 0 to ${K - 1} (cardinality ${K}).`,
+        p,
+      );
+    }
+    return x;
+  };
+  if (Array.isArray(v)) {
+    if (v.length === 0) {
+      throw new SeededInputError(`The allowed codes of feature "${name}" are an empty list; give at least one code, or null to leave it free.`, param);
+    }
+    return v.map((x, i) => code(x, `${param}[${i}]`));
+  }
+  return code(v, param);
+}
+
+function featureIndex(model: SeededModel): Map<string, number> {
+  const m = new Map<string, number>();
+  model.features.forEach((f, i) => m.set(f, i));
+  return m;
+}
+
+function unknownFeature(name: string, model: SeededModel, param: string): SeededInputError {
+  const list = model.features.slice(0, 20).map((f) => JSON.stringify(f)).join(", ");
+  return new SeededInputError(
+    `The model has no feature ${JSON.stringify(name)}; its features are ${list}${model.features.length > 20 ? ", ..." : ""}.`,
+    param,
+  );
+}
+
+/**
+ * Checks a seeded `embedding` against the model and converts it to model order.
+ * @param embedding the request's `embedding` (any form; the typia shape check has run).
+ * @param model the model's features and cardinalities (its metadata).
+ * @returns the {@link SeededSource}, or undefined when `embedding` is not seeded (latent vectors,
+ *   or `{num_rows, seed?, calibrate?}` without a condition).
+ * @throws SeededInputError with the exact `param`:
+ *   - `body.embedding.num_rows`: outside 1..MAX_ROWS_PER_REQUEST (with `condition`);
+ *   - `body.embedding.seed`: not a safe integer;
+ *   - `body.embedding.calibrate`: `calibrate: true` together with `condition`;
+ *   - `body.embedding.condition.<f>` (`["<f>"]` for names that are not identifiers): unknown
+ *     feature, a code >= the cardinality (or not an integer >= 0), an empty list; a list
+ *     element: `body.embedding.condition.<f>[i]`;
+ *   - `body.embedding.seed_data.features[j]`: unknown or repeated feature;
+ *   - `body.embedding.seed_data.rows`: no rows, or more than MAX_SEED_ROWS_PER_REQUEST;
+ *   - `body.embedding.seed_data.rows[r]`: a row whose length differs from `features`;
+ *   - `body.embedding.seed_data.rows[r][j]` (`...[j][i]` for a list element): a bad cell, as for
+ *     `condition`.
+ */
+export function seededSource(embedding: GenerateRequest["embedding"], model: SeededModel): SeededSource | undefined {
+  if (!isSeeded(embedding)) return undefined;
+  const e = embedding as unknown as Record<string, unknown>;
+  const seed = e.seed;
+  if (seed !== undefined && !Number.isSafeInteger(seed)) throw new SeededInputError("seed must be a safe integer.", "body.embedding.seed");
+  const byName = featureIndex(model);
+  const F = model.features.length;
+  const K = (f: number): number => model.cardinalities[model.features[f]];
+  if (!("seed_data" in e)) {
+    const n = e.num_rows;
+    if (!(typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= MAX_ROWS_PER_REQUEST)) {
+      throw new SeededInputError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}.`, "body.embedding.num_rows");
+    }
+    if (e.calibrate === true) {
+      throw new SeededInputError("calibrate cannot be combined with condition: a conditioned draw is not raked to the marginals.", "body.embedding.calibrate");
+    }
+    const cond = e.condition;
+    if (cond === null || typeof cond !== "object" || Array.isArray(cond)) {
+      throw new SeededInputError("condition must be an object mapping feature names to a code or a list of codes.", "body.embedding.condition");
+    }
+    const condition: SeededCell[] = new Array<SeededCell>(F).fill(null);
+    for (const [name, v] of Object.entries(cond)) {
+      const param = prop("body.embedding.condition", name);
+      const f = byName.get(name);
+      if (f === undefined) throw unknownFeature(name, model, param);
+      condition[f] = checkCell(v, name, K(f), param);
+    }
+    return { kind: "where", numRows: n, ...(seed !== undefined ? { seed: seed as number } : {}), condition };
+  }
+  const sd = e.seed_data as { features?: unknown; rows?: unknown } | null;
+  const base = "body.embedding.seed_data";
+  if (sd === null || typeof sd !== "object" || !Array.isArray(sd.features) || !Array.isArray(sd.rows)) {
+    throw new SeededInputError("seed_data must be an object {features: string[], rows: (code | code[] | null)[][]}.", base);
+  }
+  const columns: number[] = [];
+  const seen = new Set<number>();
+  sd.features.forEach((name: unknown, j: number) => {
+    const param = `${base}.features[${j}]`;
+    const f = typeof name === "string" ? byName.get(name) : undefined;
+    if (f === undefined) throw unknownFeature(String(name), model, param);
+    if (seen.has(f)) throw new SeededInputError(`Feature ${JSON.stringify(name)} is listed twice in seed_data.features.`, param);
+    seen.add(f);
+    columns.push(f);
+  });
+  const n = sd.rows.length;
+  if (n < 1 || n > MAX_SEED_ROWS_PER_REQUEST) {
+    throw new SeededInputError(
+      `seed_data.rows must hold 1 to ${MAX_SEED_ROWS_PER_REQUEST} rows per request; this one has ${n}. Split larger seed tables (the SDK does).`,
+      `${base}.rows`,
+    );
+  }
+  const J = columns.length;
+  const rows: SeededCell[][] = new Array<SeededCell[]>(n);
+  for (let r = 0; r < n; r++) {
+    const row = sd.rows[r] as unknown;
+    const rowParam = `${base}.rows[${r}]`;
+    if (!Array.isArray(row) || row.length !== J) {
+      throw new SeededInputError(
+        `Seed row ${r} has ${Array.isArray(row) ? row.length : 0} cells; seed_data.features lists ${J} features.`,
+        rowParam,
+      );
+    }
+    const out: SeededCell[] = new Array<SeededCell>(F).fill(null);
+    for (let j = 0; j < J; j++) {
+      const v = row[j] as unknown;
+      if (v === null) continue;
+      const f = columns[j];
+      out[f] = checkCell(v, model.features[f], K(f), `${rowParam}[${j}]`);
+    }
+    rows[r] = out;
+  }
+  return { kind: "rows", numRows: n, ...(seed !== undefined ? { seed: seed as number } : {}), rows, columns };
+}
+
+/**
+ * The contract path of a condition the model gives probability 0 (`ConditionError` of
+ * `./conditional`: its first row and the features at fault).
+ * @returns for `where`: `body.embedding.condition.<f>` when one feature is at fault, else
+ *   `body.embedding.condition`; for seed rows: `body.embedding.seed_data.rows[r][j]` when one
+ *   feature is at fault, else `body.embedding.seed_data.rows[r]`.
+ */
+export function conditionParam(source: SeededSource, modelFeatures: readonly string[], row: number, features: readonly string[]): string {
+  if (source.kind === "where") {
+    return features.length === 1 ? prop("body.embedding.condition", features[0]) : "body.embedding.condition";
+  }
+  const rowParam = `body.embedding.seed_data.rows[${row}]`;
+  if (features.length !== 1) return rowParam;
+  const j = source.columns.indexOf(modelFeatures.indexOf(features[0]));
+  return j >= 0 ? `${rowParam}[${j}]` : rowParam;
+}
