@@ -104,7 +104,8 @@ function dataset(which: string): Dataset {
   throw new Error(`--data must be "discrete" or "raw", got ${JSON.stringify(which)}`);
 }
 
-async function loadRows(path: string): Promise<Table> {
+/** The whole CSV at `path` as a header and string rows. */
+export async function loadRows(path: string): Promise<Table> {
   let columns: string[] = [];
   const rows: string[][] = [];
   await readTable(

@@ -14,6 +14,9 @@
  *   peak RSS, vs the 20,000-row file in the same run.
  * - `memory`: the training-memory estimate of admission control (src/engine/admission.ts) vs the
  *   server's measured peak RSS growth per config (small to the heavy and wide configs of issue 11).
+ * - `seeded`: issue 12's seeded generation on raw Adult: conditioned samples' TVD against TRAIN's
+ *   conditioned rows vs an unconditional sample, imputation accuracy of blanked HOLDOUT cells vs the
+ *   marginal and most-frequent baselines, and seeded rows/s over HTTP vs the plain draw.
  */
 import { Command } from "commander";
 import { computeBench } from "./compute";
@@ -23,6 +26,7 @@ import { fidelityBench } from "./fidelity";
 import { tablesBench } from "./tables";
 import { extractBench } from "./extract";
 import { memoryBench } from "./memory";
+import { seededBench } from "./seeded";
 
 const program = new Command("bench").description("synthd benchmarks");
 
@@ -95,6 +99,22 @@ program
   .option("--memory-budget <size>", "the servers' --memory-budget", "90%")
   .option("--json", "one JSON line per case", false)
   .action(memoryBench);
+
+program
+  .command("seeded")
+  .description("seeded generation (issue 12): conditioned TVD vs unconditional, imputation accuracy, rows/s vs the plain draw")
+  .option("--json", "one JSON line", false)
+  .option("--out <file>", "also write the JSON result to this file")
+  .option("--epochs <n>", "max_epochs of the model (the server's default)", (v) => Number(v), 100)
+  .option("--config <json>", "model config as JSON, over {max_epochs: --epochs}")
+  .option("--seed <s>", "seed of the split, samples, blanks and imputation", (v) => Number(v), 0)
+  .option("--rows <n>", "rows per sample of the fidelity part", (v) => Number(v), 10_000)
+  .option("--rare <json>", "the rare combination as a where JSON (default: Female, Asian-Pac-Islander, >50K)")
+  .option("--blank <p>", "share of HOLDOUT's cells blanked for imputation", (v) => Number(v), 0.2)
+  .option("--speed-rows <n>", "rows per request of the speed part", (v) => Number(v), 100_000)
+  .option("--reps <n>", "repetitions of the speed part", (v) => Number(v), 2)
+  .option("--parts <list>", "comma-separated: fidelity, impute, speed (default: all)")
+  .action(seededBench);
 
 program.parseAsync(process.argv).catch((e) => {
   console.error(`bench: ${(e as Error).message}`);
