@@ -24,6 +24,23 @@ function charge(o: Partial<ChargeRequest> = {}): ChargeRequest {
   return { org: "o", env: "live", month: MONTH, rows: 10, quota: 1_000, model_id: "mdl_x", request_id: "req_a", at_ms: Date.UTC(2030, 0, 2), ...o };
 }
 
+
+/**
+ * Makes `store[method]` fail as on a full disk (a StoreWriteError), for its next `times` calls or
+ * until the returned function restores it.
+ */
+function diskFull(store: Store, method: "completeIdempotent" | "settleCharge" | "refundPending", times = Infinity): () => void {
+  const orig = store[method];
+  let left = times;
+  store[method] = (async (...args: unknown[]) => {
+    if (left-- > 0) throw new StoreWriteError(new Error("No space left on device"));
+    return (orig as (...a: unknown[]) => Promise<unknown>).apply(store, args);
+  }) as never;
+  return () => {
+    store[method] = orig as never;
+  };
+}
+
 test("a pending charge is refunded by reconcile unless its request is live; settled charges stay", async () => {
   const { store, done } = tempStore();
   try {
@@ -96,12 +113,7 @@ test("a generate whose response cannot be stored is not sent: 503 with Retry-Aft
   try {
     const id = await createTestModel(h);
     const month = monthOf(Date.now());
-    const orig = h.store.completeIdempotent.bind(h.store);
-    let failures = 1;
-    h.store.completeIdempotent = async (...args) => {
-      if (failures-- > 0) throw new StoreWriteError(new Error("No space left on device"));
-      return orig(...args);
-    };
+    diskFull(h.store, "completeIdempotent", 1);
     const body = { embedding: { num_rows: 25, seed: 1 } };
     const headers = { "idempotency-key": "disk-1" };
     const r = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body, headers });
@@ -126,14 +138,11 @@ test("without a key, a generate whose charge cannot be settled is not sent: 503,
   try {
     const id = await createTestModel(h);
     const month = monthOf(Date.now());
-    const orig = h.store.settleCharge.bind(h.store);
-    h.store.settleCharge = async () => {
-      throw new StoreWriteError(new Error("No space left on device"));
-    };
+    const restore = diskFull(h.store, "settleCharge");
     const r = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding: { num_rows: 25 } } });
     assertError(r, "training_service_unavailable", undefined);
     assert.equal(h.store.getUsage("acme", "test", month), 0);
-    h.store.settleCharge = orig;
+    restore();
     const ok = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding: { num_rows: 25 } } });
     assert.equal(ok.status, 200);
     assert.equal(h.store.getUsage("acme", "test", month), 25);
@@ -148,19 +157,13 @@ test("a refund that cannot be written is retried until the store takes it", asyn
   try {
     const id = await createTestModel(h);
     const month = monthOf(Date.now());
-    const origSettle = h.store.settleCharge.bind(h.store);
-    const origRefund = h.store.refundPending.bind(h.store);
-    h.store.settleCharge = async () => {
-      throw new StoreWriteError(new Error("No space left on device"));
-    };
-    h.store.refundPending = async () => {
-      throw new StoreWriteError(new Error("No space left on device"));
-    };
+    const restoreSettle = diskFull(h.store, "settleCharge");
+    const restoreRefund = diskFull(h.store, "refundPending");
     const r = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding: { num_rows: 30 } } });
     assertError(r, "training_service_unavailable", undefined);
     assert.equal(h.store.getUsage("acme", "test", month), 30, "the refund could not be written yet");
-    h.store.settleCharge = origSettle;
-    h.store.refundPending = origRefund;
+    restoreSettle();
+    restoreRefund();
     // The reconciliation retries every 5 s.
     const deadline = Date.now() + 20_000;
     while (h.store.getUsage("acme", "test", month) !== 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 200));

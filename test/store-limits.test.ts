@@ -91,7 +91,7 @@ test("idempotency records: started, in flight, mismatch, replay, expiry, release
     await s.completeIdempotent(scope, response);
     assert.deepEqual(await s.beginIdempotent(scope, "fp", 999, ttl), { kind: "replay", response });
     assert.deepEqual(await s.beginIdempotent(scope, "other", 1000, ttl), { kind: "started" }, "expired: a new request");
-    assert.equal(await s.releaseInFlightIdempotency(), 1);
+    assert.equal((await s.reconcile(new Set(), 1000)).released, 1);
     assert.equal(s.getIdempotency(scope), undefined);
     await s.beginIdempotent(scope, "fp", 0, ttl);
     await s.abandonIdempotent(scope);

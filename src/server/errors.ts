@@ -58,7 +58,7 @@ export function storageUnavailable(what: string): ApiError {
  * True for a failure to write the store: a `StoreWriteError` (code `STORE_WRITE_FAILED`, a
  * transaction LMDB could not commit: full disk, I/O error, full map), or a raw `ENOSPC`/`EDQUOT`.
  */
-export function isStorageFull(err: unknown): boolean {
+export function isStoreWriteFailure(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as Error & { code?: unknown }).code;
   return code === "STORE_WRITE_FAILED" || code === "ENOSPC" || code === "EDQUOT";
@@ -77,7 +77,7 @@ export function modelNotFound(id: string): ApiError {
  * - `GenerateInputError`: 400 `parameter_invalid` with its `param`;
  * - `ModelTooLargeError` (admission control: the model can never train on this server): 400
  *   `parameter_invalid` with its `param` and message (estimate, budget, what to lower);
- * - a full disk or LMDB map ({@link isStorageFull}): 503 `training_service_unavailable` with
+ * - a failed store write, e.g. a full disk ({@link isStoreWriteFailure}): 503 `training_service_unavailable` with
  *   `Retry-After` ({@link storageUnavailable});
  * - `EngineModelError` (the model was deleted, or left `training`/`ready`, between the server's
  *   check and the worker's): 404 `model_not_found` / 400 `model_not_ready` with its message
@@ -97,7 +97,7 @@ export function toApiError(err: unknown, debug: boolean): ApiError {
   }
   if (err instanceof GenerateInputError) return paramInvalid(err.param, err.message);
   if (err instanceof ModelTooLargeError) return paramInvalid(err.param, err.message);
-  if (isStorageFull(err)) return storageUnavailable("The request could not be written to the store");
+  if (isStoreWriteFailure(err)) return storageUnavailable("The request could not be written to the store");
   if (err instanceof EngineModelError) {
     if (err.code === "model_not_found") return new ApiError("model_not_found", `${err.message}.`.replace(/\.\.$/, "."));
     const state = err.status === undefined ? "" : `; generation needs state 'training' or 'ready'`;
@@ -115,7 +115,7 @@ export function isUnexpected(err: unknown): boolean {
     err instanceof GenerateInputError ||
     err instanceof ModelTooLargeError ||
     err instanceof EngineModelError ||
-    isStorageFull(err)
+    isStoreWriteFailure(err)
   );
 }
 

@@ -6,7 +6,7 @@ import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import type { Engine } from "../engine/types";
 import { Store } from "../store";
-import { isLmdbCommitRejection } from "../store/lmdbRejections";
+import { guardLmdbRejections } from "../store/lmdbRejections";
 import { acquireOwnerLock } from "../store/ownerLock";
 import { startServer, type RunningServer } from "./app";
 import { createLogger } from "./log";
@@ -214,26 +214,20 @@ function installProcessHandlers(logger: Logger, shutdown: () => Promise<void>): 
     );
   };
   const onUncaught = (err: Error): void => logger.error({ err }, "uncaught exception (server keeps running)");
-  const onUnhandled = (reason: unknown): void => {
-    // lmdb-js's orphaned rejection after a failed commit (src/store/lmdbRejections.ts): the
-    // failure was already answered where the write was awaited.
-    if (isLmdbCommitRejection(reason)) {
-      const follow = (reason as { commitError?: unknown }).commitError;
-      if (follow instanceof Promise) follow.catch(() => undefined);
-      logger.debug("store commit failed (lmdb-js's internal batch promise)");
-      return;
-    }
-    logger.error({ err: reason }, "unhandled rejection (server keeps running)");
-  };
+  // lmdb-js's orphaned rejection after a failed commit (src/store/lmdbRejections.ts) was already
+  // answered where the write was awaited; every other one is logged and the server keeps running.
+  const unguard = guardLmdbRejections(
+    () => logger.debug("store commit failed (lmdb-js's internal batch promise)"),
+    (reason) => logger.error({ err: reason }, "unhandled rejection (server keeps running)"),
+  );
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   process.on("uncaughtException", onUncaught);
-  process.on("unhandledRejection", onUnhandled);
   return () => {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     process.off("uncaughtException", onUncaught);
-    process.off("unhandledRejection", onUnhandled);
+    unguard();
   };
 }
 

@@ -664,15 +664,6 @@ export class Store {
   }
 
   /**
-   * Removes every in-flight idempotency record. Records still in flight when a server starts were
-   * left by a process that died mid-request (DESIGN §3). Resolves to the count. Prefer
-   * {@link reconcile}, which also refunds their charges.
-   */
-  async releaseInFlightIdempotency(): Promise<number> {
-    return (await this.reconcile(new Set(), Date.now())).released;
-  }
-
-  /**
    * Crash recovery of billing and idempotency, in one transaction: every pending charge and every
    * in-flight idempotency record whose request is not in `live` (the requests this process is
    * still working on) belongs to a request that will never answer, so its charge is refunded and

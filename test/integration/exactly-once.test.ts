@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { Store } from "../../src/store";
 import { monthOf } from "../../src/server/quota";
 import { removeDir, startServer, tempDir, type ServerProcess } from "../../bench/harness";
+import { mulberry32 } from "../fixtures";
 import { validCreateBody } from "../server-helpers";
 
 /** One operation of the client: its key, what it sent, and the answer it finally got. */
@@ -25,18 +26,6 @@ interface Op {
   body: unknown;
   /** The final answer: status, X-Request-Id, parsed body. */
   answer?: { status: number; requestId: string; json: any };
-}
-
-/** A small deterministic PRNG (mulberry32) so the kill schedule is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 async function send(url: string, apiKey: string, op: Op): Promise<Op["answer"]> {
@@ -66,7 +55,7 @@ test("SIGKILL at random points of idempotent creates and generates: usage equals
   await setup.close();
 
   let server: ServerProcess = await startServer(storeDir, SERVE_ARGS);
-  const rand = prng(11);
+  const rand = mulberry32(11); // the same kill schedule on every run
   let kills = 0;
   let answeredBeforeKill = 0;
   let reconciled = 0;

@@ -76,7 +76,7 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
   } catch (err) {
     // Refused after all: take back the model and its stored response together (a crash before
     // this leaves both, and the model resumes at the next start: also consistent).
-    await store.deleteModel(id, Date.now(), ctx.idempotency).catch((delErr: unknown) =>
+    await store.deleteModel(id, ctx.services.clock(), ctx.idempotency).catch((delErr: unknown) =>
       ctx.services.logger.error({ err: delErr, req_id: ctx.requestId, model_id: id }, "could not remove refused model"),
     );
     throw err;
