@@ -84,6 +84,21 @@ function summarize(times: number[]): LatencySummary {
   return { requests: times.length, p50_ms: quantile(times, 0.5), p99_ms: quantile(times, 0.99), max_ms: times[times.length - 1] };
 }
 
+/** The loaded/idle ratios of the p50 and p99. */
+function ratios(idle: LatencySummary, loaded: LatencySummary): { p50_ratio: number; p99_ratio: number } {
+  return { p50_ratio: loaded.p50_ms / idle.p50_ms, p99_ratio: loaded.p99_ms / idle.p99_ms };
+}
+
+/** Milliseconds until `request()` settles (rejections propagate). */
+async function timed(request: () => Promise<unknown>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await request();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+/** The `i`-th 10-row generate of model `id` (plain draw, seed `i`). */
+const generate10 = (client: Synthd, id: string, i: number): Promise<unknown> => client.models.generate(id, { embedding: { num_rows: 10, seed: i } });
+
 /**
  * Epoch ends each large model completes while the loaded phase of the one-worker case runs, at
  * least: the phase goes on past `--generate-requests` until they have, so that it covers what
@@ -94,11 +109,7 @@ export const LOADED_EPOCH_ENDS = 2;
 /** `n` sequential 10-row generates of model `id` (plain draw), in milliseconds each. */
 async function generates(client: Synthd, id: string, n: number): Promise<LatencySummary> {
   const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = process.hrtime.bigint();
-    await client.models.generate(id, { embedding: { num_rows: 10, seed: i } });
-    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
+  for (let i = 0; i < n; i++) times.push(await timed(() => generate10(client, id, i)));
   return summarize(times);
 }
 
@@ -113,9 +124,7 @@ async function generatesAcrossEpochs(client: Synthd, id: string, n: number, trai
   const times: number[] = [];
   let epochs = start.map(() => 0);
   for (let i = 0; i < 50 * n; i++) {
-    const t0 = process.hrtime.bigint();
-    await client.models.generate(id, { embedding: { num_rows: 10, seed: i } });
-    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    times.push(await timed(() => generate10(client, id, i)));
     if (times.length >= n && times.length % 25 === 0) {
       epochs = (await epochsNow()).map((e, k) => e - start[k]);
       if (epochs.every((e) => e >= LOADED_EPOCH_ENDS)) break;
@@ -127,11 +136,7 @@ async function generatesAcrossEpochs(client: Synthd, id: string, n: number, trai
 /** Deletes `ids` one after another, in milliseconds each. */
 async function deletes(client: Synthd, ids: string[]): Promise<LatencySummary> {
   const times: number[] = [];
-  for (const id of ids) {
-    const t0 = process.hrtime.bigint();
-    await client.models.delete(id);
-    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
+  for (const id of ids) times.push(await timed(() => client.models.delete(id)));
   return summarize(times);
 }
 
@@ -220,14 +225,12 @@ export async function latencyBench(opts: LatencyOptions): Promise<void> {
         while_two_large_models_train: gen.loaded,
         both_still_training_at_end: gen.training_during,
         trainee_epochs_during: gen.trainee_epochs_during,
-        p50_ratio: gen.loaded.p50_ms / gen.idle.p50_ms,
-        p99_ratio: gen.loaded.p99_ms / gen.idle.p99_ms,
+        ...ratios(gen.idle, gen.loaded),
         delete_idle_model: {
           endpoint: "DELETE /v1/models/{id} of an idle ready model on the same worker",
           idle: gen.deleteIdle,
           while_two_large_models_train: gen.deleteLoaded,
-          p50_ratio: gen.deleteLoaded.p50_ms / gen.deleteIdle.p50_ms,
-          p99_ratio: gen.deleteLoaded.p99_ms / gen.deleteIdle.p99_ms,
+          ...ratios(gen.deleteIdle, gen.deleteLoaded),
         },
       },
       endpoint: "GET /v1/models/{id}",
@@ -235,8 +238,7 @@ export async function latencyBench(opts: LatencyOptions): Promise<void> {
       idle,
       while_two_models_train: loaded,
       both_still_training_at_end: still.every((m) => m.status === "training"),
-      p50_ratio: loaded.p50_ms / idle.p50_ms,
-      p99_ratio: loaded.p99_ms / idle.p99_ms,
+      ...ratios(idle, loaded),
     };
     if (opts.json) console.log(JSON.stringify(result));
     else {

@@ -29,33 +29,35 @@ import { memoryBench } from "./memory";
 import { seededBench } from "./seeded";
 
 const program = new Command("bench").description("synthd benchmarks");
+/** Option parser of the numeric options. */
+const num = (v: string): number => Number(v);
 
 program
   .command("latency")
   .description("GET latency while two models train, vs idle")
-  .option("--requests <n>", "requests per phase", (v) => Number(v), 2000)
-  .option("--concurrency <n>", "parallel keep-alive connections", (v) => Number(v), 4)
-  .option("--generate-requests <n>", "sequential 10-row generates per phase of the one-worker case", (v) => Number(v), 40)
+  .option("--requests <n>", "requests per phase", num, 2000)
+  .option("--concurrency <n>", "parallel keep-alive connections", num, 4)
+  .option("--generate-requests <n>", "sequential 10-row generates per phase of the one-worker case", num, 40)
   .option("--json", "one JSON line", false)
   .action(latencyBench);
 
 program
   .command("compute")
   .description("native core: medium-model train step and generation rows/s, vs tfjs in the same run")
-  .option("--blocks <n>", "timed blocks of 20 training steps", (v) => Number(v), 10)
-  .option("--warmup <n>", "training steps before timing", (v) => Number(v), 20)
-  .option("--rows <n>", "rows per generation run", (v) => Number(v), 100_000)
+  .option("--blocks <n>", "timed blocks of 20 training steps", num, 10)
+  .option("--warmup <n>", "training steps before timing", num, 20)
+  .option("--rows <n>", "rows per generation run", num, 100_000)
   .option("--no-baseline", "skip the tfjs baseline")
-  .option("--baseline-steps <n>", "tfjs steps per timed block (3 blocks)", (v) => Number(v), 3)
-  .option("--baseline-rows <n>", "rows per tfjs generation run", (v) => Number(v), 10_000)
+  .option("--baseline-steps <n>", "tfjs steps per timed block (3 blocks)", num, 3)
+  .option("--baseline-rows <n>", "rows per tfjs generation run", num, 10_000)
   .option("--json", "one JSON line", false)
   .action(computeBench);
 
 program
   .command("generate")
   .description("rows/s end to end over HTTP through the SDK, decode included, vs in-process")
-  .option("--rows <n>", "rows per generate request (at most 100,000)", (v) => Number(v), 100_000)
-  .option("--runs <n>", "timed runs, each in its own org (sandbox quota)", (v) => Number(v), 3)
+  .option("--rows <n>", "rows per generate request (at most 100,000)", num, 100_000)
+  .option("--runs <n>", "timed runs, each in its own org (sandbox quota)", num, 3)
   .option("--compute <kind>", "passed to synthd serve --compute (tfjs | native)")
   .option("--json", "one JSON line", false)
   .action(generateBench);
@@ -64,11 +66,11 @@ program
   .command("fidelity")
   .description("1/2/3-way TVD, TSTR AUC, privacy check and fit time on discretized Adult (issue 5)")
   .option("--json", "one JSON line", false)
-  .option("--epsilon <e>", "differential privacy: epsilon of the marginals", (v) => Number(v))
-  .option("--delta <d>", "delta for --epsilon (default 1e-9)", (v) => Number(v))
+  .option("--epsilon <e>", "differential privacy: epsilon of the marginals", num)
+  .option("--delta <d>", "delta for --epsilon (default 1e-9)", num)
   .option("--config <json>", "model config as JSON (default: the server's defaults)")
   .option("--data <which>", "discrete (shared discretized Adult) or raw (data/adult.csv)", "discrete")
-  .option("--seed <s>", "seed of the split, sampling, evaluation and privacy noise", (v) => Number(v), 0)
+  .option("--seed <s>", "seed of the split, sampling, evaluation and privacy noise", num, 0)
   .option("--calibrate", "calibrated generation (default unless --epsilon); also reports the plain draw")
   .option("--no-calibrate", "the plain draw only")
   .action(fidelityBench);
@@ -86,7 +88,7 @@ program
 program
   .command("extract")
   .description("analyzeTable on N rows (flights-20k repeated): rows/s and peak RSS vs the 20,000-row file")
-  .option("--rows <n>", "rows of the generated table", (v) => Number(v), 1_000_000)
+  .option("--rows <n>", "rows of the generated table", num, 1_000_000)
   .option("--json", "one JSON line", false)
   .action(extractBench);
 
@@ -94,7 +96,7 @@ program
   .command("memory")
   .description("training memory: the admission estimate vs the server's measured peak RSS growth, per config")
   .option("--cases <names>", "comma-separated cases (default: all)")
-  .option("--workers <n>", "engine workers of the server", (v) => Number(v), 2)
+  .option("--workers <n>", "engine workers of the server", num, 2)
   .option("--compute <kind>", "native or tfjs (default: the server's)")
   .option("--memory-budget <size>", "the servers' --memory-budget", "90%")
   .option("--json", "one JSON line per case", false)
@@ -105,14 +107,14 @@ program
   .description("seeded generation (issue 12): conditioned TVD vs unconditional, imputation accuracy, rows/s vs the plain draw")
   .option("--json", "one JSON line", false)
   .option("--out <file>", "also write the JSON result to this file")
-  .option("--epochs <n>", "max_epochs of the model (the server's default)", (v) => Number(v), 100)
+  .option("--epochs <n>", "max_epochs of the model (the server's default)", num, 100)
   .option("--config <json>", "model config as JSON, over {max_epochs: --epochs}")
-  .option("--seed <s>", "seed of the split, samples, blanks and imputation", (v) => Number(v), 0)
-  .option("--rows <n>", "rows per sample of the fidelity part", (v) => Number(v), 10_000)
+  .option("--seed <s>", "seed of the split, samples, blanks and imputation", num, 0)
+  .option("--rows <n>", "rows per sample of the fidelity part", num, 10_000)
   .option("--rare <json>", "the rare combination as a where JSON (default: Female, Asian-Pac-Islander, >50K)")
-  .option("--blank <p>", "share of HOLDOUT's cells blanked for imputation", (v) => Number(v), 0.2)
-  .option("--speed-rows <n>", "rows per request of the speed part", (v) => Number(v), 100_000)
-  .option("--reps <n>", "repetitions of the speed part", (v) => Number(v), 2)
+  .option("--blank <p>", "share of HOLDOUT's cells blanked for imputation", num, 0.2)
+  .option("--speed-rows <n>", "rows per request of the speed part", num, 100_000)
+  .option("--reps <n>", "repetitions of the speed part", num, 2)
   .option("--parts <list>", "comma-separated: fidelity, impute, speed (default: all)")
   .action(seededBench);
 

@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { estimateTrainingMemory } from "../src/engine/admission";
 import { formatBytes } from "../src/engine/budget";
 import { Synthd, Synthesizer } from "../src/sdk";
-import { CONFIG_DEFAULTS, type Metadata, type ModelConfigInput, type ModelSize } from "../src/types";
+import { effectiveConfig } from "../src/server/handlers/createModel";
+import type { Metadata, ModelConfigInput } from "../src/types";
 import { ADULT_CSV, removeDir, startServer, tempDir, waitFor, type ServerProcess } from "./harness";
 
 /** Options of the `memory` benchmark. */
@@ -27,7 +28,10 @@ export interface MemoryBenchOptions {
   json: boolean;
 }
 
-/** `VmRSS` / `VmHWM` of a process, bytes. */
+/**
+ * `VmRSS` / `VmHWM` of a process (Linux `/proc/PID/status`), bytes; NaN for a line the file lacks
+ * (a zombie has neither). @throws Error when the process does not exist (no status file).
+ */
 export function procMemory(pid: number): { rss: number; hwm: number } {
   const s = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(s)?.[1] ?? NaN) * 1024;
@@ -154,13 +158,16 @@ export async function memoryBench(opts: MemoryBenchOptions): Promise<void> {
       const after = procMemory(pid);
       if (process.env.MEM_TRACE) {
         for (const l of server.stderr().split("\n")) if (/compute|finished|epoch|ready/.test(l)) console.error(l.slice(0, 400));
+        let elapsedS = 1; // the wait above
         for (const s of [5, 15, 30]) {
-          await new Promise((r) => setTimeout(r, s * 1000 - (s === 5 ? 1000 : s === 15 ? 5000 : 15000)));
+          await new Promise((r) => setTimeout(r, (s - elapsedS) * 1000));
+          elapsedS = s;
           console.error(`${c.name}: retained ${s} s after ready: ${formatBytes(procMemory(pid).rss - before)}`);
         }
       }
       const measured = after.hwm - before;
-      const config = { ...CONFIG_DEFAULTS, ...c.config, model_size: (c.config.model_size ?? "medium") as ModelSize };
+      // The config the server stored (defaults filled, aliases normalised); the device is not estimated.
+      const config = effectiveConfig(c.config, "cpu");
       const est = estimateTrainingMemory(config, metadata, { compute: opts.compute ?? "native", threads });
       const line = {
         case: c.name,

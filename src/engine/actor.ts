@@ -105,7 +105,7 @@ export class ModelActor {
       const checkpoint = store.getCheckpoint<Parameters<typeof Trainer.create>[0]["checkpoint"]>(id);
       this.trainer = await Trainer.create({ id, metadata, config: rec.config, checkpoint, compute: this.env.compute });
       if (this.trainer.computeNote) log("warn", this.trainer.computeNote, { model_id: id });
-      if (this.aborted()) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
+      if (this.aborted()) return this.endAborted();
       this.state = "training";
       log("info", checkpoint ? "training resumed" : "training started", {
         model_id: id,
@@ -117,10 +117,10 @@ export class ModelActor {
       let finished = this.trainer.stopReason(); // a checkpoint written after the last epoch
       while (finished === null) {
         const report = await this.trainer.runEpoch({ yieldFn: this.env.yieldFn, shouldAbort: () => this.aborted() });
-        if (report === null) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
+        if (report === null) return this.endAborted();
         finished = report.done;
         const written = await this.persist(report);
-        if (written === ABORTED) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
+        if (written === ABORTED) return this.endAborted();
         if (!written) return this.end("deleted");
         log("debug", "epoch", {
           model_id: id,
@@ -129,10 +129,10 @@ export class ModelActor {
           val_loss: report.valLoss,
           ms_per_step: Math.round(report.msPerStep * 10) / 10,
         });
-        if (finished === null && this.aborted()) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
+        if (finished === null && this.aborted()) return this.endAborted();
       }
       const marked = await this.whenStoreWrites(() => this.markReady());
-      if (marked === ABORTED) return this.end(this.abortKind === "halt" ? "halted" : "stopped");
+      if (marked === ABORTED) return this.endAborted();
       if (marked === undefined) return this.end("deleted");
       log("info", "training finished", {
         model_id: id,
@@ -218,6 +218,11 @@ export class ModelActor {
     this.release();
     this.state = "stopped";
     return { outcome };
+  }
+
+  /** {@link end} for an abort: `halted` (shutdown) or `stopped` (stop / delete), as asked. */
+  private endAborted(): TrainReply {
+    return this.end(this.abortKind === "halt" ? "halted" : "stopped");
   }
 
   private release(): void {

@@ -67,25 +67,20 @@ export type ProbeResult = "start" | "wait" | "full";
 /** How long an unconsumed hold counts (ms). */
 export const HOLD_TTL_MS = 60_000;
 
-interface Entry extends Ticket {
-  seq: number;
-}
-
 interface Hold {
   org: string;
   /** What the estimate was computed from, beyond the metadata (the engine's choice). */
   key: string;
   bytes: number;
   expiresMs: number;
-  seq: number;
 }
 
 /** The waiting and running models and the policy of the module comment. */
 export class AdmissionQueue {
-  private readonly waiting: Entry[] = [];
+  /** Waiting models in queue order (`createdMs`, ties by arrival). */
+  private readonly waiting: Ticket[] = [];
   private readonly running = new Map<string, Ticket>();
   private holds: Hold[] = [];
-  private seq = 0;
   private unaccounted = 0;
 
   /**
@@ -130,17 +125,14 @@ export class AdmissionQueue {
   }
 
   /**
-   * True when the first waiting model that is not held back by its org's limit does not fit in
-   * the free budget (it would fit without the unaccounted memory when `becauseUnaccounted`).
+   * True when the policy's pass ({@link admit}) stops at a waiting model that does not fit in what
+   * is free (after an `admit`: the first waiting model not held back by its org's limit); it would
+   * fit without the unaccounted memory when `becauseUnaccounted`. Changes nothing.
    */
   headBlocked(): { blocked: boolean; becauseUnaccounted: boolean } {
-    const perOrg = this.runningPerOrg();
-    for (const t of this.waiting) {
-      if ((perOrg.get(t.org) ?? 0) >= this.limits.maxTrainingPerOrg) continue;
-      const blocked = t.bytes > this.freeBytes;
-      return { blocked, becauseUnaccounted: blocked && t.bytes <= this.freeBytes + this.unaccounted };
-    }
-    return { blocked: false, becauseUnaccounted: false };
+    const { blocker, free } = plan(this.waiting, this.runningPerOrg(), this.freeBytes, this.limits);
+    if (blocker === undefined) return { blocked: false, becauseUnaccounted: false };
+    return { blocked: true, becauseUnaccounted: blocker.bytes <= free + this.unaccounted };
   }
 
   /** Bytes reserved by running models. */
@@ -155,10 +147,12 @@ export class AdmissionQueue {
     return bytes <= this.limits.budgetBytes;
   }
 
+  /** True while `id` holds a reservation (admitted or adopted, not yet released). */
   isRunning(id: string): boolean {
     return this.running.has(id);
   }
 
+  /** True while `id` waits in the queue. */
   isWaiting(id: string): boolean {
     return this.waiting.some((t) => t.id === id);
   }
@@ -170,7 +164,7 @@ export class AdmissionQueue {
 
   /** Waiting models, in queue order. */
   waitingTickets(): Ticket[] {
-    return this.waiting.map(({ seq: _seq, ...t }) => t);
+    return [...this.waiting];
   }
 
   /**
@@ -180,10 +174,10 @@ export class AdmissionQueue {
    */
   probe(org: string, bytes: number): ProbeResult {
     this.expireHolds();
-    const candidate: Entry = { id: "\0candidate", org, bytes, createdMs: Infinity, seq: Infinity };
-    const pending: Entry[] = this.holds.map((h) => ({ id: `\0hold${h.seq}`, org: h.org, bytes: h.bytes, createdMs: Infinity, seq: h.seq }));
+    const candidate: Ticket = { id: "\0candidate", org, bytes, createdMs: Infinity };
+    const pending: Ticket[] = this.holds.map((h) => ({ id: "\0hold", org: h.org, bytes: h.bytes, createdMs: Infinity }));
     const order = [...this.waiting, ...pending, candidate];
-    const admitted = plan(order, this.runningPerOrg(), this.freeBytes, this.limits);
+    const { admitted } = plan(order, this.runningPerOrg(), this.freeBytes, this.limits);
     if (admitted.has(candidate)) return "start";
     const waitingOfOrg = order.filter((t) => t.org === org && !admitted.has(t)).length;
     return waitingOfOrg > this.limits.maxQueuedPerOrg ? "full" : "wait";
@@ -196,7 +190,7 @@ export class AdmissionQueue {
    */
   hold(org: string, bytes: number, key = ""): void {
     this.expireHolds();
-    this.holds.push({ org, key, bytes, expiresMs: this.now() + HOLD_TTL_MS, seq: this.seq++ });
+    this.holds.push({ org, key, bytes, expiresMs: this.now() + HOLD_TTL_MS });
   }
 
   /**
@@ -220,28 +214,19 @@ export class AdmissionQueue {
   enqueue(t: Ticket): void {
     if (this.running.has(t.id) || this.isWaiting(t.id)) return;
     if (!this.canEverFit(t.bytes)) throw new RangeError(`model ${t.id} needs ${t.bytes} bytes; the budget is ${this.limits.budgetBytes}`);
-    const e: Entry = { ...t, seq: this.seq++ };
     let i = this.waiting.length;
-    while (i > 0 && this.waiting[i - 1].createdMs > e.createdMs) i--;
-    this.waiting.splice(i, 0, e);
+    while (i > 0 && this.waiting[i - 1].createdMs > t.createdMs) i--;
+    this.waiting.splice(i, 0, { ...t });
   }
 
   /** Runs the policy: moves the models that start now from waiting to running and returns them (in order). */
   admit(): Ticket[] {
-    const admitted = plan(this.waiting, this.runningPerOrg(), this.freeBytes, this.limits);
-    const out: Ticket[] = [];
-    for (let i = 0; i < this.waiting.length; ) {
-      const e = this.waiting[i];
-      if (admitted.has(e)) {
-        this.waiting.splice(i, 1);
-        const { seq: _seq, ...t } = e;
-        this.running.set(t.id, t);
-        out.push(t);
-      } else {
-        i++;
-      }
+    const { admitted } = plan(this.waiting, this.runningPerOrg(), this.freeBytes, this.limits);
+    for (const t of admitted) {
+      this.waiting.splice(this.waiting.indexOf(t), 1);
+      this.running.set(t.id, t);
     }
-    return out;
+    return [...admitted];
   }
 
   /** Marks `id` as running without queueing it (a training task already under way). */
@@ -275,19 +260,28 @@ export class AdmissionQueue {
   }
 }
 
-/** The policy's pass (module comment): the entries of `order` that start, given the running counts and free bytes. */
-function plan(order: readonly Entry[], runningPerOrg: Map<string, number>, freeBytes: number, limits: QueueLimits): Set<Entry> {
+/**
+ * The policy's pass (module comment) over `order`, given the running models per org and the free
+ * bytes: the tickets that start (a Set, in order), the one the pass stopped at because it does not
+ * fit (undefined when it ran to the end), and the bytes left free after the started ones.
+ */
+function plan(
+  order: readonly Ticket[],
+  runningPerOrg: Map<string, number>,
+  freeBytes: number,
+  limits: QueueLimits,
+): { admitted: Set<Ticket>; blocker: Ticket | undefined; free: number } {
   const perOrg = new Map(runningPerOrg);
   let free = freeBytes;
-  const admitted = new Set<Entry>();
+  const admitted = new Set<Ticket>();
   for (const t of order) {
     if ((perOrg.get(t.org) ?? 0) >= limits.maxTrainingPerOrg) continue;
-    if (t.bytes > free) break;
+    if (t.bytes > free) return { admitted, blocker: t, free };
     free -= t.bytes;
     perOrg.set(t.org, (perOrg.get(t.org) ?? 0) + 1);
     admitted.add(t);
   }
-  return admitted;
+  return { admitted, blocker: undefined, free };
 }
 
 function checkLimits(l: QueueLimits): void {

@@ -9,11 +9,11 @@
  * to the process, from its config and its metadata alone (no allocation; cheap enough for the
  * HTTP thread). With B = `batch_size`, E = `embedding_dim`, H and L = the hidden width and
  * residual blocks of `model_size` (generator.ts), D = sum_f K_f, P = the parameter count
- * (E H + H + L (H^2 + 3H) + H D + D), R = max(B, 512) (the core's activations also hold one
- * validation chunk of 512 rows), L' = max(L, 1), r(x) = x rounded up to a multiple of 32 (the
- * widest GEMM micro-panel), 2-way pair blocks b = (K_f, w_b) as marginals.ts groups them,
- * M = sum_b K_f w_b, C = the 2-way cells the metadata carries, T = compute threads, all in float32
- * (4 bytes) unless said:
+ * (E H + H + L (H^2 + 3H) + H D + D: generator.ts `paramCount`), R = max(B, 512) (the core's
+ * activations also hold one validation chunk of 512 rows), L' = max(L, 1), r(x) = x rounded up
+ * to a multiple of 32 (the widest GEMM micro-panel), 2-way pair blocks b = (K_f, w_b) as
+ * marginals.ts groups them, M = sum_b K_f w_b, C = the 2-way cells the metadata carries, T =
+ * compute threads, all in float32 (4 bytes) unless said:
  *
  * | part | floats | what holds it |
  * |---|---|---|
@@ -66,7 +66,8 @@
  * there are 1.32x and 1.30x those peaks.
  */
 import type { Metadata, ModelConfig } from "../types";
-import { MODEL_SIZES } from "../model/generator";
+import { generatorSpec, MODEL_SIZES, paramCount } from "../model/generator";
+import { layoutOf } from "../model/marginals";
 import { formatBytes } from "./budget";
 
 /** Bytes per float32. */
@@ -179,25 +180,23 @@ const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
 
 /**
  * Upper bound of the memory that training a model with `config` on `metadata` adds to the server
- * (see the module comment for the formula and its calibration). Pure arithmetic on the shapes;
- * `metadata` must have passed the server's checks (cardinalities of every feature).
+ * (see the module comment for the formula and its calibration). Pure arithmetic on the shapes:
+ * the layout of `layoutOf` and the parameter count of `paramCount` (generator.ts), the pair blocks
+ * of {@link pairBlockShapes}; `metadata` must have passed the server's checks.
  * @returns the estimate in bytes with its parts; `params` may exceed {@link MAX_PARAMS} (such a
  *   model cannot train at all).
+ * @throws MetadataError (marginals.ts) when a feature has no positive integer cardinality.
  */
 export function estimateTrainingMemory(config: EstimateConfig, metadata: Metadata, opts: EstimateOptions = {}): MemoryEstimate {
-  const { hidden: H, layers } = MODEL_SIZES[config.model_size];
-  const L = layers - 1;
+  const layout = layoutOf(metadata);
+  const spec = generatorSpec(config.model_size, config.embedding_dim, layout);
+  const { hidden: H, blocks: L, embeddingDim: E, outputDim: D } = spec;
   const L1 = Math.max(L, 1);
-  const E = config.embedding_dim;
   const B = config.batch_size;
   const R = Math.max(B, EVAL_CHUNK_ROWS);
   const T = Math.max(1, opts.threads ?? 16);
-  const K = metadata.features.map((f) => metadata.cardinalities[f] ?? 1);
-  const offsets = [0];
-  for (const k of K) offsets.push(offsets[offsets.length - 1] + k);
-  const D = offsets[offsets.length - 1];
-  const P = E * H + H + L * (H * H + 3 * H) + H * D + D;
-  const { blocks, cells: C } = pairBlockShapes(metadata, K, offsets);
+  const P = paramCount(spec);
+  const { blocks, cells: C } = pairBlockShapes(metadata, layout.cardinalities, layout.offsets);
   const M = blocks.reduce((s, b) => s + b.kf * b.w, 0);
   const dense = blocks.length > 0 && D <= DENSE_MAX_WIDTH && M >= (0.25 * D * D) / 2;
   const r = (x: number): number => roundUp(x, PANEL);
@@ -242,7 +241,9 @@ export interface TooLargeExplanation {
  * {@link MAX_PARAMS}): the field that dominates, i.e. the one whose lowest setting saves the
  * most (`batch_size`, `embedding_dim`, `model_size`, or the metadata's codes / 2-way marginals),
  * and a message with the estimate, the budget and the largest value of that field that fits
- * (when one does).
+ * (when one does; a binary search over {@link estimateTrainingMemory}). `budgetNote` says in the
+ * message how the budget came about.
+ * @throws MetadataError as {@link estimateTrainingMemory}.
  */
 export function explainTooLarge(
   config: EstimateConfig,

@@ -51,7 +51,7 @@ import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { Piscina, queueOptionsSymbol } from "piscina";
 import type { Logger } from "pino";
-import type { Store } from "../store";
+import type { ModelRecord, Store } from "../store";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { deviceOf, type BackendName } from "../model/backend";
 import { defaultCompute, type ComputeKind } from "../model/trainer";
@@ -119,7 +119,9 @@ export interface AdmissionState {
   reservedBytes: number;
   /** Measured beyond base and reservations at the last measurement. */
   unaccountedBytes: number;
+  /** Models one org trains at once (count). */
   maxTrainingPerOrg: number;
+  /** Models one org may have waiting (count). */
   maxQueuedPerOrg: number;
   /** Models whose training task runs, with their reservations. */
   running: Ticket[];
@@ -154,7 +156,11 @@ export interface PoolEngine extends Engine {
   waitingIds(): string[];
   /** Budget, reservations and queue (see {@link AdmissionState}). */
   admission(): AdmissionState;
-  /** The memory estimate this engine uses for a model (admission.ts). */
+  /**
+   * The memory estimate this engine uses for a model (admission.ts `estimateTrainingMemory` on
+   * this engine's compute path and threads), bytes by part.
+   * @throws MetadataError when a feature has no positive integer cardinality.
+   */
   estimate(config: ModelConfig, metadata: Metadata): MemoryEstimate;
   /** Per-worker state (tests, diagnostics). */
   info(): Promise<InfoReply[]>;
@@ -173,7 +179,11 @@ class PiscinaEngine implements PoolEngine {
   private readonly log: Logger | undefined;
   /** model id -> threadId of the worker holding its actor / cached weights. */
   private readonly pins = new Map<string, number>();
-  /** Models whose training task is pending. */
+  /**
+   * Models whose training task is pending, with its promise. Every one holds a reservation in
+   * {@link queue} (a task starts only on one, and the reservation is released only once the task
+   * is over), so "running in the queue" is the test for "training or about to be resumed".
+   */
   private readonly training = new Map<string, Promise<TrainReply>>();
   private readonly restarts = new Map<string, number>();
   private closed = false;
@@ -182,10 +192,8 @@ class PiscinaEngine implements PoolEngine {
   compute: ComputeKind;
   /** The admission queue; its budget is set once the base is measured (`start`). */
   private readonly queue: AdmissionQueue;
-  /** Reserved for the process itself (bytes), measured in `start`. */
+  /** Reserved for the process itself (bytes): its RSS measured in `start` plus headroom. */
   private baseBytes = 0;
-  /** The process RSS measured at start (bytes); `baseBytes` adds headroom to it. */
-  private startRss = 0;
   /** Compute threads of the native core (pool and callers), for the estimate. */
   private computeThreads = availableParallelism();
   private retryTimer: NodeJS.Timeout | undefined;
@@ -307,50 +315,52 @@ class PiscinaEngine implements PoolEngine {
 
   async train(id: string): Promise<void> {
     this.ensureOpen();
-    if (this.training.has(id) || this.queue.isRunning(id) || this.queue.isWaiting(id)) return;
+    // A running model (its reservation is held for as long as its task runs) or a waiting one.
+    if (this.queue.isRunning(id) || this.queue.isWaiting(id)) return;
     // Refuse here, not through the task's rejection (which would read as a lost worker).
     if (this.pool.queueSize >= this.maxQueue) throw new EngineUnavailableError("the engine's queue is full");
-    this.enqueue(id);
+    const rec = this.current(id);
+    if (rec !== undefined) this.enqueue(rec);
     this.pump();
   }
 
   /**
-   * Adds a stored `training` model to the admission queue. Its estimate is the one its create's
-   * admission check held, when that is unambiguous; else it is computed from the stored config
-   * and metadata (reading a large metadata back costs the HTTP thread tens of milliseconds). A
-   * model that can never fit is marked failed; a missing record is ignored.
+   * Adds a stored model to the admission queue unless it is not `training` or is already queued
+   * or running. Its estimate is the one its create's admission check held, when that is
+   * unambiguous; else it is computed from the stored config and metadata (reading a large
+   * metadata back costs the HTTP thread tens of milliseconds). A model that can never fit is
+   * marked failed.
    */
-  private enqueue(id: string): void {
-    const rec = this.current(id);
-    if (rec === undefined || rec.status !== "training") return;
-    let bytes = this.queue.claimHold(rec.org, estimateKey(rec.config));
-    if (bytes === undefined) bytes = this.estimateStored(id, rec);
+  private enqueue(rec: ModelRecord): void {
+    const { id, org } = rec;
+    if (rec.status !== "training" || this.queue.isRunning(id) || this.queue.isWaiting(id)) return;
+    const bytes = this.queue.claimHold(org, estimateKey(rec.config)) ?? this.estimateStored(rec);
     if (bytes === undefined) return;
     const createdMs = Date.parse(rec.created_at);
-    this.queue.enqueue({ id, org: rec.org, bytes, createdMs: Number.isFinite(createdMs) ? createdMs : Date.now() });
-    this.log?.debug({ model_id: id, org: rec.org, estimate_bytes: bytes }, "model queued for training");
+    this.queue.enqueue({ id, org, bytes, createdMs: Number.isFinite(createdMs) ? createdMs : Date.now() });
+    this.log?.debug({ model_id: id, org, estimate_bytes: bytes }, "model queued for training");
   }
 
-  /** The estimate of a stored model, or undefined when it was marked failed (it can never fit). */
-  private estimateStored(id: string, rec: NonNullable<ReturnType<Store["getModel"]>>): number | undefined {
-    const metadata = this.store.getMetadata(id);
-    let bytes = 0; // no metadata: the worker fails the model at once
-    if (metadata !== undefined) {
-      let est: MemoryEstimate;
-      try {
-        est = this.estimate(rec.config, metadata);
-      } catch (err) {
-        this.markFailed(id, `the model's memory could not be estimated: ${err instanceof Error ? err.message : String(err)}`);
-        return undefined;
-      }
-      const tooLarge = this.tooLarge(rec.config, metadata, est);
-      if (tooLarge) {
-        this.markFailed(id, tooLarge.message);
-        return undefined;
-      }
-      bytes = est.bytes;
+  /**
+   * The estimate of a stored model (bytes; 0 without metadata: the worker then fails the model at
+   * once), or undefined when it was marked failed (its estimate failed, or it can never fit).
+   */
+  private estimateStored(rec: ModelRecord): number | undefined {
+    const metadata = this.store.getMetadata(rec.id);
+    if (metadata === undefined) return 0;
+    let est: MemoryEstimate;
+    try {
+      est = this.estimate(rec.config, metadata);
+    } catch (err) {
+      this.markFailed(rec.id, `the model's memory could not be estimated: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
     }
-    return bytes;
+    const tooLarge = this.tooLarge(rec.config, metadata, est);
+    if (tooLarge) {
+      this.markFailed(rec.id, tooLarge.message);
+      return undefined;
+    }
+    return est.bytes;
   }
 
   /** Measures what the process holds beyond its base and the reservations (see the module comment). */
@@ -551,7 +561,7 @@ class PiscinaEngine implements PoolEngine {
     this.ensureOpen();
     const recs = this.store.modelsWithStatus("training");
     recs.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
-    for (const rec of recs) if (!this.training.has(rec.id)) this.enqueue(rec.id);
+    for (const rec of recs) this.enqueue(rec);
     if (recs.length > 0) this.log?.info({ models: recs.length }, "resuming training (through the admission queue, oldest first)");
     this.pump();
     return recs.length;
@@ -629,13 +639,13 @@ class PiscinaEngine implements PoolEngine {
     }
     if (reply.computeInfo) this.computeThreads = reply.computeInfo.threads;
     await this.info(); // every worker up (its backend initialised): part of the base
-    this.startRss = process.memoryUsage.rss();
-    this.baseBytes = this.startRss + BASE_HEADROOM_BYTES + this.workers * WORKER_HEADROOM_BYTES;
+    const startRss = process.memoryUsage.rss();
+    this.baseBytes = startRss + BASE_HEADROOM_BYTES + this.workers * WORKER_HEADROOM_BYTES;
     const training = this.budgetBytes - this.baseBytes;
     if (training <= 0) {
       throw new Error(
         `the memory budget of ${formatBytes(this.budgetBytes)} leaves nothing for training: the server itself takes ` +
-          `${formatBytes(this.baseBytes)} (RSS ${formatBytes(this.startRss)} at start, plus headroom); raise --memory-budget or lower --workers`,
+          `${formatBytes(this.baseBytes)} (RSS ${formatBytes(startRss)} at start, plus headroom); raise --memory-budget or lower --workers`,
       );
     }
     this.queue.setBudget(training);

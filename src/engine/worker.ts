@@ -19,13 +19,13 @@ import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
 import { calibrationMarginals } from "../model/calibrate";
 import { drawInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../model/generate";
-import { disposeAll, generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays, type NamedTensors } from "../model/generator";
+import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../model/generator";
 import type { Layout } from "../model/marginals";
 import { buildTargets, layoutOf } from "../model/marginals";
 import { Rng } from "../model/rng";
 import { LOGITS_NOT_FINITE } from "../model/sampling";
 import { NativeGenerator, nativeCoreStatus } from "../model/native-core";
-import { disposeGenerator, type ComputeKind, type GeneratorModel } from "../model/trainer";
+import { cloneTfjsGenerator, disposeGenerator, type ComputeKind, type GeneratorModel } from "../model/trainer";
 import { ModelActor, type ActorEnv } from "./actor";
 import { sampleSeededSource } from "./seeded";
 import type { GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
@@ -136,18 +136,13 @@ interface Lease {
   release(): void;
 }
 
-/** A request's own copy of tfjs weights (tensor clones share the buffers). */
-function snapshot(model: GeneratorModel): Lease {
-  const params: NamedTensors = {};
-  for (const [name, t] of Object.entries(model.params)) params[name] = tf.clone(t); // shares the buffers
-  const copy: GeneratorModel = { spec: model.spec, layout: model.layout, params };
-  return { model: copy, release: () => disposeAll(params) };
-}
-
 /** Lends a cached model (its weights never change): native cores are shared, tensors cloned. */
 function lend(model: GeneratorModel): Lease {
   const core = model.native;
-  if (!core) return snapshot(model);
+  if (!core) {
+    const copy = cloneTfjsGenerator(model);
+    return { model: copy, release: () => disposeGenerator(copy) };
+  }
   const loan = loans.get(core) ?? { uses: 0, dropped: false };
   loans.set(core, loan);
   loan.uses += 1;

@@ -184,19 +184,6 @@ export function flattenParams(spec: GeneratorSpec, arrays: NamedArrays): Float32
   return out;
 }
 
-/** The inverse of {@link flattenParams}: fresh named arrays (copies). */
-export function unflattenParams(spec: GeneratorSpec, flat: Float32Array): NamedArrays {
-  const out: NamedArrays = {};
-  let at = 0;
-  for (const [name, shape] of paramShapes(spec)) {
-    const size = shape.reduce((a, b) => a * b, 1);
-    out[name] = flat.slice(at, at + size);
-    at += size;
-  }
-  if (at !== flat.length) throw new RangeError(`flat parameters have ${flat.length} values, expected ${at}`);
-  return out;
-}
-
 /**
  * Named views into one flat vector in `paramShapes` order (no copy: writes through either side
  * show in the other). @throws RangeError when `flat` is not of the generator's size.
@@ -210,6 +197,16 @@ export function viewParams(spec: GeneratorSpec, flat: Float32Array): NamedArrays
     at += size;
   }
   if (at !== flat.length) throw new RangeError(`flat parameters have ${flat.length} values, expected ${at}`);
+  return out;
+}
+
+/**
+ * The inverse of {@link flattenParams}: fresh named arrays, each its own copy ({@link viewParams}
+ * sliced). @throws RangeError when `flat` is not of the generator's size.
+ */
+export function unflattenParams(spec: GeneratorSpec, flat: Float32Array): NamedArrays {
+  const out: NamedArrays = {};
+  for (const [name, view] of Object.entries(viewParams(spec, flat))) out[name] = view.slice();
   return out;
 }
 

@@ -190,6 +190,15 @@ export function disposeGenerator(model: GeneratorModel): void {
   model.native?.dispose();
 }
 
+/**
+ * A tfjs generator's own copy: every weight tensor cloned (the clones share the buffers until
+ * either side is written), so it outlives the original's disposal. Free it with
+ * {@link disposeGenerator}. A native core (`model.native`) is not copied: the copy has none.
+ */
+export function cloneTfjsGenerator(model: GeneratorModel): GeneratorModel {
+  return { spec: model.spec, layout: model.layout, params: cloneAll(model.params) };
+}
+
 /** The compute path of training and generation (`synthd serve --compute`). */
 export type ComputeKind = "tfjs" | "native";
 
@@ -633,7 +642,7 @@ export class Trainer {
    * but all its tensors view the trainer's arrays: store or copy it before the next
    * `checkpointInSlices` or {@link runEpoch}. Call it between epochs.
    */
-  async checkpointInSlices(yieldFn?: () => Promise<void>): Promise<Checkpoint> {
+  async checkpointInSlices(yieldFn?: YieldFn): Promise<Checkpoint> {
     if (!this.native) return this.checkpoint();
     const n = this.native;
     const buf = this.nativeBuffers(n);
@@ -719,7 +728,7 @@ export class Trainer {
       return { spec, layout, params: {}, native: NativeGenerator.create(spec, layout, weights) };
     }
     // tfjs computes on this thread: nothing is in flight; clones share the tensors' buffers.
-    return { spec, layout, params: cloneAll(this.generator(best).params) };
+    return cloneTfjsGenerator(this.generator(best));
   }
 
   /**

@@ -20,10 +20,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { removeDir, runCli, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
-import { syntheticMetadata } from "../../bench/memory";
+import { procMemory, syntheticMetadata } from "../../bench/memory";
 
 const BUDGET = "9GiB";
 const BUDGET_BYTES = 9 * 2 ** 30;
@@ -31,11 +30,10 @@ const HEAVY = { model_size: "large", embedding_dim: 4096, batch_size: 65536, max
 const CREATES = 50;
 const SERVE_ARGS = ["--memory-budget", BUDGET, "--max-queued-per-org", "1", "--workers", "2"];
 
-/** VmRSS of `pid`, bytes (0 once the process is gone). */
+/** VmRSS of `pid`, bytes (0 once the process is gone: no status file, or no VmRSS in it). */
 function rssOf(pid: number): number {
   try {
-    const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return kb === undefined ? 0 : Number(kb) * 1024;
+    return procMemory(pid).rss || 0;
   } catch {
     return 0;
   }

@@ -115,6 +115,14 @@ int64_t ReadRows(Napi::Env env, const Napi::Value& v) {
   return static_cast<int64_t>(d);
 }
 
+// lr: the learning rate of a step, finite and >= 0.
+double ReadLearningRate(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsNumber()) ThrowType(env, "lr must be a number");
+  const double lr = v.As<Napi::Number>().DoubleValue();
+  if (!(std::isfinite(lr) && lr >= 0)) ThrowRange(env, "lr must be finite and >= 0, got " + JsString(env, lr));
+  return lr;
+}
+
 // A core and its use by asynchronous calls. Fields are read and written on the JavaScript thread
 // only; a background thread uses `core` while `busy` is set, and nothing frees it meanwhile.
 struct CoreSlot {
@@ -554,9 +562,7 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     Napi::Env env = info.Env();
     const int64_t n = ReadRows(env, info[1]);
     const float* z = ReadLatents(env, info[0], n);
-    if (!info[2].IsNumber()) ThrowType(env, "lr must be a number");
-    const double lr = info[2].As<Napi::Number>().DoubleValue();
-    if (!(std::isfinite(lr) && lr >= 0)) ThrowRange(env, "lr must be finite and >= 0, got " + JsString(env, lr));
+    const double lr = ReadLearningRate(env, info[2]);
     RequireTargets(env);
     GeneratorCore& c = Core(env);
     return Guard(env, "trainStep", [&] { return Napi::Number::New(env, c.TrainStep(z, n, lr)); });
@@ -567,12 +573,7 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     Napi::Env env = info.Env();
     const int64_t n = ReadRows(env, info[1]);
     const float* z = ReadLatents(env, info[0], n);
-    double lr = 0.0;
-    if (train) {
-      if (!info[2].IsNumber()) ThrowType(env, "lr must be a number");
-      lr = info[2].As<Napi::Number>().DoubleValue();
-      if (!(std::isfinite(lr) && lr >= 0)) ThrowRange(env, "lr must be finite and >= 0, got " + JsString(env, lr));
-    }
+    const double lr = train ? ReadLearningRate(env, info[2]) : 0.0;
     RequireTargets(env);
     const int64_t E = Core(env).spec().E;
     return Guard(env, what, [&]() -> Napi::Value {
@@ -653,7 +654,7 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
           ThrowLogits(env, "generate: " + where + " = " + JsString(env, err.value) + " is not finite");
         }
         ThrowLogits(env, "generate: " + where + " / temperature overflows (logit " + JsString(env, err.value) +
-                            ", temperature " + JsString(env, temperature) + ")");
+                             ", temperature " + JsString(env, temperature) + ")");
       }
       return out;
     });

@@ -180,7 +180,7 @@ void ThreadPool::Run(size_t n_tasks, const TaskFn& fn) {
     for (size_t i = 0; i < n_tasks; ++i) fn(i, 0);
     return;
   }
-  std::call_once(p.started, [&p] { p.Start(); });
+  EnsureStarted();
 
   Job job;
   job.fn = &fn;
