@@ -133,11 +133,56 @@ export function split(table: Table, seed: number): { train: Table; holdout: Tabl
   };
 }
 
-function parseConfig(json: string | undefined): ModelConfigInput | undefined {
-  if (json === undefined) return undefined;
+/**
+ * A flag's JSON object (`--config`, `--rare`, ...).
+ * @throws SyntaxError for bad JSON; Error naming `flag` when it is not an object.
+ */
+export function parseObject(json: string, flag: string): Record<string, unknown> {
   const v = JSON.parse(json) as unknown;
-  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error("--config must be a JSON object");
-  return v as ModelConfigInput;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error(`${flag} must be a JSON object`);
+  return v as Record<string, unknown>;
+}
+
+/** `--config JSON` of the benchmarks: a model config, or undefined (the server's defaults). @throws as {@link parseObject}. */
+export function parseConfig(json: string | undefined): ModelConfigInput | undefined {
+  return json === undefined ? undefined : (parseObject(json, "--config") as ModelConfigInput);
+}
+
+/** The benchmarks' progress log: lines on stderr, silent under `--json`. */
+export function logger(json: boolean): (s: string) => void {
+  return (s) => {
+    if (!json) process.stderr.write(`${s}\n`);
+  };
+}
+
+/**
+ * Waits for a model created with `wait: false` (250 ms polls), logging each new epoch's losses and
+ * the seconds since the call.
+ * @returns the client's wall seconds from the call to seeing `ready`.
+ * @throws the errors of `Synthesizer.waitUntilReady` (a failed model, a timeout).
+ */
+export async function waitLogged(synth: Synthesizer, log: (s: string) => void): Promise<number> {
+  const t0 = Date.now();
+  log(`model ${synth.id} created; training with ${JSON.stringify(synth.model.config)}`);
+  let lastEpoch = -1;
+  await synth.waitUntilReady({
+    pollIntervalMs: 250,
+    onProgress: (m) => {
+      if (m.current_epoch !== lastEpoch) {
+        lastEpoch = m.current_epoch;
+        log(`  epoch ${m.current_epoch} train_loss ${m.train_loss} val_loss ${m.val_loss} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      }
+    },
+  });
+  return (Date.now() - t0) / 1000;
+}
+
+/** What the benchmarks report of a ready model: its training summary and the server's fit seconds (`updated_at - created_at`). */
+export function modelSummary(m: Model): { model: Pick<Model, "id" | "status" | "current_epoch" | "train_loss" | "val_loss">; fitSeconds: number } {
+  return {
+    model: { id: m.id, status: m.status, current_epoch: m.current_epoch, train_loss: m.train_loss, val_loss: m.val_loss },
+    fitSeconds: (Date.parse(m.updated_at) - Date.parse(m.created_at)) / 1000,
+  };
 }
 
 /** Runs the benchmark and prints its result. */
@@ -147,9 +192,7 @@ export async function fidelityBench(opts: FidelityOptions): Promise<void> {
   if (opts.epsilon !== undefined && !ds.domain) throw new Error("--epsilon needs a domain: use --data discrete");
   const seed = opts.seed;
   const dir = tempDir("synthd-fidelity-");
-  const log = (s: string): void => {
-    if (!opts.json) process.stderr.write(`${s}\n`);
-  };
+  const log = logger(opts.json);
   try {
     const { train, holdout } = split(await loadRows(ds.csv), seed);
     const trainPath = join(dir, "train.csv");
@@ -174,19 +217,7 @@ export async function fidelityBench(opts: FidelityOptions): Promise<void> {
         ...(config ? { config } : {}),
         wait: false,
       });
-      const t0 = Date.now();
-      log(`model ${fitted.id} created; training with ${JSON.stringify(fitted.model.config)}`);
-      let lastEpoch = -1;
-      await fitted.waitUntilReady({
-        pollIntervalMs: 250,
-        onProgress: (m) => {
-          if (m.current_epoch !== lastEpoch) {
-            lastEpoch = m.current_epoch;
-            log(`  epoch ${m.current_epoch} train_loss ${m.train_loss} val_loss ${m.val_loss} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-          }
-        },
-      });
-      fitWall = (Date.now() - t0) / 1000;
+      fitWall = await waitLogged(fitted, log);
       calibrate = opts.calibrate ?? !fitted.isPrivate();
       synthetic = await fitted.sample(n, { seed, calibrate });
       // Two draws of 39,073 rows fit in the sandbox's 100,000 rows a month.
@@ -195,7 +226,7 @@ export async function fidelityBench(opts: FidelityOptions): Promise<void> {
       await server.kill("SIGTERM");
     }
     const m = fitted.model;
-    const fitSeconds = (Date.parse(m.updated_at) - Date.parse(m.created_at)) / 1000;
+    const { model, fitSeconds } = modelSummary(m);
     log(`ready after ${m.current_epoch} epochs, ${fitSeconds.toFixed(1)} s; evaluating`);
 
     const evalOpts = { ...(ds.domain ? { domain: ds.domain } : {}), target: ds.target, holdout: holdoutPath, seed };
@@ -215,7 +246,7 @@ export async function fidelityBench(opts: FidelityOptions): Promise<void> {
       privacy: report.privacy,
       fit_seconds: fitSeconds,
       fit_wall_seconds: fitWall,
-      model: { id: m.id, status: m.status, current_epoch: m.current_epoch, train_loss: m.train_loss, val_loss: m.val_loss },
+      model,
       config: m.config,
       calibrate,
       epsilon: opts.epsilon ?? null,

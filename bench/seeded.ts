@@ -56,6 +56,7 @@
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
+import { median } from "simple-statistics";
 import {
   Synthd,
   Synthesizer,
@@ -68,10 +69,12 @@ import {
   type Model,
   type ModelConfigInput,
   type Table,
+  type ValueRange,
   type Where,
   type WhereRange,
 } from "../src/sdk";
-import { loadRows, split } from "./fidelity";
+import { inRange } from "../src/sdk/decode";
+import { loadRows, logger, modelSummary, parseObject, split, waitLogged } from "./fidelity";
 import { TVD_OPTIONS } from "./tables";
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir } from "./harness";
 
@@ -236,19 +239,15 @@ function parseParts(s: string | undefined): Part[] {
   return parts;
 }
 
-function parseObject(json: string, flag: string): Record<string, unknown> {
-  const v = JSON.parse(json) as unknown;
-  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error(`${flag} must be a JSON object`);
-  return v as Record<string, unknown>;
-}
-
 function isRange(v: unknown): v is WhereRange {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
 /**
  * A row predicate for a `where` on the table's text cells: values compare as text (trimmed),
- * ranges as numbers (inclusive/exclusive as written). Only numeric ranges (Adult has no datetimes).
+ * ranges as numbers (`inRange` of the SDK's decoder, inclusive/exclusive as written). Only numeric
+ * ranges (Adult has no datetimes).
+ * @throws Error when `where` names a column the table lacks.
  */
 export function wherePredicate(columns: readonly string[], where: Where): (row: readonly string[]) => boolean {
   const tests = Object.entries(where).map(([col, cond]) => {
@@ -256,16 +255,15 @@ export function wherePredicate(columns: readonly string[], where: Where): (row: 
     if (c < 0) throw new Error(`condition names column ${JSON.stringify(col)}, which the table lacks`);
     if (isRange(cond)) {
       const num = (x: number | string | undefined): number | undefined => (x === undefined ? undefined : Number(x));
-      const gte = num(cond.gte);
-      const gt = num(cond.gt);
-      const lte = num(cond.lte);
-      const lt = num(cond.lt);
+      const range: ValueRange = {
+        lo: num(cond.gte ?? cond.gt),
+        loOpen: cond.gt !== undefined,
+        hi: num(cond.lte ?? cond.lt),
+        hiOpen: cond.lt !== undefined,
+      };
       return (row: readonly string[]): boolean => {
         const t = row[c].trim();
-        if (t === "") return false;
-        const x = Number(t);
-        if (!Number.isFinite(x)) return false;
-        return (gte === undefined || x >= gte) && (gt === undefined || x > gt) && (lte === undefined || x <= lte) && (lt === undefined || x < lt);
+        return t !== "" && Number.isFinite(Number(t)) && inRange(Number(t), range);
       };
     }
     const allowed = new Set((Array.isArray(cond) ? cond : [cond]).map((v) => String(v)));
@@ -290,11 +288,6 @@ function ratio(a: Tvd12, b: Tvd12): Tvd12 {
   return { "1": a["1"] / b["1"], "2": a["2"] / b["2"] };
 }
 
-function median(v: number[]): number {
-  const s = [...v].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
 /** Runs the benchmark and prints its result. */
 export async function seededBench(opts: SeededOptions): Promise<void> {
   const t0 = Date.now();
@@ -306,9 +299,7 @@ export async function seededBench(opts: SeededOptions): Promise<void> {
   if (!(Number.isInteger(opts.rows) && opts.rows >= 1)) throw new Error("--rows must be a positive integer");
   if (!(Number.isInteger(opts.speedRows) && opts.speedRows >= 1)) throw new Error("--speed-rows must be a positive integer");
   if (!(Number.isInteger(opts.reps) && opts.reps >= 1)) throw new Error("--reps must be a positive integer");
-  const log = (s: string): void => {
-    if (!opts.json) process.stderr.write(`${s}\n`);
-  };
+  const log = logger(opts.json);
   const dir = tempDir("synthd-seeded-");
   const store = join(dir, "store");
   try {
@@ -328,20 +319,9 @@ export async function seededBench(opts: SeededOptions): Promise<void> {
       const client = new Synthd({ apiKey: key.stdout.trim().split("\n").pop()!, baseUrl: server.url });
 
       const synth = await Synthesizer.fit(client, trainPath, { config, wait: false });
-      const tFit = Date.now();
-      log(`model ${synth.id} created; training with ${JSON.stringify(synth.model.config)}`);
-      let lastEpoch = -1;
-      await synth.waitUntilReady({
-        pollIntervalMs: 250,
-        onProgress: (m) => {
-          if (m.current_epoch !== lastEpoch) {
-            lastEpoch = m.current_epoch;
-            log(`  epoch ${m.current_epoch} train_loss ${m.train_loss} val_loss ${m.val_loss} (${((Date.now() - tFit) / 1000).toFixed(1)} s)`);
-          }
-        },
-      });
+      await waitLogged(synth, log);
       const m = synth.model;
-      const fitSeconds = (Date.parse(m.updated_at) - Date.parse(m.created_at)) / 1000;
+      const { model, fitSeconds } = modelSummary(m);
       log(`ready after ${m.current_epoch} epochs, ${fitSeconds.toFixed(1)} s`);
 
       const result: SeededResult = {
@@ -349,14 +329,15 @@ export async function seededBench(opts: SeededOptions): Promise<void> {
         data: ADULT_CSV,
         seed,
         rows: { train: train.rows.length, holdout: holdout.rows.length },
-        model: { id: m.id, status: m.status, current_epoch: m.current_epoch, train_loss: m.train_loss, val_loss: m.val_loss },
+        model,
         config: m.config,
         fit_seconds: fitSeconds,
         seconds: 0,
       };
-      if (parts.includes("fidelity")) result.fidelity = await fidelityPart(synth, train, holdout, rare, opts, log);
-      if (parts.includes("impute")) result.impute = await imputePart(synth, train, holdout, opts, log);
-      if (parts.includes("speed")) result.speed = await speedPart(synth, train, opts, log);
+      const run: PartContext = { synth, train, holdout, opts, log };
+      if (parts.includes("fidelity")) result.fidelity = await fidelityPart(run, rare);
+      if (parts.includes("impute")) result.impute = await imputePart(run);
+      if (parts.includes("speed")) result.speed = await speedPart(run);
       result.seconds = (Date.now() - t0) / 1000;
       const json = JSON.stringify(result);
       if (opts.out !== undefined) writeFileSync(resolve(opts.out), `${json}\n`);
@@ -377,14 +358,16 @@ function kindsOf(synth: Synthesizer): Record<string, ColumnKind> {
   return out;
 }
 
-async function fidelityPart(
-  synth: Synthesizer,
-  train: Table,
-  holdout: Table,
-  rare: Where,
-  opts: SeededOptions,
-  log: (s: string) => void,
-): Promise<NonNullable<SeededResult["fidelity"]>> {
+/** What every part of the benchmark works on: the fitted model, the split, the flags and the log. */
+interface PartContext {
+  synth: Synthesizer;
+  train: Table;
+  holdout: Table;
+  opts: SeededOptions;
+  log: (s: string) => void;
+}
+
+async function fidelityPart({ synth, train, holdout, opts, log }: PartContext, rare: Where): Promise<NonNullable<SeededResult["fidelity"]>> {
   const n = opts.rows;
   const seed = opts.seed;
   const kinds = kindsOf(synth);
@@ -442,7 +425,8 @@ async function fidelityPart(
     fc.tvd.unconditional_plain = tvd12(await evaluate(realSub, project(uncondPlain, free), evalOpts));
     if (holdSub.rows.length > 0) fc.tvd.holdout = tvd12(await evaluate(realSub, holdSub, evalOpts));
     if (sample && sample.rows.length > 0) {
-      const cond = tvd12(await evaluate(realSub, project(sample, free), evalOpts));
+      const sampleFree = project(sample, free);
+      const cond = tvd12(await evaluate(realSub, sampleFree, evalOpts));
       fc.tvd.conditional = cond;
       fc.ratio = ratio(cond, fc.tvd.unconditional);
       fc.ratio_plain = ratio(cond, fc.tvd.unconditional_plain);
@@ -451,17 +435,15 @@ async function fidelityPart(
       // equal to its own conditional scores at that size (against a small subset, mostly noise).
       // Averaged over FLOOR_DRAWS samples when the subset is small (the floor is itself noisy there).
       const draws = realSub.rows.length < 1000 ? FLOOR_DRAWS : 1;
-      {
-        const floor: Tvd12 = { "1": 0, "2": 0 };
-        for (let d = 0; d < draws; d++) {
-          const floorSample = await synth.sample(realSub.rows.length, { where: c.where, seed: seed + 1 + d });
-          const t = tvd12(await evaluate(project(floorSample, free), project(sample, free), evalOpts));
-          floor["1"] += t["1"] / draws;
-          floor["2"] += t["2"] / draws;
-        }
-        fc.tvd.floor = floor;
-        fc.ratio_above_floor = ratio({ "1": cond["1"] - floor["1"], "2": cond["2"] - floor["2"] }, { "1": fc.tvd.unconditional["1"] - floor["1"], "2": fc.tvd.unconditional["2"] - floor["2"] });
+      const floor: Tvd12 = { "1": 0, "2": 0 };
+      for (let d = 0; d < draws; d++) {
+        const floorSample = await synth.sample(realSub.rows.length, { where: c.where, seed: seed + 1 + d });
+        const t = tvd12(await evaluate(project(floorSample, free), sampleFree, evalOpts));
+        floor["1"] += t["1"] / draws;
+        floor["2"] += t["2"] / draws;
       }
+      fc.tvd.floor = floor;
+      fc.ratio_above_floor = ratio({ "1": cond["1"] - floor["1"], "2": cond["2"] - floor["2"] }, { "1": fc.tvd.unconditional["1"] - floor["1"], "2": fc.tvd.unconditional["2"] - floor["2"] });
       fc.pass = error === undefined && fc.violations === 0 && fc.ratio["1"] <= FIDELITY_TARGET && fc.ratio["2"] <= FIDELITY_TARGET;
     }
     log(
@@ -480,13 +462,7 @@ async function fidelityPart(
   };
 }
 
-async function imputePart(
-  synth: Synthesizer,
-  train: Table,
-  holdout: Table,
-  opts: SeededOptions,
-  log: (s: string) => void,
-): Promise<NonNullable<SeededResult["impute"]>> {
+async function imputePart({ synth, train, holdout, opts, log }: PartContext): Promise<NonNullable<SeededResult["impute"]>> {
   const rng = new Rng(deriveSeed(opts.seed, 12, 3));
   const columns = holdout.columns;
   const blanked: boolean[][] = holdout.rows.map((r) => r.map(() => rng.next() < opts.blank));
@@ -544,12 +520,7 @@ async function imputePart(
   };
 }
 
-async function speedPart(
-  synth: Synthesizer,
-  train: Table,
-  opts: SeededOptions,
-  log: (s: string) => void,
-): Promise<NonNullable<SeededResult["speed"]>> {
+async function speedPart({ synth, train, opts, log }: PartContext): Promise<NonNullable<SeededResult["speed"]>> {
   const n = opts.speedRows;
   const loadBefore = loadavg();
   const timed = async (where: Where | undefined, seed: number): Promise<number> => {

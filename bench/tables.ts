@@ -46,6 +46,7 @@ import {
 } from "../src/sdk";
 import type { ColumnCheck } from "../src/sdk/evaluate";
 import { scanTable, type ScannedTable } from "../src/sdk/metadata";
+import { logger, modelSummary, parseConfig } from "./fidelity";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
 
 /** The tables, by the name `--table` takes. */
@@ -87,10 +88,15 @@ export const CHECK_TARGETS: Record<CheckName, { kinds: ColumnCheck["kind"][] | "
 /** The checks with a target. */
 export type CheckName = "parse" | "in_format" | "in_range" | "precision" | "known" | "copies" | "distinct" | "shape" | "blank_diff";
 
-/** The value of one check for one column, or undefined when it does not apply to the column. */
+/** True when check `name` has a target for the column's kind. */
+function applies(c: ColumnCheck, name: CheckName): boolean {
+  const kinds = CHECK_TARGETS[name].kinds;
+  return kinds === "all" || kinds.includes(c.kind);
+}
+
+/** The value of one check for one column, or undefined when it does not apply to the column (or was not reported). */
 export function checkValue(c: ColumnCheck, name: CheckName): number | undefined {
-  const t = CHECK_TARGETS[name];
-  if (t.kinds !== "all" && !t.kinds.includes(c.kind)) return undefined;
+  if (!applies(c, name)) return undefined;
   if (name === "blank_diff") return Math.abs(c.blank_synthetic - c.blank_real);
   return c[name];
 }
@@ -110,8 +116,8 @@ export function checkFailures(checks: readonly ColumnCheck[]): CheckFailure[] {
   const out: CheckFailure[] = [];
   for (const c of checks) {
     for (const name of Object.keys(CHECK_TARGETS) as CheckName[]) {
+      if (!applies(c, name)) continue;
       const t = CHECK_TARGETS[name];
-      if (t.kinds !== "all" && !t.kinds.includes(c.kind)) continue;
       const v = checkValue(c, name);
       const ok = v !== undefined && (t.min === undefined || v >= t.min) && (t.max === undefined || v <= t.max);
       if (!ok) out.push({ column: c.column, kind: c.kind, check: name, value: v, target: t.min !== undefined ? `>= ${t.min}` : `<= ${t.max}` });
@@ -214,13 +220,6 @@ export interface TablesResult {
   seconds: number;
 }
 
-function parseConfig(json: string | undefined): ModelConfigInput | undefined {
-  if (json === undefined) return undefined;
-  const v = JSON.parse(json) as unknown;
-  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error("--config must be a JSON object");
-  return v as ModelConfigInput;
-}
-
 function parseSeeds(s: string): number[] {
   const seeds = s.split(",").map((x) => Number(x.trim()));
   if (!seeds.length || seeds.some((x) => !Number.isSafeInteger(x))) throw new Error(`--seed must be integers separated by commas, got ${JSON.stringify(s)}`);
@@ -240,9 +239,7 @@ export async function tablesBench(opts: TablesOptions): Promise<void> {
   const seeds = parseSeeds(opts.seed);
   const names = parseTables(opts.table);
   const config = parseConfig(opts.config);
-  const log = (s: string): void => {
-    if (!opts.json) process.stderr.write(`${s}\n`);
-  };
+  const log = logger(opts.json);
   const dir = tempDir("synthd-tables-");
   const outDir = opts.out !== undefined ? resolve(opts.out) : join(dir, "out");
   mkdirSync(outDir, { recursive: true });
@@ -316,7 +313,7 @@ async function runTable(
   });
   const tReady = Date.now();
   const m = fitted.model;
-  const fitSeconds = (Date.parse(m.updated_at) - Date.parse(m.created_at)) / 1000;
+  const { model, fitSeconds } = modelSummary(m);
   log(`  ready after ${m.current_epoch} epochs, ${fitSeconds.toFixed(1)} s (val_loss ${m.val_loss}); sampling ${n} rows`);
   const synthPath = join(outDir, `${name}-seed${seed}.csv`);
   const tSample = Date.now();
@@ -343,7 +340,7 @@ async function runTable(
     fit_seconds: fitSeconds,
     fit_wall_seconds: (tReady - tCreate) / 1000,
     sample_seconds: sampleSeconds,
-    model: { id: m.id, status: m.status, current_epoch: m.current_epoch, train_loss: m.train_loss, val_loss: m.val_loss },
+    model,
     config: m.config,
   };
   log(`  2-way TVD synthetic ${tvd2.synthetic.toFixed(4)}, independent ${tvd2.independent.toFixed(4)}, resample ${tvd2.resample.toFixed(4)}; gap closed ${r.gap_closed.toFixed(2)}; ${r.failures.length} failing checks`);

@@ -57,7 +57,9 @@ export interface FeatureDecoder {
   K: number;
   /**
    * The value of code `c` (0 <= c < K) in row `row` of the sample; `rng` supplies draws for
-   * interval bins and the pooled code, `ids` writes identifiers.
+   * interval bins and the pooled code, `ids` writes identifiers, `partnerCode` is the row's code
+   * of {@link FeatureDecoder.partner} (read only for the pooled code).
+   * @throws APIError (`invalid_response`) for a code without a value.
    */
   decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number): string;
   /** Id features: the shape their generator writes. */
@@ -95,12 +97,21 @@ function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g
   return best && { g: best.g, byCode: best.byCode };
 }
 
+/**
+ * The missing (blank) code of feature `f`: `value_mappings[f][""]`, else K-1 when
+ * `column_stats[f].missing > 0` (binned and id columns), else undefined (the column had no blanks).
+ */
+export function missingCodeOf(meta: Metadata, f: string): number | undefined {
+  const mapping = meta.value_mappings?.[f];
+  if (mapping !== undefined && Object.hasOwn(mapping, MISSING_KEY)) return mapping[MISSING_KEY];
+  return (meta.column_stats?.[f]?.missing ?? 0) > 0 ? meta.cardinalities[f] - 1 : undefined;
+}
+
 function featureDecoder(meta: Metadata, f: string): FeatureDecoder {
   const K = meta.cardinalities[f];
   const stats = meta.column_stats?.[f];
   const mapping = meta.value_mappings?.[f];
-  let missingCode = mapping?.[MISSING_KEY];
-  if (missingCode === undefined && stats && stats.missing > 0) missingCode = K - 1;
+  const missingCode = missingCodeOf(meta, f);
   if (stats?.type === "id" && stats.id_shape) {
     const shape = stats.id_shape as IdShape;
     return {
@@ -242,39 +253,37 @@ function binDecoder(
   const exact = lattice && span < 2 ** 52 ? lattice : undefined;
   const codes: number[] = [];
   // Per interval bin, once: the lattice points [first, last] it holds inside [min, max] (and the
-  // range), so the per-row work is one draw; or, without a range, the one nearest its middle when
-  // it holds none (last NaN).
+  // range), so the per-row work is one draw; or, when it holds none, the one nearest its middle
+  // (last NaN). With a range, `codes` collects the bins in ascending order on the way.
   let points: { first: Float64Array; last: Float64Array } | undefined;
+  let kMin = 0;
+  let kMax = 0;
   if (exact) {
     const { scale, shift } = exact;
-    let kMin = firstAbove(min, scale, shift, false);
-    let kMax = lastBelow(max, scale, shift, false);
+    kMin = firstAbove(min, scale, shift, false);
+    kMax = lastBelow(max, scale, shift, false);
     if (range?.lo !== undefined && Number.isFinite(range.lo)) kMin = Math.max(kMin, firstAbove(range.lo, scale, shift, range.loOpen === true));
     if (range?.hi !== undefined && Number.isFinite(range.hi)) kMax = Math.min(kMax, lastBelow(range.hi, scale, shift, range.hiOpen === true));
     points = { first: new Float64Array(nb), last: new Float64Array(nb) };
-    for (let c = 0; c < nb; c++) {
-      const [lo, hi] = [e[c], e[c + 1]];
-      if (lo === hi) continue;
+  }
+  for (let c = 0; c < nb; c++) {
+    const lo = e[c];
+    const hi = e[c + 1];
+    if (lo === hi) {
+      if (range && inRange(lo, range)) codes.push(c);
+    } else if (exact && points) {
+      const { scale, shift } = exact;
       const a = Math.max(firstAbove(lo, scale, shift, c > 0 && e[c - 1] === lo), kMin);
       const b = Math.min(lastBelow(hi, scale, shift, c !== nb - 1), kMax);
       if (a <= b) {
         [points.first[c], points.last[c]] = [a, b];
         if (range) codes.push(c);
       } else [points.first[c], points.last[c]] = [Math.min(Math.max(Math.round(((lo + hi) / 2 + shift) * scale), kMin), kMax), NaN];
+    } else if (range) {
+      const a = Math.max(lo, range.lo ?? -Infinity, min);
+      const b = Math.min(hi, range.hi ?? Infinity, max);
+      if (a < b || (a === b && inRange(a, range))) codes.push(c);
     }
-  }
-  if (range) {
-    for (let c = 0; c < nb; c++) {
-      const [lo, hi] = [e[c], e[c + 1]];
-      if (lo === hi) {
-        if (inRange(lo, range)) codes.push(c);
-      } else if (!exact) {
-        const a = Math.max(lo, range.lo ?? -Infinity, min);
-        const b = Math.min(hi, range.hi ?? Infinity, max);
-        if (a < b || (a === b && inRange(a, range))) codes.push(c);
-      }
-    }
-    codes.sort((x, y) => x - y);
   }
   return {
     name: f,
@@ -358,17 +367,14 @@ export class Decoder {
     const f = this.metadata.features.indexOf(feature);
     const stats = this.metadata.column_stats?.[feature];
     if (f < 0 || !stats || (stats.type !== "numerical" && stats.type !== "datetime")) return undefined;
-    const K = this.metadata.cardinalities[feature];
-    const mapping = this.metadata.value_mappings?.[feature];
-    let missingCode = mapping?.[MISSING_KEY];
-    if (missingCode === undefined && stats.missing > 0) missingCode = K - 1;
+    const missingCode = missingCodeOf(this.metadata, feature);
     const edges = stats.bin_edges;
     if (edges && edges.length >= 2) {
-      const d = binDecoder(feature, K, edges, missingCode, stats, range);
+      const d = binDecoder(feature, this.metadata.cardinalities[feature], edges, missingCode, stats, range);
       return { codes: d.codes, decoder: d };
     }
     const codes = new Set<number>();
-    for (const [text, c] of Object.entries(mapping ?? {})) {
+    for (const [text, c] of Object.entries(this.metadata.value_mappings?.[feature] ?? {})) {
       if (text === MISSING_KEY || c === missingCode) continue;
       const x = parse(text);
       if (x !== undefined && inRange(x, range)) codes.add(c);

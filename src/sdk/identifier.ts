@@ -184,10 +184,10 @@ function textShape(values: readonly string[], counts: readonly number[]): TextId
   cps.forEach((a, v) => {
     const len = a.length - p;
     byLength.set(len, (byLength.get(len) ?? 0) + counts[v]);
+    const w = counts[v];
     for (let j = 0; j < len; j++) {
       const c = a[p + j];
       const s = (seen[j] ??= { digit: 0, upper: 0, lower: 0, literals: new Map(), rows: 0 });
-      const w = counts[v];
       s.rows += w;
       if (isDigit(c)) s.digit += w;
       else if (isUpper(c)) {
@@ -209,7 +209,7 @@ function textShape(values: readonly string[], counts: readonly number[]): TextId
     if (keep(s.digit)) cls += "0-9";
     if (keep(s.upper)) cls += hex ? "A-F" : "A-Z";
     if (keep(s.lower)) cls += hex ? "a-f" : "a-z";
-    const lits = [...s.literals.keys()].filter((c) => keep(s.literals.get(c)!)).sort((x, y) => x.codePointAt(0)! - y.codePointAt(0)!);
+    const lits = [...s.literals].filter(([, rows]) => keep(rows)).map(([c]) => c).sort((x, y) => x.codePointAt(0)! - y.codePointAt(0)!);
     return cls + lits.join("");
   });
   return { kind: "text", prefix, lengths, positions };

@@ -803,16 +803,18 @@ export async function encodeTable(source: TableSource, opts: ExtractOptions = {}
 /**
  * {@link encodeTable} that also returns the scan (distinct values and per-row value ids), for
  * callers that need the raw values too (evaluation's exact-copy count).
+ * @throws as {@link encodeTable}; RangeError, before anything is read, when both `columns` and
+ *   `domain` are given.
  */
 export async function encodeTableWithScan(
   source: TableSource,
   opts: ExtractOptions = {},
 ): Promise<{ encoded: EncodedTable; scanned: ScannedTable }> {
-  const domain = opts.domain === undefined ? undefined : await loadDomain(opts.domain);
-  const scanned = await scanTable(source, 2);
-  if (domain && opts.columns !== undefined) {
+  if (opts.domain !== undefined && opts.columns !== undefined) {
     throw new RangeError("columns (kind overrides) and domain cannot be combined: with a domain every column is a categorical code.");
   }
+  const domain = opts.domain === undefined ? undefined : await loadDomain(opts.domain);
+  const scanned = await scanTable(source, 2);
   if (domain) checkDomainColumns(scanned.columns, domain, scanned.source);
   else checkOverrides(scanned.columns, opts, scanned.source);
   const codecs = scanned.scans.map((s) =>

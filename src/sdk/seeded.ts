@@ -35,7 +35,7 @@ import { DateTime } from "luxon";
 import type { ColumnKind, Metadata } from "../types";
 import { readCsvText, readTable, type Table } from "./csv";
 import { DatetimeFormat } from "./datetime";
-import type { Decoder, FeatureDecoder, ValueRange } from "./decode";
+import { missingCodeOf, type Decoder, type FeatureDecoder, type ValueRange } from "./decode";
 import { DataError } from "./errors";
 import { binOf, isNumeric, MISSING_KEY, OTHER, pointValues } from "./metadata";
 
@@ -71,13 +71,14 @@ export interface CompiledWhere {
 interface ColumnBook {
   name: string;
   kind: ColumnKind;
-  K: number;
   missingCode: number | undefined;
   otherCode: number | undefined;
   /** Exact text -> code (`value_mappings`, without the missing and pooled keys). */
   byText: Map<string, number>;
   /** Numerical / datetime: text -> number (datetimes: seconds since the epoch). */
   parse?: (text: string) => number | undefined;
+  /** Numerical / datetime: number -> text for messages (datetimes in the column's format). */
+  show: (x: number) => string;
   /** Quantile-binned columns: edges and point values. */
   edges?: readonly number[];
   points?: ReadonlySet<number>;
@@ -85,21 +86,32 @@ interface ColumnBook {
   values?: { x: number; code: number }[];
 }
 
-function columnBook(meta: Metadata, name: string): ColumnBook {
-  const K = meta.cardinalities[name];
+/**
+ * The code book of feature `name` as the SDK reads it from the metadata (as decoding does), or
+ * undefined when the model has no such feature. Built per named column only: a `where` or a seed
+ * table usually names few of a wide table's columns.
+ */
+function columnBook(meta: Metadata, name: string): ColumnBook | undefined {
+  if (!meta.features.includes(name)) return undefined;
   const stats = meta.column_stats?.[name];
   const mapping = meta.value_mappings?.[name] ?? {};
-  let missingCode: number | undefined = Object.hasOwn(mapping, MISSING_KEY) ? mapping[MISSING_KEY] : undefined;
-  if (missingCode === undefined && stats && stats.missing > 0) missingCode = K - 1;
   const otherCode = Object.hasOwn(mapping, OTHER) ? mapping[OTHER] : undefined;
   const byText = new Map<string, number>();
   for (const [v, c] of Object.entries(mapping)) if (v !== MISSING_KEY && v !== OTHER) byText.set(v, c);
   const kind: ColumnKind = stats?.type ?? "categorical";
-  const book: ColumnBook = { name, kind, K, missingCode, otherCode, byText };
+  const book: ColumnBook = { name, kind, missingCode: missingCodeOf(meta, name), otherCode, byText, show: String };
   if (kind === "numerical") book.parse = (t) => (isNumeric(t) ? Number(t) : undefined);
   if (kind === "datetime" && stats?.format) {
     const fmt = new DatetimeFormat(stats.format);
     book.parse = (t) => fmt.parse(t)?.seconds;
+    // A bound the format cannot write (a year outside 0001..9999) is still named, in ISO 8601.
+    book.show = (x) => {
+      try {
+        return fmt.write(x, stats.offset ?? 0);
+      } catch {
+        return Number.isFinite(x) && Math.abs(x) < 8.64e12 ? new Date(x * 1000).toISOString() : String(x);
+      }
+    };
   }
   if ((kind === "numerical" || kind === "datetime") && book.parse) {
     if (stats?.bin_edges && stats.bin_edges.length >= 2) {
@@ -115,13 +127,6 @@ function columnBook(meta: Metadata, name: string): ColumnBook {
     }
   }
   return book;
-}
-
-/** The column books of every feature, by name (no prototype: any column name is a plain key). */
-function columnBooks(meta: Metadata): Map<string, ColumnBook> {
-  const m = new Map<string, ColumnBook>();
-  for (const f of meta.features) m.set(f, columnBook(meta, f));
-  return m;
 }
 
 function listValues(book: ColumnBook): string {
@@ -175,9 +180,10 @@ function isRange(v: WhereValue): v is WhereRange {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
-function describeRange(r: ValueRange): string {
-  const lo = r.lo === undefined ? "" : `${r.loOpen ? ">" : ">="} ${r.lo}`;
-  const hi = r.hi === undefined ? "" : `${r.hiOpen ? "<" : "<="} ${r.hi}`;
+/** A range as the user wrote it: `>= 1975-01-01 and < 1979-01-01` (datetimes in the column's format). */
+function describeRange(book: ColumnBook, r: ValueRange): string {
+  const lo = r.lo === undefined ? "" : `${r.loOpen ? ">" : ">="} ${book.show(r.lo)}`;
+  const hi = r.hi === undefined ? "" : `${r.hiOpen ? "<" : "<="} ${book.show(r.hi)}`;
   return [lo, hi].filter(Boolean).join(" and ");
 }
 
@@ -193,15 +199,14 @@ function describeRange(r: ValueRange): string {
  *   quantile-binned column, a bound that is not a number (datetime).
  */
 export function compileWhere(decoder: Decoder, where: Where): CompiledWhere {
-  const meta = decoder.metadata;
-  const books = columnBooks(meta);
-  const condition: Record<string, number | number[]> = {};
-  const decoders: Record<string, FeatureDecoder> = {};
   if (where === null || typeof where !== "object" || Array.isArray(where)) {
     throw new DataError("where must be an object mapping column names to values, lists of values or ranges {gte, gt, lte, lt}.");
   }
+  const meta = decoder.metadata;
+  const condition: Record<string, number | number[]> = {};
+  const decoders: Record<string, FeatureDecoder> = {};
   for (const [name, v] of Object.entries(where)) {
-    const book = books.get(name);
+    const book = columnBook(meta, name);
     if (book === undefined) throw unknownColumn(name, meta, "where");
     if (book.kind === "id") {
       throw new DataError(`where: column "${name}" is an identifier; its values are written fresh for every row and cannot be conditioned on.`, {
@@ -275,7 +280,7 @@ function applyRange(decoder: Decoder, book: ColumnBook, range: ValueRange, condi
   const r = empty ? undefined : decoder.restrict(book.name, range, book.parse!);
   if (!r || r.codes.length === 0) {
     throw new DataError(
-      `where: the range ${describeRange(range)} of column "${book.name}" is empty: no value the column can be written with lies inside it` +
+      `where: the range ${describeRange(book, range)} of column "${book.name}" is empty: no value the column can be written with lies inside it` +
         (empty ? "." : ` (the model's values span ${describeSpan(decoder.metadata, book)}).`),
       { column: book.name },
     );
@@ -284,14 +289,11 @@ function applyRange(decoder: Decoder, book: ColumnBook, range: ValueRange, condi
   if (book.edges) decoders[book.name] = r.decoder;
 }
 
+/** The trained [min, max] of a numerical or datetime column, written as its values are. */
 function describeSpan(meta: Metadata, book: ColumnBook): string {
   const st = meta.column_stats?.[book.name];
   if (!st || st.min === undefined || st.max === undefined) return "an unknown range";
-  if (book.kind === "datetime" && st.format) {
-    const fmt = new DatetimeFormat(st.format);
-    return `${fmt.write(st.min, st.offset ?? 0)} .. ${fmt.write(st.max, st.offset ?? 0)}`;
-  }
-  return `${st.min} .. ${st.max}`;
+  return `${book.show(st.min)} .. ${book.show(st.max)}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -336,7 +338,7 @@ export async function readSeedTable(source: SeedTable | { file: string }): Promi
       if (r === null || typeof r !== "object" || Array.isArray(r)) {
         throw new DataError(`the seed records: record ${i} is not an object of column values.`, { line: i + 2 });
       }
-      for (const k of Object.keys(r)) if (!seen.has(k)) seen.add(k);
+      for (const k of Object.keys(r)) seen.add(k);
     });
     const header = [...seen];
     const table: Table = {
@@ -378,14 +380,12 @@ export interface EncodedSeed {
  *   not a number (not a datetime in the column's format).
  */
 export function encodeSeed(meta: Metadata, seed: SeedRows): EncodedSeed {
-  const books = columnBooks(meta);
-  const modelIndex = new Map<string, number>();
-  meta.features.forEach((f, i) => modelIndex.set(f, i));
   const colBooks = seed.columns.map((c) => {
-    const b = books.get(c);
+    const b = columnBook(meta, c);
     if (b === undefined) throw unknownColumn(c, meta, `${seed.name}: the header`, { file: seed.file, line: 1 });
     return b;
   });
+  const modelIndex = seed.columns.map((c) => meta.features.indexOf(c));
   const F = meta.features.length;
   const rows: (number | null)[][] = new Array(seed.rows.length);
   const keep: (string | undefined)[][] = new Array(seed.rows.length);
@@ -397,7 +397,7 @@ export function encodeSeed(meta: Metadata, seed: SeedRows): EncodedSeed {
       const text = raw[j].trim();
       if (text === "") continue;
       codes[j] = seedCode(colBooks[j], text, seed, r);
-      kept[modelIndex.get(colBooks[j].name)!] = raw[j];
+      kept[modelIndex[j]] = raw[j];
     }
     rows[r] = codes;
     keep[r] = kept;
@@ -405,22 +405,21 @@ export function encodeSeed(meta: Metadata, seed: SeedRows): EncodedSeed {
   return { features: [...seed.columns], rows, keep };
 }
 
+/** The wire code of one non-blank seed cell (rules in the module comment). @throws DataError naming column and line. */
 function seedCode(book: ColumnBook, text: string, seed: SeedRows, r: number): number {
-  const where = { file: seed.file, line: seed.lines[r], column: book.name };
-  const at = `${seed.name}, line ${seed.lines[r]}, column "${book.name}"`;
   if (book.kind === "id") return 0;
+  // Built only for an error: this runs once per non-blank seed cell.
+  const fail = (message: string): DataError =>
+    new DataError(`${seed.name}, line ${seed.lines[r]}, column "${book.name}": ${message}`, { file: seed.file, line: seed.lines[r], column: book.name });
   const exact = book.byText.get(text);
   if (exact !== undefined) return exact;
   if (book.kind === "categorical" || !book.parse) {
     if (book.otherCode !== undefined) return book.otherCode; // a rare value the model knows only as pooled
-    throw new DataError(`${at}: ${JSON.stringify(text)} is not in the column's code book (values: ${listValues(book)}).`, where);
+    throw fail(`${JSON.stringify(text)} is not in the column's code book (values: ${listValues(book)}).`);
   }
   const x = book.parse(text);
   if (x === undefined) {
-    throw new DataError(
-      `${at}: ${JSON.stringify(text)} is not ${book.kind === "datetime" ? "a datetime in the column's format" : "a number"}, but the column is ${book.kind}.`,
-      where,
-    );
+    throw fail(`${JSON.stringify(text)} is not ${book.kind === "datetime" ? "a datetime in the column's format" : "a number"}, but the column is ${book.kind}.`);
   }
   if (book.edges) {
     const e = book.edges;
@@ -429,7 +428,7 @@ function seedCode(book: ColumnBook, text: string, seed: SeedRows, r: number): nu
     return binOf(e, book.points!, x);
   }
   const values = book.values ?? [];
-  if (values.length === 0) throw new DataError(`${at}: the column has no values to match ${JSON.stringify(text)} with.`, where);
+  if (values.length === 0) throw fail(`the column has no values to match ${JSON.stringify(text)} with.`);
   let best = values[0];
   for (const p of values) if (Math.abs(p.x - x) < Math.abs(best.x - x)) best = p;
   return best.code;
