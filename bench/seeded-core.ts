@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/seeded-core.js [--epochs N] [--rows N] [--reps N] [--json] [--weights FILE]`:
+ * `node dist/bench/seeded-core.js [--epochs N] [--rows N] [--reps N] [--json] [--weights FILE] [--save FILE]`:
  * in-process speed of seeded generation (`src/model/conditional.ts`) against the plain draw
  * (issue 12: 100,000 rows with a one-column condition at >= 50% of the plain draw's rows/s,
  * five columns at >= 20%).
@@ -19,6 +19,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { median } from "simple-statistics";
 import { sampleSeeded, type ConditionalResult, type RowCondition } from "../src/model/conditional";
 import { drawInputs, sampleRows } from "../src/model/generate";
 import { generatorSpec } from "../src/model/generator";
@@ -142,10 +143,6 @@ async function main(): Promise<void> {
       log(`rep ${rep}: plain ${Math.round(plain)} rows/s, ${c.name}: ${Math.round(rate)} rows/s`);
     }
   }
-  const median = (v: number[]): number => {
-    const s = [...v].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
   const results = conditions.map((c) => {
     const { rowsPerS, res } = best.get(c.name) as { rowsPerS: number; res: ConditionalResult };
     const g = res.groups[0];

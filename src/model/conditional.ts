@@ -109,13 +109,11 @@
  * Forward passes go through `NativeGenerator.logits` (native core) or `generator.ts` `forward`
  * (tfjs); the kernel is `sampling.ts` `sampleCodes` on both. Nothing here changes either path.
  */
-import * as tf from "@tensorflow/tfjs-core";
 import { MAX_ROWS_PER_REQUEST } from "../types";
-import { GENERATE_CHUNK, InputError, type SamplingOptions } from "./generate";
-import { forward } from "./generator";
+import { betweenChunks, forwardLogits, GENERATE_CHUNK, InputError, type SamplingOptions } from "./generate";
 import { NATIVE_GENERATE_CHUNK } from "./native-core";
 import { Rng } from "./rng";
-import { sampleCodes } from "./sampling";
+import { kernelWeights, sampleCodes } from "./sampling";
 import type { GeneratorModel } from "./trainer";
 
 /** A fixed cell: one allowed code, or a non-empty list of allowed codes (a range condition). */
@@ -147,8 +145,16 @@ export interface ConditionalOptions extends SamplingOptions {
   maxComponents?: number;
   /** Memory bound of the candidates held at once, bytes (default {@link MAX_CANDIDATE_BYTES}). */
   maxCandidateBytes?: number;
-  /** The contract's parameter path for an error on row `row` (default `body.embedding`). */
-  paramFor?: (row: number) => string;
+  /**
+   * The contract's parameter path of a {@link ConditionError} on row `row`, `features` the
+   * features at fault (none when the row as a whole is) (default `body.embedding`).
+   */
+  paramFor?: (row: number, features: readonly string[]) => string;
+  /**
+   * How a {@link ConditionError}'s message names the condition of row `row`, which it goes on to
+   * describe (default `the condition of row ${row}`).
+   */
+  conditionLabel?: (row: number) => string;
 }
 
 /** What one condition group did (the rows sharing one condition). */
@@ -221,19 +227,19 @@ export const MAX_COMPONENTS = 4;
 /** Default memory bound of the candidates held at once (256 MiB). */
 export const MAX_CANDIDATE_BYTES = 256 * 1024 * 1024;
 /** Largest pilot (round 0, from the prior). */
-export const MAX_PILOT = 4096;
+const MAX_PILOT = 4096;
 /** Smallest pilot. */
-export const MIN_PILOT = 64;
+const MIN_PILOT = 64;
 /** While adapting, a round is at most this many times the previous one. */
-export const GROWTH = 4;
+const GROWTH = 4;
 /** Adaptation has converged once a round's efficiency grows by less than this factor. */
-export const CONVERGED_RATIO = 1.1;
+const CONVERGED_RATIO = 1.1;
 /** While adapting, a round is sized for at most this share of the missing ESS. */
-export const ADAPTING_SHARE = 0.6;
+const ADAPTING_SHARE = 0.6;
 /** Rounds sized to reach the target ask for this much more ESS than missing. */
-export const SIZE_MARGIN = 1.05;
+const SIZE_MARGIN = 1.05;
 /** Weighted points the proposal fit uses (a systematic resample when there are more). */
-export const FIT_POINTS = 4096;
+const FIT_POINTS = 4096;
 /** Largest E for which the fit decomposes the E x E covariance itself (else: subspace iteration). */
 const EXPLICIT_MAX_E = 128;
 /** Subspace iterations of the fit. */
@@ -246,7 +252,7 @@ const BAND_SLACK = 1.1;
 const COV_MIN_ESS_PER_DIM = 2;
 
 /** The pilot size for an ESS target: clamp(2 * target, MIN_PILOT, MAX_PILOT). */
-export function pilotSize(target: number): number {
+function pilotSize(target: number): number {
   return Math.min(MAX_PILOT, Math.max(MIN_PILOT, 2 * target));
 }
 
@@ -288,6 +294,7 @@ const ZIG = (() => {
  * Fills `out` with standard normals from `rng` by the ziggurat (tables above): per value one 32-bit
  * output, more in the rare (~1.2%) rejection steps; about 4x faster than `Rng.fillNormal`'s
  * Box–Muller, which the latents of the candidates would otherwise spend a fifth of their time on.
+ * Returns `out`; the same stream state and length give the same values.
  */
 export function fillNormalZiggurat<T extends Float32Array | Float64Array>(rng: Rng, out: T): T {
   const { kn, wn, fn, r } = ZIG;
@@ -447,11 +454,11 @@ class Proposal {
   }
 
   /**
-   * `count` standardised latents (count x E, into `x` when given): from `rng`, E normals per
+   * `count` standardised latents (count x E, into `x`, which it returns): from `rng`, E normals per
    * latent, then r normals per latent, then (with more than one component) one uniform per latent
    * picking its component.
    */
-  draw(rng: Rng, count: number, x: Float32Array = new Float32Array(count * this.E)): Float32Array {
+  draw(rng: Rng, count: number, x: Float32Array): Float32Array {
     const { r, E, V, comps } = this;
     fillNormalZiggurat(rng, x);
     if (r === 0) return x;
@@ -898,7 +905,6 @@ interface Group {
   converged: boolean;
   /** Per fixed feature: candidates where its set underflowed. */
   zeroCounts: Int32Array;
-  positive: boolean;
   /** Next round: proposal and size; null when done. */
   next: { q: Proposal; n: number } | null;
   redraws: number;
@@ -913,25 +919,21 @@ function keyOf(fixed: readonly Fixed[]): string {
  * @throws ConditionError for a row of the wrong length, a code that is not an integer in [0, K_f),
  *   or an empty set.
  */
-function parseCondition(cond: RowCondition, row: number, cards: readonly number[], names: readonly string[], paramFor: (row: number) => string): Fixed[] {
-  const F = cards.length;
-  if (!Array.isArray(cond) || cond.length !== F) {
-    throw new ConditionError(`the condition of row ${row} must have one entry per feature (${F})`, paramFor(row), row, []);
-  }
+function parseCondition(cond: RowCondition, row: number, ctx: Ctx): Fixed[] {
+  const { F, cards, names } = ctx;
+  const fail = (what: string, features: string[]): ConditionError =>
+    new ConditionError(`${ctx.conditionLabel(row)} ${what}`, ctx.paramFor(row, features), row, features);
+  if (!Array.isArray(cond) || cond.length !== F) throw fail(`must have one entry per feature (${F})`, []);
   const out: Fixed[] = [];
   for (let f = 0; f < F; f++) {
     const c = cond[f];
     if (c === null || c === undefined) continue;
     const list = typeof c === "number" ? [c] : c;
-    if (!Array.isArray(list) || list.length === 0) {
-      throw new ConditionError(`the condition of row ${row} on ${names[f]} must be a code or a non-empty list of codes`, paramFor(row), row, [names[f]]);
-    }
+    if (!Array.isArray(list) || list.length === 0) throw fail(`on ${names[f]} must be a code or a non-empty list of codes`, [names[f]]);
     const seen = new Uint8Array(cards[f]);
     let count = 0;
     for (const k of list) {
-      if (!(Number.isInteger(k) && k >= 0 && k < cards[f])) {
-        throw new ConditionError(`the condition of row ${row} on ${names[f]} has code ${String(k)} outside [0, ${cards[f]})`, paramFor(row), row, [names[f]]);
-      }
+      if (!(Number.isInteger(k) && k >= 0 && k < cards[f])) throw fail(`on ${names[f]} has code ${String(k)} outside [0, ${cards[f]})`, [names[f]]);
       if (!seen[k]) count++;
       seen[k] = 1;
     }
@@ -968,19 +970,14 @@ function checkOptions(opts: ConditionalOptions): void {
 // ---------------------------------------------------------------------------------------------
 // Evaluation of candidates
 
-/** Logits (m x D) of standardised latents `x` (m x E), scaled by `scale`, on the model's path. */
-function logitsOf(model: GeneratorModel, x: Float32Array, m: number, scale: number): Float32Array {
-  const E = model.spec.embeddingDim;
+/** Logits (m x D) of standardised latents `x` (m x E, m <= chunk), scaled by `ctx.scale`. */
+function logitsOf(ctx: Ctx, x: Float32Array, m: number): Float32Array {
   let z = x;
-  if (scale !== 1) {
-    z = new Float32Array(m * E);
-    for (let i = 0; i < m * E; i++) z[i] = x[i] * scale;
+  if (ctx.scaled) {
+    z = ctx.scaled.subarray(0, x.length);
+    for (let i = 0; i < z.length; i++) z[i] = x[i] * ctx.scale;
   }
-  if (model.native) return model.native.logits(z, m);
-  const out = tf.tidy(() => forward(model.spec, model.params, tf.tensor2d(z, [m, E])));
-  const logits = out.dataSync() as Float32Array;
-  out.dispose();
-  return logits;
+  return forwardLogits(ctx.model, z, m);
 }
 
 /** A batch of candidates to evaluate: which group, where its rows go. */
@@ -994,6 +991,7 @@ interface Segment {
   loglik: Float64Array | null;
 }
 
+/** What every group of one call shares: the model, the options (defaults applied) and scratch. */
 interface Ctx {
   model: GeneratorModel;
   E: number;
@@ -1004,12 +1002,20 @@ interface Ctx {
   names: readonly string[];
   T: number;
   topP: number | null;
+  /** sqrt(1 + privacyNoise^2): latents are standardised, the model sees them times this. */
   scale: number;
+  /** Candidates per forward pass. */
   chunk: number;
   opts: ConditionalOptions;
+  maxRank: number;
+  maxComponents: number;
+  zeroSearch: number;
+  paramFor: (row: number, features: readonly string[]) => string;
+  conditionLabel: (row: number) => string;
   /** Scratch of the largest cardinality. */
   e: Float64Array;
-  maxComponents: number;
+  /** Scratch of chunk x E scaled latents (null when scale is 1). */
+  scaled: Float32Array | null;
 }
 
 /**
@@ -1018,16 +1024,13 @@ interface Ctx {
  * when asked, its log-likelihoods.
  */
 async function evaluate(ctx: Ctx, x: Float32Array, u: Float64Array, total: number, segments: readonly Segment[]): Promise<void> {
-  const { E, F, D, cards, offsets, T, topP, chunk, opts, e } = ctx;
+  const { E, F, D, cards, offsets, T, topP, chunk, e } = ctx;
   const invT = 1 / T;
   let s = 0;
   for (let r0 = 0; r0 < total; r0 += chunk) {
-    if (r0 > 0) {
-      if (opts.yieldFn) await opts.yieldFn();
-      if (opts.shouldAbort?.()) throw new Error("generation aborted");
-    }
+    if (r0 > 0) await betweenChunks(ctx.opts);
     const m = Math.min(chunk, total - r0);
-    const logits = logitsOf(ctx.model, x.subarray(r0 * E, (r0 + m) * E), m, ctx.scale);
+    const logits = logitsOf(ctx, x.subarray(r0 * E, (r0 + m) * E), m);
     const uc = u.subarray(r0 * F, (r0 + m) * F);
     const kernel = sampleCodes(logits, m, cards, uc, { temperature: T, topP });
     while (s < segments.length && segments[s].start + segments[s].n <= r0) s++;
@@ -1045,19 +1048,7 @@ async function evaluate(ctx: Ctx, x: Float32Array, u: Float64Array, total: numbe
         let ll = 0;
         for (let q = 0; q < fixed.length; q++) {
           const { f, codes } = fixed[q];
-          const K = cards[f];
-          const o = j * D + offsets[f];
-          let mx = -Infinity;
-          for (let k = 0; k < K; k++) {
-            const v = logits[o + k] * invT;
-            if (v > mx) mx = v;
-          }
-          let sum = 0;
-          for (let k = 0; k < K; k++) {
-            const v = Math.exp(logits[o + k] * invT - mx);
-            e[k] = v;
-            sum += v;
-          }
+          const sum = kernelWeights(logits, j * D + offsets[f], cards[f], invT, e);
           let a = 0;
           for (let t = 0; t < codes.length; t++) a += e[codes[t]];
           if (!(a > 0)) {
@@ -1097,27 +1088,33 @@ async function evaluate(ctx: Ctx, x: Float32Array, u: Float64Array, total: numbe
 // ---------------------------------------------------------------------------------------------
 // Weights
 
-/** Normalised weights of all candidates of a group (block order), their Kish ESS and log mean weight. */
-function groupWeights(g: Group): { w: Float64Array; ess: number; logProb: number } {
+/**
+ * The candidates' weights relative to the largest, v = exp(loglik - logMix - mx) (block order,
+ * into `w` when given), their sum s and sum of squares s2; s = 0 when every weight is 0.
+ */
+function weightSums(blocks: readonly Block[], w?: Float64Array): { mx: number; s: number; s2: number } {
   let mx = -Infinity;
-  let stored = 0;
-  for (const b of g.blocks) {
-    stored += b.n;
-    for (let i = 0; i < b.n; i++) mx = Math.max(mx, b.loglik[i] - b.logMix[i]);
-  }
-  const w = new Float64Array(stored);
-  if (mx === -Infinity) return { w, ess: 0, logProb: -Infinity };
+  for (const b of blocks) for (let i = 0; i < b.n; i++) mx = Math.max(mx, b.loglik[i] - b.logMix[i]);
   let s = 0;
   let s2 = 0;
+  if (mx === -Infinity) return { mx, s, s2 };
   let at = 0;
-  for (const b of g.blocks) {
+  for (const b of blocks) {
     for (let i = 0; i < b.n; i++) {
       const v = Math.exp(b.loglik[i] - b.logMix[i] - mx);
-      w[at++] = v;
+      if (w) w[at++] = v;
       s += v;
       s2 += v * v;
     }
   }
+  return { mx, s, s2 };
+}
+
+/** Normalised weights of all candidates of a group (block order), their Kish ESS and log mean weight. */
+function groupWeights(g: Group): { w: Float64Array; ess: number; logProb: number } {
+  const w = new Float64Array(g.blocks.reduce((n, b) => n + b.n, 0));
+  const { mx, s, s2 } = weightSums(g.blocks, w);
+  if (!(s > 0)) return { w, ess: 0, logProb: -Infinity };
   for (let i = 0; i < w.length; i++) w[i] /= s;
   // logMix holds log(N q_mix / N(u)), so exp(loglik - logMix) averages to the condition's probability.
   return { w, ess: (s * s) / s2, logProb: mx + Math.log(s) };
@@ -1125,21 +1122,12 @@ function groupWeights(g: Group): { w: Float64Array; ess: number; logProb: number
 
 /** Kish ESS of one block's current weights, divided by its size (the round's efficiency). */
 function blockEfficiency(b: Block): number {
-  let mx = -Infinity;
-  for (let i = 0; i < b.n; i++) mx = Math.max(mx, b.loglik[i] - b.logMix[i]);
-  if (mx === -Infinity) return 0;
-  let s = 0;
-  let s2 = 0;
-  for (let i = 0; i < b.n; i++) {
-    const v = Math.exp(b.loglik[i] - b.logMix[i] - mx);
-    s += v;
-    s2 += v * v;
-  }
-  return (s * s) / s2 / b.n;
+  const { s, s2 } = weightSums([b]);
+  return s > 0 ? (s * s) / s2 / b.n : 0;
 }
 
 /** Adds the just-evaluated block (drawn from `q`) to the group's deterministic mixture. */
-function addBlock(g: Group, block: Block, q: Proposal, E: number): void {
+function addBlock(g: Group, block: Block, q: Proposal): void {
   const logN = Math.log(block.n);
   for (const b of g.blocks) q.accumulate(b.x, b.n, logN, b.logMix);
   g.blocks.push(block);
@@ -1151,8 +1139,11 @@ function addBlock(g: Group, block: Block, q: Proposal, E: number): void {
 }
 
 /**
- * Systematic resampling (Kitagawa 1996): `n` picks from normalised weights `w` with start `u` in
- * [0, 1); returns how many times each index is picked (sum n).
+ * Systematic resampling (Kitagawa 1996): `n` picks from normalised weights `w` (summing to 1) with
+ * start `u` in [0, 1); an index is picked about n * w times (floor or ceil), one of weight 0 never.
+ * Unlike `calibrate.ts` `systematicSample`, which draws distinct rows, heavy indices repeat.
+ * @returns how many times each index is picked (length w.length, sum n).
+ * @throws RangeError when no weight is positive.
  */
 export function systematicCounts(w: ArrayLike<number>, n: number, u: number): Int32Array {
   const counts = new Int32Array(w.length);
@@ -1209,41 +1200,44 @@ function fitSample(g: Group, w: Float64Array, ess: number, E: number): { X: Floa
   return { X, v, n: distinct, nEff: Math.min(ess, 1 / s2) };
 }
 
-/** Decides a group's next round after its latest one (or marks it done). @throws ConditionError. */
-function plan(g: Group, ctx: Ctx, maxRank: number, zeroSearch: number, paramFor: (row: number) => string): void {
+/**
+ * Decides a group's next round after its latest one (or marks it done).
+ * @throws ConditionError when no weight is positive after `ctx.zeroSearch` candidates.
+ */
+function plan(g: Group, ctx: Ctx): void {
   const { w, ess, logProb } = groupWeights(g);
   g.ess = ess;
   g.logProb = logProb;
-  if (ess > 0) g.positive = true;
   const last = g.sizes.length - 1;
-  if (!g.positive) {
-    if (g.total >= zeroSearch) {
+  // Once a weight is positive the group keeps its blocks, so ESS stays > 0 from then on.
+  if (!(ess > 0)) {
+    if (g.total >= ctx.zeroSearch) {
       const zeroAlways = g.fixed.filter((_, q) => g.zeroCounts[q] === g.total).map((c) => ctx.names[c.f]);
       const features = zeroAlways.length > 0 ? zeroAlways : g.fixed.map((c) => ctx.names[c.f]);
       const row = g.rows[0];
       throw new ConditionError(
-        `the condition of row ${row} on ${features.join(", ")} has probability 0 under the model: ` +
+        `${ctx.conditionLabel(row)} on ${features.join(", ")} has probability 0 under the model: ` +
           `its allowed codes underflowed at all ${g.total} latents tried`,
-        paramFor(row),
+        ctx.paramFor(row, features),
         row,
         features,
       );
     }
     // Every weight so far is 0: nothing to keep but the counts of the (prior) rounds, which stay
-    // in the mixture's denominator.
+    // in the mixture's denominator (so from here on `blocks` is shorter than `sizes`).
     g.blocks = [];
-    g.next = { q: Proposal.prior(ctx.E), n: Math.min(GROWTH * g.sizes[last], zeroSearch - g.total) };
+    g.next = { q: Proposal.prior(ctx.E), n: Math.min(GROWTH * g.sizes[last], ctx.zeroSearch - g.total) };
     return;
   }
   if (ess >= g.target || g.total >= g.budget) {
     g.next = null;
     return;
   }
-  const eff = Math.max(blockEfficiency(g.blocks[last]), 1e-4);
+  const eff = Math.max(blockEfficiency(g.blocks[g.blocks.length - 1]), 1e-4);
   if (last > 0 && eff < CONVERGED_RATIO * g.effPrev) g.converged = true;
   g.effPrev = eff;
   const { X, v, n, nEff } = fitSample(g, w, ess, ctx.E);
-  const q = fitProposal(X, v, n, nEff, ctx.E, maxRank, ctx.maxComponents, g.rng);
+  const q = fitProposal(X, v, n, nEff, ctx.E, ctx.maxRank, ctx.maxComponents, g.rng);
   let size = Math.ceil(((g.target - ess) * SIZE_MARGIN) / eff);
   // Still adapting: the next proposal will likely do better than `eff`, so ask for part of the
   // missing ESS only (and at most GROWTH times the last round), and size the rest once measured.
@@ -1276,26 +1270,45 @@ function plan(g: Group, ctx: Ctx, maxRank: number, zeroSearch: number, paramFor:
  */
 export async function sampleConditional(model: GeneratorModel, conditions: readonly RowCondition[], opts: ConditionalOptions = {}): Promise<ConditionalResult> {
   checkOptions(opts);
-  const paramFor = opts.paramFor ?? (() => "body.embedding");
   const { spec, layout } = model;
   const E = spec.embeddingDim;
   const F = layout.features.length;
   const cards = Array.from(layout.cardinalities);
   const names = layout.features;
+  const bytesPer = 4 * E + 4 * F + 16;
+  const cap = Math.max(MIN_PILOT, Math.floor((opts.maxCandidateBytes ?? MAX_CANDIDATE_BYTES) / bytesPer));
+  const scale = Math.sqrt(1 + (opts.privacyNoise ?? 0) ** 2);
+  const chunk = model.native ? NATIVE_GENERATE_CHUNK : GENERATE_CHUNK;
+  const ctx: Ctx = {
+    model,
+    E,
+    F,
+    D: layout.width,
+    cards,
+    offsets: Array.from(layout.offsets),
+    names,
+    T: opts.temperature ?? 1,
+    topP: opts.topP ?? null,
+    scale,
+    chunk,
+    opts,
+    maxRank: Math.min(opts.maxRank ?? MAX_RANK, E),
+    maxComponents: opts.maxComponents ?? MAX_COMPONENTS,
+    zeroSearch: Math.min(Math.ceil(opts.zeroSearch ?? ZERO_SEARCH), cap),
+    paramFor: opts.paramFor ?? (() => "body.embedding"),
+    conditionLabel: opts.conditionLabel ?? ((row) => `the condition of row ${row}`),
+    e: new Float64Array(Math.max(...cards)),
+    scaled: scale !== 1 ? new Float32Array(chunk * E) : null,
+  };
   const n = conditions.length;
   if (!(n >= 1 && n <= MAX_ROWS_PER_REQUEST)) {
-    throw new ConditionError(`between 1 and ${MAX_ROWS_PER_REQUEST} rows per request, got ${n}`, paramFor(0), 0, []);
+    throw new ConditionError(`between 1 and ${MAX_ROWS_PER_REQUEST} rows per request, got ${n}`, ctx.paramFor(0, []), 0, []);
   }
   const seed = opts.seed ?? Rng.randomSeed();
   const master = Rng.fromSeed(seed);
   const minEss = opts.minEss ?? DEFAULT_MIN_ESS;
   const essPerRow = opts.essPerRow ?? 1;
   const budgetFactor = opts.budgetFactor ?? DEFAULT_BUDGET_FACTOR;
-  const zeroSearchOpt = Math.ceil(opts.zeroSearch ?? ZERO_SEARCH);
-  const maxRank = Math.min(opts.maxRank ?? MAX_RANK, E);
-  const bytesPer = 4 * E + 4 * F + 16;
-  const cap = Math.max(MIN_PILOT, Math.floor((opts.maxCandidateBytes ?? MAX_CANDIDATE_BYTES) / bytesPer));
-  const zeroSearch = Math.min(zeroSearchOpt, cap);
 
   // Groups, in the order of first rows.
   const groups: Group[] = [];
@@ -1308,7 +1321,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
     let g: Group | undefined;
     if (prevGroup !== undefined && cond === prevCond) g = prevGroup;
     else {
-      const fixed = parseCondition(cond, r, cards, names, paramFor);
+      const fixed = parseCondition(cond, r, ctx);
       const key = keyOf(fixed);
       g = byKey.get(key);
       if (g === undefined) {
@@ -1329,7 +1342,6 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
           effPrev: 0,
           converged: false,
           zeroCounts: new Int32Array(fixed.length),
-          positive: false,
           next: null,
           redraws: 0,
         };
@@ -1357,22 +1369,6 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
     }
   }
 
-  const ctx: Ctx = {
-    model,
-    E,
-    F,
-    D: layout.width,
-    cards,
-    offsets: Array.from(layout.offsets),
-    names,
-    T: opts.temperature ?? 1,
-    topP: opts.topP ?? null,
-    scale: Math.sqrt(1 + (opts.privacyNoise ?? 0) ** 2),
-    chunk: model.native ? NATIVE_GENERATE_CHUNK : GENERATE_CHUNK,
-    opts,
-    e: new Float64Array(Math.max(...cards)),
-    maxComponents: opts.maxComponents ?? MAX_COMPONENTS,
-  };
   const columns = cards.map(() => new Int32Array(n));
 
   // Waves of groups whose worst-case candidates fit in `cap`.
@@ -1408,8 +1404,8 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       }
       await evaluate(ctx, x, u, total, segments);
       for (const { g, q, block } of drawn) {
-        addBlock(g, block, q, E);
-        plan(g, ctx, maxRank, zeroSearch, paramFor);
+        addBlock(g, block, q);
+        plan(g, ctx);
       }
     }
     // Rows: systematic resampling per group; extra copies get fresh rows from their latents.
@@ -1432,16 +1428,12 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       let idx = 0;
       for (const b of g.blocks) {
         for (let i = 0; i < b.n; i++, idx++) {
-          for (let c = 1; c < counts[idx]; c++) {
-            const o = i * E;
-            const d = (at++) * E;
-            for (let j = 0; j < E; j++) xr[d + j] = b.x[o + j];
-          }
+          for (let c = 1; c < counts[idx]; c++) xr.set(b.x.subarray(i * E, (i + 1) * E), (at++) * E);
         }
       }
       const m = at - start;
       g.redraws = m;
-      ur.set(g.rng.fillUniform(new Float64Array(m * F)), start * F);
+      g.rng.fillUniform(ur.subarray(start * F, at * F));
       if (m > 0) redrawSegs.push({ group: g, start, n: m, codes: new Int32Array(m * F), loglik: null });
     }
     if (extra > 0) await evaluate(ctx, xr, ur, extra, redrawSegs);
@@ -1503,7 +1495,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
  */
 export function sampleSeeded(model: GeneratorModel, condition: RowCondition, numRows: number, opts: ConditionalOptions = {}): Promise<ConditionalResult> {
   if (!(Number.isInteger(numRows) && numRows >= 1 && numRows <= MAX_ROWS_PER_REQUEST)) {
-    const p = opts.paramFor?.(0) ?? "body.embedding.num_rows";
+    const p = opts.paramFor?.(0, []) ?? "body.embedding.num_rows";
     return Promise.reject(new ConditionError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}`, p, 0, []));
   }
   return sampleConditional(model, new Array<RowCondition>(numRows).fill(condition), opts);

@@ -166,6 +166,16 @@ export interface SamplingOptions {
 }
 
 /**
+ * The pause between two chunks of a generation: awaits `opts.yieldFn` (when given) so other work on
+ * the thread can run, then polls `opts.shouldAbort`.
+ * @throws Error "generation aborted" when `shouldAbort` returns true.
+ */
+export async function betweenChunks(opts: SamplingOptions): Promise<void> {
+  if (opts.yieldFn) await opts.yieldFn();
+  if (opts.shouldAbort?.()) throw new Error("generation aborted");
+}
+
+/**
  * Codes for the rows of `inputs` from `model`: one Int32Array of length n per feature (in the
  * layout's feature order), `0 <= code < K_f`.
  * @throws Error when `shouldAbort` fires; RangeError from the sampling kernel on bad sizes.
@@ -179,19 +189,31 @@ export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs
   const sampleOpts = { temperature: opts.temperature ?? 1, topP: opts.topP ?? null };
   const columns = layout.cardinalities.map(() => new Int32Array(n));
   for (let r0 = 0; r0 < n; r0 += GENERATE_CHUNK) {
-    if (r0 > 0) {
-      if (opts.yieldFn) await opts.yieldFn();
-      if (opts.shouldAbort?.()) throw new Error("generation aborted");
-    }
+    if (r0 > 0) await betweenChunks(opts);
     const m = Math.min(GENERATE_CHUNK, n - r0);
-    // (tidy must not return the typed array: it would walk it element by element)
-    const out = tf.tidy(() => forward(spec, model.params, tf.tensor2d(latents.subarray(r0 * E, (r0 + m) * E), [m, E])));
-    const logits = out.dataSync() as Float32Array;
-    out.dispose();
+    const logits = forwardLogits(model, latents.subarray(r0 * E, (r0 + m) * E), m);
     const codes = sampleCodes(logits, m, layout.cardinalities, uniforms.subarray(r0 * F, (r0 + m) * F), sampleOpts);
     for (let f = 0; f < F; f++) columns[f].set(codes.subarray(f * m, (f + 1) * m), r0);
   }
   return columns;
+}
+
+/**
+ * The generator's forward pass on the model's compute path: `NativeGenerator.logits` (native core)
+ * or generator.ts `forward` (tfjs), synchronously, with no sampling.
+ * @param latents m x E row-major (E = `model.spec.embeddingDim`); read, not modified or kept.
+ * @param m rows.
+ * @returns logits, m x D row-major (D = `model.layout.width`; feature f at columns
+ *   [offset_f, offset_f + K_f)).
+ * @throws what the forward pass throws (the native core refuses a length other than m x E).
+ */
+export function forwardLogits(model: GeneratorModel, latents: Float32Array, m: number): Float32Array {
+  if (model.native) return model.native.logits(latents, m);
+  // (tidy must not return the typed array: it would walk it element by element)
+  const out = tf.tidy(() => forward(model.spec, model.params, tf.tensor2d(latents, [m, model.spec.embeddingDim])));
+  const logits = out.dataSync() as Float32Array;
+  out.dispose();
+  return logits;
 }
 
 /**
@@ -223,10 +245,7 @@ export async function sampleCalibrated(
   const P = CALIBRATION_POOL_FACTOR;
   const pool = model.layout.cardinalities.map(() => new Int32Array(P * n));
   for (let k = 0; k < P; k++) {
-    if (k > 0) {
-      if (opts.yieldFn) await opts.yieldFn();
-      if (opts.shouldAbort?.()) throw new Error("generation aborted");
-    }
+    if (k > 0) await betweenChunks(opts);
     const blockSeed = k === 0 ? seed : rng.nextUint32();
     const cols = await sampleRows(model, drawInputs({ numRows: n, seed: blockSeed }, E, F, privacyNoise), opts);
     cols.forEach((c, f) => pool[f].set(c, k * n));
@@ -235,8 +254,7 @@ export async function sampleCalibrated(
   const sweeps = rakingSweeps(pool, marginals, opts);
   let step = sweeps.next();
   while (!step.done) {
-    if (opts.yieldFn) await opts.yieldFn();
-    if (opts.shouldAbort?.()) throw new Error("generation aborted");
+    await betweenChunks(opts);
     step = sweeps.next();
   }
   const weights = step.value;

@@ -30,6 +30,29 @@ export interface SampleOptions {
 }
 
 /**
+ * Step 1 of the kernel (module comment) for one feature of one row: e_k = exp(logit_k * invT - m),
+ * m = max_k logit_k * invT, in float64. The conditional sampler (`conditional.ts`) weighs latents by
+ * these same values, so that a code it allows is one this kernel could draw.
+ * @param logits unnormalised log-probabilities; the feature's K logits start at `off`.
+ * @param invT 1 / temperature.
+ * @param e scratch of at least K values: e_k is written to e[k].
+ * @returns s = sum_k e_k (k ascending), >= 1 for finite logits.
+ */
+export function kernelWeights(logits: Float32Array, off: number, K: number, invT: number, e: Float64Array): number {
+  let m = -Infinity;
+  for (let k = 0; k < K; k++) {
+    const z = logits[off + k] * invT;
+    if (z > m) m = z;
+  }
+  let s = 0;
+  for (let k = 0; k < K; k++) {
+    e[k] = Math.exp(logits[off + k] * invT - m);
+    s += e[k];
+  }
+  return s;
+}
+
+/**
  * Draws one code per (row, feature) in JavaScript.
  * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities`; feature f owns
  *                   columns [offset_f, offset_f + K_f).
@@ -66,16 +89,7 @@ export function sampleCodesJs(
     let off = r * D;
     for (let f = 0; f < F; f++) {
       const K = cardinalities[f];
-      let m = -Infinity;
-      for (let k = 0; k < K; k++) {
-        const z = logits[off + k] * invT;
-        if (z > m) m = z;
-      }
-      let s = 0;
-      for (let k = 0; k < K; k++) {
-        e[k] = Math.exp(logits[off + k] * invT - m);
-        s += e[k];
-      }
+      const s = kernelWeights(logits, off, K, invT, e);
       let total = s;
       if (truncate) {
         for (let k = 0; k < K; k++) {

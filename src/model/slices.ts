@@ -21,6 +21,14 @@ export const SLICE = 1 << 16;
 /** Awaited between slices; `undefined` runs everything at once. */
 export type YieldFn = (() => Promise<void>) | undefined;
 
+/** Calls `body(i0, i1)` for consecutive slices [i0, i1) of [0, length), `slice` long, awaiting `yieldFn` between them. */
+async function forSlices(length: number, slice: number, yieldFn: YieldFn, body: (i0: number, i1: number) => void): Promise<void> {
+  for (let i0 = 0; i0 < length; i0 += slice) {
+    if (i0 > 0 && yieldFn) await yieldFn();
+    body(i0, Math.min(length, i0 + slice));
+  }
+}
+
 /**
  * `rng.fillNormal(out, scale)` in slices of {@link SLICE} values with `yieldFn` between them. The
  * same draws as one fill: every slice but the last has an even length, so no Box-Muller pair is
@@ -28,20 +36,15 @@ export type YieldFn = (() => Promise<void>) | undefined;
  */
 export async function fillNormalSliced(rng: Rng, out: Float32Array, scale: number, yieldFn: YieldFn): Promise<Float32Array> {
   if (out.length <= SLICE || yieldFn === undefined) return rng.fillNormal(out, scale);
-  for (let i0 = 0; i0 < out.length; i0 += SLICE) {
-    if (i0 > 0) await yieldFn();
-    rng.fillNormal(out.subarray(i0, Math.min(out.length, i0 + SLICE)), scale);
-  }
+  await forSlices(out.length, SLICE, yieldFn, (i0, i1) => rng.fillNormal(out.subarray(i0, i1), scale));
   return out;
 }
 
 /** `a[i] += b[i]` for every i (equal lengths), in slices with `yieldFn` between them. */
 export async function addSliced(a: Float32Array, b: Float32Array, yieldFn: YieldFn): Promise<void> {
-  for (let i0 = 0; i0 < a.length; i0 += SLICE) {
-    if (i0 > 0 && yieldFn) await yieldFn();
-    const i1 = Math.min(a.length, i0 + SLICE);
+  await forSlices(a.length, SLICE, yieldFn, (i0, i1) => {
     for (let i = i0; i < i1; i++) a[i] += b[i];
-  }
+  });
 }
 
 /**
@@ -51,10 +54,7 @@ export async function addSliced(a: Float32Array, b: Float32Array, yieldFn: Yield
  */
 export async function emaSliced(avg: Float32Array, latest: Float32Array, beta: number, yieldFn: YieldFn): Promise<void> {
   if (avg.length !== latest.length) throw new RangeError(`weight average has ${avg.length} values, latest weights ${latest.length}`);
-  const slice = 4 * SLICE;
-  for (let i0 = 0; i0 < avg.length; i0 += slice) {
-    if (i0 > 0 && yieldFn) await yieldFn();
-    const i1 = Math.min(avg.length, i0 + slice);
+  await forSlices(avg.length, 4 * SLICE, yieldFn, (i0, i1) => {
     for (let i = i0; i < i1; i++) avg[i] = beta * avg[i] + (1 - beta) * latest[i];
-  }
+  });
 }
