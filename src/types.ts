@@ -211,19 +211,31 @@ export interface LatentSpec {
   calibrate?: boolean;
   /**
    * Extension (issue 12, docs/api.md "Seeded generation"): every row satisfies this condition.
-   * Keys are feature names; a value is a code (the feature is fixed to it) or a list of allowed
-   * codes (a range condition); features not named are drawn from the model's conditional
-   * (`src/model/conditional.ts`). Codes must be below the feature's cardinality, lists non-empty.
-   * Not combinable with `calibrate`.
+   * Keys are feature names; a value is a code (the feature is fixed to it), a list of allowed
+   * codes (a range condition) or a {@link WeightedConditionCell}; features not named are drawn from
+   * the model's conditional (`src/model/conditional.ts`). Codes must be below the feature's
+   * cardinality, lists non-empty. With `calibrate: true`, from the calibrated draw's conditional.
    */
   condition?: Record<string, ConditionCell>;
 }
 
 /**
- * One fixed cell of seeded generation: a code, or a list of allowed codes (a range condition).
- * Lists must be non-empty (checked by the handler, which names the cell).
+ * A range condition with per-code weights (seeded generation, docs/api.md): `weights[i]` in (0, 1]
+ * is the share of code `codes[i]`'s values that satisfy the condition, as when a numerical range
+ * covers part of a bin; the row's code is drawn with probability proportional to the model's
+ * probability of the code times its weight. The lists have equal, non-zero length and distinct
+ * codes (checked by the handler, which names the cell).
  */
-export type ConditionCell = (number & tags.Type<"uint32">) | (number & tags.Type<"uint32">)[];
+export interface WeightedConditionCell {
+  codes: (number & tags.Type<"uint32">)[];
+  weights: number[];
+}
+
+/**
+ * One fixed cell of seeded generation: a code, a list of allowed codes (a range condition), or a
+ * {@link WeightedConditionCell}. Lists must be non-empty (checked by the handler, which names the cell).
+ */
+export type ConditionCell = (number & tags.Type<"uint32">) | (number & tags.Type<"uint32">)[] | WeightedConditionCell;
 
 /**
  * `embedding.seed_data` (extension, issue 12): a table of conditions, one output row per seed row.
@@ -239,6 +251,8 @@ export interface SeedData {
 /** `embedding` as `{seed?, seed_data}`: one row per seed row, drawn from the model's conditional. */
 export interface SeedDataSpec {
   seed?: number & tags.Type<"int64">;
+  /** Draw from the calibrated draw's conditional (as `LatentSpec.calibrate`, docs/api.md). Default false. */
+  calibrate?: boolean;
   seed_data: SeedData;
 }
 

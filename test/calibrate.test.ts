@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import {
   buildTargets,
   calibrationMarginals,
+  conditionalTargets,
+  conditionCalibration,
   rakingWeights,
   rakingSweeps,
   sampleCalibrated,
@@ -54,6 +56,51 @@ test("calibration marginals carry the given pairs (transposed to feature order) 
   // [c, a] = [[0.45, 0.25], [0.05, 0.25]] given c-major; as (a, c): [[0.45, 0.05], [0.25, 0.25]].
   const ac = ms.find((m) => m.f === 0 && m.g === 2)!;
   assert.deepEqual(Array.from(ac.probs, (v) => +v.toFixed(6)), [0.45, 0.05, 0.25, 0.25]);
+});
+
+test("conditional targets: the other features' 1-way marginals given one feature's allowed codes (weighted), from the given pairs", () => {
+  const ms = calibrationMarginals(buildTargets(META));
+  // (a, b) = [[0.2, 0, 0.3], [0, 0.3, 0.2]], (a, c) = [[0.45, 0.05], [0.25, 0.25]].
+  const round = (t: CalibrationMarginal[]) => t.map((m) => [m.f, m.g, Array.from(m.probs, (v) => +v.toFixed(6))]);
+  assert.deepEqual(round(conditionalTargets(ms, 0, [0], null)), [
+    [1, -1, [0.4, 0, 0.6]],
+    [2, -1, [0.9, 0.1]],
+  ]);
+  // b in {1, 2} with weights (1, 0.5): P(a | .) ∝ (0 + 0.15, 0.3 + 0.1); c has no pair with b.
+  assert.deepEqual(round(conditionalTargets(ms, 1, [1, 2], [1, 0.5])), [[0, -1, [+(0.15 / 0.55).toFixed(6), +(0.4 / 0.55).toFixed(6)]]]);
+});
+
+test("condition calibration: every marginal without a condition, conditional targets for one feature, structural zeros only when significant", () => {
+  const ms = calibrationMarginals(buildTargets(META));
+  assert.equal(conditionCalibration(ms, [], 1000)?.targets.length, ms.length, "no condition: the calibrated draw");
+  // a = 0 never has b = 1: with 1,000 rows independence would put 0.5 * 0.3 * 1000 = 150 there.
+  const one = conditionCalibration(ms, [{ f: 0, codes: [0], weights: null }], 1000)!;
+  assert.deepEqual(one.targets.map((m) => m.f), [1, 2]);
+  assert.deepEqual(one.exclusions.map((e) => [e.f, Array.from(e.excluded)]), [[1, [0, 1, 0]]]);
+  // With 50 rows it would be 7.5 < 10: an empty cell that small is not evidence.
+  assert.deepEqual(conditionCalibration(ms, [{ f: 0, codes: [0], weights: null }], 50)!.exclusions, []);
+  // Two fixed features: no targets (they would need 3-way marginals), the exclusions still hold;
+  // a fixed feature's own values are never excluded.
+  const two = conditionCalibration(ms, [{ f: 0, codes: [0], weights: null }, { f: 1, codes: [1], weights: null }], 1000);
+  assert.equal(two, null, "b is fixed, so a = 0's zero on b = 1 excludes nothing");
+  const ac = conditionCalibration(ms, [{ f: 0, codes: [0], weights: null }, { f: 2, codes: [0], weights: null }], 1000)!;
+  assert.deepEqual(ac.targets, []);
+  assert.deepEqual(ac.exclusions.map((e) => [e.f, Array.from(e.excluded)]), [[1, [0, 1, 0]]]);
+});
+
+test("raking from initial weights reaches the targets and keeps the initial tilt where the targets are silent", () => {
+  const M = 6000;
+  const pool = uniformPool(M, 4);
+  const u = mulberry32(8);
+  const initial = Float64Array.from({ length: M }, () => 0.5 + u());
+  const target: CalibrationMarginal = { f: 1, g: -1, kg: 1, probs: Float64Array.from([0.5, 0.3, 0.2]) };
+  const w = rakingWeights(pool, [target], { initial, bound: 50 });
+  assert.ok(tvd(weighted(pool, w, target), target.probs) < 1e-9);
+  // Within one cell of b, raking scales every row alike: the initial weights' ratios survive.
+  const rows = [...Array(M).keys()].filter((r) => pool[1][r] === 0).slice(0, 2);
+  assert.ok(Math.abs(w[rows[0]] / w[rows[1]] - initial[rows[0]] / initial[rows[1]]) < 1e-9);
+  assert.throws(() => rakingWeights(pool, [target], { initial: new Float64Array(M) }), RangeError);
+  assert.throws(() => rakingWeights(pool, [target], { initial: new Float64Array(3).fill(1) }), RangeError);
 });
 
 test("raking matches every given marginal on a pool that can carry them, with weights inside the bound", () => {

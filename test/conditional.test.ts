@@ -145,29 +145,35 @@ function grid(model: GeneratorModel, P: Float64Array, T = 1, topP: number | null
 
 /** A condition as a map feature -> allowed codes. */
 type Cond = Map<number, number[]>;
+/** Per-code weights of some of a condition's features (a weighted range cell); absent: all 1. */
+type CondWeights = Map<number, number[]>;
 
-function asRow(c: Cond): RowCondition {
-  return CARDS.map((_, f) => c.get(f) ?? null);
+function asRow(c: Cond, cw?: CondWeights): RowCondition {
+  return CARDS.map((_, f) => {
+    const codes = c.get(f);
+    const weights = cw?.get(f);
+    return codes && weights ? { codes, weights } : (codes ?? null);
+  });
 }
 
-/** p_f(codes | y_r): the probability of feature f's allowed set at grid point r. */
-function setProb(g: Grid, r: number, f: number, codes: readonly number[]): number {
+/** p_f(A | y_r) = sum_k a_k p_f(k | y_r): the probability of feature f's allowed set at grid point r. */
+function setProb(g: Grid, r: number, f: number, codes: readonly number[], weights?: readonly number[]): number {
   let a = 0;
-  for (const k of codes) a += g.p[r * D + OFFSETS[f] + k];
+  codes.forEach((k, i) => (a += (weights?.[i] ?? 1) * g.p[r * D + OFFSETS[f] + k]));
   return a;
 }
 
 /** Grid point r's share of P(condition): its quadrature weight times p_f(A_f | y_r) over the fixed features. */
-function condMass(g: Grid, r: number, c: Cond): number {
+function condMass(g: Grid, r: number, c: Cond, cw?: CondWeights): number {
   let l = g.w[r];
-  for (const [f, codes] of c) l *= setProb(g, r, f, codes);
+  for (const [f, codes] of c) l *= setProb(g, r, f, codes, cw?.get(f));
   return l;
 }
 
 /** P(condition) under the grid. */
-function condProb(g: Grid, c: Cond): number {
+function condProb(g: Grid, c: Cond, cw?: CondWeights): number {
   let total = 0;
-  for (let r = 0; r < g.n; r++) total += condMass(g, r, c);
+  for (let r = 0; r < g.n; r++) total += condMass(g, r, c, cw);
   return total;
 }
 
@@ -175,22 +181,23 @@ function condProb(g: Grid, c: Cond): number {
  * The exact joint distribution of the `tested` features under condition c: free features from the
  * kernel's (truncated) probabilities, range-conditioned ones restricted and renormalised.
  */
-function referenceJoint(g: Grid, c: Cond, tested: number[]): Float64Array {
+function referenceJoint(g: Grid, c: Cond, tested: number[], cw?: CondWeights): Float64Array {
   const cells = tested.reduce((s, f) => s * CARDS[f], 1);
   const out = new Float64Array(cells);
   const per = tested.map(() => new Float64Array(8));
   let total = 0;
   for (let r = 0; r < g.n; r++) {
-    const l = condMass(g, r, c);
+    const l = condMass(g, r, c, cw);
     if (l === 0) continue;
     total += l;
     tested.forEach((f, t) => {
       const K = CARDS[f];
       const codes = c.get(f);
       if (codes) {
-        const a = setProb(g, r, f, codes);
+        const weights = cw?.get(f);
+        const a = setProb(g, r, f, codes, weights);
         per[t].fill(0);
-        for (const k of codes) per[t][k] = g.p[r * D + OFFSETS[f] + k] / a;
+        codes.forEach((k, i) => (per[t][k] = ((weights?.[i] ?? 1) * g.p[r * D + OFFSETS[f] + k]) / a));
       } else {
         for (let k = 0; k < K; k++) per[t][k] = g.pTrunc[r * D + OFFSETS[f] + k];
       }
@@ -324,6 +331,104 @@ test("exactness with temperature and nucleus truncation: weights and fixed cells
   if (model.native) model.native.dispose();
 });
 
+test("exactness with weighted codes (a range covering part of some bins): codes drawn in proportion to p_f(k | z) * a_k", async () => {
+  const model = await makeModel(weights);
+  const g = grid(model, P);
+  const c = findCondition(g, 0.2, 0.6, false);
+  const [cf] = [...c.keys()];
+  const rf = (cf + 1) % F;
+  const codes = Array.from({ length: CARDS[rf] }, (_, k) => k).slice(0, 4);
+  const cw: CondWeights = new Map([[rf, codes.map((_, i) => [0.1, 1, 0.5, 0.25][i])]]);
+  c.set(rf, codes);
+  const res = await sampleSeeded(model, asRow(c, cw), 100_000, { seed: 6 });
+  const rep = res.groups[0];
+  assert.ok(rep.targetMet);
+  assert.ok(Math.abs(Math.exp(rep.logProb) / condProb(g, c, cw) - 1) < 0.05, `estimated P(condition) ${Math.exp(rep.logProb)} vs exact ${condProb(g, c, cw)}`);
+  const tested = drawnFeatures(c);
+  const { stat, df, p } = chiSquareP(jointCounts(res.columns, tested), referenceJoint(g, c, tested, cw));
+  assert.ok(p > 0.001, `chi2 ${stat.toFixed(1)} on ${df} df, p = ${p}`);
+  // The unweighted list is a different conditional: the same counts fail against it.
+  const plain = chiSquareP(jointCounts(res.columns, tested), referenceJoint(g, c, tested));
+  assert.ok(plain.p < 1e-6, `against the unweighted conditional: p = ${plain.p}`);
+  // Weights all 1 are the plain list, row for row; every code of a feature in full is no condition.
+  const ones = await sampleSeeded(model, asRow(c, new Map([[rf, codes.map(() => 1)]])), 2000, { seed: 7 });
+  const list = await sampleSeeded(model, asRow(c), 2000, { seed: 7 });
+  assert.deepEqual(ones.columns, list.columns);
+  // Malformed weighted cells name the feature.
+  const bad = (cell: { codes: number[]; weights: number[] }) => sampleSeeded(model, CARDS.map((_, f) => (f === rf ? cell : null)), 10, { seed: 1 });
+  for (const cell of [
+    { codes: [0, 1], weights: [1] },
+    { codes: [0, 1], weights: [1, 0] },
+    { codes: [0, 1], weights: [1, 1.5] },
+    { codes: [0, 0], weights: [0.5, 0.5] },
+  ]) {
+    await assert.rejects(bad(cell), (e: unknown) => e instanceof ConditionError && e.features[0] === NAMES[rf], JSON.stringify(cell));
+  }
+  if (model.native) model.native.dispose();
+});
+
+test("calibration: a one-feature condition's rows are raked to the given targets; excluded values appear only when nothing else is left", async () => {
+  const model = await makeModel(weights);
+  const g = grid(model, P);
+  const c = findCondition(g, 0.2, 0.6, false);
+  const [cf] = [...c.keys()];
+  const free = drawnFeatures(c);
+  const n = 20_000;
+  // Targets the model is far from but the bounded raking can reach: the model's own conditional
+  // (by the exact grid) tilted by 0.6 on even codes and 1.4 on odd ones.
+  const own1 = (f: number): Float64Array => {
+    const p = new Float64Array(CARDS[f]);
+    for (let r = 0; r < g.n; r++) {
+      const l = condMass(g, r, c);
+      for (let k = 0; k < CARDS[f]; k++) p[k] += l * g.p[r * D + OFFSETS[f] + k];
+    }
+    return p;
+  };
+  const targets = free.map((f) => {
+    const p = own1(f).map((v, k) => v * (k % 2 === 0 ? 0.6 : 1.4));
+    const s = p.reduce((a, b) => a + b, 0);
+    return { f, g: -1, kg: 1, probs: p.map((v) => v / s) };
+  });
+  const seen: number[][] = [];
+  const calibration = (fixed: readonly { f: number; codes: ArrayLike<number> }[]) => {
+    seen.push(fixed.map((x) => x.f));
+    return { targets, exclusions: [] };
+  };
+  const raked = await sampleSeeded(model, asRow(c), n, { seed: 11, calibration });
+  const again = await sampleSeeded(model, asRow(c), n, { seed: 11, calibration });
+  const own = await sampleSeeded(model, asRow(c), n, { seed: 11 });
+  assert.deepEqual(seen[0], [cf], "the callback gets the group's fixed features");
+  assert.deepEqual(raked.columns, again.columns, "same seed, same rows");
+  assert.ok(raked.columns[cf].every((k) => c.get(cf)!.includes(k)));
+  assert.equal(raked.groups[0].essTarget, 2 * n, "an ESS of two candidates per row");
+  const gap = (cols: Int32Array[], f: number): number => {
+    const h = jointCounts(cols, [f]);
+    const t = targets.find((x) => x.f === f)!.probs;
+    let d = 0;
+    for (let k = 0; k < CARDS[f]; k++) d += Math.abs(h[k] / n - t[k]) / 2;
+    return d;
+  };
+  for (const f of free) assert.ok(gap(raked.columns, f) < 0.01, `${NAMES[f]}: ${gap(raked.columns, f)} from its target`);
+  assert.ok(Math.max(...free.map((f) => gap(own.columns, f))) > 0.05, "the model's own conditional is far from the targets");
+
+  // Exclusions on a two-feature condition (no targets): the free feature's most likely code is
+  // ruled out and never drawn while others can be.
+  const rare = findCondition(g, 0.001, 0.005, true);
+  const h = drawnFeatures(rare)[0];
+  const ownRare = await sampleSeeded(model, asRow(rare), 5000, { seed: 12 });
+  const counts = jointCounts(ownRare.columns, [h]);
+  const top = counts.indexOf(Math.max(...counts));
+  const excluded = new Uint8Array(CARDS[h]);
+  excluded[top] = 1;
+  const ex = await sampleSeeded(model, asRow(rare), 5000, { seed: 12, calibration: () => ({ targets: [], exclusions: [{ f: h, excluded }] }) });
+  assert.ok(counts[top] > 500, `the model draws code ${top} of ${NAMES[h]} often (${counts[top]})`);
+  assert.equal(jointCounts(ex.columns, [h])[top], 0, `code ${top} of ${NAMES[h]} excluded`);
+  // Every code of the feature excluded: the rows still come (the exclusion is a weight of 1e-10, not 0).
+  const all = await sampleSeeded(model, asRow(rare), 200, { seed: 13, calibration: () => ({ targets: [], exclusions: [{ f: h, excluded: new Uint8Array(CARDS[h]).fill(1) }] }) });
+  assert.equal(all.columns[h].length, 200);
+  if (model.native) model.native.dispose();
+});
+
 test("the tfjs path draws the same conditional", async () => {
   const model = await makeModel(weights, "tfjs");
   const g = grid(model, P);
@@ -428,7 +533,7 @@ test("same seed, same rows; fixed cells always within their sets, per-row condit
   for (let r = 0; r < conds.length; r++) {
     conds[r].forEach((cell, f) => {
       if (cell === null || cell === undefined) return;
-      const allowed = typeof cell === "number" ? [cell] : cell;
+      const allowed = typeof cell === "number" ? [cell] : "codes" in cell ? cell.codes : cell;
       assert.ok(allowed.includes(a.columns[f][r]), `row ${r}, ${NAMES[f]}: ${a.columns[f][r]} within ${allowed}`);
     });
   }

@@ -13,6 +13,7 @@ import { DataError, Decoder, extractMetadata, type Metadata, type Table } from "
 import { compileWhere, encodeSeed, readSeedTable } from "../src/sdk/seeded";
 import { DatetimeFormat } from "../src/sdk/datetime";
 import { mulberry32 } from "./fixtures";
+import type { ConditionCell } from "../src/types";
 
 async function fixture(): Promise<{ table: Table; meta: Metadata; dec: Decoder }> {
   const u = mulberry32(3);
@@ -29,9 +30,14 @@ async function fixture(): Promise<{ table: Table; meta: Metadata; dec: Decoder }
   return { table, meta, dec: new Decoder(meta) };
 }
 
+/** The allowed codes of a wire condition cell. */
+function cellCodes(cell: ConditionCell): number[] {
+  return typeof cell === "number" ? [cell] : Array.isArray(cell) ? cell : cell.codes;
+}
+
 /** Decodes each allowed code many times with the (restricted) decoder of `feature`. */
-function decodeAll(dec: Decoder, meta: Metadata, feature: string, codes: number | number[], decoders: Record<string, unknown>, times = 50): string[] {
-  const list = typeof codes === "number" ? [codes] : codes;
+function decodeAll(dec: Decoder, meta: Metadata, feature: string, cell: ConditionCell, decoders: Record<string, unknown>, times = 50): string[] {
+  const list = cellCodes(cell);
   const columns: Record<string, number[]> = {};
   const n = list.length * times;
   for (const f of meta.features) columns[f] = new Array(n).fill(0);
@@ -72,14 +78,23 @@ test("where: a numeric range maps to the bins it touches and decodes inside the 
   ];
   for (const r of cases) {
     const c = compileWhere(dec, { amount: r });
-    const codes = c.condition.amount as number[];
+    const cell = c.condition.amount;
+    const codes = cellCodes(cell);
     const lo = Number(r.gte ?? r.gt ?? -Infinity);
     const hi = Number(r.lte ?? r.lt ?? Infinity);
     // Exactly the bins overlapping [lo, hi].
     const expect = [];
     for (let b = 0; b + 1 < edges.length; b++) if (edges[b + 1] >= lo && edges[b] <= hi) expect.push(b);
     assert.deepEqual(codes, expect, JSON.stringify(r));
-    for (const v of decodeAll(dec, meta, "amount", codes, c.decoders)) {
+    // A bin the range covers in part carries its share of the values the plain decoder writes.
+    const weights = typeof cell === "object" && !Array.isArray(cell) ? cell.weights : codes.map(() => 1);
+    codes.forEach((code, i) => {
+      const all = decodeAll(dec, meta, "amount", code, {}, 4000);
+      const share = all.filter((v) => (r.gt !== undefined ? Number(v) > lo : Number(v) >= lo) && (r.lt !== undefined ? Number(v) < hi : Number(v) <= hi)).length / all.length;
+      assert.ok(weights[i] > 0 && weights[i] <= 1 && Math.abs(weights[i] - share) < 0.03, `${JSON.stringify(r)} bin ${code}: weight ${weights[i]}, share drawn inside ${share}`);
+    });
+    if (codes.length > 1) assert.ok(Array.isArray(cell) || weights.some((w) => w < 1), "weights only when some bin is covered in part");
+    for (const v of decodeAll(dec, meta, "amount", cell, c.decoders)) {
       const x = Number(v);
       assert.match(v, /^\d+(\.\d{1,2})?$/, "written with at most the column's decimals");
       assert.ok(r.gt !== undefined ? x > lo : x >= lo, `${v} above ${JSON.stringify(r)}`);
@@ -88,7 +103,7 @@ test("where: a numeric range maps to the bins it touches and decodes inside the 
   }
   // An exact value of a binned column decodes to exactly that value.
   const one = compileWhere(dec, { amount: 123.45 });
-  assert.equal((one.condition.amount as number[]).length, 1);
+  assert.equal(cellCodes(one.condition.amount).length, 1);
   assert.deepEqual(new Set(decodeAll(dec, meta, "amount", one.condition.amount, one.decoders)), new Set(["123.45"]));
 });
 

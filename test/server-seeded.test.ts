@@ -75,11 +75,19 @@ test("bad conditions: 400 parameter_invalid with the exact param, nothing charge
     [{ num_rows: 5, condition: { a: null } }, "body.embedding.condition.a"],
     [{ num_rows: 5, condition: { a: 1e400 } }, "body.embedding.condition.a"],
     [{ num_rows: 5, condition: [0, 1] }, "body.embedding.condition"],
-    [{ num_rows: 5, condition: { a: 0 }, calibrate: true }, "body.embedding.calibrate"],
     [{ num_rows: 0, condition: { a: 0 } }, "body.embedding.num_rows"],
     [{ num_rows: 100_001, condition: { a: 0 } }, "body.embedding"],
     [{ num_rows: 5, condition: { a: 0 }, seed: 1.5 }, "body.embedding.seed"],
     [{ num_rows: 5, condition: { a: 0 }, extra: 1 }, "body.embedding.extra"],
+    // The weighted form {codes, weights}.
+    [{ num_rows: 5, condition: { b: { codes: [0, 1], weights: [1] } } }, "body.embedding.condition.b.weights"],
+    [{ num_rows: 5, condition: { b: { codes: [0, 1], weights: [0.5, 0] } } }, "body.embedding.condition.b.weights[1]"],
+    [{ num_rows: 5, condition: { b: { codes: [0, 1], weights: [1.01, 1] } } }, "body.embedding.condition.b.weights[0]"],
+    [{ num_rows: 5, condition: { b: { codes: [0, 0], weights: [0.5, 0.5] } } }, "body.embedding.condition.b.codes[1]"],
+    [{ num_rows: 5, condition: { b: { codes: [0, 3], weights: [0.5, 0.5] } } }, "body.embedding.condition.b.codes[1]"],
+    [{ num_rows: 5, condition: { b: { codes: [], weights: [] } } }, "body.embedding.condition.b.codes"],
+    [{ num_rows: 5, condition: { b: { codes: [0] } } }, "body.embedding.condition.b.weights"],
+    [{ num_rows: 5, condition: { b: { codes: [0], weights: [1], extra: 1 } } }, "body.embedding.condition.b.extra"],
   ];
   await assertRefused(cases);
 });
@@ -102,13 +110,14 @@ test("bad seed data: 400 parameter_invalid naming the row and cell, nothing char
     [{ ...seedData(["a"], [[0]]), seed: "7" }, "body.embedding.seed"],
     [{ seed_data: { features: ["a"], rows: [[0]], extra: 1 } }, "body.embedding.seed_data.extra"],
     [{ seed_data: { features: ["a"] } }, "body.embedding.seed_data.rows"],
+    [seedData(["a", "b"], [[0, 1], [1, { codes: [0, 2], weights: [0.5, -1] }]]), "body.embedding.seed_data.rows[1][1].weights[1]"],
   ];
   await assertRefused(cases);
 });
 
 test("good seeded requests reach the engine as sent and are charged the rows returned", async () => {
   const before = usage();
-  const where = { num_rows: 7, seed: 3, condition: { a: 1, b: [0, 2], "age group": [0, 1, 2, 3] } };
+  const where = { num_rows: 7, seed: 3, condition: { a: 1, b: [0, 2], "age group": { codes: [0, 1, 2, 3], weights: [0.25, 1, 1, 0.5] } } };
   const r1 = await gen(where);
   assert.equal(r1.status, 200, r1.text);
   assert.equal(r1.json.data.num_rows, 7);
@@ -126,9 +135,11 @@ test("good seeded requests reach the engine as sent and are charged the rows ret
 
 test("seededSource puts conditions in the model's feature order", () => {
   const src = seededSource({ num_rows: 3, condition: { b: 2, a: [1] } }, metadata());
-  assert.deepEqual(src, { kind: "where", numRows: 3, condition: [[1], 2, null] });
+  assert.deepEqual(src, { kind: "where", numRows: 3, calibrate: false, condition: [[1], 2, null] });
   const rows = seededSource({ seed: 5, seed_data: { features: ["age group", "a"], rows: [[3, null], [[0, 1], 1]] } }, metadata());
-  assert.deepEqual(rows, { kind: "rows", numRows: 2, seed: 5, rows: [[null, null, 3], [1, null, [0, 1]]], columns: [2, 0] });
+  assert.deepEqual(rows, { kind: "rows", numRows: 2, seed: 5, calibrate: false, rows: [[null, null, 3], [1, null, [0, 1]]], columns: [2, 0] });
+  assert.equal(seededSource({ num_rows: 3, calibrate: true, condition: { a: 1 } }, metadata())?.calibrate, true);
+  assert.equal(seededSource({ calibrate: true, seed_data: { features: ["a"], rows: [[1]] } }, metadata())?.calibrate, true);
   assert.equal(seededSource({ num_rows: 3 }, metadata()), undefined, "the plain form is not seeded");
   assert.equal(seededSource([[0, 1]], metadata()), undefined);
   assert.throws(() => seededSource({ num_rows: 3, condition: { c: 0 } }, metadata()), (e: unknown) => e instanceof SeededInputError && e.param === "body.embedding.condition.c");

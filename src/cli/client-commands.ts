@@ -183,7 +183,6 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
   if (opts.seedData !== undefined) {
     if (opts.numRows !== undefined) throw new Error("-n cannot be combined with --seed-data: the output has one row per seed row.");
     if (opts.where !== undefined) throw new Error("--where cannot be combined with --seed-data: put the condition in the seed file's cells.");
-    if (opts.calibrate !== undefined) throw new Error("--calibrate cannot be combined with --seed-data.");
     return seededCommand(id, opts.seedData, opts);
   }
   if (opts.numRows === undefined) throw new Error("give -n N (rows to generate) or --seed-data FILE.csv.");
@@ -192,7 +191,6 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
   const synth = await Synthesizer.fromModel(api, id);
   const sampleOpts = {
     ...common(opts),
-    ...(opts.calibrate !== undefined ? { calibrate: opts.calibrate } : {}),
     ...(where !== undefined ? { where } : {}),
   };
   const numRows = opts.numRows;
@@ -200,7 +198,7 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
 }
 
 /** Options of `synthd impute`. */
-export type ImputeCommandOptions = Omit<SampleCommandOptions, "numRows" | "where" | "seedData" | "calibrate">;
+export type ImputeCommandOptions = Omit<SampleCommandOptions, "numRows" | "where" | "seedData">;
 
 /**
  * `synthd impute ID FILE.csv [-o OUT.csv]`: fills the blank cells of FILE.csv from the model
@@ -217,9 +215,10 @@ async function seededCommand(id: string, file: string, opts: ImputeCommandOption
   await writeOutput(opts.output, (dest, onProgress) => synth.writeCsv(dest, { ...common(opts), seedFile: file, onProgress }));
 }
 
-/** Seed and sampling options shared by `sample` and `impute`. */
-function common(opts: ImputeCommandOptions): { seed?: number; temperature?: number; topP?: number } {
+/** Seed, sampling and calibration options shared by `sample` and `impute`. */
+function common(opts: ImputeCommandOptions): { seed?: number; temperature?: number; topP?: number; calibrate?: boolean } {
   return {
+    ...(opts.calibrate !== undefined ? { calibrate: opts.calibrate } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
     ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
     ...(opts.topP !== undefined ? { topP: opts.topP } : {}),

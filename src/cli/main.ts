@@ -148,7 +148,9 @@ export function buildProgram(): Command {
       .option("-o, --output <file>", "output CSV (written whole or not at all; stdout without -o)")
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))
-      .option("--top-p <p>", "nucleus sampling threshold in [0, 1] for the generated cells", float("--top-p")),
+      .option("--top-p <p>", "nucleus sampling threshold in [0, 1] for the generated cells", float("--top-p"))
+      .option("--calibrate", "draw from the calibrated model's conditional (default unless the metadata is private)")
+      .option("--no-calibrate", "draw from the model's own conditional: faster, further from the marginals"),
   ).action(imputeCommand);
 
   const models = program.command("models").description("list, show and delete models");

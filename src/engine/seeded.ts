@@ -20,7 +20,8 @@ import type { GeneratorModel } from "../model/trainer";
  * @param model the generator (native core or tfjs).
  * @param source the checked request (`seededSource`), in the model's feature order.
  * @param opts temperature, topP, yieldFn, shouldAbort; `seed` (default: fresh); `privacyNoise`
- *   (sigma of the model's privacy noise, 0 when privacy is off).
+ *   (sigma of the model's privacy noise, 0 when privacy is off); `calibration` (the factors of
+ *   the model's given marginals, `calibrate.ts` `zeroCellFactors`) when `source.calibrate`.
  * @throws InputError (a `ConditionError`; message "The condition on a, b has probability 0 ..." or
  *   "The condition of seed row 3 on a ...", param as in the module comment) for a zero-probability
  *   or malformed condition; RangeError for bad sampling options; what the forward pass throws.
@@ -28,7 +29,7 @@ import type { GeneratorModel } from "../model/trainer";
 export async function sampleSeededSource(
   model: GeneratorModel,
   source: SeededSource,
-  opts: SamplingOptions & Pick<ConditionalOptions, "seed" | "privacyNoise">,
+  opts: SamplingOptions & Pick<ConditionalOptions, "seed" | "privacyNoise" | "calibration">,
 ): Promise<Int32Array[]> {
   const base: ConditionalOptions = {
     ...opts,

@@ -17,7 +17,7 @@ import { Store } from "../store";
 import { guardLmdbRejections } from "../store/lmdbRejections";
 import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
-import { calibrationMarginals } from "../model/calibrate";
+import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../model/calibrate";
 import { drawInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../model/generate";
 import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../model/generator";
 import type { Layout } from "../model/marginals";
@@ -212,8 +212,17 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     const sampling = { temperature: task.temperature, topP: task.topP, yieldFn };
     let cols: Int32Array[];
     if (task.seeded) {
-      // Seeded generation (issue 12): the model's own conditional, same options as the plain draw.
-      cols = await sampleSeededSource(model, task.seeded, { ...sampling, seed: task.seed, privacyNoise: noise });
+      // Seeded generation (issue 12): the model's own conditional, same options as the plain draw;
+      // with calibrate, corrected by what the given marginals say of each condition.
+      let calibration: ((fixed: readonly FixedCell[]) => ReturnType<typeof conditionCalibration>) | undefined;
+      if (task.seeded.calibrate) {
+        const metadata = getStore().getMetadata(task.id);
+        if (metadata === undefined) throw new Error(`model ${task.id} has no metadata`);
+        const rows = Math.max(0, ...Object.values(metadata.column_stats ?? {}).map((c) => c.count + (c.missing ?? 0)));
+        let marginals: CalibrationMarginal[] | undefined;
+        calibration = (fixed) => conditionCalibration((marginals ??= calibrationMarginals(buildTargets(metadata))), fixed, rows);
+      }
+      cols = await sampleSeededSource(model, task.seeded, { ...sampling, seed: task.seed, privacyNoise: noise, calibration });
     } else if (task.calibrate && task.numRows !== undefined) {
       const metadata = getStore().getMetadata(task.id);
       if (metadata === undefined) throw new Error(`model ${task.id} has no metadata`);

@@ -6,11 +6,15 @@
  * the model has privacy on, as the plain draw adds that noise to its latents, else s = 1) to
  * logits; given z the features are independent categoricals p_f(. | z) = softmax(logits_f / T)
  * (temperature T). A row's condition fixes some features f to a non-empty set A_f of allowed codes
- * (one code: an exact value; several: a range), the others are free. The target for the row is the
- * plain draw conditioned on the event "every fixed feature falls in its set":
+ * (one code: an exact value; several: a range), the others are free. An allowed code may carry a
+ * weight a_k in (0, 1] (default 1): the share of the code's values that satisfy the condition, as
+ * when a numerical range covers part of a bin (a bin [55, 65) under age >= 60 is half inside, so the
+ * event is "bin and a value inside the range", of probability p_f(k | z) * a_k when the decoder draws
+ * uniformly inside the bin). The target for the row is the plain draw conditioned on the event
+ * "every fixed feature falls in its set":
  *
- *   z   ~ pi(z) ∝ N(z; 0, s^2 I) * prod_{f fixed} p_f(A_f | z),       p_f(A | z) = sum_{k in A} p_f(k | z)
- *   x_f ~ p_f(. | z) restricted to A_f and renormalised                  (f fixed)
+ *   z   ~ pi(z) ∝ N(z; 0, s^2 I) * prod_{f fixed} p_f(A_f | z),   p_f(A | z) = sum_{k in A} a_k p_f(k | z)
+ *   x_f ~ a_k p_f(k | z) over k in A_f, renormalised                  (f fixed)
  *   x_f ~ the sampling kernel of `sampling.ts` on logits_f(z)            (f free: T and top_p)
  *
  * Temperature applies everywhere (weights, restricted draws and free draws), so with T != 1 the
@@ -92,6 +96,27 @@
  *    e^-4.7): 69% of rows reach ESS 32 within the budget, median ESS 39; 7 cells fixed (e^-10): 17%,
  *    median 12.5; 13 of 14 cells fixed (e^-17): median ESS 3.9. The report's ESS says which rows are
  *    rough. Groups are processed in waves whose budgets fit `maxCandidateBytes`.
+ *  - Calibration ({@link ConditionalOptions.calibration}, the wire's `calibrate: true`, the SDK's
+ *    default for non-private metadata). The model matches the given marginals only approximately,
+ *    and its conditionals inherit the error: on raw UCI Adult (medium, 100 epochs) the rows with
+ *    education = Prof-school have education-num 15 only 36% of the time, and `age >= 60` leaves the
+ *    other columns' 1-way TVD against TRAIN's old rows at 0.046 (0.019 is the noise floor). What
+ *    the given marginals say about a condition is then used: for a condition on one feature, the
+ *    other features' conditional 1-way marginals (exact: sum over the allowed codes of the pairs)
+ *    are targets, and the group's candidates, weighted as above, are raked to them (bounded raking,
+ *    `calibrate.ts`, as the calibrated plain draw rakes its pool); for any condition, values the
+ *    data never has with a fixed value although independence would put 10 or more rows there
+ *    (structural zeros: Prof-school rules out every education-num but 15) weigh 1e-10 times as
+ *    much, inside the importance weights (so the ESS and the proposal see them). A calibrated
+ *    group's rows are drawn from its candidates without repeats by systematic sampling with
+ *    inclusion probabilities (Madow 1949), from an ESS of {@link CALIBRATED_ESS_PER_ROW} per row
+ *    (the calibrated draw's pool is 2 x rows for the same reason), and no fresh rows are drawn from
+ *    latents (their weights would not hold the exclusions or the raking). A condition on two or
+ *    more features gets the exclusions only: its exact targets would need 3-way marginals. With no
+ *    fixed feature the targets are every marginal: the calibrated draw. The target is then the
+ *    model's conditional corrected, no longer the model's own conditional; measured on raw Adult
+ *    (`npm run bench -- seeded`): free columns' 1-way / 2-way TVD against TRAIN's rows with
+ *    `age in [60, 90]` 0.046 / 0.103 own, 0.013 / 0.063 calibrated.
  *  - Cost per candidate: one forward pass, the kernel, E normals (a ziggurat, {@link fillNormalZiggurat},
  *    on the same stream type as the plain draw's Box–Muller), plus exp over every code of every fixed
  *    feature (for its normaliser; ~5 us per candidate when 13 of Adult's 14 features are fixed).
@@ -110,14 +135,27 @@
  * (tfjs); the kernel is `sampling.ts` `sampleCodes` on both. Nothing here changes either path.
  */
 import { MAX_ROWS_PER_REQUEST } from "../types";
+import { EXCLUDED_LOG_FACTOR, rakingSweeps, systematicSample, type ConditionCalibration, type FixedCell } from "./calibrate";
 import { betweenChunks, forwardLogits, GENERATE_CHUNK, InputError, type SamplingOptions } from "./generate";
 import { NATIVE_GENERATE_CHUNK } from "./native-core";
 import { Rng } from "./rng";
 import { kernelWeights, sampleCodes } from "./sampling";
 import type { GeneratorModel } from "./trainer";
 
-/** A fixed cell: one allowed code, or a non-empty list of allowed codes (a range condition). */
-export type CellCondition = number | readonly number[];
+/**
+ * A range cell with per-code weights: `weights[i]` in (0, 1] is the share of code `codes[i]`'s values
+ * that satisfy the condition (1: all of them); codes distinct, the lists of equal, non-zero length.
+ */
+export interface WeightedCell {
+  codes: readonly number[];
+  weights: readonly number[];
+}
+
+/**
+ * A fixed cell: one allowed code, a non-empty list of allowed codes (a range condition), or allowed
+ * codes with weights ({@link WeightedCell}: a range covering part of some bins).
+ */
+export type CellCondition = number | readonly number[] | WeightedCell;
 
 /**
  * The condition of one row: one entry per feature, in layout order; `null` / `undefined` (or a
@@ -133,8 +171,22 @@ export interface ConditionalOptions extends SamplingOptions {
   privacyNoise?: number;
   /** Smallest ESS target of a group (default {@link DEFAULT_MIN_ESS}). */
   minEss?: number;
-  /** ESS target per row of a group (default 1): target = max(minEss, ceil(essPerRow * rows)). */
+  /**
+   * ESS target per row of a group: target = max(minEss, ceil(essPerRow * rows)). Default 1, or
+   * {@link CALIBRATED_ESS_PER_ROW} with `calibration`.
+   */
   essPerRow?: number;
+  /**
+   * Calibration (`calibrate: true`; `calibrate.ts` `conditionCalibration`): given a group's fixed
+   * features (ascending), what the given marginals say about its rows, or null for nothing.
+   * Exclusions multiply the weight of a candidate row holding an excluded value by
+   * exp(EXCLUDED_LOG_FACTOR) = 1e-10 (part of the target, so the ESS and the proposal see them);
+   * targets: the candidates' final weights are raked to them (bounded raking from the importance
+   * weights, the calibrated draw's method) and the rows drawn without repeats by systematic
+   * sampling with inclusion probabilities (Madow 1949), with an ESS target of
+   * {@link CALIBRATED_ESS_PER_ROW} per row. Default: none (the model's own conditional).
+   */
+  calibration?: (fixed: readonly FixedCell[]) => ConditionCalibration | null;
   /** A group may spend pilot + budgetFactor * target candidates (default {@link DEFAULT_BUDGET_FACTOR}). */
   budgetFactor?: number;
   /** Prior candidates tried before a condition with no positive weight is declared impossible (default {@link ZERO_SEARCH}). */
@@ -216,6 +268,12 @@ export class ConditionError extends InputError {
 
 /** Default smallest ESS target of a group. */
 export const DEFAULT_MIN_ESS = 32;
+/**
+ * Default ESS target per row of a calibrated draw: drawing rows without repeats by inclusion
+ * probabilities needs a population whose weights rarely give one candidate more than 1/rows of
+ * the mass (the calibrated plain draw's pool is 2 x rows for the same reason).
+ */
+export const CALIBRATED_ESS_PER_ROW = 2;
 /** Default budget: pilot + this * target candidates per group. */
 export const DEFAULT_BUDGET_FACTOR = 8;
 /** Default prior candidates tried before a condition with no positive weight is impossible. */
@@ -868,10 +926,11 @@ function fitMixture(P: Float64Array, w: Float64Array, n: number, r: number, nEff
 // ---------------------------------------------------------------------------------------------
 // Conditions
 
-/** A fixed feature of a condition: its allowed codes, ascending. */
+/** A fixed feature of a condition: its allowed codes, ascending, and their weights (null: all 1). */
 interface Fixed {
   f: number;
   codes: Int32Array;
+  weights: Float64Array | null;
 }
 
 /** A group: rows sharing one condition, and its candidate population. */
@@ -908,16 +967,19 @@ interface Group {
   /** Next round: proposal and size; null when done. */
   next: { q: Proposal; n: number } | null;
   redraws: number;
+  /** Calibration of the group's rows (null: none). */
+  calibration: ConditionCalibration | null;
 }
 
 function keyOf(fixed: readonly Fixed[]): string {
-  return fixed.map((c) => `${c.f}:${c.codes.join(",")}`).join(";");
+  return fixed.map((c) => `${c.f}:${c.codes.join(",")}${c.weights ? `@${c.weights.join(",")}` : ""}`).join(";");
 }
 
 /**
  * Validates and canonicalises one row's condition.
  * @throws ConditionError for a row of the wrong length, a code that is not an integer in [0, K_f),
- *   or an empty set.
+ *   an empty set, or a weighted cell with lists of different lengths, a repeated code or a weight
+ *   outside (0, 1].
  */
 function parseCondition(cond: RowCondition, row: number, ctx: Ctx): Fixed[] {
   const { F, cards, names } = ctx;
@@ -928,19 +990,38 @@ function parseCondition(cond: RowCondition, row: number, ctx: Ctx): Fixed[] {
   for (let f = 0; f < F; f++) {
     const c = cond[f];
     if (c === null || c === undefined) continue;
-    const list = typeof c === "number" ? [c] : c;
+    const weighted = typeof c === "object" && !Array.isArray(c) ? (c as WeightedCell) : undefined;
+    const list = typeof c === "number" ? [c] : weighted ? weighted.codes : c;
     if (!Array.isArray(list) || list.length === 0) throw fail(`on ${names[f]} must be a code or a non-empty list of codes`, [names[f]]);
-    const seen = new Uint8Array(cards[f]);
-    let count = 0;
-    for (const k of list) {
-      if (!(Number.isInteger(k) && k >= 0 && k < cards[f])) throw fail(`on ${names[f]} has code ${String(k)} outside [0, ${cards[f]})`, [names[f]]);
-      if (!seen[k]) count++;
-      seen[k] = 1;
+    if (weighted && !(Array.isArray(weighted.weights) && weighted.weights.length === list.length)) {
+      throw fail(`on ${names[f]} must give one weight per code`, [names[f]]);
     }
-    if (count === cards[f]) continue; // every code allowed: free
+    // Per code: 0 not allowed, else its weight (1 for unweighted lists; repeats merge there).
+    const weightOf = new Float64Array(cards[f]);
+    let count = 0;
+    let all1 = true;
+    for (let i = 0; i < list.length; i++) {
+      const k = list[i];
+      if (!(Number.isInteger(k) && k >= 0 && k < cards[f])) throw fail(`on ${names[f]} has code ${String(k)} outside [0, ${cards[f]})`, [names[f]]);
+      let a = 1;
+      if (weighted) {
+        a = weighted.weights[i];
+        if (!(typeof a === "number" && a > 0 && a <= 1)) throw fail(`on ${names[f]} has weight ${String(a)} for code ${k}, outside (0, 1]`, [names[f]]);
+        if (weightOf[k] > 0) throw fail(`on ${names[f]} lists code ${k} twice`, [names[f]]);
+        if (a !== 1) all1 = false;
+      }
+      if (!(weightOf[k] > 0)) count++;
+      weightOf[k] = a;
+    }
+    if (count === cards[f] && all1) continue; // every code allowed in full: free
     const codes = new Int32Array(count);
-    for (let k = 0, i = 0; k < cards[f]; k++) if (seen[k]) codes[i++] = k;
-    out.push({ f, codes });
+    const weights = all1 ? null : new Float64Array(count);
+    for (let k = 0, i = 0; k < cards[f]; k++) {
+      if (!(weightOf[k] > 0)) continue;
+      if (weights) weights[i] = weightOf[k];
+      codes[i++] = k;
+    }
+    out.push({ f, codes, weights });
   }
   return out;
 }
@@ -1016,6 +1097,8 @@ interface Ctx {
   e: Float64Array;
   /** Scratch of chunk x E scaled latents (null when scale is 1). */
   scaled: Float32Array | null;
+  /** Calibration targets per group (see {@link ConditionalOptions.calibration}), or null. */
+  calibration: ConditionalOptions["calibration"] | null;
 }
 
 /**
@@ -1047,8 +1130,9 @@ async function evaluate(ctx: Ctx, x: Float32Array, u: Float64Array, total: numbe
         for (let f = 0; f < F; f++) row[ro + f] = kernel[f * m + j];
         let ll = 0;
         for (let q = 0; q < fixed.length; q++) {
-          const { f, codes } = fixed[q];
+          const { f, codes, weights } = fixed[q];
           const sum = kernelWeights(logits, j * D + offsets[f], cards[f], invT, e);
+          if (weights) for (let t = 0; t < codes.length; t++) e[codes[t]] *= weights[t];
           let a = 0;
           for (let t = 0; t < codes.length; t++) a += e[codes[t]];
           if (!(a > 0)) {
@@ -1061,7 +1145,7 @@ async function evaluate(ctx: Ctx, x: Float32Array, u: Float64Array, total: numbe
           if (codes.length === 1) {
             row[ro + f] = codes[0];
           } else {
-            // The kernel's inverse-CDF walk, over the allowed codes only (ascending).
+            // The kernel's inverse-CDF walk, over the allowed codes only (ascending; e weighted).
             const target = uc[j * F + f] * a;
             let acc = 0;
             let pick = -1;
@@ -1079,6 +1163,8 @@ async function evaluate(ctx: Ctx, x: Float32Array, u: Float64Array, total: numbe
             row[ro + f] = pick < 0 ? last : pick;
           }
         }
+        const ex = seg.group.calibration?.exclusions;
+        if (ex && seg.loglik && ll !== -Infinity) for (const e of ex) if (e.excluded[row[ro + e.f]]) ll += EXCLUDED_LOG_FACTOR;
         if (seg.loglik) seg.loglik[i] = ll;
       }
     }
@@ -1136,6 +1222,35 @@ function addBlock(g: Group, block: Block, q: Proposal): void {
   g.total += block.n;
   block.logMix.fill(-Infinity);
   for (let t = 0; t < g.proposals.length; t++) g.proposals[t].accumulate(block.x, block.n, Math.log(g.sizes[t]), block.logMix);
+}
+
+/**
+ * Bounded raking of a group's candidates (their rows, from their importance weights `w`) to the
+ * group's targets: the calibrated draw's raking (`calibrate.ts` `rakingSweeps`) with the bound at
+ * an inclusion probability of 1 (weight share 1 / rows), the thread given back between sweeps.
+ */
+async function rakeGroup(ctx: Ctx, g: Group, w: Float64Array): Promise<Float64Array> {
+  const { F } = ctx;
+  const M = w.length;
+  const columns = ctx.cards.map(() => new Int32Array(M));
+  let idx = 0;
+  for (const b of g.blocks) {
+    for (let i = 0; i < b.n; i++, idx++) for (let f = 0; f < F; f++) columns[f][idx] = b.codes[i * F + f];
+  }
+  const sweeps = rakingSweeps(columns, g.calibration!.targets, { initial: w, bound: Math.max(M / g.rows.length, 1 + 1e-9) });
+  let step = sweeps.next();
+  while (!step.done) {
+    await betweenChunks(ctx.opts);
+    step = sweeps.next();
+  }
+  return step.value;
+}
+
+/** Counts per index of a list of picked indices (`systematicSample`'s output) over `M` candidates. */
+function countsOf(picked: Int32Array, M: number): Int32Array {
+  const counts = new Int32Array(M);
+  for (const i of picked) counts[i]++;
+  return counts;
 }
 
 /**
@@ -1299,6 +1414,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
     conditionLabel: opts.conditionLabel ?? ((row) => `the condition of row ${row}`),
     e: new Float64Array(Math.max(...cards)),
     scaled: scale !== 1 ? new Float32Array(chunk * E) : null,
+    calibration: opts.calibration ?? null,
   };
   const n = conditions.length;
   if (!(n >= 1 && n <= MAX_ROWS_PER_REQUEST)) {
@@ -1307,7 +1423,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
   const seed = opts.seed ?? Rng.randomSeed();
   const master = Rng.fromSeed(seed);
   const minEss = opts.minEss ?? DEFAULT_MIN_ESS;
-  const essPerRow = opts.essPerRow ?? 1;
+
   const budgetFactor = opts.budgetFactor ?? DEFAULT_BUDGET_FACTOR;
 
   // Groups, in the order of first rows.
@@ -1344,6 +1460,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
           zeroCounts: new Int32Array(fixed.length),
           next: null,
           redraws: 0,
+          calibration: ctx.calibration?.(fixed) ?? null,
         };
         byKey.set(key, g);
         groups.push(g);
@@ -1357,12 +1474,17 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
   for (const g of groups) {
     const m = g.rows.length;
     const random = g.fixed.length < F || g.fixed.some((c) => c.codes.length > 1);
+    // A calibrated group's rows come from its candidates without repeats (their weights hold the
+    // exclusions and the raking, which fresh rows from a latent would not).
+    const raking = g.calibration !== null;
+    const essPerRow = opts.essPerRow ?? (raking ? CALIBRATED_ESS_PER_ROW : 1);
     g.target = random ? Math.max(minEss, Math.ceil(essPerRow * m)) : 1;
     if (g.fixed.length === 0) {
-      // Nothing to condition on: every weight is 1 and the pilot is the sample (the plain draw).
-      g.target = m;
-      g.pilot = m;
-      g.budget = m;
+      // Nothing to condition on: every weight is 1 and the pilot is the sample (the plain draw),
+      // or, calibrated, the pool raked to every marginal (the calibrated draw's pool of 2 x rows).
+      g.target = Math.min(cap, Math.ceil((raking ? essPerRow : 1) * m));
+      g.pilot = g.target;
+      g.budget = g.target;
     } else {
       g.pilot = Math.min(cap, pilotSize(g.target));
       g.budget = Math.min(cap, g.pilot + Math.ceil(budgetFactor * g.target));
@@ -1409,25 +1531,38 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       }
     }
     // Rows: systematic resampling per group; extra copies get fresh rows from their latents.
-    const picks: { g: Group; counts: Int32Array; w: Float64Array }[] = [];
+    // Calibrated: the weights (with exclusions) are raked to the group's targets from the
+    // candidates' own rows, so each candidate's weight belongs to its row and rows are drawn
+    // without repeats by inclusion probabilities instead (counts 0 or 1 while enough weights are
+    // positive).
+    const picks: { g: Group; counts: Int32Array; w: Float64Array; raked: boolean }[] = [];
     let extra = 0;
     for (const g of wave) {
       const { w, ess, logProb } = groupWeights(g);
       g.ess = ess;
       g.logProb = logProb;
-      const counts = systematicCounts(w, g.rows.length, g.rng.uniform());
-      for (let i = 0; i < counts.length; i++) if (counts[i] > 1) extra += counts[i] - 1;
-      picks.push({ g, counts, w });
+      const m = g.rows.length;
+      let counts: Int32Array;
+      const raked = g.calibration !== null && ess > 0;
+      if (raked) {
+        const wr = g.calibration!.targets.length > 0 ? await rakeGroup(ctx, g, w) : w;
+        counts = countsOf(systematicSample(wr, m, g.rng.uniform()), w.length);
+      } else {
+        counts = systematicCounts(w, m, g.rng.uniform());
+        for (let i = 0; i < counts.length; i++) if (counts[i] > 1) extra += counts[i] - 1;
+      }
+      picks.push({ g, counts, w, raked });
     }
     const xr = new Float32Array(extra * E);
     const ur = new Float64Array(extra * F);
     const redrawSegs: Segment[] = [];
     let at = 0;
-    for (const { g, counts } of picks) {
+    for (const { g, counts, raked } of picks) {
       const start = at;
       let idx = 0;
       for (const b of g.blocks) {
         for (let i = 0; i < b.n; i++, idx++) {
+          if (raked) continue;
           for (let c = 1; c < counts[idx]; c++) xr.set(b.x.subarray(i * E, (i + 1) * E), (at++) * E);
         }
       }
@@ -1438,17 +1573,19 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
     }
     if (extra > 0) await evaluate(ctx, xr, ur, extra, redrawSegs);
     let s = 0;
-    for (const { g, counts } of picks) {
+    for (const { g, counts, raked } of picks) {
       const m = g.rows.length;
       const rows = new Int32Array(m * F);
       let k = 0;
       let idx = 0;
       for (const b of g.blocks) {
         for (let i = 0; i < b.n; i++, idx++) {
-          if (counts[idx] === 0) continue;
           const o = i * F;
-          const d = (k++) * F;
-          for (let f = 0; f < F; f++) rows[d + f] = b.codes[o + f];
+          // Calibrated: a candidate picked c times (fewer positive weights than rows) gives c copies.
+          for (let c = 0; c < (raked ? counts[idx] : Math.min(counts[idx], 1)); c++) {
+            const d = (k++) * F;
+            for (let f = 0; f < F; f++) rows[d + f] = b.codes[o + f];
+          }
         }
       }
       if (g.redraws > 0) rows.set(redrawSegs[s++].codes, k * F);

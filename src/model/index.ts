@@ -98,6 +98,13 @@ export {
   systematicSample,
   type CalibrationMarginal,
   type RakingOptions,
+  conditionalTargets,
+  conditionCalibration,
+  EXCLUDED_LOG_FACTOR,
+  STRUCTURAL_ZERO_MIN_EXPECTED,
+  type ConditionCalibration,
+  type Exclusion,
+  type FixedCell,
 } from "./calibrate";
 export {
   prepareInputs,

@@ -7,7 +7,8 @@
  * - `{num_rows, seed?, condition: {<feature>: code | code[]}}`: `num_rows` rows that all satisfy
  *   the condition (one shared condition).
  * - `{seed?, seed_data: {features, rows}}`: one output row per seed row; `rows[r][j]` is the cell
- *   of `features[j]`: a code, a non-empty list of allowed codes, or null (generated).
+ *   of `features[j]`: a code, a non-empty list of allowed codes, `{codes, weights}` (allowed codes
+ *   with the share of each code's values inside the condition), or null (generated).
  *
  * Both the HTTP handler (before anything is charged) and the engine (before the task is posted)
  * run {@link seededSource}, so a request the engine gets has been checked by the same code. This
@@ -16,8 +17,8 @@
 import { prop } from "../server/params";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
 
-/** A condition on one feature: a code, or allowed codes; null leaves the feature free. */
-export type SeededCell = number | number[] | null;
+/** A condition on one feature: a code, allowed codes, or allowed codes with weights; null leaves the feature free. */
+export type SeededCell = number | number[] | { codes: number[]; weights: number[] } | null;
 
 /** A seeded request, checked and in the model's feature order. */
 export type SeededSource =
@@ -26,6 +27,8 @@ export type SeededSource =
       /** Rows to generate, 1..MAX_ROWS_PER_REQUEST. */
       numRows: number;
       seed?: number;
+      /** `calibrate: true`: the calibrated draw conditioned (`conditional.ts`, `calibration`). */
+      calibrate: boolean;
       /** One entry per model feature (model order); null: free. */
       condition: SeededCell[];
     }
@@ -34,6 +37,8 @@ export type SeededSource =
       /** Rows to generate: one per seed row, 1..MAX_SEED_ROWS_PER_REQUEST. */
       numRows: number;
       seed?: number;
+      /** `calibrate: true`: the calibrated draw conditioned. */
+      calibrate: boolean;
       /** Per seed row, one entry per model feature (model order); null: free. */
       rows: SeededCell[][];
       /** Model feature index of each `seed_data.features[j]` (to name the wire's cell in errors). */
@@ -64,11 +69,12 @@ export function isSeeded(embedding: GenerateRequest["embedding"]): boolean {
 }
 
 /**
- * Checks one cell (a code or a list of codes) of feature `f` with cardinality `K`.
- * @returns the cell, with a list copied.
- * @throws SeededInputError naming `param` (or `param[i]` for a list element).
+ * Checks one cell (a code, a list of codes, or `{codes, weights}`) of feature `f` with cardinality `K`.
+ * @returns the cell, with lists copied.
+ * @throws SeededInputError naming `param` (or `param[i]` for a list element, `param.codes[i]` /
+ *   `param.weights[i]` in the weighted form).
  */
-function checkCell(v: unknown, name: string, K: number, param: string): number | number[] {
+function checkCell(v: unknown, name: string, K: number, param: string): Exclude<SeededCell, null> {
   const code = (x: unknown, p: string): number => {
     if (!(typeof x === "number" && Number.isInteger(x) && x >= 0 && x < K)) {
       throw new SeededInputError(
@@ -78,11 +84,34 @@ function checkCell(v: unknown, name: string, K: number, param: string): number |
     }
     return x;
   };
-  if (Array.isArray(v)) {
-    if (v.length === 0) {
-      throw new SeededInputError(`The allowed codes of feature "${name}" are an empty list; give at least one code, or null to leave it free.`, param);
+  const list = (l: unknown[], p: string): number[] => {
+    if (l.length === 0) {
+      throw new SeededInputError(`The allowed codes of feature "${name}" are an empty list; give at least one code, or null to leave it free.`, p);
     }
-    return v.map((x, i) => code(x, `${param}[${i}]`));
+    return l.map((x, i) => code(x, `${p}[${i}]`));
+  };
+  if (Array.isArray(v)) return list(v, param);
+  if (v !== null && typeof v === "object") {
+    const { codes, weights } = v as { codes?: unknown; weights?: unknown };
+    if (!Array.isArray(codes) || !Array.isArray(weights)) {
+      throw new SeededInputError(`A weighted condition on feature "${name}" must be {codes: code[], weights: number[]}.`, param);
+    }
+    const out = list(codes, `${param}.codes`);
+    if (weights.length !== out.length) {
+      throw new SeededInputError(`A weighted condition on feature "${name}" gives ${out.length} codes and ${weights.length} weights; give one weight per code.`, `${param}.weights`);
+    }
+    const seen = new Set<number>();
+    out.forEach((k, i) => {
+      if (seen.has(k)) throw new SeededInputError(`Code ${k} of feature "${name}" is listed twice in a weighted condition.`, `${param}.codes[${i}]`);
+      seen.add(k);
+    });
+    const w = weights.map((a: unknown, i: number) => {
+      if (!(typeof a === "number" && a > 0 && a <= 1)) {
+        throw new SeededInputError(`${JSON.stringify(a)} is not a weight in (0, 1] (the share of code ${out[i]}'s values inside the condition).`, `${param}.weights[${i}]`);
+      }
+      return a;
+    });
+    return { codes: out, weights: w };
   }
   return code(v, param);
 }
@@ -110,10 +139,10 @@ function unknownFeature(name: string, model: SeededModel, param: string): Seeded
  * @throws SeededInputError with the exact `param`:
  *   - `body.embedding.num_rows`: outside 1..MAX_ROWS_PER_REQUEST (with `condition`);
  *   - `body.embedding.seed`: not a safe integer;
- *   - `body.embedding.calibrate`: `calibrate: true` together with `condition`;
  *   - `body.embedding.condition.<f>` (`["<f>"]` for names that are not identifiers): unknown
  *     feature, a code >= the cardinality (or not an integer >= 0), an empty list; a list
- *     element: `body.embedding.condition.<f>[i]`;
+ *     element: `body.embedding.condition.<f>[i]`; weighted form: `.codes[i]` (bad or repeated code),
+ *     `.weights` (length differs), `.weights[i]` (not in (0, 1]);
  *   - `body.embedding.seed_data.features[j]`: unknown or repeated feature;
  *   - `body.embedding.seed_data.rows`: no rows, or more than MAX_SEED_ROWS_PER_REQUEST;
  *   - `body.embedding.seed_data.rows[r]`: a row whose length differs from `features`;
@@ -133,9 +162,6 @@ export function seededSource(embedding: GenerateRequest["embedding"], model: See
     if (!(typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= MAX_ROWS_PER_REQUEST)) {
       throw new SeededInputError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}.`, "body.embedding.num_rows");
     }
-    if (e.calibrate === true) {
-      throw new SeededInputError("calibrate cannot be combined with condition: a conditioned draw is not raked to the marginals.", "body.embedding.calibrate");
-    }
     const cond = e.condition;
     if (cond === null || typeof cond !== "object" || Array.isArray(cond)) {
       throw new SeededInputError("condition must be an object mapping feature names to a code or a list of codes.", "body.embedding.condition");
@@ -147,7 +173,7 @@ export function seededSource(embedding: GenerateRequest["embedding"], model: See
       if (f === undefined) throw unknownFeature(name, model, param);
       condition[f] = checkCell(v, name, K(f), param);
     }
-    return { kind: "where", numRows: n, ...(seed !== undefined ? { seed: seed as number } : {}), condition };
+    return { kind: "where", numRows: n, ...(seed !== undefined ? { seed: seed as number } : {}), calibrate: e.calibrate === true, condition };
   }
   const sd = e.seed_data as { features?: unknown; rows?: unknown } | null;
   const base = "body.embedding.seed_data";
@@ -191,7 +217,7 @@ export function seededSource(embedding: GenerateRequest["embedding"], model: See
     }
     rows[r] = out;
   }
-  return { kind: "rows", numRows: n, ...(seed !== undefined ? { seed: seed as number } : {}), rows, columns };
+  return { kind: "rows", numRows: n, ...(seed !== undefined ? { seed: seed as number } : {}), calibrate: e.calibrate === true, rows, columns };
 }
 
 /**

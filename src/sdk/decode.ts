@@ -233,9 +233,11 @@ export function inRange(x: number, range: ValueRange): boolean {
 
 /**
  * Decoder of a binned column; with `range`, every interval bin draws only among its values inside
- * the range too, and `codes` lists the bins holding at least one value the decoder can write inside
+ * the range too, `codes` lists the bins holding at least one value the decoder can write inside
  * the range (a point bin: its value is inside; an interval bin: a lattice point inside bin, [min,
- * max] and range, or, without an exact lattice, a non-empty overlap).
+ * max] and range, or, without an exact lattice, a non-empty overlap), and `weights[i]` is the share
+ * of bin `codes[i]`'s values (as the unrestricted decoder draws them: uniform over its lattice
+ * points, or over the bin clipped to [min, max]) that lie inside the range.
  */
 function binDecoder(
   f: string,
@@ -244,7 +246,7 @@ function binDecoder(
   missingCode: number | undefined,
   stats: ColumnStats,
   range?: ValueRange,
-): FeatureDecoder & { codes: number[] } {
+): FeatureDecoder & { codes: number[]; weights: number[] } {
   const nb = e.length - 1;
   const min = stats.min ?? e[0];
   const max = stats.max ?? e[nb];
@@ -252,16 +254,24 @@ function binDecoder(
   const span = lattice ? Math.max(Math.abs(min), Math.abs(max)) * lattice.scale : 0;
   const exact = lattice && span < 2 ** 52 ? lattice : undefined;
   const codes: number[] = [];
+  const weights: number[] = [];
+  const keep = (c: number, w: number): void => {
+    codes.push(c);
+    weights.push(w);
+  };
   // Per interval bin, once: the lattice points [first, last] it holds inside [min, max] (and the
   // range), so the per-row work is one draw; or, when it holds none, the one nearest its middle
   // (last NaN). With a range, `codes` collects the bins in ascending order on the way.
   let points: { first: Float64Array; last: Float64Array } | undefined;
   let kMin = 0;
   let kMax = 0;
+  // The lattice span of [min, max] without the range (for the weights).
+  let kMin0 = 0;
+  let kMax0 = 0;
   if (exact) {
     const { scale, shift } = exact;
-    kMin = firstAbove(min, scale, shift, false);
-    kMax = lastBelow(max, scale, shift, false);
+    kMin = kMin0 = firstAbove(min, scale, shift, false);
+    kMax = kMax0 = lastBelow(max, scale, shift, false);
     if (range?.lo !== undefined && Number.isFinite(range.lo)) kMin = Math.max(kMin, firstAbove(range.lo, scale, shift, range.loOpen === true));
     if (range?.hi !== undefined && Number.isFinite(range.hi)) kMax = Math.min(kMax, lastBelow(range.hi, scale, shift, range.hiOpen === true));
     points = { first: new Float64Array(nb), last: new Float64Array(nb) };
@@ -270,25 +280,35 @@ function binDecoder(
     const lo = e[c];
     const hi = e[c + 1];
     if (lo === hi) {
-      if (range && inRange(lo, range)) codes.push(c);
+      if (range && inRange(lo, range)) keep(c, 1);
     } else if (exact && points) {
       const { scale, shift } = exact;
-      const a = Math.max(firstAbove(lo, scale, shift, c > 0 && e[c - 1] === lo), kMin);
-      const b = Math.min(lastBelow(hi, scale, shift, c !== nb - 1), kMax);
+      const first = firstAbove(lo, scale, shift, c > 0 && e[c - 1] === lo);
+      const lastK = lastBelow(hi, scale, shift, c !== nb - 1);
+      const a = Math.max(first, kMin);
+      const b = Math.min(lastK, kMax);
       if (a <= b) {
         [points.first[c], points.last[c]] = [a, b];
-        if (range) codes.push(c);
+        if (range) {
+          // Without the range the bin draws over [max(first, kMin0), min(last, kMax0)] (at least its points inside the range).
+          const all = Math.max(Math.min(lastK, kMax0) - Math.max(first, kMin0) + 1, b - a + 1);
+          keep(c, (b - a + 1) / all);
+        }
       } else [points.first[c], points.last[c]] = [Math.min(Math.max(Math.round(((lo + hi) / 2 + shift) * scale), kMin), kMax), NaN];
     } else if (range) {
       const a = Math.max(lo, range.lo ?? -Infinity, min);
       const b = Math.min(hi, range.hi ?? Infinity, max);
-      if (a < b || (a === b && inRange(a, range))) codes.push(c);
+      if (a < b || (a === b && inRange(a, range))) {
+        const width = Math.min(hi, max) - Math.max(lo, min);
+        keep(c, width > 0 ? Math.min(1, Math.max((b - a) / width, Number.MIN_VALUE)) : 1);
+      }
     }
   }
   return {
     name: f,
     K,
     codes,
+    weights,
     decode(c, rng) {
       if (c === missingCode) return "";
       if (!(c >= 0 && c < nb)) return badCode(f, c, K);
@@ -328,6 +348,11 @@ function binDecoder(
 export interface RestrictedFeature {
   /** The codes holding a value inside the range (ascending; never the missing code). */
   codes: number[];
+  /**
+   * Per code, the share in (0, 1] of its values (as the unrestricted decoder writes them) inside
+   * the range: below 1 for a bin the range covers in part. The wire's weighted condition.
+   */
+  weights: number[];
   /** Decodes those codes to values inside the range. */
   decoder: FeatureDecoder;
 }
@@ -355,7 +380,8 @@ export class Decoder {
    * A numerical or datetime feature under a value range (seeded generation's `where`, `./seeded`):
    * the codes whose values meet the range and a decoder that writes only values inside it.
    * Quantile-binned columns: the bins the range touches, each drawn among its lattice values inside
-   * the range (so `age >= 60` on a bin [55, 65) gives 60..64, never 57). Point-bin columns (exact
+   * the range (so `age >= 60` on a bin [55, 65) gives 60..64, never 57), with the share of the
+   * bin's values inside as its weight (0.5 there). Point-bin columns (exact
    * values in `value_mappings`): the codes whose value is inside, decoded as usual.
    * @param feature a feature of the metadata.
    * @param range bounds in the column's numbers (datetimes: seconds since the epoch).
@@ -371,7 +397,7 @@ export class Decoder {
     const edges = stats.bin_edges;
     if (edges && edges.length >= 2) {
       const d = binDecoder(feature, this.metadata.cardinalities[feature], edges, missingCode, stats, range);
-      return { codes: d.codes, decoder: d };
+      return { codes: d.codes, weights: d.weights, decoder: d };
     }
     const codes = new Set<number>();
     for (const [text, c] of Object.entries(this.metadata.value_mappings?.[feature] ?? {})) {
@@ -379,7 +405,8 @@ export class Decoder {
       const x = parse(text);
       if (x !== undefined && inRange(x, range)) codes.add(c);
     }
-    return { codes: [...codes].sort((a, b) => a - b), decoder: this.features[f] };
+    const sorted = [...codes].sort((a, b) => a - b);
+    return { codes: sorted, weights: sorted.map(() => 1), decoder: this.features[f] };
   }
 
   /**

@@ -11,8 +11,10 @@
  * - numerical / datetime: a value (exactly that value), a range `{gte?, gt?, lte?, lt?}` (numbers, or
  *   datetimes written in the column's format or ISO 8601), or, for columns with one code per value
  *   (point bins), a list of values. A range maps to the codes it touches: quantile bins it overlaps
- *   (those holding a value the decoder can write inside it), or point values inside it; decoded
- *   values are then drawn inside the range, not merely inside the bin (`Decoder.restrict`).
+ *   (those holding a value the decoder can write inside it), or point values inside it; a bin the
+ *   range covers in part is sent with its share of values inside as a weight (`{codes, weights}`),
+ *   so the rows are the model's draw conditioned on the value, not on the bin; decoded values are
+ *   then drawn inside the range, not merely inside the bin (`Decoder.restrict`).
  * - id: refused; identifiers are written fresh and carry no information to condition on.
  * Unknown column, value not in the code book, an empty range or list, a range on a categorical
  * column: {@link DataError} naming the column.
@@ -32,7 +34,7 @@
  * are generated in every row.
  */
 import { DateTime } from "luxon";
-import type { ColumnKind, Metadata } from "../types";
+import type { ColumnKind, ConditionCell, Metadata } from "../types";
 import { readCsvText, readTable, type Table } from "./csv";
 import { DatetimeFormat } from "./datetime";
 import { missingCodeOf, type Decoder, type FeatureDecoder, type ValueRange } from "./decode";
@@ -61,8 +63,8 @@ export type SeedTable = string | Table | readonly Readonly<Record<string, unknow
 
 /** A compiled `where`: the wire condition and the range-restricted decoders. */
 export interface CompiledWhere {
-  /** `embedding.condition`: feature -> code, or allowed codes. */
-  condition: Record<string, number | number[]>;
+  /** `embedding.condition`: feature -> code, allowed codes, or allowed codes with weights (a range covering part of a bin). */
+  condition: Record<string, ConditionCell>;
   /** Per feature with a range on binned values: a decoder drawing inside the range. */
   decoders: Record<string, FeatureDecoder>;
 }
@@ -203,7 +205,7 @@ export function compileWhere(decoder: Decoder, where: Where): CompiledWhere {
     throw new DataError("where must be an object mapping column names to values, lists of values or ranges {gte, gt, lte, lt}.");
   }
   const meta = decoder.metadata;
-  const condition: Record<string, number | number[]> = {};
+  const condition: Record<string, ConditionCell> = {};
   const decoders: Record<string, FeatureDecoder> = {};
   for (const [name, v] of Object.entries(where)) {
     const book = columnBook(meta, name);
@@ -275,7 +277,7 @@ function exactCode(book: ColumnBook, v: string | number | boolean): number {
   throw new DataError(`where: ${JSON.stringify(v)} is not a value of column "${book.name}" (values: ${listValues(book)}).`, { column: book.name });
 }
 
-function applyRange(decoder: Decoder, book: ColumnBook, range: ValueRange, condition: Record<string, number | number[]>, decoders: Record<string, FeatureDecoder>): void {
+function applyRange(decoder: Decoder, book: ColumnBook, range: ValueRange, condition: Record<string, ConditionCell>, decoders: Record<string, FeatureDecoder>): void {
   const empty = range.lo !== undefined && range.hi !== undefined && (range.lo > range.hi || (range.lo === range.hi && (range.loOpen || range.hiOpen)));
   const r = empty ? undefined : decoder.restrict(book.name, range, book.parse!);
   if (!r || r.codes.length === 0) {
@@ -285,7 +287,8 @@ function applyRange(decoder: Decoder, book: ColumnBook, range: ValueRange, condi
       { column: book.name },
     );
   }
-  condition[book.name] = r.codes;
+  // A bin the range covers in part is weighted by its share inside (exact: the decoder then draws inside the range).
+  condition[book.name] = r.weights.every((w) => w === 1) ? r.codes : { codes: r.codes, weights: r.weights };
   if (book.edges) decoders[book.name] = r.decoder;
 }
 

@@ -69,8 +69,10 @@ export interface SampleOptions {
    * Calibrated generation (server extension, docs/api.md): the server draws a pool of twice the
    * rows, weights it by raking to the model's marginals and returns the rows asked for. Closer to
    * the given marginals (on discretized Adult 2-way TVD 0.025 -> 0.014, TSTR ROC AUC 0.91 -> 0.918)
-   * at about a fifth of the rows per second. Default: true, except for metadata measured under
-   * differential privacy (noisy marginals; calibrating to them fits the noise).
+   * at about a fifth of the rows per second. With `where` or a seed table: the calibrated draw
+   * conditioned (each conditioned candidate row weighted by the model's raking factors, docs/api.md
+   * "Seeded generation"). Default: true, except for metadata measured under differential privacy
+   * (noisy marginals; calibrating to them fits the noise).
    */
   calibrate?: boolean;
   /** Rows per generate request, 1..100,000. Default 100,000. */
@@ -82,9 +84,9 @@ export interface SampleOptions {
   /**
    * Only rows satisfying this condition (seeded generation, `./seeded`): column -> a value, a list
    * of values, or a range `{gte?, gt?, lte?, lt?}` (numerical and datetime columns), e.g.
-   * `{ sex: "Female", age: { gte: 60 } }`. Drawn from the model's own conditional (never by
-   * rejecting rows), ranged values inside the range. Not combinable with `calibrate: true`
-   * (calibration is off for conditioned samples).
+   * `{ sex: "Female", age: { gte: 60 } }`. Drawn from the model's conditional (never by
+   * rejecting rows; calibrated unless `calibrate: false`, as the unconditioned sample), ranged
+   * values inside the range.
    * @throws DataError (before any request) for an unknown column, an identifier column, a value
    *   not in the code book, an empty range or list.
    */
@@ -92,7 +94,7 @@ export interface SampleOptions {
 }
 
 /** Options of seeded sampling from a seed table (`sample({ seedData })`, `impute`). */
-export interface SeedSampleOptions extends Omit<SampleOptions, "where" | "calibrate" | "batchSize"> {
+export interface SeedSampleOptions extends Omit<SampleOptions, "where" | "batchSize"> {
   /**
    * The seed table: records, a {@link Table}, or CSV text with a header. One output row per seed
    * row: its non-blank cells are kept byte for byte, its blank cells generated.
@@ -176,9 +178,8 @@ export class Synthesizer {
     }
     const where = opts.where !== undefined ? compileWhere(this.decoder, opts.where) : undefined;
     const conditioned = where !== undefined && Object.keys(where.condition).length > 0;
-    if (conditioned && opts.calibrate === true) throw new RangeError("calibrate cannot be combined with where: a conditioned sample is not raked to the marginals");
     const seed = opts.seed ?? randomInt(0, 2 ** 47);
-    const calibrate = !conditioned && (opts.calibrate ?? !this.isPrivate());
+    const calibrate = opts.calibrate ?? !this.isPrivate();
     const batches = Math.ceil(n / batchSize);
     let done = 0;
     for (let b = 0; b < batches; b++) {
@@ -219,7 +220,8 @@ export class Synthesizer {
    * Seeded generation from a seed table (`./seeded`), batch by batch: one output row per seed row,
    * in the seed table's order, columns in the model's order. A seed row's non-blank cells are
    * written back byte for byte (as read: CSV cells untrimmed) and condition the row; its blank
-   * cells, and the model's columns the seed table lacks, are drawn from the model's conditional.
+   * cells, and the model's columns the seed table lacks, are drawn from the model's conditional
+   * (calibrated unless `calibrate: false`, as {@link sampleBatches}).
    * Batch b (at most `batchSize` <= {@link MAX_SEED_ROWS_PER_REQUEST} seed rows) asks for
    * `{seed: deriveSeed(seed, b, 0), seed_data}` and decodes with `deriveSeed(seed, b, 1)`, so the
    * same weights, seed table, seed and batch size give the same rows.
@@ -238,12 +240,16 @@ export class Synthesizer {
     const encoded = encodeSeed(this.metadata, seedRows);
     const n = encoded.rows.length;
     const seed = opts.seed ?? randomInt(0, 2 ** 47);
+    const calibrate = opts.calibrate ?? !this.isPrivate();
     const batches = Math.ceil(n / batchSize);
     for (let b = 0, done = 0; b < batches; b++) {
       const rows = encoded.rows.slice(done, done + batchSize);
       const gen = await this.client.models.generate(
         this.id,
-        { embedding: { seed: deriveSeed(seed, b, 0), seed_data: { features: encoded.features, rows } }, ...this.samplingFields(opts) },
+        {
+          embedding: { seed: deriveSeed(seed, b, 0), ...(calibrate ? { calibrate: true } : {}), seed_data: { features: encoded.features, rows } },
+          ...this.samplingFields(opts),
+        },
         opts.request,
       );
       const table = this.decoder.decodeGeneration(gen, deriveSeed(seed, b, 1), { rowOffset: done, idKey: deriveSeed(seed, 0, 2) });

@@ -205,9 +205,10 @@ export function openApiDocument(): Json {
           description:
             "Generates rows (codes per feature) from a model in `training` or `ready`. The rows are charged to the " +
             "monthly quota before generating and refunded if generation fails. Seeded generation (extension): " +
-            "`embedding: {num_rows, seed?, condition: {<feature>: code | [codes]}}` returns rows that all satisfy the " +
-            "condition; `embedding: {seed?, seed_data: {features, rows}}` returns one row per seed row, each cell a code, " +
-            `a list of allowed codes or null (generated), at most ${MAX_SEED_ROWS_PER_REQUEST} seed rows per request. ` +
+            "`embedding: {num_rows, seed?, condition: {<feature>: code | [codes] | {codes, weights}}}` returns rows that all " +
+            "satisfy the condition (`weights[i]` in (0, 1]: the share of code `codes[i]`'s values inside a range that covers " +
+            "its bin in part); `embedding: {seed?, seed_data: {features, rows}}` returns one row per seed row, each cell a code, " +
+            `a list of allowed codes, {codes, weights} or null (generated), at most ${MAX_SEED_ROWS_PER_REQUEST} seed rows per request. ` +
             "Rows are drawn from the model's conditional (importance sampling over latents, never rejection); unknown " +
             "features, codes outside [0, K), empty lists, ragged rows and conditions of probability 0 are " +
             "`parameter_invalid` naming the cell (`body.embedding.condition.age`, `body.embedding.seed_data.rows[3][1]`), " +
