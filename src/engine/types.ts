@@ -86,6 +86,11 @@ export interface Engine {
    * @throws GenerateInputError for input the model cannot take; EngineUnavailableError.
    */
   generate(id: string, req: GenerateRequest): Promise<Generation>;
+  /**
+   * `generate` with the codes as Int32Array views (no conversion to plain arrays), for responses
+   * that serialise them themselves (Arrow). Optional: without it the server converts `generate`'s.
+   */
+  generateRaw?(id: string, req: GenerateRequest): Promise<{ model_id: string; num_rows: number; features: string[]; columns: Record<string, Int32Array> }>;
   /** Stops training of `id` (if any; a waiting model leaves the queue) and frees its weights. Idempotent. */
   stop(id: string): Promise<void>;
   /**

@@ -91,9 +91,16 @@ export interface RequestSpec extends RequestOptions {
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
+  /** The Accept header to send (default `application/json`). */
+  accept?: string;
+  /**
+   * A media type whose 2xx bodies are returned as bytes (a Uint8Array) instead of parsed JSON
+   * (`application/vnd.apache.arrow.stream` for Generate); any other 2xx body must be JSON.
+   */
+  binaryType?: string;
 }
 
-/** A successful response: parsed JSON body (undefined for 204) and lower-cased headers. */
+/** A successful response: parsed JSON body (undefined for 204), or bytes ({@link RequestSpec.binaryType}), and lower-cased headers. */
 export interface APIResponse<T> {
   status: number;
   body: T;
@@ -183,7 +190,7 @@ export class Synthd {
     const url = new URL(this.baseUrl + spec.path);
     for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = {
-      Accept: "application/json",
+      Accept: spec.accept ?? "application/json",
       "User-Agent": `synthd-node/${SDK_VERSION} node/${process.versions.node}`,
     };
     if (this.apiKey) headers.Authorization = `Bearer ${this.apiKey}`;
@@ -234,10 +241,10 @@ export class Synthd {
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
     let res: Response;
-    let text: string;
+    let raw: Uint8Array;
     try {
       res = await this.fetchImpl(url, { method: spec.method, headers, body: payload, signal });
-      text = await res.text();
+      raw = new Uint8Array(await res.arrayBuffer());
     } catch (e) {
       if (spec.signal?.aborted) throw spec.signal.reason;
       if (timeout.aborted) {
@@ -256,6 +263,11 @@ export class Synthd {
     }
     const h = headersToRecord(res.headers);
     this.noteRateLimit(h);
+    const contentType = (h["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+    if (res.status >= 200 && res.status < 300 && spec.binaryType !== undefined && contentType === spec.binaryType) {
+      return { status: res.status, body: raw as T, headers: h, requestId: h["x-request-id"] };
+    }
+    const text = new TextDecoder().decode(raw);
     let body: unknown = undefined;
     let parsed = true;
     if (text.length > 0) {

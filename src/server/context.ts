@@ -54,7 +54,8 @@ export interface PendingResponse {
   status: number;
   /** Response headers, exact names as written (`X-Request-Id`, `Retry-After`, ...). */
   headers: Record<string, string>;
-  body?: string;
+  /** Text (JSON) or bytes (an Arrow Generate response). */
+  body?: string | Uint8Array;
 }
 
 /** The per-request state passed along the pipeline. */

@@ -69,6 +69,22 @@ const COMMON_HEADERS: Json = {
   "X-RateLimit-Reset": headerRef("X-RateLimit-Reset"),
 };
 
+/**
+ * Adds the Arrow form of a Generate response (docs/api.md "Arrow responses") to a JSON response
+ * object: an Apache Arrow IPC stream, one Int32 column of codes per feature, chosen by Accept.
+ */
+function withArrow(response: Json): Json {
+  const r = response as { content: Record<string, unknown> };
+  r.content["application/vnd.apache.arrow.stream"] = {
+    schema: { type: "string", format: "binary" },
+    description:
+      "Sent when Accept prefers it: an Arrow IPC stream with one record batch, one Int32 column per feature (named by the " +
+      "feature, in the model's order) holding the codes, and schema metadata synthd.object = generation, synthd.model_id, " +
+      "synthd.num_rows, synthd.timestamp.",
+  };
+  return response;
+}
+
 function json(schema: Json, description: string, extraHeaders: Json = {}): Json {
   return { description, headers: { ...COMMON_HEADERS, ...extraHeaders }, content: { "application/json": { schema } } };
 }
@@ -216,7 +232,7 @@ export function openApiDocument(): Json {
           parameters: [IDEMPOTENCY_KEY_PARAM],
           requestBody: { required: true, content: { "application/json": { schema: ref("GenerateRequest") } } },
           responses: {
-            "200": json(ref("GenerationResponse"), "The generated codes.", REPLAYED_HEADER),
+            "200": withArrow(json(ref("GenerationResponse"), "The generated codes.", { ...REPLAYED_HEADER, Vary: { schema: { type: "string" }, description: "Accept." } })),
             ...errors([...POST_ERRORS, "model_not_found", "model_not_ready", "quota_exceeded", "training_service_unavailable"]),
           },
         },

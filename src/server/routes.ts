@@ -21,6 +21,8 @@ export interface HandlerCtx<B, Q> {
   query: Q;
   /** Path parameters by name (`model_id`), undecoded. */
   params: Record<string, string>;
+  /** The request's `Accept` header ("" when absent): Generate answers Arrow when it asks for it. */
+  accept: string;
   /** The caller (always set on `/v1` routes). */
   auth: Auth;
   services: Services;
@@ -45,8 +47,10 @@ export type Reply =
     }
   | { kind: "empty"; status: 204; headers?: Record<string, string> }
   | { kind: "text"; status: number; contentType: string; text: string; headers?: Record<string, string> }
+  /** A binary body (an Arrow Generate response). */
+  | { kind: "binary"; status: number; contentType: string; bytes: Uint8Array; headers?: Record<string, string> }
   /** A response already rendered (and stored for replay) by the handler itself. */
-  | { kind: "stored"; response: { status: number; headers: Record<string, string>; body?: string } };
+  | { kind: "stored"; response: { status: number; headers: Record<string, string>; body?: string | Uint8Array } };
 
 /** A typia validator: `(input) => IValidation<T>`. */
 export type Validator<T> = (input: unknown) => IValidation<T>;

@@ -127,7 +127,8 @@ export interface IdempotencyScope {
 export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
-  body?: string;
+  /** Text, or bytes (an Arrow Generate response; msgpack stores them as binary). */
+  body?: string | Uint8Array;
   /** `request_id` of the request that produced it (the replay's X-Request-Id). */
   request_id: string;
 }

@@ -180,7 +180,7 @@ test("50 heavy creates against a budget for one: RSS stays under it, GETs stay f
     for (const m of final) {
       assert.ok(m.status === "ready" || (m.status === "failed" && m.error !== null), `${m.id} ended ${m.status}: ${JSON.stringify(m.error)}`);
     }
-    assert.ok(final[0].updated_at <= final[1].updated_at, "the older model was resumed first");
+    assert.ok(final[0].updated_at <= final[1].updated_at, `the older model was resumed first: ${JSON.stringify(final)}`);
     assert.ok(maxB > 3 * 2 ** 30, `a heavy model trained while sampled: ${JSON.stringify(final)}`);
     assert.ok(maxB < BUDGET_BYTES, `RSS ${maxB} exceeded the budget while resuming`);
 

@@ -14,7 +14,7 @@
  *    `body.embedding[i][j]`: latents are computed in float32, where `1e308` is Infinity);
  *    a seeded request (`condition` or `seed_data`, docs/api.md "Seeded generation") is checked
  *    against the model's metadata by `seededSource` (`src/model/seeded-input.ts`): unknown
- *    feature, code outside [0, K), empty code list, ragged seed row, `calibrate` with `condition`
+ *    feature, code outside [0, K), empty code list, ragged seed row, a bad weighted cell
  *    -> 400 `parameter_invalid` with the exact param (`body.embedding.condition.age`,
  *    `body.embedding.seed_data.rows[3][1]`, ...);
  * 5. the rows are charged to the caller's monthly quota in one transaction: a request that would
@@ -27,10 +27,14 @@
  * Nothing is charged before step 5, so every 4xx above charges nothing. Seeded requests are charged
  * the rows they return (`num_rows`, or one per seed row).
  *
- * 200, envelope `generation`, data = the engine's Generation `{ model_id, num_rows, features, columns }`.
+ * 200, envelope `generation`, data = the engine's Generation `{ model_id, num_rows, features, columns }`;
+ * or, when the request's Accept header prefers `application/vnd.apache.arrow.stream`, the same
+ * generation as an Arrow IPC stream (`../arrow.ts`; docs/api.md "Arrow responses"). Errors are JSON
+ * either way.
  */
 import { isSeeded, seededSource, SeededInputError } from "../../model/seeded-input";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
+import { ARROW_STREAM, generationToArrow, prefersArrow, type RawGeneration } from "../arrow";
 import { ApiError, paramInvalid } from "../errors";
 import { charge, refund } from "../quota";
 import type { HandlerCtx, Reply } from "../routes";
@@ -88,14 +92,27 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
     }
   }
   const charged = await charge(store, ctx.auth, rows, model.id, ctx.requestId, clock());
-  let generation: Generation;
+  const arrow = prefersArrow(ctx.accept);
+  let generation: Generation | RawGeneration;
   try {
-    generation = await engine.generate(model.id, ctx.body);
+    generation = arrow && engine.generateRaw ? await engine.generateRaw(model.id, ctx.body) : await engine.generate(model.id, ctx.body);
   } catch (err) {
     await refund(store, charged, clock()).catch((refundErr: unknown) =>
       logger.error({ err: refundErr, req_id: ctx.requestId, model_id: model.id, rows }, "could not refund a failed generation"),
     );
     throw err;
   }
-  return { kind: "envelope", status: 200, object: "generation", data: generation };
+  if (arrow) {
+    const raw: RawGeneration = {
+      ...generation,
+      columns: Object.fromEntries(generation.features.map((f) => [f, toInt32(generation.columns[f])])),
+    };
+    const bytes = generationToArrow(raw, new Date(clock()).toISOString());
+    return { kind: "binary", status: 200, contentType: ARROW_STREAM, bytes, headers: { Vary: "Accept" } };
+  }
+  return { kind: "envelope", status: 200, object: "generation", data: generation, headers: { Vary: "Accept" } };
+}
+
+function toInt32(codes: ArrayLike<number>): Int32Array {
+  return codes instanceof Int32Array ? codes : Int32Array.from(codes);
 }

@@ -14,6 +14,7 @@ export const handle: Step = async (ctx) => {
     body: ctx.input!.body,
     query: ctx.input!.query,
     params,
+    accept: ctx.headers.accept ?? "",
     auth: ctx.auth as Auth,
     services: ctx.services,
     requestId: ctx.requestId,
@@ -27,13 +28,17 @@ export const handle: Step = async (ctx) => {
  * the body (the success envelope `{ object, data, metadata: { timestamp, has_more? } }` for
  * `envelope` replies, none for 204).
  */
-export function toResponse(r: Reply): { status: number; headers: Record<string, string>; body?: string } {
+export function toResponse(r: Reply): { status: number; headers: Record<string, string>; body?: string | Uint8Array } {
   if (r.kind === "stored") return { status: r.response.status, headers: { ...r.response.headers }, body: r.response.body };
   const headers = { ...(r.headers ?? {}) };
   if (r.kind === "empty") return { status: r.status, headers };
   if (r.kind === "text") {
     headers["Content-Type"] = r.contentType;
     return { status: r.status, headers, body: r.text };
+  }
+  if (r.kind === "binary") {
+    headers["Content-Type"] = r.contentType;
+    return { status: r.status, headers, body: r.bytes };
   }
   headers["Content-Type"] = "application/json";
   const metadata: { timestamp: string; has_more?: boolean } = { timestamp: new Date().toISOString() };
