@@ -13,6 +13,11 @@
  * process, before the server starts. Each run then repeats fit and sample with calibration (the
  * SDK's default, `src/model/calibrate.ts`) under another org, so its cost is on record:
  * `http_calibrated_rows_per_s` and its ratio to the plain draw.
+ *
+ * Codes over HTTP (issue 13, acceptance 3): under one more org (live key, quota raised with
+ * `synthd orgs set`), one fitted model, `client.models.generateCodes` of `rows` rows, plain draw,
+ * no decoding: the JSON body and the Arrow body (`Accept: application/vnd.apache.arrow.stream`),
+ * 3 requests each, alternating; best rows/s of each and its ratio to the in-process rate.
  */
 import { loadavg } from "node:os";
 import { join } from "node:path";
@@ -59,6 +64,7 @@ export async function generateBench(opts: GenerateOptions): Promise<void> {
   const store = join(dir, "store");
   const server = await startServer(store, opts.compute ? ["--compute", opts.compute] : []);
   const runs: { calibrate: boolean; rows_per_s: number; fit_s: number }[] = [];
+  const codes = { json: 0, arrow: 0 };
   try {
     for (let r = 0; r < opts.runs; r++) {
       for (const calibrate of [false, true]) {
@@ -79,6 +85,24 @@ export async function generateBench(opts: GenerateOptions): Promise<void> {
         runs.push({ calibrate, rows_per_s: Math.round(opts.rows / s), fit_s: Number(fitS.toFixed(2)) });
       }
     }
+    const keyRun = await runCli(["keys", "create", "--data-dir", store, "--org", "benchcodes", "--env", "live"]);
+    if (keyRun.code !== 0) throw new Error(`keys create failed: ${keyRun.stderr}`);
+    const quota = await runCli(["orgs", "set", "--data-dir", store, "--org", "benchcodes", "--live-quota", String(1_000_000_000)]);
+    if (quota.code !== 0) throw new Error(`orgs set failed: ${quota.stderr}`);
+    const client = new Synthd({ apiKey: keyRun.stdout.trim().split("\n").pop()!, baseUrl: server.url });
+    const synth = await Synthesizer.fit(client, join(SHARED_DATASETS, "adult-discrete.csv"), {
+      domain: join(SHARED_DATASETS, "adult-discrete-domain.json"),
+      config: { model_size: "medium", max_epochs: 1, early_stop_patience: 0 },
+    });
+    for (let rep = 0; rep < 3; rep++) {
+      for (const format of ["json", "arrow"] as const) {
+        const t0 = performance.now();
+        const g = await client.models.generateCodes(synth.id, { embedding: { num_rows: opts.rows, seed: rep } }, { format });
+        const rate = (opts.rows / (performance.now() - t0)) * 1000;
+        if (g.num_rows !== opts.rows) throw new Error(`got ${g.num_rows} rows`);
+        codes[format] = Math.max(codes[format], Math.round(rate));
+      }
+    }
   } finally {
     await server.kill("SIGTERM");
     removeDir(dir);
@@ -96,6 +120,10 @@ export async function generateBench(opts: GenerateOptions): Promise<void> {
     in_process_rows_per_s: inProcess === null ? null : Math.round(inProcess),
     http_over_in_process: inProcess === null ? null : Number((best / inProcess).toFixed(2)),
     http_calibrated_rows_per_s: bestCalibrated,
+    codes_json_rows_per_s: codes.json,
+    codes_arrow_rows_per_s: codes.arrow,
+    codes_json_over_in_process: inProcess === null ? null : Number((codes.json / inProcess).toFixed(2)),
+    codes_arrow_over_in_process: inProcess === null ? null : Number((codes.arrow / inProcess).toFixed(2)),
     calibrated_over_plain: Number((bestCalibrated / best).toFixed(2)),
     loadavg_before: loadBefore.map((x) => Number(x.toFixed(2))),
     loadavg_after: loadavg().map((x) => Number(x.toFixed(2))),
@@ -109,5 +137,9 @@ export async function generateBench(opts: GenerateOptions): Promise<void> {
   console.log(`  in-process:  ${result.in_process_rows_per_s ?? "n/a (no native core)"} rows/s (native forward + sampling)`);
   if (result.http_over_in_process !== null) console.log(`  HTTP / in-process: ${result.http_over_in_process}`);
   console.log(`  HTTP calibrated: ${bestCalibrated} rows/s (best of ${calibrated.length}), ${result.calibrated_over_plain} of the plain draw`);
+  console.log(
+    `  codes over HTTP, no decoding (best of 3): JSON ${codes.json} rows/s (${result.codes_json_over_in_process ?? "-"} of in-process), ` +
+      `Arrow ${codes.arrow} rows/s (${result.codes_arrow_over_in_process ?? "-"} of in-process)`,
+  );
   console.log(`  load average before ${result.loadavg_before.join(" ")}, after ${result.loadavg_after.join(" ")}`);
 }
