@@ -4,11 +4,24 @@
  *
  * Data goes to stdout (a model id, CSV rows, tables, JSON); progress bars and messages go to
  * stderr, so `ID=$(synthd fit data.csv)` and `synthd sample ID -n 10 > out.csv` work.
+ * `sample` and `impute` write CSV, Parquet or Arrow (`--format`, else `-o`'s extension; see
+ * {@link outputFormat}).
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { Synthd, Synthesizer, evaluate, type EvaluationReport, type Model, type ModelConfigInput, type SampleProgress, type Where } from "../sdk";
+import {
+  Synthd,
+  Synthesizer,
+  evaluate,
+  formatOfPath,
+  type EvaluationReport,
+  type Model,
+  type ModelConfigInput,
+  type OutputFormat,
+  type SampleProgress,
+  type Where,
+} from "../sdk";
 import { describeColumns, type ColumnOverride } from "../sdk/metadata";
 import { fmtLoss, progressBar } from "./progress";
 
@@ -156,6 +169,28 @@ export interface SampleCommandOptions extends ClientOptions {
   where?: string;
   /** `--seed-data FILE.csv`: one row per seed row, its non-blank cells kept, blanks generated. */
   seedData?: string;
+  /** `--format csv|parquet|arrow`: instead of the format `-o`'s extension names (commander checks the choice). */
+  format?: OutputFormat;
+}
+
+/**
+ * The format `sample` and `impute` write: `--format` when given, else the one `-o`'s extension
+ * names (`.parquet`, `.pq`; `.arrow`, `.feather`, `.ipc`; `.csv`), else CSV (other extensions,
+ * and stdout without `-o`).
+ *
+ * Decision on stdout: Parquet and Arrow may go to stdout (`--format parquet > out.parquet`, or a
+ * pipe): both are written front to back without seeking. They are refused when stdout is a
+ * terminal, where the bytes would only garble the screen. Unlike `-o`, a failure part-way leaves
+ * whatever was already written on stdout.
+ * @throws Error (before any request) for a binary format to a terminal.
+ */
+export function outputFormat(opts: { output?: string; format?: OutputFormat }): OutputFormat {
+  const format = opts.format ?? (opts.output !== undefined ? formatOfPath(opts.output) : undefined) ?? "csv";
+  if (opts.output === undefined && format !== "csv" && process.stdout.isTTY) {
+    const name = format === "parquet" ? "Parquet" : "Arrow";
+    throw new Error(`${name} is binary and stdout is a terminal: give -o FILE.${format} or redirect stdout to a file.`);
+  }
+  return format;
 }
 
 /**
@@ -173,11 +208,13 @@ export function parseWhere(arg: string | undefined): Where | undefined {
 
 /**
  * `synthd sample ID -n N [--where JSON]`: generates in batches of at most 100,000 rows (all
- * satisfying the condition, if given), decodes and writes CSV with the original column names.
+ * satisfying the condition, if given), decodes and writes the rows with the original column
+ * names, as CSV, Parquet or Arrow ({@link outputFormat}; typed columns, one row group or record
+ * batch per generated batch: docs/formats.md).
  * `synthd sample ID --seed-data FILE.csv`: one row per seed row (batches of at most 2,000 seed
  * rows), the seed's non-blank cells kept byte for byte and its blanks generated. With `-o`, the
  * file is written under a temporary name and renamed when complete, so a failure never leaves a
- * half-written file; bad conditions and seed files fail before any request.
+ * half-written file; bad conditions, seed files and formats fail before any request.
  */
 export async function sampleCommand(id: string, opts: SampleCommandOptions): Promise<void> {
   if (opts.seedData !== undefined) {
@@ -187,6 +224,7 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
   }
   if (opts.numRows === undefined) throw new Error("give -n N (rows to generate) or --seed-data FILE.csv.");
   const where = parseWhere(opts.where);
+  const format = outputFormat(opts);
   const api = client(opts);
   const synth = await Synthesizer.fromModel(api, id);
   const sampleOpts = {
@@ -194,25 +232,28 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
     ...(where !== undefined ? { where } : {}),
   };
   const numRows = opts.numRows;
-  await writeOutput(opts.output, (dest, onProgress) => synth.writeCsv(dest, numRows, { ...sampleOpts, onProgress }));
+  await writeOutput(opts.output, (dest, onProgress) => synth.writeFile(dest, numRows, { ...sampleOpts, format, onProgress }));
 }
 
 /** Options of `synthd impute`. */
 export type ImputeCommandOptions = Omit<SampleCommandOptions, "numRows" | "where" | "seedData">;
 
 /**
- * `synthd impute ID FILE.csv [-o OUT.csv]`: fills the blank cells of FILE.csv from the model
- * (the same as `synthd sample ID --seed-data FILE.csv`): one output row per input row, non-blank
- * cells kept byte for byte, columns in the model's order (columns the file lacks are generated).
+ * `synthd impute ID FILE.csv [-o OUT.csv|OUT.parquet|OUT.arrow] [--format F]`: fills the blank
+ * cells of FILE.csv from the model (the same as `synthd sample ID --seed-data FILE.csv`): one
+ * output row per input row, non-blank cells kept byte for byte (in Parquet and Arrow: parsed to
+ * the column's type; a kept cell the type cannot hold fails before any request), columns in the
+ * model's order (columns the file lacks are generated).
  */
 export async function imputeCommand(id: string, file: string, opts: ImputeCommandOptions): Promise<void> {
   return seededCommand(id, file, opts);
 }
 
 async function seededCommand(id: string, file: string, opts: ImputeCommandOptions): Promise<void> {
+  const format = outputFormat(opts);
   const api = client(opts);
   const synth = await Synthesizer.fromModel(api, id);
-  await writeOutput(opts.output, (dest, onProgress) => synth.writeCsv(dest, { ...common(opts), seedFile: file, onProgress }));
+  await writeOutput(opts.output, (dest, onProgress) => synth.writeFile(dest, { ...common(opts), seedFile: file, format, onProgress }));
 }
 
 /** Seed, sampling and calibration options shared by `sample` and `impute`. */

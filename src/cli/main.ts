@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `synthd` command line (DESIGN §1): `serve`, `keys create`, `fit`, `sample` (with `--where`
- * or `--seed-data` for seeded generation), `impute`, `models`, `evaluate`. Client commands read
- * SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key` override).
+ * or `--seed-data` for seeded generation; CSV, Parquet or Arrow output), `impute`, `models`,
+ * `evaluate`. Client commands read SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key` override).
  *
  * Exit codes: 0 success; 1 a failure explained in one sentence on stderr (bad input file, an API
  * error, a failed model); 2 wrong usage (commander's own message).
@@ -18,6 +18,7 @@ import {
   modelsRemoveCommand,
   evaluateCommand,
 } from "./client-commands";
+import { OUTPUT_FORMATS } from "../sdk/formats";
 import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission-queue";
 import { parseByteSize } from "../engine/budget";
 import { reportAndExit } from "./output";
@@ -56,6 +57,11 @@ function byteSize(name: string): (v: string) => number {
       throw new InvalidArgumentError(`${name} must be bytes or a size with a unit (512MiB, 6GiB, 8GB) or a share of the machine's memory (60%).`);
     }
   };
+}
+
+/** `--format` of `sample` and `impute`: wins over `-o`'s extension (see `outputFormat`). */
+function formatOption(): Option {
+  return new Option("--format <format>", "output format; wins over -o's extension (default: by -o's extension, else csv)").choices(OUTPUT_FORMATS);
 }
 
 /** Builds the program; exported so tests can drive it without a child process. */
@@ -123,10 +129,11 @@ export function buildProgram(): Command {
   clientOpts(
     program
       .command("sample")
-      .description("generate rows from a model and write them as CSV (stdout without -o)")
+      .description("generate rows from a model and write them as CSV, Parquet or Arrow (CSV on stdout without -o)")
       .argument("<model_id>")
       .option("-n, --num-rows <n>", "rows to generate (not with --seed-data)", int("-n", 1))
-      .option("-o, --output <file>", "output CSV (written whole or not at all)")
+      .option("-o, --output <file>", "output file, format by extension: .csv, .parquet, .arrow (written whole or not at all)")
+      .addOption(formatOption())
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))
       .option("--top-p <p>", "nucleus sampling threshold in [0, 1] (0: the most probable code)", float("--top-p"))
@@ -145,7 +152,8 @@ export function buildProgram(): Command {
       .description("fill the blank cells of a CSV from a model (one output row per input row; non-blank cells kept byte for byte)")
       .argument("<model_id>")
       .argument("<file>", "CSV with a header row; its columns must be columns of the model")
-      .option("-o, --output <file>", "output CSV (written whole or not at all; stdout without -o)")
+      .option("-o, --output <file>", "output file, format by extension: .csv, .parquet, .arrow (written whole or not at all; stdout without -o)")
+      .addOption(formatOption())
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))
       .option("--top-p <p>", "nucleus sampling threshold in [0, 1] for the generated cells", float("--top-p"))

@@ -4,7 +4,8 @@
  * - {@link Synthd}: the typed HTTP client (`client.models.create/retrieve/list/delete/generate/
  *   metadata/waitUntilReady`), with retries, backoff and idempotency keys in one request sender.
  * - {@link Synthesizer}: fit a CSV (metadata extraction + create + wait), sample/decode/write CSV;
- *   seeded generation: `sample(n, { where })`, `sample({ seedData })`, `impute(table)` (`./seeded`).
+ *   seeded generation: `sample(n, { where })`, `sample({ seedData })`, `impute(table)` (`./seeded`);
+ *   `writeFile` to CSV, Parquet or Arrow with typed columns ({@link writeTables}, `./formats`).
  * - {@link extractMetadata}, {@link Decoder}, {@link evaluate}, {@link independentSample}: the
  *   building blocks; `domain` for discretized tables, `privacy` for differentially private
  *   marginals ({@link planPrivacy}), TSTR ({@link rocAuc}, {@link fitLogistic}) and the DCR
@@ -35,7 +36,11 @@ export {
 } from "./errors";
 export type { SynthdErrorFields } from "./errors";
 export { Synthesizer } from "./synthesizer";
-export type { FitOptions, SampleOptions, SampleProgress, SeedSampleOptions } from "./synthesizer";
+export type { FitOptions, SampleOptions, SampleProgress, SeedSampleOptions, FormatOptions } from "./synthesizer";
+export { OUTPUT_FORMATS, chooseFormat, formatOfPath, writeTables } from "./formats";
+export type { OutputFormat, WriteTablesOptions } from "./formats";
+export { BatchConverter, columnTypes, arrowSchema } from "./typed";
+export type { ColumnType, TypedColumn, TypedValue } from "./typed";
 export { compileWhere, encodeSeed, readSeedTable } from "./seeded";
 export type { Where, WhereValue, WhereRange, SeedTable, SeedRows, EncodedSeed, CompiledWhere } from "./seeded";
 export { extractMetadata, analyzeTable, encodeTable, buildMetadata, MISSING_KEY, OTHER, DEFAULTS } from "./metadata";

@@ -6,6 +6,7 @@
  * const client = new Synthd();
  * const synth = await Synthesizer.fit(client, "adult.csv", { config: { max_epochs: 50 } });
  * await synth.writeCsv("synthetic.csv", 32_561, { seed: 7 });
+ * await synth.writeFile("synthetic.parquet", 32_561, { seed: 7 }); // or .arrow; same rows, typed columns
  * ```
  *
  * Reproducibility: batch b of a `sample(n, {seed})` call asks the server for
@@ -20,15 +21,22 @@
  * MAX_SEED_ROWS_PER_REQUEST rows (`{seed, seed_data}`, batch b seeded as above) and writes the seed
  * table's non-blank cells back verbatim. Bad conditions and seed cells are DataErrors raised before
  * the first request.
+ *
+ * Output formats (issue 13, `./formats`): {@link Synthesizer.writeFile} writes CSV, Parquet or the
+ * Arrow IPC file format, chosen by `format` or the path's extension, batch by batch; Parquet and
+ * Arrow columns are typed from the metadata (`./typed`), and hold the same values as the CSV of the
+ * same seed.
  */
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
 import type { GenerateRequest, Metadata, Model, ModelConfigInput } from "../types";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST } from "../types";
 import type { RequestOptions, Synthd } from "./client";
-import { writeCsv, type Table, type TableSource } from "./csv";
+import type { Table, TableSource } from "./csv";
 import { Decoder } from "./decode";
-import { compileWhere, encodeSeed, readSeedTable, type SeedTable, type Where } from "./seeded";
+import { chooseFormat, writeTables, type OutputFormat } from "./formats";
+import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable, type Where } from "./seeded";
+import { BatchConverter } from "./typed";
 import { analyzeTable, type Analysis, type ExtractOptions } from "./metadata";
 import type { WaitOptions } from "./models";
 import { deriveSeed } from "./prng";
@@ -104,6 +112,15 @@ export interface SeedSampleOptions extends Omit<SampleOptions, "where" | "batchS
   seedFile?: string;
   /** Seed rows per generate request, 1..MAX_SEED_ROWS_PER_REQUEST (2,000). Default 2,000. */
   batchSize?: number;
+}
+
+/** The output format option of {@link Synthesizer.writeFile}. */
+export interface FormatOptions {
+  /**
+   * `"csv"`, `"parquet"` or `"arrow"` (Arrow IPC file format). Default: by the path's extension
+   * (`.csv`; `.parquet`, `.pq`; `.arrow`, `.feather`, `.ipc`), else CSV (other extensions, streams).
+   */
+  format?: OutputFormat;
 }
 
 /** A trained (or training) model with its metadata: fit once, sample many times. */
@@ -231,6 +248,11 @@ export class Synthesizer {
    *   InvalidRequestError whose `param` names the batch's row and cell).
    */
   async *seededBatches(opts: SeedSampleOptions): AsyncGenerator<Table> {
+    yield* this.seeded(opts);
+  }
+
+  /** {@link seededBatches}, with `check` run on the encoded seed table before the first request. */
+  private async *seeded(opts: SeedSampleOptions, check?: (seed: SeedRows, encoded: EncodedSeed) => void): AsyncGenerator<Table> {
     if ((opts.seedData === undefined) === (opts.seedFile === undefined)) throw new RangeError("give exactly one of seedData and seedFile");
     const batchSize = opts.batchSize ?? MAX_SEED_ROWS_PER_REQUEST;
     if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_SEED_ROWS_PER_REQUEST)) {
@@ -238,6 +260,7 @@ export class Synthesizer {
     }
     const seedRows = await readSeedTable(opts.seedFile !== undefined ? { file: opts.seedFile } : opts.seedData!);
     const encoded = encodeSeed(this.metadata, seedRows);
+    check?.(seedRows, encoded);
     const n = encoded.rows.length;
     const seed = opts.seed ?? randomInt(0, 2 ** 47);
     const calibrate = opts.calibrate ?? !this.isPrivate();
@@ -302,22 +325,55 @@ export class Synthesizer {
   /**
    * Generates `n` rows (or one per seed row, given `{ seedData }` / `{ seedFile }`) and streams
    * them as CSV (header = the original column names, original order; csv-stringify) to a file
-   * path (created/truncated) or a writable stream (left open).
+   * path (created/truncated) or a writable stream (left open). The same as
+   * {@link writeFile} with `format: "csv"`.
    * @returns the number of rows written.
    * @throws as {@link sample}.
    */
   async writeCsv(dest: string | Writable, n: number, opts?: SampleOptions): Promise<number>;
   async writeCsv(dest: string | Writable, seeded: SeedSampleOptions): Promise<number>;
   async writeCsv(dest: string | Writable, n: number | SeedSampleOptions, opts: SampleOptions = {}): Promise<number> {
-    const batches = this.batchesOf(n, opts);
-    // Pull the first batch before the file is opened: a bad condition or seed table (DataError)
-    // then leaves no file behind.
-    const first = await batches.next();
-    async function* rows(): AsyncGenerator<string[]> {
-      if (first.done) return;
-      yield* first.value.rows;
-      for await (const t of batches) yield* t.rows;
+    return typeof n === "number" ? this.writeFile(dest, n, { ...opts, format: "csv" }) : this.writeFile(dest, { ...n, format: "csv" });
+  }
+
+  /**
+   * Generates `n` rows (or one per seed row, given `{ seedData }` / `{ seedFile }`) and writes
+   * them batch by batch to a file path (created/truncated) or a writable stream (left open), as
+   * CSV, Parquet or an Arrow IPC file (`./formats`): `opts.format`, else the path's extension,
+   * else CSV. The rows are those of {@link sample} with the same options (the same seed gives
+   * the same rows in every format). Parquet and Arrow columns are typed from the metadata
+   * (`./typed`): categorical and id columns strings, integer columns Int64, other numbers Float64,
+   * datetimes Timestamp(ms, UTC) (Date32 for date-only formats), blank cells null. Arrow: one
+   * record batch per generate batch. Parquet: one row group per generate batch of `sample(n)`
+   * (`batchSize` rows, default 100,000), row groups of 100,000 rows for seed tables (whose
+   * batches are at most 2,000 rows). Errors raised before the first batch leave no file; a
+   * failure later leaves a partial file at `dest` (write to a temporary name and rename for
+   * all-or-nothing files, as the CLI does).
+   * ```ts
+   * await synth.writeFile("synthetic.parquet", 1_000_000, { seed: 7 });
+   * await synth.writeFile(process.stdout, 1_000, { format: "arrow" });
+   * await synth.writeFile("filled.arrow", { seedFile: "gaps.csv", seed: 7 });
+   * ```
+   * @returns the number of rows written.
+   * @throws RangeError for an unknown format (before any request); DataError for a seed cell a
+   *   typed column cannot hold, e.g. 39.5 in an integer column (before any request, naming line
+   *   and column); otherwise as {@link sample}.
+   */
+  async writeFile(dest: string | Writable, n: number, opts?: SampleOptions & FormatOptions): Promise<number>;
+  async writeFile(dest: string | Writable, seeded: SeedSampleOptions & FormatOptions): Promise<number>;
+  async writeFile(dest: string | Writable, n: number | (SeedSampleOptions & FormatOptions), opts: SampleOptions & FormatOptions = {}): Promise<number> {
+    const format = chooseFormat(dest, typeof n === "number" ? opts.format : n.format);
+    let batches: AsyncGenerator<Table>;
+    let rowGroupRows: number;
+    if (typeof n === "number") {
+      batches = this.sampleBatches(n, opts);
+      rowGroupRows = opts.batchSize ?? MAX_ROWS_PER_REQUEST;
+    } else {
+      // Typed columns check the seed cells they will hold before any request.
+      const converter = format === "csv" ? undefined : new BatchConverter(this.metadata);
+      batches = this.seeded(n, converter && ((seed, encoded) => converter.checkSeed(seed, encoded.keep)));
+      rowGroupRows = MAX_ROWS_PER_REQUEST;
     }
-    return writeCsv(dest, this.columns, rows());
+    return writeTables(dest, batches, { format, metadata: this.metadata, rowGroupRows });
   }
 }

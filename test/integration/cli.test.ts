@@ -6,6 +6,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tableFromIPC } from "apache-arrow";
+import { parquetMetadata, parquetReadObjects } from "hyparquet";
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir, type ServerProcess } from "../../bench/harness";
 
 let server: ServerProcess;
@@ -117,4 +119,48 @@ test("fit on a missing file, and sample of an unknown model, fail cleanly and le
   assert.match(s.stderr, /model_not_found/);
   assert.equal(existsSync(out), false);
   assert.deepEqual(readdirSync(dir).filter((f) => f.includes("never")), []);
+});
+
+test("sample -o x.parquet writes Parquet, --format arrow writes an Arrow IPC file, impute -o y.parquet too; typed values equal the CSV of the same seed", async () => {
+  const fit = await runCli(["fit", csv, "--config", '{"model_size":"small","max_epochs":1}'], env);
+  assert.equal(fit.code, 0, fit.stderr);
+  const id = fit.stdout.trim().split("\n").pop()!;
+  const pq = join(dir, "formats.parquet");
+  const arrow = join(dir, "formats.out");
+  const runs = [
+    ["sample", id, "-n", "3000", "--seed", "5", "-o", pq],
+    ["sample", id, "-n", "3000", "--seed", "5", "-o", arrow, "--format", "arrow"],
+  ];
+  for (const args of runs) {
+    const r = await runCli(args, env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /wrote 3000 rows to /);
+  }
+  const text = await runCli(["sample", id, "-n", "3000", "--seed", "5"], env);
+  const age = header.indexOf("age");
+  const ages = text.stdout.trimEnd().split("\n").slice(1).map((l) => BigInt(l.split(",")[age]));
+  assert.equal(ages.length, 3000);
+
+  const bytes = readFileSync(pq);
+  assert.equal(bytes.subarray(0, 4).toString(), "PAR1");
+  const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  assert.equal(Number(parquetMetadata(file).num_rows), 3000);
+  const rows = (await parquetReadObjects({ file, columns: ["age", "sex"] })) as { age: bigint; sex: string }[];
+  assert.deepEqual(rows.map((r) => r.age), ages, "Parquet ages (INT64) are the CSV's");
+
+  const ipc = readFileSync(arrow);
+  assert.equal(ipc.subarray(0, 6).toString(), "ARROW1", "--format arrow wins over the .out extension");
+  const table = tableFromIPC(ipc);
+  assert.equal(String(table.schema.fields[age].type), "Int64");
+  assert.deepEqual([...table.getChild("age")!], ages, "Arrow ages are the CSV's");
+
+  const seed = join(dir, "formats-seed.csv");
+  writeFileSync(seed, "age,sex\n40,\n,Female\n");
+  const out = join(dir, "formats-imputed.parquet");
+  const i = await runCli(["impute", id, seed, "-o", out, "--seed", "2"], env);
+  assert.equal(i.code, 0, i.stderr);
+  const imputed = readFileSync(out);
+  const imputedRows = (await parquetReadObjects({ file: imputed.buffer.slice(imputed.byteOffset, imputed.byteOffset + imputed.byteLength) as ArrayBuffer })) as Record<string, unknown>[];
+  assert.deepEqual([imputedRows.length, imputedRows[0].age, imputedRows[1].sex], [2, 40n, "Female"]);
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith(".partial")), [], "no temporary files left");
 });

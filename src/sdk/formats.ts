@@ -1,0 +1,108 @@
+/**
+ * Output formats of sampled tables (issue 13): CSV, Apache Parquet and the Arrow IPC file format,
+ * chosen by name or by the file's extension, written batch by batch as the SDK generates them.
+ *
+ * - CSV: `./csv`'s `writeCsv` (csv-stringify), every value the decoded text; unchanged by this module.
+ * - Arrow (`.arrow`, `.feather`, `.ipc`): the Arrow IPC *file* format (magic `ARROW1`, a footer
+ *   indexing the batches; Feather v2 is the same format), written with apache-arrow's
+ *   `RecordBatchFileWriter`, one record batch per generated batch, uncompressed. Readers:
+ *   `tableFromIPC` (apache-arrow), `pyarrow.ipc.open_file`, `pandas.read_feather`, DuckDB, Polars.
+ * - Parquet (`.parquet`, `.pq`): parquet-wasm's `transformParquetStream` (the Rust `parquet`
+ *   crate's async Arrow writer compiled to WebAssembly), Snappy-compressed pages, dictionary
+ *   encoding where it pays, the Arrow schema embedded (so Arrow readers get the same types back).
+ *   A row group is closed every `rowGroupRows` rows (default 100,000 = the largest generate batch,
+ *   so with the SDK's default batch size one row group per generated batch).
+ * Columns are typed from the model's metadata (`./typed`: strings, Int64, Float64, Timestamp(ms,
+ * UTC) or Date32, blanks as null). The Arrow and Parquet writers live in `./columnar`; parquet-wasm
+ * (its WebAssembly compiled, about 20 ms) loads on the first Parquet file only.
+ *
+ * Memory: CSV holds one decoded batch. Arrow holds one decoded batch and its Arrow copy (about
+ * 16 MB for 100,000 rows of the 15 Adult columns) and waits for the destination before asking for
+ * the next batch. Parquet holds one decoded batch, its Arrow copy, a copy in WebAssembly memory
+ * and the row group being encoded there; the WebAssembly memory grows to its peak (49 MB
+ * for 100,000-row groups of Adult) and is not given back to the system while the process lives.
+ * Measured numbers: docs/formats.md.
+ *
+ * Binary formats go to streams (stdout) as well as files: both writers write front to back and
+ * never seek.
+ */
+import { extname } from "node:path";
+import type { Writable } from "node:stream";
+import type { Metadata } from "../types";
+import { writeColumnar } from "./columnar";
+import { writeCsv, type Table } from "./csv";
+
+/** A file format for sampled rows. */
+export type OutputFormat = "csv" | "parquet" | "arrow";
+
+/** Every {@link OutputFormat}, for flag validation and messages. */
+export const OUTPUT_FORMATS: readonly OutputFormat[] = Object.freeze(["csv", "parquet", "arrow"]);
+
+/** File name extensions (lower case, with the dot) that name a format. */
+const EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.freeze({
+  ".csv": "csv",
+  ".parquet": "parquet",
+  ".pq": "parquet",
+  ".arrow": "arrow",
+  ".feather": "arrow",
+  ".ipc": "arrow",
+});
+
+/**
+ * The format a file name's extension names (case-insensitive): `.csv` -> csv; `.parquet`, `.pq`
+ * -> parquet; `.arrow`, `.feather`, `.ipc` -> arrow; anything else -> undefined.
+ */
+export function formatOfPath(path: string): OutputFormat | undefined {
+  return EXTENSIONS[extname(path).toLowerCase()];
+}
+
+/**
+ * The format to write `dest` in: `format` when given, else the extension of a path
+ * ({@link formatOfPath}), else CSV (other extensions and streams, as before formats existed).
+ * @throws RangeError when `format` is not one of {@link OUTPUT_FORMATS}.
+ */
+export function chooseFormat(dest: string | Writable, format?: string): OutputFormat {
+  if (format !== undefined) {
+    if (!(OUTPUT_FORMATS as readonly string[]).includes(format)) {
+      throw new RangeError(`format must be one of ${OUTPUT_FORMATS.join(", ")}, got ${JSON.stringify(format)}`);
+    }
+    return format as OutputFormat;
+  }
+  return (typeof dest === "string" ? formatOfPath(dest) : undefined) ?? "csv";
+}
+
+/** Options of {@link writeTables}. */
+export interface WriteTablesOptions {
+  format: OutputFormat;
+  /** The model's metadata: column names (CSV header) and, for Arrow and Parquet, column types. */
+  metadata: Metadata;
+  /** Parquet: rows per row group (1..1,048,576). Default 100,000. */
+  rowGroupRows?: number;
+}
+
+/**
+ * Writes decoded batches (each a {@link Table} with the model's columns) to a file path (created
+ * or truncated) or a writable stream (left open). The first batch is pulled before the file is
+ * opened, so an error raised before any row exists (a bad condition or seed table) leaves no file.
+ * A path is written in place: callers that need all-or-nothing files write to a temporary name
+ * and rename (as the CLI does).
+ * @returns the number of data rows written.
+ * @throws whatever the batches throw; DataError when a value does not fit its column's type
+ *   (`./typed`; column and row in the message); the destination's errors (ENOENT, ENOSPC, EPIPE).
+ */
+export async function writeTables(dest: string | Writable, tables: AsyncGenerator<Table>, opts: WriteTablesOptions): Promise<number> {
+  const first = await tables.next();
+  async function* all(): AsyncGenerator<Table> {
+    if (first.done) return;
+    yield first.value;
+    yield* tables;
+  }
+  if (opts.format === "csv") {
+    async function* rows(): AsyncGenerator<string[]> {
+      for await (const t of all()) yield* t.rows;
+    }
+    return writeCsv(dest, opts.metadata.features, rows());
+  }
+  return writeColumnar(dest, all(), { ...opts, format: opts.format });
+}
+
