@@ -170,3 +170,24 @@ test("sample validates n and batchSize", async () => {
     await srv.close();
   }
 });
+
+test("sampleBatches asks for the next batch while the current one is consumed, and nothing past the last", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "k", baseUrl: srv.url });
+    const synth = await Synthesizer.fit(client, ADULT, { wait: false });
+    const before = srv.generateBodies.length;
+    const it = synth.sampleBatches(3000, { batchSize: 1000, seed: 5, calibrate: false });
+    const first = await it.next();
+    assert.equal(first.value?.rows.length, 1000);
+    // The second request goes out before the first batch is taken further.
+    for (let i = 0; i < 200 && srv.generateBodies.length < before + 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(srv.generateBodies.length, before + 2, "one request ahead");
+    let rows = 1000;
+    for await (const t of it) rows += t.rows.length;
+    assert.equal(rows, 3000);
+    assert.equal(srv.generateBodies.length, before + 3, "no request past the last batch");
+  } finally {
+    await srv.close();
+  }
+});

@@ -38,7 +38,7 @@ import { chooseFormat, writeTables, type OutputFormat } from "./formats";
 import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable, type Where } from "./seeded";
 import { BatchConverter } from "./typed";
 import { analyzeTable, type Analysis, type ExtractOptions } from "./metadata";
-import type { WaitOptions } from "./models";
+import type { GeneratedCodes, WaitOptions } from "./models";
 import { deriveSeed } from "./prng";
 
 /** Options of {@link Synthesizer.fit}. */
@@ -77,12 +77,17 @@ export interface SampleOptions {
    * Calibrated generation (server extension, docs/api.md): the server draws a pool of twice the
    * rows, weights it by raking to the model's marginals and returns the rows asked for. Closer to
    * the given marginals (on discretized Adult 2-way TVD 0.025 -> 0.014, TSTR ROC AUC 0.91 -> 0.918)
-   * at about a fifth of the rows per second. With `where` or a seed table: the calibrated draw
-   * conditioned (each conditioned candidate row weighted by the model's raking factors, docs/api.md
-   * "Seeded generation"). Default: true, except for metadata measured under differential privacy
-   * (noisy marginals; calibrating to them fits the noise).
+   * at about a fifth of the rows per second. With `where` or a seed table: the conditioned rows are
+   * raked to what the given marginals say about the condition (docs/api.md "Seeded generation").
+   * Default: true, except for metadata measured under differential privacy (noisy marginals;
+   * calibrating to them fits the noise).
    */
   calibrate?: boolean;
+  /**
+   * Body of the generate responses: `"arrow"` (default; docs/api.md "Arrow responses", read as JSON
+   * from a server without the extension) or `"json"` (the contract's form).
+   */
+  wire?: "arrow" | "json";
   /** Rows per generate request, 1..100,000. Default 100,000. */
   batchSize?: number;
   /** Called after each decoded batch. */
@@ -184,7 +189,10 @@ export class Synthesizer {
 
   /**
    * Generates `n` rows batch by batch (at most `batchSize` <= 100,000 per request) and yields
-   * each decoded batch as a {@link Table}.
+   * each decoded batch as a {@link Table}. The request for batch b + 1 is sent while batch b is
+   * decoded and consumed (one request ahead), so the server generates while the client decodes;
+   * a consumer that stops early has had at most one batch more generated, and charged, than it
+   * took (`sample` and the file writers always take every batch).
    * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
    */
   async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
@@ -198,23 +206,30 @@ export class Synthesizer {
     const seed = opts.seed ?? randomInt(0, 2 ** 47);
     const calibrate = opts.calibrate ?? !this.isPrivate();
     const batches = Math.ceil(n / batchSize);
-    let done = 0;
-    for (let b = 0; b < batches; b++) {
-      const rows = Math.min(batchSize, n - done);
-      const gen = await this.client.models.generate(
+    const fetchBatch = (b: number): Promise<GeneratedCodes> => {
+      const p = this.client.models.generateCodes(
         this.id,
         {
           embedding: {
-            num_rows: rows,
+            num_rows: Math.min(batchSize, n - b * batchSize),
             seed: deriveSeed(seed, b, 0),
             ...(calibrate ? { calibrate: true } : {}),
             ...(conditioned ? { condition: where.condition } : {}),
           },
           ...this.samplingFields(opts),
         },
-        opts.request,
+        { ...opts.request, format: opts.wire ?? "arrow" },
       );
-      const table = this.decoder.decodeGeneration(gen, deriveSeed(seed, b, 1), {
+      // A prefetched batch whose consumer stopped first must not be an unhandled rejection.
+      p.catch(() => undefined);
+      return p;
+    };
+    let next = fetchBatch(0);
+    let done = 0;
+    for (let b = 0; b < batches; b++) {
+      const gen = await next;
+      if (b + 1 < batches) next = fetchBatch(b + 1);
+      const table = this.decoder.decode(gen.columns, deriveSeed(seed, b, 1), {
         rowOffset: done,
         idKey: deriveSeed(seed, 0, 2),
         ...(conditioned ? { decoders: where.decoders } : {}),
@@ -267,15 +282,15 @@ export class Synthesizer {
     const batches = Math.ceil(n / batchSize);
     for (let b = 0, done = 0; b < batches; b++) {
       const rows = encoded.rows.slice(done, done + batchSize);
-      const gen = await this.client.models.generate(
+      const gen = await this.client.models.generateCodes(
         this.id,
         {
           embedding: { seed: deriveSeed(seed, b, 0), ...(calibrate ? { calibrate: true } : {}), seed_data: { features: encoded.features, rows } },
           ...this.samplingFields(opts),
         },
-        opts.request,
+        { ...opts.request, format: opts.wire ?? "arrow" },
       );
-      const table = this.decoder.decodeGeneration(gen, deriveSeed(seed, b, 1), { rowOffset: done, idKey: deriveSeed(seed, 0, 2) });
+      const table = this.decoder.decode(gen.columns, deriveSeed(seed, b, 1), { rowOffset: done, idKey: deriveSeed(seed, 0, 2) });
       table.rows.forEach((row, r) => {
         const kept = encoded.keep[done + r];
         for (let f = 0; f < row.length; f++) if (kept[f] !== undefined) row[f] = kept[f]!;
