@@ -17,6 +17,8 @@
  * - `seeded`: issue 12's seeded generation on raw Adult: conditioned samples' TVD against TRAIN's
  *   conditioned rows vs an unconditional sample, imputation accuracy of blanked HOLDOUT cells vs the
  *   marginal and most-frequent baselines, and seeded rows/s over HTTP vs the plain draw.
+ * - `sample`: issue 13's end-to-end table (bench/sample.ts): the CLI to CSV, Parquet and Arrow, codes
+ *   over HTTP as JSON and Arrow, in-process with server-drawn latents, each over the in-process rate.
  */
 import { Command } from "commander";
 import { computeBench } from "./compute";
@@ -27,6 +29,7 @@ import { tablesBench } from "./tables";
 import { extractBench } from "./extract";
 import { memoryBench } from "./memory";
 import { seededBench } from "./seeded";
+import { sampleBench } from "./sample";
 
 const program = new Command("bench").description("synthd benchmarks");
 /** Option parser of the numeric options. */
@@ -111,12 +114,19 @@ program
   .option("--config <json>", "model config as JSON, over {max_epochs: --epochs}")
   .option("--seed <s>", "seed of the split, samples, blanks and imputation", num, 0)
   .option("--rows <n>", "rows per sample of the fidelity part", num, 10_000)
-  .option("--rare <json>", "the rare combination as a where JSON (default: Female, Asian-Pac-Islander, >50K)")
+  .option("--rare <json>", "the rare combination as a where JSON (default: Self-emp-inc, Prof-school, United-States)")
   .option("--blank <p>", "share of HOLDOUT's cells blanked for imputation", num, 0.2)
   .option("--speed-rows <n>", "rows per request of the speed part", num, 100_000)
   .option("--reps <n>", "repetitions of the speed part", num, 2)
   .option("--parts <list>", "comma-separated: fidelity, impute, speed (default: all)")
   .action(seededBench);
+
+program
+  .command("sample")
+  .description("issue 13's table: the CLI to CSV, Parquet and Arrow, codes over HTTP (JSON, Arrow), in-process with draws, each over the in-process rate")
+  .option("--rows <n>", "rows per path", num, 1_000_000)
+  .option("--json", "one JSON line", false)
+  .action(sampleBench);
 
 program.parseAsync(process.argv).catch((e) => {
   console.error(`bench: ${(e as Error).message}`);

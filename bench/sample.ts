@@ -1,0 +1,150 @@
+/**
+ * `npm run bench -- sample [--rows N] [--json]`: the default paths of issue 13 end to end, each
+ * against the in-process rate of the same model measured in the same run.
+ *
+ * Method: one `synthd serve` on a temporary store; one live org whose quota is raised (`synthd
+ * orgs set`); `Synthesizer.fit` of raw UCI Adult (`data/adult.csv`, the SDK's default extraction,
+ * the medium model, 5 epochs: the rates do not depend on training). Then, `--rows` rows
+ * (default 1,000,000) each:
+ * - in-process: the model's weights (the checkpoint's shape, random init of the same spec) in the
+ *   native core, forward + sampling of 100,000-row blocks, best of 3 blocks before and 3 after the
+ *   other paths; once with the inputs drawn outside the timer (the core alone), once with
+ *   `prepareInputs` inside it (server-drawn latents);
+ * - codes over HTTP, no decoding: `client.models.generateCodes` of 100,000-row requests, JSON
+ *   and Arrow;
+ * - the CLI as a user runs it (a child process: start, metadata fetch, requests, decode, write):
+ *   `synthd sample ID -n N --no-calibrate -o out.csv | out.parquet | out.arrow`, and the default
+ *   (calibrated) `-o out.csv`; wall time of the process.
+ * Each path prints rows/s and its ratio to the in-process rate without draws (issue 13's table;
+ * targets: calibrated CSV >= 0.5, `--no-calibrate` Parquet >= 0.7, CSV >= 0.6, Arrow codes over
+ * HTTP >= 0.85, in-process with draws >= 0.95 of without).
+ */
+import { statSync } from "node:fs";
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { prepareInputs } from "../src/model/generate";
+import { generatorSpec, initParams } from "../src/model/generator";
+import { layoutOf } from "../src/model/marginals";
+import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
+import { Rng } from "../src/model/rng";
+import { Synthd, Synthesizer } from "../src/sdk";
+import { ADULT_CSV, removeDir, runCli, startServer, tempDir } from "./harness";
+
+/** Options of the sample benchmark. */
+export interface SampleBenchOptions {
+  rows: number;
+  json: boolean;
+}
+
+/** One measured path. */
+export interface SamplePath {
+  path: string;
+  rows_per_s: number;
+  of_in_process: number;
+  target?: number;
+  bytes?: number;
+}
+
+const BLOCK = 100_000;
+
+/** Runs the benchmark and prints its table (one JSON line with `--json`). */
+export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
+  const log = (s: string): void => {
+    if (!opts.json) process.stderr.write(`${s}\n`);
+  };
+  if (!nativeCoreStatus().available) throw new Error("the native core is unavailable: the in-process baseline needs it");
+  const loadBefore = loadavg();
+  const dir = tempDir("synthd-bench-sample-");
+  const store = join(dir, "store");
+  const server = await startServer(store, []);
+  const paths: SamplePath[] = [];
+  let inProcess = 0;
+  try {
+    const keyRun = await runCli(["keys", "create", "--data-dir", store, "--org", "benchsample", "--env", "live"]);
+    if (keyRun.code !== 0) throw new Error(`keys create failed: ${keyRun.stderr}`);
+    const key = keyRun.stdout.trim().split("\n").pop()!;
+    const quota = await runCli(["orgs", "set", "--data-dir", store, "--org", "benchsample", "--live-quota", String(1_000_000_000)]);
+    if (quota.code !== 0) throw new Error(`orgs set failed: ${quota.stderr}`);
+    const client = new Synthd({ apiKey: key, baseUrl: server.url });
+    log("fit: raw Adult, medium, 5 epochs");
+    const synth = await Synthesizer.fit(client, ADULT_CSV, { config: { model_size: "medium", max_epochs: 5, early_stop_patience: 0 } });
+
+    // In-process, the same layout and model size; measured before and after the other paths (the
+    // best of both), so a busy moment on the machine does not flatter the ratios.
+    const layout = layoutOf(synth.metadata);
+    const spec = generatorSpec("medium", synth.model.config.embedding_dim, layout);
+    const gen = NativeGenerator.create(spec, layout, initParams(spec, Rng.fromString("bench:sample")));
+    let withDraws = 0;
+    const measureInProcess = async (): Promise<void> => {
+      for (let r = 0; r < 3; r++) {
+        const inputs = prepareInputs({ num_rows: BLOCK, seed: 10 + r }, spec.embeddingDim, layout.features.length, 0);
+        let t0 = performance.now();
+        await gen.sampleRows(inputs);
+        inProcess = Math.max(inProcess, (BLOCK / (performance.now() - t0)) * 1000);
+        t0 = performance.now();
+        await gen.sampleRows(prepareInputs({ num_rows: BLOCK, seed: 20 + r }, spec.embeddingDim, layout.features.length, 0));
+        withDraws = Math.max(withDraws, (BLOCK / (performance.now() - t0)) * 1000);
+      }
+    };
+    await measureInProcess();
+    const add = (path: string, rate: number, target?: number, bytes?: number): void => {
+      paths.push({ path, rows_per_s: Math.round(rate), of_in_process: Number((rate / inProcess).toFixed(3)), ...(target !== undefined ? { target } : {}), ...(bytes !== undefined ? { bytes } : {}) });
+      log(`  ${path}: ${Math.round(rate)} rows/s (${(rate / inProcess).toFixed(3)} of in-process)`);
+    };
+    log(`in-process: ${Math.round(inProcess)} rows/s`);
+    add("in-process with server-drawn latents", withDraws, 0.95);
+
+    for (const format of ["json", "arrow"] as const) {
+      const t0 = performance.now();
+      for (let done = 0, b = 0; done < opts.rows; b++) {
+        const n = Math.min(BLOCK, opts.rows - done);
+        const g = await client.models.generateCodes(synth.id, { embedding: { num_rows: n, seed: b } }, { format });
+        done += g.num_rows;
+      }
+      add(`codes over HTTP, ${format}, plain draw`, (opts.rows / (performance.now() - t0)) * 1000, format === "arrow" ? 0.85 : undefined);
+    }
+
+    const env = { SYNTHD_URL: server.url, SYNTHD_API_KEY: key };
+    const cli = async (label: string, file: string, extra: string[], target?: number): Promise<void> => {
+      const out = join(dir, file);
+      const t0 = performance.now();
+      const r = await runCli(["sample", synth.id, "-n", String(opts.rows), "--seed", "1", "-o", out, ...extra], env, 900_000);
+      const s = (performance.now() - t0) / 1000;
+      if (r.code !== 0) throw new Error(`${label} failed: ${r.stderr}`);
+      add(label, opts.rows / s, target, statSync(out).size);
+    };
+    await cli("CLI --no-calibrate to CSV", "plain.csv", ["--no-calibrate"], 0.6);
+    await cli("CLI --no-calibrate to Parquet", "plain.parquet", ["--no-calibrate"], 0.7);
+    await cli("CLI --no-calibrate to Arrow", "plain.arrow", ["--no-calibrate"]);
+    await cli("CLI default (calibrated) to CSV", "calibrated.csv", [], 0.5);
+    await measureInProcess();
+    gen.dispose();
+    // Ratios against the final (best) in-process figure.
+    for (const p of paths) p.of_in_process = Number((p.rows_per_s / inProcess).toFixed(3));
+    const drawn = paths.find((p) => p.path === "in-process with server-drawn latents")!;
+    drawn.rows_per_s = Math.round(withDraws);
+    drawn.of_in_process = Number((withDraws / inProcess).toFixed(3));
+  } finally {
+    await server.kill("SIGTERM");
+    removeDir(dir);
+  }
+  const result = {
+    bench: "sample",
+    rows: opts.rows,
+    in_process_rows_per_s: Math.round(inProcess),
+    paths,
+    loadavg_before: loadBefore.map((x) => Number(x.toFixed(2))),
+    loadavg_after: loadavg().map((x) => Number(x.toFixed(2))),
+  };
+  if (opts.json) {
+    console.log(JSON.stringify(result));
+    return;
+  }
+  console.log(`end to end, ${opts.rows} rows of raw Adult (medium model); in-process forward + sampling ${result.in_process_rows_per_s} rows/s`);
+  console.log(`${"path".padEnd(42)} ${"rows/s".padStart(9)} ${"of in-process".padStart(14)}  target`);
+  for (const p of paths) {
+    const status = p.target === undefined ? "" : `>= ${p.target}  ${p.of_in_process >= p.target ? "PASS" : "FAIL"}`;
+    console.log(`${p.path.padEnd(42)} ${String(p.rows_per_s).padStart(9)} ${p.of_in_process.toFixed(3).padStart(14)}  ${status}`);
+  }
+  console.log(`load average before ${result.loadavg_before.join(" ")}, after ${result.loadavg_after.join(" ")}`);
+}
