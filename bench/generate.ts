@@ -54,11 +54,42 @@ async function inProcessRowsPerS(rows: number): Promise<number> {
   return best;
 }
 
+/**
+ * In-process generation with and without the server's draws (issue 13, acceptance 4): the medium
+ * model on the native core, `rows` rows per call, `reps` alternating pairs; "without" times
+ * `sampleRows` on inputs drawn beforehand, "with" times `prepareInputs` (latents and uniforms,
+ * native draws when the addon is loaded) plus `sampleRows`. Best of `reps` each, rows/s.
+ */
+export async function inProcessDrawRates(rows: number, reps = 5): Promise<{ without: number; with: number; ratio: number }> {
+  const meta = discreteMetadata(join(SHARED_DATASETS, "adult-discrete.csv"), join(SHARED_DATASETS, "adult-discrete-domain.json"));
+  const targets = buildTargets(meta);
+  const spec = generatorSpec("medium", 64, targets.layout);
+  const gen = NativeGenerator.create(spec, targets.layout, initParams(spec, Rng.fromString("bench:init")));
+  const F = targets.layout.features.length;
+  let without = 0;
+  let withDraws = 0;
+  try {
+    for (let r = 0; r < reps; r++) {
+      const pre = prepareInputs({ num_rows: rows, seed: 7 + r }, spec.embeddingDim, F, 0);
+      let t0 = performance.now();
+      await gen.sampleRows(pre);
+      without = Math.max(without, (rows / (performance.now() - t0)) * 1000);
+      t0 = performance.now();
+      await gen.sampleRows(prepareInputs({ num_rows: rows, seed: 7 + r }, spec.embeddingDim, F, 0));
+      withDraws = Math.max(withDraws, (rows / (performance.now() - t0)) * 1000);
+    }
+  } finally {
+    gen.dispose();
+  }
+  return { without: Math.round(without), with: Math.round(withDraws), ratio: Number((withDraws / without).toFixed(3)) };
+}
+
 /** Runs the benchmark and prints its result (a JSON line with `--json`). */
 export async function generateBench(opts: GenerateOptions): Promise<void> {
   const status = nativeCoreStatus();
   const loadBefore = loadavg();
   const inProcess = status.available ? await inProcessRowsPerS(opts.rows) : null;
+  const draws = status.available ? await inProcessDrawRates(opts.rows) : null;
 
   const dir = tempDir("synthd-bench-");
   const store = join(dir, "store");
@@ -119,6 +150,8 @@ export async function generateBench(opts: GenerateOptions): Promise<void> {
     runs,
     in_process_rows_per_s: inProcess === null ? null : Math.round(inProcess),
     http_over_in_process: inProcess === null ? null : Number((best / inProcess).toFixed(2)),
+    in_process_with_draws_rows_per_s: draws?.with ?? null,
+    in_process_draws_ratio: draws?.ratio ?? null,
     http_calibrated_rows_per_s: bestCalibrated,
     codes_json_rows_per_s: codes.json,
     codes_arrow_rows_per_s: codes.arrow,
@@ -136,6 +169,7 @@ export async function generateBench(opts: GenerateOptions): Promise<void> {
   console.log(`  HTTP:        ${best} rows/s (plain draw, best of ${plain.length}: ${plain.map((x) => x.rows_per_s).join(", ")})`);
   console.log(`  in-process:  ${result.in_process_rows_per_s ?? "n/a (no native core)"} rows/s (native forward + sampling)`);
   if (result.http_over_in_process !== null) console.log(`  HTTP / in-process: ${result.http_over_in_process}`);
+  if (draws) console.log(`  in-process with the server's draws: ${draws.with} rows/s against ${draws.without} without (ratio ${draws.ratio}, alternating, best of 5)`);
   console.log(`  HTTP calibrated: ${bestCalibrated} rows/s (best of ${calibrated.length}), ${result.calibrated_over_plain} of the plain draw`);
   console.log(
     `  codes over HTTP, no decoding (best of 3): JSON ${codes.json} rows/s (${result.codes_json_over_in_process ?? "-"} of in-process), ` +

@@ -8,6 +8,8 @@
 //   exp(x: Float64Array): Float64Array   element-wise exp, bit-identical to Math.exp (for tests)
 //   sampleCodes(logits, n, cardinalities, uniforms, temperature, topP, threads?): Int32Array
 //   GeneratorCore, learningRate, computeInfo: the training / generation core (train/core_binding.cc)
+//   Raking: bounded raking of a pool of rows, calibrated generation (calibrate_binding.cc)
+//   fillDraws, zigguratTables, log: a generate request's latents and uniforms (draws_binding.cc)
 //
 // The validation rules and their messages match `checkSampleArgs` in src/model/sampling.ts, which
 // the JavaScript fallback runs, so both compute paths reject the same inputs with the same errors.
@@ -21,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "calibrate_binding.h"
+#include "draws_binding.h"
 #include "fdlibm_exp.h"
 #include "napi_checks.h"
 #include "parallel.h"
@@ -181,6 +185,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("exp", Napi::Function::New(env, Exp, "exp"));
   exports.Set("sampleCodes", Napi::Function::New(env, SampleCodes, "sampleCodes"));
   synthd::train::RegisterCoreBindings(env, exports);  // GeneratorCore, learningRate, computeInfo
+  synthd::calibrate::RegisterRakingBindings(env, exports);  // Raking
+  synthd::draws::RegisterDrawBindings(env, exports);  // fillDraws, zigguratTables, log
   return exports;
 }
 

@@ -118,7 +118,7 @@
  *    (`npm run bench -- seeded`): free columns' 1-way / 2-way TVD against TRAIN's rows with
  *    `age in [60, 90]` 0.046 / 0.103 own, 0.013 / 0.063 calibrated.
  *  - Cost per candidate: one forward pass, the kernel, E normals (a ziggurat, {@link fillNormalZiggurat},
- *    on the same stream type as the plain draw's Box–Muller), plus exp over every code of every fixed
+ *    on the same stream type as the plain draw, which draws its latents with it too), plus exp over every code of every fixed
  *    feature (for its normaliser; ~5 us per candidate when 13 of Adult's 14 features are fixed).
  *
  * Randomness: one xoshiro128** stream (rng.ts) seeded with `seed` (given or fresh) gives, in the
@@ -138,7 +138,7 @@ import { MAX_ROWS_PER_REQUEST } from "../types";
 import { EXCLUDED_LOG_FACTOR, rakingSweeps, systematicSample, type ConditionCalibration, type FixedCell } from "./calibrate";
 import { betweenChunks, forwardLogits, GENERATE_CHUNK, InputError, type SamplingOptions } from "./generate";
 import { NATIVE_GENERATE_CHUNK } from "./native-core";
-import { Rng } from "./rng";
+import { fillNormalZiggurat, Rng } from "./rng";
 import { kernelWeights, sampleCodes } from "./sampling";
 import type { GeneratorModel } from "./trainer";
 
@@ -315,82 +315,10 @@ function pilotSize(target: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Standard normals
+// Standard normals: `fillNormalZiggurat` now lives in rng.ts (the plain draw uses it too, issue 13);
+// re-exported here for existing importers.
 
-/**
- * Ziggurat tables (Marsaglia & Tsang, "The ziggurat method for generating random variables",
- * J. Stat. Softw. 5(8), 2000), 128 layers, with Doornik's fix ("An improved ziggurat method to
- * generate normal random samples", 2005): the layer comes from the low 7 bits of a 32-bit output
- * and the value from the other 25, so the two are independent.
- */
-const ZIG = (() => {
-  const m = 2 ** 24;
-  const kn = new Float64Array(128);
-  const wn = new Float64Array(128);
-  const fn = new Float64Array(128);
-  let dn = 3.442619855899;
-  let tn = dn;
-  const vn = 9.91256303526217e-3;
-  const q = vn / Math.exp(-0.5 * dn * dn);
-  kn[0] = (dn / q) * m;
-  kn[1] = 0;
-  wn[0] = q / m;
-  wn[127] = dn / m;
-  fn[0] = 1;
-  fn[127] = Math.exp(-0.5 * dn * dn);
-  for (let i = 126; i >= 1; i--) {
-    dn = Math.sqrt(-2 * Math.log(vn / dn + Math.exp(-0.5 * dn * dn)));
-    kn[i + 1] = (dn / tn) * m;
-    tn = dn;
-    fn[i] = Math.exp(-0.5 * dn * dn);
-    wn[i] = dn / m;
-  }
-  return { kn, wn, fn, r: 3.442619855899 };
-})();
-
-/**
- * Fills `out` with standard normals from `rng` by the ziggurat (tables above): per value one 32-bit
- * output, more in the rare (~1.2%) rejection steps; about 4x faster than `Rng.fillNormal`'s
- * Box–Muller, which the latents of the candidates would otherwise spend a fifth of their time on.
- * Returns `out`; the same stream state and length give the same values.
- */
-export function fillNormalZiggurat<T extends Float32Array | Float64Array>(rng: Rng, out: T): T {
-  const { kn, wn, fn, r } = ZIG;
-  for (let i = 0; i < out.length; i++) {
-    let u = rng.nextUint32();
-    let iz = u & 127;
-    let j = (u | 0) >> 7;
-    if (Math.abs(j) < kn[iz]) {
-      out[i] = j * wn[iz];
-      continue;
-    }
-    for (;;) {
-      const x = j * wn[iz];
-      if (iz === 0) {
-        let t: number;
-        let y: number;
-        do {
-          t = -Math.log(1 - rng.uniform()) / r;
-          y = -Math.log(1 - rng.uniform());
-        } while (y + y < t * t);
-        out[i] = j > 0 ? r + t : -r - t;
-        break;
-      }
-      if (fn[iz] + rng.uniform() * (fn[iz - 1] - fn[iz]) < Math.exp(-0.5 * x * x)) {
-        out[i] = x;
-        break;
-      }
-      u = rng.nextUint32();
-      iz = u & 127;
-      j = (u | 0) >> 7;
-      if (Math.abs(j) < kn[iz]) {
-        out[i] = j * wn[iz];
-        break;
-      }
-    }
-  }
-  return out;
-}
+export { fillNormalZiggurat };
 
 // ---------------------------------------------------------------------------------------------
 // Proposals

@@ -2,18 +2,25 @@
  * Generation (DESIGN §2, "Generation"): latents -> generator forward pass -> per-feature logits ->
  * sampling kernel (`sampling.ts`: temperature, nucleus truncation, inverse-CDF draw).
  *
- * Randomness, in this fixed order from one xoshiro128** stream (rng.ts):
- *  1. latents, when drawn by the server (`{num_rows, seed}`): n x E standard normals, row-major;
- *  2. privacy noise, when the model has `privacy_enabled`: n x E normals times `privacy_noise`,
- *     added to the latents (drawn or given);
+ * Randomness, in this fixed order from xoshiro128** streams (rng.ts; drawn by draws.ts, in the
+ * native core when the addon is loaded, bit for bit as the TypeScript reference). Since issue 13
+ * the rows are cut into blocks of draws.ts `DRAW_BLOCK_ROWS`, each with its own stream (the
+ * seed's, jumped b times for block b), and the order below holds within each block:
+ *  1. latents, when drawn by the server (`{num_rows, seed}`): n x E standard normals (ziggurat,
+ *     rng.ts `fillNormalZiggurat`; Box–Muller before issue 13), row-major;
+ *  2. privacy noise, when the model has `privacy_enabled`: n x E ziggurat normals times
+ *     `privacy_noise`, added to the latents (drawn or given) in float64, rounded once to float32;
  *  3. uniforms for the sampling kernel: n x F doubles in [0, 1), row-major (row r, feature f at
  *     r * F + f).
+ * (Counts per block: m x E, m x E, m x F for a block of m rows.)
  * The stream is seeded with `seed` when given, else with a fresh random seed. So the same model
  * weights, seed and options give identical codes.
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
 import { CALIBRATION_POOL_FACTOR, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
+import { nativeRakingSweeps } from "./calibrate-native";
+import { drawRequest } from "./draws";
 import { forward } from "./generator";
 import { Rng } from "./rng";
 import { sampleCodes } from "./sampling";
@@ -117,31 +124,21 @@ export function latentSource(embedding: GenerateRequest["embedding"], embeddingD
 }
 
 /**
- * Latents, privacy noise and uniforms of a request, in the order of the module comment.
+ * Latents, privacy noise and uniforms of a request, in the order of the module comment, drawn by
+ * draws.ts `drawRequest` (the native core when the addon is loaded, else the TypeScript reference:
+ * the same values). Given latents receive the noise in place.
  * @param embeddingDim E; @param features F; @param privacyNoise sigma (0 when privacy is off).
  * @throws RangeError when given latents are not a multiple of E long.
  */
 export function drawInputs(source: LatentSource, embeddingDim: number, features: number, privacyNoise: number): GenerationInputs {
   const E = embeddingDim;
-  let latents: Float32Array;
-  let seed: number;
-  let rng: Rng;
-  if ("latents" in source) {
-    if (source.latents.length === 0 || source.latents.length % E !== 0) throw new RangeError(`latents must be n x ${E} values`);
-    latents = source.latents;
-    seed = Rng.randomSeed();
-    rng = Rng.fromSeed(seed);
-  } else {
-    seed = source.seed ?? Rng.randomSeed();
-    rng = Rng.fromSeed(seed);
-    latents = rng.fillNormal(new Float32Array(source.numRows * E));
-  }
+  const given = "latents" in source;
+  if (given && (source.latents.length === 0 || source.latents.length % E !== 0)) throw new RangeError(`latents must be n x ${E} values`);
+  const seed = (given ? undefined : source.seed) ?? Rng.randomSeed();
+  const latents = given ? source.latents : new Float32Array(source.numRows * E);
   const n = latents.length / E;
-  if (privacyNoise > 0) {
-    const eps = rng.fillNormal(new Float32Array(n * E), privacyNoise);
-    for (let i = 0; i < latents.length; i++) latents[i] += eps[i];
-  }
-  const uniforms = rng.fillUniform(new Float64Array(n * features));
+  const uniforms = new Float64Array(n * features);
+  drawRequest({ seed, rows: n, latents, drawLatents: !given, sigma: privacyNoise, uniforms });
   return { n, latents, uniforms, seed };
 }
 
@@ -220,12 +217,15 @@ export function forwardLogits(model: GeneratorModel, latents: Float32Array, m: n
  * Calibrated generation (method and measurements in `calibrate.ts`): a pool of
  * {@link CALIBRATION_POOL_FACTOR} x n rows, each block of n drawn exactly as {@link sampleRows}
  * draws a request, weighted by bounded raking to `marginals`, then n distinct rows drawn by
- * systematic sampling and shuffled.
+ * systematic sampling and shuffled. The raking runs in the native core when the model does
+ * (`model.native`: `calibrate-native.ts`, the same weights bit for bit), else in TypeScript
+ * (`calibrate.ts` `rakingSweeps`); the thread is given back between pool chunks and raking slices.
  *
  * Randomness: one xoshiro128** stream seeded with `seed` (given or fresh) gives, in order, the
  * seeds of pool blocks 1.. (block 0 uses `seed` itself, so it is the plain sample of that seed),
  * the systematic sample's start, and the Fisher–Yates shuffle of the drawn rows. The same model
- * weights, seed, options and marginals give identical codes.
+ * weights, seed, options and marginals give identical codes, whichever path rakes, with any thread
+ * count and on every ISA path where the pool is the same (test/native-calibrate.test.ts).
  * @returns one Int32Array of n codes per feature (layout order) and the seed used.
  * @throws InputError for num_rows outside 1..MAX_ROWS_PER_REQUEST; Error when `shouldAbort` fires.
  */
@@ -250,12 +250,17 @@ export async function sampleCalibrated(
     const cols = await sampleRows(model, drawInputs({ numRows: n, seed: blockSeed }, E, F, privacyNoise), opts);
     cols.forEach((c, f) => pool[f].set(c, k * n));
   }
-  // Raking takes longer than the forward passes: give the thread back after every sweep.
-  const sweeps = rakingSweeps(pool, marginals, opts);
+  // Raking: in the native core when the model runs there (the same weights, bit for bit), else the
+  // TypeScript reference; the thread is given back between sweeps (native: between slices).
+  const sweeps = (model.native && nativeRakingSweeps(pool, marginals, opts)) || rakingSweeps(pool, marginals, opts);
   let step = sweeps.next();
-  while (!step.done) {
-    await betweenChunks(opts);
-    step = sweeps.next();
+  try {
+    while (!step.done) {
+      await betweenChunks(opts);
+      step = sweeps.next();
+    }
+  } finally {
+    if (!step.done) sweeps.return(new Float64Array(0)); // aborted: free the native copy now
   }
   const weights = step.value;
   const picked = systematicSample(weights, n, rng.uniform());
@@ -265,6 +270,11 @@ export async function sampleCalibrated(
     picked[i] = picked[j];
     picked[j] = t;
   }
-  const columns = pool.map((c) => Int32Array.from(picked, (r) => c[r]));
+  // A plain loop: Int32Array.from with a map function took 110 ms for 14 x 100,000 codes, this 12.
+  const columns = pool.map((c) => {
+    const out = new Int32Array(n);
+    for (let i = 0; i < n; i++) out[i] = c[picked[i]];
+    return out;
+  });
   return { columns, seed };
 }

@@ -14,7 +14,8 @@
  * and schedule are stored by parameter name in both cases, and either path resumes it.
  *
  * Loading: the core lives in the same addon as the sampling kernel (`native.ts` loads it once per
- * JavaScript realm; SYNTHD_DISABLE_NATIVE=1 disables both). A stale addon without the core
+ * JavaScript realm; SYNTHD_DISABLE_NATIVE=1 disables both), and so does the raking of calibrated
+ * generation (class `Raking`, typed and wrapped in `calibrate-native.ts`). A stale addon without the core
  * (built before it existed) leaves {@link nativeCore} undefined, with the reason in
  * {@link nativeCoreStatus}.
  *
