@@ -134,6 +134,23 @@ export function privacyCheck(
   keys: { train: readonly string[]; holdout: readonly string[]; synth: readonly string[] },
   opts: PrivacyCheckOptions = {},
 ): PrivacyCheck {
+  return privacyCheckWithDistances(train, holdout, synth, keys, opts).check;
+}
+
+/**
+ * {@link privacyCheck}, plus the distances behind its DCR figures: for each sampled synthetic row
+ * (`sampled_rows` of them, in row order), its Hamming distance to the closest TRAIN row and to the
+ * closest HOLDOUT row of the equal-size reference samples (integers in [0, F]). The HTML report
+ * draws its DCR histograms from them.
+ * @throws RangeError when a table is empty.
+ */
+export function privacyCheckWithDistances(
+  train: readonly CodeArray[],
+  holdout: readonly CodeArray[],
+  synth: readonly CodeArray[],
+  keys: { train: readonly string[]; holdout: readonly string[]; synth: readonly string[] },
+  opts: PrivacyCheckOptions = {},
+): { check: PrivacyCheck; distances: { train: Int32Array; holdout: Int32Array } } {
   const F = train.length;
   const nT = train[0]?.length ?? 0;
   const nH = holdout[0]?.length ?? 0;
@@ -148,9 +165,11 @@ export function privacyCheck(
   let closer = 0;
   let sumT = 0;
   let sumH = 0;
+  const toTrain = new Int32Array(sRows.length);
+  const toHoldout = new Int32Array(sRows.length);
   for (let k = 0; k < sRows.length; k++) {
-    const dT = closestDistance(S, k * F, T, m, F);
-    const dH = closestDistance(S, k * F, H, m, F);
+    const dT = (toTrain[k] = closestDistance(S, k * F, T, m, F));
+    const dH = (toHoldout[k] = closestDistance(S, k * F, H, m, F));
     closer += dT < dH ? 1 : dT === dH ? 0.5 : 0;
     sumT += dT;
     sumH += dH;
@@ -165,7 +184,7 @@ export function privacyCheck(
   });
   let baseline = 0;
   for (const k of keys.holdout) if (trainSet.has(k)) baseline++;
-  return {
+  const check: PrivacyCheck = {
     closer_to_train_share: closer / sRows.length,
     mean_dcr_train: sumT / sRows.length,
     mean_dcr_holdout: sumH / sRows.length,
@@ -177,4 +196,5 @@ export function privacyCheck(
     exact_copies_holdout_baseline: baseline,
     exact_copies_holdout_baseline_rate: baseline / nH,
   };
+  return { check, distances: { train: toTrain, holdout: toHoldout } };
 }

@@ -27,9 +27,13 @@
  *   rows gives the reference `tstr_auc_train`. Features: every other column, one-hot over its
  *   codes plus the unseen code. Rows whose target is another value are negatives.
  * - `holdout`: the DCR privacy check and exact-copy counts (`./dcr`).
+ *
+ * {@link evaluateWithDetails} is `evaluate` that also hands back what it computed on the way (the
+ * scans, the codes, the 2-way TVD of every pair, the DCR distances), so the HTML quality report
+ * (`./report`) draws its plots from the very numbers `evaluate` averages.
  */
 import type { Table, TableSource } from "./csv";
-import { privacyCheck, rowKeys, type PrivacyCheck } from "./dcr";
+import { privacyCheckWithDistances, rowKeys, type PrivacyCheck } from "./dcr";
 import { Decoder } from "./decode";
 import { DataError } from "./errors";
 import { counts1, marginalTvds, type CodeArray } from "./marginals";
@@ -156,6 +160,43 @@ function average(xs: ArrayLike<number>): number {
  * triples); TSTR a few seconds per classifier; the privacy check about a second (`./dcr`).
  */
 export async function evaluate(real: TableSource, synthetic: TableSource, opts: EvaluateOptions = {}): Promise<EvaluationReport> {
+  return (await evaluateWithDetails(real, synthetic, opts)).report;
+}
+
+/**
+ * What {@link evaluateWithDetails} computed besides the report, for plots (`./report`). Column
+ * indices f are into `codecs` (the real table's columns, in its order).
+ */
+export interface EvaluationDetails {
+  /** Code books of the real table, one per real column. */
+  codecs: ColumnCodec[];
+  /** Code-space size per column: K_f + 1 (the last code, K_f, marks a value the real column never had). */
+  cards: number[];
+  /** The columns in the TVD averages (all but identifiers), ascending. */
+  modelled: number[];
+  /** Scans (distinct values, their counts, each row's value id) of each table. */
+  scans: { real: ScannedTable; synthetic: ScannedTable; holdout?: ScannedTable };
+  /** Codes per column under the real code books, `codes.x[f][r]` in [0, cards[f]). */
+  codes: { real: CodeArray[]; synthetic: CodeArray[]; holdout?: CodeArray[] };
+  /**
+   * 2-way TVD of every pair of modelled columns, real against synthetic: pair (a, b), a < b
+   * indices into `modelled`, in the order (0,1), (0,2), ..., (1,2), ... (what `tvd["2"]` averages).
+   */
+  pairTvd: Float64Array;
+  /** With `holdout`: the Hamming distance of each DCR-sampled synthetic row to its closest TRAIN and HOLDOUT row (`./dcr`). */
+  dcr?: { train: Int32Array; holdout: Int32Array };
+}
+
+/**
+ * {@link evaluate}, plus the intermediate results (scans, codes, per-pair TVD, DCR distances).
+ * The report is the one `evaluate` returns for the same arguments, number for number.
+ * @throws as {@link evaluate}.
+ */
+export async function evaluateWithDetails(
+  real: TableSource,
+  synthetic: TableSource,
+  opts: EvaluateOptions = {},
+): Promise<{ report: EvaluationReport; details: EvaluationDetails }> {
   const { encoded: enc, scanned: realScan } = await encodeTableWithScan(real, opts);
   const target = opts.target;
   if (target !== undefined && !enc.columns.includes(target)) {
@@ -166,7 +207,7 @@ export async function evaluate(real: TableSource, synthetic: TableSource, opts: 
   const synthCodes: CodeArray[] = encodeWithRealCodes(synth, enc.codecs, enc.columns);
   const cards = enc.codecs.map((c) => c.K + 1); // + the "unseen" code
   const modelled = enc.codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
-  const report = compareCodes(
+  const { report, pairTvd } = compareCodesWithPairs(
     modelled.map((f) => enc.columns[f]),
     modelled.map((f) => cards[f]),
     modelled.map((f) => enc.codes[f]),
@@ -214,16 +255,26 @@ export async function evaluate(real: TableSource, synthetic: TableSource, opts: 
       test_positives: testPositives,
     };
   }
+  const details: EvaluationDetails = {
+    codecs: enc.codecs,
+    cards,
+    modelled,
+    scans: { real: realScan, synthetic: synth, ...(holdout ? { holdout: holdout.scan } : {}) },
+    codes: { real: enc.codes, synthetic: synthCodes, ...(holdout ? { holdout: holdout.codes } : {}) },
+    pairTvd,
+  };
   if (holdout) {
-    report.privacy = privacyCheck(
+    const { check, distances } = privacyCheckWithDistances(
       enc.codes,
       holdout.codes,
       synthCodes,
       { train: rowKeys(realScan, enc.columns), holdout: rowKeys(holdout.scan, enc.columns), synth: rowKeys(synth, enc.columns) },
       { seed, sample: opts.dcrSample },
     );
+    report.privacy = check;
+    details.dcr = distances;
   }
-  return report;
+  return { report, details };
 }
 
 let knownFormats: DatetimeFormat[] | undefined;
@@ -347,6 +398,20 @@ export function compareCodes(
   synth: CodeArray[],
   unseenCode: number[],
 ): EvaluationReport {
+  return compareCodesWithPairs(columns, cards, real, synth, unseenCode).report;
+}
+
+/**
+ * {@link compareCodes}, plus the 2-way TVD of every pair (i, j), i < j, in the order (0,1), (0,2),
+ * ..., (1,2), ... (the values `tvd["2"]` averages).
+ */
+export function compareCodesWithPairs(
+  columns: string[],
+  cards: number[],
+  real: CodeArray[],
+  synth: CodeArray[],
+  unseenCode: number[],
+): { report: EvaluationReport; pairTvd: Float64Array } {
   const F = columns.length;
   const ones: number[][] = [];
   const twos: number[][] = [];
@@ -376,7 +441,7 @@ export function compareCodes(
     for (let r = 0; r < a.length; r++) if (a[r] === unseenCode[f]) u++;
     unseen[c] = nS ? u / nS : 0;
   });
-  return {
+  const report: EvaluationReport = {
     excluded: [],
     checks: [],
     tvd: { "1": average(t1), "2": average(t2), "3": average(t3) },
@@ -385,6 +450,7 @@ export function compareCodes(
     columns: per,
     unseen,
   };
+  return { report, pairTvd: t2 };
 }
 
 /**
