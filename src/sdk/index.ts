@@ -9,7 +9,8 @@
  * - {@link extractMetadata}, {@link Decoder}, {@link evaluate}, {@link independentSample}: the
  *   building blocks; `domain` for discretized tables, `privacy` for differentially private
  *   marginals ({@link planPrivacy}), TSTR ({@link rocAuc}, {@link fitLogistic}) and the DCR
- *   {@link privacyCheck} behind `evaluate`'s `target`/`holdout` options.
+ *   {@link privacyCheck} behind `evaluate`'s `target`/`holdout` options; {@link buildReport} /
+ *   {@link writeReport}: the same figures as one self-contained HTML quality report (`./report`).
  * - Errors: one hierarchy rooted at {@link SynthdError}.
  * - The shared request/response types of the contract (`../types`).
  */
@@ -57,8 +58,10 @@ export { selectPairs, mutualInformation } from "./marginals";
 export type { PairSelection, Pair, CodeArray } from "./marginals";
 export { Decoder, decodeCodes } from "./decode";
 export type { ValueRange, FeatureDecoder, RestrictedFeature, DecodeOptions } from "./decode";
-export { evaluate, independentSample } from "./evaluate";
-export type { EvaluationReport, ColumnReport, EvaluateOptions } from "./evaluate";
+export { evaluate, evaluateWithDetails, independentSample } from "./evaluate";
+export type { EvaluationReport, EvaluationDetails, ColumnReport, ColumnCheck, EvaluateOptions } from "./evaluate";
+export { buildReport, writeReport } from "./report";
+export type { ReportOptions, QualityReport } from "./report";
 export { readTable, readCsvText, writeCsv, writeTableCsv } from "./csv";
 export type { Table, TableSource } from "./csv";
 export { Rng, deriveSeed } from "./prng";
