@@ -2,7 +2,7 @@
 /**
  * The `synthd` command line (DESIGN §1): `serve`, `keys create`, `fit`, `sample` (with `--where`
  * or `--seed-data` for seeded generation; CSV, Parquet or Arrow output), `impute`, `models`,
- * `evaluate`. Client commands read SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key` override).
+ * `evaluate`, `report`. Client commands read SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key` override).
  *
  * Exit codes: 0 success; 1 a failure explained in one sentence on stderr (bad input file, an API
  * error, a failed model); 2 wrong usage (commander's own message).
@@ -23,6 +23,7 @@ import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../eng
 import { parseByteSize } from "../engine/budget";
 import { reportAndExit } from "./output";
 import { registerUsageCommands } from "./usage";
+import { registerReportCommand } from "./report-command";
 
 function int(name: string, min: number): (v: string) => number {
   return (v) => {
@@ -179,6 +180,7 @@ export function buildProgram(): Command {
     .option("--seed <s>", "seed of the classifier and the privacy check's samples", int("--seed", 0))
     .action(evaluateCommand);
 
+  registerReportCommand(program, int("--seed", 0));
   registerUsageCommands(program);
   return program;
 }
