@@ -138,7 +138,7 @@ export function distributionSpec(column: string, d: Distribution): VegaLiteSpec 
     return {
       title,
       data: { values },
-      width: { step: Math.max(8, Math.min(16, Math.floor(560 / Math.max(1, d.labels.length) / 2))) },
+      width: { step: Math.max(7, Math.min(14, Math.floor(500 / Math.max(1, d.labels.length) / 2))) },
       height: 180,
       mark: { type: "bar" },
       encoding: {

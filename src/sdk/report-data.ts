@@ -16,6 +16,7 @@
  *   datetime widths from a ladder of calendar-like steps). Synthetic values outside the real range
  *   get their own bars at either end (`< min`, `> max`) when there are any. Blanks and values that
  *   do not parse are not drawn; the column checks give their shares.
+ * - Columns of a domain (`--domain`, integer codes): a histogram of the codes, as numbers.
  * - Categorical columns: bars of the real column's {@link TOP_CATEGORIES} most frequent values
  *   (ties by value), the same values for the synthetic column, then one bar pooling every other
  *   value of either table and one for blanks. Bar heights are shares of all rows of each table.
@@ -53,6 +54,8 @@ export interface Distribution {
   rows: { real: number; synthetic: number };
   /** Rows not drawn: blanks and, for the synthetic table, values that do not parse (histograms only). */
   omitted: { real: number; synthetic: number };
+  /** Which made-up bars are present: values below / above the real range (histograms), other values pooled, blanks (categories). */
+  extra: { below?: boolean; above?: boolean; pooled?: boolean; blank?: boolean };
 }
 
 /** A symmetric per-pair figure over the modelled columns, as the pairs list it. */
@@ -212,7 +215,7 @@ export function histogram(
     if (v < lo) lo = v;
     if (v > hi) hi = v;
   }
-  if (!(lo <= hi)) return { type: "histogram", labels: [], real: [], synthetic: [], rows, omitted: { real: r.omitted, synthetic: s.omitted } };
+  if (!(lo <= hi)) return { type: "histogram", labels: [], real: [], synthetic: [], rows, omitted: { real: r.omitted, synthetic: s.omitted }, extra: {} };
   const integer = opts.integer && Number.isInteger(lo) && Number.isInteger(hi);
   const { start, step, count } = binsOf(lo, hi, integer, opts.datetime);
   const realBins = new Array<number>(count + 2).fill(0); // [below, bins..., above]
@@ -230,16 +233,22 @@ export function histogram(
   else if (integer && step === 1) labels = starts.map((v) => String(v));
   else labels = starts.map((v) => `${shortNumber(v)}–${shortNumber(v + step)}`);
   const fmt = (x: number): string => (opts.datetime ? isoCut(x, 19) : shortNumber(x));
-  const out: Distribution = { type: "histogram", labels: [], real: [], synthetic: [], rows, omitted: { real: r.omitted, synthetic: s.omitted } };
+  const out: Distribution = { type: "histogram", labels: [], real: [], synthetic: [], rows, omitted: { real: r.omitted, synthetic: s.omitted }, extra: {} };
   const taken = new Set<string>();
   const push = (label: string, k: number): void => {
     out.labels.push(uniqueLabel(label, taken));
     out.real.push(realBins[k]);
     out.synthetic.push(synthBins[k]);
   };
-  if (synthBins[0] > 0) push(`< ${fmt(lo)}`, 0);
+  if (synthBins[0] > 0) {
+    push(`< ${fmt(lo)}`, 0);
+    out.extra.below = true;
+  }
   labels.forEach((l, k) => push(l, k + 1));
-  if (synthBins[count + 1] > 0) push(`> ${fmt(hi)}`, count + 1);
+  if (synthBins[count + 1] > 0) {
+    push(`> ${fmt(hi)}`, count + 1);
+    out.extra.above = true;
+  }
   return out;
 }
 
@@ -254,7 +263,7 @@ export function categories(real: ColumnScan, synth: ColumnScan, rows: { real: nu
   ids.sort((a, b) => real.counts[b] - real.counts[a] || (real.values[a] < real.values[b] ? -1 : real.values[a] > real.values[b] ? 1 : 0));
   // When pooling would leave a single value in the "other" bar, show that value instead.
   const shown = ids.length <= top + 1 ? ids : ids.slice(0, top);
-  const out: Distribution = { type: "categories", labels: [], real: [], synthetic: [], rows, omitted: { real: 0, synthetic: 0 } };
+  const out: Distribution = { type: "categories", labels: [], real: [], synthetic: [], rows, omitted: { real: 0, synthetic: 0 }, extra: {} };
   const taken = new Set(shown.map((id) => real.values[id]));
   let realShown = 0;
   let synthShown = 0;
@@ -278,11 +287,13 @@ export function categories(real: ColumnScan, synth: ColumnScan, rows: { real: nu
     out.labels.push(uniqueLabel(`(${others} other value${others === 1 ? "" : "s"})`, taken));
     out.real.push(otherReal);
     out.synthetic.push(otherSynth);
+    out.extra.pooled = true;
   }
   if (blankReal > 0 || blankSynth > 0) {
     out.labels.push(uniqueLabel("(blank)", taken));
     out.real.push(blankReal);
     out.synthetic.push(blankSynth);
+    out.extra.blank = true;
   }
   return out;
 }
@@ -300,8 +311,12 @@ export function distributionOf(codec: ColumnCodec, details: EvaluationDetails): 
     const fmt = codec.datetime;
     return histogram(rs, ss, rows, (v) => fmt.parse(v)?.seconds, { integer: false, datetime: true });
   }
+  if (codec.kind === "categorical" && codec.fromDomain) {
+    // discretized codes (`./domain`), often binned numbers: bars in code order
+    return histogram(rs, ss, rows, (v) => (/^\d+$/.test(v) ? Number(v) : undefined), { integer: true, datetime: false });
+  }
   if (codec.kind === "categorical") return categories(rs, ss, rows);
-  return { type: "none", labels: [], real: [], synthetic: [], rows, omitted: { real: 0, synthetic: 0 } };
+  return { type: "none", labels: [], real: [], synthetic: [], rows, omitted: { real: 0, synthetic: 0 }, extra: {} };
 }
 
 /** The pair matrices over the modelled columns: 2-way TVD (from `evaluate`) and Cramér's V of each table. */

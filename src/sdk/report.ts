@@ -212,10 +212,16 @@ export async function writeReport(real: TableSource, synthetic: TableSource, out
 
 function distributionCaption(d: Distribution): string {
   const parts: string[] = [];
-  if (d.type === "histogram") parts.push("Share of each file's rows per bin; the bins span the real column's range, values outside it get their own bar at either end.");
-  else parts.push("Share of each file's rows per value: the real column's most frequent values, then every other value pooled, then blanks.");
-  if (d.type === "histogram" && (d.omitted.real > 0 || d.omitted.synthetic > 0)) {
-    parts.push(`Not drawn: ${formatMetric(d.omitted.real, "count")} real and ${formatMetric(d.omitted.synthetic, "count")} synthetic rows (blank, or not parsing).`);
+  if (d.type === "histogram") {
+    parts.push("Share of each file's rows per bin; the bins span the real column's range.");
+    if (d.extra.below || d.extra.above) parts.push("Synthetic values outside that range have a bar of their own at the end.");
+    if (d.omitted.real > 0 || d.omitted.synthetic > 0) {
+      parts.push(`Not drawn: ${formatMetric(d.omitted.real, "count")} real and ${formatMetric(d.omitted.synthetic, "count")} synthetic rows (blank, or not parsing).`);
+    }
+  } else {
+    parts.push("Share of each file's rows per value, the real column's most frequent values first.");
+    if (d.extra.pooled) parts.push("Every other value of either file is pooled in one bar.");
+    if (d.extra.blank) parts.push("Blanks last.");
   }
   return esc(parts.join(" "));
 }
@@ -317,6 +323,7 @@ function columnSection(
 const STYLE = `
 :root { --real: ${COLORS.real}; --synth: ${COLORS.synthetic}; --ink: #1d1d1f; --muted: #5a5a60; --line: #e3e3e8; }
 * { box-sizing: border-box; }
+html { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); margin: 0 auto; max-width: 1180px; padding: 24px 28px 48px; line-height: 1.4; }
 h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 20px; margin: 36px 0 12px; border-bottom: 2px solid var(--line); padding-bottom: 4px; }
@@ -345,7 +352,7 @@ nav a { color: var(--ink); }
 .kind { font-size: 12px; font-weight: 600; color: #fff; background: #6b6b75; border-radius: 4px; padding: 1px 6px; vertical-align: 2px; }
 figure.chart { margin: 0 0 12px; max-width: 100%; break-inside: avoid; }
 figure.chart svg { max-width: 100%; height: auto; }
-figcaption { font-size: 12.5px; color: var(--muted); max-width: 680px; }
+figcaption { font-size: 12.5px; color: var(--muted); max-width: 600px; }
 .note { color: var(--muted); font-size: 13.5px; }
 .hint { color: var(--muted); font-size: 12px; }
 code { font-size: 12.5px; background: #f2f2f5; padding: 0 3px; border-radius: 3px; }
