@@ -16,7 +16,7 @@ import { pathToFileURL } from "node:url";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { Synthd, Synthesizer, buildReport, evaluate, evaluateWithDetails, independentSample, writeTableCsv, type Table } from "../src/sdk";
 import { escapeHtml, formatMetric, jsonPointer, type MetricFormat } from "../src/sdk/report";
-import { categories, cramersV, histogram, niceStep } from "../src/sdk/report-data";
+import { categories, cramersV, distributionOf, histogram, niceStep } from "../src/sdk/report-data";
 import type { ColumnScan } from "../src/sdk/metadata";
 import { removeDir, runCli, startServer, tempDir, type ServerProcess } from "../bench/harness";
 
@@ -303,6 +303,17 @@ test("category bars: the real column's most frequent values, the rest pooled, bl
   assert.deepEqual(d.labels, ["a", "b", "(blank)", "(26 other values)", "(blank) ·"]);
   assert.deepEqual(d.real, [3, 2, 1, 25, 1]);
   assert.deepEqual(d.synthetic, [1, 0, 0, 1, 2]);
+});
+
+test("a discretized table (--domain): each column's codes drawn in code order, one bar per code", async () => {
+  const rows = Array.from({ length: 300 }, (_, i) => [String(i % 7), String((i * 3) % 4)]);
+  const table: Table = { columns: ["a", "b"], rows };
+  const { details } = await evaluateWithDetails(table, table, { domain: { a: 9, b: 4 } });
+  const d = distributionOf(details.codecs[0], details);
+  assert.equal(d.type, "histogram");
+  assert.deepEqual(d.labels, ["0", "1", "2", "3", "4", "5", "6"]);
+  assert.deepEqual(d.real, [43, 43, 43, 43, 43, 43, 42]);
+  assert.deepEqual(d.synthetic, d.real);
 });
 
 test("report helpers: HTML escaping, JSON Pointers, number formats", () => {
