@@ -224,6 +224,26 @@ test("native generate equals the JavaScript sampling kernel applied to the nativ
   gen.dispose();
 });
 
+test("generateWithLogits gives generate's codes and logits' logits from one pass, and refuses a logits buffer of the wrong size", () => {
+  const { spec, weights, targets } = smallCase();
+  const gen = NativeGenerator.create(spec, targets.layout, weights);
+  const F = targets.layout.features.length;
+  const D = targets.layout.width;
+  for (const [n, temperature, topP] of [[1, 1, null], [513, 0.8, 0.9], [3000, 1, null]] as const) {
+    const z = latents(n, spec.embeddingDim, `fused-${n}`);
+    const u = Rng.fromString(`fused-u-${n}`).fillUniform(new Float64Array(n * F));
+    const out = new Float32Array(n * D).fill(Number.NaN);
+    const codes = gen.generateWithLogits(z, n, u, temperature, topP, out);
+    assert.deepEqual(codes, gen.raw.generate(z, n, u, temperature, topP), `codes n=${n}`);
+    assert.deepEqual(out, gen.logits(z, n), `logits n=${n}`);
+  }
+  const z = latents(4, spec.embeddingDim, "fused-bad");
+  const u = new Float64Array(4 * F).fill(0.5);
+  assert.throws(() => gen.generateWithLogits(z, 4, u, 1, null, new Float32Array(4 * D - 1)), /logitsOut has/);
+  assert.throws(() => gen.generateWithLogits(z, 4, u, 1, null, new Float64Array(4 * D) as unknown as Float32Array), /logitsOut must be a Float32Array/);
+  gen.dispose();
+});
+
 /** Trains `steps` steps with tfjs (the trainer's computation) from `weights`; returns the new weights. */
 async function trainTfjs(weights: NamedArrays, steps: number): Promise<NamedArrays> {
   await initBackend();

@@ -117,26 +117,32 @@
  *    model's conditional corrected, no longer the model's own conditional; measured on raw Adult
  *    (`npm run bench -- seeded`): free columns' 1-way / 2-way TVD against TRAIN's rows with
  *    `age in [60, 90]` 0.046 / 0.103 own, 0.013 / 0.063 calibrated.
- *  - Cost per candidate: one forward pass, the kernel, E normals (a ziggurat, {@link fillNormalZiggurat},
- *    on the same stream type as the plain draw, which draws its latents with it too), plus exp over every code of every fixed
+ *  - Cost per candidate: one forward pass, the kernel, E normals (a ziggurat, drawn as the plain
+ *    draw draws its latents, draws.ts), plus exp over every code of every fixed
  *    feature (for its normaliser; ~5 us per candidate when 13 of Adult's 14 features are fixed).
  *
  * Randomness: one xoshiro128** stream (rng.ts) seeded with `seed` (given or fresh) gives, in the
  * order of each group's first row, one 64-bit seed per group. A group's own stream gives, per round:
- * the latents (E ziggurat normals per candidate, then r normals per candidate, then one uniform per
- * candidate picking its mixture component when there are several), the uniforms of the candidates'
- * rows (F per candidate), and for the fit the start of its systematic resample (when there are more
- * than FIT_POINTS candidates) and, for E > 128, the start vectors of its subspace iteration; at the
- * end the start of the systematic resampling of the rows, the uniforms of the extra rows (F each)
- * and the shuffle. The same weights, conditions, seed and options give identical codes (on either
- * compute path for identical logits).
+ * a 53-bit round seed (two 32-bit outputs), from which draws.ts `drawRequest` draws the round's
+ * prior latents (E ziggurat normals per candidate) and its rows' uniforms (F per candidate) in
+ * blocks, as a plain generate request of that seed draws them (in the native core when loaded, the
+ * same values in TypeScript otherwise); then r normals per candidate, then one uniform per candidate
+ * picking its mixture component when there are several; for the fit the start of its systematic
+ * resample (when there are more than FIT_POINTS candidates) and, for E > 128, the start vectors of
+ * its subspace iteration; at the end the start of the systematic resampling of the rows, the
+ * uniforms of the extra rows (F each) and the shuffle. The same weights, conditions, seed and
+ * options give identical codes (on either compute path for identical logits). (Until issue 13's
+ * draws the candidates' normals and uniforms came from the group's stream itself: a seed gives
+ * other rows since then, once.)
  *
- * Forward passes go through `NativeGenerator.logits` (native core) or `generator.ts` `forward`
- * (tfjs); the kernel is `sampling.ts` `sampleCodes` on both. Nothing here changes either path.
+ * Forward passes and the kernel: on a native model one fused call per chunk
+ * (`NativeGenerator.generateWithLogits`: codes and logits of one forward pass), else `generator.ts`
+ * `forward` and `sampling.ts` `sampleCodes`; the same codes for the same logits.
  */
 import { MAX_ROWS_PER_REQUEST } from "../types";
-import { EXCLUDED_LOG_FACTOR, rakingSweeps, systematicSample, type ConditionCalibration, type FixedCell } from "./calibrate";
-import { betweenChunks, forwardLogits, GENERATE_CHUNK, InputError, type SamplingOptions } from "./generate";
+import { EXCLUDED_LOG_FACTOR, systematicSample, type ConditionCalibration, type FixedCell } from "./calibrate";
+import { drawRequest } from "./draws";
+import { betweenChunks, forwardLogits, GENERATE_CHUNK, InputError, rake, type SamplingOptions } from "./generate";
 import { NATIVE_GENERATE_CHUNK } from "./native-core";
 import { fillNormalZiggurat, Rng } from "./rng";
 import { kernelWeights, sampleCodes } from "./sampling";
@@ -394,59 +400,65 @@ class Proposal {
   }
 
   /**
-   * For each of the `n` latents u_i of `x` (n x E): out[i] = log(exp(out[i]) + exp(add + log q(u_i) -
-   * log N(u_i; 0, I))), the deterministic-mixture update for this proposal with log count `add`.
+   * For each of the `n` latents u_i of `x` (n x E): mix[i] += count * q(u_i) / N(u_i; 0, I_E), the
+   * deterministic-mixture update for this proposal drawn `count` times, in linear space (one exp
+   * per component, no log): the ratio is exp(log g(y) - log N_r(y)) in the subspace only. Every
+   * group's mixture holds the prior (ratio 1, its pilot), so mix >= pilot > 0; a ratio past
+   * float64's range would need |V^T u| > 37 standard deviations, which no latent of these
+   * proposals reaches, and is refused rather than rounded.
+   * @throws Error when a ratio is not finite (never seen; it would be a bug, not a bad input).
    */
-  accumulate(x: Float32Array, n: number, add: number, out: Float64Array): void {
+  accumulate(x: Float32Array, n: number, count: number, mix: Float64Array): void {
     const { r, E, V, u, y, t } = this;
+    if (r === 0) {
+      for (let i = 0; i < n; i++) mix[i] += count;
+      return;
+    }
     const C = this.comps.length;
     const M = this.flatM;
     const L = this.flatL;
     const K = this.constant;
     const rr = r * r;
     for (let i = 0; i < n; i++) {
-      let v = add;
-      if (r > 0) {
-        const off = i * E;
-        let uu = 0;
-        for (let a = 0; a < r; a++) {
-          const s = dot(V, a * E, x, off, E);
-          u[a] = s;
-          uu += s * s;
-        }
-        let mx = -Infinity;
-        for (let c = 0; c < C; c++) {
-          const mo = c * r;
-          const lo = c * rr;
-          let yy = 0;
-          for (let a = 0; a < r; a++) {
-            let w = u[a] - M[mo + a];
-            for (let b = 0; b < a; b++) w -= L[lo + a * r + b] * y[b];
-            w /= L[lo + a * r + a];
-            y[a] = w;
-            yy += w * w;
-          }
-          const tc = K[c] - 0.5 * yy;
-          t[c] = tc;
-          if (tc > mx) mx = tc;
-        }
-        let s = 0;
-        for (let c = 0; c < C; c++) s += Math.exp(t[c] - mx);
-        v += mx + Math.log(s) + 0.5 * uu;
+      const off = i * E;
+      let uu = 0;
+      for (let a = 0; a < r; a++) {
+        const s = dot(V, a * E, x, off, E);
+        u[a] = s;
+        uu += s * s;
       }
-      const o = out[i];
-      out[i] = o === -Infinity ? v : o > v ? o + Math.log1p(Math.exp(v - o)) : v + Math.log1p(Math.exp(o - v));
+      let mx = -Infinity;
+      for (let c = 0; c < C; c++) {
+        const mo = c * r;
+        const lo = c * rr;
+        let yy = 0;
+        for (let a = 0; a < r; a++) {
+          let w = u[a] - M[mo + a];
+          for (let b = 0; b < a; b++) w -= L[lo + a * r + b] * y[b];
+          w /= L[lo + a * r + a];
+          y[a] = w;
+          yy += w * w;
+        }
+        const tc = K[c] - 0.5 * yy;
+        t[c] = tc;
+        if (tc > mx) mx = tc;
+      }
+      let s = 0;
+      for (let c = 0; c < C; c++) s += Math.exp(t[c] - mx);
+      const ratio = s * Math.exp(mx + 0.5 * uu);
+      if (!Number.isFinite(ratio)) throw new Error(`proposal density ratio ${ratio} at |V^T u|^2 = ${uu}`);
+      mix[i] += count * ratio;
     }
   }
 
   /**
-   * `count` standardised latents (count x E, into `x`, which it returns): from `rng`, E normals per
-   * latent, then r normals per latent, then (with more than one component) one uniform per latent
-   * picking its component.
+   * `count` standardised latents of this proposal (count x E, in `x`, which it returns), from `x`
+   * holding `count` draws of the prior N(0, I_E) (draws.ts, below): the prior's part is kept off
+   * the subspace, and inside it, from `rng`, r normals per latent, then (with more than one
+   * component) one uniform per latent picking its component.
    */
   draw(rng: Rng, count: number, x: Float32Array): Float32Array {
     const { r, E, V, comps } = this;
-    fillNormalZiggurat(rng, x);
     if (r === 0) return x;
     const eta = fillNormalZiggurat(rng, new Float64Array(count * r));
     const pick = comps.length > 1 ? rng.fillUniform(new Float64Array(count)) : null;
@@ -870,7 +882,9 @@ interface Block {
   codes: Int32Array;
   /** log prod_f p_f(A_f | z) (-Infinity: a zero). */
   loglik: Float64Array;
-  /** log sum_t N_t q_t(u) / N(u; 0, I) (deterministic-mixture denominator, up to N). */
+  /** sum_t N_t q_t(u) / N(u; 0, I) (deterministic-mixture denominator, up to N), linear. */
+  mix: Float64Array;
+  /** log of `mix`, refreshed whenever `mix` changes. */
   logMix: Float64Array;
 }
 
@@ -979,14 +993,31 @@ function checkOptions(opts: ConditionalOptions): void {
 // ---------------------------------------------------------------------------------------------
 // Evaluation of candidates
 
-/** Logits (m x D) of standardised latents `x` (m x E, m <= chunk), scaled by `ctx.scale`. */
-function logitsOf(ctx: Ctx, x: Float32Array, m: number): Float32Array {
-  let z = x;
-  if (ctx.scaled) {
-    z = ctx.scaled.subarray(0, x.length);
-    for (let i = 0; i < z.length; i++) z[i] = x[i] * ctx.scale;
+/** The latents the model sees: standardised `x` times `ctx.scale` (into `ctx.scaled`), or `x` itself when the scale is 1. */
+function scaledLatents(ctx: Ctx, x: Float32Array): Float32Array {
+  if (!ctx.scaled) return x;
+  const z = ctx.scaled.subarray(0, x.length);
+  for (let i = 0; i < z.length; i++) z[i] = x[i] * ctx.scale;
+  return z;
+}
+
+/**
+ * Logits (m x D) of standardised latents `x` (m x E, m <= chunk) and the kernel's codes (F x m,
+ * column-major) drawn from them with the uniforms `u` (m x F). On a native model one fused call
+ * (`NativeGenerator.generateWithLogits`, the logits into `ctx.logits`, which the next call
+ * overwrites); else `forwardLogits` + `sampleCodes`. The same codes either way for the same logits.
+ */
+function forwardAndKernel(ctx: Ctx, x: Float32Array, m: number, u: Float64Array): { logits: Float32Array; kernel: Int32Array } {
+  const { T, topP } = ctx;
+  const native = ctx.model.native;
+  const z = scaledLatents(ctx, x);
+  if (!native) {
+    const logits = forwardLogits(ctx.model, z, m);
+    return { logits, kernel: sampleCodes(logits, m, ctx.cards, u, { temperature: T, topP }) };
   }
-  return forwardLogits(ctx.model, z, m);
+  ctx.logits ??= new Float32Array(ctx.chunk * ctx.D);
+  const logits = ctx.logits.subarray(0, m * ctx.D);
+  return { logits, kernel: native.generateWithLogits(z, m, u, T, topP, logits) };
 }
 
 /** A batch of candidates to evaluate: which group, where its rows go. */
@@ -1023,6 +1054,8 @@ interface Ctx {
   conditionLabel: (row: number) => string;
   /** Scratch of the largest cardinality. */
   e: Float64Array;
+  /** Scratch of chunk x D logits for the native fused call (allocated at its first use). */
+  logits?: Float32Array;
   /** Scratch of chunk x E scaled latents (null when scale is 1). */
   scaled: Float32Array | null;
   /** Calibration targets per group (see {@link ConditionalOptions.calibration}), or null. */
@@ -1035,15 +1068,14 @@ interface Ctx {
  * when asked, its log-likelihoods.
  */
 async function evaluate(ctx: Ctx, x: Float32Array, u: Float64Array, total: number, segments: readonly Segment[]): Promise<void> {
-  const { E, F, D, cards, offsets, T, topP, chunk, e } = ctx;
+  const { E, F, D, cards, offsets, T, chunk, e } = ctx;
   const invT = 1 / T;
   let s = 0;
   for (let r0 = 0; r0 < total; r0 += chunk) {
     if (r0 > 0) await betweenChunks(ctx.opts);
     const m = Math.min(chunk, total - r0);
-    const logits = logitsOf(ctx, x.subarray(r0 * E, (r0 + m) * E), m);
     const uc = u.subarray(r0 * F, (r0 + m) * F);
-    const kernel = sampleCodes(logits, m, cards, uc, { temperature: T, topP });
+    const { logits, kernel } = forwardAndKernel(ctx, x.subarray(r0 * E, (r0 + m) * E), m, uc);
     while (s < segments.length && segments[s].start + segments[s].n <= r0) s++;
     for (let si = s; si < segments.length && segments[si].start < r0 + m; si++) {
       const seg = segments[si];
@@ -1142,19 +1174,19 @@ function blockEfficiency(b: Block): number {
 
 /** Adds the just-evaluated block (drawn from `q`) to the group's deterministic mixture. */
 function addBlock(g: Group, block: Block, q: Proposal): void {
-  const logN = Math.log(block.n);
-  for (const b of g.blocks) q.accumulate(b.x, b.n, logN, b.logMix);
+  for (const b of g.blocks) q.accumulate(b.x, b.n, block.n, b.mix);
   g.blocks.push(block);
   g.proposals.push(q);
   g.sizes.push(block.n);
   g.total += block.n;
-  block.logMix.fill(-Infinity);
-  for (let t = 0; t < g.proposals.length; t++) g.proposals[t].accumulate(block.x, block.n, Math.log(g.sizes[t]), block.logMix);
+  block.mix.fill(0);
+  for (let t = 0; t < g.proposals.length; t++) g.proposals[t].accumulate(block.x, block.n, g.sizes[t], block.mix);
+  for (const b of g.blocks) for (let i = 0; i < b.n; i++) b.logMix[i] = Math.log(b.mix[i]);
 }
 
 /**
  * Bounded raking of a group's candidates (their rows, from their importance weights `w`) to the
- * group's targets: the calibrated draw's raking (`calibrate.ts` `rakingSweeps`) with the bound at
+ * group's targets: the calibrated draw's raking (generate.ts `rake`: native core or reference) with the bound at
  * an inclusion probability of 1 (weight share 1 / rows), the thread given back between sweeps.
  */
 async function rakeGroup(ctx: Ctx, g: Group, w: Float64Array): Promise<Float64Array> {
@@ -1165,13 +1197,8 @@ async function rakeGroup(ctx: Ctx, g: Group, w: Float64Array): Promise<Float64Ar
   for (const b of g.blocks) {
     for (let i = 0; i < b.n; i++, idx++) for (let f = 0; f < F; f++) columns[f][idx] = b.codes[i * F + f];
   }
-  const sweeps = rakingSweeps(columns, g.calibration!.targets, { initial: w, bound: Math.max(M / g.rows.length, 1 + 1e-9) });
-  let step = sweeps.next();
-  while (!step.done) {
-    await betweenChunks(ctx.opts);
-    step = sweeps.next();
-  }
-  return step.value;
+  const { yieldFn, shouldAbort } = ctx.opts;
+  return rake(ctx.model, columns, g.calibration!.targets, { yieldFn, shouldAbort, initial: w, bound: Math.max(M / g.rows.length, 1 + 1e-9) });
 }
 
 /** Counts per index of a list of picked indices (`systematicSample`'s output) over `M` candidates. */
@@ -1445,9 +1472,13 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       for (const g of active) {
         const { q, n: m } = g.next as { q: Proposal; n: number };
         // The block's latents are a view of the batch (no copy); they live as long as the block.
-        const xs = q.draw(g.rng, m, x.subarray(at * E, (at + m) * E));
-        g.rng.fillUniform(u.subarray(at * F, (at + m) * F));
-        const block: Block = { n: m, x: xs, codes: new Int32Array(m * F), loglik: new Float64Array(m), logMix: new Float64Array(m) };
+        // Prior normals and the rows' uniforms from the round's own seed, in the native core when
+        // loaded (draws.ts: the same values either way); then the proposal's subspace part.
+        const roundSeed = (g.rng.nextUint32() >>> 11) * 2 ** 32 + g.rng.nextUint32();
+        const xs = x.subarray(at * E, (at + m) * E);
+        drawRequest({ seed: roundSeed, rows: m, latents: xs, drawLatents: true, sigma: 0, uniforms: u.subarray(at * F, (at + m) * F) });
+        q.draw(g.rng, m, xs);
+        const block: Block = { n: m, x: xs, codes: new Int32Array(m * F), loglik: new Float64Array(m), mix: new Float64Array(m), logMix: new Float64Array(m) };
         segments.push({ group: g, start: at, n: m, codes: block.codes, loglik: block.loglik });
         drawn.push({ g, q, block });
         at += m;

@@ -214,6 +214,33 @@ export function forwardLogits(model: GeneratorModel, latents: Float32Array, m: n
 }
 
 /**
+ * Bounded raking of `columns` (one Int32Array of M codes per feature) to `marginals`
+ * (`calibrate.ts`): in the native core when the model runs there (`calibrate-native.ts`, the same
+ * weights bit for bit), else the TypeScript reference; the thread is given back between sweeps
+ * (native: between slices), and an abort frees the native copy at once.
+ * @returns M weights summing to 1.
+ * @throws RangeError as `rakingWeights`; Error when `shouldAbort` fires.
+ */
+export async function rake(
+  model: GeneratorModel,
+  columns: Int32Array[],
+  marginals: readonly CalibrationMarginal[],
+  opts: SamplingOptions & RakingOptions,
+): Promise<Float64Array> {
+  const sweeps = (model.native && nativeRakingSweeps(columns, marginals, opts)) || rakingSweeps(columns, marginals, opts);
+  let step = sweeps.next();
+  try {
+    while (!step.done) {
+      await betweenChunks(opts);
+      step = sweeps.next();
+    }
+  } finally {
+    if (!step.done) sweeps.return(new Float64Array(0)); // aborted: free the native copy now
+  }
+  return step.value;
+}
+
+/**
  * Calibrated generation (method and measurements in `calibrate.ts`): a pool of
  * {@link CALIBRATION_POOL_FACTOR} x n rows, each block of n drawn exactly as {@link sampleRows}
  * draws a request, weighted by bounded raking to `marginals`, then n distinct rows drawn by
@@ -250,19 +277,7 @@ export async function sampleCalibrated(
     const cols = await sampleRows(model, drawInputs({ numRows: n, seed: blockSeed }, E, F, privacyNoise), opts);
     cols.forEach((c, f) => pool[f].set(c, k * n));
   }
-  // Raking: in the native core when the model runs there (the same weights, bit for bit), else the
-  // TypeScript reference; the thread is given back between sweeps (native: between slices).
-  const sweeps = (model.native && nativeRakingSweeps(pool, marginals, opts)) || rakingSweeps(pool, marginals, opts);
-  let step = sweeps.next();
-  try {
-    while (!step.done) {
-      await betweenChunks(opts);
-      step = sweeps.next();
-    }
-  } finally {
-    if (!step.done) sweeps.return(new Float64Array(0)); // aborted: free the native copy now
-  }
-  const weights = step.value;
+  const weights = await rake(model, pool, marginals, opts);
   const picked = systematicSample(weights, n, rng.uniform());
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(rng.uniform() * (i + 1));

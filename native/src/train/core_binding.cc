@@ -621,7 +621,8 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     });
   }
 
-  // generate(z, n, uniforms: Float64Array(n x F), temperature, topP): Int32Array (F x n, column-major)
+  // generate(z, n, uniforms: Float64Array(n x F), temperature, topP, logitsOut?: Float32Array(n x D)):
+  // Int32Array (F x n, column-major); logitsOut, when given, receives the logits of the same pass.
   Napi::Value Generate(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const int64_t n = ReadRows(env, info[1]);
@@ -644,9 +645,21 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     const TopP topP = ReadTopP(env, info[4]);
     const double top_p = topP.value;
     const bool has_top_p = topP.given;
+    float* logits_out = nullptr;
+    if (info.Length() > 5 && !info[5].IsUndefined()) {
+      if (!IsTypedArrayOf(info[5], napi_float32_array)) ThrowType(env, "logitsOut must be a Float32Array");
+      Napi::Float32Array lo = info[5].As<Napi::Float32Array>();
+      int64_t nD = 0;
+      if (__builtin_mul_overflow(n, s.D, &nD) || lo.ElementLength() != static_cast<size_t>(nD)) {
+        ThrowRange(env, "logitsOut has " + std::to_string(lo.ElementLength()) + " values, expected n*D = " +
+                            JsString(env, static_cast<double>(n) * static_cast<double>(s.D)));
+      }
+      logits_out = lo.Data();
+    }
     return Guard(env, "generate", [&]() -> Napi::Value {
       Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(nF));
-      const SampleError err = c.Generate(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data());
+      const SampleError err =
+          c.Generate(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data(), logits_out);
       if (err.failed()) {
         const size_t D = static_cast<size_t>(s.D);
         const std::string where = "logits[" + std::to_string(err.index) + "] (row " + std::to_string(err.index / D) + ")";

@@ -617,7 +617,7 @@ void GeneratorCore::Logits(const float* z, int64_t n, float* out) {
 }
 
 SampleError GeneratorCore::Generate(const float* z, int64_t n, const double* uniforms, double temperature,
-                                    bool truncate, double top_p, int32_t* out) {
+                                    bool truncate, double top_p, int32_t* out, float* logits_out) {
   EnsurePacked();
   const unsigned T = ThreadPool::Instance().Concurrency();
   if (gen_scratch_.size() < T) gen_scratch_.resize(T);
@@ -634,6 +634,9 @@ SampleError GeneratorCore::Generate(const float* z, int64_t n, const double* uni
     sp->Size(spec_, chunk);
     const int64_t m = r1 - r0;
     ForwardRowsPacked(z + r0 * spec_.E, m, *sp);
+    if (logits_out != nullptr) {
+      std::memcpy(logits_out + r0 * D, sp->logits.data(), static_cast<size_t>(m * D) * sizeof(float));
+    }
     SampleInput in;
     in.logits = sp->logits.data();
     in.n = static_cast<size_t>(m);

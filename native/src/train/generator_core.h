@@ -151,9 +151,11 @@ class GeneratorCore {
 
   // Generation: logits of each latent, then the sampling kernel (sampling.h) with uniforms
   // (n x F) -> out (F x n column-major codes). Returns the first refused logit (row-major order),
-  // with its index in the n x D logits of this call.
+  // with its index in the n x D logits of this call. When `logits_out` is not null it also receives
+  // the logits (n x D row-major), copied while they are in cache: seeded generation needs both the
+  // codes and the fixed features' probabilities from one forward pass (conditional.ts).
   SampleError Generate(const float* z, int64_t n, const double* uniforms, double temperature, bool truncate,
-                       double top_p, int32_t* out);
+                       double top_p, int32_t* out, float* logits_out = nullptr);
 
   // Frees every buffer except the parameters and the targets: training and generation buffers,
   // and Adam's moments (t back to 0; a later step starts Adam afresh). For a finished model that
