@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DataError, SynthdError, analyzeTable, extractMetadata, selectPairs, mutualInformation, type Metadata } from "../src/sdk";
@@ -12,7 +12,8 @@ import { quantileEdges, binOf, pointValues } from "../src/sdk/metadata";
 import typia from "typia";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { Utf8Check, firstInvalidUtf8 } from "../src/sdk/csv";
+import { CSV_WRITE_ROWS, Utf8Check, firstInvalidUtf8, writeCsv, writeCsvBatches } from "../src/sdk/csv";
+import { stringify } from "csv-stringify";
 import type { CreateModelRequest } from "../src/types";
 
 /** The validator the server generates for Create Model (DESIGN §3: unknown fields rejected). */
@@ -323,4 +324,39 @@ test("UTF-8 check: multi-byte sequences and the BOM split at every byte boundary
   assert.equal(firstInvalidUtf8(Buffer.from(text)), -1);
   assert.equal(firstInvalidUtf8(Buffer.from([0x61, 0xc0, 0x80])), 1, "overlong");
   assert.equal(firstInvalidUtf8(Buffer.from([0xed, 0xa0, 0x80])), 0, "surrogate");
+});
+
+test("writeCsv: the bytes of csv-stringify's streaming API record by record (quotes, commas, newlines, blanks), across slices of CSV_WRITE_ROWS, and a header for no rows", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "synthd-csvw-"));
+  try {
+    const columns = ["a", "b,c", 'q"'];
+    const cells = ["", "x", "1,5", 'say "hi"', "two\nlines", " pad ", "é€"];
+    const n = 2 * CSV_WRITE_ROWS + 37;
+    const rows = Array.from({ length: n }, (_, i) => [cells[i % 7], cells[(i * 3) % 7], String(i)]);
+    const reference = async (rs: string[][]): Promise<string> => {
+      const s = stringify({ header: true, columns, record_delimiter: "\n" });
+      let out = "";
+      s.on("data", (d: Buffer) => (out += d.toString()));
+      const done = new Promise((res) => s.on("end", res));
+      for (const r of rs) s.write(r);
+      s.end();
+      await done;
+      return out;
+    };
+    const p1 = join(dir, "rows.csv");
+    assert.equal(await writeCsv(p1, columns, rows), n);
+    const expected = await reference(rows);
+    assert.equal(readFileSync(p1, "utf8"), expected);
+    // Uneven batches (one larger than a slice) give the same file.
+    const p2 = join(dir, "batches.csv");
+    const batches = [rows.slice(0, 5), rows.slice(5, 5 + CSV_WRITE_ROWS + 3), [], rows.slice(5 + CSV_WRITE_ROWS + 3)];
+    assert.equal(await writeCsvBatches(p2, columns, batches), n);
+    assert.equal(readFileSync(p2, "utf8"), expected);
+    const p3 = join(dir, "empty.csv");
+    assert.equal(await writeCsv(p3, columns, []), 0);
+    assert.equal(readFileSync(p3, "utf8"), await reference([]));
+    assert.equal(readFileSync(p3, "utf8"), 'a,"b,c","q"""\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -330,18 +330,76 @@ export async function writeCsv(
   columns: string[],
   rows: Iterable<string[]> | AsyncIterable<string[]>,
 ): Promise<number> {
-  let count = 0;
-  async function* counted(): AsyncGenerator<string[]> {
+  async function* batches(): AsyncGenerator<string[][]> {
+    let batch: string[][] = [];
     for await (const r of rows as AsyncIterable<string[]>) {
-      count++;
-      yield r;
+      batch.push(r);
+      if (batch.length >= CSV_WRITE_ROWS) {
+        yield batch;
+        batch = [];
+      }
     }
+    if (batch.length > 0) yield batch;
   }
+  return writeCsvBatches(dest, columns, batches());
+}
+
+/** Most rows whose CSV goes to the destination as one buffer. */
+export const CSV_WRITE_ROWS = 8192;
+
+/**
+ * {@link writeCsv} for rows that come in batches (a generate request's decoded table at a time).
+ * csv-stringify's streaming stringifier is fed a slice of at most {@link CSV_WRITE_ROWS} rows at a
+ * time and its output for the slice goes to the destination as one buffer: the same bytes as
+ * piping rows through it one by one, without a stream step and a write per row (those were ~30%
+ * of `synthd sample`'s client time for 1M rows of Adult, issue 13). (csv-stringify's synchronous
+ * API was measured too: 3x slower than its stream per row.)
+ * @param batches arrays of rows (each `columns.length` strings); none writes the header alone.
+ * @returns the number of data rows written.
+ */
+export async function writeCsvBatches(
+  dest: string | Writable,
+  columns: string[],
+  batches: Iterable<readonly string[][]> | AsyncIterable<readonly string[][]>,
+): Promise<number> {
+  let count = 0;
   const stringifier = stringify({ header: true, columns, record_delimiter: "\n" });
+  const parts: Buffer[] = [];
+  stringifier.on("data", (d: Buffer) => parts.push(d));
+  const ended = new Promise<void>((resolve, reject) => {
+    stringifier.once("end", resolve);
+    stringifier.once("error", reject);
+  });
+  ended.catch(() => undefined); // awaited at the end; an earlier error is thrown by drained()
+  // Everything written so far, once the stringifier has passed it on (synchronously, in practice).
+  const drained = async (): Promise<Buffer> => {
+    while (stringifier.writableLength > 0 || stringifier.readableLength > 0) {
+      if (stringifier.errored) throw stringifier.errored;
+      await new Promise((r) => setImmediate(r));
+    }
+    if (stringifier.errored) throw stringifier.errored;
+    const out = Buffer.concat(parts);
+    parts.length = 0;
+    return out;
+  };
+  async function* text(): AsyncGenerator<Buffer> {
+    for await (const batch of batches as AsyncIterable<readonly string[][]>) {
+      for (let r0 = 0; r0 < batch.length; r0 += CSV_WRITE_ROWS) {
+        const r1 = Math.min(batch.length, r0 + CSV_WRITE_ROWS);
+        for (let r = r0; r < r1; r++) stringifier.write(batch[r]);
+        count += r1 - r0;
+        yield await drained();
+      }
+    }
+    stringifier.end();
+    await ended;
+    const rest = Buffer.concat(parts);
+    if (rest.length > 0) yield rest;
+  }
   if (typeof dest === "string") {
-    await pipeline(Readable.from(counted()), stringifier, createWriteStream(dest));
+    await pipeline(Readable.from(text()), createWriteStream(dest));
   } else {
-    await pipeline(Readable.from(counted()), stringifier, dest, { end: false });
+    await pipeline(Readable.from(text()), dest, { end: false });
   }
   return count;
 }

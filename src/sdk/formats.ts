@@ -30,7 +30,7 @@ import { extname } from "node:path";
 import type { Writable } from "node:stream";
 import type { Metadata } from "../types";
 import { writeColumnar } from "./columnar";
-import { writeCsv, type Table } from "./csv";
+import { writeCsvBatches, type Table } from "./csv";
 
 /** A file format for sampled rows. */
 export type OutputFormat = "csv" | "parquet" | "arrow";
@@ -98,10 +98,10 @@ export async function writeTables(dest: string | Writable, tables: AsyncGenerato
     yield* tables;
   }
   if (opts.format === "csv") {
-    async function* rows(): AsyncGenerator<string[]> {
-      for await (const t of all()) yield* t.rows;
+    async function* batches(): AsyncGenerator<string[][]> {
+      for await (const t of all()) yield t.rows;
     }
-    return writeCsv(dest, opts.metadata.features, rows());
+    return writeCsvBatches(dest, opts.metadata.features, batches());
   }
   return writeColumnar(dest, all(), { ...opts, format: opts.format });
 }
