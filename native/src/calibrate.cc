@@ -256,16 +256,18 @@ Raking::Raking(const std::vector<const int32_t*>& columns, int64_t M, std::vecto
   block_clipped_.assign(blocks_, 0);
 }
 
-double Raking::BlockSum(const double* x) const {
-  const size_t Mz = static_cast<size_t>(M_);
-  const size_t B = static_cast<size_t>(s_.block_rows);
+double BlockOrderSum(const double* x, size_t M, size_t block_rows) {
   double s = 0.0;
-  for (size_t b0 = 0; b0 < Mz; b0 += B) {
+  for (size_t b0 = 0; b0 < M; b0 += block_rows) {
     double part = 0.0;
-    for (size_t r = b0; r < std::min(Mz, b0 + B); ++r) part += x[r];
+    for (size_t r = b0; r < std::min(M, b0 + block_rows); ++r) part += x[r];
     s += part;
   }
   return s;
+}
+
+double Raking::BlockSum(const double* x) const {
+  return BlockOrderSum(x, static_cast<size_t>(M_), static_cast<size_t>(s_.block_rows));
 }
 
 template <typename Body, typename Fold>

@@ -68,6 +68,10 @@ struct Settings {
 // waves (the order is the same; only the parallelism is smaller).
 constexpr size_t kMaxWaveDoubles = size_t{1} << 22;
 
+// x[0] + ... + x[M-1] in the raking's sum order: per block of `block_rows` consecutive values in
+// order from 0, block sums added in block order (calibrate.ts `RAKING_BLOCK_ROWS`).
+double BlockOrderSum(const double* x, size_t M, size_t block_rows);
+
 class Raking {
  public:
   // columns[f]: the M codes of feature f (M >= 1; codes of feature f in [0, K_f) as the marginals

@@ -152,13 +152,7 @@ class RakingWrap : public Napi::ObjectWrap<RakingWrap> {
       if (a.ElementLength() != M) ThrowRange(env, "initial must hold one weight per row");
       initial = a.Data();
       // The sum in the core's block order (calibrate.h).
-      const size_t B = static_cast<size_t>(s.block_rows);
-      double sum = 0.0;
-      for (size_t b0 = 0; b0 < M; b0 += B) {
-        double part = 0.0;
-        for (size_t r = b0; r < std::min(M, b0 + B); ++r) part += initial[r];
-        sum += part;
-      }
+      const double sum = BlockOrderSum(initial, M, static_cast<size_t>(s.block_rows));
       if (!(sum > 0)) ThrowRange(env, "initial weights must have a positive sum");
     }
     try {
