@@ -53,6 +53,7 @@ export { rocAuc, fitLogistic } from "./tstr";
 export type { LogisticOptions, LogisticModel } from "./tstr";
 export { privacyCheck } from "./dcr";
 export type { PrivacyCheck, PrivacyCheckOptions } from "./dcr";
+export type { CopyKeys, ScannedRows } from "./copies";
 export type { ExtractOptions, Analysis, EncodedTable, ColumnCodec } from "./metadata";
 export { selectPairs, mutualInformation } from "./marginals";
 export type { PairSelection, Pair, CodeArray } from "./marginals";
