@@ -10,6 +10,7 @@
 //   GeneratorCore, learningRate, computeInfo: the training / generation core (train/core_binding.cc)
 //   Raking: bounded raking of a pool of rows, calibrated generation (calibrate_binding.cc)
 //   fillDraws, zigguratTables, log: a generate request's latents and uniforms (draws_binding.cc)
+//   mixtureAccumulate: seeded generation's deterministic-mixture update (mixture_binding.cc)
 //
 // The validation rules and their messages match `checkSampleArgs` in src/model/sampling.ts, which
 // the JavaScript fallback runs, so both compute paths reject the same inputs with the same errors.
@@ -25,6 +26,7 @@
 
 #include "calibrate_binding.h"
 #include "draws_binding.h"
+#include "mixture_binding.h"
 #include "fdlibm_exp.h"
 #include "napi_checks.h"
 #include "parallel.h"
@@ -187,6 +189,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   synthd::train::RegisterCoreBindings(env, exports);  // GeneratorCore, learningRate, computeInfo
   synthd::calibrate::RegisterRakingBindings(env, exports);  // Raking
   synthd::draws::RegisterDrawBindings(env, exports);  // fillDraws, zigguratTables, log
+  synthd::mixture::RegisterMixtureBindings(env, exports);  // mixtureAccumulate (conditional.ts)
   return exports;
 }
 

@@ -145,6 +145,7 @@ import { drawRequest } from "./draws";
 import { betweenChunks, forwardLogits, GENERATE_CHUNK, InputError, rake, type SamplingOptions } from "./generate";
 import { NATIVE_GENERATE_CHUNK } from "./native-core";
 import { fillNormalZiggurat, Rng } from "./rng";
+import { nativeSampler } from "./native";
 import { kernelWeights, sampleCodes } from "./sampling";
 import type { GeneratorModel } from "./trainer";
 
@@ -349,6 +350,74 @@ function dot(a: Float64Array, ao: number, b: Float32Array, bo: number, n: number
   return s0 + s1 + (s2 + s3);
 }
 
+/**
+ * The deterministic-mixture update of one proposal (`Proposal.accumulate`), the reference of the
+ * native core's `mixtureAccumulate` (native/src/mixture_binding.cc, the same doubles bit for bit):
+ * for each latent u_i (row i of `x`, n x E), mix[i] += count * q(u_i) / N(u_i; 0, I_E), where q is
+ * the prior off the subspace spanned by the r rows of `V` (r x E, orthonormal) and inside it a
+ * mixture of C = K.length Gaussians with means `M` (C x r), lower Cholesky factors `L` (C x r x r)
+ * and log-constants `K` (log weight - log det / 2): the ratio is exp(log g(y) - log N_r(y)) with
+ * y = V u (Owen & Zhou 2000; Cornuet et al. 2012's weights), in linear space: one exp per
+ * component and one for the ratio.
+ * @returns -1, or the first i whose ratio is not finite (mix[i..] unchanged).
+ */
+export function mixtureAccumulateJs(
+  x: Float32Array,
+  n: number,
+  E: number,
+  V: Float64Array,
+  r: number,
+  M: Float64Array,
+  L: Float64Array,
+  K: Float64Array,
+  count: number,
+  mix: Float64Array,
+): number {
+  const C = K.length;
+  const rr = r * r;
+  const u = new Float64Array(r);
+  const y = new Float64Array(r);
+  const t = new Float64Array(C);
+  for (let i = 0; i < n; i++) {
+    const off = i * E;
+    let uu = 0;
+    for (let a = 0; a < r; a++) {
+      const s = dot(V, a * E, x, off, E);
+      u[a] = s;
+      uu += s * s;
+    }
+    let mx = -Infinity;
+    for (let c = 0; c < C; c++) {
+      const mo = c * r;
+      const lo = c * rr;
+      let yy = 0;
+      for (let a = 0; a < r; a++) {
+        let w = u[a] - M[mo + a];
+        for (let b = 0; b < a; b++) w -= L[lo + a * r + b] * y[b];
+        w /= L[lo + a * r + a];
+        y[a] = w;
+        yy += w * w;
+      }
+      const tc = K[c] - 0.5 * yy;
+      t[c] = tc;
+      if (tc > mx) mx = tc;
+    }
+    let s = 0;
+    for (let c = 0; c < C; c++) s += Math.exp(t[c] - mx);
+    const ratio = s * Math.exp(mx + 0.5 * uu);
+    if (!Number.isFinite(ratio)) return i;
+    mix[i] += count * ratio;
+  }
+  return -1;
+}
+
+/** The native core's `mixtureAccumulate` (same arguments and result as {@link mixtureAccumulateJs}), or undefined without the addon. */
+type NativeMixture = typeof mixtureAccumulateJs;
+function nativeMixture(): NativeMixture | undefined {
+  const mod = nativeSampler() as unknown as { mixtureAccumulate?: NativeMixture } | undefined;
+  return typeof mod?.mixtureAccumulate === "function" ? mod.mixtureAccumulate : undefined;
+}
+
 /** One Gaussian of a proposal's subspace mixture: weight, mean m (r), lower Cholesky factor L of C. */
 interface Component {
   logWeight: number;
@@ -372,9 +441,6 @@ class Proposal {
     return new Proposal(E, 0, new Float64Array(0), []);
   }
 
-  private readonly u: Float64Array;
-  private readonly y: Float64Array;
-  private readonly t: Float64Array;
   /** The components' means (C x r), Cholesky factors (C x r x r) and log weight - log det / 2, flat. */
   private readonly flatM: Float64Array;
   private readonly flatL: Float64Array;
@@ -386,9 +452,6 @@ class Proposal {
     readonly V: Float64Array,
     readonly comps: readonly Component[],
   ) {
-    this.u = new Float64Array(r);
-    this.y = new Float64Array(r);
-    this.t = new Float64Array(comps.length);
     this.flatM = new Float64Array(comps.length * r);
     this.flatL = new Float64Array(comps.length * r * r);
     this.constant = new Float64Array(comps.length);
@@ -409,46 +472,16 @@ class Proposal {
    * @throws Error when a ratio is not finite (never seen; it would be a bug, not a bad input).
    */
   accumulate(x: Float32Array, n: number, count: number, mix: Float64Array): void {
-    const { r, E, V, u, y, t } = this;
+    const { r, E, V } = this;
     if (r === 0) {
       for (let i = 0; i < n; i++) mix[i] += count;
       return;
     }
-    const C = this.comps.length;
-    const M = this.flatM;
-    const L = this.flatL;
-    const K = this.constant;
-    const rr = r * r;
-    for (let i = 0; i < n; i++) {
-      const off = i * E;
-      let uu = 0;
-      for (let a = 0; a < r; a++) {
-        const s = dot(V, a * E, x, off, E);
-        u[a] = s;
-        uu += s * s;
-      }
-      let mx = -Infinity;
-      for (let c = 0; c < C; c++) {
-        const mo = c * r;
-        const lo = c * rr;
-        let yy = 0;
-        for (let a = 0; a < r; a++) {
-          let w = u[a] - M[mo + a];
-          for (let b = 0; b < a; b++) w -= L[lo + a * r + b] * y[b];
-          w /= L[lo + a * r + a];
-          y[a] = w;
-          yy += w * w;
-        }
-        const tc = K[c] - 0.5 * yy;
-        t[c] = tc;
-        if (tc > mx) mx = tc;
-      }
-      let s = 0;
-      for (let c = 0; c < C; c++) s += Math.exp(t[c] - mx);
-      const ratio = s * Math.exp(mx + 0.5 * uu);
-      if (!Number.isFinite(ratio)) throw new Error(`proposal density ratio ${ratio} at |V^T u|^2 = ${uu}`);
-      mix[i] += count * ratio;
-    }
+    const native = nativeMixture();
+    const bad = native
+      ? native(x, n, E, V, r, this.flatM, this.flatL, this.constant, count, mix)
+      : mixtureAccumulateJs(x, n, E, V, r, this.flatM, this.flatL, this.constant, count, mix);
+    if (bad >= 0) throw new Error(`proposal density ratio not finite at candidate ${bad}`);
   }
 
   /**
