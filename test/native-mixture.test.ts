@@ -1,13 +1,13 @@
 /**
- * Seeded generation's deterministic-mixture update in the native core (`mixtureAccumulate`,
- * native/src/mixture_binding.cc) against its TypeScript reference (`mixtureAccumulateJs`,
- * src/model/conditional.ts): the same doubles bit for bit, so seeded rows do not depend on whether
+ * Seeded generation's deterministic-mixture update and proposal draw in the native core
+ * (`mixtureAccumulate`, `proposalShift`, native/src/mixture_binding.cc) against their TypeScript
+ * references (`mixtureAccumulateJs`, `proposalShiftJs`, src/model/conditional.ts): the same bits, so seeded rows do not depend on whether
  * the addon is loaded; a ratio out of float64's range is reported, not written; bad arguments are
  * refused without writing.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mixtureAccumulateJs } from "../src/model/conditional";
+import { mixtureAccumulateJs, proposalShiftJs, weightedGramJs } from "../src/model/conditional";
 import { nativeSampler } from "../src/model/native";
 import { fillNormalZiggurat, Rng } from "../src/model/rng";
 
@@ -99,4 +99,54 @@ test("mixtureAccumulate refuses wrong types and lengths without writing", () => 
   assert.throws(() => native(x, n, E, V, 1, M, L, K as unknown as Float64Array, 1, new Float32Array(n) as unknown as Float64Array), /mix has the wrong typed array type/);
   assert.throws(() => native(x, n, E, V, E + 1, M, L, K, 1, mix), /r must be <= E/);
   assert.deepEqual(mix, new Float64Array(n));
+});
+
+test("proposalShift equals the TypeScript reference bit for bit, and moves the subspace coordinates to m_c + L_c eta", () => {
+  const mod = nativeSampler() as unknown as { proposalShift?: typeof proposalShiftJs } | undefined;
+  assert.ok(typeof mod?.proposalShift === "function", "the addon must export proposalShift");
+  const native = mod!.proposalShift!;
+  const rng = Rng.fromString("shift-bits");
+  for (const [E, r, C, n] of [[64, 1, 1, 400], [64, 4, 3, 555], [64, 8, 4, 200], [6, 6, 2, 50], [130, 3, 4, 77]] as const) {
+    const x0 = fillNormalZiggurat(rng, new Float32Array(n * E));
+    const { V, M, L } = proposal(rng, E, r, C);
+    const which = Int32Array.from({ length: n }, () => Math.floor(rng.uniform() * C));
+    const eta = fillNormalZiggurat(rng, new Float64Array(n * r));
+    const a = x0.slice();
+    const b = x0.slice();
+    proposalShiftJs(a, n, E, V, r, M, L, which, eta);
+    native(b, n, E, V, r, M, L, which, eta);
+    assert.deepEqual(b, a, `E=${E} r=${r} C=${C}`);
+    // V u of a moved row is m_c + L_c eta_i (to float32 rounding), the rest of u is kept.
+    const i = n - 1;
+    const c = which[i];
+    for (let k = 0; k < r; k++) {
+      let vu = 0;
+      for (let j = 0; j < E; j++) vu += V[k * E + j] * a[i * E + j];
+      let want = M[c * r + k];
+      for (let q = 0; q <= k; q++) want += L[c * r * r + k * r + q] * eta[i * r + q];
+      assert.ok(Math.abs(vu - want) < 1e-4 * (1 + Math.abs(want)), `coordinate ${k}: ${vu} vs ${want}`);
+    }
+  }
+  const x = new Float32Array(8);
+  const V = new Float64Array(4).fill(0.5);
+  assert.throws(() => native(x, 2, 4, V, 1, new Float64Array(1), new Float64Array(1), Int32Array.from([0, 1]), new Float64Array(2)), /which\[1\] is not a component index/);
+  assert.throws(() => native(x, 2, 4, V, 1, new Float64Array(1), new Float64Array(1), new Int32Array(2), new Float64Array(1)), /eta has 1 values, expected 2/);
+  assert.deepEqual(x, new Float32Array(8));
+});
+
+test("weightedGram equals the TypeScript reference bit for bit (zero weights skipped, the lower triangle only)", () => {
+  const mod = nativeSampler() as unknown as { weightedGram?: typeof weightedGramJs } | undefined;
+  assert.ok(typeof mod?.weightedGram === "function", "the addon must export weightedGram");
+  const rng = Rng.fromString("gram-bits");
+  for (const [n, E] of [[4096, 64], [100, 7], [1, 1], [333, 130]] as const) {
+    const Y = fillNormalZiggurat(rng, new Float64Array(n * E));
+    const w = Float64Array.from({ length: n }, (_, i) => (i % 5 === 0 ? 0 : rng.uniform() / n));
+    const a = new Float64Array(E * E);
+    const b = new Float64Array(E * E);
+    weightedGramJs(Y, n, E, w, a);
+    mod!.weightedGram!(Y, n, E, w, b);
+    assert.deepEqual(b, a, `n=${n} E=${E}`);
+    if (E > 1) assert.equal(a[1], 0, "upper triangle untouched");
+  }
+  assert.throws(() => mod!.weightedGram!(new Float64Array(6), 2, 3, new Float64Array(2), new Float64Array(8)), /T has 8 values, expected 9/);
 });

@@ -12,6 +12,15 @@
 //     Gaussians with means M, lower Cholesky factors L and log-constants K (log weight - log det / 2).
 //     Returns -1, or the first i whose ratio is not finite (mix[i..] then unchanged).
 //     TypeError / RangeError for wrong types or lengths (nothing written).
+//   proposalShift(x: Float32Array(count*E), count, E, V: Float64Array(r*E), r, M: Float64Array(C*r),
+//                 L: Float64Array(C*r*r), which: Int32Array(count), eta: Float64Array(count*r)): undefined
+//     conditional.ts `proposalShiftJs`: row i of x (a prior draw) gets its subspace coordinates
+//     V u replaced by M_c + L_c eta_i (c = which[i] in [0, C)), in place, rounded to float32 as a
+//     Float32Array store rounds. TypeError / RangeError for wrong types, lengths or a component
+//     index out of range (nothing written).
+//   weightedGram(Y: Float64Array(n*E), n, E, w: Float64Array(n), T: Float64Array(E*E)): undefined
+//     conditional.ts `weightedGramJs`: T[j*E + k] += sum_i w[i] Y[i,j] Y[i,k] for k <= j, rows in
+//     order, rows with w[i] = 0 skipped (per element the reference's additions in its order).
 
 #include "mixture_binding.h"
 
@@ -124,10 +133,80 @@ Napi::Value MixtureAccumulate(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, -1);
 }
 
+Napi::Value ProposalShift(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int64_t n = ReadCount(env, info[1], "count", 0);
+  const int64_t E = ReadCount(env, info[2], "E", 1);
+  const int64_t r = ReadCount(env, info[4], "r", 1);
+  if (r > E) ThrowRange(env, "r must be <= E");
+  if (!IsTypedArrayOf(info[5], napi_float64_array)) ThrowType(env, "M must be a Float64Array");
+  const int64_t C = static_cast<int64_t>(info[5].As<Napi::Float64Array>().ElementLength()) / r;
+  if (C < 1) ThrowRange(env, "M must hold at least one component");
+  auto x = ReadArray<Napi::Float32Array>(env, info[0], napi_float32_array, "x", static_cast<size_t>(n * E));
+  auto V = ReadArray<Napi::Float64Array>(env, info[3], napi_float64_array, "V", static_cast<size_t>(r * E));
+  auto M = ReadArray<Napi::Float64Array>(env, info[5], napi_float64_array, "M", static_cast<size_t>(C * r));
+  auto L = ReadArray<Napi::Float64Array>(env, info[6], napi_float64_array, "L", static_cast<size_t>(C * r * r));
+  auto which = ReadArray<Napi::Int32Array>(env, info[7], napi_int32_array, "which", static_cast<size_t>(n));
+  auto eta = ReadArray<Napi::Float64Array>(env, info[8], napi_float64_array, "eta", static_cast<size_t>(n * r));
+  const int32_t* wp = which.Data();
+  for (int64_t i = 0; i < n; ++i) {
+    if (wp[i] < 0 || wp[i] >= C) ThrowRange(env, "which[" + std::to_string(i) + "] is not a component index");
+  }
+  float* xp = x.Data();
+  const double* Vp = V.Data();
+  const double* Mp = M.Data();
+  const double* Lp = L.Data();
+  const double* ep = eta.Data();
+  std::vector<double> t(static_cast<size_t>(r));
+  const int64_t rr = r * r;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t mo = static_cast<int64_t>(wp[i]) * r;
+    const int64_t lo = static_cast<int64_t>(wp[i]) * rr;
+    float* xi = xp + i * E;
+    for (int64_t a = 0; a < r; ++a) {
+      const double p = Dot(Vp + a * E, xi, E);
+      double s = Mp[mo + a];
+      for (int64_t b = 0; b <= a; ++b) s += Lp[lo + a * r + b] * ep[i * r + b];
+      t[a] = s - p;
+    }
+    for (int64_t j = 0; j < E; ++j) {
+      double s = static_cast<double>(xi[j]);
+      for (int64_t a = 0; a < r; ++a) s += t[a] * Vp[a * E + j];
+      xi[j] = static_cast<float>(s);
+    }
+  }
+  return env.Undefined();
+}
+
+Napi::Value WeightedGram(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int64_t n = ReadCount(env, info[1], "n", 0);
+  const int64_t E = ReadCount(env, info[2], "E", 1);
+  auto Y = ReadArray<Napi::Float64Array>(env, info[0], napi_float64_array, "Y", static_cast<size_t>(n * E));
+  auto w = ReadArray<Napi::Float64Array>(env, info[3], napi_float64_array, "w", static_cast<size_t>(n));
+  auto T = ReadArray<Napi::Float64Array>(env, info[4], napi_float64_array, "T", static_cast<size_t>(E * E));
+  const double* Yp = Y.Data();
+  const double* wp = w.Data();
+  double* Tp = T.Data();
+  for (int64_t i = 0; i < n; ++i) {
+    const double wi = wp[i];
+    if (wi == 0.0) continue;
+    const double* yi = Yp + i * E;
+    for (int64_t j = 0; j < E; ++j) {
+      const double a = wi * yi[j];
+      double* row = Tp + j * E;
+      for (int64_t k = 0; k <= j; ++k) row[k] += a * yi[k];
+    }
+  }
+  return env.Undefined();
+}
+
 }  // namespace
 
 void RegisterMixtureBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("mixtureAccumulate", Napi::Function::New(env, MixtureAccumulate, "mixtureAccumulate"));
+  exports.Set("proposalShift", Napi::Function::New(env, ProposalShift, "proposalShift"));
+  exports.Set("weightedGram", Napi::Function::New(env, WeightedGram, "weightedGram"));
 }
 
 }  // namespace mixture

@@ -8,7 +8,7 @@
 namespace synthd {
 namespace mixture {
 
-// Adds mixtureAccumulate to the addon's exports.
+// Adds mixtureAccumulate, proposalShift and weightedGram to the addon's exports.
 void RegisterMixtureBindings(Napi::Env env, Napi::Object exports);
 
 }  // namespace mixture

@@ -137,7 +137,11 @@
  *
  * Forward passes and the kernel: on a native model one fused call per chunk
  * (`NativeGenerator.generateWithLogits`: codes and logits of one forward pass), else `generator.ts`
- * `forward` and `sampling.ts` `sampleCodes`; the same codes for the same logits.
+ * `forward` and `sampling.ts` `sampleCodes`; the same codes for the same logits. The proposal's
+ * per-candidate arithmetic (the deterministic-mixture update {@link mixtureAccumulateJs}, the moves
+ * into the subspace {@link proposalShiftJs}, the fit's weighted Gram matrix {@link weightedGramJs})
+ * runs in the native core when the addon is loaded (native/src/mixture_binding.cc), bit for bit as
+ * those references, so the rows of a seed do not depend on it (test/native-mixture.test.ts).
  */
 import { MAX_ROWS_PER_REQUEST } from "../types";
 import { EXCLUDED_LOG_FACTOR, systematicSample, type ConditionCalibration, type FixedCell } from "./calibrate";
@@ -418,6 +422,31 @@ function nativeMixture(): NativeMixture | undefined {
   return typeof mod?.mixtureAccumulate === "function" ? mod.mixtureAccumulate : undefined;
 }
 
+/**
+ * The lower triangle (k <= j) of the weighted Gram matrix: T[j E + k] += sum_i w_i Y[i, j] Y[i, k]
+ * over the n rows of `Y` (n x E), rows in order, rows with w_i = 0 skipped (the proposal fit's
+ * weighted covariance). The reference of the native core's `weightedGram` (mixture_binding.cc,
+ * the same doubles bit for bit: per element the same additions in the same order).
+ */
+export function weightedGramJs(Y: Float64Array, n: number, E: number, w: Float64Array, T: Float64Array): void {
+  for (let i = 0; i < n; i++) {
+    const wi = w[i];
+    if (wi === 0) continue;
+    const o = i * E;
+    for (let j = 0; j < E; j++) {
+      const a = wi * Y[o + j];
+      const row = j * E;
+      for (let k = 0; k <= j; k++) T[row + k] += a * Y[o + k];
+    }
+  }
+}
+
+/** The native core's `weightedGram` (same arguments as {@link weightedGramJs}), or undefined without the addon. */
+function nativeGram(): typeof weightedGramJs | undefined {
+  const mod = nativeSampler() as unknown as { weightedGram?: typeof weightedGramJs } | undefined;
+  return typeof mod?.weightedGram === "function" ? mod.weightedGram : undefined;
+}
+
 /** One Gaussian of a proposal's subspace mixture: weight, mean m (r), lower Cholesky factor L of C. */
 interface Component {
   logWeight: number;
@@ -495,29 +524,63 @@ class Proposal {
     if (r === 0) return x;
     const eta = fillNormalZiggurat(rng, new Float64Array(count * r));
     const pick = comps.length > 1 ? rng.fillUniform(new Float64Array(count)) : null;
-    const t = new Float64Array(r);
-    for (let i = 0; i < count; i++) {
-      let c = 0;
-      if (pick) {
+    const which = new Int32Array(count);
+    if (pick) {
+      for (let i = 0; i < count; i++) {
+        let c = 0;
         let v = pick[i];
         while (c < comps.length - 1 && v >= Math.exp(comps[c].logWeight)) v -= Math.exp(comps[c++].logWeight);
-      }
-      const { m, L } = comps[c];
-      const o = i * E;
-      for (let a = 0; a < r; a++) {
-        const p = dot(V, a * E, x, o, E);
-        let s = m[a];
-        for (let b = 0; b <= a; b++) s += L[a * r + b] * eta[i * r + b];
-        t[a] = s - p;
-      }
-      for (let j = 0; j < E; j++) {
-        let s = x[o + j];
-        for (let a = 0; a < r; a++) s += t[a] * V[a * E + j];
-        x[o + j] = s;
+        which[i] = c;
       }
     }
+    const native = nativeShift();
+    (native ?? proposalShiftJs)(x, count, E, V, r, this.flatM, this.flatL, which, eta);
     return x;
   }
+}
+
+/**
+ * Moves `count` prior draws (rows of `x`, count x E, float32, in place) into a proposal's subspace
+ * mixture: row i's coordinates V u (r of them, `V` r x E orthonormal rows) are replaced by
+ * m_c + L_c eta_i, c = `which[i]`, means `M` (C x r), lower Cholesky factors `L` (C x r x r),
+ * `eta` count x r standard normals; the part of u off the subspace is kept. The reference of the
+ * native core's `proposalShift` (native/src/mixture_binding.cc, the same floats bit for bit).
+ */
+export function proposalShiftJs(
+  x: Float32Array,
+  count: number,
+  E: number,
+  V: Float64Array,
+  r: number,
+  M: Float64Array,
+  L: Float64Array,
+  which: Int32Array,
+  eta: Float64Array,
+): void {
+  const t = new Float64Array(r);
+  const rr = r * r;
+  for (let i = 0; i < count; i++) {
+    const mo = which[i] * r;
+    const lo = which[i] * rr;
+    const o = i * E;
+    for (let a = 0; a < r; a++) {
+      const p = dot(V, a * E, x, o, E);
+      let s = M[mo + a];
+      for (let b = 0; b <= a; b++) s += L[lo + a * r + b] * eta[i * r + b];
+      t[a] = s - p;
+    }
+    for (let j = 0; j < E; j++) {
+      let s = x[o + j];
+      for (let a = 0; a < r; a++) s += t[a] * V[a * E + j];
+      x[o + j] = s;
+    }
+  }
+}
+
+/** The native core's `proposalShift` (same arguments as {@link proposalShiftJs}), or undefined without the addon. */
+function nativeShift(): typeof proposalShiftJs | undefined {
+  const mod = nativeSampler() as unknown as { proposalShift?: typeof proposalShiftJs } | undefined;
+  return typeof mod?.proposalShift === "function" ? mod.proposalShift : undefined;
 }
 
 /** Eigen-decomposition of a small symmetric matrix (cyclic Jacobi): values and column eigenvectors. */
@@ -664,16 +727,7 @@ function fitProposal(X: Float32Array, w: Float64Array, n: number, nEff: number, 
       Q = new Float64Array(E * E);
       for (let j = 0; j < E; j++) Q[j * E + j] = 1;
       T = new Float64Array(E * E);
-      for (let i = 0; i < n; i++) {
-        const wi = w[i];
-        if (wi === 0) continue;
-        const o = i * E;
-        for (let j = 0; j < E; j++) {
-          const a = wi * Y[o + j];
-          const row = j * E;
-          for (let k = 0; k <= j; k++) T[row + k] += a * Y[o + k];
-        }
-      }
+      (nativeGram() ?? weightedGramJs)(Y, n, E, w, T);
       for (let j = 0; j < E; j++) {
         T[j * E + j] -= 1;
         for (let k = 0; k < j; k++) T[k * E + j] = T[j * E + k];
