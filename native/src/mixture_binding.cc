@@ -74,12 +74,21 @@ A ReadArray(Napi::Env env, const Napi::Value& v, napi_typedarray_type type, cons
   return a;
 }
 
+// The leading arguments every proposal kernel shares: rows n (info[1]), dimension E (info[2]) and
+// subspace rank r (info[4], 1 <= r <= E). `rows` names n in errors.
+struct Shape {
+  int64_t n, E, r;
+};
+
+Shape ReadShape(Napi::Env env, const Napi::CallbackInfo& info, const char* rows) {
+  Shape s{ReadCount(env, info[1], rows, 0), ReadCount(env, info[2], "E", 1), ReadCount(env, info[4], "r", 1)};
+  if (s.r > s.E) ThrowRange(env, "r must be <= E");
+  return s;
+}
+
 Napi::Value MixtureAccumulate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const int64_t n = ReadCount(env, info[1], "n", 0);
-  const int64_t E = ReadCount(env, info[2], "E", 1);
-  const int64_t r = ReadCount(env, info[4], "r", 1);
-  if (r > E) ThrowRange(env, "r must be <= E");
+  const auto [n, E, r] = ReadShape(env, info, "n");
   if (!IsTypedArrayOf(info[7], napi_float64_array)) ThrowType(env, "K must be a Float64Array");
   Napi::Float64Array Kv = info[7].As<Napi::Float64Array>();
   const int64_t C = static_cast<int64_t>(Kv.ElementLength());
@@ -135,10 +144,7 @@ Napi::Value MixtureAccumulate(const Napi::CallbackInfo& info) {
 
 Napi::Value ProposalShift(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const int64_t n = ReadCount(env, info[1], "count", 0);
-  const int64_t E = ReadCount(env, info[2], "E", 1);
-  const int64_t r = ReadCount(env, info[4], "r", 1);
-  if (r > E) ThrowRange(env, "r must be <= E");
+  const auto [n, E, r] = ReadShape(env, info, "count");
   if (!IsTypedArrayOf(info[5], napi_float64_array)) ThrowType(env, "M must be a Float64Array");
   const int64_t C = static_cast<int64_t>(info[5].As<Napi::Float64Array>().ElementLength()) / r;
   if (C < 1) ThrowRange(env, "M must hold at least one component");

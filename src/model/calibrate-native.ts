@@ -26,7 +26,7 @@
  * generation's own chunks already run this way (`NativeGenerator.sampleRows`).
  */
 import { RAKING_BLOCK_ROWS, rakingSettings, type CalibrationMarginal, type RakingOptions } from "./calibrate";
-import { nativeSampler } from "./native";
+import { nativeExport } from "./native";
 
 /** The addon's `Raking` class (native/src/calibrate_binding.cc). */
 export interface NativeRakingCore {
@@ -62,8 +62,7 @@ export const RAKING_SLICE_ROW_VISITS = 1 << 22;
 
 /** The addon's `Raking`, or undefined without the addon (or with a build older than it). */
 export function nativeRakingClass(): NativeRakingClass | undefined {
-  const mod = nativeSampler() as unknown as { Raking?: NativeRakingClass } | undefined;
-  return typeof mod?.Raking === "function" ? mod.Raking : undefined;
+  return nativeExport<NativeRakingClass>("Raking");
 }
 
 /**

@@ -149,7 +149,7 @@ import { drawRequest } from "./draws";
 import { betweenChunks, forwardLogits, GENERATE_CHUNK, InputError, rake, type SamplingOptions } from "./generate";
 import { NATIVE_GENERATE_CHUNK } from "./native-core";
 import { fillNormalZiggurat, Rng } from "./rng";
-import { nativeSampler } from "./native";
+import { nativeExport } from "./native";
 import { kernelWeights, sampleCodes } from "./sampling";
 import type { GeneratorModel } from "./trainer";
 
@@ -415,13 +415,6 @@ export function mixtureAccumulateJs(
   return -1;
 }
 
-/** The native core's `mixtureAccumulate` (same arguments and result as {@link mixtureAccumulateJs}), or undefined without the addon. */
-type NativeMixture = typeof mixtureAccumulateJs;
-function nativeMixture(): NativeMixture | undefined {
-  const mod = nativeSampler() as unknown as { mixtureAccumulate?: NativeMixture } | undefined;
-  return typeof mod?.mixtureAccumulate === "function" ? mod.mixtureAccumulate : undefined;
-}
-
 /**
  * The lower triangle (k <= j) of the weighted Gram matrix: T[j E + k] += sum_i w_i Y[i, j] Y[i, k]
  * over the n rows of `Y` (n x E), rows in order, rows with w_i = 0 skipped (the proposal fit's
@@ -439,12 +432,6 @@ export function weightedGramJs(Y: Float64Array, n: number, E: number, w: Float64
       for (let k = 0; k <= j; k++) T[row + k] += a * Y[o + k];
     }
   }
-}
-
-/** The native core's `weightedGram` (same arguments as {@link weightedGramJs}), or undefined without the addon. */
-function nativeGram(): typeof weightedGramJs | undefined {
-  const mod = nativeSampler() as unknown as { weightedGram?: typeof weightedGramJs } | undefined;
-  return typeof mod?.weightedGram === "function" ? mod.weightedGram : undefined;
 }
 
 /** One Gaussian of a proposal's subspace mixture: weight, mean m (r), lower Cholesky factor L of C. */
@@ -506,7 +493,7 @@ class Proposal {
       for (let i = 0; i < n; i++) mix[i] += count;
       return;
     }
-    const native = nativeMixture();
+    const native = nativeExport<typeof mixtureAccumulateJs>("mixtureAccumulate");
     const bad = native
       ? native(x, n, E, V, r, this.flatM, this.flatL, this.constant, count, mix)
       : mixtureAccumulateJs(x, n, E, V, r, this.flatM, this.flatL, this.constant, count, mix);
@@ -533,7 +520,7 @@ class Proposal {
         which[i] = c;
       }
     }
-    const native = nativeShift();
+    const native = nativeExport<typeof proposalShiftJs>("proposalShift");
     (native ?? proposalShiftJs)(x, count, E, V, r, this.flatM, this.flatL, which, eta);
     return x;
   }
@@ -575,12 +562,6 @@ export function proposalShiftJs(
       x[o + j] = s;
     }
   }
-}
-
-/** The native core's `proposalShift` (same arguments as {@link proposalShiftJs}), or undefined without the addon. */
-function nativeShift(): typeof proposalShiftJs | undefined {
-  const mod = nativeSampler() as unknown as { proposalShift?: typeof proposalShiftJs } | undefined;
-  return typeof mod?.proposalShift === "function" ? mod.proposalShift : undefined;
 }
 
 /** Eigen-decomposition of a small symmetric matrix (cyclic Jacobi): values and column eigenvectors. */
@@ -727,7 +708,7 @@ function fitProposal(X: Float32Array, w: Float64Array, n: number, nEff: number, 
       Q = new Float64Array(E * E);
       for (let j = 0; j < E; j++) Q[j * E + j] = 1;
       T = new Float64Array(E * E);
-      (nativeGram() ?? weightedGramJs)(Y, n, E, w, T);
+      (nativeExport<typeof weightedGramJs>("weightedGram") ?? weightedGramJs)(Y, n, E, w, T);
       for (let j = 0; j < E; j++) {
         T[j * E + j] -= 1;
         for (let k = 0; k < j; k++) T[k * E + j] = T[j * E + k];

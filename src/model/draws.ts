@@ -31,7 +31,7 @@
  * Cost (2-core machine, medium model, E = 64, F = 14, 100,000 rows): 13.5 ms on one thread, 6.9 ms
  * on two, against ~310 ms of forward pass and sampling (docs/compute.md "Request draws").
  */
-import { nativeSampler } from "./native";
+import { nativeExport } from "./native";
 import { fillNormalZiggurat, Rng } from "./rng";
 
 /** Rows per block of the draws (see the module comment); part of what a seed means, like the algorithm. */
@@ -53,8 +53,7 @@ export type NativeFillDraws = (
 
 /** The addon's `fillDraws`, or undefined without the addon (or with a build older than it). */
 export function nativeFillDraws(): NativeFillDraws | undefined {
-  const mod = nativeSampler() as unknown as { fillDraws?: NativeFillDraws } | undefined;
-  return typeof mod?.fillDraws === "function" ? mod.fillDraws : undefined;
+  return nativeExport<NativeFillDraws>("fillDraws");
 }
 
 /** What to draw: n rows from the streams of `seed`, into `latents` (drawn when `drawLatents`, else given). */

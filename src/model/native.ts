@@ -161,6 +161,18 @@ export function nativeSampler(): NativeSampler | undefined {
 }
 
 /**
+ * One export of the addon beyond the sampler's (a function or class added by a later part of the
+ * core: `fillDraws`, `Raking`, `mixtureAccumulate`, ...), typed by the caller, loading the addon on
+ * first use.
+ * @returns the export, or undefined when the addon is not loaded or is a build without it (stale
+ *          build: rerun `node native/build.js`).
+ */
+export function nativeExport<T>(name: string): T | undefined {
+  const value = (nativeSampler() as unknown as Record<string, unknown> | undefined)?.[name];
+  return typeof value === "function" ? (value as T) : undefined;
+}
+
+/**
  * The compute path generation uses: `native` when the C++ addon loaded, else `js`. Loads the addon
  * on first use and logs the fallback reason once.
  */
