@@ -1,0 +1,659 @@
+/**
+ * The shared store: {@link StoreApi} on PostgreSQL, for several front ends and engine workers on
+ * several machines (DESIGN §4; issue 14). Method by method the semantics of the embedded LMDB
+ * {@link import("./index").Store}; where LMDB relies on its single serialised writer, this store
+ * relies on one conditional statement or one transaction with row locks:
+ *
+ * - quota: one `INSERT ... ON CONFLICT DO UPDATE ... WHERE rows + n <= quota` per charge, so
+ *   concurrent charges from any number of connections never cross the quota;
+ * - idempotency: one row per (org, env, key) under a primary key; a begin is one upsert that only
+ *   takes over an expired record (Brandur Leach, "Implementing Stripe-like Idempotency Keys in
+ *   Postgres", 2017): of concurrent begins with one key exactly one is `started`;
+ * - training: a fencing token per model (`train_fence`; Martin Kleppmann, "How to do distributed
+ *   locking", 2016): a write carrying an older token than the latest claim is refused;
+ * - crash recovery: pending charges and in-flight keys carry their `owner` (the instance that took
+ *   them); each instance renews a lease in `instances` (database clock); {@link PgStore.reconcile}
+ *   takes only the records of its own finished requests and of instances whose lease ran out,
+ *   under `FOR UPDATE SKIP LOCKED`, so two reconciling front ends refund each charge once.
+ *
+ * Schema: src/store/migrations.ts (run by {@link PgStore.open}, or `synthd migrate`). Errors: a
+ * write the database refuses or cannot be reached for rejects with {@link StoreWriteError} (the
+ * transaction was rolled back; if the connection broke during COMMIT itself the outcome is
+ * unknown, as with any remote database); reads reject with the driver's error.
+ */
+import { randomBytes } from "node:crypto";
+import { Pool, types as pgTypes, type CustomTypesConfig, type PoolClient, type QueryResultRow } from "pg";
+import { Packr } from "msgpackr";
+import type { Logger } from "pino";
+import type { Metadata } from "../types";
+import type { ModelPatch, StoreApi } from "./api";
+import {
+  CursorNotFoundError,
+  StoreWriteError,
+  TOMBSTONE_TTL_MS,
+  hashKey,
+  newApiKey,
+  type ChargeRequest,
+  type ChargeResult,
+  type Environment,
+  type IdempotencyBegin,
+  type IdempotencyRecord,
+  type IdempotencyScope,
+  type KeyRecord,
+  type LedgerEntry,
+  type ModelPage,
+  type ModelRecord,
+  type OrgLimits,
+  type OrgRecord,
+  type PendingCharge,
+  type RateCounter,
+  type StoredResponse,
+} from "./index";
+import { migrate } from "./migrations";
+
+/** Options of {@link PgStore.open}. */
+export interface PgStoreOptions {
+  /** This process's name in `instances` and in the `owner` of its records; default `inst_` + 16 random hex. */
+  instanceId?: string;
+  /** Lease length in ms (renewed every third of it; default 10 000): how long after a crash its records stay untouched. */
+  leaseMs?: number;
+  /**
+   * Default true: hold a lease in `instances` (renewed every `leaseMs / 3`). false: no lease and no
+   * timer, for processes that never take pending charges or idempotency keys (engine workers,
+   * admin commands); any such record they did write counts as abandoned for {@link PgStore.reconcile}.
+   */
+  heartbeat?: boolean;
+  /** Where failed lease renewals and dropped idle connections are reported. */
+  logger?: Pick<Logger, "warn">;
+}
+
+/**
+ * msgpack with structured cloning: typed arrays (Float32Array, ...), Buffers, Maps, Sets and Dates
+ * come back as what was written. Every packed value is copied out of the encoder's reusable buffer.
+ */
+const packr = new Packr({ structuredClone: true, useRecords: false });
+const pack = (v: unknown): Buffer => Buffer.from(packr.pack(v));
+const unpack = <T>(b: Buffer): T => packr.unpack(b) as T;
+
+/** Unix ms on the database's clock (one clock for every instance's lease). */
+const DB_NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+/** int8 (bigint, bigserial) as a JavaScript number: every such value of this schema is a safe integer. */
+const PG_TYPES: CustomTypesConfig = {
+  getTypeParser: (oid, format) => (oid === pgTypes.builtins.INT8 ? (v: string) => Number(v) : pgTypes.getTypeParser(oid, format)),
+};
+
+interface ModelRow {
+  record: ModelRecord;
+}
+interface PendingRow {
+  request_id: string;
+  org: string;
+  env: Environment;
+  month: string;
+  rows: number;
+  quota: number;
+  model_id: string;
+  at_ms: number;
+}
+interface IdempotencyRow {
+  state: IdempotencyRecord["state"];
+  request_id: string | null;
+  fingerprint: string;
+  created_ms: number;
+  response: Omit<StoredResponse, "body"> | null;
+  body_kind: "text" | "bytes" | null;
+  body: Buffer | null;
+}
+
+const IDEMPOTENCY_COLUMNS = "state, request_id, fingerprint, created_ms, response, body_kind, body";
+
+/**
+ * {@link StoreApi} on a PostgreSQL database shared by several processes (see the module comment).
+ * Open with {@link PgStore.open}; every method is one statement or one transaction on a pooled
+ * connection, so an instance may be used concurrently from many requests.
+ */
+export class PgStore implements StoreApi {
+  readonly kind = "postgres" as const;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly pool: Pool,
+    /** The `owner` of this instance's pending charges and in-flight keys. */
+    readonly instanceId: string,
+    /** Lease length, ms. */
+    readonly leaseMs: number,
+    private readonly logger?: Pick<Logger, "warn">,
+  ) {}
+
+  /**
+   * Connects to `url` (`postgres://user@host:port/db`), applies missing migrations
+   * (src/store/migrations.ts), takes this instance's lease and renews it every `leaseMs / 3` on an
+   * unref'd timer. Rejects with the driver's error when the database cannot be reached or migrated
+   * (nothing is left open then).
+   */
+  static async open(url: string, opts: PgStoreOptions = {}): Promise<PgStore> {
+    const leaseMs = opts.leaseMs ?? 10_000;
+    if (!(Number.isSafeInteger(leaseMs) && leaseMs >= 3)) throw new RangeError(`leaseMs must be an integer >= 3; got ${leaseMs}.`);
+    const pool = new Pool({ connectionString: url, types: PG_TYPES });
+    // An idle connection the server drops emits here; the pool discards it and opens another.
+    pool.on("error", (err) => opts.logger?.warn({ err }, "PostgreSQL store: idle connection lost"));
+    const store = new PgStore(pool, opts.instanceId ?? `inst_${randomBytes(8).toString("hex")}`, leaseMs, opts.logger);
+    try {
+      await migrate(pool);
+      if (opts.heartbeat !== false) await store.renewLease();
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+    if (opts.heartbeat === false) return store;
+    store.heartbeat = setInterval(() => {
+      store.renewing = store.renewLease().catch((err: unknown) => store.logger?.warn({ err, instance: store.instanceId }, "PostgreSQL store: lease renewal failed"));
+    }, Math.floor(leaseMs / 3));
+    store.heartbeat.unref();
+    return store;
+  }
+
+  private async renewLease(): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO instances (id, lease_until_ms) VALUES ($1, ${DB_NOW_MS} + $2)
+       ON CONFLICT (id) DO UPDATE SET lease_until_ms = EXCLUDED.lease_until_ms`,
+      [this.instanceId, this.leaseMs],
+    );
+  }
+
+  /** Stops the lease heartbeat, removes this instance's lease (its records become reclaimable at once) and closes the pool. */
+  async close(): Promise<void> {
+    if (this.heartbeat !== undefined) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+      await this.renewing;
+      await this.pool.query("DELETE FROM instances WHERE id = $1", [this.instanceId]).catch(() => undefined);
+    }
+    await this.pool.end();
+  }
+
+  // ---- plumbing --------------------------------------------------------------------------------
+
+  private async rows<R extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    return (await this.pool.query<R>(sql, params)).rows;
+  }
+
+  /** One write statement outside a transaction; the database's errors become {@link StoreWriteError}. */
+  private async exec<R extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<{ rows: R[]; rowCount: number }> {
+    try {
+      const r = await this.pool.query<R>(sql, params);
+      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+    } catch (err) {
+      throw new StoreWriteError(err);
+    }
+  }
+
+  /**
+   * Runs `fn` in one READ COMMITTED transaction on one pooled connection (every multi-statement
+   * write goes through here). Any failure rolls back and rejects with {@link StoreWriteError}; a
+   * connection that failed is discarded rather than returned to the pool.
+   */
+  private async write<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw new StoreWriteError(err);
+    }
+    // A checked-out client reports a dropped connection both to its query and as an 'error'
+    // event; without a listener that event would be an uncaught exception.
+    let broken = false;
+    const onError = (): void => {
+      broken = true;
+    };
+    client.on("error", onError);
+    try {
+      await client.query("BEGIN");
+      const out = await fn(client);
+      await client.query("COMMIT");
+      return out;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      throw new StoreWriteError(err);
+    } finally {
+      client.removeListener("error", onError);
+      client.release(broken);
+    }
+  }
+
+  // ---- orgs and keys ---------------------------------------------------------------------------
+
+  async isEmpty(): Promise<boolean> {
+    return (await this.rows<{ empty: boolean }>("SELECT NOT EXISTS (SELECT 1 FROM api_keys) AS empty"))[0].empty;
+  }
+
+  async ensureOrg(org: string): Promise<void> {
+    await this.exec("INSERT INTO orgs (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING", [org, new Date().toISOString()]);
+  }
+
+  async getOrg(org: string): Promise<OrgRecord | undefined> {
+    const [r] = await this.rows<OrgRow>("SELECT name, created_at, rate_limit, live_quota FROM orgs WHERE name = $1", [org]);
+    return r === undefined ? undefined : orgRecord(r);
+  }
+
+  async listOrgs(): Promise<OrgRecord[]> {
+    return (await this.rows<OrgRow>("SELECT name, created_at, rate_limit, live_quota FROM orgs ORDER BY name")).map(orgRecord);
+  }
+
+  /** As the LMDB store: validates first (RangeError, nothing written), then one upsert. */
+  async setOrgLimits(org: string, limits: OrgLimits): Promise<OrgRecord> {
+    const check = (v: number | null | undefined, min: number, what: string): void => {
+      if (v !== undefined && v !== null && !(Number.isSafeInteger(v) && v >= min)) {
+        throw new RangeError(`${what} must be an integer >= ${min}; got ${v}.`);
+      }
+    };
+    check(limits.rate_limit, 1, "rate_limit");
+    check(limits.live_quota, 0, "live_quota");
+    const { rows } = await this.exec<OrgRow>(
+      `INSERT INTO orgs (name, created_at, rate_limit, live_quota) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (name) DO UPDATE SET
+         rate_limit = CASE WHEN $5 THEN EXCLUDED.rate_limit ELSE orgs.rate_limit END,
+         live_quota = CASE WHEN $6 THEN EXCLUDED.live_quota ELSE orgs.live_quota END
+       RETURNING name, created_at, rate_limit, live_quota`,
+      [org, new Date().toISOString(), limits.rate_limit ?? null, limits.live_quota ?? null, limits.rate_limit !== undefined, limits.live_quota !== undefined],
+    );
+    return orgRecord(rows[0]);
+  }
+
+  async createKey(org: string, env: Environment): Promise<string> {
+    const key = newApiKey(env);
+    const now = new Date().toISOString();
+    await this.exec(
+      `WITH o AS (INSERT INTO orgs (name, created_at) VALUES ($2, $4) ON CONFLICT (name) DO NOTHING)
+       INSERT INTO api_keys (hash, org, env, created_at, prefix) VALUES ($1, $2, $3, $4, $5)`,
+      [hashKey(key), org, env, now, key.slice(0, 12)],
+    );
+    return key;
+  }
+
+  async findKey(key: string): Promise<KeyRecord | undefined> {
+    const [r] = await this.rows<KeyRecord>("SELECT org, env, created_at, prefix FROM api_keys WHERE hash = $1", [hashKey(key)]);
+    return r;
+  }
+
+  // ---- models ----------------------------------------------------------------------------------
+
+  /** As LMDB `put`: a second create with the same id replaces the record (its fence is kept). */
+  async createModel(rec: ModelRecord, metadata: Metadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void> {
+    const meta = pack(metadata);
+    await this.write(async (c) => {
+      await c.query(
+        `INSERT INTO models (id, org, env, created_ms, status, record, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (id) DO UPDATE SET org = EXCLUDED.org, env = EXCLUDED.env, created_ms = EXCLUDED.created_ms,
+           status = EXCLUDED.status, record = EXCLUDED.record, metadata = EXCLUDED.metadata`,
+        [rec.id, rec.org, rec.env, Date.parse(rec.created_at), rec.status, JSON.stringify(rec), meta],
+      );
+      if (completion !== undefined) {
+        // The recovery point: still in flight (duplicates get 409), now holding its response.
+        const s = completion.scope;
+        await c.query(`UPDATE idempotency SET ${responseSet(4)} WHERE org = $1 AND env = $2 AND key = $3 AND state = 'in_flight'`, [
+          s.org, s.env, s.key, ...responseParams(completion.response),
+        ]);
+      }
+    });
+  }
+
+  async getModel(id: string): Promise<ModelRecord | undefined> {
+    return (await this.rows<ModelRow>("SELECT record FROM models WHERE id = $1", [id]))[0]?.record;
+  }
+
+  async getOwnedModel(id: string, org: string, env: Environment): Promise<ModelRecord | undefined> {
+    return (await this.rows<ModelRow>("SELECT record FROM models WHERE id = $1 AND org = $2 AND env = $3", [id, org, env]))[0]?.record;
+  }
+
+  async getMetadata(id: string): Promise<Metadata | undefined> {
+    const [r] = await this.rows<{ metadata: Buffer }>("SELECT metadata FROM models WHERE id = $1", [id]);
+    return r === undefined ? undefined : unpack<Metadata>(r.metadata);
+  }
+
+  /**
+   * Locks the model's row (`FOR UPDATE`, and with `fence` only while `train_fence = fence`),
+   * merges `patch` as the LMDB store does, and writes record and checkpoint in one transaction.
+   */
+  async updateModel(id: string, patch: ModelPatch, checkpoint?: unknown, fence?: number): Promise<ModelRecord | undefined> {
+    const ckpt = checkpoint === undefined ? undefined : pack(checkpoint);
+    return this.write(async (c) => {
+      const [cur] = (
+        fence === undefined
+          ? await c.query<ModelRow>("SELECT record FROM models WHERE id = $1 FOR UPDATE", [id])
+          : await c.query<ModelRow>("SELECT record FROM models WHERE id = $1 AND train_fence = $2 FOR UPDATE", [id, fence])
+      ).rows;
+      if (cur === undefined) return undefined;
+      const next: ModelRecord = { ...cur.record, ...patch, updated_at: new Date().toISOString() };
+      if (ckpt === undefined) {
+        await c.query("UPDATE models SET record = $2, status = $3 WHERE id = $1", [id, JSON.stringify(next), next.status]);
+      } else {
+        await c.query("UPDATE models SET record = $2, status = $3, checkpoint = $4 WHERE id = $1", [id, JSON.stringify(next), next.status, ckpt]);
+      }
+      return next;
+    });
+  }
+
+  /** One `UPDATE ... SET train_fence = train_fence + 1 RETURNING`: tokens 1, 2, ... per model. */
+  async claimTraining(id: string): Promise<number | undefined> {
+    const { rows } = await this.exec<{ train_fence: number }>("UPDATE models SET train_fence = train_fence + 1 WHERE id = $1 RETURNING train_fence", [id]);
+    return rows[0]?.train_fence;
+  }
+
+  async getCheckpoint<T>(id: string): Promise<T | undefined> {
+    const [r] = await this.rows<{ checkpoint: Buffer | null }>("SELECT checkpoint FROM models WHERE id = $1", [id]);
+    return r?.checkpoint == null ? undefined : unpack<T>(r.checkpoint);
+  }
+
+  async deleteModel(id: string, nowMs = Date.now(), dropIdempotency?: IdempotencyScope): Promise<boolean> {
+    return this.write(async (c) => {
+      if (dropIdempotency !== undefined) {
+        await c.query("DELETE FROM idempotency WHERE org = $1 AND env = $2 AND key = $3", [dropIdempotency.org, dropIdempotency.env, dropIdempotency.key]);
+      }
+      const { rowCount } = await c.query(
+        `WITH gone AS (DELETE FROM models WHERE id = $1 RETURNING id, org, env, created_ms)
+         INSERT INTO deleted_models (id, org, env, created_ms, deleted_ms) SELECT id, org, env, created_ms, $2 FROM gone
+         ON CONFLICT (id) DO UPDATE SET org = EXCLUDED.org, env = EXCLUDED.env, created_ms = EXCLUDED.created_ms, deleted_ms = EXCLUDED.deleted_ms`,
+        [id, nowMs],
+      );
+      return (rowCount ?? 0) > 0;
+    });
+  }
+
+  async listModels(org: string, env: Environment, limit: number, startingAfter?: string): Promise<ModelPage> {
+    let rows: ModelRow[];
+    if (startingAfter === undefined) {
+      rows = await this.rows<ModelRow>(
+        "SELECT record FROM models WHERE org = $1 AND env = $2 ORDER BY created_ms DESC, id DESC LIMIT $3",
+        [org, env, limit + 1],
+      );
+    } else {
+      // The cursor's place: a model of (org, env), or the tombstone of one.
+      const [place] = await this.rows<{ created_ms: number }>(
+        `SELECT created_ms FROM models WHERE id = $1 AND org = $2 AND env = $3
+         UNION ALL SELECT created_ms FROM deleted_models WHERE id = $1 AND org = $2 AND env = $3 LIMIT 1`,
+        [startingAfter, org, env],
+      );
+      if (place === undefined) throw new CursorNotFoundError(startingAfter);
+      rows = await this.rows<ModelRow>(
+        `SELECT record FROM models WHERE org = $1 AND env = $2 AND (created_ms, id) < ($3, $4)
+         ORDER BY created_ms DESC, id DESC LIMIT $5`,
+        [org, env, place.created_ms, startingAfter, limit + 1],
+      );
+    }
+    return { items: rows.slice(0, limit).map((r) => r.record), has_more: rows.length > limit };
+  }
+
+  async modelsWithStatus(status: ModelRecord["status"]): Promise<ModelRecord[]> {
+    return (await this.rows<ModelRow>("SELECT record FROM models WHERE status = $1 ORDER BY created_ms, id", [status])).map((r) => r.record);
+  }
+
+  // ---- rate counters ---------------------------------------------------------------------------
+
+  async rateCounterEntries(): Promise<[string, RateCounter][]> {
+    const rows = await this.rows<{ key: string; win: number; prev: number; curr: number }>("SELECT key, win, prev, curr FROM rate_counters ORDER BY key");
+    return rows.map((r) => [r.key, { window: r.win, prev: r.prev, curr: r.curr }]);
+  }
+
+  async putRateCounter(key: string, c: RateCounter): Promise<void> {
+    await this.exec(
+      `INSERT INTO rate_counters (key, win, prev, curr) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (key) DO UPDATE SET win = EXCLUDED.win, prev = EXCLUDED.prev, curr = EXCLUDED.curr`,
+      [key, c.window, c.prev, c.curr],
+    );
+  }
+
+  async sweepRateCounters(minWindow: number): Promise<number> {
+    return (await this.exec("DELETE FROM rate_counters WHERE win < $1", [minWindow])).rowCount;
+  }
+
+  // ---- usage and quota -------------------------------------------------------------------------
+
+  async getUsage(org: string, env: Environment, month: string): Promise<number> {
+    return (await this.rows<{ rows: number }>("SELECT rows FROM usage WHERE org = $1 AND env = $2 AND month = $3", [org, env, month]))[0]?.rows ?? 0;
+  }
+
+  /**
+   * The quota check and the increment are one statement: the upsert adds `rows` only where the
+   * sum stays within `quota` (a concurrent charge of the same month waits for the row lock and
+   * re-checks against the committed sum). A refused charge reads the (locked) current usage.
+   */
+  async chargeUsage(c: ChargeRequest, opts: { pending?: boolean } = {}): Promise<ChargeResult> {
+    return this.write(async (client): Promise<ChargeResult> => {
+      const { rows } = await client.query<{ rows: number }>(
+        `INSERT INTO usage (org, env, month, rows) SELECT $1, $2, $3, $4::bigint WHERE $4::bigint <= $5::bigint
+         ON CONFLICT (org, env, month) DO UPDATE SET rows = usage.rows + EXCLUDED.rows WHERE usage.rows + EXCLUDED.rows <= $5::bigint
+         RETURNING rows`,
+        [c.org, c.env, c.month, c.rows, c.quota],
+      );
+      if (rows.length === 0) {
+        const cur = await client.query<{ rows: number }>("SELECT rows FROM usage WHERE org = $1 AND env = $2 AND month = $3", [c.org, c.env, c.month]);
+        return { ok: false, used: cur.rows[0]?.rows ?? 0 };
+      }
+      if (c.env === "live") await insertLedger(client, c, "charge", c.rows, c.at_ms);
+      if (opts.pending) {
+        await client.query(
+          `INSERT INTO pending_charges (request_id, org, env, month, rows, quota, model_id, at_ms, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           ON CONFLICT (request_id) DO UPDATE SET org = EXCLUDED.org, env = EXCLUDED.env, month = EXCLUDED.month, rows = EXCLUDED.rows,
+             quota = EXCLUDED.quota, model_id = EXCLUDED.model_id, at_ms = EXCLUDED.at_ms, owner = EXCLUDED.owner`,
+          [c.request_id, c.org, c.env, c.month, c.rows, c.quota, c.model_id, c.at_ms, this.instanceId],
+        );
+      }
+      return { ok: true, used: rows[0].rows };
+    });
+  }
+
+  async getPendingCharge(requestId: string): Promise<PendingCharge | undefined> {
+    const [r] = await this.rows<PendingRow>(`SELECT ${PENDING_COLUMNS} FROM pending_charges WHERE request_id = $1`, [requestId]);
+    return r === undefined ? undefined : { charge: chargeOf(r) };
+  }
+
+  async settleCharge(requestId: string): Promise<boolean> {
+    return (await this.exec("DELETE FROM pending_charges WHERE request_id = $1", [requestId])).rowCount > 0;
+  }
+
+  /** The DELETE ... RETURNING takes the pending row once: a concurrent second refund finds nothing. */
+  async refundPending(requestId: string, nowMs: number): Promise<number> {
+    return this.write((c) => refundPendingIn(c, requestId, nowMs));
+  }
+
+  async refundUsage(c: ChargeRequest): Promise<number> {
+    return this.write(async (client) => {
+      const next = await subtractUsage(client, c, c.rows);
+      if (c.env === "live") await insertLedger(client, c, "refund", -c.rows, c.at_ms);
+      return next;
+    });
+  }
+
+  async usageOfMonth(month: string): Promise<{ org: string; env: Environment; rows: number }[]> {
+    return this.rows("SELECT org, env, rows FROM usage WHERE month = $1 ORDER BY org, env", [month]);
+  }
+
+  async ledgerEntries(org: string, month: string): Promise<LedgerEntry[]> {
+    const rows = await this.rows<Omit<LedgerEntry, "at"> & { at_ms: number }>(
+      "SELECT org, env, month, kind, rows, model_id, request_id, at_ms FROM usage_ledger WHERE org = $1 AND month = $2 ORDER BY seq",
+      [org, month],
+    );
+    return rows.map(({ at_ms, ...e }) => ({ ...e, at: new Date(at_ms).toISOString() }));
+  }
+
+  // ---- idempotency -----------------------------------------------------------------------------
+
+  /**
+   * One upsert inserts a new record or takes over an expired one (`created_ms + ttlMs <= nowMs`);
+   * a row returned means `started`. Otherwise the conflicting row is locked by that statement, so
+   * the follow-up read in the same transaction sees the record that won.
+   */
+  async beginIdempotent(scope: IdempotencyScope, fingerprint: string, nowMs: number, ttlMs: number, requestId?: string): Promise<IdempotencyBegin> {
+    return this.write(async (c): Promise<IdempotencyBegin> => {
+      const key = [scope.org, scope.env, scope.key];
+      const won = await c.query(
+        `INSERT INTO idempotency (org, env, key, state, request_id, fingerprint, created_ms, owner) VALUES ($1, $2, $3, 'in_flight', $4, $5, $6, $7)
+         ON CONFLICT (org, env, key) DO UPDATE SET state = 'in_flight', request_id = EXCLUDED.request_id, fingerprint = EXCLUDED.fingerprint,
+           created_ms = EXCLUDED.created_ms, owner = EXCLUDED.owner, response = NULL, body_kind = NULL, body = NULL
+         WHERE idempotency.created_ms + $8::bigint <= EXCLUDED.created_ms
+         RETURNING 1`,
+        [...key, requestId ?? null, fingerprint, nowMs, this.instanceId, ttlMs],
+      );
+      if ((won.rowCount ?? 0) > 0) return { kind: "started" };
+      const [cur] = (await c.query<IdempotencyRow>(`SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency WHERE org = $1 AND env = $2 AND key = $3`, key)).rows;
+      const rec = idempotencyRecord(cur);
+      if (rec.fingerprint !== fingerprint) return { kind: "mismatch" };
+      if (rec.state === "in_flight" || rec.response === undefined) return { kind: "in_flight" };
+      return { kind: "replay", response: rec.response };
+    });
+  }
+
+  async completeIdempotent(scope: IdempotencyScope, response: StoredResponse): Promise<StoredResponse | undefined> {
+    return this.write(async (c) => {
+      await c.query("DELETE FROM pending_charges WHERE request_id = $1", [response.request_id]);
+      const key = [scope.org, scope.env, scope.key];
+      const [cur] = (await c.query<IdempotencyRow>(`SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency WHERE org = $1 AND env = $2 AND key = $3 FOR UPDATE`, key)).rows;
+      if (cur === undefined) return undefined;
+      // A response stored earlier in the request (a recovery point, see createModel) wins.
+      const final = idempotencyRecord(cur).response ?? response;
+      await c.query(`UPDATE idempotency SET state = 'done', ${responseSet(4)} WHERE org = $1 AND env = $2 AND key = $3`, [...key, ...responseParams(final)]);
+      return final;
+    });
+  }
+
+  async abandonIdempotent(scope: IdempotencyScope, requestId?: string, nowMs = Date.now()): Promise<void> {
+    await this.write(async (c) => {
+      if (requestId !== undefined) await refundPendingIn(c, requestId, nowMs);
+      await c.query("DELETE FROM idempotency WHERE org = $1 AND env = $2 AND key = $3 AND state = 'in_flight'", [scope.org, scope.env, scope.key]);
+    });
+  }
+
+  async getIdempotency(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
+    const [r] = await this.rows<IdempotencyRow>(`SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency WHERE org = $1 AND env = $2 AND key = $3`, [scope.org, scope.env, scope.key]);
+    return r === undefined ? undefined : idempotencyRecord(r);
+  }
+
+  // ---- recovery and expiry ---------------------------------------------------------------------
+
+  /**
+   * In one transaction: the pending charges and in-flight keys owned by this instance whose request
+   * is not in `live`, and those of instances whose lease has run out (on the database's clock) or
+   * that hold none, locked `FOR UPDATE SKIP LOCKED` (a record another reconcile or a settling
+   * request holds is left to it). Charges are refunded in (org, env, month) order, so two
+   * reconciles never wait on each other's usage rows in opposite orders. Records of a live other
+   * instance are never touched.
+   */
+  async reconcile(live: ReadonlySet<string>, nowMs: number): Promise<{ refunded_rows: number; charges: number; released: number }> {
+    const liveIds = [...live];
+    // Records of requests that will never answer: this instance's finished ones, and every record
+    // of an instance without a current lease.
+    const dead = `((owner = $1 AND (request_id IS NULL OR request_id <> ALL($2::text[])))
+      OR (owner <> $1 AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = owner AND i.lease_until_ms > ${DB_NOW_MS})))`;
+    return this.write(async (c) => {
+      let rows = 0;
+      const pending = await c.query<{ request_id: string }>(
+        `SELECT request_id FROM pending_charges WHERE ${dead} ORDER BY org, env, month, request_id FOR UPDATE SKIP LOCKED`,
+        [this.instanceId, liveIds],
+      );
+      for (const p of pending.rows) rows += await refundPendingIn(c, p.request_id, nowMs);
+      const keys = await c.query<{ org: string; env: string; key: string }>(
+        `SELECT org, env, key FROM idempotency WHERE state = 'in_flight' AND ${dead}
+         ORDER BY org, env, key FOR UPDATE SKIP LOCKED`,
+        [this.instanceId, liveIds],
+      );
+      for (const k of keys.rows) {
+        // Holding its response (a recovery point): completed, so a retry replays; else released.
+        const done = await c.query("UPDATE idempotency SET state = 'done' WHERE org = $1 AND env = $2 AND key = $3 AND response IS NOT NULL", [k.org, k.env, k.key]);
+        if ((done.rowCount ?? 0) === 0) await c.query("DELETE FROM idempotency WHERE org = $1 AND env = $2 AND key = $3", [k.org, k.env, k.key]);
+      }
+      return { refunded_rows: rows, charges: pending.rows.length, released: keys.rows.length };
+    });
+  }
+
+  /**
+   * As the LMDB store; also forgets the leases of instances gone for over an hour (not counted: an
+   * instance without a row counts as gone, so this changes no outcome; a paused instance that comes
+   * back takes a new lease).
+   */
+  async sweepExpired(nowMs: number, ttlMs: number): Promise<number> {
+    return this.write(async (c) => {
+      const a = await c.query("DELETE FROM idempotency WHERE created_ms + $2::bigint <= $1::bigint", [nowMs, ttlMs]);
+      const b = await c.query("DELETE FROM deleted_models WHERE deleted_ms + $2::bigint <= $1::bigint", [nowMs, TOMBSTONE_TTL_MS]);
+      await c.query(`DELETE FROM instances WHERE lease_until_ms + 3600000 < ${DB_NOW_MS}`);
+      return (a.rowCount ?? 0) + (b.rowCount ?? 0);
+    });
+  }
+}
+
+// ---- row mapping and shared statements -----------------------------------------------------------
+
+interface OrgRow {
+  name: string;
+  created_at: string;
+  rate_limit: number | null;
+  live_quota: number | null;
+}
+
+function orgRecord(r: OrgRow): OrgRecord {
+  const out: OrgRecord = { name: r.name, created_at: r.created_at };
+  if (r.rate_limit !== null) out.rate_limit = r.rate_limit;
+  if (r.live_quota !== null) out.live_quota = r.live_quota;
+  return out;
+}
+
+const PENDING_COLUMNS = "request_id, org, env, month, rows, quota, model_id, at_ms";
+
+function chargeOf(r: PendingRow): ChargeRequest {
+  return { org: r.org, env: r.env, month: r.month, rows: r.rows, quota: r.quota, model_id: r.model_id, request_id: r.request_id, at_ms: r.at_ms };
+}
+
+function idempotencyRecord(r: IdempotencyRow): IdempotencyRecord {
+  const out: IdempotencyRecord = { state: r.state, fingerprint: r.fingerprint, created_ms: r.created_ms };
+  if (r.request_id !== null) out.request_id = r.request_id;
+  if (r.response !== null) {
+    const response: StoredResponse = { ...r.response };
+    if (r.body !== null) response.body = r.body_kind === "text" ? r.body.toString("utf8") : r.body;
+    out.response = response;
+  }
+  return out;
+}
+
+/** `SET` list of a stored response, parameters `$first ... $first+2` (see {@link responseParams}). */
+function responseSet(first: number): string {
+  return `response = $${first}, body_kind = $${first + 1}, body = $${first + 2}`;
+}
+
+/** A response as (json without body, body kind, body bytes): text as UTF-8, bytes as they are. */
+function responseParams(r: StoredResponse): [string, "text" | "bytes" | null, Buffer | null] {
+  const { body, ...head } = r;
+  if (body === undefined) return [JSON.stringify(head), null, null];
+  if (typeof body === "string") return [JSON.stringify(head), "text", Buffer.from(body, "utf8")];
+  return [JSON.stringify(head), "bytes", Buffer.from(body.buffer, body.byteOffset, body.byteLength)];
+}
+
+async function insertLedger(c: PoolClient, ch: ChargeRequest, kind: LedgerEntry["kind"], rows: number, atMs: number): Promise<void> {
+  await c.query(
+    "INSERT INTO usage_ledger (org, env, month, kind, rows, model_id, request_id, at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    [ch.org, ch.env, ch.month, kind, rows, ch.model_id, ch.request_id, atMs],
+  );
+}
+
+/** Usage minus `rows`, floored at 0 (a missing row becomes 0, as in LMDB). Resolves to the new usage. */
+async function subtractUsage(c: PoolClient, ch: ChargeRequest, rows: number): Promise<number> {
+  const r = await c.query<{ rows: number }>(
+    `INSERT INTO usage (org, env, month, rows) VALUES ($1, $2, $3, 0)
+     ON CONFLICT (org, env, month) DO UPDATE SET rows = GREATEST(0, usage.rows - $4::bigint) RETURNING rows`,
+    [ch.org, ch.env, ch.month, rows],
+  );
+  return r.rows[0].rows;
+}
+
+/** Takes the pending charge of `requestId` (if any) and refunds it: usage back, a ledger refund for live. Resolves to the rows refunded. */
+async function refundPendingIn(c: PoolClient, requestId: string, nowMs: number): Promise<number> {
+  const [p] = (await c.query<PendingRow>(`DELETE FROM pending_charges WHERE request_id = $1 RETURNING ${PENDING_COLUMNS}`, [requestId])).rows;
+  if (p === undefined) return 0;
+  const ch = chargeOf(p);
+  await subtractUsage(c, ch, ch.rows);
+  if (ch.env === "live") await insertLedger(c, ch, "refund", -ch.rows, nowMs);
+  return ch.rows;
+}
