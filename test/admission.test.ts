@@ -16,7 +16,7 @@ import { formatBytes, machineMemory, parseByteSize } from "../src/engine/budget"
 import { createEngine, EngineUnavailableError, ModelTooLargeError, type EngineOptions, type PoolEngine } from "../src/engine";
 import { buildTargets, generatorSpec, layoutOf, paramCount } from "../src/model";
 import { analyzeTable } from "../src/sdk/metadata";
-import { newModelId, Store, type ModelRecord } from "../src/store";
+import { newModelId, Store, type ModelRecord, type StoreApi } from "../src/store";
 import { CONFIG_DEFAULTS, type Metadata, type ModelConfig, type ModelSize } from "../src/types";
 import { syntheticMetadata } from "../bench/memory";
 import { ADULT_CSV } from "../bench/harness";
@@ -295,15 +295,15 @@ async function start(e: Env, over: Partial<EngineOptions> = {}): Promise<PoolEng
   return engine;
 }
 
-async function until(pred: () => boolean, what: string, ms = 60_000): Promise<void> {
+async function until(pred: () => boolean | Promise<boolean>, what: string, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!pred()) {
+  while (!(await pred())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
 
-const status = (store: Store, id: string): ModelRecord => store.getModel(id) as ModelRecord;
+const status = async (store: StoreApi, id: string): Promise<ModelRecord> => (await store.getModel(id)) as ModelRecord;
 
 /** Stores a `training` model of org `o` created at `createdAt`, as Create Model does. */
 async function addModelAt(store: Store, config: ModelConfig, createdAt: string): Promise<string> {
@@ -323,7 +323,7 @@ async function addModelAt(store: Store, config: ModelConfig, createdAt: string):
   await store.createModel(rec, TINY_META);
   return rec.id;
 }
-const ended = (store: Store, id: string): boolean => status(store, id).status !== "training";
+const ended = async (store: StoreApi, id: string): Promise<boolean> => (await status(store, id)).status !== "training";
 
 test("engine: a model that can never fit is refused with the field to lower; the org's queue bound gives 503", async () => {
   const e = env();
@@ -351,8 +351,8 @@ test("engine: a model that can never fit is refused with the field to lower; the
     const id = await addTrainingModel(e.store, heavy, syntheticMetadata(5, 4));
     await engine.train(id);
     await until(() => ended(e.store, id), "the unservable model to fail");
-    assert.equal(status(e.store, id).status, "failed");
-    assert.match(status(e.store, id).error?.message ?? "", /needs an estimated/);
+    assert.equal((await status(e.store, id)).status, "failed");
+    assert.match((await status(e.store, id)).error?.message ?? "", /needs an estimated/);
   } finally {
     await e.done();
   }
@@ -369,16 +369,16 @@ test("engine: beyond the org's limit models wait (still training, epoch 0) and s
     assert.deepEqual(engine.trainingIds(), [long]);
     assert.deepEqual(engine.waitingIds(), [next, dropped]);
     assert.equal(engine.admission().running.length, 1);
-    await until(() => status(e.store, long).current_epoch >= 1, "an epoch of the first model");
-    assert.equal(status(e.store, next).current_epoch, 0, "a waiting model makes no progress");
-    assert.equal(status(e.store, next).status, "training");
+    await until(async () => (await status(e.store, long)).current_epoch >= 1, "an epoch of the first model");
+    assert.equal((await status(e.store, next)).current_epoch, 0, "a waiting model makes no progress");
+    assert.equal((await status(e.store, next)).status, "training");
 
     await engine.stop(dropped); // what Delete Model does first
     assert.deepEqual(engine.waitingIds(), [next]);
     await engine.stop(long);
     await until(() => ended(e.store, next), "the waiting model to train once the first one ended");
-    assert.equal(status(e.store, next).status, "ready");
-    assert.equal(status(e.store, dropped).current_epoch, 0, "the dequeued model never started");
+    assert.equal((await status(e.store, next)).status, "ready");
+    assert.equal((await status(e.store, dropped)).current_epoch, 0, "the dequeued model never started");
     assert.deepEqual(engine.waitingIds(), []);
     await until(() => engine.admission().reservedBytes === 0, "every reservation released");
   } finally {
@@ -398,8 +398,8 @@ test("engine: resume queues every training model oldest first through the same l
     assert.equal(await engine.resumeAll(), 3);
     assert.deepEqual(engine.trainingIds(), [made[2]], "the oldest starts");
     assert.deepEqual(engine.waitingIds(), [made[1], made[0]]);
-    await until(() => made.every((id) => ended(e.store, id)), "all three");
-    assert.deepEqual(made.map((id) => status(e.store, id).status), ["ready", "ready", "ready"]);
+    await until(async () => (await Promise.all(made.map((id) => ended(e.store, id)))).every(Boolean), "all three");
+    assert.deepEqual((await Promise.all(made.map((id) => status(e.store, id)))).map((r) => r.status), ["ready", "ready", "ready"]);
   } finally {
     await e.done();
   }
@@ -413,7 +413,7 @@ test("engine: a worker death resumes the model on its reservation, without a sec
     const second = await addTrainingModel(e.store, fastConfig(1), TINY_META);
     await engine.train(first);
     await engine.train(second);
-    await until(() => status(e.store, first).current_epoch >= 1, "an epoch");
+    await until(async () => (await status(e.store, first)).current_epoch >= 1, "an epoch");
     const reserved = engine.admission().reservedBytes;
     await engine.threads()[0].terminate();
     await until(() => e.logs.includes("training worker lost; resuming from the last checkpoint"), "the resumed task");
@@ -421,9 +421,9 @@ test("engine: a worker death resumes the model on its reservation, without a sec
     assert.deepEqual(ids(state.running), [first], "still one reservation, the same model's");
     assert.equal(state.reservedBytes, reserved);
     assert.deepEqual(ids(state.waiting), [second], "the waiting model did not start beside it");
-    await until(() => ended(e.store, first) && ended(e.store, second), "both models");
-    assert.equal(status(e.store, first).status, "ready");
-    assert.equal(status(e.store, second).status, "ready");
+    await until(async () => (await ended(e.store, first)) && (await ended(e.store, second)), "both models");
+    assert.equal((await status(e.store, first)).status, "ready");
+    assert.equal((await status(e.store, second)).status, "ready");
     await until(() => engine.admission().reservedBytes === 0, "every reservation released");
   } finally {
     await e.done();

@@ -48,18 +48,18 @@ test("a pending charge is refunded by reconcile unless its request is live; sett
     await store.chargeUsage(charge({ request_id: "req_live", rows: 5 }), { pending: true });
     await store.chargeUsage(charge({ request_id: "req_settled", rows: 3 }), { pending: true });
     assert.equal(await store.settleCharge("req_settled"), true);
-    assert.equal(store.getUsage("o", "live", MONTH), 15);
+    assert.equal((await store.getUsage("o", "live", MONTH)), 15);
     const r = await store.reconcile(new Set(["req_live"]), Date.UTC(2030, 0, 3));
     assert.deepEqual(r, { refunded_rows: 7, charges: 1, released: 0 });
-    assert.equal(store.getUsage("o", "live", MONTH), 8);
+    assert.equal((await store.getUsage("o", "live", MONTH)), 8);
     // The ledger nets the dead request to zero and keeps the others.
     const net = new Map<string, number>();
-    for (const e of store.ledgerEntries("o", MONTH)) net.set(e.request_id, (net.get(e.request_id) ?? 0) + e.rows);
+    for (const e of (await store.ledgerEntries("o", MONTH))) net.set(e.request_id, (net.get(e.request_id) ?? 0) + e.rows);
     assert.deepEqual(Object.fromEntries(net), { req_dead: 0, req_live: 5, req_settled: 3 });
     // A refund is applied once: a second refund or reconcile finds nothing.
     assert.equal(await store.refundPending("req_dead", Date.now()), 0);
     assert.equal((await store.reconcile(new Set(["req_live"]), Date.now())).refunded_rows, 0);
-    assert.equal(store.getUsage("o", "live", MONTH), 8);
+    assert.equal((await store.getUsage("o", "live", MONTH)), 8);
   } finally {
     await done();
   }
@@ -85,9 +85,9 @@ test("reconcile releases an in-flight key without a response and completes one t
     assert.equal((await store.beginIdempotent(b, "fb", now, 60_000)).kind, "in_flight");
     const r = await store.reconcile(new Set(["req_c"]), now);
     assert.equal(r.released, 2);
-    assert.equal(store.getIdempotency(a), undefined, "no response: released, a retry executes");
+    assert.equal((await store.getIdempotency(a)), undefined, "no response: released, a retry executes");
     assert.deepEqual(await store.beginIdempotent(b, "fb", now, 60_000), { kind: "replay", response }, "the stored create replays");
-    assert.equal(store.getIdempotency(c)?.state, "in_flight", "a live request keeps its key");
+    assert.equal((await store.getIdempotency(c))?.state, "in_flight", "a live request keeps its key");
   } finally {
     await done();
   }
@@ -100,9 +100,9 @@ test("completeIdempotent stores the response and settles the charge in one trans
     await store.beginIdempotent(s, "f", Date.now(), 60_000, "req_a");
     await store.chargeUsage(charge(), { pending: true });
     await store.completeIdempotent(s, { status: 200, headers: {}, body: "{}", request_id: "req_a" });
-    assert.equal(store.getPendingCharge("req_a"), undefined);
+    assert.equal((await store.getPendingCharge("req_a")), undefined);
     assert.equal((await store.reconcile(new Set(), Date.now())).refunded_rows, 0);
-    assert.equal(store.getUsage("o", "live", MONTH), 10);
+    assert.equal((await store.getUsage("o", "live", MONTH)), 10);
   } finally {
     await done();
   }
@@ -120,14 +120,14 @@ test("a generate whose response cannot be stored is not sent: 503 with Retry-Aft
     assertError(r, "training_service_unavailable", undefined);
     assert.match(r.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
     assert.match(r.json.error.message, /storage is full/);
-    assert.equal(h.store.getUsage("acme", "test", month), 0, "nothing charged for an answer not sent");
+    assert.equal((await h.store.getUsage("acme", "test", month)), 0, "nothing charged for an answer not sent");
     const again = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body, headers });
     assert.equal(again.status, 200);
     assert.equal(again.headers.get("idempotent-replayed"), null, "executed, not replayed");
-    assert.equal(h.store.getUsage("acme", "test", month), 25);
+    assert.equal((await h.store.getUsage("acme", "test", month)), 25);
     const replay = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body, headers });
     assert.equal(replay.headers.get("idempotent-replayed"), "true");
-    assert.equal(h.store.getUsage("acme", "test", month), 25, "a replay charges nothing");
+    assert.equal((await h.store.getUsage("acme", "test", month)), 25, "a replay charges nothing");
   } finally {
     await h.stop();
   }
@@ -141,12 +141,12 @@ test("without a key, a generate whose charge cannot be settled is not sent: 503,
     const restore = diskFull(h.store, "settleCharge");
     const r = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding: { num_rows: 25 } } });
     assertError(r, "training_service_unavailable", undefined);
-    assert.equal(h.store.getUsage("acme", "test", month), 0);
+    assert.equal((await h.store.getUsage("acme", "test", month)), 0);
     restore();
     const ok = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding: { num_rows: 25 } } });
     assert.equal(ok.status, 200);
-    assert.equal(h.store.getUsage("acme", "test", month), 25);
-    assert.equal(h.store.getPendingCharge(ok.headers.get("x-request-id")!), undefined, "settled before it was sent");
+    assert.equal((await h.store.getUsage("acme", "test", month)), 25);
+    assert.equal((await h.store.getPendingCharge(ok.headers.get("x-request-id")!)), undefined, "settled before it was sent");
   } finally {
     await h.stop();
   }
@@ -161,13 +161,13 @@ test("a refund that cannot be written is retried until the store takes it", asyn
     const restoreRefund = diskFull(h.store, "refundPending");
     const r = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding: { num_rows: 30 } } });
     assertError(r, "training_service_unavailable", undefined);
-    assert.equal(h.store.getUsage("acme", "test", month), 30, "the refund could not be written yet");
+    assert.equal((await h.store.getUsage("acme", "test", month)), 30, "the refund could not be written yet");
     restoreSettle();
     restoreRefund();
     // The reconciliation retries every 5 s.
     const deadline = Date.now() + 20_000;
-    while (h.store.getUsage("acme", "test", month) !== 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 200));
-    assert.equal(h.store.getUsage("acme", "test", month), 0);
+    while ((await h.store.getUsage("acme", "test", month)) !== 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 200));
+    assert.equal((await h.store.getUsage("acme", "test", month)), 0);
   } finally {
     await h.stop();
   }

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { Store, type ModelRecord } from "../src/store";
+import { Store, type ModelRecord, type StoreApi } from "../src/store";
 import type { Metadata, ModelConfig } from "../src/types";
 import { createEngine, EngineModelError, EngineUnavailableError, GenerateInputError, type PoolEngine } from "../src/engine";
 import { Trainer, type Checkpoint } from "../src/model";
@@ -51,9 +51,9 @@ async function env(): Promise<Env> {
 }
 
 /** Polls until `pred` holds (fails after `ms`; a hang guard, not a timing assertion). */
-async function until(pred: () => boolean, what: string, ms = 45_000): Promise<void> {
+async function until(pred: () => boolean | Promise<boolean>, what: string, ms = 45_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!pred()) {
+  while (!(await pred())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -62,7 +62,7 @@ async function until(pred: () => boolean, what: string, ms = 45_000): Promise<vo
 /** Worker logs arrive by message, possibly after the store shows `ready`. */
 const finished = (logs: LogLine[], id: string): boolean => logs.some((l) => l.msg === "training finished" && l.model_id === id);
 
-const status = (store: Store, id: string): ModelRecord => store.getModel(id) as ModelRecord;
+const status = async (store: StoreApi, id: string): Promise<ModelRecord> => (await store.getModel(id)) as ModelRecord;
 
 test("a model trains to ready, with its epoch, losses and checkpoint in the store", async () => {
   const e = await env();
@@ -71,14 +71,14 @@ test("a model trains to ready, with its epoch, losses and checkpoint in the stor
     assert.equal(engine.device, "cpu");
     const id = await addModel(e.store, config({ max_epochs: 4 }));
     await engine.train(id);
-    await until(() => status(e.store, id).status !== "training", "ready");
-    const rec = status(e.store, id);
+    await until(async () => (await status(e.store, id)).status !== "training", "ready");
+    const rec = (await status(e.store, id));
     assert.equal(rec.status, "ready");
     assert.equal(rec.current_epoch, 4);
     await until(() => finished(e.logs, id), "the worker's last log lines");
     assert.equal(rec.error, null);
     assert.ok(Number.isFinite(rec.train_loss) && Number.isFinite(rec.val_loss));
-    assert.equal(e.store.getCheckpoint<Checkpoint>(id)?.epoch, 4);
+    assert.equal((await e.store.getCheckpoint<Checkpoint>(id))?.epoch, 4);
     const epochs = e.logs.filter((l) => l.msg === "epoch" && l.model_id === id);
     assert.equal(epochs.length, 4);
     assert.ok((epochs[3].val_loss as number) < (epochs[0].val_loss as number), "val_loss falls");
@@ -96,7 +96,7 @@ test("generation: same seed gives the same codes (also after a restart), another
     const during = await engine.generate(id, { embedding: { num_rows: 50, seed: 3 } }); // latest weights
     assert.equal(during.num_rows, 50);
     assert.deepEqual(during.features, ["a", "b", "c"]);
-    await until(() => status(e.store, id).status === "ready", "ready");
+    await until(async () => (await status(e.store, id)).status === "ready", "ready");
     const a = await engine.generate(id, { embedding: { num_rows: 500, seed: 1 } });
     const b = await engine.generate(id, { embedding: { num_rows: 500, seed: 1 } });
     const c = await engine.generate(id, { embedding: { num_rows: 500, seed: 2 } });
@@ -127,7 +127,7 @@ test("input the model cannot take and unknown models are reported with typed err
       (err: unknown) => err instanceof GenerateInputError && err.param === "body.embedding[1]",
     );
     await assert.rejects(engine.generate("mdl_000000000000", { embedding: { num_rows: 1 } }), EngineModelError);
-    await until(() => status(e.store, id).status === "ready", "ready");
+    await until(async () => (await status(e.store, id)).status === "ready", "ready");
     await engine.close();
     await assert.rejects(engine.generate(id, { embedding: { num_rows: 1 } }), EngineUnavailableError);
     await assert.rejects(engine.train(id), EngineUnavailableError);
@@ -142,18 +142,18 @@ test("closing the engine mid-training leaves the model training; a new engine re
     const first = await e.start();
     const id = await addModel(e.store, config({ max_epochs: 10 }));
     await first.train(id);
-    await until(() => status(e.store, id).current_epoch >= 2, "two epochs");
+    await until(async () => (await status(e.store, id)).current_epoch >= 2, "two epochs");
     await first.close();
-    const saved = status(e.store, id);
+    const saved = (await status(e.store, id));
     assert.equal(saved.status, "training");
-    const epochAtClose = e.store.getCheckpoint<Checkpoint>(id)?.epoch ?? 0;
+    const epochAtClose = (await e.store.getCheckpoint<Checkpoint>(id))?.epoch ?? 0;
     assert.ok(epochAtClose >= 2);
 
     const second = await e.start();
     assert.equal(await second.resumeAll(), 1);
-    await until(() => status(e.store, id).status !== "training", "ready");
-    assert.equal(status(e.store, id).status, "ready");
-    assert.equal(status(e.store, id).current_epoch, 10);
+    await until(async () => (await status(e.store, id)).status !== "training", "ready");
+    assert.equal((await status(e.store, id)).status, "ready");
+    assert.equal((await status(e.store, id)).current_epoch, 10);
     await until(() => finished(e.logs, id), "the worker's last log lines");
     const resumed = e.logs.find((l) => l.msg === "training resumed" && l.model_id === id);
     assert.ok(resumed, "resumed from a checkpoint");
@@ -173,21 +173,21 @@ test("models spread over the workers; stop(id) during training ends the loop and
     const other = await addModel(e.store, config({ max_epochs: 1000 }));
     await engine.train(id);
     await engine.train(other);
-    await until(() => status(e.store, id).current_epoch >= 1 && status(e.store, other).current_epoch >= 1, "an epoch each");
+    await until(async () => (await status(e.store, id)).current_epoch >= 1 && (await status(e.store, other)).current_epoch >= 1, "an epoch each");
     const placed = await engine.info();
     assert.deepEqual(placed.map((w) => w.actors.length), [1, 1], "one training model per worker");
     await engine.stop(id);
     await engine.stop(id); // idempotent
     assert.deepEqual(engine.trainingIds(), [other]);
-    const after = status(e.store, id);
+    const after = (await status(e.store, id));
     await engine.stop(other);
     for (const w of await engine.info()) {
       assert.deepEqual(w.actors, []);
       assert.equal(w.numTensors, 0, "no tensors left on any worker");
     }
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal(status(e.store, id).current_epoch, after.current_epoch, "no progress after stop");
-    assert.equal(status(e.store, id).status, "training", "stop leaves the record to its owner (delete)");
+    assert.equal((await status(e.store, id)).current_epoch, after.current_epoch, "no progress after stop");
+    assert.equal((await status(e.store, id)).status, "training", "stop leaves the record to its owner (delete)");
   } finally {
     await e.done();
   }
@@ -213,19 +213,19 @@ test("a non-finite loss or an unreadable checkpoint ends in failed with an error
 
     await engine.train(nanId);
     await engine.train(junkId);
-    await until(() => status(e.store, nanId).status !== "training" && status(e.store, junkId).status !== "training", "failures");
-    const nan = status(e.store, nanId);
+    await until(async () => (await status(e.store, nanId)).status !== "training" && (await status(e.store, junkId)).status !== "training", "failures");
+    const nan = (await status(e.store, nanId));
     assert.equal(nan.status, "failed");
     assert.equal(nan.error?.code, "training_failed");
     assert.match(nan.error?.message ?? "", /non-finite/);
-    const junk = status(e.store, junkId);
+    const junk = (await status(e.store, junkId));
     assert.equal(junk.status, "failed");
     assert.equal(junk.error?.code, "training_failed");
     await assert.rejects(engine.generate(nanId, { embedding: { num_rows: 1 } }), EngineModelError);
 
     const ok = await addModel(e.store, config({ max_epochs: 1 }));
     await engine.train(ok);
-    await until(() => status(e.store, ok).status === "ready", "a healthy model after the failures");
+    await until(async () => (await status(e.store, ok)).status === "ready", "a healthy model after the failures");
   } finally {
     await e.done();
   }
@@ -237,16 +237,16 @@ test("a model on the same worker answers generate while another model trains the
     const engine = await e.start(1);
     const ready = await addModel(e.store, config({ max_epochs: 1 }));
     await engine.train(ready);
-    await until(() => status(e.store, ready).status === "ready", "first model ready");
+    await until(async () => (await status(e.store, ready)).status === "ready", "first model ready");
     const busy = await addModel(e.store, config({ max_epochs: 1000 }));
     await engine.train(busy);
-    await until(() => status(e.store, busy).current_epoch >= 1, "second model training");
+    await until(async () => (await status(e.store, busy)).current_epoch >= 1, "second model training");
     const g = await engine.generate(ready, { embedding: { num_rows: 2000, seed: 9 } });
     assert.equal(g.num_rows, 2000);
     const h = await engine.generate(busy, { embedding: { num_rows: 100, seed: 9 } });
     assert.equal(h.num_rows, 100);
     assert.deepEqual(engine.trainingIds(), [busy]);
-    assert.equal(status(e.store, busy).status, "training");
+    assert.equal((await status(e.store, busy)).status, "training");
     await engine.stop(busy);
   } finally {
     await e.done();
@@ -259,15 +259,15 @@ test("a model created while another trains on the same worker is seen there and 
     const engine = await e.start(1);
     const busy = await addModel(e.store, config({ max_epochs: 1000 }));
     await engine.train(busy);
-    await until(() => status(e.store, busy).current_epoch >= 1, "the first model training");
+    await until(async () => (await status(e.store, busy)).current_epoch >= 1, "the first model training");
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const id = await addModel(e.store, config({ max_epochs: 1 }));
       await engine.train(id);
       ids.push(id);
     }
-    await until(() => ids.every((id) => status(e.store, id).status !== "training"), "the new models");
-    assert.deepEqual(ids.map((id) => status(e.store, id).status), ["ready", "ready", "ready"]);
+    await until(async () => (await Promise.all(ids.map((id) => status(e.store, id)))).every((r) => r.status !== "training"), "the new models");
+    assert.deepEqual((await Promise.all(ids.map((id) => status(e.store, id)))).map((r) => r.status), ["ready", "ready", "ready"]);
     await engine.stop(busy);
   } finally {
     await e.done();
@@ -280,11 +280,11 @@ test("when a worker thread dies, its training model resumes from the last checkp
     const engine = await e.start(1);
     const id = await addModel(e.store, config({ max_epochs: 5 }));
     await engine.train(id);
-    await until(() => status(e.store, id).current_epoch >= 1, "an epoch");
+    await until(async () => (await status(e.store, id)).current_epoch >= 1, "an epoch");
     await engine.threads()[0].terminate();
-    await until(() => status(e.store, id).status !== "training", "the resumed training to end");
-    assert.equal(status(e.store, id).status, "ready");
-    assert.equal(status(e.store, id).current_epoch, 5);
+    await until(async () => (await status(e.store, id)).status !== "training", "the resumed training to end");
+    assert.equal((await status(e.store, id)).status, "ready");
+    assert.equal((await status(e.store, id)).current_epoch, 5);
     assert.ok(e.logs.some((l) => l.msg === "training worker lost; resuming from the last checkpoint"));
   } finally {
     await e.done();

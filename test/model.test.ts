@@ -240,7 +240,7 @@ test("a checkpoint stored in LMDB resumes exactly where the uninterrupted run wo
   await store.createModel(rec, META);
   await store.updateModel(opts.id, { current_epoch: 2 }, first.checkpoint());
   first.dispose();
-  const stored = store.getCheckpoint<Checkpoint>(opts.id) as Checkpoint;
+  const stored = (await store.getCheckpoint<Checkpoint>(opts.id)) as Checkpoint;
   await store.close();
   rmSync(dir, { recursive: true, force: true });
   assert.equal(stored.epoch, 2);

@@ -126,7 +126,7 @@ test("Trainer: compute native without the addon falls back to tfjs and says why"
 async function waitReady(store: Store, id: string): Promise<void> {
   for (let i = 0; i < 600; i++) {
     store.root.resetReadTxn();
-    const m = store.getModel(id);
+    const m = (await store.getModel(id));
     if (m?.status === "ready") return;
     if (m?.status === "failed") throw new Error(`model failed: ${JSON.stringify(m.error)}`);
     await new Promise((r) => setTimeout(r, 50));

@@ -44,7 +44,7 @@ after(async () => {
   await h.stop();
 });
 
-const usage = (): number => h.store.getUsage("acme", "test", monthOf(Date.now()));
+const usage = (): Promise<number> => h.store.getUsage("acme", "test", monthOf(Date.now()));
 
 /** POSTs a generate with `accept`; returns status, headers and the raw body. */
 async function post(body: unknown, accept?: string, extra: Record<string, string> = {}, model = id): Promise<{ status: number; headers: Headers; bytes: Uint8Array }> {
@@ -76,7 +76,7 @@ test("Accept negotiation: Arrow only when named with a quality at least JSON's",
 
 test("Arrow: the same codes as the JSON form, one Int32 column per feature, the envelope's fields as schema metadata, charged the same", async () => {
   const body = { embedding: { num_rows: 1000, seed: 3 } };
-  const before = usage();
+  const before = await usage();
   const json = await post(body, "application/json");
   const arrow = await post(body, ARROW_STREAM);
   assert.equal(json.status, 200);
@@ -84,7 +84,7 @@ test("Arrow: the same codes as the JSON form, one Int32 column per feature, the 
   assert.equal(json.headers.get("content-type"), "application/json");
   assert.equal(arrow.headers.get("content-type"), ARROW_STREAM);
   assert.equal(arrow.headers.get("vary"), "Accept");
-  assert.equal(usage(), before + 2000, "both charged their rows");
+  assert.equal(await usage(), before + 2000, "both charged their rows");
   const data = JSON.parse(new TextDecoder().decode(json.bytes)).data as Generation;
   const table = tableFromIPC(arrow.bytes);
   assert.deepEqual(table.schema.fields.map((f) => f.name), data.features);
@@ -111,7 +111,7 @@ test("errors stay the JSON envelope when Arrow is asked for", async () => {
 
 test("an Idempotency-Key replays the Arrow response byte for byte and charges once", async () => {
   const body = { embedding: { num_rows: 300, seed: 9 } };
-  const before = usage();
+  const before = await usage();
   const first = await post(body, ARROW_STREAM, { "Idempotency-Key": "arrow-replay-1" });
   const second = await post(body, ARROW_STREAM, { "Idempotency-Key": "arrow-replay-1" });
   assert.equal(first.status, 200);
@@ -119,7 +119,7 @@ test("an Idempotency-Key replays the Arrow response byte for byte and charges on
   assert.equal(second.headers.get("idempotent-replayed"), "true");
   assert.equal(second.headers.get("content-type"), ARROW_STREAM);
   assert.deepEqual(Buffer.from(second.bytes), Buffer.from(first.bytes));
-  assert.equal(usage(), before + 300);
+  assert.equal(await usage(), before + 300);
 });
 
 test("SDK generateCodes: Int32Array columns from Arrow, the JSON form on request or from a server that answers JSON", async () => {

@@ -148,8 +148,8 @@ describe("Delete Model", () => {
     assert.equal(r.text, "");
     assert.match(r.headers.get("x-request-id") ?? "", REQUEST_ID);
     assert.deepEqual(h.engine.calls.at(-1), { op: "stop", id: m.id });
-    assert.equal(h.store.getModel(m.id), undefined);
-    assert.equal(h.store.getMetadata(m.id), undefined);
+    assert.equal((await h.store.getModel(m.id)), undefined);
+    assert.equal((await h.store.getMetadata(m.id)), undefined);
     assertError(await call(h.url, `/v1/models/${m.id}`, { key: h.keys.test }), "model_not_found", undefined);
     assertError(await call(h.url, `/v1/models/${m.id}`, { key: h.keys.test, method: "DELETE" }), "model_not_found", undefined);
   });

@@ -250,7 +250,7 @@ describe("engine failures", () => {
     assert.equal(r.headers.get("retry-after"), "7");
     const trained = h.engine.calls.at(-1)!;
     assert.equal(trained.op, "train");
-    assert.equal(h.store.getModel(trained.id), undefined);
+    assert.equal((await h.store.getModel(trained.id)), undefined);
     const list = await call(h.url, "/v1/models", { key: h.keys.other });
     assert.equal(list.json.data.some((m: any) => m.id === trained.id), false);
   });

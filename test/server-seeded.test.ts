@@ -44,20 +44,20 @@ after(async () => {
   await h.stop();
 });
 
-const usage = (): number => h.store.getUsage("acme", "test", monthOf(Date.now()));
+const usage = (): Promise<number> => h.store.getUsage("acme", "test", monthOf(Date.now()));
 const gen = (embedding: unknown) => call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding } });
 const seedData = (features: unknown[], rows: unknown[]) => ({ seed_data: { features, rows } });
 
 
 /** Sends each embedding: 400 `parameter_invalid` with its param, nothing charged, the engine never called. */
 async function assertRefused(cases: [unknown, string][]): Promise<void> {
-  const before = usage();
+  const before = await usage();
   const calls = h.engine.calls.length;
   for (const [embedding, param] of cases) {
     const r = await gen(embedding);
     assertError(r, "parameter_invalid", param);
   }
-  assert.equal(usage(), before, "nothing charged");
+  assert.equal(await usage(), before, "nothing charged");
   assert.equal(h.engine.calls.length, calls, "the engine never ran");
 }
 
@@ -116,7 +116,7 @@ test("bad seed data: 400 parameter_invalid naming the row and cell, nothing char
 });
 
 test("good seeded requests reach the engine as sent and are charged the rows returned", async () => {
-  const before = usage();
+  const before = await usage();
   const where = { num_rows: 7, seed: 3, condition: { a: 1, b: [0, 2], "age group": { codes: [0, 1, 2, 3], weights: [0.25, 1, 1, 0.5] } } };
   const r1 = await gen(where);
   assert.equal(r1.status, 200, r1.text);
@@ -128,7 +128,7 @@ test("good seeded requests reach the engine as sent and are charged the rows ret
   assert.equal(r2.json.data.num_rows, 4);
   const cap = await gen(seedData(["b"], Array.from({ length: MAX_SEED_ROWS_PER_REQUEST }, (_, i) => [i % 3])));
   assert.equal(cap.status, 200, "exactly the cap is accepted");
-  assert.equal(usage(), before + 7 + 4 + MAX_SEED_ROWS_PER_REQUEST);
+  assert.equal(await usage(), before + 7 + 4 + MAX_SEED_ROWS_PER_REQUEST);
   // An empty condition is the plain draw through the same path.
   assert.equal((await gen({ num_rows: 2, condition: {} })).status, 200);
 });

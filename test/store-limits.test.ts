@@ -36,7 +36,7 @@ test("setOrgLimits sets, clears and validates an org's rate limit and live quota
     await assert.rejects(s.setOrgLimits("acme", { rate_limit: 0 }), RangeError);
     await assert.rejects(s.setOrgLimits("acme", { live_quota: 1.5 }), RangeError);
     const key = await s.createKey("acme", "test");
-    assert.equal(s.findKey(key)?.org, "acme", "keys of an org made by setOrgLimits work");
+    assert.equal((await s.findKey(key))?.org, "acme", "keys of an org made by setOrgLimits work");
   });
 });
 
@@ -46,9 +46,9 @@ test("chargeUsage refuses a charge that would cross the quota and charges nothin
     assert.deepEqual(await s.chargeUsage(charge({ rows: 41 })), { ok: false, used: 60 });
     assert.deepEqual(await s.chargeUsage(charge({ rows: 40 })), { ok: true, used: 100 });
     assert.equal(await s.refundUsage(charge({ rows: 40 })), 60);
-    assert.equal(s.getUsage("o", "live", "2030-01"), 60);
-    assert.equal(s.getUsage("o", "test", "2030-01"), 0, "environments are separate");
-    assert.equal(s.getUsage("o", "live", "2030-02"), 0, "months are separate");
+    assert.equal((await s.getUsage("o", "live", "2030-01")), 60);
+    assert.equal((await s.getUsage("o", "test", "2030-01")), 0, "environments are separate");
+    assert.equal((await s.getUsage("o", "live", "2030-02")), 0, "months are separate");
   });
 });
 
@@ -56,7 +56,7 @@ test("concurrent charges never exceed the quota", async () => {
   await withStore(async (s) => {
     const rs = await Promise.all(Array.from({ length: 50 }, () => s.chargeUsage(charge({ rows: 7, quota: 100, env: "test" }))));
     assert.equal(rs.filter((r) => r.ok).length, 14);
-    assert.equal(s.getUsage("o", "test", "2030-01"), 98);
+    assert.equal((await s.getUsage("o", "test", "2030-01")), 98);
   });
 });
 
@@ -68,11 +68,11 @@ test("the ledger holds live charges and refunds in order, per org and month; san
     await s.chargeUsage(charge({ rows: 3, env: "test" }));
     await s.chargeUsage(charge({ rows: 2, month: "2030-02" }));
     await s.chargeUsage(charge({ rows: 1, org: "p" }));
-    const e = s.ledgerEntries("o", "2030-01");
+    const e = (await s.ledgerEntries("o", "2030-01"));
     assert.deepEqual(e.map((x) => [x.kind, x.rows, x.request_id]), [["charge", 5, "req_b"], ["refund", -5, "req_b"], ["charge", 3, "req_a"]]);
     assert.equal(e[0].at, new Date(0).toISOString());
-    assert.equal(s.ledgerEntries("o", "2030-02").length, 1);
-    assert.deepEqual(s.usageOfMonth("2030-01").sort((a, b) => (a.org + a.env).localeCompare(b.org + b.env)), [
+    assert.equal((await s.ledgerEntries("o", "2030-02")).length, 1);
+    assert.deepEqual((await s.usageOfMonth("2030-01")).sort((a, b) => (a.org + a.env).localeCompare(b.org + b.env)), [
       { org: "o", env: "live", rows: 3 },
       { org: "o", env: "test", rows: 3 },
       { org: "p", env: "live", rows: 1 },
@@ -92,10 +92,10 @@ test("idempotency records: started, in flight, mismatch, replay, expiry, release
     assert.deepEqual(await s.beginIdempotent(scope, "fp", 999, ttl), { kind: "replay", response });
     assert.deepEqual(await s.beginIdempotent(scope, "other", 1000, ttl), { kind: "started" }, "expired: a new request");
     assert.equal((await s.reconcile(new Set(), 1000)).released, 1);
-    assert.equal(s.getIdempotency(scope), undefined);
+    assert.equal((await s.getIdempotency(scope)), undefined);
     await s.beginIdempotent(scope, "fp", 0, ttl);
     await s.abandonIdempotent(scope);
-    assert.equal(s.getIdempotency(scope), undefined);
+    assert.equal((await s.getIdempotency(scope)), undefined);
     await s.beginIdempotent(scope, "fp", 0, ttl);
     await s.completeIdempotent(scope, response);
     assert.equal(await s.sweepExpired(999, ttl), 0);
@@ -116,10 +116,10 @@ test("a deleted model's id stays a List cursor until its tombstone expires", asy
       ids.unshift(rec.id);
     }
     assert.equal(await s.deleteModel(ids[1], 5000), true);
-    assert.deepEqual(s.listModels("o", "test", 10, ids[1]).items.map((m) => m.id), ids.slice(2));
-    assert.throws(() => s.listModels("o", "live", 10, ids[1]), /mdl_/, "only in its own scope");
+    assert.deepEqual((await s.listModels("o", "test", 10, ids[1])).items.map((m) => m.id), ids.slice(2));
+    await assert.rejects(s.listModels("o", "live", 10, ids[1]), /mdl_/, "only in its own scope");
     await s.sweepExpired(5000 + TOMBSTONE_TTL_MS, 1);
-    assert.throws(() => s.listModels("o", "test", 10, ids[1]));
+    await assert.rejects(s.listModels("o", "test", 10, ids[1]));
   });
 });
 
@@ -127,8 +127,8 @@ test("rate counters round-trip and old ones are swept", async () => {
   await withStore(async (s) => {
     await s.putRateCounter("org:a", { window: 10, prev: 1, curr: 2 });
     await s.putRateCounter("addr:1.2.3.4", { window: 5, prev: 0, curr: 9 });
-    assert.deepEqual(new Map(s.rateCounterEntries()).get("org:a"), { window: 10, prev: 1, curr: 2 });
+    assert.deepEqual(new Map((await s.rateCounterEntries())).get("org:a"), { window: 10, prev: 1, curr: 2 });
     assert.equal(await s.sweepRateCounters(9), 1);
-    assert.deepEqual(s.rateCounterEntries().map(([k]) => k), ["org:a"]);
+    assert.deepEqual((await s.rateCounterEntries()).map(([k]) => k), ["org:a"]);
   });
 });

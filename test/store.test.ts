@@ -24,11 +24,11 @@ const META = { features: ["a"], cardinalities: { a: 2 }, empirical_probs: { a: [
 test("API keys are stored only as their SHA-256 and found by the key", async () => {
   const { store, dir } = tmpStore();
   try {
-    assert.equal(store.isEmpty(), true);
+    assert.equal((await store.isEmpty()), true);
     const key = await store.createKey("acme", "live");
     assert.match(key, /^svc_live_[A-Za-z0-9]{32}$/);
-    assert.deepEqual(store.findKey(key)?.org, "acme");
-    assert.equal(store.findKey(key + "x"), undefined);
+    assert.deepEqual((await store.findKey(key))?.org, "acme");
+    assert.equal((await store.findKey(key + "x")), undefined);
     await store.root.flushed;
     const raw = readFileSync(join(dir, "data.mdb"));
     assert.equal(raw.includes(Buffer.from(key)), false, "plaintext key must not be stored");
@@ -47,15 +47,15 @@ test("list pages newest first per org and environment, cursor continues after th
     for (const m of mine) await store.createModel(m, META);
     await store.createModel(rec("o", "live", 6000), META);
     await store.createModel(rec("other", "test", 7000), META);
-    const p1 = store.listModels("o", "test", 2);
+    const p1 = (await store.listModels("o", "test", 2));
     assert.deepEqual(p1.items.map((m) => m.id), [mine[4].id, mine[3].id]);
     assert.equal(p1.has_more, true);
-    const p2 = store.listModels("o", "test", 2, p1.items[1].id);
+    const p2 = (await store.listModels("o", "test", 2, p1.items[1].id));
     assert.deepEqual(p2.items.map((m) => m.id), [mine[2].id, mine[1].id]);
-    const p3 = store.listModels("o", "test", 2, p2.items[1].id);
+    const p3 = (await store.listModels("o", "test", 2, p2.items[1].id));
     assert.deepEqual(p3.items.map((m) => m.id), [mine[0].id]);
     assert.equal(p3.has_more, false);
-    assert.throws(() => store.listModels("o", "live", 2, mine[0].id), CursorNotFoundError);
+    await assert.rejects(store.listModels("o", "live", 2, mine[0].id), CursorNotFoundError);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -68,13 +68,13 @@ test("delete removes model, metadata and checkpoint; a late update does not resu
     const m = rec("o", "test", 1000);
     await store.createModel(m, META);
     await store.updateModel(m.id, { current_epoch: 1 }, { epoch: 1 });
-    assert.deepEqual(store.getCheckpoint(m.id), { epoch: 1 });
+    assert.deepEqual((await store.getCheckpoint(m.id)), { epoch: 1 });
     assert.equal(await store.deleteModel(m.id), true);
     assert.equal(await store.updateModel(m.id, { current_epoch: 2 }, { epoch: 2 }), undefined);
-    assert.equal(store.getModel(m.id), undefined);
-    assert.equal(store.getMetadata(m.id), undefined);
-    assert.equal(store.getCheckpoint(m.id), undefined);
-    assert.equal(store.listModels("o", "test", 10).items.length, 0);
+    assert.equal((await store.getModel(m.id)), undefined);
+    assert.equal((await store.getMetadata(m.id)), undefined);
+    assert.equal((await store.getCheckpoint(m.id)), undefined);
+    assert.equal((await store.listModels("o", "test", 10)).items.length, 0);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

@@ -11,15 +11,16 @@
  *   the org's requests per minute (both environments together) and its live plan in rows per
  *   month; `default` goes back to the server's default. Prints the org's settings as JSON.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { databaseOption, openAdminStore } from "./admin-store";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS, Store } from "../store";
+import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS } from "../store";
 import { monthOf, usageReport, type UsageLine } from "../server/quota";
 
 /** Options of `synthd usage` after parsing. */
 export interface UsageOptions {
   dataDir: string;
+  /** `--database`: the shared PostgreSQL store instead. */
+  database?: string;
   org?: string;
   month?: string;
   json: boolean;
@@ -29,6 +30,8 @@ export interface UsageOptions {
 /** Options of `synthd orgs set` after parsing (`"default"`: back to the default). */
 export interface OrgsSetOptions {
   dataDir: string;
+  /** `--database`: the shared PostgreSQL store instead. */
+  database?: string;
   org: string;
   rateLimit?: number | "default";
   liveQuota?: number | "default";
@@ -51,11 +54,6 @@ function limitOrDefault(name: string, min: number): (v: string) => number | "def
   };
 }
 
-/** Opens an existing store; a command that only reads must not create one by accident. */
-function openExisting(dataDir: string): Store {
-  if (!existsSync(join(dataDir, "data.mdb"))) throw new Error(`No synthd store in ${dataDir} (pass --data-dir or set SYNTHD_DATA_DIR).`);
-  return new Store(dataDir);
-}
 
 function envName(env: UsageLine["env"]): string {
   return env === "test" ? "sandbox" : "live";
@@ -63,13 +61,15 @@ function envName(env: UsageLine["env"]): string {
 
 /** Prints the usage report of one month (a table, or JSON `{ month, usage: UsageLine[] }`). */
 export async function usageCommand(opts: UsageOptions): Promise<void> {
-  const store = openExisting(opts.dataDir);
+  const store = await openAdminStore(opts, true);
   try {
     const month = opts.month ?? monthOf(Date.now());
-    const lines = usageReport(store, month, opts.org);
+    const lines = await usageReport(store, month, opts.org);
     if (opts.json) {
-      const usage = lines.map((l) =>
-        opts.ledger && l.env === "live" ? { ...l, ledger: { ...l.ledger!, items: store.ledgerEntries(l.org, month) } } : l,
+      const usage = await Promise.all(
+        lines.map(async (l) =>
+          opts.ledger && l.env === "live" ? { ...l, ledger: { ...l.ledger!, items: await store.ledgerEntries(l.org, month) } } : l,
+        ),
       );
       process.stdout.write(`${JSON.stringify({ month, usage }, null, 2)}\n`);
       return;
@@ -100,8 +100,7 @@ export async function orgsSetCommand(opts: OrgsSetOptions): Promise<void> {
   if (opts.rateLimit === undefined && opts.liveQuota === undefined) {
     throw new Error("Nothing to set: pass --rate-limit and/or --live-quota.");
   }
-  mkdirSync(opts.dataDir, { recursive: true });
-  const store = new Store(opts.dataDir);
+  const store = await openAdminStore(opts);
   try {
     const orNull = (v: number | "default" | undefined): number | null | undefined => (v === "default" ? null : v);
     const rec = await store.setOrgLimits(opts.org, { rate_limit: orNull(opts.rateLimit), live_quota: orNull(opts.liveQuota) });
@@ -124,6 +123,7 @@ export function registerUsageCommands(program: Command): void {
     .command("usage")
     .description("rows generated per organization and environment in a month, with quotas and the live ledger (reads the store)")
     .addOption(dataDir())
+    .addOption(databaseOption())
     .option("--org <name>", "only this organization")
     .option("--month <YYYY-MM>", "calendar month, UTC (default: the current one)", parseMonth)
     .option("--json", "print JSON", false)
@@ -135,6 +135,7 @@ export function registerUsageCommands(program: Command): void {
     .command("set")
     .description("set an organization's rate limit and live plan; prints its settings as JSON")
     .addOption(dataDir())
+    .addOption(databaseOption())
     .requiredOption("--org <name>", "organization (created if missing)")
     .option("--rate-limit <n>", "requests per minute, both environments together, or 'default'", limitOrDefault("--rate-limit", 1))
     .option("--live-quota <rows>", "rows per calendar month for live keys, or 'default'", limitOrDefault("--live-quota", 0))

@@ -21,7 +21,7 @@
  * ({@link ModelActor.snapshot}), queued behind the step in flight; stop and halt take effect at
  * the next step boundary (or right after the validation pass), as before.
  */
-import { StoreWriteError, type Store } from "../store";
+import { StoreWriteError, type StoreApi } from "../store";
 import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../model/trainer";
 import type { TrainReply } from "./protocol";
 
@@ -35,7 +35,7 @@ export type ActorState = "starting" | "training" | "ready" | "failed" | "stopped
 
 /** What an actor needs from its worker. */
 export interface ActorEnv {
-  store: Store;
+  store: StoreApi;
   /** Awaited between optimizer steps (e.g. `setImmediate`). */
   yieldFn: () => Promise<void>;
   log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
@@ -57,9 +57,14 @@ export class ModelActor {
   private abortKind: "stop" | "halt" | null = null;
   private done: Promise<TrainReply> | null = null;
 
+  /**
+   * @param fence the training's fencing token (shared store, `StoreApi.claimTraining`): every
+   *   write carries it; a write refused because a newer claim exists ends the actor `superseded`.
+   */
   constructor(
     readonly id: string,
     private readonly env: ActorEnv,
+    private readonly fence?: number,
   ) {}
 
   /** Runs the training loop to its end; resolves with the outcome (never rejects). */
@@ -97,12 +102,12 @@ export class ModelActor {
     const { store, log } = this.env;
     const id = this.id;
     try {
-      const rec = store.getModel(id);
+      const rec = await store.getModel(id);
       if (rec === undefined) return this.end("deleted");
       if (rec.status !== "training") return this.end("skipped");
-      const metadata = store.getMetadata(id);
+      const metadata = await store.getMetadata(id);
       if (metadata === undefined) throw new Error("the model's metadata is missing");
-      const checkpoint = store.getCheckpoint<Parameters<typeof Trainer.create>[0]["checkpoint"]>(id);
+      const checkpoint = await store.getCheckpoint<Parameters<typeof Trainer.create>[0]["checkpoint"]>(id);
       this.trainer = await Trainer.create({ id, metadata, config: rec.config, checkpoint, compute: this.env.compute });
       if (this.trainer.computeNote) log("warn", this.trainer.computeNote, { model_id: id });
       if (this.aborted()) return this.endAborted();
@@ -121,7 +126,7 @@ export class ModelActor {
         finished = report.done;
         const written = await this.persist(report);
         if (written === ABORTED) return this.endAborted();
-        if (!written) return this.end("deleted");
+        if (!written) return this.end(await this.goneOrSuperseded());
         log("debug", "epoch", {
           model_id: id,
           epoch: report.epoch,
@@ -133,7 +138,7 @@ export class ModelActor {
       }
       const marked = await this.whenStoreWrites(() => this.markReady());
       if (marked === ABORTED) return this.endAborted();
-      if (marked === undefined) return this.end("deleted");
+      if (marked === undefined) return this.end(await this.goneOrSuperseded());
       log("info", "training finished", {
         model_id: id,
         reason: finished,
@@ -153,7 +158,7 @@ export class ModelActor {
       this.release();
       this.state = "failed";
       try {
-        await store.updateModel(id, { status: "failed", error: trainingFailed(message) });
+        await store.updateModel(id, { status: "failed", error: trainingFailed(message) }, undefined, this.fence);
       } catch (e) {
         log("error", "could not store the failure", { model_id: id, error: String(e) });
       }
@@ -202,16 +207,22 @@ export class ModelActor {
       ...(report.done ? { status: "ready" as const, error: null } : {}),
     };
     const checkpoint = await trainer.checkpointInSlices(this.env.yieldFn);
-    const rec = await this.whenStoreWrites(() => this.env.store.updateModel(this.id, patch, checkpoint));
+    const rec = await this.whenStoreWrites(() => this.env.store.updateModel(this.id, patch, checkpoint, this.fence));
     return rec === ABORTED ? ABORTED : rec !== undefined;
   }
 
   /** For a checkpoint that was already final when loaded: only the status is missing. */
   private async markReady(): Promise<unknown> {
-    const rec = this.env.store.getModel(this.id);
+    const rec = await this.env.store.getModel(this.id);
     if (rec === undefined) return undefined;
     if (rec.status === "ready") return rec;
-    return this.env.store.updateModel(this.id, { status: "ready", error: null });
+    return this.env.store.updateModel(this.id, { status: "ready", error: null }, undefined, this.fence);
+  }
+
+  /** Why a write found nothing to update: the model is gone, or (fenced) another training claimed it since. */
+  private async goneOrSuperseded(): Promise<TrainReply["outcome"]> {
+    if (this.fence === undefined) return "deleted";
+    return (await this.env.store.getModel(this.id)) === undefined ? "deleted" : "superseded";
   }
 
   private end(outcome: TrainReply["outcome"]): TrainReply {

@@ -51,7 +51,7 @@ import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { Piscina, queueOptionsSymbol } from "piscina";
 import type { Logger } from "pino";
-import type { ModelRecord, Store } from "../store";
+import type { ModelRecord, StoreApi } from "../store";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { deviceOf, type BackendName } from "../model/backend";
 import { defaultCompute, type ComputeKind } from "../model/trainer";
@@ -80,9 +80,14 @@ export const RETRY_BLOCKED_MS = 2000;
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
-  store: Store;
-  /** The LMDB directory of `store` (each worker opens its own Store on it). */
+  store: StoreApi;
+  /**
+   * Where each worker thread opens its own store: the LMDB directory of `store`, or (shared store)
+   * the PostgreSQL URL as `databaseUrl`.
+   */
   dataDir: string;
+  /** PostgreSQL connection URL of `store` when it is the shared store (issue 14). */
+  databaseUrl?: string;
   /** Worker threads; default `os.availableParallelism()`. */
   workers?: number;
   logger?: Logger;
@@ -150,6 +155,11 @@ export interface PoolEngine extends Engine {
    * callers that serialise them themselves.
    */
   generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration>;
+  /**
+   * Trains model `id` with an optional fencing token and resolves when this engine is done with
+   * it, to the outcome (see the implementation; src/cluster/worker-host.ts holds a job on it).
+   */
+  trainToEnd(id: string, fence?: number): Promise<TrainReply["outcome"]>;
   /** Models currently training in this engine (their task runs). */
   trainingIds(): string[];
   /** Models accepted but waiting for memory or their org's limit, in queue order. */
@@ -186,6 +196,12 @@ class PiscinaEngine implements PoolEngine {
    */
   private readonly training = new Map<string, Promise<TrainReply>>();
   private readonly restarts = new Map<string, number>();
+  /** Fencing tokens of trainings started through {@link train} with one (shared store). */
+  private readonly fences = new Map<string, number>();
+  /** Callers of {@link trainToEnd} waiting for a model's training to end. */
+  private readonly waiters = new Map<string, ((outcome: TrainReply["outcome"]) => void)[]>();
+  /** The last training task's outcome per model, until its waiters are settled. */
+  private readonly outcomes = new Map<string, TrainReply["outcome"]>();
   private closed = false;
   private closing: Promise<void> | undefined;
   backend: BackendName = "wasm";
@@ -201,8 +217,8 @@ class PiscinaEngine implements PoolEngine {
   private cachesDropped = false;
 
   constructor(
-    private readonly store: Store,
-    dataDir: string,
+    private readonly store: StoreApi,
+    where: Pick<WorkerConfig, "dataDir" | "databaseUrl">,
     readonly workers: number,
     private readonly maxQueue: number,
     idleModels: number,
@@ -215,7 +231,7 @@ class PiscinaEngine implements PoolEngine {
     this.log = logger;
     this.compute = compute;
     this.queue = new AdmissionQueue({ budgetBytes: 0, maxTrainingPerOrg, maxQueuedPerOrg });
-    const workerData: WorkerConfig = { dataDir, idleModels, compute };
+    const workerData: WorkerConfig = { ...where, idleModels, compute };
     this.pool = new Piscina({
       filename: path.join(__dirname, "worker.js"),
       minThreads: workers,
@@ -258,8 +274,8 @@ class PiscinaEngine implements PoolEngine {
   }
 
   /** The model's record as last committed by any thread (renews this thread's read snapshot). */
-  private current(id: string): ReturnType<Store["getModel"]> {
-    this.store.root.resetReadTxn();
+  private current(id: string): Promise<ModelRecord | undefined> {
+    this.store.refreshReads?.();
     return this.store.getModel(id);
   }
 
@@ -313,14 +329,19 @@ class PiscinaEngine implements PoolEngine {
     this.queue.hold(org, est.bytes, estimateKey(config));
   }
 
-  async train(id: string): Promise<void> {
+  /**
+   * See {@link Engine.train}. `fence`: the training's fencing token (shared store; every write of
+   * the training carries it, `StoreApi.claimTraining`).
+   */
+  async train(id: string, fence?: number): Promise<void> {
     this.ensureOpen();
+    if (fence !== undefined) this.fences.set(id, fence);
     // A running model (its reservation is held for as long as its task runs) or a waiting one.
     if (this.queue.isRunning(id) || this.queue.isWaiting(id)) return;
     // Refuse here, not through the task's rejection (which would read as a lost worker).
     if (this.pool.queueSize >= this.maxQueue) throw new EngineUnavailableError("the engine's queue is full");
-    const rec = this.current(id);
-    if (rec !== undefined) this.enqueue(rec);
+    const rec = await this.current(id);
+    if (rec !== undefined) await this.enqueue(rec);
     this.pump();
   }
 
@@ -331,11 +352,11 @@ class PiscinaEngine implements PoolEngine {
    * metadata back costs the HTTP thread tens of milliseconds). A model that can never fit is
    * marked failed.
    */
-  private enqueue(rec: ModelRecord): void {
+  private async enqueue(rec: ModelRecord): Promise<void> {
     const { id, org } = rec;
     if (rec.status !== "training" || this.queue.isRunning(id) || this.queue.isWaiting(id)) return;
-    const bytes = this.queue.claimHold(org, estimateKey(rec.config)) ?? this.estimateStored(rec);
-    if (bytes === undefined) return;
+    const bytes = this.queue.claimHold(org, estimateKey(rec.config)) ?? (await this.estimateStored(rec));
+    if (bytes === undefined || this.queue.isRunning(id) || this.queue.isWaiting(id)) return;
     const createdMs = Date.parse(rec.created_at);
     this.queue.enqueue({ id, org, bytes, createdMs: Number.isFinite(createdMs) ? createdMs : Date.now() });
     this.log?.debug({ model_id: id, org, estimate_bytes: bytes }, "model queued for training");
@@ -345,8 +366,8 @@ class PiscinaEngine implements PoolEngine {
    * The estimate of a stored model (bytes; 0 without metadata: the worker then fails the model at
    * once), or undefined when it was marked failed (its estimate failed, or it can never fit).
    */
-  private estimateStored(rec: ModelRecord): number | undefined {
-    const metadata = this.store.getMetadata(rec.id);
+  private async estimateStored(rec: ModelRecord): Promise<number | undefined> {
+    const metadata = await this.store.getMetadata(rec.id);
     if (metadata === undefined) return 0;
     let est: MemoryEstimate;
     try {
@@ -411,25 +432,28 @@ class PiscinaEngine implements PoolEngine {
 
   /** Runs the training task of an admitted model (its reservation is held until {@link finish}). */
   private startTask(id: string): void {
-    const p = this.run<TrainReply>({ op: "train", id }, id);
+    const fence = this.fences.get(id);
+    const p = this.run<TrainReply>({ op: "train", id, ...(fence === undefined ? {} : { fence }) }, id);
     this.training.set(id, p);
     p.then(
       (reply) => this.trainEnded(id, p, reply),
       (err: unknown) => this.trainLost(id, p, err),
-    );
+    ).catch((err: unknown) => this.log?.error({ model_id: id, err }, "training bookkeeping failed"));
   }
 
   /** The model's training is over for this engine: its reservation is released and the queue advances. */
   private finish(id: string): void {
+    this.settleWaiters(id);
     if (this.queue.release(id)) this.pump();
   }
 
-  private trainEnded(id: string, p: Promise<TrainReply>, reply: TrainReply): void {
+  private async trainEnded(id: string, p: Promise<TrainReply>, reply: TrainReply): Promise<void> {
     if (this.training.get(id) === p) this.training.delete(id);
+    this.outcomes.set(id, reply.outcome);
     this.log?.debug({ model_id: id, outcome: reply.outcome, epoch: reply.epoch, message: reply.message }, "training task ended");
-    if (reply.outcome === "deleted" && !this.closed && this.current(id)?.status === "training") {
+    if (reply.outcome === "deleted" && !this.closed && (await this.current(id))?.status === "training") {
       // The worker did not see a record that exists (should not happen: it renews its snapshot per task).
-      this.trainLost(id, p, new Error("the worker could not read the model's record"));
+      await this.trainLost(id, p, new Error("the worker could not read the model's record"));
       return;
     }
     if (reply.outcome !== "ready" && reply.outcome !== "skipped") this.pins.delete(id);
@@ -442,12 +466,13 @@ class PiscinaEngine implements PoolEngine {
    * comment. A resumed model keeps its reservation (its memory died with the worker and is
    * allocated again by the new task); one that fails or is gone releases it.
    */
-  private trainLost(id: string, p: Promise<TrainReply>, err: unknown): void {
+  private async trainLost(id: string, p: Promise<TrainReply>, err: unknown): Promise<void> {
     if (this.training.get(id) === p) this.training.delete(id);
     this.pins.delete(id);
     if (this.closed) return;
     const message = err instanceof Error ? err.message : String(err);
-    const rec = this.current(id);
+    const rec = await this.current(id);
+    if (this.closed) return;
     if (rec === undefined || rec.status !== "training") {
       this.finish(id);
       return;
@@ -455,9 +480,11 @@ class PiscinaEngine implements PoolEngine {
     const n = (this.restarts.get(id) ?? 0) + 1;
     this.restarts.set(id, n);
     if (n > MAX_TRAIN_RESTARTS) {
+      this.outcomes.set(id, "failed");
       this.markFailed(id, `the training worker thread exited unexpectedly ${n} times (last: ${message})`);
       this.finish(id);
     } else if (this.pool.queueSize >= this.maxQueue) {
+      this.outcomes.set(id, "failed");
       this.markFailed(id, "training could not be resumed: the engine's queue is full");
       this.finish(id);
     } else {
@@ -468,16 +495,16 @@ class PiscinaEngine implements PoolEngine {
 
   private markFailed(id: string, message: string): void {
     this.log?.error({ model_id: id, err: message }, "training failed");
-    const rec = this.current(id);
-    if (rec?.status !== "training") return;
-    this.store.updateModel(id, { status: "failed", error: trainingFailed(message) }).catch((e: unknown) =>
-      this.log?.error({ model_id: id, err: e }, "could not store a training failure"),
-    );
+    void (async () => {
+      const rec = await this.current(id);
+      if (rec?.status !== "training") return;
+      await this.store.updateModel(id, { status: "failed", error: trainingFailed(message) });
+    })().catch((e: unknown) => this.log?.error({ model_id: id, err: e }, "could not store a training failure"));
   }
 
   async generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration> {
     this.ensureOpen();
-    const rec = this.store.getModel(id);
+    const rec = await this.store.getModel(id);
     if (rec === undefined) throw new EngineModelError(`No such model: ${id}`, "model_not_found");
     if (rec.status !== "training" && rec.status !== "ready") {
       throw new EngineModelError(`Model ${id} is in state '${rec.status}'`, "model_not_ready", rec.status);
@@ -489,7 +516,7 @@ class PiscinaEngine implements PoolEngine {
     let task: Task;
     let transfer: ArrayBuffer[] = [];
     try {
-      const seeded = isSeeded(req.embedding) ? seededSource(req.embedding, this.metadataOf(id)) : undefined;
+      const seeded = isSeeded(req.embedding) ? seededSource(req.embedding, await this.metadataOf(id)) : undefined;
       if (seeded) {
         // Seeded generation (issue 12): checked conditions in model order, run by engine/seeded.ts.
         task = { op: "generate", id, seeded, ...(seeded.seed !== undefined ? { seed: seeded.seed } : {}), temperature, topP };
@@ -526,8 +553,8 @@ class PiscinaEngine implements PoolEngine {
   }
 
   /** The model's features and cardinalities (its stored metadata), for seeded requests. */
-  private metadataOf(id: string): Metadata {
-    const meta = this.store.getMetadata(id);
+  private async metadataOf(id: string): Promise<Metadata> {
+    const meta = await this.store.getMetadata(id);
     if (meta === undefined) throw new Error(`model ${id} has no metadata`);
     return meta;
   }
@@ -542,6 +569,7 @@ class PiscinaEngine implements PoolEngine {
 
   async stop(id: string): Promise<void> {
     if (this.queue.remove(id)) {
+      this.settleWaiters(id, "stopped");
       this.log?.debug({ model_id: id }, "waiting model left the training queue");
       this.pump();
     }
@@ -559,9 +587,9 @@ class PiscinaEngine implements PoolEngine {
 
   async resumeAll(): Promise<number> {
     this.ensureOpen();
-    const recs = this.store.modelsWithStatus("training");
+    const recs = await this.store.modelsWithStatus("training");
     recs.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
-    for (const rec of recs) this.enqueue(rec);
+    for (const rec of recs) await this.enqueue(rec);
     if (recs.length > 0) this.log?.info({ models: recs.length }, "resuming training (through the admission queue, oldest first)");
     this.pump();
     return recs.length;
@@ -609,6 +637,39 @@ class PiscinaEngine implements PoolEngine {
     return this.pool.threads;
   }
 
+  /**
+   * Trains model `id` (as {@link train}) and resolves when this engine is done with it: the
+   * outcome of its last training task (`ready`, `failed`, `stopped`, `deleted`, `superseded`,
+   * `halted` at shutdown), or `skipped` when it was not queued (not `training`, or marked failed
+   * by admission). For a queue consumer that holds a job while the model trains (src/cluster).
+   * @throws EngineUnavailableError as {@link train}.
+   */
+  async trainToEnd(id: string, fence?: number): Promise<TrainReply["outcome"]> {
+    const ended = new Promise<TrainReply["outcome"]>((resolve) => {
+      const list = this.waiters.get(id) ?? [];
+      list.push(resolve);
+      this.waiters.set(id, list);
+    });
+    try {
+      await this.train(id, fence);
+    } catch (err) {
+      this.settleWaiters(id, "skipped");
+      throw err;
+    }
+    if (!this.queue.isRunning(id) && !this.queue.isWaiting(id)) this.settleWaiters(id, "skipped");
+    return ended;
+  }
+
+  private settleWaiters(id: string, outcome?: TrainReply["outcome"]): void {
+    const list = this.waiters.get(id);
+    const last = outcome ?? this.outcomes.get(id) ?? "stopped";
+    this.outcomes.delete(id);
+    this.fences.delete(id);
+    if (list === undefined) return;
+    this.waiters.delete(id);
+    for (const resolve of list) resolve(last);
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.closed = true;
@@ -619,6 +680,7 @@ class PiscinaEngine implements PoolEngine {
       await Promise.allSettled(pending.map(([id]) => this.run({ op: "halt", id }, id)));
       await Promise.allSettled(pending.map(([, p]) => p));
       await this.pool.close();
+      for (const id of [...this.waiters.keys()]) this.settleWaiters(id, "halted");
       this.log?.info("engine stopped");
     })();
     return this.closing;
@@ -673,7 +735,8 @@ function estimateKey(c: ModelConfig): string {
 }
 
 /**
- * Starts the engine: a pool of `workers` worker threads, each with its own Store on `dataDir` and
+ * Starts the engine: a pool of `workers` worker threads, each with its own store (on `dataDir`, or
+ * `databaseUrl`) and
  * its own tfjs backend (`tensorflow` when tfjs-node is installed, else `wasm`, else `cpu`; the
  * choice is logged), training and generating on `opts.compute` (default: the native core when it
  * loads; all workers share the core's one thread pool, so concurrent models never oversubscribe
@@ -686,7 +749,7 @@ export async function createEngine(opts: EngineOptions): Promise<PoolEngine> {
   const workers = Math.max(1, Math.floor(opts.workers ?? availableParallelism()));
   const engine = new PiscinaEngine(
     opts.store,
-    opts.dataDir,
+    { dataDir: opts.dataDir, ...(opts.databaseUrl === undefined ? {} : { databaseUrl: opts.databaseUrl }) },
     workers,
     opts.maxQueue ?? DEFAULT_MAX_QUEUE,
     opts.idleModelsPerWorker ?? DEFAULT_IDLE_MODELS_PER_WORKER,

@@ -10,6 +10,11 @@ import type { SeededSource } from "../model/seeded-input";
 export interface TrainTask {
   op: "train";
   id: string;
+  /**
+   * Fencing token of this training (`StoreApi.claimTraining`), shared store only: every progress
+   * and checkpoint write carries it, so a worker that lost the job cannot overwrite newer state.
+   */
+  fence?: number;
 }
 
 /** Generate rows (reply: {@link GenerateReply}). Exactly one of `latents` / `numRows` / `seeded` is set. */
@@ -53,10 +58,10 @@ export type Task = TrainTask | GenerateTask | StopTask | InfoTask;
 /**
  * How a training task ended: `ready`/`failed` (stored), `stopped`/`halted` (aborted by a task),
  * `deleted` (the record vanished), `skipped` (the record was not in `training`, or this worker
- * already trains it).
+ * already trains it), `superseded` (fenced writes refused: another worker claimed the training).
  */
 export interface TrainReply {
-  outcome: "ready" | "failed" | "stopped" | "halted" | "deleted" | "skipped";
+  outcome: "ready" | "failed" | "stopped" | "halted" | "deleted" | "skipped" | "superseded";
   epoch?: number;
   message?: string;
 }
@@ -82,7 +87,10 @@ export interface InfoReply {
 
 /** Data every worker gets at start-up (`workerData`). */
 export interface WorkerConfig {
+  /** The embedded store's LMDB directory (unused with `databaseUrl`). */
   dataDir: string;
+  /** The shared store's PostgreSQL URL (issue 14): each worker thread opens its own PgStore. */
+  databaseUrl?: string;
   /** Compute path of training and generation (`synthd serve --compute`). */
   compute: "tfjs" | "native";
   /** Idle ready models kept in memory per worker (LRU). */

@@ -13,7 +13,7 @@
 import { parentPort, threadId, workerData } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
 import { move, transferableSymbol, valueSymbol } from "piscina";
-import { Store } from "../store";
+import { Store, type StoreApi } from "../store";
 import { guardLmdbRejections } from "../store/lmdbRejections";
 import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
@@ -36,20 +36,35 @@ const compute: ComputeKind = config.compute === "native" && nativeCoreStatus().a
 const actors = new Map<string, ModelActor>();
 /** Idle ready generators, least recently used first (Map keeps insertion order). */
 const idle = new Map<string, GeneratorModel>();
-let store: Store | undefined;
+let store: StoreApi | undefined;
+let opening: Promise<StoreApi> | undefined;
 
 // lmdb-js's orphaned rejection after a failed commit (full disk) must not end this thread: the
 // failure itself reached the write's caller (src/store/lmdbRejections.ts). Others still do.
 guardLmdbRejections(() => log("debug", "store commit failed (lmdb-js's internal batch promise)"));
 
 /**
- * This thread's Store, with a fresh read snapshot: lmdb-js keeps a read transaction per thread and
+ * Opens this thread's store once (before its first task runs): its own LMDB Store on the shared
+ * directory, or its own PgStore (connection pool) on the shared database.
+ */
+function openStore(): Promise<StoreApi> {
+  opening ??= (async (): Promise<StoreApi> => {
+    const url = config.databaseUrl;
+    const s: StoreApi = url === undefined ? new Store(config.dataDir) : await (await import("../store/postgres")).PgStore.open(url, { heartbeat: false });
+    store = s;
+    return s;
+  })();
+  return opening;
+}
+
+/**
+ * This thread's store, with a fresh read snapshot: lmdb-js keeps a read transaction per thread and
  * renews it only on a later event turn or after this thread's own writes, so a record the main
  * thread committed just before posting the task could otherwise be invisible here.
  */
-function getStore(): Store {
-  store ??= new Store(config.dataDir);
-  store.root.resetReadTxn();
+function getStore(): StoreApi {
+  if (store === undefined) throw new Error("the worker's store is not open yet");
+  store.refreshReads?.();
   return store;
 }
 
@@ -107,10 +122,10 @@ function evict(id: string): void {
   idle.delete(id);
 }
 
-async function train(id: string): Promise<TrainReply> {
+async function train(id: string, fence?: number): Promise<TrainReply> {
   if (actors.has(id)) return { outcome: "skipped" };
   evict(id);
-  const actor = new ModelActor(id, env());
+  const actor = new ModelActor(id, env(), fence);
   actors.set(id, actor); // before any await: a stop task queued right after finds it
   try {
     const reply = await actor.start();
@@ -172,12 +187,12 @@ async function acquire(id: string, status: "training" | "ready"): Promise<Lease>
     return lend(cached);
   }
   const s = getStore();
-  const rec = s.getModel(id);
-  const meta = s.getMetadata(id);
+  const rec = await s.getModel(id);
+  const meta = await s.getMetadata(id);
   if (rec === undefined || meta === undefined) throw new Error("model record or metadata missing");
   const layout = layoutOf(meta);
   const spec = generatorSpec(rec.config.model_size, rec.config.embedding_dim, layout);
-  const ckpt = s.getCheckpoint<Checkpoint>(id);
+  const ckpt = await s.getCheckpoint<Checkpoint>(id);
   if (status === "ready") {
     if (ckpt === undefined) throw new Error("a ready model has no checkpoint");
     const model = makeGenerator(spec, layout, checkpointWeights(ckpt, spec, true));
@@ -191,7 +206,7 @@ async function acquire(id: string, status: "training" | "ready"): Promise<Lease>
 }
 
 async function generate(task: GenerateTask): Promise<GenerateReply | object> {
-  const rec = getStore().getModel(task.id);
+  const rec = await getStore().getModel(task.id);
   if (rec === undefined) return { ok: false, kind: "not_found", message: `no model ${task.id}` };
   if (rec.status !== "training" && rec.status !== "ready") {
     return { ok: false, kind: "not_ready", message: `model ${task.id} is ${rec.status}`, status: rec.status };
@@ -201,7 +216,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     lease = await acquire(task.id, rec.status);
   } catch (err) {
     // Deleted while the snapshot waited for the model's own step: as if it had been gone before.
-    if (getStore().getModel(task.id) === undefined) return { ok: false, kind: "not_found", message: `no model ${task.id}` };
+    if ((await getStore().getModel(task.id)) === undefined) return { ok: false, kind: "not_found", message: `no model ${task.id}` };
     return { ok: false, kind: "internal", message: `cannot load the model's weights: ${err instanceof Error ? err.message : String(err)}` };
   }
   const model = lease.model;
@@ -216,7 +231,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
       // with calibrate, corrected by what the given marginals say of each condition.
       let calibration: ((fixed: readonly FixedCell[]) => ReturnType<typeof conditionCalibration>) | undefined;
       if (task.seeded.calibrate) {
-        const metadata = getStore().getMetadata(task.id);
+        const metadata = await getStore().getMetadata(task.id);
         if (metadata === undefined) throw new Error(`model ${task.id} has no metadata`);
         const rows = Math.max(0, ...Object.values(metadata.column_stats ?? {}).map((c) => c.count + (c.missing ?? 0)));
         let marginals: CalibrationMarginal[] | undefined;
@@ -224,7 +239,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
       }
       cols = await sampleSeededSource(model, task.seeded, { ...sampling, seed: task.seed, privacyNoise: noise, calibration });
     } else if (task.calibrate && task.numRows !== undefined) {
-      const metadata = getStore().getMetadata(task.id);
+      const metadata = await getStore().getMetadata(task.id);
       if (metadata === undefined) throw new Error(`model ${task.id} has no metadata`);
       const marginals = calibrationMarginals(buildTargets(metadata));
       cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals, sampling)).columns;
@@ -281,9 +296,10 @@ async function info(): Promise<InfoReply> {
 /** The piscina handler: one call per task. */
 export default async function handle(task: Task): Promise<unknown> {
   await initBackend();
+  await openStore();
   switch (task.op) {
     case "train":
-      return train(task.id);
+      return train(task.id, task.fence);
     case "generate":
       return generate(task);
     case "stop":

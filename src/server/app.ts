@@ -21,7 +21,8 @@ import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from "uWebSockets.js";
 import type { Engine } from "../engine/types";
-import { newRequestId, type Store } from "../store";
+import { newRequestId, type StoreApi } from "../store";
+import type { RedisRateLimiter } from "./redisRateLimiter";
 import type { Ctx, Services } from "./context";
 import { errorBody, paramInvalid, setErrorResponse, toApiError } from "./errors";
 import { createLogger } from "./log";
@@ -39,7 +40,7 @@ export interface ServerOptions {
   host: string;
   /** TCP port; 0 picks a free one (read it from the result). */
   port: number;
-  store: Store;
+  store: StoreApi;
   engine: Engine;
   /** Include the underlying message in `internal_error` responses. Default false. */
   debug?: boolean;
@@ -58,6 +59,11 @@ export interface ServerOptions {
   authFailureLimit?: number;
   /** Current time in Unix milliseconds; default `Date.now`. Tests inject one to move through rate windows, months and key expiry. */
   clock?: () => number;
+  /**
+   * Shared topology (issue 14): rate limits decided in Redis across every front end (the
+   * in-memory limiter and its LMDB write-through are then unused).
+   */
+  sharedLimiter?: RedisRateLimiter;
 }
 
 /** A listening server. */
@@ -79,6 +85,8 @@ const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
 /** How often expired rate counters, idempotency records and tombstones are swept: 10 minutes. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
+/** Shared store: how often a front end reconciles the requests of front ends that died: 5 seconds. */
+const PEER_RECONCILE_MS = 5_000;
 /** How often a failed refund or key release is retried (`Store.reconcile`): 5 seconds. */
 const RECONCILE_RETRY_MS = 5_000;
 
@@ -107,6 +115,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     authFailureLimit: opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT,
     live: new Set(),
     reconcileSoon: () => undefined,
+    ...(opts.sharedLimiter === undefined ? {} : { sharedLimiter: opts.sharedLimiter }),
   };
   for (const [name, v] of [["rateLimit", services.rateLimit], ["authFailureLimit", services.authFailureLimit]] as const) {
     if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be an integer >= 1; got ${v}`);
@@ -136,7 +145,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }, RECONCILE_RETRY_MS);
     reconcileTimer.unref();
   };
-  services.limiter = new RateLimiter(opts.store.rateCounterEntries());
+  // Shared store: another front end may die mid-request at any time; once its lease lapses, its
+  // pending charges and in-flight keys are refunded and released by whichever front end looks
+  // next (each charge once: the store locks what it reconciles).
+  let peerReconciler: NodeJS.Timeout | undefined;
+  if (opts.store.kind === "postgres") {
+    peerReconciler = setInterval(() => {
+      opts.store.reconcile(services.live, clock()).then(
+        (r) => {
+          if (r.charges > 0 || r.released > 0) logger.warn({ refunded_rows: r.refunded_rows, charges: r.charges, released_keys: r.released }, "reconciled requests of a front end that died");
+        },
+        (err: unknown) => logger.warn({ err }, "reconciliation failed; retrying"),
+      );
+    }, PEER_RECONCILE_MS);
+    peerReconciler.unref();
+  }
+  services.limiter = new RateLimiter(await opts.store.rateCounterEntries());
   const sweep = async (): Promise<void> => {
     const now = clock();
     services.limiter.sweep(now);
@@ -235,6 +259,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     listen.call(app, opts.host, opts.port, LIBUS_LISTEN_EXCLUSIVE_PORT, (ls) => {
       if (ls !== false) return resolve(ls);
       clearInterval(sweeper);
+      if (peerReconciler !== undefined) clearInterval(peerReconciler);
       reject(new Error(`cannot listen on ${opts.host}:${opts.port} (address in use or not available)`));
     });
   });
@@ -246,6 +271,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       clearInterval(sweeper);
+      if (peerReconciler !== undefined) clearInterval(peerReconciler);
       if (reconcileTimer !== undefined) clearInterval(reconcileTimer);
       uWS.us_listen_socket_close(listenSocket);
       if (inFlight > 0) {

@@ -8,14 +8,15 @@
  */
 import type { Logger } from "pino";
 import type { Engine } from "../engine/types";
-import type { Environment, IdempotencyScope, Store } from "../store";
+import type { Environment, IdempotencyScope, StoreApi } from "../store";
+import type { RedisRateLimiter } from "./redisRateLimiter";
 import type { RateLimiter } from "./rateLimiter";
 import type { BodySource } from "./steps/readBody";
 import type { RouteDef } from "./routes";
 
 /** What every request can reach: the app's dependencies and options. */
 export interface Services {
-  store: Store;
+  store: StoreApi;
   engine: Engine;
   logger: Logger;
   /** When true, `internal_error` messages include the underlying error's message. */
@@ -28,6 +29,11 @@ export interface Services {
   clock: () => number;
   /** The sliding window counters (the HTTP thread is their only admitter). */
   limiter: RateLimiter;
+  /**
+   * Shared topology (issue 14): the same counters in Redis, one atomic script per decision, so
+   * every front end admits against one budget. When set, `limiter` is unused.
+   */
+  sharedLimiter?: RedisRateLimiter;
   /** Requests per minute of an org without its own `rate_limit`. */
   rateLimit: number;
   /** Failed authentications per minute per client address. */
@@ -82,6 +88,11 @@ export interface Ctx {
   requestId: string;
   /** Set by `authenticate` for `/v1` paths. */
   auth?: Auth;
+  /**
+   * Set by `authLimit`: called by `authenticate` as soon as the key lookup decided (`true`:
+   * accepted), before the rest of the request runs.
+   */
+  authDecided?: (accepted: boolean) => void;
   /** Set by `route`: the matched route and its path parameters. */
   route?: { def: RouteDef; params: Record<string, string> };
   /** Set by `readBody`: the raw bytes (copied out of uWS's buffers). */

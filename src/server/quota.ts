@@ -17,7 +17,7 @@
  * - Live charges and refunds are also written to the usage ledger (`Store.ledgerEntries`), which
  *   `synthd usage` reports.
  */
-import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS, type ChargeRequest, type Environment, type Store } from "../store";
+import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS, type ChargeRequest, type Environment, type StoreApi } from "../store";
 import type { Auth } from "./context";
 import { ApiError } from "./errors";
 
@@ -33,9 +33,9 @@ export function nextMonthStart(month: string): string {
 }
 
 /** Rows per month allowed to (org, env): the free tier for the sandbox, the org's plan for live. */
-export function quotaOf(store: Store, org: string, env: Environment): number {
+export async function quotaOf(store: StoreApi, org: string, env: Environment): Promise<number> {
   if (env === "test") return FREE_TIER_ROWS;
-  return store.getOrg(org)?.live_quota ?? DEFAULT_LIVE_QUOTA;
+  return (await store.getOrg(org))?.live_quota ?? DEFAULT_LIVE_QUOTA;
 }
 
 function envName(env: Environment): string {
@@ -56,10 +56,10 @@ function quotaExceeded(auth: Auth, month: string, used: number, quota: number, a
  * Create Model's check: 402 when (org, env)'s usage in the current month has reached its quota.
  * @throws ApiError `quota_exceeded`.
  */
-export function assertQuotaLeft(store: Store, auth: Auth, nowMs: number): void {
+export async function assertQuotaLeft(store: StoreApi, auth: Auth, nowMs: number): Promise<void> {
   const month = monthOf(nowMs);
-  const quota = quotaOf(store, auth.org, auth.env);
-  const used = store.getUsage(auth.org, auth.env, month);
+  const quota = await quotaOf(store, auth.org, auth.env);
+  const used = await store.getUsage(auth.org, auth.env, month);
   if (used >= quota) throw quotaExceeded(auth, month, used, quota);
 }
 
@@ -71,7 +71,7 @@ export type Charge = ChargeRequest;
  * @throws ApiError 402 `quota_exceeded` (nothing charged) when usage + rows would exceed the quota.
  */
 export async function charge(
-  store: Store,
+  store: StoreApi,
   auth: Auth,
   rows: number,
   modelId: string,
@@ -79,7 +79,7 @@ export async function charge(
   nowMs: number,
 ): Promise<Charge> {
   const month = monthOf(nowMs);
-  const quota = quotaOf(store, auth.org, auth.env);
+  const quota = await quotaOf(store, auth.org, auth.env);
   const c: Charge = { org: auth.org, env: auth.env, month, rows, quota, model_id: modelId, request_id: requestId, at_ms: nowMs };
   const r = await store.chargeUsage(c, { pending: true });
   if (!r.ok) throw quotaExceeded(auth, month, r.used, quota, rows);
@@ -87,7 +87,7 @@ export async function charge(
 }
 
 /** Gives back a charge taken by {@link charge} at `nowMs`, unless it was settled or refunded already. */
-export async function refund(store: Store, c: Charge, nowMs: number): Promise<void> {
+export async function refund(store: StoreApi, c: Charge, nowMs: number): Promise<void> {
   await store.refundPending(c.request_id, nowMs);
 }
 
@@ -110,20 +110,20 @@ export interface UsageLine {
  * (what `synthd usage` prints).
  * @throws Error when `org` is given and does not exist.
  */
-export function usageReport(store: Store, month: string, org?: string): UsageLine[] {
-  let orgs = store.listOrgs().map((o) => o.name);
+export async function usageReport(store: StoreApi, month: string, org?: string): Promise<UsageLine[]> {
+  let orgs = (await store.listOrgs()).map((o) => o.name);
   if (org !== undefined) {
-    if (store.getOrg(org) === undefined) throw new Error(`No organization named ${JSON.stringify(org)} in this store.`);
+    if ((await store.getOrg(org)) === undefined) throw new Error(`No organization named ${JSON.stringify(org)} in this store.`);
     orgs = [org];
   }
   const out: UsageLine[] = [];
   for (const name of orgs) {
     for (const env of ["test", "live"] as const) {
-      const rows = store.getUsage(name, env, month);
-      const quota = quotaOf(store, name, env);
+      const rows = await store.getUsage(name, env, month);
+      const quota = await quotaOf(store, name, env);
       const line: UsageLine = { org: name, env, month, rows, quota, remaining: Math.max(0, quota - rows) };
       if (env === "live") {
-        const entries = store.ledgerEntries(name, month);
+        const entries = await store.ledgerEntries(name, month);
         line.ledger = {
           entries: entries.length,
           charged: entries.filter((e) => e.rows > 0).reduce((s, e) => s + e.rows, 0),

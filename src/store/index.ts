@@ -3,7 +3,8 @@
  *
  * Safe to open from the HTTP thread and from every engine worker at once (LMDB serialises
  * writers across threads and processes). Every change that touches more than one key runs in one
- * transaction. This class is the seam for another backend (Redis/PostgreSQL): keep it narrow.
+ * transaction. It implements {@link StoreApi} (./api.ts); the shared implementation is PostgreSQL
+ * (./postgres.ts).
  *
  * Sub-databases (key -> value):
  * - `orgs`:        org name -> {@link OrgRecord}
@@ -25,6 +26,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { Metadata, Model } from "../types";
+import type { ModelPatch, StoreApi } from "./api";
+
+export type { ModelPatch, StoreApi } from "./api";
 
 /**
  * A write to the store that could not be committed: the disk is full, the file system failed, or
@@ -205,8 +209,11 @@ export function newApiKey(env: Environment): string {
   return `svc_${env}_${body}`;
 }
 
-export class Store {
+/** The embedded LMDB implementation of {@link StoreApi} (see the module comment). */
+export class Store implements StoreApi {
+  readonly kind = "lmdb" as const;
   readonly root: RootDatabase;
+  private readonly fences: Database<number, string>;
   private readonly orgs: Database<OrgRecord, string>;
   private readonly keys: Database<KeyRecord, string>;
   private readonly models: Database<ModelRecord, string>;
@@ -235,6 +242,16 @@ export class Store {
     this.ledger = this.root.openDB({ name: "usage_ledger" });
     this.idempotency = this.root.openDB({ name: "idempotency" });
     this.pending = this.root.openDB({ name: "pending_charges" });
+    this.fences = this.root.openDB({ name: "train_fences" });
+  }
+
+  /**
+   * Renews this thread's read snapshot: lmdb-js keeps a read transaction per thread and renews it
+   * only on a later event turn or after this thread's own writes, so a record another thread
+   * committed just before could otherwise be invisible to the next read.
+   */
+  refreshReads(): void {
+    this.root.resetReadTxn();
   }
 
   async close(): Promise<void> {
@@ -265,7 +282,7 @@ export class Store {
   // ---- orgs and keys -------------------------------------------------------------------------
 
   /** True when the store holds no API key at all (first start). */
-  isEmpty(): boolean {
+  async isEmpty(): Promise<boolean> {
     return this.keys.getKeysCount() === 0;
   }
 
@@ -279,12 +296,12 @@ export class Store {
   }
 
   /** The org's record, or undefined when no such org exists. */
-  getOrg(org: string): OrgRecord | undefined {
+  async getOrg(org: string): Promise<OrgRecord | undefined> {
     return this.orgs.get(org);
   }
 
   /** Every org, by name. */
-  listOrgs(): OrgRecord[] {
+  async listOrgs(): Promise<OrgRecord[]> {
     return [...this.orgs.getRange({})].map((e) => e.value);
   }
 
@@ -333,7 +350,7 @@ export class Store {
   }
 
   /** The key's record, or undefined when no stored hash matches. */
-  findKey(key: string): KeyRecord | undefined {
+  async findKey(key: string): Promise<KeyRecord | undefined> {
     return this.keys.get(hashKey(key));
   }
 
@@ -361,17 +378,17 @@ export class Store {
     });
   }
 
-  getModel(id: string): ModelRecord | undefined {
+  async getModel(id: string): Promise<ModelRecord | undefined> {
     return this.models.get(id);
   }
 
   /** The model if it exists and belongs to (org, env); otherwise undefined (contract rule 5). */
-  getOwnedModel(id: string, org: string, env: Environment): ModelRecord | undefined {
+  async getOwnedModel(id: string, org: string, env: Environment): Promise<ModelRecord | undefined> {
     const m = this.models.get(id);
     return m && m.org === org && m.env === env ? m : undefined;
   }
 
-  getMetadata(id: string): Metadata | undefined {
+  async getMetadata(id: string): Promise<Metadata | undefined> {
     return this.metadata.get(id);
   }
 
@@ -380,14 +397,11 @@ export class Store {
    * progress write) and sets `updated_at`. Optionally writes a checkpoint in the same
    * transaction. Resolves to the updated record, or undefined when the model is gone.
    */
-  async updateModel(
-    id: string,
-    patch: Partial<Omit<ModelRecord, "id" | "org" | "env" | "created_at">>,
-    checkpoint?: unknown,
-  ): Promise<ModelRecord | undefined> {
+  async updateModel(id: string, patch: ModelPatch, checkpoint?: unknown, fence?: number): Promise<ModelRecord | undefined> {
     return this.write(() => {
       const cur = this.models.get(id);
       if (cur === undefined) return undefined;
+      if (fence !== undefined && (this.fences.get(id) ?? 0) !== fence) return undefined;
       const next: ModelRecord = { ...cur, ...patch, updated_at: new Date().toISOString() };
       this.models.put(id, next);
       if (checkpoint !== undefined) this.checkpoints.put(id, checkpoint);
@@ -395,7 +409,17 @@ export class Store {
     });
   }
 
-  getCheckpoint<T>(id: string): T | undefined {
+  /** See {@link StoreApi.claimTraining}: the model's fence, incremented in one write transaction. */
+  async claimTraining(id: string): Promise<number | undefined> {
+    return this.write(() => {
+      if (this.models.get(id) === undefined) return undefined;
+      const next = (this.fences.get(id) ?? 0) + 1;
+      this.fences.put(id, next);
+      return next;
+    });
+  }
+
+  async getCheckpoint<T>(id: string): Promise<T | undefined> {
     return this.checkpoints.get(id) as T | undefined;
   }
 
@@ -415,6 +439,7 @@ export class Store {
       this.modelIndex.remove(indexKey(cur));
       this.metadata.remove(id);
       this.checkpoints.remove(id);
+      this.fences.remove(id);
       this.deleted.put(id, { org: cur.org, env: cur.env, created_ms: Date.parse(cur.created_at), deleted_ms: nowMs });
       return true;
     });
@@ -427,11 +452,12 @@ export class Store {
    * models created meanwhile are newer and so never shift later pages.
    * @throws CursorNotFoundError when `startingAfter` names no model of (org, env).
    */
-  listModels(org: string, env: Environment, limit: number, startingAfter?: string): ModelPage {
+  async listModels(org: string, env: Environment, limit: number, startingAfter?: string): Promise<ModelPage> {
     let start: (string | number)[] = [org, env, Number.MAX_SAFE_INTEGER];
     let exclusive = false;
     if (startingAfter !== undefined) {
-      const cursor = this.getOwnedModel(startingAfter, org, env);
+      const found = this.models.get(startingAfter);
+      const cursor = found && found.org === org && found.env === env ? found : undefined;
       if (cursor !== undefined) {
         start = indexKey(cursor);
       } else {
@@ -457,16 +483,16 @@ export class Store {
   }
 
   /** Every model currently in `status` (used at start-up to resume training). */
-  modelsWithStatus(status: ModelRecord["status"]): ModelRecord[] {
+  async modelsWithStatus(status: ModelRecord["status"]): Promise<ModelRecord[]> {
     const out: ModelRecord[] = [];
     for (const { value } of this.models.getRange({})) if (value.status === status) out.push(value);
-    return out;
+    return out.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
   }
 
   // ---- rate counters -------------------------------------------------------------------------
 
   /** Every stored rate counter, by limiter key (loaded once when a server starts). */
-  rateCounterEntries(): [string, RateCounter][] {
+  async rateCounterEntries(): Promise<[string, RateCounter][]> {
     return [...this.rateCounters.getRange({})].map(({ key, value }) => [key, value]);
   }
 
@@ -492,7 +518,7 @@ export class Store {
   // ---- usage and quota -----------------------------------------------------------------------
 
   /** Rows charged to (org, env) in `month` (`YYYY-MM`, UTC); 0 when nothing was charged. */
-  getUsage(org: string, env: Environment, month: string): number {
+  async getUsage(org: string, env: Environment, month: string): Promise<number> {
     return this.usage.get([org, env, month]) ?? 0;
   }
 
@@ -518,7 +544,7 @@ export class Store {
   }
 
   /** The pending charge of `requestId`, if any (see {@link PendingCharge}). */
-  getPendingCharge(requestId: string): PendingCharge | undefined {
+  async getPendingCharge(requestId: string): Promise<PendingCharge | undefined> {
     return this.pending.get(requestId);
   }
 
@@ -582,7 +608,7 @@ export class Store {
   }
 
   /** Usage rows of `month`: one per (org, env) that was charged, by org then env. */
-  usageOfMonth(month: string): { org: string; env: Environment; rows: number }[] {
+  async usageOfMonth(month: string): Promise<{ org: string; env: Environment; rows: number }[]> {
     const out: { org: string; env: Environment; rows: number }[] = [];
     for (const { key, value } of this.usage.getRange({})) {
       if (key[2] === month) out.push({ org: key[0] as string, env: key[1] as Environment, rows: value });
@@ -591,7 +617,7 @@ export class Store {
   }
 
   /** Ledger entries of `org` in `month`, oldest first (one range scan). */
-  ledgerEntries(org: string, month: string): LedgerEntry[] {
+  async ledgerEntries(org: string, month: string): Promise<LedgerEntry[]> {
     const out: LedgerEntry[] = [];
     for (const { value } of this.ledger.getRange({ start: [org, month], end: [org, month, Number.MAX_SAFE_INTEGER] })) out.push(value);
     return out;
@@ -660,7 +686,7 @@ export class Store {
   }
 
   /** The record of `scope`, if any (expired or not). */
-  getIdempotency(scope: IdempotencyScope): IdempotencyRecord | undefined {
+  async getIdempotency(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
     return this.idempotency.get([scope.org, scope.env, scope.key]);
   }
 

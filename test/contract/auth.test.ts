@@ -38,24 +38,24 @@ describe("Authentication", () => {
   test("Authentication rule 2 / Key prefix svc_test_: Sandbox (free, no billing)", async () => {
     assert.match(c.keys.test, /^svc_test_/);
     const m = await createModel(c, c.keys.test);
-    assert.equal(c.store.getModel(m.id)?.env, "test");
+    assert.equal((await c.store.getModel(m.id))?.env, "test");
     // Sandbox usage is never billed: no ledger entries.
     await waitReady(m.id, c.keys.test);
     const g = await call(c.url, `/v1/models/${m.id}/generate`, { key: c.keys.test, body: { embedding: { num_rows: 3 } } });
     assertEnvelope(g, 200, "generation");
     const { monthOf } = await import("../../src/server/quota");
-    assert.deepEqual(c.store.ledgerEntries("acme", monthOf(c.clock.now())).filter((e) => e.env === "test"), []);
+    assert.deepEqual((await c.store.ledgerEntries("acme", monthOf(c.clock.now()))).filter((e) => e.env === "test"), []);
   });
 
   test("Authentication rule 2 / Key prefix svc_live_: Production (metered)", async () => {
     assert.match(c.keys.live, /^svc_live_/);
     const m = await createModel(c, c.keys.live);
-    assert.equal(c.store.getModel(m.id)?.env, "live");
+    assert.equal((await c.store.getModel(m.id))?.env, "live");
     await waitReady(m.id, c.keys.live);
     const g = await call(c.url, `/v1/models/${m.id}/generate`, { key: c.keys.live, body: { embedding: { num_rows: 3 } } });
     assertEnvelope(g, 200, "generation");
     const { monthOf } = await import("../../src/server/quota");
-    const ledger = c.store.ledgerEntries("acme", monthOf(c.clock.now()));
+    const ledger = (await c.store.ledgerEntries("acme", monthOf(c.clock.now())));
     assert.ok(ledger.some((e) => e.env === "live" && e.kind === "charge" && e.rows === 3 && e.model_id === m.id), "metered in the ledger");
   });
 

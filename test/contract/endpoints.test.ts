@@ -438,12 +438,12 @@ describe("Delete Model", () => {
 
   test("Delete Model: training stopped, weights freed, checkpoints and metadata removed; later lookups 404", async () => {
     const m = await readyModel(c);
-    assert.notEqual(c.store.getMetadata(m.id), undefined);
+    assert.notEqual((await c.store.getMetadata(m.id)), undefined);
     const r = await call(c.url, `/v1/models/${m.id}`, { key: c.keys.test, method: "DELETE" });
     assert.equal(r.status, 204);
-    assert.equal(c.store.getModel(m.id), undefined);
-    assert.equal(c.store.getMetadata(m.id), undefined);
-    assert.equal(c.store.getCheckpoint(m.id), undefined);
+    assert.equal((await c.store.getModel(m.id)), undefined);
+    assert.equal((await c.store.getMetadata(m.id)), undefined);
+    assert.equal((await c.store.getCheckpoint(m.id)), undefined);
     assertError(await call(c.url, `/v1/models/${m.id}`, { key: c.keys.test }), "model_not_found", undefined);
     assertError(await call(c.url, `/v1/models/${m.id}/metadata`, { key: c.keys.test }), "model_not_found", undefined);
     assertError(await post(`/v1/models/${m.id}/generate`, { embedding: { num_rows: 1 } }), "model_not_found", undefined);

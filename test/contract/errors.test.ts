@@ -53,7 +53,7 @@ before(async () => {
   c.engine.gate.generate = gate.promise;
   const held = gen(ready.id, { embedding: { num_rows: 1 } }, c.keys.test);
   const heldKeyed = call(c.url, `/v1/models/${ready.id}/generate`, { key: c.keys.test, body: { embedding: { num_rows: 2 } }, headers: { "idempotency-key": "errors-409" } });
-  for (let i = 0; i < 400 && c.store.getIdempotency({ org: "acme", env: "test", key: "errors-409" })?.state !== "in_flight"; i++) {
+  for (let i = 0; i < 400 && (await c.store.getIdempotency({ org: "acme", env: "test", key: "errors-409" }))?.state !== "in_flight"; i++) {
     await new Promise((r) => setTimeout(r, 5));
   }
   seen.set("idempotency_key_in_use", await call(c.url, `/v1/models/${ready.id}/generate`, { key: c.keys.test, body: { embedding: { num_rows: 2 } }, headers: { "idempotency-key": "errors-409" } }));

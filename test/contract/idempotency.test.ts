@@ -61,7 +61,7 @@ describe("Idempotency rules", () => {
 
   test("Idempotency rule 1 (Generate): a replayed generation returns the same rows and charges the quota once", async () => {
     const month = monthOf(c.clock.now());
-    const before = c.store.getUsage("acme", "test", month);
+    const before = (await c.store.getUsage("acme", "test", month));
     const ik = fresh();
     const body = { embedding: { num_rows: 40 } };
     const a = await call(c.url, `/v1/models/${ready.id}/generate`, { key: c.keys.test, body, headers: { "idempotency-key": ik } });
@@ -69,7 +69,7 @@ describe("Idempotency rules", () => {
     assertEnvelope(a, 200, "generation");
     assert.equal(b.text, a.text);
     assert.equal(b.headers.get("idempotent-replayed"), "true");
-    assert.equal(c.store.getUsage("acme", "test", month), before + 40);
+    assert.equal((await c.store.getUsage("acme", "test", month)), before + 40);
   });
 
   test("Idempotency rule 2: while a request with the same key is still processed, 409 idempotency_key_in_use", async () => {
@@ -78,7 +78,7 @@ describe("Idempotency rules", () => {
     const gate = deferred();
     c.engine.gate.train = gate.promise;
     const first = call(c.url, "/v1/models", { key, body: createBody(), headers: { "idempotency-key": ik } });
-    await waitUntil(() => c.store.getIdempotency({ org: "idem-2", env: "test", key: ik })?.state === "in_flight");
+    await waitUntil(async () => (await c.store.getIdempotency({ org: "idem-2", env: "test", key: ik }))?.state === "in_flight");
     const dup = await call(c.url, "/v1/models", { key, body: createBody(), headers: { "idempotency-key": ik } });
     assertError(dup, "idempotency_key_in_use", undefined);
     delete c.engine.gate.train;
@@ -158,16 +158,16 @@ describe("Idempotency decisions (DESIGN §3)", () => {
   test("Idempotency: 5xx responses are not stored; a retry with the key executes again", async () => {
     const ik = fresh();
     const month = monthOf(c.clock.now());
-    const before = c.store.getUsage("acme", "test", month);
+    const before = (await c.store.getUsage("acme", "test", month));
     c.engine.fail.generate = new EngineUnavailableError("queue full", 1);
     const body = { embedding: { num_rows: 7 } };
     const a = await call(c.url, `/v1/models/${ready.id}/generate`, { key: c.keys.test, body, headers: { "idempotency-key": ik } });
     assertError(a, "training_service_unavailable", undefined);
-    assert.equal(c.store.getIdempotency({ org: "acme", env: "test", key: ik }), undefined, "record dropped");
+    assert.equal((await c.store.getIdempotency({ org: "acme", env: "test", key: ik })), undefined, "record dropped");
     const b = await call(c.url, `/v1/models/${ready.id}/generate`, { key: c.keys.test, body, headers: { "idempotency-key": ik } });
     assertEnvelope(b, 200, "generation");
     assert.equal(b.headers.get("idempotent-replayed"), null);
-    assert.equal(c.store.getUsage("acme", "test", month), before + 7, "the failed attempt was refunded");
+    assert.equal((await c.store.getUsage("acme", "test", month)), before + 7, "the failed attempt was refunded");
   });
 
   test("Idempotency: 401 and 429 are not stored (they come before the key is looked at)", async () => {
@@ -179,7 +179,7 @@ describe("Idempotency decisions (DESIGN §3)", () => {
       assertError(await call(c.url, "/v1/models", { body: createBody(), headers: { "idempotency-key": ik } }), "api_key_missing", undefined);
       assertEnvelope(await call(c.url, "/v1/models", { key }), 200, "list");
       assertError(await call(c.url, "/v1/models", { key, body: createBody(), headers: { "idempotency-key": ik } }), "rate_limit_exceeded", undefined);
-      assert.equal(c.store.getIdempotency({ org: "idem-429", env: "test", key: ik }), undefined);
+      assert.equal((await c.store.getIdempotency({ org: "idem-429", env: "test", key: ik })), undefined);
       c.clock.freeze(t0 + 120_000);
       const r = await call(c.url, "/v1/models", { key, body: createBody(), headers: { "idempotency-key": ik } });
       assertEnvelope(r, 201, "model");
@@ -251,9 +251,9 @@ describe("Idempotency decisions (DESIGN §3)", () => {
 
 type Res = Awaited<ReturnType<typeof call>>;
 
-async function waitUntil(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+async function waitUntil(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > deadline) throw new Error("condition not reached");
     await new Promise((r) => setTimeout(r, 5));
   }

@@ -201,7 +201,7 @@ describe("Limits: monthly usage quota", () => {
       assert.equal(FREE_TIER_ROWS, 100_000);
       await seed("test", 99_990, at);
       assertEnvelope(await gen(mSandbox, sandbox, 10), 200, "generation");
-      assert.equal(c.store.getUsage("quota", "test", "2034-01"), 100_000, "exactly the free tier used");
+      assert.equal((await c.store.getUsage("quota", "test", "2034-01")), 100_000, "exactly the free tier used");
       const r = await gen(mSandbox, sandbox, 1);
       assertError(r, "quota_exceeded", undefined);
       assert.ok(r.json.error.message.includes("100000"), r.json.error.message);
@@ -219,7 +219,7 @@ describe("Limits: monthly usage quota", () => {
       await seed("test", 1, at);
       const r = await call(c.url, "/v1/models", { key: sandbox, body: { metadata: tinyMetadata(), config: QUICK } });
       assertError(r, "quota_exceeded", undefined);
-      assert.equal(c.store.getUsage("quota", "test", "2034-02"), 100_000, "creating charges nothing");
+      assert.equal((await c.store.getUsage("quota", "test", "2034-02")), 100_000, "creating charges nothing");
     } finally {
       c.clock.reset();
     }
@@ -233,7 +233,7 @@ describe("Limits: monthly usage quota", () => {
       assertError(await gen(mSandbox, sandbox, 1), "quota_exceeded", undefined);
       c.clock.freeze(end + 1); // 2034-04-01T00:00:00.000Z
       assertEnvelope(await gen(mSandbox, sandbox, 1), 200, "generation");
-      assert.equal(c.store.getUsage("quota", "test", "2034-04"), 1);
+      assert.equal((await c.store.getUsage("quota", "test", "2034-04")), 1);
     } finally {
       c.clock.reset();
     }
@@ -245,7 +245,7 @@ describe("Limits: monthly usage quota", () => {
     try {
       await seed("test", 99_990, at);
       assertError(await gen(mSandbox, sandbox, 11), "quota_exceeded", undefined);
-      assert.equal(c.store.getUsage("quota", "test", "2034-05"), 99_990);
+      assert.equal((await c.store.getUsage("quota", "test", "2034-05")), 99_990);
       assertEnvelope(await gen(mSandbox, sandbox, 10), 200, "generation");
     } finally {
       c.clock.reset();
@@ -260,7 +260,7 @@ describe("Limits: monthly usage quota", () => {
       const rs = await Promise.all(Array.from({ length: 20 }, () => gen(mSandbox, sandbox, 100)));
       assert.equal(count(rs, 200), 10, rs.map((r) => r.status).join(","));
       assert.equal(count(rs, 402), 10);
-      assert.equal(c.store.getUsage("quota", "test", "2034-06"), 100_000);
+      assert.equal((await c.store.getUsage("quota", "test", "2034-06")), 100_000);
     } finally {
       c.clock.reset();
     }
@@ -274,8 +274,8 @@ describe("Limits: monthly usage quota", () => {
       assertError(await gen(mLive, live, 25), "training_service_unavailable", undefined);
       c.engine.fail.generate = new Error("boom");
       assertError(await gen(mLive, live, 5), "internal_error", undefined);
-      assert.equal(c.store.getUsage("quota", "live", "2034-07"), 0);
-      const ledger = c.store.ledgerEntries("quota", "2034-07");
+      assert.equal((await c.store.getUsage("quota", "live", "2034-07")), 0);
+      const ledger = (await c.store.ledgerEntries("quota", "2034-07"));
       assert.deepEqual(ledger.map((e) => [e.kind, e.rows]), [["charge", 25], ["refund", -25], ["charge", 5], ["refund", -5]]);
     } finally {
       c.clock.reset();
@@ -305,7 +305,7 @@ describe("Limits: monthly usage quota", () => {
     try {
       const r = await gen(mLive, live, 30);
       assertEnvelope(r, 200, "generation");
-      const ledger = c.store.ledgerEntries("quota", "2034-09");
+      const ledger = (await c.store.ledgerEntries("quota", "2034-09"));
       assert.equal(ledger.length, 1);
       const e = ledger[0];
       assert.deepEqual(
@@ -314,7 +314,7 @@ describe("Limits: monthly usage quota", () => {
       );
       assert.match(e.request_id, /^req_[A-Za-z0-9]{24}$/);
       await gen(mSandbox, sandbox, 12);
-      assert.equal(c.store.ledgerEntries("quota", "2034-09").length, 1, "sandbox usage is not billed");
+      assert.equal((await c.store.ledgerEntries("quota", "2034-09")).length, 1, "sandbox usage is not billed");
 
       await c.store.root.flushed;
       const out = await runCli(["usage", "--data-dir", c.store.dir, "--org", "quota", "--month", "2034-09", "--json", "--ledger"]);

@@ -170,7 +170,7 @@ describe("OpenAPI: real responses validate against the served schema", () => {
     const gate = deferred();
     c.engine.gate.generate = gate.promise;
     const first = call(c.url, gen, { key: c.keys.test, body: { embedding: { num_rows: 1 } }, headers: { "idempotency-key": "oa-409" } });
-    for (let i = 0; i < 400 && c.store.getIdempotency({ org: "acme", env: "test", key: "oa-409" })?.state !== "in_flight"; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 400 && (await c.store.getIdempotency({ org: "acme", env: "test", key: "oa-409" }))?.state !== "in_flight"; i++) await new Promise((r) => setTimeout(r, 5));
     samples.push([await call(c.url, gen, { key: c.keys.test, body: { embedding: { num_rows: 1 } }, headers: { "idempotency-key": "oa-409" } }), "POST", "/v1/models/{model_id}/generate"]); // 409
     delete c.engine.gate.generate;
     gate.resolve();

@@ -53,7 +53,7 @@ test("States: any --DELETE /v1/models/{model_id}, model in the caller's organiza
     const d = await call(c.url, `/v1/models/${m.id}`, { key: c.keys.test, method: "DELETE" });
     assert.equal(d.status, 204);
     assertError(await call(c.url, `/v1/models/${m.id}`, { key: c.keys.test }), "model_not_found", undefined);
-    assert.equal(c.store.getModel(m.id), undefined, "server resources freed");
+    assert.equal((await c.store.getModel(m.id)), undefined, "server resources freed");
   }
 });
 

@@ -117,7 +117,7 @@ test("a full disk: contract answers (503 with Retry-After, never 500), no bill w
 
     const store = new Store(storeDir);
     try {
-      assert.equal(store.getUsage("disk", "live", monthOf(Date.now())), delivered, "usage equals the rows delivered");
+      assert.equal((await store.getUsage("disk", "live", monthOf(Date.now()))), delivered, "usage equals the rows delivered");
     } finally {
       await store.close();
     }

@@ -112,11 +112,11 @@ test("SIGKILL at random points of idempotent creates and generates: usage equals
   try {
     const gens = ops.filter((o) => o.kind === "generate");
     const delivered = gens.reduce((s, o) => s + (o.answer!.json.data.num_rows as number), 0);
-    assert.equal(store.getUsage(org, "live", month), delivered, "usage must equal the rows the client received");
+    assert.equal((await store.getUsage(org, "live", month)), delivered, "usage must equal the rows the client received");
     // The ledger, net per request id: the request that produced each answer is charged its rows
     // once; every other request (executions cut off by a kill) nets to zero.
     const net = new Map<string, number>();
-    for (const e of store.ledgerEntries(org, month)) net.set(e.request_id, (net.get(e.request_id) ?? 0) + e.rows);
+    for (const e of (await store.ledgerEntries(org, month))) net.set(e.request_id, (net.get(e.request_id) ?? 0) + e.rows);
     const answered = new Map(gens.map((o) => [o.answer!.requestId, o.answer!.json.data.num_rows as number]));
     for (const [rid, rows] of net) {
       assert.equal(rows, answered.get(rid) ?? 0, `request ${rid} nets ${rows} rows`);
@@ -125,9 +125,9 @@ test("SIGKILL at random points of idempotent creates and generates: usage equals
     // One model per create key, and no other model.
     const created = ops.filter((o) => o.kind === "create").map((o) => o.answer!.json.data.id as string);
     assert.equal(new Set(created).size, created.length);
-    const stored = store.listModels(org, "live", 100).items.map((m) => m.id);
+    const stored = (await store.listModels(org, "live", 100)).items.map((m) => m.id);
     assert.deepEqual([...stored].sort(), [...created].sort(), "models of the org must be exactly one per create key");
-    assert.equal(store.modelsWithStatus("training").length + store.modelsWithStatus("ready").length >= created.length, true);
+    assert.equal((await store.modelsWithStatus("training")).length + (await store.modelsWithStatus("ready")).length >= created.length, true);
     assert.ok(kills >= 20);
     const cutOff = [...net.entries()].filter(([rid, rows]) => rows === 0 && !answered.has(rid)).length;
     t.diagnostic(`${kills} kills: ${answeredBeforeKill} answers arrived before the kill, ${reconciled} restarts reconciled an unfinished request, ${cutOff} generate executions were cut off and refunded`);

@@ -58,9 +58,9 @@ test("a second serve on a data dir in use exits 1 with one line naming the owner
     assert.equal((await listModels(owner.url)).status, 200);
     // The server persists an admitted request's counter after answering: wait until it is written.
     const counters = await waitFor("the owner's rate counters to settle", async () => {
-      const seen = JSON.stringify(side.rateCounterEntries());
+      const seen = JSON.stringify((await side.rateCounterEntries()));
       await new Promise((r) => setTimeout(r, 200));
-      return JSON.stringify(side.rateCounterEntries()) === seen ? seen : undefined;
+      return JSON.stringify((await side.rateCounterEntries())) === seen ? seen : undefined;
     }, 10_000, 0);
 
     const second = await runCli(["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir], RATE_ENV, 60_000);
@@ -73,8 +73,8 @@ test("a second serve on a data dir in use exits 1 with one line naming the owner
     );
     assert.match(second.stderr, line, "exactly one line on stderr, naming the owner");
 
-    assert.equal(side.getIdempotency(scope)?.state, "in_flight", "the owner's in-flight record is kept");
-    assert.equal(JSON.stringify(side.rateCounterEntries()), counters, "the owner's rate counters are untouched");
+    assert.equal((await side.getIdempotency(scope))?.state, "in_flight", "the owner's in-flight record is kept");
+    assert.equal(JSON.stringify((await side.rateCounterEntries())), counters, "the owner's rate counters are untouched");
     const later = await listModels(owner.url);
     assert.equal(later.status, 200, "the first server still answers");
     assert.ok(later.ids.includes(modelId));

@@ -46,12 +46,12 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
   const { store, engine } = ctx.services;
   const { metadata, config } = ctx.body;
   checkMetadata(metadata);
-  assertQuotaLeft(store, ctx.auth, ctx.services.clock());
+  await assertQuotaLeft(store, ctx.auth, ctx.services.clock());
   const effective = effectiveConfig(config, engine.device);
   engine.admissionCheck(effective, metadata, ctx.auth.org); // before anything is stored
 
   let id = newModelId();
-  while (store.getModel(id) !== undefined) id = newModelId();
+  while ((await store.getModel(id)) !== undefined) id = newModelId();
   const now = new Date().toISOString();
   const rec: ModelRecord = {
     id,

@@ -61,7 +61,7 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
     );
   }
 
-  const model = ownedModel(ctx);
+  const model = await ownedModel(ctx);
   if (!CAN_GENERATE.has(model.status)) {
     throw new ApiError(
       "model_not_ready",
@@ -82,7 +82,7 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
 
   const { store, engine, clock, logger } = ctx.services;
   if (isSeeded(embedding)) {
-    const metadata = store.getMetadata(model.id);
+    const metadata = await store.getMetadata(model.id);
     if (metadata === undefined) throw new Error(`model ${model.id} has no metadata`);
     try {
       seededSource(embedding, metadata);

@@ -21,9 +21,9 @@ export const LIST_LIMIT_DEFAULT = 20;
  * @throws ApiError 404 `model_not_found` for a malformed id, a missing model, or a model of
  *   another org or environment.
  */
-export function ownedModel(ctx: HandlerCtx<unknown, unknown>): ModelRecord {
+export async function ownedModel(ctx: HandlerCtx<unknown, unknown>): Promise<ModelRecord> {
   const id = ctx.params.model_id;
-  const rec = MODEL_ID.test(id) ? ctx.services.store.getOwnedModel(id, ctx.auth.org, ctx.auth.env) : undefined;
+  const rec = MODEL_ID.test(id) ? await ctx.services.store.getOwnedModel(id, ctx.auth.org, ctx.auth.env) : undefined;
   if (rec === undefined) throw modelNotFound(id);
   return rec;
 }
@@ -45,7 +45,7 @@ export function toPublicModel(r: ModelRecord): Model {
 
 /** `GET /v1/models/{model_id}`: 200, envelope `model`. */
 export async function getModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
-  return { kind: "envelope", status: 200, object: "model", data: toPublicModel(ownedModel(ctx)) };
+  return { kind: "envelope", status: 200, object: "model", data: toPublicModel(await ownedModel(ctx)) };
 }
 
 /**
@@ -56,7 +56,7 @@ export async function getModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply
 export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Promise<Reply> {
   const { limit = LIST_LIMIT_DEFAULT, starting_after } = ctx.query;
   try {
-    const page = ctx.services.store.listModels(ctx.auth.org, ctx.auth.env, limit, starting_after);
+    const page = await ctx.services.store.listModels(ctx.auth.org, ctx.auth.env, limit, starting_after);
     return { kind: "envelope", status: 200, object: "list", data: page.items.map(toPublicModel), has_more: page.has_more };
   } catch (err) {
     if (err instanceof CursorNotFoundError) {
@@ -76,7 +76,7 @@ export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Pro
  * When the engine cannot stop it (503), nothing is deleted and the client may retry.
  */
 export async function deleteModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
-  const rec = ownedModel(ctx);
+  const rec = await ownedModel(ctx);
   await ctx.services.engine.stop(rec.id);
   await ctx.services.store.deleteModel(rec.id, ctx.services.clock());
   return { kind: "empty", status: 204 };
@@ -84,8 +84,8 @@ export async function deleteModel(ctx: HandlerCtx<unknown, unknown>): Promise<Re
 
 /** `GET /v1/models/{model_id}/metadata`: 200, envelope `model_metadata`, the metadata sent at creation. */
 export async function getModelMetadata(ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
-  const rec = ownedModel(ctx);
-  const metadata: Metadata | undefined = ctx.services.store.getMetadata(rec.id);
+  const rec = await ownedModel(ctx);
+  const metadata: Metadata | undefined = await ctx.services.store.getMetadata(rec.id);
   if (metadata === undefined) throw modelNotFound(rec.id); // deleted between the two reads
   return { kind: "envelope", status: 200, object: "model_metadata", data: metadata };
 }

@@ -23,7 +23,7 @@ export function isApiPath(path: string): boolean {
 }
 
 /** Sets `ctx.auth` for `/v1` paths or throws 401. */
-export const authenticate: Step = (ctx, next) => {
+export const authenticate: Step = async (ctx, next) => {
   if (!isApiPath(ctx.path)) return next();
   const header = (ctx.headers["authorization"] ?? "").trim();
   if (header === "") {
@@ -41,11 +41,13 @@ export const authenticate: Step = (ctx, next) => {
   }
   const key = m[1];
   const env = PREFIXES[key.slice(0, 9)];
-  const rec = env === undefined || key.length > 256 ? undefined : ctx.services.store.findKey(key);
+  const rec = env === undefined || key.length > 256 ? undefined : await ctx.services.store.findKey(key);
   if (rec === undefined || rec.env !== env) {
+    ctx.authDecided?.(false);
     throw new ApiError("api_key_invalid", `Invalid API key provided: ${mask(key)}.`);
   }
   ctx.auth = { org: rec.org, env: rec.env, keyPrefix: rec.prefix };
+  ctx.authDecided?.(true);
   return next();
 };
 

@@ -35,7 +35,7 @@ export const settle: Step = async (ctx, next) => {
 async function settleOrRefund(ctx: Ctx): Promise<void> {
   const { store, clock, logger } = ctx.services;
   // Only Generate (a POST) charges: spare every other request the store read.
-  if (ctx.method !== "POST" || store.getPendingCharge(ctx.requestId) === undefined) return;
+  if (ctx.method !== "POST" || (await store.getPendingCharge(ctx.requestId)) === undefined) return;
   const ok = ctx.response !== undefined && ctx.response.status >= 200 && ctx.response.status < 300;
   if (ok) {
     try {
