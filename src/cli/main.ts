@@ -8,7 +8,7 @@
  * error, a failed model); 2 wrong usage (commander's own message).
  */
 import { Command, InvalidArgumentError, Option } from "commander";
-import { serveCommand, keysCreateCommand } from "./server-commands";
+import { serveCommand, keysCreateCommand, migrateCommand, workerCommand } from "./server-commands";
 import {
   fitCommand,
   sampleCommand,
@@ -23,6 +23,7 @@ import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../eng
 import { parseByteSize } from "../engine/budget";
 import { reportAndExit } from "./output";
 import { registerUsageCommands } from "./usage";
+import { databaseOption } from "./admin-store";
 import { registerReportCommand } from "./report-command";
 
 function int(name: string, min: number): (v: string) => number {
@@ -98,7 +99,37 @@ export function buildProgram(): Command {
     .option("--max-training-per-org <n>", "models one organization trains at once", int("--max-training-per-org", 1), DEFAULT_MAX_TRAINING_PER_ORG)
     .option("--max-queued-per-org <n>", "models one organization may have waiting to train (more creates get 503)", int("--max-queued-per-org", 0), DEFAULT_MAX_QUEUED_PER_ORG)
     .option("--debug", "include internal error messages in 500 responses", false)
+    .addOption(new Option("--database <url>", "shared topology: PostgreSQL URL of the shared store (with --redis)").env("SYNTHD_DATABASE_URL"))
+    .addOption(new Option("--redis <url>", "shared topology: Redis URL (rate limits, training queue, workers)").env("SYNTHD_REDIS_URL"))
+    .addOption(new Option("--prefix <prefix>", "shared topology: Redis key prefix of the deployment").env("SYNTHD_PREFIX").default("synthd"))
     .action(serveCommand);
+
+  program
+    .command("worker")
+    .description("shared topology: a training and generation worker on PostgreSQL and Redis (see docs/deploy.md)")
+    .addOption(new Option("--database <url>", "PostgreSQL URL of the shared store").env("SYNTHD_DATABASE_URL").makeOptionMandatory())
+    .addOption(new Option("--redis <url>", "Redis URL").env("SYNTHD_REDIS_URL").makeOptionMandatory())
+    .addOption(new Option("--prefix <prefix>", "Redis key prefix of the deployment").env("SYNTHD_PREFIX").default("synthd"))
+    .option("--host <host>", "address of the internal generate port", "127.0.0.1")
+    .addOption(new Option("--port <port>", "internal generate port (0 = any free port)").default(0).argParser(int("--port", 0)))
+    .option("--advertise-url <url>", "URL front ends use to reach this worker (default http://HOST:PORT)")
+    .option("--workers <n>", "engine worker threads (default: one per core)", int("--workers", 1))
+    .addOption(new Option("--compute <kind>", "training and generation: the C++ core or tfjs").choices(["native", "tfjs"]))
+    .addOption(
+      new Option("--memory-budget <size>", "memory this process may use; training is admitted against it (default: 50% of the machine's)")
+        .env("SYNTHD_MEMORY_BUDGET")
+        .argParser(byteSize("--memory-budget")),
+    )
+    .option("--concurrency <n>", "training jobs held at once (they queue for memory in the engine)", int("--concurrency", 1), 16)
+    .option("--lock-duration <ms>", "a dead worker's training is taken over after about this long", int("--lock-duration", 1000), 10_000)
+    .option("--debug", "debug-level logs", false)
+    .action(workerCommand);
+
+  program
+    .command("migrate")
+    .description("create or upgrade the shared store's schema in PostgreSQL (servers and workers also do it at start)")
+    .addOption(new Option("--database <url>", "PostgreSQL URL").env("SYNTHD_DATABASE_URL").makeOptionMandatory())
+    .action(migrateCommand);
 
   const keys = program.command("keys").description("manage API keys (works while the server runs)");
   keys
@@ -107,6 +138,7 @@ export function buildProgram(): Command {
     .addOption(new Option("--data-dir <dir>", "store directory").env("SYNTHD_DATA_DIR").default("./synthd-data"))
     .requiredOption("--org <name>", "organization (created if missing)")
     .addOption(new Option("--env <env>", "environment").choices(["test", "live"]).default("test"))
+    .addOption(databaseOption())
     .action(keysCreateCommand);
 
   clientOpts(

@@ -2,9 +2,9 @@
  * `synthd serve` and `synthd keys create` (DESIGN §1): the commands that work on the store
  * directly rather than through the HTTP API.
  */
-import { mkdirSync } from "node:fs";
 import { serve } from "../server/serve";
-import { Store, type Environment } from "../store";
+import type { Environment } from "../store";
+import { openAdminStore } from "./admin-store";
 
 /** Options of `synthd serve` after parsing. */
 export interface ServeOptions {
@@ -21,6 +21,12 @@ export interface ServeOptions {
   maxTrainingPerOrg?: number;
   /** `--max-queued-per-org`; default 16. */
   maxQueuedPerOrg?: number;
+  /** `--database`: shared topology (with `redis`). */
+  database?: string;
+  /** `--redis`: shared topology (with `database`). */
+  redis?: string;
+  /** `--prefix`: Redis key prefix of the deployment. */
+  prefix?: string;
 }
 
 /**
@@ -42,6 +48,9 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
     maxTrainingPerOrg: opts.maxTrainingPerOrg,
     maxQueuedPerOrg: opts.maxQueuedPerOrg,
     docsUrl: process.env.SYNTHD_DOCS_URL,
+    ...(opts.database === undefined ? {} : { databaseUrl: opts.database }),
+    ...(opts.redis === undefined ? {} : { redisUrl: opts.redis }),
+    ...(opts.prefix === undefined ? {} : { prefix: opts.prefix }),
   });
   if (server.sandboxKey) process.stdout.write(`sandbox key: ${server.sandboxKey}\n`);
   process.stdout.write(`synthd listening on ${server.url}\n`);
@@ -50,6 +59,8 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
 /** Options of `synthd keys create`. */
 export interface KeysCreateOptions {
   dataDir: string;
+  /** `--database`: the shared PostgreSQL store instead. */
+  database?: string;
   org: string;
   env: Environment;
 }
@@ -62,12 +73,63 @@ export async function keysCreateCommand(opts: KeysCreateOptions): Promise<void> 
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(opts.org)) {
     throw new Error("--org must be 1 to 64 characters from letters, digits, '_', '.' and '-'.");
   }
-  mkdirSync(opts.dataDir, { recursive: true });
-  const store = new Store(opts.dataDir);
+  const store = await openAdminStore(opts);
   try {
     const key = await store.createKey(opts.org, opts.env);
     process.stdout.write(`${key}\n`);
   } finally {
     await store.close();
   }
+}
+
+/** Options of `synthd worker` after parsing. */
+export interface WorkerOptions {
+  database: string;
+  redis: string;
+  prefix: string;
+  host: string;
+  port: number;
+  advertiseUrl?: string;
+  workers?: number;
+  compute?: "tfjs" | "native";
+  memoryBudget?: number;
+  concurrency: number;
+  lockDuration: number;
+  debug: boolean;
+}
+
+/**
+ * `synthd worker`: a training and generation worker of the shared topology (src/cluster/worker-host.ts)
+ * until SIGINT/SIGTERM, which hand its trainings back to the other workers.
+ * @throws Error when PostgreSQL or Redis cannot be reached.
+ */
+export async function workerCommand(opts: WorkerOptions): Promise<void> {
+  const { WorkerHost } = await import("../cluster/worker-host");
+  const { createLogger } = await import("../server/log");
+  const { installProcessHandlers } = await import("../server/serve");
+  const logger = createLogger(opts.debug ? "debug" : "info");
+  const host = await WorkerHost.start({
+    databaseUrl: opts.database,
+    redisUrl: opts.redis,
+    prefix: opts.prefix,
+    host: opts.host,
+    port: opts.port,
+    advertiseUrl: opts.advertiseUrl,
+    threads: opts.workers,
+    compute: opts.compute,
+    memoryBudget: opts.memoryBudget,
+    concurrency: opts.concurrency,
+    lockDurationMs: opts.lockDuration,
+    internalToken: process.env.SYNTHD_INTERNAL_TOKEN || undefined,
+    logger,
+  });
+  installProcessHandlers(logger, () => host.close());
+  process.stdout.write(`synthd worker ${host.id} serving ${host.url}\n`);
+}
+
+/** `synthd migrate --database URL`: applies the shared store's migrations; prints the ones applied. */
+export async function migrateCommand(opts: { database: string }): Promise<void> {
+  const { migrateDatabase } = await import("../store/migrations");
+  const applied = await migrateDatabase(opts.database);
+  process.stdout.write(applied.length === 0 ? "schema up to date\n" : `applied migrations ${applied.join(", ")}\n`);
 }

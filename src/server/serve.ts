@@ -71,6 +71,18 @@ export interface ServeOptions {
    * `SYNTHD_RATE_LIMIT` from the environment, else 60 (the contract's default).
    */
   rateLimit?: number;
+  /**
+   * `--database`: PostgreSQL URL of the shared store (issue 14). With `redisUrl`, this process is
+   * a stateless front end of the shared topology (src/cluster/front-end.ts); `dataDir`,
+   * `workers`, `compute` and the per-org training limits are then the workers' business.
+   */
+  databaseUrl?: string;
+  /** `--redis`: Redis URL of the shared topology (rate limits, training queue, worker registry). */
+  redisUrl?: string;
+  /** `--prefix`: Redis key prefix of the deployment (default `synthd`). */
+  prefix?: string;
+  /** `SYNTHD_INTERNAL_TOKEN`: shared secret sent to workers. */
+  internalToken?: string;
 }
 
 /**
@@ -114,6 +126,10 @@ export interface ServeHandle {
  *   be bound (whatever was opened is closed again).
  */
 export async function serve(opts: ServeOptions): Promise<ServeHandle> {
+  if (opts.databaseUrl !== undefined || opts.redisUrl !== undefined) {
+    const { serveShared } = await import("../cluster/front-end");
+    return serveShared(opts);
+  }
   const logger = opts.logger ?? createLogger(opts.debug ? "debug" : "info");
   const rateLimit = opts.rateLimit ?? rateLimitFromEnv();
   mkdirSync(opts.dataDir, { recursive: true });
@@ -154,7 +170,7 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
       rateLimit,
     });
     // Only once listening: a start that fails must not consume the one-time sandbox key.
-    if (store.isEmpty()) sandboxKey = await store.createKey(DEFAULT_ORG, "test");
+    if (await store.isEmpty()) sandboxKey = await store.createKey(DEFAULT_ORG, "test");
   } catch (err) {
     await server?.close().catch(() => undefined);
     await engine?.close().catch(() => undefined);
@@ -196,7 +212,7 @@ async function defaultEngineFactory(): Promise<EngineFactory> {
  * no request can take the process down; state lives in LMDB, whose transactions are atomic.
  * Returns a function that removes the handlers.
  */
-function installProcessHandlers(logger: Logger, shutdown: () => Promise<void>): () => void {
+export function installProcessHandlers(logger: Logger, shutdown: () => Promise<void>): () => void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {

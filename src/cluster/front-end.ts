@@ -1,0 +1,100 @@
+/**
+ * A stateless front end of the shared topology (`synthd serve --database URL --redis URL`; issue
+ * 14, docs/deploy.md): the same HTTP server and pipeline as the embedded one, on
+ * - the PostgreSQL store (orgs, hashed keys, models, metadata, checkpoints, usage and ledger,
+ *   idempotency records), migrated at start;
+ * - Redis rate limits (src/server/redisRateLimiter.ts: one budget across every front end);
+ * - {@link RemoteEngine}: training on BullMQ, generation on the registered workers.
+ * It keeps nothing of its own: any number run side by side, and one that dies loses nothing but
+ * its requests in flight (their pending charges are refunded by another front end once its
+ * store lease lapses, `StoreApi.reconcile`).
+ */
+import { createLogger } from "../server/log";
+import { startServer } from "../server/app";
+import { RedisRateLimiter } from "../server/redisRateLimiter";
+import { installProcessHandlers, rateLimitFromEnv, type ServeHandle, type ServeOptions } from "../server/serve";
+import { DEFAULT_BUDGET_SHARE, machineMemory } from "../engine/budget";
+import { PgStore } from "../store/postgres";
+import { RemoteEngine } from "./remote-engine";
+import { DEFAULT_PREFIX } from "./wire";
+
+/**
+ * Starts a front end (see the module comment). `opts.memoryBudget` is read as one worker's
+ * training budget (larger models are refused at create); default half this machine's memory.
+ * @throws Error when only one of `databaseUrl` / `redisUrl` is given, or PostgreSQL or Redis
+ *   cannot be reached, or the address cannot be bound.
+ */
+export async function serveShared(opts: ServeOptions): Promise<ServeHandle> {
+  if (opts.databaseUrl === undefined || opts.redisUrl === undefined) {
+    throw new Error("The shared topology needs both --database (PostgreSQL URL) and --redis (Redis URL).");
+  }
+  const logger = opts.logger ?? createLogger(opts.debug ? "debug" : "info");
+  const rateLimit = opts.rateLimit ?? rateLimitFromEnv();
+  const prefix = opts.prefix ?? DEFAULT_PREFIX;
+  const store = await PgStore.open(opts.databaseUrl, { logger });
+  let engine: RemoteEngine | undefined;
+  let limiter: RedisRateLimiter | undefined;
+  try {
+    const redisUrl = new URL(opts.redisUrl);
+    limiter = new RedisRateLimiter({
+      prefix: `${prefix}:`,
+      redis: {
+        host: redisUrl.hostname || "127.0.0.1",
+        port: Number(redisUrl.port || 6379),
+        ...(redisUrl.password ? { password: decodeURIComponent(redisUrl.password) } : {}),
+        ...(redisUrl.username ? { username: decodeURIComponent(redisUrl.username) } : {}),
+        ...(redisUrl.pathname.length > 1 ? { db: Number(redisUrl.pathname.slice(1)) } : {}),
+      },
+      onError: (err) => logger.debug({ err }, "rate limiter: Redis connection error"),
+    });
+    await limiter.ready();
+    engine = await RemoteEngine.connect({
+      redisUrl: opts.redisUrl,
+      prefix,
+      workerBudgetBytes: opts.memoryBudget ?? Math.floor(DEFAULT_BUDGET_SHARE * machineMemory()),
+      internalToken: opts.internalToken ?? (process.env.SYNTHD_INTERNAL_TOKEN || undefined),
+      logger,
+    });
+  } catch (err) {
+    await limiter?.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+  const eng = engine;
+  const lim = limiter;
+  let srv;
+  try {
+    srv = await startServer({
+      host: opts.host,
+      port: opts.port,
+      store,
+      engine: eng,
+      sharedLimiter: lim,
+      debug: opts.debug,
+      docsUrl: opts.docsUrl ?? (process.env.SYNTHD_DOCS_URL || undefined),
+      logger,
+      rateLimit,
+    });
+  } catch (err) {
+    await eng.close().catch(() => undefined);
+    await lim.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+  const server = srv;
+  logger.info({ url: server.url, prefix, instance: store.instanceId }, "synthd front end listening (shared store)");
+  const removeGuards = opts.handleSignals === false ? () => undefined : installProcessHandlers(logger, () => close());
+  let closing: Promise<void> | undefined;
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      removeGuards();
+      await server.close();
+      await eng.close();
+      await lim.close();
+      await store.close();
+      logger.info("synthd front end stopped");
+    })();
+    return closing;
+  }
+  return { url: server.url, port: server.port, close };
+}

@@ -1,0 +1,240 @@
+/**
+ * A training and generation worker of the shared topology (`synthd worker`; issue 14,
+ * docs/deploy.md). It hosts today's engine (piscina worker threads, one actor per model) on the
+ * shared PostgreSQL store, and:
+ *
+ * - takes training jobs from BullMQ (Redis): claims the model's fencing token
+ *   (`StoreApi.claimTraining`), trains it from its last checkpoint, and holds the job (BullMQ
+ *   renews its lock) until the training ends. When this process dies, BullMQ's stalled-job check
+ *   (on any other worker) puts the job back after `lockDurationMs`; the next worker claims a newer
+ *   token and continues from the last checkpointed epoch, and every write of a stale worker is
+ *   refused by the store (fenced);
+ * - stops a training at once when any front end publishes its id on the `stop` channel (DELETE);
+ * - answers generate requests from front ends on an internal HTTP port (./wire.ts), loading
+ *   weights from the shared store into each thread's LRU of idle models;
+ * - registers itself in Redis every second (the front ends' list of live workers);
+ * - every {@link ORPHAN_SWEEP_MS} re-queues models left in `training` with no job (Redis keeps
+ *   nothing on disk on some machines: a Redis restart loses the queue, never a model).
+ *
+ * Shutdown (`close`, SIGTERM): stops taking jobs, halts its trainings at a step boundary (they stay
+ * `training` with their last checkpoint; their jobs fail once and are retried by another worker a
+ * second later), finishes generations in flight, deregisters.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomBytes } from "node:crypto";
+import { Queue, Worker, type Job } from "bullmq";
+import Redis from "ioredis";
+import type { Logger } from "pino";
+import { createEngine, EngineModelError, EngineUnavailableError, GenerateInputError, type PoolEngine } from "../engine";
+import type { ComputeKind } from "../model/trainer";
+import { PgStore } from "../store/postgres";
+import type { GenerateRequest } from "../types";
+import { addTrainingJob } from "./remote-engine";
+import { bullPrefix, DEFAULT_PREFIX, encodeGeneration, stopChannel, TRAINING_QUEUE, WORKER_HEARTBEAT_MS, WORKER_TTL_MS, workersKey, type WorkerErrorBody } from "./wire";
+
+/** How often a worker re-queues models in `training` that have no job (ms). */
+export const ORPHAN_SWEEP_MS = 30_000;
+/** Largest generate request body a worker reads (bytes): the contract's largest latents and then some. */
+const MAX_INTERNAL_BODY = 256 * 2 ** 20;
+
+/** Options of {@link WorkerHost.start}. */
+export interface WorkerHostOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  /** Key prefix of the deployment (default `synthd`). */
+  prefix?: string;
+  /** Address the internal port binds (default `127.0.0.1`). */
+  host?: string;
+  /** Internal port (default 0: any free port). */
+  port?: number;
+  /** URL front ends use to reach this worker (default `http://HOST:PORT`). */
+  advertiseUrl?: string;
+  /** When set, generate requests must carry it as `X-Synthd-Internal-Token`. */
+  internalToken?: string;
+  /** Engine worker threads (default: the machine's cores). */
+  threads?: number;
+  compute?: ComputeKind;
+  /** Memory budget of this process (bytes). */
+  memoryBudget?: number;
+  /** Training jobs held at once (they wait in the engine's admission queue); default 16. */
+  concurrency?: number;
+  /** BullMQ lock duration (ms): a dead worker's job is taken over after about this long; default 10 s. */
+  lockDurationMs?: number;
+  /** BullMQ stalled-job check interval (ms); default 2 s. */
+  stalledIntervalMs?: number;
+  logger?: Logger;
+}
+
+/** A running worker (see the module comment). */
+export class WorkerHost {
+  private closing: Promise<void> | undefined;
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  private constructor(
+    readonly id: string,
+    readonly url: string,
+    private readonly prefix: string,
+    private readonly store: PgStore,
+    readonly engine: PoolEngine,
+    private readonly redis: Redis,
+    private readonly subscriber: Redis,
+    private readonly queue: Queue,
+    private readonly worker: Worker,
+    private readonly server: Server,
+    private readonly log: Logger | undefined,
+  ) {}
+
+  /**
+   * Opens the store (migrating it), starts the engine, the internal port, the registration, the
+   * stop subscription and the job consumer.
+   * @throws Error when PostgreSQL or Redis cannot be reached, or the port cannot be bound.
+   */
+  static async start(opts: WorkerHostOptions): Promise<WorkerHost> {
+    const log = opts.logger;
+    const prefix = opts.prefix ?? DEFAULT_PREFIX;
+    const id = `wrk_${randomBytes(6).toString("hex")}`;
+    const store = await PgStore.open(opts.databaseUrl, { logger: log });
+    const engine = await createEngine({
+      store,
+      dataDir: "",
+      databaseUrl: opts.databaseUrl,
+      workers: opts.threads,
+      compute: opts.compute,
+      logger: log,
+      memoryBudget: opts.memoryBudget,
+    });
+    const server = createServer((req, res) => void serveInternal(engine, opts.internalToken, req, res, log));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", () => resolve());
+    });
+    const addr = server.address() as AddressInfo;
+    const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+    const url = opts.advertiseUrl ?? `http://${host}:${addr.port}`;
+
+    const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 2 });
+    const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(TRAINING_QUEUE, { connection: { url: opts.redisUrl, maxRetriesPerRequest: 2 }, prefix: bullPrefix(prefix) });
+    const processor = async (job: Job<{ id: string }>): Promise<string> => {
+      const modelId = job.data.id;
+      const rec = await store.getModel(modelId);
+      if (rec?.status !== "training") return "skipped";
+      const fence = await store.claimTraining(modelId);
+      if (fence === undefined) return "deleted";
+      log?.info({ model_id: modelId, fence, worker: id, attempt: job.attemptsMade }, "training job taken");
+      const outcome = await engine.trainToEnd(modelId, fence);
+      log?.info({ model_id: modelId, fence, worker: id, outcome }, "training job ended");
+      if (outcome === "halted") throw new Error("the worker is shutting down; the training goes to another worker");
+      return outcome;
+    };
+    const worker = new Worker(TRAINING_QUEUE, processor, {
+      connection: { url: opts.redisUrl, maxRetriesPerRequest: null },
+      prefix: bullPrefix(prefix),
+      concurrency: opts.concurrency ?? 16,
+      lockDuration: opts.lockDurationMs ?? 10_000,
+      stalledInterval: opts.stalledIntervalMs ?? 2_000,
+      maxStalledCount: 1000,
+      autorun: false,
+    });
+    worker.on("error", (err) => log?.warn({ err }, "training queue consumer error"));
+    const host$ = new WorkerHost(id, url, prefix, store, engine, redis, subscriber, queue, worker, server, log);
+    await host$.register();
+    await subscriber.subscribe(stopChannel(prefix));
+    subscriber.on("message", (_channel: string, modelId: string) => {
+      engine.stop(modelId).catch((err: unknown) => log?.warn({ err, model_id: modelId }, "stop failed"));
+    });
+    host$.every(WORKER_HEARTBEAT_MS, () => host$.register());
+    host$.every(ORPHAN_SWEEP_MS, () => host$.requeueOrphans());
+    await host$.requeueOrphans();
+    void worker.run();
+    log?.info({ worker: id, url, prefix }, "synthd worker ready");
+    return host$;
+  }
+
+  private every(ms: number, fn: () => Promise<unknown>): void {
+    const t = setInterval(() => {
+      fn().catch((err: unknown) => this.log?.warn({ err }, "worker housekeeping failed"));
+    }, ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  /** Renews this worker's registration (and drops expired ones). */
+  private async register(): Promise<void> {
+    const now = Date.now();
+    await this.redis
+      .multi()
+      .zadd(workersKey(this.prefix), now + WORKER_TTL_MS, `${this.id} ${this.url}`)
+      .zremrangebyscore(workersKey(this.prefix), "-inf", now - 1)
+      .exec();
+  }
+
+  /** Queues every model in `training` that has no job (a no-op for those that have one). */
+  private async requeueOrphans(): Promise<number> {
+    const recs = await this.store.modelsWithStatus("training");
+    let n = 0;
+    for (const r of recs) {
+      const job = await this.queue.getJob(r.id);
+      if (job !== undefined) continue;
+      await addTrainingJob(this.queue, r.id);
+      n++;
+    }
+    if (n > 0) this.log?.warn({ models: n }, "re-queued models in training that had no job");
+    return n;
+  }
+
+  /** Graceful shutdown (see the module comment). Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const t of this.timers) clearInterval(t);
+      await this.worker.pause(true).catch(() => undefined);
+      await this.redis.zrem(workersKey(this.prefix), `${this.id} ${this.url}`).catch(() => undefined);
+      await this.engine.close();
+      await this.worker.close().catch(() => undefined);
+      await new Promise<void>((resolve) => this.server.close(() => resolve()));
+      this.server.closeAllConnections();
+      await this.queue.close().catch(() => undefined);
+      this.subscriber.disconnect();
+      this.redis.disconnect();
+      await this.store.close();
+    })();
+    return this.closing;
+  }
+}
+
+/** Handles one internal request: `POST /internal/generate/{id}` or `GET /internal/health`. */
+async function serveInternal(engine: PoolEngine, token: string | undefined, req: IncomingMessage, res: ServerResponse, log: Logger | undefined): Promise<void> {
+  const fail = (status: number, error: WorkerErrorBody["error"]): void => {
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error }));
+  };
+  try {
+    if (token !== undefined && req.headers["x-synthd-internal-token"] !== token) return fail(401, { kind: "internal", message: "bad internal token" });
+    if (req.method === "GET" && req.url === "/internal/health") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"ok":true}');
+      return;
+    }
+    const m = /^\/internal\/generate\/([A-Za-z0-9_]+)$/.exec(req.url ?? "");
+    if (req.method !== "POST" || m === null) return fail(404, { kind: "internal", message: "no such internal route" });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of req) {
+      size += (c as Buffer).length;
+      if (size > MAX_INTERNAL_BODY) return fail(400, { kind: "input", message: "request too large", param: "body" });
+      chunks.push(c as Buffer);
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as GenerateRequest;
+    const g = await engine.generateRaw(m[1], body);
+    const out = encodeGeneration(g);
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(out.length) });
+    res.end(out);
+  } catch (err) {
+    if (err instanceof GenerateInputError) return fail(400, { kind: "input", message: err.message, param: err.param });
+    if (err instanceof EngineModelError) return fail(err.code === "model_not_found" ? 404 : 409, { kind: err.code, message: err.message, status: err.status });
+    if (err instanceof EngineUnavailableError) return fail(503, { kind: "unavailable", message: err.message, retry_after: err.retryAfterSeconds });
+    log?.error({ err }, "internal generate failed");
+    fail(500, { kind: "internal", message: err instanceof Error ? err.message : String(err) });
+  }
+}
