@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { Client } from "pg";
 import { PgStore } from "../src/store/postgres";
 import { MIGRATIONS, migrateDatabase } from "../src/store/migrations";
-import { CursorNotFoundError, StoreWriteError, TOMBSTONE_TTL_MS, hashKey, newModelId, type ChargeRequest, type ModelRecord, type StoredResponse } from "../src/store";
+import { CursorNotFoundError, StoreUnavailableError, StoreWriteError, TOMBSTONE_TTL_MS, hashKey, newModelId, type ChargeRequest, type ModelRecord, type StoredResponse } from "../src/store";
 import { CONFIG_DEFAULTS } from "../src/types";
 import { PG_URL, freshDatabase } from "./pg-helpers";
 
@@ -464,7 +464,7 @@ test("rate counters round-trip and old ones are swept", async () => {
   assert.deepEqual((await s.rateCounterEntries()).map(([k]) => k), ["org:a"]);
 });
 
-test("a write the database cannot take rejects with StoreWriteError and writes nothing", async () => {
+test("a write the database cannot take rejects with StoreWriteError and writes nothing; a read, StoreUnavailableError", async () => {
   const own = await freshDatabase();
   const admin = new Client({ connectionString: PG_URL });
   await admin.connect();
@@ -489,6 +489,9 @@ test("a write the database cannot take rejects with StoreWriteError and writes n
     await assert.rejects(x.chargeUsage(charge({ org: "w", rows: 1 })), StoreWriteError);
     await assert.rejects(x.settleCharge("req_x"), (e: unknown) => e instanceof StoreWriteError && e.code === "STORE_WRITE_FAILED");
     await assert.rejects(x.createModel(rec("w", "test", 1), META), StoreWriteError);
+    // Reads that cannot reach the database: StoreUnavailableError (the server answers 503), not a raw driver error (500).
+    await assert.rejects(x.getUsage("w", "live", "2030-01"), (e: unknown) => e instanceof StoreUnavailableError && e.code === "STORE_UNAVAILABLE");
+    await assert.rejects(x.findKey("svc_test_x"), StoreUnavailableError);
     await admin.query(`ALTER DATABASE ${own.name} ALLOW_CONNECTIONS true`);
     assert.equal(await x.getUsage("w", "live", "2030-01"), 1, "the refused charge wrote nothing; the store works again");
     assert.deepEqual(await x.chargeUsage(charge({ org: "w", rows: 1 })), { ok: true, used: 2 });

@@ -77,7 +77,8 @@ export function modelNotFound(id: string): ApiError {
  * - `GenerateInputError`: 400 `parameter_invalid` with its `param`;
  * - `ModelTooLargeError` (admission control: the model can never train on this server): 400
  *   `parameter_invalid` with its `param` and message (estimate, budget, what to lower);
- * - a failed store write, e.g. a full disk ({@link isStoreWriteFailure}): 503 `training_service_unavailable` with
+ * - a failed store write, e.g. a full disk ({@link isStoreWriteFailure}), or a shared store that
+ *   cannot be reached (`StoreUnavailableError`): 503 `training_service_unavailable` with
  *   `Retry-After` ({@link storageUnavailable});
  * - `EngineModelError` (the model was deleted, or left `training`/`ready`, between the server's
  *   check and the worker's): 404 `model_not_found` / 400 `model_not_ready` with its message
@@ -98,6 +99,7 @@ export function toApiError(err: unknown, debug: boolean): ApiError {
   if (err instanceof GenerateInputError) return paramInvalid(err.param, err.message);
   if (err instanceof ModelTooLargeError) return paramInvalid(err.param, err.message);
   if (isStoreWriteFailure(err)) return storageUnavailable("The request could not be written to the store");
+  if ((err as { code?: unknown } | null)?.code === "STORE_UNAVAILABLE") return storageUnavailable("The store cannot be reached");
   if (err instanceof EngineModelError) {
     if (err.code === "model_not_found") return new ApiError("model_not_found", `${err.message}.`.replace(/\.\.$/, "."));
     const state = err.status === undefined ? "" : `; generation needs state 'training' or 'ready'`;

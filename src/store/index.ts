@@ -43,6 +43,19 @@ export class StoreWriteError extends Error {
   }
 }
 
+/**
+ * A read of the shared store that could not reach it (connection refused or lost, the server
+ * shutting down): code `STORE_UNAVAILABLE`, answered 503 with Retry-After. `cause` is the driver's
+ * error. (The embedded store's reads do not fail this way.)
+ */
+export class StoreUnavailableError extends Error {
+  readonly code = "STORE_UNAVAILABLE";
+  constructor(readonly cause: unknown) {
+    super(`the store cannot be reached (${cause instanceof Error ? cause.message : String(cause)})`);
+    this.name = "StoreUnavailableError";
+  }
+}
+
 /** `test` = sandbox (`svc_test_` keys), `live` = production (`svc_live_` keys). */
 export type Environment = "test" | "live";
 

@@ -29,6 +29,7 @@ import type { Metadata } from "../types";
 import type { ModelPatch, StoreApi } from "./api";
 import {
   CursorNotFoundError,
+  StoreUnavailableError,
   StoreWriteError,
   TOMBSTONE_TTL_MS,
   hashKey,
@@ -176,8 +177,22 @@ export class PgStore implements StoreApi {
 
   // ---- plumbing --------------------------------------------------------------------------------
 
+  /**
+   * One read. Not reaching the database (no connection, connection lost or refused, server
+   * shutting down or out of connections: a FATAL error, SQLSTATE classes 08, 53 and 57, or an
+   * error PostgreSQL did not report) becomes
+   * {@link StoreUnavailableError}; errors PostgreSQL reports about the statement stay as they are.
+   */
   private async rows<R extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
-    return (await this.pool.query<R>(sql, params)).rows;
+    try {
+      return (await this.pool.query<R>(sql, params)).rows;
+    } catch (err) {
+      const e = err as { severity?: unknown; code?: unknown };
+      const sqlstate = typeof e.code === "string" ? e.code : "";
+      const fatal = e.severity === "FATAL" || e.severity === "PANIC"; // the session ended (refused, terminated)
+      if (e.severity === undefined || fatal || /^(08|53|57)/.test(sqlstate)) throw new StoreUnavailableError(err);
+      throw err;
+    }
   }
 
   /** One write statement outside a transaction; the database's errors become {@link StoreWriteError}. */
