@@ -17,7 +17,8 @@ import pino from "pino";
 import type { Engine } from "../../src/engine/types";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/app";
 import { createEngine } from "../../src/engine";
-import { Store, type Environment } from "../../src/store";
+import { Store, type Environment, type StoreApi } from "../../src/store";
+import { randomBytes } from "node:crypto";
 import { type GenerateRequest, type Generation, type Metadata, type Model, type ModelConfig } from "../../src/types";
 
 /** A clock the server reads: real time plus an offset, or frozen at one instant. */
@@ -100,7 +101,17 @@ export class FaultEngine implements Engine {
 export interface Contract {
   url: string;
   server: RunningServer;
-  store: Store;
+  store: StoreApi;
+  /**
+   * Set when the suite runs against the shared topology (`SYNTHD_CONTRACT_TOPOLOGY=shared`): the
+   * second front end's URL (same store, limits and workers) and the options a server of this
+   * topology needs (for tests that start one again).
+   */
+  shared?: { otherUrl: string; serverOptions: Pick<ServerOptions, "sharedLimiter"> };
+  /** The store options of an admin command (`synthd usage`, `orgs set`) on this store: `--data-dir` or `--database`. */
+  storeArgs: string[];
+  /** Resolves once every write so far is on disk (LMDB's flush; the shared store commits before answering). */
+  flushed(): Promise<void>;
   engine: FaultEngine;
   clock: TestClock;
   dir: string;
@@ -119,7 +130,14 @@ export type ContractOptions = Partial<Pick<ServerOptions, "debug" | "docsUrl" | 
  * the default rate limit and the per-address limit are high (1,000,000/min) so that only the
  * tests about limits meet them; those set their own org limits.
  */
+/**
+ * True when the contract suite runs against a front end of the shared topology (issue 14):
+ * `SYNTHD_CONTRACT_TOPOLOGY=shared` (test/integration/contract-shared.test.ts sets it).
+ */
+export const SHARED_TOPOLOGY = process.env.SYNTHD_CONTRACT_TOPOLOGY === "shared";
+
 export async function startContract(opts: ContractOptions = {}): Promise<Contract> {
+  if (SHARED_TOPOLOGY) return startSharedContract(opts);
   const dir = mkdtempSync(join(tmpdir(), "synthd-contract-"));
   const store = new Store(join(dir, "store"));
   const logger = pino({ level: "silent" });
@@ -150,6 +168,10 @@ export async function startContract(opts: ContractOptions = {}): Promise<Contrac
     clock,
     dir,
     keys,
+    storeArgs: ["--data-dir", join(dir, "store")],
+    flushed: async () => {
+      await store.root.flushed;
+    },
     async newKey(org, env = "test", rateLimit) {
       const key = await store.createKey(org, env);
       if (rateLimit !== undefined) await store.setOrgLimits(org, { rate_limit: rateLimit });
@@ -159,6 +181,82 @@ export async function startContract(opts: ContractOptions = {}): Promise<Contrac
       await contract.server.close(); // the current server (a test may have replaced it)
       await engine.close();
       await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return contract;
+}
+
+/**
+ * The contract's server as a front end of the shared topology: a fresh PostgreSQL database, a
+ * Redis key prefix of its own, two workers (`WorkerHost`, one engine thread each, in this
+ * process) and two front ends (RemoteEngine + Redis rate limits) on them; tests talk to the first.
+ */
+async function startSharedContract(opts: ContractOptions): Promise<Contract> {
+  const { freshDatabase } = await import("../pg-helpers");
+  const { PgStore } = await import("../../src/store/postgres");
+  const { WorkerHost } = await import("../../src/cluster/worker-host");
+  const { RemoteEngine } = await import("../../src/cluster/remote-engine");
+  const { RedisRateLimiter } = await import("../../src/server/redisRateLimiter");
+  const { default: Redis } = await import("ioredis");
+  const redisHost = process.env.SYNTHD_TEST_REDIS_HOST ?? "127.0.0.1";
+  const redisPort = Number(process.env.SYNTHD_TEST_REDIS_PORT ?? 6379);
+  const redisUrl = `redis://${redisHost}:${redisPort}`;
+  const dir = mkdtempSync(join(tmpdir(), "synthd-contract-"));
+  const db = await freshDatabase();
+  const prefix = `synthd_c_${randomBytes(6).toString("hex")}`;
+  const logger = pino({ level: "silent" });
+  const store = await PgStore.open(db.url, { logger });
+  const workers = [
+    await WorkerHost.start({ databaseUrl: db.url, redisUrl, prefix, threads: 1, lockDurationMs: 3000, logger }),
+    await WorkerHost.start({ databaseUrl: db.url, redisUrl, prefix, threads: 1, lockDurationMs: 3000, logger }),
+  ];
+  const remote = await RemoteEngine.connect({ redisUrl, prefix, workerBudgetBytes: 8 * 2 ** 30, logger });
+  const engine = new FaultEngine(remote);
+  const sharedLimiter = new RedisRateLimiter({ prefix: `${prefix}:`, redis: { host: redisHost, port: redisPort } });
+  await sharedLimiter.ready();
+  const clock = new TestClock();
+  const keys = {
+    test: await store.createKey("acme", "test"),
+    live: await store.createKey("acme", "live"),
+    other: await store.createKey("other", "test"),
+  };
+  const serverOptions = { sharedLimiter };
+  const base = { host: "127.0.0.1", port: 0, store, engine, logger, clock: clock.now, rateLimit: 1_000_000, authFailureLimit: 1_000_000, ...serverOptions };
+  const server = await startServer({ ...base, ...opts });
+  const other = await startServer({ ...base, ...opts });
+  const contract: Contract = {
+    url: server.url,
+    server,
+    store,
+    engine,
+    clock,
+    dir,
+    keys,
+    shared: { otherUrl: other.url, serverOptions },
+    storeArgs: ["--database", db.url],
+    flushed: async () => undefined,
+    async newKey(org, env = "test", rateLimit) {
+      const key = await store.createKey(org, env);
+      if (rateLimit !== undefined) await store.setOrgLimits(org, { rate_limit: rateLimit });
+      return key;
+    },
+    async stop() {
+      await contract.server.close();
+      await other.close();
+      await engine.close();
+      for (const w of workers) await w.close();
+      await sharedLimiter.close();
+      await store.close();
+      const redis = new Redis({ host: redisHost, port: redisPort });
+      let cursor = "0";
+      do {
+        const [next, found] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+        if (found.length > 0) await redis.del(...found);
+        cursor = next;
+      } while (cursor !== "0");
+      redis.disconnect();
+      await db.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

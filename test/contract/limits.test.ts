@@ -141,7 +141,7 @@ describe("Limits: request rate", () => {
       assert.equal(count(await fire(7, key), 200), 7);
       // A second server over the same store (the first one stopped): same counts.
       await c.server.close();
-      const again = await startServer({ host: "127.0.0.1", port: 0, store: c.store, engine: c.engine, logger: pino({ level: "silent" }), clock: c.clock.now });
+      const again = await startServer({ host: "127.0.0.1", port: 0, store: c.store, engine: c.engine, logger: pino({ level: "silent" }), clock: c.clock.now, ...c.shared?.serverOptions });
       c.server = again;
       c.url = again.url;
       const r = await call(c.url, "/v1/models", { key });
@@ -290,7 +290,7 @@ describe("Limits: monthly usage quota", () => {
       assertEnvelope(await gen(mLive, live, 50), 200, "generation");
       assertError(await gen(mLive, live, 1), "quota_exceeded", undefined);
       assertEnvelope(await gen(mSandbox, sandbox, 1000), 200, "generation");
-      const set = await runCli(["orgs", "set", "--data-dir", c.store.dir, "--org", "quota", "--live-quota", "default"]);
+      const set = await runCli(["orgs", "set", ...c.storeArgs, "--org", "quota", "--live-quota", "default"]);
       assert.equal(set.code, 0, set.stderr);
       assert.equal(JSON.parse(set.stdout).live_quota, 100_000);
       assertEnvelope(await gen(mLive, live, 1000), 200, "generation");
@@ -316,8 +316,8 @@ describe("Limits: monthly usage quota", () => {
       await gen(mSandbox, sandbox, 12);
       assert.equal((await c.store.ledgerEntries("quota", "2034-09")).length, 1, "sandbox usage is not billed");
 
-      await c.store.root.flushed;
-      const out = await runCli(["usage", "--data-dir", c.store.dir, "--org", "quota", "--month", "2034-09", "--json", "--ledger"]);
+      await c.flushed();
+      const out = await runCli(["usage", ...c.storeArgs, "--org", "quota", "--month", "2034-09", "--json", "--ledger"]);
       assert.equal(out.code, 0, out.stderr);
       const rep = JSON.parse(out.stdout);
       assert.equal(rep.month, "2034-09");
@@ -326,7 +326,7 @@ describe("Limits: monthly usage quota", () => {
       assert.equal(byEnv.test.quota, 100_000);
       assert.equal(byEnv.live.rows, 30);
       assert.deepEqual({ ...byEnv.live.ledger, items: byEnv.live.ledger.items.length }, { entries: 1, charged: 30, refunded: 0, items: 1 });
-      const text = await runCli(["usage", "--data-dir", c.store.dir, "--month", "2034-09"]);
+      const text = await runCli(["usage", ...c.storeArgs, "--month", "2034-09"]);
       assert.equal(text.code, 0, text.stderr);
       assert.match(text.stdout, /^ORG\s+ENV\s+MONTH\s+ROWS\s+QUOTA\s+REMAINING\s+LEDGER/);
       assert.match(text.stdout, /quota\s+live\s+2034-09\s+30\s+100000\s+99970\s+1 entries/);

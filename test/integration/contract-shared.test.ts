@@ -1,0 +1,37 @@
+/**
+ * Issue 14, acceptance 1: the contract's tests (`test/contract/`) pass against a front end of the
+ * shared topology as they pass against the embedded server. Runs them again in a child test run
+ * with `SYNTHD_CONTRACT_TOPOLOGY=shared`, where the harness (test/contract/harness.ts) serves them
+ * from a front end on PostgreSQL (a fresh database), Redis rate limits (a key prefix of its own),
+ * the BullMQ training queue and two workers. Left out: `restart.test.ts`, whose subject is the
+ * embedded store surviving a SIGKILL of its one process (the shared topology's counterpart, a
+ * front end or worker killed, is test/integration/shared-topology.test.ts). A few contract tests
+ * open their own LMDB store on purpose (crash recovery of the embedded store); they run unchanged.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+
+test("the contract's tests pass against a front end of the shared topology (PostgreSQL, Redis, BullMQ, two workers)", () => {
+  const dir = join(__dirname, "..", "contract");
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".test.js") && f !== "restart.test.js")
+    .map((f) => join(dir, f));
+  assert.ok(files.length >= 8, `contract test files found: ${files.length}`);
+  // NODE_TEST_CONTEXT marks a test runner's child; the nested run must be a runner of its own.
+  const { NODE_TEST_CONTEXT: _child, ...env } = process.env;
+  const run = spawnSync(process.execPath, ["--test", "--test-concurrency=1", "--test-reporter=tap", ...files], {
+    env: { ...env, SYNTHD_CONTRACT_TOPOLOGY: "shared" },
+    encoding: "utf8",
+    timeout: 240_000,
+    maxBuffer: 64 * 2 ** 20,
+  });
+  const out = `${run.stdout}${run.stderr}`;
+  const failed = out.split("\n").filter((l) => /^\s*not ok /.test(l));
+  const pass = Number(/^# pass (\d+)/m.exec(out)?.[1] ?? 0);
+  assert.deepEqual(failed, [], `contract tests failing against the shared topology:\n${out.slice(-4000)}`);
+  assert.equal(run.status, 0, out.slice(-4000));
+  assert.ok(pass >= 150, `only ${pass} contract tests ran`);
+});
