@@ -19,7 +19,7 @@
  * no decoding: the JSON body and the Arrow body (`Accept: application/vnd.apache.arrow.stream`),
  * 3 requests each, alternating; best rows/s of each and its ratio to the in-process rate.
  */
-import { loadavg } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { prepareInputs } from "../src/model/generate";
 import { generatorSpec, initParams } from "../src/model/generator";
@@ -36,6 +36,50 @@ export interface GenerateOptions {
   rows: number;
   runs: number;
   compute?: string;
+  /**
+   * `--shared`: also run the plain draw (SDK, decode included) and the Arrow codes through a front
+   * end of the shared topology (issue 14: one front end and one worker on PostgreSQL and Redis,
+   * bench/topology.ts) and print the ratios to the embedded server's figures of the same run.
+   */
+  shared?: boolean;
+}
+
+/** The shared topology's figures of {@link GenerateOptions.shared}. */
+interface SharedGenerate {
+  http_rows_per_s: number;
+  runs: number[];
+  codes_arrow_rows_per_s: number;
+}
+
+async function sharedGenerate(opts: GenerateOptions): Promise<SharedGenerate> {
+  const { Topology } = await import("./topology");
+  const t = await Topology.start({ workers: 1, frontEnds: 1, threads: availableParallelism() });
+  try {
+    const key = await t.createKey("benchshared", "live");
+    await t.setOrg("benchshared", { liveQuota: 1_000_000_000 });
+    const client = new Synthd({ apiKey: key, baseUrl: t.frontEnds[0].url });
+    const synth = await Synthesizer.fit(client, join(SHARED_DATASETS, "adult-discrete.csv"), {
+      domain: join(SHARED_DATASETS, "adult-discrete-domain.json"),
+      config: { model_size: "medium", max_epochs: 1, early_stop_patience: 0 },
+    });
+    const runs: number[] = [];
+    for (let r = 0; r < opts.runs; r++) {
+      const t0 = performance.now();
+      const table = await synth.sample(opts.rows, { seed: r, calibrate: false });
+      if (table.rows.length !== opts.rows) throw new Error(`got ${table.rows.length} rows`);
+      runs.push(Math.round((opts.rows / (performance.now() - t0)) * 1000));
+    }
+    let arrow = 0;
+    for (let rep = 0; rep < 3; rep++) {
+      const t0 = performance.now();
+      const g = await client.models.generateCodes(synth.id, { embedding: { num_rows: opts.rows, seed: rep } }, { format: "arrow" });
+      if (g.num_rows !== opts.rows) throw new Error(`got ${g.num_rows} rows`);
+      arrow = Math.max(arrow, Math.round((opts.rows / (performance.now() - t0)) * 1000));
+    }
+    return { http_rows_per_s: Math.max(...runs), runs, codes_arrow_rows_per_s: arrow };
+  } finally {
+    await t.close();
+  }
 }
 
 async function inProcessRowsPerS(rows: number): Promise<number> {
@@ -138,6 +182,7 @@ export async function generateBench(opts: GenerateOptions): Promise<void> {
     await server.kill("SIGTERM");
     removeDir(dir);
   }
+  const shared = opts.shared ? await sharedGenerate(opts) : undefined;
   const plain = runs.filter((x) => !x.calibrate);
   const calibrated = runs.filter((x) => x.calibrate);
   const best = Math.max(...plain.map((x) => x.rows_per_s));
@@ -160,6 +205,14 @@ export async function generateBench(opts: GenerateOptions): Promise<void> {
     calibrated_over_plain: Number((bestCalibrated / best).toFixed(2)),
     loadavg_before: loadBefore.map((x) => Number(x.toFixed(2))),
     loadavg_after: loadavg().map((x) => Number(x.toFixed(2))),
+    ...(shared && {
+      shared_topology: {
+        setup: "1 front end + 1 worker, PostgreSQL + Redis, same machine",
+        ...shared,
+        http_over_embedded: Number((shared.http_rows_per_s / best).toFixed(2)),
+        codes_arrow_over_embedded: Number((shared.codes_arrow_rows_per_s / codes.arrow).toFixed(2)),
+      },
+    }),
   };
   if (opts.json) {
     console.log(JSON.stringify(result));
@@ -175,5 +228,11 @@ export async function generateBench(opts: GenerateOptions): Promise<void> {
     `  codes over HTTP, no decoding (best of 3): JSON ${codes.json} rows/s (${result.codes_json_over_in_process ?? "-"} of in-process), ` +
       `Arrow ${codes.arrow} rows/s (${result.codes_arrow_over_in_process ?? "-"} of in-process)`,
   );
+  const sh = result.shared_topology;
+  if (sh) {
+    console.log(`  shared topology (${sh.setup}):`);
+    console.log(`    HTTP plain draw ${sh.http_rows_per_s} rows/s (best of ${sh.runs.length}: ${sh.runs.join(", ")}), ${sh.http_over_embedded} of the embedded server's`);
+    console.log(`    Arrow codes ${sh.codes_arrow_rows_per_s} rows/s, ${sh.codes_arrow_over_embedded} of the embedded server's`);
+  }
   console.log(`  load average before ${result.loadavg_before.join(" ")}, after ${result.loadavg_after.join(" ")}`);
 }

@@ -33,7 +33,50 @@ export interface LatencyOptions {
   generateRequests: number;
   /** Sequential deletes of idle ready models per phase of the one-worker case (default 10). */
   deleteRequests?: number;
+  /**
+   * `--shared`: also measure a front end of the shared topology (issue 14: one front end and one
+   * worker on PostgreSQL and Redis, bench/topology.ts) and print its ratios to the embedded server.
+   */
+  shared?: boolean;
   json: boolean;
+}
+
+/** What `--shared` measures on the shared topology, beside the embedded server's same figures. */
+export interface SharedLatency {
+  get_idle: LatencySummary;
+  get_while_two_models_train: LatencySummary;
+  generate10_idle: LatencySummary;
+}
+
+/**
+ * The shared topology's figures (see {@link LatencyOptions.shared}): GET of a ready model idle and
+ * while two medium models train on the worker, and sequential 10-row generates, all through the
+ * front end.
+ */
+async function sharedCase(opts: LatencyOptions): Promise<SharedLatency> {
+  const { Topology } = await import("./topology");
+  const t = await Topology.start({ workers: 1, frontEnds: 1, threads: 2 });
+  try {
+    const key = await t.createKey("bench");
+    const url = t.frontEnds[0].url;
+    const client = new Synthd({ apiKey: key, baseUrl: url });
+    const probe = await Synthesizer.fit(client, ADULT_CSV, { config: { model_size: "small", max_epochs: 1 } });
+    const path = `/v1/models/${probe.id}`;
+    const getIdle = await hammer(url, key, path, opts);
+    await generates(client, probe.id, 3); // warm-up: the worker loads the weights
+    const gen = await generates(client, probe.id, opts.generateRequests);
+    const config = { model_size: "medium" as const, max_epochs: 50, early_stop_patience: 0 };
+    const trainees = await Promise.all([0, 1].map(() => Synthesizer.fit(client, ADULT_CSV, { config, wait: false })));
+    await waitFor("both models to be mid-training", async () => {
+      const ms = await Promise.all(trainees.map((m) => client.models.retrieve(m.id)));
+      return ms.every((m) => m.current_epoch >= 1) ? true : undefined;
+    }, 300_000, 250);
+    const loaded = await hammer(url, key, path, opts);
+    await Promise.all(trainees.map((m) => client.models.delete(m.id)));
+    return { get_idle: getIdle, get_while_two_models_train: loaded, generate10_idle: gen };
+  } finally {
+    await t.close();
+  }
 }
 
 /** Percentile summary in milliseconds. */
@@ -205,6 +248,8 @@ export async function latencyBench(opts: LatencyOptions): Promise<void> {
     const probe = await Synthesizer.fit(client, ADULT_CSV, { config: { model_size: "small", max_epochs: 1 } });
     const path = `/v1/models/${probe.id}`;
     const idle = await hammer(server.url, key, path, opts);
+    await generates(client, probe.id, 3); // warm-up
+    const gen10 = await generates(client, probe.id, opts.generateRequests);
 
     const config = { model_size: "medium" as const, max_epochs: 50, early_stop_patience: 0 };
     const trainees = await Promise.all([0, 1].map(() => Synthesizer.fit(client, ADULT_CSV, { config, wait: false })));
@@ -217,8 +262,23 @@ export async function latencyBench(opts: LatencyOptions): Promise<void> {
     await Promise.all(trainees.map((t) => client.models.delete(t.id)));
 
     const gen = await sameWorkerCase(opts);
+    const shared = opts.shared ? await sharedCase(opts) : undefined;
+    const over = (a: LatencySummary, b: LatencySummary): { p50_ratio: number; p99_ratio: number } => ({
+      p50_ratio: Number((a.p50_ms / b.p50_ms).toFixed(2)),
+      p99_ratio: Number((a.p99_ms / b.p99_ms).toFixed(2)),
+    });
     const result = {
       bench: "latency",
+      generate10_idle: gen10,
+      ...(shared && {
+        shared_topology: {
+          setup: "1 front end + 1 worker (2 engine threads), PostgreSQL + Redis, same machine",
+          ...shared,
+          get_idle_over_embedded: over(shared.get_idle, idle),
+          get_loaded_over_embedded: over(shared.get_while_two_models_train, loaded),
+          generate10_over_embedded: over(shared.generate10_idle, gen10),
+        },
+      }),
       generate_same_worker: {
         endpoint: "POST /v1/models/{id}/generate, 10 rows, one worker",
         idle: gen.idle,
@@ -254,6 +314,13 @@ export async function latencyBench(opts: LatencyOptions): Promise<void> {
       console.log(`  two large models train: ${fmt(g.while_two_large_models_train)}`);
       console.log(`  ratio loaded/idle:      p50 ${g.p50_ratio.toFixed(2)}x  p99 ${g.p99_ratio.toFixed(2)}x`);
       console.log(`  both still training at the end: ${g.both_still_training_at_end} (epochs during: ${g.trainee_epochs_during.join(", ")})`);
+      const sh = result.shared_topology;
+      if (sh) {
+        console.log(`shared topology (${sh.setup}), ratios to the embedded server measured above`);
+        console.log(`  GET idle:               ${fmt(sh.get_idle)}  (p50 ${sh.get_idle_over_embedded.p50_ratio}x, p99 ${sh.get_idle_over_embedded.p99_ratio}x)`);
+        console.log(`  GET, two models train:  ${fmt(sh.get_while_two_models_train)}  (p50 ${sh.get_loaded_over_embedded.p50_ratio}x, p99 ${sh.get_loaded_over_embedded.p99_ratio}x)`);
+        console.log(`  10-row generate idle:   ${fmt(sh.generate10_idle)}  (p50 ${sh.generate10_over_embedded.p50_ratio}x, p99 ${sh.generate10_over_embedded.p99_ratio}x; embedded ${fmt(gen10)})`);
+      }
       const d = g.delete_idle_model;
       console.log(`DELETE of an idle ready model on that worker, ${d.idle.requests} sequential requests per phase`);
       console.log(`  idle server:            ${fmt(d.idle)}`);

@@ -3,9 +3,12 @@
  * in the same run; `--json` prints one JSON line for scripts.
  *
  * - `latency`: GET /v1/models/{id} p50/p99 while two models train vs an idle server, and a 10-row
- *   generate of model A while two large models train on the same (only) worker vs idle.
+ *   generate of model A while two large models train on the same (only) worker vs idle; with
+ *   `--shared`, the same GETs and 10-row generates through a front end of the shared topology
+ *   (PostgreSQL, Redis, one worker; bench/topology.ts) over the embedded server's.
  * - `compute`: the native compute core (train step, generation) vs tfjs and the PyTorch figures.
- * - `generate`: rows/s over HTTP through the SDK (decode included) vs in-process generation.
+ * - `generate`: rows/s over HTTP through the SDK (decode included) vs in-process generation; with
+ *   `--shared`, the plain draw and Arrow codes through the shared topology over the embedded server's.
  * - `fidelity`: issue 5's protocol on discretized Adult (TVD, TSTR, privacy check, fit seconds)
  *   against independent marginals and HOLDOUT in the same run; `--epsilon` for the private variant.
  * - `tables`: the real tables (shared `real/*.csv` and Adult) fitted with the SDK's defaults: 2-way
@@ -41,6 +44,7 @@ program
   .option("--requests <n>", "requests per phase", num, 2000)
   .option("--concurrency <n>", "parallel keep-alive connections", num, 4)
   .option("--generate-requests <n>", "sequential 10-row generates per phase of the one-worker case", num, 40)
+  .option("--shared", "also measure a front end of the shared topology (PostgreSQL + Redis), ratios to the embedded server", false)
   .option("--json", "one JSON line", false)
   .action(latencyBench);
 
@@ -62,6 +66,7 @@ program
   .option("--rows <n>", "rows per generate request (at most 100,000)", num, 100_000)
   .option("--runs <n>", "timed runs, each in its own org (sandbox quota)", num, 3)
   .option("--compute <kind>", "passed to synthd serve --compute (tfjs | native)")
+  .option("--shared", "also through a front end of the shared topology (PostgreSQL + Redis), ratios to the embedded server", false)
   .option("--json", "one JSON line", false)
   .action(generateBench);
 

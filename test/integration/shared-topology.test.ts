@@ -18,7 +18,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { assertError, call, tinyMetadata, type Res } from "../contract/harness";
-import { pollUntil, Topology, type FrontEnd, type LogLine } from "./topology-helpers";
+import { pollUntil, Topology, type FrontEnd, type LogLine } from "../../bench/topology";
 
 /** Orgs of these tests, each with its own keys and limits. */
 const ORG = { main: "acme", rate: "ratelimited", idem: "idempotent", quota: "metered" } as const;

@@ -1,6 +1,7 @@
 /**
- * Fixtures of the shared-topology integration test (test/integration/shared-topology.test.ts):
- * real `synthd serve --database --redis` front ends and `synthd worker` processes, started as
+ * A shared-topology deployment on this machine, for the integration test
+ * (test/integration/shared-topology.test.ts) and the benchmarks' `--shared` runs
+ * (`npm run bench -- latency --shared`, `-- generate --shared`): real `synthd serve --database --redis` front ends and `synthd worker` processes, started as
  * child processes of the built CLI, over one throwaway PostgreSQL database and one Redis key
  * prefix of their own. Nothing is mocked.
  */
@@ -8,10 +9,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import Redis from "ioredis";
-import { freshDatabase } from "../pg-helpers";
+import { freshDatabase } from "../test/pg-helpers";
 
-/** The built CLI (this file runs from dist/test/integration). */
-export const CLI = resolve(__dirname, "../../src/cli/main.js");
+/** The built CLI (this file runs from dist/bench). */
+export const CLI = resolve(__dirname, "../src/cli/main.js");
 
 /** Redis of the tests; override with `SYNTHD_TEST_REDIS_URL`. */
 export const REDIS_URL = process.env.SYNTHD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -184,7 +185,7 @@ export async function deleteRedisPrefix(prefix: string): Promise<number> {
   }
 }
 
-/** Options of {@link startTopology}. */
+/** Options of {@link Topology.start}. */
 export interface TopologyOptions {
   workers?: number;
   frontEnds?: number;
@@ -192,6 +193,8 @@ export interface TopologyOptions {
   lockDurationMs?: number;
   /** Start-up deadline per process (ms). */
   startTimeoutMs?: number;
+  /** `--workers` (engine threads) of each worker process; default 1. */
+  threads?: number;
 }
 
 /** A running deployment: N workers and M front ends on one database and one Redis prefix. */
@@ -207,6 +210,7 @@ export class Topology {
     private readonly dropDatabase: () => Promise<void>,
     private readonly lockDurationMs: number,
     private readonly startTimeoutMs: number,
+    private readonly threads: number,
   ) {}
 
   /**
@@ -217,7 +221,7 @@ export class Topology {
   static async start(opts: TopologyOptions = {}): Promise<Topology> {
     const db = await freshDatabase();
     const prefix = `synthd_t_${randomBytes(6).toString("hex")}`;
-    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000);
+    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000, opts.threads ?? 1);
     try {
       await cli(["migrate", "--database", db.url]);
       await Promise.all([
@@ -242,7 +246,7 @@ export class Topology {
       "--prefix",
       this.prefix,
       "--workers",
-      "1",
+      String(this.threads),
       "--lock-duration",
       String(this.lockDurationMs),
     ]);
