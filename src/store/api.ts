@@ -12,7 +12,11 @@
  * records of requests that can no longer answer.
  *
  * Errors: a write that cannot be committed rejects with `StoreWriteError` (code
- * `STORE_WRITE_FAILED`); nothing of it was written.
+ * `STORE_WRITE_FAILED`); nothing of it was written. A read of the shared store that cannot reach
+ * it rejects with `StoreUnavailableError` (code `STORE_UNAVAILABLE`). Both are answered 503.
+ *
+ * Bytes (a stored response's Arrow body, typed arrays inside a checkpoint) come back as `Buffer`
+ * (a Uint8Array) from both implementations; compare contents, not classes.
  */
 import type { Metadata } from "../types";
 import type {
@@ -75,6 +79,7 @@ export interface StoreApi {
   /**
    * Stores a new model and its metadata atomically; with `completion`, the same transaction stores
    * the response on the in-flight idempotency record of `completion.scope` (a recovery point).
+   * An existing id is overwritten (callers draw fresh ids and check them first).
    */
   createModel(rec: ModelRecord, metadata: Metadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void>;
   getModel(id: string): Promise<ModelRecord | undefined>;
@@ -86,7 +91,7 @@ export interface StoreApi {
    * checkpoint in the same transaction. With `fence` (from {@link claimTraining}) the write
    * happens only while that claim is the model's latest: a training that another worker has taken
    * over since cannot overwrite newer state. Resolves to the updated record, or undefined when the
-   * model is gone or the fence is stale.
+   * model is gone or the fence is stale. A model never claimed has fence 0.
    */
   updateModel(id: string, patch: ModelPatch, checkpoint?: unknown, fence?: number): Promise<ModelRecord | undefined>;
   /**
@@ -150,8 +155,9 @@ export interface StoreApi {
   /**
    * Crash recovery of billing and idempotency: refunds the pending charges and releases the
    * in-flight keys of requests that will never answer: those of this process that are not in
-   * `live`, and (shared store) those of processes that stopped renewing their lease. An in-flight
-   * record that holds its response is completed instead.
+   * `live`, and (shared store) those of processes that stopped renewing their lease (leases run on
+   * the database's clock; every front end calls this every few seconds, src/server/app.ts). An
+   * in-flight record that holds its response is completed instead.
    */
   reconcile(live: ReadonlySet<string>, nowMs: number): Promise<{ refunded_rows: number; charges: number; released: number }>;
   /** Removes idempotency records older than `ttlMs` and expired tombstones. Resolves to the number removed. */
