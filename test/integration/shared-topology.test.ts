@@ -13,7 +13,8 @@
  * 6. DELETE on any front end stops the training on whichever worker runs it, at once;
  * 4. a worker killed mid-training: another one takes the model over (newer fencing token), from
  *    its checkpoint (the epoch never goes back), to `ready`;
- * 5. a front end killed: the other one serves every model created before.
+ * 5. a front end killed: the other one serves every model created before;
+ * 7. a worker stopped (SIGTERM): its training goes to another worker at once, from its checkpoint.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -279,4 +280,34 @@ describe("shared topology: 2 front ends, 2 workers, PostgreSQL and Redis", () =>
       assert.equal(r.json.data.num_rows, 25);
     }
   });
+
+  test("7. SIGTERM of the training worker: it hands the training back (job ends 'halted', process exits 0) and another worker continues it from its checkpoint at once, without waiting for the lock", async (t) => {
+    await topo.startWorker(); // test 4 left one worker
+    // Epochs of about 3.7 s (one large batch): the hand-back, not an epoch's end, is what is measured.
+    const id = await create(feB, keys.main, { model_size: "small", max_epochs: 60, batch_size: 16384, early_stop_patience: 0 });
+    const taken = await topo.waitWorkerLog(`${TAKEN} for ${id}`, takenLine(id), 20_000);
+    const atTerm = await pollUntil(`model ${id} at epoch 1`, async () => {
+      const m = await getModel(feB, id, keys.main);
+      return m.current_epoch >= 1 ? m : undefined;
+    }, 30_000, 50);
+    const termAt = Date.now();
+    taken.worker.child.kill("SIGTERM");
+    const takeover = await topo.waitWorkerLog(`a second ${TAKEN} for ${id}`, (l) => takenLine(id)(l) && Number(l.fence) > Number(taken.line.fence), 20_000);
+    assert.notEqual(takeover.worker.id, taken.worker.id);
+    // The lock is 3 s; a hand-back is retried a second after the job fails.
+    assert.ok(takeover.line.time! - termAt < 2_900, `taken over ${takeover.line.time! - termAt} ms after SIGTERM (the lock lapsing would take 3000)`);
+    await taken.worker.exited;
+    assert.equal(taken.worker.child.exitCode, 0, taken.worker.stderr.slice(-2000));
+    const ended = taken.worker.logs.find(endedLine(id));
+    assert.equal(ended?.outcome, "halted");
+    const m = await getModel(feB, id, keys.main);
+    assert.equal(m.status, "training");
+    assert.ok(m.current_epoch >= atTerm.current_epoch, `epoch went back: ${atTerm.current_epoch} -> ${m.current_epoch}`);
+    t.diagnostic(`SIGTERM at epoch ${atTerm.current_epoch}; taken over ${takeover.line.time! - termAt} ms later with fence ${takeover.line.fence}`);
+    assertEmpty(await call(feB.url, `/v1/models/${id}`, { key: keys.main, method: "DELETE" }));
+  });
 });
+
+function assertEmpty(r: Res): void {
+  assert.equal(r.status, 204, r.text);
+}
