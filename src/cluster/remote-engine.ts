@@ -20,7 +20,7 @@ import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../type
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS } from "../engine/admission";
 import { formatBytes } from "../engine/budget";
 import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, type Engine } from "../engine/types";
-import { bullPrefix, DEFAULT_PREFIX, decodeGeneration, rendezvousOrder, stopChannel, TRAINING_QUEUE, workersKey, type RawColumns, type WorkerErrorBody } from "./wire";
+import { bullPrefix, DEFAULT_PREFIX, decodeGeneration, LIVE_WORKERS_LUA, rendezvousOrder, stopChannel, TRAINING_QUEUE, workersKey, type RawColumns, type WorkerErrorBody } from "./wire";
 
 /** Options of {@link RemoteEngine.connect}. */
 export interface RemoteEngineOptions {
@@ -88,10 +88,9 @@ export class RemoteEngine implements Engine {
     }
   }
 
-  /** The live workers (registration not expired), by id. */
+  /** The live workers (registration not expired on Redis's clock). */
   async workers(): Promise<WorkerEntry[]> {
-    const now = Date.now();
-    const members = await this.redis.zrangebyscore(workersKey(this.opts.prefix), now, "+inf");
+    const members = (await this.redis.eval(LIVE_WORKERS_LUA, 1, workersKey(this.opts.prefix))) as string[];
     return members.map((m) => {
       const i = m.indexOf(" ");
       return { id: m.slice(0, i), url: m.slice(i + 1) };

@@ -5,7 +5,8 @@
  * Redis keys (all under `${prefix}:`):
  * - `bull:training:*`: BullMQ's queue of training jobs (job id = model id);
  * - `workers`: sorted set of live workers, member `${workerId} ${url}`, score = the Unix ms its
- *   registration expires ({@link WORKER_TTL_MS} after its last heartbeat);
+ *   registration expires ({@link WORKER_TTL_MS} after its last heartbeat), on Redis's clock
+ *   (`TIME`, in the scripts below), so machines whose clocks disagree still agree on who is live;
  * - `stop` (pub/sub channel): a model id whose training must stop now (DELETE on any front end).
  *
  * A generate answer (`POST ${url}/internal/generate/${modelId}`, body: the contract's
@@ -33,6 +34,23 @@ export function workersKey(prefix: string): string {
 export function stopChannel(prefix: string): string {
   return `${prefix}:stop`;
 }
+
+/**
+ * Lua: renews a registration. KEYS[1] the workers set; ARGV[1] TTL ms, ARGV[2] the member.
+ * Also drops registrations that have expired.
+ */
+export const REGISTER_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 1)
+return now`;
+
+/** Lua: the members of the workers set (KEYS[1]) whose registration has not expired. */
+export const LIVE_WORKERS_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf')`;
 
 /** BullMQ `prefix` option of a deployment's queues. */
 export function bullPrefix(prefix: string): string {

@@ -31,7 +31,7 @@ import type { ComputeKind } from "../model/trainer";
 import { PgStore } from "../store/postgres";
 import type { GenerateRequest } from "../types";
 import { addTrainingJob } from "./remote-engine";
-import { bullPrefix, DEFAULT_PREFIX, encodeGeneration, stopChannel, TRAINING_QUEUE, WORKER_HEARTBEAT_MS, WORKER_TTL_MS, workersKey, type WorkerErrorBody } from "./wire";
+import { bullPrefix, DEFAULT_PREFIX, encodeGeneration, REGISTER_LUA, stopChannel, TRAINING_QUEUE, WORKER_HEARTBEAT_MS, WORKER_TTL_MS, workersKey, type WorkerErrorBody } from "./wire";
 
 /** How often a worker re-queues models in `training` that have no job (ms). */
 export const ORPHAN_SWEEP_MS = 30_000;
@@ -160,14 +160,9 @@ export class WorkerHost {
     this.timers.push(t);
   }
 
-  /** Renews this worker's registration (and drops expired ones). */
+  /** Renews this worker's registration (and drops expired ones), on Redis's clock. */
   private async register(): Promise<void> {
-    const now = Date.now();
-    await this.redis
-      .multi()
-      .zadd(workersKey(this.prefix), now + WORKER_TTL_MS, `${this.id} ${this.url}`)
-      .zremrangebyscore(workersKey(this.prefix), "-inf", now - 1)
-      .exec();
+    await this.redis.eval(REGISTER_LUA, 1, workersKey(this.prefix), WORKER_TTL_MS, `${this.id} ${this.url}`);
   }
 
   /** Queues every model in `training` that has no job (a no-op for those that have one). */

@@ -22,7 +22,7 @@ import { assertError, call, tinyMetadata, type Res } from "../contract/harness";
 import { pollUntil, Topology, type FrontEnd, type LogLine } from "../../bench/topology";
 
 /** Orgs of these tests, each with its own keys and limits. */
-const ORG = { main: "acme", rate: "ratelimited", idem: "idempotent", quota: "metered" } as const;
+const ORG = { main: "acme", rate: "ratelimited", rate2: "ratelimited2", idem: "idempotent", quota: "metered" } as const;
 
 /** A model that trains in a moment (tiny metadata: about 120 ms per epoch on a 2-core machine). */
 const QUICK = { model_size: "small", max_epochs: 2, early_stop_patience: 0 };
@@ -37,7 +37,7 @@ describe("shared topology: 2 front ends, 2 workers, PostgreSQL and Redis", () =>
   let topo: Topology;
   let feA: FrontEnd;
   let feB: FrontEnd;
-  const keys = { main: "", rate: "", idem: "", quotaLive: "" };
+  const keys = { main: "", rate: "", rate2: "", idem: "", quotaLive: "" };
   /** Every model created (id -> org key) and the ids deleted since; test 5 checks none is lost. */
   const created = new Map<string, string>();
   const deleted = new Set<string>();
@@ -67,13 +67,14 @@ describe("shared topology: 2 front ends, 2 workers, PostgreSQL and Redis", () =>
   before(async () => {
     topo = await Topology.start({ workers: 2, frontEnds: 2, lockDurationMs: 3000 });
     [feA, feB] = topo.frontEnds;
-    [keys.main, keys.rate, keys.idem, keys.quotaLive] = await Promise.all([
+    [keys.main, keys.rate, keys.rate2, keys.idem, keys.quotaLive] = await Promise.all([
       topo.createKey(ORG.main),
       topo.createKey(ORG.rate),
+      topo.createKey(ORG.rate2),
       topo.createKey(ORG.idem),
       topo.createKey(ORG.quota, "live"),
     ]);
-    await Promise.all([topo.setOrg(ORG.rate, { rateLimit: 60 }), topo.setOrg(ORG.quota, { liveQuota: 750 })]);
+    await Promise.all([topo.setOrg(ORG.rate, { rateLimit: 60 }), topo.setOrg(ORG.rate2, { rateLimit: 60 }), topo.setOrg(ORG.quota, { liveQuota: 750 })]);
   });
 
   after(async () => {
@@ -83,13 +84,17 @@ describe("shared topology: 2 front ends, 2 workers, PostgreSQL and Redis", () =>
   test("1. rate limit 60/min across both front ends: of 200 requests at once exactly 60 get 200 and 140 get 429 with Retry-After", async () => {
     // The limiter's windows are aligned to the minute (Redis clock, this machine's): keep the burst
     // inside one window so the fresh org's first-window budget is exactly the limit.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 55_000) await sleep(60_000 - intoMinute + 200);
-    const windowStart = Math.floor(Date.now() / 60_000);
-    const rs = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => call((i % 2 === 0 ? feA : feB).url, "/v1/models", { key: keys.rate })),
-    );
-    assert.equal(Math.floor(Date.now() / 60_000), windowStart, "the burst crossed a minute boundary (test timing, not a verdict)");
+    // A burst that crosses a boundary anyway (a slow machine) is done again with a second fresh
+    // org, well inside the next window.
+    const burst = async (key: string): Promise<Res[] | undefined> => {
+      const intoMinute = Date.now() % 60_000;
+      if (intoMinute > 55_000) await sleep(60_000 - intoMinute + 200);
+      const windowStart = Math.floor(Date.now() / 60_000);
+      const out = await Promise.all(Array.from({ length: 200 }, (_, i) => call((i % 2 === 0 ? feA : feB).url, "/v1/models", { key })));
+      return Math.floor(Date.now() / 60_000) === windowStart ? out : undefined;
+    };
+    const rs = (await burst(keys.rate)) ?? (await burst(keys.rate2));
+    assert.ok(rs !== undefined, "both bursts crossed a minute boundary (test timing, not a verdict)");
     const ok = rs.filter((r) => r.status === 200);
     const limited = rs.filter((r) => r.status === 429);
     const other = rs.filter((r) => r.status !== 200 && r.status !== 429);
