@@ -21,7 +21,7 @@
  */
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
-import { prepareInputs } from "../src/model/generate";
+import { prepareInputs, releaseInputs } from "../src/model/generate";
 import { generatorSpec, initParams } from "../src/model/generator";
 import { buildTargets } from "../src/model/marginals";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
@@ -102,7 +102,8 @@ async function inProcessRowsPerS(rows: number): Promise<number> {
  * In-process generation with and without the server's draws (issue 13, acceptance 4): the medium
  * model on the native core, `rows` rows per call, `reps` alternating pairs; "without" times
  * `sampleRows` on inputs drawn beforehand, "with" times `prepareInputs` (latents and uniforms,
- * native draws when the addon is loaded) plus `sampleRows`. Best of `reps` each, rows/s.
+ * native draws when the addon is loaded) plus `sampleRows`, each giving its arrays back after
+ * (`releaseInputs`, as the server does, so both run on reused arrays). Best of `reps` each, rows/s.
  */
 export async function inProcessDrawRates(rows: number, reps = 5): Promise<{ without: number; with: number; ratio: number }> {
   const meta = discreteMetadata(join(SHARED_DATASETS, "adult-discrete.csv"), join(SHARED_DATASETS, "adult-discrete-domain.json"));
@@ -118,8 +119,11 @@ export async function inProcessDrawRates(rows: number, reps = 5): Promise<{ with
       let t0 = performance.now();
       await gen.sampleRows(pre);
       without = Math.max(without, (rows / (performance.now() - t0)) * 1000);
+      releaseInputs(pre);
       t0 = performance.now();
-      await gen.sampleRows(prepareInputs({ num_rows: rows, seed: 7 + r }, spec.embeddingDim, F, 0));
+      const drawn = prepareInputs({ num_rows: rows, seed: 7 + r }, spec.embeddingDim, F, 0);
+      await gen.sampleRows(drawn);
+      releaseInputs(drawn); // as the server does: the next request reuses the arrays
       withDraws = Math.max(withDraws, (rows / (performance.now() - t0)) * 1000);
     }
   } finally {

@@ -22,7 +22,7 @@
 import { statSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { prepareInputs } from "../src/model/generate";
+import { prepareInputs, releaseInputs } from "../src/model/generate";
 import { generatorSpec, initParams } from "../src/model/generator";
 import { layoutOf } from "../src/model/marginals";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
@@ -81,8 +81,12 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
         let t0 = performance.now();
         await gen.sampleRows(inputs);
         inProcess = Math.max(inProcess, (BLOCK / (performance.now() - t0)) * 1000);
+        releaseInputs(inputs);
         t0 = performance.now();
-        await gen.sampleRows(prepareInputs({ num_rows: BLOCK, seed: 20 + r }, spec.embeddingDim, layout.features.length, 0));
+        // As the server does: draw into this thread's reused arrays, sample, give them back.
+        const drawn = prepareInputs({ num_rows: BLOCK, seed: 20 + r }, spec.embeddingDim, layout.features.length, 0);
+        await gen.sampleRows(drawn);
+        releaseInputs(drawn);
         withDraws = Math.max(withDraws, (BLOCK / (performance.now() - t0)) * 1000);
       }
     };

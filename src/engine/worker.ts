@@ -18,7 +18,7 @@ import { guardLmdbRejections } from "../store/lmdbRejections";
 import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
 import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../model/calibrate";
-import { drawInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../model/generate";
+import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../model/generate";
 import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../model/generator";
 import type { Layout } from "../model/marginals";
 import { buildTargets, layoutOf } from "../model/marginals";
@@ -244,7 +244,12 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
       const marginals = calibrationMarginals(buildTargets(metadata));
       cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals, sampling)).columns;
     } else {
-      cols = await sampleRows(model, drawInputs(source, model.spec.embeddingDim, F, noise), sampling);
+      const inputs = drawInputs(source, model.spec.embeddingDim, F, noise);
+      try {
+        cols = await sampleRows(model, inputs, sampling);
+      } finally {
+        releaseInputs(inputs);
+      }
     }
     const n = cols[0].length;
     const codes = new Int32Array(F * n);

@@ -135,11 +135,70 @@ export function drawInputs(source: LatentSource, embeddingDim: number, features:
   const given = "latents" in source;
   if (given && (source.latents.length === 0 || source.latents.length % E !== 0)) throw new RangeError(`latents must be n x ${E} values`);
   const seed = (given ? undefined : source.seed) ?? Rng.randomSeed();
-  const latents = given ? source.latents : new Float32Array(source.numRows * E);
+  const latents = given ? source.latents : inputBuffers.float32(source.numRows * E);
   const n = latents.length / E;
-  const uniforms = new Float64Array(n * features);
+  const uniforms = inputBuffers.float64(n * features);
   drawRequest({ seed, rows: n, latents, drawLatents: !given, sigma: privacyNoise, uniforms });
   return { n, latents, uniforms, seed };
+}
+
+/**
+ * Reuse of the large arrays of {@link drawInputs} (issue 13): a request's latents and uniforms
+ * (100,000 rows of a medium model: 25.6 MB and 12 MB) are taken from the arrays earlier requests
+ * of this thread gave back with {@link releaseInputs}, instead of fresh ones whose zeroing and
+ * first-touch page faults cost about 5% of the plain draw. Every value of a taken array is
+ * overwritten by the draws, so reuse changes no row. Per thread (module state), at most
+ * {@link INPUT_POOL_BYTES} kept; an array is handed to one request at a time.
+ */
+class InputBuffers {
+  private readonly f32: Float32Array[] = [];
+  private readonly f64: Float64Array[] = [];
+  /** The views handed out, and the whole arrays they came from. */
+  private readonly owned = new WeakMap<ArrayBufferView, Float32Array | Float64Array>();
+  private keptBytes = 0;
+
+  float32(n: number): Float32Array {
+    return this.take(this.f32, n, (m) => new Float32Array(m));
+  }
+
+  float64(n: number): Float64Array {
+    return this.take(this.f64, n, (m) => new Float64Array(m));
+  }
+
+  private take<T extends Float32Array | Float64Array>(free: T[], n: number, make: (m: number) => T): T {
+    let best = -1;
+    for (let i = 0; i < free.length; i++) if (free[i].length >= n && (best < 0 || free[i].length < free[best].length)) best = i;
+    const whole = best >= 0 ? free.splice(best, 1)[0] : make(n);
+    if (best >= 0) this.keptBytes -= whole.byteLength;
+    const view = whole.subarray(0, n) as T;
+    this.owned.set(view, whole);
+    return view;
+  }
+
+  /** Gives back a view handed out by this pool (anything else is ignored); kept while under the cap. */
+  give(view: ArrayBufferView): void {
+    const whole = this.owned.get(view);
+    if (whole === undefined) return;
+    this.owned.delete(view);
+    if (this.keptBytes + whole.byteLength > INPUT_POOL_BYTES) return;
+    this.keptBytes += whole.byteLength;
+    if (whole instanceof Float32Array) this.f32.push(whole);
+    else this.f64.push(whole);
+  }
+}
+
+/** Bytes of generation input arrays one thread keeps for reuse: 128 MiB. */
+export const INPUT_POOL_BYTES = 128 * 2 ** 20;
+const inputBuffers = new InputBuffers();
+
+/**
+ * Gives the arrays of `inputs` (from {@link drawInputs}) back for the next request of this thread.
+ * Call it once the generation that read them has finished (resolved or thrown); `inputs` must not
+ * be used afterwards. Given latents (the client's) are left alone.
+ */
+export function releaseInputs(inputs: GenerationInputs): void {
+  inputBuffers.give(inputs.latents);
+  inputBuffers.give(inputs.uniforms);
 }
 
 /** `drawInputs(latentSource(embedding, E), E, F, noise)`. @throws InputError as {@link latentSource}. */
@@ -274,8 +333,13 @@ export async function sampleCalibrated(
   for (let k = 0; k < P; k++) {
     if (k > 0) await betweenChunks(opts);
     const blockSeed = k === 0 ? seed : rng.nextUint32();
-    const cols = await sampleRows(model, drawInputs({ numRows: n, seed: blockSeed }, E, F, privacyNoise), opts);
-    cols.forEach((c, f) => pool[f].set(c, k * n));
+    const inputs = drawInputs({ numRows: n, seed: blockSeed }, E, F, privacyNoise);
+    try {
+      const cols = await sampleRows(model, inputs, opts);
+      cols.forEach((c, f) => pool[f].set(c, k * n));
+    } finally {
+      releaseInputs(inputs);
+    }
   }
   const weights = await rake(model, pool, marginals, opts);
   const picked = systematicSample(weights, n, rng.uniform());

@@ -109,6 +109,7 @@ export {
 export {
   prepareInputs,
   drawInputs,
+  releaseInputs,
   latentSource,
   flattenLatents,
   sampleRows,
