@@ -1619,12 +1619,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       // Fisher–Yates over the group's rows, then out to its row indices in order.
       const order = new Int32Array(m);
       for (let i = 0; i < m; i++) order[i] = i;
-      for (let i = m - 1; i > 0; i--) {
-        const j = Math.floor(g.rng.uniform() * (i + 1));
-        const t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-      }
+      g.rng.shuffle(order);
       for (let i = 0; i < m; i++) {
         const src = order[i] * F;
         const r = g.rows[i];

@@ -163,6 +163,21 @@ export class Rng {
     return (a * 67108864 + b) / 9007199254740992;
   }
 
+  /**
+   * Shuffles `a` in place, uniformly (Fisher–Yates, Durstenfeld's variant: Knuth, TAOCP vol. 2,
+   * Algorithm 3.4.2P), drawing one {@link uniform} per position from the end; returns `a`. The
+   * draws and swaps are part of what a seed means (calibrated and seeded rows depend on them).
+   */
+  shuffle<T extends { length: number; [i: number]: number }>(a: T): T {
+    for (let i = a.length - 1; i > 0; i--) {
+      const j = Math.floor(this.uniform() * (i + 1));
+      const t = a[i];
+      a[i] = a[j];
+      a[j] = t;
+    }
+    return a;
+  }
+
   /** Fills `out` with uniform doubles in [0, 1), in index order; returns `out`. */
   fillUniform<T extends Float64Array | Float32Array>(out: T): T {
     for (let i = 0; i < out.length; i++) out[i] = this.uniform();
