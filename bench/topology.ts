@@ -235,16 +235,16 @@ export class Topology {
     }
   }
 
+  /** `--database`, `--redis` and `--prefix` of this deployment, as every process takes them. */
+  private deploymentArgs(): string[] {
+    return ["--database", this.databaseUrl, "--redis", REDIS_URL, "--prefix", this.prefix];
+  }
+
   /** Starts one more worker and waits for `synthd worker wrk_... serving http://...`. */
   async startWorker(): Promise<WorkerProc> {
     const p = new Proc(`worker ${this.workers.length + 1}`, [
       "worker",
-      "--database",
-      this.databaseUrl,
-      "--redis",
-      REDIS_URL,
-      "--prefix",
-      this.prefix,
+      ...this.deploymentArgs(),
       "--workers",
       String(this.threads),
       "--lock-duration",
@@ -261,12 +261,7 @@ export class Topology {
   async startFrontEnd(): Promise<FrontEnd> {
     const p = new Proc(`front end ${this.frontEnds.length + 1}`, [
       "serve",
-      "--database",
-      this.databaseUrl,
-      "--redis",
-      REDIS_URL,
-      "--prefix",
-      this.prefix,
+      ...this.deploymentArgs(),
       "--host",
       "127.0.0.1",
       "--port",

@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import { freshDatabase } from "./pg-helpers";
 import { tinyMetadata, QUICK } from "./contract/harness";
 import { PgStore } from "../src/store/postgres";
-import { newModelId, type ModelRecord } from "../src/store";
+import { modelRecord } from "./store-fixtures";
 import { WorkerHost } from "../src/cluster/worker-host";
 import { NO_WORKER_RETRY_AFTER_S, RemoteEngine } from "../src/cluster/remote-engine";
 import { rendezvousOrder, workersKey } from "../src/cluster/wire";
@@ -39,12 +39,8 @@ before(async () => {
   engine = await RemoteEngine.connect({ redisUrl: REDIS_URL, prefix, workerBudgetBytes: 2 ** 30, logger });
   redis = new Redis(REDIS_URL);
   // A trained model in the shared store, trained by the worker through the queue.
-  modelId = newModelId();
-  const now = new Date().toISOString();
-  const rec: ModelRecord = {
-    id: modelId, org: "acme", env: "test", status: "training", config: effectiveConfig(QUICK, "cpu"),
-    current_epoch: 0, train_loss: null, val_loss: null, created_at: now, updated_at: now, error: null,
-  };
+  const rec = modelRecord("acme", "test", Date.now(), effectiveConfig(QUICK, "cpu"));
+  modelId = rec.id;
   await store.createModel(rec, tinyMetadata());
   await engine.train(modelId);
   const deadline = Date.now() + 60_000;

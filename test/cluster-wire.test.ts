@@ -6,9 +6,10 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { decodeGeneration, encodeGeneration, rendezvousOrder, type RawColumns } from "../src/cluster/wire";
+import { decodeGeneration, encodeGeneration, rendezvousOrder } from "../src/cluster/wire";
+import type { RawGeneration } from "../src/engine/types";
 
-function generation(features: string[], n: number): RawColumns {
+function generation(features: string[], n: number): RawGeneration {
   const columns: Record<string, Int32Array> = {};
   features.forEach((f, i) => (columns[f] = Int32Array.from({ length: n }, (_, r) => (r * 7 + i * 13) % 97 - 3)));
   return { model_id: "mdl_0123456789ab", num_rows: n, features, columns };

@@ -10,9 +10,9 @@ import assert from "node:assert/strict";
 import { Client } from "pg";
 import { PgStore } from "../src/store/postgres";
 import { MIGRATIONS, migrateDatabase } from "../src/store/migrations";
-import { CursorNotFoundError, StoreUnavailableError, StoreWriteError, TOMBSTONE_TTL_MS, hashKey, newModelId, type ChargeRequest, type ModelRecord, type StoredResponse } from "../src/store";
-import { CONFIG_DEFAULTS } from "../src/types";
+import { CursorNotFoundError, StoreUnavailableError, StoreWriteError, TOMBSTONE_TTL_MS, hashKey, type ChargeRequest, type StoredResponse } from "../src/store";
 import { PG_URL, freshDatabase } from "./pg-helpers";
+import { META, modelRecord } from "./store-fixtures";
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 let s: PgStore;
@@ -38,15 +38,7 @@ async function sql<R = Record<string, unknown>>(text: string, params: unknown[] 
   }
 }
 
-function rec(org: string, env: "test" | "live", ms: number): ModelRecord {
-  const t = new Date(ms).toISOString();
-  return {
-    id: newModelId(), org, env, status: "training", config: { ...CONFIG_DEFAULTS, device: "cpu" },
-    current_epoch: 0, train_loss: null, val_loss: null, created_at: t, updated_at: t, error: null,
-  };
-}
-
-const META = { features: ["a"], cardinalities: { a: 2 }, empirical_probs: { a: [0.5, 0.5] } };
+const rec = modelRecord;
 
 const charge = (o: Partial<ChargeRequest>): ChargeRequest => ({
   org: "o", env: "live", month: "2030-01", rows: 10, quota: 100, model_id: "mdl_000000000000", request_id: "req_x", at_ms: 0, ...o,

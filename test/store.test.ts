@@ -3,23 +3,15 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Store, newModelId, hashKey, CursorNotFoundError, type ModelRecord } from "../src/store";
-import { CONFIG_DEFAULTS } from "../src/types";
+import { Store, hashKey, CursorNotFoundError } from "../src/store";
+import { META, modelRecord } from "./store-fixtures";
 
 function tmpStore(): { store: Store; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), "synthd-store-"));
   return { store: new Store(dir), dir };
 }
 
-function rec(org: string, env: "test" | "live", ms: number): ModelRecord {
-  const t = new Date(ms).toISOString();
-  return {
-    id: newModelId(), org, env, status: "training", config: { ...CONFIG_DEFAULTS, device: "cpu" },
-    current_epoch: 0, train_loss: null, val_loss: null, created_at: t, updated_at: t, error: null,
-  };
-}
-
-const META = { features: ["a"], cardinalities: { a: 2 }, empirical_probs: { a: [0.5, 0.5] } };
+const rec = modelRecord;
 
 test("API keys are stored only as their SHA-256 and found by the key", async () => {
   const { store, dir } = tmpStore();

@@ -10,7 +10,7 @@
 import type * as TF from "@tensorflow/tfjs-core";
 import type { CodeArray } from "../src/sdk/marginals";
 import { Rng } from "../src/sdk/prng";
-import type { LogisticModel, LogisticOptions } from "../src/sdk/tstr";
+import { logisticModel, logisticSetup, type LogisticModel, type LogisticOptions } from "../src/sdk/tstr";
 
 let tfLoaded: Promise<typeof TF> | undefined;
 
@@ -31,7 +31,7 @@ function loadTf(): Promise<typeof TF> {
  * @param codes  one code array per feature, n rows each; codes of feature f in [0, cards[f]).
  * @param cards  code-space size per feature.
  * @param labels n entries, 1 = positive.
- * @throws RangeError for empty input or mismatched lengths.
+ * @throws RangeError as `logisticSetup` (empty input, mismatched lengths).
  */
 export async function fitLogisticTfjs(
   codes: readonly CodeArray[],
@@ -39,20 +39,8 @@ export async function fitLogisticTfjs(
   labels: Uint8Array,
   opts: LogisticOptions = {},
 ): Promise<LogisticModel> {
-  const n = labels.length;
-  const F = codes.length;
-  if (n === 0 || F === 0) throw new RangeError("logistic regression needs at least one row and one feature");
-  if (codes.some((c) => c.length !== n)) throw new RangeError("every feature needs one code per label");
-  const epochs = opts.epochs ?? 8;
-  const batchSize = Math.min(n, opts.batchSize ?? 512);
-  const lr = opts.learningRate ?? 0.05;
-  const l2 = opts.l2 ?? 1 / n;
-  const offsets: number[] = [];
-  let d = 0;
-  for (const K of cards) {
-    offsets.push(d);
-    d += K;
-  }
+  // Input checks, option defaults and weight layout are fitLogistic's own (not what this oracle checks).
+  const { n, F, epochs, batchSize, learningRate: lr, l2, offsets, dims: d } = logisticSetup(codes, cards, labels, opts);
   const flat = new Int32Array(n * F);
   for (let f = 0; f < F; f++) {
     const c = codes[f];
@@ -105,22 +93,7 @@ export async function fitLogisticTfjs(
         });
       }
     }
-    const weights = Float32Array.from(w.dataSync());
-    const bias = b.dataSync()[0];
-    return {
-      weights,
-      offsets,
-      bias,
-      logits(x: readonly CodeArray[]): Float64Array {
-        const rows = x[0]?.length ?? 0;
-        const out = new Float64Array(rows).fill(bias);
-        x.forEach((c, f) => {
-          const o = offsets[f];
-          for (let r = 0; r < rows; r++) out[r] += weights[o + c[r]];
-        });
-        return out;
-      },
-    };
+    return logisticModel(Float32Array.from(w.dataSync()), offsets, b.dataSync()[0]);
   } finally {
     w.dispose();
     b.dispose();

@@ -19,8 +19,8 @@ import type { Logger } from "pino";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS } from "../engine/admission";
 import { formatBytes } from "../engine/budget";
-import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, type Engine } from "../engine/types";
-import { bullPrefix, DEFAULT_PREFIX, decodeGeneration, LIVE_WORKERS_LUA, rendezvousOrder, stopChannel, TRAINING_QUEUE, workersKey, type RawColumns, type WorkerErrorBody } from "./wire";
+import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "../engine/types";
+import { bullPrefix, DEFAULT_PREFIX, decodeGeneration, LIVE_WORKERS_LUA, rendezvousOrder, stopChannel, TRAINING_QUEUE, workersKey, type WorkerErrorBody } from "./wire";
 
 /** Options of {@link RemoteEngine.connect}. */
 export interface RemoteEngineOptions {
@@ -97,7 +97,7 @@ export class RemoteEngine implements Engine {
     });
   }
 
-  async generateRaw(id: string, req: GenerateRequest): Promise<RawColumns> {
+  async generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration> {
     this.ensureOpen();
     let workers: WorkerEntry[];
     try {
@@ -141,10 +141,7 @@ export class RemoteEngine implements Engine {
   }
 
   async generate(id: string, req: GenerateRequest): Promise<Generation> {
-    const raw = await this.generateRaw(id, req);
-    const columns: Record<string, number[]> = {};
-    for (const f of raw.features) columns[f] = Array.from(raw.columns[f]);
-    return { model_id: raw.model_id, num_rows: raw.num_rows, features: raw.features, columns };
+    return toGeneration(await this.generateRaw(id, req));
   }
 
   async stop(id: string): Promise<void> {

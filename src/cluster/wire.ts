@@ -15,6 +15,7 @@
  * the codes as little-endian int32, feature-major (feature f at `[f * n, (f + 1) * n)`). Errors
  * are JSON {@link WorkerErrorBody} with status 400 (input), 404 / 409 (model), 503 (unavailable).
  */
+import type { RawGeneration } from "../engine/types";
 
 /** Default Redis key prefix of a deployment. */
 export const DEFAULT_PREFIX = "synthd";
@@ -70,16 +71,9 @@ export interface WorkerErrorBody {
   };
 }
 
-/** What a generate answer decodes to: the engine's raw generation. */
-export interface RawColumns {
-  model_id: string;
-  num_rows: number;
-  features: string[];
-  columns: Record<string, Int32Array>;
-}
 
 /** Encodes a generation as described in the module comment. */
-export function encodeGeneration(g: RawColumns): Buffer {
+export function encodeGeneration(g: RawGeneration): Buffer {
   const header = Buffer.from(JSON.stringify({ model_id: g.model_id, num_rows: g.num_rows, features: g.features }), "utf8");
   const headerEnd = 4 + header.length;
   const start = Math.ceil(headerEnd / 4) * 4;
@@ -96,12 +90,12 @@ export function encodeGeneration(g: RawColumns): Buffer {
  * Decodes {@link encodeGeneration}'s bytes.
  * @throws Error for a body too short for its header or codes.
  */
-export function decodeGeneration(body: Uint8Array): RawColumns {
+export function decodeGeneration(body: Uint8Array): RawGeneration {
   const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   if (buf.length < 4) throw new Error("generate answer too short");
   const len = buf.readUInt32LE(0);
   if (4 + len > buf.length) throw new Error("generate answer header truncated");
-  const head = JSON.parse(buf.subarray(4, 4 + len).toString("utf8")) as Omit<RawColumns, "columns">;
+  const head = JSON.parse(buf.subarray(4, 4 + len).toString("utf8")) as Omit<RawGeneration, "columns">;
   const start = Math.ceil((4 + len) / 4) * 4;
   const n = head.num_rows;
   const need = start + head.features.length * n * 4;

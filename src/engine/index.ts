@@ -62,9 +62,9 @@ import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, type EstimateOptio
 import { BASE_HEADROOM_BYTES, DEFAULT_BUDGET_SHARE, formatBytes, machineMemory, WORKER_HEADROOM_BYTES } from "./budget";
 import { AdmissionQueue, DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG, type Ticket } from "./admission-queue";
 import type { GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
-import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, type Engine } from "./types";
+import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "./types";
 
-export { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, type Engine } from "./types";
+export { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "./types";
 export { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "./admission-queue";
 
 /** Times a model's training is resumed after its worker died, before it is marked failed. */
@@ -134,13 +134,6 @@ export interface AdmissionState {
   waiting: Ticket[];
 }
 
-/** A generation with codes as typed arrays (`columns[f]` is a view into one shared buffer). */
-export interface RawGeneration {
-  model_id: string;
-  num_rows: number;
-  features: string[];
-  columns: Record<string, Int32Array>;
-}
 
 /** The engine of {@link createEngine}: the {@link Engine} contract plus introspection. */
 export interface PoolEngine extends Engine {
@@ -561,10 +554,7 @@ class PiscinaEngine implements PoolEngine {
 
   /** Plain-array columns (the Engine contract; `Generation.columns` are `number[]`). */
   async generate(id: string, req: GenerateRequest): Promise<Generation> {
-    const raw = await this.generateRaw(id, req);
-    const columns: Record<string, number[]> = {};
-    for (const f of raw.features) columns[f] = Array.from(raw.columns[f]);
-    return { model_id: raw.model_id, num_rows: raw.num_rows, features: raw.features, columns };
+    return toGeneration(await this.generateRaw(id, req));
   }
 
   async stop(id: string): Promise<void> {

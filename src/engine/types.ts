@@ -90,7 +90,7 @@ export interface Engine {
    * `generate` with the codes as Int32Array views (no conversion to plain arrays), for responses
    * that serialise them themselves (Arrow). Optional: without it the server converts `generate`'s.
    */
-  generateRaw?(id: string, req: GenerateRequest): Promise<{ model_id: string; num_rows: number; features: string[]; columns: Record<string, Int32Array> }>;
+  generateRaw?(id: string, req: GenerateRequest): Promise<RawGeneration>;
   /** Stops training of `id` (if any; a waiting model leaves the queue) and frees its weights. Idempotent. */
   stop(id: string): Promise<void>;
   /**
@@ -118,4 +118,23 @@ export class EngineModelError extends Error {
     super(message);
     this.name = "EngineModelError";
   }
+}
+
+/**
+ * A generation with its codes as typed arrays: `columns[f]` holds the `num_rows` codes of feature
+ * f (often views into one shared buffer). What `Engine.generateRaw` returns and the Arrow
+ * response and the shared topology's wire serialise.
+ */
+export interface RawGeneration {
+  model_id: string;
+  num_rows: number;
+  features: string[];
+  columns: Record<string, Int32Array>;
+}
+
+/** The contract's `Generation` of `raw`: each column copied into a plain `number[]`. */
+export function toGeneration(raw: RawGeneration): Generation {
+  const columns: Record<string, number[]> = {};
+  for (const f of raw.features) columns[f] = Array.from(raw.columns[f]);
+  return { model_id: raw.model_id, num_rows: raw.num_rows, features: raw.features, columns };
 }

@@ -89,6 +89,68 @@ export interface LogisticModel {
   logits(codes: readonly CodeArray[]): Float64Array;
 }
 
+/** What {@link fitLogistic} derives from its input and options before any step (checked). */
+export interface LogisticSetup {
+  /** Rows n and features F. */
+  n: number;
+  F: number;
+  epochs: number;
+  batchSize: number;
+  learningRate: number;
+  l2: number;
+  /** Start of feature f's weights: `offsets[f] = cards[0] + ... + cards[f - 1]`. */
+  offsets: number[];
+  /** sum(cards): the number of weights. */
+  dims: number;
+}
+
+/**
+ * Checks a logistic regression's input and fills in its options' defaults (those of
+ * {@link LogisticOptions}); shared by {@link fitLogistic} and its tfjs reference (test/).
+ * @throws RangeError for empty input or mismatched lengths.
+ */
+export function logisticSetup(codes: readonly CodeArray[], cards: readonly number[], labels: Uint8Array, opts: LogisticOptions = {}): LogisticSetup {
+  const n = labels.length;
+  const F = codes.length;
+  if (n === 0 || F === 0) throw new RangeError("logistic regression needs at least one row and one feature");
+  if (codes.some((c) => c.length !== n)) throw new RangeError("every feature needs one code per label");
+  if (cards.length !== F) throw new RangeError("every feature needs a code-space size");
+  const offsets: number[] = [];
+  let dims = 0;
+  for (const K of cards) {
+    offsets.push(dims);
+    dims += K;
+  }
+  return {
+    n,
+    F,
+    epochs: opts.epochs ?? 8,
+    batchSize: Math.min(n, opts.batchSize ?? 512),
+    learningRate: opts.learningRate ?? 0.05,
+    l2: opts.l2 ?? 1 / n,
+    offsets,
+    dims,
+  };
+}
+
+/** The {@link LogisticModel} of fitted `weights` (at `offsets`, see {@link LogisticSetup}) and `bias`. */
+export function logisticModel(weights: Float32Array, offsets: number[], bias: number): LogisticModel {
+  return {
+    weights,
+    offsets,
+    bias,
+    logits(x: readonly CodeArray[]): Float64Array {
+      const rows = x[0]?.length ?? 0;
+      const out = new Float64Array(rows).fill(bias);
+      x.forEach((cx, f) => {
+        const o = offsets[f];
+        for (let r = 0; r < rows; r++) out[r] += weights[o + cx[r]];
+      });
+      return out;
+    },
+  };
+}
+
 const f32 = Math.fround;
 /** tfjs-core's cpu backend multiplies matrices in blocks of this many entries of the inner dimension. */
 const TFJS_BLOCK = 48;
@@ -121,21 +183,7 @@ export async function fitLogistic(
   labels: Uint8Array,
   opts: LogisticOptions = {},
 ): Promise<LogisticModel> {
-  const n = labels.length;
-  const F = codes.length;
-  if (n === 0 || F === 0) throw new RangeError("logistic regression needs at least one row and one feature");
-  if (codes.some((c) => c.length !== n)) throw new RangeError("every feature needs one code per label");
-  if (cards.length !== F) throw new RangeError("every feature needs a code-space size");
-  const epochs = opts.epochs ?? 8;
-  const batchSize = Math.min(n, opts.batchSize ?? 512);
-  const lr = opts.learningRate ?? 0.05;
-  const l2 = opts.l2 ?? 1 / n;
-  const offsets: number[] = [];
-  let d = 0;
-  for (const K of cards) {
-    offsets.push(d);
-    d += K;
-  }
+  const { n, F, epochs, batchSize, learningRate: lr, l2, offsets, dims: d } = logisticSetup(codes, cards, labels, opts);
   // Row r's one-hot positions, ascending (features in order, each at its own offset).
   // Row r at r * stride: its F positions, then its label; 16-bit when they fit, rows padded to
   // 16 bytes so that one row is one cache-line fetch.
@@ -285,20 +333,5 @@ export async function fitLogistic(
       accBeta2 = f32(accBeta2 * BETA2);
     }
   }
-  const weights = w;
-  const bias = b;
-  return {
-    weights,
-    offsets,
-    bias,
-    logits(x: readonly CodeArray[]): Float64Array {
-      const rows = x[0]?.length ?? 0;
-      const out = new Float64Array(rows).fill(bias);
-      x.forEach((cx, f) => {
-        const o = offsets[f];
-        for (let r = 0; r < rows; r++) out[r] += weights[o + cx[r]];
-      });
-      return out;
-    },
-  };
+  return logisticModel(w, offsets, b);
 }

@@ -116,7 +116,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     live: new Set(),
     reconcileSoon: () => undefined,
     ...(opts.sharedLimiter === undefined ? {} : { sharedLimiter: opts.sharedLimiter }),
-    clockInjected: opts.clock !== undefined,
   };
   for (const [name, v] of [["rateLimit", services.rateLimit], ["authFailureLimit", services.authFailureLimit]] as const) {
     if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be an integer >= 1; got ${v}`);

@@ -12,6 +12,7 @@
  * in ~7 ms against ~55 ms for JSON.stringify of the same columns (2-core machine).
  */
 import { makeVector, Schema, Table, tableToIPC } from "apache-arrow";
+import type { RawGeneration } from "../engine/types";
 
 /** The media type of an Arrow IPC stream (IANA). */
 export const ARROW_STREAM = "application/vnd.apache.arrow.stream";
@@ -62,13 +63,7 @@ export function prefersArrow(accept: string | undefined): boolean {
   return arrow.q >= qualityOf(ranges, "application/json");
 }
 
-/** A generation with its codes as typed arrays (the engine's `generateRaw`). */
-export interface RawGeneration {
-  model_id: string;
-  num_rows: number;
-  features: string[];
-  columns: Record<string, Int32Array>;
-}
+export type { RawGeneration } from "../engine/types";
 
 /**
  * The Arrow IPC stream of a generation (layout in the module comment).

@@ -27,8 +27,6 @@ export interface Services {
   maxBodyBytes: number;
   /** Current time in Unix milliseconds: rate windows, quota months, idempotency expiry. Injectable for tests. */
   clock: () => number;
-  /** True when `clock` was injected (tests): the shared limiter then decides at its time, not Redis's. */
-  clockInjected?: boolean;
   /** The sliding window counters (the HTTP thread is their only admitter). */
   limiter: RateLimiter;
   /**

@@ -159,6 +159,11 @@ export interface RedisRateLimiterOptions {
   unavailableRetryAfterSeconds?: number;
   /** Called with each connection error ioredis reports (default: ignored; it keeps reconnecting). */
   onError?: (err: Error) => void;
+  /**
+   * Unix milliseconds of a decision whose caller passes no `nowMs` (tests inject a clock to move
+   * through windows); default none: Redis's own clock (`TIME`), the same for every front end.
+   */
+  clock?: () => number;
 }
 
 /** A {@link RateDecision} and what the script saw: the time it decided at and the estimate after it. */
@@ -276,6 +281,7 @@ export class RedisRateLimiter {
   private readonly client: ScriptedRedis;
   private readonly retryAfterSeconds: number;
   private readonly commandTimeoutMs: number;
+  private readonly clock: (() => number) | undefined;
 
   /** Connects to Redis (in the background; errors surface on the first decision or in {@link ready}). */
   constructor(options: RedisRateLimiterOptions) {
@@ -286,6 +292,7 @@ export class RedisRateLimiter {
       throw new RangeError(`unavailableRetryAfterSeconds must be an integer >= 1, got ${retryAfter}`);
     }
     this.prefix = options.prefix;
+    this.clock = options.clock;
     this.retryAfterSeconds = retryAfter;
     this.commandTimeoutMs = commandTimeoutMs;
     this.client = new Redis({
@@ -371,7 +378,8 @@ export class RedisRateLimiter {
   /**
    * Decides one request for `key` against `limit` requests per minute (finite, >= 1) and, when
    * admitted, counts it, atomically in Redis (one script). `nowMs` (Unix milliseconds, an integer)
-   * is for tests only: production passes none and the decision uses the Redis server's clock.
+   * is for tests only (as is the `clock` option, used when `nowMs` is absent): production passes
+   * neither and the decision uses the Redis server's clock.
    * The result has the in-memory {@link RateLimiter.admit}'s fields and values for the same counter
    * and time, plus `nowMs` and `estimate`.
    *
@@ -381,6 +389,7 @@ export class RedisRateLimiter {
    */
   async admit(key: string, limit: number, nowMs?: number): Promise<RedisRateDecision> {
     if (!Number.isFinite(limit) || limit < 1) throw new RangeError(`limit must be finite and >= 1, got ${limit}`);
+    nowMs ??= this.clock?.();
     if (nowMs !== undefined && !(Number.isSafeInteger(nowMs) && nowMs >= 0)) {
       throw new RangeError(`nowMs must be a non-negative integer (Unix milliseconds), got ${nowMs}`);
     }

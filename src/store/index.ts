@@ -74,6 +74,22 @@ export interface OrgLimits {
   live_quota?: number | null;
 }
 
+/**
+ * Checks an {@link OrgLimits} change before anything is written (both stores): `rate_limit` an
+ * integer >= 1 (requests per minute), `live_quota` an integer >= 0 (rows per month); `null` and
+ * absent pass.
+ * @throws RangeError naming the setting and the value.
+ */
+export function checkOrgLimits(limits: OrgLimits): void {
+  const check = (v: number | null | undefined, min: number, what: string): void => {
+    if (v !== undefined && v !== null && !(Number.isSafeInteger(v) && v >= min)) {
+      throw new RangeError(`${what} must be an integer >= ${min}; got ${v}.`);
+    }
+  };
+  check(limits.rate_limit, 1, "rate_limit");
+  check(limits.live_quota, 0, "live_quota");
+}
+
 /** Rows per calendar month of the sandbox (the free tier; contract: "Limits"). */
 export const FREE_TIER_ROWS = 100_000;
 /** Rows per calendar month of a live org without its own plan (DESIGN §3). */
@@ -325,13 +341,7 @@ export class Store implements StoreApi {
    * @throws RangeError for a limit that is not a safe integer in range.
    */
   async setOrgLimits(org: string, limits: OrgLimits): Promise<OrgRecord> {
-    const check = (v: number | null | undefined, min: number, what: string): void => {
-      if (v !== undefined && v !== null && !(Number.isSafeInteger(v) && v >= min)) {
-        throw new RangeError(`${what} must be an integer >= ${min}; got ${v}.`);
-      }
-    };
-    check(limits.rate_limit, 1, "rate_limit");
-    check(limits.live_quota, 0, "live_quota");
+    checkOrgLimits(limits);
     return this.write(() => {
       const cur: OrgRecord = this.orgs.get(org) ?? { name: org, created_at: new Date().toISOString() };
       const next: OrgRecord = { ...cur };

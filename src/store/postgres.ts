@@ -19,7 +19,8 @@
  * Schema: src/store/migrations.ts (run by {@link PgStore.open}, or `synthd migrate`). Errors: a
  * write the database refuses or cannot be reached for rejects with {@link StoreWriteError} (the
  * transaction was rolled back; if the connection broke during COMMIT itself the outcome is
- * unknown, as with any remote database); reads reject with the driver's error.
+ * unknown, as with any remote database); a read that cannot reach the database rejects with
+ * {@link StoreUnavailableError}, other read errors as the driver reports them.
  */
 import { randomBytes } from "node:crypto";
 import { Pool, types as pgTypes, type CustomTypesConfig, type PoolClient, type QueryResultRow } from "pg";
@@ -30,6 +31,7 @@ import type { ModelPatch, StoreApi } from "./api";
 import {
   CursorNotFoundError,
   StoreUnavailableError,
+  checkOrgLimits,
   StoreWriteError,
   TOMBSTONE_TTL_MS,
   hashKey,
@@ -261,13 +263,7 @@ export class PgStore implements StoreApi {
 
   /** As the LMDB store: validates first (RangeError, nothing written), then one upsert. */
   async setOrgLimits(org: string, limits: OrgLimits): Promise<OrgRecord> {
-    const check = (v: number | null | undefined, min: number, what: string): void => {
-      if (v !== undefined && v !== null && !(Number.isSafeInteger(v) && v >= min)) {
-        throw new RangeError(`${what} must be an integer >= ${min}; got ${v}.`);
-      }
-    };
-    check(limits.rate_limit, 1, "rate_limit");
-    check(limits.live_quota, 0, "live_quota");
+    checkOrgLimits(limits);
     const { rows } = await this.exec<OrgRow>(
       `INSERT INTO orgs (name, created_at, rate_limit, live_quota) VALUES ($1, $2, $3, $4)
        ON CONFLICT (name) DO UPDATE SET

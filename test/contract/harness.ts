@@ -126,30 +126,97 @@ export interface Contract {
 export type ContractOptions = Partial<Pick<ServerOptions, "debug" | "docsUrl" | "maxBodyBytes" | "authFailureLimit" | "rateLimit">>;
 
 /**
- * Starts a server on 127.0.0.1:0 over a fresh store with the real engine (1 worker). Unless given,
- * the default rate limit and the per-address limit are high (1,000,000/min) so that only the
- * tests about limits meet them; those set their own org limits.
- */
-/**
  * True when the contract suite runs against a front end of the shared topology (issue 14):
  * `SYNTHD_CONTRACT_TOPOLOGY=shared` (test/integration/contract-shared.test.ts sets it).
  */
 export const SHARED_TOPOLOGY = process.env.SYNTHD_CONTRACT_TOPOLOGY === "shared";
 
+/** What a contract server runs on: a store and an engine, and how to take them down. */
+interface Backend {
+  store: StoreApi;
+  engine: Engine;
+  /** Options every server on this backend needs. */
+  serverOptions: Pick<ServerOptions, "sharedLimiter">;
+  storeArgs: string[];
+  flushed(): Promise<void>;
+  /** Closes what the backend started (after the servers and the engine are closed). */
+  close(): Promise<void>;
+}
+
+/** The embedded server's backend: an LMDB store in `dir` and the real engine with one worker. */
+async function embeddedBackend(dir: string, logger: pino.Logger): Promise<Backend> {
+  const data = join(dir, "store");
+  const store = new Store(data);
+  return {
+    store,
+    engine: await createEngine({ store, dataDir: data, workers: 1, logger }),
+    serverOptions: {},
+    storeArgs: ["--data-dir", data],
+    flushed: async () => {
+      await store.root.flushed;
+    },
+    close: () => store.close(),
+  };
+}
+
+/**
+ * The shared topology's backend: a fresh PostgreSQL database, a Redis key prefix of its own, two
+ * workers (`WorkerHost`, one engine thread each, in this process) behind a RemoteEngine, and the
+ * Redis rate limiter.
+ */
+async function sharedBackend(logger: pino.Logger, clock: TestClock): Promise<Backend> {
+  const { freshDatabase } = await import("../pg-helpers");
+  const { deleteRedisPrefix } = await import("../../bench/topology");
+  const { PgStore } = await import("../../src/store/postgres");
+  const { WorkerHost } = await import("../../src/cluster/worker-host");
+  const { RemoteEngine } = await import("../../src/cluster/remote-engine");
+  const { RedisRateLimiter } = await import("../../src/server/redisRateLimiter");
+  const redisHost = process.env.SYNTHD_TEST_REDIS_HOST ?? "127.0.0.1";
+  const redisPort = Number(process.env.SYNTHD_TEST_REDIS_PORT ?? 6379);
+  const redisUrl = `redis://${redisHost}:${redisPort}`;
+  const db = await freshDatabase();
+  const prefix = `synthd_c_${randomBytes(6).toString("hex")}`;
+  const store = await PgStore.open(db.url, { logger });
+  const worker = (): ReturnType<typeof WorkerHost.start> => WorkerHost.start({ databaseUrl: db.url, redisUrl, prefix, threads: 1, lockDurationMs: 3000, logger });
+  const workers = [await worker(), await worker()];
+  const sharedLimiter = new RedisRateLimiter({ prefix: `${prefix}:`, redis: { host: redisHost, port: redisPort }, clock: clock.now });
+  await sharedLimiter.ready();
+  return {
+    store,
+    engine: await RemoteEngine.connect({ redisUrl, prefix, workerBudgetBytes: 8 * 2 ** 30, logger }),
+    serverOptions: { sharedLimiter },
+    storeArgs: ["--database", db.url],
+    flushed: async () => undefined,
+    async close() {
+      for (const w of workers) await w.close();
+      await sharedLimiter.close();
+      await store.close();
+      await deleteRedisPrefix(prefix);
+      await db.drop();
+    },
+  };
+}
+
+/**
+ * Starts a server on 127.0.0.1:0 over a fresh store with the real engine (1 worker); with
+ * {@link SHARED_TOPOLOGY}, a front end of the shared topology (and a second one beside it, on the
+ * same store, limits and workers). Unless given, the default rate limit and the per-address limit
+ * are high (1,000,000/min) so that only the tests about limits meet them; those set their own org
+ * limits.
+ */
 export async function startContract(opts: ContractOptions = {}): Promise<Contract> {
-  if (SHARED_TOPOLOGY) return startSharedContract(opts);
   const dir = mkdtempSync(join(tmpdir(), "synthd-contract-"));
-  const store = new Store(join(dir, "store"));
   const logger = pino({ level: "silent" });
-  const inner = await createEngine({ store, dataDir: join(dir, "store"), workers: 1, logger });
-  const engine = new FaultEngine(inner);
   const clock = new TestClock();
+  const backend = SHARED_TOPOLOGY ? await sharedBackend(logger, clock) : await embeddedBackend(dir, logger);
+  const { store } = backend;
+  const engine = new FaultEngine(backend.engine);
   const keys = {
     test: await store.createKey("acme", "test"),
     live: await store.createKey("acme", "live"),
     other: await store.createKey("other", "test"),
   };
-  const server = await startServer({
+  const serverOptions: ServerOptions = {
     host: "127.0.0.1",
     port: 0,
     store,
@@ -158,8 +225,11 @@ export async function startContract(opts: ContractOptions = {}): Promise<Contrac
     clock: clock.now,
     rateLimit: 1_000_000,
     authFailureLimit: 1_000_000,
+    ...backend.serverOptions,
     ...opts,
-  });
+  };
+  const server = await startServer(serverOptions);
+  const other = SHARED_TOPOLOGY ? await startServer(serverOptions) : undefined;
   const contract: Contract = {
     url: server.url,
     server,
@@ -168,10 +238,9 @@ export async function startContract(opts: ContractOptions = {}): Promise<Contrac
     clock,
     dir,
     keys,
-    storeArgs: ["--data-dir", join(dir, "store")],
-    flushed: async () => {
-      await store.root.flushed;
-    },
+    ...(other && { shared: { otherUrl: other.url, serverOptions: backend.serverOptions } }),
+    storeArgs: backend.storeArgs,
+    flushed: backend.flushed,
     async newKey(org, env = "test", rateLimit) {
       const key = await store.createKey(org, env);
       if (rateLimit !== undefined) await store.setOrgLimits(org, { rate_limit: rateLimit });
@@ -179,84 +248,9 @@ export async function startContract(opts: ContractOptions = {}): Promise<Contrac
     },
     async stop() {
       await contract.server.close(); // the current server (a test may have replaced it)
+      await other?.close();
       await engine.close();
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-  return contract;
-}
-
-/**
- * The contract's server as a front end of the shared topology: a fresh PostgreSQL database, a
- * Redis key prefix of its own, two workers (`WorkerHost`, one engine thread each, in this
- * process) and two front ends (RemoteEngine + Redis rate limits) on them; tests talk to the first.
- */
-async function startSharedContract(opts: ContractOptions): Promise<Contract> {
-  const { freshDatabase } = await import("../pg-helpers");
-  const { PgStore } = await import("../../src/store/postgres");
-  const { WorkerHost } = await import("../../src/cluster/worker-host");
-  const { RemoteEngine } = await import("../../src/cluster/remote-engine");
-  const { RedisRateLimiter } = await import("../../src/server/redisRateLimiter");
-  const { default: Redis } = await import("ioredis");
-  const redisHost = process.env.SYNTHD_TEST_REDIS_HOST ?? "127.0.0.1";
-  const redisPort = Number(process.env.SYNTHD_TEST_REDIS_PORT ?? 6379);
-  const redisUrl = `redis://${redisHost}:${redisPort}`;
-  const dir = mkdtempSync(join(tmpdir(), "synthd-contract-"));
-  const db = await freshDatabase();
-  const prefix = `synthd_c_${randomBytes(6).toString("hex")}`;
-  const logger = pino({ level: "silent" });
-  const store = await PgStore.open(db.url, { logger });
-  const workers = [
-    await WorkerHost.start({ databaseUrl: db.url, redisUrl, prefix, threads: 1, lockDurationMs: 3000, logger }),
-    await WorkerHost.start({ databaseUrl: db.url, redisUrl, prefix, threads: 1, lockDurationMs: 3000, logger }),
-  ];
-  const remote = await RemoteEngine.connect({ redisUrl, prefix, workerBudgetBytes: 8 * 2 ** 30, logger });
-  const engine = new FaultEngine(remote);
-  const sharedLimiter = new RedisRateLimiter({ prefix: `${prefix}:`, redis: { host: redisHost, port: redisPort } });
-  await sharedLimiter.ready();
-  const clock = new TestClock();
-  const keys = {
-    test: await store.createKey("acme", "test"),
-    live: await store.createKey("acme", "live"),
-    other: await store.createKey("other", "test"),
-  };
-  const serverOptions = { sharedLimiter };
-  const base = { host: "127.0.0.1", port: 0, store, engine, logger, clock: clock.now, rateLimit: 1_000_000, authFailureLimit: 1_000_000, ...serverOptions };
-  const server = await startServer({ ...base, ...opts });
-  const other = await startServer({ ...base, ...opts });
-  const contract: Contract = {
-    url: server.url,
-    server,
-    store,
-    engine,
-    clock,
-    dir,
-    keys,
-    shared: { otherUrl: other.url, serverOptions },
-    storeArgs: ["--database", db.url],
-    flushed: async () => undefined,
-    async newKey(org, env = "test", rateLimit) {
-      const key = await store.createKey(org, env);
-      if (rateLimit !== undefined) await store.setOrgLimits(org, { rate_limit: rateLimit });
-      return key;
-    },
-    async stop() {
-      await contract.server.close();
-      await other.close();
-      await engine.close();
-      for (const w of workers) await w.close();
-      await sharedLimiter.close();
-      await store.close();
-      const redis = new Redis({ host: redisHost, port: redisPort });
-      let cursor = "0";
-      do {
-        const [next, found] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-        if (found.length > 0) await redis.del(...found);
-        cursor = next;
-      } while (cursor !== "0");
-      redis.disconnect();
-      await db.drop();
+      await backend.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -71,7 +71,7 @@ export const authLimit: Step = async (ctx, next) => {
   const { limiter, authFailureLimit, clock, store, logger } = ctx.services;
   const key = addressKey(ctx.remoteAddress);
   const shared = ctx.services.sharedLimiter;
-  const d = shared ? await admitShared(shared, key, authFailureLimit, ctx.services.clockInjected ? clock() : undefined) : limiter.admit(key, authFailureLimit, clock());
+  const d = shared ? await admitShared(shared, key, authFailureLimit) : limiter.admit(key, authFailureLimit, clock());
   setHeaders(ctx, d);
   if (!d.admitted) {
     throw tooMany(d, `Too many requests with a missing or invalid API key from this address (limit ${d.limit} per minute).`);
@@ -110,7 +110,7 @@ export const rateLimit: Step = async (ctx, next) => {
   const limit = (await store.getOrg(org))?.rate_limit ?? defaultLimit;
   const key = orgKey(org);
   const shared = ctx.services.sharedLimiter;
-  const d = shared ? await admitShared(shared, key, limit, ctx.services.clockInjected ? clock() : undefined) : limiter.admit(key, limit, clock());
+  const d = shared ? await admitShared(shared, key, limit) : limiter.admit(key, limit, clock());
   setHeaders(ctx, d);
   if (!d.admitted) {
     throw tooMany(d, `Rate limit of ${d.limit} requests per minute exceeded for your organization.`);
@@ -127,9 +127,9 @@ export const rateLimit: Step = async (ctx, next) => {
  * `training_service_unavailable` with its Retry-After.
  * @throws ApiError
  */
-async function admitShared(shared: NonNullable<Ctx["services"]["sharedLimiter"]>, key: string, limit: number, nowMs?: number): Promise<RateDecision> {
+async function admitShared(shared: NonNullable<Ctx["services"]["sharedLimiter"]>, key: string, limit: number): Promise<RateDecision> {
   try {
-    return await shared.admit(key, limit, nowMs);
+    return await shared.admit(key, limit);
   } catch (err) {
     if (err instanceof RateLimiterUnavailableError) {
       throw new ApiError(
