@@ -79,4 +79,15 @@ export class Rng {
   int(n: number): number {
     return Math.floor(this.next() * n);
   }
+
+  /** Shuffles `a` in place (Fisher–Yates, Durstenfeld's variant: one {@link int} per position from the end); returns `a`. */
+  shuffle<T extends { length: number; [i: number]: number }>(a: T): T {
+    for (let i = a.length - 1; i > 0; i--) {
+      const j = this.int(i + 1);
+      const t = a[i];
+      a[i] = a[j];
+      a[j] = t;
+    }
+    return a;
+  }
 }

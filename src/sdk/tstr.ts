@@ -236,12 +236,7 @@ export async function fitLogistic(
   const totalSteps = epochs * Math.ceil(n / batchSize);
   let step = 0;
   for (let e = 0; e < epochs; e++) {
-    for (let i = n - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      const t = perm[i];
-      perm[i] = perm[j];
-      perm[j] = t;
-    }
+    rng.shuffle(perm);
     for (let start = 0; start < n; start += batchSize) {
       const m = Math.min(batchSize, n - start);
       // linear decay to 0 over the run, so the last steps settle at the optimum
