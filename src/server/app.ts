@@ -23,6 +23,7 @@ import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from 
 import type { Engine } from "../engine/types";
 import { newRequestId, type StoreApi } from "../store";
 import type { RedisRateLimiter } from "./redisRateLimiter";
+import { TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
 import { errorBody, paramInvalid, setErrorResponse, toApiError } from "./errors";
 import { createLogger } from "./log";
@@ -57,6 +58,14 @@ export interface ServerOptions {
   rateLimit?: number;
   /** Failed authentications per minute per client address; default {@link DEFAULT_AUTH_FAILURE_LIMIT} (60). */
   authFailureLimit?: number;
+  /**
+   * Proxies (IP addresses and CIDR ranges) whose forwarding header names the client address of the
+   * per-address limits (`--trusted-proxy`; `TrustedProxies.parse`, `clientAddress.ts`). Default none:
+   * the client address is the TCP peer's and forwarding headers are ignored.
+   */
+  trustedProxies?: readonly string[];
+  /** The forwarding header the trusted proxies write; default `x-forwarded-for`. */
+  forwardedHeader?: ForwardedHeader;
   /** Current time in Unix milliseconds; default `Date.now`. Tests inject one to move through rate windows, months and key expiry. */
   clock?: () => number;
   /**
@@ -97,7 +106,8 @@ const RECONCILE_RETRY_MS = 5_000;
  * The server assumes it is the only one serving `opts.store`: at start it loads the persisted rate
  * counters (its HTTP thread is then their only admitter), refunds the pending charges and releases
  * the idempotency records left in flight by a previous process (`Store.reconcile`), and sweeps expired records (again every 10 minutes).
- * @throws Error when the address cannot be bound (in use, or not an address of this host).
+ * @throws Error when the address cannot be bound (in use, or not an address of this host), or a
+ *   trusted proxy is neither an IP address nor a CIDR range.
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const logger = opts.logger ?? createLogger();
@@ -113,6 +123,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     limiter: new RateLimiter(),
     rateLimit: opts.rateLimit ?? DEFAULT_RATE_LIMIT,
     authFailureLimit: opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT,
+    trustedProxies: TrustedProxies.parse(opts.trustedProxies ?? []),
+    forwardedHeader: opts.forwardedHeader ?? "x-forwarded-for",
     live: new Set(),
     reconcileSoon: () => undefined,
     ...(opts.sharedLimiter === undefined ? {} : { sharedLimiter: opts.sharedLimiter }),
@@ -192,7 +204,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       const repeated = new Set<string>();
       req.forEach((k, v) => {
         if (!Object.hasOwn(headers, k)) headers[k] = v;
-        else repeated.add(k);
+        else {
+          repeated.add(k);
+          // A list field sent on several lines is one list, in order (RFC 9110 §5.3): a proxy may append its own line.
+          if (k === "x-forwarded-for" || k === "forwarded") headers[k] += `, ${v}`;
+        }
       });
       const framing = framingError(headers, repeated);
       if (framing !== undefined) {

@@ -9,6 +9,7 @@
 import type { Logger } from "pino";
 import type { Engine } from "../engine/types";
 import type { Environment, IdempotencyScope, StoreApi } from "../store";
+import type { ForwardedHeader, TrustedProxies } from "./clientAddress";
 import type { RedisRateLimiter } from "./redisRateLimiter";
 import type { RateLimiter } from "./rateLimiter";
 import type { BodySource } from "./steps/readBody";
@@ -38,6 +39,10 @@ export interface Services {
   rateLimit: number;
   /** Failed authentications per minute per client address. */
   authFailureLimit: number;
+  /** Proxies whose forwarding header names the client address (`--trusted-proxy`); empty: none. */
+  trustedProxies: TrustedProxies;
+  /** The forwarding header those proxies write (`--forwarded-header`). */
+  forwardedHeader: ForwardedHeader;
   /** Ids of the requests this process is working on (their pending charges and keys are not orphans). */
   live: Set<string>;
   /**
@@ -75,7 +80,11 @@ export interface Ctx {
   readonly rawQuery: string;
   /** Request headers, lower-case names. Never log `authorization`. */
   readonly headers: Readonly<Record<string, string>>;
-  /** Client address as text (for per-address limits of unauthenticated requests). */
+  /**
+   * The TCP peer's address as uWS reports it (IPv6 fully expanded). The client address of the
+   * per-address limits is `clientAddress(remoteAddress, headers, ...)` (`clientAddress.ts`): this,
+   * or what a trusted proxy forwarded.
+   */
   readonly remoteAddress: string;
   /** `performance.now()` when the request arrived (milliseconds). */
   readonly startedAt: number;
@@ -88,11 +97,6 @@ export interface Ctx {
   requestId: string;
   /** Set by `authenticate` for `/v1` paths. */
   auth?: Auth;
-  /**
-   * Set by `authLimit`: called by `authenticate` as soon as the key lookup decided (`true`:
-   * accepted), before the rest of the request runs.
-   */
-  authDecided?: (accepted: boolean) => void;
   /** Set by `route`: the matched route and its path parameters. */
   route?: { def: RouteDef; params: Record<string, string> };
   /** Set by `readBody`: the raw bytes (copied out of uWS's buffers). */

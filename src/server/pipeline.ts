@@ -7,9 +7,10 @@
  * itself starts streaming in as soon as the request arrives (see `steps/readBody.ts`); the
  * `readBody` step is where the pipeline waits for it.
  *
- * Limits come right around authentication (`steps/rateLimit.ts`): an address with too many failed
- * authentications is refused before its key is looked at, and every authenticated request counts
- * against its organization before anything else is done with it. Idempotency (`steps/idempotency.ts`)
+ * Limits come right around authentication (`steps/rateLimit.ts`): a request whose key is missing
+ * or bad counts against its client address (429 instead of 401 once the address has too many
+ * failed authentications; a valid key is never refused for its address), and every authenticated
+ * request counts against its organization before anything else is done with it. Idempotency (`steps/idempotency.ts`)
  * wraps validation and the handler, so exactly what they answer is stored and replayed.
  */
 import { compose, type Step } from "./context";
@@ -18,7 +19,7 @@ import { errorBoundary } from "./steps/errorBoundary";
 import { handle } from "./steps/handle";
 import { idempotency } from "./steps/idempotency";
 import { parseJson } from "./steps/parseJson";
-import { authLimit, rateLimit } from "./steps/rateLimit";
+import { rateLimit } from "./steps/rateLimit";
 import { readBody } from "./steps/readBody";
 import { requestId } from "./steps/requestId";
 import { route } from "./steps/route";
@@ -29,8 +30,7 @@ import { validate } from "./steps/validate";
 export const PIPELINE: readonly Step[] = [
   requestId, //     X-Request-Id on every response
   errorBoundary, // anything thrown below -> error envelope (500 logged)
-  authLimit, //     /v1: 429 for an address with too many failed authentications; counts each 401
-  authenticate, //  /v1: Bearer key -> ctx.auth, else 401
+  authenticate, //  /v1: Bearer key -> ctx.auth, else 401 counted per client address (429 over its budget)
   rateLimit, //     per org: X-RateLimit-* on every response, 429 with Retry-After
   route, //         404 route_not_found / 405 method_not_allowed
   readBody, //      size cap -> 413 request_too_large

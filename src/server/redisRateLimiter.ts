@@ -99,13 +99,14 @@
  *
  * ## Plugging it in (later, `steps/rateLimit.ts`)
  *
- * `ctx.services.limiter` becomes this class (or an interface both implement); `authLimit` and
- * `rateLimit` become async: `const d = await limiter.admit(key, limit)` (no clock argument: Redis
- * TIME); `setHeaders(ctx, d)` and `tooMany(d, ...)` stay as they are; the LMDB write-through
- * (`store.putRateCounter`) goes away, Redis being the store; `authLimit` keeps its pattern (start
- * `next()`, which runs `authenticate` synchronously, and as soon as `ctx.auth` is set call
- * `limiter.refund(key, d.counter.window)`, not awaited, logging a failure: a lost refund leaves one
- * count too many in that address's budget).
+ * `ctx.services.limiter` becomes this class (or an interface both implement); `rateLimit` and
+ * `countFailedAuthentication` become async: `const d = await limiter.admit(key, limit)` (no clock
+ * argument: Redis TIME); `setHeaders(ctx, d)` and `tooMany(d, ...)` stay as they are; the LMDB
+ * write-through (`store.putRateCounter`) goes away, Redis being the store. A failed authentication
+ * is counted only once the key is known to be bad: counting every request up front and refunding
+ * it once the key proved valid (this module's `refund`) let the provisional counts of concurrent
+ * valid requests from one address, alive for a PostgreSQL key lookup each, fill the address's
+ * budget and refuse valid requests.
  * Around `admit`, a {@link RateLimiterUnavailableError} becomes
  * `new ApiError("training_service_unavailable", "Rate limits cannot be checked right now; retry
  * after N seconds.", undefined, { "Retry-After": String(err.retryAfterSeconds) })` (503).

@@ -166,8 +166,12 @@ describe("Limits: request rate", () => {
         assert.match(r.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
       }
       for (const r of rs.filter((x) => x.status === 401)) assert.equal(r.headers.get("x-ratelimit-limit"), "5");
-      // While the address is over its budget even a valid key is refused (the key is not looked at).
-      assertError(await call(s.url, "/v1/models", { key: s.keys.test }), "rate_limit_exceeded", undefined);
+      // While the address is over its budget a valid key is still served (failed logins from a
+      // shared address must not lock its tenants out), and more bad keys are still refused.
+      const valid = await call(s.url, "/v1/models", { key: s.keys.test });
+      assert.equal(valid.status, 200, valid.text);
+      assertError(await call(s.url, "/v1/models", { key: bad }), "rate_limit_exceeded", undefined);
+      assertError(await call(s.url, "/v1/models"), "rate_limit_exceeded", undefined);
       // Valid keys never count against the address.
       s.clock.freeze(T0 + 3 * MIN);
       for (let i = 0; i < 10; i++) assert.equal((await call(s.url, "/v1/models", { key: s.keys.test })).status, 200);

@@ -10,10 +10,16 @@
  *
  * The key's prefix decides the environment (`svc_test_` -> `test`, `svc_live_` -> `live`).
  * The key is looked up by its SHA-256 only (`Store.findKey`); it is never logged or stored.
+ *
+ * Only once a request is known to fail (no key, a malformed header, or a key the lookup rejected)
+ * does it count against its client address's budget of failed authentications
+ * (`countFailedAuthentication`), which answers 429 instead of the 401 when the address is over
+ * it. A valid key is never refused for its address.
  */
 import type { Environment } from "../../store";
 import type { Step } from "../context";
 import { ApiError } from "../errors";
+import { countFailedAuthentication } from "./rateLimit";
 
 const PREFIXES: Record<string, Environment> = { svc_test_: "test", svc_live_: "live" };
 
@@ -22,32 +28,36 @@ export function isApiPath(path: string): boolean {
   return path === "/v1" || path.startsWith("/v1/");
 }
 
-/** Sets `ctx.auth` for `/v1` paths or throws 401. */
+/**
+ * Sets `ctx.auth` for `/v1` paths, or throws 401 (429 when the client address has too many
+ * failed authentications, 503 when the shared limiter cannot decide).
+ */
 export const authenticate: Step = async (ctx, next) => {
   if (!isApiPath(ctx.path)) return next();
+  const fail = async (err: ApiError): Promise<never> => {
+    await countFailedAuthentication(ctx);
+    throw err;
+  };
   const header = (ctx.headers["authorization"] ?? "").trim();
   if (header === "") {
-    throw new ApiError(
-      "api_key_missing",
-      "No API key provided. Send your key in the Authorization header: 'Authorization: Bearer <API_KEY>'.",
+    return fail(
+      new ApiError(
+        "api_key_missing",
+        "No API key provided. Send your key in the Authorization header: 'Authorization: Bearer <API_KEY>'.",
+      ),
     );
   }
   const m = /^Bearer\s+(\S+)$/i.exec(header);
   if (m === null) {
-    throw new ApiError(
-      "api_key_invalid",
-      "The Authorization header must have the form 'Bearer <API_KEY>'.",
-    );
+    return fail(new ApiError("api_key_invalid", "The Authorization header must have the form 'Bearer <API_KEY>'."));
   }
   const key = m[1];
   const env = PREFIXES[key.slice(0, 9)];
   const rec = env === undefined || key.length > 256 ? undefined : await ctx.services.store.findKey(key);
   if (rec === undefined || rec.env !== env) {
-    ctx.authDecided?.(false);
-    throw new ApiError("api_key_invalid", `Invalid API key provided: ${mask(key)}.`);
+    return fail(new ApiError("api_key_invalid", `Invalid API key provided: ${mask(key)}.`));
   }
   ctx.auth = { org: rec.org, env: rec.env, keyPrefix: rec.prefix };
-  ctx.authDecided?.(true);
   return next();
 };
 

@@ -1,18 +1,23 @@
 /**
- * Steps `authLimit` and `rateLimit` (contract: "Limits", Errors rule 1; DESIGN §3): the sliding
- * window counter of `rateLimiter.ts`, applied
+ * Step `rateLimit` and {@link countFailedAuthentication} (contract: "Limits", Errors rule 1;
+ * DESIGN §3): the sliding window counter of `rateLimiter.ts`, applied
  *
  * - per organization (`rateLimit`, right after `authenticate`): every authenticated `/v1` request
  *   counts, whatever it turns out to be (404s, 400s and idempotent replays included), across both
  *   environments of the org; the limit is the org's `rate_limit` or the server default (60/min);
- * - per client address for requests that fail authentication (`authLimit`, right before
- *   `authenticate`), so key guessing is slow: each 401 counts against the address, and an address
- *   over its budget gets 429 for every `/v1` request, before its key is even looked at (a valid
- *   key from that address included: looking at the key would tell a guesser when it guessed right).
+ * - per client address for requests that fail authentication (`countFailedAuthentication`,
+ *   called by `authenticate` once the key is known to be missing or bad), so key guessing is slow:
+ *   each 401 counts against the address, and an address over its budget gets 429 instead of 401.
+ *   A request with a valid key is never counted against its address and never refused for it:
+ *   failed logins from a shared address (a load balancer, a NAT) must not lock out every tenant
+ *   behind it. The price is that a locked-out guesser still learns when a guess was right (200
+ *   instead of 429); a key carries 64 random bytes (`Store.createKey`), so that guess is not one
+ *   to make. The client address is the peer's, or the one a trusted proxy forwarded
+ *   (`clientAddress.ts`).
  *
  * Every response these steps let through or refuse carries `X-RateLimit-Limit`,
  * `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds) of the budget that applied: the
- * org's for authenticated requests, the address's for 401s. A refusal is 429
+ * org's for authenticated requests, the address's for 401s (and for the 429s that replace them). A refusal is 429
  * `rate_limit_exceeded` (no `param`, rule 3) with `Retry-After` in whole seconds (>= 1) and the
  * same number in the message (rule 1; RFC 6585 §4, RFC 9110 §10.2.3). Refused requests do not count.
  *
@@ -31,7 +36,7 @@ import type { Ctx, Step } from "../context";
 import { ApiError } from "../errors";
 import type { RateDecision } from "../rateLimiter";
 import { RateLimiterUnavailableError } from "../redisRateLimiter";
-import { isApiPath } from "./authenticate";
+import { clientAddress } from "../clientAddress";
 
 /** Limiter key of an org's budget. */
 export function orgKey(org: string): string {
@@ -62,45 +67,32 @@ function tooMany(d: RateDecision, what: string): ApiError {
 }
 
 /**
- * Per-address budget of failed authentications. Counts this request up front and gives the count
- * back as soon as `authenticate` (the next step) has accepted the key (`ctx.authDecided`), not when
- * the request ends: concurrent valid requests from one address never count against it.
+ * Per-address budget of failed authentications, called by `authenticate` once it knows the
+ * request's key is missing or bad, and only then: a request with a valid key is never counted and
+ * never refused for its address, however many failed logins came from the same address (behind a
+ * load balancer every client may share one), and concurrent valid requests cannot see each
+ * other's counts because nothing is counted for them.
+ *
+ * The address is {@link clientAddress}: the TCP peer, or, when the peer is a trusted proxy
+ * (`--trusted-proxy`), the client its forwarding header names. Admitted: the failure is counted
+ * (embedded: written through to LMDB like the org counters) and the address's X-RateLimit-* headers
+ * are set; the caller then throws its 401. Over budget: throws 429 `rate_limit_exceeded` with
+ * `Retry-After` instead of the 401, so a guesser gets no more than the budget's worth of answers
+ * per minute that say "wrong key".
+ * @throws ApiError 429 when the address is over its budget; 503 when the shared limiter cannot decide.
  */
-export const authLimit: Step = async (ctx, next) => {
-  if (!isApiPath(ctx.path)) return next();
-  const { limiter, authFailureLimit, clock, store, logger } = ctx.services;
-  const key = addressKey(ctx.remoteAddress);
+export async function countFailedAuthentication(ctx: Ctx): Promise<void> {
+  const { limiter, authFailureLimit, clock, store, logger, trustedProxies, forwardedHeader } = ctx.services;
+  const key = addressKey(clientAddress(ctx.remoteAddress, ctx.headers, trustedProxies, forwardedHeader));
   const shared = ctx.services.sharedLimiter;
   const d = shared ? await admitShared(shared, key, authFailureLimit) : limiter.admit(key, authFailureLimit, clock());
   setHeaders(ctx, d);
   if (!d.admitted) {
     throw tooMany(d, `Too many requests with a missing or invalid API key from this address (limit ${d.limit} per minute).`);
   }
-  let decided = false;
-  const decide = (accepted: boolean): void => {
-    if (decided) return;
-    decided = true;
-    if (shared) {
-      // The count is in Redis already; a lost refund leaves one count too many in the address's budget.
-      if (accepted) shared.refund(key, d.counter.window).catch((err: unknown) => logger.warn({ err }, "could not refund an address count"));
-    } else if (accepted) {
-      limiter.refund(key, d.counter.window);
-    } else {
-      // A failed authentication: keep the count, persisted like the org counters (not awaited:
-      // the 401 needs nothing from it; a crash can lose at most this one count).
-      const c = limiter.get(key);
-      if (c !== undefined) {
-        store.putRateCounter(key, c).catch((err: unknown) => logger.error({ err }, "could not persist a rate counter"));
-      }
-    }
-  };
-  ctx.authDecided = decide;
-  try {
-    await next();
-  } finally {
-    decide(ctx.auth !== undefined); // authenticate threw before deciding (a malformed header)
-  }
-};
+  // Write-through (embedded), not awaited: the 401 needs nothing from it; a crash can lose at most this count.
+  if (!shared) store.putRateCounter(key, d.counter).catch((err: unknown) => logger.error({ err }, "could not persist a rate counter"));
+}
 
 /** Per-org budget: admits (and persists the count) or throws 429. Needs `ctx.auth`. */
 export const rateLimit: Step = async (ctx, next) => {
