@@ -21,6 +21,7 @@ import {
 import { OUTPUT_FORMATS } from "../sdk/formats";
 import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission-queue";
 import { parseByteSize } from "../engine/budget";
+import { FORWARDED_HEADERS, TrustedProxies } from "../server/clientAddress";
 import { reportAndExit } from "./output";
 import { registerUsageCommands } from "./usage";
 import { databaseOption } from "./admin-store";
@@ -59,6 +60,19 @@ function byteSize(name: string): (v: string) => number {
       throw new InvalidArgumentError(`${name} must be bytes or a size with a unit (512MiB, 6GiB, 8GB) or a share of the machine's memory (60%).`);
     }
   };
+}
+
+/**
+ * `--trusted-proxy`: collects every occurrence (each may be a comma list) into one list, checked
+ * with `TrustedProxies.parse` so that a bad entry is a usage error (exit 2) naming it.
+ */
+function trustedProxyList(v: string, previous: string[] | undefined): string[] {
+  try {
+    TrustedProxies.parse(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message.replace(/^--trusted-proxy: /, ""));
+  }
+  return [...(previous ?? []), v];
 }
 
 /** `--format` of `sample` and `impute`: wins over `-o`'s extension (see `outputFormat`). */
@@ -102,6 +116,20 @@ export function buildProgram(): Command {
     .addOption(new Option("--database <url>", "shared topology: PostgreSQL URL of the shared store (with --redis)").env("SYNTHD_DATABASE_URL"))
     .addOption(new Option("--redis <url>", "shared topology: Redis URL (rate limits, training queue, workers)").env("SYNTHD_REDIS_URL"))
     .addOption(new Option("--prefix <prefix>", "shared topology: Redis key prefix of the deployment").env("SYNTHD_PREFIX").default("synthd"))
+    .addOption(
+      new Option(
+        "--trusted-proxy <address>",
+        "IP address or CIDR range (or a comma list) of a proxy whose forwarding header names the client address; repeatable (default: none, the peer's address counts)",
+      )
+        .env("SYNTHD_TRUSTED_PROXIES")
+        .argParser(trustedProxyList),
+    )
+    .addOption(
+      new Option("--forwarded-header <name>", "the forwarding header the trusted proxies write")
+        .choices(FORWARDED_HEADERS)
+        .env("SYNTHD_FORWARDED_HEADER")
+        .default("x-forwarded-for"),
+    )
     .action(serveCommand);
 
   program

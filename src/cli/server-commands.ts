@@ -2,6 +2,7 @@
  * `synthd serve` and `synthd keys create` (DESIGN §1): the commands that work on the store
  * directly rather than through the HTTP API.
  */
+import type { ForwardedHeader } from "../server/clientAddress";
 import { serve } from "../server/serve";
 import type { Environment } from "../store";
 import { openAdminStore } from "./admin-store";
@@ -27,6 +28,10 @@ export interface ServeOptions {
   redis?: string;
   /** `--prefix`: Redis key prefix of the deployment. */
   prefix?: string;
+  /** `--trusted-proxy` (repeatable, each an address, a CIDR range or a comma list of them) or `SYNTHD_TRUSTED_PROXIES`. */
+  trustedProxy?: string[];
+  /** `--forwarded-header`: what the trusted proxies write; default `x-forwarded-for`. */
+  forwardedHeader?: ForwardedHeader;
 }
 
 /**
@@ -51,6 +56,8 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
     ...(opts.database === undefined ? {} : { databaseUrl: opts.database }),
     ...(opts.redis === undefined ? {} : { redisUrl: opts.redis }),
     ...(opts.prefix === undefined ? {} : { prefix: opts.prefix }),
+    ...(opts.trustedProxy === undefined ? {} : { trustedProxies: opts.trustedProxy }),
+    ...(opts.forwardedHeader === undefined ? {} : { forwardedHeader: opts.forwardedHeader }),
   });
   if (server.sandboxKey) process.stdout.write(`sandbox key: ${server.sandboxKey}\n`);
   process.stdout.write(`synthd listening on ${server.url}\n`);

@@ -74,6 +74,8 @@ export async function serveShared(opts: ServeOptions): Promise<ServeHandle> {
       docsUrl: opts.docsUrl ?? (process.env.SYNTHD_DOCS_URL || undefined),
       logger,
       rateLimit,
+      trustedProxies: opts.trustedProxies,
+      forwardedHeader: opts.forwardedHeader,
     });
   } catch (err) {
     await eng.close().catch(() => undefined);

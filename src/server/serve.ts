@@ -9,6 +9,7 @@ import { Store } from "../store";
 import { guardLmdbRejections } from "../store/lmdbRejections";
 import { acquireOwnerLock } from "../store/ownerLock";
 import { startServer, type RunningServer } from "./app";
+import type { ForwardedHeader } from "./clientAddress";
 import { createLogger } from "./log";
 
 /** Org that owns the sandbox key made on first start. */
@@ -83,6 +84,14 @@ export interface ServeOptions {
   prefix?: string;
   /** `SYNTHD_INTERNAL_TOKEN`: shared secret sent to workers. */
   internalToken?: string;
+  /**
+   * `--trusted-proxy` / `SYNTHD_TRUSTED_PROXIES`: IP addresses and CIDR ranges of the proxies whose
+   * forwarding header names the client address of the per-address limits (src/server/clientAddress.ts);
+   * default none (the TCP peer's address). Both topologies.
+   */
+  trustedProxies?: readonly string[];
+  /** `--forwarded-header`: the header those proxies write; default `x-forwarded-for`. */
+  forwardedHeader?: ForwardedHeader;
 }
 
 /**
@@ -168,6 +177,8 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
       docsUrl: opts.docsUrl ?? (process.env.SYNTHD_DOCS_URL || undefined),
       logger,
       rateLimit,
+      trustedProxies: opts.trustedProxies,
+      forwardedHeader: opts.forwardedHeader,
     });
     // Only once listening: a start that fails must not consume the one-time sandbox key.
     if (await store.isEmpty()) sandboxKey = await store.createKey(DEFAULT_ORG, "test");
