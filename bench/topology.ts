@@ -195,6 +195,8 @@ export interface TopologyOptions {
   startTimeoutMs?: number;
   /** `--workers` (engine threads) of each worker process; default 1. */
   threads?: number;
+  /** More arguments of every front end's `synthd serve`, e.g. `["--trusted-proxy", "10.0.0.0/8"]`. */
+  frontEndArgs?: string[];
 }
 
 /** A running deployment: N workers and M front ends on one database and one Redis prefix. */
@@ -211,6 +213,7 @@ export class Topology {
     private readonly lockDurationMs: number,
     private readonly startTimeoutMs: number,
     private readonly threads: number,
+    private readonly frontEndArgs: string[] = [],
   ) {}
 
   /**
@@ -221,7 +224,7 @@ export class Topology {
   static async start(opts: TopologyOptions = {}): Promise<Topology> {
     const db = await freshDatabase();
     const prefix = `synthd_t_${randomBytes(6).toString("hex")}`;
-    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000, opts.threads ?? 1);
+    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000, opts.threads ?? 1, opts.frontEndArgs);
     try {
       await cli(["migrate", "--database", db.url]);
       await Promise.all([
@@ -266,6 +269,7 @@ export class Topology {
       "127.0.0.1",
       "--port",
       "0",
+      ...this.frontEndArgs,
     ]);
     this.procs.push(p);
     const m = await p.waitFor("listening line", () => /synthd listening on (http:\/\/\S+)/.exec(p.stdout) ?? undefined, this.startTimeoutMs);
