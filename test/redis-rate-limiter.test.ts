@@ -408,8 +408,9 @@ function defineTests(): void {
   });
 
   test("failed authentications per address, in a namespace of their own, decide as in memory", async () => {
-    // As steps/rateLimit.ts's authLimit: count every request of an address up front, refund it
-    // when the key turns out valid; an address over its budget is refused before its key is looked at.
+    // Count every request of an address up front and refund it when the key turns out valid: the
+    // two limiters agree on admissions and refunds. (The server no longer does this, it counts a
+    // failed authentication only once the key is known bad, but `refund` keeps its contract.)
     const addrRedis = limiter("auth:");
     const orgRedis = limiter("org:");
     const mem = new RateLimiter();
