@@ -15,9 +15,9 @@
  *   to make. The client address is the peer's, or the one a trusted proxy forwarded
  *   (`clientAddress.ts`).
  *
- * Every response these steps let through or refuse carries `X-RateLimit-Limit`,
- * `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds) of the budget that applied: the
- * org's for authenticated requests, the address's for 401s (and for the 429s that replace them). A refusal is 429
+ * Every response these let through or refuse carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`
+ * and `X-RateLimit-Reset` (Unix seconds) of the budget that applied: the org's for authenticated
+ * requests, the address's for 401s (and for the 429s that replace them). A refusal is 429
  * `rate_limit_exceeded` (no `param`, rule 3) with `Retry-After` in whole seconds (>= 1) and the
  * same number in the message (rule 1; RFC 6585 §4, RFC 9110 §10.2.3). Refused requests do not count.
  *
