@@ -15,8 +15,10 @@
  *    (plus a margin), with status 1 and a log of what it abandoned; the training it held is not
  *    lost: Redis comes back empty, a new worker re-queues it and trains it from its checkpoint to
  *    `ready`;
- * 4. the same while its Redis hangs (SIGSTOP): bounded exit; when Redis resumes with the job, the
- *    stalled-job check hands it to a new worker, which trains it to `ready`.
+ * 4. the same while its Redis hangs (SIGSTOP): bounded exit; when Redis resumes with the job,
+ *    BullMQ gives it to a new worker (the stalled-job check once its lock lapsed, or the retry of
+ *    the failed attempt if the dead worker's last command still reached Redis), which trains it to
+ *    `ready`.
  * Tests 3 and 4 use a `redis-server` of their own (no persistence) that they kill, stop and start.
  */
 import { after, before, describe, test } from "node:test";
@@ -280,8 +282,11 @@ describe("worker shutdown is bounded whatever Redis does", () => {
     return { id, epoch: at.current_epoch as number, fence: Number(taken.fence) };
   };
 
-  /** Starts a new worker and checks it takes model `id` over (newer fence) and trains it to ready without going back. */
-  const recoveredToReady = async (id: string, epochBefore: number, fenceBefore: number): Promise<void> => {
+  /**
+   * Starts a new worker and checks it takes model `id` over (newer fence) and trains it to ready
+   * without going back. Resolves to the BullMQ attempt number it logged.
+   */
+  const recoveredToReady = async (id: string, epochBefore: number, fenceBefore: number): Promise<number> => {
     const w = await topo.startWorker({ args: ["--shutdown-timeout", String(SHUTDOWN_MS)] });
     const taken = await w.waitLog(`training job taken for ${id}`, (l) => l.msg === "training job taken" && l.model_id === id, 60_000);
     assert.ok(Number(taken.fence) > fenceBefore, `fence ${taken.fence} after ${fenceBefore}`);
@@ -297,19 +302,20 @@ describe("worker shutdown is bounded whatever Redis does", () => {
     assert.ok(Math.min(...epochs) >= epochBefore, `the epoch went back below ${epochBefore}: ${epochs.join(",")}`);
     await w.kill("SIGTERM");
     assert.equal(w.child.exitCode, 0, "with Redis up, the shutdown finishes and exits 0");
+    return Number(taken.attempt);
   };
 
   test("3. Redis killed, then SIGTERM: the worker exits 1 within the bound, logging the training it could not hand back; Redis back empty, a new worker re-queues it and trains it from its checkpoint to ready", async (t) => {
     const { id, epoch, fence } = await trainBreakAndTerm(() => redis.signal("SIGKILL"));
     await redis.restart();
-    await recoveredToReady(id, epoch, fence);
-    t.diagnostic(`model ${id}: broken at epoch ${epoch}, recovered by the orphan sweep`);
+    const attempt = await recoveredToReady(id, epoch, fence);
+    t.diagnostic(`model ${id}: broken at epoch ${epoch}, re-queued by the orphan sweep (attempt ${attempt})`);
   });
 
-  test("4. Redis frozen (SIGSTOP), then SIGTERM: the worker exits 1 within the bound; Redis resumed with the job, the stalled-job check gives it to a new worker, which trains it to ready", async (t) => {
+  test("4. Redis frozen (SIGSTOP), then SIGTERM: the worker exits 1 within the bound; Redis resumed with the job, BullMQ gives it to a new worker, which trains it to ready", async (t) => {
     const { id, epoch, fence } = await trainBreakAndTerm(() => redis.signal("SIGSTOP"));
     await redis.signal("SIGCONT");
-    await recoveredToReady(id, epoch, fence);
-    t.diagnostic(`model ${id}: frozen at epoch ${epoch}, recovered from the job Redis kept`);
+    const attempt = await recoveredToReady(id, epoch, fence);
+    t.diagnostic(`model ${id}: frozen at epoch ${epoch}, recovered from the job Redis kept (attempt ${attempt}: 0 = stalled-job check, 1 = retry)`);
   });
 });
