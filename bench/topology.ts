@@ -17,12 +17,15 @@ export const CLI = resolve(__dirname, "../src/cli/main.js");
 /** Redis of the tests; override with `SYNTHD_TEST_REDIS_URL`. */
 export const REDIS_URL = process.env.SYNTHD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
-/** Environment of every child: no inherited synthd settings, a high default rate limit (orgs under test set their own). */
-function childEnv(): NodeJS.ProcessEnv {
+/**
+ * Environment of every child: no inherited synthd settings, a high default rate limit (orgs under
+ * test set their own), then `extra` (e.g. `SYNTHD_INTERNAL_TOKEN`).
+ */
+function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith("SYNTHD_")) delete env[k];
   env.SYNTHD_RATE_LIMIT = "1000000";
-  return env;
+  return { ...env, ...extra };
 }
 
 /** Children still running, SIGKILLed if the test process exits without closing its topology. */
@@ -49,11 +52,13 @@ export class Proc {
   readonly exited: Promise<void>;
   private readonly watchers = new Set<() => void>();
 
+  /** Runs `synthd ARGS` with {@link childEnv}`(env)`. */
   constructor(
     readonly name: string,
     args: string[],
+    env: NodeJS.ProcessEnv = {},
   ) {
-    this.child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: childEnv() });
+    this.child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: childEnv(env) });
     running.add(this.child);
     this.exited = new Promise((res) => this.child.once("exit", () => res()));
     this.child.once("exit", () => running.delete(this.child));
@@ -168,9 +173,10 @@ export function cli(args: string[], timeoutMs = 30_000): Promise<string> {
   });
 }
 
-/** Deletes every Redis key under `${prefix}:` (SCAN + DEL); resolves to how many. */
-export async function deleteRedisPrefix(prefix: string): Promise<number> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
+/** Deletes every Redis key under `${prefix}:` (SCAN + DEL) of the Redis at `redisUrl`; resolves to how many. */
+export async function deleteRedisPrefix(prefix: string, redisUrl = REDIS_URL): Promise<number> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  redis.on("error", () => undefined); // a Redis that is gone fails the commands below instead
   try {
     let cursor = "0";
     let n = 0;
@@ -197,6 +203,16 @@ export interface TopologyOptions {
   threads?: number;
   /** More arguments of every front end's `synthd serve`, e.g. `["--trusted-proxy", "10.0.0.0/8"]`. */
   frontEndArgs?: string[];
+  /** Redis of this deployment; default {@link REDIS_URL}. */
+  redisUrl?: string;
+}
+
+/** What one process of a {@link Topology} adds to its usual command line. */
+export interface ProcExtras {
+  /** Appended to the arguments (a later option wins over the default one, e.g. `--host`). */
+  args?: string[];
+  /** Added to the environment, e.g. `{ SYNTHD_INTERNAL_TOKEN: ... }`. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A running deployment: N workers and M front ends on one database and one Redis prefix. */
@@ -213,6 +229,7 @@ export class Topology {
     private readonly lockDurationMs: number,
     private readonly startTimeoutMs: number,
     private readonly threads: number,
+    readonly redisUrl: string,
     private readonly frontEndArgs: string[] = [],
   ) {}
 
@@ -224,7 +241,7 @@ export class Topology {
   static async start(opts: TopologyOptions = {}): Promise<Topology> {
     const db = await freshDatabase();
     const prefix = `synthd_t_${randomBytes(6).toString("hex")}`;
-    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000, opts.threads ?? 1, opts.frontEndArgs);
+    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000, opts.threads ?? 1, opts.redisUrl ?? REDIS_URL, opts.frontEndArgs);
     try {
       await cli(["migrate", "--database", db.url]);
       await Promise.all([
@@ -240,19 +257,16 @@ export class Topology {
 
   /** `--database`, `--redis` and `--prefix` of this deployment, as every process takes them. */
   private deploymentArgs(): string[] {
-    return ["--database", this.databaseUrl, "--redis", REDIS_URL, "--prefix", this.prefix];
+    return ["--database", this.databaseUrl, "--redis", this.redisUrl, "--prefix", this.prefix];
   }
 
   /** Starts one more worker and waits for `synthd worker wrk_... serving http://...`. */
-  async startWorker(): Promise<WorkerProc> {
-    const p = new Proc(`worker ${this.workers.length + 1}`, [
-      "worker",
-      ...this.deploymentArgs(),
-      "--workers",
-      String(this.threads),
-      "--lock-duration",
-      String(this.lockDurationMs),
-    ]);
+  async startWorker(extra: ProcExtras = {}): Promise<WorkerProc> {
+    const p = new Proc(
+      `worker ${this.workers.length + 1}`,
+      ["worker", ...this.deploymentArgs(), "--workers", String(this.threads), "--lock-duration", String(this.lockDurationMs), ...(extra.args ?? [])],
+      extra.env,
+    );
     this.procs.push(p);
     const m = await p.waitFor("ready line", () => /synthd worker (wrk_[0-9a-f]+) serving (http:\/\/\S+)/.exec(p.stdout) ?? undefined, this.startTimeoutMs);
     const w = Object.assign(p, { id: m[1] }) as WorkerProc;
@@ -261,16 +275,12 @@ export class Topology {
   }
 
   /** Starts one more front end and waits for `synthd listening on http://...`. */
-  async startFrontEnd(): Promise<FrontEnd> {
-    const p = new Proc(`front end ${this.frontEnds.length + 1}`, [
-      "serve",
-      ...this.deploymentArgs(),
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      ...this.frontEndArgs,
-    ]);
+  async startFrontEnd(extra: ProcExtras = {}): Promise<FrontEnd> {
+    const p = new Proc(
+      `front end ${this.frontEnds.length + 1}`,
+      ["serve", ...this.deploymentArgs(), "--host", "127.0.0.1", "--port", "0", ...this.frontEndArgs, ...(extra.args ?? [])],
+      extra.env,
+    );
     this.procs.push(p);
     const m = await p.waitFor("listening line", () => /synthd listening on (http:\/\/\S+)/.exec(p.stdout) ?? undefined, this.startTimeoutMs);
     const f = Object.assign(p, { url: m[1] }) as FrontEnd;
@@ -329,7 +339,7 @@ export class Topology {
   /** SIGKILLs every process, deletes the prefix's Redis keys, drops the database. Never throws. */
   async close(): Promise<void> {
     await Promise.all(this.procs.map((p) => p.kill("SIGKILL").catch(() => undefined)));
-    await deleteRedisPrefix(this.prefix).catch(() => undefined);
+    await deleteRedisPrefix(this.prefix, this.redisUrl).catch(() => undefined);
     await this.dropDatabase().catch(() => undefined);
   }
 }

@@ -138,7 +138,7 @@ export function buildProgram(): Command {
     .addOption(new Option("--database <url>", "PostgreSQL URL of the shared store").env("SYNTHD_DATABASE_URL").makeOptionMandatory())
     .addOption(new Option("--redis <url>", "Redis URL").env("SYNTHD_REDIS_URL").makeOptionMandatory())
     .addOption(new Option("--prefix <prefix>", "Redis key prefix of the deployment").env("SYNTHD_PREFIX").default("synthd"))
-    .option("--host <host>", "address of the internal generate port", "127.0.0.1")
+    .option("--host <host>", "address of the internal generate port; one other machines can reach needs SYNTHD_INTERNAL_TOKEN", "127.0.0.1")
     .addOption(new Option("--port <port>", "internal generate port (0 = any free port)").default(0).argParser(int("--port", 0)))
     .option("--advertise-url <url>", "URL front ends use to reach this worker (default http://HOST:PORT)")
     .option("--workers <n>", "engine worker threads (default: one per core)", int("--workers", 1))
@@ -150,6 +150,12 @@ export function buildProgram(): Command {
     )
     .option("--concurrency <n>", "training jobs held at once (they queue for memory in the engine)", int("--concurrency", 1), 16)
     .option("--lock-duration <ms>", "a dead worker's training is taken over after about this long", int("--lock-duration", 1000), 10_000)
+    .addOption(
+      new Option("--shutdown-timeout <ms>", "after SIGTERM, exit (status 1) after this long even if Redis or PostgreSQL hold the shutdown up")
+        .env("SYNTHD_SHUTDOWN_TIMEOUT")
+        .default(30_000)
+        .argParser(int("--shutdown-timeout", 100)),
+    )
     .option("--debug", "debug-level logs", false)
     .action(workerCommand);
 

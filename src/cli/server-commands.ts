@@ -102,12 +102,18 @@ export interface WorkerOptions {
   memoryBudget?: number;
   concurrency: number;
   lockDuration: number;
+  /** `--shutdown-timeout` (ms): bound of the shutdown after SIGTERM/SIGINT. */
+  shutdownTimeout: number;
   debug: boolean;
 }
 
 /**
  * `synthd worker`: a training and generation worker of the shared topology (src/cluster/worker-host.ts)
- * until SIGINT/SIGTERM, which hand its trainings back to the other workers.
+ * until SIGINT/SIGTERM, which hand its trainings back to the other workers; exits 0 when the
+ * shutdown finished, 1 when `--shutdown-timeout` passed first. The internal token is read from
+ * `SYNTHD_INTERNAL_TOKEN` only (a flag would show in `ps`).
+ * @throws InternalTokenError when `--host` / `--advertise-url` are not loopback and no token is
+ *   set, or the token is too short (the CLI prints the message and exits 1).
  * @throws Error when PostgreSQL or Redis cannot be reached.
  */
 export async function workerCommand(opts: WorkerOptions): Promise<void> {
@@ -127,6 +133,7 @@ export async function workerCommand(opts: WorkerOptions): Promise<void> {
     memoryBudget: opts.memoryBudget,
     concurrency: opts.concurrency,
     lockDurationMs: opts.lockDuration,
+    shutdownTimeoutMs: opts.shutdownTimeout,
     internalToken: process.env.SYNTHD_INTERNAL_TOKEN || undefined,
     logger,
   });

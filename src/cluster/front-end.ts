@@ -17,10 +17,14 @@ import { DEFAULT_BUDGET_SHARE, machineMemory } from "../engine/budget";
 import { PgStore } from "../store/postgres";
 import { RemoteEngine } from "./remote-engine";
 import { DEFAULT_PREFIX } from "./wire";
+import { INTERNAL_TOKEN_ENV, validateInternalToken } from "./internal-auth";
 
 /**
  * Starts a front end (see the module comment). `opts.memoryBudget` is read as one worker's
  * training budget (larger models are refused at create); default half this machine's memory.
+ * `opts.internalToken` (default: `SYNTHD_INTERNAL_TOKEN`) is sent to the workers.
+ * @throws InternalTokenError (./internal-auth.ts) when the token is shorter than 32 characters or
+ *   not printable ASCII.
  * @throws Error when only one of `databaseUrl` / `redisUrl` is given, or PostgreSQL or Redis
  *   cannot be reached, or the address cannot be bound.
  */
@@ -28,6 +32,7 @@ export async function serveShared(opts: ServeOptions): Promise<ServeHandle> {
   if (opts.databaseUrl === undefined || opts.redisUrl === undefined) {
     throw new Error("The shared topology needs both --database (PostgreSQL URL) and --redis (Redis URL).");
   }
+  const internalToken = validateInternalToken(opts.internalToken ?? process.env[INTERNAL_TOKEN_ENV]);
   const logger = opts.logger ?? createLogger(opts.debug ? "debug" : "info");
   const rateLimit = opts.rateLimit ?? rateLimitFromEnv();
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
@@ -52,7 +57,7 @@ export async function serveShared(opts: ServeOptions): Promise<ServeHandle> {
       redisUrl: opts.redisUrl,
       prefix,
       workerBudgetBytes: opts.memoryBudget ?? Math.floor(DEFAULT_BUDGET_SHARE * machineMemory()),
-      internalToken: opts.internalToken ?? (process.env.SYNTHD_INTERNAL_TOKEN || undefined),
+      internalToken,
       logger,
     });
   } catch (err) {

@@ -20,6 +20,7 @@ import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../type
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS } from "../engine/admission";
 import { formatBytes } from "../engine/budget";
 import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "../engine/types";
+import { INTERNAL_TOKEN_ENV, INTERNAL_TOKEN_HEADER } from "./internal-auth";
 import { bullPrefix, DEFAULT_PREFIX, decodeGeneration, LIVE_WORKERS_LUA, rendezvousOrder, stopChannel, TRAINING_QUEUE, workersKey, type WorkerErrorBody } from "./wire";
 
 /** Options of {@link RemoteEngine.connect}. */
@@ -30,7 +31,10 @@ export interface RemoteEngineOptions {
   prefix?: string;
   /** The training budget of one worker (bytes): larger models are refused at create. */
   workerBudgetBytes: number;
-  /** Shared secret sent to workers as `X-Synthd-Internal-Token` (when the workers require one). */
+  /**
+   * Shared secret sent to workers as `X-Synthd-Internal-Token` (`SYNTHD_INTERNAL_TOKEN`; workers on
+   * addresses other machines reach require one, ./internal-auth.ts). Never logged.
+   */
   internalToken?: string;
   /** Per-request timeout of a generate on one worker (ms); default 120 s. */
   generateTimeoutMs?: number;
@@ -112,7 +116,7 @@ export class RemoteEngine implements Engine {
       try {
         res = await fetch(`${w.url}/internal/generate/${encodeURIComponent(id)}`, {
           method: "POST",
-          headers: { "content-type": "application/json", ...(this.opts.internalToken ? { "x-synthd-internal-token": this.opts.internalToken } : {}) },
+          headers: { "content-type": "application/json", ...(this.opts.internalToken ? { [INTERNAL_TOKEN_HEADER]: this.opts.internalToken } : {}) },
           body,
           signal: AbortSignal.timeout(this.opts.generateTimeoutMs),
         });
@@ -131,6 +135,16 @@ export class RemoteEngine implements Engine {
       }
       if (e.kind === "unavailable") {
         last = `worker ${w.id}: ${e.message}`;
+        continue;
+      }
+      if (e.kind === "unauthorized") {
+        // A deployment whose front ends and workers disagree on the token: the client gets 503 (and
+        // its charge back), the operator this line.
+        last = `worker ${w.id} refused this front end's internal token`;
+        this.opts.logger?.error(
+          { worker: w.id, model_id: id, token_set: this.opts.internalToken !== undefined },
+          `generate: worker refused this front end's internal token; set ${INTERNAL_TOKEN_ENV} alike on every front end and worker`,
+        );
         continue;
       }
       if (e.kind === "input") throw new GenerateInputError(e.message, e.param ?? "body.embedding");

@@ -13,7 +13,8 @@
  * GenerateRequest as JSON) is `application/octet-stream`: a little-endian uint32 header length,
  * the UTF-8 JSON header `{ model_id, num_rows, features }`, zero padding to a multiple of 4, then
  * the codes as little-endian int32, feature-major (feature f at `[f * n, (f + 1) * n)`). Errors
- * are JSON {@link WorkerErrorBody} with status 400 (input), 404 / 409 (model), 503 (unavailable).
+ * are JSON {@link WorkerErrorBody} with status 400 (input), 401 (unauthorized: the deployment's
+ * token missing or wrong, ./internal-auth.ts), 404 / 409 (model), 503 (unavailable).
  */
 import type { RawGeneration } from "../engine/types";
 
@@ -61,7 +62,7 @@ export function bullPrefix(prefix: string): string {
 /** A worker's error answer. `kind` says which engine error it was. */
 export interface WorkerErrorBody {
   error: {
-    kind: "input" | "model_not_found" | "model_not_ready" | "unavailable" | "internal";
+    kind: "input" | "model_not_found" | "model_not_ready" | "unavailable" | "unauthorized" | "internal";
     message: string;
     param?: string;
     /** The model's status, for `model_not_ready`. */

@@ -18,7 +18,16 @@
  *
  * Shutdown (`close`, SIGTERM): stops taking jobs, halts its trainings at a step boundary (they stay
  * `training` with their last checkpoint; their jobs fail once and are retried by another worker a
- * second later), finishes generations in flight, deregisters.
+ * second later), finishes generations in flight, deregisters. It ends within `shutdownTimeoutMs`
+ * whatever Redis or PostgreSQL do: steps still unfinished at the deadline are abandoned (logged,
+ * and `close` rejects with {@link ShutdownTimeoutError}, so the process exits 1). Nothing is lost
+ * then: a training job it could not hand back is put back by BullMQ's stalled-job check once its
+ * lock lapses (Redis kept the job), or re-queued by a worker's orphan sweep (Redis lost it); the
+ * training continues from its last checkpoint in PostgreSQL.
+ *
+ * The internal port answers only requests carrying the deployment's token, when one is set, and
+ * the worker refuses to start on an address other machines can reach without one
+ * (./internal-auth.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -31,12 +40,39 @@ import type { ComputeKind } from "../model/trainer";
 import { PgStore } from "../store/postgres";
 import type { GenerateRequest } from "../types";
 import { addTrainingJob } from "./remote-engine";
+import { assertWorkerExposureAllowed, INTERNAL_TOKEN_HEADER, InternalTokenCheck, validateInternalToken } from "./internal-auth";
 import { bullPrefix, DEFAULT_PREFIX, encodeGeneration, REGISTER_LUA, stopChannel, TRAINING_QUEUE, WORKER_HEARTBEAT_MS, WORKER_TTL_MS, workersKey, type WorkerErrorBody } from "./wire";
 
 /** How often a worker re-queues models in `training` that have no job (ms). */
 export const ORPHAN_SWEEP_MS = 30_000;
 /** Largest generate request body a worker reads (bytes): the contract's largest latents and then some. */
 const MAX_INTERNAL_BODY = 256 * 2 ** 20;
+/** Default bound of a worker's shutdown (ms): `--shutdown-timeout`. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+/**
+ * Longest a Redis step before the engine's shutdown may take (ms), so a Redis that is gone does not
+ * use up the time the trainings need to halt at a step boundary.
+ */
+const REDIS_STEP_MS = 2_000;
+
+/**
+ * `close` passed its deadline: the steps named in `abandoned` did not finish, and the trainings
+ * named in `trainings` may not have been handed back (BullMQ's stalled-job check or the orphan
+ * sweep of another worker takes them up; see the module comment).
+ */
+export class ShutdownTimeoutError extends Error {
+  override readonly name = "ShutdownTimeoutError";
+  constructor(
+    readonly timeoutMs: number,
+    readonly abandoned: string[],
+    readonly trainings: string[],
+  ) {
+    super(
+      `shutdown did not finish within ${timeoutMs} ms; abandoned: ${abandoned.join("; ")}` +
+        (trainings.length > 0 ? `; training jobs not handed back (another worker recovers them): ${trainings.join(", ")}` : ""),
+    );
+  }
+}
 
 /** Options of {@link WorkerHost.start}. */
 export interface WorkerHostOptions {
@@ -50,8 +86,14 @@ export interface WorkerHostOptions {
   port?: number;
   /** URL front ends use to reach this worker (default `http://HOST:PORT`). */
   advertiseUrl?: string;
-  /** When set, generate requests must carry it as `X-Synthd-Internal-Token`. */
+  /**
+   * The deployment's shared secret (`SYNTHD_INTERNAL_TOKEN`, at least 32 characters): when set,
+   * every internal request must carry it as `X-Synthd-Internal-Token` or gets 401. Required when
+   * `host` or `advertiseUrl` is not loopback (./internal-auth.ts).
+   */
   internalToken?: string;
+  /** Bound of {@link WorkerHost.close} (ms); default {@link DEFAULT_SHUTDOWN_TIMEOUT_MS}. */
+  shutdownTimeoutMs?: number;
   /** Engine worker threads (default: the machine's cores). */
   threads?: number;
   compute?: ComputeKind;
@@ -83,16 +125,24 @@ export class WorkerHost {
     private readonly worker: Worker,
     private readonly server: Server,
     private readonly log: Logger | undefined,
+    private readonly shutdownTimeoutMs: number,
+    /** Model ids of the training jobs this worker holds (taken, not yet handed back to Redis). */
+    private readonly held: Set<string>,
   ) {}
 
   /**
    * Opens the store (migrating it), starts the engine, the internal port, the registration, the
    * stop subscription and the job consumer.
+   * @throws InternalTokenError (./internal-auth.ts) before anything is opened when the token is too
+   *   short, or missing while `host` or `advertiseUrl` is not loopback.
    * @throws Error when PostgreSQL or Redis cannot be reached, or the port cannot be bound.
    */
   static async start(opts: WorkerHostOptions): Promise<WorkerHost> {
     const log = opts.logger;
     const prefix = opts.prefix ?? DEFAULT_PREFIX;
+    const token = validateInternalToken(opts.internalToken);
+    assertWorkerExposureAllowed(opts.host ?? "127.0.0.1", opts.advertiseUrl, token);
+    const tokenCheck = token === undefined ? undefined : new InternalTokenCheck(token);
     const id = `wrk_${randomBytes(6).toString("hex")}`;
     const store = await PgStore.open(opts.databaseUrl, { logger: log });
     const engine = await createEngine({
@@ -104,7 +154,7 @@ export class WorkerHost {
       logger: log,
       memoryBudget: opts.memoryBudget,
     });
-    const server = createServer((req, res) => void serveInternal(engine, opts.internalToken, req, res, log));
+    const server = createServer((req, res) => void serveInternal(engine, tokenCheck, req, res, log));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", () => resolve());
@@ -116,6 +166,11 @@ export class WorkerHost {
     const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 2 });
     const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
     const queue = new Queue(TRAINING_QUEUE, { connection: { url: opts.redisUrl, maxRetriesPerRequest: 2 }, prefix: bullPrefix(prefix) });
+    // Connection errors are retried by ioredis; logged here (at debug: the heartbeat's failure is the
+    // warning) instead of ioredis's "Unhandled error event" on stderr.
+    for (const c of [redis, subscriber]) c.on("error", (err: unknown) => log?.debug({ err }, "Redis connection error"));
+    queue.on("error", (err: unknown) => log?.debug({ err }, "training queue connection error"));
+    const held = new Set<string>();
     const processor = async (job: Job<{ id: string }>): Promise<string> => {
       const modelId = job.data.id;
       const rec = await store.getModel(modelId);
@@ -123,6 +178,7 @@ export class WorkerHost {
       const fence = await store.claimTraining(modelId);
       if (fence === undefined) return "deleted";
       log?.info({ model_id: modelId, fence, worker: id, attempt: job.attemptsMade }, "training job taken");
+      held.add(modelId);
       const outcome = await engine.trainToEnd(modelId, fence);
       log?.info({ model_id: modelId, fence, worker: id, outcome }, "training job ended");
       if (outcome === "halted") throw new Error("the worker is shutting down; the training goes to another worker");
@@ -138,7 +194,11 @@ export class WorkerHost {
       autorun: false,
     });
     worker.on("error", (err) => log?.warn({ err }, "training queue consumer error"));
-    const host$ = new WorkerHost(id, url, prefix, store, engine, redis, subscriber, queue, worker, server, log);
+    // A job is handed back once BullMQ has recorded its end in Redis.
+    const handedBack = (job: Job<{ id: string }> | undefined): void => void (job !== undefined && held.delete(job.data.id));
+    worker.on("completed", handedBack);
+    worker.on("failed", handedBack);
+    const host$ = new WorkerHost(id, url, prefix, store, engine, redis, subscriber, queue, worker, server, log, opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS, held);
     await host$.register();
     await subscriber.subscribe(stopChannel(prefix));
     subscriber.on("message", (_channel: string, modelId: string) => {
@@ -179,33 +239,98 @@ export class WorkerHost {
     return n;
   }
 
-  /** Graceful shutdown (see the module comment). Idempotent. */
+  /**
+   * Graceful shutdown (see the module comment), bounded by `shutdownTimeoutMs` from the first
+   * call. Idempotent: every call returns the same promise.
+   * @throws ShutdownTimeoutError when the deadline passed first; what it abandoned is logged (error
+   *   level) and named in the error. A step that fails (e.g. Redis refused the deregistration) is
+   *   logged and the shutdown goes on.
+   */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      for (const t of this.timers) clearInterval(t);
-      await this.worker.pause(true).catch(() => undefined);
-      await this.redis.zrem(workersKey(this.prefix), `${this.id} ${this.url}`).catch(() => undefined);
-      await this.engine.close();
-      await this.worker.close().catch(() => undefined);
-      await new Promise<void>((resolve) => this.server.close(() => resolve()));
-      this.server.closeAllConnections();
-      await this.queue.close().catch(() => undefined);
-      this.subscriber.disconnect();
-      this.redis.disconnect();
-      await this.store.close();
-    })();
+    this.closing ??= this.shutdown();
     return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    const timeoutMs = this.shutdownTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    for (const t of this.timers) clearInterval(t);
+    const steps: [name: string, run: () => Promise<unknown>, capMs?: number][] = [
+      ["stop taking training jobs", () => this.worker.pause(true), REDIS_STEP_MS],
+      ["deregister from Redis", () => this.redis.zrem(workersKey(this.prefix), `${this.id} ${this.url}`), REDIS_STEP_MS],
+      ["halt trainings at a step boundary and finish generations in flight", () => this.engine.close()],
+      ["hand the training jobs back to the queue (Redis)", () => this.worker.close()],
+      ["close the internal port", () => this.closeServer()],
+      ["close the training queue (Redis)", () => this.queue.close()],
+      ["close the store (PostgreSQL)", () => this.store.close()],
+    ];
+    const abandoned: string[] = [];
+    for (const [name, run, capMs] of steps) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        abandoned.push(`${name} (not started)`);
+        continue;
+      }
+      const budget = Math.min(left, capMs ?? left);
+      const outcome = await settleWithin(run(), budget);
+      if (outcome === "timeout") {
+        abandoned.push(`${name} (unfinished after ${budget} ms)`);
+        this.log?.warn({ step: name, waited_ms: budget }, "shutdown step did not finish in time; going on");
+      } else if (outcome !== "ok") {
+        this.log?.warn({ step: name, err: outcome.error }, "shutdown step failed; going on");
+      }
+    }
+    // Never waits: a Redis that is gone must not hold the process.
+    this.subscriber.disconnect();
+    this.redis.disconnect();
+    if (abandoned.length === 0) return;
+    this.server.closeAllConnections();
+    void this.worker.close(true).catch(() => undefined);
+    void this.worker.disconnect().catch(() => undefined);
+    const err = new ShutdownTimeoutError(timeoutMs, abandoned, [...this.held]);
+    this.log?.error(
+      { abandoned, training_jobs_not_handed_back: [...this.held], shutdown_timeout_ms: timeoutMs },
+      "shutdown deadline passed: exiting with steps unfinished; trainings continue on another worker from their last checkpoint",
+    );
+    throw err;
+  }
+
+  /** Stops accepting internal requests and waits for those in flight (see `close`). */
+  private async closeServer(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    await closed;
+  }
+}
+
+/**
+ * Waits for `p` at most `ms`: "ok" when it resolved, `{ error }` when it rejected, "timeout"
+ * otherwise (the promise is left to settle on its own; its rejection is swallowed).
+ */
+async function settleWithin(p: Promise<unknown>, ms: number): Promise<"ok" | "timeout" | { error: unknown }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), ms);
+  });
+  try {
+    return await Promise.race([p.then(() => "ok" as const, (error: unknown) => ({ error })), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
 /** Handles one internal request: `POST /internal/generate/{id}` or `GET /internal/health`. */
-async function serveInternal(engine: PoolEngine, token: string | undefined, req: IncomingMessage, res: ServerResponse, log: Logger | undefined): Promise<void> {
+async function serveInternal(engine: PoolEngine, token: InternalTokenCheck | undefined, req: IncomingMessage, res: ServerResponse, log: Logger | undefined): Promise<void> {
   const fail = (status: number, error: WorkerErrorBody["error"]): void => {
     res.writeHead(status, { "content-type": "application/json" });
     res.end(JSON.stringify({ error }));
   };
   try {
-    if (token !== undefined && req.headers["x-synthd-internal-token"] !== token) return fail(401, { kind: "internal", message: "bad internal token" });
+    // Before anything else, the body included: an unauthenticated request costs nothing but this.
+    if (token !== undefined && !token.matches(req.headers[INTERNAL_TOKEN_HEADER])) {
+      res.setHeader("connection", "close");
+      return fail(401, { kind: "unauthorized", message: `missing or wrong ${INTERNAL_TOKEN_HEADER} header: this port answers the deployment's front ends only` });
+    }
     if (req.method === "GET" && req.url === "/internal/health") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end('{"ok":true}');
