@@ -12,7 +12,7 @@ import { quantileEdges, binOf, pointValues } from "../src/sdk/metadata";
 import typia from "typia";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { CSV_WRITE_ROWS, Utf8Check, firstInvalidUtf8, writeCsv, writeCsvBatches } from "../src/sdk/csv";
+import { CSV_WRITE_ROWS, Utf8Check, detectDelimiter, firstInvalidUtf8, readCsvText, writeCsv, writeCsvBatches } from "../src/sdk/csv";
 import { stringify } from "csv-stringify";
 import type { CreateModelRequest } from "../src/types";
 
@@ -359,4 +359,39 @@ test("writeCsv: the bytes of csv-stringify's streaming API record by record (quo
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("delimiters: tab, semicolon and pipe files are detected from their first lines (outside quotes) or given", async () => {
+  const rows = Array.from({ length: 30 }, (_, i) => [`c${i % 3}`, String(i % 5), i % 2 ? "x, y" : "z"]);
+  const asText = (d: string): string =>
+    ["kind", "n", "note"].join(d) + "\n" + rows.map((r) => r.map((v) => (v.includes(",") || v.includes(d) ? `"${v}"` : v)).join(d)).join("\n") + "\n";
+  const comma = await analyzeTable(csv(asText(",")));
+  for (const d of ["\t", ";", "|"]) {
+    const a = await analyzeTable(csv(asText(d)));
+    assert.deepEqual(a.columns, ["kind", "n", "note"], `delimiter ${JSON.stringify(d)}: three columns, not one`);
+    assert.deepEqual(a.metadata, comma.metadata, `delimiter ${JSON.stringify(d)}: the same metadata as the comma file`);
+  }
+  // Commas inside quoted semicolon-separated fields do not count; a comma on every line outside quotes would.
+  assert.equal(detectDelimiter('a;b\n"1,5";"x,y"\n"2,5";z\n', true), ";");
+  assert.equal(detectDelimiter("a,b;c\n1,2;3\n4,5;6\n", true), ",", "a tie goes to the comma");
+  assert.equal(detectDelimiter("only\n1\n", true), ",", "one column: comma");
+  // Given explicitly: a semicolon file read with --delimiter ';' even when its head looks comma-separated.
+  const forced = await analyzeTable(csv("a;b\n1,5;x\n1,5;y\n2,5;x\n2,5;y\n"), { delimiter: ";" });
+  assert.deepEqual(forced.columns, ["a", "b"]);
+  assert.deepEqual(Object.keys(forced.metadata.value_mappings!.a).sort(), ["1,5", "2,5"], "1,5 is one field, not two");
+  let header: string[] = [];
+  await readCsvText("p|q\n1|2\n", (h) => (header = h), () => undefined);
+  assert.deepEqual(header, ["p", "q"], "CSV text in memory is detected too");
+});
+
+test("encodings: a Latin-1 file reads with encoding latin1; without it the UTF-8 error names the byte and suggests the encoding", async () => {
+  const text = "name,city\n" + Array.from({ length: 20 }, (_, i) => `${["José", "Zoë"][i % 2]},${["Köln", "Málaga"][i % 2]}`).join("\n") + "\n";
+  const file = csv(Buffer.from(text, "latin1"));
+  await rejectsData(file, /not valid UTF-8: byte 0xe9 at byte offset 13 \(line 2\).*re-save the file as UTF-8, or give its encoding/);
+  const m = await extractMetadata(file, { encoding: "latin1" });
+  assert.deepEqual(Object.keys(m.value_mappings!.name).sort(), ["José", "Zoë"]);
+  assert.deepEqual(Object.keys(m.value_mappings!.city).sort(), ["Köln", "Málaga"]);
+  const utf8 = await extractMetadata(csv(text));
+  assert.deepEqual(m, utf8, "the same metadata as the UTF-8 file");
+  await assert.rejects(extractMetadata(file, { encoding: "klingon" }), RangeError);
 });

@@ -98,6 +98,10 @@ export interface FitCommandOptions extends ClientOptions {
   /** `--epsilon E [--delta D]`: differentially private marginals (needs `--domain`). */
   epsilon?: number;
   delta?: number;
+  /** `--delimiter C`: the CSV's field delimiter (default: detected). */
+  delimiter?: string;
+  /** `--encoding LABEL`: the CSV's text encoding (default UTF-8). */
+  encoding?: string;
 }
 
 /**
@@ -137,6 +141,8 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       ...(opts.pairBudget !== undefined ? { pairBudget: opts.pairBudget } : {}),
       ...(columns !== undefined ? { columns } : {}),
       ...(opts.rareThreshold !== undefined ? { rareThreshold: opts.rareThreshold } : {}),
+      ...(opts.delimiter !== undefined ? { delimiter: opts.delimiter } : {}),
+      ...(opts.encoding !== undefined ? { encoding: opts.encoding } : {}),
       onAnalysis: (a) => process.stderr.write(describeColumns(a.codecs).join("\n") + "\n"),
       ...(opts.domain !== undefined ? { domain: opts.domain } : {}),
       ...(opts.epsilon !== undefined

@@ -124,7 +124,8 @@ export interface EvaluationReport {
 }
 
 /** Options of {@link evaluate}: binning (as in metadata extraction), TSTR and the privacy check. */
-export interface EvaluateOptions extends Pick<ExtractOptions, "categoryCap" | "binCap" | "domain" | "columns" | "rareThreshold"> {
+export interface EvaluateOptions
+  extends Pick<ExtractOptions, "categoryCap" | "binCap" | "domain" | "columns" | "rareThreshold" | "delimiter" | "encoding"> {
   /** Column to predict for TSTR (binary: `positive` against the rest). */
   target?: string;
   /** Value of `target` counted as positive. Default: its least frequent code in the real table. */
@@ -222,7 +223,7 @@ export async function evaluateWithDetails(
 
   let holdout: { scan: ScannedTable; codes: CodeArray[] } | undefined;
   if (opts.holdout !== undefined) {
-    const scan = await scanTable(opts.holdout, 1);
+    const scan = await scanTable(opts.holdout, 1, opts);
     holdout = { scan, codes: encodeWithRealCodes(scan, enc.codecs, enc.columns) };
   }
   if (target !== undefined) {

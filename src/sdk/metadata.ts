@@ -57,7 +57,7 @@ import { mean, quantileSorted, standardDeviation } from "simple-statistics";
 import type { ColumnKind, ColumnStats, Metadata, PairMarginal } from "../types";
 import { DatetimeFormat, inferDatetimeFormat, inferGranularity, type ParsedDatetime } from "./datetime";
 import { inferIdShape } from "./identifier";
-import { readTable, describeSource, fileOfDescription, type TableSource } from "./csv";
+import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "./csv";
 import { DataError } from "./errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
@@ -131,6 +131,10 @@ export interface ExtractOptions {
    * itself computed from the rows). Default: none (exact marginals).
    */
   privacy?: PrivacyOptions;
+  /** CSV field delimiter (`,`, `\t`, `;`, `|`). Default: detected from the file's first lines (`./csv`). */
+  delimiter?: string;
+  /** CSV text encoding (`utf-8`, `latin1`, `windows-1252`, ...). Default UTF-8, checked strictly (`./csv`). */
+  encoding?: string;
 }
 
 const NUMBER_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -196,9 +200,15 @@ export interface ScannedTable {
 
 /**
  * Reads a table once and collects, per column, distinct values, counts and per-row value ids.
- * @throws DataError for the structural problems of `readTable` (file, header, ragged rows, UTF-8).
+ * @param read the CSV's delimiter and encoding (default: detected delimiter, UTF-8).
+ * @throws DataError for the structural problems of `readTable` (file, header, ragged rows, UTF-8);
+ *   RangeError for an encoding label TextDecoder does not know.
  */
-export async function scanTable(source: TableSource, minColumns = 2): Promise<ScannedTable> {
+export async function scanTable(
+  source: TableSource,
+  minColumns = 2,
+  read: Pick<ReadOptions, "delimiter" | "encoding"> = {},
+): Promise<ScannedTable> {
   let dicts: Map<string, number>[] = [];
   let scans: {
     name: string;
@@ -233,7 +243,7 @@ export async function scanTable(source: TableSource, minColumns = 2): Promise<Sc
         s.ids.push(id);
       }
     },
-    { minColumns },
+    { minColumns, delimiter: read.delimiter, encoding: read.encoding },
   );
   return {
     source: describeSource(source),
@@ -814,7 +824,7 @@ export async function encodeTableWithScan(
     throw new RangeError("columns (kind overrides) and domain cannot be combined: with a domain every column is a categorical code.");
   }
   const domain = opts.domain === undefined ? undefined : await loadDomain(opts.domain);
-  const scanned = await scanTable(source, 2);
+  const scanned = await scanTable(source, 2, opts);
   if (domain) checkDomainColumns(scanned.columns, domain, scanned.source);
   else checkOverrides(scanned.columns, opts, scanned.source);
   const codecs = scanned.scans.map((s) =>
