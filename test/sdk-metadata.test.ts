@@ -8,7 +8,8 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DataError, SynthdError, analyzeTable, extractMetadata, selectPairs, mutualInformation, type Metadata } from "../src/sdk";
-import { quantileEdges, binOf, pointValues } from "../src/sdk/metadata";
+import { quantileEdges, binOf, pointValues, describeColumns } from "../src/sdk/metadata";
+import { Decoder } from "../src/sdk/decode";
 import typia from "typia";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -277,8 +278,20 @@ test("bad input: a ragged row names its line", async () => {
   await rejectsData(csv("a,b\n1,2\n3,4,5\n"), /line 3 has 3 fields but the header has 2/);
 });
 
-test("bad input: an all-blank column is named", async () => {
-  await rejectsData(csv("a,b,c\n1,,x\n2, ,y\n"), /column "b" is blank in every row/);
+test("a column blank in every row is kept: one code, and every decoded row has it blank", async () => {
+  const rows = Array.from({ length: 30 }, (_, i) => `${i % 4},${i % 3 ? "" : " "},${"xy"[i % 2]}`);
+  const a = await analyzeTable(csv("a,b,c\n" + rows.join("\n") + "\n"));
+  assert.deepEqual(a.metadata.features, ["a", "b", "c"]);
+  assert.equal(a.metadata.cardinalities.b, 1);
+  assert.deepEqual(a.metadata.value_mappings!.b, { "": 0 });
+  assert.deepEqual(a.metadata.empirical_probs.b, [1]);
+  assert.deepEqual(validateCreate({ metadata: a.metadata }).success, true, "a valid Create Model body");
+  const codes = Object.fromEntries(a.columns.map((c, f) => [c, a.codes[f]]));
+  const out = new Decoder(a.metadata).decode(codes, 3);
+  assert.deepEqual(out.columns, ["a", "b", "c"]);
+  assert.ok(out.rows.every((r) => r[1] === ""), "blank in every row");
+  assert.match(describeColumns(a.codecs)[2], /^b\s+categorical\s+1\s+blank in every row: written blank$/);
+  await assert.rejects(analyzeTable(csv("a,b\n1,\n2,\n"), { columns: { b: { type: "numerical" } } }), /blank in every row, so it cannot be declared numerical/);
 });
 
 test("bad input: non-UTF-8 bytes name the byte offset and line", async () => {
