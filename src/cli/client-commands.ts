@@ -144,6 +144,11 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       ...(opts.delimiter !== undefined ? { delimiter: opts.delimiter } : {}),
       ...(opts.encoding !== undefined ? { encoding: opts.encoding } : {}),
       onAnalysis: (a) => process.stderr.write(describeColumns(a.codecs).join("\n") + "\n"),
+      onConfig: (c, chosen, rows) => {
+        if (chosen.length === 0) return;
+        const what = chosen.map((k) => `${k} ${c[k]}`).join(", ");
+        process.stderr.write(`config: ${what} (chosen for ${rows} rows; --config sets ${chosen.length > 1 ? "them" : "it"})\n`);
+      },
       ...(opts.domain !== undefined ? { domain: opts.domain } : {}),
       ...(opts.epsilon !== undefined
         ? { privacy: { epsilon: opts.epsilon, ...(opts.delta !== undefined ? { delta: opts.delta } : {}) } }

@@ -36,7 +36,7 @@ export {
   errorFromResponse,
 } from "./errors";
 export type { SynthdErrorFields } from "./errors";
-export { Synthesizer } from "./synthesizer";
+export { Synthesizer, MIN_ROWS, defaultModelConfig, fitConfig } from "./synthesizer";
 export type { FitOptions, SampleOptions, SampleProgress, SeedSampleOptions, FormatOptions } from "./synthesizer";
 export { OUTPUT_FORMATS, chooseFormat, formatOfPath, writeTables } from "./formats";
 export type { OutputFormat, WriteTablesOptions } from "./formats";
