@@ -216,7 +216,8 @@ export function buildProgram(): Command {
     .option("--json", "print JSON instead of tables", false)
     .option("--domain <file>", "both CSVs are discretized codes with this domain (JSON {column: K})")
     .option("--target <column>", "TSTR: train logistic regression on the synthetic rows to predict this column; ROC AUC")
-    .option("--positive <value>", "TSTR: the target value counted as positive (default: its rarest value)")
+    .option("--positive <value>", "TSTR: the target value counted as positive (default: the less frequent of its two most frequent values)")
+    .option("--multiclass", "TSTR: predict every class of the target, one-vs-rest; macro ROC AUC (not with --positive)")
     .option("--holdout <file>", "real rows the model never saw: TSTR test set and the privacy check (DCR, exact copies)")
     .option("--seed <s>", "seed of the classifier and the privacy check's samples", int("--seed", 0))
     .action(evaluateCommand);

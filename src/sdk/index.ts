@@ -49,7 +49,7 @@ export { loadDomain } from "./domain";
 export type { Domain, DomainSource } from "./domain";
 export { cdpRho, cdpDelta, cdpRhoBound, planPrivacy, privateMetadata, DEFAULT_DELTA } from "./dp";
 export type { PrivacyOptions, PrivacyPlan, PrivacyReport } from "./dp";
-export { rocAuc, fitLogistic } from "./tstr";
+export { rocAuc, rocAucOvr, fitLogistic } from "./tstr";
 export type { LogisticOptions, LogisticModel } from "./tstr";
 export { privacyCheck } from "./dcr";
 export type { PrivacyCheck, PrivacyCheckOptions } from "./dcr";
