@@ -169,9 +169,10 @@ const UNITS = ["year", "month", "day", "hour", "minute", "second", "millisecond"
 type Unit = (typeof UNITS)[number];
 
 /**
- * The units a token writes (by its first letter): `o` (day of the year) and `W`/`E`/`c` with a
- * week-year (`kkkk`) stand for month and day together. Letters absent here (`a`, `G`, `Z`, names
- * of weekdays beside a month and day) write no unit of the chain.
+ * The units a token writes (by its first letter): `o` (day of the year) stands for month and day;
+ * the quarter `q` and the week `W` for the month, and in a format with a week the weekday (`E`,
+ * `c`) for the day. Letters absent here (`a`, `G`, `Z`, weekday names beside a month and day) write
+ * no unit of the chain.
  */
 const TOKEN_UNITS: Readonly<Record<string, readonly Unit[]>> = {
   y: ["year"],
