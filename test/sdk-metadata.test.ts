@@ -408,3 +408,14 @@ test("encodings: a Latin-1 file reads with encoding latin1; without it the UTF-8
   assert.deepEqual(m, utf8, "the same metadata as the UTF-8 file");
   await assert.rejects(extractMetadata(file, { encoding: "klingon" }), RangeError);
 });
+
+test("evaluate reads REAL and HOLDOUT with the given encoding and each file's own delimiter", async () => {
+  const { evaluate } = await import("../src/sdk");
+  const body = (d: string) => ["city", "n"].join(d) + "\n" + Array.from({ length: 40 }, (_, i) => `${["Köln", "Málaga"][i % 2]}${d}${i % 3}`).join("\n") + "\n";
+  const real = csv(Buffer.from(body(";"), "latin1"));
+  const synth = csv(body(","));
+  const r = await evaluate(real, synth, { encoding: "latin1", holdout: csv(Buffer.from(body("\t"), "latin1")) });
+  assert.equal(r.tvd["2"], 0, "the same table: Köln read as Köln in both files");
+  assert.deepEqual(r.unseen, { city: 0, n: 0 });
+  assert.equal(r.privacy?.reference_rows, 40);
+});
