@@ -8,7 +8,8 @@
  *    and seed gets its own org (a fresh sandbox key from `synthd keys create`: the sandbox quota is
  *    100,000 rows a month).
  * 2. Fit with the SDK's defaults (`Synthesizer.fit`: inferred column kinds, rare threshold 2) and
- *    the server's default model config unless `--config`. `fit_seconds` is the server's own time
+ *    the model size and epochs the SDK chooses by the table's rows (`fitConfig`; docs/api.md
+ *    "Default model configuration") unless `--config`. `fit_seconds` is the server's own time
  *    from creation to ready (`updated_at - created_at`); `fit_wall_seconds` the client's, from the
  *    create request to seeing `ready` (250 ms polls), metadata extraction excluded (`extract_seconds`).
  * 3. Sample n = min(rows, 20,000) rows with the seed (`synth.writeCsv`, the SDK's default
@@ -175,7 +176,7 @@ export interface TablesOptions {
   json: boolean;
   /** Comma-separated table names (default: all). */
   table?: string;
-  /** Model config as JSON (default: the server's defaults). */
+  /** Model config as JSON (default: the SDK's choice by the table's rows, `fitConfig`). */
   config?: string;
   /** Comma-separated seeds (default "0"). */
   seed: string;
@@ -364,7 +365,7 @@ export function formatTables(r: TablesResult): string {
   const f = (x: number, d = 4): string => x.toFixed(d);
   const lines = [
     `2-way TVD against the real table (evaluate ${JSON.stringify(r.tvd_options)}), n = min(rows, ${MAX_ROWS}); gap closed = (independent - synthetic) / (independent - resample), target >= ${r.gap_target}`,
-    `model config: ${r.config ? JSON.stringify(r.config) : "the server's defaults"}`,
+    `model config: ${r.config ? JSON.stringify(r.config) : "chosen by the SDK per table (see each model's config)"}`,
     `${"table".padEnd(9)} ${"seed".padStart(4)} ${"rows".padStart(6)} ${"synthetic".padStart(9)} ${"indep.".padStart(9)} ${"resample".padStart(9)} ${"gap".padStart(6)}      ${"fit s".padStart(6)}  checks (worst over the columns)`,
   ];
   for (const t of r.results) {

@@ -191,3 +191,34 @@ test("a pooled value is drawn among the values that occur with the row's partner
   });
   assert.equal(checked, 80);
 });
+
+test("datetime overrides: a format that skips a unit or writes one twice (yyyy-mm-dd: mm is minutes) is a DataError, not 2013-33-24", async () => {
+  const rows = range(40).map((i) => [`2013-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + (i % 28)).padStart(2, "0")}`, i % 2]);
+  // Every value reads in yyyy-mm-dd (year, minute, day) and writes back the same text, so only the format itself can be refused.
+  await expectDataError(
+    analyzeTable(table(["date", "x"], rows), { columns: { date: { type: "datetime", format: "yyyy-mm-dd" } } }),
+    /"date"/,
+    /yyyy-mm-dd/,
+    /no month/,
+    /months are MM \(mm is minutes\)/,
+  );
+  const timed = rows.map(([d, x]) => [`${d} 10:0${x}`, x]);
+  await expectDataError(
+    analyzeTable(table(["date", "x"], timed), { columns: { date: { type: "datetime", format: "yyyy-MM-dd HH:MM" } } }),
+    /writes the month twice/,
+    /minutes are mm/,
+  );
+  await expectDataError(
+    analyzeTable(table(["date", "x"], timed.map(([d, x]) => [String(d).slice(0, 4) + String(d).slice(10), x])), {
+      columns: { date: { type: "datetime", format: "yyyy HH:mm" } },
+    }),
+    /no month/,
+  );
+  const ok = await analyzeTable(table(["date", "x"], rows), { columns: { date: { type: "datetime", format: "yyyy-MM-dd" } } });
+  const out = roundTrip(ok).map((r) => r[0]);
+  assert.ok(out.every((v) => /^2013-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/.test(v)), `dates in the column's format: ${out.slice(0, 5).join(", ")}`);
+  // Week dates and weekday names stay usable.
+  assert.equal(kindOf(await analyzeTable(table(["w", "x"], range(30).map((i) => [`2020-W${String(10 + (i % 9)).padStart(2, "0")}-${1 + (i % 7)}`, i % 2])), {
+    columns: { w: { type: "datetime", format: "kkkk-'W'WW-c" } },
+  }), "w"), "datetime");
+});

@@ -8,11 +8,12 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DataError, SynthdError, analyzeTable, extractMetadata, selectPairs, mutualInformation, type Metadata } from "../src/sdk";
-import { quantileEdges, binOf, pointValues } from "../src/sdk/metadata";
+import { quantileEdges, binOf, pointValues, describeColumns } from "../src/sdk/metadata";
+import { Decoder } from "../src/sdk/decode";
 import typia from "typia";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { CSV_WRITE_ROWS, Utf8Check, firstInvalidUtf8, writeCsv, writeCsvBatches } from "../src/sdk/csv";
+import { CSV_WRITE_ROWS, Utf8Check, detectDelimiter, firstInvalidUtf8, readCsvText, writeCsv, writeCsvBatches } from "../src/sdk/csv";
 import { stringify } from "csv-stringify";
 import type { CreateModelRequest } from "../src/types";
 
@@ -277,8 +278,20 @@ test("bad input: a ragged row names its line", async () => {
   await rejectsData(csv("a,b\n1,2\n3,4,5\n"), /line 3 has 3 fields but the header has 2/);
 });
 
-test("bad input: an all-blank column is named", async () => {
-  await rejectsData(csv("a,b,c\n1,,x\n2, ,y\n"), /column "b" is blank in every row/);
+test("a column blank in every row is kept: one code, and every decoded row has it blank", async () => {
+  const rows = Array.from({ length: 30 }, (_, i) => `${i % 4},${i % 3 ? "" : " "},${"xy"[i % 2]}`);
+  const a = await analyzeTable(csv("a,b,c\n" + rows.join("\n") + "\n"));
+  assert.deepEqual(a.metadata.features, ["a", "b", "c"]);
+  assert.equal(a.metadata.cardinalities.b, 1);
+  assert.deepEqual(a.metadata.value_mappings!.b, { "": 0 });
+  assert.deepEqual(a.metadata.empirical_probs.b, [1]);
+  assert.deepEqual(validateCreate({ metadata: a.metadata }).success, true, "a valid Create Model body");
+  const codes = Object.fromEntries(a.columns.map((c, f) => [c, a.codes[f]]));
+  const out = new Decoder(a.metadata).decode(codes, 3);
+  assert.deepEqual(out.columns, ["a", "b", "c"]);
+  assert.ok(out.rows.every((r) => r[1] === ""), "blank in every row");
+  assert.match(describeColumns(a.codecs)[2], /^b\s+categorical\s+1\s+blank in every row: written blank$/);
+  await assert.rejects(analyzeTable(csv("a,b\n1,\n2,\n"), { columns: { b: { type: "numerical" } } }), /blank in every row, so it cannot be declared numerical/);
 });
 
 test("bad input: non-UTF-8 bytes name the byte offset and line", async () => {
@@ -359,4 +372,50 @@ test("writeCsv: the bytes of csv-stringify's streaming API record by record (quo
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("delimiters: tab, semicolon and pipe files are detected from their first lines (outside quotes) or given", async () => {
+  const rows = Array.from({ length: 30 }, (_, i) => [`c${i % 3}`, String(i % 5), i % 2 ? "x, y" : "z"]);
+  const asText = (d: string): string =>
+    ["kind", "n", "note"].join(d) + "\n" + rows.map((r) => r.map((v) => (v.includes(",") || v.includes(d) ? `"${v}"` : v)).join(d)).join("\n") + "\n";
+  const comma = await analyzeTable(csv(asText(",")));
+  for (const d of ["\t", ";", "|"]) {
+    const a = await analyzeTable(csv(asText(d)));
+    assert.deepEqual(a.columns, ["kind", "n", "note"], `delimiter ${JSON.stringify(d)}: three columns, not one`);
+    assert.deepEqual(a.metadata, comma.metadata, `delimiter ${JSON.stringify(d)}: the same metadata as the comma file`);
+  }
+  // Commas inside quoted semicolon-separated fields do not count; a comma on every line outside quotes would.
+  assert.equal(detectDelimiter('a;b\n"1,5";"x,y"\n"2,5";z\n', true), ";");
+  assert.equal(detectDelimiter("a,b;c\n1,2;3\n4,5;6\n", true), ",", "a tie goes to the comma");
+  assert.equal(detectDelimiter("only\n1\n", true), ",", "one column: comma");
+  // Given explicitly: a semicolon file read with --delimiter ';' even when its head looks comma-separated.
+  const forced = await analyzeTable(csv("a;b\n1,5;x\n1,5;y\n2,5;x\n2,5;y\n"), { delimiter: ";" });
+  assert.deepEqual(forced.columns, ["a", "b"]);
+  assert.deepEqual(Object.keys(forced.metadata.value_mappings!.a).sort(), ["1,5", "2,5"], "1,5 is one field, not two");
+  let header: string[] = [];
+  await readCsvText("p|q\n1|2\n", (h) => (header = h), () => undefined);
+  assert.deepEqual(header, ["p", "q"], "CSV text in memory is detected too");
+});
+
+test("encodings: a Latin-1 file reads with encoding latin1; without it the UTF-8 error names the byte and suggests the encoding", async () => {
+  const text = "name,city\n" + Array.from({ length: 20 }, (_, i) => `${["José", "Zoë"][i % 2]},${["Köln", "Málaga"][i % 2]}`).join("\n") + "\n";
+  const file = csv(Buffer.from(text, "latin1"));
+  await rejectsData(file, /not valid UTF-8: byte 0xe9 at byte offset 13 \(line 2\).*re-save the file as UTF-8, or give its encoding/);
+  const m = await extractMetadata(file, { encoding: "latin1" });
+  assert.deepEqual(Object.keys(m.value_mappings!.name).sort(), ["José", "Zoë"]);
+  assert.deepEqual(Object.keys(m.value_mappings!.city).sort(), ["Köln", "Málaga"]);
+  const utf8 = await extractMetadata(csv(text));
+  assert.deepEqual(m, utf8, "the same metadata as the UTF-8 file");
+  await assert.rejects(extractMetadata(file, { encoding: "klingon" }), RangeError);
+});
+
+test("evaluate reads REAL and HOLDOUT with the given encoding and each file's own delimiter", async () => {
+  const { evaluate } = await import("../src/sdk");
+  const body = (d: string) => ["city", "n"].join(d) + "\n" + Array.from({ length: 40 }, (_, i) => `${["Köln", "Málaga"][i % 2]}${d}${i % 3}`).join("\n") + "\n";
+  const real = csv(Buffer.from(body(";"), "latin1"));
+  const synth = csv(body(","));
+  const r = await evaluate(real, synth, { encoding: "latin1", holdout: csv(Buffer.from(body("\t"), "latin1")) });
+  assert.equal(r.tvd["2"], 0, "the same table: Köln read as Köln in both files");
+  assert.deepEqual(r.unseen, { city: 0, n: 0 });
+  assert.equal(r.privacy?.reference_rows, 40);
 });

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { Rng, Synthd, Synthesizer, evaluate, type CreateModelRequest, type GenerateRequest, type LatentSpec, type Metadata, type Model } from "../src/sdk";
+import { DataError, MIN_ROWS, Rng, Synthd, Synthesizer, evaluate, fitConfig, type CreateModelRequest, type GenerateRequest, type LatentSpec, type Metadata, type Model } from "../src/sdk";
 import { CONFIG_DEFAULTS } from "../src/types";
 
 const ADULT = "/work/shared/datasets/adult.csv";
@@ -22,6 +22,7 @@ async function fakeServer() {
   let metadata: Metadata | undefined;
   let polls = 0;
   const generateBodies: GenerateRequest[] = [];
+  const createBodies: CreateModelRequest[] = [];
   const now = new Date(0).toISOString();
   const model = (status: Model["status"]): Model => ({
     id: "mdl_0123456789ab",
@@ -43,7 +44,8 @@ async function fakeServer() {
         res.end(JSON.stringify({ object, data, metadata: { timestamp: now } }));
       };
       if (req.method === "POST" && req.url === "/v1/models") {
-        metadata = (JSON.parse(body) as CreateModelRequest).metadata;
+        createBodies.push(JSON.parse(body) as CreateModelRequest);
+        metadata = createBodies[createBodies.length - 1].metadata;
         return send(201, "model", model("training"));
       }
       if (req.method === "GET" && req.url === "/v1/models/mdl_0123456789ab") {
@@ -73,7 +75,7 @@ async function fakeServer() {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, generateBodies, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { url, generateBodies, createBodies, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 test("fit extracts metadata, creates the model and waits; sample batches and decodes", async () => {
@@ -187,6 +189,50 @@ test("sampleBatches asks for the next batch while the current one is consumed, a
     for await (const t of it) rows += t.rows.length;
     assert.equal(rows, 3000);
     assert.equal(srv.generateBodies.length, before + 3, "no request past the last batch");
+  } finally {
+    await srv.close();
+  }
+});
+
+test("fit: a table under 20 rows is a DataError before any request (a 1-row table is not copied back); minRows lowers the limit", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
+    const rows = (n: number) => ({ columns: ["a", "b"], rows: Array.from({ length: n }, (_, i) => [String(i % 3), "xyz"[i % 2]]) });
+    assert.equal(MIN_ROWS, 20);
+    await assert.rejects(Synthesizer.fit(client, rows(1)), (e: unknown) => {
+      assert.ok(e instanceof DataError);
+      assert.match(e.message, /has 1 data row; at least 20 are needed to model it, because .* copies of the rows/);
+      return true;
+    });
+    await assert.rejects(Synthesizer.fit(client, rows(19)), /has 19 data rows; at least 20/);
+    assert.equal(srv.createBodies.length, 0, "no model was created");
+    await Synthesizer.fit(client, rows(20), { wait: false });
+    await Synthesizer.fit(client, rows(1), { wait: false, minRows: 1 });
+    assert.equal(srv.createBodies.length, 2);
+  } finally {
+    await srv.close();
+  }
+});
+
+test("fit: model_size and max_epochs the config leaves out are chosen by the table's rows and sent explicitly", async () => {
+  assert.deepEqual(fitConfig(20).config, { model_size: "small", max_epochs: 30 });
+  assert.deepEqual(fitConfig(999).config, { model_size: "small", max_epochs: 30 });
+  assert.deepEqual(fitConfig(1_000).config, { model_size: "small", max_epochs: 60 });
+  assert.deepEqual(fitConfig(9_999).config, { model_size: "small", max_epochs: 60 });
+  assert.deepEqual(fitConfig(10_000).config, { model_size: "medium", max_epochs: 100 });
+  assert.deepEqual(fitConfig(406, { max_epochs: 5, batch_size: 64 }), { config: { model_size: "small", max_epochs: 5, batch_size: 64 }, chosen: ["model_size"] });
+  assert.deepEqual(fitConfig(406, { model_size: "L", max_epochs: 7 }).chosen, [], "what the caller gave is kept");
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
+    const table = { columns: ["a", "b"], rows: Array.from({ length: 406 }, (_, i) => [String(i % 3), "xyz"[i % 2]]) };
+    const seen: unknown[] = [];
+    await Synthesizer.fit(client, table, { wait: false, onConfig: (c, chosen, rows) => seen.push({ c, chosen, rows }) });
+    assert.deepEqual(srv.createBodies[0].config, { model_size: "small", max_epochs: 30 });
+    assert.deepEqual(seen, [{ c: { model_size: "small", max_epochs: 30 }, chosen: ["model_size", "max_epochs"], rows: 406 }]);
+    await Synthesizer.fit(client, table, { wait: false, config: { model_size: "medium", max_epochs: 100 } });
+    assert.deepEqual(srv.createBodies[1].config, { model_size: "medium", max_epochs: 100 });
   } finally {
     await srv.close();
   }

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DataError, evaluate, fitLogistic, privacyCheck, rocAuc, type Table } from "../src/sdk";
+import { DataError, evaluate, fitLogistic, privacyCheck, rocAuc, rocAucOvr, type Table } from "../src/sdk";
 import { closestDistance, sampleIndices } from "../src/sdk/dcr";
 
 test("ROC AUC, hand-computed with ties: 4.5 of 6 positive-negative pairs ordered (a tie counts 1/2)", () => {
@@ -175,4 +175,63 @@ test("CLI: evaluate --target --holdout --json adds tstr_auc and privacy; fit --e
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("one-vs-rest macro ROC AUC, hand-computed as scikit-learn's roc_auc_score(multi_class='ovr', average='macro')", () => {
+  // Labels 0, 1, 2, 0, 1, 2 with per-class scores:
+  // class 0: positives rows 0, 3 (0.9, 0.4); negatives 0.1, 0.2, 0.5, 0.3 -> pairs won 4 + 3 = 7 of 8 -> 0.875
+  // class 1: positives rows 1, 4 (0.6, 0.2); negatives 0.1, 0.2, 0.5, 0.3 -> 4 + (1 + 0.5 + 0 + 0) = 5.5 of 8 -> 0.6875
+  // class 2: positives rows 2, 5 (0.3, 0.7); negatives 0.2, 0.1, 0.3, 0.4 -> (1 + 1 + 0.5 + 0) + 4 = 6.5 of 8 -> 0.8125
+  // macro = (0.875 + 0.6875 + 0.8125) / 3 = 2.375 / 3
+  const labels = [0, 1, 2, 0, 1, 2];
+  const scores = [
+    [0.9, 0.1, 0.2, 0.4, 0.5, 0.3],
+    [0.1, 0.6, 0.2, 0.5, 0.2, 0.3],
+    [0.2, 0.1, 0.3, 0.3, 0.4, 0.7],
+  ];
+  const r = rocAucOvr(scores, labels);
+  assert.deepEqual(r.perClass, [0.875, 0.6875, 0.8125]);
+  assert.ok(Math.abs(r.auc - 2.375 / 3) < 1e-12, `macro ${r.auc}`);
+  assert.throws(() => rocAucOvr(scores, [0, 1, 0, 0, 1, 1]), /class 2 has no row/);
+  assert.throws(() => rocAucOvr([scores[0]], labels), RangeError);
+});
+
+test("TSTR's default positive is the less frequent of the two most frequent classes, not a stray value seen once", async () => {
+  // The Sex column of a real export: 37 FEMALE, 31 MALE and one "." in TRAIN; the holdout has no ".".
+  const sexRows = (female: number, male: number, stray: number, offset: number): string[][] => {
+    const out: string[][] = [];
+    const push = (sex: string, i: number) => out.push([sex === "MALE" ? "tall" : i % 5 ? "short" : "tall", String((i + offset) % 4), sex]);
+    for (let i = 0; i < female; i++) push("FEMALE", i);
+    for (let i = 0; i < male; i++) push("MALE", i);
+    for (let i = 0; i < stray; i++) push(".", i);
+    return out;
+  };
+  const columns = ["height", "x", "Sex"];
+  const real = { columns, rows: sexRows(37, 31, 1, 0) };
+  const holdout = { columns, rows: sexRows(37, 31, 0, 1) };
+  const r = await evaluate(real, real, { target: "Sex", holdout, rareThreshold: 1 });
+  assert.equal(r.tstr?.positive, "MALE");
+  assert.equal(r.tstr?.test_positives, 31);
+  assert.ok(r.tstr_auc! > 0.85, `tstr_auc ${r.tstr_auc}`);
+});
+
+test("TSTR multiclass: one-vs-rest macro ROC AUC over the classes in the test rows, with each class's AUC", async () => {
+  // label is a function of a (three classes); b is noise
+  const rows = (n: number, offset: number): string[][] =>
+    Array.from({ length: n }, (_, i) => {
+      const k = i + offset;
+      const a = ["p", "q", "r"][k % 3];
+      return [a, String(k % 5), { p: "cat", q: "dog", r: "eel" }[a]!];
+    });
+  const columns = ["a", "b", "label"];
+  const r = await evaluate({ columns, rows: rows(300, 0) }, { columns, rows: rows(300, 7) }, { target: "label", multiclass: true, holdout: { columns, rows: rows(90, 1) } });
+  assert.deepEqual(r.tstr?.classes?.map((c) => [c.value, c.test_rows]), [["cat", 30], ["dog", 30], ["eel", 30]]);
+  assert.equal(r.tstr_auc, 1);
+  assert.deepEqual(r.tstr?.classes?.map((c) => c.auc), [1, 1, 1]);
+  assert.equal(r.tstr_auc_train, 1);
+  // Synthetic rows whose label ignores a: no signal, about 1/2 per class
+  const noise = rows(300, 7).map((row, i) => [row[0], row[1], ["cat", "dog", "eel"][(i * 7) % 3 === 0 ? (i + 1) % 3 : i % 3]]);
+  const bad = await evaluate({ columns, rows: rows(300, 0) }, { columns, rows: noise }, { target: "label", multiclass: true });
+  assert.ok(bad.tstr_auc! < 0.8, `without signal ${bad.tstr_auc}`);
+  await assert.rejects(evaluate({ columns, rows: rows(30, 0) }, { columns, rows: rows(30, 0) }, { target: "label", multiclass: true, positive: "cat" }), RangeError);
 });

@@ -98,6 +98,10 @@ export interface FitCommandOptions extends ClientOptions {
   /** `--epsilon E [--delta D]`: differentially private marginals (needs `--domain`). */
   epsilon?: number;
   delta?: number;
+  /** `--delimiter C`: the CSV's field delimiter (default: detected). */
+  delimiter?: string;
+  /** `--encoding LABEL`: the CSV's text encoding (default UTF-8). */
+  encoding?: string;
 }
 
 /**
@@ -137,7 +141,14 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       ...(opts.pairBudget !== undefined ? { pairBudget: opts.pairBudget } : {}),
       ...(columns !== undefined ? { columns } : {}),
       ...(opts.rareThreshold !== undefined ? { rareThreshold: opts.rareThreshold } : {}),
+      ...(opts.delimiter !== undefined ? { delimiter: opts.delimiter } : {}),
+      ...(opts.encoding !== undefined ? { encoding: opts.encoding } : {}),
       onAnalysis: (a) => process.stderr.write(describeColumns(a.codecs).join("\n") + "\n"),
+      onConfig: (c, chosen, rows) => {
+        if (chosen.length === 0) return;
+        const what = chosen.map((k) => `${k} ${c[k]}`).join(", ");
+        process.stderr.write(`config: ${what} (chosen for ${rows} rows; --config sets ${chosen.length > 1 ? "them" : "it"})\n`);
+      },
       ...(opts.domain !== undefined ? { domain: opts.domain } : {}),
       ...(opts.epsilon !== undefined
         ? { privacy: { epsilon: opts.epsilon, ...(opts.delta !== undefined ? { delta: opts.delta } : {}) } }
@@ -339,6 +350,8 @@ export interface EvaluateCommandOptions {
   target?: string;
   /** `--positive VALUE`: the target's positive value. */
   positive?: string;
+  /** `--multiclass`: every class of the target, one-vs-rest macro ROC AUC. */
+  multiclass?: boolean;
   /** `--holdout FILE`: real rows the model never saw (TSTR test set, privacy check). */
   holdout?: string;
   seed?: number;
@@ -379,7 +392,14 @@ export function formatReport(r: EvaluationReport): string {
     lines.push("", "checks (shares of the synthetic non-blank values; - = does not apply):");
     for (const row of [header, ...rows]) lines.push(row.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd());
   }
-  if (r.tstr && r.tstr_auc !== undefined) {
+  if (r.tstr?.classes && r.tstr_auc !== undefined) {
+    lines.push(
+      "",
+      `TSTR: logistic regressions trained on the synthetic rows predict each class of ${r.tstr.target}, one against the rest, on the ${r.tstr.test} rows (${r.tstr.test_rows})`,
+      `  macro ROC AUC ${r.tstr_auc.toFixed(4)}${r.tstr_auc_train !== undefined ? `  (trained on the real rows: ${r.tstr_auc_train.toFixed(4)})` : ""}`,
+      ...r.tstr.classes.map((c) => `  ${c.value}: ROC AUC ${c.auc.toFixed(4)} (${c.test_rows} rows)`),
+    );
+  } else if (r.tstr && r.tstr_auc !== undefined) {
     lines.push(
       "",
       `TSTR: logistic regression trained on the synthetic rows predicts ${r.tstr.target} = ${r.tstr.positive} on the ${r.tstr.test} rows (${r.tstr.test_rows}, ${r.tstr.test_positives} positive)`,
@@ -406,6 +426,7 @@ export async function evaluateCommand(real: string, synthetic: string, opts: Eva
     ...(opts.domain !== undefined ? { domain: opts.domain } : {}),
     ...(opts.target !== undefined ? { target: opts.target } : {}),
     ...(opts.positive !== undefined ? { positive: opts.positive } : {}),
+    ...(opts.multiclass ? { multiclass: true } : {}),
     ...(opts.holdout !== undefined ? { holdout: opts.holdout } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
   });

@@ -44,6 +44,13 @@ function float(name: string): (v: string) => number {
   };
 }
 
+/** `--delimiter`: one character; `tab` and `\t` name the tab. */
+function delimiterArg(v: string): string {
+  const d = v === "tab" || v === "\\t" ? "\t" : v;
+  if ([...d].length !== 1) throw new InvalidArgumentError(`--delimiter must be one character (or "tab"), got ${JSON.stringify(v)}.`);
+  return d;
+}
+
 function positive(name: string): (v: string) => number {
   return (v) => {
     const x = Number(v);
@@ -190,7 +197,9 @@ export function buildProgram(): Command {
       .option("--rare-threshold <k>", "rows a categorical value needs to appear in synthetic data (default 2)", int("--rare-threshold", 1))
       .option("--domain <file>", "the CSV is already discretized: JSON {column: K}, integer codes 0..K-1 (Private-PGM format)")
       .option("--epsilon <e>", "differential privacy: measure the marginals with Gaussian noise (zCDP, MST); needs --domain", positive("--epsilon"))
-      .option("--delta <d>", "delta of (epsilon, delta)-DP, in (0, 1) (default 1e-9)", float("--delta")),
+      .option("--delta <d>", "delta of (epsilon, delta)-DP, in (0, 1) (default 1e-9)", float("--delta"))
+      .option("--delimiter <char>", "field delimiter: ',', ';', '|', 'tab' or '\\t' (default: detected from the first lines)", delimiterArg)
+      .option("--encoding <label>", "text encoding of the CSV, e.g. latin1, windows-1252, utf-16le (default utf-8)"),
   ).action(fitCommand);
 
   clientOpts(
@@ -241,7 +250,8 @@ export function buildProgram(): Command {
     .option("--json", "print JSON instead of tables", false)
     .option("--domain <file>", "both CSVs are discretized codes with this domain (JSON {column: K})")
     .option("--target <column>", "TSTR: train logistic regression on the synthetic rows to predict this column; ROC AUC")
-    .option("--positive <value>", "TSTR: the target value counted as positive (default: its rarest value)")
+    .option("--positive <value>", "TSTR: the target value counted as positive (default: the less frequent of its two most frequent values)")
+    .option("--multiclass", "TSTR: predict every class of the target, one-vs-rest; macro ROC AUC (not with --positive)")
     .option("--holdout <file>", "real rows the model never saw: TSTR test set and the privacy check (DCR, exact copies)")
     .option("--seed <s>", "seed of the classifier and the privacy check's samples", int("--seed", 0))
     .action(evaluateCommand);

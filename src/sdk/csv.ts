@@ -11,12 +11,20 @@
  *
  * Conventions: the first record is the header; header names and values are trimmed of surrounding
  * whitespace; completely empty lines are skipped; a UTF-8 byte order mark is dropped.
+ *
+ * Delimiter: comma, tab, semicolon or pipe, detected from the first lines of the file
+ * ({@link detectDelimiter}) unless given (`ReadOptions.delimiter`); csv-parse splits on it.
+ * Encoding: UTF-8 (checked strictly) unless `ReadOptions.encoding` names another WHATWG label that
+ * Node's TextDecoder knows (`latin1`, which the Encoding Standard reads as windows-1252;
+ * `windows-1252`, `iso-8859-15`, `utf-16le`, ...).
  */
 import { createReadStream, createWriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { Readable, Transform, type TransformCallback, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { isUtf8 } from "node:buffer";
+import { open } from "node:fs/promises";
+import { TextDecoder } from "node:util";
 import { parse } from "csv-parse";
 import { stringify } from "csv-stringify";
 import { DataError } from "./errors";
@@ -39,6 +47,73 @@ export interface ReadOptions {
    * tables read with `false` keep their cells byte for byte (`./seeded`).
    */
   trim?: boolean;
+  /**
+   * The field delimiter: one character, e.g. `,`, `\t`, `;`, `|`. Default: detected from the first
+   * lines ({@link detectDelimiter}); comma when nothing else fits. In-memory tables have none.
+   */
+  delimiter?: string;
+  /**
+   * The file's text encoding, a WHATWG label of Node's TextDecoder: `utf-8` (default, strict: a
+   * byte that is not UTF-8 is a DataError naming its offset), `latin1` / `iso-8859-1` (read as
+   * windows-1252 as the Encoding Standard says, a superset for text), `windows-1252`,
+   * `iso-8859-15`, `utf-16le`. Every byte decodes in the single-byte encodings.
+   * @throws RangeError (from {@link readTable}) for a label TextDecoder does not know.
+   */
+  encoding?: string;
+}
+
+/** The delimiters {@link detectDelimiter} chooses among, in order of preference on a tie. */
+export const DELIMITERS = [",", "\t", ";", "|"] as const;
+
+/** Lines of the file's head {@link detectDelimiter} looks at. */
+const DETECT_LINES = 50;
+/** Bytes of a file read for delimiter detection. */
+const DETECT_BYTES = 64 * 1024;
+
+/**
+ * Detects a CSV text's field delimiter among {@link DELIMITERS} from its first lines (at most 50,
+ * the last one dropped when the text was cut mid-line), counting each candidate outside double
+ * quotes per line (RFC 4180 quoting; a quoted field may span lines). The candidate found the same
+ * number of times (at least once) on the most lines wins, then the one found more often on the
+ * header, then the earlier in {@link DELIMITERS}; with none found, a comma (a one-column file).
+ * Like Python's `csv.Sniffer`, a consistency test on the head, kept to four candidates.
+ * @param head the first characters of the file (a complete text or a prefix of one).
+ * @param complete true when `head` is the whole text (its last line is complete).
+ * @returns one of {@link DELIMITERS}.
+ */
+export function detectDelimiter(head: string, complete = false): string {
+  const counts: number[][] = [];
+  let row = DELIMITERS.map(() => 0);
+  let quoted = false;
+  let lineHasText = false;
+  for (let i = 0; i < head.length && counts.length < DETECT_LINES; i++) {
+    const ch = head[i];
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && (ch === "\n" || ch === "\r")) {
+      if (lineHasText) counts.push(row);
+      row = DELIMITERS.map(() => 0);
+      lineHasText = false;
+      continue;
+    } else if (!quoted) {
+      const d = DELIMITERS.indexOf(ch as (typeof DELIMITERS)[number]);
+      if (d >= 0) row[d]++;
+    }
+    lineHasText = true;
+  }
+  if (complete && lineHasText && !quoted && counts.length < DETECT_LINES) counts.push(row);
+  if (counts.length === 0) return ",";
+  let best = -1;
+  let bestScore = [0, 0];
+  DELIMITERS.forEach((_, d) => {
+    const header = counts[0][d];
+    if (header === 0) return;
+    const same = counts.filter((c) => c[d] === header).length;
+    if (same > bestScore[0] || (same === bestScore[0] && header > bestScore[1])) {
+      best = d;
+      bestScore = [same, header];
+    }
+  });
+  return best < 0 ? "," : DELIMITERS[best];
 }
 
 /** Called once with the (trimmed, validated) header. */
@@ -75,7 +150,7 @@ export async function readTable(
 ): Promise<number> {
   return readRecords(describeSource(source), fileOf(source), onHeader, onRow, opts, async (accept) => {
     if (typeof source === "string") {
-      await streamCsv(source, accept);
+      await streamCsv(source, accept, opts);
     } else {
       accept(source.columns.slice(), 1);
       source.rows.forEach((r, i) => accept(r.map((v) => (v === null || v === undefined ? "" : String(v))), i + 2));
@@ -98,7 +173,8 @@ export async function readCsvText(
 ): Promise<number> {
   const name = opts.name ?? "the CSV text";
   return readRecords(name, undefined, onHeader, onRow, opts, async (accept) => {
-    const parser = parse({ info: true, relax_column_count: true, skip_empty_lines: true, bom: true });
+    const delimiter = opts.delimiter ?? detectDelimiter(text.slice(0, DETECT_BYTES), text.length <= DETECT_BYTES);
+    const parser = parse({ info: true, relax_column_count: true, skip_empty_lines: true, bom: true, delimiter });
     parser.end(text);
     try {
       for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) accept(item.record, item.info.lines);
@@ -170,7 +246,20 @@ function checkHeader(header: string[], name: string, minColumns: number, file: s
   return header;
 }
 
-async function streamCsv(path: string, accept: (record: string[], line: number) => void): Promise<void> {
+/** The TextDecoder of a `ReadOptions.encoding` label, or undefined for UTF-8 (checked by {@link Utf8Check}). */
+function decoderFor(encoding: string | undefined): TextDecoder | undefined {
+  if (encoding === undefined) return undefined;
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(encoding);
+  } catch {
+    throw new RangeError(`Unknown text encoding ${JSON.stringify(encoding)}; use a label such as utf-8, latin1, windows-1252 or utf-16le.`);
+  }
+  return decoder.encoding === "utf-8" ? undefined : decoder;
+}
+
+async function streamCsv(path: string, accept: (record: string[], line: number) => void, opts: ReadOptions = {}): Promise<void> {
+  const decoder = decoderFor(opts.encoding);
   let size: number;
   try {
     const st = await stat(path);
@@ -184,14 +273,27 @@ async function streamCsv(path: string, accept: (record: string[], line: number) 
   }
   if (size === 0) throw new DataError(`${path} is empty: expected a header row and data rows.`, { file: path });
 
-  const parser = parse({ info: true, relax_column_count: true, skip_empty_lines: true });
+  let delimiter = opts.delimiter;
+  if (delimiter === undefined) {
+    const fh = await open(path, "r");
+    try {
+      const buf = Buffer.alloc(Math.min(size, DETECT_BYTES));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      const head = (decoder ? new TextDecoder(decoder.encoding) : new TextDecoder("utf-8")).decode(buf.subarray(0, bytesRead));
+      delimiter = detectDelimiter(head, bytesRead >= size);
+    } finally {
+      await fh.close();
+    }
+  }
+  const parser = parse({ info: true, relax_column_count: true, skip_empty_lines: true, delimiter });
   const consume = (async () => {
     for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       accept(item.record, item.info.lines);
     }
   })();
   try {
-    await Promise.all([pipeline(createReadStream(path), new Utf8Check(path), parser), consume]);
+    const decode = decoder ? new DecodeText(decoder.encoding) : new Utf8Check(path);
+    await Promise.all([pipeline(createReadStream(path), decode, parser), consume]);
   } catch (e) {
     parser.destroy();
     await consume.catch(() => undefined);
@@ -211,6 +313,28 @@ function toDataError(e: unknown, path: string, file: string | undefined = path):
     return new DataError(`Cannot read ${path}: ${err.message}.`, { file: path, cause: e });
   }
   return e;
+}
+
+/**
+ * Decodes bytes of a non-UTF-8 encoding chunk by chunk with Node's TextDecoder (`stream: true`, so
+ * a character split across chunks is kept whole) and emits strings.
+ */
+class DecodeText extends Transform {
+  private readonly decoder: TextDecoder;
+  constructor(encoding: string) {
+    super({ readableObjectMode: false, decodeStrings: true });
+    this.decoder = new TextDecoder(encoding);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    const text = this.decoder.decode(chunk, { stream: true });
+    cb(null, text.length ? text : undefined);
+  }
+
+  override _flush(cb: TransformCallback): void {
+    const rest = this.decoder.decode();
+    cb(null, rest.length ? rest : undefined);
+  }
 }
 
 /**
@@ -264,7 +388,7 @@ export class Utf8Check extends Transform {
     for (let i = body.indexOf(10); i !== -1 && i < at; i = body.indexOf(10, i + 1)) line++;
     const offset = this.offset + skip + at;
     return new DataError(
-      `${this.name} is not valid UTF-8: byte 0x${body[at]?.toString(16).padStart(2, "0") ?? "??"} at byte offset ${offset} (line ${line}); re-save the file as UTF-8.`,
+      `${this.name} is not valid UTF-8: byte 0x${body[at]?.toString(16).padStart(2, "0") ?? "??"} at byte offset ${offset} (line ${line}); re-save the file as UTF-8, or give its encoding (e.g. latin1 or windows-1252).`,
       { file: this.name, line },
     );
   }

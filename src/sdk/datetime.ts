@@ -164,6 +164,82 @@ const MONTHS_LONG = [
   "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
 ];
 
+/** The calendar and clock units a datetime format can write, coarsest first. */
+const UNITS = ["year", "month", "day", "hour", "minute", "second", "millisecond"] as const;
+type Unit = (typeof UNITS)[number];
+
+/**
+ * The units a token writes (by its first letter): `o` (day of the year) stands for month and day;
+ * the quarter `q` and the week `W` for the month, and in a format with a week the weekday (`E`,
+ * `c`) for the day. Letters absent here (`a`, `G`, `Z`, weekday names beside a month and day) write
+ * no unit of the chain.
+ */
+const TOKEN_UNITS: Readonly<Record<string, readonly Unit[]>> = {
+  y: ["year"],
+  k: ["year"],
+  M: ["month"],
+  L: ["month"],
+  q: ["month"],
+  d: ["day"],
+  o: ["month", "day"],
+  W: ["month"],
+  H: ["hour"],
+  h: ["hour"],
+  m: ["minute"],
+  s: ["second"],
+  S: ["millisecond"],
+  u: ["millisecond"],
+};
+
+/** What a user most likely meant when a format skips a unit (luxon's case-sensitive letters). */
+const CASE_HINTS: Readonly<Partial<Record<Unit, string>>> = {
+  month: "months are MM (mm is minutes)",
+  minute: "minutes are mm (MM is months)",
+  hour: "hours are HH",
+  day: "days of the month are dd (DD is a macro)",
+};
+
+/**
+ * Refuses a format whose units do not form one unbroken run from the coarsest it writes to the
+ * finest (year, month, day, hour, minute, second, millisecond), or that writes one unit with two
+ * different tokens. `yyyy-mm-dd` writes year, minute and day and no month nor hour: every value
+ * would read as January at 00:mm (so a column's `2013-05-24` would come back as `2013-33-24`);
+ * `yyyy-MM-dd HH:MM` writes the month twice and no minute. No value can be written in such a
+ * format and mean a date, so it is a mistake in the format (luxon's tokens are case-sensitive).
+ * Weekday names (`EEE`) and the meridiem (`a`) are outside the chain; a week date
+ * (`kkkk-'W'WW-c`) counts as year, month and day.
+ * @throws RangeError naming the unit skipped or repeated, with the likely intended token.
+ */
+function checkUnitChain(format: string, tokens: readonly string[]): void {
+  const byUnit = new Map<Unit, string>();
+  const weekDate = tokens.some((t) => t[0] === "W");
+  for (const t of tokens) {
+    let units = TOKEN_UNITS[t[0]];
+    if (weekDate && (t[0] === "E" || t[0] === "c")) units = ["day"];
+    for (const u of units ?? []) {
+      const prev = byUnit.get(u);
+      if (prev !== undefined) {
+        const bothM = /^M+$/.test(prev) && /^M+$/.test(t);
+        const hint = u === "month" && bothM ? CASE_HINTS.minute : u === "minute" ? CASE_HINTS.month : "check the tokens";
+        throw new RangeError(`datetime format "${format}" writes the ${u} twice (${prev} and ${t}); ${hint}`);
+      }
+      byUnit.set(u, t);
+    }
+  }
+  const present = UNITS.map((u) => byUnit.has(u));
+  const lo = present.indexOf(true);
+  const hi = present.lastIndexOf(true);
+  for (let i = lo + 1; i < hi; i++) {
+    if (!present[i]) {
+      const finer = UNITS.slice(i + 1, hi + 1).find((u) => byUnit.has(u))!;
+      throw new RangeError(
+        `datetime format "${format}" writes the ${finer} (${byUnit.get(finer)}) but no ${UNITS[i]}, so no value can mean a ` +
+          `date in it; ${CASE_HINTS[UNITS[i]] ?? CASE_HINTS[finer] ?? "check the tokens' case"}`,
+      );
+    }
+  }
+}
+
 /** Wall-clock fields of an instant in a fixed offset. */
 interface Fields {
   year: number;
@@ -285,7 +361,9 @@ export class DatetimeFormat {
    * @throws RangeError when `format` has no date or time token, or luxon cannot use it: no year token
    *   (luxon would take the missing year from today's date), unquoted letters that are not a token,
    *   tokens luxon cannot parse back (`X`, `x`, `yyyyy`, narrow names), zone names (`z`, `ZZZZ`, `ZZZZZ`),
-   *   locale-dependent macros (`D`, `t`, `T`, `f`, `F`...), `h`/`hh` without `a`, or `a` with `H`/`HH`.
+   *   locale-dependent macros (`D`, `t`, `T`, `f`, `F`...), `h`/`hh` without `a`, or `a` with `H`/`HH`;
+   *   and a format that skips a unit between its coarsest and finest or writes one twice
+   *   (`yyyy-mm-dd`: minutes but no month nor hour; see {@link checkUnitChain}).
    */
   constructor(format: string) {
     this.format = format;
@@ -307,6 +385,7 @@ export class DatetimeFormat {
     if (!first.has("y") && !first.has("k")) {
       throw new RangeError(`datetime format "${format}" has no year token (luxon would fill it in from today's date)`);
     }
+    checkUnitChain(format, tokens);
     if (first.has("h") && !first.has("a")) throw new RangeError(`datetime format "${format}": 12-hour h/hh needs the meridiem a`);
     if (first.has("a") && first.has("H")) throw new RangeError(`datetime format "${format}": meridiem a with 24-hour H/HH`);
     this.offsetToken = first.has("Z");

@@ -150,7 +150,7 @@ export class TrainingFailedError extends SynthdError {
 
 /**
  * Client-side `data_invalid`: the input table cannot be turned into metadata (unreadable or empty
- * file, header only, one column, ragged row, all-blank column, non-UTF-8 bytes, duplicate or empty
+ * file, header only, one column, ragged row, too few rows to model, non-UTF-8 bytes, duplicate or empty
  * header names, malformed quoting). The message is one sentence naming the file and, where known,
  * the line, byte offset or column.
  */

@@ -22,10 +22,16 @@
  * columns as the real table, encoded with the real table's code books):
  * - `target`: TSTR (`./tstr`): logistic regression trained on the synthetic rows predicts
  *   `target == positive` on HOLDOUT (on the real table itself when no holdout is given); ROC AUC.
- *   `positive` defaults to the target's least frequent code in the real table (ties: the smaller
- *   code), e.g. `>50K` of Adult's income. With a holdout, the same classifier trained on the real
- *   rows gives the reference `tstr_auc_train`. Features: every other column, one-hot over its
- *   codes plus the unseen code. Rows whose target is another value are negatives.
+ *   `positive` defaults to the less frequent of the target's two most frequent codes in the real
+ *   table (codes ranked by count, ties by code), e.g. `>50K` of Adult's income, and `MALE` of a Sex column of
+ *   37 FEMALE, 31 MALE and one stray `.` (the rarest code, the old default, was the `.`, absent
+ *   from the holdout). With a holdout, the same classifier trained on the real rows gives the
+ *   reference `tstr_auc_train`. Features: every other column, one-hot over its codes plus the
+ *   unseen code. Rows whose target is another value are negatives.
+ *   With `multiclass`: one logistic regression per class of the target present in the test rows
+ *   (that class against the rest, trained on the synthetic rows), and the one-vs-rest macro ROC
+ *   AUC of their logits (`rocAucOvr`, scikit-learn's `roc_auc_score(multi_class="ovr",
+ *   average="macro")`, which also takes the classes from the test labels).
  * - `holdout`: the DCR privacy check and exact-copy counts (`./dcr`).
  *
  * {@link evaluateWithDetails} is `evaluate` that also hands back what it computed on the way (the
@@ -53,7 +59,7 @@ import {
   type ScannedTable,
 } from "./metadata";
 import { Rng, deriveSeed } from "./prng";
-import { fitLogistic, rocAuc } from "./tstr";
+import { fitLogistic, rocAuc, rocAucOvr } from "./tstr";
 
 /** Per-column part of an {@link EvaluationReport}. */
 export interface ColumnReport {
@@ -117,18 +123,39 @@ export interface EvaluationReport {
   tstr_auc?: number;
   /** With `target` and `holdout`: the same classifier trained on the real rows (the reference). */
   tstr_auc_train?: number;
-  /** With `target`: what was predicted and on which rows. */
-  tstr?: { target: string; positive: string; test: "holdout" | "real"; test_rows: number; test_positives: number };
+  /**
+   * With `target`: what was predicted and on which rows. With `multiclass`, `positive` reads
+   * "each class, one-vs-rest", `test_positives` counts the test rows of every class (all of them),
+   * and `classes` gives each class's value, test rows and AUC (synthetic-trained).
+   */
+  tstr?: {
+    target: string;
+    positive: string;
+    test: "holdout" | "real";
+    test_rows: number;
+    test_positives: number;
+    classes?: { value: string; test_rows: number; auc: number }[];
+  };
   /** With `holdout`: the DCR share and exact-copy counts (`./dcr`). */
   privacy?: PrivacyCheck;
 }
 
 /** Options of {@link evaluate}: binning (as in metadata extraction), TSTR and the privacy check. */
-export interface EvaluateOptions extends Pick<ExtractOptions, "categoryCap" | "binCap" | "domain" | "columns" | "rareThreshold"> {
+export interface EvaluateOptions
+  extends Pick<ExtractOptions, "categoryCap" | "binCap" | "domain" | "columns" | "rareThreshold" | "delimiter" | "encoding"> {
   /** Column to predict for TSTR (binary: `positive` against the rest). */
   target?: string;
-  /** Value of `target` counted as positive. Default: its least frequent code in the real table. */
+  /**
+   * Value of `target` counted as positive. Default: the less frequent of its two most frequent
+   * codes in the real table (a stray value seen once is never the default).
+   */
   positive?: string;
+  /**
+   * Predict every class of `target` (those in the test rows), one-vs-rest, and report the macro
+   * average ROC AUC (scikit-learn's `multi_class="ovr", average="macro"`). Not with `positive`.
+   * Default false (binary: `positive` against the rest).
+   */
+  multiclass?: boolean;
   /** Real rows the generator never saw: the TSTR test set and the privacy check's reference. */
   holdout?: TableSource;
   /** Seeds the classifier's batch order and the privacy check's samples. Default 0. */
@@ -222,10 +249,55 @@ export async function evaluateWithDetails(
 
   let holdout: { scan: ScannedTable; codes: CodeArray[] } | undefined;
   if (opts.holdout !== undefined) {
-    const scan = await scanTable(opts.holdout, 1);
+    const scan = await scanTable(opts.holdout, 1, opts);
     holdout = { scan, codes: encodeWithRealCodes(scan, enc.codecs, enc.columns) };
   }
-  if (target !== undefined) {
+  if (target !== undefined && opts.multiclass) {
+    if (opts.positive !== undefined) throw new RangeError("multiclass predicts every class: it takes no positive value");
+    const t = enc.columns.indexOf(target);
+    const codec = enc.codecs[t];
+    const feats = enc.columns.map((_, f) => f).filter((f) => f !== t);
+    const featCards = feats.map((f) => cards[f]);
+    const test = holdout ? holdout.codes : enc.codes;
+    const testX = feats.map((f) => test[f]);
+    const testCounts = counts1(test[t], cards[t]);
+    const classes: number[] = [];
+    testCounts.forEach((c, code) => {
+      if (c > 0) classes.push(code);
+    });
+    if (classes.length < 2) {
+      throw new DataError(
+        `${holdout ? holdout.scan.source : realScan.source}: every row of "${target}" is in one class, so ROC AUC is undefined.`,
+        { column: target },
+      );
+    }
+    const index = new Map(classes.map((c, k) => [c, k]));
+    const testY = Uint8Array.from(test[t], (c) => index.get(c)!);
+    const lrOpts = { seed, epochs: opts.tstrEpochs };
+    const ovr = async (train: CodeArray[]) => {
+      const scores: Float64Array[] = [];
+      for (const c of classes) {
+        const m = await fitLogistic(feats.map((f) => train[f]), featCards, Uint8Array.from(train[t], (v) => (v === c ? 1 : 0)), lrOpts);
+        scores.push(m.logits(testX));
+      }
+      return rocAucOvr(scores, testY);
+    };
+    const onSynth = await ovr(synthCodes);
+    report.tstr_auc = onSynth.auc;
+    if (holdout) report.tstr_auc_train = (await ovr(enc.codes)).auc;
+    report.tstr = {
+      target,
+      positive: "each class, one-vs-rest",
+      test: holdout ? "holdout" : "real",
+      test_rows: testY.length,
+      test_positives: testY.length,
+      classes: classes.map((c, k) => ({
+        value: c === codec.K ? "(a value the real column never has)" : valueOf(codec, c),
+        test_rows: testCounts[c],
+        auc: onSynth.perClass[k],
+      })),
+    };
+  } else if (target !== undefined) {
     const t = enc.columns.indexOf(target);
     const codec = enc.codecs[t];
     const positiveCode = positiveCodeOf(codec, enc.codes[t], opts.positive);
@@ -366,7 +438,11 @@ function encodeWithRealCodes(scan: ScannedTable, codecs: ColumnCodec[], columns:
   return encodeScanned(scan, codecs, codecs.map((c) => c.K));
 }
 
-/** The positive code of a TSTR target: `positive` encoded, else the least frequent code present. */
+/**
+ * The positive code of a TSTR target: `positive` encoded, else the less frequent of the two most
+ * frequent codes of the real column (codes ranked by count, ties by the smaller code first; so of
+ * two equally frequent classes, the later code).
+ */
 function positiveCodeOf(codec: ColumnCodec, codes: CodeArray, positive: string | undefined): number {
   if (positive !== undefined) {
     const c = codec.encode(positive.trim());
@@ -374,12 +450,13 @@ function positiveCodeOf(codec: ColumnCodec, codes: CodeArray, positive: string |
     return c;
   }
   const counts = counts1(codes, codec.K);
-  let best = -1;
-  for (let c = 0; c < codec.K; c++) if (counts[c] > 0 && (best < 0 || counts[c] < counts[best])) best = c;
-  if (counts[best] === codes.length) {
+  const ranked = Array.from({ length: codec.K }, (_, c) => c)
+    .filter((c) => counts[c] > 0)
+    .sort((a, b) => counts[b] - counts[a] || a - b);
+  if (ranked.length < 2) {
     throw new DataError(`The real column "${codec.name}" has a single value, so there is nothing to predict.`, { column: codec.name });
   }
-  return best;
+  return ranked[1];
 }
 
 /** The value text of a code (the first mapping entry), or `code <c>` for binned codes. */

@@ -36,7 +36,7 @@ export {
   errorFromResponse,
 } from "./errors";
 export type { SynthdErrorFields } from "./errors";
-export { Synthesizer } from "./synthesizer";
+export { Synthesizer, MIN_ROWS, defaultModelConfig, fitConfig } from "./synthesizer";
 export type { FitOptions, SampleOptions, SampleProgress, SeedSampleOptions, FormatOptions } from "./synthesizer";
 export { OUTPUT_FORMATS, chooseFormat, formatOfPath, writeTables } from "./formats";
 export type { OutputFormat, WriteTablesOptions } from "./formats";
@@ -49,7 +49,7 @@ export { loadDomain } from "./domain";
 export type { Domain, DomainSource } from "./domain";
 export { cdpRho, cdpDelta, cdpRhoBound, planPrivacy, privateMetadata, DEFAULT_DELTA } from "./dp";
 export type { PrivacyOptions, PrivacyPlan, PrivacyReport } from "./dp";
-export { rocAuc, fitLogistic } from "./tstr";
+export { rocAuc, rocAucOvr, fitLogistic } from "./tstr";
 export type { LogisticOptions, LogisticModel } from "./tstr";
 export { privacyCheck } from "./dcr";
 export type { PrivacyCheck, PrivacyCheckOptions } from "./dcr";

@@ -10,7 +10,8 @@
  * Rules (values and header names are trimmed first; docs/api.md "Column kinds" for the user's view):
  * - Missing: exactly the empty string. `?`, `NA`, `null` ... are ordinary categorical values.
  *   When a column has missing values, they get the LAST code and `value_mappings[f][""]`
- *   ({@link MISSING_KEY}) points to it. A column whose every value is missing is a DataError.
+ *   ({@link MISSING_KEY}) points to it. A column whose every value is missing keeps one code, the
+ *   missing code, and decodes blank in every row.
  * - Kind (`opts.columns` overrides it, checked against the values): `numerical` when every
  *   non-missing value is a finite decimal number (`-1.5`, `3e4`, `.5`; not `0x10`, `Infinity`,
  *   `1,000`, nor `00501`: a leading zero marks a code); but integers with at least
@@ -57,7 +58,7 @@ import { mean, quantileSorted, standardDeviation } from "simple-statistics";
 import type { ColumnKind, ColumnStats, Metadata, PairMarginal } from "../types";
 import { DatetimeFormat, inferDatetimeFormat, inferGranularity, type ParsedDatetime } from "./datetime";
 import { inferIdShape } from "./identifier";
-import { readTable, describeSource, fileOfDescription, type TableSource } from "./csv";
+import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "./csv";
 import { DataError } from "./errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
@@ -131,6 +132,10 @@ export interface ExtractOptions {
    * itself computed from the rows). Default: none (exact marginals).
    */
   privacy?: PrivacyOptions;
+  /** CSV field delimiter (`,`, `\t`, `;`, `|`). Default: detected from the file's first lines (`./csv`). */
+  delimiter?: string;
+  /** CSV text encoding (`utf-8`, `latin1`, `windows-1252`, ...). Default UTF-8, checked strictly (`./csv`). */
+  encoding?: string;
 }
 
 const NUMBER_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -196,9 +201,15 @@ export interface ScannedTable {
 
 /**
  * Reads a table once and collects, per column, distinct values, counts and per-row value ids.
- * @throws DataError for the structural problems of `readTable` (file, header, ragged rows, UTF-8).
+ * @param read the CSV's delimiter and encoding (default: detected delimiter, UTF-8).
+ * @throws DataError for the structural problems of `readTable` (file, header, ragged rows, UTF-8);
+ *   RangeError for an encoding label TextDecoder does not know.
  */
-export async function scanTable(source: TableSource, minColumns = 2): Promise<ScannedTable> {
+export async function scanTable(
+  source: TableSource,
+  minColumns = 2,
+  read: Pick<ReadOptions, "delimiter" | "encoding"> = {},
+): Promise<ScannedTable> {
   let dicts: Map<string, number>[] = [];
   let scans: {
     name: string;
@@ -233,7 +244,7 @@ export async function scanTable(source: TableSource, minColumns = 2): Promise<Sc
         s.ids.push(id);
       }
     },
-    { minColumns },
+    { minColumns, delimiter: read.delimiter, encoding: read.encoding },
   );
   return {
     source: describeSource(source),
@@ -326,6 +337,33 @@ function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number): 
     stats: { type: "categorical", count: n - scan.missing, missing: scan.missing, rare_threshold: k },
     mapping,
     encode: (v) => byValue.get(v) ?? -1,
+  };
+}
+
+/**
+ * Code book of a column blank in every row: one code, the missing code, so the column stays in the
+ * table and decodes blank in every row (the layout of a file is kept; the column carries nothing to
+ * learn). `column_stats` is categorical with `count` 0; its 2-way marginals are a single row of
+ * cells and cost next to nothing.
+ * @throws DataError when an override declares it numerical, datetime or id: no value to check a
+ *   kind against (a blank column is categorical or left to inference).
+ */
+function blankCodec(scan: ColumnScan, n: number, k: number, override: ColumnOverride | undefined, source: string): ColumnCodec {
+  if (override !== undefined && override.type !== "categorical") {
+    throw new DataError(
+      `${source}: column "${scan.name}" is blank in every row, so it cannot be declared ${override.type}; it is kept blank (drop its override).`,
+      { column: scan.name, file: fileOfDescription(source) },
+    );
+  }
+  return {
+    name: scan.name,
+    kind: "categorical",
+    K: 1,
+    missingCode: 0,
+    otherCode: -1,
+    stats: { type: "categorical", count: 0, missing: n, rare_threshold: k },
+    mapping: { [MISSING_KEY]: 0 },
+    encode: (v) => (v === MISSING_KEY ? 0 : -1),
   };
 }
 
@@ -676,8 +714,10 @@ function chooseKind(scan: ColumnScan, n: number, source: string, override: Colum
 
 /**
  * Builds the code book of one scanned column: its kind (override or inference) and codes.
- * @throws DataError when every value of the column is blank, when an override does not fit the
- *         values, or when a datetime column holds a value that does not parse (line, value).
+ * A column blank in every row gets one code (blank) and is written blank (`blankCodec`).
+ * @throws DataError when an override does not fit the values (a blank column declared anything
+ *         but categorical included), or when a datetime column holds a value that does not parse
+ *         (line, value).
  */
 export function buildCodec(
   scan: ColumnScan,
@@ -691,13 +731,8 @@ export function buildCodec(
   if (!(Number.isInteger(categoryCap) && categoryCap >= 2)) throw new RangeError("categoryCap must be an integer >= 2");
   if (!(Number.isInteger(binCap) && binCap >= 1)) throw new RangeError("binCap must be an integer >= 1");
   if (!(Number.isInteger(k) && k >= 1)) throw new RangeError("rareThreshold must be an integer >= 1");
-  if (scan.missing === n) {
-    throw new DataError(`${source}: column "${scan.name}" is blank in every row, so it carries no information; drop it.`, {
-      column: scan.name,
-      file: fileOfDescription(source),
-    });
-  }
   const override = opts.columns?.[scan.name];
+  if (scan.missing === n) return blankCodec(scan, n, k, override, source);
   const choice = chooseKind(scan, n, source, override);
   switch (choice.kind) {
     case "numerical":
@@ -814,7 +849,7 @@ export async function encodeTableWithScan(
     throw new RangeError("columns (kind overrides) and domain cannot be combined: with a domain every column is a categorical code.");
   }
   const domain = opts.domain === undefined ? undefined : await loadDomain(opts.domain);
-  const scanned = await scanTable(source, 2);
+  const scanned = await scanTable(source, 2, opts);
   if (domain) checkDomainColumns(scanned.columns, domain, scanned.source);
   else checkOverrides(scanned.columns, opts, scanned.source);
   const codecs = scanned.scans.map((s) =>
@@ -921,6 +956,8 @@ export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
       const own = c.K - (c.otherCode >= 0 ? 1 : 0) - (c.missingCode >= 0 ? 1 : 0);
       detail = c.fromDomain
         ? "codes of the domain"
+        : st.count === 0
+        ? "blank in every row: written blank"
         : `${own} values with a code` + (c.otherCode >= 0 ? `, rarer values (< ${st.rare_threshold} rows) pooled` : "");
     } else if (c.kind === "id" && st.id_shape) {
       const s = st.id_shape;
@@ -929,7 +966,7 @@ export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
           ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
           : `text identifiers${s.prefix ? ` with prefix ${JSON.stringify(s.prefix)}` : ""}, lengths ${Object.keys(s.lengths).join("/")}; fresh values on decoding`;
     }
-    if (st.missing > 0) detail += `${detail ? "; " : ""}${st.missing} blank`;
+    if (st.missing > 0 && st.count > 0) detail += `${detail ? "; " : ""}${st.missing} blank`;
     return [c.name, c.kind, String(c.K), detail];
   });
   const header = ["column", "kind", "codes", "details"];

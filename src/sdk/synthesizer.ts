@@ -29,7 +29,7 @@
  */
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
-import type { GenerateRequest, Metadata, Model, ModelConfigInput } from "../types";
+import type { GenerateRequest, Metadata, Model, ModelConfigInput, ModelSize } from "../types";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST } from "../types";
 import type { RequestOptions, Synthd } from "./client";
 import type { Table, TableSource } from "./csv";
@@ -40,6 +40,62 @@ import { BatchConverter } from "./typed";
 import { analyzeTable, type Analysis, type ExtractOptions } from "./metadata";
 import type { GeneratedCodes, WaitOptions } from "./models";
 import { deriveSeed } from "./prng";
+import { DataError } from "./errors";
+import { fileOfDescription } from "./csv";
+
+/**
+ * Fewest data rows {@link Synthesizer.fit} models (`FitOptions.minRows` lowers it). Below 20 rows a
+ * table's marginals describe its rows one by one: every numerical column has fewer distinct values
+ * than its 32 bins, so each value is a point bin sent as itself; every pair of columns fits the
+ * 2-way budget, so all joint counts are sent; and a value seen twice keeps a code. A generator that
+ * matches such marginals writes the real rows back (a 1-row table came back verbatim), which is a
+ * copy, not synthetic data. 20 is also where the SDK starts to tell identifiers from categories
+ * (`DEFAULTS.idMinRows`): below it a column of distinct names cannot be recognised as one.
+ */
+export const MIN_ROWS = 20;
+
+/**
+ * The model size and epochs {@link Synthesizer.fit} sends when the caller's `config` leaves them
+ * out (the server's own defaults, medium and 100 epochs, are fixed by the contract and took 45 s for
+ * 406 rows and 141 s for 3,376 on the development machine), by the table's data rows n:
+ *
+ * | rows n        | model_size | max_epochs |
+ * |---------------|------------|------------|
+ * | n < 1,000     | small      | 30         |
+ * | n < 10,000    | small      | 60         |
+ * | n >= 10,000   | medium     | 100        |
+ *
+ * Why: a table of n rows pins its marginals down to about 1/sqrt(n); a smaller network trained for
+ * fewer steps reaches that level on a small table (measured in docs/api.md, "Default model
+ * configuration"), while the larger tables keep the contract's defaults.
+ * @param rows the table's data rows (>= 1).
+ * @returns `{ model_size, max_epochs }` to send.
+ */
+export function defaultModelConfig(rows: number): { model_size: ModelSize; max_epochs: number } {
+  if (rows < 1_000) return { model_size: "small", max_epochs: 30 };
+  if (rows < 10_000) return { model_size: "small", max_epochs: 60 };
+  return { model_size: "medium", max_epochs: 100 };
+}
+
+/**
+ * `config` with `model_size` and `max_epochs` filled in from {@link defaultModelConfig} where the
+ * caller left them out (each independently).
+ * @returns the config to send and the names of the fields chosen here.
+ */
+export function fitConfig(rows: number, config: ModelConfigInput = {}): { config: ModelConfigInput; chosen: ("model_size" | "max_epochs")[] } {
+  const d = defaultModelConfig(rows);
+  const chosen: ("model_size" | "max_epochs")[] = [];
+  const out: ModelConfigInput = { ...config };
+  if (out.model_size === undefined) {
+    out.model_size = d.model_size;
+    chosen.push("model_size");
+  }
+  if (out.max_epochs === undefined) {
+    out.max_epochs = d.max_epochs;
+    chosen.push("max_epochs");
+  }
+  return { config: out, chosen };
+}
 
 /** Options of {@link Synthesizer.fit}. */
 export interface FitOptions extends ExtractOptions {
@@ -55,6 +111,13 @@ export interface FitOptions extends ExtractOptions {
   idempotencyKey?: string;
   /** Called with the extraction's result (kinds, code books) before the model is created. */
   onAnalysis?: (analysis: Analysis) => void;
+  /**
+   * Called with the config sent to Create Model and the fields the SDK chose by the table's size
+   * ({@link fitConfig}: `model_size` and `max_epochs` when `config` leaves them out).
+   */
+  onConfig?: (config: ModelConfigInput, chosen: ("model_size" | "max_epochs")[], rows: number) => void;
+  /** Fewest data rows to model, >= 1. Default {@link MIN_ROWS} (20; why there). */
+  minRows?: number;
 }
 
 /** Progress of a sampling call. */
@@ -155,16 +218,31 @@ export class Synthesizer {
    * Extracts metadata from `source` (streamed CSV or in-memory table), creates the model and,
    * unless `wait: false`, waits until it is ready. The extraction options apply: `domain` for an
    * already-discretized table, `privacy: {epsilon, delta?}` for differentially private marginals
-   * (needs `domain`; the budget lands in `metadata.column_stats[f].privacy`).
-   * @throws DataError (bad table or domain), RangeError (privacy without domain, bad epsilon or
-   *         delta), the HTTP errors of Create Model, TrainingFailedError, TrainingTimeoutError.
+   * (needs `domain`; the budget lands in `metadata.column_stats[f].privacy`). `model_size` and
+   * `max_epochs` that `config` leaves out are chosen by the table's rows ({@link fitConfig}) and
+   * sent explicitly.
+   * @throws DataError (bad table or domain; fewer than `minRows` rows, default {@link MIN_ROWS}),
+   *         RangeError (privacy without domain, bad epsilon or delta, bad minRows), the HTTP errors
+   *         of Create Model, TrainingFailedError, TrainingTimeoutError.
    */
   static async fit(client: Synthd, source: TableSource, opts: FitOptions = {}): Promise<Synthesizer> {
+    const minRows = opts.minRows ?? MIN_ROWS;
+    if (!(Number.isInteger(minRows) && minRows >= 1)) throw new RangeError("minRows must be an integer >= 1");
     const analysis = await analyzeTable(source, opts);
+    if (analysis.n < minRows) {
+      const name = typeof source === "string" ? source : "the in-memory table";
+      throw new DataError(
+        `${name} has ${analysis.n} data row${analysis.n === 1 ? "" : "s"}; at least ${minRows} are needed to model it, because below that ` +
+          `the marginals sent describe each row (every value its own code, every pair's joint counts) and the samples would be copies of the rows.`,
+        { file: typeof source === "string" ? fileOfDescription(name) : undefined },
+      );
+    }
     opts.onAnalysis?.(analysis);
     const { metadata } = analysis;
+    const { config, chosen } = fitConfig(analysis.n, opts.config);
+    opts.onConfig?.(config, chosen, analysis.n);
     const model = await client.models.create(
-      opts.config ? { metadata, config: opts.config } : { metadata },
+      { metadata, config },
       opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : undefined,
     );
     const s = new Synthesizer(client, model, metadata);

@@ -65,6 +65,40 @@ export function rocAuc(scores: ArrayLike<number>, labels: ArrayLike<number | boo
   return (r1 - (n1 * (n1 + 1)) / 2) / (n1 * n0);
 }
 
+/**
+ * One-vs-rest macro ROC AUC of a multi-class prediction, as scikit-learn's
+ * `roc_auc_score(y_true, y_score, multi_class="ovr", average="macro")` computes it (after Provost &
+ * Domingos, "Well-trained PETs: Improving probability estimation trees", 2000; the macro average is
+ * unweighted, so a rare class counts as much as a common one): for each class k, the binary ROC AUC
+ * ({@link rocAuc}) of `scores[k]` with class k as positive and every other class negative, then
+ * the mean over the classes. scikit-learn reads the scores of a multi-class model (each row's
+ * probabilities); any per-class score works, since each AUC depends on one class's ranking only.
+ * @param scores one array per class k = 0..K-1, K >= 2, each with one score per row ("higher:
+ *               more likely class k").
+ * @param labels the true class of each row, an integer in [0, K).
+ * @returns `{ auc, perClass }`: the macro average in [0, 1] and each class's AUC.
+ * @throws RangeError when K < 2, lengths differ, a label is outside [0, K), or a class has no row
+ *         (scikit-learn refuses too: its AUC is undefined).
+ */
+export function rocAucOvr(scores: readonly ArrayLike<number>[], labels: ArrayLike<number>): { auc: number; perClass: number[] } {
+  const K = scores.length;
+  if (K < 2) throw new RangeError("one-vs-rest ROC AUC needs at least two classes");
+  const n = labels.length;
+  const rows = new Array<number>(K).fill(0);
+  for (let r = 0; r < n; r++) {
+    const y = labels[r];
+    if (!(Number.isInteger(y) && y >= 0 && y < K)) throw new RangeError(`label ${y} of row ${r} is not a class in [0, ${K})`);
+    rows[y]++;
+  }
+  const empty = rows.findIndex((c) => c === 0);
+  if (empty >= 0) throw new RangeError(`class ${empty} has no row, so its ROC AUC is undefined`);
+  const perClass = scores.map((s, k) => {
+    if (s.length !== n) throw new RangeError(`the scores of class ${k} differ in length from the labels`);
+    return rocAuc(s, Uint8Array.from({ length: n }, (_, r) => (labels[r] === k ? 1 : 0)));
+  });
+  return { auc: perClass.reduce((a, b) => a + b, 0) / K, perClass };
+}
+
 /** Options of {@link fitLogistic}. */
 export interface LogisticOptions {
   /** Passes over the training rows. Default 8. */

@@ -1,0 +1,68 @@
+/**
+ * `synthd fit`'s input flags, up to the first request (an unreachable server): `--delimiter`,
+ * `--encoding`, the 20-row minimum, the model config chosen by the table's size; and
+ * `synthd evaluate --multiclass`.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "../bench/harness";
+
+const dir = mkdtempSync(join(tmpdir(), "synthd-cli-fit-input-"));
+process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+/** Client flags pointing at a port nothing listens on: fit stops at its first request. */
+const NOWHERE = ["--key", "svc_test_x", "--url", "http://127.0.0.1:9"];
+
+function rows(n: number, d: string): string {
+  return ["city", "n", "kind"].join(d) + "\n" + Array.from({ length: n }, (_, i) => [["Köln", "Málaga", "Zürich"][i % 3], String(i % 7), "ab"[i % 2]].join(d)).join("\n") + "\n";
+}
+
+/** The column lines `fit` prints on stderr: name and kind of each column. */
+function kinds(stderr: string): string[] {
+  return stderr
+    .split("\n")
+    .filter((l) => /^\S+\s+(categorical|numerical|datetime|id)\s/.test(l))
+    .map((l) => l.split(/\s+/).slice(0, 2).join(" "));
+}
+
+test("fit reads a tab-separated Latin-1 file as three columns with --encoding latin1 (delimiter detected or given), and prints the config it chose", async () => {
+  const file = join(dir, "cities.tsv");
+  writeFileSync(file, Buffer.from(rows(406, "\t"), "latin1"));
+  const plain = await runCli(["fit", file, ...NOWHERE]);
+  assert.equal(plain.code, 1);
+  assert.match(plain.stderr, /not valid UTF-8: byte 0xf6 .* give its encoding/);
+  for (const extra of [[], ["--delimiter", "tab"], ["--delimiter", "\\t"]]) {
+    const r = await runCli(["fit", file, "--encoding", "latin1", ...extra, ...NOWHERE]);
+    assert.deepEqual(kinds(r.stderr), ["city categorical", "n numerical", "kind categorical"], r.stderr);
+    assert.match(r.stderr, /^config: model_size small, max_epochs 30 \(chosen for 406 rows; --config sets them\)$/m);
+    assert.equal(r.code, 1, "then the unreachable server");
+  }
+  const given = await runCli(["fit", file, "--encoding", "latin1", "--config", '{"max_epochs": 5}', ...NOWHERE]);
+  assert.match(given.stderr, /^config: model_size small \(chosen for 406 rows; --config sets it\)$/m);
+  const wrong = await runCli(["fit", file, "--encoding", "latin1", "--delimiter", ";", ...NOWHERE]);
+  assert.match(wrong.stderr, /has 1 column; at least 2 are needed/);
+  const bad = await runCli(["fit", file, "--delimiter", ";;", ...NOWHERE]);
+  assert.match(bad.stderr, /--delimiter must be one character/);
+});
+
+test("fit refuses a table of fewer than 20 rows before any request, saying why", async () => {
+  const file = join(dir, "one.csv");
+  writeFileSync(file, rows(1, ","));
+  const r = await runCli(["fit", file, ...NOWHERE]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /has 1 data row; at least 20 are needed to model it, because .* copies of the rows/);
+  assert.doesNotMatch(r.stderr, /127\.0\.0\.1:9|ECONNREFUSED|connect/i, "no request was tried");
+});
+
+test("evaluate --multiclass prints the macro ROC AUC and each class's", async () => {
+  const real = join(dir, "mc.csv");
+  writeFileSync(real, "a,b,label\n" + Array.from({ length: 90 }, (_, i) => `${"pqr"[i % 3]},${i % 5},${["cat", "dog", "eel"][i % 3]}`).join("\n") + "\n");
+  const r = await runCli(["evaluate", real, real, "--target", "label", "--multiclass"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /predict each class of label, one against the rest, on the real rows \(90\)\n {2}macro ROC AUC 1\.0000\n {2}cat: ROC AUC 1\.0000 \(30 rows\)/);
+  const both = await runCli(["evaluate", real, real, "--target", "label", "--multiclass", "--positive", "cat"]);
+  assert.equal(both.code, 1);
+  assert.match(both.stderr, /multiclass .* no positive value/);
+});
