@@ -14,7 +14,13 @@
  *   is closed; nothing else of the request is looked at, and no request after it on the
  *   connection runs (see {@link refuseFraming});
  * - an answer is written only once the request's body has been consumed (`BodySource.drain`),
- *   so a client still uploading reads it instead of meeting a reset.
+ *   so a client still uploading reads it instead of meeting a reset;
+ * - an answer that carries a usage charge (un-keyed Generate) counts only once it was written to
+ *   its end: when the connection closes first, the charge is given back ({@link writeResponse},
+ *   docs/operations.md "HTTP edges").
+ *
+ * What uWS refuses in its C++ parser (HTTP/1.0, malformed request lines, invalid header bytes) never
+ * reaches this file: docs/operations.md "HTTP edges" lists what clients get then.
  */
 import { STATUS_CODES } from "node:http";
 import { performance } from "node:perf_hooks";
