@@ -106,7 +106,15 @@ function wideMetadata(features: number, k: number): unknown {
 }
 
 /** One server on a fresh store with a live key whose quota is far above what the tests generate. */
-async function liveServer(): Promise<{ server: ServerProcess; dir: string; storeDir: string; apiKey: string; org: string; usage: () => Promise<number> }> {
+async function liveServer(): Promise<{
+  server: ServerProcess;
+  dir: string;
+  storeDir: string;
+  apiKey: string;
+  org: string;
+  usage: () => Promise<number>;
+  ledger: () => Promise<{ kind: string; rows: number; request_id: string }[]>;
+}> {
   const dir = tempDir();
   const storeDir = join(dir, "store");
   const org = "edges";
@@ -123,11 +131,19 @@ async function liveServer(): Promise<{ server: ServerProcess; dir: string; store
       await s.close();
     }
   };
-  return { server, dir, storeDir, apiKey, org, usage };
+  const ledger = async (): Promise<{ kind: string; rows: number; request_id: string }[]> => {
+    const s = new Store(storeDir);
+    try {
+      return await s.ledgerEntries(org, monthOf(Date.now()));
+    } finally {
+      await s.close();
+    }
+  };
+  return { server, dir, storeDir, apiKey, org, usage, ledger };
 }
 
 test("a Generate without an Idempotency-Key whose client goes away is refunded: usage equals the rows delivered", async () => {
-  const { server, dir, apiKey, usage } = await liveServer();
+  const { server, dir, apiKey, usage, ledger } = await liveServer();
   try {
     const created = await post(server.url, apiKey, "/v1/models", { metadata: wideMetadata(200, 2), config: { model_size: "small", max_epochs: 1 } });
     assert.equal(created.status, 201, JSON.stringify(created.json));
@@ -141,6 +157,12 @@ test("a Generate without an Idempotency-Key whose client goes away is refunded: 
     const early = await generatesLogged(server, 3);
     assert.ok(early.every((l) => l.aborted === true), JSON.stringify(early));
     assert.equal(await usage(), 0, "rows of answers nobody received were charged");
+    // Each was charged while it generated, and refunded: the path under test ran.
+    const entries = await ledger();
+    for (const l of early) {
+      const mine = entries.filter((e) => e.request_id === l.req_id).map((e) => e.rows);
+      assert.deepEqual(mine, [20_000, -20_000], `request ${l.req_id}: ledger ${JSON.stringify(mine)}`);
+    }
 
     // 2. A client that reads the start of a large response and then closes: refunded in full.
     const partial = await new Promise<{ received: number; declared: number }>((resolve, reject) => {
@@ -171,6 +193,7 @@ test("a Generate without an Idempotency-Key whose client goes away is refunded: 
     assert.equal(cut.aborted, true);
     assert.equal(cut.refunded_rows, 20_000, `the cut-off response must be refunded by the write tracking: ${JSON.stringify(cut)}`);
     assert.equal(await usage(), 0, "rows of a response cut off mid-body were charged");
+    assert.deepEqual((await ledger()).filter((e) => e.request_id === cut.req_id).map((e) => e.rows), [20_000, -20_000]);
 
     // 3. Answers read to the end are charged exactly their rows.
     const full = await post(server.url, apiKey, path, { embedding: { num_rows: 1_234, seed: 1 } });
