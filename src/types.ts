@@ -23,6 +23,18 @@ export type Finite = tags.TagBase<{
   schema: undefined;
 }>;
 
+/**
+ * Largest accepted `config.privacy_noise` (the tag on {@link ModelConfigInput} spells the same
+ * number): 1e6 standard deviations of the unit-variance latents. The noise is added to latents
+ * held in float32 (`src/model/trainer.ts` drawLatents, `src/model/generate.ts`); a value near
+ * {@link FLOAT32_MAX} / 10 makes a noisy latent Infinity and the model fails (`1e308` failed its
+ * first step). Far below that, from about 1e7 on, float32's rounding of `z + noise * e` (one unit in
+ * the last place is about noise * 1.2e-7) no longer keeps anything of `z`, so no larger value
+ * could mean anything different; 1e6 trains (tested up to 1e36) and leaves 30 orders of magnitude to
+ * the float32 limit.
+ */
+export const MAX_PRIVACY_NOISE = 1_000_000;
+
 /** Largest finite float32, (2 - 2^-23) * 2^127. */
 export const FLOAT32_MAX = 3.4028234663852886e38;
 
@@ -149,7 +161,11 @@ export interface ModelConfigInput {
   max_training_time?: number & tags.ExclusiveMinimum<0> & Finite;
   early_stop_patience?: number & tags.Type<"uint32">;
   privacy_enabled?: boolean;
-  privacy_noise?: number & tags.Minimum<0> & Finite;
+  /**
+   * Standard deviation of the Gaussian noise added to the unit-variance latents (contract: "Create
+   * Model"), 0 to {@link MAX_PRIVACY_NOISE}.
+   */
+  privacy_noise?: number & tags.Minimum<0> & tags.Maximum<1000000> & Finite;
   device?: "auto" | "cpu" | "gpu";
 }
 

@@ -14,14 +14,20 @@
  *   is closed; nothing else of the request is looked at, and no request after it on the
  *   connection runs (see {@link refuseFraming});
  * - an answer is written only once the request's body has been consumed (`BodySource.drain`),
- *   so a client still uploading reads it instead of meeting a reset.
+ *   so a client still uploading reads it instead of meeting a reset;
+ * - an answer that carries a usage charge (un-keyed Generate) counts only once it was written to
+ *   its end: when the connection closes first, the charge is given back ({@link writeResponse},
+ *   docs/operations.md "HTTP edges").
+ *
+ * What uWS refuses in its C++ parser (HTTP/1.0, malformed request lines, invalid header bytes) never
+ * reaches this file: docs/operations.md "HTTP edges" lists what clients get then.
  */
 import { STATUS_CODES } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from "uWebSockets.js";
 import type { Engine } from "../engine/types";
-import { newRequestId, type StoreApi } from "../store";
+import { newRequestId, type ChargeRequest, type StoreApi } from "../store";
 import type { RedisRateLimiter } from "./redisRateLimiter";
 import { TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
@@ -192,11 +198,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   app.any("/*", (res: HttpResponse, req: HttpRequest) => {
     let ctx: Ctx | undefined;
     let aborted = false;
+    /** Set while a response is being written with delivery tracking ({@link writeResponse}). */
+    let onWriteAborted: (() => void) | undefined;
     res.onAborted(() => {
       aborted = true;
       if (ctx === undefined) return;
       ctx.aborted = true;
       ctx.bodySource.abort();
+      onWriteAborted?.();
     });
     try {
       // No prototype: a header named `constructor` or `__proto__` is just a header.
@@ -254,7 +263,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         setErrorResponse(c, new Error("pipeline failure"));
       })
       .then(() => c.bodySource.drain())
-      .then(() => writeResponse(res, c))
+      .then(() => writeResponse(res, c, (h) => (onWriteAborted = h)))
+      .then(async (delivered) => {
+        if (!delivered && c.deliveryCharge !== undefined) await refundUndelivered(c, c.deliveryCharge);
+      })
       .catch((err: unknown) => logger.error({ err, req_id: c.requestId }, "could not write response"))
       .finally(() => {
         logRequest(logger, c);
@@ -333,25 +345,81 @@ function refuseFraming(res: HttpResponse, method: string, framing: FramingError,
   logger.info({ req_id: requestId, method, route: null, status: 400, param: framing.param }, "request");
 }
 
-/** Writes `ctx.response` (plus `ctx.responseHeaders`) unless the client went away. */
-function writeResponse(res: HttpResponse, ctx: Ctx): void {
-  if (ctx.aborted) return;
+/**
+ * Writes `ctx.response` (plus `ctx.responseHeaders`) unless the client went away.
+ *
+ * A response that carries a settled usage charge (`ctx.deliveryCharge`, an un-keyed Generate) is
+ * written with delivery tracking: `tryEnd` hands the body to the socket as far as the kernel takes
+ * it without buffering, and `onWritable` hands over the rest as the client reads. It counts as
+ * delivered once uWS has taken its last byte; when the connection closes before that (the client
+ * went away, or stopped reading for uWS's 10 s send timeout), `onAborted` fires and it does not.
+ * Other responses are ended at once (`end`: what the kernel does not take is buffered by uWS).
+ * @param setAbortHook registers the function the route's `onAborted` calls while a tracked write
+ *   is in progress.
+ * @returns true when the whole response was handed over (untracked ones: once ended), false when
+ *   nothing or only part of it was (the client went away first).
+ */
+function writeResponse(res: HttpResponse, ctx: Ctx, setAbortHook: (hook: () => void) => void): Promise<boolean> {
+  if (ctx.aborted) return Promise.resolve(false);
   const r = ctx.response!;
   // Unread body bytes (a body over the drain limit) would be parsed as the next request: close
   // the connection instead.
   const close = !ctx.bodySource.complete;
-  res.cork(() => {
+  const head = (): void => {
     res.writeStatus(`${r.status} ${STATUS_CODES[r.status] ?? ""}`.trimEnd());
     for (const [k, v] of Object.entries(ctx.responseHeaders)) res.writeHeader(k, v);
     for (const [k, v] of Object.entries(r.headers)) res.writeHeader(k, v);
-    // No body (204): no Content-Length either (RFC 9110 §8.6). uWS writes a bogus length when
-    // endWithoutBody gets `undefined` as the length, so call it without arguments; only when the
-    // connection must be closed (unread body bytes) is `Content-Length: 0` sent with the close.
-    if (r.body === undefined) {
-      if (close) res.endWithoutBody(0, true);
-      else res.endWithoutBody();
-    } else res.end(r.body, close);
+  };
+  if (ctx.deliveryCharge === undefined || r.body === undefined || close) {
+    res.cork(() => {
+      head();
+      // No body (204): no Content-Length either (RFC 9110 §8.6). uWS writes a bogus length when
+      // endWithoutBody gets `undefined` as the length, so call it without arguments; only when the
+      // connection must be closed (unread body bytes) is `Content-Length: 0` sent with the close.
+      if (r.body === undefined) {
+        if (close) res.endWithoutBody(0, true);
+        else res.endWithoutBody();
+      } else res.end(r.body, close);
+    });
+    return Promise.resolve(true);
+  }
+  const body = typeof r.body === "string" ? Buffer.from(r.body) : r.body;
+  return new Promise<boolean>((resolve) => {
+    let finished = false;
+    const finish = (delivered: boolean): void => {
+      if (finished) return;
+      finished = true;
+      resolve(delivered);
+    };
+    setAbortHook(() => finish(false));
+    res.cork(() => {
+      head();
+      // The response's body offset before its first byte (0: uWS resets it per request).
+      const base = res.getWriteOffset();
+      const [, done] = res.tryEnd(body, body.byteLength);
+      if (done) return finish(true);
+      res.onWritable((offset) => {
+        const [ok, doneNow] = res.tryEnd(body.subarray(offset - base), body.byteLength);
+        if (doneNow) finish(true);
+        return ok;
+      });
+    });
   });
+}
+
+/**
+ * Gives back the usage charge of an un-keyed response that was not delivered (see
+ * {@link writeResponse}), with a `refund` entry in the live ledger. A refund that cannot be written
+ * (full disk) is logged at error level with the charge: the rows stay billed.
+ */
+async function refundUndelivered(ctx: Ctx, charge: ChargeRequest): Promise<void> {
+  const { store, clock, logger } = ctx.services;
+  try {
+    await store.refundUsage({ ...charge, at_ms: clock() });
+    ctx.refundedRows = charge.rows;
+  } catch (err) {
+    logger.error({ err, req_id: ctx.requestId, charge }, "could not refund the rows of an undelivered response");
+  }
 }
 
 /** One line per request: method, route pattern (not raw ids), status, milliseconds, request id. */
@@ -364,6 +432,7 @@ function logRequest(logger: Logger, ctx: Ctx): void {
       status: ctx.aborted ? null : (ctx.response?.status ?? null),
       replay_of: ctx.replayOf,
       aborted: ctx.aborted || undefined,
+      refunded_rows: ctx.refundedRows,
       ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
     },
     "request",

@@ -8,7 +8,7 @@
  */
 import type { Logger } from "pino";
 import type { Engine } from "../engine/types";
-import type { Environment, IdempotencyScope, StoreApi } from "../store";
+import type { ChargeRequest, Environment, IdempotencyScope, StoreApi } from "../store";
 import type { ForwardedHeader, TrustedProxies } from "./clientAddress";
 import type { RedisRateLimiter } from "./redisRateLimiter";
 import type { RateLimiter } from "./rateLimiter";
@@ -113,6 +113,13 @@ export interface Ctx {
   idempotency?: IdempotencyScope;
   /** Set by `idempotency` when the response is a replay: the `request_id` of the original request. */
   replayOf?: string;
+  /**
+   * Set by `settle` when an un-keyed 2xx settled a usage charge: the adapter (`app.ts`) gives it
+   * back (`Store.refundUsage`) if the response is not completely handed over to the socket.
+   */
+  deliveryCharge?: ChargeRequest;
+  /** Set by the adapter: rows given back because the response was not delivered (logged). */
+  refundedRows?: number;
 }
 
 /** Calls the rest of the chain. */

@@ -32,6 +32,11 @@ export interface HandlerCtx<B, Q> {
    * one store transaction stores its response there in that same transaction (Create Model).
    */
   idempotency?: IdempotencyScope;
+  /**
+   * True once the client's connection has closed (nothing can be answered). Handlers check it
+   * right before their side effect (a charge, a new model) and throw `ClientAbortedError`.
+   */
+  aborted: () => boolean;
 }
 
 /** What a handler returns; the `handle` step wraps `envelope` replies in the success envelope. */

@@ -26,6 +26,7 @@ import { assertQuotaLeft } from "../quota";
 import type { HandlerCtx, Reply } from "../routes";
 import { checkMetadata } from "./checkMetadata";
 import { toResponse } from "../steps/handle";
+import { ClientAbortedError } from "../steps/readBody";
 import { toPublicModel } from "./models";
 
 const SIZE_ALIASES: Record<string, ModelSize> = { S: "small", M: "medium", L: "large" };
@@ -70,6 +71,9 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
   // One transaction: the model, and under an Idempotency-Key the response naming it. A crash
   // before it leaves nothing (a retry creates the model once); after it, a retry replays.
   const response = { ...toResponse(reply), request_id: ctx.requestId };
+  // The client went away meanwhile (or uWS closed the connection over a pipelined request):
+  // nothing will be answered, so no model is made.
+  if (ctx.aborted()) throw new ClientAbortedError();
   await store.createModel(rec, metadata, ctx.idempotency && { scope: ctx.idempotency, response });
   try {
     await engine.train(id);

@@ -37,6 +37,7 @@ import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, 
 import { ARROW_STREAM, generationToArrow, prefersArrow, type RawGeneration } from "../arrow";
 import { ApiError, paramInvalid } from "../errors";
 import { charge, refund } from "../quota";
+import { ClientAbortedError } from "../steps/readBody";
 import type { HandlerCtx, Reply } from "../routes";
 import { ownedModel } from "./models";
 
@@ -91,6 +92,9 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
       throw err;
     }
   }
+  // The client went away meanwhile (or uWS closed the connection over a pipelined request):
+  // nothing will be answered, so nothing is charged or generated.
+  if (ctx.aborted()) throw new ClientAbortedError();
   const charged = await charge(store, ctx.auth, rows, model.id, ctx.requestId, clock());
   const arrow = prefersArrow(ctx.accept);
   let generation: Generation | RawGeneration;

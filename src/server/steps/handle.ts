@@ -19,6 +19,7 @@ export const handle: Step = async (ctx) => {
     services: ctx.services,
     requestId: ctx.requestId,
     idempotency: ctx.idempotency,
+    aborted: () => ctx.aborted,
   };
   ctx.response = toResponse(await def.handler(hctx));
 };

@@ -185,7 +185,17 @@ export function startBodyRead(
   return source;
 }
 
-/** Awaits the body into `ctx.rawBody`, or throws 413 `request_too_large`. */
+/**
+ * Awaits the body into `ctx.rawBody`, or throws 413 `request_too_large`.
+ *
+ * Then, for methods that can change something (all but GET and HEAD), waits for the end of the
+ * event loop turn ({@link afterCurrentRead}) and throws {@link ClientAbortedError} when the
+ * connection was closed meanwhile. uWebSockets.js does not pipeline behind a pending (asynchronous)
+ * response: when it parses a second request on the connection while this one is unanswered, it
+ * closes the connection, and nothing can answer either. The second request never runs; this wait
+ * makes sure the first does not run either when the second came in the same read as the end of
+ * its body (a client writing both at once), instead of executing with no one to answer.
+ */
 export const readBody: Step = async (ctx, next) => {
   const r = await ctx.bodySource.result;
   if (!r.ok) {
@@ -197,8 +207,21 @@ export const readBody: Step = async (ctx, next) => {
     );
   }
   ctx.rawBody = r.bytes;
+  if (ctx.method !== "GET" && ctx.method !== "HEAD") {
+    await afterCurrentRead();
+    if (ctx.aborted) throw new ClientAbortedError();
+  }
   await next();
 };
+
+/**
+ * Resolves in the check phase of the current event loop turn (`setImmediate`), after uWS has
+ * parsed the rest of the bytes it read in this turn's poll phase (so after any close that a
+ * request pipelined behind the current one caused).
+ */
+export function afterCurrentRead(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /** The client closed the connection before its body arrived; nothing will be written. */
 export class ClientAbortedError extends Error {

@@ -10,9 +10,17 @@
  * rows are not sent: the answer becomes 503 `training_service_unavailable` and the charge is
  * refunded, now or by the reconciliation that retries until the store takes it.
  *
- * A process killed after settling but before the client read the response has charged rows the
- * client may not have received: without a key nothing can tell a lost answer from a delivered
- * one. Clients that need exactly-once send an Idempotency-Key (the SDK always does).
+ * Delivery (un-keyed requests): a 2xx whose client has already gone away (`ctx.aborted`) is
+ * refunded instead of settled, and a settled charge is handed to the adapter as
+ * `ctx.deliveryCharge`: `app.ts` gives it back (`Store.refundUsage`) when the response is not
+ * completely handed over to the socket (the client disconnects before or while it is written).
+ * Delivery is all or nothing per request: a response cut off after any byte is refunded in full.
+ * So without a key usage counts the rows of responses the server finished writing. Under a key the
+ * stored response counts as delivered: the client gets it back by retrying with the key.
+ *
+ * A process killed after settling but before the response was written has charged rows the
+ * client did not receive: without a key nothing can tell a lost answer from a delivered one then.
+ * Clients that need exactly-once send an Idempotency-Key (the SDK always does).
  */
 import type { Ctx, Step } from "../context";
 import { setErrorResponse, storageUnavailable } from "../errors";
@@ -35,11 +43,17 @@ export const settle: Step = async (ctx, next) => {
 async function settleOrRefund(ctx: Ctx): Promise<void> {
   const { store, clock, logger } = ctx.services;
   // Only Generate (a POST) charges: spare every other request the store read.
-  if (ctx.method !== "POST" || (await store.getPendingCharge(ctx.requestId)) === undefined) return;
+  if (ctx.method !== "POST") return;
+  const pending = await store.getPendingCharge(ctx.requestId);
+  if (pending === undefined) return;
   const ok = ctx.response !== undefined && ctx.response.status >= 200 && ctx.response.status < 300;
-  if (ok) {
+  // A client that went away gets nothing: refund rather than settle.
+  if (ok && !ctx.aborted) {
     try {
-      if (await store.settleCharge(ctx.requestId)) return;
+      if (await store.settleCharge(ctx.requestId)) {
+        ctx.deliveryCharge = pending.charge;
+        return;
+      }
     } catch (err) {
       logger.error({ err, req_id: ctx.requestId }, "could not settle a charge; refunding and answering 503");
       setErrorResponse(ctx, storageUnavailable("The usage charge of this request could not be recorded"));
