@@ -38,7 +38,7 @@ export interface Services {
   rateLimit: number;
   /** Failed authentications per minute per client address. */
   authFailureLimit: number;
-  /** Ids of the requests this process is working on (their pending charges and keys are not orphans). */
+  /** Ids of the requests this process is working on over this store, in any of its servers (their pending charges and keys are not orphans). */
   live: Set<string>;
   /**
    * Asks for a reconciliation of orphaned charges and in-flight keys (`Store.reconcile`) soon and
