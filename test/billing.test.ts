@@ -211,3 +211,26 @@ test("a second server on the same store refunds none of the first one's requests
     await h.stop();
   }
 });
+
+test("the 402 says how to raise the quota on a self-hosted server: a live key for the sandbox, synthd orgs set for a live plan", async () => {
+  const h = await startHarness();
+  try {
+    const id = await createTestModel(h);
+    const now = Date.now();
+    for (const env of ["test", "live"] as const) {
+      await h.store.chargeUsage(charge({ org: "acme", env, month: monthOf(now), rows: 100_000, quota: 100_000, request_id: `seed_${env}`, at_ms: now }));
+    }
+    const sandbox = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding: { num_rows: 1 } } });
+    assertError(sandbox, "quota_exceeded", undefined);
+    assert.match(sandbox.json.error.message, /used 100000 of its 100000 sandbox rows/);
+    assert.match(sandbox.json.error.message, /use a live key .*synthd keys create --org acme --env live/);
+    assert.match(sandbox.json.error.message, /synthd orgs set --org acme --live-quota N/);
+    const created = await call(h.url, "/v1/models", { key: h.keys.live, body: validCreateBody() });
+    assertError(created, "quota_exceeded", undefined);
+    assert.match(created.json.error.message, /raises the organization's plan with: synthd orgs set --org acme --live-quota N\.$/);
+    const docs = await fetch(sandbox.json.error.doc_url);
+    assert.match(await docs.text(), /synthd orgs set --org ORG --live-quota N/, "the error's doc_url says it too");
+  } finally {
+    await h.stop();
+  }
+});
