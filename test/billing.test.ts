@@ -11,7 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store, StoreWriteError, type ChargeRequest, type IdempotencyScope } from "../src/store";
 import { monthOf } from "../src/server/quota";
-import { assertError, call, createTestModel, startHarness } from "./server-helpers";
+import pino from "pino";
+import { startServer } from "../src/server/app";
+import { assertError, call, createTestModel, startHarness, validCreateBody } from "./server-helpers";
 
 function tempStore(): { store: Store; done: () => Promise<void> } {
   const dir = mkdtempSync(join(tmpdir(), "synthd-billing-"));
@@ -168,6 +170,66 @@ test("a refund that cannot be written is retried until the store takes it", asyn
     const deadline = Date.now() + 20_000;
     while ((await h.store.getUsage("acme", "test", month)) !== 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 200));
     assert.equal((await h.store.getUsage("acme", "test", month)), 0);
+  } finally {
+    await h.stop();
+  }
+});
+
+test("a second server on the same store refunds none of the first one's requests in flight: their charges stay and are settled", async () => {
+  const h = await startHarness();
+  let second: Awaited<ReturnType<typeof startServer>> | undefined;
+  try {
+    const r0 = await call(h.url, "/v1/models", { key: h.keys.live, body: validCreateBody() });
+    assert.equal(r0.status, 201, r0.text);
+    const id = r0.json.data.id as string;
+    const month = monthOf(Date.now());
+    // Hold the first server's generate inside the engine, its charge pending.
+    let entered!: () => void;
+    const inEngine = new Promise<void>((res) => (entered = res));
+    let release!: () => void;
+    const gate = new Promise<void>((res) => (release = res));
+    const generate = h.engine.generate.bind(h.engine);
+    h.engine.generate = async (...args) => {
+      entered();
+      await gate;
+      return generate(...args);
+    };
+    const pending = call(h.url, `/v1/models/${id}/generate`, { key: h.keys.live, body: { embedding: { num_rows: 25 } } });
+    await inEngine;
+    // A server started beside it (or again after a restart) reconciles at start: the first one's
+    // request is in flight in this process, not left by a dead one.
+    second = await startServer({ host: "127.0.0.1", port: 0, store: h.store, engine: h.engine, logger: pino({ level: "silent" }) });
+    assert.equal((await h.store.getUsage("acme", "live", month)), 25, "the charge is still taken");
+    release();
+    const r = await pending;
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await h.store.getUsage("acme", "live", month)), 25, "the delivered rows are billed");
+    assert.deepEqual((await h.store.ledgerEntries("acme", month)).map((e) => [e.kind, e.rows]), [["charge", 25]], "no refund in the ledger");
+    assert.equal((await h.store.getPendingCharge(r.headers.get("x-request-id")!)), undefined, "settled");
+  } finally {
+    await second?.close();
+    await h.stop();
+  }
+});
+
+test("the 402 says how to raise the quota on a self-hosted server: a live key for the sandbox, synthd orgs set for a live plan", async () => {
+  const h = await startHarness();
+  try {
+    const id = await createTestModel(h);
+    const now = Date.now();
+    for (const env of ["test", "live"] as const) {
+      await h.store.chargeUsage(charge({ org: "acme", env, month: monthOf(now), rows: 100_000, quota: 100_000, request_id: `seed_${env}`, at_ms: now }));
+    }
+    const sandbox = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding: { num_rows: 1 } } });
+    assertError(sandbox, "quota_exceeded", undefined);
+    assert.match(sandbox.json.error.message, /used 100000 of its 100000 sandbox rows/);
+    assert.match(sandbox.json.error.message, /use a live key .*synthd keys create --org acme --env live/);
+    assert.match(sandbox.json.error.message, /synthd orgs set --org acme --live-quota N/);
+    const created = await call(h.url, "/v1/models", { key: h.keys.live, body: validCreateBody() });
+    assertError(created, "quota_exceeded", undefined);
+    assert.match(created.json.error.message, /raises the organization's plan with: synthd orgs set --org acme --live-quota N\.$/);
+    const docs = await fetch(sandbox.json.error.doc_url);
+    assert.match(await docs.text(), /synthd orgs set --org ORG --live-quota N/, "the error's doc_url says it too");
   } finally {
     await h.stop();
   }

@@ -411,6 +411,10 @@ test("fencing: a write with an older claim's token is refused, the latest claim'
   assert.deepEqual(await s.getCheckpoint(m.id), { by: "new" });
   assert.equal((await s.updateModel(m.id, { status: "failed" }))?.status, "failed", "without a fence: unconditional");
   assert.deepEqual((await s.modelsWithStatus("failed")).map((x) => x.id), [m.id]);
+  // A training whose stop has not reached it yet: its model was set to another state meanwhile.
+  assert.equal(await s.updateModel(m.id, { status: "ready", current_epoch: 4 }, { by: "late" }, t2), undefined);
+  assert.equal((await s.getModel(m.id))?.status, "failed", "the latest claim does not bring back a model that left training");
+  assert.deepEqual(await s.getCheckpoint(m.id), { by: "new" });
 });
 
 test("checkpoints and metadata round-trip: typed arrays, Buffers, nesting and key order", async () => {

@@ -8,9 +8,11 @@
  * {@link outputFormat}).
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { accessSync, constants as fsConstants, existsSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Writable } from "node:stream";
 import {
+  InvalidRequestError,
   Synthd,
   Synthesizer,
   evaluate,
@@ -38,7 +40,48 @@ function client(opts: ClientOptions): Synthd {
   return new Synthd({ apiKey: opts.key, baseUrl: opts.url });
 }
 
-function parseConfig(json: string | undefined): ModelConfigInput | undefined {
+/** Every field of Create Model's `config` (checked complete against {@link ModelConfigInput} at compile time). */
+const CONFIG_FIELDS = Object.keys({
+  model_size: true,
+  embedding_dim: true,
+  batch_size: true,
+  learning_rate: true,
+  max_epochs: true,
+  max_training_time: true,
+  early_stop_patience: true,
+  privacy_enabled: true,
+  privacy_noise: true,
+  device: true,
+} satisfies Record<keyof ModelConfigInput, true>);
+
+/** Levenshtein distance of two short strings (for "did you mean" hints). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** ` (did you mean "x"?)` for the nearest of `known` within a third of `name`'s length (at least 2 edits), else "". */
+export function didYouMean(name: string, known: readonly string[]): string {
+  let best: string | undefined;
+  let bestD = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const k of known) {
+    const d = editDistance(name.toLowerCase(), k.toLowerCase());
+    if (d < bestD) [best, bestD] = [k, d];
+  }
+  return best === undefined ? "" : ` (did you mean "${best}"?)`;
+}
+
+/**
+ * `--config JSON`: a JSON object whose fields are Create Model's config fields.
+ * @throws Error naming the flag, e.g. `--config.max_epoch is not a training setting (did you mean "max_epochs"?)`,
+ *   before anything is read or sent.
+ */
+export function parseConfig(json: string | undefined): ModelConfigInput | undefined {
   if (json === undefined) return undefined;
   let v: unknown;
   try {
@@ -47,21 +90,58 @@ function parseConfig(json: string | undefined): ModelConfigInput | undefined {
     throw new Error(`--config is not valid JSON (${(e as Error).message}).`);
   }
   if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error("--config must be a JSON object.");
+  for (const k of Object.keys(v)) {
+    if (!CONFIG_FIELDS.includes(k)) {
+      throw new Error(`--config.${k} is not a training setting${didYouMean(k, CONFIG_FIELDS)}; the settings are ${CONFIG_FIELDS.join(", ")}.`);
+    }
+  }
   return v as ModelConfigInput;
 }
 
 /**
- * The value of a `JSON|FILE` option: `arg` parsed as JSON, or, when it does not start with `{`
- * and names an existing file, that file's contents parsed as JSON.
- * @throws Error naming `flag` when neither parses.
+ * The value of a `JSON|FILE` option: `arg` parsed as JSON when it starts with `{` or `[`, else
+ * the contents of the file it names, parsed as JSON.
+ * @throws Error naming `flag` and the file: missing, unreadable, or not JSON.
  */
 function readJsonArg(flag: string, arg: string): unknown {
-  const text = !arg.trimStart().startsWith("{") && existsSync(arg) ? readFileSync(arg, "utf8") : arg;
+  const inline = /^\s*[{[]/.test(arg);
+  let text = arg;
+  if (!inline) {
+    if (!existsSync(arg)) throw new Error(`${flag}: no file named ${arg} (give a JSON file or inline JSON starting with "{").`);
+    try {
+      text = readFileSync(arg, "utf8");
+    } catch (e) {
+      throw new Error(`${flag}: cannot read ${arg} (${(e as Error).message}).`);
+    }
+  }
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new Error(`${flag} is neither JSON nor a readable JSON file (${(e as Error).message}).`);
+    throw new Error(inline ? `${flag} is not valid JSON (${(e as Error).message}).` : `${flag}: ${arg} is not valid JSON (${(e as Error).message}).`);
   }
+}
+
+/**
+ * Checks that `-o FILE` can be written before any request: its directory exists and is writable,
+ * and FILE is not a directory (the rows would be generated and charged, then lost).
+ * @throws Error naming the path.
+ */
+export function checkOutputPath(output: string | undefined): void {
+  if (output === undefined) return;
+  const dir = dirname(output);
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    throw new Error(`-o ${output}: the directory ${dir} does not exist.`);
+  }
+  if (!st.isDirectory()) throw new Error(`-o ${output}: ${dir} is not a directory.`);
+  try {
+    accessSync(dir, fsConstants.W_OK);
+  } catch {
+    throw new Error(`-o ${output}: the directory ${dir} is not writable.`);
+  }
+  if (existsSync(output) && statSync(output).isDirectory()) throw new Error(`-o ${output} is a directory; give a file name.`);
 }
 
 /**
@@ -120,6 +200,8 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
   }
   if (opts.delta !== undefined && !(opts.delta > 0 && opts.delta < 1)) throw new Error("--delta must be in (0, 1).");
   const api = client(opts);
+  // The key and the server first: a wrong key or URL fails at once, not after scanning the file.
+  await api.models.list({ limit: 1 });
   const bar = progressBar("training |{bar}| epoch {value}/{total} | train_loss {train_loss} | val_loss {val_loss} | {status}");
   let started = false;
   const onProgress = (m: Model): void => {
@@ -154,6 +236,8 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
         ? { privacy: { epsilon: opts.epsilon, ...(opts.delta !== undefined ? { delta: opts.delta } : {}) } }
         : {}),
     });
+  } catch (e) {
+    throw flagOfConfigParam(e);
   } finally {
     if (started) bar.stop();
   }
@@ -164,6 +248,15 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
     );
   }
   process.stdout.write(`${m.id}\n`);
+}
+
+/** A server's `parameter_invalid` on `body.config.X`, reworded to name the flag `--config.X`; other errors as they are. */
+function flagOfConfigParam(e: unknown): unknown {
+  if (!(e instanceof InvalidRequestError) || !e.param?.startsWith("body.config.")) return e;
+  const field = e.param.slice("body.config.".length);
+  const flag = `--config.${field}`;
+  const msg = e.message.split(e.param).join(flag);
+  return Object.assign(new Error(msg.includes(flag) ? msg : `${flag}: ${msg}`), { code: e.code });
 }
 
 /** Options of `synthd sample`. */
@@ -236,6 +329,7 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
   if (opts.numRows === undefined) throw new Error("give -n N (rows to generate) or --seed-data FILE.csv.");
   const where = parseWhere(opts.where);
   const format = outputFormat(opts);
+  checkOutputPath(opts.output);
   const api = client(opts);
   const synth = await Synthesizer.fromModel(api, id);
   const sampleOpts = {
@@ -262,6 +356,7 @@ export async function imputeCommand(id: string, file: string, opts: ImputeComman
 
 async function seededCommand(id: string, file: string, opts: ImputeCommandOptions): Promise<void> {
   const format = outputFormat(opts);
+  checkOutputPath(opts.output);
   const api = client(opts);
   const synth = await Synthesizer.fromModel(api, id);
   await writeOutput(opts.output, (dest, onProgress) => synth.writeFile(dest, { ...common(opts), seedFile: file, format, onProgress }));

@@ -18,7 +18,7 @@ import {
   modelsRemoveCommand,
   evaluateCommand,
 } from "./client-commands";
-import { OUTPUT_FORMATS } from "../sdk/formats";
+import { OUTPUT_EXTENSIONS, OUTPUT_FORMATS } from "../sdk/formats";
 import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission-queue";
 import { parseByteSize } from "../engine/budget";
 import { FORWARDED_HEADERS, TrustedProxies } from "../server/clientAddress";
@@ -87,6 +87,19 @@ function formatOption(): Option {
   return new Option("--format <format>", "output format; wins over -o's extension (default: by -o's extension, else csv)").choices(OUTPUT_FORMATS);
 }
 
+/** `-o`'s help: the extensions of each format, from the table `formatOfPath` reads (`.csv; .parquet, .pq; ...`). */
+function outputHelp(extra: string): string {
+  const byFormat = OUTPUT_FORMATS.map((f) => Object.keys(OUTPUT_EXTENSIONS).filter((e) => OUTPUT_EXTENSIONS[e] === f).join(", "));
+  return `output file, format by extension: ${byFormat.join("; ")} (${extra})`;
+}
+
+/** `serve --help`'s list of the environment variables it reads besides its options' own. */
+const SERVE_ENVIRONMENT = `
+Environment (besides the options' own):
+  SYNTHD_RATE_LIMIT      default requests per minute per organization (60); synthd orgs set overrides it per organization
+  SYNTHD_DOCS_URL        base of error.doc_url in error responses (default: this server's own URL)
+  SYNTHD_INTERNAL_TOKEN  shared topology: the secret front ends send to workers (the same on every worker)`;
+
 /** Builds the program; exported so tests can drive it without a child process. */
 export function buildProgram(): Command {
   const program = new Command("synthd")
@@ -137,6 +150,7 @@ export function buildProgram(): Command {
         .env("SYNTHD_FORWARDED_HEADER")
         .default("x-forwarded-for"),
     )
+    .addHelpText("after", SERVE_ENVIRONMENT)
     .action(serveCommand);
 
   program
@@ -164,6 +178,7 @@ export function buildProgram(): Command {
         .argParser(int("--shutdown-timeout", 100)),
     )
     .option("--debug", "debug-level logs", false)
+    .addHelpText("after", "\nEnvironment (besides the options' own):\n  SYNTHD_INTERNAL_TOKEN  the secret front ends send to workers (the same on every front end)")
     .action(workerCommand);
 
   program
@@ -208,7 +223,7 @@ export function buildProgram(): Command {
       .description("generate rows from a model and write them as CSV, Parquet or Arrow (CSV on stdout without -o)")
       .argument("<model_id>")
       .option("-n, --num-rows <n>", "rows to generate (not with --seed-data)", int("-n", 1))
-      .option("-o, --output <file>", "output file, format by extension: .csv, .parquet, .arrow (written whole or not at all)")
+      .option("-o, --output <file>", outputHelp("written whole or not at all"))
       .addOption(formatOption())
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))
@@ -228,7 +243,7 @@ export function buildProgram(): Command {
       .description("fill the blank cells of a CSV from a model (one output row per input row; non-blank cells kept byte for byte)")
       .argument("<model_id>")
       .argument("<file>", "CSV with a header row; its columns must be columns of the model")
-      .option("-o, --output <file>", "output file, format by extension: .csv, .parquet, .arrow (written whole or not at all; stdout without -o)")
+      .option("-o, --output <file>", outputHelp("written whole or not at all; stdout without -o"))
       .addOption(formatOption())
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))

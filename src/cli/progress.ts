@@ -1,15 +1,46 @@
 /**
  * Progress bars on stderr for `synthd fit` and `synthd sample` (cli-progress). On a terminal the
  * bar redraws in place; when stderr is not a terminal (CI logs, pipes) a line is printed every
- * few seconds instead, so long jobs still show signs of life without flooding the log.
+ * few seconds instead, so long jobs still show signs of life without flooding the log, and a line
+ * equal to the one before it (cli-progress draws the bar again when it stops) is left out.
  */
 import { SingleBar } from "cli-progress";
 
-/** A bar whose payload fields (e.g. `train_loss`) can be shown in `format` as `{name}`. */
-export function progressBar(format: string): SingleBar {
+/** The stream cli-progress writes to: what its terminal wrapper uses of a stream. */
+type BarStream = NodeJS.WritableStream & { isTTY?: boolean };
+
+/**
+ * A non-terminal stream for a bar: passes each line on once, leaving out empty lines and a line
+ * equal to the last one written (cli-progress writes a line's text, then its newline, separately).
+ */
+export function distinctLines(out: NodeJS.WritableStream): BarStream {
+  let line = "";
+  let last: string | undefined;
+  const write = (chunk: string | Uint8Array): boolean => {
+    line += chunk.toString();
+    let nl: number;
+    while ((nl = line.indexOf("\n")) >= 0) {
+      const text = line.slice(0, nl);
+      line = line.slice(nl + 1);
+      if (text !== "" && text !== last) {
+        out.write(`${text}\n`);
+        last = text;
+      }
+    }
+    return true;
+  };
+  return { isTTY: false, write } as unknown as BarStream;
+}
+
+/**
+ * A bar whose payload fields (e.g. `train_loss`) can be shown in `format` as `{name}`, on
+ * `stream` (default stderr; see the module comment for non-terminals).
+ */
+export function progressBar(format: string, stream: NodeJS.WriteStream | NodeJS.WritableStream = process.stderr): SingleBar {
+  const tty = (stream as { isTTY?: boolean }).isTTY === true;
   return new SingleBar({
     format,
-    stream: process.stderr,
+    stream: tty ? stream : distinctLines(stream),
     hideCursor: true,
     clearOnComplete: false,
     noTTYOutput: true,

@@ -38,8 +38,8 @@ export type OutputFormat = "csv" | "parquet" | "arrow";
 /** Every {@link OutputFormat}, for flag validation and messages. */
 export const OUTPUT_FORMATS: readonly OutputFormat[] = Object.freeze(["csv", "parquet", "arrow"]);
 
-/** File name extensions (lower case, with the dot) that name a format. */
-const EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.freeze({
+/** File name extensions (lower case, with the dot) that name a format ({@link formatOfPath}). */
+export const OUTPUT_EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.freeze({
   ".csv": "csv",
   ".parquet": "parquet",
   ".pq": "parquet",
@@ -53,7 +53,7 @@ const EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.freeze({
  * -> parquet; `.arrow`, `.feather`, `.ipc` -> arrow; anything else -> undefined.
  */
 export function formatOfPath(path: string): OutputFormat | undefined {
-  return EXTENSIONS[extname(path).toLowerCase()];
+  return OUTPUT_EXTENSIONS[extname(path).toLowerCase()];
 }
 
 /**

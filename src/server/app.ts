@@ -106,12 +106,31 @@ const PEER_RECONCILE_MS = 5_000;
 const RECONCILE_RETRY_MS = 5_000;
 
 /**
+ * The requests in flight on each store object, over every server of this process that serves it.
+ * A store object is one owner of pending charges and in-flight keys (one LMDB environment; one
+ * PostgreSQL instance id), so a reconciliation must spare the requests of every server on it, not
+ * only those of the server that runs it: a second server on the same store object (a front end
+ * started beside another, or again after a restart) would otherwise refund a charge the first one
+ * is about to settle, and its rows would be delivered unbilled.
+ */
+const liveByStore = new WeakMap<StoreApi, Set<string>>();
+
+/** The set of requests in flight on `store` in this process (one per store object, shared by its servers). */
+function liveRequestsOf(store: StoreApi): Set<string> {
+  let live = liveByStore.get(store);
+  if (live === undefined) liveByStore.set(store, (live = new Set()));
+  return live;
+}
+
+/**
  * Starts the HTTP server (contract: all endpoints under `/v1`, plus the public `/docs/errors`).
  * The port is bound exclusively (no `SO_REUSEPORT`): a second server on the same port fails.
  *
- * The server assumes it is the only one serving `opts.store`: at start it loads the persisted rate
- * counters (its HTTP thread is then their only admitter), refunds the pending charges and releases
- * the idempotency records left in flight by a previous process (`Store.reconcile`), and sweeps expired records (again every 10 minutes).
+ * The server assumes it is the only process serving `opts.store`'s embedded store: at start it loads
+ * the persisted rate counters (its HTTP thread is then their only admitter), refunds the pending
+ * charges and releases the idempotency records left in flight by a previous process
+ * (`Store.reconcile`), and sweeps expired records (again every 10 minutes). Servers of this process
+ * on the same store object share its set of requests in flight, so none of them refunds another's.
  * @throws Error when the address cannot be bound (in use, or not an address of this host), or a
  *   trusted proxy is neither an IP address nor a CIDR range.
  */
@@ -131,7 +150,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     authFailureLimit: opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT,
     trustedProxies: TrustedProxies.parse(opts.trustedProxies ?? []),
     forwardedHeader: opts.forwardedHeader ?? "x-forwarded-for",
-    live: new Set(),
+    live: liveRequestsOf(opts.store),
     reconcileSoon: () => undefined,
     ...(opts.sharedLimiter === undefined ? {} : { sharedLimiter: opts.sharedLimiter }),
   };
@@ -140,9 +159,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   // An awaited write transaction: every write queued before it (e.g. by a server that ran on
   // this store in this process) is committed once it resolves, so the counters read next are current.
-  // Crash recovery: charges still pending and keys still in flight were left by a process that
-  // died mid-request (nothing of theirs was sent): refund them and release the keys.
-  const rec = await opts.store.reconcile(new Set(), clock());
+  // Crash recovery: charges still pending and keys still in flight, but not of a request another
+  // server of this process is working on, were left by a process that died mid-request (nothing
+  // of theirs was sent): refund them and release the keys.
+  const rec = await opts.store.reconcile(services.live, clock());
   if (rec.charges > 0 || rec.released > 0) {
     logger.warn({ refunded_rows: rec.refunded_rows, charges: rec.charges, released_keys: rec.released }, "reconciled requests left unfinished by a previous process");
   }

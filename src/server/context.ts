@@ -43,7 +43,7 @@ export interface Services {
   trustedProxies: TrustedProxies;
   /** The forwarding header those proxies write (`--forwarded-header`). */
   forwardedHeader: ForwardedHeader;
-  /** Ids of the requests this process is working on (their pending charges and keys are not orphans). */
+  /** Ids of the requests this process is working on over this store, in any of its servers (their pending charges and keys are not orphans). */
   live: Set<string>;
   /**
    * Asks for a reconciliation of orphaned charges and in-flight keys (`Store.reconcile`) soon and

@@ -42,13 +42,25 @@ function envName(env: Environment): string {
   return env === "test" ? "sandbox" : "live";
 }
 
-/** The 402 error for (caller, month). */
+/**
+ * How a self-hosted server's operator raises the quota of `auth`'s environment: the sandbox's free
+ * tier is fixed, so a live key (whose quota is the org's plan); a live plan with `synthd orgs set`.
+ */
+export function quotaHint(auth: Auth): string {
+  const set = `synthd orgs set --org ${auth.org} --live-quota N`;
+  return auth.env === "test"
+    ? `The sandbox's free tier is fixed; for more, use a live key (on a self-hosted server: synthd keys create --org ${auth.org} --env live), ` +
+        `whose monthly rows are the organization's plan (${set}).`
+    : `On a self-hosted server the operator raises the organization's plan with: ${set}.`;
+}
+
+/** The 402 error for (caller, month): what was used, when it resets, and how to raise it ({@link quotaHint}). */
 function quotaExceeded(auth: Auth, month: string, used: number, quota: number, asked?: number): ApiError {
   const ask = asked === undefined ? "" : ` This request asks for ${asked} rows.`;
   return new ApiError(
     "quota_exceeded",
     `Your organization has used ${used} of its ${quota} ${envName(auth.env)} rows for ${month}.${ask} ` +
-      `The quota resets at ${nextMonthStart(month)}.`,
+      `The quota resets at ${nextMonthStart(month)}. ${quotaHint(auth)}`,
   );
 }
 

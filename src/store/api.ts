@@ -89,9 +89,11 @@ export interface StoreApi {
   /**
    * Applies `patch` to a model that still exists and sets `updated_at`; optionally writes its
    * checkpoint in the same transaction. With `fence` (from {@link claimTraining}) the write
-   * happens only while that claim is the model's latest: a training that another worker has taken
-   * over since cannot overwrite newer state. Resolves to the updated record, or undefined when the
-   * model is gone or the fence is stale. A model never claimed has fence 0.
+   * happens only while that claim is the model's latest and the model is still `training`: a
+   * training that another worker has taken over since, or whose model was stopped and set to
+   * another state meanwhile (a stop that reached no worker yet: the shared topology's stop is a
+   * message), cannot overwrite newer state. Resolves to the updated record, or undefined when the
+   * model is gone, the fence is stale or the model no longer trains. A model never claimed has fence 0.
    */
   updateModel(id: string, patch: ModelPatch, checkpoint?: unknown, fence?: number): Promise<ModelRecord | undefined>;
   /**

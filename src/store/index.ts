@@ -424,7 +424,7 @@ export class Store implements StoreApi {
     return this.write(() => {
       const cur = this.models.get(id);
       if (cur === undefined) return undefined;
-      if (fence !== undefined && (this.fences.get(id) ?? 0) !== fence) return undefined;
+      if (fence !== undefined && ((this.fences.get(id) ?? 0) !== fence || cur.status !== "training")) return undefined;
       const next: ModelRecord = { ...cur, ...patch, updated_at: new Date().toISOString() };
       this.models.put(id, next);
       if (checkpoint !== undefined) this.checkpoints.put(id, checkpoint);

@@ -336,7 +336,7 @@ export class PgStore implements StoreApi {
       const [cur] = (
         fence === undefined
           ? await c.query<ModelRow>("SELECT record FROM models WHERE id = $1 FOR UPDATE", [id])
-          : await c.query<ModelRow>("SELECT record FROM models WHERE id = $1 AND train_fence = $2 FOR UPDATE", [id, fence])
+          : await c.query<ModelRow>("SELECT record FROM models WHERE id = $1 AND train_fence = $2 AND status = 'training' FOR UPDATE", [id, fence])
       ).rows;
       if (cur === undefined) return undefined;
       const next: ModelRecord = { ...cur.record, ...patch, updated_at: new Date().toISOString() };

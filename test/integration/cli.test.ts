@@ -86,7 +86,7 @@ const BAD_KINDS: [string, string, string[], RegExp][] = [
   ["mixed date formats in one column", dates(5), [], /line 7, column "d": "03\/04\/2001"/],
   ["an override naming an unknown column", dates(-1), ["--columns", '{"nope": {"type": "id"}}'], /no column "nope"/],
   ["a datetime format that does not parse the column", dates(-1), ["--columns", '{"d": {"type": "datetime", "format": "dd.MM.yyyy"}}'], /line 2, column "d"/],
-  ["--columns that is not JSON", dates(-1), ["--columns", "{nope"], /--columns is neither JSON nor a readable JSON file/],
+  ["--columns that is not JSON", dates(-1), ["--columns", "{nope"], /--columns is not valid JSON/],
   ["--columns FILE naming an unknown column", dates(-1), ["--columns", "COLUMNS_FILE"], /no column "ghost"/],
 ];
 

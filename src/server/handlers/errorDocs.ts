@@ -21,7 +21,9 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   training_service_unavailable: "The training service is temporarily unavailable (no worker can take the work, or the server's storage is full; nothing was changed or charged). Retry after the Retry-After seconds.",
   idempotency_key_in_use: "A concurrent request with the same Idempotency-Key is still in progress.",
   quota_exceeded:
-    "The organization's monthly row quota (per environment, calendar month UTC) is used up, or a Generate request would cross it; nothing was charged.",
+    "The organization's monthly row quota (per environment, calendar month UTC) is used up, or a Generate request would cross it; nothing was charged. " +
+    "The sandbox (svc_test_ keys) has a fixed free tier of 100,000 rows; live keys have the organization's plan. On a self-hosted server " +
+    "the operator creates a live key (synthd keys create --org ORG --env live) and sets the plan (synthd orgs set --org ORG --live-quota N).",
   rate_limit_exceeded:
     "The organization exceeded its request rate limit, or this address sent too many requests with a missing or invalid key. Retry after the Retry-After seconds.",
   internal_error: "An unexpected server error. Quote the request_id when reporting it.",
