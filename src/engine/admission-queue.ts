@@ -33,11 +33,14 @@
  */
 export const DEFAULT_MAX_TRAINING_PER_ORG = 2;
 /**
- * Default models one org may have waiting to train. 16: a batch of models is accepted and runs
- * in turn, while a runaway client gets 503 instead of filling the queue (and, after a restart,
- * the resume backlog) with work for hours.
+ * Default models one org may have waiting to train. 1,000: a waiting model costs its record and
+ * metadata on disk and a {@link Ticket} in memory (its metadata is read back only when it
+ * starts), so a burst of creates is queued rather than refused (the contract's Create Model
+ * answers 201 `training`); the bound only stops a runaway client from filling the queue (and,
+ * after a restart, the resume backlog) without end. Beyond it a create gets 429
+ * `rate_limit_exceeded` with Retry-After.
  */
-export const DEFAULT_MAX_QUEUED_PER_ORG = 16;
+export const DEFAULT_MAX_QUEUED_PER_ORG = 1000;
 
 /** A model waiting for, or holding, part of the training budget. */
 export interface Ticket {
@@ -160,6 +163,11 @@ export class AdmissionQueue {
   /** Running models, in start order. */
   runningTickets(): Ticket[] {
     return [...this.running.values()];
+  }
+
+  /** Number of waiting models. */
+  get waitingCount(): number {
+    return this.waiting.length;
   }
 
   /** Waiting models, in queue order. */
