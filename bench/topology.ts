@@ -195,6 +195,8 @@ export interface TopologyOptions {
   startTimeoutMs?: number;
   /** `--workers` (engine threads) of each worker process; default 1. */
   threads?: number;
+  /** More arguments of every `synthd worker` (e.g. `--memory-budget 2GiB`). */
+  workerArgs?: string[];
 }
 
 /** A running deployment: N workers and M front ends on one database and one Redis prefix. */
@@ -211,6 +213,7 @@ export class Topology {
     private readonly lockDurationMs: number,
     private readonly startTimeoutMs: number,
     private readonly threads: number,
+    private readonly workerArgs: string[],
   ) {}
 
   /**
@@ -221,7 +224,7 @@ export class Topology {
   static async start(opts: TopologyOptions = {}): Promise<Topology> {
     const db = await freshDatabase();
     const prefix = `synthd_t_${randomBytes(6).toString("hex")}`;
-    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000, opts.threads ?? 1);
+    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000, opts.threads ?? 1, opts.workerArgs ?? []);
     try {
       await cli(["migrate", "--database", db.url]);
       await Promise.all([
@@ -249,6 +252,7 @@ export class Topology {
       String(this.threads),
       "--lock-duration",
       String(this.lockDurationMs),
+      ...this.workerArgs,
     ]);
     this.procs.push(p);
     const m = await p.waitFor("ready line", () => /synthd worker (wrk_[0-9a-f]+) serving (http:\/\/\S+)/.exec(p.stdout) ?? undefined, this.startTimeoutMs);
