@@ -23,7 +23,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   quota_exceeded:
     "The organization's monthly row quota (per environment, calendar month UTC) is used up, or a Generate request would cross it; nothing was charged.",
   rate_limit_exceeded:
-    "The organization exceeded its request rate limit, or this address sent too many requests with a missing or invalid key. Retry after the Retry-After seconds.",
+    "The organization exceeded its request rate limit, this address sent too many requests with a missing or invalid key, " +
+    "or (Create Model) the organization already has the most models waiting to train that the server queues. Retry after the Retry-After seconds.",
   internal_error: "An unexpected server error. Quote the request_id when reporting it.",
   request_too_large:
     "The request body exceeds the server's size limit (16 MiB by default). The answer comes once the body has been received " +
