@@ -82,6 +82,8 @@ interface Hold {
 export class AdmissionQueue {
   /** Waiting models in queue order (`createdMs`, ties by arrival). */
   private readonly waiting: Ticket[] = [];
+  /** Ids of {@link waiting}, so that membership is O(1) with thousands of waiting models. */
+  private readonly waitingSet = new Set<string>();
   private readonly running = new Map<string, Ticket>();
   private holds: Hold[] = [];
   private unaccounted = 0;
@@ -157,7 +159,7 @@ export class AdmissionQueue {
 
   /** True while `id` waits in the queue. */
   isWaiting(id: string): boolean {
-    return this.waiting.some((t) => t.id === id);
+    return this.waitingSet.has(id);
   }
 
   /** Running models, in start order. */
@@ -225,6 +227,7 @@ export class AdmissionQueue {
     let i = this.waiting.length;
     while (i > 0 && this.waiting[i - 1].createdMs > t.createdMs) i--;
     this.waiting.splice(i, 0, { ...t });
+    this.waitingSet.add(t.id);
   }
 
   /** Runs the policy: moves the models that start now from waiting to running and returns them (in order). */
@@ -232,6 +235,7 @@ export class AdmissionQueue {
     const { admitted } = plan(this.waiting, this.runningPerOrg(), this.freeBytes, this.limits);
     for (const t of admitted) {
       this.waiting.splice(this.waiting.indexOf(t), 1);
+      this.waitingSet.delete(t.id);
       this.running.set(t.id, t);
     }
     return [...admitted];
@@ -250,9 +254,11 @@ export class AdmissionQueue {
 
   /** Removes a waiting model (e.g. deleted). Returns false when it was not waiting. */
   remove(id: string): boolean {
-    const i = this.waiting.findIndex((t) => t.id === id);
-    if (i < 0) return false;
-    this.waiting.splice(i, 1);
+    if (!this.waitingSet.delete(id)) return false;
+    this.waiting.splice(
+      this.waiting.findIndex((t) => t.id === id),
+      1,
+    );
     return true;
   }
 
