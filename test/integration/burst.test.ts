@@ -32,6 +32,7 @@ class RssSampler {
     this.max = pids.map(() => 0);
     this.sample();
     this.timer = setInterval(() => this.sample(), 25);
+    this.timer.unref();
   }
   private sample(): void {
     this.pids.forEach((pid, i) => {
@@ -100,10 +101,11 @@ const GiB = (n: number): string => `${(n / 2 ** 30).toFixed(2)} GiB`;
 test("embedded: 100 creates in a burst from one org are all 201 training, all end ready, RSS under the budget throughout", async (t) => {
   const dir = tempDir("synthd-burst-");
   let server: ServerProcess | undefined;
+  let sampler: RssSampler | undefined;
   try {
     server = await startServer(join(dir, "store"), ["--memory-budget", BUDGET, "--workers", "2"]);
     const key = server.sandboxKey!;
-    const sampler = new RssSampler([server.child.pid!]);
+    sampler = new RssSampler([server.child.pid!]);
     const started = performance.now();
     const ids = acceptedIds(await burst([server.url], key));
     const status = await untilAllDone(server.url, key, ids, 600_000);
@@ -112,6 +114,7 @@ test("embedded: 100 creates in a burst from one org are all 201 training, all en
     t.diagnostic(`embedded: ${CREATES} ready in ${((performance.now() - started) / 1000).toFixed(1)} s; peak RSS ${GiB(sampler.max[0])} (budget ${BUDGET})`);
     assert.ok(sampler.max[0] > 0 && sampler.max[0] < BUDGET_BYTES, `peak RSS ${sampler.max[0]} vs budget ${BUDGET_BYTES}`);
   } finally {
+    sampler?.stop();
     await server?.kill("SIGKILL");
     removeDir(dir);
   }
@@ -119,10 +122,11 @@ test("embedded: 100 creates in a burst from one org are all 201 training, all en
 
 test("shared topology: 100 creates in a burst from one org over two front ends are all 201 training, all end ready, each worker's RSS under its budget", async (t) => {
   const topo = await Topology.start({ workers: 2, frontEnds: 2, workerArgs: ["--memory-budget", BUDGET] });
+  let sampler: RssSampler | undefined;
   try {
     const key = await topo.createKey("org_burst");
     const pids = [...topo.workers, ...topo.frontEnds].map((p) => p.child.pid!);
-    const sampler = new RssSampler(pids);
+    sampler = new RssSampler(pids);
     const started = performance.now();
     const ids = acceptedIds(await burst(topo.frontEnds.map((f) => f.url), key));
     const status = await untilAllDone(topo.frontEnds[0].url, key, ids, 600_000);
@@ -138,6 +142,7 @@ test("shared topology: 100 creates in a burst from one org over two front ends a
     const trainedBy = new Set(topo.workerLogs((l) => l.msg === "training job taken").map((h) => h.worker.id));
     assert.equal(trainedBy.size, 2, "both workers trained models of the burst");
   } finally {
+    sampler?.stop();
     await topo.close();
   }
 });
