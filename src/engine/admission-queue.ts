@@ -255,10 +255,7 @@ export class AdmissionQueue {
   /** Removes a waiting model (e.g. deleted). Returns false when it was not waiting. */
   remove(id: string): boolean {
     if (!this.waitingSet.delete(id)) return false;
-    this.waiting.splice(
-      this.waiting.findIndex((t) => t.id === id),
-      1,
-    );
+    this.waiting.splice(this.waiting.findIndex((t) => t.id === id), 1);
     return true;
   }
 

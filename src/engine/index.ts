@@ -38,10 +38,11 @@
  * (id, org, estimate, create time); its metadata stays in the store until its task starts. The
  * reservation is released when the model's task ends (ready, failed, stopped, deleted) and the
  * queue advances; a waiting model that is stopped (deleted) leaves the queue at once, a training
- * one at its next step boundary (its reservation is held until then: the memory is in use). Memory the process holds beyond its base and the
- * reservations (measured RSS: caches and buffers of finished models, garbage not yet collected)
- * also counts against the budget; while it holds back a waiting model the engine re-measures every
- * {@link RETRY_BLOCKED_MS} ms and, with nothing training, drops the workers' idle generator caches.
+ * one at its next step boundary (its reservation is held until then: the memory is in use).
+ * Memory the process holds beyond its base and the reservations (measured RSS: caches and
+ * buffers of finished models, garbage not yet collected) also counts against the budget; while
+ * it holds back a waiting model the engine re-measures every {@link RETRY_BLOCKED_MS} ms and,
+ * with nothing training, drops the workers' idle generator caches.
  * A worker death keeps the model's reservation while it is resumed (released once it fails for good).
  *
  * Shutdown (`close`): new work is refused (EngineUnavailableError), every training loop is halted

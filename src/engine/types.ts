@@ -6,10 +6,10 @@
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 
 /**
- * Thrown when the engine cannot take work (all workers down, queue full, shutting down). The server maps it to
- * 503 `training_service_unavailable` with `Retry-After` (`retryAfterSeconds`). `publicReason`,
- * when set, is a sentence for the client (it becomes the error message, followed by the wait);
- * otherwise the message is generic and `message` is only logged.
+ * Thrown when the engine cannot take work (all workers down, queue full, shutting down). The
+ * server maps it to 503 `training_service_unavailable` with `Retry-After` (`retryAfterSeconds`).
+ * `publicReason`, when set, is a sentence for the client (it becomes the error message, followed
+ * by the wait); otherwise the message is generic and `message` is only logged.
  */
 export class EngineUnavailableError extends Error {
   constructor(
