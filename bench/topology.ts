@@ -201,6 +201,8 @@ export interface TopologyOptions {
   startTimeoutMs?: number;
   /** `--workers` (engine threads) of each worker process; default 1. */
   threads?: number;
+  /** More arguments of every `synthd worker` (e.g. `--memory-budget 2GiB`). */
+  workerArgs?: string[];
   /** More arguments of every front end's `synthd serve`, e.g. `["--trusted-proxy", "10.0.0.0/8"]`. */
   frontEndArgs?: string[];
   /** Redis of this deployment; default {@link REDIS_URL}. */
@@ -231,6 +233,7 @@ export class Topology {
     private readonly threads: number,
     readonly redisUrl: string,
     private readonly frontEndArgs: string[] = [],
+    private readonly workerArgs: string[] = [],
   ) {}
 
   /**
@@ -241,7 +244,7 @@ export class Topology {
   static async start(opts: TopologyOptions = {}): Promise<Topology> {
     const db = await freshDatabase();
     const prefix = `synthd_t_${randomBytes(6).toString("hex")}`;
-    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000, opts.threads ?? 1, opts.redisUrl ?? REDIS_URL, opts.frontEndArgs);
+    const t = new Topology(db.url, prefix, db.drop, opts.lockDurationMs ?? 3000, opts.startTimeoutMs ?? 60_000, opts.threads ?? 1, opts.redisUrl ?? REDIS_URL, opts.frontEndArgs, opts.workerArgs);
     try {
       await cli(["migrate", "--database", db.url]);
       await Promise.all([
@@ -264,7 +267,7 @@ export class Topology {
   async startWorker(extra: ProcExtras = {}): Promise<WorkerProc> {
     const p = new Proc(
       `worker ${this.workers.length + 1}`,
-      ["worker", ...this.deploymentArgs(), "--workers", String(this.threads), "--lock-duration", String(this.lockDurationMs), ...(extra.args ?? [])],
+      ["worker", ...this.deploymentArgs(), "--workers", String(this.threads), "--lock-duration", String(this.lockDurationMs), ...this.workerArgs, ...(extra.args ?? [])],
       extra.env,
     );
     this.procs.push(p);

@@ -13,7 +13,7 @@ import pino from "pino";
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, pairBlockShapes, type EstimateConfig } from "../src/engine/admission";
 import { AdmissionQueue, HOLD_TTL_MS, type QueueLimits } from "../src/engine/admission-queue";
 import { formatBytes, machineMemory, parseByteSize } from "../src/engine/budget";
-import { createEngine, EngineUnavailableError, ModelTooLargeError, type EngineOptions, type PoolEngine } from "../src/engine";
+import { createEngine, DEFAULT_MAX_QUEUED_PER_ORG, ModelTooLargeError, OrgQueueFullError, type EngineOptions, type PoolEngine } from "../src/engine";
 import { buildTargets, generatorSpec, layoutOf, paramCount } from "../src/model";
 import { analyzeTable } from "../src/sdk/metadata";
 import { newModelId, Store, type ModelRecord, type StoreApi } from "../src/store";
@@ -325,7 +325,7 @@ async function addModelAt(store: Store, config: ModelConfig, createdAt: string):
 }
 const ended = async (store: StoreApi, id: string): Promise<boolean> => (await status(store, id)).status !== "training";
 
-test("engine: a model that can never fit is refused with the field to lower; the org's queue bound gives 503", async () => {
+test("engine: a model that can never fit is refused with the field to lower; the org's queue bound gives OrgQueueFullError (429)", async () => {
   const e = env();
   try {
     // A budget of the process's current RSS plus 2 GiB: the base takes the RSS plus headroom.
@@ -342,8 +342,7 @@ test("engine: a model that can never fit is refused with the field to lower; the
     engine.admissionCheck(small, TINY_META, "o"); // waits (org limit 1)
     assert.throws(
       () => engine.admissionCheck(small, TINY_META, "o"),
-      (err: unknown) =>
-        err instanceof EngineUnavailableError && err.retryAfterSeconds > 0 && /already has 1 model waiting/.test(err.publicReason ?? ""),
+      (err: unknown) => err instanceof OrgQueueFullError && err.retryAfterSeconds > 0 && err.limit === 1 && /already has 1 model waiting/.test(err.message),
     );
     engine.admissionCheck(small, TINY_META, "other-org");
 
@@ -353,6 +352,25 @@ test("engine: a model that can never fit is refused with the field to lower; the
     await until(() => ended(e.store, id), "the unservable model to fail");
     assert.equal((await status(e.store, id)).status, "failed");
     assert.match((await status(e.store, id)).error?.message ?? "", /needs an estimated/);
+  } finally {
+    await e.done();
+  }
+});
+
+test("engine: by default an org's burst of 1,000 creates beyond its training slots is queued, the next one gets OrgQueueFullError; other orgs are not held back", async () => {
+  const e = env();
+  try {
+    const engine = await start(e);
+    assert.equal(DEFAULT_MAX_QUEUED_PER_ORG, 1000);
+    const small = fastConfig(2);
+    const slots = engine.admission().maxTrainingPerOrg;
+    // Concurrent creates: each admission check holds its place until the model is queued.
+    for (let i = 0; i < slots + DEFAULT_MAX_QUEUED_PER_ORG; i++) engine.admissionCheck(small, TINY_META, "burst");
+    assert.throws(
+      () => engine.admissionCheck(small, TINY_META, "burst"),
+      (err: unknown) => err instanceof OrgQueueFullError && err.limit === 1000 && err.retryAfterSeconds > 0 && /already has 1000 models waiting/.test(err.message),
+    );
+    engine.admissionCheck(small, TINY_META, "other-org");
   } finally {
     await e.done();
   }

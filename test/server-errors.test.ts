@@ -4,7 +4,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { EngineUnavailableError, GenerateInputError } from "../src/engine/types";
+import { EngineUnavailableError, GenerateInputError, OrgQueueFullError } from "../src/engine/types";
 import { MAX_ROWS_PER_REQUEST } from "../src/types";
 import { assertError, call, createTestModel, startHarness, validCreateBody, type Harness } from "./server-helpers";
 
@@ -255,17 +255,39 @@ describe("engine failures", () => {
     assert.equal(list.json.data.some((m: any) => m.id === trained.id), false);
   });
 
-  test("an unavailable engine on generate and on delete is 503 with Retry-After", async () => {
+  test("an unavailable engine on generate is 503 with Retry-After; on delete the model is deleted anyway and the failed stop logged", async () => {
     const id = await newModel();
     h.engine.fail.generate = new EngineUnavailableError("restarting");
     const g = await call(h.url, `/v1/models/${id}/generate`, { key: h.keys.test, body: { embedding: { num_rows: 1 } } });
     assertError(g, "training_service_unavailable", undefined);
     assert.match(g.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
+    // The delete does not depend on reaching the training: its next write finds no model.
     h.engine.fail.stop = new EngineUnavailableError("restarting", 2);
     const d = await call(h.url, `/v1/models/${id}`, { key: h.keys.test, method: "DELETE" });
-    assertError(d, "training_service_unavailable", undefined);
-    assert.equal(d.headers.get("retry-after"), "2");
-    assert.equal((await call(h.url, `/v1/models/${id}`, { key: h.keys.test })).status, 200, "not deleted; retry later");
+    assert.equal(d.status, 204);
+    assert.equal((await call(h.url, `/v1/models/${id}`, { key: h.keys.test })).status, 404);
+    assert.equal(await h.store.getModel(id), undefined);
+    assert.ok(h.engine.calls.some((c) => c.op === "stop" && c.id === id), "the engine was asked to stop it");
+    for (let i = 0; i < 100 && !h.logs.some((l) => l.includes(id) && l.includes("could not be stopped now")); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(h.logs.some((l) => l.includes(id) && l.includes("could not be stopped now")), "the failed stop is logged");
+  });
+
+  test("an org whose training queue is full gets 429 rate_limit_exceeded with Retry-After and the X-RateLimit headers; nothing is stored", async () => {
+    const before = (await call(h.url, "/v1/models?limit=100", { key: h.keys.other })).json.data.length;
+    const admissionCheck = h.engine.admissionCheck;
+    h.engine.admissionCheck = () => {
+      throw new OrgQueueFullError("Your organization already has 1000 models waiting to train, the most this server queues per organization.", 1000, 30);
+    };
+    try {
+      const r = await call(h.url, "/v1/models", { key: h.keys.other, body: validCreateBody() });
+      assertError(r, "rate_limit_exceeded", undefined);
+      assert.equal(r.headers.get("retry-after"), "30");
+      assert.match(r.json.error.message, /1000 models waiting to train.*Retry after 30 seconds\.$/);
+      for (const h2 of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) assert.match(r.headers.get(h2) ?? "", /^\d+$/, h2);
+    } finally {
+      h.engine.admissionCheck = admissionCheck;
+    }
+    assert.equal((await call(h.url, "/v1/models?limit=100", { key: h.keys.other })).json.data.length, before);
   });
 
   test("an unexpected engine error is 500 internal_error with a generic message", async () => {

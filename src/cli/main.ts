@@ -131,7 +131,7 @@ export function buildProgram(): Command {
         .argParser(byteSize("--memory-budget")),
     )
     .option("--max-training-per-org <n>", "models one organization trains at once", int("--max-training-per-org", 1), DEFAULT_MAX_TRAINING_PER_ORG)
-    .option("--max-queued-per-org <n>", "models one organization may have waiting to train (more creates get 503)", int("--max-queued-per-org", 0), DEFAULT_MAX_QUEUED_PER_ORG)
+    .option("--max-queued-per-org <n>", "models one organization may have waiting to train (more creates get 429 rate_limit_exceeded)", int("--max-queued-per-org", 0), DEFAULT_MAX_QUEUED_PER_ORG)
     .option("--debug", "include internal error messages in 500 responses", false)
     .addOption(new Option("--database <url>", "shared topology: PostgreSQL URL of the shared store (with --redis)").env("SYNTHD_DATABASE_URL"))
     .addOption(new Option("--redis <url>", "shared topology: Redis URL (rate limits, training queue, workers)").env("SYNTHD_REDIS_URL"))

@@ -20,7 +20,7 @@ export interface ServeOptions {
   memoryBudget?: number;
   /** `--max-training-per-org`; default 2. */
   maxTrainingPerOrg?: number;
-  /** `--max-queued-per-org`; default 16. */
+  /** `--max-queued-per-org`; default 1,000. */
   maxQueuedPerOrg?: number;
   /** `--database`: shared topology (with `redis`). */
   database?: string;

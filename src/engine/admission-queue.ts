@@ -33,11 +33,14 @@
  */
 export const DEFAULT_MAX_TRAINING_PER_ORG = 2;
 /**
- * Default models one org may have waiting to train. 16: a batch of models is accepted and runs
- * in turn, while a runaway client gets 503 instead of filling the queue (and, after a restart,
- * the resume backlog) with work for hours.
+ * Default models one org may have waiting to train. 1,000: a waiting model costs its record and
+ * metadata on disk and a {@link Ticket} in memory (its metadata is read back only when it
+ * starts), so a burst of creates is queued rather than refused (the contract's Create Model
+ * answers 201 `training`); the bound only stops a runaway client from filling the queue (and,
+ * after a restart, the resume backlog) without end. Beyond it a create gets 429
+ * `rate_limit_exceeded` with Retry-After.
  */
-export const DEFAULT_MAX_QUEUED_PER_ORG = 16;
+export const DEFAULT_MAX_QUEUED_PER_ORG = 1000;
 
 /** A model waiting for, or holding, part of the training budget. */
 export interface Ticket {
@@ -79,6 +82,8 @@ interface Hold {
 export class AdmissionQueue {
   /** Waiting models in queue order (`createdMs`, ties by arrival). */
   private readonly waiting: Ticket[] = [];
+  /** Ids of {@link waiting}, so that membership is O(1) with thousands of waiting models. */
+  private readonly waitingSet = new Set<string>();
   private readonly running = new Map<string, Ticket>();
   private holds: Hold[] = [];
   private unaccounted = 0;
@@ -154,12 +159,17 @@ export class AdmissionQueue {
 
   /** True while `id` waits in the queue. */
   isWaiting(id: string): boolean {
-    return this.waiting.some((t) => t.id === id);
+    return this.waitingSet.has(id);
   }
 
   /** Running models, in start order. */
   runningTickets(): Ticket[] {
     return [...this.running.values()];
+  }
+
+  /** Number of waiting models. */
+  get waitingCount(): number {
+    return this.waiting.length;
   }
 
   /** Waiting models, in queue order. */
@@ -217,6 +227,7 @@ export class AdmissionQueue {
     let i = this.waiting.length;
     while (i > 0 && this.waiting[i - 1].createdMs > t.createdMs) i--;
     this.waiting.splice(i, 0, { ...t });
+    this.waitingSet.add(t.id);
   }
 
   /** Runs the policy: moves the models that start now from waiting to running and returns them (in order). */
@@ -224,6 +235,7 @@ export class AdmissionQueue {
     const { admitted } = plan(this.waiting, this.runningPerOrg(), this.freeBytes, this.limits);
     for (const t of admitted) {
       this.waiting.splice(this.waiting.indexOf(t), 1);
+      this.waitingSet.delete(t.id);
       this.running.set(t.id, t);
     }
     return [...admitted];
@@ -242,9 +254,8 @@ export class AdmissionQueue {
 
   /** Removes a waiting model (e.g. deleted). Returns false when it was not waiting. */
   remove(id: string): boolean {
-    const i = this.waiting.findIndex((t) => t.id === id);
-    if (i < 0) return false;
-    this.waiting.splice(i, 1);
+    if (!this.waitingSet.delete(id)) return false;
+    this.waiting.splice(this.waiting.findIndex((t) => t.id === id), 1);
     return true;
   }
 

@@ -33,13 +33,16 @@
  * models (FIFO by create time; a model held back only by its org's limit does not hold back other
  * orgs; one that does not fit holds back those behind it). Create Model asks first
  * (`admissionCheck`): a model that can never fit is refused (ModelTooLargeError, 400), and one
- * that would wait while its org already has `maxQueuedPerOrg` waiting models is refused
- * (EngineUnavailableError, 503 with Retry-After). The reservation is released when the model's
- * task ends (ready, failed, stopped, deleted) and the queue advances; a waiting model that is
- * stopped (deleted) leaves the queue. Memory the process holds beyond its base and the
- * reservations (measured RSS: caches and buffers of finished models, garbage not yet collected)
- * also counts against the budget; while it holds back a waiting model the engine re-measures every
- * {@link RETRY_BLOCKED_MS} ms and, with nothing training, drops the workers' idle generator caches.
+ * that would wait while its org already has `maxQueuedPerOrg` waiting models (default 1,000) is
+ * refused (OrgQueueFullError, 429 with Retry-After). A waiting model is a {@link Ticket} in memory
+ * (id, org, estimate, create time); its metadata stays in the store until its task starts. The
+ * reservation is released when the model's task ends (ready, failed, stopped, deleted) and the
+ * queue advances; a waiting model that is stopped (deleted) leaves the queue at once, a training
+ * one at its next step boundary (its reservation is held until then: the memory is in use).
+ * Memory the process holds beyond its base and the reservations (measured RSS: caches and
+ * buffers of finished models, garbage not yet collected) also counts against the budget; while
+ * it holds back a waiting model the engine re-measures every {@link RETRY_BLOCKED_MS} ms and,
+ * with nothing training, drops the workers' idle generator caches.
  * A worker death keeps the model's reservation while it is resumed (released once it fails for good).
  *
  * Shutdown (`close`): new work is refused (EngineUnavailableError), every training loop is halted
@@ -62,9 +65,9 @@ import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, type EstimateOptio
 import { BASE_HEADROOM_BYTES, DEFAULT_BUDGET_SHARE, formatBytes, machineMemory, WORKER_HEADROOM_BYTES } from "./budget";
 import { AdmissionQueue, DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG, type Ticket } from "./admission-queue";
 import type { GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
-import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "./types";
+import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, OrgQueueFullError, toGeneration, type Engine, type RawGeneration } from "./types";
 
-export { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "./types";
+export { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, OrgQueueFullError, toGeneration, type Engine, type RawGeneration } from "./types";
 export { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "./admission-queue";
 
 /** Times a model's training is resumed after its worker died, before it is marked failed. */
@@ -73,7 +76,7 @@ export const MAX_TRAIN_RESTARTS = 2;
 export const DEFAULT_IDLE_MODELS_PER_WORKER = 4;
 /** Default bound of the pool's task queue; beyond it work is refused with EngineUnavailableError. */
 export const DEFAULT_MAX_QUEUE = 1024;
-/** Retry-After (seconds) of a create refused because the org's queue is full. */
+/** Retry-After (seconds) of a create refused because the org's queue is full (429). */
 export const QUEUE_FULL_RETRY_AFTER_S = 30;
 /** While memory outside the reservations holds back a waiting model, re-measure this often (ms). */
 export const RETRY_BLOCKED_MS = 2000;
@@ -317,7 +320,7 @@ class PiscinaEngine implements PoolEngine {
         n === 0
           ? "The model cannot start now (the server's training memory or your organization's training slots are in use) and this server queues no models"
           : `Your organization already has ${n} model${n === 1 ? "" : "s"} waiting to train, the most this server queues per organization`;
-      throw new EngineUnavailableError(`org ${org}: training queue full`, QUEUE_FULL_RETRY_AFTER_S, reason);
+      throw new OrgQueueFullError(`${reason}.`, n, QUEUE_FULL_RETRY_AFTER_S);
     }
     this.queue.hold(org, est.bytes, estimateKey(config));
   }
@@ -437,7 +440,13 @@ class PiscinaEngine implements PoolEngine {
   /** The model's training is over for this engine: its reservation is released and the queue advances. */
   private finish(id: string): void {
     this.settleWaiters(id);
-    if (this.queue.release(id)) this.pump();
+    if (this.queue.release(id)) {
+      this.log?.info(
+        { model_id: id, reserved_total: this.queue.reservedBytes, running: this.training.size, waiting: this.queue.waitingCount },
+        "training reservation released",
+      );
+      this.pump();
+    }
   }
 
   private async trainEnded(id: string, p: Promise<TrainReply>, reply: TrainReply): Promise<void> {

@@ -6,11 +6,10 @@
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 
 /**
- * Thrown when the engine cannot take work (all workers down, queue full, shutting down, or the
- * caller's org has as many models waiting to train as the server allows). The server maps it to
- * 503 `training_service_unavailable` with `Retry-After` (`retryAfterSeconds`). `publicReason`,
- * when set, is a sentence for the client (it becomes the error message, followed by the wait);
- * otherwise the message is generic and `message` is only logged.
+ * Thrown when the engine cannot take work (all workers down, queue full, shutting down). The
+ * server maps it to 503 `training_service_unavailable` with `Retry-After` (`retryAfterSeconds`).
+ * `publicReason`, when set, is a sentence for the client (it becomes the error message, followed
+ * by the wait); otherwise the message is generic and `message` is only logged.
  */
 export class EngineUnavailableError extends Error {
   constructor(
@@ -20,6 +19,25 @@ export class EngineUnavailableError extends Error {
   ) {
     super(message);
     this.name = "EngineUnavailableError";
+  }
+}
+
+/**
+ * Thrown by {@link Engine.admissionCheck} when the model would have to wait and its organization
+ * already has `limit` models waiting to train (`--max-queued-per-org`). The organization's own
+ * pace, not the server's condition: the server maps it to 429 `rate_limit_exceeded` with
+ * `Retry-After` (`retryAfterSeconds`); `message` is the sentence for the client (the wait is
+ * appended).
+ */
+export class OrgQueueFullError extends Error {
+  constructor(
+    message: string,
+    /** The per-organization bound of waiting models. */
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = "OrgQueueFullError";
   }
 }
 
@@ -67,8 +85,9 @@ export interface Engine {
    * model's {@link train} call (or a minute), so concurrent creates count each other.
    * @throws ModelTooLargeError when its memory estimate exceeds this server's whole training
    *   budget (it could never train here).
-   * @throws EngineUnavailableError (with `Retry-After`) when it would have to wait and `org`
-   *   already has the most waiting models the server allows, or the engine is shutting down.
+   * @throws OrgQueueFullError (429 with `Retry-After`) when it would have to wait and `org`
+   *   already has the most waiting models the server allows.
+   * @throws EngineUnavailableError when the engine is shutting down.
    */
   admissionCheck(config: ModelConfig, metadata: Metadata, org: string): void;
   /**
@@ -91,7 +110,13 @@ export interface Engine {
    * that serialise them themselves (Arrow). Optional: without it the server converts `generate`'s.
    */
   generateRaw?(id: string, req: GenerateRequest): Promise<RawGeneration>;
-  /** Stops training of `id` (if any; a waiting model leaves the queue) and frees its weights. Idempotent. */
+  /**
+   * Stops training of `id` (if any; a waiting model leaves the queue) and frees its weights.
+   * Idempotent. A waiting model leaves the queue synchronously, before the first await; a
+   * training one stops at its step boundary, and the promise resolves once its memory is freed
+   * (up to one training step later). Delete Model removes the model from the store first and does
+   * not wait for this: the training's next write finds no model and writes nothing.
+   */
   stop(id: string): Promise<void>;
   /**
    * Queues every model left in `training` (after a restart or crash), oldest first, through the

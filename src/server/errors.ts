@@ -5,7 +5,7 @@
  * thrown into `{ error: { type, code, message, doc_url, param? }, request_id }` with the status
  * and type that `ERROR_CODES` fixes for the code. Engine errors are mapped here, once.
  */
-import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError } from "../engine/types";
+import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, OrgQueueFullError } from "../engine/types";
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from "../types";
 import type { Ctx } from "./context";
 
@@ -74,6 +74,8 @@ export function modelNotFound(id: string): ApiError {
  * - `ApiError`: itself;
  * - `EngineUnavailableError`: 503 `training_service_unavailable` with `Retry-After` (whole seconds, >= 1);
  *   the message is generic, or its `publicReason` followed by the wait;
+ * - `OrgQueueFullError` (the org already has the most models waiting to train that the server
+ *   queues): 429 `rate_limit_exceeded` with `Retry-After`, the message followed by the wait (rule 1);
  * - `GenerateInputError`: 400 `parameter_invalid` with its `param`;
  * - `ModelTooLargeError` (admission control: the model can never train on this server): 400
  *   `parameter_invalid` with its `param` and message (estimate, budget, what to lower);
@@ -96,6 +98,12 @@ export function toApiError(err: unknown, debug: boolean): ApiError {
       { "Retry-After": String(secs) },
     );
   }
+  if (err instanceof OrgQueueFullError) {
+    const secs = retrySeconds(err.retryAfterSeconds);
+    return new ApiError("rate_limit_exceeded", `${err.message} Retry after ${secs} second${secs === 1 ? "" : "s"}.`, undefined, {
+      "Retry-After": String(secs),
+    });
+  }
   if (err instanceof GenerateInputError) return paramInvalid(err.param, err.message);
   if (err instanceof ModelTooLargeError) return paramInvalid(err.param, err.message);
   if (isStoreWriteFailure(err)) return storageUnavailable("The request could not be written to the store");
@@ -114,6 +122,7 @@ export function isUnexpected(err: unknown): boolean {
   return !(
     err instanceof ApiError ||
     err instanceof EngineUnavailableError ||
+    err instanceof OrgQueueFullError ||
     err instanceof GenerateInputError ||
     err instanceof ModelTooLargeError ||
     err instanceof EngineModelError ||

@@ -52,7 +52,7 @@ export interface ServeOptions {
   memoryBudget?: number;
   /** `--max-training-per-org`: models one org trains at once (default 2). */
   maxTrainingPerOrg?: number;
-  /** `--max-queued-per-org`: models one org may have waiting to train; more creates get 503 (default 16). */
+  /** `--max-queued-per-org`: models one org may have waiting to train; more creates get 429 `rate_limit_exceeded` (default 1,000). */
   maxQueuedPerOrg?: number;
   /** Detailed `internal_error` messages and debug-level logs. */
   debug?: boolean;

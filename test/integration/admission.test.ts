@@ -7,7 +7,7 @@
  * creates of it. Its RSS (VmRSS of /proc/PID/status) is sampled throughout and must stay under
  * the budget; GETs are timed throughout (p99 < 100 ms, the issue's acceptance criterion); every
  * create is accepted (201, training, epoch 0) or refused with a contract error (400
- * parameter_invalid / 503 training_service_unavailable with Retry-After). With
+ * parameter_invalid / 429 rate_limit_exceeded with Retry-After: the org's queue is full). With
  * `--max-queued-per-org 1`, one model trains, one waits, the rest are refused. The server is
  * SIGKILLed while the first trains; a restart on the same store resumes both through the queue,
  * oldest first, RSS still under the budget, and each accepted model ends `ready` (or `failed`
@@ -126,8 +126,8 @@ test("50 heavy creates against a budget for one: RSS stays under it, GETs stay f
         assert.equal(c.body.data?.status, "training");
         assert.equal(c.body.data?.current_epoch, 0);
         accepted.push(c.body.data!.id);
-      } else if (c.status === 503) {
-        assert.equal(c.body.error?.code, "training_service_unavailable");
+      } else if (c.status === 429) {
+        assert.equal(c.body.error?.code, "rate_limit_exceeded");
         assert.ok(Number(c.retryAfter) >= 1, `Retry-After ${c.retryAfter}`);
         assert.match(c.body.error?.message ?? "", /waiting to train/);
       } else {
@@ -137,7 +137,7 @@ test("50 heavy creates against a budget for one: RSS stays under it, GETs stay f
     }
     const refused = created.filter((c) => c.status !== 201).length;
     const firstRefusal = created.find((c) => c.status !== 201)?.body.error?.message;
-    t.diagnostic(`creates: ${accepted.length} accepted, ${refused} refused (${created.filter((c) => c.status === 503).length} with 503; ${firstRefusal})`);
+    t.diagnostic(`creates: ${accepted.length} accepted, ${refused} refused (${created.filter((c) => c.status === 429).length} with 429; ${firstRefusal})`);
     assert.equal(accepted.length, 2, "one trains, one waits (--max-queued-per-org 1), the rest are refused");
     const [first, second] = accepted;
 

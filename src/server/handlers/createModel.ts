@@ -6,9 +6,9 @@
  * creating charges nothing, see `quota.ts`), then the effective config (aliases `S`/`M`/`L`
  * normalised, defaults filled, `device` = the engine's device), then admission control
  * (`engine.admissionCheck`, src/engine/admission.ts: 400 `parameter_invalid` naming the field to
- * lower when the model's memory estimate exceeds the server's whole training budget; 503
- * `training_service_unavailable` with `Retry-After` when the model would have to wait and the
- * org already has the most waiting models the server allows), then the record (status
+ * lower when the model's memory estimate exceeds the server's whole training budget; 429
+ * `rate_limit_exceeded` with `Retry-After` when the model would have to wait and the org already
+ * has the most waiting models the server allows, 1,000 by default), then the record (status
  * `training`, epoch 0, losses and error null) and metadata are stored in one transaction and
  * training is queued. 201, envelope `model`.
  *

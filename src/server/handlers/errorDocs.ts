@@ -25,7 +25,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "The sandbox (svc_test_ keys) has a fixed free tier of 100,000 rows; live keys have the organization's plan. On a self-hosted server " +
     "the operator creates a live key (synthd keys create --org ORG --env live) and sets the plan (synthd orgs set --org ORG --live-quota N).",
   rate_limit_exceeded:
-    "The organization exceeded its request rate limit, or this address sent too many requests with a missing or invalid key. Retry after the Retry-After seconds.",
+    "The organization exceeded its request rate limit, this address sent too many requests with a missing or invalid key, " +
+    "or (Create Model) the organization already has the most models waiting to train that the server queues. Retry after the Retry-After seconds.",
   internal_error: "An unexpected server error. Quote the request_id when reporting it.",
   request_too_large:
     "The request body exceeds the server's size limit (16 MiB by default). The answer comes once the body has been received " +

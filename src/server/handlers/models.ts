@@ -70,15 +70,26 @@ export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Pro
 }
 
 /**
- * `DELETE /v1/models/{model_id}`: stops training and frees the model's memory (`engine.stop`),
- * then removes the record, metadata and checkpoint in one transaction (leaving a tombstone so the
- * id stays a valid List cursor for a day). 204, empty body; later lookups are 404.
- * When the engine cannot stop it (503), nothing is deleted and the client may retry.
+ * `DELETE /v1/models/{model_id}`: removes the record, metadata and checkpoint in one transaction
+ * (leaving a tombstone so the id stays a valid List cursor for a day), then tells the engine to
+ * stop the model (`engine.stop`) without waiting for it. 204, empty body, at once; later lookups
+ * are 404 (the contract's state table: "(removed)").
+ *
+ * The engine frees the model's memory when its training step in flight ends (a heavy config's
+ * step takes tens of seconds; a waiting model leaves the queue at once). Until then nothing of it
+ * can come back: every write of a training checks that the model exists in the same transaction
+ * (`StoreApi.updateModel`), so no progress, checkpoint, `ready` or `failed` is written after the
+ * delete, and a training that never received the stop (its worker unreachable) ends at its next
+ * write. When the store cannot be written (503), nothing is deleted or stopped.
  */
 export async function deleteModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
   const rec = await ownedModel(ctx);
-  await ctx.services.engine.stop(rec.id);
-  await ctx.services.store.deleteModel(rec.id, ctx.services.clock());
+  const { engine, store, logger, clock } = ctx.services;
+  await store.deleteModel(rec.id, clock());
+  // Not awaited: the answer does not wait for the step in flight (up to a minute).
+  engine.stop(rec.id).catch((err: unknown) =>
+    logger.warn({ err, req_id: ctx.requestId, model_id: rec.id }, "deleted model could not be stopped now; its training ends at its next write"),
+  );
   return { kind: "empty", status: 204 };
 }
 
