@@ -24,7 +24,8 @@
  *   over HTTP as JSON and Arrow, in-process with server-drawn latents, each over the in-process rate.
  */
 import { Command } from "commander";
-import { computeBench } from "./compute";
+import { computeBench, type ComputeOptions } from "./compute";
+import { SHARED_DATASETS } from "./harness";
 import { generateBench } from "./generate";
 import { latencyBench } from "./latency";
 import { fidelityBench } from "./fidelity";
@@ -58,7 +59,19 @@ program
   .option("--baseline-steps <n>", "tfjs steps per timed block (3 blocks)", num, 3)
   .option("--baseline-rows <n>", "rows per tfjs generation run", num, 10_000)
   .option("--json", "one JSON line", false)
-  .action(computeBench);
+  .option("--device <device>", "cpu (default), or gpu: the CUDA core beside PyTorch on the same GPU (bench/compute-gpu.ts)", "cpu")
+  .option("--pytorch <cmd>", "with --device gpu: the Python that runs bench/pytorch_compute.py (\"\" skips it)", "python3")
+  .option("--datasets <dir>", "with --device gpu: the folder of adult-discrete.csv", SHARED_DATASETS)
+  .action(async (opts: ComputeOptions & { device: string; pytorch: string; datasets: string }) => {
+    if (opts.device === "gpu") {
+      // Loaded only here: it needs nothing of the other benchmarks.
+      const { gpuComputeBench } = await import("./compute-gpu");
+      await gpuComputeBench({ json: opts.json, rows: opts.rows === 100_000 ? 1_000_000 : opts.rows, pytorch: opts.pytorch, datasets: opts.datasets, tf32: true });
+      return;
+    }
+    if (opts.device !== "cpu") throw new Error(`--device must be cpu or gpu, got ${opts.device}`);
+    await computeBench(opts);
+  });
 
 program
   .command("generate")

@@ -122,6 +122,31 @@ export interface NativeGeneratorCore {
   trim(): void;
   /** Frees the memory now (at the end of an asynchronous call in flight); later calls throw. Idempotent. */
   dispose(): void;
+  /** `cpu`, or the GPU's name (e.g. `NVIDIA H200`) when the core was created with device `gpu`. */
+  device(): string;
+}
+
+/** Where a core computes: `cpu`, `gpu` (an error when none can be used) or `auto` (a GPU when one answers). */
+export type DevicePreference = "auto" | "cpu" | "gpu";
+
+/** Options of a core: the device, and TF32 tensor cores for the GPU's GEMMs (default off: FP32). */
+export interface CoreOptions {
+  device?: "cpu" | "gpu";
+  tf32?: boolean;
+}
+
+/** What the addon found about the CUDA core (native/src/gpu/gpu_loader.h). */
+export interface GpuInfo {
+  /** The CUDA core loaded and a GPU answered. */
+  available: boolean;
+  /** Device 0's name, when available. */
+  device?: string;
+  /** CUDA devices seen. */
+  devices: number;
+  /** Why not available: the library missing (not built), no driver, no device. */
+  reason?: string;
+  /** The library path tried. */
+  library: string;
 }
 
 /** How the core computes the 2-way part of the backward pass (see {@link NativeGeneratorCore.setTargets}). */
@@ -135,7 +160,10 @@ export interface NativeCoreAddon {
     hidden: number,
     blocks: number,
     cardinalities: readonly number[] | Int32Array,
+    options?: CoreOptions,
   ) => NativeGeneratorCore;
+  /** Whether the CUDA core can be used (absent from addons built before it). */
+  gpuInfo?(): GpuInfo;
   /** `learningRate` of schedule.ts with explicit constants. */
   learningRate(peak: number, totalSteps: number, warmupSteps: number, floorFraction: number, step: number): number;
   computeInfo(): ComputeInfo;
@@ -170,6 +198,29 @@ export function nativeCore(): NativeCoreAddon | undefined {
 export function nativeCoreStatus(): NativeCoreStatus {
   cached ??= loadCore();
   return { ...cached.status };
+}
+
+/**
+ * Whether this process can compute on a GPU: the CUDA core built (`native/build.js` builds it where
+ * nvcc and cuBLAS are found), loaded, and a CUDA device answered. Never throws.
+ */
+export function gpuStatus(): GpuInfo {
+  const addon = nativeCore();
+  if (addon === undefined) return { available: false, devices: 0, reason: `native compute core unavailable: ${nativeCoreStatus().reason}`, library: "" };
+  if (typeof addon.gpuInfo !== "function") return { available: false, devices: 0, reason: "the addon predates the CUDA core (rerun `node native/build.js`)", library: "" };
+  return addon.gpuInfo();
+}
+
+/**
+ * The device a core uses for a `config.device` preference: `cpu` -> `cpu`; `gpu` -> `gpu`, or an
+ * Error naming why no GPU can be used; `auto` -> `gpu` when {@link gpuStatus} finds one, else `cpu`.
+ */
+export function resolveDevice(preference: DevicePreference = "auto"): "cpu" | "gpu" {
+  if (preference === "cpu") return "cpu";
+  const st = gpuStatus();
+  if (st.available) return "gpu";
+  if (preference === "gpu") throw new Error(`device "gpu" is unavailable: ${st.reason}`);
+  return "cpu";
 }
 
 /** Parameters as one flat float32 vector in `paramShapes` order (the core's layout). */
@@ -216,6 +267,8 @@ export function unflattenParams(spec: GeneratorSpec, flat: Float32Array): NamedA
 
 /** Rows per native generation call in {@link NativeGenerator.sampleRows} (it yields between calls; ~0.15 s each for the medium model on 2 cores). */
 export const NATIVE_GENERATE_CHUNK = 8192;
+/** The same on a GPU core: one call per 262,144 rows (tens of ms), so the transfers and launches of a call are amortised. */
+export const GPU_GENERATE_CHUNK = 1 << 18;
 
 /**
  * A generator on the native core: weights, Adam state and targets live in C++; this object
@@ -255,16 +308,19 @@ export class NativeGenerator {
 
   /**
    * A core for `spec` / `layout` holding `weights` (named as `paramShapes`).
-   * @throws Error when the native core is unavailable or implements another parameter layout
-   *   than `paramShapes` (so callers can fall back to tfjs); RangeError for weights of the wrong size
-   *   or with non-finite values.
+   * `opts.device` (default `cpu`): where it computes (see {@link resolveDevice}); `opts.tf32`: TF32
+   * tensor cores for the GPU's GEMMs (default FP32). A checkpoint does not depend on the device.
+   * @throws Error when the native core is unavailable, implements another parameter layout
+   *   than `paramShapes` (so callers can fall back to tfjs), or device `gpu` is asked where none can
+   *   be used; RangeError for weights of the wrong size or with non-finite values.
    */
-  static create(spec: GeneratorSpec, layout: Layout, weights: NamedArrays): NativeGenerator {
+  static create(spec: GeneratorSpec, layout: Layout, weights: NamedArrays, opts: { device?: DevicePreference; tf32?: boolean } = {}): NativeGenerator {
     const addon = nativeCore();
     if (addon === undefined) throw new Error(`native compute core unavailable: ${nativeCoreStatus().reason}`);
     if (layout.width !== spec.outputDim) throw new RangeError(`layout width ${layout.width} differs from outputDim ${spec.outputDim}`);
     const shapes = paramShapes(spec);
-    const core = new addon.GeneratorCore(spec.embeddingDim, spec.hidden, spec.blocks, layout.cardinalities);
+    const device = resolveDevice(opts.device ?? "cpu");
+    const core = new addon.GeneratorCore(spec.embeddingDim, spec.hidden, spec.blocks, layout.cardinalities, { device, tf32: opts.tf32 ?? false });
     try {
       // The core must implement exactly the generator of generator.ts (names, sizes, order).
       const names = core.paramNames();
@@ -278,6 +334,11 @@ export class NativeGenerator {
       throw e;
     }
     return new NativeGenerator(spec, layout, core);
+  }
+
+  /** `cpu`, or the GPU's name (`config.device` reports it). */
+  get device(): string {
+    return this.core.device();
   }
 
   /** The underlying addon object (tests, benchmarks). */
@@ -396,12 +457,13 @@ export class NativeGenerator {
     const temperature = opts.temperature ?? 1;
     const topP = opts.topP ?? null;
     const columns = this.layout.cardinalities.map(() => new Int32Array(n));
-    for (let r0 = 0; r0 < n; r0 += NATIVE_GENERATE_CHUNK) {
+    const chunk = this.core.device() === "cpu" ? NATIVE_GENERATE_CHUNK : GPU_GENERATE_CHUNK;
+    for (let r0 = 0; r0 < n; r0 += chunk) {
       if (r0 > 0) {
         if (opts.yieldFn) await opts.yieldFn();
         if (opts.shouldAbort?.()) throw new Error("generation aborted");
       }
-      const m = Math.min(NATIVE_GENERATE_CHUNK, n - r0);
+      const m = Math.min(chunk, n - r0);
       const codes = this.core.generate(latents.subarray(r0 * E, (r0 + m) * E), m, uniforms.subarray(r0 * F, (r0 + m) * F), temperature, topP);
       for (let f = 0; f < F; f++) columns[f].set(codes.subarray(f * m, (f + 1) * m), r0);
     }

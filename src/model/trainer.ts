@@ -78,7 +78,7 @@ import {
   targetTensors,
 } from "./loss";
 import { buildTargets, type Layout } from "./marginals";
-import { flattenParams, NativeGenerator, nativeCoreStatus, viewParams } from "./native-core";
+import { type DevicePreference, flattenParams, NativeGenerator, nativeCoreStatus, resolveDevice, viewParams } from "./native-core";
 import { Rng } from "./rng";
 import { learningRate, makeSchedule, type Schedule } from "./schedule";
 import { addSliced, emaSliced, fillNormalSliced, type YieldFn } from "./slices";
@@ -223,6 +223,14 @@ export interface TrainerOptions {
    * {@link Trainer.computeNote}. Checkpoints are the same on both paths.
    */
   compute?: ComputeKind;
+  /**
+   * Where the native core computes (`config.device`; default `cpu`): `gpu` runs it on GPU 0
+   * through the CUDA core and throws when none can be used; `auto` uses a GPU when one answers,
+   * else the CPU. {@link Trainer.device} reports the choice. tfjs always runs on the CPU.
+   */
+  device?: DevicePreference;
+  /** TF32 tensor cores for the GPU's GEMMs (default: FP32). */
+  tf32?: boolean;
 }
 
 /** Options of {@link Trainer.runEpoch}. */
@@ -279,6 +287,10 @@ export class Trainer {
   readonly compute: ComputeKind;
   /** Why `compute` differs from the one asked for (null when it does not). */
   readonly computeNote: string | null = null;
+  /** The device training runs on: `cpu` or the GPU's name (see {@link TrainerOptions.device}). */
+  readonly device: string = "cpu";
+  /** The native core's device options, for the generation copies of the weights. */
+  private readonly coreOpts: { device: DevicePreference; tf32: boolean };
   epoch = 0;
   step = 0;
   elapsedS = 0;
@@ -340,9 +352,16 @@ export class Trainer {
     }
 
     let compute = opts.compute ?? "tfjs";
+    this.coreOpts = { device: opts.device ?? "cpu", tf32: opts.tf32 ?? false };
+    // A GPU that was asked for and cannot be used is an error, not a silent fallback.
+    if (this.coreOpts.device === "gpu") {
+      if (compute !== "native") throw new Error('device "gpu" needs the native compute core (compute "native")');
+      this.coreOpts.device = resolveDevice("gpu");
+    }
     if (compute === "native") {
       try {
-        const core = NativeGenerator.create(this.spec, this.layout, weights);
+        const core = NativeGenerator.create(this.spec, this.layout, weights, this.coreOpts);
+        this.device = core.device;
         try {
           const mode = core.setTargets(targets);
           core.setEntropyPenalty(ENTROPY_PENALTY);
@@ -359,6 +378,7 @@ export class Trainer {
           throw e;
         }
       } catch (e) {
+        if (this.coreOpts.device === "gpu") throw e;
         compute = "tfjs";
         this.computeNote = `native compute unavailable (${(e as Error).message}); using tfjs`;
       }
@@ -691,7 +711,7 @@ export class Trainer {
     if (this.native) {
       const n = this.native;
       if (best && n.best !== null) {
-        n.bestCore ??= NativeGenerator.create(this.spec, this.layout, n.best);
+        n.bestCore ??= NativeGenerator.create(this.spec, this.layout, n.best, this.coreOpts);
         return { spec: this.spec, layout: this.layout, params: {}, native: n.bestCore };
       }
       return { spec: this.spec, layout: this.layout, params: {}, native: n.core };
@@ -725,7 +745,7 @@ export class Trainer {
         }
         if (this.disposed) return null;
       }
-      return { spec, layout, params: {}, native: NativeGenerator.create(spec, layout, weights) };
+      return { spec, layout, params: {}, native: NativeGenerator.create(spec, layout, weights, this.coreOpts) };
     }
     // tfjs computes on this thread: nothing is in flight; clones share the tensors' buffers.
     return cloneTfjsGenerator(this.generator(best));

@@ -40,10 +40,12 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../gpu/gpu_loader.h"
 #include "../napi_checks.h"
 #include "background.h"
 #include "cpu.h"
@@ -283,11 +285,13 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
                            InstanceMethod<&GeneratorCoreWrap::Logits>("logits"),
                            InstanceMethod<&GeneratorCoreWrap::Generate>("generate"),
                            InstanceMethod<&GeneratorCoreWrap::Trim>("trim"),
+                           InstanceMethod<&GeneratorCoreWrap::Device>("device"),
                            InstanceMethod<&GeneratorCoreWrap::Dispose>("dispose"),
                        });
   }
 
-  // new GeneratorCore(embeddingDim, hidden, blocks, cardinalities)
+  // new GeneratorCore(embeddingDim, hidden, blocks, cardinalities, options?: {device?: "cpu" | "gpu",
+  // tf32?: boolean}); device "gpu" throws Error with the reason when no CUDA GPU can be used.
   explicit GeneratorCoreWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<GeneratorCoreWrap>(info) {
     Napi::Env env = info.Env();
     Guard(env, "GeneratorCore", [&] {
@@ -308,7 +312,34 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
       if (!MakeParamIndex(s, kMaxParams, &idx)) {
         ThrowRange(env, "the generator would have more than 2^30 parameters");
       }
-      slot_->core.reset(new GeneratorCore(std::move(s), std::move(idx)));
+      std::string device = "cpu";
+      bool tf32 = false;
+      if (info.Length() > 4 && !info[4].IsUndefined()) {
+        if (!info[4].IsObject()) ThrowType(env, "options must be an object {device?, tf32?}");
+        Napi::Object o = info[4].As<Napi::Object>();
+        Napi::Value d = o.Get("device");
+        if (!d.IsUndefined()) {
+          if (!d.IsString()) ThrowType(env, "options.device must be \"cpu\" or \"gpu\"");
+          device = d.As<Napi::String>().Utf8Value();
+          if (device != "cpu" && device != "gpu") {
+            ThrowRange(env, "options.device must be \"cpu\" or \"gpu\", got \"" + device + "\"");
+          }
+        }
+        Napi::Value t = o.Get("tf32");
+        if (!t.IsUndefined()) {
+          if (!t.IsBoolean()) ThrowType(env, "options.tf32 must be a boolean");
+          tf32 = t.As<Napi::Boolean>().Value();
+        }
+      }
+      std::unique_ptr<GeneratorCore> core(new GeneratorCore(std::move(s), std::move(idx)));
+      if (device == "gpu") {
+        try {
+          core->UseGpu(tf32);
+        } catch (const std::runtime_error& e) {
+          throw Napi::Error::New(env, std::string("GeneratorCore: device \"gpu\" is unavailable: ") + e.what());
+        }
+      }
+      slot_->core = std::move(core);
     });
   }
 
@@ -364,17 +395,28 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
   }
 
   // Latents: Float32Array of n * embeddingDim finite values.
-  const float* ReadLatents(Napi::Env env, const Napi::Value& v, int64_t n) {
+  // check = false: the values are checked later, on the GPU (generation of many rows).
+  const float* ReadLatents(Napi::Env env, const Napi::Value& v, int64_t n, bool check = true) {
     GeneratorCore& c = Core(env);
     int64_t want = 0;
     if (__builtin_mul_overflow(n, c.spec().E, &want)) ThrowRange(env, "n * embeddingDim overflows");
     Napi::Float32Array z = ReadF32(env, v, "z", static_cast<size_t>(want), "n * embeddingDim");
-    const size_t bad = FirstBad(z.Data(), z.ElementLength(), false);
-    if (bad != z.ElementLength()) {
-      ThrowRange(env, "z[" + std::to_string(bad) + "] = " + JsString(env, z[bad]) + " is not finite (row " +
-                          std::to_string(bad / static_cast<size_t>(c.spec().E)) + ")");
-    }
+    const size_t bad = check ? FirstBad(z.Data(), z.ElementLength(), false) : z.ElementLength();
+    if (bad != z.ElementLength()) ThrowBadLatent(env, z.Data(), bad);
     return z.Data();
+  }
+
+  void ThrowBadLatent(Napi::Env env, const float* z, size_t bad) {
+    ThrowRange(env, "z[" + std::to_string(bad) + "] = " + JsString(env, z[bad]) + " is not finite (row " +
+                        std::to_string(bad / static_cast<size_t>(Core(env).spec().E)) + ")");
+  }
+
+  // A bad input reported by the GPU (GeneratorCore::GenerateGpu): the same errors as the host checks.
+  void ThrowBadInput(Napi::Env env, int64_t bad, const float* z, int64_t n, const double* u) {
+    const int64_t nE = n * Core(env).spec().E;
+    if (bad < nE) ThrowBadLatent(env, z, static_cast<size_t>(bad));
+    const size_t i = static_cast<size_t>(bad - nE);
+    ThrowRange(env, "uniforms[" + std::to_string(i) + "] = " + JsString(env, u[i]) + " is outside [0, 1)");
   }
 
   void RequireTargets(Napi::Env env) {
@@ -610,15 +652,23 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
   Napi::Value Logits(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const int64_t n = ReadRows(env, info[1]);
-    const float* z = ReadLatents(env, info[0], n);
+    const bool gpu = Core(env).on_gpu();
+    const float* z = ReadLatents(env, info[0], n, !gpu);
     GeneratorCore& c = Core(env);
-    return Guard(env, "logits", [&] {
+    int64_t bad = -1;
+    Napi::Value result = Guard(env, "logits", [&]() -> Napi::Value {
       int64_t size = 0;
       if (__builtin_mul_overflow(n, c.spec().D, &size)) throw std::bad_alloc();
       Napi::Float32Array out = Napi::Float32Array::New(env, static_cast<size_t>(size));
-      c.Logits(z, n, out.Data());
+      if (gpu) {
+        c.GenerateGpu(z, n, nullptr, 1.0, false, 1.0, nullptr, out.Data(), &bad);
+      } else {
+        c.Logits(z, n, out.Data());
+      }
       return out;
     });
+    if (bad >= 0) ThrowBadInput(env, bad, z, n, nullptr);
+    return result;
   }
 
   // generate(z, n, uniforms: Float64Array(n x F), temperature, topP, logitsOut?: Float32Array(n x D)):
@@ -626,7 +676,8 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
   Napi::Value Generate(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const int64_t n = ReadRows(env, info[1]);
-    const float* z = ReadLatents(env, info[0], n);
+    const bool gpu = Core(env).on_gpu();
+    const float* z = ReadLatents(env, info[0], n, !gpu);
     GeneratorCore& c = Core(env);
     const CoreSpec& s = c.spec();
     if (!IsTypedArrayOf(info[2], napi_float64_array)) ThrowType(env, "uniforms must be a Float64Array");
@@ -636,7 +687,7 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
       ThrowRange(env, "uniforms has " + std::to_string(u.ElementLength()) + " values, expected n*F = " +
                           JsString(env, static_cast<double>(n) * static_cast<double>(s.F)));
     }
-    for (size_t i = 0; i < u.ElementLength(); ++i) {
+    for (size_t i = 0; !gpu && i < u.ElementLength(); ++i) {
       if (!(u[i] >= 0.0 && u[i] < 1.0)) {
         ThrowRange(env, "uniforms[" + std::to_string(i) + "] = " + JsString(env, u[i]) + " is outside [0, 1)");
       }
@@ -658,8 +709,12 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     }
     return Guard(env, "generate", [&]() -> Napi::Value {
       Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(nF));
+      int64_t bad = -1;
       const SampleError err =
-          c.Generate(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data(), logits_out);
+          gpu ? c.GenerateGpu(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data(), logits_out,
+                              &bad)
+              : c.Generate(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data(), logits_out);
+      if (bad >= 0) ThrowBadInput(env, bad, z, n, u.Data());
       if (err.failed()) {
         const size_t D = static_cast<size_t>(s.D);
         const std::string where = "logits[" + std::to_string(err.index) + "] (row " + std::to_string(err.index / D) + ")";
@@ -677,6 +732,11 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
   Napi::Value Trim(const Napi::CallbackInfo& info) {
     Core(info.Env()).ReleaseWorkspace();
     return info.Env().Undefined();
+  }
+
+  // device(): "cpu", or the GPU's name (e.g. "NVIDIA H200") when the core runs there
+  Napi::Value Device(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), Core(info.Env()).device_name());
   }
 
   // dispose(): frees the weights and buffers now, or when the asynchronous call in flight ends
@@ -712,9 +772,24 @@ Napi::Value ComputeInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// gpuInfo(): { available, device?, devices, reason?, library }: whether the CUDA core loaded and a
+// GPU answered (gpu_loader.h). Loads the library on the first call.
+Napi::Value GpuInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const gpu::GpuStatus& st = gpu::LoadGpu();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("available", Napi::Boolean::New(env, st.api != nullptr));
+  if (st.api != nullptr) out.Set("device", Napi::String::New(env, st.device));
+  out.Set("devices", Napi::Number::New(env, st.devices));
+  if (st.api == nullptr) out.Set("reason", Napi::String::New(env, st.reason));
+  out.Set("library", Napi::String::New(env, st.library));
+  return out;
+}
+
 }  // namespace
 
 void RegisterCoreBindings(Napi::Env env, Napi::Object exports) {
+  exports.Set("gpuInfo", Napi::Function::New(env, GpuInfo, "gpuInfo"));
   exports.Set("GeneratorCore", GeneratorCoreWrap::Define(env));
   exports.Set("learningRate", Napi::Function::New(env, LearningRateJs, "learningRate"));
   exports.Set("computeInfo", Napi::Function::New(env, ComputeInfo, "computeInfo"));

@@ -5,8 +5,10 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 #include <utility>
 
+#include "../gpu/gpu_loader.h"
 #include "thread_pool.h"
 #include "vmath.h"
 
@@ -155,7 +157,69 @@ GeneratorCore::GeneratorCore(CoreSpec spec, ParamIndex index)
   for (const auto& b : idx_.blocks) std::fill_n(params_.data() + b.ln_g, spec_.H, 1.0f);
 }
 
-GeneratorCore::~GeneratorCore() = default;
+GeneratorCore::~GeneratorCore() {
+  if (gpu_ != nullptr) gpu_->destroy(gpu_handle_);
+}
+
+void GeneratorCore::GpuCheck(int rc) const {
+  if (rc != 0) throw std::runtime_error(std::string("GPU: ") + gpu_->last_error(gpu_handle_));
+}
+
+void GeneratorCore::UseGpu(bool tf32) {
+  if (gpu_ != nullptr) return;
+  const gpu::GpuStatus& st = gpu::LoadGpu();
+  if (st.api == nullptr) throw std::runtime_error(st.reason);
+  std::vector<int64_t> blocks;
+  for (const auto& b : idx_.blocks) {
+    blocks.insert(blocks.end(), {b.ln_g, b.ln_b, b.W, b.b});
+  }
+  SgSpec spec{spec_.E, spec_.H, spec_.L, spec_.F, spec_.D, spec_.card.data(), spec_.off.data()};
+  SgIndex index{idx_.in_W, idx_.in_b, idx_.out_W, idx_.out_b, idx_.total, blocks.data()};
+  char err[512] = {0};
+  void* h = st.api->create(&spec, &index, tf32 ? 1 : 0, err, sizeof err);
+  if (h == nullptr) throw std::runtime_error(std::string("GPU: ") + err);
+  gpu_ = st.api;
+  gpu_handle_ = h;
+  device_name_ = st.device;
+  // The host's parameters, moments and targets go over before the first GPU call.
+  device_stale_ = true;
+  host_stale_ = false;
+  // Host-side training and generation buffers are not used from now on.
+  acts_.reset();
+  wpack_.clear();
+  packed_valid_ = false;
+  gen_scratch_.clear();
+  if (has_targets_) {
+    std::vector<int32_t> f;
+    std::vector<int64_t> c0, c1;
+    std::vector<const float*> q;
+    for (const auto& b : blocks_) {
+      f.push_back(b.f);
+      c0.push_back(b.c0);
+      c1.push_back(b.c1);
+      q.push_back(b.target.data());
+    }
+    GpuCheck(gpu_->set_targets(gpu_handle_, q1_.data(), static_cast<int64_t>(blocks_.size()), f.data(), c0.data(),
+                               c1.data(), q.data(), count_, neg_entropy_, pair_mode_ == PairMode::kDense ? 1 : 0));
+  }
+}
+
+void GeneratorCore::SyncHost() const {
+  if (gpu_ == nullptr || !host_stale_) return;
+  auto* self = const_cast<GeneratorCore*>(this);
+  self->GpuCheck(gpu_->params(gpu_handle_, self->params_.data(), 0));
+  self->EnsureAdam();
+  self->GpuCheck(gpu_->adam(gpu_handle_, self->m_.data(), self->v_.data(), 0));
+  host_stale_ = false;
+}
+
+void GeneratorCore::SyncDevice() {
+  if (gpu_ == nullptr || !device_stale_) return;
+  GpuCheck(gpu_->params(gpu_handle_, params_.data(), 1));
+  EnsureAdam();
+  GpuCheck(gpu_->adam(gpu_handle_, m_.data(), v_.data(), 1));
+  device_stale_ = false;
+}
 
 void GeneratorCore::EnsureTargetBuffers() {
   s1_.Resize(static_cast<size_t>(spec_.D));
@@ -180,6 +244,11 @@ void GeneratorCore::EnsureAdam() {
 }
 
 void GeneratorCore::ReleaseWorkspace() {
+  if (gpu_ != nullptr) {
+    SyncHost();  // keep the weights; the moments are dropped below (and zeroed on the device at the next call)
+    GpuCheck(gpu_->release(gpu_handle_));
+    device_stale_ = true;
+  }
   acts_.reset();
   grad_ = FloatBuffer();
   s1_ = FloatBuffer();
@@ -229,6 +298,20 @@ void GeneratorCore::SetTargets(FloatBuffer one_way, std::vector<PairBlockTarget>
   g_packed_.clear();
   g_packed_t_.clear();
   has_targets_ = true;
+  if (gpu_ != nullptr) {
+    std::vector<int32_t> f;
+    std::vector<int64_t> c0, c1;
+    std::vector<const float*> q;
+    for (const auto& b : blocks_) {
+      f.push_back(b.f);
+      c0.push_back(b.c0);
+      c1.push_back(b.c1);
+      q.push_back(b.target.data());
+    }
+    GpuCheck(gpu_->set_targets(gpu_handle_, q1_.data(), static_cast<int64_t>(blocks_.size()), f.data(), c0.data(),
+                               c1.data(), q.data(), count_, neg_entropy_, pair_mode_ == PairMode::kDense ? 1 : 0));
+    return;
+  }
   EnsureTargetBuffers();
 }
 
@@ -499,6 +582,12 @@ void GeneratorCore::Backward(const float* z, int64_t n, float* grad) {
 }
 
 double GeneratorCore::LossAndGrad(const float* z, int64_t n, float* grad) {
+  if (gpu_ != nullptr) {
+    SyncDevice();
+    double loss = 0.0;
+    GpuCheck(gpu_->loss(gpu_handle_, z, n, grad, entropy_alpha_, &loss));
+    return loss;
+  }
   EnsureTargetBuffers();
   ForwardTrain(z, n);
   MarginalSums(n, false);
@@ -508,6 +597,16 @@ double GeneratorCore::LossAndGrad(const float* z, int64_t n, float* grad) {
 }
 
 double GeneratorCore::TrainStep(const float* z, int64_t n, double lr) {
+  if (gpu_ != nullptr) {
+    SyncDevice();
+    double loss = 0.0;
+    int applied = 0;
+    GpuCheck(gpu_->train_step(gpu_handle_, z, n, lr, t_ + 1, entropy_alpha_, &loss, &applied));
+    if (!applied) return std::numeric_limits<double>::quiet_NaN();
+    t_ += 1;
+    host_stale_ = true;
+    return loss;
+  }
   EnsureAdam();
   grad_.Resize(static_cast<size_t>(idx_.total));
   const double loss = LossAndGrad(z, n, grad_.data());
@@ -544,6 +643,12 @@ double GeneratorCore::TrainStep(const float* z, int64_t n, double lr) {
 }
 
 double GeneratorCore::EvalLoss(const float* z, int64_t n) {
+  if (gpu_ != nullptr) {
+    SyncDevice();
+    double loss = 0.0;
+    GpuCheck(gpu_->eval_loss(gpu_handle_, z, n, &loss));
+    return loss;
+  }
   EnsureTargetBuffers();
   for (int64_t r0 = 0; r0 < n; r0 += kEvalChunk) {
     const int64_t m = std::min<int64_t>(kEvalChunk, n - r0);
@@ -602,6 +707,12 @@ int64_t GenChunk(int64_t n) {
 }  // namespace
 
 void GeneratorCore::Logits(const float* z, int64_t n, float* out) {
+  if (gpu_ != nullptr) {
+    int64_t bad = -1;
+    GenerateGpu(z, n, nullptr, 1.0, false, 1.0, nullptr, out, &bad);
+    if (bad >= 0) throw std::runtime_error("z[" + std::to_string(bad) + "] is not finite");
+    return;
+  }
   EnsurePacked();
   const unsigned T = ThreadPool::Instance().Concurrency();
   if (gen_scratch_.size() < T) gen_scratch_.resize(T);
@@ -616,8 +727,30 @@ void GeneratorCore::Logits(const float* z, int64_t n, float* out) {
   });
 }
 
+SampleError GeneratorCore::GenerateGpu(const float* z, int64_t n, const double* uniforms, double temperature,
+                                       bool truncate, double top_p, int32_t* out, float* logits_out,
+                                       int64_t* bad_input) {
+  SyncDevice();
+  SgSampleError e{0, 0, 0.0};
+  GpuCheck(gpu_->generate(gpu_handle_, z, n, uniforms, temperature, truncate ? 1 : 0, top_p, out, logits_out, &e,
+                          bad_input));
+  SampleError err;
+  if (e.kind != 0) {
+    err.kind = e.kind == 1 ? SampleError::Kind::kNonFinite : SampleError::Kind::kOverflow;
+    err.index = static_cast<size_t>(e.index);
+    err.value = e.value;
+  }
+  return err;
+}
+
 SampleError GeneratorCore::Generate(const float* z, int64_t n, const double* uniforms, double temperature,
                                     bool truncate, double top_p, int32_t* out, float* logits_out) {
+  if (gpu_ != nullptr) {
+    int64_t bad = -1;
+    const SampleError err = GenerateGpu(z, n, uniforms, temperature, truncate, top_p, out, logits_out, &bad);
+    if (bad >= 0) throw std::runtime_error("input " + std::to_string(bad) + " is out of range");
+    return err;
+  }
   EnsurePacked();
   const unsigned T = ThreadPool::Instance().Concurrency();
   if (gen_scratch_.size() < T) gen_scratch_.resize(T);

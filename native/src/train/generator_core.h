@@ -42,11 +42,15 @@
 #include <string>
 #include <vector>
 
+#include "../gpu/gpu_api.h"
 #include "../sampling.h"
 #include "aligned.h"
 #include "gemm.h"
 
 namespace synthd {
+namespace gpu {
+struct GpuApi;
+}
 namespace train {
 
 constexpr float kLnEps = 1e-5f;
@@ -101,20 +105,51 @@ class GeneratorCore {
   const ParamIndex& index() const { return idx_; }
   int64_t param_count() const { return idx_.total; }
 
-  float* params() { return params_.data(); }
-  const float* params() const { return params_.data(); }
+  // The host copies of the parameters and of Adam's moments. On the GPU these first bring the
+  // device's newer values over (one copy after training steps), and the next GPU call sends them
+  // back (a caller may write through them).
+  float* params() {
+    SyncHost();
+    WrittenOnHost();
+    return params_.data();
+  }
+  const float* params() const {
+    SyncHost();
+    return params_.data();
+  }
   float* adam_m() {
+    SyncHost();
+    WrittenOnHost();
     EnsureAdam();
     return m_.data();
   }
   float* adam_v() {
+    SyncHost();
+    WrittenOnHost();
     EnsureAdam();
     return v_.data();
   }
   int64_t adam_t() const { return t_; }
   void set_adam_t(int64_t t) { t_ = t; }
   // Call after writing params(): drops weights packed for generation.
-  void ParamsChanged() { packed_valid_ = false; }
+  void ParamsChanged() {
+    packed_valid_ = false;
+    device_stale_ = true;
+  }
+
+  // Moves this core's computation to GPU 0 (gpu_api.h): training, evaluation and generation then
+  // run there, with the parameters, Adam's moments and the targets on the device; tf32 lets cuBLAS
+  // use TF32 tensor cores (else plain FP32). Throws std::runtime_error with the reason when the
+  // CUDA core is not built, no driver or no device answers, or the device is out of memory.
+  void UseGpu(bool tf32);
+  bool on_gpu() const { return gpu_ != nullptr; }
+  // Name of the device in use ("cpu" on the CPU path).
+  const std::string& device_name() const { return device_name_; }
+  // Generation on the GPU with the inputs checked there: *bad_input = the first index of z (flat)
+  // that is not finite, or n*E + the first index of uniforms outside [0, 1), or -1; the codes are
+  // then incomplete. Otherwise as Generate. codes may be null (logits only).
+  SampleError GenerateGpu(const float* z, int64_t n, const double* uniforms, double temperature, bool truncate,
+                          double top_p, int32_t* out, float* logits_out, int64_t* bad_input);
 
   // How the backward pass of the 2-way loss is computed (both give the same gradient):
   // kBlocks: per pair block, dP_f += P[:, c0:c1] G^T and dP[:, c0:c1] += P_f G (work and memory
@@ -183,6 +218,17 @@ class GeneratorCore {
   // Forward of rows [0, m) of z on the calling thread with packed weights -> logits (m x D).
   void ForwardRowsPacked(const float* z, int64_t m, GenScratch& s);
 
+  // GPU: bring the device's parameters and moments to the host when newer there, or send the
+  // host's to the device when newer here.
+  void SyncHost() const;
+  // A caller may write through a mutable accessor: send the host's values before the next GPU call.
+  void WrittenOnHost() {
+    if (gpu_ != nullptr) device_stale_ = true;
+  }
+  void SyncDevice();
+  // Throws std::runtime_error with the CUDA core's message when rc != 0.
+  void GpuCheck(int rc) const;
+
   CoreSpec spec_;
   ParamIndex idx_;
   const KernelInfo& kern_;
@@ -207,6 +253,14 @@ class GeneratorCore {
   FloatBuffer s1_, msum_, g1_, gmat_;
   std::vector<PackedB> g_packed_t_, g_packed_;  // G^T and G per block, packed as B operands
   PackedB bscratch_;
+
+  // GPU (null on the CPU path): the library's functions and this core's handle.
+  const gpu::GpuApi* gpu_ = nullptr;
+  void* gpu_handle_ = nullptr;
+  std::string device_name_ = "cpu";
+  // The device holds newer parameters / moments than the host (after a step), or the reverse.
+  mutable bool host_stale_ = false;
+  bool device_stale_ = false;
 
   // Generation.
   bool packed_valid_ = false;
