@@ -52,13 +52,31 @@ describe("Create Model", () => {
   });
 
   test("normalises model_size aliases and keeps given config values", async () => {
-    const body = { ...validCreateBody(), config: { model_size: "L", batch_size: 64, privacy_enabled: true, device: "gpu" } };
+    const body = { ...validCreateBody(), config: { model_size: "L", batch_size: 64, privacy_enabled: true, device: "auto" } };
     const m = await createModel(h.keys.test, body);
     assert.equal(m.config.model_size, "large");
     assert.equal(m.config.batch_size, 64);
     assert.equal(m.config.privacy_enabled, true);
     assert.equal(m.config.privacy_noise, CONFIG_DEFAULTS.privacy_noise);
     assert.equal(m.config.device, "cpu", "device is the engine's actual device");
+  });
+
+  test("config.device: auto (the default) and gpu report the engine's GPU by name, cpu stays on the CPU; gpu without one is a 400 naming the field", async () => {
+    const refused = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...validCreateBody(), config: { device: "gpu" } } });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.json.error.code, "parameter_invalid");
+    assert.equal(refused.json.error.param, "body.config.device");
+    assert.match(refused.json.error.message, /no usable GPU/);
+    const engine = h.engine;
+    engine.gpu = "NVIDIA H200";
+    try {
+      for (const [device, want] of [[undefined, "NVIDIA H200"], ["auto", "NVIDIA H200"], ["gpu", "NVIDIA H200"], ["cpu", "cpu"]] as const) {
+        const m = await createModel(h.keys.test, { ...validCreateBody(), config: device === undefined ? {} : { device } });
+        assert.equal(m.config.device, want, `device ${device}`);
+      }
+    } finally {
+      engine.gpu = undefined;
+    }
   });
 
   test("accepts feature names that are not identifiers", async () => {

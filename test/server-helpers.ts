@@ -28,6 +28,8 @@ export function throwOnce(fail: { [K in EngineOp]?: Error }, op: EngineOp): void
 
 export class FakeEngine implements Engine {
   readonly device = "cpu";
+  /** A GPU name to pretend the engine has (config.device `auto`/`gpu` then report it); none by default. */
+  gpu?: string;
   readonly calls: { op: "train" | "generate" | "stop"; id: string; req?: GenerateRequest }[] = [];
   /** Error to throw from the next call of each operation (cleared after one throw). */
   readonly fail: { train?: Error; generate?: Error; stop?: Error } = {};

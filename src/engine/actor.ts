@@ -108,7 +108,10 @@ export class ModelActor {
       const metadata = await store.getMetadata(id);
       if (metadata === undefined) throw new Error("the model's metadata is missing");
       const checkpoint = await store.getCheckpoint<Parameters<typeof Trainer.create>[0]["checkpoint"]>(id);
-      this.trainer = await Trainer.create({ id, metadata, config: rec.config, checkpoint, compute: this.env.compute });
+      // A model created for a GPU trains on one where this worker has it, else on the CPU (the
+      // checkpoint is the same bytes on either, docs/compute.md).
+      const device = rec.config.device === "cpu" ? "cpu" : "auto";
+      this.trainer = await Trainer.create({ id, metadata, config: rec.config, checkpoint, compute: this.env.compute, device });
       if (this.trainer.computeNote) log("warn", this.trainer.computeNote, { model_id: id });
       if (this.aborted()) return this.endAborted();
       this.state = "training";

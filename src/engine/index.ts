@@ -181,6 +181,8 @@ type PWorker = Parameters<NonNullable<NonNullable<ConstructorParameters<typeof P
 
 class PiscinaEngine implements PoolEngine {
   readonly device: string;
+  /** See {@link Engine.gpu}: set by {@link start} from a worker's answer. */
+  readonly gpu?: string;
   private readonly pool: Piscina;
   private readonly log: Logger | undefined;
   /** model id -> threadId of the worker holding its actor / cached weights. */
@@ -694,6 +696,7 @@ class PiscinaEngine implements PoolEngine {
     const reply = await this.run<InfoReply>({ op: "info" }, undefined);
     this.backend = reply.backend as BackendName;
     (this as { device: string }).device = deviceOf(this.backend);
+    if (reply.gpu !== undefined) (this as { gpu?: string }).gpu = reply.gpu;
     if (reply.compute !== this.compute) {
       this.log?.warn({ asked: this.compute, used: reply.compute }, "native compute core unavailable in the workers; using tfjs");
       this.compute = reply.compute;
@@ -715,6 +718,7 @@ class PiscinaEngine implements PoolEngine {
         workers: this.workers,
         backend: this.backend,
         device: this.device,
+        gpu: this.gpu ?? null,
         compute: this.compute,
         ...(reply.computeInfo ?? {}),
         memory_budget: this.budgetBytes,

@@ -78,6 +78,8 @@ export interface InfoReply {
   compute: "tfjs" | "native";
   /** The native core's kernels and pool size, when `compute` is `native`. */
   computeInfo?: { isa: string; kernel: string; threads: number };
+  /** GPU 0's name when the native core's CUDA library loaded and found a GPU; else absent. */
+  gpu?: string;
   threadId: number;
   actors: string[];
   cached: string[];

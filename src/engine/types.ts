@@ -76,8 +76,14 @@ export class GenerateInputError extends Error {
 
 /** What the HTTP server calls (implemented by `createEngine` in `./index`). */
 export interface Engine {
-  /** The compute device models train on (`config.device`), e.g. `cpu`. */
+  /** The compute device models train on by default (`config.device`), e.g. `cpu`. */
   readonly device: string;
+  /**
+   * GPU 0's name (e.g. `NVIDIA H200`) when this engine's workers found the CUDA compute core and a
+   * GPU (docs/compute.md "The GPU path"), else undefined: `config.device` `auto` (the default)
+   * then trains on the CPU and `gpu` is refused at create.
+   */
+  readonly gpu?: string;
   /**
    * Admission control at Create Model, before anything is stored (src/engine/admission.ts): may a
    * model of `org` with this effective `config` and `metadata` be accepted? Returns when it may

@@ -24,7 +24,7 @@ import type { Layout } from "../model/marginals";
 import { buildTargets, layoutOf } from "../model/marginals";
 import { Rng } from "../model/rng";
 import { LOGITS_NOT_FINITE } from "../model/sampling";
-import { NativeGenerator, nativeCoreStatus } from "../model/native-core";
+import { NativeGenerator, gpuStatus, nativeCoreStatus } from "../model/native-core";
 import { cloneTfjsGenerator, disposeGenerator, type ComputeKind, type GeneratorModel } from "../model/trainer";
 import { ModelActor, type ActorEnv } from "./actor";
 import { sampleSeededSource } from "./seeded";
@@ -283,6 +283,12 @@ function isLogitOverflow(err: unknown): boolean {
   return err instanceof RangeError && (err as RangeError & { code?: unknown }).code === LOGITS_NOT_FINITE;
 }
 
+/** `{ gpu: name }` when the native core's CUDA library found a GPU, else `{}`. */
+function gpuOf(): { gpu?: string } {
+  const st = gpuStatus();
+  return st.available && st.device !== undefined ? { gpu: st.device } : {};
+}
+
 async function info(): Promise<InfoReply> {
   const mem = tf.memory();
   const info = compute === "native" ? nativeCoreStatus().info : undefined;
@@ -290,6 +296,7 @@ async function info(): Promise<InfoReply> {
     backend: await initBackend(),
     compute,
     computeInfo: info && { isa: info.isa, kernel: info.kernel, threads: info.threads },
+    ...(compute === "native" ? gpuOf() : {}),
     threadId,
     actors: [...actors.keys()],
     cached: [...idle.keys()],

@@ -64,6 +64,10 @@ export class FaultEngine implements Engine {
     return this.inner.device;
   }
 
+  get gpu(): string | undefined {
+    return this.inner.gpu;
+  }
+
   /** The inner engine's check, unless training is skipped (then nothing would ever release its queue place). */
   admissionCheck(config: ModelConfig, metadata: Metadata, org: string): void {
     if (!this.skipTraining) this.inner.admissionCheck(config, metadata, org);

@@ -22,6 +22,7 @@
  */
 import { newModelId, type ModelRecord } from "../../store";
 import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../types";
+import { ApiError } from "../errors";
 import { assertQuotaLeft } from "../quota";
 import type { HandlerCtx, Reply } from "../routes";
 import { checkMetadata } from "./checkMetadata";
@@ -32,9 +33,26 @@ import { toPublicModel } from "./models";
 const SIZE_ALIASES: Record<string, ModelSize> = { S: "small", M: "medium", L: "large" };
 
 /**
+ * The compute device a new model trains on, as returned in `config.device`: `cpu` for `cpu`; the
+ * engine's GPU name for `auto` (the default) when it has one, else `cpu`; the GPU's name for `gpu`.
+ * @param preference `config.device` as given (`auto`, `cpu` or `gpu`; undefined = `auto`).
+ * @param gpu {@link Engine.gpu}: the engine's GPU name, undefined without one.
+ * @throws ApiError 400 `parameter_invalid` (param `body.config.device`) for `gpu` on an engine
+ *   without one.
+ */
+export function deviceFor(preference: ModelConfigInput["device"], gpu: string | undefined): string {
+  if (preference === "cpu") return "cpu";
+  if (gpu !== undefined) return gpu;
+  if (preference === "gpu") {
+    throw new ApiError("parameter_invalid", 'config.device "gpu": this server has no usable GPU (no CUDA compute core or no device); use "auto" or "cpu".', "body.config.device");
+  }
+  return "cpu";
+}
+
+/**
  * The effective config of a new model: `input` over {@link CONFIG_DEFAULTS}, `model_size` aliases
  * normalised, `device` set to `device` (the input's `device` preference is not part of the
- * returned config: the engine decides).
+ * returned config: {@link deviceFor} decides).
  */
 export function effectiveConfig(input: ModelConfigInput | undefined, device: string): ModelConfig {
   const { device: _preference, model_size, ...rest } = input ?? {};
@@ -48,7 +66,7 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
   const { metadata, config } = ctx.body;
   checkMetadata(metadata);
   await assertQuotaLeft(store, ctx.auth, ctx.services.clock());
-  const effective = effectiveConfig(config, engine.device);
+  const effective = effectiveConfig(config, deviceFor(config?.device, engine.gpu));
   engine.admissionCheck(effective, metadata, ctx.auth.org); // before anything is stored
 
   let id = newModelId();
