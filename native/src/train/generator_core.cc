@@ -189,19 +189,22 @@ void GeneratorCore::UseGpu(bool tf32) {
   wpack_.clear();
   packed_valid_ = false;
   gen_scratch_.clear();
-  if (has_targets_) {
-    std::vector<int32_t> f;
-    std::vector<int64_t> c0, c1;
-    std::vector<const float*> q;
-    for (const auto& b : blocks_) {
-      f.push_back(b.f);
-      c0.push_back(b.c0);
-      c1.push_back(b.c1);
-      q.push_back(b.target.data());
-    }
-    GpuCheck(gpu_->set_targets(gpu_handle_, q1_.data(), static_cast<int64_t>(blocks_.size()), f.data(), c0.data(),
-                               c1.data(), q.data(), count_, neg_entropy_, pair_mode_ == PairMode::kDense ? 1 : 0));
+  if (has_targets_) UploadTargets();
+}
+
+// The 1-way targets, the 2-way blocks and the pair mode, as set on the host, to the GPU core.
+void GeneratorCore::UploadTargets() {
+  std::vector<int32_t> f;
+  std::vector<int64_t> c0, c1;
+  std::vector<const float*> q;
+  for (const auto& b : blocks_) {
+    f.push_back(b.f);
+    c0.push_back(b.c0);
+    c1.push_back(b.c1);
+    q.push_back(b.target.data());
   }
+  GpuCheck(gpu_->set_targets(gpu_handle_, q1_.data(), static_cast<int64_t>(blocks_.size()), f.data(), c0.data(),
+                             c1.data(), q.data(), count_, neg_entropy_, pair_mode_ == PairMode::kDense ? 1 : 0));
 }
 
 void GeneratorCore::SyncHost() const {
@@ -299,17 +302,7 @@ void GeneratorCore::SetTargets(FloatBuffer one_way, std::vector<PairBlockTarget>
   g_packed_t_.clear();
   has_targets_ = true;
   if (gpu_ != nullptr) {
-    std::vector<int32_t> f;
-    std::vector<int64_t> c0, c1;
-    std::vector<const float*> q;
-    for (const auto& b : blocks_) {
-      f.push_back(b.f);
-      c0.push_back(b.c0);
-      c1.push_back(b.c1);
-      q.push_back(b.target.data());
-    }
-    GpuCheck(gpu_->set_targets(gpu_handle_, q1_.data(), static_cast<int64_t>(blocks_.size()), f.data(), c0.data(),
-                               c1.data(), q.data(), count_, neg_entropy_, pair_mode_ == PairMode::kDense ? 1 : 0));
+    UploadTargets();
     return;
   }
   EnsureTargetBuffers();

@@ -226,6 +226,7 @@ class GeneratorCore {
     if (gpu_ != nullptr) device_stale_ = true;
   }
   void SyncDevice();
+  void UploadTargets();
   // Throws std::runtime_error with the CUDA core's message when rc != 0.
   void GpuCheck(int rc) const;
 
