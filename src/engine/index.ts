@@ -518,9 +518,12 @@ class PiscinaEngine implements PoolEngine {
         try {
           rec = await this.current(id);
         } catch (err) {
-          // A shared store that cannot be read now: wait again.
-          if (!isStoreOutage(err)) throw err;
-          this.resumeLater(id, storeRetryDelay((this.outageLosses.get(id) ?? 0) + 1));
+          // A shared store that cannot be read now: wait again. Else let the task find out.
+          if (isStoreOutage(err)) {
+            this.resumeLater(id, storeRetryDelay((this.outageLosses.get(id) ?? 0) + 1));
+            return;
+          }
+          if (!this.closed && !this.training.has(id)) this.startTask(id);
           return;
         }
         if (this.closed || this.training.has(id)) return;
