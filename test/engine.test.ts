@@ -290,3 +290,41 @@ test("when a worker thread dies, its training model resumes from the last checkp
     await e.done();
   }
 });
+
+test("a worker thread that dies of a store outage (full disk) does not count toward the restart limit; other deaths still do", async () => {
+  const e = await env();
+  try {
+    const engine = await e.start(1);
+    // What piscina reports when a thread ends on an error: the error as the thread threw it, a
+    // plain Error once it crossed threads (here lmdb-js's commit failure on a full disk).
+    const starts = (id: string): number => e.logs.filter((l) => /^training (started|resumed)$/.test(l.msg) && l.model_id === id).length;
+    let seen = 0;
+    const die = async (id: string, message: string): Promise<void> => {
+      // Its actor runs on the (new) thread: the thread is up, and the loss is of a running training.
+      await until(() => starts(id) > seen, "the training to run on its thread");
+      seen = starts(id);
+      engine.threads()[0].emit("error", new Error(message));
+    };
+    const outage = await addModel(e.store, config({ max_epochs: 6 }));
+    await engine.train(outage);
+    for (let i = 0; i < 4; i++) await die(outage, "Commit failed (see commitError for details)");
+    assert.equal((await status(e.store, outage)).status, "training", "paused, not failed");
+    await until(async () => (await status(e.store, outage)).status !== "training", "the resumed training to end");
+    const ended = await status(e.store, outage);
+    assert.equal(ended.status, "ready", JSON.stringify(ended.error));
+    assert.equal(ended.current_epoch, 6);
+    assert.equal(e.logs.filter((l) => l.msg.startsWith("training worker lost to a store outage") && l.model_id === outage).length, 4);
+
+    // The rule itself is unchanged for other causes: the third loss fails the model.
+    const crashing = await addModel(e.store, config({ max_epochs: 200 }));
+    seen = 0;
+    await engine.train(crashing);
+    for (let i = 0; i < 3; i++) await die(crashing, "boom");
+    await until(async () => (await status(e.store, crashing)).status !== "training", "the model to fail");
+    const failed = await status(e.store, crashing);
+    assert.equal(failed.status, "failed");
+    assert.match(failed.error?.message ?? "", /exited unexpectedly 3 times \(last: boom\)/);
+  } finally {
+    await e.done();
+  }
+});

@@ -8,6 +8,8 @@
  *   training --(epoch done: store.updateModel(progress, checkpoint))--> training
  *   training --(max_epochs | early stop | max_training_time)--> ready     (stored with the last checkpoint)
  *   starting|training --(exception, non-finite loss, bad checkpoint)--> failed  (stored: error.code training_failed)
+ *   starting|training --(store outage: full disk, store unreachable)--> (paused, still `training`)
+ *                     --(the store works again)--> training, from the last written checkpoint
  *   starting|training --(stop task / record deleted)--> stopped           (nothing stored)
  *   starting|training --(halt task: engine shutdown)--> stopped           (stays `training` in the store)
  *
@@ -21,13 +23,25 @@
  * ({@link ModelActor.snapshot}), queued behind the step in flight; stop and halt take effect at
  * the next step boundary (or right after the validation pass), as before.
  */
-import { StoreWriteError, type StoreApi } from "../store";
+import { isStoreOutage, type StoreApi } from "../store";
 import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../model/trainer";
 import type { TrainReply } from "./protocol";
 
-/** How often a training whose checkpoint could not be written retries the write: 5 seconds. */
-export const STORE_RETRY_MS = 5_000;
-/** {@link ModelActor.whenStoreWrites}: the model was stopped or halted while it waited. */
+/** First wait (ms) of a training whose store write (or read) failed for a store outage. */
+export const STORE_RETRY_FIRST_MS = 500;
+/** Longest wait (ms) between two tries of a paused training's store write. */
+export const STORE_RETRY_MAX_MS = 10_000;
+
+/**
+ * The wait (ms) before try `attempt` + 1 of a store operation that failed `attempt` (>= 1) times
+ * in a row for a store outage: {@link STORE_RETRY_FIRST_MS}, doubling, at most
+ * {@link STORE_RETRY_MAX_MS}. Also the engine's wait before resuming a model whose worker thread
+ * died of a store outage.
+ */
+export function storeRetryDelay(attempt: number): number {
+  return Math.min(STORE_RETRY_MAX_MS, STORE_RETRY_FIRST_MS * 2 ** Math.max(0, Math.min(attempt - 1, 20)));
+}
+/** {@link ModelActor.whenStoreWorks}: the model was stopped or halted while it waited. */
 const ABORTED = Symbol("aborted");
 
 /** Where an actor is in its life (see the module comment). */
@@ -102,12 +116,18 @@ export class ModelActor {
     const { store, log } = this.env;
     const id = this.id;
     try {
-      const rec = await store.getModel(id);
+      const loaded = await this.whenStoreWorks(async () => {
+        const rec = await store.getModel(id);
+        if (rec === undefined || rec.status !== "training") return { rec };
+        const metadata = await store.getMetadata(id);
+        const checkpoint = await store.getCheckpoint<Parameters<typeof Trainer.create>[0]["checkpoint"]>(id);
+        return { rec, metadata, checkpoint };
+      });
+      if (loaded === ABORTED) return this.endAborted();
+      const { rec, metadata, checkpoint } = loaded;
       if (rec === undefined) return this.end("deleted");
       if (rec.status !== "training") return this.end("skipped");
-      const metadata = await store.getMetadata(id);
       if (metadata === undefined) throw new Error("the model's metadata is missing");
-      const checkpoint = await store.getCheckpoint<Parameters<typeof Trainer.create>[0]["checkpoint"]>(id);
       // A model created for a GPU trains on one where this worker has it, else on the CPU (the
       // checkpoint is the same bytes on either, docs/compute.md).
       const device = rec.config.device === "cpu" ? "cpu" : "auto";
@@ -139,7 +159,7 @@ export class ModelActor {
         });
         if (finished === null && this.aborted()) return this.endAborted();
       }
-      const marked = await this.whenStoreWrites(() => this.markReady());
+      const marked = await this.whenStoreWorks(() => this.markReady());
       if (marked === ABORTED) return this.endAborted();
       if (marked === undefined) return this.end(await this.goneOrSuperseded());
       log("info", "training finished", {
@@ -161,7 +181,9 @@ export class ModelActor {
       this.release();
       this.state = "failed";
       try {
-        await store.updateModel(id, { status: "failed", error: trainingFailed(message) }, undefined, this.fence);
+        // Waits out a store outage too: else the model would be left `training` with no loop.
+        const stored = await this.whenStoreWorks(() => store.updateModel(id, { status: "failed", error: trainingFailed(message) }, undefined, this.fence));
+        if (stored === ABORTED) return this.endAborted();
       } catch (e) {
         log("error", "could not store the failure", { model_id: id, error: String(e) });
       }
@@ -170,36 +192,44 @@ export class ModelActor {
   }
 
   /**
-   * Runs a store write; while the store cannot be written (a full disk: `StoreWriteError`), the
-   * training waits and retries every {@link STORE_RETRY_MS} instead of failing (a failure could
-   * not be written either, and the model would be left `training` with no loop). Resolves to
-   * {@link ABORTED} when the model is stopped or halted meanwhile (it then resumes from its last
-   * written checkpoint at the next start). Other errors are thrown.
+   * Runs a store operation (a write, or the reads that start the training); while the store is out
+   * ({@link isStoreOutage}: a full disk, a failing or unreachable store) the training is paused:
+   * it keeps its state and last written checkpoint, its status stays `training`, and the operation
+   * is tried again after {@link storeRetryDelay} (backoff from 0.5 s to 10 s) until it succeeds,
+   * instead of failing the model (a failure could not be written either, and the model would be
+   * left `training` with no loop). Resolves to {@link ABORTED} when the model is stopped or halted
+   * meanwhile (it then resumes from its last written checkpoint at the next start). Other errors
+   * are thrown.
    */
-  private async whenStoreWrites<T>(write: () => Promise<T>): Promise<T | typeof ABORTED> {
-    let warned = false;
+  private async whenStoreWorks<T>(op: () => Promise<T>): Promise<T | typeof ABORTED> {
+    let failures = 0;
     for (;;) {
       try {
-        const out = await write();
-        if (warned) this.env.log("info", "the store takes writes again; training continues", { model_id: this.id });
+        const out = await op();
+        if (failures > 0) this.env.log("info", "the store works again; training continues", { model_id: this.id, tries: failures + 1 });
         return out;
       } catch (err) {
-        if (!(err instanceof StoreWriteError)) throw err;
-        if (!warned) {
-          this.env.log("warn", "cannot write the checkpoint (store full or failing); training paused until it can", { model_id: this.id, error: err.message });
-          warned = true;
+        if (!isStoreOutage(err)) throw err;
+        failures += 1;
+        if (failures === 1) {
+          this.env.log("warn", "cannot use the store (full or failing); training paused until it can", {
+            model_id: this.id,
+            error: (err as Error).message,
+          });
         }
-        for (let waited = 0; waited < STORE_RETRY_MS; waited += 250) {
+        const until = Date.now() + storeRetryDelay(failures);
+        while (Date.now() < until) {
           if (this.aborted()) return ABORTED;
-          await new Promise((r) => setTimeout(r, 250));
+          await new Promise((r) => setTimeout(r, Math.min(250, Math.max(1, until - Date.now()))));
         }
+        if (this.aborted()) return ABORTED;
       }
     }
   }
 
   /**
    * Progress and checkpoint of one epoch, atomically; the final epoch also sets `ready`. Waits
-   * while the store is full ({@link whenStoreWrites}). Resolves to false when the model is gone.
+   * while the store is out ({@link whenStoreWorks}). Resolves to false when the model is gone.
    */
   private async persist(report: EpochReport): Promise<boolean | typeof ABORTED> {
     const trainer = this.trainer as Trainer;
@@ -210,7 +240,7 @@ export class ModelActor {
       ...(report.done ? { status: "ready" as const, error: null } : {}),
     };
     const checkpoint = await trainer.checkpointInSlices(this.env.yieldFn);
-    const rec = await this.whenStoreWrites(() => this.env.store.updateModel(this.id, patch, checkpoint, this.fence));
+    const rec = await this.whenStoreWorks(() => this.env.store.updateModel(this.id, patch, checkpoint, this.fence));
     return rec === ABORTED ? ABORTED : rec !== undefined;
   }
 
@@ -225,7 +255,9 @@ export class ModelActor {
   /** Why a write found nothing to update: the model is gone, or (fenced) another training claimed it since. */
   private async goneOrSuperseded(): Promise<TrainReply["outcome"]> {
     if (this.fence === undefined) return "deleted";
-    return (await this.env.store.getModel(this.id)) === undefined ? "deleted" : "superseded";
+    const rec = await this.whenStoreWorks(() => this.env.store.getModel(this.id));
+    if (rec === ABORTED) return this.abortKind === "halt" ? "halted" : "stopped";
+    return rec === undefined ? "deleted" : "superseded";
   }
 
   private end(outcome: TrainReply["outcome"]): TrainReply {

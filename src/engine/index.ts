@@ -13,7 +13,10 @@
  * it is resumed from its last checkpoint on a live worker (piscina replaces the thread), at most
  * {@link MAX_TRAIN_RESTARTS} times per model and engine lifetime; after that the model is marked
  * `failed` with `error.code = "training_failed"`. So a model is never left in `training` with no
- * loop running while the server runs. Generate tasks lost with the worker fail with
+ * loop running while the server runs. A thread that died of a store outage (a full disk: lmdb-js's
+ * "Commit failed", ENOSPC; see `isStoreOutage`) does not count: its models are resumed after a
+ * backoff (`storeRetryDelay`: 0.5 s doubling to 10 s, per model, reset when its training ends)
+ * however often it happens, keeping their reservations, so a full disk never fails a model. Generate tasks lost with the worker fail with
  * EngineUnavailableError (503, retry); idle `ready` models are simply reloaded from their
  * checkpoints on demand.
  *
@@ -54,13 +57,13 @@ import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { Piscina, queueOptionsSymbol } from "piscina";
 import type { Logger } from "pino";
-import type { ModelRecord, StoreApi } from "../store";
+import { isStoreOutage, type ModelRecord, type StoreApi } from "../store";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { deviceOf, type BackendName } from "../model/backend";
 import { defaultCompute, type ComputeKind } from "../model/trainer";
 import { InputError, latentSource } from "../model/generate";
 import { isSeeded, seededSource, SeededInputError } from "../model/seeded-input";
-import { trainingFailed } from "./actor";
+import { storeRetryDelay, trainingFailed } from "./actor";
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, type EstimateOptions, type MemoryEstimate } from "./admission";
 import { BASE_HEADROOM_BYTES, DEFAULT_BUDGET_SHARE, formatBytes, machineMemory, WORKER_HEADROOM_BYTES } from "./budget";
 import { AdmissionQueue, DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG, type Ticket } from "./admission-queue";
@@ -194,6 +197,10 @@ class PiscinaEngine implements PoolEngine {
    */
   private readonly training = new Map<string, Promise<TrainReply>>();
   private readonly restarts = new Map<string, number>();
+  /** Training tasks in a row lost with a worker that died of a store outage, per model (backoff). */
+  private readonly outageLosses = new Map<string, number>();
+  /** Models waiting to be resumed after such a loss (their reservations are held meanwhile). */
+  private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
   /** Fencing tokens of trainings started through {@link train} with one (shared store). */
   private readonly fences = new Map<string, number>();
   /** Callers of {@link trainToEnd} waiting for a model's training to end. */
@@ -462,6 +469,7 @@ class PiscinaEngine implements PoolEngine {
     }
     if (reply.outcome !== "ready" && reply.outcome !== "skipped") this.pins.delete(id);
     if (reply.outcome === "ready" || reply.outcome === "failed") this.restarts.delete(id);
+    this.outageLosses.delete(id);
     this.finish(id);
   }
 
@@ -481,6 +489,15 @@ class PiscinaEngine implements PoolEngine {
       this.finish(id);
       return;
     }
+    if (isStoreOutage(err)) {
+      // The store, not the model: resume later, and do not count it toward the restart limit.
+      const k = (this.outageLosses.get(id) ?? 0) + 1;
+      this.outageLosses.set(id, k);
+      const delay = storeRetryDelay(k);
+      this.log?.warn({ model_id: id, err: message, delay_ms: delay }, "training worker lost to a store outage (full disk?); resuming from the last checkpoint after a pause");
+      this.resumeLater(id, delay);
+      return;
+    }
     const n = (this.restarts.get(id) ?? 0) + 1;
     this.restarts.set(id, n);
     if (n > MAX_TRAIN_RESTARTS) {
@@ -495,6 +512,39 @@ class PiscinaEngine implements PoolEngine {
       this.log?.warn({ model_id: id, err: message, attempt: n }, "training worker lost; resuming from the last checkpoint");
       this.startTask(id);
     }
+  }
+
+  /**
+   * Starts model `id`'s training task again after `delayMs` (its reservation stays held), unless
+   * the engine closed, the model was stopped, or it is no longer `training` by then.
+   */
+  private resumeLater(id: string, delayMs: number): void {
+    clearTimeout(this.resumeTimers.get(id));
+    const timer = setTimeout(() => {
+      if (this.resumeTimers.get(id) !== timer) return;
+      this.resumeTimers.delete(id);
+      if (this.closed) return;
+      void (async () => {
+        let rec: ModelRecord | undefined;
+        try {
+          rec = await this.current(id);
+        } catch (err) {
+          // A shared store that cannot be read now: wait again. Else let the task find out.
+          if (isStoreOutage(err)) {
+            this.resumeLater(id, storeRetryDelay((this.outageLosses.get(id) ?? 0) + 1));
+            return;
+          }
+          if (!this.closed && !this.training.has(id)) this.startTask(id);
+          return;
+        }
+        if (this.closed || this.training.has(id)) return;
+        if (rec?.status !== "training") {
+          this.outageLosses.delete(id);
+          this.finish(id);
+        } else this.startTask(id);
+      })().catch((err: unknown) => this.log?.error({ model_id: id, err }, "training bookkeeping failed"));
+    }, delayMs);
+    this.resumeTimers.set(id, timer);
   }
 
   private markFailed(id: string, message: string): void {
@@ -569,6 +619,16 @@ class PiscinaEngine implements PoolEngine {
   }
 
   async stop(id: string): Promise<void> {
+    const resume = this.resumeTimers.get(id);
+    if (resume !== undefined) {
+      // Paused after losing its worker to a store outage: nothing runs; release it now.
+      clearTimeout(resume);
+      this.resumeTimers.delete(id);
+      this.outageLosses.delete(id);
+      this.outcomes.set(id, "stopped");
+      this.pins.delete(id);
+      this.finish(id);
+    }
     if (this.queue.remove(id)) {
       this.settleWaiters(id, "stopped");
       this.log?.debug({ model_id: id }, "waiting model left the training queue");
@@ -675,6 +735,9 @@ class PiscinaEngine implements PoolEngine {
     this.closing ??= (async () => {
       this.closed = true;
       clearTimeout(this.retryTimer);
+      // Models waiting to be resumed stay `training` in the store (resumed at the next start).
+      for (const t of this.resumeTimers.values()) clearTimeout(t);
+      this.resumeTimers.clear();
       // Waiting models stay `training` in the store and are queued again at the next start.
       for (const t of this.queue.waitingTickets()) this.queue.remove(t.id);
       const pending = [...this.training.entries()];

@@ -10,6 +10,14 @@
  *
  * Every entry point of `src/model` that touches tensors awaits {@link initBackend} first; it is
  * idempotent per thread (each worker thread has its own tfjs engine).
+ *
+ * Process listeners: the wasm backend's Emscripten runtime, when it starts, adds process-wide
+ * `unhandledRejection` and `uncaughtException` listeners that rethrow whatever they get. Those
+ * undo the listeners this server installs on purpose (src/store/lmdbRejections.ts: lmdb-js's
+ * orphaned rejection after a failed commit, e.g. on a full disk), so an engine worker thread died
+ * at the first commit that failed. {@link initBackend} and {@link useBackend} remove every such
+ * listener a backend added; without them Node does what they did (an unhandled rejection or
+ * uncaught exception ends the thread) except where a listener of ours handles it.
  */
 import * as tf from "@tensorflow/tfjs-core";
 // Side effect: registers the gradient functions (tfjs-core alone has none) and chained ops.
@@ -30,6 +38,28 @@ function loadTfjsNode(): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The process events whose listeners a backend's start may add (see the module comment). */
+const PROCESS_EVENTS = ["unhandledRejection", "uncaughtException"] as const;
+
+/**
+ * Runs `start` (a backend's initialisation) and then removes the `unhandledRejection` and
+ * `uncaughtException` listeners it added to `process` (listeners present before stay, also when
+ * `start` throws). Resolves or rejects as `start` does.
+ */
+export async function withoutAddedProcessListeners<T>(start: () => Promise<T>): Promise<T> {
+  type Listener = (...args: unknown[]) => void;
+  const listeners = (e: string): Listener[] => (process as NodeJS.EventEmitter).listeners(e) as Listener[];
+  const before = new Map(PROCESS_EVENTS.map((e) => [e, new Set(listeners(e))]));
+  try {
+    return await start();
+  } finally {
+    for (const e of PROCESS_EVENTS) {
+      const old = before.get(e) as Set<Listener>;
+      for (const l of listeners(e)) if (!old.has(l)) (process as NodeJS.EventEmitter).off(e, l);
+    }
   }
 }
 
@@ -58,7 +88,7 @@ async function pick(forced: string | undefined): Promise<BackendName> {
  * @throws Error when no backend initialises (should not happen: `cpu` always does).
  */
 export function initBackend(forced: string | undefined = process.env.SYNTHD_TF_BACKEND): Promise<BackendName> {
-  chosen ??= pick(forced);
+  chosen ??= withoutAddedProcessListeners(() => pick(forced));
   return chosen;
 }
 
@@ -67,8 +97,10 @@ export function initBackend(forced: string | undefined = process.env.SYNTHD_TF_B
  * backend stay on it).
  */
 export async function useBackend(name: BackendName): Promise<BackendName> {
-  if (!(await tf.setBackend(name))) throw new Error(`backend ${name} failed to initialise`);
-  await tf.ready();
+  await withoutAddedProcessListeners(async () => {
+    if (!(await tf.setBackend(name))) throw new Error(`backend ${name} failed to initialise`);
+    await tf.ready();
+  });
   chosen = Promise.resolve(name);
   return name;
 }

@@ -56,6 +56,22 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * True for an error that says the store cannot be written or reached for now, as opposed to a
+ * fault of the request or the model: a {@link StoreWriteError} (full disk, I/O error, LMDB's map
+ * full, a PostgreSQL write refused, e.g. SQLSTATE 53100 "could not extend file"), a
+ * {@link StoreUnavailableError}, a raw `ENOSPC`/`EDQUOT`, and the same failures as they arrive
+ * from a worker thread that died of them (its error is a plain `Error` then: recognised by its
+ * `code` or by lmdb-js's and the operating system's messages). What waits for such a store
+ * retries later; it never fails a model for it.
+ */
+export function isStoreOutage(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as Error & { code?: unknown }).code;
+  if (code === "STORE_WRITE_FAILED" || code === "STORE_UNAVAILABLE" || code === "ENOSPC" || code === "EDQUOT") return true;
+  return /^Commit failed \(see commitError for details\)$|No space left on device|MDB_MAP_FULL|could not extend file|disk quota exceeded/i.test(err.message);
+}
+
 /** `test` = sandbox (`svc_test_` keys), `live` = production (`svc_live_` keys). */
 export type Environment = "test" | "live";
 

@@ -1,5 +1,5 @@
 /**
- * A full disk (issue 11; docs/operations.md "A full disk"). The store lives on a small tmpfs
+ * A full disk (docs/operations.md "A full disk"). The store lives on a small tmpfs
  * (mounted by the test: CI runs as root on this machine kind) that a filler file then fills.
  * While the disk is full, every request gets an answer of the contract — 200 when its writes
  * still fit in LMDB's free pages, else 503 `training_service_unavailable` with `Retry-After` —
@@ -10,7 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Store } from "../../src/store";
 import { monthOf } from "../../src/server/quota";
@@ -19,11 +19,14 @@ import { validCreateBody } from "../server-helpers";
 
 const MOUNT_MIB = 48;
 
-/** Fills the file system of `dir` up to its last byte with `dir/filler`. */
-function fill(dir: string): void {
+/**
+ * Fills the file system of `dir` up to its last byte with `dir/filler` (appending to a filler
+ * already there), then gives back `leaveBytes` of it.
+ */
+function fill(dir: string, leaveBytes = 0): void {
   const chunk = Buffer.alloc(1024 * 1024);
   const fd = join(dir, "filler");
-  writeFileSync(fd, "");
+  writeFileSync(fd, "", { flag: "a" });
   for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
     for (;;) {
       try {
@@ -33,6 +36,7 @@ function fill(dir: string): void {
       }
     }
   }
+  if (leaveBytes > 0) truncateSync(fd, Math.max(0, statSync(fd).size - leaveBytes));
 }
 
 test("a full disk: contract answers (503 with Retry-After, never 500), no bill without delivery, keys execute once after space is freed", async () => {
@@ -118,6 +122,126 @@ test("a full disk: contract answers (503 with Retry-After, never 500), no bill w
     const store = new Store(storeDir);
     try {
       assert.equal((await store.getUsage("disk", "live", monthOf(Date.now()))), delivered, "usage equals the rows delivered");
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await server?.kill("SIGKILL");
+    execFileSync("umount", ["-l", mount]);
+    removeDir(dir);
+  }
+});
+
+/** A client of `url` with `apiKey`: POST (optionally keyed) and GET a model. */
+function clientFor(url: string, apiKey: string) {
+  return {
+    async post(path: string, body: unknown, key?: string): Promise<{ status: number; json: any; headers: Headers }> {
+      const res = await fetch(url + path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", ...(key ? { "idempotency-key": key } : {}) },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, json: await res.json(), headers: res.headers };
+    },
+    async model(id: string): Promise<{ id: string; status: string; current_epoch: number; error: unknown }> {
+      const r = await fetch(`${url}/v1/models/${id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      return ((await r.json()) as { data: { id: string; status: string; current_epoch: number; error: unknown } }).data;
+    },
+  };
+}
+
+test("a full disk under several trainings (a medium model at 60 epochs, models created while full): all stay training, resume and reach ready once space is freed; usage equals rows delivered", async () => {
+  const dir = tempDir();
+  const mount = join(dir, "disk");
+  mkdirSync(mount);
+  // 48 MiB: at the attacker's 24 MiB (and in 1 of 2 runs at 32 MiB) the store of these 7 models
+  // grew to the whole disk once space was freed (a medium checkpoint takes about 6 MB, twice while
+  // it is rewritten), and the medium model stayed paused in `training`: never failed, but it
+  // cannot reach `ready` there.
+  execFileSync("mount", ["-t", "tmpfs", "-o", "size=48m", "tmpfs", mount]);
+  const storeDir = join(mount, "store");
+  let server: ServerProcess | undefined;
+  try {
+    const setup = new Store(storeDir);
+    const apiKey = await setup.createKey("disk", "live");
+    await setup.setOrgLimits("disk", { live_quota: 1_000_000_000 });
+    await setup.close();
+    // Several models train at once (the default lets an org train 2 and queues the rest).
+    server = await startServer(storeDir, ["--workers", "2", "--max-training-per-org", "8"]);
+    const c = clientFor(server.url, apiKey);
+    const small = (epochs: number) => ({ ...validCreateBody(), config: { model_size: "small", max_epochs: epochs, early_stop_patience: 0 } });
+
+    // Training when the disk fills: the attacker's medium model at 60 epochs, and a small one.
+    const medium = await c.post("/v1/models", { ...validCreateBody(), config: { model_size: "medium", max_epochs: 60, early_stop_patience: 0 } });
+    assert.equal(medium.status, 201, JSON.stringify(medium.json));
+    const before = await c.post("/v1/models", small(40));
+    assert.equal(before.status, 201, JSON.stringify(before.json));
+    const ids: string[] = [medium.json.data.id, before.json.data.id];
+    await waitFor("the medium model's second checkpoint", async () => ((await c.model(ids[0])).current_epoch >= 2 ? true : undefined), 120_000, 200);
+
+    // Full for every checkpoint (a medium one takes megabytes), with room left for a few small
+    // commits: creates are accepted (201) while the trainings cannot write.
+    fill(mount, 512 * 1024);
+    await waitFor("a training to pause on the full disk", async () => (/training paused until it can/.test(server!.stderr()) ? true : undefined), 60_000, 200);
+    const acceptedWhileFull: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await c.post("/v1/models", small(3));
+      assert.ok(r.status === 201 || r.status === 503, `create while full: ${r.status} ${JSON.stringify(r.json)}`);
+      if (r.status === 201) acceptedWhileFull.push(r.json.data.id);
+    }
+    // Then to the last byte; creates and generates now get 201/200 or 503, nothing else.
+    fill(mount);
+    for (let i = 0; i < 2; i++) {
+      const r = await c.post("/v1/models", small(3));
+      assert.ok(r.status === 201 || r.status === 503, `create on a full disk: ${r.status} ${JSON.stringify(r.json)}`);
+      if (r.status === 201) acceptedWhileFull.push(r.json.data.id);
+    }
+    assert.ok(acceptedWhileFull.length >= 1, "no create was accepted while the disk was full: the scenario did not happen");
+    ids.push(...acceptedWhileFull);
+    let delivered = 0;
+    const refused: { key: string; seed: number }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const key = `full-gen-${i}`;
+      const r = await c.post(`/v1/models/${ids[0]}/generate`, { embedding: { num_rows: 5_000, seed: i } }, key);
+      assert.ok(r.status === 200 || r.status === 503, `generate while full: ${r.status} ${JSON.stringify(r.json)}`);
+      if (r.status === 200) delivered += r.json.data.num_rows;
+      else refused.push({ key, seed: i });
+    }
+
+    // Every thread that writes hits the full disk within seconds (the bug failed all of them
+    // within about 8 s); give it that long, then every model must still be training.
+    await new Promise((r) => setTimeout(r, 10_000));
+    for (const id of ids) {
+      const m = await c.model(id);
+      assert.equal(m.status, "training", `model ${id} while the disk is full: ${JSON.stringify(m)}`);
+    }
+
+    // Space again: every model resumes on its own and ends ready; the refused keys execute once.
+    rmSync(join(mount, "filler"));
+    for (const id of ids) {
+      const m = await waitFor(`model ${id} to end`, async () => {
+        const r = await c.model(id);
+        return r.status === "training" ? undefined : r;
+      }, 400_000, 500);
+      assert.equal(m.status, "ready", `model ${id}: ${JSON.stringify(m.error)}`);
+    }
+    for (const { key, seed } of refused) {
+      const r = await waitFor(`key ${key} to execute`, async () => {
+        const a = await c.post(`/v1/models/${ids[0]}/generate`, { embedding: { num_rows: 5_000, seed } }, key);
+        return a.status === 200 ? a : undefined;
+      }, 60_000, 500);
+      delivered += r.json.data.num_rows;
+    }
+    assert.equal(server.child.exitCode, null, "the server must keep running");
+    await server.kill("SIGTERM");
+    const log = server.stderr();
+    assert.doesNotMatch(log, /unhandled rejection/i, "no unhandled rejections");
+    assert.doesNotMatch(log, /exited unexpectedly|training failed|worker lost/i, "no worker thread died, no model failed");
+    server = undefined;
+
+    const store = new Store(storeDir);
+    try {
+      assert.equal(await store.getUsage("disk", "live", monthOf(Date.now())), delivered, "usage equals the rows delivered");
     } finally {
       await store.close();
     }
