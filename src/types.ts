@@ -148,6 +148,20 @@ export interface Metadata {
   value_mappings?: Record<string, Record<string, number & tags.Type<"uint32">>>;
   /** Selected 2-way marginals. */
   marginals?: PairMarginal[];
+  /** Where the table came from, for people telling models apart (`synthd models ls`); not used in training. */
+  source?: MetadataSource;
+}
+
+/**
+ * `metadata.source`: what the SDK says of the table it described. Both fields are optional: an
+ * in-memory table has no file name, and private metadata (differentially private marginals) sends
+ * no exact row count.
+ */
+export interface MetadataSource {
+  /** The file's name without its directory, e.g. `adult.csv`. */
+  name?: string & tags.MinLength<1> & tags.MaxLength<255>;
+  /** Data rows read (header excluded). */
+  rows?: number & tags.Type<"uint32">;
 }
 
 /** `config` of Create Model as accepted on input. Unknown fields are rejected (DESIGN §3). */

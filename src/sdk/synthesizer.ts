@@ -29,7 +29,8 @@
  */
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
-import type { GenerateRequest, Metadata, Model, ModelConfigInput, ModelSize } from "../types";
+import { basename } from "node:path";
+import type { GenerateRequest, Metadata, MetadataSource, Model, ModelConfigInput, ModelSize } from "../types";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST } from "../types";
 import type { RequestOptions, Synthd } from "./client";
 import type { Table, TableSource } from "./csv";
@@ -75,6 +76,19 @@ export function defaultModelConfig(rows: number): { model_size: ModelSize; max_e
   if (rows < 1_000) return { model_size: "small", max_epochs: 30 };
   if (rows < 10_000) return { model_size: "small", max_epochs: 60 };
   return { model_size: "medium", max_epochs: 100 };
+}
+
+/**
+ * `metadata.source` of a fitted table (shown by `synthd models ls`): the file's base name (none for
+ * an in-memory table) and its data rows, left out when the metadata is private (an exact count
+ * would spend privacy budget that the marginals' noise does not cover).
+ */
+export function sourceOf(source: TableSource, rows: number, isPrivate: boolean): MetadataSource {
+  const out: MetadataSource = {};
+  const name = typeof source === "string" ? basename(source).slice(0, 255) : "";
+  if (name !== "") out.name = name;
+  if (!isPrivate) out.rows = rows;
+  return out;
 }
 
 /**
@@ -238,7 +252,7 @@ export class Synthesizer {
       );
     }
     opts.onAnalysis?.(analysis);
-    const { metadata } = analysis;
+    const metadata: Metadata = { ...analysis.metadata, source: sourceOf(source, analysis.n, opts.privacy !== undefined) };
     const { config, chosen } = fitConfig(analysis.n, opts.config);
     opts.onConfig?.(config, chosen, analysis.n);
     const model = await client.models.create(

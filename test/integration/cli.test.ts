@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { tableFromIPC } from "apache-arrow";
 import { parquetMetadata, parquetReadObjects } from "hyparquet";
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir, type ServerProcess } from "../../bench/harness";
@@ -64,6 +64,13 @@ test("fit prints the model id last; sample writes N rows with the original colum
   for (const l of lines.slice(1, 200)) assert.match(l.split(",")[age], /^\d+$/);
   const get = await runCli(["models", "get", id], env);
   assert.equal(JSON.parse(get.stdout).status, "ready");
+  // models ls tells models apart by what they were fitted on: the file's name, its rows, its columns.
+  const ls = (await runCli(["models", "ls"], env)).stdout.split("\n");
+  assert.match(ls[0], /^ID +SOURCE +ROWS +COLUMNS +STATUS /);
+  const dataRows = readFileSync(csv, "utf8").trimEnd().split("\n").length - 1;
+  const mine = ls.find((l) => l.startsWith(id));
+  assert.ok(mine !== undefined, ls.join("\n"));
+  assert.deepEqual(mine.split(/ +/).slice(1, 5), [basename(csv), String(dataRows), String(header.length), "ready"]);
   const other = await runCli(["sample", id, "-n", "50", "--seed", "8"], env);
   assert.equal(other.code, 0, other.stderr);
   assert.equal(other.stdout.trimEnd().split("\n").length, 51, "without -o the CSV goes to stdout");

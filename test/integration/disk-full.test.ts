@@ -150,7 +150,7 @@ function clientFor(url: string, apiKey: string) {
   };
 }
 
-test("a full disk under several trainings (a medium model at 60 epochs, models created while full): all stay training, resume and reach ready once space is freed; usage equals rows delivered", async () => {
+test("a full disk under several trainings (a medium model mid-training, models created while full): all stay training, resume and reach ready once space is freed; usage equals rows delivered", async () => {
   const dir = tempDir();
   const mount = join(dir, "disk");
   mkdirSync(mount);
@@ -171,8 +171,9 @@ test("a full disk under several trainings (a medium model at 60 epochs, models c
     const c = clientFor(server.url, apiKey);
     const small = (epochs: number) => ({ ...validCreateBody(), config: { model_size: "small", max_epochs: epochs, early_stop_patience: 0 } });
 
-    // Training when the disk fills: the attacker's medium model at 60 epochs, and a small one.
-    const medium = await c.post("/v1/models", { ...validCreateBody(), config: { model_size: "medium", max_epochs: 60, early_stop_patience: 0 } });
+    // Training when the disk fills: a medium model (the attacker's ran 60 epochs; 12 keep it
+    // training across the full disk, which it meets at its third checkpoint), and a small one.
+    const medium = await c.post("/v1/models", { ...validCreateBody(), config: { model_size: "medium", max_epochs: 12, early_stop_patience: 0 } });
     assert.equal(medium.status, 201, JSON.stringify(medium.json));
     const before = await c.post("/v1/models", small(40));
     assert.equal(before.status, 201, JSON.stringify(before.json));

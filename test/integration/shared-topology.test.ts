@@ -299,8 +299,14 @@ describe("shared topology: 2 front ends, 2 workers, PostgreSQL and Redis", () =>
     taken.worker.child.kill("SIGTERM");
     const takeover = await topo.waitWorkerLog(`a second ${TAKEN} for ${id}`, (l) => takenLine(id)(l) && Number(l.fence) > Number(taken.line.fence), 20_000);
     assert.notEqual(takeover.worker.id, taken.worker.id);
-    // The lock is 3 s; a hand-back is retried a second after the job fails.
-    assert.ok(takeover.line.time! - termAt < 2_900, `taken over ${takeover.line.time! - termAt} ms after SIGTERM (the lock lapsing would take 3000)`);
+    // Handed back, not lapsed: a handed-back job is a failed attempt that BullMQ retries a second
+    // later (its attempt count goes up), while a job whose lock lapsed is put back by the stalled-job
+    // check with its count unchanged. (How long it took is reported, not asserted: under load the
+    // training step in flight at the SIGTERM, up to an epoch here, decides it.)
+    assert.ok(
+      Number(takeover.line.attempt) > Number(taken.line.attempt),
+      `taken over as attempt ${takeover.line.attempt} after attempt ${taken.line.attempt}: the job was not handed back`,
+    );
     await taken.worker.exited;
     assert.equal(taken.worker.child.exitCode, 0, taken.worker.stderr.slice(-2000));
     const ended = taken.worker.logs.find(endedLine(id));

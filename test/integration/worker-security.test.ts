@@ -19,9 +19,9 @@
  *    BullMQ gives it to a new worker (the stalled-job check once its lock lapsed, or the retry of
  *    the failed attempt if the dead worker's last command still reached Redis), which trains it to
  *    `ready`.
- * 5. with Redis up, the deadline changes nothing: SIGTERM mid-training hands the job back and
- *    exits 0, and the other worker trains the model to `ready`.
- * Tests 3 to 5 use a `redis-server` of their own (no persistence) that they kill, stop and start.
+ * (With Redis up the deadline changes nothing: SIGTERM mid-training hands the job back and exits 0,
+ * and another worker continues it: test/integration/shared-topology.test.ts, test 7.)
+ * Tests 3 and 4 use a `redis-server` of their own (no persistence) that they kill, stop and start.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -319,35 +319,5 @@ describe("worker shutdown is bounded whatever Redis does", () => {
     await redis.signal("SIGCONT");
     const attempt = await recoveredToReady(id, epoch, fence);
     t.diagnostic(`model ${id}: frozen at epoch ${epoch}, recovered from the job Redis kept (attempt ${attempt}: 0 = stalled-job check, 1 = retry)`);
-  });
-
-  test("5. Redis up, SIGTERM mid-training: the worker hands the job back and exits 0; the other worker trains the model to ready", async () => {
-    // A deadline far above an ordinary shutdown on a busy machine: this test is about the exit status.
-    const args = ["--shutdown-timeout", "60000"];
-    const [a, b] = await Promise.all([topo.startWorker({ args }), topo.startWorker({ args })]);
-    const created = await call(fe.url, "/v1/models", { key, body: { metadata: tinyMetadata(), config: TRAIN } });
-    assert.equal(created.status, 201, created.text);
-    const id = created.json.data.id as string;
-    const isTaken = (l: { msg?: string; model_id?: unknown }): boolean => l.msg === "training job taken" && l.model_id === id;
-    const first = await pollUntil(`a worker to take ${id}`, async () => [a, b].find((w) => w.logs.some(isTaken)), 30_000, 25);
-    const other = first === a ? b : a;
-    const fence = Number(first.logs.find(isTaken)!.fence);
-    const at = await pollUntil(`model ${id} at epoch 2`, async () => {
-      const m = await getModel(id);
-      return m !== undefined && m.current_epoch >= 2 ? m : undefined;
-    }, 60_000, 30);
-    assert.equal(at.status, "training", JSON.stringify(at));
-    await first.kill("SIGTERM");
-    assert.equal(first.child.exitCode, 0, `exit ${first.child.exitCode ?? first.child.signalCode}; stderr tail:\n${first.stderr.slice(-3000)}`);
-    assert.equal(first.logs.find((l) => l.msg === "training job ended" && l.model_id === id)?.outcome, "halted");
-    assert.equal(first.logs.find((l) => l.msg?.startsWith("shutdown deadline passed")), undefined, "nothing abandoned");
-    const taken = await other.waitLog(`the other worker taking ${id}`, isTaken, 30_000);
-    assert.ok(Number(taken.fence) > fence, `fence ${taken.fence} after ${fence}`);
-    const done = await pollUntil(`model ${id} to finish`, async () => {
-      const m = await getModel(id);
-      return m === undefined || m.status === "training" ? undefined : m;
-    }, 90_000, 100);
-    assert.equal(done.status, "ready", JSON.stringify(done));
-    assert.equal(done.current_epoch, TRAIN.max_epochs);
   });
 });
