@@ -39,6 +39,18 @@ function fill(dir: string, leaveBytes = 0): void {
   if (leaveBytes > 0) truncateSync(fd, Math.max(0, statSync(fd).size - leaveBytes));
 }
 
+/**
+ * Asserts the server outlived the full disk, stops it, and asserts its log shows no unhandled
+ * rejection, no worker thread that died and no model that failed.
+ */
+async function stopCleanly(server: ServerProcess): Promise<void> {
+  assert.equal(server.child.exitCode, null, "the server must keep running");
+  await server.kill("SIGTERM");
+  const log = server.stderr();
+  assert.doesNotMatch(log, /unhandled rejection/i, "no unhandled rejections");
+  assert.doesNotMatch(log, /exited unexpectedly|training failed|worker lost/i, "no worker thread died, no model failed");
+}
+
 test("a full disk: contract answers (503 with Retry-After, never 500), no bill without delivery, keys execute once after space is freed", async () => {
   const dir = tempDir();
   const mount = join(dir, "disk");
@@ -112,11 +124,7 @@ test("a full disk: contract answers (503 with Retry-After, never 500), no bill w
       }, 30_000, 500);
       delivered += r.json.data.num_rows;
     }
-    assert.equal(server.child.exitCode, null, "the server must keep running");
-    await server.kill("SIGTERM");
-    const log = server.stderr();
-    assert.doesNotMatch(log, /unhandled rejection/i, "no unhandled rejections");
-    assert.doesNotMatch(log, /exited unexpectedly|training failed/i, "no worker thread died, no model failed");
+    await stopCleanly(server);
     server = undefined;
 
     const store = new Store(storeDir);
@@ -233,11 +241,7 @@ test("a full disk under several trainings (a medium model mid-training, models c
       }, 60_000, 500);
       delivered += r.json.data.num_rows;
     }
-    assert.equal(server.child.exitCode, null, "the server must keep running");
-    await server.kill("SIGTERM");
-    const log = server.stderr();
-    assert.doesNotMatch(log, /unhandled rejection/i, "no unhandled rejections");
-    assert.doesNotMatch(log, /exited unexpectedly|training failed|worker lost/i, "no worker thread died, no model failed");
+    await stopCleanly(server);
     server = undefined;
 
     const store = new Store(storeDir);
