@@ -112,6 +112,17 @@ export interface ColumnStats {
   integer?: boolean;
   /** Numerical only: the most decimals any value is written with; decoded values are rounded to it. */
   decimals?: number & tags.Type<"uint32"> & tags.Maximum<20>;
+  /**
+   * Numerical only: every value is written with exactly `decimals` decimals (`0.0`, `1.5`), so
+   * decoded values keep trailing zeros (`0.0` stays `0.0`). Absent: trailing zeros are dropped.
+   */
+  fixed_decimals?: boolean;
+  /**
+   * Numerical only: every value is a whole multiple of this step (25 for body masses in 25 g,
+   * 100000 for budgets in round hundred-thousands); decoded values stay on it. Absent: the step is
+   * 10^-decimals.
+   */
+  step?: number & tags.ExclusiveMinimum<0> & Finite;
   /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */
   format?: string & tags.MinLength<1> & tags.MaxLength<256>;
   /** Datetime only: the unit every value is a whole multiple of (in its own UTC offset). */
@@ -150,6 +161,73 @@ export interface Metadata {
   marginals?: PairMarginal[];
   /** Where the table came from, for people telling models apart (`synthd models ls`); not used in training. */
   source?: MetadataSource;
+  /**
+   * Row rules the real rows keep (found by the SDK, or declared by the user); the SDK's decoder
+   * makes every synthetic row keep them. Not used in training (docs/api.md, "Row rules").
+   */
+  rules?: Rule[] & tags.MaxItems<1000>;
+}
+
+/**
+ * One row rule of `metadata.rules` (docs/api.md, "Row rules"). Every kind carries `share`: the
+ * share of the real table's rows that keep the rule (1 when every row does; detection tolerates
+ * a little dirty data, `share` then says how much), and `declared` when the user gave the rule.
+ */
+export type Rule = FixedCombinationsRule | InequalityRule | SumRule | NotEqualRule | BlankTogetherRule;
+
+/** Fields every {@link Rule} has. */
+export interface RuleBase {
+  /** Share of the real rows the rule applies to that keep it, in [0, 1]. */
+  share: number & tags.Minimum<0> & tags.Maximum<1>;
+  /** The user declared the rule (the SDK's `rules` option) rather than the SDK finding it. */
+  declared?: boolean;
+}
+
+/**
+ * Fixed combinations (SDV's `FixedCombinations`): the values of `columns` appear together only in
+ * the listed combinations (city, state); with `determinant`, that column decides the others (a
+ * functional dependency: education -> education-num). Columns are categorical, or numerical or
+ * datetime with point bins (values in `value_mappings`).
+ */
+export interface FixedCombinationsRule extends RuleBase {
+  type: "fixed_combinations";
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<4>;
+  /** One of `columns`: the column whose value decides the others'. */
+  determinant?: string & tags.MinLength<1>;
+  /**
+   * The combinations released: code tuples in `columns` order, each seen in at least k real rows
+   * (k = the rare threshold), so no rare combination is ever released.
+   */
+  combinations: ((number & tags.Type<"uint32">)[])[] & tags.MaxItems<100000>;
+  /** Real rows per combination, same order (each >= k). */
+  counts: (number & tags.Type<"uint32">)[] & tags.MaxItems<100000>;
+}
+
+/** Inequality (SDV's `Inequality`): `high >= low` (`high > low` when `strict`), numbers or datetimes. */
+export interface InequalityRule extends RuleBase {
+  type: "inequality";
+  high: string & tags.MinLength<1>;
+  low: string & tags.MinLength<1>;
+  strict: boolean;
+}
+
+/** Sum: `total = parts[0] + parts[1]` within the columns' decimals (numerical columns). */
+export interface SumRule extends RuleBase {
+  type: "sum";
+  total: string & tags.MinLength<1>;
+  parts: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+}
+
+/** Not equal: two columns over the same values never hold the same value in a row (home team, away team). */
+export interface NotEqualRule extends RuleBase {
+  type: "not_equal";
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+}
+
+/** Blank together: in every row, the columns are all blank or none is. */
+export interface BlankTogetherRule extends RuleBase {
+  type: "blank_together";
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<16>;
 }
 
 /**
