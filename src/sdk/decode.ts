@@ -36,6 +36,7 @@ import { IdGenerator, type IdShape } from "./identifier";
 import { mutualInformation } from "./marginals";
 import { MISSING_KEY, OTHER } from "./metadata";
 import { Rng, deriveSeed } from "./prng";
+import { RuleEnforcer, type EnforceResult } from "./rules/enforce";
 
 /** Where the rows being decoded sit in their sample (identifiers are distinct across batches). */
 export interface DecodeOptions {
@@ -48,6 +49,13 @@ export interface DecodeOptions {
    * {@link Decoder.restrict}: values drawn inside a `where` range). Default: none.
    */
   decoders?: Readonly<Record<string, FeatureDecoder>>;
+  /**
+   * Keep `metadata.rules` in the decoded rows (`./rules/enforce`). Default true; the seeded path
+   * turns it off to write the seed cells back first and then calls {@link Decoder.enforce}.
+   */
+  rules?: boolean;
+  /** Cells the user fixed (the columns of a `where` condition): rules never rewrite them. Default: none. */
+  fixed?: (row: number, feature: number) => boolean;
 }
 
 /** Decodes one feature's codes. */
@@ -367,8 +375,50 @@ export interface RestrictedFeature {
 export class Decoder {
   /** Feature decoders, in `metadata.features` order. */
   readonly features: FeatureDecoder[];
+  /** Keeps `metadata.rules` in decoded rows. */
+  readonly rules: RuleEnforcer;
+  /** Per feature, cumulative 1-way probabilities of its non-blank codes (built on first use). */
+  private readonly cumulative: (Float64Array | undefined)[] = [];
   constructor(readonly metadata: Metadata) {
     this.features = metadata.features.map((f) => featureDecoder(metadata, f));
+    this.rules = new RuleEnforcer(metadata);
+  }
+
+  /**
+   * Makes every row of `table` keep `metadata.rules` (in place), as {@link decode} does by default.
+   * @param seed  seeds the rules' draws (use the batch's decode seed).
+   * @param fixed cells never rewritten (seed cells, `where` columns).
+   */
+  enforce(table: Table, seed: number, fixed?: (row: number, feature: number) => boolean): EnforceResult {
+    if (!this.rules.active) return { changed: 0, unrepaired: 0 };
+    return this.rules.apply(table.rows, seed, (f, rng) => this.drawValue(f, rng), fixed);
+  }
+
+  /** A non-blank value of feature f drawn from its 1-way marginal (`empirical_probs`), written by its decoder. */
+  private drawValue(f: number, rng: Rng): string {
+    const name = this.metadata.features[f];
+    let cum = this.cumulative[f];
+    if (!cum) {
+      const probs = this.metadata.empirical_probs[name] ?? [];
+      const missing = missingCodeOf(this.metadata, name);
+      cum = new Float64Array(probs.length);
+      let acc = 0;
+      probs.forEach((p, c) => {
+        acc += c === missing ? 0 : p;
+        cum![c] = acc;
+      });
+      this.cumulative[f] = cum;
+    }
+    const total = cum.length ? cum[cum.length - 1] : 0;
+    const u = rng.next() * total;
+    let lo = 0;
+    let hi = cum.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cum[mid] > u) hi = mid;
+      else lo = mid + 1;
+    }
+    return this.features[f].decode(lo, rng, 0);
   }
 
   /** Column names, in table order. */
@@ -435,7 +485,9 @@ export class Decoder {
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
       for (let r = 0; r < n; r++) rows[r][f] = d.decode(codes[r], rng, offset + r, ids, partner?.[r]);
     });
-    return { columns: this.columns, rows };
+    const table = { columns: this.columns, rows };
+    if (opts.rules !== false) this.enforce(table, seed, opts.fixed);
+    return table;
   }
 
   /** Decodes a generate response's `data` (options as in {@link Decoder.decode}). */

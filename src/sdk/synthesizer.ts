@@ -298,6 +298,8 @@ export class Synthesizer {
     const seed = opts.seed ?? randomInt(0, 2 ** 47);
     const calibrate = opts.calibrate ?? !this.isPrivate();
     const batches = Math.ceil(n / batchSize);
+    // A condition's columns keep the condition: row rules rewrite the other columns around them.
+    const fixedFeatures = this.metadata.features.map((f) => conditioned && Object.hasOwn(where.condition, f));
     const fetchBatch = (b: number): Promise<GeneratedCodes> => {
       const p = this.client.models.generateCodes(
         this.id,
@@ -324,7 +326,7 @@ export class Synthesizer {
       const table = this.decoder.decode(gen.columns, deriveSeed(seed, b, 1), {
         rowOffset: done,
         idKey: deriveSeed(seed, 0, 2),
-        ...(conditioned ? { decoders: where.decoders } : {}),
+        ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
       });
       done += table.rows.length;
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
@@ -382,11 +384,15 @@ export class Synthesizer {
         },
         { ...opts.request, format: opts.wire ?? "arrow" },
       );
-      const table = this.decoder.decode(gen.columns, deriveSeed(seed, b, 1), { rowOffset: done, idKey: deriveSeed(seed, 0, 2) });
+      const decodeSeed = deriveSeed(seed, b, 1);
+      const table = this.decoder.decode(gen.columns, decodeSeed, { rowOffset: done, idKey: deriveSeed(seed, 0, 2), rules: false });
       table.rows.forEach((row, r) => {
         const kept = encoded.keep[done + r];
         for (let f = 0; f < row.length; f++) if (kept[f] !== undefined) row[f] = kept[f]!;
       });
+      // Row rules after the seed cells are back: they rewrite only the cells the seed left blank.
+      const at = done;
+      this.decoder.enforce(table, decodeSeed, (r, f) => encoded.keep[at + r][f] !== undefined);
       done += table.rows.length;
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
       yield table;

@@ -12,12 +12,15 @@
  * - every code in `value_mappings[f]` is < K_f, and no mapped value is `__proto__` (the store's
  *   msgpack encoding would rename it, so it could not be decoded back);
  * - every `marginals[i]` names two different features of F, and its `probs` has K_f * K_g finite
- *   entries >= 0 summing to 1 within the same tolerance.
+ *   entries >= 0 summing to 1 within the same tolerance;
+ * - every `rules[i]` names distinct features of F (a fixed-combinations `determinant` among its
+ *   `columns`); a fixed-combinations rule has one count per combination and each combination one
+ *   code per column, each code < K of its column (docs/api.md, "Row rules").
  *
  * Object keys in params use dot form for identifiers and bracket form otherwise
  * (`body.metadata.cardinalities["age group"]`), as in typia's paths (see `params.ts`).
  */
-import type { Metadata } from "../../types";
+import type { Metadata, Rule } from "../../types";
 import { paramInvalid } from "../errors";
 import { index, prop } from "../params";
 
@@ -107,6 +110,48 @@ export function checkMetadata(md: Metadata): void {
       );
     }
     checkDistribution(m.probs, `${base}.probs`);
+  });
+  checkRules(md, features);
+}
+
+/** The features a rule names, by param path relative to the rule. */
+function ruleColumns(rule: Rule): [string, string][] {
+  switch (rule.type) {
+    case "inequality":
+      return [["high", rule.high], ["low", rule.low]];
+    case "sum":
+      return [["total", rule.total], ...rule.parts.map((p, j): [string, string] => [`parts[${j}]`, p])];
+    default:
+      return rule.columns.map((c, j): [string, string] => [`columns[${j}]`, c]);
+  }
+}
+
+function checkRules(md: Metadata, features: ReadonlySet<string>): void {
+  (md.rules ?? []).forEach((rule, i) => {
+    const base = index(`${BASE}.rules`, i);
+    const seen = new Set<string>();
+    for (const [path, f] of ruleColumns(rule)) {
+      if (!features.has(f)) throw paramInvalid(`${base}.${path}`, `Unknown feature ${JSON.stringify(f)}.`);
+      if (seen.has(f)) throw paramInvalid(`${base}.${path}`, `A rule names each feature once; ${JSON.stringify(f)} is repeated.`);
+      seen.add(f);
+    }
+    if (rule.type !== "fixed_combinations") return;
+    if (rule.determinant !== undefined && !rule.columns.includes(rule.determinant)) {
+      throw paramInvalid(`${base}.determinant`, `The determinant ${JSON.stringify(rule.determinant)} is not one of the rule's columns.`);
+    }
+    if (rule.counts.length !== rule.combinations.length) {
+      throw paramInvalid(`${base}.counts`, `counts has ${rule.counts.length} entries; there are ${rule.combinations.length} combinations.`);
+    }
+    rule.combinations.forEach((t, j) => {
+      const param = index(`${base}.combinations`, j);
+      if (t.length !== rule.columns.length) {
+        throw paramInvalid(param, `A combination has one code per column (${rule.columns.length}); this one has ${t.length}.`);
+      }
+      t.forEach((code, c) => {
+        const k = md.cardinalities[rule.columns[c]];
+        if (code >= k) throw paramInvalid(index(param, c), `Code ${code} is out of range for feature ${JSON.stringify(rule.columns[c])} (cardinality ${k}).`);
+      });
+    });
   });
 }
 

@@ -1,0 +1,364 @@
+/**
+ * Row rules kept exactly (issue 23; docs/api.md, "Row rules"): after the decoder has written a batch
+ * of rows, every rule of `metadata.rules` is made to hold in every row by changing as few cells as
+ * it can, never by dropping a row. The model is unchanged (it still learns every column, so the
+ * marginals and their 2-way structure stay as trained); the rules are a last, deterministic step
+ * on the decoded text, seeded like the rest of decoding.
+ *
+ * Per rule, in this order (later steps never break what earlier ones fixed, for the rule kinds
+ * the SDK detects together; see the tests):
+ * 1. blank together: a row with some of the columns blank and some not follows the first column
+ *    that is fixed (a `where` or seed cell), else the rule's first column: blank it all, or fill
+ *    the blanks with draws from their columns' 1-way marginals.
+ * 2. not equal: a row where both hold the same value redraws the second column (the first when
+ *    the second is fixed) from its 1-way marginal, up to {@link MAX_REDRAWS} times.
+ * 3. fixed combinations: a row whose tuple of codes is not one of the released combinations takes
+ *    the released combination that keeps the most of its cells: the fixed cells always, then the
+ *    determinant's (or the most specific column's) value, then the next columns in order of
+ *    specificity (number of released values), drawn by the combinations' real counts among those
+ *    that tie. With a determinant this derives the other columns from it (a functional
+ *    dependency), so `education` decides `education-num`.
+ * 4. sum: `total` is written as `parts[0] + parts[1]` (exact decimal arithmetic at the total's
+ *    decimals); when `total` is fixed, an unfixed part is derived from it instead.
+ * 5. inequality: when `high < low` (or `<=` when strict), the two values are swapped when both
+ *    columns write values alike (same datetime format, same decimals and step, or point values the
+ *    other column also has); otherwise the unfixed one is redrawn from its marginal until the rule
+ *    holds, up to {@link MAX_REDRAWS} times.
+ * A row whose fixed cells themselves break a rule (a seed row that breaks it) is left as given:
+ * the user's cells are never rewritten. Identifier columns take part in no rule.
+ */
+import type { ColumnStats, Metadata, Rule } from "../../types";
+import { DatetimeFormat } from "../datetime";
+import { Rng, deriveSeed } from "../prng";
+import { datetimeParser } from "../typed";
+
+/** Most redraws of one cell before a rule is left broken in that row (counted in {@link EnforceResult}). */
+export const MAX_REDRAWS = 64;
+
+/** Draws a non-blank value of feature `f` (index in `metadata.features`) from its 1-way marginal. */
+export type DrawValue = (f: number, rng: Rng) => string;
+
+/** What {@link RuleEnforcer.apply} did. */
+export interface EnforceResult {
+  /** Cells rewritten. */
+  changed: number;
+  /** Rows left breaking a rule (fixed cells that break it, or no value found within the redraws). */
+  unrepaired: number;
+}
+
+type Fixed = (r: number, f: number) => boolean;
+
+interface CompiledRule {
+  apply(rows: string[][], rng: Rng, fixed: Fixed, draw: DrawValue, out: EnforceResult): void;
+}
+
+/** Keeps `metadata.rules` in decoded rows (see the file header for the method). */
+export class RuleEnforcer {
+  private readonly compiled: CompiledRule[];
+
+  /**
+   * @param metadata the model's metadata; rules naming unknown columns are ignored (the server
+   *   checks them at Create Model).
+   */
+  constructor(readonly metadata: Metadata) {
+    const rules = [...(metadata.rules ?? [])];
+    const order: Rule["type"][] = ["blank_together", "not_equal", "fixed_combinations", "sum", "inequality"];
+    rules.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
+    this.compiled = rules.map((r) => compile(metadata, r)).filter((c): c is CompiledRule => c !== undefined);
+  }
+
+  /** True when there is a rule to keep. */
+  get active(): boolean {
+    return this.compiled.length > 0;
+  }
+
+  /**
+   * Rewrites cells of `rows` (in place; `rows[r][f]` in `metadata.features` order) so every rule holds.
+   * @param seed  seeds the draws (the same rows, seed and fixed cells give the same output).
+   * @param fixed true for a cell the user fixed (a `where` condition's column, a seed cell): never rewritten.
+   * @param draw  draws a non-blank value of a column (the decoder's, so values keep their grain).
+   */
+  apply(rows: string[][], seed: number, draw: DrawValue, fixed: Fixed = () => false): EnforceResult {
+    const out: EnforceResult = { changed: 0, unrepaired: 0 };
+    this.compiled.forEach((rule, i) => rule.apply(rows, new Rng(deriveSeed(seed, 0x52554c45, i)), fixed, draw, out));
+    return out;
+  }
+}
+
+function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
+  const at = (name: string): number => meta.features.indexOf(name);
+  const cols = (names: readonly string[]): number[] | undefined => {
+    const idx = names.map(at);
+    return idx.every((i) => i >= 0 && meta.column_stats?.[meta.features[i]]?.type !== "id") ? idx : undefined;
+  };
+  switch (rule.type) {
+    case "blank_together": {
+      const c = cols(rule.columns);
+      return c && blankTogether(c);
+    }
+    case "not_equal": {
+      const c = cols(rule.columns);
+      return c && notEqual(c[0], c[1]);
+    }
+    case "fixed_combinations": {
+      const c = cols(rule.columns);
+      return c && fixedCombinations(meta, rule.columns, c, rule.combinations, rule.counts, rule.determinant);
+    }
+    case "sum": {
+      const c = cols([rule.total, ...rule.parts]);
+      return c && sum(meta, c[0], c[1], c[2]);
+    }
+    case "inequality": {
+      const c = cols([rule.high, rule.low]);
+      return c && inequality(meta, c[0], c[1], rule.strict);
+    }
+  }
+}
+
+function blankTogether(cols: number[]): CompiledRule {
+  return {
+    apply(rows, rng, fixed, draw, out) {
+      rows.forEach((row, r) => {
+        let blanks = 0;
+        for (const f of cols) if (row[f] === "") blanks++;
+        if (blanks === 0 || blanks === cols.length) return;
+        const lead = cols.find((f) => fixed(r, f)) ?? cols[0];
+        const blank = row[lead] === "";
+        for (const f of cols) {
+          if ((row[f] === "") === blank) continue;
+          if (fixed(r, f)) {
+            out.unrepaired++;
+            return;
+          }
+        }
+        for (const f of cols) {
+          if ((row[f] === "") === blank) continue;
+          row[f] = blank ? "" : draw(f, rng);
+          out.changed++;
+        }
+      });
+    },
+  };
+}
+
+function notEqual(a: number, b: number): CompiledRule {
+  return {
+    apply(rows, rng, fixed, draw, out) {
+      rows.forEach((row, r) => {
+        if (row[a] === "" || row[a] !== row[b]) return;
+        const f = !fixed(r, b) ? b : !fixed(r, a) ? a : -1;
+        if (f < 0) {
+          out.unrepaired++;
+          return;
+        }
+        const other = f === b ? row[a] : row[b];
+        for (let t = 0; t < MAX_REDRAWS; t++) {
+          const v = draw(f, rng);
+          if (v !== other) {
+            row[f] = v;
+            out.changed++;
+            return;
+          }
+        }
+        out.unrepaired++;
+      });
+    },
+  };
+}
+
+function fixedCombinations(
+  meta: Metadata,
+  names: readonly string[],
+  cols: number[],
+  combinations: readonly (readonly number[])[],
+  counts: readonly number[],
+  determinant: string | undefined,
+): CompiledRule | undefined {
+  const m = cols.length;
+  const valid = combinations.filter((t) => t.length === m);
+  if (valid.length === 0) return undefined;
+  // text -> code and code -> text per column.
+  const toCode = names.map((n) => new Map(Object.entries(meta.value_mappings?.[n] ?? {})));
+  const toText = toCode.map((map) => {
+    const t: string[] = [];
+    for (const [v, c] of map) if (t[c] === undefined) t[c] = v;
+    return t;
+  });
+  const key = (t: readonly number[]): string => t.join(",");
+  const allowed = new Set(valid.map(key));
+  const weight = valid.map((_, i) => counts[i] ?? 1);
+  // Per column position, code -> indices of the combinations holding it.
+  const byCode = cols.map((_, j) => {
+    const idx = new Map<number, number[]>();
+    valid.forEach((t, i) => {
+      const list = idx.get(t[j]);
+      if (list) list.push(i);
+      else idx.set(t[j], [i]);
+    });
+    return idx;
+  });
+  // Priority: the determinant, then the columns with the most released values.
+  const order = cols.map((_, j) => j).sort((x, y) => byCode[y].size - byCode[x].size || x - y);
+  const det = determinant === undefined ? -1 : names.indexOf(determinant);
+  if (det >= 0) order.splice(order.indexOf(det), 1), order.unshift(det);
+  const all = valid.map((_, i) => i);
+  const codes = new Array<number | undefined>(m);
+  return {
+    apply(rows, rng, fixed, _draw, out) {
+      rows.forEach((row, r) => {
+        for (let j = 0; j < m; j++) codes[j] = toCode[j].get(row[cols[j]]);
+        if (codes.every((c) => c !== undefined) && allowed.has(key(codes as number[]))) return;
+        let cand: number[] | undefined;
+        for (let j = 0; j < m; j++) {
+          if (!fixed(r, cols[j])) continue;
+          const c = codes[j];
+          cand = c === undefined ? [] : cand ? cand.filter((i) => valid[i][j] === c) : byCode[j].get(c) ?? [];
+        }
+        if (cand && cand.length === 0) {
+          out.unrepaired++;
+          return;
+        }
+        for (const j of order) {
+          if (fixed(r, cols[j]) || codes[j] === undefined) continue;
+          const c = codes[j];
+          const next = cand ? cand.filter((i) => valid[i][j] === c) : byCode[j].get(c!) ?? [];
+          if (next.length > 0) cand = next;
+        }
+        const pick = weightedPick(cand ?? all, weight, rng);
+        for (let j = 0; j < m; j++) {
+          const text = toText[j][valid[pick][j]];
+          if (text === undefined || row[cols[j]] === text) continue;
+          row[cols[j]] = text;
+          out.changed++;
+        }
+      });
+    },
+  };
+}
+
+function weightedPick(cand: readonly number[], weight: readonly number[], rng: Rng): number {
+  let total = 0;
+  for (const i of cand) total += weight[i];
+  let u = rng.next() * total;
+  for (const i of cand) {
+    u -= weight[i];
+    if (u < 0) return i;
+  }
+  return cand[cand.length - 1];
+}
+
+/** Decimals of a numerical column's values (its `decimals`, 0 for integers). */
+function decimalsOfStats(stats: ColumnStats | undefined): number {
+  return stats?.decimals ?? 0;
+}
+
+/** Writes scaled integer `k` (value k / 10^d) as the column writes numbers. */
+function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
+  if (d === 0) return String(k + 0);
+  const neg = k < 0;
+  const digits = String(Math.abs(k)).padStart(d + 1, "0");
+  let s = `${digits.slice(0, -d)}.${digits.slice(-d)}`;
+  if (!fixedDecimals) s = s.replace(/\.?0+$/, "");
+  return neg && /[1-9]/.test(s) ? `-${s}` : s;
+}
+
+function sum(meta: Metadata, total: number, a: number, b: number): CompiledRule {
+  const st = (f: number) => meta.column_stats?.[meta.features[f]];
+  const d = Math.max(decimalsOfStats(st(total)), decimalsOfStats(st(a)), decimalsOfStats(st(b)));
+  const scale = 10 ** d;
+  const scaled = (text: string): number | undefined => {
+    if (text === "") return undefined;
+    const x = Number(text);
+    return Number.isFinite(x) ? Math.round(x * scale) : undefined;
+  };
+  const write = (f: number, k: number): string => {
+    const df = decimalsOfStats(st(f));
+    // k is at d decimals; the column writes df <= d decimals (the rule holds within df).
+    const kf = df === d ? k : Math.round(k / 10 ** (d - df));
+    return writeScaled(kf, df, st(f)?.fixed_decimals === true);
+  };
+  return {
+    apply(rows, _rng, fixed, _draw, out) {
+      rows.forEach((row, r) => {
+        const [kt, ka, kb] = [scaled(row[total]), scaled(row[a]), scaled(row[b])];
+        if (ka === undefined || kb === undefined || (kt === undefined && fixed(r, total))) return;
+        if (kt === ka + kb) return;
+        let f: number;
+        let v: string;
+        if (!fixed(r, total)) [f, v] = [total, write(total, ka + kb)];
+        else if (!fixed(r, b)) [f, v] = [b, write(b, kt! - ka)];
+        else if (!fixed(r, a)) [f, v] = [a, write(a, kt! - kb)];
+        else {
+          out.unrepaired++;
+          return;
+        }
+        if (row[f] !== v) {
+          row[f] = v;
+          out.changed++;
+        }
+      });
+    },
+  };
+}
+
+/** Text -> comparable number of a numerical (the number) or datetime (epoch ms) column. */
+function parserOf(stats: ColumnStats | undefined): (text: string) => number | undefined {
+  if (stats?.type === "datetime" && stats.format) {
+    const p = datetimeParser(new DatetimeFormat(stats.format));
+    return (t) => (t === "" ? undefined : p(t));
+  }
+  return (t) => {
+    if (t === "") return undefined;
+    const x = Number(t);
+    return Number.isFinite(x) ? x : undefined;
+  };
+}
+
+/** True when the two columns write values alike, so a value of one is a valid value of the other. */
+function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boolean {
+  if (!x || !y || x.type !== y.type) return false;
+  if (x.type === "datetime") return x.format === y.format && x.granularity === y.granularity && (x.offset ?? 0) === (y.offset ?? 0);
+  const binned = (s: ColumnStats) => s.bin_edges !== undefined && s.bin_edges.length >= 2;
+  return binned(x) && binned(y) && (x.decimals ?? 0) === (y.decimals ?? 0) && x.fixed_decimals === y.fixed_decimals && x.step === y.step;
+}
+
+function inequality(meta: Metadata, high: number, low: number, strict: boolean): CompiledRule {
+  const [sh, sl] = [meta.column_stats?.[meta.features[high]], meta.column_stats?.[meta.features[low]]];
+  const [ph, pl] = [parserOf(sh), parserOf(sl)];
+  const alike = writeAlike(sh, sl);
+  // Point-value columns: a value may move to the other column only when that column has it.
+  const [mh, ml] = [meta.value_mappings?.[meta.features[high]], meta.value_mappings?.[meta.features[low]]];
+  const has = (mapping: Record<string, number> | undefined, text: string) => mapping !== undefined && Object.hasOwn(mapping, text);
+  const holds = (h: number, l: number) => (strict ? h > l : h >= l);
+  return {
+    apply(rows, rng, fixed, draw, out) {
+      rows.forEach((row, r) => {
+        const h = ph(row[high]);
+        const l = pl(row[low]);
+        if (h === undefined || l === undefined || holds(h, l)) return;
+        const [fh, fl] = [fixed(r, high), fixed(r, low)];
+        const swappable = alike || (has(mh, row[low]) && has(ml, row[high]));
+        if (!fh && !fl && swappable && holds(l, h)) {
+          [row[high], row[low]] = [row[low], row[high]];
+          out.changed += 2;
+          return;
+        }
+        // Redraw the unfixed one (the low side first) until the rule holds.
+        for (const [f, isHigh] of [[low, false], [high, true]] as const) {
+          if (fixed(r, f)) continue;
+          const parse = isHigh ? ph : pl;
+          for (let t = 0; t < MAX_REDRAWS; t++) {
+            const v = draw(f, rng);
+            const x = parse(v);
+            if (x !== undefined && (isHigh ? holds(x, l) : holds(h, x))) {
+              row[f] = v;
+              out.changed++;
+              return;
+            }
+          }
+        }
+        out.unrepaired++;
+      });
+    },
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * Row rules kept exactly by the decoder (issue 23; src/sdk/rules/enforce.ts): codes drawn at random
+ * (so a model that learned nothing) decode to rows that keep every rule of `metadata.rules`, only
+ * the cells a rule needs are rewritten, a `where` or seed cell is never rewritten, and the same seed
+ * gives the same rows. The server accepts rules that fit the metadata and refuses, in the contract's
+ * envelope, rules that do not; GET metadata gives them back.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { Decoder } from "../src/sdk/decode";
+import type { Metadata, Rule } from "../src/types";
+import { Rng } from "../src/sdk/prng";
+import { assertError, call, startHarness, validCreateBody, type Harness } from "./server-helpers";
+
+/** Uniform probabilities of length k. */
+const flat = (k: number): number[] => new Array<number>(k).fill(1 / k);
+
+/**
+ * A table of eight columns: state (3 values), city (4 values; each in one state, "Springfield" in
+ * two), origin/destination over the same 3 airports, a >= b numbers (quantile bins), c = a + b,
+ * and x, y blank together.
+ */
+function meta(rules: Rule[]): Metadata {
+  const edges = [0, 10, 20, 30, 40];
+  const num = (decimals: number) => ({ type: "numerical" as const, count: 100, missing: 0, min: 0, max: 40, bin_edges: edges, decimals });
+  return {
+    features: ["city", "state", "origin", "destination", "a", "b", "c", "x", "y"],
+    cardinalities: { city: 4, state: 3, origin: 3, destination: 3, a: 4, b: 4, c: 4, x: 3, y: 3 },
+    empirical_probs: { city: flat(4), state: flat(3), origin: flat(3), destination: flat(3), a: flat(4), b: flat(4), c: flat(4), x: flat(3), y: flat(3) },
+    column_stats: {
+      city: { type: "categorical", count: 100, missing: 0 },
+      state: { type: "categorical", count: 100, missing: 0 },
+      origin: { type: "categorical", count: 100, missing: 0 },
+      destination: { type: "categorical", count: 100, missing: 0 },
+      a: num(1),
+      b: num(1),
+      c: { ...num(1), min: 0, max: 80, bin_edges: [0, 20, 40, 60, 80] },
+      x: { type: "categorical", count: 80, missing: 20 },
+      y: { type: "categorical", count: 80, missing: 20 },
+    },
+    value_mappings: {
+      city: { Austin: 0, Dallas: 1, Springfield: 2, Salem: 3 },
+      state: { TX: 0, IL: 1, OR: 2 },
+      origin: { LAX: 0, SFO: 1, JFK: 2 },
+      destination: { LAX: 0, SFO: 1, JFK: 2 },
+      a: {},
+      b: {},
+      c: {},
+      x: { p: 0, q: 1, "": 2 },
+      y: { u: 0, v: 1, "": 2 },
+    },
+    rules,
+  };
+}
+
+const RULES: Rule[] = [
+  {
+    type: "fixed_combinations",
+    columns: ["city", "state"],
+    combinations: [[0, 0], [1, 0], [2, 1], [2, 2], [3, 2]],
+    counts: [10, 10, 5, 5, 10],
+    share: 1,
+  },
+  { type: "not_equal", columns: ["origin", "destination"], share: 1 },
+  { type: "inequality", high: "a", low: "b", strict: false, share: 1 },
+  { type: "sum", total: "c", parts: ["a", "b"], share: 1 },
+  { type: "blank_together", columns: ["x", "y"], share: 1 },
+];
+
+const PAIRS = new Set(["Austin|TX", "Dallas|TX", "Springfield|IL", "Springfield|OR", "Salem|OR"]);
+
+/** Random codes for every feature (n rows). */
+function randomCodes(m: Metadata, n: number, seed: number): Record<string, Uint8Array> {
+  const rng = new Rng(seed);
+  const out: Record<string, Uint8Array> = {};
+  for (const f of m.features) out[f] = Uint8Array.from({ length: n }, () => rng.int(m.cardinalities[f]));
+  return out;
+}
+
+/** Index of each column name. */
+const col = (m: Metadata) => Object.fromEntries(m.features.map((f, i) => [f, i]));
+
+function assertKept(m: Metadata, rows: string[][]): void {
+  const c = col(m);
+  rows.forEach((r, i) => {
+    assert.ok(PAIRS.has(`${r[c.city]}|${r[c.state]}`), `row ${i}: (${r[c.city]}, ${r[c.state]}) is not a real pair`);
+    assert.notEqual(r[c.origin], r[c.destination], `row ${i}: origin = destination`);
+    assert.ok(Number(r[c.a]) >= Number(r[c.b]), `row ${i}: a ${r[c.a]} < b ${r[c.b]}`);
+    assert.equal(Math.round(Number(r[c.c]) * 10), Math.round(Number(r[c.a]) * 10) + Math.round(Number(r[c.b]) * 10), `row ${i}: c != a + b`);
+    assert.equal(r[c.x] === "", r[c.y] === "", `row ${i}: x and y not blank together`);
+  });
+}
+
+describe("the decoder keeps metadata.rules in every row", () => {
+  test("random codes: without rules each rule breaks in many rows; with them none does", () => {
+    const n = 5000;
+    const codes = randomCodes(meta(RULES), n, 1);
+    const loose = new Decoder(meta([])).decode(codes, 7).rows;
+    const c = col(meta([]));
+    const broken = loose.filter((r) => !PAIRS.has(`${r[c.city]}|${r[c.state]}`) || r[c.origin] === r[c.destination] || Number(r[c.a]) < Number(r[c.b])).length;
+    assert.ok(broken > n / 2, `the codes alone should break the rules often (${broken} of ${n})`);
+    const kept = new Decoder(meta(RULES)).decode(codes, 7).rows;
+    assertKept(meta(RULES), kept);
+  });
+
+  test("only the cells a rule needs change: a row that keeps every rule decodes as without rules", () => {
+    // Every rule but the sum (random codes almost never sum).
+    const rules = RULES.filter((r) => r.type !== "sum");
+    const n = 3000;
+    const codes = randomCodes(meta(rules), n, 2);
+    const loose = new Decoder(meta([])).decode(codes, 9).rows;
+    const kept = new Decoder(meta(rules)).decode(codes, 9).rows;
+    const c = col(meta([]));
+    let same = 0;
+    loose.forEach((r, i) => {
+      const ok =
+        PAIRS.has(`${r[c.city]}|${r[c.state]}`) && r[c.origin] !== r[c.destination] && Number(r[c.a]) >= Number(r[c.b]) &&
+        (r[c.x] === "") === (r[c.y] === "");
+      if (ok) {
+        assert.deepEqual(kept[i], r);
+        same++;
+      }
+    });
+    // The city of a broken pair stays (it is the more specific column): only the state moves.
+    loose.forEach((r, i) => {
+      if (!PAIRS.has(`${r[c.city]}|${r[c.state]}`)) assert.equal(kept[i][c.city], r[c.city]);
+    });
+    assert.ok(same > 100, `rows that kept every rule as drawn: ${same}`);
+  });
+
+  test("the same codes and seed give the same rows; another seed may differ", () => {
+    const codes = randomCodes(meta(RULES), 2000, 3);
+    const d = new Decoder(meta(RULES));
+    assert.deepEqual(d.decode(codes, 11).rows, d.decode(codes, 11).rows);
+  });
+
+  test("a determinant decides the other columns (a functional dependency)", () => {
+    const m = meta([{ type: "fixed_combinations", columns: ["state", "city"], determinant: "state", combinations: [[0, 0], [1, 2], [2, 3]], counts: [3, 3, 3], share: 1 }]);
+    const rows = new Decoder(m).decode(randomCodes(m, 2000, 4), 5).rows;
+    const c = col(m);
+    const city: Record<string, string> = { TX: "Austin", IL: "Springfield", OR: "Salem" };
+    for (const r of rows) assert.equal(r[c.city], city[r[c.state]]);
+  });
+
+  test("fixed cells (a where condition's column, a seed cell) are never rewritten; the others move around them", () => {
+    const m = meta(RULES);
+    const c = col(m);
+    const codes = randomCodes(m, 3000, 5);
+    // A where condition on state = OR (code 2) in every row, and on destination = JFK.
+    codes.state.fill(2);
+    codes.destination.fill(2);
+    const fixed = (_r: number, f: number) => f === c.state || f === c.destination;
+    const rows = new Decoder(m).decode(codes, 13, { fixed }).rows;
+    for (const r of rows) {
+      assert.equal(r[c.state], "OR");
+      assert.equal(r[c.destination], "JFK");
+      assert.ok(r[c.city] === "Springfield" || r[c.city] === "Salem", r[c.city]);
+      assert.notEqual(r[c.origin], "JFK");
+    }
+    // A seed row that itself breaks a rule is left as the user gave it.
+    const d = new Decoder(m);
+    const table = d.decode(randomCodes(m, 1, 6), 1, { rules: false });
+    table.rows[0][c.city] = "Austin";
+    table.rows[0][c.state] = "OR";
+    const res = d.enforce(table, 1, (_r, f) => f === c.city || f === c.state);
+    assert.equal(table.rows[0][c.city], "Austin");
+    assert.equal(table.rows[0][c.state], "OR");
+    assert.ok(res.unrepaired >= 1);
+  });
+
+  test("a strict inequality and numbers written with fixed decimals", () => {
+    const m = meta([{ type: "inequality", high: "a", low: "b", strict: true, share: 1 }]);
+    const rows = new Decoder(m).decode(randomCodes(m, 3000, 8), 3).rows;
+    const c = col(m);
+    for (const r of rows) assert.ok(Number(r[c.a]) > Number(r[c.b]), `${r[c.a]} <= ${r[c.b]}`);
+    const sumMeta = meta([{ type: "sum", total: "c", parts: ["a", "b"], share: 1 }]);
+    sumMeta.column_stats!.c = { ...sumMeta.column_stats!.c, fixed_decimals: true };
+    const sums = new Decoder(sumMeta).decode(randomCodes(sumMeta, 500, 9), 3).rows;
+    for (const r of sums) assert.match(r[c.c], /^\d+\.\d$/);
+  });
+});
+
+describe("the server checks metadata.rules", () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h.stop();
+  });
+
+  test("rules that fit the metadata are stored and given back by GET metadata", async () => {
+    const body = validCreateBody();
+    const rules: Rule[] = [{ type: "fixed_combinations", columns: ["a", "b"], determinant: "a", combinations: [[0, 1], [1, 2]], counts: [5, 7], share: 0.99 }];
+    const r = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...body, metadata: { ...body.metadata, rules } } });
+    assert.equal(r.status, 201, r.text);
+    const md = await call(h.url, `/v1/models/${r.json.data.id}/metadata`, { key: h.keys.test });
+    assert.equal(md.status, 200, md.text);
+    assert.deepEqual(md.json.data.rules, rules);
+  });
+
+  const bad: [string, unknown, string][] = [
+    ["unknown column", { type: "not_equal", columns: ["a", "zz"], share: 1 }, "body.metadata.rules[0].columns[1]"],
+    ["repeated column", { type: "inequality", high: "a", low: "a", strict: false, share: 1 }, "body.metadata.rules[0].low"],
+    ["code out of range", { type: "fixed_combinations", columns: ["a", "b"], combinations: [[0, 3]], counts: [2], share: 1 }, "body.metadata.rules[0].combinations[0][1]"],
+    ["counts not matching", { type: "fixed_combinations", columns: ["a", "b"], combinations: [[0, 1]], counts: [2, 3], share: 1 }, "body.metadata.rules[0].counts"],
+    ["determinant outside the columns", { type: "fixed_combinations", columns: ["a", "b"], determinant: "c", combinations: [[0, 1]], counts: [2], share: 1 }, "body.metadata.rules[0].determinant"],
+    ["share above 1", { type: "blank_together", columns: ["a", "b"], share: 2 }, "body.metadata.rules[0].share"],
+  ];
+  for (const [name, rule, param] of bad) {
+    test(`a rule with ${name} is 400 parameter_invalid naming ${param}`, async () => {
+      const body = validCreateBody();
+      const r = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...body, metadata: { ...body.metadata, rules: [rule] } } });
+      assertError(r, "parameter_invalid", param);
+    });
+  }
+});
