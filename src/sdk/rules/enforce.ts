@@ -184,8 +184,17 @@ function fixedCombinations(
     for (const [v, c] of map) if (t[c] === undefined) t[c] = v;
     return t;
   });
-  const key = (t: readonly number[]): string => t.join(",");
-  const allowed = new Set(valid.map(key));
+  // A tuple's key: its codes in mixed radix over the columns' cardinalities (exact below 2^53,
+  // which 4 columns of at most 2^13 codes each stay under; wider code books fall back to text).
+  const radix = names.map((n) => meta.cardinalities[n] ?? 1);
+  const numeric = radix.reduce((a, k) => a * k, 1) < Number.MAX_SAFE_INTEGER;
+  const key = (t: readonly number[]): number | string => {
+    if (!numeric) return t.join(",");
+    let k = 0;
+    for (let j = 0; j < t.length; j++) k = k * radix[j] + t[j];
+    return k;
+  };
+  const allowed = new Set<number | string>(valid.map(key));
   const weight = valid.map((_, i) => counts[i] ?? 1);
   // Per column position, code -> indices of the combinations holding it.
   const byCode = cols.map((_, j) => {
