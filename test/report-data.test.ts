@@ -6,8 +6,9 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildReport, evaluate, evaluateWithDetails, independentSample, type Table } from "../src/sdk";
+import { buildReport, evaluate, evaluateWithDetails, extractMetadata, independentSample, type Table } from "../src/sdk";
 import { escapeHtml, formatMetric, jsonPointer } from "../src/sdk/report";
 import { categories, cramersV, distributionOf, histogram, niceStep } from "../src/sdk/report-data";
 import type { ColumnScan } from "../src/sdk/metadata";
@@ -39,6 +40,69 @@ test("evaluateWithDetails: the report of evaluate, and the pair TVDs and DCR dis
   const direct = await evaluate(real, holdout);
   assert.deepEqual(r.holdoutReference, { ...direct, checks: [], excluded: [] });
   assert.equal(r.charts, 15 + 2 + 1);
+});
+
+test("the summary starts with the row rules (a rule the synthetic rows break more flagged) and the worst column pairs, before the first column section", async () => {
+  // 30 real rows keep "end >= start"; in the synthetic rows 6 of 30 break it (share 0.8)
+  const rows = Array.from({ length: 30 }, (_, i) => [String(i % 10), String((i % 10) + (i % 4)), i % 2 ? "yes" : "no", i % 3 ? "x" : "y"]);
+  const real: Table = { columns: ["start", "end", "flag", "group"], rows };
+  const synth: Table = { columns: real.columns, rows: rows.map((r, i) => (i < 6 ? [r[0], String(Number(r[0]) - 1), r[2], r[3]] : r)) };
+  const metadata = await extractMetadata(real);
+  metadata.rules = [
+    { type: "inequality", high: "end", low: "start", strict: false, share: 1 },
+    { type: "blank_together", columns: ["flag", "group"], share: 1 },
+  ];
+  const r = await buildReport(real, synth, { metadata });
+  const html = r.html;
+  assert.deepEqual(r.evaluation.rules.map((x) => [x.label, x.real.share, x.synthetic.share]), [
+    ["end >= start", 1, 0.8],
+    ["flag, group blank together", 1, 1],
+  ]);
+  const at = {
+    summary: html.indexOf('<section id="summary">'),
+    rules: html.indexOf('<div id="rules"><h3>Row rules</h3>'),
+    worst: html.indexOf('<div id="worst-pairs"><h3>Worst column pairs</h3>'),
+    cards: html.indexOf('<div class="cards">'),
+    column: html.indexOf('<section class="column"'),
+  };
+  assert.ok(at.summary >= 0 && at.summary < at.rules && at.rules < at.worst && at.worst < at.cards && at.cards < at.column, JSON.stringify(at));
+  const rulesHtml = html.slice(at.rules, at.worst);
+  const ruleRows = rulesHtml.split("<tr").slice(2); // after the table's head
+  assert.equal(ruleRows.length, 2);
+  assert.match(ruleRows[0], /data-flag="broken-more"/);
+  assert.match(ruleRows[0], /end &gt;= start/);
+  assert.match(ruleRows[0], /data-json="\/rules\/0\/real\/share" data-value="1" data-format="percent">100\.00%/);
+  assert.match(ruleRows[0], /data-json="\/rules\/0\/synthetic\/share" data-value="0\.8" data-format="percent">80\.00%/);
+  assert.doesNotMatch(ruleRows[1], /data-flag/, "a rule kept as often as in the real rows is not flagged");
+  // the worst pairs: evaluate's worst_pairs, largest first, each number tagged with its pointer
+  const worstHtml = html.slice(at.worst, at.cards);
+  assert.equal(r.evaluation.worst_pairs.length, 5);
+  r.evaluation.worst_pairs.forEach((p, k) => {
+    assert.ok(worstHtml.includes(`data-json="/worst_pairs/${k}/tvd" data-value="${p.tvd}"`), `pair ${k}`);
+    assert.ok(worstHtml.includes(`<a href="#col-${real.columns.indexOf(p.columns[0])}">${p.columns[0]}</a> × <a href="#col-${real.columns.indexOf(p.columns[1])}">${p.columns[1]}</a>`));
+  });
+  assert.deepEqual(r.evaluation.worst_pairs.map((p) => p.columns), [["start", "end"], ["end", "flag"], ["end", "group"], ["start", "flag"], ["start", "group"]]);
+  // every tagged number of the page is the one at its pointer in evaluate's JSON
+  const json = JSON.parse(JSON.stringify(r.evaluation)) as unknown;
+  const tagged = [...html.matchAll(/data-json="([^"]+)" data-value="([^"]+)"/g)];
+  assert.ok(tagged.length > 10);
+  for (const [, pointer, value] of tagged) {
+    const want = pointer.split("/").slice(1).reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], json);
+    assert.equal(Number(value), want, pointer);
+  }
+  // synthd report --metadata FILE: the same rules table
+  const csv = (t: Table): string => [t.columns, ...t.rows].map((x) => x.join(",")).join("\n") + "\n";
+  const files = { real: join(dir, "rules-real.csv"), synth: join(dir, "rules-synth.csv"), meta: join(dir, "rules-meta.json"), out: join(dir, "rules.html") };
+  writeFileSync(files.real, csv(real));
+  writeFileSync(files.synth, csv(synth));
+  writeFileSync(files.meta, JSON.stringify(metadata));
+  const written = await runCli(["report", files.real, files.synth, "--metadata", files.meta, "-o", files.out]);
+  assert.equal(written.code, 0, written.stderr);
+  assert.match(readFileSync(files.out, "utf8"), /data-json="\/rules\/0\/synthetic\/share" data-value="0\.8"/);
+  // without metadata the summary says how to get the rules checked, still above the columns
+  const plain = (await buildReport(real, synth)).html;
+  const note = plain.indexOf("No row rules checked");
+  assert.ok(note > 0 && note < plain.indexOf('<section class="column"'));
 });
 
 test("Cramér's V: 1 for a column that determines the other, 0 for independent counts, the textbook value of a 2x2 table", () => {

@@ -18,6 +18,7 @@ import {
   evaluate,
   formatOfPath,
   type EvaluationReport,
+  type Metadata,
   type Model,
   type ModelConfigInput,
   type OutputFormat,
@@ -477,7 +478,24 @@ export interface EvaluateCommandOptions {
   multiclass?: boolean;
   /** `--holdout FILE`: real rows the model never saw (TSTR test set, privacy check). */
   holdout?: string;
+  /** `--metadata JSON|FILE`: the model's metadata, whose row rules are checked on both tables. */
+  metadata?: string;
   seed?: number;
+}
+
+/**
+ * The value of `--metadata JSON|FILE`: a model's metadata (the JSON of
+ * `GET /v1/models/{id}/metadata`), read for its row rules.
+ * @throws Error naming the flag: missing or unreadable file, not JSON, not an object with a
+ *   `features` array of names, or `rules` that is not an array.
+ */
+export function readMetadataArg(arg: string, flag = "--metadata"): Metadata {
+  const v = readJsonArg(flag, arg) as Partial<Metadata> | null;
+  if (v === null || typeof v !== "object" || Array.isArray(v) || !Array.isArray(v.features) || !v.features.every((f) => typeof f === "string")) {
+    throw new Error(`${flag} must be a model's metadata: a JSON object with a "features" array of column names.`);
+  }
+  if (v.rules !== undefined && !Array.isArray(v.rules)) throw new Error(`${flag}: "rules" must be an array of rules.`);
+  return v as Metadata;
 }
 
 /** Formats an {@link EvaluationReport} as the human-readable tables `synthd evaluate` prints. */
@@ -515,6 +533,19 @@ export function formatReport(r: EvaluationReport): string {
     lines.push("", "checks (shares of the synthetic non-blank values; - = does not apply):");
     for (const row of [header, ...rows]) lines.push(row.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd());
   }
+  if (r.worst_pairs.length) {
+    const pw = Math.max(4, ...r.worst_pairs.map((p) => `${p.columns[0]} x ${p.columns[1]}`.length));
+    lines.push("", `worst column pairs (largest 2-way TVD):`, `${"pair".padEnd(pw)}  2-way TVD`);
+    for (const p of r.worst_pairs) lines.push(`${`${p.columns[0]} x ${p.columns[1]}`.padEnd(pw)}  ${p.tvd.toFixed(4).padStart(9)}`);
+  }
+  if (r.rules.length) {
+    const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
+    const header = ["rule", "real", "synthetic", ""];
+    const rows = r.rules.map((x) => [x.label + (x.declared ? " (declared)" : ""), pct(x.real.share), pct(x.synthetic.share), x.synthetic.share < x.real.share ? "broken more often in synthetic rows" : ""]);
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+    lines.push("", "row rules (share of the rows each rule applies to that keep it):");
+    for (const row of [header, ...rows]) lines.push(row.map((v, i) => (i === 1 || i === 2 ? v.padStart(widths[i]) : v.padEnd(widths[i]))).join("  ").trimEnd());
+  }
   if (r.tstr?.classes && r.tstr_auc !== undefined) {
     lines.push(
       "",
@@ -551,6 +582,7 @@ export async function evaluateCommand(real: string, synthetic: string, opts: Eva
     ...(opts.positive !== undefined ? { positive: opts.positive } : {}),
     ...(opts.multiclass ? { multiclass: true } : {}),
     ...(opts.holdout !== undefined ? { holdout: opts.holdout } : {}),
+    ...(opts.metadata !== undefined ? { metadata: readMetadataArg(opts.metadata) } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
   });
   process.stdout.write(opts.json ? JSON.stringify(report) + "\n" : formatReport(report));

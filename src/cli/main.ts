@@ -268,6 +268,7 @@ export function buildProgram(): Command {
     .option("--positive <value>", "TSTR: the target value counted as positive (default: the less frequent of its two most frequent values)")
     .option("--multiclass", "TSTR: predict every class of the target, one-vs-rest; macro ROC AUC (not with --positive)")
     .option("--holdout <file>", "real rows the model never saw: TSTR test set and the privacy check (DCR, exact copies)")
+    .option("--metadata <json|file>", "the model's metadata (JSON of GET /v1/models/{id}/metadata): share of real and synthetic rows keeping each of its row rules")
     .option("--seed <s>", "seed of the classifier and the privacy check's samples", int("--seed", 0))
     .action(evaluateCommand);
 

@@ -5,6 +5,7 @@
  */
 import type { Command } from "commander";
 import { writeReport } from "../sdk/report";
+import { readMetadataArg } from "./client-commands";
 
 /** Options of `synthd report`. */
 export interface ReportCommandOptions {
@@ -17,6 +18,8 @@ export interface ReportCommandOptions {
   positive?: string;
   /** `--domain FILE`: both tables are discretized codes. */
   domain?: string;
+  /** `--metadata JSON|FILE`: the model's metadata, whose row rules the summary checks. */
+  metadata?: string;
   seed?: number;
   title?: string;
 }
@@ -29,6 +32,7 @@ export async function reportCommand(real: string, synthetic: string, opts: Repor
     ...(opts.target !== undefined ? { target: opts.target } : {}),
     ...(opts.positive !== undefined ? { positive: opts.positive } : {}),
     ...(opts.domain !== undefined ? { domain: opts.domain } : {}),
+    ...(opts.metadata !== undefined ? { metadata: readMetadataArg(opts.metadata) } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
     ...(opts.title !== undefined ? { title: opts.title } : {}),
   });
@@ -51,6 +55,7 @@ export function registerReportCommand(program: Command, seedParser: (v: string) 
     .option("--target <column>", "TSTR: train logistic regression on the synthetic rows to predict this column; ROC AUC")
     .option("--positive <value>", "TSTR: the target value counted as positive (default: its rarest value)")
     .option("--domain <file>", "both CSVs are discretized codes with this domain (JSON {column: K})")
+    .option("--metadata <json|file>", "the model's metadata (JSON of GET /v1/models/{id}/metadata): its row rules head the summary")
     .option("--seed <s>", "seed of the classifier and the privacy check's samples", seedParser)
     .option("--title <text>", "heading of the report")
     .action(reportCommand);

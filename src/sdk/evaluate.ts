@@ -34,6 +34,12 @@
  *   average="macro")`, which also takes the classes from the test labels).
  * - `holdout`: the DCR privacy check and exact-copy counts (`./dcr`).
  *
+ * Row rules (issue 23): with `metadata` (the model's, whose `rules` the decoder enforces), each
+ * rule's share of real rows and of synthetic rows that keep it (`rules`; `./rules/check` says when
+ * a row keeps, breaks or is not concerned by each kind of rule). Without `metadata`, or when it
+ * has no `rules`, `rules` is empty. `worst_pairs`: the {@link WORST_PAIRS} column pairs with the
+ * largest 2-way TVD, largest first, the pairs a user looks at first.
+ *
  * {@link evaluateWithDetails} is `evaluate` that also hands back what it computed on the way (the
  * scans, the codes, the 2-way TVD of every pair, the DCR distances), so the HTML quality report
  * (`./report`) draws its plots from the very numbers `evaluate` averages.
@@ -43,7 +49,8 @@ import { privacyCheckWithDistances, type PrivacyCheck } from "./dcr";
 import { Decoder } from "./decode";
 import { DataError } from "./errors";
 import { counts1, marginalTvds, type CodeArray } from "./marginals";
-import type { ColumnKind } from "../types";
+import type { ColumnKind, Metadata, Rule } from "../types";
+import { countRule, ruleColumns, ruleLabel, type RuleCount } from "./rules/check";
 import { DATETIME_FORMATS, DatetimeFormat } from "./datetime";
 import { matchesIdShape, type IdShape } from "./identifier";
 import {
@@ -101,6 +108,35 @@ export interface ColumnCheck {
   shape?: number;
 }
 
+/**
+ * One rule of `metadata.rules` in an {@link EvaluationReport}: what it says and the share of real
+ * and of synthetic rows that keep it (of the rows it applies to; `./rules/check`).
+ */
+export interface RuleReport {
+  /** Position in `metadata.rules`. */
+  index: number;
+  type: Rule["type"];
+  /** The columns it names (inequality: high, low; sum: total, parts). */
+  columns: string[];
+  /** Short text: `end > start`, `total = a + b`, `education determines education-num (16 combinations)`. */
+  label: string;
+  /** The user declared it (rather than the SDK finding it). */
+  declared?: boolean;
+  /** Real rows the rule applies to, those that keep it, and their share (1 when none applies). */
+  real: RuleCount;
+  /** The same over the synthetic rows. */
+  synthetic: RuleCount;
+}
+
+/** A column pair and its 2-way TVD, real against synthetic (`worst_pairs`). */
+export interface PairTvd {
+  columns: [string, string];
+  tvd: number;
+}
+
+/** Pairs `worst_pairs` lists at most. */
+export const WORST_PAIRS = 5;
+
 /** Result of {@link evaluate}. All distances are in [0, 1]; 0 means identical marginals. */
 export interface EvaluationReport {
   /** Average TVD over all 1-way, all 2-way and all 3-way marginals (an arity with no marginals,
@@ -118,6 +154,13 @@ export interface EvaluationReport {
   excluded: string[];
   /** The per-column check table, in the real table's order. */
   checks: ColumnCheck[];
+  /** With `metadata`: one entry per rule of `metadata.rules`, in its order; else empty. */
+  rules: RuleReport[];
+  /**
+   * The {@link WORST_PAIRS} pairs of compared columns with the largest 2-way TVD, largest first
+   * (ties in the pairs' order: (0,1), (0,2), ..., (1,2), ...); fewer with fewer pairs.
+   */
+  worst_pairs: PairTvd[];
   /** With `target`: ROC AUC on HOLDOUT (or the real table) of the classifier trained on the
    * synthetic rows. */
   tstr_auc?: number;
@@ -164,6 +207,12 @@ export interface EvaluateOptions
   dcrSample?: number;
   /** Epochs of the TSTR classifier. Default 8. */
   tstrEpochs?: number;
+  /**
+   * The model's metadata (e.g. `GET /v1/models/{id}/metadata`): each of its `rules` is checked on
+   * the real and on the synthetic rows (`rules` of the report), with its `value_mappings` and
+   * `column_stats`. Not used for the TVDs, which bin with the real table's own code books.
+   */
+  metadata?: Metadata;
 }
 
 function average(xs: ArrayLike<number>): number {
@@ -181,8 +230,10 @@ function average(xs: ArrayLike<number>): number {
  *             the file header.
  * @throws DataError for a bad real file (as metadata extraction), a bad synthetic or holdout file
  *         (structure, UTF-8), a synthetic or holdout file lacking a real column, a `target` the
- *         real table lacks or that has one class (in the real table or the test rows), or a
- *         `positive` value the target never has.
+ *         real table lacks or that has one class (in the real table or the test rows), a
+ *         `positive` value the target never has, or a rule of `metadata` naming a column the
+ *         real table lacks; RangeError for a rule naming a column `metadata.features` lacks or a
+ *         datetime column without a usable format (`./rules/check`).
  * Cost: O(C(F,3) · (n_real + n_synth)) for TVD, about a second for adult (15 columns, 455
  * triples); TSTR well under a second per classifier for adult, a few seconds at 1M rows
  * (`./tstr`); the privacy check about a second (`./dcr`: its DCR scan grows with the smaller of
@@ -245,6 +296,7 @@ export async function evaluateWithDetails(
   );
   report.excluded = enc.codecs.filter((c) => c.kind === "id").map((c) => c.name);
   report.checks = columnChecks(enc.codecs, realScan, synth);
+  if (opts.metadata?.rules?.length) report.rules = ruleReports(opts.metadata, realScan, synth);
   const seed = opts.seed ?? 0;
 
   let holdout: { scan: ScannedTable; codes: CodeArray[] } | undefined;
@@ -349,6 +401,31 @@ export async function evaluateWithDetails(
     details.dcr = distances;
   }
   return { report, details };
+}
+
+/**
+ * Each rule of `metadata.rules` counted on the real and the synthetic scan (`./rules/check`).
+ * @throws DataError when the real table lacks a column a rule names; RangeError as `ruleChecker`.
+ */
+export function ruleReports(metadata: Metadata, real: ScannedTable, synth: ScannedTable): RuleReport[] {
+  return (metadata.rules ?? []).map((rule, index): RuleReport => {
+    const count = (scan: ScannedTable): RuleCount =>
+      countRule(rule, metadata, scan.n, (column) => {
+        const s = scan.scans[scan.columns.indexOf(column)];
+        if (!s) throw new DataError(`${scan.source} lacks column "${column}" of the rule "${ruleLabel(rule)}" (metadata.rules[${index}]).`, { column });
+        const { values, ids } = s;
+        return (r) => values[ids[r]];
+      });
+    return {
+      index,
+      type: rule.type,
+      columns: ruleColumns(rule),
+      label: ruleLabel(rule),
+      ...(rule.declared ? { declared: true } : {}),
+      real: count(real),
+      synthetic: count(synth),
+    };
+  });
 }
 
 let knownFormats: DatetimeFormat[] | undefined;
@@ -520,9 +597,13 @@ export function compareCodesWithPairs(
     for (let r = 0; r < a.length; r++) if (a[r] === unseenCode[f]) u++;
     unseen[c] = nS ? u / nS : 0;
   });
+  const order = Array.from(twos.keys()).sort((a, b) => t2[b] - t2[a] || a - b);
+  const worst = order.slice(0, WORST_PAIRS).map((k): PairTvd => ({ columns: [columns[twos[k][0]], columns[twos[k][1]]], tvd: t2[k] }));
   const report: EvaluationReport = {
     excluded: [],
     checks: [],
+    rules: [],
+    worst_pairs: worst,
     tvd: { "1": average(t1), "2": average(t2), "3": average(t3) },
     marginals: { "1": ones.length, "2": twos.length, "3": threes.length },
     rows: { real: real[0]?.length ?? 0, synthetic: nS },

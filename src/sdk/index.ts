@@ -60,7 +60,7 @@ export type { PairSelection, Pair, CodeArray } from "./marginals";
 export { Decoder, decodeCodes } from "./decode";
 export type { ValueRange, FeatureDecoder, RestrictedFeature, DecodeOptions } from "./decode";
 export { evaluate, evaluateWithDetails, independentSample } from "./evaluate";
-export type { EvaluationReport, EvaluationDetails, ColumnReport, ColumnCheck, EvaluateOptions } from "./evaluate";
+export type { EvaluationReport, EvaluationDetails, ColumnReport, ColumnCheck, EvaluateOptions, RuleReport, PairTvd } from "./evaluate";
 export { buildReport, writeReport } from "./report";
 export type { ReportOptions, QualityReport } from "./report";
 export { readTable, readCsvText, writeCsv, writeTableCsv } from "./csv";

@@ -5,7 +5,11 @@
  * trivariate accuracy against a holdout, DCR share). docs/report.md describes every section.
  *
  * Top to bottom:
- * 1. Summary: rows and columns of each file; accuracy = 1 − average TVD of the 1-, 2- and 3-way
+ * 1. Summary: first the row rules (with `metadata`: each rule of `metadata.rules`, the share of
+ *    real and of synthetic rows that keep it, a rule the synthetic rows break more often than the
+ *    real ones flagged) and the worst column pairs (`evaluate`'s `worst_pairs`: the largest 2-way
+ *    TVDs, each column linked to its section), so neither sits below the column sections; then
+ *    rows and columns of each file; accuracy = 1 − average TVD of the 1-, 2- and 3-way
  *    marginals (HOLDOUT against REAL beside it, the level a perfect generator reaches); TSTR ROC
  *    AUC with its TRAIN baseline (`target`); DCR share and exact copies against HOLDOUT's own
  *    (`holdout`).
@@ -182,7 +186,7 @@ export async function buildReport(real: TableSource, synthetic: TableSource, opt
   const sampleNote = PLOT_SAMPLE_NOTE.replace("{sample}", (opts.dcrSample ?? 2000).toLocaleString("en-US"));
   const html = page({
     title: opts.title ?? "Synthetic data quality report",
-    summary: summarySection(report, reference, files),
+    summary: summarySection(report, reference, files, details.codecs),
     columns: columnSections,
     codecs: details.codecs,
     pairs,
@@ -232,7 +236,52 @@ interface FileInfo {
   columns: number;
 }
 
-function summarySection(r: EvaluationReport, ref: EvaluationReport | undefined, files: { real: FileInfo; synthetic: FileInfo; holdout?: FileInfo }): string {
+/**
+ * The row-rules table of the summary: per rule of `metadata.rules`, its text and the share of real
+ * and of synthetic rows that keep it (of the rows it applies to); a rule the synthetic rows break
+ * more often than the real rows (a lower share) is flagged (`class="flag"`, `data-flag`).
+ */
+function rulesTable(r: EvaluationReport): string {
+  if (!r.rules.length) {
+    return `<div id="rules"><h3>Row rules</h3><p class="note">No row rules checked: give the model's metadata (<code>--metadata FILE</code>, the JSON of <code>GET /v1/models/{id}/metadata</code>) to check the rules its rows keep.</p></div>`;
+  }
+  const rows = r.rules.map((x, i) => {
+    const flagged = x.synthetic.share < x.real.share;
+    const counts = (c: { kept: number; applicable: number }): string => `<span class="hint">${formatMetric(c.kept, "count")} of ${formatMetric(c.applicable, "count")}</span>`;
+    return `<tr${flagged ? ` class="flag" data-flag="broken-more"` : ""}><td>${esc(x.label)}${x.declared ? ` <span class="hint">declared</span>` : ""}</td>` +
+      `<td class="num">${metric(x.real.share, "percent", `rules.${i}.real.share`)} ${counts(x.real)}</td>` +
+      `<td class="num">${metric(x.synthetic.share, "percent", `rules.${i}.synthetic.share`)} ${counts(x.synthetic)}</td>` +
+      `<td>${flagged ? "⚠ broken more often in synthetic rows" : ""}</td></tr>`;
+  });
+  const flagged = r.rules.filter((x) => x.synthetic.share < x.real.share).length;
+  return `<div id="rules"><h3>Row rules</h3>
+<p class="note">Rules of the model's metadata: the share of rows that keep each rule, of the rows it applies to (a blank cell usually takes a row out). ${
+    flagged ? `${flagged} of ${r.rules.length} broken more often in the synthetic rows than in the real rows.` : "No rule is broken more often in the synthetic rows than in the real rows."
+  }</p>
+<table class="rules"><thead><tr><th>rule</th><th class="num">real rows keeping it</th><th class="num">synthetic rows keeping it</th><th></th></tr></thead><tbody>${rows.join("\n")}</tbody></table></div>`;
+}
+
+/** The worst column pairs of the summary: `evaluate`'s `worst_pairs`, each column linked to its section. */
+function worstPairsTable(r: EvaluationReport, codecs: readonly ColumnCodec[]): string {
+  if (!r.worst_pairs.length) return "";
+  const link = (name: string): string => {
+    const f = codecs.findIndex((c) => c.name === name);
+    return f >= 0 ? `<a href="#col-${f}">${esc(name)}</a>` : esc(name);
+  };
+  const rows = r.worst_pairs.map(
+    (p, k) => `<tr><td>${link(p.columns[0])} × ${link(p.columns[1])}</td><td class="num">${metric(p.tvd, "fixed", `worst_pairs.${k}.tvd`)}</td></tr>`,
+  );
+  return `<div id="worst-pairs"><h3>Worst column pairs</h3>
+<p class="note">The ${r.worst_pairs.length} pair${r.worst_pairs.length === 1 ? "" : "s"} whose joint distribution the synthetic table reproduces least: the largest 2-way TVDs (average over all ${formatMetric(r.marginals["2"], "count")} pairs: ${metric(r.tvd["2"], "fixed", "tvd.2")}).</p>
+<table class="pairs"><thead><tr><th>pair</th><th class="num">2-way TVD</th></tr></thead><tbody>${rows.join("")}</tbody></table></div>`;
+}
+
+function summarySection(
+  r: EvaluationReport,
+  ref: EvaluationReport | undefined,
+  files: { real: FileInfo; synthetic: FileInfo; holdout?: FileInfo },
+  codecs: readonly ColumnCodec[],
+): string {
   const names = { "1": "Univariate", "2": "Bivariate", "3": "Trivariate" } as const;
   const cards = (["1", "2", "3"] as const).map((k) => {
     const holdout = ref
@@ -267,6 +316,8 @@ ${r.tstr_auc_train !== undefined ? `<div class="ref">trained on TRAIN: ${metric(
   ];
   if (files.holdout && ref) fileRows.push(row("HOLDOUT", files.holdout, metric(ref.rows.synthetic, "count", "rows.synthetic", "data-json-holdout")));
   return `<section id="summary"><h2>Summary</h2>
+<div class="top">${rulesTable(r)}
+${worstPairsTable(r, codecs)}</div>
 <div class="cards">${cards.join("\n")}</div>
 <table class="files"><thead><tr><th></th><th>file</th><th class="num">rows</th><th class="num">columns</th></tr></thead><tbody>${fileRows.join("")}</tbody></table>
 ${r.excluded.length ? `<p class="note">Identifier columns, left out of the accuracy figures and checked per column instead: ${r.excluded.map((c) => `<b>${esc(c)}</b>`).join(", ")}.</p>` : ""}
@@ -339,6 +390,13 @@ h3 { font-size: 16px; margin: 0 0 8px; overflow-wrap: anywhere; }
 .card .ref { margin-top: 4px; color: var(--ink); }
 table { border-collapse: collapse; font-size: 13px; }
 table.files { margin-top: 16px; }
+.top { display: flex; flex-wrap: wrap; gap: 8px 40px; align-items: flex-start; margin-bottom: 16px; }
+.top h3 { margin: 0 0 4px; }
+.top .note { margin: 0 0 6px; max-width: 560px; }
+table.rules th, table.rules td, table.pairs th, table.pairs td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: left; }
+table.rules td .hint { display: block; }
+tr.flag td { background: #fff1e6; }
+tr.flag td:last-child { color: #a04000; font-weight: 600; }
 table.files th, table.files td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; }
 td.file { overflow-wrap: anywhere; max-width: 560px; }
 .num { text-align: right !important; font-variant-numeric: tabular-nums; }

@@ -1,0 +1,288 @@
+/**
+ * Checking row rules (`metadata.rules`, src/types.ts `Rule`) on decoded rows: does a row keep a
+ * rule, break it, or is the rule not about that row? `evaluate` counts, per rule, the share of
+ * real rows and of synthetic rows that keep it (its `rules` section), and the quality report
+ * shows that table at the top of its summary.
+ *
+ * A row is a `string[]` in `metadata.features` order (the SDK's `Table.rows[r]` of a decoded
+ * table); cells are read as written (the SDK's readers trim them), the blank cell is `""`.
+ *
+ * Verdicts, per rule kind (true keeps, false breaks, undefined: the rule does not apply):
+ * - `fixed_combinations`: undefined when any of `columns` is blank. Otherwise each cell's text
+ *   becomes its code through `value_mappings[column]`: the text's own entry; else, for a
+ *   numerical or datetime column with point bins, the entry of the same number or instant
+ *   (`1.50` finds `1.5`); else the column's pooled `__other__` code when it has one (a rare real
+ *   value is pooled, as the encoder pools it). The row keeps the rule when the tuple of codes, in
+ *   `columns` order, is one of `combinations`. A cell whose text has no code at all (a value the
+ *   real column never had, so no released combination holds it) BREAKS the rule: a synthetic
+ *   row that invents a city must not pass as keeping "city determines state".
+ * - `inequality`: undefined when `high` or `low` is blank or does not parse (numbers with
+ *   `Number`, datetimes in the column's `column_stats[f].format`, compared as instants);
+ *   `high > low` when `strict`, else `high >= low`. Values that do not parse are counted by
+ *   `evaluate`'s column checks, not here.
+ * - `sum`: undefined when a cell is blank or not a number; keeps when
+ *   `|total − (parts[0] + parts[1])|` is at most half a unit of the finest of the three columns'
+ *   decimals (`column_stats[f].decimals`; a column without it counts the decimals the cell is
+ *   written with), plus a few ulps of float rounding.
+ * - `not_equal`: undefined when either cell is blank; breaks when the two cells hold the same
+ *   value: the same text, or, for two numerical (datetime) columns, the same number (instant).
+ * - `blank_together`: always applies; keeps when every one of `columns` is blank or none is.
+ *
+ * Errors: {@link ruleChecker} throws RangeError when the rule names a column that is not in
+ * `metadata.features`, or a datetime column (`column_stats[f].type`) has no `format` that
+ * `DatetimeFormat` accepts. {@link ruleShares} throws DataError when the table lacks a column a
+ * rule names.
+ */
+import type { Metadata, Rule } from "../../types";
+import type { Table } from "../csv";
+import { DatetimeFormat } from "../datetime";
+import { DataError } from "../errors";
+import { OTHER, decimalsOf } from "../metadata";
+import { datetimeParser } from "../typed";
+
+/** A rule's verdict on one row: true keeps, false breaks, undefined when it does not apply. */
+export type RowCheck = (row: readonly string[]) => boolean | undefined;
+
+/** How many rows a rule applies to and keeps. */
+export interface RuleCount {
+  /** Rows the rule applies to (its checker did not answer undefined). */
+  applicable: number;
+  /** Of those, rows that keep it. */
+  kept: number;
+  /** kept / applicable, in [0, 1]; 1 when no row applies (no row breaks it). */
+  share: number;
+}
+
+/** {@link ruleShares}' result for one rule. */
+export interface RuleShare extends RuleCount {
+  rule: Rule;
+}
+
+/** The columns a rule names, in the rule's order (inequality: high, low; sum: total, parts). */
+export function ruleColumns(rule: Rule): string[] {
+  switch (rule.type) {
+    case "fixed_combinations":
+    case "not_equal":
+    case "blank_together":
+      return [...rule.columns];
+    case "inequality":
+      return [rule.high, rule.low];
+    case "sum":
+      return [rule.total, ...rule.parts];
+  }
+}
+
+/**
+ * A short text of a rule for `evaluate`'s table and the report: `end > start`, `total = a + b`,
+ * `home != away`, `a, b blank together`, `education determines education-num (16 combinations)`,
+ * `city, state in 25 combinations`. Private to the evaluation report's layout.
+ */
+export function ruleLabel(rule: Rule): string {
+  switch (rule.type) {
+    case "fixed_combinations": {
+      const n = `${rule.combinations.length} combination${rule.combinations.length === 1 ? "" : "s"}`;
+      if (rule.determinant !== undefined) {
+        const others = rule.columns.filter((c) => c !== rule.determinant);
+        return `${rule.determinant} determines ${others.join(", ")} (${n})`;
+      }
+      return `${rule.columns.join(", ")} in ${n}`;
+    }
+    case "inequality":
+      return `${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}`;
+    case "sum":
+      return `${rule.total} = ${rule.parts[0]} + ${rule.parts[1]}`;
+    case "not_equal":
+      return `${rule.columns[0]} != ${rule.columns[1]}`;
+    case "blank_together":
+      return `${rule.columns.join(", ")} blank together`;
+  }
+}
+
+/** A column's position and how its cells read as numbers (epoch milliseconds for datetimes). */
+interface ColumnReader {
+  index: number;
+  datetime: boolean;
+  /** Number of a non-blank cell, or undefined when it does not parse. */
+  value: (text: string) => number | undefined;
+}
+
+function readerOf(column: string, metadata: Metadata, what: string): ColumnReader {
+  const index = metadata.features.indexOf(column);
+  if (index < 0) throw new RangeError(`${what} names column "${column}", which metadata.features lacks.`);
+  const stats = metadata.column_stats?.[column];
+  if (stats?.type === "datetime") {
+    if (stats.format === undefined) throw new RangeError(`${what}: the datetime column "${column}" has no column_stats format.`);
+    const parse = datetimeParser(new DatetimeFormat(stats.format));
+    return { index, datetime: true, value: parse };
+  }
+  return {
+    index,
+    datetime: false,
+    value: (t) => {
+      const x = Number(t);
+      return Number.isFinite(x) ? x : undefined;
+    },
+  };
+}
+
+/** Text -> code of a combination column (rules in the file header); undefined: no code. */
+function coderOf(column: string, reader: ColumnReader, metadata: Metadata): (text: string) => number | undefined {
+  const own = new Map<string, number>(Object.entries(metadata.value_mappings?.[column] ?? {}));
+  const other = own.get(OTHER);
+  const kind = metadata.column_stats?.[column]?.type;
+  let byValue: Map<number, number> | undefined;
+  if (kind === "numerical" || kind === "datetime") {
+    byValue = new Map();
+    for (const [text, code] of own) {
+      if (text === "") continue;
+      const x = reader.value(text);
+      if (x !== undefined && !byValue.has(x)) byValue.set(x, code);
+    }
+  }
+  return (text) => {
+    const c = own.get(text);
+    if (c !== undefined) return c;
+    if (byValue) {
+      const x = reader.value(text);
+      const b = x === undefined ? undefined : byValue.get(x);
+      if (b !== undefined) return b;
+    }
+    return other;
+  };
+}
+
+/**
+ * The checker of one rule (verdicts in the file header).
+ * @param rule one of `metadata.rules` (or a rule over `metadata`'s columns).
+ * @param metadata its `features` give the row order; `value_mappings` the codes of
+ *   `fixed_combinations`; `column_stats` the kinds, datetime formats and decimals.
+ * @returns a function of one row (`string[]` in `metadata.features` order): true (keeps), false
+ *   (breaks) or undefined (does not apply). It never throws.
+ * @throws RangeError when the rule names a column `metadata.features` lacks, or a datetime column
+ *   has no usable `format`.
+ */
+export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
+  const what = `rule "${ruleLabel(rule)}"`;
+  const readers = ruleColumns(rule).map((c) => readerOf(c, metadata, what));
+  switch (rule.type) {
+    case "fixed_combinations": {
+      const coders = rule.columns.map((c, k) => coderOf(c, readers[k], metadata));
+      const released = new Set(rule.combinations.map((t) => t.join(",")));
+      const idx = readers.map((r) => r.index);
+      return (row) => {
+        const codes: number[] = [];
+        for (let k = 0; k < idx.length; k++) if (row[idx[k]] === "") return undefined;
+        for (let k = 0; k < idx.length; k++) {
+          const c = coders[k](row[idx[k]]);
+          if (c === undefined) return false;
+          codes.push(c);
+        }
+        return released.has(codes.join(","));
+      };
+    }
+    case "inequality": {
+      const [hi, lo] = readers;
+      return (row) => {
+        const a = row[hi.index];
+        const b = row[lo.index];
+        if (a === "" || b === "") return undefined;
+        const x = hi.value(a);
+        const y = lo.value(b);
+        if (x === undefined || y === undefined) return undefined;
+        return rule.strict ? x > y : x >= y;
+      };
+    }
+    case "sum": {
+      const decimals = ruleColumns(rule).map((c) => metadata.column_stats?.[c]?.decimals);
+      return (row) => {
+        const texts = readers.map((r) => row[r.index]);
+        if (texts.some((t) => t === "")) return undefined;
+        const [t, a, b] = texts.map((s) => {
+          const x = Number(s);
+          return Number.isFinite(x) ? x : undefined;
+        });
+        if (t === undefined || a === undefined || b === undefined) return undefined;
+        let d = 0;
+        texts.forEach((s, k) => (d = Math.max(d, decimals[k] ?? decimalsOf(s))));
+        const slack = 8 * Number.EPSILON * Math.max(1, Math.abs(t), Math.abs(a) + Math.abs(b));
+        return Math.abs(t - (a + b)) <= 0.5 * Math.pow(10, -d) + slack;
+      };
+    }
+    case "not_equal": {
+      const [p, q] = readers;
+      const kinds = ruleColumns(rule).map((c) => metadata.column_stats?.[c]?.type);
+      const byValue = kinds[0] === kinds[1] && (kinds[0] === "numerical" || kinds[0] === "datetime");
+      return (row) => {
+        const a = row[p.index];
+        const b = row[q.index];
+        if (a === "" || b === "") return undefined;
+        if (a === b) return false;
+        if (byValue) {
+          const x = p.value(a);
+          if (x !== undefined && x === q.value(b)) return false;
+        }
+        return true;
+      };
+    }
+    case "blank_together": {
+      const idx = readers.map((r) => r.index);
+      return (row) => {
+        let blank = 0;
+        for (const i of idx) if (row[i] === "") blank++;
+        return blank === 0 || blank === idx.length;
+      };
+    }
+  }
+}
+
+/**
+ * Counts one rule over `n` rows whose cells `cell(column)(r)` gives (the table's own layout).
+ * @throws RangeError as {@link ruleChecker}.
+ */
+export function countRule(
+  rule: Rule,
+  metadata: Metadata,
+  n: number,
+  cell: (column: string) => (r: number) => string,
+): RuleCount {
+  const check = ruleChecker(rule, metadata);
+  const columns = ruleColumns(rule);
+  const idx = columns.map((c) => metadata.features.indexOf(c));
+  const get = columns.map(cell);
+  const row = new Array<string>(metadata.features.length).fill("");
+  let applicable = 0;
+  let kept = 0;
+  for (let r = 0; r < n; r++) {
+    for (let k = 0; k < idx.length; k++) row[idx[k]] = get[k](r);
+    const v = check(row);
+    if (v === undefined) continue;
+    applicable++;
+    if (v) kept++;
+  }
+  return { applicable, kept, share: applicable ? kept / applicable : 1 };
+}
+
+/**
+ * Per rule, how many rows of `table` it applies to and keeps.
+ * @param rules usually `metadata.rules`.
+ * @param metadata the metadata the rules belong to (codes, kinds, formats: see {@link ruleChecker}).
+ * @param table rows to check; its columns are matched to the rules' by name (any order, extra
+ *   columns ignored).
+ * @returns one `{rule, applicable, kept, share}` per rule, in `rules` order; `share` is
+ *   kept / applicable (1 when no row applies).
+ * @throws DataError when `table` lacks a column a rule names; RangeError as {@link ruleChecker}.
+ * Cost: O(rows x the rule's columns) per rule, plus one parse per cell of numbers and datetimes.
+ */
+export function ruleShares(rules: readonly Rule[], metadata: Metadata, table: Table): RuleShare[] {
+  const position = new Map(table.columns.map((c, i) => [c, i]));
+  return rules.map((rule) => {
+    const cell = (column: string): ((r: number) => string) => {
+      const i = position.get(column);
+      if (i === undefined) {
+        throw new DataError(`The table lacks column "${column}" of rule "${ruleLabel(rule)}".`, { column });
+      }
+      return (r) => table.rows[r][i] ?? "";
+    };
+    return { rule, ...countRule(rule, metadata, table.rows.length, cell) };
+  });
+}
