@@ -16,12 +16,14 @@
  * - numerical or datetime without `bin_edges` (point bins) -> the exact original text;
  * - numerical with `bin_edges` (quantile bins, convention in `./metadata`) -> for a point bin its
  *   value; for an interval bin a value drawn uniformly among the values the column can be written
- *   with that lie inside the bin and inside [min, max]: multiples of 10^-decimals for numbers
- *   (integers when `decimals` is 0), printed with at most `decimals` decimals (trailing zeros
- *   dropped); metadata without `decimals` (older models) draws a real number printed with the
- *   fewest significant digits (>= 6) that keep it inside the bin;
- * - datetime with `bin_edges` -> the same over whole multiples of the column's `granularity` in
- *   its own UTC `offset`, written in its `format` (`./datetime`);
+ *   with that lie inside the bin and inside [min, max]: multiples of `step` (else of
+ *   10^-decimals; integers when `decimals` is 0) for numbers, printed with at most `decimals`
+ *   decimals (trailing zeros dropped), exactly `decimals` when `fixed_decimals`; metadata
+ *   without `decimals` (older models) draws a real number printed with the fewest significant
+ *   digits (>= 6) that keep it inside the bin;
+ * - datetime with `bin_edges` -> the same over the points of the column's `granularity` in its
+ *   own UTC `offset` (whole multiples of a fixed unit; month starts or year starts for `month` /
+ *   `year`), written in its `format` (`./datetime`);
  * - id -> a fresh identifier of `id_shape` (`./identifier`): row i of a sample gets value(i) of
  *   a generator keyed per sample, so values are distinct within the sample across its batches;
  * - metadata without `value_mappings[f]` for a non-binned feature -> the code as a string.
