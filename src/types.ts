@@ -68,8 +68,11 @@ export type ModelSize = "small" | "medium" | "large";
  */
 export type ColumnKind = "categorical" | "numerical" | "datetime" | "id";
 
-/** Unit a datetime column's values are written at (docs/api.md, "Column kinds"). */
-export type DatetimeGranularity = "day" | "hour" | "minute" | "second" | "millisecond";
+/**
+ * Unit a datetime column's values are written at (docs/api.md, "Column kinds"): `year` (every value
+ * 1 January at midnight), `month` (the 1st of a month at midnight), or a fixed unit.
+ */
+export type DatetimeGranularity = "year" | "month" | "day" | "hour" | "minute" | "second" | "millisecond";
 
 /** `column_stats[f].id_shape` of an integer identifier: its range, never its values. */
 export interface IntegerIdShapeStats {

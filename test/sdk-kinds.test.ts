@@ -159,7 +159,8 @@ test("describeColumns: one line per column with name, kind, codes and what the k
   assert.equal(lines.length, 5);
   assert.match(lines[0], /^column\s+kind\s+codes\s+details$/);
   assert.match(lines[1], /^day\s+datetime\s+\d+\s+format yyyy-MM-dd, granularity day, 2001-01-01 \.\. 2001-01-28$/);
-  assert.match(lines[2], /^val\s+numerical\s+9\s+0\.5 \.\. 8\.5, 1 decimals$/);
+  // Every value is written with its one decimal (0.5 .. 8.5), so the line says decoding keeps it.
+  assert.match(lines[2], /^val\s+numerical\s+9\s+0\.5 \.\. 8\.5, 1 decimals, written with 1 decimal \(0\.0\)$/);
   assert.match(lines[3], /^cat\s+categorical\s+2\s+2 values with a code$/);
   assert.match(lines[4], /^ref\s+id\s+1\s+text identifiers with prefix "id-"/);
 });

@@ -16,12 +16,14 @@
  * - numerical or datetime without `bin_edges` (point bins) -> the exact original text;
  * - numerical with `bin_edges` (quantile bins, convention in `./metadata`) -> for a point bin its
  *   value; for an interval bin a value drawn uniformly among the values the column can be written
- *   with that lie inside the bin and inside [min, max]: multiples of 10^-decimals for numbers
- *   (integers when `decimals` is 0), printed with at most `decimals` decimals (trailing zeros
- *   dropped); metadata without `decimals` (older models) draws a real number printed with the
- *   fewest significant digits (>= 6) that keep it inside the bin;
- * - datetime with `bin_edges` -> the same over whole multiples of the column's `granularity` in
- *   its own UTC `offset`, written in its `format` (`./datetime`);
+ *   with that lie inside the bin and inside [min, max]: multiples of `step` (else of
+ *   10^-decimals; integers when `decimals` is 0) for numbers, printed with at most `decimals`
+ *   decimals (trailing zeros dropped), exactly `decimals` when `fixed_decimals`; metadata
+ *   without `decimals` (older models) draws a real number printed with the fewest significant
+ *   digits (>= 6) that keep it inside the bin;
+ * - datetime with `bin_edges` -> the same over the points of the column's `granularity` in its
+ *   own UTC `offset` (whole multiples of a fixed unit; month starts or year starts for `month` /
+ *   `year`), written in its `format` (`./datetime`);
  * - id -> a fresh identifier of `id_shape` (`./identifier`): row i of a sample gets value(i) of
  *   a generator keyed per sample, so values are distinct within the sample across its batches;
  * - metadata without `value_mappings[f]` for a non-binned feature -> the code as a string.
@@ -29,7 +31,7 @@
  * feature, seeded with `deriveSeed(seed, f)`).
  */
 import type { ColumnStats, Generation, Metadata } from "../types";
-import { DatetimeFormat, GRANULARITY_SECONDS } from "./datetime";
+import { DatetimeFormat, unitIndex, unitStart } from "./datetime";
 import { APIError } from "./errors";
 import type { Table } from "./csv";
 import { IdGenerator, type IdShape } from "./identifier";
@@ -164,57 +166,84 @@ function badCode(f: string, c: number, K: number): never {
 }
 
 /**
- * The values a binned column can be written with: k / scale - shift for integer k (numbers:
- * scale 10^decimals; datetimes, in milliseconds: scale 1 / (granularity in ms), shift the offset).
+ * The values a binned column can be written with, its lattice: point k (an integer) is the number
+ * `value(k)` (numbers: k * step, step = `step` or 10^-decimals; datetimes, in seconds since the
+ * epoch: the start of the k-th unit of the column's `granularity` in its own UTC `offset`, a month
+ * start or year start for `month` / `year`).
  */
 interface Lattice {
-  /** Lattice points per unit of the column's number. */
-  scale: number;
-  /** Added to a number before scaling (a datetime's UTC offset, seconds). */
-  shift: number;
-  /** Writes the number of lattice point k. */
+  /** The column number of lattice point k (exact: the double nearest the point's true value). */
+  value(k: number): number;
+  /**
+   * Position of number x on the lattice: increasing, equal to k at `value(k)` (up to rounding,
+   * which {@link firstAbove} / {@link lastBelow} correct), between k and k + 1 strictly between.
+   */
+  index(x: number): number;
+  /** Writes lattice point k (numbers: `decimals` decimals, trailing zeros dropped unless `fixed_decimals`). */
   write(k: number): string;
   /** Writes an exact number (a point bin's value). */
   writeExact(x: number): string;
+  /** Largest |x| for which `value` and the integer k stay exact (doubles' 2^52 on the finest unit). */
+  exactUpTo: number;
 }
 
+/**
+ * The lattice of a binned column's stats, or undefined when it has none (numbers without
+ * `decimals` nor `integer`, datetimes without `format` or `granularity`). Numbers: the unit is
+ * `step` when it is a whole multiple of 10^-decimals (so 25, 100000, 0.5), else 10^-decimals;
+ * values are written with toFixed(decimals), trailing zeros then dropped unless `fixed_decimals`.
+ */
 function latticeOf(stats: ColumnStats): Lattice | undefined {
   if (stats.type === "datetime" && stats.format && stats.granularity) {
     const fmt = new DatetimeFormat(stats.format);
-    const step = GRANULARITY_SECONDS[stats.granularity];
+    const g = stats.granularity;
     const offset = stats.offset ?? 0;
-    const shift = offset * 60;
+    const shiftMs = offset * 60000;
+    const value = (k: number): number => (unitStart(g, k) - shiftMs) / 1000;
     return {
-      scale: 1 / step,
-      shift,
-      write: (k) => fmt.write(Math.round(k * step * 1000) / 1000 - shift, offset),
+      value,
+      index: (x) => unitIndex(g, x * 1000 + shiftMs),
+      write: (k) => fmt.write(value(k), offset),
       writeExact: (x) => fmt.write(x, offset),
+      exactUpTo: 2 ** 52 / 1000,
     };
   }
   const d = stats.decimals ?? (stats.integer ? 0 : undefined);
   if (d === undefined) return undefined;
   const scale = 10 ** d;
-  const write = (x: number): string => {
+  // The step in units of 10^-decimals, when it is a whole number of them (> 1).
+  const scaledStep = stats.step !== undefined ? Math.round(stats.step * scale) : 1;
+  const unit = scaledStep > 1 && Math.abs(stats.step! * scale - scaledStep) < 1e-9 * scaledStep ? scaledStep : 1;
+  const fixed = stats.fixed_decimals === true && d > 0;
+  const writeNumber = (x: number): string => {
     if (d === 0) return String(Math.round(x) + 0);
-    const s = x.toFixed(d).replace(/\.?0+$/, "");
-    return s === "-0" ? "0" : s;
+    const s = (x + 0).toFixed(d);
+    const t = fixed ? s : s.replace(/\.?0+$/, "");
+    return t === "-0" ? "0" : /^-0\.0*$/.test(t) ? t.slice(1) : t;
   };
-  return { scale, shift: 0, write: (k) => write(k / scale), writeExact: (x) => String(x) };
+  const value = (k: number): number => (k * unit) / scale;
+  return {
+    value,
+    index: (x) => (x * scale) / unit,
+    write: (k) => writeNumber(value(k)),
+    writeExact: (x) => (fixed ? writeNumber(x) : String(x)),
+    exactUpTo: 2 ** 52 / scale,
+  };
 }
 
-/** Smallest integer k with k / scale - shift >= x (> x when `open`). */
-function firstAbove(x: number, scale: number, shift: number, open: boolean): number {
-  let k = Math.ceil((x + shift) * scale);
-  const ok = (j: number): boolean => (open ? j / scale - shift > x : j / scale - shift >= x);
+/** Smallest integer k with lattice.value(k) >= x (> x when `open`). */
+function firstAbove(x: number, lattice: Lattice, open: boolean): number {
+  let k = Math.ceil(lattice.index(x));
+  const ok = (j: number): boolean => (open ? lattice.value(j) > x : lattice.value(j) >= x);
   while (!ok(k)) k++;
   while (ok(k - 1)) k--;
   return k;
 }
 
-/** Largest integer k with k / scale - shift <= x (< x when `open`). */
-function lastBelow(x: number, scale: number, shift: number, open: boolean): number {
-  let k = Math.floor((x + shift) * scale);
-  const ok = (j: number): boolean => (open ? j / scale - shift < x : j / scale - shift <= x);
+/** Largest integer k with lattice.value(k) <= x (< x when `open`). */
+function lastBelow(x: number, lattice: Lattice, open: boolean): number {
+  let k = Math.floor(lattice.index(x));
+  const ok = (j: number): boolean => (open ? lattice.value(j) < x : lattice.value(j) <= x);
   while (!ok(k)) k--;
   while (ok(k + 1)) k++;
   return k;
@@ -259,8 +288,7 @@ function binDecoder(
   const min = stats.min ?? e[0];
   const max = stats.max ?? e[nb];
   const lattice = latticeOf(stats);
-  const span = lattice ? Math.max(Math.abs(min), Math.abs(max)) * lattice.scale : 0;
-  const exact = lattice && span < 2 ** 52 ? lattice : undefined;
+  const exact = lattice && Math.max(Math.abs(min), Math.abs(max)) < lattice.exactUpTo ? lattice : undefined;
   const codes: number[] = [];
   const weights: number[] = [];
   const keep = (c: number, w: number): void => {
@@ -277,11 +305,10 @@ function binDecoder(
   let kMin0 = 0;
   let kMax0 = 0;
   if (exact) {
-    const { scale, shift } = exact;
-    kMin = kMin0 = firstAbove(min, scale, shift, false);
-    kMax = kMax0 = lastBelow(max, scale, shift, false);
-    if (range?.lo !== undefined && Number.isFinite(range.lo)) kMin = Math.max(kMin, firstAbove(range.lo, scale, shift, range.loOpen === true));
-    if (range?.hi !== undefined && Number.isFinite(range.hi)) kMax = Math.min(kMax, lastBelow(range.hi, scale, shift, range.hiOpen === true));
+    kMin = kMin0 = firstAbove(min, exact, false);
+    kMax = kMax0 = lastBelow(max, exact, false);
+    if (range?.lo !== undefined && Number.isFinite(range.lo)) kMin = Math.max(kMin, firstAbove(range.lo, exact, range.loOpen === true));
+    if (range?.hi !== undefined && Number.isFinite(range.hi)) kMax = Math.min(kMax, lastBelow(range.hi, exact, range.hiOpen === true));
     points = { first: new Float64Array(nb), last: new Float64Array(nb) };
   }
   for (let c = 0; c < nb; c++) {
@@ -290,9 +317,8 @@ function binDecoder(
     if (lo === hi) {
       if (range && inRange(lo, range)) keep(c, 1);
     } else if (exact && points) {
-      const { scale, shift } = exact;
-      const first = firstAbove(lo, scale, shift, c > 0 && e[c - 1] === lo);
-      const lastK = lastBelow(hi, scale, shift, c !== nb - 1);
+      const first = firstAbove(lo, exact, c > 0 && e[c - 1] === lo);
+      const lastK = lastBelow(hi, exact, c !== nb - 1);
       const a = Math.max(first, kMin);
       const b = Math.min(lastK, kMax);
       if (a <= b) {
@@ -302,7 +328,7 @@ function binDecoder(
           const all = Math.max(Math.min(lastK, kMax0) - Math.max(first, kMin0) + 1, b - a + 1);
           keep(c, (b - a + 1) / all);
         }
-      } else [points.first[c], points.last[c]] = [Math.min(Math.max(Math.round(((lo + hi) / 2 + shift) * scale), kMin), kMax), NaN];
+      } else [points.first[c], points.last[c]] = [Math.min(Math.max(Math.round(exact.index((lo + hi) / 2)), kMin), kMax), NaN];
     } else if (range) {
       const a = Math.max(lo, range.lo ?? -Infinity, min);
       const b = Math.min(hi, range.hi ?? Infinity, max);
@@ -339,7 +365,7 @@ function binDecoder(
       const inside = (y: number) => (loPoint ? y > lo : y >= lo) && (last ? y <= hi : y < hi) && (!range || inRange(y, range));
       if (lattice) {
         // Too many lattice points for exact integer arithmetic: round the draw to the lattice.
-        const s = lattice.write(Math.round((x + lattice.shift) * lattice.scale));
+        const s = lattice.write(Math.round(lattice.index(x)));
         if (inside(Number(s))) return s;
       }
       for (let p = 6; p <= 17; p++) {

@@ -44,8 +44,11 @@
  *                                   e_{i+1} when i is the last bin.
  *   `value_mappings[f]` then holds only the missing key (if any): raw values are not sent.
  * - `column_stats[f]`: `{type, count (non-missing rows), missing}`; numerical adds `min, max,
- *   mean, std` (population; simple-statistics), `integer` (every value an integer) and
- *   `decimals` (the most decimals any value is written with).
+ *   mean, std` (population; simple-statistics), `integer` (every value an integer),
+ *   `decimals` (the most decimals any value is written with), `fixed_decimals` (every value
+ *   written with exactly `decimals` > 0 decimals) and, with quantile bins, `step` (every value a
+ *   whole multiple of it, coarser than 10^-decimals: exact gcd, {@link stepOf}). Datetime adds
+ *   the `granularity`, `month` or `year` when every value is a month start or 1 January.
  * - `empirical_probs[f]` = counts / n (the 1-way marginal).
  * - `marginals`: 2-way marginals of the pairs chosen by `selectPairs` (all pairs when they fit in
  *   `pairBudget` cells, else MI maximum spanning tree + strongest pairs), each `[f, g]` in table
@@ -564,18 +567,76 @@ function binnedCodec(
   };
 }
 
+/** Greatest common divisor of two non-negative safe integers (Euclid; exact on doubles below 2^53). */
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}
+
+/**
+ * The step of a numerical column's grain: the largest number every value is a whole multiple of,
+ * when it is coarser than the writing's own unit 10^-decimals (body masses in 25 g -> 25, budgets
+ * in round hundred-thousands -> 100000, half points -> 0.5, quarters -> 0.25).
+ *
+ * Rule: scale each distinct value by 10^decimals (an exact integer), take the greatest common
+ * divisor g of them all, and return g / 10^decimals when g > 1. Exact, with no tolerance: a
+ * single value off the grain (one body mass of 3710 among multiples of 25) means no step, since
+ * a grain that some real value breaks is not a grain of the column, and guessing which values are
+ * "noise" would invent one. Needs at least 3 distinct values (two values always share their
+ * difference's divisors, which says nothing) and every scaled value within ±2^53 (exact integers).
+ * @param values the column's numbers (non-blank; duplicates allowed).
+ * @param decimals the most decimals any value is written with (`column_stats.decimals`), 0..20.
+ * @returns the step (> 10^-decimals), or undefined when there is none. Never throws.
+ */
+export function stepOf(values: Iterable<number>, decimals: number): number | undefined {
+  const scale = 10 ** decimals;
+  const seen = new Set<number>();
+  let g = 0;
+  for (const x of values) {
+    const k = Math.round(x * scale);
+    if (!Number.isSafeInteger(k)) return undefined;
+    seen.add(k);
+    g = gcd(Math.abs(k), g);
+    if (g === 1) return undefined;
+  }
+  return seen.size >= 3 && g > 1 ? g / scale : undefined;
+}
+
+const PLAIN_DECIMALS_RE = /^[+-]?\d*\.(\d+)$/;
+
+/**
+ * Numerical code book ({@link binnedCodec}); `column_stats` adds `integer`, `decimals` (the most
+ * decimals any value is written with, at most 20), `fixed_decimals: true` when every non-blank
+ * value is written in plain notation with exactly `decimals` (> 0) decimals (`0.0`, `1.5`, `3.0`:
+ * decoding keeps the trailing zeros), and, for quantile-binned columns (more than `binCap`
+ * distinct values), `step` when every value is a whole multiple of a step coarser than
+ * 10^-decimals ({@link stepOf}: exact gcd, one odd value means no step).
+ */
 function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCodec {
   const num: number[] = scan.values.map((v) => (v === "" ? NaN : Number(v)));
   let decimals = 0;
   let integer = true;
+  let distinct = 0;
   scan.values.forEach((v, id) => {
     if (v === "") return;
+    distinct++;
     decimals = Math.max(decimals, decimalsOf(v));
     if (!Number.isInteger(num[id])) integer = false;
   });
+  decimals = Math.min(decimals, 20);
+  const fixed =
+    decimals > 0 &&
+    scan.values.every((v) => {
+      if (v === "") return true;
+      const m = PLAIN_DECIMALS_RE.exec(v);
+      return m !== null && m[1].length === decimals;
+    });
+  const step = distinct > binCap ? stepOf(num.filter((x) => !Number.isNaN(x)), decimals) : undefined;
   return binnedCodec(scan, n, binCap, "numerical", num, (v) => (isNumeric(v) ? Number(v) : undefined), {
     integer,
-    decimals: Math.min(decimals, 20),
+    decimals,
+    ...(fixed ? { fixed_decimals: true } : {}),
+    ...(step !== undefined ? { step } : {}),
   });
 }
 
@@ -940,7 +1001,8 @@ function shortNumber(x: number | undefined): string {
 
 /**
  * One line per column for `synthd fit`: name, kind, number of codes, and what the kind keeps
- * (datetime: format, granularity and range; numerical: range and decimals; categorical: values
+ * (datetime: format, granularity and range; numerical: range, decimals and, where set, `step 25`
+ * and `written with 1 decimal (0.0)`; categorical: values
  * with a code and pooled rare values; id: shape). A header line comes first.
  */
 export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
@@ -952,6 +1014,11 @@ export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
       detail = `format ${st.format}, granularity ${st.granularity}, ${w(st.min)} .. ${w(st.max)}`;
     } else if (c.kind === "numerical") {
       detail = `${shortNumber(st.min)} .. ${shortNumber(st.max)}, ${st.decimals ? `${st.decimals} decimals` : "integers"}`;
+      if (st.step !== undefined) detail += `, step ${shortNumber(st.step)}`;
+      if (st.fixed_decimals && st.decimals) {
+        const d = st.decimals;
+        detail += `, written with ${d} decimal${d === 1 ? "" : "s"} (${(0).toFixed(d)})`;
+      }
     } else if (c.kind === "categorical") {
       const own = c.K - (c.otherCode >= 0 ? 1 : 0) - (c.missingCode >= 0 ? 1 : 0);
       detail = c.fromDomain
