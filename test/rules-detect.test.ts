@@ -7,10 +7,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DataError, Rng, analyzeTable, type Rule, type Table } from "../src/sdk";
 import { describeRule, ruleId } from "../src/sdk/rules/describe";
 import type { RuleOptions } from "../src/sdk/rules/detect";
+import { parseRules } from "../src/cli/client-commands";
 
 const REAL = "/work/shared/datasets/real";
 const ADULT = join(__dirname, "..", "..", "data", "adult.csv");
@@ -175,6 +178,20 @@ test("a declared rule the rows break is a DataError naming the column, the line 
     rulesOf(ineq, { declare: [{ type: "inequality", high: "end", low: "start" }] }),
     (e: unknown) => e instanceof DataError && e.column === "end" && e.line === 2 && e.message.includes(`end = "${ineq.rows[0][1]}"`),
   );
+  // a file with a blank line (skipped) before the breaking row: the line is the file's, not row + 2
+  const dir = mkdtempSync(join(tmpdir(), "rules-"));
+  try {
+    const file = join(dir, "t.csv");
+    const lines = ["start,end,z", ...Array.from({ length: 30 }, (_, i) => `${i},${i + 5 + (i === 20 ? -10 : 0)},z${i % 3}`)];
+    lines.splice(5, 0, "");
+    writeFileSync(file, lines.join("\n") + "\n");
+    await assert.rejects(
+      rulesOf(file, { declare: [{ type: "inequality", high: "end", low: "start" }] }),
+      (e: unknown) => e instanceof DataError && e.line === 23 && e.message.includes("t.csv, line 23") && e.message.includes('end = "15"'),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   await assert.rejects(rulesOf(ineq, { declare: [{ type: "inequality", high: "end", low: "nope" }] }), (e: unknown) => e instanceof DataError && e.column === "nope");
   await assert.rejects(rulesOf(ineq, { declare: [{ type: "inequality", high: "end", low: "z" }] }), (e: unknown) => e instanceof DataError && e.column === "z");
 });
@@ -213,4 +230,34 @@ test("describeRule: one line per rule in the field's names", () => {
   assert.equal(describeRule({ type: "inequality", high: "max_temp", low: "min_temp", strict: false, share: 0.992 }), "inequality: max_temp >= min_temp (99.2% of rows)");
   assert.equal(describeRule({ type: "sum", total: "total", parts: ["a", "b"], share: 1 }), "sum: total = a + b");
   assert.equal(describeRule({ type: "blank_together", columns: ["a", "b"], share: 1 }), "blank together: a, b");
+});
+
+test("sparse pairs that share a column merge into one group while it stays sparse", async () => {
+  const rng = new Rng(3);
+  const triples = Array.from({ length: 20 }, () => [rng.int(8), rng.int(8), rng.int(8)]);
+  const t = table(["x", "y", "w", "z"], 800, (_, r) => {
+    const [a, b, c] = triples[r.int(20)];
+    return [`x${a}`, `y${b}`, `w${c}`, `z${r.int(3)}`];
+  });
+  const rules = await rulesOf(t);
+  assert.deepEqual(rules.map(ruleId), ["fixed_combinations:x,y,w"]);
+  const rule = rules[0];
+  assert.ok(rule.type === "fixed_combinations");
+  assert.equal(rule.combinations.length, new Set(triples.map((x) => x.join())).size);
+  assert.ok(rule.combinations.every((c) => c.length === 3));
+});
+
+test("--rules takes inline JSON or a file and refuses other shapes", () => {
+  assert.deepEqual(parseRules('{"drop": ["sum:total,a,b"], "detect": false}'), { drop: ["sum:total,a,b"], detect: false });
+  const dir = mkdtempSync(join(tmpdir(), "rules-"));
+  try {
+    const file = join(dir, "rules.json");
+    writeFileSync(file, JSON.stringify({ declare: [{ type: "not_equal", columns: ["a", "b"] }] }));
+    assert.deepEqual(parseRules(file), { declare: [{ type: "not_equal", columns: ["a", "b"] }] });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.throws(() => parseRules('{"drop": "sum:total,a,b"}'), /--rules must be a JSON object/);
+  assert.throws(() => parseRules('{"dorp": []}'), /--rules must be a JSON object/);
+  assert.equal(parseRules(undefined), undefined);
 });
