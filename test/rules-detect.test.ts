@@ -14,6 +14,11 @@ import { DataError, Rng, analyzeTable, type Rule, type Table } from "../src/sdk"
 import { describeRule, ruleId } from "../src/sdk/rules/describe";
 import type { RuleOptions } from "../src/sdk/rules/detect";
 import { parseRules } from "../src/cli/client-commands";
+import type { CreateModelRequest } from "../src/types";
+import typia from "typia";
+
+/** The server's check of a Create Model body (src/server/routes.ts). */
+const validateCreate = typia.createValidateEquals<CreateModelRequest>();
 
 const REAL = "/work/shared/datasets/real";
 const ADULT = join(__dirname, "..", "..", "data", "adult.csv");
@@ -32,7 +37,10 @@ test("real tables: the rules detected are the structure the tables have, and not
     [`${REAL}/github.csv`]: [],
   };
   for (const [file, ids] of Object.entries(expected)) {
-    const rules = await rulesOf(file);
+    const { metadata } = await analyzeTable(file);
+    const rules = metadata.rules ?? [];
+    const valid = validateCreate({ metadata, config: {} });
+    assert.ok(valid.success, `${file}: the server accepts the rules (${JSON.stringify(valid.success ? [] : valid.errors.slice(0, 3))})`);
     console.log(`${file}:\n${rules.map((r) => `  ${describeRule(r)}`).join("\n") || "  (none)"}`);
     assert.deepEqual(rules.map(ruleId), ids, file);
   }
