@@ -269,3 +269,11 @@ test("--rules takes inline JSON or a file and refuses other shapes", () => {
   assert.throws(() => parseRules('{"dorp": []}'), /--rules must be a JSON object/);
   assert.equal(parseRules(undefined), undefined);
 });
+
+test("dependencies implied by transitivity are dropped: g -> h and h -> w, not g -> w", async () => {
+  const t = table(["g", "h", "w"], 900, (_, rng) => {
+    const g = rng.int(60);
+    return [`g${g}`, `h${g % 10}`, `w${g % 2}`];
+  });
+  assert.deepEqual((await rulesOf(t)).map(ruleId), ["fixed_combinations:g,h", "fixed_combinations:h,w"]);
+});

@@ -544,6 +544,7 @@ function detectCombinations(cols: Col[], enc: EncodedTable, n: number, k: number
         if (!groups[a].some((x) => groups[b].includes(x))) continue;
         const union = [...new Set([...groups[a], ...groups[b]])].sort((x, y) => x - y);
         if (union.length > RULE_LIMITS.groupColumns) continue;
+        // the group must pass the distinct-tuple test (a pair sparse by concentration alone stays a pair)
         const gc = union.map((x) => elig[x]);
         const e = expectedDistinct(gc, n);
         if (e === undefined || observedDistinct(gc, n) > RULE_LIMITS.sparseRatio * e) continue;
@@ -556,7 +557,6 @@ function detectCombinations(cols: Col[], enc: EncodedTable, n: number, k: number
   }
   groups = groups.filter((g, a) => !groups.some((h, b) => b !== a && h.length > g.length && g.every((x) => h.includes(x))));
   for (const g of groups) {
-    // a group whose pairs were sparse by concentration stays a pair (the distinct-tuple test cannot judge it)
     const rule = combinationsRule(g.map((x) => elig[x]), n, k);
     if (rule && rule.combinations.length > 0) rules.push(rule);
   }
@@ -966,7 +966,11 @@ function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable, n: nu
  *   blank) seen in >= k rows with f(a); `share` = rows with A present whose B is f(A).
  * - **Sparse combinations** (no dependency either way), both columns with >= 3 non-blank values:
  *   observed distinct value pairs <= 0.5 E, E = sum_{a,b} 1 - (1 - p_a p_b)^n the distinct pairs
- *   independence predicts. Sparse pairs that share a column merge into groups of at most 4
+ *   independence predicts; or, where rare values hide that (airports: most city names occur once,
+ *   and a count-2 value can never have fewer than half its expected distinct partners), sparse by
+ *   concentration: among the rows whose values both have a code of their own, the rows on
+ *   combinations seen >= k times are >= 10 times the share independence puts there, >= 20% of
+ *   those rows and >= 30 rows (`concentrated`). Sparse pairs that share a column merge into groups of at most 4
  *   columns while the group's distinct tuples stay <= 0.5 of its E. Released: the code tuples seen
  *   in >= k rows (pooled and blank codes included), with counts; `share` = rows whose tuple is
  *   released. A rule with more than 100,000 combinations is skipped.
