@@ -199,7 +199,9 @@ export interface FixedCombinationsRule extends RuleBase {
   determinant?: string & tags.MinLength<1>;
   /**
    * The combinations released: code tuples in `columns` order, each seen in at least k real rows
-   * (k = the rare threshold), so no rare combination is ever released.
+   * (k = the rare threshold), so no rare combination is ever released. With `determinant`, one
+   * tuple per determinant value with a code of its own (never `__other__` or blank); without,
+   * tuples holding the pooled or blank code are released like any other.
    */
   combinations: ((number & tags.Type<"uint32">)[])[] & tags.MaxItems<100000>;
   /** Real rows per combination, same order (each >= k). */

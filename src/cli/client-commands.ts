@@ -26,6 +26,8 @@ import {
   type Where,
 } from "../sdk";
 import { describeColumns, type ColumnOverride } from "../sdk/metadata";
+import { describeRule } from "../sdk/rules/describe";
+import type { RuleOptions } from "../sdk/rules/detect";
 import { fmtLoss, progressBar } from "./progress";
 
 /** `--url` and `--key` (or SYNTHD_URL / SYNTHD_API_KEY). */
@@ -165,6 +167,26 @@ export function parseColumns(arg: string | undefined): Record<string, ColumnOver
   return v as Record<string, ColumnOverride>;
 }
 
+/**
+ * `--rules JSON|FILE`: the `rules` option (`{detect?, drop?, declare?}`), inline JSON or the path of
+ * a JSON file. The declared rules' fields are checked by the SDK against the table.
+ * @throws Error when neither parses to such an object.
+ */
+export function parseRules(arg: string | undefined): RuleOptions | undefined {
+  if (arg === undefined) return undefined;
+  const v = readJsonArg("--rules", arg) as Record<string, unknown>;
+  const ok =
+    v !== null &&
+    typeof v === "object" &&
+    !Array.isArray(v) &&
+    Object.keys(v).every((k) => k === "detect" || k === "drop" || k === "declare") &&
+    (v.detect === undefined || typeof v.detect === "boolean") &&
+    (v.drop === undefined || (Array.isArray(v.drop) && v.drop.every((x) => typeof x === "string"))) &&
+    (v.declare === undefined || (Array.isArray(v.declare) && v.declare.every((x) => x !== null && typeof x === "object")));
+  if (!ok) throw new Error('--rules must be a JSON object {"detect"?: bool, "drop"?: [rule ids], "declare"?: [rules]}, e.g. {"drop": ["inequality:end,start"]}.');
+  return v as RuleOptions;
+}
+
 /** Options of `synthd fit`. */
 export interface FitCommandOptions extends ClientOptions {
   config?: string;
@@ -183,11 +205,14 @@ export interface FitCommandOptions extends ClientOptions {
   delimiter?: string;
   /** `--encoding LABEL`: the CSV's text encoding (default UTF-8). */
   encoding?: string;
+  /** `--rules JSON|FILE`: row rules to drop or declare, or `{"detect": false}`. */
+  rules?: string;
 }
 
 /**
  * `synthd fit FILE.csv`: extracts metadata, prints one line per column on stderr (name, kind,
- * codes, and what the kind keeps: format, range, decimals, pooled values, identifier shape),
+ * codes, and what the kind keeps: format, range, decimals, pooled values, identifier shape), then
+ * the row rules under `rules (N)`, one line each (`describeRule`),
  * creates the model and, unless `--no-wait`, shows a
  * progress bar (epoch, train_loss, val_loss) on stderr until the model is ready. The model id is
  * printed alone as stdout's last line.
@@ -195,6 +220,7 @@ export interface FitCommandOptions extends ClientOptions {
 export async function fitCommand(file: string, opts: FitCommandOptions): Promise<void> {
   const config = parseConfig(opts.config);
   const columns = parseColumns(opts.columns);
+  const rules = parseRules(opts.rules);
   if (opts.delta !== undefined && opts.epsilon === undefined) throw new Error("--delta needs --epsilon.");
   if (opts.epsilon !== undefined && opts.domain === undefined) {
     throw new Error("--epsilon needs --domain: without a public domain the code book (categories, bin edges) comes from the rows and would be sent without noise.");
@@ -226,7 +252,12 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       ...(opts.rareThreshold !== undefined ? { rareThreshold: opts.rareThreshold } : {}),
       ...(opts.delimiter !== undefined ? { delimiter: opts.delimiter } : {}),
       ...(opts.encoding !== undefined ? { encoding: opts.encoding } : {}),
-      onAnalysis: (a) => process.stderr.write(describeColumns(a.codecs).join("\n") + "\n"),
+      ...(rules !== undefined ? { rules } : {}),
+      onAnalysis: (a) => {
+        process.stderr.write(describeColumns(a.codecs).join("\n") + "\n");
+        const found = a.metadata.rules ?? [];
+        if (found.length > 0) process.stderr.write(`rules (${found.length})\n${found.map((r) => `  ${describeRule(r, a.metadata)}`).join("\n")}\n`);
+      },
       onConfig: (c, chosen, rows) => {
         if (chosen.length === 0) return;
         const what = chosen.map((k) => `${k} ${c[k]}`).join(", ");

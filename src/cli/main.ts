@@ -214,7 +214,11 @@ export function buildProgram(): Command {
       .option("--epsilon <e>", "differential privacy: measure the marginals with Gaussian noise (zCDP, MST); needs --domain", positive("--epsilon"))
       .option("--delta <d>", "delta of (epsilon, delta)-DP, in (0, 1) (default 1e-9)", float("--delta"))
       .option("--delimiter <char>", "field delimiter: ',', ';', '|', 'tab' or '\\t' (default: detected from the first lines)", delimiterArg)
-      .option("--encoding <label>", "text encoding of the CSV, e.g. latin1, windows-1252, utf-16le (default utf-8)"),
+      .option("--encoding <label>", "text encoding of the CSV, e.g. latin1, windows-1252, utf-16le (default utf-8)")
+      .option(
+        "--rules <json|file>",
+        "row rules, JSON or a JSON file: {\"drop\": [\"inequality:end,start\"], \"declare\": [{\"type\": \"not_equal\", \"columns\": [\"a\", \"b\"]}], \"detect\": false}",
+      ),
   ).action(fitCommand);
 
   clientOpts(

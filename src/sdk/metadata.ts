@@ -66,6 +66,7 @@ import { DataError } from "./errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
+import { detectRules, type RuleOptions } from "./rules/detect";
 
 /** `value_mappings` key of the missing (blank) value. */
 export const MISSING_KEY = "";
@@ -139,6 +140,12 @@ export interface ExtractOptions {
   delimiter?: string;
   /** CSV text encoding (`utf-8`, `latin1`, `windows-1252`, ...). Default UTF-8, checked strictly (`./csv`). */
   encoding?: string;
+  /**
+   * Row rules (`./rules/detect`, docs/api.md "Row rules"): detect the rules the rows keep (default),
+   * drop some by id, declare others. Raw tables only: with `domain` or `privacy` nothing is detected
+   * (rules read from raw rows are not private) and declaring a rule is a RangeError.
+   */
+  rules?: RuleOptions;
 }
 
 const NUMBER_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -968,8 +975,11 @@ export function buildMetadata(enc: EncodedTable, pairBudget: number = DEFAULTS.p
 /**
  * Full extraction with everything it was computed from (codes, code books, pair selection).
  * With `opts.privacy` the marginals are measured privately (`./dp`: MST's steps under zCDP).
- * @throws DataError for bad input (see {@link encodeTable}); RangeError for `privacy` without
- *         `domain` or with an invalid epsilon/delta.
+ * On a raw table (no `domain`, no `privacy`) it also sets `metadata.rules` (when any): the row
+ * rules `./rules/detect` finds and those `opts.rules` declares.
+ * @throws DataError for bad input (see {@link encodeTable}) and for a declared rule the rows break
+ *         or that names a missing column or one of the wrong kind; RangeError for `privacy` without
+ *         `domain` or with an invalid epsilon/delta, and for declared rules with `domain` or `privacy`.
  */
 export async function analyzeTable(source: TableSource, opts: ExtractOptions = {}): Promise<Analysis> {
   if (opts.privacy !== undefined && opts.domain === undefined) {
@@ -977,9 +987,17 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
       "privacy needs a domain: without one, the code book (categories, quantile bin edges, min/max) is computed from the rows and sent without noise.",
     );
   }
-  const enc = await encodeTable(source, opts);
+  const raw = opts.domain === undefined && opts.privacy === undefined;
+  if (!raw && (opts.rules?.declare?.length ?? 0) > 0) {
+    throw new RangeError("rules.declare needs a raw table: with a domain or privacy, no rules are computed from the rows (they would not be private).");
+  }
+  const { encoded: enc, scanned } = await encodeTableWithScan(source, opts);
+  // Rules come from the raw rows, before any request; a declared rule the rows break throws here.
+  const rules = raw ? detectRules(scanned, enc, { ...opts.rules, rareThreshold: opts.rareThreshold }) : [];
   if (opts.privacy !== undefined) return { ...enc, ...privateMetadata(enc, opts.privacy, opts.pairBudget) };
-  return { ...enc, ...buildMetadata(enc, opts.pairBudget) };
+  const built = buildMetadata(enc, opts.pairBudget);
+  if (rules.length > 0) built.metadata.rules = rules;
+  return { ...enc, ...built };
 }
 
 /**
