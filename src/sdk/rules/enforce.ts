@@ -29,6 +29,7 @@
  */
 import type { ColumnStats, Metadata, Rule } from "../../types";
 import { DatetimeFormat } from "../datetime";
+import { OTHER } from "../metadata";
 import { Rng, deriveSeed } from "../prng";
 import { datetimeParser } from "../typed";
 
@@ -175,7 +176,10 @@ function fixedCombinations(
   determinant: string | undefined,
 ): CompiledRule | undefined {
   const m = cols.length;
-  const valid = combinations.filter((t) => t.length === m);
+  // A combination holding a pooled code (`__other__`: values too rare to release) stands for rows
+  // the decoder never writes (it writes the pooled code as a released value), so it is not a target.
+  const pooled = names.map((n) => meta.value_mappings?.[n]?.[OTHER]);
+  const valid = combinations.filter((t) => t.length === m && t.every((c, j) => c !== pooled[j]));
   if (valid.length === 0) return undefined;
   // text -> code and code -> text per column.
   const toCode = names.map((n) => new Map(Object.entries(meta.value_mappings?.[n] ?? {})));
@@ -195,7 +199,7 @@ function fixedCombinations(
     return k;
   };
   const allowed = new Set<number | string>(valid.map(key));
-  const weight = valid.map((_, i) => counts[i] ?? 1);
+  const weight = valid.map((t) => counts[combinations.indexOf(t)] ?? 1);
   // Per column position, code -> indices of the combinations holding it.
   const byCode = cols.map((_, j) => {
     const idx = new Map<number, number[]>();
