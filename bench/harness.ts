@@ -24,6 +24,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Everything the process wrote to stderr so far (logs). */
   stderr(): string;
+  /** Everything the process wrote to stdout so far (its start lines). */
+  stdout(): string;
   /** Sends `signal` and resolves when the process has exited. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -89,6 +91,7 @@ export function startServer(
         dataDir,
         child,
         stderr: () => err,
+        stdout: () => out,
         kill: async (signal = "SIGTERM") => {
           if (child.exitCode === null && child.signalCode === null) child.kill(signal);
           await exited;

@@ -14,6 +14,10 @@ import {
   nodeAddress,
   parseForwarded,
   parseXForwardedFor,
+  RELAY_CLIENT_HEADER,
+  RELAY_SECRET_HEADER,
+  relayedPeer,
+  relaySecretDigest,
   TrustedProxies,
 } from "../src/server/clientAddress";
 
@@ -129,4 +133,37 @@ test("synthd serve refuses a bad --trusted-proxy, --forwarded-header or SYNTHD_T
   const header = run(["--forwarded-header", "x-real-ip"]);
   assert.equal(header.status, 2, header.stderr);
   assert.match(header.stderr, /x-forwarded-for, forwarded/);
+});
+
+test("the HTTP/1.0 listener's client address is believed only with its secret, and both headers are always removed", () => {
+  const secret = "s3cret-of-this-process";
+  const digest = relaySecretDigest(secret);
+  const headers = (s: string | undefined, client: string | undefined): Record<string, string> => {
+    const h: Record<string, string> = { authorization: "Bearer k" };
+    if (s !== undefined) h[RELAY_SECRET_HEADER] = s;
+    if (client !== undefined) h[RELAY_CLIENT_HEADER] = client;
+    return h;
+  };
+  const cases: [string | undefined, string | undefined, Buffer | undefined, string][] = [
+    [secret, "192.0.2.7", digest, "192.0.2.7"],
+    [secret, "::ffff:192.0.2.7", digest, "192.0.2.7"],
+    [secret, "2001:DB8::1", digest, "2001:db8::1"],
+    // A wrong secret, one of another length, none, or a listener that does not run: the peer.
+    [`${secret}x`, "192.0.2.7", digest, UWS_V4_LOOPBACK],
+    ["s3cret-of-this-procesS", "192.0.2.7", digest, UWS_V4_LOOPBACK],
+    ["", "192.0.2.7", digest, UWS_V4_LOOPBACK],
+    [undefined, "192.0.2.7", digest, UWS_V4_LOOPBACK],
+    [secret, "192.0.2.7", undefined, UWS_V4_LOOPBACK],
+    // The secret with a client that is not an address: the peer.
+    [secret, "unknown", digest, UWS_V4_LOOPBACK],
+    [secret, undefined, digest, UWS_V4_LOOPBACK],
+  ];
+  for (const [s, client, d, expected] of cases) {
+    const h = headers(s, client);
+    assert.equal(relayedPeer(UWS_V4_LOOPBACK, h, d), expected, JSON.stringify([s, client, d !== undefined]));
+    assert.deepEqual(Object.keys(h), ["authorization"], "the relay's headers are gone");
+  }
+  // What relayedPeer gives is the peer of clientAddress: behind a trusted proxy the forwarded client counts.
+  const h = { ...headers(secret, "10.0.0.5"), "x-forwarded-for": "198.51.100.9" };
+  assert.equal(clientAddress(relayedPeer("127.0.0.1", h, digest), h, TrustedProxies.parse("10.0.0.0/8")), "198.51.100.9");
 });

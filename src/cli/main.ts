@@ -150,6 +150,14 @@ export function buildProgram(): Command {
         .env("SYNTHD_FORWARDED_HEADER")
         .default("x-forwarded-for"),
     )
+    .addOption(
+      new Option(
+        "--http10-port <port>",
+        "also serve HTTP/1.0 clients (nginx's default upstream protocol, ab) on this port of --host, forwarded to --port (0 = any free port; default: none)",
+      )
+        .env("SYNTHD_HTTP10_PORT")
+        .argParser(int("--http10-port", 0)),
+    )
     .addHelpText("after", SERVE_ENVIRONMENT)
     .action(serveCommand);
 

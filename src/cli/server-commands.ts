@@ -32,11 +32,14 @@ export interface ServeOptions {
   trustedProxy?: string[];
   /** `--forwarded-header`: what the trusted proxies write; default `x-forwarded-for`. */
   forwardedHeader?: ForwardedHeader;
+  /** `--http10-port`: the HTTP/1.0 listener's port (src/server/http10.ts); default none. */
+  http10Port?: number;
 }
 
 /**
  * Starts the server and prints `sandbox key: svc_test_...` (first start with an empty store
- * only) and then `synthd listening on http://HOST:PORT` on stdout. Runs until SIGINT/SIGTERM.
+ * only), `synthd HTTP/1.0 listener on http://HOST:PORT` (with `--http10-port` only) and then
+ * `synthd listening on http://HOST:PORT` on stdout. Runs until SIGINT/SIGTERM.
  * The only command that takes the data dir's owner lock (`src/store/ownerLock.ts`).
  * @throws StoreLockedError when another `synthd serve` owns the data dir (the CLI prints its
  *   one-line message and exits 1), or whatever `serve` throws.
@@ -58,8 +61,10 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
     ...(opts.prefix === undefined ? {} : { prefix: opts.prefix }),
     ...(opts.trustedProxy === undefined ? {} : { trustedProxies: opts.trustedProxy }),
     ...(opts.forwardedHeader === undefined ? {} : { forwardedHeader: opts.forwardedHeader }),
+    ...(opts.http10Port === undefined ? {} : { http10Port: opts.http10Port }),
   });
   if (server.sandboxKey) process.stdout.write(`sandbox key: ${server.sandboxKey}\n`);
+  if (server.http10Url !== undefined) process.stdout.write(`synthd HTTP/1.0 listener on ${server.http10Url}\n`);
   process.stdout.write(`synthd listening on ${server.url}\n`);
 }
 

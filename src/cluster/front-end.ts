@@ -81,6 +81,7 @@ export async function serveShared(opts: ServeOptions): Promise<ServeHandle> {
       rateLimit,
       trustedProxies: opts.trustedProxies,
       forwardedHeader: opts.forwardedHeader,
+      http10Port: opts.http10Port,
     });
   } catch (err) {
     await eng.close().catch(() => undefined);
@@ -89,7 +90,7 @@ export async function serveShared(opts: ServeOptions): Promise<ServeHandle> {
     throw err;
   }
   const server = srv;
-  logger.info({ url: server.url, prefix, instance: store.instanceId }, "synthd front end listening (shared store)");
+  logger.info({ url: server.url, http10_url: server.http10Url, prefix, instance: store.instanceId }, "synthd front end listening (shared store)");
   const removeGuards = opts.handleSignals === false ? () => undefined : installProcessHandlers(logger, () => close());
   let closing: Promise<void> | undefined;
   function close(): Promise<void> {
@@ -103,5 +104,5 @@ export async function serveShared(opts: ServeOptions): Promise<ServeHandle> {
     })();
     return closing;
   }
-  return { url: server.url, port: server.port, close };
+  return { url: server.url, port: server.port, ...(server.http10Url === undefined ? {} : { http10Url: server.http10Url }), close };
 }

@@ -20,8 +20,11 @@
  *   docs/operations.md "HTTP edges").
  *
  * What uWS refuses in its C++ parser (HTTP/1.0, malformed request lines, invalid header bytes) never
- * reaches this file: docs/operations.md "HTTP edges" lists what clients get then.
+ * reaches this file: docs/operations.md "HTTP edges" lists what clients get then. Clients that
+ * cannot speak HTTP/1.1 use the opt-in HTTP/1.0 listener (`http10.ts`, `--http10-port`), which
+ * forwards to this one; the client address it vouches for is read here (`relayedPeer`).
  */
+import { randomBytes } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
@@ -29,9 +32,10 @@ import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from 
 import type { Engine } from "../engine/types";
 import { newRequestId, type ChargeRequest, type StoreApi } from "../store";
 import type { RedisRateLimiter } from "./redisRateLimiter";
-import { TrustedProxies, type ForwardedHeader } from "./clientAddress";
+import { relayedPeer, relaySecretDigest, TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
 import { errorBody, paramInvalid, setErrorResponse, toApiError } from "./errors";
+import { startHttp10Listener, upstreamHost, type Http10Listener } from "./http10";
 import { createLogger } from "./log";
 import { runPipeline } from "./pipeline";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, WINDOW_MS } from "./rateLimiter";
@@ -72,6 +76,11 @@ export interface ServerOptions {
   trustedProxies?: readonly string[];
   /** The forwarding header the trusted proxies write; default `x-forwarded-for`. */
   forwardedHeader?: ForwardedHeader;
+  /**
+   * `--http10-port`: also listen on this port (0: any free one), same host, with the HTTP/1.0
+   * listener (`http10.ts`), which forwards to this server. Default: no such listener.
+   */
+  http10Port?: number;
   /** Current time in Unix milliseconds; default `Date.now`. Tests inject one to move through rate windows, months and key expiry. */
   clock?: () => number;
   /**
@@ -87,9 +96,12 @@ export interface RunningServer {
   url: string;
   /** The actual port (useful with `port: 0`). */
   port: number;
+  /** `http://HOST:PORT` of the HTTP/1.0 listener, when `http10Port` was given. */
+  http10Url?: string;
   /**
-   * Stops accepting connections, waits up to 10 s for requests in flight to be answered, then
-   * closes the remaining (keep-alive) connections. Idempotent. Does not close the store or engine.
+   * Stops accepting connections (on both listeners), waits up to 10 s for requests in flight to be
+   * answered (those of the HTTP/1.0 listener included), then closes the remaining (keep-alive)
+   * connections. Idempotent. Does not close the store or engine.
    */
   close(): Promise<void>;
 }
@@ -214,6 +226,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let inFlight = 0;
   let onIdle: (() => void) | undefined;
   const app = uWS.App();
+  // The HTTP/1.0 listener's secret: only requests that carry it may name their client address.
+  const relaySecret = opts.http10Port === undefined ? undefined : randomBytes(32).toString("base64url");
+  const relayDigest = relaySecret === undefined ? undefined : relaySecretDigest(relaySecret);
 
   app.any("/*", (res: HttpResponse, req: HttpRequest) => {
     let ctx: Ctx | undefined;
@@ -255,7 +270,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         path: req.getUrl(),
         rawQuery: req.getQuery() ?? "",
         headers,
-        remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+        remoteAddress: relayedPeer(Buffer.from(res.getRemoteAddressAsText()).toString(), headers, relayDigest),
         startedAt: performance.now(),
         bodySource: startBodyRead(res, headers, services.maxBodyBytes),
         aborted: false,
@@ -314,6 +329,25 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
   const url = `http://${opts.host.includes(":") ? `[${opts.host}]` : opts.host}:${port}`;
   services.docsUrl = (opts.docsUrl ?? url).replace(/\/+$/, "");
+  let http10: Http10Listener | undefined;
+  if (opts.http10Port !== undefined) {
+    try {
+      http10 = await startHttp10Listener({
+        host: opts.host,
+        port: opts.http10Port,
+        upstream: { host: upstreamHost(opts.host), port },
+        secret: relaySecret!,
+        docsUrl: services.docsUrl,
+        logger,
+      });
+    } catch (err) {
+      clearInterval(sweeper);
+      if (peerReconciler !== undefined) clearInterval(peerReconciler);
+      uWS.us_listen_socket_close(listenSocket);
+      app.close();
+      throw err;
+    }
+  }
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -322,6 +356,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (peerReconciler !== undefined) clearInterval(peerReconciler);
       if (reconcileTimer !== undefined) clearInterval(reconcileTimer);
       uWS.us_listen_socket_close(listenSocket);
+      // Its requests in flight go on reaching this server over their open connections, so the
+      // uWS app is closed only once they are answered (or the same 10 s have passed).
+      const http10Drained = http10?.close(DRAIN_TIMEOUT_MS);
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
@@ -331,11 +368,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           };
         });
       }
+      await http10Drained;
       app.close();
     })();
     return closing;
   };
-  return { url, port, close };
+  return { url, port, ...(http10 === undefined ? {} : { http10Url: http10.url }), close };
 }
 
 /**

@@ -26,6 +26,7 @@
  * `0000:0000:0000:0000:0000:ffff:7f00:0001`, which is `127.0.0.1` here, so one client has one
  * budget however it connects. IP and CIDR matching is node's `net.BlockList`.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { BlockList, isIP } from "node:net";
 
 /** Which forwarding header the trusted proxies write: `X-Forwarded-For` (de facto) or RFC 7239 `Forwarded`. */
@@ -215,4 +216,43 @@ export function clientAddress(
     nearest = hop;
   }
   return nearest;
+}
+
+/**
+ * The header in which the HTTP/1.0 listener (`synthd serve --http10-port`, `http10.ts`) sends the
+ * secret it shares with the main listener of its process. Never logged.
+ */
+export const RELAY_SECRET_HEADER = "x-synthd-http10-secret";
+
+/** The header in which the HTTP/1.0 listener sends the address of the peer it relays for. */
+export const RELAY_CLIENT_HEADER = "x-synthd-http10-client";
+
+/** The SHA-256 of the HTTP/1.0 listener's secret, as {@link relayedPeer} compares it. */
+export function relaySecretDigest(secret: string): Buffer {
+  return createHash("sha256").update(secret, "utf8").digest();
+}
+
+/**
+ * The TCP peer of a request for {@link clientAddress}, seen through the process's own HTTP/1.0
+ * listener (`http10.ts`): that listener forwards over loopback, so the main listener's peer is the
+ * listener itself, and the client's address comes in {@link RELAY_CLIENT_HEADER}. It is believed
+ * only when {@link RELAY_SECRET_HEADER} carries the listener's secret (`digest`, from
+ * {@link relaySecretDigest}; compared as SHA-256 digests with `timingSafeEqual`, so neither the
+ * length nor the bytes of the secret leak through timing) and is an IP address; otherwise, and
+ * always when no HTTP/1.0 listener runs (`digest` undefined), `peer` is returned: another local
+ * process cannot name the client address of its requests.
+ *
+ * Both headers are removed from `headers` in every case, so nothing after this (the pipeline, a
+ * log line) sees the secret.
+ * @param peer the TCP peer's address as text.
+ * @param headers request headers with lower-case names; modified.
+ */
+export function relayedPeer(peer: string, headers: Record<string, string>, digest: Buffer | undefined): string {
+  const secret = headers[RELAY_SECRET_HEADER];
+  const client = headers[RELAY_CLIENT_HEADER];
+  delete headers[RELAY_SECRET_HEADER];
+  delete headers[RELAY_CLIENT_HEADER];
+  if (digest === undefined || secret === undefined || client === undefined) return peer;
+  if (!timingSafeEqual(relaySecretDigest(secret), digest)) return peer;
+  return canonicalAddress(client) ?? peer;
 }

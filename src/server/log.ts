@@ -15,6 +15,9 @@ export const REDACT_PATHS = [
   "*.key",
   "api_key",
   "*.api_key",
+  // The HTTP/1.0 listener's secret (src/server/http10.ts), were a caller to log forwarded headers.
+  'headers["x-synthd-http10-secret"]',
+  '*.headers["x-synthd-http10-secret"]',
 ];
 
 /** A pino logger writing to stderr (fd 2) at `level` (default `info`). */

@@ -92,6 +92,11 @@ export interface ServeOptions {
   trustedProxies?: readonly string[];
   /** `--forwarded-header`: the header those proxies write; default `x-forwarded-for`. */
   forwardedHeader?: ForwardedHeader;
+  /**
+   * `--http10-port`: also serve HTTP/1.0 (and 1.1) clients on this port (0: any free one), same
+   * host, through the HTTP/1.0 listener (src/server/http10.ts). Default none. Both topologies.
+   */
+  http10Port?: number;
 }
 
 /**
@@ -112,6 +117,8 @@ export interface ServeHandle {
   /** `http://HOST:PORT`. */
   url: string;
   port: number;
+  /** `http://HOST:PORT` of the HTTP/1.0 listener, when `http10Port` was given. */
+  http10Url?: string;
   /** Set only on the first start with an empty store: the new `svc_test_` key of org `default`. */
   sandboxKey?: string;
   /** Stops listening (draining requests in flight), closes the engine, then the store, then releases the owner lock. Idempotent. */
@@ -179,6 +186,7 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
       rateLimit,
       trustedProxies: opts.trustedProxies,
       forwardedHeader: opts.forwardedHeader,
+      http10Port: opts.http10Port,
     });
     // Only once listening: a start that fails must not consume the one-time sandbox key.
     if (await store.isEmpty()) sandboxKey = await store.createKey(DEFAULT_ORG, "test");
@@ -192,7 +200,7 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
   const eng: Engine = engine;
   const srv: RunningServer = server;
   lock.setUrl(srv.url);
-  logger.info({ url: srv.url, device: eng.device }, "synthd listening");
+  logger.info({ url: srv.url, http10_url: srv.http10Url, device: eng.device }, "synthd listening");
 
   const removeGuards = opts.handleSignals === false ? () => undefined : installProcessHandlers(logger, () => close());
 
@@ -209,7 +217,7 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
     return closing;
   }
 
-  return { url: srv.url, port: srv.port, sandboxKey, close };
+  return { url: srv.url, port: srv.port, ...(srv.http10Url === undefined ? {} : { http10Url: srv.http10Url }), sandboxKey, close };
 }
 
 async function defaultEngineFactory(): Promise<EngineFactory> {

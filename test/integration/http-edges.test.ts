@@ -18,53 +18,7 @@ import { Store } from "../../src/store";
 import { monthOf } from "../../src/server/quota";
 import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 import { validCreateBody } from "../server-helpers";
-
-/** What a raw connection got: the bytes received and whether the server closed it. */
-interface RawResult {
-  bytes: Buffer;
-  text: string;
-  closedByServer: boolean;
-}
-
-/**
- * Opens a TCP connection to `url`, writes `parts` (one write each, `gapMs` apart) and collects what
- * comes back until the server closes the connection or `waitMs` passes.
- */
-function exchange(url: string, parts: (string | Buffer)[], waitMs: number, gapMs = 0): Promise<RawResult> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const s = net.connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    let done = false;
-    const finish = (closedByServer: boolean): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      s.destroy();
-      const bytes = Buffer.concat(chunks);
-      resolve({ bytes, text: bytes.toString("latin1"), closedByServer });
-    };
-    const timer = setTimeout(() => finish(false), waitMs);
-    s.on("data", (d: Buffer) => chunks.push(d));
-    s.on("close", () => finish(true));
-    s.on("error", () => undefined);
-    s.on("connect", async () => {
-      for (const p of parts) {
-        s.write(p);
-        if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
-      }
-    });
-  });
-}
-
-/** A POST with a JSON body as raw HTTP/1.1 text. */
-function rawPost(path: string, apiKey: string, body: unknown): string {
-  const b = JSON.stringify(body);
-  return (
-    `POST ${path} HTTP/1.1\r\nHost: synthd\r\nAuthorization: Bearer ${apiKey}\r\n` +
-    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(b)}\r\n\r\n${b}`
-  );
-}
+import { exchange, rawPost } from "./raw-http";
 
 async function post(url: string, apiKey: string, path: string, body: unknown): Promise<{ status: number; json: any }> {
   const r = await fetch(url + path, {

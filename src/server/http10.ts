@@ -1,0 +1,327 @@
+/**
+ * The HTTP/1.0 listener (`synthd serve --http10-port PORT`, issue 28 item 7): a Node `http`
+ * server beside the uWebSockets.js main listener, for clients that cannot speak HTTP/1.1 (nginx's
+ * default upstream protocol, ApacheBench, `curl --http1.0`), which uWS answers with its own HTML
+ * `505`. It accepts HTTP/1.0 and HTTP/1.1 and is only a transport: every request is forwarded to
+ * the main listener over a keep-alive connection and answered there (authentication, rate limits,
+ * billing, request log), bodies streamed both ways with backpressure.
+ *
+ * What it adds or changes on the way:
+ * - hop-by-hop headers (`Connection` and the headers it names, `Keep-Alive`, `Transfer-Encoding`,
+ *   `TE`, `Trailer`, `Upgrade`, `Proxy-Connection`, `Expect`) are dropped both ways; Node frames
+ *   each side itself: an HTTP/1.0 client gets a `Content-Length` (or close-delimited) body, never
+ *   chunked, and its connection is closed after the response unless it asked for keep-alive;
+ * - the client's address goes to the main listener in `x-synthd-http10-client`, vouched for by a
+ *   random per-process secret in `x-synthd-http10-secret` (`relayedPeer` in `clientAddress.ts`);
+ *   both are removed from what clients send;
+ * - what Node's parser refuses (`clientError`: a malformed request line, a TLS ClientHello, NUL,
+ *   control characters or obs-fold in a header, ambiguous body framing) is answered 400
+ *   `parameter_invalid` in the contract's error envelope, header sections over Node's limit
+ *   (16 KiB) 431 with code `request_too_large`, each with `Connection: close`; an HTTP/1.1 request
+ *   without `Host` gets 400 `parameter_invalid` on `headers.host`; when the main listener cannot be
+ *   reached, 503 `training_service_unavailable` with `Retry-After`.
+ *
+ * docs/operations.md "HTTP edges" lists what each port answers; test/integration/http10.test.ts pins it.
+ */
+import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { pipeline } from "node:stream";
+import type { Logger } from "pino";
+import { newRequestId } from "../store";
+import { RELAY_CLIENT_HEADER, RELAY_SECRET_HEADER } from "./clientAddress";
+import { ApiError, errorBody, paramInvalid } from "./errors";
+import { framingError } from "./steps/readBody";
+
+/** Options of {@link startHttp10Listener}. */
+export interface Http10ListenerOptions {
+  /** Address to bind (the main listener's `--host`). */
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** The main listener: where requests are forwarded (an address of this host). */
+  upstream: { host: string; port: number };
+  /** The secret the main listener checks (`relayedPeer`); sent on every forwarded request, never logged. */
+  secret: string;
+  /** Base of `error.doc_url` in the envelopes this listener writes itself. */
+  docsUrl: string;
+  logger: Logger;
+}
+
+/** A listening HTTP/1.0 listener. */
+export interface Http10Listener {
+  /** `http://HOST:PORT` (IPv6 hosts in brackets). */
+  url: string;
+  port: number;
+  /**
+   * Stops accepting connections and closes idle ones; requests in flight are answered (their
+   * connections then closed) for up to `timeoutMs`, after which every connection left is closed.
+   * Idempotent: later calls return the first call's promise.
+   */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** Seconds a client is asked to wait when the main listener cannot be reached. */
+const UPSTREAM_RETRY_AFTER_S = 1;
+/**
+ * An idle forwarding connection is dropped after this long: below uWS's 10 s idle timeout, so the
+ * agent does not pick a connection the main listener is closing.
+ */
+const AGENT_IDLE_MS = 5_000;
+
+/**
+ * After answering a request Node's parser refused, the connection is closed this long after the
+ * answer at the latest: until then what the client still sends is read and dropped, so closing
+ * does not reset the connection before the client has read the answer.
+ */
+const LINGER_MS = 2_000;
+
+/** The `param` of a parser error (llhttp's code): the header section, the framing headers, or none (the request line). */
+function parserErrorParam(code: string | undefined): string | undefined {
+  switch (code) {
+    case "HPE_UNEXPECTED_CONTENT_LENGTH":
+    case "HPE_INVALID_CONTENT_LENGTH":
+      return "headers.content-length";
+    case "HPE_INVALID_TRANSFER_ENCODING":
+    case "HPE_INVALID_CHUNK_SIZE":
+      return "headers.transfer-encoding";
+    case "HPE_INVALID_HEADER_TOKEN":
+    case "HPE_CR_EXPECTED":
+    case "HPE_LF_EXPECTED":
+      return "headers";
+    default:
+      return undefined;
+  }
+}
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1, plus the obsolete ones proxies still see): never forwarded. */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "expect",
+  "http2-settings",
+]);
+
+/**
+ * The headers of a message to forward, from its `rawHeaders` (names in the sender's case; a
+ * header sent on several lines stays several lines), without hop-by-hop headers, the headers the
+ * `Connection` header names, and (`stripRelay`) the relay's own headers.
+ */
+function endToEnd(raw: readonly string[], stripRelay: boolean): Record<string, string | string[]> {
+  const named = new Set<string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].toLowerCase() !== "connection") continue;
+    for (const t of raw[i + 1].split(",")) if (t.trim() !== "") named.add(t.trim().toLowerCase());
+  }
+  const out: Record<string, string | string[]> = {};
+  const nameOf = new Map<string, string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    const lower = raw[i].toLowerCase();
+    if (HOP_BY_HOP.has(lower) || named.has(lower)) continue;
+    if (stripRelay && (lower === RELAY_SECRET_HEADER || lower === RELAY_CLIENT_HEADER)) continue;
+    const name = nameOf.get(lower);
+    if (name === undefined) {
+      nameOf.set(lower, raw[i]);
+      out[raw[i]] = raw[i + 1];
+    } else {
+      const prev = out[name];
+      out[name] = Array.isArray(prev) ? [...prev, raw[i + 1]] : [prev, raw[i + 1]];
+    }
+  }
+  return out;
+}
+
+/** The host to reach a listener bound to `host` at: loopback for the wildcard addresses. */
+export function upstreamHost(host: string): string {
+  const h = host.replace(/^\[(.*)\]$/, "$1");
+  if (h === "" || h === "0.0.0.0") return "127.0.0.1";
+  if (h === "::" || h === "::0") return "::1";
+  return h;
+}
+
+/** The status line, headers and JSON envelope of an error this listener answers itself. */
+function errorResponse(status: number, err: ApiError, docsUrl: string): { requestId: string; headers: Record<string, string>; body: string } {
+  const requestId = newRequestId();
+  const body = JSON.stringify(errorBody(err, requestId, docsUrl));
+  return {
+    requestId,
+    body,
+    headers: { "Content-Type": "application/json", "X-Request-Id": requestId, ...err.headers },
+  };
+}
+
+/**
+ * Starts the HTTP/1.0 listener (see the module comment) on `opts.host`:`opts.port`, forwarding to
+ * `opts.upstream`.
+ * @throws Error when the address cannot be bound.
+ */
+export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<Http10Listener> {
+  const { logger, docsUrl } = opts;
+  const agent = new http.Agent({ keepAlive: true, timeout: AGENT_IDLE_MS });
+  const server = http.createServer({ requireHostHeader: false });
+  const active = new Set<ServerResponse>();
+  let closing = false;
+  let onDrained: (() => void) | undefined;
+
+  /** Answers `res` with an error envelope (the request was not forwarded, or forwarding failed before any answer). */
+  const answerError = (req: IncomingMessage, res: ServerResponse, status: number, err: ApiError, reason: string): void => {
+    const e = errorResponse(status, err, docsUrl);
+    // The client may still be sending a body nobody reads: close the connection after this answer.
+    if (!req.complete) res.shouldKeepAlive = false;
+    res.writeHead(status, STATUS_CODES[status], { ...e.headers, "Content-Length": String(Buffer.byteLength(e.body)) });
+    res.end(e.body);
+    logger.info({ req_id: e.requestId, method: req.method, route: null, status, listener: "http10", reason }, "request");
+  };
+
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    active.add(res);
+    res.on("close", () => {
+      active.delete(res);
+      if (closing && active.size === 0) onDrained?.();
+    });
+    if (closing) res.shouldKeepAlive = false;
+    if (req.httpVersion !== "1.0" && req.headers.host === undefined) {
+      answerError(req, res, 400, paramInvalid("headers.host", "An HTTP/1.1 request must send a Host header (RFC 9112 §3.2)."), "no_host");
+      req.resume();
+      return;
+    }
+    // Ambiguous body framing Node's parser lets through (`Transfer-Encoding: gzip`, ...): the main
+    // listener's answer for it, before anything is forwarded.
+    const first: Record<string, string> = Object.create(null) as Record<string, string>;
+    const repeated = new Set<string>();
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const k = req.rawHeaders[i].toLowerCase();
+      if (Object.hasOwn(first, k)) repeated.add(k);
+      else first[k] = req.rawHeaders[i + 1];
+    }
+    const framing = framingError(first, repeated);
+    if (framing !== undefined) {
+      answerError(req, res, 400, paramInvalid(framing.param, framing.message), "framing");
+      res.shouldKeepAlive = false;
+      req.resume();
+      return;
+    }
+    const headers: Record<string, string | string[]> = endToEnd(req.rawHeaders, true);
+    headers[RELAY_SECRET_HEADER] = opts.secret;
+    headers[RELAY_CLIENT_HEADER] = req.socket.remoteAddress ?? "";
+    let up: http.ClientRequest;
+    try {
+      up = http.request({ host: opts.upstream.host, port: opts.upstream.port, method: req.method, path: req.url, headers, agent });
+    } catch {
+      // A path Node's client refuses (its check is stricter than its parser's).
+      answerError(req, res, 400, new ApiError("parameter_invalid", "The request target is not a valid path."), "bad_target");
+      req.resume();
+      return;
+    }
+    let answered = false;
+    up.on("response", (upRes: IncomingMessage) => {
+      answered = true;
+      // An answer before the whole body was sent (413, 401 ...): the rest is not read, so the
+      // connection closes after it.
+      if (!req.complete) res.shouldKeepAlive = false;
+      const status = upRes.statusCode ?? 502;
+      res.writeHead(status, upRes.statusMessage || STATUS_CODES[status], endToEnd(upRes.rawHeaders, false));
+      // The main listener's body, as the client reads it; a failure either side ends both.
+      pipeline(upRes, res, () => undefined);
+    });
+    up.on("error", (err: NodeJS.ErrnoException) => {
+      req.unpipe(up);
+      req.resume();
+      // After its answer the main listener may close a connection whose body it did not read: the
+      // answer's own stream (above) reports whether it got through.
+      if (answered) return;
+      if (res.headersSent || res.destroyed) {
+        res.destroy();
+        return;
+      }
+      logger.warn({ err: { code: err.code, message: err.message }, listener: "http10" }, "HTTP/1.0 listener: main listener unreachable");
+      answerError(
+        req,
+        res,
+        503,
+        new ApiError("training_service_unavailable", `The server is not accepting requests; retry after ${UPSTREAM_RETRY_AFTER_S} second.`, undefined, {
+          "Retry-After": String(UPSTREAM_RETRY_AFTER_S),
+        }),
+        "upstream_unreachable",
+      );
+    });
+    // The client went away (mid-upload or mid-answer): so does the forwarded request, and the main
+    // listener sees it (an un-keyed Generate is then refunded as on the main port).
+    res.on("close", () => {
+      if (!res.writableFinished) up.destroy();
+    });
+    // `pipe`, not `pipeline`: an early answer must not destroy the client's connection with it.
+    req.pipe(up);
+  });
+
+  /** Connections answered after a parser error: the parser reports every later read as another error. */
+  const refused = new WeakSet<Socket>();
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (refused.has(socket)) return;
+    const pending = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
+    if (err.code === "ECONNRESET" || !socket.writable || pending) {
+      socket.destroy();
+      return;
+    }
+    let status = 400;
+    let api: ApiError;
+    if (err.code === "HPE_HEADER_OVERFLOW") {
+      status = 431;
+      api = new ApiError("request_too_large", "The request's header section is larger than 16 KiB.", "headers");
+    } else if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+      socket.end("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    } else {
+      const reason = (err as { reason?: string }).reason ?? err.message;
+      api = new ApiError("parameter_invalid", `The request is not valid HTTP/1.x (${reason}); nothing of it was read.`, parserErrorParam(err.code));
+    }
+    const e = errorResponse(status, api, docsUrl);
+    const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, ...Object.entries(e.headers).map(([k, v]) => `${k}: ${v}`)];
+    head.push(`Content-Length: ${Buffer.byteLength(e.body)}`, "Connection: close");
+    refused.add(socket);
+    socket.end(`${head.join("\r\n")}\r\n\r\n${e.body}`);
+    socket.setTimeout(0);
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    logger.info({ req_id: e.requestId, method: null, route: null, status, listener: "http10", reason: err.code }, "request");
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(new Error(`cannot listen on ${opts.host}:${opts.port} for HTTP/1.0 (${err.message})`));
+    server.once("error", onError);
+    server.listen(opts.port, opts.host, () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : opts.port;
+  const url = `http://${opts.host.includes(":") ? `[${opts.host}]` : opts.host}:${port}`;
+
+  let closed: Promise<void> | undefined;
+  const close = (timeoutMs: number): Promise<void> => {
+    closed ??= (async () => {
+      closing = true;
+      server.close();
+      server.closeIdleConnections();
+      // Connections whose answer has not started close after it.
+      for (const res of active) if (!res.headersSent) res.shouldKeepAlive = false;
+      if (active.size > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, timeoutMs);
+          onDrained = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      server.closeAllConnections();
+      agent.destroy();
+    })();
+    return closed;
+  };
+  return { url, port, close };
+}
