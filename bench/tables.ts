@@ -200,6 +200,8 @@ export interface TableResult {
   worst: ReturnType<typeof worstChecks>;
   failures: CheckFailure[];
   checks: ColumnCheck[];
+  /** Each row rule of the model's metadata: share of real and of synthetic rows that keep it (issue 23). */
+  rules: { label: string; real: number; synthetic: number }[];
   extract_seconds: number;
   fit_seconds: number;
   fit_wall_seconds: number;
@@ -320,7 +322,8 @@ async function runTable(
   const tSample = Date.now();
   await fitted.writeCsv(synthPath, n, { seed });
   const sampleSeconds = (Date.now() - tSample) / 1000;
-  const synth = await evaluate(file, synthPath, TVD_OPTIONS);
+  // With the model's metadata, evaluate also counts each row rule on the real and the synthetic rows.
+  const synth = await evaluate(file, synthPath, { ...TVD_OPTIONS, metadata: fitted.metadata });
   const ind = await evaluate(file, independentValues(scanned, n, seed), TVD_OPTIONS);
   const res = await evaluate(file, resampleRows(scanned, n, seed), TVD_OPTIONS);
   const tvd2 = { synthetic: synth.tvd["2"], independent: ind.tvd["2"], resample: res.tvd["2"] };
@@ -337,6 +340,7 @@ async function runTable(
     worst: worstChecks(synth.checks),
     failures: checkFailures(synth.checks),
     checks: synth.checks,
+    rules: synth.rules.map((x) => ({ label: x.label, real: x.real.share, synthetic: x.synthetic.share })),
     extract_seconds: (tCreate - tExtract) / 1000,
     fit_seconds: fitSeconds,
     fit_wall_seconds: (tReady - tCreate) / 1000,
@@ -344,6 +348,7 @@ async function runTable(
     model,
     config: m.config,
   };
+  for (const x of r.rules) log(`  rule ${x.label}: real ${x.real.toFixed(4)}, synthetic ${x.synthetic.toFixed(4)}`);
   log(`  2-way TVD synthetic ${tvd2.synthetic.toFixed(4)}, independent ${tvd2.independent.toFixed(4)}, resample ${tvd2.resample.toFixed(4)}; gap closed ${r.gap_closed.toFixed(2)}; ${r.failures.length} failing checks`);
   return r;
 }
@@ -382,6 +387,10 @@ export function formatTables(r: TablesResult): string {
     t.failures.map((x) => `  ${t.table} (seed ${t.seed}) ${x.column} [${x.kind}]: ${x.check} ${x.value === undefined ? "not reported" : f(x.value)} (target ${x.target})`),
   );
   lines.push(failing.length ? `failing checks:\n${failing.join("\n")}` : "every column check meets its target");
+  const rules = r.results.flatMap((t) =>
+    t.rules.map((x) => `  ${t.table} (seed ${t.seed}) ${x.label}: real ${f(x.real)}, synthetic ${f(x.synthetic)}${x.synthetic < (x.real === 1 ? 1 : x.real - 0.01) ? "  BROKEN" : ""}`),
+  );
+  lines.push(rules.length ? `row rules (share of rows that keep each):\n${rules.join("\n")}` : "no row rules");
   if (r.seeds.length > 1) {
     lines.push("gap closed over the seeds:");
     for (const [name, s] of Object.entries(r.summary)) lines.push(`  ${name.padEnd(9)} mean ${f(s.gap_closed_mean, 2)}, min ${f(s.gap_closed_min, 2)}`);
