@@ -414,10 +414,17 @@ export class Decoder {
    * Makes every row of `table` keep `metadata.rules` (in place), as {@link decode} does by default.
    * @param seed  seeds the rules' draws (use the batch's decode seed).
    * @param fixed cells never rewritten (seed cells, `where` columns).
+   * @param codes the rows' generated codes per feature in `metadata.features` order: a broken
+   *   combination is then replaced by one likely given the row's other columns (`./rules/enforce`).
    */
-  enforce(table: Table, seed: number, fixed?: (row: number, feature: number) => boolean): EnforceResult {
+  enforce(
+    table: Table,
+    seed: number,
+    fixed?: (row: number, feature: number) => boolean,
+    codes?: readonly ArrayLike<number>[],
+  ): EnforceResult {
     if (!this.rules.active) return { changed: 0, unrepaired: 0 };
-    return this.rules.apply(table.rows, seed, (f, rng) => this.drawValue(f, rng), fixed);
+    return this.rules.apply(table.rows, seed, (f, rng) => this.drawValue(f, rng), fixed, codes);
   }
 
   /** A non-blank value of feature f drawn from its 1-way marginal (`empirical_probs`), written by its decoder. */
@@ -512,7 +519,7 @@ export class Decoder {
       for (let r = 0; r < n; r++) rows[r][f] = d.decode(codes[r], rng, offset + r, ids, partner?.[r]);
     });
     const table = { columns: this.columns, rows };
-    if (opts.rules !== false) this.enforce(table, seed, opts.fixed);
+    if (opts.rules !== false) this.enforce(table, seed, opts.fixed, cols);
     return table;
   }
 

@@ -392,7 +392,12 @@ export class Synthesizer {
       });
       // Row rules after the seed cells are back: they rewrite only the cells the seed left blank.
       const at = done;
-      this.decoder.enforce(table, decodeSeed, (r, f) => encoded.keep[at + r][f] !== undefined);
+      this.decoder.enforce(
+        table,
+        decodeSeed,
+        (r, f) => encoded.keep[at + r][f] !== undefined,
+        this.metadata.features.map((f) => gen.columns[f]),
+      );
       done += table.rows.length;
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
       yield table;

@@ -13,11 +13,15 @@
  * 2. not equal: a row where both hold the same value redraws the second column (the first when
  *    the second is fixed) from its 1-way marginal, up to {@link MAX_REDRAWS} times.
  * 3. fixed combinations: a row whose tuple of codes is not one of the released combinations takes
- *    the released combination that keeps the most of its cells: the fixed cells always, then the
- *    determinant's (or the most specific column's) value, then the next columns in order of
- *    specificity (number of released values), drawn by the combinations' real counts among those
- *    that tie. With a determinant this derives the other columns from it (a functional
- *    dependency), so `education` decides `education-num`.
+ *    one drawn among the released combinations that keep its fixed cells and at least one of its
+ *    other cells of the rule (all that keep the fixed cells when none does), with probability
+ *    proportional to the combination's real count times the likelihood of the row's other codes
+ *    given it: the product over the 2-way marginals the metadata holds between a rule column and
+ *    another column of P(other = its code | rule column = the combination's code) (a naive Bayes
+ *    score; the marginals are the model's own training targets). So a flight keeps a route that
+ *    fits its distance, and an airport's state wins over a city drawn from the pool when its
+ *    latitude says so. With a determinant (education -> education-num) the candidates are the
+ *    combination of the row's education and that of its education-num, scored the same way.
  * 4. sum: `total` is written as `parts[0] + parts[1]` (exact decimal arithmetic at the total's
  *    decimals); when `total` is fixed, an unfixed part is derived from it instead.
  * 5. inequality: when `high < low` (or `<=` when strict), the two values are swapped when both
@@ -49,8 +53,11 @@ export interface EnforceResult {
 
 type Fixed = (r: number, f: number) => boolean;
 
+/** The generated codes of the rows, per feature (`codes[f][r]`), when the caller has them. */
+type Codes = readonly ArrayLike<number>[] | undefined;
+
 interface CompiledRule {
-  apply(rows: string[][], rng: Rng, fixed: Fixed, draw: DrawValue, out: EnforceResult): void;
+  apply(rows: string[][], rng: Rng, fixed: Fixed, draw: DrawValue, out: EnforceResult, codes: Codes): void;
 }
 
 /** Keeps `metadata.rules` in decoded rows (see the file header for the method). */
@@ -78,10 +85,13 @@ export class RuleEnforcer {
    * @param seed  seeds the draws (the same rows, seed and fixed cells give the same output).
    * @param fixed true for a cell the user fixed (a `where` condition's column, a seed cell): never rewritten.
    * @param draw  draws a non-blank value of a column (the decoder's, so values keep their grain).
+   * @param codes the rows' generated codes per feature (`codes[f][r]`, `metadata.features` order):
+   *   a broken combination is then replaced by one likely given the row's other columns. Without
+   *   them, by the combinations' counts alone.
    */
-  apply(rows: string[][], seed: number, draw: DrawValue, fixed: Fixed = () => false): EnforceResult {
+  apply(rows: string[][], seed: number, draw: DrawValue, fixed: Fixed = () => false, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
-    this.compiled.forEach((rule, i) => rule.apply(rows, new Rng(deriveSeed(seed, 0x52554c45, i)), fixed, draw, out));
+    this.compiled.forEach((rule, i) => rule.apply(rows, new Rng(deriveSeed(seed, 0x52554c45, i)), fixed, draw, out, codes));
     return out;
   }
 }
@@ -103,7 +113,7 @@ function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
     }
     case "fixed_combinations": {
       const c = cols(rule.columns);
-      return c && fixedCombinations(meta, rule.columns, c, rule.combinations, rule.counts, rule.determinant);
+      return c && fixedCombinations(meta, rule.columns, c, rule.combinations, rule.counts);
     }
     case "sum": {
       const c = cols([rule.total, ...rule.parts]);
@@ -173,7 +183,6 @@ function fixedCombinations(
   cols: number[],
   combinations: readonly (readonly number[])[],
   counts: readonly number[],
-  determinant: string | undefined,
 ): CompiledRule | undefined {
   const m = cols.length;
   // A combination holding a pooled code (`__other__`: values too rare to release) stands for rows
@@ -210,34 +219,79 @@ function fixedCombinations(
     });
     return idx;
   });
-  // Priority: the determinant, then the columns with the most released values.
-  const order = cols.map((_, j) => j).sort((x, y) => byCode[y].size - byCode[x].size || x - y);
-  const det = determinant === undefined ? -1 : names.indexOf(determinant);
-  if (det >= 0) order.splice(order.indexOf(det), 1), order.unshift(det);
-  const all = valid.map((_, i) => i);
-  const codes = new Array<number | undefined>(m);
-  return {
-    apply(rows, rng, fixed, _draw, out) {
-      rows.forEach((row, r) => {
-        for (let j = 0; j < m; j++) codes[j] = toCode[j].get(row[cols[j]]);
-        if (codes.every((c) => c !== undefined) && allowed.has(key(codes as number[]))) return;
-        let cand: number[] | undefined;
-        for (let j = 0; j < m; j++) {
-          if (!fixed(r, cols[j])) continue;
-          const c = codes[j];
-          cand = c === undefined ? [] : cand ? cand.filter((i) => valid[i][j] === c) : byCode[j].get(c) ?? [];
+  // Per rule column j, the other features g whose 2-way marginal with j the metadata holds, with
+  // P(g = code | j = code) as a K_j x K_g table (plus a floor, so an unseen pair lowers a
+  // candidate's score without zeroing it).
+  const inRule = new Set(cols);
+  const conditionals: { g: number; Kg: number; table: Float64Array }[][] = cols.map(() => []);
+  for (const mg of meta.marginals ?? []) {
+    const [f0, f1] = mg.features.map((f) => meta.features.indexOf(f));
+    for (const [a, b, aFirst] of [[f0, f1, true], [f1, f0, false]] as const) {
+      const j = cols.indexOf(a);
+      if (j < 0 || b < 0 || inRule.has(b) || meta.column_stats?.[meta.features[b]]?.type === "id") continue;
+      const [Ka, Kb] = [meta.cardinalities[meta.features[a]], meta.cardinalities[meta.features[b]]];
+      if (mg.probs.length !== Ka * Kb) continue;
+      const table = new Float64Array(Ka * Kb);
+      for (let x = 0; x < Ka; x++) {
+        let row = 0;
+        for (let y = 0; y < Kb; y++) row += aFirst ? mg.probs[x * Kb + y] : mg.probs[y * Ka + x];
+        for (let y = 0; y < Kb; y++) {
+          const p = aFirst ? mg.probs[x * Kb + y] : mg.probs[y * Ka + x];
+          table[x * Kb + y] = (row > 0 ? p / row : 0) + 1e-4;
         }
-        if (cand && cand.length === 0) {
+      }
+      conditionals[j].push({ g: b, Kg: Kb, table });
+    }
+  }
+  const all = valid.map((_, i) => i);
+  const rowCodes = new Array<number | undefined>(m);
+  const scores: number[] = [];
+  return {
+    apply(rows, rng, fixed, _draw, out, codes) {
+      rows.forEach((row, r) => {
+        for (let j = 0; j < m; j++) rowCodes[j] = toCode[j].get(row[cols[j]]);
+        if (rowCodes.every((c) => c !== undefined) && allowed.has(key(rowCodes as number[]))) return;
+        // Candidates: the combinations that keep the fixed cells and at least one of the row's
+        // other cells of the rule (all that keep the fixed cells when none does).
+        const keepsFixed = (i: number): boolean => {
+          for (let j = 0; j < m; j++) if (fixed(r, cols[j]) && valid[i][j] !== rowCodes[j]) return false;
+          return true;
+        };
+        let cand: number[] = [];
+        const seen = new Set<number>();
+        for (let j = 0; j < m; j++) {
+          const c = rowCodes[j];
+          if (c === undefined || fixed(r, cols[j])) continue;
+          for (const i of byCode[j].get(c) ?? []) if (!seen.has(i) && keepsFixed(i)) (seen.add(i), cand.push(i));
+        }
+        if (cand.length === 0) cand = all.filter(keepsFixed);
+        if (cand.length === 0) {
           out.unrepaired++;
           return;
         }
-        for (const j of order) {
-          if (fixed(r, cols[j]) || codes[j] === undefined) continue;
-          const c = codes[j];
-          const next = cand ? cand.filter((i) => valid[i][j] === c) : byCode[j].get(c!) ?? [];
-          if (next.length > 0) cand = next;
+        // Score: real count x the likelihood of the row's other codes given the combination
+        // (naive Bayes over the 2-way marginals the metadata holds).
+        scores.length = 0;
+        let total = 0;
+        for (const i of cand) {
+          let sc = weight[i];
+          if (codes) {
+            for (let j = 0; j < m; j++) {
+              for (const { g, Kg, table } of conditionals[j]) sc *= table[valid[i][j] * Kg + codes[g][r]];
+            }
+          }
+          scores.push(sc);
+          total += sc;
         }
-        const pick = weightedPick(cand ?? all, weight, rng);
+        let u = rng.next() * total;
+        let pick = cand[cand.length - 1];
+        for (let x = 0; x < cand.length; x++) {
+          u -= scores[x];
+          if (u < 0) {
+            pick = cand[x];
+            break;
+          }
+        }
         for (let j = 0; j < m; j++) {
           const text = toText[j][valid[pick][j]];
           if (text === undefined || row[cols[j]] === text) continue;
@@ -247,17 +301,6 @@ function fixedCombinations(
       });
     },
   };
-}
-
-function weightedPick(cand: readonly number[], weight: readonly number[], rng: Rng): number {
-  let total = 0;
-  for (const i of cand) total += weight[i];
-  let u = rng.next() * total;
-  for (const i of cand) {
-    u -= weight[i];
-    if (u < 0) return i;
-  }
-  return cand[cand.length - 1];
 }
 
 /** Decimals of a numerical column's values (its `decimals`, 0 for integers). */
