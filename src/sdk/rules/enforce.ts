@@ -20,7 +20,9 @@
  *    another column of P(other = its code | rule column = the combination's code) (a naive Bayes
  *    score; the marginals are the model's own training targets). So a flight keeps a route that
  *    fits its distance, and an airport's state wins over a city drawn from the pool when its
- *    latitude says so. With a determinant (education -> education-num) the candidates are the
+ *    latitude says so. A cell whose generated code is the pooled `__other__` ("some rare value",
+ *    which the decoder wrote as a stand-in) is not kept, and the combinations are then weighted
+ *    flat rather than by count, as the decoder's pool draw is. With a determinant (education -> education-num) the candidates are the
  *    combination of the row's education and that of its education-num, scored the same way.
  * 4. sum: `total` is written as `parts[0] + parts[1]` (exact decimal arithmetic at the total's
  *    decimals); when `total` is fixed, an unfixed part is derived from it instead.
@@ -257,11 +259,16 @@ function fixedCombinations(
           for (let j = 0; j < m; j++) if (fixed(r, cols[j]) && valid[i][j] !== rowCodes[j]) return false;
           return true;
         };
+        // A cell the model left to the pool (its generated code is `__other__`: "some rare value")
+        // is no value of its own to keep: the decoder's draw for it was a stand-in.
+        let wildcard = false;
+        const pooledAt = (j: number): boolean => codes !== undefined && pooled[j] !== undefined && codes[cols[j]][r] === pooled[j];
         let cand: number[] = [];
         const seen = new Set<number>();
         for (let j = 0; j < m; j++) {
           const c = rowCodes[j];
-          if (c === undefined || fixed(r, cols[j])) continue;
+          if (pooledAt(j)) wildcard = true;
+          if (c === undefined || fixed(r, cols[j]) || pooledAt(j)) continue;
           for (const i of byCode[j].get(c) ?? []) if (!seen.has(i) && keepsFixed(i)) (seen.add(i), cand.push(i));
         }
         if (cand.length === 0) cand = all.filter(keepsFixed);
@@ -274,7 +281,9 @@ function fixedCombinations(
         scores.length = 0;
         let total = 0;
         for (const i of cand) {
-          let sc = weight[i];
+          // Filling a pooled cell: flat over the released values (as the decoder's pool draw is),
+          // not by count, which would crowd the frequent values.
+          let sc = wildcard ? 1 : weight[i];
           if (codes) {
             for (let j = 0; j < m; j++) {
               for (const { g, Kg, table } of conditionals[j]) sc *= table[valid[i][j] * Kg + codes[g][r]];
