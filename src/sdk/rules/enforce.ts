@@ -22,7 +22,11 @@
  *    fits its distance, and an airport's state wins over a city drawn from the pool when its
  *    latitude says so. A cell whose generated code is the pooled `__other__` ("some rare value",
  *    which the decoder wrote as a stand-in) is not kept, and the combinations are then weighted
- *    flat rather than by count, as the decoder's pool draw is. With a determinant (education -> education-num) the candidates are the
+ *    flat rather than by count, as the decoder's pool draw is; when no released combination keeps
+ *    the row's other cells (every city of the state is rare), the row stays as decoded (the pool
+ *    draw is already among the values seen with the row's partner column), so the rule then
+ *    holds in about the real table's share of rows (`share` counts those rows as kept: their
+ *    real tuple holds the pooled code). With a determinant (education -> education-num) the candidates are the
  *    combination of the row's education and that of its education-num, scored the same way.
  * 4. sum: `total` is written as `parts[0] + parts[1]` (exact decimal arithmetic at the total's
  *    decimals); when `total` is fixed, an unfixed part is derived from it instead.
@@ -270,6 +274,13 @@ function fixedCombinations(
           if (pooledAt(j)) wildcard = true;
           if (c === undefined || fixed(r, cols[j]) || pooledAt(j)) continue;
           for (const i of byCode[j].get(c) ?? []) if (!seen.has(i) && keepsFixed(i)) (seen.add(i), cand.push(i));
+        }
+        // With a pooled cell and no released combination around the row's other cells (a state whose
+        // cities are all rare), the row stays as decoded: moving its released cells to fit a stand-in
+        // would distort their columns (every such state's rows would leave it).
+        if (cand.length === 0 && wildcard) {
+          out.unrepaired++;
+          return;
         }
         if (cand.length === 0) cand = all.filter(keepsFixed);
         if (cand.length === 0) {
