@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { BatchConverter, Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import { DatetimeFormat, inferGranularity, unitIndex, unitStart, type ParsedDatetime } from "../src/sdk/datetime";
 import { describeColumns, stepOf } from "../src/sdk/metadata";
-import type { ValueRange } from "../src/sdk/decode";
+import type { ValueRange } from "../src/sdk/columns/common";
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 const pad = (n: number, w = 2): string => String(n).padStart(w, "0");

@@ -34,9 +34,10 @@ import type { ColumnStats, Generation, Metadata } from "../types";
 import { DatetimeFormat, unitIndex, unitStart } from "./datetime";
 import { APIError } from "./errors";
 import type { Table } from "./csv";
-import { IdGenerator, type IdShape } from "./identifier";
-import { mutualInformation } from "./marginals";
-import { MISSING_KEY, OTHER } from "./metadata";
+import { IdGenerator } from "./identifier";
+import { mappingDecoder } from "./columns/categorical";
+import { badCode, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "./columns/common";
+import { idDecoder } from "./columns/id";
 import { Rng, deriveSeed } from "./prng";
 import { RuleEnforcer, type EnforceResult } from "./rules/enforce";
 
@@ -60,109 +61,18 @@ export interface DecodeOptions {
   fixed?: (row: number, feature: number) => boolean;
 }
 
-/** Decodes one feature's codes. */
-export interface FeatureDecoder {
-  name: string;
-  /** Number of codes. */
-  K: number;
-  /**
-   * The value of code `c` (0 <= c < K) in row `row` of the sample; `rng` supplies draws for
-   * interval bins and the pooled code, `ids` writes identifiers, `partnerCode` is the row's code
-   * of {@link FeatureDecoder.partner} (read only for the pooled code).
-   * @throws APIError (`invalid_response`) for a code without a value.
-   */
-  decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number): string;
-  /** Id features: the shape their generator writes. */
-  idShape?: IdShape;
-  /** Categorical features with a pooled code: the feature whose code in the row `decode` reads. */
-  partner?: string;
-}
-
 /**
- * For a categorical feature's pooled code: the partner feature (the one whose sent 2-way
- * marginal with f has the most mutual information; ties: the first) and, per partner code, the
- * own codes of f that occur with it (P(f = i, g = j) > 0), in code order.
+ * The decoder of feature `f`, by its kind (`./columns`): an id with a shape writes fresh
+ * identifiers, a quantile-binned column draws inside its bins, anything else reads its code book.
  */
-function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][] } | undefined {
-  let best: { g: string; byCode: number[][]; mi: number } | undefined;
-  for (const m of meta.marginals ?? []) {
-    const at = m.features.indexOf(f);
-    if (at < 0) continue;
-    const g = m.features[1 - at];
-    const [Ka, Kb] = [meta.cardinalities[m.features[0]], meta.cardinalities[m.features[1]]];
-    if (m.probs.length !== Ka * Kb) continue;
-    const mi = mutualInformation(m.probs, Ka, Kb);
-    if (best && mi <= best.mi) continue;
-    const Kg = at === 0 ? Kb : Ka;
-    const byCode: number[][] = Array.from({ length: Kg }, () => []);
-    for (let i = 0; i < Ka; i++) {
-      for (let j = 0; j < Kb; j++) {
-        const [fc, gc] = at === 0 ? [i, j] : [j, i];
-        if (m.probs[i * Kb + j] > 0 && own.has(fc)) byCode[gc].push(fc);
-      }
-    }
-    for (const list of byCode) list.sort((x, y) => x - y);
-    best = { g, byCode, mi };
-  }
-  return best && { g: best.g, byCode: best.byCode };
-}
-
-/**
- * The missing (blank) code of feature `f`: `value_mappings[f][""]`, else K-1 when
- * `column_stats[f].missing > 0` (binned and id columns), else undefined (the column had no blanks).
- */
-export function missingCodeOf(meta: Metadata, f: string): number | undefined {
-  const mapping = meta.value_mappings?.[f];
-  if (mapping !== undefined && Object.hasOwn(mapping, MISSING_KEY)) return mapping[MISSING_KEY];
-  return (meta.column_stats?.[f]?.missing ?? 0) > 0 ? meta.cardinalities[f] - 1 : undefined;
-}
-
 function featureDecoder(meta: Metadata, f: string): FeatureDecoder {
   const K = meta.cardinalities[f];
   const stats = meta.column_stats?.[f];
-  const mapping = meta.value_mappings?.[f];
   const missingCode = missingCodeOf(meta, f);
-  if (stats?.type === "id" && stats.id_shape) {
-    const shape = stats.id_shape as IdShape;
-    return {
-      name: f,
-      K,
-      idShape: shape,
-      decode: (c, _rng, row, ids) => (c === missingCode ? "" : c === 0 && ids ? ids.value(row) : badCode(f, c, K)),
-    };
-  }
+  if (stats?.type === "id" && stats.id_shape) return idDecoder(f, K, stats, missingCode);
   const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
   if (edges && edges.length >= 2) return binDecoder(f, K, edges, missingCode, stats!);
-  const byCode: (string | undefined)[] = new Array(K);
-  if (mapping) for (const [v, c] of Object.entries(mapping)) if (byCode[c] === undefined) byCode[c] = v;
-  const otherCode = mapping?.[OTHER];
-  if (otherCode !== undefined) byCode[otherCode] = undefined;
-  if (missingCode !== undefined) byCode[missingCode] = "";
-  const own: number[] = [];
-  byCode.forEach((v, c) => {
-    if (v !== undefined && c !== missingCode) own.push(c);
-  });
-  const partner = otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
-  return {
-    name: f,
-    K,
-    partner: partner?.g,
-    decode: (c, rng, _row, _ids, partnerCode) => {
-      if (c === otherCode && c !== undefined) {
-        const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
-        const from = near && near.length ? near : own;
-        return from.length ? byCode[from[rng.int(from.length)]]! : OTHER;
-      }
-      return byCode[c] ?? (mapping ? badCode(f, c, K) : String(c));
-    },
-  };
-}
-
-function badCode(f: string, c: number, K: number): never {
-  throw new APIError({
-    code: "invalid_response",
-    message: `The server returned code ${c} for feature "${f}", which has no value (K = ${K}).`,
-  });
+  return mappingDecoder(meta, f);
 }
 
 /**
@@ -247,25 +157,6 @@ function lastBelow(x: number, lattice: Lattice, open: boolean): number {
   while (!ok(k)) k--;
   while (ok(k + 1)) k++;
   return k;
-}
-
-/**
- * A range of a numerical or datetime column's values (seeded generation, `./seeded`), in the
- * column's numbers (datetimes: seconds since the Unix epoch). An absent bound is unbounded; an
- * open bound excludes its value.
- */
-export interface ValueRange {
-  lo?: number;
-  loOpen?: boolean;
-  hi?: number;
-  hiOpen?: boolean;
-}
-
-/** True when `x` lies in `range`. */
-export function inRange(x: number, range: ValueRange): boolean {
-  if (range.lo !== undefined && (range.loOpen ? !(x > range.lo) : !(x >= range.lo))) return false;
-  if (range.hi !== undefined && (range.hiOpen ? !(x < range.hi) : !(x <= range.hi))) return false;
-  return true;
 }
 
 /**

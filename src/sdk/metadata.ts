@@ -60,18 +60,18 @@
 import { mean, quantileSorted, standardDeviation } from "simple-statistics";
 import type { ColumnKind, ColumnStats, Metadata, PairMarginal } from "../types";
 import { DatetimeFormat, inferDatetimeFormat, inferGranularity, type ParsedDatetime } from "./datetime";
-import { inferIdShape } from "./identifier";
 import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "./csv";
 import { DataError } from "./errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "./rules/detect";
+import { blankCodec, categoricalCodec } from "./columns/categorical";
+import { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan } from "./columns/common";
+import { idCodec, looksLikeIdName } from "./columns/id";
 
-/** `value_mappings` key of the missing (blank) value. */
-export const MISSING_KEY = "";
-/** `value_mappings` key, and decoded value, of the code that pools rare categorical values. */
-export const OTHER = "__other__";
+// The kinds' shared names stay importable from here (evaluation, the rules and the reports import them from this module).
+export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };
 
 /** Default caps, thresholds and budget (docs/api.md, "Column kinds", gives the reasons). */
 export const DEFAULTS = {
@@ -148,26 +148,6 @@ export interface ExtractOptions {
   rules?: RuleOptions;
 }
 
-const NUMBER_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-const LEADING_ZERO_RE = /^[+-]?0\d/;
-const DECIMALS_RE = /^[+-]?\d*(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
-
-/**
- * True when `s` (already trimmed) is a finite decimal number in the sense of the type rule: not
- * `0x10`, `Infinity`, `1,234` (thousands separators are text), nor `00501` (a leading zero
- * before a digit marks a code such as a ZIP code: text).
- */
-export function isNumeric(s: string): boolean {
-  return NUMBER_RE.test(s) && !LEADING_ZERO_RE.test(s) && Number.isFinite(Number(s));
-}
-
-/** Decimals a numeric text is written with: `12.80` -> 2, `3` -> 0, `1.5e-3` -> 4, `2e3` -> 0. */
-export function decimalsOf(s: string): number {
-  const m = DECIMALS_RE.exec(s);
-  if (!m) return 0;
-  return Math.max(0, (m[1]?.length ?? 0) - (m[2] ? Number(m[2]) : 0));
-}
-
 class GrowInt32 {
   buf = new Int32Array(1024);
   length = 0;
@@ -182,23 +162,6 @@ class GrowInt32 {
   view(): Int32Array {
     return this.buf.subarray(0, this.length);
   }
-}
-
-/** One column after the scan: its distinct values, their counts and each row's value id. */
-export interface ColumnScan {
-  name: string;
-  /** Distinct values (trimmed) in order of first appearance; id = index. */
-  values: string[];
-  /** Rows per distinct value id. */
-  counts: number[];
-  /** 1-based file line (in-memory tables: row index + 2) where each distinct value first occurs. */
-  firstLines: number[];
-  /** Value id of each row (length n). */
-  ids: Int32Array;
-  /** Rows whose value is blank. */
-  missing: number;
-  /** Every non-blank value is numeric (and there is at least one). */
-  numeric: boolean;
 }
 
 /** A scanned table. */
@@ -269,139 +232,6 @@ export async function scanTable(
       missing: s.missing,
       numeric: s.numeric && s.missing < n,
     })),
-  };
-}
-
-/** The code book of one column, built from the real table. */
-export interface ColumnCodec {
-  name: string;
-  kind: ColumnKind;
-  /** Datetime only: the column's format. */
-  datetime?: DatetimeFormat;
-  /** Number of codes, including the missing code. */
-  K: number;
-  /** The missing code (K - 1), or -1 when the column had no missing values. */
-  missingCode: number;
-  /** The `__other__` code, or -1. */
-  otherCode: number;
-  /** `column_stats[f]`. */
-  stats: ColumnStats;
-  /** `value_mappings[f]`. */
-  mapping: Record<string, number>;
-  /** True when K and the codes come from a public domain (`./domain`), not from the rows. */
-  fromDomain?: boolean;
-  /**
-   * Code of a (trimmed) value, or -1 when the value never occurred in the real column: a
-   * category not seen (except `__other__` when that code exists), a blank when the column had
-   * none, a non-number or a number outside [min, max] (quantile bins) or not among the point
-   * values (point bins, compared by text and then by numeric value).
-   */
-  encode(value: string): number;
-}
-
-function rankCategories(scan: ColumnScan): number[] {
-  const ids: number[] = [];
-  scan.values.forEach((v, id) => {
-    if (v !== "") ids.push(id);
-  });
-  ids.sort((a, b) => scan.counts[b] - scan.counts[a] || (scan.values[a] < scan.values[b] ? -1 : scan.values[a] > scan.values[b] ? 1 : 0));
-  return ids;
-}
-
-/**
- * Categorical code book with rare category protection: the values seen at least `k` times keep a
- * code of their own, most frequent first, up to `cap` codes; every other value (and a literal
- * `__other__`) shares the pooled code {@link OTHER}, which the decoder never writes back verbatim.
- * @returns undefined when no value reaches k (nothing could be released).
- */
-function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number): ColumnCodec | undefined {
-  const ranked = rankCategories(scan);
-  const own = ranked.filter((id) => scan.counts[id] >= k && scan.values[id] !== OTHER);
-  if (own.length === 0) return undefined;
-  const pooled = own.length < ranked.length || own.length > cap;
-  const kept = pooled ? own.slice(0, cap - 1) : own;
-  const byValue = new Map<string, number>();
-  const mapping: Record<string, number> = {};
-  kept.forEach((id, r) => {
-    byValue.set(scan.values[id], r);
-    mapping[scan.values[id]] = r;
-  });
-  const otherCode = pooled ? kept.length : -1;
-  if (pooled) {
-    for (const id of ranked) if (!byValue.has(scan.values[id])) byValue.set(scan.values[id], otherCode);
-    mapping[OTHER] = otherCode;
-    byValue.set(OTHER, otherCode);
-  }
-  const Knm = kept.length + (pooled ? 1 : 0);
-  const missingCode = scan.missing > 0 ? Knm : -1;
-  if (missingCode >= 0) {
-    mapping[MISSING_KEY] = missingCode;
-    byValue.set(MISSING_KEY, missingCode);
-  }
-  return {
-    name: scan.name,
-    kind: "categorical",
-    K: Knm + (missingCode >= 0 ? 1 : 0),
-    missingCode,
-    otherCode,
-    stats: { type: "categorical", count: n - scan.missing, missing: scan.missing, rare_threshold: k },
-    mapping,
-    encode: (v) => byValue.get(v) ?? -1,
-  };
-}
-
-/**
- * Code book of a column blank in every row: one code, the missing code, so the column stays in the
- * table and decodes blank in every row (the layout of a file is kept; the column carries nothing to
- * learn). `column_stats` is categorical with `count` 0; its 2-way marginals are a single row of
- * cells and cost next to nothing.
- * @throws DataError when an override declares it numerical, datetime or id: no value to check a
- *   kind against (a blank column is categorical or left to inference).
- */
-function blankCodec(scan: ColumnScan, n: number, k: number, override: ColumnOverride | undefined, source: string): ColumnCodec {
-  if (override !== undefined && override.type !== "categorical") {
-    throw new DataError(
-      `${source}: column "${scan.name}" is blank in every row, so it cannot be declared ${override.type}; it is kept blank (drop its override).`,
-      { column: scan.name, file: fileOfDescription(source) },
-    );
-  }
-  return {
-    name: scan.name,
-    kind: "categorical",
-    K: 1,
-    missingCode: 0,
-    otherCode: -1,
-    stats: { type: "categorical", count: 0, missing: n, rare_threshold: k },
-    mapping: { [MISSING_KEY]: 0 },
-    encode: (v) => (v === MISSING_KEY ? 0 : -1),
-  };
-}
-
-/**
- * Identifier code book: one code for "has a value" (plus the missing code), the column's shape in
- * `column_stats[f].id_shape` (`./identifier`), no values and no 2-way marginals.
- */
-function idCodec(scan: ColumnScan, n: number): ColumnCodec {
-  const values: string[] = [];
-  const counts: number[] = [];
-  scan.values.forEach((v, id) => {
-    if (v !== "") {
-      values.push(v);
-      counts.push(scan.counts[id]);
-    }
-  });
-  const missingCode = scan.missing > 0 ? 1 : -1;
-  const mapping: Record<string, number> = {};
-  if (missingCode >= 0) mapping[MISSING_KEY] = missingCode;
-  return {
-    name: scan.name,
-    kind: "id",
-    K: missingCode >= 0 ? 2 : 1,
-    missingCode,
-    otherCode: -1,
-    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: inferIdShape(values, counts) },
-    mapping,
-    encode: (v) => (v === MISSING_KEY ? missingCode : 0),
   };
 }
 
@@ -687,23 +517,6 @@ function datetimeCodec(scan: ColumnScan, n: number, binCap: number, fmt: Datetim
   };
 }
 
-const ID_WORDS = new Set(["id", "ids", "key", "code", "no", "nr", "num", "number", "uuid", "guid", "pk"]);
-
-/**
- * True when a column name reads as an identifier's: its first or last word (split at
- * non-alphanumerics and camelCase humps) is id, key, code, no, nr, num, number, uuid, guid or pk
- * (`id`, `order_id`, `CustomerID`, `invoice no`). SDV's metadata detection uses the same kind of
- * name test for keys.
- */
-export function looksLikeIdName(name: string): boolean {
-  const words = name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter((w) => w !== "")
-    .map((w) => w.toLowerCase());
-  return words.length > 0 && (ID_WORDS.has(words[0]) || ID_WORDS.has(words[words.length - 1]));
-}
-
 /** A column's kind, from an override or inferred (rules in the file header). */
 interface KindChoice {
   kind: ColumnKind;
@@ -800,7 +613,7 @@ export function buildCodec(
   if (!(Number.isInteger(binCap) && binCap >= 1)) throw new RangeError("binCap must be an integer >= 1");
   if (!(Number.isInteger(k) && k >= 1)) throw new RangeError("rareThreshold must be an integer >= 1");
   const override = opts.columns?.[scan.name];
-  if (scan.missing === n) return blankCodec(scan, n, k, override, source);
+  if (scan.missing === n) return blankCodec(scan, n, k, override?.type, source);
   const choice = chooseKind(scan, n, source, override);
   switch (choice.kind) {
     case "numerical":

@@ -37,9 +37,10 @@ import { DateTime } from "luxon";
 import type { ColumnKind, ConditionCell, Metadata } from "../types";
 import { readCsvText, readTable, type Table } from "./csv";
 import { DatetimeFormat } from "./datetime";
-import { missingCodeOf, type Decoder, type FeatureDecoder, type ValueRange } from "./decode";
+import type { Decoder } from "./decode";
+import { isNumeric, missingCodeOf, MISSING_KEY, OTHER, type FeatureDecoder, type ValueRange } from "./columns/common";
 import { DataError } from "./errors";
-import { binOf, isNumeric, MISSING_KEY, OTHER, pointValues } from "./metadata";
+import { binOf, pointValues } from "./metadata";
 
 /** Bounds of a range condition: numbers, or datetimes as text (the column's format or ISO 8601). */
 export interface WhereRange {

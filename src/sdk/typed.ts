@@ -34,7 +34,7 @@ import { DateDay, Field, Float64, Int64, RecordBatch, Schema, Struct, TimestampM
 import type { Metadata } from "../types";
 import { DatetimeFormat } from "./datetime";
 import { DataError } from "./errors";
-import { isNumeric } from "./metadata";
+import { isNumeric } from "./columns/common";
 import type { EncodedSeed, SeedRows } from "./seeded";
 
 /** The value type of one output column. */
