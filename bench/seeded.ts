@@ -80,7 +80,7 @@ import {
   type Where,
   type WhereRange,
 } from "../src/sdk";
-import { inRange } from "../src/sdk/decode";
+import { inRange } from "../src/sdk/columns/common";
 import { loadRows, logger, modelSummary, parseObject, split, waitLogged } from "./fidelity";
 import { TVD_OPTIONS } from "./tables";
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir } from "./harness";

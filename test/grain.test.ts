@@ -10,8 +10,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BatchConverter, Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import { DatetimeFormat, inferGranularity, unitIndex, unitStart, type ParsedDatetime } from "../src/sdk/datetime";
-import { describeColumns, stepOf } from "../src/sdk/metadata";
-import type { ValueRange } from "../src/sdk/decode";
+import { describeColumns } from "../src/sdk/columns";
+import { stepOf } from "../src/sdk/columns/numerical";
+import type { ValueRange } from "../src/sdk/columns/common";
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 const pad = (n: number, w = 2): string => String(n).padStart(w, "0");

@@ -40,7 +40,7 @@ import {
 } from "../src/sdk";
 import { outputFormat } from "../src/cli/client-commands";
 import { DATETIME_FORMATS, DatetimeFormat } from "../src/sdk/datetime";
-import { datetimeParser } from "../src/sdk/typed";
+import { datetimeParser } from "../src/sdk/columns/datetime";
 import { CONFIG_DEFAULTS } from "../src/types";
 import { mulberry32 } from "./fixtures";
 

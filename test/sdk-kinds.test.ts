@@ -5,7 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DataError, Decoder, OTHER, analyzeTable, type Analysis, type Table } from "../src/sdk";
-import { describeColumns, looksLikeIdName } from "../src/sdk/metadata";
+import { describeColumns } from "../src/sdk/columns";
+import { looksLikeIdName } from "../src/sdk/columns/id";
 
 function table(columns: string[], rows: (string | number)[][]): Table {
   return { columns, rows: rows.map((r) => r.map(String)) };

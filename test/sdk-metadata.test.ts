@@ -8,7 +8,8 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DataError, SynthdError, analyzeTable, extractMetadata, selectPairs, mutualInformation, type Metadata } from "../src/sdk";
-import { quantileEdges, binOf, pointValues, describeColumns } from "../src/sdk/metadata";
+import { quantileEdges, binOf, pointValues } from "../src/sdk/columns/bins";
+import { describeColumns } from "../src/sdk/columns";
 import { Decoder } from "../src/sdk/decode";
 import typia from "typia";
 import { Readable, Writable } from "node:stream";

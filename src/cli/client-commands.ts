@@ -25,7 +25,8 @@ import {
   type SampleProgress,
   type Where,
 } from "../sdk";
-import { describeColumns, type ColumnOverride } from "../sdk/metadata";
+import type { ColumnOverride } from "../sdk/metadata";
+import { describeColumns } from "../sdk/columns";
 import { describeRule } from "../sdk/rules/describe";
 import type { RuleOptions } from "../sdk/rules/detect";
 import { fmtLoss, progressBar } from "./progress";

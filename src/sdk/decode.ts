@@ -2,7 +2,8 @@
  * Decoding (DESIGN §2, SDK side): generated codes (`Generation.columns`) -> table values, using
  * only the model's `metadata` (so `GET /v1/models/{id}/metadata` is enough; no local state).
  *
- * Per feature f with code c, by `column_stats[f].type` (docs/api.md, "Column kinds"):
+ * Per feature f with code c, by `column_stats[f].type` (docs/api.md, "Column kinds"; each kind's
+ * decoder lives in its module under `./columns`, `decoderFor` picks it; this module orchestrates):
  * - the missing code (`value_mappings[f][""]`, else K-1 when `column_stats[f].missing > 0`)
  *   -> "" (a blank cell);
  * - categorical -> the value whose `value_mappings[f]` entry is c. The pooled code (key
@@ -14,7 +15,7 @@
  *   of the row's state, not anywhere). It is never written as a placeholder and never as a rare
  *   value (the metadata does not hold them).
  * - numerical or datetime without `bin_edges` (point bins) -> the exact original text;
- * - numerical with `bin_edges` (quantile bins, convention in `./metadata`) -> for a point bin its
+ * - numerical with `bin_edges` (quantile bins, convention in `./columns/bins`) -> for a point bin its
  *   value; for an interval bin a value drawn uniformly among the values the column can be written
  *   with that lie inside the bin and inside [min, max]: multiples of `step` (else of
  *   10^-decimals; integers when `decimals` is 0) for numbers, printed with at most `decimals`
@@ -23,20 +24,18 @@
  *   digits (>= 6) that keep it inside the bin;
  * - datetime with `bin_edges` -> the same over the points of the column's `granularity` in its
  *   own UTC `offset` (whole multiples of a fixed unit; month starts or year starts for `month` /
- *   `year`), written in its `format` (`./datetime`);
- * - id -> a fresh identifier of `id_shape` (`./identifier`): row i of a sample gets value(i) of
+ *   `year`), written in its `format` (`./datetime`, `./columns/datetime`);
+ * - id -> a fresh identifier of `id_shape` (`./identifier`, `./columns/id`): row i of a sample gets value(i) of
  *   a generator keyed per sample, so values are distinct within the sample across its batches;
  * - metadata without `value_mappings[f]` for a non-binned feature -> the code as a string.
  * Deterministic: the same codes, seed and options give the same strings (one PRNG stream per
  * feature, seeded with `deriveSeed(seed, f)`).
  */
-import type { ColumnStats, Generation, Metadata } from "../types";
-import { DatetimeFormat, unitIndex, unitStart } from "./datetime";
+import type { Generation, Metadata } from "../types";
 import { APIError } from "./errors";
 import type { Table } from "./csv";
-import { IdGenerator, type IdShape } from "./identifier";
-import { mutualInformation } from "./marginals";
-import { MISSING_KEY, OTHER } from "./metadata";
+import { IdGenerator } from "./identifier";
+import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "./columns";
 import { Rng, deriveSeed } from "./prng";
 import { RuleEnforcer, type EnforceResult } from "./rules/enforce";
 
@@ -58,324 +57,6 @@ export interface DecodeOptions {
   rules?: boolean;
   /** Cells the user fixed (the columns of a `where` condition): rules never rewrite them. Default: none. */
   fixed?: (row: number, feature: number) => boolean;
-}
-
-/** Decodes one feature's codes. */
-export interface FeatureDecoder {
-  name: string;
-  /** Number of codes. */
-  K: number;
-  /**
-   * The value of code `c` (0 <= c < K) in row `row` of the sample; `rng` supplies draws for
-   * interval bins and the pooled code, `ids` writes identifiers, `partnerCode` is the row's code
-   * of {@link FeatureDecoder.partner} (read only for the pooled code).
-   * @throws APIError (`invalid_response`) for a code without a value.
-   */
-  decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number): string;
-  /** Id features: the shape their generator writes. */
-  idShape?: IdShape;
-  /** Categorical features with a pooled code: the feature whose code in the row `decode` reads. */
-  partner?: string;
-}
-
-/**
- * For a categorical feature's pooled code: the partner feature (the one whose sent 2-way
- * marginal with f has the most mutual information; ties: the first) and, per partner code, the
- * own codes of f that occur with it (P(f = i, g = j) > 0), in code order.
- */
-function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][] } | undefined {
-  let best: { g: string; byCode: number[][]; mi: number } | undefined;
-  for (const m of meta.marginals ?? []) {
-    const at = m.features.indexOf(f);
-    if (at < 0) continue;
-    const g = m.features[1 - at];
-    const [Ka, Kb] = [meta.cardinalities[m.features[0]], meta.cardinalities[m.features[1]]];
-    if (m.probs.length !== Ka * Kb) continue;
-    const mi = mutualInformation(m.probs, Ka, Kb);
-    if (best && mi <= best.mi) continue;
-    const Kg = at === 0 ? Kb : Ka;
-    const byCode: number[][] = Array.from({ length: Kg }, () => []);
-    for (let i = 0; i < Ka; i++) {
-      for (let j = 0; j < Kb; j++) {
-        const [fc, gc] = at === 0 ? [i, j] : [j, i];
-        if (m.probs[i * Kb + j] > 0 && own.has(fc)) byCode[gc].push(fc);
-      }
-    }
-    for (const list of byCode) list.sort((x, y) => x - y);
-    best = { g, byCode, mi };
-  }
-  return best && { g: best.g, byCode: best.byCode };
-}
-
-/**
- * The missing (blank) code of feature `f`: `value_mappings[f][""]`, else K-1 when
- * `column_stats[f].missing > 0` (binned and id columns), else undefined (the column had no blanks).
- */
-export function missingCodeOf(meta: Metadata, f: string): number | undefined {
-  const mapping = meta.value_mappings?.[f];
-  if (mapping !== undefined && Object.hasOwn(mapping, MISSING_KEY)) return mapping[MISSING_KEY];
-  return (meta.column_stats?.[f]?.missing ?? 0) > 0 ? meta.cardinalities[f] - 1 : undefined;
-}
-
-function featureDecoder(meta: Metadata, f: string): FeatureDecoder {
-  const K = meta.cardinalities[f];
-  const stats = meta.column_stats?.[f];
-  const mapping = meta.value_mappings?.[f];
-  const missingCode = missingCodeOf(meta, f);
-  if (stats?.type === "id" && stats.id_shape) {
-    const shape = stats.id_shape as IdShape;
-    return {
-      name: f,
-      K,
-      idShape: shape,
-      decode: (c, _rng, row, ids) => (c === missingCode ? "" : c === 0 && ids ? ids.value(row) : badCode(f, c, K)),
-    };
-  }
-  const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
-  if (edges && edges.length >= 2) return binDecoder(f, K, edges, missingCode, stats!);
-  const byCode: (string | undefined)[] = new Array(K);
-  if (mapping) for (const [v, c] of Object.entries(mapping)) if (byCode[c] === undefined) byCode[c] = v;
-  const otherCode = mapping?.[OTHER];
-  if (otherCode !== undefined) byCode[otherCode] = undefined;
-  if (missingCode !== undefined) byCode[missingCode] = "";
-  const own: number[] = [];
-  byCode.forEach((v, c) => {
-    if (v !== undefined && c !== missingCode) own.push(c);
-  });
-  const partner = otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
-  return {
-    name: f,
-    K,
-    partner: partner?.g,
-    decode: (c, rng, _row, _ids, partnerCode) => {
-      if (c === otherCode && c !== undefined) {
-        const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
-        const from = near && near.length ? near : own;
-        return from.length ? byCode[from[rng.int(from.length)]]! : OTHER;
-      }
-      return byCode[c] ?? (mapping ? badCode(f, c, K) : String(c));
-    },
-  };
-}
-
-function badCode(f: string, c: number, K: number): never {
-  throw new APIError({
-    code: "invalid_response",
-    message: `The server returned code ${c} for feature "${f}", which has no value (K = ${K}).`,
-  });
-}
-
-/**
- * The values a binned column can be written with, its lattice: point k (an integer) is the number
- * `value(k)` (numbers: k * step, step = `step` or 10^-decimals; datetimes, in seconds since the
- * epoch: the start of the k-th unit of the column's `granularity` in its own UTC `offset`, a month
- * start or year start for `month` / `year`).
- */
-interface Lattice {
-  /** The column number of lattice point k (exact: the double nearest the point's true value). */
-  value(k: number): number;
-  /**
-   * Position of number x on the lattice: increasing, equal to k at `value(k)` (up to rounding,
-   * which {@link firstAbove} / {@link lastBelow} correct), between k and k + 1 strictly between.
-   */
-  index(x: number): number;
-  /** Writes lattice point k (numbers: `decimals` decimals, trailing zeros dropped unless `fixed_decimals`). */
-  write(k: number): string;
-  /** Writes an exact number (a point bin's value). */
-  writeExact(x: number): string;
-  /** Largest |x| for which `value` and the integer k stay exact (doubles' 2^52 on the finest unit). */
-  exactUpTo: number;
-}
-
-/**
- * The lattice of a binned column's stats, or undefined when it has none (numbers without
- * `decimals` nor `integer`, datetimes without `format` or `granularity`). Numbers: the unit is
- * `step` when it is a whole multiple of 10^-decimals (so 25, 100000, 0.5), else 10^-decimals;
- * values are written with toFixed(decimals), trailing zeros then dropped unless `fixed_decimals`.
- */
-function latticeOf(stats: ColumnStats): Lattice | undefined {
-  if (stats.type === "datetime" && stats.format && stats.granularity) {
-    const fmt = new DatetimeFormat(stats.format);
-    const g = stats.granularity;
-    const offset = stats.offset ?? 0;
-    const shiftMs = offset * 60000;
-    const value = (k: number): number => (unitStart(g, k) - shiftMs) / 1000;
-    return {
-      value,
-      index: (x) => unitIndex(g, x * 1000 + shiftMs),
-      write: (k) => fmt.write(value(k), offset),
-      writeExact: (x) => fmt.write(x, offset),
-      exactUpTo: 2 ** 52 / 1000,
-    };
-  }
-  const d = stats.decimals ?? (stats.integer ? 0 : undefined);
-  if (d === undefined) return undefined;
-  const scale = 10 ** d;
-  // The step in units of 10^-decimals, when it is a whole number of them (> 1).
-  const scaledStep = stats.step !== undefined ? Math.round(stats.step * scale) : 1;
-  const unit = scaledStep > 1 && Math.abs(stats.step! * scale - scaledStep) < 1e-9 * scaledStep ? scaledStep : 1;
-  const fixed = stats.fixed_decimals === true && d > 0;
-  const writeNumber = (x: number): string => {
-    if (d === 0) return String(Math.round(x) + 0);
-    const s = (x + 0).toFixed(d);
-    const t = fixed ? s : s.replace(/\.?0+$/, "");
-    return t === "-0" ? "0" : /^-0\.0*$/.test(t) ? t.slice(1) : t;
-  };
-  const value = (k: number): number => (k * unit) / scale;
-  return {
-    value,
-    index: (x) => (x * scale) / unit,
-    write: (k) => writeNumber(value(k)),
-    writeExact: (x) => (fixed ? writeNumber(x) : String(x)),
-    exactUpTo: 2 ** 52 / scale,
-  };
-}
-
-/** Smallest integer k with lattice.value(k) >= x (> x when `open`). */
-function firstAbove(x: number, lattice: Lattice, open: boolean): number {
-  let k = Math.ceil(lattice.index(x));
-  const ok = (j: number): boolean => (open ? lattice.value(j) > x : lattice.value(j) >= x);
-  while (!ok(k)) k++;
-  while (ok(k - 1)) k--;
-  return k;
-}
-
-/** Largest integer k with lattice.value(k) <= x (< x when `open`). */
-function lastBelow(x: number, lattice: Lattice, open: boolean): number {
-  let k = Math.floor(lattice.index(x));
-  const ok = (j: number): boolean => (open ? lattice.value(j) < x : lattice.value(j) <= x);
-  while (!ok(k)) k--;
-  while (ok(k + 1)) k++;
-  return k;
-}
-
-/**
- * A range of a numerical or datetime column's values (seeded generation, `./seeded`), in the
- * column's numbers (datetimes: seconds since the Unix epoch). An absent bound is unbounded; an
- * open bound excludes its value.
- */
-export interface ValueRange {
-  lo?: number;
-  loOpen?: boolean;
-  hi?: number;
-  hiOpen?: boolean;
-}
-
-/** True when `x` lies in `range`. */
-export function inRange(x: number, range: ValueRange): boolean {
-  if (range.lo !== undefined && (range.loOpen ? !(x > range.lo) : !(x >= range.lo))) return false;
-  if (range.hi !== undefined && (range.hiOpen ? !(x < range.hi) : !(x <= range.hi))) return false;
-  return true;
-}
-
-/**
- * Decoder of a binned column; with `range`, every interval bin draws only among its values inside
- * the range too, `codes` lists the bins holding at least one value the decoder can write inside
- * the range (a point bin: its value is inside; an interval bin: a lattice point inside bin, [min,
- * max] and range, or, without an exact lattice, a non-empty overlap), and `weights[i]` is the share
- * of bin `codes[i]`'s values (as the unrestricted decoder draws them: uniform over its lattice
- * points, or over the bin clipped to [min, max]) that lie inside the range.
- */
-function binDecoder(
-  f: string,
-  K: number,
-  e: readonly number[],
-  missingCode: number | undefined,
-  stats: ColumnStats,
-  range?: ValueRange,
-): FeatureDecoder & { codes: number[]; weights: number[] } {
-  const nb = e.length - 1;
-  const min = stats.min ?? e[0];
-  const max = stats.max ?? e[nb];
-  const lattice = latticeOf(stats);
-  const exact = lattice && Math.max(Math.abs(min), Math.abs(max)) < lattice.exactUpTo ? lattice : undefined;
-  const codes: number[] = [];
-  const weights: number[] = [];
-  const keep = (c: number, w: number): void => {
-    codes.push(c);
-    weights.push(w);
-  };
-  // Per interval bin, once: the lattice points [first, last] it holds inside [min, max] (and the
-  // range), so the per-row work is one draw; or, when it holds none, the one nearest its middle
-  // (last NaN). With a range, `codes` collects the bins in ascending order on the way.
-  let points: { first: Float64Array; last: Float64Array } | undefined;
-  let kMin = 0;
-  let kMax = 0;
-  // The lattice span of [min, max] without the range (for the weights).
-  let kMin0 = 0;
-  let kMax0 = 0;
-  if (exact) {
-    kMin = kMin0 = firstAbove(min, exact, false);
-    kMax = kMax0 = lastBelow(max, exact, false);
-    if (range?.lo !== undefined && Number.isFinite(range.lo)) kMin = Math.max(kMin, firstAbove(range.lo, exact, range.loOpen === true));
-    if (range?.hi !== undefined && Number.isFinite(range.hi)) kMax = Math.min(kMax, lastBelow(range.hi, exact, range.hiOpen === true));
-    points = { first: new Float64Array(nb), last: new Float64Array(nb) };
-  }
-  for (let c = 0; c < nb; c++) {
-    const lo = e[c];
-    const hi = e[c + 1];
-    if (lo === hi) {
-      if (range && inRange(lo, range)) keep(c, 1);
-    } else if (exact && points) {
-      const first = firstAbove(lo, exact, c > 0 && e[c - 1] === lo);
-      const lastK = lastBelow(hi, exact, c !== nb - 1);
-      const a = Math.max(first, kMin);
-      const b = Math.min(lastK, kMax);
-      if (a <= b) {
-        [points.first[c], points.last[c]] = [a, b];
-        if (range) {
-          // Without the range the bin draws over [max(first, kMin0), min(last, kMax0)] (at least its points inside the range).
-          const all = Math.max(Math.min(lastK, kMax0) - Math.max(first, kMin0) + 1, b - a + 1);
-          keep(c, (b - a + 1) / all);
-        }
-      } else [points.first[c], points.last[c]] = [Math.min(Math.max(Math.round(exact.index((lo + hi) / 2)), kMin), kMax), NaN];
-    } else if (range) {
-      const a = Math.max(lo, range.lo ?? -Infinity, min);
-      const b = Math.min(hi, range.hi ?? Infinity, max);
-      if (a < b || (a === b && inRange(a, range))) {
-        const width = Math.min(hi, max) - Math.max(lo, min);
-        keep(c, width > 0 ? Math.min(1, Math.max((b - a) / width, Number.MIN_VALUE)) : 1);
-      }
-    }
-  }
-  return {
-    name: f,
-    K,
-    codes,
-    weights,
-    decode(c, rng) {
-      if (c === missingCode) return "";
-      if (!(c >= 0 && c < nb)) return badCode(f, c, K);
-      const lo = e[c];
-      const hi = e[c + 1];
-      if (lo === hi) return lattice ? lattice.writeExact(lo) : String(lo);
-      const loPoint = c > 0 && e[c - 1] === lo;
-      const last = c === nb - 1;
-      if (exact && points) {
-        const a = points.first[c];
-        const b = points.last[c];
-        return exact.write(Number.isNaN(b) ? a : a + rng.int(b - a + 1));
-      }
-      // Without an exact lattice: a uniform draw over the bin (clipped to the range), written with
-      // the lattice's rounding or the fewest digits that keep it inside.
-      const from = range ? Math.max(lo, range.lo ?? -Infinity) : lo;
-      const to = range ? Math.min(hi, range.hi ?? Infinity) : hi;
-      let x = from + rng.next() * (to - from);
-      if (loPoint && x === lo) x = (from + to) / 2;
-      const inside = (y: number) => (loPoint ? y > lo : y >= lo) && (last ? y <= hi : y < hi) && (!range || inRange(y, range));
-      if (lattice) {
-        // Too many lattice points for exact integer arithmetic: round the draw to the lattice.
-        const s = lattice.write(Math.round(lattice.index(x)));
-        if (inside(Number(s))) return s;
-      }
-      for (let p = 6; p <= 17; p++) {
-        const s = x.toPrecision(p);
-        const y = Number(s);
-        if (inside(y)) return String(y);
-      }
-      return String(inside(x) ? x : (from + to) / 2);
-    },
-  };
 }
 
 /** A feature's decoder and codes under a value range (see {@link Decoder.restrict}). */
@@ -406,7 +87,7 @@ export class Decoder {
   /** Per feature, cumulative 1-way probabilities of its non-blank codes (built on first use). */
   private readonly cumulative: (Float64Array | undefined)[] = [];
   constructor(readonly metadata: Metadata) {
-    this.features = metadata.features.map((f) => featureDecoder(metadata, f));
+    this.features = metadata.features.map((f) => decoderFor(metadata, f));
     this.rules = new RuleEnforcer(metadata);
   }
 
@@ -479,7 +160,7 @@ export class Decoder {
     const missingCode = missingCodeOf(this.metadata, feature);
     const edges = stats.bin_edges;
     if (edges && edges.length >= 2) {
-      const d = binDecoder(feature, this.metadata.cardinalities[feature], edges, missingCode, stats, range);
+      const d = binnedDecoder(feature, this.metadata.cardinalities[feature], edges, missingCode, stats, range);
       return { codes: d.codes, weights: d.weights, decoder: d };
     }
     const codes = new Set<number>();

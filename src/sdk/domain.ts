@@ -24,7 +24,7 @@
 import { readFile } from "node:fs/promises";
 import { fileOfDescription } from "./csv";
 import { DataError } from "./errors";
-import type { ColumnCodec, ColumnScan } from "./metadata";
+import type { ColumnCodec, ColumnScan } from "./columns/common";
 
 /** Column name -> number of codes K (a positive integer); Private-PGM's `*-domain.json` format. */
 export type Domain = Record<string, number>;

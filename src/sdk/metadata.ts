@@ -7,6 +7,10 @@
  * numeric parsing and binning then work on distinct values; codes per row come from id -> code.
  * Memory: O(n · F · 4 bytes + distinct values); the file is never held as a string.
  *
+ * Each kind's code book is built in its own module (`./columns/<kind>.ts`, dispatched by
+ * `./columns`' `codecFor`); this module scans, chooses the kind (`chooseKind`), encodes, and builds
+ * the marginals.
+ *
  * Rules (values and header names are trimmed first; docs/api.md "Column kinds" for the user's view):
  * - Missing: exactly the empty string. `?`, `NA`, `null` ... are ordinary categorical values.
  *   When a column has missing values, they get the LAST code and `value_mappings[f][""]`
@@ -57,21 +61,18 @@
  *   the rules above (`./domain`); with `privacy`, the marginals are measured with noise and the
  *   pairs chosen privately (`./dp`).
  */
-import { mean, quantileSorted, standardDeviation } from "simple-statistics";
-import type { ColumnKind, ColumnStats, Metadata, PairMarginal } from "../types";
-import { DatetimeFormat, inferDatetimeFormat, inferGranularity, type ParsedDatetime } from "./datetime";
-import { inferIdShape } from "./identifier";
+import type { ColumnKind, Metadata, PairMarginal } from "../types";
+import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
 import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "./csv";
 import { DataError } from "./errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "./rules/detect";
+import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan } from "./columns";
 
-/** `value_mappings` key of the missing (blank) value. */
-export const MISSING_KEY = "";
-/** `value_mappings` key, and decoded value, of the code that pools rare categorical values. */
-export const OTHER = "__other__";
+// The kinds' shared names stay importable from here (evaluation, the rules and the reports import them from this module).
+export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };
 
 /** Default caps, thresholds and budget (docs/api.md, "Column kinds", gives the reasons). */
 export const DEFAULTS = {
@@ -148,26 +149,6 @@ export interface ExtractOptions {
   rules?: RuleOptions;
 }
 
-const NUMBER_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-const LEADING_ZERO_RE = /^[+-]?0\d/;
-const DECIMALS_RE = /^[+-]?\d*(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
-
-/**
- * True when `s` (already trimmed) is a finite decimal number in the sense of the type rule: not
- * `0x10`, `Infinity`, `1,234` (thousands separators are text), nor `00501` (a leading zero
- * before a digit marks a code such as a ZIP code: text).
- */
-export function isNumeric(s: string): boolean {
-  return NUMBER_RE.test(s) && !LEADING_ZERO_RE.test(s) && Number.isFinite(Number(s));
-}
-
-/** Decimals a numeric text is written with: `12.80` -> 2, `3` -> 0, `1.5e-3` -> 4, `2e3` -> 0. */
-export function decimalsOf(s: string): number {
-  const m = DECIMALS_RE.exec(s);
-  if (!m) return 0;
-  return Math.max(0, (m[1]?.length ?? 0) - (m[2] ? Number(m[2]) : 0));
-}
-
 class GrowInt32 {
   buf = new Int32Array(1024);
   length = 0;
@@ -182,23 +163,6 @@ class GrowInt32 {
   view(): Int32Array {
     return this.buf.subarray(0, this.length);
   }
-}
-
-/** One column after the scan: its distinct values, their counts and each row's value id. */
-export interface ColumnScan {
-  name: string;
-  /** Distinct values (trimmed) in order of first appearance; id = index. */
-  values: string[];
-  /** Rows per distinct value id. */
-  counts: number[];
-  /** 1-based file line (in-memory tables: row index + 2) where each distinct value first occurs. */
-  firstLines: number[];
-  /** Value id of each row (length n). */
-  ids: Int32Array;
-  /** Rows whose value is blank. */
-  missing: number;
-  /** Every non-blank value is numeric (and there is at least one). */
-  numeric: boolean;
 }
 
 /** A scanned table. */
@@ -270,438 +234,6 @@ export async function scanTable(
       numeric: s.numeric && s.missing < n,
     })),
   };
-}
-
-/** The code book of one column, built from the real table. */
-export interface ColumnCodec {
-  name: string;
-  kind: ColumnKind;
-  /** Datetime only: the column's format. */
-  datetime?: DatetimeFormat;
-  /** Number of codes, including the missing code. */
-  K: number;
-  /** The missing code (K - 1), or -1 when the column had no missing values. */
-  missingCode: number;
-  /** The `__other__` code, or -1. */
-  otherCode: number;
-  /** `column_stats[f]`. */
-  stats: ColumnStats;
-  /** `value_mappings[f]`. */
-  mapping: Record<string, number>;
-  /** True when K and the codes come from a public domain (`./domain`), not from the rows. */
-  fromDomain?: boolean;
-  /**
-   * Code of a (trimmed) value, or -1 when the value never occurred in the real column: a
-   * category not seen (except `__other__` when that code exists), a blank when the column had
-   * none, a non-number or a number outside [min, max] (quantile bins) or not among the point
-   * values (point bins, compared by text and then by numeric value).
-   */
-  encode(value: string): number;
-}
-
-function rankCategories(scan: ColumnScan): number[] {
-  const ids: number[] = [];
-  scan.values.forEach((v, id) => {
-    if (v !== "") ids.push(id);
-  });
-  ids.sort((a, b) => scan.counts[b] - scan.counts[a] || (scan.values[a] < scan.values[b] ? -1 : scan.values[a] > scan.values[b] ? 1 : 0));
-  return ids;
-}
-
-/**
- * Categorical code book with rare category protection: the values seen at least `k` times keep a
- * code of their own, most frequent first, up to `cap` codes; every other value (and a literal
- * `__other__`) shares the pooled code {@link OTHER}, which the decoder never writes back verbatim.
- * @returns undefined when no value reaches k (nothing could be released).
- */
-function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number): ColumnCodec | undefined {
-  const ranked = rankCategories(scan);
-  const own = ranked.filter((id) => scan.counts[id] >= k && scan.values[id] !== OTHER);
-  if (own.length === 0) return undefined;
-  const pooled = own.length < ranked.length || own.length > cap;
-  const kept = pooled ? own.slice(0, cap - 1) : own;
-  const byValue = new Map<string, number>();
-  const mapping: Record<string, number> = {};
-  kept.forEach((id, r) => {
-    byValue.set(scan.values[id], r);
-    mapping[scan.values[id]] = r;
-  });
-  const otherCode = pooled ? kept.length : -1;
-  if (pooled) {
-    for (const id of ranked) if (!byValue.has(scan.values[id])) byValue.set(scan.values[id], otherCode);
-    mapping[OTHER] = otherCode;
-    byValue.set(OTHER, otherCode);
-  }
-  const Knm = kept.length + (pooled ? 1 : 0);
-  const missingCode = scan.missing > 0 ? Knm : -1;
-  if (missingCode >= 0) {
-    mapping[MISSING_KEY] = missingCode;
-    byValue.set(MISSING_KEY, missingCode);
-  }
-  return {
-    name: scan.name,
-    kind: "categorical",
-    K: Knm + (missingCode >= 0 ? 1 : 0),
-    missingCode,
-    otherCode,
-    stats: { type: "categorical", count: n - scan.missing, missing: scan.missing, rare_threshold: k },
-    mapping,
-    encode: (v) => byValue.get(v) ?? -1,
-  };
-}
-
-/**
- * Code book of a column blank in every row: one code, the missing code, so the column stays in the
- * table and decodes blank in every row (the layout of a file is kept; the column carries nothing to
- * learn). `column_stats` is categorical with `count` 0; its 2-way marginals are a single row of
- * cells and cost next to nothing.
- * @throws DataError when an override declares it numerical, datetime or id: no value to check a
- *   kind against (a blank column is categorical or left to inference).
- */
-function blankCodec(scan: ColumnScan, n: number, k: number, override: ColumnOverride | undefined, source: string): ColumnCodec {
-  if (override !== undefined && override.type !== "categorical") {
-    throw new DataError(
-      `${source}: column "${scan.name}" is blank in every row, so it cannot be declared ${override.type}; it is kept blank (drop its override).`,
-      { column: scan.name, file: fileOfDescription(source) },
-    );
-  }
-  return {
-    name: scan.name,
-    kind: "categorical",
-    K: 1,
-    missingCode: 0,
-    otherCode: -1,
-    stats: { type: "categorical", count: 0, missing: n, rare_threshold: k },
-    mapping: { [MISSING_KEY]: 0 },
-    encode: (v) => (v === MISSING_KEY ? 0 : -1),
-  };
-}
-
-/**
- * Identifier code book: one code for "has a value" (plus the missing code), the column's shape in
- * `column_stats[f].id_shape` (`./identifier`), no values and no 2-way marginals.
- */
-function idCodec(scan: ColumnScan, n: number): ColumnCodec {
-  const values: string[] = [];
-  const counts: number[] = [];
-  scan.values.forEach((v, id) => {
-    if (v !== "") {
-      values.push(v);
-      counts.push(scan.counts[id]);
-    }
-  });
-  const missingCode = scan.missing > 0 ? 1 : -1;
-  const mapping: Record<string, number> = {};
-  if (missingCode >= 0) mapping[MISSING_KEY] = missingCode;
-  return {
-    name: scan.name,
-    kind: "id",
-    K: missingCode >= 0 ? 2 : 1,
-    missingCode,
-    otherCode: -1,
-    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: inferIdShape(values, counts) },
-    mapping,
-    encode: (v) => (v === MISSING_KEY ? missingCode : 0),
-  };
-}
-
-/**
- * Quantile edges with repeated-edge point bins: q_j = quantile(x, j/m), j = 0..m
- * (simple-statistics `quantileSorted`); a value that occupies two or more consecutive q_j
- * becomes a point bin [v, v]; other repeats are dropped.
- */
-function repeatedQuantileEdges(sorted: ArrayLike<number>, m: number): number[] {
-  const x = sorted as unknown as number[];
-  const q: number[] = [];
-  for (let j = 0; j <= m; j++) q.push(quantileSorted(x, j / m));
-  const edges: number[] = [];
-  for (let j = 0; j < q.length; ) {
-    let k = j;
-    while (k + 1 < q.length && q[k + 1] === q[j]) k++;
-    edges.push(q[j]);
-    if (k > j) edges.push(q[j]);
-    j = k + 1;
-  }
-  if (edges.length === 1) edges.push(edges[0]);
-  return edges;
-}
-
-/**
- * Bin edges of a numerical column with many distinct values (rule in the file header): heavy
- * values (mass >= 1/B) become point bins, the rest of the values get quantile bins, and the
- * largest combination with at most B bins is kept (fewer heavy points, then fewer quantile bins,
- * are tried until the bins fit).
- * @param sorted ascending values (length >= 1).
- * @param B      maximum number of bins (>= 1).
- * @returns non-decreasing edges, each value at most twice (twice = point bin), >= 2 entries.
- */
-export function quantileEdges(sorted: ArrayLike<number>, B: number): number[] {
-  const n = sorted.length;
-  const runs: { v: number; c: number }[] = [];
-  for (let i = 0; i < n; ) {
-    let k = i;
-    while (k + 1 < n && sorted[k + 1] === sorted[i]) k++;
-    runs.push({ v: sorted[i], c: k - i + 1 });
-    i = k + 1;
-  }
-  const heavy = runs
-    .filter((r) => r.c * B >= n)
-    .sort((a, b) => b.c - a.c || a.v - b.v)
-    .slice(0, B - 1);
-  for (let p = heavy.length; p >= 0; p--) {
-    const points = new Set(heavy.slice(0, p).map((r) => r.v));
-    const restLen = runs.reduce((s, r) => s + (points.has(r.v) ? 0 : r.c), 0);
-    if (restLen === 0) continue;
-    const rest = new Float64Array(restLen);
-    let o = 0;
-    for (const r of runs) if (!points.has(r.v)) rest.fill(r.v, o, (o += r.c));
-    for (let m = B - p; m >= 1; m--) {
-      const merged = [...repeatedQuantileEdges(rest, m), ...[...points].flatMap((v) => [v, v])].sort((a, b) => a - b);
-      const edges = merged.filter((v, i) => i < 2 || !(merged[i - 1] === v && merged[i - 2] === v));
-      if (edges.length - 1 <= B) return edges;
-    }
-  }
-  return repeatedQuantileEdges(sorted, 1);
-}
-
-/** Bin of a value under {@link quantileEdges}' convention; -1 outside [e_0, e_last]. */
-export function binOf(edges: readonly number[], points: ReadonlySet<number>, v: number): number {
-  const last = edges.length - 1;
-  if (!(v >= edges[0] && v <= edges[last])) return -1;
-  if (points.has(v)) {
-    // the point bin of v: the i with e_i = e_{i+1} = v
-    let lo = 0;
-    let hi = last;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (edges[mid] < v) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-  // number of edges <= v, minus one
-  let lo = 0;
-  let hi = edges.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (edges[mid] <= v) lo = mid + 1;
-    else hi = mid;
-  }
-  return Math.min(lo - 1, last - 1);
-}
-
-/** The values that are point bins under the repeated-edge convention. */
-export function pointValues(edges: readonly number[]): Set<number> {
-  const s = new Set<number>();
-  for (let i = 0; i + 1 < edges.length; i++) if (edges[i] === edges[i + 1]) s.add(edges[i]);
-  return s;
-}
-
-/**
- * Shared body of the numerical and datetime code books: point bins (one per distinct value, keyed
- * by its text) when there are at most `binCap` distinct values, else {@link quantileEdges} bins.
- * @param num   the number of each distinct value id (NaN for the blank value).
- * @param parse text -> number for values the real column never had (evaluation), or undefined.
- */
-function binnedCodec(
-  scan: ColumnScan,
-  n: number,
-  binCap: number,
-  kind: "numerical" | "datetime",
-  num: number[],
-  parse: (v: string) => number | undefined,
-  extra: Partial<ColumnStats>,
-): ColumnCodec {
-  const ids: number[] = [];
-  scan.values.forEach((v, id) => {
-    if (v !== "") ids.push(id);
-  });
-  ids.sort((a, b) => num[a] - num[b] || (scan.values[a] < scan.values[b] ? -1 : scan.values[a] > scan.values[b] ? 1 : 0));
-  const count = n - scan.missing;
-  const sorted = new Float64Array(count);
-  let p = 0;
-  for (const id of ids) sorted.fill(num[id], p, (p += scan.counts[id]));
-  const arr = sorted as unknown as number[];
-  const stats: ColumnStats = {
-    type: kind,
-    count,
-    missing: scan.missing,
-    min: sorted[0],
-    max: sorted[count - 1],
-    mean: mean(arr),
-    std: standardDeviation(arr),
-    ...extra,
-  };
-  const mapping: Record<string, number> = {};
-  let Knm: number;
-  let encodeValue: (v: string) => number;
-  if (ids.length <= binCap) {
-    const byText = new Map<string, number>();
-    const byNumber = new Map<number, number>();
-    ids.forEach((id, code) => {
-      mapping[scan.values[id]] = code;
-      byText.set(scan.values[id], code);
-      if (!byNumber.has(num[id])) byNumber.set(num[id], code);
-    });
-    Knm = ids.length;
-    encodeValue = (v) => {
-      const c = byText.get(v);
-      if (c !== undefined) return c;
-      const x = parse(v);
-      return x === undefined ? -1 : (byNumber.get(x) ?? -1);
-    };
-  } else {
-    const edges = quantileEdges(sorted, binCap);
-    const points = pointValues(edges);
-    stats.bin_edges = edges;
-    Knm = edges.length - 1;
-    encodeValue = (v) => {
-      const x = parse(v);
-      return x === undefined ? -1 : binOf(edges, points, x);
-    };
-  }
-  const missingCode = scan.missing > 0 ? Knm : -1;
-  if (missingCode >= 0) mapping[MISSING_KEY] = missingCode;
-  return {
-    name: scan.name,
-    kind,
-    K: Knm + (missingCode >= 0 ? 1 : 0),
-    missingCode,
-    otherCode: -1,
-    stats,
-    mapping,
-    encode: (v) => (v === MISSING_KEY ? missingCode : encodeValue(v)),
-  };
-}
-
-/** Greatest common divisor of two non-negative safe integers (Euclid; exact on doubles below 2^53). */
-function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
-  return a;
-}
-
-/**
- * The step of a numerical column's grain: the largest number every value is a whole multiple of,
- * when it is coarser than the writing's own unit 10^-decimals (body masses in 25 g -> 25, budgets
- * in round hundred-thousands -> 100000, half points -> 0.5, quarters -> 0.25).
- *
- * Rule: scale each distinct value by 10^decimals (an exact integer), take the greatest common
- * divisor g of them all, and return g / 10^decimals when g > 1. Exact, with no tolerance: a
- * single value off the grain (one body mass of 3710 among multiples of 25) means no step, since
- * a grain that some real value breaks is not a grain of the column, and guessing which values are
- * "noise" would invent one. Needs at least 3 distinct values (two values always share their
- * difference's divisors, which says nothing) and every scaled value within ±2^53 (exact integers).
- * @param values the column's numbers (non-blank; duplicates allowed).
- * @param decimals the most decimals any value is written with (`column_stats.decimals`), 0..20.
- * @returns the step (> 10^-decimals), or undefined when there is none. Never throws.
- */
-export function stepOf(values: Iterable<number>, decimals: number): number | undefined {
-  const scale = 10 ** decimals;
-  const seen = new Set<number>();
-  let g = 0;
-  for (const x of values) {
-    const k = Math.round(x * scale);
-    if (!Number.isSafeInteger(k)) return undefined;
-    seen.add(k);
-    g = gcd(Math.abs(k), g);
-    if (g === 1) return undefined;
-  }
-  return seen.size >= 3 && g > 1 ? g / scale : undefined;
-}
-
-const PLAIN_DECIMALS_RE = /^[+-]?\d*\.(\d+)$/;
-
-/**
- * Numerical code book ({@link binnedCodec}); `column_stats` adds `integer`, `decimals` (the most
- * decimals any value is written with, at most 20), `fixed_decimals: true` when every non-blank
- * value is written in plain notation with exactly `decimals` (> 0) decimals (`0.0`, `1.5`, `3.0`:
- * decoding keeps the trailing zeros), and, for quantile-binned columns (more than `binCap`
- * distinct values), `step` when every value is a whole multiple of a step coarser than
- * 10^-decimals ({@link stepOf}: exact gcd, one odd value means no step).
- */
-function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCodec {
-  const num: number[] = scan.values.map((v) => (v === "" ? NaN : Number(v)));
-  let decimals = 0;
-  let integer = true;
-  let distinct = 0;
-  scan.values.forEach((v, id) => {
-    if (v === "") return;
-    distinct++;
-    decimals = Math.max(decimals, decimalsOf(v));
-    if (!Number.isInteger(num[id])) integer = false;
-  });
-  decimals = Math.min(decimals, 20);
-  const fixed =
-    decimals > 0 &&
-    scan.values.every((v) => {
-      if (v === "") return true;
-      const m = PLAIN_DECIMALS_RE.exec(v);
-      return m !== null && m[1].length === decimals;
-    });
-  const step = distinct > binCap ? stepOf(num.filter((x) => !Number.isNaN(x)), decimals) : undefined;
-  return binnedCodec(scan, n, binCap, "numerical", num, (v) => (isNumeric(v) ? Number(v) : undefined), {
-    integer,
-    decimals,
-    ...(fixed ? { fixed_decimals: true } : {}),
-    ...(step !== undefined ? { step } : {}),
-  });
-}
-
-/**
- * Datetime code book: values parsed with the column's format to seconds since the Unix epoch,
- * then binned as numbers; `column_stats` adds `format`, `granularity` and (formats with an
- * offset) the most frequent `offset`.
- * @throws DataError naming line and value when a value does not parse in the format.
- */
-function datetimeCodec(scan: ColumnScan, n: number, binCap: number, fmt: DatetimeFormat, source: string): ColumnCodec {
-  const parsed: (ParsedDatetime | undefined)[] = scan.values.map((v) => (v === "" ? undefined : fmt.parse(v)));
-  const offsets = new Map<number, number>();
-  scan.values.forEach((v, id) => {
-    if (v === "") return;
-    const d = parsed[id];
-    if (!d) {
-      throw new DataError(
-        `${source}, line ${scan.firstLines[id]}, column "${scan.name}": ${JSON.stringify(v)} is not a datetime in the column's ` +
-          `format ${fmt.format}; fix the value, give the format (columns: {"${scan.name}": {"type": "datetime", "format": "..."}}) ` +
-          `or treat the column as categorical.`,
-        { column: scan.name, line: scan.firstLines[id], file: fileOfDescription(source) },
-      );
-    }
-    offsets.set(d.offset, (offsets.get(d.offset) ?? 0) + scan.counts[id]);
-  });
-  const granularity = inferGranularity(
-    parsed.filter((d): d is ParsedDatetime => d !== undefined),
-    fmt.finest,
-  );
-  let offset = 0;
-  let best = -1;
-  for (const [o, c] of offsets) if (c > best || (c === best && o < offset)) [offset, best] = [o, c];
-  const num = parsed.map((d) => (d ? d.seconds : NaN));
-  return {
-    ...binnedCodec(scan, n, binCap, "datetime", num, (v) => fmt.parse(v)?.seconds, {
-      format: fmt.format,
-      granularity,
-      ...(fmt.hasOffset ? { offset } : {}),
-    }),
-    datetime: fmt,
-  };
-}
-
-const ID_WORDS = new Set(["id", "ids", "key", "code", "no", "nr", "num", "number", "uuid", "guid", "pk"]);
-
-/**
- * True when a column name reads as an identifier's: its first or last word (split at
- * non-alphanumerics and camelCase humps) is id, key, code, no, nr, num, number, uuid, guid or pk
- * (`id`, `order_id`, `CustomerID`, `invoice no`). SDV's metadata detection uses the same kind of
- * name test for keys.
- */
-export function looksLikeIdName(name: string): boolean {
-  const words = name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter((w) => w !== "")
-    .map((w) => w.toLowerCase());
-  return words.length > 0 && (ID_WORDS.has(words[0]) || ID_WORDS.has(words[words.length - 1]));
 }
 
 /** A column's kind, from an override or inferred (rules in the file header). */
@@ -800,28 +332,19 @@ export function buildCodec(
   if (!(Number.isInteger(binCap) && binCap >= 1)) throw new RangeError("binCap must be an integer >= 1");
   if (!(Number.isInteger(k) && k >= 1)) throw new RangeError("rareThreshold must be an integer >= 1");
   const override = opts.columns?.[scan.name];
-  if (scan.missing === n) return blankCodec(scan, n, k, override, source);
+  if (scan.missing === n) return blankCodec(scan, n, k, override?.type, source);
   const choice = chooseKind(scan, n, source, override);
-  switch (choice.kind) {
-    case "numerical":
-      return numericalCodec(scan, n, binCap);
-    case "datetime":
-      return datetimeCodec(scan, n, binCap, choice.datetime!, source);
-    case "id":
-      return idCodec(scan, n);
-    case "categorical": {
-      const codec = categoricalCodec(scan, n, categoryCap, k);
-      if (codec) return codec;
-      // No value reaches k, so nothing could be released: an inferred column (a short table of
-      // unique names) is written fresh, as an identifier's; a declared one is the user's call.
-      if (!override) return idCodec(scan, n);
-      throw new DataError(
-        `${source}: column "${scan.name}" has no value that occurs at least ${k} times, so no value of it could appear in ` +
-          `synthetic data; treat it as an identifier (columns: {"${scan.name}": {"type": "id"}}) or lower rareThreshold.`,
-        { column: scan.name, file: fileOfDescription(source) },
-      );
-    }
-  }
+  const codec = codecFor(choice.kind, scan, n, { categoryCap, binCap, rareThreshold: k, datetime: choice.datetime, source });
+  if (codec) return codec;
+  // A categorical column with no value reaching k, so nothing could be released: an inferred
+  // column (a short table of unique names) is written fresh, as an identifier's; a declared one
+  // is the user's call.
+  if (!override) return codecFor("id", scan, n, { categoryCap, binCap, rareThreshold: k, source })!;
+  throw new DataError(
+    `${source}: column "${scan.name}" has no value that occurs at least ${k} times, so no value of it could appear in ` +
+      `synthetic data; treat it as an identifier (columns: {"${scan.name}": {"type": "id"}}) or lower rareThreshold.`,
+    { column: scan.name, file: fileOfDescription(source) },
+  );
 }
 
 /**
@@ -1010,51 +533,4 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
  */
 export async function extractMetadata(source: TableSource, opts: ExtractOptions = {}): Promise<Metadata> {
   return (await analyzeTable(source, opts)).metadata;
-}
-
-function shortNumber(x: number | undefined): string {
-  if (x === undefined) return "?";
-  return Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6)));
-}
-
-/**
- * One line per column for `synthd fit`: name, kind, number of codes, and what the kind keeps
- * (datetime: format, granularity and range; numerical: range, decimals and, where set, `step 25`
- * and `written with 1 decimal (0.0)`; categorical: values
- * with a code and pooled rare values; id: shape). A header line comes first.
- */
-export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
-  const rows = codecs.map((c) => {
-    const st = c.stats;
-    let detail = "";
-    if (c.kind === "datetime" && c.datetime) {
-      const w = (x: number | undefined) => (x === undefined ? "?" : c.datetime!.write(x, st.offset ?? 0));
-      detail = `format ${st.format}, granularity ${st.granularity}, ${w(st.min)} .. ${w(st.max)}`;
-    } else if (c.kind === "numerical") {
-      detail = `${shortNumber(st.min)} .. ${shortNumber(st.max)}, ${st.decimals ? `${st.decimals} decimals` : "integers"}`;
-      if (st.step !== undefined) detail += `, step ${shortNumber(st.step)}`;
-      if (st.fixed_decimals && st.decimals) {
-        const d = st.decimals;
-        detail += `, written with ${d} decimal${d === 1 ? "" : "s"} (${(0).toFixed(d)})`;
-      }
-    } else if (c.kind === "categorical") {
-      const own = c.K - (c.otherCode >= 0 ? 1 : 0) - (c.missingCode >= 0 ? 1 : 0);
-      detail = c.fromDomain
-        ? "codes of the domain"
-        : st.count === 0
-        ? "blank in every row: written blank"
-        : `${own} values with a code` + (c.otherCode >= 0 ? `, rarer values (< ${st.rare_threshold} rows) pooled` : "");
-    } else if (c.kind === "id" && st.id_shape) {
-      const s = st.id_shape;
-      detail =
-        s.kind === "integer"
-          ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
-          : `text identifiers${s.prefix ? ` with prefix ${JSON.stringify(s.prefix)}` : ""}, lengths ${Object.keys(s.lengths).join("/")}; fresh values on decoding`;
-    }
-    if (st.missing > 0 && st.count > 0) detail += `${detail ? "; " : ""}${st.missing} blank`;
-    return [c.name, c.kind, String(c.K), detail];
-  });
-  const header = ["column", "kind", "codes", "details"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  return [header, ...rows].map((r) => r.map((v, i) => (i < 3 ? v.padEnd(widths[i]) : v)).join("  ").trimEnd());
 }

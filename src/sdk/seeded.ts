@@ -33,13 +33,22 @@
  * A seed column the model lacks is a DataError naming it (line 1). Columns the seed table lacks
  * are generated in every row.
  */
-import { DateTime } from "luxon";
 import type { ColumnKind, ConditionCell, Metadata } from "../types";
 import { readCsvText, readTable, type Table } from "./csv";
-import { DatetimeFormat } from "./datetime";
-import { missingCodeOf, type Decoder, type FeatureDecoder, type ValueRange } from "./decode";
+import type { Decoder } from "./decode";
+import {
+  datetimeBound,
+  missingCodeOf,
+  MISSING_KEY,
+  numberBound,
+  OTHER,
+  pointValues,
+  seedBin,
+  valueReaderOf,
+  type FeatureDecoder,
+  type ValueRange,
+} from "./columns";
 import { DataError } from "./errors";
-import { binOf, isNumeric, MISSING_KEY, OTHER, pointValues } from "./metadata";
 
 /** Bounds of a range condition: numbers, or datetimes as text (the column's format or ISO 8601). */
 export interface WhereRange {
@@ -102,19 +111,9 @@ function columnBook(meta: Metadata, name: string): ColumnBook | undefined {
   for (const [v, c] of Object.entries(mapping)) if (v !== MISSING_KEY && v !== OTHER) byText.set(v, c);
   const kind: ColumnKind = stats?.type ?? "categorical";
   const book: ColumnBook = { name, kind, missingCode: missingCodeOf(meta, name), otherCode, byText, show: String };
-  if (kind === "numerical") book.parse = (t) => (isNumeric(t) ? Number(t) : undefined);
-  if (kind === "datetime" && stats?.format) {
-    const fmt = new DatetimeFormat(stats.format);
-    book.parse = (t) => fmt.parse(t)?.seconds;
-    // A bound the format cannot write (a year outside 0001..9999) is still named, in ISO 8601.
-    book.show = (x) => {
-      try {
-        return fmt.write(x, stats.offset ?? 0);
-      } catch {
-        return Number.isFinite(x) && Math.abs(x) < 8.64e12 ? new Date(x * 1000).toISOString() : String(x);
-      }
-    };
-  }
+  // Numerical and datetime columns: how their values are read and named (`./columns`).
+  const reader = valueReaderOf(stats);
+  if (reader) [book.parse, book.show] = [reader.parse, reader.show];
   if ((kind === "numerical" || kind === "datetime") && book.parse) {
     if (stats?.bin_edges && stats.bin_edges.length >= 2) {
       book.edges = stats.bin_edges;
@@ -160,19 +159,15 @@ function categoricalCode(book: ColumnBook, value: string): number {
 /** A range bound as a number of the column. @throws DataError when it does not parse. */
 function bound(book: ColumnBook, key: string, v: unknown): number {
   if (book.kind === "datetime") {
-    if (typeof v === "string") {
-      const x = book.parse?.(v.trim());
-      if (x !== undefined) return x;
-      const iso = DateTime.fromISO(v.trim(), { setZone: true, zone: "utc" });
-      if (iso.isValid) return iso.toMillis() / 1000;
-    }
+    const x = datetimeBound(v, book.parse);
+    if (x !== undefined) return x;
     throw new DataError(
       `where: the bound ${key} of column "${book.name}" must be a datetime in the column's format or ISO 8601, got ${JSON.stringify(v)}.`,
       { column: book.name },
     );
   }
-  const x = typeof v === "number" ? v : typeof v === "string" && isNumeric(v.trim()) ? Number(v.trim()) : NaN;
-  if (!Number.isFinite(x)) throw new DataError(`where: the bound ${key} of column "${book.name}" must be a finite number, got ${JSON.stringify(v)}.`, { column: book.name });
+  const x = numberBound(v);
+  if (x === undefined) throw new DataError(`where: the bound ${key} of column "${book.name}" must be a finite number, got ${JSON.stringify(v)}.`, { column: book.name });
   return x;
 }
 
@@ -424,12 +419,7 @@ function seedCode(book: ColumnBook, text: string, seed: SeedRows, r: number): nu
   if (x === undefined) {
     throw fail(`${JSON.stringify(text)} is not ${book.kind === "datetime" ? "a datetime in the column's format" : "a number"}, but the column is ${book.kind}.`);
   }
-  if (book.edges) {
-    const e = book.edges;
-    if (x < e[0]) return 0;
-    if (x > e[e.length - 1]) return e.length - 2;
-    return binOf(e, book.points!, x);
-  }
+  if (book.edges) return seedBin(book.edges, book.points!, x);
   const values = book.values ?? [];
   if (values.length === 0) throw fail(`the column has no values to match ${JSON.stringify(text)} with.`);
   let best = values[0];

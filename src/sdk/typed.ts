@@ -29,16 +29,19 @@
  * - Strings are plain Utf8, not dictionary-encoded: a seed table may keep values that are not in
  *   the code book, and the Arrow IPC file format cannot replace a dictionary between batches.
  *   Parquet writers dictionary-encode the pages anyway.
+ * Each kind's type and text reader live with the kind (`./columns`: `arrowTypeOf`, the numerical
+ * `int64Of` / `float64Of`, the datetime `datetimeParser`); this module builds schemas and batches.
  */
 import { DateDay, Field, Float64, Int64, RecordBatch, Schema, Struct, TimestampMillisecond, Utf8, makeData, type Data, type DataType } from "apache-arrow";
 import type { Metadata } from "../types";
-import { DatetimeFormat } from "./datetime";
+import type { DatetimeFormat } from "./datetime";
 import { DataError } from "./errors";
-import { isNumeric } from "./metadata";
+import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType } from "./columns";
 import type { EncodedSeed, SeedRows } from "./seeded";
 
-/** The value type of one output column. */
-export type ColumnType = "string" | "int64" | "float64" | "timestamp" | "date";
+export type { ColumnType };
+// The rules (`./rules/check`, `./rules/enforce`) read datetime text with the typed reader from here.
+export { datetimeParser };
 
 /** One output column: its name, value type and, for datetimes, the format its text is read in. */
 export interface TypedColumn {
@@ -49,10 +52,6 @@ export interface TypedColumn {
 }
 
 const MS_PER_DAY = 86_400_000;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-/** Distinct texts remembered per datetime column read with luxon before the memo is cleared (bounds memory). */
-const DATETIME_MEMO = 100_000;
 
 /**
  * The output columns of a model, in `metadata.features` order, typed by the rules in the module
@@ -60,18 +59,7 @@ const DATETIME_MEMO = 100_000;
  * @throws RangeError when a datetime column's `format` cannot be compiled (`new DatetimeFormat`).
  */
 export function columnTypes(meta: Metadata): TypedColumn[] {
-  return meta.features.map((name): TypedColumn => {
-    const s = meta.column_stats?.[name];
-    if (s?.type === "numerical") {
-      const decimals = s.decimals ?? (s.integer ? 0 : undefined);
-      return { name, type: decimals === 0 ? "int64" : "float64" };
-    }
-    if (s?.type === "datetime" && s.format) {
-      const datetime = new DatetimeFormat(s.format);
-      return { name, type: datetime.finest === "day" && !datetime.hasOffset ? "date" : "timestamp", datetime };
-    }
-    return { name, type: "string" };
-  });
+  return meta.features.map((name): TypedColumn => ({ name, ...arrowTypeOf(meta.column_stats?.[name]) }));
 }
 
 function arrowType(t: ColumnType): DataType {
@@ -130,10 +118,9 @@ export class BatchConverter {
     if (t === "") return null;
     switch (c.type) {
       case "int64":
-        return toInt64(t);
+        return int64Of(t);
       case "float64":
-        if (!isNumeric(t)) throw new DataError(`${JSON.stringify(text)} is not a number`);
-        return Number(t);
+        return float64Of(t, text);
       case "timestamp":
         return BigInt(this.millis(col, t, text));
       case "date":
@@ -198,15 +185,6 @@ export class BatchConverter {
   }
 }
 
-function toInt64(t: string): bigint {
-  let v: bigint;
-  if (/^[+-]?\d+$/.test(t)) v = BigInt(t);
-  else if (isNumeric(t) && Number.isInteger(Number(t))) v = BigInt(Number(t));
-  else throw new DataError(`${JSON.stringify(t)} is not ${isNumeric(t) ? "an integer" : "a number"}, but the model's column holds integers (written as Int64)`);
-  if (v < INT64_MIN || v > INT64_MAX) throw new DataError(`${t} does not fit in a 64-bit integer`);
-  return v;
-}
-
 /**
  * The Arrow data of one column of typed values (all of `type`'s kind or null). Nulls go to the
  * validity bitmap (bit set = valid), their slots hold 0 / an empty string.
@@ -250,115 +228,4 @@ function columnData(type: ColumnType, values: readonly TypedValue[]): Data {
       return makeData({ type: new DateDay(), ...common, data });
     }
   }
-}
-
-/**
- * Text -> milliseconds since the epoch in format `fmt`, or undefined when the text is not a
- * datetime in it; the same answers as `fmt.parse` (strict, round trip) at a fraction of the cost.
- *
- * `fmt.parse` (luxon) costs about 4-6 µs a value, which made timestamps the slowest part of
- * writing Arrow (about 5 of 6 s for 1M rows with one `yyyy/MM/dd HH:mm` column; 0.9 s with this reader). Formats made only of the padded
- * or unpadded numeric tokens (yyyy, MM/M, LL/L, dd/d, HH/H, mm/m, ss/s, SSS, ZZ, ZZZ) and
- * literals are read here with one regular expression and `Date.UTC`: padded tokens take exactly
- * their digits, unpadded ones no leading zero (as luxon writes them), and the fields must come
- * back unchanged from the Date (no February 30, no hour 24), which is the round trip of
- * `fmt.parse` for these tokens. Anything that does not pass (years before 0100, offset -00:00 or
- * beyond ±18:00) goes to `fmt.parse`. Other formats use `fmt.parse` with a memo of up to
- * DATETIME_MEMO texts (dates repeat).
- */
-export function datetimeParser(fmt: DatetimeFormat): (text: string) => number | undefined {
-  const strict = (t: string): number | undefined => {
-    const p = fmt.parse(t);
-    return p === undefined ? undefined : Math.round(p.seconds * 1000);
-  };
-  const fast = numericDatetimeParser(fmt.format);
-  if (fast) return (t) => fast(t) ?? strict(t);
-  const memo = new Map<string, number | undefined>();
-  return (t) => {
-    if (memo.has(t)) return memo.get(t);
-    const ms = strict(t);
-    if (memo.size >= DATETIME_MEMO) memo.clear();
-    memo.set(t, ms);
-    return ms;
-  };
-}
-
-/** Regular expression of each numeric token, and the field it sets. */
-const NUMERIC_TOKENS: Readonly<Record<string, { re: string; field: number }>> = {
-  yyyy: { re: "(\\d{4})", field: 0 },
-  MM: { re: "(\\d{2})", field: 1 },
-  M: { re: "([1-9]\\d?)", field: 1 },
-  LL: { re: "(\\d{2})", field: 1 },
-  L: { re: "([1-9]\\d?)", field: 1 },
-  dd: { re: "(\\d{2})", field: 2 },
-  d: { re: "([1-9]\\d?)", field: 2 },
-  HH: { re: "(\\d{2})", field: 3 },
-  H: { re: "(0|[1-9]\\d?)", field: 3 },
-  mm: { re: "(\\d{2})", field: 4 },
-  m: { re: "(0|[1-9]\\d?)", field: 4 },
-  ss: { re: "(\\d{2})", field: 5 },
-  s: { re: "(0|[1-9]\\d?)", field: 5 },
-  SSS: { re: "(\\d{3})", field: 6 },
-  ZZ: { re: "([+-])(\\d{2}):(\\d{2})", field: 7 },
-  ZZZ: { re: "([+-])(\\d{2})(\\d{2})", field: 7 },
-};
-
-/**
- * The fast reader of {@link datetimeParser} for a luxon format of numeric tokens and literals
- * (quoted text, punctuation, spaces), or undefined for any other format (names, 12-hour clock,
- * week dates...). Splits the format as luxon does: a run of one letter is a token, text in
- * single quotes is literal (`''` is a quote).
- */
-function numericDatetimeParser(format: string): ((text: string) => number | undefined) | undefined {
-  let re = "^";
-  const fields: number[] = []; // per capture group: the field it sets (7 = offset: sign, hours, minutes)
-  for (let i = 0; i < format.length; ) {
-    const ch = format[i];
-    if (ch === "'") {
-      const end = format.indexOf("'", i + 1);
-      if (end < 0) return undefined;
-      const literal = end === i + 1 ? "'" : format.slice(i + 1, end);
-      re += literal.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
-      i = end + 1;
-    } else if (/[A-Za-z]/.test(ch)) {
-      let j = i;
-      while (format[j] === ch) j++;
-      const token = NUMERIC_TOKENS[format.slice(i, j)];
-      if (token === undefined) return undefined;
-      re += token.re;
-      fields.push(...(token.field === 7 ? [7, 7, 7] : [token.field]));
-      i = j;
-    } else {
-      re += ch.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
-      i++;
-    }
-  }
-  if (!fields.includes(0)) return undefined;
-  const pattern = new RegExp(re + "$");
-  return (text) => {
-    const m = pattern.exec(text);
-    if (m === null) return undefined;
-    const f = [0, 1, 1, 0, 0, 0, 0];
-    let offset = 0;
-    for (let g = 0; g < fields.length; g++) {
-      if (fields[g] !== 7) f[fields[g]] = Number(m[g + 1]);
-      else {
-        const sign = m[g + 1];
-        offset = (sign === "-" ? -1 : 1) * (Number(m[g + 2]) * 60 + Number(m[g + 3]));
-        if ((offset === 0 && sign === "-") || Math.abs(offset) > 18 * 60 || Number(m[g + 3]) > 59) return undefined;
-        g += 2;
-      }
-    }
-    const local = Date.UTC(f[0], f[1] - 1, f[2], f[3], f[4], f[5], f[6]);
-    const d = new Date(local);
-    // Also refuses years 0001..0099, which Date.UTC reads as 1900..1999 (fmt.parse then reads them).
-    const same =
-      d.getUTCFullYear() === f[0] &&
-      d.getUTCMonth() === f[1] - 1 &&
-      d.getUTCDate() === f[2] &&
-      d.getUTCHours() === f[3] &&
-      d.getUTCMinutes() === f[4] &&
-      d.getUTCSeconds() === f[5];
-    return same ? local - offset * 60_000 : undefined;
-  };
 }

@@ -1,0 +1,176 @@
+/**
+ * The categorical kind: a column of text values (or numbers declared categorical, or a column
+ * blank in every row), released as a code book of its frequent values.
+ *
+ * Its life:
+ * - scan -> codec: {@link categoricalCodec} (rare category protection: values seen at least k
+ *   times keep a code, most frequent first, up to `categoryCap`; the rest share the pooled code
+ *   `__other__`), and {@link blankCodec} for a column blank in every row (one code: blank). The
+ *   kind choice itself is `../metadata`'s `chooseKind`.
+ * - decode: {@link mappingDecoder}: code -> its value in `value_mappings`; the pooled code draws
+ *   one of the column's own values among those that occur with the row's code of the partner
+ *   feature ({@link pooledPartner}). Point-bin numerical and datetime columns decode the same way
+ *   (their code book is a list of exact values), as do features without `column_stats`.
+ * - typed: Utf8 (`./index`'s `arrowTypeOf`: string).
+ * - seeded: a `where` value or seed cell is looked up in the code book (`../seeded`).
+ */
+import type { ColumnKind, Metadata } from "../../types";
+import { fileOfDescription } from "../csv";
+import { DataError } from "../errors";
+import { mutualInformation } from "../marginals";
+import { badCode, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
+
+function rankCategories(scan: ColumnScan): number[] {
+  const ids: number[] = [];
+  scan.values.forEach((v, id) => {
+    if (v !== "") ids.push(id);
+  });
+  ids.sort((a, b) => scan.counts[b] - scan.counts[a] || (scan.values[a] < scan.values[b] ? -1 : scan.values[a] > scan.values[b] ? 1 : 0));
+  return ids;
+}
+
+/**
+ * Categorical code book with rare category protection: the values seen at least `k` times keep a
+ * code of their own, most frequent first, up to `cap` codes; every other value (and a literal
+ * `__other__`) shares the pooled code {@link OTHER}, which the decoder never writes back verbatim.
+ * @returns undefined when no value reaches k (nothing could be released).
+ */
+export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number): ColumnCodec | undefined {
+  const ranked = rankCategories(scan);
+  const own = ranked.filter((id) => scan.counts[id] >= k && scan.values[id] !== OTHER);
+  if (own.length === 0) return undefined;
+  const pooled = own.length < ranked.length || own.length > cap;
+  const kept = pooled ? own.slice(0, cap - 1) : own;
+  const byValue = new Map<string, number>();
+  const mapping: Record<string, number> = {};
+  kept.forEach((id, r) => {
+    byValue.set(scan.values[id], r);
+    mapping[scan.values[id]] = r;
+  });
+  const otherCode = pooled ? kept.length : -1;
+  if (pooled) {
+    for (const id of ranked) if (!byValue.has(scan.values[id])) byValue.set(scan.values[id], otherCode);
+    mapping[OTHER] = otherCode;
+    byValue.set(OTHER, otherCode);
+  }
+  const Knm = kept.length + (pooled ? 1 : 0);
+  const missingCode = scan.missing > 0 ? Knm : -1;
+  if (missingCode >= 0) {
+    mapping[MISSING_KEY] = missingCode;
+    byValue.set(MISSING_KEY, missingCode);
+  }
+  return {
+    name: scan.name,
+    kind: "categorical",
+    K: Knm + (missingCode >= 0 ? 1 : 0),
+    missingCode,
+    otherCode,
+    stats: { type: "categorical", count: n - scan.missing, missing: scan.missing, rare_threshold: k },
+    mapping,
+    encode: (v) => byValue.get(v) ?? -1,
+  };
+}
+
+/**
+ * Code book of a column blank in every row: one code, the missing code, so the column stays in the
+ * table and decodes blank in every row (the layout of a file is kept; the column carries nothing to
+ * learn). `column_stats` is categorical with `count` 0; its 2-way marginals are a single row of
+ * cells and cost next to nothing.
+ * @param declared the kind the user's override declares, if any.
+ * @throws DataError when an override declares it numerical, datetime or id: no value to check a
+ *   kind against (a blank column is categorical or left to inference).
+ */
+export function blankCodec(scan: ColumnScan, n: number, k: number, declared: ColumnKind | undefined, source: string): ColumnCodec {
+  if (declared !== undefined && declared !== "categorical") {
+    throw new DataError(
+      `${source}: column "${scan.name}" is blank in every row, so it cannot be declared ${declared}; it is kept blank (drop its override).`,
+      { column: scan.name, file: fileOfDescription(source) },
+    );
+  }
+  return {
+    name: scan.name,
+    kind: "categorical",
+    K: 1,
+    missingCode: 0,
+    otherCode: -1,
+    stats: { type: "categorical", count: 0, missing: n, rare_threshold: k },
+    mapping: { [MISSING_KEY]: 0 },
+    encode: (v) => (v === MISSING_KEY ? 0 : -1),
+  };
+}
+
+/**
+ * For a categorical feature's pooled code: the partner feature (the one whose sent 2-way
+ * marginal with f has the most mutual information; ties: the first) and, per partner code, the
+ * own codes of f that occur with it (P(f = i, g = j) > 0), in code order.
+ */
+function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][] } | undefined {
+  let best: { g: string; byCode: number[][]; mi: number } | undefined;
+  for (const m of meta.marginals ?? []) {
+    const at = m.features.indexOf(f);
+    if (at < 0) continue;
+    const g = m.features[1 - at];
+    const [Ka, Kb] = [meta.cardinalities[m.features[0]], meta.cardinalities[m.features[1]]];
+    if (m.probs.length !== Ka * Kb) continue;
+    const mi = mutualInformation(m.probs, Ka, Kb);
+    if (best && mi <= best.mi) continue;
+    const Kg = at === 0 ? Kb : Ka;
+    const byCode: number[][] = Array.from({ length: Kg }, () => []);
+    for (let i = 0; i < Ka; i++) {
+      for (let j = 0; j < Kb; j++) {
+        const [fc, gc] = at === 0 ? [i, j] : [j, i];
+        if (m.probs[i * Kb + j] > 0 && own.has(fc)) byCode[gc].push(fc);
+      }
+    }
+    for (const list of byCode) list.sort((x, y) => x - y);
+    best = { g, byCode, mi };
+  }
+  return best && { g: best.g, byCode: best.byCode };
+}
+
+/**
+ * Decoder of a feature whose codes stand for listed values (`value_mappings[f]`): categorical
+ * features, point-bin numerical and datetime features, and features without `column_stats`.
+ * Code -> its value; the missing code -> ""; the pooled code ({@link OTHER}) -> one of the
+ * column's own values drawn uniformly among those that occur with the row's partner code (all of
+ * them when the partner gives none; `__other__` when the column has none); without a mapping, the
+ * code as a string.
+ */
+export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
+  const K = meta.cardinalities[f];
+  const mapping = meta.value_mappings?.[f];
+  const missingCode = missingCodeOf(meta, f);
+  const byCode: (string | undefined)[] = new Array(K);
+  if (mapping) for (const [v, c] of Object.entries(mapping)) if (byCode[c] === undefined) byCode[c] = v;
+  const otherCode = mapping?.[OTHER];
+  if (otherCode !== undefined) byCode[otherCode] = undefined;
+  if (missingCode !== undefined) byCode[missingCode] = "";
+  const own: number[] = [];
+  byCode.forEach((v, c) => {
+    if (v !== undefined && c !== missingCode) own.push(c);
+  });
+  const partner = otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
+  return {
+    name: f,
+    K,
+    partner: partner?.g,
+    decode: (c, rng, _row, _ids, partnerCode) => {
+      if (c === otherCode && c !== undefined) {
+        const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
+        const from = near && near.length ? near : own;
+        return from.length ? byCode[from[rng.int(from.length)]]! : OTHER;
+      }
+      return byCode[c] ?? (mapping ? badCode(f, c, K) : String(c));
+    },
+  };
+}
+
+/** `describeColumns`' details of a categorical column: values with a code and pooled rare values (domain codes; blank in every row). */
+export function describeCategorical(c: ColumnCodec): string {
+  const own = c.K - (c.otherCode >= 0 ? 1 : 0) - (c.missingCode >= 0 ? 1 : 0);
+  return c.fromDomain
+    ? "codes of the domain"
+    : c.stats.count === 0
+    ? "blank in every row: written blank"
+    : `${own} values with a code` + (c.otherCode >= 0 ? `, rarer values (< ${c.stats.rare_threshold} rows) pooled` : "");
+}

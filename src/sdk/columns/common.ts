@@ -1,0 +1,142 @@
+/**
+ * What every column kind shares (`./categorical`, `./numerical`, `./datetime`, `./id`; the
+ * dispatch by kind is `./index`): the two reserved keys of `value_mappings`, the scan of one
+ * column (input of every codec), the code book a codec builds ({@link ColumnCodec}), the decoder
+ * of one feature's codes ({@link FeatureDecoder}), the number test of the kind rule, and the
+ * value range of numerical and datetime columns.
+ *
+ * This module imports nothing of the SDK but `../errors` (and types), so the kind
+ * modules, `../metadata`, `../decode`, `../typed` and `../seeded` can all import it without a cycle.
+ */
+import type { ColumnKind, ColumnStats, Metadata } from "../../types";
+import type { DatetimeFormat } from "../datetime";
+import { APIError } from "../errors";
+import type { IdGenerator, IdShape } from "../identifier";
+import type { Rng } from "../prng";
+
+/** `value_mappings` key of the missing (blank) value. */
+export const MISSING_KEY = "";
+/** `value_mappings` key, and decoded value, of the code that pools rare categorical values. */
+export const OTHER = "__other__";
+
+const NUMBER_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+const LEADING_ZERO_RE = /^[+-]?0\d/;
+const DECIMALS_RE = /^[+-]?\d*(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * True when `s` (already trimmed) is a finite decimal number in the sense of the type rule: not
+ * `0x10`, `Infinity`, `1,234` (thousands separators are text), nor `00501` (a leading zero
+ * before a digit marks a code such as a ZIP code: text).
+ */
+export function isNumeric(s: string): boolean {
+  return NUMBER_RE.test(s) && !LEADING_ZERO_RE.test(s) && Number.isFinite(Number(s));
+}
+
+/** Decimals a numeric text is written with: `12.80` -> 2, `3` -> 0, `1.5e-3` -> 4, `2e3` -> 0. */
+export function decimalsOf(s: string): number {
+  const m = DECIMALS_RE.exec(s);
+  if (!m) return 0;
+  return Math.max(0, (m[1]?.length ?? 0) - (m[2] ? Number(m[2]) : 0));
+}
+
+/** One column after the scan: its distinct values, their counts and each row's value id. */
+export interface ColumnScan {
+  name: string;
+  /** Distinct values (trimmed) in order of first appearance; id = index. */
+  values: string[];
+  /** Rows per distinct value id. */
+  counts: number[];
+  /** 1-based file line (in-memory tables: row index + 2) where each distinct value first occurs. */
+  firstLines: number[];
+  /** Value id of each row (length n). */
+  ids: Int32Array;
+  /** Rows whose value is blank. */
+  missing: number;
+  /** Every non-blank value is numeric (and there is at least one). */
+  numeric: boolean;
+}
+
+/** The code book of one column, built from the real table. */
+export interface ColumnCodec {
+  name: string;
+  kind: ColumnKind;
+  /** Datetime only: the column's format. */
+  datetime?: DatetimeFormat;
+  /** Number of codes, including the missing code. */
+  K: number;
+  /** The missing code (K - 1), or -1 when the column had no missing values. */
+  missingCode: number;
+  /** The `__other__` code, or -1. */
+  otherCode: number;
+  /** `column_stats[f]`. */
+  stats: ColumnStats;
+  /** `value_mappings[f]`. */
+  mapping: Record<string, number>;
+  /** True when K and the codes come from a public domain (`../domain`), not from the rows. */
+  fromDomain?: boolean;
+  /**
+   * Code of a (trimmed) value, or -1 when the value never occurred in the real column: a
+   * category not seen (except `__other__` when that code exists), a blank when the column had
+   * none, a non-number or a number outside [min, max] (quantile bins) or not among the point
+   * values (point bins, compared by text and then by numeric value).
+   */
+  encode(value: string): number;
+}
+
+/** Decodes one feature's codes. */
+export interface FeatureDecoder {
+  name: string;
+  /** Number of codes. */
+  K: number;
+  /**
+   * The value of code `c` (0 <= c < K) in row `row` of the sample; `rng` supplies draws for
+   * interval bins and the pooled code, `ids` writes identifiers, `partnerCode` is the row's code
+   * of {@link FeatureDecoder.partner} (read only for the pooled code).
+   * @throws APIError (`invalid_response`) for a code without a value.
+   */
+  decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number): string;
+  /** Id features: the shape their generator writes. */
+  idShape?: IdShape;
+  /** Categorical features with a pooled code: the feature whose code in the row `decode` reads. */
+  partner?: string;
+}
+
+/**
+ * The missing (blank) code of feature `f`: `value_mappings[f][""]`, else K-1 when
+ * `column_stats[f].missing > 0` (binned and id columns), else undefined (the column had no blanks).
+ */
+export function missingCodeOf(meta: Metadata, f: string): number | undefined {
+  const mapping = meta.value_mappings?.[f];
+  if (mapping !== undefined && Object.hasOwn(mapping, MISSING_KEY)) return mapping[MISSING_KEY];
+  return (meta.column_stats?.[f]?.missing ?? 0) > 0 ? meta.cardinalities[f] - 1 : undefined;
+}
+
+/** The decoders' error for a generated code that has no value. */
+export function badCode(f: string, c: number, K: number): never {
+  throw new APIError({
+    code: "invalid_response",
+    message: `The server returned code ${c} for feature "${f}", which has no value (K = ${K}).`,
+  });
+}
+
+/**
+ * A range of a numerical or datetime column's values (seeded generation, `../seeded`), in the
+ * column's numbers (datetimes: seconds since the Unix epoch). An absent bound is unbounded; an
+ * open bound excludes its value.
+ */
+export interface ValueRange {
+  lo?: number;
+  loOpen?: boolean;
+  hi?: number;
+  hiOpen?: boolean;
+}
+
+/** True when `x` lies in `range`. */
+export function inRange(x: number, range: ValueRange): boolean {
+  if (range.lo !== undefined && (range.loOpen ? !(x > range.lo) : !(x >= range.lo))) return false;
+  if (range.hi !== undefined && (range.hiOpen ? !(x < range.hi) : !(x <= range.hi))) return false;
+  return true;
+}
+
+/** The value type of one output column (Arrow / Parquet, `../typed`). */
+export type ColumnType = "string" | "int64" | "float64" | "timestamp" | "date";

@@ -1,0 +1,86 @@
+/**
+ * The id kind: a column of identifiers (keys, order numbers, UUIDs), whose values carry nothing
+ * to learn and are written fresh on decoding. The shape engine (inference of an `IdShape`, the
+ * generator of fresh values) is `../identifier`; this module is the kind around it.
+ *
+ * Its life:
+ * - scan -> kind: `../metadata`'s `chooseKind` picks `id` for distinct integers under a name
+ *   that reads as an identifier's ({@link looksLikeIdName}) and for distinct text.
+ * - codec: {@link idCodec}: one code for "has a value" (plus the missing code), the column's
+ *   shape in `column_stats[f].id_shape`, no values sent and no 2-way marginals.
+ * - decode: {@link idDecoder}: code 0 -> a fresh identifier of the shape (the generator is keyed
+ *   per sample, `../decode`), the missing code -> "".
+ * - typed: Utf8 (`./index`'s `arrowTypeOf`: string).
+ * - seeded: a seed cell is code 0 ("present") and kept verbatim; a `where` on it is refused (`../seeded`).
+ */
+import type { ColumnStats } from "../../types";
+import { inferIdShape, type IdShape } from "../identifier";
+import { badCode, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
+
+const ID_WORDS = new Set(["id", "ids", "key", "code", "no", "nr", "num", "number", "uuid", "guid", "pk"]);
+
+/**
+ * True when a column name reads as an identifier's: its first or last word (split at
+ * non-alphanumerics and camelCase humps) is id, key, code, no, nr, num, number, uuid, guid or pk
+ * (`id`, `order_id`, `CustomerID`, `invoice no`). SDV's metadata detection uses the same kind of
+ * name test for keys.
+ */
+export function looksLikeIdName(name: string): boolean {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== "")
+    .map((w) => w.toLowerCase());
+  return words.length > 0 && (ID_WORDS.has(words[0]) || ID_WORDS.has(words[words.length - 1]));
+}
+
+/**
+ * Identifier code book: one code for "has a value" (plus the missing code), the column's shape in
+ * `column_stats[f].id_shape` (`../identifier`), no values and no 2-way marginals.
+ */
+export function idCodec(scan: ColumnScan, n: number): ColumnCodec {
+  const values: string[] = [];
+  const counts: number[] = [];
+  scan.values.forEach((v, id) => {
+    if (v !== "") {
+      values.push(v);
+      counts.push(scan.counts[id]);
+    }
+  });
+  const missingCode = scan.missing > 0 ? 1 : -1;
+  const mapping: Record<string, number> = {};
+  if (missingCode >= 0) mapping[MISSING_KEY] = missingCode;
+  return {
+    name: scan.name,
+    kind: "id",
+    K: missingCode >= 0 ? 2 : 1,
+    missingCode,
+    otherCode: -1,
+    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: inferIdShape(values, counts) },
+    mapping,
+    encode: (v) => (v === MISSING_KEY ? missingCode : 0),
+  };
+}
+
+/**
+ * Decoder of an id feature with `column_stats[f].id_shape`: code 0 -> `ids.value(row)` (a fresh
+ * identifier of the shape, distinct within the sample), the missing code -> "", anything else
+ * (or code 0 without a generator) -> APIError.
+ */
+export function idDecoder(f: string, K: number, stats: ColumnStats, missingCode: number | undefined): FeatureDecoder {
+  const shape = stats.id_shape as IdShape;
+  return {
+    name: f,
+    K,
+    idShape: shape,
+    decode: (c, _rng, row, ids) => (c === missingCode ? "" : c === 0 && ids ? ids.value(row) : badCode(f, c, K)),
+  };
+}
+
+/** `describeColumns`' details of an id column with a shape: integer range or text prefix and lengths. */
+export function describeId(st: ColumnStats): string {
+  const s = st.id_shape!;
+  return s.kind === "integer"
+    ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
+    : `text identifiers${s.prefix ? ` with prefix ${JSON.stringify(s.prefix)}` : ""}, lengths ${Object.keys(s.lengths).join("/")}; fresh values on decoding`;
+}

@@ -1,0 +1,154 @@
+/**
+ * The column kinds, one module each, and the dispatch by kind that the stages call:
+ *
+ * | kind        | module           | scan -> codec                     | decode                      | typed (Arrow)          |
+ * |-------------|------------------|-----------------------------------|-----------------------------|------------------------|
+ * | categorical | `./categorical`  | `categoricalCodec`, `blankCodec`  | `mappingDecoder`            | Utf8                   |
+ * | numerical   | `./numerical`    | `numericalCodec`                  | `binDecoder` / mapping      | Int64 or Float64       |
+ * | datetime    | `./datetime`     | `datetimeCodec`                   | `binDecoder` / mapping      | Date32 or Timestamp    |
+ * | id          | `./id`           | `idCodec`                         | `idDecoder`                 | Utf8                   |
+ *
+ * `./bins` holds what numerical and datetime share (quantile edges, point bins, the binned codec,
+ * the lattice decoder); `./common` the contract of every kind (scan, codec, decoder, reserved keys).
+ *
+ * The stages keep their orchestration and ask this module per column: `../metadata` (scan, kind
+ * choice, encoding, marginals) calls {@link codecFor}; `../decode` (the `Decoder`: decode,
+ * enforce, restrict) calls {@link decoderFor} and {@link binnedDecoder}; `../typed` (batch
+ * conversion) calls {@link arrowTypeOf}; `../seeded` (conditions and seed cells) calls
+ * {@link valueReaderOf}; `synthd fit` prints {@link describeColumns}.
+ */
+import type { ColumnKind, ColumnStats, Metadata } from "../../types";
+import type { DatetimeFormat } from "../datetime";
+import { binDecoder, type Lattice } from "./bins";
+import { categoricalCodec, describeCategorical, mappingDecoder } from "./categorical";
+import { missingCodeOf, type ColumnCodec, type ColumnScan, type ColumnType, type FeatureDecoder, type ValueRange } from "./common";
+import { datetimeCodec, datetimeColumnType, datetimeLattice, datetimeReader, describeDatetime } from "./datetime";
+import { describeId, idCodec, idDecoder } from "./id";
+import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
+
+export * from "./common";
+export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
+export { blankCodec } from "./categorical";
+export { datetimeBound, datetimeParser } from "./datetime";
+export { looksLikeIdName } from "./id";
+export { numberBound, stepOf, int64Of, float64Of } from "./numerical";
+
+/** What {@link codecFor} needs besides the scan (`../metadata`'s options, already checked). */
+export interface CodecParams {
+  /** Categorical: at most this many codes. */
+  categoryCap: number;
+  /** Numerical and datetime: at most this many bins. */
+  binCap: number;
+  /** Categorical: rows a value needs for a code of its own (k). */
+  rareThreshold: number;
+  /** Datetime: the column's format (`../metadata`'s kind choice). */
+  datetime?: DatetimeFormat;
+  /** How messages name the table. */
+  source: string;
+}
+
+/**
+ * The code book of a scanned column of kind `kind` (not blank in every row: that is
+ * `blankCodec`).
+ * @returns undefined only for a categorical column with no value seen `rareThreshold` times
+ *   (nothing could be released; the caller decides between an id and an error).
+ * @throws DataError when a datetime value does not parse in the format (line, value).
+ */
+export function codecFor(kind: ColumnKind, scan: ColumnScan, n: number, p: CodecParams): ColumnCodec | undefined {
+  switch (kind) {
+    case "numerical":
+      return numericalCodec(scan, n, p.binCap);
+    case "datetime":
+      return datetimeCodec(scan, n, p.binCap, p.datetime!, p.source);
+    case "id":
+      return idCodec(scan, n);
+    case "categorical":
+      return categoricalCodec(scan, n, p.categoryCap, p.rareThreshold);
+  }
+}
+
+/**
+ * The lattice of a binned column's stats (the values it can be written with), or undefined when it
+ * has none: a datetime's (`format` and `granularity`), else a number's (`decimals` or `integer`).
+ */
+export function latticeOf(stats: ColumnStats): Lattice | undefined {
+  return datetimeLattice(stats) ?? numberLattice(stats);
+}
+
+/**
+ * Decoder of a quantile-binned (numerical or datetime) feature with edges `edges`, over its
+ * lattice; with `range`, drawing only inside the range, with the bins holding a value inside it
+ * (`codes`) and their shares inside (`weights`) (`./bins`' `binDecoder`).
+ */
+export function binnedDecoder(
+  f: string,
+  K: number,
+  edges: readonly number[],
+  missingCode: number | undefined,
+  stats: ColumnStats,
+  range?: ValueRange,
+): FeatureDecoder & { codes: number[]; weights: number[] } {
+  return binDecoder(f, K, edges, missingCode, stats, latticeOf(stats), range);
+}
+
+/**
+ * The decoder of feature `f` of a model, by its `column_stats[f]` (rules in `../decode`'s module
+ * comment): an id with a shape -> `./id`; numerical or datetime with `bin_edges` ->
+ * {@link binnedDecoder}; anything else (categorical, point bins, no stats) -> its code book
+ * (`./categorical`'s `mappingDecoder`).
+ */
+export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
+  const K = meta.cardinalities[f];
+  const stats = meta.column_stats?.[f];
+  const missingCode = missingCodeOf(meta, f);
+  if (stats?.type === "id" && stats.id_shape) return idDecoder(f, K, stats, missingCode);
+  const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
+  if (edges && edges.length >= 2) return binnedDecoder(f, K, edges, missingCode, stats!);
+  return mappingDecoder(meta, f);
+}
+
+/**
+ * The output type of a column with stats `stats` (`../typed`): numerical -> Int64 or Float64,
+ * datetime with a format -> Date32 or Timestamp (with the format compiled), anything else -> Utf8.
+ * @throws RangeError when a datetime column's `format` cannot be compiled.
+ */
+export function arrowTypeOf(stats: ColumnStats | undefined): { type: ColumnType; datetime?: DatetimeFormat } {
+  if (stats?.type === "numerical") return { type: numericalColumnType(stats) };
+  if (stats?.type === "datetime" && stats.format) return datetimeColumnType(stats.format);
+  return { type: "string" };
+}
+
+/**
+ * How seeded generation reads a numerical or datetime column's values (`../seeded`): `parse` text
+ * -> number (datetimes: seconds since the epoch in the column's format) and `show` number -> text
+ * for messages; undefined for other kinds and for a datetime without a format.
+ */
+export function valueReaderOf(
+  stats: ColumnStats | undefined,
+): { parse: (text: string) => number | undefined; show: (x: number) => string } | undefined {
+  if (stats?.type === "numerical") return { parse: parseNumber, show: String };
+  if (stats?.type === "datetime" && stats.format) return datetimeReader(stats.format, stats.offset ?? 0);
+  return undefined;
+}
+
+/**
+ * One line per column for `synthd fit`: name, kind, number of codes, and what the kind keeps
+ * (datetime: format, granularity and range; numerical: range, decimals and, where set, `step 25`
+ * and `written with 1 decimal (0.0)`; categorical: values
+ * with a code and pooled rare values; id: shape). A header line comes first.
+ */
+export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
+  const rows = codecs.map((c) => {
+    const st = c.stats;
+    let detail = "";
+    if (c.kind === "datetime" && c.datetime) detail = describeDatetime(st, c.datetime);
+    else if (c.kind === "numerical") detail = describeNumerical(st);
+    else if (c.kind === "categorical") detail = describeCategorical(c);
+    else if (c.kind === "id" && st.id_shape) detail = describeId(st);
+    if (st.missing > 0 && st.count > 0) detail += `${detail ? "; " : ""}${st.missing} blank`;
+    return [c.name, c.kind, String(c.K), detail];
+  });
+  const header = ["column", "kind", "codes", "details"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  return [header, ...rows].map((r) => r.map((v, i) => (i < 3 ? v.padEnd(widths[i]) : v)).join("  ").trimEnd());
+}

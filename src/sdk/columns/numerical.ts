@@ -1,0 +1,178 @@
+/**
+ * The numerical kind: a column whose every non-blank value is a finite decimal number (`-1.5`,
+ * `3e4`, `.5`; not `0x10`, `1,000` nor `00501`: `./common`'s `isNumeric`), released as bins.
+ *
+ * Its life:
+ * - scan -> kind: `../metadata`'s scan marks a column numeric, `chooseKind` keeps it numerical
+ *   (or makes distinct integers under an identifier's name an id).
+ * - codec: {@link numericalCodec}: `./bins`' `binnedCodec` (point bins up to `binCap` distinct
+ *   values, else quantile bins) with the grain of the column in `column_stats`: `integer`,
+ *   `decimals`, `fixed_decimals` and, for quantile bins, `step` ({@link stepOf}).
+ * - decode: point bins through the code book (exact text); quantile bins through `./bins`'
+ *   `binDecoder` over {@link numberLattice} (multiples of `step`, else of 10^-decimals).
+ * - typed: Int64 when `decimals` is 0 (older metadata: `integer`), else Float64
+ *   ({@link numericalColumnType}); text -> value: {@link int64Of}, {@link float64Of}.
+ * - seeded: text -> number {@link parseNumber}, a `where` bound {@link numberBound}.
+ */
+import type { ColumnStats } from "../../types";
+import { DataError } from "../errors";
+import { binnedCodec, type Lattice } from "./bins";
+import { decimalsOf, isNumeric, type ColumnCodec, type ColumnScan, type ColumnType } from "./common";
+
+/** Greatest common divisor of two non-negative safe integers (Euclid; exact on doubles below 2^53). */
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}
+
+/**
+ * The step of a numerical column's grain: the largest number every value is a whole multiple of,
+ * when it is coarser than the writing's own unit 10^-decimals (body masses in 25 g -> 25, budgets
+ * in round hundred-thousands -> 100000, half points -> 0.5, quarters -> 0.25).
+ *
+ * Rule: scale each distinct value by 10^decimals (an exact integer), take the greatest common
+ * divisor g of them all, and return g / 10^decimals when g > 1. Exact, with no tolerance: a
+ * single value off the grain (one body mass of 3710 among multiples of 25) means no step, since
+ * a grain that some real value breaks is not a grain of the column, and guessing which values are
+ * "noise" would invent one. Needs at least 3 distinct values (two values always share their
+ * difference's divisors, which says nothing) and every scaled value within ±2^53 (exact integers).
+ * @param values the column's numbers (non-blank; duplicates allowed).
+ * @param decimals the most decimals any value is written with (`column_stats.decimals`), 0..20.
+ * @returns the step (> 10^-decimals), or undefined when there is none. Never throws.
+ */
+export function stepOf(values: Iterable<number>, decimals: number): number | undefined {
+  const scale = 10 ** decimals;
+  const seen = new Set<number>();
+  let g = 0;
+  for (const x of values) {
+    const k = Math.round(x * scale);
+    if (!Number.isSafeInteger(k)) return undefined;
+    seen.add(k);
+    g = gcd(Math.abs(k), g);
+    if (g === 1) return undefined;
+  }
+  return seen.size >= 3 && g > 1 ? g / scale : undefined;
+}
+
+const PLAIN_DECIMALS_RE = /^[+-]?\d*\.(\d+)$/;
+
+/**
+ * Numerical code book ({@link binnedCodec}); `column_stats` adds `integer`, `decimals` (the most
+ * decimals any value is written with, at most 20), `fixed_decimals: true` when every non-blank
+ * value is written in plain notation with exactly `decimals` (> 0) decimals (`0.0`, `1.5`, `3.0`:
+ * decoding keeps the trailing zeros), and, for quantile-binned columns (more than `binCap`
+ * distinct values), `step` when every value is a whole multiple of a step coarser than
+ * 10^-decimals ({@link stepOf}: exact gcd, one odd value means no step).
+ */
+export function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCodec {
+  const num: number[] = scan.values.map((v) => (v === "" ? NaN : Number(v)));
+  let decimals = 0;
+  let integer = true;
+  let distinct = 0;
+  scan.values.forEach((v, id) => {
+    if (v === "") return;
+    distinct++;
+    decimals = Math.max(decimals, decimalsOf(v));
+    if (!Number.isInteger(num[id])) integer = false;
+  });
+  decimals = Math.min(decimals, 20);
+  const fixed =
+    decimals > 0 &&
+    scan.values.every((v) => {
+      if (v === "") return true;
+      const m = PLAIN_DECIMALS_RE.exec(v);
+      return m !== null && m[1].length === decimals;
+    });
+  const step = distinct > binCap ? stepOf(num.filter((x) => !Number.isNaN(x)), decimals) : undefined;
+  return binnedCodec(scan, n, binCap, "numerical", num, (v) => (isNumeric(v) ? Number(v) : undefined), {
+    integer,
+    decimals,
+    ...(fixed ? { fixed_decimals: true } : {}),
+    ...(step !== undefined ? { step } : {}),
+  });
+}
+
+/**
+ * The lattice of a number column's stats, or undefined when it has none (no `decimals` nor
+ * `integer`; `./index`'s `latticeOf` tries `./datetime`'s lattice first). The unit is
+ * `step` when it is a whole multiple of 10^-decimals (so 25, 100000, 0.5), else 10^-decimals;
+ * values are written with toFixed(decimals), trailing zeros then dropped unless `fixed_decimals`.
+ */
+export function numberLattice(stats: ColumnStats): Lattice | undefined {
+  const d = stats.decimals ?? (stats.integer ? 0 : undefined);
+  if (d === undefined) return undefined;
+  const scale = 10 ** d;
+  // The step in units of 10^-decimals, when it is a whole number of them (> 1).
+  const scaledStep = stats.step !== undefined ? Math.round(stats.step * scale) : 1;
+  const unit = scaledStep > 1 && Math.abs(stats.step! * scale - scaledStep) < 1e-9 * scaledStep ? scaledStep : 1;
+  const fixed = stats.fixed_decimals === true && d > 0;
+  const writeNumber = (x: number): string => {
+    if (d === 0) return String(Math.round(x) + 0);
+    const s = (x + 0).toFixed(d);
+    const t = fixed ? s : s.replace(/\.?0+$/, "");
+    return t === "-0" ? "0" : /^-0\.0*$/.test(t) ? t.slice(1) : t;
+  };
+  const value = (k: number): number => (k * unit) / scale;
+  return {
+    value,
+    index: (x) => (x * scale) / unit,
+    write: (k) => writeNumber(value(k)),
+    writeExact: (x) => (fixed ? writeNumber(x) : String(x)),
+    exactUpTo: 2 ** 52 / scale,
+  };
+}
+
+/** The output type of a numerical column: Int64 for integers (`decimals` 0, or older metadata's `integer`), else Float64. */
+export function numericalColumnType(stats: ColumnStats): ColumnType {
+  const decimals = stats.decimals ?? (stats.integer ? 0 : undefined);
+  return decimals === 0 ? "int64" : "float64";
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * The Int64 value of trimmed text `t`: an integer literal exactly, another number when whole.
+ * @throws DataError when it is not a number, not an integer, or outside ±2^63.
+ */
+export function int64Of(t: string): bigint {
+  let v: bigint;
+  if (/^[+-]?\d+$/.test(t)) v = BigInt(t);
+  else if (isNumeric(t) && Number.isInteger(Number(t))) v = BigInt(Number(t));
+  else throw new DataError(`${JSON.stringify(t)} is not ${isNumeric(t) ? "an integer" : "a number"}, but the model's column holds integers (written as Int64)`);
+  if (v < INT64_MIN || v > INT64_MAX) throw new DataError(`${t} does not fit in a 64-bit integer`);
+  return v;
+}
+
+/** The Float64 value of trimmed text `t` (`text` as given, for the message). @throws DataError when it is not a number. */
+export function float64Of(t: string, text: string): number {
+  if (!isNumeric(t)) throw new DataError(`${JSON.stringify(text)} is not a number`);
+  return Number(t);
+}
+
+/** Text -> number of a numerical column (seed cells, `where` values, point values), or undefined when it is not a number. */
+export function parseNumber(t: string): number | undefined {
+  return isNumeric(t) ? Number(t) : undefined;
+}
+
+/** A `where` bound of a numerical column: a number, or text that is one (trimmed); undefined when it is no finite number. */
+export function numberBound(v: unknown): number | undefined {
+  const x = typeof v === "number" ? v : typeof v === "string" && isNumeric(v.trim()) ? Number(v.trim()) : NaN;
+  return Number.isFinite(x) ? x : undefined;
+}
+
+function shortNumber(x: number | undefined): string {
+  if (x === undefined) return "?";
+  return Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6)));
+}
+
+/** `describeColumns`' details of a numerical column: range, decimals and, where set, `step 25` and `written with 1 decimal (0.0)`. */
+export function describeNumerical(st: ColumnStats): string {
+  let detail = `${shortNumber(st.min)} .. ${shortNumber(st.max)}, ${st.decimals ? `${st.decimals} decimals` : "integers"}`;
+  if (st.step !== undefined) detail += `, step ${shortNumber(st.step)}`;
+  if (st.fixed_decimals && st.decimals) {
+    const d = st.decimals;
+    detail += `, written with ${d} decimal${d === 1 ? "" : "s"} (${(0).toFixed(d)})`;
+  }
+  return detail;
+}
