@@ -60,7 +60,8 @@
 import { mean, quantileSorted, standardDeviation } from "simple-statistics";
 import type { ColumnKind, ColumnStats, Metadata, PairMarginal } from "../types";
 import { DatetimeFormat, inferDatetimeFormat, inferGranularity, type ParsedDatetime } from "./datetime";
-import { inferIdShape } from "./identifier";
+import { inferIdShape, type IdShape } from "./identifier";
+import { SEMANTIC_KINDS, SEMANTIC_LABELS, semanticShape, type SemanticKind } from "./semantic";
 import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "./csv";
 import { DataError } from "./errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
@@ -107,6 +108,11 @@ export interface ColumnOverride {
   type: ColumnKind;
   /** Datetime only: the format (luxon tokens, e.g. `yyyyMMdd` or `dd/MM/yyyy HH:mm`). Default: inferred. */
   format?: string;
+  /**
+   * Id only, text values: what they are (`email`, `first_name`, `title` ...; docs/api.md "Column
+   * kinds"), instead of the recognised kind. Default: recognised from the name and values.
+   */
+  semantic?: SemanticKind;
 }
 
 /** Options of {@link extractMetadata} / {@link analyzeTable}. */
@@ -381,7 +387,7 @@ function blankCodec(scan: ColumnScan, n: number, k: number, override: ColumnOver
  * Identifier code book: one code for "has a value" (plus the missing code), the column's shape in
  * `column_stats[f].id_shape` (`./identifier`), no values and no 2-way marginals.
  */
-function idCodec(scan: ColumnScan, n: number): ColumnCodec {
+function idCodec(scan: ColumnScan, n: number, k: number, override?: ColumnOverride): ColumnCodec {
   const values: string[] = [];
   const counts: number[] = [];
   scan.values.forEach((v, id) => {
@@ -399,10 +405,31 @@ function idCodec(scan: ColumnScan, n: number): ColumnCodec {
     K: missingCode >= 0 ? 2 : 1,
     missingCode,
     otherCode: -1,
-    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: inferIdShape(values, counts) },
+    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: withSemantic(scan.name, inferIdShape(values, counts), values, counts, k, override) },
     mapping,
     encode: (v) => (v === MISSING_KEY ? missingCode : 0),
   };
+}
+
+/**
+ * Issue 24 hook (kept small: the per-kind code is moving to src/sdk/columns/): a text shape gets
+ * `semantic` (`./semantic`) when the column is recognised as names, emails, titles ... or the
+ * override declares a kind; integer shapes are left as they are.
+ * @throws DataError when the override declares a semantic kind for an integer column or an unknown kind.
+ */
+function withSemantic(name: string, shape: IdShape, values: string[], counts: number[], k: number, override?: ColumnOverride): IdShape {
+  const declared = override?.semantic;
+  if (shape.kind !== "text") {
+    if (declared !== undefined) {
+      throw new DataError(`Column "${name}" holds integers, so it cannot be declared semantic ${JSON.stringify(declared)}; drop "semantic" from its override.`, { column: name });
+    }
+    return shape;
+  }
+  if (declared !== undefined && !SEMANTIC_KINDS.includes(declared)) {
+    throw new DataError(`The override of column "${name}" has semantic ${JSON.stringify(declared)}; use one of ${SEMANTIC_KINDS.join(", ")}.`, { column: name });
+  }
+  const semantic = semanticShape(name, values, counts, k, declared);
+  return semantic ? { ...shape, semantic } : shape;
 }
 
 /**
@@ -716,6 +743,12 @@ function chooseKind(scan: ColumnScan, n: number, source: string, override: Colum
   const distinct = scan.values.length - (scan.missing > 0 ? 1 : 0);
   const texts = scan.values.filter((v) => v !== "");
   if (override) {
+    if (override.semantic !== undefined && override.type !== "id") {
+      throw new DataError(`${source}: the override of column "${scan.name}" gives a semantic kind, which only an id column has ({"type": "id", "semantic": ...}).`, {
+        column: scan.name,
+        file,
+      });
+    }
     if (override.format !== undefined && override.type !== "datetime") {
       throw new DataError(`${source}: the override of column "${scan.name}" gives a format, which only a datetime column has.`, {
         column: scan.name,
@@ -808,13 +841,13 @@ export function buildCodec(
     case "datetime":
       return datetimeCodec(scan, n, binCap, choice.datetime!, source);
     case "id":
-      return idCodec(scan, n);
+      return idCodec(scan, n, k, override);
     case "categorical": {
       const codec = categoricalCodec(scan, n, categoryCap, k);
       if (codec) return codec;
       // No value reaches k, so nothing could be released: an inferred column (a short table of
       // unique names) is written fresh, as an identifier's; a declared one is the user's call.
-      if (!override) return idCodec(scan, n);
+      if (!override) return idCodec(scan, n, k);
       throw new DataError(
         `${source}: column "${scan.name}" has no value that occurs at least ${k} times, so no value of it could appear in ` +
           `synthetic data; treat it as an identifier (columns: {"${scan.name}": {"type": "id"}}) or lower rareThreshold.`,
@@ -1049,6 +1082,10 @@ export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
       detail =
         s.kind === "integer"
           ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
+          : s.semantic
+          ? `${SEMANTIC_LABELS[s.semantic.kind]} (${s.semantic.locale ?? "en"})` +
+            (s.semantic.text ? `, ${s.semantic.text.words.length} words seen in >= ${s.semantic.text.k} rows` : "") +
+            `; fresh values on decoding`
           : `text identifiers${s.prefix ? ` with prefix ${JSON.stringify(s.prefix)}` : ""}, lengths ${Object.keys(s.lengths).join("/")}; fresh values on decoding`;
     }
     if (st.missing > 0 && st.count > 0) detail += `${detail ? "; " : ""}${st.missing} blank`;
