@@ -10,7 +10,9 @@ import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import typia from "typia";
 import { isValidPhoneNumber } from "libphonenumber-js";
+import type { CreateModelRequest } from "../src/types";
 import { DataError, Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import { describeColumns } from "../src/sdk/metadata";
 import { IdGenerator, type TextIdShape } from "../src/sdk/identifier";
@@ -254,4 +256,15 @@ test("IdGenerator delegates semantic shapes; batches of a sample agree (row inde
   const late = Array.from({ length: 100 }, (_, i) => g2.value(100 + i));
   assert.deepEqual(late, whole.slice(100));
   assert.ok(whole.every(isEmail));
+});
+
+test("the server's request validator (typia validateEquals) accepts metadata with every semantic shape", async () => {
+  const validate = typia.createValidateEquals<CreateModelRequest>();
+  for (const c of CHECKS) {
+    const a = await analyzeTable(table(c.header, c.values));
+    const r = validate({ metadata: a.metadata });
+    assert.ok(r.success, `${c.name}: ${JSON.stringify(r.success ? [] : r.errors.slice(0, 3))}`);
+    const bytes = JSON.stringify(a.metadata.column_stats![c.header]).length;
+    assert.ok(bytes < 100_000, `${c.name}: column_stats ${bytes} bytes`);
+  }
 });
