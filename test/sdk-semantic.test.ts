@@ -268,3 +268,12 @@ test("the server's request validator (typia validateEquals) accepts metadata wit
     assert.ok(bytes < 100_000, `${c.name}: column_stats ${bytes} bytes`);
   }
 });
+
+test("a title model too small to write anything new (4 species names forced to id) writes suffixed names, never a real one", async () => {
+  const a = await analyzeTable(join(REAL, "species.csv"), { columns: { common_name: { type: "id" } } });
+  assert.equal(semanticOf(a, "common_name")?.kind, "title");
+  const real = new Set(["american bullfrog", "american robin", "common gartersnake", "white-tailed deer"]);
+  const out = sample(a, "common_name", 200, 9);
+  assert.equal(new Set(out).size, 200);
+  assert.deepEqual(out.filter((v) => real.has(v.toLowerCase())), []);
+});
