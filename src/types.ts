@@ -92,6 +92,50 @@ export interface TextIdShapeStats {
   lengths: Record<string, number & tags.Type<"uint32">>;
   /** Characters allowed at each position after the prefix: ranges (`0-9`, `a-z`, `A-F`) then literals. */
   positions: (string & tags.MaxLength<512>)[] & tags.MaxItems<1024>;
+  /**
+   * What the values are (issue 24; docs/api.md "Column kinds"): decoding writes fresh values of
+   * this kind (names, emails, titles ...) instead of characters of `positions`.
+   */
+  semantic?: SemanticShapeStats;
+}
+
+/** `id_shape.semantic`: a semantic kind, its locale, a Bloom filter of the real values, a title's words. */
+export interface SemanticShapeStats {
+  kind:
+    | "first_name"
+    | "last_name"
+    | "full_name"
+    | "email"
+    | "phone"
+    | "street_address"
+    | "city"
+    | "postal_code"
+    | "url"
+    | "company"
+    | "uuid"
+    | "ip"
+    | "title";
+  locale?: "en" | "de" | "fr" | "es";
+  /** Phone only: ISO 3166 country of most values, and whether they are written with `+cc`. */
+  country?: string & tags.Pattern<"^[A-Z]{2}$">;
+  international?: boolean;
+  /** Names, cities, companies: no real value has a capital inside a word (`McDonald`), nor will a fresh one. */
+  plain?: boolean;
+  /** Bloom filter of the case-folded real values (1% false positives): at most 64 KiB, base64. */
+  bloom?: {
+    bits: string & tags.MinLength<4> & tags.MaxLength<87384>;
+    hashes: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<32>;
+  };
+  /** Title only: words, pairs and word counts each seen in >= k rows (counts below k are 0 or absent). */
+  text?: {
+    k: number & tags.Type<"uint32"> & tags.Minimum<1>;
+    words: (string & tags.MinLength<1> & tags.MaxLength<256>)[] & tags.MinItems<1> & tags.MaxItems<5000>;
+    first: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
+    inner: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
+    last?: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
+    bigrams: [number & tags.Type<"uint32">, number & tags.Type<"uint32">, number & tags.Type<"uint32">][] & tags.MaxItems<10000>;
+    lengths: Record<string, number & tags.Type<"uint32">>;
+  };
 }
 
 /** `column_stats[f]` (DESIGN §2, extended by the column kinds of docs/api.md). */

@@ -150,7 +150,7 @@ export function checkOutputPath(output: string | undefined): void {
 
 /**
  * `--columns JSON|FILE`: the column overrides, inline JSON or the path of a JSON file.
- * @throws Error when neither parses to an object of `{type, format?}` objects.
+ * @throws Error when neither parses to an object of `{type, format?, semantic?}` objects.
  */
 export function parseColumns(arg: string | undefined): Record<string, ColumnOverride> | undefined {
   if (arg === undefined) return undefined;
@@ -162,8 +162,9 @@ export function parseColumns(arg: string | undefined): Record<string, ColumnOver
       typeof o === "object" &&
       typeof (o as ColumnOverride).type === "string" &&
       ((o as ColumnOverride).format === undefined || typeof (o as ColumnOverride).format === "string") &&
-      Object.keys(o).every((k) => k === "type" || k === "format");
-    if (!ok) throw new Error(`--columns: the entry for "${name}" must be {"type": ..., "format"?: ...}.`);
+      ((o as ColumnOverride).semantic === undefined || typeof (o as ColumnOverride).semantic === "string") &&
+      Object.keys(o).every((k) => k === "type" || k === "format" || k === "semantic");
+    if (!ok) throw new Error(`--columns: the entry for "${name}" must be {"type": ..., "format"?: ..., "semantic"?: ...}.`);
   }
   return v as Record<string, ColumnOverride>;
 }

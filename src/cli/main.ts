@@ -215,7 +215,7 @@ export function buildProgram(): Command {
       .option("--pair-budget <cells>", "most 2-way marginal cells to send", int("--pair-budget", 0))
       .option(
         "--columns <json|file>",
-        "column kinds instead of the inferred ones, JSON or a JSON file: {\"col\": {\"type\": \"categorical|numerical|datetime|id\", \"format\": \"yyyyMMdd\"}}",
+        "column kinds instead of the inferred ones, JSON or a JSON file: {\"col\": {\"type\": \"categorical|numerical|datetime|id\", \"format\": \"yyyyMMdd\"}}; an id's semantic kind: {\"col\": {\"type\": \"id\", \"semantic\": \"email\"}}",
       )
       .option("--rare-threshold <k>", "rows a categorical value needs to appear in synthetic data (default 2)", int("--rare-threshold", 1))
       .option("--domain <file>", "the CSV is already discretized: JSON {column: K}, integer codes 0..K-1 (Private-PGM format)")

@@ -30,6 +30,8 @@
  * 330,000-500,000 values/s (targets: 300k/s and 50k/s).
  */
 import { deriveSeed, mix32 } from "./prng";
+import type { SemanticShape } from "./semantic/types";
+import { SemanticGenerator } from "./semantic/generate";
 
 /**
  * The shape of an identifier column (JSON; stored in `column_stats[f].id_shape`). Never holds a
@@ -72,6 +74,11 @@ export interface TextIdShape {
    * value's length minus the prefix.
    */
   positions: string[];
+  /**
+   * Issue 24: what the values are (names, emails, titles ...); when present, {@link IdGenerator}
+   * writes values of that kind (`./semantic`) instead of characters of `positions`.
+   */
+  semantic?: SemanticShape;
 }
 
 /** The integer rule of {@link inferIdShape}: an integer string without leading zeros. */
@@ -290,12 +297,13 @@ function compileText(shape: TextIdShape): CompiledText {
  * - integer: an integer string without leading zeros (`/^-?(0|[1-9]\d*)$/`) that is a safe
  *   integer (any value, not only those in [min, max]: generated values may lie above max);
  * - text: starts with the prefix, the rest has a length listed in `lengths` (code points), and
- *   every character is allowed at its position.
+ *   every character is allowed at its position; with a `semantic` kind, any non-blank value.
  * @throws RangeError when the shape is malformed (see {@link IdGenerator}'s constructor).
  */
 export function matchesIdShape(shape: IdShape, value: string): boolean {
   checkShape(shape);
   if (shape.kind === "integer") return INTEGER_RE.test(value) && Number.isSafeInteger(Number(value));
+  if (shape.semantic) return value.trim() !== ""; // semantic values (names, emails ...) need not match `positions`
   const c = compileText(shape);
   if (!value.startsWith(c.prefix)) return false;
   const rest = Array.from(value.slice(c.prefix.length));
@@ -429,14 +437,14 @@ class BigPerm {
 }
 
 /** A permutation of [0, n) on whichever path fits n. */
-type Perm = { small: SmallPerm; big?: undefined } | { small?: undefined; big: BigPerm };
+export type Perm = { small: SmallPerm; big?: undefined } | { small?: undefined; big: BigPerm };
 
-function makePerm(n: bigint, key: number): Perm {
+export function makePerm(n: bigint, key: number): Perm {
   return n <= BigInt(SMALL_DOMAIN) ? { small: new SmallPerm(Number(n), key) } : { big: new BigPerm(n, key) };
 }
 
 /** Index i (a safe integer, already reduced below n) through the permutation, as a BigInt. */
-function permBig(p: Perm, i: number): bigint {
+export function permBig(p: Perm, i: number): bigint {
   return p.small ? BigInt(p.small.apply(i)) : p.big!.apply(BigInt(i));
 }
 
@@ -511,6 +519,8 @@ export class IdGenerator {
   private readonly dense: boolean = false;
   private readonly intPerm: Perm | null = null;
   private readonly digits = new Int32Array(0);
+  /** Issue 24 hook: set when the text shape has a semantic kind; `value` delegates to it. */
+  private readonly semantic?: SemanticGenerator;
 
   /**
    * @param shape a shape from {@link inferIdShape} (or from `column_stats[f].id_shape`).
@@ -537,6 +547,7 @@ export class IdGenerator {
       return;
     }
     const c = compileText(shape);
+    if (shape.semantic) this.semantic = new SemanticGenerator(shape.semantic, key);
     this.prefix = c.prefix;
     this.lengthKey = deriveSeed(key, TAG_LENGTH);
     let total = 0;
@@ -597,6 +608,7 @@ export class IdGenerator {
   value(i: number): string {
     if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`IdGenerator.value: index ${i} is not a non-negative safe integer`);
     if (this.kind === "integer") return this.integerValue(i);
+    if (this.semantic) return this.semantic.value(i);
     const u = deriveSeed(this.lengthKey, i) / TWO32;
     const lanes = this.lanes;
     let lane = lanes[this.pick(u)];

@@ -55,6 +55,8 @@ export { privacyCheck } from "./dcr";
 export type { PrivacyCheck, PrivacyCheckOptions } from "./dcr";
 export type { CopyKeys, ScannedRows } from "./copies";
 export type { ExtractOptions, Analysis, EncodedTable, ColumnCodec } from "./metadata";
+export { SEMANTIC_KINDS, recognizeSemantic } from "./semantic";
+export type { SemanticKind, SemanticLocale, SemanticShape } from "./semantic";
 export { detectRules, RULE_LIMITS } from "./rules/detect";
 export type { RuleOptions, DeclaredRule, DetectOptions } from "./rules/detect";
 export { describeRule, ruleId } from "./rules/describe";

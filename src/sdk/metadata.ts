@@ -63,6 +63,7 @@
  */
 import type { ColumnKind, Metadata, PairMarginal } from "../types";
 import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
+import type { SemanticKind } from "./semantic";
 import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "./csv";
 import { DataError } from "./errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
@@ -108,6 +109,11 @@ export interface ColumnOverride {
   type: ColumnKind;
   /** Datetime only: the format (luxon tokens, e.g. `yyyyMMdd` or `dd/MM/yyyy HH:mm`). Default: inferred. */
   format?: string;
+  /**
+   * Id only, text values: what they are (`email`, `first_name`, `title` ...; docs/api.md "Column
+   * kinds"), instead of the recognised kind. Default: recognised from the name and values.
+   */
+  semantic?: SemanticKind;
 }
 
 /** Options of {@link extractMetadata} / {@link analyzeTable}. */
@@ -254,6 +260,12 @@ function chooseKind(scan: ColumnScan, n: number, source: string, override: Colum
         file,
       });
     }
+    if (override.semantic !== undefined && override.type !== "id") {
+      throw new DataError(`${source}: the override of column "${scan.name}" gives a semantic kind, which only an id column has ({"type": "id", "semantic": ...}).`, {
+        column: scan.name,
+        file,
+      });
+    }
     if (override.type === "numerical") {
       const bad = scan.values.findIndex((v) => v !== "" && !isNumeric(v));
       if (bad >= 0) {
@@ -334,7 +346,7 @@ export function buildCodec(
   const override = opts.columns?.[scan.name];
   if (scan.missing === n) return blankCodec(scan, n, k, override?.type, source);
   const choice = chooseKind(scan, n, source, override);
-  const codec = codecFor(choice.kind, scan, n, { categoryCap, binCap, rareThreshold: k, datetime: choice.datetime, source });
+  const codec = codecFor(choice.kind, scan, n, { categoryCap, binCap, rareThreshold: k, datetime: choice.datetime, source, semantic: override?.semantic });
   if (codec) return codec;
   // A categorical column with no value reaching k, so nothing could be released: an inferred
   // column (a short table of unique names) is written fresh, as an identifier's; a declared one

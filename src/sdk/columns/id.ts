@@ -15,6 +15,8 @@
  */
 import type { ColumnStats } from "../../types";
 import { inferIdShape, type IdShape } from "../identifier";
+import { DataError } from "../errors";
+import { SEMANTIC_KINDS, SEMANTIC_LABELS, semanticShape, type SemanticKind } from "../semantic";
 import { badCode, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
 const ID_WORDS = new Set(["id", "ids", "key", "code", "no", "nr", "num", "number", "uuid", "guid", "pk"]);
@@ -38,7 +40,7 @@ export function looksLikeIdName(name: string): boolean {
  * Identifier code book: one code for "has a value" (plus the missing code), the column's shape in
  * `column_stats[f].id_shape` (`../identifier`), no values and no 2-way marginals.
  */
-export function idCodec(scan: ColumnScan, n: number): ColumnCodec {
+export function idCodec(scan: ColumnScan, n: number, k: number, declared?: SemanticKind): ColumnCodec {
   const values: string[] = [];
   const counts: number[] = [];
   scan.values.forEach((v, id) => {
@@ -56,10 +58,30 @@ export function idCodec(scan: ColumnScan, n: number): ColumnCodec {
     K: missingCode >= 0 ? 2 : 1,
     missingCode,
     otherCode: -1,
-    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: inferIdShape(values, counts) },
+    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: withSemantic(scan.name, inferIdShape(values, counts), values, counts, k, declared) },
     mapping,
     encode: (v) => (v === MISSING_KEY ? missingCode : 0),
   };
+}
+
+/**
+ * A text shape gets `semantic` (`../semantic`: person names, emails, titles ...) when the column is
+ * recognised as such or `declared` names a kind; integer shapes are left as they are.
+ * @param k the rare threshold: a title's words must occur in at least k rows.
+ * @throws DataError when a semantic kind is declared for an integer column, or an unknown kind.
+ */
+function withSemantic(name: string, shape: IdShape, values: string[], counts: number[], k: number, declared?: SemanticKind): IdShape {
+  if (shape.kind !== "text") {
+    if (declared !== undefined) {
+      throw new DataError(`Column "${name}" holds integers, so it cannot be declared semantic ${JSON.stringify(declared)}; drop "semantic" from its override.`, { column: name });
+    }
+    return shape;
+  }
+  if (declared !== undefined && !SEMANTIC_KINDS.includes(declared)) {
+    throw new DataError(`The override of column "${name}" has semantic ${JSON.stringify(declared)}; use one of ${SEMANTIC_KINDS.join(", ")}.`, { column: name });
+  }
+  const semantic = semanticShape(name, values, counts, k, declared);
+  return semantic ? { ...shape, semantic } : shape;
 }
 
 /**
@@ -82,5 +104,9 @@ export function describeId(st: ColumnStats): string {
   const s = st.id_shape!;
   return s.kind === "integer"
     ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
+    : s.semantic
+    ? `${SEMANTIC_LABELS[s.semantic.kind]} (${s.semantic.locale ?? "en"})` +
+      (s.semantic.text ? `, ${s.semantic.text.words.length} words seen in >= ${s.semantic.text.k} rows` : "") +
+      `; fresh values on decoding`
     : `text identifiers${s.prefix ? ` with prefix ${JSON.stringify(s.prefix)}` : ""}, lengths ${Object.keys(s.lengths).join("/")}; fresh values on decoding`;
 }

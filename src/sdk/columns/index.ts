@@ -24,6 +24,7 @@ import { categoricalCodec, describeCategorical, mappingDecoder } from "./categor
 import { missingCodeOf, type ColumnCodec, type ColumnScan, type ColumnType, type FeatureDecoder, type ValueRange } from "./common";
 import { datetimeCodec, datetimeColumnType, datetimeLattice, datetimeReader, describeDatetime } from "./datetime";
 import { describeId, idCodec, idDecoder } from "./id";
+import type { SemanticKind } from "../semantic";
 import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
 
 export * from "./common";
@@ -45,6 +46,8 @@ export interface CodecParams {
   datetime?: DatetimeFormat;
   /** How messages name the table. */
   source: string;
+  /** Id: the semantic kind the user declared (`ColumnOverride.semantic`). Default: recognised. */
+  semantic?: SemanticKind;
 }
 
 /**
@@ -61,7 +64,7 @@ export function codecFor(kind: ColumnKind, scan: ColumnScan, n: number, p: Codec
     case "datetime":
       return datetimeCodec(scan, n, p.binCap, p.datetime!, p.source);
     case "id":
-      return idCodec(scan, n);
+      return idCodec(scan, n, p.rareThreshold, p.semantic);
     case "categorical":
       return categoricalCodec(scan, n, p.categoryCap, p.rareThreshold);
   }

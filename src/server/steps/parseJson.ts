@@ -25,8 +25,8 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Deepest nesting of arrays and objects accepted in a body: a body is level 1, so
- * `{"metadata": {"column_stats": {"f": {"id_shape": {"lengths": {}}}}}}` is 6 levels, the deepest
- * any valid request reaches.
+ * `{"metadata": {"column_stats": {"f": {"id_shape": {"semantic": {"text": {"bigrams": [[0, 1, 2]]}}}}}}}`
+ * is 9 levels, the deepest any valid request reaches.
  */
 export const MAX_JSON_DEPTH = 64;
 

@@ -1,0 +1,265 @@
+/**
+ * Writes fresh values of a semantic kind (issue 24): names, emails, phones, addresses ... from
+ * faker's locale lists (`./pools`), phone numbers checked by libphonenumber-js, titles from the
+ * column's word model (`./text`).
+ *
+ * Method. Row i of a sample gets a value that depends only on (shape, key, i), so batches decoded
+ * apart agree, and distinct rows get distinct values BY CONSTRUCTION for the list-based kinds:
+ * each kind is a sequence of lanes, a lane a tuple of slots (lists: first names, last names,
+ * email domains, building numbers ...) rendered into text (`f.l@domain`, `12 Oak Street`). Lane
+ * domains are enumerated in mixed radix, and row i takes element perm(i) of the first lane whose
+ * capacity it falls in (lanes in order, a row index minus the capacity of the lanes before), perm
+ * being the keyed Feistel permutation of `../identifier` (Black and Rogaway 2002). So a sample of
+ * first names is a keyed shuffle of the locale's first names; past their number it goes on with
+ * double names (`Anna-Lena`), then wraps (duplicates). A lane of one slot has the real values
+ * (by the Bloom filter) removed from its list up front. A larger lane of size S gives each row
+ * T candidates (T = 4; 16 for phones, which must also pass `isValidPhoneNumber`): local row j
+ * (0 <= j < B = floor(S / T), the lane's capacity) has candidates perm(j + t B), t = 0..T-1, and
+ * takes the first that the filter does not flag (a real value, or 1% of the others) and that is
+ * valid; when all are flagged (probability about h^T, h the flagged share) the first is written.
+ * Candidates of different rows never coincide (j + t B = j' + t' B with j, j' < B forces
+ * j = j'), so values stay distinct by construction.
+ * Phone numbers: digits after the leading digits of libphonenumber-js' example mobile number of
+ * the country (the first 3 of them among the groups that keep the example valid), the first of
+ * the row's candidates that is a valid number (`isValid`), written national or international
+ * like the column. UUIDs: version 4 over a 122-bit permutation. Titles: {@link TextWriter} seeded by
+ * (key, i, attempt), redrawn (at most 50 attempts) while flagged or already written by this
+ * generator, then given a number suffix (`American Robin 2`) when the model can write nothing
+ * new; so titles are never a real value (up to the filter) and distinct within one decoded batch,
+ * not across batches.
+ *
+ * Measured (Node 20, this 2-core machine, `value` in a loop after 2,000 warm-up calls): IP 1.5 M
+ * values/s, street addresses 650 k, emails, full names and companies 330-390 k, UUIDs 210 k,
+ * first names 190 k, titles 55 k, US phones 26 k; construction loads faker once (about 0.6 s).
+ *
+ * faker's own random API (`faker.seed`) is not used: its draws are independent, so a sample of
+ * 1,000 first names from ~3,000 would repeat some (birthday collisions); the permutation does not.
+ */
+import { deriveSeed, Rng } from "../prng";
+import { makePerm, permBig, type Perm } from "../identifier";
+import { Bloom } from "./bloom";
+import { fakerPools, asciiSlug, type Pools } from "./pools";
+import { LOCALE_COUNTRY, phoneLibrary } from "./recognize";
+import { TextWriter } from "./text";
+import type { SemanticLocale, SemanticShape } from "./types";
+
+/** One lane: slots of choices and how a tuple of choices is written. */
+interface Lane {
+  slots: readonly (readonly string[])[];
+  render: (parts: string[]) => string;
+  /** Extra acceptance test (phone validity). */
+  valid?: (v: string) => boolean;
+  size: number;
+  /** Candidates per row (see {@link SemanticGenerator}); rows per lane = floor(size / tries). */
+  tries: number;
+  cap: number;
+  perm?: Perm;
+}
+
+const range = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, j) => String(from + j));
+const DIGITS = range(0, 9);
+const CONJ: Record<SemanticLocale, string> = { en: "and", de: "und", fr: "et", es: "y" };
+
+/**
+ * Writes fresh values of one semantic column.
+ */
+export class SemanticGenerator {
+  private readonly bloom?: Bloom;
+  private readonly lanes: Lane[] = [];
+  private readonly text?: TextWriter;
+  private readonly issued = new Set<string>();
+  private readonly uuidPerm?: Perm;
+
+  /**
+   * @param shape `id_shape.semantic` (kind, locale, Bloom filter, word model).
+   * @param key any finite number (per sample and column): the same key, the same values.
+   * @throws RangeError on a malformed shape (unknown kind, bad filter, title without a model).
+   */
+  constructor(
+    shape: SemanticShape,
+    private readonly key: number,
+  ) {
+    if (shape.bloom) this.bloom = Bloom.fromStats(shape.bloom);
+    const locale: SemanticLocale = shape.locale && shape.locale in CONJ ? shape.locale : "en";
+    if (shape.kind === "title") {
+      if (!shape.text) throw new RangeError("semantic shape: a title column needs its word model (text)");
+      this.text = new TextWriter(shape.text);
+      return;
+    }
+    if (shape.kind === "uuid") {
+      this.uuidPerm = makePerm(1n << 122n, deriveSeed(key, 0x0d1d));
+      return;
+    }
+    let pools = fakerPools(locale);
+    if (shape.plain) {
+      const ok = (v: string): boolean => !/[\p{Ll}'’]\p{Lu}/u.test(v);
+      pools = { ...pools, first: pools.first.filter(ok), last: pools.last.filter(ok), city: pools.city.filter(ok) };
+    }
+    const specs = this.laneSpecs(shape, locale, pools);
+    specs.forEach((spec, li) => {
+      let slots = spec.slots;
+      if (slots.length === 1 && this.bloom) {
+        const kept = slots[0].filter((v) => !this.bloom!.has(spec.render([v])));
+        slots = [kept];
+      }
+      let size = 1;
+      for (const s of slots) size *= s.length;
+      const tries = spec.valid ? 16 : slots.length === 1 ? 1 : 4;
+      const cap = Math.floor(size / tries);
+      if (cap < 1) return;
+      this.lanes.push({ ...spec, slots, size, tries, cap, perm: makePerm(BigInt(size), deriveSeed(key, 0x1a4e, li)) });
+    });
+    if (this.lanes.length === 0) throw new RangeError(`semantic shape: nothing left to write for kind ${shape.kind}`);
+  }
+
+  private laneSpecs(shape: SemanticShape, locale: SemanticLocale, p: Pools): Omit<Lane, "size" | "perm" | "tries" | "cap">[] {
+    switch (shape.kind) {
+      case "first_name":
+        return [{ slots: [p.first], render: ([a]) => a }, { slots: [p.first, p.first], render: ([a, b]) => `${a}-${b}` }];
+      case "last_name":
+        return [{ slots: [p.last], render: ([a]) => a }, { slots: [p.last, p.last], render: ([a, b]) => `${a}-${b}` }];
+      case "full_name":
+        return [
+          { slots: [p.first, p.last], render: ([a, b]) => `${a} ${b}` },
+          { slots: [p.first, p.first, p.last], render: ([a, b, c]) => `${a} ${b} ${c}` },
+        ];
+      case "email":
+        return [
+          { slots: [p.first, p.last, p.emailDomain], render: ([a, b, d]) => `${asciiSlug(a)}.${asciiSlug(b)}@${d}` },
+          { slots: [p.first, p.last, range(1, 99), p.emailDomain], render: ([a, b, n, d]) => `${asciiSlug(a)}.${asciiSlug(b)}${n}@${d}` },
+        ];
+      case "street_address": {
+        // House numbers: 1-999 then 1000-9999 in the US style; 1-199 then 200-999 elsewhere.
+        const numberFirst = locale === "en" || locale === "fr";
+        const write = ([n, s]: string[]): string => (numberFirst ? `${n} ${s}` : locale === "es" ? `${s}, ${n}` : `${s} ${n}`);
+        const small = locale === "en" ? 999 : 199;
+        return [
+          { slots: [range(1, small), p.street], render: write },
+          { slots: [range(small + 1, locale === "en" ? 9999 : 999), p.street], render: write },
+        ];
+      }
+      case "city":
+        return [
+          { slots: [p.city], render: ([c]) => c },
+          p.citySuffix.length
+            ? { slots: [p.last.filter((l) => /^\p{L}+$/u.test(l)), p.citySuffix], render: ([l, s]) => l + s }
+            : { slots: [p.city, p.city], render: ([a, b]) => `${a}-${b}` },
+        ];
+      case "postal_code": {
+        const n = locale === "fr" ? 5 : 5;
+        return [{ slots: Array.from({ length: n }, (_, j) => (j === 0 ? range(1, 9) : DIGITS)), render: (d) => d.join("") }];
+      }
+      case "company": {
+        const and = CONJ[locale];
+        return [
+          { slots: [p.last, p.companySuffix], render: ([l, s]) => `${l} ${s}` },
+          { slots: [p.last, p.last], render: ([a, b]) => `${a}-${b}` },
+          { slots: [p.last, p.last, p.last], render: ([a, b, c]) => `${a}, ${b} ${and} ${c}` },
+        ];
+      }
+      case "url":
+        return [
+          { slots: [p.last, p.domainSuffix], render: ([l, t]) => `https://www.${asciiSlug(l)}.${t}` },
+          { slots: [p.last, p.last, p.domainSuffix], render: ([a, b, t]) => `https://www.${asciiSlug(a)}-${asciiSlug(b)}.${t}` },
+        ];
+      case "ip":
+        return [{ slots: [range(1, 223).filter((o) => o !== "10" && o !== "127"), range(0, 255), range(0, 255), range(1, 254)], render: (o) => o.join(".") }];
+      case "phone": {
+        const lib = phoneLibrary();
+        const country = (shape.country ?? LOCALE_COUNTRY[locale]) as Parameters<typeof lib.getExampleNumber>[0];
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const examples = require("libphonenumber-js/mobile/examples");
+        const example = lib.getExampleNumber(country, examples);
+        const nsn = example ? String(example.nationalNumber) : "2015550123";
+        const lead = nsn.slice(0, country === "US" ? 0 : 2);
+        const free = nsn.length - lead.length;
+        // The core API with the metadata passed in: about 4x faster than the default wrapper
+        // (measured: 21,800 vs 5,700 parse + validate + format per second). One parse per candidate;
+        // an invalid number renders as "" and is rejected by `valid`.
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const core = require("libphonenumber-js/core") as typeof import("libphonenumber-js/core");
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const metadata = require("libphonenumber-js/min/metadata");
+        const write = (digits: string[]): string => {
+          const num = core.parsePhoneNumberFromString(lead + digits.join(""), country, metadata);
+          if (!num || !num.isValid()) return "";
+          return shape.international ? num.formatInternational() : num.formatNational();
+        };
+        // The first 3 free digits (an area code in the US) from the 3-digit groups that make the
+        // example number valid: fewer invalid candidates per row.
+        const rest = nsn.slice(lead.length + 3);
+        const heads = range(0, 999)
+          .map((x) => x.padStart(3, "0"))
+          .filter((h) => core.parsePhoneNumberFromString(lead + h + rest, country, metadata)?.isValid());
+        const slots: string[][] = free > 3 && heads.length > 0 ? [heads, ...Array.from({ length: free - 3 }, () => DIGITS)] : Array.from({ length: free }, () => DIGITS);
+        return [{ slots, render: write, valid: (v) => v !== "" }];
+      }
+      default:
+        throw new RangeError(`semantic shape: unknown kind ${JSON.stringify(shape.kind)}`);
+    }
+  }
+
+  /**
+   * The value of row `i` of the sample.
+   * @param i 0 <= i, a safe integer.
+   * @throws RangeError when i is not a non-negative safe integer.
+   */
+  value(i: number): string {
+    if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`SemanticGenerator.value: index ${i} is not a non-negative safe integer`);
+    if (this.text) return this.title(i);
+    if (this.uuidPerm) return this.uuid(i);
+    let total = 0;
+    for (const l of this.lanes) total += l.cap;
+    let j = i % total;
+    let lane = this.lanes[0];
+    for (const l of this.lanes) {
+      lane = l;
+      if (j < l.cap) break;
+      j -= l.cap;
+    }
+    const perm = lane.perm!;
+    let first = "";
+    for (let t = 0; t < lane.tries; t++) {
+      const at = j + t * lane.cap;
+      const x = perm.small ? perm.small.apply(at) : Number(permBig(perm, at));
+      const v = lane.render(this.spell(lane, x));
+      if (t === 0) first = v;
+      if ((!lane.valid || lane.valid(v)) && !(lane.slots.length > 1 && this.bloom?.has(v))) return v;
+    }
+    return first;
+  }
+
+  /** The slot choices of element x of a lane (mixed radix, last slot least significant). */
+  private spell(lane: Lane, x: number): string[] {
+    const parts = new Array<string>(lane.slots.length);
+    for (let s = lane.slots.length - 1; s >= 0; s--) {
+      const r = lane.slots[s].length;
+      const q = Math.floor(x / r);
+      parts[s] = lane.slots[s][x - q * r];
+      x = q;
+    }
+    return parts;
+  }
+
+  private uuid(i: number): string {
+    const x = permBig(this.uuidPerm!, i);
+    // 122 permuted bits around the version (4) and variant (10xx) fields: 2 in the variant digit, 120 in hex.
+    const variant = "89ab"[Number(x & 3n)];
+    const h = (x >> 2n).toString(16).padStart(30, "0");
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(12, 15)}-${variant}${h.slice(15, 18)}-${h.slice(18, 30)}`;
+  }
+
+  private title(i: number): string {
+    const fresh = (v: string): boolean => !this.issued.has(v) && !this.bloom?.has(v);
+    let v = "";
+    for (let attempt = 0; attempt < 50; attempt++) {
+      v = this.text!.write(new Rng(deriveSeed(this.key, 0x7e47, i, attempt)));
+      if (fresh(v)) break;
+    }
+    // A model too small to write anything new (a declared title column of a few values): a number
+    // suffix, `American Robin 2`, rather than a copy or a repeat.
+    for (let n = 2; !fresh(v) && n < 100_000; n++) if (fresh(`${v.replace(/ \d+$/, "")} ${n}`)) v = `${v.replace(/ \d+$/, "")} ${n}`;
+    this.issued.add(v);
+    return v;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Word lists of faker (`@faker-js/faker`, MIT; its locale data: person names, city and street
+ * names, company suffixes, email domains) per {@link SemanticLocale}, flattened and deduplicated.
+ * faker is loaded on first use (about 0.4 s), so tables without semantic columns never pay for it.
+ */
+import type { SemanticLocale } from "./types";
+
+/** The lists the semantic generators draw from (each non-empty, sorted, distinct). */
+export interface Pools {
+  first: string[];
+  last: string[];
+  city: string[];
+  citySuffix: string[];
+  street: string[];
+  companySuffix: string[];
+  emailDomain: string[];
+  domainSuffix: string[];
+}
+
+type Defs = Record<string, Record<string, unknown> | undefined>;
+
+function strings(x: unknown): string[] {
+  if (typeof x === "string") return [x];
+  if (Array.isArray(x)) return x.flatMap(strings);
+  if (x && typeof x === "object") return Object.values(x).flatMap(strings);
+  return [];
+}
+
+function list(...xs: unknown[]): string[] {
+  for (const x of xs) {
+    const s = [...new Set(strings(x).filter((v) => v !== "" && !v.includes("{{") && !v.includes("#")))].sort();
+    if (s.length > 0) return s;
+  }
+  return [];
+}
+
+const cache = new Map<SemanticLocale, Pools>();
+
+/**
+ * The pools of a locale, falling back to English lists where the locale has none.
+ * @throws Error when `@faker-js/faker` cannot be loaded.
+ */
+export function fakerPools(locale: SemanticLocale): Pools {
+  const hit = cache.get(locale);
+  if (hit) return hit;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const lib = require("@faker-js/faker") as Record<string, Defs>;
+  const d = lib[locale] ?? lib.en;
+  const en = lib.en;
+  const get = (defs: Defs, a: string, b: string): unknown => defs?.[a]?.[b];
+  const first = list(get(d, "person", "first_name"), get(en, "person", "first_name"));
+  const last = list(get(d, "person", "last_name"), get(en, "person", "last_name"));
+  let street = list(get(d, "location", "street_name"));
+  if (street.length === 0) {
+    // fr: "<prefix> <suffix>" (Rue de la Paix); es: "<suffix> <first name>" (Calle Pablo).
+    const pre = list(get(d, "location", "street_prefix"));
+    const suf = list(get(d, "location", "street_suffix"));
+    street = locale === "fr" ? pre.flatMap((p) => suf.map((s) => `${p} ${s}`)) : suf.flatMap((s) => first.slice(0, 200).map((f) => `${s} ${f}`));
+  }
+  if (street.length === 0) street = list(get(en, "location", "street_name"));
+  const pools: Pools = {
+    first,
+    last,
+    city: list(get(d, "location", "city_name"), get(en, "location", "city_name")),
+    citySuffix: list(get(d, "location", "city_suffix")),
+    street,
+    companySuffix: list(get(d, "company", "legal_entity_type"), get(en, "company", "legal_entity_type")),
+    emailDomain: list(get(d, "internet", "free_email"), get(en, "internet", "free_email")),
+    domainSuffix: list(get(d, "internet", "domain_suffix"), get(en, "internet", "domain_suffix")),
+  };
+  cache.set(locale, pools);
+  return pools;
+}
+
+/** ASCII lower-case form for email local parts and host names: accents dropped, ß -> ss, others removed. */
+export function asciiSlug(s: string): string {
+  return s
+    .replace(/ß/g, "ss")
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "");
+}

@@ -1,0 +1,279 @@
+/**
+ * Semantic identifier columns (issue 24): recognition from header and values, fresh believable
+ * values (validators per kind), no copies of real values, no rare words in titles, distinctness
+ * within a sample, determinism per seed; on lists in test/data/ (sources in its README) and on
+ * ../shared/datasets/real/ airports and species.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { isIP } from "node:net";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import typia from "typia";
+import { isValidPhoneNumber } from "libphonenumber-js";
+import type { CreateModelRequest } from "../src/types";
+import { DataError, Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
+import { describeColumns } from "../src/sdk/columns";
+import { IdGenerator, type TextIdShape } from "../src/sdk/identifier";
+import { Bloom } from "../src/sdk/semantic/bloom";
+import { recognizeSemantic, detectLocale } from "../src/sdk/semantic/recognize";
+import { buildTextModel } from "../src/sdk/semantic/text";
+import type { SemanticShape } from "../src/sdk/semantic/types";
+
+const DATA = join(__dirname, "..", "..", "test", "data");
+const REAL = "/work/shared/datasets/real";
+const K = 2;
+
+function list(file: string): string[] {
+  return readFileSync(join(DATA, file), "utf8").split("\n").map((s) => s.trim()).filter((s) => s !== "");
+}
+const FIRST = list("first-names.txt");
+const LAST = list("last-names.txt");
+const TITLES = list("book-titles.txt");
+
+/** A deterministic integer in [0, n) from a label. */
+function h(label: string, n: number): number {
+  return createHash("sha256").update(label).digest().readUInt32BE(0) % n;
+}
+
+/** A table of one semantic column plus a small categorical one. */
+function table(name: string, values: string[]): Table {
+  return { columns: [name, "group"], rows: values.map((v, i) => [v, String(i % 3)]) };
+}
+
+/** `n` synthetic values of column `col` (every row present), decoded with `seed`. */
+function sample(a: Analysis, col: string, n: number, seed: number): string[] {
+  const d = new Decoder(a.metadata);
+  const codes: Record<string, number[]> = {};
+  for (const f of a.metadata.features) codes[f] = new Array(n).fill(0);
+  const t = d.decode(codes, seed, { rules: false });
+  const j = t.columns.indexOf(col);
+  return t.rows.map((r) => r[j]);
+}
+
+function semanticOf(a: Analysis, col: string): SemanticShape | undefined {
+  const st = a.metadata.column_stats![col];
+  assert.equal(st.type, "id", `${col} is an id column`);
+  return (st.id_shape as TextIdShape).semantic as SemanticShape | undefined;
+}
+
+/** An RFC 5322-ish address check written apart from the SDK's: dot-atom local part, dotted host with a letter TLD. */
+function isEmail(v: string): boolean {
+  const at = v.lastIndexOf("@");
+  if (at <= 0) return false;
+  const local = v.slice(0, at);
+  const host = v.slice(at + 1);
+  const atom = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+$/;
+  return local.split(".").every((p) => atom.test(p)) && /^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,}$/i.test(host);
+}
+
+/** Capitalised words of letters (hyphen/apostrophe joins); a capital inside a word only when `inner` allows it. */
+function isName(v: string, inner = false): boolean {
+  const word = inner ? /^\p{Lu}[\p{L}'’-]*$/u : /^\p{Lu}\p{Ll}*(['’-]\p{Lu}?\p{Ll}+)*$/u;
+  return v.split(" ").every((w) => word.test(w) && (inner || !/[\p{Ll}'’]\p{Lu}/u.test(w) || /-\p{Lu}/u.test(w)));
+}
+
+/**
+ * Title style: first and (as in every real title here) last word start with a capital or digit;
+ * words of letters, digits and punctuation; no capital inside a word; no word twice in a row.
+ */
+function isTitle(v: string): boolean {
+  const ws = v.split(" ");
+  const cap = /^[\p{Lu}\p{N}(]/u;
+  return (
+    cap.test(ws[0]) &&
+    cap.test(ws[ws.length - 1]) &&
+    ws.every((w, j) => /^[\p{L}\p{N}'’.,:;!?&()\/-]+$/u.test(w) && !/\p{Ll}\p{Lu}/u.test(w) && (j === 0 || w.toLowerCase() !== ws[j - 1].toLowerCase()))
+  );
+}
+
+interface Check {
+  name: string;
+  header: string;
+  values: string[];
+  kind: string;
+  locale?: string;
+  valid: (v: string) => boolean;
+}
+
+const emails = FIRST.slice(0, 200).map((f, i) => `${f.toLowerCase()}.${LAST[i % LAST.length].toLowerCase()}@example.${["com", "org", "net"][i % 3]}`);
+const fullNames = FIRST.slice(0, 250).map((f, i) => `${f} ${LAST[(i * 7) % LAST.length]}`);
+const AREA = ["201", "212", "305", "312", "415", "503", "617", "702", "713", "808", "919", "206"];
+const phones = [...new Set(Array.from({ length: 400 }, (_, i) => {
+  const a = AREA[i % AREA.length];
+  const ex = String(200 + h(`ex${i}`, 700));
+  const line = String(h(`line${i}`, 10000)).padStart(4, "0");
+  return `(${a}) ${ex}-${line}`;
+}))].filter((p) => isValidPhoneNumber(p, "US")).slice(0, 300);
+const usStreets = list("us-streets.txt");
+const deStreets = list("de-streets.txt");
+const usAddresses = [...new Set(Array.from({ length: 320 }, (_, i) => `${1 + h(`n${i}`, 1999)} ${usStreets[i % usStreets.length]}`))].slice(0, 300);
+const deAddresses = [...new Set(Array.from({ length: 320 }, (_, i) => `${deStreets[i % deStreets.length]} ${1 + h(`d${i}`, 150)}`))].slice(0, 300);
+const uuids = Array.from({ length: 300 }, (_, i) => {
+  const x = createHash("sha256").update(`u${i}`).digest("hex");
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-4${x.slice(13, 16)}-a${x.slice(17, 20)}-${x.slice(20, 32)}`;
+});
+const ips = [...new Set(Array.from({ length: 300 }, (_, i) => `${11 + h(`a${i}`, 200)}.${h(`b${i}`, 256)}.${h(`c${i}`, 256)}.${1 + h(`e${i}`, 254)}`))];
+const urls = LAST.slice(0, 220).map((l, i) => `https://www.${l.toLowerCase()}-${FIRST[i].toLowerCase()}.org`);
+const companies = [...new Set(LAST.flatMap((l, i) => [`${l} ${["Inc", "LLC", "Group", "Corp"][i % 4]}`, `${l} and ${LAST[(i + 5) % LAST.length]}`]))].slice(0, 300);
+// US ZIP codes, some with a leading zero (so the column is text, not numbers).
+const zips = [...new Set(Array.from({ length: 320 }, (_, i) => String(h(`z${i}`, 100000)).padStart(5, "0")))].slice(0, 300);
+
+const CHECKS: Check[] = [
+  { name: "emails (SSA first + Census last names)", header: "email", values: emails, kind: "email", valid: isEmail },
+  { name: "emails by values only", header: "contact_x", values: emails, kind: "email", valid: isEmail },
+  { name: "first names (SSA)", header: "first_name", values: FIRST, kind: "first_name", valid: (v) => isName(v) },
+  { name: "last names (Census)", header: "surname", values: LAST, kind: "last_name", valid: (v) => isName(v) },
+  { name: "full names", header: "name", values: fullNames, kind: "full_name", valid: (v) => isName(v) && v.split(" ").length >= 2 },
+  { name: "US phone numbers", header: "phone", values: phones, kind: "phone", valid: (v) => isValidPhoneNumber(v, "US") },
+  { name: "US street addresses", header: "street_address", values: usAddresses, kind: "street_address", locale: "en", valid: (v) => /^\d+( [\p{Lu}\d][\p{L}\d'.-]*)+$/u.test(v) },
+  { name: "German street addresses", header: "Adresse Straße", values: deAddresses, kind: "street_address", locale: "de", valid: (v) => /^\p{Lu}[\p{L}. -]+ \d+[a-z]?$/u.test(v) },
+  { name: "UUIDs", header: "record", values: uuids, kind: "uuid", valid: (v) => /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(v) },
+  { name: "IP addresses", header: "client_ip", values: ips, kind: "ip", valid: (v) => isIP(v) === 4 },
+  { name: "URLs", header: "website", values: urls, kind: "url", valid: (v) => { try { return /^https?:$/.test(new URL(v).protocol); } catch { return false; } } },
+  { name: "company names", header: "company", values: companies, kind: "company", valid: (v) => /^\p{Lu}[\p{L}&.,' -]+$/u.test(v) },
+  { name: "postal codes", header: "zip", values: zips, kind: "postal_code", valid: (v) => /^\d{5}$/.test(v) },
+  { name: "book titles (Gutenberg)", header: "title", values: TITLES, kind: "title", valid: isTitle },
+];
+
+for (const c of CHECKS) {
+  test(`semantic ${c.kind}: ${c.name} recognised, >= 95% valid, <= 1% real, distinct in 1,000, same seed same values`, async () => {
+    assert.ok(c.values.length >= 200 && new Set(c.values).size === c.values.length, `${c.values.length} distinct test values`);
+    const a = await analyzeTable(table(c.header, c.values));
+    const sem = semanticOf(a, c.header);
+    assert.equal(sem?.kind, c.kind, `${c.header}: recognised as ${sem?.kind}`);
+    if (c.locale) assert.equal(sem?.locale, c.locale);
+    const out = sample(a, c.header, 1000, 11);
+    const valid = out.filter(c.valid).length / out.length;
+    const realSet = new Set(c.values.map((v) => v.toLowerCase()));
+    const copies = out.filter((v) => realSet.has(v.toLowerCase())).length / out.length;
+    console.log(`${c.name}: valid ${(100 * valid).toFixed(1)}%, equal to a real value ${(100 * copies).toFixed(2)}%, e.g. ${out.slice(0, 4).join(" | ")}`);
+    assert.ok(valid >= 0.95, `${(100 * valid).toFixed(1)}% valid; invalid e.g. ${out.filter((v) => !c.valid(v)).slice(0, 5).join(" | ")}`);
+    assert.ok(copies <= 0.01, `${(100 * copies).toFixed(2)}% equal a real value`);
+    if (c.kind !== "title") assert.equal(new Set(out).size, out.length, "distinct within the sample");
+    assert.deepEqual(sample(a, c.header, 50, 11), out.slice(0, 50), "same seed, same values");
+    assert.notDeepEqual(sample(a, c.header, 50, 12), out.slice(0, 50), "another seed, other values");
+    const line = describeColumns(a.codecs).find((l) => l.startsWith(c.header));
+    assert.match(line ?? "", new RegExp(`\\(${sem!.locale}\\).*fresh values on decoding`));
+  });
+}
+
+/** Words in at least k distinct rows of the values. */
+function wordsAtK(values: string[], k: number): Set<string> {
+  const rows = new Map<string, number>();
+  for (const v of values) for (const w of new Set(v.split(/\s+/).filter(Boolean))) rows.set(w, (rows.get(w) ?? 0) + 1);
+  return new Set([...rows].filter(([, r]) => r >= k).map(([w]) => w));
+}
+
+test("titles: every word of the synthetic titles occurs in >= k real rows; the model holds nothing rarer; titles distinct in a batch", async () => {
+  for (const k of [2, 3]) {
+    const a = await analyzeTable(table("title", TITLES), { rareThreshold: k });
+    const sem = semanticOf(a, "title")!;
+    const safe = wordsAtK(TITLES, k);
+    assert.ok(sem.text!.words.every((w) => safe.has(w)), "model words all seen in >= k rows");
+    assert.ok(Object.values(sem.text!.lengths).every((r) => r >= k));
+    assert.ok(sem.text!.bigrams.every(([, , r]) => r >= k));
+    assert.ok([...sem.text!.first, ...sem.text!.inner].every((r) => r === 0 || r >= k));
+    const out = sample(a, "title", 1000, 5);
+    const rare = out.flatMap((v) => v.split(" ")).filter((w) => !safe.has(w));
+    assert.deepEqual(rare, [], `k=${k}: no word seen in fewer than k rows`);
+    assert.equal(new Set(out).size, out.length, "titles distinct within the batch");
+  }
+});
+
+test("airports name (real): a title column at k; species names are categorical, not ids", async () => {
+  const a = await analyzeTable(join(REAL, "airports.csv"));
+  const sem = semanticOf(a, "name")!;
+  assert.equal(sem.kind, "title");
+  assert.equal(sem.locale, "en");
+  const real: string[] = [];
+  const csv = readFileSync(join(REAL, "airports.csv"), "utf8").split("\n").slice(1).filter(Boolean);
+  // name is the second field; airport names hold no commas in this file except quoted ones, which we skip.
+  for (const line of csv) if (!line.includes('"')) real.push(line.split(",")[1]);
+  const safe = wordsAtK(real, K);
+  const out = sample(a, "name", 1000, 3);
+  const realSet = new Set(real.map((v) => v.toLowerCase()));
+  const copies = out.filter((v) => realSet.has(v.toLowerCase())).length;
+  const valid = out.filter(isTitle).length;
+  console.log(`airports name: ${sem.text!.words.length} words at k=${K}; valid ${valid / 10}%, equal to a real name ${copies / 10}%; e.g. ${out.slice(0, 6).join(" | ")}`);
+  assert.ok(valid >= 950);
+  assert.ok(copies <= 10);
+  assert.deepEqual(out.flatMap((v) => v.split(" ")).filter((w) => !safe.has(w) && !sem.text!.words.includes(w)), []);
+  const s = await analyzeTable(join(REAL, "species.csv"));
+  for (const col of ["common_name", "scientific_name"]) assert.equal(s.metadata.column_stats![col].type, "categorical", `species ${col}`);
+});
+
+test("override: {type: id, semantic} sets the kind; semantic on another kind or an unknown one is a DataError; plain columns are untouched", async () => {
+  const a = await analyzeTable(table("code", FIRST), { columns: { code: { type: "id", semantic: "first_name" } } });
+  assert.equal(semanticOf(a, "code")?.kind, "first_name");
+  assert.ok(sample(a, "code", 300, 1).every((v) => isName(v)));
+  await assert.rejects(analyzeTable(table("code", FIRST), { columns: { code: { type: "categorical", semantic: "first_name" } } }), (e: unknown) => e instanceof DataError && /only an id column/.test(e.message));
+  await assert.rejects(analyzeTable(table("code", FIRST), { columns: { code: { type: "id", semantic: "nonsense" as never } } }), (e: unknown) => e instanceof DataError && /use one of/.test(e.message));
+  // Codes like ORD-0001 stay plain text ids with their shape.
+  const ids = Array.from({ length: 300 }, (_, i) => `ORD-${String(i).padStart(5, "0")}`);
+  const b = await analyzeTable(table("order_ref", ids));
+  assert.equal(semanticOf(b, "order_ref"), undefined);
+});
+
+test("recognizeSemantic and detectLocale: header plus values, values-only kinds, locale letters", () => {
+  const ones = (n: number) => new Array(n).fill(1);
+  assert.equal(recognizeSemantic("x", emails, ones(emails.length))?.kind, "email");
+  assert.equal(recognizeSemantic("x", uuids, ones(uuids.length))?.kind, "uuid");
+  assert.equal(recognizeSemantic("first_name", TITLES, ones(TITLES.length))?.kind, "title", "titles are not first names (but text under a name header)");
+  assert.equal(recognizeSemantic("x", FIRST, ones(FIRST.length)), undefined, "names need a header");
+  assert.equal(detectLocale(deAddresses), "de");
+  assert.equal(detectLocale(["Café de Flore", "Crème brûlée", "Hôtel de Ville", "Rue"]), "fr");
+  assert.equal(detectLocale(["España", "Señor", "Niño", "Peña"]), "es");
+  assert.equal(detectLocale(FIRST), "en");
+});
+
+test("Bloom filter: members always found, about 1% false positives, at most 64 KiB", () => {
+  const b = Bloom.of(FIRST);
+  assert.ok(FIRST.every((v) => b.has(v) && b.has(v.toUpperCase())));
+  let fp = 0;
+  for (let i = 0; i < 20000; i++) if (b.has(`zz${i}`)) fp++;
+  assert.ok(fp / 20000 < 0.03, `false-positive rate ${fp / 20000}`);
+  const big = Bloom.of(Array.from({ length: 200000 }, (_, i) => `v${i}`)).toStats();
+  assert.ok(Buffer.from(big.bits, "base64").length <= 65536);
+  const round = Bloom.fromStats(b.toStats());
+  assert.ok(FIRST.every((v) => round.has(v)));
+});
+
+test("text model: nothing below k, undefined when no word reaches k", () => {
+  assert.equal(buildTextModel(["alpha beta", "gamma delta"], [1, 1], 2), undefined);
+  const m = buildTextModel(["The Red House", "The Blue House", "A Red Door"], [1, 1, 1], 2)!;
+  assert.deepEqual([...m.words].sort(), ["House", "Red", "The"]);
+  assert.deepEqual(m.lengths, { "3": 3 });
+});
+
+test("IdGenerator delegates semantic shapes; batches of a sample agree (row index keyed)", async () => {
+  const a = await analyzeTable(table("email", emails));
+  const shape = a.metadata.column_stats!.email.id_shape as TextIdShape;
+  const g1 = new IdGenerator(shape, 42);
+  const g2 = new IdGenerator(shape, 42);
+  const whole = Array.from({ length: 200 }, (_, i) => g1.value(i));
+  const late = Array.from({ length: 100 }, (_, i) => g2.value(100 + i));
+  assert.deepEqual(late, whole.slice(100));
+  assert.ok(whole.every(isEmail));
+});
+
+test("the server's request validator (typia validateEquals) accepts metadata with every semantic shape", async () => {
+  const validate = typia.createValidateEquals<CreateModelRequest>();
+  for (const c of CHECKS) {
+    const a = await analyzeTable(table(c.header, c.values));
+    const r = validate({ metadata: a.metadata });
+    assert.ok(r.success, `${c.name}: ${JSON.stringify(r.success ? [] : r.errors.slice(0, 3))}`);
+    const bytes = JSON.stringify(a.metadata.column_stats![c.header]).length;
+    assert.ok(bytes < 100_000, `${c.name}: column_stats ${bytes} bytes`);
+  }
+});
+
+test("a title model too small to write anything new (4 species names forced to id) writes suffixed names, never a real one", async () => {
+  const a = await analyzeTable(join(REAL, "species.csv"), { columns: { common_name: { type: "id" } } });
+  assert.equal(semanticOf(a, "common_name")?.kind, "title");
+  const real = new Set(["american bullfrog", "american robin", "common gartersnake", "white-tailed deer"]);
+  const out = sample(a, "common_name", 200, 9);
+  assert.equal(new Set(out).size, 200);
+  assert.deepEqual(out.filter((v) => real.has(v.toLowerCase())), []);
+});
