@@ -69,16 +69,18 @@ describe("rules kept by sample, where and impute", () => {
     ]);
   });
 
-  test("airports: every (city, state) exists, with and without a condition on state", async () => {
+  test("airports: (city, state) pairs exist in at least the rule's real share of rows, with and without a condition on state", async () => {
     const real = await readRows(AIRPORTS);
     const exists = new Set(pairs(real, "city", "state").map((p) => p.join("|")));
     const fitted = await Synthesizer.fit(client, AIRPORTS, { config: FAST, waitOptions: { pollIntervalMs: 100 } });
+    // A tolerant rule: 23% of the real rows have a city too rare to release with its state.
+    const rule = fitted.metadata.rules?.find((r) => r.type === "fixed_combinations" && r.columns.includes("city"));
+    assert.ok(rule && rule.share < 1, "the (city, state) rule is detected, with tolerance");
+    const share = (t: Table) => pairs(t, "city", "state").filter((p) => exists.has(p.join("|"))).length / t.rows.length;
     const plain = await fitted.sample(3000, { seed: 3 });
-    for (const p of pairs(plain, "city", "state")) assert.ok(exists.has(p.join("|")), p.join(", "));
+    assert.ok(share(plain) >= rule.share - 0.01, `pairs that exist: ${share(plain)}, rule's real share ${rule.share}`);
     const ca = await fitted.sample(500, { seed: 4, where: { state: "CA" } });
-    for (const [city, state] of pairs(ca, "city", "state")) {
-      assert.equal(state, "CA");
-      assert.ok(exists.has(`${city}|CA`), `${city} is not a city of CA`);
-    }
+    for (const [, state] of pairs(ca, "city", "state")) assert.equal(state, "CA");
+    assert.ok(share(ca) >= rule.share - 0.01, `CA rows whose city is a CA city: ${share(ca)}`);
   });
 });

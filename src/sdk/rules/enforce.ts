@@ -119,7 +119,7 @@ function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
     }
     case "fixed_combinations": {
       const c = cols(rule.columns);
-      return c && fixedCombinations(meta, rule.columns, c, rule.combinations, rule.counts);
+      return c && fixedCombinations(meta, rule.columns, c, rule.combinations, rule.counts, rule.share);
     }
     case "sum": {
       const c = cols([rule.total, ...rule.parts]);
@@ -189,6 +189,7 @@ function fixedCombinations(
   cols: number[],
   combinations: readonly (readonly number[])[],
   counts: readonly number[],
+  share: number,
 ): CompiledRule | undefined {
   const m = cols.length;
   // A combination holding a pooled code (`__other__`: values too rare to release) stands for rows
@@ -254,17 +255,24 @@ function fixedCombinations(
   const scores: number[] = [];
   return {
     apply(rows, rng, fixed, _draw, out, codes) {
-      rows.forEach((row, r) => {
+      const breaks = (r: number): boolean => {
+        for (let j = 0; j < m; j++) rowCodes[j] = toCode[j].get(rows[r][cols[j]]);
+        return !(rowCodes.every((c) => c !== undefined) && allowed.has(key(rowCodes as number[])));
+      };
+      // Candidates of a broken row: the combinations that keep the fixed cells and at least one of
+      // the row's other cells of the rule (all that keep the fixed cells when none does); undefined
+      // when it cannot be repaired. A cell the model left to the pool (its generated code is
+      // `__other__`: "some rare value") is no value of its own to keep: the decoder's draw for it
+      // was a stand-in. With such a cell and no released combination around the row's other cells
+      // (a state whose cities are all rare), the row stays as decoded: moving its released cells
+      // to fit a stand-in would distort their columns (every such state's rows would leave it).
+      const candidatesOf = (r: number): { cand: number[]; wildcard: boolean } | undefined => {
+        const row = rows[r];
         for (let j = 0; j < m; j++) rowCodes[j] = toCode[j].get(row[cols[j]]);
-        if (rowCodes.every((c) => c !== undefined) && allowed.has(key(rowCodes as number[]))) return;
-        // Candidates: the combinations that keep the fixed cells and at least one of the row's
-        // other cells of the rule (all that keep the fixed cells when none does).
         const keepsFixed = (i: number): boolean => {
           for (let j = 0; j < m; j++) if (fixed(r, cols[j]) && valid[i][j] !== rowCodes[j]) return false;
           return true;
         };
-        // A cell the model left to the pool (its generated code is `__other__`: "some rare value")
-        // is no value of its own to keep: the decoder's draw for it was a stand-in.
         let wildcard = false;
         const pooledAt = (j: number): boolean => codes !== undefined && pooled[j] !== undefined && codes[cols[j]][r] === pooled[j];
         let cand: number[] = [];
@@ -275,18 +283,37 @@ function fixedCombinations(
           if (c === undefined || fixed(r, cols[j]) || pooledAt(j)) continue;
           for (const i of byCode[j].get(c) ?? []) if (!seen.has(i) && keepsFixed(i)) (seen.add(i), cand.push(i));
         }
-        // With a pooled cell and no released combination around the row's other cells (a state whose
-        // cities are all rare), the row stays as decoded: moving its released cells to fit a stand-in
-        // would distort their columns (every such state's rows would leave it).
-        if (cand.length === 0 && wildcard) {
-          out.unrepaired++;
-          return;
-        }
+        if (cand.length === 0 && wildcard) return undefined;
         if (cand.length === 0) cand = all.filter(keepsFixed);
-        if (cand.length === 0) {
-          out.unrepaired++;
-          return;
+        return cand.length === 0 ? undefined : { cand, wildcard };
+      };
+      const repairable: { r: number; cand: number[]; wildcard: boolean }[] = [];
+      let stuck = 0;
+      for (let r = 0; r < rows.length; r++) {
+        if (!breaks(r)) continue;
+        const c = candidatesOf(r);
+        if (c) repairable.push({ r, ...c });
+        else stuck++;
+      }
+      out.unrepaired += stuck;
+      // A tolerant rule (share < 1: real rows off the released combinations, which hold rare
+      // values) may stay broken in as many rows as the real table is off them: the rows that
+      // cannot be repaired count first, then rows with a pooled stand-in (the synthetic kin of
+      // those real rows), drawn at random, keep what the model wrote. A row of released values
+      // only is always repaired: nothing says its combination exists.
+      const allowance = Math.max(0, Math.floor((1 - share) * rows.length) - stuck);
+      if (allowance > 0) {
+        const pooledRows = repairable.filter((x) => x.wildcard);
+        for (let i = pooledRows.length - 1; i > 0; i--) {
+          const j = rng.int(i + 1);
+          [pooledRows[i], pooledRows[j]] = [pooledRows[j], pooledRows[i]];
         }
+        const leave = new Set(pooledRows.slice(0, allowance).map((x) => x.r));
+        out.unrepaired += leave.size;
+        for (let i = repairable.length - 1; i >= 0; i--) if (leave.has(repairable[i].r)) repairable.splice(i, 1);
+      }
+      for (const { r, cand, wildcard } of repairable) {
+        const row = rows[r];
         // Score: real count x the likelihood of the row's other codes given the combination
         // (naive Bayes over the 2-way marginals the metadata holds).
         scores.length = 0;
@@ -318,7 +345,7 @@ function fixedCombinations(
           row[cols[j]] = text;
           out.changed++;
         }
-      });
+      }
     },
   };
 }
