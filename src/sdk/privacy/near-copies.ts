@@ -24,7 +24,10 @@
  *   how often a fresh real row nearly copies a real row by coincidence (duplicates are common in
  *   binned data). Equal sizes, no scaling formula: the synthetic rows are checked against the
  *   same half A (`synthetic_share_at_half`), so both shares are against a reference of the same
- *   size. Averaged over `splits` splits (default 5, seeds `deriveSeed(seed, 1, s)`).
+ *   size. Averaged over `splits` splits (default 5, seeds `deriveSeed(seed, 1, s)`). Per split at
+ *   most `sample` (default 20,000) synthetic and B rows, seeded samples, are checked against A;
+ *   `synthetic_share` always counts every synthetic row. Cost on Adult (32,561 rows, 15 columns):
+ *   about 0.7 s.
  *   `synthetic_share` (against the whole real table) is the number a user reads ("this many
  *   synthetic rows nearly copy a real person"); it is not compared with the split's, whose
  *   reference is half as large.
@@ -63,6 +66,8 @@ export interface NearCopyOptions {
   seed?: number;
   /** 50/50 splits of the real table averaged. Default 5. */
   splits?: number;
+  /** Synthetic rows and B rows checked against half A per split (all when fewer). Default 20,000. */
+  sample?: number;
   /** Synthetic rows and B rows sampled per split for the DCR share. Default 1,000. */
   dcrSample?: number;
 }
@@ -251,6 +256,7 @@ export function nearCopyCheck(
   const seed = opts.seed ?? 0;
   const splits = Math.max(1, opts.splits ?? 5);
   const dcrSample = Math.max(1, opts.dcrSample ?? 1000);
+  const sample = Math.max(1, opts.sample ?? 20_000);
   const S = pack(synth);
   const full = nearCopyFlags(S, nS, pack(real), n, F);
   let synthNear = 0;
@@ -260,6 +266,7 @@ export function nearCopyCheck(
   const nB = n - nA;
   let atHalf = 0;
   let refCount = 0;
+  let refRows = 0;
   let dcrS = 0;
   let dcrB = 0;
   let sampled = 0;
@@ -267,14 +274,18 @@ export function nearCopyCheck(
     const perm = shuffled(n, deriveSeed(seed, 1, s));
     const A = pack(real, perm.subarray(0, nA));
     const B = pack(real, perm.subarray(nA));
-    const fS = nearCopyFlags(S, nS, A, nA, F);
-    const fB = nearCopyFlags(B, nB, A, nA, F);
+    // Against A: at most `sample` synthetic rows and B rows (all of them on small tables).
+    const qS = nS <= sample ? S : pack(synth, shuffled(nS, deriveSeed(seed, 5, s)).subarray(0, sample));
+    const qB = nB <= sample ? B : pack(real, Array.from(shuffled(nB, deriveSeed(seed, 6, s)).subarray(0, sample), (k) => perm[nA + k]));
+    const fS = nearCopyFlags(qS, Math.min(nS, sample), A, nA, F);
+    const fB = nearCopyFlags(qB, Math.min(nB, sample), A, nA, F);
     let c = 0;
     for (const x of fS) c += x;
-    atHalf += c / nS;
+    atHalf += c / fS.length;
     c = 0;
     for (const x of fB) c += x;
     refCount += c;
+    refRows += fB.length;
     // DCR: at most 2,000 rows of A, at most dcrSample synthetic and B rows.
     const aRows = shuffled(nA, deriveSeed(seed, 2, s)).subarray(0, Math.min(nA, 2000));
     const Aref = pack(real, Array.from(aRows, (k) => perm[k]));
@@ -291,9 +302,9 @@ export function nearCopyCheck(
     sampled = sRows.length;
   }
   const synthetic_share_at_half = atHalf / splits;
-  const split_share = refCount / (splits * nB);
-  const p0 = (refCount + 1) / (splits * nB + 2);
-  const near_copy_margin = 2 * Math.sqrt((p0 * (1 - p0)) / nS);
+  const split_share = refCount / refRows;
+  const p0 = (refCount + 1) / (refRows + 2);
+  const near_copy_margin = 2 * Math.sqrt((p0 * (1 - p0)) / Math.min(nS, sample));
   const dcr_share = dcrS / splits;
   const dcr_split_share = dcrB / splits;
   const pd = Math.min(Math.max(dcr_split_share, 0.05), 0.95);
