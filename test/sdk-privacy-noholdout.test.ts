@@ -140,17 +140,23 @@ after(async () => {
   removeDir(dir);
 });
 
-for (const [name, file] of [["us-presidents (45 rows, 12 columns)", PRESIDENTS], ["cars (406 rows)", CARS]]) {
+// The presidents' names are left out of the comparison, as the issue compares "the columns besides
+// the name" (at k = 5 the model writes fresh names, which alone would keep every row from being a near-copy).
+const CASES: [string, string, string[]][] = [
+  ["us-presidents (45 rows, 12 columns)", PRESIDENTS, ["first_name", "last_name"]],
+  ["cars (406 rows)", CARS, []],
+];
+for (const [name, file, names] of CASES) {
   test(`acceptance, ${name}: with the defaults, no more near-copies than a 50/50 split of the real table`, async () => {
     const synth = await Synthesizer.fit(client, file, { waitOptions: { pollIntervalMs: 100 } });
     const n = synth.metadata.source?.rows ?? 0;
     assert.ok(n > 0);
     const out = join(dir, `${name.split(" ")[0]}.csv`);
     await synth.writeCsv(out, n, { seed: 7 });
-    const r = await evaluate(file, out);
+    const r = await evaluate(file, out, { columns: Object.fromEntries(names.map((c) => [c, { type: "id" as const }])) });
     const c = r.near_copies!;
     assert.equal(r.privacy, undefined, "no HOLDOUT given");
-    assert.ok(c.columns.length >= 9, `${c.columns.length} columns compared`);
+    assert.ok(c.columns.length >= 9 && names.every((n) => !c.columns.includes(n)), `${c.columns.length} columns compared`);
     assert.ok(c.synthetic_share_at_half <= c.split_share, `near-copies against half of the real rows: synthetic ${c.synthetic_share_at_half}, split ${c.split_share}`);
     assert.ok(c.passed, nearCopyVerdict(c));
   });

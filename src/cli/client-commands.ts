@@ -16,6 +16,7 @@ import {
   Synthd,
   SMALL_TABLE_ROWS,
   Synthesizer,
+  defaultBinCap,
   defaultRareThreshold,
   evaluate,
   formatOfPath,
@@ -28,7 +29,10 @@ import {
   type SampleProgress,
   type Where,
 } from "../sdk";
-import { describeColumns, type ColumnOverride } from "../sdk/metadata";
+import { DEFAULTS, describeColumns, type ColumnOverride } from "../sdk/metadata";
+
+/** The bins per numerical column of a table of 160 rows or more. */
+const DEFAULT_BIN_CAP: number = DEFAULTS.binCap;
 import { describeRule } from "../sdk/rules/describe";
 import type { RuleOptions } from "../sdk/rules/detect";
 import { fmtLoss, progressBar } from "./progress";
@@ -266,6 +270,9 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
         tableRows = rows;
         if (opts.rareThreshold === undefined && opts.domain === undefined && rows < SMALL_TABLE_ROWS) {
           process.stderr.write(`rare threshold: ${defaultRareThreshold(rows)} (chosen for ${rows} rows; --rare-threshold sets it)\n`);
+        }
+        if (opts.domain === undefined && defaultBinCap(rows) < DEFAULT_BIN_CAP) {
+          process.stderr.write(`bins per numerical or datetime column: at most ${defaultBinCap(rows)} (chosen for ${rows} rows)\n`);
         }
         if (chosen.length === 0) return;
         const what = chosen.map((k) => `${k} ${c[k]}`).join(", ");

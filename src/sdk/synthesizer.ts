@@ -95,16 +95,33 @@ export const SMALL_TABLE_RARE_THRESHOLD = 5;
  * {@link SMALL_TABLE_RARE_THRESHOLD} (5) under {@link SMALL_TABLE_ROWS} rows, else
  * `DEFAULTS.rareThreshold` (2).
  *
- * Why (issue 24, measured in docs/api.md "Tables too small to model"): at k = 2 a value seen twice
- * keeps a code, so on a 45-row table of named people 13-18% of the synthetic rows equalled a real
- * row on all columns but one (none of a real half's rows did against the other half), and on cars
- * (406 rows) 1.7-2.7% (0.8% in the split). At k = 5 neither table has more near-copies than its
- * split; k = 3 and 4 still had them (cars 1.5-2.7%). The cost is fidelity: values seen 2 to 4
- * times are pooled.
+ * Why (issue 24, measured in docs/api.md "Small tables: near-copies of real rows"): at k = 2 a
+ * value seen twice keeps a code, and on cars (406 rows) 1.7-2.7% of the synthetic rows equalled a
+ * real row on all columns but one (0.8% of a real half's rows against the other half); at k = 5,
+ * 0.2-0.7%. k = 3 and 4 still had 1.5-2.7%. On tables under 160 rows the bins must shrink too
+ * ({@link defaultBinCap}). The cost is fidelity: values seen 2 to 4 times are pooled.
  * @param rows the table's data rows.
  */
 export function defaultRareThreshold(rows: number): number {
   return rows < SMALL_TABLE_ROWS ? SMALL_TABLE_RARE_THRESHOLD : DEFAULTS.rareThreshold;
+}
+
+/**
+ * The bins per numerical or datetime column (`binCap`) {@link Synthesizer.fit} uses when the caller
+ * gives none: floor(rows / {@link SMALL_TABLE_RARE_THRESHOLD}) bins (at least 2), so that a bin
+ * holds on average as many rows as a released category needs, at most `DEFAULTS.binCap` (32,
+ * reached at 160 rows).
+ *
+ * Why (issue 24): the rare threshold protects categories only. On the 45-row presidents table
+ * (names left out of the comparison, as the issue compares "the columns besides the name") 32
+ * quantile bins put one or two people in each bin of its four date columns, and 33-42% of the
+ * synthetic rows equalled a real row on all columns but one at k = 5 (56-60% at k = 2), none of a
+ * real half's rows against the other half. At 9 bins (floor(45 / 5)) and at 8: none, for a 2-way
+ * TVD of 0.69-0.71 against 0.45-0.52 (docs/api.md).
+ * @param rows the table's data rows.
+ */
+export function defaultBinCap(rows: number): number {
+  return Math.min(DEFAULTS.binCap, Math.max(2, Math.floor(rows / SMALL_TABLE_RARE_THRESHOLD)));
 }
 
 /**
@@ -264,7 +281,8 @@ export class Synthesizer {
    * (needs `domain`; the budget lands in `metadata.column_stats[f].privacy`). `model_size` and
    * `max_epochs` that `config` leaves out are chosen by the table's rows ({@link fitConfig}) and
    * sent explicitly; so is the rare threshold k when `rareThreshold` is not given
-   * ({@link defaultRareThreshold}: 5 under 1,000 rows, else 2).
+   * ({@link defaultRareThreshold}: 5 under 1,000 rows, else 2) and the bins per numerical column when
+   * `binCap` is not given ({@link defaultBinCap}: fewer under 160 rows).
    * @throws DataError (bad table or domain; fewer than `minRows` rows, default {@link MIN_ROWS}),
    *         RangeError (privacy without domain, bad epsilon or delta, bad minRows), the HTTP errors
    *         of Create Model, TrainingFailedError, TrainingTimeoutError.
@@ -273,10 +291,13 @@ export class Synthesizer {
     const minRows = opts.minRows ?? MIN_ROWS;
     if (!(Number.isInteger(minRows) && minRows >= 1)) throw new RangeError("minRows must be an integer >= 1");
     let analysis = await analyzeTable(source, opts);
-    if (opts.rareThreshold === undefined && opts.domain === undefined) {
-      // k depends on the rows, known only after a pass; a small table is read again at once.
-      const k = defaultRareThreshold(analysis.n);
-      if (k !== DEFAULTS.rareThreshold) analysis = await analyzeTable(source, { ...opts, rareThreshold: k });
+    if (opts.domain === undefined) {
+      // k and the bins depend on the rows, known only after a pass; a small table is read again at once.
+      const small = {
+        ...(opts.rareThreshold === undefined && defaultRareThreshold(analysis.n) !== DEFAULTS.rareThreshold ? { rareThreshold: defaultRareThreshold(analysis.n) } : {}),
+        ...(opts.binCap === undefined && defaultBinCap(analysis.n) !== DEFAULTS.binCap ? { binCap: defaultBinCap(analysis.n) } : {}),
+      };
+      if (Object.keys(small).length > 0) analysis = await analyzeTable(source, { ...opts, ...small });
     }
     if (analysis.n < minRows) {
       const name = typeof source === "string" ? source : "the in-memory table";
