@@ -20,6 +20,8 @@
  * - `seeded`: issue 12's seeded generation on raw Adult: conditioned samples' TVD against TRAIN's
  *   conditioned rows vs an unconditional sample, imputation accuracy of blanked HOLDOUT cells vs the
  *   marginal and most-frequent baselines, and seeded rows/s over HTTP vs the plain draw.
+ * - `near-copies`: issue 24's near-copy check (bench/near-copies.ts) on a 45-row public table and
+ *   cars fitted with the defaults: synthetic near-copies of real rows vs a 50/50 split, 2-way TVD.
  * - `sample`: issue 13's end-to-end table (bench/sample.ts): the CLI to CSV, Parquet and Arrow, codes
  *   over HTTP as JSON and Arrow, in-process with server-drawn latents, each over the in-process rate.
  */
@@ -34,6 +36,7 @@ import { extractBench } from "./extract";
 import { memoryBench } from "./memory";
 import { seededBench } from "./seeded";
 import { sampleBench } from "./sample";
+import { nearCopiesBench } from "./near-copies";
 
 const program = new Command("bench").description("synthd benchmarks");
 /** Option parser of the numeric options. */
@@ -145,6 +148,17 @@ program
   .option("--rows <n>", "rows per path", num, 1_000_000)
   .option("--json", "one JSON line", false)
   .action(sampleBench);
+
+program
+  .command("near-copies")
+  .description("near-copies of real rows on small tables (issue 24), defaults unless overridden")
+  .option("--rare-threshold <k>", "rare threshold k instead of the default", num)
+  .option("--bin-cap <b>", "bins per numerical column instead of the default", num)
+  .option("--epochs <e>", "max_epochs instead of the default", num)
+  .option("--seeds <n>", "samples per table", num, 3)
+  .option("--tables <list>", "comma-separated: presidents, cars or CSV paths")
+  .option("--json", "one JSON line per table and seed", false)
+  .action(nearCopiesBench);
 
 program.parseAsync(process.argv).catch((e) => {
   console.error(`bench: ${(e as Error).message}`);

@@ -61,7 +61,7 @@ test("fit reads a tab-separated Latin-1 file as three columns with --encoding la
   for (const extra of [[], ["--delimiter", "tab"], ["--delimiter", "\\t"]]) {
     const r = await runCli(["fit", file, "--encoding", "latin1", ...extra, ...NOWHERE]);
     assert.deepEqual(kinds(r.stderr), ["city categorical", "n numerical", "kind categorical"], r.stderr);
-    assert.match(r.stderr, /^config: model_size small, max_epochs 30 \(chosen for 406 rows; --config sets them\)$/m);
+    assert.match(r.stderr, /^config: model_size small, max_epochs 15 \(chosen for 406 rows; --config sets them\)$/m);
     assert.equal(r.code, 1, "then the refused create");
   }
   const given = await runCli(["fit", file, "--encoding", "latin1", "--config", '{"max_epochs": 5}', ...NOWHERE]);

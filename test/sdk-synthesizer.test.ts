@@ -216,7 +216,9 @@ test("fit: a table under 20 rows is a DataError before any request (a 1-row tabl
 });
 
 test("fit: model_size and max_epochs the config leaves out are chosen by the table's rows and sent explicitly", async () => {
-  assert.deepEqual(fitConfig(20).config, { model_size: "small", max_epochs: 30 });
+  assert.deepEqual(fitConfig(20).config, { model_size: "small", max_epochs: 15 });
+  assert.deepEqual(fitConfig(499).config, { model_size: "small", max_epochs: 15 });
+  assert.deepEqual(fitConfig(500).config, { model_size: "small", max_epochs: 30 });
   assert.deepEqual(fitConfig(999).config, { model_size: "small", max_epochs: 30 });
   assert.deepEqual(fitConfig(1_000).config, { model_size: "small", max_epochs: 60 });
   assert.deepEqual(fitConfig(9_999).config, { model_size: "small", max_epochs: 60 });
@@ -229,8 +231,13 @@ test("fit: model_size and max_epochs the config leaves out are chosen by the tab
     const table = { columns: ["a", "b"], rows: Array.from({ length: 406 }, (_, i) => [String(i % 3), "xyz"[i % 2]]) };
     const seen: unknown[] = [];
     await Synthesizer.fit(client, table, { wait: false, onConfig: (c, chosen, rows) => seen.push({ c, chosen, rows }) });
-    assert.deepEqual(srv.createBodies[0].config, { model_size: "small", max_epochs: 30 });
-    assert.deepEqual(seen, [{ c: { model_size: "small", max_epochs: 30 }, chosen: ["model_size", "max_epochs"], rows: 406 }]);
+    assert.deepEqual(srv.createBodies[0].config, { model_size: "small", max_epochs: 15 });
+    assert.deepEqual(seen, [{ c: { model_size: "small", max_epochs: 15 }, chosen: ["model_size", "max_epochs"], rows: 406 }]);
+    assert.deepEqual(
+      srv.createBodies[0].metadata.column_stats?.b?.rare_threshold,
+      5,
+      "a table under 1,000 rows gets k = 5 (issue 24: near-copies)",
+    );
     await Synthesizer.fit(client, table, { wait: false, config: { model_size: "medium", max_epochs: 100 } });
     assert.deepEqual(srv.createBodies[1].config, { model_size: "medium", max_epochs: 100 });
   } finally {

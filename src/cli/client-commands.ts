@@ -14,9 +14,13 @@ import type { Writable } from "node:stream";
 import {
   InvalidRequestError,
   Synthd,
+  SMALL_TABLE_ROWS,
   Synthesizer,
+  defaultBinCap,
+  defaultRareThreshold,
   evaluate,
   formatOfPath,
+  nearCopyVerdict,
   type EvaluationReport,
   type Metadata,
   type Model,
@@ -25,8 +29,11 @@ import {
   type SampleProgress,
   type Where,
 } from "../sdk";
-import type { ColumnOverride } from "../sdk/metadata";
+import { DEFAULTS, type ColumnOverride } from "../sdk/metadata";
 import { describeColumns } from "../sdk/columns";
+
+/** The bins per numerical column of a table of 160 rows or more. */
+const DEFAULT_BIN_CAP: number = DEFAULTS.binCap;
 import { describeRule } from "../sdk/rules/describe";
 import type { RuleOptions } from "../sdk/rules/detect";
 import { fmtLoss, progressBar } from "./progress";
@@ -244,6 +251,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
     }
   };
   let synth: Synthesizer;
+  let tableRows = 0;
   try {
     synth = await Synthesizer.fit(api, file, {
       config,
@@ -261,6 +269,13 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
         if (found.length > 0) process.stderr.write(`rules (${found.length})\n${found.map((r) => `  ${describeRule(r, a.metadata)}`).join("\n")}\n`);
       },
       onConfig: (c, chosen, rows) => {
+        tableRows = rows;
+        if (opts.rareThreshold === undefined && opts.domain === undefined && rows < SMALL_TABLE_ROWS) {
+          process.stderr.write(`rare threshold: ${defaultRareThreshold(rows)} (chosen for ${rows} rows; --rare-threshold sets it)\n`);
+        }
+        if (opts.domain === undefined && defaultBinCap(rows) < DEFAULT_BIN_CAP) {
+          process.stderr.write(`bins per numerical or datetime column: at most ${defaultBinCap(rows)} (chosen for ${rows} rows)\n`);
+        }
         if (chosen.length === 0) return;
         const what = chosen.map((k) => `${k} ${c[k]}`).join(", ");
         process.stderr.write(`config: ${what} (chosen for ${rows} rows; --config sets ${chosen.length > 1 ? "them" : "it"})\n`);
@@ -281,7 +296,20 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       `model ${m.id} ${m.status} after ${m.current_epoch} epochs (train_loss ${fmtLoss(m.train_loss)}, val_loss ${fmtLoss(m.val_loss)})\n`,
     );
   }
+  if (tableRows > 0 && tableRows < SMALL_TABLE_ROWS) process.stderr.write(smallTableHint(file, m.id, tableRows) + "\n");
   process.stdout.write(`${m.id}\n`);
+}
+
+/**
+ * The line `synthd fit` prints last on stderr for a table of fewer than {@link SMALL_TABLE_ROWS}
+ * rows: on a small table one near-copy is one real person, and only `evaluate` (or `report`),
+ * which reads the real table, can check for near-copies (`sample` has the model, not the rows).
+ */
+export function smallTableHint(file: string, id: string, rows: number): string {
+  return (
+    `hint: ${rows} rows is a small table: check a sample for near-copies of real rows before sharing it ` +
+    `(synthd sample ${id} -n ${rows} -o synthetic.csv && synthd evaluate ${file} synthetic.csv)`
+  );
 }
 
 /** A server's `parameter_invalid` on `body.config.X`, reworded to name the flag `--config.X`; other errors as they are. */
@@ -534,6 +562,7 @@ export function readMetadataArg(arg: string, flag = "--metadata"): Metadata {
 /** Formats an {@link EvaluationReport} as the human-readable tables `synthd evaluate` prints. */
 export function formatReport(r: EvaluationReport): string {
   const lines = [
+    ...(r.near_copies ? [nearCopyVerdict(r.near_copies)] : []),
     `rows: real ${r.rows.real}, synthetic ${r.rows.synthetic}`,
     `average total variation distance (0 = identical marginals, 1 = disjoint):`,
     `  1-way ${r.tvd["1"].toFixed(4)}  (${r.marginals["1"]} marginals)`,
@@ -593,6 +622,20 @@ export function formatReport(r: EvaluationReport): string {
       `  ROC AUC ${r.tstr_auc.toFixed(4)}${r.tstr_auc_train !== undefined ? `  (trained on the real rows: ${r.tstr_auc_train.toFixed(4)})` : ""}`,
     );
   }
+  if (r.near_copies) {
+    const c = r.near_copies;
+    const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+    lines.push(
+      "",
+      `near-copies (no holdout needed; ${c.columns.length} columns compared, identifiers left out):`,
+      `  synthetic rows equal to a real row on all columns but at most one: ${c.synthetic_near_copies} (${pct(c.synthetic_share)})`,
+      `  against half of the real rows: synthetic ${pct(c.synthetic_share_at_half)}, the other half ${pct(c.split_share)} (margin ${pct(c.near_copy_margin)}; ${c.splits} splits of ${c.half_rows[0]}/${c.half_rows[1]} rows)`,
+      `  DCR share (closer to the real rows than the median real row): synthetic ${c.dcr_share.toFixed(3)}, the other half ${c.dcr_split_share.toFixed(3)} (margin ${c.dcr_margin.toFixed(3)})` +
+        (c.dcr_in_verdict ? "" : "; not in the verdict below 200 rows per half"),
+      `  ${nearCopyVerdict(c)}`,
+    );
+  }
+  if (r.holdout_warning) lines.push("", `warning: ${r.holdout_warning}`);
   if (r.privacy) {
     const p = r.privacy;
     lines.push(

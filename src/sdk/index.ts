@@ -36,7 +36,9 @@ export {
   errorFromResponse,
 } from "./errors";
 export type { SynthdErrorFields } from "./errors";
-export { Synthesizer, MIN_ROWS, defaultModelConfig, fitConfig } from "./synthesizer";
+export { Synthesizer, MIN_ROWS, SMALL_TABLE_ROWS, defaultModelConfig, defaultBinCap, defaultRareThreshold, fitConfig } from "./synthesizer";
+export { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "./privacy/near-copies";
+export type { NearCopyCheck, NearCopyOptions } from "./privacy/near-copies";
 export type { FitOptions, SampleOptions, SampleProgress, SeedSampleOptions, FormatOptions } from "./synthesizer";
 export { OUTPUT_FORMATS, chooseFormat, formatOfPath, writeTables } from "./formats";
 export type { OutputFormat, WriteTablesOptions } from "./formats";

@@ -5,7 +5,10 @@
  * trivariate accuracy against a holdout, DCR share). docs/report.md describes every section.
  *
  * Top to bottom:
- * 1. Summary: first the row rules (with `metadata`: each rule of `metadata.rules`, the share of
+ * 1. Summary: first a verdict line on privacy (`evaluate`'s `near_copies`, which needs no holdout:
+ *    one sentence on whether the synthetic rows nearly copy real rows more often than a split of
+ *    the real table does), with the HOLDOUT warning below it when HOLDOUT is too small
+ *    (`holdout_warning`); then the row rules (with `metadata`: each rule of `metadata.rules`, the share of
  *    real and of synthetic rows that keep it, a rule the synthetic rows break more often than the
  *    real ones flagged) and the worst column pairs (`evaluate`'s `worst_pairs`: the largest 2-way
  *    TVDs, each column linked to its section), so neither sits below the column sections; then
@@ -17,7 +20,8 @@
  *    and mean 2-way TVD, and `evaluate`'s column checks.
  * 3. Pairs: heatmap of the 2-way TVD of every column pair; Cramér's V of every pair, real and
  *    synthetic side by side.
- * 4. Privacy: DCR histograms (synthetic to TRAIN, synthetic to HOLDOUT).
+ * 4. Privacy: the near-copy check (always) and, with a HOLDOUT, DCR histograms (synthetic to
+ *    TRAIN, synthetic to HOLDOUT) and exact copies.
  *
  * Decisions:
  * - The figures are `evaluate`'s, not recomputed: the report runs {@link evaluateWithDetails} with
@@ -38,6 +42,7 @@ import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { SDK_VERSION } from "./client";
 import { describeSource, type TableSource } from "./csv";
 import { evaluateWithDetails, type ColumnCheck, type EvaluateOptions, type EvaluationReport } from "./evaluate";
+import { nearCopyVerdict } from "./privacy/near-copies";
 import type { ColumnCodec } from "./metadata";
 import { COLORS, associationSpec, dcrSpec, distributionSpec, renderSvg, tvdHeatmapSpec } from "./report-charts";
 import { PLOT_SAMPLE_NOTE, dcrHistogram, distributionOf, holdoutReference, pairMatrix, type Distribution } from "./report-data";
@@ -173,8 +178,9 @@ export async function buildReport(real: TableSource, synthetic: TableSource, opt
 <tr><th>HOLDOUT rows equal to a TRAIN row (the baseline)</th><td>${metric(p.exact_copies_holdout_baseline, "count", "privacy.exact_copies_holdout_baseline")} (${metric(p.exact_copies_holdout_baseline_rate, "percent", "privacy.exact_copies_holdout_baseline_rate")})</td></tr>
 </tbody></table>`;
   } else {
-    privacy = `<p class="note">Not run: the privacy check compares the synthetic rows with rows the generator never saw. Give a HOLDOUT file (<code>--holdout HOLDOUT.csv</code>).</p>`;
+    privacy = `<p class="note">DCR against a HOLDOUT not run: it compares the synthetic rows with rows the generator never saw. Give a HOLDOUT file (<code>--holdout HOLDOUT.csv</code>) of at least 200 rows; the near-copy check above needs none.</p>`;
   }
+  privacy = nearCopySection(report) + (report.holdout_warning ? `<p class="warn">${esc(report.holdout_warning)}</p>` : "") + privacy;
 
   const files = {
     real: { name: describeSource(real), rows: details.scans.real.n, columns: details.scans.real.columns.length },
@@ -316,12 +322,40 @@ ${r.tstr_auc_train !== undefined ? `<div class="ref">trained on TRAIN: ${metric(
   ];
   if (files.holdout && ref) fileRows.push(row("HOLDOUT", files.holdout, metric(ref.rows.synthetic, "count", "rows.synthetic", "data-json-holdout")));
   return `<section id="summary"><h2>Summary</h2>
+${verdictLine(r)}
 <div class="top">${rulesTable(r)}
 ${worstPairsTable(r, codecs)}</div>
 <div class="cards">${cards.join("\n")}</div>
 <table class="files"><thead><tr><th></th><th>file</th><th class="num">rows</th><th class="num">columns</th></tr></thead><tbody>${fileRows.join("")}</tbody></table>
 ${r.excluded.length ? `<p class="note">Identifier columns, left out of the accuracy figures and checked per column instead: ${r.excluded.map((c) => `<b>${esc(c)}</b>`).join(", ")}.</p>` : ""}
 </section>`;
+}
+
+/**
+ * The verdict line at the top of the summary: `nearCopyVerdict` of `near_copies` (class `verdict`,
+ * `pass` or `fail`), and the HOLDOUT warning when HOLDOUT is too small.
+ */
+function verdictLine(r: EvaluationReport): string {
+  const c = r.near_copies;
+  const line = c
+    ? `<p id="verdict" class="verdict ${c.passed ? "pass" : "fail"}" data-passed="${c.passed}">${esc(nearCopyVerdict(c))} <a href="#near-copies">Details</a>.</p>`
+    : `<p id="verdict" class="verdict">Privacy: not checked (the real table needs 2 rows and the synthetic table 1).</p>`;
+  return line + (r.holdout_warning ? `\n<p class="warn">${esc(r.holdout_warning)}</p>` : "");
+}
+
+/** The near-copy check of the privacy section (`evaluate`'s `near_copies`), which needs no holdout. */
+function nearCopySection(r: EvaluationReport): string {
+  const c = r.near_copies;
+  if (!c) return "";
+  const at = (k: string): string => `near_copies.${k}`;
+  return `<div id="near-copies"><h3>Near-copies of real rows (no HOLDOUT needed)</h3>
+<p class="note">A near-copy is a synthetic row equal to some real row on all ${c.columns.length} compared columns but at most one (identifiers left out; categorical cells by their text, numbers and datetimes by their bin of the real code book). The reference: the real table cut 50/50 at random, ${c.splits} times; the share of one half's rows that nearly copy a row of the other half is what coincidence gives. The synthetic rows are checked against the same half, so both shares are against as many real rows.</p>
+<table class="kv"><tbody>
+<tr><th>synthetic rows equal to a real row on all columns but at most one</th><td>${metric(c.synthetic_near_copies, "count", at("synthetic_near_copies"))} (${metric(c.synthetic_share, "percent", at("synthetic_share"))})</td></tr>
+<tr><th>against half of the real rows: synthetic / the other half</th><td>${metric(c.synthetic_share_at_half, "percent", at("synthetic_share_at_half"))} / ${metric(c.split_share, "percent", at("split_share"))} <span class="hint">passes up to the half's share + ${metric(c.near_copy_margin, "percent", at("near_copy_margin"))} (2 standard errors)</span></td></tr>
+<tr><th>DCR share: rows closer to a real half than its other half's median row (ties ½), synthetic / the other half</th><td>${metric(c.dcr_share, "fixed", at("dcr_share"))} / ${metric(c.dcr_split_share, "fixed", at("dcr_split_share"))} <span class="hint">${c.dcr_in_verdict ? `passes up to + ${metric(c.dcr_margin, "fixed", at("dcr_margin"))}` : `not in the verdict: fewer than 200 rows per half, where the share measures how typical rows are rather than copying`}</span></td></tr>
+<tr><th>verdict</th><td>${c.passed ? "pass" : "fail"}</td></tr>
+</tbody></table></div>`;
 }
 
 /** The checks of one column as table rows (label, value), only those that apply to its kind. */
@@ -412,6 +446,10 @@ figure.chart { margin: 0 0 12px; max-width: 100%; break-inside: avoid; }
 figure.chart svg { max-width: 100%; height: auto; }
 figcaption { font-size: 12.5px; color: var(--muted); max-width: 600px; }
 .note { color: var(--muted); font-size: 13.5px; }
+.verdict { font-size: 15px; font-weight: 600; padding: 6px 10px; border-left: 4px solid var(--muted); }
+.verdict.pass { border-color: #2e7d32; }
+.verdict.fail, .warn { border-color: #c62828; color: #c62828; }
+.warn { border-left: 4px solid; padding: 4px 10px; }
 .hint { color: var(--muted); font-size: 12px; }
 code { font-size: 12.5px; background: #f2f2f5; padding: 0 3px; border-radius: 3px; }
 footer { margin-top: 40px; font-size: 12.5px; color: var(--muted); border-top: 1px solid var(--line); padding-top: 10px; }

@@ -1,0 +1,166 @@
+/**
+ * The privacy check without a holdout (issue 24, `src/sdk/privacy/near-copies.ts`): near-copy
+ * share counted exactly, the split reference reproducible, a copying generator failing and an
+ * independent-columns generator passing the verdict, `evaluate`'s `near_copies` present without a
+ * holdout (and the HOLDOUT warning with a small one), the report's verdict line above the row
+ * rules; and, end to end with a real server and the SDK's defaults, the acceptance: on a 45-row
+ * public table of 12 columns (test/data/us-presidents.csv) and on cars, no more synthetic
+ * near-copies than a 50/50 split of the real table gives.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Rng, Synthd, Synthesizer, buildReport, evaluate, type Metadata, type Table } from "../src/sdk";
+import { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../src/sdk/privacy/near-copies";
+import { formatReport } from "../src/cli/client-commands";
+import { SHARED_DATASETS, removeDir, startServer, tempDir, type ServerProcess } from "../bench/harness";
+
+const PRESIDENTS = join(__dirname, "..", "..", "test", "data", "us-presidents.csv");
+const CARS = join(SHARED_DATASETS, "real", "cars.csv");
+
+/** Column arrays from rows of keys. */
+function columns(rows: number[][]): Int32Array[] {
+  return rows[0].map((_, f) => Int32Array.from(rows, (r) => r[f]));
+}
+
+test("near-copy share: exactly the 3 synthetic rows of 10 that equal a real row on all columns but at most one", () => {
+  const real = [
+    [0, 0, 0, 0],
+    [1, 1, 1, 1],
+    [2, 2, 2, 2],
+    [3, 3, 3, 3],
+    [4, 4, 4, 4],
+  ];
+  const synth = [
+    [1, 1, 1, 1], // an exact copy
+    [2, 2, 9, 2], // one column differs
+    [9, 3, 3, 3], // one column differs
+    [4, 4, 9, 9], // two differ
+    [0, 1, 2, 3], // three differ
+    [5, 5, 5, 5],
+    [0, 0, 1, 1], // two differ
+    [-1, -1, 4, 4], // unseen values equal nothing: two differ
+    [3, 3, 4, 4], // two differ
+    [2, 3, 2, 3], // two differ
+  ];
+  assert.deepEqual(nearCopyShare(columns(real), columns(synth)), { count: 3, share: 0.3 });
+  // a negative key differs even from another negative key: [-1, 2, 2, 2] is a near-copy of row 2 (one column differs), [-1, -1, 2, 2] is not
+  assert.equal(nearCopyShare(columns([[-1, 2, 2, 2]]), columns([[-1, 2, 2, 2], [-1, -1, 2, 2]])).count, 1, "-1 against -1 is a difference: one column differs, then two");
+  assert.deepEqual(nearCopyShare(columns(real), columns([[-1, 2, 2, 2], [-1, -1, 2, 2]])), { count: 1, share: 0.5 });
+  // repeated reference rows count once and change nothing
+  assert.deepEqual(nearCopyShare(columns([...real, ...real, ...real]), columns(synth)), { count: 3, share: 0.3 });
+});
+
+/** A real table with related columns: a latent class per row drives each column, with noise. */
+function relatedTable(n: number, F: number, seed: number): number[][] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, () => {
+    const z = rng.int(6);
+    return Array.from({ length: F }, (_, f) => (rng.next() < 0.6 ? (z + f) % 6 : rng.int(6)));
+  });
+}
+
+/** Rows whose columns are drawn independently from the real columns' 1-way marginals. */
+function independentRows(real: number[][], n: number, seed: number): number[][] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, () => real[0].map((_, f) => real[rng.int(real.length)][f]));
+}
+
+test("the split reference is the same for the same seed; copies fail the verdict, independent columns pass", () => {
+  const real = relatedTable(600, 8, 1);
+  const names = real[0].map((_, f) => `c${f}`);
+  const indep = columns(independentRows(real, 600, 2));
+  const a = nearCopyCheck(columns(real), indep, names, { seed: 3 });
+  const b = nearCopyCheck(columns(real), indep, names, { seed: 3 });
+  assert.deepEqual(a, b, "same seed, same splits, same figures");
+  assert.equal(a.half_rows[0] + a.half_rows[1], 600);
+  assert.ok(a.split_share > 0, `related columns give near-copies between real halves by coincidence (${a.split_share})`);
+  assert.ok(a.passed && a.near_copies_passed && a.dcr_passed && a.dcr_in_verdict, JSON.stringify(a));
+  assert.match(nearCopyVerdict(a), /^Privacy: no more near-copies of real rows than a split of the real table/);
+
+  // a generator that writes real rows back (with one cell changed in half of them)
+  const rng = new Rng(4);
+  const copies = Array.from({ length: 600 }, () => {
+    const row = [...real[rng.int(600)]];
+    if (rng.next() < 0.5) row[rng.int(8)] = rng.int(6);
+    return row;
+  });
+  const c = nearCopyCheck(columns(real), columns(copies), names, { seed: 3 });
+  assert.ok(c.synthetic_share > 0.99, `every copy is a near-copy (${c.synthetic_share})`);
+  assert.ok(!c.passed && !c.near_copies_passed && !c.dcr_passed, JSON.stringify(c));
+  assert.match(nearCopyVerdict(c), /^Privacy warning: 600 synthetic rows \(100\.0%\) equal a real row/);
+});
+
+/** A table of `rows` as CSV cells with a header. */
+function table(rows: number[][]): Table {
+  return { columns: rows[0].map((_, f) => `c${f}`), rows: rows.map((r) => r.map((v) => `v${v}`)) };
+}
+
+test("evaluate: near_copies without a holdout, printed first by synthd evaluate; a HOLDOUT under 200 rows gets a warning", async () => {
+  const real = relatedTable(400, 6, 5);
+  const r = await evaluate(table(real), table(independentRows(real, 400, 6)));
+  assert.equal(r.privacy, undefined, "the holdout check needs a holdout");
+  assert.ok(r.near_copies, "the near-copy check needs none");
+  assert.deepEqual(r.near_copies.columns, ["c0", "c1", "c2", "c3", "c4", "c5"]);
+  assert.equal(r.near_copies.passed, true);
+  assert.equal(r.holdout_warning, undefined);
+  const text = formatReport(r);
+  assert.ok(text.startsWith("Privacy: no more near-copies"), text.slice(0, 200));
+  assert.match(text, /synthetic rows equal to a real row on all columns but at most one: \d+/);
+
+  const withHoldout = await evaluate(table(real.slice(0, 331)), table(independentRows(real, 400, 6)), { holdout: table(real.slice(331)) });
+  assert.ok(withHoldout.privacy && withHoldout.near_copies);
+  assert.match(withHoldout.holdout_warning ?? "", /^HOLDOUT has 69 rows, fewer than 200: too small for its reference to mean anything/);
+  assert.match(formatReport(withHoldout), /warning: HOLDOUT has 69 rows/);
+});
+
+test("report: the verdict line sits at the top of the summary, above the row rules and the worst pairs", async () => {
+  const real = relatedTable(300, 5, 7);
+  const metadata = { features: ["c0", "c1", "c2", "c3", "c4"], rules: [] } as unknown as Metadata;
+  const { html } = await buildReport(table(real), table(real), { metadata });
+  const verdict = html.indexOf('id="verdict"');
+  assert.ok(verdict > html.indexOf('<section id="summary">'), "inside the summary");
+  assert.ok(verdict < html.indexOf('id="rules"') && verdict < html.indexOf('id="worst-pairs"'), "above the rules and the worst pairs");
+  assert.match(html, /class="verdict fail"[^>]*>Privacy warning: 300 synthetic rows/, "a copy of the real table fails");
+  assert.ok(html.indexOf('id="near-copies"') > html.indexOf('<section id="privacy">'), "the check in the privacy section, without a HOLDOUT");
+});
+
+let server: ServerProcess;
+let dir: string;
+let client: Synthd;
+
+before(async () => {
+  dir = tempDir();
+  server = await startServer(join(dir, "store"));
+  client = new Synthd({ apiKey: server.sandboxKey!, baseUrl: server.url });
+});
+
+after(async () => {
+  await server?.kill("SIGTERM");
+  removeDir(dir);
+});
+
+// The presidents' names are left out of the comparison, as the issue compares "the columns besides
+// the name" (at k = 5 the model writes fresh names, which alone would keep every row from being a near-copy).
+const CASES: [string, string, string[]][] = [
+  ["us-presidents (45 rows, 12 columns)", PRESIDENTS, ["first_name", "last_name"]],
+  ["cars (406 rows)", CARS, []],
+];
+for (const [name, file, names] of CASES) {
+  test(`acceptance, ${name}: with the defaults, no more near-copies than a 50/50 split of the real table`, async () => {
+    const synth = await Synthesizer.fit(client, file, { waitOptions: { pollIntervalMs: 100 } });
+    const n = synth.metadata.source?.rows ?? 0;
+    assert.ok(n > 0);
+    const out = join(dir, `${name.split(" ")[0]}.csv`);
+    await synth.writeCsv(out, n, { seed: 7 });
+    const r = await evaluate(file, out, { columns: Object.fromEntries(names.map((c) => [c, { type: "id" as const }])) });
+    const c = r.near_copies!;
+    assert.equal(r.privacy, undefined, "no HOLDOUT given");
+    assert.ok(c.columns.length >= 9 && names.every((n) => !c.columns.includes(n)), `${c.columns.length} columns compared`);
+    assert.ok(c.synthetic_share_at_half <= c.split_share, `near-copies against half of the real rows: synthetic ${c.synthetic_share_at_half}, split ${c.split_share}`);
+    assert.ok(c.near_copies_passed, nearCopyVerdict(c));
+    // The DCR share is not asserted: on cars it sits at the edge of its margin with these defaults
+    // (0.53-0.57 against the split's 0.51 + 0.05; docs/api.md), so the verdict may warn on a sample.
+    assert.ok(c.dcr_share >= 0 && c.dcr_share <= 1);
+  });
+}
