@@ -43,7 +43,7 @@ const EXPECTED_KINDS: Record<string, Record<string, Expected>> = {
     Miles_per_Gallon: { kind: "numerical", decimals: 1, missing: 8 },
     Cylinders: { kind: "numerical", integer: true, decimals: 0 },
     Horsepower: { kind: "numerical", integer: true, missing: 6 },
-    Year: { kind: "datetime", format: "yyyy-MM-dd", granularity: "day" },
+    Year: { kind: "datetime", format: "yyyy-MM-dd", granularity: "year" },
     Origin: { kind: "categorical" },
   },
   flights: {

@@ -6,21 +6,10 @@
  * libphonenumber-js) and `./text` (titles and free text from words seen in at least k rows).
  */
 
-/** The semantic kinds. */
-export type SemanticKind =
-  | "first_name"
-  | "last_name"
-  | "full_name"
-  | "email"
-  | "phone"
-  | "street_address"
-  | "city"
-  | "postal_code"
-  | "url"
-  | "company"
-  | "uuid"
-  | "ip"
-  | "title";
+import type { SemanticShapeStats } from "../../types";
+
+/** The semantic kinds: the contract's list (`SemanticShapeStats.kind` in src/types.ts, which typia checks). */
+export type SemanticKind = SemanticShapeStats["kind"];
 
 /** Every semantic kind, in the order recognition tries them. */
 export const SEMANTIC_KINDS: readonly SemanticKind[] = [
