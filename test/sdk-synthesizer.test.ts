@@ -233,13 +233,11 @@ test("fit: model_size and max_epochs the config leaves out are chosen by the tab
     await Synthesizer.fit(client, table, { wait: false, onConfig: (c, chosen, rows) => seen.push({ c, chosen, rows }) });
     assert.deepEqual(srv.createBodies[0].config, { model_size: "small", max_epochs: 15 });
     assert.deepEqual(seen, [{ c: { model_size: "small", max_epochs: 15 }, chosen: ["model_size", "max_epochs"], rows: 406 }]);
-    assert.deepEqual(
-      srv.createBodies[0].metadata.column_stats?.b?.rare_threshold,
-      5,
-      "a table under 1,000 rows gets k = 5 (issue 24: near-copies)",
-    );
+    assert.deepEqual(srv.createBodies[0].metadata.column_stats?.b?.rare_threshold, 2, "406 rows keep k = 2 (k = 5 cost cars its fidelity)");
+    await Synthesizer.fit(client, { columns: table.columns, rows: table.rows.slice(0, 100) }, { wait: false });
+    assert.deepEqual(srv.createBodies[1].metadata.column_stats?.b?.rare_threshold, 5, "a table under 160 rows gets k = 5 (issue 24: near-copies)");
     await Synthesizer.fit(client, table, { wait: false, config: { model_size: "medium", max_epochs: 100 } });
-    assert.deepEqual(srv.createBodies[1].config, { model_size: "medium", max_epochs: 100 });
+    assert.deepEqual(srv.createBodies[2].config, { model_size: "medium", max_epochs: 100 });
   } finally {
     await srv.close();
   }

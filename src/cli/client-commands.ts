@@ -270,7 +270,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       },
       onConfig: (c, chosen, rows) => {
         tableRows = rows;
-        if (opts.rareThreshold === undefined && opts.domain === undefined && rows < SMALL_TABLE_ROWS) {
+        if (opts.rareThreshold === undefined && opts.domain === undefined && defaultRareThreshold(rows) !== DEFAULTS.rareThreshold) {
           process.stderr.write(`rare threshold: ${defaultRareThreshold(rows)} (chosen for ${rows} rows; --rare-threshold sets it)\n`);
         }
         if (opts.domain === undefined && defaultBinCap(rows) < DEFAULT_BIN_CAP) {
