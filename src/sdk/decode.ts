@@ -123,16 +123,7 @@ export class Decoder {
       });
       this.cumulative[f] = cum;
     }
-    const total = cum.length ? cum[cum.length - 1] : 0;
-    const u = rng.next() * total;
-    let lo = 0;
-    let hi = cum.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cum[mid] > u) hi = mid;
-      else lo = mid + 1;
-    }
-    return this.features[f].decode(lo, rng, 0);
+    return this.features[f].decode(rng.pickCumulative(cum), rng, 0);
   }
 
   /** Column names, in table order. */

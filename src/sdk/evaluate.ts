@@ -709,17 +709,7 @@ export async function independentSample(real: TableSource, n: number, seed = 0, 
     p.forEach((v, k) => (cdf[k] = s += v));
     const rng = new Rng(deriveSeed(seed, fi, 1));
     const out = new Int32Array(n);
-    for (let r = 0; r < n; r++) {
-      const u = rng.next() * s;
-      let lo = 0;
-      let hi = cdf.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (cdf[mid] > u) hi = mid;
-        else lo = mid + 1;
-      }
-      out[r] = lo;
-    }
+    for (let r = 0; r < n; r++) out[r] = rng.pickCumulative(cdf);
     columns[f] = out;
   });
   return new Decoder(metadata).decode(columns, deriveSeed(seed, 2));

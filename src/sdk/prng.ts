@@ -80,6 +80,24 @@ export class Rng {
     return Math.floor(this.next() * n);
   }
 
+  /**
+   * An index drawn from a cumulative distribution: `cum[i]` = sum of the weights of 0..i
+   * (non-decreasing, weights >= 0, not necessarily summing to 1); returns the first i with
+   * `cum[i] > u` for u = {@link next} x `cum[last]` (binary search, one draw). Inverse transform
+   * sampling. An empty `cum` gives 0.
+   */
+  pickCumulative(cum: ArrayLike<number>): number {
+    const u = this.next() * (cum.length ? cum[cum.length - 1] : 0);
+    let lo = 0;
+    let hi = cum.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cum[mid] > u) hi = mid;
+      else lo = mid + 1;
+    }
+    return Math.max(lo, 0);
+  }
+
   /** Shuffles `a` in place (Fisher–Yates, Durstenfeld's variant: one {@link int} per position from the end); returns `a`. */
   shuffle<T extends { length: number; [i: number]: number }>(a: T): T {
     for (let i = a.length - 1; i > 0; i--) {

@@ -33,7 +33,7 @@
  * `DatetimeFormat` accepts. {@link ruleShares} throws DataError when the table lacks a column a
  * rule names.
  */
-import type { Metadata, Rule } from "../../types";
+import type { ColumnStats, Metadata, Rule } from "../../types";
 import type { Table } from "../csv";
 import { DatetimeFormat } from "../datetime";
 import { DataError } from "../errors";
@@ -110,18 +110,25 @@ function readerOf(column: string, metadata: Metadata, what: string): ColumnReade
   const index = metadata.features.indexOf(column);
   if (index < 0) throw new RangeError(`${what} names column "${column}", which metadata.features lacks.`);
   const stats = metadata.column_stats?.[column];
-  if (stats?.type === "datetime") {
-    if (stats.format === undefined) throw new RangeError(`${what}: the datetime column "${column}" has no column_stats format.`);
+  if (stats?.type === "datetime" && stats.format === undefined) throw new RangeError(`${what}: the datetime column "${column}" has no column_stats format.`);
+  return { index, datetime: stats?.type === "datetime", value: cellNumber(stats) };
+}
+
+/**
+ * How a column's cells compare in numeric rules (inequality, sum), shared by this checker and the
+ * decoder's enforcer (`./enforce`): a datetime column (with `format`) -> epoch milliseconds through
+ * the fast reader of `../typed` (the per-row path of both); any other column -> `Number`. A blank
+ * cell, or text that is no finite number or date, -> undefined. Never throws.
+ */
+export function cellNumber(stats: ColumnStats | undefined): (text: string) => number | undefined {
+  if (stats?.type === "datetime" && stats.format !== undefined) {
     const parse = datetimeParser(new DatetimeFormat(stats.format));
-    return { index, datetime: true, value: parse };
+    return (t) => (t === "" ? undefined : parse(t));
   }
-  return {
-    index,
-    datetime: false,
-    value: (t) => {
-      const x = Number(t);
-      return Number.isFinite(x) ? x : undefined;
-    },
+  return (t) => {
+    if (t === "") return undefined;
+    const x = Number(t);
+    return Number.isFinite(x) ? x : undefined;
   };
 }
 

@@ -38,10 +38,9 @@
  * the user's cells are never rewritten. Identifier columns take part in no rule.
  */
 import type { ColumnStats, Metadata, Rule } from "../../types";
-import { DatetimeFormat } from "../datetime";
 import { OTHER } from "../metadata";
 import { Rng, deriveSeed } from "../prng";
-import { datetimeParser } from "../typed";
+import { cellNumber } from "./check";
 
 /** Most redraws of one cell before a rule is left broken in that row (counted in {@link EnforceResult}). */
 export const MAX_REDRAWS = 64;
@@ -195,7 +194,8 @@ function fixedCombinations(
   // A combination holding a pooled code (`__other__`: values too rare to release) stands for rows
   // the decoder never writes (it writes the pooled code as a released value), so it is not a target.
   const pooled = names.map((n) => meta.value_mappings?.[n]?.[OTHER]);
-  const valid = combinations.filter((t) => t.length === m && t.every((c, j) => c !== pooled[j]));
+  const target = combinations.map((t, i) => i).filter((i) => combinations[i].length === m && combinations[i].every((c, j) => c !== pooled[j]));
+  const valid = target.map((i) => combinations[i]);
   if (valid.length === 0) return undefined;
   // text -> code and code -> text per column.
   const toCode = names.map((n) => new Map(Object.entries(meta.value_mappings?.[n] ?? {})));
@@ -215,7 +215,7 @@ function fixedCombinations(
     return k;
   };
   const allowed = new Set<number | string>(valid.map(key));
-  const weight = valid.map((t) => counts[combinations.indexOf(t)] ?? 1);
+  const weight = target.map((i) => counts[i] ?? 1);
   // Per column position, code -> indices of the combinations holding it.
   const byCode = cols.map((_, j) => {
     const idx = new Map<number, number[]>();
@@ -404,19 +404,6 @@ function sum(meta: Metadata, total: number, a: number, b: number): CompiledRule 
   };
 }
 
-/** Text -> comparable number of a numerical (the number) or datetime (epoch ms) column. */
-function parserOf(stats: ColumnStats | undefined): (text: string) => number | undefined {
-  if (stats?.type === "datetime" && stats.format) {
-    const p = datetimeParser(new DatetimeFormat(stats.format));
-    return (t) => (t === "" ? undefined : p(t));
-  }
-  return (t) => {
-    if (t === "") return undefined;
-    const x = Number(t);
-    return Number.isFinite(x) ? x : undefined;
-  };
-}
-
 /** True when the two columns write values alike, so a value of one is a valid value of the other. */
 function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boolean {
   if (!x || !y || x.type !== y.type) return false;
@@ -427,7 +414,7 @@ function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boo
 
 function inequality(meta: Metadata, high: number, low: number, strict: boolean): CompiledRule {
   const [sh, sl] = [meta.column_stats?.[meta.features[high]], meta.column_stats?.[meta.features[low]]];
-  const [ph, pl] = [parserOf(sh), parserOf(sl)];
+  const [ph, pl] = [cellNumber(sh), cellNumber(sl)];
   const alike = writeAlike(sh, sl);
   // Point-value columns: a value may move to the other column only when that column has it.
   const [mh, ml] = [meta.value_mappings?.[meta.features[high]], meta.value_mappings?.[meta.features[low]]];
