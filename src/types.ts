@@ -180,6 +180,13 @@ export interface ColumnStats {
   id_shape?: IntegerIdShapeStats | TextIdShapeStats;
   /** Categorical only: rows a value needs for a code of its own; rarer values share the pooled code. */
   rare_threshold?: number & tags.Type<"uint32">;
+  /**
+   * Categorical only, with a pooled code: the column holds values of a semantic kind (city, person
+   * name ...) and many of its rows hold rare values, so a pooled cell is written as a fresh value
+   * of that kind (never a real value, up to the Bloom filter) instead of a stand-in among the
+   * released values. Same shape as an identifier's `id_shape.semantic`.
+   */
+  semantic?: SemanticShapeStats;
   /** Set when the marginals were noised client-side (DESIGN §2, privacy). */
   privacy?: { epsilon: number & Finite; delta: number & Finite; rho: number & Finite; sigma: number & Finite };
 }

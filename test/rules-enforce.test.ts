@@ -206,6 +206,28 @@ describe("the decoder keeps metadata.rules in every row", () => {
   });
 });
 
+describe("repairs keep the combinations' real shares", () => {
+  test("broken rows fill the combinations the model under-drew, not the frequent ones (quota)", () => {
+    // Austin: 90% of the real rows, Dallas 10%. The model drew 800 rows of Austin and 200 of a
+    // city the rule does not allow in Texas: repairing them by count would give Dallas ~2% of the
+    // rows; by quota it gets its real 10%.
+    const m: Metadata = {
+      features: ["city", "state"],
+      cardinalities: { city: 3, state: 1 },
+      empirical_probs: { city: [0.9, 0.1, 0], state: [1] },
+      column_stats: { city: { type: "categorical", count: 1000, missing: 0 }, state: { type: "categorical", count: 1000, missing: 0 } },
+      value_mappings: { city: { Austin: 0, Dallas: 1, Springfield: 2 }, state: { TX: 0 } },
+      rules: [{ type: "fixed_combinations", columns: ["city", "state"], combinations: [[0, 0], [1, 0]], counts: [900, 100], share: 1 }],
+    };
+    const n = 1000;
+    const city = Uint8Array.from({ length: n }, (_, r) => (r < 800 ? 0 : 2));
+    const rows = new Decoder(m).decode({ city, state: new Uint8Array(n) }, 7).rows;
+    const dallas = rows.filter((row) => row[0] === "Dallas").length;
+    assert.equal(rows.filter((row) => row[0] === "Springfield").length, 0);
+    assert.ok(dallas >= 80 && dallas <= 120, `Dallas in ${dallas} rows of ${n}; real share 10%`);
+  });
+});
+
 describe("the server checks metadata.rules", () => {
   let h: Harness;
   before(async () => {

@@ -62,6 +62,27 @@ test("synthetic values the real data never had count as differences", async () =
   assert.equal(r.tvd["3"], 0, "no triples with two columns");
 });
 
+test("with the model's metadata, a fresh value of a column written fresh counts as the real rest, and is checked as fresh, not as unknown", async () => {
+  // 8 rows: a twice, b twice, four cities seen once (the rest, pooled at k = 2).
+  const real = { columns: ["city", "n"], rows: ["a", "a", "b", "b", "c1", "c2", "c3", "c4"].map((c, i) => [c, String(i % 2)]) };
+  const synth = { columns: ["city", "n"], rows: ["a", "a", "b", "b", "f1", "f2", "f3", "f4"].map((c, i) => [c, String(i % 2)]) };
+  const opts = { rareThreshold: 2, categoryCap: 16 };
+  const plain = await evaluate(real, synth, opts);
+  assert.equal(plain.columns[0].tvd1, 0.5, "without metadata the fresh values are unseen");
+  assert.equal(plain.checks[0].known, 0.5);
+  const metadata = {
+    features: ["city", "n"],
+    cardinalities: { city: 3, n: 2 },
+    empirical_probs: { city: [0.25, 0.25, 0.5], n: [0.5, 0.5] },
+    column_stats: { city: { type: "categorical" as const, count: 8, missing: 0, semantic: { kind: "city" as const } }, n: { type: "categorical" as const, count: 8, missing: 0 } },
+    value_mappings: { city: { a: 0, b: 1, __other__: 2 }, n: { "0": 0, "1": 1 } },
+  };
+  const fresh = await evaluate(real, synth, { ...opts, metadata });
+  assert.equal(fresh.columns[0].tvd1, 0, "fresh values stand for the rare real ones");
+  assert.equal(fresh.checks[0].fresh, 0.5);
+  assert.equal(fresh.checks[0].known, undefined);
+});
+
 test("a synthetic file without a real column is a DataError", async () => {
   const p = join(dir, "short.csv");
   writeFileSync(p, "age,sex\n30,Male\n");

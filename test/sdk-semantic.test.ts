@@ -277,3 +277,34 @@ test("a title model too small to write anything new (4 species names forced to i
   assert.equal(new Set(out).size, 200);
   assert.deepEqual(out.filter((v) => real.has(v.toLowerCase())), []);
 });
+
+test("a categorical column of mostly rare cities writes its rare ones as invented cities: never real, not a released value, spread, seeded", async () => {
+  const a = await analyzeTable(join(REAL, "airports.csv"));
+  const st = a.metadata.column_stats!.city;
+  assert.equal(st.type, "categorical");
+  assert.equal(st.semantic?.kind, "city");
+  assert.ok(typia.createValidateEquals<CreateModelRequest>()({ metadata: a.metadata }).success, "the server accepts the shape");
+  const pooled = a.metadata.value_mappings!.city.__other__;
+  const released = new Set(Object.keys(a.metadata.value_mappings!.city));
+  const real = new Set(readFileSync(join(REAL, "airports.csv"), "utf8").split("\n").slice(1).map((l) => l.split(",")[2]?.toLowerCase()));
+  const n = 2000;
+  const codes: Record<string, number[]> = {};
+  for (const f of a.metadata.features) codes[f] = new Array(n).fill(0);
+  codes.city = new Array(n).fill(pooled);
+  const decode = (seed: number, idKey: number) => new Decoder(a.metadata).decode(codes, seed, { rules: false, idKey }).rows.map((r) => r[a.metadata.features.indexOf("city")]);
+  const out = decode(1, 5);
+  assert.deepEqual(out.filter((v) => released.has(v) || real.has(v.toLowerCase())), []);
+  assert.ok(out.every((v) => /^\p{Lu}\p{L}+$/u.test(v)), out.slice(0, 5).join(", "));
+  assert.ok(new Set(out).size > n * 0.9, `${new Set(out).size} distinct of ${n}`);
+  assert.deepEqual(decode(2, 5), out, "the identifier key and the row decide the value");
+  assert.notDeepEqual(decode(1, 6), out);
+});
+
+test("fresh values only where the rules allow them: a name that determines the origin stays on released names", async () => {
+  const cars = join(REAL, "cars.csv");
+  const kept = await analyzeTable(cars);
+  assert.ok(kept.metadata.rules?.some((r) => r.type === "fixed_combinations" && r.determinant === "Name"));
+  assert.equal((kept.metadata.column_stats!.Name as { semantic?: unknown }).semantic, undefined);
+  const dropped = await analyzeTable(cars, { rules: { drop: ["fixed_combinations:Name,Origin"] } });
+  assert.equal(dropped.metadata.column_stats!.Name.semantic?.kind, "title");
+});

@@ -585,7 +585,7 @@ export function formatReport(r: EvaluationReport): string {
       pct(c.in_format),
       pct(c.in_range),
       pct(c.precision),
-      pct(c.known),
+      c.fresh !== undefined ? `fresh ${pct(c.fresh)}` : pct(c.known),
       pct(c.copies),
       pct(c.distinct),
       pct(c.shape),

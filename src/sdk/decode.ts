@@ -13,7 +13,11 @@
  *   those that occur with the row's code of the column's partner: the feature whose 2-way
  *   marginal with it has the most mutual information (so a pooled city is drawn among the cities
  *   of the row's state, not anywhere). It is never written as a placeholder and never as a rare
- *   value (the metadata does not hold them).
+ *   value (the metadata does not hold them). A column with `column_stats[f].semantic` (a city or
+ *   name column where at least `FRESH_POOLED_SHARE` of the rows hold rare values) writes the
+ *   pooled code as a fresh value of its kind instead (`./semantic`; cities as invented names:
+ *   `Hallborough`), keyed by the identifier key and the row's index in the sample, so rare cities
+ *   stay spread over many values as in the real table rather than crowding the released ones.
  * - numerical or datetime without `bin_edges` (point bins) -> the exact original text;
  * - numerical with `bin_edges` (quantile bins, convention in `./columns/bins`) -> for a point bin its
  *   value; for an interval bin a value drawn uniformly among the values the column can be written
@@ -35,6 +39,7 @@ import type { Generation, Metadata } from "../types";
 import { APIError } from "./errors";
 import type { Table } from "./csv";
 import { IdGenerator } from "./identifier";
+import { SemanticGenerator } from "./semantic/generate";
 import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "./columns";
 import { Rng, deriveSeed } from "./prng";
 import { RuleEnforcer, type EnforceResult } from "./rules/enforce";
@@ -188,7 +193,8 @@ export class Decoder {
       const ids = d.idShape ? new IdGenerator(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
       const offset = opts.rowOffset ?? 0;
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
-      for (let r = 0; r < n; r++) rows[r][f] = d.decode(codes[r], rng, offset + r, ids, partner?.[r]);
+      const fresh = d.semantic ? new SemanticGenerator(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true }) : undefined;
+      for (let r = 0; r < n; r++) rows[r][f] = d.decode(codes[r], rng, offset + r, ids, partner?.[r], fresh);
     });
     const table = { columns: this.columns, rows };
     if (opts.rules !== false) this.enforce(table, seed, opts.fixed, cols);

@@ -7,7 +7,11 @@
  * Binning: the code books are built from the REAL table only (rules of `./metadata`) and applied
  * to both tables; a synthetic value the real column never had (an unseen category, a blank where
  * the real column had none, a non-number or out-of-range number in a numerical column) gets one
- * extra code K_f per feature, so it counts as a difference. Columns are matched by name; the
+ * extra code K_f per feature, so it counts as a difference; except that in a categorical column
+ * whose model writes rare values as fresh values of a semantic kind (`column_stats.semantic` of
+ * the `metadata` option: cities, names), a value the real column never had counts as the real
+ * code book's pooled "rest" when it has one (the fresh value stands for a rare real value, which
+ * the real table's rest holds). Columns are matched by name; the
  * synthetic table may order them differently and may have extra columns (ignored). The code
  * books follow the column kinds, so datetime columns are cut by time; identifier columns are
  * left out of every TVD average (`excluded`) and checked instead in {@link columnChecks}, the
@@ -107,8 +111,14 @@ export interface ColumnCheck {
   in_range?: number;
   /** Numerical: written with no more decimals than the real column. */
   precision?: number;
-  /** Categorical: a value the real column has. */
+  /** Categorical: a value the real column has (absent when `fresh` is given). */
   known?: number;
+  /**
+   * Categorical whose model writes rare values fresh (`column_stats.semantic` in `evaluate`'s
+   * `metadata`): a value the real column never had, by design (about the real share of rows
+   * holding a rare value).
+   */
+  fresh?: number;
   /** Id: equal to a value of the real column (should be about 0). */
   copies?: number;
   /** Id: distinct values / values. */
@@ -312,6 +322,13 @@ export async function evaluateWithDetails(
   const synth = await scanTable(synthetic, 1);
   const unseenCodes = enc.codecs.map((c) => c.K);
   const synthCodes: CodeArray[] = encodeWithRealCodes(synth, enc.codecs, enc.columns);
+  enc.codecs.forEach((c, f) => {
+    // Fresh values by design (a model whose rare values are written fresh): "some other value".
+    const st = opts.metadata?.column_stats?.[c.name];
+    if (c.kind !== "categorical" || c.otherCode < 0 || st?.type !== "categorical" || !st.semantic) return;
+    const codes = synthCodes[f];
+    for (let r = 0; r < codes.length; r++) if (codes[r] === c.K) codes[r] = c.otherCode;
+  });
   const cards = enc.codecs.map((c) => c.K + 1); // + the "unseen" code
   const modelled = enc.codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
   const { report, pairTvd } = compareCodesWithPairs(
@@ -322,7 +339,7 @@ export async function evaluateWithDetails(
     modelled.map((f) => unseenCodes[f]),
   );
   report.excluded = enc.codecs.filter((c) => c.kind === "id").map((c) => c.name);
-  report.checks = columnChecks(enc.codecs, realScan, synth);
+  report.checks = columnChecks(enc.codecs, realScan, synth, opts.metadata);
   if (opts.metadata?.rules?.length) report.rules = ruleReports(opts.metadata, realScan, synth);
   const seed = opts.seed ?? 0;
 
@@ -515,7 +532,7 @@ function parsesAsDatetime(v: string, own: DatetimeFormat): boolean {
  * format, range, precision, known values (categorical), copies, distinctness and shape (id).
  * Work is per distinct synthetic value (the scan's dictionary), so it is linear in the rows.
  */
-export function columnChecks(codecs: readonly ColumnCodec[], real: ScannedTable, synth: ScannedTable): ColumnCheck[] {
+export function columnChecks(codecs: readonly ColumnCodec[], real: ScannedTable, synth: ScannedTable, metadata?: Metadata): ColumnCheck[] {
   return codecs.map((codec): ColumnCheck => {
     const rs = real.scans[real.columns.indexOf(codec.name)];
     const ss = synth.scans[synth.columns.indexOf(codec.name)];
@@ -564,7 +581,9 @@ export function columnChecks(codecs: readonly ColumnCodec[], real: ScannedTable,
       check.in_range = parsed ? inside / parsed : 1;
     } else if (codec.kind === "categorical") {
       const known = new Set(rs.values);
-      check.known = share((v) => known.has(v));
+      const mst = metadata?.column_stats?.[codec.name];
+      if (mst?.type === "categorical" && mst.semantic) check.fresh = share((v) => !known.has(v));
+      else check.known = share((v) => known.has(v));
     } else if (codec.kind === "id" && st.id_shape) {
       const known = new Set(rs.values);
       const shape = st.id_shape as IdShape;

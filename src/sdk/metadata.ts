@@ -532,7 +532,28 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
   if (opts.privacy !== undefined) return { ...enc, ...privateMetadata(enc, opts.privacy, opts.pairBudget) };
   const built = buildMetadata(enc, opts.pairBudget);
   if (rules.length > 0) built.metadata.rules = rules;
+  withoutUnfitFresh(built.metadata);
   return { ...enc, ...built };
+}
+
+/**
+ * Fresh values only where the rules allow them: a categorical column with `column_stats.semantic`
+ * writes its pooled cells as fresh values, which the rules read as the pooled code; a
+ * fixed-combinations rule none of whose combinations holds the column's pooled code (cars: the
+ * name determines the origin, and no rare name has one origin) would break in every such row, so
+ * the column loses `semantic` and its pooled cells are written as released values that the rule
+ * can keep. Mutates `metadata.column_stats`.
+ */
+function withoutUnfitFresh(metadata: Metadata): void {
+  for (const rule of metadata.rules ?? []) {
+    if (rule.type !== "fixed_combinations") continue;
+    rule.columns.forEach((c, j) => {
+      const st = metadata.column_stats?.[c];
+      if (st?.type !== "categorical" || !st.semantic) return;
+      const pooled = metadata.value_mappings?.[c]?.[OTHER];
+      if (pooled === undefined || !rule.combinations.some((t) => t[j] === pooled)) delete st.semantic;
+    });
+  }
 }
 
 /**

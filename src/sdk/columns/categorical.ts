@@ -18,7 +18,17 @@ import type { ColumnKind, Metadata } from "../../types";
 import { fileOfDescription } from "../csv";
 import { DataError } from "../errors";
 import { mutualInformation } from "../marginals";
+import { semanticShape } from "../semantic";
 import { badCode, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
+
+/**
+ * Share of a categorical column's non-blank rows that must hold pooled (rare) values before its
+ * pooled cells are written as fresh values of a recognised semantic kind (`column_stats.semantic`)
+ * rather than as stand-ins among the released values. Below it the stand-ins are few enough not
+ * to crowd the released values; above it (airports' cities: 62% of rows hold a city seen once)
+ * stand-ins multiply the released values' frequencies and pair them with the wrong partners.
+ */
+export const FRESH_POOLED_SHARE = 0.1;
 
 function rankCategories(scan: ColumnScan): number[] {
   const ids: number[] = [];
@@ -59,13 +69,26 @@ export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: nu
     mapping[MISSING_KEY] = missingCode;
     byValue.set(MISSING_KEY, missingCode);
   }
+  const stats: ColumnCodec["stats"] = { type: "categorical", count: n - scan.missing, missing: scan.missing, rare_threshold: k };
+  if (pooled) {
+    const values: string[] = [];
+    const counts: number[] = [];
+    let pooledRows = 0;
+    for (const id of ranked) {
+      values.push(scan.values[id]);
+      counts.push(scan.counts[id]);
+      if (byValue.get(scan.values[id]) === otherCode) pooledRows += scan.counts[id];
+    }
+    const semantic = pooledRows >= FRESH_POOLED_SHARE * (n - scan.missing) ? semanticShape(scan.name, values, counts, k) : undefined;
+    if (semantic && semantic.kind !== "uuid") stats.semantic = semantic;
+  }
   return {
     name: scan.name,
     kind: "categorical",
     K: Knm + (missingCode >= 0 ? 1 : 0),
     missingCode,
     otherCode,
-    stats: { type: "categorical", count: n - scan.missing, missing: scan.missing, rare_threshold: k },
+    stats,
     mapping,
     encode: (v) => byValue.get(v) ?? -1,
   };
@@ -131,7 +154,9 @@ function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g
 /**
  * Decoder of a feature whose codes stand for listed values (`value_mappings[f]`): categorical
  * features, point-bin numerical and datetime features, and features without `column_stats`.
- * Code -> its value; the missing code -> ""; the pooled code ({@link OTHER}) -> one of the
+ * Code -> its value; the missing code -> ""; the pooled code ({@link OTHER}) -> with
+ * `column_stats[f].semantic`, the fresh value of the row (the `fresh` writer the caller builds
+ * from {@link FeatureDecoder.semantic}), else one of the
  * column's own values drawn uniformly among those that occur with the row's partner code (all of
  * them when the partner gives none; `__other__` when the column has none); without a mapping, the
  * code as a string.
@@ -150,12 +175,16 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     if (v !== undefined && c !== missingCode) own.push(c);
   });
   const partner = otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
+  const stats = meta.column_stats?.[f];
+  const semantic = otherCode !== undefined && stats?.type === "categorical" ? stats.semantic : undefined;
   return {
     name: f,
     K,
     partner: partner?.g,
-    decode: (c, rng, _row, _ids, partnerCode) => {
+    ...(semantic ? { semantic } : {}),
+    decode: (c, rng, row, _ids, partnerCode, fresh) => {
       if (c === otherCode && c !== undefined) {
+        if (fresh) return fresh.value(row);
         const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
         const from = near && near.length ? near : own;
         return from.length ? byCode[from[rng.int(from.length)]]! : OTHER;

@@ -8,7 +8,7 @@
  * This module imports nothing of the SDK but `../errors` (and types), so the kind
  * modules, `../metadata`, `../decode`, `../typed` and `../seeded` can all import it without a cycle.
  */
-import type { ColumnKind, ColumnStats, Metadata } from "../../types";
+import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../../types";
 import type { DatetimeFormat } from "../datetime";
 import { APIError } from "../errors";
 import type { IdGenerator, IdShape } from "../identifier";
@@ -83,6 +83,11 @@ export interface ColumnCodec {
   encode(value: string): number;
 }
 
+/** Writes the fresh value of row i of a sample (`../semantic`'s `SemanticGenerator`). */
+export interface FreshWriter {
+  value(i: number): string;
+}
+
 /** Decodes one feature's codes. */
 export interface FeatureDecoder {
   name: string;
@@ -91,10 +96,13 @@ export interface FeatureDecoder {
   /**
    * The value of code `c` (0 <= c < K) in row `row` of the sample; `rng` supplies draws for
    * interval bins and the pooled code, `ids` writes identifiers, `partnerCode` is the row's code
-   * of {@link FeatureDecoder.partner} (read only for the pooled code).
+   * of {@link FeatureDecoder.partner} (read only for the pooled code), `fresh` writes the pooled
+   * code of a feature with {@link FeatureDecoder.semantic} (value of row `row`).
    * @throws APIError (`invalid_response`) for a code without a value.
    */
-  decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number): string;
+  decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number, fresh?: FreshWriter): string;
+  /** Categorical features whose pooled cells are written fresh: the kind (`column_stats[f].semantic`). */
+  semantic?: SemanticShapeStats;
   /** Id features: the shape their generator writes. */
   idShape?: IdShape;
   /** Categorical features with a pooled code: the feature whose code in the row `decode` reads. */

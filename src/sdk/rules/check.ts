@@ -12,7 +12,8 @@
  *   becomes its code through `value_mappings[column]`: the text's own entry; else, for a
  *   numerical or datetime column with point bins, the entry of the same number or instant
  *   (`1.50` finds `1.5`); else the column's pooled `__other__` code when it has one (a rare real
- *   value is pooled, as the encoder pools it). The row keeps the rule when the tuple of codes, in
+ *   value is pooled, as the encoder pools it; so is a fresh value the decoder wrote for a pooled
+ *   cell of a column with `column_stats.semantic`). The row keeps the rule when the tuple of codes, in
  *   `columns` order, is one of `combinations`. A cell whose text has no code at all (a value the
  *   real column never had, so no released combination holds it) BREAKS the rule: a synthetic
  *   row that invents a city must not pass as keeping "city determines state".

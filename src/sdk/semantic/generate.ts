@@ -73,11 +73,15 @@ export class SemanticGenerator {
   /**
    * @param shape `id_shape.semantic` (kind, locale, Bloom filter, word model).
    * @param key any finite number (per sample and column): the same key, the same values.
+   * @param opts `invented`: cities only as invented names (a last name and a suffix:
+   *   `Hallborough`), not faker's list of real cities, which beside a state column would put
+   *   Albuquerque in Ohio (a categorical city column's fresh values, `../columns/categorical`).
    * @throws RangeError on a malformed shape (unknown kind, bad filter, title without a model).
    */
   constructor(
     shape: SemanticShape,
     private readonly key: number,
+    opts: { invented?: boolean } = {},
   ) {
     if (shape.bloom) this.bloom = Bloom.fromStats(shape.bloom);
     const locale: SemanticLocale = shape.locale && shape.locale in CONJ ? shape.locale : "en";
@@ -95,7 +99,8 @@ export class SemanticGenerator {
       const ok = (v: string): boolean => !/[\p{Ll}'’]\p{Lu}/u.test(v);
       pools = { ...pools, first: pools.first.filter(ok), last: pools.last.filter(ok), city: pools.city.filter(ok) };
     }
-    const specs = this.laneSpecs(shape, locale, pools);
+    let specs = this.laneSpecs(shape, locale, pools);
+    if (opts.invented && shape.kind === "city" && specs.length > 1) specs = specs.slice(1);
     specs.forEach((spec, li) => {
       let slots = spec.slots;
       if (slots.length === 1 && this.bloom) {
