@@ -18,7 +18,7 @@ import type { ColumnKind, Metadata } from "../../types";
 import { fileOfDescription } from "../csv";
 import { DataError } from "../errors";
 import { mutualInformation } from "../marginals";
-import { semanticShape } from "../semantic";
+import { SEMANTIC_LABELS, semanticShape } from "../semantic";
 import { badCode, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
 /**
@@ -201,5 +201,7 @@ export function describeCategorical(c: ColumnCodec): string {
     ? "codes of the domain"
     : c.stats.count === 0
     ? "blank in every row: written blank"
-    : `${own} values with a code` + (c.otherCode >= 0 ? `, rarer values (< ${c.stats.rare_threshold} rows) pooled` : "");
+    : `${own} values with a code` +
+        (c.otherCode >= 0 ? `, rarer values (< ${c.stats.rare_threshold} rows) pooled` : "") +
+        (c.stats.semantic ? `, written as fresh ${SEMANTIC_LABELS[c.stats.semantic.kind]}` : "");
 }
