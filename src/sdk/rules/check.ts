@@ -16,7 +16,11 @@
  *   cell of a column with `column_stats.semantic`). The row keeps the rule when the tuple of codes, in
  *   `columns` order, is one of `combinations`. A cell whose text has no code at all (a value the
  *   real column never had, so no released combination holds it) BREAKS the rule: a synthetic
- *   row that invents a city must not pass as keeping "city determines state".
+ *   row that invents a city must not pass as keeping "city determines state". With a
+ *   `determinant` and no combination holding the determinant's pooled code, a row whose
+ *   determinant reads as the pooled code (a rare value) is undefined: detection releases a
+ *   determinant's combinations only for values with a code of their own, so the rule says
+ *   nothing about a rare value (cars: a rare car name has no single origin to keep).
  * - `inequality`: undefined when `high` or `low` is blank or does not parse (numbers with
  *   `Number`, datetimes in the column's `column_stats[f].format`, compared as instants);
  *   `high > low` when `strict`, else `high >= low`. Values that do not parse are counted by
@@ -177,12 +181,17 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
       const coders = rule.columns.map((c, k) => coderOf(c, readers[k], metadata));
       const released = new Set(rule.combinations.map((t) => t.join(",")));
       const idx = readers.map((r) => r.index);
+      const det = rule.determinant === undefined ? -1 : rule.columns.indexOf(rule.determinant);
+      // A determinant's rare values (pooled) are outside the rule when no combination holds them.
+      let detPooled = det < 0 ? undefined : metadata.value_mappings?.[rule.columns[det]]?.[OTHER];
+      if (detPooled !== undefined && rule.combinations.some((t) => t[det] === detPooled)) detPooled = undefined;
       return (row) => {
         const codes: number[] = [];
         for (let k = 0; k < idx.length; k++) if (row[idx[k]] === "") return undefined;
         for (let k = 0; k < idx.length; k++) {
           const c = coders[k](row[idx[k]]);
           if (c === undefined) return false;
+          if (k === det && c === detPooled) return undefined;
           codes.push(c);
         }
         return released.has(codes.join(","));
