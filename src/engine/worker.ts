@@ -19,6 +19,7 @@ import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
 import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../model/calibrate";
 import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../model/generate";
+import { poolRules } from "../model/rule-repair";
 import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../model/generator";
 import type { Layout } from "../model/marginals";
 import { buildTargets, layoutOf } from "../model/marginals";
@@ -242,7 +243,8 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
       const metadata = await getStore().getMetadata(task.id);
       if (metadata === undefined) throw new Error(`model ${task.id} has no metadata`);
       const marginals = calibrationMarginals(buildTargets(metadata));
-      cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals, sampling)).columns;
+      const rules = poolRules(metadata, model.layout.features);
+      cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals, sampling, rules)).columns;
     } else {
       const inputs = drawInputs(source, model.spec.embeddingDim, F, noise);
       try {

@@ -19,6 +19,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
 import { CALIBRATION_POOL_FACTOR, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
+import { repairPool, type PoolRule } from "./rule-repair";
 import { nativeRakingSweeps } from "./calibrate-native";
 import { drawRequest } from "./draws";
 import { forward } from "./generator";
@@ -299,11 +300,17 @@ export async function rake(
   return step.value;
 }
 
+/** Tag of the seed of the pool's rule repair (`rule-repair.ts`), apart from the pool's own stream. */
+export const REPAIR_SEED_TAG = 0x52554c45;
+
 /**
  * Calibrated generation (method and measurements in `calibrate.ts`): a pool of
  * {@link CALIBRATION_POOL_FACTOR} x n rows, each block of n drawn exactly as {@link sampleRows}
  * draws a request, weighted by bounded raking to `marginals`, then n distinct rows drawn by
- * systematic sampling and shuffled. The raking runs in the native core when the model does
+ * systematic sampling and shuffled. With `rules` (the metadata's fixed-combinations rules,
+ * `rule-repair.ts`), the pool rows that break one are repaired before raking, with their own
+ * stream (seed xor {@link REPAIR_SEED_TAG}), so raking re-weights the repaired rows. The raking
+ * runs in the native core when the model does
  * (`model.native`: `calibrate-native.ts`, the same weights bit for bit), else in TypeScript
  * (`calibrate.ts` `rakingSweeps`); the thread is given back between pool chunks and raking slices.
  *
@@ -321,6 +328,7 @@ export async function sampleCalibrated(
   privacyNoise: number,
   marginals: readonly CalibrationMarginal[],
   opts: SamplingOptions & RakingOptions = {},
+  rules?: readonly PoolRule[],
 ): Promise<{ columns: Int32Array[]; seed: number }> {
   const n = source.numRows;
   checkNumRows(n);
@@ -341,6 +349,7 @@ export async function sampleCalibrated(
       releaseInputs(inputs);
     }
   }
+  if (rules && rules.length > 0) repairPool(pool, rules, (seed ^ REPAIR_SEED_TAG) >>> 0);
   const weights = await rake(model, pool, marginals, opts);
   const picked = rng.shuffle(systematicSample(weights, n, rng.uniform()));
   // A plain loop: Int32Array.from with a map function took 110 ms for 14 x 100,000 codes, this 12.

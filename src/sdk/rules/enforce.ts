@@ -26,7 +26,7 @@
  *    over the 2-way marginals the metadata holds between a rule column and another column of
  *    P(other = its code | rule column = the combination's code) (a naive Bayes
  *    score; the marginals are the model's own training targets), raised to
- *    {@link LIKELIHOOD_POWER}. A row with a pooled cell scores 1 instead of the shortfall (it
+ *    `LIKELIHOOD_POWER` (`../../rule-scores`). A row with a pooled cell scores 1 instead of the shortfall (it
  *    fills the cell flat, as the decoder's pool draw is, not by count, which would crowd the
  *    frequent values), and does not count toward the quotas. So a flight keeps a route that
  *    fits its distance, and an airport's state wins over a city drawn from the pool when its
@@ -53,15 +53,7 @@ import type { ColumnStats, Metadata, Rule } from "../../types";
 import { OTHER } from "../metadata";
 import { Rng, deriveSeed } from "../prng";
 import { cellNumber } from "./check";
-
-/**
- * Power of the naive-Bayes likelihood in a repaired combination's score (step 3 of the file
- * header). Naive Bayes multiplies 2-way conditionals as if the other columns were independent
- * given the combination; against the quota it then weighs too little: on flights (one model,
- * calibrated draw) the 2-way TVD was 0.0470 at power 1, 0.0464 at 2, 0.0444 at 4, 0.0453 at 8,
- * 0.0458 at 16 (0.0423 with no repair); airports, cars and Adult moved within their noise.
- */
-export const LIKELIHOOD_POWER = 4;
+import { combinationLikelihood, pairConditionals } from "../../rule-scores";
 
 /** Most redraws of one cell before a rule is left broken in that row (counted in {@link EnforceResult}). */
 export const MAX_REDRAWS = 64;
@@ -252,30 +244,9 @@ function fixedCombinations(
     });
     return idx;
   });
-  // Per rule column j, the other features g whose 2-way marginal with j the metadata holds, with
-  // P(g = code | j = code) as a K_j x K_g table (plus a floor, so an unseen pair lowers a
-  // candidate's score without zeroing it).
-  const inRule = new Set(cols);
-  const conditionals: { g: number; Kg: number; table: Float64Array }[][] = cols.map(() => []);
-  for (const mg of meta.marginals ?? []) {
-    const [f0, f1] = mg.features.map((f) => meta.features.indexOf(f));
-    for (const [a, b, aFirst] of [[f0, f1, true], [f1, f0, false]] as const) {
-      const j = cols.indexOf(a);
-      if (j < 0 || b < 0 || inRule.has(b) || meta.column_stats?.[meta.features[b]]?.type === "id") continue;
-      const [Ka, Kb] = [meta.cardinalities[meta.features[a]], meta.cardinalities[meta.features[b]]];
-      if (mg.probs.length !== Ka * Kb) continue;
-      const table = new Float64Array(Ka * Kb);
-      for (let x = 0; x < Ka; x++) {
-        let row = 0;
-        for (let y = 0; y < Kb; y++) row += aFirst ? mg.probs[x * Kb + y] : mg.probs[y * Ka + x];
-        for (let y = 0; y < Kb; y++) {
-          const p = aFirst ? mg.probs[x * Kb + y] : mg.probs[y * Ka + x];
-          table[x * Kb + y] = (row > 0 ? p / row : 0) + 1e-4;
-        }
-      }
-      conditionals[j].push({ g: b, Kg: Kb, table });
-    }
-  }
+  // Per rule column j, the other features g (not identifiers) whose 2-way marginal with j the
+  // metadata holds, with P(g = code | j = code) (`../../rule-scores`, shared with the server).
+  const conditionals = pairConditionals(meta, meta.features, cols, (g) => meta.column_stats?.[meta.features[g]]?.type === "id");
   const all = valid.map((_, i) => i);
   const rowCodes = new Array<number | undefined>(m);
   const scores: number[] = [];
@@ -376,13 +347,7 @@ function fixedCombinations(
         for (const i of cand) {
           const quota = quotaScale * weight[i];
           let sc = wildcard ? 1 : Math.max(quota - held[i], 0) + 0.01 * quota;
-          if (codes) {
-            let lik = 1;
-            for (let j = 0; j < m; j++) {
-              for (const { g, Kg, table } of conditionals[j]) lik *= table[valid[i][j] * Kg + codes[g][r]];
-            }
-            sc *= lik ** LIKELIHOOD_POWER;
-          }
+          if (codes) sc *= combinationLikelihood(conditionals, valid[i], (g) => codes[g][r]);
           scores.push(sc);
           total += sc;
         }

@@ -1,0 +1,85 @@
+/**
+ * The calibration pool keeps the fixed-combination rules before raking (src/model/rule-repair.ts):
+ * every row it judges ends on a released combination, rows holding a pooled code and the other
+ * columns are left as drawn, the same pool and seed give the same repairs, and the repaired rows
+ * fill the combinations in their real shares (quotas), not the frequent ones.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { Metadata } from "../src/types";
+import { poolRules, repairPool } from "../src/model/rule-repair";
+import { Rng } from "../src/model/rng";
+
+// city: 4 released values and the pooled code 4; state: 3 values; x: another column.
+const META: Metadata = {
+  features: ["city", "state", "x"],
+  cardinalities: { city: 5, state: 3, x: 2 },
+  empirical_probs: { city: [0.4, 0.1, 0.2, 0.2, 0.1], state: [0.5, 0.4, 0.1], x: [0.5, 0.5] },
+  column_stats: {
+    city: { type: "categorical", count: 100, missing: 0 },
+    state: { type: "categorical", count: 100, missing: 0 },
+    x: { type: "categorical", count: 100, missing: 0 },
+  },
+  value_mappings: { city: { A: 0, B: 1, C: 2, D: 3, __other__: 4 }, state: { S: 0, T: 1, U: 2 }, x: { p: 0, q: 1 } },
+  rules: [
+    {
+      type: "fixed_combinations",
+      columns: ["city", "state"],
+      combinations: [[0, 0], [1, 0], [2, 1], [3, 2], [4, 1]],
+      counts: [40, 10, 20, 20, 10],
+      share: 1,
+    },
+  ],
+};
+
+const RELEASED = new Set(["0,0", "1,0", "2,1", "3,2", "4,1"]);
+
+function randomPool(M: number, seed: number): Int32Array[] {
+  const rng = Rng.fromSeed(seed);
+  return META.features.map((f) => Int32Array.from({ length: M }, () => Math.floor(rng.uniform() * META.cardinalities[f])));
+}
+
+test("every judged row ends on a released combination; pooled rows and other columns stay as drawn", () => {
+  const rules = poolRules(META, META.features);
+  assert.equal(rules.length, 1);
+  const pool = randomPool(4000, 1);
+  const before = pool.map((c) => c.slice());
+  const repaired = repairPool(pool, rules, 9);
+  assert.ok(repaired > 1000, `repaired ${repaired}`);
+  for (let i = 0; i < 4000; i++) {
+    if (before[0][i] === 4) {
+      assert.deepEqual([pool[0][i], pool[1][i]], [before[0][i], before[1][i]], "a pooled city is the SDK's to decode");
+      continue;
+    }
+    assert.ok(RELEASED.has(`${pool[0][i]},${pool[1][i]}`), `row ${i}: ${pool[0][i]},${pool[1][i]}`);
+    assert.ok(pool[0][i] === before[0][i] || pool[1][i] === before[1][i], "a repair keeps one of the row's cells");
+  }
+  assert.deepEqual(pool[2], before[2], "the other column is never rewritten");
+});
+
+test("same pool and seed, same repairs; another seed may differ", () => {
+  const rules = poolRules(META, META.features);
+  const a = randomPool(2000, 2);
+  const b = randomPool(2000, 2);
+  const c = randomPool(2000, 2);
+  repairPool(a, rules, 5);
+  repairPool(b, rules, 5);
+  repairPool(c, rules, 6);
+  assert.deepEqual(a, b);
+  assert.notDeepEqual(a, c);
+});
+
+test("repairs fill the combinations in their real shares (quotas), not by count alone", () => {
+  // 800 rows on (A, S), 200 broken rows (C, S): A and B share S; B is short of its 10% quota.
+  const M = 1000;
+  const pool = [Int32Array.from({ length: M }, (_, i) => (i < 800 ? 0 : 2)), new Int32Array(M), new Int32Array(M)];
+  repairPool(pool, poolRules(META, META.features), 3);
+  const count = (city: number, state: number) => pool[0].filter((c, i) => c === city && pool[1][i] === state).length;
+  // Quotas over the 1,000 judged rows: A 400 (800 held already), B 100, C 200, D 200.
+  // Candidates of (C, S): (A, S), (B, S) (keep S) and (C, T) (keep C).
+  const b = count(1, 0);
+  const c = count(2, 1);
+  assert.equal(b + c + count(0, 0), M);
+  assert.ok(b >= 60 && b <= 140, `B, S in ${b} rows (quota 100; by count alone about 200 x 10/70 = 29)`);
+  assert.ok(c >= 60 && c <= 140, `C, T in ${c} rows`);
+});
