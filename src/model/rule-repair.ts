@@ -17,7 +17,7 @@
  * - Quotas: a released combination (no pooled code) has quota count / total count times the rows
  *   that end on a released combination (judged rows: those kept plus those repaired).
  * - Broken rows, in a random order (the pool's own seed), take a combination among those sharing
- *   at least one of the row's codes, with probability proportional to the combination's shortfall
+ *   at least one of the row's codes (all of them when none does, as the SDK), with probability proportional to the combination's shortfall
  *   against its quota (at least 1% of the quota) times the naive-Bayes likelihood of the row's
  *   other codes given it (2-way marginals of the metadata between a rule column and another
  *   column), raised to `LIKELIHOOD_POWER` (`../rule-scores`, shared with the SDK).
@@ -146,7 +146,7 @@ export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed:
       seen.clear();
       cand.length = 0;
       for (let j = 0; j < m; j++) for (const t of r.byCode[j].get(cols[j][i]) ?? []) if (!seen.has(t)) (seen.add(t), cand.push(t));
-      if (cand.length === 0) continue;
+      if (cand.length === 0) for (let t = 0; t < r.targets.length; t++) cand.push(t);
       scores.length = 0;
       let sum = 0;
       for (const t of cand) {

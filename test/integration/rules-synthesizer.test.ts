@@ -85,6 +85,20 @@ describe("rules kept by sample, where and impute", () => {
     };
     const plain = await fitted.sample(3000, { seed: 3 });
     assert.ok(share(plain) >= rule.share - 0.01, `pairs of a real city that exist: ${share(plain)}, rule's real share ${rule.share}`);
+    // The server's calibrated draw already keeps the rule in its codes (the pool is repaired before
+    // raking): every row whose city and state have codes of their own is a released combination.
+    const gen = await client.models.generateCodes(fitted.id, { embedding: { num_rows: 3000, seed: 5, calibrate: true } });
+    const [city, state] = [gen.columns.city, gen.columns.state];
+    const open = (col: string) => new Set([fitted.metadata.value_mappings?.[col]?.__other__, fitted.metadata.value_mappings?.[col]?.[""]]);
+    const [openCity, openState] = [open("city"), open("state")];
+    const released = new Set((rule.type === "fixed_combinations" ? rule.combinations : []).map((t) => t.join(",")));
+    let judged = 0;
+    for (let i = 0; i < city.length; i++) {
+      if (openCity.has(city[i]) || openState.has(state[i])) continue;
+      judged++;
+      assert.ok(released.has(`${city[i]},${state[i]}`), `row ${i}: codes ${city[i]}, ${state[i]}`);
+    }
+    assert.ok(judged > 300, `rows of released values: ${judged}`);
     const ca = await fitted.sample(500, { seed: 4, where: { state: "CA" } });
     for (const [, state] of pairs(ca, "city", "state")) assert.equal(state, "CA");
     assert.ok(share(ca) >= rule.share - 0.01, `CA rows whose city is a CA city: ${share(ca)}`);
