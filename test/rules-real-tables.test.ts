@@ -90,18 +90,28 @@ describe("rules of the real tables, kept by synthetic rows that know nothing els
     assertAllRulesKept(c, "adult");
   });
 
-  test("cars: a car's name decides its origin", async () => {
+  test("cars: a car's name decides its origin; a fresh name (standing for a rare one) starts with a make of its origin", async () => {
     const c = await load(join(REAL, "cars.csv"));
     const origins = new Map<string, Set<string>>();
-    for (const [name, o] of pairs(c.real, "Name", "Origin")) origins.set(name, (origins.get(name) ?? new Set()).add(o));
-    let checked = 0;
-    for (const [name, o] of pairs(c.synth, "Name", "Origin")) {
-      const real = origins.get(name);
-      if (!real) continue;
-      assert.ok(real.has(o), `${name} ... ${o}: real origins ${[...real]}`);
-      checked++;
+    const makes = new Map<string, Set<string>>();
+    for (const [name, o] of pairs(c.real, "Name", "Origin")) {
+      origins.set(name, (origins.get(name) ?? new Set()).add(o));
+      makes.set(name.split(" ")[0], (makes.get(name.split(" ")[0]) ?? new Set()).add(o));
     }
-    assert.ok(checked > c.synth.rows.length / 2, `synthetic names that are real: ${checked}`);
+    let real = 0;
+    let fresh = 0;
+    for (const [name, o] of pairs(c.synth, "Name", "Origin")) {
+      const known = origins.get(name);
+      if (known) {
+        assert.ok(known.has(o), `${name} ... ${o}: real origins ${[...known]}`);
+        real++;
+      } else {
+        const make = name.split(" ")[0];
+        assert.ok(makes.get(make)?.has(o), `fresh ${name} ... ${o}: ${make} is made in ${[...(makes.get(make) ?? [])]}`);
+        fresh++;
+      }
+    }
+    assert.ok(real > 0 && fresh > 0, `real names ${real}, fresh ${fresh}`);
   });
 
   test("airports: a real city sits in a state it exists in; a rare city is written as an invented one, in a state with rare cities", async () => {

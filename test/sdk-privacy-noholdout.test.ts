@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Rng, Synthd, Synthesizer, buildReport, evaluate, type Metadata, type Table } from "../src/sdk";
 import { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../src/sdk/privacy/near-copies";
 import { formatReport } from "../src/cli/client-commands";
-import { removeDir, startServer, tempDir, type ServerProcess } from "../bench/harness";
+import { removeDir, SHARED_DATASETS, startServer, tempDir, type ServerProcess } from "../bench/harness";
 
 const PRESIDENTS = join(__dirname, "..", "..", "test", "data", "us-presidents.csv");
 
@@ -143,6 +143,8 @@ after(async () => {
 // the name" (at k = 5 the model writes fresh names, which alone would keep every row from being a near-copy).
 const CASES: [string, string, string[]][] = [
   ["us-presidents (45 rows, 12 columns)", PRESIDENTS, ["first_name", "last_name"]],
+  // cars' names are compared: rare ones are written fresh (a make of the row's origin + fresh words).
+  ["cars (406 rows, 9 columns)", join(SHARED_DATASETS, "real", "cars.csv"), []],
 ];
 for (const [name, file, names] of CASES) {
   test(`acceptance, ${name}: with the defaults, no more near-copies than a 50/50 split of the real table`, async () => {

@@ -539,10 +539,11 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
 /**
  * Fresh values only where the rules allow them: a categorical column with `column_stats.semantic`
  * writes its pooled cells as fresh values, which the rules read as the pooled code; a
- * fixed-combinations rule none of whose combinations holds the column's pooled code (cars: the
- * name determines the origin, and no rare name has one origin) would break in every such row, so
- * the column loses `semantic` and its pooled cells are written as released values that the rule
- * can keep. Mutates `metadata.column_stats`.
+ * fixed-combinations rule without a determinant none of whose combinations holds the column's
+ * pooled code would break in every such row, so the column loses `semantic` and its pooled cells
+ * are written as released values that the rule can keep. A determinant keeps it: its rare values
+ * are outside its rule, and its fresh values start with a word that fits the row
+ * (`./columns/categorical`). Mutates `metadata.column_stats`.
  */
 function withoutUnfitFresh(metadata: Metadata): void {
   for (const rule of metadata.rules ?? []) {
@@ -551,6 +552,9 @@ function withoutUnfitFresh(metadata: Metadata): void {
       const st = metadata.column_stats?.[c];
       if (st?.type !== "categorical" || !st.semantic) return;
       const pooled = metadata.value_mappings?.[c]?.[OTHER];
+      // A determinant's rare values are outside its rule; its fresh values take a released value's
+      // first word that fits the row (`./columns/categorical`).
+      if (rule.determinant === c) return;
       if (pooled === undefined || !rule.combinations.some((t) => t[j] === pooled)) delete st.semantic;
     });
   }

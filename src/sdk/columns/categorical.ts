@@ -127,7 +127,21 @@ export function blankCodec(scan: ColumnScan, n: number, k: number, declared: Col
  * marginal with f has the most mutual information; ties: the first) and, per partner code, the
  * own codes of f that occur with it (P(f = i, g = j) > 0), in code order.
  */
-function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][] } | undefined {
+function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][]; determined?: boolean } | undefined {
+  // A determinant of a fixed-combinations rule: the rule's first other column, with the own codes
+  // of f released in a combination with each of its codes (the names of each origin).
+  for (const rule of meta.rules ?? []) {
+    if (rule.type !== "fixed_combinations" || rule.determinant !== f || rule.columns.length < 2) continue;
+    const at = rule.columns.indexOf(f);
+    const other = at === 0 ? 1 : 0;
+    const g = rule.columns[other];
+    const Kg = meta.cardinalities[g];
+    if (Kg === undefined) continue;
+    const byCode: number[][] = Array.from({ length: Kg }, () => []);
+    for (const t of rule.combinations) if (own.has(t[at]) && t[other] < Kg && !byCode[t[other]].includes(t[at])) byCode[t[other]].push(t[at]);
+    for (const list of byCode) list.sort((x, y) => x - y);
+    return { g, byCode, determined: true };
+  }
   let best: { g: string; byCode: number[][]; mi: number } | undefined;
   for (const m of meta.marginals ?? []) {
     const at = m.features.indexOf(f);
@@ -175,6 +189,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     if (v !== undefined && c !== missingCode) own.push(c);
   });
   const partner = otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
+  const released = new Set(own.map((c) => byCode[c]));
   const stats = meta.column_stats?.[f];
   const semantic = otherCode !== undefined && stats?.type === "categorical" ? stats.semantic : undefined;
   return {
@@ -184,8 +199,23 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     ...(semantic ? { semantic } : {}),
     decode: (c, rng, row, _ids, partnerCode, fresh) => {
       if (c === otherCode && c !== undefined) {
-        if (fresh) return fresh.value(row);
         const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
+        if (fresh) {
+          const text = fresh.value(row);
+          if (!partner?.determined || !near?.length) return text;
+          // A determinant (a car's name decides its origin): the fresh name starts with the first
+          // word of a released name of the row's origin (its make), then goes on as written.
+          // A result equal to a released name (`toyota` + `corolla 1200`) takes the next fresh
+          // value of the row (indices far past any sample's rows), then the whole fresh value.
+          const make = byCode[near[rng.int(near.length)]]!.split(" ")[0];
+          for (let t = 0; t < 4; t++) {
+            const v = t === 0 ? text : fresh.value(row + t * 2 ** 40);
+            const space = v.indexOf(" ");
+            const out = `${make} ${space > 0 ? v.slice(space + 1) : v}`;
+            if (!released.has(out)) return out;
+          }
+          return `${make} ${text}`;
+        }
         const from = near && near.length ? near : own;
         return from.length ? byCode[from[rng.int(from.length)]]! : OTHER;
       }

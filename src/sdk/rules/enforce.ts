@@ -131,7 +131,7 @@ function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
     }
     case "fixed_combinations": {
       const c = cols(rule.columns);
-      return c && fixedCombinations(meta, rule.columns, c, rule.combinations, rule.counts, rule.share);
+      return c && fixedCombinations(meta, rule.columns, c, rule.combinations, rule.counts, rule.share, rule.determinant);
     }
     case "sum": {
       const c = cols([rule.total, ...rule.parts]);
@@ -202,6 +202,7 @@ function fixedCombinations(
   combinations: readonly (readonly number[])[],
   counts: readonly number[],
   share: number,
+  determinant?: string,
 ): CompiledRule | undefined {
   const m = cols.length;
   // A combination holding a pooled code (`__other__`: values too rare to release) stands for rows
@@ -231,6 +232,8 @@ function fixedCombinations(
   // column (its text has no code: the decoder wrote it for a pooled cell) reads as the pooled
   // code, as `./check` reads it.
   const allowed = new Set<number | string>(combinations.filter((t) => t.length === m).map(key));
+  const det = determinant === undefined ? -1 : names.indexOf(determinant);
+  const detOutside = det >= 0 && pooled[det] !== undefined && !combinations.some((t) => t[det] === pooled[det]);
   const indexOfKey = new Map<number | string, number>(valid.map((t, i) => [key(t), i]));
   const weight = target.map((i) => counts[i] ?? 1);
   const totalWeight = weight.reduce((a, b) => a + b, 0);
@@ -254,6 +257,9 @@ function fixedCombinations(
     apply(rows, rng, fixed, _draw, out, codes) {
       const breaks = (r: number): boolean => {
         for (let j = 0; j < m; j++) rowCodes[j] = toCode[j].get(rows[r][cols[j]]) ?? pooled[j];
+        // A rare determinant value (a fresh one reads as the pooled code) is outside the rule, as
+        // `./check` reads it, when no combination holds it.
+        if (det >= 0 && detOutside && rowCodes[det] === pooled[det]) return false;
         return !(rowCodes.every((c) => c !== undefined) && allowed.has(key(rowCodes as number[])));
       };
       // Candidates of a broken row: the combinations that keep the fixed cells and at least one of
