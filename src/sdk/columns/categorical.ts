@@ -123,9 +123,11 @@ export function blankCodec(scan: ColumnScan, n: number, k: number, declared: Col
 }
 
 /**
- * For a categorical feature's pooled code: the partner feature (the one whose sent 2-way
- * marginal with f has the most mutual information; ties: the first) and, per partner code, the
- * own codes of f that occur with it (P(f = i, g = j) > 0), in code order.
+ * For a categorical feature's pooled code: the partner feature and, per partner code, the own
+ * codes of f that occur with it, in code order. For the determinant of a fixed-combinations rule,
+ * the rule's first other column and the own codes released in a combination with each of its
+ * codes (`determined`); else the feature whose sent 2-way marginal with f has the most mutual
+ * information (ties: the first), with the own codes where P(f = i, g = j) > 0.
  */
 function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][]; determined?: boolean } | undefined {
   // A determinant of a fixed-combinations rule: the rule's first other column, with the own codes
@@ -170,7 +172,8 @@ function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g
  * features, point-bin numerical and datetime features, and features without `column_stats`.
  * Code -> its value; the missing code -> ""; the pooled code ({@link OTHER}) -> with
  * `column_stats[f].semantic`, the fresh value of the row (the `fresh` writer the caller builds
- * from {@link FeatureDecoder.semantic}), else one of the
+ * from {@link FeatureDecoder.semantic}; for a rule's determinant, its first word replaced by the
+ * first word of a value released with the row's partner code), else one of the
  * column's own values drawn uniformly among those that occur with the row's partner code (all of
  * them when the partner gives none; `__other__` when the column has none); without a mapping, the
  * code as a string.
