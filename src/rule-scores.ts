@@ -72,3 +72,19 @@ export function combinationLikelihood(conditionals: readonly PairConditional[][]
   for (let j = 0; j < conditionals.length; j++) for (const { g, Kg, table } of conditionals[j]) lik *= table[tuple[j] * Kg + code(g)];
   return lik ** LIKELIHOOD_POWER;
 }
+
+/**
+ * Per rule column j (of m), code -> indices into `tuples` of the combinations holding that code
+ * at position j: a repair's candidates are the combinations sharing a code with the row.
+ */
+export function combinationsByCode(tuples: readonly ArrayLike<number>[], m: number): Map<number, number[]>[] {
+  return Array.from({ length: m }, (_, j) => {
+    const map = new Map<number, number[]>();
+    tuples.forEach((t, i) => {
+      const list = map.get(t[j]);
+      if (list) list.push(i);
+      else map.set(t[j], [i]);
+    });
+    return map;
+  });
+}

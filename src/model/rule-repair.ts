@@ -22,7 +22,7 @@
  *   other codes given it (2-way marginals of the metadata between a rule column and another
  *   column), raised to `LIKELIHOOD_POWER` (`../rule-scores`, shared with the SDK).
  */
-import { combinationLikelihood, pairConditionals, type PairConditional } from "../rule-scores";
+import { combinationLikelihood, combinationsByCode, pairConditionals, type PairConditional } from "../rule-scores";
 import type { Metadata } from "../types";
 import { Rng } from "./rng";
 
@@ -76,15 +76,7 @@ export function poolRules(metadata: Metadata, features: readonly string[]): Pool
       counts.push(rule.counts[i] ?? 1);
     });
     if (targets.length === 0) continue;
-    const byCode = idx.map((_, j) => {
-      const map = new Map<number, number[]>();
-      targets.forEach((t, i) => {
-        const list = map.get(t[j]);
-        if (list) list.push(i);
-        else map.set(t[j], [i]);
-      });
-      return map;
-    });
+    const byCode = combinationsByCode(targets, m);
     const conditionals = pairConditionals(metadata, features, idx);
     out.push({ features: idx, targets, counts: Float64Array.from(counts), allowed: new Set(rule.combinations.filter((t) => t.length === m).map(key)), open, byCode, conditionals, radix });
   }

@@ -53,7 +53,7 @@ import type { ColumnStats, Metadata, Rule } from "../../types";
 import { OTHER } from "../metadata";
 import { Rng, deriveSeed } from "../prng";
 import { cellNumber } from "./check";
-import { combinationLikelihood, pairConditionals } from "../../rule-scores";
+import { combinationLikelihood, combinationsByCode, pairConditionals } from "../../rule-scores";
 
 /** Most redraws of one cell before a rule is left broken in that row (counted in {@link EnforceResult}). */
 export const MAX_REDRAWS = 64;
@@ -238,15 +238,7 @@ function fixedCombinations(
   const weight = target.map((i) => counts[i] ?? 1);
   const totalWeight = weight.reduce((a, b) => a + b, 0);
   // Per column position, code -> indices of the combinations holding it.
-  const byCode = cols.map((_, j) => {
-    const idx = new Map<number, number[]>();
-    valid.forEach((t, i) => {
-      const list = idx.get(t[j]);
-      if (list) list.push(i);
-      else idx.set(t[j], [i]);
-    });
-    return idx;
-  });
+  const byCode = combinationsByCode(valid, m);
   // Per rule column j, the other features g (not identifiers) whose 2-way marginal with j the
   // metadata holds, with P(g = code | j = code) (`../../rule-scores`, shared with the server).
   const conditionals = pairConditionals(meta, meta.features, cols, (g) => meta.column_stats?.[meta.features[g]]?.type === "id");
