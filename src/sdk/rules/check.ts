@@ -43,7 +43,7 @@ import type { Table } from "../csv";
 import { DatetimeFormat } from "../datetime";
 import { DataError } from "../errors";
 import { OTHER, decimalsOf } from "../metadata";
-import { datetimeParser } from "../typed";
+import { datetimeParser } from "../columns";
 
 /** A rule's verdict on one row: true keeps, false breaks, undefined when it does not apply. */
 export type RowCheck = (row: readonly string[]) => boolean | undefined;

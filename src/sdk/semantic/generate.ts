@@ -36,7 +36,7 @@
  * 1,000 first names from ~3,000 would repeat some (birthday collisions); the permutation does not.
  */
 import { deriveSeed, Rng } from "../prng";
-import { makePerm, permBig, type Perm } from "../identifier";
+import { makePerm, permBig, type Perm } from "../permutation";
 import { Bloom } from "./bloom";
 import { fakerPools, asciiSlug, type Pools } from "./pools";
 import { LOCALE_COUNTRY, phoneLibrary } from "./recognize";
