@@ -164,7 +164,7 @@ test("50 heavy creates against a budget for one: RSS stays under it, GETs stay f
         const ms = await Promise.all(
           accepted.map((id) =>
             fetch(`${server!.url}/v1/models/${id}`, { headers: { Authorization: `Bearer ${key}` } }).then(
-              (r) => r.json() as Promise<{ data: { id: string; status: string; updated_at: string; error: unknown } }>,
+              (r) => r.json() as Promise<{ data: { id: string; status: string; created_at: string; updated_at: string; error: unknown } }>,
             ),
           ),
         );
@@ -180,7 +180,10 @@ test("50 heavy creates against a budget for one: RSS stays under it, GETs stay f
     for (const m of final) {
       assert.ok(m.status === "ready" || (m.status === "failed" && m.error !== null), `${m.id} ended ${m.status}: ${JSON.stringify(m.error)}`);
     }
-    assert.ok(final[0].updated_at <= final[1].updated_at, `the older model was resumed first: ${JSON.stringify(final)}`);
+    // "Older" as the engine orders a restart's resumes: created_at, then id (two creates can share
+    // a millisecond, and then the client's order of acceptance says nothing).
+    const [older, newer] = [...final].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
+    assert.ok(older.updated_at <= newer.updated_at, `the older model was resumed first: ${JSON.stringify(final)}`);
     assert.ok(maxB > 3 * 2 ** 30, `a heavy model trained while sampled: ${JSON.stringify(final)}`);
     assert.ok(maxB < BUDGET_BYTES, `RSS ${maxB} exceeded the budget while resuming`);
 
