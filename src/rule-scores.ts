@@ -14,6 +14,16 @@ import type { Metadata } from "./types";
  */
 export const LIKELIHOOD_POWER = 4;
 
+/**
+ * A released combination's weight as a repair target: its shortfall against its quota (the rows
+ * it should hold, its real share of the judged rows, minus the rows it holds), at least 1% of the
+ * quota, so a row whose only fitting combinations are full still has one.
+ * @param quota rows the combination should hold (>= 0); @param held rows it holds now.
+ */
+export function quotaScore(quota: number, held: number): number {
+  return Math.max(quota - held, 0) + 0.01 * quota;
+}
+
 /** Added to every conditional, so an unseen pair lowers a candidate's score without zeroing it. */
 export const CONDITIONAL_FLOOR = 1e-4;
 

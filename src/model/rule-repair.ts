@@ -22,7 +22,7 @@
  *   other codes given it (2-way marginals of the metadata between a rule column and another
  *   column), raised to `LIKELIHOOD_POWER` (`../rule-scores`, shared with the SDK).
  */
-import { combinationLikelihood, combinationsByCode, pairConditionals, type PairConditional } from "../rule-scores";
+import { combinationLikelihood, combinationsByCode, pairConditionals, quotaScore, type PairConditional } from "../rule-scores";
 import type { Metadata } from "../types";
 import { Rng } from "./rng";
 
@@ -143,7 +143,7 @@ export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed:
       let sum = 0;
       for (const t of cand) {
         const quota = scale * r.counts[t];
-        let sc = Math.max(quota - held[t], 0) + 0.01 * quota;
+        let sc = quotaScore(quota, held[t]);
         sc *= combinationLikelihood(r.conditionals, r.targets[t], (g) => pool[g][i]);
         scores.push(sc);
         sum += sc;

@@ -192,9 +192,10 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     if (v !== undefined && c !== missingCode) own.push(c);
   });
   const partner = otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
-  const released = new Set(own.map((c) => byCode[c]));
   const stats = meta.column_stats?.[f];
   const semantic = otherCode !== undefined && stats?.type === "categorical" ? stats.semantic : undefined;
+  // Only a determinant written fresh checks its results against the released values.
+  const released = semantic && partner?.determined ? new Set(own.map((c) => byCode[c])) : new Set<string | undefined>();
   return {
     name: f,
     K,

@@ -53,7 +53,7 @@ import type { ColumnStats, Metadata, Rule } from "../../types";
 import { OTHER } from "../metadata";
 import { Rng, deriveSeed } from "../prng";
 import { cellNumber } from "./check";
-import { combinationLikelihood, combinationsByCode, pairConditionals } from "../../rule-scores";
+import { combinationLikelihood, combinationsByCode, pairConditionals, quotaScore } from "../../rule-scores";
 
 /** Most redraws of one cell before a rule is left broken in that row (counted in {@link EnforceResult}). */
 export const MAX_REDRAWS = 64;
@@ -344,7 +344,7 @@ function fixedCombinations(
         let total = 0;
         for (const i of cand) {
           const quota = quotaScale * weight[i];
-          let sc = wildcard ? 1 : Math.max(quota - held[i], 0) + 0.01 * quota;
+          let sc = wildcard ? 1 : quotaScore(quota, held[i]);
           if (codes) sc *= combinationLikelihood(conditionals, valid[i], (g) => codes[g][r]);
           scores.push(sc);
           total += sc;
