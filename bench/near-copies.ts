@@ -3,6 +3,8 @@
  * defaults through a real server: per table, `evaluate`'s `near_copies` (synthetic rows nearly
  * copying a real row, against a 50/50 split of the real table; DCR share against the split's) and
  * the 2-way TVD, for as many synthetic rows as the table has, over several sample seeds.
+ * Each seed is sampled with the near-copy filter `Synthesizer.fit` builds (`src/sdk/privacy/filter.ts`)
+ * and without it (`nearCopyFilter: false`), from the same model.
  * `--rare-threshold K`, `--bin-cap B` and `--epochs E` override the defaults to compare settings.
  */
 import { basename, join } from "node:path";
@@ -54,33 +56,37 @@ export async function nearCopiesBench(opts: NearCopiesBenchOptions): Promise<voi
       });
       const fitS = (Date.now() - t0) / 1000;
       for (let s = 0; s < opts.seeds; s++) {
-        const out = join(dir, `${basename(name, ".csv")}-${s}.csv`);
-        await synth.writeCsv(out, n, { seed: 100 + s });
-        const ids = NEAR_COPY_IDS[name] ?? [];
-        const r = await evaluate(file, out, { seed: s, columns: Object.fromEntries(ids.map((c) => [c, { type: "id" as const }])) });
-        const c = r.near_copies!;
-        const line = {
-          table: name,
-          rows: n,
-          seed: s,
-          near_copies: c.synthetic_near_copies,
-          share: c.synthetic_share,
-          share_at_half: c.synthetic_share_at_half,
-          split_share: c.split_share,
-          margin: c.near_copy_margin,
-          dcr_share: c.dcr_share,
-          dcr_split_share: c.dcr_split_share,
-          passed: c.passed,
-          tvd2: r.tvd["2"],
-          fit_s: fitS,
-        };
-        if (opts.json) console.log(JSON.stringify(line));
-        else {
-          const p = (x: number): string => `${(100 * x).toFixed(1)}%`;
-          console.log(
-            `${name} (${n} rows) seed ${s}: near-copies ${c.synthetic_near_copies} (${p(c.synthetic_share)}), at half ${p(c.synthetic_share_at_half)} vs split ${p(c.split_share)} (+${p(c.near_copy_margin)}); ` +
-              `DCR share ${c.dcr_share.toFixed(3)} vs ${c.dcr_split_share.toFixed(3)}; ${c.passed ? "PASS" : "FAIL"}; 2-way TVD ${r.tvd["2"].toFixed(4)}; fit ${fitS.toFixed(1)} s`,
-          );
+        // The same seed with the near-copy filter (the default under 1,000 rows) and without it.
+        for (const filter of synth.nearCopyFilter ? [true, false] : [false]) {
+          const out = join(dir, `${basename(name, ".csv")}-${s}-${filter}.csv`);
+          await synth.writeCsv(out, n, { seed: 100 + s, nearCopyFilter: filter });
+          const ids = NEAR_COPY_IDS[name] ?? [];
+          const r = await evaluate(file, out, { seed: s, columns: Object.fromEntries(ids.map((c) => [c, { type: "id" as const }])) });
+          const c = r.near_copies!;
+          const line = {
+            table: name,
+            rows: n,
+            seed: s,
+            filter,
+            near_copies: c.synthetic_near_copies,
+            share: c.synthetic_share,
+            share_at_half: c.synthetic_share_at_half,
+            split_share: c.split_share,
+            margin: c.near_copy_margin,
+            dcr_share: c.dcr_share,
+            dcr_split_share: c.dcr_split_share,
+            passed: c.passed,
+            tvd2: r.tvd["2"],
+            fit_s: fitS,
+          };
+          if (opts.json) console.log(JSON.stringify(line));
+          else {
+            const p = (x: number): string => `${(100 * x).toFixed(1)}%`;
+            console.log(
+              `${name} (${n} rows) seed ${s}, filter ${filter ? "on " : "off"}: near-copies ${c.synthetic_near_copies} (${p(c.synthetic_share)}), at half ${p(c.synthetic_share_at_half)} vs split ${p(c.split_share)} (+${p(c.near_copy_margin)}); ` +
+                `DCR share ${c.dcr_share.toFixed(3)} vs ${c.dcr_split_share.toFixed(3)}; ${c.passed ? "PASS" : "FAIL"}; 2-way TVD ${r.tvd["2"].toFixed(4)}; fit ${fitS.toFixed(1)} s`,
+            );
+          }
         }
       }
     }

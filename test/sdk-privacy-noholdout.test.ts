@@ -12,8 +12,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Rng, Synthd, Synthesizer, buildReport, evaluate, type Metadata, type Table } from "../src/sdk";
 import { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../src/sdk/privacy/near-copies";
+import { FILTER_MAX_SPLIT_SHARE, NearCopyFilter } from "../src/sdk/privacy/filter";
 import { formatReport } from "../src/cli/client-commands";
-import { removeDir, SHARED_DATASETS, startServer, tempDir, type ServerProcess } from "../bench/harness";
+import { readFileSync } from "node:fs";
+import { removeDir, runCli, SHARED_DATASETS, startServer, tempDir, type ServerProcess } from "../bench/harness";
 
 const PRESIDENTS = join(__dirname, "..", "..", "test", "data", "us-presidents.csv");
 
@@ -157,11 +159,75 @@ for (const [name, file, names] of CASES) {
     const c = r.near_copies!;
     assert.equal(r.privacy, undefined, "no HOLDOUT given");
     assert.ok(c.columns.length >= 9 && names.every((n) => !c.columns.includes(n)), `${c.columns.length} columns compared`);
-    // "No higher than a split gives", read with the check's noise margin (2 binomial standard
-    // errors): at 45 rows one near-copy more or less is noise (the models' weights differ per run).
-    assert.ok(c.near_copies_passed, `near-copies against half of the real rows: synthetic ${c.synthetic_share_at_half}, split ${c.split_share}; ${nearCopyVerdict(c)}`);
+    // "No higher than a split gives": the near-copy filter the fit built drops every near-copy.
+    assert.ok(synth.nearCopyFilter, "fit builds the near-copy filter for a small table");
+    assert.equal(c.synthetic_near_copies, 0, nearCopyVerdict(c));
+    assert.ok(c.synthetic_share_at_half <= c.split_share, `near-copies against half of the real rows: synthetic ${c.synthetic_share_at_half}, split ${c.split_share}`);
+    assert.ok(c.near_copies_passed, nearCopyVerdict(c));
     // The DCR share is not asserted: on cars it sits at the edge of its margin with these defaults
     // (0.53-0.57 against the split's 0.51 + 0.05; docs/api.md), so the verdict may warn on a sample.
     assert.ok(c.dcr_share >= 0 && c.dcr_share <= 1);
+
+    // The filter only drops rows: the same seed without it gives the same rows, near-copies among them.
+    const all = await synth.sample(n, { seed: 7, nearCopyFilter: false });
+    const near = await synth.nearCopyFilter!.flags(all);
+    const kept = all.rows.filter((_, r) => near[r] === 0);
+    const filtered = await synth.sample(n, { seed: 7 });
+    assert.equal(filtered.rows.length, n, "dropped rows are replaced");
+    assert.deepEqual(filtered.rows.slice(0, kept.length), kept, "the unfiltered rows, near-copies left out, then new rows");
+    const again = await evaluate(file, { columns: all.columns, rows: all.rows }, { columns: Object.fromEntries(names.map((c) => [c, { type: "id" as const }])) });
+    assert.equal(again.near_copies!.synthetic_near_copies, near.reduce((a, b) => a + b, 0), "the filter flags what evaluate counts");
   });
 }
+
+test("CLI: fit ends with the hint to sample with --real; sample --real drops near-copies and says so; --real with --seed-data is refused", async () => {
+  const env = { SYNTHD_URL: server.url, SYNTHD_API_KEY: server.sandboxKey! };
+  const cars = join(SHARED_DATASETS, "real", "cars.csv");
+  const fit = await runCli(["fit", cars], env);
+  assert.equal(fit.code, 0, fit.stderr);
+  const id = fit.stdout.trim().split("\n").pop()!;
+  assert.match(fit.stderr, /hint: 406 rows is a small table: sample with --real/);
+  const plain = join(dir, "cars-plain.csv");
+  const filtered = join(dir, "cars-filtered.csv");
+  const p = await runCli(["sample", id, "-n", "2000", "--seed", "3", "-o", plain], env);
+  assert.equal(p.code, 0, p.stderr);
+  assert.doesNotMatch(p.stderr, /near-copy filter/);
+  const f = await runCli(["sample", id, "-n", "2000", "--seed", "3", "--real", cars, "-o", filtered], env);
+  assert.equal(f.code, 0, f.stderr);
+  assert.match(f.stderr, /^near-copy filter: on /m);
+  const before = (await evaluate(cars, plain)).near_copies!;
+  const after = (await evaluate(cars, filtered)).near_copies!;
+  assert.ok(before.synthetic_near_copies > 0, "2,000 rows of cars hold near-copies without the filter");
+  assert.equal(after.synthetic_near_copies, 0, `${before.synthetic_near_copies} near-copies without the filter`);
+  assert.equal(readFileSync(filtered, "utf8").trimEnd().split("\n").length - 1, 2000, "dropped rows are replaced");
+  const seeded = await runCli(["sample", id, "--seed-data", cars, "--real", cars], env);
+  assert.notEqual(seeded.code, 0);
+  assert.match(seeded.stderr, /--real cannot be combined with --seed-data/);
+});
+
+test("near-copy filter: flags rows equal to a real row on all columns but one, and is not built where real rows nearly copy each other", async () => {
+  const real = relatedTable(300, 12, 11);
+  const built = await NearCopyFilter.build(table(real));
+  assert.ok(built.filter, `12 related columns over 6 values: few real near-copies (split share ${built.splitShare})`);
+  assert.ok(built.splitShare <= FILTER_MAX_SPLIT_SHARE, `${built.splitShare}`);
+  const probe = [
+    [...real[0]], // a copy
+    [...real[1].slice(0, 11), (real[1][11] + 1) % 6], // one column differs
+    [(real[2][0] + 1) % 6, (real[2][1] + 1) % 6, ...real[2].slice(2)], // two differ: flagged only if another real row is that close
+  ];
+  const flags = await built.filter.flags(table(probe));
+  assert.equal(flags[0], 1);
+  assert.equal(flags[1], 1);
+  assert.equal(flags[2], nearCopyShare(columns(real), columns([probe[2]])).count, "as the near-copy check counts it");
+  // A value the real column never has differs from every real value.
+  const copy = table([real[3]]).rows[0];
+  const unseen = await built.filter.flags({ columns: table(real).columns, rows: [[...copy.slice(0, 11), "new"], [...copy.slice(0, 10), "new", "v9"]] });
+  assert.deepEqual([...unseen], [1, 0], "one unseen value is one differing column; two are two");
+
+  const six = relatedTable(300, 6, 12); // six columns of 6 values: half the rows nearly copy another
+  assert.match((await NearCopyFilter.build(table(six))).reason ?? "", /near-copies are what this table is/);
+  const two = relatedTable(300, 2, 12); // two columns: every row is a near-copy
+  const none = await NearCopyFilter.build(table(two));
+  assert.equal(none.filter, undefined);
+  assert.match(none.reason ?? "", /near-copies are what this table is/);
+});

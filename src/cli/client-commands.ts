@@ -256,6 +256,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
     synth = await Synthesizer.fit(api, file, {
       config,
       wait: opts.wait,
+      nearCopyFilter: false, // the process ends here; `synthd sample --real` builds it
       onProgress,
       ...(opts.pairBudget !== undefined ? { pairBudget: opts.pairBudget } : {}),
       ...(columns !== undefined ? { columns } : {}),
@@ -302,13 +303,14 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
 
 /**
  * The line `synthd fit` prints last on stderr for a table of fewer than {@link SMALL_TABLE_ROWS}
- * rows: on a small table one near-copy is one real person, and only `evaluate` (or `report`),
- * which reads the real table, can check for near-copies (`sample` has the model, not the rows).
+ * rows: on a small table one near-copy is one real person; `sample` has the model, not the rows,
+ * so it filters near-copies only when given the real table (`--real`), and `evaluate` (or
+ * `report`), which reads both tables, checks for them.
  */
 export function smallTableHint(file: string, id: string, rows: number): string {
   return (
-    `hint: ${rows} rows is a small table: check a sample for near-copies of real rows before sharing it ` +
-    `(synthd sample ${id} -n ${rows} -o synthetic.csv && synthd evaluate ${file} synthetic.csv)`
+    `hint: ${rows} rows is a small table: sample with --real to drop near-copies of real rows, and check the sample before sharing it ` +
+    `(synthd sample ${id} -n ${rows} --real ${file} -o synthetic.csv && synthd evaluate ${file} synthetic.csv)`
   );
 }
 
@@ -337,6 +339,8 @@ export interface SampleCommandOptions extends ClientOptions {
   seedData?: string;
   /** `--format csv|parquet|arrow`: instead of the format `-o`'s extension names (commander checks the choice). */
   format?: OutputFormat;
+  /** `--real FILE.csv`: the table the model was fitted on; rows nearly copying one of its rows are dropped (`Synthesizer.useNearCopyFilter`). */
+  real?: string;
 }
 
 /**
@@ -386,6 +390,7 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
   if (opts.seedData !== undefined) {
     if (opts.numRows !== undefined) throw new Error("-n cannot be combined with --seed-data: the output has one row per seed row.");
     if (opts.where !== undefined) throw new Error("--where cannot be combined with --seed-data: put the condition in the seed file's cells.");
+    if (opts.real !== undefined) throw new Error("--real cannot be combined with --seed-data: a seeded row keeps its seed row's cells, so it is not filtered.");
     return seededCommand(id, opts.seedData, opts);
   }
   if (opts.numRows === undefined) throw new Error("give -n N (rows to generate) or --seed-data FILE.csv.");
@@ -394,6 +399,14 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
   checkOutputPath(opts.output);
   const api = client(opts);
   const synth = await Synthesizer.fromModel(api, id);
+  if (opts.real !== undefined) {
+    const built = await synth.useNearCopyFilter(opts.real);
+    process.stderr.write(
+      built.filter
+        ? `near-copy filter: on (rows equal to a row of ${opts.real} on all columns but one are dropped and replaced)\n`
+        : `near-copy filter: off (${built.reason})\n`,
+    );
+  }
   const sampleOpts = {
     ...common(opts),
     ...(where !== undefined ? { where } : {}),

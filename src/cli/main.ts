@@ -246,7 +246,8 @@ export function buildProgram(): Command {
         "--where <json|file>",
         "only rows satisfying this condition, JSON or a JSON file: {\"sex\": \"Female\", \"age\": {\"gte\": 60}, \"race\": [\"White\", \"Black\"]}",
       )
-      .option("--seed-data <file>", "seed CSV: one output row per seed row, its non-blank cells kept, blank cells generated"),
+      .option("--seed-data <file>", "seed CSV: one output row per seed row, its non-blank cells kept, blank cells generated")
+      .option("--real <file>", "the CSV the model was fitted on: drop rows equal to one of its rows on all columns but one (near-copies), replaced by new rows"),
   ).action(sampleCommand);
 
   clientOpts(

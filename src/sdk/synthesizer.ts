@@ -38,11 +38,18 @@ import { Decoder } from "./decode";
 import { chooseFormat, writeTables, type OutputFormat } from "./formats";
 import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable, type Where } from "./seeded";
 import { BatchConverter } from "./typed";
-import { DEFAULTS, analyzeTable, type Analysis, type ExtractOptions } from "./metadata";
+import { DEFAULTS, analyzeTable, type Analysis, type ColumnOverride, type ExtractOptions } from "./metadata";
 import type { GeneratedCodes, WaitOptions } from "./models";
 import { deriveSeed } from "./prng";
 import { DataError } from "./errors";
 import { fileOfDescription } from "./csv";
+import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "./privacy/filter";
+
+/**
+ * Batches the near-copy filter may add after the planned ones before the rest is kept unfiltered
+ * ({@link Synthesizer.sampleBatches}).
+ */
+export const FILTER_TOP_UP_ROUNDS = 8;
 
 /**
  * Fewest data rows {@link Synthesizer.fit} models (`FitOptions.minRows` lowers it). Below 20 rows a
@@ -188,6 +195,13 @@ export interface FitOptions extends ExtractOptions {
   onConfig?: (config: ModelConfigInput, chosen: ("model_size" | "max_epochs")[], rows: number) => void;
   /** Fewest data rows to model, >= 1. Default {@link MIN_ROWS} (20; why there). */
   minRows?: number;
+  /**
+   * Build the near-copy filter from `source` ({@link Synthesizer.nearCopyFilter}). Default: true
+   * under {@link FILTER_MAX_ROWS} rows without `privacy`. `true` with `privacy` is a RangeError.
+   */
+  nearCopyFilter?: boolean;
+  /** Called with the filter built (or why none was) when {@link nearCopyFilter} applies. */
+  onNearCopyFilter?: (built: FilterBuild) => void;
 }
 
 /** Progress of a sampling call. */
@@ -237,6 +251,11 @@ export interface SampleOptions {
    *   not in the code book, an empty range or list.
    */
   where?: Where;
+  /**
+   * Drop rows that nearly copy a real row (the synthesizer's {@link Synthesizer.nearCopyFilter}).
+   * Default true when the synthesizer has a filter; `false` keeps every generated row.
+   */
+  nearCopyFilter?: boolean;
 }
 
 /** Options of seeded sampling from a seed table (`sample({ seedData })`, `impute`). */
@@ -264,6 +283,13 @@ export interface FormatOptions {
 /** A trained (or training) model with its metadata: fit once, sample many times. */
 export class Synthesizer {
   readonly decoder: Decoder;
+  /**
+   * Drops sampled rows that nearly copy a real row (`./privacy/filter`). Set by {@link fit} for a
+   * table of fewer than {@link FILTER_MAX_ROWS} rows (not with differential privacy, and not
+   * where real rows nearly copy each other often), or by {@link useNearCopyFilter}; else none.
+   * Seeded generation (one row per seed row) does not filter.
+   */
+  nearCopyFilter?: NearCopyFilter;
   private constructor(
     readonly client: Synthd,
     /** The model as last seen (creation, wait, or fromModel). */
@@ -326,6 +352,15 @@ export class Synthesizer {
       opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : undefined,
     );
     const s = new Synthesizer(client, model, metadata);
+    if (opts.nearCopyFilter ?? (analysis.n < FILTER_MAX_ROWS && opts.privacy === undefined)) {
+      if (opts.privacy !== undefined) throw new RangeError("nearCopyFilter cannot be combined with privacy: the output would depend on the real rows");
+      const built = await s.useNearCopyFilter(source, {
+        ...(opts.domain !== undefined ? { domain: opts.domain } : { columns: opts.columns }),
+        delimiter: opts.delimiter,
+        encoding: opts.encoding,
+      });
+      opts.onNearCopyFilter?.(built);
+    }
     if (opts.wait !== false) await s.waitUntilReady({ ...opts.waitOptions, onProgress: opts.onProgress });
     return s;
   }
@@ -337,6 +372,27 @@ export class Synthesizer {
   static async fromModel(client: Synthd, id: string): Promise<Synthesizer> {
     const [model, metadata] = await Promise.all([client.models.retrieve(id), client.models.metadata(id)]);
     return new Synthesizer(client, model, metadata);
+  }
+
+  /**
+   * Builds the near-copy filter from the real table the model was fitted on (`./privacy/filter`),
+   * e.g. for a synthesizer from {@link fromModel}.
+   * The model's identifier columns are not compared, nor those `read.columns` declares
+   * identifiers: an identifier is written fresh, never real, so comparing it would hide a row that
+   * copies a person on every other column (the check of `evaluate` leaves identifiers out too).
+   * @param read kind overrides, or the `domain` of a discretized table; delimiter, encoding.
+   * @returns the filter's split share, and why none was built when so (then the synthesizer keeps
+   *   no filter).
+   * @throws DataError for a real table that cannot be read or lacks a column of the model.
+   */
+  async useNearCopyFilter(real: TableSource, read: Pick<ExtractOptions, "columns" | "delimiter" | "encoding" | "domain"> = {}): Promise<FilterBuild> {
+    const ids = Object.entries(this.metadata.column_stats ?? {})
+      .filter(([, st]) => st.type === "id")
+      .map(([c]): [string, ColumnOverride] => [c, { type: "id" }]);
+    const columns = read.domain === undefined && ids.length > 0 ? { columns: { ...read.columns, ...Object.fromEntries(ids) } } : {};
+    const built = await NearCopyFilter.build(real, { ...read, ...columns });
+    this.nearCopyFilter = built.filter;
+    return built;
   }
 
   /** Polls until the model is ready (see `Models.waitUntilReady`); updates `this.model`. */
@@ -351,6 +407,13 @@ export class Synthesizer {
    * decoded and consumed (one request ahead), so the server generates while the client decodes;
    * a consumer that stops early has had at most one batch more generated, and charged, than it
    * took (`sample` and the file writers always take every batch).
+   * With the near-copy filter ({@link nearCopyFilter}; `opts.nearCopyFilter: false` turns it off
+   * for one call) rows that nearly copy a real row are dropped and, after the planned batches,
+   * replaced by further batches of the same seeded stream (batch b >= the planned count asks for
+   * twice the rows still missing, at least 16), so the same seed still gives the same rows and
+   * `n` rows come back; the rows dropped are generated, and charged, too. After
+   * {@link FILTER_TOP_UP_ROUNDS} such batches the rest is kept unfiltered (never reached when the
+   * filter drops a few rows in a hundred, as it is built to).
    * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
    */
   async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
@@ -366,12 +429,12 @@ export class Synthesizer {
     const batches = Math.ceil(n / batchSize);
     // A condition's columns keep the condition: row rules rewrite the other columns around them.
     const fixedFeatures = this.metadata.features.map((f) => conditioned && Object.hasOwn(where.condition, f));
-    const fetchBatch = (b: number): Promise<GeneratedCodes> => {
+    const fetchBatch = (b: number, rows?: number): Promise<GeneratedCodes> => {
       const p = this.client.models.generateCodes(
         this.id,
         {
           embedding: {
-            num_rows: Math.min(batchSize, n - b * batchSize),
+            num_rows: rows ?? Math.min(batchSize, n - b * batchSize),
             seed: deriveSeed(seed, b, 0),
             ...(calibrate ? { calibrate: true } : {}),
             ...(conditioned ? { condition: where.condition } : {}),
@@ -386,17 +449,28 @@ export class Synthesizer {
     };
     let next = fetchBatch(0);
     let done = 0;
-    for (let b = 0; b < batches; b++) {
+    let drawn = 0; // rows decoded, kept or dropped: the next row's index for the identifiers
+    const filter = opts.nearCopyFilter === false ? undefined : this.nearCopyFilter;
+    for (let b = 0; done < n; b++) {
       const gen = await next;
-      if (b + 1 < batches) next = fetchBatch(b + 1);
-      const table = this.decoder.decode(gen.columns, deriveSeed(seed, b, 1), {
-        rowOffset: done,
+      const planned = b + 1 < batches;
+      if (planned) next = fetchBatch(b + 1);
+      let table = this.decoder.decode(gen.columns, deriveSeed(seed, b, 1), {
+        rowOffset: drawn,
         idKey: deriveSeed(seed, 0, 2),
         ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
       });
+      drawn += table.rows.length;
+      if (filter && b - batches < FILTER_TOP_UP_ROUNDS) {
+        const near = await filter.flags(table);
+        table = { columns: table.columns, rows: table.rows.filter((_, r) => near[r] === 0) };
+      }
+      if (table.rows.length > n - done) table = { columns: table.columns, rows: table.rows.slice(0, n - done) };
       done += table.rows.length;
-      opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
-      yield table;
+      // After the planned batches, when the filter dropped rows: batches of twice the rows missing.
+      if (!planned && done < n) next = fetchBatch(b + 1, Math.min(batchSize, Math.max(16, 2 * (n - done))));
+      opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches: Math.max(batches, b + 1 + (done < n ? 1 : 0)) });
+      if (table.rows.length > 0) yield table;
     }
   }
 

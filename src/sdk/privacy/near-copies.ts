@@ -106,7 +106,7 @@ export interface NearCopyCheck {
 }
 
 /** Row-major packing of key arrays, rows `rows` (default all). */
-function pack(keys: readonly CodeArray[], rows?: ArrayLike<number>): Int32Array {
+export function pack(keys: readonly CodeArray[], rows?: ArrayLike<number>): Int32Array {
   const F = keys.length;
   const n = rows ? rows.length : (keys[0]?.length ?? 0);
   const out = new Int32Array(n * F);
