@@ -1,5 +1,6 @@
 /**
- * `node dist/bench/calibrate.js [--rows N] [--steps S] [--js-runs R] [--json]` (after
+ * `node dist/bench/calibrate.js [--rows N] [--steps S] [--js-runs R] [--json]`, or with `--cost
+ * [--reps R] [--weights FILE]` the cost of the calibrated draw against the plain draw ({@link costBench}) (after
  * `npm run build`): in-process cost of calibrated generation's raking (`src/model/calibrate.ts`)
  * on UCI Adult, the TypeScript reference against the native core (`calibrate-native.ts`), on the
  * same pool, with a check that both give the same weights bit for bit.
@@ -13,17 +14,20 @@
  * Also reported: the whole `sampleCalibrated` of N rows on the native path (best of 3), the plain
  * draw of N rows, and the systematic sample + shuffle + gather alone.
  */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { calibrationMarginals, rakingWeights, systematicSample } from "../src/model/calibrate";
+import { CALIBRATION_SWEEPS, calibrationMarginals, rakingWeights, systematicSample } from "../src/model/calibrate";
 import { nativeRakingSweeps } from "../src/model/calibrate-native";
-import { drawInputs, sampleCalibrated, sampleRows } from "../src/model/generate";
+import { calibrationPool, drawInputs, rake, releaseInputs, REPAIR_SEED_TAG, sampleCalibrated, sampleRows } from "../src/model/generate";
+import { poolRules, repairPool } from "../src/model/rule-repair";
+import { extractMetadata } from "../src/sdk/metadata";
 import { buildTargets } from "../src/model/marginals";
-import { nativeCoreStatus } from "../src/model/native-core";
+import { flattenParams, nativeCoreStatus, viewParams } from "../src/model/native-core";
 import { Trainer } from "../src/model/trainer";
 import { CONFIG_DEFAULTS } from "../src/types";
 import { discreteMetadata } from "./compute";
-import { SHARED_DATASETS } from "./harness";
+import { ADULT_CSV, SHARED_DATASETS } from "./harness";
 
 /** Runs the benchmark and prints its result (one JSON line with --json). */
 export async function calibrateBench(opts: { rows: number; steps: number; jsRuns: number; json: boolean }): Promise<void> {
@@ -130,16 +134,139 @@ export async function calibrateBench(opts: { rows: number; steps: number; jsRuns
   console.log(`  in-process sampleCalibrated: ${result.calibrated_rows_per_s} rows/s; plain draw ${result.plain_rows_per_s} rows/s`);
 }
 
+/** Core-seconds (user + system CPU of the whole process: every thread, native ones included) and wall seconds of `fn`. */
+async function cpuTime<T>(fn: () => T | Promise<T>): Promise<{ value: T; cpu: number; wall: number }> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const value = await fn();
+  const wall = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  return { value, cpu: (c.user + c.system) / 1e6, wall };
+}
+
+/**
+ * `--cost`: the server's compute per row of the calibrated draw against the plain draw, in
+ * core-seconds per 1,000,000 rows, measured in the same run on raw UCI Adult (issue 25).
+ *
+ * Method: metadata of data/adult.csv as the SDK extracts it (`analyzeTable`: 15 columns, its row
+ * rules included), the medium model trained in this process for S steps (native core); then R
+ * rounds of one plain draw (`drawInputs` + `sampleRows`) and one calibrated draw (`sampleCalibrated`
+ * with the marginals and pool rules the engine's worker builds), N rows each (default 100,000, the
+ * largest request), seeds 0..R-1. Core-seconds are `process.cpuUsage()` (getrusage of the process:
+ * user + system time of every thread, the core's compute pool included), so they count the work of
+ * all cores; the median of the R rounds is kept. `--weights FILE` keeps the trained weights there
+ * (flat float32, written by the first run, read by later ones) so runs compare the same model. Also reported: the calibrated draw's phases, each
+ * timed alone on the same model (pool, rule repair, raking, systematic sample + gather).
+ */
+export async function costBench(opts: { rows: number; steps: number; reps: number; json: boolean; weights?: string }): Promise<void> {
+  const status = nativeCoreStatus();
+  if (!status.available) throw new Error(`the native core is not available: ${status.reason}`);
+  const meta = await extractMetadata(ADULT_CSV);
+  const tr = await Trainer.create({
+    id: "mdl_0000bench0c05",
+    metadata: meta,
+    config: { ...CONFIG_DEFAULTS, device: "cpu", max_epochs: 1, early_stop_patience: 0 },
+    stepsPerEpoch: opts.steps,
+    compute: "native",
+  });
+  const model = tr.generator(false);
+  // --weights FILE: the trained weights are kept there (flat float32) and reused by later runs.
+  if (opts.weights && existsSync(opts.weights)) {
+    const buf = readFileSync(opts.weights);
+    model.native!.setWeights(viewParams(model.spec, new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4)));
+  } else {
+    await tr.runEpoch();
+    if (opts.weights) writeFileSync(opts.weights, flattenParams(model.spec, model.native!.weights()));
+  }
+  const n = opts.rows;
+  const E = model.spec.embeddingDim;
+  const F = model.layout.features.length;
+  const marginals = calibrationMarginals(buildTargets(meta));
+  const rules = poolRules(meta, model.layout.features);
+  const plain: { cpu: number; wall: number }[] = [];
+  const calibrated: { cpu: number; wall: number }[] = [];
+  for (let r = 0; r < opts.reps; r++) {
+    plain.push(
+      await cpuTime(async () => {
+        const inputs = drawInputs({ numRows: n, seed: r }, E, F, 0);
+        try {
+          return await sampleRows(model, inputs);
+        } finally {
+          releaseInputs(inputs);
+        }
+      }),
+    );
+    calibrated.push(await cpuTime(() => sampleCalibrated(model, { numRows: n, seed: r }, 0, marginals, {}, rules)));
+  }
+  // The phases, one at a time (seed 0).
+  const pool = await cpuTime(() => calibrationPool(model, { numRows: n, seed: 0 }, 0, {}));
+  const repair = await cpuTime(() => (rules.length > 0 ? repairPool(pool.value.columns, rules, (0 ^ REPAIR_SEED_TAG) >>> 0) : 0));
+  const raking = await cpuTime(() => rake(model, pool.value.columns, marginals, { sweeps: CALIBRATION_SWEEPS }));
+  const pick = await cpuTime(() => {
+    const picked = systematicSample(raking.value, n, 0.5);
+    return pool.value.columns.map((c) => {
+      const out = new Int32Array(n);
+      for (let i = 0; i < n; i++) out[i] = c[picked[i]];
+      return out;
+    });
+  });
+  tr.dispose();
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const perM = (s: number): number => Number(((s * 1e6) / n).toFixed(2));
+  const plainCpu = median(plain.map((x) => x.cpu));
+  const calCpu = median(calibrated.map((x) => x.cpu));
+  const result = {
+    bench: "calibrate-cost",
+    rows: n,
+    features: F,
+    width: model.layout.width,
+    marginals: marginals.length,
+    rules: rules.length,
+    isa: status.info?.isa,
+    threads: status.info?.threads,
+    plain_core_s_per_1m: perM(plainCpu),
+    calibrated_core_s_per_1m: perM(calCpu),
+    ratio: Number((calCpu / plainCpu).toFixed(2)),
+    plain_core_s: plain.map((x) => Number(x.cpu.toFixed(3))),
+    calibrated_core_s: calibrated.map((x) => Number(x.cpu.toFixed(3))),
+    plain_wall_s: plain.map((x) => Number(x.wall.toFixed(3))),
+    calibrated_wall_s: calibrated.map((x) => Number(x.wall.toFixed(3))),
+    phases_core_s_per_1m: {
+      pool: perM(pool.cpu),
+      repair: perM(repair.cpu),
+      raking: perM(raking.cpu),
+      pick: perM(pick.cpu),
+    },
+    repaired_rows: repair.value,
+  };
+  if (opts.json) {
+    console.log(JSON.stringify(result));
+    return;
+  }
+  console.log(`raw Adult, medium model (${opts.steps} steps), ${n} rows per draw, ${opts.reps} rounds, ${result.isa} on ${result.threads} threads`);
+  console.log(`  plain draw:      ${result.plain_core_s_per_1m} core-s per 1M rows (${result.plain_core_s.join(", ")} core-s)`);
+  console.log(`  calibrated draw: ${result.calibrated_core_s_per_1m} core-s per 1M rows (${result.calibrated_core_s.join(", ")} core-s), ${result.ratio}x`);
+  console.log(`  phases (core-s per 1M rows): ${JSON.stringify(result.phases_core_s_per_1m)}, ${result.repaired_rows} rows repaired`);
+}
+
 if (require.main === module) {
   const { values } = parseArgs({
     options: {
       rows: { type: "string", default: "100000" },
       steps: { type: "string", default: "500" },
       "js-runs": { type: "string", default: "1" },
+      reps: { type: "string", default: "3" },
+      cost: { type: "boolean", default: false },
+      weights: { type: "string" },
       json: { type: "boolean", default: false },
     },
   });
-  calibrateBench({ rows: Number(values.rows), steps: Number(values.steps), jsRuns: Number(values["js-runs"]), json: values.json ?? false }).catch((e: unknown) => {
+  if (values.cost) {
+    costBench({ rows: Number(values.rows), steps: Number(values.steps), reps: Number(values.reps), json: values.json ?? false, weights: values.weights }).catch((e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    });
+  } else calibrateBench({ rows: Number(values.rows), steps: Number(values.steps), jsRuns: Number(values["js-runs"]), json: values.json ?? false }).catch((e: unknown) => {
     console.error(e);
     process.exit(1);
   });

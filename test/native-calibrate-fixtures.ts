@@ -5,12 +5,11 @@
  * SYNTHD_THREADS and SYNTHD_ISA values, which the addon fixes when it loads.
  */
 import { createHash } from "node:crypto";
-import { calibrationMarginals, CALIBRATION_POOL_FACTOR, type CalibrationMarginal } from "../src/model/calibrate";
+import { calibrationMarginals, type CalibrationMarginal } from "../src/model/calibrate";
 import { nativeRakingSweeps } from "../src/model/calibrate-native";
-import { drawInputs, sampleCalibrated, sampleRows } from "../src/model/generate";
+import { calibrationPool, sampleCalibrated } from "../src/model/generate";
 import { buildTargets } from "../src/model/marginals";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
 import type { GeneratorModel } from "../src/model/trainer";
 import { mulberry32 } from "./fixtures";
 import { specFor, syntheticMetadata, testWeights } from "./native-core-fixtures";
@@ -68,17 +67,12 @@ export function calibratedCase(): { model: GeneratorModel; marginals: Calibratio
 }
 
 /**
- * The pool `sampleCalibrated` draws for `seed` (block 0 from `seed`, block k from the k-th uint32
- * of its stream), hashed: equal pools are what the calibrated draw's ISA independence rests on.
+ * The pool `sampleCalibrated` draws for `seed` (`calibrationPool`: the plain draw of `seed` and
+ * more rows from its latents with uniforms seeded from its stream), hashed: equal pools are what
+ * the calibrated draw's ISA independence rests on.
  */
 export async function poolHash(model: GeneratorModel, n: number, seed: number): Promise<string> {
-  const rng = Rng.fromSeed(seed);
-  const blocks: Int32Array[] = [];
-  for (let k = 0; k < CALIBRATION_POOL_FACTOR; k++) {
-    const s = k === 0 ? seed : rng.nextUint32();
-    blocks.push(...(await sampleRows(model, drawInputs({ numRows: n, seed: s }, model.spec.embeddingDim, model.layout.features.length, 0))));
-  }
-  return hashOf(blocks);
+  return hashOf((await calibrationPool(model, { numRows: n, seed }, 0)).columns);
 }
 
 /** Child entry: one JSON line with the ISA and thread count in use and the hashes asked for. */

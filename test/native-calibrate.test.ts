@@ -13,6 +13,7 @@ import { join } from "node:path";
 import {
   calibrationMarginals,
   CALIBRATION_POOL_FACTOR,
+  CALIBRATION_SWEEPS,
   RAKING_BLOCK_ROWS,
   rakingSweeps,
   rakingWeights,
@@ -20,7 +21,9 @@ import {
   type CalibrationMarginal,
   type RakingOptions,
 } from "../src/model/calibrate";
-import { drawInputs, sampleCalibrated, sampleRows } from "../src/model/generate";
+import { drawRequest } from "../src/model/draws";
+import { drawInputs, forwardLogits, sampleCalibrated, sampleRows, sampleRowsPerLatent } from "../src/model/generate";
+import { sampleCodes } from "../src/model/sampling";
 import { buildTargets } from "../src/model/marginals";
 import { Rng } from "../src/model/rng";
 import type { GeneratorModel } from "../src/model/trainer";
@@ -230,14 +233,26 @@ test("native raking gives the same bits for 1, 2 and 3 threads and on every ISA 
  * shuffle, all from one stream seeded with `seed`.
  */
 async function referenceCalibrated(model: GeneratorModel, n: number, seed: number, marginals: CalibrationMarginal[]): Promise<Int32Array[]> {
+  // The pool without the core's several-draws kernel: the plain draw's logits (forwardLogits),
+  // sampled once with its uniforms and once per further set (sampleCodes).
   const rng = Rng.fromSeed(seed);
-  const pool = model.layout.cardinalities.map(() => new Int32Array(CALIBRATION_POOL_FACTOR * n));
-  for (let k = 0; k < CALIBRATION_POOL_FACTOR; k++) {
-    const s = k === 0 ? seed : rng.nextUint32();
-    const cols = await sampleRows(model, drawInputs({ numRows: n, seed: s }, model.spec.embeddingDim, model.layout.features.length, 0));
-    cols.forEach((c, f) => pool[f].set(c, k * n));
+  const E = model.spec.embeddingDim;
+  const F = model.layout.features.length;
+  const K = model.layout.cardinalities;
+  const inputs = drawInputs({ numRows: n, seed }, E, F, 0);
+  const logits = forwardLogits(model, inputs.latents, n);
+  const sets = [inputs.uniforms];
+  for (let k = 1; k < CALIBRATION_POOL_FACTOR; k++) {
+    const u = new Float64Array(n * F);
+    drawRequest({ seed: rng.nextUint32(), rows: n, latents: new Float32Array(0), drawLatents: false, sigma: 0, uniforms: u });
+    sets.push(u);
   }
-  const picked = systematicSample(rakingWeights(pool, marginals), n, rng.uniform());
+  const pool = K.map(() => new Int32Array(CALIBRATION_POOL_FACTOR * n));
+  sets.forEach((u, k) => {
+    const codes = sampleCodes(logits, n, K, u, { temperature: 1, topP: null });
+    for (let f = 0; f < F; f++) pool[f].set(codes.subarray(f * n, (f + 1) * n), k * n);
+  });
+  const picked = systematicSample(rakingWeights(pool, marginals, { sweeps: CALIBRATION_SWEEPS }), n, rng.uniform());
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(rng.uniform() * (i + 1));
     [picked[i], picked[j]] = [picked[j], picked[i]];
@@ -253,12 +268,12 @@ test("calibrated generation on a native model rakes in the core: the rows of the
     let yields = 0;
     const sliced = await sampleCalibrated(model, { numRows: n, seed: 5 }, 0, marginals, { yieldFn: async () => void yields++ });
     assert.deepEqual(sliced.columns, a.columns, "yielding changes nothing");
-    // Between the generator's chunks of each pool block, between the blocks, then once per sweep
-    // (this pool's sweep is one slice).
-    const chunkYields = CALIBRATION_POOL_FACTOR * (Math.ceil(n / NATIVE_GENERATE_CHUNK) - 1);
-    assert.equal(yields, chunkYields + (CALIBRATION_POOL_FACTOR - 1) + 10);
+    // Between the generator's chunks of the pool (one forward pass for all its rows), after the
+    // pool, then once per sweep (this pool's sweep is one slice).
+    const chunkYields = Math.ceil(n / NATIVE_GENERATE_CHUNK) - 1;
+    assert.equal(yields, chunkYields + 1 + CALIBRATION_SWEEPS);
     let polls = 0;
-    await assert.rejects(sampleCalibrated(model, { numRows: n, seed: 5 }, 0, marginals, { shouldAbort: () => ++polls > 2 * Math.ceil(n / NATIVE_GENERATE_CHUNK) + 2 }), /aborted/);
+    await assert.rejects(sampleCalibrated(model, { numRows: n, seed: 5 }, 0, marginals, { shouldAbort: () => ++polls > Math.ceil(n / NATIVE_GENERATE_CHUNK) + 1 }), /aborted/);
     assert.ok(polls > chunkYields + 1, "stopped during the raking");
 
     const want = { pool: await poolHash(model, n, 5), hash: hashOf(a.columns) };
@@ -268,6 +283,26 @@ test("calibrated generation on a native model rakes in the core: the rows of the
       assert.equal(r.pool, want.pool, `SYNTHD_ISA=${isa}: the generator's pool (plain draws) differs; see docs/compute.md on ISA paths`);
       assert.equal(r.hash, want.hash, `SYNTHD_ISA=${isa}: calibrated rows`);
     }
+  } finally {
+    model.native!.dispose();
+  }
+});
+
+test("several rows per latent: set 0 is the plain draw, and set j the rows sampleRows draws from the same latents with set j's uniforms", async () => {
+  const { model, n } = calibratedCase();
+  try {
+    const E = model.spec.embeddingDim;
+    const F = model.layout.features.length;
+    const inputs = drawInputs({ numRows: n, seed: 9 }, E, F, 0);
+    const extra = new Float64Array(2 * n * F);
+    drawRequest({ seed: 10, rows: 2 * n, latents: new Float32Array(0), drawLatents: false, sigma: 0, uniforms: extra });
+    const cols = await sampleRowsPerLatent(model, inputs, extra);
+    for (let j = 0; j < 3; j++) {
+      const uniforms = j === 0 ? inputs.uniforms : extra.subarray((j - 1) * n * F, j * n * F);
+      const want = await sampleRows(model, { n, latents: inputs.latents, uniforms, seed: 0 });
+      assert.deepEqual(cols.map((c) => c.slice(j * n, (j + 1) * n)), want, `set ${j}`);
+    }
+    await assert.rejects(sampleRowsPerLatent(model, inputs, new Float64Array(n * F + 1)), RangeError);
   } finally {
     model.native!.dispose();
   }

@@ -147,21 +147,24 @@ SampleError SampleRows(const SampleInput& in, size_t r0, size_t r1, int32_t* out
         }
       }
 
-      // 3. Inverse CDF over the kept codes in ascending k.
-      const double target = in.uniforms[r * F + f] * total;
-      double acc = 0.0;
-      int32_t code = -1;
-      int32_t last = 0;
-      for (size_t k = 0; k < K; ++k) {
-        if (truncate && keep[k] == 0) continue;
-        last = static_cast<int32_t>(k);
-        acc += e[k];
-        if (acc > target) {
-          code = static_cast<int32_t>(k);
-          break;
+      // 3. Inverse CDF over the kept codes in ascending k, once per set of uniforms.
+      for (size_t j = 0; j <= in.extra_draws; ++j) {
+        const double u = j == 0 ? in.uniforms[r * F + f] : in.extra_uniforms[(j - 1) * in.extra_stride + r * F + f];
+        const double target = u * total;
+        double acc = 0.0;
+        int32_t code = -1;
+        int32_t last = 0;
+        for (size_t k = 0; k < K; ++k) {
+          if (truncate && keep[k] == 0) continue;
+          last = static_cast<int32_t>(k);
+          acc += e[k];
+          if (acc > target) {
+            code = static_cast<int32_t>(k);
+            break;
+          }
         }
+        out[(j * F + f) * n + r] = code < 0 ? last : code;
       }
-      out[f * n + r] = code < 0 ? last : code;
       off += K;
     }
   }

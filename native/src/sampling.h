@@ -36,6 +36,14 @@ struct SampleInput {
   double temperature = 1.0;         // > 0, with 1 / temperature finite
   bool truncate = false;            // top_p given and < 1
   double top_p = 1.0;               // in [0, 1]; 0 keeps the top code alone
+  // Further rows from the same rows' distributions (several rows per forward pass): step 3 again
+  // with each of `extra_draws` more sets of uniforms, set j (0-based) at
+  // extra_uniforms + j * extra_stride, n x F row-major like `uniforms`. Softmax and nucleus are
+  // computed once per (row, feature), so draw j's codes are those the kernel would give for the
+  // same logits and set j alone.
+  size_t extra_draws = 0;
+  const double* extra_uniforms = nullptr;
+  size_t extra_stride = 0;
 };
 
 // The first logit (in row-major order) that the kernel refused.
@@ -51,7 +59,8 @@ struct SampleError {
 // thread, else DefaultThreadCount(), and never more than n.
 unsigned AutoThreadCount(size_t n, size_t D);
 
-// Samples every row into out (F * n int32, column-major: code of (r, f) at f * n + r), using
+// Samples every row into out (F * n int32, column-major: code of (r, f) at f * n + r; with
+// extra_draws, extra draw j's codes follow at out + (j + 1) * F * n in the same layout), using
 // `threads` threads (0 = AutoThreadCount). The result does not depend on the thread count.
 // A non-finite logit, or a finite one whose logit / temperature overflows, stops the kernel and is
 // returned (the first in row-major order; out is then incomplete). Throws std::bad_alloc.

@@ -4,13 +4,15 @@
  * those weights (sampling importance resampling, Rubin 1987, with calibration weights instead of
  * density ratios).
  *
- * 1. Pool: the generator draws M = {@link CALIBRATION_POOL_FACTOR} x n rows as usual.
+ * 1. Pool: M = {@link CALIBRATION_POOL_FACTOR} x n rows, that many per latent of the plain draw
+ *    (`generate.ts` `calibrationPool`): one forward pass gives a latent's per-feature
+ *    distributions, and each of its rows is drawn from them with its own uniforms.
  * 2. Weights: bounded raking. Raking is iterative proportional fitting of row weights (Deming &
  *    Stephan, "On a least squares adjustment of a sampled frequency table when the expected
  *    marginal totals are known", Ann. Math. Stat. 11, 1940): for each given marginal in turn,
  *    every row's weight is multiplied by target(cell) / current(cell) of the cell the row falls in;
  *    a sweep visits every marginal once (2-way first, 1-way last), {@link RakingOptions.sweeps}
- *    sweeps are run. Raking converges to the weights closest to uniform in KL divergence that
+ *    sweeps are run ({@link CALIBRATION_SWEEPS} for the calibrated draw). Raking converges to the weights closest to uniform in KL divergence that
  *    match the marginals (the calibration estimator of Deville & Särndal, "Calibration estimators
  *    in survey sampling", JASA 87, 1992), i.e. the generator's distribution tilted by one factor per
  *    marginal cell: the pairwise maximum-entropy correction of the generator. Weights are bounded
@@ -33,8 +35,11 @@
  * replacement does as well on TVD but repeats rows (a quarter of the sample) and takes exact
  * copies past HOLDOUT's rate.
  *
- * Cost: M forward passes instead of n, plus sweeps x (2-way + 1-way marginals) raking steps of
- * two passes over the pool each (1,050 steps for Adult's 105 marginals). The raking runs in the
+ * Cost: n forward passes (the plain draw's) and M draws of the sampling kernel, plus sweeps x
+ * (2-way + 1-way marginals) raking steps of two passes over the pool each (480 steps for raw
+ * Adult's 120 marginals); until issue 25, M forward passes and 10 sweeps. Measured in core-seconds
+ * per 1,000,000 rows with `node dist/bench/calibrate.js --cost` (docs/compute.md "The calibrated
+ * draw's cost"): 3.0x the plain draw before, 1.5x after. The raking runs in the
  * native core when the model does (`calibrate-native.ts`: the same weights bit for bit, in the
  * order of {@link RAKING_BLOCK_ROWS}), else here. On the 2-core target machine at load average
  * ~1, for a 200,000-row pool of Adult's medium model (`node dist/bench/calibrate.js`): 2.2 s here,
@@ -51,6 +56,16 @@ import type { MarginalTargets } from "./marginals";
 
 /** Pool rows per row asked for. */
 export const CALIBRATION_POOL_FACTOR = 2;
+
+/**
+ * Raking sweeps of the calibrated draw (`generate.ts` `sampleCalibrated`; other raking defaults to
+ * 10). Measured on raw Adult's pool (medium model, 39,073 rows drawn from 78,146, seeds 0 and 1,
+ * mean 2-way TVD of the drawn rows against the given marginals): 1 sweep 0.0196-0.0199, 2
+ * 0.0183-0.0189, 3 0.0179-0.0181, 4 0.0176-0.0178, 6 0.0175-0.0176, 10 0.0171-0.0172 (no
+ * calibration: 0.0284); the fidelity benchmark's figures are in docs/compute.md. Each sweep is
+ * about a tenth of what 10 cost, so 4 sweeps cut the raking to 0.4 of it.
+ */
+export const CALIBRATION_SWEEPS = 4;
 
 /** One marginal to calibrate to. */
 export interface CalibrationMarginal {

@@ -18,7 +18,7 @@
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
-import { CALIBRATION_POOL_FACTOR, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
+import { CALIBRATION_POOL_FACTOR, CALIBRATION_SWEEPS, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
 import { repairPool, type PoolRule } from "./rule-repair";
 import { nativeRakingSweeps } from "./calibrate-native";
 import { drawRequest } from "./draws";
@@ -256,6 +256,51 @@ export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs
 }
 
 /**
+ * Several rows per latent: the rows of `inputs` (exactly as {@link sampleRows} draws them), then
+ * k more rows from the same latents, row i of set j drawn from latent i's per-feature
+ * distributions (the same logits, temperature and nucleus) with the uniforms of set j. One forward
+ * pass serves 1 + k rows, so the rows of one latent are independent given the latent (the
+ * generator's features are drawn independently given z) and share its z: each row alone is a draw
+ * from the model, as a plain row is. The codes of a set are those {@link sampleRows} would give
+ * for the same latents and that set's uniforms, on every compute path (the native core computes
+ * softmax and nucleus once per row for all the sets).
+ * @param extraUniforms k x n x F values in [0, 1), set j (0-based) at [j n F, (j + 1) n F), each
+ *   n x F row-major like `inputs.uniforms`; k >= 1.
+ * @returns one Int32Array of (1 + k) x n codes per feature (layout order): the rows of `inputs` at
+ *   [0, n), set j's at [(j + 1) n, (j + 2) n).
+ * @throws RangeError when `extraUniforms` is not a positive multiple of n x F long; otherwise as
+ *   {@link sampleRows}.
+ */
+export async function sampleRowsPerLatent(
+  model: GeneratorModel,
+  inputs: GenerationInputs,
+  extraUniforms: Float64Array,
+  opts: SamplingOptions = {},
+): Promise<Int32Array[]> {
+  const { n, latents, uniforms } = inputs;
+  const F = model.layout.features.length;
+  const k = extraUniforms.length / (n * F);
+  if (!(Number.isInteger(k) && k >= 1)) throw new RangeError(`extraUniforms must hold k x n x F values (n = ${n}, F = ${F}), k >= 1`);
+  if (model.native && model.native.device === "cpu") return model.native.sampleRows(inputs, opts, extraUniforms);
+  // Elsewhere (tfjs, a GPU core): one forward pass per chunk, the sampling kernel once per set.
+  const { spec, layout } = model;
+  const E = spec.embeddingDim;
+  const sampleOpts = { temperature: opts.temperature ?? 1, topP: opts.topP ?? null };
+  const columns = layout.cardinalities.map(() => new Int32Array((1 + k) * n));
+  for (let r0 = 0; r0 < n; r0 += GENERATE_CHUNK) {
+    if (r0 > 0) await betweenChunks(opts);
+    const m = Math.min(GENERATE_CHUNK, n - r0);
+    const logits = forwardLogits(model, latents.subarray(r0 * E, (r0 + m) * E), m);
+    for (let j = 0; j <= k; j++) {
+      const u = j === 0 ? uniforms.subarray(r0 * F, (r0 + m) * F) : extraUniforms.subarray(((j - 1) * n + r0) * F, ((j - 1) * n + r0 + m) * F);
+      const codes = sampleCodes(logits, m, layout.cardinalities, u, sampleOpts);
+      for (let f = 0; f < F; f++) columns[f].set(codes.subarray(f * m, (f + 1) * m), j * n + r0);
+    }
+  }
+  return columns;
+}
+
+/**
  * The generator's forward pass on the model's compute path: `NativeGenerator.logits` (native core)
  * or generator.ts `forward` (tfjs), synchronously, with no sampling.
  * @param latents m x E row-major (E = `model.spec.embeddingDim`); read, not modified or kept.
@@ -300,23 +345,67 @@ export async function rake(
   return step.value;
 }
 
+/** The latents of the pool's extra uniform sets ({@link calibrationPool}): none (E = 0; `drawRequest` draws only uniforms). */
+const NO_LATENTS = new Float32Array(0);
+
+/**
+ * The pool of {@link sampleCalibrated} before repair and raking: P = {@link CALIBRATION_POOL_FACTOR}
+ * rows per latent of the plain draw of `seed` ({@link sampleRowsPerLatent}). Rows [0, n) are the
+ * plain draw of `seed` itself (its latents, noise and uniforms); rows [k n, (k + 1) n), k >= 1,
+ * are drawn from the same latents with the uniforms of the stream seeded by the k-th value of
+ * `Rng.fromSeed(seed)` (draws.ts `drawRequest` with no latents: n x F uniforms in its blocks of
+ * rows, so they do not depend on the thread count or ISA). One forward pass per latent instead of
+ * P: until issue 25 each block of n rows had latents of its own (the k-th value seeded the whole
+ * block), so a seed's calibrated rows changed then, while its plain draw did not.
+ * @returns one Int32Array of P x n codes per feature (layout order), and that stream, advanced past
+ *   the sets' seeds (the calibrated draw goes on with it).
+ * @throws Error when `shouldAbort` fires.
+ */
+export async function calibrationPool(
+  model: GeneratorModel,
+  source: { numRows: number; seed: number },
+  privacyNoise: number,
+  opts: SamplingOptions = {},
+): Promise<{ columns: Int32Array[]; rng: Rng }> {
+  const { numRows: n, seed } = source;
+  const rng = Rng.fromSeed(seed);
+  const E = model.spec.embeddingDim;
+  const F = model.layout.features.length;
+  const P = CALIBRATION_POOL_FACTOR;
+  const inputs = drawInputs({ numRows: n, seed }, E, F, privacyNoise);
+  const extra = inputBuffers.float64((P - 1) * n * F);
+  try {
+    for (let k = 1; k < P; k++) {
+      const uniforms = extra.subarray((k - 1) * n * F, k * n * F);
+      drawRequest({ seed: rng.nextUint32(), rows: n, latents: NO_LATENTS, drawLatents: false, sigma: 0, uniforms });
+    }
+    const columns = await sampleRowsPerLatent(model, inputs, extra, opts);
+    return { columns, rng };
+  } finally {
+    releaseInputs(inputs);
+    inputBuffers.give(extra);
+  }
+}
+
 /** Tag of the seed of the pool's rule repair (`rule-repair.ts`), apart from the pool's own stream. */
 export const REPAIR_SEED_TAG = 0x52554c45;
 
 /**
  * Calibrated generation (method and measurements in `calibrate.ts`): a pool of
- * {@link CALIBRATION_POOL_FACTOR} x n rows, each block of n drawn exactly as {@link sampleRows}
- * draws a request, weighted by bounded raking to `marginals`, then n distinct rows drawn by
+ * {@link CALIBRATION_POOL_FACTOR} x n rows, that many per latent of the plain draw of the seed
+ * ({@link calibrationPool}), weighted by bounded raking to `marginals` ({@link CALIBRATION_SWEEPS}
+ * sweeps unless `opts.sweeps`), then n distinct rows drawn by
  * systematic sampling and shuffled. With `rules` (the metadata's fixed-combinations rules,
  * `rule-repair.ts`), the pool rows that break one are repaired before raking, with their own
  * stream (seed xor {@link REPAIR_SEED_TAG}), so raking re-weights the repaired rows. The raking
  * runs in the native core when the model does
  * (`model.native`: `calibrate-native.ts`, the same weights bit for bit), else in TypeScript
- * (`calibrate.ts` `rakingSweeps`); the thread is given back between pool chunks and raking slices.
+ * (`calibrate.ts` `rakingSweeps`); the thread is given back between pool chunks, after the pool,
+ * and between raking slices.
  *
  * Randomness: one xoshiro128** stream seeded with `seed` (given or fresh) gives, in order, the
- * seeds of pool blocks 1.. (block 0 uses `seed` itself, so it is the plain sample of that seed),
- * the systematic sample's start, and the Fisher–Yates shuffle of the drawn rows. The same model
+ * seeds of the pool's uniform sets 1.. (set 0 is the plain draw of `seed` itself, latents
+ * included), the systematic sample's start, and the Fisher–Yates shuffle of the drawn rows. The same model
  * weights, seed, options and marginals give identical codes, whichever path rakes, with any thread
  * count and on every ISA path where the pool is the same (test/native-calibrate.test.ts).
  * @returns one Int32Array of n codes per feature (layout order) and the seed used.
@@ -333,24 +422,10 @@ export async function sampleCalibrated(
   const n = source.numRows;
   checkNumRows(n);
   const seed = source.seed ?? Rng.randomSeed();
-  const rng = Rng.fromSeed(seed);
-  const E = model.spec.embeddingDim;
-  const F = model.layout.features.length;
-  const P = CALIBRATION_POOL_FACTOR;
-  const pool = model.layout.cardinalities.map(() => new Int32Array(P * n));
-  for (let k = 0; k < P; k++) {
-    if (k > 0) await betweenChunks(opts);
-    const blockSeed = k === 0 ? seed : rng.nextUint32();
-    const inputs = drawInputs({ numRows: n, seed: blockSeed }, E, F, privacyNoise);
-    try {
-      const cols = await sampleRows(model, inputs, opts);
-      cols.forEach((c, f) => pool[f].set(c, k * n));
-    } finally {
-      releaseInputs(inputs);
-    }
-  }
+  const { columns: pool, rng } = await calibrationPool(model, { numRows: n, seed }, privacyNoise, opts);
+  await betweenChunks(opts); // the thread is given back between the pool and its repair and raking
   if (rules && rules.length > 0) repairPool(pool, rules, (seed ^ REPAIR_SEED_TAG) >>> 0);
-  const weights = await rake(model, pool, marginals, opts);
+  const weights = await rake(model, pool, marginals, { ...opts, sweeps: opts.sweeps ?? CALIBRATION_SWEEPS });
   const picked = rng.shuffle(systematicSample(weights, n, rng.uniform()));
   // A plain loop: Int32Array.from with a map function took 110 ms for 14 x 100,000 codes, this 12.
   const columns = pool.map((c) => {

@@ -113,8 +113,19 @@ export interface NativeGeneratorCore {
   /**
    * Codes (F x n, column-major) from logits of z and the sampling kernel (`sampling.ts` rules);
    * `logitsOut` (n x D), when given, also receives the logits of the same forward pass.
+   * `extraUniforms` (k x n x F, CPU cores only): k more rows per latent from the same per-feature
+   * distributions, set j's codes after set j - 1's ((1 + k) x F x n codes in all); softmax and
+   * nucleus are computed once for all the sets.
    */
-  generate(z: Float32Array, n: number, uniforms: Float64Array, temperature: number, topP: number | null, logitsOut?: Float32Array): Int32Array;
+  generate(
+    z: Float32Array,
+    n: number,
+    uniforms: Float64Array,
+    temperature: number,
+    topP: number | null,
+    logitsOut?: Float32Array,
+    extraUniforms?: Float64Array,
+  ): Int32Array;
   /**
    * Frees the training and generation buffers and Adam's moments (t back to 0), keeping weights
    * and targets: for a finished model kept for generation. Later calls reallocate what they need.
@@ -442,30 +453,47 @@ export class NativeGenerator {
 
   /**
    * Codes for the rows of `inputs` (the draws of `generate.ts` `prepareInputs`): one Int32Array of
-   * length n per feature, as `sampleRows` of `generate.ts` returns. Runs in chunks of
-   * {@link NATIVE_GENERATE_CHUNK} rows, awaiting `yieldFn` and polling `shouldAbort` between them.
-   * @throws Error when `shouldAbort` fires; RangeError for bad sampling options or logits the
-   *   kernel refuses.
+   * length n per feature, as `sampleRows` of `generate.ts` returns. With `extraUniforms` (k x n x F
+   * row-major per set, CPU cores only), k more rows per latent from the same forward pass
+   * (`generate.ts` `sampleRowsPerLatent`): each array is then (1 + k) x n long, set j's rows at
+   * [j n, (j + 1) n). Runs in chunks of {@link NATIVE_GENERATE_CHUNK} rows, awaiting `yieldFn` and
+   * polling `shouldAbort` between them.
+   * @throws Error when `shouldAbort` fires; RangeError for bad sampling options, logits the kernel
+   *   refuses, or `extraUniforms` not a positive multiple of n x F long or on a GPU core.
    */
   async sampleRows(
     inputs: GenerationInputs,
     opts: { temperature?: number; topP?: number | null; yieldFn?: () => Promise<void>; shouldAbort?: () => boolean } = {},
+    extraUniforms?: Float64Array,
   ): Promise<Int32Array[]> {
     const { n, latents, uniforms } = inputs;
     const E = this.spec.embeddingDim;
     const F = this.layout.cardinalities.length;
+    const k = extraUniforms ? extraUniforms.length / (n * F) : 0;
+    if (!Number.isInteger(k) || (extraUniforms && k < 1)) throw new RangeError(`extraUniforms must hold k x n x F values, k >= 1`);
     const temperature = opts.temperature ?? 1;
     const topP = opts.topP ?? null;
-    const columns = this.layout.cardinalities.map(() => new Int32Array(n));
+    const columns = this.layout.cardinalities.map(() => new Int32Array((1 + k) * n));
     const chunk = this.core.device() === "cpu" ? NATIVE_GENERATE_CHUNK : GPU_GENERATE_CHUNK;
+    let extra: Float64Array | undefined;
     for (let r0 = 0; r0 < n; r0 += chunk) {
       if (r0 > 0) {
         if (opts.yieldFn) await opts.yieldFn();
         if (opts.shouldAbort?.()) throw new Error("generation aborted");
       }
       const m = Math.min(chunk, n - r0);
-      const codes = this.core.generate(latents.subarray(r0 * E, (r0 + m) * E), m, uniforms.subarray(r0 * F, (r0 + m) * F), temperature, topP);
-      for (let f = 0; f < F; f++) columns[f].set(codes.subarray(f * m, (f + 1) * m), r0);
+      if (extraUniforms) {
+        // The chunk's rows of each set, one after another (a view when there is one set).
+        if (k === 1) extra = extraUniforms.subarray(r0 * F, (r0 + m) * F);
+        else {
+          extra = new Float64Array(k * m * F);
+          for (let j = 0; j < k; j++) extra.set(extraUniforms.subarray((j * n + r0) * F, (j * n + r0 + m) * F), j * m * F);
+        }
+      }
+      const codes = this.core.generate(latents.subarray(r0 * E, (r0 + m) * E), m, uniforms.subarray(r0 * F, (r0 + m) * F), temperature, topP, undefined, extra);
+      for (let j = 0; j <= k; j++) {
+        for (let f = 0; f < F; f++) columns[f].set(codes.subarray((j * F + f) * m, (j * F + f + 1) * m), j * n + r0);
+      }
     }
     return columns;
   }

@@ -83,6 +83,9 @@ export function poolRules(metadata: Metadata, features: readonly string[]): Pool
   return out;
 }
 
+/** Rules whose tuples have at most this many keys are classified through a dense table (4 MiB). */
+const DENSE_KEYS = 1 << 20;
+
 /**
  * Repairs, in place, the pool rows that break `rules` (method in the file header).
  * @param pool one Int32Array of M codes per feature (the pool's feature order of {@link poolRules}).
@@ -107,22 +110,41 @@ export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed:
       for (let j = 0; j < m; j++) k = k * r.radix[j] + t[j];
       targetIndex.set(k, i);
     });
+    // Lookups by code and by key in typed arrays where the codes allow (the sets and maps give
+    // the same answers; they cost most of the pass over the pool).
+    const openCode = r.open.map((set, j) => {
+      const flags = new Uint8Array(r.radix[j]);
+      for (const c of set) if (c >= 0 && c < flags.length) flags[c] = 1;
+      return flags;
+    });
+    let keys = 1;
+    for (const x of r.radix) keys *= x;
+    // Per key: -2 not allowed, -1 allowed but not a target, else the target's index.
+    let keyClass: Int32Array | undefined;
+    if (keys <= DENSE_KEYS) {
+      keyClass = new Int32Array(keys).fill(-2);
+      for (const k of r.allowed) if (k >= 0 && k < keys) keyClass[k] = -1;
+      for (const [k, t] of targetIndex) keyClass[k] = t;
+    }
     const held = new Float64Array(r.targets.length);
     const broken: number[] = [];
     let judged = 0;
     for (let i = 0; i < M; i++) {
       let open = false;
-      for (let j = 0; j < m; j++) if (r.open[j].has(cols[j][i])) open = true;
+      for (let j = 0; j < m; j++) {
+        const c = cols[j][i];
+        if (c >= 0 && c < openCode[j].length ? openCode[j][c] === 1 : r.open[j].has(c)) open = true;
+      }
       if (open) continue;
       const k = key(i);
-      if (!r.allowed.has(k)) {
+      const cls = keyClass ? keyClass[k] : !r.allowed.has(k) ? -2 : (targetIndex.get(k) ?? -1);
+      if (cls === -2) {
         broken.push(i);
         judged++;
         continue;
       }
-      const t = targetIndex.get(k);
-      if (t !== undefined) {
-        held[t]++;
+      if (cls >= 0) {
+        held[cls]++;
         judged++;
       }
     }
@@ -131,20 +153,29 @@ export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed:
     for (const c of r.counts) total += c;
     const scale = judged / total;
     rng.shuffle(broken);
-    const seen = new Set<number>();
+    const seen = new Int32Array(r.targets.length).fill(-1);
     const cand: number[] = [];
     const scores: number[] = [];
+    let row = 0;
+    const codeOf = (g: number): number => pool[g][row];
     for (const i of broken) {
-      seen.clear();
+      row = i;
       cand.length = 0;
-      for (let j = 0; j < m; j++) for (const t of r.byCode[j].get(cols[j][i]) ?? []) if (!seen.has(t)) (seen.add(t), cand.push(t));
+      for (let j = 0; j < m; j++) {
+        for (const t of r.byCode[j].get(cols[j][i]) ?? []) {
+          if (seen[t] !== i) {
+            seen[t] = i;
+            cand.push(t);
+          }
+        }
+      }
       if (cand.length === 0) for (let t = 0; t < r.targets.length; t++) cand.push(t);
       scores.length = 0;
       let sum = 0;
       for (const t of cand) {
         const quota = scale * r.counts[t];
         let sc = quotaScore(quota, held[t]);
-        sc *= combinationLikelihood(r.conditionals, r.targets[t], (g) => pool[g][i]);
+        sc *= combinationLikelihood(r.conditionals, r.targets[t], codeOf);
         scores.push(sc);
         sum += sc;
       }

@@ -671,8 +671,12 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
     return result;
   }
 
-  // generate(z, n, uniforms: Float64Array(n x F), temperature, topP, logitsOut?: Float32Array(n x D)):
+  // generate(z, n, uniforms: Float64Array(n x F), temperature, topP, logitsOut?: Float32Array(n x D),
+  //          extraUniforms?: Float64Array(k x n x F)):
   // Int32Array (F x n, column-major); logitsOut, when given, receives the logits of the same pass.
+  // With extraUniforms (k >= 1 sets, CPU only), each latent gives k more rows from the same
+  // distributions (GeneratorCore::Generate): the result is (1 + k) x F x n, set j's codes after
+  // those of set j - 1.
   Napi::Value Generate(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const int64_t n = ReadRows(env, info[1]);
@@ -707,13 +711,33 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
       }
       logits_out = lo.Data();
     }
+    size_t extra = 0;
+    const double* extra_u = nullptr;
+    if (info.Length() > 6 && !info[6].IsUndefined()) {
+      if (!IsTypedArrayOf(info[6], napi_float64_array)) ThrowType(env, "extraUniforms must be a Float64Array");
+      if (gpu) ThrowRange(env, "extraUniforms: several rows per latent are not implemented on the GPU");
+      Napi::Float64Array eu = info[6].As<Napi::Float64Array>();
+      const size_t len = eu.ElementLength();
+      if (len == 0 || len % static_cast<size_t>(nF) != 0) {
+        ThrowRange(env, "extraUniforms has " + std::to_string(len) + " values, not a positive multiple of n*F = " +
+                            std::to_string(nF));
+      }
+      for (size_t i = 0; i < len; ++i) {
+        if (!(eu[i] >= 0.0 && eu[i] < 1.0)) {
+          ThrowRange(env, "extraUniforms[" + std::to_string(i) + "] = " + JsString(env, eu[i]) + " is outside [0, 1)");
+        }
+      }
+      extra = len / static_cast<size_t>(nF);
+      extra_u = eu.Data();
+    }
     return Guard(env, "generate", [&]() -> Napi::Value {
-      Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(nF));
+      Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(nF) * (1 + extra));
       int64_t bad = -1;
       const SampleError err =
           gpu ? c.GenerateGpu(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data(), logits_out,
                               &bad)
-              : c.Generate(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data(), logits_out);
+              : c.Generate(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data(), logits_out, extra,
+                           extra_u);
       if (bad >= 0) ThrowBadInput(env, bad, z, n, u.Data());
       if (err.failed()) {
         const size_t D = static_cast<size_t>(s.D);

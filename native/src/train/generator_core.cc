@@ -737,8 +737,10 @@ SampleError GeneratorCore::GenerateGpu(const float* z, int64_t n, const double* 
 }
 
 SampleError GeneratorCore::Generate(const float* z, int64_t n, const double* uniforms, double temperature,
-                                    bool truncate, double top_p, int32_t* out, float* logits_out) {
+                                    bool truncate, double top_p, int32_t* out, float* logits_out, size_t extra_draws,
+                                    const double* extra_uniforms) {
   if (gpu_ != nullptr) {
+    if (extra_draws > 0) throw std::invalid_argument("extra draws per latent are not implemented on the GPU");
     int64_t bad = -1;
     const SampleError err = GenerateGpu(z, n, uniforms, temperature, truncate, top_p, out, logits_out, &bad);
     if (bad >= 0) throw std::runtime_error("input " + std::to_string(bad) + " is out of range");
@@ -759,6 +761,8 @@ SampleError GeneratorCore::Generate(const float* z, int64_t n, const double* uni
     if (!sp) sp.reset(new GenScratch());
     sp->Size(spec_, chunk);
     const int64_t m = r1 - r0;
+    const size_t draws = 1 + extra_draws;
+    if (sp->codes.size() < draws * static_cast<size_t>(m * F)) sp->codes.resize(draws * static_cast<size_t>(m * F));
     ForwardRowsPacked(z + r0 * spec_.E, m, *sp);
     if (logits_out != nullptr) {
       std::memcpy(logits_out + r0 * D, sp->logits.data(), static_cast<size_t>(m * D) * sizeof(float));
@@ -773,14 +777,19 @@ SampleError GeneratorCore::Generate(const float* z, int64_t n, const double* uni
     in.temperature = temperature;
     in.truncate = truncate;
     in.top_p = top_p;
+    in.extra_draws = extra_draws;
+    in.extra_uniforms = extra_draws > 0 ? extra_uniforms + r0 * F : nullptr;
+    in.extra_stride = static_cast<size_t>(n * F);
     SampleError err = SampleCodes(in, sp->codes.data(), 1);
     if (err.failed()) {
       err.index += static_cast<size_t>(r0 * D);
       errors[static_cast<size_t>(r0 / chunk)] = err;
       return;
     }
-    for (int64_t f = 0; f < F; ++f)
-      std::memcpy(out + f * n + r0, sp->codes.data() + f * m, static_cast<size_t>(m) * sizeof(int32_t));
+    for (size_t j = 0; j < draws; ++j)
+      for (int64_t f = 0; f < F; ++f)
+        std::memcpy(out + (static_cast<int64_t>(j) * F + f) * n + r0, sp->codes.data() + (static_cast<int64_t>(j) * F + f) * m,
+                    static_cast<size_t>(m) * sizeof(int32_t));
   });
   for (const SampleError& e : errors)
     if (e.failed()) return e;

@@ -189,8 +189,12 @@ class GeneratorCore {
   // with its index in the n x D logits of this call. When `logits_out` is not null it also receives
   // the logits (n x D row-major), copied while they are in cache: seeded generation needs both the
   // codes and the fixed features' probabilities from one forward pass (conditional.ts).
+  // With extra_draws > 0, each latent also gives that many more rows from the same distributions
+  // (sampling.h SampleInput::extra_draws): set j of uniforms at extra_uniforms + j * n * F, its
+  // codes at out + (j + 1) * F * n (out then holds (1 + extra_draws) * F * n codes). CPU only.
   SampleError Generate(const float* z, int64_t n, const double* uniforms, double temperature, bool truncate,
-                       double top_p, int32_t* out, float* logits_out = nullptr);
+                       double top_p, int32_t* out, float* logits_out = nullptr, size_t extra_draws = 0,
+                       const double* extra_uniforms = nullptr);
 
   // Frees every buffer except the parameters and the targets: training and generation buffers,
   // and Adam's moments (t back to 0; a later step starts Adam afresh). For a finished model that
