@@ -8,8 +8,8 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "pg";
-import { PgStore } from "../src/store/postgres";
-import { MIGRATIONS, migrateDatabase } from "../src/store/migrations";
+import { PgStore } from "../src/store/postgres/pgStore";
+import { MIGRATIONS, migrateDatabase } from "../src/store/postgres/migrations";
 import { CursorNotFoundError, StoreUnavailableError, StoreWriteError, TOMBSTONE_TTL_MS, hashKey, type ChargeRequest, type StoredResponse } from "../src/store";
 import { PG_URL, freshDatabase } from "./pg-helpers";
 import { META, modelRecord } from "./store-fixtures";

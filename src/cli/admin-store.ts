@@ -27,7 +27,7 @@ export function databaseOption(): Option {
  */
 export async function openAdminStore(opts: AdminStoreOptions, mustExist = false): Promise<StoreApi> {
   if (opts.database !== undefined) {
-    const { PgStore } = await import("../store/postgres");
+    const { PgStore } = await import("../store/postgres/pgStore");
     return PgStore.open(opts.database, { heartbeat: false });
   }
   if (mustExist && !existsSync(join(opts.dataDir, "data.mdb"))) {

@@ -12,9 +12,9 @@
 import { createLogger } from "../server/log";
 import { startServer } from "../server/app";
 import { RedisRateLimiter } from "../server/redisRateLimiter";
-import { installProcessHandlers, rateLimitFromEnv, type ServeHandle, type ServeOptions } from "../server/serve";
+import { installProcessHandlers, rateLimitFromEnv, type ServeHandle, type ServeOptions } from "../server/process";
 import { DEFAULT_BUDGET_SHARE, machineMemory } from "../engine/budget";
-import { PgStore } from "../store/postgres";
+import { PgStore } from "../store/postgres/pgStore";
 import { RemoteEngine } from "./remote-engine";
 import { DEFAULT_PREFIX } from "./wire";
 import { INTERNAL_TOKEN_ENV, validateInternalToken } from "./internal-auth";

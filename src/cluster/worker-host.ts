@@ -37,7 +37,7 @@ import Redis from "ioredis";
 import type { Logger } from "pino";
 import { createEngine, EngineModelError, EngineUnavailableError, GenerateInputError, type PoolEngine } from "../engine";
 import type { ComputeKind } from "../model/trainer";
-import { PgStore } from "../store/postgres";
+import { PgStore } from "../store/postgres/pgStore";
 import type { GenerateRequest } from "../types";
 import { addTrainingJob } from "./remote-engine";
 import { assertWorkerExposureAllowed, INTERNAL_TOKEN_HEADER, InternalTokenCheck, validateInternalToken } from "./internal-auth";

@@ -14,7 +14,7 @@ import { parentPort, threadId, workerData } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
 import { move, transferableSymbol, valueSymbol } from "piscina";
 import { Store, type StoreApi } from "../store";
-import { guardLmdbRejections } from "../store/lmdbRejections";
+import { guardLmdbRejections } from "../store/lmdb/rejections";
 import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
 import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../model/calibrate";
@@ -51,7 +51,7 @@ guardLmdbRejections(() => log("debug", "store commit failed (lmdb-js's internal 
 function openStore(): Promise<StoreApi> {
   opening ??= (async (): Promise<StoreApi> => {
     const url = config.databaseUrl;
-    const s: StoreApi = url === undefined ? new Store(config.dataDir) : await (await import("../store/postgres")).PgStore.open(url, { heartbeat: false });
+    const s: StoreApi = url === undefined ? new Store(config.dataDir) : await (await import("../store/postgres/pgStore")).PgStore.open(url, { heartbeat: false });
     store = s;
     return s;
   })();

@@ -5,76 +5,14 @@
  * (generated at compile time from the contract types, so the handler's input type is the type the
  * validator checks), and its handler. Order matters only for `Allow` (methods listed in table order).
  */
-import typia, { type IValidation } from "typia";
-import type { CreateModelRequest, Envelope, GenerateRequest, ListModelsQuery } from "../types";
-import type { IdempotencyScope } from "../store";
-import type { Auth, Services } from "./context";
+import typia from "typia";
+import type { CreateModelRequest, GenerateRequest, ListModelsQuery } from "../types";
+import type { HandlerCtx, Reply, RouteDef, Validator } from "./context";
 import { createModel } from "./handlers/createModel";
 import { errorDocs } from "./handlers/errorDocs";
 import { generate } from "./handlers/generate";
 import { deleteModel, getModel, getModelMetadata, listModels } from "./handlers/models";
 import { openApiJson } from "./openapi";
-
-/** What a handler sees: validated input, path parameters and the caller. */
-export interface HandlerCtx<B, Q> {
-  body: B;
-  query: Q;
-  /** Path parameters by name (`model_id`), undecoded. */
-  params: Record<string, string>;
-  /** The request's `Accept` header ("" when absent): Generate answers Arrow when it asks for it. */
-  accept: string;
-  /** The caller (always set on `/v1` routes). */
-  auth: Auth;
-  services: Services;
-  requestId: string;
-  /**
-   * The request's Idempotency-Key scope when it executes under one: a handler whose side effect is
-   * one store transaction stores its response there in that same transaction (Create Model).
-   */
-  idempotency?: IdempotencyScope;
-  /**
-   * True once the client's connection has closed (nothing can be answered). Handlers check it
-   * right before their side effect (a charge, a new model) and throw `ClientAbortedError`.
-   */
-  aborted: () => boolean;
-}
-
-/** What a handler returns; the `handle` step wraps `envelope` replies in the success envelope. */
-export type Reply =
-  | {
-      kind: "envelope";
-      status: number;
-      object: Envelope<unknown>["object"];
-      data: unknown;
-      /** Set on list responses (`metadata.has_more`). */
-      has_more?: boolean;
-      headers?: Record<string, string>;
-    }
-  | { kind: "empty"; status: 204; headers?: Record<string, string> }
-  | { kind: "text"; status: number; contentType: string; text: string; headers?: Record<string, string> }
-  /** A binary body (an Arrow Generate response). */
-  | { kind: "binary"; status: number; contentType: string; bytes: Uint8Array; headers?: Record<string, string> }
-  /** A response already rendered (and stored for replay) by the handler itself. */
-  | { kind: "stored"; response: { status: number; headers: Record<string, string>; body?: string | Uint8Array } };
-
-/** A typia validator: `(input) => IValidation<T>`. */
-export type Validator<T> = (input: unknown) => IValidation<T>;
-
-/** A route with its input types erased (see {@link defineRoute}). */
-export interface RouteDef {
-  method: "GET" | "POST" | "DELETE";
-  /** e.g. `/v1/models/:model_id/generate`; also the route's name in logs. */
-  pattern: string;
-  /** `pattern` split on `/`. */
-  segments: readonly string[];
-  /** True for `/v1` routes: the handler needs `ctx.auth`. */
-  auth: boolean;
-  validateBody?: Validator<unknown>;
-  validateQuery?: Validator<unknown>;
-  /** Query parameters parsed as integers before validation. */
-  queryIntegers?: readonly string[];
-  handler: (ctx: HandlerCtx<unknown, unknown>) => Promise<Reply>;
-}
 
 /** Route declaration; `B` and `Q` tie the validators to the handler's input types. */
 export interface RouteSpec<B, Q> {

@@ -1,8 +1,8 @@
 /**
  * The store seam (DESIGN §4; issue 14): everything the server, the engine and the admin commands
  * keep, behind one asynchronous interface with two implementations:
- * - {@link import("./index").Store}: the embedded LMDB store (one machine; the default);
- * - {@link import("./postgres").PgStore}: PostgreSQL, shared by several front ends and workers.
+ * - {@link import("./lmdb/lmdbStore").Store}: the embedded LMDB store (one machine; the default);
+ * - {@link import("./postgres/pgStore").PgStore}: PostgreSQL, shared by several front ends and workers.
  *
  * Every guarantee holds across processes of either implementation: a quota charge is atomic (one
  * transaction: LMDB's serialised writer, PostgreSQL's one conditional UPDATE); an idempotency key
@@ -35,7 +35,7 @@ import type {
   PendingCharge,
   RateCounter,
   StoredResponse,
-} from "./index";
+} from "./records";
 
 /** Fields of a model that {@link StoreApi.updateModel} may change. */
 export type ModelPatch = Partial<Omit<ModelRecord, "id" | "org" | "env" | "created_at">>;

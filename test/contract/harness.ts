@@ -171,7 +171,7 @@ async function embeddedBackend(dir: string, logger: pino.Logger): Promise<Backen
 async function sharedBackend(logger: pino.Logger, clock: TestClock): Promise<Backend> {
   const { freshDatabase } = await import("../pg-helpers");
   const { deleteRedisPrefix } = await import("../../bench/topology");
-  const { PgStore } = await import("../../src/store/postgres");
+  const { PgStore } = await import("../../src/store/postgres/pgStore");
   const { WorkerHost } = await import("../../src/cluster/worker-host");
   const { RemoteEngine } = await import("../../src/cluster/remote-engine");
   const { RedisRateLimiter } = await import("../../src/server/redisRateLimiter");

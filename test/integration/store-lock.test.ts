@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Synthd, Synthesizer } from "../../src/sdk";
 import { Store, type IdempotencyScope } from "../../src/store";
-import { OWNER_LOCK_FILE } from "../../src/store/ownerLock";
+import { OWNER_LOCK_FILE } from "../../src/store/lmdb/ownerLock";
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 
 const RATE_ENV = { SYNTHD_RATE_LIMIT: "1000" };

@@ -22,7 +22,7 @@
  */
 import type { Metadata, Rule } from "../../types";
 import { paramInvalid } from "../errors";
-import { index, prop } from "../params";
+import { index, prop } from "../../contract/params";
 
 /** Largest allowed |sum - 1| of a probability vector. */
 export const PROB_SUM_TOLERANCE = 1e-3;

@@ -24,7 +24,7 @@ import { newModelId, type ModelRecord } from "../../store";
 import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../types";
 import { ApiError } from "../errors";
 import { assertQuotaLeft } from "../quota";
-import type { HandlerCtx, Reply } from "../routes";
+import type { HandlerCtx, Reply } from "../context";
 import { checkMetadata } from "./checkMetadata";
 import { toResponse } from "../steps/handle";
 import { ClientAbortedError } from "../steps/readBody";

@@ -4,7 +4,7 @@
  * Public (outside `/v1`, no key needed). Each code is an element id, so `#<code>` jumps to it.
  */
 import { ERROR_CODES, type ErrorCode } from "../../types";
-import type { HandlerCtx, Reply } from "../routes";
+import type { HandlerCtx, Reply } from "../context";
 
 /** When each code is returned (contract: "Error codes"; DESIGN §3 extensions). */
 export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {

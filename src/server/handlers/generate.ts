@@ -38,7 +38,7 @@ import { ARROW_STREAM, generationToArrow, prefersArrow, type RawGeneration } fro
 import { ApiError, paramInvalid } from "../errors";
 import { charge, refund } from "../quota";
 import { ClientAbortedError } from "../steps/readBody";
-import type { HandlerCtx, Reply } from "../routes";
+import type { HandlerCtx, Reply } from "../context";
 import { ownedModel } from "./models";
 
 /** States in which a model can generate (contract: "States and transitions"). */

@@ -8,7 +8,7 @@
 import { CursorNotFoundError, type ModelRecord } from "../../store";
 import type { ListModelsQuery, Metadata, Model } from "../../types";
 import { modelNotFound, paramInvalid, truncate } from "../errors";
-import type { HandlerCtx, Reply } from "../routes";
+import type { HandlerCtx, Reply } from "../context";
 
 /** Model ids: `mdl_` + 12 lowercase hex (DESIGN §3). Anything else is simply not found. */
 export const MODEL_ID = /^mdl_[0-9a-f]{12}$/;

@@ -19,7 +19,7 @@
  */
 import type { Step } from "../context";
 import { paramInvalid } from "../errors";
-import { index, prop } from "../params";
+import { index, prop } from "../../contract/params";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 

@@ -8,9 +8,9 @@
  * Path parameters (`:model_id`) match one non-empty segment, undecoded; handlers check their shape.
  * A trailing slash is a different path (`/v1/models/` is not `/v1/models`).
  */
-import type { Step } from "../context";
+import type { RouteDef, Step } from "../context";
 import { ApiError, truncate } from "../errors";
-import { ROUTES, type RouteDef } from "../routes";
+import { ROUTES } from "../routes";
 
 /** The outcome of matching a path against the route table. */
 export type RouteMatch =

@@ -21,7 +21,7 @@ import type { IValidation } from "typia";
 import type { Step } from "../context";
 import { paramInvalid, truncate } from "../errors";
 import { FLOAT32_MAX } from "../../types";
-import { fromTypiaPath, prop } from "../params";
+import { fromTypiaPath, prop } from "../../contract/params";
 
 /** Validates `ctx.json` and the query into `ctx.input`, or throws 400 `parameter_invalid`. */
 export const validate: Step = (ctx, next) => {

@@ -23,236 +23,31 @@
  * - `pending_charges`: request id -> {@link PendingCharge} (charges whose response has not been
  *   settled: refunded by {@link Store.reconcile} if the process dies first)
  */
-import { createHash, randomBytes } from "node:crypto";
 import { open, type Database, type RootDatabase } from "lmdb";
-import type { Metadata, Model } from "../types";
-import type { ModelPatch, StoreApi } from "./api";
-
-export type { ModelPatch, StoreApi } from "./api";
-
-/**
- * A write to the store that could not be committed: the disk is full, the file system failed, or
- * LMDB's map is full. Nothing of the transaction was written. `code` is `STORE_WRITE_FAILED`;
- * `cause` is the underlying error (lmdb-js reports a full disk as an I/O error, errno 5).
- */
-export class StoreWriteError extends Error {
-  readonly code = "STORE_WRITE_FAILED";
-  constructor(readonly cause: unknown) {
-    super(`the store could not be written (${cause instanceof Error ? cause.message : String(cause)})`);
-    this.name = "StoreWriteError";
-  }
-}
-
-/**
- * A read of the shared store that could not reach it (connection refused or lost, the server
- * shutting down): code `STORE_UNAVAILABLE`, answered 503 with Retry-After. `cause` is the driver's
- * error. (The embedded store's reads do not fail this way.)
- */
-export class StoreUnavailableError extends Error {
-  readonly code = "STORE_UNAVAILABLE";
-  constructor(readonly cause: unknown) {
-    super(`the store cannot be reached (${cause instanceof Error ? cause.message : String(cause)})`);
-    this.name = "StoreUnavailableError";
-  }
-}
-
-/**
- * True for an error that says the store cannot be written or reached for now, as opposed to a
- * fault of the request or the model: a {@link StoreWriteError} (full disk, I/O error, LMDB's map
- * full, a PostgreSQL write refused, e.g. SQLSTATE 53100 "could not extend file"), a
- * {@link StoreUnavailableError}, a raw `ENOSPC`/`EDQUOT`, and the same failures as they arrive
- * from a worker thread that died of them (its error is a plain `Error` then: recognised by its
- * `code` or by lmdb-js's and the operating system's messages). What waits for such a store
- * retries later; it never fails a model for it.
- */
-export function isStoreOutage(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as Error & { code?: unknown }).code;
-  if (code === "STORE_WRITE_FAILED" || code === "STORE_UNAVAILABLE" || code === "ENOSPC" || code === "EDQUOT") return true;
-  return /^Commit failed \(see commitError for details\)$|No space left on device|MDB_MAP_FULL|could not extend file|disk quota exceeded/i.test(err.message);
-}
-
-/** `test` = sandbox (`svc_test_` keys), `live` = production (`svc_live_` keys). */
-export type Environment = "test" | "live";
-
-export interface OrgRecord {
-  name: string;
-  created_at: string;
-  /** Requests per minute admitted for this org (both environments together); unset: the server's default (60). */
-  rate_limit?: number;
-  /** Rows per calendar month for the org's live keys (its plan); unset: {@link DEFAULT_LIVE_QUOTA}. */
-  live_quota?: number;
-}
-
-/** Settings of an org that {@link Store.setOrgLimits} changes; `null` clears a setting (back to the default). */
-export interface OrgLimits {
-  rate_limit?: number | null;
-  live_quota?: number | null;
-}
-
-/**
- * Checks an {@link OrgLimits} change before anything is written (both stores): `rate_limit` an
- * integer >= 1 (requests per minute), `live_quota` an integer >= 0 (rows per month); `null` and
- * absent pass.
- * @throws RangeError naming the setting and the value.
- */
-export function checkOrgLimits(limits: OrgLimits): void {
-  const check = (v: number | null | undefined, min: number, what: string): void => {
-    if (v !== undefined && v !== null && !(Number.isSafeInteger(v) && v >= min)) {
-      throw new RangeError(`${what} must be an integer >= ${min}; got ${v}.`);
-    }
-  };
-  check(limits.rate_limit, 1, "rate_limit");
-  check(limits.live_quota, 0, "live_quota");
-}
-
-/** Rows per calendar month of the sandbox (the free tier; contract: "Limits"). */
-export const FREE_TIER_ROWS = 100_000;
-/** Rows per calendar month of a live org without its own plan (DESIGN §3). */
-export const DEFAULT_LIVE_QUOTA = 100_000;
-
-/**
- * The state of one sliding-window rate counter (see `src/server/rateLimiter.ts`): `window` is the
- * index of the current 60 s window (`floor(unix_ms / 60000)`), `curr` the requests admitted in it,
- * `prev` those admitted in window `window - 1`.
- */
-export interface RateCounter {
-  window: number;
-  prev: number;
-  curr: number;
-}
-
-/** One live usage ledger entry: a charge (`rows` > 0) before a Generate, or its refund (`rows` < 0). */
-export interface LedgerEntry {
-  org: string;
-  env: Environment;
-  /** Calendar month (UTC) charged, `YYYY-MM`. */
-  month: string;
-  kind: "charge" | "refund";
-  /** Signed row count: positive for a charge, negative for a refund. */
-  rows: number;
-  model_id: string;
-  request_id: string;
-  /** ISO 8601 UTC time of the charge or refund. */
-  at: string;
-}
-
-/** What a usage charge names besides its rows (kept in the live ledger). */
-export interface ChargeRequest {
-  org: string;
-  env: Environment;
-  /** `YYYY-MM` (UTC) of the charge; a refund must name the month of its charge. */
-  month: string;
-  rows: number;
-  /** Rows allowed in `month` for (org, env); a charge that would exceed it is refused. */
-  quota: number;
-  model_id: string;
-  request_id: string;
-  /** Unix milliseconds of the charge (the ledger entry's `at`). */
-  at_ms: number;
-}
-
-/**
- * A usage charge taken before a request's work whose response has not been settled yet
- * (exactly-once billing; docs/operations.md "What survives kill -9"). Written in the charge's
- * transaction; removed when the response is stored or about to be sent (settled: the rows count),
- * or when the charge is refunded. One left behind by a dead process is refunded at the next start.
- */
-export interface PendingCharge {
-  charge: ChargeRequest;
-}
-
-/** Outcome of {@link Store.chargeUsage}: `used` is the month's usage after the charge (or unchanged when refused). */
-export type ChargeResult = { ok: true; used: number } | { ok: false; used: number };
-
-/** Idempotency scope (DESIGN §3): a key belongs to one org and one environment. */
-export interface IdempotencyScope {
-  org: string;
-  env: Environment;
-  key: string;
-}
-
-/** A response stored for replay (only the handler's own headers; never per-request ones). */
-export interface StoredResponse {
-  status: number;
-  headers: Record<string, string>;
-  /** Text, or bytes (an Arrow Generate response; msgpack stores them as binary). */
-  body?: string | Uint8Array;
-  /** `request_id` of the request that produced it (the replay's X-Request-Id). */
-  request_id: string;
-}
-
-/** A stored idempotency record: in flight while the first request runs, then its response. */
-export interface IdempotencyRecord {
-  state: "in_flight" | "done";
-  /** The request that holds (in flight) or produced (done) the record; absent in records written before it existed. */
-  request_id?: string;
-  /** SHA-256 of method, path and body of the first request: a reuse with other parameters is refused. */
-  fingerprint: string;
-  /** Unix milliseconds of the first use; the record expires {@link IdempotencyBegin} ttl later. */
-  created_ms: number;
-  /** Set when `state` is `done`. */
-  response?: StoredResponse;
-}
-
-/** Outcome of {@link Store.beginIdempotent}. */
-export type IdempotencyBegin =
-  | { kind: "started" }
-  | { kind: "in_flight" }
-  | { kind: "mismatch" }
-  | { kind: "replay"; response: StoredResponse };
-
-/** A deleted model's place in its (org, env) list, kept so its id still works as a List cursor. */
-export interface DeletedModel {
-  org: string;
-  env: Environment;
-  created_ms: number;
-  deleted_ms: number;
-}
-
-/** How long a deleted model's id stays a valid `starting_after` cursor: 24 hours. */
-export const TOMBSTONE_TTL_MS = 24 * 3600 * 1000;
-
-export interface KeyRecord {
-  org: string;
-  env: Environment;
-  created_at: string;
-  /** First 12 characters of the key, for display; never the key itself. */
-  prefix: string;
-}
-
-/** A stored model: the public resource plus its owner. */
-export interface ModelRecord extends Model {
-  org: string;
-  env: Environment;
-}
-
-/** A page of models, newest first (contract: List Models). */
-export interface ModelPage {
-  items: ModelRecord[];
-  has_more: boolean;
-}
-
-/** Thrown by {@link Store.listModels} when `starting_after` names no model of the caller. */
-export class CursorNotFoundError extends Error {}
-
-/** SHA-256 hex digest of an API key: the only form in which keys are stored. */
-export function hashKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
-}
-
-const KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
-/** A new API key: `svc_test_` or `svc_live_` + 32 random base-62 characters (~190 bits). */
-export function newApiKey(env: Environment): string {
-  const bytes = randomBytes(64);
-  let body = "";
-  for (const b of bytes) {
-    if (b < 248) body += KEY_ALPHABET[b % 62]; // 248 = 4 * 62: no modulo bias
-    if (body.length === 32) break;
-  }
-  return `svc_${env}_${body}`;
-}
+import type { Metadata } from "../../types";
+import { CursorNotFoundError, StoreWriteError } from "../errors";
+import { hashKey, newApiKey } from "../ids";
+import {
+  checkOrgLimits,
+  TOMBSTONE_TTL_MS,
+  type ChargeRequest,
+  type ChargeResult,
+  type DeletedModel,
+  type Environment,
+  type IdempotencyBegin,
+  type IdempotencyRecord,
+  type IdempotencyScope,
+  type KeyRecord,
+  type LedgerEntry,
+  type ModelPage,
+  type ModelRecord,
+  type OrgLimits,
+  type OrgRecord,
+  type PendingCharge,
+  type RateCounter,
+  type StoredResponse,
+} from "../records";
+import type { ModelPatch, StoreApi } from "../store";
 
 /** The embedded LMDB implementation of {@link StoreApi} (see the module comment). */
 export class Store implements StoreApi {
@@ -788,18 +583,3 @@ function indexKey(m: ModelRecord): (string | number)[] {
   return [m.org, m.env, Date.parse(m.created_at), m.id];
 }
 
-/** A new model id: `mdl_` + 12 lowercase hex (DESIGN §3). */
-export function newModelId(): string {
-  return `mdl_${randomBytes(6).toString("hex")}`;
-}
-
-/** A new request id: `req_` + 24 characters from `[A-Za-z0-9]` (DESIGN §3). */
-export function newRequestId(): string {
-  const bytes = randomBytes(48);
-  let body = "";
-  for (const b of bytes) {
-    if (b < 248) body += KEY_ALPHABET[b % 62];
-    if (body.length === 24) break;
-  }
-  return `req_${body}`;
-}

@@ -1,7 +1,7 @@
 /**
  * The shared store: {@link StoreApi} on PostgreSQL, for several front ends and engine workers on
  * several machines (DESIGN §4; issue 14). Method by method the semantics of the embedded LMDB
- * {@link import("./index").Store}; where LMDB relies on its single serialised writer, this store
+ * {@link import("../lmdb/lmdbStore").Store}; where LMDB relies on its single serialised writer, this store
  * relies on one conditional statement or one transaction with row locks:
  *
  * - quota: one `INSERT ... ON CONFLICT DO UPDATE ... WHERE rows + n <= quota` per charge, so
@@ -26,16 +26,12 @@ import { randomBytes } from "node:crypto";
 import { Pool, types as pgTypes, type CustomTypesConfig, type PoolClient, type QueryResultRow } from "pg";
 import { Packr } from "msgpackr";
 import type { Logger } from "pino";
-import type { Metadata } from "../types";
-import type { ModelPatch, StoreApi } from "./api";
+import type { Metadata } from "../../types";
+import { CursorNotFoundError, StoreUnavailableError, StoreWriteError } from "../errors";
+import { hashKey, newApiKey } from "../ids";
 import {
-  CursorNotFoundError,
-  StoreUnavailableError,
   checkOrgLimits,
-  StoreWriteError,
   TOMBSTONE_TTL_MS,
-  hashKey,
-  newApiKey,
   type ChargeRequest,
   type ChargeResult,
   type Environment,
@@ -51,7 +47,8 @@ import {
   type PendingCharge,
   type RateCounter,
   type StoredResponse,
-} from "./index";
+} from "../records";
+import type { ModelPatch, StoreApi } from "../store";
 import { migrate } from "./migrations";
 
 /** Options of {@link PgStore.open}. */
