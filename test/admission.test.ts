@@ -16,7 +16,7 @@ import { formatBytes, machineMemory, parseByteSize } from "../src/engine/budget"
 import { createEngine, DEFAULT_MAX_QUEUED_PER_ORG, ModelTooLargeError, OrgQueueFullError, type EngineOptions, type PoolEngine } from "../src/engine";
 import { buildTargets, generatorSpec, layoutOf, paramCount } from "../src/model";
 import { analyzeTable } from "../src/sdk/metadata";
-import { newModelId, Store, type ModelRecord, type StoreApi } from "../src/store";
+import { newModelId, LmdbStore as Store, type ModelRecord, type Store as StoreApi } from "../src/store";
 import { CONFIG_DEFAULTS, type Metadata, type ModelConfig, type ModelSize } from "../src/types";
 import { syntheticMetadata } from "../bench/memory";
 import { ADULT_CSV } from "../bench/harness";

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Store, StoreWriteError, type ChargeRequest, type IdempotencyScope } from "../src/store";
+import { LmdbStore as Store, StoreWriteError, type ChargeRequest, type IdempotencyScope } from "../src/store";
 import { monthOf } from "../src/server/quota";
 import pino from "pino";
 import { startServer } from "../src/server/app";

@@ -7,7 +7,7 @@
  * - {@link RemoteEngine}: training on BullMQ, generation on the registered workers.
  * It keeps nothing of its own: any number run side by side, and one that dies loses nothing but
  * its requests in flight (their pending charges are refunded by another front end once its
- * store lease lapses, `StoreApi.reconcile`).
+ * store lease lapses, `Store.reconcile`).
  */
 import { createLogger } from "../server/log";
 import { startServer } from "../server/app";

@@ -4,7 +4,7 @@
  * shared PostgreSQL store, and:
  *
  * - takes training jobs from BullMQ (Redis): claims the model's fencing token
- *   (`StoreApi.claimTraining`), trains it from its last checkpoint, and holds the job (BullMQ
+ *   (`Store.claimTraining`), trains it from its last checkpoint, and holds the job (BullMQ
  *   renews its lock) until the training ends. When this process dies, BullMQ's stalled-job check
  *   (on any other worker) puts the job back after `lockDurationMs`; the next worker claims a newer
  *   token and continues from the last checkpointed epoch, and every write of a stale worker is

@@ -23,7 +23,7 @@
  * ({@link ModelActor.snapshot}), queued behind the step in flight; stop and halt take effect at
  * the next step boundary (or right after the validation pass), as before.
  */
-import { isStoreOutage, type StoreApi } from "../store";
+import { isStoreOutage, type Store } from "../store";
 import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../model/trainer";
 import type { TrainReply } from "./protocol";
 
@@ -49,7 +49,7 @@ export type ActorState = "starting" | "training" | "ready" | "failed" | "stopped
 
 /** What an actor needs from its worker. */
 export interface ActorEnv {
-  store: StoreApi;
+  store: Store;
   /** Awaited between optimizer steps (e.g. `setImmediate`). */
   yieldFn: () => Promise<void>;
   log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
@@ -72,7 +72,7 @@ export class ModelActor {
   private done: Promise<TrainReply> | null = null;
 
   /**
-   * @param fence the training's fencing token (shared store, `StoreApi.claimTraining`): every
+   * @param fence the training's fencing token (shared store, `Store.claimTraining`): every
    *   write carries it; a write refused because a newer claim exists ends the actor `superseded`.
    */
   constructor(

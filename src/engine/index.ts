@@ -57,7 +57,7 @@ import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { Piscina, queueOptionsSymbol } from "piscina";
 import type { Logger } from "pino";
-import { isStoreOutage, type ModelRecord, type StoreApi } from "../store";
+import { isStoreOutage, type ModelRecord, type Store } from "../store";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { deviceOf, type BackendName } from "../model/backend";
 import { defaultCompute, type ComputeKind } from "../model/trainer";
@@ -86,7 +86,7 @@ export const RETRY_BLOCKED_MS = 2000;
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
-  store: StoreApi;
+  store: Store;
   /**
    * Where each worker thread opens its own store: the LMDB directory of `store`, or (shared store)
    * the PostgreSQL URL as `databaseUrl`.
@@ -222,7 +222,7 @@ class PiscinaEngine implements PoolEngine {
   private cachesDropped = false;
 
   constructor(
-    private readonly store: StoreApi,
+    private readonly store: Store,
     where: Pick<WorkerConfig, "dataDir" | "databaseUrl">,
     readonly workers: number,
     private readonly maxQueue: number,
@@ -336,7 +336,7 @@ class PiscinaEngine implements PoolEngine {
 
   /**
    * See {@link Engine.train}. `fence`: the training's fencing token (shared store; every write of
-   * the training carries it, `StoreApi.claimTraining`).
+   * the training carries it, `Store.claimTraining`).
    */
   async train(id: string, fence?: number): Promise<void> {
     this.ensureOpen();

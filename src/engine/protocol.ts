@@ -11,7 +11,7 @@ export interface TrainTask {
   op: "train";
   id: string;
   /**
-   * Fencing token of this training (`StoreApi.claimTraining`), shared store only: every progress
+   * Fencing token of this training (`Store.claimTraining`), shared store only: every progress
    * and checkpoint write carries it, so a worker that lost the job cannot overwrite newer state.
    */
   fence?: number;

@@ -13,7 +13,7 @@
 import { parentPort, threadId, workerData } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
 import { move, transferableSymbol, valueSymbol } from "piscina";
-import { Store, type StoreApi } from "../store";
+import { LmdbStore, type Store } from "../store";
 import { guardLmdbRejections } from "../store/lmdb/rejections";
 import { initBackend } from "../model/backend";
 import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
@@ -37,8 +37,8 @@ const compute: ComputeKind = config.compute === "native" && nativeCoreStatus().a
 const actors = new Map<string, ModelActor>();
 /** Idle ready generators, least recently used first (Map keeps insertion order). */
 const idle = new Map<string, GeneratorModel>();
-let store: StoreApi | undefined;
-let opening: Promise<StoreApi> | undefined;
+let store: Store | undefined;
+let opening: Promise<Store> | undefined;
 
 // lmdb-js's orphaned rejection after a failed commit (full disk) must not end this thread: the
 // failure itself reached the write's caller (src/store/lmdbRejections.ts). Others still do.
@@ -48,10 +48,10 @@ guardLmdbRejections(() => log("debug", "store commit failed (lmdb-js's internal 
  * Opens this thread's store once (before its first task runs): its own LMDB Store on the shared
  * directory, or its own PgStore (connection pool) on the shared database.
  */
-function openStore(): Promise<StoreApi> {
-  opening ??= (async (): Promise<StoreApi> => {
+function openStore(): Promise<Store> {
+  opening ??= (async (): Promise<Store> => {
     const url = config.databaseUrl;
-    const s: StoreApi = url === undefined ? new Store(config.dataDir) : await (await import("../store/postgres/pgStore")).PgStore.open(url, { heartbeat: false });
+    const s: Store = url === undefined ? new LmdbStore(config.dataDir) : await (await import("../store/postgres/pgStore")).PgStore.open(url, { heartbeat: false });
     store = s;
     return s;
   })();
@@ -63,7 +63,7 @@ function openStore(): Promise<StoreApi> {
  * renews it only on a later event turn or after this thread's own writes, so a record the main
  * thread committed just before posting the task could otherwise be invisible here.
  */
-function getStore(): StoreApi {
+function getStore(): Store {
   if (store === undefined) throw new Error("the worker's store is not open yet");
   store.refreshReads?.();
   return store;

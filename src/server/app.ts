@@ -30,7 +30,7 @@ import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from "uWebSockets.js";
 import type { Engine } from "../engine/types";
-import { newRequestId, type ChargeRequest, type StoreApi } from "../store";
+import { newRequestId, type ChargeRequest, type Store } from "../store";
 import type { RedisRateLimiter } from "./redisRateLimiter";
 import { relayedPeer, relaySecretDigest, TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
@@ -51,7 +51,7 @@ export interface ServerOptions {
   host: string;
   /** TCP port; 0 picks a free one (read it from the result). */
   port: number;
-  store: StoreApi;
+  store: Store;
   engine: Engine;
   /** Include the underlying message in `internal_error` responses. Default false. */
   debug?: boolean;
@@ -125,10 +125,10 @@ const RECONCILE_RETRY_MS = 5_000;
  * started beside another, or again after a restart) would otherwise refund a charge the first one
  * is about to settle, and its rows would be delivered unbilled.
  */
-const liveByStore = new WeakMap<StoreApi, Set<string>>();
+const liveByStore = new WeakMap<Store, Set<string>>();
 
 /** The set of requests in flight on `store` in this process (one per store object, shared by its servers). */
-function liveRequestsOf(store: StoreApi): Set<string> {
+function liveRequestsOf(store: Store): Set<string> {
   let live = liveByStore.get(store);
   if (live === undefined) liveByStore.set(store, (live = new Set()));
   return live;

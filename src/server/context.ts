@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import type { IValidation } from "typia";
 import type { Engine } from "../engine/types";
-import type { ChargeRequest, Environment, IdempotencyScope, StoreApi } from "../store";
+import type { ChargeRequest, Environment, IdempotencyScope, Store } from "../store";
 import type { Envelope } from "../types";
 import type { ForwardedHeader, TrustedProxies } from "./clientAddress";
 import type { RedisRateLimiter } from "./redisRateLimiter";
@@ -17,7 +17,7 @@ import type { RateLimiter } from "./rateLimiter";
 
 /** What every request can reach: the app's dependencies and options. */
 export interface Services {
-  store: StoreApi;
+  store: Store;
   engine: Engine;
   logger: Logger;
   /** When true, `internal_error` messages include the underlying error's message. */

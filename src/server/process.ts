@@ -5,13 +5,13 @@
  */
 import type { Logger } from "pino";
 import type { Engine } from "../engine/types";
-import type { Store } from "../store";
+import type { LmdbStore } from "../store";
 import { guardLmdbRejections } from "../store/lmdb/rejections";
 import type { ForwardedHeader } from "./clientAddress";
 
 /** What an engine factory receives (the signature of `createEngine` in `src/engine`). */
 export interface EngineFactoryOptions {
-  store: Store;
+  store: LmdbStore;
   dataDir: string;
   workers?: number;
   /** Compute path of training and generation; default: the engine's (native when the addon loads). */

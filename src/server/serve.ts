@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from "node:fs";
 import type { Engine } from "../engine/types";
-import { Store } from "../store";
+import { LmdbStore } from "../store";
 import { acquireOwnerLock } from "../store/lmdb/ownerLock";
 import { startServer, type RunningServer } from "./app";
 import { createLogger } from "./log";
@@ -38,9 +38,9 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
   const rateLimit = opts.rateLimit ?? rateLimitFromEnv();
   mkdirSync(opts.dataDir, { recursive: true });
   const lock = await acquireOwnerLock(opts.dataDir);
-  let store: Store;
+  let store: LmdbStore;
   try {
-    store = new Store(opts.dataDir);
+    store = new LmdbStore(opts.dataDir);
   } catch (err) {
     lock.release();
     throw err;

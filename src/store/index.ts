@@ -1,5 +1,5 @@
 /**
- * The store: the interface every component uses ({@link StoreApi}, `store.ts`), the records it
+ * The store: the interface every component uses ({@link Store}, `store.ts`), the records it
  * keeps (`records.ts`), its errors and identifiers, and the embedded implementation
  * (`lmdb/lmdbStore.ts`). The shared implementation (`postgres/pgStore.ts`) is imported where it
  * is used, so that a process on the embedded store never loads the PostgreSQL driver.
@@ -7,5 +7,5 @@
 export * from "./records";
 export * from "./errors";
 export * from "./ids";
-export type { ModelPatch, StoreApi } from "./store";
-export { Store } from "./lmdb/lmdbStore";
+export type { ModelPatch, Store } from "./store";
+export { LmdbStore } from "./lmdb/lmdbStore";

@@ -17,7 +17,7 @@ import pino from "pino";
 import type { Engine } from "../../src/engine/types";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/app";
 import { createEngine } from "../../src/engine";
-import { Store, type Environment, type StoreApi } from "../../src/store";
+import { LmdbStore as Store, type Environment, type Store as StoreApi } from "../../src/store";
 import { randomBytes } from "node:crypto";
 import { type GenerateRequest, type Generation, type Metadata, type Model, type ModelConfig } from "../../src/types";
 

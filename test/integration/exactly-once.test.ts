@@ -13,7 +13,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { Store } from "../../src/store";
+import { LmdbStore as Store } from "../../src/store";
 import { monthOf } from "../../src/server/quota";
 import { removeDir, startServer, tempDir, type ServerProcess } from "../../bench/harness";
 import { mulberry32 } from "../fixtures";

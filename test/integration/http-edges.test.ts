@@ -14,7 +14,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
 import { join } from "node:path";
-import { Store } from "../../src/store";
+import { LmdbStore as Store } from "../../src/store";
 import { monthOf } from "../../src/server/quota";
 import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 import { validCreateBody } from "../server-helpers";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Synthd, Synthesizer } from "../../src/sdk";
-import { Store, type IdempotencyScope } from "../../src/store";
+import { LmdbStore as Store, type IdempotencyScope } from "../../src/store";
 import { OWNER_LOCK_FILE } from "../../src/store/lmdb/ownerLock";
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 

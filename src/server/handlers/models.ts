@@ -78,7 +78,7 @@ export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Pro
  * The engine frees the model's memory when its training step in flight ends (a heavy config's
  * step takes tens of seconds; a waiting model leaves the queue at once). Until then nothing of it
  * can come back: every write of a training checks that the model exists in the same transaction
- * (`StoreApi.updateModel`), so no progress, checkpoint, `ready` or `failed` is written after the
+ * (`Store.updateModel`), so no progress, checkpoint, `ready` or `failed` is written after the
  * delete, and a training that never received the stop (its worker unreachable) ends at its next
  * write. When the store cannot be written (503), nothing is deleted or stopped.
  */

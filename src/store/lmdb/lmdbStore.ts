@@ -3,7 +3,7 @@
  *
  * Safe to open from the HTTP thread and from every engine worker at once (LMDB serialises
  * writers across threads and processes). Every change that touches more than one key runs in one
- * transaction. It implements {@link StoreApi} (./api.ts); the shared implementation is PostgreSQL
+ * transaction. It implements {@link Store} (./api.ts); the shared implementation is PostgreSQL
  * (./postgres.ts).
  *
  * Sub-databases (key -> value):
@@ -47,10 +47,10 @@ import {
   type RateCounter,
   type StoredResponse,
 } from "../records";
-import type { ModelPatch, StoreApi } from "../store";
+import type { ModelPatch, Store } from "../store";
 
-/** The embedded LMDB implementation of {@link StoreApi} (see the module comment). */
-export class Store implements StoreApi {
+/** The embedded LMDB implementation of {@link Store} (see the module comment). */
+export class LmdbStore implements Store {
   readonly kind = "lmdb" as const;
   readonly root: RootDatabase;
   private readonly fences: Database<number, string>;
@@ -243,7 +243,7 @@ export class Store implements StoreApi {
     });
   }
 
-  /** See {@link StoreApi.claimTraining}: the model's fence, incremented in one write transaction. */
+  /** See {@link Store.claimTraining}: the model's fence, incremented in one write transaction. */
   async claimTraining(id: string): Promise<number | undefined> {
     return this.write(() => {
       if (this.models.get(id) === undefined) return undefined;

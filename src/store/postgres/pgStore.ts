@@ -1,7 +1,7 @@
 /**
- * The shared store: {@link StoreApi} on PostgreSQL, for several front ends and engine workers on
+ * The shared store: {@link Store} on PostgreSQL, for several front ends and engine workers on
  * several machines (DESIGN §4; issue 14). Method by method the semantics of the embedded LMDB
- * {@link import("../lmdb/lmdbStore").Store}; where LMDB relies on its single serialised writer, this store
+ * {@link import("../lmdb/lmdbStore").LmdbStore}; where LMDB relies on its single serialised writer, this store
  * relies on one conditional statement or one transaction with row locks:
  *
  * - quota: one `INSERT ... ON CONFLICT DO UPDATE ... WHERE rows + n <= quota` per charge, so
@@ -48,7 +48,7 @@ import {
   type RateCounter,
   type StoredResponse,
 } from "../records";
-import type { ModelPatch, StoreApi } from "../store";
+import type { ModelPatch, Store } from "../store";
 import { migrate } from "./migrations";
 
 /** Options of {@link PgStore.open}. */
@@ -109,11 +109,11 @@ interface IdempotencyRow {
 const IDEMPOTENCY_COLUMNS = "state, request_id, fingerprint, created_ms, response, body_kind, body";
 
 /**
- * {@link StoreApi} on a PostgreSQL database shared by several processes (see the module comment).
+ * {@link Store} on a PostgreSQL database shared by several processes (see the module comment).
  * Open with {@link PgStore.open}; every method is one statement or one transaction on a pooled
  * connection, so an instance may be used concurrently from many requests.
  */
-export class PgStore implements StoreApi {
+export class PgStore implements Store {
   readonly kind = "postgres" as const;
   private heartbeat: NodeJS.Timeout | undefined;
   private renewing: Promise<void> = Promise.resolve();
