@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LmdbStore as Store, StoreWriteError, type ChargeRequest, type IdempotencyScope } from "../src/store";
-import { monthOf } from "../src/server/quota";
+import { monthOf } from "../src/usage/quota";
 import pino from "pino";
 import { startServer } from "../src/server/app";
 import { assertError, call, createTestModel, startHarness, validCreateBody } from "./server-helpers";

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store (src/store/postgres.ts) against a real server: the LMDB store's semantics
+ * The PostgreSQL store (src/store/postgres/pgStore.ts) against a real server: the LMDB store's semantics
  * method by method (test/store.test.ts, test/store-limits.test.ts), and what only a shared store
  * must guarantee: quota and idempotency across instances, concurrent migrations, reconcile that
  * respects other instances' leases, fencing of training writes, write failures as StoreWriteError.

@@ -40,7 +40,7 @@ export interface ServeOptions {
  * Starts the server and prints `sandbox key: svc_test_...` (first start with an empty store
  * only), `synthd HTTP/1.0 listener on http://HOST:PORT` (with `--http10-port` only) and then
  * `synthd listening on http://HOST:PORT` on stdout. Runs until SIGINT/SIGTERM.
- * The only command that takes the data dir's owner lock (`src/store/ownerLock.ts`).
+ * The only command that takes the data dir's owner lock (`src/store/lmdb/ownerLock.ts`).
  * @throws StoreLockedError when another `synthd serve` owns the data dir (the CLI prints its
  *   one-line message and exits 1), or whatever `serve` throws.
  */

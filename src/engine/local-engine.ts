@@ -1,188 +1,39 @@
 /**
- * The engine (DESIGN §4): a piscina pool of worker threads; each model is an actor pinned to one
- * worker (`actor.ts`, `worker.ts`), so its weights live in exactly one thread and every task about
- * it (train, generate, stop) runs there. Heavy compute never runs on the HTTP thread.
- *
- * Placement: a custom piscina `loadBalancer` routes each task to the worker its model is pinned
- * to. A model is pinned on its first task to the live worker with the fewest models in training
- * (then the fewest pinned models); the pin is dropped when the model is stopped or its worker dies.
- * Training tasks stay pending until training ends, so `concurrentTasksPerWorker` is large: the
- * training loops yield between optimizer steps and generate/stop tasks interleave with them.
- *
- * Worker death policy: when a worker thread exits unexpectedly, each model that was training on
- * it is resumed from its last checkpoint on a live worker (piscina replaces the thread), at most
- * {@link MAX_TRAIN_RESTARTS} times per model and engine lifetime; after that the model is marked
- * `failed` with `error.code = "training_failed"`. So a model is never left in `training` with no
- * loop running while the server runs. A thread that died of a store outage (a full disk: lmdb-js's
- * "Commit failed", ENOSPC; see `isStoreOutage`) does not count: its models are resumed after a
- * backoff (`storeRetryDelay`: 0.5 s doubling to 10 s, per model, reset when its training ends)
- * however often it happens, keeping their reservations, so a full disk never fails a model. Generate tasks lost with the worker fail with
- * EngineUnavailableError (503, retry); idle `ready` models are simply reloaded from their
- * checkpoints on demand.
- *
- * Generation runs in the model's worker (live actor: latest weights while training; else the idle
- * LRU or the stored checkpoint: best weights once `ready`). Given latents are flattened and checked
- * here and transferred; the codes come back as one transferred Int32Array. `generate` returns the
- * contract's plain `number[]` columns; `generateRaw` returns Int32Array views for callers that
- * serialise them themselves. Seeded requests (`embedding.condition` / `embedding.seed_data`,
- * issue 12) are checked against the model's metadata and put in its feature order here
- * (`model/seeded-input.ts`); the worker draws them from the model's conditional (`./seeded`).
- *
- * Admission control (issue 11; `admission.ts`, `admission-queue.ts`): the process has a memory
- * budget (`memoryBudget`, default half the machine's memory). At start the engine measures its own
- * footprint (RSS once every worker is up, plus headroom); the rest is the training budget. Every
- * training model reserves its memory estimate while its task runs; `train(id)` queues the model
- * and it starts when its reservation fits and its org trains fewer than `maxTrainingPerOrg`
- * models (FIFO by create time; a model held back only by its org's limit does not hold back other
- * orgs; one that does not fit holds back those behind it). Create Model asks first
- * (`admissionCheck`): a model that can never fit is refused (ModelTooLargeError, 400), and one
- * that would wait while its org already has `maxQueuedPerOrg` waiting models (default 1,000) is
- * refused (OrgQueueFullError, 429 with Retry-After). A waiting model is a {@link Ticket} in memory
- * (id, org, estimate, create time); its metadata stays in the store until its task starts. The
- * reservation is released when the model's task ends (ready, failed, stopped, deleted) and the
- * queue advances; a waiting model that is stopped (deleted) leaves the queue at once, a training
- * one at its next step boundary (its reservation is held until then: the memory is in use).
- * Memory the process holds beyond its base and the reservations (measured RSS: caches and
- * buffers of finished models, garbage not yet collected) also counts against the budget; while
- * it holds back a waiting model the engine re-measures every {@link RETRY_BLOCKED_MS} ms and,
- * with nothing training, drops the workers' idle generator caches.
- * A worker death keeps the model's reservation while it is resumed (released once it fails for good).
- *
- * Shutdown (`close`): new work is refused (EngineUnavailableError), every training loop is halted
- * at a step boundary without touching the store (the models stay `training` and resume from their
- * last checkpoint at the next start, `resumeAll`), in-flight generations finish, the pool is
- * destroyed.
+ * The local engine: a piscina pool of worker threads on this machine; each model is an actor
+ * pinned to one worker (`placement.ts`, `worker/`), so its weights live in one thread and every
+ * task about it (train, generate, stop) runs there; heavy compute never runs on the HTTP thread.
+ * This file holds the pool, the training lifecycle (admission pump, restarts after a worker's
+ * death, shutdown) and generation's round trip. Its policies (placement, worker death, admission,
+ * shutdown) are described in docs/architecture.md, "The local engine".
  */
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
-import { Piscina, queueOptionsSymbol } from "piscina";
+import { Piscina } from "piscina";
 import type { Logger } from "pino";
 import { isStoreOutage, type ModelRecord, type Store } from "../store";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { deviceOf, type BackendName } from "../model/backend";
 import { defaultCompute, type ComputeKind } from "../model/trainer";
-import { InputError, latentSource } from "../model/generate";
-import { isSeeded, seededSource, SeededInputError } from "../model/seeded-input";
-import { storeRetryDelay, trainingFailed } from "./actor";
-import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, type EstimateOptions, type MemoryEstimate } from "./admission";
-import { BASE_HEADROOM_BYTES, DEFAULT_BUDGET_SHARE, formatBytes, machineMemory, WORKER_HEADROOM_BYTES } from "./budget";
-import { AdmissionQueue, DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG, type Ticket } from "./admission-queue";
+import { storeRetryDelay, trainingFailed } from "./worker/actor";
+import type { MemoryEstimate } from "./admission/estimate";
+import { DEFAULT_BUDGET_SHARE, machineMemory } from "./admission/budget";
+import { estimateKey, MemoryAdmission } from "./admission/memory";
+import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG, type AdmissionQueue } from "./admission/queue";
+import { generateTask, generationOf } from "./generate-task";
+import { place, tagTask, type QueueTagged } from "./placement";
+import {
+  DEFAULT_IDLE_MODELS_PER_WORKER,
+  DEFAULT_MAX_QUEUE,
+  MAX_TRAIN_RESTARTS,
+  RETRY_BLOCKED_MS,
+  type AdmissionState,
+  type EngineOptions,
+  type PoolEngine,
+} from "./pool-engine";
 import type { GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
-import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, OrgQueueFullError, toGeneration, type Engine, type RawGeneration } from "./types";
+import { EngineModelError, EngineUnavailableError, toGeneration, type RawGeneration } from "./types";
 
-export { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, OrgQueueFullError, toGeneration, type Engine, type RawGeneration } from "./types";
-export { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "./admission-queue";
-
-/** Times a model's training is resumed after its worker died, before it is marked failed. */
-export const MAX_TRAIN_RESTARTS = 2;
-/** Default number of idle `ready` generators each worker keeps in memory (LRU). */
-export const DEFAULT_IDLE_MODELS_PER_WORKER = 4;
-/** Default bound of the pool's task queue; beyond it work is refused with EngineUnavailableError. */
-export const DEFAULT_MAX_QUEUE = 1024;
-/** Retry-After (seconds) of a create refused because the org's queue is full (429). */
-export const QUEUE_FULL_RETRY_AFTER_S = 30;
-/** While memory outside the reservations holds back a waiting model, re-measure this often (ms). */
-export const RETRY_BLOCKED_MS = 2000;
-
-/** Options of {@link createEngine}. */
-export interface EngineOptions {
-  store: Store;
-  /**
-   * Where each worker thread opens its own store: the LMDB directory of `store`, or (shared store)
-   * the PostgreSQL URL as `databaseUrl`.
-   */
-  dataDir: string;
-  /** PostgreSQL connection URL of `store` when it is the shared store (issue 14). */
-  databaseUrl?: string;
-  /** Worker threads; default `os.availableParallelism()`. */
-  workers?: number;
-  logger?: Logger;
-  /** Idle ready models per worker kept in memory; default {@link DEFAULT_IDLE_MODELS_PER_WORKER}. */
-  idleModelsPerWorker?: number;
-  /** Task queue bound; default {@link DEFAULT_MAX_QUEUE}. */
-  maxQueue?: number;
-  /**
-   * Compute path of training and generation: `native` (the C++ core, src/model/native-core.ts) or
-   * `tfjs`. Default: `native` when the addon's core loads, else `tfjs`. A worker that cannot load
-   * the core falls back to `tfjs` and logs why; checkpoints are the same on both paths.
-   */
-  compute?: ComputeKind;
-  /**
-   * Memory budget of the whole process, bytes (`synthd serve --memory-budget`); default
-   * {@link DEFAULT_BUDGET_SHARE} of `machineMemory()` (budget.ts).
-   */
-  memoryBudget?: number;
-  /** Models one org trains at once; default {@link DEFAULT_MAX_TRAINING_PER_ORG}. */
-  maxTrainingPerOrg?: number;
-  /** Models one org may have waiting; default {@link DEFAULT_MAX_QUEUED_PER_ORG}. */
-  maxQueuedPerOrg?: number;
-}
-
-/** Admission state of the engine (bytes), for logs, tests and diagnostics. */
-export interface AdmissionState {
-  /** The process's memory budget. */
-  budgetBytes: number;
-  /** Reserved for the process itself: its RSS at start plus headroom. */
-  baseBytes: number;
-  /** What training models may reserve: budget - base. */
-  trainingBudgetBytes: number;
-  /** Reserved by the running models. */
-  reservedBytes: number;
-  /** Measured beyond base and reservations at the last measurement. */
-  unaccountedBytes: number;
-  /** Models one org trains at once (count). */
-  maxTrainingPerOrg: number;
-  /** Models one org may have waiting (count). */
-  maxQueuedPerOrg: number;
-  /** Models whose training task runs, with their reservations. */
-  running: Ticket[];
-  /** Models waiting, in queue order. */
-  waiting: Ticket[];
-}
-
-
-/** The engine of {@link createEngine}: the {@link Engine} contract plus introspection. */
-export interface PoolEngine extends Engine {
-  /** The tfjs backend the workers use (`tensorflow`, `wasm` or `cpu`). */
-  readonly backend: BackendName;
-  /** The compute path the workers use (`native` or `tfjs`). */
-  readonly compute: ComputeKind;
-  /** Number of worker threads. */
-  readonly workers: number;
-  /**
-   * As {@link Engine.generate}, with the codes as Int32Arrays (no conversion to plain arrays), for
-   * callers that serialise them themselves.
-   */
-  generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration>;
-  /**
-   * Trains model `id` with an optional fencing token and resolves when this engine is done with
-   * it, to the outcome (see the implementation; src/cluster/worker-host.ts holds a job on it).
-   */
-  trainToEnd(id: string, fence?: number): Promise<TrainReply["outcome"]>;
-  /** Models currently training in this engine (their task runs). */
-  trainingIds(): string[];
-  /** Models accepted but waiting for memory or their org's limit, in queue order. */
-  waitingIds(): string[];
-  /** Budget, reservations and queue (see {@link AdmissionState}). */
-  admission(): AdmissionState;
-  /**
-   * The memory estimate this engine uses for a model (admission.ts `estimateTrainingMemory` on
-   * this engine's compute path and threads), bytes by part.
-   * @throws MetadataError when a feature has no positive integer cardinality.
-   */
-  estimate(config: ModelConfig, metadata: Metadata): MemoryEstimate;
-  /** Per-worker state (tests, diagnostics). */
-  info(): Promise<InfoReply[]>;
-  /** The worker threads (tests: simulate a crash by terminating one). */
-  threads(): readonly import("node:worker_threads").Worker[];
-}
-
-/** A task carrying its model id where the load balancer can read it (piscina's queue options). */
-type QueueTagged = { [queueOptionsSymbol]?: { modelId?: string } };
-/** piscina's view of a worker as the load balancer sees it (the type is not exported by name). */
-type PWorker = Parameters<NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>["loadBalancer"]>>[1][number];
-
-class PiscinaEngine implements PoolEngine {
+class LocalEngine implements PoolEngine {
   readonly device: string;
   /** See {@link Engine.gpu}: set by {@link start} from a worker's answer. */
   readonly gpu?: string;
@@ -211,10 +62,10 @@ class PiscinaEngine implements PoolEngine {
   private closing: Promise<void> | undefined;
   backend: BackendName = "wasm";
   compute: ComputeKind;
-  /** The admission queue; its budget is set once the base is measured (`start`). */
+  /** The memory budget, the base and the admission queue. */
+  private readonly memory: MemoryAdmission;
+  /** The admission queue (`memory.queue`): which waiting model starts next. */
   private readonly queue: AdmissionQueue;
-  /** Reserved for the process itself (bytes): its RSS measured in `start` plus headroom. */
-  private baseBytes = 0;
   /** Compute threads of the native core (pool and callers), for the estimate. */
   private computeThreads = availableParallelism();
   private retryTimer: NodeJS.Timeout | undefined;
@@ -235,10 +86,14 @@ class PiscinaEngine implements PoolEngine {
   ) {
     this.log = logger;
     this.compute = compute;
-    this.queue = new AdmissionQueue({ budgetBytes: 0, maxTrainingPerOrg, maxQueuedPerOrg });
+    this.memory = new MemoryAdmission(budgetBytes, { maxTrainingPerOrg, maxQueuedPerOrg }, () => ({
+      compute: this.compute,
+      threads: this.computeThreads + this.workers,
+    }));
+    this.queue = this.memory.queue;
     const workerData: WorkerConfig = { ...where, idleModels, compute };
     this.pool = new Piscina({
-      filename: path.join(__dirname, "worker.js"),
+      filename: path.join(__dirname, "worker", "dispatch.js"),
       minThreads: workers,
       maxThreads: workers,
       idleTimeout: Infinity,
@@ -247,7 +102,7 @@ class PiscinaEngine implements PoolEngine {
       atomics: "disabled",
       closeTimeout: 10_000,
       workerData,
-      loadBalancer: (task, ws) => this.place(task as unknown as QueueTagged, ws),
+      loadBalancer: (task, ws) => place(this.pins, (id) => this.training.has(id), task as unknown as QueueTagged, ws),
     });
     this.pool.on("message", (m: WorkerLog) => {
       const l = m?.synthdLog;
@@ -255,27 +110,6 @@ class PiscinaEngine implements PoolEngine {
     });
     this.pool.on("error", (err: unknown) => this.log?.error({ err }, "engine worker error"));
     this.device = "cpu";
-  }
-
-  /** The load balancer: the pinned worker, else pin the least loaded live one. */
-  private place(task: QueueTagged, workers: PWorker[]): PWorker | null {
-    const live = workers.filter((w) => !w.terminating && !w.destroyed);
-    if (live.length === 0) return null;
-    const id = task[queueOptionsSymbol]?.modelId;
-    if (id === undefined) return live.reduce((a, b) => (b.currentUsage < a.currentUsage ? b : a));
-    const pinned = this.pins.get(id);
-    const hit = pinned === undefined ? undefined : live.find((w) => w.id === pinned);
-    if (hit) return hit;
-    const trainingOn = new Map<number, number>();
-    const pinnedOn = new Map<number, number>();
-    for (const [m, t] of this.pins) {
-      pinnedOn.set(t, (pinnedOn.get(t) ?? 0) + 1);
-      if (this.training.has(m)) trainingOn.set(t, (trainingOn.get(t) ?? 0) + 1);
-    }
-    const score = (w: PWorker): number => (trainingOn.get(w.id) ?? 0) * 1e6 + (pinnedOn.get(w.id) ?? 0);
-    const chosen = live.reduce((a, b) => (score(b) < score(a) ? b : a));
-    this.pins.set(id, chosen.id);
-    return chosen;
   }
 
   /** The model's record as last committed by any thread (renews this thread's read snapshot). */
@@ -291,47 +125,17 @@ class PiscinaEngine implements PoolEngine {
   /** Runs a task on its model's worker. Pool failures (queue full, closed, worker lost) reject. */
   private run<R>(task: Task, modelId: string | undefined, transferList: ArrayBuffer[] = []): Promise<R> {
     if (this.pool.queueSize >= this.maxQueue) return Promise.reject(new EngineUnavailableError("the engine's queue is full"));
-    const tagged: Task & QueueTagged = { ...task, [queueOptionsSymbol]: { modelId } };
-    return this.pool.run(tagged, { transferList }) as Promise<R>;
+    return this.pool.run(tagTask(task, modelId), { transferList }) as Promise<R>;
   }
 
-  /** The memory estimate of a model on this engine's compute path (admission.ts). */
+  /** The memory estimate of a model on this engine's compute path (admission/estimate.ts). */
   estimate(config: ModelConfig, metadata: Metadata): MemoryEstimate {
-    return estimateTrainingMemory(config, metadata, this.estimateOptions());
-  }
-
-  private estimateOptions(): EstimateOptions {
-    return { compute: this.compute, threads: this.computeThreads + this.workers };
-  }
-
-  /** How the training budget came about, for messages. */
-  private budgetNote(): string {
-    return `a memory budget of ${formatBytes(this.budgetBytes)} less ${formatBytes(this.baseBytes)} for the server itself`;
-  }
-
-  /** The error for a model that can never train here, or undefined when it can. */
-  private tooLarge(config: ModelConfig, metadata: Metadata, est: MemoryEstimate): ModelTooLargeError | undefined {
-    if (est.params <= MAX_PARAMS && this.queue.canEverFit(est.bytes)) return undefined;
-    const budget = this.queue.currentLimits.budgetBytes;
-    const { param, message } = explainTooLarge(config, metadata, budget, this.budgetNote(), this.estimateOptions());
-    return new ModelTooLargeError(message, param, est.bytes, budget);
+    return this.memory.estimate(config, metadata);
   }
 
   admissionCheck(config: ModelConfig, metadata: Metadata, org: string): void {
     this.ensureOpen();
-    const est = this.estimate(config, metadata);
-    const tooLarge = this.tooLarge(config, metadata, est);
-    if (tooLarge) throw tooLarge;
-    this.measure();
-    if (this.queue.probe(org, est.bytes) === "full") {
-      const n = this.queue.currentLimits.maxQueuedPerOrg;
-      const reason =
-        n === 0
-          ? "The model cannot start now (the server's training memory or your organization's training slots are in use) and this server queues no models"
-          : `Your organization already has ${n} model${n === 1 ? "" : "s"} waiting to train, the most this server queues per organization`;
-      throw new OrgQueueFullError(`${reason}.`, n, QUEUE_FULL_RETRY_AFTER_S);
-    }
-    this.queue.hold(org, est.bytes, estimateKey(config));
+    this.memory.check(config, metadata, org);
   }
 
   /**
@@ -381,7 +185,7 @@ class PiscinaEngine implements PoolEngine {
       this.markFailed(rec.id, `the model's memory could not be estimated: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     }
-    const tooLarge = this.tooLarge(rec.config, metadata, est);
+    const tooLarge = this.memory.tooLarge(rec.config, metadata, est);
     if (tooLarge) {
       this.markFailed(rec.id, tooLarge.message);
       return undefined;
@@ -389,16 +193,10 @@ class PiscinaEngine implements PoolEngine {
     return est.bytes;
   }
 
-  /** Measures what the process holds beyond its base and the reservations (see the module comment). */
-  private measure(): void {
-    const rss = process.memoryUsage.rss();
-    this.queue.setUnaccounted(rss - (this.baseBytes - BASE_HEADROOM_BYTES) - this.queue.reservedBytes);
-  }
-
   /** Starts every waiting model the policy admits; re-checks later while unaccounted memory blocks one. */
   private pump(): void {
     if (this.closed) return;
-    this.measure();
+    this.memory.measure();
     for (const t of this.queue.admit()) {
       this.log?.info({ model_id: t.id, org: t.org, reserved_bytes: t.bytes, reserved_total: this.queue.reservedBytes }, "training admitted");
       this.startTask(t.id);
@@ -563,30 +361,7 @@ class PiscinaEngine implements PoolEngine {
     if (rec.status !== "training" && rec.status !== "ready") {
       throw new EngineModelError(`Model ${id} is in state '${rec.status}'`, "model_not_ready", rec.status);
     }
-    const temperature = req.temperature ?? 1;
-    if (!(temperature > 0) || !Number.isFinite(1 / temperature)) throw new GenerateInputError("temperature must be > 0", "body.temperature");
-    const topP = req.top_p ?? null;
-    if (topP !== null && !(topP >= 0 && topP <= 1)) throw new GenerateInputError("top_p must be in [0, 1]", "body.top_p");
-    let task: Task;
-    let transfer: ArrayBuffer[] = [];
-    try {
-      const seeded = isSeeded(req.embedding) ? seededSource(req.embedding, await this.metadataOf(id)) : undefined;
-      if (seeded) {
-        // Seeded generation (issue 12): checked conditions in model order, run by engine/seeded.ts.
-        task = { op: "generate", id, seeded, ...(seeded.seed !== undefined ? { seed: seeded.seed } : {}), temperature, topP };
-      } else {
-        const source = latentSource(req.embedding, rec.config.embedding_dim);
-        if ("latents" in source) {
-          task = { op: "generate", id, latents: source.latents, temperature, topP };
-          transfer = [source.latents.buffer as ArrayBuffer];
-        } else {
-          task = { op: "generate", id, numRows: source.numRows, seed: source.seed, calibrate: source.calibrate === true, temperature, topP };
-        }
-      }
-    } catch (err) {
-      if (err instanceof InputError || err instanceof SeededInputError) throw new GenerateInputError(err.message, err.param);
-      throw err;
-    }
+    const { task, transfer } = await generateTask(id, req, rec.config.embedding_dim, () => this.metadataOf(id));
     let reply: GenerateReply;
     try {
       reply = await this.run(task, id, transfer);
@@ -594,16 +369,7 @@ class PiscinaEngine implements PoolEngine {
       if (err instanceof EngineUnavailableError) throw err;
       throw new EngineUnavailableError(`the model's worker is unavailable: ${err instanceof Error ? err.message : String(err)}`);
     }
-    if (!reply.ok) {
-      if (reply.kind === "input") throw new GenerateInputError(reply.message, reply.param ?? "body.embedding");
-      if (reply.kind === "not_found") throw new EngineModelError(reply.message, "model_not_found");
-      if (reply.kind === "not_ready") throw new EngineModelError(reply.message, "model_not_ready", reply.status);
-      throw new Error(reply.message);
-    }
-    const n = reply.num_rows;
-    const columns: Record<string, Int32Array> = {};
-    reply.features.forEach((f, i) => (columns[f] = reply.codes.subarray(i * n, (i + 1) * n)));
-    return { model_id: reply.model_id, num_rows: n, features: reply.features, columns };
+    return generationOf(reply);
   }
 
   /** The model's features and cardinalities (its stored metadata), for seeded requests. */
@@ -668,7 +434,7 @@ class PiscinaEngine implements PoolEngine {
     const limits = this.queue.currentLimits;
     return {
       budgetBytes: this.budgetBytes,
-      baseBytes: this.baseBytes,
+      baseBytes: this.memory.baseBytes,
       trainingBudgetBytes: limits.budgetBytes,
       reservedBytes: this.queue.reservedBytes,
       unaccountedBytes: this.queue.unaccountedBytes,
@@ -766,16 +532,7 @@ class PiscinaEngine implements PoolEngine {
     }
     if (reply.computeInfo) this.computeThreads = reply.computeInfo.threads;
     await this.info(); // every worker up (its backend initialised): part of the base
-    const startRss = process.memoryUsage.rss();
-    this.baseBytes = startRss + BASE_HEADROOM_BYTES + this.workers * WORKER_HEADROOM_BYTES;
-    const training = this.budgetBytes - this.baseBytes;
-    if (training <= 0) {
-      throw new Error(
-        `the memory budget of ${formatBytes(this.budgetBytes)} leaves nothing for training: the server itself takes ` +
-          `${formatBytes(this.baseBytes)} (RSS ${formatBytes(startRss)} at start, plus headroom); raise --memory-budget or lower --workers`,
-      );
-    }
-    this.queue.setBudget(training);
+    const training = this.memory.setBase(process.memoryUsage.rss(), this.workers);
     this.log?.info(
       {
         workers: this.workers,
@@ -785,7 +542,7 @@ class PiscinaEngine implements PoolEngine {
         compute: this.compute,
         ...(reply.computeInfo ?? {}),
         memory_budget: this.budgetBytes,
-        base_bytes: this.baseBytes,
+        base_bytes: this.memory.baseBytes,
         training_budget: training,
         max_training_per_org: this.queue.currentLimits.maxTrainingPerOrg,
         max_queued_per_org: this.queue.currentLimits.maxQueuedPerOrg,
@@ -793,11 +550,6 @@ class PiscinaEngine implements PoolEngine {
       "engine ready",
     );
   }
-}
-
-/** What a hold's estimate was computed from besides the metadata: the config fields it reads. */
-function estimateKey(c: ModelConfig): string {
-  return JSON.stringify([c.model_size, c.embedding_dim, c.batch_size, c.privacy_enabled, c.privacy_noise]);
 }
 
 /**
@@ -813,7 +565,7 @@ function estimateKey(c: ModelConfig): string {
  */
 export async function createEngine(opts: EngineOptions): Promise<PoolEngine> {
   const workers = Math.max(1, Math.floor(opts.workers ?? availableParallelism()));
-  const engine = new PiscinaEngine(
+  const engine = new LocalEngine(
     opts.store,
     { dataDir: opts.dataDir, ...(opts.databaseUrl === undefined ? {} : { databaseUrl: opts.databaseUrl }) },
     workers,

@@ -27,7 +27,7 @@ export interface GenerateTask {
   numRows?: number;
   /**
    * Seeded generation (issue 12): conditions checked and in the model's feature order
-   * (`src/model/seeded-input.ts`), run by `src/engine/seeded.ts` with `seed`.
+   * (`src/model/seeded-input.ts`), run by `src/engine/worker/seeded.ts` with `seed`.
    */
   seeded?: SeededSource;
   seed?: number;

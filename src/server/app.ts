@@ -31,14 +31,14 @@ import type { Logger } from "pino";
 import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from "uWebSockets.js";
 import type { Engine } from "../engine/types";
 import { newRequestId, type ChargeRequest, type Store } from "../store";
-import type { RedisRateLimiter } from "./redisRateLimiter";
+import type { RedisRateLimiter } from "./limits/redisRateLimiter";
 import { relayedPeer, relaySecretDigest, TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
 import { errorBody, paramInvalid, setErrorResponse, toApiError } from "./errors";
 import { startHttp10Listener, upstreamHost, type Http10Listener } from "./http10";
 import { createLogger } from "./log";
 import { runPipeline } from "./pipeline";
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, WINDOW_MS } from "./rateLimiter";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, WINDOW_MS } from "./limits/rateLimiter";
 import { IDEMPOTENCY_TTL_MS } from "./steps/idempotency";
 import { framingError, startBodyRead, type FramingError } from "./steps/readBody";
 

@@ -12,8 +12,8 @@ import type { Engine } from "../engine/types";
 import type { ChargeRequest, Environment, IdempotencyScope, Store } from "../store";
 import type { Envelope } from "../types";
 import type { ForwardedHeader, TrustedProxies } from "./clientAddress";
-import type { RedisRateLimiter } from "./redisRateLimiter";
-import type { RateLimiter } from "./rateLimiter";
+import type { RedisRateLimiter } from "./limits/redisRateLimiter";
+import type { RateLimiter } from "./limits/rateLimiter";
 
 /** What every request can reach: the app's dependencies and options. */
 export interface Services {

@@ -41,7 +41,7 @@ export interface ServeOptions {
   compute?: "tfjs" | "native";
   /**
    * `--memory-budget`: bytes the whole process may use; training models are admitted against it
-   * (src/engine/admission.ts). Default: half of the machine's memory (or of its cgroup limit).
+   * (src/engine/admission/estimate.ts). Default: half of the machine's memory (or of its cgroup limit).
    */
   memoryBudget?: number;
   /** `--max-training-per-org`: models one org trains at once (default 2). */
@@ -143,7 +143,7 @@ export function installProcessHandlers(logger: Logger, shutdown: () => Promise<v
     );
   };
   const onUncaught = (err: Error): void => logger.error({ err }, "uncaught exception (server keeps running)");
-  // lmdb-js's orphaned rejection after a failed commit (src/store/lmdbRejections.ts) was already
+  // lmdb-js's orphaned rejection after a failed commit (src/store/lmdb/rejections.ts) was already
   // answered where the write was awaited; every other one is logged and the server keeps running.
   const unguard = guardLmdbRejections(
     () => logger.debug("store commit failed (lmdb-js's internal batch promise)"),

@@ -14,7 +14,7 @@ import { installProcessHandlers, rateLimitFromEnv, type EngineFactory, type Serv
 export const DEFAULT_ORG = "default";
 
 /**
- * Takes the data dir's owner lock first (`DATA_DIR/synthd.lock`, `src/store/ownerLock.ts`), so a
+ * Takes the data dir's owner lock first (`DATA_DIR/synthd.lock`, `src/store/lmdb/ownerLock.ts`), so a
  * second server on the same dir fails before it touches the store: it neither releases the first's
  * in-flight idempotency keys nor resumes its models. The lock is held until `close()` (or the end
  * of the process, `kill -9` included). Then opens the store at `dataDir`, starts the engine
@@ -23,7 +23,7 @@ export const DEFAULT_ORG = "default";
  * (which loads the persisted rate counters and releases idempotency keys left in flight by a
  * crashed process, see `startServer`), records the URL in the lock file, and then, if the store holds no key at all, creates org
  * `default` with a sandbox key (returned once as `sandboxKey`; only its SHA-256 is stored).
- * @throws StoreLockedError (`src/store/ownerLock.ts`) when another `serve` holds the data dir; its
+ * @throws StoreLockedError (`src/store/lmdb/ownerLock.ts`) when another `serve` holds the data dir; its
  *   message names the owner (pid, start time, URL).
  * @throws Error when the lock cannot be taken otherwise, the store cannot be opened, the engine
  *   cannot start (also: a memory budget below the server's own footprint), or the address cannot

@@ -44,7 +44,7 @@ export const FREE_TIER_ROWS = 100_000;
 export const DEFAULT_LIVE_QUOTA = 100_000;
 
 /**
- * The state of one sliding-window rate counter (see `src/server/rateLimiter.ts`): `window` is the
+ * The state of one sliding-window rate counter (see `src/server/limits/rateLimiter.ts`): `window` is the
  * index of the current 60 s window (`floor(unix_ms / 60000)`), `curr` the requests admitted in it,
  * `prev` those admitted in window `window - 1`.
  */

@@ -174,7 +174,7 @@ async function sharedBackend(logger: pino.Logger, clock: TestClock): Promise<Bac
   const { PgStore } = await import("../../src/store/postgres/pgStore");
   const { WorkerHost } = await import("../../src/cluster/worker-host");
   const { RemoteEngine } = await import("../../src/cluster/remote-engine");
-  const { RedisRateLimiter } = await import("../../src/server/redisRateLimiter");
+  const { RedisRateLimiter } = await import("../../src/server/limits/redisRateLimiter");
   const redisHost = process.env.SYNTHD_TEST_REDIS_HOST ?? "127.0.0.1";
   const redisPort = Number(process.env.SYNTHD_TEST_REDIS_PORT ?? 6379);
   const redisUrl = `redis://${redisHost}:${redisPort}`;

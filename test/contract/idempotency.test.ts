@@ -11,7 +11,7 @@ import { Worker } from "node:worker_threads";
 import { createEngine } from "../../src/engine";
 import { EngineUnavailableError } from "../../src/engine/types";
 import { startServer } from "../../src/server/app";
-import { monthOf } from "../../src/server/quota";
+import { monthOf } from "../../src/usage/quota";
 import { LmdbStore as Store } from "../../src/store";
 import {
   assertEnvelope,

@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LmdbStore as Store } from "../../src/store";
-import { monthOf } from "../../src/server/quota";
+import { monthOf } from "../../src/usage/quota";
 import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 import { validCreateBody } from "../server-helpers";
 

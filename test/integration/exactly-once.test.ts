@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { LmdbStore as Store } from "../../src/store";
-import { monthOf } from "../../src/server/quota";
+import { monthOf } from "../../src/usage/quota";
 import { removeDir, startServer, tempDir, type ServerProcess } from "../../bench/harness";
 import { mulberry32 } from "../fixtures";
 import { validCreateBody } from "../server-helpers";

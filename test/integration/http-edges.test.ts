@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { join } from "node:path";
 import { LmdbStore as Store } from "../../src/store";
-import { monthOf } from "../../src/server/quota";
+import { monthOf } from "../../src/usage/quota";
 import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 import { validCreateBody } from "../server-helpers";
 import { exchange, rawPost } from "./raw-http";

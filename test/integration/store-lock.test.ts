@@ -1,5 +1,5 @@
 /**
- * One owner per store (issue 11, src/store/ownerLock.ts), with real processes: a second
+ * One owner per store (issue 11, src/store/lmdb/ownerLock.ts), with real processes: a second
  * `synthd serve` on a data dir in use exits 1 with one line naming the owner and touches nothing
  * (the first keeps its in-flight idempotency records, its rate counters and its models, and keeps
  * serving); the store commands documented to work while the server runs take no lock; after

@@ -23,9 +23,9 @@
  * ({@link ModelActor.snapshot}), queued behind the step in flight; stop and halt take effect at
  * the next step boundary (or right after the validation pass), as before.
  */
-import { isStoreOutage, type Store } from "../store";
-import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../model/trainer";
-import type { TrainReply } from "./protocol";
+import { isStoreOutage, type Store } from "../../store";
+import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../../model/trainer";
+import type { TrainReply } from "../protocol";
 
 /** First wait (ms) of a training whose store write (or read) failed for a store outage. */
 export const STORE_RETRY_FIRST_MS = 500;

@@ -13,23 +13,23 @@
 import { parentPort, threadId, workerData } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
 import { move, transferableSymbol, valueSymbol } from "piscina";
-import { LmdbStore, type Store } from "../store";
-import { guardLmdbRejections } from "../store/lmdb/rejections";
-import { initBackend } from "../model/backend";
-import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
-import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../model/calibrate";
-import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../model/generate";
-import { poolRules } from "../model/rule-repair";
-import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../model/generator";
-import type { Layout } from "../model/marginals";
-import { buildTargets, layoutOf } from "../model/marginals";
-import { Rng } from "../model/rng";
-import { LOGITS_NOT_FINITE } from "../model/sampling";
-import { NativeGenerator, gpuStatus, nativeCoreStatus } from "../model/native-core";
-import { cloneTfjsGenerator, disposeGenerator, type ComputeKind, type GeneratorModel } from "../model/trainer";
+import { LmdbStore, type Store } from "../../store";
+import { guardLmdbRejections } from "../../store/lmdb/rejections";
+import { initBackend } from "../../model/backend";
+import { checkpointWeights, type Checkpoint } from "../../model/checkpoint";
+import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../../model/calibrate";
+import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../../model/generate";
+import { poolRules } from "../../model/rule-repair";
+import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../../model/generator";
+import type { Layout } from "../../model/marginals";
+import { buildTargets, layoutOf } from "../../model/marginals";
+import { Rng } from "../../model/rng";
+import { LOGITS_NOT_FINITE } from "../../model/sampling";
+import { NativeGenerator, gpuStatus, nativeCoreStatus } from "../../model/native-core";
+import { cloneTfjsGenerator, disposeGenerator, type ComputeKind, type GeneratorModel } from "../../model/trainer";
 import { ModelActor, type ActorEnv } from "./actor";
 import { sampleSeededSource } from "./seeded";
-import type { GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
+import type { GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "../protocol";
 
 const config = workerData as WorkerConfig;
 /** This worker's compute path: `native` only when the core loads in this thread. */
@@ -41,7 +41,7 @@ let store: Store | undefined;
 let opening: Promise<Store> | undefined;
 
 // lmdb-js's orphaned rejection after a failed commit (full disk) must not end this thread: the
-// failure itself reached the write's caller (src/store/lmdbRejections.ts). Others still do.
+// failure itself reached the write's caller (src/store/lmdb/rejections.ts). Others still do.
 guardLmdbRejections(() => log("debug", "store commit failed (lmdb-js's internal batch promise)"));
 
 /**
@@ -51,7 +51,7 @@ guardLmdbRejections(() => log("debug", "store commit failed (lmdb-js's internal 
 function openStore(): Promise<Store> {
   opening ??= (async (): Promise<Store> => {
     const url = config.databaseUrl;
-    const s: Store = url === undefined ? new LmdbStore(config.dataDir) : await (await import("../store/postgres/pgStore")).PgStore.open(url, { heartbeat: false });
+    const s: Store = url === undefined ? new LmdbStore(config.dataDir) : await (await import("../../store/postgres/pgStore")).PgStore.open(url, { heartbeat: false });
     store = s;
     return s;
   })();

@@ -26,7 +26,7 @@
  * atomic phases and recovery points). Each phase of a keyed request is one LMDB transaction, and
  * the response is written to the socket only after the last one committed:
  * 1. begin: the in-flight record (naming the request id);
- * 2. the side effect: Generate's charge (pending, `quota.ts`) / Create Model's model together
+ * 2. the side effect: Generate's charge (pending, `src/usage/quota.ts`) / Create Model's model together
  *    with its stored response (`createModel.ts`);
  * 3. complete: the response stored and the pending charge settled, together.
  * A crash after 3 replays; before 3 the next start refunds the pending charge and releases the

@@ -1,6 +1,6 @@
 /**
  * Step `rateLimit` and {@link countFailedAuthentication} (contract: "Limits", Errors rule 1;
- * DESIGN §3): the sliding window counter of `rateLimiter.ts`, applied
+ * DESIGN §3): the sliding window counter of `limits/rateLimiter.ts`, applied
  *
  * - per organization (`rateLimit`, right after `authenticate`): every authenticated `/v1` request
  *   counts, whatever it turns out to be (404s, 400s and idempotent replays included), across both
@@ -34,8 +34,8 @@
  */
 import type { Ctx, Step } from "../context";
 import { ApiError } from "../errors";
-import type { RateDecision } from "../rateLimiter";
-import { RateLimiterUnavailableError } from "../redisRateLimiter";
+import type { RateDecision } from "../limits/rateLimiter";
+import { RateLimiterUnavailableError } from "../limits/redisRateLimiter";
 import { clientAddress } from "../clientAddress";
 
 /** Limiter key of an org's budget. */

@@ -1,5 +1,5 @@
 /**
- * Step `route`: finds the route for (method, path) in the route table (`routes.ts`).
+ * Step `route`: finds the route for (method, path) in the route table (`handlers/routes.ts`).
  *
  * - no route has this path: 404 `route_not_found` (DESIGN §3 extension);
  * - the path exists with other methods: 405 `method_not_allowed` with an `Allow` header listing
@@ -10,7 +10,7 @@
  */
 import type { RouteDef, Step } from "../context";
 import { ApiError, truncate } from "../errors";
-import { ROUTES } from "../routes";
+import { ROUTES } from "../handlers/routes";
 
 /** The outcome of matching a path against the route table. */
 export type RouteMatch =

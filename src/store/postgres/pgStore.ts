@@ -16,7 +16,7 @@
  *   takes only the records of its own finished requests and of instances whose lease ran out,
  *   under `FOR UPDATE SKIP LOCKED`, so two reconciling front ends refund each charge once.
  *
- * Schema: src/store/migrations.ts (run by {@link PgStore.open}, or `synthd migrate`). Errors: a
+ * Schema: src/store/postgres/migrations.ts (run by {@link PgStore.open}, or `synthd migrate`). Errors: a
  * write the database refuses or cannot be reached for rejects with {@link StoreWriteError} (the
  * transaction was rolled back; if the connection broke during COMMIT itself the outcome is
  * unknown, as with any remote database); a read that cannot reach the database rejects with
@@ -129,7 +129,7 @@ export class PgStore implements Store {
 
   /**
    * Connects to `url` (`postgres://user@host:port/db`), applies missing migrations
-   * (src/store/migrations.ts), takes this instance's lease and renews it every `leaseMs / 3` on an
+   * (src/store/postgres/migrations.ts), takes this instance's lease and renews it every `leaseMs / 3` on an
    * unref'd timer. Rejects with the driver's error when the database cannot be reached or migrated
    * (nothing is left open then).
    */

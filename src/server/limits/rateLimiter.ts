@@ -36,7 +36,7 @@
  * arbitrary 60 s interval straddling two windows it assumes the previous window's requests were
  * spread evenly (Cloudflare measured 0.003% of requests wrongly allowed or limited).
  */
-import type { RateCounter } from "../store";
+import type { RateCounter } from "../../store";
 
 /** Length of a window in milliseconds (60 s). */
 export const WINDOW_MS = 60_000;

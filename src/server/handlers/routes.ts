@@ -6,13 +6,13 @@
  * validator checks), and its handler. Order matters only for `Allow` (methods listed in table order).
  */
 import typia from "typia";
-import type { CreateModelRequest, GenerateRequest, ListModelsQuery } from "../types";
-import type { HandlerCtx, Reply, RouteDef, Validator } from "./context";
-import { createModel } from "./handlers/createModel";
-import { errorDocs } from "./handlers/errorDocs";
-import { generate } from "./handlers/generate";
-import { deleteModel, getModel, getModelMetadata, listModels } from "./handlers/models";
-import { openApiJson } from "./openapi";
+import type { CreateModelRequest, GenerateRequest, ListModelsQuery } from "../../types";
+import type { HandlerCtx, Reply, RouteDef, Validator } from "../context";
+import { createModel } from "./createModel";
+import { errorDocs } from "./errorDocs";
+import { generate } from "./generate";
+import { deleteModel, getModel, getModelMetadata, listModels } from "./models";
+import { openApiJson } from "../openapi";
 
 /** Route declaration; `B` and `Q` tie the validators to the handler's input types. */
 export interface RouteSpec<B, Q> {

@@ -18,8 +18,8 @@
  *   `synthd usage` reports.
  */
 import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS, type ChargeRequest, type Environment, type Store } from "../store";
-import type { Auth } from "./context";
-import { ApiError } from "./errors";
+import type { Auth } from "../server/context";
+import { ApiError } from "../server/errors";
 
 /** The calendar month (UTC) of `ms` as `YYYY-MM`. */
 export function monthOf(ms: number): string {

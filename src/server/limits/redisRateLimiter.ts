@@ -115,7 +115,7 @@
  */
 import Redis, { type RedisOptions } from "ioredis";
 import { WINDOW_MS, type RateDecision } from "./rateLimiter";
-import type { RateCounter } from "../store";
+import type { RateCounter } from "../../store";
 
 /** Default time (ms) a decision may take before it fails with {@link RateLimiterUnavailableError}. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
