@@ -1,5 +1,5 @@
 /**
- * The engine of a stateless front end (issue 14; docs/deploy.md): the {@link Engine} the HTTP
+ * The engine of a stateless front end (docs/deploy.md): the {@link Engine} the HTTP
  * server talks to when models train and generate on `synthd worker` processes.
  *
  * - `train`: adds a BullMQ job (job id = model id, so a second add of the same model is a no-op)

@@ -1,5 +1,5 @@
 /**
- * A training and generation worker of the shared topology (`synthd worker`; issue 14,
+ * A training and generation worker of the shared topology (`synthd worker`;
  * docs/deploy.md). It hosts today's engine (piscina worker threads, one actor per model) on the
  * shared PostgreSQL store, and:
  *

@@ -30,7 +30,7 @@ export interface EngineOptions {
    * the PostgreSQL URL as `databaseUrl`.
    */
   dataDir: string;
-  /** PostgreSQL connection URL of `store` when it is the shared store (issue 14). */
+  /** PostgreSQL connection URL of `store` when it is the shared store. */
   databaseUrl?: string;
   /** Worker threads; default `os.availableParallelism()`. */
   workers?: number;

@@ -26,7 +26,7 @@ export interface GenerateTask {
   /** Server-drawn latents: rows and optional seed. */
   numRows?: number;
   /**
-   * Seeded generation (issue 12): conditions checked and in the model's feature order
+   * Seeded generation: conditions checked and in the model's feature order
    * (`src/model/seeded-input.ts`), run by `src/engine/worker/seeded.ts` with `seed`.
    */
   seeded?: SeededSource;
@@ -91,7 +91,7 @@ export interface InfoReply {
 export interface WorkerConfig {
   /** The embedded store's LMDB directory (unused with `databaseUrl`). */
   dataDir: string;
-  /** The shared store's PostgreSQL URL (issue 14): each worker thread opens its own PgStore. */
+  /** The shared store's PostgreSQL URL: each worker thread opens its own PgStore. */
   databaseUrl?: string;
   /** Compute path of training and generation (`synthd serve --compute`). */
   compute: "tfjs" | "native";

@@ -1,5 +1,5 @@
 /**
- * The engine as the HTTP thread sees it (DESIGN §4). The server never trains or generates
+ * The engine as the HTTP thread sees it. The server never trains or generates
  * itself: it stores the model record, then hands work to the engine, which runs it on piscina
  * worker threads (one actor per model, pinned to one worker).
  */

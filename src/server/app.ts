@@ -1,6 +1,6 @@
 /**
  * The HTTP front end: a uWebSockets.js app whose single catch-all route hands every request to the
- * pipeline (`pipeline.ts`) and writes the response it produces (DESIGN §4, main thread).
+ * pipeline (`pipeline.ts`) and writes the response it produces (main thread).
  *
  * uWS rules followed here: everything needed from the stack-allocated `HttpRequest` is copied
  * before any `await`; `res.onAborted` is attached first, and after it fires nothing is written;
@@ -42,7 +42,7 @@ import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, WINDOW_MS 
 import { IDEMPOTENCY_TTL_MS } from "./steps/idempotency";
 import { framingError, startBodyRead, type FramingError } from "./steps/readBody";
 
-/** Default `maxBodyBytes`: 16 MiB (DESIGN §3). */
+/** Default `maxBodyBytes`: 16 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Options of {@link startServer}. */
@@ -84,7 +84,7 @@ export interface ServerOptions {
   /** Current time in Unix milliseconds; default `Date.now`. Tests inject one to move through rate windows, months and key expiry. */
   clock?: () => number;
   /**
-   * Shared topology (issue 14): rate limits decided in Redis across every front end (the
+   * Shared topology: rate limits decided in Redis across every front end (the
    * in-memory limiter and its LMDB write-through are then unused).
    */
   sharedLimiter?: RedisRateLimiter;

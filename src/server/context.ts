@@ -1,5 +1,5 @@
 /**
- * The request context and the step type of the HTTP pipeline (DESIGN §4).
+ * The request context and the step type of the HTTP pipeline.
  *
  * One {@link Ctx} is created per request by the uWS adapter in `app.ts`, from data copied out of
  * uWS's stack-allocated `HttpRequest` before any `await`. The steps in `pipeline.ts` fill it in
@@ -31,7 +31,7 @@ export interface Services {
   /** The sliding window counters (the HTTP thread is their only admitter). */
   limiter: RateLimiter;
   /**
-   * Shared topology (issue 14): the same counters in Redis, one atomic script per decision, so
+   * Shared topology: the same counters in Redis, one atomic script per decision, so
    * every front end admits against one budget. When set, `limiter` is unused.
    */
   sharedLimiter?: RedisRateLimiter;

@@ -67,7 +67,7 @@ export interface ServeOptions {
    */
   rateLimit?: number;
   /**
-   * `--database`: PostgreSQL URL of the shared store (issue 14). With `redisUrl`, this process is
+   * `--database`: PostgreSQL URL of the shared store. With `redisUrl`, this process is
    * a stateless front end of the shared topology (src/cluster/front-end.ts); `dataDir`,
    * `workers`, `compute` and the per-org training limits are then the workers' business.
    */

@@ -1,5 +1,5 @@
 /**
- * `synthd serve` (DESIGN §1): the store, the engine and the HTTP server wired together, with
+ * `synthd serve`: the store, the engine and the HTTP server wired together, with
  * graceful shutdown and process-level guards. The CLI prints what this returns.
  */
 import { mkdirSync } from "node:fs";

@@ -20,12 +20,12 @@ export function newApiKey(env: Environment): string {
   return `svc_${env}_${body}`;
 }
 
-/** A new model id: `mdl_` + 12 lowercase hex (DESIGN §3). */
+/** A new model id: `mdl_` + 12 lowercase hex. */
 export function newModelId(): string {
   return `mdl_${randomBytes(6).toString("hex")}`;
 }
 
-/** A new request id: `req_` + 24 characters from `[A-Za-z0-9]` (DESIGN §3). */
+/** A new request id: `req_` + 24 characters from `[A-Za-z0-9]`. */
 export function newRequestId(): string {
   const bytes = randomBytes(48);
   let body = "";

@@ -40,7 +40,7 @@ export function checkOrgLimits(limits: OrgLimits): void {
 
 /** Rows per calendar month of the sandbox (the free tier; contract: "Limits"). */
 export const FREE_TIER_ROWS = 100_000;
-/** Rows per calendar month of a live org without its own plan (DESIGN §3). */
+/** Rows per calendar month of a live org without its own plan. */
 export const DEFAULT_LIVE_QUOTA = 100_000;
 
 /**
@@ -97,7 +97,7 @@ export interface PendingCharge {
 /** Outcome of {@link Store.chargeUsage}: `used` is the month's usage after the charge (or unchanged when refused). */
 export type ChargeResult = { ok: true; used: number } | { ok: false; used: number };
 
-/** Idempotency scope (DESIGN §3): a key belongs to one org and one environment. */
+/** Idempotency scope: a key belongs to one org and one environment. */
 export interface IdempotencyScope {
   org: string;
   env: Environment;

@@ -1,5 +1,5 @@
 /**
- * The store seam (DESIGN §4; issue 14): everything the server, the engine and the admin commands
+ * The store seam: everything the server, the engine and the admin commands
  * keep, behind one asynchronous interface with two implementations:
  * - {@link import("./lmdb/lmdbStore").LmdbStore}: the embedded LMDB store (one machine; the default);
  * - {@link import("./postgres/pgStore").PgStore}: PostgreSQL, shared by several front ends and workers.
@@ -110,7 +110,7 @@ export interface Store {
    */
   deleteModel(id: string, nowMs?: number, dropIdempotency?: IdempotencyScope): Promise<boolean>;
   /**
-   * Models of (org, env), newest first, ties by id (DESIGN §3), starting right after the model
+   * Models of (org, env), newest first, ties by id, starting right after the model
    * `startingAfter` (a tombstoned id still marks its place).
    * @throws CursorNotFoundError when `startingAfter` names no model of (org, env).
    */

@@ -1,5 +1,5 @@
 /**
- * Monthly usage quotas (contract: "Limits", Monthly usage quota; DESIGN §3).
+ * Monthly usage quotas (contract: "Limits", Monthly usage quota).
  *
  * Usage is counted in generated rows per calendar month (UTC) per (org, environment). The sandbox
  * (`svc_test_` keys) has the free tier, {@link FREE_TIER_ROWS}; live keys have the org's plan

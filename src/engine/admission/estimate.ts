@@ -1,5 +1,5 @@
 /**
- * Admission control, part 1: how much memory training a model takes (issue 11). The budget it
+ * Admission control, part 1: how much memory training a model takes. The budget it
  * is checked against is `budget.ts`'s, the queue that spends the budget `queue.ts`; the
  * engine (`index.ts`) wires them.
  *

@@ -1,5 +1,5 @@
 /**
- * The model actor (DESIGN §4): one per model being trained, living in the worker thread the model
+ * The model actor: one per model being trained, living in the worker thread the model
  * is pinned to. It owns the model's state machine, its training loop and its weights.
  *
  * States (the contract's state table, seen from the worker):
@@ -16,7 +16,7 @@
  * The loop awaits `yieldFn` between optimizer steps, so generate/stop tasks for this and other
  * models on the same worker run in between. Every store write is one atomic `updateModel`.
  *
- * Latency isolation (issue 11; docs/operations.md "Latency isolation on a worker"): on the native
+ * Latency isolation (docs/operations.md "Latency isolation on a worker"): on the native
  * path each optimizer step and validation pass runs on a background thread and the long JavaScript
  * loops run in slices (trainer.ts), so the worker's thread is free for other models' tasks while
  * this one trains. A generate of THIS model snapshots its latest weights through the trainer
@@ -57,7 +57,7 @@ export interface ActorEnv {
   compute?: ComputeKind;
 }
 
-/** The `error` stored on a failed model (DESIGN §3: `{ code, message }`). */
+/** The `error` stored on a failed model (`{ code, message }`, as the contract's Model resource shows it). */
 export function trainingFailed(message: string): { code: string; message: string } {
   return { code: "training_failed", message };
 }

@@ -4,7 +4,7 @@
  * directory. One handler call per task; training tasks stay pending until training ends, the
  * others run in between (the training loops yield between steps).
  *
- * Latency isolation (issue 11; docs/operations.md "Latency isolation on a worker"): with the
+ * Latency isolation (docs/operations.md "Latency isolation on a worker"): with the
  * native core (the default) a training model's steps and validation passes run off this thread
  * (trainer.ts), so a generate, stop or delete of another model runs while they compute instead of
  * after them. A generate of a model that is training here copies its latest weights through the
@@ -228,7 +228,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     const sampling = { temperature: task.temperature, topP: task.topP, yieldFn };
     let cols: Int32Array[];
     if (task.seeded) {
-      // Seeded generation (issue 12): the model's own conditional, same options as the plain draw;
+      // Seeded generation: the model's own conditional, same options as the plain draw;
       // with calibrate, corrected by what the given marginals say of each condition.
       let calibration: ((fixed: readonly FixedCell[]) => ReturnType<typeof conditionCalibration>) | undefined;
       if (task.seeded.calibrate) {

@@ -1,5 +1,5 @@
 /**
- * Seeded generation in the worker (issue 12): runs a checked {@link SeededSource} with the model's
+ * Seeded generation in the worker: runs a checked {@link SeededSource} with the model's
  * own conditional sampler (`src/model/conditional.ts`: adaptive multiple importance sampling over
  * latents, never rejection of whole rows) on either compute path, with the request's seed,
  * temperature, top_p and the model's privacy noise, exactly as the plain draw gets them.

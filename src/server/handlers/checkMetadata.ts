@@ -1,5 +1,5 @@
 /**
- * Semantic checks of Create Model's `metadata` that a type cannot express (DESIGN §2): the
+ * Semantic checks of Create Model's `metadata` that a type cannot express: the
  * pieces must describe one consistent set of features. Runs after typia has checked the shapes.
  *
  * With F = `features` and K_f = `cardinalities[f]`:

@@ -1,5 +1,5 @@
 /**
- * Handler of Create Model, `POST /v1/models` (contract: "Create Model"; DESIGN §2–§3).
+ * Handler of Create Model, `POST /v1/models` (contract: "Create Model").
  *
  * After typia has checked the body's shape: the semantic checks of `checkMetadata`, then the
  * monthly quota (402 `quota_exceeded` once the caller's usage this month has reached its quota;

@@ -1,6 +1,6 @@
 /**
  * Handler of Generate Synthetic Data, `POST /v1/models/{model_id}/generate` (contract: "Generate
- * Synthetic Data"; DESIGN §2).
+ * Synthetic Data").
  *
  * Order of checks, after typia has checked the body's shape:
  * 1. rows requested (`embedding.num_rows`, or the number of latent vectors) in

@@ -1,6 +1,6 @@
 /**
- * Handlers of Get Model, List Models, Delete Model and Get Model Metadata (contract: "Endpoints";
- * DESIGN §3), plus the lookup they share with Generate.
+ * Handlers of Get Model, List Models, Delete Model and Get Model Metadata (contract: "Endpoints"),
+ * plus the lookup they share with Generate.
  *
  * Models are scoped by (org, environment): a model of another org or of the other environment is
  * answered exactly like a missing one, 404 `model_not_found` (contract: Authentication rule 5).
@@ -10,7 +10,7 @@ import type { ListModelsQuery, Metadata, Model } from "../../types";
 import { modelNotFound, paramInvalid, truncate } from "../errors";
 import type { HandlerCtx, Reply } from "../context";
 
-/** Model ids: `mdl_` + 12 lowercase hex (DESIGN §3). Anything else is simply not found. */
+/** Model ids: `mdl_` + 12 lowercase hex. Anything else is simply not found. */
 export const MODEL_ID = /^mdl_[0-9a-f]{12}$/;
 
 /** Default page size of List Models (contract: "Limits"; the 1..100 bounds are typia tags on `ListModelsQuery`). */

@@ -1,5 +1,5 @@
 /**
- * The route table (contract: "Endpoints"; DESIGN §3 extension `GET /v1/models/{id}/metadata`).
+ * The route table (contract: "Endpoints"; extensions of the contract `GET /v1/models/{id}/metadata`).
  *
  * Each route names its method, path pattern, the typia validators of its body and query
  * (generated at compile time from the contract types, so the handler's input type is the type the

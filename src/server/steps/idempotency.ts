@@ -1,5 +1,5 @@
 /**
- * Step `idempotency` (contract: "Idempotency (all POST endpoints)"; DESIGN §3), after the model of
+ * Step `idempotency` (contract: "Idempotency (all POST endpoints)"), after the model of
  * Stripe's idempotent requests (docs.stripe.com/api/idempotent_requests):
  *
  * - applies to POST requests carrying `Idempotency-Key` (1 to 255 characters, else 400
@@ -46,7 +46,7 @@ import { ApiError, paramInvalid, setErrorResponse, storageUnavailable, toApiErro
 /** Lifetime of an idempotency key: 24 hours (contract: "Limits"). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
-/** Longest accepted Idempotency-Key, in characters (DESIGN §3). */
+/** Longest accepted Idempotency-Key, in characters. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /** True for responses that are stored for replay: 2xx and 4xx except 401, 409 and 429. */

@@ -1,6 +1,6 @@
 /**
  * Step `readBody`: the request body, at most `maxBodyBytes` bytes (default 16 MiB); larger gives
- * 413 `request_too_large` (DESIGN §3 extension).
+ * 413 `request_too_large` (extensions of the contract).
  *
  * uWS delivers the body through `res.onData`, which must be attached synchronously in the route
  * callback (data arriving before it is attached is lost), so the adapter calls

@@ -1,7 +1,7 @@
 /**
  * Step `route`: finds the route for (method, path) in the route table (`handlers/routes.ts`).
  *
- * - no route has this path: 404 `route_not_found` (DESIGN §3 extension);
+ * - no route has this path: 404 `route_not_found` (extensions of the contract);
  * - the path exists with other methods: 405 `method_not_allowed` with an `Allow` header listing
  *   them (e.g. `Allow: GET, DELETE`).
  *

@@ -1,5 +1,5 @@
 /**
- * Step `validate` (DESIGN §3 "Validation"): checks the route's body and query against validators
+ * Step `validate` (contract: "Validation"): checks the route's body and query against validators
  * that typia generates at compile time from the contract types in `src/types.ts`
  * (`typia.createValidateEquals<T>()`), so unknown fields are rejected as well as missing ones,
  * wrong types and out-of-range values. The first error becomes 400 `parameter_invalid` whose

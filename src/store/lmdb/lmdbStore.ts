@@ -1,5 +1,5 @@
 /**
- * The embedded store: one LMDB environment with named sub-databases (DESIGN §4).
+ * The embedded store: one LMDB environment with named sub-databases.
  *
  * Safe to open from the HTTP thread and from every engine worker at once (LMDB serialises
  * writers across threads and processes). Every change that touches more than one key runs in one
@@ -280,7 +280,7 @@ export class LmdbStore implements Store {
   }
 
   /**
-   * Models of (org, env), newest first, ties by id (DESIGN §3). `startingAfter` is a model id of
+   * Models of (org, env), newest first, ties by id. `startingAfter` is a model id of
    * the caller; the page starts right after it. A cursor deleted since (within
    * {@link TOMBSTONE_TTL_MS}) still marks its place, so paging is stable under concurrent deletes;
    * models created meanwhile are newer and so never shift later pages.

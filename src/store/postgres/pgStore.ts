@@ -1,6 +1,6 @@
 /**
  * The shared store: {@link Store} on PostgreSQL, for several front ends and engine workers on
- * several machines (DESIGN §4; issue 14). Method by method the semantics of the embedded LMDB
+ * several machines. Method by method the semantics of the embedded LMDB
  * {@link import("../lmdb/lmdbStore").LmdbStore}; where LMDB relies on its single serialised writer, this store
  * relies on one conditional statement or one transaction with row locks:
  *
