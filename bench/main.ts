@@ -15,7 +15,7 @@
  *   TVD vs independent columns and a resample of the real rows (gap closed), and the column checks.
  * - `extract`: metadata extraction (`analyzeTable`) of 1M rows (flights-20k repeated): rows/s and
  *   peak RSS, vs the 20,000-row file in the same run.
- * - `memory`: the training-memory estimate of admission control (src/engine/admission.ts) vs the
+ * - `memory`: the training-memory estimate of admission control (src/engine/admission/estimate.ts) vs the
  *   server's measured peak RSS growth per config (small to the heavy and wide configs of issue 11).
  * - `seeded`: issue 12's seeded generation on raw Adult: conditioned samples' TVD against TRAIN's
  *   conditioned rows vs an unconditional sample, imputation accuracy of blanked HOLDOUT cells vs the

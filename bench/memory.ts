@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- memory`: calibration of the training-memory estimate (src/engine/admission.ts).
+ * `npm run bench -- memory`: calibration of the training-memory estimate (src/engine/admission/estimate.ts).
  *
  * For each config, a fresh `synthd serve` trains one model (time limit a few seconds, so one
  * epoch: the first steps, validation and the checkpoint all happen); the server's peak RSS during
@@ -10,8 +10,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { estimateTrainingMemory } from "../src/engine/admission";
-import { formatBytes } from "../src/engine/budget";
+import { estimateTrainingMemory } from "../src/engine/admission/estimate";
+import { formatBytes } from "../src/engine/admission/budget";
 import { Synthd, Synthesizer } from "../src/sdk";
 import { effectiveConfig } from "../src/server/handlers/createModel";
 import type { Metadata, ModelConfigInput } from "../src/types";

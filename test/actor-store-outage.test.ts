@@ -11,8 +11,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Store, StoreUnavailableError, StoreWriteError, type ModelPatch, type StoreApi } from "../src/store";
-import { ModelActor, storeRetryDelay, STORE_RETRY_FIRST_MS, STORE_RETRY_MAX_MS } from "../src/engine/actor";
+import { LmdbStore as Store, StoreUnavailableError, StoreWriteError, type ModelPatch, type Store as StoreApi } from "../src/store";
+import { ModelActor, storeRetryDelay, STORE_RETRY_FIRST_MS, STORE_RETRY_MAX_MS } from "../src/engine/worker/actor";
 import { addTrainingModel, fastConfig, TINY_META } from "./fixtures";
 
 /** Polls until `pred` holds (fails after `ms`; a hang guard, not a timing assertion). */

@@ -1,7 +1,7 @@
 /**
- * Admission control (issue 11): the training-memory estimate (src/engine/admission.ts) against
- * the measured peaks it was calibrated on, the queue policy (src/engine/admission-queue.ts), the
- * budget parsing (src/engine/budget.ts), and the engine wiring them (refusals, queueing, delete of
+ * Admission control (issue 11): the training-memory estimate (src/engine/admission/estimate.ts) against
+ * the measured peaks it was calibrated on, the queue policy (src/engine/admission/queue.ts), the
+ * budget parsing (src/engine/admission/budget.ts), and the engine wiring them (refusals, queueing, delete of
  * a waiting model, resume oldest first, worker death keeping the reservation).
  */
 import { test } from "node:test";
@@ -10,13 +10,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, pairBlockShapes, type EstimateConfig } from "../src/engine/admission";
-import { AdmissionQueue, HOLD_TTL_MS, type QueueLimits } from "../src/engine/admission-queue";
-import { formatBytes, machineMemory, parseByteSize } from "../src/engine/budget";
+import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, pairBlockShapes, type EstimateConfig } from "../src/engine/admission/estimate";
+import { AdmissionQueue, HOLD_TTL_MS, type QueueLimits } from "../src/engine/admission/queue";
+import { formatBytes, machineMemory, parseByteSize } from "../src/engine/admission/budget";
 import { createEngine, DEFAULT_MAX_QUEUED_PER_ORG, ModelTooLargeError, OrgQueueFullError, type EngineOptions, type PoolEngine } from "../src/engine";
 import { buildTargets, generatorSpec, layoutOf, paramCount } from "../src/model";
 import { analyzeTable } from "../src/sdk/metadata";
-import { newModelId, Store, type ModelRecord, type StoreApi } from "../src/store";
+import { newModelId, LmdbStore as Store, type ModelRecord, type Store as StoreApi } from "../src/store";
 import { CONFIG_DEFAULTS, type Metadata, type ModelConfig, type ModelSize } from "../src/types";
 import { syntheticMetadata } from "../bench/memory";
 import { ADULT_CSV } from "../bench/harness";

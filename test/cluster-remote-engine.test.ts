@@ -13,7 +13,7 @@ import Redis from "ioredis";
 import { randomBytes } from "node:crypto";
 import { freshDatabase } from "./pg-helpers";
 import { tinyMetadata, QUICK } from "./contract/harness";
-import { PgStore } from "../src/store/postgres";
+import { PgStore } from "../src/store/postgres/pgStore";
 import { modelRecord } from "./store-fixtures";
 import { WorkerHost } from "../src/cluster/worker-host";
 import { NO_WORKER_RETRY_AFTER_S, RemoteEngine } from "../src/cluster/remote-engine";

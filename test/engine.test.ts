@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { Store, type ModelRecord, type StoreApi } from "../src/store";
+import { LmdbStore as Store, type ModelRecord, type Store as StoreApi } from "../src/store";
 import type { Metadata, ModelConfig } from "../src/types";
 import { createEngine, EngineModelError, EngineUnavailableError, GenerateInputError, type PoolEngine } from "../src/engine";
 import { Trainer, type Checkpoint } from "../src/model";

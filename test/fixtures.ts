@@ -1,7 +1,7 @@
 /**
  * Fixtures shared by the unit tests of the model, engine and sampling kernels.
  */
-import { Store, newModelId, type ModelRecord } from "../src/store";
+import { LmdbStore as Store, newModelId, type ModelRecord } from "../src/store";
 import { CONFIG_DEFAULTS, type Metadata, type ModelConfig } from "../src/types";
 
 /**

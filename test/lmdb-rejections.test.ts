@@ -12,7 +12,7 @@ import { Worker } from "node:worker_threads";
 /** Runs `body` (CommonJS, with `paths` in scope) in a fresh worker thread; resolves to what it posts. */
 function inThread<T>(body: string): Promise<T> {
   const paths = {
-    guard: require.resolve("../src/store/lmdbRejections"),
+    guard: require.resolve("../src/store/lmdb/rejections"),
     backend: require.resolve("../src/model/backend"),
   };
   const code = `const { parentPort } = require("node:worker_threads"); const paths = ${JSON.stringify(paths)};\n(async () => {\n${body}\n})().catch((e) => parentPort.postMessage({ failed: String(e && e.stack) }));`;

@@ -8,7 +8,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Store } from "../src/store";
+import { LmdbStore as Store } from "../src/store";
 import type { Metadata, ModelConfig } from "../src/types";
 import {
   Rng,

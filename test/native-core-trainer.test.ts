@@ -20,7 +20,7 @@ import { Rng } from "../src/model/rng";
 import { learningRate, makeSchedule } from "../src/model/schedule";
 import { addSliced, emaSliced, fillNormalSliced, SLICE } from "../src/model/slices";
 import { emaDecay, ENTROPY_PENALTY, VAL_SIZE } from "../src/model/trainer";
-import { Store } from "../src/store";
+import { LmdbStore as Store } from "../src/store";
 import type { Metadata, ModelConfig } from "../src/types";
 import { latents, relErr, smallCase, syntheticMetadata } from "./native-core-fixtures";
 import { addTrainingModel, fastConfig } from "./fixtures";

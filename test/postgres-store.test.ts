@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store (src/store/postgres.ts) against a real server: the LMDB store's semantics
+ * The PostgreSQL store (src/store/postgres/pgStore.ts) against a real server: the LMDB store's semantics
  * method by method (test/store.test.ts, test/store-limits.test.ts), and what only a shared store
  * must guarantee: quota and idempotency across instances, concurrent migrations, reconcile that
  * respects other instances' leases, fencing of training writes, write failures as StoreWriteError.
@@ -8,8 +8,8 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "pg";
-import { PgStore } from "../src/store/postgres";
-import { MIGRATIONS, migrateDatabase } from "../src/store/migrations";
+import { PgStore } from "../src/store/postgres/pgStore";
+import { MIGRATIONS, migrateDatabase } from "../src/store/postgres/migrations";
 import { CursorNotFoundError, StoreUnavailableError, StoreWriteError, TOMBSTONE_TTL_MS, hashKey, type ChargeRequest, type StoredResponse } from "../src/store";
 import { PG_URL, freshDatabase } from "./pg-helpers";
 import { META, modelRecord } from "./store-fixtures";

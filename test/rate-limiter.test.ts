@@ -1,11 +1,11 @@
 /**
- * The sliding window counter's arithmetic (src/server/rateLimiter.ts), on a fake clock: exact
+ * The sliding window counter's arithmetic (src/server/limits/rateLimiter.ts), on a fake clock: exact
  * admission counts, the weighting of the previous window, and that the advertised next admission
  * time (Retry-After, X-RateLimit-Reset) is exact: admitted at it, refused a millisecond before.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { estimate, nextAdmissionMs, RateLimiter, roll, WINDOW_MS } from "../src/server/rateLimiter";
+import { estimate, nextAdmissionMs, RateLimiter, roll, WINDOW_MS } from "../src/server/limits/rateLimiter";
 
 const W = 1_000_000; // a window index
 const start = W * WINDOW_MS;

@@ -1,5 +1,5 @@
 /**
- * The Redis sliding window counter (src/server/redisRateLimiter.ts) against a real Redis 7 at
+ * The Redis sliding window counter (src/server/limits/redisRateLimiter.ts) against a real Redis 7 at
  * 127.0.0.1:6379 (CI and the development machines run one; SYNTHD_TEST_REDIS_HOST/PORT point
  * elsewhere): the same decisions as the in-memory RateLimiter, step for step and field for field;
  * exactly `limit` admissions out of 200 concurrent requests from two connections and from two
@@ -19,8 +19,8 @@ import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { createInterface } from "node:readline";
 import Redis from "ioredis";
-import { DEFAULT_AUTH_FAILURE_LIMIT, estimate, nextAdmissionMs, RateLimiter, WINDOW_MS, type RateDecision } from "../src/server/rateLimiter";
-import { RateLimiterUnavailableError, RedisRateLimiter } from "../src/server/redisRateLimiter";
+import { DEFAULT_AUTH_FAILURE_LIMIT, estimate, nextAdmissionMs, RateLimiter, WINDOW_MS, type RateDecision } from "../src/server/limits/rateLimiter";
+import { RateLimiterUnavailableError, RedisRateLimiter } from "../src/server/limits/redisRateLimiter";
 
 const HOST = process.env.SYNTHD_TEST_REDIS_HOST ?? "127.0.0.1";
 const PORT = Number(process.env.SYNTHD_TEST_REDIS_PORT ?? 6379);

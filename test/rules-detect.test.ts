@@ -17,7 +17,7 @@ import { parseRules } from "../src/cli/client-commands";
 import type { CreateModelRequest } from "../src/types";
 import typia from "typia";
 
-/** The server's check of a Create Model body (src/server/routes.ts). */
+/** The server's check of a Create Model body (src/server/handlers/routes.ts). */
 const validateCreate = typia.createValidateEquals<CreateModelRequest>();
 
 const REAL = "/work/shared/datasets/real";

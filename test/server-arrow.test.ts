@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { tableFromIPC } from "apache-arrow";
 import { ARROW_STREAM, prefersArrow } from "../src/server/arrow";
-import { monthOf } from "../src/server/quota";
+import { monthOf } from "../src/usage/quota";
 import { Synthd } from "../src/sdk";
 import { codesFromArrow } from "../src/sdk/models";
 import type { GenerateRequest, Generation, Metadata } from "../src/types";

@@ -10,7 +10,7 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import type { Engine } from "../src/engine/types";
 import { startServer, type RunningServer, type ServerOptions } from "../src/server/app";
-import { Store } from "../src/store";
+import { LmdbStore as Store } from "../src/store";
 import { ERROR_CODES, type ErrorCode, type GenerateRequest, type Generation, type Metadata } from "../src/types";
 
 /** An Engine that records calls, returns a fixed Generation, and throws what it is told to. */

@@ -4,12 +4,12 @@
  * with the in-process harness (test/server-helpers.ts, FakeEngine). Every bad input is 400
  * `parameter_invalid` with the exact `param`, and charges nothing; good requests reach the engine
  * as sent and are charged the rows returned. Also: the worker-side mapping of a condition the model
- * gives probability 0 to the param of its row and cell (`src/engine/seeded.ts`, on a crafted model),
+ * gives probability 0 to the param of its row and cell (`src/engine/worker/seeded.ts`, on a crafted model),
  * and the OpenAPI document describing both forms.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { sampleSeededSource } from "../src/engine/seeded";
+import { sampleSeededSource } from "../src/engine/worker/seeded";
 import { initBackend } from "../src/model/backend";
 import { InputError } from "../src/model/generate";
 import { generatorSpec, initParams, toTensors } from "../src/model/generator";
@@ -18,7 +18,7 @@ import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
 import { Rng } from "../src/model/rng";
 import { seededSource, SeededInputError } from "../src/model/seeded-input";
 import type { GeneratorModel } from "../src/model/trainer";
-import { monthOf } from "../src/server/quota";
+import { monthOf } from "../src/usage/quota";
 import { openApiDocument } from "../src/server/openapi";
 import { MAX_SEED_ROWS_PER_REQUEST, type Metadata } from "../src/types";
 import { assertError, call, startHarness, type Harness } from "./server-helpers";

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { serve, type EngineFactoryOptions } from "../src/server/serve";
+import { serve } from "../src/server/serve";
+import type { EngineFactoryOptions } from "../src/server/process";
 import { call, FakeEngine } from "./server-helpers";
 
 test("first successful start creates a working sandbox key, later starts do not; resumeAll runs at start", async () => {

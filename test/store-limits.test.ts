@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Store, newModelId, TOMBSTONE_TTL_MS, type ChargeRequest, type ModelRecord } from "../src/store";
+import { LmdbStore as Store, newModelId, TOMBSTONE_TTL_MS, type ChargeRequest, type ModelRecord } from "../src/store";
 import { CONFIG_DEFAULTS } from "../src/types";
 
 async function withStore(fn: (s: Store, dir: string) => Promise<void>): Promise<void> {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Store, hashKey, CursorNotFoundError } from "../src/store";
+import { LmdbStore as Store, hashKey, CursorNotFoundError } from "../src/store";
 import { META, modelRecord } from "./store-fixtures";
 
 function tmpStore(): { store: Store; dir: string } {

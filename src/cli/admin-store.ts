@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Option } from "commander";
-import { Store, type StoreApi } from "../store";
+import { LmdbStore, type Store } from "../store";
 
 /** What an admin command's store options parse to. */
 export interface AdminStoreOptions {
@@ -25,14 +25,14 @@ export function databaseOption(): Option {
  * command that only reads must not create one).
  * @throws Error for a missing LMDB store (with `mustExist`) or an unreachable database.
  */
-export async function openAdminStore(opts: AdminStoreOptions, mustExist = false): Promise<StoreApi> {
+export async function openAdminStore(opts: AdminStoreOptions, mustExist = false): Promise<Store> {
   if (opts.database !== undefined) {
-    const { PgStore } = await import("../store/postgres");
+    const { PgStore } = await import("../store/postgres/pgStore");
     return PgStore.open(opts.database, { heartbeat: false });
   }
   if (mustExist && !existsSync(join(opts.dataDir, "data.mdb"))) {
     throw new Error(`No synthd store in ${opts.dataDir} (pass --data-dir or --database, or set SYNTHD_DATA_DIR).`);
   }
   mkdirSync(opts.dataDir, { recursive: true });
-  return new Store(opts.dataDir);
+  return new LmdbStore(opts.dataDir);
 }

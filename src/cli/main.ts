@@ -19,8 +19,8 @@ import {
   evaluateCommand,
 } from "./client-commands";
 import { OUTPUT_EXTENSIONS, OUTPUT_FORMATS } from "../sdk/formats";
-import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission-queue";
-import { parseByteSize } from "../engine/budget";
+import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission/queue";
+import { parseByteSize } from "../engine/admission/budget";
 import { FORWARDED_HEADERS, TrustedProxies } from "../server/clientAddress";
 import { reportAndExit } from "./output";
 import { registerUsageCommands } from "./usage";

@@ -40,7 +40,7 @@ export interface ServeOptions {
  * Starts the server and prints `sandbox key: svc_test_...` (first start with an empty store
  * only), `synthd HTTP/1.0 listener on http://HOST:PORT` (with `--http10-port` only) and then
  * `synthd listening on http://HOST:PORT` on stdout. Runs until SIGINT/SIGTERM.
- * The only command that takes the data dir's owner lock (`src/store/ownerLock.ts`).
+ * The only command that takes the data dir's owner lock (`src/store/lmdb/ownerLock.ts`).
  * @throws StoreLockedError when another `synthd serve` owns the data dir (the CLI prints its
  *   one-line message and exits 1), or whatever `serve` throws.
  */
@@ -124,7 +124,7 @@ export interface WorkerOptions {
 export async function workerCommand(opts: WorkerOptions): Promise<void> {
   const { WorkerHost } = await import("../cluster/worker-host");
   const { createLogger } = await import("../server/log");
-  const { installProcessHandlers } = await import("../server/serve");
+  const { installProcessHandlers } = await import("../server/process");
   const logger = createLogger(opts.debug ? "debug" : "info");
   const host = await WorkerHost.start({
     databaseUrl: opts.database,
@@ -148,7 +148,7 @@ export async function workerCommand(opts: WorkerOptions): Promise<void> {
 
 /** `synthd migrate --database URL`: applies the shared store's migrations; prints the ones applied. */
 export async function migrateCommand(opts: { database: string }): Promise<void> {
-  const { migrateDatabase } = await import("../store/migrations");
+  const { migrateDatabase } = await import("../store/postgres/migrations");
   const applied = await migrateDatabase(opts.database);
   process.stdout.write(applied.length === 0 ? "schema up to date\n" : `applied migrations ${applied.join(", ")}\n`);
 }

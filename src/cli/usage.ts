@@ -14,7 +14,7 @@
 import { databaseOption, openAdminStore } from "./admin-store";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS } from "../store";
-import { monthOf, usageReport, type UsageLine } from "../server/quota";
+import { monthOf, usageReport, type UsageLine } from "../usage/quota";
 
 /** Options of `synthd usage` after parsing. */
 export interface UsageOptions {

@@ -3,18 +3,18 @@
  * 14, docs/deploy.md): the same HTTP server and pipeline as the embedded one, on
  * - the PostgreSQL store (orgs, hashed keys, models, metadata, checkpoints, usage and ledger,
  *   idempotency records), migrated at start;
- * - Redis rate limits (src/server/redisRateLimiter.ts: one budget across every front end);
+ * - Redis rate limits (src/server/limits/redisRateLimiter.ts: one budget across every front end);
  * - {@link RemoteEngine}: training on BullMQ, generation on the registered workers.
  * It keeps nothing of its own: any number run side by side, and one that dies loses nothing but
  * its requests in flight (their pending charges are refunded by another front end once its
- * store lease lapses, `StoreApi.reconcile`).
+ * store lease lapses, `Store.reconcile`).
  */
 import { createLogger } from "../server/log";
 import { startServer } from "../server/app";
-import { RedisRateLimiter } from "../server/redisRateLimiter";
-import { installProcessHandlers, rateLimitFromEnv, type ServeHandle, type ServeOptions } from "../server/serve";
-import { DEFAULT_BUDGET_SHARE, machineMemory } from "../engine/budget";
-import { PgStore } from "../store/postgres";
+import { RedisRateLimiter } from "../server/limits/redisRateLimiter";
+import { installProcessHandlers, rateLimitFromEnv, type ServeHandle, type ServeOptions } from "../server/process";
+import { DEFAULT_BUDGET_SHARE, machineMemory } from "../engine/admission/budget";
+import { PgStore } from "../store/postgres/pgStore";
 import { RemoteEngine } from "./remote-engine";
 import { DEFAULT_PREFIX } from "./wire";
 import { INTERNAL_TOKEN_ENV, validateInternalToken } from "./internal-auth";

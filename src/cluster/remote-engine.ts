@@ -1,5 +1,5 @@
 /**
- * The engine of a stateless front end (issue 14; docs/deploy.md): the {@link Engine} the HTTP
+ * The engine of a stateless front end (docs/deploy.md): the {@link Engine} the HTTP
  * server talks to when models train and generate on `synthd worker` processes.
  *
  * - `train`: adds a BullMQ job (job id = model id, so a second add of the same model is a no-op)
@@ -17,8 +17,8 @@ import { Queue } from "bullmq";
 import Redis from "ioredis";
 import type { Logger } from "pino";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
-import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS } from "../engine/admission";
-import { formatBytes } from "../engine/budget";
+import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS } from "../engine/admission/estimate";
+import { formatBytes } from "../engine/admission/budget";
 import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "../engine/types";
 import { INTERNAL_TOKEN_ENV, INTERNAL_TOKEN_HEADER } from "./internal-auth";
 import { bullPrefix, DEFAULT_PREFIX, decodeGeneration, LIVE_WORKERS_LUA, rendezvousOrder, stopChannel, TRAINING_QUEUE, workersKey, type WorkerErrorBody } from "./wire";

@@ -1,5 +1,5 @@
 /**
- * The shared topology's internal wire (issue 14; docs/deploy.md): names in Redis and the body of a
+ * The shared topology's internal wire (docs/deploy.md): names in Redis and the body of a
  * worker's generate answer. Front ends and workers of one deployment use the same `prefix`.
  *
  * Redis keys (all under `${prefix}:`):

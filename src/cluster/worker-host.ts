@@ -1,10 +1,10 @@
 /**
- * A training and generation worker of the shared topology (`synthd worker`; issue 14,
+ * A training and generation worker of the shared topology (`synthd worker`;
  * docs/deploy.md). It hosts today's engine (piscina worker threads, one actor per model) on the
  * shared PostgreSQL store, and:
  *
  * - takes training jobs from BullMQ (Redis): claims the model's fencing token
- *   (`StoreApi.claimTraining`), trains it from its last checkpoint, and holds the job (BullMQ
+ *   (`Store.claimTraining`), trains it from its last checkpoint, and holds the job (BullMQ
  *   renews its lock) until the training ends. When this process dies, BullMQ's stalled-job check
  *   (on any other worker) puts the job back after `lockDurationMs`; the next worker claims a newer
  *   token and continues from the last checkpointed epoch, and every write of a stale worker is
@@ -37,7 +37,7 @@ import Redis from "ioredis";
 import type { Logger } from "pino";
 import { createEngine, EngineModelError, EngineUnavailableError, GenerateInputError, type PoolEngine } from "../engine";
 import type { ComputeKind } from "../model/trainer";
-import { PgStore } from "../store/postgres";
+import { PgStore } from "../store/postgres/pgStore";
 import type { GenerateRequest } from "../types";
 import { addTrainingJob } from "./remote-engine";
 import { assertWorkerExposureAllowed, INTERNAL_TOKEN_HEADER, InternalTokenCheck, validateInternalToken } from "./internal-auth";

@@ -11,7 +11,7 @@ export interface TrainTask {
   op: "train";
   id: string;
   /**
-   * Fencing token of this training (`StoreApi.claimTraining`), shared store only: every progress
+   * Fencing token of this training (`Store.claimTraining`), shared store only: every progress
    * and checkpoint write carries it, so a worker that lost the job cannot overwrite newer state.
    */
   fence?: number;
@@ -26,8 +26,8 @@ export interface GenerateTask {
   /** Server-drawn latents: rows and optional seed. */
   numRows?: number;
   /**
-   * Seeded generation (issue 12): conditions checked and in the model's feature order
-   * (`src/model/seeded-input.ts`), run by `src/engine/seeded.ts` with `seed`.
+   * Seeded generation: conditions checked and in the model's feature order
+   * (`src/model/seeded-input.ts`), run by `src/engine/worker/seeded.ts` with `seed`.
    */
   seeded?: SeededSource;
   seed?: number;
@@ -91,7 +91,7 @@ export interface InfoReply {
 export interface WorkerConfig {
   /** The embedded store's LMDB directory (unused with `databaseUrl`). */
   dataDir: string;
-  /** The shared store's PostgreSQL URL (issue 14): each worker thread opens its own PgStore. */
+  /** The shared store's PostgreSQL URL: each worker thread opens its own PgStore. */
   databaseUrl?: string;
   /** Compute path of training and generation (`synthd serve --compute`). */
   compute: "tfjs" | "native";

@@ -1,5 +1,5 @@
 /**
- * The engine as the HTTP thread sees it (DESIGN §4). The server never trains or generates
+ * The engine as the HTTP thread sees it. The server never trains or generates
  * itself: it stores the model record, then hands work to the engine, which runs it on piscina
  * worker threads (one actor per model, pinned to one worker).
  */
@@ -85,7 +85,7 @@ export interface Engine {
    */
   readonly gpu?: string;
   /**
-   * Admission control at Create Model, before anything is stored (src/engine/admission.ts): may a
+   * Admission control at Create Model, before anything is stored (src/engine/admission/estimate.ts): may a
    * model of `org` with this effective `config` and `metadata` be accepted? Returns when it may
    * (it then starts at once or waits in the training queue); the answer is remembered until the
    * model's {@link train} call (or a minute), so concurrent creates count each other.
@@ -100,7 +100,7 @@ export interface Engine {
    * Queues training of model `id` (or its resumption from its last checkpoint), whose record
    * (status `training`) and metadata are already in the store. It starts when the memory budget
    * and its org's limit of concurrently training models allow (FIFO by create time, see
-   * src/engine/admission-queue.ts); until then it stays `training` with no progress. Returns once
+   * src/engine/admission/queue.ts); until then it stays `training` with no progress. Returns once
    * queued; progress, `ready` and `failed` are written to the store by the worker. A model that
    * can never fit the budget is marked `failed`.
    * @throws EngineUnavailableError when the engine is shutting down or its task queue is full.

@@ -1,6 +1,6 @@
 /**
  * The HTTP front end: a uWebSockets.js app whose single catch-all route hands every request to the
- * pipeline (`pipeline.ts`) and writes the response it produces (DESIGN §4, main thread).
+ * pipeline (`pipeline.ts`) and writes the response it produces (main thread).
  *
  * uWS rules followed here: everything needed from the stack-allocated `HttpRequest` is copied
  * before any `await`; `res.onAborted` is attached first, and after it fires nothing is written;
@@ -30,19 +30,19 @@ import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from "uWebSockets.js";
 import type { Engine } from "../engine/types";
-import { newRequestId, type ChargeRequest, type StoreApi } from "../store";
-import type { RedisRateLimiter } from "./redisRateLimiter";
+import { newRequestId, type ChargeRequest, type Store } from "../store";
+import type { RedisRateLimiter } from "./limits/redisRateLimiter";
 import { relayedPeer, relaySecretDigest, TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
 import { errorBody, paramInvalid, setErrorResponse, toApiError } from "./errors";
 import { startHttp10Listener, upstreamHost, type Http10Listener } from "./http10";
 import { createLogger } from "./log";
 import { runPipeline } from "./pipeline";
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, WINDOW_MS } from "./rateLimiter";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, WINDOW_MS } from "./limits/rateLimiter";
 import { IDEMPOTENCY_TTL_MS } from "./steps/idempotency";
 import { framingError, startBodyRead, type FramingError } from "./steps/readBody";
 
-/** Default `maxBodyBytes`: 16 MiB (DESIGN §3). */
+/** Default `maxBodyBytes`: 16 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Options of {@link startServer}. */
@@ -51,7 +51,7 @@ export interface ServerOptions {
   host: string;
   /** TCP port; 0 picks a free one (read it from the result). */
   port: number;
-  store: StoreApi;
+  store: Store;
   engine: Engine;
   /** Include the underlying message in `internal_error` responses. Default false. */
   debug?: boolean;
@@ -84,7 +84,7 @@ export interface ServerOptions {
   /** Current time in Unix milliseconds; default `Date.now`. Tests inject one to move through rate windows, months and key expiry. */
   clock?: () => number;
   /**
-   * Shared topology (issue 14): rate limits decided in Redis across every front end (the
+   * Shared topology: rate limits decided in Redis across every front end (the
    * in-memory limiter and its LMDB write-through are then unused).
    */
   sharedLimiter?: RedisRateLimiter;
@@ -125,10 +125,10 @@ const RECONCILE_RETRY_MS = 5_000;
  * started beside another, or again after a restart) would otherwise refund a charge the first one
  * is about to settle, and its rows would be delivered unbilled.
  */
-const liveByStore = new WeakMap<StoreApi, Set<string>>();
+const liveByStore = new WeakMap<Store, Set<string>>();
 
 /** The set of requests in flight on `store` in this process (one per store object, shared by its servers). */
-function liveRequestsOf(store: StoreApi): Set<string> {
+function liveRequestsOf(store: Store): Set<string> {
   let live = liveByStore.get(store);
   if (live === undefined) liveByStore.set(store, (live = new Set()));
   return live;

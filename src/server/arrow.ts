@@ -1,5 +1,5 @@
 /**
- * The binary form of a Generate response (issue 13; docs/api.md "Arrow responses"): an Apache
+ * The binary form of a Generate response (docs/api.md "Arrow responses"): an Apache
  * Arrow IPC stream (https://arrow.apache.org/docs/format/Columnar.html#ipc-streaming-format,
  * media type `application/vnd.apache.arrow.stream`, registered with IANA) chosen by the request's
  * `Accept` header. JSON stays the default; errors are always the JSON envelope.

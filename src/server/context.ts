@@ -1,5 +1,5 @@
 /**
- * The request context and the step type of the HTTP pipeline (DESIGN §4).
+ * The request context and the step type of the HTTP pipeline.
  *
  * One {@link Ctx} is created per request by the uWS adapter in `app.ts`, from data copied out of
  * uWS's stack-allocated `HttpRequest` before any `await`. The steps in `pipeline.ts` fill it in
@@ -7,17 +7,17 @@
  * adapter writes to the socket once the chain has settled.
  */
 import type { Logger } from "pino";
+import type { IValidation } from "typia";
 import type { Engine } from "../engine/types";
-import type { ChargeRequest, Environment, IdempotencyScope, StoreApi } from "../store";
+import type { ChargeRequest, Environment, IdempotencyScope, Store } from "../store";
+import type { Envelope } from "../types";
 import type { ForwardedHeader, TrustedProxies } from "./clientAddress";
-import type { RedisRateLimiter } from "./redisRateLimiter";
-import type { RateLimiter } from "./rateLimiter";
-import type { BodySource } from "./steps/readBody";
-import type { RouteDef } from "./routes";
+import type { RedisRateLimiter } from "./limits/redisRateLimiter";
+import type { RateLimiter } from "./limits/rateLimiter";
 
 /** What every request can reach: the app's dependencies and options. */
 export interface Services {
-  store: StoreApi;
+  store: Store;
   engine: Engine;
   logger: Logger;
   /** When true, `internal_error` messages include the underlying error's message. */
@@ -31,7 +31,7 @@ export interface Services {
   /** The sliding window counters (the HTTP thread is their only admitter). */
   limiter: RateLimiter;
   /**
-   * Shared topology (issue 14): the same counters in Redis, one atomic script per decision, so
+   * Shared topology: the same counters in Redis, one atomic script per decision, so
    * every front end admits against one budget. When set, `limiter` is unused.
    */
   sharedLimiter?: RedisRateLimiter;
@@ -120,6 +120,88 @@ export interface Ctx {
   deliveryCharge?: ChargeRequest;
   /** Set by the adapter: rows given back because the response was not delivered (logged). */
   refundedRows?: number;
+}
+
+/** Outcome of reading a body. */
+export type BodyResult =
+  | { ok: true; bytes: Buffer }
+  | { ok: false; reason: "too_large" | "aborted" };
+
+/** A body being read; `complete` turns true once the whole body was consumed. */
+export interface BodySource {
+  readonly result: Promise<BodyResult>;
+  /** False while (or when) unread body bytes remain on the connection. */
+  readonly complete: boolean;
+  /** Called from `onAborted`: settles `result` with `aborted` and any pending {@link drain}. */
+  abort(): void;
+  /**
+   * Stops buffering (chunks still to come are counted and discarded) and resolves once the body
+   * has been consumed to its end (`complete` is then true), at once if it already was; or when
+   * the client aborted, or when more than `DRAIN_FACTOR` (steps/readBody.ts) x the body limit arrived in total
+   * (then `complete` stays false and the connection must be closed after the answer). Never rejects.
+   */
+  drain(): Promise<void>;
+}
+
+/** What a handler sees: validated input, path parameters and the caller. */
+export interface HandlerCtx<B, Q> {
+  body: B;
+  query: Q;
+  /** Path parameters by name (`model_id`), undecoded. */
+  params: Record<string, string>;
+  /** The request's `Accept` header ("" when absent): Generate answers Arrow when it asks for it. */
+  accept: string;
+  /** The caller (always set on `/v1` routes). */
+  auth: Auth;
+  services: Services;
+  requestId: string;
+  /**
+   * The request's Idempotency-Key scope when it executes under one: a handler whose side effect is
+   * one store transaction stores its response there in that same transaction (Create Model).
+   */
+  idempotency?: IdempotencyScope;
+  /**
+   * True once the client's connection has closed (nothing can be answered). Handlers check it
+   * right before their side effect (a charge, a new model) and throw `ClientAbortedError`.
+   */
+  aborted: () => boolean;
+}
+
+/** What a handler returns; the `handle` step wraps `envelope` replies in the success envelope. */
+export type Reply =
+  | {
+      kind: "envelope";
+      status: number;
+      object: Envelope<unknown>["object"];
+      data: unknown;
+      /** Set on list responses (`metadata.has_more`). */
+      has_more?: boolean;
+      headers?: Record<string, string>;
+    }
+  | { kind: "empty"; status: 204; headers?: Record<string, string> }
+  | { kind: "text"; status: number; contentType: string; text: string; headers?: Record<string, string> }
+  /** A binary body (an Arrow Generate response). */
+  | { kind: "binary"; status: number; contentType: string; bytes: Uint8Array; headers?: Record<string, string> }
+  /** A response already rendered (and stored for replay) by the handler itself. */
+  | { kind: "stored"; response: { status: number; headers: Record<string, string>; body?: string | Uint8Array } };
+
+/** A typia validator: `(input) => IValidation<T>`. */
+export type Validator<T> = (input: unknown) => IValidation<T>;
+
+/** A route with its input types erased (see {@link defineRoute}). */
+export interface RouteDef {
+  method: "GET" | "POST" | "DELETE";
+  /** e.g. `/v1/models/:model_id/generate`; also the route's name in logs. */
+  pattern: string;
+  /** `pattern` split on `/`. */
+  segments: readonly string[];
+  /** True for `/v1` routes: the handler needs `ctx.auth`. */
+  auth: boolean;
+  validateBody?: Validator<unknown>;
+  validateQuery?: Validator<unknown>;
+  /** Query parameters parsed as integers before validation. */
+  queryIntegers?: readonly string[];
+  handler: (ctx: HandlerCtx<unknown, unknown>) => Promise<Reply>;
 }
 
 /** Calls the rest of the chain. */

@@ -1,5 +1,5 @@
 /**
- * API errors and the error envelope (contract: "Errors"; DESIGN §3 extensions).
+ * API errors and the error envelope (contract: "Errors"; extensions of the contract).
  *
  * Handlers and steps throw; the error boundary (`steps/errorBoundary.ts`) turns whatever was
  * thrown into `{ error: { type, code, message, doc_url, param? }, request_id }` with the status

@@ -1,5 +1,5 @@
 /**
- * The HTTP/1.0 listener (`synthd serve --http10-port PORT`, issue 28 item 7): a Node `http`
+ * The HTTP/1.0 listener (`synthd serve --http10-port PORT`): a Node `http`
  * server beside the uWebSockets.js main listener, for clients that cannot speak HTTP/1.1 (nginx's
  * default upstream protocol, ApacheBench, `curl --http1.0`), which uWS answers with its own HTML
  * `505`. It accepts HTTP/1.0 and HTTP/1.1 and is only a transport: every request is forwarded to

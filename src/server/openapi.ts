@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 description of the API, served at `GET /v1/openapi.json`.
  *
  * Its schemas are generated at compile time by typia (`typia.json.schemas<[...], "3.1">()`) from the
- * very types in `src/types.ts` whose validators check the requests (`routes.ts`) and that the
+ * very types in `src/types.ts` whose validators check the requests (`handlers/routes.ts`) and that the
  * handlers build the responses from, so the document cannot drift from the code. Only the paths,
  * parameters, headers and response codes are written here, referring to those components.
  */
@@ -21,7 +21,7 @@ import {
   type ModelResponse,
 } from "../types";
 import { ERROR_DESCRIPTIONS } from "./handlers/errorDocs";
-import { DEFAULT_RATE_LIMIT } from "./rateLimiter";
+import { DEFAULT_RATE_LIMIT } from "./limits/rateLimiter";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./steps/idempotency";
 
 /** The typia-generated JSON schemas (OpenAPI 3.1 dialect) of the request and response types. */

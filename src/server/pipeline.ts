@@ -1,5 +1,5 @@
 /**
- * The request pipeline (DESIGN §4), in order. Each step is one file under `steps/`; read them
+ * The request pipeline, in order. Each step is one file under `steps/`; read them
  * top to bottom to follow a request from the socket to the handler.
  *
  * Authentication runs before routing and before the body is looked at: every `/v1` request

@@ -43,7 +43,7 @@ describe("Authentication", () => {
     await waitReady(m.id, c.keys.test);
     const g = await call(c.url, `/v1/models/${m.id}/generate`, { key: c.keys.test, body: { embedding: { num_rows: 3 } } });
     assertEnvelope(g, 200, "generation");
-    const { monthOf } = await import("../../src/server/quota");
+    const { monthOf } = await import("../../src/usage/quota");
     assert.deepEqual((await c.store.ledgerEntries("acme", monthOf(c.clock.now()))).filter((e) => e.env === "test"), []);
   });
 
@@ -54,7 +54,7 @@ describe("Authentication", () => {
     await waitReady(m.id, c.keys.live);
     const g = await call(c.url, `/v1/models/${m.id}/generate`, { key: c.keys.live, body: { embedding: { num_rows: 3 } } });
     assertEnvelope(g, 200, "generation");
-    const { monthOf } = await import("../../src/server/quota");
+    const { monthOf } = await import("../../src/usage/quota");
     const ledger = (await c.store.ledgerEntries("acme", monthOf(c.clock.now())));
     assert.ok(ledger.some((e) => e.env === "live" && e.kind === "charge" && e.rows === 3 && e.model_id === m.id), "metered in the ledger");
   });
@@ -136,7 +136,7 @@ describe("Environments (DESIGN §3)", () => {
   test("Environments: quotas are counted per organization and environment", async () => {
     const sandbox = await c.newKey("env-quota", "test");
     const live = await c.newKey("env-quota", "live");
-    const { monthOf } = await import("../../src/server/quota");
+    const { monthOf } = await import("../../src/usage/quota");
     await c.store.chargeUsage({ org: "env-quota", env: "test", month: monthOf(c.clock.now()), rows: 100_000, quota: 100_000, model_id: "-", request_id: "-", at_ms: c.clock.now() });
     assertError(await call(c.url, "/v1/models", { key: sandbox, body: { metadata: tinyMetadata(), config: QUICK } }), "quota_exceeded", undefined);
     assertEnvelope(await call(c.url, "/v1/models", { key: live, body: { metadata: tinyMetadata(), config: QUICK } }), 201, "model");

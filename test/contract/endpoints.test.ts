@@ -219,7 +219,7 @@ describe("Create Model", () => {
     assertError(await call(c.url, "/v1/models", { body: { metadata: md() } }), "api_key_missing", undefined);
     assertError(await call(c.url, "/v1/models", { key: `svc_test_${"x".repeat(32)}`, body: { metadata: md() } }), "api_key_invalid", undefined);
     const spent = await c.newKey("create-spent", "test");
-    const { monthOf } = await import("../../src/server/quota");
+    const { monthOf } = await import("../../src/usage/quota");
     await c.store.chargeUsage({ org: "create-spent", env: "test", month: monthOf(c.clock.now()), rows: 100_000, quota: 100_000, model_id: "-", request_id: "-", at_ms: c.clock.now() });
     assertError(await call(c.url, "/v1/models", { key: spent, body: { metadata: md() } }), "quota_exceeded", undefined);
     const slow = await c.newKey("create-slow", "test", 1);
@@ -416,7 +416,7 @@ describe("Generate Synthetic Data", () => {
     assertError(await gen(m.id, { embedding: { num_rows: 1 } }), "model_not_ready", undefined);
     assertError(await gen(ready.id, { embedding: { num_rows: 0 } }), "parameter_invalid", "body.embedding.num_rows");
     const live = await readyModel(c, c.keys.live);
-    const { monthOf } = await import("../../src/server/quota");
+    const { monthOf } = await import("../../src/usage/quota");
     await c.store.chargeUsage({ org: "acme", env: "live", month: monthOf(c.clock.now()), rows: 100_000, quota: 100_000, model_id: "-", request_id: "-", at_ms: c.clock.now() });
     assertError(await gen(live.id, { embedding: { num_rows: 1 } }, c.keys.live), "quota_exceeded", undefined);
     const { EngineUnavailableError } = await import("../../src/engine/types");

@@ -17,7 +17,7 @@ import pino from "pino";
 import type { Engine } from "../../src/engine/types";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/app";
 import { createEngine } from "../../src/engine";
-import { Store, type Environment, type StoreApi } from "../../src/store";
+import { LmdbStore as Store, type Environment, type Store as StoreApi } from "../../src/store";
 import { randomBytes } from "node:crypto";
 import { type GenerateRequest, type Generation, type Metadata, type Model, type ModelConfig } from "../../src/types";
 
@@ -171,10 +171,10 @@ async function embeddedBackend(dir: string, logger: pino.Logger): Promise<Backen
 async function sharedBackend(logger: pino.Logger, clock: TestClock): Promise<Backend> {
   const { freshDatabase } = await import("../pg-helpers");
   const { deleteRedisPrefix } = await import("../../bench/topology");
-  const { PgStore } = await import("../../src/store/postgres");
+  const { PgStore } = await import("../../src/store/postgres/pgStore");
   const { WorkerHost } = await import("../../src/cluster/worker-host");
   const { RemoteEngine } = await import("../../src/cluster/remote-engine");
-  const { RedisRateLimiter } = await import("../../src/server/redisRateLimiter");
+  const { RedisRateLimiter } = await import("../../src/server/limits/redisRateLimiter");
   const redisHost = process.env.SYNTHD_TEST_REDIS_HOST ?? "127.0.0.1";
   const redisPort = Number(process.env.SYNTHD_TEST_REDIS_PORT ?? 6379);
   const redisUrl = `redis://${redisHost}:${redisPort}`;

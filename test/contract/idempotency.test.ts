@@ -11,8 +11,8 @@ import { Worker } from "node:worker_threads";
 import { createEngine } from "../../src/engine";
 import { EngineUnavailableError } from "../../src/engine/types";
 import { startServer } from "../../src/server/app";
-import { monthOf } from "../../src/server/quota";
-import { Store } from "../../src/store";
+import { monthOf } from "../../src/usage/quota";
+import { LmdbStore as Store } from "../../src/store";
 import {
   assertEnvelope,
   assertError,
@@ -231,7 +231,7 @@ describe("Idempotency decisions (DESIGN §3)", () => {
     const storeModule = require.resolve("../../src/store");
     const code = `
       const { parentPort, workerData } = require("node:worker_threads");
-      const { Store } = require(workerData.storeModule);
+      const { LmdbStore: Store } = require(workerData.storeModule);
       const store = new Store(workerData.dir);
       const go = new Int32Array(workerData.go);
       Atomics.wait(go, 0, 0);

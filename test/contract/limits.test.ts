@@ -8,7 +8,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { startServer } from "../../src/server/app";
-import { monthOf } from "../../src/server/quota";
+import { monthOf } from "../../src/usage/quota";
 import { EngineUnavailableError } from "../../src/engine/types";
 import { FREE_TIER_ROWS } from "../../src/store";
 import { runCli } from "../../bench/harness";

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import typia from "typia";
 import { EngineUnavailableError } from "../../src/engine/types";
 import { SCHEMAS } from "../../src/server/openapi";
-import { ROUTES } from "../../src/server/routes";
+import { ROUTES } from "../../src/server/handlers/routes";
 import type { ErrorBody, GenerationResponse, ModelListResponse, ModelMetadataResponse, ModelResponse } from "../../src/types";
 import { assertError, call, createModel, deferred, QUICK, readyModel, startContract, tinyMetadata, type Contract, type Res } from "./harness";
 import { allRefs, resolvePointer, validate } from "./json-schema";

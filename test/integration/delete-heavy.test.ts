@@ -21,7 +21,7 @@ import { freemem } from "node:os";
 import { join } from "node:path";
 import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 import { procMemory, syntheticMetadata } from "../../bench/memory";
-import { Store } from "../../src/store";
+import { LmdbStore as Store } from "../../src/store";
 
 const GIB = 2 ** 30;
 const HEAVY = { model_size: "large", embedding_dim: 4096, batch_size: 65536, max_epochs: 1000, max_training_time: 3600, early_stop_patience: 0 };

@@ -12,8 +12,8 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Store } from "../../src/store";
-import { monthOf } from "../../src/server/quota";
+import { LmdbStore as Store } from "../../src/store";
+import { monthOf } from "../../src/usage/quota";
 import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 import { validCreateBody } from "../server-helpers";
 

@@ -1,5 +1,5 @@
 /**
- * One owner per store (issue 11, src/store/ownerLock.ts), with real processes: a second
+ * One owner per store (issue 11, src/store/lmdb/ownerLock.ts), with real processes: a second
  * `synthd serve` on a data dir in use exits 1 with one line naming the owner and touches nothing
  * (the first keeps its in-flight idempotency records, its rate counters and its models, and keeps
  * serving); the store commands documented to work while the server runs take no lock; after
@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Synthd, Synthesizer } from "../../src/sdk";
-import { Store, type IdempotencyScope } from "../../src/store";
-import { OWNER_LOCK_FILE } from "../../src/store/ownerLock";
+import { LmdbStore as Store, type IdempotencyScope } from "../../src/store";
+import { OWNER_LOCK_FILE } from "../../src/store/lmdb/ownerLock";
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 
 const RATE_ENV = { SYNTHD_RATE_LIMIT: "1000" };

@@ -1,5 +1,5 @@
 /**
- * Semantic checks of Create Model's `metadata` that a type cannot express (DESIGN §2): the
+ * Semantic checks of Create Model's `metadata` that a type cannot express: the
  * pieces must describe one consistent set of features. Runs after typia has checked the shapes.
  *
  * With F = `features` and K_f = `cardinalities[f]`:
@@ -22,7 +22,7 @@
  */
 import type { Metadata, Rule } from "../../types";
 import { paramInvalid } from "../errors";
-import { index, prop } from "../params";
+import { index, prop } from "../../contract/params";
 
 /** Largest allowed |sum - 1| of a probability vector. */
 export const PROB_SUM_TOLERANCE = 1e-3;

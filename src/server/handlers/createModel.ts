@@ -1,11 +1,11 @@
 /**
- * Handler of Create Model, `POST /v1/models` (contract: "Create Model"; DESIGN §2–§3).
+ * Handler of Create Model, `POST /v1/models` (contract: "Create Model").
  *
  * After typia has checked the body's shape: the semantic checks of `checkMetadata`, then the
  * monthly quota (402 `quota_exceeded` once the caller's usage this month has reached its quota;
- * creating charges nothing, see `quota.ts`), then the effective config (aliases `S`/`M`/`L`
+ * creating charges nothing, see `src/usage/quota.ts`), then the effective config (aliases `S`/`M`/`L`
  * normalised, defaults filled, `device` = the engine's device), then admission control
- * (`engine.admissionCheck`, src/engine/admission.ts: 400 `parameter_invalid` naming the field to
+ * (`engine.admissionCheck`, src/engine/admission/estimate.ts: 400 `parameter_invalid` naming the field to
  * lower when the model's memory estimate exceeds the server's whole training budget; 429
  * `rate_limit_exceeded` with `Retry-After` when the model would have to wait and the org already
  * has the most waiting models the server allows, 1,000 by default), then the record (status
@@ -23,8 +23,8 @@
 import { newModelId, type ModelRecord } from "../../store";
 import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../types";
 import { ApiError } from "../errors";
-import { assertQuotaLeft } from "../quota";
-import type { HandlerCtx, Reply } from "../routes";
+import { assertQuotaLeft } from "../../usage/quota";
+import type { HandlerCtx, Reply } from "../context";
 import { checkMetadata } from "./checkMetadata";
 import { toResponse } from "../steps/handle";
 import { ClientAbortedError } from "../steps/readBody";

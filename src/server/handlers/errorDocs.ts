@@ -4,9 +4,9 @@
  * Public (outside `/v1`, no key needed). Each code is an element id, so `#<code>` jumps to it.
  */
 import { ERROR_CODES, type ErrorCode } from "../../types";
-import type { HandlerCtx, Reply } from "../routes";
+import type { HandlerCtx, Reply } from "../context";
 
-/** When each code is returned (contract: "Error codes"; DESIGN §3 extensions). */
+/** When each code is returned (contract: "Error codes"; extensions of the contract). */
 export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   api_key_missing: "A /v1 request without an Authorization header. Send 'Authorization: Bearer <API_KEY>'.",
   api_key_invalid: "The key matches no known key, or the header is not of the form 'Bearer <API_KEY>'.",

@@ -1,6 +1,6 @@
 /**
  * Handler of Generate Synthetic Data, `POST /v1/models/{model_id}/generate` (contract: "Generate
- * Synthetic Data"; DESIGN §2).
+ * Synthetic Data").
  *
  * Order of checks, after typia has checked the body's shape:
  * 1. rows requested (`embedding.num_rows`, or the number of latent vectors) in
@@ -18,7 +18,7 @@
  *    -> 400 `parameter_invalid` with the exact param (`body.embedding.condition.age`,
  *    `body.embedding.seed_data.rows[3][1]`, ...);
  * 5. the rows are charged to the caller's monthly quota in one transaction: a request that would
- *    cross it is 402 `quota_exceeded` and charges nothing (`quota.ts`);
+ *    cross it is 402 `quota_exceeded` and charges nothing (`src/usage/quota.ts`);
  * 6. the engine generates. If it fails the charge is refunded, and `GenerateInputError` -> 400
  *    `parameter_invalid` with its param; `EngineUnavailableError` -> 503
  *    `training_service_unavailable` with `Retry-After`; anything else -> 500 `internal_error`
@@ -36,9 +36,9 @@ import { isSeeded, seededSource, SeededInputError } from "../../model/seeded-inp
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
 import { ARROW_STREAM, generationToArrow, prefersArrow, type RawGeneration } from "../arrow";
 import { ApiError, paramInvalid } from "../errors";
-import { charge, refund } from "../quota";
+import { charge, refund } from "../../usage/quota";
 import { ClientAbortedError } from "../steps/readBody";
-import type { HandlerCtx, Reply } from "../routes";
+import type { HandlerCtx, Reply } from "../context";
 import { ownedModel } from "./models";
 
 /** States in which a model can generate (contract: "States and transitions"). */

@@ -1,6 +1,6 @@
 /**
- * Handlers of Get Model, List Models, Delete Model and Get Model Metadata (contract: "Endpoints";
- * DESIGN §3), plus the lookup they share with Generate.
+ * Handlers of Get Model, List Models, Delete Model and Get Model Metadata (contract: "Endpoints"),
+ * plus the lookup they share with Generate.
  *
  * Models are scoped by (org, environment): a model of another org or of the other environment is
  * answered exactly like a missing one, 404 `model_not_found` (contract: Authentication rule 5).
@@ -8,9 +8,9 @@
 import { CursorNotFoundError, type ModelRecord } from "../../store";
 import type { ListModelsQuery, Metadata, Model } from "../../types";
 import { modelNotFound, paramInvalid, truncate } from "../errors";
-import type { HandlerCtx, Reply } from "../routes";
+import type { HandlerCtx, Reply } from "../context";
 
-/** Model ids: `mdl_` + 12 lowercase hex (DESIGN §3). Anything else is simply not found. */
+/** Model ids: `mdl_` + 12 lowercase hex. Anything else is simply not found. */
 export const MODEL_ID = /^mdl_[0-9a-f]{12}$/;
 
 /** Default page size of List Models (contract: "Limits"; the 1..100 bounds are typia tags on `ListModelsQuery`). */
@@ -78,7 +78,7 @@ export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Pro
  * The engine frees the model's memory when its training step in flight ends (a heavy config's
  * step takes tens of seconds; a waiting model leaves the queue at once). Until then nothing of it
  * can come back: every write of a training checks that the model exists in the same transaction
- * (`StoreApi.updateModel`), so no progress, checkpoint, `ready` or `failed` is written after the
+ * (`Store.updateModel`), so no progress, checkpoint, `ready` or `failed` is written after the
  * delete, and a training that never received the stop (its worker unreachable) ends at its next
  * write. When the store cannot be written (503), nothing is deleted or stopped.
  */

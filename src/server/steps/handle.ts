@@ -3,8 +3,7 @@
  * {@link Reply} into the response (contract: "Response envelope"):
  * `{ object, data, metadata: { timestamp, has_more? } }`, or an empty body for 204.
  */
-import type { Auth, Step } from "../context";
-import type { HandlerCtx, Reply } from "../routes";
+import type { Auth, HandlerCtx, Reply, Step } from "../context";
 
 /** Calls `ctx.route.def.handler` and sets `ctx.response`. Always the last step. */
 export const handle: Step = async (ctx) => {

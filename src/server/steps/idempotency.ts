@@ -1,5 +1,5 @@
 /**
- * Step `idempotency` (contract: "Idempotency (all POST endpoints)"; DESIGN §3), after the model of
+ * Step `idempotency` (contract: "Idempotency (all POST endpoints)"), after the model of
  * Stripe's idempotent requests (docs.stripe.com/api/idempotent_requests):
  *
  * - applies to POST requests carrying `Idempotency-Key` (1 to 255 characters, else 400
@@ -26,7 +26,7 @@
  * atomic phases and recovery points). Each phase of a keyed request is one LMDB transaction, and
  * the response is written to the socket only after the last one committed:
  * 1. begin: the in-flight record (naming the request id);
- * 2. the side effect: Generate's charge (pending, `quota.ts`) / Create Model's model together
+ * 2. the side effect: Generate's charge (pending, `src/usage/quota.ts`) / Create Model's model together
  *    with its stored response (`createModel.ts`);
  * 3. complete: the response stored and the pending charge settled, together.
  * A crash after 3 replays; before 3 the next start refunds the pending charge and releases the
@@ -46,7 +46,7 @@ import { ApiError, paramInvalid, setErrorResponse, storageUnavailable, toApiErro
 /** Lifetime of an idempotency key: 24 hours (contract: "Limits"). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
-/** Longest accepted Idempotency-Key, in characters (DESIGN §3). */
+/** Longest accepted Idempotency-Key, in characters. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /** True for responses that are stored for replay: 2xx and 4xx except 401, 409 and 429. */

@@ -1,5 +1,5 @@
 /**
- * Step `parseJson` (contract: "All bodies are JSON"; DESIGN §3): on POST the body must be sent with
+ * Step `parseJson` (contract: "All bodies are JSON"): on POST the body must be sent with
  * `Content-Type: application/json` (parameters such as `; charset=utf-8` allowed) and must be
  * valid UTF-8 JSON.
  *
@@ -19,7 +19,7 @@
  */
 import type { Step } from "../context";
 import { paramInvalid } from "../errors";
-import { index, prop } from "../params";
+import { index, prop } from "../../contract/params";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 

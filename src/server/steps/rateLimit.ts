@@ -1,6 +1,6 @@
 /**
- * Step `rateLimit` and {@link countFailedAuthentication} (contract: "Limits", Errors rule 1;
- * DESIGN §3): the sliding window counter of `rateLimiter.ts`, applied
+ * Step `rateLimit` and {@link countFailedAuthentication} (contract: "Limits", Errors rule 1):
+ * the sliding window counter of `limits/rateLimiter.ts`, applied
  *
  * - per organization (`rateLimit`, right after `authenticate`): every authenticated `/v1` request
  *   counts, whatever it turns out to be (404s, 400s and idempotent replays included), across both
@@ -26,7 +26,7 @@
  * does not wait for the disk flush, which would triple a GET's latency), so a restart, even after
  * SIGKILL, keeps the counts: at most the counts of the last commit batch before a kill -9 are lost.
  *
- * Shared topology (issue 14, `synthd serve --redis`): `ctx.services.sharedLimiter` decides instead,
+ * Shared topology (`synthd serve --redis`): `ctx.services.sharedLimiter` decides instead,
  * the same two-window estimate in one Lua script per request against Redis's clock, so N front
  * ends admit exactly one budget between them; Redis holds the counts (no LMDB write-through).
  * When Redis cannot answer, the request gets 503 `training_service_unavailable` with Retry-After
@@ -34,8 +34,8 @@
  */
 import type { Ctx, Step } from "../context";
 import { ApiError } from "../errors";
-import type { RateDecision } from "../rateLimiter";
-import { RateLimiterUnavailableError } from "../redisRateLimiter";
+import type { RateDecision } from "../limits/rateLimiter";
+import { RateLimiterUnavailableError } from "../limits/redisRateLimiter";
 import { clientAddress } from "../clientAddress";
 
 /** Limiter key of an org's budget. */

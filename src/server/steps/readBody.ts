@@ -1,6 +1,6 @@
 /**
  * Step `readBody`: the request body, at most `maxBodyBytes` bytes (default 16 MiB); larger gives
- * 413 `request_too_large` (DESIGN §3 extension).
+ * 413 `request_too_large` (extensions of the contract).
  *
  * uWS delivers the body through `res.onData`, which must be attached synchronously in the route
  * callback (data arriving before it is attached is lost), so the adapter calls
@@ -21,29 +21,8 @@
  * {@link framingError} checks the headers that frame the body (RFC 9112 §6): see there.
  */
 import type { HttpResponse } from "uWebSockets.js";
-import type { Step } from "../context";
+import type { BodyResult, BodySource, Step } from "../context";
 import { ApiError } from "../errors";
-
-/** Outcome of reading a body. */
-export type BodyResult =
-  | { ok: true; bytes: Buffer }
-  | { ok: false; reason: "too_large" | "aborted" };
-
-/** A body being read; `complete` turns true once the whole body was consumed. */
-export interface BodySource {
-  readonly result: Promise<BodyResult>;
-  /** False while (or when) unread body bytes remain on the connection. */
-  readonly complete: boolean;
-  /** Called from `onAborted`: settles `result` with `aborted` and any pending {@link drain}. */
-  abort(): void;
-  /**
-   * Stops buffering (chunks still to come are counted and discarded) and resolves once the body
-   * has been consumed to its end (`complete` is then true), at once if it already was; or when
-   * the client aborted, or when more than {@link DRAIN_FACTOR} x the body limit arrived in total
-   * (then `complete` stays false and the connection must be closed after the answer). Never rejects.
-   */
-  drain(): Promise<void>;
-}
 
 /** A body of more than this many times the body limit is not drained: the connection is closed. */
 export const DRAIN_FACTOR = 4;

@@ -1,5 +1,5 @@
 /**
- * Step `requestId`: gives the request its id (`req_` + 24 characters from `[A-Za-z0-9]`, DESIGN §3)
+ * Step `requestId`: gives the request its id (`req_` + 24 characters from `[A-Za-z0-9]`)
  * and puts it on every response as `X-Request-Id`, equal to the body's `request_id`.
  */
 import { newRequestId } from "../../store";

@@ -1,16 +1,16 @@
 /**
- * Step `route`: finds the route for (method, path) in the route table (`routes.ts`).
+ * Step `route`: finds the route for (method, path) in the route table (`handlers/routes.ts`).
  *
- * - no route has this path: 404 `route_not_found` (DESIGN §3 extension);
+ * - no route has this path: 404 `route_not_found` (extensions of the contract);
  * - the path exists with other methods: 405 `method_not_allowed` with an `Allow` header listing
  *   them (e.g. `Allow: GET, DELETE`).
  *
  * Path parameters (`:model_id`) match one non-empty segment, undecoded; handlers check their shape.
  * A trailing slash is a different path (`/v1/models/` is not `/v1/models`).
  */
-import type { Step } from "../context";
+import type { RouteDef, Step } from "../context";
 import { ApiError, truncate } from "../errors";
-import { ROUTES, type RouteDef } from "../routes";
+import { ROUTES } from "../handlers/routes";
 
 /** The outcome of matching a path against the route table. */
 export type RouteMatch =

@@ -1,6 +1,6 @@
 /**
  * Step `settle`: the last word on a request's usage charge before its response is written
- * (exactly-once billing; `quota.ts`, docs/operations.md "What survives kill -9").
+ * (exactly-once billing; `src/usage/quota.ts`, docs/operations.md "What survives kill -9").
  *
  * Generate takes its charge as pending (`Store.chargeUsage` with `pending`). Under an
  * Idempotency-Key the charge is settled together with the stored response (`steps/idempotency.ts`),

@@ -1,5 +1,5 @@
 /**
- * Step `validate` (DESIGN §3 "Validation"): checks the route's body and query against validators
+ * Step `validate` (contract: "Validation"): checks the route's body and query against validators
  * that typia generates at compile time from the contract types in `src/types.ts`
  * (`typia.createValidateEquals<T>()`), so unknown fields are rejected as well as missing ones,
  * wrong types and out-of-range values. The first error becomes 400 `parameter_invalid` whose
@@ -21,7 +21,7 @@ import type { IValidation } from "typia";
 import type { Step } from "../context";
 import { paramInvalid, truncate } from "../errors";
 import { FLOAT32_MAX } from "../../types";
-import { fromTypiaPath, prop } from "../params";
+import { fromTypiaPath, prop } from "../../contract/params";
 
 /** Validates `ctx.json` and the query into `ctx.input`, or throws 400 `parameter_invalid`. */
 export const validate: Step = (ctx, next) => {

@@ -1,5 +1,5 @@
 /**
- * Parameter paths as they appear in `error.param` (DESIGN §3): `body.config.batch_size`,
+ * Parameter paths as they appear in `error.param`: `body.config.batch_size`,
  * `body.metadata.features[2]`, `query.limit`.
  *
  * Object keys use dot form when the key is a valid JavaScript identifier and bracket form with a

@@ -1,5 +1,5 @@
 /**
- * The model actor (DESIGN §4): one per model being trained, living in the worker thread the model
+ * The model actor: one per model being trained, living in the worker thread the model
  * is pinned to. It owns the model's state machine, its training loop and its weights.
  *
  * States (the contract's state table, seen from the worker):
@@ -16,16 +16,16 @@
  * The loop awaits `yieldFn` between optimizer steps, so generate/stop tasks for this and other
  * models on the same worker run in between. Every store write is one atomic `updateModel`.
  *
- * Latency isolation (issue 11; docs/operations.md "Latency isolation on a worker"): on the native
+ * Latency isolation (docs/operations.md "Latency isolation on a worker"): on the native
  * path each optimizer step and validation pass runs on a background thread and the long JavaScript
  * loops run in slices (trainer.ts), so the worker's thread is free for other models' tasks while
  * this one trains. A generate of THIS model snapshots its latest weights through the trainer
  * ({@link ModelActor.snapshot}), queued behind the step in flight; stop and halt take effect at
  * the next step boundary (or right after the validation pass), as before.
  */
-import { isStoreOutage, type StoreApi } from "../store";
-import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../model/trainer";
-import type { TrainReply } from "./protocol";
+import { isStoreOutage, type Store } from "../../store";
+import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../../model/trainer";
+import type { TrainReply } from "../protocol";
 
 /** First wait (ms) of a training whose store write (or read) failed for a store outage. */
 export const STORE_RETRY_FIRST_MS = 500;
@@ -49,7 +49,7 @@ export type ActorState = "starting" | "training" | "ready" | "failed" | "stopped
 
 /** What an actor needs from its worker. */
 export interface ActorEnv {
-  store: StoreApi;
+  store: Store;
   /** Awaited between optimizer steps (e.g. `setImmediate`). */
   yieldFn: () => Promise<void>;
   log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
@@ -57,7 +57,7 @@ export interface ActorEnv {
   compute?: ComputeKind;
 }
 
-/** The `error` stored on a failed model (DESIGN §3: `{ code, message }`). */
+/** The `error` stored on a failed model (`{ code, message }`, as the contract's Model resource shows it). */
 export function trainingFailed(message: string): { code: string; message: string } {
   return { code: "training_failed", message };
 }
@@ -72,7 +72,7 @@ export class ModelActor {
   private done: Promise<TrainReply> | null = null;
 
   /**
-   * @param fence the training's fencing token (shared store, `StoreApi.claimTraining`): every
+   * @param fence the training's fencing token (shared store, `Store.claimTraining`): every
    *   write carries it; a write refused because a newer claim exists ends the actor `superseded`.
    */
   constructor(

@@ -1,5 +1,5 @@
 /**
- * Admission control, part 2: which waiting model starts next (issue 11). Pure bookkeeping, no
+ * Admission control, part 2: which waiting model starts next. Pure bookkeeping, no
  * I/O: the engine (`index.ts`) asks it and starts the training tasks it names.
  *
  * State: the training budget (bytes), the running models with their reservations (their memory

@@ -1,5 +1,5 @@
 /**
- * One owner per store (issue 11): `synthd serve` holds an exclusive lock on `DATA_DIR/synthd.lock`
+ * One owner per store: `synthd serve` holds an exclusive lock on `DATA_DIR/synthd.lock`
  * for as long as it runs, taken before anything else opens the store. A second `serve` on the same
  * directory fails at once with {@link StoreLockedError}, which names the owner recorded in the file.
  * The short-lived commands (`keys create`, `usage`, `orgs set`) never take it: LMDB already

@@ -1,5 +1,5 @@
 /**
- * Monthly usage quotas (contract: "Limits", Monthly usage quota; DESIGN §3).
+ * Monthly usage quotas (contract: "Limits", Monthly usage quota).
  *
  * Usage is counted in generated rows per calendar month (UTC) per (org, environment). The sandbox
  * (`svc_test_` keys) has the free tier, {@link FREE_TIER_ROWS}; live keys have the org's plan
@@ -17,9 +17,9 @@
  * - Live charges and refunds are also written to the usage ledger (`Store.ledgerEntries`), which
  *   `synthd usage` reports.
  */
-import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS, type ChargeRequest, type Environment, type StoreApi } from "../store";
-import type { Auth } from "./context";
-import { ApiError } from "./errors";
+import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS, type ChargeRequest, type Environment, type Store } from "../store";
+import type { Auth } from "../server/context";
+import { ApiError } from "../server/errors";
 
 /** The calendar month (UTC) of `ms` as `YYYY-MM`. */
 export function monthOf(ms: number): string {
@@ -33,7 +33,7 @@ export function nextMonthStart(month: string): string {
 }
 
 /** Rows per month allowed to (org, env): the free tier for the sandbox, the org's plan for live. */
-export async function quotaOf(store: StoreApi, org: string, env: Environment): Promise<number> {
+export async function quotaOf(store: Store, org: string, env: Environment): Promise<number> {
   if (env === "test") return FREE_TIER_ROWS;
   return (await store.getOrg(org))?.live_quota ?? DEFAULT_LIVE_QUOTA;
 }
@@ -68,7 +68,7 @@ function quotaExceeded(auth: Auth, month: string, used: number, quota: number, a
  * Create Model's check: 402 when (org, env)'s usage in the current month has reached its quota.
  * @throws ApiError `quota_exceeded`.
  */
-export async function assertQuotaLeft(store: StoreApi, auth: Auth, nowMs: number): Promise<void> {
+export async function assertQuotaLeft(store: Store, auth: Auth, nowMs: number): Promise<void> {
   const month = monthOf(nowMs);
   const quota = await quotaOf(store, auth.org, auth.env);
   const used = await store.getUsage(auth.org, auth.env, month);
@@ -83,7 +83,7 @@ export type Charge = ChargeRequest;
  * @throws ApiError 402 `quota_exceeded` (nothing charged) when usage + rows would exceed the quota.
  */
 export async function charge(
-  store: StoreApi,
+  store: Store,
   auth: Auth,
   rows: number,
   modelId: string,
@@ -99,7 +99,7 @@ export async function charge(
 }
 
 /** Gives back a charge taken by {@link charge} at `nowMs`, unless it was settled or refunded already. */
-export async function refund(store: StoreApi, c: Charge, nowMs: number): Promise<void> {
+export async function refund(store: Store, c: Charge, nowMs: number): Promise<void> {
   await store.refundPending(c.request_id, nowMs);
 }
 
@@ -122,7 +122,7 @@ export interface UsageLine {
  * (what `synthd usage` prints).
  * @throws Error when `org` is given and does not exist.
  */
-export async function usageReport(store: StoreApi, month: string, org?: string): Promise<UsageLine[]> {
+export async function usageReport(store: Store, month: string, org?: string): Promise<UsageLine[]> {
   let orgs = (await store.listOrgs()).map((o) => o.name);
   if (org !== undefined) {
     if ((await store.getOrg(org)) === undefined) throw new Error(`No organization named ${JSON.stringify(org)} in this store.`);

@@ -4,7 +4,7 @@
  * directory. One handler call per task; training tasks stay pending until training ends, the
  * others run in between (the training loops yield between steps).
  *
- * Latency isolation (issue 11; docs/operations.md "Latency isolation on a worker"): with the
+ * Latency isolation (docs/operations.md "Latency isolation on a worker"): with the
  * native core (the default) a training model's steps and validation passes run off this thread
  * (trainer.ts), so a generate, stop or delete of another model runs while they compute instead of
  * after them. A generate of a model that is training here copies its latest weights through the
@@ -13,23 +13,23 @@
 import { parentPort, threadId, workerData } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
 import { move, transferableSymbol, valueSymbol } from "piscina";
-import { Store, type StoreApi } from "../store";
-import { guardLmdbRejections } from "../store/lmdbRejections";
-import { initBackend } from "../model/backend";
-import { checkpointWeights, type Checkpoint } from "../model/checkpoint";
-import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../model/calibrate";
-import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../model/generate";
-import { poolRules } from "../model/rule-repair";
-import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../model/generator";
-import type { Layout } from "../model/marginals";
-import { buildTargets, layoutOf } from "../model/marginals";
-import { Rng } from "../model/rng";
-import { LOGITS_NOT_FINITE } from "../model/sampling";
-import { NativeGenerator, gpuStatus, nativeCoreStatus } from "../model/native-core";
-import { cloneTfjsGenerator, disposeGenerator, type ComputeKind, type GeneratorModel } from "../model/trainer";
+import { LmdbStore, type Store } from "../../store";
+import { guardLmdbRejections } from "../../store/lmdb/rejections";
+import { initBackend } from "../../model/backend";
+import { checkpointWeights, type Checkpoint } from "../../model/checkpoint";
+import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../../model/calibrate";
+import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../../model/generate";
+import { poolRules } from "../../model/rule-repair";
+import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../../model/generator";
+import type { Layout } from "../../model/marginals";
+import { buildTargets, layoutOf } from "../../model/marginals";
+import { Rng } from "../../model/rng";
+import { LOGITS_NOT_FINITE } from "../../model/sampling";
+import { NativeGenerator, gpuStatus, nativeCoreStatus } from "../../model/native-core";
+import { cloneTfjsGenerator, disposeGenerator, type ComputeKind, type GeneratorModel } from "../../model/trainer";
 import { ModelActor, type ActorEnv } from "./actor";
 import { sampleSeededSource } from "./seeded";
-import type { GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
+import type { GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "../protocol";
 
 const config = workerData as WorkerConfig;
 /** This worker's compute path: `native` only when the core loads in this thread. */
@@ -37,21 +37,21 @@ const compute: ComputeKind = config.compute === "native" && nativeCoreStatus().a
 const actors = new Map<string, ModelActor>();
 /** Idle ready generators, least recently used first (Map keeps insertion order). */
 const idle = new Map<string, GeneratorModel>();
-let store: StoreApi | undefined;
-let opening: Promise<StoreApi> | undefined;
+let store: Store | undefined;
+let opening: Promise<Store> | undefined;
 
 // lmdb-js's orphaned rejection after a failed commit (full disk) must not end this thread: the
-// failure itself reached the write's caller (src/store/lmdbRejections.ts). Others still do.
+// failure itself reached the write's caller (src/store/lmdb/rejections.ts). Others still do.
 guardLmdbRejections(() => log("debug", "store commit failed (lmdb-js's internal batch promise)"));
 
 /**
  * Opens this thread's store once (before its first task runs): its own LMDB Store on the shared
  * directory, or its own PgStore (connection pool) on the shared database.
  */
-function openStore(): Promise<StoreApi> {
-  opening ??= (async (): Promise<StoreApi> => {
+function openStore(): Promise<Store> {
+  opening ??= (async (): Promise<Store> => {
     const url = config.databaseUrl;
-    const s: StoreApi = url === undefined ? new Store(config.dataDir) : await (await import("../store/postgres")).PgStore.open(url, { heartbeat: false });
+    const s: Store = url === undefined ? new LmdbStore(config.dataDir) : await (await import("../../store/postgres/pgStore")).PgStore.open(url, { heartbeat: false });
     store = s;
     return s;
   })();
@@ -63,7 +63,7 @@ function openStore(): Promise<StoreApi> {
  * renews it only on a later event turn or after this thread's own writes, so a record the main
  * thread committed just before posting the task could otherwise be invisible here.
  */
-function getStore(): StoreApi {
+function getStore(): Store {
   if (store === undefined) throw new Error("the worker's store is not open yet");
   store.refreshReads?.();
   return store;
@@ -228,7 +228,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     const sampling = { temperature: task.temperature, topP: task.topP, yieldFn };
     let cols: Int32Array[];
     if (task.seeded) {
-      // Seeded generation (issue 12): the model's own conditional, same options as the plain draw;
+      // Seeded generation: the model's own conditional, same options as the plain draw;
       // with calibrate, corrected by what the given marginals say of each condition.
       let calibration: ((fixed: readonly FixedCell[]) => ReturnType<typeof conditionCalibration>) | undefined;
       if (task.seeded.calibrate) {

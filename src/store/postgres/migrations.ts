@@ -1,5 +1,5 @@
 /**
- * Schema migrations of the PostgreSQL store ({@link import("./postgres").PgStore}; issue 14).
+ * Schema migrations of the PostgreSQL store ({@link import("./pgStore").PgStore}).
  *
  * {@link MIGRATIONS} is an append-only, ordered list: a released migration is never edited, a
  * change of schema is a new entry. {@link migrate} applies the missing ones in one transaction

@@ -1,6 +1,6 @@
 /**
- * Admission control, part 1: how much memory training a model takes (issue 11). The budget it
- * is checked against is `budget.ts`'s, the queue that spends the budget `admission-queue.ts`; the
+ * Admission control, part 1: how much memory training a model takes. The budget it
+ * is checked against is `budget.ts`'s, the queue that spends the budget `queue.ts`; the
  * engine (`index.ts`) wires them.
  *
  * ## The estimate
@@ -65,9 +65,9 @@
  * peak after the model ends (the engine's measured guard counts it, see index.ts); estimates
  * there are 1.32x and 1.30x those peaks.
  */
-import type { Metadata, ModelConfig } from "../types";
-import { generatorSpec, MODEL_SIZES, paramCount } from "../model/generator";
-import { layoutOf } from "../model/marginals";
+import type { Metadata, ModelConfig } from "../../types";
+import { generatorSpec, MODEL_SIZES, paramCount } from "../../model/generator";
+import { layoutOf } from "../../model/marginals";
 import { formatBytes } from "./budget";
 
 /** Bytes per float32. */

@@ -1,6 +1,6 @@
 /**
  * The sliding window counter of `rateLimiter.ts`, kept in Redis so that several synthd front ends
- * share one budget per key (issue 14: "Rate limits across front ends in Redis"). Not wired into the
+ * share one budget per key (the shared topology: rate limits across front ends in Redis). Not wired into the
  * server yet; see "Plugging it in" below.
  *
  * ## Method
@@ -94,8 +94,8 @@
  * a client can spend a whole budget at the end of one window and again at the start of the next
  * (twice the limit in a few seconds), its windows are not aligned to the minute, and its
  * `msBeforeNext` is not our `Reset`/`Retry-After`. The in-memory limiter, the contract's headers and
- * issue 14 specify the two-window estimate, so this module keeps that method; it needs one short
- * script and ioredis, which BullMQ (issue 14's queue) uses anyway.
+ * the shared topology's design specify the two-window estimate, so this module keeps that method; it needs one short
+ * script and ioredis, which BullMQ (the shared topology's training queue) uses anyway.
  *
  * ## Plugging it in (later, `steps/rateLimit.ts`)
  *
@@ -115,7 +115,7 @@
  */
 import Redis, { type RedisOptions } from "ioredis";
 import { WINDOW_MS, type RateDecision } from "./rateLimiter";
-import type { RateCounter } from "../store";
+import type { RateCounter } from "../../store";
 
 /** Default time (ms) a decision may take before it fails with {@link RateLimiterUnavailableError}. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;

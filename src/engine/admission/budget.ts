@@ -1,5 +1,5 @@
 /**
- * Admission control, part 0: the memory budget of `synthd serve` (issue 11).
+ * Admission control, part 0: the memory budget of `synthd serve`.
  *
  * `synthd serve --memory-budget SIZE` bounds the whole process; the default is
  * {@link DEFAULT_BUDGET_SHARE} of the machine's memory (`os.totalmem()`, or the cgroup limit when

@@ -1,7 +1,7 @@
 /**
- * The shared store: {@link StoreApi} on PostgreSQL, for several front ends and engine workers on
- * several machines (DESIGN §4; issue 14). Method by method the semantics of the embedded LMDB
- * {@link import("./index").Store}; where LMDB relies on its single serialised writer, this store
+ * The shared store: {@link Store} on PostgreSQL, for several front ends and engine workers on
+ * several machines. Method by method the semantics of the embedded LMDB
+ * {@link import("../lmdb/lmdbStore").LmdbStore}; where LMDB relies on its single serialised writer, this store
  * relies on one conditional statement or one transaction with row locks:
  *
  * - quota: one `INSERT ... ON CONFLICT DO UPDATE ... WHERE rows + n <= quota` per charge, so
@@ -16,7 +16,7 @@
  *   takes only the records of its own finished requests and of instances whose lease ran out,
  *   under `FOR UPDATE SKIP LOCKED`, so two reconciling front ends refund each charge once.
  *
- * Schema: src/store/migrations.ts (run by {@link PgStore.open}, or `synthd migrate`). Errors: a
+ * Schema: src/store/postgres/migrations.ts (run by {@link PgStore.open}, or `synthd migrate`). Errors: a
  * write the database refuses or cannot be reached for rejects with {@link StoreWriteError} (the
  * transaction was rolled back; if the connection broke during COMMIT itself the outcome is
  * unknown, as with any remote database); a read that cannot reach the database rejects with
@@ -26,16 +26,12 @@ import { randomBytes } from "node:crypto";
 import { Pool, types as pgTypes, type CustomTypesConfig, type PoolClient, type QueryResultRow } from "pg";
 import { Packr } from "msgpackr";
 import type { Logger } from "pino";
-import type { Metadata } from "../types";
-import type { ModelPatch, StoreApi } from "./api";
+import type { Metadata } from "../../types";
+import { CursorNotFoundError, StoreUnavailableError, StoreWriteError } from "../errors";
+import { hashKey, newApiKey } from "../ids";
 import {
-  CursorNotFoundError,
-  StoreUnavailableError,
   checkOrgLimits,
-  StoreWriteError,
   TOMBSTONE_TTL_MS,
-  hashKey,
-  newApiKey,
   type ChargeRequest,
   type ChargeResult,
   type Environment,
@@ -51,7 +47,8 @@ import {
   type PendingCharge,
   type RateCounter,
   type StoredResponse,
-} from "./index";
+} from "../records";
+import type { ModelPatch, Store } from "../store";
 import { migrate } from "./migrations";
 
 /** Options of {@link PgStore.open}. */
@@ -112,11 +109,11 @@ interface IdempotencyRow {
 const IDEMPOTENCY_COLUMNS = "state, request_id, fingerprint, created_ms, response, body_kind, body";
 
 /**
- * {@link StoreApi} on a PostgreSQL database shared by several processes (see the module comment).
+ * {@link Store} on a PostgreSQL database shared by several processes (see the module comment).
  * Open with {@link PgStore.open}; every method is one statement or one transaction on a pooled
  * connection, so an instance may be used concurrently from many requests.
  */
-export class PgStore implements StoreApi {
+export class PgStore implements Store {
   readonly kind = "postgres" as const;
   private heartbeat: NodeJS.Timeout | undefined;
   private renewing: Promise<void> = Promise.resolve();
@@ -132,7 +129,7 @@ export class PgStore implements StoreApi {
 
   /**
    * Connects to `url` (`postgres://user@host:port/db`), applies missing migrations
-   * (src/store/migrations.ts), takes this instance's lease and renews it every `leaseMs / 3` on an
+   * (src/store/postgres/migrations.ts), takes this instance's lease and renews it every `leaseMs / 3` on an
    * unref'd timer. Rejects with the driver's error when the database cannot be reached or migrated
    * (nothing is left open then).
    */

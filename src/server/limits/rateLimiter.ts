@@ -1,5 +1,5 @@
 /**
- * The sliding window counter (contract: "Limits", 60 requests per minute default; DESIGN §3), as
+ * The sliding window counter (contract: "Limits", 60 requests per minute default), as
  * Cloudflare describes it in "How we built rate limiting capable of scaling to millions of
  * domains" (blog.cloudflare.com/counting-things-a-lot-of-different-things):
  *
@@ -36,7 +36,7 @@
  * arbitrary 60 s interval straddling two windows it assumes the previous window's requests were
  * spread evenly (Cloudflare measured 0.003% of requests wrongly allowed or limited).
  */
-import type { RateCounter } from "../store";
+import type { RateCounter } from "../../store";
 
 /** Length of a window in milliseconds (60 s). */
 export const WINDOW_MS = 60_000;
@@ -44,7 +44,7 @@ export const WINDOW_MS = 60_000;
 /** Requests per minute per organization unless the org has its own limit (contract: "Limits"). */
 export const DEFAULT_RATE_LIMIT = 60;
 
-/** Requests per minute per client address that fail authentication (DESIGN §3: slows key guessing). */
+/** Requests per minute per client address that fail authentication (slows key guessing). */
 export const DEFAULT_AUTH_FAILURE_LIMIT = 60;
 
 /** One admission decision and the values of its headers. */

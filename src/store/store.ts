@@ -1,14 +1,14 @@
 /**
- * The store seam (DESIGN §4; issue 14): everything the server, the engine and the admin commands
+ * The store seam: everything the server, the engine and the admin commands
  * keep, behind one asynchronous interface with two implementations:
- * - {@link import("./index").Store}: the embedded LMDB store (one machine; the default);
- * - {@link import("./postgres").PgStore}: PostgreSQL, shared by several front ends and workers.
+ * - {@link import("./lmdb/lmdbStore").LmdbStore}: the embedded LMDB store (one machine; the default);
+ * - {@link import("./postgres/pgStore").PgStore}: PostgreSQL, shared by several front ends and workers.
  *
  * Every guarantee holds across processes of either implementation: a quota charge is atomic (one
  * transaction: LMDB's serialised writer, PostgreSQL's one conditional UPDATE); an idempotency key
  * has exactly one in-flight record (one write transaction / a unique row, after Brandur Leach,
  * "Implementing Stripe-like Idempotency Keys in Postgres", 2017); lists are newest first with
- * stable cursors and tombstones; crash recovery ({@link StoreApi.reconcile}) touches only the
+ * stable cursors and tombstones; crash recovery ({@link Store.reconcile}) touches only the
  * records of requests that can no longer answer.
  *
  * Errors: a write that cannot be committed rejects with `StoreWriteError` (code
@@ -35,16 +35,16 @@ import type {
   PendingCharge,
   RateCounter,
   StoredResponse,
-} from "./index";
+} from "./records";
 
-/** Fields of a model that {@link StoreApi.updateModel} may change. */
+/** Fields of a model that {@link Store.updateModel} may change. */
 export type ModelPatch = Partial<Omit<ModelRecord, "id" | "org" | "env" | "created_at">>;
 
 /**
  * The store, as every component sees it. All methods are asynchronous; reads see every write
  * committed before they were called (from any thread or process).
  */
-export interface StoreApi {
+export interface Store {
   /** `lmdb` (embedded) or `postgres` (shared). */
   readonly kind: "lmdb" | "postgres";
   /** Releases connections and handles; further calls are invalid. */
@@ -110,7 +110,7 @@ export interface StoreApi {
    */
   deleteModel(id: string, nowMs?: number, dropIdempotency?: IdempotencyScope): Promise<boolean>;
   /**
-   * Models of (org, env), newest first, ties by id (DESIGN §3), starting right after the model
+   * Models of (org, env), newest first, ties by id, starting right after the model
    * `startingAfter` (a tombstoned id still marks its place).
    * @throws CursorNotFoundError when `startingAfter` names no model of (org, env).
    */

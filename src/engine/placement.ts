@@ -1,0 +1,43 @@
+/**
+ * Where a task runs: the piscina load balancer of the local engine. A model is pinned on its first
+ * task to the live worker with the fewest models in training (then the fewest pinned models), and
+ * every later task about it goes to that worker, where its actor and weights live. The engine
+ * drops the pin when the model is stopped or its worker dies.
+ */
+import { queueOptionsSymbol, type Piscina } from "piscina";
+import type { Task } from "./protocol";
+
+/** A task carrying its model id where the load balancer can read it (piscina's queue options). */
+export type QueueTagged = { [queueOptionsSymbol]?: { modelId?: string } };
+/** piscina's view of a worker as the load balancer sees it (the type is not exported by name). */
+export type PWorker = Parameters<NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>["loadBalancer"]>>[1][number];
+
+/** `task` tagged with its model id, for {@link place}. */
+export function tagTask(task: Task, modelId: string | undefined): Task & QueueTagged {
+  return { ...task, [queueOptionsSymbol]: { modelId } };
+}
+
+/**
+ * The load balancer: the worker `task`'s model is pinned to in `pins` (model id -> thread id),
+ * else the least loaded live worker, which it is pinned to; a task without a model goes to the
+ * live worker with the least work. Null when no worker is live.
+ */
+export function place(pins: Map<string, number>, isTraining: (id: string) => boolean, task: QueueTagged, workers: PWorker[]): PWorker | null {
+  const live = workers.filter((w) => !w.terminating && !w.destroyed);
+  if (live.length === 0) return null;
+  const id = task[queueOptionsSymbol]?.modelId;
+  if (id === undefined) return live.reduce((a, b) => (b.currentUsage < a.currentUsage ? b : a));
+  const pinned = pins.get(id);
+  const hit = pinned === undefined ? undefined : live.find((w) => w.id === pinned);
+  if (hit) return hit;
+  const trainingOn = new Map<number, number>();
+  const pinnedOn = new Map<number, number>();
+  for (const [m, t] of pins) {
+    pinnedOn.set(t, (pinnedOn.get(t) ?? 0) + 1);
+    if (isTraining(m)) trainingOn.set(t, (trainingOn.get(t) ?? 0) + 1);
+  }
+  const score = (w: PWorker): number => (trainingOn.get(w.id) ?? 0) * 1e6 + (pinnedOn.get(w.id) ?? 0);
+  const chosen = live.reduce((a, b) => (score(b) < score(a) ? b : a));
+  pins.set(id, chosen.id);
+  return chosen;
+}
