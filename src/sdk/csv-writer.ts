@@ -69,12 +69,28 @@ function digitCount(x: number): number {
   return n;
 }
 
-/** How one column is written: its cells' lengths and bytes. */
+/** How one column is written: its cells' lengths, and the bytes of one cell. */
 interface ColumnPlan {
   /** Adds the byte length of each row's field to `lens`. */
   measure(lens: Int32Array): void;
-  /** Writes each row's field at `pos[r]` and advances it. */
-  write(buf: Buffer, pos: Int32Array): void;
+  /** Writes row r's field at `p`; returns the position after it. */
+  write(buf: Buffer, p: number, r: number): number;
+}
+
+/** Writes the decimal digits of safe integer `x` at `p`; returns the position after them. */
+function writeInteger(buf: Buffer, p: number, x: number): number {
+  if (x < 0) {
+    buf[p++] = MINUS;
+    x = -x;
+  }
+  const end = p + digitCount(x);
+  let w = end;
+  do {
+    const q = Math.floor(x / 10);
+    buf[--w] = 0x30 + (x - q * 10);
+    x = q;
+  } while (x > 0);
+  return end;
 }
 
 function planOf(col: DecodedColumn, n: number): ColumnPlan {
@@ -88,13 +104,10 @@ function planOf(col: DecodedColumn, n: number): ColumnPlan {
           lens[r] += start[i + 1] - start[i];
         }
       },
-      write(buf, pos) {
-        for (let r = 0; r < n; r++) {
-          const i = index[r];
-          let p = pos[r];
-          for (let b = start[i], e = start[i + 1]; b < e; b++) buf[p++] = bytes[b];
-          pos[r] = p;
-        }
+      write(buf, p, r) {
+        const i = index[r];
+        for (let b = start[i], e = start[i + 1]; b < e; b++) buf[p++] = bytes[b];
+        return p;
       },
     };
   }
@@ -104,23 +117,7 @@ function planOf(col: DecodedColumn, n: number): ColumnPlan {
       measure(lens) {
         for (let r = 0; r < n; r++) if (blank === undefined || blank[r] === 0) lens[r] += digitCount(values[r]);
       },
-      write(buf, pos) {
-        for (let r = 0; r < n; r++) {
-          if (blank !== undefined && blank[r] === 1) continue;
-          const x = values[r];
-          const end = pos[r] + digitCount(x);
-          pos[r] = end;
-          if (x < 0) buf[end - digitCount(x)] = MINUS;
-          // Digits from the last to the first.
-          let y = x < 0 ? -x : x;
-          let w = end;
-          do {
-            const q = Math.floor(y / 10);
-            buf[--w] = 0x30 + (y - q * 10);
-            y = q;
-          } while (y > 0);
-        }
-      },
+      write: (buf, p, r) => (blank !== undefined && blank[r] === 1 ? p : writeInteger(buf, p, values[r])),
     };
   }
   // One string per cell: text columns, and integers beyond 2^53 (written as String writes them).
@@ -133,14 +130,13 @@ function planOf(col: DecodedColumn, n: number): ColumnPlan {
     measure(lens) {
       for (let r = 0; r < n; r++) lens[r] += Buffer.byteLength(fields[r], "utf8");
     },
-    write(buf, pos) {
-      for (let r = 0; r < n; r++) pos[r] += buf.write(fields[r], pos[r], "utf8");
-    },
+    write: (buf, p, r) => p + buf.write(fields[r], p, "utf8"),
   };
 }
 
 /**
- * The CSV records of `batch` (no header), each ending in `\n`, as one buffer.
+ * The CSV records of `batch` (no header), each ending in `\n`, as one buffer: the lengths added
+ * up column by column, then the rows written front to back.
  * @returns the bytes; empty for a batch of no rows.
  */
 export function csvRecords(batch: DecodedBatch): Buffer {
@@ -151,18 +147,16 @@ export function csvRecords(batch: DecodedBatch): Buffer {
   // Each row: its fields, m - 1 commas and a newline.
   const lens = new Int32Array(n).fill(m === 0 ? 1 : m);
   for (const p of plans) p.measure(lens);
-  const pos = new Int32Array(n);
   let total = 0;
-  for (let r = 0; r < n; r++) {
-    pos[r] = total;
-    total += lens[r];
-  }
+  for (let r = 0; r < n; r++) total += lens[r];
   const buf = Buffer.allocUnsafe(total);
-  plans.forEach((p, f) => {
-    p.write(buf, pos);
-    const sep = f === m - 1 ? NEWLINE : COMMA;
-    for (let r = 0; r < n; r++) buf[pos[r]++] = sep;
-  });
-  if (m === 0) for (let r = 0; r < n; r++) buf[pos[r]++] = NEWLINE;
+  let p = 0;
+  for (let r = 0; r < n; r++) {
+    for (let f = 0; f < m; f++) {
+      p = plans[f].write(buf, p, r);
+      buf[p++] = f === m - 1 ? NEWLINE : COMMA;
+    }
+    if (m === 0) buf[p++] = NEWLINE;
+  }
   return buf;
 }
