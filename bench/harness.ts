@@ -4,7 +4,7 @@
  * uWebSockets.js server, the piscina engine, LMDB.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -135,6 +135,19 @@ export function runCli(
       resolveRun({ code, stdout, stderr });
     });
   });
+}
+
+/** Seconds of CPU (user + system, all threads) a process used so far, read from `/proc/<pid>/stat`; undefined without procfs. */
+export function processCpuSeconds(pid: number): number | undefined {
+  try {
+    // Fields after the command name (which may hold spaces, so split after its closing parenthesis):
+    // state is field 3, utime 14 and stime 15, in clock ticks (USER_HZ, 100 on Linux).
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Polls `fn` every `intervalMs` until it returns a defined value or `timeoutMs` passes. */

@@ -1,6 +1,7 @@
 /**
- * `npm run bench -- sample [--rows N] [--json]`: the default paths of issue 13 end to end, each
- * against the in-process rate of the same model measured in the same run.
+ * `npm run bench -- sample [--rows N] [--json]`: the default paths of issues 13 and 25 end to end,
+ * each against the in-process rate of the same model measured in the same run, and what each
+ * costs in CPU.
  *
  * Method: one `synthd serve` on a temporary store; one live org whose quota is raised (`synthd
  * orgs set`); `Synthesizer.fit` of raw UCI Adult (`data/adult.csv`, the SDK's default extraction,
@@ -9,17 +10,27 @@
  * - in-process: the model's weights (the checkpoint's shape, random init of the same spec) in the
  *   native core, forward + sampling of 100,000-row blocks, best of 3 blocks before and 3 after the
  *   other paths; once with the inputs drawn outside the timer (the core alone), once with
- *   `prepareInputs` inside it (server-drawn latents);
+ *   `prepareInputs` inside it (server-drawn latents); its core-s are this process's CPU
+ *   (`process.cpuUsage`, all threads) over the best blocks;
  * - codes over HTTP, no decoding: `client.models.generateCodes` of 100,000-row requests, JSON
  *   and Arrow, one request in flight ahead of the one being read (as the SDK's `sampleBatches`);
  * - the CLI as a user runs it (a child process: start, metadata fetch, requests, decode, write):
- *   `synthd sample ID -n N --no-calibrate -o out.csv | out.parquet | out.arrow`, and the default
- *   (calibrated) `-o out.csv`; wall time of the process.
+ *   `synthd sample ID -n N --seed 1 -o out.csv | out.parquet | out.arrow`, with `--no-calibrate`
+ *   (plain) and without (calibrated); wall time of the process.
+ * Core-seconds (issue 25), per 1M rows: client = the CLI process's own CPU, user + system over all
+ *   its threads from start to exit, which it reports itself at exit (`./cpu-report`, preloaded
+ *   through NODE_OPTIONS: `process.cpuUsage()`, getrusage RUSAGE_SELF); server = the server
+ *   process's CPU (all its threads: HTTP, engine workers, native core) between the CLI's start
+ *   and exit, read from `/proc/<pid>/stat` (utime + stime; absent without procfs). Both include
+ *   fixed costs (the client's start, about 0.2 s; the metadata request), so small `--rows` runs
+ *   read high.
  * Each path prints rows/s and its ratio to the in-process rate without draws (issue 13's table;
  * targets: calibrated CSV >= 0.5, `--no-calibrate` Parquet >= 0.7, CSV >= 0.6, Arrow codes over
- * HTTP >= 0.85, in-process with draws >= 0.95 of without).
+ * HTTP >= 0.85, in-process with draws >= 0.95 of without), and the CLI paths their client and
+ * server core-s and wall s per 1M rows (issue 25's targets: client core-s CSV <= 1.5, Parquet
+ * <= 1.5, Arrow <= 1.0, plain and calibrated).
  */
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { prepareInputs, releaseInputs } from "../src/model/generate";
@@ -28,7 +39,7 @@ import { layoutOf } from "../src/model/marginals";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
 import { Rng } from "../src/model/rng";
 import { Synthd, Synthesizer } from "../src/sdk";
-import { ADULT_CSV, removeDir, runCli, startServer, tempDir } from "./harness";
+import { ADULT_CSV, processCpuSeconds, removeDir, runCli, startServer, tempDir } from "./harness";
 
 /** Options of the sample benchmark. */
 export interface SampleBenchOptions {
@@ -43,6 +54,14 @@ export interface SamplePath {
   of_in_process: number;
   target?: number;
   bytes?: number;
+  /** CLI paths: the CLI process's CPU (user + system, all threads) per 1M rows. */
+  client_core_s_per_1m?: number;
+  /** CLI paths: issue 25's ceiling on client_core_s_per_1m. */
+  client_target?: number;
+  /** CLI paths: the server process's CPU during the run, per 1M rows (undefined without procfs). */
+  server_core_s_per_1m?: number;
+  /** CLI paths: wall seconds of the CLI process per 1M rows. */
+  wall_s_per_1m?: number;
 }
 
 const BLOCK = 100_000;
@@ -59,6 +78,8 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
   const server = await startServer(store, []);
   const paths: SamplePath[] = [];
   let inProcess = 0;
+  // CPU (this process, all threads) of the best in-process block, per row.
+  let inProcessCorePerRow = Infinity;
   try {
     const keyRun = await runCli(["keys", "create", "--data-dir", store, "--org", "benchsample", "--env", "live"]);
     if (keyRun.code !== 0) throw new Error(`keys create failed: ${keyRun.stderr}`);
@@ -79,8 +100,11 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
       for (let r = 0; r < 3; r++) {
         const inputs = prepareInputs({ num_rows: BLOCK, seed: 10 + r }, spec.embeddingDim, layout.features.length, 0);
         let t0 = performance.now();
+        const c0 = process.cpuUsage();
         await gen.sampleRows(inputs);
+        const c = process.cpuUsage(c0);
         inProcess = Math.max(inProcess, (BLOCK / (performance.now() - t0)) * 1000);
+        inProcessCorePerRow = Math.min(inProcessCorePerRow, (c.user + c.system) / 1e6 / BLOCK);
         releaseInputs(inputs);
         t0 = performance.now();
         // As the server does: draw into this thread's reused arrays, sample, give them back.
@@ -115,19 +139,38 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
       add(`codes over HTTP, ${format}, plain draw`, (opts.rows / (performance.now() - t0)) * 1000, format === "arrow" ? 0.85 : undefined);
     }
 
-    const env = { SYNTHD_URL: server.url, SYNTHD_API_KEY: key };
-    const cli = async (label: string, file: string, extra: string[], target?: number): Promise<void> => {
+    const cpuFile = join(dir, "cpu.json");
+    const preload = join(__dirname, "cpu-report.js");
+    const env = {
+      SYNTHD_URL: server.url,
+      SYNTHD_API_KEY: key,
+      SYNTHD_BENCH_CPU_FILE: cpuFile,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${JSON.stringify(preload)}`.trim(),
+    };
+    const perM = (x: number): number => Number(((x * 1e6) / opts.rows).toFixed(3));
+    const cli = async (label: string, file: string, extra: string[], target: number | undefined, clientTarget: number): Promise<void> => {
       const out = join(dir, file);
+      const server0 = processCpuSeconds(server.child.pid!);
       const t0 = performance.now();
       const r = await runCli(["sample", synth.id, "-n", String(opts.rows), "--seed", "1", "-o", out, ...extra], env, 900_000);
       const s = (performance.now() - t0) / 1000;
+      const server1 = processCpuSeconds(server.child.pid!);
       if (r.code !== 0) throw new Error(`${label} failed: ${r.stderr}`);
+      const cpu = JSON.parse(readFileSync(cpuFile, "utf8")) as { user_s: number; system_s: number };
       add(label, opts.rows / s, target, statSync(out).size);
+      const p = paths[paths.length - 1];
+      p.client_core_s_per_1m = perM(cpu.user_s + cpu.system_s);
+      p.client_target = clientTarget;
+      if (server0 !== undefined && server1 !== undefined) p.server_core_s_per_1m = perM(server1 - server0);
+      p.wall_s_per_1m = perM(s);
+      log(`    client ${p.client_core_s_per_1m} core-s, server ${p.server_core_s_per_1m ?? "?"} core-s, wall ${p.wall_s_per_1m} s per 1M rows`);
     };
-    await cli("CLI --no-calibrate to CSV", "plain.csv", ["--no-calibrate"], 0.6);
-    await cli("CLI --no-calibrate to Parquet", "plain.parquet", ["--no-calibrate"], 0.7);
-    await cli("CLI --no-calibrate to Arrow", "plain.arrow", ["--no-calibrate"]);
-    await cli("CLI default (calibrated) to CSV", "calibrated.csv", [], 0.5);
+    await cli("CLI --no-calibrate to CSV", "plain.csv", ["--no-calibrate"], 0.6, 1.5);
+    await cli("CLI --no-calibrate to Parquet", "plain.parquet", ["--no-calibrate"], 0.7, 1.5);
+    await cli("CLI --no-calibrate to Arrow", "plain.arrow", ["--no-calibrate"], undefined, 1.0);
+    await cli("CLI default (calibrated) to CSV", "calibrated.csv", [], 0.5, 1.5);
+    await cli("CLI default (calibrated) to Parquet", "calibrated.parquet", [], undefined, 1.5);
+    await cli("CLI default (calibrated) to Arrow", "calibrated.arrow", [], undefined, 1.0);
     await measureInProcess();
     gen.dispose();
     // Ratios against the final (best) in-process figure.
@@ -143,6 +186,7 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
     bench: "sample",
     rows: opts.rows,
     in_process_rows_per_s: Math.round(inProcess),
+    in_process_core_s_per_1m: Number((inProcessCorePerRow * 1e6).toFixed(3)),
     paths,
     loadavg_before: loadBefore.map((x) => Number(x.toFixed(2))),
     loadavg_after: loadavg().map((x) => Number(x.toFixed(2))),
@@ -151,11 +195,20 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
     console.log(JSON.stringify(result));
     return;
   }
-  console.log(`end to end, ${opts.rows} rows of raw Adult (medium model); in-process forward + sampling ${result.in_process_rows_per_s} rows/s`);
+  console.log(`end to end, ${opts.rows} rows of raw Adult (medium model); in-process forward + sampling ${result.in_process_rows_per_s} rows/s, ${result.in_process_core_s_per_1m} core-s per 1M rows`);
   console.log(`${"path".padEnd(42)} ${"rows/s".padStart(9)} ${"of in-process".padStart(14)}  target`);
   for (const p of paths) {
     const status = p.target === undefined ? "" : `>= ${p.target}  ${p.of_in_process >= p.target ? "PASS" : "FAIL"}`;
     console.log(`${p.path.padEnd(42)} ${String(p.rows_per_s).padStart(9)} ${p.of_in_process.toFixed(3).padStart(14)}  ${status}`);
+  }
+  console.log(`\nper 1M rows (core-s: CPU seconds over all threads; in-process ${result.in_process_core_s_per_1m} core-s)`);
+  console.log(`${"CLI path".padEnd(42)} ${"client core-s".padStart(13)} ${"server core-s".padStart(13)} ${"wall s".padStart(8)}  client target`);
+  for (const p of paths) {
+    if (p.client_core_s_per_1m === undefined) continue;
+    const ok = p.client_core_s_per_1m <= p.client_target! ? "PASS" : "FAIL";
+    console.log(
+      `${p.path.padEnd(42)} ${p.client_core_s_per_1m.toFixed(3).padStart(13)} ${(p.server_core_s_per_1m?.toFixed(3) ?? "?").padStart(13)} ${p.wall_s_per_1m!.toFixed(3).padStart(8)}  <= ${p.client_target}  ${ok}`,
+    );
   }
   console.log(`load average before ${result.loadavg_before.join(" ")}, after ${result.loadavg_after.join(" ")}`);
 }

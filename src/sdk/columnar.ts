@@ -1,6 +1,6 @@
 /**
  * The binary output formats of `./formats`: the Arrow IPC file format (apache-arrow) and Parquet
- * (parquet-wasm), written batch by batch from decoded tables typed by `./typed`. parquet-wasm is
+ * (parquet-wasm), written batch by batch from decoded batches (`./batch`) typed by `./typed`. parquet-wasm is
  * loaded on the first Parquet file only, so the SDK and the CLI start without WebAssembly.
  */
 import { createWriteStream } from "node:fs";
@@ -10,7 +10,7 @@ import { AsyncByteQueue, RecordBatchFileWriter, RecordBatchStreamWriter, type Re
 import type * as ParquetWasm from "parquet-wasm/node/parquet_wasm";
 import type { Metadata } from "../types";
 import { MAX_ROWS_PER_REQUEST } from "../types";
-import type { Table } from "./csv";
+import type { DecodedBatch } from "./batch";
 import { BatchConverter } from "./typed";
 
 /** Options of {@link writeColumnar} (those of `writeTables` in `./formats`, binary formats only). */
@@ -23,7 +23,7 @@ export interface ColumnarOptions {
 }
 
 /**
- * Writes `tables` as Arrow or Parquet to a path (created or truncated when the first batch is
+ * Writes decoded `batches` (`./batch`) as Arrow or Parquet to a path (created or truncated when the first batch is
  * converted) or a stream (left open). See `writeTables` in `./formats`, which pulls the first
  * batch before calling this.
  * @returns the number of data rows written.
@@ -32,16 +32,16 @@ export interface ColumnarOptions {
  */
 export async function writeColumnar(
   dest: string | Writable,
-  tables: AsyncGenerator<Table>,
+  batches: AsyncGenerator<DecodedBatch>,
   opts: ColumnarOptions,
 ): Promise<number> {
   const converter = new BatchConverter(opts.metadata);
   let count = 0;
   async function* recordBatches(): AsyncGenerator<RecordBatch> {
-    for await (const t of tables) {
+    for await (const b of batches) {
       const at = count;
-      yield converter.toRecordBatch(t.rows, (r) => `row ${at + r + 1} of the output`);
-      count += t.rows.length;
+      yield converter.fromBatch(b, (r) => `row ${at + r + 1} of the output`);
+      count += b.length;
     }
   }
   const bytes = opts.format === "arrow" ? arrowFile(converter, recordBatches()) : await parquetFile(recordBatches(), opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);

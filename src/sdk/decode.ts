@@ -43,6 +43,7 @@ import { SemanticGenerator } from "./semantic/generate";
 import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "./columns";
 import { Rng, deriveSeed } from "./prng";
 import { RuleEnforcer, type EnforceResult } from "./rules/enforce";
+import { DecodedBatch, rowCells, type Cells, type DecodedColumn } from "./batch";
 
 /** Where the rows being decoded sit in their sample (identifiers are distinct across batches). */
 export interface DecodeOptions {
@@ -109,8 +110,18 @@ export class Decoder {
     fixed?: (row: number, feature: number) => boolean,
     codes?: readonly ArrayLike<number>[],
   ): EnforceResult {
+    return this.enforceCells(rowCells(table.rows), seed, fixed, codes);
+  }
+
+  /** {@link enforce} over any {@link Cells} (a `DecodedBatch`, rows). */
+  enforceCells(
+    cells: Cells,
+    seed: number,
+    fixed?: (row: number, feature: number) => boolean,
+    codes?: readonly ArrayLike<number>[],
+  ): EnforceResult {
     if (!this.rules.active) return { changed: 0, unrepaired: 0 };
-    return this.rules.apply(table.rows, seed, (f, rng) => this.drawValue(f, rng), fixed, codes);
+    return this.rules.apply(cells, seed, (f, rng) => this.drawValue(f, rng), fixed, codes);
   }
 
   /** A non-blank value of feature f drawn from its 1-way marginal (`empirical_probs`), written by its decoder. */
@@ -177,28 +188,41 @@ export class Decoder {
    * @throws APIError (`invalid_response`) when a feature is absent or a code is out of range.
    */
   decode(columns: Record<string, ArrayLike<number>>, seed: number, opts: DecodeOptions = {}): Table {
+    return this.decodeBatch(columns, seed, opts).toTable();
+  }
+
+  /**
+   * {@link decode} by column: the same cells (`batch.get(r, f)` is `decode(...).rows[r][f]`, the
+   * same draws), held as `../batch`'s columns (code-book indices, integers, text) so that writers
+   * make no string per cell they do not write (issue 25).
+   * @throws as {@link decode}.
+   */
+  decodeBatch(columns: Record<string, ArrayLike<number>>, seed: number, opts: DecodeOptions = {}): DecodedBatch {
     const cols = this.features.map((d) => {
       const c = columns[d.name];
       if (!c) throw new APIError({ code: "invalid_response", message: `The generated data has no column for feature "${d.name}".` });
       return c;
     });
     const n = cols[0]?.length ?? 0;
-    const rows: string[][] = new Array(n);
-    for (let r = 0; r < n; r++) rows[r] = new Array(this.features.length);
-    this.features.forEach((own, f) => {
+    const offset = opts.rowOffset ?? 0;
+    const cells = this.features.map((own, f): DecodedColumn => {
       const d = opts.decoders !== undefined && Object.hasOwn(opts.decoders, own.name) ? opts.decoders[own.name] : own;
       const codes = cols[f];
       if (codes.length !== n) throw new APIError({ code: "invalid_response", message: `Generated column "${d.name}" has ${codes.length} rows, expected ${n}.` });
       const rng = new Rng(deriveSeed(seed, f));
       const ids = d.idShape ? new IdGenerator(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
-      const offset = opts.rowOffset ?? 0;
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
       const fresh = d.semantic ? new SemanticGenerator(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true }) : undefined;
-      for (let r = 0; r < n; r++) rows[r][f] = d.decode(codes[r], rng, offset + r, ids, partner?.[r], fresh);
+      if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh);
+      const text: string[] = new Array(n);
+      for (let r = 0; r < n; r++) text[r] = d.decode(codes[r], rng, offset + r, ids, partner?.[r], fresh);
+      return { kind: "text", cells: text };
     });
-    const table = { columns: this.columns, rows };
-    if (opts.rules !== false) this.enforce(table, seed, opts.fixed, cols);
-    return table;
+    const batch = new DecodedBatch(this.columns, cells, n);
+    if (opts.rules !== false && this.rules.active) {
+      this.rules.apply(batch, seed, (f, rng) => this.drawValue(f, rng), opts.fixed, cols);
+    }
+    return batch;
   }
 
   /** Decodes a generate response's `data` (options as in {@link Decoder.decode}). */

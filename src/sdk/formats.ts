@@ -2,7 +2,8 @@
  * Output formats of sampled tables (issue 13): CSV, Apache Parquet and the Arrow IPC file format,
  * chosen by name or by the file's extension, written batch by batch as the SDK generates them.
  *
- * - CSV: `./csv`'s `writeCsv` (csv-stringify), every value the decoded text; unchanged by this module.
+ * - CSV: `./csv-writer` (the bytes csv-stringify writes in `./csv`'s `writeCsv`, built per batch
+ *   without a string per cell of a code-book or integer column), every value the decoded text.
  * - Arrow (`.arrow`, `.feather`, `.ipc`): the Arrow IPC *file* format (magic `ARROW1`, a footer
  *   indexing the batches; Feather v2 is the same format), written with apache-arrow's
  *   `RecordBatchFileWriter`, one record batch per generated batch, uncompressed. Readers:
@@ -27,10 +28,14 @@
  * never seek.
  */
 import { extname } from "node:path";
-import type { Writable } from "node:stream";
 import type { Metadata } from "../types";
+import { createWriteStream } from "node:fs";
+import { Readable, type Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { DecodedBatch } from "./batch";
 import { writeColumnar } from "./columnar";
-import { writeCsvBatches, type Table } from "./csv";
+import type { Table } from "./csv";
+import { csvHeader, csvRecords } from "./csv-writer";
 
 /** A file format for sampled rows. */
 export type OutputFormat = "csv" | "parquet" | "arrow";
@@ -91,18 +96,41 @@ export interface WriteTablesOptions {
  *   (`./typed`; column and row in the message); the destination's errors (ENOENT, ENOSPC, EPIPE).
  */
 export async function writeTables(dest: string | Writable, tables: AsyncGenerator<Table>, opts: WriteTablesOptions): Promise<number> {
-  const first = await tables.next();
-  async function* all(): AsyncGenerator<Table> {
+  async function* batches(): AsyncGenerator<DecodedBatch> {
+    for await (const t of tables) yield DecodedBatch.fromTable(t);
+  }
+  return writeBatches(dest, batches(), opts);
+}
+
+/**
+ * {@link writeTables} of decoded batches held by column (`./batch`, `Decoder.decodeBatch`): the
+ * same bytes for the same cells, without a string per cell where a column's form has none (CSV:
+ * `./csv-writer`; Arrow and Parquet: `./columnar`).
+ * @returns the number of data rows written.
+ * @throws as {@link writeTables}.
+ */
+export async function writeBatches(dest: string | Writable, batches: AsyncGenerator<DecodedBatch>, opts: WriteTablesOptions): Promise<number> {
+  const first = await batches.next();
+  async function* all(): AsyncGenerator<DecodedBatch> {
     if (first.done) return;
     yield first.value;
-    yield* tables;
+    yield* batches;
   }
-  if (opts.format === "csv") {
-    async function* batches(): AsyncGenerator<string[][]> {
-      for await (const t of all()) yield t.rows;
-    }
-    return writeCsvBatches(dest, opts.metadata.features, batches());
-  }
+  if (opts.format === "csv") return writeCsvBatches(dest, opts.metadata.features, all());
   return writeColumnar(dest, all(), { ...opts, format: opts.format });
 }
 
+/** The CSV of `batches` with a header of `columns` (`./csv-writer`; the bytes of `./csv`'s `writeCsv`). */
+async function writeCsvBatches(dest: string | Writable, columns: string[], batches: AsyncGenerator<DecodedBatch>): Promise<number> {
+  let count = 0;
+  async function* bytes(): AsyncGenerator<Buffer> {
+    yield csvHeader(columns);
+    for await (const b of batches) {
+      count += b.length;
+      if (b.length > 0) yield csvRecords(b);
+    }
+  }
+  if (typeof dest === "string") await pipeline(Readable.from(bytes()), createWriteStream(dest));
+  else await pipeline(Readable.from(bytes()), dest, { end: false });
+  return count;
+}

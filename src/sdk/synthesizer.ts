@@ -35,7 +35,8 @@ import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST } from "../types";
 import type { RequestOptions, Synthd } from "./client";
 import type { Table, TableSource } from "./csv";
 import { Decoder } from "./decode";
-import { chooseFormat, writeTables, type OutputFormat } from "./formats";
+import { chooseFormat, writeBatches, type OutputFormat } from "./formats";
+import type { DecodedBatch } from "./batch";
 import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable, type Where } from "./seeded";
 import { BatchConverter } from "./typed";
 import { DEFAULTS, analyzeTable, type Analysis, type ColumnOverride, type ExtractOptions } from "./metadata";
@@ -417,6 +418,11 @@ export class Synthesizer {
    * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
    */
   async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
+    for await (const b of this.sampleDecoded(n, opts)) yield b.toTable();
+  }
+
+  /** {@link sampleBatches} with each batch held by column (`./batch`), as the file writers take it. */
+  private async *sampleDecoded(n: number, opts: SampleOptions): AsyncGenerator<DecodedBatch> {
     if (!(Number.isInteger(n) && n >= 1)) throw new RangeError("n must be a positive integer");
     const batchSize = opts.batchSize ?? MAX_ROWS_PER_REQUEST;
     if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_ROWS_PER_REQUEST)) {
@@ -455,22 +461,25 @@ export class Synthesizer {
       const gen = await next;
       const planned = b + 1 < batches;
       if (planned) next = fetchBatch(b + 1);
-      let table = this.decoder.decode(gen.columns, deriveSeed(seed, b, 1), {
+      let batch = this.decoder.decodeBatch(gen.columns, deriveSeed(seed, b, 1), {
         rowOffset: drawn,
         idKey: deriveSeed(seed, 0, 2),
         ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
       });
-      drawn += table.rows.length;
+      drawn += batch.length;
+      let keep: number[] | undefined;
       if (filter && b - batches < FILTER_TOP_UP_ROUNDS) {
-        const near = await filter.flags(table);
-        table = { columns: table.columns, rows: table.rows.filter((_, r) => near[r] === 0) };
+        const near = await filter.flags(batch.toTable());
+        keep = [];
+        for (let r = 0; r < batch.length; r++) if (near[r] === 0) keep.push(r);
       }
-      if (table.rows.length > n - done) table = { columns: table.columns, rows: table.rows.slice(0, n - done) };
-      done += table.rows.length;
+      if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
+      if (keep !== undefined) batch = batch.select(keep);
+      done += batch.length;
       // After the planned batches, when the filter dropped rows: batches of twice the rows missing.
       if (!planned && done < n) next = fetchBatch(b + 1, Math.min(batchSize, Math.max(16, 2 * (n - done))));
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches: Math.max(batches, b + 1 + (done < n ? 1 : 0)) });
-      if (table.rows.length > 0) yield table;
+      if (batch.length > 0) yield batch;
     }
   }
 
@@ -497,11 +506,11 @@ export class Synthesizer {
    *   InvalidRequestError whose `param` names the batch's row and cell).
    */
   async *seededBatches(opts: SeedSampleOptions): AsyncGenerator<Table> {
-    yield* this.seeded(opts);
+    for await (const b of this.seeded(opts)) yield b.toTable();
   }
 
   /** {@link seededBatches}, with `check` run on the encoded seed table before the first request. */
-  private async *seeded(opts: SeedSampleOptions, check?: (seed: SeedRows, encoded: EncodedSeed) => void): AsyncGenerator<Table> {
+  private async *seeded(opts: SeedSampleOptions, check?: (seed: SeedRows, encoded: EncodedSeed) => void): AsyncGenerator<DecodedBatch> {
     if ((opts.seedData === undefined) === (opts.seedFile === undefined)) throw new RangeError("give exactly one of seedData and seedFile");
     const batchSize = opts.batchSize ?? MAX_SEED_ROWS_PER_REQUEST;
     if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_SEED_ROWS_PER_REQUEST)) {
@@ -525,22 +534,22 @@ export class Synthesizer {
         { ...opts.request, format: opts.wire ?? "arrow" },
       );
       const decodeSeed = deriveSeed(seed, b, 1);
-      const table = this.decoder.decode(gen.columns, decodeSeed, { rowOffset: done, idKey: deriveSeed(seed, 0, 2), rules: false });
-      table.rows.forEach((row, r) => {
+      const batch = this.decoder.decodeBatch(gen.columns, decodeSeed, { rowOffset: done, idKey: deriveSeed(seed, 0, 2), rules: false });
+      for (let r = 0; r < batch.length; r++) {
         const kept = encoded.keep[done + r];
-        for (let f = 0; f < row.length; f++) if (kept[f] !== undefined) row[f] = kept[f]!;
-      });
+        for (let f = 0; f < batch.cells.length; f++) if (kept[f] !== undefined) batch.set(r, f, kept[f]!);
+      }
       // Row rules after the seed cells are back: they rewrite only the cells the seed left blank.
       const at = done;
-      this.decoder.enforce(
-        table,
+      this.decoder.enforceCells(
+        batch,
         decodeSeed,
         (r, f) => encoded.keep[at + r][f] !== undefined,
         this.metadata.features.map((f) => gen.columns[f]),
       );
-      done += table.rows.length;
+      done += batch.length;
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
-      yield table;
+      yield batch;
     }
   }
 
@@ -621,10 +630,10 @@ export class Synthesizer {
   async writeFile(dest: string | Writable, seeded: SeedSampleOptions & FormatOptions): Promise<number>;
   async writeFile(dest: string | Writable, n: number | (SeedSampleOptions & FormatOptions), opts: SampleOptions & FormatOptions = {}): Promise<number> {
     const format = chooseFormat(dest, typeof n === "number" ? opts.format : n.format);
-    let batches: AsyncGenerator<Table>;
+    let batches: AsyncGenerator<DecodedBatch>;
     let rowGroupRows: number;
     if (typeof n === "number") {
-      batches = this.sampleBatches(n, opts);
+      batches = this.sampleDecoded(n, opts);
       rowGroupRows = opts.batchSize ?? MAX_ROWS_PER_REQUEST;
     } else {
       // Typed columns check the seed cells they will hold before any request.
@@ -632,6 +641,6 @@ export class Synthesizer {
       batches = this.seeded(n, converter && ((seed, encoded) => converter.checkSeed(seed, encoded.keep)));
       rowGroupRows = MAX_ROWS_PER_REQUEST;
     }
-    return writeTables(dest, batches, { format, metadata: this.metadata, rowGroupRows });
+    return writeBatches(dest, batches, { format, metadata: this.metadata, rowGroupRows });
   }
 }

@@ -38,6 +38,7 @@ import type { DatetimeFormat } from "./datetime";
 import { DataError } from "./errors";
 import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType } from "./columns";
 import type { EncodedSeed, SeedRows } from "./seeded";
+import { cellText, type DecodedBatch } from "./batch";
 
 export type { ColumnType };
 // The rules (`./rules/check`, `./rules/enforce`) read datetime text with the typed reader from here.
@@ -183,6 +184,135 @@ export class BatchConverter {
     const data = makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children });
     return new RecordBatch(this.schema, data);
   }
+
+  /**
+   * {@link toRecordBatch} of a decoded batch by column (`./batch`), the same record batch from the
+   * same cells, converting each cell's text as {@link value} does but without making it where the
+   * column's form allows: a code-book column converts each dictionary entry once (Utf8: its bytes;
+   * typed: its value) and gathers per row; an integer column written as Int64 is copied from its
+   * numbers; text columns go cell by cell.
+   * @param describe names row r of the batch in error messages (default "row r+1").
+   * @throws DataError from {@link value} for a cell its column's type cannot hold, prefixed with
+   *   the column and `describe(r)` (the first such row of the column).
+   */
+  fromBatch(batch: DecodedBatch, describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
+    const n = batch.length;
+    const children = this.columns.map((c, j) => {
+      const col = batch.cells[j];
+      const fail = (r: number, e: unknown): never => {
+        if (e instanceof DataError) throw new DataError(`column "${c.name}", ${describe(r)}: ${e.message}.`, { column: c.name, cause: e });
+        throw e;
+      };
+      if (col.kind === "dict" && c.type === "string") return utf8FromDict(col.dict, col.index);
+      if (col.kind === "int" && c.type === "int64") {
+        const data = int64FromNumbers(col.values, col.blank);
+        if (data) return data;
+      }
+      const values: TypedValue[] = new Array(n);
+      if (col.kind === "dict") {
+        // Each entry converted once; an entry that fails fails at the first row that holds it.
+        const entries: (TypedValue | { error: unknown })[] = col.dict.map((text) => {
+          try {
+            return this.value(j, text);
+          } catch (e) {
+            return { error: e };
+          }
+        });
+        for (let r = 0; r < n; r++) {
+          const v = entries[col.index[r]];
+          if (v !== null && typeof v === "object") fail(r, v.error);
+          values[r] = v as TypedValue;
+        }
+      } else {
+        for (let r = 0; r < n; r++) {
+          try {
+            values[r] = this.value(j, cellText(col, r));
+          } catch (e) {
+            fail(r, e);
+          }
+        }
+      }
+      return columnData(c.type, values);
+    });
+    const data = makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children });
+    return new RecordBatch(this.schema, data);
+  }
+}
+
+/** A dictionary's entries as Arrow Utf8 bytes: entry i is `bytes[start[i] .. start[i + 1])`; `valid[i]` 0 for "" (null). */
+interface Utf8Entries {
+  bytes: Uint8Array;
+  start: Int32Array;
+  valid: Uint8Array;
+}
+
+/** Utf8 bytes per dictionary array (a decoder's code book serves every batch). */
+const utf8Entries = new WeakMap<readonly string[], Utf8Entries>();
+
+function utf8Of(dict: readonly string[]): Utf8Entries {
+  let e = utf8Entries.get(dict);
+  if (e === undefined) {
+    const start = new Int32Array(dict.length + 1);
+    for (let i = 0; i < dict.length; i++) start[i + 1] = start[i] + Buffer.byteLength(dict[i], "utf8");
+    const bytes = Buffer.allocUnsafe(start[dict.length]);
+    for (let i = 0; i < dict.length; i++) bytes.write(dict[i], start[i], "utf8");
+    e = { bytes, start, valid: Uint8Array.from(dict, (v) => (v === "" ? 0 : 1)) };
+    utf8Entries.set(dict, e);
+  }
+  return e;
+}
+
+/** The validity bitmap of `n` rows where `valid(r)` (undefined when every row is valid) and the null count. */
+function validity(n: number, valid: (r: number) => boolean): { nullCount: number; nullBitmap?: Uint8Array } {
+  const bitmap = new Uint8Array(Math.ceil(n / 8));
+  let nullCount = 0;
+  for (let r = 0; r < n; r++) {
+    if (valid(r)) bitmap[r >> 3] |= 1 << (r & 7);
+    else nullCount++;
+  }
+  return nullCount > 0 ? { nullCount, nullBitmap: bitmap } : { nullCount };
+}
+
+/**
+ * A code-book column (`dict`, `index`) as Arrow Utf8: each entry's bytes copied to every row that
+ * holds it, "" as null; no string per row.
+ */
+function utf8FromDict(dict: readonly string[], index: Int32Array): Data {
+  const n = index.length;
+  const { bytes, start, valid } = utf8Of(dict);
+  const offsets = new Int32Array(n + 1);
+  let total = 0;
+  for (let r = 0; r < n; r++) {
+    const i = index[r];
+    total += start[i + 1] - start[i];
+    offsets[r + 1] = total;
+  }
+  const data = new Uint8Array(total);
+  for (let r = 0, p = 0; r < n; r++) {
+    const i = index[r];
+    for (let b = start[i], e = start[i + 1]; b < e; b++) data[p++] = bytes[b];
+  }
+  return makeData({ type: new Utf8(), length: n, ...validity(n, (r) => valid[index[r]] === 1), valueOffsets: offsets, data });
+}
+
+/**
+ * An integer column (`values`, exact below 2^53) as Arrow Int64, blanks null: each value's two
+ * 32-bit halves written into the 64-bit slots (little-endian, as Arrow's buffers are), no BigInt
+ * per row. Undefined when a value is not a safe integer (the caller converts those as text).
+ */
+function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined): Data | undefined {
+  const n = values.length;
+  const data = new BigInt64Array(n);
+  const halves = new Int32Array(data.buffer);
+  for (let r = 0; r < n; r++) {
+    if (blank !== undefined && blank[r] === 1) continue;
+    const x = values[r];
+    if (!Number.isSafeInteger(x)) return undefined;
+    const hi = Math.floor(x / 4294967296);
+    halves[2 * r] = x - hi * 4294967296;
+    halves[2 * r + 1] = hi;
+  }
+  return makeData({ type: new Int64(), length: n, ...validity(n, (r) => blank === undefined || blank[r] === 0), data });
 }
 
 /**

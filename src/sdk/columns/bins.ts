@@ -219,6 +219,11 @@ export interface Lattice {
   writeExact(x: number): string;
   /** Largest |x| for which `value` and the integer k stay exact (doubles' 2^52 on the finest unit). */
   exactUpTo: number;
+  /**
+   * True when every point is an integer written as `String(value(k))` and `writeExact(x)` is
+   * `String(x)` (numbers with `decimals` 0): the decoder may then hand over numbers, not text.
+   */
+  integer?: boolean;
 }
 
 /** Smallest integer k with lattice.value(k) >= x (> x when `open`). */
@@ -310,11 +315,35 @@ export function binDecoder(
       }
     }
   }
+  // Column form (`../batch`) of an integer lattice: the numbers the texts of `decode` spell.
+  const decodeColumn: FeatureDecoder["decodeColumn"] = (col, rng) => {
+    const n = col.length;
+    const values = new Float64Array(n);
+    let blank: Uint8Array | undefined;
+    for (let r = 0; r < n; r++) {
+      const c = col[r];
+      if (c === missingCode) {
+        blank ??= new Uint8Array(n);
+        blank[r] = 1;
+        continue;
+      }
+      if (!(c >= 0 && c < nb)) return badCode(f, c, K);
+      const lo = e[c];
+      if (lo === e[c + 1]) values[r] = lo;
+      else {
+        const a = points!.first[c];
+        const b = points!.last[c];
+        values[r] = exact!.value(Number.isNaN(b) ? a : a + rng.int(b - a + 1));
+      }
+    }
+    return { kind: "int", values, ...(blank ? { blank } : {}) };
+  };
   return {
     name: f,
     K,
     codes,
     weights,
+    ...(exact?.integer && lattice === exact ? { decodeColumn } : {}),
     decode(c, rng) {
       if (c === missingCode) return "";
       if (!(c >= 0 && c < nb)) return badCode(f, c, K);

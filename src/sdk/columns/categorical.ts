@@ -19,6 +19,7 @@ import { fileOfDescription } from "../csv";
 import { DataError } from "../errors";
 import { mutualInformation } from "../marginals";
 import { SEMANTIC_LABELS, semanticShape } from "../semantic";
+import type { Rng } from "../prng";
 import { badCode, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
 /**
@@ -196,35 +197,74 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   const semantic = otherCode !== undefined && stats?.type === "categorical" ? stats.semantic : undefined;
   // Only a determinant written fresh checks its results against the released values.
   const released = semantic && partner?.determined ? new Set(own.map((c) => byCode[c])) : new Set<string | undefined>();
+  // The pooled code's stand-in: the code of a value drawn among those seen with the row's partner
+  // code (all released values when the partner gives none), or -1 when the column has none.
+  const standIn = (rng: Rng, partnerCode: number | undefined): number => {
+    const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
+    const from = near && near.length ? near : own;
+    return from.length ? from[rng.int(from.length)] : -1;
+  };
+  const decode: FeatureDecoder["decode"] = (c, rng, row, _ids, partnerCode, fresh) => {
+    if (c === otherCode && c !== undefined) {
+      if (fresh) {
+        const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
+        const text = fresh.value(row);
+        if (!partner?.determined || !near?.length) return text;
+        // A determinant (a car's name decides its origin): the fresh name starts with the first
+        // word of a released name of the row's origin (its make), then goes on as written.
+        // A result equal to a released name (`toyota` + `corolla 1200`) takes the next fresh
+        // value of the row (indices far past any sample's rows), then the whole fresh value.
+        const make = byCode[near[rng.int(near.length)]]!.split(" ")[0];
+        for (let t = 0; t < 4; t++) {
+          const v = t === 0 ? text : fresh.value(row + t * 2 ** 40);
+          const space = v.indexOf(" ");
+          const out = `${make} ${space > 0 ? v.slice(space + 1) : v}`;
+          if (!released.has(out)) return out;
+        }
+        return `${make} ${text}`;
+      }
+      const pick = standIn(rng, partnerCode);
+      return pick >= 0 ? byCode[pick]! : OTHER;
+    }
+    return byCode[c] ?? (mapping ? badCode(f, c, K) : String(c));
+  };
+  // Column form (`../batch`): the code book's texts once, per row the code (a stand-in's code, or a
+  // fresh value appended to the batch's copy of the dictionary).
+  const dict: string[] = Array.from(byCode, (v) => v ?? "");
+  const hasText = Uint8Array.from(byCode, (v) => (v === undefined ? 0 : 1));
+  const decodeColumn: FeatureDecoder["decodeColumn"] = (codes, rng, rowOffset, _ids, partnerCodes, fresh) => {
+    const n = codes.length;
+    const index = new Int32Array(n);
+    let own = dict;
+    let otherAt = -1;
+    for (let r = 0; r < n; r++) {
+      const c = codes[r];
+      if (c === otherCode) {
+        if (fresh) {
+          if (own === dict) own = dict.slice();
+          index[r] = own.push(decode(c, rng, rowOffset + r, undefined, partnerCodes?.[r], fresh)) - 1;
+        } else {
+          const pick = standIn(rng, partnerCodes?.[r]);
+          if (pick >= 0) index[r] = pick;
+          else {
+            if (own === dict) own = dict.slice();
+            if (otherAt < 0) otherAt = own.push(OTHER) - 1;
+            index[r] = otherAt;
+          }
+        }
+      } else if (hasText[c] === 1) index[r] = c;
+      else badCode(f, c, K);
+    }
+    return { kind: "dict", dict: own, index };
+  };
   return {
     name: f,
     K,
     partner: partner?.g,
     ...(semantic ? { semantic } : {}),
-    decode: (c, rng, row, _ids, partnerCode, fresh) => {
-      if (c === otherCode && c !== undefined) {
-        const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
-        if (fresh) {
-          const text = fresh.value(row);
-          if (!partner?.determined || !near?.length) return text;
-          // A determinant (a car's name decides its origin): the fresh name starts with the first
-          // word of a released name of the row's origin (its make), then goes on as written.
-          // A result equal to a released name (`toyota` + `corolla 1200`) takes the next fresh
-          // value of the row (indices far past any sample's rows), then the whole fresh value.
-          const make = byCode[near[rng.int(near.length)]]!.split(" ")[0];
-          for (let t = 0; t < 4; t++) {
-            const v = t === 0 ? text : fresh.value(row + t * 2 ** 40);
-            const space = v.indexOf(" ");
-            const out = `${make} ${space > 0 ? v.slice(space + 1) : v}`;
-            if (!released.has(out)) return out;
-          }
-          return `${make} ${text}`;
-        }
-        const from = near && near.length ? near : own;
-        return from.length ? byCode[from[rng.int(from.length)]]! : OTHER;
-      }
-      return byCode[c] ?? (mapping ? badCode(f, c, K) : String(c));
-    },
+    decode,
+    // Without a code book every code is written as a number: cell by cell.
+    ...(mapping ? { decodeColumn } : {}),
   };
 }
 

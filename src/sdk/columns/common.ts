@@ -13,6 +13,7 @@ import type { DatetimeFormat } from "../datetime";
 import { APIError } from "../errors";
 import type { IdGenerator, IdShape } from "../identifier";
 import type { Rng } from "../prng";
+import type { DecodedColumn } from "../batch";
 
 /** `value_mappings` key of the missing (blank) value. */
 export const MISSING_KEY = "";
@@ -101,6 +102,21 @@ export interface FeatureDecoder {
    * @throws APIError (`invalid_response`) for a code without a value.
    */
   decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number, fresh?: FreshWriter): string;
+  /**
+   * The whole column at once, in a form with no string per cell where the kind allows one
+   * (`../batch`): cell r is the text `decode(codes[r], rng, rowOffset + r, ids, partner?.[r],
+   * fresh)` gives, with the same draws from `rng` in the same order. Absent: the caller decodes
+   * cell by cell into a text column.
+   * @throws APIError (`invalid_response`) for a code without a value, as `decode`.
+   */
+  decodeColumn?(
+    codes: ArrayLike<number>,
+    rng: Rng,
+    rowOffset: number,
+    ids?: IdGenerator,
+    partner?: ArrayLike<number>,
+    fresh?: FreshWriter,
+  ): DecodedColumn;
   /** Categorical features whose pooled cells are written fresh: the kind (`column_stats[f].semantic`). */
   semantic?: SemanticShapeStats;
   /** Id features: the shape their generator writes. */

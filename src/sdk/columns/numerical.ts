@@ -119,6 +119,8 @@ export function numberLattice(stats: ColumnStats): Lattice | undefined {
     write: (k) => writeNumber(value(k)),
     writeExact: (x) => (fixed ? writeNumber(x) : String(x)),
     exactUpTo: 2 ** 52 / scale,
+    // value(k) = k * unit, an integer; write and writeExact are then String (`-0` -> "0").
+    integer: d === 0,
   };
 }
 

@@ -53,6 +53,7 @@ import type { ColumnStats, Metadata, Rule } from "../../types";
 import { OTHER } from "../metadata";
 import { Rng, deriveSeed } from "../prng";
 import { cellNumber } from "./check";
+import type { Cells } from "../batch";
 import { combinationLikelihood, combinationsByCode, pairConditionals, quotaScore } from "../../rule-scores";
 
 /** Most redraws of one cell before a rule is left broken in that row (counted in {@link EnforceResult}). */
@@ -75,7 +76,7 @@ type Fixed = (r: number, f: number) => boolean;
 type Codes = readonly ArrayLike<number>[] | undefined;
 
 interface CompiledRule {
-  apply(rows: string[][], rng: Rng, fixed: Fixed, draw: DrawValue, out: EnforceResult, codes: Codes): void;
+  apply(rows: Cells, rng: Rng, fixed: Fixed, draw: DrawValue, out: EnforceResult, codes: Codes): void;
 }
 
 /** Keeps `metadata.rules` in decoded rows (see the file header for the method). */
@@ -99,7 +100,8 @@ export class RuleEnforcer {
   }
 
   /**
-   * Rewrites cells of `rows` (in place; `rows[r][f]` in `metadata.features` order) so every rule holds.
+   * Rewrites cells of `rows` (in place; `rows.get(r, f)` in `metadata.features` order: a
+   * `../batch` DecodedBatch, or rows of strings through `rowCells`) so every rule holds.
    * @param seed  seeds the draws (the same rows, seed and fixed cells give the same output).
    * @param fixed true for a cell the user fixed (a `where` condition's column, a seed cell): never rewritten.
    * @param draw  draws a non-blank value of a column (the decoder's, so values keep their grain).
@@ -107,7 +109,7 @@ export class RuleEnforcer {
    *   a broken combination is then replaced by one likely given the row's other columns. Without
    *   them, by the combinations' counts alone.
    */
-  apply(rows: string[][], seed: number, draw: DrawValue, fixed: Fixed = () => false, codes?: readonly ArrayLike<number>[]): EnforceResult {
+  apply(rows: Cells, seed: number, draw: DrawValue, fixed: Fixed = () => false, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
     this.compiled.forEach((rule, i) => rule.apply(rows, new Rng(deriveSeed(seed, 0x52554c45, i)), fixed, draw, out, codes));
     return out;
@@ -147,25 +149,25 @@ function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
 function blankTogether(cols: number[]): CompiledRule {
   return {
     apply(rows, rng, fixed, draw, out) {
-      rows.forEach((row, r) => {
+      row: for (let r = 0; r < rows.length; r++) {
         let blanks = 0;
-        for (const f of cols) if (row[f] === "") blanks++;
-        if (blanks === 0 || blanks === cols.length) return;
+        for (const f of cols) if (rows.get(r, f) === "") blanks++;
+        if (blanks === 0 || blanks === cols.length) continue;
         const lead = cols.find((f) => fixed(r, f)) ?? cols[0];
-        const blank = row[lead] === "";
+        const blank = rows.get(r, lead) === "";
         for (const f of cols) {
-          if ((row[f] === "") === blank) continue;
+          if ((rows.get(r, f) === "") === blank) continue;
           if (fixed(r, f)) {
             out.unrepaired++;
-            return;
+            continue row;
           }
         }
         for (const f of cols) {
-          if ((row[f] === "") === blank) continue;
-          row[f] = blank ? "" : draw(f, rng);
+          if ((rows.get(r, f) === "") === blank) continue;
+          rows.set(r, f, blank ? "" : draw(f, rng));
           out.changed++;
         }
-      });
+      }
     },
   };
 }
@@ -173,24 +175,25 @@ function blankTogether(cols: number[]): CompiledRule {
 function notEqual(a: number, b: number): CompiledRule {
   return {
     apply(rows, rng, fixed, draw, out) {
-      rows.forEach((row, r) => {
-        if (row[a] === "" || row[a] !== row[b]) return;
+      row: for (let r = 0; r < rows.length; r++) {
+        const [ta, tb] = [rows.get(r, a), rows.get(r, b)];
+        if (ta === "" || ta !== tb) continue;
         const f = !fixed(r, b) ? b : !fixed(r, a) ? a : -1;
         if (f < 0) {
           out.unrepaired++;
-          return;
+          continue;
         }
-        const other = f === b ? row[a] : row[b];
+        const other = f === b ? ta : tb;
         for (let t = 0; t < MAX_REDRAWS; t++) {
           const v = draw(f, rng);
           if (v !== other) {
-            row[f] = v;
+            rows.set(r, f, v);
             out.changed++;
-            return;
+            continue row;
           }
         }
         out.unrepaired++;
-      });
+      }
     },
   };
 }
@@ -245,10 +248,19 @@ function fixedCombinations(
   const all = valid.map((_, i) => i);
   const rowCodes = new Array<number | undefined>(m);
   const scores: number[] = [];
+  // Per combination, the last row (+1) that listed it as a candidate (no Set per row).
+  const seenAt = new Int32Array(valid.length);
   return {
     apply(rows, rng, fixed, _draw, out, codes) {
+      // Per rule column, the code of every row's text (-1: none), read once (`cellCodes`).
+      const textCodes = cols.map((f, j) => cellCodes(rows, f, toCode[j]));
+      const codeAt = (j: number, r: number): number | undefined => {
+        const c = textCodes[j][r];
+        return c < 0 ? undefined : c;
+      };
+      seenAt.fill(0);
       const breaks = (r: number): boolean => {
-        for (let j = 0; j < m; j++) rowCodes[j] = toCode[j].get(rows[r][cols[j]]) ?? pooled[j];
+        for (let j = 0; j < m; j++) rowCodes[j] = codeAt(j, r) ?? pooled[j];
         // A rare determinant value (a fresh one reads as the pooled code) is outside the rule, as
         // `./check` reads it, when no combination holds it.
         if (det >= 0 && detOutside && rowCodes[det] === pooled[det]) return false;
@@ -262,8 +274,7 @@ function fixedCombinations(
       // (a state whose cities are all rare), the row stays as decoded: moving its released cells
       // to fit a stand-in would distort their columns (every such state's rows would leave it).
       const candidatesOf = (r: number): { cand: number[]; wildcard: boolean } | undefined => {
-        const row = rows[r];
-        for (let j = 0; j < m; j++) rowCodes[j] = toCode[j].get(row[cols[j]]);
+        for (let j = 0; j < m; j++) rowCodes[j] = codeAt(j, r);
         const keepsFixed = (i: number): boolean => {
           for (let j = 0; j < m; j++) if (fixed(r, cols[j]) && valid[i][j] !== rowCodes[j]) return false;
           return true;
@@ -271,12 +282,11 @@ function fixedCombinations(
         let wildcard = false;
         const pooledAt = (j: number): boolean => codes !== undefined && pooled[j] !== undefined && codes[cols[j]][r] === pooled[j];
         let cand: number[] = [];
-        const seen = new Set<number>();
         for (let j = 0; j < m; j++) {
           const c = rowCodes[j];
           if (pooledAt(j)) wildcard = true;
           if (c === undefined || fixed(r, cols[j]) || pooledAt(j)) continue;
-          for (const i of byCode[j].get(c) ?? []) if (!seen.has(i) && keepsFixed(i)) (seen.add(i), cand.push(i));
+          for (const i of byCode[j].get(c) ?? []) if (seenAt[i] !== r + 1 && keepsFixed(i)) (seenAt[i] = r + 1, cand.push(i));
         }
         if (cand.length === 0 && wildcard) return undefined;
         if (cand.length === 0) cand = all.filter(keepsFixed);
@@ -287,7 +297,7 @@ function fixedCombinations(
       for (let r = 0; r < rows.length; r++) {
         if (!breaks(r)) continue;
         const c = candidatesOf(r);
-        if (c) repairable.push({ r, ...c });
+        if (c) repairable.push({ r, cand: c.cand, wildcard: c.wildcard });
         else stuck++;
       }
       out.unrepaired += stuck;
@@ -322,7 +332,7 @@ function fixedCombinations(
         if (broken.has(r)) continue;
         let pooledCell = false;
         for (let j = 0; j < m; j++) {
-          rowCodes[j] = toCode[j].get(rows[r][cols[j]]);
+          rowCodes[j] = codeAt(j, r);
           if (codes !== undefined && pooled[j] !== undefined && codes[cols[j]][r] === pooled[j]) pooledCell = true;
         }
         if (pooledCell || !rowCodes.every((c) => c !== undefined)) continue;
@@ -335,7 +345,7 @@ function fixedCombinations(
         [repairable[i], repairable[j]] = [repairable[j], repairable[i]];
       }
       for (const { r, cand, wildcard } of repairable) {
-        const row = rows[r];
+        const codeOf = (g: number): number => codes![g][r];
         // Score: the combination's shortfall against its quota (at least 1% of its quota, so a
         // row whose only fitting combinations are full still has one), or 1 for a row with a
         // pooled cell, times the likelihood of the row's other codes given the combination
@@ -345,7 +355,7 @@ function fixedCombinations(
         for (const i of cand) {
           const quota = quotaScale * weight[i];
           let sc = wildcard ? 1 : quotaScore(quota, held[i]);
-          if (codes) sc *= combinationLikelihood(conditionals, valid[i], (g) => codes[g][r]);
+          if (codes) sc *= combinationLikelihood(conditionals, valid[i], codeOf);
           scores.push(sc);
           total += sc;
         }
@@ -361,13 +371,25 @@ function fixedCombinations(
         if (!wildcard) held[pick]++;
         for (let j = 0; j < m; j++) {
           const text = toText[j][valid[pick][j]];
-          if (text === undefined || row[cols[j]] === text) continue;
-          row[cols[j]] = text;
+          if (text === undefined || rows.get(r, cols[j]) === text) continue;
+          rows.set(r, cols[j], text);
           out.changed++;
         }
       }
     },
   };
+}
+
+/**
+ * The code under `toCode` (text -> code) of every row's cell of feature f, -1 where its text has
+ * none: from the batch's own reading when it has one (`DecodedBatch.codesOf`: a code-book column
+ * looks each dictionary entry up once), else cell by cell.
+ */
+function cellCodes(rows: Cells, f: number, toCode: ReadonlyMap<string, number>): Int32Array {
+  if (rows.codesOf) return rows.codesOf(f, toCode);
+  const out = new Int32Array(rows.length);
+  for (let r = 0; r < rows.length; r++) out[r] = toCode.get(rows.get(r, f)) ?? -1;
+  return out;
 }
 
 /** Decimals of a numerical column's values (its `decimals`, 0 for integers). */
@@ -402,10 +424,10 @@ function sum(meta: Metadata, total: number, a: number, b: number): CompiledRule 
   };
   return {
     apply(rows, _rng, fixed, _draw, out) {
-      rows.forEach((row, r) => {
-        const [kt, ka, kb] = [scaled(row[total]), scaled(row[a]), scaled(row[b])];
-        if (ka === undefined || kb === undefined || (kt === undefined && fixed(r, total))) return;
-        if (kt === ka + kb) return;
+      for (let r = 0; r < rows.length; r++) {
+        const [kt, ka, kb] = [scaled(rows.get(r, total)), scaled(rows.get(r, a)), scaled(rows.get(r, b))];
+        if (ka === undefined || kb === undefined || (kt === undefined && fixed(r, total))) continue;
+        if (kt === ka + kb) continue;
         let f: number;
         let v: string;
         if (!fixed(r, total)) [f, v] = [total, write(total, ka + kb)];
@@ -413,13 +435,13 @@ function sum(meta: Metadata, total: number, a: number, b: number): CompiledRule 
         else if (!fixed(r, a)) [f, v] = [a, write(a, kt! - kb)];
         else {
           out.unrepaired++;
-          return;
+          continue;
         }
-        if (row[f] !== v) {
-          row[f] = v;
+        if (rows.get(r, f) !== v) {
+          rows.set(r, f, v);
           out.changed++;
         }
-      });
+      }
     },
   };
 }
@@ -442,16 +464,18 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean):
   const holds = (h: number, l: number) => (strict ? h > l : h >= l);
   return {
     apply(rows, rng, fixed, draw, out) {
-      rows.forEach((row, r) => {
-        const h = ph(row[high]);
-        const l = pl(row[low]);
-        if (h === undefined || l === undefined || holds(h, l)) return;
+      row: for (let r = 0; r < rows.length; r++) {
+        const [th, tl] = [rows.get(r, high), rows.get(r, low)];
+        const h = ph(th);
+        const l = pl(tl);
+        if (h === undefined || l === undefined || holds(h, l)) continue;
         const [fh, fl] = [fixed(r, high), fixed(r, low)];
-        const swappable = alike || (has(mh, row[low]) && has(ml, row[high]));
+        const swappable = alike || (has(mh, tl) && has(ml, th));
         if (!fh && !fl && swappable && holds(l, h)) {
-          [row[high], row[low]] = [row[low], row[high]];
+          rows.set(r, high, tl);
+          rows.set(r, low, th);
           out.changed += 2;
-          return;
+          continue;
         }
         // Redraw the unfixed one (the low side first) until the rule holds.
         for (const [f, isHigh] of [[low, false], [high, true]] as const) {
@@ -461,14 +485,14 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean):
             const v = draw(f, rng);
             const x = parse(v);
             if (x !== undefined && (isHigh ? holds(x, l) : holds(h, x))) {
-              row[f] = v;
+              rows.set(r, f, v);
               out.changed++;
-              return;
+              continue row;
             }
           }
         }
         out.unrepaired++;
-      });
+      }
     },
   };
 }

@@ -1,0 +1,99 @@
+/**
+ * Decoding by column (issue 25, `src/sdk/batch.ts`) and the CSV writer of decoded batches
+ * (`src/sdk/csv-writer.ts`): a batch holds the cells `Decoder.decode` writes, rewrites keep them
+ * readable in every column form, and the CSV bytes are csv-stringify's (an independent writer) for
+ * the same cells, awkward text included.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "csv-stringify/sync";
+import { Decoder, analyzeTable, type Analysis } from "../src/sdk";
+import { DecodedBatch, type DecodedColumn } from "../src/sdk/batch";
+import { csvHeader, csvRecords } from "../src/sdk/csv-writer";
+
+const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-batch-"));
+process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+
+function columnsOf(a: Analysis): Record<string, ArrayLike<number>> {
+  const out: Record<string, ArrayLike<number>> = {};
+  a.columns.forEach((c, f) => (out[c] = a.codes[f]));
+  return out;
+}
+
+/** csv-stringify's bytes for `rows` under `columns`, with writeCsv's options. */
+function reference(columns: string[], rows: string[][]): Buffer {
+  return Buffer.from(stringify(rows, { header: true, columns, record_delimiter: "\n" }), "utf8");
+}
+
+test("decodeBatch holds the cells decode writes: pooled draws, integer and decimal bins, blanks, identifiers", async () => {
+  const lines = ["order_id,small,big,real,cat,sparse"];
+  for (let i = 0; i < 600; i++) {
+    const small = i % 7 === 0 ? "" : String((i * 3) % 5);
+    const big = i % 13 === 0 ? "" : String(((i * 7919) % 1000) - 300);
+    const real = i % 11 === 0 ? "" : ((i * 0.37) % 50).toFixed(3);
+    const cat = ["a", "b, c", 'say "hi"'][(i * i) % 3];
+    const sparse = i % 3 === 0 ? "" : i % 100 === 1 ? "rare" + i : "common";
+    lines.push([`A${1000 + i}`, small, big, real, `"${cat.replace(/"/g, '""')}"`, sparse].join(","));
+  }
+  const path = join(dir, "mixed.csv");
+  writeFileSync(path, lines.join("\n") + "\n");
+  const a = await analyzeTable(path, { binCap: 16, categoryCap: 3 });
+  const dec = new Decoder(a.metadata);
+  for (const seed of [1, 7]) {
+    const table = dec.decode(columnsOf(a), seed, { rowOffset: 5 });
+    const batch = dec.decodeBatch(columnsOf(a), seed, { rowOffset: 5 });
+    assert.deepEqual(batch.toTable(), table);
+    const kinds = batch.cells.map((c) => c.kind);
+    assert.equal(kinds[a.columns.indexOf("cat")], "dict");
+    assert.equal(kinds[a.columns.indexOf("big")], "int");
+    // The CSV of the batch is csv-stringify's of the rows (quotes, commas, blanks, negative numbers).
+    const csv = Buffer.concat([csvHeader(batch.columns), csvRecords(batch)]);
+    assert.ok(csv.equals(reference(table.columns, table.rows)));
+  }
+});
+
+test("set rewrites a cell in every column form and the batch still reads and writes it", () => {
+  const cells: DecodedColumn[] = [
+    { kind: "dict", dict: ["x", "", "y"], index: Int32Array.from([0, 1, 2, 0]) },
+    { kind: "int", values: Float64Array.from([1, -20, 300, 0]) },
+    { kind: "int", values: Float64Array.from([5, 6, 7, 8]) },
+    { kind: "text", cells: ["a", "b", "", "d"] },
+  ];
+  const shared = (cells[0] as { dict: string[] }).dict;
+  const b = new DecodedBatch(["d", "i", "j", "t"], cells, 4);
+  b.set(0, 0, "new, value"); // not in the dictionary: appended to the batch's own copy
+  b.set(3, 0, "y");
+  b.set(1, 1, ""); // blank integer
+  b.set(2, 1, "-0"); // no integer's canonical text: the column becomes text
+  b.set(0, 2, "42");
+  b.set(1, 3, "line\nbreak");
+  assert.deepEqual(shared, ["x", "", "y"], "the decoder's code book is not changed");
+  const rows = [
+    ["new, value", "1", "42", "a"],
+    ["", "", "6", "line\nbreak"],
+    ["y", "-0", "7", ""],
+    ["y", "0", "8", "d"],
+  ];
+  assert.deepEqual(b.toTable().rows, rows);
+  assert.equal(b.cells[1].kind, "text");
+  assert.equal(b.cells[2].kind, "int");
+  assert.ok(Buffer.concat([csvHeader(b.columns), csvRecords(b)]).equals(reference(b.columns, rows)));
+});
+
+test("the CSV writer quotes as csv-stringify: quotes, commas, newlines, a lone carriage return, non-ASCII, big integers", () => {
+  const texts = ["", "plain", 'a"b', "a,b", "a\nb", "a\rb", "\r\n", '""', "é ü 日本", " lead", "trail ", "-", "0"];
+  const n = texts.length;
+  const cells: DecodedColumn[] = [
+    { kind: "dict", dict: texts, index: Int32Array.from(texts.keys()) },
+    { kind: "text", cells: texts.slice().reverse() },
+    { kind: "int", values: Float64Array.from({ length: n }, (_, i) => (i % 2 ? -1 : 1) * 10 ** i), blank: Uint8Array.from({ length: n }, (_, i) => (i === 3 ? 1 : 0)) },
+    { kind: "int", values: Float64Array.from({ length: n }, (_, i) => 2 ** 53 * (i + 1)) },
+  ];
+  const columns = ["dict, col", 'quo"te', "int", "huge"];
+  const b = new DecodedBatch(columns, cells, n);
+  const out = Buffer.concat([csvHeader(columns), csvRecords(b)]);
+  assert.ok(out.equals(reference(columns, b.toTable().rows)), out.toString());
+});
