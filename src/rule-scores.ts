@@ -84,6 +84,16 @@ export function combinationLikelihood(conditionals: readonly PairConditional[][]
 }
 
 /**
+ * {@link combinationLikelihood}'s last step on a product of conditionals computed elsewhere (in
+ * the same order: rule column j ascending, then `conditionals[j]` in order, starting from 1):
+ * `lik ** LIKELIHOOD_POWER`, the same expression, so callers that multiply from flat tables get
+ * the same double.
+ */
+export function likelihoodToPower(lik: number): number {
+  return lik ** LIKELIHOOD_POWER;
+}
+
+/**
  * Per rule column j (of m), code -> indices into `tuples` of the combinations holding that code
  * at position j: a repair's candidates are the combinations sharing a code with the row.
  */

@@ -54,7 +54,7 @@ import { OTHER } from "../metadata";
 import { Rng, deriveSeed } from "../prng";
 import { cellNumber } from "./check";
 import type { Cells } from "../batch";
-import { combinationLikelihood, combinationsByCode, pairConditionals, quotaScore } from "../../rule-scores";
+import { combinationsByCode, likelihoodToPower, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
 
 /** Most redraws of one cell before a rule is left broken in that row (counted in {@link EnforceResult}). */
 export const MAX_REDRAWS = 64;
@@ -245,77 +245,166 @@ function fixedCombinations(
   // Per rule column j, the other features g (not identifiers) whose 2-way marginal with j the
   // metadata holds, with P(g = code | j = code) (`../../rule-scores`, shared with the server).
   const conditionals = pairConditionals(meta, meta.features, cols, (g) => meta.column_stats?.[meta.features[g]]?.type === "id");
-  const all = valid.map((_, i) => i);
-  const rowCodes = new Array<number | undefined>(m);
-  const scores: number[] = [];
+  // The conditionals flattened (`flatConditionals`): the repair multiplies them in the same order
+  // as `combinationLikelihood`, reading typed arrays instead of calling a closure per cell.
+  const flat = flatConditionals(conditionals);
+  const nc = flat.g.length;
+  // Per combination and flattened conditional k, the offset of its row in table k
+  // (`valid[i][j(k)] * Kg(k)`, exact integers): tupleBase[i * nc + k].
+  const tupleBase = new Int32Array(valid.length * nc);
+  for (let i = 0; i < valid.length; i++) for (let k = 0; k < nc; k++) tupleBase[i * nc + k] = valid[i][flat.j[k]] * flat.Kg[k];
+  const rowCodes = new Int32Array(m);
+  const fixedAt = new Uint8Array(m);
+  const pooledAt = new Uint8Array(m);
+  const rowBase = new Int32Array(nc);
   // Per combination, the last row (+1) that listed it as a candidate (no Set per row).
   const seenAt = new Int32Array(valid.length);
+  // The key of `rowCodes` (all >= 0), as `key` gives it for the same codes.
+  const rowKey = (): number | string => {
+    if (!numeric) return rowCodes.join(",");
+    let k = 0;
+    for (let j = 0; j < m; j++) k = k * radix[j] + rowCodes[j];
+    return k;
+  };
   return {
     apply(rows, rng, fixed, _draw, out, codes) {
+      const n = rows.length;
       // Per rule column, the code of every row's text (-1: none), read once (`cellCodes`).
       const textCodes = cols.map((f, j) => cellCodes(rows, f, toCode[j]));
-      const codeAt = (j: number, r: number): number | undefined => {
-        const c = textCodes[j][r];
-        return c < 0 ? undefined : c;
-      };
+      const pooledCodes = cols.map((f, j) => (codes !== undefined && pooled[j] !== undefined ? codes[f] : undefined));
+      const pooledOf = pooled.map((c) => c ?? -1);
       seenAt.fill(0);
-      const breaks = (r: number): boolean => {
-        for (let j = 0; j < m; j++) rowCodes[j] = codeAt(j, r) ?? pooled[j];
+      // The broken rows that can be repaired, in row order: row, whether it has a pooled cell
+      // (a wildcard), and its candidates (indices into `valid`) candFlat[candStart[x] ..
+      // candStart[x + 1]) with the likelihood of the row's other codes given each (`candLik`,
+      // computed here in row order, where the row's codes are at hand; it draws nothing).
+      let repRow = new Int32Array(1024);
+      let repWild = new Uint8Array(1024);
+      let candStart = new Int32Array(1025);
+      let candFlat = new Int32Array(4096);
+      let candLik = new Float64Array(4096);
+      let nRep = 0;
+      let nCand = 0;
+      let stuck = 0;
+      const pushCand = (i: number): void => {
+        if (nCand === candFlat.length) {
+          const c = new Int32Array(2 * nCand);
+          c.set(candFlat);
+          candFlat = c;
+          const l = new Float64Array(2 * nCand);
+          l.set(candLik);
+          candLik = l;
+        }
+        candFlat[nCand++] = i;
+      };
+      // Whether combination i keeps the row's fixed cells (`rowCodes`, `fixedAt` of the row).
+      const keepsFixed = (i: number): boolean => {
+        const t = valid[i];
+        for (let j = 0; j < m; j++) if (fixedAt[j] === 1 && (rowCodes[j] < 0 || t[j] !== rowCodes[j])) return false;
+        return true;
+      };
+      for (let r = 0; r < n; r++) {
+        // Does the row break the rule? A cell whose text has no code reads as the pooled code.
+        let defined = true;
+        for (let j = 0; j < m; j++) {
+          const c = textCodes[j][r];
+          const v = c >= 0 ? c : pooledOf[j];
+          if (v < 0) defined = false;
+          rowCodes[j] = v;
+        }
         // A rare determinant value (a fresh one reads as the pooled code) is outside the rule, as
         // `./check` reads it, when no combination holds it.
-        if (det >= 0 && detOutside && rowCodes[det] === pooled[det]) return false;
-        return !(rowCodes.every((c) => c !== undefined) && allowed.has(key(rowCodes as number[])));
-      };
-      // Candidates of a broken row: the combinations that keep the fixed cells and at least one of
-      // the row's other cells of the rule (all that keep the fixed cells when none does); undefined
-      // when it cannot be repaired. A cell the model left to the pool (its generated code is
-      // `__other__`: "some rare value") is no value of its own to keep: the decoder's draw for it
-      // was a stand-in. With such a cell and no released combination around the row's other cells
-      // (a state whose cities are all rare), the row stays as decoded: moving its released cells
-      // to fit a stand-in would distort their columns (every such state's rows would leave it).
-      const candidatesOf = (r: number): { cand: number[]; wildcard: boolean } | undefined => {
-        for (let j = 0; j < m; j++) rowCodes[j] = codeAt(j, r);
-        const keepsFixed = (i: number): boolean => {
-          for (let j = 0; j < m; j++) if (fixed(r, cols[j]) && valid[i][j] !== rowCodes[j]) return false;
-          return true;
-        };
+        if (det >= 0 && detOutside && rowCodes[det] === pooledOf[det]) continue;
+        if (defined && allowed.has(rowKey())) continue;
+        // Candidates of a broken row: the combinations that keep the fixed cells and at least one
+        // of the row's other cells of the rule (all that keep the fixed cells when none does);
+        // none when it cannot be repaired. A cell the model left to the pool (its generated code
+        // is `__other__`: "some rare value") is no value of its own to keep: the decoder's draw
+        // for it was a stand-in. With such a cell and no released combination around the row's
+        // other cells (a state whose cities are all rare), the row stays as decoded: moving its
+        // released cells to fit a stand-in would distort their columns (every such state's rows
+        // would leave it).
         let wildcard = false;
-        const pooledAt = (j: number): boolean => codes !== undefined && pooled[j] !== undefined && codes[cols[j]][r] === pooled[j];
-        let cand: number[] = [];
+        for (let j = 0; j < m; j++) {
+          rowCodes[j] = textCodes[j][r];
+          fixedAt[j] = fixed(r, cols[j]) ? 1 : 0;
+          const pc = pooledCodes[j];
+          pooledAt[j] = pc !== undefined && pc[r] === pooled[j] ? 1 : 0;
+          if (pooledAt[j] === 1) wildcard = true;
+        }
+        const first = nCand;
         for (let j = 0; j < m; j++) {
           const c = rowCodes[j];
-          if (pooledAt(j)) wildcard = true;
-          if (c === undefined || fixed(r, cols[j]) || pooledAt(j)) continue;
-          for (const i of byCode[j].get(c) ?? []) if (seenAt[i] !== r + 1 && keepsFixed(i)) (seenAt[i] = r + 1, cand.push(i));
+          if (c < 0 || fixedAt[j] === 1 || pooledAt[j] === 1) continue;
+          const list = byCode[j].get(c);
+          if (list === undefined) continue;
+          for (let x = 0; x < list.length; x++) {
+            const i = list[x];
+            if (seenAt[i] !== r + 1 && keepsFixed(i)) {
+              seenAt[i] = r + 1;
+              pushCand(i);
+            }
+          }
         }
-        if (cand.length === 0 && wildcard) return undefined;
-        if (cand.length === 0) cand = all.filter(keepsFixed);
-        return cand.length === 0 ? undefined : { cand, wildcard };
-      };
-      const repairable: { r: number; cand: number[]; wildcard: boolean }[] = [];
-      let stuck = 0;
-      for (let r = 0; r < rows.length; r++) {
-        if (!breaks(r)) continue;
-        const c = candidatesOf(r);
-        if (c) repairable.push({ r, cand: c.cand, wildcard: c.wildcard });
-        else stuck++;
+        if (nCand === first) {
+          if (!wildcard) for (let i = 0; i < valid.length; i++) if (keepsFixed(i)) pushCand(i);
+          if (nCand === first) {
+            stuck++;
+            continue;
+          }
+        }
+        if (nRep === repRow.length) {
+          const rr = new Int32Array(2 * nRep);
+          rr.set(repRow);
+          repRow = rr;
+          const rw = new Uint8Array(2 * nRep);
+          rw.set(repWild);
+          repWild = rw;
+          const cs = new Int32Array(2 * nRep + 1);
+          cs.set(candStart);
+          candStart = cs;
+        }
+        repRow[nRep] = r;
+        repWild[nRep] = wildcard ? 1 : 0;
+        candStart[nRep] = first;
+        nRep++;
+        candStart[nRep] = nCand;
+        if (codes !== undefined) {
+          // The naive-Bayes likelihood of the row's other codes given each candidate, multiplied
+          // in `combinationLikelihood`'s order.
+          for (let k = 0; k < nc; k++) rowBase[k] = flat.offset[k] + codes[flat.g[k]][r];
+          for (let x = first; x < nCand; x++) {
+            const tb = candFlat[x] * nc;
+            let lik = 1;
+            for (let k = 0; k < nc; k++) lik *= flat.tables[rowBase[k] + tupleBase[tb + k]];
+            candLik[x] = likelihoodToPower(lik);
+          }
+        }
       }
       out.unrepaired += stuck;
+      // The repairable rows, as indices into the rep* arrays (in row order until shuffled).
+      let order = new Int32Array(nRep);
+      for (let x = 0; x < nRep; x++) order[x] = x;
       // A tolerant rule (share < 1: real rows off the released combinations, which hold rare
       // values) may stay broken in as many rows as the real table is off them: the rows that
       // cannot be repaired count first, then rows with a pooled stand-in (the synthetic kin of
       // those real rows), drawn at random, keep what the model wrote. A row of released values
       // only is always repaired: nothing says its combination exists.
-      const allowance = Math.max(0, Math.floor((1 - share) * rows.length) - stuck);
+      const allowance = Math.max(0, Math.floor((1 - share) * n) - stuck);
       if (allowance > 0) {
-        const pooledRows = repairable.filter((x) => x.wildcard);
+        const pooledRows: number[] = [];
+        for (let x = 0; x < nRep; x++) if (repWild[x] === 1) pooledRows.push(x);
         for (let i = pooledRows.length - 1; i > 0; i--) {
           const j = rng.int(i + 1);
           [pooledRows[i], pooledRows[j]] = [pooledRows[j], pooledRows[i]];
         }
-        const leave = new Set(pooledRows.slice(0, allowance).map((x) => x.r));
-        out.unrepaired += leave.size;
-        for (let i = repairable.length - 1; i >= 0; i--) if (leave.has(repairable[i].r)) repairable.splice(i, 1);
+        const leave = new Uint8Array(nRep);
+        const left = Math.min(allowance, pooledRows.length);
+        for (let i = 0; i < left; i++) leave[pooledRows[i]] = 1;
+        out.unrepaired += left;
+        let kept = 0;
+        for (let x = 0; x < nRep; x++) if (leave[x] === 0) order[kept++] = x;
+        order = order.subarray(0, kept);
       }
       // Quota per combination: its real share (count / total count) of the rows the model put on
       // released values (rows kept as decoded with no pooled cell, plus the broken rows without a
@@ -326,45 +415,59 @@ function fixedCombinations(
       // flat), not by count, which would crowd the frequent values. Rows are repaired in a seeded
       // random order, so the quota favours no part of the batch.
       const held = new Float64Array(valid.length);
-      const broken = new Set<number>(repairable.map((x) => x.r));
-      let modelRows = repairable.filter((x) => !x.wildcard).length;
-      for (let r = 0; r < rows.length; r++) {
-        if (broken.has(r)) continue;
-        let pooledCell = false;
+      const broken = new Uint8Array(n);
+      let modelRows = 0;
+      for (let x = 0; x < order.length; x++) {
+        broken[repRow[order[x]]] = 1;
+        if (repWild[order[x]] === 0) modelRows++;
+      }
+      for (let r = 0; r < n; r++) {
+        if (broken[r] === 1) continue;
+        let skip = false;
         for (let j = 0; j < m; j++) {
-          rowCodes[j] = codeAt(j, r);
-          if (codes !== undefined && pooled[j] !== undefined && codes[cols[j]][r] === pooled[j]) pooledCell = true;
+          const c = textCodes[j][r];
+          rowCodes[j] = c;
+          const pc = pooledCodes[j];
+          if (c < 0 || (pc !== undefined && pc[r] === pooled[j])) skip = true;
         }
-        if (pooledCell || !rowCodes.every((c) => c !== undefined)) continue;
-        const i = indexOfKey.get(key(rowCodes as number[]));
+        if (skip) continue;
+        const i = indexOfKey.get(rowKey());
         if (i !== undefined) (held[i]++, modelRows++);
       }
       const quotaScale = modelRows / totalWeight;
-      for (let i = repairable.length - 1; i > 0; i--) {
+      for (let i = order.length - 1; i > 0; i--) {
         const j = rng.int(i + 1);
-        [repairable[i], repairable[j]] = [repairable[j], repairable[i]];
+        const t = order[i];
+        order[i] = order[j];
+        order[j] = t;
       }
-      for (const { r, cand, wildcard } of repairable) {
-        const codeOf = (g: number): number => codes![g][r];
+      let scores = new Float64Array(16);
+      for (let o = 0; o < order.length; o++) {
+        const x = order[o];
+        const r = repRow[x];
+        const wildcard = repWild[x] === 1;
+        const c0 = candStart[x];
+        const nx = candStart[x + 1] - c0;
+        if (nx > scores.length) scores = new Float64Array(2 * nx);
         // Score: the combination's shortfall against its quota (at least 1% of its quota, so a
         // row whose only fitting combinations are full still has one), or 1 for a row with a
         // pooled cell, times the likelihood of the row's other codes given the combination
         // (naive Bayes over the 2-way marginals the metadata holds).
-        scores.length = 0;
         let total = 0;
-        for (const i of cand) {
+        for (let y = 0; y < nx; y++) {
+          const i = candFlat[c0 + y];
           const quota = quotaScale * weight[i];
           let sc = wildcard ? 1 : quotaScore(quota, held[i]);
-          if (codes) sc *= combinationLikelihood(conditionals, valid[i], codeOf);
-          scores.push(sc);
+          if (codes) sc *= candLik[c0 + y];
+          scores[y] = sc;
           total += sc;
         }
         let u = rng.next() * total;
-        let pick = cand[cand.length - 1];
-        for (let x = 0; x < cand.length; x++) {
-          u -= scores[x];
+        let pick = candFlat[c0 + nx - 1];
+        for (let y = 0; y < nx; y++) {
+          u -= scores[y];
           if (u < 0) {
-            pick = cand[x];
+            pick = candFlat[c0 + y];
             break;
           }
         }
@@ -377,6 +480,41 @@ function fixedCombinations(
         }
       }
     },
+  };
+}
+
+/** {@link pairConditionals}' tables in one array, in `combinationLikelihood`'s order. */
+interface FlatConditionals {
+  /** Per conditional k: its rule column position j, other feature g and g's cardinality. */
+  j: Int32Array;
+  g: Int32Array;
+  Kg: Int32Array;
+  /** Per conditional k, where its table starts in `tables`. */
+  offset: Int32Array;
+  /** Every table (K_rule x K_g, row-major), back to back; the same doubles. */
+  tables: Float64Array;
+}
+
+/**
+ * Flattens `conditionals` (per rule column j, its list) in the order `combinationLikelihood`
+ * multiplies them: j ascending, then each list in order.
+ */
+function flatConditionals(conditionals: readonly PairConditional[][]): FlatConditionals {
+  const list = conditionals.flatMap((cs, j) => cs.map((c) => ({ j, ...c })));
+  const offset = new Int32Array(list.length);
+  let size = 0;
+  list.forEach((c, k) => {
+    offset[k] = size;
+    size += c.table.length;
+  });
+  const tables = new Float64Array(size);
+  list.forEach((c, k) => tables.set(c.table, offset[k]));
+  return {
+    j: Int32Array.from(list, (c) => c.j),
+    g: Int32Array.from(list, (c) => c.g),
+    Kg: Int32Array.from(list, (c) => c.Kg),
+    offset,
+    tables,
   };
 }
 
