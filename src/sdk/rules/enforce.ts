@@ -369,7 +369,8 @@ function fixedCombinations(
         candStart[nRep] = first;
         nRep++;
         candStart[nRep] = nCand;
-        if (codes !== undefined) {
+        // A single candidate is drawn whatever its score: no likelihood to compute.
+        if (codes !== undefined && nCand - first > 1) {
           // The naive-Bayes likelihood of the row's other codes given each candidate, multiplied
           // in `combinationLikelihood`'s order.
           for (let k = 0; k < nc; k++) rowBase[k] = flat.offset[k] + codes[flat.g[k]][r];
@@ -441,6 +442,16 @@ function fixedCombinations(
         order[i] = order[j];
         order[j] = t;
       }
+      // Row r takes combination `pick`.
+      const repairTo = (r: number, pick: number, wildcard: boolean): void => {
+        if (!wildcard) held[pick]++;
+        for (let j = 0; j < m; j++) {
+          const text = toText[j][valid[pick][j]];
+          if (text === undefined || rows.get(r, cols[j]) === text) continue;
+          rows.set(r, cols[j], text);
+          out.changed++;
+        }
+      };
       let scores = new Float64Array(16);
       for (let o = 0; o < order.length; o++) {
         const x = order[o];
@@ -448,6 +459,12 @@ function fixedCombinations(
         const wildcard = repWild[x] === 1;
         const c0 = candStart[x];
         const nx = candStart[x + 1] - c0;
+        if (nx === 1) {
+          // The only candidate is drawn whatever the scores (the draw still takes its number).
+          rng.next();
+          repairTo(r, candFlat[c0], wildcard);
+          continue;
+        }
         if (nx > scores.length) scores = new Float64Array(2 * nx);
         // Score: the combination's shortfall against its quota (at least 1% of its quota, so a
         // row whose only fitting combinations are full still has one), or 1 for a row with a
@@ -471,13 +488,7 @@ function fixedCombinations(
             break;
           }
         }
-        if (!wildcard) held[pick]++;
-        for (let j = 0; j < m; j++) {
-          const text = toText[j][valid[pick][j]];
-          if (text === undefined || rows.get(r, cols[j]) === text) continue;
-          rows.set(r, cols[j], text);
-          out.changed++;
-        }
+        repairTo(r, pick, wildcard);
       }
     },
   };
