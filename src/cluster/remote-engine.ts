@@ -7,7 +7,10 @@
  * - `generate`: asks the live workers (Redis set `workers`, see ./wire.ts) in rendezvous order for
  *   the model, so its requests tend to reach the worker that holds its weights; a worker that
  *   cannot be reached, or answers 503, is skipped and the next one asked. Only when none is left
- *   does the request fail with {@link EngineUnavailableError} (503 with Retry-After).
+ *   does the request fail with {@link EngineUnavailableError} (503 with Retry-After). What the
+ *   front end's handler checked (`CheckedGeneration`) does not travel: the wire carries the
+ *   request as the client sent it, and the worker process reads the model's record and checks
+ *   the request itself (another process, which trusts only what it reads from the shared store).
  * - `stop`: publishes the model id on the `stop` channel: whichever worker trains it stops at its
  *   next step boundary; a job still waiting is removed from the queue.
  * - `admissionCheck`: refuses a model whose estimate exceeds `workerBudgetBytes` (it could train on

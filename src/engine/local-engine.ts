@@ -19,7 +19,7 @@ import type { MemoryEstimate } from "./admission/estimate";
 import { DEFAULT_BUDGET_SHARE, machineMemory } from "./admission/budget";
 import { estimateKey, MemoryAdmission } from "./admission/memory";
 import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG, type AdmissionQueue } from "./admission/queue";
-import { generateTask, generationOf } from "./generate-task";
+import { generateTask, generationOf, readAndCheck } from "./generate-task";
 import { place, tagTask, type QueueTagged } from "./placement";
 import {
   DEFAULT_IDLE_MODELS_PER_WORKER,
@@ -30,8 +30,8 @@ import {
   type EngineOptions,
   type PoolEngine,
 } from "./pool-engine";
-import type { GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
-import { EngineModelError, EngineUnavailableError, toGeneration, type RawGeneration } from "./types";
+import type { CheckedGeneration, GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
+import { EngineUnavailableError, toGeneration, type RawGeneration } from "./types";
 
 class LocalEngine implements PoolEngine {
   readonly device: string;
@@ -354,14 +354,9 @@ class LocalEngine implements PoolEngine {
     })().catch((e: unknown) => this.log?.error({ model_id: id, err: e }, "could not store a training failure"));
   }
 
-  async generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration> {
+  async generateRaw(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<RawGeneration> {
     this.ensureOpen();
-    const rec = await this.store.getModel(id);
-    if (rec === undefined) throw new EngineModelError(`No such model: ${id}`, "model_not_found");
-    if (rec.status !== "training" && rec.status !== "ready") {
-      throw new EngineModelError(`Model ${id} is in state '${rec.status}'`, "model_not_ready", rec.status);
-    }
-    const { task, transfer } = await generateTask(id, req, rec.config.embedding_dim, () => this.metadataOf(id));
+    const { task, transfer } = generateTask(id, checked ?? (await readAndCheck(this.store, id, req)));
     let reply: GenerateReply;
     try {
       reply = await this.run(task, id, transfer);
@@ -372,16 +367,9 @@ class LocalEngine implements PoolEngine {
     return generationOf(reply);
   }
 
-  /** The model's features and cardinalities (its stored metadata), for seeded requests. */
-  private async metadataOf(id: string): Promise<Metadata> {
-    const meta = await this.store.getMetadata(id);
-    if (meta === undefined) throw new Error(`model ${id} has no metadata`);
-    return meta;
-  }
-
   /** Plain-array columns (the Engine contract; `Generation.columns` are `number[]`). */
-  async generate(id: string, req: GenerateRequest): Promise<Generation> {
-    return toGeneration(await this.generateRaw(id, req));
+  async generate(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<Generation> {
+    return toGeneration(await this.generateRaw(id, req, checked));
   }
 
   async stop(id: string): Promise<void> {
