@@ -22,7 +22,8 @@ import type { Logger } from "pino";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS } from "../engine/admission/estimate";
 import { formatBytes } from "../engine/admission/budget";
-import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "../engine/types";
+import { ParamError } from "../contract/errors";
+import { EngineModelError, EngineUnavailableError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "../engine/types";
 import { INTERNAL_TOKEN_ENV, INTERNAL_TOKEN_HEADER } from "./internal-auth";
 import { bullPrefix, DEFAULT_PREFIX, decodeGeneration, LIVE_WORKERS_LUA, rendezvousOrder, stopChannel, TRAINING_QUEUE, workersKey, type WorkerErrorBody } from "./wire";
 
@@ -150,7 +151,7 @@ export class RemoteEngine implements Engine {
         );
         continue;
       }
-      if (e.kind === "input") throw new GenerateInputError(e.message, e.param ?? "body.embedding");
+      if (e.kind === "input") throw new ParamError(e.message, e.param ?? "body.embedding");
       if (e.kind === "model_not_found" || e.kind === "model_not_ready") throw new EngineModelError(e.message, e.kind, e.status);
       throw new Error(`worker ${w.id}: ${e.message}`);
     }

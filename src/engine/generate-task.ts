@@ -13,7 +13,19 @@ import type { ModelRecord, Store } from "../store";
 import { InputError, latentSource } from "../model/generate";
 import { isSeeded, seededSource, SeededInputError } from "../model/seeded-input";
 import type { CheckedGeneration, GenerateModel, GenerateReply, GenerateTask } from "./protocol";
-import { EngineModelError, GenerateInputError, type RawGeneration } from "./types";
+import { ParamError } from "../contract/errors";
+import { EngineModelError, type RawGeneration } from "./types";
+
+/**
+ * `err` as a {@link ParamError} when it is the model's refusal of an input (`InputError` of
+ * `model/generate.ts`, `SeededInputError` of `model/seeded-input.ts`: the same two fields), else
+ * undefined. Where the engine calls into the model, this is the one place those become ParamError.
+ */
+export function asParamError(err: unknown): ParamError | undefined {
+  if (err instanceof ParamError) return err;
+  if (err instanceof InputError || err instanceof SeededInputError) return new ParamError(err.message, err.param);
+  return undefined;
+}
 
 /** True for the states in which a model can generate (contract: "States and transitions"). */
 export function canGenerate(status: string): status is GenerateModel["status"] {
@@ -24,7 +36,7 @@ export function canGenerate(status: string): status is GenerateModel["status"] {
  * Checks `req` against model `rec` (whose status the caller has found `training` or `ready`) and,
  * for a seeded request, its `metadata`, in this order: the length of every given latent vector,
  * the seeded conditions, `temperature`, `top_p`, then the rest of the embedding.
- * @throws GenerateInputError naming the offending parameter; Error when a seeded request's model
+ * @throws ParamError naming the offending parameter; Error when a seeded request's model
  *   has no metadata.
  */
 export function checkGenerate(req: GenerateRequest, rec: ModelRecord & { status: GenerateModel["status"] }, metadata: Metadata | undefined): CheckedGeneration {
@@ -42,7 +54,7 @@ export function checkGenerate(req: GenerateRequest, rec: ModelRecord & { status:
       // Finiteness is typia's (the Float32 tag of GenerateRequest) or latentSource's below.
       const row = embedding[i];
       if (Array.isArray(row) && row.length !== dim) {
-        throw new GenerateInputError(`Latent vector ${i} has ${row.length} numbers; model ${rec.id} has embedding_dim ${dim}.`, `body.embedding[${i}]`);
+        throw new ParamError(`Latent vector ${i} has ${row.length} numbers; model ${rec.id} has embedding_dim ${dim}.`, `body.embedding[${i}]`);
       }
     }
   }
@@ -53,16 +65,15 @@ export function checkGenerate(req: GenerateRequest, rec: ModelRecord & { status:
       seeded = seededSource(embedding, metadata);
     }
     const temperature = req.temperature ?? 1;
-    if (!(temperature > 0) || !Number.isFinite(1 / temperature)) throw new GenerateInputError("temperature must be > 0", "body.temperature");
+    if (!(temperature > 0) || !Number.isFinite(1 / temperature)) throw new ParamError("temperature must be > 0", "body.temperature");
     const topP = req.top_p ?? null;
-    if (topP !== null && !(topP >= 0 && topP <= 1)) throw new GenerateInputError("top_p must be in [0, 1]", "body.top_p");
+    if (topP !== null && !(topP >= 0 && topP <= 1)) throw new ParamError("top_p must be in [0, 1]", "body.top_p");
     if (seeded) return { model, input: { seeded, ...(seeded.seed !== undefined ? { seed: seeded.seed } : {}), temperature, topP } };
     const source = latentSource(embedding, config.embedding_dim);
     if ("latents" in source) return { model, input: { latents: source.latents, temperature, topP } };
     return { model, input: { numRows: source.numRows, seed: source.seed, calibrate: source.calibrate === true, temperature, topP } };
   } catch (err) {
-    if (err instanceof InputError || err instanceof SeededInputError) throw new GenerateInputError(err.message, err.param);
-    throw err;
+    throw asParamError(err) ?? err;
   }
 }
 
@@ -71,7 +82,7 @@ export function checkGenerate(req: GenerateRequest, rec: ModelRecord & { status:
  * `req` against them, for a caller that has not read them itself (a direct caller of the engine,
  * or a worker process of the shared topology, which gets the request over the wire).
  * @throws EngineModelError when the model does not exist or cannot generate in its state;
- *   GenerateInputError as {@link checkGenerate}.
+ *   ParamError as {@link checkGenerate}.
  */
 export async function readAndCheck(store: Store, id: string, req: GenerateRequest): Promise<CheckedGeneration> {
   const rec = await store.getModel(id);
@@ -88,12 +99,13 @@ export function generateTask(id: string, { model, input }: CheckedGeneration): {
 
 /**
  * The generation in a worker's reply: one Int32Array view per feature.
- * @throws GenerateInputError, EngineModelError (the model was deleted since it was read), or
+ * @throws ParamError (the fields the worker's reply carried), EngineModelError (the model was
+ *   deleted since it was read), or
  *   Error for anything else the worker reported.
  */
 export function generationOf(reply: GenerateReply): RawGeneration {
   if (!reply.ok) {
-    if (reply.kind === "input") throw new GenerateInputError(reply.message, reply.param ?? "body.embedding");
+    if (reply.kind === "param") throw new ParamError(reply.message, reply.param);
     if (reply.kind === "not_found") throw new EngineModelError(reply.message, "model_not_found");
     throw new Error(reply.message);
   }

@@ -102,7 +102,9 @@ export interface TrainReply {
 /** Result of a generate task: codes F x n, column-major (feature f at `[f * n, (f + 1) * n)`). */
 export type GenerateReply =
   | { ok: true; model_id: string; num_rows: number; features: string[]; codes: Int32Array }
-  | { ok: false; kind: "not_found" | "input" | "internal"; message: string; param?: string };
+  | { ok: false; kind: "not_found" | "internal"; message: string }
+  /** A bad parameter: the fields of the `ParamError` (`src/contract/errors.ts`), as they are. */
+  | { ok: false; kind: "param"; param: string; message: string };
 
 /** A worker's state: tfjs backend, compute path, thread, models with a running actor or cached weights, tensor memory. */
 export interface InfoReply {

@@ -4,6 +4,7 @@
  * worker threads (one actor per model, pinned to one worker).
  */
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
+import { ParamError } from "../contract/errors";
 import type { CheckedGeneration } from "./protocol";
 
 /**
@@ -45,33 +46,21 @@ export class OrgQueueFullError extends Error {
 /**
  * Thrown by {@link Engine.admissionCheck} for a model this server can never train: its memory
  * estimate exceeds the whole training budget (or its generator exceeds the compute core's 2^30
- * parameters). `param` is the config or metadata field that dominates the estimate, e.g.
- * `body.config.batch_size`; the message gives the estimate, the budget and what to lower. The
- * server maps it to 400 `parameter_invalid`.
+ * parameters). A {@link ParamError}: `param` is the config or metadata field that dominates the
+ * estimate, e.g. `body.config.batch_size`; the message gives the estimate, the budget and what to
+ * lower. The server maps it to 400 `parameter_invalid`.
  */
-export class ModelTooLargeError extends Error {
+export class ModelTooLargeError extends ParamError {
   constructor(
     message: string,
-    readonly param: string,
+    param: string,
     /** The model's estimate, bytes. */
     readonly estimateBytes: number,
     /** The server's training budget, bytes. */
     readonly budgetBytes: number,
   ) {
-    super(message);
+    super(message, param);
     this.name = "ModelTooLargeError";
-  }
-}
-
-/**
- * Thrown by {@link Engine.generate} when the request is valid JSON but cannot be served as given
- * (e.g. a latent row whose length differs from the model's `embedding_dim`). `param` is the
- * contract's parameter path, e.g. `body.embedding[3]`. The server maps it to 400 `parameter_invalid`.
- */
-export class GenerateInputError extends Error {
-  constructor(message: string, readonly param: string) {
-    super(message);
-    this.name = "GenerateInputError";
   }
 }
 
@@ -113,7 +102,8 @@ export interface Engine {
    * (`generate-task.ts` `checkGenerate`); the engine then runs it as it is, without reading the
    * record again. Without it the engine reads the record and checks the request itself.
    * @throws EngineModelError when the model does not exist or cannot generate (read here, or by
-   *   the worker); GenerateInputError for input the model cannot take; EngineUnavailableError.
+   *   the worker); ParamError (`src/contract/errors.ts`) for input the model cannot take;
+   *   EngineUnavailableError.
    */
   generate(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<Generation>;
   /**

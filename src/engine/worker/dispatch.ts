@@ -18,7 +18,7 @@ import { guardLmdbRejections } from "../../store/lmdb/rejections";
 import { initBackend } from "../../model/backend";
 import { checkpointWeights, type Checkpoint } from "../../model/checkpoint";
 import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../../model/calibrate";
-import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../../model/generate";
+import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, type LatentSource } from "../../model/generate";
 import { poolRules } from "../../model/rule-repair";
 import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../../model/generator";
 import type { Layout } from "../../model/marginals";
@@ -29,6 +29,7 @@ import { NativeGenerator, gpuStatus, nativeCoreStatus } from "../../model/native
 import { cloneTfjsGenerator, disposeGenerator, type ComputeKind, type GeneratorModel } from "../../model/trainer";
 import { ModelActor, type ActorEnv } from "./actor";
 import { sampleSeededSource } from "./seeded";
+import { asParamError } from "../generate-task";
 import type { GenerateModel, GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "../protocol";
 
 const config = workerData as WorkerConfig;
@@ -261,13 +262,14 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     // Transfer the codes instead of copying them.
     return move({ [transferableSymbol]: [codes.buffer], [valueSymbol]: reply } as unknown as Parameters<typeof move>[0]);
   } catch (err) {
-    if (err instanceof InputError) return { ok: false, kind: "input", message: err.message, param: err.param };
+    const bad = asParamError(err);
+    if (bad) return { ok: false, kind: "param", param: bad.param, message: bad.message };
     if (task.latents !== undefined && isLogitOverflow(err)) {
       // Latents finite in float32 but so large that the forward pass overflows: the client's
       // input, not a fault of the model (drawn latents are standard normal and never do this).
       return {
         ok: false,
-        kind: "input",
+        kind: "param",
         param: "body.embedding",
         message: "The latent vectors are too large for this model: its outputs overflow. Latents are standard normal draws (as the SDK makes them).",
       };

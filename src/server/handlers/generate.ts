@@ -22,7 +22,7 @@
  *    whose inverse overflows -> param `body.temperature`;
  * 5. the rows are charged to the caller's monthly quota in one transaction: a request that would
  *    cross it is 402 `quota_exceeded` and charges nothing (`src/usage/quota.ts`);
- * 6. the engine generates. If it fails the charge is refunded, and `GenerateInputError` (an input
+ * 6. the engine generates. If it fails the charge is refunded, and `ParamError` (an input
  *    the model refuses while sampling, e.g. a condition of probability 0) -> 400
  *    `parameter_invalid` with its param; `EngineUnavailableError` -> 503
  *    `training_service_unavailable` with `Retry-After`; anything else -> 500 `internal_error`
@@ -40,7 +40,8 @@ import { isSeeded } from "../../model/seeded-input";
 import { canGenerate, checkGenerate } from "../../engine/generate-task";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
 import { ARROW_STREAM, generationToArrow, prefersArrow, type RawGeneration } from "../arrow";
-import { ApiError, paramInvalid } from "../errors";
+import { ParamError } from "../../contract/errors";
+import { ApiError } from "../errors";
 import { charge, refund } from "../../usage/quota";
 import { ClientAbortedError } from "../steps/readBody";
 import type { HandlerCtx, Reply } from "../context";
@@ -52,15 +53,15 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
   const seedRows = !Array.isArray(embedding) && "seed_data" in embedding;
   const rows = Array.isArray(embedding) ? embedding.length : "seed_data" in embedding ? embedding.seed_data.rows.length : embedding.num_rows;
   if (seedRows && (rows < 1 || rows > MAX_SEED_ROWS_PER_REQUEST)) {
-    throw paramInvalid(
-      "body.embedding.seed_data.rows",
+    throw new ParamError(
       `A request can hold 1 to ${MAX_SEED_ROWS_PER_REQUEST} seed rows; this one has ${rows}. Split larger seed tables (the SDK does).`,
+      "body.embedding.seed_data.rows",
     );
   }
   if (rows < 1 || rows > MAX_ROWS_PER_REQUEST) {
-    throw paramInvalid(
-      "body.embedding",
+    throw new ParamError(
       `A request can generate 1 to ${MAX_ROWS_PER_REQUEST} rows; this one asks for ${rows}. Split larger requests.`,
+      "body.embedding",
     );
   }
 
