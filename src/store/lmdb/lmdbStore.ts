@@ -3,8 +3,8 @@
  *
  * Safe to open from the HTTP thread and from every engine worker at once (LMDB serialises
  * writers across threads and processes). Every change that touches more than one key runs in one
- * transaction. It implements {@link Store} (./api.ts); the shared implementation is PostgreSQL
- * (./postgres.ts).
+ * transaction. It implements {@link Store} (`../store.ts`); the shared implementation is
+ * PostgreSQL (`../postgres/pgStore.ts`). Usage, pending charges and the ledger are `usage.ts`.
  *
  * Sub-databases (key -> value):
  * - `orgs`:        org name -> {@link OrgRecord}
@@ -48,6 +48,7 @@ import {
   type StoredResponse,
 } from "../records";
 import type { ModelPatch, Store } from "../store";
+import { LmdbUsage } from "./usage";
 
 /** The embedded LMDB implementation of {@link Store} (see the module comment). */
 export class LmdbStore implements Store {
@@ -62,10 +63,9 @@ export class LmdbStore implements Store {
   private readonly checkpoints: Database<unknown, string>;
   private readonly deleted: Database<DeletedModel, string>;
   private readonly rateCounters: Database<RateCounter, string>;
-  private readonly usage: Database<number, (string | number)[]>;
-  private readonly ledger: Database<LedgerEntry, (string | number)[]>;
+  /** `usage`, `usage_ledger` and `pending_charges` (`usage.ts`). */
+  private readonly billing: LmdbUsage;
   private readonly idempotency: Database<IdempotencyRecord, string[]>;
-  private readonly pending: Database<PendingCharge, string>;
 
   /** Opens (creating if needed) the environment in directory `dir`. */
   constructor(readonly dir: string) {
@@ -78,10 +78,8 @@ export class LmdbStore implements Store {
     this.checkpoints = this.root.openDB({ name: "checkpoints" });
     this.deleted = this.root.openDB({ name: "deleted_models" });
     this.rateCounters = this.root.openDB({ name: "rate_counters" });
-    this.usage = this.root.openDB({ name: "usage" });
-    this.ledger = this.root.openDB({ name: "usage_ledger" });
+    this.billing = new LmdbUsage(this.root);
     this.idempotency = this.root.openDB({ name: "idempotency" });
-    this.pending = this.root.openDB({ name: "pending_charges" });
     this.fences = this.root.openDB({ name: "train_fences" });
   }
 
@@ -353,7 +351,7 @@ export class LmdbStore implements Store {
 
   /** Rows charged to (org, env) in `month` (`YYYY-MM`, UTC); 0 when nothing was charged. */
   async getUsage(org: string, env: Environment, month: string): Promise<number> {
-    return this.usage.get([org, env, month]) ?? 0;
+    return this.billing.usage.get([org, env, month]) ?? 0;
   }
 
   /**
@@ -367,28 +365,17 @@ export class LmdbStore implements Store {
    * Without it the charge is final at once (seeding usage, tools).
    */
   async chargeUsage(c: ChargeRequest, opts: { pending?: boolean } = {}): Promise<ChargeResult> {
-    return this.write((): ChargeResult => {
-      const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
-      if (used + c.rows > c.quota) return { ok: false, used };
-      this.usage.put([c.org, c.env, c.month], used + c.rows);
-      if (c.env === "live") this.putLedger(c, "charge", c.rows);
-      if (opts.pending) this.pending.put(c.request_id, { charge: c });
-      return { ok: true, used: used + c.rows };
-    });
+    return this.write(() => this.billing.charge(c, opts.pending === true));
   }
 
   /** The pending charge of `requestId`, if any (see {@link PendingCharge}). */
   async getPendingCharge(requestId: string): Promise<PendingCharge | undefined> {
-    return this.pending.get(requestId);
+    return this.billing.pending.get(requestId);
   }
 
   /** Makes the pending charge of `requestId` final (its rows count). Resolves to false when there was none. */
   async settleCharge(requestId: string): Promise<boolean> {
-    return this.write(() => {
-      if (this.pending.get(requestId) === undefined) return false;
-      this.pending.remove(requestId);
-      return true;
-    });
+    return this.write(() => this.billing.settle(requestId));
   }
 
   /**
@@ -397,64 +384,22 @@ export class LmdbStore implements Store {
    * refunded (0 when no charge was pending).
    */
   async refundPending(requestId: string, nowMs: number): Promise<number> {
-    return this.write(() => this.refundPendingInTxn(requestId, nowMs));
-  }
-
-  private refundPendingInTxn(requestId: string, nowMs: number): number {
-    const p = this.pending.get(requestId);
-    if (p === undefined) return 0;
-    const c = p.charge;
-    const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
-    this.usage.put([c.org, c.env, c.month], Math.max(0, used - c.rows));
-    if (c.env === "live") this.putLedger({ ...c, at_ms: nowMs }, "refund", -c.rows);
-    this.pending.remove(requestId);
-    return c.rows;
+    return this.write(() => this.billing.refundPending(requestId, nowMs));
   }
 
   /** Gives back a charge made by {@link chargeUsage} (same fields), with a ledger entry for live. Resolves to the month's usage after it. */
   async refundUsage(c: ChargeRequest): Promise<number> {
-    return this.write(() => {
-      const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
-      const next = Math.max(0, used - c.rows);
-      this.usage.put([c.org, c.env, c.month], next);
-      if (c.env === "live") this.putLedger(c, "refund", -c.rows);
-      return next;
-    });
-  }
-
-  private putLedger(c: ChargeRequest, kind: LedgerEntry["kind"], rows: number): void {
-    const entry: LedgerEntry = {
-      org: c.org,
-      env: c.env,
-      month: c.month,
-      kind,
-      rows,
-      model_id: c.model_id,
-      request_id: c.request_id,
-      at: new Date(c.at_ms).toISOString(),
-    };
-    // Key [org, month, seq]: seq numbers the month's entries in the order they were written.
-    let seq = 0;
-    for (const { key } of this.ledger.getRange({ start: [c.org, c.month, Number.MAX_SAFE_INTEGER], end: [c.org, c.month], reverse: true, limit: 1 })) {
-      seq = (key[2] as number) + 1;
-    }
-    this.ledger.put([c.org, c.month, seq], entry);
+    return this.write(() => this.billing.refund(c));
   }
 
   /** Usage rows of `month`: one per (org, env) that was charged, by org then env. */
   async usageOfMonth(month: string): Promise<{ org: string; env: Environment; rows: number }[]> {
-    const out: { org: string; env: Environment; rows: number }[] = [];
-    for (const { key, value } of this.usage.getRange({})) {
-      if (key[2] === month) out.push({ org: key[0] as string, env: key[1] as Environment, rows: value });
-    }
-    return out;
+    return this.billing.ofMonth(month);
   }
 
   /** Ledger entries of `org` in `month`, oldest first (one range scan). */
   async ledgerEntries(org: string, month: string): Promise<LedgerEntry[]> {
-    const out: LedgerEntry[] = [];
-    for (const { value } of this.ledger.getRange({ start: [org, month], end: [org, month, Number.MAX_SAFE_INTEGER] })) out.push(value);
-    return out;
+    return this.billing.ledgerOf(org, month);
   }
 
   // ---- idempotency ---------------------------------------------------------------------------
@@ -497,7 +442,7 @@ export class LmdbStore implements Store {
   async completeIdempotent(scope: IdempotencyScope, response: StoredResponse): Promise<StoredResponse | undefined> {
     const k = [scope.org, scope.env, scope.key];
     return this.write(() => {
-      if (this.pending.get(response.request_id) !== undefined) this.pending.remove(response.request_id);
+      this.billing.settle(response.request_id);
       const cur = this.idempotency.get(k);
       if (cur === undefined) return undefined;
       // A response stored earlier in the request (a recovery point, see createModel) wins.
@@ -514,7 +459,7 @@ export class LmdbStore implements Store {
   async abandonIdempotent(scope: IdempotencyScope, requestId?: string, nowMs = Date.now()): Promise<void> {
     const k = [scope.org, scope.env, scope.key];
     await this.write(() => {
-      if (requestId !== undefined) this.refundPendingInTxn(requestId, nowMs);
+      if (requestId !== undefined) this.billing.refundPending(requestId, nowMs);
       if (this.idempotency.get(k)?.state === "in_flight") this.idempotency.remove(k);
     });
   }
@@ -540,9 +485,9 @@ export class LmdbStore implements Store {
       let rows = 0;
       let charges = 0;
       let released = 0;
-      for (const { key } of [...this.pending.getRange({})]) {
+      for (const { key } of [...this.billing.pending.getRange({})]) {
         if (live.has(key)) continue;
-        rows += this.refundPendingInTxn(key, nowMs);
+        rows += this.billing.refundPending(key, nowMs);
         charges++;
       }
       for (const { key, value } of [...this.idempotency.getRange({})]) {
