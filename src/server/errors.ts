@@ -5,32 +5,12 @@
  * thrown into `{ error: { type, code, message, doc_url, param? }, request_id }` with the status
  * and type that `ERROR_CODES` fixes for the code. Engine errors are mapped here, once.
  */
-import { ParamError } from "../contract/errors";
+import { ApiError, ParamError } from "../contract/errors";
 import { EngineModelError, EngineUnavailableError, OrgQueueFullError } from "../engine/types";
-import { ERROR_CODES, type ErrorBody, type ErrorCode } from "../types";
+import { ERROR_CODES, type ErrorBody } from "../types";
 import type { Ctx } from "./context";
 
-/**
- * An error with a contract code. `param` is the offending parameter path
- * (`body.config.batch_size`, `query.limit`, `headers.content-type`); `headers` are added to the
- * response (e.g. `Retry-After`, `Allow`).
- */
-export class ApiError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly param?: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
-
-  /** HTTP status of {@link code} (from `ERROR_CODES`). */
-  get status(): number {
-    return ERROR_CODES[this.code].status;
-  }
-}
+export { ApiError };
 
 /** 400 `parameter_invalid` naming `param`. */
 export function paramInvalid(param: string, message: string): ApiError {
