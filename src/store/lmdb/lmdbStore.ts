@@ -4,7 +4,8 @@
  * Safe to open from the HTTP thread and from every engine worker at once (LMDB serialises
  * writers across threads and processes). Every change that touches more than one key runs in one
  * transaction. It implements {@link Store} (`../store.ts`); the shared implementation is
- * PostgreSQL (`../postgres/pgStore.ts`). Usage, pending charges and the ledger are `usage.ts`.
+ * PostgreSQL (`../postgres/pgStore.ts`). Usage, pending charges and the ledger are `usage.ts`,
+ * idempotency records `idempotency.ts`.
  *
  * Sub-databases (key -> value):
  * - `orgs`:        org name -> {@link OrgRecord}
@@ -48,6 +49,7 @@ import {
   type StoredResponse,
 } from "../records";
 import type { ModelPatch, Store } from "../store";
+import { LmdbIdempotency } from "./idempotency";
 import { LmdbUsage } from "./usage";
 
 /** The embedded LMDB implementation of {@link Store} (see the module comment). */
@@ -65,7 +67,8 @@ export class LmdbStore implements Store {
   private readonly rateCounters: Database<RateCounter, string>;
   /** `usage`, `usage_ledger` and `pending_charges` (`usage.ts`). */
   private readonly billing: LmdbUsage;
-  private readonly idempotency: Database<IdempotencyRecord, string[]>;
+  /** `idempotency` (`idempotency.ts`). */
+  private readonly keysInFlight: LmdbIdempotency;
 
   /** Opens (creating if needed) the environment in directory `dir`. */
   constructor(readonly dir: string) {
@@ -79,7 +82,7 @@ export class LmdbStore implements Store {
     this.deleted = this.root.openDB({ name: "deleted_models" });
     this.rateCounters = this.root.openDB({ name: "rate_counters" });
     this.billing = new LmdbUsage(this.root);
-    this.idempotency = this.root.openDB({ name: "idempotency" });
+    this.keysInFlight = new LmdbIdempotency(this.root);
     this.fences = this.root.openDB({ name: "train_fences" });
   }
 
@@ -202,10 +205,10 @@ export class LmdbStore implements Store {
       this.metadata.put(rec.id, metadata);
       if (completion !== undefined) {
         const k = [completion.scope.org, completion.scope.env, completion.scope.key];
-        const cur = this.idempotency.get(k);
+        const cur = this.keysInFlight.db.get(k);
         // Still in flight (duplicates get 409 until the request answers), with its response as
         // the recovery point: {@link reconcile} completes it if the process dies first.
-        if (cur !== undefined && cur.state === "in_flight") this.idempotency.put(k, { ...cur, response: completion.response });
+        if (cur !== undefined && cur.state === "in_flight") this.keysInFlight.db.put(k, { ...cur, response: completion.response });
       }
     });
   }
@@ -264,7 +267,7 @@ export class LmdbStore implements Store {
    */
   async deleteModel(id: string, nowMs = Date.now(), dropIdempotency?: IdempotencyScope): Promise<boolean> {
     return this.write(() => {
-      if (dropIdempotency !== undefined) this.idempotency.remove([dropIdempotency.org, dropIdempotency.env, dropIdempotency.key]);
+      if (dropIdempotency !== undefined) this.keysInFlight.db.remove([dropIdempotency.org, dropIdempotency.env, dropIdempotency.key]);
       const cur = this.models.get(id);
       if (cur === undefined) return false;
       this.models.remove(id);
@@ -418,17 +421,7 @@ export class LmdbStore implements Store {
     ttlMs: number,
     requestId?: string,
   ): Promise<IdempotencyBegin> {
-    const k = [scope.org, scope.env, scope.key];
-    return this.write((): IdempotencyBegin => {
-      const cur = this.idempotency.get(k);
-      if (cur === undefined || cur.created_ms + ttlMs <= nowMs) {
-        this.idempotency.put(k, { state: "in_flight", fingerprint, created_ms: nowMs, ...(requestId === undefined ? {} : { request_id: requestId }) });
-        return { kind: "started" };
-      }
-      if (cur.fingerprint !== fingerprint) return { kind: "mismatch" };
-      if (cur.state === "in_flight" || cur.response === undefined) return { kind: "in_flight" };
-      return { kind: "replay", response: cur.response };
-    });
+    return this.write(() => this.keysInFlight.begin(scope, fingerprint, nowMs, ttlMs, requestId));
   }
 
   /**
@@ -440,15 +433,9 @@ export class LmdbStore implements Store {
    * (the one to send), or undefined when the record is gone.
    */
   async completeIdempotent(scope: IdempotencyScope, response: StoredResponse): Promise<StoredResponse | undefined> {
-    const k = [scope.org, scope.env, scope.key];
     return this.write(() => {
       this.billing.settle(response.request_id);
-      const cur = this.idempotency.get(k);
-      if (cur === undefined) return undefined;
-      // A response stored earlier in the request (a recovery point, see createModel) wins.
-      const final = cur.response ?? response;
-      this.idempotency.put(k, { ...cur, state: "done", response: final });
-      return final;
+      return this.keysInFlight.complete(scope, response);
     });
   }
 
@@ -457,16 +444,15 @@ export class LmdbStore implements Store {
    * and, when `requestId` is given, refunds that request's pending charge, in one transaction.
    */
   async abandonIdempotent(scope: IdempotencyScope, requestId?: string, nowMs = Date.now()): Promise<void> {
-    const k = [scope.org, scope.env, scope.key];
     await this.write(() => {
       if (requestId !== undefined) this.billing.refundPending(requestId, nowMs);
-      if (this.idempotency.get(k)?.state === "in_flight") this.idempotency.remove(k);
+      this.keysInFlight.abandon(scope);
     });
   }
 
   /** The record of `scope`, if any (expired or not). */
   async getIdempotency(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
-    return this.idempotency.get([scope.org, scope.env, scope.key]);
+    return this.keysInFlight.db.get([scope.org, scope.env, scope.key]);
   }
 
   /**
@@ -484,19 +470,12 @@ export class LmdbStore implements Store {
     return this.write(() => {
       let rows = 0;
       let charges = 0;
-      let released = 0;
       for (const { key } of [...this.billing.pending.getRange({})]) {
         if (live.has(key)) continue;
         rows += this.billing.refundPending(key, nowMs);
         charges++;
       }
-      for (const { key, value } of [...this.idempotency.getRange({})]) {
-        if (value.state !== "in_flight" || (value.request_id !== undefined && live.has(value.request_id))) continue;
-        if (value.response !== undefined) this.idempotency.put(key, { ...value, state: "done" });
-        else this.idempotency.remove(key);
-        released++;
-      }
-      return { refunded_rows: rows, charges, released };
+      return { refunded_rows: rows, charges, released: this.keysInFlight.release(live) };
     });
   }
 
@@ -506,13 +485,7 @@ export class LmdbStore implements Store {
    */
   async sweepExpired(nowMs: number, ttlMs: number): Promise<number> {
     return this.write(() => {
-      let n = 0;
-      for (const { key, value } of this.idempotency.getRange({})) {
-        if (value.created_ms + ttlMs <= nowMs) {
-          this.idempotency.remove(key);
-          n++;
-        }
-      }
+      let n = this.keysInFlight.sweep(nowMs, ttlMs);
       for (const { key, value } of this.deleted.getRange({})) {
         if (value.deleted_ms + TOMBSTONE_TTL_MS <= nowMs) {
           this.deleted.remove(key);
