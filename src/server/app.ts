@@ -209,16 +209,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }, PEER_RECONCILE_MS);
     peerReconciler.unref();
   }
-  // Embedded: the counters as persisted, and every admitted count written through (queued in
-  // admission order, committed with the event turn's batch; the request does not wait for it).
   const memory =
     opts.sharedLimiter === undefined
-      ? new MemoryRateLimiter(await opts.store.rateCounterEntries(), {
-          clock,
-          persist: (key, counter) => {
-            opts.store.putRateCounter(key, counter).catch((err: unknown) => logger.error({ err }, "could not persist a rate counter"));
-          },
-        })
+      ? await MemoryRateLimiter.load(opts.store, clock, (err) => logger.error({ err }, "could not persist a rate counter"))
       : undefined;
   if (memory !== undefined) services.limiter = memory;
   const sweep = async (): Promise<void> => {

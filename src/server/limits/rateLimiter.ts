@@ -40,7 +40,7 @@
  * arbitrary 60 s interval straddling two windows it assumes the previous window's requests were
  * spread evenly (Cloudflare measured 0.003% of requests wrongly allowed or limited).
  */
-import type { RateCounter } from "../../store";
+import type { RateCounter, Store } from "../../store";
 
 /** Length of a window in milliseconds (60 s). */
 export const WINDOW_MS = 60_000;
@@ -133,6 +133,24 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly counters = new Map<string, RateCounter>();
   private readonly clock: () => number;
   private readonly persist: ((key: string, counter: RateCounter) => void) | undefined;
+
+  /**
+   * The embedded server's limiter: the counters `store` persisted, and each admitted count written
+   * through to it (queued in admission order and committed with the event turn's batch; the
+   * request does not wait for it). `onError`: a write that failed.
+   */
+  static async load(
+    store: Pick<Store, "rateCounterEntries" | "putRateCounter">,
+    clock: () => number,
+    onError: (err: unknown) => void,
+  ): Promise<MemoryRateLimiter> {
+    return new MemoryRateLimiter(await store.rateCounterEntries(), {
+      clock,
+      persist: (key, counter) => {
+        store.putRateCounter(key, counter).catch(onError);
+      },
+    });
+  }
 
   /** Starts from persisted counters (`Store.rateCounterEntries()`). */
   constructor(initial: Iterable<[string, RateCounter]> = [], opts: MemoryRateLimiterOptions = {}) {
