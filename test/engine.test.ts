@@ -10,7 +10,8 @@ import { join } from "node:path";
 import pino from "pino";
 import { LmdbStore as Store, type ModelRecord, type Store as StoreApi } from "../src/store";
 import type { Metadata, ModelConfig } from "../src/types";
-import { createEngine, EngineModelError, EngineUnavailableError, GenerateInputError, type PoolEngine } from "../src/engine";
+import { createEngine, EngineModelError, EngineUnavailableError, type PoolEngine } from "../src/engine";
+import { ParamError as GenerateInputError } from "../src/contract/errors";
 import { Trainer, type Checkpoint } from "../src/model";
 import { addTrainingModel, fastConfig, TINY_META as META } from "./fixtures";
 

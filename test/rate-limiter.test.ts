@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { estimate, nextAdmissionMs, RateLimiter, roll, WINDOW_MS } from "../src/server/limits/rateLimiter";
+import { estimate, MemoryRateLimiter as RateLimiter, nextAdmissionMs, roll, WINDOW_MS } from "../src/server/limits/rateLimiter";
 
 const W = 1_000_000; // a window index
 const start = W * WINDOW_MS;

@@ -19,7 +19,7 @@ import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { createInterface } from "node:readline";
 import Redis from "ioredis";
-import { DEFAULT_AUTH_FAILURE_LIMIT, estimate, nextAdmissionMs, RateLimiter, WINDOW_MS, type RateDecision } from "../src/server/limits/rateLimiter";
+import { DEFAULT_AUTH_FAILURE_LIMIT, estimate, MemoryRateLimiter as RateLimiter, nextAdmissionMs, WINDOW_MS, type RateDecision } from "../src/server/limits/rateLimiter";
 import { RateLimiterUnavailableError, RedisRateLimiter } from "../src/server/limits/redisRateLimiter";
 
 const HOST = process.env.SYNTHD_TEST_REDIS_HOST ?? "127.0.0.1";

@@ -4,7 +4,8 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { EngineUnavailableError, GenerateInputError, OrgQueueFullError } from "../src/engine/types";
+import { EngineUnavailableError, OrgQueueFullError } from "../src/engine/types";
+import { ParamError as GenerateInputError } from "../src/contract/errors";
 import { MAX_ROWS_PER_REQUEST } from "../src/types";
 import { assertError, call, createTestModel, startHarness, validCreateBody, type Harness } from "./server-helpers";
 

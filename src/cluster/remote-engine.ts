@@ -7,7 +7,10 @@
  * - `generate`: asks the live workers (Redis set `workers`, see ./wire.ts) in rendezvous order for
  *   the model, so its requests tend to reach the worker that holds its weights; a worker that
  *   cannot be reached, or answers 503, is skipped and the next one asked. Only when none is left
- *   does the request fail with {@link EngineUnavailableError} (503 with Retry-After).
+ *   does the request fail with {@link EngineUnavailableError} (503 with Retry-After). What the
+ *   front end's handler checked (`CheckedGeneration`) does not travel: the wire carries the
+ *   request as the client sent it, and the worker process reads the model's record and checks
+ *   the request itself (another process, which trusts only what it reads from the shared store).
  * - `stop`: publishes the model id on the `stop` channel: whichever worker trains it stops at its
  *   next step boundary; a job still waiting is removed from the queue.
  * - `admissionCheck`: refuses a model whose estimate exceeds `workerBudgetBytes` (it could train on
@@ -19,7 +22,8 @@ import type { Logger } from "pino";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS } from "../engine/admission/estimate";
 import { formatBytes } from "../engine/admission/budget";
-import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "../engine/types";
+import { ParamError } from "../contract/errors";
+import { EngineModelError, EngineUnavailableError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "../engine/types";
 import { INTERNAL_TOKEN_ENV, INTERNAL_TOKEN_HEADER } from "./internal-auth";
 import { bullPrefix, DEFAULT_PREFIX, decodeGeneration, LIVE_WORKERS_LUA, rendezvousOrder, stopChannel, TRAINING_QUEUE, workersKey, type WorkerErrorBody } from "./wire";
 
@@ -147,7 +151,7 @@ export class RemoteEngine implements Engine {
         );
         continue;
       }
-      if (e.kind === "input") throw new GenerateInputError(e.message, e.param ?? "body.embedding");
+      if (e.kind === "input") throw new ParamError(e.message, e.param ?? "body.embedding");
       if (e.kind === "model_not_found" || e.kind === "model_not_ready") throw new EngineModelError(e.message, e.kind, e.status);
       throw new Error(`worker ${w.id}: ${e.message}`);
     }

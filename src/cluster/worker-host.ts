@@ -35,7 +35,8 @@ import { randomBytes } from "node:crypto";
 import { Queue, Worker, type Job } from "bullmq";
 import Redis from "ioredis";
 import type { Logger } from "pino";
-import { createEngine, EngineModelError, EngineUnavailableError, GenerateInputError, type PoolEngine } from "../engine";
+import { ParamError } from "../contract/errors";
+import { createEngine, EngineModelError, EngineUnavailableError, type PoolEngine } from "../engine";
 import type { ComputeKind } from "../model/trainer";
 import { PgStore } from "../store/postgres/pgStore";
 import type { GenerateRequest } from "../types";
@@ -351,7 +352,7 @@ async function serveInternal(engine: PoolEngine, token: InternalTokenCheck | und
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(out.length) });
     res.end(out);
   } catch (err) {
-    if (err instanceof GenerateInputError) return fail(400, { kind: "input", message: err.message, param: err.param });
+    if (err instanceof ParamError) return fail(400, { kind: "input", message: err.message, param: err.param });
     if (err instanceof EngineModelError) return fail(err.code === "model_not_found" ? 404 : 409, { kind: err.code, message: err.message, status: err.status });
     if (err instanceof EngineUnavailableError) return fail(503, { kind: "unavailable", message: err.message, retry_after: err.retryAfterSeconds });
     log?.error({ err }, "internal generate failed");

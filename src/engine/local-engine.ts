@@ -2,62 +2,47 @@
  * The local engine: a piscina pool of worker threads on this machine; each model is an actor
  * pinned to one worker (`placement.ts`, `worker/`), so its weights live in one thread and every
  * task about it (train, generate, stop) runs there; heavy compute never runs on the HTTP thread.
- * This file holds the pool, the training lifecycle (admission pump, restarts after a worker's
- * death, shutdown) and generation's round trip. Its policies (placement, worker death, admission,
+ * This file holds the pool, admission (the pump that starts waiting models), shutdown and
+ * generation's round trip; the training tasks, and what happens when one ends or is lost with
+ * its worker, are `training-tasks.ts`. Its policies (placement, worker death, admission,
  * shutdown) are described in docs/architecture.md, "The local engine".
  */
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { Piscina } from "piscina";
 import type { Logger } from "pino";
-import { isStoreOutage, type ModelRecord, type Store } from "../store";
+import type { ModelRecord, Store } from "../store";
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
 import { deviceOf, type BackendName } from "../model/backend";
 import { defaultCompute, type ComputeKind } from "../model/trainer";
-import { storeRetryDelay, trainingFailed } from "./worker/actor";
 import type { MemoryEstimate } from "./admission/estimate";
 import { DEFAULT_BUDGET_SHARE, machineMemory } from "./admission/budget";
 import { estimateKey, MemoryAdmission } from "./admission/memory";
 import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG, type AdmissionQueue } from "./admission/queue";
-import { generateTask, generationOf } from "./generate-task";
+import { generateTask, generationOf, readAndCheck } from "./generate-task";
+import { TrainingTasks, type TrainingHost } from "./training-tasks";
 import { place, tagTask, type QueueTagged } from "./placement";
 import {
   DEFAULT_IDLE_MODELS_PER_WORKER,
   DEFAULT_MAX_QUEUE,
-  MAX_TRAIN_RESTARTS,
   RETRY_BLOCKED_MS,
   type AdmissionState,
   type EngineOptions,
   type PoolEngine,
 } from "./pool-engine";
-import type { GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
-import { EngineModelError, EngineUnavailableError, toGeneration, type RawGeneration } from "./types";
+import type { CheckedGeneration, GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
+import { EngineUnavailableError, toGeneration, type RawGeneration } from "./types";
 
-class LocalEngine implements PoolEngine {
+class LocalEngine implements PoolEngine, TrainingHost {
   readonly device: string;
   /** See {@link Engine.gpu}: set by {@link start} from a worker's answer. */
   readonly gpu?: string;
   private readonly pool: Piscina;
-  private readonly log: Logger | undefined;
+  readonly log: Logger | undefined;
   /** model id -> threadId of the worker holding its actor / cached weights. */
-  private readonly pins = new Map<string, number>();
-  /**
-   * Models whose training task is pending, with its promise. Every one holds a reservation in
-   * {@link queue} (a task starts only on one, and the reservation is released only once the task
-   * is over), so "running in the queue" is the test for "training or about to be resumed".
-   */
-  private readonly training = new Map<string, Promise<TrainReply>>();
-  private readonly restarts = new Map<string, number>();
-  /** Training tasks in a row lost with a worker that died of a store outage, per model (backoff). */
-  private readonly outageLosses = new Map<string, number>();
-  /** Models waiting to be resumed after such a loss (their reservations are held meanwhile). */
-  private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
-  /** Fencing tokens of trainings started through {@link train} with one (shared store). */
-  private readonly fences = new Map<string, number>();
-  /** Callers of {@link trainToEnd} waiting for a model's training to end. */
-  private readonly waiters = new Map<string, ((outcome: TrainReply["outcome"]) => void)[]>();
-  /** The last training task's outcome per model, until its waiters are settled. */
-  private readonly outcomes = new Map<string, TrainReply["outcome"]>();
+  readonly pins = new Map<string, number>();
+  /** The training tasks: what happens when each ends or is lost (`training-tasks.ts`). */
+  private readonly training: TrainingTasks;
   private closed = false;
   private closing: Promise<void> | undefined;
   backend: BackendName = "wasm";
@@ -65,7 +50,7 @@ class LocalEngine implements PoolEngine {
   /** The memory budget, the base and the admission queue. */
   private readonly memory: MemoryAdmission;
   /** The admission queue (`memory.queue`): which waiting model starts next. */
-  private readonly queue: AdmissionQueue;
+  readonly queue: AdmissionQueue;
   /** Compute threads of the native core (pool and callers), for the estimate. */
   private computeThreads = availableParallelism();
   private retryTimer: NodeJS.Timeout | undefined;
@@ -73,7 +58,7 @@ class LocalEngine implements PoolEngine {
   private cachesDropped = false;
 
   constructor(
-    private readonly store: Store,
+    readonly store: Store,
     where: Pick<WorkerConfig, "dataDir" | "databaseUrl">,
     readonly workers: number,
     private readonly maxQueue: number,
@@ -91,6 +76,7 @@ class LocalEngine implements PoolEngine {
       threads: this.computeThreads + this.workers,
     }));
     this.queue = this.memory.queue;
+    this.training = new TrainingTasks(this);
     const workerData: WorkerConfig = { ...where, idleModels, compute };
     this.pool = new Piscina({
       filename: path.join(__dirname, "worker", "dispatch.js"),
@@ -113,9 +99,17 @@ class LocalEngine implements PoolEngine {
   }
 
   /** The model's record as last committed by any thread (renews this thread's read snapshot). */
-  private current(id: string): Promise<ModelRecord | undefined> {
+  current(id: string): Promise<ModelRecord | undefined> {
     this.store.refreshReads?.();
     return this.store.getModel(id);
+  }
+
+  isClosed(): boolean {
+    return this.closed;
+  }
+
+  queueFull(): boolean {
+    return this.pool.queueSize >= this.maxQueue;
   }
 
   private ensureOpen(): void {
@@ -123,7 +117,7 @@ class LocalEngine implements PoolEngine {
   }
 
   /** Runs a task on its model's worker. Pool failures (queue full, closed, worker lost) reject. */
-  private run<R>(task: Task, modelId: string | undefined, transferList: ArrayBuffer[] = []): Promise<R> {
+  run<R>(task: Task, modelId: string | undefined, transferList: ArrayBuffer[] = []): Promise<R> {
     if (this.pool.queueSize >= this.maxQueue) return Promise.reject(new EngineUnavailableError("the engine's queue is full"));
     return this.pool.run(tagTask(task, modelId), { transferList }) as Promise<R>;
   }
@@ -144,7 +138,7 @@ class LocalEngine implements PoolEngine {
    */
   async train(id: string, fence?: number): Promise<void> {
     this.ensureOpen();
-    if (fence !== undefined) this.fences.set(id, fence);
+    if (fence !== undefined) this.training.setFence(id, fence);
     // A running model (its reservation is held for as long as its task runs) or a waiting one.
     if (this.queue.isRunning(id) || this.queue.isWaiting(id)) return;
     // Refuse here, not through the task's rejection (which would read as a lost worker).
@@ -182,24 +176,24 @@ class LocalEngine implements PoolEngine {
     try {
       est = this.estimate(rec.config, metadata);
     } catch (err) {
-      this.markFailed(rec.id, `the model's memory could not be estimated: ${err instanceof Error ? err.message : String(err)}`);
+      this.training.markFailed(rec.id, `the model's memory could not be estimated: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     }
     const tooLarge = this.memory.tooLarge(rec.config, metadata, est);
     if (tooLarge) {
-      this.markFailed(rec.id, tooLarge.message);
+      this.training.markFailed(rec.id, tooLarge.message);
       return undefined;
     }
     return est.bytes;
   }
 
   /** Starts every waiting model the policy admits; re-checks later while unaccounted memory blocks one. */
-  private pump(): void {
+  pump(): void {
     if (this.closed) return;
     this.memory.measure();
     for (const t of this.queue.admit()) {
       this.log?.info({ model_id: t.id, org: t.org, reserved_bytes: t.bytes, reserved_total: this.queue.reservedBytes }, "training admitted");
-      this.startTask(t.id);
+      this.training.start(t.id);
     }
     const { becauseUnaccounted } = this.queue.headBlocked();
     if (!becauseUnaccounted) {
@@ -233,135 +227,9 @@ class LocalEngine implements PoolEngine {
     if (!this.training.has(id)) this.pins.delete(id);
   }
 
-  /** Runs the training task of an admitted model (its reservation is held until {@link finish}). */
-  private startTask(id: string): void {
-    const fence = this.fences.get(id);
-    const p = this.run<TrainReply>({ op: "train", id, ...(fence === undefined ? {} : { fence }) }, id);
-    this.training.set(id, p);
-    p.then(
-      (reply) => this.trainEnded(id, p, reply),
-      (err: unknown) => this.trainLost(id, p, err),
-    ).catch((err: unknown) => this.log?.error({ model_id: id, err }, "training bookkeeping failed"));
-  }
-
-  /** The model's training is over for this engine: its reservation is released and the queue advances. */
-  private finish(id: string): void {
-    this.settleWaiters(id);
-    if (this.queue.release(id)) {
-      this.log?.info(
-        { model_id: id, reserved_total: this.queue.reservedBytes, running: this.training.size, waiting: this.queue.waitingCount },
-        "training reservation released",
-      );
-      this.pump();
-    }
-  }
-
-  private async trainEnded(id: string, p: Promise<TrainReply>, reply: TrainReply): Promise<void> {
-    if (this.training.get(id) === p) this.training.delete(id);
-    this.outcomes.set(id, reply.outcome);
-    this.log?.debug({ model_id: id, outcome: reply.outcome, epoch: reply.epoch, message: reply.message }, "training task ended");
-    if (reply.outcome === "deleted" && !this.closed && (await this.current(id))?.status === "training") {
-      // The worker did not see a record that exists (should not happen: it renews its snapshot per task).
-      await this.trainLost(id, p, new Error("the worker could not read the model's record"));
-      return;
-    }
-    if (reply.outcome !== "ready" && reply.outcome !== "skipped") this.pins.delete(id);
-    if (reply.outcome === "ready" || reply.outcome === "failed") this.restarts.delete(id);
-    this.outageLosses.delete(id);
-    this.finish(id);
-  }
-
-  /**
-   * The training task was lost with its worker (or the pool): resume or fail, see the module
-   * comment. A resumed model keeps its reservation (its memory died with the worker and is
-   * allocated again by the new task); one that fails or is gone releases it.
-   */
-  private async trainLost(id: string, p: Promise<TrainReply>, err: unknown): Promise<void> {
-    if (this.training.get(id) === p) this.training.delete(id);
-    this.pins.delete(id);
-    if (this.closed) return;
-    const message = err instanceof Error ? err.message : String(err);
-    const rec = await this.current(id);
-    if (this.closed) return;
-    if (rec === undefined || rec.status !== "training") {
-      this.finish(id);
-      return;
-    }
-    if (isStoreOutage(err)) {
-      // The store, not the model: resume later, and do not count it toward the restart limit.
-      const k = (this.outageLosses.get(id) ?? 0) + 1;
-      this.outageLosses.set(id, k);
-      const delay = storeRetryDelay(k);
-      this.log?.warn({ model_id: id, err: message, delay_ms: delay }, "training worker lost to a store outage (full disk?); resuming from the last checkpoint after a pause");
-      this.resumeLater(id, delay);
-      return;
-    }
-    const n = (this.restarts.get(id) ?? 0) + 1;
-    this.restarts.set(id, n);
-    if (n > MAX_TRAIN_RESTARTS) {
-      this.outcomes.set(id, "failed");
-      this.markFailed(id, `the training worker thread exited unexpectedly ${n} times (last: ${message})`);
-      this.finish(id);
-    } else if (this.pool.queueSize >= this.maxQueue) {
-      this.outcomes.set(id, "failed");
-      this.markFailed(id, "training could not be resumed: the engine's queue is full");
-      this.finish(id);
-    } else {
-      this.log?.warn({ model_id: id, err: message, attempt: n }, "training worker lost; resuming from the last checkpoint");
-      this.startTask(id);
-    }
-  }
-
-  /**
-   * Starts model `id`'s training task again after `delayMs` (its reservation stays held), unless
-   * the engine closed, the model was stopped, or it is no longer `training` by then.
-   */
-  private resumeLater(id: string, delayMs: number): void {
-    clearTimeout(this.resumeTimers.get(id));
-    const timer = setTimeout(() => {
-      if (this.resumeTimers.get(id) !== timer) return;
-      this.resumeTimers.delete(id);
-      if (this.closed) return;
-      void (async () => {
-        let rec: ModelRecord | undefined;
-        try {
-          rec = await this.current(id);
-        } catch (err) {
-          // A shared store that cannot be read now: wait again. Else let the task find out.
-          if (isStoreOutage(err)) {
-            this.resumeLater(id, storeRetryDelay((this.outageLosses.get(id) ?? 0) + 1));
-            return;
-          }
-          if (!this.closed && !this.training.has(id)) this.startTask(id);
-          return;
-        }
-        if (this.closed || this.training.has(id)) return;
-        if (rec?.status !== "training") {
-          this.outageLosses.delete(id);
-          this.finish(id);
-        } else this.startTask(id);
-      })().catch((err: unknown) => this.log?.error({ model_id: id, err }, "training bookkeeping failed"));
-    }, delayMs);
-    this.resumeTimers.set(id, timer);
-  }
-
-  private markFailed(id: string, message: string): void {
-    this.log?.error({ model_id: id, err: message }, "training failed");
-    void (async () => {
-      const rec = await this.current(id);
-      if (rec?.status !== "training") return;
-      await this.store.updateModel(id, { status: "failed", error: trainingFailed(message) });
-    })().catch((e: unknown) => this.log?.error({ model_id: id, err: e }, "could not store a training failure"));
-  }
-
-  async generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration> {
+  async generateRaw(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<RawGeneration> {
     this.ensureOpen();
-    const rec = await this.store.getModel(id);
-    if (rec === undefined) throw new EngineModelError(`No such model: ${id}`, "model_not_found");
-    if (rec.status !== "training" && rec.status !== "ready") {
-      throw new EngineModelError(`Model ${id} is in state '${rec.status}'`, "model_not_ready", rec.status);
-    }
-    const { task, transfer } = await generateTask(id, req, rec.config.embedding_dim, () => this.metadataOf(id));
+    const { task, transfer } = generateTask(id, checked ?? (await readAndCheck(this.store, id, req)));
     let reply: GenerateReply;
     try {
       reply = await this.run(task, id, transfer);
@@ -372,35 +240,20 @@ class LocalEngine implements PoolEngine {
     return generationOf(reply);
   }
 
-  /** The model's features and cardinalities (its stored metadata), for seeded requests. */
-  private async metadataOf(id: string): Promise<Metadata> {
-    const meta = await this.store.getMetadata(id);
-    if (meta === undefined) throw new Error(`model ${id} has no metadata`);
-    return meta;
-  }
-
   /** Plain-array columns (the Engine contract; `Generation.columns` are `number[]`). */
-  async generate(id: string, req: GenerateRequest): Promise<Generation> {
-    return toGeneration(await this.generateRaw(id, req));
+  async generate(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<Generation> {
+    return toGeneration(await this.generateRaw(id, req, checked));
   }
 
   async stop(id: string): Promise<void> {
-    const resume = this.resumeTimers.get(id);
-    if (resume !== undefined) {
-      // Paused after losing its worker to a store outage: nothing runs; release it now.
-      clearTimeout(resume);
-      this.resumeTimers.delete(id);
-      this.outageLosses.delete(id);
-      this.outcomes.set(id, "stopped");
-      this.pins.delete(id);
-      this.finish(id);
-    }
+    // Paused after losing its worker to a store outage: nothing runs; release it now.
+    this.training.stopPaused(id);
     if (this.queue.remove(id)) {
-      this.settleWaiters(id, "stopped");
+      this.training.settle(id, "stopped");
       this.log?.debug({ model_id: id }, "waiting model left the training queue");
       this.pump();
     }
-    const running = this.training.get(id);
+    const running = this.training.task(id);
     if (this.closed || (!running && !this.pins.has(id))) return;
     try {
       await this.run({ op: "stop", id }, id);
@@ -409,7 +262,7 @@ class LocalEngine implements PoolEngine {
       // The worker is gone: nothing of this model is left in memory.
     }
     this.pins.delete(id);
-    this.restarts.delete(id);
+    this.training.forget(id);
   }
 
   async resumeAll(): Promise<number> {
@@ -423,7 +276,7 @@ class LocalEngine implements PoolEngine {
   }
 
   trainingIds(): string[] {
-    return [...this.training.keys()];
+    return this.training.ids();
   }
 
   waitingIds(): string[] {
@@ -472,45 +325,29 @@ class LocalEngine implements PoolEngine {
    * @throws EngineUnavailableError as {@link train}.
    */
   async trainToEnd(id: string, fence?: number): Promise<TrainReply["outcome"]> {
-    const ended = new Promise<TrainReply["outcome"]>((resolve) => {
-      const list = this.waiters.get(id) ?? [];
-      list.push(resolve);
-      this.waiters.set(id, list);
-    });
+    const ended = this.training.waitForEnd(id);
     try {
       await this.train(id, fence);
     } catch (err) {
-      this.settleWaiters(id, "skipped");
+      this.training.settle(id, "skipped");
       throw err;
     }
-    if (!this.queue.isRunning(id) && !this.queue.isWaiting(id)) this.settleWaiters(id, "skipped");
+    if (!this.queue.isRunning(id) && !this.queue.isWaiting(id)) this.training.settle(id, "skipped");
     return ended;
-  }
-
-  private settleWaiters(id: string, outcome?: TrainReply["outcome"]): void {
-    const list = this.waiters.get(id);
-    const last = outcome ?? this.outcomes.get(id) ?? "stopped";
-    this.outcomes.delete(id);
-    this.fences.delete(id);
-    if (list === undefined) return;
-    this.waiters.delete(id);
-    for (const resolve of list) resolve(last);
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.closed = true;
       clearTimeout(this.retryTimer);
-      // Models waiting to be resumed stay `training` in the store (resumed at the next start).
-      for (const t of this.resumeTimers.values()) clearTimeout(t);
-      this.resumeTimers.clear();
-      // Waiting models stay `training` in the store and are queued again at the next start.
+      // Models waiting to be resumed, or waiting in the queue, stay `training` in the store and
+      // are queued again at the next start.
+      const pending = this.training.closing();
       for (const t of this.queue.waitingTickets()) this.queue.remove(t.id);
-      const pending = [...this.training.entries()];
       await Promise.allSettled(pending.map(([id]) => this.run({ op: "halt", id }, id)));
       await Promise.allSettled(pending.map(([, p]) => p));
       await this.pool.close();
-      for (const id of [...this.waiters.keys()]) this.settleWaiters(id, "halted");
+      this.training.closed();
       this.log?.info("engine stopped");
     })();
     return this.closing;

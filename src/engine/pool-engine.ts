@@ -10,7 +10,7 @@ import type { BackendName } from "../model/backend";
 import type { ComputeKind } from "../model/trainer";
 import type { MemoryEstimate } from "./admission/estimate";
 import type { Ticket } from "./admission/queue";
-import type { InfoReply, TrainReply } from "./protocol";
+import type { CheckedGeneration, InfoReply, TrainReply } from "./protocol";
 import type { Engine, RawGeneration } from "./types";
 
 /** Times a model's training is resumed after its worker died, before it is marked failed. */
@@ -91,7 +91,7 @@ export interface PoolEngine extends Engine {
    * As {@link Engine.generate}, with the codes as Int32Arrays (no conversion to plain arrays), for
    * callers that serialise them themselves.
    */
-  generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration>;
+  generateRaw(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<RawGeneration>;
   /**
    * Trains model `id` with an optional fencing token and resolves when this engine is done with
    * it, to the outcome (see the implementation; src/cluster/worker-host.ts holds a job on it).

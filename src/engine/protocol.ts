@@ -5,6 +5,7 @@
  * generated codes travel as transferred typed arrays.
  */
 import type { SeededSource } from "../model/seeded-input";
+import type { ModelSize } from "../types";
 
 /** Start or resume training of a model whose record says `training` (reply: {@link TrainReply}). */
 export interface TrainTask {
@@ -17,10 +18,12 @@ export interface TrainTask {
   fence?: number;
 }
 
-/** Generate rows (reply: {@link GenerateReply}). Exactly one of `latents` / `numRows` / `seeded` is set. */
-export interface GenerateTask {
-  op: "generate";
-  id: string;
+/**
+ * A generate request checked against its model on the calling thread (`generate-task.ts`
+ * `checkGenerate`): how the worker draws the rows. Exactly one of `latents` / `numRows` /
+ * `seeded` is set.
+ */
+export interface GenerateInput {
   /** Given latents, n x E row-major (transferred). */
   latents?: Float32Array;
   /** Server-drawn latents: rows and optional seed. */
@@ -35,6 +38,36 @@ export interface GenerateTask {
   calibrate?: boolean;
   temperature: number;
   topP: number | null;
+}
+
+/**
+ * What a worker needs of the model's record, as the caller read it: the status (which weights:
+ * the live or last ones while `training`, the final ones when `ready`), the generator's shape
+ * (for loading a checkpoint) and the privacy noise of its draws. The worker does not read the
+ * record again.
+ */
+export interface GenerateModel {
+  status: "training" | "ready";
+  modelSize: ModelSize;
+  embeddingDim: number;
+  /** `config.privacy_noise` when `config.privacy_enabled`, else 0. */
+  privacyNoise: number;
+}
+
+/**
+ * A generate request checked against its model, by whoever read the model's record (the Generate
+ * handler, or `generate-task.ts` `readAndCheck`): what the engine runs without reading it again.
+ */
+export interface CheckedGeneration {
+  model: GenerateModel;
+  input: GenerateInput;
+}
+
+/** Generate rows (reply: {@link GenerateReply}). */
+export interface GenerateTask extends GenerateInput {
+  op: "generate";
+  id: string;
+  model: GenerateModel;
 }
 
 /**
@@ -69,7 +102,9 @@ export interface TrainReply {
 /** Result of a generate task: codes F x n, column-major (feature f at `[f * n, (f + 1) * n)`). */
 export type GenerateReply =
   | { ok: true; model_id: string; num_rows: number; features: string[]; codes: Int32Array }
-  | { ok: false; kind: "not_found" | "not_ready" | "input" | "internal"; message: string; param?: string; status?: string };
+  | { ok: false; kind: "not_found" | "internal"; message: string }
+  /** A bad parameter: the fields of the `ParamError` (`src/contract/errors.ts`), as they are. */
+  | { ok: false; kind: "param"; param: string; message: string };
 
 /** A worker's state: tfjs backend, compute path, thread, models with a running actor or cached weights, tensor memory. */
 export interface InfoReply {

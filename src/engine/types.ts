@@ -4,6 +4,8 @@
  * worker threads (one actor per model, pinned to one worker).
  */
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
+import { ParamError } from "../contract/errors";
+import type { CheckedGeneration } from "./protocol";
 
 /**
  * Thrown when the engine cannot take work (all workers down, queue full, shutting down). The
@@ -44,33 +46,21 @@ export class OrgQueueFullError extends Error {
 /**
  * Thrown by {@link Engine.admissionCheck} for a model this server can never train: its memory
  * estimate exceeds the whole training budget (or its generator exceeds the compute core's 2^30
- * parameters). `param` is the config or metadata field that dominates the estimate, e.g.
- * `body.config.batch_size`; the message gives the estimate, the budget and what to lower. The
- * server maps it to 400 `parameter_invalid`.
+ * parameters). A {@link ParamError}: `param` is the config or metadata field that dominates the
+ * estimate, e.g. `body.config.batch_size`; the message gives the estimate, the budget and what to
+ * lower. The server maps it to 400 `parameter_invalid`.
  */
-export class ModelTooLargeError extends Error {
+export class ModelTooLargeError extends ParamError {
   constructor(
     message: string,
-    readonly param: string,
+    param: string,
     /** The model's estimate, bytes. */
     readonly estimateBytes: number,
     /** The server's training budget, bytes. */
     readonly budgetBytes: number,
   ) {
-    super(message);
+    super(message, param);
     this.name = "ModelTooLargeError";
-  }
-}
-
-/**
- * Thrown by {@link Engine.generate} when the request is valid JSON but cannot be served as given
- * (e.g. a latent row whose length differs from the model's `embedding_dim`). `param` is the
- * contract's parameter path, e.g. `body.embedding[3]`. The server maps it to 400 `parameter_invalid`.
- */
-export class GenerateInputError extends Error {
-  constructor(message: string, readonly param: string) {
-    super(message);
-    this.name = "GenerateInputError";
   }
 }
 
@@ -108,14 +98,19 @@ export interface Engine {
   train(id: string): Promise<void>;
   /**
    * Generates rows from model `id` (status `training`: latest weights; `ready`: final weights).
-   * @throws GenerateInputError for input the model cannot take; EngineUnavailableError.
+   * `checked`: the request as the caller already checked it against the model's record
+   * (`generate-task.ts` `checkGenerate`); the engine then runs it as it is, without reading the
+   * record again. Without it the engine reads the record and checks the request itself.
+   * @throws EngineModelError when the model does not exist or cannot generate (read here, or by
+   *   the worker); ParamError (`src/contract/errors.ts`) for input the model cannot take;
+   *   EngineUnavailableError.
    */
-  generate(id: string, req: GenerateRequest): Promise<Generation>;
+  generate(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<Generation>;
   /**
    * `generate` with the codes as Int32Array views (no conversion to plain arrays), for responses
    * that serialise them themselves (Arrow). Optional: without it the server converts `generate`'s.
    */
-  generateRaw?(id: string, req: GenerateRequest): Promise<RawGeneration>;
+  generateRaw?(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<RawGeneration>;
   /**
    * Stops training of `id` (if any; a waiting model leaves the queue) and frees its weights.
    * Idempotent. A waiting model leaves the queue synchronously, before the first await; a
@@ -135,10 +130,10 @@ export interface Engine {
 }
 
 /**
- * Thrown by {@link Engine.generate} when the model vanished (`model_not_found`) or left the states
- * that can generate (`model_not_ready`, with its `status`) between the server's check and the
- * worker's: a race with delete or a training failure. The server maps `code` to the contract's
- * 404 / 400.
+ * Thrown by {@link Engine.generate} when the model does not exist (`model_not_found`) or is not in
+ * a state that can generate (`model_not_ready`, with its `status`), as the engine read its record
+ * (a caller that passed none), or when the worker found it deleted while loading its weights. The
+ * server maps `code` to the contract's 404 / 400.
  */
 export class EngineModelError extends Error {
   constructor(

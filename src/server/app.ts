@@ -31,14 +31,13 @@ import type { Logger } from "pino";
 import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from "uWebSockets.js";
 import type { Engine } from "../engine/types";
 import { newRequestId, type ChargeRequest, type Store } from "../store";
-import type { RedisRateLimiter } from "./limits/redisRateLimiter";
 import { relayedPeer, relaySecretDigest, TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
 import { errorBody, paramInvalid, setErrorResponse, toApiError } from "./errors";
 import { startHttp10Listener, upstreamHost, type Http10Listener } from "./http10";
 import { createLogger } from "./log";
 import { runPipeline } from "./pipeline";
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, WINDOW_MS } from "./limits/rateLimiter";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, MemoryRateLimiter, WINDOW_MS, type RateLimiter } from "./limits/rateLimiter";
 import { IDEMPOTENCY_TTL_MS } from "./steps/idempotency";
 import { framingError, startBodyRead, type FramingError } from "./steps/readBody";
 
@@ -84,10 +83,10 @@ export interface ServerOptions {
   /** Current time in Unix milliseconds; default `Date.now`. Tests inject one to move through rate windows, months and key expiry. */
   clock?: () => number;
   /**
-   * Shared topology: rate limits decided in Redis across every front end (the
-   * in-memory limiter and its LMDB write-through are then unused).
+   * Shared topology: rate limits decided in Redis across every front end (`RedisRateLimiter`;
+   * the in-memory limiter and its LMDB write-through are then unused).
    */
-  sharedLimiter?: RedisRateLimiter;
+  sharedLimiter?: RateLimiter;
 }
 
 /** A listening server. */
@@ -157,14 +156,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     docsUrl: "",
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     clock,
-    limiter: new RateLimiter(),
+    // Until the counters are loaded below (no request is served before).
+    limiter: opts.sharedLimiter ?? new MemoryRateLimiter([], { clock }),
     rateLimit: opts.rateLimit ?? DEFAULT_RATE_LIMIT,
     authFailureLimit: opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT,
     trustedProxies: TrustedProxies.parse(opts.trustedProxies ?? []),
     forwardedHeader: opts.forwardedHeader ?? "x-forwarded-for",
     live: liveRequestsOf(opts.store),
     reconcileSoon: () => undefined,
-    ...(opts.sharedLimiter === undefined ? {} : { sharedLimiter: opts.sharedLimiter }),
   };
   for (const [name, v] of [["rateLimit", services.rateLimit], ["authFailureLimit", services.authFailureLimit]] as const) {
     if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be an integer >= 1; got ${v}`);
@@ -210,10 +209,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }, PEER_RECONCILE_MS);
     peerReconciler.unref();
   }
-  services.limiter = new RateLimiter(await opts.store.rateCounterEntries());
+  const memory =
+    opts.sharedLimiter === undefined
+      ? await MemoryRateLimiter.load(opts.store, clock, (err) => logger.error({ err }, "could not persist a rate counter"))
+      : undefined;
+  if (memory !== undefined) services.limiter = memory;
   const sweep = async (): Promise<void> => {
     const now = clock();
-    services.limiter.sweep(now);
+    memory?.sweep(now);
     await opts.store.sweepRateCounters(Math.floor(now / WINDOW_MS) - 1);
     await opts.store.sweepExpired(now, IDEMPOTENCY_TTL_MS);
   };

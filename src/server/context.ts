@@ -8,11 +8,11 @@
  */
 import type { Logger } from "pino";
 import type { IValidation } from "typia";
+import type { Auth } from "../usage/auth";
 import type { Engine } from "../engine/types";
-import type { ChargeRequest, Environment, IdempotencyScope, Store } from "../store";
+import type { ChargeRequest, IdempotencyScope, Store } from "../store";
 import type { Envelope } from "../types";
 import type { ForwardedHeader, TrustedProxies } from "./clientAddress";
-import type { RedisRateLimiter } from "./limits/redisRateLimiter";
 import type { RateLimiter } from "./limits/rateLimiter";
 
 /** What every request can reach: the app's dependencies and options. */
@@ -28,13 +28,12 @@ export interface Services {
   maxBodyBytes: number;
   /** Current time in Unix milliseconds: rate windows, quota months, idempotency expiry. Injectable for tests. */
   clock: () => number;
-  /** The sliding window counters (the HTTP thread is their only admitter). */
-  limiter: RateLimiter;
   /**
-   * Shared topology: the same counters in Redis, one atomic script per decision, so
-   * every front end admits against one budget. When set, `limiter` is unused.
+   * The sliding window counters: in memory, written through to the embedded store (the HTTP
+   * thread is their only admitter), or, shared topology, in Redis, one atomic script per
+   * decision, so every front end admits against one budget.
    */
-  sharedLimiter?: RedisRateLimiter;
+  limiter: RateLimiter;
   /** Requests per minute of an org without its own `rate_limit`. */
   rateLimit: number;
   /** Failed authentications per minute per client address. */
@@ -53,12 +52,7 @@ export interface Services {
 }
 
 /** The authenticated caller (set by the `authenticate` step). Models are scoped by (org, env). */
-export interface Auth {
-  org: string;
-  env: Environment;
-  /** First 12 characters of the key (`svc_test_xxx`), safe to log. */
-  keyPrefix: string;
-}
+export type { Auth };
 
 /** The response being built. `body` undefined means no body (204). */
 export interface PendingResponse {

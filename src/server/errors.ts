@@ -5,31 +5,12 @@
  * thrown into `{ error: { type, code, message, doc_url, param? }, request_id }` with the status
  * and type that `ERROR_CODES` fixes for the code. Engine errors are mapped here, once.
  */
-import { EngineModelError, EngineUnavailableError, GenerateInputError, ModelTooLargeError, OrgQueueFullError } from "../engine/types";
-import { ERROR_CODES, type ErrorBody, type ErrorCode } from "../types";
+import { ApiError, ParamError } from "../contract/errors";
+import { EngineModelError, EngineUnavailableError, OrgQueueFullError } from "../engine/types";
+import { ERROR_CODES, type ErrorBody } from "../types";
 import type { Ctx } from "./context";
 
-/**
- * An error with a contract code. `param` is the offending parameter path
- * (`body.config.batch_size`, `query.limit`, `headers.content-type`); `headers` are added to the
- * response (e.g. `Retry-After`, `Allow`).
- */
-export class ApiError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly param?: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
-
-  /** HTTP status of {@link code} (from `ERROR_CODES`). */
-  get status(): number {
-    return ERROR_CODES[this.code].status;
-  }
-}
+export { ApiError };
 
 /** 400 `parameter_invalid` naming `param`. */
 export function paramInvalid(param: string, message: string): ApiError {
@@ -76,9 +57,9 @@ export function modelNotFound(id: string): ApiError {
  *   the message is generic, or its `publicReason` followed by the wait;
  * - `OrgQueueFullError` (the org already has the most models waiting to train that the server
  *   queues): 429 `rate_limit_exceeded` with `Retry-After`, the message followed by the wait (rule 1);
- * - `GenerateInputError`: 400 `parameter_invalid` with its `param`;
- * - `ModelTooLargeError` (admission control: the model can never train on this server): 400
- *   `parameter_invalid` with its `param` and message (estimate, budget, what to lower);
+ * - `ParamError` (`src/contract/errors.ts`: a bad parameter, wherever it was found; among them
+ *   `ModelTooLargeError`, admission control's refusal of a model that can never train here): 400
+ *   `parameter_invalid` with its `param` and message;
  * - a failed store write, e.g. a full disk ({@link isStoreWriteFailure}), or a shared store that
  *   cannot be reached (`StoreUnavailableError`): 503 `training_service_unavailable` with
  *   `Retry-After` ({@link storageUnavailable});
@@ -104,8 +85,7 @@ export function toApiError(err: unknown, debug: boolean): ApiError {
       "Retry-After": String(secs),
     });
   }
-  if (err instanceof GenerateInputError) return paramInvalid(err.param, err.message);
-  if (err instanceof ModelTooLargeError) return paramInvalid(err.param, err.message);
+  if (err instanceof ParamError) return paramInvalid(err.param, err.message);
   if (isStoreWriteFailure(err)) return storageUnavailable("The request could not be written to the store");
   if ((err as { code?: unknown } | null)?.code === "STORE_UNAVAILABLE") return storageUnavailable("The store cannot be reached");
   if (err instanceof EngineModelError) {
@@ -123,8 +103,7 @@ export function isUnexpected(err: unknown): boolean {
     err instanceof ApiError ||
     err instanceof EngineUnavailableError ||
     err instanceof OrgQueueFullError ||
-    err instanceof GenerateInputError ||
-    err instanceof ModelTooLargeError ||
+    err instanceof ParamError ||
     err instanceof EngineModelError ||
     isStoreWriteFailure(err)
   );

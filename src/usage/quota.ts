@@ -18,8 +18,8 @@
  *   `synthd usage` reports.
  */
 import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS, type ChargeRequest, type Environment, type Store } from "../store";
-import type { Auth } from "../server/context";
-import { ApiError } from "../server/errors";
+import type { Auth } from "./auth";
+import { ApiError } from "../contract/errors";
 
 /** The calendar month (UTC) of `ms` as `YYYY-MM`. */
 export function monthOf(ms: number): string {

@@ -18,7 +18,7 @@ import { guardLmdbRejections } from "../../store/lmdb/rejections";
 import { initBackend } from "../../model/backend";
 import { checkpointWeights, type Checkpoint } from "../../model/checkpoint";
 import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../../model/calibrate";
-import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, InputError, type LatentSource } from "../../model/generate";
+import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, type LatentSource } from "../../model/generate";
 import { poolRules } from "../../model/rule-repair";
 import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../../model/generator";
 import type { Layout } from "../../model/marginals";
@@ -29,7 +29,8 @@ import { NativeGenerator, gpuStatus, nativeCoreStatus } from "../../model/native
 import { cloneTfjsGenerator, disposeGenerator, type ComputeKind, type GeneratorModel } from "../../model/trainer";
 import { ModelActor, type ActorEnv } from "./actor";
 import { sampleSeededSource } from "./seeded";
-import type { GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "../protocol";
+import { asParamError } from "../generate-task";
+import type { GenerateModel, GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "../protocol";
 
 const config = workerData as WorkerConfig;
 /** This worker's compute path: `native` only when the core loads in this thread. */
@@ -175,12 +176,13 @@ function lend(model: GeneratorModel): Lease {
 
 /**
  * The weights to generate from: a copy of the live actor's (latest; it waits for that model's
- * own step in flight), the idle cache, or the stored checkpoint.
- * @throws Error when the record, its metadata or a ready model's checkpoint is missing (e.g. the
- *   model was deleted while its actor's snapshot waited).
+ * own step in flight), the idle cache, or the stored checkpoint (read with the metadata, for the
+ * layout; the generator's shape is `m`'s, as the caller read the record).
+ * @throws Error when the metadata or a ready model's checkpoint is missing (e.g. the model was
+ *   deleted while its actor's snapshot waited).
  */
-async function acquire(id: string, status: "training" | "ready"): Promise<Lease> {
-  const live = await actors.get(id)?.snapshot(status === "ready");
+async function acquire(id: string, m: GenerateModel): Promise<Lease> {
+  const live = await actors.get(id)?.snapshot(m.status === "ready");
   if (live) return { model: live, release: () => disposeGenerator(live) };
   const cached = idle.get(id);
   if (cached) {
@@ -188,13 +190,12 @@ async function acquire(id: string, status: "training" | "ready"): Promise<Lease>
     return lend(cached);
   }
   const s = getStore();
-  const rec = await s.getModel(id);
   const meta = await s.getMetadata(id);
-  if (rec === undefined || meta === undefined) throw new Error("model record or metadata missing");
+  if (meta === undefined) throw new Error("model metadata missing");
   const layout = layoutOf(meta);
-  const spec = generatorSpec(rec.config.model_size, rec.config.embedding_dim, layout);
+  const spec = generatorSpec(m.modelSize, m.embeddingDim, layout);
   const ckpt = await s.getCheckpoint<Checkpoint>(id);
-  if (status === "ready") {
+  if (m.status === "ready") {
     if (ckpt === undefined) throw new Error("a ready model has no checkpoint");
     const model = makeGenerator(spec, layout, checkpointWeights(ckpt, spec, true));
     cacheIdle(id, model);
@@ -206,15 +207,16 @@ async function acquire(id: string, status: "training" | "ready"): Promise<Lease>
   return { model, release: () => disposeGenerator(model) };
 }
 
+/**
+ * Runs a generate task. The model's record was read, and the request checked against it, by the
+ * caller (`../generate-task.ts`): the task says which weights (`task.model.status`) and how to
+ * draw, and nothing here reads the record again, except to tell a deleted model from a broken
+ * one when its weights cannot be loaded.
+ */
 async function generate(task: GenerateTask): Promise<GenerateReply | object> {
-  const rec = await getStore().getModel(task.id);
-  if (rec === undefined) return { ok: false, kind: "not_found", message: `no model ${task.id}` };
-  if (rec.status !== "training" && rec.status !== "ready") {
-    return { ok: false, kind: "not_ready", message: `model ${task.id} is ${rec.status}`, status: rec.status };
-  }
   let lease: Lease;
   try {
-    lease = await acquire(task.id, rec.status);
+    lease = await acquire(task.id, task.model);
   } catch (err) {
     // Deleted while the snapshot waited for the model's own step: as if it had been gone before.
     if ((await getStore().getModel(task.id)) === undefined) return { ok: false, kind: "not_found", message: `no model ${task.id}` };
@@ -224,7 +226,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
   try {
     const source: LatentSource = task.latents ? { latents: task.latents } : { numRows: task.numRows ?? 0, seed: task.seed };
     const F = model.layout.features.length;
-    const noise = rec.config.privacy_enabled ? rec.config.privacy_noise : 0;
+    const noise = task.model.privacyNoise;
     const sampling = { temperature: task.temperature, topP: task.topP, yieldFn };
     let cols: Int32Array[];
     if (task.seeded) {
@@ -260,13 +262,14 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     // Transfer the codes instead of copying them.
     return move({ [transferableSymbol]: [codes.buffer], [valueSymbol]: reply } as unknown as Parameters<typeof move>[0]);
   } catch (err) {
-    if (err instanceof InputError) return { ok: false, kind: "input", message: err.message, param: err.param };
+    const bad = asParamError(err);
+    if (bad) return { ok: false, kind: "param", param: bad.param, message: bad.message };
     if (task.latents !== undefined && isLogitOverflow(err)) {
       // Latents finite in float32 but so large that the forward pass overflows: the client's
       // input, not a fault of the model (drawn latents are standard normal and never do this).
       return {
         ok: false,
-        kind: "input",
+        kind: "param",
         param: "body.embedding",
         message: "The latent vectors are too large for this model: its outputs overflow. Latents are standard normal draws (as the SDK makes them).",
       };

@@ -9,17 +9,21 @@
  *    `body.embedding.seed_data.rows`;
  * 2. the model exists and is the caller's: else 404 `model_not_found`;
  * 3. its status is `training` or `ready`: else 400 `model_not_ready` naming the id and state;
- * 4. every latent vector has `config.embedding_dim` numbers: else 400 `parameter_invalid`, param
- *    `body.embedding[i]` (typia has already refused a value outside the float32 range, param
- *    `body.embedding[i][j]`: latents are computed in float32, where `1e308` is Infinity);
- *    a seeded request (`condition` or `seed_data`, docs/api.md "Seeded generation") is checked
- *    against the model's metadata by `seededSource` (`src/model/seeded-input.ts`): unknown
- *    feature, code outside [0, K), empty code list, ragged seed row, a bad weighted cell
- *    -> 400 `parameter_invalid` with the exact param (`body.embedding.condition.age`,
- *    `body.embedding.seed_data.rows[3][1]`, ...);
+ * 4. the request is checked against the model, once (`checkGenerate` in
+ *    `src/engine/generate-task.ts`; the engine runs what it returns without reading the model
+ *    again): every latent vector has `config.embedding_dim` numbers, else 400
+ *    `parameter_invalid`, param `body.embedding[i]` (typia has already refused a value outside
+ *    the float32 range, param `body.embedding[i][j]`: latents are computed in float32, where
+ *    `1e308` is Infinity); a seeded request (`condition` or `seed_data`, docs/api.md "Seeded
+ *    generation") is checked against the model's metadata by `seededSource`
+ *    (`src/model/seeded-input.ts`): unknown feature, code outside [0, K), empty code list, ragged
+ *    seed row, a bad weighted cell -> 400 `parameter_invalid` with the exact param
+ *    (`body.embedding.condition.age`, `body.embedding.seed_data.rows[3][1]`, ...); a temperature
+ *    whose inverse overflows -> param `body.temperature`;
  * 5. the rows are charged to the caller's monthly quota in one transaction: a request that would
  *    cross it is 402 `quota_exceeded` and charges nothing (`src/usage/quota.ts`);
- * 6. the engine generates. If it fails the charge is refunded, and `GenerateInputError` -> 400
+ * 6. the engine generates. If it fails the charge is refunded, and `ParamError` (an input
+ *    the model refuses while sampling, e.g. a condition of probability 0) -> 400
  *    `parameter_invalid` with its param; `EngineUnavailableError` -> 503
  *    `training_service_unavailable` with `Retry-After`; anything else -> 500 `internal_error`
  *    (mapped in `errors.ts`).
@@ -32,17 +36,16 @@
  * generation as an Arrow IPC stream (`../arrow.ts`; docs/api.md "Arrow responses"). Errors are JSON
  * either way.
  */
-import { isSeeded, seededSource, SeededInputError } from "../../model/seeded-input";
+import { isSeeded } from "../../model/seeded-input";
+import { canGenerate, checkGenerate } from "../../engine/generate-task";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
 import { ARROW_STREAM, generationToArrow, prefersArrow, type RawGeneration } from "../arrow";
-import { ApiError, paramInvalid } from "../errors";
+import { ParamError } from "../../contract/errors";
+import { ApiError } from "../errors";
 import { charge, refund } from "../../usage/quota";
 import { ClientAbortedError } from "../steps/readBody";
 import type { HandlerCtx, Reply } from "../context";
 import { ownedModel } from "./models";
-
-/** States in which a model can generate (contract: "States and transitions"). */
-const CAN_GENERATE = new Set(["training", "ready"]);
 
 /** `POST /v1/models/{model_id}/generate`: 200 with a Generation. */
 export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promise<Reply> {
@@ -50,48 +53,30 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
   const seedRows = !Array.isArray(embedding) && "seed_data" in embedding;
   const rows = Array.isArray(embedding) ? embedding.length : "seed_data" in embedding ? embedding.seed_data.rows.length : embedding.num_rows;
   if (seedRows && (rows < 1 || rows > MAX_SEED_ROWS_PER_REQUEST)) {
-    throw paramInvalid(
-      "body.embedding.seed_data.rows",
+    throw new ParamError(
       `A request can hold 1 to ${MAX_SEED_ROWS_PER_REQUEST} seed rows; this one has ${rows}. Split larger seed tables (the SDK does).`,
+      "body.embedding.seed_data.rows",
     );
   }
   if (rows < 1 || rows > MAX_ROWS_PER_REQUEST) {
-    throw paramInvalid(
-      "body.embedding",
+    throw new ParamError(
       `A request can generate 1 to ${MAX_ROWS_PER_REQUEST} rows; this one asks for ${rows}. Split larger requests.`,
+      "body.embedding",
     );
-  }
-
-  const model = await ownedModel(ctx);
-  if (!CAN_GENERATE.has(model.status)) {
-    throw new ApiError(
-      "model_not_ready",
-      `Model ${model.id} is in state '${model.status}'; generation needs state 'training' or 'ready'.`,
-    );
-  }
-
-  if (Array.isArray(embedding)) {
-    const dim = model.config.embedding_dim;
-    for (let i = 0; i < embedding.length; i++) {
-      // Finiteness is typia's (the Float32 tag of GenerateRequest): only the length is left here.
-      const row = embedding[i];
-      if (row.length !== dim) {
-        throw paramInvalid(`body.embedding[${i}]`, `Latent vector ${i} has ${row.length} numbers; model ${model.id} has embedding_dim ${dim}.`);
-      }
-    }
   }
 
   const { store, engine, clock, logger } = ctx.services;
-  if (isSeeded(embedding)) {
-    const metadata = await store.getMetadata(model.id);
-    if (metadata === undefined) throw new Error(`model ${model.id} has no metadata`);
-    try {
-      seededSource(embedding, metadata);
-    } catch (err) {
-      if (err instanceof SeededInputError) throw paramInvalid(err.param, err.message);
-      throw err;
-    }
+  const model = await ownedModel(ctx);
+  const { status } = model;
+  if (!canGenerate(status)) {
+    throw new ApiError(
+      "model_not_ready",
+      `Model ${model.id} is in state '${status}'; generation needs state 'training' or 'ready'.`,
+    );
   }
+  const metadata = isSeeded(embedding) ? await store.getMetadata(model.id) : undefined;
+  const checked = checkGenerate(ctx.body, { ...model, status }, metadata);
+
   // The client went away meanwhile (or uWS closed the connection over a pipelined request):
   // nothing will be answered, so nothing is charged or generated.
   if (ctx.aborted()) throw new ClientAbortedError();
@@ -99,7 +84,8 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
   const arrow = prefersArrow(ctx.accept);
   let generation: Generation | RawGeneration;
   try {
-    generation = arrow && engine.generateRaw ? await engine.generateRaw(model.id, ctx.body) : await engine.generate(model.id, ctx.body);
+    generation =
+      arrow && engine.generateRaw ? await engine.generateRaw(model.id, ctx.body, checked) : await engine.generate(model.id, ctx.body, checked);
   } catch (err) {
     await refund(store, charged, clock()).catch((refundErr: unknown) =>
       logger.error({ err: refundErr, req_id: ctx.requestId, model_id: model.id, rows }, "could not refund a failed generation"),

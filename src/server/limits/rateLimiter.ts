@@ -25,18 +25,22 @@
  * `max(1, ceil(seconds until the next admission))` (RFC 9110 §10.2.3 delay-seconds; RFC 6585 §4
  * for 429).
  *
- * This class is the single source of truth for admission and lives on the HTTP thread, the only
- * admitter: a decision is a synchronous read-modify-write of an in-memory map, so concurrent
- * requests can never both take the last slot, and no fixed window ever admits more than `limit`
- * (`curr <= estimate`). Every admitted count is written through to LMDB by the caller
- * (`Store.putRateCounter`, committed with the event turn's batch) and loaded back when a server
- * starts, so a restart (even after SIGKILL) keeps the counts.
+ Two limiters implement {@link RateLimiter}: {@link MemoryRateLimiter} here, and
+ * `RedisRateLimiter` (`redisRateLimiter.ts`: the same counters in Redis, one atomic script per
+ * decision, so every front end of the shared topology admits against one budget).
+ *
+ * {@link MemoryRateLimiter} is the single source of truth for admission and lives on the HTTP
+ * thread, the only admitter: a decision is a synchronous read-modify-write of an in-memory map, so
+ * concurrent requests can never both take the last slot, and no fixed window ever admits more
+ * than `limit` (`curr <= estimate`). Every admitted count is written through to LMDB in the same
+ * call (`persist`: `Store.putRateCounter`, committed with the event turn's batch) and loaded back
+ * when a server starts, so a restart (even after SIGKILL) keeps the counts.
  *
  * Like any sliding window counter this is an approximation of a true sliding log: over an
  * arbitrary 60 s interval straddling two windows it assumes the previous window's requests were
  * spread evenly (Cloudflare measured 0.003% of requests wrongly allowed or limited).
  */
-import type { RateCounter } from "../../store";
+import type { RateCounter, Store } from "../../store";
 
 /** Length of a window in milliseconds (60 s). */
 export const WINDOW_MS = 60_000;
@@ -102,20 +106,65 @@ export function nextAdmissionMs(c: RateCounter, limit: number, nowMs: number): n
   return start + WINDOW_MS + ceil(f * WINDOW_MS);
 }
 
+/**
+ * A sliding window rate limiter, keyed by `org:NAME` or `addr:ADDRESS`: in memory
+ * ({@link MemoryRateLimiter}) or in Redis (`RedisRateLimiter`). The request pipeline's
+ * `steps/rateLimit.ts` asks whichever the server was given.
+ */
+export interface RateLimiter {
+  /**
+   * Decides one request for `key` against `limit` requests per minute (>= 1), now by the
+   * limiter's clock, and counts it when admitted.
+   * @throws RateLimiterUnavailableError (`redisRateLimiter.ts`) when a shared limiter cannot decide.
+   */
+  admit(key: string, limit: number): RateDecision | Promise<RateDecision>;
+}
+
+/** Options of {@link MemoryRateLimiter}. */
+export interface MemoryRateLimiterOptions {
+  /** Unix milliseconds of "now"; default `Date.now`. */
+  clock?: () => number;
+  /** Called with each admitted count, in admission order (the embedded store's write-through). */
+  persist?: (key: string, counter: RateCounter) => void;
+}
+
 /** Sliding window counters by key (`org:NAME`, `addr:ADDRESS`), held in memory on the HTTP thread. */
-export class RateLimiter {
+export class MemoryRateLimiter implements RateLimiter {
   private readonly counters = new Map<string, RateCounter>();
+  private readonly clock: () => number;
+  private readonly persist: ((key: string, counter: RateCounter) => void) | undefined;
+
+  /**
+   * The embedded server's limiter: the counters `store` persisted, and each admitted count written
+   * through to it (queued in admission order and committed with the event turn's batch; the
+   * request does not wait for it). `onError`: a write that failed.
+   */
+  static async load(
+    store: Pick<Store, "rateCounterEntries" | "putRateCounter">,
+    clock: () => number,
+    onError: (err: unknown) => void,
+  ): Promise<MemoryRateLimiter> {
+    return new MemoryRateLimiter(await store.rateCounterEntries(), {
+      clock,
+      persist: (key, counter) => {
+        store.putRateCounter(key, counter).catch(onError);
+      },
+    });
+  }
 
   /** Starts from persisted counters (`Store.rateCounterEntries()`). */
-  constructor(initial: Iterable<[string, RateCounter]> = []) {
+  constructor(initial: Iterable<[string, RateCounter]> = [], opts: MemoryRateLimiterOptions = {}) {
     for (const [k, c] of initial) this.counters.set(k, { ...c });
+    this.clock = opts.clock ?? Date.now;
+    this.persist = opts.persist;
   }
 
   /**
-   * Decides one request for `key` at `nowMs` against `limit` requests per minute (>= 1) and, when
-   * admitted, counts it. Synchronous: the check and the count cannot interleave with another request.
+   * Decides one request for `key` at `nowMs` (default: the clock's now) against `limit` requests
+   * per minute (>= 1) and, when admitted, counts it and passes the count to `persist`.
+   * Synchronous: the check and the count cannot interleave with another request.
    */
-  admit(key: string, limit: number, nowMs: number): RateDecision {
+  admit(key: string, limit: number, nowMs: number = this.clock()): RateDecision {
     const w = Math.floor(nowMs / WINDOW_MS);
     const c = roll(this.counters.get(key), w);
     const admitted = estimate(c, nowMs) + 1 <= limit + EPS;
@@ -132,6 +181,7 @@ export class RateLimiter {
       counter: { ...c },
     };
     if (!admitted) decision.retryAfter = Math.max(1, ceil((next - nowMs) / 1000));
+    if (admitted) this.persist?.(key, decision.counter);
     return decision;
   }
 

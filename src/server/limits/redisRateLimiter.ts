@@ -1,11 +1,11 @@
 /**
  * The sliding window counter of `rateLimiter.ts`, kept in Redis so that several synthd front ends
- * share one budget per key (the shared topology: rate limits across front ends in Redis). Not wired into the
- * server yet; see "Plugging it in" below.
+ * share one budget per key (the shared topology: rate limits across front ends in Redis); see
+ * "How the server uses it" below.
  *
  * ## Method
  *
- * The same method, decisions, outputs and header values as the in-memory {@link RateLimiter}
+ * The same method, decisions, outputs and header values as the in-memory {@link MemoryRateLimiter}
  * (whose module comment is the specification): Cloudflare's sliding window counter ("How we built
  * rate limiting capable of scaling to millions of domains",
  * blog.cloudflare.com/counting-things-a-lot-of-different-things) with windows of 60 s aligned to
@@ -97,24 +97,21 @@
  * the shared topology's design specify the two-window estimate, so this module keeps that method; it needs one short
  * script and ioredis, which BullMQ (the shared topology's training queue) uses anyway.
  *
- * ## Plugging it in (later, `steps/rateLimit.ts`)
+ * ## How the server uses it
  *
- * `ctx.services.limiter` becomes this class (or an interface both implement); `rateLimit` and
- * `countFailedAuthentication` become async: `const d = await limiter.admit(key, limit)` (no clock
- * argument: Redis TIME); `setHeaders(ctx, d)` and `tooMany(d, ...)` stay as they are; the LMDB
- * write-through (`store.putRateCounter`) goes away, Redis being the store. A failed authentication
+ * It implements `RateLimiter` (`rateLimiter.ts`), the one interface `steps/rateLimit.ts` asks:
+ * `await limiter.admit(key, limit)` (no clock argument: Redis TIME), the same headers and 429s as
+ * the in-memory limiter, and no LMDB write-through (Redis is the store). A failed authentication
  * is counted only once the key is known to be bad: counting every request up front and refunding
  * it once the key proved valid (this module's `refund`) let the provisional counts of concurrent
  * valid requests from one address, alive for a PostgreSQL key lookup each, fill the address's
- * budget and refuse valid requests.
- * Around `admit`, a {@link RateLimiterUnavailableError} becomes
- * `new ApiError("training_service_unavailable", "Rate limits cannot be checked right now; retry
- * after N seconds.", undefined, { "Retry-After": String(err.retryAfterSeconds) })` (503).
+ * budget and refuse valid requests. Around `admit`, a {@link RateLimiterUnavailableError} becomes
+ * 503 `training_service_unavailable` with `Retry-After`.
  * At startup `await limiter.ready()` so the first requests do not meet a connection still opening;
  * at shutdown `await limiter.close()`.
  */
 import Redis, { type RedisOptions } from "ioredis";
-import { WINDOW_MS, type RateDecision } from "./rateLimiter";
+import { WINDOW_MS, type RateDecision, type RateLimiter } from "./rateLimiter";
 import type { RateCounter } from "../../store";
 
 /** Default time (ms) a decision may take before it fails with {@link RateLimiterUnavailableError}. */
@@ -181,7 +178,7 @@ export interface RedisRateDecision extends RateDecision {
  * window, prev, curr, now (Unix ms), estimate (string, %.17g)}.
  *
  * `ceil`, `estimate`, `nextAdmissionMs`, the roll and the rest are rateLimiter.ts's `ceil`,
- * `estimate`, `nextAdmissionMs`, `roll` and `RateLimiter.admit`, operation for operation, so that
+ * `estimate`, `nextAdmissionMs`, `roll` and `MemoryRateLimiter.admit`, operation for operation, so that
  * the doubles agree (with the counter as three values instead of an object).
  */
 const ADMIT_LUA = `
@@ -276,7 +273,7 @@ interface ScriptedRedis extends Redis {
  * front end that uses the same Redis and prefix. Opens its own ioredis connection when constructed
  * (see {@link ready}) and keeps reconnecting until {@link close}.
  */
-export class RedisRateLimiter {
+export class RedisRateLimiter implements RateLimiter {
   /** Key prefix, as given. */
   readonly prefix: string;
   private readonly client: ScriptedRedis;

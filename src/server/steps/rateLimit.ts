@@ -21,12 +21,14 @@
  * `rate_limit_exceeded` (no `param`, rule 3) with `Retry-After` in whole seconds (>= 1) and the
  * same number in the message (rule 1; RFC 6585 §4, RFC 9110 §10.2.3). Refused requests do not count.
  *
- * Every admitted count is written through to LMDB as it is admitted (queued in admission order
+ * Embedded: every admitted count is written through to LMDB as it is admitted, by the in-memory
+ * limiter itself (queued in admission order
  * and committed by lmdb-js with the same event turn's batch, a few milliseconds later; the request
  * does not wait for the disk flush, which would triple a GET's latency), so a restart, even after
  * SIGKILL, keeps the counts: at most the counts of the last commit batch before a kill -9 are lost.
  *
- * Shared topology (`synthd serve --redis`): `ctx.services.sharedLimiter` decides instead,
+ * Both are asked of `ctx.services.limiter` (one `RateLimiter`, `limits/rateLimiter.ts`). Shared
+ * topology (`synthd serve --redis`): that is the Redis limiter,
  * the same two-window estimate in one Lua script per request against Redis's clock, so N front
  * ends admit exactly one budget between them; Redis holds the counts (no LMDB write-through).
  * When Redis cannot answer, the request gets 503 `training_service_unavailable` with Retry-After
@@ -34,7 +36,7 @@
  */
 import type { Ctx, Step } from "../context";
 import { ApiError } from "../errors";
-import type { RateDecision } from "../limits/rateLimiter";
+import type { RateDecision, RateLimiter } from "../limits/rateLimiter";
 import { RateLimiterUnavailableError } from "../limits/redisRateLimiter";
 import { clientAddress } from "../clientAddress";
 
@@ -82,46 +84,37 @@ function tooMany(d: RateDecision, what: string): ApiError {
  * @throws ApiError 429 when the address is over its budget; 503 when the shared limiter cannot decide.
  */
 export async function countFailedAuthentication(ctx: Ctx): Promise<void> {
-  const { limiter, authFailureLimit, clock, store, logger, trustedProxies, forwardedHeader } = ctx.services;
+  const { limiter, authFailureLimit, trustedProxies, forwardedHeader } = ctx.services;
   const key = addressKey(clientAddress(ctx.remoteAddress, ctx.headers, trustedProxies, forwardedHeader));
-  const shared = ctx.services.sharedLimiter;
-  const d = shared ? await admitShared(shared, key, authFailureLimit) : limiter.admit(key, authFailureLimit, clock());
+  const d = await decide(limiter, key, authFailureLimit);
   setHeaders(ctx, d);
   if (!d.admitted) {
     throw tooMany(d, `Too many requests with a missing or invalid API key from this address (limit ${d.limit} per minute).`);
   }
-  // Write-through (embedded), not awaited: the 401 needs nothing from it; a crash can lose at most this count.
-  if (!shared) store.putRateCounter(key, d.counter).catch((err: unknown) => logger.error({ err }, "could not persist a rate counter"));
 }
 
-/** Per-org budget: admits (and persists the count) or throws 429. Needs `ctx.auth`. */
+/** Per-org budget: admits (the limiter persists the count) or throws 429. Needs `ctx.auth`. */
 export const rateLimit: Step = async (ctx, next) => {
   if (ctx.auth === undefined) return next();
-  const { limiter, clock, store, logger, rateLimit: defaultLimit } = ctx.services;
+  const { limiter, store, rateLimit: defaultLimit } = ctx.services;
   const org = ctx.auth.org;
   const limit = (await store.getOrg(org))?.rate_limit ?? defaultLimit;
-  const key = orgKey(org);
-  const shared = ctx.services.sharedLimiter;
-  const d = shared ? await admitShared(shared, key, limit) : limiter.admit(key, limit, clock());
+  const d = await decide(limiter, orgKey(org), limit);
   setHeaders(ctx, d);
   if (!d.admitted) {
     throw tooMany(d, `Rate limit of ${d.limit} requests per minute exceeded for your organization.`);
   }
-  if (shared) return next();
-  // Write-through: queued now, in admission order; lmdb-js commits it with this event turn's
-  // batch (milliseconds), without making the request wait for the disk flush.
-  store.putRateCounter(key, d.counter).catch((err: unknown) => logger.error({ err }, "could not persist a rate counter"));
   return next();
 };
 
 /**
- * One decision of the shared limiter; Redis unreachable, too slow or failing: 503
- * `training_service_unavailable` with its Retry-After.
+ * One decision of `limiter`; a shared limiter that cannot answer (Redis unreachable, too slow or
+ * failing): 503 `training_service_unavailable` with its Retry-After.
  * @throws ApiError
  */
-async function admitShared(shared: NonNullable<Ctx["services"]["sharedLimiter"]>, key: string, limit: number): Promise<RateDecision> {
+async function decide(limiter: RateLimiter, key: string, limit: number): Promise<RateDecision> {
   try {
-    return await shared.admit(key, limit);
+    return await limiter.admit(key, limit);
   } catch (err) {
     if (err instanceof RateLimiterUnavailableError) {
       throw new ApiError(

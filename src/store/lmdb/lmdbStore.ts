@@ -3,8 +3,9 @@
  *
  * Safe to open from the HTTP thread and from every engine worker at once (LMDB serialises
  * writers across threads and processes). Every change that touches more than one key runs in one
- * transaction. It implements {@link Store} (./api.ts); the shared implementation is PostgreSQL
- * (./postgres.ts).
+ * transaction. It implements {@link Store} (`../store.ts`); the shared implementation is
+ * PostgreSQL (`../postgres/pgStore.ts`). Usage, pending charges and the ledger are `usage.ts`,
+ * idempotency records `idempotency.ts`.
  *
  * Sub-databases (key -> value):
  * - `orgs`:        org name -> {@link OrgRecord}
@@ -48,6 +49,8 @@ import {
   type StoredResponse,
 } from "../records";
 import type { ModelPatch, Store } from "../store";
+import { LmdbIdempotency } from "./idempotency";
+import { LmdbUsage } from "./usage";
 
 /** The embedded LMDB implementation of {@link Store} (see the module comment). */
 export class LmdbStore implements Store {
@@ -62,10 +65,10 @@ export class LmdbStore implements Store {
   private readonly checkpoints: Database<unknown, string>;
   private readonly deleted: Database<DeletedModel, string>;
   private readonly rateCounters: Database<RateCounter, string>;
-  private readonly usage: Database<number, (string | number)[]>;
-  private readonly ledger: Database<LedgerEntry, (string | number)[]>;
-  private readonly idempotency: Database<IdempotencyRecord, string[]>;
-  private readonly pending: Database<PendingCharge, string>;
+  /** `usage`, `usage_ledger` and `pending_charges` (`usage.ts`). */
+  private readonly billing: LmdbUsage;
+  /** `idempotency` (`idempotency.ts`). */
+  private readonly keysInFlight: LmdbIdempotency;
 
   /** Opens (creating if needed) the environment in directory `dir`. */
   constructor(readonly dir: string) {
@@ -78,10 +81,8 @@ export class LmdbStore implements Store {
     this.checkpoints = this.root.openDB({ name: "checkpoints" });
     this.deleted = this.root.openDB({ name: "deleted_models" });
     this.rateCounters = this.root.openDB({ name: "rate_counters" });
-    this.usage = this.root.openDB({ name: "usage" });
-    this.ledger = this.root.openDB({ name: "usage_ledger" });
-    this.idempotency = this.root.openDB({ name: "idempotency" });
-    this.pending = this.root.openDB({ name: "pending_charges" });
+    this.billing = new LmdbUsage(this.root);
+    this.keysInFlight = new LmdbIdempotency(this.root);
     this.fences = this.root.openDB({ name: "train_fences" });
   }
 
@@ -204,10 +205,10 @@ export class LmdbStore implements Store {
       this.metadata.put(rec.id, metadata);
       if (completion !== undefined) {
         const k = [completion.scope.org, completion.scope.env, completion.scope.key];
-        const cur = this.idempotency.get(k);
+        const cur = this.keysInFlight.db.get(k);
         // Still in flight (duplicates get 409 until the request answers), with its response as
         // the recovery point: {@link reconcile} completes it if the process dies first.
-        if (cur !== undefined && cur.state === "in_flight") this.idempotency.put(k, { ...cur, response: completion.response });
+        if (cur !== undefined && cur.state === "in_flight") this.keysInFlight.db.put(k, { ...cur, response: completion.response });
       }
     });
   }
@@ -266,7 +267,7 @@ export class LmdbStore implements Store {
    */
   async deleteModel(id: string, nowMs = Date.now(), dropIdempotency?: IdempotencyScope): Promise<boolean> {
     return this.write(() => {
-      if (dropIdempotency !== undefined) this.idempotency.remove([dropIdempotency.org, dropIdempotency.env, dropIdempotency.key]);
+      if (dropIdempotency !== undefined) this.keysInFlight.db.remove([dropIdempotency.org, dropIdempotency.env, dropIdempotency.key]);
       const cur = this.models.get(id);
       if (cur === undefined) return false;
       this.models.remove(id);
@@ -353,7 +354,7 @@ export class LmdbStore implements Store {
 
   /** Rows charged to (org, env) in `month` (`YYYY-MM`, UTC); 0 when nothing was charged. */
   async getUsage(org: string, env: Environment, month: string): Promise<number> {
-    return this.usage.get([org, env, month]) ?? 0;
+    return this.billing.usage.get([org, env, month]) ?? 0;
   }
 
   /**
@@ -367,28 +368,17 @@ export class LmdbStore implements Store {
    * Without it the charge is final at once (seeding usage, tools).
    */
   async chargeUsage(c: ChargeRequest, opts: { pending?: boolean } = {}): Promise<ChargeResult> {
-    return this.write((): ChargeResult => {
-      const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
-      if (used + c.rows > c.quota) return { ok: false, used };
-      this.usage.put([c.org, c.env, c.month], used + c.rows);
-      if (c.env === "live") this.putLedger(c, "charge", c.rows);
-      if (opts.pending) this.pending.put(c.request_id, { charge: c });
-      return { ok: true, used: used + c.rows };
-    });
+    return this.write(() => this.billing.charge(c, opts.pending === true));
   }
 
   /** The pending charge of `requestId`, if any (see {@link PendingCharge}). */
   async getPendingCharge(requestId: string): Promise<PendingCharge | undefined> {
-    return this.pending.get(requestId);
+    return this.billing.pending.get(requestId);
   }
 
   /** Makes the pending charge of `requestId` final (its rows count). Resolves to false when there was none. */
   async settleCharge(requestId: string): Promise<boolean> {
-    return this.write(() => {
-      if (this.pending.get(requestId) === undefined) return false;
-      this.pending.remove(requestId);
-      return true;
-    });
+    return this.write(() => this.billing.settle(requestId));
   }
 
   /**
@@ -397,64 +387,22 @@ export class LmdbStore implements Store {
    * refunded (0 when no charge was pending).
    */
   async refundPending(requestId: string, nowMs: number): Promise<number> {
-    return this.write(() => this.refundPendingInTxn(requestId, nowMs));
-  }
-
-  private refundPendingInTxn(requestId: string, nowMs: number): number {
-    const p = this.pending.get(requestId);
-    if (p === undefined) return 0;
-    const c = p.charge;
-    const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
-    this.usage.put([c.org, c.env, c.month], Math.max(0, used - c.rows));
-    if (c.env === "live") this.putLedger({ ...c, at_ms: nowMs }, "refund", -c.rows);
-    this.pending.remove(requestId);
-    return c.rows;
+    return this.write(() => this.billing.refundPending(requestId, nowMs));
   }
 
   /** Gives back a charge made by {@link chargeUsage} (same fields), with a ledger entry for live. Resolves to the month's usage after it. */
   async refundUsage(c: ChargeRequest): Promise<number> {
-    return this.write(() => {
-      const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
-      const next = Math.max(0, used - c.rows);
-      this.usage.put([c.org, c.env, c.month], next);
-      if (c.env === "live") this.putLedger(c, "refund", -c.rows);
-      return next;
-    });
-  }
-
-  private putLedger(c: ChargeRequest, kind: LedgerEntry["kind"], rows: number): void {
-    const entry: LedgerEntry = {
-      org: c.org,
-      env: c.env,
-      month: c.month,
-      kind,
-      rows,
-      model_id: c.model_id,
-      request_id: c.request_id,
-      at: new Date(c.at_ms).toISOString(),
-    };
-    // Key [org, month, seq]: seq numbers the month's entries in the order they were written.
-    let seq = 0;
-    for (const { key } of this.ledger.getRange({ start: [c.org, c.month, Number.MAX_SAFE_INTEGER], end: [c.org, c.month], reverse: true, limit: 1 })) {
-      seq = (key[2] as number) + 1;
-    }
-    this.ledger.put([c.org, c.month, seq], entry);
+    return this.write(() => this.billing.refund(c));
   }
 
   /** Usage rows of `month`: one per (org, env) that was charged, by org then env. */
   async usageOfMonth(month: string): Promise<{ org: string; env: Environment; rows: number }[]> {
-    const out: { org: string; env: Environment; rows: number }[] = [];
-    for (const { key, value } of this.usage.getRange({})) {
-      if (key[2] === month) out.push({ org: key[0] as string, env: key[1] as Environment, rows: value });
-    }
-    return out;
+    return this.billing.ofMonth(month);
   }
 
   /** Ledger entries of `org` in `month`, oldest first (one range scan). */
   async ledgerEntries(org: string, month: string): Promise<LedgerEntry[]> {
-    const out: LedgerEntry[] = [];
-    for (const { value } of this.ledger.getRange({ start: [org, month], end: [org, month, Number.MAX_SAFE_INTEGER] })) out.push(value);
-    return out;
+    return this.billing.ledgerOf(org, month);
   }
 
   // ---- idempotency ---------------------------------------------------------------------------
@@ -473,17 +421,7 @@ export class LmdbStore implements Store {
     ttlMs: number,
     requestId?: string,
   ): Promise<IdempotencyBegin> {
-    const k = [scope.org, scope.env, scope.key];
-    return this.write((): IdempotencyBegin => {
-      const cur = this.idempotency.get(k);
-      if (cur === undefined || cur.created_ms + ttlMs <= nowMs) {
-        this.idempotency.put(k, { state: "in_flight", fingerprint, created_ms: nowMs, ...(requestId === undefined ? {} : { request_id: requestId }) });
-        return { kind: "started" };
-      }
-      if (cur.fingerprint !== fingerprint) return { kind: "mismatch" };
-      if (cur.state === "in_flight" || cur.response === undefined) return { kind: "in_flight" };
-      return { kind: "replay", response: cur.response };
-    });
+    return this.write(() => this.keysInFlight.begin(scope, fingerprint, nowMs, ttlMs, requestId));
   }
 
   /**
@@ -495,15 +433,9 @@ export class LmdbStore implements Store {
    * (the one to send), or undefined when the record is gone.
    */
   async completeIdempotent(scope: IdempotencyScope, response: StoredResponse): Promise<StoredResponse | undefined> {
-    const k = [scope.org, scope.env, scope.key];
     return this.write(() => {
-      if (this.pending.get(response.request_id) !== undefined) this.pending.remove(response.request_id);
-      const cur = this.idempotency.get(k);
-      if (cur === undefined) return undefined;
-      // A response stored earlier in the request (a recovery point, see createModel) wins.
-      const final = cur.response ?? response;
-      this.idempotency.put(k, { ...cur, state: "done", response: final });
-      return final;
+      this.billing.settle(response.request_id);
+      return this.keysInFlight.complete(scope, response);
     });
   }
 
@@ -512,16 +444,15 @@ export class LmdbStore implements Store {
    * and, when `requestId` is given, refunds that request's pending charge, in one transaction.
    */
   async abandonIdempotent(scope: IdempotencyScope, requestId?: string, nowMs = Date.now()): Promise<void> {
-    const k = [scope.org, scope.env, scope.key];
     await this.write(() => {
-      if (requestId !== undefined) this.refundPendingInTxn(requestId, nowMs);
-      if (this.idempotency.get(k)?.state === "in_flight") this.idempotency.remove(k);
+      if (requestId !== undefined) this.billing.refundPending(requestId, nowMs);
+      this.keysInFlight.abandon(scope);
     });
   }
 
   /** The record of `scope`, if any (expired or not). */
   async getIdempotency(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
-    return this.idempotency.get([scope.org, scope.env, scope.key]);
+    return this.keysInFlight.db.get([scope.org, scope.env, scope.key]);
   }
 
   /**
@@ -539,19 +470,12 @@ export class LmdbStore implements Store {
     return this.write(() => {
       let rows = 0;
       let charges = 0;
-      let released = 0;
-      for (const { key } of [...this.pending.getRange({})]) {
+      for (const { key } of [...this.billing.pending.getRange({})]) {
         if (live.has(key)) continue;
-        rows += this.refundPendingInTxn(key, nowMs);
+        rows += this.billing.refundPending(key, nowMs);
         charges++;
       }
-      for (const { key, value } of [...this.idempotency.getRange({})]) {
-        if (value.state !== "in_flight" || (value.request_id !== undefined && live.has(value.request_id))) continue;
-        if (value.response !== undefined) this.idempotency.put(key, { ...value, state: "done" });
-        else this.idempotency.remove(key);
-        released++;
-      }
-      return { refunded_rows: rows, charges, released };
+      return { refunded_rows: rows, charges, released: this.keysInFlight.release(live) };
     });
   }
 
@@ -561,13 +485,7 @@ export class LmdbStore implements Store {
    */
   async sweepExpired(nowMs: number, ttlMs: number): Promise<number> {
     return this.write(() => {
-      let n = 0;
-      for (const { key, value } of this.idempotency.getRange({})) {
-        if (value.created_ms + ttlMs <= nowMs) {
-          this.idempotency.remove(key);
-          n++;
-        }
-      }
+      let n = this.keysInFlight.sweep(nowMs, ttlMs);
       for (const { key, value } of this.deleted.getRange({})) {
         if (value.deleted_ms + TOMBSTONE_TTL_MS <= nowMs) {
           this.deleted.remove(key);

@@ -16,6 +16,9 @@
  *   takes only the records of its own finished requests and of instances whose lease ran out,
  *   under `FOR UPDATE SKIP LOCKED`, so two reconciling front ends refund each charge once.
  *
+ * The statements of usage and the ledger are `usage.ts`, those of idempotency keys and crash
+ * recovery `idempotency.ts`; this file holds the pool, orgs, keys, models and rate counters.
+ *
  * Schema: src/store/postgres/migrations.ts (run by {@link PgStore.open}, or `synthd migrate`). Errors: a
  * write the database refuses or cannot be reached for rejects with {@link StoreWriteError} (the
  * transaction was rolled back; if the connection broke during COMMIT itself the outcome is
@@ -50,6 +53,8 @@ import {
 } from "../records";
 import type { ModelPatch, Store } from "../store";
 import { migrate } from "./migrations";
+import { abandonIn, beginIn, completeIn, DB_NOW_MS, IDEMPOTENCY_COLUMNS, idempotencyRecord, reconcileIn, responseParams, responseSet, type IdempotencyRow } from "./idempotency";
+import { chargeIn, chargeOf, PENDING_COLUMNS, refundIn, refundPendingIn, type PendingRow } from "./usage";
 
 /** Options of {@link PgStore.open}. */
 export interface PgStoreOptions {
@@ -76,7 +81,6 @@ const pack = (v: unknown): Buffer => Buffer.from(packr.pack(v));
 const unpack = <T>(b: Buffer): T => packr.unpack(b) as T;
 
 /** Unix ms on the database's clock (one clock for every instance's lease). */
-const DB_NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
 /** int8 (bigint, bigserial) as a JavaScript number: every such value of this schema is a safe integer. */
 const PG_TYPES: CustomTypesConfig = {
@@ -86,28 +90,6 @@ const PG_TYPES: CustomTypesConfig = {
 interface ModelRow {
   record: ModelRecord;
 }
-interface PendingRow {
-  request_id: string;
-  org: string;
-  env: Environment;
-  month: string;
-  rows: number;
-  quota: number;
-  model_id: string;
-  at_ms: number;
-}
-interface IdempotencyRow {
-  state: IdempotencyRecord["state"];
-  request_id: string | null;
-  fingerprint: string;
-  created_ms: number;
-  response: Omit<StoredResponse, "body"> | null;
-  body_kind: "text" | "bytes" | null;
-  body: Buffer | null;
-}
-
-const IDEMPOTENCY_COLUMNS = "state, request_id, fingerprint, created_ms, response, body_kind, body";
-
 /**
  * {@link Store} on a PostgreSQL database shared by several processes (see the module comment).
  * Open with {@link PgStore.open}; every method is one statement or one transaction on a pooled
@@ -425,34 +407,9 @@ export class PgStore implements Store {
     return (await this.rows<{ rows: number }>("SELECT rows FROM usage WHERE org = $1 AND env = $2 AND month = $3", [org, env, month]))[0]?.rows ?? 0;
   }
 
-  /**
-   * The quota check and the increment are one statement: the upsert adds `rows` only where the
-   * sum stays within `quota` (a concurrent charge of the same month waits for the row lock and
-   * re-checks against the committed sum). A refused charge reads the (locked) current usage.
-   */
+  /** One conditional upsert per charge (`usage.ts`, `chargeIn`). */
   async chargeUsage(c: ChargeRequest, opts: { pending?: boolean } = {}): Promise<ChargeResult> {
-    return this.write(async (client): Promise<ChargeResult> => {
-      const { rows } = await client.query<{ rows: number }>(
-        `INSERT INTO usage (org, env, month, rows) SELECT $1, $2, $3, $4::bigint WHERE $4::bigint <= $5::bigint
-         ON CONFLICT (org, env, month) DO UPDATE SET rows = usage.rows + EXCLUDED.rows WHERE usage.rows + EXCLUDED.rows <= $5::bigint
-         RETURNING rows`,
-        [c.org, c.env, c.month, c.rows, c.quota],
-      );
-      if (rows.length === 0) {
-        const cur = await client.query<{ rows: number }>("SELECT rows FROM usage WHERE org = $1 AND env = $2 AND month = $3", [c.org, c.env, c.month]);
-        return { ok: false, used: cur.rows[0]?.rows ?? 0 };
-      }
-      if (c.env === "live") await insertLedger(client, c, "charge", c.rows, c.at_ms);
-      if (opts.pending) {
-        await client.query(
-          `INSERT INTO pending_charges (request_id, org, env, month, rows, quota, model_id, at_ms, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-           ON CONFLICT (request_id) DO UPDATE SET org = EXCLUDED.org, env = EXCLUDED.env, month = EXCLUDED.month, rows = EXCLUDED.rows,
-             quota = EXCLUDED.quota, model_id = EXCLUDED.model_id, at_ms = EXCLUDED.at_ms, owner = EXCLUDED.owner`,
-          [c.request_id, c.org, c.env, c.month, c.rows, c.quota, c.model_id, c.at_ms, this.instanceId],
-        );
-      }
-      return { ok: true, used: rows[0].rows };
-    });
+    return this.write((client) => chargeIn(client, c, opts.pending ? this.instanceId : undefined));
   }
 
   async getPendingCharge(requestId: string): Promise<PendingCharge | undefined> {
@@ -470,11 +427,7 @@ export class PgStore implements Store {
   }
 
   async refundUsage(c: ChargeRequest): Promise<number> {
-    return this.write(async (client) => {
-      const next = await subtractUsage(client, c, c.rows);
-      if (c.env === "live") await insertLedger(client, c, "refund", -c.rows, c.at_ms);
-      return next;
-    });
+    return this.write((client) => refundIn(client, c));
   }
 
   async usageOfMonth(month: string): Promise<{ org: string; env: Environment; rows: number }[]> {
@@ -497,43 +450,15 @@ export class PgStore implements Store {
    * the follow-up read in the same transaction sees the record that won.
    */
   async beginIdempotent(scope: IdempotencyScope, fingerprint: string, nowMs: number, ttlMs: number, requestId?: string): Promise<IdempotencyBegin> {
-    return this.write(async (c): Promise<IdempotencyBegin> => {
-      const key = [scope.org, scope.env, scope.key];
-      const won = await c.query(
-        `INSERT INTO idempotency (org, env, key, state, request_id, fingerprint, created_ms, owner) VALUES ($1, $2, $3, 'in_flight', $4, $5, $6, $7)
-         ON CONFLICT (org, env, key) DO UPDATE SET state = 'in_flight', request_id = EXCLUDED.request_id, fingerprint = EXCLUDED.fingerprint,
-           created_ms = EXCLUDED.created_ms, owner = EXCLUDED.owner, response = NULL, body_kind = NULL, body = NULL
-         WHERE idempotency.created_ms + $8::bigint <= EXCLUDED.created_ms
-         RETURNING 1`,
-        [...key, requestId ?? null, fingerprint, nowMs, this.instanceId, ttlMs],
-      );
-      if ((won.rowCount ?? 0) > 0) return { kind: "started" };
-      const [cur] = (await c.query<IdempotencyRow>(`SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency WHERE org = $1 AND env = $2 AND key = $3`, key)).rows;
-      const rec = idempotencyRecord(cur);
-      if (rec.fingerprint !== fingerprint) return { kind: "mismatch" };
-      if (rec.state === "in_flight" || rec.response === undefined) return { kind: "in_flight" };
-      return { kind: "replay", response: rec.response };
-    });
+    return this.write((c) => beginIn(c, scope, fingerprint, nowMs, ttlMs, requestId, this.instanceId));
   }
 
   async completeIdempotent(scope: IdempotencyScope, response: StoredResponse): Promise<StoredResponse | undefined> {
-    return this.write(async (c) => {
-      await c.query("DELETE FROM pending_charges WHERE request_id = $1", [response.request_id]);
-      const key = [scope.org, scope.env, scope.key];
-      const [cur] = (await c.query<IdempotencyRow>(`SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency WHERE org = $1 AND env = $2 AND key = $3 FOR UPDATE`, key)).rows;
-      if (cur === undefined) return undefined;
-      // A response stored earlier in the request (a recovery point, see createModel) wins.
-      const final = idempotencyRecord(cur).response ?? response;
-      await c.query(`UPDATE idempotency SET state = 'done', ${responseSet(4)} WHERE org = $1 AND env = $2 AND key = $3`, [...key, ...responseParams(final)]);
-      return final;
-    });
+    return this.write((c) => completeIn(c, scope, response));
   }
 
   async abandonIdempotent(scope: IdempotencyScope, requestId?: string, nowMs = Date.now()): Promise<void> {
-    await this.write(async (c) => {
-      if (requestId !== undefined) await refundPendingIn(c, requestId, nowMs);
-      await c.query("DELETE FROM idempotency WHERE org = $1 AND env = $2 AND key = $3 AND state = 'in_flight'", [scope.org, scope.env, scope.key]);
-    });
+    await this.write((c) => abandonIn(c, scope, requestId, nowMs));
   }
 
   async getIdempotency(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
@@ -543,39 +468,9 @@ export class PgStore implements Store {
 
   // ---- recovery and expiry ---------------------------------------------------------------------
 
-  /**
-   * In one transaction: the pending charges and in-flight keys owned by this instance whose request
-   * is not in `live`, and those of instances whose lease has run out (on the database's clock) or
-   * that hold none, locked `FOR UPDATE SKIP LOCKED` (a record another reconcile or a settling
-   * request holds is left to it). Charges are refunded in (org, env, month) order, so two
-   * reconciles never wait on each other's usage rows in opposite orders. Records of a live other
-   * instance are never touched.
-   */
+  /** In one transaction, under row locks: see `idempotency.ts`, `reconcileIn`. */
   async reconcile(live: ReadonlySet<string>, nowMs: number): Promise<{ refunded_rows: number; charges: number; released: number }> {
-    const liveIds = [...live];
-    // Records of requests that will never answer: this instance's finished ones, and every record
-    // of an instance without a current lease.
-    const dead = `((owner = $1 AND (request_id IS NULL OR request_id <> ALL($2::text[])))
-      OR (owner <> $1 AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = owner AND i.lease_until_ms > ${DB_NOW_MS})))`;
-    return this.write(async (c) => {
-      let rows = 0;
-      const pending = await c.query<{ request_id: string }>(
-        `SELECT request_id FROM pending_charges WHERE ${dead} ORDER BY org, env, month, request_id FOR UPDATE SKIP LOCKED`,
-        [this.instanceId, liveIds],
-      );
-      for (const p of pending.rows) rows += await refundPendingIn(c, p.request_id, nowMs);
-      const keys = await c.query<{ org: string; env: string; key: string }>(
-        `SELECT org, env, key FROM idempotency WHERE state = 'in_flight' AND ${dead}
-         ORDER BY org, env, key FOR UPDATE SKIP LOCKED`,
-        [this.instanceId, liveIds],
-      );
-      for (const k of keys.rows) {
-        // Holding its response (a recovery point): completed, so a retry replays; else released.
-        const done = await c.query("UPDATE idempotency SET state = 'done' WHERE org = $1 AND env = $2 AND key = $3 AND response IS NOT NULL", [k.org, k.env, k.key]);
-        if ((done.rowCount ?? 0) === 0) await c.query("DELETE FROM idempotency WHERE org = $1 AND env = $2 AND key = $3", [k.org, k.env, k.key]);
-      }
-      return { refunded_rows: rows, charges: pending.rows.length, released: keys.rows.length };
-    });
+    return this.write((c) => reconcileIn(c, this.instanceId, [...live], nowMs));
   }
 
   /**
@@ -607,61 +502,4 @@ function orgRecord(r: OrgRow): OrgRecord {
   if (r.rate_limit !== null) out.rate_limit = r.rate_limit;
   if (r.live_quota !== null) out.live_quota = r.live_quota;
   return out;
-}
-
-const PENDING_COLUMNS = "request_id, org, env, month, rows, quota, model_id, at_ms";
-
-function chargeOf(r: PendingRow): ChargeRequest {
-  return { org: r.org, env: r.env, month: r.month, rows: r.rows, quota: r.quota, model_id: r.model_id, request_id: r.request_id, at_ms: r.at_ms };
-}
-
-function idempotencyRecord(r: IdempotencyRow): IdempotencyRecord {
-  const out: IdempotencyRecord = { state: r.state, fingerprint: r.fingerprint, created_ms: r.created_ms };
-  if (r.request_id !== null) out.request_id = r.request_id;
-  if (r.response !== null) {
-    const response: StoredResponse = { ...r.response };
-    if (r.body !== null) response.body = r.body_kind === "text" ? r.body.toString("utf8") : r.body;
-    out.response = response;
-  }
-  return out;
-}
-
-/** `SET` list of a stored response, parameters `$first ... $first+2` (see {@link responseParams}). */
-function responseSet(first: number): string {
-  return `response = $${first}, body_kind = $${first + 1}, body = $${first + 2}`;
-}
-
-/** A response as (json without body, body kind, body bytes): text as UTF-8, bytes as they are. */
-function responseParams(r: StoredResponse): [string, "text" | "bytes" | null, Buffer | null] {
-  const { body, ...head } = r;
-  if (body === undefined) return [JSON.stringify(head), null, null];
-  if (typeof body === "string") return [JSON.stringify(head), "text", Buffer.from(body, "utf8")];
-  return [JSON.stringify(head), "bytes", Buffer.from(body.buffer, body.byteOffset, body.byteLength)];
-}
-
-async function insertLedger(c: PoolClient, ch: ChargeRequest, kind: LedgerEntry["kind"], rows: number, atMs: number): Promise<void> {
-  await c.query(
-    "INSERT INTO usage_ledger (org, env, month, kind, rows, model_id, request_id, at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    [ch.org, ch.env, ch.month, kind, rows, ch.model_id, ch.request_id, atMs],
-  );
-}
-
-/** Usage minus `rows`, floored at 0 (a missing row becomes 0, as in LMDB). Resolves to the new usage. */
-async function subtractUsage(c: PoolClient, ch: ChargeRequest, rows: number): Promise<number> {
-  const r = await c.query<{ rows: number }>(
-    `INSERT INTO usage (org, env, month, rows) VALUES ($1, $2, $3, 0)
-     ON CONFLICT (org, env, month) DO UPDATE SET rows = GREATEST(0, usage.rows - $4::bigint) RETURNING rows`,
-    [ch.org, ch.env, ch.month, rows],
-  );
-  return r.rows[0].rows;
-}
-
-/** Takes the pending charge of `requestId` (if any) and refunds it: usage back, a ledger refund for live. Resolves to the rows refunded. */
-async function refundPendingIn(c: PoolClient, requestId: string, nowMs: number): Promise<number> {
-  const [p] = (await c.query<PendingRow>(`DELETE FROM pending_charges WHERE request_id = $1 RETURNING ${PENDING_COLUMNS}`, [requestId])).rows;
-  if (p === undefined) return 0;
-  const ch = chargeOf(p);
-  await subtractUsage(c, ch, ch.rows);
-  if (ch.env === "live") await insertLedger(c, ch, "refund", -ch.rows, nowMs);
-  return ch.rows;
 }
