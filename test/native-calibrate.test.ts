@@ -83,6 +83,8 @@ test("native raking gives the reference's weights bit for bit over several block
   for (const bound of [1.05, 1.5, 2]) same(pool, marginals, { bound }, `bound ${bound}`);
   // Sweeps that clip without spreading (the calibrated draw's first three of four), and none exact.
   for (const exactSweeps of [0, 1]) same(pool, marginals, { sweeps: 3, exactSweeps }, `${exactSweeps} of 3 sweeps exact`);
+  // On the calling thread alone (the calibrated draw's raking).
+  same(pool, marginals, { sweeps: 3, exactSweeps: 1, parallel: false }, "not parallel");
   // A bound no weight reaches: no step clips, so every step takes its own cell sums.
   same(pool, marginals, { bound: 1e9, sweeps: 3 }, "no clipping");
   // One row more than a block, and exactly one block.

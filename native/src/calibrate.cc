@@ -299,7 +299,7 @@ void Raking::ForBlocks(const Body& body, const Fold& fold) {
   for (size_t k0 = 0; k0 < blocks_; k0 += wave_) {
     const size_t nw = std::min(wave_, blocks_ - k0);
     const size_t tasks = (nw + kLanes - 1) / kLanes;
-    train::ParallelTasks(tasks, [&](size_t task, unsigned) {
+    const auto run = [&](size_t task, unsigned) {
       Lanes l;
       const size_t i0 = task * kLanes;
       l.n = static_cast<int>(std::min<size_t>(kLanes, nw - i0));
@@ -309,7 +309,12 @@ void Raking::ForBlocks(const Body& body, const Fold& fold) {
         l.r1[j] = std::min(Mz, (k + 1) * B);
       }
       body(l, k0 + i0, i0);
-    });
+    };
+    if (s_.parallel) {
+      train::ParallelTasks(tasks, run);
+    } else {
+      for (size_t task = 0; task < tasks; ++task) run(task, 0);
+    }
     fold(k0, nw);
   }
 }

@@ -65,6 +65,9 @@ struct Settings {
   // The last sweeps whose steps spread clipped mass (calibrate.ts RakingOptions.exactSweeps, in
   // [0, sweeps]); the steps of the sweeps before only clip, in one pass over the rows.
   int64_t exact_sweeps = 10;
+  // Whether the passes over the rows run as tasks of the compute pool (else on the calling thread
+  // alone); the same bits either way.
+  bool parallel = true;
 };
 
 // Doubles one array of per-block partial sums may hold (32 MiB): more blocks than fit are summed in

@@ -95,7 +95,24 @@ export interface RakingOptions {
    * of two). Default: every sweep ({@link CALIBRATION_EXACT_SWEEPS} for the calibrated draw).
    */
   exactSweeps?: number;
+  /**
+   * Native core only (`calibrate-native.ts`): whether its passes over the pool run as tasks of the
+   * process-wide compute pool (default) or on the calling thread alone; the same weights either
+   * way. {@link CALIBRATION_RAKING_PARALLEL} for the calibrated draw.
+   */
+  parallel?: boolean;
 }
+
+/**
+ * Whether the calibrated draw's raking runs on the compute pool's threads
+ * ({@link RakingOptions.parallel}): no. A pass over a 200,000-row pool is 13 blocks of rows, 7
+ * tasks, ~0.2 ms of work: on 2 threads one waits for the other's last task and for the folds
+ * between passes, spinning, and a busy host preempts either. On raw Adult's pool (medium model,
+ * 100,000 rows asked for, 4 sweeps of which 1 exact, 2-core machine at load average 7-8, median of
+ * 7): 3.3-3.8 core-s per 1M rows on the calling thread against 4.3-4.4 on 2 threads, at the same
+ * wall time (6-7 s per 1M rows); a server's other requests use the other cores.
+ */
+export const CALIBRATION_RAKING_PARALLEL = false;
 
 /**
  * Exact sweeps of the calibrated draw ({@link RakingOptions.exactSweeps}): only the last of its
