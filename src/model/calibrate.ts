@@ -36,10 +36,11 @@
  * copies past HOLDOUT's rate.
  *
  * Cost: n forward passes (the plain draw's) and M draws of the sampling kernel, plus sweeps x
- * (2-way + 1-way marginals) raking steps of two passes over the pool each (480 steps for raw
- * Adult's 120 marginals); until issue 25, M forward passes and 10 sweeps. Measured in core-seconds
- * per 1,000,000 rows with `node dist/bench/calibrate.js --cost` (docs/compute.md "The calibrated
- * draw's cost"): 3.0x the plain draw before, 1.5x after. The raking runs in the
+ * (2-way + 1-way marginals) raking steps (480 steps for raw Adult's 120 marginals) of one pass
+ * over the pool each in the clip-only sweeps and two in the exact ones
+ * ({@link CALIBRATION_EXACT_SWEEPS}); until issue 25, M forward passes and 10 exact sweeps.
+ * Measured in core-seconds per 1,000,000 rows with `node dist/bench/calibrate.js --cost`
+ * (docs/compute.md "The calibrated draw's cost"): 3.0x the plain draw before, 1.4x after. The raking runs in the
  * native core when the model does (`calibrate-native.ts`: the same weights bit for bit, in the
  * order of {@link RAKING_BLOCK_ROWS}), else here. On the 2-core target machine at load average
  * ~1, for a 200,000-row pool of Adult's medium model (`node dist/bench/calibrate.js`): 2.2 s here,
