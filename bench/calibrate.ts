@@ -1,6 +1,8 @@
 /**
  * `node dist/bench/calibrate.js [--rows N] [--steps S] [--js-runs R] [--json]`, or with `--cost
- * [--reps R] [--weights FILE]` the cost of the calibrated draw against the plain draw ({@link costBench}) (after
+ * [--reps R] [--weights FILE]` the cost of the calibrated draw against the plain draw ({@link costBench}),
+ * or with `--http [--reps R] [--epochs E]` the plain draw's server cost over HTTP against in-process
+ * ({@link httpCostBench}) (after
  * `npm run build`): in-process cost of calibrated generation's raking (`src/model/calibrate.ts`)
  * on UCI Adult, the TypeScript reference against the native core (`calibrate-native.ts`), on the
  * same pool, with a check that both give the same weights bit for bit.
@@ -17,17 +19,22 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CALIBRATION_SWEEPS, calibrationMarginals, rakingWeights, systematicSample } from "../src/model/calibrate";
+import { CALIBRATION_EXACT_SWEEPS, CALIBRATION_RAKING_PARALLEL, CALIBRATION_SWEEPS, calibrationMarginals, rakingWeights, systematicSample } from "../src/model/calibrate";
 import { nativeRakingSweeps } from "../src/model/calibrate-native";
 import { calibrationPool, drawInputs, rake, releaseInputs, REPAIR_SEED_TAG, sampleCalibrated, sampleRows } from "../src/model/generate";
 import { poolRules, repairPool } from "../src/model/rule-repair";
 import { extractMetadata } from "../src/sdk/metadata";
 import { buildTargets } from "../src/model/marginals";
-import { flattenParams, nativeCoreStatus, viewParams } from "../src/model/native-core";
+import { checkpointWeights, type Checkpoint } from "../src/model/checkpoint";
+import { generatorSpec } from "../src/model/generator";
+import { layoutOf } from "../src/model/marginals";
+import { flattenParams, NativeGenerator, nativeCoreStatus, viewParams } from "../src/model/native-core";
+import { Synthd } from "../src/sdk";
+import { LmdbStore } from "../src/store";
 import { Trainer } from "../src/model/trainer";
 import { CONFIG_DEFAULTS } from "../src/types";
 import { discreteMetadata } from "./compute";
-import { ADULT_CSV, SHARED_DATASETS } from "./harness";
+import { ADULT_CSV, removeDir, runCli, SHARED_DATASETS, startServer, tempDir } from "./harness";
 
 /** Runs the benchmark and prints its result (one JSON line with --json). */
 export async function calibrateBench(opts: { rows: number; steps: number; jsRuns: number; json: boolean }): Promise<void> {
@@ -201,7 +208,7 @@ export async function costBench(opts: { rows: number; steps: number; reps: numbe
   // The phases, one at a time (seed 0).
   const pool = await cpuTime(() => calibrationPool(model, { numRows: n, seed: 0 }, 0, {}));
   const repair = await cpuTime(() => (rules.length > 0 ? repairPool(pool.value.columns, rules, (0 ^ REPAIR_SEED_TAG) >>> 0) : 0));
-  const raking = await cpuTime(() => rake(model, pool.value.columns, marginals, { sweeps: CALIBRATION_SWEEPS }));
+  const raking = await cpuTime(() => rake(model, pool.value.columns, marginals, { sweeps: CALIBRATION_SWEEPS, exactSweeps: CALIBRATION_EXACT_SWEEPS, parallel: CALIBRATION_RAKING_PARALLEL }));
   const pick = await cpuTime(() => {
     const picked = systematicSample(raking.value, n, 0.5);
     return pool.value.columns.map((c) => {
@@ -249,6 +256,127 @@ export async function costBench(opts: { rows: number; steps: number; reps: numbe
   console.log(`  phases (core-s per 1M rows): ${JSON.stringify(result.phases_core_s_per_1m)}, ${result.repaired_rows} rows repaired`);
 }
 
+/** User + system CPU seconds of process `pid` so far, every thread included (/proc/<pid>/stat fields 14 and 15, in clock ticks of 1/100 s). */
+function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces), from field 3 on.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * `--http`: the plain draw over HTTP against in-process, in SERVER core-seconds per 1,000,000
+ * rows, the same model in the same run (issue 25: at most 1.15x).
+ *
+ * Method: one `synthd serve` (bench/harness.ts, embedded topology: one process, its worker
+ * threads included) on a temporary store; a live org with the quota raised; a medium model of
+ * data/adult.csv's metadata as the SDK extracts it, trained over HTTP (`--epochs`, default 1).
+ * In-process: that model's checkpoint read from the same LMDB store in this process (a second
+ * reader; the server keeps writing), a native generator of it, and the plain draw as the worker
+ * runs it (`drawInputs` + `sampleRows` + `releaseInputs`), core-seconds by `process.cpuUsage()`.
+ * Over HTTP: `client.models.generateCodes(id, {embedding: {num_rows: N, seed}}, {format:
+ * "arrow"})`, core-seconds of the server process from /proc/<pid>/stat (utime + stime, every
+ * thread, 10 ms ticks) before and after the request: request parsing, the worker's draw, the
+ * reply's transfer, the Arrow encoding and the write. One warm-up of each first (the server loads
+ * the checkpoint on its first request); then R rounds (default 3) of in-process and HTTP
+ * alternating, seeds 0..R-1, N rows each (default 100,000, the largest request); medians. The
+ * server's idle CPU over the same wall time is measured before (3 s) and reported.
+ */
+export async function httpCostBench(opts: { rows: number; reps: number; epochs: number; json: boolean }): Promise<void> {
+  const status = nativeCoreStatus();
+  if (!status.available) throw new Error(`the native core is not available: ${status.reason}`);
+  const dir = tempDir("synthd-bench-");
+  const storeDir = join(dir, "store");
+  const server = await startServer(storeDir, []);
+  const pid = server.child.pid!;
+  let reader: LmdbStore | undefined;
+  let gen: NativeGenerator | undefined;
+  try {
+    const keyRun = await runCli(["keys", "create", "--data-dir", storeDir, "--org", "benchcost", "--env", "live"]);
+    if (keyRun.code !== 0) throw new Error(`keys create failed: ${keyRun.stderr}`);
+    const quota = await runCli(["orgs", "set", "--data-dir", storeDir, "--org", "benchcost", "--live-quota", String(1_000_000_000)]);
+    if (quota.code !== 0) throw new Error(`orgs set failed: ${quota.stderr}`);
+    const client = new Synthd({ apiKey: keyRun.stdout.trim().split("\n").pop()!, baseUrl: server.url });
+    const meta = await extractMetadata(ADULT_CSV);
+    const created = await client.models.create({ metadata: meta, config: { model_size: "medium", max_epochs: opts.epochs, early_stop_patience: 0 } });
+    await client.models.waitUntilReady(created.id, { timeoutSeconds: 3600 });
+    const id = created.id;
+
+    reader = new LmdbStore(storeDir);
+    const rec = await reader.getModel(id);
+    const md = await reader.getMetadata(id);
+    const ckpt = await reader.getCheckpoint<Checkpoint>(id);
+    if (!rec || !md || !ckpt) throw new Error("the model's record, metadata or checkpoint is missing from the store");
+    const layout = layoutOf(md);
+    const spec = generatorSpec(rec.config.model_size, rec.config.embedding_dim, layout);
+    gen = NativeGenerator.create(spec, layout, checkpointWeights(ckpt, spec, true));
+    const model = { spec, layout, params: {}, native: gen };
+    const n = opts.rows;
+    const F = layout.features.length;
+    const inProcess = (seed: number) =>
+      cpuTime(async () => {
+        const inputs = drawInputs({ numRows: n, seed }, spec.embeddingDim, F, 0);
+        try {
+          return await sampleRows(model, inputs);
+        } finally {
+          releaseInputs(inputs);
+        }
+      });
+    const overHttp = async (seed: number): Promise<{ cpu: number; wall: number }> => {
+      const c0 = processCpuSeconds(pid);
+      const t0 = performance.now();
+      const g = await client.models.generateCodes(id, { embedding: { num_rows: n, seed } }, { format: "arrow" });
+      const wall = (performance.now() - t0) / 1000;
+      const cpu = processCpuSeconds(pid) - c0;
+      if (g.num_rows !== n) throw new Error(`got ${g.num_rows} rows`);
+      return { cpu, wall };
+    };
+    const i0 = processCpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, 3000));
+    const idlePerS = (processCpuSeconds(pid) - i0) / 3;
+    await inProcess(1000);
+    await overHttp(1000);
+    const local: { cpu: number; wall: number }[] = [];
+    const http: { cpu: number; wall: number }[] = [];
+    for (let r = 0; r < opts.reps; r++) {
+      local.push(await inProcess(r));
+      http.push(await overHttp(r));
+    }
+    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const perM = (x: number): number => Number(((x * 1e6) / n).toFixed(2));
+    const localCpu = median(local.map((x) => x.cpu));
+    const httpCpu = median(http.map((x) => x.cpu));
+    const result = {
+      bench: "calibrate-http-cost",
+      rows: n,
+      features: F,
+      isa: status.info?.isa,
+      threads: status.info?.threads,
+      in_process_core_s_per_1m: perM(localCpu),
+      http_server_core_s_per_1m: perM(httpCpu),
+      ratio: Number((httpCpu / localCpu).toFixed(2)),
+      in_process_core_s: local.map((x) => Number(x.cpu.toFixed(3))),
+      http_server_core_s: http.map((x) => Number(x.cpu.toFixed(3))),
+      in_process_wall_s: local.map((x) => Number(x.wall.toFixed(3))),
+      http_wall_s: http.map((x) => Number(x.wall.toFixed(3))),
+      server_idle_core_s_per_s: Number(idlePerS.toFixed(3)),
+    };
+    if (opts.json) {
+      console.log(JSON.stringify(result));
+      return;
+    }
+    console.log(`raw Adult, medium model (${opts.epochs} epoch(s) over HTTP), plain draw of ${n} rows, ${opts.reps} rounds, ${result.isa} on ${result.threads} threads`);
+    console.log(`  in-process:                 ${result.in_process_core_s_per_1m} core-s per 1M rows (${result.in_process_core_s.join(", ")} core-s)`);
+    console.log(`  over HTTP (Arrow), server:  ${result.http_server_core_s_per_1m} core-s per 1M rows (${result.http_server_core_s.join(", ")} core-s), ${result.ratio}x`);
+    console.log(`  server idle: ${result.server_idle_core_s_per_s} core-s per s`);
+  } finally {
+    gen?.dispose();
+    await reader?.close();
+    await server.kill("SIGTERM");
+    removeDir(dir);
+  }
+}
+
 if (require.main === module) {
   const { values } = parseArgs({
     options: {
@@ -257,11 +385,18 @@ if (require.main === module) {
       "js-runs": { type: "string", default: "1" },
       reps: { type: "string", default: "3" },
       cost: { type: "boolean", default: false },
+      http: { type: "boolean", default: false },
+      epochs: { type: "string", default: "1" },
       weights: { type: "string" },
       json: { type: "boolean", default: false },
     },
   });
-  if (values.cost) {
+  if (values.http) {
+    httpCostBench({ rows: Number(values.rows), reps: Number(values.reps), epochs: Number(values.epochs), json: values.json ?? false }).catch((e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    });
+  } else if (values.cost) {
     costBench({ rows: Number(values.rows), steps: Number(values.steps), reps: Number(values.reps), json: values.json ?? false, weights: values.weights }).catch((e: unknown) => {
       console.error(e);
       process.exit(1);

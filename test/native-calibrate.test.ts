@@ -12,6 +12,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import {
   calibrationMarginals,
+  CALIBRATION_EXACT_SWEEPS,
   CALIBRATION_POOL_FACTOR,
   CALIBRATION_SWEEPS,
   RAKING_BLOCK_ROWS,
@@ -70,6 +71,7 @@ test("native raking gives the reference's weights bit for bit on calibrate.test.
     for (const bound of [1.5, 2, 3, 4, 50]) same(pool, ms, { bound }, `M ${M}, bound ${bound}`);
     same(pool, ms, { sweeps: 50, bound: 4 }, `M ${M}, 50 sweeps`);
     same(pool, ms, { sweeps: 0 }, `M ${M}, no sweeps`);
+    for (const exactSweeps of [0, 1, 3, 20]) same(pool, ms, { sweeps: 4, exactSweeps, bound: 1.5 }, `M ${M}, ${exactSweeps} exact sweeps`);
     for (const minRatio of [1, 0.5, 0.01, 1e-6]) same(pool, ms, { minRatio, bound: 1.2 }, `M ${M}, minRatio ${minRatio}`);
   }
 });
@@ -79,6 +81,10 @@ test("native raking gives the reference's weights bit for bit over several block
   assert.ok(pool[0].length > 2 * RAKING_BLOCK_ROWS && pool[0].length % RAKING_BLOCK_ROWS !== 0, "three blocks, the last partial");
   assert.ok(marginals.some((m) => m.probs.length >= 8500) && marginals.some((m) => m.probs.filter((p) => p === 0).length > 1000));
   for (const bound of [1.05, 1.5, 2]) same(pool, marginals, { bound }, `bound ${bound}`);
+  // Sweeps that clip without spreading (the calibrated draw's first three of four), and none exact.
+  for (const exactSweeps of [0, 1]) same(pool, marginals, { sweeps: 3, exactSweeps }, `${exactSweeps} of 3 sweeps exact`);
+  // On the calling thread alone (the calibrated draw's raking).
+  same(pool, marginals, { sweeps: 3, exactSweeps: 1, parallel: false }, "not parallel");
   // A bound no weight reaches: no step clips, so every step takes its own cell sums.
   same(pool, marginals, { bound: 1e9, sweeps: 3 }, "no clipping");
   // One row more than a block, and exactly one block.
@@ -138,6 +144,7 @@ test("native raking refuses what the reference refuses, and codes outside a marg
     [pool, { bound: 1 }],
     [pool, { sweeps: 1.5 }],
     [pool, { minRatio: 0 }],
+    [pool, { exactSweeps: -1 }],
     [pool, { initial: new Float64Array(10) }],
     [pool, { initial: new Float64Array(3).fill(1) }],
   ];
@@ -252,7 +259,7 @@ async function referenceCalibrated(model: GeneratorModel, n: number, seed: numbe
     const codes = sampleCodes(logits, n, K, u, { temperature: 1, topP: null });
     for (let f = 0; f < F; f++) pool[f].set(codes.subarray(f * n, (f + 1) * n), k * n);
   });
-  const picked = systematicSample(rakingWeights(pool, marginals, { sweeps: CALIBRATION_SWEEPS }), n, rng.uniform());
+  const picked = systematicSample(rakingWeights(pool, marginals, { sweeps: CALIBRATION_SWEEPS, exactSweeps: CALIBRATION_EXACT_SWEEPS }), n, rng.uniform());
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(rng.uniform() * (i + 1));
     [picked[i], picked[j]] = [picked[j], picked[i]];

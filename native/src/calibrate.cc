@@ -164,6 +164,28 @@ void SpreadBlocks(const Cell cell, const NextCell ncell, const Lanes& l, double*
   for (int j = 0; j < l.n; ++j) t[j] = tt[j];
 }
 
+// The update of a clip-only step over one lane of blocks (calibrate.ts, a sweep before the exact
+// ones: x = w * ratio, held at cap, no spreading), each block's total in t[j]; with kNext also the
+// next marginal's cell sums of the new weights (next[j][ncell(r)] += x).
+template <bool kNext, typename Cell, typename NextCell>
+void ClipBlocks(const Cell cell, const NextCell ncell, const Lanes& l, double* __restrict w,
+                const double* __restrict ratio, double cap, double* t, double* const* next) {
+  double* pn[kLanes];
+  double tt[kLanes];
+  for (int j = 0; j < kLanes; ++j) {
+    pn[j] = next[j];
+    tt[j] = 0.0;
+  }
+  Interleaved(l, [&](int j, size_t r) {
+    double x = w[r] * ratio[cell(r)];
+    if (x > cap) x = cap;  // rare (a few rows per step)
+    w[r] = x;
+    tt[j] += x;
+    if (kNext) pn[j][ncell(r)] += x;
+  });
+  for (int j = 0; j < l.n; ++j) t[j] = tt[j];
+}
+
 // Folds of up to kFoldInline partial sums run on the calling thread: a fold of a marginal's
 // blocks is short (13 x 10,000 adds for a 200,000-row pool and Adult's largest pair, ~40 us), and
 // splitting such folds across the pool made the whole raking slower on the 2-core target machine
@@ -277,7 +299,7 @@ void Raking::ForBlocks(const Body& body, const Fold& fold) {
   for (size_t k0 = 0; k0 < blocks_; k0 += wave_) {
     const size_t nw = std::min(wave_, blocks_ - k0);
     const size_t tasks = (nw + kLanes - 1) / kLanes;
-    train::ParallelTasks(tasks, [&](size_t task, unsigned) {
+    const auto run = [&](size_t task, unsigned) {
       Lanes l;
       const size_t i0 = task * kLanes;
       l.n = static_cast<int>(std::min<size_t>(kLanes, nw - i0));
@@ -287,13 +309,18 @@ void Raking::ForBlocks(const Body& body, const Fold& fold) {
         l.r1[j] = std::min(Mz, (k + 1) * B);
       }
       body(l, k0 + i0, i0);
-    });
+    };
+    if (s_.parallel) {
+      train::ParallelTasks(tasks, run);
+    } else {
+      for (size_t task = 0; task < tasks; ++task) run(task, 0);
+    }
     fold(k0, nw);
   }
 }
 
 template <typename T>
-void Raking::Step(const Marginal& m, const Marginal* next) {
+void Raking::Step(const Marginal& m, const Marginal* next, bool exact) {
   const size_t C = m.probs.size();
   const T* a = Column<T>(m.f);
   const T* b = m.g >= 0 ? Column<T>(m.g) : nullptr;
@@ -341,6 +368,38 @@ void Raking::Step(const Marginal& m, const Marginal* next) {
     ratio[c] = cur[c] > 0 ? JsMax(s_.min_ratio, (probs[c] * total) / (reachable * cur[c])) : 0.0;
   }
   const double cap = (s_.bound * total) / static_cast<double>(M_);
+
+  if (!exact) {
+    // Clip only (calibrate.ts: no spreading in this sweep): one pass that updates the weights and
+    // takes the next marginal's cell sums of the new weights.
+    const size_t Cn = next != nullptr ? next->probs.size() : 0;
+    if (next != nullptr) std::fill(next_.begin(), next_.begin() + static_cast<std::ptrdiff_t>(Cn), 0.0);
+    WithCell(m, a, b, [&](auto cell) {
+      const auto pass = [&](auto ncell, auto with_next) {
+        ForBlocks(
+            [&](const Lanes& l, size_t k, size_t part) {
+              double* pn[kLanes];
+              parts(part_cur_, part, with_next ? l.n : 0, Cn, pn);
+              ClipBlocks<decltype(with_next)::value>(cell, ncell, l, w, ratio, cap, &block_total_[k], pn);
+            },
+            [&](size_t, size_t nw) {
+              if (with_next) Fold(next_.data(), part_cur_.data(), stride, all(nw), Cn);
+            });
+      };
+      if (next == nullptr) {
+        pass(cell, std::false_type());
+      } else {
+        WithCell(*next, Column<T>(next->f), next->g >= 0 ? Column<T>(next->g) : nullptr,
+                 [&](auto ncell) { pass(ncell, std::true_type()); });
+        cur_.swap(next_);
+        cur_ready_ = true;
+      }
+    });
+    double sum = 0.0;
+    for (size_t k = 0; k < blocks_; ++k) sum += block_total_[k];
+    total_ = sum;
+    return;
+  }
 
   // Update: clipped mass (deficit) and free mass per cell; the free mass is needed only when
   // something was clipped, which with one wave of blocks is known before the fold.
@@ -411,10 +470,11 @@ int64_t Raking::Run(int64_t max_steps) {
   for (int64_t i = 0; i < max_steps && done_ < total_steps_; ++i) {
     const Marginal& m = marginals_[static_cast<size_t>(done_ % nm)];
     const Marginal* next = done_ + 1 < total_steps_ ? &marginals_[static_cast<size_t>((done_ + 1) % nm)] : nullptr;
+    const bool exact = done_ / nm >= s_.sweeps - s_.exact_sweeps;
     switch (code_bytes_) {
-      case 1: Step<uint8_t>(m, next); break;
-      case 2: Step<uint16_t>(m, next); break;
-      default: Step<int32_t>(m, next); break;
+      case 1: Step<uint8_t>(m, next, exact); break;
+      case 2: Step<uint16_t>(m, next, exact); break;
+      default: Step<int32_t>(m, next, exact); break;
     }
     ++done_;
   }

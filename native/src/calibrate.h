@@ -62,6 +62,12 @@ struct Settings {
   double bound = 2.0;
   double min_ratio = 0.1;
   int64_t block_rows = 16384;
+  // The last sweeps whose steps spread clipped mass (calibrate.ts RakingOptions.exactSweeps, in
+  // [0, sweeps]); the steps of the sweeps before only clip, in one pass over the rows.
+  int64_t exact_sweeps = 10;
+  // Whether the passes over the rows run as tasks of the compute pool (else on the calling thread
+  // alone); the same bits either way.
+  bool parallel = true;
 };
 
 // Doubles one array of per-block partial sums may hold (32 MiB): more blocks than fit are summed in
@@ -102,8 +108,9 @@ class Raking {
   }
   // One raking step to m; `next` (the marginal of the step after, or null) gets its cell sums
   // taken in this step's last pass over the rows.
+  // exact: whether the step spreads clipped mass (else one pass: update, clip, next cell sums).
   template <typename T>
-  void Step(const Marginal& m, const Marginal* next);
+  void Step(const Marginal& m, const Marginal* next, bool exact);
   // x[0] + ... + x[M-1] in block order.
   double BlockSum(const double* x) const;
 

@@ -3,7 +3,10 @@
 // reference it matches bit for bit.
 //
 //   new Raking(columns: Int32Array[], marginals: {f, g, kg, probs: Float64Array}[], sweeps, bound,
-//              minRatio, blockRows, initial?: Float64Array | null)
+//              minRatio, blockRows, initial?: Float64Array | null, exactSweeps?: number,
+//              parallel?: boolean)
+//   (exactSweeps: the last sweeps that spread clipped mass; undefined: all, more than sweeps: all)
+//   parallel?: boolean (default true): run the passes on the compute pool, else on this thread
 //   run(maxSteps): number      runs up to maxSteps more marginal steps; returns the steps done
 //   stepsTotal(): number       sweeps x marginals
 //   weights(): Float64Array    the final weights (Error until every step is done)
@@ -154,6 +157,14 @@ class RakingWrap : public Napi::ObjectWrap<RakingWrap> {
       // The sum in the core's block order (calibrate.h).
       const double sum = BlockOrderSum(initial, M, static_cast<size_t>(s.block_rows));
       if (!(sum > 0)) ThrowRange(env, "initial weights must have a positive sum");
+    }
+    s.exact_sweeps = s.sweeps;
+    if (info.Length() > 7 && !info[7].IsUndefined()) {
+      s.exact_sweeps = std::min(s.sweeps, static_cast<int64_t>(ReadIntegerArg(env, info[7], "exactSweeps", 0, 2147483647.0)));
+    }
+    if (info.Length() > 8 && !info[8].IsUndefined()) {
+      if (!info[8].IsBoolean()) ThrowType(env, "parallel must be a boolean");
+      s.parallel = info[8].As<Napi::Boolean>().Value();
     }
     try {
       core_.reset(new Raking(columns, static_cast<int64_t>(M), std::move(marginals), s, initial));

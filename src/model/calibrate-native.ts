@@ -49,6 +49,8 @@ export type NativeRakingClass = new (
   minRatio: number,
   blockRows: number,
   initial?: Float64Array | null,
+  exactSweeps?: number,
+  parallel?: boolean,
 ) => NativeRakingCore;
 
 /**
@@ -85,9 +87,9 @@ export function nativeRakingSweeps(
 }
 
 function* run(Raking: NativeRakingClass, columns: readonly Int32Array[], marginals: readonly CalibrationMarginal[], opts: RakingOptions): Generator<number, Float64Array, void> {
-  const { M, sweeps, bound, minRatio } = rakingSettings(columns, opts);
+  const { M, sweeps, bound, minRatio, exactSweeps } = rakingSettings(columns, opts);
   const initial = opts.initial ? (opts.initial instanceof Float64Array ? opts.initial : Float64Array.from(opts.initial)) : null;
-  const core = new Raking(columns, marginals, sweeps, bound, minRatio, RAKING_BLOCK_ROWS, initial);
+  const core = new Raking(columns, marginals, sweeps, bound, minRatio, RAKING_BLOCK_ROWS, initial, exactSweeps, opts.parallel ?? true);
   try {
     const nm = marginals.length;
     const slice = Math.max(1, Math.floor(RAKING_SLICE_ROW_VISITS / M));

@@ -36,10 +36,11 @@
  * copies past HOLDOUT's rate.
  *
  * Cost: n forward passes (the plain draw's) and M draws of the sampling kernel, plus sweeps x
- * (2-way + 1-way marginals) raking steps of two passes over the pool each (480 steps for raw
- * Adult's 120 marginals); until issue 25, M forward passes and 10 sweeps. Measured in core-seconds
- * per 1,000,000 rows with `node dist/bench/calibrate.js --cost` (docs/compute.md "The calibrated
- * draw's cost"): 3.0x the plain draw before, 1.5x after. The raking runs in the
+ * (2-way + 1-way marginals) raking steps (480 steps for raw Adult's 120 marginals) of one pass
+ * over the pool each in the clip-only sweeps and two in the exact ones
+ * ({@link CALIBRATION_EXACT_SWEEPS}); until issue 25, M forward passes and 10 exact sweeps.
+ * Measured in core-seconds per 1,000,000 rows with `node dist/bench/calibrate.js --cost`
+ * (docs/compute.md "The calibrated draw's cost"): 3.0x the plain draw before, 1.4x after. The raking runs in the
  * native core when the model does (`calibrate-native.ts`: the same weights bit for bit, in the
  * order of {@link RAKING_BLOCK_ROWS}), else here. On the 2-core target machine at load average
  * ~1, for a 200,000-row pool of Adult's medium model (`node dist/bench/calibrate.js`): 2.2 s here,
@@ -89,7 +90,43 @@ export interface RakingOptions {
   minRatio?: number;
   /** Weights to start from (M non-negative values, not all 0; scaled to sum 1). Default uniform. */
   initial?: ArrayLike<number>;
+  /**
+   * The last sweeps whose steps spread the mass held back at the bound over the cell's other rows
+   * (exact steps; more than `sweeps`: all of them); the sweeps before only clip (one pass over the pool per step instead
+   * of two). Default: every sweep ({@link CALIBRATION_EXACT_SWEEPS} for the calibrated draw).
+   */
+  exactSweeps?: number;
+  /**
+   * Native core only (`calibrate-native.ts`): whether its passes over the pool run as tasks of the
+   * process-wide compute pool (default) or on the calling thread alone; the same weights either
+   * way. {@link CALIBRATION_RAKING_PARALLEL} for the calibrated draw.
+   */
+  parallel?: boolean;
 }
+
+/**
+ * Whether the calibrated draw's raking runs on the compute pool's threads
+ * ({@link RakingOptions.parallel}): no. A pass over a 200,000-row pool is 13 blocks of rows, 7
+ * tasks, ~0.2 ms of work: on 2 threads one waits for the other's last task and for the folds
+ * between passes, spinning, and a busy host preempts either. On raw Adult's pool (medium model,
+ * 100,000 rows asked for, 4 sweeps of which 1 exact, 2-core machine at load average 7-8, median of
+ * 7): 3.3-3.8 core-s per 1M rows on the calling thread against 4.3-4.4 on 2 threads, at the same
+ * wall time (6-7 s per 1M rows); a server's other requests use the other cores.
+ */
+export const CALIBRATION_RAKING_PARALLEL = false;
+
+/**
+ * Exact sweeps of the calibrated draw ({@link RakingOptions.exactSweeps}): only the last of its
+ * {@link CALIBRATION_SWEEPS} sweeps spreads clipped mass; the first three clip without spreading,
+ * which leaves a cell with rows at the bound short of its target until the next visit, where its
+ * other rows take the rest (issue 25: the spreading pass was half of the raking). On raw Adult's
+ * pool (medium model, 39,073 rows drawn from 78,146 after the rule repair, seeds 0, 1, 2; mean
+ * 1-way / 2-way TVD of the drawn rows against the given marginals): 4 exact sweeps 0.0024 /
+ * 0.0130, 1 exact sweep of 4 0.0024 / 0.0131, 3 exact sweeps (no fourth) 0.0025 / 0.0133, 4
+ * sweeps of which none exact 0.0031 / 0.0131 (no calibration: 0.0065 / 0.0246). Cost: 5 passes
+ * over the pool per marginal instead of 8.
+ */
+export const CALIBRATION_EXACT_SWEEPS = 1;
 
 /**
  * Smallest factor one raking step applies. Without a floor, rows in a cell whose target is 0 (most
@@ -260,8 +297,8 @@ export function conditionCalibration(marginals: readonly CalibrationMarginal[], 
  * @param columns one code array per feature, M rows each, codes of feature f in [0, K_f).
  * @param marginals targets over those features ({@link calibrationMarginals}).
  * @returns M weights summing to 1, each at most `bound / M`.
- * @throws RangeError for an empty pool, columns of different lengths, sweeps < 0, bound <= 1 or
- *   minRatio outside (0, 1].
+ * @throws RangeError for an empty pool, columns of different lengths, sweeps < 0, exactSweeps < 0,
+ *   bound <= 1 or minRatio outside (0, 1].
  */
 export function rakingWeights(columns: readonly ArrayLike<number>[], marginals: readonly CalibrationMarginal[], opts: RakingOptions = {}): Float64Array {
   const steps = rakingSweeps(columns, marginals, opts);
@@ -283,7 +320,7 @@ export function rakingWeights(columns: readonly ArrayLike<number>[], marginals: 
 export const RAKING_BLOCK_ROWS = 16384;
 
 /** Raking's settings with their defaults, checked. @throws RangeError as {@link rakingWeights}. */
-export function rakingSettings(columns: readonly ArrayLike<number>[], opts: RakingOptions): { M: number; sweeps: number; bound: number; minRatio: number } {
+export function rakingSettings(columns: readonly ArrayLike<number>[], opts: RakingOptions): { M: number; sweeps: number; bound: number; minRatio: number; exactSweeps: number } {
   const M = columns[0]?.length ?? 0;
   if (M === 0) throw new RangeError("raking needs at least one row");
   if (columns.some((c) => c.length !== M)) throw new RangeError("every feature needs one code per row");
@@ -293,11 +330,14 @@ export function rakingSettings(columns: readonly ArrayLike<number>[], opts: Raki
   if (!(bound > 1)) throw new RangeError("bound must be > 1");
   const minRatio = opts.minRatio ?? RAKING_MIN_RATIO;
   if (!(minRatio > 0 && minRatio <= 1)) throw new RangeError("minRatio must be in (0, 1]");
+  const exact = opts.exactSweeps ?? sweeps;
+  if (!(Number.isInteger(exact) && exact >= 0)) throw new RangeError("exactSweeps must be an integer >= 0");
+  const exactSweeps = Math.min(exact, sweeps);
   if (opts.initial) {
     if (opts.initial.length !== M) throw new RangeError("initial must hold one weight per row");
     if (!(blockSum(opts.initial, M) > 0)) throw new RangeError("initial weights must have a positive sum");
   }
-  return { M, sweeps, bound, minRatio };
+  return { M, sweeps, bound, minRatio, exactSweeps };
 }
 
 /** x[0] + ... + x[M-1] in the block order of {@link RAKING_BLOCK_ROWS}. */
@@ -324,7 +364,7 @@ export function* rakingSweeps(
   marginals: readonly CalibrationMarginal[],
   opts: RakingOptions = {},
 ): Generator<number, Float64Array, void> {
-  const { M, sweeps, bound, minRatio } = rakingSettings(columns, opts);
+  const { M, sweeps, bound, minRatio, exactSweeps } = rakingSettings(columns, opts);
   const B = RAKING_BLOCK_ROWS;
   const w = new Float64Array(M).fill(1 / M);
   if (opts.initial) {
@@ -336,6 +376,7 @@ export function* rakingSweeps(
   const cell = new Int32Array(M);
   let total = 1;
   for (let s = 0; s < sweeps; s++) {
+    const exact = s >= sweeps - exactSweeps;
     for (const m of marginals) {
       const a = columns[m.f];
       const b = m.g >= 0 ? columns[m.g] : undefined;
@@ -398,7 +439,7 @@ export function* rakingSweeps(
           free[c] += partFree[c];
         }
       }
-      if (clipped) {
+      if (clipped && exact) {
         // The mass clipped in a cell goes to the cell's rows below the bound, in proportion.
         const boost = new Float64Array(C);
         for (let c = 0; c < C; c++) boost[c] = deficit[c] > 0 && free[c] > 0 ? 1 + deficit[c] / free[c] : 1;

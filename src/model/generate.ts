@@ -18,7 +18,7 @@
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
-import { CALIBRATION_POOL_FACTOR, CALIBRATION_SWEEPS, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
+import { CALIBRATION_EXACT_SWEEPS, CALIBRATION_POOL_FACTOR, CALIBRATION_RAKING_PARALLEL, CALIBRATION_SWEEPS, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
 import { repairPool, type PoolRule } from "./rule-repair";
 import { nativeRakingSweeps } from "./calibrate-native";
 import { drawRequest } from "./draws";
@@ -394,7 +394,9 @@ export const REPAIR_SEED_TAG = 0x52554c45;
  * Calibrated generation (method and measurements in `calibrate.ts`): a pool of
  * {@link CALIBRATION_POOL_FACTOR} x n rows, that many per latent of the plain draw of the seed
  * ({@link calibrationPool}), weighted by bounded raking to `marginals` ({@link CALIBRATION_SWEEPS}
- * sweeps unless `opts.sweeps`), then n distinct rows drawn by
+ * sweeps unless `opts.sweeps`, of which the last {@link CALIBRATION_EXACT_SWEEPS} spread clipped
+ * mass unless `opts.exactSweeps`; in the native core on the calling thread alone unless
+ * `opts.parallel`, {@link CALIBRATION_RAKING_PARALLEL}), then n distinct rows drawn by
  * systematic sampling and shuffled. With `rules` (the metadata's fixed-combinations rules,
  * `rule-repair.ts`), the pool rows that break one are repaired before raking, with their own
  * stream (seed xor {@link REPAIR_SEED_TAG}), so raking re-weights the repaired rows. The raking
@@ -425,7 +427,12 @@ export async function sampleCalibrated(
   const { columns: pool, rng } = await calibrationPool(model, { numRows: n, seed }, privacyNoise, opts);
   await betweenChunks(opts); // the thread is given back between the pool and its repair and raking
   if (rules && rules.length > 0) repairPool(pool, rules, (seed ^ REPAIR_SEED_TAG) >>> 0);
-  const weights = await rake(model, pool, marginals, { ...opts, sweeps: opts.sweeps ?? CALIBRATION_SWEEPS });
+  const weights = await rake(model, pool, marginals, {
+    ...opts,
+    sweeps: opts.sweeps ?? CALIBRATION_SWEEPS,
+    exactSweeps: opts.exactSweeps ?? CALIBRATION_EXACT_SWEEPS,
+    parallel: opts.parallel ?? CALIBRATION_RAKING_PARALLEL,
+  });
   const picked = rng.shuffle(systematicSample(weights, n, rng.uniform()));
   // A plain loop: Int32Array.from with a map function took 110 ms for 14 x 100,000 codes, this 12.
   const columns = pool.map((c) => {
