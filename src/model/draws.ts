@@ -34,6 +34,18 @@
 import { nativeExport } from "./native";
 import { fillNormalZiggurat, Rng } from "./rng";
 
+/** Latents and uniforms for one request (`./generate`'s module comment gives the draw order). */
+export interface GenerationInputs {
+  /** Rows. */
+  n: number;
+  /** n x E, row-major. */
+  latents: Float32Array;
+  /** n x F, row-major, in [0, 1). */
+  uniforms: Float64Array;
+  /** The seed of the stream (given or drawn). */
+  seed: number;
+}
+
 /** Rows per block of the draws (see the module comment); part of what a seed means, like the algorithm. */
 export const DRAW_BLOCK_ROWS = 2048;
 

@@ -21,7 +21,9 @@ import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../type
 import { CALIBRATION_EXACT_SWEEPS, CALIBRATION_POOL_FACTOR, CALIBRATION_RAKING_PARALLEL, CALIBRATION_SWEEPS, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
 import { repairPool, type PoolRule } from "./rule-repair";
 import { nativeRakingSweeps } from "./calibrate-native";
-import { drawRequest } from "./draws";
+import { drawRequest, type GenerationInputs } from "./draws";
+
+export type { GenerationInputs } from "./draws";
 import { forward } from "./generator";
 import { Rng } from "./rng";
 import { sampleCodes } from "./sampling";
@@ -39,18 +41,6 @@ export class InputError extends Error {
     super(message);
     this.name = "InputError";
   }
-}
-
-/** Latents and uniforms for one request (see the module comment for the draw order). */
-export interface GenerationInputs {
-  /** Rows. */
-  n: number;
-  /** n x E, row-major. */
-  latents: Float32Array;
-  /** n x F, row-major, in [0, 1). */
-  uniforms: Float64Array;
-  /** The seed of the stream (given or drawn). */
-  seed: number;
 }
 
 /** Where the latents of a request come from: given rows (flattened) or a seeded draw. */

@@ -32,7 +32,7 @@
  * instead of meeting that error.
  */
 import type { AdamState } from "./adam";
-import type { GenerationInputs } from "./generate";
+import type { GenerationInputs } from "./draws";
 import { type GeneratorSpec, type NamedArrays, paramShapes } from "./generator";
 import { lossTargets, type Layout, type MarginalTargets } from "./marginals";
 import { nativeSampler } from "./native";

@@ -27,6 +27,7 @@ import {
   parseRetryAfter,
 } from "./errors";
 import { Models } from "./models";
+import type { APIResponse, RateLimitState, RequestSpec } from "./request";
 
 /** Package version sent in the User-Agent. */
 export const SDK_VERSION = "0.1.0";
@@ -72,49 +73,8 @@ export interface RetryInfo {
   idempotencyKey?: string;
 }
 
-/** Per-call options accepted by every resource method. */
-export interface RequestOptions {
-  /** Idempotency-Key for a POST (default: a fresh UUID per call, reused across its retries). */
-  idempotencyKey?: string;
-  /** Overrides the client's `maxRetries` for this call. */
-  maxRetries?: number;
-  /** Overrides the client's `timeoutMs` for this call (per attempt). */
-  timeoutMs?: number;
-  /** Aborts the call (including retry sleeps). */
-  signal?: AbortSignal;
-}
+export type { APIResponse, RateLimitState, RequestOptions, RequestSpec } from "./request";
 
-/** A request as seen by the sender. */
-export interface RequestSpec extends RequestOptions {
-  method: "GET" | "POST" | "DELETE";
-  /** Path under the base URL, starting with `/v1/`. */
-  path: string;
-  query?: Record<string, string | number | undefined>;
-  body?: unknown;
-  /** The Accept header to send (default `application/json`). */
-  accept?: string;
-  /**
-   * A media type whose 2xx bodies are returned as bytes (a Uint8Array) instead of parsed JSON
-   * (`application/vnd.apache.arrow.stream` for Generate); any other 2xx body must be JSON.
-   */
-  binaryType?: string;
-}
-
-/** A successful response: parsed JSON body (undefined for 204), or bytes ({@link RequestSpec.binaryType}), and lower-cased headers. */
-export interface APIResponse<T> {
-  status: number;
-  body: T;
-  headers: Record<string, string>;
-  requestId?: string;
-}
-
-/** The last `X-RateLimit-*` headers seen by the client. */
-export interface RateLimitState {
-  limit: number;
-  remaining: number;
-  /** Unix epoch seconds at which the window resets. */
-  reset: number;
-}
 
 /** True for retryable failures: transport errors, 429, 5xx, 409 idempotency_key_in_use. */
 export function isRetryable(err: SynthdError): boolean {

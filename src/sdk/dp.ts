@@ -67,7 +67,7 @@
 import { randomFillSync } from "node:crypto";
 import type { Metadata, PairMarginal } from "../types";
 import { counts1, jointCounts, mutualInformation, type CodeArray, type Pair, type PairSelection } from "./marginals";
-import type { EncodedTable } from "./metadata";
+import type { EncodedTable } from "./encoded";
 import { Rng } from "./prng";
 
 /** `privacy` option of metadata extraction and `Synthesizer.fit`. */

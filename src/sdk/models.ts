@@ -14,7 +14,7 @@ import type {
   Model,
 } from "../types";
 import { tableFromIPC } from "apache-arrow";
-import type { RequestOptions, Synthd } from "./client";
+import type { RequestOptions, Requester } from "./request";
 import { APIError, TrainingFailedError, TrainingTimeoutError } from "./errors";
 
 /** The media type of an Arrow IPC stream (docs/api.md "Arrow responses"). */
@@ -88,7 +88,7 @@ export class ModelList implements PromiseLike<ModelPage>, AsyncIterable<Model> {
 
 /** `/v1/models` endpoints. Every method throws the typed errors of `./errors`. */
 export class Models {
-  constructor(private readonly client: Synthd) {}
+  constructor(private readonly client: Requester) {}
 
   /**
    * `POST /v1/models`: registers a model and starts training.

@@ -17,7 +17,8 @@ import type { BlankTogetherRule, FixedCombinationsRule, InequalityRule, NotEqual
 import { DataError } from "../errors";
 import { fileOfDescription } from "../csv";
 import { Rng, deriveSeed } from "../prng";
-import { DEFAULTS, type ColumnCodec, type ColumnScan, type EncodedTable, type ScannedTable } from "../metadata";
+import { DEFAULTS, type EncodedTable, type ScannedTable } from "../encoded";
+import type { ColumnCodec, ColumnScan } from "../columns";
 import { describeRule, ruleId } from "./describe";
 
 /** A rule the user states (the SDK's `rules.declare`); the SDK computes the rest from the data. */
