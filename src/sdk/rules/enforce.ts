@@ -288,12 +288,8 @@ function fixedCombinations(
       let stuck = 0;
       const pushCand = (i: number): void => {
         if (nCand === candFlat.length) {
-          const c = new Int32Array(2 * nCand);
-          c.set(candFlat);
-          candFlat = c;
-          const l = new Float64Array(2 * nCand);
-          l.set(candLik);
-          candLik = l;
+          candFlat = grown(candFlat, 2 * nCand);
+          candLik = grown(candLik, 2 * nCand);
         }
         candFlat[nCand++] = i;
       };
@@ -354,15 +350,9 @@ function fixedCombinations(
           }
         }
         if (nRep === repRow.length) {
-          const rr = new Int32Array(2 * nRep);
-          rr.set(repRow);
-          repRow = rr;
-          const rw = new Uint8Array(2 * nRep);
-          rw.set(repWild);
-          repWild = rw;
-          const cs = new Int32Array(2 * nRep + 1);
-          cs.set(candStart);
-          candStart = cs;
+          repRow = grown(repRow, 2 * nRep);
+          repWild = grown(repWild, 2 * nRep);
+          candStart = grown(candStart, 2 * nRep + 1);
         }
         repRow[nRep] = r;
         repWild[nRep] = wildcard ? 1 : 0;
@@ -644,4 +634,11 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean):
       }
     },
   };
+}
+
+/** A copy of `a` in a new array of `length` (>= a.length) elements, the rest zero: a growing buffer's next size. */
+function grown<T extends Int32Array | Uint8Array | Float64Array>(a: T, length: number): T {
+  const out = new (a.constructor as new (n: number) => T)(length);
+  out.set(a);
+  return out;
 }
