@@ -56,6 +56,9 @@ import { cellNumber } from "./check";
 import type { Cells } from "../batch";
 import { combinationsByCode, likelihoodToPower, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
 
+/** Largest product of a fixed-combinations rule's cardinalities held as flat lookup tables (bytes and Int32s). */
+const KEY_TABLE_MAX = 1 << 20;
+
 /** Most redraws of one cell before a rule is left broken in that row (counted in {@link EnforceResult}). */
 export const MAX_REDRAWS = 64;
 
@@ -72,11 +75,15 @@ export interface EnforceResult {
 
 type Fixed = (r: number, f: number) => boolean;
 
+/** No cell fixed. */
+const noneFixed: Fixed = () => false;
+
 /** The generated codes of the rows, per feature (`codes[f][r]`), when the caller has them. */
 type Codes = readonly ArrayLike<number>[] | undefined;
 
 interface CompiledRule {
-  apply(rows: Cells, rng: Rng, fixed: Fixed, draw: DrawValue, out: EnforceResult, codes: Codes): void;
+  /** `fixed` undefined: no cell is fixed. */
+  apply(rows: Cells, rng: Rng, fixed: Fixed | undefined, draw: DrawValue, out: EnforceResult, codes: Codes): void;
 }
 
 /** Keeps `metadata.rules` in decoded rows (see the file header for the method). */
@@ -109,7 +116,7 @@ export class RuleEnforcer {
    *   a broken combination is then replaced by one likely given the row's other columns. Without
    *   them, by the combinations' counts alone.
    */
-  apply(rows: Cells, seed: number, draw: DrawValue, fixed: Fixed = () => false, codes?: readonly ArrayLike<number>[]): EnforceResult {
+  apply(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
     this.compiled.forEach((rule, i) => rule.apply(rows, new Rng(deriveSeed(seed, 0x52554c45, i)), fixed, draw, out, codes));
     return out;
@@ -148,7 +155,8 @@ function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
 
 function blankTogether(cols: number[]): CompiledRule {
   return {
-    apply(rows, rng, fixed, draw, out) {
+    apply(rows, rng, given, draw, out) {
+      const fixed = given ?? noneFixed;
       row: for (let r = 0; r < rows.length; r++) {
         let blanks = 0;
         for (const f of cols) if (rows.get(r, f) === "") blanks++;
@@ -174,7 +182,8 @@ function blankTogether(cols: number[]): CompiledRule {
 
 function notEqual(a: number, b: number): CompiledRule {
   return {
-    apply(rows, rng, fixed, draw, out) {
+    apply(rows, rng, given, draw, out) {
+      const fixed = given ?? noneFixed;
       row: for (let r = 0; r < rows.length; r++) {
         const [ta, tb] = [rows.get(r, a), rows.get(r, b)];
         if (ta === "" || ta !== tb) continue;
@@ -256,7 +265,6 @@ function fixedCombinations(
   const rowCodes = new Int32Array(m);
   const fixedAt = new Uint8Array(m);
   const pooledAt = new Uint8Array(m);
-  const rowBase = new Int32Array(nc);
   // Per combination, the last row (+1) that listed it as a candidate (no Set per row).
   const seenAt = new Int32Array(valid.length);
   // The key of `rowCodes` (all >= 0), as `key` gives it for the same codes.
@@ -266,6 +274,37 @@ function fixedCombinations(
     for (let j = 0; j < m; j++) k = k * radix[j] + rowCodes[j];
     return k;
   };
+  // `rowKey` when the key is a number (`numeric`).
+  const rowKeyNumber = (): number => {
+    let k = 0;
+    for (let j = 0; j < m; j++) k = k * radix[j] + rowCodes[j];
+    return k;
+  };
+  // Where the key space is small (16 x 16 for education <-> education-num), `allowed` and
+  // `indexOfKey` as flat tables indexed by the key: one array read per row instead of a hash lookup.
+  const keySpace = radix.reduce((a, k) => a * k, 1);
+  const keyTables = numeric && keySpace <= KEY_TABLE_MAX;
+  const allowedAt = new Uint8Array(keyTables ? keySpace : 0);
+  const validAt = new Int32Array(keyTables ? keySpace : 0).fill(-1);
+  if (keyTables) {
+    for (const k of allowed) allowedAt[k as number] = 1;
+    for (const [k, i] of indexOfKey) validAt[k as number] = i;
+  }
+  // byCode as arrays indexed by code (codes are dense, below the column's cardinality).
+  const byCodeAt = byCode.map((map) => {
+    const out: (number[] | undefined)[] = [];
+    for (const [c, list] of map) if (Number.isInteger(c) && c >= 0) out[c] = list;
+    return out;
+  });
+  // The repair's buffers, kept between batches (grown by doubling, never shrunk): the broken rows
+  // that can be repaired (row, whether it has a pooled cell), and their candidates (index into
+  // `valid`, row, likelihood), candFlat[candStart[x] .. candStart[x + 1]) for repairable row x.
+  let repRow = new Int32Array(1024);
+  let repWild = new Uint8Array(1024);
+  let candStart = new Int32Array(1025);
+  let candFlat = new Int32Array(4096);
+  let candRow = new Int32Array(4096);
+  let candLik = new Float64Array(4096);
   return {
     apply(rows, rng, fixed, _draw, out, codes) {
       const n = rows.length;
@@ -274,23 +313,16 @@ function fixedCombinations(
       const pooledCodes = cols.map((f, j) => (codes !== undefined && pooled[j] !== undefined ? codes[f] : undefined));
       const pooledOf = pooled.map((c) => c ?? -1);
       seenAt.fill(0);
-      // The broken rows that can be repaired, in row order: row, whether it has a pooled cell
-      // (a wildcard), and its candidates (indices into `valid`) candFlat[candStart[x] ..
-      // candStart[x + 1]) with the likelihood of the row's other codes given each (`candLik`,
-      // computed here in row order, where the row's codes are at hand; it draws nothing).
-      let repRow = new Int32Array(1024);
-      let repWild = new Uint8Array(1024);
-      let candStart = new Int32Array(1025);
-      let candFlat = new Int32Array(4096);
-      let candLik = new Float64Array(4096);
       let nRep = 0;
       let nCand = 0;
       let stuck = 0;
-      const pushCand = (i: number): void => {
+      const pushCand = (i: number, r: number): void => {
         if (nCand === candFlat.length) {
           candFlat = grown(candFlat, 2 * nCand);
+          candRow = grown(candRow, 2 * nCand);
           candLik = grown(candLik, 2 * nCand);
         }
+        candRow[nCand] = r;
         candFlat[nCand++] = i;
       };
       // Whether combination i keeps the row's fixed cells (`rowCodes`, `fixedAt` of the row).
@@ -302,16 +334,18 @@ function fixedCombinations(
       for (let r = 0; r < n; r++) {
         // Does the row break the rule? A cell whose text has no code reads as the pooled code.
         let defined = true;
+        let k = 0;
         for (let j = 0; j < m; j++) {
           const c = textCodes[j][r];
           const v = c >= 0 ? c : pooledOf[j];
           if (v < 0) defined = false;
           rowCodes[j] = v;
+          k = k * radix[j] + v;
         }
         // A rare determinant value (a fresh one reads as the pooled code) is outside the rule, as
         // `./check` reads it, when no combination holds it.
         if (det >= 0 && detOutside && rowCodes[det] === pooledOf[det]) continue;
-        if (defined && allowed.has(rowKey())) continue;
+        if (defined && (keyTables ? allowedAt[k] === 1 : allowed.has(rowKey()))) continue;
         // Candidates of a broken row: the combinations that keep the fixed cells and at least one
         // of the row's other cells of the rule (all that keep the fixed cells when none does);
         // none when it cannot be repaired. A cell the model left to the pool (its generated code
@@ -321,9 +355,11 @@ function fixedCombinations(
         // released cells to fit a stand-in would distort their columns (every such state's rows
         // would leave it).
         let wildcard = false;
+        let anyFixed = false;
         for (let j = 0; j < m; j++) {
           rowCodes[j] = textCodes[j][r];
-          fixedAt[j] = fixed(r, cols[j]) ? 1 : 0;
+          fixedAt[j] = fixed !== undefined && fixed(r, cols[j]) ? 1 : 0;
+          if (fixedAt[j] === 1) anyFixed = true;
           const pc = pooledCodes[j];
           pooledAt[j] = pc !== undefined && pc[r] === pooled[j] ? 1 : 0;
           if (pooledAt[j] === 1) wildcard = true;
@@ -332,18 +368,18 @@ function fixedCombinations(
         for (let j = 0; j < m; j++) {
           const c = rowCodes[j];
           if (c < 0 || fixedAt[j] === 1 || pooledAt[j] === 1) continue;
-          const list = byCode[j].get(c);
+          const list = byCodeAt[j][c];
           if (list === undefined) continue;
           for (let x = 0; x < list.length; x++) {
             const i = list[x];
-            if (seenAt[i] !== r + 1 && keepsFixed(i)) {
+            if (seenAt[i] !== r + 1 && (!anyFixed || keepsFixed(i))) {
               seenAt[i] = r + 1;
-              pushCand(i);
+              pushCand(i, r);
             }
           }
         }
         if (nCand === first) {
-          if (!wildcard) for (let i = 0; i < valid.length; i++) if (keepsFixed(i)) pushCand(i);
+          if (!wildcard) for (let i = 0; i < valid.length; i++) if (!anyFixed || keepsFixed(i)) pushCand(i, r);
           if (nCand === first) {
             stuck++;
             continue;
@@ -359,18 +395,20 @@ function fixedCombinations(
         candStart[nRep] = first;
         nRep++;
         candStart[nRep] = nCand;
-        // A single candidate is drawn whatever its score: no likelihood to compute.
-        if (codes !== undefined && nCand - first > 1) {
-          // The naive-Bayes likelihood of the row's other codes given each candidate, multiplied
-          // in `combinationLikelihood`'s order.
-          for (let k = 0; k < nc; k++) rowBase[k] = flat.offset[k] + codes[flat.g[k]][r];
-          for (let x = first; x < nCand; x++) {
-            const tb = candFlat[x] * nc;
-            let lik = 1;
-            for (let k = 0; k < nc; k++) lik *= flat.tables[rowBase[k] + tupleBase[tb + k]];
-            candLik[x] = likelihoodToPower(lik);
-          }
+      }
+      // The naive-Bayes likelihood of each candidate's row's other codes given the candidate,
+      // multiplied in `combinationLikelihood`'s order (conditional k ascending, from 1): one pass
+      // per conditional over every candidate, so each pass reads one column of codes and one
+      // table. Rows with a single candidate draw it whatever its score (their likelihood is unused).
+      if (codes !== undefined) {
+        candLik.fill(1, 0, nCand);
+        for (let k = 0; k < nc; k++) {
+          const cg = codes[flat.g[k]];
+          const base = flat.offset[k];
+          const tables = flat.tables;
+          for (let x = 0; x < nCand; x++) candLik[x] *= tables[base + cg[candRow[x]] + tupleBase[candFlat[x] * nc + k]];
         }
+        for (let x = 0; x < nCand; x++) candLik[x] = likelihoodToPower(candLik[x]);
       }
       out.unrepaired += stuck;
       // The repairable rows, as indices into the rep* arrays (in row order until shuffled).
@@ -422,8 +460,8 @@ function fixedCombinations(
           if (c < 0 || (pc !== undefined && pc[r] === pooled[j])) skip = true;
         }
         if (skip) continue;
-        const i = indexOfKey.get(rowKey());
-        if (i !== undefined) (held[i]++, modelRows++);
+        const i = keyTables ? validAt[rowKeyNumber()] : indexOfKey.get(rowKey());
+        if (i !== undefined && i >= 0) (held[i]++, modelRows++);
       }
       const quotaScale = modelRows / totalWeight;
       for (let i = order.length - 1; i > 0; i--) {
@@ -562,7 +600,8 @@ function sum(meta: Metadata, total: number, a: number, b: number): CompiledRule 
     return writeScaled(kf, df, st(f)?.fixed_decimals === true);
   };
   return {
-    apply(rows, _rng, fixed, _draw, out) {
+    apply(rows, _rng, given, _draw, out) {
+      const fixed = given ?? noneFixed;
       for (let r = 0; r < rows.length; r++) {
         const [kt, ka, kb] = [scaled(rows.get(r, total)), scaled(rows.get(r, a)), scaled(rows.get(r, b))];
         if (ka === undefined || kb === undefined || (kt === undefined && fixed(r, total))) continue;
@@ -602,7 +641,8 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean):
   const has = (mapping: Record<string, number> | undefined, text: string) => mapping !== undefined && Object.hasOwn(mapping, text);
   const holds = (h: number, l: number) => (strict ? h > l : h >= l);
   return {
-    apply(rows, rng, fixed, draw, out) {
+    apply(rows, rng, given, draw, out) {
+      const fixed = given ?? noneFixed;
       row: for (let r = 0; r < rows.length; r++) {
         const [th, tl] = [rows.get(r, high), rows.get(r, low)];
         const h = ph(th);
