@@ -7,7 +7,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { tableFromIPC } from "apache-arrow";
-import { ARROW_STREAM, prefersArrow } from "../src/server/arrow";
+import { ARROW_STREAM, narrowCodes, prefersArrow, wantsNarrowCodes } from "../src/server/arrow";
 import { monthOf } from "../src/usage/quota";
 import { Synthd } from "../src/sdk";
 import { codesFromArrow } from "../src/sdk/models";
@@ -97,6 +97,30 @@ test("Arrow: the same codes as the JSON form, one Int32 column per feature, the 
   assert.equal(meta.get("synthd.num_rows"), "1000");
   assert.ok(!Number.isNaN(Date.parse(meta.get("synthd.timestamp")!)));
   assert.ok(arrow.headers.get("x-request-id")?.startsWith("req_"));
+});
+
+test("narrow codes: asked for with codes=narrow, each column the narrowest unsigned type, the same codes; Int32 otherwise", async () => {
+  assert.equal(wantsNarrowCodes(`${ARROW_STREAM};codes=narrow, application/json;q=0.5`), true);
+  assert.equal(wantsNarrowCodes(`${ARROW_STREAM}; q=0.9; codes="narrow"`), true);
+  assert.equal(wantsNarrowCodes(ARROW_STREAM), false);
+  assert.equal(wantsNarrowCodes(`application/json;codes=narrow, ${ARROW_STREAM}`), false);
+  assert.equal(wantsNarrowCodes(undefined), false);
+  assert.ok(narrowCodes(Int32Array.from([0, 255])) instanceof Uint8Array);
+  assert.ok(narrowCodes(Int32Array.from([0, 256])) instanceof Uint16Array);
+  assert.deepEqual(Array.from(narrowCodes(Int32Array.from([3, 65535]))), [3, 65535]);
+  assert.ok(narrowCodes(Int32Array.from([0, 65536])) instanceof Int32Array);
+  assert.ok(narrowCodes(Int32Array.from([-1, 2])) instanceof Int32Array);
+  const body = { embedding: { num_rows: 700, seed: 5 } };
+  const wide = tableFromIPC((await post(body, ARROW_STREAM)).bytes);
+  const narrow = await post(body, `${ARROW_STREAM};codes=narrow`);
+  assert.equal(narrow.status, 200);
+  assert.equal(narrow.headers.get("content-type"), ARROW_STREAM);
+  const table = tableFromIPC(narrow.bytes);
+  assert.ok(table.schema.fields.every((f) => String(f.type) === "Uint8"), String(table.schema.fields.map((f) => f.type)));
+  assert.ok(wide.schema.fields.every((f) => String(f.type) === "Int32"));
+  for (const f of ["a", "b", "age group"]) assert.deepEqual(Array.from(table.getChild(f)!.toArray() as Uint8Array), Array.from(wide.getChild(f)!.toArray() as Int32Array), f);
+  assert.deepEqual(codesFromArrow(narrow.bytes).columns, codesFromArrow((await post(body, ARROW_STREAM)).bytes).columns);
+  assert.ok(codesFromArrow(narrow.bytes).columns.a instanceof Int32Array, "the SDK widens narrow columns to Int32Array");
 });
 
 test("errors stay the JSON envelope when Arrow is asked for", async () => {

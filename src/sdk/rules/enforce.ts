@@ -305,111 +305,199 @@ function fixedCombinations(
   let candFlat = new Int32Array(4096);
   let candRow = new Int32Array(4096);
   let candLik = new Float64Array(4096);
+  let nRep = 0;
+  let nCand = 0;
+  // The rows' codes per rule column (`cellCodes`) and generated codes of the pooled rule columns,
+  // of the batch being repaired.
+  let textCodes: Int32Array[] = [];
+  let pooledCodes: (ArrayLike<number> | undefined)[] = [];
+  const pooledOf = pooled.map((c) => c ?? -1);
+  // The batch's repair runs as the steps below, each one small function with its own loops, so
+  // each is compiled to optimized code after its first batch (one large function was left
+  // running baseline code for much of each batch).
+  const pushCand = (i: number, r: number): void => {
+    if (nCand === candFlat.length) {
+      candFlat = grown(candFlat, 2 * nCand);
+      candRow = grown(candRow, 2 * nCand);
+      candLik = grown(candLik, 2 * nCand);
+    }
+    candRow[nCand] = r;
+    candFlat[nCand++] = i;
+  };
+  // Whether combination i keeps the row's fixed cells (`rowCodes`, `fixedAt` of the row).
+  const keepsFixed = (i: number): boolean => {
+    const t = valid[i];
+    for (let j = 0; j < m; j++) if (fixedAt[j] === 1 && (rowCodes[j] < 0 || t[j] !== rowCodes[j])) return false;
+    return true;
+  };
+  // Step 1: the broken rows that can be repaired, in row order, with their candidates (`rep*`,
+  // `cand*`); returns the rows that break the rule and cannot be repaired.
+  const findBroken = (n: number, fixed: Fixed | undefined): number => {
+    let stuck = 0;
+    seenAt.fill(0);
+    nRep = 0;
+    nCand = 0;
+    for (let r = 0; r < n; r++) {
+      // Does the row break the rule? A cell whose text has no code reads as the pooled code.
+      let defined = true;
+      let k = 0;
+      for (let j = 0; j < m; j++) {
+        const c = textCodes[j][r];
+        const v = c >= 0 ? c : pooledOf[j];
+        if (v < 0) defined = false;
+        rowCodes[j] = v;
+        k = k * radix[j] + v;
+      }
+      // A rare determinant value (a fresh one reads as the pooled code) is outside the rule, as
+      // `./check` reads it, when no combination holds it.
+      if (det >= 0 && detOutside && rowCodes[det] === pooledOf[det]) continue;
+      if (defined && (keyTables ? allowedAt[k] === 1 : allowed.has(rowKey()))) continue;
+      // Candidates of a broken row: the combinations that keep the fixed cells and at least one
+      // of the row's other cells of the rule (all that keep the fixed cells when none does);
+      // none when it cannot be repaired. A cell the model left to the pool (its generated code
+      // is `__other__`: "some rare value") is no value of its own to keep: the decoder's draw
+      // for it was a stand-in. With such a cell and no released combination around the row's
+      // other cells (a state whose cities are all rare), the row stays as decoded: moving its
+      // released cells to fit a stand-in would distort their columns (every such state's rows
+      // would leave it).
+      let wildcard = false;
+      let anyFixed = false;
+      for (let j = 0; j < m; j++) {
+        rowCodes[j] = textCodes[j][r];
+        fixedAt[j] = fixed !== undefined && fixed(r, cols[j]) ? 1 : 0;
+        if (fixedAt[j] === 1) anyFixed = true;
+        const pc = pooledCodes[j];
+        pooledAt[j] = pc !== undefined && pc[r] === pooled[j] ? 1 : 0;
+        if (pooledAt[j] === 1) wildcard = true;
+      }
+      const first = nCand;
+      for (let j = 0; j < m; j++) {
+        const c = rowCodes[j];
+        if (c < 0 || fixedAt[j] === 1 || pooledAt[j] === 1) continue;
+        const list = byCodeAt[j][c];
+        if (list === undefined) continue;
+        for (let x = 0; x < list.length; x++) {
+          const i = list[x];
+          if (seenAt[i] !== r + 1 && (!anyFixed || keepsFixed(i))) {
+            seenAt[i] = r + 1;
+            pushCand(i, r);
+          }
+        }
+      }
+      if (nCand === first) {
+        if (!wildcard) for (let i = 0; i < valid.length; i++) if (!anyFixed || keepsFixed(i)) pushCand(i, r);
+        if (nCand === first) {
+          stuck++;
+          continue;
+        }
+      }
+      if (nRep === repRow.length) {
+        repRow = grown(repRow, 2 * nRep);
+        repWild = grown(repWild, 2 * nRep);
+        candStart = grown(candStart, 2 * nRep + 1);
+      }
+      repRow[nRep] = r;
+      repWild[nRep] = wildcard ? 1 : 0;
+      candStart[nRep] = first;
+      nRep++;
+      candStart[nRep] = nCand;
+    }
+    return stuck;
+  };
+  // Step 2: the naive-Bayes likelihood of each candidate's row's other codes given the candidate,
+  // multiplied in `combinationLikelihood`'s order (conditional k ascending, from 1): one pass per
+  // conditional over every candidate, so each pass reads one column of codes and one table. Rows
+  // with a single candidate draw it whatever its score (their likelihood is unused).
+  const likelihoods = (codes: readonly ArrayLike<number>[]): void => {
+    const tables = flat.tables;
+    candLik.fill(1, 0, nCand);
+    for (let k = 0; k < nc; k++) multiplyConditional(candLik, nCand, candRow, candFlat, codes[flat.g[k]], tables, flat.offset[k], tupleBase, nc, k);
+    for (let x = 0; x < nCand; x++) candLik[x] = likelihoodToPower(candLik[x]);
+  };
+  // Step 3: per combination, the rows the model put on it among the rows kept as decoded with
+  // no pooled cell (`held`); returns those rows plus the broken rows without a pooled cell that
+  // `order` repairs (the quotas' total).
+  const countHeld = (n: number, order: Int32Array, held: Float64Array): number => {
+    const broken = new Uint8Array(n);
+    let modelRows = 0;
+    for (let x = 0; x < order.length; x++) {
+      broken[repRow[order[x]]] = 1;
+      if (repWild[order[x]] === 0) modelRows++;
+    }
+    for (let r = 0; r < n; r++) {
+      if (broken[r] === 1) continue;
+      let skip = false;
+      for (let j = 0; j < m; j++) {
+        const c = textCodes[j][r];
+        rowCodes[j] = c;
+        const pc = pooledCodes[j];
+        if (c < 0 || (pc !== undefined && pc[r] === pooled[j])) skip = true;
+      }
+      if (skip) continue;
+      const i = keyTables ? validAt[rowKeyNumber()] : indexOfKey.get(rowKey());
+      if (i !== undefined && i >= 0) (held[i]++, modelRows++);
+    }
+    return modelRows;
+  };
+  // Step 4: each row of `order` (in that order) takes a candidate drawn by score.
+  const repairRows = (rows: Cells, rng: Rng, order: Int32Array, held: Float64Array, quotaScale: number, scored: boolean, out: EnforceResult): void => {
+    // Row r takes combination `pick`.
+    const repairTo = (r: number, pick: number, wildcard: boolean): void => {
+      if (!wildcard) held[pick]++;
+      for (let j = 0; j < m; j++) {
+        const text = toText[j][valid[pick][j]];
+        if (text === undefined || rows.get(r, cols[j]) === text) continue;
+        rows.set(r, cols[j], text);
+        out.changed++;
+      }
+    };
+    let scores = new Float64Array(16);
+    for (let o = 0; o < order.length; o++) {
+      const x = order[o];
+      const r = repRow[x];
+      const wildcard = repWild[x] === 1;
+      const c0 = candStart[x];
+      const nx = candStart[x + 1] - c0;
+      if (nx === 1) {
+        // The only candidate is drawn whatever the scores (the draw still takes its number).
+        rng.next();
+        repairTo(r, candFlat[c0], wildcard);
+        continue;
+      }
+      if (nx > scores.length) scores = new Float64Array(2 * nx);
+      // Score: the combination's shortfall against its quota (at least 1% of its quota, so a
+      // row whose only fitting combinations are full still has one), or 1 for a row with a
+      // pooled cell, times the likelihood of the row's other codes given the combination
+      // (naive Bayes over the 2-way marginals the metadata holds).
+      let total = 0;
+      for (let y = 0; y < nx; y++) {
+        const i = candFlat[c0 + y];
+        const quota = quotaScale * weight[i];
+        let sc = wildcard ? 1 : quotaScore(quota, held[i]);
+        if (scored) sc *= candLik[c0 + y];
+        scores[y] = sc;
+        total += sc;
+      }
+      let u = rng.next() * total;
+      let pick = candFlat[c0 + nx - 1];
+      for (let y = 0; y < nx; y++) {
+        u -= scores[y];
+        if (u < 0) {
+          pick = candFlat[c0 + y];
+          break;
+        }
+      }
+      repairTo(r, pick, wildcard);
+    }
+  };
   return {
     apply(rows, rng, fixed, _draw, out, codes) {
       const n = rows.length;
       // Per rule column, the code of every row's text (-1: none), read once (`cellCodes`).
-      const textCodes = cols.map((f, j) => cellCodes(rows, f, toCode[j]));
-      const pooledCodes = cols.map((f, j) => (codes !== undefined && pooled[j] !== undefined ? codes[f] : undefined));
-      const pooledOf = pooled.map((c) => c ?? -1);
-      seenAt.fill(0);
-      let nRep = 0;
-      let nCand = 0;
-      let stuck = 0;
-      const pushCand = (i: number, r: number): void => {
-        if (nCand === candFlat.length) {
-          candFlat = grown(candFlat, 2 * nCand);
-          candRow = grown(candRow, 2 * nCand);
-          candLik = grown(candLik, 2 * nCand);
-        }
-        candRow[nCand] = r;
-        candFlat[nCand++] = i;
-      };
-      // Whether combination i keeps the row's fixed cells (`rowCodes`, `fixedAt` of the row).
-      const keepsFixed = (i: number): boolean => {
-        const t = valid[i];
-        for (let j = 0; j < m; j++) if (fixedAt[j] === 1 && (rowCodes[j] < 0 || t[j] !== rowCodes[j])) return false;
-        return true;
-      };
-      for (let r = 0; r < n; r++) {
-        // Does the row break the rule? A cell whose text has no code reads as the pooled code.
-        let defined = true;
-        let k = 0;
-        for (let j = 0; j < m; j++) {
-          const c = textCodes[j][r];
-          const v = c >= 0 ? c : pooledOf[j];
-          if (v < 0) defined = false;
-          rowCodes[j] = v;
-          k = k * radix[j] + v;
-        }
-        // A rare determinant value (a fresh one reads as the pooled code) is outside the rule, as
-        // `./check` reads it, when no combination holds it.
-        if (det >= 0 && detOutside && rowCodes[det] === pooledOf[det]) continue;
-        if (defined && (keyTables ? allowedAt[k] === 1 : allowed.has(rowKey()))) continue;
-        // Candidates of a broken row: the combinations that keep the fixed cells and at least one
-        // of the row's other cells of the rule (all that keep the fixed cells when none does);
-        // none when it cannot be repaired. A cell the model left to the pool (its generated code
-        // is `__other__`: "some rare value") is no value of its own to keep: the decoder's draw
-        // for it was a stand-in. With such a cell and no released combination around the row's
-        // other cells (a state whose cities are all rare), the row stays as decoded: moving its
-        // released cells to fit a stand-in would distort their columns (every such state's rows
-        // would leave it).
-        let wildcard = false;
-        let anyFixed = false;
-        for (let j = 0; j < m; j++) {
-          rowCodes[j] = textCodes[j][r];
-          fixedAt[j] = fixed !== undefined && fixed(r, cols[j]) ? 1 : 0;
-          if (fixedAt[j] === 1) anyFixed = true;
-          const pc = pooledCodes[j];
-          pooledAt[j] = pc !== undefined && pc[r] === pooled[j] ? 1 : 0;
-          if (pooledAt[j] === 1) wildcard = true;
-        }
-        const first = nCand;
-        for (let j = 0; j < m; j++) {
-          const c = rowCodes[j];
-          if (c < 0 || fixedAt[j] === 1 || pooledAt[j] === 1) continue;
-          const list = byCodeAt[j][c];
-          if (list === undefined) continue;
-          for (let x = 0; x < list.length; x++) {
-            const i = list[x];
-            if (seenAt[i] !== r + 1 && (!anyFixed || keepsFixed(i))) {
-              seenAt[i] = r + 1;
-              pushCand(i, r);
-            }
-          }
-        }
-        if (nCand === first) {
-          if (!wildcard) for (let i = 0; i < valid.length; i++) if (!anyFixed || keepsFixed(i)) pushCand(i, r);
-          if (nCand === first) {
-            stuck++;
-            continue;
-          }
-        }
-        if (nRep === repRow.length) {
-          repRow = grown(repRow, 2 * nRep);
-          repWild = grown(repWild, 2 * nRep);
-          candStart = grown(candStart, 2 * nRep + 1);
-        }
-        repRow[nRep] = r;
-        repWild[nRep] = wildcard ? 1 : 0;
-        candStart[nRep] = first;
-        nRep++;
-        candStart[nRep] = nCand;
-      }
-      // The naive-Bayes likelihood of each candidate's row's other codes given the candidate,
-      // multiplied in `combinationLikelihood`'s order (conditional k ascending, from 1): one pass
-      // per conditional over every candidate, so each pass reads one column of codes and one
-      // table. Rows with a single candidate draw it whatever its score (their likelihood is unused).
-      if (codes !== undefined) {
-        candLik.fill(1, 0, nCand);
-        for (let k = 0; k < nc; k++) {
-          const cg = codes[flat.g[k]];
-          const base = flat.offset[k];
-          const tables = flat.tables;
-          for (let x = 0; x < nCand; x++) candLik[x] *= tables[base + cg[candRow[x]] + tupleBase[candFlat[x] * nc + k]];
-        }
-        for (let x = 0; x < nCand; x++) candLik[x] = likelihoodToPower(candLik[x]);
-      }
+      textCodes = cols.map((f, j) => cellCodes(rows, f, toCode[j]));
+      pooledCodes = cols.map((f, j) => (codes !== undefined && pooled[j] !== undefined ? codes[f] : undefined));
+      const stuck = findBroken(n, fixed);
+      if (codes !== undefined) likelihoods(codes);
       out.unrepaired += stuck;
       // The repairable rows, as indices into the rep* arrays (in row order until shuffled).
       let order = new Int32Array(nRep);
@@ -444,82 +532,43 @@ function fixedCombinations(
       // flat), not by count, which would crowd the frequent values. Rows are repaired in a seeded
       // random order, so the quota favours no part of the batch.
       const held = new Float64Array(valid.length);
-      const broken = new Uint8Array(n);
-      let modelRows = 0;
-      for (let x = 0; x < order.length; x++) {
-        broken[repRow[order[x]]] = 1;
-        if (repWild[order[x]] === 0) modelRows++;
-      }
-      for (let r = 0; r < n; r++) {
-        if (broken[r] === 1) continue;
-        let skip = false;
-        for (let j = 0; j < m; j++) {
-          const c = textCodes[j][r];
-          rowCodes[j] = c;
-          const pc = pooledCodes[j];
-          if (c < 0 || (pc !== undefined && pc[r] === pooled[j])) skip = true;
-        }
-        if (skip) continue;
-        const i = keyTables ? validAt[rowKeyNumber()] : indexOfKey.get(rowKey());
-        if (i !== undefined && i >= 0) (held[i]++, modelRows++);
-      }
-      const quotaScale = modelRows / totalWeight;
-      for (let i = order.length - 1; i > 0; i--) {
-        const j = rng.int(i + 1);
-        const t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-      }
-      // Row r takes combination `pick`.
-      const repairTo = (r: number, pick: number, wildcard: boolean): void => {
-        if (!wildcard) held[pick]++;
-        for (let j = 0; j < m; j++) {
-          const text = toText[j][valid[pick][j]];
-          if (text === undefined || rows.get(r, cols[j]) === text) continue;
-          rows.set(r, cols[j], text);
-          out.changed++;
-        }
-      };
-      let scores = new Float64Array(16);
-      for (let o = 0; o < order.length; o++) {
-        const x = order[o];
-        const r = repRow[x];
-        const wildcard = repWild[x] === 1;
-        const c0 = candStart[x];
-        const nx = candStart[x + 1] - c0;
-        if (nx === 1) {
-          // The only candidate is drawn whatever the scores (the draw still takes its number).
-          rng.next();
-          repairTo(r, candFlat[c0], wildcard);
-          continue;
-        }
-        if (nx > scores.length) scores = new Float64Array(2 * nx);
-        // Score: the combination's shortfall against its quota (at least 1% of its quota, so a
-        // row whose only fitting combinations are full still has one), or 1 for a row with a
-        // pooled cell, times the likelihood of the row's other codes given the combination
-        // (naive Bayes over the 2-way marginals the metadata holds).
-        let total = 0;
-        for (let y = 0; y < nx; y++) {
-          const i = candFlat[c0 + y];
-          const quota = quotaScale * weight[i];
-          let sc = wildcard ? 1 : quotaScore(quota, held[i]);
-          if (codes) sc *= candLik[c0 + y];
-          scores[y] = sc;
-          total += sc;
-        }
-        let u = rng.next() * total;
-        let pick = candFlat[c0 + nx - 1];
-        for (let y = 0; y < nx; y++) {
-          u -= scores[y];
-          if (u < 0) {
-            pick = candFlat[c0 + y];
-            break;
-          }
-        }
-        repairTo(r, pick, wildcard);
-      }
+      const quotaScale = countHeld(n, order, held) / totalWeight;
+      shuffleInPlace(order, rng);
+      repairRows(rows, rng, order, held, quotaScale, codes !== undefined, out);
+      textCodes = [];
+      pooledCodes = [];
     },
   };
+}
+
+/**
+ * Multiplies `lik[x]` (x < count) by conditional k's entry for candidate x: table row of the
+ * candidate's combination (`tupleBase[candFlat[x] * nc + k]`), column the code `cg` gives the
+ * candidate's row (`candRow[x]`); `tables` from `offset`.
+ */
+function multiplyConditional(
+  lik: Float64Array,
+  count: number,
+  candRow: Int32Array,
+  candFlat: Int32Array,
+  cg: ArrayLike<number>,
+  tables: Float64Array,
+  offset: number,
+  tupleBase: Int32Array,
+  nc: number,
+  k: number,
+): void {
+  for (let x = 0; x < count; x++) lik[x] *= tables[offset + cg[candRow[x]] + tupleBase[candFlat[x] * nc + k]];
+}
+
+/** Fisher-Yates shuffle of `a` in place with `rng.int`, from the last element down. */
+function shuffleInPlace(a: Int32Array, rng: Rng): void {
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    const t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+  }
 }
 
 /** {@link pairConditionals}' tables in one array, in `combinationLikelihood`'s order. */

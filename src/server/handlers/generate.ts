@@ -39,7 +39,7 @@
 import { isSeeded } from "../../model/seeded-input";
 import { canGenerate, checkGenerate } from "../../engine/generate-task";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
-import { ARROW_STREAM, generationToArrow, prefersArrow, type RawGeneration } from "../arrow";
+import { ARROW_STREAM, generationToArrow, prefersArrow, wantsNarrowCodes, type RawGeneration } from "../arrow";
 import { ParamError } from "../../contract/errors";
 import { ApiError } from "../errors";
 import { charge, refund } from "../../usage/quota";
@@ -97,7 +97,7 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
       ...generation,
       columns: Object.fromEntries(generation.features.map((f) => [f, toInt32(generation.columns[f])])),
     };
-    const bytes = generationToArrow(raw, new Date(clock()).toISOString());
+    const bytes = generationToArrow(raw, new Date(clock()).toISOString(), wantsNarrowCodes(ctx.accept));
     return { kind: "binary", status: 200, contentType: ARROW_STREAM, bytes, headers: { Vary: "Accept" } };
   }
   return { kind: "envelope", status: 200, object: "generation", data: generation, headers: { Vary: "Accept" } };
