@@ -262,15 +262,73 @@ function utf8Of(dict: readonly string[]): Utf8Entries {
   return e;
 }
 
-/** The validity bitmap of `n` rows where `valid(r)` (undefined when every row is valid) and the null count. */
-function validity(n: number, valid: (r: number) => boolean): { nullCount: number; nullBitmap?: Uint8Array } {
-  const bitmap = new Uint8Array(Math.ceil(n / 8));
-  let nullCount = 0;
-  for (let r = 0; r < n; r++) {
-    if (valid(r)) bitmap[r >> 3] |= 1 << (r & 7);
-    else nullCount++;
+// The per-row loops of the Arrow builders below are small functions of typed arrays only: each is
+// compiled to optimized code once and reused by every column and batch. Written inline, each
+// builder's loops were compiled on the stack and thrown away again at the object creation after
+// them (V8 had no type feedback there yet), about thirty times per 1M rows of Adult.
+
+/** Sets bit r of `bitmap` where `valid[index[r]]` is 1; returns the rows where it is 0. */
+function dictValidity(index: Int32Array, valid: Uint8Array, bitmap: Uint8Array): number {
+  let nulls = 0;
+  for (let r = 0; r < index.length; r++) {
+    if (valid[index[r]] === 1) bitmap[r >> 3] |= 1 << (r & 7);
+    else nulls++;
   }
-  return nullCount > 0 ? { nullCount, nullBitmap: bitmap } : { nullCount };
+  return nulls;
+}
+
+/** Sets bit r of `bitmap` where `blank[r]` is 0 (every bit when `blank` is undefined); returns the blank rows. */
+function blankValidity(n: number, blank: Uint8Array | undefined, bitmap: Uint8Array): number {
+  if (blank === undefined) {
+    bitmap.fill(0xff);
+    return 0;
+  }
+  let nulls = 0;
+  for (let r = 0; r < n; r++) {
+    if (blank[r] === 0) bitmap[r >> 3] |= 1 << (r & 7);
+    else nulls++;
+  }
+  return nulls;
+}
+
+/** Fills `offsets` (n + 1 entries) with the running byte length of entries `index[r]` (`start` as in {@link Utf8Entries}); returns the total. */
+function utf8Offsets(index: Int32Array, start: Int32Array, offsets: Int32Array): number {
+  let total = 0;
+  for (let r = 0; r < index.length; r++) {
+    const i = index[r];
+    total += start[i + 1] - start[i];
+    offsets[r + 1] = total;
+  }
+  return total;
+}
+
+/** Copies the bytes of entry `index[r]` for every row r, back to back, into `data`. */
+function utf8Gather(index: Int32Array, start: Int32Array, bytes: Uint8Array, data: Uint8Array): void {
+  for (let r = 0, p = 0; r < index.length; r++) {
+    const i = index[r];
+    for (let b = start[i], e = start[i + 1]; b < e; b++) data[p++] = bytes[b];
+  }
+}
+
+/**
+ * Writes each value's two 32-bit halves into `halves` (little-endian 64-bit slots), skipping blank
+ * rows; returns false at the first value that is not a safe integer.
+ */
+function int64Halves(values: Float64Array, blank: Uint8Array | undefined, halves: Int32Array): boolean {
+  for (let r = 0; r < values.length; r++) {
+    if (blank !== undefined && blank[r] === 1) continue;
+    const x = values[r];
+    if (!Number.isSafeInteger(x)) return false;
+    const hi = Math.floor(x / 4294967296);
+    halves[2 * r] = x - hi * 4294967296;
+    halves[2 * r + 1] = hi;
+  }
+  return true;
+}
+
+/** `nulls` > 0: the bitmap and the count; else no bitmap (every row valid). */
+function nullsOf(nulls: number, bitmap: Uint8Array): { nullCount: number; nullBitmap?: Uint8Array } {
+  return nulls > 0 ? { nullCount: nulls, nullBitmap: bitmap } : { nullCount: 0 };
 }
 
 /**
@@ -281,18 +339,10 @@ function utf8FromDict(dict: readonly string[], index: Int32Array): Data {
   const n = index.length;
   const { bytes, start, valid } = utf8Of(dict);
   const offsets = new Int32Array(n + 1);
-  let total = 0;
-  for (let r = 0; r < n; r++) {
-    const i = index[r];
-    total += start[i + 1] - start[i];
-    offsets[r + 1] = total;
-  }
-  const data = new Uint8Array(total);
-  for (let r = 0, p = 0; r < n; r++) {
-    const i = index[r];
-    for (let b = start[i], e = start[i + 1]; b < e; b++) data[p++] = bytes[b];
-  }
-  return makeData({ type: new Utf8(), length: n, ...validity(n, (r) => valid[index[r]] === 1), valueOffsets: offsets, data });
+  const data = new Uint8Array(utf8Offsets(index, start, offsets));
+  utf8Gather(index, start, bytes, data);
+  const bitmap = new Uint8Array(Math.ceil(n / 8));
+  return makeData({ type: new Utf8(), length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap), valueOffsets: offsets, data });
 }
 
 /**
@@ -303,16 +353,9 @@ function utf8FromDict(dict: readonly string[], index: Int32Array): Data {
 function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined): Data | undefined {
   const n = values.length;
   const data = new BigInt64Array(n);
-  const halves = new Int32Array(data.buffer);
-  for (let r = 0; r < n; r++) {
-    if (blank !== undefined && blank[r] === 1) continue;
-    const x = values[r];
-    if (!Number.isSafeInteger(x)) return undefined;
-    const hi = Math.floor(x / 4294967296);
-    halves[2 * r] = x - hi * 4294967296;
-    halves[2 * r + 1] = hi;
-  }
-  return makeData({ type: new Int64(), length: n, ...validity(n, (r) => blank === undefined || blank[r] === 0), data });
+  if (!int64Halves(values, blank, new Int32Array(data.buffer))) return undefined;
+  const bitmap = new Uint8Array(Math.ceil(n / 8));
+  return makeData({ type: new Int64(), length: n, ...nullsOf(blankValidity(n, blank, bitmap), bitmap), data });
 }
 
 /**

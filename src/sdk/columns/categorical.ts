@@ -235,9 +235,13 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   const decodeColumn: FeatureDecoder["decodeColumn"] = (codes, rng, rowOffset, _ids, partnerCodes, fresh) => {
     const n = codes.length;
     const index = new Int32Array(n);
+    // Most columns hold no pooled code in most batches: one tight copy of the codes, checked.
+    const first = copyCodes(codes, index, hasText, otherCode ?? -1);
+    if (first === n) return { kind: "dict", dict, index };
+    if (first < 0) return badCode(f, codes[-first - 1], K);
     let own = dict;
     let otherAt = -1;
-    for (let r = 0; r < n; r++) {
+    for (let r = first; r < n; r++) {
       const c = codes[r];
       if (c === otherCode) {
         if (fresh) {
@@ -278,4 +282,21 @@ export function describeCategorical(c: ColumnCodec): string {
     : `${own} values with a code` +
         (c.otherCode >= 0 ? `, rarer values (< ${c.stats.rare_threshold} rows) pooled` : "") +
         (c.stats.semantic ? `, written as fresh ${SEMANTIC_LABELS[c.stats.semantic.kind]}` : "");
+}
+
+/**
+ * Copies `codes[r]` to `index[r]` from the first row while each code has a text (`hasText[c]` 1)
+ * and is not `otherCode`: the whole column for a batch with no pooled code. A separate function of
+ * typed arrays, so its optimized code is kept between columns and batches.
+ * @returns the first row not copied (a pooled code), `codes.length` when all were, or -(r + 1)
+ *   for a row r whose code has no text and is not pooled.
+ */
+function copyCodes(codes: ArrayLike<number>, index: Int32Array, hasText: Uint8Array, otherCode: number): number {
+  for (let r = 0; r < codes.length; r++) {
+    const c = codes[r];
+    if (c === otherCode) return r;
+    if (hasText[c] !== 1) return -(r + 1);
+    index[r] = c;
+  }
+  return codes.length;
 }
