@@ -1,5 +1,5 @@
 /**
- * `node --expose-gc dist/bench/parquet-write.js DIR [--seed 1] [--repeats 5] [--old DIST] [--out PREFIX]`:
+ * `node --expose-gc dist/bench/parquet-write.js DIR [--seed 1] [--repeats 5] [--old DIST] [--only new|old] [--out PREFIX]`:
  * the client's CPU for writing Parquet from decoded batches, alone (issue 25). DIR is made by
  * `node dist/bench/enforce-profile.js prepare DIR --seeds 1` (real codes of raw Adult's plain
  * draw, batches of 100,000 rows).
@@ -8,11 +8,18 @@
  * `enforce-profile decode` does) and kept; then, `--repeats` times, each writer writes them all
  * with `writeBatches(sink, batches, { format: "parquet", rowGroupRows: 100000 })` into a sink that
  * only counts the bytes, and this process's CPU (user + system, `process.cpuUsage`, all threads)
- * over the write and a full garbage collection after it (with `--expose-gc`; one is also run,
- * uncounted, before) is printed per 1M rows. Writers: this build's (`new`) and, with `--old
+ * over the write, a full garbage collection after it (with `--expose-gc`; one is also run,
+ * uncounted, before) and half a second of idling (the write's background threads finishing) is
+ * printed per 1M rows. Writers: this build's (`new`) and, with `--old
  * DIST`, the `dist` folder of another build (its `src/sdk/formats.js`, e.g. the commit before
  * issue 25's Parquet writer, whose Parquet is parquet-wasm), alternating which goes first. With
  * `--out PREFIX`, each writer's file is also written to PREFIX-new.parquet / PREFIX-old.parquet.
+ * `--only NAME` runs one of the two: in one process, a writer run right after the other one was
+ * measured up to twice as slow as after itself (parquet-wasm's memory and garbage linger), so
+ * the fair comparison is processes of one writer each, alternated:
+ * `for i in 1 2 3; do for w in new old; do node --expose-gc dist/bench/parquet-write.js DIR
+ * --old OLD --only $w --repeats 3; done; done` (the first write of a process includes compiling
+ * the writer, as a CLI run's does).
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -24,6 +31,8 @@ import { deriveSeed } from "../src/sdk/prng";
 import type { Metadata } from "../src/types";
 
 const BLOCK = 100_000;
+/** Idle time at the end of each measured window, so that one writer's background work is not billed to the next. */
+const SETTLE_MS = 500;
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(name);
@@ -63,8 +72,10 @@ async function main(): Promise<void> {
     batches.push(decoder.decodeBatch(columns, deriveSeed(seed, b, 1), { rowOffset: b * BLOCK, idKey: deriveSeed(seed, 0, 2) }));
   }
   const rows = batches.reduce((n, b) => n + b.length, 0);
-  const writers: [string, Write][] = [["new", writeBatches]];
+  const only = process.argv.includes("--only") ? arg("--only", "") : undefined;
+  let writers: [string, Write][] = [["new", writeBatches]];
   if (oldDist) writers.push(["old", (require(join(oldDist, "src/sdk/formats.js")) as { writeBatches: Write }).writeBatches]);
+  if (only) writers = writers.filter(([name]) => name === only);
   const gc = (globalThis as { gc?: () => void }).gc;
   const cpu = (): number => {
     const c = process.cpuUsage();
@@ -83,6 +94,8 @@ async function main(): Promise<void> {
       const t = cpu();
       await write(sink, each(), { format: "parquet", metadata, rowGroupRows: BLOCK });
       gc?.();
+      // The write's work on other threads (concurrent marking and compiling) ends within the window.
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
       times.get(name)!.push(((cpu() - t) * 1e6) / rows);
       sizes.set(name, bytes());
     }

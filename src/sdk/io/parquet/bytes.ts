@@ -29,6 +29,11 @@ export class ByteSink {
     this.view = new DataView(next.buffer, next.byteOffset, next.length);
   }
 
+  /** Forgets the bytes written (the buffer is kept for the next ones). */
+  reset(): void {
+    this.pos = 0;
+  }
+
   /** The bytes written so far (a view, not a copy: write nothing more while it is in use). */
   bytes(): Buffer {
     return this.buf.subarray(0, this.pos);
