@@ -20,6 +20,8 @@
  */
 import type { ByteSink } from "./bytes";
 
+/** The widest values {@link writeHybrid} packs (a 32-bit accumulator holds a value and 7 waiting bits). */
+export const MAX_WIDTH = 24;
 /** Groups of 8 values per bit-packed run at most (63: the run header then fits one byte). */
 export const MAX_GROUPS = 63;
 
@@ -34,9 +36,12 @@ export function bitWidth(max: number): number {
  * start): a row of groups that all hold one value becomes an RLE run when that is shorter than
  * bit-packing them ({@link rleGroups}); everything else is bit-packed. (A repeat that does not
  * fill an aligned group is bit-packed: checking 8 values costs one comparison for most groups.)
- * @param width bits per value, 0..32.
+ * @param width bits per value, 0..24 (dictionary indices of up to 2^24 entries; a row group has
+ *   at most 2^20 rows).
+ * @throws RangeError for a width above 24.
  */
 export function writeHybrid(out: ByteSink, values: Int32Array, count: number, width: number): void {
+  if (!(width >= 0 && width <= MAX_WIDTH)) throw new RangeError(`bit width ${width} is not in [0, ${MAX_WIDTH}]`);
   const full = count - (count & 7); // values in whole groups
   const minGroups = rleGroups(width);
   let literals = 0; // values [literals, g) wait to be bit-packed
@@ -94,41 +99,20 @@ function writeBitPacked(out: ByteSink, values: Int32Array, from: number, to: num
     const end = s + groups * 8;
     let acc = 0;
     let bits = 0;
-    if (width <= 24) {
-      // acc holds fewer than 8 bits before a value is added: at most 31 bits after.
-      for (let k = s; k < e; k++) {
-        acc |= values[k] << bits;
-        bits += width;
-        while (bits >= 8) {
-          buf[p++] = acc;
-          acc >>>= 8;
-          bits -= 8;
-        }
-      }
-      // The last group's padding: zeros.
-      for (bits += width * (end - e); bits > 0; bits -= 8) {
+    // acc holds fewer than 8 bits before a value is added: at most 31 bits after (width <= 24).
+    for (let k = s; k < e; k++) {
+      acc |= values[k] << bits;
+      bits += width;
+      while (bits >= 8) {
         buf[p++] = acc;
         acc >>>= 8;
+        bits -= 8;
       }
-    } else {
-      // Wider values in two parts: the low 16 bits, then the rest.
-      for (let k = s; k < end; k++) {
-        const v = k < e ? values[k] : 0;
-        acc |= (v & 0xffff) << bits;
-        bits += 16;
-        while (bits >= 8) {
-          buf[p++] = acc;
-          acc >>>= 8;
-          bits -= 8;
-        }
-        acc |= (v >>> 16) << bits;
-        bits += width - 16;
-        while (bits >= 8) {
-          buf[p++] = acc;
-          acc >>>= 8;
-          bits -= 8;
-        }
-      }
+    }
+    // The last group's padding: zeros.
+    for (bits += width * (end - e); bits > 0; bits -= 8) {
+      buf[p++] = acc;
+      acc >>>= 8;
     }
     out.pos = p;
     s = e;
