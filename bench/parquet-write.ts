@@ -10,7 +10,8 @@
  * only counts the bytes, and this process's CPU (user + system, `process.cpuUsage`, all threads)
  * over the write, a full garbage collection after it (with `--expose-gc`; one is also run,
  * uncounted, before) and half a second of idling (the write's background threads finishing) is
- * printed per 1M rows. Writers: this build's (`new`) and, with `--old
+ * printed per 1M rows, with the growth of the peak resident memory during the write over the
+ * resident memory before it (Linux: `/proc/self/clear_refs` resets the peak). Writers: this build's (`new`) and, with `--old
  * DIST`, the `dist` folder of another build (its `src/sdk/formats.js`, e.g. the commit before
  * issue 25's Parquet writer, whose Parquet is parquet-wasm), alternating which goes first. With
  * `--out PREFIX`, each writer's file is also written to PREFIX-new.parquet / PREFIX-old.parquet.
@@ -21,7 +22,7 @@
  * --old OLD --only $w --repeats 3; done; done` (the first write of a process includes compiling
  * the writer, as a CLI run's does).
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { DecodedBatch } from "../src/sdk/batch";
@@ -40,6 +41,27 @@ function arg(name: string, fallback: string): string {
 }
 
 type Write = typeof writeBatches;
+
+/** This process's resident and peak resident memory, bytes (Linux `/proc/self/status`; NaN elsewhere). */
+function memory(): { rss: number; hwm: number } {
+  try {
+    const s = readFileSync("/proc/self/status", "utf8");
+    const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(s)?.[1] ?? NaN) * 1024;
+    return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
+  } catch {
+    return { rss: NaN, hwm: NaN };
+  }
+}
+
+/** Resets the peak resident memory to the current (Linux `clear_refs`); false where that is not possible. */
+function resetPeak(): boolean {
+  try {
+    writeFileSync("/proc/self/clear_refs", "5");
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A sink that counts the bytes written to it and keeps none. */
 function countingSink(): { sink: Writable; bytes: () => number } {
@@ -85,26 +107,32 @@ async function main(): Promise<void> {
     yield* batches;
   }
   const times = new Map<string, number[]>(writers.map(([name]) => [name, []]));
+  const peaks = new Map<string, number[]>(writers.map(([name]) => [name, []]));
   const sizes = new Map<string, number>();
   for (let rep = 0; rep < repeats; rep++) {
     const order = rep % 2 === 0 ? writers : [...writers].reverse();
     for (const [name, write] of order) {
       gc?.();
       const { sink, bytes } = countingSink();
+      const before = memory().rss;
+      const peak = resetPeak();
       const t = cpu();
       await write(sink, each(), { format: "parquet", metadata, rowGroupRows: BLOCK });
       gc?.();
       // The write's work on other threads (concurrent marking and compiling) ends within the window.
       await new Promise((r) => setTimeout(r, SETTLE_MS));
       times.get(name)!.push(((cpu() - t) * 1e6) / rows);
+      if (peak) peaks.get(name)!.push(memory().hwm - before);
       sizes.set(name, bytes());
     }
   }
   for (const [name] of writers) {
     const ts = times.get(name)!;
     const sorted = [...ts].sort((a, b) => a - b);
+    const mb = peaks.get(name)!.map((x) => (x / 2 ** 20).toFixed(0));
     console.log(
-      `${name}: ${rows} rows, ${sizes.get(name)} bytes; core-s per 1M rows: ${ts.map((x) => x.toFixed(3)).join(" ")} (median ${sorted[Math.floor(sorted.length / 2)].toFixed(3)})`,
+      `${name}: ${rows} rows, ${sizes.get(name)} bytes; core-s per 1M rows: ${ts.map((x) => x.toFixed(3)).join(" ")} (median ${sorted[Math.floor(sorted.length / 2)].toFixed(3)})` +
+        (mb.length ? `; peak RSS over the start of the write, MiB: ${mb.join(" ")}` : ""),
     );
     if (out) await writers.find(([n]) => n === name)![1](`${out}-${name}.parquet`, each(), { format: "parquet", metadata, rowGroupRows: BLOCK });
   }

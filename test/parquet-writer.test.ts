@@ -19,7 +19,7 @@ import { DecodedBatch, type DecodedColumn } from "../src/sdk/batch";
 import { writeBatches } from "../src/sdk/formats";
 import { ByteSink, zigzag } from "../src/sdk/io/parquet/bytes";
 import { bitWidth, rleGroups, writeDefinitionLevels, writeHybrid } from "../src/sdk/io/parquet/encodings";
-import { statsOf } from "../src/sdk/io/parquet/columns";
+import { statsOf } from "../src/sdk/io/parquet/values";
 import { CT, CompactWriter } from "../src/sdk/io/parquet/thrift";
 import type { ColumnStats, Metadata } from "../src/types";
 import { mulberry32 } from "./fixtures";

@@ -20,13 +20,18 @@
  * A column chunk whose values are all null is a PLAIN data page of definition levels only.
  *
  * Statistics: null count; min and max of the values present in the column's order (strings
- * unsigned bytewise, INT32 / INT64 signed, DOUBLE numeric without NaN: see {@link statsOf}).
+ * unsigned bytewise, INT32 / INT64 signed, DOUBLE numeric without NaN: `statsOf` in `./values`,
+ * which also writes PLAIN values). The loops over rows are in `./rows`.
  */
 import { cellText, type DecodedBatch, type DictColumn, type IntColumn } from "../../batch";
 import { DataError } from "../../errors";
 import type { BatchConverter, ColumnType, TypedValue } from "../../typed";
 import { ByteSink } from "./bytes";
 import { bitWidth, writeDefinitionLevels, writeHybrid } from "./encodings";
+import { ERROR_ID, NULL_ID, blankLevels, int64Words, intRange, markSeen, remapRows, remapRowsWithNulls, tableIds } from "./rows";
+import { compareBytes, int64Bytes, statsOf, writeValue, type PageValue, type Stats } from "./values";
+
+export type { Stats };
 
 /** parquet.thrift `Encoding`. */
 export const Encoding = { PLAIN: 0, RLE: 3, RLE_DICTIONARY: 8 } as const;
@@ -39,13 +44,6 @@ export const STRING_SAMPLE = 1024;
 /** Whether typed arrays are little endian here (as Parquet's values are). */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-/** A dictColumn index of a blank entry. */
-const NULL_ID = -1;
-/** A dictColumn index of an entry its column's type cannot hold. */
-const ERROR_ID = -2;
-
-/** A typed value as a page holds it: string bytes (UTF-8), a bigint (INT64), a number (DOUBLE, INT32; INT64 when a safe integer). */
-type PageValue = Uint8Array | bigint | number;
 
 /** Rows [from, to) of a batch, in a row group. */
 export interface Part {
@@ -54,14 +52,6 @@ export interface Part {
   to: number;
   /** Names row r of the batch in error messages. */
   describe: (r: number) => string;
-}
-
-/** Statistics of a column chunk's values: min and max as PLAIN bytes (strings without a length). */
-export interface Stats {
-  min?: Uint8Array;
-  max?: Uint8Array;
-  /** DOUBLE columns: the number of NaN values. */
-  nanCount?: number;
 }
 
 /** One column chunk's pages before their headers. `dict.body` and `data` are views of reused buffers. */
@@ -443,210 +433,4 @@ export class ColumnEncoder {
 function isIdentity(remap: Int32Array): boolean {
   for (let e = 0; e < remap.length; e++) if (remap[e] !== e) return false;
   return true;
-}
-
-/*
- * The loops over rows live in small functions of their own: inside a large function, V8 compiles
- * the loop on the spot and throws the code away at the first line after it that has not run yet,
- * every call (measured: the first two row groups of 100,000 Adult rows cost ten times the others).
- */
-
-/** Sets `seen[index[r]]` for r in [from, to). */
-function markSeen(index: Int32Array, from: number, to: number, seen: Uint8Array): void {
-  for (let r = from; r < to; r++) seen[index[r]] = 1;
-}
-
-/**
- * Writes `remap[index[r]]` to `idx[k ..]` (and sets `seen` of it) for rows r from `from` on,
- * until one maps below 0 (a null or an error); returns that row, or `to`.
- */
-function remapRows(index: Int32Array, from: number, to: number, remap: Int32Array, idx: Int32Array, k: number, seen: Uint8Array): number {
-  let r = from;
-  for (; r < to; r++) {
-    const id = remap[index[r]];
-    if (id < 0) break;
-    idx[k++] = id;
-    seen[id] = 1;
-  }
-  return r;
-}
-
-/**
- * {@link remapRows} for rows [from, to) that may be null: `defs[q ..]` gets 1 or 0 per row, `idx`
- * from k on the indices of the present ones. Returns the k after them, or `~r` (negative) for the
- * first row r whose entry is an error.
- */
-function remapRowsWithNulls(index: Int32Array, from: number, to: number, remap: Int32Array, idx: Int32Array, k: number, seen: Uint8Array, defs: Int32Array, q: number): number {
-  for (let r = from; r < to; r++, q++) {
-    const id = remap[index[r]];
-    if (id >= 0) {
-      idx[k++] = id;
-      seen[id] = 1;
-      defs[q] = 1;
-    } else if (id === NULL_ID) defs[q] = 0;
-    else return ~r;
-  }
-  return k;
-}
-
-/**
- * Widens `range` (min, max, count of blanks) by `values[from .. to)` (blank where `blank[r]` is
- * 1). False when a present value is not a safe integer.
- */
-function intRange(values: Float64Array, blank: Uint8Array | undefined, from: number, to: number, range: Float64Array): boolean {
-  let min = range[0];
-  let max = range[1];
-  let nulls = range[2];
-  for (let r = from; r < to; r++) {
-    if (blank !== undefined && blank[r] === 1) {
-      nulls++;
-      continue;
-    }
-    const x = values[r];
-    if (!Number.isSafeInteger(x)) return false;
-    if (x < min) min = x;
-    if (x > max) max = x;
-  }
-  range[0] = min;
-  range[1] = max;
-  range[2] = nulls;
-  return true;
-}
-
-/** `defs[q ..]`: per row in [from, to), 0 where `blank` is 1, else 1. */
-function blankLevels(blank: Uint8Array | undefined, from: number, to: number, defs: Int32Array, q: number): void {
-  for (let r = from; r < to; r++) defs[q++] = blank !== undefined && blank[r] === 1 ? 0 : 1;
-}
-
-/**
- * Dictionary indices of the present `values[from .. to)` through `table` (value - min -> index, -1
- * for none yet; a new value is appended to `dict`), written to `idx[k ..]`. Returns the k after
- * them, or -1 once `dict` holds more than `limit` values.
- */
-function tableIds(values: Float64Array, blank: Uint8Array | undefined, from: number, to: number, min: number, table: Int32Array, dict: number[], idx: Int32Array, k: number, limit: number): number {
-  for (let r = from; r < to; r++) {
-    if (blank !== undefined && blank[r] === 1) continue;
-    const t = (values[r] - min) | 0; // in [0, DIRECT_RANGE): an int32 index
-    let id = table[t];
-    if (id < 0) {
-      id = table[t] = dict.length;
-      dict.push(values[r]);
-      if (dict.length > limit) return -1;
-    }
-    idx[k++] = id;
-  }
-  return k;
-}
-
-/**
- * The present `values[from .. to)` (safe integers) as INT64 into `words[w ..]`: two 32-bit halves
- * each, low first (little endian machines only); no call per value. Returns the w after them.
- */
-function int64Words(values: Float64Array, blank: Uint8Array | undefined, from: number, to: number, words: Int32Array, w: number): number {
-  for (let r = from; r < to; r++) {
-    if (blank !== undefined && blank[r] === 1) continue;
-    const x = values[r];
-    const hi = Math.floor(x / 4294967296);
-    words[w++] = x - hi * 4294967296;
-    words[w++] = hi;
-  }
-  return w;
-}
-
-/** Unsigned bytewise order of `buf[a .. a + aLen)` and `buf[b .. b + bLen)`: negative, 0 or positive. */
-export function compareBytes(buf: Uint8Array, a: number, aLen: number, b: number, bLen: number): number {
-  const n = Math.min(aLen, bLen);
-  for (let i = 0; i < n; i++) {
-    const d = buf[a + i] - buf[b + i];
-    if (d !== 0) return d;
-  }
-  return aLen - bLen;
-}
-
-/** One value, PLAIN: strings (bytes or text) with a 4-byte length; INT64 8 bytes; DOUBLE 8 bytes; INT32 4 bytes; little endian. */
-function writeValue(out: ByteSink, type: ColumnType, v: PageValue | string): void {
-  switch (type) {
-    case "string":
-      if (typeof v === "string") {
-        const at = out.pos;
-        out.u32(0);
-        out.utf8(v);
-        out.u32At(at, out.pos - at - 4);
-      } else {
-        const b = v as Uint8Array;
-        out.u32(b.length);
-        out.append(b);
-      }
-      return;
-    case "int64":
-    case "timestamp":
-      out.i64(v as bigint | number);
-      return;
-    case "float64":
-      out.f64(v as number);
-      return;
-    case "date":
-      out.i32(v as number);
-      return;
-  }
-}
-
-/** The 8 bytes (little endian) of a safe integer or bigint as INT64. */
-function int64Bytes(v: bigint | number): Uint8Array {
-  const out = new ByteSink(8);
-  out.i64(v);
-  return out.bytes();
-}
-
-/**
- * min_value / max_value of `values` (all present) in the column type's order (parquet.thrift
- * `ColumnOrder`, TYPE_ORDER): strings unsigned bytewise; INT32 (dates) and INT64 signed; DOUBLE
- * numeric with NaN left out and counted in `nanCount` (no min or max when all are NaN), a zero
- * minimum written -0.0 and a zero maximum +0.0, as the format asks.
- */
-export function statsOf(type: ColumnType, values: readonly (PageValue | string)[]): Stats {
-  if (values.length === 0) return {};
-  if (type === "string") {
-    let min: Uint8Array | undefined;
-    let max: Uint8Array | undefined;
-    for (const v of values) {
-      const b = typeof v === "string" ? Buffer.from(v, "utf8") : (v as Uint8Array);
-      if (min === undefined || Buffer.compare(b, min) < 0) min = b;
-      if (max === undefined || Buffer.compare(b, max) > 0) max = b;
-    }
-    return { min, max };
-  }
-  if (type === "float64") {
-    let min = Infinity;
-    let max = -Infinity;
-    let nanCount = 0;
-    for (const v of values as number[]) {
-      if (Number.isNaN(v)) nanCount++;
-      else {
-        if (v < min) min = v;
-        if (v > max) max = v;
-      }
-    }
-    if (nanCount === values.length) return { nanCount };
-    const bytes = (x: number): Uint8Array => {
-      const out = new ByteSink(8);
-      out.f64(x);
-      return out.bytes();
-    };
-    return { min: bytes(min === 0 ? -0 : min), max: bytes(max === 0 ? 0 : max), nanCount };
-  }
-  let min = values[0] as bigint | number;
-  let max = min;
-  for (const v of values as (bigint | number)[]) {
-    if (v < min) min = v;
-    if (v > max) max = v;
-  }
-  if (type === "date") {
-    const lo = new ByteSink(4);
-    lo.i32(min as number);
-    const hi = new ByteSink(4);
-    hi.i32(max as number);
-    return { min: lo.bytes(), max: hi.bytes() };
-  }
-  return { min: int64Bytes(min), max: int64Bytes(max) };
 }
