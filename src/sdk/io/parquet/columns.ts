@@ -44,7 +44,6 @@ export const STRING_SAMPLE = 1024;
 /** Whether typed arrays are little endian here (as Parquet's values are). */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-
 /** Rows [from, to) of a batch, in a row group. */
 export interface Part {
   batch: DecodedBatch;
