@@ -1,7 +1,7 @@
 /**
- * Output formats (issue 13, `src/sdk/formats.ts`, `columnar.ts`, `typed.ts`): `writeFile` writes
- * Parquet and Arrow IPC files whose typed values equal the CSV of the same seed, read back with
- * readers independent of the writers: hyparquet (pure JS) for Parquet, apache-arrow's
+ * Output formats (issue 13, `src/sdk/formats.ts`, `columnar.ts`, `typed.ts`, `io/parquet`):
+ * `writeFile` writes Parquet and Arrow IPC files whose typed values equal the CSV of the same
+ * seed, read back with readers independent of the writers: hyparquet (pure JS) for Parquet, apache-arrow's
  * `tableFromIPC` for Arrow; the CSV with csv-parse; datetimes checked with `Date.parse`, not with
  * the SDK's own parser.
  *
@@ -280,8 +280,48 @@ test("Parquet and Arrow hold the CSV's values of the same seed, typed, one row g
     );
     const ts = schema.get("at")!.logical_type as { unit: string; isAdjustedToUTC: boolean };
     assert.deepEqual([ts.unit, ts.isAdjustedToUTC], ["MILLIS", true]);
+    assert.deepEqual(
+      COLUMNS.map((c) => [schema.get(c)!.repetition_type, schema.get(c)!.converted_type ?? null]),
+      [
+        ["OPTIONAL", "UTF8"],
+        ["OPTIONAL", null],
+        ["OPTIONAL", null],
+        ["OPTIONAL", null],
+        ["OPTIONAL", "DATE"],
+        ["OPTIONAL", "TIMESTAMP_MILLIS"],
+        ["OPTIONAL", "TIMESTAMP_MILLIS"],
+        ["OPTIONAL", "UTF8"],
+      ],
+      "every column nullable; converted types for readers older than logical types",
+    );
     const objects = (await parquetReadObjects({ file: pq })) as Record<string, unknown>[];
     assertSameValues(csv, objects.length, (r, c) => objects[r][c], "Parquet");
+
+    // Our writer (issue 25): uncompressed; the code-book columns dictionary-encoded; per row group
+    // and column, null_count and min / max of the values the group holds; the Arrow schema embedded.
+    let first = 0;
+    for (const g of md.row_groups) {
+      const rows = objects.slice(first, first + Number(g.num_rows));
+      first += Number(g.num_rows);
+      g.columns.forEach((chunk, j) => {
+        const c = COLUMNS[j];
+        const m = chunk.meta_data!;
+        assert.equal(m.path_in_schema[0], c);
+        assert.equal(m.codec, "UNCOMPRESSED");
+        assert.equal(Number(m.num_values), rows.length);
+        const values = rows.map((o) => o[c]).filter((v) => v !== null && v !== undefined);
+        assert.equal(Number(m.statistics!.null_count), rows.length - values.length, `${c}: null_count`);
+        const key = (v: unknown): number | bigint | string => (v instanceof Date ? v.getTime() : (v as number | bigint | string));
+        const order = (a: unknown, b: unknown): number =>
+          typeof a === "string" ? Buffer.compare(Buffer.from(a), Buffer.from(b as string)) : key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
+        const sorted = [...values].sort(order);
+        assert.deepEqual([key(m.statistics!.min_value), key(m.statistics!.max_value)], [key(sorted[0]), key(sorted.at(-1))], `${c}: min / max`);
+      });
+      const encodings = (c: string): string[] => g.columns[COLUMNS.indexOf(c)].meta_data!.encodings;
+      for (const c of ["color", "small"]) assert.ok(encodings(c).includes("RLE_DICTIONARY"), `${c}: a code-book column`);
+      assert.deepEqual(encodings("order_id"), ["PLAIN", "RLE"], "identifiers: PLAIN");
+    }
+    assert.ok(md.key_value_metadata!.some((kv) => kv.key === "ARROW:schema"));
   } finally {
     await srv.close();
   }
@@ -354,7 +394,7 @@ test("seed tables: typed output holds the kept cells (offsets applied); a cell a
   }
 });
 
-test("a generate failure part-way makes writeFile fail for Parquet and Arrow (Parquet would otherwise end with a valid footer)", async () => {
+test("a generate failure part-way makes writeFile fail for Parquet and Arrow, and the partial file has no footer", async () => {
   const meta = await fixtureMetadata();
   for (const ext of ["parquet", "arrow"]) {
     const srv = await fakeServer(meta, { failAtCall: 2 });
@@ -365,6 +405,12 @@ test("a generate failure part-way makes writeFile fail for Parquet and Arrow (Pa
       await srv.close();
     }
   }
+  // (parquet-wasm, the writer before issue 25, ended its output with a valid footer over the row
+  // groups written: a pipeline alone would have reported success.)
+  const partial = readFileSync(join(dir, "fail.parquet"));
+  assert.equal(partial.subarray(0, 4).toString(), "PAR1");
+  assert.notEqual(partial.subarray(partial.length - 4).toString(), "PAR1", "no footer: no reader takes it for a whole file");
+  assert.throws(() => parquetMetadata(arrayBufferOf(join(dir, "fail.parquet"))));
 });
 
 test("formats by name and extension; a bad format fails before any request; the CLI refuses binary output to a terminal", async () => {

@@ -1,16 +1,16 @@
 /**
  * The binary output formats of `./formats`: the Arrow IPC file format (apache-arrow) and Parquet
- * (parquet-wasm), written batch by batch from decoded batches (`./batch`) typed by `./typed`. parquet-wasm is
- * loaded on the first Parquet file only, so the SDK and the CLI start without WebAssembly.
+ * (our own writer, `./io/parquet/writer`), written batch by batch from decoded batches (`./batch`)
+ * typed by `./typed`.
  */
 import { createWriteStream } from "node:fs";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { AsyncByteQueue, RecordBatchFileWriter, RecordBatchStreamWriter, type RecordBatch } from "apache-arrow";
-import type * as ParquetWasm from "parquet-wasm/node/parquet_wasm";
+import { AsyncByteQueue, RecordBatchFileWriter, type RecordBatch } from "apache-arrow";
 import type { Metadata } from "../types";
 import { MAX_ROWS_PER_REQUEST } from "../types";
 import type { DecodedBatch } from "./batch";
+import { ParquetWriter } from "./io/parquet/writer";
 import { BatchConverter } from "./typed";
 
 /** Options of {@link writeColumnar} (those of `writeTables` in `./formats`, binary formats only). */
@@ -25,10 +25,12 @@ export interface ColumnarOptions {
 /**
  * Writes decoded `batches` (`./batch`) as Arrow or Parquet to a path (created or truncated when the first batch is
  * converted) or a stream (left open). See `writeTables` in `./formats`, which pulls the first
- * batch before calling this.
+ * batch before calling this. An error of the batches fails the write (the file then ends without
+ * a footer).
  * @returns the number of data rows written.
- * @throws RangeError for a bad `rowGroupRows`; DataError when a value does not fit its column's
- *   type (column and row of the output named); the batches' and the destination's errors.
+ * @throws RangeError for a bad `rowGroupRows` (before the file is created); DataError when a value
+ *   does not fit its column's type (column and row of the output named); the batches' and the
+ *   destination's errors.
  */
 export async function writeColumnar(
   dest: string | Writable,
@@ -37,21 +39,37 @@ export async function writeColumnar(
 ): Promise<number> {
   const converter = new BatchConverter(opts.metadata);
   let count = 0;
-  async function* recordBatches(): AsyncGenerator<RecordBatch> {
-    for await (const b of batches) {
-      const at = count;
-      yield converter.fromBatch(b, (r) => `row ${at + r + 1} of the output`);
-      count += b.length;
+  const describeFrom =
+    (at: number) =>
+    (r: number): string =>
+      `row ${at + r + 1} of the output`;
+  let bytes: Readable;
+  if (opts.format === "arrow") {
+    async function* recordBatches(): AsyncGenerator<RecordBatch> {
+      for await (const b of batches) {
+        const at = count;
+        yield converter.fromBatch(b, describeFrom(at));
+        count += b.length;
+      }
     }
+    bytes = arrowFile(converter, recordBatches());
+  } else {
+    const writer = new ParquetWriter(converter, opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);
+    async function* parquetBytes(): AsyncGenerator<Uint8Array> {
+      yield writer.start();
+      for await (const b of batches) {
+        const at = count;
+        count += b.length;
+        yield* writer.write(b, describeFrom(at));
+      }
+      yield* writer.end();
+    }
+    // One row group ahead of the destination at most.
+    bytes = Readable.from(parquetBytes(), { highWaterMark: 1 });
   }
-  const bytes = opts.format === "arrow" ? arrowFile(converter, recordBatches()) : await parquetFile(recordBatches(), opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);
   await pipeline(bytes, typeof dest === "string" ? createWriteStream(dest) : dest, { end: typeof dest === "string" });
-  bytes.rethrow?.();
   return count;
 }
-
-/** A byte stream that may hold an error its pipeline could not see (checked after it ends). */
-type Bytes = Readable & { rethrow?: () => void };
 
 /**
  * Receives the bytes a RecordBatchFileWriter writes, synchronously, so that they can be handed to
@@ -73,7 +91,7 @@ class Collected extends AsyncByteQueue {
 }
 
 /** The Arrow IPC file of `batches` (schema `converter.schema`), one record batch per batch. */
-function arrowFile(converter: BatchConverter, batches: AsyncGenerator<RecordBatch>): Bytes {
+function arrowFile(converter: BatchConverter, batches: AsyncGenerator<RecordBatch>): Readable {
   async function* bytes(): AsyncGenerator<Uint8Array> {
     const sink = new Collected();
     const writer = new RecordBatchFileWriter();
@@ -86,57 +104,4 @@ function arrowFile(converter: BatchConverter, batches: AsyncGenerator<RecordBatc
     yield* sink.take();
   }
   return Readable.from(bytes());
-}
-
-let parquetWasm: typeof ParquetWasm | undefined;
-
-/** parquet-wasm's Node build, loaded (and its WebAssembly compiled) on first use. */
-function loadParquetWasm(): typeof ParquetWasm {
-  // The package's "exports" map names the Node build "parquet-wasm/node"; TypeScript's CommonJS
-  // resolution reads the types from the file itself.
-  return (parquetWasm ??= require("parquet-wasm/node") as typeof ParquetWasm);
-}
-
-/**
- * The Parquet file of `batches`: each Arrow batch is handed to WebAssembly as an IPC stream, and
- * parquet-wasm's async writer closes a row group every `rowGroupRows` rows.
- *
- * parquet-wasm's output stream ends normally, with a valid footer, when its input stream fails
- * (checked with parquet-wasm 0.8.0: a failed 5th batch gave a readable file of 4 row groups). So
- * an error of the batches is kept here and rethrown by `rethrow()` after the pipeline, never lost.
- */
-async function parquetFile(batches: AsyncGenerator<RecordBatch>, rowGroupRows: number): Promise<Bytes> {
-  if (!(Number.isInteger(rowGroupRows) && rowGroupRows >= 1 && rowGroupRows <= 1_048_576)) {
-    throw new RangeError("rowGroupRows must be an integer in [1, 1048576]");
-  }
-  const pq = loadParquetWasm();
-  let error: { e: unknown } | undefined;
-  const input = new ReadableStream(
-    {
-      async pull(controller) {
-        try {
-          const r = await batches.next();
-          if (r.done) return controller.close();
-          const table = pq.Table.fromIPCStream(RecordBatchStreamWriter.writeAll([r.value]).toUint8Array(true));
-          const batch = table.recordBatch(0);
-          table.free();
-          controller.enqueue(batch);
-        } catch (e) {
-          error = { e };
-          controller.error(e);
-        }
-      },
-      async cancel() {
-        await batches.return(undefined);
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  const props = new pq.WriterPropertiesBuilder().setCompression(pq.Compression.SNAPPY).setMaxRowGroupSize(rowGroupRows).build();
-  const output = (await pq.transformParquetStream(input, props)) as ReadableStream<Uint8Array>;
-  const bytes: Bytes = Readable.from(output);
-  bytes.rethrow = () => {
-    if (error) throw error.e;
-  };
-  return bytes;
 }

@@ -8,21 +8,20 @@
  *   indexing the batches; Feather v2 is the same format), written with apache-arrow's
  *   `RecordBatchFileWriter`, one record batch per generated batch, uncompressed. Readers:
  *   `tableFromIPC` (apache-arrow), `pyarrow.ipc.open_file`, `pandas.read_feather`, DuckDB, Polars.
- * - Parquet (`.parquet`, `.pq`): parquet-wasm's `transformParquetStream` (the Rust `parquet`
- *   crate's async Arrow writer compiled to WebAssembly), Snappy-compressed pages, dictionary
- *   encoding where it pays, the Arrow schema embedded (so Arrow readers get the same types back).
- *   A row group is closed every `rowGroupRows` rows (default 100,000 = the largest generate batch,
- *   so with the SDK's default batch size one row group per generated batch).
+ * - Parquet (`.parquet`, `.pq`): our own writer (`./io/parquet/writer`, issue 25), uncompressed,
+ *   dictionary pages with RLE / bit-packed indices for code-book columns and integers of few
+ *   values, PLAIN otherwise, statistics, and the Arrow schema embedded (so Arrow readers get the
+ *   same types back). A row group is closed every `rowGroupRows` rows (default 100,000 = the
+ *   largest generate batch, so with the SDK's default batch size one row group per generated
+ *   batch).
  * Columns are typed from the model's metadata (`./typed`: strings, Int64, Float64, Timestamp(ms,
- * UTC) or Date32, blanks as null). The Arrow and Parquet writers live in `./columnar`; parquet-wasm
- * (its WebAssembly compiled, about 20 ms) loads on the first Parquet file only.
+ * UTC) or Date32, blanks as null). The Arrow and Parquet writers are called from `./columnar`.
  *
  * Memory: CSV holds one decoded batch. Arrow holds one decoded batch and its Arrow copy (about
  * 16 MB for 100,000 rows of the 15 Adult columns) and waits for the destination before asking for
- * the next batch. Parquet holds one decoded batch, its Arrow copy, a copy in WebAssembly memory
- * and the row group being encoded there; the WebAssembly memory grows to its peak (49 MB
- * for 100,000-row groups of Adult) and is not given back to the system while the process lives.
- * Measured numbers: docs/formats.md.
+ * the next batch. Parquet holds the decoded batches of the row group being filled, that row
+ * group's bytes (1.5 MB for 100,000 rows of Adult) and buffers of one column chunk reused from
+ * column to column. Measured numbers: docs/formats.md.
  *
  * Binary formats go to streams (stdout) as well as files: both writers write front to back and
  * never seek.
