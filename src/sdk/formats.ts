@@ -32,12 +32,16 @@ import { createWriteStream } from "node:fs";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DecodedBatch } from "./batch";
-import { writeColumnar } from "./columnar";
 import type { Table } from "./csv";
 import { csvHeader, csvRecords } from "./csv-writer";
 import type { OutputFormat } from "./format-names";
 
 export { OUTPUT_FORMATS, OUTPUT_EXTENSIONS, chooseFormat, formatOfPath, type OutputFormat } from "./format-names";
+
+/** `./columnar`, the Arrow and Parquet writers (apache-arrow), loaded for the first Arrow or Parquet file, not for CSV. */
+function columnar(): typeof import("./columnar") {
+  return require("./columnar");
+}
 
 /** Options of {@link writeTables}. */
 export interface WriteTablesOptions {
@@ -80,7 +84,7 @@ export async function writeBatches(dest: string | Writable, batches: AsyncGenera
     yield* batches;
   }
   if (opts.format === "csv") return writeCsvBatches(dest, opts.metadata.features, all());
-  return writeColumnar(dest, all(), { ...opts, format: opts.format });
+  return columnar().writeColumnar(dest, all(), { ...opts, format: opts.format });
 }
 
 /** The CSV of `batches` with a header of `columns` (`./csv-writer`; the bytes of `./csv`'s `writeCsv`). */

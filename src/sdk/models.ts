@@ -13,9 +13,13 @@ import type {
   Metadata,
   Model,
 } from "../types";
-import { tableFromIPC } from "apache-arrow";
 import type { RequestOptions, Requester } from "./request";
 import { APIError, TrainingFailedError, TrainingTimeoutError } from "./errors";
+
+/** apache-arrow (about 150 modules), loaded by the first Arrow response ({@link codesFromArrow}), not by every client. */
+function arrow(): typeof import("apache-arrow") {
+  return require("apache-arrow");
+}
 
 /** The media type of an Arrow IPC stream (docs/api.md "Arrow responses"). */
 export const ARROW_STREAM = "application/vnd.apache.arrow.stream";
@@ -237,6 +241,7 @@ function modelPath(id: string): string {
 export function codesFromArrow(bytes: Uint8Array, requestId?: string): GeneratedCodes {
   const bad = (why: string): APIError =>
     new APIError({ code: "invalid_response", message: `The Arrow generate response ${why}.`, ...(requestId ? { requestId } : {}) });
+  const { tableFromIPC } = arrow();
   let table;
   try {
     table = tableFromIPC(bytes);
