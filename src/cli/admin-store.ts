@@ -1,12 +1,13 @@
 /**
  * The store an admin command works on (`keys create`, `orgs set`, `usage`): the embedded LMDB
  * store in `--data-dir`, or with `--database URL` the shared PostgreSQL store (issue 14), opened
- * without a lease (an admin command holds no requests) and migrated if needed.
+ * without a lease (an admin command holds no requests) and migrated if needed. Both stores load when
+ * a command opens one, so that defining the options (`main.ts`) loads neither.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Option } from "commander";
-import { LmdbStore, type Store } from "../store";
+import type { Store } from "../store";
 
 /** What an admin command's store options parse to. */
 export interface AdminStoreOptions {
@@ -34,5 +35,6 @@ export async function openAdminStore(opts: AdminStoreOptions, mustExist = false)
     throw new Error(`No synthd store in ${opts.dataDir} (pass --data-dir or --database, or set SYNTHD_DATA_DIR).`);
   }
   mkdirSync(opts.dataDir, { recursive: true });
+  const { LmdbStore } = await import("../store");
   return new LmdbStore(opts.dataDir);
 }

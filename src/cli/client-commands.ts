@@ -11,24 +11,15 @@ import { randomBytes } from "node:crypto";
 import { accessSync, constants as fsConstants, existsSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Writable } from "node:stream";
-import {
-  InvalidRequestError,
-  Synthd,
-  SMALL_TABLE_ROWS,
-  Synthesizer,
-  defaultBinCap,
-  defaultRareThreshold,
-  evaluate,
-  formatOfPath,
-  nearCopyVerdict,
-  type EvaluationReport,
-  type Metadata,
-  type Model,
-  type ModelConfigInput,
-  type OutputFormat,
-  type SampleProgress,
-  type Where,
-} from "../sdk";
+import { Synthd } from "../sdk/client";
+import { nodeFetch } from "../sdk/node-fetch";
+import { InvalidRequestError } from "../sdk/errors";
+import { SMALL_TABLE_ROWS, Synthesizer, defaultBinCap, defaultRareThreshold, type SampleProgress } from "../sdk/synthesizer";
+import { formatOfPath, type OutputFormat } from "../sdk/format-names";
+import { nearCopyVerdict } from "../sdk/privacy/near-copies";
+import type { EvaluationReport } from "../sdk/evaluate";
+import type { Where } from "../sdk/seeded";
+import type { Metadata, Model, ModelConfigInput } from "../types";
 import { DEFAULTS, type ColumnOverride } from "../sdk/metadata";
 import { describeColumns } from "../sdk/columns";
 
@@ -37,6 +28,11 @@ const DEFAULT_BIN_CAP: number = DEFAULTS.binCap;
 import { describeRule } from "../sdk/rules/describe";
 import type { RuleOptions } from "../sdk/rules/detect";
 import { fmtLoss, progressBar } from "./progress";
+
+/** `../sdk/evaluate` (the marginals, TSTR and privacy checks), loaded when `evaluate` runs. */
+function sdkEvaluate(): typeof import("../sdk/evaluate") {
+  return require("../sdk/evaluate");
+}
 
 /** `--url` and `--key` (or SYNTHD_URL / SYNTHD_API_KEY). */
 export interface ClientOptions {
@@ -48,7 +44,8 @@ function client(opts: ClientOptions): Synthd {
   if (!opts.key) {
     throw new Error("no API key: pass --key or set SYNTHD_API_KEY (synthd serve prints a sandbox key on first start).");
   }
-  return new Synthd({ apiKey: opts.key, baseUrl: opts.url });
+  // node:http rather than Node's fetch, whose first call costs about 0.2 core-s (../sdk/node-fetch).
+  return new Synthd({ apiKey: opts.key, baseUrl: opts.url, fetch: nodeFetch });
 }
 
 /** Every field of Create Model's `config` (checked complete against {@link ModelConfigInput} at compile time). */
@@ -665,6 +662,7 @@ export function formatReport(r: EvaluationReport): string {
 
 /** `synthd evaluate REAL.csv SYNTH.csv [--json] [--domain FILE] [--target COL [--positive V]] [--holdout FILE]`. */
 export async function evaluateCommand(real: string, synthetic: string, opts: EvaluateCommandOptions): Promise<void> {
+  const { evaluate } = sdkEvaluate();
   const report = await evaluate(real, synthetic, {
     ...(opts.domain !== undefined ? { domain: opts.domain } : {}),
     ...(opts.target !== undefined ? { target: opts.target } : {}),

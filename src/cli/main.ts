@@ -8,17 +8,7 @@
  * error, a failed model); 2 wrong usage (commander's own message).
  */
 import { Command, InvalidArgumentError, Option } from "commander";
-import { serveCommand, keysCreateCommand, migrateCommand, workerCommand } from "./server-commands";
-import {
-  fitCommand,
-  sampleCommand,
-  imputeCommand,
-  modelsGetCommand,
-  modelsListCommand,
-  modelsRemoveCommand,
-  evaluateCommand,
-} from "./client-commands";
-import { OUTPUT_EXTENSIONS, OUTPUT_FORMATS } from "../sdk/formats";
+import { OUTPUT_EXTENSIONS, OUTPUT_FORMATS } from "../sdk/format-names";
 import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission/queue";
 import { parseByteSize } from "../engine/admission/budget";
 import { FORWARDED_HEADERS, TrustedProxies } from "../server/clientAddress";
@@ -26,6 +16,28 @@ import { reportAndExit } from "./output";
 import { registerUsageCommands } from "./usage";
 import { databaseOption } from "./admin-store";
 import { registerReportCommand } from "./report-command";
+
+// The commands' implementations load when one of them runs, not when the program is defined: a
+// client command does not load the server, the store and the engine, and `--help` loads neither.
+// What the definitions need (defaults, parsers, choices) comes from modules that load nothing heavy.
+
+/**
+ * Commander's action for the function `name` of the module `load` returns, loading the module when
+ * the command runs: `lazy(clientCommands, "sampleCommand")`.
+ */
+function lazy<M, K extends keyof M>(load: () => M, name: K): M[K] {
+  return ((...args: unknown[]) => (load()[name] as (...a: unknown[]) => unknown)(...args)) as M[K];
+}
+
+/** `./server-commands` (the server, the store, the engine), loaded when `serve`, `worker`, `migrate` or `keys create` runs. */
+function serverCommands(): typeof import("./server-commands") {
+  return require("./server-commands");
+}
+
+/** `./client-commands` (the SDK), loaded when `fit`, `sample`, `impute`, `models` or `evaluate` runs. */
+function clientCommands(): typeof import("./client-commands") {
+  return require("./client-commands");
+}
 
 function int(name: string, min: number): (v: string) => number {
   return (v) => {
@@ -159,7 +171,7 @@ export function buildProgram(): Command {
         .argParser(int("--http10-port", 0)),
     )
     .addHelpText("after", SERVE_ENVIRONMENT)
-    .action(serveCommand);
+    .action(lazy(serverCommands, "serveCommand"));
 
   program
     .command("worker")
@@ -187,13 +199,13 @@ export function buildProgram(): Command {
     )
     .option("--debug", "debug-level logs", false)
     .addHelpText("after", "\nEnvironment (besides the options' own):\n  SYNTHD_INTERNAL_TOKEN  the secret front ends send to workers (the same on every front end)")
-    .action(workerCommand);
+    .action(lazy(serverCommands, "workerCommand"));
 
   program
     .command("migrate")
     .description("create or upgrade the shared store's schema in PostgreSQL (servers and workers also do it at start)")
     .addOption(new Option("--database <url>", "PostgreSQL URL").env("SYNTHD_DATABASE_URL").makeOptionMandatory())
-    .action(migrateCommand);
+    .action(lazy(serverCommands, "migrateCommand"));
 
   const keys = program.command("keys").description("manage API keys (works while the server runs)");
   keys
@@ -203,7 +215,7 @@ export function buildProgram(): Command {
     .requiredOption("--org <name>", "organization (created if missing)")
     .addOption(new Option("--env <env>", "environment").choices(["test", "live"]).default("test"))
     .addOption(databaseOption())
-    .action(keysCreateCommand);
+    .action(lazy(serverCommands, "keysCreateCommand"));
 
   clientOpts(
     program
@@ -227,7 +239,7 @@ export function buildProgram(): Command {
         "--rules <json|file>",
         "row rules, JSON or a JSON file: {\"drop\": [\"inequality:end,start\"], \"declare\": [{\"type\": \"not_equal\", \"columns\": [\"a\", \"b\"]}], \"detect\": false}",
       ),
-  ).action(fitCommand);
+  ).action(lazy(clientCommands, "fitCommand"));
 
   clientOpts(
     program
@@ -248,7 +260,7 @@ export function buildProgram(): Command {
       )
       .option("--seed-data <file>", "seed CSV: one output row per seed row, its non-blank cells kept, blank cells generated")
       .option("--real <file>", "the CSV the model was fitted on: drop rows equal to one of its rows on all columns but one (near-copies), replaced by new rows"),
-  ).action(sampleCommand);
+  ).action(lazy(clientCommands, "sampleCommand"));
 
   clientOpts(
     program
@@ -263,12 +275,12 @@ export function buildProgram(): Command {
       .option("--top-p <p>", "nucleus sampling threshold in [0, 1] for the generated cells", float("--top-p"))
       .option("--calibrate", "draw from the calibrated model's conditional (default unless the metadata is private)")
       .option("--no-calibrate", "draw from the model's own conditional: faster, further from the marginals"),
-  ).action(imputeCommand);
+  ).action(lazy(clientCommands, "imputeCommand"));
 
   const models = program.command("models").description("list, show and delete models");
-  clientOpts(models.command("ls").description("list models, newest first")).action(modelsListCommand);
-  clientOpts(models.command("get").description("show one model").argument("<model_id>")).action(modelsGetCommand);
-  clientOpts(models.command("rm").description("delete a model").argument("<model_id>")).action(modelsRemoveCommand);
+  clientOpts(models.command("ls").description("list models, newest first")).action(lazy(clientCommands, "modelsListCommand"));
+  clientOpts(models.command("get").description("show one model").argument("<model_id>")).action(lazy(clientCommands, "modelsGetCommand"));
+  clientOpts(models.command("rm").description("delete a model").argument("<model_id>")).action(lazy(clientCommands, "modelsRemoveCommand"));
 
   program
     .command("evaluate")
@@ -283,7 +295,7 @@ export function buildProgram(): Command {
     .option("--holdout <file>", "real rows the model never saw: TSTR test set and the privacy check (DCR, exact copies)")
     .option("--metadata <json|file>", "the model's metadata (JSON of GET /v1/models/{id}/metadata): share of real and synthetic rows keeping each of its row rules")
     .option("--seed <s>", "seed of the classifier and the privacy check's samples", int("--seed", 0))
-    .action(evaluateCommand);
+    .action(lazy(clientCommands, "evaluateCommand"));
 
   registerReportCommand(program, int("--seed", 0));
   registerUsageCommands(program);

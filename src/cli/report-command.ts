@@ -4,8 +4,16 @@
  * `evaluate`'s options, so its figures are those of `synthd evaluate --json` for the same files.
  */
 import type { Command } from "commander";
-import { writeReport } from "../sdk/report";
-import { readMetadataArg } from "./client-commands";
+
+/** `../sdk/report` (the evaluation, the charts and the SDK behind them), loaded when `report` runs. */
+function sdkReport(): typeof import("../sdk/report") {
+  return require("../sdk/report");
+}
+
+/** `./client-commands` (for `readMetadataArg`), loaded when `report` runs. */
+function clientCommands(): typeof import("./client-commands") {
+  return require("./client-commands");
+}
 
 /** Options of `synthd report`. */
 export interface ReportCommandOptions {
@@ -26,6 +34,8 @@ export interface ReportCommandOptions {
 
 /** Writes the report and prints one line (file, size, time) on stderr. */
 export async function reportCommand(real: string, synthetic: string, opts: ReportCommandOptions): Promise<void> {
+  const { writeReport } = sdkReport();
+  const { readMetadataArg } = clientCommands();
   const t0 = Date.now();
   const r = await writeReport(real, synthetic, opts.output, {
     ...(opts.holdout !== undefined ? { holdout: opts.holdout } : {}),

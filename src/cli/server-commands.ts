@@ -1,9 +1,9 @@
 /**
  * `synthd serve` and `synthd keys create` (DESIGN §1): the commands that work on the store
- * directly rather than through the HTTP API.
+ * directly rather than through the HTTP API. Each loads what it runs (`keys create` the store, not
+ * the server).
  */
 import type { ForwardedHeader } from "../server/clientAddress";
-import { serve } from "../server/serve";
 import type { Environment } from "../store";
 import { openAdminStore } from "./admin-store";
 
@@ -45,6 +45,7 @@ export interface ServeOptions {
  *   one-line message and exits 1), or whatever `serve` throws.
  */
 export async function serveCommand(opts: ServeOptions): Promise<void> {
+  const { serve } = await import("../server/serve");
   const server = await serve({
     host: opts.host,
     port: opts.port,

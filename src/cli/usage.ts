@@ -13,7 +13,7 @@
  */
 import { databaseOption, openAdminStore } from "./admin-store";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS } from "../store";
+import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS } from "../store/records";
 import { monthOf, usageReport, type UsageLine } from "../usage/quota";
 
 /** Options of `synthd usage` after parsing. */

@@ -31,7 +31,17 @@
  * the format of a 1,000,000-value column of that format takes about 6 s; an integer column is rejected by the
  * pre-filters in about 10 ms per 1,000,000 values.
  */
-import { DateTime, FixedOffsetZone, type TokenParser } from "luxon";
+import type { DateTime, DateTimeOptions, TokenParser } from "luxon";
+
+let luxonModule: typeof import("luxon") | undefined;
+
+/**
+ * luxon, loaded by the first datetime format or ISO bound: a table or model without datetime
+ * columns (and `synthd sample` of one) does not load it.
+ */
+export function luxon(): typeof import("luxon") {
+  return (luxonModule ??= require("luxon") as typeof import("luxon"));
+}
 
 /**
  * Unit a datetime column's values are written at, coarsest first when inferred: `year` (every value
@@ -389,8 +399,12 @@ const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/-]/g, "
 const MAX_OFFSET = 18 * 60;
 /** Locale for names; the parser and every parse call must use the same one (luxon checks it). */
 const LOCALE = "en-US";
-const UTC = FixedOffsetZone.utcInstance;
-const PARSE_OPTIONS = { zone: UTC, setZone: true, locale: LOCALE } as const;
+let parseOptions: DateTimeOptions | undefined;
+
+/** The options of every parse: UTC unless the text writes an offset (then kept), names in {@link LOCALE}. */
+function parseOptionsOf(): DateTimeOptions {
+  return (parseOptions ??= { zone: luxon().FixedOffsetZone.utcInstance, setZone: true, locale: LOCALE });
+}
 
 /** A datetime format (luxon tokens) with strict parsing and formatting. */
 export class DatetimeFormat {
@@ -452,7 +466,7 @@ export class DatetimeFormat {
       : first.has("m") ? "minute"
       : first.has("H") || first.has("h") ? "hour"
       : "day";
-    this.parser = DateTime.buildFormatParser(format, { locale: LOCALE });
+    this.parser = luxon().DateTime.buildFormatParser(format, { locale: LOCALE });
     const invalid = (this.parser as unknown as { invalidReason?: string | null }).invalidReason;
     if (invalid) throw new RangeError(`datetime format "${format}": luxon cannot parse it (${invalid})`);
     const isToken = (p: Piece): boolean => !p.literal && /^[A-Za-z]+$/.test(p.val);
@@ -475,7 +489,7 @@ export class DatetimeFormat {
     if (!this.prefilter.test(text)) return undefined;
     let dt: DateTime;
     try {
-      dt = DateTime.fromFormatParser(text, this.parser, PARSE_OPTIONS);
+      dt = luxon().DateTime.fromFormatParser(text, this.parser, parseOptionsOf());
     } catch {
       return undefined;
     }
@@ -516,7 +530,8 @@ export class DatetimeFormat {
     const year = local.getUTCFullYear();
     if (!(year >= 1 && year <= 9999)) return undefined;
     if (this.fast === undefined) {
-      const zone = this.offsetToken ? FixedOffsetZone.instance(offset) : UTC;
+      const { DateTime, FixedOffsetZone } = luxon();
+      const zone = this.offsetToken ? FixedOffsetZone.instance(offset) : FixedOffsetZone.utcInstance;
       return DateTime.fromMillis(ms, { zone, locale: LOCALE }).toFormat(this.format);
     }
     const f: Fields = {

@@ -26,53 +26,20 @@
  * Binary formats go to streams (stdout) as well as files: both writers write front to back and
  * never seek.
  */
-import { extname } from "node:path";
 import type { Metadata } from "../types";
 import { createWriteStream } from "node:fs";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DecodedBatch } from "./batch";
-import { writeColumnar } from "./columnar";
 import type { Table } from "./csv";
 import { csvHeader, csvRecords } from "./csv-writer";
+import type { OutputFormat } from "./format-names";
 
-/** A file format for sampled rows. */
-export type OutputFormat = "csv" | "parquet" | "arrow";
+export { OUTPUT_FORMATS, OUTPUT_EXTENSIONS, chooseFormat, formatOfPath, type OutputFormat } from "./format-names";
 
-/** Every {@link OutputFormat}, for flag validation and messages. */
-export const OUTPUT_FORMATS: readonly OutputFormat[] = Object.freeze(["csv", "parquet", "arrow"]);
-
-/** File name extensions (lower case, with the dot) that name a format ({@link formatOfPath}). */
-export const OUTPUT_EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.freeze({
-  ".csv": "csv",
-  ".parquet": "parquet",
-  ".pq": "parquet",
-  ".arrow": "arrow",
-  ".feather": "arrow",
-  ".ipc": "arrow",
-});
-
-/**
- * The format a file name's extension names (case-insensitive): `.csv` -> csv; `.parquet`, `.pq`
- * -> parquet; `.arrow`, `.feather`, `.ipc` -> arrow; anything else -> undefined.
- */
-export function formatOfPath(path: string): OutputFormat | undefined {
-  return OUTPUT_EXTENSIONS[extname(path).toLowerCase()];
-}
-
-/**
- * The format to write `dest` in: `format` when given, else the extension of a path
- * ({@link formatOfPath}), else CSV (other extensions and streams, as before formats existed).
- * @throws RangeError when `format` is not one of {@link OUTPUT_FORMATS}.
- */
-export function chooseFormat(dest: string | Writable, format?: string): OutputFormat {
-  if (format !== undefined) {
-    if (!(OUTPUT_FORMATS as readonly string[]).includes(format)) {
-      throw new RangeError(`format must be one of ${OUTPUT_FORMATS.join(", ")}, got ${JSON.stringify(format)}`);
-    }
-    return format as OutputFormat;
-  }
-  return (typeof dest === "string" ? formatOfPath(dest) : undefined) ?? "csv";
+/** `./columnar`, the Arrow and Parquet writers (apache-arrow), loaded for the first Arrow or Parquet file, not for CSV. */
+function columnar(): typeof import("./columnar") {
+  return require("./columnar");
 }
 
 /** Options of {@link writeTables}. */
@@ -116,7 +83,7 @@ export async function writeBatches(dest: string | Writable, batches: AsyncGenera
     yield* batches;
   }
   if (opts.format === "csv") return writeCsvBatches(dest, opts.metadata.features, all());
-  return writeColumnar(dest, all(), { ...opts, format: opts.format });
+  return columnar().writeColumnar(dest, all(), { ...opts, format: opts.format });
 }
 
 /** The CSV of `batches` with a header of `columns` (`./csv-writer`; the bytes of `./csv`'s `writeCsv`). */

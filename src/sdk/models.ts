@@ -13,9 +13,14 @@ import type {
   Metadata,
   Model,
 } from "../types";
-import { tableFromIPC } from "apache-arrow";
 import type { RequestOptions, Requester } from "./request";
 import { APIError, TrainingFailedError, TrainingTimeoutError } from "./errors";
+import { readInt32Stream } from "./arrow-int32";
+
+/** apache-arrow (about 150 modules), loaded by {@link codesFromArrow} for a stream `./arrow-int32` does not read. */
+function arrow(): typeof import("apache-arrow") {
+  return require("apache-arrow");
+}
 
 /** The media type of an Arrow IPC stream (docs/api.md "Arrow responses"). */
 export const ARROW_STREAM = "application/vnd.apache.arrow.stream";
@@ -234,12 +239,21 @@ function modelPath(id: string): string {
 /**
  * The codes of an Arrow Generate response (docs/api.md "Arrow responses": one Int32 column per
  * feature, or Uint8/Uint16 where the request asked for narrow codes; the envelope's fields in the
- * schema metadata), as Int32Array columns.
+ * schema metadata), as Int32Array columns. The stream the server writes is read without
+ * apache-arrow (`./arrow-int32`); any other bytes by apache-arrow, loaded then.
  * @throws APIError (`invalid_response`) when the stream is not such a table.
  */
 export function codesFromArrow(bytes: Uint8Array, requestId?: string): GeneratedCodes {
   const bad = (why: string): APIError =>
     new APIError({ code: "invalid_response", message: `The Arrow generate response ${why}.`, ...(requestId ? { requestId } : {}) });
+  const stream = readInt32Stream(bytes);
+  if (stream !== undefined) {
+    if (stream.metadata.get("synthd.object") !== "generation") throw bad("is not a generation");
+    const columns: Record<string, ArrayLike<number>> = {};
+    stream.fields.forEach((f, j) => (columns[f] = stream.columns[j]));
+    return { model_id: stream.metadata.get("synthd.model_id") ?? "", num_rows: stream.numRows, features: stream.fields, columns };
+  }
+  const { tableFromIPC } = arrow();
   let table;
   try {
     table = tableFromIPC(bytes);

@@ -38,13 +38,17 @@ import { Decoder } from "./decode";
 import { chooseFormat, writeBatches, type OutputFormat } from "./formats";
 import type { DecodedBatch } from "./batch";
 import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable, type Where } from "./seeded";
-import { BatchConverter } from "./typed";
 import { DEFAULTS, analyzeTable, type Analysis, type ColumnOverride, type ExtractOptions } from "./metadata";
 import type { GeneratedCodes, WaitOptions } from "./models";
 import { deriveSeed } from "./prng";
 import { DataError } from "./errors";
 import { fileOfDescription } from "./csv";
 import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "./privacy/filter";
+
+/** `./typed` (apache-arrow's types), loaded to check seed cells against typed columns, not for CSV. */
+function typed(): typeof import("./typed") {
+  return require("./typed");
+}
 
 /**
  * Batches the near-copy filter may add after the planned ones before the rest is kept unfiltered
@@ -637,7 +641,7 @@ export class Synthesizer {
       rowGroupRows = opts.batchSize ?? MAX_ROWS_PER_REQUEST;
     } else {
       // Typed columns check the seed cells they will hold before any request.
-      const converter = format === "csv" ? undefined : new BatchConverter(this.metadata);
+      const converter = format === "csv" ? undefined : new (typed().BatchConverter)(this.metadata);
       batches = this.seeded(n, converter && ((seed, encoded) => converter.checkSeed(seed, encoded.keep)));
       rowGroupRows = MAX_ROWS_PER_REQUEST;
     }

@@ -17,7 +17,8 @@
  * - Live charges and refunds are also written to the usage ledger (`Store.ledgerEntries`), which
  *   `synthd usage` reports.
  */
-import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS, type ChargeRequest, type Environment, type Store } from "../store";
+import type { ChargeRequest, Environment, Store } from "../store";
+import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS } from "../store/records";
 import type { Auth } from "./auth";
 import { ApiError } from "../contract/errors";
 

@@ -16,10 +16,16 @@
  *   (`./categorical`'s `mappingDecoder`).
  * - seeded: {@link seedBin} gives a seed cell's bin (`../seeded`).
  */
-import { mean, quantileSorted, standardDeviation } from "simple-statistics";
 import type { ColumnStats } from "../../types";
 import type { Rng } from "../prng";
 import { badCode, inRange, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder, type ValueRange } from "./common";
+
+let simpleStatistics: typeof import("simple-statistics") | undefined;
+
+/** simple-statistics, loaded when a column is binned (metadata extraction), not when rows are decoded. */
+function simpleStats(): typeof import("simple-statistics") {
+  return (simpleStatistics ??= require("simple-statistics") as typeof import("simple-statistics"));
+}
 
 /**
  * Quantile edges with repeated-edge point bins: q_j = quantile(x, j/m), j = 0..m
@@ -28,6 +34,7 @@ import { badCode, inRange, MISSING_KEY, type ColumnCodec, type ColumnScan, type 
  */
 function repeatedQuantileEdges(sorted: ArrayLike<number>, m: number): number[] {
   const x = sorted as unknown as number[];
+  const { quantileSorted } = simpleStats();
   const q: number[] = [];
   for (let j = 0; j <= m; j++) q.push(quantileSorted(x, j / m));
   const edges: number[] = [];
@@ -144,8 +151,8 @@ export function binnedCodec(
     missing: scan.missing,
     min: sorted[0],
     max: sorted[count - 1],
-    mean: mean(arr),
-    std: standardDeviation(arr),
+    mean: simpleStats().mean(arr),
+    std: simpleStats().standardDeviation(arr),
     ...extra,
   };
   const mapping: Record<string, number> = {};

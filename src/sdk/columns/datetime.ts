@@ -18,10 +18,9 @@
  * - seeded: text -> seconds and seconds -> text for messages ({@link datetimeReader}), a `where`
  *   bound in the column's format or ISO 8601 ({@link datetimeBound}).
  */
-import { DateTime } from "luxon";
 import type { ColumnStats } from "../../types";
 import { fileOfDescription } from "../csv";
-import { DatetimeFormat, inferGranularity, unitIndex, unitStart, type ParsedDatetime } from "../datetime";
+import { DatetimeFormat, inferGranularity, luxon, unitIndex, unitStart, type ParsedDatetime } from "../datetime";
 import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
 import type { ColumnCodec, ColumnScan, ColumnType } from "./common";
@@ -242,7 +241,7 @@ export function datetimeBound(v: unknown, parse: ((text: string) => number | und
   if (typeof v === "string") {
     const x = parse?.(v.trim());
     if (x !== undefined) return x;
-    const iso = DateTime.fromISO(v.trim(), { setZone: true, zone: "utc" });
+    const iso = luxon().DateTime.fromISO(v.trim(), { setZone: true, zone: "utc" });
     if (iso.isValid) return iso.toMillis() / 1000;
   }
   return undefined;
