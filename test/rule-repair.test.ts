@@ -11,6 +11,8 @@ import type { Metadata, PairMarginal } from "../src/types";
 import { poolRules, repairPool } from "../src/model/rule-repair";
 import { Rng } from "../src/model/rng";
 import { repairPoolReference } from "./rule-repair-reference";
+import { nativeExport } from "../src/model/native";
+import { nativeCoreStatus } from "../src/model/native-core";
 
 // city: 4 released values and the pooled code 4; state: 3 values; x: another column.
 const META: Metadata = {
@@ -126,7 +128,8 @@ function twoRuleMeta(wide: boolean): Metadata {
   } as Metadata;
 }
 
-test("the repair gives its reference's repairs bit for bit (two rules, likelihood factors, pooled and blank codes, dense and sparse keys)", () => {
+test("the repair gives its reference's repairs bit for bit, scored in the native core and in TypeScript (two rules, likelihood factors, pooled and blank codes, dense and sparse keys)", () => {
+  assert.ok(nativeExport("repairScores") !== undefined || !nativeCoreStatus().available, "an addon with the core has repairScores");
   for (const wide of [false, true]) {
     const meta = twoRuleMeta(wide);
     const rules = poolRules(meta, meta.features);
@@ -142,13 +145,44 @@ test("the repair gives its reference's repairs bit for bit (two rules, likelihoo
         pool[0][i] = t[0];
         pool[1][i] = i % 6 === 0 ? (t[1] + 1) % 5 : t[1];
       }
-      const a = pool.map((c) => c.slice());
       const b = pool.map((c) => c.slice());
-      const na = repairPool(a, rules, seed);
       const nb = repairPoolReference(b, rules, seed);
-      assert.ok(na > 1000, `repaired ${na}`);
-      assert.equal(na, nb);
-      assert.deepEqual(a, b, `wide ${wide}, seed ${seed}`);
+      assert.ok(nb > 1000, `repaired ${nb}`);
+      for (const native of [true, false]) {
+        const a = pool.map((c) => c.slice());
+        assert.equal(repairPool(a, rules, seed, { native }), nb);
+        assert.deepEqual(a, b, `wide ${wide}, seed ${seed}, native ${native}`);
+      }
     }
   }
+});
+
+test("a likelihood factor's code outside its code book is a RangeError on both paths; the native core checks its arguments", () => {
+  const meta = twoRuleMeta(false);
+  const rules = poolRules(meta, meta.features);
+  const rng = Rng.fromSeed(5);
+  const pool = meta.features.map((f) => Int32Array.from({ length: 500 }, () => Math.floor(rng.uniform() * meta.cardinalities[f])));
+  pool[5][17] = 3; // z has 3 codes; rows break the rules, so their factors are read
+  for (const native of [true, false]) {
+    assert.throws(() => repairPool(pool.map((c) => c.slice()), rules, 1, { native }), { name: "RangeError", message: /holds code 3 at row 17, outside \[0, 3\)/ });
+  }
+  const scores = nativeExport<(...a: unknown[]) => unknown>("repairScores");
+  if (!scores) return;
+  const col = new Int32Array(4);
+  // One rule column of 2 codes, one target (code 1); four rows of code 0, released but not a target.
+  const ok: unknown[] = [[col], Int32Array.of(2), [new Uint8Array(2)], Int32Array.of(-1, 0), [Int32Array.of(0, 0, 1)], [Int32Array.of(0)], 1, [], new Int32Array(0), new Int32Array(0), new Float64Array(0), new Float64Array(1)];
+  assert.equal((scores(...ok) as { judged: number; broken: Int32Array }).broken.length, 0);
+  const bad = (i: number, v: unknown, err: RegExp, name = "RangeError") => {
+    const args = [...ok];
+    args[i] = v;
+    assert.throws(() => scores(...args), { name, message: err });
+  };
+  bad(0, [new Float64Array(4)], /^columns\[0\] must be an Int32Array/, "TypeError");
+  bad(1, Int32Array.of(0), /^radix\[0\] must be >= 1/);
+  bad(2, [new Uint8Array(3)], /^open\[0\] must hold radix\[0\] flags/);
+  bad(3, Int32Array.of(-2, 1), /^keyClass\[1\] must be -2, -1 or a target index/);
+  bad(4, [Int32Array.of(0, 1, 0)], /^codeStart\[0\] must not decrease/);
+  bad(5, [Int32Array.of(1)], /^codeList\[0\] must hold target indices/);
+  bad(6, 0, /^targets must be an integer/);
+  bad(11, new Float64Array(2), /^held must hold one count per target/);
 });
