@@ -13,10 +13,14 @@
  *   `prepareInputs` inside it (server-drawn latents); its core-s are this process's CPU
  *   (`process.cpuUsage`, all threads) over the best blocks;
  * - codes over HTTP, no decoding: `client.models.generateCodes` of 100,000-row requests, JSON
- *   and Arrow, one request in flight ahead of the one being read (as the SDK's `sampleBatches`);
+ *   and Arrow (plain), and Arrow with `calibrate: true`, one request in flight ahead of the one
+ *   being read (as the SDK's `sampleBatches`); the server's core-s over each loop (no client
+ *   decodes beside it), against the in-process core-s (issue 25: plain Arrow <= 1.15x);
  * - the CLI as a user runs it (a child process: start, metadata fetch, requests, decode, write):
  *   `synthd sample ID -n N --seed 1 -o out.csv | out.parquet | out.arrow`, with `--no-calibrate`
  *   (plain) and without (calibrated); wall time of the process.
+ * In-process core-s are also taken with the draws (`prepareInputs` inside the timer, as the
+ * server's worker draws them), the best of the same blocks.
  * Core-seconds (issue 25), per 1M rows: client = the CLI process's own CPU, user + system over all
  *   its threads from start to exit, which it reports itself at exit (`./cpu-report`, preloaded
  *   through NODE_OPTIONS: `process.cpuUsage()`, getrusage RUSAGE_SELF); server = the server
@@ -58,8 +62,10 @@ export interface SamplePath {
   client_core_s_per_1m?: number;
   /** CLI paths: issue 25's ceiling on client_core_s_per_1m. */
   client_target?: number;
-  /** CLI paths: the server process's CPU during the run, per 1M rows (undefined without procfs). */
+  /** CLI and codes-over-HTTP paths: the server process's CPU during the run, per 1M rows (undefined without procfs). */
   server_core_s_per_1m?: number;
+  /** Codes-over-HTTP paths: server_core_s_per_1m over the in-process core-s per 1M rows (without draws). */
+  server_of_in_process_core_s?: number;
   /** CLI paths: wall seconds of the CLI process per 1M rows. */
   wall_s_per_1m?: number;
 }
@@ -78,8 +84,9 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
   const server = await startServer(store, []);
   const paths: SamplePath[] = [];
   let inProcess = 0;
-  // CPU (this process, all threads) of the best in-process block, per row.
+  // CPU (this process, all threads) of the best in-process block, per row: without and with the draws.
   let inProcessCorePerRow = Infinity;
+  let withDrawsCorePerRow = Infinity;
   try {
     const keyRun = await runCli(["keys", "create", "--data-dir", store, "--org", "benchsample", "--env", "live"]);
     if (keyRun.code !== 0) throw new Error(`keys create failed: ${keyRun.stderr}`);
@@ -107,11 +114,14 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
         inProcessCorePerRow = Math.min(inProcessCorePerRow, (c.user + c.system) / 1e6 / BLOCK);
         releaseInputs(inputs);
         t0 = performance.now();
+        const d0 = process.cpuUsage();
         // As the server does: draw into this thread's reused arrays, sample, give them back.
         const drawn = prepareInputs({ num_rows: BLOCK, seed: 20 + r }, spec.embeddingDim, layout.features.length, 0);
         await gen.sampleRows(drawn);
         releaseInputs(drawn);
+        const d = process.cpuUsage(d0);
         withDraws = Math.max(withDraws, (BLOCK / (performance.now() - t0)) * 1000);
+        withDrawsCorePerRow = Math.min(withDrawsCorePerRow, (d.user + d.system) / 1e6 / BLOCK);
       }
     };
     await measureInProcess();
@@ -122,12 +132,15 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
     log(`in-process: ${Math.round(inProcess)} rows/s`);
     add("in-process with server-drawn latents", withDraws, 0.95);
 
-    // One request in flight ahead of the one being read, as the SDK's sampleBatches keeps it.
-    for (const format of ["json", "arrow"] as const) {
+    const perM = (x: number): number => Number(((x * 1e6) / opts.rows).toFixed(3));
+    // One request in flight ahead of the one being read, as the SDK's sampleBatches keeps it. The
+    // server's CPU over the loop: only it and this client's HTTP (no decoding) run meanwhile.
+    const codesOverHttp = async (format: "json" | "arrow", calibrate: boolean, target?: number): Promise<void> => {
+      const server0 = processCpuSeconds(server.child.pid!);
       const t0 = performance.now();
       const blocks = Math.ceil(opts.rows / BLOCK);
       const fetchBlock = (b: number) =>
-        client.models.generateCodes(synth.id, { embedding: { num_rows: Math.min(BLOCK, opts.rows - b * BLOCK), seed: b } }, { format });
+        client.models.generateCodes(synth.id, { embedding: { num_rows: Math.min(BLOCK, opts.rows - b * BLOCK), seed: b, ...(calibrate ? { calibrate: true } : {}) } }, { format });
       let next = fetchBlock(0);
       let done = 0;
       for (let b = 0; b < blocks; b++) {
@@ -135,9 +148,17 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
         if (b + 1 < blocks) next = fetchBlock(b + 1);
         done += g.num_rows;
       }
+      const wall = performance.now() - t0;
+      const server1 = processCpuSeconds(server.child.pid!);
       if (done !== opts.rows) throw new Error(`codes over HTTP: ${done} rows, expected ${opts.rows}`);
-      add(`codes over HTTP, ${format}, plain draw`, (opts.rows / (performance.now() - t0)) * 1000, format === "arrow" ? 0.85 : undefined);
-    }
+      add(`codes over HTTP, ${format}, ${calibrate ? "calibrated" : "plain draw"}`, (opts.rows / wall) * 1000, target);
+      const p = paths[paths.length - 1];
+      if (server0 !== undefined && server1 !== undefined) p.server_core_s_per_1m = perM(server1 - server0);
+      log(`    server ${p.server_core_s_per_1m ?? "?"} core-s per 1M rows`);
+    };
+    await codesOverHttp("json", false);
+    await codesOverHttp("arrow", false, 0.85);
+    await codesOverHttp("arrow", true);
 
     const cpuFile = join(dir, "cpu.json");
     const preload = join(__dirname, "cpu-report.js");
@@ -147,7 +168,6 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
       SYNTHD_BENCH_CPU_FILE: cpuFile,
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${JSON.stringify(preload)}`.trim(),
     };
-    const perM = (x: number): number => Number(((x * 1e6) / opts.rows).toFixed(3));
     const cli = async (label: string, file: string, extra: string[], target: number | undefined, clientTarget: number): Promise<void> => {
       const out = join(dir, file);
       const server0 = processCpuSeconds(server.child.pid!);
@@ -173,8 +193,13 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
     await cli("CLI default (calibrated) to Arrow", "calibrated.arrow", [], undefined, 1.0);
     await measureInProcess();
     gen.dispose();
-    // Ratios against the final (best) in-process figure.
-    for (const p of paths) p.of_in_process = Number((p.rows_per_s / inProcess).toFixed(3));
+    // Ratios against the final (best) in-process figures.
+    for (const p of paths) {
+      p.of_in_process = Number((p.rows_per_s / inProcess).toFixed(3));
+      if (p.path.startsWith("codes over HTTP") && p.server_core_s_per_1m !== undefined) {
+        p.server_of_in_process_core_s = Number((p.server_core_s_per_1m / (inProcessCorePerRow * 1e6)).toFixed(3));
+      }
+    }
     const drawn = paths.find((p) => p.path === "in-process with server-drawn latents")!;
     drawn.rows_per_s = Math.round(withDraws);
     drawn.of_in_process = Number((withDraws / inProcess).toFixed(3));
@@ -187,6 +212,7 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
     rows: opts.rows,
     in_process_rows_per_s: Math.round(inProcess),
     in_process_core_s_per_1m: Number((inProcessCorePerRow * 1e6).toFixed(3)),
+    in_process_with_draws_core_s_per_1m: Number((withDrawsCorePerRow * 1e6).toFixed(3)),
     paths,
     loadavg_before: loadBefore.map((x) => Number(x.toFixed(2))),
     loadavg_after: loadavg().map((x) => Number(x.toFixed(2))),
@@ -201,7 +227,23 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
     const status = p.target === undefined ? "" : `>= ${p.target}  ${p.of_in_process >= p.target ? "PASS" : "FAIL"}`;
     console.log(`${p.path.padEnd(42)} ${String(p.rows_per_s).padStart(9)} ${p.of_in_process.toFixed(3).padStart(14)}  ${status}`);
   }
-  console.log(`\nper 1M rows (core-s: CPU seconds over all threads; in-process ${result.in_process_core_s_per_1m} core-s)`);
+  console.log(
+    `\nper 1M rows (core-s: CPU seconds over all threads; in-process ${result.in_process_core_s_per_1m} core-s, ${result.in_process_with_draws_core_s_per_1m} with the draws)`,
+  );
+  console.log(`${"codes over HTTP".padEnd(42)} ${"server core-s".padStart(13)} ${"of in-process".padStart(14)}  target`);
+  for (const p of paths) {
+    if (!p.path.startsWith("codes over HTTP")) continue;
+    const plainArrow = p.path === "codes over HTTP, arrow, plain draw";
+    const ratio = p.server_of_in_process_core_s;
+    const status = plainArrow && ratio !== undefined ? `<= 1.15  ${ratio <= 1.15 ? "PASS" : "FAIL"}` : "";
+    console.log(`${p.path.padEnd(42)} ${(p.server_core_s_per_1m?.toFixed(3) ?? "?").padStart(13)} ${(ratio?.toFixed(3) ?? "?").padStart(14)}  ${status}`);
+  }
+  const plainHttp = paths.find((p) => p.path === "codes over HTTP, arrow, plain draw")?.server_core_s_per_1m;
+  const calHttp = paths.find((p) => p.path === "codes over HTTP, arrow, calibrated")?.server_core_s_per_1m;
+  if (plainHttp !== undefined && calHttp !== undefined) {
+    console.log(`calibrated / plain server core-s over HTTP (Arrow): ${(calHttp / plainHttp).toFixed(3)}  <= 1.5  ${calHttp / plainHttp <= 1.5 ? "PASS" : "FAIL"}`);
+  }
+  console.log("");
   console.log(`${"CLI path".padEnd(42)} ${"client core-s".padStart(13)} ${"server core-s".padStart(13)} ${"wall s".padStart(8)}  client target`);
   for (const p of paths) {
     if (p.client_core_s_per_1m === undefined) continue;

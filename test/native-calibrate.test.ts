@@ -4,7 +4,8 @@
  * the same weights bit for bit on pools with zero-target cells, tight bounds, initial weights,
  * several blocks of rows and wide codes; the same errors; the same weights for any thread count and
  * ISA; and calibrated generation that dispatches to it, with the same rows for a seed on every ISA
- * path. Requires the addon (`node native/build.js`).
+ * path; the draws' columns as views of one array (`packedColumns`) and the gather of the picked
+ * rows (`gatherRows`). Requires the addon (`node native/build.js`).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -23,7 +24,7 @@ import {
   type RakingOptions,
 } from "../src/model/calibrate";
 import { drawRequest } from "../src/model/draws";
-import { drawInputs, forwardLogits, sampleCalibrated, sampleRows, sampleRowsPerLatent } from "../src/model/generate";
+import { drawInputs, forwardLogits, gatherRows, packedColumns, releaseInputs, sampleCalibrated, sampleRows, sampleRowsPerLatent } from "../src/model/generate";
 import { sampleCodes } from "../src/model/sampling";
 import { buildTargets } from "../src/model/marginals";
 import { Rng } from "../src/model/rng";
@@ -310,6 +311,41 @@ test("several rows per latent: set 0 is the plain draw, and set j the rows sampl
       assert.deepEqual(cols.map((c) => c.slice(j * n, (j + 1) * n)), want, `set ${j}`);
     }
     await assert.rejects(sampleRowsPerLatent(model, inputs, new Float64Array(n * F + 1)), RangeError);
+    // Into a given array: the same codes, the columns its consecutive views.
+    const out = new Int32Array(3 * n * F).fill(-1);
+    const into = await sampleRowsPerLatent(model, inputs, extra, {}, out);
+    assert.deepEqual(into, cols);
+    into.forEach((c, f) => assert.ok(c.buffer === out.buffer && c.byteOffset === f * 3 * n * 4 && c.length === 3 * n));
+    await assert.rejects(sampleRowsPerLatent(model, inputs, extra, {}, new Int32Array(3 * n * F - 1)), RangeError);
+  } finally {
+    model.native!.dispose();
+  }
+});
+
+test("the draws' columns are views of one F x n array, which packedColumns passes on without a copy; gatherRows takes the picked rows into one array", async () => {
+  const { model, n } = calibratedCase();
+  try {
+    const E = model.spec.embeddingDim;
+    const F = model.layout.features.length;
+    const inputs = drawInputs({ numRows: n, seed: 4 }, E, F, 0);
+    const cols = await sampleRows(model, inputs);
+    const packed = packedColumns(cols);
+    assert.ok(packed.buffer === cols[0].buffer && packed.length === F * n, "no copy");
+    cols.forEach((c, f) => assert.deepEqual(packed.subarray(f * n, (f + 1) * n), c));
+    const separate = cols.map((c) => c.slice());
+    const copied = packedColumns(separate);
+    assert.ok(copied.buffer !== separate[0].buffer);
+    assert.deepEqual(copied, packed);
+    // Views that do not cover their whole buffer are copied too.
+    const bigger = new Int32Array(F * n + 3);
+    const offset = cols.map((c, f) => bigger.subarray(3 + f * n, 3 + (f + 1) * n));
+    assert.ok(packedColumns(offset).buffer !== bigger.buffer);
+    // gatherRows: row i is pool row picked[i].
+    const picked = Rng.fromSeed(3).shuffle(Int32Array.from({ length: 40 }, (_, i) => Math.floor((i * n) / 40)));
+    const got = gatherRows(cols, picked);
+    got.forEach((c, f) => assert.deepEqual(Array.from(c), Array.from(picked, (p) => cols[f][p])));
+    assert.ok(got.every((c, f) => c.buffer === got[0].buffer && c.byteOffset === f * 40 * 4));
+    releaseInputs(inputs);
   } finally {
     model.native!.dispose();
   }

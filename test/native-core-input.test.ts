@@ -187,6 +187,29 @@ test("generate: bad uniforms, temperature, top_p, zero rows", () => {
   core.dispose();
 });
 
+test("generate: codesOut receives the codes and is returned; a wrong type or length is refused", () => {
+  const { core } = fresh();
+  const n = 6;
+  const z = latents(n, E, "gen-out");
+  const u = Float64Array.from({ length: n * F }, (_, i) => (i * 0.37) % 1);
+  const want = core.generate(z, n, u, 1, null);
+  const out = new Int32Array(n * F).fill(-7);
+  assert.equal(core.generate(z, n, u, 1, null, undefined, undefined, out), out);
+  assert.deepEqual(out, want);
+  // With a second set of uniforms: (1 + 1) x F x n codes, into a view of a larger array.
+  const extra = Float64Array.from({ length: n * F }, (_, i) => (i * 0.61) % 1);
+  const big = new Int32Array(2 * n * F + 5).fill(-7);
+  const view = big.subarray(5);
+  assert.equal(core.generate(z, n, u, 1, null, undefined, extra, view), view);
+  assert.deepEqual(view, core.generate(z, n, u, 1, null, undefined, extra));
+  assert.deepEqual(Array.from(big.subarray(0, 5)), [-7, -7, -7, -7, -7], "nothing written outside codesOut");
+  assert.throws(() => core.generate(z, n, u, 1, null, undefined, undefined, new Float32Array(n * F) as unknown as Int32Array), { name: "TypeError", message: /^codesOut must be an Int32Array/ });
+  assert.throws(() => core.generate(z, n, u, 1, null, undefined, undefined, new Int32Array(n * F - 1)), { name: "RangeError", message: /^codesOut has 35 values, expected \(1 \+ k\)\*n\*F = 36/ });
+  assert.throws(() => core.generate(z, n, u, 1, null, undefined, extra, new Int32Array(n * F)), { name: "RangeError", message: /^codesOut has 36 values, expected \(1 \+ k\)\*n\*F = 72/ });
+  stillWorks(core);
+  core.dispose();
+});
+
 test("finite but huge weights: training reports NaN without updating, generation raises RangeError", () => {
   const { core, params } = fresh();
   const huge = params.map((x) => x * 1e37);

@@ -11,6 +11,7 @@
 //   Raking: bounded raking of a pool of rows, calibrated generation (calibrate_binding.cc)
 //   fillDraws, zigguratTables, log: a generate request's latents and uniforms (draws_binding.cc)
 //   mixtureAccumulate: seeded generation's deterministic-mixture update (mixture_binding.cc)
+//   repairScores: the calibration pool's rule repair, its scoring half (repair_binding.cc)
 //
 // The validation rules and their messages match `checkSampleArgs` in src/model/sampling.ts, which
 // the JavaScript fallback runs, so both compute paths reject the same inputs with the same errors.
@@ -27,6 +28,7 @@
 #include "calibrate_binding.h"
 #include "draws_binding.h"
 #include "mixture_binding.h"
+#include "repair_binding.h"
 #include "fdlibm_exp.h"
 #include "napi_checks.h"
 #include "parallel.h"
@@ -190,6 +192,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   synthd::calibrate::RegisterRakingBindings(env, exports);  // Raking
   synthd::draws::RegisterDrawBindings(env, exports);  // fillDraws, zigguratTables, log
   synthd::mixture::RegisterMixtureBindings(env, exports);  // mixtureAccumulate (conditional.ts)
+  synthd::repair::RegisterRepairBindings(env, exports);  // repairScores (rule-repair.ts)
   return exports;
 }
 

@@ -139,13 +139,16 @@ export function drawInputs(source: LatentSource, embeddingDim: number, features:
  * of this thread gave back with {@link releaseInputs}, instead of fresh ones whose zeroing and
  * first-touch page faults cost about 5% of the plain draw. Every value of a taken array is
  * overwritten by the draws, so reuse changes no row. Per thread (module state), at most
- * {@link INPUT_POOL_BYTES} kept; an array is handed to one request at a time.
+ * {@link INPUT_POOL_BYTES} kept; an array is handed to one request at a time. The calibrated draw
+ * takes its pool's codes from here too (issue 25: fresh arrays of that size, 12 MB per request,
+ * with the rest of its garbage, made V8 collect the worker's whole heap about once per request).
  */
 class InputBuffers {
   private readonly f32: Float32Array[] = [];
   private readonly f64: Float64Array[] = [];
+  private readonly i32: Int32Array[] = [];
   /** The views handed out, and the whole arrays they came from. */
-  private readonly owned = new WeakMap<ArrayBufferView, Float32Array | Float64Array>();
+  private readonly owned = new WeakMap<ArrayBufferView, Float32Array | Float64Array | Int32Array>();
   private keptBytes = 0;
 
   float32(n: number): Float32Array {
@@ -156,7 +159,11 @@ class InputBuffers {
     return this.take(this.f64, n, (m) => new Float64Array(m));
   }
 
-  private take<T extends Float32Array | Float64Array>(free: T[], n: number, make: (m: number) => T): T {
+  int32(n: number): Int32Array {
+    return this.take(this.i32, n, (m) => new Int32Array(m));
+  }
+
+  private take<T extends Float32Array | Float64Array | Int32Array>(free: T[], n: number, make: (m: number) => T): T {
     let best = -1;
     for (let i = 0; i < free.length; i++) if (free[i].length >= n && (best < 0 || free[i].length < free[best].length)) best = i;
     const whole = best >= 0 ? free.splice(best, 1)[0] : make(n);
@@ -174,7 +181,8 @@ class InputBuffers {
     if (this.keptBytes + whole.byteLength > INPUT_POOL_BYTES) return;
     this.keptBytes += whole.byteLength;
     if (whole instanceof Float32Array) this.f32.push(whole);
-    else this.f64.push(whole);
+    else if (whole instanceof Float64Array) this.f64.push(whole);
+    else this.i32.push(whole);
   }
 }
 
@@ -224,7 +232,8 @@ export async function betweenChunks(opts: SamplingOptions): Promise<void> {
 
 /**
  * Codes for the rows of `inputs` from `model`: one Int32Array of length n per feature (in the
- * layout's feature order), `0 <= code < K_f`.
+ * layout's feature order), `0 <= code < K_f`, views of one F x n array (feature f's at [f n,
+ * (f + 1) n): {@link packedColumns} takes it as it is).
  * @throws Error when `shouldAbort` fires; RangeError from the sampling kernel on bad sizes.
  */
 export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs, opts: SamplingOptions = {}): Promise<Int32Array[]> {
@@ -234,7 +243,8 @@ export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs
   const E = spec.embeddingDim;
   const F = layout.features.length;
   const sampleOpts = { temperature: opts.temperature ?? 1, topP: opts.topP ?? null };
-  const columns = layout.cardinalities.map(() => new Int32Array(n));
+  const all = new Int32Array(F * n);
+  const columns = layout.cardinalities.map((_, f) => all.subarray(f * n, (f + 1) * n));
   for (let r0 = 0; r0 < n; r0 += GENERATE_CHUNK) {
     if (r0 > 0) await betweenChunks(opts);
     const m = Math.min(GENERATE_CHUNK, n - r0);
@@ -256,27 +266,33 @@ export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs
  * softmax and nucleus once per row for all the sets).
  * @param extraUniforms k x n x F values in [0, 1), set j (0-based) at [j n F, (j + 1) n F), each
  *   n x F row-major like `inputs.uniforms`; k >= 1.
- * @returns one Int32Array of (1 + k) x n codes per feature (layout order): the rows of `inputs` at
- *   [0, n), set j's at [(j + 1) n, (j + 2) n).
- * @throws RangeError when `extraUniforms` is not a positive multiple of n x F long; otherwise as
- *   {@link sampleRows}.
+ * @param out where the codes go, (1 + k) x n x F values (feature f's at [f (1 + k) n, (f + 1)
+ *   (1 + k) n)); a new array when not given.
+ * @returns one Int32Array of (1 + k) x n codes per feature (layout order), views of `out`: the
+ *   rows of `inputs` at [0, n), set j's at [(j + 1) n, (j + 2) n).
+ * @throws RangeError when `extraUniforms` is not a positive multiple of n x F long or `out` has
+ *   another length; otherwise as {@link sampleRows}.
  */
 export async function sampleRowsPerLatent(
   model: GeneratorModel,
   inputs: GenerationInputs,
   extraUniforms: Float64Array,
   opts: SamplingOptions = {},
+  out?: Int32Array,
 ): Promise<Int32Array[]> {
   const { n, latents, uniforms } = inputs;
   const F = model.layout.features.length;
   const k = extraUniforms.length / (n * F);
   if (!(Number.isInteger(k) && k >= 1)) throw new RangeError(`extraUniforms must hold k x n x F values (n = ${n}, F = ${F}), k >= 1`);
-  if (model.native && model.native.device === "cpu") return model.native.sampleRows(inputs, opts, extraUniforms);
+  const total = (1 + k) * n;
+  if (out !== undefined && out.length !== F * total) throw new RangeError(`out must hold (1 + k) x n x F = ${F * total} values, got ${out.length}`);
+  if (model.native && model.native.device === "cpu") return model.native.sampleRows(inputs, opts, extraUniforms, out);
   // Elsewhere (tfjs, a GPU core): one forward pass per chunk, the sampling kernel once per set.
   const { spec, layout } = model;
   const E = spec.embeddingDim;
   const sampleOpts = { temperature: opts.temperature ?? 1, topP: opts.topP ?? null };
-  const columns = layout.cardinalities.map(() => new Int32Array((1 + k) * n));
+  const all = out ?? new Int32Array(F * total);
+  const columns = layout.cardinalities.map((_, f) => all.subarray(f * total, (f + 1) * total));
   for (let r0 = 0; r0 < n; r0 += GENERATE_CHUNK) {
     if (r0 > 0) await betweenChunks(opts);
     const m = Math.min(GENERATE_CHUNK, n - r0);
@@ -347,8 +363,10 @@ const NO_LATENTS = new Float32Array(0);
  * rows, so they do not depend on the thread count or ISA). One forward pass per latent instead of
  * P: until issue 25 each block of n rows had latents of its own (the k-th value seeded the whole
  * block), so a seed's calibrated rows changed then, while its plain draw did not.
- * @returns one Int32Array of P x n codes per feature (layout order), and that stream, advanced past
- *   the sets' seeds (the calibrated draw goes on with it).
+ * @returns one Int32Array of P x n codes per feature (layout order), views of one array of this
+ *   thread's reused buffers; that stream, advanced past the sets' seeds (the calibrated draw goes
+ *   on with it); and `release`, which gives the array back for a later pool (call it once the
+ *   columns are no longer read; a caller that keeps them never calls it).
  * @throws Error when `shouldAbort` fires.
  */
 export async function calibrationPool(
@@ -356,7 +374,7 @@ export async function calibrationPool(
   source: { numRows: number; seed: number },
   privacyNoise: number,
   opts: SamplingOptions = {},
-): Promise<{ columns: Int32Array[]; rng: Rng }> {
+): Promise<{ columns: Int32Array[]; rng: Rng; release: () => void }> {
   const { numRows: n, seed } = source;
   const rng = Rng.fromSeed(seed);
   const E = model.spec.embeddingDim;
@@ -364,17 +382,58 @@ export async function calibrationPool(
   const P = CALIBRATION_POOL_FACTOR;
   const inputs = drawInputs({ numRows: n, seed }, E, F, privacyNoise);
   const extra = inputBuffers.float64((P - 1) * n * F);
+  const codes = inputBuffers.int32(P * n * F);
   try {
     for (let k = 1; k < P; k++) {
       const uniforms = extra.subarray((k - 1) * n * F, k * n * F);
       drawRequest({ seed: rng.nextUint32(), rows: n, latents: NO_LATENTS, drawLatents: false, sigma: 0, uniforms });
     }
-    const columns = await sampleRowsPerLatent(model, inputs, extra, opts);
-    return { columns, rng };
+    const columns = await sampleRowsPerLatent(model, inputs, extra, opts, codes);
+    return { columns, rng, release: () => inputBuffers.give(codes) };
+  } catch (err) {
+    inputBuffers.give(codes);
+    throw err;
   } finally {
     releaseInputs(inputs);
     inputBuffers.give(extra);
   }
+}
+
+/**
+ * The codes of the picked pool rows, in the picked order: column f of the result, row i, is
+ * `pool[f][picked[i]]`.
+ * @returns one Int32Array of n codes per feature, views of one new F x n array (feature f's at
+ *   [f n, (f + 1) n): the layout a worker's reply transfers, see {@link packedColumns}).
+ */
+export function gatherRows(pool: readonly Int32Array[], picked: Int32Array): Int32Array[] {
+  const F = pool.length;
+  const n = picked.length;
+  const out = new Int32Array(F * n);
+  for (let f = 0; f < F; f++) gatherColumn(pool[f], picked, out, f * n);
+  return Array.from({ length: F }, (_, f) => out.subarray(f * n, (f + 1) * n));
+}
+
+/** out[at + i] = column[picked[i]]. A plain loop: Int32Array.from with a map function took 110 ms for 14 x 100,000 codes, this 12. */
+function gatherColumn(column: Int32Array, picked: Int32Array, out: Int32Array, at: number): void {
+  for (let i = 0; i < picked.length; i++) out[at + i] = column[picked[i]];
+}
+
+/**
+ * The F x n codes of `columns` (n each, layout order) as one Int32Array, feature f's at [f n,
+ * (f + 1) n), as a worker's reply carries them: the columns' own array when they are its
+ * consecutive views from its start to its end (what {@link sampleRows} on the native core and
+ * {@link sampleCalibrated} return), without a copy; otherwise a new array they are copied into.
+ */
+export function packedColumns(columns: readonly Int32Array[]): Int32Array {
+  const F = columns.length;
+  const n = F > 0 ? columns[0].length : 0;
+  const buffer = F > 0 ? columns[0].buffer : undefined;
+  let views = buffer !== undefined && columns[0].byteOffset === 0 && buffer.byteLength === F * n * 4;
+  for (let f = 0; views && f < F; f++) views = columns[f].buffer === buffer && columns[f].length === n && columns[f].byteOffset === f * n * 4;
+  if (views) return new Int32Array(buffer!, 0, F * n);
+  const codes = new Int32Array(F * n);
+  columns.forEach((c, f) => codes.set(c, f * n));
+  return codes;
 }
 
 /** Tag of the seed of the pool's rule repair (`rule-repair.ts`), apart from the pool's own stream. */
@@ -400,7 +459,8 @@ export const REPAIR_SEED_TAG = 0x52554c45;
  * included), the systematic sample's start, and the Fisher–Yates shuffle of the drawn rows. The same model
  * weights, seed, options and marginals give identical codes, whichever path rakes, with any thread
  * count and on every ISA path where the pool is the same (test/native-calibrate.test.ts).
- * @returns one Int32Array of n codes per feature (layout order) and the seed used.
+ * @returns one Int32Array of n codes per feature (layout order), views of one F x n array
+ *   ({@link gatherRows}), and the seed used.
  * @throws InputError for num_rows outside 1..MAX_ROWS_PER_REQUEST; Error when `shouldAbort` fires.
  */
 export async function sampleCalibrated(
@@ -414,21 +474,19 @@ export async function sampleCalibrated(
   const n = source.numRows;
   checkNumRows(n);
   const seed = source.seed ?? Rng.randomSeed();
-  const { columns: pool, rng } = await calibrationPool(model, { numRows: n, seed }, privacyNoise, opts);
-  await betweenChunks(opts); // the thread is given back between the pool and its repair and raking
-  if (rules && rules.length > 0) repairPool(pool, rules, (seed ^ REPAIR_SEED_TAG) >>> 0);
-  const weights = await rake(model, pool, marginals, {
-    ...opts,
-    sweeps: opts.sweeps ?? CALIBRATION_SWEEPS,
-    exactSweeps: opts.exactSweeps ?? CALIBRATION_EXACT_SWEEPS,
-    parallel: opts.parallel ?? CALIBRATION_RAKING_PARALLEL,
-  });
-  const picked = rng.shuffle(systematicSample(weights, n, rng.uniform()));
-  // A plain loop: Int32Array.from with a map function took 110 ms for 14 x 100,000 codes, this 12.
-  const columns = pool.map((c) => {
-    const out = new Int32Array(n);
-    for (let i = 0; i < n; i++) out[i] = c[picked[i]];
-    return out;
-  });
-  return { columns, seed };
+  const { columns: pool, rng, release } = await calibrationPool(model, { numRows: n, seed }, privacyNoise, opts);
+  try {
+    await betweenChunks(opts); // the thread is given back between the pool and its repair and raking
+    if (rules && rules.length > 0) repairPool(pool, rules, (seed ^ REPAIR_SEED_TAG) >>> 0);
+    const weights = await rake(model, pool, marginals, {
+      ...opts,
+      sweeps: opts.sweeps ?? CALIBRATION_SWEEPS,
+      exactSweeps: opts.exactSweeps ?? CALIBRATION_EXACT_SWEEPS,
+      parallel: opts.parallel ?? CALIBRATION_RAKING_PARALLEL,
+    });
+    const picked = rng.shuffle(systematicSample(weights, n, rng.uniform()));
+    return { columns: gatherRows(pool, picked), seed };
+  } finally {
+    release();
+  }
 }

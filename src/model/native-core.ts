@@ -115,7 +115,9 @@ export interface NativeGeneratorCore {
    * `logitsOut` (n x D), when given, also receives the logits of the same forward pass.
    * `extraUniforms` (k x n x F, CPU cores only): k more rows per latent from the same per-feature
    * distributions, set j's codes after set j - 1's ((1 + k) x F x n codes in all); softmax and
-   * nucleus are computed once for all the sets.
+   * nucleus are computed once for all the sets. `codesOut` ((1 + k) x F x n), when given, receives
+   * the codes and is returned instead of a new array (an addon built before it ignores it and
+   * returns a new one: use the returned array).
    */
   generate(
     z: Float32Array,
@@ -125,6 +127,7 @@ export interface NativeGeneratorCore {
     topP: number | null,
     logitsOut?: Float32Array,
     extraUniforms?: Float64Array,
+    codesOut?: Int32Array,
   ): Int32Array;
   /**
    * Frees the training and generation buffers and Adam's moments (t back to 0), keeping weights
@@ -458,23 +461,37 @@ export class NativeGenerator {
    * (`generate.ts` `sampleRowsPerLatent`): each array is then (1 + k) x n long, set j's rows at
    * [j n, (j + 1) n). Runs in chunks of {@link NATIVE_GENERATE_CHUNK} rows, awaiting `yieldFn` and
    * polling `shouldAbort` between them.
+   *
+   * The arrays are views of one buffer, feature f's at [f (1 + k) n, (f + 1) (1 + k) n): `out`
+   * when given ((1 + k) x n x F values, e.g. a buffer reused from request to request), else a new
+   * one. So a plain draw's codes are already the F x n array a worker's reply transfers
+   * (`packedColumns`), and one buffer per call, plus one the chunks reuse, is all this allocates:
+   * an array per feature and a new array per chunk made ~4 times as many bytes of garbage, which
+   * V8 answers with a full collection of the worker's heap every request or two (issue 25).
    * @throws Error when `shouldAbort` fires; RangeError for bad sampling options, logits the kernel
-   *   refuses, or `extraUniforms` not a positive multiple of n x F long or on a GPU core.
+   *   refuses, `extraUniforms` not a positive multiple of n x F long or on a GPU core, or `out` of
+   *   another length.
    */
   async sampleRows(
     inputs: GenerationInputs,
     opts: { temperature?: number; topP?: number | null; yieldFn?: () => Promise<void>; shouldAbort?: () => boolean } = {},
     extraUniforms?: Float64Array,
+    out?: Int32Array,
   ): Promise<Int32Array[]> {
     const { n, latents, uniforms } = inputs;
     const E = this.spec.embeddingDim;
     const F = this.layout.cardinalities.length;
     const k = extraUniforms ? extraUniforms.length / (n * F) : 0;
     if (!Number.isInteger(k) || (extraUniforms && k < 1)) throw new RangeError(`extraUniforms must hold k x n x F values, k >= 1`);
+    const total = (1 + k) * n;
+    if (out !== undefined && out.length !== F * total) throw new RangeError(`out must hold (1 + k) x n x F = ${F * total} values, got ${out.length}`);
     const temperature = opts.temperature ?? 1;
     const topP = opts.topP ?? null;
-    const columns = this.layout.cardinalities.map(() => new Int32Array((1 + k) * n));
+    const all = out ?? new Int32Array(F * total);
+    const columns = Array.from({ length: F }, (_, f) => all.subarray(f * total, (f + 1) * total));
     const chunk = this.core.device() === "cpu" ? NATIVE_GENERATE_CHUNK : GPU_GENERATE_CHUNK;
+    // The chunks' codes, one array for all of them (the last, shorter chunk uses its beginning).
+    const chunkCodes = new Int32Array((1 + k) * Math.min(chunk, n) * F);
     let extra: Float64Array | undefined;
     for (let r0 = 0; r0 < n; r0 += chunk) {
       if (r0 > 0) {
@@ -490,7 +507,7 @@ export class NativeGenerator {
           for (let j = 0; j < k; j++) extra.set(extraUniforms.subarray((j * n + r0) * F, (j * n + r0 + m) * F), j * m * F);
         }
       }
-      const codes = this.core.generate(latents.subarray(r0 * E, (r0 + m) * E), m, uniforms.subarray(r0 * F, (r0 + m) * F), temperature, topP, undefined, extra);
+      const codes = this.core.generate(latents.subarray(r0 * E, (r0 + m) * E), m, uniforms.subarray(r0 * F, (r0 + m) * F), temperature, topP, undefined, extra, chunkCodes.subarray(0, (1 + k) * m * F));
       for (let j = 0; j <= k; j++) {
         for (let f = 0; f < F; f++) columns[f].set(codes.subarray((j * F + f) * m, (j * F + f + 1) * m), j * n + r0);
       }

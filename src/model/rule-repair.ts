@@ -24,6 +24,7 @@
  */
 import { combinationsByCode, LIKELIHOOD_POWER, pairConditionals, quotaScore, type PairConditional } from "../rule-scores";
 import type { Metadata } from "../types";
+import { nativeExport } from "./native";
 import { Rng } from "./rng";
 
 
@@ -86,144 +87,380 @@ export function poolRules(metadata: Metadata, features: readonly string[]): Pool
 /** Rules whose tuples have at most this many keys are classified through a dense table (4 MiB). */
 const DENSE_KEYS = 1 << 20;
 
+/** Options of {@link repairPool}. */
+export interface RepairOptions {
+  /**
+   * Whether to score the rows in the native core (`repairScores`, native/src/repair.cc) when the
+   * addon has it and the rule's keys fit the dense table; default true. Both paths give the same
+   * repairs bit for bit (test/rule-repair.test.ts); false is for tests and benchmarks.
+   */
+  native?: boolean;
+}
+
 /**
  * Repairs, in place, the pool rows that break `rules` (method in the file header).
  * @param pool one Int32Array of M codes per feature (the pool's feature order of {@link poolRules}).
  * @param seed seeds the repair order and draws (the same pool and seed give the same repairs).
  * @returns the rows repaired.
+ * @throws RangeError when a column a rule's likelihood reads (a pair marginal's other feature)
+ *   holds a code outside its code book (the sampler never draws one).
  */
-export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed: number): number {
+export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed: number, opts: RepairOptions = {}): number {
   const rng = Rng.fromSeed(seed);
-  const M = pool[0]?.length ?? 0;
   let repaired = 0;
-  for (const r of rules) {
-    const m = r.features.length;
-    const cols = r.features.map((f) => pool[f]);
-    const key = (row: number): number => {
-      let k = 0;
-      for (let j = 0; j < m; j++) k = k * r.radix[j] + cols[j][row];
-      return k;
-    };
-    const targetIndex = new Map<number, number>();
-    r.targets.forEach((t, i) => {
-      let k = 0;
-      for (let j = 0; j < m; j++) k = k * r.radix[j] + t[j];
-      targetIndex.set(k, i);
-    });
-    // Lookups by code and by key in typed arrays where the codes allow (the sets and maps give
-    // the same answers; they cost most of the pass over the pool).
-    const openCode = r.open.map((set, j) => {
-      const flags = new Uint8Array(r.radix[j]);
-      for (const c of set) if (c >= 0 && c < flags.length) flags[c] = 1;
-      return flags;
-    });
-    let keys = 1;
-    for (const x of r.radix) keys *= x;
-    // Per key: -2 not allowed, -1 allowed but not a target, else the target's index.
-    let keyClass: Int32Array | undefined;
-    if (keys <= DENSE_KEYS) {
-      keyClass = new Int32Array(keys).fill(-2);
-      for (const k of r.allowed) if (k >= 0 && k < keys) keyClass[k] = -1;
-      for (const [k, t] of targetIndex) keyClass[k] = t;
+  for (const r of rules) repaired += repairRule(pool, r, rng, opts.native ?? true);
+  return repaired;
+}
+
+/*
+ * How the repair is cut up (issue 25, the server's CPU end to end). The scoring (which rows break
+ * the rule, their candidates, the candidates' likelihoods) does not depend on the order rows are
+ * repaired in, so it runs first, rows in row order: in the native core when it can
+ * (native/src/repair.cc, ~8 ms for the 147,000 broken rows of a 200,000-row pool of a 5-epoch raw
+ * Adult model), else in the TypeScript passes below. Then, in TypeScript: the power of each
+ * likelihood (`**`, V8's pow, which the core does not reproduce), the shuffle, and the picks in
+ * the shuffled order, whose quota scores change as rows are repaired. Each likelihood is the
+ * product of the same factors in the same order as before, so the repairs are the same bit for
+ * bit on either path.
+ *
+ * The TypeScript passes are small functions over typed arrays, each monomorphic, so V8 optimises
+ * each on its own and keeps it optimised from one request to the next. The repair was one function
+ * with every pass inline: on-stack replacement compiled it for its first loop and threw the code
+ * away at each later loop that had not run yet ("insufficient type feedback"), six to eight times
+ * per request, and between recompilations the interpreter boxed every double of the likelihood
+ * products (~1 KB of garbage per broken row: 150 MB per 100,000-row calibrated draw of that model).
+ */
+
+/** A rule's lookup tables, built once per {@link PoolRule} (the worker keeps a model's rules). */
+interface RuleTables {
+  /** Per rule column: 1 for the codes that leave a row unjudged (pooled, blank), K_j flags. */
+  open: Uint8Array[];
+  /** The code count of each rule column (the key's radix). */
+  radix: Int32Array;
+  /** Per key: -2 not released, -1 released but not a target, else the target; when the keys fit {@link DENSE_KEYS}. */
+  keyClass: Int32Array | undefined;
+  /** Key -> target, for rules whose keys do not fit the dense table. */
+  targetIndex: Map<number, number>;
+  /** Per rule column j, code -> its targets: list[start[c] .. start[c + 1]). */
+  index: { start: Int32Array; list: Int32Array }[];
+  /** The likelihood's factors (rule column j, then its conditionals: `combinationLikelihood`'s order): feature read. */
+  facG: Int32Array;
+  /** Each factor's code count (K_g). */
+  facK: Int32Array;
+  /** All factor tables, one after another. */
+  table: Float64Array;
+  /** tOff[t nf + e]: where target t's row of factor e's table starts in `table`. */
+  tOff: Int32Array;
+}
+
+const tablesOf = new WeakMap<PoolRule, RuleTables>();
+
+/** The lookup tables of rule `r` (cached). */
+function ruleTables(r: PoolRule): RuleTables {
+  const cached = tablesOf.get(r);
+  if (cached) return cached;
+  const open = r.open.map((set, j) => {
+    const flags = new Uint8Array(r.radix[j]);
+    for (const c of set) if (c >= 0 && c < flags.length) flags[c] = 1;
+    return flags;
+  });
+  const targetIndex = new Map<number, number>();
+  r.targets.forEach((t, i) => targetIndex.set(tupleKey(r, t), i));
+  let keys = 1;
+  for (const x of r.radix) keys *= x;
+  let keyClass: Int32Array | undefined;
+  if (keys <= DENSE_KEYS) {
+    keyClass = new Int32Array(keys).fill(-2);
+    for (const k of r.allowed) if (k >= 0 && k < keys) keyClass[k] = -1;
+    for (const [k, t] of targetIndex) keyClass[k] = t;
+  }
+  const index = r.byCode.map((map, j) => {
+    const K = r.radix[j];
+    const start = new Int32Array(K + 1);
+    for (let c = 0; c < K; c++) start[c + 1] = start[c] + (map.get(c)?.length ?? 0);
+    const list = new Int32Array(start[K]);
+    for (let c = 0; c < K; c++) list.set(map.get(c) ?? [], start[c]);
+    return { start, list };
+  });
+  const facG: number[] = [];
+  const facK: number[] = [];
+  const facJ: number[] = [];
+  const facOff: number[] = [];
+  let size = 0;
+  r.conditionals.forEach((list, j) => {
+    for (const { g, Kg, table } of list) {
+      facJ.push(j);
+      facG.push(g);
+      facK.push(Kg);
+      facOff.push(size);
+      size += table.length;
     }
-    const held = new Float64Array(r.targets.length);
-    const broken: number[] = [];
-    let judged = 0;
-    for (let i = 0; i < M; i++) {
-      let open = false;
-      for (let j = 0; j < m; j++) {
-        const c = cols[j][i];
-        if (c >= 0 && c < openCode[j].length ? openCode[j][c] === 1 : r.open[j].has(c)) open = true;
-      }
-      if (open) continue;
-      const k = key(i);
-      const cls = keyClass ? keyClass[k] : !r.allowed.has(k) ? -2 : (targetIndex.get(k) ?? -1);
-      if (cls === -2) {
-        broken.push(i);
-        judged++;
-        continue;
-      }
-      if (cls >= 0) {
-        held[cls]++;
-        judged++;
-      }
-    }
-    if (broken.length === 0) continue;
-    let total = 0;
-    for (const c of r.counts) total += c;
-    const scale = judged / total;
-    // The likelihood's factors flattened (rule column j, feature g, its table), in the order of
-    // `combinationLikelihood`, so the products are the same bits.
-    const facJ: number[] = [];
-    const facG: number[] = [];
-    const facK: number[] = [];
-    const facTable: Float64Array[] = [];
-    r.conditionals.forEach((list, j) => {
-      for (const { g, Kg, table } of list) {
-        facJ.push(j);
-        facG.push(g);
-        facK.push(Kg);
-        facTable.push(table);
-      }
-    });
-    const nf = facJ.length;
-    // The broken rows' codes (rule columns, then the factors' features), gathered in row order:
-    // read in the shuffled order below, one row's 28 codes from 15 columns of 800 KB each missed
-    // the cache on every read (~200 ms of the repair of raw Adult's 200,000-row pool, 49,000
-    // rows broken). The repairs are written back in row order at the end; a row is visited once,
-    // so nothing read here changes before it is used.
-    const B = broken.length;
-    const ruleCode = new Int32Array(B * m);
-    for (let j = 0; j < m; j++) for (let x = 0; x < B; x++) ruleCode[x * m + j] = cols[j][broken[x]];
-    const facCode = new Int32Array(B * nf);
-    for (let e = 0; e < nf; e++) {
-      const col = pool[facG[e]];
-      for (let x = 0; x < B; x++) facCode[x * nf + e] = col[broken[x]];
-    }
-    // The same draws as shuffling `broken` itself: order[x] is the index into `broken` of the x-th row repaired.
-    const order = new Int32Array(B);
-    for (let x = 0; x < B; x++) order[x] = x;
-    rng.shuffle(order);
-    const pickOf = new Int32Array(B);
-    const seen = new Int32Array(r.targets.length).fill(-1);
-    const cand: number[] = [];
-    const scores: number[] = [];
-    for (let x = 0; x < B; x++) {
-      const bi = order[x];
-      cand.length = 0;
-      for (let j = 0; j < m; j++) {
-        for (const t of r.byCode[j].get(ruleCode[bi * m + j]) ?? []) {
-          if (seen[t] !== bi) {
-            seen[t] = bi;
-            cand.push(t);
-          }
-        }
-      }
-      if (cand.length === 0) for (let t = 0; t < r.targets.length; t++) cand.push(t);
-      const f0 = bi * nf;
-      scores.length = 0;
-      let sum = 0;
-      for (const t of cand) {
-        const quota = scale * r.counts[t];
-        let sc = quotaScore(quota, held[t]);
-        const tuple = r.targets[t];
-        let lik = 1;
-        for (let e = 0; e < nf; e++) lik *= facTable[e][tuple[facJ[e]] * facK[e] + facCode[f0 + e]];
-        sc *= lik ** LIKELIHOOD_POWER; // = combinationLikelihood(r.conditionals, tuple, (g) => pool[g][row])
-        scores.push(sc);
-        sum += sc;
-      }
-      let u = rng.uniform() * sum;
-      let pick = cand[cand.length - 1];
-      for (let y = 0; y < cand.length; y++) if ((u -= scores[y]) < 0) { pick = cand[y]; break; }
-      held[pick]++;
-      pickOf[bi] = pick;
-      repaired++;
-    }
+  });
+  const nf = facG.length;
+  const table = new Float64Array(size);
+  let e0 = 0;
+  for (const list of r.conditionals) for (const { table: t } of list) table.set(t, facOff[e0++]);
+  const T = r.targets.length;
+  const tOff = new Int32Array(T * nf);
+  for (let t = 0; t < T; t++) for (let e = 0; e < nf; e++) tOff[t * nf + e] = facOff[e] + r.targets[t][facJ[e]] * facK[e];
+  const tables: RuleTables = { open, radix: Int32Array.from(r.radix), keyClass, targetIndex, index, facG: Int32Array.from(facG), facK: Int32Array.from(facK), table, tOff };
+  tablesOf.set(r, tables);
+  return tables;
+}
+
+/** The key of target tuple t, as the rows' keys are formed. */
+function tupleKey(r: PoolRule, t: ArrayLike<number>): number {
+  let k = 0;
+  for (let j = 0; j < r.radix.length; j++) k = k * r.radix[j] + t[j];
+  return k;
+}
+
+/**
+ * Per pool row: -3 unjudged (a pooled or blank code in a rule column), -2 broken (not a released
+ * combination), -1 released but not a target, else the target's index. Through the dense table of
+ * the keys when the rule has one (a row with a code outside its column's code book, which the
+ * sampler never draws, is then left alone: -3), else the rule's set and a map.
+ */
+function classifyRows(r: PoolRule, tb: RuleTables, cols: Int32Array[], M: number): Int32Array {
+  const m = cols.length;
+  const cls = new Int32Array(M);
+  if (tb.keyClass) {
+    if (m === 2) classifyPairs(cols[0], cols[1], tb.open[0], tb.open[1], tb.keyClass, cls, M);
+    else classifyDense(cols, tb.open, tb.radix, tb.keyClass, cls, M);
+    return cls;
+  }
+  for (let i = 0; i < M; i++) {
+    let k = 0;
+    let unjudged = false;
     for (let j = 0; j < m; j++) {
-      const col = cols[j];
-      for (let x = 0; x < B; x++) col[broken[x]] = r.targets[pickOf[x]][j];
+      const c = cols[j][i];
+      if (c >= 0 && c < tb.open[j].length ? tb.open[j][c] === 1 : r.open[j].has(c)) unjudged = true;
+      k = k * r.radix[j] + c;
+    }
+    cls[i] = unjudged ? -3 : !r.allowed.has(k) ? -2 : (tb.targetIndex.get(k) ?? -1);
+  }
+  return cls;
+}
+
+/** {@link classifyRows} of a two-column rule through its dense key table. */
+function classifyPairs(a: Int32Array, b: Int32Array, openA: Uint8Array, openB: Uint8Array, keyClass: Int32Array, cls: Int32Array, M: number): void {
+  const ka = openA.length;
+  const kb = openB.length;
+  for (let i = 0; i < M; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x < 0 || x >= ka || y < 0 || y >= kb) cls[i] = -3;
+    else cls[i] = openA[x] === 1 || openB[y] === 1 ? -3 : keyClass[x * kb + y];
+  }
+}
+
+/** {@link classifyRows} of a rule of any width through its dense key table. */
+function classifyDense(cols: Int32Array[], open: Uint8Array[], radix: Int32Array, keyClass: Int32Array, cls: Int32Array, M: number): void {
+  const m = cols.length;
+  for (let i = 0; i < M; i++) {
+    let k = 0;
+    let unjudged = false;
+    for (let j = 0; j < m; j++) {
+      const c = cols[j][i];
+      if (!(c >= 0 && c < radix[j]) || open[j][c] === 1) unjudged = true;
+      k = k * radix[j] + c;
+    }
+    cls[i] = unjudged ? -3 : keyClass[k];
+  }
+}
+
+/** Rows of class -2 (broken), in row order; `held[t]`: rows on target t; returns them and the judged count. */
+function brokenRows(cls: Int32Array, held: Float64Array): { broken: Int32Array; judged: number } {
+  let nb = 0;
+  let judged = 0;
+  for (let i = 0; i < cls.length; i++) {
+    const c = cls[i];
+    if (c === -2) nb++;
+    else if (c >= 0) {
+      held[c]++;
+      judged++;
     }
   }
-  return repaired;
+  const broken = new Int32Array(nb);
+  let x = 0;
+  for (let i = 0; i < cls.length; i++) if (cls[i] === -2) broken[x++] = i;
+  return { broken, judged: judged + nb };
+}
+
+/**
+ * The candidates of every broken row (`broken`, rows of `cols`: the targets sharing a code with
+ * it, in rule-column order and, within a column, in the index's order, each once; all targets when
+ * none does), as offsets `start` (B + 1) into `cand`.
+ */
+function candidates(tb: RuleTables, T: number, cols: Int32Array[], broken: Int32Array): { start: Int32Array; cand: Int32Array } {
+  const m = cols.length;
+  const B = broken.length;
+  const seen = new Int32Array(T).fill(-1);
+  const start = new Int32Array(B + 1);
+  let cand = new Int32Array(Math.max(16, 2 * B));
+  let n = 0;
+  for (let x = 0; x < B; x++) {
+    if (cand.length - n < T) {
+      const grown = new Int32Array(Math.max(2 * cand.length, n + T));
+      grown.set(cand.subarray(0, n));
+      cand = grown;
+    }
+    const first = n;
+    for (let j = 0; j < m; j++) {
+      const c = cols[j][broken[x]];
+      const { start: s, list } = tb.index[j];
+      if (c < 0 || c >= s.length - 1) continue;
+      for (let y = s[c]; y < s[c + 1]; y++) {
+        const t = list[y];
+        if (seen[t] !== x) {
+          seen[t] = x;
+          cand[n++] = t;
+        }
+      }
+    }
+    if (n === first) for (let t = 0; t < T; t++) cand[n++] = t;
+    start[x + 1] = n;
+  }
+  return { start, cand: cand.subarray(0, n) };
+}
+
+/**
+ * The naive-Bayes likelihood of each candidate (`cand`, broken row x's at [start[x], start[x +
+ * 1])) given the row's other codes (factor e reads column `facCols[e]`), before the power: the
+ * product from 1 of `table[tOff[t * nf + e] + code_e]` for e in order, the factors in
+ * `combinationLikelihood`'s order (rule column j, then its conditionals), so the same double. The
+ * rows are visited in row order, so the columns are read forward (in the shuffled order of the
+ * picks, each of a row's reads missed the cache).
+ * @throws RangeError for a factor code outside [0, facK[e]).
+ */
+function likelihoods(broken: Int32Array, start: Int32Array, cand: Int32Array, facCols: Int32Array[], facK: Int32Array, tOff: Int32Array, table: Float64Array): Float64Array {
+  const out = new Float64Array(cand.length);
+  const nf = facCols.length;
+  const code = new Int32Array(nf);
+  for (let x = 0; x < broken.length; x++) {
+    const row = broken[x];
+    for (let e = 0; e < nf; e++) {
+      const c = facCols[e][row];
+      if (!(c >= 0 && c < facK[e])) throw new RangeError(`factorColumns[${e}] holds code ${c} at row ${row}, outside [0, ${facK[e]})`);
+      code[e] = c;
+    }
+    let y = start[x];
+    const end = start[x + 1];
+    // Two candidates at a time: two independent chains of products (each in its own order), so
+    // the processor overlaps their multiplications.
+    for (; y + 1 < end; y += 2) {
+      const t0 = cand[y] * nf;
+      const t1 = cand[y + 1] * nf;
+      let a = 1;
+      let b = 1;
+      for (let e = 0; e < nf; e++) {
+        a *= table[tOff[t0 + e] + code[e]];
+        b *= table[tOff[t1 + e] + code[e]];
+      }
+      out[y] = a;
+      out[y + 1] = b;
+    }
+    if (y < end) {
+      const t0 = cand[y] * nf;
+      let lik = 1;
+      for (let e = 0; e < nf; e++) lik *= table[tOff[t0 + e] + code[e]];
+      out[y] = lik;
+    }
+  }
+  return out;
+}
+
+/** `lik[i] = likelihoodToPower(lik[i])` (`lik ** LIKELIHOOD_POWER`), in place. */
+function toPower(lik: Float64Array): void {
+  for (let i = 0; i < lik.length; i++) lik[i] = lik[i] ** LIKELIHOOD_POWER;
+}
+
+/**
+ * The picks, broken rows in the order `order` (indices into the broken rows): each candidate's
+ * score is its quota score (against `held`, updated as rows are repaired) times its likelihood to
+ * the power; one uniform per row picks in proportion. pickOf[x]: the target of broken row x.
+ */
+function pickTargets(order: Int32Array, start: Int32Array, cand: Int32Array, likPow: Float64Array, counts: Float64Array, scale: number, held: Float64Array, rng: Rng, pickOf: Int32Array): void {
+  const scores = new Float64Array(counts.length);
+  for (let x = 0; x < order.length; x++) {
+    const bi = order[x];
+    const s0 = start[bi];
+    const s1 = start[bi + 1];
+    let sum = 0;
+    for (let y = s0; y < s1; y++) {
+      const t = cand[y];
+      const sc = quotaScore(scale * counts[t], held[t]) * likPow[y];
+      scores[y - s0] = sc;
+      sum += sc;
+    }
+    let u = rng.uniform() * sum;
+    let pick = cand[s1 - 1];
+    for (let y = s0; y < s1; y++) {
+      if ((u -= scores[y - s0]) < 0) {
+        pick = cand[y];
+        break;
+      }
+    }
+    held[pick]++;
+    pickOf[bi] = pick;
+  }
+}
+
+/** The native core's `repairScores` (native/src/repair_binding.cc), or undefined without it. */
+type NativeRepairScores = (
+  columns: Int32Array[],
+  radix: Int32Array,
+  open: Uint8Array[],
+  keyClass: Int32Array,
+  codeStart: Int32Array[],
+  codeList: Int32Array[],
+  targets: number,
+  factorColumns: Int32Array[],
+  factorCards: Int32Array,
+  tOff: Int32Array,
+  table: Float64Array,
+  held: Float64Array,
+) => { broken: Int32Array; judged: number; start: Int32Array; cand: Int32Array; lik: Float64Array };
+
+/** Whether the addon has been asked for `repairScores`, and its answer. */
+let nativeScores: NativeRepairScores | undefined | null = null;
+
+/** Repairs the rows of `pool` that break rule `r`, drawing from `rng`; returns how many. */
+function repairRule(pool: Int32Array[], r: PoolRule, rng: Rng, useNative: boolean): number {
+  const M = pool[0]?.length ?? 0;
+  const m = r.features.length;
+  const cols = r.features.map((f) => pool[f]);
+  const T = r.targets.length;
+  const tb = ruleTables(r);
+  const facCols = Array.from(tb.facG, (g) => pool[g]);
+  const held = new Float64Array(T);
+  if (nativeScores === null) nativeScores = nativeExport<NativeRepairScores>("repairScores");
+  let scored: { broken: Int32Array; judged: number; start: Int32Array; cand: Int32Array; lik: Float64Array };
+  if (useNative && nativeScores && tb.keyClass && M > 0) {
+    scored = nativeScores(cols, tb.radix, tb.open, tb.keyClass, tb.index.map((x) => x.start), tb.index.map((x) => x.list), T, facCols, tb.facK, tb.tOff, tb.table, held);
+  } else {
+    const { broken, judged } = brokenRows(classifyRows(r, tb, cols, M), held);
+    if (broken.length === 0) return 0;
+    const { start, cand } = candidates(tb, T, cols, broken);
+    scored = { broken, judged, start, cand, lik: likelihoods(broken, start, cand, facCols, tb.facK, tb.tOff, tb.table) };
+  }
+  const { broken, judged, start, cand, lik } = scored;
+  const B = broken.length;
+  if (B === 0) return 0;
+  let total = 0;
+  for (const c of r.counts) total += c;
+  const scale = judged / total;
+  toPower(lik);
+  // The same draws as shuffling `broken` itself: order[x] is the index into `broken` of the x-th row repaired.
+  const order = new Int32Array(B);
+  for (let x = 0; x < B; x++) order[x] = x;
+  rng.shuffle(order);
+  const pickOf = new Int32Array(B);
+  pickTargets(order, start, cand, lik, r.counts, scale, held, rng, pickOf);
+  // The repairs, written back in row order (a row is visited once, so nothing read above changed).
+  for (let j = 0; j < m; j++) {
+    const col = cols[j];
+    for (let x = 0; x < B; x++) col[broken[x]] = r.targets[pickOf[x]][j];
+  }
+  return B;
 }

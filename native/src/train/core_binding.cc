@@ -672,11 +672,12 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
   }
 
   // generate(z, n, uniforms: Float64Array(n x F), temperature, topP, logitsOut?: Float32Array(n x D),
-  //          extraUniforms?: Float64Array(k x n x F)):
+  //          extraUniforms?: Float64Array(k x n x F), codesOut?: Int32Array((1 + k) x F x n)):
   // Int32Array (F x n, column-major); logitsOut, when given, receives the logits of the same pass.
   // With extraUniforms (k >= 1 sets, CPU only), each latent gives k more rows from the same
   // distributions (GeneratorCore::Generate): the result is (1 + k) x F x n, set j's codes after
-  // those of set j - 1.
+  // those of set j - 1. codesOut, when given, receives the codes and is returned (no new array:
+  // a caller generating in chunks reuses one, issue 25), else a new array is.
   Napi::Value Generate(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const int64_t n = ReadRows(env, info[1]);
@@ -730,8 +731,18 @@ class GeneratorCoreWrap : public Napi::ObjectWrap<GeneratorCoreWrap> {
       extra = len / static_cast<size_t>(nF);
       extra_u = eu.Data();
     }
+    const size_t n_codes = static_cast<size_t>(nF) * (1 + extra);
+    Napi::Int32Array given;
+    if (info.Length() > 7 && !info[7].IsUndefined()) {
+      if (!IsTypedArrayOf(info[7], napi_int32_array)) ThrowType(env, "codesOut must be an Int32Array");
+      given = info[7].As<Napi::Int32Array>();
+      if (given.ElementLength() != n_codes) {
+        ThrowRange(env, "codesOut has " + std::to_string(given.ElementLength()) + " values, expected (1 + k)*n*F = " +
+                            std::to_string(n_codes));
+      }
+    }
     return Guard(env, "generate", [&]() -> Napi::Value {
-      Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(nF) * (1 + extra));
+      Napi::Int32Array out = given.IsEmpty() ? Napi::Int32Array::New(env, n_codes) : given;
       int64_t bad = -1;
       const SampleError err =
           gpu ? c.GenerateGpu(z, n, u.Data(), temperature, has_top_p && top_p < 1.0, top_p, out.Data(), logits_out,

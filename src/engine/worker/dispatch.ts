@@ -18,8 +18,8 @@ import { guardLmdbRejections } from "../../store/lmdb/rejections";
 import { initBackend } from "../../model/backend";
 import { checkpointWeights, type Checkpoint } from "../../model/checkpoint";
 import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../../model/calibrate";
-import { drawInputs, releaseInputs, sampleCalibrated, sampleRows, type LatentSource } from "../../model/generate";
-import { poolRules } from "../../model/rule-repair";
+import { drawInputs, packedColumns, releaseInputs, sampleCalibrated, sampleRows, type LatentSource } from "../../model/generate";
+import { poolRules, type PoolRule } from "../../model/rule-repair";
 import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../../model/generator";
 import type { Layout } from "../../model/marginals";
 import { buildTargets, layoutOf } from "../../model/marginals";
@@ -122,6 +122,7 @@ function evict(id: string): void {
   const m = idle.get(id);
   if (m) dropModel(m);
   idle.delete(id);
+  calibration.delete(id);
 }
 
 async function train(id: string, fence?: number): Promise<TrainReply> {
@@ -145,6 +146,44 @@ async function stop(id: string, kind: "stop" | "halt"): Promise<void> {
     if (actors.get(id) === actor) actors.delete(id);
   }
   evict(id);
+}
+
+/** What a calibrated draw of a model needs from its metadata: the marginals to rake to, the pool's rules. */
+interface CalibrationInputs {
+  marginals: CalibrationMarginal[];
+  rules: PoolRule[];
+}
+
+/**
+ * Calibration inputs of the models that drew calibrated rows here lately, by id, least recently
+ * used first; at most {@link CALIBRATION_INPUTS_KEPT}. A model's metadata never changes (it is
+ * given at creation; a deleted model's id is not reused), so neither do they. Building them per
+ * request read and decoded the metadata, built the targets, marginals and the rules'
+ * conditionals, and V8 compiled those functions late, on its helper threads, since each ran once
+ * per request (~10-15 ms of the worker and 50-80 ms of compiles in a server's first requests;
+ * issue 25).
+ */
+const calibration = new Map<string, CalibrationInputs>();
+
+/** Models whose calibration inputs a worker keeps. */
+const CALIBRATION_INPUTS_KEPT = 8;
+
+/**
+ * Model `id`'s calibration inputs (pool features `features`, its layout's order), from the cache
+ * or built from its metadata.
+ * @throws Error when the model has no metadata.
+ */
+async function calibrationInputs(id: string, features: readonly string[]): Promise<CalibrationInputs> {
+  let inputs = calibration.get(id);
+  if (inputs === undefined) {
+    const metadata = await getStore().getMetadata(id);
+    if (metadata === undefined) throw new Error(`model ${id} has no metadata`);
+    inputs = { marginals: calibrationMarginals(buildTargets(metadata)), rules: poolRules(metadata, features) };
+  }
+  calibration.delete(id);
+  calibration.set(id, inputs);
+  while (calibration.size > CALIBRATION_INPUTS_KEPT) calibration.delete(calibration.keys().next().value as string);
+  return inputs;
 }
 
 /** A generator lent to one request, and how to give it back. */
@@ -242,10 +281,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
       }
       cols = await sampleSeededSource(model, task.seeded, { ...sampling, seed: task.seed, privacyNoise: noise, calibration });
     } else if (task.calibrate && task.numRows !== undefined) {
-      const metadata = await getStore().getMetadata(task.id);
-      if (metadata === undefined) throw new Error(`model ${task.id} has no metadata`);
-      const marginals = calibrationMarginals(buildTargets(metadata));
-      const rules = poolRules(metadata, model.layout.features);
+      const { marginals, rules } = await calibrationInputs(task.id, model.layout.features);
       cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals, sampling, rules)).columns;
     } else {
       const inputs = drawInputs(source, model.spec.embeddingDim, F, noise);
@@ -256,8 +292,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
       }
     }
     const n = cols[0].length;
-    const codes = new Int32Array(F * n);
-    cols.forEach((c, f) => codes.set(c, f * n));
+    const codes = packedColumns(cols); // the draws' own F x n array where they have one (no copy)
     const reply: GenerateReply = { ok: true, model_id: task.id, num_rows: n, features: model.layout.features, codes };
     // Transfer the codes instead of copying them.
     return move({ [transferableSymbol]: [codes.buffer], [valueSymbol]: reply } as unknown as Parameters<typeof move>[0]);
