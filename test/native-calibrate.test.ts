@@ -322,7 +322,7 @@ test("several rows per latent: set 0 is the plain draw, and set j the rows sampl
   }
 });
 
-test("the draws' columns are views of one F x n array, which packedColumns passes on without a copy; gatherRows takes the picked rows into one array", async () => {
+test("the draws' columns are views of one F x n array, which packedColumns passes on without a copy; gatherRows takes the shuffled picks' rows into one array", async () => {
   const { model, n } = calibratedCase();
   try {
     const E = model.spec.embeddingDim;
@@ -340,10 +340,12 @@ test("the draws' columns are views of one F x n array, which packedColumns passe
     const bigger = new Int32Array(F * n + 3);
     const offset = cols.map((c, f) => bigger.subarray(3 + f * n, 3 + (f + 1) * n));
     assert.ok(packedColumns(offset).buffer !== bigger.buffer);
-    // gatherRows: row i is pool row picked[i].
-    const picked = Rng.fromSeed(3).shuffle(Int32Array.from({ length: 40 }, (_, i) => Math.floor((i * n) / 40)));
-    const got = gatherRows(cols, picked);
-    got.forEach((c, f) => assert.deepEqual(Array.from(c), Array.from(picked, (p) => cols[f][p])));
+    // gatherRows: row i is pool row sorted[perm[i]], the row the same shuffle of the sorted picks puts at i.
+    const sorted = Int32Array.from({ length: 40 }, (_, i) => Math.floor((i * n) / 40));
+    const shuffled = Rng.fromSeed(3).shuffle(sorted.slice());
+    const perm = Rng.fromSeed(3).shuffle(Int32Array.from({ length: 40 }, (_, i) => i));
+    const got = gatherRows(cols, sorted, perm);
+    got.forEach((c, f) => assert.deepEqual(Array.from(c), Array.from(shuffled, (p) => cols[f][p])));
     assert.ok(got.every((c, f) => c.buffer === got[0].buffer && c.byteOffset === f * 40 * 4));
     releaseInputs(inputs);
   } finally {
