@@ -24,6 +24,7 @@ import { Synthd, Synthesizer } from "../src/sdk";
 import { Decoder } from "../src/sdk/decode";
 import { deriveSeed } from "../src/sdk/prng";
 import type { Metadata } from "../src/types";
+import { readSavedCodes } from "./saved-codes";
 import { ADULT_CSV, runCli, startServer } from "./harness";
 
 const BLOCK = 100_000;
@@ -86,11 +87,8 @@ function decode(dir: string): void {
   for (const seed of seeds) {
     const h = createHash("sha256");
     for (let b = 0; files.includes(`codes-${seed}-${b}.bin`); b++) {
-      const buf = readFileSync(join(dir, `codes-${seed}-${b}.bin`));
-      const n = buf.length / 4 / metadata.features.length;
-      const all = new Int32Array(buf.buffer, buf.byteOffset, buf.length / 4);
-      const columns: Record<string, Int32Array> = {};
-      metadata.features.forEach((f, i) => (columns[f] = all.subarray(i * n, (i + 1) * n)));
+      const columns = readSavedCodes(dir, seed, b, metadata.features);
+      const n = columns[metadata.features[0]].length;
       const batchSeed = deriveSeed(seed, b, 1);
       const opts = { rowOffset: b * BLOCK, idKey: deriveSeed(seed, 0, 2) };
       let t = cpu();

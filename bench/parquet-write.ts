@@ -30,6 +30,7 @@ import { Decoder } from "../src/sdk/decode";
 import { writeBatches } from "../src/sdk/formats";
 import { deriveSeed } from "../src/sdk/prng";
 import type { Metadata } from "../src/types";
+import { readSavedCodes } from "./saved-codes";
 
 const BLOCK = 100_000;
 /** Idle time at the end of each measured window, so that one writer's background work is not billed to the next. */
@@ -86,11 +87,7 @@ async function main(): Promise<void> {
   const files = readdirSync(dir);
   const batches: DecodedBatch[] = [];
   for (let b = 0; files.includes(`codes-${seed}-${b}.bin`); b++) {
-    const buf = readFileSync(join(dir, `codes-${seed}-${b}.bin`));
-    const n = buf.length / 4 / metadata.features.length;
-    const all = new Int32Array(buf.buffer, buf.byteOffset, buf.length / 4);
-    const columns: Record<string, Int32Array> = {};
-    metadata.features.forEach((f, i) => (columns[f] = all.subarray(i * n, (i + 1) * n)));
+    const columns = readSavedCodes(dir, seed, b, metadata.features);
     batches.push(decoder.decodeBatch(columns, deriveSeed(seed, b, 1), { rowOffset: b * BLOCK, idKey: deriveSeed(seed, 0, 2) }));
   }
   const rows = batches.reduce((n, b) => n + b.length, 0);
