@@ -1,15 +1,17 @@
 /**
- * The binary output formats of `./formats`: the Arrow IPC file format (apache-arrow) and Parquet
- * (our own writer, `./io/parquet/writer`), written batch by batch from decoded batches (`./batch`)
- * typed by `./typed`.
+ * The binary output formats of `./formats`: the Arrow IPC file format (`./io/arrow-file`,
+ * apache-arrow's writer, categorical columns dictionary-encoded) and Parquet (our own writer,
+ * `./io/parquet/writer`), written batch by batch from decoded batches (`./batch`) typed by
+ * `./typed`.
  */
 import { createWriteStream } from "node:fs";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { AsyncByteQueue, RecordBatchFileWriter, type RecordBatch } from "apache-arrow";
+import type { RecordBatch } from "apache-arrow";
 import type { Metadata } from "../types";
 import { MAX_ROWS_PER_REQUEST } from "../types";
 import type { DecodedBatch } from "./batch";
+import { ArrowFileBatches, arrowFile } from "./io/arrow-file";
 import { ParquetWriter } from "./io/parquet/writer";
 import { BatchConverter } from "./typed";
 
@@ -45,14 +47,15 @@ export async function writeColumnar(
       `row ${at + r + 1} of the output`;
   let bytes: Readable;
   if (opts.format === "arrow") {
+    const file = new ArrowFileBatches(converter, opts.metadata);
     async function* recordBatches(): AsyncGenerator<RecordBatch> {
       for await (const b of batches) {
         const at = count;
-        yield converter.fromBatch(b, describeFrom(at));
+        yield file.recordBatch(b, describeFrom(at));
         count += b.length;
       }
     }
-    bytes = arrowFile(converter, recordBatches());
+    bytes = arrowFile(file.schema, recordBatches());
   } else {
     const writer = new ParquetWriter(converter, opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);
     async function* parquetBytes(): AsyncGenerator<Uint8Array> {
@@ -69,39 +72,4 @@ export async function writeColumnar(
   }
   await pipeline(bytes, typeof dest === "string" ? createWriteStream(dest) : dest, { end: typeof dest === "string" });
   return count;
-}
-
-/**
- * Receives the bytes a RecordBatchFileWriter writes, synchronously, so that they can be handed to
- * the destination batch by batch with its backpressure (the writer's own Node stream accepts
- * batches without waiting for the destination). Passed to `writer.reset(sink)`, which uses an
- * AsyncByteQueue sink as is.
- */
-class Collected extends AsyncByteQueue {
-  private chunks: Uint8Array[] = [];
-  override write(value: Parameters<AsyncByteQueue["write"]>[0]): void {
-    if (value instanceof Uint8Array && value.byteLength > 0) this.chunks.push(value);
-  }
-  /** The bytes written since the last call. */
-  take(): Uint8Array[] {
-    const out = this.chunks;
-    this.chunks = [];
-    return out;
-  }
-}
-
-/** The Arrow IPC file of `batches` (schema `converter.schema`), one record batch per batch. */
-function arrowFile(converter: BatchConverter, batches: AsyncGenerator<RecordBatch>): Readable {
-  async function* bytes(): AsyncGenerator<Uint8Array> {
-    const sink = new Collected();
-    const writer = new RecordBatchFileWriter();
-    writer.reset(sink, converter.schema);
-    for await (const b of batches) {
-      writer.write(b);
-      yield* sink.take();
-    }
-    writer.close();
-    yield* sink.take();
-  }
-  return Readable.from(bytes());
 }

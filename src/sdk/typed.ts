@@ -26,9 +26,9 @@
  * - Blank cells (the missing code decodes to "") are null in every column; every field is
  *   nullable. Non-blank text keeps its bytes in string columns (seed cells as read, untrimmed);
  *   in typed columns it is trimmed, then parsed.
- * - Strings are plain Utf8, not dictionary-encoded: a seed table may keep values that are not in
- *   the code book, and the Arrow IPC file format cannot replace a dictionary between batches.
- *   Parquet writers dictionary-encode the pages anyway.
+ * - Strings are Utf8 in {@link BatchConverter.schema} (the schema Parquet embeds). The Arrow IPC
+ *   file (`./io/arrow-file`) writes categorical columns as `Dictionary<Int32, Utf8>` instead, with
+ *   the same values; Parquet dictionary-encodes its pages on its own.
  * Each kind's type and text reader live with the kind (`./columns`: `arrowTypeOf`, the numerical
  * `int64Of` / `float64Of`, the datetime `datetimeParser`); this module builds schemas and batches.
  */
@@ -38,7 +38,7 @@ import type { DatetimeFormat } from "./datetime";
 import { DataError } from "./errors";
 import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType } from "./columns";
 import type { EncodedSeed, SeedRows } from "./seeded";
-import { cellText, type DecodedBatch } from "./batch";
+import { cellText, type DecodedBatch, type DecodedColumn } from "./batch";
 
 export type { ColumnType };
 // The rules (`./rules/check`, `./rules/enforce`) read datetime text with the typed reader from here.
@@ -197,45 +197,56 @@ export class BatchConverter {
    */
   fromBatch(batch: DecodedBatch, describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
     const n = batch.length;
-    const children = this.columns.map((c, j) => {
-      const col = batch.cells[j];
-      const fail = (r: number, e: unknown): never => {
-        if (e instanceof DataError) throw new DataError(`column "${c.name}", ${describe(r)}: ${e.message}.`, { column: c.name, cause: e });
-        throw e;
-      };
-      if (col.kind === "dict" && c.type === "string") return utf8FromDict(col.dict, col.index);
-      if (col.kind === "int" && c.type === "int64") {
-        const data = int64FromNumbers(col.values, col.blank);
-        if (data) return data;
-      }
-      const values: TypedValue[] = new Array(n);
-      if (col.kind === "dict") {
-        // Each entry converted once; an entry that fails fails at the first row that holds it.
-        const entries: (TypedValue | { error: unknown })[] = col.dict.map((text) => {
-          try {
-            return this.value(j, text);
-          } catch (e) {
-            return { error: e };
-          }
-        });
+    const children = this.columns.map((_, j) => this.columnFromBatch(j, batch.cells[j], n, describe));
+    const data = makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children });
+    return new RecordBatch(this.schema, data);
+  }
+
+  /**
+   * Column `j` of {@link fromBatch}: the Arrow data (of `schema.fields[j]`'s type) of the `n`
+   * cells of `col`, one column of a decoded batch.
+   * @throws DataError as {@link fromBatch}.
+   */
+  columnFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`): Data {
+    const c = this.columns[j];
+    const fail = (r: number, e: unknown): never => {
+      if (e instanceof DataError) throw new DataError(`column "${c.name}", ${describe(r)}: ${e.message}.`, { column: c.name, cause: e });
+      throw e;
+    };
+    if (col.kind === "dict" && c.type === "string") return utf8FromDict(col.dict, col.index);
+    if (col.kind === "int" && c.type === "int64") {
+      const data = int64FromNumbers(col.values, col.blank);
+      if (data) return data;
+    }
+    if (col.kind === "dict") {
+      // Each entry converted once; an entry that fails fails at the first row that holds it.
+      const entries: (TypedValue | { error: unknown })[] = col.dict.map((text) => {
+        try {
+          return this.value(j, text);
+        } catch (e) {
+          return { error: e };
+        }
+      });
+      if (entries.some((v) => v !== null && typeof v === "object")) {
         for (let r = 0; r < n; r++) {
           const v = entries[col.index[r]];
           if (v !== null && typeof v === "object") fail(r, v.error);
-          values[r] = v as TypedValue;
-        }
-      } else {
-        for (let r = 0; r < n; r++) {
-          try {
-            values[r] = this.value(j, cellText(col, r));
-          } catch (e) {
-            fail(r, e);
-          }
         }
       }
-      return columnData(c.type, values);
-    });
-    const data = makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children });
-    return new RecordBatch(this.schema, data);
+      // (A string column's code book went to `utf8FromDict` above.)
+      return typedFromDict(c.type as Exclude<ColumnType, "string">, entries as TypedValue[], col.index);
+    }
+    const values: TypedValue[] = new Array(n);
+    {
+      for (let r = 0; r < n; r++) {
+        try {
+          values[r] = this.value(j, cellText(col, r));
+        } catch (e) {
+          fail(r, e);
+        }
+      }
+    }
+    return columnData(c.type, values);
   }
 }
 
@@ -343,6 +354,57 @@ function utf8FromDict(dict: readonly string[], index: Int32Array): Data {
   utf8Gather(index, start, bytes, data);
   const bitmap = new Uint8Array(Math.ceil(n / 8));
   return makeData({ type: new Utf8(), length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap), valueOffsets: offsets, data });
+}
+
+/** Per row, `slot` (2 words per row) gets the two words of entry `index[r]` (`words`, 2 per entry). */
+function gatherWords(index: Int32Array, words: Int32Array, slot: Int32Array): void {
+  for (let r = 0; r < index.length; r++) {
+    const e = index[r];
+    slot[2 * r] = words[2 * e];
+    slot[2 * r + 1] = words[2 * e + 1];
+  }
+}
+
+/** Per row, `out[r] = values[index[r]]`. */
+function gatherValues(index: Int32Array, values: Float64Array | Int32Array, out: Float64Array | Int32Array): void {
+  for (let r = 0; r < index.length; r++) out[r] = values[index[r]];
+}
+
+/**
+ * A code-book column of a typed kind (point bins, datetime code books) from its entries' typed
+ * values (null for a blank; every entry of `entries` of `type`'s kind, the rows that hold an
+ * entry that failed already refused): each entry's value laid out once, then gathered per row
+ * into the column's buffer, no value per row made.
+ */
+function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly TypedValue[], index: Int32Array): Data {
+  const n = index.length;
+  const valid = Uint8Array.from(entries, (v) => (v === null || typeof v === "object" ? 0 : 1));
+  const bitmap = new Uint8Array(Math.ceil(n / 8));
+  const nulls = nullsOf(dictValidity(index, valid, bitmap), bitmap);
+  switch (type) {
+    case "int64":
+    case "timestamp": {
+      const words = new Int32Array(2 * entries.length);
+      entries.forEach((v, e) => {
+        if (typeof v !== "bigint") return;
+        words[2 * e] = Number(BigInt.asIntN(32, v));
+        words[2 * e + 1] = Number(BigInt.asIntN(32, v >> 32n));
+      });
+      const data = new BigInt64Array(n);
+      gatherWords(index, words, new Int32Array(data.buffer));
+      return type === "int64" ? makeData({ type: new Int64(), length: n, ...nulls, data }) : makeData({ type: new TimestampMillisecond("UTC"), length: n, ...nulls, data });
+    }
+    case "float64": {
+      const data = new Float64Array(n);
+      gatherValues(index, Float64Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
+      return makeData({ type: new Float64(), length: n, ...nulls, data });
+    }
+    case "date": {
+      const data = new Int32Array(n);
+      gatherValues(index, Int32Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
+      return makeData({ type: new DateDay(), length: n, ...nulls, data });
+    }
+  }
 }
 
 /**
