@@ -71,6 +71,12 @@ export interface Cells {
   set(r: number, f: number, text: string): void;
   /** Optional fast path: per row, the code `toCode` gives the text of column f's cell, -1 for none. */
   codesOf?(f: number, toCode: ReadonlyMap<string, number>): Int32Array;
+  /**
+   * Optional fast path of {@link set} over many rows of column f: for x < `count`, the cell of row
+   * `rows[x]` becomes `texts[entry[x]]` where that is a string other than the cell's text, in
+   * order of x (each row at most once). Returns the number of cells changed.
+   */
+  setMany?(f: number, rows: Int32Array, entry: Int32Array, count: number, texts: readonly (string | undefined)[]): number;
 }
 
 /** Rows of strings (`rows[r][f]`) as {@link Cells}. */
@@ -142,25 +148,9 @@ export class DecodedBatch implements Cells {
       case "text":
         col.cells[r] = text;
         return;
-      case "dict": {
-        let map = this.lookup[f];
-        if (map === undefined) {
-          map = new Map();
-          for (let i = col.dict.length - 1; i >= 0; i--) map.set(col.dict[i], i);
-          this.lookup[f] = map;
-        }
-        let i = map.get(text);
-        if (i === undefined) {
-          if (!this.ownDict[f]) {
-            col.dict = col.dict.slice();
-            this.ownDict[f] = true;
-          }
-          i = col.dict.push(text) - 1;
-          map.set(text, i);
-        }
-        col.index[r] = i;
+      case "dict":
+        col.index[r] = this.dictIndex(f, col, text, true)!;
         return;
-      }
       case "int": {
         if (text === "") {
           col.blank ??= new Uint8Array(this.length);
@@ -180,6 +170,71 @@ export class DecodedBatch implements Cells {
         return;
       }
     }
+  }
+
+  /**
+   * {@link Cells.setMany}: {@link set} for every x whose text differs, the same cells and
+   * dictionary; a code-book column looks each text up once, not once per row.
+   */
+  setMany(f: number, rows: Int32Array, entry: Int32Array, count: number, texts: readonly (string | undefined)[]): number {
+    const col = this.cells[f];
+    if (col.kind !== "dict") {
+      let changed = 0;
+      for (let x = 0; x < count; x++) {
+        const text = texts[entry[x]];
+        if (text === undefined || this.get(rows[x], f) === text) continue;
+        this.set(rows[x], f, text);
+        changed++;
+      }
+      return changed;
+    }
+    // Per entry of `texts`, its dictionary index (-1: not yet in the dictionary, -2: no text), and
+    // per dictionary index, whether its text is that entry's: a row changes where it is not.
+    const at = new Int32Array(texts.length).fill(-1);
+    for (let e = 0; e < texts.length; e++) {
+      const text = texts[e];
+      if (text === undefined) at[e] = -2;
+      else {
+        const i = this.dictIndex(f, col, text, false);
+        if (i !== undefined) at[e] = i;
+      }
+    }
+    let changed = 0;
+    for (let x = 0; x < count; x++) {
+      const e = entry[x];
+      let i = at[e];
+      if (i === -2) continue;
+      const r = rows[x];
+      const text = texts[e]!;
+      if (col.dict[col.index[r]] === text) continue;
+      if (i === -1) i = at[e] = this.dictIndex(f, col, text, true)!;
+      col.index[r] = i;
+      changed++;
+    }
+    return changed;
+  }
+
+  /**
+   * The index {@link set} gives `text` in dict column f: the first entry holding it; when none,
+   * appended (to the batch's own copy of the dictionary) if `add`, else undefined.
+   */
+  private dictIndex(f: number, col: DictColumn, text: string, add: boolean): number | undefined {
+    let map = this.lookup[f];
+    if (map === undefined) {
+      map = new Map();
+      for (let i = col.dict.length - 1; i >= 0; i--) map.set(col.dict[i], i);
+      this.lookup[f] = map;
+    }
+    let i = map.get(text);
+    if (i === undefined && add) {
+      if (!this.ownDict[f]) {
+        col.dict = col.dict.slice();
+        this.ownDict[f] = true;
+      }
+      i = col.dict.push(text) - 1;
+      map.set(text, i);
+    }
+    return i;
   }
 
   /**

@@ -307,6 +307,10 @@ function fixedCombinations(
   let candLik = new Float64Array(4096);
   let nRep = 0;
   let nCand = 0;
+  // Per repaired row of the batch, in repair order: the row, its combination, and one column's code of it.
+  let pickRow = new Int32Array(1024);
+  let pickOf = new Int32Array(1024);
+  let pickCode = new Int32Array(1024);
   // The rows' codes per rule column (`cellCodes`) and generated codes of the pooled rule columns,
   // of the batch being repaired.
   let textCodes: Int32Array[] = [];
@@ -441,16 +445,18 @@ function fixedCombinations(
   };
   // Step 4: each row of `order` (in that order) takes a candidate drawn by score.
   const repairRows = (rows: Cells, rng: Rng, order: Int32Array, held: Float64Array, quotaScale: number, scored: boolean, out: EnforceResult): void => {
-    // Row r takes combination `pick`.
+    // Row r takes combination `pick`: counted now, its cells written after the loop (`writePicks`).
+    let picks = 0;
     const repairTo = (r: number, pick: number, wildcard: boolean): void => {
       if (!wildcard) held[pick]++;
-      for (let j = 0; j < m; j++) {
-        const text = toText[j][valid[pick][j]];
-        if (text === undefined || rows.get(r, cols[j]) === text) continue;
-        rows.set(r, cols[j], text);
-        out.changed++;
-      }
+      pickRow[picks] = r;
+      pickOf[picks++] = pick;
     };
+    if (pickRow.length < order.length) {
+      pickRow = new Int32Array(order.length);
+      pickOf = new Int32Array(order.length);
+      pickCode = new Int32Array(order.length);
+    }
     let scores = new Float64Array(16);
     for (let o = 0; o < order.length; o++) {
       const x = order[o];
@@ -488,6 +494,23 @@ function fixedCombinations(
         }
       }
       repairTo(r, pick, wildcard);
+    }
+    writePicks(rows, picks, out);
+  };
+  // The picked combinations' cells, column by column (each repaired row is one of its own, so
+  // the order of columns does not change the cells): what `rows.set` per row and column gave.
+  const writePicks = (rows: Cells, picks: number, out: EnforceResult): void => {
+    for (let j = 0; j < m; j++) {
+      for (let x = 0; x < picks; x++) pickCode[x] = valid[pickOf[x]][j];
+      if (rows.setMany) out.changed += rows.setMany(cols[j], pickRow, pickCode, picks, toText[j]);
+      else {
+        for (let x = 0; x < picks; x++) {
+          const text = toText[j][pickCode[x]];
+          if (text === undefined || rows.get(pickRow[x], cols[j]) === text) continue;
+          rows.set(pickRow[x], cols[j], text);
+          out.changed++;
+        }
+      }
     }
   };
   return {
