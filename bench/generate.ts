@@ -21,11 +21,11 @@
  */
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
-import { prepareInputs, releaseInputs } from "../src/model/generate";
-import { generatorSpec, initParams } from "../src/model/generator";
-import { buildTargets } from "../src/model/marginals";
-import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
+import { prepareInputs, releaseInputs } from "../src/model/sampling/generate";
+import { generatorSpec, initParams } from "../src/model/generator/generator";
+import { buildTargets } from "../src/model/generator/marginals";
+import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
 import { Synthd, Synthesizer } from "../src/sdk";
 import { discreteMetadata } from "./compute";
 import { removeDir, runCli, SHARED_DATASETS, startServer, tempDir } from "./harness";

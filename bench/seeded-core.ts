@@ -20,12 +20,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { median } from "simple-statistics";
-import { sampleSeeded, type ConditionalResult, type RowCondition } from "../src/model/conditional";
-import { drawInputs, sampleRows } from "../src/model/generate";
-import { generatorSpec } from "../src/model/generator";
-import { layoutOf } from "../src/model/marginals";
-import { flattenParams, NativeGenerator, nativeCoreStatus, unflattenParams } from "../src/model/native-core";
-import { Trainer, type GeneratorModel } from "../src/model/trainer";
+import { sampleSeeded, type ConditionalResult, type RowCondition } from "../src/model/conditional/conditional";
+import { drawInputs, sampleRows } from "../src/model/sampling/generate";
+import { generatorSpec } from "../src/model/generator/generator";
+import { layoutOf } from "../src/model/generator/marginals";
+import { flattenParams, NativeGenerator, nativeCoreStatus, unflattenParams } from "../src/model/compute/native-core";
+import { Trainer, type GeneratorModel } from "../src/model/training/trainer";
 import { CONFIG_DEFAULTS, type Metadata } from "../src/types";
 import { discreteMetadata } from "./compute";
 import { SHARED_DATASETS } from "./harness";

@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
-import { DRAW_BLOCK_ROWS, drawNative, drawReference, nativeFillDraws, type DrawSpec } from "../src/model/draws";
-import { drawInputs } from "../src/model/generate";
-import { computeStatus, nativeSampler } from "../src/model/native";
-import { fillNormalZiggurat, Rng, zigguratTables } from "../src/model/rng";
+import { DRAW_BLOCK_ROWS, drawNative, drawReference, nativeFillDraws, type DrawSpec } from "../src/model/sampling/draws";
+import { drawInputs } from "../src/model/sampling/generate";
+import { computeStatus, nativeSampler } from "../src/model/compute/native";
+import { fillNormalZiggurat, Rng, zigguratTables } from "../src/model/sampling/rng";
 
 interface DrawExports {
   zigguratTables(): { kn: Float64Array; wn: Float64Array; fn: Float64Array; r: number };

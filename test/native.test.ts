@@ -11,8 +11,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
-import { computePath, computeStatus, findPackageRoot, nativeSampler, type NativeSampler } from "../src/model/native";
-import { checkSampleArgs, sampleCodes, sampleCodesJs } from "../src/model/sampling";
+import { computePath, computeStatus, findPackageRoot, nativeSampler, type NativeSampler } from "../src/model/compute/native";
+import { checkSampleArgs, sampleCodes, sampleCodesJs } from "../src/model/sampling/sampling";
 import { mulberry32 as rng } from "./fixtures";
 
 function normal(r: () => number): number {

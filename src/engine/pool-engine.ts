@@ -6,8 +6,7 @@
 import type { Logger } from "pino";
 import type { Store } from "../store";
 import type { GenerateRequest, Metadata, ModelConfig } from "../types";
-import type { BackendName } from "../model/backend";
-import type { ComputeKind } from "../model/trainer";
+import type { BackendName, ComputeKind } from "../model";
 import type { MemoryEstimate } from "./admission/estimate";
 import type { Ticket } from "./admission/queue";
 import type { CheckedGeneration, InfoReply, TrainReply } from "./protocol";

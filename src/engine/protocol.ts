@@ -4,7 +4,7 @@
  * that model is pinned to (its actor lives there). Tasks are structured-cloned; latents and
  * generated codes travel as transferred typed arrays.
  */
-import type { SeededSource } from "../model/seeded-input";
+import type { SeededSource } from "../model";
 import type { ModelSize } from "../types";
 
 /** Start or resume training of a model whose record says `training` (reply: {@link TrainReply}). */

@@ -1,16 +1,23 @@
 /**
  * The model: a marginal-matching generator and its training (DESIGN §2). No HTTP, no storage:
- * the engine (`src/engine`) drives these functions and persists their checkpoints.
+ * the engine (`src/engine`) drives these functions and persists their checkpoints. This file is
+ * the model's public face: code outside `src/model` imports from here, not from the files below.
  *
- * Read in this order: `marginals.ts` (targets), `generator.ts` (G), `loss.ts` (KL objective),
- * `adam.ts` + `schedule.ts` (optimisation), `trainer.ts` (epochs, validation, early stopping),
- * `checkpoint.ts` (stored form), `generate.ts` + `sampling.ts` (generation), `rng.ts`;
- * `native-core.ts`: the same generator, loss and Adam in the C++ compute core (native/src/train);
- * `conditional.ts`: seeded / conditional generation (rows given conditions on some features).
+ * One folder per concern; read in this order:
+ * - `generator/`: `marginals.ts` (layout and targets), `generator.ts` (G: spec, parameters,
+ *   forward), `checkpoint.ts` (stored form).
+ * - `training/`: `loss.ts` (KL objective), `adam.ts` + `schedule.ts` (optimisation), `slices.ts`,
+ *   `trainer.ts` (epochs, validation, early stopping).
+ * - `sampling/`: `rng.ts`, `draws.ts` (latents), `generate.ts` + `sampling.ts` (generation),
+ *   `calibrate.ts` (calibrated generation), `rule-repair.ts`.
+ * - `compute/`: `backend.ts` (tfjs backends), `ops.ts`; `native.ts` (the addon),
+ *   `native-core.ts` (the same generator, loss and Adam in the C++ compute core, native/src/train),
+ *   `calibrate-native.ts`.
+ * - `conditional/`: seeded / conditional generation (rows given conditions on some features).
  */
-export { initBackend, useBackend, deviceOf, type BackendName } from "./backend";
-export { Rng, type RngState, fnv1a64 } from "./rng";
-export { buildTargets, layoutOf, lossTargets, marginalWeight, sanitizeProbs, MetadataError, type Layout, type MarginalTargets, type PairBlock } from "./marginals";
+export { initBackend, useBackend, deviceOf, type BackendName } from "./compute/backend";
+export { Rng, type RngState, fnv1a64 } from "./sampling/rng";
+export { buildTargets, layoutOf, lossTargets, marginalWeight, sanitizeProbs, MetadataError, type Layout, type MarginalTargets, type PairBlock } from "./generator/marginals";
 export {
   MODEL_SIZES,
   generatorSpec,
@@ -29,7 +36,7 @@ export {
   type NamedArrays,
   type NamedTensors,
   type Segments,
-} from "./generator";
+} from "./generator/generator";
 export {
   marginalLoss,
   entropyPenalty,
@@ -44,9 +51,9 @@ export {
   preferredForm,
   type TargetTensors,
   type MarginalSums,
-} from "./loss";
-export { Adam, ADAM, type AdamState } from "./adam";
-export { makeSchedule, learningRate, WARMUP_FRACTION, LR_FLOOR_FRACTION, type Schedule } from "./schedule";
+} from "./training/loss";
+export { Adam, ADAM, type AdamState } from "./training/adam";
+export { makeSchedule, learningRate, WARMUP_FRACTION, LR_FLOOR_FRACTION, type Schedule } from "./training/schedule";
 export {
   CHECKPOINT_VERSION,
   CheckpointError,
@@ -55,7 +62,7 @@ export {
   checkpointWeights,
   type Checkpoint,
   type TrainingState,
-} from "./checkpoint";
+} from "./generator/checkpoint";
 export {
   Trainer,
   TrainingError,
@@ -75,8 +82,9 @@ export {
   type TrainerOptions,
   type ComputeKind,
   disposeGenerator,
+  cloneTfjsGenerator,
   defaultCompute,
-} from "./trainer";
+} from "./training/trainer";
 export {
   NativeGenerator,
   nativeCore,
@@ -84,12 +92,13 @@ export {
   flattenParams,
   unflattenParams,
   NATIVE_GENERATE_CHUNK,
+  gpuStatus,
   type NativeGeneratorCore,
   type NativeCoreAddon,
   type NativeCoreStatus,
   type ComputeInfo,
   type PairMode,
-} from "./native-core";
+} from "./compute/native-core";
 export {
   CALIBRATION_POOL_FACTOR,
   calibrationMarginals,
@@ -105,7 +114,7 @@ export {
   type ConditionCalibration,
   type Exclusion,
   type FixedCell,
-} from "./calibrate";
+} from "./sampling/calibrate";
 export {
   prepareInputs,
   drawInputs,
@@ -114,13 +123,14 @@ export {
   flattenLatents,
   sampleRows,
   sampleCalibrated,
+  packedColumns,
   InputError,
   GENERATE_CHUNK,
   type LatentSource,
   type DrawnSource,
   type GenerationInputs,
   type SamplingOptions,
-} from "./generate";
+} from "./sampling/generate";
 export {
   sampleConditional,
   sampleSeeded,
@@ -136,4 +146,7 @@ export {
   type ConditionalOptions,
   type ConditionalResult,
   type ConditionGroupReport,
-} from "./conditional";
+} from "./conditional/conditional";
+export { isSeeded, seededSource, conditionParam, SeededInputError, type SeededSource } from "./conditional/seeded-input";
+export { sampleCodes, LOGITS_NOT_FINITE } from "./sampling/sampling";
+export { poolRules, repairPool, type PoolRule } from "./sampling/rule-repair";

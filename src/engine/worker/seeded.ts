@@ -9,10 +9,7 @@
  * (`body.embedding.condition.age`, `body.embedding.seed_data.rows[3][1]`; `conditionParam` of
  * `src/model/seeded-input.ts`), so the worker's reply maps it to 400 `parameter_invalid`.
  */
-import { sampleConditional, sampleSeeded, type ConditionalOptions } from "../../model/conditional";
-import type { SamplingOptions } from "../../model/generate";
-import { conditionParam, type SeededSource } from "../../model/seeded-input";
-import type { GeneratorModel } from "../../model/trainer";
+import { conditionParam, sampleConditional, sampleSeeded, type ConditionalOptions, type GeneratorModel, type SamplingOptions, type SeededSource } from "../../model";
 
 /**
  * Codes of a seeded request: one Int32Array of n codes per feature, in the model's feature order

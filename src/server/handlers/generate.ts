@@ -36,7 +36,7 @@
  * generation as an Arrow IPC stream (`../arrow.ts`; docs/api.md "Arrow responses"). Errors are JSON
  * either way.
  */
-import { isSeeded } from "../../model/seeded-input";
+import { isSeeded } from "../../model";
 import { canGenerate, checkGenerate } from "../../engine/generate-task";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
 import { ARROW_STREAM, generationToArrow, prefersArrow, wantsNarrowCodes, type RawGeneration } from "../arrow";

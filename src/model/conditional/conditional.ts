@@ -143,15 +143,15 @@
  * runs in the native core when the addon is loaded (native/src/mixture_binding.cc), bit for bit as
  * those references, so the rows of a seed do not depend on it (test/native-mixture.test.ts).
  */
-import { MAX_ROWS_PER_REQUEST } from "../types";
-import { EXCLUDED_LOG_FACTOR, systematicSample, type ConditionCalibration, type FixedCell } from "./calibrate";
-import { drawRequest } from "./draws";
-import { betweenChunks, forwardLogits, GENERATE_CHUNK, InputError, rake, type SamplingOptions } from "./generate";
-import { NATIVE_GENERATE_CHUNK } from "./native-core";
-import { fillNormalZiggurat, Rng } from "./rng";
-import { nativeExport } from "./native";
-import { kernelWeights, sampleCodes } from "./sampling";
-import type { GeneratorModel } from "./trainer";
+import { MAX_ROWS_PER_REQUEST } from "../../types";
+import { EXCLUDED_LOG_FACTOR, systematicSample, type ConditionCalibration, type FixedCell } from "../sampling/calibrate";
+import { drawRequest } from "../sampling/draws";
+import { betweenChunks, forwardLogits, GENERATE_CHUNK, InputError, rake, type SamplingOptions } from "../sampling/generate";
+import { NATIVE_GENERATE_CHUNK } from "../compute/native-core";
+import { fillNormalZiggurat, Rng } from "../sampling/rng";
+import { nativeExport } from "../compute/native";
+import { kernelWeights, sampleCodes } from "../sampling/sampling";
+import type { GeneratorModel } from "../training/trainer";
 
 /**
  * A range cell with per-code weights: `weights[i]` in (0, 1] is the share of code `codes[i]`'s values

@@ -45,10 +45,10 @@
  *   JavaScript thread and yields between steps only.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { Metadata, ModelConfig } from "../types";
+import type { Metadata, ModelConfig } from "../../types";
 import { Adam, type AdamState } from "./adam";
-import { initBackend } from "./backend";
-import { type Checkpoint, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "./checkpoint";
+import { initBackend } from "../compute/backend";
+import { type Checkpoint, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "../generator/checkpoint";
 import {
   type GeneratorSpec,
   type NamedArrays,
@@ -65,7 +65,7 @@ import {
   toTensors,
   trainableVariables,
   type TrainableVariables,
-} from "./generator";
+} from "../generator/generator";
 import {
   addSums,
   disposeTargetTensors,
@@ -77,9 +77,9 @@ import {
   type TargetTensors,
   targetTensors,
 } from "./loss";
-import { buildTargets, type Layout } from "./marginals";
-import { type DevicePreference, flattenParams, NativeGenerator, nativeCoreStatus, resolveDevice, viewParams } from "./native-core";
-import { Rng } from "./rng";
+import { buildTargets, type Layout } from "../generator/marginals";
+import { type DevicePreference, flattenParams, NativeGenerator, nativeCoreStatus, resolveDevice, viewParams } from "../compute/native-core";
+import { Rng } from "../sampling/rng";
 import { learningRate, makeSchedule, type Schedule } from "./schedule";
 import { addSliced, emaSliced, fillNormalSliced, type YieldFn } from "./slices";
 

@@ -18,7 +18,7 @@
  *     running sum exceeds target is drawn. If rounding leaves none, the last kept k is drawn.
  */
 import { types } from "node:util";
-import { nativeSampler } from "./native";
+import { nativeSampler } from "../compute/native";
 
 /**
  * Sampling options: `temperature` > 0; `topP` in [0, 1] (0: only the most probable code), or null
