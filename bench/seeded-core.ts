@@ -20,7 +20,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { median } from "simple-statistics";
-import { sampleSeeded, type ConditionalResult, type RowCondition } from "../src/model/conditional/conditional";
+import { sampleSeeded, type ConditionalResult, type RowCondition } from "../src/model/conditional";
 import { drawInputs, sampleRows } from "../src/model/sampling/generate";
 import { generatorSpec } from "../src/model/generator/generator";
 import { layoutOf } from "../src/model/generator/marginals";

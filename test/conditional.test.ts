@@ -26,7 +26,7 @@ import {
   sampleSeeded,
   systematicCounts,
   type RowCondition,
-} from "../src/model/conditional/conditional";
+} from "../src/model/conditional";
 import { initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../src/model/generator/generator";
 import { forwardLogits, InputError } from "../src/model/sampling/generate";
 import type { Layout } from "../src/model/generator/marginals";

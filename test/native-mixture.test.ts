@@ -7,7 +7,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mixtureAccumulateJs, proposalShiftJs, weightedGramJs } from "../src/model/conditional/conditional";
+import { mixtureAccumulateJs, proposalShiftJs, weightedGramJs } from "../src/model/conditional";
 import { nativeSampler } from "../src/model/compute/native";
 import { fillNormalZiggurat, Rng } from "../src/model/sampling/rng";
 

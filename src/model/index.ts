@@ -146,7 +146,7 @@ export {
   type ConditionalOptions,
   type ConditionalResult,
   type ConditionGroupReport,
-} from "./conditional/conditional";
-export { isSeeded, seededSource, conditionParam, SeededInputError, type SeededSource } from "./conditional/seeded-input";
+} from "./conditional";
+export { isSeeded, seededSource, conditionParam, SeededInputError, type SeededSource } from "./conditional";
 export { sampleCodes, LOGITS_NOT_FINITE } from "./sampling/sampling";
 export { poolRules, repairPool, type PoolRule } from "./sampling/rule-repair";
