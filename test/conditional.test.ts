@@ -32,7 +32,7 @@ import { forwardLogits, InputError } from "../src/model/sampling/generate";
 import type { Layout } from "../src/model/generator/marginals";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
 import { Rng } from "../src/model/sampling/rng";
-import type { GeneratorModel } from "../src/model/training/trainer";
+import type { GeneratorModel } from "../src/model/generator/model";
 import { mulberry32 } from "./fixtures";
 
 const E = 6;

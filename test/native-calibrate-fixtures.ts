@@ -10,7 +10,7 @@ import { nativeRakingSweeps } from "../src/model/compute/calibrate-native";
 import { calibrationPool, sampleCalibrated } from "../src/model/sampling/generate";
 import { buildTargets } from "../src/model/generator/marginals";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
-import type { GeneratorModel } from "../src/model/training/trainer";
+import type { GeneratorModel } from "../src/model/generator/model";
 import { mulberry32 } from "./fixtures";
 import { specFor, syntheticMetadata, testWeights } from "./native-core-fixtures";
 

@@ -28,7 +28,7 @@ import { drawInputs, forwardLogits, gatherRows, packedColumns, releaseInputs, sa
 import { sampleCodes } from "../src/model/sampling/sampling";
 import { buildTargets } from "../src/model/generator/marginals";
 import { Rng } from "../src/model/sampling/rng";
-import type { GeneratorModel } from "../src/model/training/trainer";
+import type { GeneratorModel } from "../src/model/generator/model";
 import { nativeRakingClass, nativeRakingSweeps, RAKING_SLICE_ROW_VISITS } from "../src/model/compute/calibrate-native";
 import { NATIVE_GENERATE_CHUNK, nativeCoreStatus } from "../src/model/compute/native-core";
 import { mulberry32, TINY_META } from "./fixtures";

@@ -19,7 +19,7 @@ import { flattenParams, NativeGenerator } from "../src/model/compute/native-core
 import { Rng } from "../src/model/sampling/rng";
 import { learningRate, makeSchedule } from "../src/model/training/schedule";
 import { addSliced, emaSliced, fillNormalSliced, SLICE } from "../src/model/training/slices";
-import { emaDecay, ENTROPY_PENALTY, VAL_SIZE } from "../src/model/training/trainer";
+import { emaDecay, ENTROPY_PENALTY, VAL_SIZE } from "../src/model/training/settings";
 import { LmdbStore as Store } from "../src/store";
 import type { Metadata, ModelConfig } from "../src/types";
 import { latents, relErr, smallCase, syntheticMetadata } from "./native-core-fixtures";

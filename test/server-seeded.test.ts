@@ -17,7 +17,7 @@ import { layoutOf } from "../src/model/generator/marginals";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
 import { Rng } from "../src/model/sampling/rng";
 import { seededSource, SeededInputError } from "../src/model/conditional/seeded-input";
-import type { GeneratorModel } from "../src/model/training/trainer";
+import type { GeneratorModel } from "../src/model/generator/model";
 import { monthOf } from "../src/usage/quota";
 import { openApiDocument } from "../src/server/openapi";
 import { MAX_SEED_ROWS_PER_REQUEST, type Metadata } from "../src/types";

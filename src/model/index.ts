@@ -5,14 +5,14 @@
  *
  * One folder per concern; read in this order:
  * - `generator/`: `marginals.ts` (layout and targets), `generator.ts` (G: spec, parameters,
- *   forward), `checkpoint.ts` (stored form).
+ *   forward), `model.ts` (a generator ready to run), `checkpoint.ts` (stored form).
  * - `training/`: `loss.ts` (KL objective), `adam.ts` + `schedule.ts` (optimisation), `slices.ts`,
- *   `trainer.ts` (epochs, validation, early stopping).
+ *   `settings.ts` + `options.ts`, `trainer.ts` (epochs, validation, early stopping).
  * - `sampling/`: `rng.ts`, `draws.ts` (latents), `generate.ts` + `sampling.ts` (generation),
  *   `calibrate.ts` (calibrated generation), `rule-repair.ts`.
- * - `compute/`: `backend.ts` (tfjs backends), `ops.ts`; `native.ts` (the addon),
- *   `native-core.ts` (the same generator, loss and Adam in the C++ compute core, native/src/train),
- *   `calibrate-native.ts`.
+ * - `compute/`: `kind.ts` (tfjs or native), `backend.ts` (tfjs backends), `ops.ts`; `native.ts`
+ *   (the addon), `native-core.ts` (the same generator, loss and Adam in the C++ compute core,
+ *   native/src/train), `calibrate-native.ts`.
  * - `conditional/`: seeded / conditional generation (rows given conditions on some features).
  */
 export { initBackend, useBackend, deviceOf, type BackendName } from "./compute/backend";
@@ -63,9 +63,14 @@ export {
   type Checkpoint,
   type TrainingState,
 } from "./generator/checkpoint";
+export { Trainer } from "./training/trainer";
 export {
-  Trainer,
   TrainingError,
+  type StopReason,
+  type EpochReport,
+  type TrainerOptions,
+} from "./training/options";
+export {
   STEPS_PER_EPOCH,
   MIN_STEPS_PER_EPOCH,
   PLANNED_STEPS,
@@ -76,15 +81,9 @@ export {
   stepsPerEpochFor,
   VAL_SIZE,
   MIN_REL_IMPROVEMENT,
-  type StopReason,
-  type EpochReport,
-  type GeneratorModel,
-  type TrainerOptions,
-  type ComputeKind,
-  disposeGenerator,
-  cloneTfjsGenerator,
-  defaultCompute,
-} from "./training/trainer";
+} from "./training/settings";
+export { type GeneratorModel, disposeGenerator, cloneTfjsGenerator } from "./generator/model";
+export { type ComputeKind, defaultCompute } from "./compute/kind";
 export {
   NativeGenerator,
   nativeCore,

@@ -10,7 +10,7 @@
  */
 import type { ConditionCalibration, FixedCell } from "../sampling/calibrate";
 import type { SamplingOptions } from "../sampling/generate";
-import type { GeneratorModel } from "../training/trainer";
+import type { GeneratorModel } from "../generator/model";
 
 /** Options of {@link sampleConditional}: the sampling options of the plain draw, plus the method's. */
 export interface ConditionalOptions extends SamplingOptions {

@@ -51,7 +51,7 @@ import { systematicSample } from "../sampling/calibrate";
 import { drawRequest } from "../sampling/draws";
 import { GENERATE_CHUNK } from "../sampling/generate";
 import { Rng } from "../sampling/rng";
-import type { GeneratorModel } from "../training/trainer";
+import type { GeneratorModel } from "../generator/model";
 import { ConditionError, keyOf, parseCondition, type RowCondition } from "./condition";
 import { evaluate, type Segment } from "./evaluate";
 import {

@@ -27,7 +27,7 @@ export type { GenerationInputs } from "./draws";
 import { forward } from "../generator/generator";
 import { Rng } from "./rng";
 import { sampleCodes } from "./sampling";
-import type { GeneratorModel } from "../training/trainer";
+import type { GeneratorModel } from "../generator/model";
 
 /** Rows per forward pass. */
 export const GENERATE_CHUNK = 2048;
