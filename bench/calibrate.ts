@@ -3,7 +3,7 @@
  * [--reps R] [--weights FILE]` the cost of the calibrated draw against the plain draw ({@link costBench}),
  * or with `--http [--reps R] [--epochs E]` the plain draw's server cost over HTTP against in-process
  * ({@link httpCostBench}) (after
- * `npm run build`): in-process cost of calibrated generation's raking (`src/model/calibrate.ts`)
+ * `npm run build`): in-process cost of calibrated generation's raking (`src/model/sampling/calibrate.ts`)
  * on UCI Adult, the TypeScript reference against the native core (`calibrate-native.ts`), on the
  * same pool, with a check that both give the same weights bit for bit.
  *

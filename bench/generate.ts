@@ -11,7 +11,7 @@
  * JSON over HTTP, decoded to strings by the SDK. The in-process baseline: the native core's
  * forward + sampling of the same number of rows for the same model shape (best of 3), in this
  * process, before the server starts. Each run then repeats fit and sample with calibration (the
- * SDK's default, `src/model/calibrate.ts`) under another org, so its cost is on record:
+ * SDK's default, `src/model/sampling/calibrate.ts`) under another org, so its cost is on record:
  * `http_calibrated_rows_per_s` and its ratio to the plain draw.
  *
  * Codes over HTTP (issue 13, acceptance 3): under one more org (live key, quota raised with

@@ -1,6 +1,6 @@
 /**
  * `node dist/bench/seeded-core.js [--epochs N] [--rows N] [--reps N] [--json] [--weights FILE] [--save FILE]`:
- * in-process speed of seeded generation (`src/model/conditional.ts`) against the plain draw
+ * in-process speed of seeded generation (`src/model/conditional/`) against the plain draw
  * (issue 12: 100,000 rows with a one-column condition at >= 50% of the plain draw's rows/s,
  * five columns at >= 20%).
  *

@@ -199,8 +199,8 @@ test("native draws refuse bad arguments without writing", () => {
 function childDigest(env: Record<string, string>): { digest: string; native: boolean } {
   const code = `
     const { createHash } = require("node:crypto");
-    const { drawInputs } = require(${JSON.stringify(resolve(__dirname, "../src/model/generate"))});
-    const { nativeFillDraws } = require(${JSON.stringify(resolve(__dirname, "../src/model/draws"))});
+    const { drawInputs } = require(${JSON.stringify(resolve(__dirname, "../src/model/sampling/generate"))});
+    const { nativeFillDraws } = require(${JSON.stringify(resolve(__dirname, "../src/model/sampling/draws"))});
     const h = createHash("sha256");
     for (const [n, seed, sigma] of [[1, 3, 0], [10001, 5, 0], [999, 6, 1.1]]) {
       const d = drawInputs({ numRows: n, seed }, 64, 14, sigma);

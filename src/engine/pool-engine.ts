@@ -39,7 +39,7 @@ export interface EngineOptions {
   /** Task queue bound; default {@link DEFAULT_MAX_QUEUE}. */
   maxQueue?: number;
   /**
-   * Compute path of training and generation: `native` (the C++ core, src/model/native-core.ts) or
+   * Compute path of training and generation: `native` (the C++ core, src/model/compute/native-core.ts) or
    * `tfjs`. Default: `native` when the addon's core loads, else `tfjs`. A worker that cannot load
    * the core falls back to `tfjs` and logs why; checkpoints are the same on both paths.
    */

@@ -30,11 +30,11 @@ export interface GenerateInput {
   numRows?: number;
   /**
    * Seeded generation: conditions checked and in the model's feature order
-   * (`src/model/seeded-input.ts`), run by `src/engine/worker/seeded.ts` with `seed`.
+   * (`src/model/conditional/seeded-input.ts`), run by `src/engine/worker/seeded.ts` with `seed`.
    */
   seeded?: SeededSource;
   seed?: number;
-  /** With numRows: calibrated generation (`src/model/calibrate.ts`). */
+  /** With numRows: calibrated generation (`src/model/sampling/calibrate.ts`). */
   calibrate?: boolean;
   temperature: number;
   topP: number | null;
