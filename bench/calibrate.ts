@@ -25,7 +25,7 @@ import { calibrationPool, drawInputs, rake, releaseInputs, REPAIR_SEED_TAG, samp
 import { poolRules, repairPool } from "../src/model/sampling/rule-repair";
 import { extractMetadata } from "../src/sdk/metadata";
 import { buildTargets } from "../src/model/generator/marginals";
-import { checkpointWeights, type Checkpoint } from "../src/model/generator/checkpoint";
+import { checkpointWeights, type Checkpoint } from "../src/model/training/checkpoint";
 import { generatorSpec } from "../src/model/generator/generator";
 import { layoutOf } from "../src/model/generator/marginals";
 import { flattenParams, NativeGenerator, nativeCoreStatus, viewParams } from "../src/model/compute/native-core";

@@ -18,7 +18,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
-import { checkpointWeights, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "../src/model/generator/checkpoint";
+import { checkpointWeights, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "../src/model/training/checkpoint";
 import { generatorSpec, initParams, type NamedArrays } from "../src/model/generator/generator";
 import { buildTargets, type MarginalTargets } from "../src/model/generator/marginals";
 import { flattenParams, gpuStatus, NativeGenerator } from "../src/model/compute/native-core";

@@ -14,7 +14,7 @@ import { Worker } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
 import { Adam } from "../src/model/training/adam";
 import { initBackend } from "../src/model/compute/backend";
-import { decodeCheckpoint, encodeCheckpoint } from "../src/model/generator/checkpoint";
+import { decodeCheckpoint, encodeCheckpoint } from "../src/model/training/checkpoint";
 import { prepareInputs, sampleRows } from "../src/model/sampling/generate";
 import { disposeAll, featureSoftmax, forward, makeSegments, disposeSegments, type NamedArrays, type NamedTensors, paramShapes, toArrays, toTensors, trainableVariables } from "../src/model/generator/generator";
 import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/training/loss";

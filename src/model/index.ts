@@ -5,9 +5,10 @@
  *
  * One folder per concern; read in this order:
  * - `generator/`: `marginals.ts` (layout and targets), `generator.ts` (G: spec, parameters,
- *   forward), `model.ts` (a generator ready to run), `checkpoint.ts` (stored form).
+ *   forward), `model.ts` (a generator ready to run).
  * - `training/`: `loss.ts` (KL objective), `adam.ts` + `schedule.ts` (optimisation), `slices.ts`,
- *   `settings.ts` + `options.ts`, `trainer.ts` (epochs, validation, early stopping).
+ *   `settings.ts` + `options.ts`, `trainer.ts` (epochs, validation, early stopping),
+ *   `checkpoint.ts` (stored form: weights and the training state).
  * - `sampling/`: `rng.ts`, `draws.ts` (latents), `generate.ts` + `sampling.ts` (generation),
  *   `calibrate.ts` (calibrated generation), `rule-repair.ts`.
  * - `compute/`: `kind.ts` (tfjs or native), `backend.ts` (tfjs backends), `ops.ts`; `native.ts`
@@ -62,7 +63,7 @@ export {
   checkpointWeights,
   type Checkpoint,
   type TrainingState,
-} from "./generator/checkpoint";
+} from "./training/checkpoint";
 export { Trainer } from "./training/trainer";
 export {
   TrainingError,

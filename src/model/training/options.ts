@@ -5,7 +5,7 @@
 import type { Metadata, ModelConfig } from "../../types";
 import type { ComputeKind } from "../compute/kind";
 import type { DevicePreference } from "../compute/native-core";
-import type { Checkpoint } from "../generator/checkpoint";
+import type { Checkpoint } from "./checkpoint";
 
 /** Why training ended. */
 export type StopReason = "max_epochs" | "early_stop" | "time_limit";

@@ -49,7 +49,7 @@ import type { ModelConfig } from "../../types";
 import { Adam, type AdamState } from "./adam";
 import { initBackend } from "../compute/backend";
 import type { ComputeKind } from "../compute/kind";
-import { type Checkpoint, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "../generator/checkpoint";
+import { type Checkpoint, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "./checkpoint";
 import {
   type GeneratorSpec,
   type NamedArrays,

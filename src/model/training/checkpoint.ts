@@ -25,13 +25,13 @@
  * copied into fresh, aligned Float32Arrays on load (stored Buffers may be unaligned views).
  */
 import { endianness } from "node:os";
-import type { AdamState } from "../training/adam";
-import { ADAM } from "../training/adam";
-import type { GeneratorSpec, NamedArrays } from "./generator";
-import { paramShapes } from "./generator";
+import type { AdamState } from "./adam";
+import { ADAM } from "./adam";
+import type { GeneratorSpec, NamedArrays } from "../generator/generator";
+import { paramShapes } from "../generator/generator";
 import type { RngState } from "../sampling/rng";
-import type { Schedule } from "../training/schedule";
-import { LR_FLOOR_FRACTION } from "../training/schedule";
+import type { Schedule } from "./schedule";
+import { LR_FLOOR_FRACTION } from "./schedule";
 
 /** Current checkpoint version. */
 export const CHECKPOINT_VERSION = 2;
