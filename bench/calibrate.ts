@@ -3,7 +3,7 @@
  * [--reps R] [--weights FILE]` the cost of the calibrated draw against the plain draw ({@link costBench}),
  * or with `--http [--reps R] [--epochs E]` the plain draw's server cost over HTTP against in-process
  * ({@link httpCostBench}) (after
- * `npm run build`): in-process cost of calibrated generation's raking (`src/model/calibrate.ts`)
+ * `npm run build`): in-process cost of calibrated generation's raking (`src/model/sampling/calibrate.ts`)
  * on UCI Adult, the TypeScript reference against the native core (`calibrate-native.ts`), on the
  * same pool, with a check that both give the same weights bit for bit.
  *
@@ -19,19 +19,19 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CALIBRATION_EXACT_SWEEPS, CALIBRATION_RAKING_PARALLEL, CALIBRATION_SWEEPS, calibrationMarginals, rakingWeights, systematicSample } from "../src/model/calibrate";
-import { nativeRakingSweeps } from "../src/model/calibrate-native";
-import { calibrationPool, drawInputs, rake, releaseInputs, REPAIR_SEED_TAG, sampleCalibrated, sampleRows } from "../src/model/generate";
-import { poolRules, repairPool } from "../src/model/rule-repair";
+import { CALIBRATION_EXACT_SWEEPS, CALIBRATION_RAKING_PARALLEL, CALIBRATION_SWEEPS, calibrationMarginals, rakingWeights, systematicSample } from "../src/model/sampling/calibrate";
+import { nativeRakingSweeps } from "../src/model/compute/calibrate-native";
+import { calibrationPool, drawInputs, rake, releaseInputs, REPAIR_SEED_TAG, sampleCalibrated, sampleRows } from "../src/model/sampling/generate";
+import { poolRules, repairPool } from "../src/model/sampling/rule-repair";
 import { extractMetadata } from "../src/sdk/metadata";
-import { buildTargets } from "../src/model/marginals";
-import { checkpointWeights, type Checkpoint } from "../src/model/checkpoint";
-import { generatorSpec } from "../src/model/generator";
-import { layoutOf } from "../src/model/marginals";
-import { flattenParams, NativeGenerator, nativeCoreStatus, viewParams } from "../src/model/native-core";
+import { buildTargets } from "../src/model/generator/marginals";
+import { checkpointWeights, type Checkpoint } from "../src/model/training/checkpoint";
+import { generatorSpec } from "../src/model/generator/generator";
+import { layoutOf } from "../src/model/generator/marginals";
+import { flattenParams, NativeGenerator, nativeCoreStatus, viewParams } from "../src/model/compute/native-core";
 import { Synthd } from "../src/sdk";
 import { LmdbStore } from "../src/store";
-import { Trainer } from "../src/model/trainer";
+import { Trainer } from "../src/model/training/trainer";
 import { CONFIG_DEFAULTS } from "../src/types";
 import { discreteMetadata } from "./compute";
 import { ADULT_CSV, removeDir, runCli, SHARED_DATASETS, startServer, tempDir } from "./harness";

@@ -24,10 +24,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generatorSpec, initParams, type GeneratorSpec, type NamedArrays } from "../src/model/generator";
-import { lossTargets, type MarginalTargets, buildTargets } from "../src/model/marginals";
-import { flattenParams, gpuStatus, NativeGenerator } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
+import { generatorSpec, initParams, type GeneratorSpec, type NamedArrays } from "../src/model/generator/generator";
+import { lossTargets, type MarginalTargets, buildTargets } from "../src/model/generator/marginals";
+import { flattenParams, gpuStatus, NativeGenerator } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
 import { discreteMetadata } from "./adult";
 
 /** Options of the GPU compute benchmark. */

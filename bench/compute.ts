@@ -21,9 +21,9 @@
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import * as tf from "@tensorflow/tfjs-core";
-import { Adam } from "../src/model/adam";
-import { initBackend } from "../src/model/backend";
-import { prepareInputs, sampleRows } from "../src/model/generate";
+import { Adam } from "../src/model/training/adam";
+import { initBackend } from "../src/model/compute/backend";
+import { prepareInputs, sampleRows } from "../src/model/sampling/generate";
 import {
   disposeAll,
   disposeSegments,
@@ -35,12 +35,12 @@ import {
   makeSegments,
   toTensors,
   trainableVariables,
-} from "../src/model/generator";
-import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/loss";
-import { buildTargets, type MarginalTargets } from "../src/model/marginals";
-import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
-import { learningRate, makeSchedule } from "../src/model/schedule";
+} from "../src/model/generator/generator";
+import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/training/loss";
+import { buildTargets, type MarginalTargets } from "../src/model/generator/marginals";
+import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
+import { learningRate, makeSchedule } from "../src/model/training/schedule";
 import { discreteMetadata } from "./adult";
 import { SHARED_DATASETS } from "./harness";
 

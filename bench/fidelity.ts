@@ -71,7 +71,7 @@ export interface FidelityResult {
   fit_wall_seconds: number;
   model: Pick<Model, "id" | "status" | "current_epoch" | "train_loss" | "val_loss">;
   config: Model["config"];
-  /** Whether the synthetic rows were drawn with calibration (`src/model/calibrate.ts`). */
+  /** Whether the synthetic rows were drawn with calibration (`src/model/sampling/calibrate.ts`). */
   calibrate: boolean;
   epsilon: number | null;
   delta: number | null;

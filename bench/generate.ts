@@ -11,7 +11,7 @@
  * JSON over HTTP, decoded to strings by the SDK. The in-process baseline: the native core's
  * forward + sampling of the same number of rows for the same model shape (best of 3), in this
  * process, before the server starts. Each run then repeats fit and sample with calibration (the
- * SDK's default, `src/model/calibrate.ts`) under another org, so its cost is on record:
+ * SDK's default, `src/model/sampling/calibrate.ts`) under another org, so its cost is on record:
  * `http_calibrated_rows_per_s` and its ratio to the plain draw.
  *
  * Codes over HTTP (issue 13, acceptance 3): under one more org (live key, quota raised with
@@ -21,11 +21,11 @@
  */
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
-import { prepareInputs, releaseInputs } from "../src/model/generate";
-import { generatorSpec, initParams } from "../src/model/generator";
-import { buildTargets } from "../src/model/marginals";
-import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
+import { prepareInputs, releaseInputs } from "../src/model/sampling/generate";
+import { generatorSpec, initParams } from "../src/model/generator/generator";
+import { buildTargets } from "../src/model/generator/marginals";
+import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
 import { Synthd, Synthesizer } from "../src/sdk";
 import { discreteMetadata } from "./compute";
 import { removeDir, runCli, SHARED_DATASETS, startServer, tempDir } from "./harness";

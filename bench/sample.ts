@@ -38,11 +38,11 @@
 import { readFileSync, statSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { prepareInputs, releaseInputs } from "../src/model/generate";
-import { generatorSpec, initParams } from "../src/model/generator";
-import { layoutOf } from "../src/model/marginals";
-import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
+import { prepareInputs, releaseInputs } from "../src/model/sampling/generate";
+import { generatorSpec, initParams } from "../src/model/generator/generator";
+import { layoutOf } from "../src/model/generator/marginals";
+import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
 import { Synthd, Synthesizer } from "../src/sdk";
 import { ADULT_CSV, processCpuSeconds, removeDir, runCli, startServer, tempDir } from "./harness";
 

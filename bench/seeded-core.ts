@@ -1,6 +1,6 @@
 /**
  * `node dist/bench/seeded-core.js [--epochs N] [--rows N] [--reps N] [--json] [--weights FILE] [--save FILE]`:
- * in-process speed of seeded generation (`src/model/conditional.ts`) against the plain draw
+ * in-process speed of seeded generation (`src/model/conditional/`) against the plain draw
  * (issue 12: 100,000 rows with a one-column condition at >= 50% of the plain draw's rows/s,
  * five columns at >= 20%).
  *
@@ -21,11 +21,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { median } from "simple-statistics";
 import { sampleSeeded, type ConditionalResult, type RowCondition } from "../src/model/conditional";
-import { drawInputs, sampleRows } from "../src/model/generate";
-import { generatorSpec } from "../src/model/generator";
-import { layoutOf } from "../src/model/marginals";
-import { flattenParams, NativeGenerator, nativeCoreStatus, unflattenParams } from "../src/model/native-core";
-import { Trainer, type GeneratorModel } from "../src/model/trainer";
+import { drawInputs, sampleRows } from "../src/model/sampling/generate";
+import { generatorSpec } from "../src/model/generator/generator";
+import { layoutOf } from "../src/model/generator/marginals";
+import { flattenParams, NativeGenerator, nativeCoreStatus, unflattenParams } from "../src/model/compute/native-core";
+import type { GeneratorModel } from "../src/model/generator/model";
+import { Trainer } from "../src/model/training/trainer";
 import { CONFIG_DEFAULTS, type Metadata } from "../src/types";
 import { discreteMetadata } from "./compute";
 import { SHARED_DATASETS } from "./harness";

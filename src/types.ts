@@ -26,7 +26,7 @@ export type Finite = tags.TagBase<{
 /**
  * Largest accepted `config.privacy_noise` (the tag on {@link ModelConfigInput} spells the same
  * number): 1e6 standard deviations of the unit-variance latents. The noise is added to latents
- * held in float32 (`src/model/trainer.ts` drawLatents, `src/model/generate.ts`); a value near
+ * held in float32 (`src/model/training/trainer.ts` drawLatents, `src/model/sampling/generate.ts`); a value near
  * {@link FLOAT32_MAX} / 10 makes a noisy latent Infinity and the model fails (`1e308` failed its
  * first step). Far below that, from about 1e7 on, float32's rounding of `z + noise * e` (one unit in
  * the last place is about noise * 1.2e-7) no longer keeps anything of `z`, so no larger value
@@ -370,14 +370,14 @@ export interface LatentSpec {
   seed?: number & tags.Type<"int64">;
   /**
    * Extension (docs/api.md): draw a pool of rows, weight it by raking to the model's marginals and
-   * return num_rows of its rows (`src/model/calibrate.ts`). Default false: the plain draw of DESIGN §2.
+   * return num_rows of its rows (`src/model/sampling/calibrate.ts`). Default false: the plain draw of DESIGN §2.
    */
   calibrate?: boolean;
   /**
    * Extension (issue 12, docs/api.md "Seeded generation"): every row satisfies this condition.
    * Keys are feature names; a value is a code (the feature is fixed to it), a list of allowed
    * codes (a range condition) or a {@link WeightedConditionCell}; features not named are drawn from
-   * the model's conditional (`src/model/conditional.ts`). Codes must be below the feature's
+   * the model's conditional (`src/model/conditional/`). Codes must be below the feature's
    * cardinality, lists non-empty. With `calibrate: true`, from the calibrated draw's conditional.
    */
   condition?: Record<string, ConditionCell>;
@@ -575,7 +575,7 @@ export const MAX_ROWS_PER_REQUEST = 100_000;
  * Seed rows per generate request (`embedding.seed_data.rows`, extension, docs/api.md "Seeded
  * generation"); more gives `parameter_invalid` on `body.embedding.seed_data.rows` (the SDK splits
  * larger seed tables). Lower than {@link MAX_ROWS_PER_REQUEST} because rows with distinct
- * conditions each need a candidate population of their own (`src/model/conditional.ts`). Measured
+ * conditions each need a candidate population of their own (`src/model/conditional/`). Measured
  * on a 2-core machine, medium generator: in-process on discretised Adult (10 epochs), 1,000 rows
  * with distinct conditions take 2.8 s with 3 of 14 cells fixed, 5.8 s with 7 and 7.2 s with 13
  * (about 140 rows/s, the slowest case); over HTTP on raw Adult (20 epochs), 2,000 HOLDOUT rows

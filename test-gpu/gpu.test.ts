@@ -18,13 +18,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
-import { checkpointWeights, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "../src/model/checkpoint";
-import { generatorSpec, initParams, type NamedArrays } from "../src/model/generator";
-import { buildTargets, type MarginalTargets } from "../src/model/marginals";
-import { flattenParams, gpuStatus, NativeGenerator } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
-import { makeSchedule } from "../src/model/schedule";
-import { sampleCodes } from "../src/model/sampling";
+import { checkpointWeights, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "../src/model/training/checkpoint";
+import { generatorSpec, initParams, type NamedArrays } from "../src/model/generator/generator";
+import { buildTargets, type MarginalTargets } from "../src/model/generator/marginals";
+import { flattenParams, gpuStatus, NativeGenerator } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
+import { makeSchedule } from "../src/model/training/schedule";
+import { sampleCodes } from "../src/model/sampling/sampling";
 import { discreteMetadata } from "../bench/adult";
 
 /** The datasets folder: $SYNTHD_DATASETS, else ../shared/datasets beside the repository. */

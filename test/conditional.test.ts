@@ -18,7 +18,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import chisquareCdf from "@stdlib/stats-base-dists-chisquare-cdf";
 import { errorFunction } from "simple-statistics";
-import { initBackend } from "../src/model/backend";
+import { initBackend } from "../src/model/compute/backend";
 import {
   ConditionError,
   fillNormalZiggurat,
@@ -27,12 +27,12 @@ import {
   systematicCounts,
   type RowCondition,
 } from "../src/model/conditional";
-import { initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../src/model/generator";
-import { forwardLogits, InputError } from "../src/model/generate";
-import type { Layout } from "../src/model/marginals";
-import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
-import type { GeneratorModel } from "../src/model/trainer";
+import { initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../src/model/generator/generator";
+import { forwardLogits, InputError } from "../src/model/sampling/generate";
+import type { Layout } from "../src/model/generator/marginals";
+import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
+import type { GeneratorModel } from "../src/model/generator/model";
 import { mulberry32 } from "./fixtures";
 
 const E = 6;

@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { generatorSpec, initParams } from "../src/model/generator";
-import { buildTargets } from "../src/model/marginals";
-import { gpuStatus, NativeGenerator, nativeCore, nativeCoreStatus, resolveDevice } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
-import { Trainer } from "../src/model/trainer";
+import { generatorSpec, initParams } from "../src/model/generator/generator";
+import { buildTargets } from "../src/model/generator/marginals";
+import { gpuStatus, NativeGenerator, nativeCore, nativeCoreStatus, resolveDevice } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
+import { Trainer } from "../src/model/training/trainer";
 import { fastConfig, TINY_META } from "./fixtures";
 
 const targets = buildTargets(TINY_META);

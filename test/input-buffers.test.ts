@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { drawInputs, releaseInputs } from "../src/model/generate";
+import { drawInputs, releaseInputs } from "../src/model/sampling/generate";
 
 const E = 8;
 const F = 5;

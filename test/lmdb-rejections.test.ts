@@ -13,7 +13,7 @@ import { Worker } from "node:worker_threads";
 function inThread<T>(body: string): Promise<T> {
   const paths = {
     guard: require.resolve("../src/store/lmdb/rejections"),
-    backend: require.resolve("../src/model/backend"),
+    backend: require.resolve("../src/model/compute/backend"),
   };
   const code = `const { parentPort } = require("node:worker_threads"); const paths = ${JSON.stringify(paths)};\n(async () => {\n${body}\n})().catch((e) => parentPort.postMessage({ failed: String(e && e.stack) }));`;
   return new Promise((resolve, reject) => {

@@ -5,12 +5,12 @@
  * SYNTHD_THREADS and SYNTHD_ISA values, which the addon fixes when it loads.
  */
 import { createHash } from "node:crypto";
-import { calibrationMarginals, type CalibrationMarginal } from "../src/model/calibrate";
-import { nativeRakingSweeps } from "../src/model/calibrate-native";
-import { calibrationPool, sampleCalibrated } from "../src/model/generate";
-import { buildTargets } from "../src/model/marginals";
-import { NativeGenerator, nativeCoreStatus } from "../src/model/native-core";
-import type { GeneratorModel } from "../src/model/trainer";
+import { calibrationMarginals, type CalibrationMarginal } from "../src/model/sampling/calibrate";
+import { nativeRakingSweeps } from "../src/model/compute/calibrate-native";
+import { calibrationPool, sampleCalibrated } from "../src/model/sampling/generate";
+import { buildTargets } from "../src/model/generator/marginals";
+import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
+import type { GeneratorModel } from "../src/model/generator/model";
 import { mulberry32 } from "./fixtures";
 import { specFor, syntheticMetadata, testWeights } from "./native-core-fixtures";
 

@@ -22,15 +22,15 @@ import {
   systematicSample,
   type CalibrationMarginal,
   type RakingOptions,
-} from "../src/model/calibrate";
-import { drawRequest } from "../src/model/draws";
-import { drawInputs, forwardLogits, gatherRows, packedColumns, releaseInputs, sampleCalibrated, sampleRows, sampleRowsPerLatent } from "../src/model/generate";
-import { sampleCodes } from "../src/model/sampling";
-import { buildTargets } from "../src/model/marginals";
-import { Rng } from "../src/model/rng";
-import type { GeneratorModel } from "../src/model/trainer";
-import { nativeRakingClass, nativeRakingSweeps, RAKING_SLICE_ROW_VISITS } from "../src/model/calibrate-native";
-import { NATIVE_GENERATE_CHUNK, nativeCoreStatus } from "../src/model/native-core";
+} from "../src/model/sampling/calibrate";
+import { drawRequest } from "../src/model/sampling/draws";
+import { drawInputs, forwardLogits, gatherRows, packedColumns, releaseInputs, sampleCalibrated, sampleRows, sampleRowsPerLatent } from "../src/model/sampling/generate";
+import { sampleCodes } from "../src/model/sampling/sampling";
+import { buildTargets } from "../src/model/generator/marginals";
+import { Rng } from "../src/model/sampling/rng";
+import type { GeneratorModel } from "../src/model/generator/model";
+import { nativeRakingClass, nativeRakingSweeps, RAKING_SLICE_ROW_VISITS } from "../src/model/compute/calibrate-native";
+import { NATIVE_GENERATE_CHUNK, nativeCoreStatus } from "../src/model/compute/native-core";
 import { mulberry32, TINY_META } from "./fixtures";
 import { calibratedCase, drain, hashOf, poolHash, rakingCase, skewedPool } from "./native-calibrate-fixtures";
 

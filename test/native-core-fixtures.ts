@@ -5,12 +5,12 @@
  * which the addon fixes at load time from the environment.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { initBackend } from "../src/model/backend";
-import { featureSoftmax, forward, type GeneratorSpec, initParams, makeSegments, disposeSegments, type NamedArrays, paramShapes } from "../src/model/generator";
-import { disposeTargetTensors, entropyPenalty, marginalLoss, targetTensors } from "../src/model/loss";
-import { buildTargets, type MarginalTargets } from "../src/model/marginals";
-import { NativeGenerator } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
+import { initBackend } from "../src/model/compute/backend";
+import { featureSoftmax, forward, type GeneratorSpec, initParams, makeSegments, disposeSegments, type NamedArrays, paramShapes } from "../src/model/generator/generator";
+import { disposeTargetTensors, entropyPenalty, marginalLoss, targetTensors } from "../src/model/training/loss";
+import { buildTargets, type MarginalTargets } from "../src/model/generator/marginals";
+import { NativeGenerator } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
 import type { Metadata } from "../src/types";
 
 /** Codes per column of the Adult data (../shared/datasets/adult-discrete-domain.json), 588 in all. */
@@ -184,7 +184,7 @@ export async function trainSmall(): Promise<{ losses: number[]; hash: string }> 
  */
 async function main(): Promise<void> {
   const cmd = process.argv[2];
-  const { nativeCoreStatus } = await import("../src/model/native-core");
+  const { nativeCoreStatus } = await import("../src/model/compute/native-core");
   const info = nativeCoreStatus().info;
   if (cmd === "parity") {
     const { targets, spec, weights } = smallCase();

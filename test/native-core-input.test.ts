@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { nativeCore, type NativeGeneratorCore } from "../src/model/native-core";
+import { nativeCore, type NativeGeneratorCore } from "../src/model/compute/native-core";
 import { latents, smallCase } from "./native-core-fixtures";
 
 const addon = nativeCore()!;

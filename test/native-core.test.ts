@@ -12,17 +12,17 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
-import { Adam } from "../src/model/adam";
-import { initBackend } from "../src/model/backend";
-import { decodeCheckpoint, encodeCheckpoint } from "../src/model/checkpoint";
-import { prepareInputs, sampleRows } from "../src/model/generate";
-import { disposeAll, featureSoftmax, forward, makeSegments, disposeSegments, type NamedArrays, type NamedTensors, paramShapes, toArrays, toTensors, trainableVariables } from "../src/model/generator";
-import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/loss";
-import { buildTargets } from "../src/model/marginals";
-import { flattenParams, NativeGenerator, nativeCore, nativeCoreStatus, unflattenParams } from "../src/model/native-core";
-import { Rng } from "../src/model/rng";
-import { sampleCodesJs } from "../src/model/sampling";
-import { learningRate, makeSchedule, LR_FLOOR_FRACTION } from "../src/model/schedule";
+import { Adam } from "../src/model/training/adam";
+import { initBackend } from "../src/model/compute/backend";
+import { decodeCheckpoint, encodeCheckpoint } from "../src/model/training/checkpoint";
+import { prepareInputs, sampleRows } from "../src/model/sampling/generate";
+import { disposeAll, featureSoftmax, forward, makeSegments, disposeSegments, type NamedArrays, type NamedTensors, paramShapes, toArrays, toTensors, trainableVariables } from "../src/model/generator/generator";
+import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/training/loss";
+import { buildTargets } from "../src/model/generator/marginals";
+import { flattenParams, NativeGenerator, nativeCore, nativeCoreStatus, unflattenParams } from "../src/model/compute/native-core";
+import { Rng } from "../src/model/sampling/rng";
+import { sampleCodesJs } from "../src/model/sampling/sampling";
+import { learningRate, makeSchedule, LR_FLOOR_FRACTION } from "../src/model/training/schedule";
 import {
   ADULT_CARDS,
   latents,

@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
-import { DRAW_BLOCK_ROWS, drawNative, drawReference, nativeFillDraws, type DrawSpec } from "../src/model/draws";
-import { drawInputs } from "../src/model/generate";
-import { computeStatus, nativeSampler } from "../src/model/native";
-import { fillNormalZiggurat, Rng, zigguratTables } from "../src/model/rng";
+import { DRAW_BLOCK_ROWS, drawNative, drawReference, nativeFillDraws, type DrawSpec } from "../src/model/sampling/draws";
+import { drawInputs } from "../src/model/sampling/generate";
+import { computeStatus, nativeSampler } from "../src/model/compute/native";
+import { fillNormalZiggurat, Rng, zigguratTables } from "../src/model/sampling/rng";
 
 interface DrawExports {
   zigguratTables(): { kn: Float64Array; wn: Float64Array; fn: Float64Array; r: number };
@@ -199,8 +199,8 @@ test("native draws refuse bad arguments without writing", () => {
 function childDigest(env: Record<string, string>): { digest: string; native: boolean } {
   const code = `
     const { createHash } = require("node:crypto");
-    const { drawInputs } = require(${JSON.stringify(resolve(__dirname, "../src/model/generate"))});
-    const { nativeFillDraws } = require(${JSON.stringify(resolve(__dirname, "../src/model/draws"))});
+    const { drawInputs } = require(${JSON.stringify(resolve(__dirname, "../src/model/sampling/generate"))});
+    const { nativeFillDraws } = require(${JSON.stringify(resolve(__dirname, "../src/model/sampling/draws"))});
     const h = createHash("sha256");
     for (const [n, seed, sigma] of [[1, 3, 0], [10001, 5, 0], [999, 6, 1.1]]) {
       const d = drawInputs({ numRows: n, seed }, 64, 14, sigma);

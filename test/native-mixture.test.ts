@@ -8,8 +8,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mixtureAccumulateJs, proposalShiftJs, weightedGramJs } from "../src/model/conditional";
-import { nativeSampler } from "../src/model/native";
-import { fillNormalZiggurat, Rng } from "../src/model/rng";
+import { nativeSampler } from "../src/model/compute/native";
+import { fillNormalZiggurat, Rng } from "../src/model/sampling/rng";
 
 type Accumulate = typeof mixtureAccumulateJs;
 

@@ -11,8 +11,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
-import { computePath, computeStatus, findPackageRoot, nativeSampler, type NativeSampler } from "../src/model/native";
-import { checkSampleArgs, sampleCodes, sampleCodesJs } from "../src/model/sampling";
+import { computePath, computeStatus, findPackageRoot, nativeSampler, type NativeSampler } from "../src/model/compute/native";
+import { checkSampleArgs, sampleCodes, sampleCodesJs } from "../src/model/sampling/sampling";
 import { mulberry32 as rng } from "./fixtures";
 
 function normal(r: () => number): number {
@@ -120,7 +120,7 @@ test("native exp is bit-identical to Math.exp on every ISA path (AVX-512 eight l
       const fs = require("node:fs");
       const b = fs.readFileSync(${JSON.stringify(join(dir, "x.bin"))});
       const x = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
-      const y = require(${JSON.stringify(resolve(__dirname, "../src/model/native"))}).nativeSampler().exp(x);
+      const y = require(${JSON.stringify(resolve(__dirname, "../src/model/compute/native"))}).nativeSampler().exp(x);
       fs.writeFileSync(${JSON.stringify(join(dir, "y.bin"))}, Buffer.from(y.buffer));
     `;
     for (const isa of ["avx2", "generic"]) {
@@ -287,8 +287,8 @@ test("bad inputs throw the same JS errors natively and in JavaScript, and the pr
   assert.deepEqual(native.sampleCodes(...(OK as Parameters<NativeSampler["sampleCodes"]>)), Int32Array.from([0, 1, 0, 0]));
 });
 
-const COMPILED_NATIVE = join(__dirname, "..", "src", "model", "native.js");
-const COMPILED_SAMPLING = join(__dirname, "..", "src", "model", "sampling.js");
+const COMPILED_NATIVE = join(__dirname, "..", "src", "model", "compute", "native.js");
+const COMPILED_SAMPLING = join(__dirname, "..", "src", "model", "sampling", "sampling.js");
 
 /** Runs `script` in `node -e` with extra environment; returns stdout's JSON and stderr. */
 function child(script: string, env: Record<string, string | undefined>): { out: any; stderr: string } {

@@ -4,8 +4,8 @@
  * name, so tests can check that the restructured repair gives the same repairs bit for bit.
  */
 import { LIKELIHOOD_POWER, quotaScore } from "../src/rule-scores";
-import type { PoolRule } from "../src/model/rule-repair";
-import { Rng } from "../src/model/rng";
+import type { PoolRule } from "../src/model/sampling/rule-repair";
+import { Rng } from "../src/model/sampling/rng";
 
 /** Rules whose tuples have at most this many keys are classified through a dense table (4 MiB). */
 const DENSE_KEYS = 1 << 20;

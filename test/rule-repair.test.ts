@@ -8,11 +8,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Metadata, PairMarginal } from "../src/types";
-import { poolRules, repairPool } from "../src/model/rule-repair";
-import { Rng } from "../src/model/rng";
+import { poolRules, repairPool } from "../src/model/sampling/rule-repair";
+import { Rng } from "../src/model/sampling/rng";
 import { repairPoolReference } from "./rule-repair-reference";
-import { nativeExport } from "../src/model/native";
-import { nativeCoreStatus } from "../src/model/native-core";
+import { nativeExport } from "../src/model/compute/native";
+import { nativeCoreStatus } from "../src/model/compute/native-core";
 
 // city: 4 released values and the pooled code 4; state: 3 values; x: another column.
 const META: Metadata = {

@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { checkSampleArgs, sampleCodes, sampleCodesJs, type SampleOptions } from "../src/model/sampling";
+import { checkSampleArgs, sampleCodes, sampleCodesJs, type SampleOptions } from "../src/model/sampling/sampling";
 import { mulberry32 as rng } from "./fixtures";
 
 type Sampler = (l: Float32Array, n: number, c: readonly number[], u: Float64Array, o: SampleOptions) => Int32Array;

@@ -37,7 +37,7 @@ import Redis from "ioredis";
 import type { Logger } from "pino";
 import { ParamError } from "../contract/errors";
 import { createEngine, EngineModelError, EngineUnavailableError, type PoolEngine } from "../engine";
-import type { ComputeKind } from "../model/trainer";
+import type { ComputeKind } from "../model";
 import { PgStore } from "../store/postgres/pgStore";
 import type { GenerateRequest } from "../types";
 import { addTrainingJob } from "./remote-engine";

@@ -10,8 +10,7 @@
  */
 import type { GenerateRequest, Metadata } from "../types";
 import type { ModelRecord, Store } from "../store";
-import { InputError, latentSource } from "../model/generate";
-import { isSeeded, seededSource, SeededInputError } from "../model/seeded-input";
+import { InputError, isSeeded, latentSource, seededSource, SeededInputError } from "../model";
 import type { CheckedGeneration, GenerateModel, GenerateReply, GenerateTask } from "./protocol";
 import { ParamError } from "../contract/errors";
 import { EngineModelError, type RawGeneration } from "./types";

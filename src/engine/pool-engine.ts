@@ -6,8 +6,7 @@
 import type { Logger } from "pino";
 import type { Store } from "../store";
 import type { GenerateRequest, Metadata, ModelConfig } from "../types";
-import type { BackendName } from "../model/backend";
-import type { ComputeKind } from "../model/trainer";
+import type { BackendName, ComputeKind } from "../model";
 import type { MemoryEstimate } from "./admission/estimate";
 import type { Ticket } from "./admission/queue";
 import type { CheckedGeneration, InfoReply, TrainReply } from "./protocol";
@@ -40,7 +39,7 @@ export interface EngineOptions {
   /** Task queue bound; default {@link DEFAULT_MAX_QUEUE}. */
   maxQueue?: number;
   /**
-   * Compute path of training and generation: `native` (the C++ core, src/model/native-core.ts) or
+   * Compute path of training and generation: `native` (the C++ core, src/model/compute/native-core.ts) or
    * `tfjs`. Default: `native` when the addon's core loads, else `tfjs`. A worker that cannot load
    * the core falls back to `tfjs` and logs why; checkpoints are the same on both paths.
    */

@@ -4,7 +4,7 @@
  * that model is pinned to (its actor lives there). Tasks are structured-cloned; latents and
  * generated codes travel as transferred typed arrays.
  */
-import type { SeededSource } from "../model/seeded-input";
+import type { SeededSource } from "../model";
 import type { ModelSize } from "../types";
 
 /** Start or resume training of a model whose record says `training` (reply: {@link TrainReply}). */
@@ -30,11 +30,11 @@ export interface GenerateInput {
   numRows?: number;
   /**
    * Seeded generation: conditions checked and in the model's feature order
-   * (`src/model/seeded-input.ts`), run by `src/engine/worker/seeded.ts` with `seed`.
+   * (`src/model/conditional/seeded-input.ts`), run by `src/engine/worker/seeded.ts` with `seed`.
    */
   seeded?: SeededSource;
   seed?: number;
-  /** With numRows: calibrated generation (`src/model/calibrate.ts`). */
+  /** With numRows: calibrated generation (`src/model/sampling/calibrate.ts`). */
   calibrate?: boolean;
   temperature: number;
   topP: number | null;

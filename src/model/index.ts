@@ -1,16 +1,24 @@
 /**
  * The model: a marginal-matching generator and its training (DESIGN §2). No HTTP, no storage:
- * the engine (`src/engine`) drives these functions and persists their checkpoints.
+ * the engine (`src/engine`) drives these functions and persists their checkpoints. This file is
+ * the model's public face: code outside `src/model` imports from here, not from the files below.
  *
- * Read in this order: `marginals.ts` (targets), `generator.ts` (G), `loss.ts` (KL objective),
- * `adam.ts` + `schedule.ts` (optimisation), `trainer.ts` (epochs, validation, early stopping),
- * `checkpoint.ts` (stored form), `generate.ts` + `sampling.ts` (generation), `rng.ts`;
- * `native-core.ts`: the same generator, loss and Adam in the C++ compute core (native/src/train);
- * `conditional.ts`: seeded / conditional generation (rows given conditions on some features).
+ * One folder per concern; read in this order:
+ * - `generator/`: `marginals.ts` (layout and targets), `generator.ts` (G: spec, parameters,
+ *   forward), `model.ts` (a generator ready to run).
+ * - `training/`: `loss.ts` (KL objective), `adam.ts` + `schedule.ts` (optimisation), `slices.ts`,
+ *   `settings.ts` + `options.ts`, `trainer.ts` (epochs, validation, early stopping),
+ *   `checkpoint.ts` (stored form: weights and the training state).
+ * - `sampling/`: `rng.ts`, `draws.ts` (latents), `generate.ts` + `sampling.ts` (generation),
+ *   `calibrate.ts` (calibrated generation), `rule-repair.ts`.
+ * - `compute/`: `kind.ts` (tfjs or native), `backend.ts` (tfjs backends), `ops.ts`; `native.ts`
+ *   (the addon), `native-core.ts` (the same generator, loss and Adam in the C++ compute core,
+ *   native/src/train), `calibrate-native.ts`.
+ * - `conditional/`: seeded / conditional generation (rows given conditions on some features).
  */
-export { initBackend, useBackend, deviceOf, type BackendName } from "./backend";
-export { Rng, type RngState, fnv1a64 } from "./rng";
-export { buildTargets, layoutOf, lossTargets, marginalWeight, sanitizeProbs, MetadataError, type Layout, type MarginalTargets, type PairBlock } from "./marginals";
+export { initBackend, useBackend, deviceOf, type BackendName } from "./compute/backend";
+export { Rng, type RngState, fnv1a64 } from "./sampling/rng";
+export { buildTargets, layoutOf, lossTargets, marginalWeight, sanitizeProbs, MetadataError, type Layout, type MarginalTargets, type PairBlock } from "./generator/marginals";
 export {
   MODEL_SIZES,
   generatorSpec,
@@ -29,7 +37,7 @@ export {
   type NamedArrays,
   type NamedTensors,
   type Segments,
-} from "./generator";
+} from "./generator/generator";
 export {
   marginalLoss,
   entropyPenalty,
@@ -44,9 +52,9 @@ export {
   preferredForm,
   type TargetTensors,
   type MarginalSums,
-} from "./loss";
-export { Adam, ADAM, type AdamState } from "./adam";
-export { makeSchedule, learningRate, WARMUP_FRACTION, LR_FLOOR_FRACTION, type Schedule } from "./schedule";
+} from "./training/loss";
+export { Adam, ADAM, type AdamState } from "./training/adam";
+export { makeSchedule, learningRate, WARMUP_FRACTION, LR_FLOOR_FRACTION, type Schedule } from "./training/schedule";
 export {
   CHECKPOINT_VERSION,
   CheckpointError,
@@ -55,10 +63,15 @@ export {
   checkpointWeights,
   type Checkpoint,
   type TrainingState,
-} from "./checkpoint";
+} from "./training/checkpoint";
+export { Trainer } from "./training/trainer";
 export {
-  Trainer,
   TrainingError,
+  type StopReason,
+  type EpochReport,
+  type TrainerOptions,
+} from "./training/options";
+export {
   STEPS_PER_EPOCH,
   MIN_STEPS_PER_EPOCH,
   PLANNED_STEPS,
@@ -69,14 +82,9 @@ export {
   stepsPerEpochFor,
   VAL_SIZE,
   MIN_REL_IMPROVEMENT,
-  type StopReason,
-  type EpochReport,
-  type GeneratorModel,
-  type TrainerOptions,
-  type ComputeKind,
-  disposeGenerator,
-  defaultCompute,
-} from "./trainer";
+} from "./training/settings";
+export { type GeneratorModel, disposeGenerator, cloneTfjsGenerator } from "./generator/model";
+export { type ComputeKind, defaultCompute } from "./compute/kind";
 export {
   NativeGenerator,
   nativeCore,
@@ -84,12 +92,13 @@ export {
   flattenParams,
   unflattenParams,
   NATIVE_GENERATE_CHUNK,
+  gpuStatus,
   type NativeGeneratorCore,
   type NativeCoreAddon,
   type NativeCoreStatus,
   type ComputeInfo,
   type PairMode,
-} from "./native-core";
+} from "./compute/native-core";
 export {
   CALIBRATION_POOL_FACTOR,
   calibrationMarginals,
@@ -105,7 +114,7 @@ export {
   type ConditionCalibration,
   type Exclusion,
   type FixedCell,
-} from "./calibrate";
+} from "./sampling/calibrate";
 export {
   prepareInputs,
   drawInputs,
@@ -114,13 +123,14 @@ export {
   flattenLatents,
   sampleRows,
   sampleCalibrated,
+  packedColumns,
   InputError,
   GENERATE_CHUNK,
   type LatentSource,
   type DrawnSource,
   type GenerationInputs,
   type SamplingOptions,
-} from "./generate";
+} from "./sampling/generate";
 export {
   sampleConditional,
   sampleSeeded,
@@ -137,3 +147,6 @@ export {
   type ConditionalResult,
   type ConditionGroupReport,
 } from "./conditional";
+export { isSeeded, seededSource, conditionParam, SeededInputError, type SeededSource } from "./conditional";
+export { sampleCodes, LOGITS_NOT_FINITE } from "./sampling/sampling";
+export { poolRules, repairPool, type PoolRule } from "./sampling/rule-repair";

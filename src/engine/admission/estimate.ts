@@ -66,8 +66,7 @@
  * there are 1.32x and 1.30x those peaks.
  */
 import type { Metadata, ModelConfig } from "../../types";
-import { generatorSpec, MODEL_SIZES, paramCount } from "../../model/generator";
-import { layoutOf } from "../../model/marginals";
+import { generatorSpec, layoutOf, MODEL_SIZES, paramCount } from "../../model";
 import { formatBytes } from "./budget";
 
 /** Bytes per float32. */

@@ -24,7 +24,7 @@
  * the next step boundary (or right after the validation pass), as before.
  */
 import { isStoreOutage, type Store } from "../../store";
-import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../../model/trainer";
+import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../../model";
 import type { TrainReply } from "../protocol";
 
 /** First wait (ms) of a training whose store write (or read) failed for a store outage. */

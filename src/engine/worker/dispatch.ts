@@ -15,18 +15,40 @@ import * as tf from "@tensorflow/tfjs-core";
 import { move, transferableSymbol, valueSymbol } from "piscina";
 import { LmdbStore, type Store } from "../../store";
 import { guardLmdbRejections } from "../../store/lmdb/rejections";
-import { initBackend } from "../../model/backend";
-import { checkpointWeights, type Checkpoint } from "../../model/checkpoint";
-import { calibrationMarginals, conditionCalibration, type CalibrationMarginal, type FixedCell } from "../../model/calibrate";
-import { drawInputs, packedColumns, releaseInputs, sampleCalibrated, sampleRows, type LatentSource } from "../../model/generate";
-import { poolRules, type PoolRule } from "../../model/rule-repair";
-import { generatorSpec, initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../../model/generator";
-import type { Layout } from "../../model/marginals";
-import { buildTargets, layoutOf } from "../../model/marginals";
-import { Rng } from "../../model/rng";
-import { LOGITS_NOT_FINITE } from "../../model/sampling";
-import { NativeGenerator, gpuStatus, nativeCoreStatus } from "../../model/native-core";
-import { cloneTfjsGenerator, disposeGenerator, type ComputeKind, type GeneratorModel } from "../../model/trainer";
+import {
+  buildTargets,
+  calibrationMarginals,
+  checkpointWeights,
+  cloneTfjsGenerator,
+  conditionCalibration,
+  disposeGenerator,
+  drawInputs,
+  generatorSpec,
+  gpuStatus,
+  initBackend,
+  initParams,
+  layoutOf,
+  LOGITS_NOT_FINITE,
+  NativeGenerator,
+  nativeCoreStatus,
+  packedColumns,
+  poolRules,
+  releaseInputs,
+  Rng,
+  sampleCalibrated,
+  sampleRows,
+  toTensors,
+  type CalibrationMarginal,
+  type Checkpoint,
+  type ComputeKind,
+  type FixedCell,
+  type GeneratorModel,
+  type GeneratorSpec,
+  type LatentSource,
+  type Layout,
+  type NamedArrays,
+  type PoolRule,
+} from "../../model";
 import { ModelActor, type ActorEnv } from "./actor";
 import { sampleSeededSource } from "./seeded";
 import { asParamError } from "../generate-task";

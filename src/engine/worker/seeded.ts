@@ -1,18 +1,15 @@
 /**
  * Seeded generation in the worker: runs a checked {@link SeededSource} with the model's
- * own conditional sampler (`src/model/conditional.ts`: adaptive multiple importance sampling over
+ * own conditional sampler (`src/model/conditional/`: adaptive multiple importance sampling over
  * latents, never rejection of whole rows) on either compute path, with the request's seed,
  * temperature, top_p and the model's privacy noise, exactly as the plain draw gets them.
  *
  * A condition the model gives (numerically) zero probability is a `ConditionError` (an
  * `InputError`) whose `param` names the condition and, when one feature is at fault, its cell
  * (`body.embedding.condition.age`, `body.embedding.seed_data.rows[3][1]`; `conditionParam` of
- * `src/model/seeded-input.ts`), so the worker's reply maps it to 400 `parameter_invalid`.
+ * `src/model/conditional/seeded-input.ts`), so the worker's reply maps it to 400 `parameter_invalid`.
  */
-import { sampleConditional, sampleSeeded, type ConditionalOptions } from "../../model/conditional";
-import type { SamplingOptions } from "../../model/generate";
-import { conditionParam, type SeededSource } from "../../model/seeded-input";
-import type { GeneratorModel } from "../../model/trainer";
+import { conditionParam, sampleConditional, sampleSeeded, type ConditionalOptions, type GeneratorModel, type SamplingOptions, type SeededSource } from "../../model";
 
 /**
  * Codes of a seeded request: one Int32Array of n codes per feature, in the model's feature order

@@ -16,7 +16,7 @@
  *    the float32 range, param `body.embedding[i][j]`: latents are computed in float32, where
  *    `1e308` is Infinity); a seeded request (`condition` or `seed_data`, docs/api.md "Seeded
  *    generation") is checked against the model's metadata by `seededSource`
- *    (`src/model/seeded-input.ts`): unknown feature, code outside [0, K), empty code list, ragged
+ *    (`src/model/conditional/seeded-input.ts`): unknown feature, code outside [0, K), empty code list, ragged
  *    seed row, a bad weighted cell -> 400 `parameter_invalid` with the exact param
  *    (`body.embedding.condition.age`, `body.embedding.seed_data.rows[3][1]`, ...); a temperature
  *    whose inverse overflows -> param `body.temperature`;
@@ -36,7 +36,7 @@
  * generation as an Arrow IPC stream (`../arrow.ts`; docs/api.md "Arrow responses"). Errors are JSON
  * either way.
  */
-import { isSeeded } from "../../model/seeded-input";
+import { isSeeded } from "../../model";
 import { canGenerate, checkGenerate } from "../../engine/generate-task";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
 import { ARROW_STREAM, generationToArrow, prefersArrow, wantsNarrowCodes, type RawGeneration } from "../arrow";

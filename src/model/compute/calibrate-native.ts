@@ -25,7 +25,7 @@
  * those run at a lowered priority meant for training (native/src/train/background.h), and
  * generation's own chunks already run this way (`NativeGenerator.sampleRows`).
  */
-import { RAKING_BLOCK_ROWS, rakingSettings, type CalibrationMarginal, type RakingOptions } from "./calibrate";
+import { RAKING_BLOCK_ROWS, rakingSettings, type CalibrationMarginal, type RakingOptions } from "../sampling/calibrate";
 import { nativeExport } from "./native";
 
 /** The addon's `Raking` class (native/src/calibrate_binding.cc). */

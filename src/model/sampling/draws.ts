@@ -31,7 +31,7 @@
  * Cost (2-core machine, medium model, E = 64, F = 14, 100,000 rows): 13.5 ms on one thread, 6.9 ms
  * on two, against ~310 ms of forward pass and sampling (docs/compute.md "Request draws").
  */
-import { nativeExport } from "./native";
+import { nativeExport } from "../compute/native";
 import { fillNormalZiggurat, Rng } from "./rng";
 
 /** Latents and uniforms for one request (`./generate`'s module comment gives the draw order). */

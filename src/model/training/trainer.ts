@@ -45,9 +45,10 @@
  *   JavaScript thread and yields between steps only.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { Metadata, ModelConfig } from "../types";
+import type { ModelConfig } from "../../types";
 import { Adam, type AdamState } from "./adam";
-import { initBackend } from "./backend";
+import { initBackend } from "../compute/backend";
+import type { ComputeKind } from "../compute/kind";
 import { type Checkpoint, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "./checkpoint";
 import {
   type GeneratorSpec,
@@ -65,7 +66,8 @@ import {
   toTensors,
   trainableVariables,
   type TrainableVariables,
-} from "./generator";
+} from "../generator/generator";
+import { cloneAll, cloneTfjsGenerator, type GeneratorModel } from "../generator/model";
 import {
   addSums,
   disposeTargetTensors,
@@ -77,175 +79,13 @@ import {
   type TargetTensors,
   targetTensors,
 } from "./loss";
-import { buildTargets, type Layout } from "./marginals";
-import { type DevicePreference, flattenParams, NativeGenerator, nativeCoreStatus, resolveDevice, viewParams } from "./native-core";
-import { Rng } from "./rng";
+import { buildTargets, type Layout } from "../generator/marginals";
+import { type DevicePreference, flattenParams, NativeGenerator, resolveDevice, viewParams } from "../compute/native-core";
+import { Rng } from "../sampling/rng";
 import { learningRate, makeSchedule, type Schedule } from "./schedule";
 import { addSliced, emaSliced, fillNormalSliced, type YieldFn } from "./slices";
-
-/** Most optimizer steps per epoch (a run with max_epochs <= 50 uses this many). */
-export const STEPS_PER_EPOCH = 50;
-/**
- * Early stopping acts once this fraction of the cosine decay has passed (see `earlyStopArmed`).
- * At 0.75, runs on discretized Adult stopped at 82-89% of the decay on epoch-to-epoch noise of
- * `val_loss` (+-0.3% even for the averaged weights) and lost the last part of the schedule
- * (4,000 steps: 2-way 0.0309 / 3-way 0.0736 stopped, 0.0279 / 0.0712 completed).
- */
-export const EARLY_STOP_ARMED_FRACTION = 0.9;
-/** Fewest optimizer steps per epoch. */
-export const MIN_STEPS_PER_EPOCH = 10;
-/**
- * Steps a run plans for when max_epochs allows: the learning-rate cycle of a default run
- * (max_epochs 100) spans this many steps. Measured on discretized Adult with the medium model
- * (`npm run bench -- fidelity`, 2-way / 3-way TVD, fit seconds on 2 cores; before the entropy
- * penalty): 2,500 steps 0.0282 / 0.0724 (26 s), 4,000 steps 0.0279 / 0.0712 (40 s), 5,000 steps
- * 0.0270 / 0.0694 (49 s, weight averaging on), 8,000 steps 0.0261 / 0.0677 (114 s). With the
- * penalty, 5,000 steps gave 0.0254 / 0.0662 in 52.9 s and 4,500 gave 0.0253 / 0.0661 in 48.2 s
- * at load average 1.8 (other work on the host): 4,500 keeps the one-minute budget of issue 5
- * with room for a busy machine.
- */
-export const PLANNED_STEPS = 4500;
-
-/**
- * Optimizer steps per epoch for a fresh run: ceil(PLANNED_STEPS / max_epochs), clamped to
- * [MIN_STEPS_PER_EPOCH, STEPS_PER_EPOCH]. Fixed for the model's life (kept in checkpoints).
- */
-export function stepsPerEpochFor(maxEpochs: number): number {
-  return Math.min(STEPS_PER_EPOCH, Math.max(MIN_STEPS_PER_EPOCH, Math.ceil(PLANNED_STEPS / maxEpochs)));
-}
-/**
- * Weight of the entropy penalty (loss.ts `entropyPenalty`) in what training differentiates; the
- * reported `train_loss` and `val_loss` are the KL alone. Measured on discretized Adult (default
- * config, 5,000 steps, in-process fit, before the marginal weights of marginals.ts; 2-way / 3-way
- * TVD, TSTR AUC): none 0.0270 / 0.0694 / 0.902;
- * 0.02 0.0252 / 0.0667 / 0.908; 0.05 0.0251 / 0.0652 / 0.907 (over HTTP: 0.0259 / 0.0664 / 0.906,
- * privacy share 0.49, exact copies 1.96% vs HOLDOUT's 2.28%). Unnormalised by ln K_f, 0.1 was
- * already too sharp (0.0331 / 0.0765), and the opposite sign (maximising entropy) hurt.
- */
-export const ENTROPY_PENALTY = 0.05;
-
-/** Per-step decay of the weight average once warmed up (half-life ~140 steps). */
-export const EMA_DECAY = 0.995;
-
-/**
- * Decay applied to the weight average at the end of an epoch of `steps` optimizer steps that ends
- * at step `step`: min(EMA_DECAY, (1 + step) / (10 + step)) ^ steps. The warm-up term keeps the
- * average close to the latest weights early on, when they move fast.
- */
-export function emaDecay(step: number, steps: number): number {
-  return Math.min(EMA_DECAY, (1 + step) / (10 + step)) ** steps;
-}
-
-/** Latents in the fixed validation set. */
-export const VAL_SIZE = 4096;
-/** Rows per forward pass when evaluating the validation set. */
-export const EVAL_CHUNK = 1024;
-/** Relative decrease of `val_loss` that counts as an improvement for early stopping. */
-export const MIN_REL_IMPROVEMENT = 1e-4;
-
-/** Why training ended. */
-export type StopReason = "max_epochs" | "early_stop" | "time_limit";
-
-/** Thrown when training cannot continue (non-finite loss). */
-export class TrainingError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "TrainingError";
-  }
-}
-
-/** What one epoch produced. */
-export interface EpochReport {
-  /** Completed epochs (1 after the first). */
-  epoch: number;
-  /** Optimizer steps so far. */
-  step: number;
-  trainLoss: number;
-  valLoss: number;
-  improved: boolean;
-  /** Training seconds so far (summed over restarts). */
-  elapsedS: number;
-  /** Milliseconds per optimizer step in this epoch (excluding validation). */
-  msPerStep: number;
-  /** Set when this was the last epoch. */
-  done: StopReason | null;
-}
-
-/**
- * A generator ready to run forward: shape, code layout and weights (owned by whoever made it).
- * On the tfjs path the weights are `params`; on the native path they live in `native` and
- * `params` is empty. Free either with {@link disposeGenerator}.
- */
-export interface GeneratorModel {
-  spec: GeneratorSpec;
-  layout: Layout;
-  params: NamedTensors;
-  /** The native core holding the weights (compute `native`), else undefined. */
-  native?: NativeGenerator;
-}
-
-/** Frees a generator's weights on whichever path holds them. */
-export function disposeGenerator(model: GeneratorModel): void {
-  disposeAll(model.params);
-  model.native?.dispose();
-}
-
-/**
- * A tfjs generator's own copy: every weight tensor cloned (the clones share the buffers until
- * either side is written), so it outlives the original's disposal. Free it with
- * {@link disposeGenerator}. A native core (`model.native`) is not copied: the copy has none.
- */
-export function cloneTfjsGenerator(model: GeneratorModel): GeneratorModel {
-  return { spec: model.spec, layout: model.layout, params: cloneAll(model.params) };
-}
-
-/** The compute path of training and generation (`synthd serve --compute`). */
-export type ComputeKind = "tfjs" | "native";
-
-/** `native` when the compute core loaded in this thread, else `tfjs`. */
-export function defaultCompute(): ComputeKind {
-  return nativeCoreStatus().available ? "native" : "tfjs";
-}
-
-/** Options of {@link Trainer.create}. */
-export interface TrainerOptions {
-  /** Model id: seeds every stream. */
-  id: string;
-  metadata: Metadata;
-  config: ModelConfig;
-  /** Resume from this checkpoint (else start fresh). */
-  checkpoint?: Checkpoint;
-  /** Override of {@link STEPS_PER_EPOCH} for a fresh run (tests, benchmarks). */
-  stepsPerEpoch?: number;
-  /**
-   * Compute path (default `tfjs`). `native` runs forward, loss, backward and Adam in the C++ core
-   * (src/model/native-core.ts); when the core is unavailable the trainer uses tfjs and says why in
-   * {@link Trainer.computeNote}. Checkpoints are the same on both paths.
-   */
-  compute?: ComputeKind;
-  /**
-   * Where the native core computes (`config.device`; default `cpu`): `gpu` runs it on GPU 0
-   * through the CUDA core and throws when none can be used; `auto` uses a GPU when one answers,
-   * else the CPU. {@link Trainer.device} reports the choice. tfjs always runs on the CPU.
-   */
-  device?: DevicePreference;
-  /** TF32 tensor cores for the GPU's GEMMs (default: FP32). */
-  tf32?: boolean;
-}
-
-/** Options of {@link Trainer.runEpoch}. */
-export interface EpochOptions {
-  /** Awaited between steps so other work on the thread can run (e.g. `setImmediate`). */
-  yieldFn?: () => Promise<void>;
-  /** Polled between steps; when true the epoch is abandoned and `runEpoch` returns null. */
-  shouldAbort?: () => boolean;
-}
-
-function cloneAll(src: NamedTensors): NamedTensors {
-  const out: NamedTensors = {};
-  for (const [name, t] of Object.entries(src)) out[name] = tf.clone(t);
-  return out;
-}
+import { type EpochOptions, type EpochReport, type StopReason, type TrainerOptions, TrainingError } from "./options";
+import { EARLY_STOP_ARMED_FRACTION, emaDecay, ENTROPY_PENALTY, EVAL_CHUNK, MIN_REL_IMPROVEMENT, stepsPerEpochFor, VAL_SIZE } from "./settings";
 
 /** The tfjs half of a trainer: variables, Adam, target tensors, validation latents, best copy. */
 interface TfjsParts {

@@ -22,9 +22,9 @@
  *   other codes given it (2-way marginals of the metadata between a rule column and another
  *   column), raised to `LIKELIHOOD_POWER` (`../rule-scores`, shared with the SDK).
  */
-import { combinationsByCode, LIKELIHOOD_POWER, pairConditionals, quotaScore, type PairConditional } from "../rule-scores";
-import type { Metadata } from "../types";
-import { nativeExport } from "./native";
+import { combinationsByCode, LIKELIHOOD_POWER, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
+import type { Metadata } from "../../types";
+import { nativeExport } from "../compute/native";
 import { Rng } from "./rng";
 
 

@@ -10,7 +10,7 @@
  * `lr` is given per step (the schedule of `schedule.ts`).
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { NamedArrays, NamedTensors } from "./generator";
+import type { NamedArrays, NamedTensors } from "../generator/generator";
 
 /** Adam's hyper-parameters (the paper's defaults). */
 export const ADAM = { beta1: 0.9, beta2: 0.999, epsilon: 1e-8 } as const;

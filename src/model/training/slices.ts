@@ -9,7 +9,7 @@
  * Results are bit-identical to the loop in one piece: the same operations on the same elements in
  * the same order, only interrupted.
  */
-import type { Rng } from "./rng";
+import type { Rng } from "../sampling/rng";
 
 /**
  * Values per slice: 65,536 floats, about 2.5 ms of normal draws or 0.2 ms of the weight-average

@@ -53,7 +53,7 @@
  * noise: at epsilon = 1 on Adult (in-process, one model) 3-way TVD went from 0.118 to 0.121, so
  * the SDK leaves calibration off for private metadata.
  */
-import type { MarginalTargets } from "./marginals";
+import type { MarginalTargets } from "../generator/marginals";
 
 /** Pool rows per row asked for. */
 export const CALIBRATION_POOL_FACTOR = 2;

@@ -31,10 +31,10 @@
  * (the trainer and a generate snapshotting the training model's weights) wait for each other
  * instead of meeting that error.
  */
-import type { AdamState } from "./adam";
-import type { GenerationInputs } from "./draws";
-import { type GeneratorSpec, type NamedArrays, paramShapes } from "./generator";
-import { lossTargets, type Layout, type MarginalTargets } from "./marginals";
+import type { AdamState } from "../training/adam";
+import type { GenerationInputs } from "../sampling/draws";
+import { type GeneratorSpec, type NamedArrays, paramShapes } from "../generator/generator";
+import { lossTargets, type Layout, type MarginalTargets } from "../generator/marginals";
 import { nativeSampler } from "./native";
 
 /** What the addon reports about the core: the kernel in use, the CPU's best, the pool size. */

@@ -6,7 +6,7 @@
  * This is the JavaScript reference. The C++ addon in `native/` (native/src/sampling.cc) implements
  * the same arithmetic in the same order (float64 throughout, exp computed as V8's Math.exp
  * computes it), so both give the same codes for the same inputs; test/native.test.ts checks it.
- * {@link sampleCodes} dispatches to the addon when it loaded (src/model/native.ts), else here.
+ * {@link sampleCodes} dispatches to the addon when it loaded (src/model/compute/native.ts), else here.
  *
  * Exact procedure for one (row r, feature f) with K = K_f:
  *  1. z_k = logit_k * (1 / T) (float64), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k (k ascending).
@@ -18,7 +18,7 @@
  *     running sum exceeds target is drawn. If rounding leaves none, the last kept k is drawn.
  */
 import { types } from "node:util";
-import { nativeSampler } from "./native";
+import { nativeSampler } from "../compute/native";
 
 /**
  * Sampling options: `temperature` > 0; `topP` in [0, 1] (0: only the most probable code), or null
@@ -208,7 +208,7 @@ function logitsError(message: string): RangeError {
 
 /**
  * Draws one code per (row, feature) — the generation hot path (DESIGN §2). Runs the C++ core
- * (src/model/native.ts) when it loaded, else {@link checkSampleArgs} then {@link sampleCodesJs};
+ * (src/model/compute/native.ts) when it loaded, else {@link checkSampleArgs} then {@link sampleCodesJs};
  * both give identical codes for identical inputs and reject the same inputs with the same errors.
  * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities` (unnormalised
  *                   log-probabilities; feature f owns columns [offset_f, offset_f + K_f)).

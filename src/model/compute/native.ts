@@ -19,7 +19,7 @@ import * as path from "node:path";
 /** The functions the addon exports (native/src/addon.cc). */
 export interface NativeSampler {
   /**
-   * Native twin of `sampleCodesJs` (src/model/sampling.ts): same procedure, same float64
+   * Native twin of `sampleCodesJs` (src/model/sampling/sampling.ts): same procedure, same float64
    * arithmetic in the same order, exp as V8's Math.exp, so the same codes for the same inputs.
    * @param logits        Float32Array, n x D row-major, D = sum of cardinalities.
    * @param n             number of rows (non-negative integer; 0 gives an empty result).

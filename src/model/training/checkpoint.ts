@@ -27,9 +27,9 @@
 import { endianness } from "node:os";
 import type { AdamState } from "./adam";
 import { ADAM } from "./adam";
-import type { GeneratorSpec, NamedArrays } from "./generator";
-import { paramShapes } from "./generator";
-import type { RngState } from "./rng";
+import type { GeneratorSpec, NamedArrays } from "../generator/generator";
+import { paramShapes } from "../generator/generator";
+import type { RngState } from "../sampling/rng";
 import type { Schedule } from "./schedule";
 import { LR_FLOOR_FRACTION } from "./schedule";
 

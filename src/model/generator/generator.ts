@@ -39,10 +39,10 @@
  * independent-marginals solution.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { ModelSize } from "../types";
+import type { ModelSize } from "../../types";
 import type { Layout } from "./marginals";
-import { matMul, matMulConst } from "./ops";
-import type { Rng } from "./rng";
+import { matMul, matMulConst } from "../compute/ops";
+import type { Rng } from "../sampling/rng";
 
 /** Width and number of hidden layers per `model_size` (DESIGN §2). */
 export const MODEL_SIZES: Record<ModelSize, { hidden: number; layers: number }> = {

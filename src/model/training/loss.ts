@@ -22,8 +22,8 @@
  * Training adds {@link entropyPenalty} to what it differentiates (not to the losses it reports).
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { lossTargets, type MarginalTargets } from "./marginals";
-import { gram, matMulTransA } from "./ops";
+import { lossTargets, type MarginalTargets } from "../generator/marginals";
+import { gram, matMulTransA } from "../compute/ops";
 
 /** Smoothing added to the model's marginals inside the logarithm. */
 export const LOSS_EPS = 1e-10;

@@ -17,17 +17,17 @@
  * weights, seed and options give identical codes.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../types";
+import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../../types";
 import { CALIBRATION_EXACT_SWEEPS, CALIBRATION_POOL_FACTOR, CALIBRATION_RAKING_PARALLEL, CALIBRATION_SWEEPS, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
 import { repairPool, type PoolRule } from "./rule-repair";
-import { nativeRakingSweeps } from "./calibrate-native";
+import { nativeRakingSweeps } from "../compute/calibrate-native";
 import { drawRequest, type GenerationInputs } from "./draws";
 
 export type { GenerationInputs } from "./draws";
-import { forward } from "./generator";
+import { forward } from "../generator/generator";
 import { Rng } from "./rng";
 import { sampleCodes } from "./sampling";
-import type { GeneratorModel } from "./trainer";
+import type { GeneratorModel } from "../generator/model";
 
 /** Rows per forward pass. */
 export const GENERATE_CHUNK = 2048;
