@@ -13,6 +13,7 @@ import { stringify } from "csv-stringify/sync";
 import { Decoder, analyzeTable, type Analysis } from "../src/sdk";
 import { DecodedBatch, type DecodedColumn } from "../src/sdk/batch";
 import { csvHeader, csvRecords } from "../src/sdk/csv-writer";
+import { mulberry32 } from "./fixtures";
 
 const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-batch-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
@@ -96,4 +97,51 @@ test("the CSV writer quotes as csv-stringify: quotes, commas, newlines, a lone c
   const b = new DecodedBatch(columns, cells, n);
   const out = Buffer.concat([csvHeader(columns), csvRecords(b)]);
   assert.ok(out.equals(reference(columns, b.toTable().rows)), out.toString());
+});
+
+test("the CSV writer's word copies and digit tables: random fields of every length and integers around each power of ten, as csv-stringify writes them", () => {
+  const u = mulberry32(12345);
+  const rand = (k: number): number => Math.floor(u() * k);
+  const words = ["", "a", "ab", "abc", "abcd", "abcde", "x,y", 'q"', "é", "日本語", "twelve chars", "thirteen char"];
+  const ints = [0, 7, 9, 10, 99, 100, 999, 1000, 9999, 10000, 10001, 99999, 123456, 9999999, 99999999, 100000000, 2 ** 31, 2 ** 53 - 1];
+  const n = 3000;
+  const dict = (): DecodedColumn => ({ kind: "dict", dict: words, index: Int32Array.from({ length: n }, () => rand(words.length)) });
+  const int = (): DecodedColumn => ({ kind: "int", values: Float64Array.from({ length: n }, () => (rand(2) ? -1 : 1) * ints[rand(ints.length)]) });
+  // Dictionary columns first, between, and last: the last three are written byte by byte.
+  const cells = [dict(), dict(), int(), dict(), int(), dict(), dict(), dict()];
+  const columns = cells.map((_, j) => `c${j}`);
+  const b = new DecodedBatch(columns, cells, n);
+  const out = Buffer.concat([csvHeader(columns), csvRecords(b)]);
+  assert.ok(out.equals(reference(columns, b.toTable().rows)));
+});
+
+test("setMany gives the cells and dictionaries of set per row, in every column form", () => {
+  const make = (): DecodedBatch =>
+    new DecodedBatch(
+      ["d", "i", "t"],
+      [
+        { kind: "dict", dict: ["x", "y", "x", ""], index: Int32Array.from([0, 1, 2, 3, 0, 1]) },
+        { kind: "int", values: Float64Array.from([1, 2, 3, 4, 5, 6]) },
+        { kind: "text", cells: ["a", "b", "c", "d", "e", "f"] },
+      ],
+      6,
+    );
+  const texts = ["x", "new", undefined, "", "7", "y"];
+  const rows = Int32Array.from([5, 0, 2, 3, 1]);
+  const entry = Int32Array.from([1, 0, 2, 4, 1]);
+  for (let f = 0; f < 3; f++) {
+    const bulk = make();
+    const one = make();
+    const changed = bulk.setMany(f, rows, entry, rows.length, texts);
+    let expected = 0;
+    rows.forEach((r, x) => {
+      const text = texts[entry[x]];
+      if (text === undefined || one.get(r, f) === text) return;
+      one.set(r, f, text);
+      expected++;
+    });
+    assert.equal(changed, expected, `column ${f}: cells changed`);
+    assert.deepEqual(bulk.toTable().rows, one.toTable().rows, `column ${f}: cells`);
+    assert.deepEqual(bulk.cells[f], one.cells[f], `column ${f}: form and dictionary`);
+  }
 });

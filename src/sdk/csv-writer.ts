@@ -33,10 +33,16 @@ export function csvHeader(columns: readonly string[]): Buffer {
   return Buffer.from(`${columns.map(csvField).join(",")}\n`, "utf8");
 }
 
-/** A dictionary's entries as CSV fields in UTF-8: entry i is `bytes[start[i] .. start[i + 1])`. */
+/**
+ * A dictionary's entries as CSV fields in UTF-8: entry i is `bytes[start[i] .. start[i + 1])`;
+ * the same bytes as little-endian 32-bit words, entry i from word `wordStart[i]`, its last word
+ * padded with zeros.
+ */
 interface FieldBytes {
   bytes: Uint8Array;
   start: Int32Array;
+  words: Int32Array;
+  wordStart: Int32Array;
 }
 
 /** Prepared field bytes per dictionary array (a decoder's code book serves every batch). */
@@ -50,7 +56,14 @@ function fieldBytes(dict: readonly string[]): FieldBytes {
     for (let i = 0; i < fields.length; i++) start[i + 1] = start[i] + Buffer.byteLength(fields[i], "utf8");
     const bytes = Buffer.allocUnsafe(start[fields.length]);
     for (let i = 0; i < fields.length; i++) bytes.write(fields[i], start[i], "utf8");
-    p = { bytes, start };
+    const wordStart = new Int32Array(fields.length + 1);
+    for (let i = 0; i < fields.length; i++) wordStart[i + 1] = wordStart[i] + ((start[i + 1] - start[i] + 3) >> 2);
+    const padded = new Uint8Array(4 * wordStart[fields.length]);
+    for (let i = 0; i < fields.length; i++) padded.set(bytes.subarray(start[i], start[i + 1]), 4 * wordStart[i]);
+    const words = new Int32Array(padded.length >> 2);
+    const view = new DataView(padded.buffer);
+    for (let w = 0; w < words.length; w++) words[w] = view.getInt32(4 * w, true);
+    p = { bytes, start, words, wordStart };
     prepared.set(dict, p);
   }
   return p;
@@ -58,11 +71,11 @@ function fieldBytes(dict: readonly string[]): FieldBytes {
 
 /** Number of characters of the decimal integer `x` (a safe integer; sign included). */
 function digitCount(x: number): number {
-  let n = 1;
-  if (x < 0) {
-    n = 2;
-    x = -x;
-  }
+  if (x < 0) return 1 + digitCount(-x);
+  if (x < 10000) return x < 10 ? 1 : x < 100 ? 2 : x < 1000 ? 3 : 4;
+  if (x < 100000000) return x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : 8;
+  let n = 9;
+  x = Math.floor(x / 100000000);
   while (x >= 10) {
     x = Math.floor(x / 10);
     n++;
@@ -70,15 +83,24 @@ function digitCount(x: number): number {
   return n;
 }
 
+/** The digits of 0..9999, four bytes each, zero-padded on the left ("0007"). */
+const DIGITS4 = (() => {
+  const t = new Uint8Array(40000);
+  for (let x = 0; x < 10000; x++) for (let k = 3, y = x; k >= 0; k--, y = Math.floor(y / 10)) t[4 * x + k] = 0x30 + (y % 10);
+  return t;
+})();
+
 /** How one column is written: its cells' lengths, and its cells' bytes. */
 interface ColumnPlan {
   /** Adds the byte length of each row's field to `lens`. */
   measure(lens: Int32Array): void;
   /**
    * Writes the field of every row r in [r0, r1) at `pos[r]`, then the byte `sep` after it, and
-   * moves `pos[r]` past both.
+   * moves `pos[r]` past both. With `view` (a DataView of `buf`), it may also write up to 3 bytes
+   * after the separator: the caller gives it only where the row's later fields and separators
+   * (written after this column) cover at least those bytes.
    */
-  write(buf: Buffer, pos: Int32Array, r0: number, r1: number, sep: number): void;
+  write(buf: Buffer, pos: Int32Array, r0: number, r1: number, sep: number, view: DataView | undefined): void;
 }
 
 /** Writes the decimal digits of safe integer `x` at `p`; returns the position after them. */
@@ -86,6 +108,18 @@ function writeInteger(buf: Buffer, p: number, x: number): number {
   if (x < 0) {
     buf[p++] = MINUS;
     x = -x;
+  }
+  if (x < 10000) return writeSmall(buf, p, x);
+  if (x < 100000000) {
+    // Below 10^8: the high part's digits, then the low four, zero-padded (from DIGITS4).
+    const hi = Math.floor(x / 10000);
+    const lo = 4 * (x - hi * 10000);
+    p = writeSmall(buf, p, hi);
+    buf[p] = DIGITS4[lo];
+    buf[p + 1] = DIGITS4[lo + 1];
+    buf[p + 2] = DIGITS4[lo + 2];
+    buf[p + 3] = DIGITS4[lo + 3];
+    return p + 4;
   }
   const end = p + digitCount(x);
   let w = end;
@@ -97,9 +131,60 @@ function writeInteger(buf: Buffer, p: number, x: number): number {
   return end;
 }
 
+/** Writes the digits of `x` in [0, 10000) at `p` (DIGITS4 without its leading zeros); returns the position after them. */
+function writeSmall(buf: Buffer, p: number, x: number): number {
+  const n = x < 10 ? 1 : x < 100 ? 2 : x < 1000 ? 3 : 4;
+  for (let k = 4 * x + 4 - n, e = 4 * x + 4; k < e; k++) buf[p++] = DIGITS4[k];
+  return p;
+}
+
+/** True when every value is a safe integer (a loop, not `every`'s call per value). */
+function allSafeIntegers(values: Float64Array): boolean {
+  for (let r = 0; r < values.length; r++) if (!Number.isSafeInteger(values[r])) return false;
+  return true;
+}
+
+/** A code-book column's fields of rows [r0, r1), byte by byte (see `ColumnPlan.write`). */
+function writeBytes(buf: Buffer, pos: Int32Array, r0: number, r1: number, sep: number, index: Int32Array, start: Int32Array, bytes: Uint8Array): void {
+  for (let r = r0; r < r1; r++) {
+    const i = index[r];
+    let p = pos[r];
+    for (let b = start[i], e = start[i + 1]; b < e; b++) buf[p++] = bytes[b];
+    buf[p++] = sep;
+    pos[r] = p;
+  }
+}
+
+/**
+ * {@link writeBytes} four bytes at a time: each field's padded words (`FieldBytes.words`), then the
+ * separator over the first padding byte; the other padding bytes land on what the caller writes
+ * after (see `ColumnPlan.write`).
+ */
+function writeWords(
+  view: DataView,
+  buf: Buffer,
+  pos: Int32Array,
+  r0: number,
+  r1: number,
+  sep: number,
+  index: Int32Array,
+  start: Int32Array,
+  words: Int32Array,
+  wordStart: Int32Array,
+): void {
+  for (let r = r0; r < r1; r++) {
+    const i = index[r];
+    const p = pos[r];
+    for (let w = wordStart[i], e = wordStart[i + 1], q = p; w < e; w++, q += 4) view.setInt32(q, words[w], true);
+    const end = p + start[i + 1] - start[i];
+    buf[end] = sep;
+    pos[r] = end + 1;
+  }
+}
+
 function planOf(col: DecodedColumn, n: number): ColumnPlan {
   if (col.kind === "dict") {
-    const { bytes, start } = fieldBytes(col.dict);
+    const { bytes, start, words, wordStart } = fieldBytes(col.dict);
     const index = col.index;
     return {
       measure(lens) {
@@ -108,18 +193,13 @@ function planOf(col: DecodedColumn, n: number): ColumnPlan {
           lens[r] += start[i + 1] - start[i];
         }
       },
-      write(buf, pos, r0, r1, sep) {
-        for (let r = r0; r < r1; r++) {
-          const i = index[r];
-          let p = pos[r];
-          for (let b = start[i], e = start[i + 1]; b < e; b++) buf[p++] = bytes[b];
-          buf[p++] = sep;
-          pos[r] = p;
-        }
+      write(buf, pos, r0, r1, sep, view) {
+        if (view !== undefined) writeWords(view, buf, pos, r0, r1, sep, index, start, words, wordStart);
+        else writeBytes(buf, pos, r0, r1, sep, index, start, bytes);
       },
     };
   }
-  if (col.kind === "int" && col.values.every((x) => Number.isSafeInteger(x))) {
+  if (col.kind === "int" && allSafeIntegers(col.values)) {
     const { values, blank } = col;
     return {
       measure(lens) {
@@ -182,9 +262,13 @@ export function csvRecords(batch: DecodedBatch): Buffer {
     total += len;
   }
   const buf = Buffer.allocUnsafe(total);
+  // Columns with at least 3 more separators after them in every row (their own comma, the later
+  // ones and the newline) may write 3 bytes past their field: the later columns of the row,
+  // written after them, cover those bytes.
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   for (let r0 = 0; r0 < n; r0 += BLOCK_ROWS) {
     const r1 = Math.min(n, r0 + BLOCK_ROWS);
-    for (let f = 0; f < m; f++) plans[f].write(buf, pos, r0, r1, f === m - 1 ? NEWLINE : COMMA);
+    for (let f = 0; f < m; f++) plans[f].write(buf, pos, r0, r1, f === m - 1 ? NEWLINE : COMMA, f <= m - 3 ? view : undefined);
   }
   return buf;
 }

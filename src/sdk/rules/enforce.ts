@@ -520,8 +520,15 @@ function fixedCombinations(
       textCodes = cols.map((f, j) => cellCodes(rows, f, toCode[j]));
       pooledCodes = cols.map((f, j) => (codes !== undefined && pooled[j] !== undefined ? codes[f] : undefined));
       const stuck = findBroken(n, fixed);
-      if (codes !== undefined) likelihoods(codes);
       out.unrepaired += stuck;
+      if (nRep === 0) {
+        // Nothing to repair (the calibrated draw's rows arrive repaired): the steps below would
+        // draw no number and change no cell.
+        textCodes = [];
+        pooledCodes = [];
+        return;
+      }
+      if (codes !== undefined) likelihoods(codes);
       // The repairable rows, as indices into the rep* arrays (in row order until shuffled).
       let order = new Int32Array(nRep);
       for (let x = 0; x < nRep; x++) order[x] = x;
