@@ -143,7 +143,7 @@ export function drawInputs(source: LatentSource, embeddingDim: number, features:
  * {@link INPUT_POOL_BYTES} kept; an array is handed to one request at a time. The calibrated draw
  * takes its pool's codes from here too (fresh arrays of that size, 12 MB per request, with the
  * rest of its garbage, made V8 collect the worker's whole heap about once per request;
- * docs/decisions.md "Little garbage per generate request").
+ * docs/decisions.md "Little garbage and setup per generate request").
  */
 class InputBuffers {
   private readonly f32: Float32Array[] = [];
