@@ -1,6 +1,6 @@
 /**
- * A stateless front end of the shared topology (`synthd serve --database URL --redis URL`; issue
- * 14, docs/deploy.md): the same HTTP server and pipeline as the embedded one, on
+ * A stateless front end of the shared topology (`synthd serve --database URL --redis URL`;
+ * docs/deploy.md): the same HTTP server and pipeline as the embedded one, on
  * - the PostgreSQL store (orgs, hashed keys, models, metadata, checkpoints, usage and ledger,
  *   idempotency records), migrated at start;
  * - Redis rate limits (src/server/limits/redisRateLimiter.ts: one budget across every front end);

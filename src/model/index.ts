@@ -1,7 +1,8 @@
 /**
- * The model: a marginal-matching generator and its training (DESIGN §2). No HTTP, no storage:
- * the engine (`src/engine`) drives these functions and persists their checkpoints. This file is
- * the model's public face: code outside `src/model` imports from here, not from the files below.
+ * The model: a marginal-matching generator and its training (docs/decisions.md "A
+ * marginal-matching model"). No HTTP, no storage: the engine (`src/engine`) drives these functions
+ * and persists their checkpoints. This file is the model's public face: code outside `src/model`
+ * imports from here, not from the files below.
  *
  * One folder per concern; read in this order:
  * - `generator/`: `marginals.ts` (layout and targets), `generator.ts` (G: spec, parameters,

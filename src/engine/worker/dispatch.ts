@@ -183,7 +183,7 @@ interface CalibrationInputs {
  * request read and decoded the metadata, built the targets, marginals and the rules'
  * conditionals, and V8 compiled those functions late, on its helper threads, since each ran once
  * per request (~10-15 ms of the worker and 50-80 ms of compiles in a server's first requests;
- * issue 25).
+ * docs/decisions.md "Little garbage and setup per generate request").
  */
 const calibration = new Map<string, CalibrationInputs>();
 

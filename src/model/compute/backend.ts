@@ -1,5 +1,6 @@
 /**
- * Compute backend for the generator (DESIGN §4, "Compute backends").
+ * The tfjs backend for the generator's tfjs path (the reference, and the fallback without the
+ * native core): the best backend present, chosen once per thread.
  *
  * Order of preference: `tensorflow` (native TensorFlow, only when `@tensorflow/tfjs-node` happens
  * to be resolvable at run time), then `wasm` (XNNPACK, SIMD, single thread in Node), then `cpu`

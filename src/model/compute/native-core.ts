@@ -1,8 +1,9 @@
 /**
- * The native compute core (native/src/train/, DESIGN §4): the generator of `generator.ts`, the
- * KL marginal loss of `loss.ts`, Adam of `adam.ts` and the schedule of `schedule.ts`, in C++ with
- * AVX-512 / AVX2+FMA / portable micro-kernels and one process-wide thread pool. tfjs
- * (`generator.ts` & co.) stays the reference and the fallback.
+ * The native compute core (native/src/train/): the generator of `generator.ts`, the KL marginal
+ * loss of `loss.ts`, Adam of `adam.ts` and the schedule of `schedule.ts`, in C++ with AVX-512 /
+ * AVX2+FMA / portable micro-kernels and one process-wide thread pool. tfjs (`generator.ts` & co.)
+ * stays the reference and the fallback (docs/decisions.md "A native core with a TypeScript
+ * reference").
  *
  * Equivalence with the tfjs path (checked by test/native-core.test.ts):
  * - same architecture, parameter names, shapes and order (`paramShapes`); the core holds the
@@ -23,10 +24,12 @@
  * every core, several concurrent ones share them (see native/src/train/thread_pool.h).
  * SYNTHD_THREADS=N caps it; SYNTHD_ISA=generic|avx2|avx512 lowers the kernel choice (tests).
  *
- * Asynchronous calls (issue 11): `trainStepAsync` and `evalLossAsync` run on a background thread
- * of the addon (native/src/train/background.h, not libuv's pool), so the calling JavaScript
- * thread (an engine worker) stays free for other models' requests while one model trains. While one is in flight, every other method of the same core throws
- * ("GeneratorCore is busy"), never races; `dispose` is deferred to the end of the call.
+ * Asynchronous calls: `trainStepAsync` and `evalLossAsync` run on a background thread of the addon
+ * (native/src/train/background.h, not libuv's pool), so the calling JavaScript thread (an engine
+ * worker) stays free for other models' requests while one model trains (docs/decisions.md
+ * "Training one model never stalls requests for another"). While one is in flight, every other
+ * method of the same core throws ("GeneratorCore is busy"), never races; `dispose` is deferred to
+ * the end of the call.
  * {@link NativeGenerator.exclusive} queues work on one core in order, so callers that share a core
  * (the trainer and a generate snapshotting the training model's weights) wait for each other
  * instead of meeting that error.
@@ -467,7 +470,7 @@ export class NativeGenerator {
    * one. So a plain draw's codes are already the F x n array a worker's reply transfers
    * (`packedColumns`), and one buffer per call, plus one the chunks reuse, is all this allocates:
    * an array per feature and a new array per chunk made ~4 times as many bytes of garbage, which
-   * V8 answers with a full collection of the worker's heap every request or two (issue 25).
+   * V8 answered with a full collection of the worker's heap every request or two.
    * @throws Error when `shouldAbort` fires; RangeError for bad sampling options, logits the kernel
    *   refuses, `extraUniforms` not a positive multiple of n x F long or on a GPU core, or `out` of
    *   another length.

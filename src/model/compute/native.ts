@@ -1,8 +1,9 @@
 /**
- * Loader for synthd's C++ compute core (DESIGN §4: "native/: C++ N-API compute core for the hot
- * generation path, with a JS fallback"). The addon is built by `native/build.js` during
- * `npm install` into `native/build/Release/synthd_native.node`; when it is missing or fails to load,
- * synthd runs the JavaScript fallback and says so once on stderr:
+ * Loader for synthd's C++ compute core: the hot paths run in a C++ N-API addon, with the
+ * JavaScript code as reference and fallback (docs/decisions.md "A native core with a TypeScript
+ * reference"). The addon is built by `native/build.js` during `npm install` into
+ * `native/build/Release/synthd_native.node`; when it is missing or fails to load, synthd runs the
+ * JavaScript fallback and says so once on stderr:
  *
  *     synthd: native compute core unavailable (<reason>); using the JavaScript fallback
  *

@@ -1,6 +1,7 @@
 /**
- * Seeded (conditional) generation (issue 12): rows drawn from the model's own conditional given
- * per-row conditions on some features. The method is one file per step; read in this order:
+ * Seeded (conditional) generation: rows drawn from the model's own conditional given per-row
+ * conditions on some features (docs/api.md "Seeded generation (extension)"). The method is one
+ * file per step; read in this order:
  * - `options.ts`: what a call is given and returns (options, defaults, the per-group report).
  * - `condition.ts`: a row's condition, its canonical form and the grouping of rows.
  * - `population.ts`: a group and its candidate population (blocks, one per round).
@@ -53,9 +54,9 @@
  * resample (when there are more than FIT_POINTS candidates) and, for E > 128, the start vectors of
  * its subspace iteration; at the end the start of the systematic resampling of the rows, the
  * uniforms of the extra rows (F each) and the shuffle. The same weights, conditions, seed and
- * options give identical codes (on either compute path for identical logits). (Until issue 13's
- * draws the candidates' normals and uniforms came from the group's stream itself: a seed gives
- * other rows since then, once.)
+ * options give identical codes (on either compute path for identical logits). (The candidates'
+ * normals and uniforms once came from the group's stream itself; drawing them as the plain draw
+ * does changed a seed's rows once, docs/decisions.md "A seed's rows".)
  */
 export { type CellCondition, ConditionError, type RowCondition, type WeightedCell } from "./condition";
 export {
@@ -75,6 +76,6 @@ export { systematicCounts } from "./resample";
 export { sampleConditional, sampleSeeded } from "./sample";
 export { weightedGramJs } from "./subspace";
 export { conditionParam, isSeeded, SeededInputError, seededSource, type SeededSource } from "./seeded-input";
-// `fillNormalZiggurat` lives in rng.ts (the plain draw uses it too, issue 13); re-exported here for
-// existing importers.
+// `fillNormalZiggurat` lives in rng.ts (the plain draw uses it too); re-exported here for existing
+// importers.
 export { fillNormalZiggurat } from "../sampling/rng";

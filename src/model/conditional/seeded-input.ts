@@ -1,5 +1,5 @@
 /**
- * Seeded generation on the wire (issue 12; docs/api.md "Seeded generation"): checks the two
+ * Seeded generation on the wire (docs/api.md "Seeded generation (extension)"): checks the two
  * seeded forms of a Generate request's `embedding` against a model's features and turns them into
  * per-feature conditions in the model's feature order, ready for `sampleSeeded` /
  * `sampleConditional` (`./conditional`).

@@ -1,6 +1,6 @@
 /**
- * The training targets: the 1-way and 2-way marginals of the statistical description
- * (DESIGN §2), laid out for the loss in `loss.ts`.
+ * The training targets: the 1-way and 2-way marginals of the statistical description (the
+ * metadata a client sends; the server never sees rows), laid out for the loss in `loss.ts`.
  *
  * Codes are concatenated feature by feature: feature f owns columns `[offset_f, offset_f + K_f)`
  * of a D-wide row, D = sum_f K_f (the same layout as the generator's logits and the sampling
@@ -136,7 +136,7 @@ function negEntropyOf(q: ArrayLike<number>): number {
 }
 
 /**
- * Builds the training targets from metadata (DESIGN §2): `empirical_probs` (1-way, one per
+ * Builds the training targets from metadata: `empirical_probs` (1-way, one per
  * feature) and `marginals` (2-way, optional). A pair given as [g, f] with g after f is transposed
  * to [f, g]; a pair given twice is averaged; a pair of a feature with itself is rejected.
  * Probabilities are sanitised with {@link sanitizeProbs}.

@@ -38,9 +38,10 @@
  * Cost: n forward passes (the plain draw's) and M draws of the sampling kernel, plus sweeps x
  * (2-way + 1-way marginals) raking steps (480 steps for raw Adult's 120 marginals) of one pass
  * over the pool each in the clip-only sweeps and two in the exact ones
- * ({@link CALIBRATION_EXACT_SWEEPS}); until issue 25, M forward passes and 10 exact sweeps.
- * Measured in core-seconds per 1,000,000 rows with `node dist/bench/calibrate.js --cost`
- * (docs/compute.md "The calibrated draw's cost"): 3.0x the plain draw before, 1.4x after. The raking runs in the
+ * ({@link CALIBRATION_EXACT_SWEEPS}); an earlier version did M forward passes and 10 exact
+ * sweeps. Measured in core-seconds per 1,000,000 rows with `node dist/bench/calibrate.js --cost`
+ * (docs/compute.md "The calibrated draw's cost"): 3.0x the plain draw before, 1.4x after (the
+ * budget is about 1.5x: docs/decisions.md "The calibrated draw's cost"). The raking runs in the
  * native core when the model does (`calibrate-native.ts`: the same weights bit for bit, in the
  * order of {@link RAKING_BLOCK_ROWS}), else here. On the 2-core target machine at load average
  * ~1, for a 200,000-row pool of Adult's medium model (`node dist/bench/calibrate.js`): 2.2 s here,
@@ -119,7 +120,7 @@ export const CALIBRATION_RAKING_PARALLEL = false;
  * Exact sweeps of the calibrated draw ({@link RakingOptions.exactSweeps}): only the last of its
  * {@link CALIBRATION_SWEEPS} sweeps spreads clipped mass; the first three clip without spreading,
  * which leaves a cell with rows at the bound short of its target until the next visit, where its
- * other rows take the rest (issue 25: the spreading pass was half of the raking). On raw Adult's
+ * other rows take the rest (the spreading pass was half of the raking's work). On raw Adult's
  * pool (medium model, 39,073 rows drawn from 78,146 after the rule repair, seeds 0, 1, 2; mean
  * 1-way / 2-way TVD of the drawn rows against the given marginals): 4 exact sweeps 0.0024 /
  * 0.0130, 1 exact sweep of 4 0.0024 / 0.0131, 3 exact sweeps (no fourth) 0.0025 / 0.0133, 4

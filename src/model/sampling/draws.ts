@@ -1,7 +1,7 @@
 /**
- * The random draws of a generate request (issue 13): latents, privacy noise and the sampling
- * kernel's uniforms, from xoshiro128** streams (one per block of rows, below), in the order of
- * generate.ts's module comment.
+ * The random draws of a generate request: latents, privacy noise and the sampling kernel's
+ * uniforms, from xoshiro128** streams (one per block of rows, below), in the order of generate.ts's
+ * module comment.
  *
  * Two implementations, the same numbers bit for bit:
  * - {@link drawReference}: TypeScript on rng.ts (`fillNormalZiggurat`, `uniform`). The oracle of
@@ -22,10 +22,9 @@
  * thread; with blocks the core draws them on the compute pool (thread_pool.h), and the values do
  * not depend on the thread count.
  *
- * Normals: the ziggurat (rng.ts), not Box–Muller. Until issue 13 the plain draw used
- * `Rng.fillNormal` (Box–Muller with Math.log / cos / sin, 20-40 ns per normal even in C++), so
- * since then a seed gives other rows than before (a one-time change; docs/compute.md "Request
- * draws"). Privacy noise is one ziggurat normal per latent value, times sigma, added in float64
+ * Normals: the ziggurat (rng.ts), not Box–Muller. The plain draw once used `Rng.fillNormal`
+ * (Box–Muller with Math.log / cos / sin, 20-40 ns per normal even in C++); the switch gave every
+ * seed other rows, once (docs/compute.md "Request draws"; docs/decisions.md "A seed's rows"). Privacy noise is one ziggurat normal per latent value, times sigma, added in float64
  * and rounded once to float32.
  *
  * Cost (2-core machine, medium model, E = 64, F = 14, 100,000 rows): 13.5 ms on one thread, 6.9 ms

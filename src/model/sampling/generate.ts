@@ -1,20 +1,21 @@
 /**
- * Generation (DESIGN §2, "Generation"): latents -> generator forward pass -> per-feature logits ->
- * sampling kernel (`sampling.ts`: temperature, nucleus truncation, inverse-CDF draw).
+ * Generation: latents -> generator forward pass -> per-feature logits -> sampling kernel
+ * (`sampling.ts`: temperature, nucleus truncation, inverse-CDF draw).
  *
  * Randomness, in this fixed order from xoshiro128** streams (rng.ts; drawn by draws.ts, in the
- * native core when the addon is loaded, bit for bit as the TypeScript reference). Since issue 13
- * the rows are cut into blocks of draws.ts `DRAW_BLOCK_ROWS`, each with its own stream (the
- * seed's, jumped b times for block b), and the order below holds within each block:
+ * native core when the addon is loaded, bit for bit as the TypeScript reference). The rows are
+ * cut into blocks of draws.ts `DRAW_BLOCK_ROWS`, each with its own stream (the seed's, jumped b
+ * times for block b), and the order below holds within each block:
  *  1. latents, when drawn by the server (`{num_rows, seed}`): n x E standard normals (ziggurat,
- *     rng.ts `fillNormalZiggurat`; Box–Muller before issue 13), row-major;
+ *     rng.ts `fillNormalZiggurat`), row-major;
  *  2. privacy noise, when the model has `privacy_enabled`: n x E ziggurat normals times
  *     `privacy_noise`, added to the latents (drawn or given) in float64, rounded once to float32;
  *  3. uniforms for the sampling kernel: n x F doubles in [0, 1), row-major (row r, feature f at
  *     r * F + f).
  * (Counts per block: m x E, m x E, m x F for a block of m rows.)
  * The stream is seeded with `seed` when given, else with a fresh random seed. So the same model
- * weights, seed and options give identical codes.
+ * weights, seed and options give identical codes; changing this order, the blocks or the normals
+ * changes every seed's rows (docs/decisions.md "A seed's rows").
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../../types";
@@ -134,14 +135,15 @@ export function drawInputs(source: LatentSource, embeddingDim: number, features:
 }
 
 /**
- * Reuse of the large arrays of {@link drawInputs} (issue 13): a request's latents and uniforms
+ * Reuse of the large arrays of {@link drawInputs}: a request's latents and uniforms
  * (100,000 rows of a medium model: 25.6 MB and 12 MB) are taken from the arrays earlier requests
  * of this thread gave back with {@link releaseInputs}, instead of fresh ones whose zeroing and
  * first-touch page faults cost about 5% of the plain draw. Every value of a taken array is
  * overwritten by the draws, so reuse changes no row. Per thread (module state), at most
  * {@link INPUT_POOL_BYTES} kept; an array is handed to one request at a time. The calibrated draw
- * takes its pool's codes from here too (issue 25: fresh arrays of that size, 12 MB per request,
- * with the rest of its garbage, made V8 collect the worker's whole heap about once per request).
+ * takes its pool's codes from here too (fresh arrays of that size, 12 MB per request, with the
+ * rest of its garbage, made V8 collect the worker's whole heap about once per request;
+ * docs/decisions.md "Little garbage and setup per generate request").
  */
 class InputBuffers {
   private readonly f32: Float32Array[] = [];
@@ -361,8 +363,9 @@ const NO_LATENTS = new Float32Array(0);
  * are drawn from the same latents with the uniforms of the stream seeded by the k-th value of
  * `Rng.fromSeed(seed)` (draws.ts `drawRequest` with no latents: n x F uniforms in its blocks of
  * rows, so they do not depend on the thread count or ISA). One forward pass per latent instead of
- * P: until issue 25 each block of n rows had latents of its own (the k-th value seeded the whole
- * block), so a seed's calibrated rows changed then, while its plain draw did not.
+ * P. Each block of n rows once had latents of its own (the k-th value seeded the whole block);
+ * sharing the plain draw's latents changed a seed's calibrated rows once, not its plain draw
+ * (docs/decisions.md "A seed's rows").
  * @returns one Int32Array of P x n codes per feature (layout order), views of one array of this
  *   thread's reused buffers; that stream, advanced past the sets' seeds (the calibrated draw goes
  *   on with it); and `release`, which gives the array back for a later pool (call it once the

@@ -113,15 +113,15 @@ export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed:
 }
 
 /*
- * How the repair is cut up (issue 25, the server's CPU end to end). The scoring (which rows break
- * the rule, their candidates, the candidates' likelihoods) does not depend on the order rows are
- * repaired in, so it runs first, rows in row order: in the native core when it can
- * (native/src/repair.cc, ~8 ms for the 147,000 broken rows of a 200,000-row pool of a 5-epoch raw
- * Adult model), else in the TypeScript passes below. Then, in TypeScript: the power of each
- * likelihood (`**`, V8's pow, which the core does not reproduce), the shuffle, and the picks in
- * the shuffled order, whose quota scores change as rows are repaired. Each likelihood is the
- * product of the same factors in the same order as before, so the repairs are the same bit for
- * bit on either path.
+ * How the repair is cut up (measured on the server's CPU end to end: docs/compute.md "The server
+ * end to end"). The scoring (which rows break the rule, their candidates, the candidates'
+ * likelihoods) does not depend on the order rows are repaired in, so it runs first, rows in row
+ * order: in the native core when it can (native/src/repair.cc, ~8 ms for the 147,000 broken rows of
+ * a 200,000-row pool of a 5-epoch raw Adult model), else in the TypeScript passes below. Then, in
+ * TypeScript: the power of each likelihood (`**`, V8's pow, which the core does not reproduce), the
+ * shuffle, and the picks in the shuffled order, whose quota scores change as rows are repaired.
+ * Each likelihood is the product of the same factors in the same order as before, so the repairs
+ * are the same bit for bit on either path.
  *
  * The TypeScript passes are small functions over typed arrays, each monomorphic, so V8 optimises
  * each on its own and keeps it optimised from one request to the next. The repair was one function

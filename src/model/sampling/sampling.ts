@@ -1,7 +1,7 @@
 /**
- * Sampling kernel (DESIGN §2, Generation): per (row, feature), logits / temperature -> softmax ->
- * nucleus truncation at `top_p` (Holtzman et al., "The Curious Case of Neural Text Degeneration",
- * ICLR 2020) -> one draw by inverse CDF with a given uniform.
+ * Sampling kernel, the last step of generation: per (row, feature), logits / temperature ->
+ * softmax -> nucleus truncation at `top_p` (Holtzman et al., "The Curious Case of Neural Text
+ * Degeneration", ICLR 2020) -> one draw by inverse CDF with a given uniform.
  *
  * This is the JavaScript reference. The C++ addon in `native/` (native/src/sampling.cc) implements
  * the same arithmetic in the same order (float64 throughout, exp computed as V8's Math.exp
@@ -207,7 +207,7 @@ function logitsError(message: string): RangeError {
 }
 
 /**
- * Draws one code per (row, feature) — the generation hot path (DESIGN §2). Runs the C++ core
+ * Draws one code per (row, feature) — the generation hot path. Runs the C++ core
  * (src/model/compute/native.ts) when it loaded, else {@link checkSampleArgs} then {@link sampleCodesJs};
  * both give identical codes for identical inputs and reject the same inputs with the same errors.
  * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities` (unnormalised

@@ -23,8 +23,8 @@ export const MIN_STEPS_PER_EPOCH = 10;
  * penalty): 2,500 steps 0.0282 / 0.0724 (26 s), 4,000 steps 0.0279 / 0.0712 (40 s), 5,000 steps
  * 0.0270 / 0.0694 (49 s, weight averaging on), 8,000 steps 0.0261 / 0.0677 (114 s). With the
  * penalty, 5,000 steps gave 0.0254 / 0.0662 in 52.9 s and 4,500 gave 0.0253 / 0.0661 in 48.2 s
- * at load average 1.8 (other work on the host): 4,500 keeps the one-minute budget of issue 5
- * with room for a busy machine.
+ * at load average 1.8 (other work on the host): 4,500 keeps a default fit under one minute with
+ * room for a busy machine (docs/decisions.md "A default fit takes under a minute").
  */
 export const PLANNED_STEPS = 4500;
 

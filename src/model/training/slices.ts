@@ -1,6 +1,6 @@
 /**
- * Long element-wise loops of the training loop, cut into slices with a yield between them (issue
- * 11, DESIGN §4 "training one model never stalls requests for another"): an engine worker's
+ * Long element-wise loops of the training loop, cut into slices with a yield between them, so that
+ * training one model never stalls requests for another (docs/decisions.md): an engine worker's
  * JavaScript thread serves every model pinned to it, so a loop over millions of values (the
  * latents of a large batch, the weight average of the large model) would hold up a generate or a
  * delete of another model for its whole length. Between slices, `yieldFn` (the worker's

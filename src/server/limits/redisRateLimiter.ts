@@ -93,8 +93,9 @@
  * there compares it with rolling-window libraries and chooses the fixed window for speed). With it
  * a client can spend a whole budget at the end of one window and again at the start of the next
  * (twice the limit in a few seconds), its windows are not aligned to the minute, and its
- * `msBeforeNext` is not our `Reset`/`Retry-After`. The in-memory limiter, the contract's headers and
- * the shared topology's design specify the two-window estimate, so this module keeps that method; it needs one short
+ * `msBeforeNext` is not our `Reset`/`Retry-After`. The in-memory limiter and the contract's
+ * headers use the two-window estimate, and both topologies must answer the same headers
+ * (docs/decisions.md "The shared topology"), so this module keeps that method; it needs one short
  * script and ioredis, which BullMQ (the shared topology's training queue) uses anyway.
  *
  * ## How the server uses it
