@@ -7,7 +7,6 @@
 //   defaultThreads(): number        threads sampleCodes may use for large inputs
 //   exp(x: Float64Array): Float64Array   element-wise exp, bit-identical to Math.exp (for tests)
 //   sampleCodes(logits, n, cardinalities, uniforms, temperature, topP, threads?): Int32Array
-//   tuneAllocator(mmapThreshold, trimThreshold): boolean   glibc malloc thresholds (the CLI's client)
 //   GeneratorCore, learningRate, computeInfo: the training / generation core (train/core_binding.cc)
 //   Raking: bounded raking of a pool of rows, calibrated generation (calibrate_binding.cc)
 //   fillDraws, zigguratTables, log: a generate request's latents and uniforms (draws_binding.cc)
@@ -25,10 +24,6 @@
 #include <new>
 #include <string>
 #include <vector>
-
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "calibrate_binding.h"
 #include "draws_binding.h"
@@ -188,37 +183,11 @@ Napi::Value SampleCodes(const Napi::CallbackInfo& info) {
   }
 }
 
-// tuneAllocator(mmapThreshold, trimThreshold): boolean. With glibc, sets malloc's M_MMAP_THRESHOLD
-// and M_TRIM_THRESHOLD (bytes, each a positive integer up to 2^31 - 1), so that blocks below the
-// first come from the heap and freed memory is kept for reuse until the heap's free top exceeds
-// the second; returns true when both were set. Elsewhere (musl, macOS) it does nothing and returns
-// false. Called once by the CLI's client commands (src/cli/allocator.ts, which says why).
-Napi::Value TuneAllocator(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() != 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
-    throw Napi::TypeError::New(env, "tuneAllocator(mmapThreshold, trimThreshold): two numbers expected");
-  }
-  const double mmap_threshold = info[0].As<Napi::Number>().DoubleValue();
-  const double trim_threshold = info[1].As<Napi::Number>().DoubleValue();
-  const auto valid = [](double x) { return x >= 1 && x <= 2147483647.0 && std::floor(x) == x; };
-  if (!valid(mmap_threshold) || !valid(trim_threshold)) {
-    throw Napi::RangeError::New(env, "tuneAllocator: thresholds must be integers in [1, 2^31 - 1]");
-  }
-#if defined(__GLIBC__)
-  const bool ok = mallopt(M_MMAP_THRESHOLD, static_cast<int>(mmap_threshold)) == 1 &&
-                  mallopt(M_TRIM_THRESHOLD, static_cast<int>(trim_threshold)) == 1;
-  return Napi::Boolean::New(env, ok);
-#else
-  return Napi::Boolean::New(env, false);
-#endif
-}
-
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("version", Napi::Function::New(env, Version, "version"));
   exports.Set("defaultThreads", Napi::Function::New(env, DefaultThreads, "defaultThreads"));
   exports.Set("exp", Napi::Function::New(env, Exp, "exp"));
   exports.Set("sampleCodes", Napi::Function::New(env, SampleCodes, "sampleCodes"));
-  exports.Set("tuneAllocator", Napi::Function::New(env, TuneAllocator, "tuneAllocator"));
   synthd::train::RegisterCoreBindings(env, exports);  // GeneratorCore, learningRate, computeInfo
   synthd::calibrate::RegisterRakingBindings(env, exports);  // Raking
   synthd::draws::RegisterDrawBindings(env, exports);  // fillDraws, zigguratTables, log

@@ -7,7 +7,6 @@
  * `sample` and `impute` write CSV, Parquet or Arrow (`--format`, else `-o`'s extension; see
  * {@link outputFormat}).
  */
-import { tuneAllocator } from "./allocator";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants as fsConstants, existsSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
@@ -385,7 +384,6 @@ export function parseWhere(arg: string | undefined): Where | undefined {
  * half-written file; bad conditions, seed files and formats fail before any request.
  */
 export async function sampleCommand(id: string, opts: SampleCommandOptions): Promise<void> {
-  tuneAllocator();
   if (opts.seedData !== undefined) {
     if (opts.numRows !== undefined) throw new Error("-n cannot be combined with --seed-data: the output has one row per seed row.");
     if (opts.where !== undefined) throw new Error("--where cannot be combined with --seed-data: put the condition in the seed file's cells.");
@@ -425,7 +423,6 @@ export type ImputeCommandOptions = Omit<SampleCommandOptions, "numRows" | "where
  * model's order (columns the file lacks are generated).
  */
 export async function imputeCommand(id: string, file: string, opts: ImputeCommandOptions): Promise<void> {
-  tuneAllocator();
   return seededCommand(id, file, opts);
 }
 

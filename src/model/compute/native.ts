@@ -142,15 +142,6 @@ function load(): { status: ComputeStatus; sampler?: NativeSampler } {
   };
 }
 
-/**
- * The addon's exports, loaded without the fallback warning of {@link computePath} (for callers
- * that only use an optional export and do without it: the CLI's `tuneAllocator`).
- * @returns the exports, or undefined when the addon is disabled, missing, or fails to load.
- */
-export function loadAddon(): Record<string, unknown> | undefined {
-  return (state ?? load()).sampler as unknown as Record<string, unknown> | undefined;
-}
-
 function ensureLoaded(): { status: ComputeStatus; sampler?: NativeSampler } {
   if (state === undefined) {
     state = load();
