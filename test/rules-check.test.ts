@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DataError, evaluate, evaluateWithDetails, extractMetadata, type Metadata, type Rule, type Table } from "../src/sdk";
 import { ruleChecker, ruleLabel, ruleShares } from "../src/sdk/rules/check";
-import { formatReport } from "../src/cli/client-commands";
+import { formatReport } from "../src/cli/commands/evaluate";
 import { removeDir, runCli, tempDir } from "../bench/harness";
 
 let dir: string;

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { DataError, Rng, analyzeTable, type Rule, type Table } from "../src/sdk";
 import { describeRule, ruleId } from "../src/sdk/rules/describe";
 import type { RuleOptions } from "../src/sdk/rules/detect";
-import { parseRules } from "../src/cli/client-commands";
+import { parseRules } from "../src/cli/commands/fit";
 import type { CreateModelRequest } from "../src/types";
 import typia from "typia";
 

@@ -40,7 +40,7 @@ import {
   type Table,
 } from "../src/sdk";
 import { writeTables } from "../src/sdk/formats";
-import { outputFormat } from "../src/cli/client-commands";
+import { outputFormat } from "../src/cli/commands/sample";
 import { DATETIME_FORMATS, DatetimeFormat } from "../src/sdk/datetime";
 import { datetimeParser } from "../src/sdk/columns/datetime";
 import { CONFIG_DEFAULTS } from "../src/types";

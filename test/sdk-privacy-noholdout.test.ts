@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Rng, Synthd, Synthesizer, buildReport, evaluate, type Metadata, type Table } from "../src/sdk";
 import { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../src/sdk/privacy/near-copies";
 import { FILTER_MAX_SPLIT_SHARE, NearCopyFilter } from "../src/sdk/privacy/filter";
-import { formatReport } from "../src/cli/client-commands";
+import { formatReport } from "../src/cli/commands/evaluate";
 import { readFileSync } from "node:fs";
 import { removeDir, runCli, SHARED_DATASETS, startServer, tempDir, type ServerProcess } from "../bench/harness";
 

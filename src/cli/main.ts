@@ -23,7 +23,7 @@ import { registerReportCommand } from "./report-command";
 
 /**
  * Commander's action for the function `name` of the module `load` returns, loading the module when
- * the command runs: `lazy(clientCommands, "sampleCommand")`.
+ * the command runs: `lazy(sampleCommands, "sampleCommand")`.
  */
 function lazy<M, K extends keyof M>(load: () => M, name: K): M[K] {
   return ((...args: unknown[]) => (load()[name] as (...a: unknown[]) => unknown)(...args)) as M[K];
@@ -34,9 +34,24 @@ function serverCommands(): typeof import("./server-commands") {
   return require("./server-commands");
 }
 
-/** `./client-commands` (the SDK), loaded when `fit`, `sample`, `impute`, `models` or `evaluate` runs. */
-function clientCommands(): typeof import("./client-commands") {
-  return require("./client-commands");
+/** `./commands/fit` (the SDK's metadata extraction and client), loaded when `fit` runs. */
+function fitCommands(): typeof import("./commands/fit") {
+  return require("./commands/fit");
+}
+
+/** `./commands/sample` (the SDK's generation and file writers), loaded when `sample` or `impute` runs. */
+function sampleCommands(): typeof import("./commands/sample") {
+  return require("./commands/sample");
+}
+
+/** `./commands/models` (the SDK client), loaded when `models ls|get|rm` runs. */
+function modelsCommands(): typeof import("./commands/models") {
+  return require("./commands/models");
+}
+
+/** `./commands/evaluate` (the SDK's evaluation), loaded when `evaluate` runs. */
+function evaluateCommands(): typeof import("./commands/evaluate") {
+  return require("./commands/evaluate");
 }
 
 function int(name: string, min: number): (v: string) => number {
@@ -239,7 +254,7 @@ export function buildProgram(): Command {
         "--rules <json|file>",
         "row rules, JSON or a JSON file: {\"drop\": [\"inequality:end,start\"], \"declare\": [{\"type\": \"not_equal\", \"columns\": [\"a\", \"b\"]}], \"detect\": false}",
       ),
-  ).action(lazy(clientCommands, "fitCommand"));
+  ).action(lazy(fitCommands, "fitCommand"));
 
   clientOpts(
     program
@@ -260,7 +275,7 @@ export function buildProgram(): Command {
       )
       .option("--seed-data <file>", "seed CSV: one output row per seed row, its non-blank cells kept, blank cells generated")
       .option("--real <file>", "the CSV the model was fitted on: drop rows equal to one of its rows on all columns but one (near-copies), replaced by new rows"),
-  ).action(lazy(clientCommands, "sampleCommand"));
+  ).action(lazy(sampleCommands, "sampleCommand"));
 
   clientOpts(
     program
@@ -275,12 +290,12 @@ export function buildProgram(): Command {
       .option("--top-p <p>", "nucleus sampling threshold in [0, 1] for the generated cells", float("--top-p"))
       .option("--calibrate", "draw from the calibrated model's conditional (default unless the metadata is private)")
       .option("--no-calibrate", "draw from the model's own conditional: faster, further from the marginals"),
-  ).action(lazy(clientCommands, "imputeCommand"));
+  ).action(lazy(sampleCommands, "imputeCommand"));
 
   const models = program.command("models").description("list, show and delete models");
-  clientOpts(models.command("ls").description("list models, newest first")).action(lazy(clientCommands, "modelsListCommand"));
-  clientOpts(models.command("get").description("show one model").argument("<model_id>")).action(lazy(clientCommands, "modelsGetCommand"));
-  clientOpts(models.command("rm").description("delete a model").argument("<model_id>")).action(lazy(clientCommands, "modelsRemoveCommand"));
+  clientOpts(models.command("ls").description("list models, newest first")).action(lazy(modelsCommands, "modelsListCommand"));
+  clientOpts(models.command("get").description("show one model").argument("<model_id>")).action(lazy(modelsCommands, "modelsGetCommand"));
+  clientOpts(models.command("rm").description("delete a model").argument("<model_id>")).action(lazy(modelsCommands, "modelsRemoveCommand"));
 
   program
     .command("evaluate")
@@ -295,7 +310,7 @@ export function buildProgram(): Command {
     .option("--holdout <file>", "real rows the model never saw: TSTR test set and the privacy check (DCR, exact copies)")
     .option("--metadata <json|file>", "the model's metadata (JSON of GET /v1/models/{id}/metadata): share of real and synthetic rows keeping each of its row rules")
     .option("--seed <s>", "seed of the classifier and the privacy check's samples", int("--seed", 0))
-    .action(lazy(clientCommands, "evaluateCommand"));
+    .action(lazy(evaluateCommands, "evaluateCommand"));
 
   registerReportCommand(program, int("--seed", 0));
   registerUsageCommands(program);

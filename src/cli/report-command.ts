@@ -10,9 +10,9 @@ function sdkReport(): typeof import("../sdk/report") {
   return require("../sdk/report");
 }
 
-/** `./client-commands` (for `readMetadataArg`), loaded when `report` runs. */
-function clientCommands(): typeof import("./client-commands") {
-  return require("./client-commands");
+/** `./commands/shared` (for `readMetadataArg`), loaded when `report` runs. */
+function sharedCommands(): typeof import("./commands/shared") {
+  return require("./commands/shared");
 }
 
 /** Options of `synthd report`. */
@@ -35,7 +35,7 @@ export interface ReportCommandOptions {
 /** Writes the report and prints one line (file, size, time) on stderr. */
 export async function reportCommand(real: string, synthetic: string, opts: ReportCommandOptions): Promise<void> {
   const { writeReport } = sdkReport();
-  const { readMetadataArg } = clientCommands();
+  const { readMetadataArg } = sharedCommands();
   const t0 = Date.now();
   const r = await writeReport(real, synthetic, opts.output, {
     ...(opts.holdout !== undefined ? { holdout: opts.holdout } : {}),

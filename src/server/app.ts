@@ -12,11 +12,11 @@
  * - a request whose body framing is ambiguous (`framingError`: repeated `Content-Length` or
  *   `Transfer-Encoding`, ...) gets 400 `parameter_invalid` naming the header, and the connection
  *   is closed; nothing else of the request is looked at, and no request after it on the
- *   connection runs (see {@link refuseFraming});
+ *   connection runs (see `refuseFraming` in `respond.ts`);
  * - an answer is written only once the request's body has been consumed (`BodySource.drain`),
  *   so a client still uploading reads it instead of meeting a reset;
  * - an answer that carries a usage charge (un-keyed Generate) counts only once it was written to
- *   its end: when the connection closes first, the charge is given back ({@link writeResponse},
+ *   its end: when the connection closes first, the charge is given back (`writeResponse` in `respond.ts`,
  *   docs/operations.md "HTTP edges").
  *
  * What uWS refuses in its C++ parser (HTTP/1.0, malformed request lines, invalid header bytes) never
@@ -25,21 +25,21 @@
  * forwards to this one; the client address it vouches for is read here (`relayedPeer`).
  */
 import { randomBytes } from "node:crypto";
-import { STATUS_CODES } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from "uWebSockets.js";
 import type { Engine } from "../engine/types";
-import { newRequestId, type ChargeRequest, type Store } from "../store";
+import { newRequestId, type Store } from "../store";
 import { relayedPeer, relaySecretDigest, TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
-import { errorBody, paramInvalid, setErrorResponse, toApiError } from "./errors";
+import { errorBody, setErrorResponse, toApiError } from "./errors";
 import { startHttp10Listener, upstreamHost, type Http10Listener } from "./http10";
 import { createLogger } from "./log";
 import { runPipeline } from "./pipeline";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, MemoryRateLimiter, WINDOW_MS, type RateLimiter } from "./limits/rateLimiter";
 import { IDEMPOTENCY_TTL_MS } from "./steps/idempotency";
-import { framingError, startBodyRead, type FramingError } from "./steps/readBody";
+import { framingError, startBodyRead } from "./steps/readBody";
+import { logRequest, refundUndelivered, refuseFraming, writeResponse } from "./respond";
 
 /** Default `maxBodyBytes`: 16 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -377,125 +377,4 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     return closing;
   };
   return { url, port, ...(http10 === undefined ? {} : { http10Url: http10.url }), close };
-}
-
-/**
- * Answers a request whose body framing cannot be trusted ({@link framingError}): 400
- * `parameter_invalid` naming the header, and the connection closed once it is written. Nothing
- * else about the request is looked at (no key, no route, no rate limit), as for the framing
- * errors uWS refuses itself.
- *
- * Called on the event loop turn after the request arrived, never from its route callback: uWS
- * goes on parsing the bytes of the same read after the callback returns, and an answer written
- * there only takes effect (and closes the connection) after that, so a request smuggled behind
- * this one would run. Left unanswered, the request makes uWS close the connection itself as soon
- * as it finds another request behind it (it refuses to pipeline behind a pending response): the
- * smuggled request never runs, and no answer is sent. Otherwise this answer is written here,
- * outside the parse, where ending with `closeConnection` closes the connection at once.
- */
-function refuseFraming(res: HttpResponse, method: string, framing: FramingError, services: Services, logger: Logger): void {
-  const requestId = newRequestId();
-  const body = errorBody(paramInvalid(framing.param, framing.message), requestId, services.docsUrl);
-  res.cork(() => {
-    res
-      .writeStatus("400 Bad Request")
-      .writeHeader("X-Request-Id", requestId)
-      .writeHeader("Content-Type", "application/json")
-      .end(JSON.stringify(body), true);
-  });
-  logger.info({ req_id: requestId, method, route: null, status: 400, param: framing.param }, "request");
-}
-
-/**
- * Writes `ctx.response` (plus `ctx.responseHeaders`) unless the client went away.
- *
- * A response that carries a settled usage charge (`ctx.deliveryCharge`, an un-keyed Generate) is
- * written with delivery tracking: `tryEnd` hands the body to the socket as far as the kernel takes
- * it without buffering, and `onWritable` hands over the rest as the client reads. It counts as
- * delivered once uWS has taken its last byte; when the connection closes before that (the client
- * went away, or stopped reading for uWS's 10 s send timeout), `onAborted` fires and it does not.
- * Other responses are ended at once (`end`: what the kernel does not take is buffered by uWS).
- * @param setAbortHook registers the function the route's `onAborted` calls while a tracked write
- *   is in progress.
- * @returns true when the whole response was handed over (untracked ones: once ended), false when
- *   nothing or only part of it was (the client went away first).
- */
-function writeResponse(res: HttpResponse, ctx: Ctx, setAbortHook: (hook: () => void) => void): Promise<boolean> {
-  if (ctx.aborted) return Promise.resolve(false);
-  const r = ctx.response!;
-  // Unread body bytes (a body over the drain limit) would be parsed as the next request: close
-  // the connection instead.
-  const close = !ctx.bodySource.complete;
-  const head = (): void => {
-    res.writeStatus(`${r.status} ${STATUS_CODES[r.status] ?? ""}`.trimEnd());
-    for (const [k, v] of Object.entries(ctx.responseHeaders)) res.writeHeader(k, v);
-    for (const [k, v] of Object.entries(r.headers)) res.writeHeader(k, v);
-  };
-  if (ctx.deliveryCharge === undefined || r.body === undefined || close) {
-    res.cork(() => {
-      head();
-      // No body (204): no Content-Length either (RFC 9110 §8.6). uWS writes a bogus length when
-      // endWithoutBody gets `undefined` as the length, so call it without arguments; only when the
-      // connection must be closed (unread body bytes) is `Content-Length: 0` sent with the close.
-      if (r.body === undefined) {
-        if (close) res.endWithoutBody(0, true);
-        else res.endWithoutBody();
-      } else res.end(r.body, close);
-    });
-    return Promise.resolve(true);
-  }
-  const body = typeof r.body === "string" ? Buffer.from(r.body) : r.body;
-  return new Promise<boolean>((resolve) => {
-    let finished = false;
-    const finish = (delivered: boolean): void => {
-      if (finished) return;
-      finished = true;
-      resolve(delivered);
-    };
-    setAbortHook(() => finish(false));
-    res.cork(() => {
-      head();
-      // The response's body offset before its first byte (0: uWS resets it per request).
-      const base = res.getWriteOffset();
-      const [, done] = res.tryEnd(body, body.byteLength);
-      if (done) return finish(true);
-      res.onWritable((offset) => {
-        const [ok, doneNow] = res.tryEnd(body.subarray(offset - base), body.byteLength);
-        if (doneNow) finish(true);
-        return ok;
-      });
-    });
-  });
-}
-
-/**
- * Gives back the usage charge of an un-keyed response that was not delivered (see
- * {@link writeResponse}), with a `refund` entry in the live ledger. A refund that cannot be written
- * (full disk) is logged at error level with the charge: the rows stay billed.
- */
-async function refundUndelivered(ctx: Ctx, charge: ChargeRequest): Promise<void> {
-  const { store, clock, logger } = ctx.services;
-  try {
-    await store.refundUsage({ ...charge, at_ms: clock() });
-    ctx.refundedRows = charge.rows;
-  } catch (err) {
-    logger.error({ err, req_id: ctx.requestId, charge }, "could not refund the rows of an undelivered response");
-  }
-}
-
-/** One line per request: method, route pattern (not raw ids), status, milliseconds, request id. */
-function logRequest(logger: Logger, ctx: Ctx): void {
-  logger.info(
-    {
-      req_id: ctx.requestId,
-      method: ctx.method,
-      route: ctx.route?.def.pattern ?? null,
-      status: ctx.aborted ? null : (ctx.response?.status ?? null),
-      replay_of: ctx.replayOf,
-      aborted: ctx.aborted || undefined,
-      refunded_rows: ctx.refundedRows,
-      ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
-    },
-    "request",
-  );
 }

@@ -28,10 +28,11 @@
  *   the running epoch then ends early. All three end in `ready`, with the best-val weights.
  * - Seeded streams (rng.ts), all derived from the model id: `"<id>:init"` (initial weights),
  *   `"<id>:train"` (training latents; its state is checkpointed), `"<id>:val"` (validation set).
- * - Compute (`TrainerOptions.compute`): `tfjs` (generator.ts, loss.ts, adam.ts on tfjs) or
- *   `native` (the same model, loss and Adam in the C++ core, native-core.ts). Everything above
- *   (streams, schedule, validation, early stopping, checkpoints) is shared: a checkpoint written on
- *   one path resumes on the other.
+ * - Compute (`TrainerOptions.compute`): a {@link TrainingBackend} (backend.ts), `tfjs`
+ *   (backend-tfjs.ts: generator.ts, loss.ts, adam.ts on tfjs) or `native` (backend-native.ts: the
+ *   same model, loss and Adam in the C++ core, native-core.ts). Everything above (streams,
+ *   schedule, weight average, validation, early stopping, checkpoints) is this file's and shared:
+ *   a checkpoint written on one path resumes on the other.
  * - Latency isolation (issue 11, DESIGN §4 "training one model never stalls requests for
  *   another"; docs/operations.md "Latency isolation on a worker"): an engine worker's JavaScript
  *   thread serves every model pinned to it, so the trainer never holds it for long. On the native
@@ -44,77 +45,24 @@
  *   to running each piece in one go (same draws, same order). The tfjs path computes on the
  *   JavaScript thread and yields between steps only.
  */
-import * as tf from "@tensorflow/tfjs-core";
+
 import type { ModelConfig } from "../../types";
-import { Adam, type AdamState } from "./adam";
+import type { AdamState } from "./adam";
 import { initBackend } from "../compute/backend";
 import type { ComputeKind } from "../compute/kind";
 import { type Checkpoint, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "./checkpoint";
-import {
-  type GeneratorSpec,
-  type NamedArrays,
-  type NamedTensors,
-  disposeAll,
-  disposeSegments,
-  featureSoftmax,
-  forward,
-  generatorSpec,
-  initParams,
-  makeSegments,
-  type Segments,
-  toArrays,
-  toTensors,
-  trainableVariables,
-  type TrainableVariables,
-} from "../generator/generator";
-import { cloneAll, cloneTfjsGenerator, type GeneratorModel } from "../generator/model";
-import {
-  addSums,
-  disposeTargetTensors,
-  entropyPenalty,
-  lossFromSums,
-  type MarginalSums,
-  marginalLoss,
-  marginalSums,
-  type TargetTensors,
-  targetTensors,
-} from "./loss";
-import { buildTargets, type Layout } from "../generator/marginals";
-import { type DevicePreference, flattenParams, NativeGenerator, resolveDevice, viewParams } from "../compute/native-core";
+import { type GeneratorSpec, type NamedArrays, generatorSpec, initParams } from "../generator/generator";
+import type { GeneratorModel } from "../generator/model";
+import { buildTargets, type Layout, type MarginalTargets } from "../generator/marginals";
+import { flattenParams, resolveDevice, viewParams } from "../compute/native-core";
 import { Rng } from "../sampling/rng";
 import { learningRate, makeSchedule, type Schedule } from "./schedule";
 import { addSliced, emaSliced, fillNormalSliced, type YieldFn } from "./slices";
 import { type EpochOptions, type EpochReport, type StopReason, type TrainerOptions, TrainingError } from "./options";
-import { EARLY_STOP_ARMED_FRACTION, emaDecay, ENTROPY_PENALTY, EVAL_CHUNK, MIN_REL_IMPROVEMENT, stepsPerEpochFor, VAL_SIZE } from "./settings";
-
-/** The tfjs half of a trainer: variables, Adam, target tensors, validation latents, best copy. */
-interface TfjsParts {
-  vars: Record<string, tf.Variable>;
-  gradsByName: TrainableVariables["gradsByName"];
-  adam: Adam;
-  targets: TargetTensors;
-  segments: Segments;
-  valLatents: tf.Tensor2D;
-  best: NamedTensors | null;
-}
-
-/** The native half: the core (weights, Adam, targets), validation latents, best weights. */
-interface NativeParts {
-  core: NativeGenerator;
-  valLatents: Float32Array;
-  /** The best weights: views into `bestFlat`, which keepBest overwrites in place. */
-  best: NamedArrays | null;
-  bestFlat: Float32Array | null;
-  /**
-   * Flat buffers reused every epoch for the copies out of the core (latest weights, Adam's
-   * moments), made on first use: a fresh 10 MB array per copy (large model) costs its page faults
-   * on the worker's thread every epoch, a reused one only the copy.
-   */
-  buffers: { weights: Float32Array; m: Float32Array; v: Float32Array } | null;
-  /** A core holding `best`, made on demand for generation while training. */
-  bestCore: NativeGenerator | null;
-  mode: "dense" | "blocks";
-}
+import { EARLY_STOP_ARMED_FRACTION, emaDecay, MIN_REL_IMPROVEMENT, stepsPerEpochFor, VAL_SIZE } from "./settings";
+import type { AveragedWeights, TrainingBackend } from "./backend";
+import { type CoreOptions, NativeBackend } from "./backend-native";
+import { TfjsBackend } from "./backend-tfjs";
 
 /** Owns a generator's weights, its Adam state, targets and the early-stopping bookkeeping. */
 export class Trainer {
@@ -128,9 +76,7 @@ export class Trainer {
   /** Why `compute` differs from the one asked for (null when it does not). */
   readonly computeNote: string | null = null;
   /** The device training runs on: `cpu` or the GPU's name (see {@link TrainerOptions.device}). */
-  readonly device: string = "cpu";
-  /** The native core's device options, for the generation copies of the weights. */
-  private readonly coreOpts: { device: DevicePreference; tf32: boolean };
+  readonly device: string;
   epoch = 0;
   step = 0;
   elapsedS = 0;
@@ -140,15 +86,13 @@ export class Trainer {
   bestEpoch = 0;
   epochsSinceImprovement = 0;
 
-  private readonly tfjs: TfjsParts | null = null;
-  private readonly native: NativeParts | null = null;
+  /** Where the weights, Adam's state and the targets live and are computed on. */
+  private readonly backend: TrainingBackend;
   /**
-   * The exponential moving average of the weights (both paths keep it in JavaScript): views into
-   * {@link emaFlat}, by name.
+   * The exponential moving average of the weights (both paths keep it in JavaScript): one flat
+   * vector in `paramShapes` order (the native core's layout) and views into it by name.
    */
-  private ema: NamedArrays;
-  /** The weight average as one flat vector in `paramShapes` order (the native core's layout). */
-  private emaFlat: Float32Array;
+  private readonly ema: AveragedWeights;
   private rng: Rng;
   private disposed = false;
 
@@ -161,6 +105,7 @@ export class Trainer {
     const E = this.spec.embeddingDim;
 
     let weights: NamedArrays;
+    let emaFlat: Float32Array;
     if (state) {
       this.schedule = state.schedule;
       this.stepsPerEpoch = state.stepsPerEpoch;
@@ -174,15 +119,15 @@ export class Trainer {
       this.epochsSinceImprovement = state.epochsSinceImprovement;
       this.rng = Rng.fromState(state.rng);
       weights = state.weights;
-      this.emaFlat = flattenParams(this.spec, state.emaWeights);
+      emaFlat = flattenParams(this.spec, state.emaWeights);
     } else {
       this.stepsPerEpoch = opts.stepsPerEpoch ?? stepsPerEpochFor(opts.config.max_epochs);
       this.schedule = makeSchedule(opts.config.learning_rate, opts.config.max_epochs * this.stepsPerEpoch);
       this.rng = Rng.fromString(`${opts.id}:train`);
       weights = initParams(this.spec, Rng.fromString(`${opts.id}:init`));
-      this.emaFlat = flattenParams(this.spec, weights);
+      emaFlat = flattenParams(this.spec, weights);
     }
-    this.ema = viewParams(this.spec, this.emaFlat);
+    this.ema = { flat: emaFlat, named: viewParams(this.spec, emaFlat) };
 
     const valRng = Rng.fromString(`${opts.id}:val`);
     const val = valRng.fillNormal(new Float32Array(VAL_SIZE * E));
@@ -191,54 +136,45 @@ export class Trainer {
       for (let i = 0; i < val.length; i++) val[i] += eps[i];
     }
 
-    let compute = opts.compute ?? "tfjs";
-    this.coreOpts = { device: opts.device ?? "cpu", tf32: opts.tf32 ?? false };
-    // A GPU that was asked for and cannot be used is an error, not a silent fallback.
-    if (this.coreOpts.device === "gpu") {
+    // A resumed run's best weights: stored apart, or the average when it was the best (epoch > 0).
+    const best = state?.bestWeights ? state.bestWeights : state && state.epoch > 0 ? this.ema.named : null;
+    const coreOpts: CoreOptions = { device: opts.device ?? "cpu", tf32: opts.tf32 ?? false };
+    const chosen = Trainer.chooseBackend(opts.compute ?? "tfjs", coreOpts, this.spec, this.layout, targets, weights, state?.adam, best, val);
+    this.backend = chosen.backend;
+    this.computeNote = chosen.note;
+    this.compute = this.backend.kind;
+    this.device = this.backend.device;
+  }
+
+  /**
+   * The backend of `compute`: native when asked for and the core can be made, else tfjs with a
+   * note saying why. A GPU that was asked for and cannot be used is an error, not a silent fallback.
+   */
+  private static chooseBackend(
+    compute: ComputeKind,
+    coreOpts: CoreOptions,
+    spec: GeneratorSpec,
+    layout: Layout,
+    targets: MarginalTargets,
+    weights: NamedArrays,
+    adam: AdamState | undefined,
+    best: NamedArrays | null,
+    val: Float32Array,
+  ): { backend: TrainingBackend; note: string | null } {
+    if (coreOpts.device === "gpu") {
       if (compute !== "native") throw new Error('device "gpu" needs the native compute core (compute "native")');
-      this.coreOpts.device = resolveDevice("gpu");
+      coreOpts.device = resolveDevice("gpu");
     }
+    let note: string | null = null;
     if (compute === "native") {
       try {
-        const core = NativeGenerator.create(this.spec, this.layout, weights, this.coreOpts);
-        this.device = core.device;
-        try {
-          const mode = core.setTargets(targets);
-          core.setEntropyPenalty(ENTROPY_PENALTY);
-          if (state) core.setAdamState(state.adam);
-          const bestFlat = state?.bestWeights
-            ? flattenParams(this.spec, state.bestWeights)
-            : state && state.epoch > 0
-              ? this.emaFlat.slice()
-              : null;
-          const best = bestFlat && viewParams(this.spec, bestFlat);
-          this.native = { core, valLatents: val, best, bestFlat, buffers: null, bestCore: null, mode };
-        } catch (e) {
-          core.dispose();
-          throw e;
-        }
+        return { backend: NativeBackend.create(spec, layout, targets, weights, adam, best, val, coreOpts), note };
       } catch (e) {
-        if (this.coreOpts.device === "gpu") throw e;
-        compute = "tfjs";
-        this.computeNote = `native compute unavailable (${(e as Error).message}); using tfjs`;
+        if (coreOpts.device === "gpu") throw e;
+        note = `native compute unavailable (${(e as Error).message}); using tfjs`;
       }
     }
-    this.compute = compute;
-    if (this.native === null) {
-      const trainable = trainableVariables(this.spec, weights);
-      let best: NamedTensors | null = null;
-      if (state?.bestWeights) best = toTensors(this.spec, state.bestWeights);
-      else if (state && state.epoch > 0) best = toTensors(this.spec, this.ema);
-      this.tfjs = {
-        vars: trainable.vars,
-        gradsByName: trainable.gradsByName,
-        adam: new Adam(trainable.vars, state?.adam),
-        targets: targetTensors(targets),
-        segments: makeSegments(this.layout),
-        valLatents: tf.tensor2d(val, [VAL_SIZE, E]),
-        best,
-      };
-    }
+    return { backend: new TfjsBackend(spec, layout, targets, weights, adam, best, val), note };
   }
 
   /**
@@ -256,8 +192,7 @@ export class Trainer {
 
   /** How the 2-way marginals are computed (`gram` or `blocks`, see loss.ts; native: dense = gram). */
   get lossForm(): "gram" | "blocks" {
-    if (this.native) return this.native.mode === "dense" ? "gram" : "blocks";
-    return (this.tfjs as TfjsParts).targets.mode;
+    return this.backend.lossForm;
   }
 
   /** Why training is already over (a checkpoint written after the last epoch), else null. */
@@ -304,61 +239,21 @@ export class Trainer {
     const B = this.config.batch_size;
     const z = await this.drawLatents(B, yieldFn);
     const lr = learningRate(this.schedule, this.step);
-    let value: number;
-    if (this.native) {
-      // NaN (and no update) when the loss or a gradient is not finite.
-      const core = this.native.core;
-      value = await core.exclusive(() => core.trainStepAsync(z, B, lr));
-    } else {
-      const t = this.tfjs as TfjsParts;
-      value = tf.tidy(() => {
-        const zt = tf.tensor2d(z, [B, this.spec.embeddingDim]);
-        let kl: tf.Scalar | null = null;
-        const { grads } = tf.variableGrads(() => {
-          const probs = featureSoftmax(forward(this.spec, t.vars, zt), t.segments);
-          kl = tf.keep(marginalLoss(probs, t.targets));
-          return tf.add(kl, entropyPenalty(probs, t.targets, ENTROPY_PENALTY)) as tf.Scalar;
-        }, Object.values(t.vars));
-        const klTensor = kl as unknown as tf.Scalar;
-        const loss = klTensor.dataSync()[0];
-        klTensor.dispose();
-        if (!Number.isFinite(loss)) return loss;
-        t.adam.step(t.vars, t.gradsByName(grads), lr);
-        return loss;
-      });
-    }
+    const value = await this.backend.trainStep(z, B, lr);
     if (!Number.isFinite(value)) throw new TrainingError(`non-finite training loss (${value}) at step ${this.step + 1}`);
     this.step += 1;
     return value;
   }
 
-  /** The reused copy buffers of the native path (see {@link NativeParts.buffers}). */
-  private nativeBuffers(n: NativeParts): NonNullable<NativeParts["buffers"]> {
-    const P = this.emaFlat.length;
-    n.buffers ??= { weights: new Float32Array(P), m: new Float32Array(P), v: new Float32Array(P) };
-    return n.buffers;
-  }
-
-  /**
-   * The optimizer's latest weights, copied out as one flat vector (`paramShapes` order); on the
-   * native path into the reused buffer (valid until the next copy).
-   */
-  private async latestFlat(): Promise<Float32Array> {
-    if (this.native) {
-      const n = this.native;
-      return n.core.exclusive(() => n.core.raw.getParams(this.nativeBuffers(n).weights));
-    }
-    return flattenParams(this.spec, toArrays((this.tfjs as TfjsParts).vars));
-  }
-
   /**
    * Moves the weight average towards the latest weights after `steps` steps (see {@link emaDecay}),
-   * in slices with `yieldFn` between them. Resolves with the latest weights it read (flat).
+   * in slices with `yieldFn` between them. Resolves with the latest weights it read (flat; native:
+   * a buffer reused by the next copy).
    */
   private async updateEma(steps: number, yieldFn: YieldFn): Promise<Float32Array> {
     const beta = emaDecay(this.step, steps);
-    const latest = await this.latestFlat();
-    await emaSliced(this.emaFlat, latest, beta, yieldFn);
+    const latest = await this.backend.latestFlat();
+    await emaSliced(this.ema.flat, latest, beta, yieldFn);
     return latest;
   }
 
@@ -369,48 +264,7 @@ export class Trainer {
    * (`exclusive`) from the swap to the average until the optimizer's weights are back.
    */
   async validationLoss(latest?: Float32Array): Promise<number> {
-    if (this.native) {
-      const n = this.native;
-      const core = n.core;
-      return core.exclusive(async () => {
-        const back = latest ?? core.raw.getParams();
-        core.raw.setParams(this.emaFlat);
-        try {
-          return await core.evalLossAsync(n.valLatents, VAL_SIZE);
-        } finally {
-          if (!this.disposed) core.raw.setParams(back);
-        }
-      });
-    }
-    const t = this.tfjs as TfjsParts;
-    const v = tf.tidy(() => {
-      const params = toTensors(this.spec, this.ema);
-      let sums: MarginalSums | null = null;
-      for (let r0 = 0; r0 < VAL_SIZE; r0 += EVAL_CHUNK) {
-        const n = Math.min(EVAL_CHUNK, VAL_SIZE - r0);
-        const z = tf.slice(t.valLatents, [r0, 0], [n, this.spec.embeddingDim]);
-        const s = marginalSums(featureSoftmax(forward(this.spec, params, z), t.segments), t.targets);
-        sums = sums === null ? s : addSums(sums, s);
-      }
-      return lossFromSums(sums as NonNullable<typeof sums>, VAL_SIZE, t.targets).dataSync()[0];
-    });
-    return v;
-  }
-
-  /** Keeps the averaged weights as the best ones. */
-  private keepBest(): void {
-    if (this.native) {
-      const n = this.native;
-      if (n.bestFlat === null) n.bestFlat = this.emaFlat.slice();
-      else n.bestFlat.set(this.emaFlat);
-      n.best ??= viewParams(this.spec, n.bestFlat);
-      n.bestCore?.dispose();
-      n.bestCore = null;
-      return;
-    }
-    const t = this.tfjs as TfjsParts;
-    disposeAll(t.best);
-    t.best = toTensors(this.spec, this.ema);
+    return this.backend.validationLoss(this.ema, latest);
   }
 
   /**
@@ -464,7 +318,7 @@ export class Trainer {
       this.bestValLoss = val;
       this.bestEpoch = this.epoch;
       this.epochsSinceImprovement = 0;
-      this.keepBest();
+      this.backend.keepBest(this.ema);
     } else {
       this.epochsSinceImprovement += 1;
     }
@@ -490,9 +344,8 @@ export class Trainer {
    * store or copy the checkpoint before that.
    */
   checkpoint(): Checkpoint {
-    if (this.native) return this.encode(this.native.core.weights(), this.native.core.adamState());
-    const t = this.tfjs as TfjsParts;
-    return this.encode(toArrays(t.vars), t.adam.state());
+    const { weights, adam } = this.backend.state();
+    return this.encode(weights, adam);
   }
 
   /**
@@ -503,24 +356,14 @@ export class Trainer {
    * `checkpointInSlices` or {@link runEpoch}. Call it between epochs.
    */
   async checkpointInSlices(yieldFn?: YieldFn): Promise<Checkpoint> {
-    if (!this.native) return this.checkpoint();
-    const n = this.native;
-    const buf = this.nativeBuffers(n);
-    const weights = await n.core.exclusive(() => n.core.weights(buf.weights));
-    if (yieldFn) await yieldFn();
-    const adam = await n.core.exclusive(() => n.core.adamState(buf));
+    const { weights, adam } = await this.backend.stateInSlices(yieldFn);
     return this.encode(weights, adam);
   }
 
   /** The stored form of the current state with these latest weights and Adam state. */
   private encode(weights: NamedArrays, adam: AdamState): Checkpoint {
     const bestIsLatest = this.bestEpoch === this.epoch;
-    let bestWeights: NamedArrays | null;
-    if (this.native) bestWeights = this.native.best === null || bestIsLatest ? null : this.native.best;
-    else {
-      const best = (this.tfjs as TfjsParts).best;
-      bestWeights = best === null || bestIsLatest ? null : toArrays(best);
-    }
+    const bestWeights = bestIsLatest ? null : this.backend.bestWeights();
     return encodeCheckpoint({
       spec: this.spec,
       cardinalities: this.layout.cardinalities,
@@ -533,7 +376,7 @@ export class Trainer {
       bestEpoch: this.bestEpoch,
       epochsSinceImprovement: this.epochsSinceImprovement,
       weights,
-      emaWeights: this.ema,
+      emaWeights: this.ema.named,
       bestWeights,
       adam,
       schedule: this.schedule,
@@ -548,17 +391,7 @@ export class Trainer {
    * (native: while a step is in flight the latest core throws "busy"; see {@link snapshot}).
    */
   generator(best: boolean): GeneratorModel {
-    if (this.native) {
-      const n = this.native;
-      if (best && n.best !== null) {
-        n.bestCore ??= NativeGenerator.create(this.spec, this.layout, n.best, this.coreOpts);
-        return { spec: this.spec, layout: this.layout, params: {}, native: n.bestCore };
-      }
-      return { spec: this.spec, layout: this.layout, params: {}, native: n.core };
-    }
-    const t = this.tfjs as TfjsParts;
-    const params = best && t.best !== null ? t.best : (t.vars as NamedTensors);
-    return { spec: this.spec, layout: this.layout, params };
+    return this.backend.generator(best);
   }
 
   /**
@@ -571,24 +404,7 @@ export class Trainer {
    */
   async snapshot(best: boolean): Promise<GeneratorModel | null> {
     if (this.disposed) return null;
-    const { spec, layout } = this;
-    if (this.native) {
-      const n = this.native;
-      let weights: NamedArrays;
-      if (best && n.best !== null) weights = n.best;
-      else {
-        try {
-          weights = await n.core.exclusive(() => n.core.weights());
-        } catch (e) {
-          if (this.disposed) return null;
-          throw e;
-        }
-        if (this.disposed) return null;
-      }
-      return { spec, layout, params: {}, native: NativeGenerator.create(spec, layout, weights, this.coreOpts) };
-    }
-    // tfjs computes on this thread: nothing is in flight; clones share the tensors' buffers.
-    return cloneTfjsGenerator(this.generator(best));
+    return this.backend.snapshot(best);
   }
 
   /**
@@ -596,21 +412,8 @@ export class Trainer {
    * a generator the caller owns. Call it once the last epoch has ended.
    */
   finish(): GeneratorModel {
-    if (this.native) {
-      // Hand the core over with the best weights, without its training buffers.
-      const n = this.native;
-      if (n.best !== null) n.core.setWeights(n.best);
-      n.core.trim();
-      const model: GeneratorModel = { spec: this.spec, layout: this.layout, params: {}, native: n.core };
-      n.bestCore?.dispose();
-      n.bestCore = null;
-      this.disposed = true;
-      return model;
-    }
-    const t = this.tfjs as TfjsParts;
-    const params = cloneAll(t.best ?? t.vars);
-    const model = { spec: this.spec, layout: this.layout, params };
-    this.dispose();
+    const model = this.backend.finish();
+    this.disposed = true;
     return model;
   }
 
@@ -618,19 +421,6 @@ export class Trainer {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    if (this.native) {
-      this.native.core.dispose();
-      this.native.bestCore?.dispose();
-      this.native.bestCore = null;
-      return;
-    }
-    const t = this.tfjs as TfjsParts;
-    disposeAll(t.vars);
-    disposeAll(t.best);
-    t.best = null;
-    t.adam.dispose();
-    disposeTargetTensors(t.targets);
-    disposeSegments(t.segments);
-    t.valLatents.dispose();
+    this.backend.dispose();
   }
 }

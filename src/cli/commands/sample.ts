@@ -1,0 +1,172 @@
+/**
+ * `synthd sample` and `synthd impute` (DESIGN §1): rows from a model, written as CSV, Parquet or
+ * Arrow (`--format`, else `-o`'s extension; see {@link outputFormat}), to stdout or to a file
+ * written whole or not at all.
+ */
+import { randomBytes } from "node:crypto";
+import { renameSync, rmSync } from "node:fs";
+import type { Writable } from "node:stream";
+import { Synthesizer, type SampleProgress } from "../../sdk/synthesizer";
+import { formatOfPath, type OutputFormat } from "../../sdk/format-names";
+import type { Where } from "../../sdk/seeded";
+import { progressBar } from "../progress";
+import { checkOutputPath, client, readJsonArg, type ClientOptions } from "./shared";
+
+/** Options of `synthd sample`. */
+export interface SampleCommandOptions extends ClientOptions {
+  /** `-n`: rows to generate (not with `--seed-data`, which gives one row per seed row). */
+  numRows?: number;
+  output?: string;
+  seed?: number;
+  temperature?: number;
+  topP?: number;
+  /** `--calibrate` / `--no-calibrate`; unset: the SDK's default. */
+  calibrate?: boolean;
+  /** `--where JSON|FILE`: only rows satisfying this condition (`{"sex": "Female", "age": {"gte": 60}}`). */
+  where?: string;
+  /** `--seed-data FILE.csv`: one row per seed row, its non-blank cells kept, blanks generated. */
+  seedData?: string;
+  /** `--format csv|parquet|arrow`: instead of the format `-o`'s extension names (commander checks the choice). */
+  format?: OutputFormat;
+  /** `--real FILE.csv`: the table the model was fitted on; rows nearly copying one of its rows are dropped (`Synthesizer.useNearCopyFilter`). */
+  real?: string;
+}
+
+/**
+ * The format `sample` and `impute` write: `--format` when given, else the one `-o`'s extension
+ * names (`.parquet`, `.pq`; `.arrow`, `.feather`, `.ipc`; `.csv`), else CSV (other extensions,
+ * and stdout without `-o`).
+ *
+ * Decision on stdout: Parquet and Arrow may go to stdout (`--format parquet > out.parquet`, or a
+ * pipe): both are written front to back without seeking. They are refused when stdout is a
+ * terminal, where the bytes would only garble the screen. Unlike `-o`, a failure part-way leaves
+ * whatever was already written on stdout.
+ * @throws Error (before any request) for a binary format to a terminal.
+ */
+export function outputFormat(opts: { output?: string; format?: OutputFormat }): OutputFormat {
+  const format = opts.format ?? (opts.output !== undefined ? formatOfPath(opts.output) : undefined) ?? "csv";
+  if (opts.output === undefined && format !== "csv" && process.stdout.isTTY) {
+    const name = format === "parquet" ? "Parquet" : "Arrow";
+    throw new Error(`${name} is binary and stdout is a terminal: give -o FILE.${format} or redirect stdout to a file.`);
+  }
+  return format;
+}
+
+/**
+ * `--where JSON|FILE`: a condition, inline JSON or the path of a JSON file.
+ * @throws Error when neither parses to a JSON object.
+ */
+export function parseWhere(arg: string | undefined): Where | undefined {
+  if (arg === undefined) return undefined;
+  const v = readJsonArg("--where", arg);
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw new Error('--where must be a JSON object: {"sex": "Female", "age": {"gte": 60}}.');
+  }
+  return v as Where;
+}
+
+/**
+ * `synthd sample ID -n N [--where JSON]`: generates in batches of at most 100,000 rows (all
+ * satisfying the condition, if given), decodes and writes the rows with the original column
+ * names, as CSV, Parquet or Arrow ({@link outputFormat}; typed columns, one row group or record
+ * batch per generated batch: docs/formats.md).
+ * `synthd sample ID --seed-data FILE.csv`: one row per seed row (batches of at most 2,000 seed
+ * rows), the seed's non-blank cells kept byte for byte and its blanks generated. With `-o`, the
+ * file is written under a temporary name and renamed when complete, so a failure never leaves a
+ * half-written file; bad conditions, seed files and formats fail before any request.
+ */
+export async function sampleCommand(id: string, opts: SampleCommandOptions): Promise<void> {
+  if (opts.seedData !== undefined) {
+    if (opts.numRows !== undefined) throw new Error("-n cannot be combined with --seed-data: the output has one row per seed row.");
+    if (opts.where !== undefined) throw new Error("--where cannot be combined with --seed-data: put the condition in the seed file's cells.");
+    if (opts.real !== undefined) throw new Error("--real cannot be combined with --seed-data: a seeded row keeps its seed row's cells, so it is not filtered.");
+    return seededCommand(id, opts.seedData, opts);
+  }
+  if (opts.numRows === undefined) throw new Error("give -n N (rows to generate) or --seed-data FILE.csv.");
+  const where = parseWhere(opts.where);
+  const format = outputFormat(opts);
+  checkOutputPath(opts.output);
+  const api = client(opts);
+  const synth = await Synthesizer.fromModel(api, id);
+  if (opts.real !== undefined) {
+    const built = await synth.useNearCopyFilter(opts.real);
+    process.stderr.write(
+      built.filter
+        ? `near-copy filter: on (rows equal to a row of ${opts.real} on all columns but one are dropped and replaced)\n`
+        : `near-copy filter: off (${built.reason})\n`,
+    );
+  }
+  const sampleOpts = {
+    ...common(opts),
+    ...(where !== undefined ? { where } : {}),
+  };
+  const numRows = opts.numRows;
+  await writeOutput(opts.output, (dest, onProgress) => synth.writeFile(dest, numRows, { ...sampleOpts, format, onProgress }));
+}
+
+/** Options of `synthd impute`. */
+export type ImputeCommandOptions = Omit<SampleCommandOptions, "numRows" | "where" | "seedData">;
+
+/**
+ * `synthd impute ID FILE.csv [-o OUT.csv|OUT.parquet|OUT.arrow] [--format F]`: fills the blank
+ * cells of FILE.csv from the model (the same as `synthd sample ID --seed-data FILE.csv`): one
+ * output row per input row, non-blank cells kept byte for byte (in Parquet and Arrow: parsed to
+ * the column's type; a kept cell the type cannot hold fails before any request), columns in the
+ * model's order (columns the file lacks are generated).
+ */
+export async function imputeCommand(id: string, file: string, opts: ImputeCommandOptions): Promise<void> {
+  return seededCommand(id, file, opts);
+}
+
+async function seededCommand(id: string, file: string, opts: ImputeCommandOptions): Promise<void> {
+  const format = outputFormat(opts);
+  checkOutputPath(opts.output);
+  const api = client(opts);
+  const synth = await Synthesizer.fromModel(api, id);
+  await writeOutput(opts.output, (dest, onProgress) => synth.writeFile(dest, { ...common(opts), seedFile: file, format, onProgress }));
+}
+
+/** Seed, sampling and calibration options shared by `sample` and `impute`. */
+function common(opts: ImputeCommandOptions): { seed?: number; temperature?: number; topP?: number; calibrate?: boolean } {
+  return {
+    ...(opts.calibrate !== undefined ? { calibrate: opts.calibrate } : {}),
+    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+    ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+    ...(opts.topP !== undefined ? { topP: opts.topP } : {}),
+  };
+}
+
+/**
+ * Runs `write` to stdout (no `-o`) or to `output` through a temporary file renamed when complete
+ * (removed on failure), with a progress bar on stderr for files (started at the first batch,
+ * when the total is known).
+ */
+async function writeOutput(
+  output: string | undefined,
+  write: (dest: string | Writable, onProgress: (p: SampleProgress) => void) => Promise<number>,
+): Promise<void> {
+  if (output === undefined) {
+    await write(process.stdout, () => undefined);
+    return;
+  }
+  const bar = progressBar("sampling |{bar}| {value}/{total} rows");
+  let started = false;
+  const onProgress = (p: SampleProgress): void => {
+    if (!started) {
+      bar.start(p.rowsTotal, p.rowsDone);
+      started = true;
+    } else bar.update(p.rowsDone);
+  };
+  const tmp = `${output}.${randomBytes(4).toString("hex")}.partial`;
+  let rows: number;
+  try {
+    rows = await write(tmp, onProgress);
+    renameSync(tmp, output);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  } finally {
+    if (started) bar.stop();
+  }
+  process.stderr.write(`wrote ${rows} rows to ${output}\n`);
+}

@@ -1,0 +1,58 @@
+/**
+ * The compute half of a {@link Trainer} (trainer.ts): where the weights, Adam's state and the
+ * marginal targets live and how a step, a validation pass and the copies out are computed. Two
+ * implementations: tfjs (backend-tfjs.ts) and the C++ core (backend-native.ts). Everything else
+ * (streams, schedule, weight average, early stopping, checkpoint format) is the trainer's and the
+ * same on both, so a checkpoint written on one resumes on the other.
+ */
+import type { ComputeKind } from "../compute/kind";
+import type { NamedArrays } from "../generator/generator";
+import type { GeneratorModel } from "../generator/model";
+import type { AdamState } from "./adam";
+import type { YieldFn } from "./slices";
+
+/** The trainer's weight average: one flat vector (`paramShapes` order) and views into it by name. */
+export interface AveragedWeights {
+  flat: Float32Array;
+  named: NamedArrays;
+}
+
+/** The latest weights and Adam's state, as a checkpoint stores them. */
+export interface OptimizerState {
+  weights: NamedArrays;
+  adam: AdamState;
+}
+
+/** One compute path of the trainer. */
+export interface TrainingBackend {
+  readonly kind: ComputeKind;
+  /** The device it computes on: `cpu` or the GPU's name. */
+  readonly device: string;
+  /** How the 2-way marginals are computed (`gram` or `blocks`, see loss.ts). */
+  readonly lossForm: "gram" | "blocks";
+  /**
+   * One optimizer step on the latents `z` (`batch` x E) at rate `lr`; resolves with the batch
+   * loss. A non-finite loss leaves the weights unchanged (the trainer throws).
+   */
+  trainStep(z: Float32Array, batch: number, lr: number): Promise<number>;
+  /** The optimizer's latest weights as one flat vector (native: a reused buffer, valid until the next copy). */
+  latestFlat(): Promise<Float32Array>;
+  /** The loss of the averaged weights on the fixed validation latents (`latest`: the optimizer's weights when the caller has them). */
+  validationLoss(ema: AveragedWeights, latest?: Float32Array): Promise<number>;
+  /** Keeps the averaged weights as the best ones. */
+  keepBest(ema: AveragedWeights): void;
+  /** The best weights as arrays, or null when there are none yet. */
+  bestWeights(): NamedArrays | null;
+  /** The latest weights and Adam's state, copied out now (no step may be in flight). */
+  state(): OptimizerState;
+  /** {@link state} for a thread that serves other models: in pieces, with `yieldFn` between them. */
+  stateInSlices(yieldFn?: YieldFn): Promise<OptimizerState>;
+  /** A view of the latest or best weights for generation, owned by the backend. */
+  generator(best: boolean): GeneratorModel;
+  /** A generator the caller owns with a copy of the latest or best weights; null when disposed meanwhile. */
+  snapshot(best: boolean): Promise<GeneratorModel | null>;
+  /** Ends training: the best weights (else the latest) as a generator the caller owns; frees the rest. */
+  finish(): GeneratorModel;
+  /** Frees every tensor and native buffer. */
+  dispose(): void;
+}

@@ -1,0 +1,245 @@
+/**
+ * `metadata` of Create Model: the statistical description the SDK builds from a table (column
+ * stats, marginals, row rules, source).
+ * Part of the contract types re-exported by `src/types.ts` (see there).
+ */
+import type { tags } from "typia";
+import type { Finite } from "./numbers";
+
+/**
+ * A column's kind (docs/api.md, "Column kinds"): `categorical` (one code per value seen at least
+ * `rare_threshold` times, rarer values pooled), `numerical` (point or quantile bins of numbers),
+ * `datetime` (point or quantile bins over time, in seconds since the Unix epoch), `id` (an
+ * identifier: one code for "present", its shape recorded instead of its values).
+ */
+export type ColumnKind = "categorical" | "numerical" | "datetime" | "id";
+
+/**
+ * Unit a datetime column's values are written at (docs/api.md, "Column kinds"): `year` (every value
+ * 1 January at midnight), `month` (the 1st of a month at midnight), or a fixed unit.
+ */
+export type DatetimeGranularity = "year" | "month" | "day" | "hour" | "minute" | "second" | "millisecond";
+
+/** `column_stats[f].id_shape` of an integer identifier: its range, never its values. */
+export interface IntegerIdShapeStats {
+  kind: "integer";
+  min: number & tags.Type<"int64">;
+  max: number & tags.Type<"int64">;
+  /** Number of distinct non-blank values. */
+  distinct: number & tags.Type<"uint32">;
+}
+
+/** `column_stats[f].id_shape` of a text identifier: prefix, lengths and characters per position. */
+export interface TextIdShapeStats {
+  kind: "text";
+  /** Longest prefix every value shares (a constant of the column, e.g. `ORD-`). */
+  prefix: string & tags.MaxLength<256>;
+  /** Rows per length of the part after the prefix; keys are lengths written as decimal strings. */
+  lengths: Record<string, number & tags.Type<"uint32">>;
+  /** Characters allowed at each position after the prefix: ranges (`0-9`, `a-z`, `A-F`) then literals. */
+  positions: (string & tags.MaxLength<512>)[] & tags.MaxItems<1024>;
+  /**
+   * What the values are (issue 24; docs/api.md "Column kinds"): decoding writes fresh values of
+   * this kind (names, emails, titles ...) instead of characters of `positions`.
+   */
+  semantic?: SemanticShapeStats;
+}
+
+/** `id_shape.semantic`: a semantic kind, its locale, a Bloom filter of the real values, a title's words. */
+export interface SemanticShapeStats {
+  kind:
+    | "first_name"
+    | "last_name"
+    | "full_name"
+    | "email"
+    | "phone"
+    | "street_address"
+    | "city"
+    | "postal_code"
+    | "url"
+    | "company"
+    | "uuid"
+    | "ip"
+    | "title";
+  locale?: "en" | "de" | "fr" | "es";
+  /** Phone only: ISO 3166 country of most values, and whether they are written with `+cc`. */
+  country?: string & tags.Pattern<"^[A-Z]{2}$">;
+  international?: boolean;
+  /** Names, cities, companies: no real value has a capital inside a word (`McDonald`), nor will a fresh one. */
+  plain?: boolean;
+  /** Bloom filter of the case-folded real values (1% false positives): at most 64 KiB, base64. */
+  bloom?: {
+    bits: string & tags.MinLength<4> & tags.MaxLength<87384>;
+    hashes: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<32>;
+  };
+  /** Title only: words, pairs and word counts each seen in >= k rows (counts below k are 0 or absent). */
+  text?: {
+    k: number & tags.Type<"uint32"> & tags.Minimum<1>;
+    words: (string & tags.MinLength<1> & tags.MaxLength<256>)[] & tags.MinItems<1> & tags.MaxItems<5000>;
+    first: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
+    inner: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
+    last?: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
+    bigrams: [number & tags.Type<"uint32">, number & tags.Type<"uint32">, number & tags.Type<"uint32">][] & tags.MaxItems<10000>;
+    lengths: Record<string, number & tags.Type<"uint32">>;
+  };
+}
+
+/** `column_stats[f]` (DESIGN §2, extended by the column kinds of docs/api.md). */
+export interface ColumnStats {
+  type: ColumnKind;
+  /** Rows with a non-missing value. */
+  count: number & tags.Type<"uint32">;
+  /** Rows with a missing (blank) value. */
+  missing: number & tags.Type<"uint32">;
+  min?: number & Finite;
+  max?: number & Finite;
+  mean?: number & Finite;
+  std?: number & Finite;
+  /**
+   * Numerical only: non-decreasing bin edges, K_numeric + 1 of them; bin i is [edges[i], edges[i+1])
+   * (the last bin closed). A repeated edge `edges[i] == edges[i+1]` is a point bin holding exactly
+   * that value (the SDK gives a value covering at least 1/binCap of the rows its own bin).
+   */
+  bin_edges?: (number & Finite)[];
+  /** Numerical only: every observed value was an integer (decode keeps integers). */
+  integer?: boolean;
+  /** Numerical only: the most decimals any value is written with; decoded values are rounded to it. */
+  decimals?: number & tags.Type<"uint32"> & tags.Maximum<20>;
+  /**
+   * Numerical only: every value is written with exactly `decimals` decimals (`0.0`, `1.5`), so
+   * decoded values keep trailing zeros (`0.0` stays `0.0`). Absent: trailing zeros are dropped.
+   */
+  fixed_decimals?: boolean;
+  /**
+   * Numerical only: every value is a whole multiple of this step (25 for body masses in 25 g,
+   * 100000 for budgets in round hundred-thousands); decoded values stay on it. Absent: the step is
+   * 10^-decimals.
+   */
+  step?: number & tags.ExclusiveMinimum<0> & Finite;
+  /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */
+  format?: string & tags.MinLength<1> & tags.MaxLength<256>;
+  /** Datetime only: the unit every value is a whole multiple of (in its own UTC offset). */
+  granularity?: DatetimeGranularity;
+  /** Datetime only, for formats that write a UTC offset: the most frequent offset, minutes east of UTC. */
+  offset?: number & tags.Type<"int32"> & tags.Minimum<-1440> & tags.Maximum<1440>;
+  /** Id only: the shape fresh identifiers are written in. */
+  id_shape?: IntegerIdShapeStats | TextIdShapeStats;
+  /** Categorical only: rows a value needs for a code of its own; rarer values share the pooled code. */
+  rare_threshold?: number & tags.Type<"uint32">;
+  /**
+   * Categorical only, with a pooled code: the column holds values of a semantic kind (city, person
+   * name ...) and many of its rows hold rare values, so a pooled cell is written as a fresh value
+   * of that kind (never a real value, up to the Bloom filter) instead of a stand-in among the
+   * released values. Same shape as an identifier's `id_shape.semantic`.
+   */
+  semantic?: SemanticShapeStats;
+  /** Set when the marginals were noised client-side (DESIGN §2, privacy). */
+  privacy?: { epsilon: number & Finite; delta: number & Finite; rho: number & Finite; sigma: number & Finite };
+}
+
+/**
+ * A 2-way marginal (DESIGN §2 extension `metadata.marginals`): `probs[i * K_g + j] = P(f = i, g = j)`,
+ * row-major over the pair `[f, g]`, length `K_f * K_g`, summing to 1.
+ */
+export interface PairMarginal {
+  features: [string, string];
+  probs: (number & Finite)[];
+}
+
+/** `metadata` of Create Model: the statistical description the SDK builds from a table. */
+export interface Metadata {
+  /** Column names, in table order; at least one. */
+  features: (string & tags.MinLength<1>)[] & tags.MinItems<1>;
+  /** K per feature: the number of codes (contract: "Vocabulary size per feature"). */
+  cardinalities: Record<string, number & tags.Type<"uint32"> & tags.Minimum<1>>;
+  /** The 1-way marginal per feature: length K, non-negative, sums to 1. */
+  empirical_probs: Record<string, (number & Finite)[]>;
+  column_stats?: Record<string, ColumnStats>;
+  /** Value -> code per feature (the blank value maps to the missing code). */
+  value_mappings?: Record<string, Record<string, number & tags.Type<"uint32">>>;
+  /** Selected 2-way marginals. */
+  marginals?: PairMarginal[];
+  /** Where the table came from, for people telling models apart (`synthd models ls`); not used in training. */
+  source?: MetadataSource;
+  /**
+   * Row rules the real rows keep (found by the SDK, or declared by the user); the SDK's decoder
+   * makes every synthetic row keep them. Not used in training (docs/api.md, "Row rules").
+   */
+  rules?: Rule[] & tags.MaxItems<1000>;
+}
+
+/**
+ * One row rule of `metadata.rules` (docs/api.md, "Row rules"). Every kind carries `share`: the
+ * share of the real table's rows that keep the rule (1 when every row does; detection tolerates
+ * a little dirty data, `share` then says how much), and `declared` when the user gave the rule.
+ */
+export type Rule = FixedCombinationsRule | InequalityRule | SumRule | NotEqualRule | BlankTogetherRule;
+
+/** Fields every {@link Rule} has. */
+export interface RuleBase {
+  /** Share of the real rows the rule applies to that keep it, in [0, 1]. */
+  share: number & tags.Minimum<0> & tags.Maximum<1>;
+  /** The user declared the rule (the SDK's `rules` option) rather than the SDK finding it. */
+  declared?: boolean;
+}
+
+/**
+ * Fixed combinations (SDV's `FixedCombinations`): the values of `columns` appear together only in
+ * the listed combinations (city, state); with `determinant`, that column decides the others (a
+ * functional dependency: education -> education-num). Columns are categorical, or numerical or
+ * datetime with point bins (values in `value_mappings`).
+ */
+export interface FixedCombinationsRule extends RuleBase {
+  type: "fixed_combinations";
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<4>;
+  /** One of `columns`: the column whose value decides the others'. */
+  determinant?: string & tags.MinLength<1>;
+  /**
+   * The combinations released: code tuples in `columns` order, each seen in at least k real rows
+   * (k = the rare threshold), so no rare combination is ever released. With `determinant`, one
+   * tuple per determinant value with a code of its own (never `__other__` or blank); without,
+   * tuples holding the pooled or blank code are released like any other.
+   */
+  combinations: ((number & tags.Type<"uint32">)[])[] & tags.MaxItems<100000>;
+  /** Real rows per combination, same order (each >= k). */
+  counts: (number & tags.Type<"uint32">)[] & tags.MaxItems<100000>;
+}
+
+/** Inequality (SDV's `Inequality`): `high >= low` (`high > low` when `strict`), numbers or datetimes. */
+export interface InequalityRule extends RuleBase {
+  type: "inequality";
+  high: string & tags.MinLength<1>;
+  low: string & tags.MinLength<1>;
+  strict: boolean;
+}
+
+/** Sum: `total = parts[0] + parts[1]` within the columns' decimals (numerical columns). */
+export interface SumRule extends RuleBase {
+  type: "sum";
+  total: string & tags.MinLength<1>;
+  parts: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+}
+
+/** Not equal: two columns over the same values never hold the same value in a row (home team, away team). */
+export interface NotEqualRule extends RuleBase {
+  type: "not_equal";
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+}
+
+/** Blank together: in every row, the columns are all blank or none is. */
+export interface BlankTogetherRule extends RuleBase {
+  type: "blank_together";
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<16>;
+}
+
+/**
+ * `metadata.source`: what the SDK says of the table it described. Both fields are optional: an
+ * in-memory table has no file name, and private metadata (differentially private marginals) sends
+ * no exact row count.
+ */
+export interface MetadataSource {
+  /** The file's name without its directory, e.g. `adult.csv`. */
+  name?: string & tags.MinLength<1> & tags.MaxLength<255>;
+  /** Data rows read (header excluded). */
+  rows?: number & tags.Type<"uint32">;
+}
