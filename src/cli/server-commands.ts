@@ -45,8 +45,11 @@ export interface ServeOptions {
  *   one-line message and exits 1), or whatever `serve` throws.
  */
 export async function serveCommand(opts: ServeOptions): Promise<void> {
-  const { serve } = await import("../server/serve");
-  const server = await serve({
+  // The embedded topology (`src/server/serve.ts`), or a front end of the shared one on
+  // PostgreSQL and Redis (`src/cluster/front-end.ts`, a floor above the server).
+  const shared = opts.database !== undefined || opts.redis !== undefined;
+  const start = shared ? (await import("../cluster/front-end")).serveShared : (await import("../server/serve")).serve;
+  const server = await start({
     host: opts.host,
     port: opts.port,
     dataDir: opts.dataDir,

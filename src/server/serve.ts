@@ -25,14 +25,15 @@ export const DEFAULT_ORG = "default";
  * `default` with a sandbox key (returned once as `sandboxKey`; only its SHA-256 is stored).
  * @throws StoreLockedError (`src/store/lmdb/ownerLock.ts`) when another `serve` holds the data dir; its
  *   message names the owner (pid, start time, URL).
- * @throws Error when the lock cannot be taken otherwise, the store cannot be opened, the engine
+ * @throws Error when `databaseUrl` or `redisUrl` is given (that is `serveShared`), when the lock cannot be taken otherwise, the store cannot be opened, the engine
  *   cannot start (also: a memory budget below the server's own footprint), or the address cannot
  *   be bound (whatever was opened is closed again).
  */
 export async function serve(opts: ServeOptions): Promise<ServeHandle> {
   if (opts.databaseUrl !== undefined || opts.redisUrl !== undefined) {
-    const { serveShared } = await import("../cluster/front-end");
-    return serveShared(opts);
+    // The shared topology's front end sits a floor above the server (`serveShared` in
+    // src/cluster/front-end.ts); the CLI chooses between the two.
+    throw new Error("serve() starts the embedded topology; a front end on PostgreSQL and Redis is serveShared() (src/cluster/front-end.ts)");
   }
   const logger = opts.logger ?? createLogger(opts.debug ? "debug" : "info");
   const rateLimit = opts.rateLimit ?? rateLimitFromEnv();
