@@ -9,7 +9,7 @@
  */
 import { basename, join } from "node:path";
 import { Synthd, Synthesizer, evaluate, type ModelConfigInput } from "../src/sdk";
-import { analyzeTable } from "../src/sdk/metadata";
+import { analyzeTable } from "../src/sdk/metadata/metadata";
 import { SHARED_DATASETS, removeDir, startServer, tempDir } from "./harness";
 
 /**

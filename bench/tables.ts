@@ -45,8 +45,8 @@ import {
   type ModelConfigInput,
   type Table,
 } from "../src/sdk";
-import type { ColumnCheck } from "../src/sdk/evaluate";
-import { scanTable, type ScannedTable } from "../src/sdk/metadata";
+import type { ColumnCheck } from "../src/sdk/evaluate/evaluate";
+import { scanTable, type ScannedTable } from "../src/sdk/metadata/metadata";
 import { logger, modelSummary, parseConfig } from "./fidelity";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
 

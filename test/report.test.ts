@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { Synthd, Synthesizer, buildReport, evaluate, independentSample, writeTableCsv, type Table } from "../src/sdk";
-import { formatMetric, type MetricFormat } from "../src/sdk/report";
+import { formatMetric, type MetricFormat } from "../src/sdk/report/report";
 import { removeDir, runCli, startServer, tempDir, type ServerProcess } from "../bench/harness";
 
 const ADULT = "/work/shared/datasets/adult.csv";

@@ -14,7 +14,7 @@ import {
   inferGranularity,
   type Granularity,
   type ParsedDatetime,
-} from "../src/sdk/datetime";
+} from "../src/sdk/metadata/datetime";
 
 /** Seconds since the epoch of a UTC wall-clock time (month 1-12). */
 function utc(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0): number {

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DataError, evaluate, independentSample, writeTableCsv } from "../src/sdk";
-import { marginalTvds } from "../src/sdk/marginals";
+import { marginalTvds } from "../src/sdk/metadata/marginals";
 
 const ADULT = "/work/shared/datasets/adult.csv";
 const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-eval-"));

@@ -10,11 +10,11 @@ import { join } from "node:path";
 import { DataError, SynthdError, analyzeTable, extractMetadata, selectPairs, mutualInformation, type Metadata } from "../src/sdk";
 import { quantileEdges, binOf, pointValues } from "../src/sdk/columns/bins";
 import { describeColumns } from "../src/sdk/columns";
-import { Decoder } from "../src/sdk/decode";
+import { Decoder } from "../src/sdk/generate/decode";
 import typia from "typia";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { CSV_WRITE_ROWS, Utf8Check, detectDelimiter, firstInvalidUtf8, readCsvText, writeCsv, writeCsvBatches } from "../src/sdk/csv";
+import { CSV_WRITE_ROWS, Utf8Check, detectDelimiter, firstInvalidUtf8, readCsvText, writeCsv, writeCsvBatches } from "../src/sdk/io/csv";
 import { stringify } from "csv-stringify";
 import type { CreateModelRequest } from "../src/types";
 

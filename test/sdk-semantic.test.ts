@@ -15,7 +15,7 @@ import { isValidPhoneNumber } from "libphonenumber-js";
 import type { CreateModelRequest } from "../src/types";
 import { DataError, Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import { describeColumns } from "../src/sdk/columns";
-import { IdGenerator, type TextIdShape } from "../src/sdk/identifier";
+import { IdGenerator, type TextIdShape } from "../src/sdk/metadata/identifier";
 import { Bloom } from "../src/sdk/semantic/bloom";
 import { recognizeSemantic, detectLocale } from "../src/sdk/semantic/recognize";
 import { buildTextModel } from "../src/sdk/semantic/text";

@@ -149,7 +149,7 @@ test("calibrate: off on request, and off by default for metadata measured with p
     assert.equal(synth.isPrivate(), false);
     await synth.sample(10, { calibrate: false });
     assert.equal((srv.generateBodies.at(-1)!.embedding as LatentSpec).calibrate, undefined, "the plain draw sends nothing");
-    // As `privacy` records it (src/sdk/dp.ts): the budget on every column's stats.
+    // As `privacy` records it (src/sdk/metadata/dp.ts): the budget on every column's stats.
     for (const stats of Object.values(synth.metadata.column_stats!)) stats.privacy = { epsilon: 1, delta: 1e-9, rho: 0.015, sigma: 36.8 };
     assert.equal(synth.isPrivate(), true);
     await synth.sample(10);

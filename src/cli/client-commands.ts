@@ -11,16 +11,16 @@ import { randomBytes } from "node:crypto";
 import { accessSync, constants as fsConstants, existsSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Writable } from "node:stream";
-import { Synthd } from "../sdk/client";
-import { nodeFetch } from "../sdk/node-fetch";
+import { Synthd } from "../sdk/client/client";
+import { nodeFetch } from "../sdk/client/node-fetch";
 import { InvalidRequestError } from "../sdk/errors";
-import { SMALL_TABLE_ROWS, Synthesizer, defaultBinCap, defaultRareThreshold, type SampleProgress } from "../sdk/synthesizer";
-import { formatOfPath, type OutputFormat } from "../sdk/format-names";
+import { SMALL_TABLE_ROWS, Synthesizer, defaultBinCap, defaultRareThreshold, type SampleProgress } from "../sdk/generate/synthesizer";
+import { formatOfPath, type OutputFormat } from "../sdk/io/format-names";
 import { nearCopyVerdict } from "../sdk/privacy/near-copies";
-import type { EvaluationReport } from "../sdk/evaluate";
-import type { Where } from "../sdk/seeded";
+import type { EvaluationReport } from "../sdk/evaluate/evaluate";
+import type { Where } from "../sdk/generate/seeded";
 import type { Metadata, Model, ModelConfigInput } from "../types";
-import { DEFAULTS, type ColumnOverride } from "../sdk/metadata";
+import { DEFAULTS, type ColumnOverride } from "../sdk/metadata/metadata";
 import { describeColumns } from "../sdk/columns";
 
 /** The bins per numerical column of a table of 160 rows or more. */
@@ -30,8 +30,8 @@ import type { RuleOptions } from "../sdk/rules/detect";
 import { fmtLoss, progressBar } from "./progress";
 
 /** `../sdk/evaluate` (the marginals, TSTR and privacy checks), loaded when `evaluate` runs. */
-function sdkEvaluate(): typeof import("../sdk/evaluate") {
-  return require("../sdk/evaluate");
+function sdkEvaluate(): typeof import("../sdk/evaluate/evaluate") {
+  return require("../sdk/evaluate/evaluate");
 }
 
 /** `--url` and `--key` (or SYNTHD_URL / SYNTHD_API_KEY). */

@@ -18,7 +18,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Synthd, Synthesizer, evaluate, type ModelConfigInput } from "../../src/sdk";
-import { analyzeTable } from "../../src/sdk/metadata";
+import { analyzeTable } from "../../src/sdk/metadata/metadata";
 import type { ColumnStats } from "../../src/types";
 import { removeDir, startServer, tempDir, type ServerProcess } from "../../bench/harness";
 import { MAX_ROWS, TABLES, TVD_OPTIONS, checkFailures } from "../../bench/tables";

@@ -9,11 +9,11 @@
  * modules, `../metadata`, `../decode`, `../typed` and `../seeded` can all import it without a cycle.
  */
 import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../../types";
-import type { DatetimeFormat } from "../datetime";
+import type { DatetimeFormat } from "../metadata/datetime";
 import { APIError } from "../errors";
-import type { IdGenerator, IdShape } from "../identifier";
-import type { Rng } from "../prng";
-import type { DecodedColumn } from "../batch";
+import type { IdGenerator, IdShape } from "../metadata/identifier";
+import type { Rng } from "../generate/prng";
+import type { DecodedColumn } from "../generate/batch";
 
 /** `value_mappings` key of the missing (blank) value. */
 export const MISSING_KEY = "";

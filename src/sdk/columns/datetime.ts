@@ -19,8 +19,8 @@
  *   bound in the column's format or ISO 8601 ({@link datetimeBound}).
  */
 import type { ColumnStats } from "../../types";
-import { fileOfDescription } from "../csv";
-import { DatetimeFormat, inferGranularity, luxon, unitIndex, unitStart, type ParsedDatetime } from "../datetime";
+import { fileOfDescription } from "../io/csv";
+import { DatetimeFormat, inferGranularity, luxon, unitIndex, unitStart, type ParsedDatetime } from "../metadata/datetime";
 import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
 import type { ColumnCodec, ColumnScan, ColumnType } from "./common";

@@ -14,7 +14,7 @@
  * - seeded: a seed cell is code 0 ("present") and kept verbatim; a `where` on it is refused (`../seeded`).
  */
 import type { ColumnStats } from "../../types";
-import { inferIdShape, type IdShape } from "../identifier";
+import { inferIdShape, type IdShape } from "../metadata/identifier";
 import { DataError } from "../errors";
 import { SEMANTIC_KINDS, SEMANTIC_LABELS, semanticShape, type SemanticKind } from "../semantic";
 import { badCode, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";

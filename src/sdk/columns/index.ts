@@ -18,7 +18,7 @@
  * {@link valueReaderOf}; `synthd fit` prints {@link describeColumns}.
  */
 import type { ColumnKind, ColumnStats, Metadata } from "../../types";
-import type { DatetimeFormat } from "../datetime";
+import type { DatetimeFormat } from "../metadata/datetime";
 import { binDecoder, type Lattice } from "./bins";
 import { categoricalCodec, describeCategorical, mappingDecoder } from "./categorical";
 import { missingCodeOf, type ColumnCodec, type ColumnScan, type ColumnType, type FeatureDecoder, type ValueRange } from "./common";

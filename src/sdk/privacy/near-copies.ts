@@ -53,9 +53,9 @@
  *   other: the share measures typicality, not copying. On cars (halves of 203 rows) the same
  *   independent rows score 0.14 and 0.15 against 0.51.
  */
-import type { CodeArray } from "../marginals";
-import { closestDistance } from "../dcr";
-import { Rng, deriveSeed, mix32 } from "../prng";
+import type { CodeArray } from "../metadata/marginals";
+import { closestDistance } from "./dcr";
+import { Rng, deriveSeed, mix32 } from "../generate/prng";
 
 /** Rows each half of the split needs before the DCR share enters the verdict (file header). */
 export const DCR_MIN_HALF_ROWS = 200;

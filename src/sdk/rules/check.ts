@@ -39,10 +39,10 @@
  * rule names.
  */
 import type { ColumnStats, Metadata, Rule } from "../../types";
-import type { Table } from "../csv";
-import { DatetimeFormat } from "../datetime";
+import type { Table } from "../io/csv";
+import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
-import { OTHER, decimalsOf } from "../metadata";
+import { OTHER, decimalsOf } from "../metadata/metadata";
 import { datetimeParser } from "../columns";
 
 /** A rule's verdict on one row: true keeps, false breaks, undefined when it does not apply. */

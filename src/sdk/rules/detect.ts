@@ -15,9 +15,9 @@
  */
 import type { BlankTogetherRule, FixedCombinationsRule, InequalityRule, NotEqualRule, Rule, SumRule } from "../../types";
 import { DataError } from "../errors";
-import { fileOfDescription } from "../csv";
-import { Rng, deriveSeed } from "../prng";
-import { DEFAULTS, type EncodedTable, type ScannedTable } from "../encoded";
+import { fileOfDescription } from "../io/csv";
+import { Rng, deriveSeed } from "../generate/prng";
+import { DEFAULTS, type EncodedTable, type ScannedTable } from "../metadata/encoded";
 import type { ColumnCodec, ColumnScan } from "../columns";
 import { describeRule, ruleId } from "./describe";
 

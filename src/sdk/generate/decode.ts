@@ -35,14 +35,14 @@
  * Deterministic: the same codes, seed and options give the same strings (one PRNG stream per
  * feature, seeded with `deriveSeed(seed, f)`).
  */
-import type { Generation, Metadata } from "../types";
-import { APIError } from "./errors";
-import type { Table } from "./csv";
-import { IdGenerator } from "./identifier";
-import { SemanticGenerator } from "./semantic/generate";
-import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "./columns";
+import type { Generation, Metadata } from "../../types";
+import { APIError } from "../errors";
+import type { Table } from "../io/csv";
+import { IdGenerator } from "../metadata/identifier";
+import { SemanticGenerator } from "../semantic/generate";
+import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "../columns";
 import { Rng, deriveSeed } from "./prng";
-import { RuleEnforcer, type EnforceResult } from "./rules/enforce";
+import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
 import { DecodedBatch, rowCells, type Cells, type DecodedColumn } from "./batch";
 
 /** Where the rows being decoded sit in their sample (identifiers are distinct across batches). */

@@ -30,24 +30,24 @@
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
 import { basename } from "node:path";
-import type { GenerateRequest, Metadata, MetadataSource, Model, ModelConfigInput, ModelSize } from "../types";
-import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST } from "../types";
-import type { RequestOptions, Synthd } from "./client";
-import type { Table, TableSource } from "./csv";
+import type { GenerateRequest, Metadata, MetadataSource, Model, ModelConfigInput, ModelSize } from "../../types";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST } from "../../types";
+import type { RequestOptions, Synthd } from "../client/client";
+import type { Table, TableSource } from "../io/csv";
 import { Decoder } from "./decode";
-import { chooseFormat, writeBatches, type OutputFormat } from "./formats";
+import { chooseFormat, writeBatches, type OutputFormat } from "../io/formats";
 import type { DecodedBatch } from "./batch";
 import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable, type Where } from "./seeded";
-import { DEFAULTS, analyzeTable, type Analysis, type ColumnOverride, type ExtractOptions } from "./metadata";
-import type { GeneratedCodes, WaitOptions } from "./models";
+import { DEFAULTS, analyzeTable, type Analysis, type ColumnOverride, type ExtractOptions } from "../metadata/metadata";
+import type { GeneratedCodes, WaitOptions } from "../client/models";
 import { deriveSeed } from "./prng";
-import { DataError } from "./errors";
-import { fileOfDescription } from "./csv";
-import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "./privacy/filter";
+import { DataError } from "../errors";
+import { fileOfDescription } from "../io/csv";
+import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "../privacy/filter";
 
 /** `./typed` (apache-arrow's types), loaded to check seed cells against typed columns, not for CSV. */
-function typed(): typeof import("./typed") {
-  return require("./typed");
+function typed(): typeof import("../io/typed") {
+  return require("../io/typed");
 }
 
 /**

@@ -29,9 +29,9 @@
  *   `exact_copies_train_at_holdout_size` counts copies among the first |HOLDOUT| synthetic rows
  *   (synthetic rows are independent draws, so the first ones are a fair sample).
  */
-import type { CodeArray } from "./marginals";
+import type { CodeArray } from "../metadata/marginals";
 import { exactCopyCounts, type CopyKeys } from "./copies";
-import { Rng, deriveSeed, mix32 } from "./prng";
+import { Rng, deriveSeed, mix32 } from "../generate/prng";
 
 export { rowKeys, type CopyKeys, type ScannedRows } from "./copies";
 

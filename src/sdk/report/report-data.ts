@@ -24,10 +24,10 @@
  * - Association: Cramér's V on the binned columns (the codes of the real table's code books, the
  *   same binning as the TVD), per pair of modelled columns, for each table.
  */
-import type { CodeArray } from "./marginals";
-import { jointCounts } from "./marginals";
-import { compareCodes, type EvaluationDetails, type EvaluationReport } from "./evaluate";
-import { isNumeric, type ColumnCodec, type ColumnScan } from "./metadata";
+import type { CodeArray } from "../metadata/marginals";
+import { jointCounts } from "../metadata/marginals";
+import { compareCodes, type EvaluationDetails, type EvaluationReport } from "../evaluate/evaluate";
+import { isNumeric, type ColumnCodec, type ColumnScan } from "../metadata/metadata";
 
 /** Bars a categorical column shows at most (the real column's most frequent values). */
 export const TOP_CATEGORIES = 20;

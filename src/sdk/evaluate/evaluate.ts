@@ -56,16 +56,16 @@
  * scans, the codes, the 2-way TVD of every pair, the DCR distances), so the HTML quality report
  * (`./report`) draws its plots from the very numbers `evaluate` averages.
  */
-import type { Table, TableSource } from "./csv";
-import { privacyCheckWithDistances, type PrivacyCheck } from "./dcr";
-import { nearCopyCheck, type NearCopyCheck } from "./privacy/near-copies";
-import { Decoder } from "./decode";
-import { DataError } from "./errors";
-import { counts1, marginalTvds, type CodeArray } from "./marginals";
-import type { ColumnKind, Metadata, Rule } from "../types";
-import { countRule, ruleColumns, ruleLabel, type RuleCount } from "./rules/check";
-import { DATETIME_FORMATS, DatetimeFormat } from "./datetime";
-import { matchesIdShape, type IdShape } from "./identifier";
+import type { Table, TableSource } from "../io/csv";
+import { privacyCheckWithDistances, type PrivacyCheck } from "../privacy/dcr";
+import { nearCopyCheck, type NearCopyCheck } from "../privacy/near-copies";
+import { Decoder } from "../generate/decode";
+import { DataError } from "../errors";
+import { counts1, marginalTvds, type CodeArray } from "../metadata/marginals";
+import type { ColumnKind, Metadata, Rule } from "../../types";
+import { countRule, ruleColumns, ruleLabel, type RuleCount } from "../rules/check";
+import { DATETIME_FORMATS, DatetimeFormat } from "../metadata/datetime";
+import { matchesIdShape, type IdShape } from "../metadata/identifier";
 import {
   buildMetadata,
   decimalsOf,
@@ -77,8 +77,8 @@ import {
   type ColumnCodec,
   type ExtractOptions,
   type ScannedTable,
-} from "./metadata";
-import { Rng, deriveSeed } from "./prng";
+} from "../metadata/metadata";
+import { Rng, deriveSeed } from "../generate/prng";
 import { fitLogistic, rocAuc, rocAucOvr } from "./tstr";
 
 /** Per-column part of an {@link EvaluationReport}. */

@@ -39,11 +39,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { renameSync, rmSync, writeFileSync } from "node:fs";
-import { SDK_VERSION } from "./client";
-import { describeSource, type TableSource } from "./csv";
-import { evaluateWithDetails, type ColumnCheck, type EvaluateOptions, type EvaluationReport } from "./evaluate";
-import { nearCopyVerdict } from "./privacy/near-copies";
-import type { ColumnCodec } from "./metadata";
+import { SDK_VERSION } from "../client/client";
+import { describeSource, type TableSource } from "../io/csv";
+import { evaluateWithDetails, type ColumnCheck, type EvaluateOptions, type EvaluationReport } from "../evaluate/evaluate";
+import { nearCopyVerdict } from "../privacy/near-copies";
+import type { ColumnCodec } from "../metadata/metadata";
 import { COLORS, associationSpec, dcrSpec, distributionSpec, renderSvg, tvdHeatmapSpec } from "./report-charts";
 import { PLOT_SAMPLE_NOTE, dcrHistogram, distributionOf, holdoutReference, pairMatrix, type Distribution } from "./report-data";
 

@@ -29,10 +29,10 @@
  * 2.5-4.2 million values/s; 24-char lowercase hex shape (2^96 values, BigInt path) about
  * 330,000-500,000 values/s (targets: 300k/s and 50k/s).
  */
-import { deriveSeed } from "./prng";
-import type { SemanticShape } from "./semantic/types";
-import { SemanticGenerator } from "./semantic/generate";
-import { makePerm, permBig, SMALL_DOMAIN, TWO32, type Perm } from "./permutation";
+import { deriveSeed } from "../generate/prng";
+import type { SemanticShape } from "../semantic/types";
+import { SemanticGenerator } from "../semantic/generate";
+import { makePerm, permBig, SMALL_DOMAIN, TWO32, type Perm } from "../generate/permutation";
 
 export { makePerm, permBig, type Perm };
 

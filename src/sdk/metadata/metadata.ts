@@ -61,16 +61,16 @@
  *   the rules above (`./domain`); with `privacy`, the marginals are measured with noise and the
  *   pairs chosen privately (`./dp`).
  */
-import type { ColumnKind, Metadata, PairMarginal } from "../types";
+import type { ColumnKind, Metadata, PairMarginal } from "../../types";
 import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
-import type { SemanticKind } from "./semantic";
-import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "./csv";
-import { DataError } from "./errors";
+import type { SemanticKind } from "../semantic";
+import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "../io/csv";
+import { DataError } from "../errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
-import { detectRules, type RuleOptions } from "./rules/detect";
-import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan } from "./columns";
+import { detectRules, type RuleOptions } from "../rules/detect";
+import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan } from "../columns";
 
 // The kinds' shared names stay importable from here (evaluation, the rules and the reports import them from this module).
 export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };

@@ -33,8 +33,8 @@
  * A seed column the model lacks is a DataError naming it (line 1). Columns the seed table lacks
  * are generated in every row.
  */
-import type { ColumnKind, ConditionCell, Metadata } from "../types";
-import { readCsvText, readTable, type Table } from "./csv";
+import type { ColumnKind, ConditionCell, Metadata } from "../../types";
+import { readCsvText, readTable, type Table } from "../io/csv";
 import type { Decoder } from "./decode";
 import {
   datetimeBound,
@@ -47,8 +47,8 @@ import {
   valueReaderOf,
   type FeatureDecoder,
   type ValueRange,
-} from "./columns";
-import { DataError } from "./errors";
+} from "../columns";
+import { DataError } from "../errors";
 
 /** Bounds of a range condition: numbers, or datetimes as text (the column's format or ISO 8601). */
 export interface WhereRange {

@@ -15,7 +15,7 @@
  * to their place in every row of the block (one tight loop per column, no call per cell).
  * `test/csv-writer.test.ts` checks the bytes against csv-stringify's on awkward text.
  */
-import type { DecodedBatch, DecodedColumn } from "./batch";
+import type { DecodedBatch, DecodedColumn } from "../generate/batch";
 
 const QUOTE_NEEDED = /[",\n]/;
 const QUOTES = /"/g;

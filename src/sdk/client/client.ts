@@ -25,7 +25,7 @@ import {
   errorFromResponse,
   headersToRecord,
   parseRetryAfter,
-} from "./errors";
+} from "../errors";
 import { Models } from "./models";
 import type { APIResponse, RateLimitState, RequestSpec } from "./request";
 

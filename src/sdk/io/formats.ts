@@ -27,11 +27,11 @@
  * Binary formats go to streams (stdout) as well as files: both writers write front to back and
  * never seek.
  */
-import type { Metadata } from "../types";
+import type { Metadata } from "../../types";
 import { createWriteStream } from "node:fs";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { DecodedBatch } from "./batch";
+import { DecodedBatch } from "../generate/batch";
 import type { Table } from "./csv";
 import { csvHeader, csvRecords } from "./csv-writer";
 import type { OutputFormat } from "./format-names";

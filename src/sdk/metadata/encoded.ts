@@ -4,7 +4,7 @@
  * thresholds. A module of their own so that what extraction calls (`./rules/detect`, `./dp`)
  * reads them without importing `./metadata`, which calls it.
  */
-import type { ColumnCodec, ColumnScan } from "./columns";
+import type { ColumnCodec, ColumnScan } from "../columns";
 import type { CodeArray } from "./marginals";
 
 /** Default caps, thresholds and budget (docs/api.md, "Column kinds", gives the reasons). */

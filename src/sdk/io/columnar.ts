@@ -8,11 +8,11 @@ import { createWriteStream } from "node:fs";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { RecordBatch } from "apache-arrow";
-import type { Metadata } from "../types";
-import { MAX_ROWS_PER_REQUEST } from "../types";
-import type { DecodedBatch } from "./batch";
-import { ArrowFileBatches, arrowFile } from "./io/arrow-file";
-import { ParquetWriter } from "./io/parquet/writer";
+import type { Metadata } from "../../types";
+import { MAX_ROWS_PER_REQUEST } from "../../types";
+import type { DecodedBatch } from "../generate/batch";
+import { ArrowFileBatches, arrowFile } from "./arrow-file";
+import { ParquetWriter } from "./parquet/writer";
 import { BatchConverter } from "./typed";
 
 /** Options of {@link writeColumnar} (those of `writeTables` in `./formats`, binary formats only). */

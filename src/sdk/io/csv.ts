@@ -27,7 +27,7 @@ import { open } from "node:fs/promises";
 import { TextDecoder } from "node:util";
 import { parse } from "csv-parse";
 import { stringify } from "csv-stringify";
-import { DataError } from "./errors";
+import { DataError } from "../errors";
 
 /** A table in memory: `columns` are the header names, `rows[r][c]` the value of column c in row r. */
 export interface Table {

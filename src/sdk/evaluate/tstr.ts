@@ -32,8 +32,8 @@
  * U statistic / (n1 n0)): AUC = (R1 - n1(n1+1)/2) / (n1 n0), R1 the sum of the positives' ranks
  * among all scores, tied scores sharing their average rank (so a tie counts 1/2).
  */
-import type { CodeArray } from "./marginals";
-import { Rng } from "./prng";
+import type { CodeArray } from "../metadata/marginals";
+import { Rng } from "../generate/prng";
 
 /**
  * ROC AUC of `scores` for binary `labels` by the rank-sum formula with midranks (file header).

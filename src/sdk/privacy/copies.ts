@@ -18,8 +18,8 @@
  *   of 15 columns: well under a second); memory 8 bytes per row of the table being hashed and 8
  *   per slot (at most 4 slots per TRAIN row), no string per row.
  */
-import type { ColumnScan, ScannedTable } from "./metadata";
-import { mix32 } from "./prng";
+import type { ColumnScan, ScannedTable } from "../metadata/metadata";
+import { mix32 } from "../generate/prng";
 
 /**
  * The value keys of a scanned table's rows over `columns` (in that order): the trimmed values

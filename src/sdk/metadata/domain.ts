@@ -22,9 +22,9 @@
  *   noisy marginals depends on the rows.
  */
 import { readFile } from "node:fs/promises";
-import { fileOfDescription } from "./csv";
-import { DataError } from "./errors";
-import type { ColumnCodec, ColumnScan } from "./columns/common";
+import { fileOfDescription } from "../io/csv";
+import { DataError } from "../errors";
+import type { ColumnCodec, ColumnScan } from "../columns/common";
 
 /** Column name -> number of codes K (a positive integer); Private-PGM's `*-domain.json` format. */
 export type Domain = Record<string, number>;

@@ -65,10 +65,10 @@
  * "On significance of the least significant bits for differential privacy", CCS 2012).
  */
 import { randomFillSync } from "node:crypto";
-import type { Metadata, PairMarginal } from "../types";
+import type { Metadata, PairMarginal } from "../../types";
 import { counts1, jointCounts, mutualInformation, type CodeArray, type Pair, type PairSelection } from "./marginals";
 import type { EncodedTable } from "./encoded";
-import { Rng } from "./prng";
+import { Rng } from "../generate/prng";
 
 /** `privacy` option of metadata extraction and `Synthesizer.fit`. */
 export interface PrivacyOptions {

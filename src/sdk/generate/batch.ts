@@ -20,7 +20,7 @@
  * a `dict` column lacks is appended to its dictionary; a `int` column keeps a canonical integer
  * text (`String(Number(t)) === t`) or "" as a number, anything else turns the column into `text`.
  */
-import type { Table } from "./csv";
+import type { Table } from "../io/csv";
 
 /** Cells of one column: an index into a dictionary. */
 export interface DictColumn {

@@ -12,9 +12,9 @@ import type {
   ListModelsQuery,
   Metadata,
   Model,
-} from "../types";
+} from "../../types";
 import type { RequestOptions, Requester } from "./request";
-import { APIError, TrainingFailedError, TrainingTimeoutError } from "./errors";
+import { APIError, TrainingFailedError, TrainingTimeoutError } from "../errors";
 import { readInt32Stream } from "./arrow-int32";
 
 /** apache-arrow (about 150 modules), loaded by {@link codesFromArrow} for a stream `./arrow-int32` does not read. */
