@@ -34,17 +34,8 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import {
-  Synthd,
-  Synthesizer,
-  evaluate,
-  Rng,
-  deriveSeed,
-  type EvaluateOptions,
-  type Model,
-  type ModelConfigInput,
-  type Table,
-} from "../src/sdk";
+import { Synthd, Synthesizer, Rng, deriveSeed, type Model, type ModelConfigInput, type Table } from "../src/sdk";
+import { evaluate, type EvaluateOptions } from "../src/sdk/evaluate";
 import type { ColumnCheck } from "../src/sdk/evaluate/evaluate";
 import { scanTable, type ScannedTable } from "../src/sdk/metadata/metadata";
 import { logger, modelSummary, parseConfig } from "./fidelity";

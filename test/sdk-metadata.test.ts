@@ -411,7 +411,7 @@ test("encodings: a Latin-1 file reads with encoding latin1; without it the UTF-8
 });
 
 test("evaluate reads REAL and HOLDOUT with the given encoding and each file's own delimiter", async () => {
-  const { evaluate } = await import("../src/sdk");
+  const { evaluate } = await import("../src/sdk/evaluate");
   const body = (d: string) => ["city", "n"].join(d) + "\n" + Array.from({ length: 40 }, (_, i) => `${["Köln", "Málaga"][i % 2]}${d}${i % 3}`).join("\n") + "\n";
   const real = csv(Buffer.from(body(";"), "latin1"));
   const synth = csv(body(","));

@@ -12,7 +12,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { evaluate, privacyCheck, type Table } from "../src/sdk";
+import { type Table } from "../src/sdk";
+import { evaluate, privacyCheck } from "../src/sdk/evaluate";
 import { rowKeys } from "../src/sdk/privacy/copies";
 import { privacyCheckWithDistances, sampleIndices } from "../src/sdk/privacy/dcr";
 import { encodeTableWithScan, scanTable } from "../src/sdk/metadata/metadata";

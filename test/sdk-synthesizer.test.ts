@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { DataError, MIN_ROWS, Rng, Synthd, Synthesizer, evaluate, fitConfig, type CreateModelRequest, type GenerateRequest, type LatentSpec, type Metadata, type Model } from "../src/sdk";
+import { DataError, MIN_ROWS, Rng, Synthd, Synthesizer, fitConfig, type CreateModelRequest, type GenerateRequest, type LatentSpec, type Metadata, type Model } from "../src/sdk";
+import { evaluate } from "../src/sdk/evaluate";
 import { CONFIG_DEFAULTS } from "../src/types";
 
 const ADULT = "/work/shared/datasets/adult.csv";

@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fitLogistic, rocAuc } from "../src/sdk";
+import { fitLogistic, rocAuc } from "../src/sdk/evaluate";
 import { Rng } from "../src/sdk/generate/prng";
 import type { LogisticOptions } from "../src/sdk/evaluate/tstr";
 import { fitLogisticTfjs } from "./tstr-tfjs-reference";

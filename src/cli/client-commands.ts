@@ -17,7 +17,7 @@ import { InvalidRequestError } from "../sdk/errors";
 import { SMALL_TABLE_ROWS, Synthesizer, defaultBinCap, defaultRareThreshold, type SampleProgress } from "../sdk/generate/synthesizer";
 import { formatOfPath, type OutputFormat } from "../sdk/io/format-names";
 import { nearCopyVerdict } from "../sdk/privacy/near-copies";
-import type { EvaluationReport } from "../sdk/evaluate/evaluate";
+import type { EvaluationReport } from "../sdk/evaluate";
 import type { Where } from "../sdk/generate/seeded";
 import type { Metadata, Model, ModelConfigInput } from "../types";
 import { DEFAULTS, type ColumnOverride } from "../sdk/metadata/metadata";
@@ -30,8 +30,8 @@ import type { RuleOptions } from "../sdk/rules/detect";
 import { fmtLoss, progressBar } from "./progress";
 
 /** `../sdk/evaluate` (the marginals, TSTR and privacy checks), loaded when `evaluate` runs. */
-function sdkEvaluate(): typeof import("../sdk/evaluate/evaluate") {
-  return require("../sdk/evaluate/evaluate");
+function sdkEvaluate(): typeof import("../sdk/evaluate") {
+  return require("../sdk/evaluate");
 }
 
 /** `--url` and `--key` (or SYNTHD_URL / SYNTHD_API_KEY). */

@@ -6,8 +6,8 @@
 import type { Command } from "commander";
 
 /** `../sdk/report` (the evaluation, the charts and the SDK behind them), loaded when `report` runs. */
-function sdkReport(): typeof import("../sdk/report/report") {
-  return require("../sdk/report/report");
+function sdkReport(): typeof import("../sdk/report") {
+  return require("../sdk/report");
 }
 
 /** `./client-commands` (for `readMetadataArg`), loaded when `report` runs. */

@@ -2,17 +2,19 @@
  * synthd SDK entry point: `import { Synthd, Synthesizer } from "synthd"`.
  *
  * - {@link Synthd}: the typed HTTP client (`client.models.create/retrieve/list/delete/generate/
- *   metadata/waitUntilReady`), with retries, backoff and idempotency keys in one request sender.
+ *   metadata/waitUntilReady`), with retries, backoff and idempotency keys in one request sender
+ *   (`./client`).
  * - {@link Synthesizer}: fit a CSV (metadata extraction + create + wait), sample/decode/write CSV;
- *   seeded generation: `sample(n, { where })`, `sample({ seedData })`, `impute(table)` (`./seeded`);
- *   `writeFile` to CSV, Parquet or Arrow with typed columns ({@link writeTables}, `./formats`).
- * - {@link extractMetadata}, {@link Decoder}, {@link evaluate}, {@link independentSample}: the
- *   building blocks; `domain` for discretized tables, `privacy` for differentially private
- *   marginals ({@link planPrivacy}), TSTR ({@link rocAuc}, {@link fitLogistic}) and the DCR
- *   {@link privacyCheck} behind `evaluate`'s `target`/`holdout` options; {@link buildReport} /
- *   {@link writeReport}: the same figures as one self-contained HTML quality report (`./report`).
+ *   seeded generation: `sample(n, { where })`, `sample({ seedData })`, `impute(table)`
+ *   (`./generate`); `writeFile` to CSV, Parquet or Arrow with typed columns ({@link writeTables},
+ *   `./io`).
+ * - {@link extractMetadata}, {@link Decoder}: the building blocks; `domain` for discretized tables,
+ *   `privacy` for differentially private marginals ({@link planPrivacy}) (`./metadata`).
  * - Errors: one hierarchy rooted at {@link SynthdError}.
  * - The shared request/response types of the contract (`../types`).
+ *
+ * Evaluation (`evaluate`, TSTR, the DCR and near-copy privacy checks) has its own entry,
+ * `synthd/evaluate` (`./evaluate`); the HTML quality report `synthd/report` (`./report`).
  */
 export { Synthd, DEFAULT_BASE_URL, SDK_VERSION, isRetryable } from "./client/client";
 export type { SynthdOptions, RequestOptions, RetryInfo, APIResponse, RateLimitState } from "./client/client";
@@ -37,8 +39,6 @@ export {
 } from "./errors";
 export type { SynthdErrorFields } from "./errors";
 export { Synthesizer, MIN_ROWS, SMALL_TABLE_ROWS, defaultModelConfig, defaultBinCap, defaultRareThreshold, fitConfig } from "./generate/synthesizer";
-export { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "./privacy/near-copies";
-export type { NearCopyCheck, NearCopyOptions } from "./privacy/near-copies";
 export type { FitOptions, SampleOptions, SampleProgress, SeedSampleOptions, FormatOptions } from "./generate/synthesizer";
 export { OUTPUT_FORMATS, chooseFormat, formatOfPath, writeTables } from "./io/formats";
 export type { OutputFormat, WriteTablesOptions } from "./io/formats";
@@ -51,11 +51,6 @@ export { loadDomain } from "./metadata/domain";
 export type { Domain, DomainSource } from "./metadata/domain";
 export { cdpRho, cdpDelta, cdpRhoBound, planPrivacy, privateMetadata, DEFAULT_DELTA } from "./metadata/dp";
 export type { PrivacyOptions, PrivacyPlan, PrivacyReport } from "./metadata/dp";
-export { rocAuc, rocAucOvr, fitLogistic } from "./evaluate/tstr";
-export type { LogisticOptions, LogisticModel } from "./evaluate/tstr";
-export { privacyCheck } from "./privacy/dcr";
-export type { PrivacyCheck, PrivacyCheckOptions } from "./privacy/dcr";
-export type { CopyKeys, ScannedRows } from "./privacy/copies";
 export type { ExtractOptions, Analysis, EncodedTable, ColumnCodec } from "./metadata/metadata";
 export { SEMANTIC_KINDS, recognizeSemantic } from "./semantic";
 export type { SemanticKind, SemanticLocale, SemanticShape } from "./semantic";
@@ -67,10 +62,6 @@ export type { PairSelection, Pair, CodeArray } from "./metadata/marginals";
 export { Decoder, decodeCodes } from "./generate/decode";
 export type { RestrictedFeature, DecodeOptions } from "./generate/decode";
 export type { ValueRange, FeatureDecoder } from "./columns/common";
-export { evaluate, evaluateWithDetails, independentSample } from "./evaluate/evaluate";
-export type { EvaluationReport, EvaluationDetails, ColumnReport, ColumnCheck, EvaluateOptions, RuleReport, PairTvd } from "./evaluate/evaluate";
-export { buildReport, writeReport } from "./report/report";
-export type { ReportOptions, QualityReport } from "./report/report";
 export { readTable, readCsvText, writeCsv, writeTableCsv } from "./io/csv";
 export type { Table, TableSource } from "./io/csv";
 export { Rng, deriveSeed } from "./generate/prng";
