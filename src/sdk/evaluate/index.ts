@@ -10,8 +10,9 @@
  *
  * Kept out of the `synthd` entry so that a client that only fits and samples does not load it.
  */
-export { evaluate, evaluateWithDetails, independentSample } from "./evaluate";
-export type { EvaluationReport, EvaluationDetails, ColumnReport, ColumnCheck, EvaluateOptions, RuleReport, PairTvd } from "./evaluate";
+export { evaluate, evaluateWithDetails } from "./evaluate";
+export { independentSample } from "./baseline";
+export type { EvaluationReport, EvaluationDetails, ColumnReport, ColumnCheck, EvaluateOptions, RuleReport, PairTvd } from "./types";
 export { rocAuc, rocAucOvr, fitLogistic } from "./tstr";
 export type { LogisticOptions, LogisticModel } from "./tstr";
 export { privacyCheck } from "../privacy/dcr";

@@ -26,7 +26,8 @@
  */
 import type { CodeArray } from "../metadata/marginals";
 import { jointCounts } from "../metadata/marginals";
-import { compareCodes, type EvaluationDetails, type EvaluationReport } from "../evaluate/evaluate";
+import { compareCodes } from "../evaluate/fidelity";
+import type { EvaluationDetails, EvaluationReport } from "../evaluate/types";
 import { isNumeric, type ColumnCodec, type ColumnScan } from "../metadata/metadata";
 
 /** Bars a categorical column shows at most (the real column's most frequent values). */
