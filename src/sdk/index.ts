@@ -38,8 +38,9 @@ export {
   errorFromResponse,
 } from "./errors";
 export type { SynthdErrorFields } from "./errors";
-export { Synthesizer, MIN_ROWS, SMALL_TABLE_ROWS, defaultModelConfig, defaultBinCap, defaultRareThreshold, fitConfig } from "./generate/synthesizer";
-export type { FitOptions, SampleOptions, SampleProgress, SeedSampleOptions, FormatOptions } from "./generate/synthesizer";
+export { Synthesizer } from "./generate/synthesizer";
+export { MIN_ROWS, SMALL_TABLE_ROWS, defaultModelConfig, defaultBinCap, defaultRareThreshold, fitConfig } from "./generate/fit-defaults";
+export type { FitOptions, SampleOptions, SampleProgress, SeedSampleOptions, FormatOptions } from "./generate/options";
 export { OUTPUT_FORMATS, chooseFormat, formatOfPath, writeTables } from "./io/formats";
 export type { OutputFormat, WriteTablesOptions } from "./io/formats";
 export { BatchConverter, columnTypes, arrowSchema } from "./io/typed";

@@ -29,21 +29,20 @@
  */
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
-import { basename } from "node:path";
-import type { GenerateRequest, Metadata, MetadataSource, Model, ModelConfigInput, ModelSize } from "../../types";
-import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST } from "../../types";
-import type { RequestOptions, Synthd } from "../client/client";
-import type { Table, TableSource } from "../io/csv";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Metadata, type Model } from "../../types";
+import type { Synthd } from "../client/client";
+import { fileOfDescription, type Table, type TableSource } from "../io/csv";
 import { Decoder } from "./decode";
-import { chooseFormat, writeBatches, type OutputFormat } from "../io/formats";
+import { chooseFormat, writeBatches } from "../io/formats";
 import type { DecodedBatch } from "./batch";
-import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable, type Where } from "./seeded";
-import { DEFAULTS, analyzeTable, type Analysis, type ColumnOverride, type ExtractOptions } from "../metadata/metadata";
+import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable } from "./seeded";
+import { DEFAULTS, analyzeTable, type ColumnOverride, type ExtractOptions } from "../metadata/metadata";
 import type { GeneratedCodes, WaitOptions } from "../client/models";
 import { deriveSeed } from "./prng";
 import { DataError } from "../errors";
-import { fileOfDescription } from "../io/csv";
 import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "../privacy/filter";
+import { MIN_ROWS, defaultRareThreshold, defaultBinCap, sourceOf, fitConfig } from "./fit-defaults";
+import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
 
 /** `./typed` (apache-arrow's types), loaded to check seed cells against typed columns, not for CSV. */
 function typed(): typeof import("../io/typed") {
@@ -56,234 +55,6 @@ function typed(): typeof import("../io/typed") {
  */
 export const FILTER_TOP_UP_ROUNDS = 8;
 
-/**
- * Fewest data rows {@link Synthesizer.fit} models (`FitOptions.minRows` lowers it). Below 20 rows a
- * table's marginals describe its rows one by one: every numerical column has fewer distinct values
- * than its 32 bins, so each value is a point bin sent as itself; every pair of columns fits the
- * 2-way budget, so all joint counts are sent; and a value seen twice keeps a code. A generator that
- * matches such marginals writes the real rows back (a 1-row table came back verbatim), which is a
- * copy, not synthetic data. 20 is also where the SDK starts to tell identifiers from categories
- * (`DEFAULTS.idMinRows`): below it a column of distinct names cannot be recognised as one.
- */
-export const MIN_ROWS = 20;
-
-/**
- * The model size and epochs {@link Synthesizer.fit} sends when the caller's `config` leaves them
- * out (the server's own defaults, medium and 100 epochs, are fixed by the contract and took 45 s for
- * 406 rows and 141 s for 3,376 on the development machine), by the table's data rows n:
- *
- * | rows n        | model_size | max_epochs |
- * |---------------|------------|------------|
- * | n < 500       | small      | 15         |
- * | n < 1,000     | small      | 30         |
- * | n < 10,000    | small      | 60         |
- * | n >= 10,000   | medium     | 100        |
- *
- * Why: a table of n rows pins its marginals down to about 1/sqrt(n); a smaller network trained for
- * fewer steps reaches that level on a small table (measured in docs/api.md, "Default model
- * configuration"), while the larger tables keep the contract's defaults. Under 500 rows 15 epochs
- * rather than 30 (issue 24): at 30 the synthetic rows of cars (406 rows) sat closer to real rows than
- * real rows sit to each other (DCR share 0.57-0.60 against a split's 0.51), at 15 they do not
- * (0.40-0.55 against 0.36-0.51), for a 2-way TVD of 0.455-0.459 against 0.445-0.449; on github
- * (955 rows, no such problem) 15 epochs cost 0.01-0.04 of 2-way TVD, so it keeps 30 (docs/api.md).
- * @param rows the table's data rows (>= 1).
- * @returns `{ model_size, max_epochs }` to send.
- */
-export function defaultModelConfig(rows: number): { model_size: ModelSize; max_epochs: number } {
-  if (rows < 500) return { model_size: "small", max_epochs: 15 };
-  if (rows < SMALL_TABLE_ROWS) return { model_size: "small", max_epochs: 30 };
-  if (rows < 10_000) return { model_size: "small", max_epochs: 60 };
-  return { model_size: "medium", max_epochs: 100 };
-}
-
-/** Tables with fewer data rows than this are small: fewer epochs and a higher rare threshold k by default. */
-export const SMALL_TABLE_ROWS = 1_000;
-
-/** k of rare category protection on small tables ({@link defaultRareThreshold}). */
-export const SMALL_TABLE_RARE_THRESHOLD = 5;
-
-/**
- * The rare threshold k (`rareThreshold`) {@link Synthesizer.fit} uses when the caller gives none:
- * {@link SMALL_TABLE_RARE_THRESHOLD} (5) under {@link TINY_TABLE_ROWS} (160) rows, else
- * `DEFAULTS.rareThreshold` (2).
- *
- * Why (issue 24, measured in docs/api.md "Small tables: near-copies of real rows"): at k = 2 a
- * value seen twice keeps a code, and on cars (406 rows) 1.7-2.7% of the synthetic rows equalled a
- * real row on all columns but one (0.8% of a real half's rows against the other half); at k = 5,
- * 0.2-0.7%. k = 3 and 4 still had 1.5-2.7%. On tables under 160 rows the bins must shrink too
- * ({@link defaultBinCap}). The cost is fidelity: values seen 2 to 4 times are pooled.
- * @param rows the table's data rows.
- */
-export function defaultRareThreshold(rows: number): number {
-  return rows < TINY_TABLE_ROWS ? SMALL_TABLE_RARE_THRESHOLD : DEFAULTS.rareThreshold;
-}
-
-/**
- * Tables with fewer data rows than this get k = {@link SMALL_TABLE_RARE_THRESHOLD} by default (and
- * fewer bins, {@link defaultBinCap}). Not up to {@link SMALL_TABLE_ROWS}: on cars (406 rows) k = 5
- * leaves 4 of its 305 car names with a code of their own, the pooled draw writes those 4 in 95% of
- * the rows, and `npm run bench -- tables` fell from 0.72-0.77 of the gap closed to 0.05-0.07
- * (seeds 0-2), far below its 0.5 target; cars' near-copies at k = 2 (1.7-2.7% against a split's
- * 0.8%) stay an open point of issue 24.
- */
-export const TINY_TABLE_ROWS = 160;
-
-/**
- * The bins per numerical or datetime column (`binCap`) {@link Synthesizer.fit} uses when the caller
- * gives none: floor(rows / {@link SMALL_TABLE_RARE_THRESHOLD}) bins (at least 2), so that a bin
- * holds on average as many rows as a released category needs, at most `DEFAULTS.binCap` (32,
- * reached at 160 rows).
- *
- * Why (issue 24): the rare threshold protects categories only. On the 45-row presidents table
- * (names left out of the comparison, as the issue compares "the columns besides the name") 32
- * quantile bins put one or two people in each bin of its four date columns, and 33-42% of the
- * synthetic rows equalled a real row on all columns but one at k = 5 (56-60% at k = 2), none of a
- * real half's rows against the other half. At 9 bins (floor(45 / 5)) and at 8: none, for a 2-way
- * TVD of 0.69-0.71 against 0.45-0.52 (docs/api.md).
- * @param rows the table's data rows.
- */
-export function defaultBinCap(rows: number): number {
-  return Math.min(DEFAULTS.binCap, Math.max(2, Math.floor(rows / SMALL_TABLE_RARE_THRESHOLD)));
-}
-
-/**
- * `metadata.source` of a fitted table (shown by `synthd models ls`): the file's base name (none for
- * an in-memory table) and its data rows, left out when the metadata is private (an exact count
- * would spend privacy budget that the marginals' noise does not cover).
- */
-export function sourceOf(source: TableSource, rows: number, isPrivate: boolean): MetadataSource {
-  const out: MetadataSource = {};
-  const name = typeof source === "string" ? basename(source).slice(0, 255) : "";
-  if (name !== "") out.name = name;
-  if (!isPrivate) out.rows = rows;
-  return out;
-}
-
-/**
- * `config` with `model_size` and `max_epochs` filled in from {@link defaultModelConfig} where the
- * caller left them out (each independently).
- * @returns the config to send and the names of the fields chosen here.
- */
-export function fitConfig(rows: number, config: ModelConfigInput = {}): { config: ModelConfigInput; chosen: ("model_size" | "max_epochs")[] } {
-  const d = defaultModelConfig(rows);
-  const chosen: ("model_size" | "max_epochs")[] = [];
-  const out: ModelConfigInput = { ...config };
-  if (out.model_size === undefined) {
-    out.model_size = d.model_size;
-    chosen.push("model_size");
-  }
-  if (out.max_epochs === undefined) {
-    out.max_epochs = d.max_epochs;
-    chosen.push("max_epochs");
-  }
-  return { config: out, chosen };
-}
-
-/** Options of {@link Synthesizer.fit}. */
-export interface FitOptions extends ExtractOptions {
-  /** Training configuration sent with Create Model. */
-  config?: ModelConfigInput;
-  /** Wait until the model is `ready` (default true); otherwise return right after creation. */
-  wait?: boolean;
-  /** Called with every polled model state while waiting. */
-  onProgress?: (model: Model) => void;
-  /** Waiting options (timeout, poll interval). */
-  waitOptions?: Omit<WaitOptions, "onProgress">;
-  /** Idempotency-Key of the Create Model call. */
-  idempotencyKey?: string;
-  /** Called with the extraction's result (kinds, code books) before the model is created. */
-  onAnalysis?: (analysis: Analysis) => void;
-  /**
-   * Called with the config sent to Create Model and the fields the SDK chose by the table's size
-   * ({@link fitConfig}: `model_size` and `max_epochs` when `config` leaves them out).
-   */
-  onConfig?: (config: ModelConfigInput, chosen: ("model_size" | "max_epochs")[], rows: number) => void;
-  /** Fewest data rows to model, >= 1. Default {@link MIN_ROWS} (20; why there). */
-  minRows?: number;
-  /**
-   * Build the near-copy filter from `source` ({@link Synthesizer.nearCopyFilter}). Default: true
-   * under {@link FILTER_MAX_ROWS} rows without `privacy`. `true` with `privacy` is a RangeError.
-   */
-  nearCopyFilter?: boolean;
-  /** Called with the filter built (or why none was) when {@link nearCopyFilter} applies. */
-  onNearCopyFilter?: (built: FilterBuild) => void;
-}
-
-/** Progress of a sampling call. */
-export interface SampleProgress {
-  rowsDone: number;
-  rowsTotal: number;
-  batch: number;
-  batches: number;
-}
-
-/** Options of {@link Synthesizer.sample} and friends. */
-export interface SampleOptions {
-  /** Seed for reproducible output (any safe integer). Default: random per call. */
-  seed?: number;
-  /** Sampling temperature (> 0, server default 1). */
-  temperature?: number;
-  /** Nucleus threshold in (0, 1] (server default: none). */
-  topP?: number;
-  /**
-   * Calibrated generation (server extension, docs/api.md): the server draws a pool of twice the
-   * rows, weights it by raking to the model's marginals and returns the rows asked for. Closer to
-   * the given marginals (on discretized Adult 2-way TVD 0.025 -> 0.014, TSTR ROC AUC 0.91 -> 0.918)
-   * at about a fifth of the rows per second. With `where` or a seed table: the conditioned rows are
-   * raked to what the given marginals say about the condition (docs/api.md "Seeded generation").
-   * Default: true, except for metadata measured under differential privacy (noisy marginals;
-   * calibrating to them fits the noise).
-   */
-  calibrate?: boolean;
-  /**
-   * Body of the generate responses: `"arrow"` (default; docs/api.md "Arrow responses", read as JSON
-   * from a server without the extension) or `"json"` (the contract's form).
-   */
-  wire?: "arrow" | "json";
-  /** Rows per generate request, 1..100,000. Default 100,000. */
-  batchSize?: number;
-  /** Called after each decoded batch. */
-  onProgress?: (p: SampleProgress) => void;
-  /** Per-request options (signal, timeout, retries). */
-  request?: Omit<RequestOptions, "idempotencyKey">;
-  /**
-   * Only rows satisfying this condition (seeded generation, `./seeded`): column -> a value, a list
-   * of values, or a range `{gte?, gt?, lte?, lt?}` (numerical and datetime columns), e.g.
-   * `{ sex: "Female", age: { gte: 60 } }`. Drawn from the model's conditional (never by
-   * rejecting rows; calibrated unless `calibrate: false`, as the unconditioned sample), ranged
-   * values inside the range.
-   * @throws DataError (before any request) for an unknown column, an identifier column, a value
-   *   not in the code book, an empty range or list.
-   */
-  where?: Where;
-  /**
-   * Drop rows that nearly copy a real row (the synthesizer's {@link Synthesizer.nearCopyFilter}).
-   * Default true when the synthesizer has a filter; `false` keeps every generated row.
-   */
-  nearCopyFilter?: boolean;
-}
-
-/** Options of seeded sampling from a seed table (`sample({ seedData })`, `impute`). */
-export interface SeedSampleOptions extends Omit<SampleOptions, "where" | "batchSize"> {
-  /**
-   * The seed table: records, a {@link Table}, or CSV text with a header. One output row per seed
-   * row: its non-blank cells are kept byte for byte, its blank cells generated.
-   */
-  seedData?: SeedTable;
-  /** Or: the path of a seed CSV file (UTF-8, header line). */
-  seedFile?: string;
-  /** Seed rows per generate request, 1..MAX_SEED_ROWS_PER_REQUEST (2,000). Default 2,000. */
-  batchSize?: number;
-}
-
-/** The output format option of {@link Synthesizer.writeFile}. */
-export interface FormatOptions {
-  /**
-   * `"csv"`, `"parquet"` or `"arrow"` (Arrow IPC file format). Default: by the path's extension
-   * (`.csv`; `.parquet`, `.pq`; `.arrow`, `.feather`, `.ipc`), else CSV (other extensions, streams).
-   */
-  format?: OutputFormat;
-}
 
 /** A trained (or training) model with its metadata: fit once, sample many times. */
 export class Synthesizer {
