@@ -5,7 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { IdGenerator, inferIdShape, matchesIdShape, type IdShape, type TextIdShape } from "../src/sdk/metadata/identifier";
+import { inferIdShape, matchesIdShape, type IdShape, type TextIdShape } from "../src/sdk/metadata/identifier";
+import { IdGenerator } from "../src/sdk/generate/id-generator";
 import { Rng } from "../src/sdk/generate/prng";
 
 const ALNUM_UPPER = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";

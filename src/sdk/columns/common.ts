@@ -11,7 +11,8 @@
 import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../../types";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { APIError } from "../errors";
-import type { IdGenerator, IdShape } from "../metadata/identifier";
+import type { IdShape } from "../metadata/identifier";
+import type { IdGenerator } from "../generate/id-generator";
 import type { Rng } from "../generate/prng";
 import type { DecodedColumn } from "../generate/batch";
 

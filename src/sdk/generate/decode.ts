@@ -38,7 +38,7 @@
 import type { Generation, Metadata } from "../../types";
 import { APIError } from "../errors";
 import type { Table } from "../io/csv";
-import { IdGenerator } from "../metadata/identifier";
+import { IdGenerator } from "./id-generator";
 import { SemanticGenerator } from "../semantic/generate";
 import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "../columns";
 import { Rng, deriveSeed } from "./prng";
