@@ -1,12 +1,12 @@
 /**
  * The datetime kind: a column whose every non-blank value parses in one datetime format, held as
  * seconds since the Unix epoch and released as bins like numbers. The format engine (the formats
- * tried, parsing, writing, granularity and unit arithmetic) is `../datetime`, the library of
+ * tried, parsing, writing, granularity and unit arithmetic) is `../metadata/datetime`, the library of
  * formats that extraction, decoding, evaluation and the rules all read; this module is the kind
  * around it.
  *
  * Its life:
- * - scan -> kind: `../metadata`'s `chooseKind` picks datetime when one format of `../datetime`
+ * - scan -> kind: `../metadata/metadata`'s `chooseKind` picks datetime when one format of `../metadata/datetime`
  *   parses every distinct value (or the user declares it, with or without a format).
  * - codec: {@link datetimeCodec}: values parsed to seconds, then `./bins`' `binnedCodec`;
  *   `column_stats` adds `format`, `granularity` and (formats with an offset) `offset`.

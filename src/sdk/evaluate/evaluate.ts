@@ -4,7 +4,7 @@
  * NIST/MST/AIM literature (e.g. McKenna et al., "AIM: An Adaptive and Iterative Mechanism for
  * Differentially Private Synthetic Data", PVLDB 2022, which reports average 3-way TVD-style errors).
  *
- * Binning: the code books are built from the REAL table only (rules of `./metadata`) and applied
+ * Binning: the code books are built from the REAL table only (rules of `../metadata/metadata`) and applied
  * to both tables; a synthetic value the real column never had (an unseen category, a blank where
  * the real column had none, a non-number or out-of-range number in a numerical column) gets one
  * extra code K_f per feature, so it counts as a difference; except that in a categorical column
@@ -19,7 +19,7 @@
  *
  * TVD(P, Q) = ½ Σ_x |P(x) − Q(x)| over the cells of a marginal, in [0, 1].
  *
- * With `domain` the tables are discretized codes (`./domain`): the code books come from the
+ * With `domain` the tables are discretized codes (`../metadata/domain`): the code books come from the
  * domain, so TVD is measured on the codes themselves (no re-binning).
  *
  * Utility and privacy (issue 5), both against a HOLDOUT table the generator never saw (same
@@ -36,25 +36,25 @@
  *   (that class against the rest, trained on the synthetic rows), and the one-vs-rest macro ROC
  *   AUC of their logits (`rocAucOvr`, scikit-learn's `roc_auc_score(multi_class="ovr",
  *   average="macro")`, which also takes the classes from the test labels).
- * - `holdout`: the DCR privacy check and exact-copy counts (`./dcr`). A HOLDOUT of fewer than
+ * - `holdout`: the DCR privacy check and exact-copy counts (`../privacy/dcr`). A HOLDOUT of fewer than
  *   {@link MIN_HOLDOUT_ROWS} rows gets `holdout_warning`: the DCR share of so few rows moves by
  *   more than 0.1 between draws, too much for its reference to mean anything.
  *
- * Near-copies (issue 24), always computed, holdout or not (`near_copies`, `./privacy/near-copies`):
+ * Near-copies (issue 24), always computed, holdout or not (`near_copies`, `../privacy/near-copies`):
  * the share of synthetic rows equal to a real row on all non-identifier columns but at most one
  * (categorical cells by their trimmed text, numerical and datetime cells by their code in the
  * real table's code book), against the share a 50/50 split of the real table gives, and the DCR
  * share of the synthetic rows against the split's; a verdict.
  *
  * Row rules (issue 23): with `metadata` (the model's, whose `rules` the decoder enforces), each
- * rule's share of real rows and of synthetic rows that keep it (`rules`; `./rules/check` says when
+ * rule's share of real rows and of synthetic rows that keep it (`rules`; `../rules/check` says when
  * a row keeps, breaks or is not concerned by each kind of rule). Without `metadata`, or when it
  * has no `rules`, `rules` is empty. `worst_pairs`: the {@link WORST_PAIRS} column pairs with the
  * largest 2-way TVD, largest first, the pairs a user looks at first.
  *
  * {@link evaluateWithDetails} is `evaluate` that also hands back what it computed on the way (the
  * scans, the codes, the 2-way TVD of every pair, the DCR distances), so the HTML quality report
- * (`./report`) draws its plots from the very numbers `evaluate` averages.
+ * (`../report/report`) draws its plots from the very numbers `evaluate` averages.
  */
 import type { TableSource } from "../io/csv";
 import { DataError } from "../errors";
@@ -81,10 +81,10 @@ import { columnChecks } from "./column-checks";
  *         real table lacks or that has one class (in the real table or the test rows), a
  *         `positive` value the target never has, or a rule of `metadata` naming a column the
  *         real table lacks; RangeError for a rule naming a column `metadata.features` lacks or a
- *         datetime column without a usable format (`./rules/check`).
+ *         datetime column without a usable format (`../rules/check`).
  * Cost: O(C(F,3) · (n_real + n_synth)) for TVD, about a second for adult (15 columns, 455
  * triples); TSTR well under a second per classifier for adult, a few seconds at 1M rows
- * (`./tstr`); the privacy check about a second (`./dcr`: its DCR scan grows with the smaller of
+ * (`./tstr`); the privacy check about a second (`../privacy/dcr`: its DCR scan grows with the smaller of
  * TRAIN and HOLDOUT, its exact-copy count is linear in the rows and builds no string per row).
  */
 export async function evaluate(real: TableSource, synthetic: TableSource, opts: EvaluateOptions = {}): Promise<EvaluationReport> {

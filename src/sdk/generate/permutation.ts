@@ -1,8 +1,8 @@
 /**
  * Keyed permutations of [0, N) (Feistel network with cycle walking, Black & Rogaway, "Ciphers
  * with Arbitrary Finite Domains", CT-RSA 2002): the same key gives the same permutation, another
- * key an unrelated one. Shared by the identifier generator (`./identifier`) and the semantic
- * generator (`./semantic/generate`), which write distinct values per row index through them.
+ * key an unrelated one. Shared by the identifier generator (`../metadata/identifier`) and the semantic
+ * generator (`../semantic/generate`), which write distinct values per row index through them.
  */
 import { deriveSeed, mix32 } from "./prng";
 

@@ -111,7 +111,7 @@ function columnBook(meta: Metadata, name: string): ColumnBook | undefined {
   for (const [v, c] of Object.entries(mapping)) if (v !== MISSING_KEY && v !== OTHER) byText.set(v, c);
   const kind: ColumnKind = stats?.type ?? "categorical";
   const book: ColumnBook = { name, kind, missingCode: missingCodeOf(meta, name), otherCode, byText, show: String };
-  // Numerical and datetime columns: how their values are read and named (`./columns`).
+  // Numerical and datetime columns: how their values are read and named (`../columns`).
   const reader = valueReaderOf(stats);
   if (reader) [book.parse, book.show] = [reader.parse, reader.show];
   if ((kind === "numerical" || kind === "datetime") && book.parse) {
@@ -312,7 +312,7 @@ export interface SeedRows {
 /**
  * Reads a seed table into memory.
  * @param source records, a {@link Table} or CSV text ({@link SeedTable}), or `{file}`: a CSV file
- *   (streamed through `./csv`, UTF-8 checked).
+ *   (streamed through `../io/csv`, UTF-8 checked).
  * @throws DataError for the structural problems of `readTable` (empty, header only, ragged row,
  *   malformed quoting, bad UTF-8, duplicate header names), and for records that are not objects.
  */

@@ -22,9 +22,9 @@
  * table's non-blank cells back verbatim. Bad conditions and seed cells are DataErrors raised before
  * the first request.
  *
- * Output formats (issue 13, `./formats`): {@link Synthesizer.writeFile} writes CSV, Parquet or the
+ * Output formats (issue 13, `../io/formats`): {@link Synthesizer.writeFile} writes CSV, Parquet or the
  * Arrow IPC file format, chosen by `format` or the path's extension, batch by batch; Parquet and
- * Arrow columns are typed from the metadata (`./typed`), and hold the same values as the CSV of the
+ * Arrow columns are typed from the metadata (`../io/typed`), and hold the same values as the CSV of the
  * same seed.
  */
 import { randomInt } from "node:crypto";
@@ -44,7 +44,7 @@ import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "../privacy/fi
 import { MIN_ROWS, defaultRareThreshold, defaultBinCap, sourceOf, fitConfig } from "./fit-defaults";
 import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
 
-/** `./typed` (apache-arrow's types), loaded to check seed cells against typed columns, not for CSV. */
+/** `../io/typed` (apache-arrow's types), loaded to check seed cells against typed columns, not for CSV. */
 function typed(): typeof import("../io/typed") {
   return require("../io/typed");
 }
@@ -60,7 +60,7 @@ export const FILTER_TOP_UP_ROUNDS = 8;
 export class Synthesizer {
   readonly decoder: Decoder;
   /**
-   * Drops sampled rows that nearly copy a real row (`./privacy/filter`). Set by {@link fit} for a
+   * Drops sampled rows that nearly copy a real row (`../privacy/filter`). Set by {@link fit} for a
    * table of fewer than {@link FILTER_MAX_ROWS} rows (not with differential privacy, and not
    * where real rows nearly copy each other often), or by {@link useNearCopyFilter}; else none.
    * Seeded generation (one row per seed row) does not filter.
@@ -151,7 +151,7 @@ export class Synthesizer {
   }
 
   /**
-   * Builds the near-copy filter from the real table the model was fitted on (`./privacy/filter`),
+   * Builds the near-copy filter from the real table the model was fitted on (`../privacy/filter`),
    * e.g. for a synthesizer from {@link fromModel}.
    * The model's identifier columns are not compared, nor those `read.columns` declares
    * identifiers: an identifier is written fresh, never real, so comparing it would hide a row that
@@ -381,10 +381,10 @@ export class Synthesizer {
   /**
    * Generates `n` rows (or one per seed row, given `{ seedData }` / `{ seedFile }`) and writes
    * them batch by batch to a file path (created/truncated) or a writable stream (left open), as
-   * CSV, Parquet or an Arrow IPC file (`./formats`): `opts.format`, else the path's extension,
+   * CSV, Parquet or an Arrow IPC file (`../io/formats`): `opts.format`, else the path's extension,
    * else CSV. The rows are those of {@link sample} with the same options (the same seed gives
    * the same rows in every format). Parquet and Arrow columns are typed from the metadata
-   * (`./typed`): categorical and id columns strings, integer columns Int64, other numbers Float64,
+   * (`../io/typed`): categorical and id columns strings, integer columns Int64, other numbers Float64,
    * datetimes Timestamp(ms, UTC) (Date32 for date-only formats), blank cells null. Arrow: one
    * record batch per generate batch. Parquet: one row group per generate batch of `sample(n)`
    * (`batchSize` rows, default 100,000), row groups of 100,000 rows for seed tables (whose

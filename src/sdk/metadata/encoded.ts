@@ -1,7 +1,7 @@
 /**
  * The shapes extraction works on and its defaults: a scanned table (distinct values and per-row
  * value ids per column), an encoded table (code books and codes), and the default caps and
- * thresholds. A module of their own so that what extraction calls (`./rules/detect`, `./dp`)
+ * thresholds. A module of their own so that what extraction calls (`../rules/detect`, `./dp`)
  * reads them without importing `./metadata`, which calls it.
  */
 import type { ColumnCodec, ColumnScan } from "../columns";

@@ -57,7 +57,7 @@ export interface TextIdShape {
   positions: string[];
   /**
    * Issue 24: what the values are (names, emails, titles ...); when present, {@link IdGenerator}
-   * writes values of that kind (`./semantic`) instead of characters of `positions`.
+   * writes values of that kind (`../semantic`) instead of characters of `positions`.
    */
   semantic?: SemanticShape;
 }

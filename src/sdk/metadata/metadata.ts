@@ -2,13 +2,13 @@
  * Metadata extraction (DESIGN §2, SDK side): a table -> per-column code books, 1-way marginals,
  * column statistics and selected 2-way marginals, i.e. the `metadata` of Create Model.
  *
- * One streaming pass over the CSV (csv-parse, see `./csv`): per column, a dictionary of distinct
+ * One streaming pass over the CSV (csv-parse, see `../io/csv`): per column, a dictionary of distinct
  * values with counts and the row's dictionary id (Int32 per row and column). Type inference,
  * numeric parsing and binning then work on distinct values; codes per row come from id -> code.
  * Memory: O(n · F · 4 bytes + distinct values); the file is never held as a string.
  *
  * Each kind's code book is built in its own module (`./columns/<kind>.ts`, dispatched by
- * `./columns`' `codecFor`); this module scans, chooses the kind (`chooseKind`), encodes, and builds
+ * `../columns`' `codecFor`); this module scans, chooses the kind (`chooseKind`), encodes, and builds
  * the marginals.
  *
  * Rules (values and header names are trimmed first; docs/api.md "Column kinds" for the user's view):
@@ -117,12 +117,12 @@ export interface ExtractOptions {
    * itself computed from the rows). Default: none (exact marginals).
    */
   privacy?: PrivacyOptions;
-  /** CSV field delimiter (`,`, `\t`, `;`, `|`). Default: detected from the file's first lines (`./csv`). */
+  /** CSV field delimiter (`,`, `\t`, `;`, `|`). Default: detected from the file's first lines (`../io/csv`). */
   delimiter?: string;
-  /** CSV text encoding (`utf-8`, `latin1`, `windows-1252`, ...). Default UTF-8, checked strictly (`./csv`). */
+  /** CSV text encoding (`utf-8`, `latin1`, `windows-1252`, ...). Default UTF-8, checked strictly (`../io/csv`). */
   encoding?: string;
   /**
-   * Row rules (`./rules/detect`, docs/api.md "Row rules"): detect the rules the rows keep (default),
+   * Row rules (`../rules/detect`, docs/api.md "Row rules"): detect the rules the rows keep (default),
    * drop some by id, declare others. Raw tables only: with `domain` or `privacy` nothing is detected
    * (rules read from raw rows are not private) and declaring a rule is a RangeError.
    */
@@ -470,7 +470,7 @@ export function buildMetadata(enc: EncodedTable, pairBudget: number = DEFAULTS.p
  * Full extraction with everything it was computed from (codes, code books, pair selection).
  * With `opts.privacy` the marginals are measured privately (`./dp`: MST's steps under zCDP).
  * On a raw table (no `domain`, no `privacy`) it also sets `metadata.rules` (when any): the row
- * rules `./rules/detect` finds and those `opts.rules` declares.
+ * rules `../rules/detect` finds and those `opts.rules` declares.
  * @throws DataError for bad input (see {@link encodeTable}) and for a declared rule the rows break
  *         or that names a missing column or one of the wrong kind; RangeError for `privacy` without
  *         `domain` or with an invalid epsilon/delta, and for declared rules with `domain` or `privacy`.
@@ -502,7 +502,7 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
  * pooled code would break in every such row, so the column loses `semantic` and its pooled cells
  * are written as released values that the rule can keep. A determinant keeps it: its rare values
  * are outside its rule, and its fresh values start with a word that fits the row
- * (`./columns/categorical`). Mutates `metadata.column_stats`.
+ * (`../columns/categorical`). Mutates `metadata.column_stats`.
  */
 function withoutUnfitFresh(metadata: Metadata): void {
   for (const rule of metadata.rules ?? []) {
@@ -512,7 +512,7 @@ function withoutUnfitFresh(metadata: Metadata): void {
       if (st?.type !== "categorical" || !st.semantic) return;
       const pooled = metadata.value_mappings?.[c]?.[OTHER];
       // A determinant's rare values are outside its rule; its fresh values take a released value's
-      // first word that fits the row (`./columns/categorical`).
+      // first word that fits the row (`../columns/categorical`).
       if (rule.determinant === c) return;
       if (pooled === undefined || !rule.combinations.some((t) => t[j] === pooled)) delete st.semantic;
     });

@@ -38,7 +38,7 @@
  *   ties at t counting ½. The B rows score about 0.5 by construction (`dcr_split_share`); a
  *   generator whose rows sit closer to the real rows than real rows sit to each other scores
  *   more. At most `dcrSample` (default 1,000) synthetic and B rows per split, against at most
- *   2,000 rows of A (equal for both, so the comparison stays fair; the early-exit scan of `../dcr`).
+ *   2,000 rows of A (equal for both, so the comparison stays fair; the early-exit scan of `./dcr`).
  * - Verdict (`passed`): near-copies pass when `synthetic_share_at_half` <= `split_share` +
  *   `near_copy_margin`, 2 binomial standard errors of a share of the synthetic rows at the split's
  *   rate, that rate taken as (count + 1) / (rows + 2) (Laplace's rule of succession, so a split

@@ -8,7 +8,7 @@
  *   scans' distinct-value counts (work per distinct value, not per row), the pair matrices from
  *   joint counts of the codes. The exception is the DCR histogram, drawn from the distances of
  *   `evaluate`'s privacy check, which samples at most `dcrSample` (default 2,000) synthetic rows
- *   against equal-size samples of TRAIN and HOLDOUT (`./dcr`). {@link PLOT_SAMPLE_NOTE} says so in
+ *   against equal-size samples of TRAIN and HOLDOUT (`../privacy/dcr`). {@link PLOT_SAMPLE_NOTE} says so in
  *   the report.
  * - Numerical and datetime columns: a histogram over equal-width bins spanning the REAL column's
  *   [min, max], the same bins for both tables (width 1 for integer columns spanning at most
@@ -313,7 +313,7 @@ export function distributionOf(codec: ColumnCodec, details: EvaluationDetails): 
     return histogram(rs, ss, rows, (v) => fmt.parse(v)?.seconds, { integer: false, datetime: true });
   }
   if (codec.kind === "categorical" && codec.fromDomain) {
-    // discretized codes (`./domain`), often binned numbers: bars in code order
+    // discretized codes (`../metadata/domain`), often binned numbers: bars in code order
     return histogram(rs, ss, rows, (v) => (/^\d+$/.test(v) ? Number(v) : undefined), { integer: true, datetime: false });
   }
   if (codec.kind === "categorical") return categories(rs, ss, rows);

@@ -122,7 +122,7 @@ function readerOf(column: string, metadata: Metadata, what: string): ColumnReade
 /**
  * How a column's cells compare in numeric rules (inequality, sum), shared by this checker and the
  * decoder's enforcer (`./enforce`): a datetime column (with `format`) -> epoch milliseconds through
- * the fast reader of `../typed` (the per-row path of both); any other column -> `Number`. A blank
+ * the fast reader of `../io/typed` (the per-row path of both); any other column -> `Number`. A blank
  * cell, or text that is no finite number or date, -> undefined. Never throws.
  */
 export function cellNumber(stats: ColumnStats | undefined): (text: string) => number | undefined {
