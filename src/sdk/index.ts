@@ -50,8 +50,10 @@ export type { Where, WhereValue, WhereRange, SeedTable, SeedRows, EncodedSeed, C
 export { extractMetadata, analyzeTable, encodeTable, buildMetadata, MISSING_KEY, OTHER, DEFAULTS } from "./metadata/metadata";
 export { loadDomain } from "./metadata/domain";
 export type { Domain, DomainSource } from "./metadata/domain";
-export { cdpRho, cdpDelta, cdpRhoBound, planPrivacy, privateMetadata, DEFAULT_DELTA } from "./metadata/dp";
-export type { PrivacyOptions, PrivacyPlan, PrivacyReport } from "./metadata/dp";
+export { privateMetadata } from "./metadata/dp";
+export { cdpRho, cdpDelta, cdpRhoBound, planPrivacy, DEFAULT_DELTA } from "./metadata/dp-accounting";
+export type { PrivacyOptions, PrivacyReport } from "./metadata/dp";
+export type { PrivacyPlan } from "./metadata/dp-accounting";
 export type { ExtractOptions, Analysis, EncodedTable, ColumnCodec } from "./metadata/metadata";
 export { SEMANTIC_KINDS, recognizeSemantic } from "./semantic";
 export type { SemanticKind, SemanticLocale, SemanticShape } from "./semantic";
