@@ -1,9 +1,9 @@
 /**
  * The datetime kind: a column whose every non-blank value parses in one datetime format, held as
  * seconds since the Unix epoch and released as bins like numbers. The format engine (the formats
- * tried, parsing, writing, granularity and unit arithmetic) is `../metadata/datetime`, the library of
- * formats that extraction, decoding, evaluation and the rules all read; this module is the kind
- * around it.
+ * tried, parsing, writing) is `../metadata/datetime`, the library of formats that extraction,
+ * decoding, evaluation and the rules all read, with granularity and unit arithmetic in
+ * `../metadata/granularity`; this module is the kind around them.
  *
  * Its life:
  * - scan -> kind: `../metadata/metadata`'s `chooseKind` picks datetime when one format of `../metadata/datetime`
@@ -20,7 +20,8 @@
  */
 import type { ColumnStats } from "../../types";
 import { fileOfDescription } from "../io/csv";
-import { DatetimeFormat, inferGranularity, luxon, unitIndex, unitStart, type ParsedDatetime } from "../metadata/datetime";
+import { DatetimeFormat, luxon } from "../metadata/datetime";
+import { inferGranularity, unitIndex, unitStart, type ParsedDatetime } from "../metadata/granularity";
 import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
 import type { ColumnCodec, ColumnScan, ColumnType } from "./common";
