@@ -23,7 +23,7 @@ import { CALIBRATION_EXACT_SWEEPS, CALIBRATION_RAKING_PARALLEL, CALIBRATION_SWEE
 import { nativeRakingSweeps } from "../src/model/compute/calibrate-native";
 import { calibrationPool, drawInputs, rake, releaseInputs, REPAIR_SEED_TAG, sampleCalibrated, sampleRows } from "../src/model/sampling/generate";
 import { poolRules, repairPool } from "../src/model/sampling/rule-repair";
-import { extractMetadata } from "../src/sdk/metadata";
+import { extractMetadata } from "../src/sdk/metadata/metadata";
 import { buildTargets } from "../src/model/generator/marginals";
 import { checkpointWeights, type Checkpoint } from "../src/model/training/checkpoint";
 import { generatorSpec } from "../src/model/generator/generator";

@@ -13,7 +13,8 @@
  */
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { evaluate, independentSample, writeTableCsv, type EvaluationReport } from "../src/sdk";
+import { writeTableCsv } from "../src/sdk";
+import { evaluate, independentSample, type EvaluationReport } from "../src/sdk/evaluate";
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir } from "./harness";
 
 const ROWS = 10_000;

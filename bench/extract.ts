@@ -23,7 +23,7 @@ import { createReadStream, createWriteStream, statSync } from "node:fs";
 import { once } from "node:events";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { analyzeTable } from "../src/sdk/metadata";
+import { analyzeTable } from "../src/sdk/metadata/metadata";
 import { SHARED_DATASETS, removeDir, tempDir } from "./harness";
 
 /** The table repeated. */

@@ -26,19 +26,8 @@
  * Prints one JSON line with `--json`, else a table.
  */
 import { join } from "node:path";
-import {
-  Synthd,
-  Synthesizer,
-  evaluate,
-  independentSample,
-  readTable,
-  writeTableCsv,
-  Rng,
-  type EvaluationReport,
-  type Model,
-  type ModelConfigInput,
-  type Table,
-} from "../src/sdk";
+import { Synthd, Synthesizer, readTable, writeTableCsv, Rng, type Model, type ModelConfigInput, type Table } from "../src/sdk";
+import { evaluate, independentSample, type EvaluationReport } from "../src/sdk/evaluate";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, startServer, tempDir } from "./harness";
 
 /** Options of the fidelity benchmark (commander's parsed flags). */

@@ -8,8 +8,9 @@
  * `--rare-threshold K`, `--bin-cap B` and `--epochs E` override the defaults to compare settings.
  */
 import { basename, join } from "node:path";
-import { Synthd, Synthesizer, evaluate, type ModelConfigInput } from "../src/sdk";
-import { analyzeTable } from "../src/sdk/metadata";
+import { Synthd, Synthesizer, type ModelConfigInput } from "../src/sdk";
+import { evaluate } from "../src/sdk/evaluate";
+import { analyzeTable } from "../src/sdk/metadata/metadata";
 import { SHARED_DATASETS, removeDir, startServer, tempDir } from "./harness";
 
 /**

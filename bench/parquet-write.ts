@@ -12,7 +12,7 @@
  * uncounted, before) and half a second of idling (the write's background threads finishing) is
  * printed per 1M rows, with the growth of the peak resident memory during the write over the
  * resident memory before it (Linux: `/proc/self/clear_refs` resets the peak). Writers: this build's (`new`) and, with `--old
- * DIST`, the `dist` folder of another build (its `src/sdk/formats.js`, e.g. the commit before
+ * DIST`, the `dist` folder of another build (its `src/sdk/io/formats.js`, or `src/sdk/formats.js` before issue 26, e.g. the commit before
  * issue 25's Parquet writer, whose Parquet is parquet-wasm), alternating which goes first. With
  * `--out PREFIX`, each writer's file is also written to PREFIX-new.parquet / PREFIX-old.parquet.
  * `--only NAME` runs one of the two: in one process, a writer run right after the other one was
@@ -22,13 +22,13 @@
  * --old OLD --only $w --repeats 3; done; done` (the first write of a process includes compiling
  * the writer, as a CLI run's does).
  */
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { DecodedBatch } from "../src/sdk/batch";
-import { Decoder } from "../src/sdk/decode";
-import { writeBatches } from "../src/sdk/formats";
-import { deriveSeed } from "../src/sdk/prng";
+import { DecodedBatch } from "../src/sdk/generate/batch";
+import { Decoder } from "../src/sdk/generate/decode";
+import { writeBatches } from "../src/sdk/io/formats";
+import { deriveSeed } from "../src/sdk/generate/prng";
 import type { Metadata } from "../src/types";
 import { readSavedCodes } from "./saved-codes";
 
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
   const rows = batches.reduce((n, b) => n + b.length, 0);
   const only = process.argv.includes("--only") ? arg("--only", "") : undefined;
   let writers: [string, Write][] = [["new", writeBatches]];
-  if (oldDist) writers.push(["old", (require(join(oldDist, "src/sdk/formats.js")) as { writeBatches: Write }).writeBatches]);
+  if (oldDist) writers.push(["old", (require([join(oldDist, "src/sdk/io/formats.js"), join(oldDist, "src/sdk/formats.js")].find((p) => existsSync(p)) ?? join(oldDist, "src/sdk/io/formats.js")) as { writeBatches: Write }).writeBatches]);
   if (only) writers = writers.filter(([name]) => name === only);
   const gc = (globalThis as { gc?: () => void }).gc;
   const cpu = (): number => {

@@ -12,7 +12,8 @@
  * much a conditional sample has to move to match them. Prints the `--top` (default 10) highest
  * scores; the first is `DEFAULT_RARE` of `bench/seeded.ts` for seed 0.
  */
-import { evaluate, extractMetadata, type Table } from "../src/sdk";
+import { extractMetadata, type Table } from "../src/sdk";
+import { evaluate } from "../src/sdk/evaluate";
 import { loadRows, split } from "./fidelity";
 import { ADULT_CSV } from "./harness";
 import { wherePredicate } from "./seeded";

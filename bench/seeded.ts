@@ -64,22 +64,8 @@ import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { median } from "simple-statistics";
-import {
-  Synthd,
-  Synthesizer,
-  evaluate,
-  writeTableCsv,
-  Rng,
-  deriveSeed,
-  type ColumnKind,
-  type EvaluationReport,
-  type Model,
-  type ModelConfigInput,
-  type Table,
-  type ValueRange,
-  type Where,
-  type WhereRange,
-} from "../src/sdk";
+import { Synthd, Synthesizer, writeTableCsv, Rng, deriveSeed, type ColumnKind, type Model, type ModelConfigInput, type Table, type ValueRange, type Where, type WhereRange } from "../src/sdk";
+import { evaluate, type EvaluationReport } from "../src/sdk/evaluate";
 import { inRange } from "../src/sdk/columns/common";
 import { loadRows, logger, modelSummary, parseObject, split, waitLogged } from "./fidelity";
 import { TVD_OPTIONS } from "./tables";

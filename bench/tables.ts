@@ -34,19 +34,10 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import {
-  Synthd,
-  Synthesizer,
-  evaluate,
-  Rng,
-  deriveSeed,
-  type EvaluateOptions,
-  type Model,
-  type ModelConfigInput,
-  type Table,
-} from "../src/sdk";
-import type { ColumnCheck } from "../src/sdk/evaluate";
-import { scanTable, type ScannedTable } from "../src/sdk/metadata";
+import { Synthd, Synthesizer, Rng, deriveSeed, type Model, type ModelConfigInput, type Table } from "../src/sdk";
+import { evaluate, type EvaluateOptions } from "../src/sdk/evaluate";
+import type { ColumnCheck } from "../src/sdk/evaluate/types";
+import { scanTable, type ScannedTable } from "../src/sdk/metadata/metadata";
 import { logger, modelSummary, parseConfig } from "./fidelity";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
 

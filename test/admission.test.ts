@@ -15,7 +15,7 @@ import { AdmissionQueue, HOLD_TTL_MS, type QueueLimits } from "../src/engine/adm
 import { formatBytes, machineMemory, parseByteSize } from "../src/engine/admission/budget";
 import { createEngine, DEFAULT_MAX_QUEUED_PER_ORG, ModelTooLargeError, OrgQueueFullError, type EngineOptions, type PoolEngine } from "../src/engine";
 import { buildTargets, generatorSpec, layoutOf, paramCount } from "../src/model";
-import { analyzeTable } from "../src/sdk/metadata";
+import { analyzeTable } from "../src/sdk/metadata/metadata";
 import { newModelId, LmdbStore as Store, type ModelRecord, type Store as StoreApi } from "../src/store";
 import { CONFIG_DEFAULTS, type Metadata, type ModelConfig, type ModelSize } from "../src/types";
 import { syntheticMetadata } from "../bench/memory";

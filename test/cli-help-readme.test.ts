@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { buildProgram } from "../src/cli/main";
-import { OUTPUT_EXTENSIONS } from "../src/sdk/formats";
+import { OUTPUT_EXTENSIONS } from "../src/sdk/io/formats";
 
 const README = readFileSync(join(__dirname, "..", "..", "README.md"), "utf8");
 

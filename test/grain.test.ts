@@ -9,7 +9,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BatchConverter, Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
-import { DatetimeFormat, inferGranularity, unitIndex, unitStart, type ParsedDatetime } from "../src/sdk/datetime";
+import { DatetimeFormat } from "../src/sdk/metadata/datetime";
+import { inferGranularity, unitIndex, unitStart, type ParsedDatetime } from "../src/sdk/metadata/granularity";
 import { describeColumns } from "../src/sdk/columns";
 import { stepOf } from "../src/sdk/columns/numerical";
 import type { ValueRange } from "../src/sdk/columns/common";

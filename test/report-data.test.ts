@@ -8,10 +8,12 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildReport, evaluate, evaluateWithDetails, extractMetadata, independentSample, type Table } from "../src/sdk";
-import { escapeHtml, formatMetric, jsonPointer } from "../src/sdk/report";
-import { categories, cramersV, distributionOf, histogram, niceStep } from "../src/sdk/report-data";
-import type { ColumnScan } from "../src/sdk/metadata";
+import { extractMetadata, type Table } from "../src/sdk";
+import { evaluate, evaluateWithDetails, independentSample } from "../src/sdk/evaluate";
+import { buildReport } from "../src/sdk/report";
+import { escapeHtml, formatMetric, jsonPointer } from "../src/sdk/report/report";
+import { categories, cramersV, distributionOf, histogram, niceStep } from "../src/sdk/report/report-data";
+import type { ColumnScan } from "../src/sdk/metadata/metadata";
 import { removeDir, runCli, tempDir } from "../bench/harness";
 
 const ADULT = "/work/shared/datasets/adult.csv";

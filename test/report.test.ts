@@ -17,8 +17,10 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { Synthd, Synthesizer, buildReport, evaluate, independentSample, writeTableCsv, type Table } from "../src/sdk";
-import { formatMetric, type MetricFormat } from "../src/sdk/report";
+import { Synthd, Synthesizer, writeTableCsv, type Table } from "../src/sdk";
+import { evaluate, independentSample } from "../src/sdk/evaluate";
+import { buildReport } from "../src/sdk/report";
+import { formatMetric, type MetricFormat } from "../src/sdk/report/report";
 import { removeDir, runCli, startServer, tempDir, type ServerProcess } from "../bench/harness";
 
 const ADULT = "/work/shared/datasets/adult.csv";

@@ -1,5 +1,5 @@
 /**
- * Row rules (issue 23, `src/sdk/rules/detect.ts`): the rules detected on the real tables (each
+ * Row rules (issue 23, `src/sdk/rules/detect/`): the rules detected on the real tables (each
  * table's full list is asserted, so a chance rule fails here too), each rule type detected on a
  * small generated table and not detected when 2% of its rows break it, declared rules (computed,
  * marked, and a DataError naming column and line when the rows break them), `drop`, and no rules

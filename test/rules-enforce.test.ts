@@ -7,9 +7,9 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { Decoder } from "../src/sdk/decode";
+import { Decoder } from "../src/sdk/generate/decode";
 import type { Metadata, Rule } from "../src/types";
-import { Rng } from "../src/sdk/prng";
+import { Rng } from "../src/sdk/generate/prng";
 import { assertError, call, startHarness, validCreateBody, type Harness } from "./server-helpers";
 
 /** Uniform probabilities of length k. */

@@ -1,5 +1,5 @@
 /**
- * `src/sdk/arrow-int32.ts` reads what apache-arrow reads: for the streams the server writes
+ * `src/sdk/client/arrow-int32.ts` reads what apache-arrow reads: for the streams the server writes
  * (`generationToArrow`) the same fields, metadata and Int32 values as `tableFromIPC`; for any other
  * stream (other types, nulls, dictionaries, cut-short or altered bytes) either the same or
  * `undefined`, which `codesFromArrow` leaves to apache-arrow; several batches read as apache-arrow
@@ -9,8 +9,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Dictionary, Int32, RecordBatch, Schema, Table, Utf8, makeVector, tableFromIPC, tableToIPC, vectorFromArray, type Vector } from "apache-arrow";
 import { generationToArrow } from "../src/server/arrow";
-import { readInt32Stream } from "../src/sdk/arrow-int32";
-import { codesFromArrow } from "../src/sdk/models";
+import { readInt32Stream } from "../src/sdk/client/arrow-int32";
+import { codesFromArrow } from "../src/sdk/client/models";
 
 /**
  * A generation of `n` rows with columns `names`, codes a function of row and column below `k(j)`

@@ -1,6 +1,6 @@
 /**
- * Decoding by column (issue 25, `src/sdk/batch.ts`) and the CSV writer of decoded batches
- * (`src/sdk/csv-writer.ts`): a batch holds the cells `Decoder.decode` writes, rewrites keep them
+ * Decoding by column (issue 25, `src/sdk/generate/batch.ts`) and the CSV writer of decoded batches
+ * (`src/sdk/io/csv-writer.ts`): a batch holds the cells `Decoder.decode` writes, rewrites keep them
  * readable in every column form, and the CSV bytes are csv-stringify's (an independent writer) for
  * the same cells, awkward text included.
  */
@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "csv-stringify/sync";
 import { Decoder, analyzeTable, type Analysis } from "../src/sdk";
-import { DecodedBatch, type DecodedColumn } from "../src/sdk/batch";
-import { csvHeader, csvRecords } from "../src/sdk/csv-writer";
+import { DecodedBatch, type DecodedColumn } from "../src/sdk/generate/batch";
+import { csvHeader, csvRecords } from "../src/sdk/io/csv-writer";
 import { mulberry32 } from "./fixtures";
 
 const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-batch-"));

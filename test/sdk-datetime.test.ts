@@ -6,15 +6,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DateTime, FixedOffsetZone, Settings } from "luxon";
-import {
-  DATETIME_FORMATS,
-  DatetimeFormat,
-  GRANULARITY_SECONDS,
-  inferDatetimeFormat,
-  inferGranularity,
-  type Granularity,
-  type ParsedDatetime,
-} from "../src/sdk/datetime";
+import { DATETIME_FORMATS, DatetimeFormat, inferDatetimeFormat } from "../src/sdk/metadata/datetime";
+import { GRANULARITY_SECONDS, inferGranularity, type Granularity, type ParsedDatetime } from "../src/sdk/metadata/granularity";
 
 /** Seconds since the epoch of a UTC wall-clock time (month 1-12). */
 function utc(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0): number {

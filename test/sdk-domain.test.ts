@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import typia from "typia";
-import { DataError, Decoder, analyzeTable, evaluate, independentSample, loadDomain } from "../src/sdk";
+import { DataError, Decoder, analyzeTable, loadDomain } from "../src/sdk";
+import { evaluate, independentSample } from "../src/sdk/evaluate";
 import type { CreateModelRequest } from "../src/types";
 
 const validateCreate = typia.createValidateEquals<CreateModelRequest>();

@@ -1,5 +1,5 @@
 /**
- * Differential privacy of the marginals (issue 5, `src/sdk/dp.ts`): the (epsilon, delta) -> rho
+ * Differential privacy of the marginals (issue 5, `src/sdk/metadata/dp.ts`): the (epsilon, delta) -> rho
  * conversion, the budget split and noise scale against their formulas, the noise actually added
  * (empirical standard deviation), the exponential mechanism, and the private metadata itself.
  */
@@ -7,9 +7,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import typia from "typia";
 import { analyzeTable, cdpDelta, cdpRho, cdpRhoBound, planPrivacy, type Table } from "../src/sdk";
-import { DEFAULT_DELTA, exponentialMechanism, gaussianMechanism, impliedPairs, privateMetadata, rake, uniformSource } from "../src/sdk/dp";
-import { counts1 } from "../src/sdk/marginals";
-import { encodeTable } from "../src/sdk/metadata";
+import { privateMetadata } from "../src/sdk/metadata/dp";
+import { DEFAULT_DELTA } from "../src/sdk/metadata/dp-accounting";
+import { exponentialMechanism, gaussianMechanism, uniformSource } from "../src/sdk/metadata/dp-mechanisms";
+import { impliedPairs, rake } from "../src/sdk/metadata/dp-postprocess";
+import { counts1 } from "../src/sdk/metadata/marginals";
+import { encodeTable } from "../src/sdk/metadata/metadata";
 import type { CreateModelRequest } from "../src/types";
 
 const validateCreate = typia.createValidateEquals<CreateModelRequest>();

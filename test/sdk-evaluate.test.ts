@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DataError, evaluate, independentSample, writeTableCsv } from "../src/sdk";
-import { marginalTvds } from "../src/sdk/marginals";
+import { DataError, writeTableCsv } from "../src/sdk";
+import { evaluate, independentSample } from "../src/sdk/evaluate";
+import { marginalTvds } from "../src/sdk/metadata/marginals";
 
 const ADULT = "/work/shared/datasets/adult.csv";
 const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-eval-"));

@@ -1,5 +1,5 @@
 /**
- * Output formats (issue 13, `src/sdk/formats.ts`, `columnar.ts`, `typed.ts`, `io/parquet`):
+ * Output formats (issue 13, `src/sdk/io/formats.ts`, `columnar.ts`, `typed.ts`, `io/parquet`):
  * `writeFile` writes Parquet and Arrow IPC files whose typed values equal the CSV of the same
  * seed, read back with readers independent of the writers: hyparquet (pure JS) for Parquet, apache-arrow's
  * `tableFromIPC` for Arrow; the CSV with csv-parse; datetimes checked with `Date.parse`, not with
@@ -39,9 +39,9 @@ import {
   type Model,
   type Table,
 } from "../src/sdk";
-import { writeTables } from "../src/sdk/formats";
+import { writeTables } from "../src/sdk/io/formats";
 import { outputFormat } from "../src/cli/commands/sample";
-import { DATETIME_FORMATS, DatetimeFormat } from "../src/sdk/datetime";
+import { DATETIME_FORMATS, DatetimeFormat } from "../src/sdk/metadata/datetime";
 import { datetimeParser } from "../src/sdk/columns/datetime";
 import { CONFIG_DEFAULTS } from "../src/types";
 import { mulberry32 } from "./fixtures";

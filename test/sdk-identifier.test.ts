@@ -1,12 +1,13 @@
 /**
- * Identifier columns (`src/sdk/identifier.ts`): shape inference (per-position classes, prefix,
+ * Identifier columns (`src/sdk/metadata/identifier.ts`): shape inference (per-position classes, prefix,
  * integer vs text), shape matching, and fresh values (distinct, matching the shape, length mix,
  * deterministic per key, away from real values).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { IdGenerator, inferIdShape, matchesIdShape, type IdShape, type TextIdShape } from "../src/sdk/identifier";
-import { Rng } from "../src/sdk/prng";
+import { inferIdShape, matchesIdShape, type IdShape, type TextIdShape } from "../src/sdk/metadata/identifier";
+import { IdGenerator } from "../src/sdk/generate/id-generator";
+import { Rng } from "../src/sdk/generate/prng";
 
 const ALNUM_UPPER = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const HEX = "0123456789abcdef";

@@ -10,11 +10,11 @@ import { join } from "node:path";
 import { DataError, SynthdError, analyzeTable, extractMetadata, selectPairs, mutualInformation, type Metadata } from "../src/sdk";
 import { quantileEdges, binOf, pointValues } from "../src/sdk/columns/bins";
 import { describeColumns } from "../src/sdk/columns";
-import { Decoder } from "../src/sdk/decode";
+import { Decoder } from "../src/sdk/generate/decode";
 import typia from "typia";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { CSV_WRITE_ROWS, Utf8Check, detectDelimiter, firstInvalidUtf8, readCsvText, writeCsv, writeCsvBatches } from "../src/sdk/csv";
+import { CSV_WRITE_ROWS, Utf8Check, detectDelimiter, firstInvalidUtf8, readCsvText, writeCsv, writeCsvBatches } from "../src/sdk/io/csv";
 import { stringify } from "csv-stringify";
 import type { CreateModelRequest } from "../src/types";
 
@@ -411,7 +411,7 @@ test("encodings: a Latin-1 file reads with encoding latin1; without it the UTF-8
 });
 
 test("evaluate reads REAL and HOLDOUT with the given encoding and each file's own delimiter", async () => {
-  const { evaluate } = await import("../src/sdk");
+  const { evaluate } = await import("../src/sdk/evaluate");
   const body = (d: string) => ["city", "n"].join(d) + "\n" + Array.from({ length: 40 }, (_, i) => `${["Köln", "Málaga"][i % 2]}${d}${i % 3}`).join("\n") + "\n";
   const real = csv(Buffer.from(body(";"), "latin1"));
   const synth = csv(body(","));

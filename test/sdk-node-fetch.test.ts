@@ -1,5 +1,5 @@
 /**
- * `src/sdk/node-fetch.ts`: the client on `nodeFetch` sends and reads what it sends and reads on
+ * `src/sdk/client/node-fetch.ts`: the client on `nodeFetch` sends and reads what it sends and reads on
  * Node's fetch (the method, headers, JSON body with its length; the status, headers, bytes), and
  * fails the same way (connection refused, unknown scheme, timeout, the caller's abort).
  */
@@ -7,8 +7,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Synthd } from "../src/sdk/client";
-import { nodeFetch } from "../src/sdk/node-fetch";
+import { Synthd } from "../src/sdk/client/client";
+import { nodeFetch } from "../src/sdk/client/node-fetch";
 
 interface Seen {
   method: string;

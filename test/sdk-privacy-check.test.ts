@@ -12,11 +12,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { evaluate, privacyCheck, type Table } from "../src/sdk";
-import { rowKeys } from "../src/sdk/copies";
-import { privacyCheckWithDistances, sampleIndices } from "../src/sdk/dcr";
-import { encodeTableWithScan, scanTable } from "../src/sdk/metadata";
-import { Rng, deriveSeed } from "../src/sdk/prng";
+import { type Table } from "../src/sdk";
+import { evaluate, privacyCheck } from "../src/sdk/evaluate";
+import { rowKeys } from "../src/sdk/privacy/copies";
+import { privacyCheckWithDistances, sampleIndices } from "../src/sdk/privacy/dcr";
+import { encodeTableWithScan, scanTable } from "../src/sdk/metadata/metadata";
+import { Rng, deriveSeed } from "../src/sdk/generate/prng";
 
 /** Copies of `train`'s rows among `rows`, counted on the trimmed values (no hashing). */
 function bruteForceCopies(train: Table, rows: string[][]): boolean[] {

@@ -10,7 +10,9 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Rng, Synthd, Synthesizer, buildReport, evaluate, type Metadata, type Table } from "../src/sdk";
+import { Rng, Synthd, Synthesizer, type Metadata, type Table } from "../src/sdk";
+import { evaluate } from "../src/sdk/evaluate";
+import { buildReport } from "../src/sdk/report";
 import { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../src/sdk/privacy/near-copies";
 import { FILTER_MAX_SPLIT_SHARE, NearCopyFilter } from "../src/sdk/privacy/filter";
 import { formatReport } from "../src/cli/commands/evaluate";

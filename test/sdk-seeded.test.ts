@@ -1,5 +1,5 @@
 /**
- * Seeded generation on the SDK side (src/sdk/seeded.ts, `Decoder.restrict`), without a server:
+ * Seeded generation on the SDK side (src/sdk/generate/seeded.ts, `Decoder.restrict`), without a server:
  * `where` conditions -> wire codes and range-restricted decoders, seed tables -> wire codes and
  * the cells kept, and the DataErrors of bad input (column, line).
  *
@@ -10,8 +10,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DataError, Decoder, extractMetadata, type Metadata, type Table } from "../src/sdk";
-import { compileWhere, encodeSeed, readSeedTable } from "../src/sdk/seeded";
-import { DatetimeFormat } from "../src/sdk/datetime";
+import { compileWhere, encodeSeed, readSeedTable } from "../src/sdk/generate/seeded";
+import { DatetimeFormat } from "../src/sdk/metadata/datetime";
 import { mulberry32 } from "./fixtures";
 import type { ConditionCell } from "../src/types";
 

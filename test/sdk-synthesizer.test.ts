@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { DataError, MIN_ROWS, Rng, Synthd, Synthesizer, evaluate, fitConfig, type CreateModelRequest, type GenerateRequest, type LatentSpec, type Metadata, type Model } from "../src/sdk";
+import { DataError, MIN_ROWS, Rng, Synthd, Synthesizer, fitConfig, type CreateModelRequest, type GenerateRequest, type LatentSpec, type Metadata, type Model } from "../src/sdk";
+import { evaluate } from "../src/sdk/evaluate";
 import { CONFIG_DEFAULTS } from "../src/types";
 
 const ADULT = "/work/shared/datasets/adult.csv";
@@ -149,7 +150,7 @@ test("calibrate: off on request, and off by default for metadata measured with p
     assert.equal(synth.isPrivate(), false);
     await synth.sample(10, { calibrate: false });
     assert.equal((srv.generateBodies.at(-1)!.embedding as LatentSpec).calibrate, undefined, "the plain draw sends nothing");
-    // As `privacy` records it (src/sdk/dp.ts): the budget on every column's stats.
+    // As `privacy` records it (src/sdk/metadata/dp.ts): the budget on every column's stats.
     for (const stats of Object.values(synth.metadata.column_stats!)) stats.privacy = { epsilon: 1, delta: 1e-9, rho: 0.015, sigma: 36.8 };
     assert.equal(synth.isPrivate(), true);
     await synth.sample(10);

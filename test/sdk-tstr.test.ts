@@ -6,9 +6,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fitLogistic, rocAuc } from "../src/sdk";
-import { Rng } from "../src/sdk/prng";
-import type { LogisticOptions } from "../src/sdk/tstr";
+import { fitLogistic, rocAuc } from "../src/sdk/evaluate";
+import { Rng } from "../src/sdk/generate/prng";
+import type { LogisticOptions } from "../src/sdk/evaluate/tstr";
 import { fitLogisticTfjs } from "./tstr-tfjs-reference";
 
 /** A random problem: F features of the given cardinalities, labels from a random logistic model. */

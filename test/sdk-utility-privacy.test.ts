@@ -4,8 +4,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DataError, evaluate, fitLogistic, privacyCheck, rocAuc, rocAucOvr, type Table } from "../src/sdk";
-import { closestDistance, sampleIndices } from "../src/sdk/dcr";
+import { DataError, type Table } from "../src/sdk";
+import { evaluate, fitLogistic, privacyCheck, rocAuc, rocAucOvr } from "../src/sdk/evaluate";
+import { closestDistance, sampleIndices } from "../src/sdk/privacy/dcr";
 
 test("ROC AUC, hand-computed with ties: 4.5 of 6 positive-negative pairs ordered (a tie counts 1/2)", () => {
   // positives 0.35, 0.8, 0.4; negatives 0.1, 0.4

@@ -10,7 +10,7 @@ import { tableFromIPC } from "apache-arrow";
 import { ARROW_STREAM, narrowCodes, prefersArrow, wantsNarrowCodes } from "../src/server/arrow";
 import { monthOf } from "../src/usage/quota";
 import { Synthd } from "../src/sdk";
-import { codesFromArrow } from "../src/sdk/models";
+import { codesFromArrow } from "../src/sdk/client/models";
 import type { GenerateRequest, Generation, Metadata } from "../src/types";
 import { call, startHarness, type Harness } from "./server-helpers";
 

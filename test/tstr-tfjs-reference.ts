@@ -1,5 +1,5 @@
 /**
- * The tfjs implementation of `fitLogistic` as it was before `src/sdk/tstr.ts` computed the same
+ * The tfjs implementation of `fitLogistic` as it was before `src/sdk/evaluate/tstr.ts` computed the same
  * steps in plain JavaScript (kept verbatim, renamed `fitLogisticTfjs`): the reference the tests
  * compare the plain implementation against, weight for weight and bit for bit.
  *
@@ -8,9 +8,9 @@
  * rate decayed linearly to 0, mini-batches in a seeded order.
  */
 import type * as TF from "@tensorflow/tfjs-core";
-import type { CodeArray } from "../src/sdk/marginals";
-import { Rng } from "../src/sdk/prng";
-import { logisticModel, logisticSetup, type LogisticModel, type LogisticOptions } from "../src/sdk/tstr";
+import type { CodeArray } from "../src/sdk/metadata/marginals";
+import { Rng } from "../src/sdk/generate/prng";
+import { logisticModel, logisticSetup, type LogisticModel, type LogisticOptions } from "../src/sdk/evaluate/tstr";
 
 let tfLoaded: Promise<typeof TF> | undefined;
 

@@ -8,7 +8,7 @@
  * error, a failed model); 2 wrong usage (commander's own message).
  */
 import { Command, InvalidArgumentError, Option } from "commander";
-import { OUTPUT_EXTENSIONS, OUTPUT_FORMATS } from "../sdk/format-names";
+import { OUTPUT_EXTENSIONS, OUTPUT_FORMATS } from "../sdk/io/format-names";
 import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission/queue";
 import { parseByteSize } from "../engine/admission/budget";
 import { FORWARDED_HEADERS, TrustedProxies } from "../server/clientAddress";

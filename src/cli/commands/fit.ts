@@ -3,9 +3,10 @@
  * server and waits for its training; the parsers of its JSON options.
  */
 import { InvalidRequestError } from "../../sdk/errors";
-import { SMALL_TABLE_ROWS, Synthesizer, defaultBinCap, defaultRareThreshold } from "../../sdk/synthesizer";
+import { Synthesizer } from "../../sdk/generate/synthesizer";
+import { SMALL_TABLE_ROWS, defaultBinCap, defaultRareThreshold } from "../../sdk/generate/fit-defaults";
 import type { Model, ModelConfigInput } from "../../types";
-import { DEFAULTS, type ColumnOverride } from "../../sdk/metadata";
+import { DEFAULTS, type ColumnOverride } from "../../sdk/metadata/metadata";
 import { describeColumns } from "../../sdk/columns";
 import { describeRule } from "../../sdk/rules/describe";
 import type { RuleOptions } from "../../sdk/rules/detect";

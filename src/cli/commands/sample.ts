@@ -6,9 +6,10 @@
 import { randomBytes } from "node:crypto";
 import { renameSync, rmSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { Synthesizer, type SampleProgress } from "../../sdk/synthesizer";
-import { formatOfPath, type OutputFormat } from "../../sdk/format-names";
-import type { Where } from "../../sdk/seeded";
+import { Synthesizer } from "../../sdk/generate/synthesizer";
+import type { SampleProgress } from "../../sdk/generate/options";
+import { formatOfPath, type OutputFormat } from "../../sdk/io/format-names";
+import type { Where } from "../../sdk/generate/seeded";
 import { progressBar } from "../progress";
 import { checkOutputPath, client, readJsonArg, type ClientOptions } from "./shared";
 

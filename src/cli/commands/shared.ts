@@ -7,8 +7,8 @@
  */
 import { accessSync, constants as fsConstants, existsSync, readFileSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { Synthd } from "../../sdk/client";
-import { nodeFetch } from "../../sdk/node-fetch";
+import { Synthd } from "../../sdk/client/client";
+import { nodeFetch } from "../../sdk/client/node-fetch";
 import type { Metadata } from "../../types";
 
 /** `--url` and `--key` (or SYNTHD_URL / SYNTHD_API_KEY). */

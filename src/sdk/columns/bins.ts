@@ -17,7 +17,7 @@
  * - seeded: {@link seedBin} gives a seed cell's bin (`../seeded`).
  */
 import type { ColumnStats } from "../../types";
-import type { Rng } from "../prng";
+import type { Rng } from "../generate/prng";
 import { badCode, inRange, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder, type ValueRange } from "./common";
 
 let simpleStatistics: typeof import("simple-statistics") | undefined;

@@ -15,11 +15,11 @@
  * - seeded: a `where` value or seed cell is looked up in the code book (`../seeded`).
  */
 import type { ColumnKind, Metadata } from "../../types";
-import { fileOfDescription } from "../csv";
+import { fileOfDescription } from "../io/csv";
 import { DataError } from "../errors";
-import { mutualInformation } from "../marginals";
+import { mutualInformation } from "../metadata/marginals";
 import { SEMANTIC_LABELS, semanticShape } from "../semantic";
-import type { Rng } from "../prng";
+import type { Rng } from "../generate/prng";
 import { badCode, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
 /**

@@ -6,14 +6,15 @@
  * value range of numerical and datetime columns.
  *
  * This module imports nothing of the SDK but `../errors` (and types), so the kind
- * modules, `../metadata`, `../decode`, `../typed` and `../seeded` can all import it without a cycle.
+ * modules, `../metadata/metadata`, `../generate/decode`, `../io/typed` and `../generate/seeded` can all import it without a cycle.
  */
 import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../../types";
-import type { DatetimeFormat } from "../datetime";
+import type { DatetimeFormat } from "../metadata/datetime";
 import { APIError } from "../errors";
-import type { IdGenerator, IdShape } from "../identifier";
-import type { Rng } from "../prng";
-import type { DecodedColumn } from "../batch";
+import type { IdShape } from "../metadata/identifier";
+import type { IdGenerator } from "../generate/id-generator";
+import type { Rng } from "../generate/prng";
+import type { DecodedColumn } from "../generate/batch";
 
 /** `value_mappings` key of the missing (blank) value. */
 export const MISSING_KEY = "";
@@ -73,7 +74,7 @@ export interface ColumnCodec {
   stats: ColumnStats;
   /** `value_mappings[f]`. */
   mapping: Record<string, number>;
-  /** True when K and the codes come from a public domain (`../domain`), not from the rows. */
+  /** True when K and the codes come from a public domain (`../metadata/domain`), not from the rows. */
   fromDomain?: boolean;
   /**
    * Code of a (trimmed) value, or -1 when the value never occurred in the real column: a
@@ -104,7 +105,7 @@ export interface FeatureDecoder {
   decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number, fresh?: FreshWriter): string;
   /**
    * The whole column at once, in a form with no string per cell where the kind allows one
-   * (`../batch`): cell r is the text `decode(codes[r], rng, rowOffset + r, ids, partner?.[r],
+   * (`../generate/batch`): cell r is the text `decode(codes[r], rng, rowOffset + r, ids, partner?.[r],
    * fresh)` gives, with the same draws from `rng` in the same order. Absent: the caller decodes
    * cell by cell into a text column.
    * @throws APIError (`invalid_response`) for a code without a value, as `decode`.
@@ -144,7 +145,7 @@ export function badCode(f: string, c: number, K: number): never {
 }
 
 /**
- * A range of a numerical or datetime column's values (seeded generation, `../seeded`), in the
+ * A range of a numerical or datetime column's values (seeded generation, `../generate/seeded`), in the
  * column's numbers (datetimes: seconds since the Unix epoch). An absent bound is unbounded; an
  * open bound excludes its value.
  */
@@ -162,5 +163,5 @@ export function inRange(x: number, range: ValueRange): boolean {
   return true;
 }
 
-/** The value type of one output column (Arrow / Parquet, `../typed`). */
+/** The value type of one output column (Arrow / Parquet, `../io/typed`). */
 export type ColumnType = "string" | "int64" | "float64" | "timestamp" | "date";

@@ -1,12 +1,12 @@
 /**
  * The datetime kind: a column whose every non-blank value parses in one datetime format, held as
  * seconds since the Unix epoch and released as bins like numbers. The format engine (the formats
- * tried, parsing, writing, granularity and unit arithmetic) is `../datetime`, the library of
- * formats that extraction, decoding, evaluation and the rules all read; this module is the kind
- * around it.
+ * tried, parsing, writing) is `../metadata/datetime`, the library of formats that extraction,
+ * decoding, evaluation and the rules all read, with granularity and unit arithmetic in
+ * `../metadata/granularity`; this module is the kind around them.
  *
  * Its life:
- * - scan -> kind: `../metadata`'s `chooseKind` picks datetime when one format of `../datetime`
+ * - scan -> kind: `../metadata/metadata`'s `chooseKind` picks datetime when one format of `../metadata/datetime`
  *   parses every distinct value (or the user declares it, with or without a format).
  * - codec: {@link datetimeCodec}: values parsed to seconds, then `./bins`' `binnedCodec`;
  *   `column_stats` adds `format`, `granularity` and (formats with an offset) `offset`.
@@ -19,8 +19,9 @@
  *   bound in the column's format or ISO 8601 ({@link datetimeBound}).
  */
 import type { ColumnStats } from "../../types";
-import { fileOfDescription } from "../csv";
-import { DatetimeFormat, inferGranularity, luxon, unitIndex, unitStart, type ParsedDatetime } from "../datetime";
+import { fileOfDescription } from "../io/csv";
+import { DatetimeFormat, luxon } from "../metadata/datetime";
+import { inferGranularity, unitIndex, unitStart, type ParsedDatetime } from "../metadata/granularity";
 import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
 import type { ColumnCodec, ColumnScan, ColumnType } from "./common";

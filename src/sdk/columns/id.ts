@@ -1,20 +1,21 @@
 /**
  * The id kind: a column of identifiers (keys, order numbers, UUIDs), whose values carry nothing
- * to learn and are written fresh on decoding. The shape engine (inference of an `IdShape`, the
- * generator of fresh values) is `../identifier`; this module is the kind around it.
+ * to learn and are written fresh on decoding. The shape engine (inference of an `IdShape`) is
+ * `../metadata/identifier`, the generator of fresh values `../generate/id-generator`; this module
+ * is the kind around them.
  *
  * Its life:
- * - scan -> kind: `../metadata`'s `chooseKind` picks `id` for distinct integers under a name
+ * - scan -> kind: `../metadata/metadata`'s `chooseKind` picks `id` for distinct integers under a name
  *   that reads as an identifier's ({@link looksLikeIdName}) and for distinct text.
  * - codec: {@link idCodec}: one code for "has a value" (plus the missing code), the column's
  *   shape in `column_stats[f].id_shape`, no values sent and no 2-way marginals.
  * - decode: {@link idDecoder}: code 0 -> a fresh identifier of the shape (the generator is keyed
- *   per sample, `../decode`), the missing code -> "".
+ *   per sample, `../generate/decode`), the missing code -> "".
  * - typed: Utf8 (`./index`'s `arrowTypeOf`: string).
- * - seeded: a seed cell is code 0 ("present") and kept verbatim; a `where` on it is refused (`../seeded`).
+ * - seeded: a seed cell is code 0 ("present") and kept verbatim; a `where` on it is refused (`../generate/seeded`).
  */
 import type { ColumnStats } from "../../types";
-import { inferIdShape, type IdShape } from "../identifier";
+import { inferIdShape, type IdShape } from "../metadata/identifier";
 import { DataError } from "../errors";
 import { SEMANTIC_KINDS, SEMANTIC_LABELS, semanticShape, type SemanticKind } from "../semantic";
 import { badCode, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
@@ -38,7 +39,7 @@ export function looksLikeIdName(name: string): boolean {
 
 /**
  * Identifier code book: one code for "has a value" (plus the missing code), the column's shape in
- * `column_stats[f].id_shape` (`../identifier`), no values and no 2-way marginals.
+ * `column_stats[f].id_shape` (`../metadata/identifier`), no values and no 2-way marginals.
  */
 export function idCodec(scan: ColumnScan, n: number, k: number, declared?: SemanticKind): ColumnCodec {
   const values: string[] = [];

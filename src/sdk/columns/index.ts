@@ -11,14 +11,14 @@
  * `./bins` holds what numerical and datetime share (quantile edges, point bins, the binned codec,
  * the lattice decoder); `./common` the contract of every kind (scan, codec, decoder, reserved keys).
  *
- * The stages keep their orchestration and ask this module per column: `../metadata` (scan, kind
- * choice, encoding, marginals) calls {@link codecFor}; `../decode` (the `Decoder`: decode,
- * enforce, restrict) calls {@link decoderFor} and {@link binnedDecoder}; `../typed` (batch
- * conversion) calls {@link arrowTypeOf}; `../seeded` (conditions and seed cells) calls
+ * The stages keep their orchestration and ask this module per column: `../metadata/metadata` (scan, kind
+ * choice, encoding, marginals) calls {@link codecFor}; `../generate/decode` (the `Decoder`: decode,
+ * enforce, restrict) calls {@link decoderFor} and {@link binnedDecoder}; `../io/typed` (batch
+ * conversion) calls {@link arrowTypeOf}; `../generate/seeded` (conditions and seed cells) calls
  * {@link valueReaderOf}; `synthd fit` prints {@link describeColumns}.
  */
 import type { ColumnKind, ColumnStats, Metadata } from "../../types";
-import type { DatetimeFormat } from "../datetime";
+import type { DatetimeFormat } from "../metadata/datetime";
 import { binDecoder, type Lattice } from "./bins";
 import { categoricalCodec, describeCategorical, mappingDecoder } from "./categorical";
 import { missingCodeOf, type ColumnCodec, type ColumnScan, type ColumnType, type FeatureDecoder, type ValueRange } from "./common";
@@ -34,7 +34,7 @@ export { datetimeBound, datetimeParser } from "./datetime";
 export { looksLikeIdName } from "./id";
 export { numberBound, stepOf, int64Of, float64Of } from "./numerical";
 
-/** What {@link codecFor} needs besides the scan (`../metadata`'s options, already checked). */
+/** What {@link codecFor} needs besides the scan (`../metadata/metadata`'s options, already checked). */
 export interface CodecParams {
   /** Categorical: at most this many codes. */
   categoryCap: number;
@@ -42,7 +42,7 @@ export interface CodecParams {
   binCap: number;
   /** Categorical: rows a value needs for a code of its own (k). */
   rareThreshold: number;
-  /** Datetime: the column's format (`../metadata`'s kind choice). */
+  /** Datetime: the column's format (`../metadata/metadata`'s kind choice). */
   datetime?: DatetimeFormat;
   /** How messages name the table. */
   source: string;
@@ -95,7 +95,7 @@ export function binnedDecoder(
 }
 
 /**
- * The decoder of feature `f` of a model, by its `column_stats[f]` (rules in `../decode`'s module
+ * The decoder of feature `f` of a model, by its `column_stats[f]` (rules in `../generate/decode`'s module
  * comment): an id with a shape -> `./id`; numerical or datetime with `bin_edges` ->
  * {@link binnedDecoder}; anything else (categorical, point bins, no stats) -> its code book
  * (`./categorical`'s `mappingDecoder`).
@@ -111,7 +111,7 @@ export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
 }
 
 /**
- * The output type of a column with stats `stats` (`../typed`): numerical -> Int64 or Float64,
+ * The output type of a column with stats `stats` (`../io/typed`): numerical -> Int64 or Float64,
  * datetime with a format -> Date32 or Timestamp (with the format compiled), anything else -> Utf8.
  * @throws RangeError when a datetime column's `format` cannot be compiled.
  */
@@ -122,7 +122,7 @@ export function arrowTypeOf(stats: ColumnStats | undefined): { type: ColumnType;
 }
 
 /**
- * How seeded generation reads a numerical or datetime column's values (`../seeded`): `parse` text
+ * How seeded generation reads a numerical or datetime column's values (`../generate/seeded`): `parse` text
  * -> number (datetimes: seconds since the epoch in the column's format) and `show` number -> text
  * for messages; undefined for other kinds and for a datetime without a format.
  */

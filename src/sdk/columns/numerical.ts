@@ -3,7 +3,7 @@
  * `3e4`, `.5`; not `0x10`, `1,000` nor `00501`: `./common`'s `isNumeric`), released as bins.
  *
  * Its life:
- * - scan -> kind: `../metadata`'s scan marks a column numeric, `chooseKind` keeps it numerical
+ * - scan -> kind: `../metadata/metadata`'s scan marks a column numeric, `chooseKind` keeps it numerical
  *   (or makes distinct integers under an identifier's name an id).
  * - codec: {@link numericalCodec}: `./bins`' `binnedCodec` (point bins up to `binCap` distinct
  *   values, else quantile bins) with the grain of the column in `column_stats`: `integer`,

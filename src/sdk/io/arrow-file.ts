@@ -22,8 +22,8 @@
 import { Readable } from "node:stream";
 import { AsyncByteQueue, Dictionary, Field, Int32, RecordBatch, RecordBatchFileWriter, Schema, Struct, Utf8, Vector, makeData, vectorFromArray, type Data } from "apache-arrow";
 import type { Metadata } from "../../types";
-import { cellText, type DecodedBatch, type DecodedColumn } from "../batch";
-import type { BatchConverter } from "../typed";
+import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
+import type { BatchConverter } from "./typed";
 
 /**
  * Whether feature `f` is written dictionary-encoded: categorical, without a semantic kind (see

@@ -21,9 +21,9 @@
  * near-copy is what the data is (github's two columns: every row), not a copied person; nor with
  * differential privacy, where the output may depend on the rows only through the noisy marginals.
  */
-import type { Table, TableSource } from "../csv";
-import type { CodeArray } from "../marginals";
-import { encodeScanned, encodeTableWithScan, scanTable, type ExtractOptions, type ScannedTable } from "../metadata";
+import type { Table, TableSource } from "../io/csv";
+import type { CodeArray } from "../metadata/marginals";
+import { encodeScanned, encodeTableWithScan, scanTable, type ExtractOptions, type ScannedTable } from "../metadata/metadata";
 import type { ColumnCodec } from "../columns";
 import { nearCopyCheck, nearCopyFlags, pack } from "./near-copies";
 

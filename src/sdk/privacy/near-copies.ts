@@ -38,7 +38,7 @@
  *   ties at t counting ½. The B rows score about 0.5 by construction (`dcr_split_share`); a
  *   generator whose rows sit closer to the real rows than real rows sit to each other scores
  *   more. At most `dcrSample` (default 1,000) synthetic and B rows per split, against at most
- *   2,000 rows of A (equal for both, so the comparison stays fair; the early-exit scan of `../dcr`).
+ *   2,000 rows of A (equal for both, so the comparison stays fair; the early-exit scan of `./dcr`).
  * - Verdict (`passed`): near-copies pass when `synthetic_share_at_half` <= `split_share` +
  *   `near_copy_margin`, 2 binomial standard errors of a share of the synthetic rows at the split's
  *   rate, that rate taken as (count + 1) / (rows + 2) (Laplace's rule of succession, so a split
@@ -53,9 +53,9 @@
  *   other: the share measures typicality, not copying. On cars (halves of 203 rows) the same
  *   independent rows score 0.14 and 0.15 against 0.51.
  */
-import type { CodeArray } from "../marginals";
-import { closestDistance } from "../dcr";
-import { Rng, deriveSeed, mix32 } from "../prng";
+import type { CodeArray } from "../metadata/marginals";
+import { closestDistance } from "./dcr";
+import { Rng, deriveSeed, mix32 } from "../generate/prng";
 
 /** Rows each half of the split needs before the DCR share enters the verdict (file header). */
 export const DCR_MIN_HALF_ROWS = 200;

@@ -39,10 +39,10 @@
  * rule names.
  */
 import type { ColumnStats, Metadata, Rule } from "../../types";
-import type { Table } from "../csv";
-import { DatetimeFormat } from "../datetime";
+import type { Table } from "../io/csv";
+import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
-import { OTHER, decimalsOf } from "../metadata";
+import { OTHER, decimalsOf } from "../metadata/metadata";
 import { datetimeParser } from "../columns";
 
 /** A rule's verdict on one row: true keeps, false breaks, undefined when it does not apply. */
@@ -122,7 +122,7 @@ function readerOf(column: string, metadata: Metadata, what: string): ColumnReade
 /**
  * How a column's cells compare in numeric rules (inequality, sum), shared by this checker and the
  * decoder's enforcer (`./enforce`): a datetime column (with `format`) -> epoch milliseconds through
- * the fast reader of `../typed` (the per-row path of both); any other column -> `Number`. A blank
+ * the fast reader of `../io/typed` (the per-row path of both); any other column -> `Number`. A blank
  * cell, or text that is no finite number or date, -> undefined. Never throws.
  */
 export function cellNumber(stats: ColumnStats | undefined): (text: string) => number | undefined {

@@ -50,10 +50,10 @@
  * the user's cells are never rewritten. Identifier columns take part in no rule.
  */
 import type { ColumnStats, Metadata, Rule } from "../../types";
-import { OTHER } from "../metadata";
-import { Rng, deriveSeed } from "../prng";
+import { OTHER } from "../metadata/metadata";
+import { Rng, deriveSeed } from "../generate/prng";
 import { cellNumber } from "./check";
-import type { Cells } from "../batch";
+import type { Cells } from "../generate/batch";
 import { combinationsByCode, likelihoodToPower, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
 
 /** Largest product of a fixed-combinations rule's cardinalities held as flat lookup tables (bytes and Int32s). */

@@ -9,7 +9,7 @@
  * email domains, building numbers ...) rendered into text (`f.l@domain`, `12 Oak Street`). Lane
  * domains are enumerated in mixed radix, and row i takes element perm(i) of the first lane whose
  * capacity it falls in (lanes in order, a row index minus the capacity of the lanes before), perm
- * being the keyed Feistel permutation of `../identifier` (Black and Rogaway 2002). So a sample of
+ * being the keyed Feistel permutation of `../metadata/identifier` (Black and Rogaway 2002). So a sample of
  * first names is a keyed shuffle of the locale's first names; past their number it goes on with
  * double names (`Anna-Lena`), then wraps (duplicates). A lane of one slot has the real values
  * (by the Bloom filter) removed from its list up front. A larger lane of size S gives each row
@@ -35,8 +35,8 @@
  * faker's own random API (`faker.seed`) is not used: its draws are independent, so a sample of
  * 1,000 first names from ~3,000 would repeat some (birthday collisions); the permutation does not.
  */
-import { deriveSeed, Rng } from "../prng";
-import { makePerm, permBig, type Perm } from "../permutation";
+import { deriveSeed, Rng } from "../generate/prng";
+import { makePerm, permBig, type Perm } from "../generate/permutation";
 import { Bloom } from "./bloom";
 import { fakerPools, asciiSlug, type Pools } from "./pools";
 import { LOCALE_COUNTRY, phoneLibrary } from "./recognize";

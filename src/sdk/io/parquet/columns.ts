@@ -23,9 +23,9 @@
  * unsigned bytewise, INT32 / INT64 signed, DOUBLE numeric without NaN: `statsOf` in `./values`,
  * which also writes PLAIN values). The loops over rows are in `./rows`.
  */
-import { cellText, type DecodedBatch, type DictColumn, type IntColumn } from "../../batch";
+import { cellText, type DecodedBatch, type DictColumn, type IntColumn } from "../../generate/batch";
 import { DataError } from "../../errors";
-import type { BatchConverter, ColumnType, TypedValue } from "../../typed";
+import type { BatchConverter, ColumnType, TypedValue } from "../typed";
 import { ByteSink } from "./bytes";
 import { bitWidth, writeDefinitionLevels, writeHybrid } from "./encodings";
 import { ERROR_ID, NULL_ID, blankLevels, int64Words, intRange, markSeen, remapRows, remapRowsWithNulls, tableIds } from "./rows";

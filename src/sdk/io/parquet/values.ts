@@ -2,7 +2,7 @@
  * Values as Parquet pages and statistics hold them (apache/parquet-format `Encodings.md`, PLAIN;
  * parquet.thrift `Statistics` and `ColumnOrder`), for `./columns`.
  */
-import type { ColumnType } from "../../typed";
+import type { ColumnType } from "../typed";
 import { ByteSink } from "./bytes";
 
 /** A typed value as a page holds it: string bytes (UTF-8), a bigint (INT64), a number (DOUBLE, INT32; INT64 when a safe integer). */

@@ -29,8 +29,8 @@
  *   no rows has none.
  */
 import { Table, tableToIPC } from "apache-arrow";
-import type { DecodedBatch } from "../../batch";
-import type { BatchConverter, ColumnType } from "../../typed";
+import type { DecodedBatch } from "../../generate/batch";
+import type { BatchConverter, ColumnType } from "../typed";
 import { ByteSink } from "./bytes";
 import { ColumnEncoder, Encoding, type Part, type Stats } from "./columns";
 import { CT, CompactWriter } from "./thrift";

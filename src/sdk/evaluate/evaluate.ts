@@ -1,0 +1,286 @@
+/**
+ * Fidelity evaluation (DESIGN §1 `synthd evaluate`): average total variation distance between the
+ * k-way marginals (k = 1, 2, 3) of a real and a synthetic table, the workload measure of the
+ * NIST/MST/AIM literature (e.g. McKenna et al., "AIM: An Adaptive and Iterative Mechanism for
+ * Differentially Private Synthetic Data", PVLDB 2022, which reports average 3-way TVD-style errors).
+ *
+ * Binning: the code books are built from the REAL table only (rules of `../metadata/metadata`) and applied
+ * to both tables; a synthetic value the real column never had (an unseen category, a blank where
+ * the real column had none, a non-number or out-of-range number in a numerical column) gets one
+ * extra code K_f per feature, so it counts as a difference; except that in a categorical column
+ * whose model writes rare values as fresh values of a semantic kind (`column_stats.semantic` of
+ * the `metadata` option: cities, names), a value the real column never had counts as the real
+ * code book's pooled "rest" when it has one (the fresh value stands for a rare real value, which
+ * the real table's rest holds). Columns are matched by name; the
+ * synthetic table may order them differently and may have extra columns (ignored). The code
+ * books follow the column kinds, so datetime columns are cut by time; identifier columns are
+ * left out of every TVD average (`excluded`) and checked instead in {@link columnChecks}, the
+ * per-column check table every report carries (`checks`).
+ *
+ * TVD(P, Q) = ½ Σ_x |P(x) − Q(x)| over the cells of a marginal, in [0, 1].
+ *
+ * With `domain` the tables are discretized codes (`../metadata/domain`): the code books come from the
+ * domain, so TVD is measured on the codes themselves (no re-binning).
+ *
+ * Utility and privacy (issue 5), both against a HOLDOUT table the generator never saw (same
+ * columns as the real table, encoded with the real table's code books):
+ * - `target`: TSTR (`./tstr`): logistic regression trained on the synthetic rows predicts
+ *   `target == positive` on HOLDOUT (on the real table itself when no holdout is given); ROC AUC.
+ *   `positive` defaults to the less frequent of the target's two most frequent codes in the real
+ *   table (codes ranked by count, ties by code), e.g. `>50K` of Adult's income, and `MALE` of a Sex column of
+ *   37 FEMALE, 31 MALE and one stray `.` (the rarest code, the old default, was the `.`, absent
+ *   from the holdout). With a holdout, the same classifier trained on the real rows gives the
+ *   reference `tstr_auc_train`. Features: every other column, one-hot over its codes plus the
+ *   unseen code. Rows whose target is another value are negatives.
+ *   With `multiclass`: one logistic regression per class of the target present in the test rows
+ *   (that class against the rest, trained on the synthetic rows), and the one-vs-rest macro ROC
+ *   AUC of their logits (`rocAucOvr`, scikit-learn's `roc_auc_score(multi_class="ovr",
+ *   average="macro")`, which also takes the classes from the test labels).
+ * - `holdout`: the DCR privacy check and exact-copy counts (`../privacy/dcr`). A HOLDOUT of fewer than
+ *   {@link MIN_HOLDOUT_ROWS} rows gets `holdout_warning`: the DCR share of so few rows moves by
+ *   more than 0.1 between draws, too much for its reference to mean anything.
+ *
+ * Near-copies (issue 24), always computed, holdout or not (`near_copies`, `../privacy/near-copies`):
+ * the share of synthetic rows equal to a real row on all non-identifier columns but at most one
+ * (categorical cells by their trimmed text, numerical and datetime cells by their code in the
+ * real table's code book), against the share a 50/50 split of the real table gives, and the DCR
+ * share of the synthetic rows against the split's; a verdict.
+ *
+ * Row rules (issue 23): with `metadata` (the model's, whose `rules` the decoder enforces), each
+ * rule's share of real rows and of synthetic rows that keep it (`rules`; `../rules/check` says when
+ * a row keeps, breaks or is not concerned by each kind of rule). Without `metadata`, or when it
+ * has no `rules`, `rules` is empty. `worst_pairs`: the {@link WORST_PAIRS} column pairs with the
+ * largest 2-way TVD, largest first, the pairs a user looks at first.
+ *
+ * {@link evaluateWithDetails} is `evaluate` that also hands back what it computed on the way (the
+ * scans, the codes, the 2-way TVD of every pair, the DCR distances), so the HTML quality report
+ * (`../report/report`) draws its plots from the very numbers `evaluate` averages.
+ */
+import type { TableSource } from "../io/csv";
+import { DataError } from "../errors";
+import { encodeScanned, encodeTableWithScan, scanTable, type ColumnCodec, type ScannedTable } from "../metadata/metadata";
+import { counts1, type CodeArray } from "../metadata/marginals";
+import { privacyCheckWithDistances } from "../privacy/dcr";
+import { nearCopyCheck } from "../privacy/near-copies";
+import { fitLogistic, rocAuc, rocAucOvr } from "./tstr";
+import { MIN_HOLDOUT_ROWS, type EvaluateOptions, type EvaluationDetails, type EvaluationReport } from "./types";
+import { compareCodesWithPairs } from "./fidelity";
+import { nearCopyKeys } from "./near-copy-keys";
+import { ruleReports } from "./rules";
+import { columnChecks } from "./column-checks";
+
+/**
+ * Compares a synthetic table with the real one.
+ * @param real, synthetic  CSV paths (streamed) or in-memory tables.
+ * @returns average 1-, 2-, 3-way TVD, per-column table, unseen-value rates.
+ * @param opts binning (`categoryCap`, `binCap`, or `domain` for discretized tables), and the
+ *             optional TSTR (`target`, `positive`) and privacy check (`holdout`) described in
+ *             the file header.
+ * @throws DataError for a bad real file (as metadata extraction), a bad synthetic or holdout file
+ *         (structure, UTF-8), a synthetic or holdout file lacking a real column, a `target` the
+ *         real table lacks or that has one class (in the real table or the test rows), a
+ *         `positive` value the target never has, or a rule of `metadata` naming a column the
+ *         real table lacks; RangeError for a rule naming a column `metadata.features` lacks or a
+ *         datetime column without a usable format (`../rules/check`).
+ * Cost: O(C(F,3) · (n_real + n_synth)) for TVD, about a second for adult (15 columns, 455
+ * triples); TSTR well under a second per classifier for adult, a few seconds at 1M rows
+ * (`./tstr`); the privacy check about a second (`../privacy/dcr`: its DCR scan grows with the smaller of
+ * TRAIN and HOLDOUT, its exact-copy count is linear in the rows and builds no string per row).
+ */
+export async function evaluate(real: TableSource, synthetic: TableSource, opts: EvaluateOptions = {}): Promise<EvaluationReport> {
+  return (await evaluateWithDetails(real, synthetic, opts)).report;
+}
+
+/**
+ * {@link evaluate}, plus the intermediate results (scans, codes, per-pair TVD, DCR distances).
+ * The report is the one `evaluate` returns for the same arguments, number for number.
+ * @throws as {@link evaluate}.
+ */
+export async function evaluateWithDetails(
+  real: TableSource,
+  synthetic: TableSource,
+  opts: EvaluateOptions = {},
+): Promise<{ report: EvaluationReport; details: EvaluationDetails }> {
+  const { encoded: enc, scanned: realScan } = await encodeTableWithScan(real, opts);
+  const target = opts.target;
+  if (target !== undefined && !enc.columns.includes(target)) {
+    throw new DataError(`The real table has no column "${target}" (the TSTR target).`, { column: target });
+  }
+  const synth = await scanTable(synthetic, 1);
+  const unseenCodes = enc.codecs.map((c) => c.K);
+  const synthCodes: CodeArray[] = encodeWithRealCodes(synth, enc.codecs, enc.columns);
+  enc.codecs.forEach((c, f) => {
+    // Fresh values by design (a model whose rare values are written fresh): "some other value".
+    const st = opts.metadata?.column_stats?.[c.name];
+    if (c.kind !== "categorical" || c.otherCode < 0 || st?.type !== "categorical" || !st.semantic) return;
+    const codes = synthCodes[f];
+    for (let r = 0; r < codes.length; r++) if (codes[r] === c.K) codes[r] = c.otherCode;
+  });
+  const cards = enc.codecs.map((c) => c.K + 1); // + the "unseen" code
+  const modelled = enc.codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
+  const { report, pairTvd } = compareCodesWithPairs(
+    modelled.map((f) => enc.columns[f]),
+    modelled.map((f) => cards[f]),
+    modelled.map((f) => enc.codes[f]),
+    modelled.map((f) => synthCodes[f]),
+    modelled.map((f) => unseenCodes[f]),
+  );
+  report.excluded = enc.codecs.filter((c) => c.kind === "id").map((c) => c.name);
+  report.checks = columnChecks(enc.codecs, realScan, synth, opts.metadata);
+  if (opts.metadata?.rules?.length) report.rules = ruleReports(opts.metadata, realScan, synth);
+  const seed = opts.seed ?? 0;
+
+  let holdout: { scan: ScannedTable; codes: CodeArray[] } | undefined;
+  if (opts.holdout !== undefined) {
+    const scan = await scanTable(opts.holdout, 1, opts);
+    holdout = { scan, codes: encodeWithRealCodes(scan, enc.codecs, enc.columns) };
+  }
+  if (target !== undefined && opts.multiclass) {
+    if (opts.positive !== undefined) throw new RangeError("multiclass predicts every class: it takes no positive value");
+    const t = enc.columns.indexOf(target);
+    const codec = enc.codecs[t];
+    const feats = enc.columns.map((_, f) => f).filter((f) => f !== t);
+    const featCards = feats.map((f) => cards[f]);
+    const test = holdout ? holdout.codes : enc.codes;
+    const testX = feats.map((f) => test[f]);
+    const testCounts = counts1(test[t], cards[t]);
+    const classes: number[] = [];
+    testCounts.forEach((c, code) => {
+      if (c > 0) classes.push(code);
+    });
+    if (classes.length < 2) {
+      throw new DataError(
+        `${holdout ? holdout.scan.source : realScan.source}: every row of "${target}" is in one class, so ROC AUC is undefined.`,
+        { column: target },
+      );
+    }
+    const index = new Map(classes.map((c, k) => [c, k]));
+    const testY = Uint8Array.from(test[t], (c) => index.get(c)!);
+    const lrOpts = { seed, epochs: opts.tstrEpochs };
+    const ovr = async (train: CodeArray[]) => {
+      const scores: Float64Array[] = [];
+      for (const c of classes) {
+        const m = await fitLogistic(feats.map((f) => train[f]), featCards, Uint8Array.from(train[t], (v) => (v === c ? 1 : 0)), lrOpts);
+        scores.push(m.logits(testX));
+      }
+      return rocAucOvr(scores, testY);
+    };
+    const onSynth = await ovr(synthCodes);
+    report.tstr_auc = onSynth.auc;
+    if (holdout) report.tstr_auc_train = (await ovr(enc.codes)).auc;
+    report.tstr = {
+      target,
+      positive: "each class, one-vs-rest",
+      test: holdout ? "holdout" : "real",
+      test_rows: testY.length,
+      test_positives: testY.length,
+      classes: classes.map((c, k) => ({
+        value: c === codec.K ? "(a value the real column never has)" : valueOf(codec, c),
+        test_rows: testCounts[c],
+        auc: onSynth.perClass[k],
+      })),
+    };
+  } else if (target !== undefined) {
+    const t = enc.columns.indexOf(target);
+    const codec = enc.codecs[t];
+    const positiveCode = positiveCodeOf(codec, enc.codes[t], opts.positive);
+    const feats = enc.columns.map((_, f) => f).filter((f) => f !== t);
+    const featCards = feats.map((f) => cards[f]);
+    const labelsOf = (codes: CodeArray[]): Uint8Array => Uint8Array.from(codes[t], (c) => (c === positiveCode ? 1 : 0));
+    const test = holdout ? holdout.codes : enc.codes;
+    const testX = feats.map((f) => test[f]);
+    const testY = labelsOf(test);
+    const testPositives = testY.reduce((s, v) => s + v, 0);
+    if (testPositives === 0 || testPositives === testY.length) {
+      throw new DataError(
+        `${holdout ? holdout.scan.source : realScan.source}: every row of "${target}" is in one class, so ROC AUC is undefined.`,
+        { column: target },
+      );
+    }
+    const lrOpts = { seed, epochs: opts.tstrEpochs };
+    const onSynth = await fitLogistic(feats.map((f) => synthCodes[f]), featCards, labelsOf(synthCodes), lrOpts);
+    report.tstr_auc = rocAuc(onSynth.logits(testX), testY);
+    if (holdout) {
+      const onReal = await fitLogistic(feats.map((f) => enc.codes[f]), featCards, labelsOf(enc.codes), lrOpts);
+      report.tstr_auc_train = rocAuc(onReal.logits(testX), testY);
+    }
+    report.tstr = {
+      target,
+      positive: valueOf(codec, positiveCode),
+      test: holdout ? "holdout" : "real",
+      test_rows: testY.length,
+      test_positives: testPositives,
+    };
+  }
+  const details: EvaluationDetails = {
+    codecs: enc.codecs,
+    cards,
+    modelled,
+    scans: { real: realScan, synthetic: synth, ...(holdout ? { holdout: holdout.scan } : {}) },
+    codes: { real: enc.codes, synthetic: synthCodes, ...(holdout ? { holdout: holdout.codes } : {}) },
+    pairTvd,
+  };
+  if (holdout) {
+    const { check, distances } = privacyCheckWithDistances(
+      enc.codes,
+      holdout.codes,
+      synthCodes,
+      { train: realScan, holdout: holdout.scan, synth, columns: enc.columns },
+      { seed, sample: opts.dcrSample },
+    );
+    report.privacy = check;
+    details.dcr = distances;
+    if (holdout.scan.n < MIN_HOLDOUT_ROWS) {
+      report.holdout_warning =
+        `HOLDOUT has ${holdout.scan.n} rows, fewer than ${MIN_HOLDOUT_ROWS}: too small for its reference to mean anything ` +
+        `(the DCR share moves by ±${(1 / Math.sqrt(holdout.scan.n)).toFixed(2)} between draws); read the near-copy check instead.`;
+    }
+  }
+  if (realScan.n >= 2 && synth.n >= 1) {
+    const compared = modelled;
+    const keys = nearCopyKeys(enc.codecs, compared, realScan, synth, enc.codes, synthCodes);
+    report.near_copies = nearCopyCheck(keys.real, keys.synth, compared.map((f) => enc.columns[f]), {
+      seed,
+      ...(opts.nearCopySplits !== undefined ? { splits: opts.nearCopySplits } : {}),
+    });
+  }
+  return { report, details };
+}
+
+/** Encodes a second table with the real table's code books; values they do not know get code K_f. */
+function encodeWithRealCodes(scan: ScannedTable, codecs: ColumnCodec[], columns: string[]): CodeArray[] {
+  const missing = columns.filter((c) => !scan.columns.includes(c));
+  if (missing.length) {
+    throw new DataError(`${scan.source} lacks column${missing.length > 1 ? "s" : ""} ${missing.map((c) => `"${c}"`).join(", ")} of the real table.`, {
+      column: missing[0],
+    });
+  }
+  return encodeScanned(scan, codecs, codecs.map((c) => c.K));
+}
+
+/**
+ * The positive code of a TSTR target: `positive` encoded, else the less frequent of the two most
+ * frequent codes of the real column (codes ranked by count, ties by the smaller code first; so of
+ * two equally frequent classes, the later code).
+ */
+function positiveCodeOf(codec: ColumnCodec, codes: CodeArray, positive: string | undefined): number {
+  if (positive !== undefined) {
+    const c = codec.encode(positive.trim());
+    if (c < 0) throw new DataError(`The real column "${codec.name}" never has the value ${JSON.stringify(positive)}.`, { column: codec.name });
+    return c;
+  }
+  const counts = counts1(codes, codec.K);
+  const ranked = Array.from({ length: codec.K }, (_, c) => c)
+    .filter((c) => counts[c] > 0)
+    .sort((a, b) => counts[b] - counts[a] || a - b);
+  if (ranked.length < 2) {
+    throw new DataError(`The real column "${codec.name}" has a single value, so there is nothing to predict.`, { column: codec.name });
+  }
+  return ranked[1];
+}
+
+/** The value text of a code (the first mapping entry), or `code <c>` for binned codes. */
+function valueOf(codec: ColumnCodec, code: number): string {
+  for (const [v, c] of Object.entries(codec.mapping)) if (c === code) return v;
+  return `code ${code}`;
+}

@@ -1,0 +1,270 @@
+/**
+ * A decoded batch held by column, with no string per cell until a writer needs one (issue 25).
+ *
+ * `Decoder.decodeBatch` (`./decode`) fills one {@link DecodedColumn} per feature, in the form its
+ * decoder writes best:
+ * - `dict`: the cell of row r is `dict[index[r]]`. A code-book column (categorical, point bins)
+ *   hands its code -> text array over once per column and per row only the index; a pooled code's
+ *   draw is the index of the drawn value; a fresh value (`./semantic`) is appended to the
+ *   batch's own copy of the dictionary. Writers prepare each entry once (its CSV field bytes, its
+ *   typed value), not once per row.
+ * - `int`: a quantile-binned numerical column written as integers (`decimals` 0, exact lattice):
+ *   the cell of row r is `String(values[r])`, or "" where `blank[r]` is 1. Int64 output reads the
+ *   number, CSV writes its digits; no text is made.
+ * - `text`: one string per cell (identifiers, datetime and decimal bins, seed tables, tables the
+ *   caller built): the form every writer already reads.
+ * The text of a cell (`text(r, f)`) is in every form the string the row decoder writes, so
+ * {@link DecodedBatch.toTable} gives the rows of `Decoder.decode` exactly.
+ *
+ * Rules (`./rules/enforce`) and seed cells rewrite cells through {@link DecodedBatch.set}: a text
+ * a `dict` column lacks is appended to its dictionary; a `int` column keeps a canonical integer
+ * text (`String(Number(t)) === t`) or "" as a number, anything else turns the column into `text`.
+ */
+import type { Table } from "../io/csv";
+
+/** Cells of one column: an index into a dictionary. */
+export interface DictColumn {
+  kind: "dict";
+  /** Texts; entries may repeat. The batch owns it once {@link DecodedBatch.set} appends to it. */
+  dict: string[];
+  /** Per row, the index of its text in `dict`. */
+  index: Int32Array;
+}
+
+/** Cells of one column: integers held as doubles (exact below 2^53) with a blank flag. */
+export interface IntColumn {
+  kind: "int";
+  /** Per row, the integer (any value where `blank[r]` is 1). */
+  values: Float64Array;
+  /** Per row, 1 for a blank cell; undefined when no row is blank. */
+  blank?: Uint8Array;
+}
+
+/** Cells of one column: one string each. */
+export interface TextColumn {
+  kind: "text";
+  cells: string[];
+}
+
+/** One column of a {@link DecodedBatch}. */
+export type DecodedColumn = DictColumn | IntColumn | TextColumn;
+
+/** The text of row `r` of `col` (the string the row decoder writes). */
+export function cellText(col: DecodedColumn, r: number): string {
+  switch (col.kind) {
+    case "dict":
+      return col.dict[col.index[r]];
+    case "int":
+      return col.blank !== undefined && col.blank[r] === 1 ? "" : String(col.values[r]);
+    case "text":
+      return col.cells[r];
+  }
+}
+
+/** Reads and rewrites cells by row and feature index (what the rules need of a batch). */
+export interface Cells {
+  /** Number of rows. */
+  readonly length: number;
+  /** Text of the cell in row r, feature f. */
+  get(r: number, f: number): string;
+  /** Rewrites the cell in row r, feature f. */
+  set(r: number, f: number, text: string): void;
+  /** Optional fast path: per row, the code `toCode` gives the text of column f's cell, -1 for none. */
+  codesOf?(f: number, toCode: ReadonlyMap<string, number>): Int32Array;
+  /**
+   * Optional fast path of {@link set} over many rows of column f: for x < `count`, the cell of row
+   * `rows[x]` becomes `texts[entry[x]]` where that is a string other than the cell's text, in
+   * order of x (each row at most once). Returns the number of cells changed.
+   */
+  setMany?(f: number, rows: Int32Array, entry: Int32Array, count: number, texts: readonly (string | undefined)[]): number;
+}
+
+/** Rows of strings (`rows[r][f]`) as {@link Cells}. */
+export function rowCells(rows: string[][]): Cells {
+  return {
+    length: rows.length,
+    get: (r, f) => rows[r][f],
+    set: (r, f, text) => {
+      rows[r][f] = text;
+    },
+  };
+}
+
+/**
+ * A decoded batch by column ({@link DecodedColumn} per feature, in `columns` order), `length` rows.
+ * @see the module comment for the forms and how cells are rewritten.
+ */
+export class DecodedBatch implements Cells {
+  /** Per column, text -> first index in its dictionary (built on the first {@link set} of a dict column). */
+  private readonly lookup: (Map<string, number> | undefined)[] = [];
+  /** Per dict column, true once its dictionary is the batch's own copy. */
+  private readonly ownDict: boolean[] = [];
+
+  /**
+   * @param columns column names (the CSV header), one per entry of `cells`.
+   * @param cells   the columns; each holds `length` rows.
+   * @param length  number of rows.
+   */
+  constructor(
+    readonly columns: string[],
+    readonly cells: DecodedColumn[],
+    readonly length: number,
+  ) {}
+
+  /** A batch of text columns holding the rows of `table` (a caller's table, seed rows). */
+  static fromTable(table: Table): DecodedBatch {
+    const n = table.rows.length;
+    const cells: DecodedColumn[] = table.columns.map((_, f) => {
+      const out: string[] = new Array(n);
+      for (let r = 0; r < n; r++) out[r] = table.rows[r][f];
+      return { kind: "text", cells: out };
+    });
+    return new DecodedBatch(table.columns, cells, n);
+  }
+
+  /** Text of the cell in row r, column f. */
+  get(r: number, f: number): string {
+    return cellText(this.cells[f], r);
+  }
+
+  /**
+   * Per row, the code `toCode` gives the text of column f's cell (-1 where it gives none); a
+   * code-book column looks each dictionary entry up once.
+   */
+  codesOf(f: number, toCode: ReadonlyMap<string, number>): Int32Array {
+    const col = this.cells[f];
+    const out = new Int32Array(this.length);
+    if (col.kind === "dict") {
+      const entry = Int32Array.from(col.dict, (t) => toCode.get(t) ?? -1);
+      for (let r = 0; r < this.length; r++) out[r] = entry[col.index[r]];
+    } else for (let r = 0; r < this.length; r++) out[r] = toCode.get(cellText(col, r)) ?? -1;
+    return out;
+  }
+
+  /** Rewrites the cell in row r, column f with `text` (see the module comment). */
+  set(r: number, f: number, text: string): void {
+    const col = this.cells[f];
+    switch (col.kind) {
+      case "text":
+        col.cells[r] = text;
+        return;
+      case "dict":
+        col.index[r] = this.dictIndex(f, col, text, true)!;
+        return;
+      case "int": {
+        if (text === "") {
+          col.blank ??= new Uint8Array(this.length);
+          col.blank[r] = 1;
+          return;
+        }
+        const x = Number(text);
+        if (String(x) === text) {
+          col.values[r] = x;
+          if (col.blank !== undefined) col.blank[r] = 0;
+          return;
+        }
+        const cells: string[] = new Array(this.length);
+        for (let q = 0; q < this.length; q++) cells[q] = cellText(col, q);
+        cells[r] = text;
+        this.cells[f] = { kind: "text", cells };
+        return;
+      }
+    }
+  }
+
+  /**
+   * {@link Cells.setMany}: {@link set} for every x whose text differs, the same cells and
+   * dictionary; a code-book column looks each text up once, not once per row.
+   */
+  setMany(f: number, rows: Int32Array, entry: Int32Array, count: number, texts: readonly (string | undefined)[]): number {
+    const col = this.cells[f];
+    if (col.kind !== "dict") {
+      let changed = 0;
+      for (let x = 0; x < count; x++) {
+        const text = texts[entry[x]];
+        if (text === undefined || this.get(rows[x], f) === text) continue;
+        this.set(rows[x], f, text);
+        changed++;
+      }
+      return changed;
+    }
+    // Per entry of `texts`, its dictionary index (-1: not yet in the dictionary, -2: no text), and
+    // per dictionary index, whether its text is that entry's: a row changes where it is not.
+    const at = new Int32Array(texts.length).fill(-1);
+    for (let e = 0; e < texts.length; e++) {
+      const text = texts[e];
+      if (text === undefined) at[e] = -2;
+      else {
+        const i = this.dictIndex(f, col, text, false);
+        if (i !== undefined) at[e] = i;
+      }
+    }
+    let changed = 0;
+    for (let x = 0; x < count; x++) {
+      const e = entry[x];
+      let i = at[e];
+      if (i === -2) continue;
+      const r = rows[x];
+      const text = texts[e]!;
+      if (col.dict[col.index[r]] === text) continue;
+      if (i === -1) i = at[e] = this.dictIndex(f, col, text, true)!;
+      col.index[r] = i;
+      changed++;
+    }
+    return changed;
+  }
+
+  /**
+   * The index {@link set} gives `text` in dict column f: the first entry holding it; when none,
+   * appended (to the batch's own copy of the dictionary) if `add`, else undefined.
+   */
+  private dictIndex(f: number, col: DictColumn, text: string, add: boolean): number | undefined {
+    let map = this.lookup[f];
+    if (map === undefined) {
+      map = new Map();
+      for (let i = col.dict.length - 1; i >= 0; i--) map.set(col.dict[i], i);
+      this.lookup[f] = map;
+    }
+    let i = map.get(text);
+    if (i === undefined && add) {
+      if (!this.ownDict[f]) {
+        col.dict = col.dict.slice();
+        this.ownDict[f] = true;
+      }
+      i = col.dict.push(text) - 1;
+      map.set(text, i);
+    }
+    return i;
+  }
+
+  /**
+   * A batch of rows `rows` of this one, in that order (indices in [0, length)); dictionaries are
+   * shared, not copied (the new batch copies one before its first {@link set} appends to it).
+   */
+  select(rows: readonly number[]): DecodedBatch {
+    const n = rows.length;
+    const cells = this.cells.map((col): DecodedColumn => {
+      switch (col.kind) {
+        case "dict":
+          return { kind: "dict", dict: col.dict, index: Int32Array.from(rows, (r) => col.index[r]) };
+        case "int":
+          return { kind: "int", values: Float64Array.from(rows, (r) => col.values[r]), ...(col.blank ? { blank: Uint8Array.from(rows, (r) => col.blank![r]) } : {}) };
+        case "text":
+          return { kind: "text", cells: rows.map((r) => col.cells[r]) };
+      }
+    });
+    return new DecodedBatch(this.columns, cells, n);
+  }
+
+  /** The rows as strings (`rows[r][f]`), as `Decoder.decode` returns them. */
+  toTable(): Table {
+    const n = this.length;
+    const m = this.cells.length;
+    const rows: string[][] = new Array(n);
+    for (let r = 0; r < n; r++) rows[r] = new Array(m);
+    this.cells.forEach((col, f) => {
+      for (let r = 0; r < n; r++) rows[r][f] = cellText(col, r);
+    });
+    return { columns: this.columns, rows };
+  }
+}

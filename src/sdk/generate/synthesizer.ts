@@ -1,0 +1,421 @@
+/**
+ * The fit/sample helper: the whole client-side flow of the contract ("metadata extraction, data
+ * encoding, training, embedding generation, decoding") behind two calls.
+ *
+ * ```ts
+ * const client = new Synthd();
+ * const synth = await Synthesizer.fit(client, "adult.csv", { config: { max_epochs: 50 } });
+ * await synth.writeCsv("synthetic.csv", 32_561, { seed: 7 });
+ * await synth.writeFile("synthetic.parquet", 32_561, { seed: 7 }); // or .arrow; same rows, typed columns
+ * ```
+ *
+ * Reproducibility: batch b of a `sample(n, {seed})` call asks the server for
+ * `{num_rows, seed: deriveSeed(seed, b, 0)}` and decodes with `deriveSeed(seed, b, 1)` (identifiers:
+ * one generator keyed `deriveSeed(seed, 0, 2)` for the whole sample, row i its i-th value), so the same
+ * model weights, `n`, `seed` and `batchSize` give byte-identical CSV. Without a seed, a random
+ * one is drawn per call.
+ *
+ * Seeded generation (issue 12, `./seeded`): `sample(n, { where })` asks every batch for rows that
+ * satisfy the condition (`{num_rows, seed, condition}`) and decodes ranged columns inside their
+ * ranges; `sample({ seedData })` sends the seed table in batches of at most
+ * MAX_SEED_ROWS_PER_REQUEST rows (`{seed, seed_data}`, batch b seeded as above) and writes the seed
+ * table's non-blank cells back verbatim. Bad conditions and seed cells are DataErrors raised before
+ * the first request.
+ *
+ * Output formats (issue 13, `../io/formats`): {@link Synthesizer.writeFile} writes CSV, Parquet or the
+ * Arrow IPC file format, chosen by `format` or the path's extension, batch by batch; Parquet and
+ * Arrow columns are typed from the metadata (`../io/typed`), and hold the same values as the CSV of the
+ * same seed.
+ */
+import { randomInt } from "node:crypto";
+import type { Writable } from "node:stream";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Metadata, type Model } from "../../types";
+import type { Synthd } from "../client/client";
+import { fileOfDescription, type Table, type TableSource } from "../io/csv";
+import { Decoder } from "./decode";
+import { chooseFormat, writeBatches } from "../io/formats";
+import type { DecodedBatch } from "./batch";
+import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable } from "./seeded";
+import { DEFAULTS, analyzeTable, type ColumnOverride, type ExtractOptions } from "../metadata/metadata";
+import type { GeneratedCodes, WaitOptions } from "../client/models";
+import { deriveSeed } from "./prng";
+import { DataError } from "../errors";
+import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "../privacy/filter";
+import { MIN_ROWS, defaultRareThreshold, defaultBinCap, sourceOf, fitConfig } from "./fit-defaults";
+import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
+
+/** `../io/typed` (apache-arrow's types), loaded to check seed cells against typed columns, not for CSV. */
+function typed(): typeof import("../io/typed") {
+  return require("../io/typed");
+}
+
+/**
+ * Batches the near-copy filter may add after the planned ones before the rest is kept unfiltered
+ * ({@link Synthesizer.sampleBatches}).
+ */
+export const FILTER_TOP_UP_ROUNDS = 8;
+
+
+/** A trained (or training) model with its metadata: fit once, sample many times. */
+export class Synthesizer {
+  readonly decoder: Decoder;
+  /**
+   * Drops sampled rows that nearly copy a real row (`../privacy/filter`). Set by {@link fit} for a
+   * table of fewer than {@link FILTER_MAX_ROWS} rows (not with differential privacy, and not
+   * where real rows nearly copy each other often), or by {@link useNearCopyFilter}; else none.
+   * Seeded generation (one row per seed row) does not filter.
+   */
+  nearCopyFilter?: NearCopyFilter;
+  private constructor(
+    readonly client: Synthd,
+    /** The model as last seen (creation, wait, or fromModel). */
+    public model: Model,
+    /** The metadata the model was trained on (decoding needs nothing else). */
+    readonly metadata: Metadata,
+  ) {
+    this.decoder = new Decoder(metadata);
+  }
+
+  /** The model id (`mdl_...`). */
+  get id(): string {
+    return this.model.id;
+  }
+
+  /** Column names in the original table order. */
+  get columns(): string[] {
+    return [...this.metadata.features];
+  }
+
+  /**
+   * Extracts metadata from `source` (streamed CSV or in-memory table), creates the model and,
+   * unless `wait: false`, waits until it is ready. The extraction options apply: `domain` for an
+   * already-discretized table, `privacy: {epsilon, delta?}` for differentially private marginals
+   * (needs `domain`; the budget lands in `metadata.column_stats[f].privacy`). `model_size` and
+   * `max_epochs` that `config` leaves out are chosen by the table's rows ({@link fitConfig}) and
+   * sent explicitly; so is the rare threshold k when `rareThreshold` is not given
+   * ({@link defaultRareThreshold}: 5 under 1,000 rows, else 2) and the bins per numerical column when
+   * `binCap` is not given ({@link defaultBinCap}: fewer under 160 rows).
+   * @throws DataError (bad table or domain; fewer than `minRows` rows, default {@link MIN_ROWS}),
+   *         RangeError (privacy without domain, bad epsilon or delta, bad minRows), the HTTP errors
+   *         of Create Model, TrainingFailedError, TrainingTimeoutError.
+   */
+  static async fit(client: Synthd, source: TableSource, opts: FitOptions = {}): Promise<Synthesizer> {
+    const minRows = opts.minRows ?? MIN_ROWS;
+    if (!(Number.isInteger(minRows) && minRows >= 1)) throw new RangeError("minRows must be an integer >= 1");
+    let analysis = await analyzeTable(source, opts);
+    if (opts.domain === undefined) {
+      // k and the bins depend on the rows, known only after a pass; a small table is read again at once.
+      const small = {
+        ...(opts.rareThreshold === undefined && defaultRareThreshold(analysis.n) !== DEFAULTS.rareThreshold ? { rareThreshold: defaultRareThreshold(analysis.n) } : {}),
+        ...(opts.binCap === undefined && defaultBinCap(analysis.n) !== DEFAULTS.binCap ? { binCap: defaultBinCap(analysis.n) } : {}),
+      };
+      if (Object.keys(small).length > 0) analysis = await analyzeTable(source, { ...opts, ...small });
+    }
+    if (analysis.n < minRows) {
+      const name = typeof source === "string" ? source : "the in-memory table";
+      throw new DataError(
+        `${name} has ${analysis.n} data row${analysis.n === 1 ? "" : "s"}; at least ${minRows} are needed to model it, because below that ` +
+          `the marginals sent describe each row (every value its own code, every pair's joint counts) and the samples would be copies of the rows.`,
+        { file: typeof source === "string" ? fileOfDescription(name) : undefined },
+      );
+    }
+    opts.onAnalysis?.(analysis);
+    const metadata: Metadata = { ...analysis.metadata, source: sourceOf(source, analysis.n, opts.privacy !== undefined) };
+    const { config, chosen } = fitConfig(analysis.n, opts.config);
+    opts.onConfig?.(config, chosen, analysis.n);
+    const model = await client.models.create(
+      { metadata, config },
+      opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : undefined,
+    );
+    const s = new Synthesizer(client, model, metadata);
+    if (opts.nearCopyFilter ?? (analysis.n < FILTER_MAX_ROWS && opts.privacy === undefined)) {
+      if (opts.privacy !== undefined) throw new RangeError("nearCopyFilter cannot be combined with privacy: the output would depend on the real rows");
+      const built = await s.useNearCopyFilter(source, {
+        ...(opts.domain !== undefined ? { domain: opts.domain } : { columns: opts.columns }),
+        delimiter: opts.delimiter,
+        encoding: opts.encoding,
+      });
+      opts.onNearCopyFilter?.(built);
+    }
+    if (opts.wait !== false) await s.waitUntilReady({ ...opts.waitOptions, onProgress: opts.onProgress });
+    return s;
+  }
+
+  /**
+   * A synthesizer for an existing model: fetches the model and `GET /v1/models/{id}/metadata`.
+   * @throws NotFoundError when the model does not exist for this key.
+   */
+  static async fromModel(client: Synthd, id: string): Promise<Synthesizer> {
+    const [model, metadata] = await Promise.all([client.models.retrieve(id), client.models.metadata(id)]);
+    return new Synthesizer(client, model, metadata);
+  }
+
+  /**
+   * Builds the near-copy filter from the real table the model was fitted on (`../privacy/filter`),
+   * e.g. for a synthesizer from {@link fromModel}.
+   * The model's identifier columns are not compared, nor those `read.columns` declares
+   * identifiers: an identifier is written fresh, never real, so comparing it would hide a row that
+   * copies a person on every other column (the check of `evaluate` leaves identifiers out too).
+   * @param read kind overrides, or the `domain` of a discretized table; delimiter, encoding.
+   * @returns the filter's split share, and why none was built when so (then the synthesizer keeps
+   *   no filter).
+   * @throws DataError for a real table that cannot be read or lacks a column of the model.
+   */
+  async useNearCopyFilter(real: TableSource, read: Pick<ExtractOptions, "columns" | "delimiter" | "encoding" | "domain"> = {}): Promise<FilterBuild> {
+    const ids = Object.entries(this.metadata.column_stats ?? {})
+      .filter(([, st]) => st.type === "id")
+      .map(([c]): [string, ColumnOverride] => [c, { type: "id" }]);
+    const columns = read.domain === undefined && ids.length > 0 ? { columns: { ...read.columns, ...Object.fromEntries(ids) } } : {};
+    const built = await NearCopyFilter.build(real, { ...read, ...columns });
+    this.nearCopyFilter = built.filter;
+    return built;
+  }
+
+  /** Polls until the model is ready (see `Models.waitUntilReady`); updates `this.model`. */
+  async waitUntilReady(opts: WaitOptions = {}): Promise<Model> {
+    this.model = await this.client.models.waitUntilReady(this.id, opts);
+    return this.model;
+  }
+
+  /**
+   * Generates `n` rows batch by batch (at most `batchSize` <= 100,000 per request) and yields
+   * each decoded batch as a {@link Table}. The request for batch b + 1 is sent while batch b is
+   * decoded and consumed (one request ahead), so the server generates while the client decodes;
+   * a consumer that stops early has had at most one batch more generated, and charged, than it
+   * took (`sample` and the file writers always take every batch).
+   * With the near-copy filter ({@link nearCopyFilter}; `opts.nearCopyFilter: false` turns it off
+   * for one call) rows that nearly copy a real row are dropped and, after the planned batches,
+   * replaced by further batches of the same seeded stream (batch b >= the planned count asks for
+   * twice the rows still missing, at least 16), so the same seed still gives the same rows and
+   * `n` rows come back; the rows dropped are generated, and charged, too. After
+   * {@link FILTER_TOP_UP_ROUNDS} such batches the rest is kept unfiltered (never reached when the
+   * filter drops a few rows in a hundred, as it is built to).
+   * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
+   */
+  async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
+    for await (const b of this.sampleDecoded(n, opts)) yield b.toTable();
+  }
+
+  /** {@link sampleBatches} with each batch held by column (`./batch`), as the file writers take it. */
+  private async *sampleDecoded(n: number, opts: SampleOptions): AsyncGenerator<DecodedBatch> {
+    if (!(Number.isInteger(n) && n >= 1)) throw new RangeError("n must be a positive integer");
+    const batchSize = opts.batchSize ?? MAX_ROWS_PER_REQUEST;
+    if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_ROWS_PER_REQUEST)) {
+      throw new RangeError(`batchSize must be an integer in [1, ${MAX_ROWS_PER_REQUEST}]`);
+    }
+    const where = opts.where !== undefined ? compileWhere(this.decoder, opts.where) : undefined;
+    const conditioned = where !== undefined && Object.keys(where.condition).length > 0;
+    const seed = opts.seed ?? randomInt(0, 2 ** 47);
+    const calibrate = opts.calibrate ?? !this.isPrivate();
+    const batches = Math.ceil(n / batchSize);
+    // A condition's columns keep the condition: row rules rewrite the other columns around them.
+    const fixedFeatures = this.metadata.features.map((f) => conditioned && Object.hasOwn(where.condition, f));
+    const fetchBatch = (b: number, rows?: number): Promise<GeneratedCodes> => {
+      const p = this.client.models.generateCodes(
+        this.id,
+        {
+          embedding: {
+            num_rows: rows ?? Math.min(batchSize, n - b * batchSize),
+            seed: deriveSeed(seed, b, 0),
+            ...(calibrate ? { calibrate: true } : {}),
+            ...(conditioned ? { condition: where.condition } : {}),
+          },
+          ...this.samplingFields(opts),
+        },
+        { ...opts.request, format: opts.wire ?? "arrow" },
+      );
+      // A prefetched batch whose consumer stopped first must not be an unhandled rejection.
+      p.catch(() => undefined);
+      return p;
+    };
+    let next = fetchBatch(0);
+    let done = 0;
+    let drawn = 0; // rows decoded, kept or dropped: the next row's index for the identifiers
+    const filter = opts.nearCopyFilter === false ? undefined : this.nearCopyFilter;
+    for (let b = 0; done < n; b++) {
+      const gen = await next;
+      const planned = b + 1 < batches;
+      if (planned) next = fetchBatch(b + 1);
+      let batch = this.decoder.decodeBatch(gen.columns, deriveSeed(seed, b, 1), {
+        rowOffset: drawn,
+        idKey: deriveSeed(seed, 0, 2),
+        ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
+      });
+      drawn += batch.length;
+      let keep: number[] | undefined;
+      if (filter && b - batches < FILTER_TOP_UP_ROUNDS) {
+        const near = await filter.flags(batch.toTable());
+        keep = [];
+        for (let r = 0; r < batch.length; r++) if (near[r] === 0) keep.push(r);
+      }
+      if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
+      if (keep !== undefined) batch = batch.select(keep);
+      done += batch.length;
+      // After the planned batches, when the filter dropped rows: batches of twice the rows missing.
+      if (!planned && done < n) next = fetchBatch(b + 1, Math.min(batchSize, Math.max(16, 2 * (n - done))));
+      opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches: Math.max(batches, b + 1 + (done < n ? 1 : 0)) });
+      if (batch.length > 0) yield batch;
+    }
+  }
+
+  /** `temperature` and `top_p` of a generate body, when set. */
+  private samplingFields(opts: { temperature?: number; topP?: number }): Pick<GenerateRequest, "temperature" | "top_p"> {
+    return {
+      ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+      ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
+    };
+  }
+
+  /**
+   * Seeded generation from a seed table (`./seeded`), batch by batch: one output row per seed row,
+   * in the seed table's order, columns in the model's order. A seed row's non-blank cells are
+   * written back byte for byte (as read: CSV cells untrimmed) and condition the row; its blank
+   * cells, and the model's columns the seed table lacks, are drawn from the model's conditional
+   * (calibrated unless `calibrate: false`, as {@link sampleBatches}).
+   * Batch b (at most `batchSize` <= {@link MAX_SEED_ROWS_PER_REQUEST} seed rows) asks for
+   * `{seed: deriveSeed(seed, b, 0), seed_data}` and decodes with `deriveSeed(seed, b, 1)`, so the
+   * same weights, seed table, seed and batch size give the same rows.
+   * @throws DataError (before any request) for a seed table that cannot be read, a column the
+   *   model lacks (line 1), a cell without a code (column, line, value); RangeError for bad
+   *   options; the HTTP errors of generate (a condition the model gives probability 0:
+   *   InvalidRequestError whose `param` names the batch's row and cell).
+   */
+  async *seededBatches(opts: SeedSampleOptions): AsyncGenerator<Table> {
+    for await (const b of this.seeded(opts)) yield b.toTable();
+  }
+
+  /** {@link seededBatches}, with `check` run on the encoded seed table before the first request. */
+  private async *seeded(opts: SeedSampleOptions, check?: (seed: SeedRows, encoded: EncodedSeed) => void): AsyncGenerator<DecodedBatch> {
+    if ((opts.seedData === undefined) === (opts.seedFile === undefined)) throw new RangeError("give exactly one of seedData and seedFile");
+    const batchSize = opts.batchSize ?? MAX_SEED_ROWS_PER_REQUEST;
+    if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_SEED_ROWS_PER_REQUEST)) {
+      throw new RangeError(`batchSize must be an integer in [1, ${MAX_SEED_ROWS_PER_REQUEST}] for seed tables`);
+    }
+    const seedRows = await readSeedTable(opts.seedFile !== undefined ? { file: opts.seedFile } : opts.seedData!);
+    const encoded = encodeSeed(this.metadata, seedRows);
+    check?.(seedRows, encoded);
+    const n = encoded.rows.length;
+    const seed = opts.seed ?? randomInt(0, 2 ** 47);
+    const calibrate = opts.calibrate ?? !this.isPrivate();
+    const batches = Math.ceil(n / batchSize);
+    for (let b = 0, done = 0; b < batches; b++) {
+      const rows = encoded.rows.slice(done, done + batchSize);
+      const gen = await this.client.models.generateCodes(
+        this.id,
+        {
+          embedding: { seed: deriveSeed(seed, b, 0), ...(calibrate ? { calibrate: true } : {}), seed_data: { features: encoded.features, rows } },
+          ...this.samplingFields(opts),
+        },
+        { ...opts.request, format: opts.wire ?? "arrow" },
+      );
+      const decodeSeed = deriveSeed(seed, b, 1);
+      const batch = this.decoder.decodeBatch(gen.columns, decodeSeed, { rowOffset: done, idKey: deriveSeed(seed, 0, 2), rules: false });
+      for (let r = 0; r < batch.length; r++) {
+        const kept = encoded.keep[done + r];
+        for (let f = 0; f < batch.cells.length; f++) if (kept[f] !== undefined) batch.set(r, f, kept[f]!);
+      }
+      // Row rules after the seed cells are back: they rewrite only the cells the seed left blank.
+      const at = done;
+      this.decoder.enforceCells(
+        batch,
+        decodeSeed,
+        (r, f) => encoded.keep[at + r][f] !== undefined,
+        this.metadata.features.map((f) => gen.columns[f]),
+      );
+      done += batch.length;
+      opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
+      yield batch;
+    }
+  }
+
+  /**
+   * Fills the blank cells of a seed table (imputation): `sample({ ...opts, seedData })`.
+   * @throws as {@link seededBatches}.
+   */
+  async impute(seedData: SeedTable, opts: Omit<SeedSampleOptions, "seedData" | "seedFile"> = {}): Promise<Table> {
+    return this.sample({ ...opts, seedData });
+  }
+
+  /** True when the metadata's marginals were measured with differential privacy noise. */
+  isPrivate(): boolean {
+    return Object.values(this.metadata.column_stats ?? {}).some((c) => c.privacy !== undefined);
+  }
+
+  /**
+   * Generates `n` rows (optionally all satisfying `opts.where`) and returns them as one
+   * {@link Table} (columns in the original order); or, given `{ seedData }` / `{ seedFile }`, one
+   * row per seed row with the seed's non-blank cells kept (see {@link seededBatches}).
+   * ```ts
+   * await synth.sample(10_000, { where: { sex: "Female", age: { gte: 60 } }, seed: 7 });
+   * await synth.sample({ seedData: [{ sex: "Female", age: "" }, { sex: "", age: "70" }] });
+   * ```
+   * @throws DataError for bad conditions or seed tables (before any request), RangeError for bad
+   *   options, and the errors of generate.
+   */
+  async sample(n: number, opts?: SampleOptions): Promise<Table>;
+  async sample(opts: SeedSampleOptions): Promise<Table>;
+  async sample(n: number | SeedSampleOptions, opts: SampleOptions = {}): Promise<Table> {
+    const rows: string[][] = [];
+    for await (const t of this.batchesOf(n, opts)) for (const r of t.rows) rows.push(r);
+    return { columns: this.columns, rows };
+  }
+
+  private batchesOf(n: number | SeedSampleOptions, opts: SampleOptions): AsyncGenerator<Table> {
+    return typeof n === "number" ? this.sampleBatches(n, opts) : this.seededBatches(n);
+  }
+
+  /**
+   * Generates `n` rows (or one per seed row, given `{ seedData }` / `{ seedFile }`) and streams
+   * them as CSV (header = the original column names, original order; csv-stringify) to a file
+   * path (created/truncated) or a writable stream (left open). The same as
+   * {@link writeFile} with `format: "csv"`.
+   * @returns the number of rows written.
+   * @throws as {@link sample}.
+   */
+  async writeCsv(dest: string | Writable, n: number, opts?: SampleOptions): Promise<number>;
+  async writeCsv(dest: string | Writable, seeded: SeedSampleOptions): Promise<number>;
+  async writeCsv(dest: string | Writable, n: number | SeedSampleOptions, opts: SampleOptions = {}): Promise<number> {
+    return typeof n === "number" ? this.writeFile(dest, n, { ...opts, format: "csv" }) : this.writeFile(dest, { ...n, format: "csv" });
+  }
+
+  /**
+   * Generates `n` rows (or one per seed row, given `{ seedData }` / `{ seedFile }`) and writes
+   * them batch by batch to a file path (created/truncated) or a writable stream (left open), as
+   * CSV, Parquet or an Arrow IPC file (`../io/formats`): `opts.format`, else the path's extension,
+   * else CSV. The rows are those of {@link sample} with the same options (the same seed gives
+   * the same rows in every format). Parquet and Arrow columns are typed from the metadata
+   * (`../io/typed`): categorical and id columns strings, integer columns Int64, other numbers Float64,
+   * datetimes Timestamp(ms, UTC) (Date32 for date-only formats), blank cells null. Arrow: one
+   * record batch per generate batch. Parquet: one row group per generate batch of `sample(n)`
+   * (`batchSize` rows, default 100,000), row groups of 100,000 rows for seed tables (whose
+   * batches are at most 2,000 rows). Errors raised before the first batch leave no file; a
+   * failure later leaves a partial file at `dest` (write to a temporary name and rename for
+   * all-or-nothing files, as the CLI does).
+   * ```ts
+   * await synth.writeFile("synthetic.parquet", 1_000_000, { seed: 7 });
+   * await synth.writeFile(process.stdout, 1_000, { format: "arrow" });
+   * await synth.writeFile("filled.arrow", { seedFile: "gaps.csv", seed: 7 });
+   * ```
+   * @returns the number of rows written.
+   * @throws RangeError for an unknown format (before any request); DataError for a seed cell a
+   *   typed column cannot hold, e.g. 39.5 in an integer column (before any request, naming line
+   *   and column); otherwise as {@link sample}.
+   */
+  async writeFile(dest: string | Writable, n: number, opts?: SampleOptions & FormatOptions): Promise<number>;
+  async writeFile(dest: string | Writable, seeded: SeedSampleOptions & FormatOptions): Promise<number>;
+  async writeFile(dest: string | Writable, n: number | (SeedSampleOptions & FormatOptions), opts: SampleOptions & FormatOptions = {}): Promise<number> {
+    const format = chooseFormat(dest, typeof n === "number" ? opts.format : n.format);
+    let batches: AsyncGenerator<DecodedBatch>;
+    let rowGroupRows: number;
+    if (typeof n === "number") {
+      batches = this.sampleDecoded(n, opts);
+      rowGroupRows = opts.batchSize ?? MAX_ROWS_PER_REQUEST;
+    } else {
+      // Typed columns check the seed cells they will hold before any request.
+      const converter = format === "csv" ? undefined : new (typed().BatchConverter)(this.metadata);
+      batches = this.seeded(n, converter && ((seed, encoded) => converter.checkSeed(seed, encoded.keep)));
+      rowGroupRows = MAX_ROWS_PER_REQUEST;
+    }
+    return writeBatches(dest, batches, { format, metadata: this.metadata, rowGroupRows });
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The binary output formats of `./formats`: the Arrow IPC file format (`./io/arrow-file`,
+ * apache-arrow's writer, categorical columns dictionary-encoded) and Parquet (our own writer,
+ * `./io/parquet/writer`), written batch by batch from decoded batches (`./batch`) typed by
+ * `./typed`.
+ */
+import { createWriteStream } from "node:fs";
+import { Readable, type Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { RecordBatch } from "apache-arrow";
+import type { Metadata } from "../../types";
+import { MAX_ROWS_PER_REQUEST } from "../../types";
+import type { DecodedBatch } from "../generate/batch";
+import { ArrowFileBatches, arrowFile } from "./arrow-file";
+import { ParquetWriter } from "./parquet/writer";
+import { BatchConverter } from "./typed";
+
+/** Options of {@link writeColumnar} (those of `writeTables` in `./formats`, binary formats only). */
+export interface ColumnarOptions {
+  format: "arrow" | "parquet";
+  /** The model's metadata: column names and types. */
+  metadata: Metadata;
+  /** Parquet: rows per row group (1..1,048,576). Default 100,000. */
+  rowGroupRows?: number;
+}
+
+/**
+ * Writes decoded `batches` (`./batch`) as Arrow or Parquet to a path (created or truncated when the first batch is
+ * converted) or a stream (left open). See `writeTables` in `./formats`, which pulls the first
+ * batch before calling this. An error of the batches fails the write (the file then ends without
+ * a footer).
+ * @returns the number of data rows written.
+ * @throws RangeError for a bad `rowGroupRows` (before the file is created); DataError when a value
+ *   does not fit its column's type (column and row of the output named); the batches' and the
+ *   destination's errors.
+ */
+export async function writeColumnar(
+  dest: string | Writable,
+  batches: AsyncGenerator<DecodedBatch>,
+  opts: ColumnarOptions,
+): Promise<number> {
+  const converter = new BatchConverter(opts.metadata);
+  let count = 0;
+  const describeFrom =
+    (at: number) =>
+    (r: number): string =>
+      `row ${at + r + 1} of the output`;
+  let bytes: Readable;
+  if (opts.format === "arrow") {
+    const file = new ArrowFileBatches(converter, opts.metadata);
+    async function* recordBatches(): AsyncGenerator<RecordBatch> {
+      for await (const b of batches) {
+        const at = count;
+        yield file.recordBatch(b, describeFrom(at));
+        count += b.length;
+      }
+    }
+    bytes = arrowFile(file.schema, recordBatches());
+  } else {
+    const writer = new ParquetWriter(converter, opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);
+    async function* parquetBytes(): AsyncGenerator<Uint8Array> {
+      yield writer.start();
+      for await (const b of batches) {
+        const at = count;
+        count += b.length;
+        yield* writer.write(b, describeFrom(at));
+      }
+      yield* writer.end();
+    }
+    // One row group ahead of the destination at most.
+    bytes = Readable.from(parquetBytes(), { highWaterMark: 1 });
+  }
+  await pipeline(bytes, typeof dest === "string" ? createWriteStream(dest) : dest, { end: typeof dest === "string" });
+  return count;
+}

@@ -1,0 +1,466 @@
+/**
+ * Typed columns for the binary output formats (issue 13, `./formats`): the Arrow type of each
+ * column, read from the model's metadata alone, and the conversion of decoded text rows (what
+ * {@link Decoder} and the CSV writer produce) into Arrow record batches.
+ *
+ * Type per column, from `metadata.column_stats[f]` (docs/formats.md has the same table):
+ * | kind                                   | Arrow type                   | Parquet (physical / logical)  |
+ * |----------------------------------------|------------------------------|-------------------------------|
+ * | categorical, id                        | Utf8                         | BYTE_ARRAY / STRING           |
+ * | numerical, `decimals` 0 (integers)     | Int64                        | INT64                         |
+ * | numerical, other                       | Float64                      | DOUBLE                        |
+ * | datetime, date-only format, no offset  | Date32 (days since epoch)    | INT32 / DATE                  |
+ * | datetime, other                        | Timestamp(ms, "UTC")         | INT64 / TIMESTAMP(MILLIS, UTC)|
+ * | no `column_stats` entry                | Utf8                         | BYTE_ARRAY / STRING           |
+ * - Integers are Int64, not Int32: the metadata gives `min`/`max` only for the training rows, and a
+ *   seed table may keep larger values; Int64 holds every integer the CSV can hold up to ±2^63.
+ *   "Integers" follows the decoder's rule: `decimals` 0, or (older metadata without `decimals`)
+ *   `integer: true`.
+ * - Datetimes hold the instant the CSV text denotes: the text is read in the column's own format
+ *   with the answers of `./datetime`'s strict parser, the one extraction uses ({@link
+ *   datetimeParser} reads the numeric formats faster), so a written UTC offset is applied, and a
+ *   format without an offset is UTC wall-clock time. The offset itself is not kept
+ *   (Arrow and Parquet timestamps are instants; the time zone is "UTC"). A format that writes only
+ *   a date (finest unit a day, e.g. `yyyy-MM-dd`, `dd.MM.yyyy`) and no offset gives Date32: the
+ *   day the text names, which is the same instant, UTC midnight.
+ * - Blank cells (the missing code decodes to "") are null in every column; every field is
+ *   nullable. Non-blank text keeps its bytes in string columns (seed cells as read, untrimmed);
+ *   in typed columns it is trimmed, then parsed.
+ * - Strings are Utf8 in {@link BatchConverter.schema} (the schema Parquet embeds). The Arrow IPC
+ *   file (`./io/arrow-file`) writes categorical columns as `Dictionary<Int32, Utf8>` instead, with
+ *   the same values; Parquet dictionary-encodes its pages on its own.
+ * Each kind's type and text reader live with the kind (`./columns`: `arrowTypeOf`, the numerical
+ * `int64Of` / `float64Of`, the datetime `datetimeParser`); this module builds schemas and batches.
+ */
+import { DateDay, Field, Float64, Int64, RecordBatch, Schema, Struct, TimestampMillisecond, Utf8, makeData, type Data, type DataType } from "apache-arrow";
+import type { Metadata } from "../../types";
+import type { DatetimeFormat } from "../metadata/datetime";
+import { DataError } from "../errors";
+import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType } from "../columns";
+import type { EncodedSeed, SeedRows } from "../generate/seeded";
+import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
+
+export type { ColumnType };
+// The rules (`./rules/check`, `./rules/enforce`) read datetime text with the typed reader from here.
+export { datetimeParser };
+
+/** One output column: its name, value type and, for datetimes, the format its text is read in. */
+export interface TypedColumn {
+  name: string;
+  type: ColumnType;
+  /** Datetime columns: the column's format (`column_stats[f].format`). */
+  datetime?: DatetimeFormat;
+}
+
+const MS_PER_DAY = 86_400_000;
+
+/**
+ * The output columns of a model, in `metadata.features` order, typed by the rules in the module
+ * comment.
+ * @throws RangeError when a datetime column's `format` cannot be compiled (`new DatetimeFormat`).
+ */
+export function columnTypes(meta: Metadata): TypedColumn[] {
+  return meta.features.map((name): TypedColumn => ({ name, ...arrowTypeOf(meta.column_stats?.[name]) }));
+}
+
+function arrowType(t: ColumnType): DataType {
+  switch (t) {
+    case "string":
+      return new Utf8();
+    case "int64":
+      return new Int64();
+    case "float64":
+      return new Float64();
+    case "timestamp":
+      return new TimestampMillisecond("UTC");
+    case "date":
+      return new DateDay();
+  }
+}
+
+/** The Arrow schema of `columns`: one nullable field per column, in order. */
+export function arrowSchema(columns: readonly TypedColumn[]): Schema {
+  return new Schema(columns.map((c) => new Field(c.name, arrowType(c.type), true)));
+}
+
+/** A typed value: string, bigint (int64; timestamps in ms), number (float64; dates in days), or null for a blank. */
+export type TypedValue = string | bigint | number | null;
+
+/**
+ * Converts text cells to typed values and text rows to Arrow record batches for one model's
+ * columns (rules in the module comment).
+ */
+export class BatchConverter {
+  readonly columns: readonly TypedColumn[];
+  readonly schema: Schema;
+  /** Per datetime column: text -> milliseconds since the epoch, undefined when not in the format. */
+  private readonly parsers: (((text: string) => number | undefined) | undefined)[];
+
+  constructor(meta: Metadata) {
+    this.columns = columnTypes(meta);
+    this.schema = arrowSchema(this.columns);
+    this.parsers = this.columns.map((c) => c.datetime && datetimeParser(c.datetime));
+  }
+
+  /**
+   * The typed value of one cell of column `col` (index in `columns`): null for "" (string
+   * columns) or text that is blank after trimming (typed columns); a string column's text as is;
+   * int64: a bigint (an integer literal exactly, other numbers when whole); float64: a number;
+   * timestamp: a bigint of milliseconds since 1970-01-01T00:00:00Z; date: the number of days
+   * since 1970-01-01.
+   * @throws DataError (its message names neither column nor row: callers add them) when the text is not a
+   *   number (numerical), not an integer or outside ±2^63 (int64), not a datetime in the
+   *   column's format (datetime).
+   */
+  value(col: number, text: string): TypedValue {
+    const c = this.columns[col];
+    if (c.type === "string") return text === "" ? null : text;
+    const t = text.trim();
+    if (t === "") return null;
+    switch (c.type) {
+      case "int64":
+        return int64Of(t);
+      case "float64":
+        return float64Of(t, text);
+      case "timestamp":
+        return BigInt(this.millis(col, t, text));
+      case "date":
+        return Math.floor(this.millis(col, t, text) / MS_PER_DAY);
+    }
+  }
+
+  /** Milliseconds since the epoch of datetime text `t` (trimmed `text`). */
+  private millis(col: number, t: string, text: string): number {
+    const ms = this.parsers[col]!(t);
+    if (ms === undefined) throw new DataError(`${JSON.stringify(text)} is not a datetime in the column's format ${this.columns[col].datetime!.format}`);
+    return ms;
+  }
+
+  /**
+   * Checks the cells a seed table keeps (`encodeSeed`'s `keep`, model column order) against the
+   * column types, so that a seed value a typed column cannot hold (39.5 in an integer column, an
+   * integer beyond ±2^63) fails before any request rather than in the middle of a file.
+   * @throws DataError naming the seed table, line, column and value.
+   */
+  checkSeed(seed: SeedRows, keep: EncodedSeed["keep"]): void {
+    keep.forEach((kept, r) => {
+      kept.forEach((text, col) => {
+        if (text === undefined) return;
+        try {
+          this.value(col, text);
+        } catch (e) {
+          if (!(e instanceof DataError)) throw e;
+          const column = this.columns[col].name;
+          throw new DataError(`${seed.name}, line ${seed.lines[r]}, column "${column}": ${e.message}; change the value or write CSV.`, {
+            file: seed.file,
+            line: seed.lines[r],
+            column,
+            cause: e,
+          });
+        }
+      });
+    });
+  }
+
+  /**
+   * One Arrow record batch of `rows` (each `columns.length` decoded strings, in column order).
+   * @param describe names row r of `rows` in error messages (default "row r+1").
+   * @throws DataError from {@link value}, its message prefixed with the column and `describe(r)`.
+   */
+  toRecordBatch(rows: readonly (readonly string[])[], describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
+    const n = rows.length;
+    const children = this.columns.map((c, j) => {
+      const values: TypedValue[] = new Array(n);
+      for (let r = 0; r < n; r++) {
+        try {
+          values[r] = this.value(j, rows[r][j]);
+        } catch (e) {
+          if (e instanceof DataError) throw new DataError(`column "${c.name}", ${describe(r)}: ${e.message}.`, { column: c.name, cause: e });
+          throw e;
+        }
+      }
+      return columnData(c.type, values);
+    });
+    const data = makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children });
+    return new RecordBatch(this.schema, data);
+  }
+
+  /**
+   * {@link toRecordBatch} of a decoded batch by column (`./batch`), the same record batch from the
+   * same cells, converting each cell's text as {@link value} does but without making it where the
+   * column's form allows: a code-book column converts each dictionary entry once (Utf8: its bytes;
+   * typed: its value) and gathers per row; an integer column written as Int64 is copied from its
+   * numbers; text columns go cell by cell.
+   * @param describe names row r of the batch in error messages (default "row r+1").
+   * @throws DataError from {@link value} for a cell its column's type cannot hold, prefixed with
+   *   the column and `describe(r)` (the first such row of the column).
+   */
+  fromBatch(batch: DecodedBatch, describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
+    const n = batch.length;
+    const children = this.columns.map((_, j) => this.columnFromBatch(j, batch.cells[j], n, describe));
+    const data = makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children });
+    return new RecordBatch(this.schema, data);
+  }
+
+  /**
+   * Column `j` of {@link fromBatch}: the Arrow data (of `schema.fields[j]`'s type) of the `n`
+   * cells of `col`, one column of a decoded batch.
+   * @throws DataError as {@link fromBatch}.
+   */
+  columnFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`): Data {
+    const c = this.columns[j];
+    const fail = (r: number, e: unknown): never => {
+      if (e instanceof DataError) throw new DataError(`column "${c.name}", ${describe(r)}: ${e.message}.`, { column: c.name, cause: e });
+      throw e;
+    };
+    if (col.kind === "dict" && c.type === "string") return utf8FromDict(col.dict, col.index);
+    if (col.kind === "int" && c.type === "int64") {
+      const data = int64FromNumbers(col.values, col.blank);
+      if (data) return data;
+    }
+    if (col.kind === "dict") {
+      // Each entry converted once; an entry that fails fails at the first row that holds it.
+      const entries: (TypedValue | { error: unknown })[] = col.dict.map((text) => {
+        try {
+          return this.value(j, text);
+        } catch (e) {
+          return { error: e };
+        }
+      });
+      if (entries.some((v) => v !== null && typeof v === "object")) {
+        for (let r = 0; r < n; r++) {
+          const v = entries[col.index[r]];
+          if (v !== null && typeof v === "object") fail(r, v.error);
+        }
+      }
+      // (A string column's code book went to `utf8FromDict` above.)
+      return typedFromDict(c.type as Exclude<ColumnType, "string">, entries as TypedValue[], col.index);
+    }
+    const values: TypedValue[] = new Array(n);
+    {
+      for (let r = 0; r < n; r++) {
+        try {
+          values[r] = this.value(j, cellText(col, r));
+        } catch (e) {
+          fail(r, e);
+        }
+      }
+    }
+    return columnData(c.type, values);
+  }
+}
+
+/** A dictionary's entries as Arrow Utf8 bytes: entry i is `bytes[start[i] .. start[i + 1])`; `valid[i]` 0 for "" (null). */
+interface Utf8Entries {
+  bytes: Uint8Array;
+  start: Int32Array;
+  valid: Uint8Array;
+}
+
+/** Utf8 bytes per dictionary array (a decoder's code book serves every batch). */
+const utf8Entries = new WeakMap<readonly string[], Utf8Entries>();
+
+function utf8Of(dict: readonly string[]): Utf8Entries {
+  let e = utf8Entries.get(dict);
+  if (e === undefined) {
+    const start = new Int32Array(dict.length + 1);
+    for (let i = 0; i < dict.length; i++) start[i + 1] = start[i] + Buffer.byteLength(dict[i], "utf8");
+    const bytes = Buffer.allocUnsafe(start[dict.length]);
+    for (let i = 0; i < dict.length; i++) bytes.write(dict[i], start[i], "utf8");
+    e = { bytes, start, valid: Uint8Array.from(dict, (v) => (v === "" ? 0 : 1)) };
+    utf8Entries.set(dict, e);
+  }
+  return e;
+}
+
+// The per-row loops of the Arrow builders below are small functions of typed arrays only: each is
+// compiled to optimized code once and reused by every column and batch. Written inline, each
+// builder's loops were compiled on the stack and thrown away again at the object creation after
+// them (V8 had no type feedback there yet), about thirty times per 1M rows of Adult.
+
+/** Sets bit r of `bitmap` where `valid[index[r]]` is 1; returns the rows where it is 0. */
+function dictValidity(index: Int32Array, valid: Uint8Array, bitmap: Uint8Array): number {
+  let nulls = 0;
+  for (let r = 0; r < index.length; r++) {
+    if (valid[index[r]] === 1) bitmap[r >> 3] |= 1 << (r & 7);
+    else nulls++;
+  }
+  return nulls;
+}
+
+/** Sets bit r of `bitmap` where `blank[r]` is 0 (every bit when `blank` is undefined); returns the blank rows. */
+function blankValidity(n: number, blank: Uint8Array | undefined, bitmap: Uint8Array): number {
+  if (blank === undefined) {
+    bitmap.fill(0xff);
+    return 0;
+  }
+  let nulls = 0;
+  for (let r = 0; r < n; r++) {
+    if (blank[r] === 0) bitmap[r >> 3] |= 1 << (r & 7);
+    else nulls++;
+  }
+  return nulls;
+}
+
+/** Fills `offsets` (n + 1 entries) with the running byte length of entries `index[r]` (`start` as in {@link Utf8Entries}); returns the total. */
+function utf8Offsets(index: Int32Array, start: Int32Array, offsets: Int32Array): number {
+  let total = 0;
+  for (let r = 0; r < index.length; r++) {
+    const i = index[r];
+    total += start[i + 1] - start[i];
+    offsets[r + 1] = total;
+  }
+  return total;
+}
+
+/** Copies the bytes of entry `index[r]` for every row r, back to back, into `data`. */
+function utf8Gather(index: Int32Array, start: Int32Array, bytes: Uint8Array, data: Uint8Array): void {
+  for (let r = 0, p = 0; r < index.length; r++) {
+    const i = index[r];
+    for (let b = start[i], e = start[i + 1]; b < e; b++) data[p++] = bytes[b];
+  }
+}
+
+/**
+ * Writes each value's two 32-bit halves into `halves` (little-endian 64-bit slots), skipping blank
+ * rows; returns false at the first value that is not a safe integer.
+ */
+function int64Halves(values: Float64Array, blank: Uint8Array | undefined, halves: Int32Array): boolean {
+  for (let r = 0; r < values.length; r++) {
+    if (blank !== undefined && blank[r] === 1) continue;
+    const x = values[r];
+    if (!Number.isSafeInteger(x)) return false;
+    const hi = Math.floor(x / 4294967296);
+    halves[2 * r] = x - hi * 4294967296;
+    halves[2 * r + 1] = hi;
+  }
+  return true;
+}
+
+/** `nulls` > 0: the bitmap and the count; else no bitmap (every row valid). */
+function nullsOf(nulls: number, bitmap: Uint8Array): { nullCount: number; nullBitmap?: Uint8Array } {
+  return nulls > 0 ? { nullCount: nulls, nullBitmap: bitmap } : { nullCount: 0 };
+}
+
+/**
+ * A code-book column (`dict`, `index`) as Arrow Utf8: each entry's bytes copied to every row that
+ * holds it, "" as null; no string per row.
+ */
+function utf8FromDict(dict: readonly string[], index: Int32Array): Data {
+  const n = index.length;
+  const { bytes, start, valid } = utf8Of(dict);
+  const offsets = new Int32Array(n + 1);
+  const data = new Uint8Array(utf8Offsets(index, start, offsets));
+  utf8Gather(index, start, bytes, data);
+  const bitmap = new Uint8Array(Math.ceil(n / 8));
+  return makeData({ type: new Utf8(), length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap), valueOffsets: offsets, data });
+}
+
+/** Per row, `slot` (2 words per row) gets the two words of entry `index[r]` (`words`, 2 per entry). */
+function gatherWords(index: Int32Array, words: Int32Array, slot: Int32Array): void {
+  for (let r = 0; r < index.length; r++) {
+    const e = index[r];
+    slot[2 * r] = words[2 * e];
+    slot[2 * r + 1] = words[2 * e + 1];
+  }
+}
+
+/** Per row, `out[r] = values[index[r]]`. */
+function gatherValues(index: Int32Array, values: Float64Array | Int32Array, out: Float64Array | Int32Array): void {
+  for (let r = 0; r < index.length; r++) out[r] = values[index[r]];
+}
+
+/**
+ * A code-book column of a typed kind (point bins, datetime code books) from its entries' typed
+ * values (null for a blank; every entry of `entries` of `type`'s kind, the rows that hold an
+ * entry that failed already refused): each entry's value laid out once, then gathered per row
+ * into the column's buffer, no value per row made.
+ */
+function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly TypedValue[], index: Int32Array): Data {
+  const n = index.length;
+  const valid = Uint8Array.from(entries, (v) => (v === null || typeof v === "object" ? 0 : 1));
+  const bitmap = new Uint8Array(Math.ceil(n / 8));
+  const nulls = nullsOf(dictValidity(index, valid, bitmap), bitmap);
+  switch (type) {
+    case "int64":
+    case "timestamp": {
+      const words = new Int32Array(2 * entries.length);
+      entries.forEach((v, e) => {
+        if (typeof v !== "bigint") return;
+        words[2 * e] = Number(BigInt.asIntN(32, v));
+        words[2 * e + 1] = Number(BigInt.asIntN(32, v >> 32n));
+      });
+      const data = new BigInt64Array(n);
+      gatherWords(index, words, new Int32Array(data.buffer));
+      return type === "int64" ? makeData({ type: new Int64(), length: n, ...nulls, data }) : makeData({ type: new TimestampMillisecond("UTC"), length: n, ...nulls, data });
+    }
+    case "float64": {
+      const data = new Float64Array(n);
+      gatherValues(index, Float64Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
+      return makeData({ type: new Float64(), length: n, ...nulls, data });
+    }
+    case "date": {
+      const data = new Int32Array(n);
+      gatherValues(index, Int32Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
+      return makeData({ type: new DateDay(), length: n, ...nulls, data });
+    }
+  }
+}
+
+/**
+ * An integer column (`values`, exact below 2^53) as Arrow Int64, blanks null: each value's two
+ * 32-bit halves written into the 64-bit slots (little-endian, as Arrow's buffers are), no BigInt
+ * per row. Undefined when a value is not a safe integer (the caller converts those as text).
+ */
+function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined): Data | undefined {
+  const n = values.length;
+  const data = new BigInt64Array(n);
+  if (!int64Halves(values, blank, new Int32Array(data.buffer))) return undefined;
+  const bitmap = new Uint8Array(Math.ceil(n / 8));
+  return makeData({ type: new Int64(), length: n, ...nullsOf(blankValidity(n, blank, bitmap), bitmap), data });
+}
+
+/**
+ * The Arrow data of one column of typed values (all of `type`'s kind or null). Nulls go to the
+ * validity bitmap (bit set = valid), their slots hold 0 / an empty string.
+ */
+function columnData(type: ColumnType, values: readonly TypedValue[]): Data {
+  const n = values.length;
+  const valid = new Uint8Array(Math.ceil(n / 8));
+  let nullCount = 0;
+  for (let r = 0; r < n; r++) {
+    if (values[r] === null) nullCount++;
+    else valid[r >> 3] |= 1 << (r & 7);
+  }
+  const common = { length: n, nullCount, nullBitmap: nullCount > 0 ? valid : undefined };
+  switch (type) {
+    case "string": {
+      const offsets = new Int32Array(n + 1);
+      let bytes = 0;
+      for (let r = 0; r < n; r++) {
+        const v = values[r];
+        if (v !== null) bytes += Buffer.byteLength(v as string, "utf8");
+        offsets[r + 1] = bytes;
+      }
+      const data = Buffer.allocUnsafe(bytes);
+      for (let r = 0; r < n; r++) if (values[r] !== null) data.write(values[r] as string, offsets[r], "utf8");
+      return makeData({ type: new Utf8(), ...common, valueOffsets: offsets, data: new Uint8Array(data.buffer, data.byteOffset, bytes) });
+    }
+    case "int64":
+    case "timestamp": {
+      const data = new BigInt64Array(n);
+      for (let r = 0; r < n; r++) if (values[r] !== null) data[r] = values[r] as bigint;
+      return type === "int64" ? makeData({ type: new Int64(), ...common, data }) : makeData({ type: new TimestampMillisecond("UTC"), ...common, data });
+    }
+    case "float64": {
+      const data = new Float64Array(n);
+      for (let r = 0; r < n; r++) if (values[r] !== null) data[r] = values[r] as number;
+      return makeData({ type: new Float64(), ...common, data });
+    }
+    case "date": {
+      const data = new Int32Array(n);
+      for (let r = 0; r < n; r++) if (values[r] !== null) data[r] = values[r] as number;
+      return makeData({ type: new DateDay(), ...common, data });
+    }
+  }
+}

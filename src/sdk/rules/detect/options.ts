@@ -1,0 +1,80 @@
+/**
+ * The options of rule detection (`rules` of extraction) and its thresholds, {@link RULE_LIMITS}.
+ */
+
+/** A rule the user states (the SDK's `rules.declare`); the SDK computes the rest from the data. */
+export type DeclaredRule =
+  | { type: "fixed_combinations"; columns: string[]; determinant?: string }
+  | { type: "inequality"; high: string; low: string; strict?: boolean }
+  | { type: "sum"; total: string; parts: string[] }
+  | { type: "not_equal"; columns: string[] }
+  | { type: "blank_together"; columns: string[] };
+
+/** The SDK's `rules` option (`ExtractOptions.rules`, `synthd fit --rules`). */
+export interface RuleOptions {
+  /** Detect the rules the rows keep (default true). False: only the declared rules. */
+  detect?: boolean;
+  /**
+   * Detected rules to leave out, by id ({@link ruleId}: `fixed_combinations:education,education-num`,
+   * `inequality:high,low`) or by the line `synthd fit` prints for them. An entry that matches no
+   * detected rule is ignored (detection depends on the data).
+   */
+  drop?: string[];
+  /**
+   * Rules the user states: each is computed from the data like a detected one (combinations,
+   * counts, share) and marked `declared: true`; one the data breaks in any row is a DataError.
+   */
+  declare?: DeclaredRule[];
+}
+
+/** Options of {@link detectRules}. */
+export interface DetectOptions extends RuleOptions {
+  /** k: rows a combination needs to be released (default {@link DEFAULTS}.rareThreshold). */
+  rareThreshold?: number;
+  /** Seed of the shuffle of the inequality check (default 23). */
+  seed?: number;
+}
+
+/** Thresholds and caps of detection (the docstring of {@link detectRules} says what each does). */
+export const RULE_LIMITS = {
+  /** A functional dependency A -> B holds when the majority B per A value covers this share of the rows where A repeats. */
+  fdShare: 0.99,
+  /** ... and the rows off the majority are at most this share of the repeated rows off B's most frequent value. */
+  fdExplained: 0.1,
+  /** ... and every repeated A group is consistent by chance under independence with probability below this. */
+  fdChance: 1e-6,
+  /** Sparse combinations: observed distinct pairs at most this share of the pairs independence predicts. */
+  sparseRatio: 0.5,
+  /** Sparse by concentration: rows on released combinations, at least this many times what independence puts there. */
+  sparseLift: 10,
+  /** ... and at least this share of the rows whose values both have a code of their own. */
+  sparseMinShare: 0.2,
+  /** ... and at least this many such rows. */
+  sparseMinRows: 30,
+  /** Sparse combinations: values each column needs (blank excluded). */
+  sparseMinValues: 3,
+  /** Columns in a fixed-combinations group. */
+  groupColumns: 4,
+  /** Columns of fixed combinations, inequality and not-equal considered (the first ones in table order). */
+  maxColumns: 60,
+  /** Numerical columns of the sum check (the first ones in table order). */
+  maxSumColumns: 40,
+  /** Combinations of one rule; a rule with more is skipped. */
+  maxCombinations: 100_000,
+  /** Inequality and sum: share of rows that keep the rule. */
+  share: 0.99,
+  /** Inequality: a pair whose shuffled share reaches this holds by chance. */
+  shuffledShare: 0.95,
+  /** Inequality: rows with both values, at least. */
+  minRows: 10,
+  /** Sum: a part that is 0 in this share of its rows makes the rule trivial (C = B). */
+  zeroShare: 0.99,
+  /** Not equal and blank together: share of rows that keep the rule. */
+  strictShare: 0.999,
+  /** Not equal: equal rows independence predicts, at least. */
+  minExpectedEqual: 5,
+  /** Blank together: blank rows each column needs. */
+  minBlank: 5,
+  /** Blank together: columns in one rule. */
+  blankColumns: 16,
+} as const;
