@@ -22,6 +22,8 @@
  *   marginal and most-frequent baselines, and seeded rows/s over HTTP vs the plain draw.
  * - `near-copies`: issue 24's near-copy check (bench/near-copies.ts) on a 45-row public table and
  *   cars fitted with the defaults: synthetic near-copies of real rows vs a 50/50 split, 2-way TVD.
+ * - `request-path`: the files and lines of src one plain Generate request runs on the server's
+ *   main thread (bench/request-path.ts).
  * - `sample`: issue 13's end-to-end table (bench/sample.ts): the CLI to CSV, Parquet and Arrow, codes
  *   over HTTP as JSON and Arrow, in-process with server-drawn latents, each over the in-process rate.
  */
@@ -37,6 +39,7 @@ import { memoryBench } from "./memory";
 import { seededBench } from "./seeded";
 import { sampleBench } from "./sample";
 import { nearCopiesBench } from "./near-copies";
+import { requestPathBench } from "./request-path";
 
 const program = new Command("bench").description("synthd benchmarks");
 /** Option parser of the numeric options. */
@@ -98,6 +101,12 @@ program
   .option("--calibrate", "calibrated generation (default unless --epsilon); also reports the plain draw")
   .option("--no-calibrate", "the plain draw only")
   .action(fidelityBench);
+
+program
+  .command("request-path")
+  .description("files and lines of src one plain Generate request runs on the server's main thread")
+  .option("--json", "one JSON line", false)
+  .action(requestPathBench);
 
 program
   .command("tables")
