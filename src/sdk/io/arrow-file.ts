@@ -123,9 +123,12 @@ class ColumnDictionary {
   }
 }
 
-/** `out[r] = remap[index[r]]` (blank entries' -1 included: those rows are null). */
+/** `out[r] = remap[index[r]]`, 0 for a blank entry's -1 (the row is null; its slot holds a valid index all the same). */
 function remapIndices(index: Int32Array, remap: Int32Array, out: Int32Array): void {
-  for (let r = 0; r < index.length; r++) out[r] = remap[index[r]];
+  for (let r = 0; r < index.length; r++) {
+    const i = remap[index[r]];
+    out[r] = i < 0 ? 0 : i;
+  }
 }
 
 /** Sets bit r of `bitmap` where `remap[index[r]]` >= 0; returns the other rows (nulls). */
