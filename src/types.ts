@@ -1,6 +1,7 @@
 /**
  * Types shared by the server, the engine and the SDK: the HTTP contract
- * (`shared/spec/service-interface.md`) plus the decisions of DESIGN §2–§3.
+ * (`shared/spec/service-interface.md`) plus what it leaves open, as decided in `docs/decisions.md`
+ * ("The contract and its extensions").
  *
  * The request types carry typia tags: the server's validators are generated from exactly these
  * types at compile time (`typia.createValidateEquals`), so the validator and the SDK's types can

@@ -1,6 +1,6 @@
 /**
  * The store an admin command works on (`keys create`, `orgs set`, `usage`): the embedded LMDB
- * store in `--data-dir`, or with `--database URL` the shared PostgreSQL store (issue 14), opened
+ * store in `--data-dir`, or with `--database URL` the shared topology's PostgreSQL store, opened
  * without a lease (an admin command holds no requests) and migrated if needed. Both stores load when
  * a command opens one, so that defining the options (`main.ts`) loads neither.
  */

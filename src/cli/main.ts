@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
- * The `synthd` command line (DESIGN §1): `serve`, `keys create`, `fit`, `sample` (with `--where`
- * or `--seed-data` for seeded generation; CSV, Parquet or Arrow output), `impute`, `models`,
+ * The `synthd` command line: `serve`, `keys create`, `fit`, `sample` (with `--where` or
+ * `--seed-data` for seeded generation; CSV, Parquet or Arrow output), `impute`, `models`,
  * `evaluate`, `report`. Client commands read SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key` override).
+ * Scripts and benchmarks call it, so its commands, options and outputs are a contract
+ * (`docs/decisions.md` "The command line is a contract").
  *
  * Exit codes: 0 success; 1 a failure explained in one sentence on stderr (bad input file, an API
  * error, a failed model); 2 wrong usage (commander's own message).

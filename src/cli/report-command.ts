@@ -1,6 +1,6 @@
 /**
  * `synthd report REAL.csv SYNTH.csv [--holdout HOLDOUT.csv] [--target COL] [--domain F] -o report.html`:
- * the quality report of issue 15 (`../sdk/report`), one self-contained HTML file. Takes
+ * the quality report (`../sdk/report`; docs/report.md), one self-contained HTML file. Takes
  * `evaluate`'s options, so its figures are those of `synthd evaluate --json` for the same files.
  */
 import type { Command } from "commander";

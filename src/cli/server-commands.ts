@@ -1,5 +1,5 @@
 /**
- * `synthd serve` and `synthd keys create` (DESIGN §1): the commands that work on the store
+ * `synthd serve` and `synthd keys create`: the commands that work on the store
  * directly rather than through the HTTP API. Each loads what it runs (`keys create` the store, not
  * the server).
  */

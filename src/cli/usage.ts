@@ -1,5 +1,5 @@
 /**
- * `synthd usage` and `synthd orgs set` (DESIGN §3 quotas and rate limits): commands that read or
+ * `synthd usage` and `synthd orgs set` (quotas and rate limits, docs/api.md): commands that read or
  * change the store directly, like `synthd keys create`, and work while the server runs (LMDB
  * allows several processes; the server reads an org's settings on every request).
  *

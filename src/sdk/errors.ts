@@ -80,8 +80,8 @@ export class AuthenticationError extends SynthdError {}
 
 /**
  * The request was rejected as malformed: `parameter_invalid` (400, `param` names the field),
- * and the DESIGN §3 extensions `request_too_large` (413), `route_not_found` (404),
- * `method_not_allowed` (405).
+ * and synthd's extensions `request_too_large` (413), `route_not_found` (404), `method_not_allowed`
+ * (405) (`docs/decisions.md` "Extensions of the contract").
  */
 export class InvalidRequestError extends SynthdError {}
 

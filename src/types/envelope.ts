@@ -47,7 +47,7 @@ export interface ModelListResponse {
   metadata: ListResponseMetadata;
 }
 
-/** Response of Generate (200): envelope object `generation` (DESIGN §2). */
+/** Response of Generate (200): envelope object `generation`. */
 export interface GenerationResponse {
   object: "generation";
   data: Generation;
@@ -70,7 +70,7 @@ export type ErrorType =
   | "quota_exceeded_error"
   | "api_error";
 
-/** `error.code` values: the contract's table plus the DESIGN §3 extensions. */
+/** `error.code` values: the contract's table plus `docs/decisions.md` "Extensions of the contract". */
 export type ErrorCode =
   | "api_key_missing"
   | "api_key_invalid"
@@ -86,7 +86,10 @@ export type ErrorCode =
   | "route_not_found"
   | "method_not_allowed";
 
-/** HTTP status and type of every error code (contract: "Error codes"; DESIGN §3 extensions). */
+/**
+ * HTTP status and type of every error code (contract: "Error codes"; the extensions:
+ * `docs/decisions.md` "Extensions of the contract").
+ */
 export const ERROR_CODES: Record<ErrorCode, { status: number; type: ErrorType }> = {
   api_key_missing: { status: 401, type: "authentication_error" },
   api_key_invalid: { status: 401, type: "authentication_error" },

@@ -5,17 +5,18 @@
 import type { tags } from "typia";
 import type { Float32 } from "./numbers";
 
-/** `embedding` as `{num_rows, seed}`: the server draws the latents (DESIGN §2). */
+/** `embedding` as `{num_rows, seed}`: the server draws the latents, the same ones for the same seed. */
 export interface LatentSpec {
   num_rows: number & tags.Type<"uint32"> & tags.Minimum<1>;
   seed?: number & tags.Type<"int64">;
   /**
    * Extension (docs/api.md): draw a pool of rows, weight it by raking to the model's marginals and
-   * return num_rows of its rows (`src/model/sampling/calibrate.ts`). Default false: the plain draw of DESIGN §2.
+   * return num_rows of its rows (`src/model/sampling/calibrate.ts`). Default false: the plain draw
+   * (one latent per row, each feature drawn from its softmax).
    */
   calibrate?: boolean;
   /**
-   * Extension (issue 12, docs/api.md "Seeded generation"): every row satisfies this condition.
+   * Extension (docs/api.md "Seeded generation"): every row satisfies this condition.
    * Keys are feature names; a value is a code (the feature is fixed to it), a list of allowed
    * codes (a range condition) or a {@link WeightedConditionCell}; features not named are drawn from
    * the model's conditional (`src/model/conditional/`). Codes must be below the feature's
@@ -43,7 +44,8 @@ export interface WeightedConditionCell {
 export type ConditionCell = (number & tags.Type<"uint32">) | (number & tags.Type<"uint32">)[] | WeightedConditionCell;
 
 /**
- * `embedding.seed_data` (extension, issue 12): a table of conditions, one output row per seed row.
+ * `embedding.seed_data` (extension, docs/api.md "Seeded generation"): a table of conditions, one
+ * output row per seed row.
  * `rows[r][j]` is the cell of feature `features[j]` in row r: a code, a list of allowed codes, or
  * null (generated). Every row has `features.length` cells; at most {@link MAX_SEED_ROWS_PER_REQUEST} rows.
  */
@@ -76,7 +78,7 @@ export interface GenerateRequest {
   top_p?: (number & tags.Minimum<0> & tags.Maximum<1>) | null;
 }
 
-/** `data` of a generate response (envelope object `generation`, DESIGN §2). */
+/** `data` of a generate response (envelope object `generation`). */
 export interface Generation {
   model_id: string;
   num_rows: number;
@@ -85,7 +87,10 @@ export interface Generation {
   columns: Record<string, number[]>;
 }
 
-/** Rows per generate request (DESIGN §2); more gives `parameter_invalid` on `body.embedding`. */
+/**
+ * Rows per generate request; more gives `parameter_invalid` on `body.embedding`. The SDK splits larger
+ * samples into requests of at most this many rows (`docs/decisions.md` "Rows per Generate request").
+ */
 export const MAX_ROWS_PER_REQUEST = 100_000;
 
 /**

@@ -39,7 +39,7 @@ export interface TextIdShapeStats {
   /** Characters allowed at each position after the prefix: ranges (`0-9`, `a-z`, `A-F`) then literals. */
   positions: (string & tags.MaxLength<512>)[] & tags.MaxItems<1024>;
   /**
-   * What the values are (issue 24; docs/api.md "Column kinds"): decoding writes fresh values of
+   * What the values are (docs/api.md "Column kinds"): decoding writes fresh values of
    * this kind (names, emails, titles ...) instead of characters of `positions`.
    */
   semantic?: SemanticShapeStats;
@@ -84,7 +84,7 @@ export interface SemanticShapeStats {
   };
 }
 
-/** `column_stats[f]` (DESIGN §2, extended by the column kinds of docs/api.md). */
+/** `column_stats[f]`: what the SDK measured of column f (its kinds: docs/api.md "Column kinds"). */
 export interface ColumnStats {
   type: ColumnKind;
   /** Rows with a non-missing value. */
@@ -133,13 +133,16 @@ export interface ColumnStats {
    * released values. Same shape as an identifier's `id_shape.semantic`.
    */
   semantic?: SemanticShapeStats;
-  /** Set when the marginals were noised client-side (DESIGN §2, privacy). */
+  /**
+ * Set when the SDK noised the marginals before sending them (`privacy: {epsilon, delta}`, Gaussian
+ * noise with zCDP accounting), so the server never sees the exact counts.
+ */
   privacy?: { epsilon: number & Finite; delta: number & Finite; rho: number & Finite; sigma: number & Finite };
 }
 
 /**
- * A 2-way marginal (DESIGN §2 extension `metadata.marginals`): `probs[i * K_g + j] = P(f = i, g = j)`,
- * row-major over the pair `[f, g]`, length `K_f * K_g`, summing to 1.
+ * A 2-way marginal (extension `metadata.marginals`, pairs chosen by the SDK):
+ * `probs[i * K_g + j] = P(f = i, g = j)`, row-major over the pair `[f, g]`, length `K_f * K_g`, summing to 1.
  */
 export interface PairMarginal {
   features: [string, string];

@@ -15,7 +15,10 @@ export type ModelSizeInput = "small" | "medium" | "large" | "S" | "M" | "L";
 /** `config.model_size` as returned: aliases normalised. */
 export type ModelSize = "small" | "medium" | "large";
 
-/** `config` of Create Model as accepted on input. Unknown fields are rejected (DESIGN §3). */
+/**
+ * `config` of Create Model as accepted on input. Unknown fields are rejected (`parameter_invalid`,
+ * `param` names the field).
+ */
 export interface ModelConfigInput {
   model_size?: ModelSizeInput;
   embedding_dim?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<4096>;
@@ -45,7 +48,7 @@ export interface ModelConfig {
   early_stop_patience: number;
   privacy_enabled: boolean;
   privacy_noise: number;
-  /** The compute device actually used, e.g. `cpu` (DESIGN §2). */
+  /** The compute device actually used, e.g. `cpu` (input accepts `auto`, `cpu`, `gpu`). */
   device: string;
 }
 
@@ -55,7 +58,7 @@ export interface CreateModelRequest {
   config?: ModelConfigInput;
 }
 
-/** `error` of a failed model (DESIGN §3). */
+/** `error` of a failed model (`docs/decisions.md` "A failed model"). */
 export interface ModelError {
   code: string;
   message: string;

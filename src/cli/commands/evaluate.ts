@@ -1,5 +1,5 @@
 /**
- * `synthd evaluate REAL.csv SYNTH.csv` (DESIGN §1): compares two local CSV files (marginals, checks,
+ * `synthd evaluate REAL.csv SYNTH.csv`: compares two local CSV files (marginals, checks,
  * row rules, TSTR, privacy); no server involved.
  */
 import { nearCopyVerdict } from "../../sdk/privacy/near-copies";

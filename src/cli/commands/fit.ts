@@ -1,5 +1,5 @@
 /**
- * `synthd fit FILE.csv` (DESIGN §1): extracts metadata through the SDK, creates a model on the
+ * `synthd fit FILE.csv`: extracts metadata through the SDK, creates a model on the
  * server and waits for its training; the parsers of its JSON options.
  */
 import { InvalidRequestError } from "../../sdk/errors";

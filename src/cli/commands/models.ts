@@ -1,4 +1,4 @@
-/** `synthd models ls|get|rm` (DESIGN §1): the models of the key's organization and environment. */
+/** `synthd models ls|get|rm`: the models of the key's organization and environment. */
 import type { Model } from "../../types";
 import { fmtLoss } from "../progress";
 import { client, type ClientOptions } from "./shared";

@@ -1,5 +1,5 @@
 /**
- * `synthd sample` and `synthd impute` (DESIGN §1): rows from a model, written as CSV, Parquet or
+ * `synthd sample` and `synthd impute`: rows from a model, written as CSV, Parquet or
  * Arrow (`--format`, else `-o`'s extension; see {@link outputFormat}), to stdout or to a file
  * written whole or not at all.
  */

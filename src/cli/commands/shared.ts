@@ -1,5 +1,5 @@
 /**
- * What the client commands share (DESIGN §1): the SDK client of `--url` and `--key`, the
+ * What the client commands share: the SDK client of `--url` and `--key`, the
  * `JSON|FILE` option reader, the `-o` check and `--metadata`'s reader (also used by `report`).
  *
  * Data goes to stdout (a model id, CSV rows, tables, JSON); progress bars and messages go to

@@ -1,5 +1,6 @@
 /**
- * Training of the generator on a statistical description (DESIGN §2, "Server side").
+ * Training of the generator on a statistical description: its marginals, never rows
+ * (`docs/decisions.md` "A marginal-matching model").
  *
  * - An epoch is a fixed number of optimizer steps, {@link stepsPerEpochFor}(max_epochs): 50 when
  *   max_epochs <= 90, fewer (at least 10) for longer runs, so a default run (100 epochs) plans
@@ -33,7 +34,7 @@
  *   same model, loss and Adam in the C++ core, native-core.ts). Everything above (streams,
  *   schedule, weight average, validation, early stopping, checkpoints) is this file's and shared:
  *   a checkpoint written on one path resumes on the other.
- * - Latency isolation (issue 11, DESIGN §4 "training one model never stalls requests for
+ * - Latency isolation (`docs/decisions.md` "Training one model never stalls requests for
  *   another"; docs/operations.md "Latency isolation on a worker"): an engine worker's JavaScript
  *   thread serves every model pinned to it, so the trainer never holds it for long. On the native
  *   path (the default) the optimizer step and the validation pass run on a background thread of

@@ -1,6 +1,6 @@
 /**
  * `client.models`: a thin resource object whose methods mirror the endpoints of the contract
- * (Create, Get, List, Delete, Generate) and DESIGN §3's `GET /v1/models/{id}/metadata`, plus the
+ * (Create, Get, List, Delete, Generate) and the extension `GET /v1/models/{id}/metadata`, plus the
  * polling helper `waitUntilReady`. No retry or error logic here: that is the request sender's
  * ({@link Synthd.request}).
  */
@@ -184,7 +184,10 @@ export class Models {
     return codesFromArrow(res.body, res.requestId);
   }
 
-  /** `GET /v1/models/{id}/metadata` (DESIGN §3): the metadata sent at creation. @throws NotFoundError. */
+  /**
+   * `GET /v1/models/{id}/metadata` (an extension of the contract): the metadata sent at creation,
+   * all a client needs to decode the model's codes. @throws NotFoundError.
+   */
   async metadata(id: string, opts?: RequestOptions): Promise<Metadata> {
     const res = await this.client.request<Envelope<Metadata>>({ method: "GET", path: `${modelPath(id)}/metadata`, ...opts });
     return res.body.data;

@@ -1,5 +1,5 @@
 /**
- * Fidelity evaluation (DESIGN §1 `synthd evaluate`): average total variation distance between the
+ * Fidelity evaluation (`synthd evaluate`): average total variation distance between the
  * k-way marginals (k = 1, 2, 3) of a real and a synthetic table, the workload measure of the
  * NIST/MST/AIM literature (e.g. McKenna et al., "AIM: An Adaptive and Iterative Mechanism for
  * Differentially Private Synthetic Data", PVLDB 2022, which reports average 3-way TVD-style errors).
@@ -22,7 +22,7 @@
  * With `domain` the tables are discretized codes (`../metadata/domain`): the code books come from the
  * domain, so TVD is measured on the codes themselves (no re-binning).
  *
- * Utility and privacy (issue 5), both against a HOLDOUT table the generator never saw (same
+ * Utility and privacy, both against a HOLDOUT table the generator never saw (same
  * columns as the real table, encoded with the real table's code books):
  * - `target`: TSTR (`./tstr`): logistic regression trained on the synthetic rows predicts
  *   `target == positive` on HOLDOUT (on the real table itself when no holdout is given); ROC AUC.
@@ -40,17 +40,17 @@
  *   {@link MIN_HOLDOUT_ROWS} rows gets `holdout_warning`: the DCR share of so few rows moves by
  *   more than 0.1 between draws, too much for its reference to mean anything.
  *
- * Near-copies (issue 24), always computed, holdout or not (`near_copies`, `../privacy/near-copies`):
+ * Near-copies, always computed, holdout or not (`near_copies`, `../privacy/near-copies`):
  * the share of synthetic rows equal to a real row on all non-identifier columns but at most one
  * (categorical cells by their trimmed text, numerical and datetime cells by their code in the
  * real table's code book), against the share a 50/50 split of the real table gives, and the DCR
  * share of the synthetic rows against the split's; a verdict.
  *
- * Row rules (issue 23): with `metadata` (the model's, whose `rules` the decoder enforces), each
- * rule's share of real rows and of synthetic rows that keep it (`rules`; `../rules/check` says when
- * a row keeps, breaks or is not concerned by each kind of rule). Without `metadata`, or when it
- * has no `rules`, `rules` is empty. `worst_pairs`: the {@link WORST_PAIRS} column pairs with the
- * largest 2-way TVD, largest first, the pairs a user looks at first.
+ * Row rules (docs/api.md "Row rules"): with `metadata` (the model's, whose `rules` the decoder
+ * enforces), each rule's share of real rows and of synthetic rows that keep it (`rules`;
+ * `../rules/check` says when a row keeps, breaks or is not concerned by each kind of rule). Without
+ * `metadata`, or when it has no `rules`, `rules` is empty. `worst_pairs`: the {@link WORST_PAIRS}
+ * column pairs with the largest 2-way TVD, largest first, the pairs a user looks at first.
  *
  * {@link evaluateWithDetails} is `evaluate` that also hands back what it computed on the way (the
  * scans, the codes, the 2-way TVD of every pair, the DCR distances), so the HTML quality report

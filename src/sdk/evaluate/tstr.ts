@@ -5,13 +5,13 @@
  * says how much of the target's relationship with the other columns the synthetic data kept.
  *
  * Classifier: L2-regularised logistic regression on one-hot encoded codes, the linear model of
- * the issue's protocol. Loss: mean binary cross-entropy + (lambda/2)||w||^2 with lambda = 1/n
+ * TSTR's usual protocol. Loss: mean binary cross-entropy + (lambda/2)||w||^2 with lambda = 1/n
  * (scikit-learn's default C = 1 rescaled to a mean loss), intercept not penalised, initialised at
  * the log-odds of the training base rate; Adam (Kingma & Ba 2015; lr 0.05 decayed linearly to 0),
  * mini-batches of 512 in a seeded order, 8 epochs by default. On discretized Adult (TRAIN 80%,
  * HOLDOUT 20%) this reaches the HOLDOUT AUC of the exact optimum (L-BFGS, scipy) to 1e-4.
  *
- * Arithmetic: until issue 15 this was a TensorFlow.js model (tfjs-core 4.22, `cpu` backend: one
+ * Arithmetic: this was once a TensorFlow.js model (tfjs-core 4.22, `cpu` backend: one
  * dense unit on each mini-batch's dense one-hot matrix, `tf.losses.sigmoidCrossEntropy`,
  * `tf.train.adam`), about 45 s per classifier at 1M rows, nearly all of it multiplying zeros.
  * {@link fitLogistic} now performs the same float32 operations in plain JavaScript, in tfjs's

@@ -143,7 +143,7 @@ export interface EvaluationReport {
 /**
  * Fewest HOLDOUT rows whose privacy figures are a reference: below it `evaluate` adds
  * `holdout_warning`. At 200 rows the DCR share's standard error is about 0.035 (0.5/sqrt(200)),
- * so a memorising generator (share 0.6 and up) stands out from noise; at the issue's 69 rows it is
+ * so a memorising generator (share 0.6 and up) stands out from noise; at 69 rows it is
  * 0.06 and two standard errors cover 0.38 to 0.62.
  */
 export const MIN_HOLDOUT_ROWS = 200;

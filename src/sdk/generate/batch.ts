@@ -1,5 +1,7 @@
 /**
- * A decoded batch held by column, with no string per cell until a writer needs one (issue 25).
+ * A decoded batch held by column, with no string per cell until a writer needs one, which keeps
+ * the client's CPU per sampled row low (`docs/decisions.md` "Decoded batches by column";
+ * docs/formats.md "Writers").
  *
  * `Decoder.decodeBatch` (`./decode`) fills one {@link DecodedColumn} per feature, in the form its
  * decoder writes best:

@@ -1,5 +1,5 @@
 /**
- * Decoding (DESIGN §2, SDK side): generated codes (`Generation.columns`) -> table values, using
+ * Decoding, on the client: generated codes (`Generation.columns`) -> table values, using
  * only the model's `metadata` (so `GET /v1/models/{id}/metadata` is enough; no local state).
  *
  * Per feature f with code c, by `column_stats[f].type` (docs/api.md, "Column kinds"; each kind's
@@ -194,7 +194,7 @@ export class Decoder {
   /**
    * {@link decode} by column: the same cells (`batch.get(r, f)` is `decode(...).rows[r][f]`, the
    * same draws), held as `../batch`'s columns (code-book indices, integers, text) so that writers
-   * make no string per cell they do not write (issue 25).
+   * make no string per cell they do not write (`docs/decisions.md` "Decoded batches by column").
    * @throws as {@link decode}.
    */
   decodeBatch(columns: Record<string, ArrayLike<number>>, seed: number, opts: DecodeOptions = {}): DecodedBatch {

@@ -34,10 +34,11 @@ export const MIN_ROWS = 20;
  * Why: a table of n rows pins its marginals down to about 1/sqrt(n); a smaller network trained for
  * fewer steps reaches that level on a small table (measured in docs/api.md, "Default model
  * configuration"), while the larger tables keep the contract's defaults. Under 500 rows 15 epochs
- * rather than 30 (issue 24): at 30 the synthetic rows of cars (406 rows) sat closer to real rows than
- * real rows sit to each other (DCR share 0.57-0.60 against a split's 0.51), at 15 they do not
- * (0.40-0.55 against 0.36-0.51), for a 2-way TVD of 0.455-0.459 against 0.445-0.449; on github
- * (955 rows, no such problem) 15 epochs cost 0.01-0.04 of 2-way TVD, so it keeps 30 (docs/api.md).
+ * rather than 30 (`docs/decisions.md` "Small tables' defaults"): at 30 the synthetic rows of cars
+ * (406 rows) sat closer to real rows than real rows sit to each other (DCR share 0.57-0.60 against a
+ * split's 0.51), at 15 they do not (0.40-0.55 against 0.36-0.51), for a 2-way TVD of 0.455-0.459
+ * against 0.445-0.449; on github (955 rows, no such problem) 15 epochs cost 0.01-0.04 of 2-way TVD,
+ * so it keeps 30 (docs/api.md).
  * @param rows the table's data rows (>= 1).
  * @returns `{ model_size, max_epochs }` to send.
  */
@@ -59,7 +60,7 @@ export const SMALL_TABLE_RARE_THRESHOLD = 5;
  * {@link SMALL_TABLE_RARE_THRESHOLD} (5) under {@link TINY_TABLE_ROWS} (160) rows, else
  * `DEFAULTS.rareThreshold` (2).
  *
- * Why (issue 24, measured in docs/api.md "Small tables: near-copies of real rows"): at k = 2 a
+ * Why (measured in docs/api.md "Small tables: near-copies of real rows"): at k = 2 a
  * value seen twice keeps a code, and on cars (406 rows) 1.7-2.7% of the synthetic rows equalled a
  * real row on all columns but one (0.8% of a real half's rows against the other half); at k = 5,
  * 0.2-0.7%. k = 3 and 4 still had 1.5-2.7%. On tables under 160 rows the bins must shrink too
@@ -76,7 +77,7 @@ export function defaultRareThreshold(rows: number): number {
  * leaves 4 of its 305 car names with a code of their own, the pooled draw writes those 4 in 95% of
  * the rows, and `npm run bench -- tables` fell from 0.72-0.77 of the gap closed to 0.05-0.07
  * (seeds 0-2), far below its 0.5 target; cars' near-copies at k = 2 (1.7-2.7% against a split's
- * 0.8%) stay an open point of issue 24.
+ * 0.8%) remain open: k = 5 removes them, at the cost above.
  */
 export const TINY_TABLE_ROWS = 160;
 
@@ -86,12 +87,11 @@ export const TINY_TABLE_ROWS = 160;
  * holds on average as many rows as a released category needs, at most `DEFAULTS.binCap` (32,
  * reached at 160 rows).
  *
- * Why (issue 24): the rare threshold protects categories only. On the 45-row presidents table
- * (names left out of the comparison, as the issue compares "the columns besides the name") 32
- * quantile bins put one or two people in each bin of its four date columns, and 33-42% of the
- * synthetic rows equalled a real row on all columns but one at k = 5 (56-60% at k = 2), none of a
- * real half's rows against the other half. At 9 bins (floor(45 / 5)) and at 8: none, for a 2-way
- * TVD of 0.69-0.71 against 0.45-0.52 (docs/api.md).
+ * Why: the rare threshold protects categories only. On the 45-row presidents table (compared on the
+ * columns besides the name) 32 quantile bins put one or two people in each bin of its four date
+ * columns, and 33-42% of the synthetic rows equalled a real row on all columns but one at k = 5
+ * (56-60% at k = 2), none of a real half's rows against the other half. At 9 bins (floor(45 / 5)) and
+ * at 8: none, for a 2-way TVD of 0.69-0.71 against 0.45-0.52 (docs/api.md).
  * @param rows the table's data rows.
  */
 export function defaultBinCap(rows: number): number {

@@ -1,5 +1,5 @@
 /**
- * Seeded generation on the SDK side (issue 12; docs/api.md "Seeded generation"): a `where`
+ * Seeded generation on the SDK side (docs/api.md "Seeded generation"): a `where`
  * condition or a seed table in the user's values -> the codes of the Generate request's seeded
  * `embedding`, using only the model's metadata (as decoding does), and every bad input caught
  * before any request is sent.

@@ -15,17 +15,17 @@
  * model weights, `n`, `seed` and `batchSize` give byte-identical CSV. Without a seed, a random
  * one is drawn per call.
  *
- * Seeded generation (issue 12, `./seeded`): `sample(n, { where })` asks every batch for rows that
- * satisfy the condition (`{num_rows, seed, condition}`) and decodes ranged columns inside their
- * ranges; `sample({ seedData })` sends the seed table in batches of at most
+ * Seeded generation (`./seeded`; docs/api.md "Seeded generation"): `sample(n, { where })` asks every
+ * batch for rows that satisfy the condition (`{num_rows, seed, condition}`) and decodes ranged
+ * columns inside their ranges; `sample({ seedData })` sends the seed table in batches of at most
  * MAX_SEED_ROWS_PER_REQUEST rows (`{seed, seed_data}`, batch b seeded as above) and writes the seed
  * table's non-blank cells back verbatim. Bad conditions and seed cells are DataErrors raised before
  * the first request.
  *
- * Output formats (issue 13, `../io/formats`): {@link Synthesizer.writeFile} writes CSV, Parquet or the
- * Arrow IPC file format, chosen by `format` or the path's extension, batch by batch; Parquet and
- * Arrow columns are typed from the metadata (`../io/typed`), and hold the same values as the CSV of the
- * same seed.
+ * Output formats (`../io/formats`; docs/formats.md): {@link Synthesizer.writeFile} writes CSV,
+ * Parquet or the Arrow IPC file format, chosen by `format` or the path's extension, batch by batch;
+ * Parquet and Arrow columns are typed from the metadata (`../io/typed`), and hold the same values as
+ * the CSV of the same seed.
  */
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";

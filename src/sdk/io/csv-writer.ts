@@ -1,7 +1,8 @@
 /**
  * The CSV writer of decoded batches (`./batch`): the bytes csv-stringify writes with the options of
  * `./csv`'s `writeCsv` (header line, `,` between fields, `\n` after every record, RFC 4180
- * quoting), built straight into one buffer per batch (issue 25).
+ * quoting), built straight into one buffer per batch, with no string per cell
+ * of a code-book or integer column (`docs/decisions.md` "Decoded batches by column").
  *
  * Quoting, as csv-stringify 6.6 does with those options (`stringify` in its `index.cjs`): a field
  * is written in double quotes, its quotes doubled, when it holds a `"`, a `,` or a `\n`; any other

@@ -476,7 +476,7 @@ export const CSV_WRITE_ROWS = 8192;
  * csv-stringify's streaming stringifier is fed a slice of at most {@link CSV_WRITE_ROWS} rows at a
  * time and its output for the slice goes to the destination as one buffer: the same bytes as
  * piping rows through it one by one, without a stream step and a write per row (those were ~30%
- * of `synthd sample`'s client time for 1M rows of Adult, issue 13). (csv-stringify's synchronous
+ * of `synthd sample`'s client time for 1M rows of Adult). (csv-stringify's synchronous
  * API was measured too: 3x slower than its stream per row.)
  * @param batches arrays of rows (each `columns.length` strings); none writes the header alone.
  * @returns the number of data rows written.

@@ -1,5 +1,5 @@
 /**
- * The names of the output formats (issue 13) and the file extensions that pick them: what the CLI
+ * The names of the output formats (docs/formats.md) and the file extensions that pick them: what the CLI
  * needs to define its `--format` and `-o` options and to choose a format, without loading the
  * writers (`./formats`, which re-exports all of this, and the Arrow and Parquet libraries behind it).
  */

@@ -1,5 +1,5 @@
 /**
- * Output formats of sampled tables (issue 13): CSV, Apache Parquet and the Arrow IPC file format,
+ * Output formats of sampled tables (docs/formats.md): CSV, Apache Parquet and the Arrow IPC file format,
  * chosen by name or by the file's extension, written batch by batch as the SDK generates them.
  *
  * - CSV: `./csv-writer` (the bytes csv-stringify writes in `./csv`'s `writeCsv`, built per batch
@@ -9,7 +9,7 @@
  *   `RecordBatchFileWriter`, one record batch per generated batch, uncompressed, categorical
  *   columns as `Dictionary<Int32, Utf8>` (`./io/arrow-file`). Readers:
  *   `tableFromIPC` (apache-arrow), `pyarrow.ipc.open_file`, `pandas.read_feather`, DuckDB, Polars.
- * - Parquet (`.parquet`, `.pq`): our own writer (`./io/parquet/writer`, issue 25), uncompressed,
+ * - Parquet (`.parquet`, `.pq`): our own writer (`./io/parquet/writer`), uncompressed,
  *   dictionary pages with RLE / bit-packed indices for code-book columns and integers of few
  *   values, PLAIN otherwise, statistics, and the Arrow schema embedded (so Arrow readers get the
  *   same types back). A row group is closed every `rowGroupRows` rows (default 100,000 = the

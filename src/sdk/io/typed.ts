@@ -1,5 +1,5 @@
 /**
- * Typed columns for the binary output formats (issue 13, `./formats`): the Arrow type of each
+ * Typed columns for the binary output formats (`./formats`): the Arrow type of each
  * column, read from the model's metadata alone, and the conversion of decoded text rows (what
  * {@link Decoder} and the CSV writer produce) into Arrow record batches.
  *

@@ -1,5 +1,5 @@
 /**
- * Domain mode (issue 5): tables that are already discretized to integer codes, described by a
+ * Domain mode: tables that are already discretized to integer codes, described by a
  * domain file in Private-PGM's format (McKenna, Sheldon & Miklau, "Graphical-model based
  * estimation and inference for differential privacy", ICML 2019; github.com/ryan112358/private-pgm,
  * `data/adult-domain.json`): a JSON object `{ "column": K, ... }` giving each column's number of

@@ -1,9 +1,9 @@
 /**
- * Differential privacy for the marginals the SDK sends (DESIGN §2, issue 5): `privacy: {epsilon,
- * delta}` measures every marginal with Gaussian noise on the client, so the server never sees
- * exact counts. The method is the measurement and selection half of MST (McKenna, Miklau &
- * Sheldon, "Winning the NIST Contest: A scalable and general approach to differentially private
- * synthetic data", J. Privacy and Confidentiality 11(3), 2021; reference code
+ * Differential privacy for the marginals the SDK sends (`docs/decisions.md` "Privacy noise on the
+ * client"): `privacy: {epsilon, delta}` measures every marginal with Gaussian noise on the client, so
+ * the server never sees exact counts. The method is the measurement and selection half of MST
+ * (McKenna, Miklau & Sheldon, "Winning the NIST Contest: A scalable and general approach to
+ * differentially private synthetic data", J. Privacy and Confidentiality 11(3), 2021; reference code
  * github.com/ryan112358/private-pgm `mechanisms/mst.py`); its estimation step (Private-PGM) is
  * replaced by the server's generator, which fits the noisy marginals.
  *

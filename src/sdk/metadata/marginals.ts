@@ -1,5 +1,6 @@
 /**
- * Marginals of an encoded table and the choice of which 2-way marginals to send (DESIGN §2).
+ * Marginals of an encoded table and the choice of which 2-way marginals to send
+ * (the server trains on these alone: `docs/decisions.md` "A marginal-matching model").
  *
  * Notation: F features; feature f has K_f codes; the encoded table is one code array per feature
  * (`codes[f][r]` in [0, K_f)), n rows.

@@ -1,6 +1,6 @@
 /**
- * Metadata extraction (DESIGN §2, SDK side): a table -> per-column code books, 1-way marginals,
- * column statistics and selected 2-way marginals, i.e. the `metadata` of Create Model.
+ * Metadata extraction, on the client (raw rows never leave it): a table -> per-column code books,
+ * 1-way marginals, column statistics and selected 2-way marginals, i.e. the `metadata` of Create Model.
  *
  * One streaming pass over the CSV (csv-parse, see `../io/csv`): per column, a dictionary of distinct
  * values with counts and the row's dictionary id (Int32 per row and column). Type inference,

@@ -1,5 +1,5 @@
 /**
- * Exact copies for the privacy check (`./dcr`, issue 5): how many synthetic rows, and how many
+ * Exact copies for the privacy check (`./dcr`): how many synthetic rows, and how many
  * HOLDOUT rows (the baseline), equal some TRAIN row, value for value (trimmed text).
  *
  * Two ways to say what the rows are ({@link CopyKeys}):

@@ -1,5 +1,5 @@
 /**
- * Privacy check of a synthetic table (issue 5): does the generator copy its training rows?
+ * Privacy check of a synthetic table: does the generator copy its training rows?
  *
  * Distance to closest record (DCR) with a holdout, the test of Platzer & Reutterer, "Holdout-Based
  * Empirical Assessment of Mixed-Type Synthetic Data", Frontiers in Big Data 4, 2021: for each

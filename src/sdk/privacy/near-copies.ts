@@ -1,8 +1,8 @@
 /**
- * Privacy check without a holdout (issue 24): does the synthetic table hold near-copies of real
- * rows, more than real rows are near-copies of each other? Made for small tables, where a holdout
- * is too small to be a reference (69 rows in the issue) or is not given at all, and where one
- * near-copy is one real person.
+ * Privacy check without a holdout (docs/api.md "Near-copies without a holdout"): does the
+ * synthetic table hold near-copies of real rows, more than real rows are near-copies of each other?
+ * Made for small tables, where a holdout is too small to be a reference (e.g. 69 rows, under the
+ * 200 `evaluate` asks of one) or is not given at all, and where one near-copy is one real person.
  *
  * Cell keys: the caller gives, per compared column, one integer key per row of each table, in one
  * key space per column; two cells are equal when their keys are, and a negative key (a value the

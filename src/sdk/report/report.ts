@@ -1,5 +1,5 @@
 /**
- * The quality report (issue 15, `synthd report`): one self-contained HTML file that shows whether
+ * The quality report (`synthd report`): one self-contained HTML file that shows whether
  * a synthetic table can stand in for the real one, in the pictures people know from SDV's quality
  * report (column shapes, column pair trends) and MOSTLY AI's QA report (univariate, bivariate and
  * trivariate accuracy against a holdout, DCR share). docs/report.md describes every section.

@@ -1,5 +1,5 @@
 /**
- * Row rules kept exactly (issue 23; docs/api.md, "Row rules"): after the decoder has written a batch
+ * Row rules kept exactly (docs/api.md, "Row rules"): after the decoder has written a batch
  * of rows, every rule of `metadata.rules` is made to hold in every row by changing as few cells as
  * it can, never by dropping a row. The model is unchanged (it still learns every column, so the
  * marginals and their 2-way structure stay as trained); the rules are a last, deterministic step

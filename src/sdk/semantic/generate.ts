@@ -1,5 +1,5 @@
 /**
- * Writes fresh values of a semantic kind (issue 24): names, emails, phones, addresses ... from
+ * Writes fresh values of a semantic kind: names, emails, phones, addresses ... from
  * faker's locale lists (`./pools`), phone numbers checked by libphonenumber-js, titles from the
  * column's word model (`./text`).
  *

@@ -1,6 +1,7 @@
 /**
- * Semantic identifier columns (issue 24): the hook `./recognize` + `./bloom` + `./text` ->
- * `id_shape.semantic` at extraction ({@link semanticShape}), `./generate` at decoding.
+ * Semantic identifier columns (`docs/decisions.md` "Rows, not only marginals"): the hook
+ * `./recognize` + `./bloom` + `./text` -> `id_shape.semantic` at extraction ({@link semanticShape}),
+ * `./generate` at decoding.
  */
 import { Bloom } from "./bloom";
 import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";

@@ -1,7 +1,7 @@
 /**
  * Recognises the semantic kind of an identifier text column from its header name and values
- * (issue 24). Rules, tried in {@link SEMANTIC_KINDS} order; "share" is the share of the distinct
- * values that pass the kind's value test, which must be >= {@link MIN_SHARE} (90%):
+ * (docs/api.md "Column kinds"). Rules, tried in {@link SEMANTIC_KINDS} order; "share" is the share
+ * of the distinct values that pass the kind's value test, which must be >= {@link MIN_SHARE} (90%):
  * - email (header /e-?mail/ or values only): {@link EMAIL_RE};
  * - uuid (/uuid|guid/ or values only): 8-4-4-4-12 hex digits;
  * - ip (/\bip\b|ip.?addr/ or values only): `node:net` isIP;

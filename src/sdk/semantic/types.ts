@@ -1,5 +1,5 @@
 /**
- * Semantic kinds of identifier text columns (issue 24): what a unique text column holds (a person's
+ * Semantic kinds of identifier text columns: what a unique text column holds (a person's
  * first name, an email, a film title ...), recorded in `column_stats[f].id_shape.semantic` so that
  * decoding writes believable fresh values of that kind instead of random letters of the column's
  * character shape. Recognised by `./recognize`, written by `./generate` (faker and

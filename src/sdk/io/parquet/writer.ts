@@ -1,6 +1,6 @@
 /**
- * A Parquet file writer of decoded batches (`../../batch`), front to back, never seeking (issue
- * 25; it replaced parquet-wasm, see docs/formats.md "Writers"). Follows apache/parquet-format
+ * A Parquet file writer of decoded batches (`../../batch`), front to back, never seeking
+ * (it replaced parquet-wasm, see docs/formats.md "Writers"). Follows apache/parquet-format
  * (`src/main/thrift/parquet.thrift`, `Encodings.md`):
  *
  * ```

@@ -1,8 +1,8 @@
 /**
- * Row rules (issue 23): the rules every real row keeps (or nearly every row: detection tolerates a
- * little dirty data and says how much in `share`), found from the scan of the raw table, plus the
- * rules the user declares (`rules.declare`), checked against every row. Shapes: src/types.ts
- * (`Rule`); the user's view: docs/api.md "Row rules".
+ * Row rules (`docs/decisions.md` "Rows, not only marginals"): the rules every real row keeps (or
+ * nearly every row: detection tolerates a little dirty data and says how much in `share`), found from
+ * the scan of the raw table, plus the rules the user declares (`rules.declare`), checked against
+ * every row. Shapes: src/types.ts (`Rule`); the user's view: docs/api.md "Row rules".
  *
  * Work is done on the scan's per-row value ids (`ColumnScan.ids`) and distinct values, never a
  * string per cell: pair statistics are joint counts of value ids, numbers are parsed once per
