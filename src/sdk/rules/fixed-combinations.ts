@@ -36,6 +36,9 @@ import type { Cells } from "../generate/batch";
 import { combinationsByCode, likelihoodToPower, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
 import type { CompiledRule, EnforceResult, Fixed } from "./compiled-rule";
 
+/** No codes (a released batch's column). */
+const NO_CODES = new Int32Array(0);
+
 /** Largest product of a fixed-combinations rule's cardinalities held as flat lookup tables (bytes and Int32s). */
 const KEY_TABLE_MAX = 1 << 20;
 
@@ -150,8 +153,10 @@ export function fixedCombinations(
   let pickCode = new Int32Array(1024);
   // The rows' codes per rule column (`cellCodes`) and generated codes of the pooled rule columns,
   // of the batch being repaired.
-  let textCodes: Int32Array[] = [];
-  let pooledCodes: (ArrayLike<number> | undefined)[] = [];
+  // One array each for the rule's life, its entries set per batch (a new array per batch gave the
+  // optimized steps a new map to deoptimize on).
+  const textCodes: Int32Array[] = cols.map(() => NO_CODES);
+  const pooledCodes: (ArrayLike<number> | undefined)[] = cols.map(() => undefined);
   const pooledOf = pooled.map((c) => c ?? -1);
   // The batch's repair runs as the steps below, each one small function with its own loops, so
   // each is compiled to optimized code after its first batch (one large function was left
@@ -260,11 +265,7 @@ export function fixedCombinations(
   // `order` repairs (the quotas' total).
   const countHeld = (n: number, order: Int32Array, held: Float64Array): number => {
     const broken = new Uint8Array(n);
-    let modelRows = 0;
-    for (let x = 0; x < order.length; x++) {
-      broken[repRow[order[x]]] = 1;
-      if (repWild[order[x]] === 0) modelRows++;
-    }
+    let modelRows = markBroken(order, repRow, repWild, broken);
     for (let r = 0; r < n; r++) {
       if (broken[r] === 1) continue;
       let skip = false;
@@ -350,25 +351,30 @@ export function fixedCombinations(
       }
     }
   };
+  // The batch's columns are not kept after its repair.
+  const releaseBatch = (): void => {
+    textCodes.fill(NO_CODES);
+    pooledCodes.fill(undefined);
+  };
   return {
     apply(rows, rng, fixed, _draw, out, codes) {
       const n = rows.length;
       // Per rule column, the code of every row's text (-1: none), read once (`cellCodes`).
-      textCodes = cols.map((f, j) => cellCodes(rows, f, toCode[j]));
-      pooledCodes = cols.map((f, j) => (codes !== undefined && pooled[j] !== undefined ? codes[f] : undefined));
+      for (let j = 0; j < m; j++) {
+        textCodes[j] = cellCodes(rows, cols[j], toCode[j]);
+        pooledCodes[j] = codes !== undefined && pooled[j] !== undefined ? codes[cols[j]] : undefined;
+      }
       const stuck = findBroken(n, fixed);
       out.unrepaired += stuck;
       if (nRep === 0) {
         // Nothing to repair (the calibrated draw's rows arrive repaired): the steps below would
         // draw no number and change no cell.
-        textCodes = [];
-        pooledCodes = [];
+        releaseBatch();
         return;
       }
       if (codes !== undefined) likelihoods(codes);
       // The repairable rows, as indices into the rep* arrays (in row order until shuffled).
-      let order = new Int32Array(nRep);
-      for (let x = 0; x < nRep; x++) order[x] = x;
+      let order = identityOrder(nRep);
       // A tolerant rule (share < 1: real rows off the released combinations, which hold rare
       // values) may stay broken in as many rows as the real table is off them: the rows that
       // cannot be repaired count first, then rows with a pooled stand-in (the synthetic kin of
@@ -402,8 +408,7 @@ export function fixedCombinations(
       const quotaScale = countHeld(n, order, held) / totalWeight;
       shuffleInPlace(order, rng);
       repairRows(rows, rng, order, held, quotaScale, codes !== undefined, out);
-      textCodes = [];
-      pooledCodes = [];
+      releaseBatch();
     },
   };
 }
@@ -426,6 +431,28 @@ function multiplyConditional(
   k: number,
 ): void {
   for (let x = 0; x < count; x++) lik[x] *= tables[offset + cg[candRow[x]] + tupleBase[candFlat[x] * nc + k]];
+}
+
+// The two loops below are functions of their own so that the loop after them is not left without
+// type feedback when V8 compiles the first loop on the stack (it threw that code away at the next
+// statement, once per batch).
+
+/** 0, 1, ..., n - 1. */
+function identityOrder(n: number): Int32Array {
+  const order = new Int32Array(n);
+  for (let x = 0; x < n; x++) order[x] = x;
+  return order;
+}
+
+/** Marks `broken[repRow[x]]` for each x of `order`; returns how many of them have no pooled cell (`repWild[x]` 0). */
+function markBroken(order: Int32Array, repRow: Int32Array, repWild: Uint8Array, broken: Uint8Array): number {
+  let modelRows = 0;
+  for (let i = 0; i < order.length; i++) {
+    const x = order[i];
+    broken[repRow[x]] = 1;
+    if (repWild[x] === 0) modelRows++;
+  }
+  return modelRows;
 }
 
 /** Fisher-Yates shuffle of `a` in place with `rng.int`, from the last element down. */
