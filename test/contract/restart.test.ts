@@ -43,6 +43,12 @@ test("Restart: after SIGKILL a new server keeps rate counters, usage, idempotenc
     const burst = await Promise.all(Array.from({ length: 80 }, () => call(server.url, "/v1/models", { key: sandbox })));
     const burstEnd = Date.now();
     assert.equal(burst.filter((r) => r.status === 200).length, 60);
+    // The limiter writes each admitted count through without the request waiting for the commit
+    // (docs/architecture.md, "Rate limiter"); the store commits writes in order, so a response
+    // that waited for a later write (a model created) means the burst's counts are on disk. Without
+    // this the SIGKILL could land before the last commit of the burst.
+    const barrier = await call(server.url, "/v1/models", { key: live, body: { metadata: tinyMetadata(), config: QUICK } });
+    assertEnvelope(barrier, 201, "model");
 
     await server.kill("SIGKILL");
     server = await startServer(data, ["--workers", "1"], 60_000, env);
