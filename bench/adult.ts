@@ -4,7 +4,7 @@
  * the GPU benchmark and test load without the server's dependencies.
  */
 import { readFileSync } from "node:fs";
-import type { Metadata } from "../src/types";
+import type { Metadata } from "../src/contract";
 
 /**
  * Metadata of a discretised table (integer codes 0..K-1 per column, header row) with its domain

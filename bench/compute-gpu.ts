@@ -25,9 +25,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generatorSpec, initParams, type GeneratorSpec, type NamedArrays } from "../src/model/generator/generator";
-import { lossTargets, type MarginalTargets, buildTargets } from "../src/model/generator/marginals";
+import { lossTargets, type MarginalTargets, buildTargets } from "../src/model/generator/targets";
 import { flattenParams, gpuStatus, NativeGenerator } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import { discreteMetadata } from "./adult";
 
 /** Options of the GPU compute benchmark. */

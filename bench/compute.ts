@@ -23,7 +23,8 @@ import { join } from "node:path";
 import * as tf from "@tensorflow/tfjs-core";
 import { Adam } from "../src/model/training/adam";
 import { initBackend } from "../src/model/compute/backend";
-import { prepareInputs, sampleRows } from "../src/model/sampling/generate";
+import { prepareInputs } from "../src/model/sampling/inputs";
+import { sampleRows } from "../src/model/sampling/sample-rows";
 import {
   disposeAll,
   disposeSegments,
@@ -37,9 +38,9 @@ import {
   trainableVariables,
 } from "../src/model/generator/generator";
 import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/training/loss";
-import { buildTargets, type MarginalTargets } from "../src/model/generator/marginals";
+import { buildTargets, type MarginalTargets } from "../src/model/generator/targets";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import { learningRate, makeSchedule } from "../src/model/training/schedule";
 import { discreteMetadata } from "./adult";
 import { SHARED_DATASETS } from "./harness";

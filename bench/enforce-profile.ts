@@ -22,8 +22,8 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Synthd, Synthesizer } from "../src/sdk";
 import { Decoder } from "../src/sdk/generate/decode";
-import { deriveSeed } from "../src/sdk/generate/prng";
-import type { Metadata } from "../src/types";
+import { deriveSeed } from "../src/sdk/generate/sfc32";
+import type { Metadata } from "../src/contract";
 import { readSavedCodes } from "./saved-codes";
 import { ADULT_CSV, runCli, startServer } from "./harness";
 

@@ -21,11 +21,11 @@
  */
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
-import { prepareInputs, releaseInputs } from "../src/model/sampling/generate";
+import { prepareInputs, releaseInputs } from "../src/model/sampling/inputs";
 import { generatorSpec, initParams } from "../src/model/generator/generator";
-import { buildTargets } from "../src/model/generator/marginals";
+import { buildTargets } from "../src/model/generator/targets";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import { Synthd, Synthesizer } from "../src/sdk";
 import { discreteMetadata } from "./compute";
 import { removeDir, runCli, SHARED_DATASETS, startServer, tempDir } from "./harness";

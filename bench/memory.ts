@@ -14,7 +14,7 @@ import { estimateTrainingMemory } from "../src/engine/admission/estimate";
 import { formatBytes } from "../src/engine/admission/budget";
 import { Synthd, Synthesizer } from "../src/sdk";
 import { effectiveConfig } from "../src/server/handlers/createModel";
-import type { Metadata, ModelConfigInput } from "../src/types";
+import type { Metadata, ModelConfigInput } from "../src/contract";
 import { ADULT_CSV, removeDir, startServer, tempDir, waitFor, type ServerProcess } from "./harness";
 
 /** Options of the `memory` benchmark. */

@@ -28,8 +28,8 @@ import { Writable } from "node:stream";
 import { DecodedBatch } from "../src/sdk/generate/batch";
 import { Decoder } from "../src/sdk/generate/decode";
 import { writeBatches } from "../src/sdk/io/formats";
-import { deriveSeed } from "../src/sdk/generate/prng";
-import type { Metadata } from "../src/types";
+import { deriveSeed } from "../src/sdk/generate/sfc32";
+import type { Metadata } from "../src/contract";
 import { readSavedCodes } from "./saved-codes";
 
 const BLOCK = 100_000;

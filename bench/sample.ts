@@ -38,11 +38,11 @@
 import { readFileSync, statSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { prepareInputs, releaseInputs } from "../src/model/sampling/generate";
+import { prepareInputs, releaseInputs } from "../src/model/sampling/inputs";
 import { generatorSpec, initParams } from "../src/model/generator/generator";
-import { layoutOf } from "../src/model/generator/marginals";
+import { layoutOf } from "../src/model/generator/targets";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import { Synthd, Synthesizer } from "../src/sdk";
 import { ADULT_CSV, processCpuSeconds, removeDir, runCli, startServer, tempDir } from "./harness";
 

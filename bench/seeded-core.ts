@@ -21,13 +21,14 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { median } from "simple-statistics";
 import { sampleSeeded, type ConditionalResult, type RowCondition } from "../src/model/conditional";
-import { drawInputs, sampleRows } from "../src/model/sampling/generate";
+import { drawInputs } from "../src/model/sampling/inputs";
+import { sampleRows } from "../src/model/sampling/sample-rows";
 import { generatorSpec } from "../src/model/generator/generator";
-import { layoutOf } from "../src/model/generator/marginals";
+import { layoutOf } from "../src/model/generator/targets";
 import { flattenParams, NativeGenerator, nativeCoreStatus, unflattenParams } from "../src/model/compute/native-core";
 import type { GeneratorModel } from "../src/model/generator/model";
 import { Trainer } from "../src/model/training/trainer";
-import { CONFIG_DEFAULTS, type Metadata } from "../src/types";
+import { CONFIG_DEFAULTS, type Metadata } from "../src/contract";
 import { discreteMetadata } from "./compute";
 import { SHARED_DATASETS } from "./harness";
 

@@ -3,7 +3,7 @@
  * "Row rules"), shared by the server's repair of the calibration pool (`model/rule-repair.ts`)
  * and the SDK's repair of decoded rows (`sdk/rules/enforce.ts`), so both choose alike.
  */
-import type { Metadata } from "./types";
+import type { Metadata } from "./contract";
 
 /**
  * Power of the naive-Bayes likelihood in a candidate's score. Naive Bayes multiplies 2-way

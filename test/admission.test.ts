@@ -17,7 +17,7 @@ import { createEngine, DEFAULT_MAX_QUEUED_PER_ORG, ModelTooLargeError, OrgQueueF
 import { buildTargets, generatorSpec, layoutOf, paramCount } from "../src/model";
 import { analyzeTable } from "../src/sdk/metadata/metadata";
 import { newModelId, LmdbStore as Store, type ModelRecord, type Store as StoreApi } from "../src/store";
-import { CONFIG_DEFAULTS, type Metadata, type ModelConfig, type ModelSize } from "../src/types";
+import { CONFIG_DEFAULTS, type Metadata, type ModelConfig, type ModelSize } from "../src/contract";
 import { syntheticMetadata } from "../bench/memory";
 import { ADULT_CSV } from "../bench/harness";
 import { addTrainingModel, fastConfig, TINY_META } from "./fixtures";

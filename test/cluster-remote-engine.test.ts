@@ -18,7 +18,7 @@ import { modelRecord } from "./store-fixtures";
 import { WorkerHost } from "../src/cluster/worker-host";
 import { NO_WORKER_RETRY_AFTER_S, RemoteEngine } from "../src/cluster/remote-engine";
 import { rendezvousOrder, workersKey } from "../src/cluster/wire";
-import { EngineUnavailableError, ModelTooLargeError } from "../src/engine/types";
+import { EngineUnavailableError, ModelTooLargeError } from "../src/engine/engine";
 import { deleteRedisPrefix } from "../bench/topology";
 import { effectiveConfig } from "../src/server/handlers/createModel";
 

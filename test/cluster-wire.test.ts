@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { decodeGeneration, encodeGeneration, rendezvousOrder } from "../src/cluster/wire";
-import type { RawGeneration } from "../src/engine/types";
+import type { RawGeneration } from "../src/engine/engine";
 
 function generation(features: string[], n: number): RawGeneration {
   const columns: Record<string, Int32Array> = {};

@@ -28,10 +28,11 @@ import {
   type RowCondition,
 } from "../src/model/conditional";
 import { initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../src/model/generator/generator";
-import { forwardLogits, InputError } from "../src/model/sampling/generate";
-import type { Layout } from "../src/model/generator/marginals";
+import { forwardLogits } from "../src/model/sampling/sample-rows";
+import { InputError } from "../src/model/sampling/inputs";
+import type { Layout } from "../src/model/generator/targets";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import type { GeneratorModel } from "../src/model/generator/model";
 import { mulberry32 } from "./fixtures";
 

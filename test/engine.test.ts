@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { LmdbStore as Store, type ModelRecord, type Store as StoreApi } from "../src/store";
-import type { Metadata, ModelConfig } from "../src/types";
+import type { Metadata, ModelConfig } from "../src/contract";
 import { createEngine, EngineModelError, EngineUnavailableError, type PoolEngine } from "../src/engine";
 import { ParamError as GenerateInputError } from "../src/contract/errors";
 import { Trainer, type Checkpoint } from "../src/model";

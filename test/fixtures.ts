@@ -2,7 +2,7 @@
  * Fixtures shared by the unit tests of the model, engine and sampling kernels.
  */
 import { LmdbStore as Store, newModelId, type ModelRecord } from "../src/store";
-import { CONFIG_DEFAULTS, type Metadata, type ModelConfig } from "../src/types";
+import { CONFIG_DEFAULTS, type Metadata, type ModelConfig } from "../src/contract";
 
 /**
  * Three features; a and b strongly dependent, a and c mildly. The (a, c) pair is given c-major, as

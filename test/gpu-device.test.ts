@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { generatorSpec, initParams } from "../src/model/generator/generator";
-import { buildTargets } from "../src/model/generator/marginals";
+import { buildTargets } from "../src/model/generator/targets";
 import { gpuStatus, NativeGenerator, nativeCore, nativeCoreStatus, resolveDevice } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import { Trainer } from "../src/model/training/trainer";
 import { fastConfig, TINY_META } from "./fixtures";
 

@@ -1,12 +1,12 @@
 /**
- * Reuse of generation input arrays (src/model/generate.ts `drawInputs` / `releaseInputs`, issue
+ * Reuse of generation input arrays (src/model/sampling/inputs.ts `drawInputs` / `releaseInputs`, issue
  * 13): a seed's draws are the same on a reused array as on a fresh one (every value is
  * overwritten, including where an earlier, longer request left other values); two requests in
  * flight never share an array; a client's own latents are never taken into the pool.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { drawInputs, releaseInputs } from "../src/model/sampling/generate";
+import { drawInputs, releaseInputs } from "../src/model/sampling/inputs";
 
 const E = 8;
 const F = 5;

@@ -88,8 +88,6 @@ const FLOORS: [string, number][] = [
   ["src/rule-scores.ts", 3],
   ["src/store/", 2],
   ["src/contract/", 1],
-  ["src/types.ts", 1],
-  ["src/types/", 1],
 ];
 
 function floorOf(file: string): number {

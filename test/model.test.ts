@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LmdbStore as Store } from "../src/store";
-import type { Metadata, ModelConfig } from "../src/types";
+import type { Metadata, ModelConfig } from "../src/contract";
 import {
   Rng,
   buildTargets,

@@ -7,8 +7,8 @@
 import { createHash } from "node:crypto";
 import { calibrationMarginals, type CalibrationMarginal } from "../src/model/sampling/calibrate";
 import { nativeRakingSweeps } from "../src/model/compute/calibrate-native";
-import { calibrationPool, sampleCalibrated } from "../src/model/sampling/generate";
-import { buildTargets } from "../src/model/generator/marginals";
+import { calibrationPool, sampleCalibrated } from "../src/model/sampling/calibrated-draw";
+import { buildTargets } from "../src/model/generator/targets";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
 import type { GeneratorModel } from "../src/model/generator/model";
 import { mulberry32 } from "./fixtures";

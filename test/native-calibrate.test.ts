@@ -24,10 +24,12 @@ import {
   type RakingOptions,
 } from "../src/model/sampling/calibrate";
 import { drawRequest } from "../src/model/sampling/draws";
-import { drawInputs, forwardLogits, gatherRows, packedColumns, releaseInputs, sampleCalibrated, sampleRows, sampleRowsPerLatent } from "../src/model/sampling/generate";
+import { drawInputs, releaseInputs } from "../src/model/sampling/inputs";
+import { forwardLogits, sampleRows, sampleRowsPerLatent } from "../src/model/sampling/sample-rows";
+import { gatherRows, packedColumns, sampleCalibrated } from "../src/model/sampling/calibrated-draw";
 import { sampleCodes } from "../src/model/sampling/sampling";
-import { buildTargets } from "../src/model/generator/marginals";
-import { Rng } from "../src/model/sampling/rng";
+import { buildTargets } from "../src/model/generator/targets";
+import { Rng } from "../src/model/sampling/xoshiro";
 import type { GeneratorModel } from "../src/model/generator/model";
 import { nativeRakingClass, nativeRakingSweeps, RAKING_SLICE_ROW_VISITS } from "../src/model/compute/calibrate-native";
 import { NATIVE_GENERATE_CHUNK, nativeCoreStatus } from "../src/model/compute/native-core";

@@ -8,10 +8,10 @@ import * as tf from "@tensorflow/tfjs-core";
 import { initBackend } from "../src/model/compute/backend";
 import { featureSoftmax, forward, type GeneratorSpec, initParams, makeSegments, disposeSegments, type NamedArrays, paramShapes } from "../src/model/generator/generator";
 import { disposeTargetTensors, entropyPenalty, marginalLoss, targetTensors } from "../src/model/training/loss";
-import { buildTargets, type MarginalTargets } from "../src/model/generator/marginals";
+import { buildTargets, type MarginalTargets } from "../src/model/generator/targets";
 import { NativeGenerator } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
-import type { Metadata } from "../src/types";
+import { Rng } from "../src/model/sampling/xoshiro";
+import type { Metadata } from "../src/contract";
 
 /** Codes per column of the Adult data (../shared/datasets/adult-discrete-domain.json), 588 in all. */
 export const ADULT_CARDS = [85, 9, 100, 16, 7, 15, 6, 5, 2, 100, 100, 99, 42, 2];

@@ -14,14 +14,14 @@ import pino from "pino";
 import { createEngine } from "../src/engine";
 import { type Checkpoint, decodeCheckpoint, generatorSpec, prepareInputs, sampleRows, Trainer, disposeGenerator } from "../src/model";
 import { initParams, type NamedArrays } from "../src/model/generator/generator";
-import { buildTargets } from "../src/model/generator/marginals";
+import { buildTargets } from "../src/model/generator/targets";
 import { flattenParams, NativeGenerator } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import { learningRate, makeSchedule } from "../src/model/training/schedule";
 import { addSliced, emaSliced, fillNormalSliced, SLICE } from "../src/model/training/slices";
 import { emaDecay, ENTROPY_PENALTY, VAL_SIZE } from "../src/model/training/settings";
 import { LmdbStore as Store } from "../src/store";
-import type { Metadata, ModelConfig } from "../src/types";
+import type { Metadata, ModelConfig } from "../src/contract";
 import { latents, relErr, smallCase, syntheticMetadata } from "./native-core-fixtures";
 import { addTrainingModel, fastConfig } from "./fixtures";
 

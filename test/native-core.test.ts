@@ -15,12 +15,13 @@ import * as tf from "@tensorflow/tfjs-core";
 import { Adam } from "../src/model/training/adam";
 import { initBackend } from "../src/model/compute/backend";
 import { decodeCheckpoint, encodeCheckpoint } from "../src/model/training/checkpoint";
-import { prepareInputs, sampleRows } from "../src/model/sampling/generate";
+import { prepareInputs } from "../src/model/sampling/inputs";
+import { sampleRows } from "../src/model/sampling/sample-rows";
 import { disposeAll, featureSoftmax, forward, makeSegments, disposeSegments, type NamedArrays, type NamedTensors, paramShapes, toArrays, toTensors, trainableVariables } from "../src/model/generator/generator";
 import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/training/loss";
-import { buildTargets } from "../src/model/generator/marginals";
+import { buildTargets } from "../src/model/generator/targets";
 import { flattenParams, NativeGenerator, nativeCore, nativeCoreStatus, unflattenParams } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import { sampleCodesJs } from "../src/model/sampling/sampling";
 import { learningRate, makeSchedule, LR_FLOOR_FRACTION } from "../src/model/training/schedule";
 import {

@@ -1,6 +1,6 @@
 /**
- * The request draws in the native core (native/src/draws.{h,cc}, src/model/draws.ts) against the
- * TypeScript reference (rng.ts `fillNormalZiggurat` / `uniform`, draws.ts `drawReference`): bit for
+ * The request draws in the native core (native/src/draws.{h,cc}, src/model/sampling/draws.ts) against the
+ * TypeScript reference (xoshiro.ts `fillNormalZiggurat` / `uniform`, draws.ts `drawReference`): bit for
  * bit, for several seeds and sizes (1, odd, block edges, large), with and without privacy noise,
  * given or drawn latents; the same on every ISA path (children with SYNTHD_ISA lowered), for any
  * pool size (SYNTHD_THREADS) and without the addon (SYNTHD_DISABLE_NATIVE=1). Requires the addon to be built (`node native/build.js`).
@@ -11,9 +11,9 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 import { DRAW_BLOCK_ROWS, drawNative, drawReference, nativeFillDraws, type DrawSpec } from "../src/model/sampling/draws";
-import { drawInputs } from "../src/model/sampling/generate";
-import { computeStatus, nativeSampler } from "../src/model/compute/native";
-import { fillNormalZiggurat, Rng, zigguratTables } from "../src/model/sampling/rng";
+import { drawInputs } from "../src/model/sampling/inputs";
+import { computeStatus, nativeAddon } from "../src/model/compute/native";
+import { fillNormalZiggurat, Rng, zigguratTables } from "../src/model/sampling/xoshiro";
 
 interface DrawExports {
   zigguratTables(): { kn: Float64Array; wn: Float64Array; fn: Float64Array; r: number };
@@ -21,7 +21,7 @@ interface DrawExports {
 }
 
 function addon(): DrawExports {
-  const mod = nativeSampler() as unknown as Partial<DrawExports> | undefined;
+  const mod = nativeAddon() as unknown as Partial<DrawExports> | undefined;
   assert.ok(mod, `native core did not load: ${computeStatus().reason}`);
   assert.equal(typeof mod.log, "function", "stale addon: rerun `node native/build.js`");
   assert.ok(nativeFillDraws(), "stale addon: no fillDraws");
@@ -80,7 +80,7 @@ test("native log is bit-identical to Math.log (random bit patterns, (0, 1], subn
   assert.equal(diffs, 0, first);
 });
 
-test("the native ziggurat tables equal rng.ts's bit for bit", () => {
+test("the native ziggurat tables equal xoshiro.ts's bit for bit", () => {
   const native = addon().zigguratTables();
   const ref = zigguratTables();
   assert.equal(firstDifference(native.kn, ref.kn), -1, "kn");
@@ -133,7 +133,7 @@ test("a large draw exercises the ziggurat's tail and wedge (so the bit-identity 
   assert.notDeepEqual(rng.state(), ones.state(), "every normal took exactly one output: no wedge or tail step ran");
 });
 
-test("blocks: block b is the seed's stream jumped b times (rng.ts jump, the xoshiro128** reference's)", () => {
+test("blocks: block b is the seed's stream jumped b times (xoshiro.ts jump, the xoshiro128** reference's)", () => {
   // jump() moves the state (the constants are checked against the authors' C code by reading, not by a known answer).
   const rng = Rng.fromState([1, 2, 3, 4]);
   const before = Rng.fromState([1, 2, 3, 4]);
@@ -199,7 +199,7 @@ test("native draws refuse bad arguments without writing", () => {
 function childDigest(env: Record<string, string>): { digest: string; native: boolean } {
   const code = `
     const { createHash } = require("node:crypto");
-    const { drawInputs } = require(${JSON.stringify(resolve(__dirname, "../src/model/sampling/generate"))});
+    const { drawInputs } = require(${JSON.stringify(resolve(__dirname, "../src/model/sampling/inputs"))});
     const { nativeFillDraws } = require(${JSON.stringify(resolve(__dirname, "../src/model/sampling/draws"))});
     const h = createHash("sha256");
     for (const [n, seed, sigma] of [[1, 3, 0], [10001, 5, 0], [999, 6, 1.1]]) {

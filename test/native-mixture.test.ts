@@ -8,13 +8,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mixtureAccumulateJs, proposalShiftJs, weightedGramJs } from "../src/model/conditional";
-import { nativeSampler } from "../src/model/compute/native";
-import { fillNormalZiggurat, Rng } from "../src/model/sampling/rng";
+import { nativeAddon } from "../src/model/compute/native";
+import { fillNormalZiggurat, Rng } from "../src/model/sampling/xoshiro";
 
 type Accumulate = typeof mixtureAccumulateJs;
 
 function nativeAccumulate(): Accumulate {
-  const mod = nativeSampler() as unknown as { mixtureAccumulate?: Accumulate } | undefined;
+  const mod = nativeAddon() as unknown as { mixtureAccumulate?: Accumulate } | undefined;
   assert.ok(typeof mod?.mixtureAccumulate === "function", "the addon must export mixtureAccumulate (SYNTHD_REQUIRE_NATIVE in CI)");
   return mod!.mixtureAccumulate!;
 }
@@ -102,7 +102,7 @@ test("mixtureAccumulate refuses wrong types and lengths without writing", () => 
 });
 
 test("proposalShift equals the TypeScript reference bit for bit, and moves the subspace coordinates to m_c + L_c eta", () => {
-  const mod = nativeSampler() as unknown as { proposalShift?: typeof proposalShiftJs } | undefined;
+  const mod = nativeAddon() as unknown as { proposalShift?: typeof proposalShiftJs } | undefined;
   assert.ok(typeof mod?.proposalShift === "function", "the addon must export proposalShift");
   const native = mod!.proposalShift!;
   const rng = Rng.fromString("shift-bits");
@@ -135,7 +135,7 @@ test("proposalShift equals the TypeScript reference bit for bit, and moves the s
 });
 
 test("weightedGram equals the TypeScript reference bit for bit (zero weights skipped, the lower triangle only)", () => {
-  const mod = nativeSampler() as unknown as { weightedGram?: typeof weightedGramJs } | undefined;
+  const mod = nativeAddon() as unknown as { weightedGram?: typeof weightedGramJs } | undefined;
   assert.ok(typeof mod?.weightedGram === "function", "the addon must export weightedGram");
   const rng = Rng.fromString("gram-bits");
   for (const [n, E] of [[4096, 64], [100, 7], [1, 1], [333, 130]] as const) {

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
-import { computePath, computeStatus, findPackageRoot, nativeSampler, type NativeSampler } from "../src/model/compute/native";
+import { computePath, computeStatus, findPackageRoot, nativeAddon, type NativeAddon } from "../src/model/compute/native";
 import { checkSampleArgs, sampleCodes, sampleCodesJs } from "../src/model/sampling/sampling";
 import { mulberry32 as rng } from "./fixtures";
 
@@ -64,8 +64,8 @@ function randomCards(r: () => number, F: number, D: number): number[] {
   return cards;
 }
 
-function loaded(): NativeSampler {
-  const native = nativeSampler();
+function loaded(): NativeAddon {
+  const native = nativeAddon();
   assert.ok(native, `native core did not load: ${computeStatus().reason}`);
   return native;
 }
@@ -120,7 +120,7 @@ test("native exp is bit-identical to Math.exp on every ISA path (AVX-512 eight l
       const fs = require("node:fs");
       const b = fs.readFileSync(${JSON.stringify(join(dir, "x.bin"))});
       const x = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
-      const y = require(${JSON.stringify(resolve(__dirname, "../src/model/compute/native"))}).nativeSampler().exp(x);
+      const y = require(${JSON.stringify(resolve(__dirname, "../src/model/compute/native"))}).nativeAddon().exp(x);
       fs.writeFileSync(${JSON.stringify(join(dir, "y.bin"))}, Buffer.from(y.buffer));
     `;
     for (const isa of ["avx2", "generic"]) {
@@ -262,9 +262,9 @@ const BAD: [string, Args, string, string][] = [
 
 test("bad inputs throw the same JS errors natively and in JavaScript, and the process survives", () => {
   const native = loaded();
-  assert.deepEqual(native.sampleCodes(...(OK as Parameters<NativeSampler["sampleCodes"]>)), Int32Array.from([0, 1, 0, 0]));
+  assert.deepEqual(native.sampleCodes(...(OK as Parameters<NativeAddon["sampleCodes"]>)), Int32Array.from([0, 1, 0, 0]));
   for (const [what, args, name, message] of BAD) {
-    const call = args as Parameters<NativeSampler["sampleCodes"]>;
+    const call = args as Parameters<NativeAddon["sampleCodes"]>;
     assert.throws(() => native.sampleCodes(...call), { name, message }, `native: ${what}`);
     const [logits, n, cards, uniforms, temperature, topP] = call;
     assert.throws(
@@ -284,7 +284,7 @@ test("bad inputs throw the same JS errors natively and in JavaScript, and the pr
   assert.throws(() => (native.sampleCodes as () => unknown)(), { name: "TypeError", message: "logits must be a Float32Array" });
   assert.throws(() => (native.exp as (x: unknown) => unknown)([1]), { name: "TypeError", message: "x must be a Float64Array" });
   // Still alive and still correct.
-  assert.deepEqual(native.sampleCodes(...(OK as Parameters<NativeSampler["sampleCodes"]>)), Int32Array.from([0, 1, 0, 0]));
+  assert.deepEqual(native.sampleCodes(...(OK as Parameters<NativeAddon["sampleCodes"]>)), Int32Array.from([0, 1, 0, 0]));
 });
 
 const COMPILED_NATIVE = join(__dirname, "..", "src", "model", "compute", "native.js");
@@ -311,7 +311,7 @@ const codes = sampling.sampleCodes(logits, 10, [2, 5, 1], uniforms, { temperatur
 let error = null;
 try { sampling.sampleCodes(logits, 10, [2, 5, 1], uniforms, { temperature: 0, topP: null }); }
 catch (e) { error = e.name + ": " + e.message; }
-native.computePath(); native.nativeSampler();
+native.computePath(); native.nativeAddon();
 process.stdout.write(JSON.stringify({ path: native.computePath(), status: native.computeStatus(),
   codes: Array.from(codes), error }));
 `;
@@ -386,7 +386,7 @@ test("the addon loads and samples inside a worker thread", async () => {
     const logits = new Float32Array(80).map((_, i) => Math.sin(i * 1.7) * 3);
     const uniforms = new Float64Array(30).map((_, i) => (i * 0.377) % 1);
     parentPort.postMessage({ path: native.computePath(),
-      codes: Array.from(native.nativeSampler().sampleCodes(logits, 10, [2, 5, 1], uniforms, 0.7, 0.9)) });`;
+      codes: Array.from(native.nativeAddon().sampleCodes(logits, 10, [2, 5, 1], uniforms, 0.7, 0.9)) });`;
   const worker = new Worker(code, { eval: true });
   const msg = await new Promise<{ path: string; codes: number[] }>((res, rej) => {
     worker.once("message", res);

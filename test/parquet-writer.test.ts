@@ -21,7 +21,7 @@ import { ByteSink, zigzag } from "../src/sdk/io/parquet/bytes";
 import { bitWidth, rleGroups, writeDefinitionLevels, writeHybrid } from "../src/sdk/io/parquet/encodings";
 import { statsOf } from "../src/sdk/io/parquet/values";
 import { CT, CompactWriter } from "../src/sdk/io/parquet/thrift";
-import type { ColumnStats, Metadata } from "../src/types";
+import type { ColumnStats, Metadata } from "../src/contract";
 import { mulberry32 } from "./fixtures";
 
 interface DataReader {

@@ -5,7 +5,7 @@
  */
 import { LIKELIHOOD_POWER, quotaScore } from "../src/rule-scores";
 import type { PoolRule } from "../src/model/sampling/rule-repair";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 
 /** Rules whose tuples have at most this many keys are classified through a dense table (4 MiB). */
 const DENSE_KEYS = 1 << 20;

@@ -7,9 +7,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Metadata, PairMarginal } from "../src/types";
+import type { Metadata, PairMarginal } from "../src/contract";
 import { poolRules, repairPool } from "../src/model/sampling/rule-repair";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import { repairPoolReference } from "./rule-repair-reference";
 import { nativeExport } from "../src/model/compute/native";
 import { nativeCoreStatus } from "../src/model/compute/native-core";

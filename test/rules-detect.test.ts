@@ -14,7 +14,7 @@ import { DataError, Rng, analyzeTable, type Rule, type Table } from "../src/sdk"
 import { describeRule, ruleId } from "../src/sdk/rules/describe";
 import type { RuleOptions } from "../src/sdk/rules/detect";
 import { parseRules } from "../src/cli/commands/fit";
-import type { CreateModelRequest } from "../src/types";
+import type { CreateModelRequest } from "../src/contract";
 import typia from "typia";
 
 /** The server's check of a Create Model body (src/server/handlers/routes.ts). */

@@ -8,8 +8,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Decoder } from "../src/sdk/generate/decode";
-import type { Metadata, Rule } from "../src/types";
-import { Rng } from "../src/sdk/generate/prng";
+import type { Metadata, Rule } from "../src/contract";
+import { Rng } from "../src/sdk/generate/sfc32";
 import { assertError, call, startHarness, validCreateBody, type Harness } from "./server-helpers";
 
 /** Uniform probabilities of length k. */

@@ -25,7 +25,7 @@ import {
   type Model,
   type RetryInfo,
 } from "../src/sdk";
-import { ERROR_CODES, CONFIG_DEFAULTS, type ErrorCode } from "../src/types";
+import { ERROR_CODES, CONFIG_DEFAULTS, type ErrorCode } from "../src/contract";
 
 interface Seen {
   method: string;

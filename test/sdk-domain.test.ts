@@ -11,7 +11,7 @@ import { join } from "node:path";
 import typia from "typia";
 import { DataError, Decoder, analyzeTable, loadDomain } from "../src/sdk";
 import { evaluate, independentSample } from "../src/sdk/evaluate";
-import type { CreateModelRequest } from "../src/types";
+import type { CreateModelRequest } from "../src/contract";
 
 const validateCreate = typia.createValidateEquals<CreateModelRequest>();
 const SHARED = "/work/shared/datasets";

@@ -13,7 +13,7 @@ import { exponentialMechanism, gaussianMechanism, uniformSource } from "../src/s
 import { impliedPairs, rake } from "../src/sdk/metadata/dp-postprocess";
 import { counts1 } from "../src/sdk/metadata/marginals";
 import { encodeTable } from "../src/sdk/metadata/metadata";
-import type { CreateModelRequest } from "../src/types";
+import type { CreateModelRequest } from "../src/contract";
 
 const validateCreate = typia.createValidateEquals<CreateModelRequest>();
 

@@ -43,7 +43,7 @@ import { writeTables } from "../src/sdk/io/formats";
 import { outputFormat } from "../src/cli/commands/sample";
 import { DATETIME_FORMATS, DatetimeFormat } from "../src/sdk/metadata/datetime";
 import { datetimeParser } from "../src/sdk/columns/datetime";
-import { CONFIG_DEFAULTS } from "../src/types";
+import { CONFIG_DEFAULTS } from "../src/contract";
 import { mulberry32 } from "./fixtures";
 
 const dir = mkdtempSync(join(tmpdir(), "synthd-formats-"));

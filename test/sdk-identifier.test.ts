@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { inferIdShape, matchesIdShape, type IdShape, type TextIdShape } from "../src/sdk/metadata/identifier";
 import { IdGenerator } from "../src/sdk/generate/id-generator";
-import { Rng } from "../src/sdk/generate/prng";
+import { Rng } from "../src/sdk/generate/sfc32";
 
 const ALNUM_UPPER = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const HEX = "0123456789abcdef";

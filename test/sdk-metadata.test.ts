@@ -16,7 +16,7 @@ import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { CSV_WRITE_ROWS, Utf8Check, detectDelimiter, firstInvalidUtf8, readCsvText, writeCsv, writeCsvBatches } from "../src/sdk/io/csv";
 import { stringify } from "csv-stringify";
-import type { CreateModelRequest } from "../src/types";
+import type { CreateModelRequest } from "../src/contract";
 
 /** The validator the server generates for Create Model (DESIGN §3: unknown fields rejected). */
 const validateCreate = typia.createValidateEquals<CreateModelRequest>();

@@ -17,7 +17,7 @@ import { evaluate, privacyCheck } from "../src/sdk/evaluate";
 import { rowKeys } from "../src/sdk/privacy/copies";
 import { privacyCheckWithDistances, sampleIndices } from "../src/sdk/privacy/dcr";
 import { encodeTableWithScan, scanTable } from "../src/sdk/metadata/metadata";
-import { Rng, deriveSeed } from "../src/sdk/generate/prng";
+import { Rng, deriveSeed } from "../src/sdk/generate/sfc32";
 
 /** Copies of `train`'s rows among `rows`, counted on the trimmed values (no hashing). */
 function bruteForceCopies(train: Table, rows: string[][]): boolean[] {

@@ -1,5 +1,5 @@
 /**
- * Seeded generation on the SDK side (src/sdk/generate/seeded.ts, `Decoder.restrict`), without a server:
+ * Seeded generation on the SDK side (src/sdk/generate/seeded-request.ts, `Decoder.restrict`), without a server:
  * `where` conditions -> wire codes and range-restricted decoders, seed tables -> wire codes and
  * the cells kept, and the DataErrors of bad input (column, line).
  *
@@ -10,10 +10,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DataError, Decoder, extractMetadata, type Metadata, type Table } from "../src/sdk";
-import { compileWhere, encodeSeed, readSeedTable } from "../src/sdk/generate/seeded";
+import { compileWhere, encodeSeed, readSeedTable } from "../src/sdk/generate/seeded-request";
 import { DatetimeFormat } from "../src/sdk/metadata/datetime";
 import { mulberry32 } from "./fixtures";
-import type { ConditionCell } from "../src/types";
+import type { ConditionCell } from "../src/contract";
 
 async function fixture(): Promise<{ table: Table; meta: Metadata; dec: Decoder }> {
   const u = mulberry32(3);

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import typia from "typia";
 import { isValidPhoneNumber } from "libphonenumber-js";
-import type { CreateModelRequest } from "../src/types";
+import type { CreateModelRequest } from "../src/contract";
 import { DataError, Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import { describeColumns } from "../src/sdk/columns";
 import type { TextIdShape } from "../src/sdk/metadata/identifier";

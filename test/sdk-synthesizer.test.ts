@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { DataError, MIN_ROWS, Rng, Synthd, Synthesizer, fitConfig, type CreateModelRequest, type GenerateRequest, type LatentSpec, type Metadata, type Model } from "../src/sdk";
 import { evaluate } from "../src/sdk/evaluate";
-import { CONFIG_DEFAULTS } from "../src/types";
+import { CONFIG_DEFAULTS } from "../src/contract";
 
 const ADULT = "/work/shared/datasets/adult.csv";
 const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-synth-"));

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fitLogistic, rocAuc } from "../src/sdk/evaluate";
-import { Rng } from "../src/sdk/generate/prng";
+import { Rng } from "../src/sdk/generate/sfc32";
 import type { LogisticOptions } from "../src/sdk/evaluate/tstr";
 import { fitLogisticTfjs } from "./tstr-tfjs-reference";
 

@@ -11,7 +11,7 @@ import { ARROW_STREAM, narrowCodes, prefersArrow, wantsNarrowCodes } from "../sr
 import { monthOf } from "../src/usage/quota";
 import { Synthd } from "../src/sdk";
 import { codesFromArrow } from "../src/sdk/client/models";
-import type { GenerateRequest, Generation, Metadata } from "../src/types";
+import type { GenerateRequest, Generation, Metadata } from "../src/contract";
 import { call, startHarness, type Harness } from "./server-helpers";
 
 function metadata(): Metadata {

@@ -22,8 +22,8 @@ import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { removeDir, startServer as startServeProcess, tempDir, type ServerProcess } from "../bench/harness";
-import { flattenLatents, InputError } from "../src/model/sampling/generate";
-import { nativeSampler } from "../src/model/compute/native";
+import { flattenLatents, InputError } from "../src/model/sampling/inputs";
+import { nativeAddon } from "../src/model/compute/native";
 import { checkSampleArgs, sampleCodes, sampleCodesJs } from "../src/model/sampling/sampling";
 import { MAX_JSON_DEPTH } from "../src/server/steps/parseJson";
 import { readyModel, startContract, type Contract } from "./contract/harness";
@@ -463,7 +463,7 @@ describe("top_p 0: only the most probable code", () => {
     for (const temperature of [0.3, 1, 5]) {
       assert.deepEqual(sampleCodesJs(logits, n, cards, uniforms, { temperature, topP: 0 }), want, `js T=${temperature}`);
       assert.deepEqual(sampleCodes(logits, n, cards, uniforms, { temperature, topP: 0 }), want, `sampleCodes T=${temperature}`);
-      const native = nativeSampler();
+      const native = nativeAddon();
       if (native !== undefined) assert.deepEqual(native.sampleCodes(logits, n, cards, uniforms, temperature, 0), want, `native T=${temperature}`);
     }
     assert.throws(() => checkSampleArgs(logits, n, cards, uniforms, { temperature: 1, topP: -0.1 }), { name: "RangeError", message: "topP must be in [0, 1] or null, got -0.1" });

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { newModelId, type ModelRecord } from "../src/store";
-import { CONFIG_DEFAULTS } from "../src/types";
+import { CONFIG_DEFAULTS } from "../src/contract";
 import { assertError, call, REQUEST_ID, startHarness, validCreateBody, type Harness } from "./server-helpers";
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;

@@ -4,9 +4,9 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { EngineUnavailableError, OrgQueueFullError } from "../src/engine/types";
+import { EngineUnavailableError, OrgQueueFullError } from "../src/engine/engine";
 import { ParamError as GenerateInputError } from "../src/contract/errors";
-import { MAX_ROWS_PER_REQUEST } from "../src/types";
+import { MAX_ROWS_PER_REQUEST } from "../src/contract";
 import { assertError, call, createTestModel, startHarness, validCreateBody, type Harness } from "./server-helpers";
 
 let h: Harness;

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
-import type { Engine } from "../src/engine/types";
+import type { Engine, RawGeneration } from "../src/engine/engine";
 import { startServer, type RunningServer, type ServerOptions } from "../src/server/app";
 import { LmdbStore as Store } from "../src/store";
-import { ERROR_CODES, type ErrorCode, type GenerateRequest, type Generation, type Metadata } from "../src/types";
+import { ERROR_CODES, type ErrorCode, type GenerateRequest, type Generation, type Metadata } from "../src/contract";
 
 /** An Engine that records calls, returns a fixed Generation, and throws what it is told to. */
 /** Engine operations a test engine can be told to fail. */
@@ -48,6 +48,11 @@ export class FakeEngine implements Engine {
     const e = req.embedding;
     const n = Array.isArray(e) ? e.length : "seed_data" in e ? e.seed_data.rows.length : e.num_rows;
     return { model_id: id, num_rows: n, features: ["a", "b"], columns: { a: new Array(n).fill(1), b: new Array(n).fill(0) } };
+  }
+
+  async generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration> {
+    const g = await this.generate(id, req);
+    return { ...g, columns: { a: Int32Array.from(g.columns.a), b: Int32Array.from(g.columns.b) } };
   }
 
   async stop(id: string): Promise<void> {

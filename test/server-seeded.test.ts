@@ -4,23 +4,23 @@
  * with the in-process harness (test/server-helpers.ts, FakeEngine). Every bad input is 400
  * `parameter_invalid` with the exact `param`, and charges nothing; good requests reach the engine
  * as sent and are charged the rows returned. Also: the worker-side mapping of a condition the model
- * gives probability 0 to the param of its row and cell (`src/engine/worker/seeded.ts`, on a crafted model),
+ * gives probability 0 to the param of its row and cell (`src/engine/worker/seeded-draw.ts`, on a crafted model),
  * and the OpenAPI document describing both forms.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { sampleSeededSource } from "../src/engine/worker/seeded";
+import { sampleSeededSource } from "../src/engine/worker/seeded-draw";
 import { initBackend } from "../src/model/compute/backend";
-import { InputError } from "../src/model/sampling/generate";
+import { InputError } from "../src/model/sampling/inputs";
 import { generatorSpec, initParams, toTensors } from "../src/model/generator/generator";
-import { layoutOf } from "../src/model/generator/marginals";
+import { layoutOf } from "../src/model/generator/targets";
 import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
-import { Rng } from "../src/model/sampling/rng";
+import { Rng } from "../src/model/sampling/xoshiro";
 import { seededSource, SeededInputError } from "../src/model/conditional/seeded-input";
 import type { GeneratorModel } from "../src/model/generator/model";
 import { monthOf } from "../src/usage/quota";
 import { openApiDocument } from "../src/server/openapi";
-import { MAX_SEED_ROWS_PER_REQUEST, type Metadata } from "../src/types";
+import { MAX_SEED_ROWS_PER_REQUEST, type Metadata } from "../src/contract";
 import { assertError, call, startHarness, type Harness } from "./server-helpers";
 
 /** Features `a` (K=2), `b` (K=3) and `age group` (K=4, a name that needs bracket form). */

@@ -3,7 +3,7 @@
  * tests): a model of (org, env) created at a given time, and a one-feature metadata.
  */
 import { newModelId, type ModelRecord } from "../src/store";
-import { CONFIG_DEFAULTS, type ModelConfig } from "../src/types";
+import { CONFIG_DEFAULTS, type ModelConfig } from "../src/contract";
 
 /** A new `training` model record of (org, env), created (and updated) at Unix ms `ms`, default config. */
 export function modelRecord(org: string, env: "test" | "live", ms: number, config: ModelConfig = { ...CONFIG_DEFAULTS, device: "cpu" }): ModelRecord {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LmdbStore as Store, newModelId, TOMBSTONE_TTL_MS, type ChargeRequest, type ModelRecord } from "../src/store";
-import { CONFIG_DEFAULTS } from "../src/types";
+import { CONFIG_DEFAULTS } from "../src/contract";
 
 async function withStore(fn: (s: Store, dir: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "synthd-store-limits-"));

@@ -9,7 +9,7 @@
  */
 import type * as TF from "@tensorflow/tfjs-core";
 import type { CodeArray } from "../src/sdk/metadata/marginals";
-import { Rng } from "../src/sdk/generate/prng";
+import { Rng } from "../src/sdk/generate/sfc32";
 import { logisticModel, logisticSetup, type LogisticModel, type LogisticOptions } from "../src/sdk/evaluate/tstr";
 
 let tfLoaded: Promise<typeof TF> | undefined;

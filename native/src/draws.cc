@@ -1,4 +1,4 @@
-// The ziggurat of draws.h, line for line the reference's (src/model/rng.ts `fillNormalZiggurat`);
+// The ziggurat of draws.h, line for line the reference's (src/model/sampling/xoshiro.ts `fillNormalZiggurat`);
 // keep the two in step. Comments name the reference's expression where the C++ spells it
 // differently.
 

@@ -1,5 +1,5 @@
 // The random draws of a generate request in C++, bit-identical to the JavaScript reference
-// (src/model/rng.ts: xoshiro128**, `uniform`, `fillNormalZiggurat`; src/model/draws.ts: the order).
+// (src/model/sampling/xoshiro.ts: xoshiro128**, `uniform`, `fillNormalZiggurat`; src/model/sampling/draws.ts: the order).
 //
 // Why native: with the forward pass in the core, drawing n x E latents (E = 64) and n x F uniforms
 // in JavaScript took a third of an in-process generation (298k rows/s without the draws, 199k with
@@ -26,14 +26,14 @@
 namespace synthd {
 namespace draws {
 
-// A xoshiro128** 1.1 stream (rng.ts `Rng`): the four state words, unsigned. Jump() is the
-// reference's jump (2^64 outputs ahead), rng.ts `jump`.
+// A xoshiro128** 1.1 stream (xoshiro.ts `Rng`): the four state words, unsigned. Jump() is the
+// reference's jump (2^64 outputs ahead), xoshiro.ts `jump`.
 struct Xoshiro128 {
   uint32_t s[4];
 
   static uint32_t Rotl(uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
 
-  // rng.ts `nextUint32`.
+  // xoshiro.ts `nextUint32`.
   uint32_t Next() {
     const uint32_t result = Rotl(s[1] * 5u, 7) * 9u;
     const uint32_t t = s[1] << 9;
@@ -66,7 +66,7 @@ struct Xoshiro128 {
     s[3] = t3;
   }
 
-  // rng.ts `uniform`: (a * 2^26 + b) / 2^53 with a = 27 bits, b = 26 bits; exact in doubles.
+  // xoshiro.ts `uniform`: (a * 2^26 + b) / 2^53 with a = 27 bits, b = 26 bits; exact in doubles.
   double Uniform() {
     const uint32_t a = Next() >> 5;
     const uint32_t b = Next() >> 6;
@@ -74,7 +74,7 @@ struct Xoshiro128 {
   }
 };
 
-// The ziggurat tables of rng.ts (128 layers): kn (acceptance bounds on |j|), wn (value scale per
+// The ziggurat tables of xoshiro.ts (128 layers): kn (acceptance bounds on |j|), wn (value scale per
 // layer), fn (density at the layer edges), r (the base layer's edge).
 struct ZigguratTables {
   double kn[128];
@@ -86,21 +86,21 @@ struct ZigguratTables {
   double r;
 };
 
-// The tables, computed once (thread-safe) by rng.ts's recipe.
+// The tables, computed once (thread-safe) by xoshiro.ts's recipe.
 const ZigguratTables& Tables();
 
-// n ziggurat normals into out (doubles rounded to float32), rng.ts `fillNormalZiggurat` on a
+// n ziggurat normals into out (doubles rounded to float32), xoshiro.ts `fillNormalZiggurat` on a
 // Float32Array.
 void FillNormalsF32(Xoshiro128& rng, float* out, size_t n);
 
 // latents[i] = float32(latents[i] + z_i * sigma) for i < n, z_i the next ziggurat normal: the
-// privacy noise of src/model/draws.ts (product and sum in doubles, one rounding to float32).
+// privacy noise of src/model/sampling/draws.ts (product and sum in doubles, one rounding to float32).
 void AddNoise(Xoshiro128& rng, float* latents, size_t n, double sigma);
 
-// n uniforms in [0, 1) into out, rng.ts `fillUniform` on a Float64Array.
+// n uniforms in [0, 1) into out, xoshiro.ts `fillUniform` on a Float64Array.
 void FillUniforms(Xoshiro128& rng, double* out, size_t n);
 
-// The draws of a request (src/model/draws.ts `drawReference`): rows cut into blocks of
+// The draws of a request (src/model/sampling/draws.ts `drawReference`): rows cut into blocks of
 // block_rows; block b draws from `base` jumped b times: its latents (m x E ziggurat normals, when
 // draw_latents), its noise (m x E normals times sigma, added, when sigma > 0), its uniforms
 // (m x F). Blocks run as tasks on the compute pool (train/thread_pool.h); each block's values

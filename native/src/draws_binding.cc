@@ -1,9 +1,9 @@
-// N-API bindings of the request draws (draws.h). The TypeScript side is src/model/draws.ts.
+// N-API bindings of the request draws (draws.h). The TypeScript side is src/model/sampling/draws.ts.
 //
 // Exports:
 //   fillDraws(state: Uint32Array(4), rows: number, latents: Float32Array, drawLatents: boolean,
 //             sigma: number, uniforms: Float64Array, blockRows: number): undefined
-//     The draws of src/model/draws.ts `drawReference` (draws.h FillRequestDraws) for `rows` rows
+//     The draws of src/model/sampling/draws.ts `drawReference` (draws.h FillRequestDraws) for `rows` rows
 //     from the stream whose state is `state` (read, not modified): E = latents.length / rows,
 //     F = uniforms.length / rows. Blocks of blockRows rows run on the compute pool (about 2 ns
 //     per normal per thread: 64 latents per row are a few % of a forward pass; docs/compute.md
@@ -11,7 +11,7 @@
 //     TypeError for wrong types; RangeError for a state of the wrong length or all zero, rows or
 //     blockRows not a positive integer, arrays not a multiple of rows long, or sigma not finite or
 //     negative. Nothing is written when an argument is refused.
-//   zigguratTables(): {kn, wn, fn: Float64Array(128), r: number}   (tests: equal to rng.ts's)
+//   zigguratTables(): {kn, wn, fn: Float64Array(128), r: number}   (tests: equal to xoshiro.ts's)
 //   log(x: Float64Array): Float64Array   FdlibmLog element-wise (tests: equal to Math.log)
 
 #include "draws_binding.h"

@@ -2,7 +2,7 @@
 //
 // Why not std::log: as with exp (fdlibm_exp.h), glibc's log and V8's Math.log are both faithful
 // but may differ in the last bit, and the ziggurat's tail (draws.cc) must give the same normals as
-// the JavaScript reference (src/model/rng.ts `fillNormalZiggurat`, which calls Math.log). V8's
+// the JavaScript reference (src/model/sampling/xoshiro.ts `fillNormalZiggurat`, which calls Math.log). V8's
 // Math.log is base::ieee754::log, FreeBSD msun's e_log.c, i.e. Sun's fdlibm 5.3 __ieee754_log;
 // this is that routine with the same operations in the same order. Verified against Math.log by
 // test/native-draws.test.ts (random bit patterns, (0, 1], subnormals, +-0, +-Inf, NaN, 1 +- ulps).

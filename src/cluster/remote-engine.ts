@@ -19,11 +19,11 @@
 import { Queue } from "bullmq";
 import Redis from "ioredis";
 import type { Logger } from "pino";
-import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
+import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../contract";
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS } from "../engine/admission/estimate";
 import { formatBytes } from "../engine/admission/budget";
 import { ParamError } from "../contract/errors";
-import { EngineModelError, EngineUnavailableError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "../engine/types";
+import { EngineModelError, EngineUnavailableError, ModelTooLargeError, toGeneration, type Engine, type RawGeneration } from "../engine/engine";
 import { INTERNAL_TOKEN_ENV, INTERNAL_TOKEN_HEADER } from "./internal-auth";
 import { bullPrefix, DEFAULT_PREFIX, decodeGeneration, LIVE_WORKERS_LUA, rendezvousOrder, stopChannel, TRAINING_QUEUE, workersKey, type WorkerErrorBody } from "./wire";
 

@@ -16,7 +16,7 @@
  * are JSON {@link WorkerErrorBody} with status 400 (input), 401 (unauthorized: the deployment's
  * token missing or wrong, ./internal-auth.ts), 404 / 409 (model), 503 (unavailable).
  */
-import type { RawGeneration } from "../engine/types";
+import type { RawGeneration } from "../engine/engine";
 
 /** Default Redis key prefix of a deployment. */
 export const DEFAULT_PREFIX = "synthd";

@@ -39,7 +39,7 @@ import { ParamError } from "../contract/errors";
 import { createEngine, EngineModelError, EngineUnavailableError, type PoolEngine } from "../engine";
 import type { ComputeKind } from "../model";
 import { PgStore } from "../store/postgres/pgStore";
-import type { GenerateRequest } from "../types";
+import type { GenerateRequest } from "../contract";
 import { addTrainingJob } from "./remote-engine";
 import { assertWorkerExposureAllowed, INTERNAL_TOKEN_HEADER, InternalTokenCheck, validateInternalToken } from "./internal-auth";
 import { bullPrefix, DEFAULT_PREFIX, encodeGeneration, REGISTER_LUA, stopChannel, TRAINING_QUEUE, WORKER_HEARTBEAT_MS, WORKER_TTL_MS, workersKey, type WorkerErrorBody } from "./wire";

@@ -3,7 +3,7 @@
  * {@link ParamError}, the one error of a bad parameter. `src/server/errors.ts` turns either into the
  * error envelope.
  */
-import { ERROR_CODES, type ErrorCode } from "../types";
+import { ERROR_CODES, type ErrorCode } from "./envelope";
 
 /**
  * An error with a contract code. `param` is the offending parameter path

@@ -6,18 +6,18 @@
  * the worker takes the checked input as it is. Given latents are flattened and transferred;
  * seeded requests (`embedding.condition` / `embedding.seed_data`) are put in the model's feature
  * order (`model/seeded-input.ts`), and the worker draws them from the model's conditional
- * (`worker/seeded.ts`). The codes come back as one transferred Int32Array, viewed per feature.
+ * (`worker/seeded-draw.ts`). The codes come back as one transferred Int32Array, viewed per feature.
  */
-import type { GenerateRequest, Metadata } from "../types";
+import type { GenerateRequest, Metadata } from "../contract";
 import type { ModelRecord, Store } from "../store";
 import { InputError, isSeeded, latentSource, seededSource, SeededInputError } from "../model";
 import type { CheckedGeneration, GenerateModel, GenerateReply, GenerateTask } from "./protocol";
 import { ParamError } from "../contract/errors";
-import { EngineModelError, type RawGeneration } from "./types";
+import { EngineModelError, type RawGeneration } from "./engine";
 
 /**
  * `err` as a {@link ParamError} when it is the model's refusal of an input (`InputError` of
- * `model/generate.ts`, `SeededInputError` of `model/seeded-input.ts`: the same two fields), else
+ * `model/sampling/inputs.ts`, `SeededInputError` of `model/seeded-input.ts`: the same two fields), else
  * undefined. Where the engine calls into the model, this is the one place those become ParamError.
  */
 export function asParamError(err: unknown): ParamError | undefined {

@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { Piscina } from "piscina";
 import type { Logger } from "pino";
 import type { ModelRecord, Store } from "../store";
-import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
+import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../contract";
 import { defaultCompute, deviceOf, type BackendName, type ComputeKind } from "../model";
 import type { MemoryEstimate } from "./admission/estimate";
 import { DEFAULT_BUDGET_SHARE, machineMemory } from "./admission/budget";
@@ -30,7 +30,7 @@ import {
   type PoolEngine,
 } from "./pool-engine";
 import type { CheckedGeneration, GenerateReply, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "./protocol";
-import { EngineUnavailableError, toGeneration, type RawGeneration } from "./types";
+import { EngineUnavailableError, toGeneration, type RawGeneration } from "./engine";
 
 class LocalEngine implements PoolEngine, TrainingHost {
   readonly device: string;

@@ -5,12 +5,12 @@
  */
 import type { Logger } from "pino";
 import type { Store } from "../store";
-import type { GenerateRequest, Metadata, ModelConfig } from "../types";
+import type { GenerateRequest, Metadata, ModelConfig } from "../contract";
 import type { BackendName, ComputeKind } from "../model";
 import type { MemoryEstimate } from "./admission/estimate";
 import type { Ticket } from "./admission/queue";
 import type { CheckedGeneration, InfoReply, TrainReply } from "./protocol";
-import type { Engine, RawGeneration } from "./types";
+import type { Engine, RawGeneration } from "./engine";
 
 /** Times a model's training is resumed after its worker died, before it is marked failed. */
 export const MAX_TRAIN_RESTARTS = 2;

@@ -5,7 +5,7 @@
  * generated codes travel as transferred typed arrays.
  */
 import type { SeededSource } from "../model";
-import type { ModelSize } from "../types";
+import type { ModelSize } from "../contract";
 
 /** Start or resume training of a model whose record says `training` (reply: {@link TrainReply}). */
 export interface TrainTask {
@@ -30,7 +30,7 @@ export interface GenerateInput {
   numRows?: number;
   /**
    * Seeded generation: conditions checked and in the model's feature order
-   * (`src/model/conditional/seeded-input.ts`), run by `src/engine/worker/seeded.ts` with `seed`.
+   * (`src/model/conditional/seeded-input.ts`), run by `src/engine/worker/seeded-draw.ts` with `seed`.
    */
   seeded?: SeededSource;
   seed?: number;

@@ -5,12 +5,12 @@
  * imports from here, not from the files below.
  *
  * One folder per concern; read in this order:
- * - `generator/`: `marginals.ts` (layout and targets), `generator.ts` (G: spec, parameters,
+ * - `generator/`: `targets.ts` (layout and targets), `generator.ts` (G: spec, parameters,
  *   forward), `model.ts` (a generator ready to run).
  * - `training/`: `loss.ts` (KL objective), `adam.ts` + `schedule.ts` (optimisation), `slices.ts`,
  *   `settings.ts` + `options.ts`, `trainer.ts` (epochs, validation, early stopping),
  *   `checkpoint.ts` (stored form: weights and the training state).
- * - `sampling/`: `rng.ts`, `draws.ts` (latents), `generate.ts` + `sampling.ts` (generation),
+ * - `sampling/`: `xoshiro.ts`, `draws.ts` (latents), `inputs.ts` (a request's inputs), `sample-rows.ts` + `sampling.ts` (the plain draw), `calibrated-draw.ts` (the calibrated draw),
  *   `calibrate.ts` (calibrated generation), `rule-repair.ts`.
  * - `compute/`: `kind.ts` (tfjs or native), `backend.ts` (tfjs backends), `ops.ts`; `native.ts`
  *   (the addon), `native-core.ts` (the same generator, loss and Adam in the C++ compute core,
@@ -18,8 +18,8 @@
  * - `conditional/`: seeded / conditional generation (rows given conditions on some features).
  */
 export { initBackend, useBackend, deviceOf, type BackendName } from "./compute/backend";
-export { Rng, type RngState, fnv1a64 } from "./sampling/rng";
-export { buildTargets, layoutOf, lossTargets, marginalWeight, sanitizeProbs, MetadataError, type Layout, type MarginalTargets, type PairBlock } from "./generator/marginals";
+export { Rng, type RngState, fnv1a64 } from "./sampling/xoshiro";
+export { buildTargets, layoutOf, lossTargets, marginalWeight, sanitizeProbs, MetadataError, type Layout, type MarginalTargets, type PairBlock } from "./generator/targets";
 export {
   MODEL_SIZES,
   generatorSpec,
@@ -116,22 +116,9 @@ export {
   type Exclusion,
   type FixedCell,
 } from "./sampling/calibrate";
-export {
-  prepareInputs,
-  drawInputs,
-  releaseInputs,
-  latentSource,
-  flattenLatents,
-  sampleRows,
-  sampleCalibrated,
-  packedColumns,
-  InputError,
-  GENERATE_CHUNK,
-  type LatentSource,
-  type DrawnSource,
-  type GenerationInputs,
-  type SamplingOptions,
-} from "./sampling/generate";
+export { prepareInputs, drawInputs, releaseInputs, latentSource, flattenLatents, InputError, type LatentSource, type DrawnSource, type GenerationInputs } from "./sampling/inputs";
+export { sampleRows, GENERATE_CHUNK, type SamplingOptions } from "./sampling/sample-rows";
+export { sampleCalibrated, packedColumns } from "./sampling/calibrated-draw";
 export {
   sampleConditional,
   sampleSeeded,

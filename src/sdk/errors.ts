@@ -28,7 +28,7 @@
  * sender retries. `DataError` extends the base so that "all derive from one base exception"
  * holds for every error the SDK throws, HTTP or not; it has no `status`.
  */
-import type { ErrorType, Model, ModelError } from "../types";
+import type { ErrorType, Model, ModelError } from "../contract";
 
 /** Fields common to every SDK error. */
 export interface SynthdErrorFields {

@@ -45,8 +45,8 @@ export { OUTPUT_FORMATS, chooseFormat, formatOfPath, writeTables } from "./io/fo
 export type { OutputFormat, WriteTablesOptions } from "./io/formats";
 export { BatchConverter, columnTypes, arrowSchema } from "./io/typed";
 export type { ColumnType, TypedColumn, TypedValue } from "./io/typed";
-export { compileWhere, encodeSeed, readSeedTable } from "./generate/seeded";
-export type { Where, WhereValue, WhereRange, SeedTable, SeedRows, EncodedSeed, CompiledWhere } from "./generate/seeded";
+export { compileWhere, encodeSeed, readSeedTable } from "./generate/seeded-request";
+export type { Where, WhereValue, WhereRange, SeedTable, SeedRows, EncodedSeed, CompiledWhere } from "./generate/seeded-request";
 export { extractMetadata, analyzeTable, encodeTable, buildMetadata, MISSING_KEY, OTHER, DEFAULTS } from "./metadata/metadata";
 export { loadDomain } from "./metadata/domain";
 export type { Domain, DomainSource } from "./metadata/domain";
@@ -67,5 +67,5 @@ export type { RestrictedFeature, DecodeOptions } from "./generate/decode";
 export type { ValueRange, FeatureDecoder } from "./columns/common";
 export { readTable, readCsvText, writeCsv, writeTableCsv } from "./io/csv";
 export type { Table, TableSource } from "./io/csv";
-export { Rng, deriveSeed } from "./generate/prng";
-export * from "../types";
+export { Rng, deriveSeed } from "./generate/sfc32";
+export * from "../contract";

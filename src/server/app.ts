@@ -28,7 +28,7 @@ import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from "uWebSockets.js";
-import type { Engine } from "../engine/types";
+import type { Engine } from "../engine/engine";
 import { newRequestId, type Store } from "../store";
 import { relayedPeer, relaySecretDigest, TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";

@@ -18,7 +18,7 @@
  * machine).
  */
 import { makeVector, Schema, Table, tableToIPC } from "apache-arrow";
-import type { RawGeneration } from "../engine/types";
+import type { RawGeneration } from "../engine/engine";
 
 /** The media type of an Arrow IPC stream (IANA). */
 export const ARROW_STREAM = "application/vnd.apache.arrow.stream";
@@ -104,7 +104,7 @@ export function narrowCodes(codes: Int32Array): Uint8Array | Uint16Array | Int32
   return codes;
 }
 
-export type { RawGeneration } from "../engine/types";
+export type { RawGeneration } from "../engine/engine";
 
 /**
  * The Arrow IPC stream of a generation (layout in the module comment).

@@ -9,9 +9,9 @@
 import type { Logger } from "pino";
 import type { IValidation } from "typia";
 import type { Auth } from "../usage/auth";
-import type { Engine } from "../engine/types";
+import type { Engine } from "../engine/engine";
 import type { ChargeRequest, IdempotencyScope, Store } from "../store";
-import type { Envelope } from "../types";
+import type { Envelope } from "../contract";
 import type { ForwardedHeader, TrustedProxies } from "./clientAddress";
 import type { RateLimiter } from "./limits/rateLimiter";
 

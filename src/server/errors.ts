@@ -6,8 +6,8 @@
  * and type that `ERROR_CODES` fixes for the code. Engine errors are mapped here, once.
  */
 import { ApiError, ParamError } from "../contract/errors";
-import { EngineModelError, EngineUnavailableError, OrgQueueFullError } from "../engine/types";
-import { ERROR_CODES, type ErrorBody } from "../types";
+import { EngineModelError, EngineUnavailableError, OrgQueueFullError } from "../engine/engine";
+import { ERROR_CODES, type ErrorBody } from "../contract";
 import type { Ctx } from "./context";
 
 export { ApiError };

@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 description of the API, served at `GET /v1/openapi.json`.
  *
  * Its schemas are generated at compile time by typia (`typia.json.schemas<[...], "3.1">()`) from the
- * very types in `src/types.ts` whose validators check the requests (`handlers/routes.ts`) and that the
+ * very types in `src/contract/index.ts` whose validators check the requests (`handlers/routes.ts`) and that the
  * handlers build the responses from, so the document cannot drift from the code. Only the paths,
  * parameters, headers and response codes are written here, referring to those components.
  */
@@ -19,7 +19,7 @@ import {
   type ModelListResponse,
   type ModelMetadataResponse,
   type ModelResponse,
-} from "../types";
+} from "../contract";
 import { ERROR_DESCRIPTIONS } from "./handlers/errorDocs";
 import { DEFAULT_RATE_LIMIT } from "./limits/rateLimiter";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./steps/idempotency";

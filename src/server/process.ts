@@ -4,7 +4,7 @@
  * rate limit from the environment, and the signal and crash guards of the process.
  */
 import type { Logger } from "pino";
-import type { Engine } from "../engine/types";
+import type { Engine } from "../engine/engine";
 import type { LmdbStore } from "../store";
 import { guardLmdbRejections } from "../store/lmdb/rejections";
 import type { ForwardedHeader } from "./clientAddress";

@@ -3,7 +3,7 @@
  * graceful shutdown and process-level guards. The CLI prints what this returns.
  */
 import { mkdirSync } from "node:fs";
-import type { Engine } from "../engine/types";
+import type { Engine } from "../engine/engine";
 import { LmdbStore } from "../store";
 import { acquireOwnerLock } from "../store/lmdb/ownerLock";
 import { startServer, type RunningServer } from "./app";

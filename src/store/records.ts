@@ -2,7 +2,7 @@
  * The records the store keeps, shared by both implementations (LMDB and PostgreSQL) and by every
  * component that reads them: orgs and keys, models, usage and its ledger, idempotency records.
  */
-import type { Model } from "../types";
+import type { Model } from "../contract";
 
 /** `test` = sandbox (`svc_test_` keys), `live` = production (`svc_live_` keys). */
 export type Environment = "test" | "live";

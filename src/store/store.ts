@@ -18,7 +18,7 @@
  * Bytes (a stored response's Arrow body, typed arrays inside a checkpoint) come back as `Buffer`
  * (a Uint8Array) from both implementations; compare contents, not classes.
  */
-import type { Metadata } from "../types";
+import type { Metadata } from "../contract";
 import type {
   ChargeRequest,
   ChargeResult,

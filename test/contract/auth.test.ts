@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { assertEnvelope, assertError, call, createModel, QUICK, startContract, tinyMetadata, type Contract } from "./harness";
-import type { Model } from "../../src/types";
+import type { Model } from "../../src/contract";
 
 let c: Contract;
 before(async () => {

@@ -17,7 +17,7 @@ import {
   tinyMetadata,
   type Contract,
 } from "./harness";
-import type { Model } from "../../src/types";
+import type { Model } from "../../src/contract";
 
 let c: Contract;
 let ready: Model;
@@ -419,7 +419,7 @@ describe("Generate Synthetic Data", () => {
     const { monthOf } = await import("../../src/usage/quota");
     await c.store.chargeUsage({ org: "acme", env: "live", month: monthOf(c.clock.now()), rows: 100_000, quota: 100_000, model_id: "-", request_id: "-", at_ms: c.clock.now() });
     assertError(await gen(live.id, { embedding: { num_rows: 1 } }, c.keys.live), "quota_exceeded", undefined);
-    const { EngineUnavailableError } = await import("../../src/engine/types");
+    const { EngineUnavailableError } = await import("../../src/engine/engine");
     c.engine.fail.generate = new EngineUnavailableError("queue full", 3);
     const r = await gen(ready.id, { embedding: { num_rows: 1 } });
     assertError(r, "training_service_unavailable", undefined);

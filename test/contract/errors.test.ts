@@ -8,10 +8,10 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import pino from "pino";
-import { EngineUnavailableError } from "../../src/engine/types";
+import { EngineUnavailableError } from "../../src/engine/engine";
 import { serve } from "../../src/server/serve";
 import { Synthd, TrainingFailedError, TrainingTimeoutError, SynthdError } from "../../src/sdk";
-import { ERROR_CODES, type ErrorCode } from "../../src/types";
+import { ERROR_CODES, type ErrorCode } from "../../src/contract";
 import {
   assertEnvelope,
   assertError,
@@ -25,7 +25,7 @@ import {
   type Contract,
   type Res,
 } from "./harness";
-import type { Model } from "../../src/types";
+import type { Model } from "../../src/contract";
 
 const DOCS = "https://docs.synthd.example";
 let c: Contract;

@@ -14,12 +14,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import type { Engine } from "../../src/engine/types";
+import type { Engine, RawGeneration } from "../../src/engine/engine";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server/app";
 import { createEngine } from "../../src/engine";
 import { LmdbStore as Store, type Environment, type Store as StoreApi } from "../../src/store";
 import { randomBytes } from "node:crypto";
-import { type GenerateRequest, type Generation, type Metadata, type Model, type ModelConfig } from "../../src/types";
+import { type GenerateRequest, type Generation, type Metadata, type Model, type ModelConfig } from "../../src/contract";
 
 /** A clock the server reads: real time plus an offset, or frozen at one instant. */
 export class TestClock {
@@ -85,6 +85,13 @@ export class FaultEngine implements Engine {
     throwOnce(this.fail, "generate");
     this.generated++;
     return this.inner.generate(id, req);
+  }
+
+  async generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration> {
+    if (this.gate.generate) await this.gate.generate;
+    throwOnce(this.fail, "generate");
+    this.generated++;
+    return this.inner.generateRaw(id, req);
   }
 
   async stop(id: string): Promise<void> {

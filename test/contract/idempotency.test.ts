@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { createEngine } from "../../src/engine";
-import { EngineUnavailableError } from "../../src/engine/types";
+import { EngineUnavailableError } from "../../src/engine/engine";
 import { startServer } from "../../src/server/app";
 import { monthOf } from "../../src/usage/quota";
 import { LmdbStore as Store } from "../../src/store";
@@ -25,7 +25,7 @@ import {
   tinyMetadata,
   type Contract,
 } from "./harness";
-import type { Model } from "../../src/types";
+import type { Model } from "../../src/contract";
 import pino from "pino";
 
 let c: Contract;

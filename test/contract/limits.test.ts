@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { startServer } from "../../src/server/app";
 import { monthOf } from "../../src/usage/quota";
-import { EngineUnavailableError } from "../../src/engine/types";
+import { EngineUnavailableError } from "../../src/engine/engine";
 import { FREE_TIER_ROWS } from "../../src/store";
 import { runCli } from "../../bench/harness";
 import pino from "pino";
@@ -26,7 +26,7 @@ import {
   type Contract,
   type Res,
 } from "./harness";
-import type { Model } from "../../src/types";
+import type { Model } from "../../src/contract";
 
 const MIN = 60_000;
 /** 30 s into a Unix minute: a window start far from any boundary the tests cross by accident. */

@@ -7,10 +7,10 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import typia from "typia";
-import { EngineUnavailableError } from "../../src/engine/types";
+import { EngineUnavailableError } from "../../src/engine/engine";
 import { SCHEMAS } from "../../src/server/openapi";
 import { ROUTES } from "../../src/server/handlers/routes";
-import type { ErrorBody, GenerationResponse, ModelListResponse, ModelMetadataResponse, ModelResponse } from "../../src/types";
+import type { ErrorBody, GenerationResponse, ModelListResponse, ModelMetadataResponse, ModelResponse } from "../../src/contract";
 import { assertError, call, createModel, deferred, QUICK, readyModel, startContract, tinyMetadata, type Contract, type Res } from "./harness";
 import { allRefs, resolvePointer, validate } from "./json-schema";
 

@@ -15,7 +15,7 @@ import {
   tinyMetadata,
   type Contract,
 } from "./harness";
-import type { Model } from "../../src/types";
+import type { Model } from "../../src/contract";
 
 let c: Contract;
 let fresh: Model; // as returned by Create Model with no config

@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { Synthd, Synthesizer, type ModelConfigInput } from "../../src/sdk";
 import { evaluate } from "../../src/sdk/evaluate";
 import { analyzeTable } from "../../src/sdk/metadata/metadata";
-import type { ColumnStats } from "../../src/types";
+import type { ColumnStats } from "../../src/contract";
 import { removeDir, startServer, tempDir, type ServerProcess } from "../../bench/harness";
 import { MAX_ROWS, TABLES, TVD_OPTIONS, checkFailures } from "../../bench/tables";
 

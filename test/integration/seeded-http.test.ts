@@ -17,7 +17,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DataError, InvalidRequestError, Synthd, Synthesizer } from "../../src/sdk";
 import { ADULT_CSV, removeDir, runCli, startServer, tempDir, type ServerProcess } from "../../bench/harness";
-import { MAX_SEED_ROWS_PER_REQUEST } from "../../src/types";
+import { MAX_SEED_ROWS_PER_REQUEST } from "../../src/contract";
 
 let server: ServerProcess;
 let dir: string;

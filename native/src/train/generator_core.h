@@ -85,7 +85,7 @@ struct ParamIndex {
 // Builds the index; returns false when the count overflows `limit` floats.
 bool MakeParamIndex(const CoreSpec& s, int64_t limit, ParamIndex* out);
 
-// One group of 2-way targets (marginals.ts PairBlock): rows of feature f, columns [c0, c1).
+// One group of 2-way targets (targets.ts PairBlock): rows of feature f, columns [c0, c1).
 struct PairBlockTarget {
   int32_t f = 0;
   int64_t c0 = 0, c1 = 0;

@@ -5,7 +5,7 @@
 import { InvalidRequestError } from "../../sdk/errors";
 import { Synthesizer } from "../../sdk/generate/synthesizer";
 import { SMALL_TABLE_ROWS, defaultBinCap, defaultRareThreshold } from "../../sdk/generate/fit-defaults";
-import type { Model, ModelConfigInput } from "../../types";
+import type { Model, ModelConfigInput } from "../../contract";
 import { DEFAULTS, type ColumnOverride } from "../../sdk/metadata/metadata";
 import { describeColumns } from "../../sdk/columns";
 import { describeRule } from "../../sdk/rules/describe";

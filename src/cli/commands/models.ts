@@ -1,5 +1,5 @@
 /** `synthd models ls|get|rm`: the models of the key's organization and environment. */
-import type { Model } from "../../types";
+import type { Model } from "../../contract";
 import { fmtLoss } from "../progress";
 import { client, type ClientOptions } from "./shared";
 

@@ -9,7 +9,7 @@ import type { Writable } from "node:stream";
 import { Synthesizer } from "../../sdk/generate/synthesizer";
 import type { SampleProgress } from "../../sdk/generate/options";
 import { formatOfPath, type OutputFormat } from "../../sdk/io/format-names";
-import type { Where } from "../../sdk/generate/seeded";
+import type { Where } from "../../sdk/generate/seeded-request";
 import { progressBar } from "../progress";
 import { checkOutputPath, client, readJsonArg, type ClientOptions } from "./shared";
 

@@ -9,7 +9,7 @@ import { accessSync, constants as fsConstants, existsSync, readFileSync, statSyn
 import { dirname } from "node:path";
 import { Synthd } from "../../sdk/client/client";
 import { nodeFetch } from "../../sdk/client/node-fetch";
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 
 /** `--url` and `--key` (or SYNTHD_URL / SYNTHD_API_KEY). */
 export interface ClientOptions {

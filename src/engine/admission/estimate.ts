@@ -12,7 +12,7 @@
  * (E H + H + L (H^2 + 3H) + H D + D: generator.ts `paramCount`), R = max(B, 512) (the core's
  * activations also hold one validation chunk of 512 rows), L' = max(L, 1), r(x) = x rounded up
  * to a multiple of 32 (the widest GEMM micro-panel), 2-way pair blocks b = (K_f, w_b) as
- * marginals.ts groups them, M = sum_b K_f w_b, C = the 2-way cells the metadata carries, T =
+ * targets.ts groups them, M = sum_b K_f w_b, C = the 2-way cells the metadata carries, T =
  * compute threads, all in float32 (4 bytes) unless said:
  *
  * | part | floats | what holds it |
@@ -65,7 +65,7 @@
  * peak after the model ends (the engine's measured guard counts it, see index.ts); estimates
  * there are 1.32x and 1.30x those peaks.
  */
-import type { Metadata, ModelConfig } from "../../types";
+import type { Metadata, ModelConfig } from "../../contract";
 import { generatorSpec, layoutOf, MODEL_SIZES, paramCount } from "../../model";
 import { formatBytes } from "./budget";
 
@@ -131,17 +131,17 @@ export interface MemoryEstimate {
   pairCells: number;
 }
 
-/** One pair block of marginals.ts: rows K_f, columns w. */
+/** One pair block of targets.ts: rows K_f, columns w. */
 export interface BlockShape {
   kf: number;
   w: number;
 }
 
 /**
- * The pair blocks `buildTargets` (marginals.ts) would make, computed from the metadata's shape
+ * The pair blocks `buildTargets` (targets.ts) would make, computed from the metadata's shape
  * only: distinct pairs oriented f < g, grouped per row feature into contiguous column runs (a run
  * is cut when the gap to the next partner exceeds that partner's K). `K` and `offsets` are the
- * layout's (marginals.ts `layoutOf`). Returns the blocks (in no particular order) and the 2-way
+ * layout's (targets.ts `layoutOf`). Returns the blocks (in no particular order) and the 2-way
  * cells the metadata carries (duplicates included).
  */
 export function pairBlockShapes(meta: Metadata, K: number[], offsets: number[]): { blocks: BlockShape[]; cells: number } {
@@ -184,7 +184,7 @@ const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
  * of {@link pairBlockShapes}; `metadata` must have passed the server's checks.
  * @returns the estimate in bytes with its parts; `params` may exceed {@link MAX_PARAMS} (such a
  *   model cannot train at all).
- * @throws MetadataError (marginals.ts) when a feature has no positive integer cardinality.
+ * @throws MetadataError (targets.ts) when a feature has no positive integer cardinality.
  */
 export function estimateTrainingMemory(config: EstimateConfig, metadata: Metadata, opts: EstimateOptions = {}): MemoryEstimate {
   const layout = layoutOf(metadata);

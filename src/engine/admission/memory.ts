@@ -10,8 +10,8 @@
  * task runs. Memory the process holds beyond the base and the reservations (caches and buffers of
  * finished models, garbage not yet collected) also counts against the budget ({@link measure}).
  */
-import type { Metadata, ModelConfig } from "../../types";
-import { ModelTooLargeError, OrgQueueFullError } from "../types";
+import type { Metadata, ModelConfig } from "../../contract";
+import { ModelTooLargeError, OrgQueueFullError } from "../engine";
 import { BASE_HEADROOM_BYTES, formatBytes, WORKER_HEADROOM_BYTES } from "./budget";
 import { estimateTrainingMemory, explainTooLarge, MAX_PARAMS, type EstimateOptions, type MemoryEstimate } from "./estimate";
 import { AdmissionQueue, type QueueLimits } from "./queue";

@@ -50,7 +50,7 @@ import {
   type PoolRule,
 } from "../../model";
 import { ModelActor, type ActorEnv } from "./actor";
-import { sampleSeededSource } from "./seeded";
+import { sampleSeededSource } from "./seeded-draw";
 import { asParamError } from "../generate-task";
 import type { GenerateModel, GenerateReply, GenerateTask, InfoReply, Task, TrainReply, WorkerConfig, WorkerLog } from "../protocol";
 

@@ -37,8 +37,8 @@
 import type { AdamState } from "../training/adam";
 import type { GenerationInputs } from "../sampling/draws";
 import { type GeneratorSpec, type NamedArrays, paramShapes } from "../generator/generator";
-import { lossTargets, type Layout, type MarginalTargets } from "../generator/marginals";
-import { nativeSampler } from "./native";
+import { lossTargets, type Layout, type MarginalTargets } from "../generator/targets";
+import { nativeAddon } from "./native";
 
 /** What the addon reports about the core: the kernel in use, the CPU's best, the pool size. */
 export interface ComputeInfo {
@@ -75,7 +75,7 @@ export interface NativeGeneratorCore {
   /** Adam's step count and a copy of its moments, into `m` and `v` when given (paramCount() values each, not overlapping). */
   getAdamState(m?: Float32Array, v?: Float32Array): { t: number; m: Float32Array; v: Float32Array };
   /**
-   * The loss targets, as `marginals.ts` builds them. `mode` picks how the 2-way backward pass is
+   * The loss targets, as `targets.ts` builds them. `mode` picks how the 2-way backward pass is
    * computed (same result): `blocks` (per pair block, memory proportional to the given pairs),
    * `dense` (one product with a D x D symmetric matrix holding the blocks), `auto` (default: dense
    * when D <= 4096 and the pairs cover at least 25% of the table, the rule of loss.ts). Returns
@@ -196,7 +196,7 @@ export interface NativeCoreStatus {
 let cached: { addon?: NativeCoreAddon; status: NativeCoreStatus } | undefined;
 
 function loadCore(): { addon?: NativeCoreAddon; status: NativeCoreStatus } {
-  const mod = nativeSampler() as unknown as Partial<NativeCoreAddon> | undefined;
+  const mod = nativeAddon() as unknown as Partial<NativeCoreAddon> | undefined;
   if (mod === undefined) return { status: { available: false, reason: "the native addon is not loaded (see computeStatus())" } };
   if (typeof mod.GeneratorCore !== "function" || typeof mod.computeInfo !== "function" || typeof mod.learningRate !== "function") {
     return { status: { available: false, reason: "the addon has no training core (stale build? rerun `node native/build.js`)" } };
@@ -393,7 +393,7 @@ export class NativeGenerator {
   /** Sets the loss targets (from `buildTargets`); returns the 2-way mode used (see {@link PairMode}). */
   setTargets(targets: MarginalTargets, mode: PairMode = "auto"): "dense" | "blocks" {
     if (targets.layout.width !== this.spec.outputDim) throw new RangeError("targets belong to another layout");
-    const weighted = lossTargets(targets); // the weights folded in (marginals.ts)
+    const weighted = lossTargets(targets); // the weights folded in (targets.ts)
     return this.core.setTargets(
       weighted.oneWay,
       weighted.blocks,
@@ -458,10 +458,10 @@ export class NativeGenerator {
   }
 
   /**
-   * Codes for the rows of `inputs` (the draws of `generate.ts` `prepareInputs`): one Int32Array of
-   * length n per feature, as `sampleRows` of `generate.ts` returns. With `extraUniforms` (k x n x F
+   * Codes for the rows of `inputs` (the draws of `inputs.ts` `prepareInputs`): one Int32Array of
+   * length n per feature, as `sampleRows` of `sample-rows.ts` returns. With `extraUniforms` (k x n x F
    * row-major per set, CPU cores only), k more rows per latent from the same forward pass
-   * (`generate.ts` `sampleRowsPerLatent`): each array is then (1 + k) x n long, set j's rows at
+   * (`sample-rows.ts` `sampleRowsPerLatent`): each array is then (1 + k) x n long, set j's rows at
    * [j n, (j + 1) n). Runs in chunks of {@link NATIVE_GENERATE_CHUNK} rows, awaiting `yieldFn` and
    * polling `shouldAbort` between them.
    *

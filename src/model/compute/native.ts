@@ -17,8 +17,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-/** The functions the addon exports (native/src/addon.cc). */
-export interface NativeSampler {
+/** The addon's core exports (native/src/addon.cc); later parts of the core: {@link nativeExport}. */
+export interface NativeAddon {
   /**
    * Native twin of `sampleCodesJs` (src/model/sampling/sampling.ts): same procedure, same float64
    * arithmetic in the same order, exp as V8's Math.exp, so the same codes for the same inputs.
@@ -70,7 +70,7 @@ export interface ComputeStatus {
 const ADDON_RELATIVE = path.join("native", "build", "Release", "synthd_native.node");
 const REQUIRED_EXPORTS = ["sampleCodes", "exp", "version", "defaultThreads"] as const;
 
-let state: { status: ComputeStatus; sampler?: NativeSampler } | undefined;
+let state: { status: ComputeStatus; addon?: NativeAddon } | undefined;
 
 /**
  * The directory holding this package's package.json (`"name": "synthd"`), searched from `start`
@@ -98,7 +98,7 @@ function firstLine(err: unknown): string {
   return msg.split("\n")[0];
 }
 
-function load(): { status: ComputeStatus; sampler?: NativeSampler } {
+function load(): { status: ComputeStatus; addon?: NativeAddon } {
   const disable = process.env.SYNTHD_DISABLE_NATIVE;
   if (disable === "1" || disable === "true") {
     return { status: { path: "js", reason: `disabled by SYNTHD_DISABLE_NATIVE=${disable}` } };
@@ -135,14 +135,14 @@ function load(): { status: ComputeStatus; sampler?: NativeSampler } {
       },
     };
   }
-  const sampler = mod as unknown as NativeSampler;
+  const addon = mod as unknown as NativeAddon;
   return {
-    sampler,
-    status: { path: "native", addonPath: file, version: sampler.version(), threads: sampler.defaultThreads() },
+    addon,
+    status: { path: "native", addonPath: file, version: addon.version(), threads: addon.defaultThreads() },
   };
 }
 
-function ensureLoaded(): { status: ComputeStatus; sampler?: NativeSampler } {
+function ensureLoaded(): { status: ComputeStatus; addon?: NativeAddon } {
   if (state === undefined) {
     state = load();
     if (state.status.path === "js") {
@@ -153,23 +153,23 @@ function ensureLoaded(): { status: ComputeStatus; sampler?: NativeSampler } {
 }
 
 /**
- * The native sampler, loading the addon on first use.
+ * The native addon (its typed core exports), loading the addon on first use.
  * @returns the addon's functions, or undefined when the JavaScript fallback is in use (see
  *          {@link computeStatus} for why).
  */
-export function nativeSampler(): NativeSampler | undefined {
-  return ensureLoaded().sampler;
+export function nativeAddon(): NativeAddon | undefined {
+  return ensureLoaded().addon;
 }
 
 /**
- * One export of the addon beyond the sampler's (a function or class added by a later part of the
+ * One export of the addon beyond {@link NativeAddon}'s (a function or class added by a later part of the
  * core: `fillDraws`, `Raking`, `mixtureAccumulate`, ...), typed by the caller, loading the addon on
  * first use.
  * @returns the export, or undefined when the addon is not loaded or is a build without it (stale
  *          build: rerun `node native/build.js`).
  */
 export function nativeExport<T>(name: string): T | undefined {
-  const value = (nativeSampler() as unknown as Record<string, unknown> | undefined)?.[name];
+  const value = (nativeAddon() as unknown as Record<string, unknown> | undefined)?.[name];
   return typeof value === "function" ? (value as T) : undefined;
 }
 

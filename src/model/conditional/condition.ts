@@ -8,8 +8,8 @@
  * form one group and share one candidate population. {@link ConditionError} is what a malformed
  * condition, or one of probability 0 under the model, throws.
  */
-import { InputError } from "../sampling/generate";
-import type { Ctx } from "./options";
+import { InputError } from "../sampling/inputs";
+import type { ConditionalCall } from "./options";
 
 /**
  * A range cell with per-code weights: `weights[i]` in (0, 1] is the share of code `codes[i]`'s values
@@ -69,7 +69,7 @@ export function keyOf(fixed: readonly Fixed[]): string {
  *   an empty set, or a weighted cell with lists of different lengths, a repeated code or a weight
  *   outside (0, 1].
  */
-export function parseCondition(cond: RowCondition, row: number, ctx: Ctx): Fixed[] {
+export function parseCondition(cond: RowCondition, row: number, ctx: ConditionalCall): Fixed[] {
   const { F, cards, names } = ctx;
   const fail = (what: string, features: string[]): ConditionError =>
     new ConditionError(`${ctx.conditionLabel(row)} ${what}`, ctx.paramFor(row, features), row, features);

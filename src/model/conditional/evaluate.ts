@@ -20,13 +20,13 @@
  * normaliser; ~5 us per candidate when 13 of Adult's 14 features are fixed).
  */
 import { EXCLUDED_LOG_FACTOR } from "../sampling/calibrate";
-import { betweenChunks, forwardLogits } from "../sampling/generate";
+import { betweenChunks, forwardLogits } from "../sampling/sample-rows";
 import { kernelWeights, sampleCodes } from "../sampling/sampling";
-import type { Ctx } from "./options";
+import type { ConditionalCall } from "./options";
 import type { Group } from "./population";
 
 /** The latents the model sees: standardised `x` times `ctx.scale` (into `ctx.scaled`), or `x` itself when the scale is 1. */
-function scaledLatents(ctx: Ctx, x: Float32Array): Float32Array {
+function scaledLatents(ctx: ConditionalCall, x: Float32Array): Float32Array {
   if (!ctx.scaled) return x;
   const z = ctx.scaled.subarray(0, x.length);
   for (let i = 0; i < z.length; i++) z[i] = x[i] * ctx.scale;
@@ -39,7 +39,7 @@ function scaledLatents(ctx: Ctx, x: Float32Array): Float32Array {
  * (`NativeGenerator.generateWithLogits`, the logits into `ctx.logits`, which the next call
  * overwrites); else `forwardLogits` + `sampleCodes`. The same codes either way for the same logits.
  */
-function forwardAndKernel(ctx: Ctx, x: Float32Array, m: number, u: Float64Array): { logits: Float32Array; kernel: Int32Array } {
+function forwardAndKernel(ctx: ConditionalCall, x: Float32Array, m: number, u: Float64Array): { logits: Float32Array; kernel: Int32Array } {
   const { T, topP } = ctx;
   const native = ctx.model.native;
   const z = scaledLatents(ctx, x);
@@ -68,7 +68,7 @@ export interface Segment {
  * candidate), chunked: fills each segment's codes (fixed features restricted to their sets) and,
  * when asked, its log-likelihoods.
  */
-export async function evaluate(ctx: Ctx, x: Float32Array, u: Float64Array, total: number, segments: readonly Segment[]): Promise<void> {
+export async function evaluate(ctx: ConditionalCall, x: Float32Array, u: Float64Array, total: number, segments: readonly Segment[]): Promise<void> {
   const { E, F, D, cards, offsets, T, chunk, e } = ctx;
   const invT = 1 / T;
   let s = 0;

@@ -44,7 +44,7 @@
  * each later round draws from a proposal fitted to all weighted candidates so far; the weights are
  * deterministic-mixture weights over every round (`weights.ts`).
  *
- * Randomness: one xoshiro128** stream (rng.ts) seeded with `seed` (given or fresh) gives, in the
+ * Randomness: one xoshiro128** stream (xoshiro.ts) seeded with `seed` (given or fresh) gives, in the
  * order of each group's first row, one 64-bit seed per group. A group's own stream gives, per round:
  * a 53-bit round seed (two 32-bit outputs), from which draws.ts `drawRequest` draws the round's
  * prior latents (E ziggurat normals per candidate) and its rows' uniforms (F per candidate) in
@@ -76,6 +76,6 @@ export { systematicCounts } from "./resample";
 export { sampleConditional, sampleSeeded } from "./sample";
 export { weightedGramJs } from "./subspace";
 export { conditionParam, isSeeded, SeededInputError, seededSource, type SeededSource } from "./seeded-input";
-// `fillNormalZiggurat` lives in rng.ts (the plain draw uses it too); re-exported here for existing
+// `fillNormalZiggurat` lives in xoshiro.ts (the plain draw uses it too); re-exported here for existing
 // importers.
-export { fillNormalZiggurat } from "../sampling/rng";
+export { fillNormalZiggurat } from "../sampling/xoshiro";

@@ -1,7 +1,7 @@
 /**
  * What a call of the conditional sampler is given and what it returns: {@link ConditionalOptions}
  * (the plain draw's sampling options plus the method's parameters) with their defaults and their
- * validation ({@link checkOptions}), the result and its per-group report, and {@link Ctx}: the
+ * validation ({@link checkOptions}), the result and its per-group report, and {@link ConditionalCall}: the
  * options with defaults applied, the model's shape and the scratch every step of one call shares.
  *
  * Budget per group: pilot + budgetFactor * target candidates (default 8 * target), and never more
@@ -9,7 +9,7 @@
  * 4E + 4F + 16 bytes each, ~340 bytes for Adult with E = 64).
  */
 import type { ConditionCalibration, FixedCell } from "../sampling/calibrate";
-import type { SamplingOptions } from "../sampling/generate";
+import type { SamplingOptions } from "../sampling/sample-rows";
 import type { GeneratorModel } from "../generator/model";
 
 /** Options of {@link sampleConditional}: the sampling options of the plain draw, plus the method's. */
@@ -139,7 +139,7 @@ export function checkOptions(opts: ConditionalOptions): void {
 }
 
 /** What every group of one call shares: the model, the options (defaults applied) and scratch. */
-export interface Ctx {
+export interface ConditionalCall {
   model: GeneratorModel;
   E: number;
   F: number;

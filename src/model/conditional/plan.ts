@@ -20,7 +20,7 @@
  * weights (the plain draw: as many candidates as rows).
  */
 import { ConditionError } from "./condition";
-import type { Ctx } from "./options";
+import type { ConditionalCall } from "./options";
 import type { Block, Group } from "./population";
 import { Proposal } from "./proposal";
 import { systematicCounts } from "./resample";
@@ -91,7 +91,7 @@ function fitSample(g: Group, w: Float64Array, ess: number, E: number): { X: Floa
  * Decides a group's next round after its latest one (or marks it done).
  * @throws ConditionError when no weight is positive after `ctx.zeroSearch` candidates.
  */
-export function plan(g: Group, ctx: Ctx): void {
+export function plan(g: Group, ctx: ConditionalCall): void {
   const { w, ess, logProb } = groupWeights(g);
   g.ess = ess;
   g.logProb = logProb;

@@ -5,7 +5,7 @@
  * where the adaptation stands (ESS, efficiency, next round).
  */
 import type { ConditionCalibration } from "../sampling/calibrate";
-import type { Rng } from "../sampling/rng";
+import type { Rng } from "../sampling/xoshiro";
 import type { Fixed } from "./condition";
 import type { Proposal } from "./proposal";
 

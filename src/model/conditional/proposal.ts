@@ -15,7 +15,7 @@
  * not depend on it (test/native-mixture.test.ts).
  */
 import { nativeExport } from "../compute/native";
-import { fillNormalZiggurat, type Rng } from "../sampling/rng";
+import { fillNormalZiggurat, type Rng } from "../sampling/xoshiro";
 import { dot } from "./linalg";
 
 /**

@@ -45,12 +45,12 @@
  * (`npm run bench -- seeded`): free columns' 1-way / 2-way TVD against TRAIN's rows with
  * `age in [60, 90]` 0.046 / 0.103 own, 0.013 / 0.063 calibrated.
  */
-import { MAX_ROWS_PER_REQUEST } from "../../types";
+import { MAX_ROWS_PER_REQUEST } from "../../contract";
 import { NATIVE_GENERATE_CHUNK } from "../compute/native-core";
 import { systematicSample } from "../sampling/calibrate";
 import { drawRequest } from "../sampling/draws";
-import { GENERATE_CHUNK } from "../sampling/generate";
-import { Rng } from "../sampling/rng";
+import { GENERATE_CHUNK } from "../sampling/sample-rows";
+import { Rng } from "../sampling/xoshiro";
 import type { GeneratorModel } from "../generator/model";
 import { ConditionError, keyOf, parseCondition, type RowCondition } from "./condition";
 import { evaluate, type Segment } from "./evaluate";
@@ -66,7 +66,7 @@ import {
   type ConditionalOptions,
   type ConditionalResult,
   type ConditionGroupReport,
-  type Ctx,
+  type ConditionalCall,
 } from "./options";
 import { MIN_PILOT, pilotSize, plan } from "./plan";
 import type { Block, Group } from "./population";
@@ -103,7 +103,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
   const cap = Math.max(MIN_PILOT, Math.floor((opts.maxCandidateBytes ?? MAX_CANDIDATE_BYTES) / bytesPer));
   const scale = Math.sqrt(1 + (opts.privacyNoise ?? 0) ** 2);
   const chunk = model.native ? NATIVE_GENERATE_CHUNK : GENERATE_CHUNK;
-  const ctx: Ctx = {
+  const ctx: ConditionalCall = {
     model,
     E,
     F,

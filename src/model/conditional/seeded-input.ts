@@ -15,7 +15,7 @@
  * module imports nothing heavy (no tfjs): the HTTP thread loads it.
  */
 import { prop } from "../../contract/params";
-import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest } from "../../types";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest } from "../../contract";
 
 /** A condition on one feature: a code, allowed codes, or allowed codes with weights; null leaves the feature free. */
 export type SeededCell = number | number[] | { codes: number[]; weights: number[] } | null;

@@ -20,7 +20,7 @@
  * is loaded (native/src/mixture_binding.cc), bit for bit as that reference.
  */
 import { nativeExport } from "../compute/native";
-import { fillNormalZiggurat, type Rng } from "../sampling/rng";
+import { fillNormalZiggurat, type Rng } from "../sampling/xoshiro";
 import { eigSym, orthonormalise } from "./linalg";
 import { fitMixture } from "./mixture";
 import { Proposal } from "./proposal";

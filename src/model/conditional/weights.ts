@@ -10,8 +10,8 @@
  * Calibrated groups: the final weights are raked to the group's targets ({@link rakeGroup}: bounded
  * raking from the importance weights, `calibrate.ts`, as the calibrated plain draw rakes its pool).
  */
-import { rake } from "../sampling/generate";
-import type { Ctx } from "./options";
+import { rake } from "../sampling/calibrated-draw";
+import type { ConditionalCall } from "./options";
 import type { Block, Group } from "./population";
 import type { Proposal } from "./proposal";
 
@@ -67,10 +67,10 @@ export function addBlock(g: Group, block: Block, q: Proposal): void {
 
 /**
  * Bounded raking of a group's candidates (their rows, from their importance weights `w`) to the
- * group's targets: the calibrated draw's raking (generate.ts `rake`: native core or reference) with the bound at
+ * group's targets: the calibrated draw's raking (calibrated-draw.ts `rake`: native core or reference) with the bound at
  * an inclusion probability of 1 (weight share 1 / rows), the thread given back between sweeps.
  */
-export async function rakeGroup(ctx: Ctx, g: Group, w: Float64Array): Promise<Float64Array> {
+export async function rakeGroup(ctx: ConditionalCall, g: Group, w: Float64Array): Promise<Float64Array> {
   const { F } = ctx;
   const M = w.length;
   const columns = ctx.cards.map(() => new Int32Array(M));

@@ -40,10 +40,10 @@
  * independent-marginals solution.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { ModelSize } from "../../types";
-import type { Layout } from "./marginals";
+import type { ModelSize } from "../../contract";
+import type { Layout } from "./targets";
 import { matMul, matMulConst } from "../compute/ops";
-import type { Rng } from "../sampling/rng";
+import type { Rng } from "../sampling/xoshiro";
 
 /** Width and number of hidden layers per `model_size` (docs/decisions.md "Model sizes"). */
 export const MODEL_SIZES: Record<ModelSize, { hidden: number; layers: number }> = {

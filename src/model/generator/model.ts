@@ -5,7 +5,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { NativeGenerator } from "../compute/native-core";
 import { disposeAll, type GeneratorSpec, type NamedTensors } from "./generator";
-import type { Layout } from "./marginals";
+import type { Layout } from "./targets";
 
 /**
  * A generator ready to run forward: shape, code layout and weights (owned by whoever made it).

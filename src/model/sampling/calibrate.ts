@@ -5,7 +5,7 @@
  * density ratios).
  *
  * 1. Pool: M = {@link CALIBRATION_POOL_FACTOR} x n rows, that many per latent of the plain draw
- *    (`generate.ts` `calibrationPool`): one forward pass gives a latent's per-feature
+ *    (`calibrated-draw.ts` `calibrationPool`): one forward pass gives a latent's per-feature
  *    distributions, and each of its rows is drawn from them with its own uniforms.
  * 2. Weights: bounded raking. Raking is iterative proportional fitting of row weights (Deming &
  *    Stephan, "On a least squares adjustment of a sampled frequency table when the expected
@@ -54,13 +54,13 @@
  * noise: at epsilon = 1 on Adult (in-process, one model) 3-way TVD went from 0.118 to 0.121, so
  * the SDK leaves calibration off for private metadata.
  */
-import type { MarginalTargets } from "../generator/marginals";
+import type { MarginalTargets } from "../generator/targets";
 
 /** Pool rows per row asked for. */
 export const CALIBRATION_POOL_FACTOR = 2;
 
 /**
- * Raking sweeps of the calibrated draw (`generate.ts` `sampleCalibrated`; other raking defaults to
+ * Raking sweeps of the calibrated draw (`calibrated-draw.ts` `sampleCalibrated`; other raking defaults to
  * 10). Measured on raw Adult's pool (medium model, 39,073 rows drawn from 78,146, seeds 0 and 1,
  * mean 2-way TVD of the drawn rows against the given marginals): 1 sweep 0.0196-0.0199, 2
  * 0.0183-0.0189, 3 0.0179-0.0181, 4 0.0176-0.0178, 6 0.0175-0.0176, 10 0.0171-0.0172 (no

@@ -1,10 +1,10 @@
 /**
  * The random draws of a generate request: latents, privacy noise and the sampling kernel's
- * uniforms, from xoshiro128** streams (one per block of rows, below), in the order of generate.ts's
+ * uniforms, from xoshiro128** streams (one per block of rows, below), in the order of inputs.ts's
  * module comment.
  *
  * Two implementations, the same numbers bit for bit:
- * - {@link drawReference}: TypeScript on rng.ts (`fillNormalZiggurat`, `uniform`). The oracle of
+ * - {@link drawReference}: TypeScript on xoshiro.ts (`fillNormalZiggurat`, `uniform`). The oracle of
  *   test/native-draws.test.ts and the path without the addon.
  * - the native core's `fillDraws` (native/src/draws.{h,cc}): the same integer and float64
  *   operations in the same order, with V8's fdlibm `exp` / `log` ported, so the rows of a seed do
@@ -13,7 +13,7 @@
  * forward pass takes: the draws are the same either way).
  *
  * Streams: the rows are cut into blocks of {@link DRAW_BLOCK_ROWS}; block b draws from the
- * xoshiro128** stream of `seed` advanced by b jumps of 2^64 outputs (rng.ts `Rng.jump`: block 0
+ * xoshiro128** stream of `seed` advanced by b jumps of 2^64 outputs (xoshiro.ts `Rng.jump`: block 0
  * uses the seed's stream itself; the blocks' subsequences never overlap). Within a block of m rows,
  * in this order: m x E latents (when drawn), m x E privacy noise normals (when sigma > 0), m x F
  * uniforms, all row-major. Why blocks: a ziggurat normal takes a variable number of 32-bit
@@ -22,7 +22,7 @@
  * thread; with blocks the core draws them on the compute pool (thread_pool.h), and the values do
  * not depend on the thread count.
  *
- * Normals: the ziggurat (rng.ts), not Box–Muller. The plain draw once used `Rng.fillNormal`
+ * Normals: the ziggurat (xoshiro.ts), not Box–Muller. The plain draw once used `Rng.fillNormal`
  * (Box–Muller with Math.log / cos / sin, 20-40 ns per normal even in C++); the switch gave every
  * seed other rows, once (docs/compute.md "Request draws"; docs/decisions.md "A seed's rows"). Privacy noise is one ziggurat normal per latent value, times sigma, added in float64
  * and rounded once to float32.
@@ -31,7 +31,7 @@
  * on two, against ~310 ms of forward pass and sampling (docs/compute.md "Request draws").
  */
 import { nativeExport } from "../compute/native";
-import { fillNormalZiggurat, Rng } from "./rng";
+import { fillNormalZiggurat, Rng } from "./xoshiro";
 
 /** Latents and uniforms for one request (`./generate`'s module comment gives the draw order). */
 export interface GenerationInputs {

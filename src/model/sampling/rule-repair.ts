@@ -23,9 +23,9 @@
  *   column), raised to `LIKELIHOOD_POWER` (`../rule-scores`, shared with the SDK).
  */
 import { combinationsByCode, LIKELIHOOD_POWER, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 import { nativeExport } from "../compute/native";
-import { Rng } from "./rng";
+import { Rng } from "./xoshiro";
 
 
 /** One fixed-combinations rule in the pool's feature order, ready to repair rows. */

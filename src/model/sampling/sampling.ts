@@ -18,7 +18,7 @@
  *     running sum exceeds target is drawn. If rounding leaves none, the last kept k is drawn.
  */
 import { types } from "node:util";
-import { nativeSampler } from "../compute/native";
+import { nativeAddon } from "../compute/native";
 
 /**
  * Sampling options: `temperature` > 0; `topP` in [0, 1] (0: only the most probable code), or null
@@ -228,7 +228,7 @@ export function sampleCodes(
   uniforms: Float64Array,
   opts: SampleOptions,
 ): Int32Array {
-  const native = nativeSampler();
+  const native = nativeAddon();
   if (native !== undefined) {
     return native.sampleCodes(logits, n, cardinalities, uniforms, opts.temperature, opts.topP);
   }

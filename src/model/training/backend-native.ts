@@ -9,7 +9,7 @@
 import type { AdamState } from "./adam";
 import { type GeneratorSpec, type NamedArrays, paramCount } from "../generator/generator";
 import type { GeneratorModel } from "../generator/model";
-import type { Layout, MarginalTargets } from "../generator/marginals";
+import type { Layout, MarginalTargets } from "../generator/targets";
 import { type DevicePreference, flattenParams, NativeGenerator, viewParams } from "../compute/native-core";
 import type { AveragedWeights, OptimizerState, TrainingBackend } from "./backend";
 import type { YieldFn } from "./slices";

@@ -31,7 +31,7 @@ import {
   type TargetTensors,
   targetTensors,
 } from "./loss";
-import type { Layout, MarginalTargets } from "../generator/marginals";
+import type { Layout, MarginalTargets } from "../generator/targets";
 import { flattenParams } from "../compute/native-core";
 import type { AdamState } from "./adam";
 import type { AveragedWeights, OptimizerState, TrainingBackend } from "./backend";

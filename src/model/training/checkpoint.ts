@@ -18,7 +18,7 @@
  *   best_weights: { ... } | null,                            // null: identical to `ema_weights`
  *   adam: { t, beta1, beta2, epsilon, m: { ... }, v: { ... } },
  *   schedule: { peak_lr, total_steps, warmup_steps, steps_per_epoch, floor_fraction },
- *   rng: [u32, u32, u32, u32],                               // training latent stream (rng.ts)
+ *   rng: [u32, u32, u32, u32],                               // training latent stream (xoshiro.ts)
  * }
  * ```
  * Tensors are `{shape, data}` with `data` the raw float32 values, little-endian, row-major; they are
@@ -29,7 +29,7 @@ import type { AdamState } from "./adam";
 import { ADAM } from "./adam";
 import type { GeneratorSpec, NamedArrays } from "../generator/generator";
 import { paramShapes } from "../generator/generator";
-import type { RngState } from "../sampling/rng";
+import type { RngState } from "../sampling/xoshiro";
 import type { Schedule } from "./schedule";
 import { LR_FLOOR_FRACTION } from "./schedule";
 

@@ -14,7 +14,7 @@
  *
  * Loss = (1/W) sum over the given marginals q of w_q KL(q || m), KL = sum_i q_i ln(q_i / (m_i + eps)),
  * eps = {@link LOSS_EPS} (keeps ln finite and the gradient alive where the model puts ~0 mass),
- * weights w_q = 1 / ln(cells of q) and W = their sum (marginals.ts `marginalWeight`).
+ * weights w_q = 1 / ln(cells of q) and W = their sum (targets.ts `marginalWeight`).
  * The entropy part sum w q ln q is a constant computed once (`MarginalTargets.negEntropy`), so the
  * loss is `(negEntropy - sum w q ln(m + eps)) / W` with the weighted targets of `lossTargets`.
  * Units: nats per (weighted) marginal.
@@ -22,7 +22,7 @@
  * Training adds {@link entropyPenalty} to what it differentiates (not to the losses it reports).
  */
 import * as tf from "@tensorflow/tfjs-core";
-import { lossTargets, type MarginalTargets } from "../generator/marginals";
+import { lossTargets, type MarginalTargets } from "../generator/targets";
 import { gram, matMulTransA } from "../compute/ops";
 
 /** Smoothing added to the model's marginals inside the logarithm. */
@@ -58,7 +58,7 @@ export function preferredForm(targets: MarginalTargets): "gram" | "blocks" {
  * - `gram`: G = P^T P (D x D, one matMul; its gradient P (dG + dG^T) is one more) and one
  *   D x D target that is zero outside the given pairs. Few, large operations: fastest when most
  *   pairs are given (e.g. all pairs of a table).
- * - `blocks`: one `P_f^T P[:, c0:c1]` per pair block (marginals.ts). Work proportional to the
+ * - `blocks`: one `P_f^T P[:, c0:c1]` per pair block (targets.ts). Work proportional to the
  *   given pairs only: for sparse selections.
  * Neither forms a per-row D x D outer product.
  */

@@ -2,7 +2,7 @@
  * What a {@link Trainer} is given ({@link TrainerOptions}, {@link EpochOptions}) and what its
  * epochs report ({@link EpochReport}, {@link StopReason}, {@link TrainingError}).
  */
-import type { Metadata, ModelConfig } from "../../types";
+import type { Metadata, ModelConfig } from "../../contract";
 import type { ComputeKind } from "../compute/kind";
 import type { DevicePreference } from "../compute/native-core";
 import type { Checkpoint } from "./checkpoint";

@@ -38,7 +38,7 @@ export function stepsPerEpochFor(maxEpochs: number): number {
 /**
  * Weight of the entropy penalty (loss.ts `entropyPenalty`) in what training differentiates; the
  * reported `train_loss` and `val_loss` are the KL alone. Measured on discretized Adult (default
- * config, 5,000 steps, in-process fit, before the marginal weights of marginals.ts; 2-way / 3-way
+ * config, 5,000 steps, in-process fit, before the marginal weights of targets.ts; 2-way / 3-way
  * TVD, TSTR AUC): none 0.0270 / 0.0694 / 0.902;
  * 0.02 0.0252 / 0.0667 / 0.908; 0.05 0.0251 / 0.0652 / 0.907 (over HTTP: 0.0259 / 0.0664 / 0.906,
  * privacy share 0.49, exact copies 1.96% vs HOLDOUT's 2.28%). Unnormalised by ln K_f, 0.1 was

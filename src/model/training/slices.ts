@@ -9,7 +9,7 @@
  * Results are bit-identical to the loop in one piece: the same operations on the same elements in
  * the same order, only interrupted.
  */
-import type { Rng } from "../sampling/rng";
+import type { Rng } from "../sampling/xoshiro";
 
 /**
  * Values per slice: 65,536 floats, about 2.5 ms of normal draws or 0.2 ms of the weight-average
@@ -32,7 +32,7 @@ async function forSlices(length: number, slice: number, yieldFn: YieldFn, body: 
 /**
  * `rng.fillNormal(out, scale)` in slices of {@link SLICE} values with `yieldFn` between them. The
  * same draws as one fill: every slice but the last has an even length, so no Box-Muller pair is
- * split (rng.ts: a fill of n normals consumes exactly ceil(n / 2) pairs). Returns `out`.
+ * split (xoshiro.ts: a fill of n normals consumes exactly ceil(n / 2) pairs). Returns `out`.
  */
 export async function fillNormalSliced(rng: Rng, out: Float32Array, scale: number, yieldFn: YieldFn): Promise<Float32Array> {
   if (out.length <= SLICE || yieldFn === undefined) return rng.fillNormal(out, scale);

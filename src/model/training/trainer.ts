@@ -27,7 +27,7 @@
  * - Training also stops at `max_epochs`, or when the training time (summed across restarts; the
  *   time since the last checkpoint of a crashed run is lost) reaches `max_training_time` seconds;
  *   the running epoch then ends early. All three end in `ready`, with the best-val weights.
- * - Seeded streams (rng.ts), all derived from the model id: `"<id>:init"` (initial weights),
+ * - Seeded streams (xoshiro.ts), all derived from the model id: `"<id>:init"` (initial weights),
  *   `"<id>:train"` (training latents; its state is checkpointed), `"<id>:val"` (validation set).
  * - Compute (`TrainerOptions.compute`): a {@link TrainingBackend} (backend.ts), `tfjs`
  *   (backend-tfjs.ts: generator.ts, loss.ts, adam.ts on tfjs) or `native` (backend-native.ts: the
@@ -47,16 +47,16 @@
  *   JavaScript thread and yields between steps only.
  */
 
-import type { ModelConfig } from "../../types";
+import type { ModelConfig } from "../../contract";
 import type { AdamState } from "./adam";
 import { initBackend } from "../compute/backend";
 import type { ComputeKind } from "../compute/kind";
 import { type Checkpoint, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "./checkpoint";
 import { type GeneratorSpec, type NamedArrays, generatorSpec, initParams } from "../generator/generator";
 import type { GeneratorModel } from "../generator/model";
-import { buildTargets, type Layout, type MarginalTargets } from "../generator/marginals";
+import { buildTargets, type Layout, type MarginalTargets } from "../generator/targets";
 import { flattenParams, resolveDevice, viewParams } from "../compute/native-core";
-import { Rng } from "../sampling/rng";
+import { Rng } from "../sampling/xoshiro";
 import { learningRate, makeSchedule, type Schedule } from "./schedule";
 import { addSliced, emaSliced, fillNormalSliced, type YieldFn } from "./slices";
 import { type EpochOptions, type EpochReport, type StopReason, type TrainerOptions, TrainingError } from "./options";

@@ -12,7 +12,7 @@ import type {
   ListModelsQuery,
   Metadata,
   Model,
-} from "../../types";
+} from "../../contract";
 import type { RequestOptions, Requester } from "./request";
 import { APIError, TrainingFailedError, TrainingTimeoutError } from "../errors";
 import { readInt32Stream } from "./arrow-int32";

@@ -16,8 +16,8 @@
  *   (`./categorical`'s `mappingDecoder`).
  * - seeded: {@link seedBin} gives a seed cell's bin (`../seeded`).
  */
-import type { ColumnStats } from "../../types";
-import type { Rng } from "../generate/prng";
+import type { ColumnStats } from "../../contract";
+import type { Rng } from "../generate/sfc32";
 import { badCode, inRange, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder, type ValueRange } from "./common";
 
 let simpleStatistics: typeof import("simple-statistics") | undefined;

@@ -14,12 +14,12 @@
  * - typed: Utf8 (`./index`'s `arrowTypeOf`: string).
  * - seeded: a `where` value or seed cell is looked up in the code book (`../seeded`).
  */
-import type { ColumnKind, Metadata } from "../../types";
+import type { ColumnKind, Metadata } from "../../contract";
 import { fileOfDescription } from "../io/csv";
 import { DataError } from "../errors";
 import { mutualInformation } from "../metadata/marginals";
 import { SEMANTIC_LABELS, semanticShape } from "../semantic";
-import type { Rng } from "../generate/prng";
+import type { Rng } from "../generate/sfc32";
 import { badCode, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
 /**

@@ -8,12 +8,12 @@
  * This module imports nothing of the SDK but `../errors` (and types), so the kind
  * modules, `../metadata/metadata`, `../generate/decode`, `../io/typed` and `../generate/seeded` can all import it without a cycle.
  */
-import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../../types";
+import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { APIError } from "../errors";
 import type { IdShape } from "../metadata/identifier";
 import type { IdGenerator } from "../generate/id-generator";
-import type { Rng } from "../generate/prng";
+import type { Rng } from "../generate/sfc32";
 import type { DecodedColumn } from "../generate/batch";
 
 /** `value_mappings` key of the missing (blank) value. */

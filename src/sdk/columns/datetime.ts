@@ -18,7 +18,7 @@
  * - seeded: text -> seconds and seconds -> text for messages ({@link datetimeReader}), a `where`
  *   bound in the column's format or ISO 8601 ({@link datetimeBound}).
  */
-import type { ColumnStats } from "../../types";
+import type { ColumnStats } from "../../contract";
 import { fileOfDescription } from "../io/csv";
 import { DatetimeFormat, luxon } from "../metadata/datetime";
 import { inferGranularity, unitIndex, unitStart, type ParsedDatetime } from "../metadata/granularity";

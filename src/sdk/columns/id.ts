@@ -14,7 +14,7 @@
  * - typed: Utf8 (`./index`'s `arrowTypeOf`: string).
  * - seeded: a seed cell is code 0 ("present") and kept verbatim; a `where` on it is refused (`../generate/seeded`).
  */
-import type { ColumnStats } from "../../types";
+import type { ColumnStats } from "../../contract";
 import { inferIdShape, type IdShape } from "../metadata/identifier";
 import { DataError } from "../errors";
 import { SEMANTIC_KINDS, SEMANTIC_LABELS, semanticShape, type SemanticKind } from "../semantic";

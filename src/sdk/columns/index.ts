@@ -17,7 +17,7 @@
  * conversion) calls {@link arrowTypeOf}; `../generate/seeded` (conditions and seed cells) calls
  * {@link valueReaderOf}; `synthd fit` prints {@link describeColumns}.
  */
-import type { ColumnKind, ColumnStats, Metadata } from "../../types";
+import type { ColumnKind, ColumnStats, Metadata } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { binDecoder, type Lattice } from "./bins";
 import { categoricalCodec, describeCategorical, mappingDecoder } from "./categorical";

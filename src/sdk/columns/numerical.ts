@@ -14,7 +14,7 @@
  *   ({@link numericalColumnType}); text -> value: {@link int64Of}, {@link float64Of}.
  * - seeded: text -> number {@link parseNumber}, a `where` bound {@link numberBound}.
  */
-import type { ColumnStats } from "../../types";
+import type { ColumnStats } from "../../contract";
 import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
 import { decimalsOf, isNumeric, type ColumnCodec, type ColumnScan, type ColumnType } from "./common";

@@ -4,7 +4,7 @@
 import type { Table, TableSource } from "../io/csv";
 import { buildMetadata, encodeTable } from "../metadata/metadata";
 import { Decoder } from "../generate/decode";
-import { Rng, deriveSeed } from "../generate/prng";
+import { Rng, deriveSeed } from "../generate/sfc32";
 import type { EvaluateOptions } from "./types";
 
 /**

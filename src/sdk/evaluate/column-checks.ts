@@ -2,7 +2,7 @@
  * The per-column checks every evaluation carries (`checks`): ranges, decimals, datetime formats,
  * identifier shapes of the synthetic values against the real column's.
  */
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 import { decimalsOf, isNumeric, type ColumnCodec, type ScannedTable } from "../metadata/metadata";
 import { DATETIME_FORMATS, DatetimeFormat } from "../metadata/datetime";
 import { matchesIdShape, type IdShape } from "../metadata/identifier";

@@ -2,7 +2,7 @@
  * Row rules in evaluation: each rule of the model's metadata, the share of real and of synthetic
  * rows that keep it (`../rules/check`).
  */
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 import { DataError } from "../errors";
 import type { ScannedTable } from "../metadata/metadata";
 import { countRule, ruleColumns, ruleLabel, type RuleCount } from "../rules/check";

@@ -33,7 +33,7 @@
  * among all scores, tied scores sharing their average rank (so a tie counts 1/2).
  */
 import type { CodeArray } from "../metadata/marginals";
-import { Rng } from "../generate/prng";
+import { Rng } from "../generate/sfc32";
 
 /**
  * ROC AUC of `scores` for binary `labels` by the rank-sum formula with midranks (file header).

@@ -3,7 +3,7 @@
  * TSTR, privacy), its options ({@link EvaluateOptions}) and the intermediate results
  * ({@link EvaluationDetails}). What each measure means: `./evaluate`.
  */
-import type { ColumnKind, Metadata, Rule } from "../../types";
+import type { ColumnKind, Metadata, Rule } from "../../contract";
 import type { TableSource } from "../io/csv";
 import type { ColumnCodec, ExtractOptions, ScannedTable } from "../metadata/metadata";
 import type { CodeArray } from "../metadata/marginals";

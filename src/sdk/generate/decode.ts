@@ -35,13 +35,13 @@
  * Deterministic: the same codes, seed and options give the same strings (one PRNG stream per
  * feature, seeded with `deriveSeed(seed, f)`).
  */
-import type { Generation, Metadata } from "../../types";
+import type { Generation, Metadata } from "../../contract";
 import { APIError } from "../errors";
 import type { Table } from "../io/csv";
 import { IdGenerator } from "./id-generator";
-import { SemanticGenerator } from "../semantic/generate";
+import { SemanticGenerator } from "../semantic/semantic-generator";
 import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "../columns";
-import { Rng, deriveSeed } from "./prng";
+import { Rng, deriveSeed } from "./sfc32";
 import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
 import { DecodedBatch, rowCells, type Cells, type DecodedColumn } from "./batch";
 

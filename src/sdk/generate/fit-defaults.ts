@@ -4,7 +4,7 @@
  * minimum rows, and the `source` the metadata records.
  */
 import { basename } from "node:path";
-import type { MetadataSource, ModelConfigInput, ModelSize } from "../../types";
+import type { MetadataSource, ModelConfigInput, ModelSize } from "../../contract";
 import type { TableSource } from "../io/csv";
 import { DEFAULTS } from "../metadata/metadata";
 

@@ -25,8 +25,8 @@
  * 2.5-4.2 million values/s; 24-char lowercase hex shape (2^96 values, BigInt path) about
  * 330,000-500,000 values/s (targets: 300k/s and 50k/s).
  */
-import { deriveSeed } from "./prng";
-import { SemanticGenerator } from "../semantic/generate";
+import { deriveSeed } from "./sfc32";
+import { SemanticGenerator } from "../semantic/semantic-generator";
 import { makePerm, permBig, SMALL_DOMAIN, TWO32, type Perm } from "./permutation";
 import { checkShape, compileText, type IdShape } from "../metadata/identifier";
 

@@ -1,10 +1,10 @@
 /**
  * The options of {@link Synthesizer}'s calls: fit, sample (plain and seeded) and the output format.
  */
-import type { Model, ModelConfigInput } from "../../types";
+import type { Model, ModelConfigInput } from "../../contract";
 import type { RequestOptions } from "../client/client";
 import type { OutputFormat } from "../io/formats";
-import type { SeedTable, Where } from "./seeded";
+import type { SeedTable, Where } from "./seeded-request";
 import type { Analysis, ExtractOptions } from "../metadata/metadata";
 import type { WaitOptions } from "../client/models";
 import type { FilterBuild } from "../privacy/filter";

@@ -2,9 +2,9 @@
  * Keyed permutations of [0, N) (Feistel network with cycle walking, Black & Rogaway, "Ciphers
  * with Arbitrary Finite Domains", CT-RSA 2002): the same key gives the same permutation, another
  * key an unrelated one. Shared by the identifier generator (`../metadata/identifier`) and the semantic
- * generator (`../semantic/generate`), which write distinct values per row index through them.
+ * generator (`../semantic/semantic-generator`), which write distinct values per row index through them.
  */
-import { deriveSeed, mix32 } from "./prng";
+import { deriveSeed, mix32 } from "./sfc32";
 
 const ROUNDS = 8;
 export const TWO32 = 4294967296;

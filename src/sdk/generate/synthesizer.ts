@@ -29,16 +29,16 @@
  */
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
-import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Metadata, type Model } from "../../types";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Metadata, type Model } from "../../contract";
 import type { Synthd } from "../client/client";
 import { fileOfDescription, type Table, type TableSource } from "../io/csv";
 import { Decoder } from "./decode";
 import { chooseFormat, writeBatches } from "../io/formats";
 import type { DecodedBatch } from "./batch";
-import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable } from "./seeded";
+import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable } from "./seeded-request";
 import { DEFAULTS, analyzeTable, type ColumnOverride, type ExtractOptions } from "../metadata/metadata";
 import type { GeneratedCodes, WaitOptions } from "../client/models";
-import { deriveSeed } from "./prng";
+import { deriveSeed } from "./sfc32";
 import { DataError } from "../errors";
 import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "../privacy/filter";
 import { MIN_ROWS, defaultRareThreshold, defaultBinCap, sourceOf, fitConfig } from "./fit-defaults";

@@ -21,7 +21,7 @@
  */
 import { Readable } from "node:stream";
 import { AsyncByteQueue, Dictionary, Field, Int32, RecordBatch, RecordBatchFileWriter, Schema, Struct, Utf8, Vector, makeData, vectorFromArray, type Data } from "apache-arrow";
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
 import type { BatchConverter } from "./typed";
 

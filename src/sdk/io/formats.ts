@@ -27,7 +27,7 @@
  * Binary formats go to streams (stdout) as well as files: both writers write front to back and
  * never seek.
  */
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 import { createWriteStream } from "node:fs";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";

@@ -33,11 +33,11 @@
  * `int64Of` / `float64Of`, the datetime `datetimeParser`); this module builds schemas and batches.
  */
 import { DateDay, Field, Float64, Int64, RecordBatch, Schema, Struct, TimestampMillisecond, Utf8, makeData, type Data, type DataType } from "apache-arrow";
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
 import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType } from "../columns";
-import type { EncodedSeed, SeedRows } from "../generate/seeded";
+import type { EncodedSeed, SeedRows } from "../generate/seeded-request";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
 
 export type { ColumnType };

@@ -3,7 +3,7 @@
  * counts, the exponential mechanism.
  */
 import { randomFillSync } from "node:crypto";
-import { Rng } from "../generate/prng";
+import { Rng } from "../generate/sfc32";
 
 /** A source of uniform doubles in [0, 1). */
 export interface UniformSource {

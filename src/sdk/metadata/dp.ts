@@ -64,7 +64,7 @@
  * sampler, it does not defend against floating-point attacks on the Gaussian mechanism (Mironov,
  * "On significance of the least significant bits for differential privacy", CCS 2012).
  */
-import type { Metadata, PairMarginal } from "../../types";
+import type { Metadata, PairMarginal } from "../../contract";
 import { counts1, jointCounts, type CodeArray, type Pair, type PairSelection } from "./marginals";
 import type { EncodedTable } from "./encoded";
 import { DEFAULT_DELTA, planPrivacy, type PrivacyPlan } from "./dp-accounting";

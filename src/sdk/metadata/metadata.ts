@@ -61,7 +61,7 @@
  *   the rules above (`./domain`); with `privacy`, the marginals are measured with noise and the
  *   pairs chosen privately (`./dp`).
  */
-import type { ColumnKind, Metadata, PairMarginal } from "../../types";
+import type { ColumnKind, Metadata, PairMarginal } from "../../contract";
 import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
 import type { SemanticKind } from "../semantic";
 import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "../io/csv";

@@ -19,7 +19,7 @@
  *   per slot (at most 4 slots per TRAIN row), no string per row.
  */
 import type { ColumnScan, ScannedTable } from "../metadata/metadata";
-import { mix32 } from "../generate/prng";
+import { mix32 } from "../generate/sfc32";
 
 /**
  * The value keys of a scanned table's rows over `columns` (in that order): the trimmed values

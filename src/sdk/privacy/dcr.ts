@@ -31,7 +31,7 @@
  */
 import type { CodeArray } from "../metadata/marginals";
 import { exactCopyCounts, type CopyKeys } from "./copies";
-import { Rng, deriveSeed, mix32 } from "../generate/prng";
+import { Rng, deriveSeed, mix32 } from "../generate/sfc32";
 
 export { rowKeys, type CopyKeys, type ScannedRows } from "./copies";
 

@@ -55,7 +55,7 @@
  */
 import type { CodeArray } from "../metadata/marginals";
 import { closestDistance } from "./dcr";
-import { Rng, deriveSeed, mix32 } from "../generate/prng";
+import { Rng, deriveSeed, mix32 } from "../generate/sfc32";
 
 /** Rows each half of the split needs before the DCR share enters the verdict (file header). */
 export const DCR_MIN_HALF_ROWS = 200;

@@ -1,5 +1,5 @@
 /**
- * Checking row rules (`metadata.rules`, src/types.ts `Rule`) on decoded rows: does a row keep a
+ * Checking row rules (`metadata.rules`, src/contract/index.ts `Rule`) on decoded rows: does a row keep a
  * rule, break it, or is the rule not about that row? `evaluate` counts, per rule, the share of
  * real rows and of synthetic rows that keep it (its `rules` section), and the quality report
  * shows that table at the top of its summary.
@@ -38,7 +38,7 @@
  * `DatetimeFormat` accepts. {@link ruleShares} throws DataError when the table lacks a column a
  * rule names.
  */
-import type { ColumnStats, Metadata, Rule } from "../../types";
+import type { ColumnStats, Metadata, Rule } from "../../contract";
 import type { Table } from "../io/csv";
 import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";

@@ -2,7 +2,7 @@
  * What every compiled row rule of `./enforce` has in common: how it is called on a batch, what it
  * reports, and the cells it must not rewrite.
  */
-import type { Rng } from "../generate/prng";
+import type { Rng } from "../generate/sfc32";
 import type { Cells } from "../generate/batch";
 
 /** Draws a non-blank value of feature `f` (index in `metadata.features`) from its 1-way marginal. */

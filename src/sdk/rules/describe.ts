@@ -1,9 +1,9 @@
 /**
  * Row rules in words (`synthd fit` prints one line per rule) and their stable ids (the SDK's
- * `rules.drop` option matches them). Shapes of the rules: src/types.ts (`Rule`), docs/api.md
+ * `rules.drop` option matches them). Shapes of the rules: src/contract/index.ts (`Rule`), docs/api.md
  * "Row rules".
  */
-import type { Metadata, Rule } from "../../types";
+import type { Metadata, Rule } from "../../contract";
 
 /** The fields a rule's id is made of: its type and columns (a declared rule has the same id as the detected one). */
 export type RuleKey =

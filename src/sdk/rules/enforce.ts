@@ -23,8 +23,8 @@
  * A row whose fixed cells themselves break a rule (a seed row that breaks it) is left as given:
  * the user's cells are never rewritten. Identifier columns take part in no rule.
  */
-import type { ColumnStats, Metadata, Rule } from "../../types";
-import { Rng, deriveSeed } from "../generate/prng";
+import type { ColumnStats, Metadata, Rule } from "../../contract";
+import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber } from "./check";
 import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";

@@ -29,9 +29,9 @@
  * determinant (education -> education-num) the candidates are the
  * combination of the row's education and that of its education-num, scored the same way.
  */
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 import { OTHER } from "../metadata/metadata";
-import type { Rng } from "../generate/prng";
+import type { Rng } from "../generate/sfc32";
 import type { Cells } from "../generate/batch";
 import { combinationsByCode, likelihoodToPower, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
 import type { CompiledRule, EnforceResult, Fixed } from "./compiled-rule";

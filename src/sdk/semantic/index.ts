@@ -8,7 +8,7 @@ import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from ".
 import { buildTextModel } from "./text";
 import { SEMANTIC_KINDS, type SemanticKind, type SemanticShape } from "./types";
 
-export { SemanticGenerator } from "./generate";
+export { SemanticGenerator } from "./semantic-generator";
 export { recognizeSemantic, detectLocale } from "./recognize";
 export { SEMANTIC_KINDS } from "./types";
 export type { SemanticKind, SemanticLocale, SemanticShape, TextModel } from "./types";

@@ -19,7 +19,7 @@
  * the previous word) / (its rows), from the pairs starting at the previous word, else from `inner`;
  * the last word among the words that end >= k rows (`last`).
  */
-import type { Rng } from "../generate/prng";
+import type { Rng } from "../generate/sfc32";
 import type { TextModel } from "./types";
 
 /** Most words kept (by rows, then code-unit order). */

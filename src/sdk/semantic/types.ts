@@ -6,9 +6,9 @@
  * libphonenumber-js) and `./text` (titles and free text from words seen in at least k rows).
  */
 
-import type { SemanticShapeStats } from "../../types";
+import type { SemanticShapeStats } from "../../contract";
 
-/** The semantic kinds: the contract's list (`SemanticShapeStats.kind` in src/types.ts, which typia checks). */
+/** The semantic kinds: the contract's list (`SemanticShapeStats.kind` in src/contract/index.ts, which typia checks). */
 export type SemanticKind = SemanticShapeStats["kind"];
 
 /** Every semantic kind, in the order recognition tries them. */

@@ -20,7 +20,7 @@
  * Object keys in params use dot form for identifiers and bracket form otherwise
  * (`body.metadata.cardinalities["age group"]`), as in typia's paths (see `params.ts`).
  */
-import type { Metadata, Rule } from "../../types";
+import type { Metadata, Rule } from "../../contract";
 import { paramInvalid } from "../errors";
 import { index, prop } from "../../contract/params";
 

@@ -21,7 +21,7 @@
  * `training_service_unavailable` with `Retry-After`, or 500), so a refused create leaves nothing behind.
  */
 import { newModelId, type ModelRecord } from "../../store";
-import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../types";
+import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../contract";
 import { ApiError } from "../errors";
 import { assertQuotaLeft } from "../../usage/quota";
 import type { HandlerCtx, Reply } from "../context";

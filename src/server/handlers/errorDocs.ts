@@ -3,7 +3,7 @@
  * `error.doc_url` (`{base_url}/docs/errors#<code>`) resolves even without a separate docs site.
  * Public (outside `/v1`, no key needed). Each code is an element id, so `#<code>` jumps to it.
  */
-import { ERROR_CODES, type ErrorCode } from "../../types";
+import { ERROR_CODES, type ErrorCode } from "../../contract";
 import type { HandlerCtx, Reply } from "../context";
 
 /** When each code is returned (contract: "Error codes"; extensions of the contract). */

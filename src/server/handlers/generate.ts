@@ -38,7 +38,7 @@
  */
 import { isSeeded } from "../../model";
 import { canGenerate, checkGenerate } from "../../engine/generate-task";
-import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../types";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../contract";
 import { ARROW_STREAM, generationToArrow, prefersArrow, wantsNarrowCodes, type RawGeneration } from "../arrow";
 import { ParamError } from "../../contract/errors";
 import { ApiError } from "../errors";
@@ -85,7 +85,7 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
   let generation: Generation | RawGeneration;
   try {
     generation =
-      arrow && engine.generateRaw ? await engine.generateRaw(model.id, ctx.body, checked) : await engine.generate(model.id, ctx.body, checked);
+      arrow ? await engine.generateRaw(model.id, ctx.body, checked) : await engine.generate(model.id, ctx.body, checked);
   } catch (err) {
     await refund(store, charged, clock()).catch((refundErr: unknown) =>
       logger.error({ err: refundErr, req_id: ctx.requestId, model_id: model.id, rows }, "could not refund a failed generation"),
@@ -93,16 +93,8 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
     throw err;
   }
   if (arrow) {
-    const raw: RawGeneration = {
-      ...generation,
-      columns: Object.fromEntries(generation.features.map((f) => [f, toInt32(generation.columns[f])])),
-    };
-    const bytes = generationToArrow(raw, new Date(clock()).toISOString(), wantsNarrowCodes(ctx.accept));
+    const bytes = generationToArrow(generation as RawGeneration, new Date(clock()).toISOString(), wantsNarrowCodes(ctx.accept));
     return { kind: "binary", status: 200, contentType: ARROW_STREAM, bytes, headers: { Vary: "Accept" } };
   }
   return { kind: "envelope", status: 200, object: "generation", data: generation, headers: { Vary: "Accept" } };
-}
-
-function toInt32(codes: ArrayLike<number>): Int32Array {
-  return codes instanceof Int32Array ? codes : Int32Array.from(codes);
 }

@@ -6,7 +6,7 @@
  * answered exactly like a missing one, 404 `model_not_found` (contract: Authentication rule 5).
  */
 import { CursorNotFoundError, type ModelRecord } from "../../store";
-import type { ListModelsQuery, Metadata, Model } from "../../types";
+import type { ListModelsQuery, Metadata, Model } from "../../contract";
 import { modelNotFound, paramInvalid, truncate } from "../errors";
 import type { HandlerCtx, Reply } from "../context";
 

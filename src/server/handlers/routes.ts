@@ -6,7 +6,7 @@
  * validator checks), and its handler. Order matters only for `Allow` (methods listed in table order).
  */
 import typia from "typia";
-import type { CreateModelRequest, GenerateRequest, ListModelsQuery } from "../../types";
+import type { CreateModelRequest, GenerateRequest, ListModelsQuery } from "../../contract";
 import type { HandlerCtx, Reply, RouteDef, Validator } from "../context";
 import { createModel } from "./createModel";
 import { errorDocs } from "./errorDocs";

@@ -1,6 +1,6 @@
 /**
  * Step `validate` (contract: "Validation"): checks the route's body and query against validators
- * that typia generates at compile time from the contract types in `src/types.ts`
+ * that typia generates at compile time from the contract types in `src/contract/index.ts`
  * (`typia.createValidateEquals<T>()`), so unknown fields are rejected as well as missing ones,
  * wrong types and out-of-range values. The first error becomes 400 `parameter_invalid` whose
  * `param` is the typia path moved under `body` or `query`: `$input.config.batch_size` ->
@@ -20,7 +20,7 @@
 import type { IValidation } from "typia";
 import type { Step } from "../context";
 import { paramInvalid, truncate } from "../errors";
-import { FLOAT32_MAX } from "../../types";
+import { FLOAT32_MAX } from "../../contract";
 import { fromTypiaPath, prop } from "../../contract/params";
 
 /** Validates `ctx.json` and the query into `ctx.input`, or throws 400 `parameter_invalid`. */

@@ -25,7 +25,7 @@
  *   settled: refunded by {@link Store.reconcile} if the process dies first)
  */
 import { open, type Database, type RootDatabase } from "lmdb";
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 import { CursorNotFoundError, StoreWriteError } from "../errors";
 import { hashKey, newApiKey } from "../ids";
 import {

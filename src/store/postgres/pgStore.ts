@@ -29,7 +29,7 @@ import { randomBytes } from "node:crypto";
 import { Pool, types as pgTypes, type CustomTypesConfig, type PoolClient, type QueryResultRow } from "pg";
 import { Packr } from "msgpackr";
 import type { Logger } from "pino";
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 import { CursorNotFoundError, StoreUnavailableError, StoreWriteError } from "../errors";
 import { hashKey, newApiKey } from "../ids";
 import {

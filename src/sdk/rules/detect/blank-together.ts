@@ -2,7 +2,7 @@
  * Columns blank together: all blank or none, in (nearly) every row (criteria in `./index`,
  * {@link detectRules}).
  */
-import type { BlankTogetherRule } from "../../../types";
+import type { BlankTogetherRule } from "../../../contract";
 import { RULE_LIMITS } from "./options";
 import { unionFind, type Col } from "./view";
 

@@ -2,7 +2,7 @@
  * Fixed combinations (criteria in `./index`, {@link detectRules}): functional dependencies A -> B,
  * then sparse combinations merged into groups; a declared rule's combinations.
  */
-import type { FixedCombinationsRule } from "../../../types";
+import type { FixedCombinationsRule } from "../../../contract";
 import type { EncodedTable } from "../../metadata/encoded";
 import type { ColumnScan } from "../../columns";
 import { RULE_LIMITS } from "./options";

@@ -2,7 +2,7 @@
  * Declared rules (`rules.declare`): each computed from the data like a detected one, or a
  * DataError naming the row that breaks it ({@link lineOfRow}).
  */
-import type { BlankTogetherRule, InequalityRule, NotEqualRule, Rule, SumRule } from "../../../types";
+import type { BlankTogetherRule, InequalityRule, NotEqualRule, Rule, SumRule } from "../../../contract";
 import { DataError } from "../../errors";
 import { fileOfDescription } from "../../io/csv";
 import type { ScannedTable } from "../../metadata/encoded";

@@ -2,7 +2,7 @@
  * Row rules (`docs/decisions.md` "Rows, not only marginals"): the rules every real row keeps (or
  * nearly every row: detection tolerates a little dirty data and says how much in `share`), found from
  * the scan of the raw table, plus the rules the user declares (`rules.declare`), checked against
- * every row. Shapes: src/types.ts (`Rule`); the user's view: docs/api.md "Row rules".
+ * every row. Shapes: src/contract/index.ts (`Rule`); the user's view: docs/api.md "Row rules".
  *
  * Work is done on the scan's per-row value ids (`ColumnScan.ids`) and distinct values, never a
  * string per cell: pair statistics are joint counts of value ids, numbers are parsed once per
@@ -13,7 +13,7 @@
  * Detection never drops a row: rows that break a tolerant rule stay in the marginals; only the
  * combinations released by a fixed-combinations rule leave out the rare ones.
  */
-import type { Rule } from "../../../types";
+import type { Rule } from "../../../contract";
 import { DEFAULTS, type EncodedTable, type ScannedTable } from "../../metadata/encoded";
 import { describeRule, ruleId } from "../describe";
 import type { DetectOptions } from "./options";

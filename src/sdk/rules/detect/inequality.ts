@@ -2,8 +2,8 @@
  * Inequalities high >= low (or >) between two numerical or two datetime columns (criteria in
  * `./index`, {@link detectRules}).
  */
-import type { InequalityRule } from "../../../types";
-import { Rng, deriveSeed } from "../../generate/prng";
+import type { InequalityRule } from "../../../contract";
+import { Rng, deriveSeed } from "../../generate/sfc32";
 import { RULE_LIMITS } from "./options";
 import type { Col } from "./view";
 

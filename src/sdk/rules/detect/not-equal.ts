@@ -1,7 +1,7 @@
 /**
  * Not-equal pairs of categorical columns (criteria in `./index`, {@link detectRules}).
  */
-import type { NotEqualRule } from "../../../types";
+import type { NotEqualRule } from "../../../contract";
 import { RULE_LIMITS } from "./options";
 import type { Col } from "./view";
 

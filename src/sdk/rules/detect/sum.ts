@@ -1,7 +1,7 @@
 /**
  * Sums total = a + b of numerical columns (criteria in `./index`, {@link detectRules}).
  */
-import type { SumRule } from "../../../types";
+import type { SumRule } from "../../../contract";
 import { RULE_LIMITS } from "./options";
 import type { Col } from "./view";
 

@@ -1,6 +1,6 @@
 /**
  * Generate's body (latents, conditions, seed rows), its result and the per-request row limits.
- * Part of the contract types re-exported by `src/types.ts` (see there).
+ * Part of the contract types re-exported by `src/contract/index.ts` (see there).
  */
 import type { tags } from "typia";
 import type { Float32 } from "./numbers";

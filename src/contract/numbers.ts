@@ -1,6 +1,6 @@
 /**
  * typia tags and bounds of the numbers in request types.
- * Part of the contract types re-exported by `src/types.ts` (see there).
+ * Part of the contract types re-exported by `src/contract/index.ts` (see there).
  */
 import type { tags } from "typia";
 
@@ -22,7 +22,7 @@ export type Finite = tags.TagBase<{
 /**
  * Largest accepted `config.privacy_noise` (the tag on {@link ModelConfigInput} spells the same
  * number): 1e6 standard deviations of the unit-variance latents. The noise is added to latents
- * held in float32 (`src/model/training/trainer.ts` drawLatents, `src/model/sampling/generate.ts`); a value near
+ * held in float32 (`src/model/training/trainer.ts` drawLatents, `src/model/sampling/inputs.ts`); a value near
  * {@link FLOAT32_MAX} / 10 makes a noisy latent Infinity and the model fails (`1e308` failed its
  * first step). Far below that, from about 1e7 on, float32's rounding of `z + noise * e` (one unit in
  * the last place is about noise * 1.2e-7) no longer keeps anything of `z`, so no larger value

@@ -7,13 +7,13 @@
  * types at compile time (`typia.createValidateEquals`), so the validator and the SDK's types can
  * never drift apart.
  *
- * By concern, in `./types/`: `numbers` (typia tags and bounds of numbers), `metadata` (the
+ * By concern, in this folder: `numbers` (typia tags and bounds of numbers), `metadata` (the
  * statistical description: column stats, marginals, row rules), `model` (the Model resource, its
  * config and defaults, Create Model's body), `generate` (Generate's body and result, row limits),
  * `envelope` (response envelopes, list query, error types and codes). Import from here.
  */
-export * from "./types/numbers";
-export type * from "./types/metadata";
-export * from "./types/model";
-export * from "./types/generate";
-export * from "./types/envelope";
+export * from "./numbers";
+export type * from "./metadata";
+export * from "./model";
+export * from "./generate";
+export * from "./envelope";

@@ -1,7 +1,7 @@
 /**
  * Response envelopes, list queries and the error types, codes and body (contract: "Response
  * envelope", "Error envelope").
- * Part of the contract types re-exported by `src/types.ts` (see there).
+ * Part of the contract types re-exported by `src/contract/index.ts` (see there).
  */
 import type { tags } from "typia";
 import type { Metadata } from "./metadata";

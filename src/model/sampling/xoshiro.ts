@@ -28,7 +28,7 @@
  *
  * The native core reproduces the uniform, jump and ziggurat recipes bit for bit (native/src/draws.h,
  * with V8's fdlibm `exp` and `log` ported), so the draws of a generate request
- * (generate.ts `drawInputs`) are the same on either path; this file is the reference.
+ * (inputs.ts `drawInputs`) are the same on either path; this file is the reference.
  */
 
 const MASK64 = (1n << 64n) - 1n;

@@ -1,7 +1,7 @@
 /**
  * The Model resource, its config (as accepted and as returned, with the defaults) and Create
  * Model's body.
- * Part of the contract types re-exported by `src/types.ts` (see there).
+ * Part of the contract types re-exported by `src/contract/index.ts` (see there).
  */
 import type { tags } from "typia";
 import type { Finite } from "./numbers";

@@ -3,7 +3,7 @@
  * itself: it stores the model record, then hands work to the engine, which runs it on piscina
  * worker threads (one actor per model, pinned to one worker).
  */
-import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../types";
+import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../contract";
 import { ParamError } from "../contract/errors";
 import type { CheckedGeneration } from "./protocol";
 
@@ -108,9 +108,9 @@ export interface Engine {
   generate(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<Generation>;
   /**
    * `generate` with the codes as Int32Array views (no conversion to plain arrays), for responses
-   * that serialise them themselves (Arrow). Optional: without it the server converts `generate`'s.
+   * that serialise them themselves (Arrow, the shared topology's wire). Same arguments and errors.
    */
-  generateRaw?(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<RawGeneration>;
+  generateRaw(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<RawGeneration>;
   /**
    * Stops training of `id` (if any; a waiting model leaves the queue) and frees its weights.
    * Idempotent. A waiting model leaves the queue synchronously, before the first await; a

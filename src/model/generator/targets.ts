@@ -26,7 +26,7 @@
  * 0.0716 (too far). The weights are folded into the loss-side copies of the targets
  * ({@link lossTargets}).
  */
-import type { Metadata } from "../../types";
+import type { Metadata } from "../../contract";
 
 /** Thrown when metadata cannot be turned into targets (mismatched lengths, unknown features). */
 export class MetadataError extends Error {

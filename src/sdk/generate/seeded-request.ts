@@ -33,7 +33,7 @@
  * A seed column the model lacks is a DataError naming it (line 1). Columns the seed table lacks
  * are generated in every row.
  */
-import type { ColumnKind, ConditionCell, Metadata } from "../../types";
+import type { ColumnKind, ConditionCell, Metadata } from "../../contract";
 import { readCsvText, readTable, type Table } from "../io/csv";
 import type { Decoder } from "./decode";
 import {

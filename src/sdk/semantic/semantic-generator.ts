@@ -35,7 +35,7 @@
  * faker's own random API (`faker.seed`) is not used: its draws are independent, so a sample of
  * 1,000 first names from ~3,000 would repeat some (birthday collisions); the permutation does not.
  */
-import { deriveSeed, Rng } from "../generate/prng";
+import { deriveSeed, Rng } from "../generate/sfc32";
 import { makePerm, permBig, type Perm } from "../generate/permutation";
 import { Bloom } from "./bloom";
 import { fakerPools, asciiSlug, type Pools } from "./pools";

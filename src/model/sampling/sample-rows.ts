@@ -1,0 +1,127 @@
+/**
+ * Plain generation: latents -> generator forward pass -> per-feature logits -> sampling kernel
+ * (`sampling.ts`: temperature, nucleus truncation, inverse-CDF draw), in chunks of
+ * {@link GENERATE_CHUNK} rows. The inputs and the order of their draws: `inputs.ts`.
+ */
+import * as tf from "@tensorflow/tfjs-core";
+import type { GenerationInputs } from "./draws";
+import { forward } from "../generator/generator";
+import { sampleCodes } from "./sampling";
+import type { GeneratorModel } from "../generator/model";
+
+/** Rows per forward pass. */
+export const GENERATE_CHUNK = 2048;
+
+/** Sampling options (defaults: temperature 1, no truncation). */
+export interface SamplingOptions {
+  temperature?: number;
+  topP?: number | null;
+  /** Awaited between chunks so other work on the thread can run. */
+  yieldFn?: () => Promise<void>;
+  /** Called between chunks; when it returns true generation stops with an Error. */
+  shouldAbort?: () => boolean;
+}
+
+/**
+ * The pause between two chunks of a generation: awaits `opts.yieldFn` (when given) so other work on
+ * the thread can run, then polls `opts.shouldAbort`.
+ * @throws Error "generation aborted" when `shouldAbort` returns true.
+ */
+export async function betweenChunks(opts: SamplingOptions): Promise<void> {
+  if (opts.yieldFn) await opts.yieldFn();
+  if (opts.shouldAbort?.()) throw new Error("generation aborted");
+}
+
+/**
+ * Codes for the rows of `inputs` from `model`: one Int32Array of length n per feature (in the
+ * layout's feature order), `0 <= code < K_f`, views of one F x n array (feature f's at [f n,
+ * (f + 1) n): {@link packedColumns} takes it as it is).
+ * @throws Error when `shouldAbort` fires; RangeError from the sampling kernel on bad sizes.
+ */
+export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs, opts: SamplingOptions = {}): Promise<Int32Array[]> {
+  if (model.native) return model.native.sampleRows(inputs, opts); // the C++ core: forward + sampling
+  const { spec, layout } = model;
+  const { n, latents, uniforms } = inputs;
+  const E = spec.embeddingDim;
+  const F = layout.features.length;
+  const sampleOpts = { temperature: opts.temperature ?? 1, topP: opts.topP ?? null };
+  const all = new Int32Array(F * n);
+  const columns = layout.cardinalities.map((_, f) => all.subarray(f * n, (f + 1) * n));
+  for (let r0 = 0; r0 < n; r0 += GENERATE_CHUNK) {
+    if (r0 > 0) await betweenChunks(opts);
+    const m = Math.min(GENERATE_CHUNK, n - r0);
+    const logits = forwardLogits(model, latents.subarray(r0 * E, (r0 + m) * E), m);
+    const codes = sampleCodes(logits, m, layout.cardinalities, uniforms.subarray(r0 * F, (r0 + m) * F), sampleOpts);
+    for (let f = 0; f < F; f++) columns[f].set(codes.subarray(f * m, (f + 1) * m), r0);
+  }
+  return columns;
+}
+
+/**
+ * Several rows per latent: the rows of `inputs` (exactly as {@link sampleRows} draws them), then
+ * k more rows from the same latents, row i of set j drawn from latent i's per-feature
+ * distributions (the same logits, temperature and nucleus) with the uniforms of set j. One forward
+ * pass serves 1 + k rows, so the rows of one latent are independent given the latent (the
+ * generator's features are drawn independently given z) and share its z: each row alone is a draw
+ * from the model, as a plain row is. The codes of a set are those {@link sampleRows} would give
+ * for the same latents and that set's uniforms, on every compute path (the native core computes
+ * softmax and nucleus once per row for all the sets).
+ * @param extraUniforms k x n x F values in [0, 1), set j (0-based) at [j n F, (j + 1) n F), each
+ *   n x F row-major like `inputs.uniforms`; k >= 1.
+ * @param out where the codes go, (1 + k) x n x F values (feature f's at [f (1 + k) n, (f + 1)
+ *   (1 + k) n)); a new array when not given.
+ * @returns one Int32Array of (1 + k) x n codes per feature (layout order), views of `out`: the
+ *   rows of `inputs` at [0, n), set j's at [(j + 1) n, (j + 2) n).
+ * @throws RangeError when `extraUniforms` is not a positive multiple of n x F long or `out` has
+ *   another length; otherwise as {@link sampleRows}.
+ */
+export async function sampleRowsPerLatent(
+  model: GeneratorModel,
+  inputs: GenerationInputs,
+  extraUniforms: Float64Array,
+  opts: SamplingOptions = {},
+  out?: Int32Array,
+): Promise<Int32Array[]> {
+  const { n, latents, uniforms } = inputs;
+  const F = model.layout.features.length;
+  const k = extraUniforms.length / (n * F);
+  if (!(Number.isInteger(k) && k >= 1)) throw new RangeError(`extraUniforms must hold k x n x F values (n = ${n}, F = ${F}), k >= 1`);
+  const total = (1 + k) * n;
+  if (out !== undefined && out.length !== F * total) throw new RangeError(`out must hold (1 + k) x n x F = ${F * total} values, got ${out.length}`);
+  if (model.native && model.native.device === "cpu") return model.native.sampleRows(inputs, opts, extraUniforms, out);
+  // Elsewhere (tfjs, a GPU core): one forward pass per chunk, the sampling kernel once per set.
+  const { spec, layout } = model;
+  const E = spec.embeddingDim;
+  const sampleOpts = { temperature: opts.temperature ?? 1, topP: opts.topP ?? null };
+  const all = out ?? new Int32Array(F * total);
+  const columns = layout.cardinalities.map((_, f) => all.subarray(f * total, (f + 1) * total));
+  for (let r0 = 0; r0 < n; r0 += GENERATE_CHUNK) {
+    if (r0 > 0) await betweenChunks(opts);
+    const m = Math.min(GENERATE_CHUNK, n - r0);
+    const logits = forwardLogits(model, latents.subarray(r0 * E, (r0 + m) * E), m);
+    for (let j = 0; j <= k; j++) {
+      const u = j === 0 ? uniforms.subarray(r0 * F, (r0 + m) * F) : extraUniforms.subarray(((j - 1) * n + r0) * F, ((j - 1) * n + r0 + m) * F);
+      const codes = sampleCodes(logits, m, layout.cardinalities, u, sampleOpts);
+      for (let f = 0; f < F; f++) columns[f].set(codes.subarray(f * m, (f + 1) * m), j * n + r0);
+    }
+  }
+  return columns;
+}
+
+/**
+ * The generator's forward pass on the model's compute path: `NativeGenerator.logits` (native core)
+ * or generator.ts `forward` (tfjs), synchronously, with no sampling.
+ * @param latents m x E row-major (E = `model.spec.embeddingDim`); read, not modified or kept.
+ * @param m rows.
+ * @returns logits, m x D row-major (D = `model.layout.width`; feature f at columns
+ *   [offset_f, offset_f + K_f)).
+ * @throws what the forward pass throws (the native core refuses a length other than m x E).
+ */
+export function forwardLogits(model: GeneratorModel, latents: Float32Array, m: number): Float32Array {
+  if (model.native) return model.native.logits(latents, m);
+  // (tidy must not return the typed array: it would walk it element by element)
+  const out = tf.tidy(() => forward(model.spec, model.params, tf.tensor2d(latents, [m, model.spec.embeddingDim])));
+  const logits = out.dataSync() as Float32Array;
+  out.dispose();
+  return logits;
+}
