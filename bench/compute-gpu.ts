@@ -26,7 +26,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generatorSpec, initParams, type GeneratorSpec, type NamedArrays } from "../src/model/generator/generator";
 import { lossTargets, type MarginalTargets, buildTargets } from "../src/model/generator/targets";
-import { flattenParams, gpuStatus, NativeGenerator } from "../src/model/compute/native-core";
+import { flattenParams, gpuStatus } from "../src/model/compute/native-core";
+import { NativeGenerator } from "../src/model/compute/native-generator";
 import { Rng } from "../src/model/sampling/xoshiro";
 import { discreteMetadata } from "./adult";
 

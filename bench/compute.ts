@@ -39,7 +39,8 @@ import {
 } from "../src/model/generator/generator";
 import { disposeTargetTensors, marginalLoss, targetTensors } from "../src/model/training/loss";
 import { buildTargets, type MarginalTargets } from "../src/model/generator/targets";
-import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
+import { NativeGenerator } from "../src/model/compute/native-generator";
+import { nativeCoreStatus } from "../src/model/compute/native-core";
 import { Rng } from "../src/model/sampling/xoshiro";
 import { learningRate, makeSchedule } from "../src/model/training/schedule";
 import { discreteMetadata } from "./adult";

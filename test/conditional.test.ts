@@ -31,7 +31,8 @@ import { initParams, toTensors, type GeneratorSpec, type NamedArrays } from "../
 import { forwardLogits } from "../src/model/sampling/sample-rows";
 import { InputError } from "../src/model/sampling/inputs";
 import type { Layout } from "../src/model/generator/targets";
-import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
+import { NativeGenerator } from "../src/model/compute/native-generator";
+import { nativeCoreStatus } from "../src/model/compute/native-core";
 import { Rng } from "../src/model/sampling/xoshiro";
 import type { GeneratorModel } from "../src/model/generator/model";
 import { mulberry32 } from "./fixtures";

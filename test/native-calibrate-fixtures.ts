@@ -9,7 +9,8 @@ import { calibrationMarginals, type CalibrationMarginal } from "../src/model/sam
 import { nativeRakingSweeps } from "../src/model/compute/calibrate-native";
 import { calibrationPool, sampleCalibrated } from "../src/model/sampling/calibrated-draw";
 import { buildTargets } from "../src/model/generator/targets";
-import { NativeGenerator, nativeCoreStatus } from "../src/model/compute/native-core";
+import { NativeGenerator } from "../src/model/compute/native-generator";
+import { nativeCoreStatus } from "../src/model/compute/native-core";
 import type { GeneratorModel } from "../src/model/generator/model";
 import { mulberry32 } from "./fixtures";
 import { specFor, syntheticMetadata, testWeights } from "./native-core-fixtures";

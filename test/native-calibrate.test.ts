@@ -11,18 +11,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import {
-  calibrationMarginals,
-  CALIBRATION_EXACT_SWEEPS,
-  CALIBRATION_POOL_FACTOR,
-  CALIBRATION_SWEEPS,
-  RAKING_BLOCK_ROWS,
-  rakingSweeps,
-  rakingWeights,
-  systematicSample,
-  type CalibrationMarginal,
-  type RakingOptions,
-} from "../src/model/sampling/calibrate";
+import { calibrationMarginals, CALIBRATION_EXACT_SWEEPS, CALIBRATION_POOL_FACTOR, CALIBRATION_SWEEPS, RAKING_BLOCK_ROWS, rakingSweeps, rakingWeights, systematicSample, type CalibrationMarginal, type RakingOptions } from "../src/model/sampling/calibrate";
 import { drawRequest } from "../src/model/sampling/draws";
 import { drawInputs, releaseInputs } from "../src/model/sampling/inputs";
 import { forwardLogits, sampleRows, sampleRowsPerLatent } from "../src/model/sampling/sample-rows";
@@ -32,7 +21,8 @@ import { buildTargets } from "../src/model/generator/targets";
 import { Rng } from "../src/model/sampling/xoshiro";
 import type { GeneratorModel } from "../src/model/generator/model";
 import { nativeRakingClass, nativeRakingSweeps, RAKING_SLICE_ROW_VISITS } from "../src/model/compute/calibrate-native";
-import { NATIVE_GENERATE_CHUNK, nativeCoreStatus } from "../src/model/compute/native-core";
+import { NATIVE_GENERATE_CHUNK } from "../src/model/compute/native-generator";
+import { nativeCoreStatus } from "../src/model/compute/native-core";
 import { mulberry32, TINY_META } from "./fixtures";
 import { calibratedCase, drain, hashOf, poolHash, rakingCase, skewedPool } from "./native-calibrate-fixtures";
 

@@ -9,7 +9,7 @@ import { initBackend } from "../src/model/compute/backend";
 import { featureSoftmax, forward, type GeneratorSpec, initParams, makeSegments, disposeSegments, type NamedArrays, paramShapes } from "../src/model/generator/generator";
 import { disposeTargetTensors, entropyPenalty, marginalLoss, targetTensors } from "../src/model/training/loss";
 import { buildTargets, type MarginalTargets } from "../src/model/generator/targets";
-import { NativeGenerator } from "../src/model/compute/native-core";
+import { NativeGenerator } from "../src/model/compute/native-generator";
 import { Rng } from "../src/model/sampling/xoshiro";
 import type { Metadata } from "../src/contract";
 

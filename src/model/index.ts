@@ -10,11 +10,13 @@
  * - `training/`: `loss.ts` (KL objective), `adam.ts` + `schedule.ts` (optimisation), `slices.ts`,
  *   `settings.ts` + `options.ts`, `trainer.ts` (epochs, validation, early stopping),
  *   `checkpoint.ts` (stored form: weights and the training state).
- * - `sampling/`: `xoshiro.ts`, `draws.ts` (latents), `inputs.ts` (a request's inputs), `sample-rows.ts` + `sampling.ts` (the plain draw), `calibrated-draw.ts` (the calibrated draw),
- *   `calibrate.ts` (calibrated generation), `rule-repair.ts`.
+ * - `sampling/`: `xoshiro.ts`, `draws.ts` (latents), `inputs.ts` (a request's inputs),
+ *   `sample-rows.ts` + `sampling.ts` (the plain draw), `calibrated-draw.ts` (the calibrated draw),
+ *   `calibrate.ts` (raking and the systematic sample), `condition-calibration.ts` (its targets
+ *   under a condition), `rule-repair.ts`.
  * - `compute/`: `kind.ts` (tfjs or native), `backend.ts` (tfjs backends), `ops.ts`; `native.ts`
- *   (the addon), `native-core.ts` (the same generator, loss and Adam in the C++ compute core,
- *   native/src/train), `calibrate-native.ts`.
+ *   (the addon), `native-core.ts` (the C++ compute core's typed exports, native/src/train),
+ *   `native-generator.ts` (the same generator, loss and Adam run there), `calibrate-native.ts`.
  * - `conditional/`: seeded / conditional generation (rows given conditions on some features).
  */
 export { initBackend, useBackend, deviceOf, type BackendName } from "./compute/backend";
@@ -86,36 +88,10 @@ export {
 } from "./training/settings";
 export { type GeneratorModel, disposeGenerator, cloneTfjsGenerator } from "./generator/model";
 export { type ComputeKind, defaultCompute } from "./compute/kind";
-export {
-  NativeGenerator,
-  nativeCore,
-  nativeCoreStatus,
-  flattenParams,
-  unflattenParams,
-  NATIVE_GENERATE_CHUNK,
-  gpuStatus,
-  type NativeGeneratorCore,
-  type NativeCoreAddon,
-  type NativeCoreStatus,
-  type ComputeInfo,
-  type PairMode,
-} from "./compute/native-core";
-export {
-  CALIBRATION_POOL_FACTOR,
-  calibrationMarginals,
-  rakingWeights,
-  rakingSweeps,
-  systematicSample,
-  type CalibrationMarginal,
-  type RakingOptions,
-  conditionalTargets,
-  conditionCalibration,
-  EXCLUDED_LOG_FACTOR,
-  STRUCTURAL_ZERO_MIN_EXPECTED,
-  type ConditionCalibration,
-  type Exclusion,
-  type FixedCell,
-} from "./sampling/calibrate";
+export { NativeGenerator, NATIVE_GENERATE_CHUNK } from "./compute/native-generator";
+export { nativeCore, nativeCoreStatus, flattenParams, unflattenParams, gpuStatus, type NativeGeneratorCore, type NativeCoreAddon, type NativeCoreStatus, type ComputeInfo, type PairMode } from "./compute/native-core";
+export { CALIBRATION_POOL_FACTOR, calibrationMarginals, rakingWeights, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./sampling/calibrate";
+export { conditionalTargets, conditionCalibration, EXCLUDED_LOG_FACTOR, STRUCTURAL_ZERO_MIN_EXPECTED, type ConditionCalibration, type Exclusion, type FixedCell } from "./sampling/condition-calibration";
 export { prepareInputs, drawInputs, releaseInputs, latentSource, flattenLatents, InputError, type LatentSource, type DrawnSource, type GenerationInputs } from "./sampling/inputs";
 export { sampleRows, GENERATE_CHUNK, type SamplingOptions } from "./sampling/sample-rows";
 export { sampleCalibrated, packedColumns } from "./sampling/calibrated-draw";

@@ -19,7 +19,7 @@
  * draw draws its latents, draws.ts), plus exp over every code of every fixed feature (for its
  * normaliser; ~5 us per candidate when 13 of Adult's 14 features are fixed).
  */
-import { EXCLUDED_LOG_FACTOR } from "../sampling/calibrate";
+import { EXCLUDED_LOG_FACTOR } from "../sampling/condition-calibration";
 import { betweenChunks, forwardLogits } from "../sampling/sample-rows";
 import { kernelWeights, sampleCodes } from "../sampling/sampling";
 import type { ConditionalCall } from "./options";

@@ -8,7 +8,7 @@
  * than `maxCandidateBytes` (default 256 MiB) of stored candidates (latents, codes, weights:
  * 4E + 4F + 16 bytes each, ~340 bytes for Adult with E = 64).
  */
-import type { ConditionCalibration, FixedCell } from "../sampling/calibrate";
+import type { ConditionCalibration, FixedCell } from "../sampling/condition-calibration";
 import type { SamplingOptions } from "../sampling/sample-rows";
 import type { GeneratorModel } from "../generator/model";
 
@@ -26,7 +26,7 @@ export interface ConditionalOptions extends SamplingOptions {
    */
   essPerRow?: number;
   /**
-   * Calibration (`calibrate: true`; `calibrate.ts` `conditionCalibration`): given a group's fixed
+   * Calibration (`calibrate: true`; `condition-calibration.ts` `conditionCalibration`): given a group's fixed
    * features (ascending), what the given marginals say about its rows, or null for nothing.
    * Exclusions multiply the weight of a candidate row holding an excluded value by
    * exp(EXCLUDED_LOG_FACTOR) = 1e-10 (part of the target, so the ESS and the proposal see them);

@@ -4,7 +4,7 @@
  * p(condition | z) and the deterministic-mixture denominator), the proposals of the rounds, and
  * where the adaptation stands (ESS, efficiency, next round).
  */
-import type { ConditionCalibration } from "../sampling/calibrate";
+import type { ConditionCalibration } from "../sampling/condition-calibration";
 import type { Rng } from "../sampling/xoshiro";
 import type { Fixed } from "./condition";
 import type { Proposal } from "./proposal";

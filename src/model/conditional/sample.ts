@@ -46,7 +46,7 @@
  * `age in [60, 90]` 0.046 / 0.103 own, 0.013 / 0.063 calibrated.
  */
 import { MAX_ROWS_PER_REQUEST } from "../../contract";
-import { NATIVE_GENERATE_CHUNK } from "../compute/native-core";
+import { NATIVE_GENERATE_CHUNK } from "../compute/native-generator";
 import { systematicSample } from "../sampling/calibrate";
 import { drawRequest } from "../sampling/draws";
 import { GENERATE_CHUNK } from "../sampling/sample-rows";

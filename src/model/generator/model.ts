@@ -3,7 +3,7 @@
  * on either compute path, and how to free or copy one.
  */
 import * as tf from "@tensorflow/tfjs-core";
-import type { NativeGenerator } from "../compute/native-core";
+import type { NativeGenerator } from "../compute/native-generator";
 import { disposeAll, type GeneratorSpec, type NamedTensors } from "./generator";
 import type { Layout } from "./targets";
 

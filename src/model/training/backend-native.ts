@@ -6,12 +6,12 @@
  * instead of racing it; the checkpoint's copies out of the core are taken in pieces into reused
  * buffers (see the trainer's module comment, "Latency isolation").
  */
-import type { AdamState } from "./adam";
 import { type GeneratorSpec, type NamedArrays, paramCount } from "../generator/generator";
 import type { GeneratorModel } from "../generator/model";
-import type { Layout, MarginalTargets } from "../generator/targets";
-import { type DevicePreference, flattenParams, NativeGenerator, viewParams } from "../compute/native-core";
-import type { AveragedWeights, OptimizerState, TrainingBackend } from "./backend";
+import type { Layout } from "../generator/targets";
+import { type DevicePreference, flattenParams, viewParams } from "../compute/native-core";
+import { NativeGenerator } from "../compute/native-generator";
+import type { AveragedWeights, BackendInputs, OptimizerState, TrainingBackend } from "./backend";
 import type { YieldFn } from "./slices";
 import { ENTROPY_PENALTY, VAL_SIZE } from "./settings";
 
@@ -59,16 +59,7 @@ export class NativeBackend implements TrainingBackend {
    * `best`: the best weights so far (resumed; copied), else null. `val`: the validation latents.
    * @throws Error when the core cannot be made (no addon, no GPU); nothing is left allocated.
    */
-  static create(
-    spec: GeneratorSpec,
-    layout: Layout,
-    targets: MarginalTargets,
-    weights: NamedArrays,
-    adam: AdamState | undefined,
-    best: NamedArrays | null,
-    val: Float32Array,
-    coreOpts: CoreOptions,
-  ): NativeBackend {
+  static create({ spec, layout, targets, weights, adam, best, val }: BackendInputs, coreOpts: CoreOptions): NativeBackend {
     const core = NativeGenerator.create(spec, layout, weights, coreOpts);
     try {
       const mode = core.setTargets(targets);

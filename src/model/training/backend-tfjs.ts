@@ -31,10 +31,9 @@ import {
   type TargetTensors,
   targetTensors,
 } from "./loss";
-import type { Layout, MarginalTargets } from "../generator/targets";
+import type { Layout } from "../generator/targets";
 import { flattenParams } from "../compute/native-core";
-import type { AdamState } from "./adam";
-import type { AveragedWeights, OptimizerState, TrainingBackend } from "./backend";
+import type { AveragedWeights, BackendInputs, OptimizerState, TrainingBackend } from "./backend";
 import { ENTROPY_PENALTY, EVAL_CHUNK, VAL_SIZE } from "./settings";
 
 /** The tfjs compute path: variables, Adam, target tensors, validation latents, best copy. */
@@ -54,15 +53,12 @@ export class TfjsBackend implements TrainingBackend {
    * @param best the best weights so far (resumed), else null.
    * @param val the validation latents (VAL_SIZE x E).
    */
-  constructor(
-    private readonly spec: GeneratorSpec,
-    private readonly layout: Layout,
-    targets: MarginalTargets,
-    weights: NamedArrays,
-    adam: AdamState | undefined,
-    best: NamedArrays | null,
-    val: Float32Array,
-  ) {
+  private readonly spec: GeneratorSpec;
+  private readonly layout: Layout;
+
+  constructor({ spec, layout, targets, weights, adam, best, val }: BackendInputs) {
+    this.spec = spec;
+    this.layout = layout;
     const trainable = trainableVariables(spec, weights);
     this.vars = trainable.vars;
     this.gradsByName = trainable.gradsByName;

@@ -6,8 +6,9 @@
  * same on both, so a checkpoint written on one resumes on the other.
  */
 import type { ComputeKind } from "../compute/kind";
-import type { NamedArrays } from "../generator/generator";
+import type { GeneratorSpec, NamedArrays } from "../generator/generator";
 import type { GeneratorModel } from "../generator/model";
+import type { Layout, MarginalTargets } from "../generator/targets";
 import type { AdamState } from "./adam";
 import type { YieldFn } from "./slices";
 
@@ -21,6 +22,23 @@ export interface AveragedWeights {
 export interface OptimizerState {
   weights: NamedArrays;
   adam: AdamState;
+}
+
+/** What a backend starts from, on either compute path. */
+export interface BackendInputs {
+  /** The generator's architecture and the layout of its features' codes. */
+  spec: GeneratorSpec;
+  layout: Layout;
+  /** The loss targets (`targets.ts` `buildTargets`). */
+  targets: MarginalTargets;
+  /** The weights to train from: fresh, or the checkpoint's latest (copied in). */
+  weights: NamedArrays;
+  /** Adam's state when resumed, else undefined (a fresh optimiser). */
+  adam: AdamState | undefined;
+  /** The best weights so far when resumed (copied), else null. */
+  best: NamedArrays | null;
+  /** The fixed validation latents: VAL_SIZE x E, row-major. */
+  val: Float32Array;
 }
 
 /** One compute path of the trainer. */

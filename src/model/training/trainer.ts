@@ -54,14 +54,14 @@ import type { ComputeKind } from "../compute/kind";
 import { type Checkpoint, decodeCheckpoint, encodeCheckpoint, type TrainingState } from "./checkpoint";
 import { type GeneratorSpec, type NamedArrays, generatorSpec, initParams } from "../generator/generator";
 import type { GeneratorModel } from "../generator/model";
-import { buildTargets, type Layout, type MarginalTargets } from "../generator/targets";
+import { buildTargets, type Layout } from "../generator/targets";
 import { flattenParams, resolveDevice, viewParams } from "../compute/native-core";
 import { Rng } from "../sampling/xoshiro";
 import { learningRate, makeSchedule, type Schedule } from "./schedule";
 import { addSliced, emaSliced, fillNormalSliced, type YieldFn } from "./slices";
 import { type EpochOptions, type EpochReport, type StopReason, type TrainerOptions, TrainingError } from "./options";
 import { EARLY_STOP_ARMED_FRACTION, emaDecay, MIN_REL_IMPROVEMENT, stepsPerEpochFor, VAL_SIZE } from "./settings";
-import type { AveragedWeights, TrainingBackend } from "./backend";
+import type { AveragedWeights, BackendInputs, TrainingBackend } from "./backend";
 import { type CoreOptions, NativeBackend } from "./backend-native";
 import { TfjsBackend } from "./backend-tfjs";
 
@@ -140,7 +140,8 @@ export class Trainer {
     // A resumed run's best weights: stored apart, or the average when it was the best (epoch > 0).
     const best = state?.bestWeights ? state.bestWeights : state && state.epoch > 0 ? this.ema.named : null;
     const coreOpts: CoreOptions = { device: opts.device ?? "cpu", tf32: opts.tf32 ?? false };
-    const chosen = Trainer.chooseBackend(opts.compute ?? "tfjs", coreOpts, this.spec, this.layout, targets, weights, state?.adam, best, val);
+    const inputs: BackendInputs = { spec: this.spec, layout: this.layout, targets, weights, adam: state?.adam, best, val };
+    const chosen = Trainer.chooseBackend(opts.compute ?? "tfjs", coreOpts, inputs);
     this.backend = chosen.backend;
     this.computeNote = chosen.note;
     this.compute = this.backend.kind;
@@ -151,17 +152,7 @@ export class Trainer {
    * The backend of `compute`: native when asked for and the core can be made, else tfjs with a
    * note saying why. A GPU that was asked for and cannot be used is an error, not a silent fallback.
    */
-  private static chooseBackend(
-    compute: ComputeKind,
-    coreOpts: CoreOptions,
-    spec: GeneratorSpec,
-    layout: Layout,
-    targets: MarginalTargets,
-    weights: NamedArrays,
-    adam: AdamState | undefined,
-    best: NamedArrays | null,
-    val: Float32Array,
-  ): { backend: TrainingBackend; note: string | null } {
+  private static chooseBackend(compute: ComputeKind, coreOpts: CoreOptions, inputs: BackendInputs): { backend: TrainingBackend; note: string | null } {
     if (coreOpts.device === "gpu") {
       if (compute !== "native") throw new Error('device "gpu" needs the native compute core (compute "native")');
       coreOpts.device = resolveDevice("gpu");
@@ -169,13 +160,13 @@ export class Trainer {
     let note: string | null = null;
     if (compute === "native") {
       try {
-        return { backend: NativeBackend.create(spec, layout, targets, weights, adam, best, val, coreOpts), note };
+        return { backend: NativeBackend.create(inputs, coreOpts), note };
       } catch (e) {
         if (coreOpts.device === "gpu") throw e;
         note = `native compute unavailable (${(e as Error).message}); using tfjs`;
       }
     }
-    return { backend: new TfjsBackend(spec, layout, targets, weights, adam, best, val), note };
+    return { backend: new TfjsBackend(inputs), note };
   }
 
   /**

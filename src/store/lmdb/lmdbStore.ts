@@ -26,7 +26,7 @@
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { Metadata } from "../../contract";
-import { CursorNotFoundError, StoreWriteError } from "../errors";
+import { CursorNotFoundError } from "../errors";
 import { hashKey, newApiKey } from "../ids";
 import {
   checkOrgLimits,
@@ -50,6 +50,7 @@ import {
 } from "../records";
 import type { ModelPatch, Store } from "../store";
 import { LmdbIdempotency } from "./idempotency";
+import { writeTransaction } from "./transaction";
 import { LmdbUsage } from "./usage";
 
 /** The embedded LMDB implementation of {@link Store} (see the module comment). */
@@ -99,25 +100,9 @@ export class LmdbStore implements Store {
     await this.root.close();
   }
 
-  /**
-   * Runs `fn` in one LMDB write transaction (every write of this class goes through here). A
-   * transaction that cannot be committed (full disk, I/O error) rejects with a
-   * {@link StoreWriteError}; lmdb-js's own follow-up rejection (`commitError`) is handled here so
-   * that it never surfaces as an unhandled rejection (which would end a worker thread).
-   */
-  private async write<T>(fn: () => T): Promise<T> {
-    try {
-      return await this.root.transaction(fn);
-    } catch (err) {
-      const commitError = (err as { commitError?: unknown }).commitError;
-      let cause: unknown = err;
-      if (commitError instanceof Promise) {
-        // Settles on the same turn as the rejection above: wait for it briefly to name the cause.
-        cause = await Promise.race([commitError.then(() => err, (e: unknown) => e), new Promise((r) => setTimeout(() => r(err), 50))]);
-      }
-      if (err instanceof Error && commitError === undefined && !/Commit failed|ENOSPC|EIO|No space|MDB_/i.test(err.message)) throw err;
-      throw new StoreWriteError(cause);
-    }
+  /** Runs `fn` in one write transaction (every write of this class goes through here): {@link writeTransaction}. */
+  private write<T>(fn: () => T): Promise<T> {
+    return writeTransaction(this.root, fn);
   }
 
   // ---- orgs and keys -------------------------------------------------------------------------

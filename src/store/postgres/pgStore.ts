@@ -17,7 +17,7 @@
  *   under `FOR UPDATE SKIP LOCKED`, so two reconciling front ends refund each charge once.
  *
  * The statements of usage and the ledger are `usage.ts`, those of idempotency keys and crash
- * recovery `idempotency.ts`; this file holds the pool, orgs, keys, models and rate counters.
+ * recovery `idempotency.ts`; this file holds the pool, orgs, keys, models and rate counters, and `rows.ts` how rows map to records.
  *
  * Schema: src/store/postgres/migrations.ts (run by {@link PgStore.open}, or `synthd migrate`). Errors: a
  * write the database refuses or cannot be reached for rejects with {@link StoreWriteError} (the
@@ -26,8 +26,7 @@
  * {@link StoreUnavailableError}, other read errors as the driver reports them.
  */
 import { randomBytes } from "node:crypto";
-import { Pool, types as pgTypes, type CustomTypesConfig, type PoolClient, type QueryResultRow } from "pg";
-import { Packr } from "msgpackr";
+import { Pool, type PoolClient, type QueryResultRow } from "pg";
 import type { Logger } from "pino";
 import type { Metadata } from "../../contract";
 import { CursorNotFoundError, StoreUnavailableError, StoreWriteError } from "../errors";
@@ -55,6 +54,7 @@ import type { ModelPatch, Store } from "../store";
 import { migrate } from "./migrations";
 import { abandonIn, beginIn, completeIn, DB_NOW_MS, IDEMPOTENCY_COLUMNS, idempotencyRecord, reconcileIn, responseParams, responseSet, type IdempotencyRow } from "./idempotency";
 import { chargeIn, chargeOf, PENDING_COLUMNS, refundIn, refundPendingIn, type PendingRow } from "./usage";
+import { orgRecord, pack, PG_TYPES, unpack, type ModelRow, type OrgRow } from "./rows";
 
 /** Options of {@link PgStore.open}. */
 export interface PgStoreOptions {
@@ -72,24 +72,6 @@ export interface PgStoreOptions {
   logger?: Pick<Logger, "warn">;
 }
 
-/**
- * msgpack with structured cloning: typed arrays (Float32Array, ...), Buffers, Maps, Sets and Dates
- * come back as what was written. Every packed value is copied out of the encoder's reusable buffer.
- */
-const packr = new Packr({ structuredClone: true, useRecords: false });
-const pack = (v: unknown): Buffer => Buffer.from(packr.pack(v));
-const unpack = <T>(b: Buffer): T => packr.unpack(b) as T;
-
-/** Unix ms on the database's clock (one clock for every instance's lease). */
-
-/** int8 (bigint, bigserial) as a JavaScript number: every such value of this schema is a safe integer. */
-const PG_TYPES: CustomTypesConfig = {
-  getTypeParser: (oid, format) => (oid === pgTypes.builtins.INT8 ? (v: string) => Number(v) : pgTypes.getTypeParser(oid, format)),
-};
-
-interface ModelRow {
-  record: ModelRecord;
-}
 /**
  * {@link Store} on a PostgreSQL database shared by several processes (see the module comment).
  * Open with {@link PgStore.open}; every method is one statement or one transaction on a pooled
@@ -486,20 +468,4 @@ export class PgStore implements Store {
       return (a.rowCount ?? 0) + (b.rowCount ?? 0);
     });
   }
-}
-
-// ---- row mapping and shared statements -----------------------------------------------------------
-
-interface OrgRow {
-  name: string;
-  created_at: string;
-  rate_limit: number | null;
-  live_quota: number | null;
-}
-
-function orgRecord(r: OrgRow): OrgRecord {
-  const out: OrgRecord = { name: r.name, created_at: r.created_at };
-  if (r.rate_limit !== null) out.rate_limit = r.rate_limit;
-  if (r.live_quota !== null) out.live_quota = r.live_quota;
-  return out;
 }

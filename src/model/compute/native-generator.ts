@@ -1,0 +1,262 @@
+/**
+ * A generator on the native core (`native-core.ts`: the addon's core, its loading and the
+ * parameter layout): the weights, Adam state and targets live in C++; {@link NativeGenerator}
+ * trains, evaluates and samples through it and converts to and from the named arrays of the tfjs
+ * path and checkpoints. One call at a time per core ({@link NativeGenerator.exclusive}).
+ */
+import type { AdamState } from "../training/adam";
+import type { GenerationInputs } from "../sampling/draws";
+import { type GeneratorSpec, type NamedArrays, paramShapes } from "../generator/generator";
+import { lossTargets, type Layout, type MarginalTargets } from "../generator/targets";
+import { flattenParams, nativeCore, nativeCoreStatus, resolveDevice, unflattenParams, viewParams, type NativeGeneratorCore, type PairMode, type DevicePreference } from "./native-core";
+
+/** Rows per native generation call in {@link NativeGenerator.sampleRows} (it yields between calls; ~0.15 s each for the medium model on 2 cores). */
+export const NATIVE_GENERATE_CHUNK = 8192;
+/** The same on a GPU core: one call per 262,144 rows (tens of ms), so the transfers and launches of a call are amortised. */
+export const GPU_GENERATE_CHUNK = 1 << 18;
+
+/**
+ * A generator on the native core: weights, Adam state and targets live in C++; this object
+ * converts to and from the named arrays of the tfjs path and checkpoints.
+ */
+export class NativeGenerator {
+  /** The end of the last task queued by {@link exclusive} (settles, never rejects). */
+  private tail: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    readonly spec: GeneratorSpec,
+    readonly layout: Layout,
+    private readonly core: NativeGeneratorCore,
+  ) {}
+
+  /**
+   * Runs `fn` once every task queued before it on this generator has ended (first in, first
+   * out), and resolves (or rejects) with its result. The way to share one core between callers
+   * that use asynchronous calls: a task that awaits {@link trainStepAsync} or
+   * {@link evalLossAsync}, or that swaps weights around one (validation), holds the core until it
+   * ends, so no other task sees the busy error or the swapped weights. Tasks must not call
+   * `exclusive` on the same generator themselves (they would wait for their own end).
+   */
+  exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
+    const run = this.tail.then(fn);
+    this.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  /** The asynchronous call in flight on the core, or null (see {@link NativeGeneratorCore.busy}). */
+  get busy(): string | null {
+    return this.core.busy();
+  }
+
+  /**
+   * A core for `spec` / `layout` holding `weights` (named as `paramShapes`).
+   * `opts.device` (default `cpu`): where it computes (see {@link resolveDevice}); `opts.tf32`: TF32
+   * tensor cores for the GPU's GEMMs (default FP32). A checkpoint does not depend on the device.
+   * @throws Error when the native core is unavailable, implements another parameter layout
+   *   than `paramShapes` (so callers can fall back to tfjs), or device `gpu` is asked where none can
+   *   be used; RangeError for weights of the wrong size or with non-finite values.
+   */
+  static create(spec: GeneratorSpec, layout: Layout, weights: NamedArrays, opts: { device?: DevicePreference; tf32?: boolean } = {}): NativeGenerator {
+    const addon = nativeCore();
+    if (addon === undefined) throw new Error(`native compute core unavailable: ${nativeCoreStatus().reason}`);
+    if (layout.width !== spec.outputDim) throw new RangeError(`layout width ${layout.width} differs from outputDim ${spec.outputDim}`);
+    const shapes = paramShapes(spec);
+    const device = resolveDevice(opts.device ?? "cpu");
+    const core = new addon.GeneratorCore(spec.embeddingDim, spec.hidden, spec.blocks, layout.cardinalities, { device, tf32: opts.tf32 ?? false });
+    try {
+      // The core must implement exactly the generator of generator.ts (names, sizes, order).
+      const names = core.paramNames();
+      const same =
+        names.length === shapes.length &&
+        shapes.every(([name, shape], i) => names[i][0] === name && names[i][1] === shape.reduce((a, b) => a * b, 1));
+      if (!same) throw new Error("the native core does not implement this generator's parameters (generator.ts changed?)");
+      core.setParams(flattenParams(spec, weights));
+    } catch (e) {
+      core.dispose();
+      throw e;
+    }
+    return new NativeGenerator(spec, layout, core);
+  }
+
+  /** `cpu`, or the GPU's name (`config.device` reports it). */
+  get device(): string {
+    return this.core.device();
+  }
+
+  /** The underlying addon object (tests, benchmarks). */
+  get raw(): NativeGeneratorCore {
+    return this.core;
+  }
+
+  /** Replaces the weights. */
+  setWeights(weights: NamedArrays): void {
+    this.core.setParams(flattenParams(this.spec, weights));
+  }
+
+  /**
+   * A copy of the weights, by name: views into `into` (a flat vector of `paramShapes` order, which
+   * the copy overwrites) or into one fresh flat copy.
+   */
+  weights(into?: Float32Array): NamedArrays {
+    return viewParams(this.spec, this.core.getParams(into));
+  }
+
+  /** Restores Adam's state (checkpoint). */
+  setAdamState(state: AdamState): void {
+    this.core.setAdamState(state.t, flattenParams(this.spec, state.m), flattenParams(this.spec, state.v));
+  }
+
+  /**
+   * A copy of Adam's state, by name (the checkpoint form of `adam.ts`): views into `into.m` and
+   * `into.v` (flat, overwritten) or into fresh flat copies.
+   */
+  adamState(into?: { m: Float32Array; v: Float32Array }): AdamState {
+    const s = this.core.getAdamState(into?.m, into?.v);
+    return { t: s.t, m: viewParams(this.spec, s.m), v: viewParams(this.spec, s.v) };
+  }
+
+  /** Sets the loss targets (from `buildTargets`); returns the 2-way mode used (see {@link PairMode}). */
+  setTargets(targets: MarginalTargets, mode: PairMode = "auto"): "dense" | "blocks" {
+    if (targets.layout.width !== this.spec.outputDim) throw new RangeError("targets belong to another layout");
+    const weighted = lossTargets(targets); // the weights folded in (targets.ts)
+    return this.core.setTargets(
+      weighted.oneWay,
+      weighted.blocks,
+      targets.count,
+      targets.negEntropy,
+      mode,
+    );
+  }
+
+  /** The entropy penalty's weight (see {@link NativeGeneratorCore.setEntropyPenalty}). @throws RangeError below 0. */
+  setEntropyPenalty(alpha: number): void {
+    this.core.setEntropyPenalty(alpha);
+  }
+
+  /** Loss and gradients by parameter name for latents z (n x E). */
+  lossAndGrads(z: Float32Array, n: number): { loss: number; grads: NamedArrays } {
+    const { loss, grads } = this.core.lossAndGrads(z, n);
+    return { loss, grads: unflattenParams(this.spec, grads) };
+  }
+
+  /** One Adam step at rate lr on latents z (n x E): the batch loss (NaN, no update, when not finite). */
+  trainStep(z: Float32Array, n: number, lr: number): number {
+    return this.core.trainStep(z, n, lr);
+  }
+
+  /**
+   * {@link trainStep} on a background thread (see {@link NativeGeneratorCore.trainStepAsync}): bit-identical
+   * result, and the calling thread is free meanwhile. Call it inside {@link exclusive} when the
+   * core is shared. @throws as `trainStep` (synchronously), and Error while another asynchronous
+   * call is in flight or after dispose.
+   */
+  trainStepAsync(z: Float32Array, n: number, lr: number): Promise<number> {
+    return this.core.trainStepAsync(z, n, lr);
+  }
+
+  /** The loss over n latents (all rows, chunked). */
+  evalLoss(z: Float32Array, n: number): number {
+    return this.core.evalLoss(z, n);
+  }
+
+  /** {@link evalLoss} on a background thread, with the rules of {@link trainStepAsync}. */
+  evalLossAsync(z: Float32Array, n: number): Promise<number> {
+    return this.core.evalLossAsync(z, n);
+  }
+
+  /** Logits (n x D) for latents z. */
+  logits(z: Float32Array, n: number): Float32Array {
+    return this.core.logits(z, n);
+  }
+
+  /**
+   * One forward pass and the sampling kernel for n latents, synchronously: the codes (F x n,
+   * column-major, as the kernel of `sampling.ts` draws them from `uniforms`, n x F) and, into
+   * `logitsOut` (n x D row-major), the logits they were drawn from. Seeded generation
+   * (`conditional.ts`) needs both; one fused call saves the second pass over the logits that
+   * `logits` + `sampleCodes` make (~300 ms per 120,000 candidates on Adult's medium model).
+   * @throws RangeError for lengths other than n x E, n x F, n x D or uniforms outside [0, 1);
+   *   RangeError with code LOGITS_NOT_FINITE (sampling.ts) for logits the kernel refuses.
+   */
+  generateWithLogits(z: Float32Array, n: number, uniforms: Float64Array, temperature: number, topP: number | null, logitsOut: Float32Array): Int32Array {
+    return this.core.generate(z, n, uniforms, temperature, topP, logitsOut);
+  }
+
+  /**
+   * Codes for the rows of `inputs` (the draws of `inputs.ts` `prepareInputs`): one Int32Array of
+   * length n per feature, as `sampleRows` of `sample-rows.ts` returns. With `extraUniforms` (k x n x F
+   * row-major per set, CPU cores only), k more rows per latent from the same forward pass
+   * (`sample-rows.ts` `sampleRowsPerLatent`): each array is then (1 + k) x n long, set j's rows at
+   * [j n, (j + 1) n). Runs in chunks of {@link NATIVE_GENERATE_CHUNK} rows, awaiting `yieldFn` and
+   * polling `shouldAbort` between them.
+   *
+   * The arrays are views of one buffer, feature f's at [f (1 + k) n, (f + 1) (1 + k) n): `out`
+   * when given ((1 + k) x n x F values, e.g. a buffer reused from request to request), else a new
+   * one. So a plain draw's codes are already the F x n array a worker's reply transfers
+   * (`packedColumns`), and one buffer per call, plus one the chunks reuse, is all this allocates:
+   * an array per feature and a new array per chunk made ~4 times as many bytes of garbage, which
+   * V8 answered with a full collection of the worker's heap every request or two.
+   * @throws Error when `shouldAbort` fires; RangeError for bad sampling options, logits the kernel
+   *   refuses, `extraUniforms` not a positive multiple of n x F long or on a GPU core, or `out` of
+   *   another length.
+   */
+  async sampleRows(
+    inputs: GenerationInputs,
+    opts: { temperature?: number; topP?: number | null; yieldFn?: () => Promise<void>; shouldAbort?: () => boolean } = {},
+    extraUniforms?: Float64Array,
+    out?: Int32Array,
+  ): Promise<Int32Array[]> {
+    const { n, latents, uniforms } = inputs;
+    const E = this.spec.embeddingDim;
+    const F = this.layout.cardinalities.length;
+    const k = extraUniforms ? extraUniforms.length / (n * F) : 0;
+    if (!Number.isInteger(k) || (extraUniforms && k < 1)) throw new RangeError(`extraUniforms must hold k x n x F values, k >= 1`);
+    const total = (1 + k) * n;
+    if (out !== undefined && out.length !== F * total) throw new RangeError(`out must hold (1 + k) x n x F = ${F * total} values, got ${out.length}`);
+    const temperature = opts.temperature ?? 1;
+    const topP = opts.topP ?? null;
+    const all = out ?? new Int32Array(F * total);
+    const columns = Array.from({ length: F }, (_, f) => all.subarray(f * total, (f + 1) * total));
+    const chunk = this.core.device() === "cpu" ? NATIVE_GENERATE_CHUNK : GPU_GENERATE_CHUNK;
+    // The chunks' codes, one array for all of them (the last, shorter chunk uses its beginning).
+    const chunkCodes = new Int32Array((1 + k) * Math.min(chunk, n) * F);
+    let extra: Float64Array | undefined;
+    for (let r0 = 0; r0 < n; r0 += chunk) {
+      if (r0 > 0) {
+        if (opts.yieldFn) await opts.yieldFn();
+        if (opts.shouldAbort?.()) throw new Error("generation aborted");
+      }
+      const m = Math.min(chunk, n - r0);
+      if (extraUniforms) {
+        // The chunk's rows of each set, one after another (a view when there is one set).
+        if (k === 1) extra = extraUniforms.subarray(r0 * F, (r0 + m) * F);
+        else {
+          extra = new Float64Array(k * m * F);
+          for (let j = 0; j < k; j++) extra.set(extraUniforms.subarray((j * n + r0) * F, (j * n + r0 + m) * F), j * m * F);
+        }
+      }
+      const codes = this.core.generate(latents.subarray(r0 * E, (r0 + m) * E), m, uniforms.subarray(r0 * F, (r0 + m) * F), temperature, topP, undefined, extra, chunkCodes.subarray(0, (1 + k) * m * F));
+      for (let j = 0; j <= k; j++) {
+        for (let f = 0; f < F; f++) columns[f].set(codes.subarray((j * F + f) * m, (j * F + f + 1) * m), j * n + r0);
+      }
+    }
+    return columns;
+  }
+
+  /** Frees training buffers and Adam's moments (see {@link NativeGeneratorCore.trim}). */
+  trim(): void {
+    this.core.trim();
+  }
+
+  /**
+   * Frees the native memory now, or when the asynchronous call in flight ends (also freed when
+   * this object is garbage-collected). Later calls throw; tasks still queued by
+   * {@link exclusive} run and meet that error.
+   */
+  dispose(): void {
+    this.core.dispose();
+  }
+}
