@@ -37,7 +37,8 @@ import { join, resolve } from "node:path";
 import { Synthd, Synthesizer, Rng, deriveSeed, type Model, type ModelConfigInput, type Table } from "../src/sdk";
 import { evaluate, type EvaluateOptions } from "../src/sdk/evaluate";
 import type { ColumnCheck } from "../src/sdk/evaluate/types";
-import { scanTable, type ScannedTable } from "../src/sdk/metadata/metadata";
+import type { ScannedTable } from "../src/sdk/metadata/metadata";
+import { scanTable } from "../src/sdk/metadata/table-scan";
 import { logger, modelSummary, parseConfig } from "./fidelity";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
 

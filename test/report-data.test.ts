@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { extractMetadata, type Table } from "../src/sdk";
 import { evaluate, evaluateWithDetails, independentSample } from "../src/sdk/evaluate";
 import { buildReport } from "../src/sdk/report";
-import { escapeHtml, formatMetric, jsonPointer } from "../src/sdk/report/report";
+import { escapeHtml, formatMetric, jsonPointer } from "../src/sdk/report/report-format";
 import { categories, cramersV, distributionOf, histogram, niceStep } from "../src/sdk/report/report-data";
 import type { ColumnScan } from "../src/sdk/metadata/metadata";
 import { removeDir, runCli, tempDir } from "../bench/harness";

@@ -20,7 +20,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { Synthd, Synthesizer, writeTableCsv, type Table } from "../src/sdk";
 import { evaluate, independentSample } from "../src/sdk/evaluate";
 import { buildReport } from "../src/sdk/report";
-import { formatMetric, type MetricFormat } from "../src/sdk/report/report";
+import { formatMetric, type MetricFormat } from "../src/sdk/report/report-format";
 import { removeDir, runCli, startServer, tempDir, type ServerProcess } from "../bench/harness";
 
 const ADULT = "/work/shared/datasets/adult.csv";

@@ -14,7 +14,8 @@ import { Decoder } from "../src/sdk/generate/decode";
 import typia from "typia";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { CSV_WRITE_ROWS, Utf8Check, detectDelimiter, firstInvalidUtf8, readCsvText, writeCsv, writeCsvBatches } from "../src/sdk/io/csv";
+import { CSV_WRITE_ROWS, detectDelimiter, readCsvText, writeCsv, writeCsvBatches } from "../src/sdk/io/csv";
+import { Utf8Check, firstInvalidUtf8 } from "../src/sdk/io/text-decoding";
 import { stringify } from "csv-stringify";
 import type { CreateModelRequest } from "../src/contract";
 

@@ -16,7 +16,8 @@ import { type Table } from "../src/sdk";
 import { evaluate, privacyCheck } from "../src/sdk/evaluate";
 import { rowKeys } from "../src/sdk/privacy/copies";
 import { privacyCheckWithDistances, sampleIndices } from "../src/sdk/privacy/dcr";
-import { encodeTableWithScan, scanTable } from "../src/sdk/metadata/metadata";
+import { encodeTableWithScan } from "../src/sdk/metadata/metadata";
+import { scanTable } from "../src/sdk/metadata/table-scan";
 import { Rng, deriveSeed } from "../src/sdk/generate/sfc32";
 
 /** Copies of `train`'s rows among `rows`, counted on the trimmed values (no hashing). */

@@ -58,7 +58,8 @@
  */
 import type { TableSource } from "../io/csv";
 import { DataError } from "../errors";
-import { encodeScanned, encodeTableWithScan, scanTable, type ColumnCodec, type ScannedTable } from "../metadata/metadata";
+import { encodeScanned, encodeTableWithScan, type ColumnCodec, type ScannedTable } from "../metadata/metadata";
+import { scanTable } from "../metadata/table-scan";
 import { counts1, type CodeArray } from "../metadata/marginals";
 import { privacyCheckWithDistances } from "../privacy/dcr";
 import { nearCopyCheck } from "../privacy/near-copies";

@@ -2,9 +2,10 @@
  * Metadata extraction, on the client (raw rows never leave it): a table -> per-column code books,
  * 1-way marginals, column statistics and selected 2-way marginals, i.e. the `metadata` of Create Model.
  *
- * One streaming pass over the CSV (csv-parse, see `../io/csv`): per column, a dictionary of distinct
- * values with counts and the row's dictionary id (Int32 per row and column). Type inference,
- * numeric parsing and binning then work on distinct values; codes per row come from id -> code.
+ * One streaming pass over the CSV (`./table-scan`; csv-parse, see `../io/csv`): per column, a
+ * dictionary of distinct values with counts and the row's dictionary id (Int32 per row and
+ * column). Type inference, numeric parsing and binning then work on distinct values; codes per row
+ * come from id -> code.
  * Memory: O(n · F · 4 bytes + distinct values); the file is never held as a string.
  *
  * Each kind's code book is built in its own module (`./columns/<kind>.ts`, dispatched by
@@ -64,7 +65,8 @@
 import type { ColumnKind, Metadata, PairMarginal } from "../../contract";
 import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
 import type { SemanticKind } from "../semantic";
-import { readTable, describeSource, fileOfDescription, type ReadOptions, type TableSource } from "../io/csv";
+import { fileOfDescription, type TableSource } from "../io/csv";
+import { scanTable } from "./table-scan";
 import { DataError } from "../errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
@@ -127,86 +129,6 @@ export interface ExtractOptions {
    * (rules read from raw rows are not private) and declaring a rule is a RangeError.
    */
   rules?: RuleOptions;
-}
-
-class GrowInt32 {
-  buf = new Int32Array(1024);
-  length = 0;
-  push(v: number): void {
-    if (this.length === this.buf.length) {
-      const next = new Int32Array(this.buf.length * 2);
-      next.set(this.buf);
-      this.buf = next;
-    }
-    this.buf[this.length++] = v;
-  }
-  view(): Int32Array {
-    return this.buf.subarray(0, this.length);
-  }
-}
-
-
-/**
- * Reads a table once and collects, per column, distinct values, counts and per-row value ids.
- * @param read the CSV's delimiter and encoding (default: detected delimiter, UTF-8).
- * @throws DataError for the structural problems of `readTable` (file, header, ragged rows, UTF-8);
- *   RangeError for an encoding label TextDecoder does not know.
- */
-export async function scanTable(
-  source: TableSource,
-  minColumns = 2,
-  read: Pick<ReadOptions, "delimiter" | "encoding"> = {},
-): Promise<ScannedTable> {
-  let dicts: Map<string, number>[] = [];
-  let scans: {
-    name: string;
-    values: string[];
-    counts: number[];
-    firstLines: number[];
-    ids: GrowInt32;
-    missing: number;
-    numeric: boolean;
-  }[] = [];
-  const n = await readTable(
-    source,
-    (header) => {
-      dicts = header.map(() => new Map());
-      scans = header.map((name) => ({ name, values: [], counts: [], firstLines: [], ids: new GrowInt32(), missing: 0, numeric: true }));
-    },
-    (values, line) => {
-      for (let c = 0; c < values.length; c++) {
-        const v = values[c];
-        const s = scans[c];
-        let id = dicts[c].get(v);
-        if (id === undefined) {
-          id = s.values.length;
-          dicts[c].set(v, id);
-          s.values.push(v);
-          s.counts.push(0);
-          s.firstLines.push(line);
-          if (s.numeric && v !== "" && !isNumeric(v)) s.numeric = false;
-        }
-        s.counts[id]++;
-        if (v === "") s.missing++;
-        s.ids.push(id);
-      }
-    },
-    { minColumns, delimiter: read.delimiter, encoding: read.encoding },
-  );
-  return {
-    source: describeSource(source),
-    columns: scans.map((s) => s.name),
-    n,
-    scans: scans.map((s) => ({
-      name: s.name,
-      values: s.values,
-      counts: s.counts,
-      firstLines: s.firstLines,
-      ids: s.ids.view(),
-      missing: s.missing,
-      numeric: s.numeric && s.missing < n,
-    })),
-  };
 }
 
 /** A column's kind, from an override or inferred (rules in the file header). */

@@ -23,7 +23,8 @@
  */
 import type { Table, TableSource } from "../io/csv";
 import type { CodeArray } from "../metadata/marginals";
-import { encodeScanned, encodeTableWithScan, scanTable, type ExtractOptions, type ScannedTable } from "../metadata/metadata";
+import { encodeScanned, encodeTableWithScan, type ExtractOptions, type ScannedTable } from "../metadata/metadata";
+import { scanTable } from "../metadata/table-scan";
 import type { ColumnCodec } from "../columns";
 import { nearCopyCheck, nearCopyFlags, pack } from "./near-copies";
 

@@ -1,0 +1,89 @@
+/**
+ * The scan of extraction: one streaming pass over a table (`../io/csv`'s `readTable`) that
+ * collects, per column, the distinct values with their counts and first lines, and the row's value
+ * id (Int32 per row and column), so that kind choice, binning and encoding (`./metadata`) work on
+ * distinct values. The file is never held as a string.
+ */
+import { readTable, describeSource, type ReadOptions, type TableSource } from "../io/csv";
+import { isNumeric } from "../columns";
+import type { ScannedTable } from "./encoded";
+
+/** A growing Int32 array: the per-row value ids of one column. */
+class GrowInt32 {
+  buf = new Int32Array(1024);
+  length = 0;
+  push(v: number): void {
+    if (this.length === this.buf.length) {
+      const next = new Int32Array(this.buf.length * 2);
+      next.set(this.buf);
+      this.buf = next;
+    }
+    this.buf[this.length++] = v;
+  }
+  view(): Int32Array {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
+/**
+ * Reads a table once and collects, per column, distinct values, counts and per-row value ids.
+ * @param read the CSV's delimiter and encoding (default: detected delimiter, UTF-8).
+ * @throws DataError for the structural problems of `readTable` (file, header, ragged rows, UTF-8);
+ *   RangeError for an encoding label TextDecoder does not know.
+ */
+export async function scanTable(
+  source: TableSource,
+  minColumns = 2,
+  read: Pick<ReadOptions, "delimiter" | "encoding"> = {},
+): Promise<ScannedTable> {
+  let dicts: Map<string, number>[] = [];
+  let scans: {
+    name: string;
+    values: string[];
+    counts: number[];
+    firstLines: number[];
+    ids: GrowInt32;
+    missing: number;
+    numeric: boolean;
+  }[] = [];
+  const n = await readTable(
+    source,
+    (header) => {
+      dicts = header.map(() => new Map());
+      scans = header.map((name) => ({ name, values: [], counts: [], firstLines: [], ids: new GrowInt32(), missing: 0, numeric: true }));
+    },
+    (values, line) => {
+      for (let c = 0; c < values.length; c++) {
+        const v = values[c];
+        const s = scans[c];
+        let id = dicts[c].get(v);
+        if (id === undefined) {
+          id = s.values.length;
+          dicts[c].set(v, id);
+          s.values.push(v);
+          s.counts.push(0);
+          s.firstLines.push(line);
+          if (s.numeric && v !== "" && !isNumeric(v)) s.numeric = false;
+        }
+        s.counts[id]++;
+        if (v === "") s.missing++;
+        s.ids.push(id);
+      }
+    },
+    { minColumns, delimiter: read.delimiter, encoding: read.encoding },
+  );
+  return {
+    source: describeSource(source),
+    columns: scans.map((s) => s.name),
+    n,
+    scans: scans.map((s) => ({
+      name: s.name,
+      values: s.values,
+      counts: s.counts,
+      firstLines: s.firstLines,
+      ids: s.ids.view(),
+      missing: s.missing,
+      numeric: s.numeric && s.missing < n,
+    })),
+  };
+}
