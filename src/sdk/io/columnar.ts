@@ -5,6 +5,7 @@
  * `./typed`.
  */
 import { createWriteStream } from "node:fs";
+import { open } from "node:fs/promises";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { RecordBatch } from "apache-arrow";
@@ -46,6 +47,7 @@ export async function writeColumnar(
     (r: number): string =>
       `row ${at + r + 1} of the output`;
   let bytes: Readable;
+  let sink: Writable | undefined;
   if (opts.format === "arrow") {
     const file = new ArrowFileBatches(converter, opts.metadata);
     async function* recordBatches(): AsyncGenerator<RecordBatch> {
@@ -58,8 +60,21 @@ export async function writeColumnar(
     bytes = arrowFile(file.schema, recordBatches());
   } else {
     const writer = new ParquetWriter(converter, opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);
+    // A file gets its magic before any batch is converted, so a write that fails later leaves a
+    // file that reads as a Parquet file cut short (magic, row groups, no footer), never an empty one.
+    if (typeof dest === "string") {
+      const file = await open(dest, "w");
+      try {
+        await file.write(writer.start());
+      } catch (e) {
+        await file.close();
+        throw e;
+      }
+      sink = file.createWriteStream();
+    }
+    const start = sink === undefined;
     async function* parquetBytes(): AsyncGenerator<Uint8Array> {
-      yield writer.start();
+      if (start) yield writer.start();
       for await (const b of batches) {
         const at = count;
         count += b.length;
@@ -70,6 +85,6 @@ export async function writeColumnar(
     // One row group ahead of the destination at most.
     bytes = Readable.from(parquetBytes(), { highWaterMark: 1 });
   }
-  await pipeline(bytes, typeof dest === "string" ? createWriteStream(dest) : dest, { end: typeof dest === "string" });
+  await pipeline(bytes, sink ?? (typeof dest === "string" ? createWriteStream(dest) : dest), { end: typeof dest === "string" });
   return count;
 }
