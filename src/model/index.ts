@@ -94,7 +94,7 @@ export { CALIBRATION_POOL_FACTOR, calibrationMarginals, rakingWeights, rakingSwe
 export { conditionalTargets, conditionCalibration, EXCLUDED_LOG_FACTOR, STRUCTURAL_ZERO_MIN_EXPECTED, type ConditionCalibration, type Exclusion, type FixedCell } from "./sampling/condition-calibration";
 export { prepareInputs, drawInputs, releaseInputs, latentSource, flattenLatents, InputError, type LatentSource, type DrawnSource, type GenerationInputs } from "./sampling/inputs";
 export { sampleRows, GENERATE_CHUNK, type SamplingOptions } from "./sampling/sample-rows";
-export { sampleCalibrated, packedColumns } from "./sampling/calibrated-draw";
+export { sampleCalibrated, packedColumns, REPAIR_SEED_TAG } from "./sampling/calibrated-draw";
 export {
   sampleConditional,
   sampleSeeded,

@@ -34,6 +34,8 @@ import {
   packedColumns,
   poolRules,
   releaseInputs,
+  repairPool,
+  REPAIR_SEED_TAG,
   Rng,
   sampleCalibrated,
   sampleRows,
@@ -49,6 +51,7 @@ import {
   type NamedArrays,
   type PoolRule,
 } from "../../model";
+import type { Metadata } from "../../contract";
 import { ModelActor, type ActorEnv } from "./actor";
 import { sampleSeededSource } from "./seeded-draw";
 import { asParamError } from "../generate-task";
@@ -144,7 +147,7 @@ function evict(id: string): void {
   const m = idle.get(id);
   if (m) dropModel(m);
   idle.delete(id);
-  calibration.delete(id);
+  drawInputsCache.delete(id);
 }
 
 async function train(id: string, fence?: number): Promise<TrainReply> {
@@ -170,41 +173,47 @@ async function stop(id: string, kind: "stop" | "halt"): Promise<void> {
   evict(id);
 }
 
-/** What a calibrated draw of a model needs from its metadata: the marginals to rake to, the pool's rules. */
-interface CalibrationInputs {
-  marginals: CalibrationMarginal[];
+/**
+ * What a draw of a model needs from its metadata: its fixed-combinations rules (every draw from
+ * the model's own latents keeps them) and, for the calibrated draw, the marginals to rake to
+ * (built on its first calibrated draw).
+ */
+interface DrawInputs {
   rules: PoolRule[];
+  marginals?: CalibrationMarginal[];
+  metadata: Metadata;
 }
 
 /**
- * Calibration inputs of the models that drew calibrated rows here lately, by id, least recently
- * used first; at most {@link CALIBRATION_INPUTS_KEPT}. A model's metadata never changes (it is
- * given at creation; a deleted model's id is not reused), so neither do they. Building them per
- * request read and decoded the metadata, built the targets, marginals and the rules'
- * conditionals, and V8 compiled those functions late, on its helper threads, since each ran once
- * per request (~10-15 ms of the worker and 50-80 ms of compiles in a server's first requests;
- * docs/decisions.md "Little garbage and setup per generate request").
+ * Draw inputs of the models that drew rows here lately, by id, least recently used first; at most
+ * {@link DRAW_INPUTS_KEPT}. A model's metadata never changes (it is given at creation; a deleted
+ * model's id is not reused), so neither do they. Building them per request read and decoded the
+ * metadata, built the targets, marginals and the rules' conditionals, and V8 compiled those
+ * functions late, on its helper threads, since each ran once per request (~10-15 ms of the worker
+ * and 50-80 ms of compiles in a server's first requests; docs/decisions.md "Little garbage and
+ * setup per generate request").
  */
-const calibration = new Map<string, CalibrationInputs>();
+const drawInputsCache = new Map<string, DrawInputs>();
 
-/** Models whose calibration inputs a worker keeps. */
-const CALIBRATION_INPUTS_KEPT = 8;
+/** Models whose draw inputs a worker keeps. */
+const DRAW_INPUTS_KEPT = 8;
 
 /**
- * Model `id`'s calibration inputs (pool features `features`, its layout's order), from the cache
- * or built from its metadata.
+ * Model `id`'s draw inputs (pool features `features`, its layout's order), from the cache or built
+ * from its metadata; with `calibrated`, the calibration marginals are built too when missing.
  * @throws Error when the model has no metadata.
  */
-async function calibrationInputs(id: string, features: readonly string[]): Promise<CalibrationInputs> {
-  let inputs = calibration.get(id);
+async function drawInputsOf(id: string, features: readonly string[], calibrated: boolean): Promise<DrawInputs> {
+  let inputs = drawInputsCache.get(id);
   if (inputs === undefined) {
     const metadata = await getStore().getMetadata(id);
     if (metadata === undefined) throw new Error(`model ${id} has no metadata`);
-    inputs = { marginals: calibrationMarginals(buildTargets(metadata)), rules: poolRules(metadata, features) };
+    inputs = { rules: poolRules(metadata, features), metadata };
   }
-  calibration.delete(id);
-  calibration.set(id, inputs);
-  while (calibration.size > CALIBRATION_INPUTS_KEPT) calibration.delete(calibration.keys().next().value as string);
+  if (calibrated) inputs.marginals ??= calibrationMarginals(buildTargets(inputs.metadata));
+  drawInputsCache.delete(id);
+  drawInputsCache.set(id, inputs);
+  while (drawInputsCache.size > DRAW_INPUTS_KEPT) drawInputsCache.delete(drawInputsCache.keys().next().value as string);
   return inputs;
 }
 
@@ -303,15 +312,19 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
       }
       cols = await sampleSeededSource(model, task.seeded, { ...sampling, seed: task.seed, privacyNoise: noise, calibration });
     } else if (task.calibrate && task.numRows !== undefined) {
-      const { marginals, rules } = await calibrationInputs(task.id, model.layout.features);
-      cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals, sampling, rules)).columns;
+      const { marginals, rules } = await drawInputsOf(task.id, model.layout.features, true);
+      cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals!, sampling, rules)).columns;
     } else {
+      const { rules } = await drawInputsOf(task.id, model.layout.features, false);
       const inputs = drawInputs(source, model.spec.embeddingDim, F, noise);
       try {
         cols = await sampleRows(model, inputs, sampling);
       } finally {
         releaseInputs(inputs);
       }
+      // The plain draw keeps the fixed-combinations rules as the calibrated draw's pool does, with
+      // the same repair and its own stream (the draw's seed xor REPAIR_SEED_TAG).
+      if (rules.length > 0) repairPool(cols, rules, (inputs.seed ^ REPAIR_SEED_TAG) >>> 0);
     }
     const n = cols[0].length;
     const codes = packedColumns(cols); // the draws' own F x n array where they have one (no copy)

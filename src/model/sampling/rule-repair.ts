@@ -1,8 +1,8 @@
 /**
- * Fixed-combination rules kept in the calibration pool, before raking (docs/api.md "Row rules"):
- * a pool row whose tuple of codes over a rule's columns is not one of the rule's released
- * combinations takes one that is, and raking then re-weights the repaired pool to the given 1-way
- * and 2-way marginals. The SDK keeps every rule on the decoded rows too
+ * Fixed-combination rules kept in the server's draws (docs/api.md "Row rules"): in the
+ * calibration pool, before raking, and in the plain draw's rows. A row whose tuple of codes over
+ * a rule's columns is not one of the rule's released combinations takes one that is; in the pool,
+ * raking then re-weights the repaired rows to the given 1-way and 2-way marginals. The SDK keeps every rule on the decoded rows too
  * (`sdk/rules/enforce.ts`); it repairs with the same scores, but after the draw, where nothing
  * can correct what a repair moves away from the marginals. Repairing before raking lets raking
  * put the rows' other columns back in line with the repaired ones (a route's distance): on
