@@ -51,8 +51,8 @@ export class FakeEngine implements Engine {
   }
 
   async generateRaw(id: string, req: GenerateRequest): Promise<RawGeneration> {
-    const g = await this.generate(id, req);
-    return { ...g, columns: { a: Int32Array.from(g.columns.a), b: Int32Array.from(g.columns.b) } };
+    const g = await this.generate(id, req); // a test may replace generate: its codes as Int32Array
+    return { ...g, columns: Object.fromEntries(g.features.map((f) => [f, Int32Array.from(g.columns[f])])) };
   }
 
   async stop(id: string): Promise<void> {
