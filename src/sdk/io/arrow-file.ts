@@ -20,7 +20,8 @@
  * read them. Dictionary ids are the column's index, so the same batches give the same bytes.
  */
 import { Readable } from "node:stream";
-import { AsyncByteQueue, Dictionary, Field, Int32, RecordBatch, RecordBatchFileWriter, Schema, Struct, Utf8, Vector, makeData, vectorFromArray, type Data } from "apache-arrow";
+import type { AsyncByteQueue, Data, Dictionary, Int32, RecordBatch, Schema, Utf8, Vector } from "apache-arrow";
+import { arrow } from "./arrow-runtime";
 import type { Metadata } from "../../contract";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
 import type { BatchConverter } from "./typed";
@@ -53,7 +54,7 @@ class ColumnDictionary {
   private remapIdentity = false;
 
   constructor(id: number) {
-    this.type = new Dictionary(new Utf8(), new Int32(), id, false);
+    this.type = new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32(), id, false);
   }
 
   /** The index of `text` (non-empty), adding it to this batch's new texts when it is new. */
@@ -114,12 +115,12 @@ class ColumnDictionary {
     }
     // The first batch writes the dictionary (empty if every cell is blank), later ones a delta.
     if (this.added.length > 0 || this.vector === undefined) {
-      this.chunks.push(vectorFromArray(this.added, new Utf8()).data[0]);
+      this.chunks.push(arrow.vectorFromArray(this.added, new arrow.Utf8()).data[0]);
       this.size += this.added.length;
       this.added = [];
-      this.vector = new Vector(this.chunks);
+      this.vector = new arrow.Vector(this.chunks);
     }
-    return makeData({ type: this.type, length: n, nullCount, ...(nullCount > 0 ? { nullBitmap: bitmap } : {}), data: indices, dictionary: this.vector });
+    return arrow.makeData({ type: this.type, length: n, nullCount, ...(nullCount > 0 ? { nullBitmap: bitmap } : {}), data: indices, dictionary: this.vector });
   }
 }
 
@@ -155,7 +156,7 @@ export class ArrowFileBatches {
     meta: Metadata,
   ) {
     this.dictionaries = converter.columns.map((c, j) => (c.type === "string" && isDictionaryColumn(meta, c.name) ? new ColumnDictionary(j) : undefined));
-    this.schema = new Schema(converter.schema.fields.map((f, j) => (this.dictionaries[j] ? new Field(f.name, this.dictionaries[j]!.type, true) : f)));
+    this.schema = new arrow.Schema(converter.schema.fields.map((f, j) => (this.dictionaries[j] ? new arrow.Field(f.name, this.dictionaries[j]!.type, true) : f)));
   }
 
   /**
@@ -166,7 +167,7 @@ export class ArrowFileBatches {
   recordBatch(batch: DecodedBatch, describe: (r: number) => string): RecordBatch {
     const n = batch.length;
     const children = batch.cells.map((col, j) => this.dictionaries[j]?.encode(col, n) ?? this.converter.columnFromBatch(j, col, n, describe));
-    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children }));
+    return new arrow.RecordBatch(this.schema, arrow.makeData({ type: new arrow.Struct(this.schema.fields), length: n, nullCount: 0, children }));
   }
 }
 
@@ -176,7 +177,7 @@ export class ArrowFileBatches {
  * batches without waiting for the destination). Passed to `writer.reset(sink)`, which uses an
  * AsyncByteQueue sink as is.
  */
-class Collected extends AsyncByteQueue {
+class Collected extends arrow.AsyncByteQueue {
   private chunks: Uint8Array[] = [];
   override write(value: Parameters<AsyncByteQueue["write"]>[0]): void {
     if (value instanceof Uint8Array && value.byteLength > 0) this.chunks.push(value);
@@ -196,7 +197,7 @@ class Collected extends AsyncByteQueue {
 export function arrowFile(schema: Schema, batches: AsyncGenerator<RecordBatch>): Readable {
   async function* bytes(): AsyncGenerator<Uint8Array> {
     const sink = new Collected();
-    const writer = new RecordBatchFileWriter();
+    const writer = new arrow.RecordBatchFileWriter();
     writer.reset(sink, schema);
     for await (const b of batches) {
       writer.write(b);

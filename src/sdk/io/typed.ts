@@ -32,7 +32,8 @@
  * Each kind's type and text reader live with the kind (`./columns`: `arrowTypeOf`, the numerical
  * `int64Of` / `float64Of`, the datetime `datetimeParser`); this module builds schemas and batches.
  */
-import { DateDay, Field, Float64, Int64, RecordBatch, Schema, Struct, TimestampMillisecond, Utf8, makeData, type Data, type DataType } from "apache-arrow";
+import type { Data, DataType, RecordBatch, Schema } from "apache-arrow";
+import { arrow } from "./arrow-runtime";
 import type { Metadata } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
@@ -66,21 +67,21 @@ export function columnTypes(meta: Metadata): TypedColumn[] {
 function arrowType(t: ColumnType): DataType {
   switch (t) {
     case "string":
-      return new Utf8();
+      return new arrow.Utf8();
     case "int64":
-      return new Int64();
+      return new arrow.Int64();
     case "float64":
-      return new Float64();
+      return new arrow.Float64();
     case "timestamp":
-      return new TimestampMillisecond("UTC");
+      return new arrow.TimestampMillisecond("UTC");
     case "date":
-      return new DateDay();
+      return new arrow.DateDay();
   }
 }
 
 /** The Arrow schema of `columns`: one nullable field per column, in order. */
 export function arrowSchema(columns: readonly TypedColumn[]): Schema {
-  return new Schema(columns.map((c) => new Field(c.name, arrowType(c.type), true)));
+  return new arrow.Schema(columns.map((c) => new arrow.Field(c.name, arrowType(c.type), true)));
 }
 
 /** A typed value: string, bigint (int64; timestamps in ms), number (float64; dates in days), or null for a blank. */
@@ -181,8 +182,8 @@ export class BatchConverter {
       }
       return columnData(c.type, values);
     });
-    const data = makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children });
-    return new RecordBatch(this.schema, data);
+    const data = arrow.makeData({ type: new arrow.Struct(this.schema.fields), length: n, nullCount: 0, children });
+    return new arrow.RecordBatch(this.schema, data);
   }
 
   /**
@@ -198,8 +199,8 @@ export class BatchConverter {
   fromBatch(batch: DecodedBatch, describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
     const n = batch.length;
     const children = this.columns.map((_, j) => this.columnFromBatch(j, batch.cells[j], n, describe));
-    const data = makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children });
-    return new RecordBatch(this.schema, data);
+    const data = arrow.makeData({ type: new arrow.Struct(this.schema.fields), length: n, nullCount: 0, children });
+    return new arrow.RecordBatch(this.schema, data);
   }
 
   /**
@@ -353,7 +354,7 @@ function utf8FromDict(dict: readonly string[], index: Int32Array): Data {
   const data = new Uint8Array(utf8Offsets(index, start, offsets));
   utf8Gather(index, start, bytes, data);
   const bitmap = new Uint8Array(Math.ceil(n / 8));
-  return makeData({ type: new Utf8(), length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap), valueOffsets: offsets, data });
+  return arrow.makeData({ type: new arrow.Utf8(), length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap), valueOffsets: offsets, data });
 }
 
 /** Per row, `slot` (2 words per row) gets the two words of entry `index[r]` (`words`, 2 per entry). */
@@ -392,17 +393,17 @@ function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly Ty
       });
       const data = new BigInt64Array(n);
       gatherWords(index, words, new Int32Array(data.buffer));
-      return type === "int64" ? makeData({ type: new Int64(), length: n, ...nulls, data }) : makeData({ type: new TimestampMillisecond("UTC"), length: n, ...nulls, data });
+      return type === "int64" ? arrow.makeData({ type: new arrow.Int64(), length: n, ...nulls, data }) : arrow.makeData({ type: new arrow.TimestampMillisecond("UTC"), length: n, ...nulls, data });
     }
     case "float64": {
       const data = new Float64Array(n);
       gatherValues(index, Float64Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
-      return makeData({ type: new Float64(), length: n, ...nulls, data });
+      return arrow.makeData({ type: new arrow.Float64(), length: n, ...nulls, data });
     }
     case "date": {
       const data = new Int32Array(n);
       gatherValues(index, Int32Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
-      return makeData({ type: new DateDay(), length: n, ...nulls, data });
+      return arrow.makeData({ type: new arrow.DateDay(), length: n, ...nulls, data });
     }
   }
 }
@@ -417,7 +418,7 @@ function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined): 
   const data = new BigInt64Array(n);
   if (!int64Halves(values, blank, new Int32Array(data.buffer))) return undefined;
   const bitmap = new Uint8Array(Math.ceil(n / 8));
-  return makeData({ type: new Int64(), length: n, ...nullsOf(blankValidity(n, blank, bitmap), bitmap), data });
+  return arrow.makeData({ type: new arrow.Int64(), length: n, ...nullsOf(blankValidity(n, blank, bitmap), bitmap), data });
 }
 
 /**
@@ -444,23 +445,23 @@ function columnData(type: ColumnType, values: readonly TypedValue[]): Data {
       }
       const data = Buffer.allocUnsafe(bytes);
       for (let r = 0; r < n; r++) if (values[r] !== null) data.write(values[r] as string, offsets[r], "utf8");
-      return makeData({ type: new Utf8(), ...common, valueOffsets: offsets, data: new Uint8Array(data.buffer, data.byteOffset, bytes) });
+      return arrow.makeData({ type: new arrow.Utf8(), ...common, valueOffsets: offsets, data: new Uint8Array(data.buffer, data.byteOffset, bytes) });
     }
     case "int64":
     case "timestamp": {
       const data = new BigInt64Array(n);
       for (let r = 0; r < n; r++) if (values[r] !== null) data[r] = values[r] as bigint;
-      return type === "int64" ? makeData({ type: new Int64(), ...common, data }) : makeData({ type: new TimestampMillisecond("UTC"), ...common, data });
+      return type === "int64" ? arrow.makeData({ type: new arrow.Int64(), ...common, data }) : arrow.makeData({ type: new arrow.TimestampMillisecond("UTC"), ...common, data });
     }
     case "float64": {
       const data = new Float64Array(n);
       for (let r = 0; r < n; r++) if (values[r] !== null) data[r] = values[r] as number;
-      return makeData({ type: new Float64(), ...common, data });
+      return arrow.makeData({ type: new arrow.Float64(), ...common, data });
     }
     case "date": {
       const data = new Int32Array(n);
       for (let r = 0; r < n; r++) if (values[r] !== null) data[r] = values[r] as number;
-      return makeData({ type: new DateDay(), ...common, data });
+      return arrow.makeData({ type: new arrow.DateDay(), ...common, data });
     }
   }
 }

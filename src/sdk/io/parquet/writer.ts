@@ -28,7 +28,7 @@
  *   is split, small batches (seed tables) are gathered. No empty row group is written: a file of
  *   no rows has none.
  */
-import { Table, tableToIPC } from "apache-arrow";
+import { arrow } from "../arrow-runtime";
 import type { DecodedBatch } from "../../generate/batch";
 import type { BatchConverter, ColumnType } from "../typed";
 import { ByteSink } from "./bytes";
@@ -251,7 +251,7 @@ function pageHeader(out: ByteSink, type: number, size: number, kind: (w: Compact
 
 /** The `ARROW:schema` value: base64 of the Arrow IPC schema message (continuation, length, flatbuffer) of the columns. */
 function arrowSchemaBase64(converter: BatchConverter): string {
-  const stream = tableToIPC(new Table(converter.schema), "stream");
+  const stream = arrow.tableToIPC(new arrow.Table(converter.schema), "stream");
   // The stream is the schema message, then the 8-byte end-of-stream marker.
   return Buffer.from(stream.buffer, stream.byteOffset, stream.length - 8).toString("base64");
 }
