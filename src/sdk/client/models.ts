@@ -15,7 +15,7 @@ import type {
 } from "../../contract";
 import type { RequestOptions, Requester } from "./request";
 import { APIError, TrainingFailedError, TrainingTimeoutError } from "../errors";
-import { readInt32Stream } from "./arrow-int32";
+import { readInt32Stream, type CodeBuffers } from "./arrow-int32";
 
 /** apache-arrow (about 150 modules), loaded by {@link codesFromArrow} for a stream `./arrow-int32` does not read. */
 function arrow(): typeof import("apache-arrow") {
@@ -165,12 +165,18 @@ export class Models {
    * without narrow codes) or JSON (one without the extension) is read as such, so this works
    * against any synthd server.
    * @param format `"arrow"` (default) or `"json"` (the contract's form, as {@link generate}).
+   * @param codeBuffers arrays to widen narrow columns into (`CodeBuffers` of `./arrow-int32`): a
+   *   caller that reads batch after batch gives each batch's columns back once decoded.
    * @returns codes per feature (`columns[f][r]`), as the JSON form's.
    * @throws as {@link generate}; APIError (`invalid_response`) for an Arrow body that does not
    *   hold one Int32 column per feature of the generation.
    */
-  async generateCodes(id: string, body: GenerateRequest, opts: RequestOptions & { format?: "arrow" | "json" } = {}): Promise<GeneratedCodes> {
-    const { format = "arrow", ...requestOpts } = opts;
+  async generateCodes(
+    id: string,
+    body: GenerateRequest,
+    opts: RequestOptions & { format?: "arrow" | "json"; codeBuffers?: CodeBuffers } = {},
+  ): Promise<GeneratedCodes> {
+    const { format = "arrow", codeBuffers, ...requestOpts } = opts;
     if (format === "json") return this.generate(id, body, requestOpts);
     const res = await this.client.request<Envelope<Generation> | Uint8Array>({
       method: "POST",
@@ -181,7 +187,7 @@ export class Models {
       ...requestOpts,
     });
     if (!(res.body instanceof Uint8Array)) return (res.body as Envelope<Generation>).data;
-    return codesFromArrow(res.body, res.requestId);
+    return codesFromArrow(res.body, res.requestId, codeBuffers);
   }
 
   /**
@@ -243,13 +249,14 @@ function modelPath(id: string): string {
  * The codes of an Arrow Generate response (docs/api.md "Arrow responses": one Int32 column per
  * feature, or Uint8/Uint16 where the request asked for narrow codes; the envelope's fields in the
  * schema metadata), as Int32Array columns. The stream the server writes is read without
- * apache-arrow (`./arrow-int32`); any other bytes by apache-arrow, loaded then.
+ * apache-arrow (`./arrow-int32`; narrow columns widened into `codeBuffers` when given); any other
+ * bytes by apache-arrow, loaded then.
  * @throws APIError (`invalid_response`) when the stream is not such a table.
  */
-export function codesFromArrow(bytes: Uint8Array, requestId?: string): GeneratedCodes {
+export function codesFromArrow(bytes: Uint8Array, requestId?: string, codeBuffers?: CodeBuffers): GeneratedCodes {
   const bad = (why: string): APIError =>
     new APIError({ code: "invalid_response", message: `The Arrow generate response ${why}.`, ...(requestId ? { requestId } : {}) });
-  const stream = readInt32Stream(bytes);
+  const stream = readInt32Stream(bytes, codeBuffers);
   if (stream !== undefined) {
     if (stream.metadata.get("synthd.object") !== "generation") throw bad("is not a generation");
     const columns: Record<string, ArrayLike<number>> = {};

@@ -38,6 +38,7 @@ import type { DecodedBatch } from "./batch";
 import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable } from "./seeded-request";
 import { DEFAULTS, analyzeTable, type ColumnOverride, type ExtractOptions } from "../metadata/metadata";
 import type { GeneratedCodes, WaitOptions } from "../client/models";
+import { CodeBuffers } from "../client/arrow-int32";
 import { deriveSeed } from "./sfc32";
 import { DataError } from "../errors";
 import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "../privacy/filter";
@@ -210,6 +211,8 @@ export class Synthesizer {
     const batches = Math.ceil(n / batchSize);
     // A condition's columns keep the condition: row rules rewrite the other columns around them.
     const fixedFeatures = this.metadata.features.map((f) => conditioned && Object.hasOwn(where.condition, f));
+    // A batch's codes are decoded (and given back) before the next response is read.
+    const codeBuffers = new CodeBuffers();
     const fetchBatch = (b: number, rows?: number): Promise<GeneratedCodes> => {
       const p = this.client.models.generateCodes(
         this.id,
@@ -222,7 +225,7 @@ export class Synthesizer {
           },
           ...this.samplingFields(opts),
         },
-        { ...opts.request, format: opts.wire ?? "arrow" },
+        { ...opts.request, format: opts.wire ?? "arrow", codeBuffers },
       );
       // A prefetched batch whose consumer stopped first must not be an unhandled rejection.
       p.catch(() => undefined);
@@ -242,6 +245,7 @@ export class Synthesizer {
         ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
       });
       drawn += batch.length;
+      codeBuffers.give(Object.values(gen.columns)); // decoded: nothing reads the codes again
       let keep: number[] | undefined;
       if (filter && b - batches < FILTER_TOP_UP_ROUNDS) {
         const near = await filter.flags(batch.toTable());
