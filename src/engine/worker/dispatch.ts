@@ -344,6 +344,8 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
         message: "The latent vectors are too large for this model: its outputs overflow. Latents are standard normal draws (as the SDK makes them).",
       };
     }
+    // Deleted while it ran (its metadata read after the handler's check): as if it had been gone before.
+    if ((await getStore().getModel(task.id)) === undefined) return { ok: false, kind: "not_found", message: `no model ${task.id}` };
     return { ok: false, kind: "internal", message: err instanceof Error ? err.message : String(err) };
   } finally {
     lease.release();
