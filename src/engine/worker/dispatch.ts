@@ -51,7 +51,6 @@ import {
   type NamedArrays,
   type PoolRule,
 } from "../../model";
-import type { Metadata } from "../../contract";
 import { ModelActor, type ActorEnv } from "./actor";
 import { sampleSeededSource } from "./seeded-draw";
 import { asParamError } from "../generate-task";
@@ -175,13 +174,11 @@ async function stop(id: string, kind: "stop" | "halt"): Promise<void> {
 
 /**
  * What a draw of a model needs from its metadata: its fixed-combinations rules (every draw from
- * the model's own latents keeps them) and, for the calibrated draw, the marginals to rake to
- * (built on its first calibrated draw).
+ * the model's own latents keeps them) and, for the calibrated draw, the marginals to rake to.
  */
 interface DrawInputs {
   rules: PoolRule[];
-  marginals?: CalibrationMarginal[];
-  metadata: Metadata;
+  marginals: CalibrationMarginal[];
 }
 
 /**
@@ -200,17 +197,16 @@ const DRAW_INPUTS_KEPT = 8;
 
 /**
  * Model `id`'s draw inputs (pool features `features`, its layout's order), from the cache or built
- * from its metadata; with `calibrated`, the calibration marginals are built too when missing.
+ * from its metadata.
  * @throws Error when the model has no metadata.
  */
-async function drawInputsOf(id: string, features: readonly string[], calibrated: boolean): Promise<DrawInputs> {
+async function drawInputsOf(id: string, features: readonly string[]): Promise<DrawInputs> {
   let inputs = drawInputsCache.get(id);
   if (inputs === undefined) {
     const metadata = await getStore().getMetadata(id);
     if (metadata === undefined) throw new Error(`model ${id} has no metadata`);
-    inputs = { rules: poolRules(metadata, features), metadata };
+    inputs = { rules: poolRules(metadata, features), marginals: calibrationMarginals(buildTargets(metadata)) };
   }
-  if (calibrated) inputs.marginals ??= calibrationMarginals(buildTargets(inputs.metadata));
   drawInputsCache.delete(id);
   drawInputsCache.set(id, inputs);
   while (drawInputsCache.size > DRAW_INPUTS_KEPT) drawInputsCache.delete(drawInputsCache.keys().next().value as string);
@@ -312,10 +308,10 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
       }
       cols = await sampleSeededSource(model, task.seeded, { ...sampling, seed: task.seed, privacyNoise: noise, calibration });
     } else if (task.calibrate && task.numRows !== undefined) {
-      const { marginals, rules } = await drawInputsOf(task.id, model.layout.features, true);
-      cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals!, sampling, rules)).columns;
+      const { marginals, rules } = await drawInputsOf(task.id, model.layout.features);
+      cols = (await sampleCalibrated(model, { numRows: task.numRows, seed: task.seed }, noise, marginals, sampling, rules)).columns;
     } else {
-      const { rules } = await drawInputsOf(task.id, model.layout.features, false);
+      const { rules } = await drawInputsOf(task.id, model.layout.features);
       const inputs = drawInputs(source, model.spec.embeddingDim, F, noise);
       try {
         cols = await sampleRows(model, inputs, sampling);

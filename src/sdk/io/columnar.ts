@@ -72,9 +72,9 @@ export async function writeColumnar(
       }
       sink = file.createWriteStream();
     }
-    const start = sink === undefined;
+    const magicInStream = sink === undefined; // a caller's stream gets the magic with the rest
     async function* parquetBytes(): AsyncGenerator<Uint8Array> {
-      if (start) yield writer.start();
+      if (magicInStream) yield writer.start();
       for await (const b of batches) {
         const at = count;
         count += b.length;

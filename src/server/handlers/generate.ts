@@ -38,8 +38,8 @@
  */
 import { isSeeded } from "../../model";
 import { canGenerate, checkGenerate } from "../../engine/generate-task";
-import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Generation } from "../../contract";
-import { ARROW_STREAM, generationToArrow, prefersArrow, wantsNarrowCodes, type RawGeneration } from "../arrow";
+import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest } from "../../contract";
+import { ARROW_STREAM, generationToArrow, prefersArrow, wantsNarrowCodes } from "../arrow";
 import { ParamError } from "../../contract/errors";
 import { ApiError } from "../errors";
 import { charge, refund } from "../../usage/quota";
@@ -81,20 +81,22 @@ export async function generate(ctx: HandlerCtx<GenerateRequest, unknown>): Promi
   // nothing will be answered, so nothing is charged or generated.
   if (ctx.aborted()) throw new ClientAbortedError();
   const charged = await charge(store, ctx.auth, rows, model.id, ctx.requestId, clock());
-  const arrow = prefersArrow(ctx.accept);
-  let generation: Generation | RawGeneration;
-  try {
-    generation =
-      arrow ? await engine.generateRaw(model.id, ctx.body, checked) : await engine.generate(model.id, ctx.body, checked);
-  } catch (err) {
-    await refund(store, charged, clock()).catch((refundErr: unknown) =>
-      logger.error({ err: refundErr, req_id: ctx.requestId, model_id: model.id, rows }, "could not refund a failed generation"),
-    );
-    throw err;
-  }
-  if (arrow) {
-    const bytes = generationToArrow(generation as RawGeneration, new Date(clock()).toISOString(), wantsNarrowCodes(ctx.accept));
+  // A failed generation gives the rows back before its error reaches the client.
+  const refundOnFailure = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      await refund(store, charged, clock()).catch((refundErr: unknown) =>
+        logger.error({ err: refundErr, req_id: ctx.requestId, model_id: model.id, rows }, "could not refund a failed generation"),
+      );
+      throw err;
+    }
+  };
+  if (prefersArrow(ctx.accept)) {
+    const raw = await refundOnFailure(() => engine.generateRaw(model.id, ctx.body, checked));
+    const bytes = generationToArrow(raw, new Date(clock()).toISOString(), wantsNarrowCodes(ctx.accept));
     return { kind: "binary", status: 200, contentType: ARROW_STREAM, bytes, headers: { Vary: "Accept" } };
   }
+  const generation = await refundOnFailure(() => engine.generate(model.id, ctx.body, checked));
   return { kind: "envelope", status: 200, object: "generation", data: generation, headers: { Vary: "Accept" } };
 }
