@@ -2,7 +2,8 @@
  * Decoding by column (issue 25, `src/sdk/generate/batch.ts`) and the CSV writer of decoded batches
  * (`src/sdk/io/csv-writer.ts`): a batch holds the cells `Decoder.decode` writes, rewrites keep them
  * readable in every column form, and the CSV bytes are csv-stringify's (an independent writer) for
- * the same cells, awkward text included.
+ * the same cells, awkward text included; memory reused batch after batch (`ArrayPool`,
+ * `CsvBuffers`) holds the same cells and bytes as fresh memory.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +13,8 @@ import { join } from "node:path";
 import { stringify } from "csv-stringify/sync";
 import { Decoder, analyzeTable, type Analysis } from "../src/sdk";
 import { DecodedBatch, type DecodedColumn } from "../src/sdk/generate/batch";
-import { csvHeader, csvRecords } from "../src/sdk/io/csv-writer";
+import { CsvBuffers, csvHeader, csvRecords } from "../src/sdk/io/csv-writer";
+import { ArrayPool } from "../src/sdk/client/array-pool";
 import { mulberry32 } from "./fixtures";
 
 const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-batch-"));
@@ -144,4 +146,63 @@ test("setMany gives the cells and dictionaries of set per row, in every column f
     assert.deepEqual(bulk.toTable().rows, one.toTable().rows, `column ${f}: cells`);
     assert.deepEqual(bulk.cells[f], one.cells[f], `column ${f}: form and dictionary`);
   }
+});
+
+test("an array pool lends memory again only after it is given back, through any view of it", () => {
+  const pool = new ArrayPool();
+  const a = pool.int32(1000);
+  const b = pool.int32(1000);
+  assert.notEqual(a.buffer, b.buffer, "two loans at once are two buffers");
+  a.fill(7);
+  pool.give([new Uint8Array(a.buffer, 0, 16)]); // a view of a's memory gives it back
+  const c = pool.float64(400);
+  assert.equal(c.buffer, a.buffer, "the smallest free buffer long enough is lent again");
+  assert.equal(c.length, 400);
+  pool.give([c, c, new Int32Array(10), undefined, [1, 2]]); // twice, and things it never lent
+  const d = pool.int32(1000);
+  assert.equal(d.buffer, a.buffer);
+  assert.notEqual(pool.int32(1000).buffer, a.buffer, "a buffer given back twice is lent once");
+  const z = pool.uint8(64);
+  z.fill(9);
+  pool.give([z]);
+  assert.deepEqual([...pool.uint8(64)], new Array(64).fill(0), "uint8 comes back zeroed");
+  assert.ok(pool.int32(2000).buffer !== b.buffer, "a loan longer than every free buffer is fresh");
+});
+
+test("a decoded batch released to its pool gives the next batch the same memory, and the cells are unchanged", async () => {
+  const lines = ["n,cat"];
+  for (let i = 0; i < 500; i++) lines.push(`${i % 9 === 0 ? "" : (i * 37) % 90},${["x", "y", "z"][i % 3]}`);
+  const path = join(dir, "pool.csv");
+  writeFileSync(path, lines.join("\n") + "\n");
+  const a = await analyzeTable(path, { binCap: 8 });
+  const dec = new Decoder(a.metadata);
+  const pool = new ArrayPool();
+  const first = dec.decodeBatch(columnsOf(a), 3, { arrays: pool });
+  const held = first.cells.flatMap((c) => (c.kind === "dict" ? [c.index.buffer] : c.kind === "int" ? [c.values.buffer] : []));
+  assert.ok(held.length >= 2, "the integer and the categorical column are typed");
+  first.release();
+  const second = dec.decodeBatch(columnsOf(a), 5, { arrays: pool });
+  const again = second.cells.flatMap((c) => (c.kind === "dict" ? [c.index.buffer] : c.kind === "int" ? [c.values.buffer] : []));
+  assert.ok(
+    again.every((buf) => held.includes(buf)),
+    "the second batch's columns use the first one's memory",
+  );
+  assert.deepEqual(second.toTable(), dec.decode(columnsOf(a), 5), "and hold the cells of a fresh decode");
+});
+
+test("CsvBuffers: the next batch's bytes are written over the last one's, and are the same bytes as fresh memory gives", async () => {
+  const lines = ["a,b"];
+  for (let i = 0; i < 300; i++) lines.push(`${i % 50},${["p", '"q, r"'][i % 2]}`);
+  const path = join(dir, "csvbuf.csv");
+  writeFileSync(path, lines.join("\n") + "\n");
+  const a = await analyzeTable(path);
+  const dec = new Decoder(a.metadata);
+  const buffers = new CsvBuffers();
+  const one = dec.decodeBatch(columnsOf(a), 1);
+  const two = dec.decodeBatch(columnsOf(a), 2);
+  const x = csvRecords(one, buffers);
+  const fresh = Buffer.from(csvRecords(two));
+  const y = csvRecords(two, buffers);
+  assert.deepEqual([y.buffer === x.buffer, y.byteOffset], [true, x.byteOffset], "the same memory");
+  assert.ok(y.equals(fresh));
 });

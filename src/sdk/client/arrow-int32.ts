@@ -12,6 +12,7 @@
  * Format: https://arrow.apache.org/docs/format/Columnar.html#serialization-and-interprocess-communication-ipc
  * (encapsulated messages: 0xFFFFFFFF, the metadata length, a flatbuffer `Message`, padding, the body).
  */
+import type { ArrayPool } from "./array-pool";
 
 /** The columns and schema metadata of an Int32 stream ({@link readInt32Stream}). */
 export interface Int32Stream {
@@ -118,53 +119,11 @@ class Flat {
 }
 
 /**
- * Int32Arrays for the widened columns of {@link readInt32Stream}, kept between the responses of one
- * caller: a batch's codes are read, decoded and given back before the next response is read, so
- * two sets of arrays serve every batch of a sample instead of a fresh set per batch (fresh arrays
- * of 100,000 rows x 15 columns are 6 MB of memory the kernel maps and zeroes page by page: about
- * 1,500 page faults per batch, each costing more CPU than the copy into it on the 2-core target
- * machine). Not shared between concurrent readers.
- */
-export class CodeBuffers {
-  private readonly free: Int32Array[] = [];
-  /** The views handed out by {@link take}, and the whole arrays they are views of. */
-  private readonly owned = new WeakMap<ArrayLike<number>, Int32Array>();
-
-  /** At most this many arrays are kept. */
-  static readonly KEPT = 256;
-
-  /** An Int32Array of `n` values to be overwritten: a view of a kept array at least that long, else a fresh one. */
-  take(n: number): Int32Array {
-    let best = -1;
-    for (let i = 0; i < this.free.length; i++) {
-      if (this.free[i].length >= n && (best < 0 || this.free[i].length < this.free[best].length)) best = i;
-    }
-    const whole = best >= 0 ? this.free.splice(best, 1)[0] : new Int32Array(n);
-    const view = whole.length === n ? whole : whole.subarray(0, n);
-    this.owned.set(view, whole);
-    return view;
-  }
-
-  /**
-   * Gives back arrays {@link take} handed out (any other array is ignored), for a later response.
-   * The caller must not read them afterwards.
-   */
-  give(arrays: Iterable<ArrayLike<number>>): void {
-    for (const view of arrays) {
-      const whole = this.owned.get(view);
-      if (whole === undefined) continue;
-      this.owned.delete(view);
-      if (this.free.length < CodeBuffers.KEPT) this.free.push(whole);
-    }
-  }
-}
-
-/**
  * The columns of an Arrow IPC stream of non-dictionary Int32 columns (the Generate response's shape,
  * see the module comment), or undefined for any other bytes. Narrow columns are widened into
- * arrays of `buffers` when given (else fresh ones).
+ * Int32Arrays of `buffers` when given (else fresh ones).
  */
-export function readInt32Stream(bytes: Uint8Array, buffers?: CodeBuffers): Int32Stream | undefined {
+export function readInt32Stream(bytes: Uint8Array, buffers?: ArrayPool): Int32Stream | undefined {
   try {
     return read(bytes, buffers);
   } catch {
@@ -172,7 +131,7 @@ export function readInt32Stream(bytes: Uint8Array, buffers?: CodeBuffers): Int32
   }
 }
 
-function read(bytes: Uint8Array, buffers: CodeBuffers | undefined): Int32Stream | undefined {
+function read(bytes: Uint8Array, buffers: ArrayPool | undefined): Int32Stream | undefined {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 0;
   let schema: { metadata: Map<string, string>; fields: string[]; widths: number[] } | undefined;
@@ -265,7 +224,7 @@ function readSchema(fb: Flat, schema: number): { metadata: Map<string, string>; 
  * (validity, values) per column, inside `body`. Narrow columns are widened to Int32Array copies
  * (arrays of `pool` when given).
  */
-function readBatch(fb: Flat, batch: number, body: Uint8Array, widths: readonly number[], pool: CodeBuffers | undefined): { length: number; columns: Int32Array[] } | undefined {
+function readBatch(fb: Flat, batch: number, body: Uint8Array, widths: readonly number[], pool: ArrayPool | undefined): { length: number; columns: Int32Array[] } | undefined {
   const n = widths.length;
   const length = fb.i64(batch, 0);
   const nodes = fb.ref(batch, 1);
@@ -291,7 +250,7 @@ function readBatch(fb: Flat, batch: number, body: Uint8Array, widths: readonly n
       columns.push(new Int32Array(body.buffer, at, length));
       continue;
     }
-    const wide = pool ? pool.take(length) : new Int32Array(length);
+    const wide = pool ? pool.int32(length) : new Int32Array(length);
     wide.set(size === 2 ? new Uint16Array(body.buffer, at, length) : new Uint8Array(body.buffer, at, length));
     columns.push(wide);
   }

@@ -15,7 +15,8 @@ import type {
 } from "../../contract";
 import type { RequestOptions, Requester } from "./request";
 import { APIError, TrainingFailedError, TrainingTimeoutError } from "../errors";
-import { readInt32Stream, type CodeBuffers } from "./arrow-int32";
+import type { ArrayPool } from "./array-pool";
+import { readInt32Stream } from "./arrow-int32";
 
 /** apache-arrow (about 150 modules), loaded by {@link codesFromArrow} for a stream `./arrow-int32` does not read. */
 function arrow(): typeof import("apache-arrow") {
@@ -165,8 +166,8 @@ export class Models {
    * without narrow codes) or JSON (one without the extension) is read as such, so this works
    * against any synthd server.
    * @param format `"arrow"` (default) or `"json"` (the contract's form, as {@link generate}).
-   * @param codeBuffers arrays to widen narrow columns into (`CodeBuffers` of `./arrow-int32`): a
-   *   caller that reads batch after batch gives each batch's columns back once decoded.
+   * @param arrays a pool to widen narrow columns into (`./array-pool`): a caller that reads
+   *   batch after batch gives each batch's columns back once decoded.
    * @returns codes per feature (`columns[f][r]`), as the JSON form's.
    * @throws as {@link generate}; APIError (`invalid_response`) for an Arrow body that does not
    *   hold one Int32 column per feature of the generation.
@@ -174,9 +175,9 @@ export class Models {
   async generateCodes(
     id: string,
     body: GenerateRequest,
-    opts: RequestOptions & { format?: "arrow" | "json"; codeBuffers?: CodeBuffers } = {},
+    opts: RequestOptions & { format?: "arrow" | "json"; arrays?: ArrayPool } = {},
   ): Promise<GeneratedCodes> {
-    const { format = "arrow", codeBuffers, ...requestOpts } = opts;
+    const { format = "arrow", arrays, ...requestOpts } = opts;
     if (format === "json") return this.generate(id, body, requestOpts);
     const res = await this.client.request<Envelope<Generation> | Uint8Array>({
       method: "POST",
@@ -187,7 +188,7 @@ export class Models {
       ...requestOpts,
     });
     if (!(res.body instanceof Uint8Array)) return (res.body as Envelope<Generation>).data;
-    return codesFromArrow(res.body, res.requestId, codeBuffers);
+    return codesFromArrow(res.body, res.requestId, arrays);
   }
 
   /**
@@ -249,14 +250,14 @@ function modelPath(id: string): string {
  * The codes of an Arrow Generate response (docs/api.md "Arrow responses": one Int32 column per
  * feature, or Uint8/Uint16 where the request asked for narrow codes; the envelope's fields in the
  * schema metadata), as Int32Array columns. The stream the server writes is read without
- * apache-arrow (`./arrow-int32`; narrow columns widened into `codeBuffers` when given); any other
+ * apache-arrow (`./arrow-int32`; narrow columns widened into arrays of `arrays` when given); any other
  * bytes by apache-arrow, loaded then.
  * @throws APIError (`invalid_response`) when the stream is not such a table.
  */
-export function codesFromArrow(bytes: Uint8Array, requestId?: string, codeBuffers?: CodeBuffers): GeneratedCodes {
+export function codesFromArrow(bytes: Uint8Array, requestId?: string, arrays?: ArrayPool): GeneratedCodes {
   const bad = (why: string): APIError =>
     new APIError({ code: "invalid_response", message: `The Arrow generate response ${why}.`, ...(requestId ? { requestId } : {}) });
-  const stream = readInt32Stream(bytes, codeBuffers);
+  const stream = readInt32Stream(bytes, arrays);
   if (stream !== undefined) {
     if (stream.metadata.get("synthd.object") !== "generation") throw bad("is not a generation");
     const columns: Record<string, ArrayLike<number>> = {};

@@ -324,13 +324,15 @@ export function binDecoder(
     }
   }
   // Column form (`../batch`) of an integer lattice: the numbers the texts of `decode` spell.
-  const decodeColumn: FeatureDecoder["decodeColumn"] = (col, rng) => {
+  const decodeColumn: FeatureDecoder["decodeColumn"] = (col, rng, _rowOffset, _ids, _partner, _fresh, arrays) => {
     const n = col.length;
-    const values = new Float64Array(n);
-    const blank = new Uint8Array(n);
+    const values = arrays !== undefined ? arrays.float64(n) : new Float64Array(n);
+    const blank = arrays !== undefined ? arrays.uint8(n) : new Uint8Array(n);
     const status = latticeValues(col, missingCode, nb, e, points!.first, points!.last, exact!, rng, values, blank);
     if (status < 0) return badCode(f, Number(col[-status - 1]), K);
-    return status > 0 ? { kind: "int", values, blank } : { kind: "int", values };
+    if (status > 0) return { kind: "int", values, blank };
+    arrays?.give([blank]);
+    return { kind: "int", values };
   };
   return {
     name: f,

@@ -232,9 +232,9 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   // fresh value appended to the batch's copy of the dictionary).
   const dict: string[] = Array.from(byCode, (v) => v ?? "");
   const hasText = Uint8Array.from(byCode, (v) => (v === undefined ? 0 : 1));
-  const decodeColumn: FeatureDecoder["decodeColumn"] = (codes, rng, rowOffset, _ids, partnerCodes, fresh) => {
+  const decodeColumn: FeatureDecoder["decodeColumn"] = (codes, rng, rowOffset, _ids, partnerCodes, fresh, arrays) => {
     const n = codes.length;
-    const index = new Int32Array(n);
+    const index = arrays !== undefined ? arrays.int32(n) : new Int32Array(n);
     // Most columns hold no pooled code in most batches: one tight copy of the codes, checked.
     const first = copyCodes(codes, index, hasText, otherCode ?? -1);
     if (first === n) return { kind: "dict", dict, index };

@@ -15,6 +15,7 @@ import type { IdShape } from "../metadata/identifier";
 import type { IdGenerator } from "../generate/id-generator";
 import type { Rng } from "../generate/sfc32";
 import type { DecodedColumn } from "../generate/batch";
+import type { ArrayPool } from "../client/array-pool";
 
 /** `value_mappings` key of the missing (blank) value. */
 export const MISSING_KEY = "";
@@ -107,7 +108,8 @@ export interface FeatureDecoder {
    * The whole column at once, in a form with no string per cell where the kind allows one
    * (`../generate/batch`): cell r is the text `decode(codes[r], rng, rowOffset + r, ids, partner?.[r],
    * fresh)` gives, with the same draws from `rng` in the same order. Absent: the caller decodes
-   * cell by cell into a text column.
+   * cell by cell into a text column. The column's typed arrays come from `arrays` when given
+   * (`../client/array-pool`), else they are fresh.
    * @throws APIError (`invalid_response`) for a code without a value, as `decode`.
    */
   decodeColumn?(
@@ -117,6 +119,7 @@ export interface FeatureDecoder {
     ids?: IdGenerator,
     partner?: ArrayLike<number>,
     fresh?: FreshWriter,
+    arrays?: ArrayPool,
   ): DecodedColumn;
   /** Categorical features whose pooled cells are written fresh: the kind (`column_stats[f].semantic`). */
   semantic?: SemanticShapeStats;

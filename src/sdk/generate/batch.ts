@@ -22,6 +22,7 @@
  * a `dict` column lacks is appended to its dictionary; a `int` column keeps a canonical integer
  * text (`String(Number(t)) === t`) or "" as a number, anything else turns the column into `text`.
  */
+import type { ArrayPool } from "../client/array-pool";
 import type { Table } from "../io/csv";
 
 /** Cells of one column: an index into a dictionary. */
@@ -106,12 +107,26 @@ export class DecodedBatch implements Cells {
    * @param columns column names (the CSV header), one per entry of `cells`.
    * @param cells   the columns; each holds `length` rows.
    * @param length  number of rows.
+   * @param arrays  the pool the columns' typed arrays came from, if any ({@link release}); a
+   *   writer takes the memory of what it builds from the batch from the same pool.
    */
   constructor(
     readonly columns: string[],
     readonly cells: DecodedColumn[],
     readonly length: number,
+    readonly arrays?: ArrayPool,
   ) {}
+
+  /**
+   * Gives the columns' typed arrays back to the pool they came from (`Decoder.decodeBatch` with
+   * `arrays`), for the next batch of the same sample; without a pool, does nothing. A writer calls
+   * it once nothing reads the batch any more (its bytes written out, not merely queued): the
+   * batch must not be read afterwards.
+   */
+  release(): void {
+    if (this.arrays === undefined) return;
+    this.arrays.give(this.cells.flatMap((c): (ArrayLike<number> | undefined)[] => (c.kind === "dict" ? [c.index] : c.kind === "int" ? [c.values, c.blank] : [])));
+  }
 
   /** A batch of text columns holding the rows of `table` (a caller's table, seed rows). */
   static fromTable(table: Table): DecodedBatch {

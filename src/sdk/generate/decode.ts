@@ -37,6 +37,7 @@
  */
 import type { Generation, Metadata } from "../../contract";
 import { APIError } from "../errors";
+import type { ArrayPool } from "../client/array-pool";
 import type { Table } from "../io/csv";
 import { IdGenerator } from "./id-generator";
 import { SemanticGenerator } from "../semantic/semantic-generator";
@@ -63,6 +64,11 @@ export interface DecodeOptions {
   rules?: boolean;
   /** Cells the user fixed (the columns of a `where` condition): rules never rewrite them. Default: none. */
   fixed?: (row: number, feature: number) => boolean;
+  /**
+   * A pool the decoded columns' typed arrays come from (`../client/array-pool`); the batch's
+   * {@link DecodedBatch.release} gives them back. Default: fresh arrays.
+   */
+  arrays?: ArrayPool;
 }
 
 /** A feature's decoder and codes under a value range (see {@link Decoder.restrict}). */
@@ -213,12 +219,12 @@ export class Decoder {
       const ids = d.idShape ? new IdGenerator(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
       const fresh = d.semantic ? new SemanticGenerator(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true }) : undefined;
-      if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh);
+      if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh, opts.arrays);
       const text: string[] = new Array(n);
       for (let r = 0; r < n; r++) text[r] = d.decode(codes[r], rng, offset + r, ids, partner?.[r], fresh);
       return { kind: "text", cells: text };
     });
-    const batch = new DecodedBatch(this.columns, cells, n);
+    const batch = new DecodedBatch(this.columns, cells, n, opts.arrays);
     if (opts.rules !== false && this.rules.active) {
       this.rules.apply(batch, seed, (f, rng) => this.drawValue(f, rng), opts.fixed, cols);
     }

@@ -38,7 +38,7 @@ import type { DecodedBatch } from "./batch";
 import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable } from "./seeded-request";
 import { DEFAULTS, analyzeTable, type ColumnOverride, type ExtractOptions } from "../metadata/metadata";
 import type { GeneratedCodes, WaitOptions } from "../client/models";
-import { CodeBuffers } from "../client/arrow-int32";
+import { ArrayPool } from "../client/array-pool";
 import { deriveSeed } from "./sfc32";
 import { DataError } from "../errors";
 import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "../privacy/filter";
@@ -211,8 +211,9 @@ export class Synthesizer {
     const batches = Math.ceil(n / batchSize);
     // A condition's columns keep the condition: row rules rewrite the other columns around them.
     const fixedFeatures = this.metadata.features.map((f) => conditioned && Object.hasOwn(where.condition, f));
-    // A batch's codes are decoded (and given back) before the next response is read.
-    const codeBuffers = new CodeBuffers();
+    // A batch's codes are decoded (and given back) before the next response is read; its decoded
+    // columns come from the same pool, and a writer gives them back once written (`DecodedBatch.release`).
+    const arrays = new ArrayPool();
     const fetchBatch = (b: number, rows?: number): Promise<GeneratedCodes> => {
       const p = this.client.models.generateCodes(
         this.id,
@@ -225,7 +226,7 @@ export class Synthesizer {
           },
           ...this.samplingFields(opts),
         },
-        { ...opts.request, format: opts.wire ?? "arrow", codeBuffers },
+        { ...opts.request, format: opts.wire ?? "arrow", arrays },
       );
       // A prefetched batch whose consumer stopped first must not be an unhandled rejection.
       p.catch(() => undefined);
@@ -242,10 +243,11 @@ export class Synthesizer {
       let batch = this.decoder.decodeBatch(gen.columns, deriveSeed(seed, b, 1), {
         rowOffset: drawn,
         idKey: deriveSeed(seed, 0, 2),
+        arrays,
         ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
       });
       drawn += batch.length;
-      codeBuffers.give(Object.values(gen.columns)); // decoded: nothing reads the codes again
+      arrays.give(Object.values(gen.columns)); // decoded: nothing reads the codes again
       let keep: number[] | undefined;
       if (filter && b - batches < FILTER_TOP_UP_ROUNDS) {
         const near = await filter.flags(batch.toTable());
@@ -253,7 +255,11 @@ export class Synthesizer {
         for (let r = 0; r < batch.length; r++) if (near[r] === 0) keep.push(r);
       }
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
-      if (keep !== undefined) batch = batch.select(keep);
+      if (keep !== undefined) {
+        const all = batch;
+        batch = batch.select(keep);
+        all.release();
+      }
       done += batch.length;
       // After the planned batches, when the filter dropped rows: batches of twice the rows missing.
       if (!planned && done < n) next = fetchBatch(b + 1, Math.min(batchSize, Math.max(16, 2 * (n - done))));

@@ -24,6 +24,7 @@ import type { AsyncByteQueue, Data, Dictionary, Int32, RecordBatch, Schema, Utf8
 import { arrow } from "./arrow-runtime";
 import type { Metadata } from "../../contract";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
+import type { ArrayPool } from "../client/array-pool";
 import type { BatchConverter } from "./typed";
 
 /**
@@ -85,8 +86,11 @@ class ColumnDictionary {
     this.lastLength = dict.length;
   }
 
-  /** The column's `n` cells as dictionary data (indices, nulls, the dictionary so far). */
-  encode(col: DecodedColumn, n: number): Data<Dictionary<Utf8, Int32>> {
+  /**
+   * The column's `n` cells as dictionary data (indices, nulls, the dictionary so far); remapped
+   * indices and the validity bitmap of a code-book column come from `pool` when given.
+   */
+  encode(col: DecodedColumn, n: number, pool?: ArrayPool): Data<Dictionary<Utf8, Int32>> {
     let indices: Int32Array;
     let nullCount = 0;
     let bitmap: Uint8Array | undefined;
@@ -94,11 +98,11 @@ class ColumnDictionary {
       this.readCodeBook(col.dict);
       if (this.remapIdentity && col.index.length === n) indices = col.index;
       else {
-        indices = new Int32Array(n);
+        indices = pool?.int32(n) ?? new Int32Array(n);
         remapIndices(col.index, this.remap, indices);
       }
       if (this.remapNulls) {
-        bitmap = new Uint8Array(Math.ceil(n / 8));
+        bitmap = pool?.uint8(Math.ceil(n / 8)) ?? new Uint8Array(Math.ceil(n / 8));
         nullCount = remapValidity(col.index, this.remap, bitmap);
       }
     } else {
@@ -166,7 +170,7 @@ export class ArrowFileBatches {
    */
   recordBatch(batch: DecodedBatch, describe: (r: number) => string): RecordBatch {
     const n = batch.length;
-    const children = batch.cells.map((col, j) => this.dictionaries[j]?.encode(col, n) ?? this.converter.columnFromBatch(j, col, n, describe));
+    const children = batch.cells.map((col, j) => this.dictionaries[j]?.encode(col, n, batch.arrays) ?? this.converter.columnFromBatch(j, col, n, describe, batch.arrays));
     return new arrow.RecordBatch(this.schema, arrow.makeData({ type: new arrow.Struct(this.schema.fields), length: n, nullCount: 0, children }));
   }
 }
@@ -191,20 +195,49 @@ class Collected extends arrow.AsyncByteQueue {
 }
 
 /**
+ * apache-arrow's RecordBatchFileWriter, its bytes handed out record batch by record batch: the
+ * chunks are the writer's own (headers, padding) and views of the record batch's buffers, so they
+ * are read before those buffers are reused.
+ */
+export class ArrowFileWriter {
+  private readonly sink = new Collected();
+  private readonly writer = new arrow.RecordBatchFileWriter();
+  constructor(schema: Schema) {
+    this.writer.reset(this.sink, schema);
+  }
+
+  /** The bytes of `batch` (with the file's start before the first, and any dictionary batch before it). */
+  write(batch: RecordBatch): Uint8Array[] {
+    this.writer.write(batch);
+    return this.sink.take();
+  }
+
+  /** The file's last bytes (the footer; the start too when no batch was written). */
+  close(): Uint8Array[] {
+    this.writer.close();
+    return this.sink.take();
+  }
+}
+
+/**
+ * The memory of a record batch's column buffers (values, validity, offsets), for
+ * `ArrayPool.give` once the batch's bytes are written.
+ */
+export function bufferViews(batch: RecordBatch): ArrayBufferView[] {
+  const out: ArrayBufferView[] = [];
+  for (const d of batch.data.children) for (const v of [d.values, d.nullBitmap, d.valueOffsets]) if (ArrayBuffer.isView(v)) out.push(v);
+  return out;
+}
+
+/**
  * The bytes of the Arrow IPC file of `batches` with `schema`, one record batch per batch; each
  * batch's bytes (with any dictionary batch before it) are handed on before the next is pulled.
  */
 export function arrowFile(schema: Schema, batches: AsyncGenerator<RecordBatch>): Readable {
   async function* bytes(): AsyncGenerator<Uint8Array> {
-    const sink = new Collected();
-    const writer = new arrow.RecordBatchFileWriter();
-    writer.reset(sink, schema);
-    for await (const b of batches) {
-      writer.write(b);
-      yield* sink.take();
-    }
-    writer.close();
-    yield* sink.take();
+    const writer = new ArrowFileWriter(schema);
+    for await (const b of batches) yield* writer.write(b);
+    yield* writer.close();
   }
   return Readable.from(bytes());
 }

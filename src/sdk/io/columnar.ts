@@ -12,7 +12,8 @@ import type { RecordBatch } from "apache-arrow";
 import type { Metadata } from "../../contract";
 import { MAX_ROWS_PER_REQUEST } from "../../contract";
 import type { DecodedBatch } from "../generate/batch";
-import { ArrowFileBatches, arrowFile } from "./arrow-file";
+import { ArrowFileBatches, ArrowFileWriter, arrowFile, bufferViews } from "./arrow-file";
+import { writeChunks } from "./file-writes";
 import { ParquetWriter } from "./parquet/writer";
 import { BatchConverter } from "./typed";
 
@@ -48,6 +49,27 @@ export async function writeColumnar(
       `row ${at + r + 1} of the output`;
   let bytes: Readable;
   let sink: Writable | undefined;
+  if (opts.format === "arrow" && typeof dest === "string") {
+    // A path: each record batch's bytes written, and the write awaited, before its memory goes
+    // back to the batch's pool (`DecodedBatch.arrays`) for the next batch.
+    const file = new ArrowFileBatches(converter, opts.metadata);
+    const out = await open(dest, "w");
+    try {
+      const writer = new ArrowFileWriter(file.schema);
+      for await (const b of batches) {
+        const at = count;
+        count += b.length;
+        const rb = file.recordBatch(b, describeFrom(at));
+        await writeChunks(out, writer.write(rb));
+        b.arrays?.give(bufferViews(rb));
+        b.release();
+      }
+      await writeChunks(out, writer.close());
+    } finally {
+      await out.close();
+    }
+    return count;
+  }
   if (opts.format === "arrow") {
     const file = new ArrowFileBatches(converter, opts.metadata);
     async function* recordBatches(): AsyncGenerator<RecordBatch> {

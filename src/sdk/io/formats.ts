@@ -28,12 +28,13 @@
  * never seek.
  */
 import type { Metadata } from "../../contract";
-import { createWriteStream } from "node:fs";
+import { open } from "node:fs/promises";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DecodedBatch } from "../generate/batch";
 import type { Table } from "./csv";
-import { csvHeader, csvRecords } from "./csv-writer";
+import { CsvBuffers, csvHeader, csvRecords } from "./csv-writer";
+import { writeAll } from "./file-writes";
 import type { OutputFormat } from "./format-names";
 
 export { OUTPUT_FORMATS, OUTPUT_EXTENSIONS, chooseFormat, formatOfPath, type OutputFormat } from "./format-names";
@@ -87,17 +88,40 @@ export async function writeBatches(dest: string | Writable, batches: AsyncGenera
   return columnar().writeColumnar(dest, all(), { ...opts, format: opts.format });
 }
 
-/** The CSV of `batches` with a header of `columns` (`./csv-writer`; the bytes of `./csv`'s `writeCsv`). */
+/**
+ * The CSV of `batches` with a header of `columns` (`./csv-writer`; the bytes of `./csv`'s `writeCsv`).
+ * A path is written through one file handle from memory reused batch after batch (`CsvBuffers`),
+ * each write awaited before the next batch is written into the same memory; a stream gets fresh
+ * memory per batch, since a stream may keep the chunks it is given.
+ */
 async function writeCsvBatches(dest: string | Writable, columns: string[], batches: AsyncGenerator<DecodedBatch>): Promise<number> {
   let count = 0;
+  if (typeof dest === "string") {
+    const file = await open(dest, "w");
+    try {
+      await writeAll(file, csvHeader(columns));
+      const buffers = new CsvBuffers();
+      for await (const b of batches) {
+        count += b.length;
+        if (b.length > 0) await writeAll(file, csvRecords(b, buffers));
+        b.release();
+      }
+    } finally {
+      await file.close();
+    }
+    return count;
+  }
   async function* bytes(): AsyncGenerator<Buffer> {
     yield csvHeader(columns);
     for await (const b of batches) {
       count += b.length;
-      if (b.length > 0) yield csvRecords(b);
+      if (b.length > 0) {
+        const bytes = csvRecords(b);
+        b.release(); // the bytes are a copy
+        yield bytes;
+      }
     }
   }
-  if (typeof dest === "string") await pipeline(Readable.from(bytes()), createWriteStream(dest));
-  else await pipeline(Readable.from(bytes()), dest, { end: false });
+  await pipeline(Readable.from(bytes()), dest, { end: false });
   return count;
 }

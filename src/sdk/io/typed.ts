@@ -40,6 +40,7 @@ import { DataError } from "../errors";
 import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType } from "../columns";
 import type { EncodedSeed, SeedRows } from "../generate/seeded-request";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
+import type { ArrayPool } from "../client/array-pool";
 
 export type { ColumnType };
 // The rules (`./rules/check`, `./rules/enforce`) read datetime text with the typed reader from here.
@@ -198,25 +199,26 @@ export class BatchConverter {
    */
   fromBatch(batch: DecodedBatch, describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
     const n = batch.length;
-    const children = this.columns.map((_, j) => this.columnFromBatch(j, batch.cells[j], n, describe));
+    const children = this.columns.map((_, j) => this.columnFromBatch(j, batch.cells[j], n, describe, batch.arrays));
     const data = arrow.makeData({ type: new arrow.Struct(this.schema.fields), length: n, nullCount: 0, children });
     return new arrow.RecordBatch(this.schema, data);
   }
 
   /**
    * Column `j` of {@link fromBatch}: the Arrow data (of `schema.fields[j]`'s type) of the `n`
-   * cells of `col`, one column of a decoded batch.
+   * cells of `col`, one column of a decoded batch. The buffers of a code-book or integer column
+   * come from `pool` when given (the batch's, `DecodedBatch.arrays`), else they are fresh.
    * @throws DataError as {@link fromBatch}.
    */
-  columnFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`): Data {
+  columnFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`, pool?: ArrayPool): Data {
     const c = this.columns[j];
     const fail = (r: number, e: unknown): never => {
       if (e instanceof DataError) throw new DataError(`column "${c.name}", ${describe(r)}: ${e.message}.`, { column: c.name, cause: e });
       throw e;
     };
-    if (col.kind === "dict" && c.type === "string") return utf8FromDict(col.dict, col.index);
+    if (col.kind === "dict" && c.type === "string") return utf8FromDict(col.dict, col.index, pool);
     if (col.kind === "int" && c.type === "int64") {
-      const data = int64FromNumbers(col.values, col.blank);
+      const data = int64FromNumbers(col.values, col.blank, pool);
       if (data) return data;
     }
     if (col.kind === "dict") {
@@ -235,7 +237,7 @@ export class BatchConverter {
         }
       }
       // (A string column's code book went to `utf8FromDict` above.)
-      return typedFromDict(c.type as Exclude<ColumnType, "string">, entries as TypedValue[], col.index);
+      return typedFromDict(c.type as Exclude<ColumnType, "string">, entries as TypedValue[], col.index, pool);
     }
     const values: TypedValue[] = new Array(n);
     {
@@ -306,6 +308,7 @@ function blankValidity(n: number, blank: Uint8Array | undefined, bitmap: Uint8Ar
 /** Fills `offsets` (n + 1 entries) with the running byte length of entries `index[r]` (`start` as in {@link Utf8Entries}); returns the total. */
 function utf8Offsets(index: Int32Array, start: Int32Array, offsets: Int32Array): number {
   let total = 0;
+  offsets[0] = 0;
   for (let r = 0; r < index.length; r++) {
     const i = index[r];
     total += start[i + 1] - start[i];
@@ -323,12 +326,16 @@ function utf8Gather(index: Int32Array, start: Int32Array, bytes: Uint8Array, dat
 }
 
 /**
- * Writes each value's two 32-bit halves into `halves` (little-endian 64-bit slots), skipping blank
- * rows; returns false at the first value that is not a safe integer.
+ * Writes each value's two 32-bit halves into `halves` (little-endian 64-bit slots), 0 for a blank
+ * row; returns false at the first value that is not a safe integer.
  */
 function int64Halves(values: Float64Array, blank: Uint8Array | undefined, halves: Int32Array): boolean {
   for (let r = 0; r < values.length; r++) {
-    if (blank !== undefined && blank[r] === 1) continue;
+    if (blank !== undefined && blank[r] === 1) {
+      halves[2 * r] = 0;
+      halves[2 * r + 1] = 0;
+      continue;
+    }
     const x = values[r];
     if (!Number.isSafeInteger(x)) return false;
     const hi = Math.floor(x / 4294967296);
@@ -338,23 +345,31 @@ function int64Halves(values: Float64Array, blank: Uint8Array | undefined, halves
   return true;
 }
 
-/** `nulls` > 0: the bitmap and the count; else no bitmap (every row valid). */
-function nullsOf(nulls: number, bitmap: Uint8Array): { nullCount: number; nullBitmap?: Uint8Array } {
-  return nulls > 0 ? { nullCount: nulls, nullBitmap: bitmap } : { nullCount: 0 };
+/** `n` zero bytes, from `pool` when given. */
+function zeros(n: number, pool: ArrayPool | undefined): Uint8Array {
+  return pool?.uint8(n) ?? new Uint8Array(n);
+}
+
+/** `nulls` > 0: the bitmap and the count; else no bitmap (every row valid; the bitmap goes back to `pool`). */
+function nullsOf(nulls: number, bitmap: Uint8Array, pool: ArrayPool | undefined): { nullCount: number; nullBitmap?: Uint8Array } {
+  if (nulls > 0) return { nullCount: nulls, nullBitmap: bitmap };
+  pool?.give([bitmap]);
+  return { nullCount: 0 };
 }
 
 /**
  * A code-book column (`dict`, `index`) as Arrow Utf8: each entry's bytes copied to every row that
  * holds it, "" as null; no string per row.
  */
-function utf8FromDict(dict: readonly string[], index: Int32Array): Data {
+function utf8FromDict(dict: readonly string[], index: Int32Array, pool: ArrayPool | undefined): Data {
   const n = index.length;
   const { bytes, start, valid } = utf8Of(dict);
-  const offsets = new Int32Array(n + 1);
-  const data = new Uint8Array(utf8Offsets(index, start, offsets));
+  const offsets = pool?.int32(n + 1) ?? new Int32Array(n + 1);
+  const size = utf8Offsets(index, start, offsets);
+  const data = pool?.uint8(size) ?? new Uint8Array(size);
   utf8Gather(index, start, bytes, data);
-  const bitmap = new Uint8Array(Math.ceil(n / 8));
-  return arrow.makeData({ type: new arrow.Utf8(), length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap), valueOffsets: offsets, data });
+  const bitmap = zeros(Math.ceil(n / 8), pool);
+  return arrow.makeData({ type: new arrow.Utf8(), length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap, pool), valueOffsets: offsets, data });
 }
 
 /** Per row, `slot` (2 words per row) gets the two words of entry `index[r]` (`words`, 2 per entry). */
@@ -377,11 +392,11 @@ function gatherValues(index: Int32Array, values: Float64Array | Int32Array, out:
  * entry that failed already refused): each entry's value laid out once, then gathered per row
  * into the column's buffer, no value per row made.
  */
-function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly TypedValue[], index: Int32Array): Data {
+function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly TypedValue[], index: Int32Array, pool: ArrayPool | undefined): Data {
   const n = index.length;
   const valid = Uint8Array.from(entries, (v) => (v === null || typeof v === "object" ? 0 : 1));
-  const bitmap = new Uint8Array(Math.ceil(n / 8));
-  const nulls = nullsOf(dictValidity(index, valid, bitmap), bitmap);
+  const bitmap = zeros(Math.ceil(n / 8), pool);
+  const nulls = nullsOf(dictValidity(index, valid, bitmap), bitmap, pool);
   switch (type) {
     case "int64":
     case "timestamp": {
@@ -391,17 +406,17 @@ function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly Ty
         words[2 * e] = Number(BigInt.asIntN(32, v));
         words[2 * e + 1] = Number(BigInt.asIntN(32, v >> 32n));
       });
-      const data = new BigInt64Array(n);
-      gatherWords(index, words, new Int32Array(data.buffer));
+      const data = pool?.bigint64(n) ?? new BigInt64Array(n);
+      gatherWords(index, words, new Int32Array(data.buffer, data.byteOffset, 2 * n));
       return type === "int64" ? arrow.makeData({ type: new arrow.Int64(), length: n, ...nulls, data }) : arrow.makeData({ type: new arrow.TimestampMillisecond("UTC"), length: n, ...nulls, data });
     }
     case "float64": {
-      const data = new Float64Array(n);
+      const data = pool?.float64(n) ?? new Float64Array(n);
       gatherValues(index, Float64Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
       return arrow.makeData({ type: new arrow.Float64(), length: n, ...nulls, data });
     }
     case "date": {
-      const data = new Int32Array(n);
+      const data = pool?.int32(n) ?? new Int32Array(n);
       gatherValues(index, Int32Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
       return arrow.makeData({ type: new arrow.DateDay(), length: n, ...nulls, data });
     }
@@ -413,12 +428,15 @@ function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly Ty
  * 32-bit halves written into the 64-bit slots (little-endian, as Arrow's buffers are), no BigInt
  * per row. Undefined when a value is not a safe integer (the caller converts those as text).
  */
-function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined): Data | undefined {
+function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined, pool: ArrayPool | undefined): Data | undefined {
   const n = values.length;
-  const data = new BigInt64Array(n);
-  if (!int64Halves(values, blank, new Int32Array(data.buffer))) return undefined;
-  const bitmap = new Uint8Array(Math.ceil(n / 8));
-  return arrow.makeData({ type: new arrow.Int64(), length: n, ...nullsOf(blankValidity(n, blank, bitmap), bitmap), data });
+  const data = pool?.bigint64(n) ?? new BigInt64Array(n);
+  if (!int64Halves(values, blank, new Int32Array(data.buffer, data.byteOffset, 2 * n))) {
+    pool?.give([data]);
+    return undefined;
+  }
+  const bitmap = zeros(Math.ceil(n / 8), pool);
+  return arrow.makeData({ type: new arrow.Int64(), length: n, ...nullsOf(blankValidity(n, blank, bitmap), bitmap, pool), data });
 }
 
 /**

@@ -118,7 +118,9 @@ export class ParquetWriter {
 
   /**
    * Adds the rows of `batch` (its columns in the converter's order) and returns the row groups
-   * they completed, one buffer each (none while the group being filled has room).
+   * they completed, one buffer each (none while the group being filled has room). Once a row
+   * group holds the batch's last row, the batch is released (`DecodedBatch.release`): the caller
+   * must not read it after that.
    * @param describe names row r of the batch in error messages (default "row r+1").
    * @throws DataError when a cell does not fit its column's type (`BatchConverter.value`'s
    *   message, prefixed with the column and `describe(r)`); raised when the row group holding it
@@ -167,6 +169,8 @@ export class ParquetWriter {
       out.append(e.data);
       return { encoding: e.encoding, dictOffset, dataOffset, size: out.pos - chunkStart, rows: e.rows, nulls: e.nulls, stats: e.stats };
     });
+    // The group's bytes are a copy: a batch whose last rows they hold is read no more.
+    for (const p of parts) if (p.to === p.batch.length) p.batch.release();
     this.groups.push({ offset: start, size: out.pos, rows, chunks });
     this.offset += out.pos;
     this.lastSize = out.pos;
