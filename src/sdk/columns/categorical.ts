@@ -18,9 +18,13 @@ import type { ColumnKind, Metadata } from "../../contract";
 import { fileOfDescription } from "../io/csv";
 import { DataError } from "../errors";
 import { mutualInformation } from "../metadata/marginals";
-import { SEMANTIC_LABELS, semanticShape } from "../semantic";
 import type { Rng } from "../generate/sfc32";
 import { badCode, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
+
+/** `../semantic` (recognizers, Bloom filters, text models), loaded by the first fit that looks for a kind, not by decoding. */
+function semanticKinds(): typeof import("../semantic") {
+  return require("../semantic");
+}
 
 /**
  * Share of a categorical column's non-blank rows that must hold pooled (rare) values before its
@@ -80,7 +84,7 @@ export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: nu
       counts.push(scan.counts[id]);
       if (byValue.get(scan.values[id]) === otherCode) pooledRows += scan.counts[id];
     }
-    const semantic = pooledRows >= FRESH_POOLED_SHARE * (n - scan.missing) ? semanticShape(scan.name, values, counts, k) : undefined;
+    const semantic = pooledRows >= FRESH_POOLED_SHARE * (n - scan.missing) ? semanticKinds().semanticShape(scan.name, values, counts, k) : undefined;
     if (semantic && semantic.kind !== "uuid") stats.semantic = semantic;
   }
   return {
@@ -281,7 +285,7 @@ export function describeCategorical(c: ColumnCodec): string {
     ? "blank in every row: written blank"
     : `${own} values with a code` +
         (c.otherCode >= 0 ? `, rarer values (< ${c.stats.rare_threshold} rows) pooled` : "") +
-        (c.stats.semantic ? `, written as fresh ${SEMANTIC_LABELS[c.stats.semantic.kind]}` : "");
+        (c.stats.semantic ? `, written as fresh ${semanticKinds().SEMANTIC_LABELS[c.stats.semantic.kind]}` : "");
 }
 
 /**

@@ -17,8 +17,13 @@
 import type { ColumnStats } from "../../contract";
 import { inferIdShape, type IdShape } from "../metadata/identifier";
 import { DataError } from "../errors";
-import { SEMANTIC_KINDS, SEMANTIC_LABELS, semanticShape, type SemanticKind } from "../semantic";
+import type { SemanticKind } from "../semantic";
 import { badCode, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
+
+/** `../semantic`, loaded by the first fit or description of a text identifier, not by decoding. */
+function semanticKinds(): typeof import("../semantic") {
+  return require("../semantic");
+}
 
 const ID_WORDS = new Set(["id", "ids", "key", "code", "no", "nr", "num", "number", "uuid", "guid", "pk"]);
 
@@ -78,10 +83,10 @@ function withSemantic(name: string, shape: IdShape, values: string[], counts: nu
     }
     return shape;
   }
-  if (declared !== undefined && !SEMANTIC_KINDS.includes(declared)) {
-    throw new DataError(`The override of column "${name}" has semantic ${JSON.stringify(declared)}; use one of ${SEMANTIC_KINDS.join(", ")}.`, { column: name });
+  if (declared !== undefined && !semanticKinds().SEMANTIC_KINDS.includes(declared)) {
+    throw new DataError(`The override of column "${name}" has semantic ${JSON.stringify(declared)}; use one of ${semanticKinds().SEMANTIC_KINDS.join(", ")}.`, { column: name });
   }
-  const semantic = semanticShape(name, values, counts, k, declared);
+  const semantic = semanticKinds().semanticShape(name, values, counts, k, declared);
   return semantic ? { ...shape, semantic } : shape;
 }
 
@@ -106,7 +111,7 @@ export function describeId(st: ColumnStats): string {
   return s.kind === "integer"
     ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
     : s.semantic
-    ? `${SEMANTIC_LABELS[s.semantic.kind]} (${s.semantic.locale ?? "en"})` +
+    ? `${semanticKinds().SEMANTIC_LABELS[s.semantic.kind]} (${s.semantic.locale ?? "en"})` +
       (s.semantic.text ? `, ${s.semantic.text.words.length} words seen in >= ${s.semantic.text.k} rows` : "") +
       `; fresh values on decoding`
     : `text identifiers${s.prefix ? ` with prefix ${JSON.stringify(s.prefix)}` : ""}, lengths ${Object.keys(s.lengths).join("/")}; fresh values on decoding`;

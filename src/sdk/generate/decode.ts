@@ -40,11 +40,15 @@ import { APIError } from "../errors";
 import type { ArrayPool } from "../client/array-pool";
 import type { Table } from "../io/csv";
 import { IdGenerator } from "./id-generator";
-import { SemanticGenerator } from "../semantic/semantic-generator";
 import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "../columns";
 import { Rng, deriveSeed } from "./sfc32";
 import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
 import { DecodedBatch, rowCells, type Cells, type DecodedColumn } from "./batch";
+
+/** `../semantic/semantic-generator`, loaded for the first column written fresh (names, cities), not for every decode. */
+function semanticGenerator(): typeof import("../semantic/semantic-generator") {
+  return require("../semantic/semantic-generator");
+}
 
 /** Where the rows being decoded sit in their sample (identifiers are distinct across batches). */
 export interface DecodeOptions {
@@ -218,7 +222,7 @@ export class Decoder {
       const rng = new Rng(deriveSeed(seed, f));
       const ids = d.idShape ? new IdGenerator(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
-      const fresh = d.semantic ? new SemanticGenerator(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true }) : undefined;
+      const fresh = d.semantic ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true }) : undefined;
       if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh, opts.arrays);
       const text: string[] = new Array(n);
       for (let r = 0; r < n; r++) text[r] = d.decode(codes[r], rng, offset + r, ids, partner?.[r], fresh);

@@ -26,9 +26,14 @@
  * 330,000-500,000 values/s (targets: 300k/s and 50k/s).
  */
 import { deriveSeed } from "./sfc32";
-import { SemanticGenerator } from "../semantic/semantic-generator";
+import type { SemanticGenerator } from "../semantic/semantic-generator";
 import { makePerm, permBig, SMALL_DOMAIN, TWO32, type Perm } from "./permutation";
 import { checkShape, compileText, type IdShape } from "../metadata/identifier";
+
+/** `../semantic/semantic-generator` (faker's pools, phone numbers), loaded for the first identifier that writes names. */
+function semanticGenerator(): typeof import("../semantic/semantic-generator") {
+  return require("../semantic/semantic-generator");
+}
 
 /** One length of a text shape: its domain, permutation and mixed-radix rendering. */
 interface Lane {
@@ -126,7 +131,7 @@ export class IdGenerator {
       return;
     }
     const c = compileText(shape);
-    if (shape.semantic) this.semantic = new SemanticGenerator(shape.semantic, key);
+    if (shape.semantic) this.semantic = new (semanticGenerator().SemanticGenerator)(shape.semantic, key);
     this.prefix = c.prefix;
     this.lengthKey = deriveSeed(key, TAG_LENGTH);
     let total = 0;

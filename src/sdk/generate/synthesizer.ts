@@ -35,15 +35,34 @@ import { fileOfDescription, type Table, type TableSource } from "../io/csv";
 import { Decoder } from "./decode";
 import { chooseFormat, writeBatches } from "../io/formats";
 import type { DecodedBatch } from "./batch";
-import { compileWhere, encodeSeed, readSeedTable, type EncodedSeed, type SeedRows, type SeedTable } from "./seeded-request";
-import { DEFAULTS, analyzeTable, type ColumnOverride, type ExtractOptions } from "../metadata/metadata";
+import type { EncodedSeed, SeedRows, SeedTable } from "./seeded-request";
+import type { ColumnOverride, ExtractOptions } from "../metadata/metadata";
 import type { GeneratedCodes, WaitOptions } from "../client/models";
 import { ArrayPool } from "../client/array-pool";
 import { deriveSeed } from "./sfc32";
 import { DataError } from "../errors";
-import { FILTER_MAX_ROWS, NearCopyFilter, type FilterBuild } from "../privacy/filter";
-import { MIN_ROWS, defaultRareThreshold, defaultBinCap, sourceOf, fitConfig } from "./fit-defaults";
+import type { FilterBuild, NearCopyFilter } from "../privacy/filter";
 import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
+
+// What only fitting, the near-copy filter or seeded and conditioned generation use is loaded on
+// their first call, not by every `synthd sample` (the table reader and analysis, the filter,
+// seed tables: about 40 modules, a tenth of the CLI's fixed CPU; docs/formats.md "Seventh round").
+/** `../metadata/metadata` (table analysis). */
+function analysis(): typeof import("../metadata/metadata") {
+  return require("../metadata/metadata");
+}
+/** `./fit-defaults`. */
+function fitDefaults(): typeof import("./fit-defaults") {
+  return require("./fit-defaults");
+}
+/** `../privacy/filter`. */
+function privacyFilter(): typeof import("../privacy/filter") {
+  return require("../privacy/filter");
+}
+/** `./seeded-request` (conditions and seed tables). */
+function seededRequest(): typeof import("./seeded-request") {
+  return require("./seeded-request");
+}
 
 /** `../io/typed` (apache-arrow's types), loaded to check seed cells against typed columns, not for CSV. */
 function typed(): typeof import("../io/typed") {
@@ -101,35 +120,38 @@ export class Synthesizer {
    *         of Create Model, TrainingFailedError, TrainingTimeoutError.
    */
   static async fit(client: Synthd, source: TableSource, opts: FitOptions = {}): Promise<Synthesizer> {
+    const { MIN_ROWS, defaultRareThreshold, defaultBinCap, sourceOf, fitConfig } = fitDefaults();
+    const { DEFAULTS, analyzeTable } = analysis();
+    const { FILTER_MAX_ROWS } = privacyFilter();
     const minRows = opts.minRows ?? MIN_ROWS;
     if (!(Number.isInteger(minRows) && minRows >= 1)) throw new RangeError("minRows must be an integer >= 1");
-    let analysis = await analyzeTable(source, opts);
+    let scan = await analyzeTable(source, opts);
     if (opts.domain === undefined) {
       // k and the bins depend on the rows, known only after a pass; a small table is read again at once.
       const small = {
-        ...(opts.rareThreshold === undefined && defaultRareThreshold(analysis.n) !== DEFAULTS.rareThreshold ? { rareThreshold: defaultRareThreshold(analysis.n) } : {}),
-        ...(opts.binCap === undefined && defaultBinCap(analysis.n) !== DEFAULTS.binCap ? { binCap: defaultBinCap(analysis.n) } : {}),
+        ...(opts.rareThreshold === undefined && defaultRareThreshold(scan.n) !== DEFAULTS.rareThreshold ? { rareThreshold: defaultRareThreshold(scan.n) } : {}),
+        ...(opts.binCap === undefined && defaultBinCap(scan.n) !== DEFAULTS.binCap ? { binCap: defaultBinCap(scan.n) } : {}),
       };
-      if (Object.keys(small).length > 0) analysis = await analyzeTable(source, { ...opts, ...small });
+      if (Object.keys(small).length > 0) scan = await analyzeTable(source, { ...opts, ...small });
     }
-    if (analysis.n < minRows) {
+    if (scan.n < minRows) {
       const name = typeof source === "string" ? source : "the in-memory table";
       throw new DataError(
-        `${name} has ${analysis.n} data row${analysis.n === 1 ? "" : "s"}; at least ${minRows} are needed to model it, because below that ` +
+        `${name} has ${scan.n} data row${scan.n === 1 ? "" : "s"}; at least ${minRows} are needed to model it, because below that ` +
           `the marginals sent describe each row (every value its own code, every pair's joint counts) and the samples would be copies of the rows.`,
         { file: typeof source === "string" ? fileOfDescription(name) : undefined },
       );
     }
-    opts.onAnalysis?.(analysis);
-    const metadata: Metadata = { ...analysis.metadata, source: sourceOf(source, analysis.n, opts.privacy !== undefined) };
-    const { config, chosen } = fitConfig(analysis.n, opts.config);
-    opts.onConfig?.(config, chosen, analysis.n);
+    opts.onAnalysis?.(scan);
+    const metadata: Metadata = { ...scan.metadata, source: sourceOf(source, scan.n, opts.privacy !== undefined) };
+    const { config, chosen } = fitConfig(scan.n, opts.config);
+    opts.onConfig?.(config, chosen, scan.n);
     const model = await client.models.create(
       { metadata, config },
       opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : undefined,
     );
     const s = new Synthesizer(client, model, metadata);
-    if (opts.nearCopyFilter ?? (analysis.n < FILTER_MAX_ROWS && opts.privacy === undefined)) {
+    if (opts.nearCopyFilter ?? (scan.n < FILTER_MAX_ROWS && opts.privacy === undefined)) {
       if (opts.privacy !== undefined) throw new RangeError("nearCopyFilter cannot be combined with privacy: the output would depend on the real rows");
       const built = await s.useNearCopyFilter(source, {
         ...(opts.domain !== undefined ? { domain: opts.domain } : { columns: opts.columns }),
@@ -167,7 +189,7 @@ export class Synthesizer {
       .filter(([, st]) => st.type === "id")
       .map(([c]): [string, ColumnOverride] => [c, { type: "id" }]);
     const columns = read.domain === undefined && ids.length > 0 ? { columns: { ...read.columns, ...Object.fromEntries(ids) } } : {};
-    const built = await NearCopyFilter.build(real, { ...read, ...columns });
+    const built = await privacyFilter().NearCopyFilter.build(real, { ...read, ...columns });
     this.nearCopyFilter = built.filter;
     return built;
   }
@@ -204,7 +226,7 @@ export class Synthesizer {
     if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_ROWS_PER_REQUEST)) {
       throw new RangeError(`batchSize must be an integer in [1, ${MAX_ROWS_PER_REQUEST}]`);
     }
-    const where = opts.where !== undefined ? compileWhere(this.decoder, opts.where) : undefined;
+    const where = opts.where !== undefined ? seededRequest().compileWhere(this.decoder, opts.where) : undefined;
     const conditioned = where !== undefined && Object.keys(where.condition).length > 0;
     const seed = opts.seed ?? randomInt(0, 2 ** 47);
     const calibrate = opts.calibrate ?? !this.isPrivate();
@@ -301,6 +323,7 @@ export class Synthesizer {
     if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_SEED_ROWS_PER_REQUEST)) {
       throw new RangeError(`batchSize must be an integer in [1, ${MAX_SEED_ROWS_PER_REQUEST}] for seed tables`);
     }
+    const { readSeedTable, encodeSeed } = seededRequest();
     const seedRows = await readSeedTable(opts.seedFile !== undefined ? { file: opts.seedFile } : opts.seedData!);
     const encoded = encodeSeed(this.metadata, seedRows);
     check?.(seedRows, encoded);

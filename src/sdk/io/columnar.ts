@@ -14,8 +14,12 @@ import { MAX_ROWS_PER_REQUEST } from "../../contract";
 import type { DecodedBatch } from "../generate/batch";
 import { ArrowFileBatches, ArrowFileWriter, arrowFile, bufferViews } from "./arrow-file";
 import { writeChunks } from "./file-writes";
-import { ParquetWriter } from "./parquet/writer";
 import { BatchConverter } from "./typed";
+
+/** `./parquet/writer`, loaded for the first Parquet file, not for Arrow. */
+function parquetWriter(): typeof import("./parquet/writer") {
+  return require("./parquet/writer");
+}
 
 /** Options of {@link writeColumnar} (those of `writeTables` in `./formats`, binary formats only). */
 export interface ColumnarOptions {
@@ -81,7 +85,7 @@ export async function writeColumnar(
     }
     bytes = arrowFile(file.schema, recordBatches());
   } else {
-    const writer = new ParquetWriter(converter, opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);
+    const writer = new (parquetWriter().ParquetWriter)(converter, opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);
     // A file gets its magic before any batch is converted, so a write that fails later leaves a
     // file that reads as a Parquet file cut short (magic, row groups, no footer), never an empty one.
     if (typeof dest === "string") {

@@ -24,10 +24,18 @@ import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { open } from "node:fs/promises";
 import { TextDecoder } from "node:util";
-import { parse } from "csv-parse";
-import { stringify } from "csv-stringify";
 import { DataError } from "../errors";
 import { DecodeText, Utf8Check, decoderFor } from "./text-decoding";
+
+/** csv-parse, loaded by the first read (not by `synthd sample`, which reads no CSV). */
+function csvParse(): typeof import("csv-parse") {
+  return require("csv-parse");
+}
+
+/** csv-stringify, loaded by the first {@link writeCsv} (the CLI's CSV comes from `./csv-writer`). */
+function csvStringify(): typeof import("csv-stringify") {
+  return require("csv-stringify");
+}
 
 /** A table in memory: `columns` are the header names, `rows[r][c]` the value of column c in row r. */
 export interface Table {
@@ -174,7 +182,7 @@ export async function readCsvText(
   const name = opts.name ?? "the CSV text";
   return readRecords(name, undefined, onHeader, onRow, opts, async (accept) => {
     const delimiter = opts.delimiter ?? detectDelimiter(text.slice(0, DETECT_BYTES), text.length <= DETECT_BYTES);
-    const parser = parse({ info: true, relax_column_count: true, skip_empty_lines: true, bom: true, delimiter });
+    const parser = csvParse().parse({ info: true, relax_column_count: true, skip_empty_lines: true, bom: true, delimiter });
     parser.end(text);
     try {
       for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) accept(item.record, item.info.lines);
@@ -273,7 +281,7 @@ async function streamCsv(path: string, accept: (record: string[], line: number) 
       await fh.close();
     }
   }
-  const parser = parse({ info: true, relax_column_count: true, skip_empty_lines: true, delimiter });
+  const parser = csvParse().parse({ info: true, relax_column_count: true, skip_empty_lines: true, delimiter });
   const consume = (async () => {
     for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       accept(item.record, item.info.lines);
@@ -348,7 +356,7 @@ export async function writeCsvBatches(
   batches: Iterable<readonly string[][]> | AsyncIterable<readonly string[][]>,
 ): Promise<number> {
   let count = 0;
-  const stringifier = stringify({ header: true, columns, record_delimiter: "\n" });
+  const stringifier = csvStringify().stringify({ header: true, columns, record_delimiter: "\n" });
   const parts: Buffer[] = [];
   stringifier.on("data", (d: Buffer) => parts.push(d));
   const ended = new Promise<void>((resolve, reject) => {

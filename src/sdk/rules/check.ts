@@ -42,7 +42,7 @@ import type { ColumnStats, Metadata, Rule } from "../../contract";
 import type { Table } from "../io/csv";
 import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
-import { OTHER, decimalsOf } from "../metadata/metadata";
+import { OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 
 /** A rule's verdict on one row: true keeps, false breaks, undefined when it does not apply. */

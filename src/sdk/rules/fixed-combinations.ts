@@ -30,7 +30,7 @@
  * combination of the row's education and that of its education-num, scored the same way.
  */
 import type { Metadata } from "../../contract";
-import { OTHER } from "../metadata/metadata";
+import { OTHER } from "../columns";
 import type { Rng } from "../generate/sfc32";
 import type { Cells } from "../generate/batch";
 import { combinationsByCode, likelihoodToPower, pairConditionals, quotaScore } from "../../rule-scores";
