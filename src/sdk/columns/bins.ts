@@ -232,6 +232,8 @@ export interface Lattice {
    * `String(x)` (numbers with `decimals` 0): the decoder may then hand over numbers, not text.
    */
   integer?: boolean;
+  /** With `integer`: `value(k)` is exactly `k * unit` (the column's decoder then multiplies instead of calling `value`). */
+  unit?: number;
 }
 
 /** Smallest integer k with lattice.value(k) >= x (> x when `open`). */
@@ -324,11 +326,13 @@ export function binDecoder(
     }
   }
   // Column form (`../batch`) of an integer lattice: the numbers the texts of `decode` spell.
+  // The edges as doubles in a typed array: one element kind for every column's loop.
+  const edges = Float64Array.from(e);
   const decodeColumn: FeatureDecoder["decodeColumn"] = (col, rng, _rowOffset, _ids, _partner, _fresh, arrays) => {
     const n = col.length;
     const values = arrays !== undefined ? arrays.float64(n) : new Float64Array(n);
     const blank = arrays !== undefined ? arrays.uint8(n) : new Uint8Array(n);
-    const status = latticeValues(col, missingCode, nb, e, points!.first, points!.last, exact!, rng, values, blank);
+    const status = latticeValues(col, missingCode, nb, edges, points!.first, points!.last, exact!.unit!, rng, values, blank);
     if (status < 0) return badCode(f, Number(col[-status - 1]), K);
     if (status > 0) return { kind: "int", values, blank };
     arrays?.give([blank]);
@@ -339,7 +343,7 @@ export function binDecoder(
     K,
     codes,
     weights,
-    ...(exact?.integer && lattice === exact ? { decodeColumn } : {}),
+    ...(exact?.integer && exact.unit !== undefined && lattice === exact ? { decodeColumn } : {}),
     decode(c, rng) {
       if (c === missingCode) return "";
       if (!(c >= 0 && c < nb)) return badCode(f, c, K);
@@ -378,18 +382,21 @@ export function binDecoder(
 /**
  * The column loop of a quantile-binned integer column's `decodeColumn`: per row, a point bin's
  * value, a lattice point drawn uniformly among the bin's (`first[c]` .. `last[c]`, `last` NaN: the
- * one point `first`), or blank (`blank[r]` = 1) for the missing code. A separate function of typed
- * arrays, so its optimized code is kept between columns and batches.
+ * one point `first`; point k's value is `k * unit`, `Lattice.unit`), or blank (`blank[r]` = 1) for
+ * the missing code. A separate function of typed arrays and numbers, no call per row (a lattice's
+ * `value` is another closure per column, which made this loop's call site polymorphic and its
+ * optimized code thrown away at each new column), so its optimized code is kept between columns and
+ * batches.
  * @returns the number of blank rows, or -(r + 1) for the first row r whose code is out of range.
  */
 function latticeValues(
   col: ArrayLike<number>,
   missingCode: number | undefined,
   nb: number,
-  e: readonly number[],
-  first: Float64Array | number[],
-  last: Float64Array | number[],
-  exact: Lattice,
+  e: Float64Array,
+  first: Float64Array,
+  last: Float64Array,
+  unit: number,
   rng: Rng,
   values: Float64Array,
   blank: Uint8Array,
@@ -408,7 +415,7 @@ function latticeValues(
     else {
       const a = first[c];
       const b = last[c];
-      values[r] = exact.value(Number.isNaN(b) ? a : a + rng.int(b - a + 1));
+      values[r] = (Number.isNaN(b) ? a : a + rng.int(b - a + 1)) * unit;
     }
   }
   return blanks;

@@ -121,6 +121,7 @@ export function numberLattice(stats: ColumnStats): Lattice | undefined {
     exactUpTo: 2 ** 52 / scale,
     // value(k) = k * unit, an integer; write and writeExact are then String (`-0` -> "0").
     integer: d === 0,
+    ...(d === 0 ? { unit } : {}),
   };
 }
 
