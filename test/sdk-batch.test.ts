@@ -206,3 +206,39 @@ test("CsvBuffers: the next batch's bytes are written over the last one's, and ar
   assert.deepEqual([y.buffer === x.buffer, y.byteOffset], [true, x.byteOffset], "the same memory");
   assert.ok(y.equals(fresh));
 });
+
+test("integer columns: a small span is written from a code book of its texts, a wide one digit by digit, both as csv-stringify writes the cells", () => {
+  const n = 5000;
+  const rng = mulberry32(9);
+  const small = new Float64Array(n);
+  const wide = new Float64Array(n);
+  const smallBlank = new Uint8Array(n);
+  const wideBlank = new Uint8Array(n);
+  for (let r = 0; r < n; r++) {
+    small[r] = Math.floor(rng() * 200) - 100; // -100 .. 99: a span of 200
+    wide[r] = r % 3 === 0 ? Math.floor(rng() * 2e12) - 1e12 : Math.floor(rng() * 1e5); // beyond 10^8, negatives
+    if (r % 17 === 0) {
+      smallBlank[r] = 1;
+      small[r] = 1e300; // a blank row's value is not read
+    }
+    if (r % 23 === 0) {
+      wideBlank[r] = 1;
+      wide[r] = NaN;
+    }
+  }
+  small[1] = -0; // written "0", as String(-0)
+  const batch = new DecodedBatch(
+    ["small", "wide"],
+    [
+      { kind: "int", values: small, blank: smallBlank },
+      { kind: "int", values: wide, blank: wideBlank },
+    ],
+    n,
+  );
+  const table = batch.toTable();
+  const expected = reference(table.columns, table.rows);
+  assert.ok(Buffer.concat([csvHeader(batch.columns), csvRecords(batch)]).equals(expected));
+  const buffers = new CsvBuffers();
+  csvRecords(batch, buffers);
+  assert.ok(Buffer.concat([csvHeader(batch.columns), csvRecords(batch, buffers)]).equals(expected), "with reused memory too");
+});
