@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { stringify } from "csv-stringify/sync";
 import { Decoder, analyzeTable, type Analysis } from "../src/sdk";
 import { DecodedBatch, type DecodedColumn } from "../src/sdk/generate/batch";
-import { CsvBuffers, csvHeader, csvRecords } from "../src/sdk/io/csv-writer";
+import { CsvBuffers, csvChunks, csvHeader, csvRecords } from "../src/sdk/io/csv-writer";
 import { ArrayPool } from "../src/sdk/client/array-pool";
 import { mulberry32 } from "./fixtures";
 
@@ -241,4 +241,33 @@ test("integer columns: a small span is written from a code book of its texts, a 
   const buffers = new CsvBuffers();
   csvRecords(batch, buffers);
   assert.ok(Buffer.concat([csvHeader(batch.columns), csvRecords(batch, buffers)]).equals(expected), "with reused memory too");
+});
+
+test("csvChunks: a batch of several MiB comes in chunks of at most about 1 MiB whose bytes together are csvRecords'", () => {
+  const n = 60000;
+  const rng = mulberry32(4);
+  const dict = ["x".repeat(150), 'with "quotes", and a comma', "€uro ünïcode", ""];
+  const index = Int32Array.from({ length: n }, () => Math.floor(rng() * dict.length));
+  const values = Float64Array.from({ length: n }, () => Math.floor(rng() * 1e6));
+  const cells = Array.from({ length: n }, (_, r) => (r % 5 === 0 ? "" : `näme ${r} "q"`));
+  const batch = new DecodedBatch(
+    ["d", "v", "t"],
+    [
+      { kind: "dict", dict, index },
+      { kind: "int", values },
+      { kind: "text", cells },
+    ],
+    n,
+  );
+  const whole = Buffer.from(csvRecords(batch));
+  const buffers = new CsvBuffers();
+  const chunks: Buffer[] = [];
+  for (const c of csvChunks(batch, buffers)) {
+    assert.ok(c.length <= 1 << 20, "at most 1 MiB");
+    chunks.push(Buffer.from(c)); // copied before the next is asked for: it is written over this one
+  }
+  assert.ok(chunks.length >= 3, `several chunks (${chunks.length})`);
+  assert.ok(Buffer.concat(chunks).equals(whole));
+  const table = batch.toTable();
+  assert.ok(Buffer.concat([csvHeader(batch.columns), whole]).equals(reference(table.columns, table.rows)), "csv-stringify's bytes");
 });

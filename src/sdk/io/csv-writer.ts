@@ -10,11 +10,13 @@
  *
  * Why not csv-stringify: it costs about 1.5-2.5 core-seconds per 1M rows of Adult, one string
  * concatenation and one regular-expression test per cell (docs/formats.md, "Writers"). Here a
- * code-book column's entries are quoted and encoded to UTF-8 once per dictionary, an integer
- * column's digits are written from the number, and the rows are laid out column by column: one
- * pass adds up each row's length, then, a block of rows at a time, each column's bytes are copied
- * to their place in every row of the block (one tight loop per column, no call per cell).
- * `test/csv-writer.test.ts` checks the bytes against csv-stringify's on awkward text.
+ * code-book column's entries (and the texts of an integer column of a small span) are quoted and
+ * encoded to UTF-8 once per dictionary, as little-endian words, and copied four bytes at a time;
+ * other integers are written digit by digit from the number. Rows are written front to back, one
+ * loop over the rows and, inside it, over the columns, reading each column's arrays (no call per
+ * cell), into a buffer that holds at least one row of the widest kind: a whole batch
+ * ({@link csvRecords}) or a reused chunk written out whenever it is full ({@link csvChunks}).
+ * `test/sdk-batch.test.ts` checks the bytes against csv-stringify's on awkward text.
  */
 import type { DecodedBatch, DecodedColumn } from "../generate/batch";
 
@@ -37,13 +39,14 @@ export function csvHeader(columns: readonly string[]): Buffer {
 /**
  * A dictionary's entries as CSV fields in UTF-8: entry i is `bytes[start[i] .. start[i + 1])`;
  * the same bytes as little-endian 32-bit words, entry i from word `wordStart[i]`, its last word
- * padded with zeros.
+ * padded with zeros; `longest` is the most bytes of an entry.
  */
 interface FieldBytes {
   bytes: Uint8Array;
   start: Int32Array;
   words: Int32Array;
   wordStart: Int32Array;
+  longest: number;
 }
 
 /** Prepared field bytes per dictionary array (a decoder's code book serves every batch). */
@@ -64,24 +67,12 @@ function fieldBytes(dict: readonly string[]): FieldBytes {
     const words = new Int32Array(padded.length >> 2);
     const view = new DataView(padded.buffer);
     for (let w = 0; w < words.length; w++) words[w] = view.getInt32(4 * w, true);
-    p = { bytes, start, words, wordStart };
+    let longest = 0;
+    for (let i = 0; i < fields.length; i++) longest = Math.max(longest, start[i + 1] - start[i]);
+    p = { bytes, start, words, wordStart, longest };
     prepared.set(dict, p);
   }
   return p;
-}
-
-/** Number of characters of the decimal integer `x` (a safe integer; sign included). */
-function digitCount(x: number): number {
-  if (x < 0) return 1 + digitCount(-x);
-  if (x < 10000) return x < 10 ? 1 : x < 100 ? 2 : x < 1000 ? 3 : 4;
-  if (x < 100000000) return x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : 8;
-  let n = 9;
-  x = Math.floor(x / 100000000);
-  while (x >= 10) {
-    x = Math.floor(x / 10);
-    n++;
-  }
-  return n;
 }
 
 /** The digits of 0..9999, four bytes each, zero-padded on the left ("0007"). */
@@ -91,21 +82,8 @@ const DIGITS4 = (() => {
   return t;
 })();
 
-/** How one column is written: its cells' lengths, and its cells' bytes. */
-interface ColumnPlan {
-  /** Adds the byte length of each row's field to `lens`. */
-  measure(lens: Int32Array): void;
-  /**
-   * Writes the field of every row r in [r0, r1) at `pos[r]`, then the byte `sep` after it, and
-   * moves `pos[r]` past both. With `view` (a DataView of `buf`), it may also write up to 3 bytes
-   * after the separator: the caller gives it only where the row's later fields and separators
-   * (written after this column) cover at least those bytes.
-   */
-  write(buf: Buffer, pos: Int32Array, r0: number, r1: number, sep: number, view: DataView | undefined): void;
-}
-
 /** Writes the decimal digits of safe integer `x` at `p`; returns the position after them. */
-function writeInteger(buf: Buffer, p: number, x: number): number {
+function writeInteger(buf: Uint8Array, p: number, x: number): number {
   if (x < 0) {
     buf[p++] = MINUS;
     x = -x;
@@ -122,66 +100,30 @@ function writeInteger(buf: Buffer, p: number, x: number): number {
     buf[p + 3] = DIGITS4[lo + 3];
     return p + 4;
   }
-  const end = p + digitCount(x);
+  // 10^8 and beyond: the digits from the right, then moved to `p`.
+  let end = p + 16;
   let w = end;
   do {
     const q = Math.floor(x / 10);
     buf[--w] = 0x30 + (x - q * 10);
     x = q;
   } while (x > 0);
-  return end;
+  buf.copyWithin(p, w, end);
+  return p + end - w;
 }
 
 /** Writes the digits of `x` in [0, 10000) at `p` (DIGITS4 without its leading zeros); returns the position after them. */
-function writeSmall(buf: Buffer, p: number, x: number): number {
+function writeSmall(buf: Uint8Array, p: number, x: number): number {
   const n = x < 10 ? 1 : x < 100 ? 2 : x < 1000 ? 3 : 4;
   for (let k = 4 * x + 4 - n, e = 4 * x + 4; k < e; k++) buf[p++] = DIGITS4[k];
   return p;
 }
 
-/** A code-book column's fields of rows [r0, r1), byte by byte (see `ColumnPlan.write`). */
-function writeBytes(buf: Buffer, pos: Int32Array, r0: number, r1: number, sep: number, index: Int32Array, start: Int32Array, bytes: Uint8Array): void {
-  for (let r = r0; r < r1; r++) {
-    const i = index[r];
-    let p = pos[r];
-    for (let b = start[i], e = start[i + 1]; b < e; b++) buf[p++] = bytes[b];
-    buf[p++] = sep;
-    pos[r] = p;
-  }
-}
-
-/**
- * {@link writeBytes} four bytes at a time: each field's padded words (`FieldBytes.words`), then the
- * separator over the first padding byte; the other padding bytes land on what the caller writes
- * after (see `ColumnPlan.write`).
- */
-function writeWords(
-  view: DataView,
-  buf: Buffer,
-  pos: Int32Array,
-  r0: number,
-  r1: number,
-  sep: number,
-  index: Int32Array,
-  start: Int32Array,
-  words: Int32Array,
-  wordStart: Int32Array,
-): void {
-  for (let r = r0; r < r1; r++) {
-    const i = index[r];
-    const p = pos[r];
-    for (let w = wordStart[i], e = wordStart[i + 1], q = p; w < e; w++, q += 4) view.setInt32(q, words[w], true);
-    const end = p + start[i + 1] - start[i];
-    buf[end] = sep;
-    pos[r] = end + 1;
-  }
-}
-
 /**
  * Integer columns whose values span at most this many integers are written as a code book of
- * their texts (`dictPlan`): four bytes at a time from prepared words instead of digit by digit.
- * Adult's age, hours per week and capital loss qualify (74, 99 and 4,357 values); fnlwgt and
- * capital gain do not.
+ * their texts (four bytes at a time from prepared words) instead of digit by digit. Adult's age,
+ * hours per week and capital loss qualify (74, 99 and 4,357 values); fnlwgt and capital gain do
+ * not.
  */
 const SMALL_INT_SPAN = 4096;
 
@@ -199,7 +141,7 @@ function textsOfSpan(lo: number, hi: number): string[] {
   return texts;
 }
 
-/** The least and greatest of the non-blank safe integers of `values`, or undefined when one is not a safe integer (a loop, not `every`'s call per value). */
+/** The least and greatest of the non-blank values, or undefined when one is not a safe integer (blank rows' values are not read: reused memory leaves them unspecified). */
 function integerSpan(values: Float64Array, blank: Uint8Array | undefined): [number, number] | undefined {
   let lo = Infinity;
   let hi = -Infinity;
@@ -218,85 +160,133 @@ function spanIndex(values: Float64Array, blank: Uint8Array | undefined, lo: numb
   for (let r = 0; r < values.length; r++) index[r] = blank !== undefined && blank[r] === 1 ? blankEntry : values[r] - lo;
 }
 
-function planOf(col: DecodedColumn, n: number, into: CsvBuffers | undefined, f: number): ColumnPlan {
-  if (col.kind === "dict") return dictPlan(col.dict, col.index, n);
-  const span = col.kind === "int" ? integerSpan(col.values, col.blank) : undefined;
-  if (col.kind === "int" && span !== undefined && span[1] - span[0] < SMALL_INT_SPAN) {
-    const [lo, hi] = span;
-    const index = into !== undefined ? into.takeIndex(f, n) : new Int32Array(n);
-    spanIndex(col.values, col.blank, lo, hi - lo + 1, index);
-    return dictPlan(textsOfSpan(lo, hi), index, n);
-  }
-  if (col.kind === "int" && span !== undefined) {
-    const { values, blank } = col;
-    return {
-      measure(lens) {
-        for (let r = 0; r < n; r++) if (blank === undefined || blank[r] === 0) lens[r] += digitCount(values[r]);
-      },
-      write(buf, pos, r0, r1, sep) {
-        for (let r = r0; r < r1; r++) {
-          let p = pos[r];
-          if (blank === undefined || blank[r] === 0) p = writeInteger(buf, p, values[r]);
-          buf[p++] = sep;
-          pos[r] = p;
-        }
-      },
-    };
-  }
-  // One string per cell: text columns, and integers beyond 2^53 (written as String writes them).
-  const fields: string[] = new Array(n);
-  for (let r = 0; r < n; r++) {
-    const text = col.kind === "text" ? col.cells[r] : col.blank !== undefined && col.blank[r] === 1 ? "" : String(col.values[r]);
-    fields[r] = csvField(text);
-  }
-  return {
-    measure(lens) {
-      for (let r = 0; r < n; r++) lens[r] += Buffer.byteLength(fields[r], "utf8");
-    },
-    write(buf, pos, r0, r1, sep) {
-      for (let r = r0; r < r1; r++) {
-        let p = pos[r];
-        p += buf.write(fields[r], p, "utf8");
-        buf[p++] = sep;
-        pos[r] = p;
-      }
-    },
-  };
-}
-
-/** A code-book column: row r's field is entry `index[r]` of `dict`, its bytes prepared once per dictionary. */
-function dictPlan(dict: readonly string[], index: Int32Array, n: number): ColumnPlan {
-  {
-    const { bytes, start, words, wordStart } = fieldBytes(dict);
-    return {
-      measure(lens) {
-        for (let r = 0; r < n; r++) {
-          const i = index[r];
-          lens[r] += start[i + 1] - start[i];
-        }
-      },
-      write(buf, pos, r0, r1, sep, view) {
-        if (view !== undefined) writeWords(view, buf, pos, r0, r1, sep, index, start, words, wordStart);
-        else writeBytes(buf, pos, r0, r1, sep, index, start, bytes);
-      },
-    };
-  }
-}
-
-/** Rows written column by column at a time: a block's bytes (about 100 KB for Adult) stay in cache between columns. */
-const BLOCK_ROWS = 1024;
+/** How each column is written: a code book's words, an integer's digits, or a string per cell. */
+const WORDS = 0;
+const DIGITS = 1;
+const TEXT = 2;
 
 /**
- * Memory that {@link csvRecords} writes batch after batch, kept between batches: a batch's bytes
- * (about 9 MB per 100,000 Adult rows) and its row offsets. Fresh memory costs a page fault per
- * 4 KB on its first touch (about 0.25 core-s per 1M Adult rows on our machines, docs/formats.md
- * "Seventh round"); reused memory costs none. The bytes a call returns are valid until the next
- * call with the same buffers, so only a caller that is done with them (written to a file and the
- * write awaited) may pass the buffers again.
+ * A batch's columns as the row loop reads them: per column its kind and the arrays of that kind
+ * (null otherwise), so each cell is a few loads from typed arrays, not a call.
+ */
+interface RowLayout {
+  n: number;
+  kind: Int32Array;
+  index: (Int32Array | null)[];
+  start: (Int32Array | null)[];
+  words: (Int32Array | null)[];
+  wordStart: (Int32Array | null)[];
+  values: (Float64Array | null)[];
+  blank: (Uint8Array | null)[];
+  fields: (string[] | null)[];
+  /** The most bytes one row can take: each column's longest field and its separator, and 3 bytes a padded word may write past the end. */
+  rowBound: number;
+}
+
+/** Most bytes of a safe integer's digits with its sign. */
+const INTEGER_BYTES = 17;
+
+function layoutOf(batch: DecodedBatch, into: CsvBuffers | undefined): RowLayout {
+  const n = batch.length;
+  const m = batch.cells.length;
+  const out: RowLayout = {
+    n,
+    kind: new Int32Array(m),
+    index: new Array(m).fill(null),
+    start: new Array(m).fill(null),
+    words: new Array(m).fill(null),
+    wordStart: new Array(m).fill(null),
+    values: new Array(m).fill(null),
+    blank: new Array(m).fill(null),
+    fields: new Array(m).fill(null),
+    rowBound: m + 3,
+  };
+  const asWords = (f: number, dict: readonly string[], index: Int32Array): void => {
+    const fb = fieldBytes(dict);
+    out.kind[f] = WORDS;
+    out.index[f] = index;
+    out.start[f] = fb.start;
+    out.words[f] = fb.words;
+    out.wordStart[f] = fb.wordStart;
+    out.rowBound += fb.longest;
+  };
+  batch.cells.forEach((col: DecodedColumn, f) => {
+    if (col.kind === "dict") return asWords(f, col.dict, col.index);
+    const span = col.kind === "int" ? integerSpan(col.values, col.blank) : undefined;
+    if (col.kind === "int" && span !== undefined && span[1] - span[0] < SMALL_INT_SPAN) {
+      const [lo, hi] = span;
+      const index = into !== undefined ? into.takeIndex(f, n) : new Int32Array(n);
+      spanIndex(col.values, col.blank, lo, hi - lo + 1, index);
+      return asWords(f, textsOfSpan(lo, hi), index);
+    }
+    if (col.kind === "int" && span !== undefined) {
+      out.kind[f] = DIGITS;
+      out.values[f] = col.values;
+      out.blank[f] = col.blank ?? null;
+      out.rowBound += INTEGER_BYTES;
+      return;
+    }
+    // One string per cell: text columns, and integers beyond 2^53 (written as String writes them).
+    const fields: string[] = new Array(n);
+    let longest = 0;
+    for (let r = 0; r < n; r++) {
+      const text = col.kind === "text" ? col.cells[r] : col.blank !== undefined && col.blank[r] === 1 ? "" : String(col.values[r]);
+      fields[r] = csvField(text);
+      longest = Math.max(longest, fields[r].length);
+    }
+    out.kind[f] = TEXT;
+    out.fields[f] = fields;
+    out.rowBound += 3 * longest; // UTF-8: at most 3 bytes per UTF-16 code unit
+  });
+  return out;
+}
+
+/**
+ * Writes rows r, r + 1, ... of `layout` at `buf[0..]` while a whole row of the widest kind still
+ * fits; returns the next row and the bytes written.
+ */
+function writeRows(layout: RowLayout, buf: Uint8Array, view: DataView, r: number): [number, number] {
+  const { n, kind, index, start, words, wordStart, values, blank, fields, rowBound } = layout;
+  const m = kind.length;
+  const limit = buf.length - rowBound;
+  let p = 0;
+  for (; r < n && p <= limit; r++) {
+    for (let f = 0; f < m; f++) {
+      const k = kind[f];
+      if (k === WORDS) {
+        const i = index[f]![r];
+        const st = start[f]!;
+        const ws = wordStart[f]!;
+        const wd = words[f]!;
+        // The entry's padded words: up to 3 bytes past its end, which the separator and the
+        // bytes after it overwrite (the bound leaves 3 bytes after the last row).
+        for (let w = ws[i], e = ws[i + 1], q = p; w < e; w++, q += 4) view.setInt32(q, wd[w], true);
+        p += st[i + 1] - st[i];
+      } else if (k === DIGITS) {
+        const b = blank[f];
+        if (b === null || b[r] === 0) p = writeInteger(buf, p, values[f]![r]);
+      } else p += (buf as Buffer).write(fields[f]![r], p, "utf8");
+      buf[p++] = f === m - 1 ? NEWLINE : COMMA;
+    }
+  }
+  return [r, p];
+}
+
+/** The most bytes {@link csvChunks} puts in one chunk (about 1 MiB: written out while it is still in the CPU's cache). */
+const CHUNK_BYTES = 1 << 20;
+
+/**
+ * Memory that {@link csvRecords} and {@link csvChunks} write batch after batch: the output bytes
+ * and the indices of small-span integer columns. Fresh memory costs a page fault per 4 KB on its
+ * first touch (about 0.25 core-s per 1M Adult rows on the target machine, docs/formats.md
+ * "Seventh round"); reused memory costs none. Bytes returned with it are valid until the next
+ * call with the same buffers, so only a caller done with them (written to a file and the write
+ * awaited) may pass the buffers again.
  */
 export class CsvBuffers {
   private bytes = Buffer.alloc(0);
-  private offsets = new Int32Array(0);
+  /** Per column, code-book indices of a small-span integer column (`SMALL_INT_SPAN`). */
+  private readonly indices: Int32Array[] = [];
 
   /** A buffer of at least `size` bytes (grown by a quarter beyond it, so a slightly larger batch does not reallocate). */
   take(size: number): Buffer {
@@ -304,54 +294,49 @@ export class CsvBuffers {
     return this.bytes;
   }
 
-  /** Per column, code-book indices of a small-span integer column (`SMALL_INT_SPAN`). */
-  private readonly indices: Int32Array[] = [];
-
   /** Column f's index array: `n` entries to be overwritten. */
   takeIndex(f: number, n: number): Int32Array {
     if ((this.indices[f]?.length ?? 0) < n) this.indices[f] = new Int32Array(n + (n >> 2));
     return this.indices[f].subarray(0, n);
   }
-
-  /** An Int32Array of at least `n` entries, first `n` set to `fill`. */
-  takeOffsets(n: number, fill: number): Int32Array {
-    if (this.offsets.length < n) this.offsets = new Int32Array(n + (n >> 2));
-    return this.offsets.fill(fill, 0, n);
-  }
 }
 
 /**
- * The CSV records of `batch` (no header), each ending in `\n`, as one buffer: the lengths added
- * up column by column, then the rows written front to back.
+ * The CSV records of `batch` (no header), each ending in `\n`, as one buffer.
  * @param into memory to write in (see {@link CsvBuffers}); without it, fresh memory the caller owns.
  * @returns the bytes; empty for a batch of no rows. With `into`, a view of its memory, valid until
  *   the next call with it.
  */
 export function csvRecords(batch: DecodedBatch, into?: CsvBuffers): Buffer {
   const n = batch.length;
-  const m = batch.cells.length;
   if (n === 0) return Buffer.alloc(0);
-  if (m === 0) return Buffer.alloc(n, NEWLINE);
-  const plans = batch.cells.map((c, f) => planOf(c, n, into, f));
-  // Each row: its fields, m - 1 commas and a newline.
-  const lens = into !== undefined ? into.takeOffsets(n, m) : new Int32Array(n).fill(m);
-  for (const p of plans) p.measure(lens);
-  // Where each row starts (then: where its next field goes).
-  const pos = lens;
-  let total = 0;
-  for (let r = 0; r < n; r++) {
-    const len = lens[r];
-    pos[r] = total;
-    total += len;
+  if (batch.cells.length === 0) return Buffer.alloc(n, NEWLINE);
+  const layout = layoutOf(batch, into);
+  const size = n * layout.rowBound;
+  const buf = into !== undefined ? into.take(size) : Buffer.allocUnsafe(size);
+  const [, end] = writeRows(layout, buf, new DataView(buf.buffer, buf.byteOffset, buf.byteLength), 0);
+  return buf.subarray(0, end);
+}
+
+/**
+ * {@link csvRecords} in chunks of about 1 MiB written into the same memory of `into`: each chunk
+ * must be read (written out, the write awaited) before the next is asked for.
+ * @returns the chunks in order; their bytes together are `csvRecords(batch)`'s.
+ */
+export function* csvChunks(batch: DecodedBatch, into: CsvBuffers): Generator<Buffer> {
+  const n = batch.length;
+  if (n === 0) return;
+  if (batch.cells.length === 0) {
+    yield Buffer.alloc(n, NEWLINE);
+    return;
   }
-  const buf = into !== undefined ? into.take(total).subarray(0, total) : Buffer.allocUnsafe(total);
-  // Columns with at least 3 more separators after them in every row (their own comma, the later
-  // ones and the newline) may write 3 bytes past their field: the later columns of the row,
-  // written after them, cover those bytes.
+  const layout = layoutOf(batch, into);
+  const size = Math.max(CHUNK_BYTES, 2 * layout.rowBound);
+  const buf = into.take(size).subarray(0, size);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  for (let r0 = 0; r0 < n; r0 += BLOCK_ROWS) {
-    const r1 = Math.min(n, r0 + BLOCK_ROWS);
-    for (let f = 0; f < m; f++) plans[f].write(buf, pos, r0, r1, f === m - 1 ? NEWLINE : COMMA, f <= m - 3 ? view : undefined);
+  for (let r = 0; r < n; ) {
+    const [next, end] = writeRows(layout, buf, view, r);
+    r = next;
+    yield buf.subarray(0, end);
   }
-  return buf;
 }

@@ -33,7 +33,7 @@ import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DecodedBatch } from "../generate/batch";
 import type { Table } from "./csv";
-import { CsvBuffers, csvHeader, csvRecords } from "./csv-writer";
+import { CsvBuffers, csvChunks, csvHeader, csvRecords } from "./csv-writer";
 import { writeAll } from "./file-writes";
 import type { OutputFormat } from "./format-names";
 
@@ -90,9 +90,9 @@ export async function writeBatches(dest: string | Writable, batches: AsyncGenera
 
 /**
  * The CSV of `batches` with a header of `columns` (`./csv-writer`; the bytes of `./csv`'s `writeCsv`).
- * A path is written through one file handle from memory reused batch after batch (`CsvBuffers`),
- * each write awaited before the next batch is written into the same memory; a stream gets fresh
- * memory per batch, since a stream may keep the chunks it is given.
+ * A path is written through one file handle, about 1 MiB at a time, from memory reused chunk
+ * after chunk (`CsvBuffers`), each write awaited before the next chunk is written into the same
+ * memory; a stream gets fresh memory per batch, since a stream may keep the chunks it is given.
  */
 async function writeCsvBatches(dest: string | Writable, columns: string[], batches: AsyncGenerator<DecodedBatch>): Promise<number> {
   let count = 0;
@@ -103,7 +103,7 @@ async function writeCsvBatches(dest: string | Writable, columns: string[], batch
       const buffers = new CsvBuffers();
       for await (const b of batches) {
         count += b.length;
-        if (b.length > 0) await writeAll(file, csvRecords(b, buffers));
+        for (const chunk of csvChunks(b, buffers)) await writeAll(file, chunk);
         b.release();
       }
     } finally {
