@@ -72,7 +72,10 @@ export interface Cells {
   get(r: number, f: number): string;
   /** Rewrites the cell in row r, feature f. */
   set(r: number, f: number, text: string): void;
-  /** Optional fast path: per row, the code `toCode` gives the text of column f's cell, -1 for none. */
+  /**
+   * Optional fast path: per row, the code `toCode` gives the text of column f's cell, -1 for none.
+   * The array may be the batch's memory: read it while repairing the batch, not after.
+   */
   codesOf?(f: number, toCode: ReadonlyMap<string, number>): Int32Array;
   /**
    * Optional fast path of {@link set} over many rows of column f: for x < `count`, the cell of row
@@ -102,6 +105,8 @@ export class DecodedBatch implements Cells {
   private readonly lookup: (Map<string, number> | undefined)[] = [];
   /** Per dict column, true once its dictionary is the batch's own copy. */
   private readonly ownDict: boolean[] = [];
+  /** Arrays {@link codesOf} took from the pool, given back by {@link release}. */
+  private readonly lentCodes: Int32Array[] = [];
 
   /**
    * @param columns column names (the CSV header), one per entry of `cells`.
@@ -118,14 +123,16 @@ export class DecodedBatch implements Cells {
   ) {}
 
   /**
-   * Gives the columns' typed arrays back to the pool they came from (`Decoder.decodeBatch` with
-   * `arrays`), for the next batch of the same sample; without a pool, does nothing. A writer calls
+   * Gives the columns' typed arrays, and those {@link codesOf} handed out, back to the pool they
+   * came from (`Decoder.decodeBatch` with `arrays`), for the next batch of the same sample;
+   * without a pool, does nothing. A writer calls
    * it once nothing reads the batch any more (its bytes written out, not merely queued): the
    * batch must not be read afterwards.
    */
   release(): void {
     if (this.arrays === undefined) return;
     this.arrays.give(this.cells.flatMap((c): (ArrayLike<number> | undefined)[] => (c.kind === "dict" ? [c.index] : c.kind === "int" ? [c.values, c.blank] : [])));
+    this.arrays.give(this.lentCodes.splice(0));
   }
 
   /** A batch of text columns holding the rows of `table` (a caller's table, seed rows). */
@@ -150,7 +157,9 @@ export class DecodedBatch implements Cells {
    */
   codesOf(f: number, toCode: ReadonlyMap<string, number>): Int32Array {
     const col = this.cells[f];
-    const out = new Int32Array(this.length);
+    // From the batch's pool, given back with the batch's columns (the rules read it while they repair the batch).
+    const out = this.arrays !== undefined ? this.arrays.int32(this.length) : new Int32Array(this.length);
+    if (this.arrays !== undefined) this.lentCodes.push(out);
     if (col.kind === "dict") {
       const entry = Int32Array.from(col.dict, (t) => toCode.get(t) ?? -1);
       for (let r = 0; r < this.length; r++) out[r] = entry[col.index[r]];
