@@ -108,3 +108,50 @@ test("the same failures: connection refused, unknown scheme, timeout, the caller
     s.close();
   }
 });
+
+test("bytes: a body of known length is read into the caller's memory; one longer, shorter or without a length is handled", async () => {
+  const server = createServer((req, res) => {
+    const body = Buffer.from("0123456789".repeat(50_000)); // several socket reads
+    if (req.url === "/short") {
+      res.writeHead(200, { "content-length": String(body.length + 10) });
+      res.write(body);
+      res.socket?.destroy(); // ends before its Content-Length
+      return;
+    }
+    if (req.url === "/chunked") {
+      res.writeHead(200, { "transfer-encoding": "chunked" });
+      res.end(body);
+      return;
+    }
+    res.writeHead(200, { "content-length": String(body.length) });
+    res.end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const expected = Buffer.from("0123456789".repeat(50_000));
+    const memory = new Uint8Array(expected.length + 100);
+    const asked: number[] = [];
+    const into = (size: number): Uint8Array => {
+      asked.push(size);
+      return memory;
+    };
+    const res = (await nodeFetch(`${url}/whole`)) as unknown as { bytes(into: (n: number) => Uint8Array): Promise<Uint8Array> };
+    const got = await res.bytes(into);
+    assert.deepEqual(asked, [expected.length], "asked once, for the Content-Length");
+    assert.equal(got.buffer, memory.buffer, "the caller's memory");
+    assert.ok(Buffer.from(got).equals(expected));
+
+    const chunked = (await nodeFetch(`${url}/chunked`)) as unknown as { bytes(into: (n: number) => Uint8Array): Promise<Uint8Array> };
+    const all = await chunked.bytes(into);
+    assert.equal(asked.length, 1, "no length: the caller's memory is not asked for");
+    assert.ok(Buffer.from(all).equals(expected));
+
+    await assert.rejects(async () => {
+      const short = (await nodeFetch(`${url}/short`)) as unknown as { bytes(into: (n: number) => Uint8Array): Promise<Uint8Array> };
+      await short.bytes(() => new Uint8Array(expected.length + 10));
+    }, "a body cut short fails, never a view of bytes that were not sent");
+  } finally {
+    server.close();
+  }
+});

@@ -4,8 +4,8 @@
  * page fault per 4 KB on first touch (the kernel maps and zeroes the page): about 12-16 µs each
  * on the 2-core target machine, more CPU than the copy into the array (docs/formats.md, "Sixth
  * round" and "Seventh round"). One pool serves, per sample:
- * - the widened codes of a Generate response (`./arrow-int32`), given back once the batch is
- *   decoded;
+ * - the body of a Generate response (`./node-fetch`'s `bytes`) and its widened codes
+ *   (`./arrow-int32`), given back once the batch is decoded;
  * - the decoded columns of a batch (`../generate/decode`: code-book indices, integers, blank
  *   flags) and the Arrow buffers a writer builds from them (`../io/typed`), given back once the
  *   batch's bytes are written (`DecodedBatch.release`, `../io/columnar`).
@@ -45,6 +45,11 @@ export class ArrayPool {
   /** A BigInt64Array of `n` entries to be overwritten (its contents are unspecified). */
   bigint64(n: number): BigInt64Array<ArrayBuffer> {
     return new BigInt64Array(this.take(8 * n), 0, n);
+  }
+
+  /** A Uint8Array of `n` bytes to be overwritten (its contents are unspecified). */
+  bytes(n: number): Uint8Array<ArrayBuffer> {
+    return new Uint8Array(this.take(n), 0, n);
   }
 
   /** A Uint8Array of `n` zeros. */

@@ -28,6 +28,7 @@ import {
 } from "../errors";
 import { Models } from "./models";
 import type { APIResponse, RateLimitState, RequestSpec } from "./request";
+import type { NodeResponse } from "./node-fetch";
 
 /** Package version sent in the User-Agent. */
 export const SDK_VERSION = "0.1.0";
@@ -204,7 +205,9 @@ export class Synthd {
     let raw: Uint8Array;
     try {
       res = await this.fetchImpl(url, { method: spec.method, headers, body: payload, signal });
-      raw = new Uint8Array(await res.arrayBuffer());
+      const into = spec.bodyInto;
+      const bytes = (res as Partial<Pick<NodeResponse, "bytes">>).bytes;
+      raw = into !== undefined && typeof bytes === "function" ? await bytes.call(res, into) : new Uint8Array(await res.arrayBuffer());
     } catch (e) {
       if (spec.signal?.aborted) throw spec.signal.reason;
       if (timeout.aborted) {

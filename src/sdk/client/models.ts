@@ -185,10 +185,16 @@ export class Models {
       body,
       accept: `${ARROW_STREAM};codes=narrow, application/json;q=0.5`,
       binaryType: ARROW_STREAM,
+      ...(arrays !== undefined ? { bodyInto: (size: number) => arrays.bytes(size) } : {}),
       ...requestOpts,
     });
     if (!(res.body instanceof Uint8Array)) return (res.body as Envelope<Generation>).data;
-    return codesFromArrow(res.body, res.requestId, arrays);
+    const codes = codesFromArrow(res.body, res.requestId, arrays);
+    // The body's memory goes back with the columns that are views of it (`give` takes any view of
+    // a lent buffer); when every column was widened into arrays of its own, it goes back now.
+    const memory = res.body.buffer;
+    if (arrays !== undefined && !Object.values(codes.columns).some((c) => ArrayBuffer.isView(c) && c.buffer === memory)) arrays.give([res.body]);
+    return codes;
   }
 
   /**

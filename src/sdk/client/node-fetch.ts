@@ -19,10 +19,18 @@
 import type { IncomingMessage } from "node:http";
 
 /** The response fields the client reads. */
-interface NodeResponse {
+export interface NodeResponse {
   status: number;
   headers: Record<string, string>;
   arrayBuffer(): Promise<ArrayBuffer>;
+  /**
+   * The whole body read into memory from `into(size)` when its length is known (Content-Length):
+   * no list of chunks joined afterwards, and memory a caller can reuse response after response
+   * (`RequestSpec.bodyInto`); without a length, the body as {@link arrayBuffer} reads it.
+   * @returns a view of `size` bytes; rejects as `arrayBuffer`, and when the body is longer or
+   *   shorter than its Content-Length.
+   */
+  bytes(into: (size: number) => Uint8Array): Promise<Uint8Array>;
 }
 
 /** What {@link nodeFetch} reads of fetch's `init`. */
@@ -50,6 +58,22 @@ async function bodyOf(res: IncomingMessage): Promise<ArrayBuffer> {
   return all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer;
 }
 
+/** {@link NodeResponse.bytes}. */
+async function bytesOf(res: IncomingMessage, into: (size: number) => Uint8Array): Promise<Uint8Array> {
+  const length = Number(res.headers["content-length"]);
+  if (!(Number.isSafeInteger(length) && length >= 0)) return new Uint8Array(await bodyOf(res));
+  const out = into(length).subarray(0, length);
+  let at = 0;
+  for await (const chunk of res) {
+    const c = chunk as Buffer;
+    if (at + c.length > length) throw new Error(`the body is longer than its Content-Length (${length})`);
+    out.set(c, at);
+    at += c.length;
+  }
+  if (at !== length) throw new Error(`the body ended after ${at} of its ${length} bytes`);
+  return out;
+}
+
 /**
  * `fetch(url, init)` for `SynthdOptions.fetch`, on `node:http` / `node:https` (see the module
  * comment for what it does and does not do of fetch).
@@ -66,7 +90,7 @@ export const nodeFetch = ((input: string | URL, init: NodeFetchInit = {}): Promi
   if (init.body !== undefined) headers["Content-Length"] = Buffer.byteLength(init.body);
   return new Promise<NodeResponse>((resolve, reject) => {
     const req = transport.request(url, { method: init.method ?? "GET", headers, signal: init.signal }, (res) => {
-      resolve({ status: res.statusCode ?? 0, headers: headersOf(res), arrayBuffer: () => bodyOf(res) });
+      resolve({ status: res.statusCode ?? 0, headers: headersOf(res), arrayBuffer: () => bodyOf(res), bytes: (into) => bytesOf(res, into) });
     });
     req.on("error", (e) => reject(init.signal?.aborted ? init.signal.reason : e));
     req.end(init.body);

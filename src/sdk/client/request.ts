@@ -30,6 +30,11 @@ export interface RequestSpec extends RequestOptions {
    * (`application/vnd.apache.arrow.stream` for Generate); any other 2xx body must be JSON.
    */
   binaryType?: string;
+  /**
+   * Memory to read a body of known length into (`size` bytes, contents to be overwritten), when
+   * the fetch implementation can (`nodeFetch`'s `bytes`); otherwise the body is read as usual.
+   */
+  bodyInto?: (size: number) => Uint8Array;
 }
 
 /** A successful response: parsed JSON body (undefined for 204), or bytes ({@link RequestSpec.binaryType}), and lower-cased headers. */
