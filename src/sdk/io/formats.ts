@@ -18,11 +18,15 @@
  * Columns are typed from the model's metadata (`./typed`: strings, Int64, Float64, Timestamp(ms,
  * UTC) or Date32, blanks as null). The Arrow and Parquet writers are called from `./columnar`.
  *
- * Memory: CSV holds one decoded batch. Arrow holds one decoded batch and its Arrow copy (about
- * 16 MB for 100,000 rows of the 15 Adult columns) and waits for the destination before asking for
- * the next batch. Parquet holds the decoded batches of the row group being filled, that row
- * group's bytes (1.5 MB for 100,000 rows of Adult) and buffers of one column chunk reused from
- * column to column. Measured numbers: docs/formats.md.
+ * Memory: CSV holds one decoded batch and, to a path, a chunk of about 1 MiB reused for the whole
+ * file (a stream gets each batch's bytes in fresh memory). Arrow holds one decoded batch and its
+ * Arrow copy (about 16 MB for 100,000 rows of the 15 Adult columns) and waits for the destination
+ * before asking for the next batch. Parquet holds the decoded batches of the row group being
+ * filled, that row group's bytes (1.5 MB for 100,000 rows of Adult) and buffers of one column
+ * chunk reused from column to column. Batches from `Synthesizer` (the CLI's) take their typed
+ * arrays from one pool per sample (`../client/array-pool`) and give them back once written
+ * (`DecodedBatch.release`), so a long sample touches the same memory batch after batch. Measured
+ * numbers: docs/formats.md.
  *
  * Binary formats go to streams (stdout) as well as files: both writers write front to back and
  * never seek.
