@@ -45,8 +45,9 @@ import type { FilterBuild, NearCopyFilter } from "../privacy/filter";
 import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
 
 // What only fitting, the near-copy filter or seeded and conditioned generation use is loaded on
-// their first call, not by every `synthd sample` (the table reader and analysis, the filter,
-// seed tables: about 40 modules, a tenth of the CLI's fixed CPU; docs/formats.md "Seventh round").
+// their first call, not by every `synthd sample` (the table reader and analysis, the filter, seed
+// tables; with the SDK's other modules loaded on first use, 24-31 fewer modules and about 0.05-0.07
+// core-s less per `synthd sample`: docs/formats.md "Seventh round").
 /** `../metadata/metadata` (table analysis). */
 function analysis(): typeof import("../metadata/metadata") {
   return require("../metadata/metadata");
