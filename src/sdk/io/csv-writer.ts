@@ -121,9 +121,9 @@ function writeSmall(buf: Uint8Array, p: number, x: number): number {
 
 /**
  * Integer columns whose values span at most this many integers are written as a code book of
- * their texts (four bytes at a time from prepared words) instead of digit by digit. Adult's age,
- * hours per week and capital loss qualify (74, 99 and 4,357 values); fnlwgt and capital gain do
- * not.
+ * their texts (four bytes at a time from prepared words) instead of digit by digit. Adult's age
+ * and hours per week qualify (74 and 99 values); capital loss (0..4,356) only in a batch without
+ * its largest values; fnlwgt and capital gain do not. Decided per batch from its values.
  */
 const SMALL_INT_SPAN = 4096;
 
@@ -245,7 +245,7 @@ function layoutOf(batch: DecodedBatch, into: CsvBuffers | undefined): RowLayout 
  * Writes rows r, r + 1, ... of `layout` at `buf[0..]` while a whole row of the widest kind still
  * fits; returns the next row and the bytes written.
  */
-function writeRows(layout: RowLayout, buf: Uint8Array, view: DataView, r: number): [number, number] {
+function writeRows(layout: RowLayout, buf: Buffer, view: DataView, r: number): [number, number] {
   const { n, kind, index, start, words, wordStart, values, blank, fields, rowBound } = layout;
   const m = kind.length;
   const limit = buf.length - rowBound;
@@ -265,7 +265,7 @@ function writeRows(layout: RowLayout, buf: Uint8Array, view: DataView, r: number
       } else if (k === DIGITS) {
         const b = blank[f];
         if (b === null || b[r] === 0) p = writeInteger(buf, p, values[f]![r]);
-      } else p += (buf as Buffer).write(fields[f]![r], p, "utf8");
+      } else p += buf.write(fields[f]![r], p, "utf8");
       buf[p++] = f === m - 1 ? NEWLINE : COMMA;
     }
   }
