@@ -13,12 +13,16 @@ import { join } from "node:path";
 import { stringify } from "csv-stringify/sync";
 import { Decoder, analyzeTable, type Analysis } from "../src/sdk";
 import { DecodedBatch, type DecodedColumn } from "../src/sdk/generate/batch";
-import { CsvBuffers, csvChunks, csvHeader, csvRecords } from "../src/sdk/io/csv-writer";
+import { CsvBuffers, csvChunks, csvHeader, csvRecords, defaultCsvRowLoop, type CsvRowLoop } from "../src/sdk/io/csv-writer";
+import { nativeExport } from "../src/model/compute/native";
 import { ArrayPool } from "../src/sdk/client/array-pool";
 import { mulberry32 } from "./fixtures";
 
 const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-batch-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+
+/** Both row loops of the CSV writer: the native one (the default with the addon) and the JavaScript reference. */
+const LOOPS: CsvRowLoop[] = ["native", "js"];
 
 function columnsOf(a: Analysis): Record<string, ArrayLike<number>> {
   const out: Record<string, ArrayLike<number>> = {};
@@ -53,8 +57,10 @@ test("decodeBatch holds the cells decode writes: pooled draws, integer and decim
     assert.equal(kinds[a.columns.indexOf("cat")], "dict");
     assert.equal(kinds[a.columns.indexOf("big")], "int");
     // The CSV of the batch is csv-stringify's of the rows (quotes, commas, blanks, negative numbers).
-    const csv = Buffer.concat([csvHeader(batch.columns), csvRecords(batch)]);
-    assert.ok(csv.equals(reference(table.columns, table.rows)));
+    for (const loop of LOOPS) {
+      const csv = Buffer.concat([csvHeader(batch.columns), csvRecords(batch, undefined, loop)]);
+      assert.ok(csv.equals(reference(table.columns, table.rows)), loop);
+    }
   }
 });
 
@@ -83,7 +89,7 @@ test("set rewrites a cell in every column form and the batch still reads and wri
   assert.deepEqual(b.toTable().rows, rows);
   assert.equal(b.cells[1].kind, "text");
   assert.equal(b.cells[2].kind, "int");
-  assert.ok(Buffer.concat([csvHeader(b.columns), csvRecords(b)]).equals(reference(b.columns, rows)));
+  for (const loop of LOOPS) assert.ok(Buffer.concat([csvHeader(b.columns), csvRecords(b, undefined, loop)]).equals(reference(b.columns, rows)), loop);
 });
 
 test("the CSV writer quotes as csv-stringify: quotes, commas, newlines, a lone carriage return, non-ASCII, big integers", () => {
@@ -97,8 +103,10 @@ test("the CSV writer quotes as csv-stringify: quotes, commas, newlines, a lone c
   ];
   const columns = ["dict, col", 'quo"te', "int", "huge"];
   const b = new DecodedBatch(columns, cells, n);
-  const out = Buffer.concat([csvHeader(columns), csvRecords(b)]);
-  assert.ok(out.equals(reference(columns, b.toTable().rows)), out.toString());
+  for (const loop of LOOPS) {
+    const out = Buffer.concat([csvHeader(columns), csvRecords(b, undefined, loop)]);
+    assert.ok(out.equals(reference(columns, b.toTable().rows)), `${loop}: ${out.toString()}`);
+  }
 });
 
 test("the CSV writer's word copies and digit tables: random fields of every length and integers around each power of ten, as csv-stringify writes them", () => {
@@ -113,8 +121,7 @@ test("the CSV writer's word copies and digit tables: random fields of every leng
   const cells = [dict(), dict(), int(), dict(), int(), dict(), dict(), dict()];
   const columns = cells.map((_, j) => `c${j}`);
   const b = new DecodedBatch(columns, cells, n);
-  const out = Buffer.concat([csvHeader(columns), csvRecords(b)]);
-  assert.ok(out.equals(reference(columns, b.toTable().rows)));
+  for (const loop of LOOPS) assert.ok(Buffer.concat([csvHeader(columns), csvRecords(b, undefined, loop)]).equals(reference(columns, b.toTable().rows)), loop);
 });
 
 test("setMany gives the cells and dictionaries of set per row, in every column form", () => {
@@ -237,10 +244,12 @@ test("integer columns: a small span is written from a code book of its texts, a 
   );
   const table = batch.toTable();
   const expected = reference(table.columns, table.rows);
-  assert.ok(Buffer.concat([csvHeader(batch.columns), csvRecords(batch)]).equals(expected));
-  const buffers = new CsvBuffers();
-  csvRecords(batch, buffers);
-  assert.ok(Buffer.concat([csvHeader(batch.columns), csvRecords(batch, buffers)]).equals(expected), "with reused memory too");
+  for (const loop of LOOPS) {
+    assert.ok(Buffer.concat([csvHeader(batch.columns), csvRecords(batch, undefined, loop)]).equals(expected), loop);
+    const buffers = new CsvBuffers();
+    csvRecords(batch, buffers, loop);
+    assert.ok(Buffer.concat([csvHeader(batch.columns), csvRecords(batch, buffers, loop)]).equals(expected), `${loop}, with reused memory too`);
+  }
 });
 
 test("csvChunks: a batch of several MiB comes in chunks of at most about 1 MiB whose bytes together are csvRecords'", () => {
@@ -259,15 +268,81 @@ test("csvChunks: a batch of several MiB comes in chunks of at most about 1 MiB w
     ],
     n,
   );
-  const whole = Buffer.from(csvRecords(batch));
-  const buffers = new CsvBuffers();
-  const chunks: Buffer[] = [];
-  for (const c of csvChunks(batch, buffers)) {
-    assert.ok(c.length <= 1 << 20, "at most 1 MiB");
-    chunks.push(Buffer.from(c)); // copied before the next is asked for: it is written over this one
-  }
-  assert.ok(chunks.length >= 3, `several chunks (${chunks.length})`);
-  assert.ok(Buffer.concat(chunks).equals(whole));
   const table = batch.toTable();
-  assert.ok(Buffer.concat([csvHeader(batch.columns), whole]).equals(reference(table.columns, table.rows)), "csv-stringify's bytes");
+  const expected = reference(table.columns, table.rows);
+  for (const loop of LOOPS) {
+    const whole = Buffer.from(csvRecords(batch, undefined, loop));
+    const buffers = new CsvBuffers();
+    const chunks: Buffer[] = [];
+    for (const c of csvChunks(batch, buffers, loop)) {
+      assert.ok(c.length <= 1 << 20, "at most 1 MiB");
+      chunks.push(Buffer.from(c)); // copied before the next is asked for: it is written over this one
+    }
+    assert.ok(chunks.length >= 3, `${loop}: several chunks (${chunks.length})`);
+    assert.ok(Buffer.concat(chunks).equals(whole), loop);
+    assert.ok(Buffer.concat([csvHeader(batch.columns), whole]).equals(expected), `${loop}: csv-stringify's bytes`);
+  }
+});
+
+test("the native row loop is the default where the addon is loaded, and writes the JavaScript loop's bytes where an integer column turns into text mid-batch and a record outgrows a chunk", () => {
+  assert.equal(defaultCsvRowLoop(), "native");
+  const n = 3000;
+  // An integer column whose row 1,500 holds 2^53 + 2 and row 2,000 NaN: both written as String
+  // writes them, so the column becomes text from there; a text cell of 3 MiB (more than a chunk).
+  const big = Float64Array.from({ length: n }, (_, r) => (r === 1500 ? 2 ** 53 + 2 : r === 2000 ? NaN : r * 1000 - 7));
+  const other = Float64Array.from({ length: n }, (_, r) => -r);
+  const cells = Array.from({ length: n }, (_, r) => (r === 2500 ? "y".repeat(3 << 20) : `t${r}, "x"`));
+  const batch = new DecodedBatch(
+    ["big", "other", "text"],
+    [
+      { kind: "int", values: big },
+      { kind: "int", values: other, blank: Uint8Array.from({ length: n }, (_, r) => (r % 7 === 0 ? 1 : 0)) },
+      { kind: "text", cells },
+    ],
+    n,
+  );
+  const table = batch.toTable();
+  assert.equal(table.rows[1500][0], String(2 ** 53 + 2));
+  assert.equal(table.rows[2000][0], "NaN");
+  const expected = Buffer.concat([csvHeader(batch.columns), Buffer.from(stringify(table.rows, { record_delimiter: "\n" }), "utf8")]);
+  for (const loop of LOOPS) {
+    assert.ok(Buffer.concat([csvHeader(batch.columns), csvRecords(batch, undefined, loop)]).equals(expected), `${loop}: records`);
+    const buffers = new CsvBuffers();
+    const chunks = Array.from(csvChunks(batch, buffers, loop), (c) => Buffer.from(c));
+    assert.ok(Buffer.concat([csvHeader(batch.columns), ...chunks]).equals(expected), `${loop}: chunks`);
+  }
+});
+
+test("the native row loop rejects bad arguments with TypeError or RangeError, never a crash", () => {
+  type Rows = (...args: unknown[]) => [number, number, number];
+  const rows = nativeExport<Rows>("csvRows");
+  assert.ok(rows, "the addon exports csvRows");
+  const out = new Uint8Array(64);
+  const dictArgs = (index: Int32Array, start: Int32Array, n: number): unknown[] => [
+    Uint8Array.of(1),
+    [index],
+    [Buffer.from("ab")],
+    [start],
+    [null],
+    [null],
+    n,
+    0,
+    out,
+  ];
+  assert.deepEqual(rows(...dictArgs(Int32Array.of(0, 1, 0), Int32Array.of(0, 1, 2), 3)), [3, 6, -1]);
+  assert.equal(Buffer.from(out.subarray(0, 6)).toString(), "a\nb\na\n");
+  assert.throws(() => rows(...dictArgs(Int32Array.of(0, 2), Int32Array.of(0, 1, 2), 2)), RangeError, "an index past the entries");
+  assert.throws(() => rows(...dictArgs(Int32Array.of(-1), Int32Array.of(0, 1, 2), 1)), RangeError, "a negative index");
+  assert.throws(() => rows(...dictArgs(Int32Array.of(0), Int32Array.of(0, 9, 2), 1)), RangeError, "an entry past the bytes");
+  assert.throws(() => rows(...dictArgs(Int32Array.of(1), Int32Array.of(0, 2, 1), 1)), RangeError, "an entry ending before it starts");
+  assert.throws(() => rows(...dictArgs(Int32Array.of(0), Int32Array.of(0, 1), 2)), RangeError, "an index shorter than n");
+  assert.throws(() => rows(Uint8Array.of(0), [null], [null], [null], [new Float64Array(1)], [null], 2, 0, out), RangeError, "values shorter than n");
+  assert.throws(() => rows(Uint8Array.of(0), [null], [null], [null], [new Int32Array(2)], [null], 2, 0, out), TypeError, "values not a Float64Array");
+  assert.throws(() => rows(Uint8Array.of(0), [null], [null], [null], [new Float64Array(2)], [null], 2, 3, out), RangeError, "from past n");
+  assert.throws(() => rows(Uint8Array.of(0, 0), [null], [null], [null], [new Float64Array(2)], [null], 2, 0, out), RangeError, "lists shorter than the columns");
+  assert.throws(() => rows("x"), TypeError);
+  // A non-safe integer stops before its row and names its column; a record that does not fit is not written.
+  assert.deepEqual(rows(Uint8Array.of(0), [null], [null], [null], [Float64Array.of(5, 1e300, 6)], [null], 3, 0, out), [1, 2, 0]);
+  assert.deepEqual(rows(Uint8Array.of(0), [null], [null], [null], [Float64Array.of(-0, 12)], [null], 2, 0, new Uint8Array(19)), [1, 2, -1]);
+  assert.deepEqual(rows(Uint8Array.of(0), [null], [null], [null], [Float64Array.of(-0, 12)], [null], 2, 0, new Uint8Array(20)), [2, 5, -1]);
 });

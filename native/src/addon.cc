@@ -12,6 +12,7 @@
 //   fillDraws, zigguratTables, log: a generate request's latents and uniforms (draws_binding.cc)
 //   mixtureAccumulate: seeded generation's deterministic-mixture update (mixture_binding.cc)
 //   repairScores: the calibration pool's rule repair, its scoring half (repair_binding.cc)
+//   csvRows: the SDK's CSV records of decoded columns (csv_rows_binding.cc)
 //
 // The validation rules and their messages match `checkSampleArgs` in src/model/sampling.ts, which
 // the JavaScript fallback runs, so both compute paths reject the same inputs with the same errors.
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "calibrate_binding.h"
+#include "csv_rows_binding.h"
 #include "draws_binding.h"
 #include "mixture_binding.h"
 #include "repair_binding.h"
@@ -193,6 +195,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   synthd::draws::RegisterDrawBindings(env, exports);  // fillDraws, zigguratTables, log
   synthd::mixture::RegisterMixtureBindings(env, exports);  // mixtureAccumulate (conditional.ts)
   synthd::repair::RegisterRepairBindings(env, exports);  // repairScores (rule-repair.ts)
+  synthd::csv::RegisterCsvBindings(env, exports);  // csvRows (sdk/io/csv-writer.ts)
   return exports;
 }
 

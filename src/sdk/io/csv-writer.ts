@@ -16,9 +16,17 @@
  * loop over the rows and, inside it, over the columns, reading each column's arrays (no call per
  * cell), into a buffer that holds at least one row of the widest kind: a whole batch
  * ({@link csvRecords}) or a reused chunk written out whenever it is full ({@link csvChunks}).
- * `test/sdk-batch.test.ts` checks the bytes against csv-stringify's on awkward text.
+ *
+ * That row loop ({@link writeRows}) is the reference and the fallback. Where the compute core's
+ * addon is loaded, the records are written by its `csvRows` (native/src/csv_rows.cc) from the same
+ * prepared fields: a code book's bytes and the batch's indices, a text column's fields encoded
+ * once per batch, integers as their digits. On Adult it writes a batch about four times faster
+ * (docs/formats.md "Eighth round"): in JavaScript each cell costs several typed-array loads with
+ * their checks and a data-dependent copy loop.
+ * `test/sdk-batch.test.ts` checks both loops' bytes against csv-stringify's on awkward text.
  */
 import type { DecodedBatch, DecodedColumn } from "../generate/batch";
+import { nativeExport } from "../../model/compute/native";
 
 const QUOTE_NEEDED = /[",\n]/;
 const QUOTES = /"/g;
@@ -181,6 +189,8 @@ interface RowLayout {
   fields: (string[] | null)[];
   /** The most bytes one row can take: each column's longest field and its separator, and 3 bytes a padded word may write past the end. */
   rowBound: number;
+  /** The most bytes all rows take, plus {@link rowBound} (the room `writeRows` asks for past the last row). */
+  totalBound: number;
 }
 
 /** Most bytes of a safe integer's digits with its sign. */
@@ -200,6 +210,7 @@ function layoutOf(batch: DecodedBatch, into: CsvBuffers | undefined): RowLayout 
     blank: new Array(m).fill(null),
     fields: new Array(m).fill(null),
     rowBound: m + 3,
+    totalBound: 0,
   };
   const asWords = (f: number, dict: readonly string[], index: Int32Array): void => {
     const fb = fieldBytes(dict);
@@ -237,7 +248,11 @@ function layoutOf(batch: DecodedBatch, into: CsvBuffers | undefined): RowLayout 
     out.kind[f] = TEXT;
     out.fields[f] = fields;
     out.rowBound += 3 * longest; // UTF-8: at most 3 bytes per UTF-16 code unit
+    let total = 0;
+    for (const field of fields) total += 3 * field.length;
+    out.totalBound += total - 3 * longest * n; // the text's own bytes, not n times its longest (added below)
   });
+  out.totalBound += n * out.rowBound + out.rowBound;
   return out;
 }
 
@@ -294,49 +309,257 @@ export class CsvBuffers {
     return this.bytes;
   }
 
+  /** Per column, the UTF-8 fields and their offsets of a text column (the native writer's entries). */
+  private readonly texts: Buffer[] = [];
+  private readonly starts: Int32Array[] = [];
+
   /** Column f's index array: `n` entries to be overwritten. */
   takeIndex(f: number, n: number): Int32Array {
     if ((this.indices[f]?.length ?? 0) < n) this.indices[f] = new Int32Array(n + (n >> 2));
     return this.indices[f].subarray(0, n);
   }
+
+  /** Column f's text bytes: at least `size` bytes to be overwritten. */
+  takeText(f: number, size: number): Buffer {
+    if ((this.texts[f]?.length ?? 0) < size) this.texts[f] = Buffer.allocUnsafe(size + (size >> 2));
+    return this.texts[f];
+  }
+
+  /** Column f's text offsets: `n` entries to be overwritten. */
+  takeStart(f: number, n: number): Int32Array {
+    if ((this.starts[f]?.length ?? 0) < n) this.starts[f] = new Int32Array(n + (n >> 2));
+    return this.starts[f].subarray(0, n);
+  }
+}
+
+/**
+ * Which row loop writes the bytes: `native`, the compute core's `csvRows` (native/src/csv_rows.cc,
+ * about ten times this module's loop on Adult, docs/formats.md "Eighth round"), used whenever the
+ * addon is loaded; `js`, {@link writeRows}, the reference and the fallback. Both write the same
+ * bytes (`test/sdk-batch.test.ts`).
+ */
+export type CsvRowLoop = "native" | "js";
+
+/** The native row loop's signature (native/src/csv_rows_binding.cc). */
+type CsvRowsFn = (
+  entries: Uint8Array,
+  index: (Int32Array | null)[],
+  bytes: (Uint8Array | null)[],
+  start: (Int32Array | null)[],
+  values: (Float64Array | null)[],
+  blank: (Uint8Array | null)[],
+  n: number,
+  from: number,
+  out: Uint8Array,
+) => [number, number, number];
+
+let nativeRows: CsvRowsFn | null | undefined;
+
+/** The native row loop, or undefined without the addon (loaded on first use; `SYNTHD_DISABLE_NATIVE=1` turns it off). */
+function nativeCsvRows(): CsvRowsFn | undefined {
+  if (nativeRows === undefined) nativeRows = nativeExport<CsvRowsFn>("csvRows") ?? null;
+  return nativeRows ?? undefined;
+}
+
+/** The row loop {@link csvRecords} and {@link csvChunks} use when not told: `native` where the addon is loaded. */
+export function defaultCsvRowLoop(): CsvRowLoop {
+  return nativeCsvRows() !== undefined ? "native" : "js";
+}
+
+/**
+ * A batch's columns as the native row loop reads them: per column either ready-made fields
+ * (`entries[f]` 1: a code book's prepared bytes with the batch's indices, or a text column's fields
+ * encoded once per batch, index null) or integers (values, blank).
+ */
+interface EntryLayout {
+  entries: Uint8Array;
+  index: (Int32Array | null)[];
+  bytes: (Uint8Array | null)[];
+  start: (Int32Array | null)[];
+  values: (Float64Array | null)[];
+  blank: (Uint8Array | null)[];
+  /** Per column, its longest field in bytes (integers: {@link INTEGER_BYTES}). */
+  longest: Int32Array;
+}
+
+/** The CSV fields of `text(r)`, r < n, in UTF-8 one after another: field r is `bytes[start[r] .. start[r + 1])`. */
+function encodeFields(n: number, text: (r: number) => string, into: CsvBuffers | undefined, f: number): { bytes: Buffer; start: Int32Array; longest: number } {
+  const start = into !== undefined ? into.takeStart(f, n + 1) : new Int32Array(n + 1);
+  let bytes = into !== undefined ? into.takeText(f, 16 * n) : Buffer.allocUnsafe(16 * n);
+  let p = 0;
+  let longest = 0;
+  start[0] = 0;
+  for (let r = 0; r < n; r++) {
+    const field = csvField(text(r));
+    const most = 3 * field.length; // UTF-8: at most 3 bytes per UTF-16 code unit
+    if (p + most > bytes.length) {
+      const grown = into !== undefined ? into.takeText(f, 2 * (p + most)) : Buffer.allocUnsafe(2 * (p + most));
+      if (grown !== bytes) bytes.copy(grown, 0, 0, p);
+      bytes = grown;
+    }
+    const w = bytes.write(field, p, "utf8");
+    p += w;
+    start[r + 1] = p;
+    if (w > longest) longest = w;
+  }
+  return { bytes, start, longest };
+}
+
+function entryLayoutOf(batch: DecodedBatch, into: CsvBuffers | undefined): EntryLayout {
+  const m = batch.cells.length;
+  const out: EntryLayout = {
+    entries: new Uint8Array(m),
+    index: new Array(m).fill(null),
+    bytes: new Array(m).fill(null),
+    start: new Array(m).fill(null),
+    values: new Array(m).fill(null),
+    blank: new Array(m).fill(null),
+    longest: new Int32Array(m),
+  };
+  batch.cells.forEach((col: DecodedColumn, f) => {
+    if (col.kind === "dict") {
+      const fb = fieldBytes(col.dict);
+      out.entries[f] = 1;
+      out.index[f] = col.index;
+      out.bytes[f] = fb.bytes;
+      out.start[f] = fb.start;
+      out.longest[f] = fb.longest;
+    } else if (col.kind === "int") {
+      out.values[f] = col.values;
+      out.blank[f] = col.blank ?? null;
+      out.longest[f] = INTEGER_BYTES;
+    } else asText(out, batch, f, into);
+  });
+  return out;
+}
+
+/** Makes column f of `layout` the batch's cells as encoded text fields (text columns, and integers beyond 2^53). */
+function asText(layout: EntryLayout, batch: DecodedBatch, f: number, into: CsvBuffers | undefined): void {
+  const col = batch.cells[f];
+  const text =
+    col.kind === "text"
+      ? (r: number) => col.cells[r]
+      : col.kind === "int"
+        ? (r: number) => (col.blank !== undefined && col.blank[r] === 1 ? "" : String(col.values[r]))
+        : (r: number) => col.dict[col.index[r]];
+  const { bytes, start, longest } = encodeFields(batch.length, text, into, f);
+  layout.entries[f] = 1;
+  layout.index[f] = null;
+  layout.bytes[f] = bytes;
+  layout.start[f] = start;
+  layout.values[f] = null;
+  layout.blank[f] = null;
+  layout.longest[f] = longest;
+}
+
+/** The most bytes all `n` records of `layout` take: each column's fields (a text column's own bytes) and the separators. */
+function totalBound(layout: EntryLayout, n: number): number {
+  let b = n * layout.longest.length;
+  layout.longest.forEach((longest, f) => {
+    const start = layout.start[f];
+    b += layout.entries[f] === 1 && layout.index[f] === null && start !== null ? start[n] : n * longest;
+  });
+  return b;
+}
+
+/** The most bytes one record of `layout` takes: its fields and separators. */
+function recordBound(layout: EntryLayout): number {
+  let b = layout.longest.length;
+  for (const x of layout.longest) b += x;
+  return b;
+}
+
+/**
+ * Writes records from row `from` of `batch` at `buf[0..]` with the native loop while a whole
+ * record fits, turning an integer column that holds a value beyond 2^53 into text (as String
+ * writes it) on the way; returns the next row (`from` when not one more record fits) and the
+ * bytes written.
+ */
+function nativeRowsInto(rows: CsvRowsFn, layout: EntryLayout, batch: DecodedBatch, into: CsvBuffers | undefined, buf: Buffer, from: number): [number, number] {
+  for (;;) {
+    const [next, bytes, bad] = rows(layout.entries, layout.index, layout.bytes, layout.start, layout.values, layout.blank, batch.length, from, buf);
+    if (bad >= 0 && next === from) asText(layout, batch, bad, into);
+    else return [next, bytes];
+  }
+}
+
+/** A batch's records as either loop writes them. */
+interface RowWriter {
+  /** The most bytes one record takes (and the room the loop asks for). */
+  record(): number;
+  /** The most bytes all records take, with the room the loop asks for past the last one. */
+  total(): number;
+  /** Writes records from row `from` at `buf[0..]` while they fit; returns the next row and the bytes written. */
+  write(buf: Buffer, from: number): [number, number];
+}
+
+function rowWriter(batch: DecodedBatch, into: CsvBuffers | undefined, loop: CsvRowLoop): RowWriter {
+  const rows = loop === "native" ? nativeCsvRows() : undefined;
+  if (rows !== undefined) {
+    const layout = entryLayoutOf(batch, into);
+    return {
+      record: () => recordBound(layout),
+      total: () => totalBound(layout, batch.length),
+      write: (buf, from) => nativeRowsInto(rows, layout, batch, into, buf, from),
+    };
+  }
+  const layout = layoutOf(batch, into);
+  return {
+    record: () => layout.rowBound,
+    total: () => layout.totalBound,
+    write: (buf, from) => writeRows(layout, buf, new DataView(buf.buffer, buf.byteOffset, buf.byteLength), from),
+  };
 }
 
 /**
  * The CSV records of `batch` (no header), each ending in `\n`, as one buffer.
  * @param into memory to write in (see {@link CsvBuffers}); without it, fresh memory the caller owns.
+ * @param loop the row loop ({@link CsvRowLoop}); by default the native one where the addon is loaded.
  * @returns the bytes; empty for a batch of no rows. With `into`, a view of its memory, valid until
  *   the next call with it.
  */
-export function csvRecords(batch: DecodedBatch, into?: CsvBuffers): Buffer {
+export function csvRecords(batch: DecodedBatch, into?: CsvBuffers, loop: CsvRowLoop = defaultCsvRowLoop()): Buffer {
   const n = batch.length;
   if (n === 0) return Buffer.alloc(0);
   if (batch.cells.length === 0) return Buffer.alloc(n, NEWLINE);
-  const layout = layoutOf(batch, into);
-  const size = n * layout.rowBound;
-  const buf = into !== undefined ? into.take(size) : Buffer.allocUnsafe(size);
-  const [, end] = writeRows(layout, buf, new DataView(buf.buffer, buf.byteOffset, buf.byteLength), 0);
+  const w = rowWriter(batch, into, loop);
+  let buf: Buffer = Buffer.alloc(0);
+  let end = 0;
+  for (let r = 0; r < n; ) {
+    // Room for every record: one call writes them all, unless an integer column turns into text
+    // on the way (its bound grows), and then the next call the rest.
+    if (buf.length < w.total()) {
+      const grown = into !== undefined ? into.take(w.total()) : Buffer.allocUnsafe(w.total());
+      if (grown !== buf) buf.copy(grown, 0, 0, end);
+      buf = grown;
+    }
+    const [next, bytes] = w.write(buf.subarray(end), r);
+    r = next;
+    end += bytes;
+  }
   return buf.subarray(0, end);
 }
 
 /**
- * {@link csvRecords} in chunks of about 1 MiB written into the same memory of `into`: each chunk
- * must be read (written out, the write awaited) before the next is asked for.
+ * {@link csvRecords} in chunks of about 1 MiB (or two records, where a record is longer) written
+ * into the same memory of `into`: each chunk must be read (written out, the write awaited) before
+ * the next is asked for.
+ * @param loop the row loop ({@link CsvRowLoop}); by default the native one where the addon is loaded.
  * @returns the chunks in order; their bytes together are `csvRecords(batch)`'s.
  */
-export function* csvChunks(batch: DecodedBatch, into: CsvBuffers): Generator<Buffer> {
+export function* csvChunks(batch: DecodedBatch, into: CsvBuffers, loop: CsvRowLoop = defaultCsvRowLoop()): Generator<Buffer> {
   const n = batch.length;
   if (n === 0) return;
   if (batch.cells.length === 0) {
     yield Buffer.alloc(n, NEWLINE);
     return;
   }
-  const layout = layoutOf(batch, into);
-  const size = Math.max(CHUNK_BYTES, 2 * layout.rowBound);
-  const buf = into.take(size).subarray(0, size);
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const w = rowWriter(batch, into, loop);
   for (let r = 0; r < n; ) {
-    const [next, end] = writeRows(layout, buf, view, r);
-    r = next;
-    yield buf.subarray(0, end);
+    const size = Math.max(CHUNK_BYTES, 2 * w.record());
+    const buf = into.take(size).subarray(0, size);
+    const [next, end] = w.write(buf, r);
+    if (end > 0) yield buf.subarray(0, end);
+    r = next; // no rows only where a column turned into text and its record did not fit: the next size fits it
   }
 }
