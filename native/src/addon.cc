@@ -13,6 +13,7 @@
 //   mixtureAccumulate: seeded generation's deterministic-mixture update (mixture_binding.cc)
 //   repairScores: the calibration pool's rule repair, its scoring half (repair_binding.cc)
 //   csvRows: the SDK's CSV records of decoded columns (csv_rows_binding.cc)
+//   latticeValues, int64Halves: the SDK decoder's per-row loops (decode_loops_binding.cc)
 //
 // The validation rules and their messages match `checkSampleArgs` in src/model/sampling.ts, which
 // the JavaScript fallback runs, so both compute paths reject the same inputs with the same errors.
@@ -28,6 +29,7 @@
 
 #include "calibrate_binding.h"
 #include "csv_rows_binding.h"
+#include "decode_loops_binding.h"
 #include "draws_binding.h"
 #include "mixture_binding.h"
 #include "repair_binding.h"
@@ -196,6 +198,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   synthd::mixture::RegisterMixtureBindings(env, exports);  // mixtureAccumulate (conditional.ts)
   synthd::repair::RegisterRepairBindings(env, exports);  // repairScores (rule-repair.ts)
   synthd::csv::RegisterCsvBindings(env, exports);  // csvRows (sdk/io/csv-writer.ts)
+  synthd::decode::RegisterDecodeBindings(env, exports);  // latticeValues, int64Halves (sdk/columns/bins.ts, sdk/io/typed.ts)
   return exports;
 }
 

@@ -18,6 +18,7 @@
  */
 import type { ColumnStats } from "../../contract";
 import type { Rng } from "../generate/sfc32";
+import { nativeLoops } from "../native-loops";
 import { badCode, inRange, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder, type ValueRange } from "./common";
 
 let simpleStatistics: typeof import("simple-statistics") | undefined;
@@ -332,7 +333,14 @@ export function binDecoder(
     const n = col.length;
     const values = arrays !== undefined ? arrays.float64(n) : new Float64Array(n);
     const blank = arrays !== undefined ? arrays.uint8(n) : new Uint8Array(n);
-    const status = latticeValues(col, missingCode, nb, edges, points!.first, points!.last, exact!.unit!, rng, values, blank);
+    const native = nativeLoops().latticeValues;
+    let status: number;
+    if (native !== undefined && col instanceof Int32Array) {
+      const state = new Int32Array(4);
+      rng.saveState(state);
+      status = native(col, missingCode, nb, edges, points!.first, points!.last, exact!.unit!, state, values, blank);
+      rng.loadState(state);
+    } else status = latticeValues(col, missingCode, nb, edges, points!.first, points!.last, exact!.unit!, rng, values, blank);
     if (status < 0) return badCode(f, Number(col[-status - 1]), K);
     if (status > 0) return { kind: "int", values, blank };
     arrays?.give([blank]);
@@ -386,10 +394,11 @@ export function binDecoder(
  * the missing code. A separate function of typed arrays and numbers, no call per row (a lattice's
  * `value` is another closure per column, which made this loop's call site polymorphic and its
  * optimized code thrown away at each new column), so its optimized code is kept between columns and
- * batches.
+ * batches. The compute core's `latticeValues` (`../native-loops`) is its twin, used for Int32Array
+ * codes where the addon is loaded; exported for the test that holds the two equal.
  * @returns the number of blank rows, or -(r + 1) for the first row r whose code is out of range.
  */
-function latticeValues(
+export function latticeValues(
   col: ArrayLike<number>,
   missingCode: number | undefined,
   nb: number,

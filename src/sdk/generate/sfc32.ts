@@ -57,6 +57,22 @@ export class Rng {
     for (let i = 0; i < 12; i++) this.u32();
   }
 
+  /** Writes the stream's four 32-bit words into `into[0..3]` (for the compute core's twin of a loop, `../native-loops`). */
+  saveState(into: Int32Array): void {
+    into[0] = this.a;
+    into[1] = this.b;
+    into[2] = this.c;
+    into[3] = this.d;
+  }
+
+  /** Continues the stream from the words {@link saveState} wrote (and a native loop advanced). */
+  loadState(from: Int32Array): void {
+    this.a = from[0];
+    this.b = from[1];
+    this.c = from[2];
+    this.d = from[3];
+  }
+
   /** Next unsigned 32-bit integer. */
   u32(): number {
     const t = (((this.a + this.b) | 0) + this.d) | 0;

@@ -26,7 +26,7 @@
  * `test/sdk-batch.test.ts` checks both loops' bytes against csv-stringify's on awkward text.
  */
 import type { DecodedBatch, DecodedColumn } from "../generate/batch";
-import { nativeExport } from "../../model/compute/native";
+import { nativeLoops, type CsvRowsFn } from "../native-loops";
 
 const QUOTE_NEEDED = /[",\n]/;
 const QUOTES = /"/g;
@@ -340,25 +340,9 @@ export class CsvBuffers {
  */
 export type CsvRowLoop = "native" | "js";
 
-/** The native row loop's signature (native/src/csv_rows_binding.cc). */
-type CsvRowsFn = (
-  entries: Uint8Array,
-  index: (Int32Array | null)[],
-  bytes: (Uint8Array | null)[],
-  start: (Int32Array | null)[],
-  values: (Float64Array | null)[],
-  blank: (Uint8Array | null)[],
-  n: number,
-  from: number,
-  out: Uint8Array,
-) => [number, number, number];
-
-let nativeRows: CsvRowsFn | null | undefined;
-
 /** The native row loop, or undefined without the addon (loaded on first use; `SYNTHD_DISABLE_NATIVE=1` turns it off). */
 function nativeCsvRows(): CsvRowsFn | undefined {
-  if (nativeRows === undefined) nativeRows = nativeExport<CsvRowsFn>("csvRows") ?? null;
-  return nativeRows ?? undefined;
+  return nativeLoops().csvRows;
 }
 
 /** The row loop {@link csvRecords} and {@link csvChunks} use when not told: `native` where the addon is loaded. */

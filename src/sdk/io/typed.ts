@@ -41,6 +41,7 @@ import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType } from
 import type { EncodedSeed, SeedRows } from "../generate/seeded-request";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
 import type { ArrayPool } from "../client/array-pool";
+import { nativeLoops } from "../native-loops";
 
 export type { ColumnType };
 // The rules (`./rules/check`, `./rules/enforce`) read datetime text with the typed reader from here.
@@ -327,9 +328,11 @@ function utf8Gather(index: Int32Array, start: Int32Array, bytes: Uint8Array, dat
 
 /**
  * Writes each value's two 32-bit halves into `halves` (little-endian 64-bit slots), 0 for a blank
- * row; returns false at the first value that is not a safe integer.
+ * row; returns false at the first value that is not a safe integer. The compute core's
+ * `int64Halves` (`../native-loops`) is its twin, used where the addon is loaded; exported for the
+ * test that holds the two equal.
  */
-function int64Halves(values: Float64Array, blank: Uint8Array | undefined, halves: Int32Array): boolean {
+export function int64Halves(values: Float64Array, blank: Uint8Array | undefined, halves: Int32Array): boolean {
   for (let r = 0; r < values.length; r++) {
     if (blank !== undefined && blank[r] === 1) {
       halves[2 * r] = 0;
@@ -431,7 +434,8 @@ function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly Ty
 function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined, pool: ArrayPool | undefined): Data | undefined {
   const n = values.length;
   const data = pool?.bigint64(n) ?? new BigInt64Array(n);
-  if (!int64Halves(values, blank, new Int32Array(data.buffer, data.byteOffset, 2 * n))) {
+  const halves = new Int32Array(data.buffer, data.byteOffset, 2 * n);
+  if (!(nativeLoops().int64Halves ?? int64Halves)(values, blank, halves)) {
     pool?.give([data]);
     return undefined;
   }
