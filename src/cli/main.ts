@@ -11,9 +11,8 @@
  */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { OUTPUT_EXTENSIONS, OUTPUT_FORMATS } from "../sdk/io/format-names";
-import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission/queue";
-import { parseByteSize } from "../engine/admission/budget";
-import { FORWARDED_HEADERS, TrustedProxies } from "../server/clientAddress";
+import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission/defaults";
+import { FORWARDED_HEADERS } from "../server/forwarded-headers";
 import { reportAndExit } from "./output";
 import { registerUsageCommands } from "./usage";
 import { databaseOption } from "./admin-store";
@@ -21,7 +20,8 @@ import { registerReportCommand } from "./report-command";
 
 // The commands' implementations load when one of them runs, not when the program is defined: a
 // client command does not load the server, the store and the engine, and `--help` loads neither.
-// What the definitions need (defaults, parsers, choices) comes from modules that load nothing heavy.
+// What the definitions need (defaults, choices) comes from modules that load nothing heavy; the
+// option parsers load theirs when the option is given.
 
 /**
  * Commander's action for the function `name` of the module `load` returns, loading the module when
@@ -91,7 +91,7 @@ function positive(name: string): (v: string) => number {
 function byteSize(name: string): (v: string) => number {
   return (v) => {
     try {
-      return parseByteSize(v);
+      return (require("../engine/admission/budget") as typeof import("../engine/admission/budget")).parseByteSize(v);
     } catch {
       throw new InvalidArgumentError(`${name} must be bytes or a size with a unit (512MiB, 6GiB, 8GB) or a share of the machine's memory (60%).`);
     }
@@ -104,7 +104,7 @@ function byteSize(name: string): (v: string) => number {
  */
 function trustedProxyList(v: string, previous: string[] | undefined): string[] {
   try {
-    TrustedProxies.parse(v);
+    (require("../server/clientAddress") as typeof import("../server/clientAddress")).TrustedProxies.parse(v);
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message.replace(/^--trusted-proxy: /, ""));
   }

@@ -29,11 +29,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { BlockList, isIP } from "node:net";
 
-/** Which forwarding header the trusted proxies write: `X-Forwarded-For` (de facto) or RFC 7239 `Forwarded`. */
-export type ForwardedHeader = "x-forwarded-for" | "forwarded";
-
-/** The header names {@link ForwardedHeader} accepts, as `--forwarded-header` takes them. */
-export const FORWARDED_HEADERS: readonly ForwardedHeader[] = ["x-forwarded-for", "forwarded"];
+import type { ForwardedHeader } from "./forwarded-headers";
+export { FORWARDED_HEADERS, type ForwardedHeader } from "./forwarded-headers";
 
 /**
  * The canonical text of an IP address, or undefined when `text` is not one: IPv4 in dotted
