@@ -31,6 +31,7 @@ namespace {
 
 using napi_checks::IsIntegerIn;
 using napi_checks::IsTypedArrayOf;
+using napi_checks::ReadTypedArray;
 using napi_checks::ThrowRange;
 using napi_checks::ThrowType;
 
@@ -45,8 +46,7 @@ bool IsAbsent(const Napi::Value& v) { return v.IsNull() || v.IsUndefined(); }
 
 Napi::Value CsvRows(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!IsTypedArrayOf(info[0], napi_uint8_array)) ThrowType(env, "entries must be a Uint8Array");
-  Napi::Uint8Array entries = info[0].As<Napi::Uint8Array>();
+  Napi::Uint8Array entries = ReadTypedArray<Napi::Uint8Array>(env, info[0], napi_uint8_array, "entries", "a Uint8Array");
   const size_t m = entries.ElementLength();
   Napi::Array index = ReadList(env, info[1], "index", m);
   Napi::Array bytes = ReadList(env, info[2], "bytes", m);
@@ -61,8 +61,7 @@ Napi::Value CsvRows(const Napi::CallbackInfo& info) {
     ThrowRange(env, "from must be an integer in [0, n]");
   }
   const size_t from = static_cast<size_t>(info[7].As<Napi::Number>().DoubleValue());
-  if (!IsTypedArrayOf(info[8], napi_uint8_array)) ThrowType(env, "out must be a Uint8Array");
-  Napi::Uint8Array out = info[8].As<Napi::Uint8Array>();
+  Napi::Uint8Array out = ReadTypedArray<Napi::Uint8Array>(env, info[8], napi_uint8_array, "out", "a Uint8Array");
 
   std::vector<Column> columns(m);
   for (uint32_t f = 0; f < m; ++f) {

@@ -28,15 +28,10 @@ namespace decode {
 namespace {
 
 using napi_checks::IsIntegerIn;
-using napi_checks::IsTypedArrayOf;
 using napi_checks::ThrowRange;
 using napi_checks::ThrowType;
 
-template <typename A>
-A Typed(Napi::Env env, const Napi::Value& v, napi_typedarray_type type, const char* name, const char* type_name) {
-  if (!IsTypedArrayOf(v, type)) ThrowType(env, std::string(name) + " must be a " + type_name);
-  return v.As<A>();
-}
+using napi_checks::ReadTypedArray;
 
 double NumberArg(Napi::Env env, const Napi::Value& v, const char* name) {
   if (!v.IsNumber()) ThrowType(env, std::string(name) + " must be a number");
@@ -45,7 +40,7 @@ double NumberArg(Napi::Env env, const Napi::Value& v, const char* name) {
 
 Napi::Value LatticeValuesJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  auto codes = Typed<Napi::Int32Array>(env, info[0], napi_int32_array, "codes", "Int32Array");
+  auto codes = ReadTypedArray<Napi::Int32Array>(env, info[0], napi_int32_array, "codes", "an Int32Array");
   bool has_missing = false;
   int32_t missing = 0;
   if (!info[1].IsUndefined()) {
@@ -57,13 +52,13 @@ Napi::Value LatticeValuesJs(const Napi::CallbackInfo& info) {
   const double nbd = NumberArg(env, info[2], "nb");
   if (!IsIntegerIn(nbd, 0, 2147483646.0)) ThrowRange(env, "nb must be an integer in [0, 2^31 - 2]");
   const int32_t nb = static_cast<int32_t>(nbd);
-  auto edges = Typed<Napi::Float64Array>(env, info[3], napi_float64_array, "edges", "Float64Array");
-  auto first = Typed<Napi::Float64Array>(env, info[4], napi_float64_array, "first", "Float64Array");
-  auto last = Typed<Napi::Float64Array>(env, info[5], napi_float64_array, "last", "Float64Array");
+  auto edges = ReadTypedArray<Napi::Float64Array>(env, info[3], napi_float64_array, "edges", "a Float64Array");
+  auto first = ReadTypedArray<Napi::Float64Array>(env, info[4], napi_float64_array, "first", "a Float64Array");
+  auto last = ReadTypedArray<Napi::Float64Array>(env, info[5], napi_float64_array, "last", "a Float64Array");
   const double unit = NumberArg(env, info[6], "unit");
-  auto state = Typed<Napi::Int32Array>(env, info[7], napi_int32_array, "state", "Int32Array");
-  auto values = Typed<Napi::Float64Array>(env, info[8], napi_float64_array, "values", "Float64Array");
-  auto blank = Typed<Napi::Uint8Array>(env, info[9], napi_uint8_array, "blank", "Uint8Array");
+  auto state = ReadTypedArray<Napi::Int32Array>(env, info[7], napi_int32_array, "state", "an Int32Array");
+  auto values = ReadTypedArray<Napi::Float64Array>(env, info[8], napi_float64_array, "values", "a Float64Array");
+  auto blank = ReadTypedArray<Napi::Uint8Array>(env, info[9], napi_uint8_array, "blank", "a Uint8Array");
   const size_t n = codes.ElementLength();
   const size_t k = static_cast<size_t>(nb);
   if (edges.ElementLength() < k + 1) ThrowRange(env, "edges must hold nb + 1 entries");
@@ -83,15 +78,15 @@ Napi::Value LatticeValuesJs(const Napi::CallbackInfo& info) {
 
 Napi::Value Int64HalvesJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  auto values = Typed<Napi::Float64Array>(env, info[0], napi_float64_array, "values", "Float64Array");
+  auto values = ReadTypedArray<Napi::Float64Array>(env, info[0], napi_float64_array, "values", "a Float64Array");
   const size_t n = values.ElementLength();
   const uint8_t* blank = nullptr;
   if (!info[1].IsUndefined() && !info[1].IsNull()) {
-    auto b = Typed<Napi::Uint8Array>(env, info[1], napi_uint8_array, "blank", "Uint8Array, null or undefined");
+    auto b = ReadTypedArray<Napi::Uint8Array>(env, info[1], napi_uint8_array, "blank", "a Uint8Array, null or undefined");
     if (b.ElementLength() < n) ThrowRange(env, "blank must hold one entry per value");
     blank = b.Data();
   }
-  auto halves = Typed<Napi::Int32Array>(env, info[2], napi_int32_array, "halves", "Int32Array");
+  auto halves = ReadTypedArray<Napi::Int32Array>(env, info[2], napi_int32_array, "halves", "an Int32Array");
   if (halves.ElementLength() < 2 * n) ThrowRange(env, "halves must hold two entries per value");
   return Napi::Boolean::New(env, Int64Halves(values.Data(), blank, n, halves.Data()));
 }

@@ -37,6 +37,14 @@ inline bool IsTypedArrayOf(const Napi::Value& v, napi_typedarray_type type) {
   return v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == type;
 }
 
+// `v` as the typed array A (of N-API type `type`); a TypeError "<name> must be <what>" otherwise,
+// `what` naming the type with its article ("an Int32Array", "a Float64Array").
+template <typename A>
+A ReadTypedArray(Napi::Env env, const Napi::Value& v, napi_typedarray_type type, const std::string& name, const std::string& what) {
+  if (!IsTypedArrayOf(v, type)) ThrowType(env, name + " must be " + what);
+  return v.As<A>();
+}
+
 // An integral double in [lo, hi].
 inline bool IsIntegerIn(double v, double lo, double hi) {
   return std::isfinite(v) && std::floor(v) == v && v >= lo && v <= hi;

@@ -51,8 +51,7 @@ std::vector<A> ReadArrays(Napi::Env env, const Napi::Value& v, napi_typedarray_t
 
 template <typename A>
 A ReadArray(Napi::Env env, const Napi::Value& v, napi_typedarray_type type, const std::string& name, const char* type_name) {
-  if (!IsTypedArrayOf(v, type)) ThrowType(env, name + " must be an " + type_name);
-  return v.As<A>();
+  return napi_checks::ReadTypedArray<A>(env, v, type, name, std::string("an ") + type_name);
 }
 
 Napi::Value RepairScores(const Napi::CallbackInfo& info) {
