@@ -333,8 +333,9 @@ export class CsvBuffers {
 }
 
 /**
- * Which row loop writes the bytes: `native`, the compute core's `csvRows` (native/src/csv_rows.cc,
- * about ten times this module's loop on Adult, docs/formats.md "Eighth round"), used whenever the
+ * Which row loop writes the bytes: `native`, the compute core's `csvRows` (native/src/csv_rows.cc;
+ * four to six times as fast as this module's loop on Adult batches, docs/formats.md "Eighth
+ * round"), used whenever the
  * addon is loaded; `js`, {@link writeRows}, the reference and the fallback. Both write the same
  * bytes (`test/sdk-batch.test.ts`).
  */
