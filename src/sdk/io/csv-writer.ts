@@ -335,20 +335,14 @@ export class CsvBuffers {
 /**
  * Which row loop writes the bytes: `native`, the compute core's `csvRows` (native/src/csv_rows.cc;
  * four to six times as fast as this module's loop on Adult batches, docs/formats.md "Eighth
- * round"), used whenever the
- * addon is loaded; `js`, {@link writeRows}, the reference and the fallback. Both write the same
- * bytes (`test/sdk-batch.test.ts`).
+ * round"), used whenever the addon is loaded; `js`, {@link writeRows}, the reference and the
+ * fallback. Both write the same bytes (`test/sdk-batch.test.ts`).
  */
 export type CsvRowLoop = "native" | "js";
 
-/** The native row loop, or undefined without the addon (loaded on first use; `SYNTHD_DISABLE_NATIVE=1` turns it off). */
-function nativeCsvRows(): CsvRowsFn | undefined {
-  return nativeLoops().csvRows;
-}
-
 /** The row loop {@link csvRecords} and {@link csvChunks} use when not told: `native` where the addon is loaded. */
 export function defaultCsvRowLoop(): CsvRowLoop {
-  return nativeCsvRows() !== undefined ? "native" : "js";
+  return nativeLoops().csvRows !== undefined ? "native" : "js";
 }
 
 /**
@@ -479,7 +473,7 @@ interface RowWriter {
 }
 
 function rowWriter(batch: DecodedBatch, into: CsvBuffers | undefined, loop: CsvRowLoop): RowWriter {
-  const rows = loop === "native" ? nativeCsvRows() : undefined;
+  const rows = loop === "native" ? nativeLoops().csvRows : undefined;
   if (rows !== undefined) {
     const layout = entryLayoutOf(batch, into);
     return {
