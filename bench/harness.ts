@@ -101,6 +101,22 @@ export function startServer(
   });
 }
 
+/**
+ * `err` with what a reader needs to tell a test's failure from a server's: the server's exit code
+ * or signal (or that it still runs), the cause of a failed `fetch` (undici puts ECONNREFUSED,
+ * "other side closed" and the like in `cause`) and the last `tailChars` of its stderr.
+ * @returns a new Error whose message holds all of it; `cause` is `err`.
+ */
+export function withServerState(err: unknown, server: ServerProcess | undefined, tailChars = 4000): Error {
+  const e = err instanceof Error ? err : new Error(String(err));
+  if (server === undefined) return e;
+  const { exitCode, signalCode } = server.child;
+  const state = exitCode === null && signalCode === null ? "still running" : `exited (code ${exitCode}, signal ${signalCode})`;
+  const cause = (e as { cause?: unknown }).cause;
+  const causeText = cause === undefined ? "" : `; cause: ${cause instanceof Error ? `${(cause as NodeJS.ErrnoException).code ?? ""} ${cause.message}` : String(cause)}`;
+  return new Error(`${e.message}${causeText}\nserver: ${state}; stderr tail:\n${server.stderr().slice(-tailChars)}`, { cause: e });
+}
+
 /** Result of one CLI run. */
 export interface CliResult {
   code: number | null;

@@ -14,7 +14,7 @@ import { mkdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { LmdbStore as Store } from "../../src/store";
 import { monthOf } from "../../src/usage/quota";
-import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
+import { removeDir, startServer, tempDir, waitFor, withServerState, type ServerProcess } from "../../bench/harness";
 import { validCreateBody } from "../server-helpers";
 
 const MOUNT_MIB = 48;
@@ -133,6 +133,9 @@ test("a full disk: contract answers (503 with Retry-After, never 500), no bill w
     } finally {
       await store.close();
     }
+  } catch (err) {
+    // The server's state and log beside the failure: a dead server and a failed test read alike otherwise.
+    throw withServerState(err, server);
   } finally {
     await server?.kill("SIGKILL");
     execFileSync("umount", ["-l", mount]);
@@ -250,6 +253,9 @@ test("a full disk under several trainings (a medium model mid-training, models c
     } finally {
       await store.close();
     }
+  } catch (err) {
+    // The server's state and log beside the failure: a dead server and a failed test read alike otherwise.
+    throw withServerState(err, server);
   } finally {
     await server?.kill("SIGKILL");
     execFileSync("umount", ["-l", mount]);
