@@ -1,7 +1,7 @@
 /**
  * The Arrow IPC file format (magic `ARROW1`, a footer indexing the batches; Feather v2 is the same
- * format) of decoded batches (`../batch`), one record batch per batch, written with apache-arrow's
- * `RecordBatchFileWriter`, uncompressed.
+ * format) of decoded batches (`../batch`), one record batch per batch, written by `./arrow-ipc`
+ * (uncompressed) from the columns' plain buffers: apache-arrow is not loaded to write a file.
  *
  * Column types are `../typed`'s, with one difference: a categorical column (metadata kind
  * `categorical`, without `semantic`: its values come from its code book, seed tables and rules)
@@ -20,12 +20,11 @@
  * read them. Dictionary ids are the column's index, so the same batches give the same bytes.
  */
 import { Readable } from "node:stream";
-import type { AsyncByteQueue, Data, Dictionary, Int32, RecordBatch, Schema, Utf8, Vector } from "apache-arrow";
-import { arrow } from "./arrow-runtime";
 import type { Metadata } from "../../contract";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
 import type { ArrayPool } from "../client/array-pool";
 import type { BatchConverter } from "./typed";
+import { ArrowIpcFileWriter, type ColumnBuffers, type IpcField } from "./arrow-ipc";
 
 /**
  * Whether feature `f` is written dictionary-encoded: categorical, without a semantic kind (see
@@ -36,16 +35,24 @@ export function isDictionaryColumn(meta: Metadata, f: string): boolean {
   return stats?.type === "categorical" && stats.semantic === undefined;
 }
 
+/** Utf8 buffers of `texts` (none empty, none null). */
+function utf8Buffers(texts: readonly string[]): ColumnBuffers {
+  const offsets = new Int32Array(texts.length + 1);
+  for (let i = 0; i < texts.length; i++) offsets[i + 1] = offsets[i] + Buffer.byteLength(texts[i], "utf8");
+  const bytes = Buffer.allocUnsafe(offsets[texts.length]);
+  for (let i = 0; i < texts.length; i++) bytes.write(texts[i], offsets[i], "utf8");
+  return { length: texts.length, nullCount: 0, offsets, values: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+}
+
 /**
- * The dictionary of one column across the file: its texts, their indices, and the chunks written
- * so far (the first one in the first batch, then one delta per batch that brings new texts).
+ * The dictionary of one column across the file: its texts and their indices; what a batch adds
+ * is taken by {@link ColumnDictionary.takeAdded} (the first batch's dictionary, then one delta per
+ * batch that brings new texts).
  */
 class ColumnDictionary {
-  readonly type: Dictionary<Utf8, Int32>;
   private readonly indexOf = new Map<string, number>();
-  private readonly chunks: Data<Utf8>[] = [];
-  private vector: Vector<Utf8> | undefined;
   private size = 0;
+  private written = false;
   private added: string[] = [];
   /** The last code book read (`DictColumn.dict`), its length then, and its entries' indices (-1: blank). */
   private lastDict: readonly string[] | undefined;
@@ -53,10 +60,6 @@ class ColumnDictionary {
   private remap = new Int32Array(0);
   private remapNulls = false;
   private remapIdentity = false;
-
-  constructor(id: number) {
-    this.type = new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32(), id, false);
-  }
 
   /** The index of `text` (non-empty), adding it to this batch's new texts when it is new. */
   private indexOfText(text: string): number {
@@ -87,10 +90,10 @@ class ColumnDictionary {
   }
 
   /**
-   * The column's `n` cells as dictionary data (indices, nulls, the dictionary so far); remapped
-   * indices and the validity bitmap of a code-book column come from `pool` when given.
+   * The column's `n` cells as Int32 indices into the dictionary (blanks null); remapped indices
+   * and the validity bitmap of a code-book column come from `pool` when given.
    */
-  encode(col: DecodedColumn, n: number, pool?: ArrayPool): Data<Dictionary<Utf8, Int32>> {
+  encode(col: DecodedColumn, n: number, pool?: ArrayPool): ColumnBuffers {
     let indices: Int32Array;
     let nullCount = 0;
     let bitmap: Uint8Array | undefined;
@@ -117,14 +120,21 @@ class ColumnDictionary {
         }
       }
     }
-    // The first batch writes the dictionary (empty if every cell is blank), later ones a delta.
-    if (this.added.length > 0 || this.vector === undefined) {
-      this.chunks.push(arrow.vectorFromArray(this.added, new arrow.Utf8()).data[0]);
-      this.size += this.added.length;
-      this.added = [];
-      this.vector = new arrow.Vector(this.chunks);
-    }
-    return arrow.makeData({ type: this.type, length: n, nullCount, ...(nullCount > 0 ? { nullBitmap: bitmap } : {}), data: indices, dictionary: this.vector });
+    return { length: n, nullCount, ...(nullCount > 0 ? { validity: bitmap } : {}), values: indices };
+  }
+
+  /**
+   * The texts added since the last call, as Utf8 buffers, and whether they are a delta; undefined
+   * when there is nothing to write (the first call always writes: the dictionary, empty if every
+   * cell was blank).
+   */
+  takeAdded(): { values: ColumnBuffers; isDelta: boolean } | undefined {
+    if (this.added.length === 0 && this.written) return undefined;
+    const out = { values: utf8Buffers(this.added), isDelta: this.written };
+    this.size += this.added.length;
+    this.added = [];
+    this.written = true;
+    return out;
   }
 }
 
@@ -147,97 +157,71 @@ function remapValidity(index: Int32Array, remap: Int32Array, bitmap: Uint8Array)
 }
 
 /**
- * Converts decoded batches to the record batches of one Arrow IPC file: `converter`'s columns,
- * categorical ones dictionary-encoded (module comment).
+ * Writes decoded batches as the bytes of one Arrow IPC file: `converter`'s columns, categorical
+ * ones dictionary-encoded (module comment).
  */
 export class ArrowFileBatches {
-  /** The file's schema: `converter.schema` with the dictionary columns' type replaced. */
-  readonly schema: Schema;
+  /** The file's columns: `converter.columns`, the dictionary ones marked. */
+  readonly fields: readonly IpcField[];
   private readonly dictionaries: (ColumnDictionary | undefined)[];
+  private readonly writer: ArrowIpcFileWriter;
 
   constructor(
     private readonly converter: BatchConverter,
     meta: Metadata,
   ) {
-    this.dictionaries = converter.columns.map((c, j) => (c.type === "string" && isDictionaryColumn(meta, c.name) ? new ColumnDictionary(j) : undefined));
-    this.schema = new arrow.Schema(converter.schema.fields.map((f, j) => (this.dictionaries[j] ? new arrow.Field(f.name, this.dictionaries[j]!.type, true) : f)));
+    this.dictionaries = converter.columns.map((c) => (c.type === "string" && isDictionaryColumn(meta, c.name) ? new ColumnDictionary() : undefined));
+    this.fields = converter.columns.map((c, j) => ({ name: c.name, type: c.type, ...(this.dictionaries[j] ? { dictionary: true } : {}) }));
+    this.writer = new ArrowIpcFileWriter(this.fields);
+  }
+
+  /** The file's first bytes (magic and schema). */
+  start(): Uint8Array[] {
+    return this.writer.start();
   }
 
   /**
-   * The record batch of `batch`.
+   * The bytes of `batch`: any dictionary batch it needs, then its record batch (views of the
+   * columns' buffers: write them before those buffers are reused), and the buffers to give back
+   * to the batch's pool once written.
    * @param describe names row r of the batch in error messages.
    * @throws DataError as `BatchConverter.fromBatch`.
    */
-  recordBatch(batch: DecodedBatch, describe: (r: number) => string): RecordBatch {
+  write(batch: DecodedBatch, describe: (r: number) => string): { chunks: Uint8Array[]; buffers: ArrayBufferView[] } {
     const n = batch.length;
-    const children = batch.cells.map((col, j) => this.dictionaries[j]?.encode(col, n, batch.arrays) ?? this.converter.columnFromBatch(j, col, n, describe, batch.arrays));
-    return new arrow.RecordBatch(this.schema, arrow.makeData({ type: new arrow.Struct(this.schema.fields), length: n, nullCount: 0, children }));
-  }
-}
-
-/**
- * Receives the bytes a RecordBatchFileWriter writes, synchronously, so that they can be handed to
- * the destination batch by batch with its backpressure (the writer's own Node stream accepts
- * batches without waiting for the destination). Passed to `writer.reset(sink)`, which uses an
- * AsyncByteQueue sink as is.
- */
-class Collected extends arrow.AsyncByteQueue {
-  private chunks: Uint8Array[] = [];
-  override write(value: Parameters<AsyncByteQueue["write"]>[0]): void {
-    if (value instanceof Uint8Array && value.byteLength > 0) this.chunks.push(value);
-  }
-  /** The bytes written since the last call. */
-  take(): Uint8Array[] {
-    const out = this.chunks;
-    this.chunks = [];
-    return out;
-  }
-}
-
-/**
- * apache-arrow's RecordBatchFileWriter, its bytes handed out record batch by record batch: the
- * chunks are the writer's own (headers, padding) and views of the record batch's buffers, so they
- * are read before those buffers are reused.
- */
-export class ArrowFileWriter {
-  private readonly sink = new Collected();
-  private readonly writer = new arrow.RecordBatchFileWriter();
-  constructor(schema: Schema) {
-    this.writer.reset(this.sink, schema);
+    const columns = batch.cells.map((col, j) => this.dictionaries[j]?.encode(col, n, batch.arrays) ?? this.converter.buffersFromBatch(j, col, n, describe, batch.arrays));
+    const chunks: Uint8Array[] = [];
+    this.dictionaries.forEach((d, j) => {
+      const added = d?.takeAdded();
+      if (added) chunks.push(...this.writer.dictionary(j, added.values, added.isDelta));
+    });
+    chunks.push(...this.writer.recordBatch(n, columns));
+    const buffers: ArrayBufferView[] = [];
+    for (const c of columns) for (const v of [c.validity, c.offsets, c.values]) if (v !== undefined) buffers.push(v);
+    return { chunks, buffers };
   }
 
-  /** The bytes of `batch` (with the file's start before the first, and any dictionary batch before it). */
-  write(batch: RecordBatch): Uint8Array[] {
-    this.writer.write(batch);
-    return this.sink.take();
-  }
-
-  /** The file's last bytes (the footer; the start too when no batch was written). */
+  /** The file's last bytes (the footer). */
   close(): Uint8Array[] {
-    this.writer.close();
-    return this.sink.take();
+    return this.writer.close();
   }
 }
 
 /**
- * The memory of a record batch's column buffers (values, validity, offsets), for
- * `ArrayPool.give` once the batch's bytes are written.
+ * The bytes of the Arrow IPC file of decoded `batches` (`file`'s columns); each batch's bytes
+ * (with any dictionary batch before it) are handed on before the next is pulled. The batches'
+ * memory is not given back to their pools (the stream's reader holds the views).
+ * @param describeFrom names row r of a batch whose first row is output row `at`.
  */
-export function bufferViews(batch: RecordBatch): ArrayBufferView[] {
-  const out: ArrayBufferView[] = [];
-  for (const d of batch.data.children) for (const v of [d.values, d.nullBitmap, d.valueOffsets]) if (ArrayBuffer.isView(v)) out.push(v);
-  return out;
-}
-
-/**
- * The bytes of the Arrow IPC file of `batches` with `schema`, one record batch per batch; each
- * batch's bytes (with any dictionary batch before it) are handed on before the next is pulled.
- */
-export function arrowFile(schema: Schema, batches: AsyncGenerator<RecordBatch>): Readable {
+export function arrowFile(file: ArrowFileBatches, batches: AsyncGenerator<DecodedBatch>, describeFrom: (at: number) => (r: number) => string): Readable {
   async function* bytes(): AsyncGenerator<Uint8Array> {
-    const writer = new ArrowFileWriter(schema);
-    for await (const b of batches) yield* writer.write(b);
-    yield* writer.close();
+    yield* file.start();
+    let at = 0;
+    for await (const b of batches) {
+      yield* file.write(b, describeFrom(at)).chunks;
+      at += b.length;
+    }
+    yield* file.close();
   }
   return Readable.from(bytes());
 }

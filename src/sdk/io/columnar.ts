@@ -1,6 +1,6 @@
 /**
  * The binary output formats of `./formats`: the Arrow IPC file format (`./io/arrow-file`,
- * apache-arrow's writer, categorical columns dictionary-encoded) and Parquet (our own writer,
+ * `./arrow-ipc`'s writer, categorical columns dictionary-encoded) and Parquet (our own writer,
  * `./io/parquet/writer`), written batch by batch from decoded batches (`./batch`) typed by
  * `./typed`.
  */
@@ -8,11 +8,10 @@ import { createWriteStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { RecordBatch } from "apache-arrow";
 import type { Metadata } from "../../contract";
 import { MAX_ROWS_PER_REQUEST } from "../../contract";
 import type { DecodedBatch } from "../generate/batch";
-import { ArrowFileBatches, ArrowFileWriter, arrowFile, bufferViews } from "./arrow-file";
+import { ArrowFileBatches, arrowFile } from "./arrow-file";
 import { writeChunks } from "./file-writes";
 import { BatchConverter } from "./typed";
 
@@ -59,16 +58,16 @@ export async function writeColumnar(
     const file = new ArrowFileBatches(converter, opts.metadata);
     const out = await open(dest, "w");
     try {
-      const writer = new ArrowFileWriter(file.schema);
+      await writeChunks(out, file.start());
       for await (const b of batches) {
         const at = count;
         count += b.length;
-        const rb = file.recordBatch(b, describeFrom(at));
-        await writeChunks(out, writer.write(rb));
-        b.arrays?.give(bufferViews(rb));
+        const { chunks, buffers } = file.write(b, describeFrom(at));
+        await writeChunks(out, chunks);
+        b.arrays?.give(buffers);
         b.release();
       }
-      await writeChunks(out, writer.close());
+      await writeChunks(out, file.close());
     } finally {
       await out.close();
     }
@@ -76,14 +75,13 @@ export async function writeColumnar(
   }
   if (opts.format === "arrow") {
     const file = new ArrowFileBatches(converter, opts.metadata);
-    async function* recordBatches(): AsyncGenerator<RecordBatch> {
+    async function* counted(): AsyncGenerator<DecodedBatch> {
       for await (const b of batches) {
-        const at = count;
-        yield file.recordBatch(b, describeFrom(at));
+        yield b;
         count += b.length;
       }
     }
-    bytes = arrowFile(file.schema, recordBatches());
+    bytes = arrowFile(file, counted(), describeFrom);
   } else {
     const writer = new (parquetWriter().ParquetWriter)(converter, opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);
     // A file gets its magic before any batch is converted, so a write that fails later leaves a

@@ -5,9 +5,9 @@
  * - CSV: `./csv-writer` (the bytes csv-stringify writes in `./csv`'s `writeCsv`, built per batch
  *   without a string per cell of a code-book or integer column), every value the decoded text.
  * - Arrow (`.arrow`, `.feather`, `.ipc`): the Arrow IPC *file* format (magic `ARROW1`, a footer
- *   indexing the batches; Feather v2 is the same format), written with apache-arrow's
- *   `RecordBatchFileWriter`, one record batch per generated batch, uncompressed, categorical
- *   columns as `Dictionary<Int32, Utf8>` (`./io/arrow-file`). Readers:
+ *   indexing the batches; Feather v2 is the same format), written by our own IPC writer
+ *   (`./io/arrow-ipc`) from the columns' buffers, one record batch per generated batch,
+ *   uncompressed, categorical columns as `Dictionary<Int32, Utf8>` (`./io/arrow-file`). Readers:
  *   `tableFromIPC` (apache-arrow), `pyarrow.ipc.open_file`, `pandas.read_feather`, DuckDB, Polars.
  * - Parquet (`.parquet`, `.pq`): our own writer (`./io/parquet/writer`), uncompressed,
  *   dictionary pages with RLE / bit-packed indices for code-book columns and integers of few

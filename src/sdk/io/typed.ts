@@ -33,7 +33,7 @@
  * `int64Of` / `float64Of`, the datetime `datetimeParser`); this module builds schemas and batches.
  */
 import type { Data, DataType, RecordBatch, Schema } from "apache-arrow";
-import { arrow } from "./arrow-runtime";
+import type { ColumnBuffers } from "./arrow-ipc";
 import type { Metadata } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
@@ -43,7 +43,7 @@ import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/bat
 import type { ArrayPool } from "../client/array-pool";
 import { nativeLoops } from "../native-loops";
 
-export type { ColumnType };
+export type { ColumnType, ColumnBuffers };
 // The rules (`./rules/check`, `./rules/enforce`) read datetime text with the typed reader from here.
 export { datetimeParser };
 
@@ -66,7 +66,17 @@ export function columnTypes(meta: Metadata): TypedColumn[] {
   return meta.features.map((name): TypedColumn => ({ name, ...arrowTypeOf(meta.column_stats?.[name]) }));
 }
 
+/**
+ * apache-arrow's runtime (`./arrow-runtime`), loaded on first use: by the public Arrow API here
+ * ({@link arrowSchema}, `BatchConverter.schema`, `toRecordBatch`, `fromBatch`, `columnFromBatch`),
+ * not by the SDK's own Arrow file writer, which takes {@link BatchConverter.buffersFromBatch}.
+ */
+function arrowRuntime(): typeof import("./arrow-runtime").arrow {
+  return (require("./arrow-runtime") as typeof import("./arrow-runtime")).arrow;
+}
+
 function arrowType(t: ColumnType): DataType {
+  const arrow = arrowRuntime();
   switch (t) {
     case "string":
       return new arrow.Utf8();
@@ -83,6 +93,7 @@ function arrowType(t: ColumnType): DataType {
 
 /** The Arrow schema of `columns`: one nullable field per column, in order. */
 export function arrowSchema(columns: readonly TypedColumn[]): Schema {
+  const arrow = arrowRuntime();
   return new arrow.Schema(columns.map((c) => new arrow.Field(c.name, arrowType(c.type), true)));
 }
 
@@ -95,14 +106,18 @@ export type TypedValue = string | bigint | number | null;
  */
 export class BatchConverter {
   readonly columns: readonly TypedColumn[];
-  readonly schema: Schema;
+  private arrowSchema: Schema | undefined;
   /** Per datetime column: text -> milliseconds since the epoch, undefined when not in the format. */
   private readonly parsers: (((text: string) => number | undefined) | undefined)[];
 
   constructor(meta: Metadata) {
     this.columns = columnTypes(meta);
-    this.schema = arrowSchema(this.columns);
     this.parsers = this.columns.map((c) => c.datetime && datetimeParser(c.datetime));
+  }
+
+  /** The Arrow schema of {@link columns} ({@link arrowSchema}), made on first use. */
+  get schema(): Schema {
+    return (this.arrowSchema ??= arrowSchema(this.columns));
   }
 
   /**
@@ -182,8 +197,9 @@ export class BatchConverter {
           throw e;
         }
       }
-      return columnData(c.type, values);
+      return toData(c.type, columnData(c.type, values));
     });
+    const arrow = arrowRuntime();
     const data = arrow.makeData({ type: new arrow.Struct(this.schema.fields), length: n, nullCount: 0, children });
     return new arrow.RecordBatch(this.schema, data);
   }
@@ -201,6 +217,7 @@ export class BatchConverter {
   fromBatch(batch: DecodedBatch, describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
     const n = batch.length;
     const children = this.columns.map((_, j) => this.columnFromBatch(j, batch.cells[j], n, describe, batch.arrays));
+    const arrow = arrowRuntime();
     const data = arrow.makeData({ type: new arrow.Struct(this.schema.fields), length: n, nullCount: 0, children });
     return new arrow.RecordBatch(this.schema, data);
   }
@@ -212,6 +229,15 @@ export class BatchConverter {
    * @throws DataError as {@link fromBatch}.
    */
   columnFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`, pool?: ArrayPool): Data {
+    return toData(this.columns[j].type, this.buffersFromBatch(j, col, n, describe, pool));
+  }
+
+  /**
+   * {@link columnFromBatch} as the column's plain buffers (validity, offsets, values: the Arrow
+   * format's layout, `./arrow-ipc`), without apache-arrow: what the SDK's Arrow file writer takes.
+   * @throws DataError as {@link fromBatch}.
+   */
+  buffersFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`, pool?: ArrayPool): ColumnBuffers {
     const c = this.columns[j];
     const fail = (r: number, e: unknown): never => {
       if (e instanceof DataError) throw new DataError(`column "${c.name}", ${describe(r)}: ${e.message}.`, { column: c.name, cause: e });
@@ -354,8 +380,8 @@ function zeros(n: number, pool: ArrayPool | undefined): Uint8Array {
 }
 
 /** `nulls` > 0: the bitmap and the count; else no bitmap (every row valid; the bitmap goes back to `pool`). */
-function nullsOf(nulls: number, bitmap: Uint8Array, pool: ArrayPool | undefined): { nullCount: number; nullBitmap?: Uint8Array } {
-  if (nulls > 0) return { nullCount: nulls, nullBitmap: bitmap };
+function nullsOf(nulls: number, bitmap: Uint8Array, pool: ArrayPool | undefined): { nullCount: number; validity?: Uint8Array } {
+  if (nulls > 0) return { nullCount: nulls, validity: bitmap };
   pool?.give([bitmap]);
   return { nullCount: 0 };
 }
@@ -364,7 +390,7 @@ function nullsOf(nulls: number, bitmap: Uint8Array, pool: ArrayPool | undefined)
  * A code-book column (`dict`, `index`) as Arrow Utf8: each entry's bytes copied to every row that
  * holds it, "" as null; no string per row.
  */
-function utf8FromDict(dict: readonly string[], index: Int32Array, pool: ArrayPool | undefined): Data {
+function utf8FromDict(dict: readonly string[], index: Int32Array, pool: ArrayPool | undefined): ColumnBuffers {
   const n = index.length;
   const { bytes, start, valid } = utf8Of(dict);
   const offsets = pool?.int32(n + 1) ?? new Int32Array(n + 1);
@@ -372,7 +398,7 @@ function utf8FromDict(dict: readonly string[], index: Int32Array, pool: ArrayPoo
   const data = pool?.uint8(size) ?? new Uint8Array(size);
   utf8Gather(index, start, bytes, data);
   const bitmap = zeros(Math.ceil(n / 8), pool);
-  return arrow.makeData({ type: new arrow.Utf8(), length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap, pool), valueOffsets: offsets, data });
+  return { length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap, pool), offsets, values: data };
 }
 
 /** Per row, `slot` (2 words per row) gets the two words of entry `index[r]` (`words`, 2 per entry). */
@@ -395,7 +421,7 @@ function gatherValues(index: Int32Array, values: Float64Array | Int32Array, out:
  * entry that failed already refused): each entry's value laid out once, then gathered per row
  * into the column's buffer, no value per row made.
  */
-function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly TypedValue[], index: Int32Array, pool: ArrayPool | undefined): Data {
+function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly TypedValue[], index: Int32Array, pool: ArrayPool | undefined): ColumnBuffers {
   const n = index.length;
   const valid = Uint8Array.from(entries, (v) => (v === null || typeof v === "object" ? 0 : 1));
   const bitmap = zeros(Math.ceil(n / 8), pool);
@@ -411,17 +437,17 @@ function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly Ty
       });
       const data = pool?.bigint64(n) ?? new BigInt64Array(n);
       gatherWords(index, words, new Int32Array(data.buffer, data.byteOffset, 2 * n));
-      return type === "int64" ? arrow.makeData({ type: new arrow.Int64(), length: n, ...nulls, data }) : arrow.makeData({ type: new arrow.TimestampMillisecond("UTC"), length: n, ...nulls, data });
+      return { length: n, ...nulls, values: data };
     }
     case "float64": {
       const data = pool?.float64(n) ?? new Float64Array(n);
       gatherValues(index, Float64Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
-      return arrow.makeData({ type: new arrow.Float64(), length: n, ...nulls, data });
+      return { length: n, ...nulls, values: data };
     }
     case "date": {
       const data = pool?.int32(n) ?? new Int32Array(n);
       gatherValues(index, Int32Array.from(entries, (v) => (typeof v === "number" ? v : 0)), data);
-      return arrow.makeData({ type: new arrow.DateDay(), length: n, ...nulls, data });
+      return { length: n, ...nulls, values: data };
     }
   }
 }
@@ -431,7 +457,7 @@ function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly Ty
  * 32-bit halves written into the 64-bit slots (little-endian, as Arrow's buffers are), no BigInt
  * per row. Undefined when a value is not a safe integer (the caller converts those as text).
  */
-function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined, pool: ArrayPool | undefined): Data | undefined {
+function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined, pool: ArrayPool | undefined): ColumnBuffers | undefined {
   const n = values.length;
   const data = pool?.bigint64(n) ?? new BigInt64Array(n);
   const halves = new Int32Array(data.buffer, data.byteOffset, 2 * n);
@@ -440,14 +466,14 @@ function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined, p
     return undefined;
   }
   const bitmap = zeros(Math.ceil(n / 8), pool);
-  return arrow.makeData({ type: new arrow.Int64(), length: n, ...nullsOf(blankValidity(n, blank, bitmap), bitmap, pool), data });
+  return { length: n, ...nullsOf(blankValidity(n, blank, bitmap), bitmap, pool), values: data };
 }
 
 /**
- * The Arrow data of one column of typed values (all of `type`'s kind or null). Nulls go to the
+ * The buffers of one column of typed values (all of `type`'s kind or null). Nulls go to the
  * validity bitmap (bit set = valid), their slots hold 0 / an empty string.
  */
-function columnData(type: ColumnType, values: readonly TypedValue[]): Data {
+function columnData(type: ColumnType, values: readonly TypedValue[]): ColumnBuffers {
   const n = values.length;
   const valid = new Uint8Array(Math.ceil(n / 8));
   let nullCount = 0;
@@ -455,7 +481,7 @@ function columnData(type: ColumnType, values: readonly TypedValue[]): Data {
     if (values[r] === null) nullCount++;
     else valid[r >> 3] |= 1 << (r & 7);
   }
-  const common = { length: n, nullCount, nullBitmap: nullCount > 0 ? valid : undefined };
+  const common = { length: n, nullCount, validity: nullCount > 0 ? valid : undefined };
   switch (type) {
     case "string": {
       const offsets = new Int32Array(n + 1);
@@ -467,23 +493,41 @@ function columnData(type: ColumnType, values: readonly TypedValue[]): Data {
       }
       const data = Buffer.allocUnsafe(bytes);
       for (let r = 0; r < n; r++) if (values[r] !== null) data.write(values[r] as string, offsets[r], "utf8");
-      return arrow.makeData({ type: new arrow.Utf8(), ...common, valueOffsets: offsets, data: new Uint8Array(data.buffer, data.byteOffset, bytes) });
+      return { ...common, offsets, values: new Uint8Array(data.buffer, data.byteOffset, bytes) };
     }
     case "int64":
     case "timestamp": {
       const data = new BigInt64Array(n);
       for (let r = 0; r < n; r++) if (values[r] !== null) data[r] = values[r] as bigint;
-      return type === "int64" ? arrow.makeData({ type: new arrow.Int64(), ...common, data }) : arrow.makeData({ type: new arrow.TimestampMillisecond("UTC"), ...common, data });
+      return { ...common, values: data };
     }
     case "float64": {
       const data = new Float64Array(n);
       for (let r = 0; r < n; r++) if (values[r] !== null) data[r] = values[r] as number;
-      return arrow.makeData({ type: new arrow.Float64(), ...common, data });
+      return { ...common, values: data };
     }
     case "date": {
       const data = new Int32Array(n);
       for (let r = 0; r < n; r++) if (values[r] !== null) data[r] = values[r] as number;
-      return arrow.makeData({ type: new arrow.DateDay(), ...common, data });
+      return { ...common, values: data };
     }
+  }
+}
+
+/** apache-arrow `Data` of `type` over a column's buffers (the same memory). */
+function toData(type: ColumnType, c: ColumnBuffers): Data {
+  const arrow = arrowRuntime();
+  const common = { length: c.length, nullCount: c.nullCount, ...(c.nullCount > 0 ? { nullBitmap: c.validity } : {}) };
+  switch (type) {
+    case "string":
+      return arrow.makeData({ type: new arrow.Utf8(), ...common, valueOffsets: c.offsets!, data: c.values as Uint8Array });
+    case "int64":
+      return arrow.makeData({ type: new arrow.Int64(), ...common, data: c.values as BigInt64Array });
+    case "timestamp":
+      return arrow.makeData({ type: new arrow.TimestampMillisecond("UTC"), ...common, data: c.values as BigInt64Array });
+    case "float64":
+      return arrow.makeData({ type: new arrow.Float64(), ...common, data: c.values as Float64Array });
+    case "date":
+      return arrow.makeData({ type: new arrow.DateDay(), ...common, data: c.values as Int32Array });
   }
 }
