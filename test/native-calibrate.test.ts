@@ -11,7 +11,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { calibrationMarginals, CALIBRATION_EXACT_SWEEPS, CALIBRATION_POOL_FACTOR, CALIBRATION_SWEEPS, RAKING_BLOCK_ROWS, rakingSweeps, rakingWeights, systematicSample, type CalibrationMarginal, type RakingOptions } from "../src/model/sampling/calibrate";
+import { calibrationMarginals, CALIBRATION_EXACT_SWEEPS, CALIBRATION_POOL_FACTOR, CALIBRATION_ROWS_PER_LATENT, CALIBRATION_SWEEPS, RAKING_BLOCK_ROWS, rakingSweeps, rakingWeights, systematicSample, type CalibrationMarginal, type RakingOptions } from "../src/model/sampling/calibrate";
 import { drawRequest } from "../src/model/sampling/draws";
 import { drawInputs, releaseInputs } from "../src/model/sampling/inputs";
 import { forwardLogits, sampleRows, sampleRowsPerLatent } from "../src/model/sampling/sample-rows";
@@ -239,18 +239,21 @@ async function referenceCalibrated(model: GeneratorModel, n: number, seed: numbe
   const E = model.spec.embeddingDim;
   const F = model.layout.features.length;
   const K = model.layout.cardinalities;
-  const inputs = drawInputs({ numRows: n, seed }, E, F, 0);
-  const logits = forwardLogits(model, inputs.latents, n);
+  // L latents (the plain draw of L rows), CALIBRATION_ROWS_PER_LATENT rows each.
+  const R = CALIBRATION_ROWS_PER_LATENT;
+  const L = Math.ceil((CALIBRATION_POOL_FACTOR * n) / R);
+  const inputs = drawInputs({ numRows: L, seed }, E, F, 0);
+  const logits = forwardLogits(model, inputs.latents, L);
   const sets = [inputs.uniforms];
-  for (let k = 1; k < CALIBRATION_POOL_FACTOR; k++) {
-    const u = new Float64Array(n * F);
-    drawRequest({ seed: rng.nextUint32(), rows: n, latents: new Float32Array(0), drawLatents: false, sigma: 0, uniforms: u });
+  for (let k = 1; k < R; k++) {
+    const u = new Float64Array(L * F);
+    drawRequest({ seed: rng.nextUint32(), rows: L, latents: new Float32Array(0), drawLatents: false, sigma: 0, uniforms: u });
     sets.push(u);
   }
-  const pool = K.map(() => new Int32Array(CALIBRATION_POOL_FACTOR * n));
+  const pool = K.map(() => new Int32Array(R * L));
   sets.forEach((u, k) => {
-    const codes = sampleCodes(logits, n, K, u, { temperature: 1, topP: null });
-    for (let f = 0; f < F; f++) pool[f].set(codes.subarray(f * n, (f + 1) * n), k * n);
+    const codes = sampleCodes(logits, L, K, u, { temperature: 1, topP: null });
+    for (let f = 0; f < F; f++) pool[f].set(codes.subarray(f * L, (f + 1) * L), k * L);
   });
   const picked = systematicSample(rakingWeights(pool, marginals, { sweeps: CALIBRATION_SWEEPS, exactSweeps: CALIBRATION_EXACT_SWEEPS }), n, rng.uniform());
   for (let i = n - 1; i > 0; i--) {
@@ -270,10 +273,11 @@ test("calibrated generation on a native model rakes in the core: the rows of the
     assert.deepEqual(sliced.columns, a.columns, "yielding changes nothing");
     // Between the generator's chunks of the pool (one forward pass for all its rows), after the
     // pool, then once per sweep (this pool's sweep is one slice).
-    const chunkYields = Math.ceil(n / NATIVE_GENERATE_CHUNK) - 1;
+    const latents = Math.ceil((CALIBRATION_POOL_FACTOR * n) / CALIBRATION_ROWS_PER_LATENT);
+    const chunkYields = Math.ceil(latents / NATIVE_GENERATE_CHUNK) - 1;
     assert.equal(yields, chunkYields + 1 + CALIBRATION_SWEEPS);
     let polls = 0;
-    await assert.rejects(sampleCalibrated(model, { numRows: n, seed: 5 }, 0, marginals, { shouldAbort: () => ++polls > Math.ceil(n / NATIVE_GENERATE_CHUNK) + 1 }), /aborted/);
+    await assert.rejects(sampleCalibrated(model, { numRows: n, seed: 5 }, 0, marginals, { shouldAbort: () => ++polls > Math.ceil(latents / NATIVE_GENERATE_CHUNK) + 1 }), /aborted/);
     assert.ok(polls > chunkYields + 1, "stopped during the raking");
 
     const want = { pool: await poolHash(model, n, 5), hash: hashOf(a.columns) };

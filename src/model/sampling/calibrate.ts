@@ -60,6 +60,16 @@ import type { MarginalTargets } from "../generator/targets";
 export const CALIBRATION_POOL_FACTOR = 2;
 
 /**
+ * Pool rows per latent (`calibrated-draw.ts` `calibrationPool`): one forward pass gives a latent's
+ * per-feature distributions, from which this many rows are drawn with uniforms of their own, so a
+ * pool of {@link CALIBRATION_POOL_FACTOR} x n rows takes 2n / R forward passes. Rows of one latent
+ * are independent given it and each is a draw from the model. 3 since issue 25's last round
+ * (docs/compute.md "Three rows per latent": 2 before), which took the forward passes of a
+ * calibrated draw below those of the plain draw of the same n rows.
+ */
+export const CALIBRATION_ROWS_PER_LATENT = 3;
+
+/**
  * Raking sweeps of the calibrated draw (`calibrated-draw.ts` `sampleCalibrated`; other raking defaults to
  * 10). Measured on raw Adult's pool (medium model, 39,073 rows drawn from 78,146, seeds 0 and 1,
  * mean 2-way TVD of the drawn rows against the given marginals): 1 sweep 0.0196-0.0199, 2
@@ -67,16 +77,13 @@ export const CALIBRATION_POOL_FACTOR = 2;
  * calibration: 0.0284); the fidelity benchmark's figures are in docs/compute.md. Each sweep is
  * about a tenth of what 10 cost, so 4 sweeps cut the raking to 0.4 of it.
  *
- * 3 since issue 25's last round (docs/compute.md "A third sweep less"): with the last sweep exact
- * ({@link CALIBRATION_EXACT_SWEEPS}) and the raking the calibrated draw's largest cost, the
- * server's calibrated draw measured 1.52x its plain draw on a machine whose vector kernel got
- * faster. On raw Adult's pool (medium model, 100,000 rows drawn from 200,000 after the rule
- * repair, seeds 0, 1, 2; mean 1-way / 2-way TVD of the drawn rows against the given marginals):
- * 4 sweeps 0.0018 / 0.01507 in 189-195 ms of raking, 3 sweeps 0.0018 / 0.01532 in 149-161 ms,
- * 4 sweeps none exact 0.0030 / 0.01559 in 128-132 ms, 2 sweeps 0.0019 / 0.01577 (no
- * calibration: 0.0061 / 0.02744).
+ * Tried in issue 25's last round and kept at 4 (docs/compute.md "Three rows per latent"): 3 sweeps
+ * cut the raking by a fifth (149-161 against 189-195 ms for a 200,000-row pool) but raised the
+ * drawn rows' mean 2-way TVD against the given marginals (0.01532 against 0.01507) and the
+ * fidelity benchmark's 2-way TVD (0.0157 against 0.0155, six runs against three); three rows per
+ * latent paid for the fourth sweep instead.
  */
-export const CALIBRATION_SWEEPS = 3;
+export const CALIBRATION_SWEEPS = 4;
 
 /** One marginal to calibrate to. */
 export interface CalibrationMarginal {
@@ -127,14 +134,14 @@ export const CALIBRATION_RAKING_PARALLEL = false;
 
 /**
  * Exact sweeps of the calibrated draw ({@link RakingOptions.exactSweeps}): only the last of its
- * {@link CALIBRATION_SWEEPS} sweeps spreads clipped mass; the ones before clip without spreading,
+ * {@link CALIBRATION_SWEEPS} sweeps spreads clipped mass; the first three clip without spreading,
  * which leaves a cell with rows at the bound short of its target until the next visit, where its
  * other rows take the rest (the spreading pass was half of the raking's work). On raw Adult's
  * pool (medium model, 39,073 rows drawn from 78,146 after the rule repair, seeds 0, 1, 2; mean
  * 1-way / 2-way TVD of the drawn rows against the given marginals): 4 exact sweeps 0.0024 /
  * 0.0130, 1 exact sweep of 4 0.0024 / 0.0131, 3 exact sweeps (no fourth) 0.0025 / 0.0133, 4
  * sweeps of which none exact 0.0031 / 0.0131 (no calibration: 0.0065 / 0.0246). Cost: 5 passes
- * over the pool per marginal instead of 8 (measured with 4 sweeps; with 3, 4 passes instead of 6).
+ * over the pool per marginal instead of 8.
  */
 export const CALIBRATION_EXACT_SWEEPS = 1;
 

@@ -4,7 +4,7 @@
  * sweeps of `calibrate.ts`, native core or reference), a systematic sample of the pool, the rows
  * that break a row rule repaired (`rule-repair.ts`), and the codes packed for the reply.
  */
-import { CALIBRATION_EXACT_SWEEPS, CALIBRATION_POOL_FACTOR, CALIBRATION_RAKING_PARALLEL, CALIBRATION_SWEEPS, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
+import { CALIBRATION_EXACT_SWEEPS, CALIBRATION_POOL_FACTOR, CALIBRATION_RAKING_PARALLEL, CALIBRATION_ROWS_PER_LATENT, CALIBRATION_SWEEPS, rakingSweeps, systematicSample, type CalibrationMarginal, type RakingOptions } from "./calibrate";
 import { repairPool, type PoolRule } from "./rule-repair";
 import { nativeRakingSweeps } from "../compute/calibrate-native";
 import { drawRequest } from "./draws";
@@ -44,16 +44,18 @@ export async function rake(
 const NO_LATENTS = new Float32Array(0);
 
 /**
- * The pool of {@link sampleCalibrated} before repair and raking: P = {@link CALIBRATION_POOL_FACTOR}
- * rows per latent of the plain draw of `seed` ({@link sampleRowsPerLatent}). Rows [0, n) are the
- * plain draw of `seed` itself (its latents, noise and uniforms); rows [k n, (k + 1) n), k >= 1,
- * are drawn from the same latents with the uniforms of the stream seeded by the k-th value of
- * `Rng.fromSeed(seed)` (draws.ts `drawRequest` with no latents: n x F uniforms in its blocks of
- * rows, so they do not depend on the thread count or ISA). One forward pass per latent instead of
- * P. Each block of n rows once had latents of its own (the k-th value seeded the whole block);
- * sharing the plain draw's latents changed a seed's calibrated rows once, not its plain draw
- * (docs/decisions.md "A seed's rows").
- * @returns one Int32Array of P x n codes per feature (layout order), views of one array of this
+ * The pool of {@link sampleCalibrated} before repair and raking: about
+ * {@link CALIBRATION_POOL_FACTOR} x n rows, {@link CALIBRATION_ROWS_PER_LATENT} (R) per latent of
+ * the plain draw of `seed` for L = ceil(CALIBRATION_POOL_FACTOR x n / R) rows
+ * ({@link sampleRowsPerLatent}); the pool has M = R x L rows. Rows [0, L) are that plain draw (its
+ * latents, noise and uniforms); rows [k L, (k + 1) L), k >= 1, are drawn from the same latents with
+ * the uniforms of the stream seeded by the k-th value of `Rng.fromSeed(seed)` (draws.ts
+ * `drawRequest` with no latents: L x F uniforms in its blocks of rows, so they do not depend on the
+ * thread count or ISA). One forward pass per R rows. Each block of rows once had latents of its
+ * own, then the plain draw of n rows served two rows each; fewer latents changed a seed's
+ * calibrated rows each time, never its plain draw (docs/decisions.md "A seed's rows";
+ * docs/compute.md "Three rows per latent").
+ * @returns one Int32Array of M codes per feature (layout order), views of one array of this
  *   thread's reused buffers; that stream, advanced past the sets' seeds (the calibrated draw goes
  *   on with it); and `release`, which gives the array back for a later pool (call it once the
  *   columns are no longer read; a caller that keeps them never calls it).
@@ -69,14 +71,15 @@ export async function calibrationPool(
   const rng = Rng.fromSeed(seed);
   const E = model.spec.embeddingDim;
   const F = model.layout.features.length;
-  const P = CALIBRATION_POOL_FACTOR;
-  const inputs = drawInputs({ numRows: n, seed }, E, F, privacyNoise);
-  const extra = inputBuffers.float64((P - 1) * n * F);
-  const codes = inputBuffers.int32(P * n * F);
+  const R = CALIBRATION_ROWS_PER_LATENT;
+  const L = Math.ceil((CALIBRATION_POOL_FACTOR * n) / R);
+  const inputs = drawInputs({ numRows: L, seed }, E, F, privacyNoise);
+  const extra = inputBuffers.float64((R - 1) * L * F);
+  const codes = inputBuffers.int32(R * L * F);
   try {
-    for (let k = 1; k < P; k++) {
-      const uniforms = extra.subarray((k - 1) * n * F, k * n * F);
-      drawRequest({ seed: rng.nextUint32(), rows: n, latents: NO_LATENTS, drawLatents: false, sigma: 0, uniforms });
+    for (let k = 1; k < R; k++) {
+      const uniforms = extra.subarray((k - 1) * L * F, k * L * F);
+      drawRequest({ seed: rng.nextUint32(), rows: L, latents: NO_LATENTS, drawLatents: false, sigma: 0, uniforms });
     }
     const columns = await sampleRowsPerLatent(model, inputs, extra, opts, codes);
     return { columns, rng, release: () => inputBuffers.give(codes) };
