@@ -130,6 +130,16 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
     const gen = NativeGenerator.create(spec, layout, checkpointWeights(checkpoint, spec, true));
     const rules = poolRules(synth.metadata, layout.features);
     let withDraws = 0;
+    /** One plain draw as the server's worker makes it (draws, forward + sampling, repair) of `rows` rows; resolves to its CPU seconds. */
+    const plainDraw = async (rows: number, seed: number): Promise<number> => {
+      const c0 = process.cpuUsage();
+      const inputs = prepareInputs({ num_rows: rows, seed }, spec.embeddingDim, layout.features.length, 0);
+      const codes = await gen.sampleRows(inputs);
+      releaseInputs(inputs);
+      if (rules.length > 0) repairPool(codes, rules, (inputs.seed ^ REPAIR_SEED_TAG) >>> 0);
+      const c = process.cpuUsage(c0);
+      return (c.user + c.system) / 1e6;
+    };
     const measureInProcess = async (): Promise<void> => {
       for (let r = 0; r < 3; r++) {
         const inputs = prepareInputs({ num_rows: BLOCK, seed: 10 + r }, spec.embeddingDim, layout.features.length, 0);
@@ -150,13 +160,7 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
         withDraws = Math.max(withDraws, (BLOCK / (performance.now() - t0)) * 1000);
         withDrawsCorePerRow = Math.min(withDrawsCorePerRow, (d.user + d.system) / 1e6 / BLOCK);
         // The whole plain draw as the server's worker makes it: draws, forward + sampling, repair.
-        const p0 = process.cpuUsage();
-        const plain = prepareInputs({ num_rows: BLOCK, seed: 30 + r }, spec.embeddingDim, layout.features.length, 0);
-        const codes = await gen.sampleRows(plain);
-        releaseInputs(plain);
-        if (rules.length > 0) repairPool(codes, rules, (plain.seed ^ REPAIR_SEED_TAG) >>> 0);
-        const p = process.cpuUsage(p0);
-        plainDrawCorePerRow = Math.min(plainDrawCorePerRow, (p.user + p.system) / 1e6 / BLOCK);
+        plainDrawCorePerRow = Math.min(plainDrawCorePerRow, (await plainDraw(BLOCK, 30 + r)) / BLOCK);
       }
     };
     await measureInProcess();
@@ -164,17 +168,13 @@ export async function sampleBench(opts: SampleBenchOptions): Promise<void> {
     // 100,000-row blocks, draws, forward + sampling and the repair, CPU over the whole loop (a
     // mean, as the server's figure is; the best block above is biased low against it).
     const plainDrawLoop = async (): Promise<number> => {
-      const c0 = process.cpuUsage();
+      let cpu = 0;
       for (let b = 0, done = 0; done < opts.rows; b++) {
         const rows = Math.min(BLOCK, opts.rows - done);
-        const inputs = prepareInputs({ num_rows: rows, seed: 40 + b }, spec.embeddingDim, layout.features.length, 0);
-        const codes = await gen.sampleRows(inputs);
-        releaseInputs(inputs);
-        if (rules.length > 0) repairPool(codes, rules, (inputs.seed ^ REPAIR_SEED_TAG) >>> 0);
+        cpu += await plainDraw(rows, 40 + b);
         done += rows;
       }
-      const c = process.cpuUsage(c0);
-      return (c.user + c.system) / 1e6 / opts.rows;
+      return cpu / opts.rows;
     };
     const add = (path: string, rate: number, target?: number, bytes?: number): void => {
       paths.push({ path, rows_per_s: Math.round(rate), of_in_process: Number((rate / inProcess).toFixed(3)), ...(target !== undefined ? { target } : {}), ...(bytes !== undefined ? { bytes } : {}) });

@@ -4,9 +4,10 @@
  * those weights (sampling importance resampling, Rubin 1987, with calibration weights instead of
  * density ratios).
  *
- * 1. Pool: M = {@link CALIBRATION_POOL_FACTOR} x n rows, that many per latent of the plain draw
- *    (`calibrated-draw.ts` `calibrationPool`): one forward pass gives a latent's per-feature
- *    distributions, and each of its rows is drawn from them with its own uniforms.
+ * 1. Pool: M ~ {@link CALIBRATION_POOL_FACTOR} x n rows, {@link CALIBRATION_ROWS_PER_LATENT} per
+ *    latent of a plain draw of M / that many rows (`calibrated-draw.ts` `calibrationPool`): one
+ *    forward pass gives a latent's per-feature distributions, and each of its rows is drawn from
+ *    them with its own uniforms.
  * 2. Weights: bounded raking. Raking is iterative proportional fitting of row weights (Deming &
  *    Stephan, "On a least squares adjustment of a sampled frequency table when the expected
  *    marginal totals are known", Ann. Math. Stat. 11, 1940): for each given marginal in turn,

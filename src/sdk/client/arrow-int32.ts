@@ -13,6 +13,7 @@
  * (encapsulated messages: 0xFFFFFFFF, the metadata length, a flatbuffer `Message`, padding, the body).
  */
 import type { ArrayPool } from "./array-pool";
+import { HEADER_RECORD_BATCH, HEADER_SCHEMA, TYPE_INT } from "../arrow-format";
 
 /** The columns and schema metadata of an Int32 stream ({@link readInt32Stream}). */
 export interface Int32Stream {
@@ -26,10 +27,6 @@ export interface Int32Stream {
   numRows: number;
 }
 
-// Message.fbs: the MessageHeader union's members used here, and the Type union's Int.
-const HEADER_SCHEMA = 1;
-const HEADER_RECORD_BATCH = 3;
-const TYPE_INT = 2;
 
 /**
  * The flatbuffer of one message's metadata. Reads as the flatbuffers library apache-arrow uses reads

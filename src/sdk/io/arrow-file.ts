@@ -23,7 +23,7 @@ import { Readable } from "node:stream";
 import type { Metadata } from "../../contract";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
 import type { ArrayPool } from "../client/array-pool";
-import type { BatchConverter } from "./typed";
+import { utf8Encode, type BatchConverter } from "./typed";
 import { ArrowIpcFileWriter, type ColumnBuffers, type IpcField } from "./arrow-ipc";
 
 /**
@@ -37,11 +37,8 @@ export function isDictionaryColumn(meta: Metadata, f: string): boolean {
 
 /** Utf8 buffers of `texts` (none empty, none null). */
 function utf8Buffers(texts: readonly string[]): ColumnBuffers {
-  const offsets = new Int32Array(texts.length + 1);
-  for (let i = 0; i < texts.length; i++) offsets[i + 1] = offsets[i] + Buffer.byteLength(texts[i], "utf8");
-  const bytes = Buffer.allocUnsafe(offsets[texts.length]);
-  for (let i = 0; i < texts.length; i++) bytes.write(texts[i], offsets[i], "utf8");
-  return { length: texts.length, nullCount: 0, offsets, values: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+  const { offsets, bytes } = utf8Encode(texts);
+  return { length: texts.length, nullCount: 0, offsets, values: bytes };
 }
 
 /**

@@ -20,6 +20,21 @@
  */
 import { Builder } from "flatbuffers";
 import type { ColumnType } from "../columns";
+import {
+  DATE_UNIT_DAY,
+  DATE_UNIT_DEFAULT,
+  HEADER_DICTIONARY_BATCH,
+  HEADER_RECORD_BATCH,
+  HEADER_SCHEMA,
+  METADATA_V5,
+  PRECISION_DOUBLE,
+  TIME_UNIT_MILLISECOND,
+  TYPE_DATE,
+  TYPE_FLOATING_POINT,
+  TYPE_INT,
+  TYPE_TIMESTAMP,
+  TYPE_UTF8,
+} from "../arrow-format";
 
 /** One column of the file: its name and type; `dictionary` for a `Dictionary<Int32, Utf8>` column (its id is the column's index). */
 export interface IpcField {
@@ -44,21 +59,6 @@ export interface ColumnBuffers {
   offsets?: Int32Array;
   values: ArrayBufferView;
 }
-
-// Schema.fbs / Message.fbs / File.fbs numbering (unions' members, enums, fields' slots).
-const METADATA_V5 = 4;
-const HEADER_SCHEMA = 1;
-const HEADER_DICTIONARY_BATCH = 2;
-const HEADER_RECORD_BATCH = 3;
-const TYPE_INT = 2;
-const TYPE_FLOATING_POINT = 3;
-const TYPE_UTF8 = 5;
-const TYPE_DATE = 8;
-const TYPE_TIMESTAMP = 10;
-const PRECISION_DOUBLE = 2;
-const DATE_UNIT_DAY = 0;
-const DATE_UNIT_DEFAULT = 1; // MILLISECOND
-const TIME_UNIT_MILLISECOND = 1;
 
 const MAGIC = Uint8Array.from([0x41, 0x52, 0x52, 0x4f, 0x57, 0x31]); // "ARROW1"
 const ZEROS = new Uint8Array(8);

@@ -290,14 +290,23 @@ interface Utf8Entries {
 /** Utf8 bytes per dictionary array (a decoder's code book serves every batch). */
 const utf8Entries = new WeakMap<readonly string[], Utf8Entries>();
 
+/**
+ * The UTF-8 bytes of `texts` back to back, as an Arrow Utf8 column lays them out: text i is
+ * `bytes[offsets[i] .. offsets[i + 1])` (`offsets`: `texts.length + 1` entries, the first 0).
+ */
+export function utf8Encode(texts: readonly string[]): { offsets: Int32Array; bytes: Uint8Array } {
+  const offsets = new Int32Array(texts.length + 1);
+  for (let i = 0; i < texts.length; i++) offsets[i + 1] = offsets[i] + Buffer.byteLength(texts[i], "utf8");
+  const bytes = Buffer.allocUnsafe(offsets[texts.length]);
+  for (let i = 0; i < texts.length; i++) bytes.write(texts[i], offsets[i], "utf8");
+  return { offsets, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+}
+
 function utf8Of(dict: readonly string[]): Utf8Entries {
   let e = utf8Entries.get(dict);
   if (e === undefined) {
-    const start = new Int32Array(dict.length + 1);
-    for (let i = 0; i < dict.length; i++) start[i + 1] = start[i] + Buffer.byteLength(dict[i], "utf8");
-    const bytes = Buffer.allocUnsafe(start[dict.length]);
-    for (let i = 0; i < dict.length; i++) bytes.write(dict[i], start[i], "utf8");
-    e = { bytes, start, valid: Uint8Array.from(dict, (v) => (v === "" ? 0 : 1)) };
+    const { offsets, bytes } = utf8Encode(dict);
+    e = { bytes, start: offsets, valid: Uint8Array.from(dict, (v) => (v === "" ? 0 : 1)) };
     utf8Entries.set(dict, e);
   }
   return e;
@@ -484,16 +493,9 @@ function columnData(type: ColumnType, values: readonly TypedValue[]): ColumnBuff
   const common = { length: n, nullCount, validity: nullCount > 0 ? valid : undefined };
   switch (type) {
     case "string": {
-      const offsets = new Int32Array(n + 1);
-      let bytes = 0;
-      for (let r = 0; r < n; r++) {
-        const v = values[r];
-        if (v !== null) bytes += Buffer.byteLength(v as string, "utf8");
-        offsets[r + 1] = bytes;
-      }
-      const data = Buffer.allocUnsafe(bytes);
-      for (let r = 0; r < n; r++) if (values[r] !== null) data.write(values[r] as string, offsets[r], "utf8");
-      return { ...common, offsets, values: new Uint8Array(data.buffer, data.byteOffset, bytes) };
+      // A null row's slot is empty.
+      const { offsets, bytes } = utf8Encode(values.map((v) => (v === null ? "" : (v as string))));
+      return { ...common, offsets, values: bytes };
     }
     case "int64":
     case "timestamp": {

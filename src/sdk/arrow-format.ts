@@ -1,0 +1,27 @@
+/**
+ * The Arrow columnar format's numbering that the SDK's own Arrow code uses: the members of the
+ * `MessageHeader` and `Type` unions and the enums of Schema.fbs, Message.fbs and File.fbs
+ * (https://github.com/apache/arrow/tree/main/format). Shared by the Generate response's reader
+ * (`./client/arrow-int32`) and the Arrow file writer (`./io/arrow-ipc`); no imports, so the reader
+ * loads nothing of the writer's.
+ */
+
+/** `MetadataVersion.V5`. */
+export const METADATA_V5 = 4;
+/** `MessageHeader` union members. */
+export const HEADER_SCHEMA = 1;
+export const HEADER_DICTIONARY_BATCH = 2;
+export const HEADER_RECORD_BATCH = 3;
+/** `Type` union members. */
+export const TYPE_INT = 2;
+export const TYPE_FLOATING_POINT = 3;
+export const TYPE_UTF8 = 5;
+export const TYPE_DATE = 8;
+export const TYPE_TIMESTAMP = 10;
+/** `Precision.DOUBLE`. */
+export const PRECISION_DOUBLE = 2;
+/** `DateUnit.DAY`, and the `Date` table's default unit (`MILLISECOND`). */
+export const DATE_UNIT_DAY = 0;
+export const DATE_UNIT_DEFAULT = 1;
+/** `TimeUnit.MILLISECOND`. */
+export const TIME_UNIT_MILLISECOND = 1;
