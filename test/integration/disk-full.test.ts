@@ -161,7 +161,7 @@ function clientFor(url: string, apiKey: string) {
   };
 }
 
-test("a full disk under several trainings (a medium model mid-training, models created while full): all stay training, resume and reach ready once space is freed; usage equals rows delivered", async () => {
+test("a full disk under several trainings (a medium model mid-training, models created while full): none fails, the medium one pauses, all resume and reach ready once space is freed; usage equals rows delivered", async () => {
   const dir = tempDir();
   const mount = join(dir, "disk");
   mkdirSync(mount);
@@ -221,11 +221,16 @@ test("a full disk under several trainings (a medium model mid-training, models c
     }
 
     // Every thread that writes hits the full disk within seconds (the bug failed all of them
-    // within about 8 s); give it that long, then every model must still be training.
+    // within about 8 s); give it that long, then no model may have failed. A small model may
+    // have finished: its checkpoints, far smaller than the medium one's, can fit in the pages
+    // LMDB freed when the medium one rewrote its own, and a commit that fits is a commit (in one
+    // CI run, four 3-epoch models ended `ready` on the full disk). The medium model's checkpoint
+    // takes megabytes and does not fit: it must be paused, still `training`.
     await new Promise((r) => setTimeout(r, 10_000));
     for (const id of ids) {
       const m = await c.model(id);
-      assert.equal(m.status, "training", `model ${id} while the disk is full: ${JSON.stringify(m)}`);
+      assert.ok(m.status === "training" || m.status === "ready", `model ${id} while the disk is full: ${JSON.stringify(m)}`);
+      if (id === ids[0]) assert.equal(m.status, "training", `the medium model while the disk is full: ${JSON.stringify(m)}`);
     }
 
     // Space again: every model resumes on its own and ends ready; the refused keys execute once.
