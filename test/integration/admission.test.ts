@@ -13,10 +13,15 @@
  * oldest first, RSS still under the budget, and each accepted model ends `ready` (or `failed`
  * with an error).
  *
- * One heavy training step takes ~30 s on the 2-core test machine (measured with bench/memory.ts:
- * peak RSS growth 5.6 GiB), so the models use max_training_time 1 (one step, validation, the
- * checkpoint) and the queue bound keeps the work to two such trainings after the restart (~90 s
- * in all; two are the fewest that show a resume in turn rather than at once).
+ * The issue's model at full size takes ~30 s a step on the 2-core test machine (peak RSS growth
+ * 5.6 GiB; `npm run bench -- memory`, case "heavy", measures it against the estimate), and this
+ * test ran 155 s with it. The burst here uses the same model at a quarter of its batch
+ * (batch_size 16384, estimate 2.50 GiB; case "quarter-1step" of the benchmark) against a budget
+ * scaled with it (3.5 GiB: one fits; two at once would not, at twice the ~1.9 GiB one adds),
+ * which exercises the same estimate, budget, queue and resume; the run takes ~31 s. The models use max_training_time 1 (one step, validation, the checkpoint) and the
+ * queue bound keeps the work to two such trainings after the restart (two are the fewest that
+ * show a resume in turn rather than at once). The full-size model is still refused below a
+ * budget it can never fit.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -24,9 +29,12 @@ import { join } from "node:path";
 import { removeDir, runCli, startServer, tempDir, waitFor, type ServerProcess } from "../../bench/harness";
 import { procMemory, syntheticMetadata } from "../../bench/memory";
 
-const BUDGET = "9GiB";
-const BUDGET_BYTES = 9 * 2 ** 30;
+const BUDGET = "3.5GiB";
+const BUDGET_BYTES = 3.5 * 2 ** 30;
+/** The issue's model (estimate 7.26 GiB). */
 const HEAVY = { model_size: "large", embedding_dim: 4096, batch_size: 65536, max_training_time: 1, early_stop_patience: 0 };
+/** The issue's model at a quarter of its batch (estimate 2.50 GiB, peak RSS of the server ~2.1 GiB): one fits {@link BUDGET}, two do not. */
+const QUARTER = { ...HEAVY, batch_size: 16384 };
 const CREATES = 50;
 const SERVE_ARGS = ["--memory-budget", BUDGET, "--max-queued-per-org", "1", "--workers", "2"];
 
@@ -101,21 +109,25 @@ test("50 heavy creates against a budget for one: RSS stays under it, GETs stay f
   const dir = tempDir("synthd-admission-");
   const store = join(dir, "store");
   let server: ServerProcess | undefined;
+  // Stopped in `finally` too: a failed assertion must not leave their timers keeping the test
+  // file's process alive (the runner would wait for it forever).
+  let sampler: RssSampler | undefined;
+  let gets: GetLoop | undefined;
   try {
     server = await startServer(store, SERVE_ARGS);
     const key = server.sandboxKey!;
     const latencies: number[] = [];
 
     // ---- phase A: the burst ----
-    let sampler = new RssSampler(server.child.pid!);
-    let gets = new GetLoop(server.url, key, () => "/v1/models?limit=5");
+    sampler = new RssSampler(server.child.pid!);
+    gets = new GetLoop(server.url, key, () => "/v1/models?limit=5");
     const metadata = syntheticMetadata(5, 4);
     const created: Created[] = await Promise.all(
       Array.from({ length: CREATES }, async () => {
         const r = await fetch(`${server!.url}/v1/models`, {
           method: "POST",
           headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-          body: JSON.stringify({ metadata, config: HEAVY }),
+          body: JSON.stringify({ metadata, config: QUARTER }),
         });
         return { status: r.status, retryAfter: r.headers.get("retry-after"), body: (await r.json()) as Created["body"] };
       }),
@@ -142,7 +154,7 @@ test("50 heavy creates against a budget for one: RSS stays under it, GETs stay f
     const [first, second] = accepted;
 
     // The first model is allocating and training; the second waits with no progress.
-    await waitFor("the first model's memory", async () => (rssOf(server!.child.pid!) > 2 ** 30 ? true : undefined), 120_000, 100);
+    await waitFor("the first model's memory", async () => (rssOf(server!.child.pid!) > 2 ** 29 ? true : undefined), 120_000, 100);
     const waiting = await fetch(`${server.url}/v1/models/${second}`, { headers: { Authorization: `Bearer ${key}` } }).then(
       (r) => r.json() as Promise<{ data: { status: string; current_epoch: number } }>,
     );
@@ -184,7 +196,7 @@ test("50 heavy creates against a budget for one: RSS stays under it, GETs stay f
     // a millisecond, and then the client's order of acceptance says nothing).
     const [older, newer] = [...final].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
     assert.ok(older.updated_at <= newer.updated_at, `the older model was resumed first: ${JSON.stringify(final)}`);
-    assert.ok(maxB > 3 * 2 ** 30, `a heavy model trained while sampled: ${JSON.stringify(final)}`);
+    assert.ok(maxB > 1.5 * 2 ** 30, `a heavy model trained while sampled: ${JSON.stringify(final)}`);
     assert.ok(maxB < BUDGET_BYTES, `RSS ${maxB} exceeded the budget while resuming`);
 
     const p = p99(latencies);
@@ -195,6 +207,8 @@ test("50 heavy creates against a budget for one: RSS stays under it, GETs stay f
     assert.ok(latencies.length >= 100, `only ${latencies.length} GETs answered`);
     assert.ok(p < 100, `GET p99 ${p.toFixed(1)} ms`);
   } finally {
+    sampler?.stop();
+    await gets?.stop();
     await server?.kill("SIGKILL");
     removeDir(dir);
   }
