@@ -18,10 +18,10 @@
  * test ran 155 s with it. The burst here uses the same model at a quarter of its batch
  * (batch_size 16384, estimate 2.50 GiB; case "quarter-1step" of the benchmark) against a budget
  * scaled with it (3.5 GiB: one fits; two at once would not, at twice the ~1.9 GiB one adds),
- * which exercises the same estimate, budget, queue and resume; the run takes ~31 s. The models use max_training_time 1 (one step, validation, the checkpoint) and the
- * queue bound keeps the work to two such trainings after the restart (two are the fewest that
- * show a resume in turn rather than at once). The full-size model is still refused below a
- * budget it can never fit.
+ * which exercises the same estimate, budget, queue and resume in ~31 s. The models use
+ * max_training_time 1 (one step, validation, the checkpoint) and the queue bound keeps the work
+ * to two such trainings after the restart (two are the fewest that show a resume in turn rather
+ * than at once). The full-size model is still refused below a budget it can never fit.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
