@@ -31,8 +31,12 @@ import { createServer } from "node:net";
 import { assertError, call, tinyMetadata } from "../contract/harness";
 import { pollUntil, Proc, Topology, type FrontEnd, type WorkerProc } from "../../bench/topology";
 
-/** A model of about 40 short epochs (tiny metadata): long enough to be caught mid-training. */
-const TRAIN = { model_size: "small", max_epochs: 40, early_stop_patience: 0 };
+/**
+ * A model of 12 short epochs (tiny metadata, ~0.3 s each here): caught at epoch 2 with ~3 s of
+ * training left, long enough to be mid-training when Redis breaks (asserted), and short enough
+ * that training it to ready twice costs the suite ~9 s a test (40 epochs took ~17 s).
+ */
+const TRAIN = { model_size: "small", max_epochs: 12, early_stop_patience: 0 };
 /** `--shutdown-timeout` of the workers under test (ms) and the margin allowed on top for the exit itself. */
 const SHUTDOWN_MS = 3000;
 const EXIT_MARGIN_MS = 7000;
