@@ -304,7 +304,7 @@ test("the failed-login budget counts the client's own address through --http10-p
     const forged = (client: string): string[] => [`X-Synthd-Http10-Client: ${client}`, `X-Synthd-Http10-Secret: ${"A".repeat(43)}`];
     assert.equal(await get(h10, "127.0.0.2", badKey(65), forged("127.0.0.3")), 429);
     const main11 = (from: string, client: string, i: number): Promise<number> =>
-      exchange(server.url, [`GET /v1/models HTTP/1.1\r\nHost: synthd\r\nAuthorization: Bearer ${badKey(i)}\r\n${forged(client).join("\r\n")}\r\n\r\n`], 10_000, 0, from).then(
+      exchange(server.url, [`GET /v1/models HTTP/1.1\r\nHost: synthd\r\nConnection: close\r\nAuthorization: Bearer ${badKey(i)}\r\n${forged(client).join("\r\n")}\r\n\r\n`], 10_000, 0, from).then(
         (r) => parse(r.text).status,
       );
     assert.equal(await main11("127.0.0.2", "127.0.0.3", 67), 429, "a forged client address on the main port is ignored");
