@@ -153,23 +153,24 @@ export const REPAIR_SEED_TAG = 0x52554c45;
 /**
  * Calibrated generation (method and measurements in `calibrate.ts`): a pool of about
  * {@link CALIBRATION_POOL_FACTOR} x n rows, {@link CALIBRATION_ROWS_PER_LATENT} per latent of a
- * plain draw of the seed ({@link calibrationPool}), weighted by bounded raking to `marginals` ({@link CALIBRATION_SWEEPS}
- * sweeps unless `opts.sweeps`, of which the last {@link CALIBRATION_EXACT_SWEEPS} spread clipped
- * mass unless `opts.exactSweeps`; in the native core on the calling thread alone unless
- * `opts.parallel`, {@link CALIBRATION_RAKING_PARALLEL}), then n distinct rows drawn by
- * systematic sampling and shuffled. With `rules` (the metadata's fixed-combinations rules,
- * `rule-repair.ts`), the pool rows that break one are repaired before raking, with their own
- * stream (seed xor {@link REPAIR_SEED_TAG}), so raking re-weights the repaired rows. The raking
- * runs in the native core when the model does
- * (`model.native`: `calibrate-native.ts`, the same weights bit for bit), else in TypeScript
- * (`calibrate.ts` `rakingSweeps`); the thread is given back between pool chunks, after the pool,
- * and between raking slices.
+ * plain draw of the seed ({@link calibrationPool}), weighted by bounded raking to `marginals`
+ * ({@link CALIBRATION_SWEEPS} sweeps unless `opts.sweeps`, of which the last
+ * {@link CALIBRATION_EXACT_SWEEPS} spread clipped mass unless `opts.exactSweeps`; in the native
+ * core on the calling thread alone unless `opts.parallel`, {@link CALIBRATION_RAKING_PARALLEL}),
+ * then n distinct rows drawn by systematic sampling and shuffled. With `rules` (the metadata's
+ * fixed-combinations rules, `rule-repair.ts`), the pool rows that break one are repaired before
+ * raking, with their own stream (seed xor {@link REPAIR_SEED_TAG}), so raking re-weights the
+ * repaired rows. The raking runs in the native core when the model does (`model.native`:
+ * `calibrate-native.ts`, the same weights bit for bit), else in TypeScript (`calibrate.ts`
+ * `rakingSweeps`); the thread is given back between pool chunks, after the pool, and between
+ * raking slices.
  *
  * Randomness: one xoshiro128** stream seeded with `seed` (given or fresh) gives, in order, the
  * seeds of the pool's uniform sets 1.. (set 0 is the plain draw of `seed` itself, of the pool's
- * latent count, latents included), the systematic sample's start, and the Fisher–Yates shuffle of the drawn rows. The same model
- * weights, seed, options and marginals give identical codes, whichever path rakes, with any thread
- * count and on every ISA path where the pool is the same (test/native-calibrate.test.ts).
+ * latent count, latents included), the systematic sample's start, and the Fisher–Yates shuffle
+ * of the drawn rows. The same model weights, seed, options and marginals give identical codes,
+ * whichever path rakes, with any thread count and on every ISA path where the pool is the same
+ * (test/native-calibrate.test.ts).
  * @returns one Int32Array of n codes per feature (layout order), views of one F x n array
  *   ({@link gatherRows}), and the seed used.
  * @throws InputError for num_rows outside 1..MAX_ROWS_PER_REQUEST; Error when `shouldAbort` fires.

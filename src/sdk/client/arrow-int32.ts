@@ -27,7 +27,6 @@ export interface Int32Stream {
   numRows: number;
 }
 
-
 /**
  * The flatbuffer of one message's metadata. Reads as the flatbuffers library apache-arrow uses reads
  * (signed offsets and lengths, `__offset` / `__indirect` / `__vector` / `__string`), except that a
