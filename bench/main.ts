@@ -24,6 +24,8 @@
  *   cars fitted with the defaults: synthetic near-copies of real rows vs a 50/50 split, 2-way TVD.
  * - `request-path`: the files and lines of src one plain Generate request runs on the server's
  *   main thread (bench/request-path.ts).
+ * - `disk-full`: issue 39's full-disk scenario on a tmpfs (root), repeated: crashes, answers while
+ *   full, training paused and resumed, usage against rows delivered.
  * - `sample`: issue 13's end-to-end table (bench/sample.ts): the CLI to CSV, Parquet and Arrow, codes
  *   over HTTP as JSON and Arrow, in-process with server-drawn latents, each over the in-process rate.
  */
@@ -40,6 +42,7 @@ import { seededBench } from "./seeded";
 import { sampleBench } from "./sample";
 import { nearCopiesBench } from "./near-copies";
 import { requestPathBench } from "./request-path";
+import { diskFullBench } from "./disk-full";
 
 const program = new Command("bench").description("synthd benchmarks");
 /** Option parser of the numeric options. */
@@ -168,6 +171,14 @@ program
   .option("--tables <list>", "comma-separated: presidents, cars or CSV paths")
   .option("--json", "one JSON line per table and seed", false)
   .action(nearCopiesBench);
+
+program
+  .command("disk-full")
+  .description("issue 39's full-disk scenario on a tmpfs, repeated (root): crashes, answers while full, pause and resume, usage")
+  .option("--runs <n>", "repetitions", num, 20)
+  .option("--mib <n>", "size of the tmpfs in MiB", num, 128)
+  .option("--json", "one JSON line", false)
+  .action(diskFullBench);
 
 program.parseAsync(process.argv).catch((e) => {
   console.error(`bench: ${(e as Error).message}`);

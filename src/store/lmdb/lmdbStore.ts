@@ -24,6 +24,8 @@
  * - `pending_charges`: request id -> {@link PendingCharge} (charges whose response has not been
  *   settled: refunded by {@link Store.reconcile} if the process dies first)
  */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { Metadata } from "../../contract";
 import { CursorNotFoundError } from "../errors";
@@ -50,6 +52,7 @@ import {
 } from "../records";
 import type { ModelPatch, Store } from "../store";
 import { LmdbIdempotency } from "./idempotency";
+import { encodedSizeBound, preallocateLockFile, RECORD_BYTES, StoreSpace, treeBytes } from "./space";
 import { writeTransaction } from "./transaction";
 import { LmdbUsage } from "./usage";
 
@@ -71,9 +74,15 @@ export class LmdbStore implements Store {
   /** `idempotency` (`idempotency.ts`). */
   private readonly keysInFlight: LmdbIdempotency;
 
+  /** The data file's allocation ahead of LMDB (`space.ts`): every write transaction is admitted by it. */
+  private readonly space: StoreSpace;
+
   /** Opens (creating if needed) the environment in directory `dir`. */
   constructor(readonly dir: string) {
-    this.root = open({ path: dir, maxDbs: 16, mapSize: 8 * 1024 ** 3 });
+    mkdirSync(dir, { recursive: true });
+    preallocateLockFile(dir);
+    this.root = open({ path: dir, maxDbs: 16, mapSize: MAP_SIZE });
+    this.space = new StoreSpace(this.root, join(dir, "data.mdb"), MAP_SIZE);
     this.orgs = this.root.openDB({ name: "orgs" });
     this.keys = this.root.openDB({ name: "keys" });
     this.models = this.root.openDB({ name: "models" });
@@ -98,11 +107,29 @@ export class LmdbStore implements Store {
 
   async close(): Promise<void> {
     await this.root.close();
+    this.space.close();
   }
 
-  /** Runs `fn` in one write transaction (every write of this class goes through here): {@link writeTransaction}. */
-  private write<T>(fn: () => T): Promise<T> {
-    return writeTransaction(this.root, fn);
+  /**
+   * Runs `fn` in one write transaction (every write of this class goes through here):
+   * {@link writeTransaction}, admitted first by {@link StoreSpace.admit} with room for `large`:
+   * the values of unbounded size the transaction stores (everything else it writes is small), or
+   * a function run inside the transaction that gives the bytes (for loops over stored records).
+   * @throws StoreWriteError when the disk has no room for it (nothing written).
+   */
+  private async write<T>(fn: () => T, large: readonly unknown[] | (() => number) = []): Promise<T> {
+    let release: (() => void) | undefined;
+    try {
+      return await writeTransaction(this.root, () => {
+        let bytes = 0;
+        if (typeof large === "function") bytes = large();
+        else for (const v of large) bytes += encodedSizeBound(v);
+        release = this.space.admit(bytes);
+        return fn();
+      });
+    } finally {
+      release?.();
+    }
   }
 
   // ---- orgs and keys -------------------------------------------------------------------------
@@ -195,7 +222,7 @@ export class LmdbStore implements Store {
         // the recovery point: {@link reconcile} completes it if the process dies first.
         if (cur !== undefined && cur.state === "in_flight") this.keysInFlight.db.put(k, { ...cur, response: completion.response });
       }
-    });
+    }, [rec, metadata, completion?.response]);
   }
 
   async getModel(id: string): Promise<ModelRecord | undefined> {
@@ -226,7 +253,7 @@ export class LmdbStore implements Store {
       this.models.put(id, next);
       if (checkpoint !== undefined) this.checkpoints.put(id, checkpoint);
       return next;
-    });
+    }, [checkpoint]);
   }
 
   /** See {@link Store.claimTraining}: the model's fence, incremented in one write transaction. */
@@ -421,7 +448,7 @@ export class LmdbStore implements Store {
     return this.write(() => {
       this.billing.settle(response.request_id);
       return this.keysInFlight.complete(scope, response);
-    });
+    }, [response]);
   }
 
   /**
@@ -461,7 +488,7 @@ export class LmdbStore implements Store {
         charges++;
       }
       return { refunded_rows: rows, charges, released: this.keysInFlight.release(live) };
-    });
+    }, () => treeBytes([this.billing.pending, this.billing.ledger, this.billing.usage, this.keysInFlight.db]) + RECORD_BYTES * this.billing.pending.getCount());
   }
 
   /**
@@ -478,9 +505,15 @@ export class LmdbStore implements Store {
         }
       }
       return n;
-    });
+    }, () => treeBytes([this.keysInFlight.db, this.deleted]));
   }
 }
+
+/**
+ * LMDB's map size: the most the data file can grow to. The file itself grows only as the store
+ * needs (`space.ts`).
+ */
+const MAP_SIZE = 8 * 1024 ** 3;
 
 function indexKey(m: ModelRecord): (string | number)[] {
   return [m.org, m.env, Date.parse(m.created_at), m.id];

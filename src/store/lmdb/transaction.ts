@@ -16,6 +16,7 @@ export async function writeTransaction<T>(root: RootDatabase, fn: () => T): Prom
   try {
     return await root.transaction(fn);
   } catch (err) {
+    if (err instanceof StoreWriteError) throw err;
     const commitError = (err as { commitError?: unknown }).commitError;
     let cause: unknown = err;
     if (commitError instanceof Promise) {

@@ -1,0 +1,196 @@
+/**
+ * `npm run bench -- disk-full`: issue 39's full-disk scenario, repeated. Needs root (it mounts a
+ * tmpfs per run). Each run: a store on a `--mib` tmpfs, `serve --workers 1
+ * --max-training-per-org 4`, one ready small model, then a medium 80-epoch, a small 150-epoch and a
+ * small 100-epoch batch-1024 training; 4 s later the tmpfs is filled to its last byte; then 30
+ * keyed requests, one every 300 ms (every fifth a create of a small 3-epoch model, the others
+ * generates of 1,000 + 777 i rows). Then the filler is removed, refused keys are retried until
+ * they execute, every model must end `ready`, and the stored usage must equal the rows delivered.
+ *
+ * Per run it prints whether the server survived (exit code or signal, heap-corruption lines in
+ * its log), the answers while full (status counts: only 200, 201 and 503 are allowed), whether
+ * training paused and resumed, and usage against delivered rows.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { LmdbStore } from "../src/store";
+import { monthOf } from "../src/usage/quota";
+import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "./harness";
+
+/** Options of {@link diskFullBench}. */
+export interface DiskFullOptions {
+  runs: number;
+  mib: number;
+  json: boolean;
+}
+
+/** One run's outcome. */
+interface RunResult {
+  crashed: string | null;
+  statuses: Record<string, number>;
+  unexpected: string[];
+  paused: boolean;
+  allReady: boolean;
+  usage: number;
+  delivered: number;
+}
+
+/** Appends to `dir/filler` until the file system refuses a single byte. */
+function fill(dir: string): void {
+  const chunk = Buffer.alloc(1024 * 1024);
+  const file = join(dir, "filler");
+  writeFileSync(file, "", { flag: "a" });
+  for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
+    for (;;) {
+      try {
+        writeFileSync(file, chunk.subarray(0, size), { flag: "a" });
+      } catch {
+        break;
+      }
+    }
+  }
+}
+
+const CREATE_METADATA = {
+  features: ["a", "b"],
+  cardinalities: { a: 2, b: 3 },
+  empirical_probs: { a: [0.25, 0.75], b: [0.2, 0.3, 0.5] },
+  value_mappings: { a: { x: 0, y: 1 }, b: { p: 0, q: 1, r: 2 } },
+  marginals: [{ features: ["a", "b"], probs: [0.05, 0.1, 0.1, 0.15, 0.2, 0.4] }],
+};
+
+function crashOf(server: ServerProcess): string | null {
+  const { exitCode, signalCode } = server.child;
+  const corrupted = /malloc\(\)|corrupted|double free|Aborted|mdb_page_spill/.exec(server.stderr());
+  if (exitCode !== null || signalCode !== null) return `exited (code ${exitCode}, signal ${signalCode})${corrupted ? `: ${corrupted[0]}` : ""}`;
+  return corrupted ? `log: ${corrupted[0]}` : null;
+}
+
+async function oneRun(mib: number): Promise<RunResult> {
+  const dir = tempDir("synthd-disk-full-");
+  const mount = join(dir, "disk");
+  mkdirSync(mount);
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${mib}m`, "tmpfs", mount]);
+  const storeDir = join(mount, "store");
+  let server: ServerProcess | undefined;
+  try {
+    const setup = new LmdbStore(storeDir);
+    const apiKey = await setup.createKey("disk", "live");
+    await setup.setOrgLimits("disk", { live_quota: 1_000_000_000 });
+    await setup.close();
+    server = await startServer(storeDir, ["--workers", "1", "--max-training-per-org", "4"]);
+    const url = server.url;
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const post = async (path: string, body: unknown, key?: string): Promise<{ status: number; json: any }> => {
+      try {
+        const res = await fetch(url + path, {
+          method: "POST",
+          headers: { ...auth, "content-type": "application/json", ...(key ? { "idempotency-key": key } : {}) },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(60_000),
+        });
+        return { status: res.status, json: await res.json() };
+      } catch (err) {
+        return { status: 0, json: { error: String(err) } };
+      }
+    };
+    const model = async (id: string): Promise<{ status: string }> =>
+      ((await (await fetch(`${url}/v1/models/${id}`, { headers: auth })).json()) as { data: { status: string } }).data;
+    const create = (config: Record<string, unknown>, key?: string) => post("/v1/models", { metadata: CREATE_METADATA, config }, key);
+
+    const ready = await create({ model_size: "small", max_epochs: 3 });
+    const readyId: string = ready.json.data.id;
+    await waitFor("the first model", async () => ((await model(readyId)).status === "ready" ? true : undefined), 120_000, 100);
+    const ids: string[] = [];
+    for (const config of [
+      { model_size: "medium", max_epochs: 80, early_stop_patience: 0 },
+      { model_size: "small", max_epochs: 150, early_stop_patience: 0 },
+      { model_size: "small", max_epochs: 100, early_stop_patience: 0, batch_size: 1024 },
+    ]) {
+      const r = await create(config);
+      if (r.status !== 201) throw new Error(`create: ${r.status} ${JSON.stringify(r.json)}`);
+      ids.push(r.json.data.id);
+    }
+    await new Promise((r) => setTimeout(r, 4_000));
+    fill(mount);
+
+    const statuses: Record<string, number> = {};
+    const unexpected: string[] = [];
+    const refused: { key: string; path: string; body: unknown }[] = [];
+    let delivered = 0;
+    for (let i = 0; i < 30; i++) {
+      const key = `full-${i}`;
+      const isCreate = i % 5 === 4;
+      const path = isCreate ? "/v1/models" : `/v1/models/${readyId}/generate`;
+      const body = isCreate ? { metadata: CREATE_METADATA, config: { model_size: "small", max_epochs: 3 } } : { embedding: { num_rows: 1_000 + 777 * i, seed: i } };
+      const r = await post(path, body, key);
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      if (r.status === 200) delivered += r.json.data.num_rows;
+      else if (r.status === 201) ids.push(r.json.data.id);
+      else if (r.status === 503) refused.push({ key, path, body });
+      else unexpected.push(`${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+      await new Promise((res) => setTimeout(res, 300));
+    }
+    const paused = /training paused until it can/.test(server.stderr());
+    const crashedWhileFull = crashOf(server);
+    rmSync(join(mount, "filler"));
+    if (crashedWhileFull !== null) {
+      return { crashed: crashedWhileFull, statuses, unexpected, paused, allReady: false, usage: -1, delivered };
+    }
+    for (const { key, path, body } of refused) {
+      const r = await waitFor(`key ${key}`, async () => {
+        const a = await post(path, body, key);
+        return a.status === 200 || a.status === 201 ? a : undefined;
+      }, 120_000, 500);
+      if (r.status === 200) delivered += r.json.data.num_rows;
+      else ids.push(r.json.data.id);
+    }
+    let allReady = true;
+    for (const id of ids) {
+      const m = await waitFor(`model ${id}`, async () => {
+        const s = await model(id);
+        return s.status === "training" || s.status === "queued" ? undefined : s;
+      }, 600_000, 500);
+      if (m.status !== "ready") allReady = false;
+    }
+    const crashed = crashOf(server);
+    await server.kill("SIGTERM");
+    server = undefined;
+    const store = new LmdbStore(storeDir);
+    let usage: number;
+    try {
+      usage = await store.getUsage("disk", "live", monthOf(Date.now()));
+    } finally {
+      await store.close();
+    }
+    return { crashed, statuses, unexpected, paused, allReady, usage, delivered };
+  } finally {
+    await server?.kill("SIGKILL");
+    execFileSync("umount", ["-l", mount]);
+    removeDir(dir);
+  }
+}
+
+/** Runs the scenario `opts.runs` times and prints one line per run and a summary. */
+export async function diskFullBench(opts: DiskFullOptions): Promise<void> {
+  const results: RunResult[] = [];
+  for (let i = 0; i < opts.runs; i++) {
+    const r = await oneRun(opts.mib);
+    results.push(r);
+    if (opts.json) continue;
+    console.log(
+      `run ${i + 1}: ${r.crashed ?? "no crash"}; answers ${JSON.stringify(r.statuses)}${r.unexpected.length ? ` unexpected ${r.unexpected.join(" | ")}` : ""}; ` +
+        `paused ${r.paused}; all ready ${r.allReady}; usage ${r.usage} / delivered ${r.delivered}`,
+    );
+  }
+  const summary = {
+    runs: results.length,
+    crashes: results.filter((r) => r.crashed !== null).length,
+    unexpected_answers: results.reduce((n, r) => n + r.unexpected.length, 0),
+    paused: results.filter((r) => r.paused).length,
+    all_ready: results.filter((r) => r.allReady).length,
+    usage_equals_delivered: results.filter((r) => r.usage === r.delivered).length,
+  };
+  console.log(opts.json ? JSON.stringify(summary) : `summary: ${JSON.stringify(summary)}`);
+}
