@@ -13,14 +13,15 @@
  * - when the file cannot grow (ENOSPC, EDQUOT), the transaction is refused with a
  *   {@link StoreWriteError} before it writes anything: requests get 503, training pauses.
  *
- * So LMDB only ever writes into blocks the file already owns. The lock file (`lock.mdb`, mapped
- * and written through memory, where a page first touched on a full tmpfs raises SIGBUS) is
- * written out in full before LMDB opens it. On copy-on-write file systems (btrfs, ZFS) a rewrite
+ * So LMDB only ever writes into blocks the file already owns. A new store's lock file (`lock.mdb`,
+ * mapped and written through memory, where a page first touched on a full tmpfs raises SIGBUS) is
+ * written out in full before LMDB creates it. On copy-on-write file systems (btrfs, ZFS) a rewrite
  * of an allocated block needs new space, so this guarantee does not hold there; docs/operations.md
  * says so.
  */
-import { closeSync, fstatSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, linkSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { threadId } from "node:worker_threads";
 import type { RootDatabase } from "lmdb";
 import { StoreWriteError } from "../errors";
 
@@ -79,24 +80,22 @@ const ZEROS = Buffer.alloc(1024 * 1024);
 const LOCK_FILE_BYTES = 64 * 1024;
 
 /**
- * Writes `dir/lock.mdb` out in full (zeros) when it is missing or shorter than LMDB needs, so that
- * LMDB never touches an unallocated page of it. Only for a store no process has open (the caller
- * holds the data dir's owner lock, or is about to create the store).
+ * Creates `dir/lock.mdb` written out in full (zeros) when it is missing, so that LMDB never
+ * touches an unallocated page of it. The file is written under another name and linked into
+ * place, so a process that opens the store meanwhile never sees a half-written lock file. A lock
+ * file that exists is left as it is: another process may have it open.
  */
 export function preallocateLockFile(dir: string): void {
   const file = join(dir, "lock.mdb");
-  let size = 0;
+  if (existsSync(file)) return;
+  const tmp = join(dir, `lock.mdb.${process.pid}.${threadId}.tmp`);
   try {
-    size = statSync(file).size;
-  } catch {
-    size = 0;
-  }
-  if (size >= LOCK_FILE_BYTES) return;
-  const fd = openSync(file, "a");
-  try {
-    writeSync(fd, Buffer.alloc(LOCK_FILE_BYTES - size));
+    writeFileSync(tmp, Buffer.alloc(LOCK_FILE_BYTES));
+    linkSync(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
   } finally {
-    closeSync(fd);
+    rmSync(tmp, { force: true });
   }
 }
 
