@@ -12,6 +12,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { OUTPUT_EXTENSIONS, OUTPUT_FORMATS } from "../sdk/io/format-names";
 import { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "../engine/admission/defaults";
+import { DEFAULT_MAX_MODELS_PER_ORG } from "../store/records";
 import { FORWARDED_HEADERS } from "../server/forwarded-headers";
 import { reportAndExit } from "./output";
 import { registerUsageCommands } from "./usage";
@@ -161,6 +162,7 @@ export function buildProgram(): Command {
     )
     .option("--max-training-per-org <n>", "models one organization trains at once", int("--max-training-per-org", 1), DEFAULT_MAX_TRAINING_PER_ORG)
     .option("--max-queued-per-org <n>", "models one organization may have waiting to train (more creates get 429 rate_limit_exceeded)", int("--max-queued-per-org", 0), DEFAULT_MAX_QUEUED_PER_ORG)
+    .option("--max-models-per-org <n>", "models one organization may keep, sandbox and live together (more creates get 402 quota_exceeded)", int("--max-models-per-org", 1), DEFAULT_MAX_MODELS_PER_ORG)
     .option("--debug", "include internal error messages in 500 responses", false)
     .addOption(new Option("--database <url>", "shared topology: PostgreSQL URL of the shared store (with --redis)").env("SYNTHD_DATABASE_URL"))
     .addOption(new Option("--redis <url>", "shared topology: Redis URL (rate limits, training queue, workers)").env("SYNTHD_REDIS_URL"))

@@ -22,6 +22,8 @@ export interface ServeOptions {
   maxTrainingPerOrg?: number;
   /** `--max-queued-per-org`; default 1,000. */
   maxQueuedPerOrg?: number;
+  /** `--max-models-per-org`; default 1,000. */
+  maxModelsPerOrg?: number;
   /** `--database`: shared topology (with `redis`). */
   database?: string;
   /** `--redis`: shared topology (with `database`). */
@@ -59,6 +61,7 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
     memoryBudget: opts.memoryBudget,
     maxTrainingPerOrg: opts.maxTrainingPerOrg,
     maxQueuedPerOrg: opts.maxQueuedPerOrg,
+    maxModelsPerOrg: opts.maxModelsPerOrg,
     docsUrl: process.env.SYNTHD_DOCS_URL,
     ...(opts.database === undefined ? {} : { databaseUrl: opts.database }),
     ...(opts.redis === undefined ? {} : { redisUrl: opts.redis }),

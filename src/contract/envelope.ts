@@ -11,7 +11,11 @@ import type { Generation } from "./generate";
 /** Query of `GET /v1/models`. */
 export interface ListModelsQuery {
   limit?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<100>;
-  starting_after?: string;
+  /**
+   * A model id (`mdl_` + 12 lowercase hex, `src/store/ids.ts`): anything else can name no model,
+   * and is refused here so neither store is handed an arbitrary string as a key.
+   */
+  starting_after?: string & tags.Pattern<"^mdl_[0-9a-f]{12}$">;
 }
 
 /** Success envelope (contract: "Response envelope"). */

@@ -10,9 +10,11 @@
  * By concern, in this folder: `numbers` (typia tags and bounds of numbers), `metadata` (the
  * statistical description: column stats, marginals, row rules), `model` (the Model resource, its
  * config and defaults, Create Model's body), `generate` (Generate's body and result, row limits),
- * `envelope` (response envelopes, list query, error types and codes). Import from here.
+ * `envelope` (response envelopes, list query, error types and codes), `bounds` (sizes and lengths of
+ * what Create Model stores). Import from here.
  */
 export * from "./numbers";
+export * from "./bounds";
 export type * from "./metadata";
 export * from "./model";
 export * from "./generate";

@@ -97,7 +97,8 @@ export interface ColumnStats {
   std?: number & Finite;
   /**
    * Numerical only: non-decreasing bin edges, K_numeric + 1 of them; bin i is [edges[i], edges[i+1])
-   * (the last bin closed). A repeated edge `edges[i] == edges[i+1]` is a point bin holding exactly
+   * (the last bin closed). K_numeric is the feature's cardinality K, or K - 1 when the last code is
+   * the missing value's, so there are K or K + 1 edges (checked, with their order, at create). A repeated edge `edges[i] == edges[i+1]` is a point bin holding exactly
    * that value (the SDK gives a value covering at least 1/binCap of the rows its own bin).
    */
   bin_edges?: (number & Finite)[];
@@ -151,14 +152,17 @@ export interface PairMarginal {
 
 /** `metadata` of Create Model: the statistical description the SDK builds from a table. */
 export interface Metadata {
-  /** Column names, in table order; at least one. */
-  features: (string & tags.MinLength<1>)[] & tags.MinItems<1>;
+  /** Column names, in table order; at least one, each at most {@link MAX_FEATURE_NAME_LENGTH} (1,024) characters. */
+  features: (string & tags.MinLength<1> & tags.MaxLength<1024>)[] & tags.MinItems<1>;
   /** K per feature: the number of codes (contract: "Vocabulary size per feature"). */
   cardinalities: Record<string, number & tags.Type<"uint32"> & tags.Minimum<1>>;
   /** The 1-way marginal per feature: length K, non-negative, sums to 1. */
   empirical_probs: Record<string, (number & Finite)[]>;
   column_stats?: Record<string, ColumnStats>;
-  /** Value -> code per feature (the blank value maps to the missing code). */
+  /**
+   * Value -> code per feature (the blank value maps to the missing code): at most K_f entries, each
+   * value at most {@link MAX_VALUE_LENGTH} (4,096) characters.
+   */
   value_mappings?: Record<string, Record<string, number & tags.Type<"uint32">>>;
   /** Selected 2-way marginals. */
   marginals?: PairMarginal[];

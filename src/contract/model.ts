@@ -25,8 +25,8 @@ export interface ModelConfigInput {
   batch_size?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<65536>;
   learning_rate?: number & tags.ExclusiveMinimum<0> & tags.Maximum<10>;
   max_epochs?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<1000000>;
-  /** Seconds. */
-  max_training_time?: number & tags.ExclusiveMinimum<0> & Finite;
+  /** Seconds, at most {@link MAX_TRAINING_TIME_S} (7 days). */
+  max_training_time?: number & tags.ExclusiveMinimum<0> & tags.Maximum<604800>;
   early_stop_patience?: number & tags.Type<"uint32">;
   privacy_enabled?: boolean;
   /**

@@ -29,7 +29,7 @@ import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import uWS, { type HttpRequest, type HttpResponse, type us_listen_socket } from "uWebSockets.js";
 import type { Engine } from "../engine/engine";
-import { newRequestId, type Store } from "../store";
+import { DEFAULT_MAX_MODELS_PER_ORG, newRequestId, type Store } from "../store";
 import { relayedPeer, relaySecretDigest, TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
 import { errorBody, setErrorResponse, toApiError } from "./errors";
@@ -67,6 +67,11 @@ export interface ServerOptions {
   rateLimit?: number;
   /** Failed authentications per minute per client address; default {@link DEFAULT_AUTH_FAILURE_LIMIT} (60). */
   authFailureLimit?: number;
+  /**
+   * Models one org may keep, both environments (`--max-models-per-org`); default
+   * {@link DEFAULT_MAX_MODELS_PER_ORG} (1,000). Checked in the store's create transaction.
+   */
+  maxModelsPerOrg?: number;
   /**
    * Proxies (IP addresses and CIDR ranges) whose forwarding header names the client address of the
    * per-address limits (`--trusted-proxy`; `TrustedProxies.parse`, `clientAddress.ts`). Default none:
@@ -160,12 +165,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     limiter: opts.sharedLimiter ?? new MemoryRateLimiter([], { clock }),
     rateLimit: opts.rateLimit ?? DEFAULT_RATE_LIMIT,
     authFailureLimit: opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT,
+    maxModelsPerOrg: opts.maxModelsPerOrg ?? DEFAULT_MAX_MODELS_PER_ORG,
     trustedProxies: TrustedProxies.parse(opts.trustedProxies ?? []),
     forwardedHeader: opts.forwardedHeader ?? "x-forwarded-for",
     live: liveRequestsOf(opts.store),
     reconcileSoon: () => undefined,
   };
-  for (const [name, v] of [["rateLimit", services.rateLimit], ["authFailureLimit", services.authFailureLimit]] as const) {
+  for (const [name, v] of [["rateLimit", services.rateLimit], ["authFailureLimit", services.authFailureLimit], ["maxModelsPerOrg", services.maxModelsPerOrg]] as const) {
     if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be an integer >= 1; got ${v}`);
   }
   // An awaited write transaction: every write queued before it (e.g. by a server that ran on

@@ -36,6 +36,8 @@ export interface Services {
   limiter: RateLimiter;
   /** Requests per minute of an org without its own `rate_limit`. */
   rateLimit: number;
+  /** Models one org may keep (both environments); Create Model beyond it is 402 `quota_exceeded`. */
+  maxModelsPerOrg: number;
   /** Failed authentications per minute per client address. */
   authFailureLimit: number;
   /** Proxies whose forwarding header names the client address (`--trusted-proxy`); empty: none. */

@@ -48,6 +48,11 @@ export interface ServeOptions {
   maxTrainingPerOrg?: number;
   /** `--max-queued-per-org`: models one org may have waiting to train; more creates get 429 `rate_limit_exceeded` (default 1,000). */
   maxQueuedPerOrg?: number;
+  /**
+   * `--max-models-per-org`: models one org may keep, both environments; more creates get 402
+   * `quota_exceeded` (default 1,000). Both topologies (the shared one counts in PostgreSQL).
+   */
+  maxModelsPerOrg?: number;
   /** Detailed `internal_error` messages and debug-level logs. */
   debug?: boolean;
   /** Base of `error.doc_url` (SYNTHD_DOCS_URL); default `process.env.SYNTHD_DOCS_URL`, else the server's URL. */

@@ -73,6 +73,7 @@ export async function serve(opts: ServeOptions): Promise<ServeHandle> {
       docsUrl: opts.docsUrl ?? (process.env.SYNTHD_DOCS_URL || undefined),
       logger,
       rateLimit,
+      maxModelsPerOrg: opts.maxModelsPerOrg,
       trustedProxies: opts.trustedProxies,
       forwardedHeader: opts.forwardedHeader,
       http10Port: opts.http10Port,

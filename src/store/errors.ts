@@ -48,3 +48,17 @@ export function isStoreOutage(err: unknown): boolean {
 /** Thrown by {@link Store.listModels} when `starting_after` names no model of the caller. */
 export class CursorNotFoundError extends Error {}
 
+
+/**
+ * Thrown by {@link Store.createModel} when the org already has `limit` models (both environments
+ * together) and a cap was given: nothing was written.
+ */
+export class ModelLimitError extends Error {
+  constructor(
+    readonly org: string,
+    readonly limit: number,
+  ) {
+    super(`organization ${org} already has ${limit} models, the most it may keep`);
+    this.name = "ModelLimitError";
+  }
+}

@@ -44,6 +44,13 @@ export const FREE_TIER_ROWS = 100_000;
 export const DEFAULT_LIVE_QUOTA = 100_000;
 
 /**
+ * Models one org may keep, both environments together, unless the server is told otherwise
+ * (`synthd serve --max-models-per-org`); Create Model beyond it is 402 `quota_exceeded`. With
+ * metadata bounded (`MAX_METADATA_BYTES`, src/contract/bounds.ts), this bounds what one org stores.
+ */
+export const DEFAULT_MAX_MODELS_PER_ORG = 1000;
+
+/**
  * The state of one sliding-window rate counter (see `src/server/limits/rateLimiter.ts`): `window` is the
  * index of the current 60 s window (`floor(unix_ms / 60000)`), `curr` the requests admitted in it,
  * `prev` those admitted in window `window - 1`.

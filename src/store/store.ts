@@ -80,8 +80,17 @@ export interface Store {
    * Stores a new model and its metadata atomically; with `completion`, the same transaction stores
    * the response on the in-flight idempotency record of `completion.scope` (a recovery point).
    * An existing id is overwritten (callers draw fresh ids and check them first).
+   * With `limits.maxModelsPerOrg`, the same transaction counts the org's models (both environments)
+   * and stores nothing when there are that many already; concurrent creates of one org are
+   * serialised for it, so the cap is never passed.
+   * @throws ModelLimitError when the cap is reached (nothing written).
    */
-  createModel(rec: ModelRecord, metadata: Metadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void>;
+  createModel(
+    rec: ModelRecord,
+    metadata: Metadata,
+    completion?: { scope: IdempotencyScope; response: StoredResponse },
+    limits?: { maxModelsPerOrg?: number },
+  ): Promise<void>;
   getModel(id: string): Promise<ModelRecord | undefined>;
   /** The model if it exists and belongs to (org, env); otherwise undefined (contract rule 5). */
   getOwnedModel(id: string, org: string, env: Environment): Promise<ModelRecord | undefined>;
@@ -112,7 +121,8 @@ export interface Store {
   /**
    * Models of (org, env), newest first, ties by id, starting right after the model
    * `startingAfter` (a tombstoned id still marks its place).
-   * @throws CursorNotFoundError when `startingAfter` names no model of (org, env).
+   * @throws CursorNotFoundError when `startingAfter` names no model of (org, env), a string not of
+   *   a model id's form included (`isModelId`, answered without a lookup).
    */
   listModels(org: string, env: Environment, limit: number, startingAfter?: string): Promise<ModelPage>;
   /** Every model currently in `status`, oldest first. */

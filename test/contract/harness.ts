@@ -134,7 +134,7 @@ export interface Contract {
 }
 
 /** Options of {@link startContract}: server options plus the default org rate limit. */
-export type ContractOptions = Partial<Pick<ServerOptions, "debug" | "docsUrl" | "maxBodyBytes" | "authFailureLimit" | "rateLimit">>;
+export type ContractOptions = Partial<Pick<ServerOptions, "debug" | "docsUrl" | "maxBodyBytes" | "authFailureLimit" | "rateLimit" | "maxModelsPerOrg">>;
 
 /**
  * True when the contract suite runs against a front end of the shared topology (issue 14):

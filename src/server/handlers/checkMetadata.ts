@@ -3,14 +3,23 @@
  * pieces must describe one consistent set of features. Runs after typia has checked the shapes.
  *
  * With F = `features` and K_f = `cardinalities[f]`:
+ * - the metadata's compact JSON is at most {@link MAX_METADATA_BYTES} (8 MiB) of UTF-8 (param
+ *   `body.metadata`), so what one model stores is bounded;
  * - feature names are unique (param `body.metadata.features[i]`, the later duplicate) and not
  *   `__proto__` (it cannot be a safe object key);
  * - `cardinalities`, `empirical_probs`, `column_stats` and `value_mappings` have no key outside F
- *   (param `body.metadata.<object>.<key>`);
+ *   (param `body.metadata.<object>.<key>`, or `body.metadata.<object>` for a key longer than a
+ *   feature name may be, which is not repeated in the param);
  * - every f in F has `cardinalities[f]` and `empirical_probs[f]`; `empirical_probs[f]` has K_f
  *   finite entries >= 0 summing to 1 within {@link PROB_SUM_TOLERANCE};
- * - every code in `value_mappings[f]` is < K_f, and no mapped value is `__proto__` (the store's
- *   msgpack encoding would rename it, so it could not be decoded back);
+ * - `value_mappings[f]` has at most K_f entries (param `body.metadata.value_mappings.<f>`), each
+ *   value at most {@link MAX_VALUE_LENGTH} characters (same param: the value is not repeated in
+ *   it), every code < K_f, and no mapped value is `__proto__` (the store's msgpack encoding would
+ *   rename it, so it could not be decoded back);
+ * - `column_stats[f].bin_edges` has K_f + 1 entries, or K_f when the last code is the missing
+ *   value's (K_numeric + 1 edges, `src/sdk/columns/bins.ts`), non-decreasing (param
+ *   `body.metadata.column_stats.<f>.bin_edges`, or `...bin_edges[i]` for the first edge below
+ *   its predecessor);
  * - every `marginals[i]` names two different features of F, and its `probs` has K_f * K_g finite
  *   entries >= 0 summing to 1 within the same tolerance;
  * - every `rules[i]` names distinct features of F (a fixed-combinations `determinant` among its
@@ -20,8 +29,8 @@
  * Object keys in params use dot form for identifiers and bracket form otherwise
  * (`body.metadata.cardinalities["age group"]`), as in typia's paths (see `params.ts`).
  */
-import type { Metadata, Rule } from "../../contract";
-import { paramInvalid } from "../errors";
+import { MAX_FEATURE_NAME_LENGTH, MAX_METADATA_BYTES, MAX_VALUE_LENGTH, type Metadata, type Rule } from "../../contract";
+import { paramInvalid, truncate } from "../errors";
 import { index, prop } from "../../contract/params";
 
 /** Largest allowed |sum - 1| of a probability vector. */
@@ -31,6 +40,14 @@ const BASE = "body.metadata";
 
 /** @throws ApiError 400 `parameter_invalid` naming the first inconsistent field. */
 export function checkMetadata(md: Metadata): void {
+  const bytes = Buffer.byteLength(JSON.stringify(md), "utf8");
+  if (bytes > MAX_METADATA_BYTES) {
+    throw paramInvalid(
+      BASE,
+      `metadata is ${bytes} bytes as compact JSON; a model stores at most ${MAX_METADATA_BYTES} (8 MiB). ` +
+        "Send fewer or smaller pair marginals, or fewer codes per feature.",
+    );
+  }
   const features = new Set<string>();
   md.features.forEach((f, i) => {
     const param = index(`${BASE}.features`, i);
@@ -50,8 +67,8 @@ export function checkMetadata(md: Metadata): void {
     for (const key of Object.keys(obj)) {
       if (!features.has(key)) {
         throw paramInvalid(
-          prop(`${BASE}.${name}`, key),
-          `${name} has an entry for ${JSON.stringify(key)}, which is not in metadata.features.`,
+          keyParam(`${BASE}.${name}`, key, MAX_FEATURE_NAME_LENGTH),
+          `${name} has an entry for ${JSON.stringify(truncate(key, 64))}, which is not in metadata.features.`,
         );
       }
     }
@@ -76,9 +93,21 @@ export function checkMetadata(md: Metadata): void {
     }
     checkDistribution(probs, pParam);
 
+    checkBinEdges(md, f, k);
     const mapping = md.value_mappings?.[f];
     if (mapping !== undefined) {
-      for (const [value, code] of Object.entries(mapping)) {
+      const mParam = prop(`${BASE}.value_mappings`, f);
+      const entries = Object.entries(mapping);
+      if (entries.length > k) {
+        throw paramInvalid(mParam, `value_mappings for feature ${JSON.stringify(f)} has ${entries.length} entries; its cardinality is ${k}.`);
+      }
+      for (const [value, code] of entries) {
+        if (value.length > MAX_VALUE_LENGTH) {
+          throw paramInvalid(
+            mParam,
+            `A value of ${value.length} characters (${JSON.stringify(truncate(value, 40))}) is mapped; values are at most ${MAX_VALUE_LENGTH} characters.`,
+          );
+        }
         if (value === "__proto__") {
           throw paramInvalid(
             prop(prop(`${BASE}.value_mappings`, f), value),
@@ -112,6 +141,34 @@ export function checkMetadata(md: Metadata): void {
     checkDistribution(m.probs, `${base}.probs`);
   });
   checkRules(md, features);
+}
+
+/**
+ * `column_stats[f].bin_edges` against K = `cardinalities[f]`: K_numeric + 1 edges, K_numeric being
+ * K, or K - 1 when the last code is the missing value's; non-decreasing (a repeated edge is a
+ * point bin).
+ */
+function checkBinEdges(md: Metadata, f: string, k: number): void {
+  const edges = md.column_stats?.[f]?.bin_edges;
+  if (edges === undefined) return;
+  const param = `${prop(`${BASE}.column_stats`, f)}.bin_edges`;
+  if (edges.length !== k + 1 && edges.length !== k) {
+    throw paramInvalid(
+      param,
+      `bin_edges for feature ${JSON.stringify(f)} has ${edges.length} entries; its cardinality ${k} needs ${k + 1} ` +
+        `(one more than its bins), or ${k} when its last code is the missing value's.`,
+    );
+  }
+  for (let i = 1; i < edges.length; i++) {
+    if (edges[i] < edges[i - 1]) {
+      throw paramInvalid(index(param, i), `bin_edges must be non-decreasing; ${edges[i]} follows ${edges[i - 1]}.`);
+    }
+  }
+}
+
+/** `prop(base, key)`, or `base` alone when `key` is longer than `max` (a param never repeats an over-long key). */
+function keyParam(base: string, key: string, max: number): string {
+  return key.length > max ? base : prop(base, key);
 }
 
 /** The features a rule names, by param path relative to the rule. */

@@ -10,7 +10,8 @@
  * `rate_limit_exceeded` with `Retry-After` when the model would have to wait and the org already
  * has the most waiting models the server allows, 1,000 by default), then the record (status
  * `training`, epoch 0, losses and error null) and metadata are stored in one transaction and
- * training is queued. 201, envelope `model`.
+ * training is queued. 201, envelope `model`. That transaction refuses an org that already keeps
+ * `--max-models-per-org` models (402 `quota_exceeded`, nothing stored).
  *
  * Under an Idempotency-Key the response is stored in the same transaction as the model (an atomic
  * phase in Brandur Leach's sense): after a crash at any point a retry either replays it or, when
@@ -20,7 +21,7 @@
  * the record (and its stored response) is deleted again and the error answered (503
  * `training_service_unavailable` with `Retry-After`, or 500), so a refused create leaves nothing behind.
  */
-import { newModelId, type ModelRecord } from "../../store";
+import { ModelLimitError, newModelId, type ModelRecord } from "../../store";
 import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../contract";
 import { ApiError } from "../errors";
 import { assertQuotaLeft } from "../../usage/quota";
@@ -60,6 +61,18 @@ export function effectiveConfig(input: ModelConfigInput | undefined, device: str
   return { ...CONFIG_DEFAULTS, ...rest, model_size: size, device };
 }
 
+/**
+ * 402 `quota_exceeded` (no param) for an org at its model cap: a quota of models kept, which only
+ * deleting models frees, so a client must not retry it as it would a 429.
+ */
+function modelLimitReached(err: ModelLimitError): ApiError {
+  return new ApiError(
+    "quota_exceeded",
+    `Organization ${err.org} already keeps ${err.limit} models (sandbox and live together), the most this server allows ` +
+      "(synthd serve --max-models-per-org). Delete models it no longer needs (DELETE /v1/models/{model_id}) to create more.",
+  );
+}
+
 /** `POST /v1/models`: 201 with the new Model (status `training`). */
 export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>): Promise<Reply> {
   const { store, engine } = ctx.services;
@@ -92,7 +105,12 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
   // The client went away meanwhile (or uWS closed the connection over a pipelined request):
   // nothing will be answered, so no model is made.
   if (ctx.aborted()) throw new ClientAbortedError();
-  await store.createModel(rec, metadata, ctx.idempotency && { scope: ctx.idempotency, response });
+  try {
+    await store.createModel(rec, metadata, ctx.idempotency && { scope: ctx.idempotency, response }, { maxModelsPerOrg: ctx.services.maxModelsPerOrg });
+  } catch (err) {
+    if (err instanceof ModelLimitError) throw modelLimitReached(err);
+    throw err;
+  }
   try {
     await engine.train(id);
   } catch (err) {

@@ -23,7 +23,9 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   quota_exceeded:
     "The organization's monthly row quota (per environment, calendar month UTC) is used up, or a Generate request would cross it; nothing was charged. " +
     "The sandbox (svc_test_ keys) has a fixed free tier of 100,000 rows; live keys have the organization's plan. On a self-hosted server " +
-    "the operator creates a live key (synthd keys create --org ORG --env live) and sets the plan (synthd orgs set --org ORG --live-quota N).",
+    "the operator creates a live key (synthd keys create --org ORG --env live) and sets the plan (synthd orgs set --org ORG --live-quota N). " +
+    "Create Model also gets it when the organization already keeps the most models the server allows (synthd serve --max-models-per-org, " +
+    "default 1,000, sandbox and live together): deleting models makes room.",
   rate_limit_exceeded:
     "The organization exceeded its request rate limit, this address sent too many requests with a missing or invalid key, " +
     "or (Create Model) the organization already has the most models waiting to train that the server queues. Retry after the Retry-After seconds.",

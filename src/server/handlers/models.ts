@@ -5,13 +5,10 @@
  * Models are scoped by (org, environment): a model of another org or of the other environment is
  * answered exactly like a missing one, 404 `model_not_found` (contract: Authentication rule 5).
  */
-import { CursorNotFoundError, type ModelRecord } from "../../store";
+import { CursorNotFoundError, isModelId, type ModelRecord } from "../../store";
 import type { ListModelsQuery, Metadata, Model } from "../../contract";
 import { modelNotFound, paramInvalid, truncate } from "../errors";
 import type { HandlerCtx, Reply } from "../context";
-
-/** Model ids: `mdl_` + 12 lowercase hex. Anything else is simply not found. */
-export const MODEL_ID = /^mdl_[0-9a-f]{12}$/;
 
 /** Default page size of List Models (contract: "Limits"; the 1..100 bounds are typia tags on `ListModelsQuery`). */
 export const LIST_LIMIT_DEFAULT = 20;
@@ -23,7 +20,7 @@ export const LIST_LIMIT_DEFAULT = 20;
  */
 export async function ownedModel(ctx: HandlerCtx<unknown, unknown>): Promise<ModelRecord> {
   const id = ctx.params.model_id;
-  const rec = MODEL_ID.test(id) ? await ctx.services.store.getOwnedModel(id, ctx.auth.org, ctx.auth.env) : undefined;
+  const rec = isModelId(id) ? await ctx.services.store.getOwnedModel(id, ctx.auth.org, ctx.auth.env) : undefined;
   if (rec === undefined) throw modelNotFound(id);
   return rec;
 }
@@ -50,8 +47,9 @@ export async function getModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply
 
 /**
  * `GET /v1/models?limit=&starting_after=`: 200, envelope `list`, newest first (ties by id),
- * `metadata.has_more`. `starting_after` naming no model of the caller: 400 `parameter_invalid`,
- * param `query.starting_after`.
+ * `metadata.has_more`. `starting_after` not of a model id's form is refused by the query's validator
+ * (`ListModelsQuery`), so the store sees only well-formed cursors; one naming no model of the
+ * caller: 400 `parameter_invalid`, param `query.starting_after`.
  */
 export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Promise<Reply> {
   const { limit = LIST_LIMIT_DEFAULT, starting_after } = ctx.query;

@@ -28,8 +28,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { Metadata } from "../../contract";
-import { CursorNotFoundError } from "../errors";
-import { hashKey, newApiKey } from "../ids";
+import { CursorNotFoundError, ModelLimitError } from "../errors";
+import { hashKey, isModelId, newApiKey } from "../ids";
 import {
   checkOrgLimits,
   TOMBSTONE_TTL_MS,
@@ -208,10 +208,18 @@ export class LmdbStore implements Store {
    * transaction stores the request's response on its in-flight idempotency record (a recovery
    * point), so a crash can never leave a model without the stored response that names it, nor the
    * reverse: a retry of the key either replays this response or (nothing committed) creates the
-   * model once.
+   * model once. With `limits.maxModelsPerOrg`, the org's models are counted in the same
+   * (serialised) write transaction first: at the cap nothing is written ({@link ModelLimitError}).
    */
-  async createModel(rec: ModelRecord, metadata: Metadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void> {
-    await this.write(() => {
+  async createModel(
+    rec: ModelRecord,
+    metadata: Metadata,
+    completion?: { scope: IdempotencyScope; response: StoredResponse },
+    limits: { maxModelsPerOrg?: number } = {},
+  ): Promise<void> {
+    const cap = limits.maxModelsPerOrg;
+    const stored = await this.write(() => {
+      if (cap !== undefined && this.countModels(rec.org) >= cap) return false;
       this.models.put(rec.id, rec);
       this.modelIndex.put(indexKey(rec), null);
       this.metadata.put(rec.id, metadata);
@@ -222,7 +230,16 @@ export class LmdbStore implements Store {
         // the recovery point: {@link reconcile} completes it if the process dies first.
         if (cur !== undefined && cur.state === "in_flight") this.keysInFlight.db.put(k, { ...cur, response: completion.response });
       }
+      return true;
     }, [rec, metadata, completion?.response]);
+    if (!stored) throw new ModelLimitError(rec.org, cap!);
+  }
+
+  /** The org's models, both environments: entries of `model_index` (a count over its key range). */
+  private countModels(org: string): number {
+    let n = 0;
+    for (const env of ["test", "live"] as const) n += this.modelIndex.getCount({ start: [org, env, -1], end: [org, env, Number.MAX_SAFE_INTEGER] });
+    return n;
   }
 
   async getModel(id: string): Promise<ModelRecord | undefined> {
@@ -303,6 +320,9 @@ export class LmdbStore implements Store {
     let start: (string | number)[] = [org, env, Number.MAX_SAFE_INTEGER];
     let exclusive = false;
     if (startingAfter !== undefined) {
+      // Only an id's form can name a model; anything else is no LMDB key (4,093 characters or more
+      // do not fit one) and must not reach the lookups.
+      if (!isModelId(startingAfter)) throw new CursorNotFoundError(startingAfter);
       const found = this.models.get(startingAfter);
       const cursor = found && found.org === org && found.env === env ? found : undefined;
       if (cursor !== undefined) {

@@ -29,8 +29,8 @@ import { randomBytes } from "node:crypto";
 import { Pool, type PoolClient, type QueryResultRow } from "pg";
 import type { Logger } from "pino";
 import type { Metadata } from "../../contract";
-import { CursorNotFoundError, StoreUnavailableError, StoreWriteError } from "../errors";
-import { hashKey, newApiKey } from "../ids";
+import { CursorNotFoundError, ModelLimitError, StoreUnavailableError, StoreWriteError } from "../errors";
+import { hashKey, isModelId, newApiKey } from "../ids";
 import {
   checkOrgLimits,
   TOMBSTONE_TTL_MS,
@@ -55,6 +55,13 @@ import { migrate } from "./migrations";
 import { abandonIn, beginIn, completeIn, DB_NOW_MS, IDEMPOTENCY_COLUMNS, idempotencyRecord, reconcileIn, responseParams, responseSet, type IdempotencyRow } from "./idempotency";
 import { chargeIn, chargeOf, PENDING_COLUMNS, refundIn, refundPendingIn, type PendingRow } from "./usage";
 import { orgRecord, pack, PG_TYPES, unpack, type ModelRow, type OrgRow } from "./rows";
+
+/**
+ * First key of the transaction-scoped advisory lock (`pg_advisory_xact_lock(int4, int4)`, the second
+ * key `hashtext(org)`) that serialises one org's capped creates: "mdls" in ASCII. The two-key lock
+ * space is apart from the one-key space of the migration lock.
+ */
+const MODELS_OF_ORG_LOCK = 0x6d646c73;
 
 /** Options of {@link PgStore.open}. */
 export interface PgStoreOptions {
@@ -254,10 +261,26 @@ export class PgStore implements Store {
 
   // ---- models ----------------------------------------------------------------------------------
 
-  /** As LMDB `put`: a second create with the same id replaces the record (its fence is kept). */
-  async createModel(rec: ModelRecord, metadata: Metadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void> {
+  /**
+   * As LMDB `put`: a second create with the same id replaces the record (its fence is kept). With
+   * `limits.maxModelsPerOrg`, the transaction first takes the org's advisory lock
+   * ({@link MODELS_OF_ORG_LOCK}), so the creates of one org are serialised on every front end,
+   * then counts the org's models: at the cap nothing is written ({@link ModelLimitError}).
+   */
+  async createModel(
+    rec: ModelRecord,
+    metadata: Metadata,
+    completion?: { scope: IdempotencyScope; response: StoredResponse },
+    limits: { maxModelsPerOrg?: number } = {},
+  ): Promise<void> {
     const meta = pack(metadata);
-    await this.write(async (c) => {
+    const cap = limits.maxModelsPerOrg;
+    const stored = await this.write(async (c) => {
+      if (cap !== undefined) {
+        await c.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MODELS_OF_ORG_LOCK, rec.org]);
+        const { rows } = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM models WHERE org = $1", [rec.org]);
+        if (rows[0].n >= cap) return false;
+      }
       await c.query(
         `INSERT INTO models (id, org, env, created_ms, status, record, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (id) DO UPDATE SET org = EXCLUDED.org, env = EXCLUDED.env, created_ms = EXCLUDED.created_ms,
@@ -271,7 +294,9 @@ export class PgStore implements Store {
           s.org, s.env, s.key, ...responseParams(completion.response),
         ]);
       }
+      return true;
     });
+    if (!stored) throw new ModelLimitError(rec.org, cap!);
   }
 
   async getModel(id: string): Promise<ModelRecord | undefined> {
@@ -344,6 +369,8 @@ export class PgStore implements Store {
         [org, env, limit + 1],
       );
     } else {
+      // Only an id's form can name a model (as in the LMDB store): no query for anything else.
+      if (!isModelId(startingAfter)) throw new CursorNotFoundError(startingAfter);
       // The cursor's place: a model of (org, env), or the tombstone of one.
       const [place] = await this.rows<{ created_ms: number }>(
         `SELECT created_ms FROM models WHERE id = $1 AND org = $2 AND env = $3
