@@ -1,0 +1,135 @@
+/**
+ * The HTTP/1.0 listener's timeouts and connection cap (src/server/http10.ts `Http10Limits`,
+ * docs/operations.md "HTTP edges"), with small limits so that nothing waits long, in front of a
+ * stub main listener (a Node `http` server answering 200):
+ * - a connection that sends nothing, and one that sends its header section a byte at a time
+ *   (slowloris), are closed;
+ * - with the cap reached, one more connection is closed at once without an answer, the main
+ *   listener still answers, and once a connection left the listener answers a new one;
+ * - the defaults leave three quarters of the descriptor limit to the main listener.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import net from "node:net";
+import pino from "pino";
+import { defaultHttp10Limits, startHttp10Listener, type Http10Listener } from "../src/server/http10";
+
+/** A connection to `port` and what becomes of it: its bytes, and when it closed. */
+function watch(port: number): { socket: net.Socket; closed: Promise<{ text: string; ms: number }> } {
+  const t0 = performance.now();
+  const socket = net.connect(port, "127.0.0.1");
+  let text = "";
+  socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+  socket.on("error", () => undefined);
+  const closed = new Promise<{ text: string; ms: number }>((resolve) => socket.on("close", () => resolve({ text, ms: performance.now() - t0 })));
+  return { socket, closed };
+}
+
+/** Resolves to `p`'s value, or rejects when `ms` passes first (a bound, so that a failure cannot hang the runner). */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** A GET /v1/models over HTTP/1.0 on a new connection to `port`; the status line. */
+async function get10(port: number): Promise<string> {
+  const c = watch(port);
+  c.socket.on("connect", () => c.socket.write("GET /v1/models HTTP/1.0\r\n\r\n"));
+  const { text } = await within(c.closed, 10_000, "an answer");
+  return text.split("\r\n")[0];
+}
+
+async function withListener(
+  limits: Parameters<typeof startHttp10Listener>[0]["limits"],
+  body: (h10: Http10Listener, upstreamPort: number) => Promise<void>,
+): Promise<void> {
+  const upstream = http.createServer((_req, res) => {
+    res.writeHead(200, { "Content-Type": "application/json", "X-Request-Id": "req_000000000000000000000000" });
+    res.end('{"object":"list","data":[]}');
+  });
+  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  const upstreamPort = (upstream.address() as net.AddressInfo).port;
+  const h10 = await startHttp10Listener({
+    host: "127.0.0.1",
+    port: 0,
+    upstream: { host: "127.0.0.1", port: upstreamPort },
+    secret: "s",
+    docsUrl: "http://synthd",
+    logger: pino({ level: "silent" }),
+    maxBodyBytes: 1024,
+    limits,
+  });
+  try {
+    await body(h10, upstreamPort);
+  } finally {
+    await h10.close(100);
+    upstream.closeAllConnections();
+    await new Promise((r) => upstream.close(r));
+  }
+}
+
+test("--http10-port closes a connection that sends nothing and one that trickles its header section", async () => {
+  await withListener({ idleTimeoutMs: 300, headersTimeoutMs: 300, checkIntervalMs: 50 }, async (h10) => {
+    const idle = watch(h10.port);
+    const slow = watch(h10.port);
+    // One header byte every 100 ms: never idle for the idle timeout, so only the header timeout ends it.
+    const request = "GET /v1/models HTTP/1.1\r\nHost: synthd\r\nX-Slow: " + "a".repeat(200);
+    let i = 0;
+    const trickle = setInterval(() => {
+      if (!slow.socket.destroyed && i < request.length) slow.socket.write(request[i++]);
+    }, 100);
+    try {
+      const [a, b] = await within(Promise.all([idle.closed, slow.closed]), 10_000, "both connections closed");
+      assert.equal(a.text, "", "the idle connection gets no answer");
+      assert.match(b.text, /^(HTTP\/1\.1 408 |$)/, b.text);
+      assert.ok(i < request.length, "the slow header section was cut off before it ended");
+    } finally {
+      clearInterval(trickle);
+      idle.socket.destroy();
+      slow.socket.destroy();
+    }
+    // The listener still answers.
+    assert.match(await get10(h10.port), /^HTTP\/1\.1 200 /);
+  });
+});
+
+test("--http10-port's connection cap: one more connection is closed at once, the main listener still answers, and a freed place serves again", async () => {
+  await withListener({ maxConnections: 3, idleTimeoutMs: 60_000, headersTimeoutMs: 60_000 }, async (h10, upstreamPort) => {
+    const held = [watch(h10.port), watch(h10.port), watch(h10.port)];
+    try {
+      await Promise.all(held.map((c) => new Promise((r) => c.socket.once("connect", r))));
+      // Accepted in order: the fourth finds the three counted.
+      const extra = watch(h10.port);
+      extra.socket.on("connect", () => extra.socket.write("GET /v1/models HTTP/1.0\r\n\r\n"));
+      const refused = await within(extra.closed, 10_000, "the connection over the cap closed");
+      assert.equal(refused.text, "", "closed without an answer");
+      // The main listener is not affected.
+      const r = await fetch(`http://127.0.0.1:${upstreamPort}/v1/models`);
+      assert.equal(r.status, 200);
+      // One held connection leaves; a new one is served.
+      held[0].socket.destroy();
+      await held[0].closed;
+      let status = "";
+      for (let attempt = 0; attempt < 50 && !/^HTTP\/1\.1 200 /.test(status); attempt++) {
+        status = await get10(h10.port);
+        if (status === "") await new Promise((res) => setTimeout(res, 20));
+      }
+      assert.match(status, /^HTTP\/1\.1 200 /);
+    } finally {
+      for (const c of held) c.socket.destroy();
+    }
+  });
+});
+
+test("the default limits: the listener's connections hold at most a quarter of the descriptor limit", () => {
+  for (const fds of [1024, 20_000, 1_048_576]) {
+    const l = defaultHttp10Limits(fds);
+    assert.ok(l.maxConnections * 3 <= fds / 4 || l.maxConnections === 64, `${fds}: ${l.maxConnections}`);
+    assert.ok(l.maxConnections >= 64);
+  }
+  assert.equal(defaultHttp10Limits(20_000).maxConnections, 1666);
+  const l = defaultHttp10Limits(20_000);
+  assert.deepEqual([l.headersTimeoutMs, l.idleTimeoutMs, l.keepAliveTimeoutMs], [10_000, 10_000, 5_000]);
+});
