@@ -4,8 +4,9 @@
  * stub main listener (a Node `http` server answering 200):
  * - a connection that sends nothing, and one that sends its header section a byte at a time
  *   (slowloris), are closed;
- * - with the cap reached, one more connection is closed at once without an answer, the main
- *   listener still answers, and once a connection left the listener answers a new one;
+ * - with the cap reached, a new request takes the place of the oldest connection without a
+ *   request in progress; when every place has one, a new connection is closed at once without an
+ *   answer; the main listener still answers;
  * - the defaults leave three quarters of the descriptor limit to the main listener.
  */
 import { test } from "node:test";
@@ -43,11 +44,23 @@ async function get10(port: number): Promise<string> {
 
 async function withListener(
   limits: Parameters<typeof startHttp10Listener>[0]["limits"],
-  body: (h10: Http10Listener, upstreamPort: number) => Promise<void>,
+  body: (h10: Http10Listener, upstreamPort: number, release: () => void, holding: () => number) => Promise<void>,
 ): Promise<void> {
-  const upstream = http.createServer((_req, res) => {
-    res.writeHead(200, { "Content-Type": "application/json", "X-Request-Id": "req_000000000000000000000000" });
-    res.end('{"object":"list","data":[]}');
+  // Answers 200 at once, `/hold` once `release` is called.
+  let held: (() => void)[] = [];
+  let released = false;
+  const release = (): void => {
+    released = true;
+    for (const f of held) f();
+    held = [];
+  };
+  const upstream = http.createServer((req, res) => {
+    const answer = (): void => {
+      res.writeHead(200, { "Content-Type": "application/json", "X-Request-Id": "req_000000000000000000000000" });
+      res.end('{"object":"list","data":[]}');
+    };
+    if (req.url === "/hold" && !released) held.push(answer);
+    else answer();
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const upstreamPort = (upstream.address() as net.AddressInfo).port;
@@ -62,7 +75,7 @@ async function withListener(
     limits,
   });
   try {
-    await body(h10, upstreamPort);
+    await body(h10, upstreamPort, release, () => held.length);
   } finally {
     await h10.close(100);
     upstream.closeAllConnections();
@@ -95,30 +108,37 @@ test("--http10-port closes a connection that sends nothing and one that trickles
   });
 });
 
-test("--http10-port's connection cap: one more connection is closed at once, the main listener still answers, and a freed place serves again", async () => {
-  await withListener({ maxConnections: 3, idleTimeoutMs: 60_000, headersTimeoutMs: 60_000 }, async (h10, upstreamPort) => {
+test("--http10-port's connection cap: a new request takes the place of the oldest idle connection; with every place busy it is closed at once; the main listener still answers", async () => {
+  await withListener({ maxConnections: 3, idleTimeoutMs: 60_000, headersTimeoutMs: 60_000 }, async (h10, upstreamPort, release, holding) => {
     const held = [watch(h10.port), watch(h10.port), watch(h10.port)];
+    const busy: ReturnType<typeof watch>[] = [];
     try {
       await Promise.all(held.map((c) => new Promise((r) => c.socket.once("connect", r))));
-      // Accepted in order: the fourth finds the three counted.
-      const extra = watch(h10.port);
-      extra.socket.on("connect", () => extra.socket.write("GET /v1/models HTTP/1.0\r\n\r\n"));
-      const refused = await within(extra.closed, 10_000, "the connection over the cap closed");
-      assert.equal(refused.text, "", "closed without an answer");
-      // The main listener is not affected.
-      const r = await fetch(`http://127.0.0.1:${upstreamPort}/v1/models`);
-      assert.equal(r.status, 200);
-      // One held connection leaves; a new one is served.
-      held[0].socket.destroy();
-      await held[0].closed;
-      let status = "";
-      for (let attempt = 0; attempt < 50 && !/^HTTP\/1\.1 200 /.test(status); attempt++) {
-        status = await get10(h10.port);
-        if (status === "") await new Promise((res) => setTimeout(res, 20));
+      held[1].socket.write("GET /v1/mod"); // half a request line: no request in progress either
+      // A fourth connection with a request: served; the oldest idle connection was closed for it.
+      assert.match(await get10(h10.port), /^HTTP\/1\.1 200 /);
+      assert.equal((await within(held[0].closed, 10_000, "the oldest idle connection closed")).text, "");
+      // Three requests the main listener holds: every place is busy (the idle ones made room).
+      for (let i = 0; i < 3; i++) {
+        const c = watch(h10.port);
+        c.socket.on("connect", () => c.socket.write("GET /hold HTTP/1.0\r\n\r\n"));
+        busy.push(c);
       }
-      assert.match(status, /^HTTP\/1\.1 200 /);
+      await within(Promise.all([held[1].closed, held[2].closed]), 10_000, "the other idle connections closed");
+      for (const end = Date.now() + 10_000; holding() < 3; ) {
+        assert.ok(Date.now() < end, "the three requests reach the main listener");
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const refused = await within(get10(h10.port), 10_000, "a connection over the cap closed");
+      assert.equal(refused, "", "closed without an answer");
+      // The main listener is not affected.
+      assert.equal((await fetch(`http://127.0.0.1:${upstreamPort}/v1/models`)).status, 200);
+      release();
+      for (const c of busy) assert.match((await within(c.closed, 10_000, "the held requests answered")).text, /^HTTP\/1\.1 200 /);
+      assert.match(await get10(h10.port), /^HTTP\/1\.1 200 /);
     } finally {
-      for (const c of held) c.socket.destroy();
+      release();
+      for (const c of [...held, ...busy]) c.socket.destroy();
     }
   });
 });

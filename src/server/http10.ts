@@ -25,7 +25,8 @@
  *   connection on a body it will not read included: such a body is not written past its limit);
  *   a request whose body stops coming is closed without an answer, as on the main port;
  * - header, request and idle timeouts and a connection cap ({@link Http10Limits}), so idle or
- *   trickling connections cannot take the process's descriptors from the main listener.
+ *   trickling connections cannot take the process's descriptors from the main listener, nor
+ *   lock other clients out of this one.
  *
  * docs/operations.md "HTTP edges" lists what each port answers; test/integration/http10.test.ts pins it.
  */
@@ -68,9 +69,13 @@ export interface Http10ListenerOptions {
  */
 export interface Http10Limits {
   /**
-   * Connections open at once (`server.maxConnections`); one more is accepted and closed at once,
-   * without an answer, so it holds no descriptor. Each connection can hold three descriptors of
-   * the process (its own, the forwarding connection and the main listener's end of it).
+   * Connections open at once. One more makes room by closing the oldest connection that has no
+   * request in progress (one that sent nothing or only part of a header section, or an idle
+   * keep-alive one); when every connection has a request in progress, the new one is closed at
+   * once without an answer. (Node's `server.maxConnections` would refuse the new connection even
+   * when idle ones hold every place, so an idle flood would lock clients out.) Each connection can
+   * hold three descriptors of the process (its own, the forwarding connection and the main
+   * listener's end of it).
    */
   maxConnections: number;
   /** The request's header section must arrive within this (`server.headersTimeout`), else the connection is closed. */
@@ -267,7 +272,9 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
     connectionsCheckingInterval: limits.checkIntervalMs,
   });
   server.timeout = limits.idleTimeoutMs;
-  server.maxConnections = limits.maxConnections;
+  /** Open connections, oldest first. */
+  const connections = new Set<Socket>();
+  const inProgress = (s: Socket): boolean => Boolean((s as Socket & { _httpMessage?: unknown })._httpMessage);
   server.on("timeout", (socket: Socket) => {
     // Spared only while the main listener works on a complete request (a long Generate): the
     // answer's first write re-arms the timeout.
@@ -275,13 +282,28 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
     if (pending && !pending.headersSent && pending.req.complete) return;
     socket.destroy();
   });
+  let evicted = 0;
   let dropped = 0;
-  let dropLogged = 0;
-  server.on("drop", () => {
-    dropped++;
-    if (Date.now() - dropLogged < 10_000) return;
-    dropLogged = Date.now();
-    logger.warn({ listener: "http10", max_connections: limits.maxConnections, dropped }, "HTTP/1.0 listener: connection cap reached, new connections closed");
+  let capLogged = 0;
+  server.on("connection", (socket: Socket) => {
+    connections.add(socket);
+    socket.once("close", () => connections.delete(socket));
+    if (connections.size <= limits.maxConnections) return;
+    let victim = socket;
+    for (const s of connections) {
+      if (s === socket) break;
+      if (!inProgress(s)) {
+        victim = s;
+        break;
+      }
+    }
+    if (victim === socket) dropped++;
+    else evicted++;
+    connections.delete(victim);
+    victim.destroy();
+    if (Date.now() - capLogged < 10_000) return;
+    capLogged = Date.now();
+    logger.warn({ listener: "http10", max_connections: limits.maxConnections, evicted, dropped }, "HTTP/1.0 listener: connection cap reached");
   });
   const active = new Set<ServerResponse>();
   let closing = false;
