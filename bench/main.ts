@@ -26,6 +26,8 @@
  *   main thread (bench/request-path.ts).
  * - `disk-full`: issue 39's full-disk scenario on a tmpfs (root), repeated: crashes, answers while
  *   full, training paused and resumed, usage against rows delivered.
+ * - `edge-flood`: issue 39's idle and slowloris connections on both ports of one server (main and
+ *   `--http10-port`): how long the server keeps them, and whether both ports keep answering.
  * - `sample`: issue 13's end-to-end table (bench/sample.ts): the CLI to CSV, Parquet and Arrow, codes
  *   over HTTP as JSON and Arrow, in-process with server-drawn latents, each over the in-process rate.
  */
@@ -43,6 +45,7 @@ import { sampleBench } from "./sample";
 import { nearCopiesBench } from "./near-copies";
 import { requestPathBench } from "./request-path";
 import { diskFullBench } from "./disk-full";
+import { edgeFloodBench } from "./edge-flood";
 
 const program = new Command("bench").description("synthd benchmarks");
 /** Option parser of the numeric options. */
@@ -179,6 +182,16 @@ program
   .option("--mib <n>", "size of the tmpfs in MiB", num, 128)
   .option("--json", "one JSON line", false)
   .action(diskFullBench);
+
+program
+  .command("edge-flood")
+  .description("idle and slowloris connections on the main and HTTP/1.0 ports (issue 39): connection lifetimes, probe answers")
+  .option("--idle <n>", "idle connections per port", num, 20_000)
+  .option("--slow <n>", "slowloris connections per port (a header byte every 5 s)", num, 500)
+  .option("--hold <s>", "seconds to go on after the last connection opened", num, 30)
+  .option("--parallel <n>", "connects in flight at once", num, 1000)
+  .option("--json", "one JSON line", false)
+  .action(edgeFloodBench);
 
 program.parseAsync(process.argv).catch((e) => {
   console.error(`bench: ${(e as Error).message}`);

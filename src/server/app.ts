@@ -348,6 +348,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         secret: relaySecret!,
         docsUrl: services.docsUrl,
         logger,
+        maxBodyBytes: services.maxBodyBytes,
       });
     } catch (err) {
       clearInterval(sweeper);

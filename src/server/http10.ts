@@ -18,19 +18,27 @@
  *   control characters or obs-fold in a header, ambiguous body framing) is answered 400
  *   `parameter_invalid` in the contract's error envelope, header sections over Node's limit
  *   (16 KiB) 431 with code `request_too_large`, each with `Connection: close`; an HTTP/1.1 request
- *   without `Host` gets 400 `parameter_invalid` on `headers.host`; when the main listener cannot be
- *   reached, 503 `training_service_unavailable` with `Retry-After`.
+ *   without `Host` gets 400 `parameter_invalid` on `headers.host`, a target that is not a path
+ *   (absolute-form, `*`) 400 `parameter_invalid`; when the main listener cannot be reached, 503
+ *   `training_service_unavailable` with `Retry-After`;
+ * - the main listener's answers pass through as they are (a 413 it sends while closing the
+ *   connection on a body it will not read included: such a body is not written past its limit);
+ *   a request whose body stops coming is closed without an answer, as on the main port;
+ * - header, request and idle timeouts and a connection cap ({@link Http10Limits}), so idle or
+ *   trickling connections cannot take the process's descriptors from the main listener, nor
+ *   lock other clients out of this one.
  *
  * docs/operations.md "HTTP edges" lists what each port answers; test/integration/http10.test.ts pins it.
  */
+import { readFileSync } from "node:fs";
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { pipeline } from "node:stream";
+import { pipeline, Transform, type TransformCallback } from "node:stream";
 import type { Logger } from "pino";
 import { newRequestId } from "../store";
 import { RELAY_CLIENT_HEADER, RELAY_SECRET_HEADER } from "./clientAddress";
 import { ApiError, errorBody, paramInvalid } from "./errors";
-import { framingError } from "./steps/readBody";
+import { DRAIN_FACTOR, framingError } from "./steps/readBody";
 
 /** Options of {@link startHttp10Listener}. */
 export interface Http10ListenerOptions {
@@ -45,6 +53,82 @@ export interface Http10ListenerOptions {
   /** Base of `error.doc_url` in the envelopes this listener writes itself. */
   docsUrl: string;
   logger: Logger;
+  /**
+   * The main listener's body limit in bytes (`maxBodyBytes`): a body over {@link DRAIN_FACTOR}
+   * times it is not forwarded past that point, since the main listener answers 413 and closes
+   * the connection there.
+   */
+  maxBodyBytes: number;
+  /** Timeouts and the connection cap; each field defaults to {@link defaultHttp10Limits}'s. */
+  limits?: Partial<Http10Limits>;
+}
+
+/**
+ * Timeouts and the connection cap of the HTTP/1.0 listener (Node's `http.Server` settings, see
+ * https://nodejs.org/api/http.html#class-httpserver). Milliseconds unless said otherwise.
+ */
+export interface Http10Limits {
+  /**
+   * Connections open at once. One more makes room by closing the oldest connection that has no
+   * request in progress (one that sent nothing or only part of a header section, or an idle
+   * keep-alive one); when every connection has a request in progress, the new one is closed at
+   * once without an answer. (Node's `server.maxConnections` would refuse the new connection even
+   * when idle ones hold every place, so an idle flood would lock clients out.) Each connection can
+   * hold three descriptors of the process (its own, the forwarding connection and the main
+   * listener's end of it).
+   */
+  maxConnections: number;
+  /** The request's header section must arrive within this (`server.headersTimeout`), else the connection is closed. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, within this (`server.requestTimeout`), else the connection is closed. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (`server.keepAliveTimeout`). */
+  keepAliveTimeoutMs: number;
+  /**
+   * A connection that neither sends nor reads anything for this long is closed (`server.timeout`,
+   * the socket's idle timeout: a connection that sends nothing, a stalled upload or a client that
+   * stops reading its answer), except while the main listener works on its complete request.
+   */
+  idleTimeoutMs: number;
+  /** How often the header and request timeouts are checked (`connectionsCheckingInterval`). */
+  checkIntervalMs: number;
+}
+
+/** Descriptors assumed when the process's limit cannot be read (`ulimit -n`'s usual default). */
+const FALLBACK_FD_LIMIT = 1024;
+/** Most connections the listener takes, whatever the descriptor limit. */
+const MAX_CONNECTIONS_CEILING = 16_384;
+
+/**
+ * The process's open-file limit (RLIMIT_NOFILE, soft; Node raises it to the hard limit at start),
+ * from `/proc/self/limits`; {@link FALLBACK_FD_LIMIT} where that cannot be read (not Linux).
+ */
+export function openFileLimit(): number {
+  try {
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+    if (m !== null) return m[1] === "unlimited" ? Number.MAX_SAFE_INTEGER : Number(m[1]);
+  } catch {
+    // not Linux: the fallback
+  }
+  return FALLBACK_FD_LIMIT;
+}
+
+/**
+ * The defaults: header section 10 s and idle 10 s (the main listener's: uWS closes a connection
+ * idle for about 10 s, a half-sent head included), keep-alive 5 s (Node's default), the whole
+ * request 300 s (Node's default: a 64 MiB upload at 220 KB/s), checked every second; at most a
+ * twelfth of the descriptor limit in connections (three descriptors each: a quarter of them),
+ * between 64 and {@link MAX_CONNECTIONS_CEILING}, so the main listener keeps the rest.
+ */
+export function defaultHttp10Limits(fdLimit = openFileLimit()): Http10Limits {
+  return {
+    maxConnections: Math.max(64, Math.min(MAX_CONNECTIONS_CEILING, Math.floor(fdLimit / 12))),
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 300_000,
+    keepAliveTimeoutMs: 5_000,
+    idleTimeoutMs: 10_000,
+    checkIntervalMs: 1_000,
+  };
 }
 
 /** A listening HTTP/1.0 listener. */
@@ -155,14 +239,72 @@ function errorResponse(status: number, err: ApiError, docsUrl: string): { reques
 }
 
 /**
+ * Passes a body on until more than `limit` bytes went through (the chunk that crosses included),
+ * then reads and drops the rest; `limit` -1 passes nothing.
+ */
+function bodyLimiter(limit: number): Transform {
+  let passed = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+      if (passed > limit) return done();
+      passed += chunk.length;
+      done(null, chunk);
+    },
+  });
+}
+
+/**
  * Starts the HTTP/1.0 listener (see the module comment) on `opts.host`:`opts.port`, forwarding to
  * `opts.upstream`.
  * @throws Error when the address cannot be bound.
  */
 export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<Http10Listener> {
   const { logger, docsUrl } = opts;
-  const agent = new http.Agent({ keepAlive: true, timeout: AGENT_IDLE_MS });
-  const server = http.createServer({ requireHostHeader: false });
+  const limits: Http10Limits = { ...defaultHttp10Limits(), ...opts.limits };
+  const drainLimit = opts.maxBodyBytes * DRAIN_FACTOR;
+  // One forwarding connection per client connection at most.
+  const agent = new http.Agent({ keepAlive: true, timeout: AGENT_IDLE_MS, maxSockets: limits.maxConnections });
+  const server = http.createServer({
+    requireHostHeader: false,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: limits.checkIntervalMs,
+  });
+  server.timeout = limits.idleTimeoutMs;
+  /** Open connections, oldest first. */
+  const connections = new Set<Socket>();
+  const inProgress = (s: Socket): boolean => Boolean((s as Socket & { _httpMessage?: unknown })._httpMessage);
+  server.on("timeout", (socket: Socket) => {
+    // Spared only while the main listener works on a complete request (a long Generate): the
+    // answer's first write re-arms the timeout.
+    const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (pending && !pending.headersSent && pending.req.complete) return;
+    socket.destroy();
+  });
+  let evicted = 0;
+  let dropped = 0;
+  let capLogged = 0;
+  server.on("connection", (socket: Socket) => {
+    connections.add(socket);
+    socket.once("close", () => connections.delete(socket));
+    if (connections.size <= limits.maxConnections) return;
+    let victim = socket;
+    for (const s of connections) {
+      if (s === socket) break;
+      if (!inProgress(s)) {
+        victim = s;
+        break;
+      }
+    }
+    if (victim === socket) dropped++;
+    else evicted++;
+    connections.delete(victim);
+    victim.destroy();
+    if (Date.now() - capLogged < 10_000) return;
+    capLogged = Date.now();
+    logger.warn({ listener: "http10", max_connections: limits.maxConnections, evicted, dropped }, "HTTP/1.0 listener: connection cap reached");
+  });
   const active = new Set<ServerResponse>();
   let closing = false;
   let onDrained: (() => void) | undefined;
@@ -205,6 +347,14 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
       req.resume();
       return;
     }
+    // Absolute-form, authority-form and `*` (RFC 9112 §3.2.2-3.2.4): the main listener serves paths
+    // only, and its parser answers the others with an HTML 505.
+    if (req.url === undefined || !req.url.startsWith("/")) {
+      answerError(req, res, 400, new ApiError("parameter_invalid", "The request target must be a path beginning with '/' (origin-form, RFC 9112 §3.2.1)."), "bad_target");
+      res.shouldKeepAlive = false;
+      req.resume();
+      return;
+    }
     const headers: Record<string, string | string[]> = endToEnd(req.rawHeaders, true);
     headers[RELAY_SECRET_HEADER] = opts.secret;
     headers[RELAY_CLIENT_HEADER] = req.socket.remoteAddress ?? "";
@@ -218,23 +368,43 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
       return;
     }
     let answered = false;
+    // A body the main listener stops reading (over DRAIN_FACTOR x its limit: it answers 413 and
+    // closes) is not written past that point, so no write fails before its answer is read; a
+    // declared one is not written at all (answered on its headers).
+    const declared = Number(req.headers["content-length"] ?? 0);
+    const limiter = bodyLimiter(declared > drainLimit ? -1 : drainLimit);
+    if (declared > drainLimit) up.flushHeaders();
     up.on("response", (upRes: IncomingMessage) => {
       answered = true;
       // An answer before the whole body was sent (413, 401 ...): the rest is not read, so the
       // connection closes after it.
       if (!req.complete) res.shouldKeepAlive = false;
       const status = upRes.statusCode ?? 502;
+      if ((status === 505 || status === 400) && upRes.headers["x-request-id"] === undefined) {
+        // uWS's own HTML refusal of something Node's parser let through: the contract's envelope.
+        upRes.resume();
+        answerError(req, res, 400, new ApiError("parameter_invalid", "The request is not valid HTTP/1.1 as the server reads it; nothing of it was run."), "main_refused");
+        return;
+      }
       res.writeHead(status, upRes.statusMessage || STATUS_CODES[status], endToEnd(upRes.rawHeaders, false));
       // The main listener's body, as the client reads it; a failure either side ends both.
       pipeline(upRes, res, () => undefined);
     });
     up.on("error", (err: NodeJS.ErrnoException) => {
-      req.unpipe(up);
+      req.unpipe(limiter);
       req.resume();
       // After its answer the main listener may close a connection whose body it did not read: the
       // answer's own stream (above) reports whether it got through.
       if (answered) return;
       if (res.headersSent || res.destroyed) {
+        res.destroy();
+        return;
+      }
+      if (err.code !== "ECONNREFUSED" && !req.complete) {
+        // The main listener dropped a request whose body had stopped arriving (its idle timeout;
+        // `Expect: 100-continue` and no body): nothing answers it there either, and a 503 would
+        // make clients retry.
+        logger.info({ method: req.method, route: null, listener: "http10", reason: "body_incomplete" }, "HTTP/1.0 listener: request body incomplete, connection closed");
         res.destroy();
         return;
       }
@@ -255,7 +425,7 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
       if (!res.writableFinished) up.destroy();
     });
     // `pipe`, not `pipeline`: an early answer must not destroy the client's connection with it.
-    req.pipe(up);
+    req.pipe(limiter).pipe(up);
   });
 
   /** Connections answered after a parser error: the parser reports every later read as another error. */
@@ -273,7 +443,13 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
       status = 431;
       api = new ApiError("request_too_large", "The request's header section is larger than 16 KiB.", "headers");
     } else if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+      // The header or request timeout: a client still trickling bytes would keep a half-closed
+      // connection open, so it is closed after the linger whatever it sends.
+      refused.add(socket);
       socket.end("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      socket.setTimeout(0);
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+      logger.info({ method: null, route: null, status: 408, listener: "http10", reason: err.code }, "request");
       return;
     } else {
       const reason = (err as { reason?: string }).reason ?? err.message;

@@ -6,9 +6,12 @@
  *   `Connection: keep-alive` and HTTP/1.1 keep-alive connections carry several requests; a chunked
  *   HTTP/1.1 upload arrives; a Generate through it is billed its rows and logged like any other;
  * - what Node's parser refuses there (malformed request lines, a TLS ClientHello, NUL, control
- *   characters and obs-fold in headers) gets 400 in the contract's error envelope, over-long
- *   header sections 431, with `Connection: close`; the main port answers as before
- *   (http-edges.test.ts pins uWS's answers);
+ *   characters and obs-fold in headers) and targets that are not a path (absolute-form, `*`) get
+ *   400 in the contract's error envelope, over-long header sections 431, with `Connection:
+ *   close`; the main port answers as before (http-edges.test.ts pins uWS's answers);
+ * - the main port's answers pass through as they are: a 70 MB body's 413 (the main port answers
+ *   it and closes while the body is still coming), and a request whose body never comes after
+ *   `Expect: 100-continue` is closed without a 503;
  * - the failed-login budget (issue 28 item 4) counts the client's own address through the
  *   listener, and no one can claim an address with the listener's headers: sent to the main port,
  *   or to the listener itself, they are ignored;
@@ -253,6 +256,8 @@ test("malformed requests on --http10-port get 400 (431 for an over-long head) in
         code: "parameter_invalid",
         param: "headers.transfer-encoding",
       },
+      absoluteForm: { send: "GET http://127.0.0.1/v1/models HTTP/1.1\r\nHost: synthd\r\n\r\n", status: 400, code: "parameter_invalid", param: undefined },
+      asterisk: { send: "OPTIONS * HTTP/1.1\r\nHost: synthd\r\n\r\n", status: 400, code: "parameter_invalid", param: undefined },
       noHost11: { send: "GET /v1/models HTTP/1.1\r\nAccept: */*\r\n\r\n", status: 400, code: "parameter_invalid", param: "headers.host" },
       longPath: { send: `GET /v1/${"a".repeat(100_000)} HTTP/1.0\r\n\r\n`, status: 431, code: "request_too_large", param: "headers" },
       longHeader: { send: `GET /v1/models HTTP/1.0\r\nX-A: ${"a".repeat(20_000)}\r\n\r\n`, status: 431, code: "request_too_large", param: "headers" },
@@ -267,6 +272,59 @@ test("malformed requests on --http10-port get 400 (431 for an over-long head) in
     });
     // The listener still serves after all that.
     assertHttp10Answer(await exchange(h10, ["GET /docs/errors HTTP/1.0\r\n\r\n"], 10_000), 200);
+  } finally {
+    await server.kill("SIGTERM");
+    removeDir(dir);
+  }
+});
+
+/**
+ * Sends a request head with `Content-Length: declared` on a new connection to `url`, then
+ * `1 MiB` chunks of body until an answer arrives, the connection closes or `sendBytes` are sent
+ * (a client that reads while it uploads, as curl does); resolves to what came back.
+ */
+function uploadUntilAnswered(url: string, head: string, sendBytes: number): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const s = net.connect(Number(port), hostname);
+    let got = "";
+    const timer = setTimeout(() => s.destroy(), 30_000);
+    s.on("data", (d: Buffer) => (got += d.toString("latin1")));
+    s.on("error", () => undefined);
+    s.on("close", () => {
+      clearTimeout(timer);
+      resolve(got);
+    });
+    s.on("connect", async () => {
+      s.write(head);
+      const chunk = Buffer.alloc(1 << 20, "x");
+      for (let sent = 0; sent < sendBytes && got === "" && !s.destroyed; sent += chunk.length) {
+        if (!s.write(chunk)) await new Promise((r) => s.once("drain", r).once("close", r));
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+  });
+}
+
+test("--http10-port passes the main port's refusals through: a 70 MB body gets its 413, and Expect: 100-continue without the body no 503", async () => {
+  const { server, h10, dir, apiKey } = await http10Server();
+  try {
+    const size = 70 * 1024 * 1024;
+    const head = `POST /v1/models HTTP/1.1\r\nHost: synthd\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`;
+    const [viaH10, viaMain, expect] = await Promise.all([
+      uploadUntilAnswered(h10, head, size),
+      uploadUntilAnswered(server.url, head, size),
+      // The head and nothing more: Node answers 100 Continue, the body never comes; the main port
+      // drops the request at its idle timeout (about 10 s) and the listener closes the connection.
+      exchange(h10, [head.replace(`Content-Length: ${size}`, "Content-Length: 10").replace("\r\n\r\n", "\r\nExpect: 100-continue\r\n\r\n")], 30_000),
+    ]);
+    for (const [name, text] of [["http10", viaH10], ["main", viaMain]]) {
+      const p = parse(text);
+      assert.equal(p.status, 413, `${name}: ${p.statusLine}`);
+      assert.equal(JSON.parse(p.body).error.code, "request_too_large", name);
+    }
+    assert.equal(expect.closedByServer, true);
+    assert.equal(expect.text, "HTTP/1.1 100 Continue\r\n\r\n", "no final answer, and no 503 a client would retry");
   } finally {
     await server.kill("SIGTERM");
     removeDir(dir);
