@@ -258,7 +258,7 @@ describe("shared topology: 2 front ends, 2 workers, PostgreSQL and Redis", () =>
     assert.equal(ended.outcome, "ready");
     assert.ok(takeover.line.time! - killedAt < 15_000, `take-over ${takeover.line.time! - killedAt} ms after the kill`);
     t.diagnostic(
-      `killed at epoch ${atKill.current_epoch} (fence ${fence1}); taken over ${takeover.line.time! - killedAt} ms later with fence ${takeover.line.fence}; epochs polled after: ${Math.min(...epochs)}..${Math.max(...epochs)}`,
+      `killed at epoch ${atKill.current_epoch} (fence ${fence1}) ${killedAt - createdAt} ms after the create; taken over ${takeover.line.time! - killedAt} ms later with fence ${takeover.line.fence}; epochs polled after: ${Math.min(...epochs)}..${Math.max(...epochs)}`,
     );
     // The model generates (on the surviving worker).
     const g = await call(feB.url, `/v1/models/${id}/generate`, { key: keys.main, body: { embedding: { num_rows: 10 } } });
