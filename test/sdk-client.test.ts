@@ -53,7 +53,8 @@ async function serve(handlers: Handler[]): Promise<{ url: string; seen: Seen[]; 
   return {
     url: `http://127.0.0.1:${port}`,
     seen,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    // Drops open connections first: a request left in flight by a failed test cannot hold it open.
+    close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())),
   };
 }
 

@@ -129,7 +129,8 @@ async function fakeServer(metadata: Metadata, opts: { failAtCall?: number } = {}
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const synth = await Synthesizer.fromModel(new Synthd({ apiKey: "svc_test_x", baseUrl: url, maxRetries: 0 }), model.id);
-  return { synth, state, close: () => new Promise<void>((r) => server.close(() => r())) };
+  // close drops open connections first: a request left in flight by a failed test cannot hold it open.
+  return { synth, state, close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())) };
 }
 
 /** The ISO 8601 form `Date.parse` reads, of a value of `at`, `stamp` or `day`. */

@@ -76,7 +76,8 @@ async function fakeServer() {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, generateBodies, createBodies, close: () => new Promise<void>((r) => server.close(() => r())) };
+  // close drops open connections first: a request left in flight by a failed test cannot hold it open.
+  return { url, generateBodies, createBodies, close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())) };
 }
 
 test("fit extracts metadata, creates the model and waits; sample batches and decodes", async () => {

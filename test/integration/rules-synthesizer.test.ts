@@ -24,7 +24,7 @@ before(async () => {
   client = new Synthd({ apiKey: server.sandboxKey!, baseUrl: server.url });
 });
 after(async () => {
-  await server.kill();
+  await server?.kill();
   removeDir(dir);
 });
 

@@ -21,7 +21,9 @@
  *    `ready`.
  * (With Redis up the deadline changes nothing: SIGTERM mid-training hands the job back and exits 0,
  * and another worker continues it: test/integration/shared-topology.test.ts, test 7.)
- * Tests 3 and 4 use a `redis-server` of their own (no persistence) that they kill, stop and start.
+ * Tests 3 and 4 use a `redis-server` of their own (no persistence) that they kill, stop and start;
+ * each brings it back up (resumed or restarted) in `finally`, so a failed assertion cannot leave it
+ * frozen, which would hang the clean-up's Redis commands and with them the test runner.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -31,15 +33,21 @@ import { createServer } from "node:net";
 import { assertError, call, tinyMetadata } from "../contract/harness";
 import { pollUntil, Proc, Topology, type FrontEnd, type WorkerProc } from "../../bench/topology";
 
-/**
- * A model of 12 short epochs (tiny metadata, ~0.3 s each here): caught at epoch 2 with ~3 s of
- * training left, long enough to be mid-training when Redis breaks (asserted), and short enough
- * that training it to ready twice costs the suite ~9 s a test (40 epochs took ~17 s).
- */
-const TRAIN = { model_size: "small", max_epochs: 12, early_stop_patience: 0 };
 /** `--shutdown-timeout` of the workers under test (ms) and the margin allowed on top for the exit itself. */
 const SHUTDOWN_MS = 3000;
 const EXIT_MARGIN_MS = 7000;
+/**
+ * A model that ends by its training-time limit alone (`max_training_time`, summed across workers;
+ * `max_epochs` out of reach): it cannot be `ready` before it trained TRAIN_S seconds of wall-clock
+ * time, however fast the machine (or its GPU). The worker under test is created, breaks and exits
+ * well inside that (checked, as the test's precondition), so its training must end `halted`; the
+ * worker that recovers it trains the rest, about TRAIN_S less the time up to its last checkpoint.
+ * Batches of 2048 make an epoch (10 steps at this max_epochs) long next to the checkpoint written
+ * after it, which the limit does not count (with the default 256 the rest took over a minute),
+ * and short enough that epoch 2 comes a few seconds after the create.
+ */
+const TRAIN_S = 30;
+const TRAIN = { model_size: "small", max_epochs: 1_000_000, max_training_time: TRAIN_S, batch_size: 2048, early_stop_patience: 0 };
 
 /** A free TCP port on 127.0.0.1 (the OS's choice, released again at once). */
 function freePort(): Promise<number> {
@@ -56,7 +64,10 @@ function freePort(): Promise<number> {
 /** A `redis-server` of this test alone (no RDB, no AOF): killed, frozen and restarted at will. */
 class OwnRedis {
   private proc: ChildProcess | undefined;
-  private constructor(readonly port: number) {}
+  private constructor(readonly port: number) {
+    // SIGKILL works on a stopped process too: nothing of this test outlives its process.
+    process.once("exit", () => this.proc?.kill("SIGKILL"));
+  }
 
   /** Starts one on a free port and waits until it accepts connections. */
   static async start(): Promise<OwnRedis> {
@@ -67,6 +78,12 @@ class OwnRedis {
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Whether the server process is alive (running or stopped). */
+  get alive(): boolean {
+    const p = this.proc;
+    return p !== undefined && p.exitCode === null && p.signalCode === null;
   }
 
   /** (Re)starts the server on the same port, empty; resolves once it is ready. */
@@ -167,7 +184,7 @@ describe("worker internal port: the deployment's token", () => {
   });
 
   test("2. with the token: requests without it or with a wrong one get 401 and no rows; the front end with it generates (billed); one without it gets 503 (not billed); the token is in no output", async () => {
-    const created = await call(feWith.url, "/v1/models", { key, body: { metadata: tinyMetadata(), config: { ...TRAIN, max_epochs: 2 } } });
+    const created = await call(feWith.url, "/v1/models", { key, body: { metadata: tinyMetadata(), config: { model_size: "small", max_epochs: 2, early_stop_patience: 0 } } });
     assert.equal(created.status, 201, created.text);
     modelId = created.json.data.id as string;
     await pollUntil(`model ${modelId} ready`, async () => {
@@ -243,6 +260,10 @@ describe("worker shutdown is bounded whatever Redis does", () => {
   });
 
   after(async () => {
+    // Resumed (or up again) before the topology's clean-up, whose Redis commands would wait forever
+    // on a frozen server.
+    await redis?.signal("SIGCONT");
+    if (redis !== undefined && !redis.alive) await redis.restart().catch(() => undefined);
     await topo?.close();
     await redis?.close();
   });
@@ -260,8 +281,9 @@ describe("worker shutdown is bounded whatever Redis does", () => {
    * the model checkpointed epoch 2, does `breakRedis`, sends SIGTERM and checks the bounded exit.
    * Resolves to the model id, its epoch before the break, and the worker's fence.
    */
-  const trainBreakAndTerm = async (breakRedis: () => Promise<void>): Promise<{ id: string; epoch: number; fence: number }> => {
+  const trainBreakAndTerm = async (breakRedis: () => Promise<void>): Promise<{ id: string; epoch: number; fence: number; ranMs: number }> => {
     const w = await topo.startWorker({ args: ["--shutdown-timeout", String(SHUTDOWN_MS)] });
+    const createdAt = Date.now();
     const created = await call(fe.url, "/v1/models", { key, body: { metadata: tinyMetadata(), config: TRAIN } });
     assert.equal(created.status, 201, created.text);
     const id = created.json.data.id as string;
@@ -275,22 +297,28 @@ describe("worker shutdown is bounded whatever Redis does", () => {
     const termAt = Date.now();
     w.child.kill("SIGTERM");
     const bound = SHUTDOWN_MS + EXIT_MARGIN_MS;
-    const exitedInTime = await Promise.race([w.exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), bound))]);
+    let timer: NodeJS.Timeout | undefined;
+    const exitedInTime = await Promise.race([w.exited.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), bound)))]);
+    clearTimeout(timer);
     const tookMs = Date.now() - termAt;
+    const ranMs = Date.now() - createdAt;
     assert.ok(exitedInTime, `the worker was still running ${bound} ms after SIGTERM (--shutdown-timeout ${SHUTDOWN_MS}); stderr tail:\n${w.stderr.slice(-3000)}`);
+    // Precondition of what follows: the model trained at most as long as this worker ran after the
+    // create, less than its time limit, so it cannot have ended `ready`.
+    assert.ok(ranMs < TRAIN_S * 1000, `precondition: the worker ran ${ranMs} ms after the create, not less than the model's ${TRAIN_S} s of training`);
     assert.equal(w.child.exitCode, 1, `exit ${w.child.exitCode ?? w.child.signalCode} after ${tookMs} ms`);
     const gaveUp = w.logs.find((l) => l.msg?.startsWith("shutdown deadline passed"));
     assert.ok(gaveUp, `no log of what was abandoned; stderr tail:\n${w.stderr.slice(-3000)}`);
     assert.ok(Array.isArray(gaveUp.abandoned) && gaveUp.abandoned.length > 0, JSON.stringify(gaveUp));
     assert.deepEqual(gaveUp.training_jobs_not_handed_back, [id], JSON.stringify(gaveUp));
-    // The training itself was halted at a step boundary, before the wait for Redis.
+    // The training itself was halted at a step boundary (the precondition above ruled `ready` out).
     assert.equal(w.logs.find((l) => l.msg === "training job ended" && l.model_id === id)?.outcome, "halted");
-    return { id, epoch: at.current_epoch as number, fence: Number(taken.fence) };
+    return { id, epoch: at.current_epoch as number, fence: Number(taken.fence), ranMs };
   };
 
   /**
    * Starts a new worker and checks it takes model `id` over (newer fence) and trains it to ready
-   * without going back. Resolves to the BullMQ attempt number it logged.
+   * (its time limit) without going back. Resolves to the BullMQ attempt number it logged.
    */
   const recoveredToReady = async (id: string, epochBefore: number, fenceBefore: number): Promise<number> => {
     const w = await topo.startWorker({ args: ["--shutdown-timeout", String(SHUTDOWN_MS)] });
@@ -304,24 +332,35 @@ describe("worker shutdown is bounded whatever Redis does", () => {
       return m.status === "training" ? undefined : m;
     }, 90_000, 100);
     assert.equal(done.status, "ready", JSON.stringify(done));
-    assert.equal(done.current_epoch, TRAIN.max_epochs);
-    assert.ok(Math.min(...epochs) >= epochBefore, `the epoch went back below ${epochBefore}: ${epochs.join(",")}`);
+    assert.ok(Math.min(...epochs, done.current_epoch) >= epochBefore, `the epoch went back below ${epochBefore}: ${epochs.join(",")},${done.current_epoch}`);
+    const ended = await w.waitLog(`training job ended for ${id}`, (l) => l.msg === "training job ended" && l.model_id === id, 10_000);
+    assert.equal(ended.outcome, "ready", JSON.stringify(ended));
     await w.kill("SIGTERM");
     assert.equal(w.child.exitCode, 0, "with Redis up, the shutdown finishes and exits 0");
     return Number(taken.attempt);
   };
 
   test("3. Redis killed, then SIGTERM: the worker exits 1 within the bound, logging the training it could not hand back; Redis back empty, a new worker re-queues it and trains it from its checkpoint to ready", async (t) => {
-    const { id, epoch, fence } = await trainBreakAndTerm(() => redis.signal("SIGKILL"));
-    await redis.restart();
+    let broken: { id: string; epoch: number; fence: number; ranMs: number };
+    try {
+      broken = await trainBreakAndTerm(() => redis.signal("SIGKILL"));
+    } finally {
+      if (!redis.alive) await redis.restart();
+    }
+    const { id, epoch, fence, ranMs } = broken;
     const attempt = await recoveredToReady(id, epoch, fence);
-    t.diagnostic(`model ${id}: broken at epoch ${epoch}, re-queued by the orphan sweep (attempt ${attempt})`);
+    t.diagnostic(`model ${id}: broken at epoch ${epoch}, worker gone ${ranMs} ms after the create; re-queued by the orphan sweep (attempt ${attempt})`);
   });
 
   test("4. Redis frozen (SIGSTOP), then SIGTERM: the worker exits 1 within the bound; Redis resumed with the job, BullMQ gives it to a new worker, which trains it to ready", async (t) => {
-    const { id, epoch, fence } = await trainBreakAndTerm(() => redis.signal("SIGSTOP"));
-    await redis.signal("SIGCONT");
+    let broken: { id: string; epoch: number; fence: number; ranMs: number };
+    try {
+      broken = await trainBreakAndTerm(() => redis.signal("SIGSTOP"));
+    } finally {
+      await redis.signal("SIGCONT");
+    }
+    const { id, epoch, fence, ranMs } = broken;
     const attempt = await recoveredToReady(id, epoch, fence);
-    t.diagnostic(`model ${id}: frozen at epoch ${epoch}, recovered from the job Redis kept (attempt ${attempt}: 0 = stalled-job check, 1 = retry)`);
+    t.diagnostic(`model ${id}: frozen at epoch ${epoch}, worker gone ${ranMs} ms after the create; recovered from the job Redis kept (attempt ${attempt}: 0 = stalled-job check, 1 = retry)`);
   });
 });
