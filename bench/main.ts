@@ -180,6 +180,7 @@ program
   .description("issue 39's full-disk scenario on a tmpfs, repeated (root): crashes, answers while full, pause and resume, usage")
   .option("--runs <n>", "repetitions", num, 20)
   .option("--mib <n>", "size of the tmpfs in MiB", num, 128)
+  .option("--postgres", "the shared topology, with a PostgreSQL cluster of its own on the tmpfs", false)
   .option("--json", "one JSON line", false)
   .action(diskFullBench);
 
