@@ -136,8 +136,11 @@ async function shared(mount: string, logDir: string): Promise<Deployment> {
   execFileSync("chown", ["postgres:postgres", mount, logDir]);
   asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
   const start = (): void => {
-    // WAL recycled within the disk's size: the default max_wal_size (1 GB) alone fills it.
-    const opts = `-p ${PG_PORT} -k /tmp -c listen_addresses=127.0.0.1 -c max_wal_size=64MB -c min_wal_size=32MB -c checkpoint_timeout=30s`;
+    // WAL recycled within the disk's size (the default max_wal_size, 1 GB, alone fills it), and
+    // dead checkpoint versions vacuumed often: each epoch rewrites a checkpoint of megabytes.
+    const opts =
+      `-p ${PG_PORT} -k /tmp -c listen_addresses=127.0.0.1 -c max_wal_size=64MB -c min_wal_size=32MB ` +
+      "-c checkpoint_timeout=30s -c autovacuum_naptime=5s";
     asPostgres("pg_ctl", ["-D", data, "-l", log, "-w", "-o", opts, "start"]);
   };
   start();

@@ -19,7 +19,7 @@
  * of an allocated block needs new space, so this guarantee does not hold there; docs/operations.md
  * says so.
  */
-import { closeSync, existsSync, fstatSync, linkSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, linkSync, openSync, rmSync, statfsSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { threadId } from "node:worker_threads";
 import type { RootDatabase } from "lmdb";
@@ -72,6 +72,11 @@ export function treeBytes(dbs: readonly unknown[]): number {
     n += (s.treeBranchPageCount + s.treeLeafPageCount) * s.pageSize;
   }
   return n;
+}
+
+/** The ENOSPC error of a growth the file system's free space cannot take. */
+function noSpace(want: number, free: number): NodeJS.ErrnoException {
+  return Object.assign(new Error(`ENOSPC: no space left on device (the store's data file needs ${want} more bytes, ${free} are free)`), { code: "ENOSPC" });
 }
 
 /** Size of the zero block written to grow the file. */
@@ -162,12 +167,19 @@ export class StoreSpace {
     return this.fd;
   }
 
-  /** Appends zeros from `size` until the file reaches `need` plus a growth step; throws StoreWriteError when it cannot reach `need`. */
+  /**
+   * Appends zeros from `size` until the file reaches `need` plus a growth step, the step at most
+   * half of the space left free beyond `need`, so the store never takes the last of a disk others
+   * share. Throws StoreWriteError (cause ENOSPC) when `need` cannot be reached.
+   */
   private grow(fd: number, size: number, need: number): void {
     if (need > this.mapSize) {
       throw new StoreWriteError(new Error(`the store's map is full (${this.mapSize} bytes, MDB_MAP_FULL)`));
     }
-    const step = Math.min(MAX_GROWTH_BYTES, Math.max(MIN_GROWTH_BYTES, Math.floor(size / 8)));
+    const { bavail, bsize } = statfsSync(this.file);
+    const free = bavail * bsize;
+    if (need - size > free) throw new StoreWriteError(noSpace(need - size, free));
+    const step = Math.min(MAX_GROWTH_BYTES, Math.max(MIN_GROWTH_BYTES, Math.floor(size / 8)), Math.floor((free - (need - size)) / 2));
     const target = Math.min(this.mapSize, need + step);
     let at = size;
     try {
@@ -175,7 +187,7 @@ export class StoreSpace {
         at += writeSync(fd, ZEROS, 0, Math.min(ZEROS.length, target - at), at);
       }
     } catch (err) {
-      // Whatever was written past `need` is kept: it is owned space. Short of `need`, refuse.
+      // What was written is kept: it is owned space. Short of `need`, refuse.
       if (fstatSync(fd).size < need) throw new StoreWriteError(err);
     }
   }
