@@ -36,6 +36,7 @@ import type {
   RateCounter,
   StoredResponse,
 } from "./records";
+import type { PackedMetadata } from "./packedMetadata";
 
 /** Fields of a model that {@link Store.updateModel} may change. */
 export type ModelPatch = Partial<Omit<ModelRecord, "id" | "org" | "env" | "created_at">>;
@@ -79,9 +80,10 @@ export interface Store {
   /**
    * Stores a new model and its metadata atomically; with `completion`, the same transaction stores
    * the response on the in-flight idempotency record of `completion.scope` (a recovery point).
-   * An existing id is overwritten (callers draw fresh ids and check them first).
+   * An existing id is overwritten (callers draw fresh ids and check them first). `metadata` may
+   * come already encoded ({@link PackedMetadata}): its bytes are then written unchanged.
    */
-  createModel(rec: ModelRecord, metadata: Metadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void>;
+  createModel(rec: ModelRecord, metadata: Metadata | PackedMetadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void>;
   getModel(id: string): Promise<ModelRecord | undefined>;
   /** The model if it exists and belongs to (org, env); otherwise undefined (contract rule 5). */
   getOwnedModel(id: string, org: string, env: Environment): Promise<ModelRecord | undefined>;

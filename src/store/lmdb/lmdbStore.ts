@@ -24,7 +24,7 @@
  * - `pending_charges`: request id -> {@link PendingCharge} (charges whose response has not been
  *   settled: refunded by {@link Store.reconcile} if the process dies first)
  */
-import { open, type Database, type RootDatabase } from "lmdb";
+import { asBinary, open, type Database, type RootDatabase } from "lmdb";
 import type { Metadata } from "../../contract";
 import { CursorNotFoundError } from "../errors";
 import { hashKey, newApiKey } from "../ids";
@@ -48,10 +48,14 @@ import {
   type RateCounter,
   type StoredResponse,
 } from "../records";
+import { PackedMetadata } from "../packedMetadata";
 import type { ModelPatch, Store } from "../store";
 import { LmdbIdempotency } from "./idempotency";
 import { writeTransaction } from "./transaction";
 import { LmdbUsage } from "./usage";
+
+/** lmdb-js hands `mapsAsObjects` to its msgpackr decoder (the option is missing from its typings). */
+const MAPS_AS_OBJECTS = { mapsAsObjects: true };
 
 /** The embedded LMDB implementation of {@link Store} (see the module comment). */
 export class LmdbStore implements Store {
@@ -78,7 +82,8 @@ export class LmdbStore implements Store {
     this.keys = this.root.openDB({ name: "keys" });
     this.models = this.root.openDB({ name: "models" });
     this.modelIndex = this.root.openDB({ name: "model_index" });
-    this.metadata = this.root.openDB({ name: "metadata" });
+    // Plain msgpack maps (`PackedMetadata`) decode as objects, as the records this store writes do.
+    this.metadata = this.root.openDB({ name: "metadata", ...MAPS_AS_OBJECTS });
     this.checkpoints = this.root.openDB({ name: "checkpoints" });
     this.deleted = this.root.openDB({ name: "deleted_models" });
     this.rateCounters = this.root.openDB({ name: "rate_counters" });
@@ -183,11 +188,13 @@ export class LmdbStore implements Store {
    * reverse: a retry of the key either replays this response or (nothing committed) creates the
    * model once.
    */
-  async createModel(rec: ModelRecord, metadata: Metadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void> {
+  async createModel(rec: ModelRecord, metadata: Metadata | PackedMetadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void> {
     await this.write(() => {
       this.models.put(rec.id, rec);
       this.modelIndex.put(indexKey(rec), null);
-      this.metadata.put(rec.id, metadata);
+      // Already msgpack: written as it is (the database's decoder reads plain msgpack).
+      if (metadata instanceof PackedMetadata) this.metadata.put(rec.id, asBinary(metadata.bytes) as unknown as Metadata);
+      else this.metadata.put(rec.id, metadata);
       if (completion !== undefined) {
         const k = [completion.scope.org, completion.scope.env, completion.scope.key];
         const cur = this.keysInFlight.db.get(k);

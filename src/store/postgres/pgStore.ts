@@ -50,6 +50,7 @@ import {
   type RateCounter,
   type StoredResponse,
 } from "../records";
+import { PackedMetadata } from "../packedMetadata";
 import type { ModelPatch, Store } from "../store";
 import { migrate } from "./migrations";
 import { abandonIn, beginIn, completeIn, DB_NOW_MS, IDEMPOTENCY_COLUMNS, idempotencyRecord, reconcileIn, responseParams, responseSet, type IdempotencyRow } from "./idempotency";
@@ -255,8 +256,8 @@ export class PgStore implements Store {
   // ---- models ----------------------------------------------------------------------------------
 
   /** As LMDB `put`: a second create with the same id replaces the record (its fence is kept). */
-  async createModel(rec: ModelRecord, metadata: Metadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void> {
-    const meta = pack(metadata);
+  async createModel(rec: ModelRecord, metadata: Metadata | PackedMetadata, completion?: { scope: IdempotencyScope; response: StoredResponse }): Promise<void> {
+    const meta = metadata instanceof PackedMetadata ? Buffer.from(metadata.bytes.buffer, metadata.bytes.byteOffset, metadata.bytes.byteLength) : pack(metadata);
     await this.write(async (c) => {
       await c.query(
         `INSERT INTO models (id, org, env, created_ms, status, record, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7)
