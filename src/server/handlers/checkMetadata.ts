@@ -78,7 +78,9 @@ export function checkMetadata(md: Metadata): void {
 
     const mapping = md.value_mappings?.[f];
     if (mapping !== undefined) {
-      for (const [value, code] of Object.entries(mapping)) {
+      // for-in, not Object.entries: no [key, value] array per entry (mappings can have millions).
+      for (const value in mapping) {
+        const code = mapping[value];
         if (value === "__proto__") {
           throw paramInvalid(
             prop(prop(`${BASE}.value_mappings`, f), value),
