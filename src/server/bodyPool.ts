@@ -65,15 +65,7 @@ export function parsesOffThread(route: string): route is BodyRoute {
 export async function parseOffThread(ctx: Ctx, route: BodyRoute, bytes: Buffer): Promise<BodyOutcome> {
   const org = ctx.auth?.org ?? "";
   let line = lines.get(org);
-  if (line !== undefined && line.count >= MAX_LARGE_BODIES_PER_ORG) {
-    throw new ApiError(
-      "rate_limit_exceeded",
-      `This organization already has ${MAX_LARGE_BODIES_PER_ORG} request bodies over ${OFF_THREAD_BODY_BYTES / 1024} KiB being processed. ` +
-        `Retry after ${RETRY_AFTER_S} second${RETRY_AFTER_S === 1 ? "" : "s"}.`,
-      undefined,
-      { "Retry-After": String(RETRY_AFTER_S) },
-    );
-  }
+  if (line !== undefined && line.count >= MAX_LARGE_BODIES_PER_ORG) throw lineFull();
   if (line === undefined) lines.set(org, (line = { count: 0, tail: Promise.resolve() }));
   const mine = line;
   mine.count++;
@@ -91,6 +83,28 @@ export async function parseOffThread(ctx: Ctx, route: BodyRoute, bytes: Buffer):
     done();
     if (--mine.count === 0) lines.delete(org);
   }
+}
+
+/**
+ * Refuses, before its body is read, a request that declares a body that would be parsed here
+ * while its organization's line is full (so the body is drained, not buffered).
+ * @throws ApiError 429 `rate_limit_exceeded`, as {@link parseOffThread}.
+ */
+export function refuseWhenLineFull(ctx: Ctx): void {
+  const declared = Number(ctx.headers["content-length"] ?? 0);
+  if (!(declared > OFF_THREAD_BODY_BYTES) || !parsesOffThread(`${ctx.method} ${ctx.route?.def.pattern ?? ""}`)) return;
+  const line = lines.get(ctx.auth?.org ?? "");
+  if (line !== undefined && line.count >= MAX_LARGE_BODIES_PER_ORG) throw lineFull();
+}
+
+function lineFull(): ApiError {
+  return new ApiError(
+    "rate_limit_exceeded",
+    `This organization already has ${MAX_LARGE_BODIES_PER_ORG} request bodies over ${OFF_THREAD_BODY_BYTES / 1024} KiB being processed. ` +
+      `Retry after ${RETRY_AFTER_S} second${RETRY_AFTER_S === 1 ? "" : "s"}.`,
+    undefined,
+    { "Retry-After": String(RETRY_AFTER_S) },
+  );
 }
 
 /** The ApiError a worker found. */

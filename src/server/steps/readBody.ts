@@ -24,6 +24,7 @@
 import type { HttpResponse } from "uWebSockets.js";
 import type { BodyResult, BodySource, Step } from "../context";
 import { ApiError } from "../errors";
+import { refuseWhenLineFull } from "../bodyPool";
 
 /** A body of more than this many times the body limit is not drained: the connection is closed. */
 export const DRAIN_FACTOR = 4;
@@ -177,7 +178,8 @@ export function startBodyRead(
 }
 
 /**
- * Awaits the body into `ctx.rawBody`, or throws 413 `request_too_large`.
+ * Awaits the body into `ctx.rawBody`, or throws 413 `request_too_large`. A large body whose
+ * organization already has the most large bodies in line is refused first (429, `bodyPool.ts`).
  *
  * Then, for methods that can change something (all but GET and HEAD), waits for the end of the
  * event loop turn ({@link afterCurrentRead}) and throws {@link ClientAbortedError} when the
@@ -188,6 +190,7 @@ export function startBodyRead(
  * its body (a client writing both at once), instead of executing with no one to answer.
  */
 export const readBody: Step = async (ctx, next) => {
+  refuseWhenLineFull(ctx);
   const r = await ctx.bodySource.result;
   if (!r.ok) {
     if (r.reason === "aborted") throw new ClientAbortedError();
