@@ -2,10 +2,11 @@
  * Issue 39, defect 3: one tenant's large Create Model bodies must not stall another organization.
  * On a real `synthd serve`, one organization sends a 1.6 MiB body (150,000 `value_mappings`
  * entries, bench/large-bodies.ts) every 200 ms for 4 s, in turn invalid JSON, failing typia and
- * valid, while another organization sends `GET /v1/models?limit=1` back to back every 20 ms: the
+ * failing the metadata checks on its last entry (so each is parsed and checked in full; a valid
+ * one would add training, which is not what is measured here), while another organization sends `GET /v1/models?limit=1` back to back every 20 ms: the
  * other organization's GET p99 stays under 100 ms (the bound the issue names), and every large
- * body gets its own answer (400 naming its param, 201, or 429 once the tenant has too many bodies
- * in line).
+ * body gets its own answer (400 naming its param, or 429 once the tenant has too many bodies
+ * in line). test/large-bodies.test.ts covers valid large bodies.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -18,10 +19,11 @@ const SECONDS = 4;
 const EVERY_MS = 200;
 
 /** What each kind of body must be answered with (status and param), besides 429. */
-const EXPECTED: Record<Exclude<BodyKind, "semantic">, { status: number; param?: string }> = {
+const LAST = `body.metadata.value_mappings.f.v${(ENTRIES - 1).toString(36).padStart(4, "0")}`;
+const EXPECTED: Record<Exclude<BodyKind, "valid">, { status: number; param?: string }> = {
   json: { status: 400, param: "body" },
-  schema: { status: 400, param: `body.metadata.value_mappings.f.v${(ENTRIES - 1).toString(36).padStart(4, "0")}` },
-  valid: { status: 201 },
+  schema: { status: 400, param: LAST },
+  semantic: { status: 400, param: LAST },
 };
 
 test("another organization's GET p99 stays under 100 ms while large bodies are parsed", async (t) => {
