@@ -28,6 +28,9 @@
  *   full, training paused and resumed, usage against rows delivered.
  * - `edge-flood`: issue 39's idle and slowloris connections on both ports of one server (main and
  *   `--http10-port`): how long the server keeps them, and whether both ports keep answering.
+ * - `large-bodies`: issue 39's large Create Model bodies (bench/large-bodies.ts): another org's GET
+ *   p50/p99 while one tenant sends a 13.8 MiB body once a second (valid, invalid JSON, invalid
+ *   schema, failing the metadata checks), vs idle; `--shared` through a shared topology's front end.
  * - `sample`: issue 13's end-to-end table (bench/sample.ts): the CLI to CSV, Parquet and Arrow, codes
  *   over HTTP as JSON and Arrow, in-process with server-drawn latents, each over the in-process rate.
  */
@@ -46,6 +49,7 @@ import { nearCopiesBench } from "./near-copies";
 import { requestPathBench } from "./request-path";
 import { diskFullBench } from "./disk-full";
 import { edgeFloodBench } from "./edge-flood";
+import { largeBodiesBench } from "./large-bodies";
 
 const program = new Command("bench").description("synthd benchmarks");
 /** Option parser of the numeric options. */
@@ -107,6 +111,17 @@ program
   .option("--calibrate", "calibrated generation (default unless --epsilon); also reports the plain draw")
   .option("--no-calibrate", "the plain draw only")
   .action(fidelityBench);
+
+program
+  .command("large-bodies")
+  .description("another org's GET p50/p99 while one tenant sends 13.8 MiB Create Model bodies once a second")
+  .option("--entries <n>", "value_mappings entries of the body", num, 1_200_000)
+  .option("--seconds <n>", "seconds of load per kind", num, 60)
+  .option("--kinds <list>", "body kinds: valid, json, schema, semantic", "valid,json,schema")
+  .option("--get-every-ms <n>", "milliseconds between the other org's GETs", num, 50)
+  .option("--shared", "through a front end of the shared topology (PostgreSQL + Redis)", false)
+  .option("--json", "one JSON line", false)
+  .action(largeBodiesBench);
 
 program
   .command("request-path")

@@ -11,7 +11,7 @@ import type { IValidation } from "typia";
 import type { Auth } from "../usage/auth";
 import type { Engine } from "../engine/engine";
 import type { ChargeRequest, IdempotencyScope, Store } from "../store";
-import type { Envelope } from "../contract";
+import type { Envelope, ErrorCode } from "../contract";
 import type { ForwardedHeader, TrustedProxies } from "./clientAddress";
 import type { RateLimiter } from "./limits/rateLimiter";
 
@@ -97,8 +97,13 @@ export interface Ctx {
   route?: { def: RouteDef; params: Record<string, string> };
   /** Set by `readBody`: the raw bytes (copied out of uWS's buffers). */
   rawBody?: Buffer;
-  /** Set by `parseJson` on POST: the parsed JSON value. */
+  /** Set by `parseJson` on POST: the parsed JSON value (unset when the body was parsed off-thread). */
   json?: unknown;
+  /**
+   * Set by `parseJson` instead of `json` for a large body parsed and validated on the body worker
+   * thread (`bodyPool.ts`): what the later steps need of it.
+   */
+  prepared?: PreparedBody;
   /** Set by `validate`: the typed, validated input of the route. */
   input?: { body: unknown; query: unknown };
   /** Headers every response of this request carries (errors included), e.g. `X-Request-Id`. */
@@ -116,6 +121,33 @@ export interface Ctx {
   deliveryCharge?: ChargeRequest;
   /** Set by the adapter: rows given back because the response was not delivered (logged). */
   refundedRows?: number;
+}
+
+/** An error found on another thread: the fields of an `ApiError` (src/contract/errors.ts). */
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  param?: string;
+}
+
+/** A body parsed off-thread, whose JSON was valid (see `Ctx.prepared`). */
+export interface PreparedBody {
+  /** The Idempotency-Key fingerprint (`steps/idempotency.ts`), computed when the request has a key. */
+  fingerprint?: string;
+  /** The validation of the body: what the `validate` step answers. */
+  input: { ok: false; error: WireError } | ({ ok: true; body: unknown } & PreparedInput);
+}
+
+/**
+ * What the body worker did beyond validating a body, for its handler. Create Model: the body's
+ * metadata comes back without its large parts that only the store needs (`value_mappings`,
+ * `column_stats`, `rules`, `source`), which arrive encoded in `packedMetadata` instead.
+ */
+export interface PreparedInput {
+  /** Create Model: the first error of `checkMetadata`, which the handler throws in its place. */
+  metadataError?: WireError;
+  /** Create Model: the whole metadata as msgpack (`PackedMetadata`), when it passed `checkMetadata`. */
+  packedMetadata?: Uint8Array;
 }
 
 /** Outcome of reading a body. */
@@ -156,6 +188,8 @@ export interface HandlerCtx<B, Q> {
    * one store transaction stores its response there in that same transaction (Create Model).
    */
   idempotency?: IdempotencyScope;
+  /** Set when the body was parsed off-thread (`Ctx.prepared`); see {@link PreparedInput}. */
+  prepared?: PreparedInput;
   /**
    * True once the client's connection has closed (nothing can be answered). Handlers check it
    * right before their side effect (a charge, a new model) and throw `ClientAbortedError`.

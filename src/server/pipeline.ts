@@ -12,6 +12,10 @@
  * failed authentications; a valid key is never refused for its address), and every authenticated
  * request counts against its organization before anything else is done with it. Idempotency (`steps/idempotency.ts`)
  * wraps validation and the handler, so exactly what they answer is stored and replayed.
+ *
+ * Bodies over 64 KiB are parsed, validated and (Create Model) checked on the body worker thread
+ * (`bodyPool.ts`) within `parseJson`; `validate` and the handler then throw what it found at
+ * their own place, so the order of the answers is the same for every body size.
  */
 import { compose, type Step } from "./context";
 import { authenticate } from "./steps/authenticate";
@@ -34,7 +38,7 @@ export const PIPELINE: readonly Step[] = [
   rateLimit, //     per org: X-RateLimit-* on every response, 429 with Retry-After
   route, //         404 route_not_found / 405 method_not_allowed
   readBody, //      size cap -> 413 request_too_large
-  parseJson, //     POST: Content-Type + JSON -> ctx.json
+  parseJson, //     POST: Content-Type + JSON -> ctx.json (over 64 KiB: parsed and validated off-thread -> ctx.prepared)
   settle, //        a pending usage charge: settled before a 2xx is written, else refunded
   idempotency, //   POST + Idempotency-Key: replay, 409 while in flight, else run and store 2xx/4xx
   validate, //      typia body/query -> ctx.input, else 400 parameter_invalid

@@ -7,5 +7,6 @@
 export * from "./records";
 export * from "./errors";
 export * from "./ids";
+export * from "./packedMetadata";
 export type { ModelPatch, Store } from "./store";
 export { LmdbStore } from "./lmdb/lmdbStore";

@@ -36,6 +36,7 @@ import type {
   RateCounter,
   StoredResponse,
 } from "./records";
+import type { PackedMetadata } from "./packedMetadata";
 
 /** Fields of a model that {@link Store.updateModel} may change. */
 export type ModelPatch = Partial<Omit<ModelRecord, "id" | "org" | "env" | "created_at">>;
@@ -79,7 +80,8 @@ export interface Store {
   /**
    * Stores a new model and its metadata atomically; with `completion`, the same transaction stores
    * the response on the in-flight idempotency record of `completion.scope` (a recovery point).
-   * An existing id is overwritten (callers draw fresh ids and check them first).
+   * An existing id is overwritten (callers draw fresh ids and check them first). `metadata` may
+   * come already encoded ({@link PackedMetadata}): its bytes are then written unchanged.
    * With `limits.maxModelsPerOrg`, the same transaction counts the org's models (both environments)
    * and stores nothing when there are that many already; concurrent creates of one org are
    * serialised for it, so the cap is never passed.
@@ -87,7 +89,7 @@ export interface Store {
    */
   createModel(
     rec: ModelRecord,
-    metadata: Metadata,
+    metadata: Metadata | PackedMetadata,
     completion?: { scope: IdempotencyScope; response: StoredResponse },
     limits?: { maxModelsPerOrg?: number },
   ): Promise<void>;

@@ -13,6 +13,10 @@
  * training is queued. 201, envelope `model`. That transaction refuses an org that already keeps
  * `--max-models-per-org` models (402 `quota_exceeded`, nothing stored).
  *
+ * A body over 64 KiB had `checkMetadata` run on the body worker thread (`../bodyPool.ts`), which
+ * also encoded the metadata for the store; the handler then throws that check's error at the same
+ * place, and the HTTP thread only copies the encoded bytes into the store.
+ *
  * Under an Idempotency-Key the response is stored in the same transaction as the model (an atomic
  * phase in Brandur Leach's sense): after a crash at any point a retry either replays it or, when
  * nothing was committed, creates the model once.
@@ -21,8 +25,9 @@
  * the record (and its stored response) is deleted again and the error answered (503
  * `training_service_unavailable` with `Retry-After`, or 500), so a refused create leaves nothing behind.
  */
-import { ModelLimitError, newModelId, type ModelRecord } from "../../store";
-import { CONFIG_DEFAULTS, type CreateModelRequest, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../contract";
+import { ModelLimitError, newModelId, PackedMetadata, type ModelRecord } from "../../store";
+import { fromWire } from "../bodyPool";
+import { CONFIG_DEFAULTS, type CreateModelRequest, type Metadata, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../contract";
 import { ApiError } from "../errors";
 import { assertQuotaLeft } from "../../usage/quota";
 import type { HandlerCtx, Reply } from "../context";
@@ -77,7 +82,10 @@ function modelLimitReached(err: ModelLimitError): ApiError {
 export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>): Promise<Reply> {
   const { store, engine } = ctx.services;
   const { metadata, config } = ctx.body;
-  checkMetadata(metadata);
+  // A large body was checked on the body worker thread, and its metadata encoded there.
+  const prepared = ctx.prepared;
+  if (prepared?.metadataError !== undefined) throw fromWire(prepared.metadataError);
+  if (prepared === undefined) checkMetadata(metadata);
   await assertQuotaLeft(store, ctx.auth, ctx.services.clock());
   const effective = effectiveConfig(config, deviceFor(config?.device, engine.gpu));
   engine.admissionCheck(effective, metadata, ctx.auth.org); // before anything is stored
@@ -105,8 +113,14 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
   // The client went away meanwhile (or uWS closed the connection over a pipelined request):
   // nothing will be answered, so no model is made.
   if (ctx.aborted()) throw new ClientAbortedError();
+  let stored: Metadata | PackedMetadata = metadata;
+  if (prepared !== undefined) {
+    // `metadata` is then only its shape: the whole of it is in the encoded bytes.
+    if (prepared.packedMetadata === undefined) throw new Error("a metadata checked off-thread came back without its encoding");
+    stored = new PackedMetadata(prepared.packedMetadata);
+  }
   try {
-    await store.createModel(rec, metadata, ctx.idempotency && { scope: ctx.idempotency, response }, { maxModelsPerOrg: ctx.services.maxModelsPerOrg });
+    await store.createModel(rec, stored, ctx.idempotency && { scope: ctx.idempotency, response }, { maxModelsPerOrg: ctx.services.maxModelsPerOrg });
   } catch (err) {
     if (err instanceof ModelLimitError) throw modelLimitReached(err);
     throw err;

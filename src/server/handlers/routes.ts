@@ -8,6 +8,7 @@
 import typia from "typia";
 import type { CreateModelRequest, GenerateRequest, ListModelsQuery } from "../../contract";
 import type { HandlerCtx, Reply, RouteDef, Validator } from "../context";
+import { validateCreateModel, validateGenerate } from "./bodyValidators";
 import { createModel } from "./createModel";
 import { errorDocs } from "./errorDocs";
 import { generate } from "./generate";
@@ -43,7 +44,7 @@ export const ROUTES: readonly RouteDef[] = [
   defineRoute<CreateModelRequest>({
     method: "POST",
     pattern: "/v1/models",
-    validateBody: typia.createValidateEquals<CreateModelRequest>(),
+    validateBody: validateCreateModel,
     handler: createModel,
   }),
   defineRoute<undefined, ListModelsQuery>({
@@ -58,7 +59,7 @@ export const ROUTES: readonly RouteDef[] = [
   defineRoute<GenerateRequest>({
     method: "POST",
     pattern: "/v1/models/:model_id/generate",
-    validateBody: typia.createValidateEquals<GenerateRequest>(),
+    validateBody: validateGenerate,
     handler: generate,
   }),
   defineRoute({ method: "GET", pattern: "/v1/models/:model_id/metadata", handler: getModelMetadata }),

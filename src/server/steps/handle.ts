@@ -18,6 +18,7 @@ export const handle: Step = async (ctx) => {
     services: ctx.services,
     requestId: ctx.requestId,
     idempotency: ctx.idempotency,
+    prepared: ctx.prepared?.input.ok ? ctx.prepared.input : undefined,
     aborted: () => ctx.aborted,
   };
   ctx.response = toResponse(await def.handler(hctx));

@@ -55,11 +55,24 @@ export function isStorable(status: number): boolean {
   return (status >= 200 && status < 300) || (status >= 400 && status < 500);
 }
 
-/** SHA-256 hex of the request's method, path, query and JSON body (whitespace of the body ignored). */
+/**
+ * SHA-256 hex of the request's method, path, query and JSON body (whitespace of the body ignored);
+ * for a body parsed off-thread, the worker computed it ({@link bodyFingerprint}).
+ */
 export function fingerprint(ctx: Ctx): string {
+  return ctx.prepared?.fingerprint ?? bodyFingerprint(fingerprintPrefix(ctx), ctx.json);
+}
+
+/** The start of a request's fingerprint: `METHOD path?query` and a newline. */
+export function fingerprintPrefix(ctx: Pick<Ctx, "method" | "path" | "rawQuery">): string {
+  return `${ctx.method} ${ctx.path}?${ctx.rawQuery}\n`;
+}
+
+/** SHA-256 hex of `prefix` ({@link fingerprintPrefix}) followed by `json` serialized. */
+export function bodyFingerprint(prefix: string, json: unknown): string {
   return createHash("sha256")
-    .update(`${ctx.method} ${ctx.path}?${ctx.rawQuery}\n`)
-    .update(JSON.stringify(ctx.json) ?? "")
+    .update(prefix)
+    .update(JSON.stringify(json) ?? "")
     .digest("hex");
 }
 

@@ -20,6 +20,7 @@
 import type { Step } from "../context";
 import { paramInvalid } from "../errors";
 import { index, prop } from "../../contract/params";
+import { fromWire, OFF_THREAD_BODY_BYTES, parseOffThread, parsesOffThread } from "../bodyPool";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -30,8 +31,12 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  */
 export const MAX_JSON_DEPTH = 64;
 
-/** Sets `ctx.json` on POST, or throws 400. */
-export const parseJson: Step = (ctx, next) => {
+/**
+ * Sets `ctx.json` on POST, or throws 400. Bodies of more than {@link OFF_THREAD_BODY_BYTES} bytes
+ * are parsed (and validated) on the body worker thread instead (`../bodyPool.ts`), with the same
+ * answers; the HTTP thread then keeps only what the handler needs.
+ */
+export const parseJson: Step = async (ctx, next) => {
   if (ctx.method !== "POST") return next();
   const type = (ctx.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
   if (type !== "application/json") {
@@ -41,6 +46,25 @@ export const parseJson: Step = (ctx, next) => {
     );
   }
   const bytes = ctx.rawBody ?? Buffer.alloc(0);
+  const route = `${ctx.method} ${ctx.route?.def.pattern ?? ""}`;
+  if (bytes.length > OFF_THREAD_BODY_BYTES && parsesOffThread(route)) {
+    ctx.rawBody = undefined; // its memory is handed over to the worker
+    const outcome = await parseOffThread(ctx, route, bytes);
+    if (!outcome.ok) throw fromWire(outcome.error);
+    ctx.prepared = { input: outcome.input, ...(outcome.fingerprint === undefined ? {} : { fingerprint: outcome.fingerprint }) };
+    return next();
+  }
+  ctx.json = parseJsonBytes(bytes);
+  return next();
+};
+
+/**
+ * The JSON value of a request body (the checks of this step after the content type, in order).
+ * @param bytes the body as received (UTF-8).
+ * @throws ApiError 400 `parameter_invalid`: param `body` for invalid UTF-8, nesting deeper than
+ *   {@link MAX_JSON_DEPTH} or invalid JSON; the path of the first ill-formed UTF-16 key or string.
+ */
+export function parseJsonBytes(bytes: Buffer): unknown {
   let text: string;
   try {
     text = UTF8.decode(bytes);
@@ -50,15 +74,16 @@ export const parseJson: Step = (ctx, next) => {
   if (jsonDepthExceeds(bytes, MAX_JSON_DEPTH)) {
     throw paramInvalid("body", `The request body is nested more than ${MAX_JSON_DEPTH} levels deep (arrays and objects).`);
   }
+  let json: unknown;
   try {
-    ctx.json = JSON.parse(text);
+    json = JSON.parse(text);
   } catch (err) {
     const why = err instanceof SyntaxError ? ` (${err.message})` : "";
     throw paramInvalid("body", `The request body is not valid JSON${why}.`);
   }
   // A lone surrogate can only come from a \uD800-\uDFFF escape: skip the walk when there is none.
   if (SURROGATE_ESCAPE.test(text)) {
-    const bad = firstIllFormed(ctx.json, "body");
+    const bad = firstIllFormed(json, "body");
     if (bad !== undefined) {
       throw paramInvalid(
         bad,
@@ -66,8 +91,8 @@ export const parseJson: Step = (ctx, next) => {
       );
     }
   }
-  return next();
-};
+  return json;
+}
 
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 

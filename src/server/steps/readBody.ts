@@ -5,7 +5,8 @@
  * uWS delivers the body through `res.onData`, which must be attached synchronously in the route
  * callback (data arriving before it is attached is lost), so the adapter calls
  * {@link startBodyRead} at once and this step only awaits the result at its place in the chain.
- * Each chunk is copied: uWS reuses (neuters) the chunk's ArrayBuffer when the callback returns.
+ * Each chunk is copied: uWS reuses (neuters) the chunk's ArrayBuffer when the callback returns;
+ * with `Content-Length`, straight into one buffer of the declared size.
  *
  * A body declared larger than the limit (`Content-Length`) is refused at once without buffering
  * it; a streamed body stops being buffered as soon as it crosses the limit. Either way, and for
@@ -23,6 +24,7 @@
 import type { HttpResponse } from "uWebSockets.js";
 import type { BodyResult, BodySource, Step } from "../context";
 import { ApiError } from "../errors";
+import { refuseWhenLineFull } from "../bodyPool";
 
 /** A body of more than this many times the body limit is not drained: the connection is closed. */
 export const DRAIN_FACTOR = 4;
@@ -93,6 +95,8 @@ export function startBodyRead(
   let discarding = false;
   let received = 0;
   const chunks: Buffer[] = [];
+  /** The body's buffer when its length was declared (see below). */
+  let whole: Buffer | undefined;
   let drained: Promise<void> | undefined;
   let release: (() => void) | undefined;
   const finish = (r: BodyResult): void => {
@@ -117,6 +121,7 @@ export function startBodyRead(
     drain: () => {
       discarding = true;
       chunks.length = 0;
+      whole = undefined;
       if (complete || aborted || givenUp) return Promise.resolve();
       drained ??= new Promise<void>((resolve) => (release = resolve));
       return drained;
@@ -140,15 +145,23 @@ export function startBodyRead(
     }
   }
 
+  // A declared length (at most maxBytes here) gets its buffer at once, and each chunk is copied
+  // to its place as it arrives: no copy of the whole body in one event turn at the end.
+  if (declared !== undefined && !discarding) whole = Buffer.allocUnsafeSlow(declared);
   res.onData((chunk, isLast) => {
     if (givenUp) return;
+    const at = received;
     received += chunk.byteLength;
     if (isLast) complete = true;
     if (!discarding) {
-      if (received > maxBytes) {
+      if (received > maxBytes || (whole !== undefined && received > whole.length)) {
         discarding = true;
         chunks.length = 0;
+        whole = undefined;
         finish({ ok: false, reason: "too_large" });
+      } else if (whole !== undefined) {
+        whole.set(new Uint8Array(chunk), at);
+        if (isLast) finish({ ok: true, bytes: received === whole.length ? whole : whole.subarray(0, received) });
       } else {
         chunks.push(Buffer.from(chunk.slice(0)));
         if (isLast) finish({ ok: true, bytes: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received) });
@@ -165,7 +178,8 @@ export function startBodyRead(
 }
 
 /**
- * Awaits the body into `ctx.rawBody`, or throws 413 `request_too_large`.
+ * Awaits the body into `ctx.rawBody`, or throws 413 `request_too_large`. A large body whose
+ * organization already has the most large bodies in line is refused first (429, `bodyPool.ts`).
  *
  * Then, for methods that can change something (all but GET and HEAD), waits for the end of the
  * event loop turn ({@link afterCurrentRead}) and throws {@link ClientAbortedError} when the
@@ -176,6 +190,7 @@ export function startBodyRead(
  * its body (a client writing both at once), instead of executing with no one to answer.
  */
 export const readBody: Step = async (ctx, next) => {
+  refuseWhenLineFull(ctx);
   const r = await ctx.bodySource.result;
   if (!r.ok) {
     if (r.reason === "aborted") throw new ClientAbortedError();

@@ -18,7 +18,8 @@
  * in the message.
  */
 import type { IValidation } from "typia";
-import type { Step } from "../context";
+import type { Step, Validator } from "../context";
+import { fromWire } from "../bodyPool";
 import { paramInvalid, truncate } from "../errors";
 import { FLOAT32_MAX } from "../../contract";
 import { fromTypiaPath, prop } from "../../contract/params";
@@ -35,15 +36,29 @@ export const validate: Step = (ctx, next) => {
     if (first !== undefined) throw paramInvalid(prop("query", first), `Unknown parameter: ${prop("query", first)}.`);
   }
   let body: unknown = undefined;
-  if (def.validateBody !== undefined) {
-    if (typeof ctx.json !== "object" || ctx.json === null || Array.isArray(ctx.json)) {
-      throw paramInvalid("body", "The request body must be a JSON object.");
-    }
-    body = check(def.validateBody(ctx.json), "body");
+  if (ctx.prepared !== undefined) {
+    // Validated on the body worker thread (`../bodyPool.ts`) with validateJsonBody.
+    const r = ctx.prepared.input;
+    if (!r.ok) throw fromWire(r.error);
+    body = r.body;
+  } else if (def.validateBody !== undefined) {
+    body = validateJsonBody(def.validateBody, ctx.json);
   }
   ctx.input = { body, query: q };
   return next();
 };
+
+/**
+ * The validated body: `json` must be an object that `validator` accepts.
+ * @throws ApiError 400 `parameter_invalid`: param `body` when `json` is not an object, else the
+ *   path of typia's first error.
+ */
+export function validateJsonBody(validator: Validator<unknown>, json: unknown): unknown {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    throw paramInvalid("body", "The request body must be a JSON object.");
+  }
+  return check(validator(json), "body");
+}
 
 /**
  * Parses a raw query string into an object without a prototype (so `__proto__`, `constructor`,

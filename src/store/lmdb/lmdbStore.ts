@@ -26,7 +26,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { open, type Database, type RootDatabase } from "lmdb";
+import { asBinary, open, type Database, type RootDatabase } from "lmdb";
 import type { Metadata } from "../../contract";
 import { CursorNotFoundError, ModelLimitError } from "../errors";
 import { hashKey, isModelId, newApiKey } from "../ids";
@@ -50,11 +50,15 @@ import {
   type RateCounter,
   type StoredResponse,
 } from "../records";
+import { PackedMetadata } from "../packedMetadata";
 import type { ModelPatch, Store } from "../store";
 import { LmdbIdempotency } from "./idempotency";
 import { encodedSizeBound, preallocateLockFile, RECORD_BYTES, StoreSpace, treeBytes } from "./space";
 import { writeTransaction } from "./transaction";
 import { LmdbUsage } from "./usage";
+
+/** lmdb-js hands `mapsAsObjects` to its msgpackr decoder (the option is missing from its typings). */
+const MAPS_AS_OBJECTS = { mapsAsObjects: true };
 
 /** The embedded LMDB implementation of {@link Store} (see the module comment). */
 export class LmdbStore implements Store {
@@ -87,7 +91,8 @@ export class LmdbStore implements Store {
     this.keys = this.root.openDB({ name: "keys" });
     this.models = this.root.openDB({ name: "models" });
     this.modelIndex = this.root.openDB({ name: "model_index" });
-    this.metadata = this.root.openDB({ name: "metadata" });
+    // Plain msgpack maps (`PackedMetadata`) decode as objects, as the records this store writes do.
+    this.metadata = this.root.openDB({ name: "metadata", ...MAPS_AS_OBJECTS });
     this.checkpoints = this.root.openDB({ name: "checkpoints" });
     this.deleted = this.root.openDB({ name: "deleted_models" });
     this.rateCounters = this.root.openDB({ name: "rate_counters" });
@@ -213,7 +218,7 @@ export class LmdbStore implements Store {
    */
   async createModel(
     rec: ModelRecord,
-    metadata: Metadata,
+    metadata: Metadata | PackedMetadata,
     completion?: { scope: IdempotencyScope; response: StoredResponse },
     limits: { maxModelsPerOrg?: number } = {},
   ): Promise<void> {
@@ -222,7 +227,9 @@ export class LmdbStore implements Store {
       if (cap !== undefined && this.countModels(rec.org) >= cap) return false;
       this.models.put(rec.id, rec);
       this.modelIndex.put(indexKey(rec), null);
-      this.metadata.put(rec.id, metadata);
+      // Already msgpack: written as it is (the database's decoder reads plain msgpack).
+      if (metadata instanceof PackedMetadata) this.metadata.put(rec.id, asBinary(metadata.bytes) as unknown as Metadata);
+      else this.metadata.put(rec.id, metadata);
       if (completion !== undefined) {
         const k = [completion.scope.org, completion.scope.env, completion.scope.key];
         const cur = this.keysInFlight.db.get(k);

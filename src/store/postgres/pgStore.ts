@@ -50,6 +50,7 @@ import {
   type RateCounter,
   type StoredResponse,
 } from "../records";
+import { PackedMetadata } from "../packedMetadata";
 import type { ModelPatch, Store } from "../store";
 import { migrate } from "./migrations";
 import { abandonIn, beginIn, completeIn, DB_NOW_MS, IDEMPOTENCY_COLUMNS, idempotencyRecord, reconcileIn, responseParams, responseSet, type IdempotencyRow } from "./idempotency";
@@ -269,11 +270,11 @@ export class PgStore implements Store {
    */
   async createModel(
     rec: ModelRecord,
-    metadata: Metadata,
+    metadata: Metadata | PackedMetadata,
     completion?: { scope: IdempotencyScope; response: StoredResponse },
     limits: { maxModelsPerOrg?: number } = {},
   ): Promise<void> {
-    const meta = pack(metadata);
+    const meta = metadata instanceof PackedMetadata ? Buffer.from(metadata.bytes.buffer, metadata.bytes.byteOffset, metadata.bytes.byteLength) : pack(metadata);
     const cap = limits.maxModelsPerOrg;
     const stored = await this.write(async (c) => {
       if (cap !== undefined) {

@@ -1,0 +1,113 @@
+/**
+ * Large request bodies are parsed and validated off the HTTP thread, on a small piscina pool of
+ * body worker threads (`bodyWorker.ts`): JSON.parse, typia and the metadata checks of a body of
+ * megabytes take seconds of CPU, during which the HTTP thread would answer no one. Bodies up to
+ * {@link OFF_THREAD_BODY_BYTES} are parsed in place (a worker round trip costs more than they do).
+ *
+ * Fairness between organizations: each organization's large bodies go to the pool one at a time,
+ * in arrival order, so the pool's queue holds at most one body per organization and one tenant's
+ * stream of large bodies delays another's by at most one body. An organization with
+ * {@link MAX_LARGE_BODIES_PER_ORG} large bodies already waiting or being parsed gets 429
+ * `rate_limit_exceeded` (with `Retry-After`) for the next, which bounds the memory its waiting
+ * bodies hold.
+ */
+import { availableParallelism } from "node:os";
+import path from "node:path";
+import { Piscina } from "piscina";
+import { ApiError } from "../contract/errors";
+import type { Ctx, WireError } from "./context";
+import type { BodyOutcome, BodyRoute, BodyTask } from "./bodyWorker";
+import { fingerprintPrefix } from "./steps/idempotency";
+import { ClientAbortedError } from "./steps/readBody";
+
+/** Bodies larger than this (bytes) are parsed on the body worker threads: 64 KiB. */
+export const OFF_THREAD_BODY_BYTES = 64 * 1024;
+
+/** Large bodies an organization may have waiting or being parsed at once; more get 429. */
+export const MAX_LARGE_BODIES_PER_ORG = 4;
+
+/** Seconds in the `Retry-After` of that 429. */
+const RETRY_AFTER_S = 1;
+
+/** Routes whose bodies the worker knows (`bodyWorker.ts` BODY_ROUTES; the worker module is not loaded here). */
+const ROUTES: ReadonlySet<string> = new Set<BodyRoute>(["POST /v1/models", "POST /v1/models/:model_id/generate"]);
+
+let pool: Piscina | undefined;
+
+/** The pool, started on first use: one thread per spare core, at most two; idle threads exit after a minute. */
+function bodyPool(): Piscina {
+  pool ??= new Piscina({
+    filename: path.join(__dirname, "bodyWorker.js"),
+    minThreads: 0,
+    maxThreads: Math.max(1, Math.min(2, availableParallelism() - 1)),
+    idleTimeout: 60_000,
+    atomics: "disabled",
+  });
+  return pool;
+}
+
+/** Per organization: its large bodies waiting or being parsed, and the end of the last one's turn. */
+const lines = new Map<string, { count: number; tail: Promise<void> }>();
+
+/** True when `route` (`METHOD pattern`) has its large bodies parsed off-thread. */
+export function parsesOffThread(route: string): route is BodyRoute {
+  return ROUTES.has(route);
+}
+
+/**
+ * Parses and validates `bytes`, the body of `ctx`, on a body worker thread, after the
+ * organization's earlier large bodies (see the module comment). `bytes`' memory is handed over
+ * to the worker: it must not be used afterwards.
+ * @throws ApiError 429 `rate_limit_exceeded` when the organization already has
+ *   {@link MAX_LARGE_BODIES_PER_ORG} large bodies in line; `ClientAbortedError` when the client
+ *   left while the body waited.
+ */
+export async function parseOffThread(ctx: Ctx, route: BodyRoute, bytes: Buffer): Promise<BodyOutcome> {
+  const org = ctx.auth?.org ?? "";
+  let line = lines.get(org);
+  if (line !== undefined && line.count >= MAX_LARGE_BODIES_PER_ORG) throw lineFull();
+  if (line === undefined) lines.set(org, (line = { count: 0, tail: Promise.resolve() }));
+  const mine = line;
+  mine.count++;
+  const before = mine.tail;
+  let done!: () => void;
+  mine.tail = new Promise<void>((resolve) => (done = resolve));
+  try {
+    await before;
+    if (ctx.aborted) throw new ClientAbortedError();
+    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : Uint8Array.prototype.slice.call(bytes);
+    const task: BodyTask = { route, bytes: own };
+    if (ctx.headers["idempotency-key"] !== undefined) task.fingerprintPrefix = fingerprintPrefix(ctx);
+    return (await bodyPool().run(task, { transferList: [own.buffer as ArrayBuffer] })) as BodyOutcome;
+  } finally {
+    done();
+    if (--mine.count === 0) lines.delete(org);
+  }
+}
+
+/**
+ * Refuses, before its body is read, a request that declares a body that would be parsed here
+ * while its organization's line is full (so the body is drained, not buffered).
+ * @throws ApiError 429 `rate_limit_exceeded`, as {@link parseOffThread}.
+ */
+export function refuseWhenLineFull(ctx: Ctx): void {
+  const declared = Number(ctx.headers["content-length"] ?? 0);
+  if (!(declared > OFF_THREAD_BODY_BYTES) || !parsesOffThread(`${ctx.method} ${ctx.route?.def.pattern ?? ""}`)) return;
+  const line = lines.get(ctx.auth?.org ?? "");
+  if (line !== undefined && line.count >= MAX_LARGE_BODIES_PER_ORG) throw lineFull();
+}
+
+function lineFull(): ApiError {
+  return new ApiError(
+    "rate_limit_exceeded",
+    `This organization already has ${MAX_LARGE_BODIES_PER_ORG} request bodies over ${OFF_THREAD_BODY_BYTES / 1024} KiB being processed. ` +
+      `Retry after ${RETRY_AFTER_S} second${RETRY_AFTER_S === 1 ? "" : "s"}.`,
+    undefined,
+    { "Retry-After": String(RETRY_AFTER_S) },
+  );
+}
+
+/** The ApiError a worker found. */
+export function fromWire(e: WireError): ApiError {
+  return new ApiError(e.code, e.message, e.param);
+}
