@@ -94,6 +94,8 @@ export interface Http10Limits {
   checkIntervalMs: number;
 }
 
+/** Connections waiting to be accepted (`listen`'s backlog). */
+const LISTEN_BACKLOG = 4096;
 /** Descriptors assumed when the process's limit cannot be read (`ulimit -n`'s usual default). */
 const FALLBACK_FD_LIMIT = 1024;
 /** Most connections the listener takes, whatever the descriptor limit. */
@@ -468,7 +470,9 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error): void => reject(new Error(`cannot listen on ${opts.host}:${opts.port} for HTTP/1.0 (${err.message})`));
     server.once("error", onError);
-    server.listen(opts.port, opts.host, () => {
+    // A long accept queue (the kernel caps it at net.core.somaxconn): Node's 511 overflowed under
+    // a connection flood, and a client whose SYN is dropped waits seconds for its retransmission.
+    server.listen({ port: opts.port, host: opts.host, backlog: LISTEN_BACKLOG }, () => {
       server.off("error", onError);
       resolve();
     });
