@@ -12,11 +12,11 @@
  * training paused and resumed, and usage against delivered rows.
  */
 import { execFileSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { LmdbStore } from "../src/store";
 import { monthOf } from "../src/usage/quota";
-import { removeDir, startServer, tempDir, waitFor, type ServerProcess } from "./harness";
+import { fillDisk, removeDir, startServer, tempDir, waitFor, type ServerProcess } from "./harness";
 
 /** Options of {@link diskFullBench}. */
 export interface DiskFullOptions {
@@ -36,22 +36,6 @@ interface RunResult {
   allReady: boolean;
   usage: number;
   delivered: number;
-}
-
-/** Appends to `dir/filler` until the file system refuses a single byte. */
-function fill(dir: string): void {
-  const chunk = Buffer.alloc(1024 * 1024);
-  const file = join(dir, "filler");
-  writeFileSync(file, "", { flag: "a" });
-  for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
-    for (;;) {
-      try {
-        writeFileSync(file, chunk.subarray(0, size), { flag: "a" });
-      } catch {
-        break;
-      }
-    }
-  }
 }
 
 const CREATE_METADATA = {
@@ -248,7 +232,7 @@ async function scenario(d: Deployment): Promise<RunResult> {
     ids.push(r.json.data.id);
   }
   await new Promise((r) => setTimeout(r, 4_000));
-  fill(mount);
+  fillDisk(mount);
 
   const statuses: Record<string, number> = {};
   const unexpected: string[] = [];

@@ -4,7 +4,7 @@
  * uWebSockets.js server, the piscina engine, LMDB.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -33,6 +33,26 @@ export interface ServerProcess {
 /** A fresh temporary directory; removed by {@link removeDir}. */
 export function tempDir(prefix = "synthd-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * Fills the file system of `dir` up to its last byte with `dir/filler` (appending to a filler
+ * already there), then gives back `leaveBytes` of it. For the full-disk tests and bench.
+ */
+export function fillDisk(dir: string, leaveBytes = 0): void {
+  const chunk = Buffer.alloc(1024 * 1024);
+  const file = join(dir, "filler");
+  writeFileSync(file, "", { flag: "a" });
+  for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
+    for (;;) {
+      try {
+        writeFileSync(file, chunk.subarray(0, size), { flag: "a" });
+      } catch {
+        break;
+      }
+    }
+  }
+  if (leaveBytes > 0) truncateSync(file, Math.max(0, statSync(file).size - leaveBytes));
 }
 
 export function removeDir(dir: string): void {

@@ -7,13 +7,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pack } from "msgpackr";
 import { CONFIG_DEFAULTS } from "../src/contract";
 import { LmdbStore as Store, newModelId, StoreWriteError, type ModelRecord } from "../src/store";
 import { encodedSizeBound } from "../src/store/lmdb/space";
+import { fillDisk } from "../bench/harness";
 
 function checkpointLike(floats: number): Record<string, unknown> {
   const data = Buffer.alloc(floats * 4, 7);
@@ -50,20 +51,6 @@ function modelRecord(): ModelRecord {
   };
 }
 
-/** Appends to `file` until the file system refuses a single byte. */
-function fill(file: string): void {
-  const chunk = Buffer.alloc(1024 * 1024);
-  for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
-    for (;;) {
-      try {
-        writeFileSync(file, chunk.subarray(0, size), { flag: "a" });
-      } catch {
-        break;
-      }
-    }
-  }
-}
-
 test("on a full disk a write that does not fit is refused before LMDB writes (ENOSPC from the store's own allocation), and works once space returns", async () => {
   const dir = mkdtempSync(join(tmpdir(), "synthd-store-space-"));
   const mount = join(dir, "disk");
@@ -80,7 +67,7 @@ test("on a full disk a write that does not fit is refused before LMDB writes (EN
     const lockBytes = statSync(join(storeDir, "lock.mdb")).blocks * 512;
     assert.ok(lockBytes >= 8192, `the lock file is allocated (${lockBytes} bytes)`);
 
-    fill(join(mount, "filler"));
+    fillDisk(mount);
     const owned = statSync(data).size;
     // Checkpoints of 1 MiB then 4 MiB until one is refused: those admitted fit in the allocated file.
     let refused: unknown;

@@ -10,11 +10,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { LmdbStore as Store } from "../../src/store";
 import { monthOf } from "../../src/usage/quota";
-import { removeDir, startServer, tempDir, waitFor, withServerState, type ServerProcess } from "../../bench/harness";
+import { fillDisk, removeDir, startServer, tempDir, waitFor, withServerState, type ServerProcess } from "../../bench/harness";
 import { validCreateBody } from "../server-helpers";
 
 const MOUNT_MIB = 48;
@@ -48,30 +48,11 @@ async function onTmpfs(mib: number, fn: (mount: string) => Promise<void>): Promi
 const MEDIUM_UNTIL_TIME_LIMIT = { model_size: "medium", max_epochs: 1_000_000, max_training_time: 45, early_stop_patience: 0 };
 
 /**
- * Fills the file system of `dir` up to its last byte with `dir/filler` (appending to a filler
- * already there), then gives back `leaveBytes` of it.
- */
-function fill(dir: string, leaveBytes = 0): void {
-  const chunk = Buffer.alloc(1024 * 1024);
-  const fd = join(dir, "filler");
-  writeFileSync(fd, "", { flag: "a" });
-  for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
-    for (;;) {
-      try {
-        writeFileSync(fd, chunk.subarray(0, size), { flag: "a" });
-      } catch {
-        break;
-      }
-    }
-  }
-  if (leaveBytes > 0) truncateSync(fd, Math.max(0, statSync(fd).size - leaveBytes));
-}
-
-/**
  * Asserts the server outlived the full disk, stops it, and asserts its log shows no unhandled
- * rejection, no worker thread that died and no model that failed.
+ * rejection, no worker thread that died and no model that failed, and that the store's usage
+ * equals the rows `delivered`.
  */
-async function stopCleanly(server: ServerProcess): Promise<void> {
+async function stopCleanly(server: ServerProcess, storeDir: string, delivered: number): Promise<void> {
   assert.equal(server.child.exitCode, null, "the server must keep running");
   const killer = setTimeout(() => server.child.kill("SIGKILL"), SHUTDOWN_MS);
   try {
@@ -83,6 +64,12 @@ async function stopCleanly(server: ServerProcess): Promise<void> {
   const log = server.stderr();
   assert.doesNotMatch(log, /unhandled rejection/i, "no unhandled rejections");
   assert.doesNotMatch(log, /exited unexpectedly|training failed|worker lost/i, "no worker thread died, no model failed");
+  const store = new Store(storeDir);
+  try {
+    assert.equal(await store.getUsage("disk", "live", monthOf(Date.now())), delivered, "usage equals the rows delivered");
+  } finally {
+    await store.close();
+  }
 }
 
 test("a full disk: contract answers (503 with Retry-After, never 500), no bill without delivery, keys execute once after space is freed", async () => {
@@ -117,7 +104,7 @@ test("a full disk: contract answers (503 with Retry-After, never 500), no bill w
       const trainsThrough = await post("/v1/models", { ...validCreateBody(), config: MEDIUM_UNTIL_TIME_LIMIT });
       assert.equal(trainsThrough.status, 201);
       const tid: string = trainsThrough.json.data.id;
-      fill(mount);
+      fillDisk(mount);
       let delivered = 0;
       const refused: { key: string; rows: number }[] = [];
       // The store owns some room ahead of its data (src/store/lmdb/space.ts): stored responses of
@@ -157,15 +144,8 @@ test("a full disk: contract answers (503 with Retry-After, never 500), no bill w
         }, 30_000, 500);
         delivered += r.json.data.num_rows;
       }
-      await stopCleanly(server);
+      await stopCleanly(server, storeDir, delivered);
       server = undefined;
-
-      const store = new Store(storeDir);
-      try {
-        assert.equal((await store.getUsage("disk", "live", monthOf(Date.now()))), delivered, "usage equals the rows delivered");
-      } finally {
-        await store.close();
-      }
     } catch (err) {
       // The server's state and log beside the failure: a dead server and a failed test read alike otherwise.
       throw withServerState(err, server);
@@ -220,7 +200,7 @@ test("a full disk under several trainings (a medium model mid-training, models c
       await waitFor("the medium model's second checkpoint", async () => ((await c.model(ids[0])).current_epoch >= 2 ? true : undefined), 120_000, 200);
 
       // Full, with a few pages left: creates are accepted (201) in the room the store's file owns.
-      fill(mount, 512 * 1024);
+      fillDisk(mount, 512 * 1024);
       const acceptedWhileFull: string[] = [];
       for (let i = 0; i < 3; i++) {
         const r = await c.post("/v1/models", small(3));
@@ -233,7 +213,7 @@ test("a full disk under several trainings (a medium model mid-training, models c
       // Then to the last byte. Keyed generates store their responses until the store's room is used
       // up and one is refused (503); the medium model's checkpoint, larger than such a response,
       // cannot be written after that, so the medium model pauses.
-      fill(mount);
+      fillDisk(mount);
       let delivered = 0;
       const refused: { key: string; seed: number }[] = [];
       for (let i = 0; i < 120 && refused.length === 0; i++) {
@@ -267,15 +247,8 @@ test("a full disk under several trainings (a medium model mid-training, models c
         }, 60_000, 500);
         delivered += r.json.data.num_rows;
       }
-      await stopCleanly(server);
+      await stopCleanly(server, storeDir, delivered);
       server = undefined;
-
-      const store = new Store(storeDir);
-      try {
-        assert.equal(await store.getUsage("disk", "live", monthOf(Date.now())), delivered, "usage equals the rows delivered");
-      } finally {
-        await store.close();
-      }
     } catch (err) {
       // The server's state and log beside the failure: a dead server and a failed test read alike otherwise.
       throw withServerState(err, server);
