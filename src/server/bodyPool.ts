@@ -15,10 +15,9 @@ import { availableParallelism } from "node:os";
 import path from "node:path";
 import { Piscina } from "piscina";
 import { ApiError } from "../contract/errors";
-import type { Ctx, WireError } from "./context";
-import type { BodyOutcome, BodyRoute, BodyTask } from "./bodyWorker";
+import type { BodyOutcome, BodyRoute, BodyTask, Ctx } from "./context";
 import { fingerprintPrefix } from "./steps/idempotency";
-import { ClientAbortedError } from "./steps/readBody";
+import { ClientAbortedError } from "./errors";
 
 /** Bodies larger than this (bytes) are parsed on the body worker threads: 64 KiB. */
 export const OFF_THREAD_BODY_BYTES = 64 * 1024;
@@ -105,9 +104,4 @@ function lineFull(): ApiError {
     undefined,
     { "Retry-After": String(RETRY_AFTER_S) },
   );
-}
-
-/** The ApiError a worker found. */
-export function fromWire(e: WireError): ApiError {
-  return new ApiError(e.code, e.message, e.param);
 }

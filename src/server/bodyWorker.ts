@@ -20,27 +20,12 @@ import { move, transferableSymbol, valueSymbol } from "piscina";
 import type { CreateModelRequest, Metadata } from "../contract";
 import { ApiError } from "../contract/errors";
 import { packMetadata } from "../store/packedMetadata";
-import type { PreparedBody, PreparedInput, Validator, WireError } from "./context";
+import type { BodyOutcome, BodyRoute, BodyTask, PreparedBody, PreparedInput, Validator, WireError } from "./context";
 import { checkMetadata } from "./handlers/checkMetadata";
 import { validateCreateModel, validateGenerate } from "./handlers/bodyValidators";
 import { bodyFingerprint } from "./steps/idempotency";
 import { parseJsonBytes } from "./steps/parseJson";
 import { validateJsonBody } from "./steps/validate";
-
-/** The routes whose bodies are parsed here, by `METHOD pattern` (as in `handlers/routes.ts`). */
-export type BodyRoute = "POST /v1/models" | "POST /v1/models/:model_id/generate";
-
-/** One body to parse. */
-export interface BodyTask {
-  route: BodyRoute;
-  /** The body as received (its buffer transferred to this thread). */
-  bytes: Uint8Array;
-  /** `METHOD path?query\n` of the request when it has an Idempotency-Key (see `bodyFingerprint`). */
-  fingerprintPrefix?: string;
-}
-
-/** The result: the body's JSON error, or what the later steps need of the body. */
-export type BodyOutcome = { ok: false; error: WireError } | ({ ok: true } & PreparedBody);
 
 /** Scheduling niceness of a body worker thread: the HTTP thread (niceness 0) gets the CPU first. */
 export const BODY_WORKER_NICENESS = 10;

@@ -260,3 +260,18 @@ export function compose(steps: readonly Step[]): (ctx: Ctx) => Promise<void> {
     return run(0);
   };
 }
+
+/** The routes whose bodies are parsed on a body worker thread (`bodyWorker.ts`), by `METHOD pattern` (as in `handlers/routes.ts`). */
+export type BodyRoute = "POST /v1/models" | "POST /v1/models/:model_id/generate";
+
+/** One body to parse. */
+export interface BodyTask {
+  route: BodyRoute;
+  /** The body as received (its buffer transferred to this thread). */
+  bytes: Uint8Array;
+  /** `METHOD path?query\n` of the request when it has an Idempotency-Key (see `bodyFingerprint`). */
+  fingerprintPrefix?: string;
+}
+
+/** The result: the body's JSON error, or what the later steps need of the body. */
+export type BodyOutcome = { ok: false; error: WireError } | ({ ok: true } & PreparedBody);

@@ -8,7 +8,7 @@
 import { ApiError, ParamError } from "../contract/errors";
 import { EngineModelError, EngineUnavailableError, OrgQueueFullError } from "../engine/engine";
 import { ERROR_CODES, type ErrorBody } from "../contract";
-import type { Ctx } from "./context";
+import type { Ctx, WireError } from "./context";
 
 export { ApiError };
 
@@ -140,4 +140,17 @@ function retrySeconds(s: number): number {
 /** `s` cut to `n` characters (ids echoed in messages are client input). */
 export function truncate(s: string, n: number): string {
   return s.length <= n ? s : `${s.slice(0, n)}...`;
+}
+
+/** The client closed the connection before its body arrived; nothing will be written. */
+export class ClientAbortedError extends Error {
+  constructor() {
+    super("client aborted the request");
+    this.name = "ClientAbortedError";
+  }
+}
+
+/** The ApiError a body worker thread found (`bodyWorker.ts`), rebuilt from its plain fields. */
+export function fromWire(e: WireError): ApiError {
+  return new ApiError(e.code, e.message, e.param);
 }

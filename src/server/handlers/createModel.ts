@@ -26,14 +26,12 @@
  * `training_service_unavailable` with `Retry-After`, or 500), so a refused create leaves nothing behind.
  */
 import { ModelLimitError, newModelId, PackedMetadata, type ModelRecord } from "../../store";
-import { fromWire } from "../bodyPool";
 import { CONFIG_DEFAULTS, type CreateModelRequest, type Metadata, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../contract";
-import { ApiError } from "../errors";
+import { ApiError, ClientAbortedError, fromWire } from "../errors";
 import { assertQuotaLeft } from "../../usage/quota";
 import type { HandlerCtx, Reply } from "../context";
 import { checkMetadata } from "./checkMetadata";
 import { toResponse } from "../steps/handle";
-import { ClientAbortedError } from "../steps/readBody";
 import { toPublicModel } from "./models";
 
 const SIZE_ALIASES: Record<string, ModelSize> = { S: "small", M: "medium", L: "large" };

@@ -41,9 +41,8 @@ import { canGenerate, checkGenerate } from "../../engine/generate-task";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest } from "../../contract";
 import { ARROW_STREAM, generationToArrow, prefersArrow, wantsNarrowCodes } from "../arrow";
 import { ParamError } from "../../contract/errors";
-import { ApiError } from "../errors";
+import { ApiError, ClientAbortedError } from "../errors";
 import { charge, refund } from "../../usage/quota";
-import { ClientAbortedError } from "../steps/readBody";
 import type { HandlerCtx, Reply } from "../context";
 import { ownedModel } from "./models";
 

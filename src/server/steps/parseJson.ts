@@ -18,9 +18,9 @@
  * Bodies of GET and DELETE requests are ignored.
  */
 import type { Step } from "../context";
-import { paramInvalid } from "../errors";
+import { fromWire, paramInvalid } from "../errors";
 import { index, prop } from "../../contract/params";
-import { fromWire, OFF_THREAD_BODY_BYTES, parseOffThread, parsesOffThread } from "../bodyPool";
+import { OFF_THREAD_BODY_BYTES, parseOffThread, parsesOffThread } from "../bodyPool";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 

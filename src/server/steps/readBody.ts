@@ -23,7 +23,7 @@
  */
 import type { HttpResponse } from "uWebSockets.js";
 import type { BodyResult, BodySource, Step } from "../context";
-import { ApiError } from "../errors";
+import { ApiError, ClientAbortedError } from "../errors";
 import { refuseWhenLineFull } from "../bodyPool";
 
 /** A body of more than this many times the body limit is not drained: the connection is closed. */
@@ -217,13 +217,6 @@ export function afterCurrentRead(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** The client closed the connection before its body arrived; nothing will be written. */
-export class ClientAbortedError extends Error {
-  constructor() {
-    super("client aborted the request");
-    this.name = "ClientAbortedError";
-  }
-}
 
 function formatBytes(n: number): string {
   if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;

@@ -19,8 +19,7 @@
  */
 import type { IValidation } from "typia";
 import type { Step, Validator } from "../context";
-import { fromWire } from "../bodyPool";
-import { paramInvalid, truncate } from "../errors";
+import { fromWire, paramInvalid, truncate } from "../errors";
 import { FLOAT32_MAX } from "../../contract";
 import { fromTypiaPath, prop } from "../../contract/params";
 
