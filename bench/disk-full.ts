@@ -179,6 +179,15 @@ async function oneRun(mib: number, postgres: boolean): Promise<RunResult> {
   mkdirSync(mount);
   execFileSync("mount", ["-t", "tmpfs", "-o", `size=${mib}m`, "tmpfs", mount]);
   let d: Deployment | undefined;
+  // Interrupted (Ctrl-C, kill): the deployment is stopped, so the run fails at once and its
+  // `finally` removes the mount and the directory; then the signal ends the process.
+  let interrupted: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    interrupted = signal;
+    void d?.close().catch(() => undefined);
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
   try {
     d = postgres ? await shared(mount, dir) : await embedded(mount);
     try {
@@ -187,9 +196,12 @@ async function oneRun(mib: number, postgres: boolean): Promise<RunResult> {
       throw new Error(`${(err as Error).message}; synthd: ${d.crashed() ?? "alive"}`, { cause: err });
     }
   } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
     await d?.close();
     execFileSync("umount", ["-l", mount]);
     removeDir(dir);
+    if (interrupted !== undefined) process.kill(process.pid, interrupted);
   }
 }
 
