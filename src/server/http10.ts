@@ -470,8 +470,8 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error): void => reject(new Error(`cannot listen on ${opts.host}:${opts.port} for HTTP/1.0 (${err.message})`));
     server.once("error", onError);
-    // A long accept queue (the kernel caps it at net.core.somaxconn): Node's 511 overflowed under
-    // a connection flood, and a client whose SYN is dropped waits seconds for its retransmission.
+    // A long accept queue (capped by net.core.somaxconn): a client whose SYN is dropped in a
+    // connection flood waits seconds for its retransmission.
     server.listen({ port: opts.port, host: opts.host, backlog: LISTEN_BACKLOG }, () => {
       server.off("error", onError);
       resolve();

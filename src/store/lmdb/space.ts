@@ -1,9 +1,8 @@
 /**
  * Disk space for the embedded store, owned before LMDB needs it. LMDB extends `data.mdb` by
  * writing past its end; on a full file system that write fails inside LMDB (a page spill or the
- * commit's page flush), and lmdb-js 3.x does not survive every such failure: issue 39 saw heap
- * corruption and SIGABRT after `mdb_page_spill flushing error 28`. So LMDB is never allowed to
- * meet a full disk:
+ * commit's page flush), and lmdb-js 3.x can corrupt its heap after such a failure
+ * (docs/operations.md "A full disk"). So LMDB is never allowed to meet a full disk:
  *
  * - the data file is kept allocated (zeros written past LMDB's last page) ahead of what LMDB uses;
  * - every write transaction, at its start and while it holds LMDB's writer lock, declares an upper
