@@ -5,7 +5,8 @@
  * 127.0.0.1; meanwhile a `GET /v1/models` with the sandbox key goes to each port on a new
  * connection every 500 ms. Prints, per port, how long the server kept each idle connection
  * (from the client's connect to the server's close), how many it closed, and the probes'
- * answers and latencies; and the server's peak descriptor count.
+ * answers and latencies; and the peak descriptor counts of the server's process and of its
+ * HTTP/1.0 listener's.
  *
  * The connections are opened by four child processes (each within the same descriptor limit as
  * the server: a container may not raise it). Everything is bounded: connects time out after 20 s,
@@ -106,10 +107,15 @@ export async function edgeFloodBench(opts: EdgeFloodOptions): Promise<void> {
       for (const kind of ["idle", "slow"]) conns[`${name}.${kind}`] = { connected: 0, failed: 0, closedByServer: 0, lifetimes: [], answers: {} };
     }
     let peakFds = 0;
+    let peakChildFds = 0;
     timers.push(
       setInterval(() => {
         try {
           peakFds = Math.max(peakFds, readdirSync(`/proc/${pid}/fd`).length);
+          // The HTTP/1.0 listener's process (the server's only child process).
+          for (const c of readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) {
+            peakChildFds = Math.max(peakChildFds, readdirSync(`/proc/${c}/fd`).length);
+          }
         } catch {
           // the server is gone: reported by the probes
         }
@@ -172,6 +178,7 @@ export async function edgeFloodBench(opts: EdgeFloodOptions): Promise<void> {
     const result = {
       serverFdLimit: serverLimit,
       peakServerFds: peakFds,
+      peakHttp10ProcessFds: peakChildFds,
       openSeconds: Number(openedS.toFixed(1)),
       leftOpenAfterHold: leftOpen,
       connections: Object.fromEntries(

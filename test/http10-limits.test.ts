@@ -7,7 +7,7 @@
  * - with the cap reached, a new request takes the place of the oldest connection without a
  *   request in progress; when every place has one, a new connection is closed at once without an
  *   answer; the main listener still answers;
- * - the defaults leave three quarters of the descriptor limit to the main listener.
+ * - the defaults let forwarded requests hold at most a twelfth of the server's descriptors.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -143,10 +143,10 @@ test("--http10-port's connection cap: a new request takes the place of the oldes
   });
 });
 
-test("the default limits: the listener's connections hold at most a quarter of the descriptor limit", () => {
+test("the default limits: forwarded requests hold at most a twelfth of the server's descriptors", () => {
   for (const fds of [1024, 20_000, 1_048_576]) {
     const l = defaultHttp10Limits(fds);
-    assert.ok(l.maxConnections * 3 <= fds / 4 || l.maxConnections === 64, `${fds}: ${l.maxConnections}`);
+    assert.ok(l.maxConnections <= fds / 12 || l.maxConnections === 64, `${fds}: ${l.maxConnections}`);
     assert.ok(l.maxConnections >= 64);
   }
   assert.equal(defaultHttp10Limits(20_000).maxConnections, 1666);

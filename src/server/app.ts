@@ -21,8 +21,8 @@
  *
  * What uWS refuses in its C++ parser (HTTP/1.0, malformed request lines, invalid header bytes) never
  * reaches this file: docs/operations.md "HTTP edges" lists what clients get then. Clients that
- * cannot speak HTTP/1.1 use the opt-in HTTP/1.0 listener (`http10.ts`, `--http10-port`), which
- * forwards to this one; the client address it vouches for is read here (`relayedPeer`).
+ * cannot speak HTTP/1.1 use the opt-in HTTP/1.0 listener (`http10.ts`, `--http10-port`, in a
+ * child process: `http10Process.ts`), which forwards to this one; the client address it vouches for is read here (`relayedPeer`).
  */
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
@@ -33,7 +33,8 @@ import { DEFAULT_MAX_MODELS_PER_ORG, newRequestId, type Store } from "../store";
 import { relayedPeer, relaySecretDigest, TrustedProxies, type ForwardedHeader } from "./clientAddress";
 import type { Ctx, Services } from "./context";
 import { errorBody, setErrorResponse, toApiError } from "./errors";
-import { startHttp10Listener, upstreamHost, type Http10Listener } from "./http10";
+import { upstreamHost, type Http10Listener } from "./http10";
+import { spawnHttp10Listener } from "./http10Process";
 import { createLogger } from "./log";
 import { runPipeline } from "./pipeline";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, MemoryRateLimiter, WINDOW_MS, type RateLimiter } from "./limits/rateLimiter";
@@ -82,7 +83,7 @@ export interface ServerOptions {
   forwardedHeader?: ForwardedHeader;
   /**
    * `--http10-port`: also listen on this port (0: any free one), same host, with the HTTP/1.0
-   * listener (`http10.ts`), which forwards to this server. Default: no such listener.
+   * listener (`http10.ts`, in a child process), which forwards to this server. Default: no such listener.
    */
   http10Port?: number;
   /** Current time in Unix milliseconds; default `Date.now`. Tests inject one to move through rate windows, months and key expiry. */
@@ -341,7 +342,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let http10: Http10Listener | undefined;
   if (opts.http10Port !== undefined) {
     try {
-      http10 = await startHttp10Listener({
+      http10 = await spawnHttp10Listener({
         host: opts.host,
         port: opts.http10Port,
         upstream: { host: upstreamHost(opts.host), port },

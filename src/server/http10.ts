@@ -1,6 +1,6 @@
 /**
  * The HTTP/1.0 listener (`synthd serve --http10-port PORT`): a Node `http`
- * server beside the uWebSockets.js main listener, for clients that cannot speak HTTP/1.1 (nginx's
+ * server beside the uWebSockets.js main listener (in a child process of its own, `http10Process.ts`), for clients that cannot speak HTTP/1.1 (nginx's
  * default upstream protocol, ApacheBench, `curl --http1.0`), which uWS answers with its own HTML
  * `505`. It accepts HTTP/1.0 and HTTP/1.1 and is only a transport: every request is forwarded to
  * the main listener over a keep-alive connection and answered there (authentication, rate limits,
@@ -74,8 +74,8 @@ export interface Http10Limits {
    * keep-alive one); when every connection has a request in progress, the new one is closed at
    * once without an answer. (Node's `server.maxConnections` would refuse the new connection even
    * when idle ones hold every place, so an idle flood would lock clients out.) Each connection can
-   * hold three descriptors of the process (its own, the forwarding connection and the main
-   * listener's end of it).
+   * hold two descriptors of the listener's process (its own and the forwarding connection) and
+   * one of the server's (the main listener's end).
    */
   maxConnections: number;
   /** The request's header section must arrive within this (`server.headersTimeout`), else the connection is closed. */
@@ -119,8 +119,8 @@ export function openFileLimit(): number {
  * The defaults: header section 10 s and idle 10 s (the main listener's: uWS closes a connection
  * idle for about 10 s, a half-sent head included), keep-alive 5 s (Node's default), the whole
  * request 300 s (Node's default: a 64 MiB upload at 220 KB/s), checked every second; at most a
- * twelfth of the descriptor limit in connections (three descriptors each: a quarter of them),
- * between 64 and {@link MAX_CONNECTIONS_CEILING}, so the main listener keeps the rest.
+ * twelfth of the descriptor limit in connections, between 64 and {@link MAX_CONNECTIONS_CEILING},
+ * so forwarded requests hold at most that share of the server's descriptors.
  */
 export function defaultHttp10Limits(fdLimit = openFileLimit()): Http10Limits {
   return {

@@ -16,10 +16,14 @@
  *   listener, and no one can claim an address with the listener's headers: sent to the main port,
  *   or to the listener itself, they are ignored;
  * - SIGTERM: a request in flight on the listener is answered, new connections are refused, and the
- *   process exits 0.
+ *   process exits 0;
+ * - idle connections that take every descriptor of the server's process do not stop the listener
+ *   (a process of its own) from accepting and forwarding.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readdirSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { LmdbStore as Store } from "../../src/store";
@@ -279,11 +283,13 @@ test("malformed requests on --http10-port get 400 (431 for an over-long head) in
 });
 
 /**
- * Sends a request head with `Content-Length: declared` on a new connection to `url`, then
- * `1 MiB` chunks of body until an answer arrives, the connection closes or `sendBytes` are sent
- * (a client that reads while it uploads, as curl does); resolves to what came back.
+ * Sends a request head and the first `firstBytes` of its body on a new connection to `url` (the
+ * first flight of a client that does not wait for `100 Continue`), then only reads until the server
+ * closes the connection; resolves to what came back. Nothing is written after that first flight,
+ * so a reset that follows the answer (a server closing on a body it did not read) cannot make the
+ * client drop the answer, whatever the machine's speed.
  */
-function uploadUntilAnswered(url: string, head: string, sendBytes: number): Promise<string> {
+function uploadThenRead(url: string, head: string, firstBytes: number): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const s = net.connect(Number(port), hostname);
@@ -295,14 +301,7 @@ function uploadUntilAnswered(url: string, head: string, sendBytes: number): Prom
       clearTimeout(timer);
       resolve(got);
     });
-    s.on("connect", async () => {
-      s.write(head);
-      const chunk = Buffer.alloc(1 << 20, "x");
-      for (let sent = 0; sent < sendBytes && got === "" && !s.destroyed; sent += chunk.length) {
-        if (!s.write(chunk)) await new Promise((r) => s.once("drain", r).once("close", r));
-        await new Promise((r) => setImmediate(r));
-      }
-    });
+    s.on("connect", () => s.write(Buffer.concat([Buffer.from(head, "latin1"), Buffer.alloc(firstBytes, "x")])));
   });
 }
 
@@ -312,8 +311,8 @@ test("--http10-port passes the main port's refusals through: a 70 MB body gets i
     const size = 70 * 1024 * 1024;
     const head = `POST /v1/models HTTP/1.1\r\nHost: synthd\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`;
     const [viaH10, viaMain, expect] = await Promise.all([
-      uploadUntilAnswered(h10, head, size),
-      uploadUntilAnswered(server.url, head, size),
+      uploadThenRead(h10, head, 1 << 20),
+      uploadThenRead(server.url, head, 1 << 20),
       // The head and nothing more: Node answers 100 Continue, the body never comes; the main port
       // drops the request at its idle timeout (about 10 s) and the listener closes the connection.
       exchange(h10, [head.replace(`Content-Length: ${size}`, "Content-Length: 10").replace("\r\n\r\n", "\r\nExpect: 100-continue\r\n\r\n")], 30_000),
@@ -413,6 +412,42 @@ test("SIGTERM: a request in flight on --http10-port is answered, new connections
     if (server.child.exitCode === null && server.child.signalCode === null) await new Promise((r) => server.child.once("exit", r));
     assert.equal(server.child.exitCode, 0, server.stderr().slice(-2000));
   } finally {
+    await server.kill("SIGTERM");
+    removeDir(dir);
+  }
+});
+
+test("idle connections that take every descriptor of the server's process leave --http10-port answering (its own process)", async () => {
+  const { server, h10, dir, apiKey } = await http10Server();
+  const idle: net.Socket[] = [];
+  try {
+    const pid = server.child.pid!;
+    const mainPort = Number(new URL(server.url).port);
+    // From now on the server's process may hold 200 descriptors more than it does; 300 idle
+    // connections to the main port take them all, the last 100 wait in the kernel's accept queue
+    // until uWS closes the first ones (10 s idle).
+    const limit = readdirSync(`/proc/${pid}/fd`).length + 200;
+    execFileSync("prlimit", ["--pid", String(pid), `--nofile=${limit}:${limit}`]);
+    await Promise.all(
+      Array.from(
+        { length: 300 },
+        () =>
+          new Promise<void>((resolve) => {
+            const s = net.connect(mainPort, "127.0.0.1");
+            idle.push(s);
+            s.on("error", () => undefined);
+            s.once("connect", () => resolve());
+            s.once("close", () => resolve());
+          }),
+      ),
+    );
+    await waitFor("the server's descriptors to run out", async () => (readdirSync(`/proc/${pid}/fd`).length >= limit - 2 ? true : undefined), 10_000, 20);
+    // Accepted and forwarded by the listener's process; the forwarding connection waits for a
+    // descriptor of the server's process like any client of the main port.
+    const r = await exchange(h10, [http10("GET", "/v1/models", { key: apiKey })], 30_000);
+    assertHttp10Answer(r, 200);
+  } finally {
+    for (const s of idle) s.destroy();
     await server.kill("SIGTERM");
     removeDir(dir);
   }
