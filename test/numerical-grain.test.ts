@@ -193,6 +193,24 @@ test("each value's decimals as the real column writes them: 1, 2 or 3 decimals (
   }
 });
 
+test("coordinates converted from degrees, minutes and seconds (to 0.1\"): the sexagesimal grains in the real shares", async () => {
+  const rng = new Rng(7);
+  // 60% to the tenth of a second of arc, 30% to the second, 10% to the minute; 8 decimals.
+  const real = Array.from({ length: 3000 }, () => {
+    const u = rng.next();
+    const q = u < 0.6 ? 36000 : u < 0.9 ? 3600 : 60;
+    return written(30 + Math.round(15 * rng.next() * q) / q, 8);
+  });
+  const a = await analyzeTable(table("lat", real));
+  const steps = a.metadata.column_stats!.lat.grain?.steps ?? [];
+  for (const q of [36000, 3600, 60]) assert.ok(steps.some((g) => Math.abs(g * q - 1) < 1e-9), `1/${q} is a grain: ${steps}`);
+  const decoded = decodeReal(a, "lat", 3);
+  for (const q of [36000, 3600, 60, 1]) {
+    const [r, s] = [shareOn(real, 1 / q, 8), shareOn(decoded, 1 / q, 8)];
+    assert.ok(Math.abs(r - s) <= 0.02, `multiples of 1/${q}: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+  }
+});
+
 test("no grain is invented: uniform integers and uniform 2-decimal values keep today's stats", async () => {
   const rng = new Rng(4);
   const ints = Array.from({ length: 3000 }, () => String(rng.int(100000)));
