@@ -315,7 +315,8 @@ function grainText(g: number, d: number): string {
 
 /** `describeColumns`' words for a grain: `grain 100 (38%), 50 (9%), 1 (53%)`, coarsest first. */
 export function describeGrain(grain: NumericalGrain, decimals: number): string {
-  const parts = grain.steps.map((g, j) => `${grainText(g, decimals)} (${Math.round(grain.shares[j] * 100)}%)`).reverse();
+  const pct = (x: number): string => (x > 0 && x < 0.005 ? "<1%" : `${Math.round(x * 100)}%`);
+  const parts = grain.steps.map((g, j) => `${grainText(g, decimals)} (${pct(grain.shares[j])})`).reverse();
   return `grain ${parts.join(", ")}`;
 }
 
