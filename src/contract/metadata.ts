@@ -84,6 +84,32 @@ export interface SemanticShapeStats {
   };
 }
 
+/**
+ * The grains of a quantile-binned numerical column, a model of coarse data (Heitjan & Rubin,
+ * "Inference from coarse data via multiple imputation with application to age heaping", JASA
+ * 85(410), 1990): each value is written at one of a chain of grains, and the share of values whose
+ * coarsest grain is each one is kept per bin (salaries: 38% multiples of 100, 9% of 50 but not 100,
+ * 53% of 1; ages in twelfths of a year, written rounded to `decimals`; coordinates written with 7 or
+ * 8 decimals). Decoding draws a bin's grain by its shares, then a value uniformly among the bin's
+ * points of that grain that are on no coarser one (docs/api.md, "The grain of a column").
+ */
+export interface NumericalGrain {
+  /**
+   * The grains, ascending; every point of a grain is a point of the one before (multiples of 100
+   * are multiples of 50; 1/4 of 1/12; any grain's points, rounded to `decimals`, of 10^-decimals).
+   * A grain that is no whole multiple of 10^-decimals (1/12) stands for its multiples rounded to
+   * `decimals` decimals.
+   */
+  steps: (number & tags.ExclusiveMinimum<0> & Finite)[] & tags.MinItems<1> & tags.MaxItems<8>;
+  /** Per grain j, the share of the interval bins' values whose coarsest grain is `steps[j]` (sums to 1). */
+  shares: (number & tags.Minimum<0> & tags.Maximum<1>)[] & tags.MinItems<1> & tags.MaxItems<8>;
+  /**
+   * The same per bin: `bin_shares[b * steps.length + j]` for bin b of `bin_edges` (0 for a point
+   * bin). A decoder ignores a grain whose lengths disagree with `steps` and `bin_edges`.
+   */
+  bin_shares: (number & tags.Minimum<0> & tags.Maximum<1>)[] & tags.MaxItems<65536>;
+}
+
 /** `column_stats[f]`: what the SDK measured of column f (its kinds: docs/api.md "Column kinds"). */
 export interface ColumnStats {
   type: ColumnKind;
@@ -117,6 +143,21 @@ export interface ColumnStats {
    * 10^-decimals.
    */
   step?: number & tags.ExclusiveMinimum<0> & Finite;
+  /**
+   * Numerical only: the fewest decimals any value is written with, when every value is written in
+   * plain notation with at least this many (> 0) and some with more (`3.0` beside `3.25`): decoded
+   * values drop trailing zeros down to it. Absent: trailing zeros are dropped (or kept, with
+   * `fixed_decimals`).
+   */
+  min_decimals?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<20>;
+  /**
+   * Numerical only: every value is written with at most this many significant digits, and some
+   * long ones with fewer decimals than `decimals` for it (10 digits: `31.95376472` beside
+   * `-104.5698933`); decoded values are rounded to it too. Absent: `decimals` alone decides.
+   */
+  digits?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<21>;
+  /** Numerical only, with `bin_edges`: the column's mixture of grains (rounding, fractions, decimal counts). */
+  grain?: NumericalGrain;
   /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */
   format?: string & tags.MinLength<1> & tags.MaxLength<256>;
   /** Datetime only: the unit every value is a whole multiple of (in its own UTC offset). */

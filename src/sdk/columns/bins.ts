@@ -238,7 +238,7 @@ export interface Lattice {
 }
 
 /** Smallest integer k with lattice.value(k) >= x (> x when `open`). */
-function firstAbove(x: number, lattice: Lattice, open: boolean): number {
+export function firstAbove(x: number, lattice: Lattice, open: boolean): number {
   let k = Math.ceil(lattice.index(x));
   const ok = (j: number): boolean => (open ? lattice.value(j) > x : lattice.value(j) >= x);
   while (!ok(k)) k++;
@@ -247,7 +247,7 @@ function firstAbove(x: number, lattice: Lattice, open: boolean): number {
 }
 
 /** Largest integer k with lattice.value(k) <= x (< x when `open`). */
-function lastBelow(x: number, lattice: Lattice, open: boolean): number {
+export function lastBelow(x: number, lattice: Lattice, open: boolean): number {
   let k = Math.floor(lattice.index(x));
   const ok = (j: number): boolean => (open ? lattice.value(j) < x : lattice.value(j) <= x);
   while (!ok(k)) k--;

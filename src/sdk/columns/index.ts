@@ -26,6 +26,7 @@ import { datetimeCodec, datetimeColumnType, datetimeLattice, datetimeReader, des
 import { describeId, idCodec, idDecoder } from "./id";
 import type { SemanticKind } from "../semantic";
 import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
+import { grainDecoder } from "./numerical-grain";
 
 export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
@@ -81,7 +82,8 @@ export function latticeOf(stats: ColumnStats): Lattice | undefined {
 /**
  * Decoder of a quantile-binned (numerical or datetime) feature with edges `edges`, over its
  * lattice; with `range`, drawing only inside the range, with the bins holding a value inside it
- * (`codes`) and their shares inside (`weights`) (`./bins`' `binDecoder`).
+ * (`codes`) and their shares inside (`weights`) (`./bins`' `binDecoder`; a numerical column with a
+ * `grain`: `./numerical-grain`'s `grainDecoder`, each bin's grains in their shares).
  */
 export function binnedDecoder(
   f: string,
@@ -91,7 +93,8 @@ export function binnedDecoder(
   stats: ColumnStats,
   range?: ValueRange,
 ): FeatureDecoder & { codes: number[]; weights: number[] } {
-  return binDecoder(f, K, edges, missingCode, stats, latticeOf(stats), range);
+  const plain = binDecoder(f, K, edges, missingCode, stats, latticeOf(stats), range);
+  return (stats.type === "numerical" && stats.grain ? grainDecoder(f, K, edges, missingCode, stats, plain, range) : undefined) ?? plain;
 }
 
 /**

@@ -7,9 +7,11 @@
  *   (or makes distinct integers under an identifier's name an id).
  * - codec: {@link numericalCodec}: `./bins`' `binnedCodec` (point bins up to `binCap` distinct
  *   values, else quantile bins) with the grain of the column in `column_stats`: `integer`,
- *   `decimals`, `fixed_decimals` and, for quantile bins, `step` ({@link stepOf}).
+ *   `decimals`, `fixed_decimals`, `min_decimals`, `digits` and, for quantile bins, `step` ({@link stepOf})
+ *   and `grain` (`./numerical-grain`: rounding mixtures, fractions, decimal counts).
  * - decode: point bins through the code book (exact text); quantile bins through `./bins`'
- *   `binDecoder` over {@link numberLattice} (multiples of `step`, else of 10^-decimals).
+ *   `binDecoder` over {@link numberLattice} (multiples of `step`, else of 10^-decimals), or with a
+ *   `grain` through `./numerical-grain`'s `grainDecoder` (each bin's grains in their shares).
  * - typed: Int64 when `decimals` is 0 (older metadata: `integer`), else Float64
  *   ({@link numericalColumnType}); text -> value: {@link int64Of}, {@link float64Of}.
  * - seeded: text -> number {@link parseNumber}, a `where` bound {@link numberBound}.
@@ -17,6 +19,7 @@
 import type { ColumnStats } from "../../contract";
 import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
+import { describeGrain, grainOf, numberWriter } from "./numerical-grain";
 import { decimalsOf, isNumeric, type ColumnCodec, type ColumnScan, type ColumnType } from "./common";
 
 /** Greatest common divisor of two non-negative safe integers (Euclid; exact on doubles below 2^53). */
@@ -55,48 +58,85 @@ export function stepOf(values: Iterable<number>, decimals: number): number | und
 }
 
 const PLAIN_DECIMALS_RE = /^[+-]?\d*\.(\d+)$/;
+const PLAIN_INTEGER_RE = /^[+-]?\d+$/;
+
+/** Significant digits of a value in plain notation (`0.0481` 3, `104.5698933` 10, `1200` 4; `0` 1). */
+function significantDigits(v: string): number {
+  const digits = v.replace(/[^0-9]/g, "").replace(/^0+/, "");
+  return Math.max(1, digits.length);
+}
+
+/** Decimals of a value written in plain notation (`3` 0, `3.10` 2), or undefined for another notation (`3e4`). */
+function plainDecimals(v: string): number | undefined {
+  if (PLAIN_INTEGER_RE.test(v)) return 0;
+  const m = PLAIN_DECIMALS_RE.exec(v);
+  return m === null ? undefined : m[1].length;
+}
 
 /**
  * Numerical code book ({@link binnedCodec}); `column_stats` adds `integer`, `decimals` (the most
  * decimals any value is written with, at most 20), `fixed_decimals: true` when every non-blank
  * value is written in plain notation with exactly `decimals` (> 0) decimals (`0.0`, `1.5`, `3.0`:
- * decoding keeps the trailing zeros), and, for quantile-binned columns (more than `binCap`
- * distinct values), `step` when every value is a whole multiple of a step coarser than
- * 10^-decimals ({@link stepOf}: exact gcd, one odd value means no step).
+ * decoding keeps the trailing zeros), `min_decimals` when every value is written in plain notation
+ * with at least that many (> 0) decimals and some with more (`3.0` beside `3.25`), `digits` when
+ * every value is in plain notation with at most that many significant digits and a long integer
+ * part leaves some value fewer decimals than `decimals` (`31.95376472` beside `-104.5698933`), and, for
+ * quantile-binned columns (more than `binCap` distinct values), `step` when every value is a whole
+ * multiple of a step coarser than 10^-decimals ({@link stepOf}: exact gcd, one odd value means no
+ * step) and `grain` when the values sit on coarser grains in shares of their own (rounding to 100
+ * or 50, twelfths, 7 or 8 decimals: `./numerical-grain`'s {@link grainOf}).
  */
 export function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCodec {
   const num: number[] = scan.values.map((v) => (v === "" ? NaN : Number(v)));
   let decimals = 0;
   let integer = true;
   let distinct = 0;
+  // The fewest and most decimals of the plain writings; NaN once a value is in another notation.
+  let fewest = Infinity;
+  let most = 0;
+  // The most significant digits of a plain writing, and whether it cuts some value's decimals.
+  let digits = 0;
+  let capped = false;
   scan.values.forEach((v, id) => {
     if (v === "") return;
     distinct++;
     decimals = Math.max(decimals, decimalsOf(v));
     if (!Number.isInteger(num[id])) integer = false;
+    const p = plainDecimals(v);
+    fewest = p === undefined ? NaN : Math.min(fewest, p);
+    most = p === undefined ? NaN : Math.max(most, p);
+    if (p !== undefined) digits = Math.max(digits, significantDigits(v));
   });
   decimals = Math.min(decimals, 20);
-  const fixed =
-    decimals > 0 &&
-    scan.values.every((v) => {
-      if (v === "") return true;
-      const m = PLAIN_DECIMALS_RE.exec(v);
-      return m !== null && m[1].length === decimals;
-    });
+  scan.values.forEach((v, id) => {
+    const x = Math.abs(num[id]);
+    if (v !== "" && x >= 1 && Math.floor(Math.log10(x)) + 1 + decimals > digits) capped = true;
+  });
+  const sigDigits = capped && decimals > 0 && !Number.isNaN(most) && digits <= 21 ? digits : undefined;
+  const fixed = decimals > 0 && fewest === decimals && most === decimals;
+  const minDecimals = fewest > 0 && fewest < decimals && most === decimals ? fewest : undefined;
   const step = distinct > binCap ? stepOf(num.filter((x) => !Number.isNaN(x)), decimals) : undefined;
-  return binnedCodec(scan, n, binCap, "numerical", num, (v) => (isNumeric(v) ? Number(v) : undefined), {
+  const codec = binnedCodec(scan, n, binCap, "numerical", num, (v) => (isNumeric(v) ? Number(v) : undefined), {
     integer,
     decimals,
     ...(fixed ? { fixed_decimals: true } : {}),
+    ...(minDecimals !== undefined ? { min_decimals: minDecimals } : {}),
+    ...(sigDigits !== undefined ? { digits: sigDigits } : {}),
     ...(step !== undefined ? { step } : {}),
   });
+  if (codec.stats.bin_edges) {
+    const grain = grainOf(num, scan.counts, codec.stats);
+    if (grain) codec.stats.grain = grain;
+  }
+  return codec;
 }
 
 /**
  * The lattice of a number column's stats, or undefined when it has none (no `decimals` nor
  * `integer`; `./index`'s `latticeOf` tries `./datetime`'s lattice first). The unit is
  * `step` when it is a whole multiple of 10^-decimals (so 25, 100000, 0.5), else 10^-decimals;
- * values are written with toFixed(decimals), trailing zeros then dropped unless `fixed_decimals`.
+ * values are written with toFixed(decimals), trailing zeros then dropped (down to `min_decimals`)
+ * unless `fixed_decimals`.
  */
 export function numberLattice(stats: ColumnStats): Lattice | undefined {
   const d = stats.decimals ?? (stats.integer ? 0 : undefined);
@@ -106,18 +146,13 @@ export function numberLattice(stats: ColumnStats): Lattice | undefined {
   const scaledStep = stats.step !== undefined ? Math.round(stats.step * scale) : 1;
   const unit = scaledStep > 1 && Math.abs(stats.step! * scale - scaledStep) < 1e-9 * scaledStep ? scaledStep : 1;
   const fixed = stats.fixed_decimals === true && d > 0;
-  const writeNumber = (x: number): string => {
-    if (d === 0) return String(Math.round(x) + 0);
-    const s = (x + 0).toFixed(d);
-    const t = fixed ? s : s.replace(/\.?0+$/, "");
-    return t === "-0" ? "0" : /^-0\.0*$/.test(t) ? t.slice(1) : t;
-  };
+  const writeNumber = numberWriter(d, fixed, stats.min_decimals ?? 0, stats.digits);
   const value = (k: number): number => (k * unit) / scale;
   return {
     value,
     index: (x) => (x * scale) / unit,
     write: (k) => writeNumber(value(k)),
-    writeExact: (x) => (fixed ? writeNumber(x) : String(x)),
+    writeExact: (x) => (fixed || stats.min_decimals || stats.digits ? writeNumber(x) : String(x)),
     exactUpTo: 2 ** 52 / scale,
     // value(k) = k * unit, an integer; write and writeExact are then String (`-0` -> "0").
     integer: d === 0,
@@ -169,13 +204,21 @@ function shortNumber(x: number | undefined): string {
   return Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6)));
 }
 
-/** `describeColumns`' details of a numerical column: range, decimals and, where set, `step 25` and `written with 1 decimal (0.0)`. */
+/**
+ * `describeColumns`' details of a numerical column: range, decimals and, where set, `step 25`,
+ * `grain 100 (38%), 50 (9%), 1 (53%)` and `written with 1 decimal (0.0)` / `with at least 1 decimal`.
+ */
 export function describeNumerical(st: ColumnStats): string {
   let detail = `${shortNumber(st.min)} .. ${shortNumber(st.max)}, ${st.decimals ? `${st.decimals} decimals` : "integers"}`;
   if (st.step !== undefined) detail += `, step ${shortNumber(st.step)}`;
+  if (st.digits !== undefined) detail += `, ${st.digits} significant digits`;
+  if (st.grain) detail += `, ${describeGrain(st.grain, st.decimals ?? 0)}`;
   if (st.fixed_decimals && st.decimals) {
     const d = st.decimals;
     detail += `, written with ${d} decimal${d === 1 ? "" : "s"} (${(0).toFixed(d)})`;
+  } else if (st.min_decimals) {
+    const d = st.min_decimals;
+    detail += `, written with at least ${d} decimal${d === 1 ? "" : "s"} (${(0).toFixed(d)})`;
   }
   return detail;
 }

@@ -23,9 +23,12 @@
  *   value; for an interval bin a value drawn uniformly among the values the column can be written
  *   with that lie inside the bin and inside [min, max]: multiples of `step` (else of
  *   10^-decimals; integers when `decimals` is 0) for numbers, printed with at most `decimals`
- *   decimals (trailing zeros dropped), exactly `decimals` when `fixed_decimals`; metadata
- *   without `decimals` (older models) draws a real number printed with the fewest significant
- *   digits (>= 6) that keep it inside the bin;
+ *   decimals (trailing zeros dropped, down to `min_decimals`), exactly `decimals` when
+ *   `fixed_decimals`; with a `grain`, first one of the column's grains by the bin's shares (a
+ *   multiple of 100, of 50 but not 100, a twelfth ...: `./columns/numerical-grain`), then a value
+ *   uniformly among the bin's points of that grain on no coarser one; metadata without `decimals`
+ *   (older models) draws a real number printed with the fewest significant digits (>= 6) that keep
+ *   it inside the bin;
  * - datetime with `bin_edges` -> the same over the points of the column's `granularity` in its
  *   own UTC `offset` (whole multiples of a fixed unit; month starts or year starts for `month` /
  *   `year`), written in its `format` (`./datetime`, `./columns/datetime`);

@@ -51,8 +51,10 @@
  * - `column_stats[f]`: `{type, count (non-missing rows), missing}`; numerical adds `min, max,
  *   mean, std` (population; simple-statistics), `integer` (every value an integer),
  *   `decimals` (the most decimals any value is written with), `fixed_decimals` (every value
- *   written with exactly `decimals` > 0 decimals) and, with quantile bins, `step` (every value a
- *   whole multiple of it, coarser than 10^-decimals: exact gcd, {@link stepOf}). Datetime adds
+ *   written with exactly `decimals` > 0 decimals), `min_decimals` (the fewest, when some values
+ *   have more) and, with quantile bins, `step` (every value a whole multiple of it, coarser than
+ *   10^-decimals: exact gcd, {@link stepOf}) and `grain` (rounding mixtures, fractional grains and
+ *   decimal counts with their shares per bin: `../columns/numerical-grain`). Datetime adds
  *   the `granularity`, `month` or `year` when every value is a month start or 1 January.
  * - `empirical_probs[f]` = counts / n (the 1-way marginal).
  * - `marginals`: 2-way marginals of the pairs chosen by `selectPairs` (all pairs when they fit in

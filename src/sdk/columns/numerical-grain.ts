@@ -1,0 +1,469 @@
+/**
+ * The grain of a quantile-binned numerical column beyond one step (`column_stats[f].grain`,
+ * contract `NumericalGrain`): a chain of grains g_0 < g_1 < ... (each g_{j+1}'s points are points of
+ * g_j) and, per bin, the share of values whose coarsest grain is g_j. It covers
+ * - mixtures of rounding (heaping): salaries of which 38% are multiples of 100, 9% of 50 but not of
+ *   100 and the rest of 1;
+ * - fractional grains: ages in twelfths of a year written rounded to the column's decimals
+ *   (37.66667), thirds, eighths;
+ * - decimal counts: coordinates of which some are written with 7 decimals and some with 8 (the
+ *   grains 10^-7 and 10^-8), since a value's written decimals follow from its coarsest grain.
+ * The model is coarse data (Heitjan & Rubin, "Inference from coarse data via multiple imputation
+ * with application to age heaping", JASA 85(410), 1990): each value is reported at one of several
+ * coarsenings. Detection ({@link grainOf}) is a forward selection: starting from the finest grain
+ * (`step`, else 10^-decimals), it adds the candidate grain (round numbers 1, 2, 2.5, 5 x 10^e and
+ * fractions 1/q) whose real share of values exceeds most what decoding with the grains chosen so far
+ * would give, while the excess is significant; decoding ({@link grainDecoder}) draws a bin's grain by
+ * its shares and then a value uniformly among the bin's points of that grain that are on no coarser
+ * grain of the chain, so every grain's share comes back as in the real column.
+ */
+import type { ColumnStats, NumericalGrain } from "../../contract";
+import type { Rng } from "../generate/sfc32";
+import { binOf, firstAbove, lastBelow, pointValues, type Lattice } from "./bins";
+import { badCode, type FeatureDecoder, type ValueRange } from "./common";
+
+/** At most this many grains per column (the contract's `MaxItems`). */
+export const MAX_GRAINS = 8;
+
+/**
+ * Denominators q of the fractional grains 1/q tried: halves .. thirty-seconds, and the sexagesimal
+ * ones 60 * 10^j and 3600 * 10^j (minutes and seconds of an hour or a degree, and their decimal
+ * fractions: coordinates converted from degrees, minutes and seconds to 0.01").
+ */
+function fractions(scale: number): number[] {
+  const qs = [2, 3, 4, 6, 8, 12, 16, 24, 32];
+  for (let t = 1; 60 * t <= scale / 2; t *= 10) qs.push(60 * t, 3600 * t);
+  return qs;
+}
+
+/** The largest divisor of q of the form 2^a 5^b (the part of 1/q with a finite decimal expansion). */
+function decimalPart(q: number): number {
+  let r = q;
+  while (r % 2 === 0) r /= 2;
+  while (r % 5 === 0) r /= 5;
+  return q / r;
+}
+
+/** A grain: the number `g`; `m` = g * 10^decimals when that is a whole number (a decimal grain). */
+interface Grain {
+  g: number;
+  m?: number;
+}
+
+/**
+ * Writes a number with `d` decimals (toFixed), trailing zeros dropped down to `minDecimals`
+ * unless `fixed`; never `-0`. With `d` 0: the integer. With `digits`: rounded to that many
+ * significant digits first (toPrecision), so a long integer part leaves fewer decimals.
+ */
+export function numberWriter(d: number, fixed: boolean, minDecimals: number, digits?: number): (x: number) => string {
+  if (d === 0) return (x) => String(Math.round(x) + 0);
+  const keep = fixed ? d : Math.min(minDecimals, d);
+  return (x) => {
+    let s = (digits !== undefined && x !== 0 ? Number(x.toPrecision(digits)) : x + 0).toFixed(d);
+    if (keep < d) {
+      const dot = s.length - d - 1;
+      let end = s.length;
+      while (end > dot + 1 + keep && s.charCodeAt(end - 1) === 48) end--;
+      if (end === dot + 1) end = dot;
+      s = s.slice(0, end);
+    }
+    if (s.charCodeAt(0) === 45 && /^-0(\.0*)?$/.test(s)) s = s.slice(1);
+    return s;
+  };
+}
+
+/**
+ * Half the unit x is written to: 0.5 * 10^-d, or with `digits` significant digits the unit of the
+ * last one where that is coarser (104.5698933 at 10 digits: 0.5e-7).
+ */
+export function halfUnit(x: number, d: number, digits?: number): number {
+  const fine = 0.5 * 10 ** -d;
+  if (digits === undefined || x === 0) return fine;
+  return Math.max(fine, 0.5 * 10 ** (Math.floor(Math.log10(Math.abs(x))) + 1 - digits));
+}
+
+/** Whether x is within `half` (half a unit of its writing, {@link halfUnit}) of a multiple of g. */
+function onGrain(x: number, g: number, half: number): boolean {
+  const y = x / g;
+  return Math.abs(y - Math.round(y)) * g <= half * (1 + 1e-6);
+}
+
+/** Every point of grain `coarse` is a point of grain `fine` (fine: a decimal grain of m = 1, or a whole divisor of coarse). */
+function includes(fine: Grain, coarse: Grain): boolean {
+  if (coarse.g <= fine.g) return false;
+  if (fine.m === 1) return true;
+  if (fine.m !== undefined && coarse.m !== undefined) return coarse.m % fine.m === 0;
+  const r = coarse.g / fine.g;
+  return Math.abs(r - Math.round(r)) <= 1e-9 * r;
+}
+
+/** The lattice of a grain's points at `d` decimals (a fractional grain's multiples rounded to d decimals). */
+function grainLattice(gr: Grain, d: number, write: (x: number) => string): Lattice {
+  const scale = 10 ** d;
+  const value =
+    gr.m !== undefined
+      ? (k: number) => (k * gr.m!) / scale
+      : (k: number) => Number((k * gr.g).toFixed(d));
+  return {
+    value,
+    index: gr.m !== undefined ? (x) => (x * scale) / gr.m! : (x) => x / gr.g,
+    write: (k) => write(value(k)),
+    writeExact: (x) => write(x),
+    exactUpTo: 2 ** 52 / scale,
+  };
+}
+
+/** An interval bin's value range clipped to [min, max], with its open ends (`./bins`' convention). */
+interface BinSpan {
+  lo: number;
+  hi: number;
+  loOpen: boolean;
+  hiOpen: boolean;
+}
+
+/** Spans of the interval bins of `e` inside [min, max]; undefined for point bins. */
+function binSpans(e: readonly number[], min: number, max: number): (BinSpan | undefined)[] {
+  const nb = e.length - 1;
+  return Array.from({ length: nb }, (_, c) => {
+    if (e[c] === e[c + 1]) return undefined;
+    let [lo, hi, loOpen, hiOpen] = [e[c], e[c + 1], c > 0 && e[c - 1] === e[c], c !== nb - 1];
+    if (min > lo) [lo, loOpen] = [min, false];
+    if (max < hi) [hi, hiOpen] = [max, false];
+    return { lo, hi, loOpen, hiOpen };
+  });
+}
+
+/** Lattice points of `L` in a span (and a range), first and last index; last < first when none. */
+function pointsIn(L: Lattice, s: BinSpan, range?: ValueRange): [number, number] {
+  let a = firstAbove(s.lo, L, s.loOpen);
+  let b = lastBelow(s.hi, L, s.hiOpen);
+  if (range?.lo !== undefined && Number.isFinite(range.lo)) a = Math.max(a, firstAbove(range.lo, L, range.loOpen === true));
+  if (range?.hi !== undefined && Number.isFinite(range.hi)) b = Math.min(b, lastBelow(range.hi, L, range.hiOpen === true));
+  return [a, b];
+}
+
+/** Number of points from the pair of {@link pointsIn}. */
+const countOf = ([a, b]: [number, number]): number => Math.max(0, b - a + 1);
+
+/** Rounds a share for the metadata (6 decimals). */
+const roundShare = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+/**
+ * The grains of a quantile-binned numerical column (rule in the module comment).
+ *
+ * Candidates, all coarser than the finest grain g_0 (`step`, else 10^-decimals) and holding only
+ * its points: r * 10^e for r in {1, 2, 2.5, 5}, up to max(|min|, |max|), and 1/q for q in
+ * {@link fractions} when at least 2 units of the writing wide (a fraction that 10^decimals does
+ * not divide only without `step`, and only when no multiple of it falls on a tie at `decimals`:
+ * 3/24 = 0.125 at 2 decimals is written 0.12 or 0.13, as the writer rounds). A value is on a grain when it is within
+ * half a unit of its writing ({@link halfUnit}) of one of its multiples. Forward selection over the values in
+ * interval bins (point bins decode to their exact value): the expected count on a candidate is
+ * what the decoder would write with the chain so far (per bin, each grain's values spread
+ * uniformly over its points that are on no coarser grain of the chain); the candidate with the largest excess of real over expected count
+ * joins the chain when it holds comparably with every grain in it (one includes the other) and the
+ * excess is at least 3 values, 0.5% of them, and 4 binomial standard deviations. At most
+ * {@link MAX_GRAINS} grains; a finest grain that no value has as its coarsest is dropped.
+ * @param xs      the column's distinct numbers (NaN for the blank value, skipped).
+ * @param counts  rows per entry of `xs`.
+ * @param stats   the column's stats: `decimals`, `step`, `min`, `max`, `bin_edges` (quantile bins).
+ * @returns the grain, or undefined when it would say no more than `step` / `decimals` (one grain,
+ *   the finest), when there is no interval bin, or when a value times 10^decimals is no safe integer.
+ *   Never throws.
+ */
+export function grainOf(xs: ArrayLike<number>, counts: ArrayLike<number>, stats: ColumnStats): NumericalGrain | undefined {
+  const e = stats.bin_edges;
+  const d = stats.decimals;
+  if (!e || e.length < 2 || d === undefined || stats.min === undefined || stats.max === undefined) return undefined;
+  const scale = 10 ** d;
+  const half = 0.5 / scale;
+  const nb = e.length - 1;
+  const points = pointValues(e);
+  const spans = binSpans(e, stats.min, stats.max);
+  const baseM = stats.step !== undefined ? Math.round(stats.step * scale) : 1;
+  if (!(baseM >= 1)) return undefined;
+  const base: Grain = { g: baseM / scale, m: baseM };
+  const maxAbs = Math.max(Math.abs(stats.min), Math.abs(stats.max));
+
+  // Candidate grains.
+  const cands: Grain[] = [];
+  const seen = new Set<number>();
+  const addDecimal = (m: number): void => {
+    if (!Number.isSafeInteger(m) || m <= baseM || m % baseM !== 0 || m / scale > maxAbs || seen.has(m)) return;
+    seen.add(m);
+    cands.push({ g: m / scale, m });
+  };
+  for (let p = 0; 10 ** p / scale <= maxAbs && p < 30; p++) {
+    const t = 10 ** p;
+    addDecimal(t);
+    addDecimal(2 * t);
+    if (p > 0) addDecimal(25 * 10 ** (p - 1));
+    addDecimal(5 * t);
+  }
+  for (const q of fractions(scale)) {
+    if (1 / q < 2 / scale) continue;
+    if (Number.isSafeInteger(scale) && scale % q === 0) addDecimal(scale / q);
+    // Rounded to d decimals, only when no multiple falls on a tie (3/24 = 0.125 at 2 decimals: 0.12 or 0.13).
+    else if (baseM === 1 && scale % decimalPart(q) === 0) cands.push({ g: 1 / q });
+  }
+
+  // The values in interval bins: per candidate and bin, how many are on it.
+  const total = new Float64Array(nb);
+  const on = cands.map(() => new Float64Array(nb));
+  const decimal = cands.flatMap((gr, i) => (gr.m !== undefined ? [i] : []));
+  const decM = decimal.map((i) => cands[i].m!);
+  const fraction = cands.flatMap((gr, i) => (gr.m === undefined ? [i] : []));
+  let n = 0;
+  for (let v = 0; v < xs.length; v++) {
+    const x = xs[v];
+    const count = counts[v];
+    if (Number.isNaN(x) || !(count > 0)) continue;
+    const c = binOf(e, points, x);
+    if (c < 0 || !spans[c]) continue;
+    const k = Math.round(x * scale);
+    if (!Number.isSafeInteger(k)) return undefined;
+    total[c] += count;
+    n += count;
+    for (let t = 0; t < decM.length; t++) if (k % decM[t] === 0) on[decimal[t]][c] += count;
+    const h = stats.digits === undefined ? half : halfUnit(x, d, stats.digits);
+    for (const i of fraction) if (onGrain(x, cands[i].g, h)) on[i][c] += count;
+  }
+  if (n === 0) return undefined;
+
+  // Lattice points per grain and bin (what the decoder draws among).
+  const write = numberWriter(d, false, 0);
+  const latticeCount = (gr: Grain): Float64Array => {
+    const L = grainLattice(gr, d, write);
+    return Float64Array.from(spans, (s) => (s ? countOf(pointsIn(L, s)) : 0));
+  };
+  const baseCount = latticeCount(base);
+  const pointCounts: (Float64Array | undefined)[] = cands.map(() => undefined);
+  const countsOf = (i: number): Float64Array => (i < 0 ? baseCount : (pointCounts[i] ??= latticeCount(cands[i])));
+  const grainOfIdx = (i: number): Grain => (i < 0 ? base : cands[i]);
+  const onOf = (i: number): Float64Array => (i < 0 ? total : on[i]);
+
+  // Forward selection; the chain holds candidate indices (-1: the finest grain), ascending.
+  const chain: number[] = [-1];
+  const realOn = on.map((a) => a.reduce((s, v) => s + v, 0));
+  while (chain.length < MAX_GRAINS) {
+    let best = -1;
+    let bestExcess = 0;
+    let bestNeed = 0;
+    cands.forEach((gr, i) => {
+      if (chain.includes(i)) return;
+      if (!chain.every((j) => includes(grainOfIdx(j), gr) || includes(gr, grainOfIdx(j)))) return;
+      let expected = 0;
+      const N = countsOf(i);
+      for (let j = 0; j < chain.length; j++) {
+        const cur = chain[j];
+        const next = j + 1 < chain.length ? chain[j + 1] : undefined;
+        const cls = onOf(cur);
+        const above = next === undefined ? undefined : onOf(next);
+        if (includes(gr, grainOfIdx(cur))) {
+          for (let c = 0; c < nb; c++) expected += cls[c] - (above ? above[c] : 0);
+          continue;
+        }
+        if (next !== undefined && includes(grainOfIdx(next), gr)) continue;
+        const Nc = countsOf(cur);
+        const Nn = next === undefined ? undefined : countsOf(next);
+        for (let c = 0; c < nb; c++) {
+          const C = cls[c] - (above ? above[c] : 0);
+          const denom = Nc[c] - (Nn ? Nn[c] : 0);
+          if (C > 0 && denom > 0) expected += (C * Math.max(0, N[c] - (Nn ? Nn[c] : 0))) / denom;
+        }
+      }
+      const excess = realOn[i] - expected;
+      const p = Math.min(1, Math.max(0, expected / n));
+      const need = Math.max(3, 0.005 * n, 4 * Math.sqrt(n * p * (1 - p)));
+      if (excess >= need && excess - need > bestExcess - bestNeed) [best, bestExcess, bestNeed] = [i, excess, need];
+    });
+    if (best < 0) break;
+    chain.push(best);
+    chain.sort((a, b) => grainOfIdx(a).g - grainOfIdx(b).g);
+  }
+
+  // Class counts per bin: on grain j and on no coarser one of the chain.
+  const classes = chain.map((cur, j) => {
+    const cls = onOf(cur);
+    const above = j + 1 < chain.length ? onOf(chain[j + 1]) : undefined;
+    return Float64Array.from(cls, (v, c) => v - (above ? above[c] : 0));
+  });
+  const sum = (a: Float64Array): number => a.reduce((s, v) => s + v, 0);
+  if (classes.length > 1 && sum(classes[0]) === 0) {
+    chain.shift();
+    classes.shift();
+  }
+  if (chain.length === 1 && chain[0] === -1) return undefined;
+  const m = chain.length;
+  const binShares = new Array<number>(nb * m).fill(0);
+  for (let c = 0; c < nb; c++) {
+    if (total[c] > 0) for (let j = 0; j < m; j++) binShares[c * m + j] = roundShare(classes[j][c] / total[c]);
+  }
+  return {
+    steps: chain.map((i) => grainOfIdx(i).g),
+    shares: classes.map((a) => roundShare(sum(a) / n)),
+    bin_shares: binShares,
+  };
+}
+
+/** `1/12` for a fractional grain, else the number (`describeColumns`). */
+function grainText(g: number, d: number): string {
+  const m = g * 10 ** d;
+  if (Math.abs(m - Math.round(m)) <= 1e-9 * m) return String(Number(g.toPrecision(12)));
+  const q = Math.round(1 / g);
+  return Math.abs(1 / g - q) <= 1e-9 * q ? `1/${q}` : String(Number(g.toPrecision(6)));
+}
+
+/** `describeColumns`' words for a grain: `grain 100 (38%), 50 (9%), 1 (53%)`, coarsest first. */
+export function describeGrain(grain: NumericalGrain, decimals: number): string {
+  const pct = (x: number): string => (x > 0 && x < 0.005 ? "<1%" : `${Math.round(x * 100)}%`);
+  const parts = grain.steps.map((g, j) => `${grainText(g, decimals)} (${pct(grain.shares[j])})`).reverse();
+  return `grain ${parts.join(", ")}`;
+}
+
+/**
+ * The decoder of a quantile-binned numerical column with a `grain` (rule in the module comment):
+ * point bins, the missing code and bins the grain cannot serve (no grain with a share has a point
+ * in them) go to `plain` (`./bins`' `binDecoder` over the column's own lattice, built with the same
+ * `range`); an interval bin draws grain j with probability proportional to
+ * `bin_shares[b, j] * (its points in the range) / (its points in the bin)` (so with a range it keeps
+ * the unrestricted draw's distribution inside the range) and then one of those points uniformly.
+ * With `range`, `codes` / `weights` are as `binDecoder`'s: the bins holding a value inside the range
+ * and the share of the unrestricted draw's values that lie inside.
+ * @returns undefined when the grain does not fit the column (lengths disagreeing with `steps` and
+ *   `bin_edges`, grains not a chain, no `decimals`, values too large for exact arithmetic): the
+ *   caller then uses `plain`.
+ */
+export function grainDecoder(
+  f: string,
+  K: number,
+  e: readonly number[],
+  missingCode: number | undefined,
+  stats: ColumnStats,
+  plain: FeatureDecoder & { codes: number[]; weights: number[] },
+  range?: ValueRange,
+): (FeatureDecoder & { codes: number[]; weights: number[] }) | undefined {
+  const grain = stats.grain;
+  const d = stats.decimals;
+  const nb = e.length - 1;
+  if (!grain || d === undefined || nb < 1) return undefined;
+  const m = grain.steps.length;
+  if (m < 1 || grain.shares.length !== m || grain.bin_shares.length !== nb * m) return undefined;
+  const min = stats.min ?? e[0];
+  const max = stats.max ?? e[nb];
+  const scale = 10 ** d;
+  if (!(Math.max(Math.abs(min), Math.abs(max)) < 2 ** 52 / scale)) return undefined;
+  const grains: Grain[] = grain.steps.map((g) => {
+    const mm = Math.round(g * scale);
+    return mm >= 1 && Math.abs(g * scale - mm) <= 1e-9 * mm ? { g, m: mm } : { g };
+  });
+  for (let j = 0; j + 1 < m; j++) if (!includes(grains[j], grains[j + 1])) return undefined;
+  const write = numberWriter(d, stats.fixed_decimals === true && d > 0, stats.min_decimals ?? 0, stats.digits);
+  const lattices = grains.map((gr) => grainLattice(gr, d, write));
+  const half = 0.5 / scale;
+  // Whether point k of grain j is a point of grain j + 1 (then it belongs to that grain's share).
+  const coarser = grains.map((gr, j): ((k: number) => boolean) | undefined => {
+    const next = grains[j + 1];
+    if (!next) return undefined;
+    if (gr.m !== undefined && next.m !== undefined) {
+      const r = next.m / gr.m;
+      return (k) => k % r === 0;
+    }
+    if (gr.m === undefined) {
+      const r = Math.round(next.g / gr.g);
+      return (k) => k % r === 0;
+    }
+    const L = lattices[j];
+    return (k) => onGrain(L.value(k), next.g, half);
+  });
+
+  const spans = binSpans(e, min, max);
+  const first = new Float64Array(nb * m);
+  const last = new Float64Array(nb * m);
+  const cums: (Float64Array | undefined)[] = new Array(nb);
+  const small: (Float64Array | undefined)[] = new Array(nb * m);
+  const binWeight = new Float64Array(nb);
+  for (let c = 0; c < nb; c++) {
+    const s = spans[c];
+    if (!s) continue;
+    const full = lattices.map((L) => pointsIn(L, s));
+    const inside = range ? lattices.map((L) => pointsIn(L, s, range)) : full;
+    const cum = new Float64Array(m);
+    let acc = 0;
+    let shareSum = 0;
+    for (let j = 0; j < m; j++) {
+      const cF = countOf(full[j]) - (j + 1 < m ? countOf(full[j + 1]) : 0);
+      const cR = countOf(inside[j]) - (j + 1 < m ? countOf(inside[j + 1]) : 0);
+      const p = cF > 0 ? grain.bin_shares[c * m + j] : 0;
+      shareSum += p;
+      if (p > 0 && cR > 0) acc += (p * cR) / cF;
+      cum[j] = acc;
+      [first[c * m + j], last[c * m + j]] = inside[j];
+      const [a, b] = inside[j];
+      if (cR > 0 && b - a < 64) {
+        const ks: number[] = [];
+        for (let k = a; k <= b; k++) if (!coarser[j]?.(k)) ks.push(k);
+        small[c * m + j] = Float64Array.from(ks);
+      }
+    }
+    if (acc > 0 && shareSum > 0) {
+      cums[c] = cum;
+      binWeight[c] = acc / shareSum;
+    }
+  }
+  const codes: number[] = [];
+  const weights: number[] = [];
+  if (range) {
+    const plainWeight = new Map(plain.codes.map((c, i) => [c, plain.weights[i]]));
+    for (let c = 0; c < nb; c++) {
+      const w = cums[c] ? binWeight[c] : plainWeight.get(c);
+      if (w !== undefined && w > 0) {
+        codes.push(c);
+        weights.push(Math.min(1, w));
+      }
+    }
+  }
+
+  /** Grain j and point k drawn for interval bin c (served by the grain). */
+  const draw = (c: number, cum: Float64Array, rng: Rng): [number, number] => {
+    const j = rng.pickCumulative(cum);
+    const list = small[c * m + j];
+    if (list) return [j, list[rng.int(list.length)]];
+    const a = first[c * m + j];
+    const span = last[c * m + j] - a + 1;
+    const skip = coarser[j];
+    let k = a + rng.int(span);
+    while (skip?.(k)) k = a + rng.int(span);
+    return [j, k];
+  };
+  const decode = (c: number, rng: Rng, row: number): string => {
+    const cum = c >= 0 && c < nb ? cums[c] : undefined;
+    if (!cum) return plain.decode(c, rng, row);
+    const [j, k] = draw(c, cum, rng);
+    return lattices[j].write(k);
+  };
+  // Integers (decimals 0): the column form the text spells, as `./bins`' integer lattices give it.
+  const decodeColumn: FeatureDecoder["decodeColumn"] = (col, rng, rowOffset, _ids, _partner, _fresh, arrays) => {
+    const n = col.length;
+    const values = arrays !== undefined ? arrays.float64(n) : new Float64Array(n);
+    const blank = arrays !== undefined ? arrays.uint8(n) : new Uint8Array(n);
+    let blanks = 0;
+    for (let r = 0; r < n; r++) {
+      const c = col[r];
+      if (c === missingCode) {
+        blank[r] = 1;
+        blanks++;
+        continue;
+      }
+      if (!(c >= 0 && c < nb)) return badCode(f, c, K);
+      const cum = cums[c];
+      if (cum) {
+        const [j, k] = draw(c, cum, rng);
+        values[r] = lattices[j].value(k) + 0;
+      } else values[r] = Number(plain.decode(c, rng, rowOffset + r));
+    }
+    if (blanks > 0) return { kind: "int", values, blank };
+    arrays?.give([blank]);
+    return { kind: "int", values };
+  };
+  return { name: f, K, codes, weights, decode, ...(d === 0 ? { decodeColumn } : {}) };
+}

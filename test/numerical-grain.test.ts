@@ -1,0 +1,280 @@
+/**
+ * Grain beyond one step (issue 40): a numerical column's mixture of grains comes back in its
+ * shares. Salaries rounded to 1000, 100, 50 or 10 in the real column's proportions; ages in
+ * twelfths of a year written rounded to 5 decimals, with heaping on whole years; halves beside
+ * whole numbers; values written with as many decimals as each was measured with; `3.0` beside
+ * `3.25`. Each column is built here, extracted (`analyzeTable`), and its real rows' codes decoded
+ * several times over: the share of decoded values on each grain must be within 0.02 of the real
+ * column's (point bins decode exactly, interval bins by the grain's shares).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import typia from "typia";
+import { Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
+import { describeColumns } from "../src/sdk/columns";
+import { decimalsOf } from "../src/sdk/columns/common";
+import { Rng } from "../src/sdk/generate/sfc32";
+import type { CreateModelRequest, Metadata } from "../src/contract";
+
+const validateCreate = typia.createValidateEquals<CreateModelRequest>();
+
+/** A value written as JavaScript writes a number rounded to `d` decimals (no trailing zeros). */
+const written = (x: number, d: number): string => String(Number(x.toFixed(d)) + 0);
+
+/** Whether the written value `v` is within half a unit of `d` decimals of a multiple of `g`. */
+function onGrain(v: string, g: number, d: number): boolean {
+  const x = Number(v);
+  const y = x / g;
+  return Math.abs(y - Math.round(y)) * g <= 0.5 * 10 ** -d * (1 + 1e-6);
+}
+
+/** Share of the non-blank values on grain g. */
+function shareOn(values: string[], g: number, d: number): number {
+  const v = values.filter((s) => s !== "");
+  return v.filter((s) => onGrain(s, g, d)).length / v.length;
+}
+
+/** Share of the non-blank values written with each number of decimals. */
+function decimalShares(values: string[]): Map<number, number> {
+  const v = values.filter((s) => s !== "");
+  const m = new Map<number, number>();
+  for (const s of v) m.set(decimalsOf(s), (m.get(decimalsOf(s)) ?? 0) + 1 / v.length);
+  return m;
+}
+
+/** A one-column table (plus a constant column: tables have at least two). */
+function table(name: string, values: string[]): Table {
+  return { columns: [name, "k"], rows: values.map((v) => [v, "a"]) };
+}
+
+/** The real rows' codes decoded `reps` times over (rules off), column `name`. */
+function decodeReal(a: Analysis, name: string, reps: number, seed = 5, metadata: Metadata = a.metadata): string[] {
+  const dec = new Decoder(metadata);
+  const out: string[] = [];
+  for (let r = 0; r < reps; r++) {
+    const cols: Record<string, Int32Array> = {};
+    a.columns.forEach((f, i) => (cols[f] = Int32Array.from(a.codes[i])));
+    const rows = dec.decode(cols, seed + r, { rules: false }).rows;
+    const c = metadata.features.indexOf(name);
+    for (const row of rows) out.push(row[c]);
+  }
+  return out;
+}
+
+/** Metadata without the grain of `name` (what decoding gave before grains). */
+function withoutGrain(m: Metadata, name: string): Metadata {
+  const copy = structuredClone(m);
+  delete copy.column_stats![name].grain;
+  return copy;
+}
+
+/**
+ * 4,000 salaries between 20,000 and 90,000: 5% rounded to 1000, 33% to 100, 9% to 50, 8% to 10,
+ * the rest to 1 (so 38% multiples of 100 and 47% of 50, as in the issue), 2% blank.
+ */
+function salaries(): string[] {
+  const rng = new Rng(40);
+  return Array.from({ length: 4000 }, () => {
+    if (rng.next() < 0.02) return "";
+    const x = 20000 + 70000 * rng.next() ** 1.6;
+    const u = rng.next();
+    const g = u < 0.05 ? 1000 : u < 0.38 ? 100 : u < 0.47 ? 50 : u < 0.55 ? 10 : 1;
+    return String(Math.round(x / g) * g);
+  });
+}
+
+test("salaries: a mixture of rounding (38% multiples of 100, 47% of 50) comes back in the real shares", async () => {
+  const real = salaries();
+  const a = await analyzeTable(table("salary", real));
+  const st = a.metadata.column_stats!.salary;
+  assert.ok(st.bin_edges && st.grain, "quantile bins and a grain");
+  assert.equal(st.step, undefined, "no single step: most values are off every coarse grain");
+  for (const g of [50, 100]) assert.ok(st.grain.steps.includes(g), `grain ${g} found: ${st.grain.steps}`);
+  assert.ok(Math.abs(st.grain.shares.reduce((s, x) => s + x, 0) - 1) < 1e-5, "shares sum to 1");
+  assert.equal(st.grain.bin_shares.length, (st.bin_edges.length - 1) * st.grain.steps.length);
+
+  const decoded = decodeReal(a, "salary", 4);
+  for (const g of [1000, 500, 100, 50, 10, 5, 2]) {
+    const [r, s] = [shareOn(real, g, 0), shareOn(decoded, g, 0)];
+    assert.ok(Math.abs(r - s) <= 0.02, `multiples of ${g}: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+  }
+  // Without the grain (one step, uniform over integers) the rounding is lost: the test can fail.
+  const before = decodeReal(a, "salary", 1, 5, withoutGrain(a.metadata, "salary"));
+  assert.ok(shareOn(before, 100, 0) < 0.2, `without the grain ${shareOn(before, 100, 0).toFixed(3)} multiples of 100`);
+
+  const line = describeColumns(a.codecs).find((l) => l.startsWith("salary "))!;
+  assert.match(line, /integers, grain .*100 \(3\d%\).*50 \(\d+%\)/);
+});
+
+test("salaries through the column form (Int64): the same values as the text decode, on the same grains", async () => {
+  const a = await analyzeTable(table("salary", salaries()));
+  const dec = new Decoder(a.metadata);
+  const cols: Record<string, Int32Array> = {};
+  a.columns.forEach((f, i) => (cols[f] = Int32Array.from(a.codes[i])));
+  const batch = dec.decodeBatch(cols, 9, { rules: false });
+  const rows = dec.decode(cols, 9, { rules: false }).rows;
+  const f = a.metadata.features.indexOf("salary");
+  assert.equal(batch.cells[f].kind, "int", "integers decode as a typed column");
+  for (let r = 0; r < rows.length; r++) assert.equal(batch.get(r, f), rows[r][f], `row ${r}`);
+  assert.ok(rows.some((r) => r[f] === ""), "blanks kept");
+});
+
+/**
+ * 3,000 ages between 18 and 78: 30% heaped on whole years, the rest in twelfths of a year
+ * (months), written rounded to 5 decimals (37.66667, 37.5, 37.08333).
+ */
+function ages(): string[] {
+  const rng = new Rng(12);
+  return Array.from({ length: 3000 }, () => {
+    const months = 18 * 12 + rng.int(60 * 12);
+    return written(rng.next() < 0.3 ? Math.round(months / 12) : months / 12, 5);
+  });
+}
+
+test("ages in twelfths of a year written with 5 decimals, heaped on whole years: twelfths and years in the real shares", async () => {
+  const real = ages();
+  const a = await analyzeTable(table("age", real));
+  const st = a.metadata.column_stats!.age;
+  assert.equal(st.decimals, 5);
+  assert.ok(st.grain, "a grain");
+  assert.ok(Math.abs(st.grain.steps[0] - 1 / 12) < 1e-12, `the finest grain is 1/12: ${st.grain.steps}`);
+  assert.ok(st.grain.steps.includes(1), "whole years are a grain of their own (heaping)");
+
+  const decoded = decodeReal(a, "age", 4);
+  for (const g of [1 / 12, 1 / 6, 1 / 4, 1 / 2, 1, 5]) {
+    const [r, s] = [shareOn(real, g, 5), shareOn(decoded, g, 5)];
+    assert.ok(Math.abs(r - s) <= 0.02, `multiples of ${g.toFixed(4)}: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+  }
+  assert.equal(shareOn(decoded, 1 / 12, 5), 1, "every decoded age is a twelfth of a year, written at 5 decimals");
+  const [rd, sd] = [decimalShares(real), decimalShares(decoded)];
+  for (const d of [0, 1, 2, 5]) assert.ok(Math.abs((rd.get(d) ?? 0) - (sd.get(d) ?? 0)) <= 0.02, `written with ${d} decimals`);
+  assert.ok(shareOn(decodeReal(a, "age", 1, 5, withoutGrain(a.metadata, "age")), 1 / 12, 5) < 0.1, "without the grain: off the twelfths");
+
+  const line = describeColumns(a.codecs).find((l) => l.startsWith("age "))!;
+  assert.match(line, /5 decimals, grain .*1\/12 \(\d+%\)$/);
+});
+
+test("halves beside whole numbers (65% whole, 35% x.5): both grains in the real shares", async () => {
+  const rng = new Rng(2);
+  const real = Array.from({ length: 2000 }, () => {
+    const x = 40 * rng.next() + 20 * rng.next();
+    return written(rng.next() < 0.65 ? Math.round(x) : Math.floor(x) + 0.5, 1);
+  });
+  const a = await analyzeTable(table("hours", real));
+  const st = a.metadata.column_stats!.hours;
+  assert.equal(st.step, 0.5);
+  assert.deepEqual(st.grain?.steps, [0.5, 1]);
+  const decoded = decodeReal(a, "hours", 4);
+  for (const g of [0.5, 1, 2, 5]) {
+    const [r, s] = [shareOn(real, g, 1), shareOn(decoded, g, 1)];
+    assert.ok(Math.abs(r - s) <= 0.02, `multiples of ${g}: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+  }
+});
+
+test("each value's decimals as the real column writes them: 1, 2 or 3 decimals (a grain), and 10 significant digits (`digits`)", async () => {
+  const rng = new Rng(3);
+  const real = Array.from({ length: 3000 }, () => {
+    const u = rng.next();
+    return written(50 * rng.next(), u < 0.5 ? 1 : u < 0.7 ? 2 : 3);
+  });
+  const lon = Array.from({ length: 3000 }, () => String(Number((-125 + 60 * rng.next()).toPrecision(10))));
+  for (const [name, values] of [["x", real], ["lon", lon]] as const) {
+    const a = await analyzeTable(table(name, values));
+    const st = a.metadata.column_stats![name];
+    if (name === "lon") assert.equal(st.digits, 10, "10 significant digits: 7 decimals west of -100, 8 east");
+    else assert.ok(st.grain && st.digits === undefined, `${name}: a grain, no digit cap`);
+    const decoded = decodeReal(a, name, 3);
+    if (name === "lon") assert.deepEqual(decoded.filter((v) => v.replace(/[^0-9]/g, "").replace(/^0+/, "").length > 10).slice(0, 3), []);
+    const [rd, sd] = [decimalShares(values), decimalShares(decoded)];
+    for (const d of new Set([...rd.keys(), ...sd.keys()])) {
+      const [r, s] = [rd.get(d) ?? 0, sd.get(d) ?? 0];
+      assert.ok(Math.abs(r - s) <= 0.02, `${name}: written with ${d} decimals: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+    }
+  }
+});
+
+test("coordinates converted from degrees, minutes and seconds (to 0.1\"): the sexagesimal grains in the real shares", async () => {
+  const rng = new Rng(7);
+  // 60% to the tenth of a second of arc, 30% to the second, 10% to the minute; 8 decimals.
+  const real = Array.from({ length: 3000 }, () => {
+    const u = rng.next();
+    const q = u < 0.6 ? 36000 : u < 0.9 ? 3600 : 60;
+    return written(30 + Math.round(15 * rng.next() * q) / q, 8);
+  });
+  const a = await analyzeTable(table("lat", real));
+  const steps = a.metadata.column_stats!.lat.grain?.steps ?? [];
+  for (const q of [36000, 3600, 60]) assert.ok(steps.some((g) => Math.abs(g * q - 1) < 1e-9), `1/${q} is a grain: ${steps}`);
+  const decoded = decodeReal(a, "lat", 3);
+  for (const q of [36000, 3600, 60, 1]) {
+    const [r, s] = [shareOn(real, 1 / q, 8), shareOn(decoded, 1 / q, 8)];
+    assert.ok(Math.abs(r - s) <= 0.02, `multiples of 1/${q}: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+  }
+});
+
+test("no grain is invented: uniform integers and uniform 2-decimal values keep today's stats", async () => {
+  const rng = new Rng(4);
+  const ints = Array.from({ length: 3000 }, () => String(rng.int(100000)));
+  const cents = Array.from({ length: 3000 }, () => (100 * rng.next()).toFixed(2));
+  const a = await analyzeTable({ columns: ["n", "p"], rows: ints.map((v, i) => [v, cents[i]]) });
+  assert.equal(a.metadata.column_stats!.n.grain, undefined);
+  assert.equal(a.metadata.column_stats!.p.grain, undefined);
+  assert.equal(a.metadata.column_stats!.p.fixed_decimals, true);
+});
+
+test("`3.0` beside `3.25`: min_decimals keeps at least one decimal in decoded values", async () => {
+  const rng = new Rng(6);
+  const real = Array.from({ length: 1000 }, () => {
+    const x = Math.round(400 * rng.next()) / 4;
+    return Number.isInteger(x) ? x.toFixed(1) : String(x);
+  });
+  const a = await analyzeTable(table("w", real));
+  const st = a.metadata.column_stats!.w;
+  assert.equal(st.min_decimals, 1);
+  assert.equal(st.decimals, 2);
+  assert.equal(st.fixed_decimals, undefined);
+  const decoded = decodeReal(a, "w", 2);
+  assert.deepEqual(decoded.filter((v) => !/^\d+\.\d{1,2}$/.test(v)).slice(0, 5), [], "every value with 1 or 2 decimals");
+  assert.ok(decoded.some((v) => /\.0$/.test(v)) && decoded.some((v) => /\.\d\d$/.test(v)), "`3.0` and `3.25` both written");
+  const line = describeColumns(a.codecs).find((l) => l.startsWith("w "))!;
+  assert.match(line, /written with at least 1 decimal \(0\.0\)$/);
+});
+
+test("a where range (Decoder.restrict) keeps the grain's shares and the range", async () => {
+  const real = salaries();
+  const a = await analyzeTable(table("salary", real));
+  const dec = new Decoder(a.metadata);
+  const range = { lo: 40000, hi: 60000, hiOpen: true };
+  const res = dec.restrict("salary", range, Number)!;
+  assert.ok(res.codes.length > 0);
+  for (const w of res.weights) assert.ok(w > 0 && w <= 1, `weight ${w}`);
+  const n = 20000;
+  const cols: Record<string, Int32Array> = {};
+  for (const g of a.metadata.features) cols[g] = new Int32Array(n);
+  // Codes drawn by their real frequency times their share inside the range.
+  const probs = res.codes.map((c, i) => a.metadata.empirical_probs.salary[c] * res.weights[i]);
+  const cum = Float64Array.from(probs, ((s) => (p: number) => (s += p))(0));
+  const rng = new Rng(8);
+  cols.salary = Int32Array.from({ length: n }, () => res.codes[rng.pickCumulative(cum)]);
+  const out = dec.decode(cols, 3, { decoders: { salary: res.decoder }, rules: false }).rows.map((r) => r[0]);
+  assert.deepEqual(out.filter((v) => !(Number(v) >= 40000 && Number(v) < 60000)).slice(0, 5), [], "inside the range");
+  const inRange = real.filter((v) => v !== "" && Number(v) >= 40000 && Number(v) < 60000);
+  for (const g of [1000, 100, 50, 10]) {
+    const [r, s] = [shareOn(inRange, g, 0), shareOn(out, g, 0)];
+    assert.ok(Math.abs(r - s) <= 0.03, `in range, multiples of ${g}: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+  }
+});
+
+test("the contract: a grain validates on Create Model, a 9-grain chain does not; a grain that disagrees with the bins is ignored", async () => {
+  const a = await analyzeTable(table("salary", salaries()));
+  assert.equal(validateCreate({ metadata: a.metadata }).success, true);
+  const tooMany = structuredClone(a.metadata);
+  const g = tooMany.column_stats!.salary.grain!;
+  g.steps = [1, 2, 5, 10, 20, 50, 100, 500, 1000];
+  assert.equal(validateCreate({ metadata: tooMany }).success, false);
+  // Older metadata (no grain) stays valid and decodes on one lattice.
+  assert.equal(validateCreate({ metadata: withoutGrain(a.metadata, "salary") }).success, true);
+  // Lengths that disagree with the bins: decoded as without a grain, never a throw.
+  const bad = structuredClone(a.metadata);
+  bad.column_stats!.salary.grain!.bin_shares.pop();
+  assert.deepEqual(decodeReal(a, "salary", 1, 5, bad), decodeReal(a, "salary", 1, 5, withoutGrain(a.metadata, "salary")));
+});
