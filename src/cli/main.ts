@@ -248,7 +248,7 @@ export function buildProgram(): Command {
         "--columns <json|file>",
         "column kinds instead of the inferred ones, JSON or a JSON file: {\"col\": {\"type\": \"categorical|numerical|datetime|id\", \"format\": \"yyyyMMdd\"}}; an id's semantic kind: {\"col\": {\"type\": \"id\", \"semantic\": \"email\"}}",
       )
-      .option("--rare-threshold <k>", "rows a categorical value needs to appear in synthetic data (default 2; 5 under 1,000 rows)", int("--rare-threshold", 1))
+      .option("--rare-threshold <k>", "rows a categorical value needs to appear in synthetic data (default 2; 5 under 160 rows)", int("--rare-threshold", 1))
       .option("--domain <file>", "the CSV is already discretized: JSON {column: K}, integer codes 0..K-1 (Private-PGM format)")
       .option("--epsilon <e>", "differential privacy: measure the marginals with Gaussian noise (zCDP, MST); needs --domain", positive("--epsilon"))
       .option("--delta <d>", "delta of (epsilon, delta)-DP, in (0, 1) (default 1e-9)", float("--delta"))
