@@ -1,0 +1,287 @@
+/**
+ * The structural-zeros rules kept in decoded rows (`./enforce`, the last step of its order), all
+ * of them together, since one column may take part in several (age with marital status and with
+ * relationship). A row that holds a forbidden pair has one cell of that pair rewritten (with the
+ * other cells of the fixed-combinations rule over that column, when there is exactly one: the
+ * row moves to another of its released combinations, so education and education-num move
+ * together). The cell (of either column, never a fixed one) and its new value are drawn together,
+ * among the values with a code of their own (not pooled, not blank) that make no forbidden pair
+ * with the row's other cells and break no other rule of the metadata the row kept, with
+ * probability proportional to how much more likely the row becomes under a naive-Bayes model of
+ * each rewritten column given the row's other columns: P(v) · Π_g P(g | v) over P(current) ·
+ * Π_g P(g | current), P(v) the column's 1-way marginal and P(g | v) the 2-way marginals the
+ * metadata holds (`../../rule-scores`), as a Gibbs step (Geman & Geman 1984) restricted to the
+ * allowed cells would draw it. Repeated until the row holds no forbidden pair (at most
+ * {@link MAX_STEPS} rewrites); a row left with one is unrepaired.
+ */
+import type { Metadata, Rule, StructuralZerosRule } from "../../contract";
+import { MISSING_KEY, OTHER } from "../columns";
+import type { Rng } from "../generate/sfc32";
+import type { Cells } from "../generate/batch";
+import { pairConditionals, type PairConditional } from "../../rule-scores";
+import { cellCoder, ruleChecker, ruleColumns, type RowCheck } from "./check";
+import { noneFixed, type CompiledRule } from "./compiled-rule";
+
+/** Most cells of one row rewritten before the row is left unrepaired. */
+export const MAX_STEPS = 8;
+
+/** Largest code space of one rule held as a flat table. */
+const FLAT_MAX = 1 << 22;
+
+interface ZeroTable {
+  /** Feature indices of the two columns. */
+  fa: number;
+  fb: number;
+  KB: number;
+  /** Forbidden code pairs, flat (a * KB + b) or as a Set beyond {@link FLAT_MAX}. */
+  flat?: Uint8Array;
+  set?: Set<number>;
+}
+
+function forbids(z: ZeroTable, a: number, b: number): boolean {
+  if (a < 0 || b < 0) return false;
+  const key = a * z.KB + b;
+  return z.flat ? z.flat[key] === 1 : z.set!.has(key);
+}
+
+/** Per column a rewrite may touch: how its texts read as codes, and what it can be rewritten to. */
+interface ZeroColumn {
+  f: number;
+  /** Exact text -> code (`value_mappings`), the batch's fast path. */
+  toCode: ReadonlyMap<string, number>;
+  /** Any text -> code, as `./check` reads it (undefined: none). */
+  coder: (text: string) => number | undefined;
+  /** Code -> the text a rewrite writes (codes of their own only: not pooled, not blank). */
+  texts: (string | undefined)[];
+  /** Structural-zeros rules with this column, and the side it is on. */
+  rules: { z: ZeroTable; first: boolean }[];
+  /** Conditionals P(g | this column) from the metadata's 2-way marginals. */
+  conditionals: PairConditional[];
+  /** The metadata's other rules over this column (checked on the whole row). */
+  guards: RowCheck[];
+  /** The fixed-combinations rule over this column when there is exactly one: a rewrite then moves to one of its combinations. */
+  combos?: Combos;
+  /** 1-way log-probability per code (floored). */
+  logP: Float64Array;
+}
+
+/** A fixed-combinations rule as rewrites use it: its columns and released combinations of codes of their own. */
+interface Combos {
+  features: number[];
+  tuples: number[][];
+}
+
+/** A rewrite of one row: cells (feature, code, text). */
+type Move = { f: number; code: number; text: string }[];
+
+/** Fixed-combinations rules with more released combinations than this are moved cell by cell. */
+const MAX_COMBO_MOVES = 2000;
+
+/**
+ * All `structural_zeros` rules of `rules` as one compiled rule (undefined when there is none over
+ * known, non-identifier columns). A column in exactly one fixed-combinations rule (education ->
+ * education-num) moves with it: the rewrite writes one of that rule's released combinations.
+ * @param others the metadata's other rules: a rewrite never breaks one the row kept.
+ */
+export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosRule[], others: readonly Rule[]): CompiledRule | undefined {
+  const at = (name: string) => meta.features.indexOf(name);
+  const isId = (f: number) => meta.column_stats?.[meta.features[f]]?.type === "id";
+  const tables: ZeroTable[] = [];
+  for (const rule of rules) {
+    const [fa, fb] = rule.columns.map(at);
+    if (fa < 0 || fb < 0 || isId(fa) || isId(fb)) continue;
+    const KA = meta.cardinalities[meta.features[fa]] ?? 0;
+    const KB = meta.cardinalities[meta.features[fb]] ?? 0;
+    const z: ZeroTable = { fa, fb, KB };
+    if (KA * KB <= FLAT_MAX) z.flat = new Uint8Array(KA * KB);
+    else z.set = new Set();
+    for (const [a, b] of rule.pairs) {
+      if (a >= KA || b >= KB) continue;
+      if (z.flat) z.flat[a * KB + b] = 1;
+      else z.set!.add(a * KB + b);
+    }
+    tables.push(z);
+  }
+  if (tables.length === 0) return undefined;
+  const columns = new Map<number, ZeroColumn>();
+  const column = (f: number): ZeroColumn => {
+    const known = columns.get(f);
+    if (known) return known;
+    const name = meta.features[f];
+    const mapping = meta.value_mappings?.[name] ?? {};
+    const probs = meta.empirical_probs[name] ?? [];
+    const logP = new Float64Array(meta.cardinalities[name] ?? 0).map((_, k) => Math.log(Math.max(probs[k] ?? 0, 1e-9)));
+    const texts: (string | undefined)[] = [];
+    for (const [text, code] of Object.entries(mapping)) if (texts[code] === undefined) texts[code] = text;
+    for (const special of [OTHER, MISSING_KEY]) if (Object.hasOwn(mapping, special)) texts[mapping[special]] = undefined;
+    const guards: RowCheck[] = [];
+    const fixedRules: Rule[] = [];
+    for (const r of others) {
+      if (r.type === "structural_zeros" || !ruleColumns(r).includes(name)) continue;
+      if (r.type === "fixed_combinations") fixedRules.push(r);
+      try {
+        guards.push(ruleChecker(r, meta));
+      } catch {
+        // A rule the checker cannot read (a column the metadata lacks) is one `./enforce` ignores too.
+      }
+    }
+    const c: ZeroColumn = {
+      f,
+      toCode: new Map(Object.entries(mapping)),
+      coder: cellCoder(name, meta),
+      texts,
+      rules: [],
+      conditionals: pairConditionals(meta, meta.features, [f], isId)[0],
+      guards,
+      logP,
+    };
+    columns.set(f, c);
+    const only = fixedRules.length === 1 ? fixedRules[0] : undefined;
+    if (only?.type === "fixed_combinations" && only.combinations.length <= MAX_COMBO_MOVES) {
+      const features = only.columns.map(at);
+      if (features.every((g) => g >= 0 && !isId(g))) {
+        const models = features.map((g) => (g === f ? c : column(g)));
+        const tuples = only.combinations.filter((t) => t.length === features.length && t.every((code, j) => models[j].texts[code] !== undefined));
+        c.combos = { features, tuples: tuples.map((t) => [...t]) };
+      }
+    }
+    return c;
+  };
+  for (const z of tables) {
+    column(z.fa).rules.push({ z, first: true });
+    column(z.fb).rules.push({ z, first: false });
+  }
+  const zeroCols = [...columns.values()].filter((c) => c.rules.length > 0);
+  // The rows' codes per column of some structural-zeros rule, for the batch being repaired.
+  const codesAt = new Map<number, Int32Array>();
+  const broken = (r: number): ZeroTable | undefined => tables.find((z) => forbids(z, codesAt.get(z.fa)![r], codesAt.get(z.fb)![r]));
+  // The code of feature g in row r: the batch's reading for a zero column, else its text read now.
+  const codeIn = (g: number, r: number, row: readonly string[]): number => codesAt.get(g)?.[r] ?? column(g).coder(row[g]) ?? -1;
+  // log P(code) + log Π_h P(h | code) over the conditionals whose other column has a code in row r.
+  const logScore = (c: ZeroColumn, r: number, code: number, gen: readonly ArrayLike<number>[] | undefined): number => {
+    if (code < 0) return 0;
+    let l = c.logP[code] ?? 0;
+    for (const { g, Kg, table } of c.conditionals) {
+      const y = codesAt.has(g) ? codesAt.get(g)![r] : gen?.[g]?.[r];
+      if (y === undefined || y < 0 || y >= Kg) continue;
+      l += Math.log(table[code * Kg + y]);
+    }
+    return l;
+  };
+  // The moves that rewrite column f of row r: to each combination of its fixed-combinations rule
+  // (keeping the rule's fixed cells), or to each value of its own.
+  const movesOf = (f: number, r: number, row: readonly string[], fixed: (r: number, f: number) => boolean): Move[] => {
+    const c = column(f);
+    const cur = codeIn(f, r, row);
+    const moves: Move[] = [];
+    if (c.combos) {
+      const { features, tuples } = c.combos;
+      const now = features.map((g) => codeIn(g, r, row));
+      const j = features.indexOf(f);
+      for (const t of tuples) {
+        if (t[j] === cur || features.some((g, x) => fixed(r, g) && t[x] !== now[x])) continue;
+        const move: Move = [];
+        features.forEach((g, x) => {
+          if (t[x] !== now[x]) move.push({ f: g, code: t[x], text: column(g).texts[t[x]]! });
+        });
+        moves.push(move);
+      }
+      return moves;
+    }
+    c.texts.forEach((text, code) => {
+      if (text !== undefined && code !== cur) moves.push([{ f, code, text }]);
+    });
+    return moves;
+  };
+  return {
+    apply(rows: Cells, rng: Rng, given, _draw, out, gen) {
+      const fixed = given ?? noneFixed;
+      const n = rows.length;
+      for (const c of zeroCols) {
+        const fast = rows.codesOf ? Int32Array.from(rows.codesOf(c.f, c.toCode)) : undefined;
+        const codes = new Int32Array(n);
+        for (let r = 0; r < n; r++) {
+          const known = fast !== undefined && fast[r] >= 0;
+          const text = known ? "" : rows.get(r, c.f);
+          // A blank cell has no pair (as `./check` reads it).
+          codes[r] = known ? fast[r] : text === "" ? -1 : (c.coder(text) ?? -1);
+        }
+        codesAt.set(c.f, codes);
+      }
+      const scores: number[] = [];
+      const picks: Move[] = [];
+      for (let r = 0; r < n; r++) {
+        let z = broken(r);
+        if (!z) continue;
+        const row = meta.features.map((_, g) => rows.get(r, g));
+        for (let step = 0; z && step < MAX_STEPS; step++) {
+          scores.length = 0;
+          picks.length = 0;
+          for (const f of [z.fa, z.fb]) {
+            if (fixed(r, f)) continue;
+            for (const move of movesOf(f, r, row, fixed)) {
+              if (move.some((m) => fixed(r, m.f))) continue;
+              const score = tryMove(move, r, row, gen);
+              if (score === undefined) continue;
+              scores.push(score);
+              picks.push(move);
+            }
+          }
+          if (picks.length === 0) break;
+          const top = Math.max(...scores);
+          let total = 0;
+          for (let i = 0; i < scores.length; i++) total += scores[i] = Math.exp(scores[i] - top);
+          let u = rng.next() * total;
+          let pick = picks[picks.length - 1];
+          for (let i = 0; i < scores.length; i++) {
+            u -= scores[i];
+            if (u < 0) {
+              pick = picks[i];
+              break;
+            }
+          }
+          for (const m of pick) {
+            rows.set(r, m.f, m.text);
+            row[m.f] = m.text;
+            const codes = codesAt.get(m.f);
+            if (codes) codes[r] = m.code;
+            out.changed++;
+          }
+          z = broken(r);
+        }
+        if (z) out.unrepaired++;
+      }
+      codesAt.clear();
+    },
+  };
+
+  /**
+   * The log of how much more likely row r becomes with `move` (the sum over its cells of the
+   * naive-Bayes score of the new code less that of the current one), or undefined when the move
+   * makes a forbidden pair or breaks a rule the row kept. Leaves the row and codes as they were.
+   */
+  function tryMove(move: Move, r: number, row: string[], gen: readonly ArrayLike<number>[] | undefined): number | undefined {
+    const keep = move.map((m) => ({ text: row[m.f], code: codesAt.get(m.f)?.[r] }));
+    const was = move.map((m) => column(m.f).guards.map((g) => g(row)));
+    let score = 0;
+    for (const m of move) score -= logScore(column(m.f), r, codeIn(m.f, r, row), gen);
+    move.forEach((m) => {
+      row[m.f] = m.text;
+      const codes = codesAt.get(m.f);
+      if (codes) codes[r] = m.code;
+    });
+    let ok = true;
+    for (let x = 0; ok && x < move.length; x++) {
+      const c = column(move[x].f);
+      if (c.rules.some(({ z }) => forbids(z, codesAt.get(z.fa)![r], codesAt.get(z.fb)![r]))) ok = false;
+      else if (c.guards.some((g, i) => was[x][i] !== false && g(row) === false)) ok = false;
+      else score += logScore(c, r, move[x].code, gen);
+    }
+    move.forEach((m, x) => {
+      row[m.f] = keep[x].text;
+      const codes = codesAt.get(m.f);
+      if (codes) codes[r] = keep[x].code!;
+    });
+    return ok ? score : undefined;
+  }
+}
