@@ -7,18 +7,20 @@
  * together). The cell (of either column, never a fixed one) and its new value are drawn together,
  * among the values with a code of their own (not pooled, not blank) that make no forbidden pair
  * with the row's other cells and break no other rule of the metadata the row kept, with
- * probability proportional to how much more likely the row becomes under a naive-Bayes model of
- * each rewritten column given the row's other columns: P(v) · Π_g P(g | v) over P(current) ·
- * Π_g P(g | current), P(v) the column's 1-way marginal and P(g | v) the 2-way marginals the
- * metadata holds (`../../rule-scores`), as a Gibbs step (Geman & Geman 1984) restricted to the
- * allowed cells would draw it. Repeated until the row holds no forbidden pair (at most
+ * probability proportional to the new value's shortfall against its quota (its real 1-way share
+ * of the batch's rows less the rows holding it, at least 1% of the quota: `quotaScore`, as fixed
+ * combinations repair) times the likelihood ratio of the row's other columns, Π_g P(g | v) over
+ * Π_g P(g | current) from the 2-way marginals the metadata holds, raised to `LIKELIHOOD_POWER`
+ * (`../../rule-scores`): a Gibbs step (Geman & Geman 1984) restricted to the allowed cells, with
+ * the quota in place of the prior so that repairs fill the values the batch is short of. Rows are
+ * repaired in a seeded random order, each until it holds no forbidden pair (at most
  * {@link MAX_STEPS} rewrites); a row left with one is unrepaired.
  */
 import type { Metadata, Rule, StructuralZerosRule } from "../../contract";
 import { MISSING_KEY, OTHER } from "../columns";
 import type { Rng } from "../generate/sfc32";
 import type { Cells } from "../generate/batch";
-import { pairConditionals, type PairConditional } from "../../rule-scores";
+import { LIKELIHOOD_POWER, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
 import { cellCoder, ruleChecker, ruleColumns, type RowCheck } from "./check";
 import { noneFixed, type CompiledRule } from "./compiled-rule";
 
@@ -55,14 +57,15 @@ interface ZeroColumn {
   texts: (string | undefined)[];
   /** Structural-zeros rules with this column, and the side it is on. */
   rules: { z: ZeroTable; first: boolean }[];
-  /** Conditionals P(g | this column) from the metadata's 2-way marginals. */
+  /** Conditionals P(g | this column) from the metadata's 2-way marginals, and their logs. */
   conditionals: PairConditional[];
+  logTables: Float64Array[];
   /** The metadata's other rules over this column (checked on the whole row). */
   guards: RowCheck[];
   /** The fixed-combinations rule over this column when there is exactly one: a rewrite then moves to one of its combinations. */
   combos?: Combos;
-  /** 1-way log-probability per code (floored). */
-  logP: Float64Array;
+  /** The real 1-way share of each code (`empirical_probs`): a batch's quota of the code. */
+  probs: readonly number[];
 }
 
 /** A fixed-combinations rule as rewrites use it: its columns and released combinations of codes of their own. */
@@ -110,7 +113,6 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     const name = meta.features[f];
     const mapping = meta.value_mappings?.[name] ?? {};
     const probs = meta.empirical_probs[name] ?? [];
-    const logP = new Float64Array(meta.cardinalities[name] ?? 0).map((_, k) => Math.log(Math.max(probs[k] ?? 0, 1e-9)));
     const texts: (string | undefined)[] = [];
     for (const [text, code] of Object.entries(mapping)) if (texts[code] === undefined) texts[code] = text;
     for (const special of [OTHER, MISSING_KEY]) if (Object.hasOwn(mapping, special)) texts[mapping[special]] = undefined;
@@ -125,15 +127,17 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
         // A rule the checker cannot read (a column the metadata lacks) is one `./enforce` ignores too.
       }
     }
+    const conditionals = pairConditionals(meta, meta.features, [f], isId)[0];
     const c: ZeroColumn = {
       f,
       toCode: new Map(Object.entries(mapping)),
       coder: cellCoder(name, meta),
       texts,
       rules: [],
-      conditionals: pairConditionals(meta, meta.features, [f], isId)[0],
+      conditionals,
+      logTables: conditionals.map((x) => x.table.map(Math.log)),
       guards,
-      logP,
+      probs,
     };
     columns.set(f, c);
     const only = fixedRules.length === 1 ? fixedRules[0] : undefined;
@@ -157,14 +161,15 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
   const broken = (r: number): ZeroTable | undefined => tables.find((z) => forbids(z, codesAt.get(z.fa)![r], codesAt.get(z.fb)![r]));
   // The code of feature g in row r: the batch's reading for a zero column, else its text read now.
   const codeIn = (g: number, r: number, row: readonly string[]): number => codesAt.get(g)?.[r] ?? column(g).coder(row[g]) ?? -1;
-  // log P(code) + log Π_h P(h | code) over the conditionals whose other column has a code in row r.
-  const logScore = (c: ZeroColumn, r: number, code: number, gen: readonly ArrayLike<number>[] | undefined): number => {
+  // log Π_h P(h | code) over the conditionals whose other column has a code in row r.
+  const logLik = (c: ZeroColumn, r: number, code: number, gen: readonly ArrayLike<number>[] | undefined): number => {
     if (code < 0) return 0;
-    let l = c.logP[code] ?? 0;
-    for (const { g, Kg, table } of c.conditionals) {
+    let l = 0;
+    for (let k = 0; k < c.conditionals.length; k++) {
+      const { g, Kg } = c.conditionals[k];
       const y = codesAt.has(g) ? codesAt.get(g)![r] : gen?.[g]?.[r];
       if (y === undefined || y < 0 || y >= Kg) continue;
-      l += Math.log(table[code * Kg + y]);
+      l += c.logTables[k][code * Kg + y];
     }
     return l;
   };
@@ -197,33 +202,44 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     apply(rows: Cells, rng: Rng, given, _draw, out, gen) {
       const fixed = given ?? noneFixed;
       const n = rows.length;
+      readCodes(rows);
+      // Rows off the rules, repaired in a seeded random order so the quotas favour no part of the batch.
+      const order: number[] = [];
+      for (let r = 0; r < n; r++) if (broken(r)) order.push(r);
+      if (order.length === 0) return void codesAt.clear();
+      rng.shuffle(order);
+      // Per zero column, the batch's rows per code (the quotas' "held").
+      const held = new Map<number, Float64Array>();
       for (const c of zeroCols) {
-        const fast = rows.codesOf ? Int32Array.from(rows.codesOf(c.f, c.toCode)) : undefined;
-        const codes = new Int32Array(n);
-        for (let r = 0; r < n; r++) {
-          const known = fast !== undefined && fast[r] >= 0;
-          const text = known ? "" : rows.get(r, c.f);
-          // A blank cell has no pair (as `./check` reads it).
-          codes[r] = known ? fast[r] : text === "" ? -1 : (c.coder(text) ?? -1);
-        }
-        codesAt.set(c.f, codes);
+        const h = new Float64Array(c.texts.length);
+        for (const x of codesAt.get(c.f)!) if (x >= 0 && x < h.length) h[x]++;
+        held.set(c.f, h);
       }
       const scores: number[] = [];
       const picks: Move[] = [];
-      for (let r = 0; r < n; r++) {
+      for (const r of order) {
         let z = broken(r);
-        if (!z) continue;
         const row = meta.features.map((_, g) => rows.get(r, g));
         for (let step = 0; z && step < MAX_STEPS; step++) {
           scores.length = 0;
           picks.length = 0;
+          const before = new Map<number, { was: (boolean | undefined)[]; lik: number }>();
+          const stateOf = (f: number) => {
+            let x = before.get(f);
+            if (!x) before.set(f, (x = { was: column(f).guards.map((g) => g(row)), lik: logLik(column(f), r, codeIn(f, r, row), gen) }));
+            return x;
+          };
           for (const f of [z.fa, z.fb]) {
             if (fixed(r, f)) continue;
+            const c = column(f);
+            const h = held.get(f)!;
             for (const move of movesOf(f, r, row, fixed)) {
               if (move.some((m) => fixed(r, m.f))) continue;
-              const score = tryMove(move, r, row, gen);
-              if (score === undefined) continue;
-              scores.push(score);
+              const lik = tryMove(move, r, row, gen, stateOf);
+              if (lik === undefined) continue;
+              // The quota of the rewritten zero column's new code (`quotaScore`, as fixed combinations), times the likelihood.
+              const code = move.find((m) => m.f === f)!.code;
+              scores.push(Math.log(quotaScore(n * (c.probs[code] ?? 0), h[code])) + LIKELIHOOD_POWER * lik);
               picks.push(move);
             }
           }
@@ -244,7 +260,12 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
             rows.set(r, m.f, m.text);
             row[m.f] = m.text;
             const codes = codesAt.get(m.f);
-            if (codes) codes[r] = m.code;
+            if (codes) {
+              const h = held.get(m.f)!;
+              if (codes[r] >= 0) h[codes[r]]--;
+              h[m.code]++;
+              codes[r] = m.code;
+            }
             out.changed++;
           }
           z = broken(r);
@@ -255,33 +276,53 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     },
   };
 
+  /** Reads the codes of every zero column's cells into `codesAt` (a blank cell has no pair, as `./check` reads it). */
+  function readCodes(rows: Cells): void {
+    const n = rows.length;
+    for (const c of zeroCols) {
+      const fast = rows.codesOf ? Int32Array.from(rows.codesOf(c.f, c.toCode)) : undefined;
+      const codes = new Int32Array(n);
+      for (let r = 0; r < n; r++) {
+        const known = fast !== undefined && fast[r] >= 0;
+        const text = known ? "" : rows.get(r, c.f);
+        codes[r] = known ? fast[r] : text === "" ? -1 : (c.coder(text) ?? -1);
+      }
+      codesAt.set(c.f, codes);
+    }
+  }
+
   /**
-   * The log of how much more likely row r becomes with `move` (the sum over its cells of the
-   * naive-Bayes score of the new code less that of the current one), or undefined when the move
-   * makes a forbidden pair or breaks a rule the row kept. Leaves the row and codes as they were.
+   * The log-likelihood `move` adds to row r (the sum over its cells of log Π_h P(h | new code) less
+   * that of the current code), or undefined when the move makes a forbidden pair or breaks a rule
+   * the row kept (`stateOf(f)`: the row's verdicts and log-likelihood of column f before any move).
+   * Leaves the row and codes as they were.
    */
-  function tryMove(move: Move, r: number, row: string[], gen: readonly ArrayLike<number>[] | undefined): number | undefined {
+  function tryMove(
+    move: Move,
+    r: number,
+    row: string[],
+    gen: readonly ArrayLike<number>[] | undefined,
+    stateOf: (f: number) => { was: (boolean | undefined)[]; lik: number },
+  ): number | undefined {
     const keep = move.map((m) => ({ text: row[m.f], code: codesAt.get(m.f)?.[r] }));
-    const was = move.map((m) => column(m.f).guards.map((g) => g(row)));
-    let score = 0;
-    for (const m of move) score -= logScore(column(m.f), r, codeIn(m.f, r, row), gen);
+    const states = move.map((m) => stateOf(m.f));
     move.forEach((m) => {
       row[m.f] = m.text;
       const codes = codesAt.get(m.f);
       if (codes) codes[r] = m.code;
     });
-    let ok = true;
-    for (let x = 0; ok && x < move.length; x++) {
+    let lik: number | undefined = 0;
+    for (let x = 0; lik !== undefined && x < move.length; x++) {
       const c = column(move[x].f);
-      if (c.rules.some(({ z }) => forbids(z, codesAt.get(z.fa)![r], codesAt.get(z.fb)![r]))) ok = false;
-      else if (c.guards.some((g, i) => was[x][i] !== false && g(row) === false)) ok = false;
-      else score += logScore(c, r, move[x].code, gen);
+      if (c.rules.some(({ z }) => forbids(z, codesAt.get(z.fa)![r], codesAt.get(z.fb)![r]))) lik = undefined;
+      else if (c.guards.some((g, i) => states[x].was[i] !== false && g(row) === false)) lik = undefined;
+      else lik += logLik(c, r, move[x].code, gen) - states[x].lik;
     }
     move.forEach((m, x) => {
       row[m.f] = keep[x].text;
       const codes = codesAt.get(m.f);
       if (codes) codes[r] = keep[x].code!;
     });
-    return ok ? score : undefined;
+    return lik;
   }
 }
