@@ -10,9 +10,10 @@
  * probability proportional to the new value's shortfall against its quota (its real 1-way share
  * of the batch's rows less the rows holding it, at least 1% of the quota: `quotaScore`, as fixed
  * combinations repair) times the likelihood ratio of the row's other columns, Π_g P(g | v) over
- * Π_g P(g | current) from the 2-way marginals the metadata holds, raised to `LIKELIHOOD_POWER`
- * (`../../rule-scores`): a Gibbs step (Geman & Geman 1984) restricted to the allowed cells, with
- * the quota in place of the prior so that repairs fill the values the batch is short of. Rows are
+ * Π_g P(g | current) from the 2-way marginals the metadata holds (`../../rule-scores`), raised
+ * to {@link ZERO_LIKELIHOOD_POWER}: a Gibbs step (Geman & Geman 1984) restricted to the allowed
+ * cells, with the quota in place of the prior so that repairs fill the values the batch is short
+ * of. Rows are
  * repaired in a seeded random order, each until it holds no forbidden pair (at most
  * {@link MAX_STEPS} rewrites); a row left with one is unrepaired.
  */
@@ -20,9 +21,16 @@ import type { Metadata, Rule, StructuralZerosRule } from "../../contract";
 import { MISSING_KEY, OTHER } from "../columns";
 import type { Rng } from "../generate/sfc32";
 import type { Cells } from "../generate/batch";
-import { LIKELIHOOD_POWER, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
+import { pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
 import { cellCoder, ruleChecker, ruleColumns, type RowCheck } from "./check";
 import { noneFixed, type CompiledRule } from "./compiled-rule";
+
+/**
+ * Power of the likelihood ratio in a rewrite's score. Naive Bayes multiplies the 2-way conditionals
+ * as if the other columns were independent given the value, so the product is overconfident; a
+ * small power keeps the row coherent while the quota keeps the marginals (docs/api.md "Row rules").
+ */
+export const ZERO_LIKELIHOOD_POWER = 0.25;
 
 /** Most cells of one row rewritten before the row is left unrepaired. */
 export const MAX_STEPS = 8;
@@ -239,7 +247,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
               if (lik === undefined) continue;
               // The quota of the rewritten zero column's new code (`quotaScore`, as fixed combinations), times the likelihood.
               const code = move.find((m) => m.f === f)!.code;
-              scores.push(Math.log(quotaScore(n * (c.probs[code] ?? 0), h[code])) + LIKELIHOOD_POWER * lik);
+              scores.push(Math.log(quotaScore(n * (c.probs[code] ?? 0), h[code])) + ZERO_LIKELIHOOD_POWER * lik);
               picks.push(move);
             }
           }
