@@ -9,6 +9,9 @@ import type { StructuralZerosRule } from "../../../contract";
 import { RULE_LIMITS } from "./options";
 import type { Col } from "./view";
 
+/** Code pairs of a column pair counted in a dense table, at most. */
+const DENSE_PAIRS = 1 << 16;
+
 /** Joint counts of two columns' value ids, as parallel arrays of non-zero cells. */
 export interface JointCells {
   a: Int32Array;
@@ -50,21 +53,25 @@ export function structuralZeros(A: Col, B: Col, joint: JointCells, n: number): S
   const na = codeCounts(A);
   const nb = codeCounts(B);
   const KB = B.codec.K;
-  // Rows per code pair, every code (pooled and blank included: they count toward a value's rows).
-  const observed = new Map<number, number>();
+  // Rows per code pair, every code (pooled and blank included: they count toward a value's rows):
+  // a dense table where the code pairs are few, else a Map of the pairs seen.
+  const dense = A.codec.K * KB <= DENSE_PAIRS ? new Float64Array(A.codec.K * KB) : undefined;
+  const sparse = dense ? undefined : new Map<number, number>();
   for (let i = 0; i < joint.count.length; i++) {
     const ca = A.code[joint.a[i]];
     const cb = B.code[joint.b[i]];
     if (ca < 0 || cb < 0) continue;
     const key = ca * KB + cb;
-    observed.set(key, (observed.get(key) ?? 0) + joint.count[i]);
+    if (dense) dense[key] += joint.count[i];
+    else sparse!.set(key, (sparse!.get(key) ?? 0) + joint.count[i]);
   }
+  const observedAt = (key: number): number => (dense ? dense[key] : (sparse!.get(key) ?? 0));
   const found = new Map<number, { a: number; b: number; e: number; o: number }>();
   const consider = (a: number, b: number): void => {
     const key = a * KB + b;
     if (found.has(key) || na[a] === 0 || nb[b] === 0) return;
     const e = (na[a] * nb[b]) / n;
-    const o = observed.get(key) ?? 0;
+    const o = observedAt(key);
     if (o < RULE_LIMITS.zeroObservedShare * e) found.set(key, { a, b, e, o });
   };
   // By cell.
@@ -85,11 +92,14 @@ export function structuralZeros(A: Col, B: Col, joint: JointCells, n: number): S
     const rowsOf = codeTotals(y);
     const best = new Float64Array(Kx);
     const bestCode = new Int32Array(Kx).fill(-1);
-    for (const [key, c] of observed) {
+    const visit = (key: number, c: number): void => {
       const [ca, cb] = [Math.floor(key / KB), key % KB];
       const [cx, cy] = fromA ? [ca, cb] : [cb, ca];
       if (c > best[cx]) [best[cx], bestCode[cx]] = [c, cy];
-    }
+    };
+    if (dense) {
+      for (let key = 0; key < dense.length; key++) if (dense[key] > 0) visit(key, dense[key]);
+    } else for (const [key, c] of sparse!) visit(key, c);
     for (let cx = 0; cx < Kx; cx++) {
       const m = nx[cx];
       if (m === 0 || best[cx] < RULE_LIMITS.fdShare * m) continue;
