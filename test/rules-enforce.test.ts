@@ -239,7 +239,10 @@ describe("the server checks metadata.rules", () => {
 
   test("rules that fit the metadata are stored and given back by GET metadata", async () => {
     const body = validCreateBody();
-    const rules: Rule[] = [{ type: "fixed_combinations", columns: ["a", "b"], determinant: "a", combinations: [[0, 1], [1, 2]], counts: [5, 7], share: 0.99 }];
+    const rules: Rule[] = [
+      { type: "fixed_combinations", columns: ["a", "b"], determinant: "a", combinations: [[0, 1], [1, 2]], counts: [5, 7], share: 0.99 },
+      { type: "structural_zeros", columns: ["a", "b"], pairs: [[0, 2], [1, 0]], share: 1 },
+    ];
     const r = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...body, metadata: { ...body.metadata, rules } } });
     assert.equal(r.status, 201, r.text);
     const md = await call(h.url, `/v1/models/${r.json.data.id}/metadata`, { key: h.keys.test });
@@ -254,6 +257,9 @@ describe("the server checks metadata.rules", () => {
     ["counts not matching", { type: "fixed_combinations", columns: ["a", "b"], combinations: [[0, 1]], counts: [2, 3], share: 1 }, "body.metadata.rules[0].counts"],
     ["determinant outside the columns", { type: "fixed_combinations", columns: ["a", "b"], determinant: "c", combinations: [[0, 1]], counts: [2], share: 1 }, "body.metadata.rules[0].determinant"],
     ["share above 1", { type: "blank_together", columns: ["a", "b"], share: 2 }, "body.metadata.rules[0].share"],
+    ["structural-zero code out of range", { type: "structural_zeros", columns: ["a", "b"], pairs: [[0, 1], [1, 3]], share: 1 }, "body.metadata.rules[0].pairs[1][1]"],
+    ["structural zeros without pairs", { type: "structural_zeros", columns: ["a", "b"], pairs: [], share: 1 }, "body.metadata.rules[0].pairs"],
+    ["a sign that is not +1 or -1", { type: "sum", total: "a", parts: ["b", "c"], signs: [1, 2], share: 1 }, "body.metadata.rules[0].signs[1]"],
   ];
   for (const [name, rule, param] of bad) {
     test(`a rule with ${name} is 400 parameter_invalid naming ${param}`, async () => {

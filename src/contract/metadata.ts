@@ -221,7 +221,7 @@ export interface Metadata {
  * share of the real table's rows that keep the rule (1 when every row does; detection tolerates
  * a little dirty data, `share` then says how much), and `declared` when the user gave the rule.
  */
-export type Rule = FixedCombinationsRule | InequalityRule | SumRule | NotEqualRule | BlankTogetherRule;
+export type Rule = FixedCombinationsRule | InequalityRule | SumRule | NotEqualRule | BlankTogetherRule | StructuralZerosRule;
 
 /** Fields every {@link Rule} has. */
 export interface RuleBase {
@@ -261,11 +261,19 @@ export interface InequalityRule extends RuleBase {
   strict: boolean;
 }
 
-/** Sum: `total = parts[0] + parts[1]` within the columns' decimals (numerical columns). */
+/**
+ * Sum, or a linear identity with unit coefficients: `total = signs[0]·parts[0] + signs[1]·parts[1]
+ * + constant` within the columns' decimals (numerical columns): `total = a + b`, `experience = age
+ * - education - 6`, `c = 100 - a - b`. Without `signs` both are +1; without `constant` it is 0.
+ */
 export interface SumRule extends RuleBase {
   type: "sum";
   total: string & tags.MinLength<1>;
   parts: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /** The sign of each part, +1 or -1 (default both +1). */
+  signs?: (1 | -1)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /** The constant term, in the columns' units (default 0). */
+  constant?: number & Finite;
 }
 
 /** Not equal: two columns over the same values never hold the same value in a row (home team, away team). */
@@ -278,6 +286,19 @@ export interface NotEqualRule extends RuleBase {
 export interface BlankTogetherRule extends RuleBase {
   type: "blank_together";
   columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<16>;
+}
+
+/**
+ * Structural zeros (Private-PGM's): value pairs of two columns that no synthetic row holds, because
+ * the real rows never hold them, or hold them in under 1% of the rows independence predicts
+ * (relationship `Husband` with sex `Female`). Columns are categorical, or numerical or datetime
+ * with point bins (values in `value_mappings`).
+ */
+export interface StructuralZerosRule extends RuleBase {
+  type: "structural_zeros";
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /** The forbidden pairs: (code of `columns[0]`, code of `columns[1]`), codes of `value_mappings`. */
+  pairs: ((number & tags.Type<"uint32">)[] & tags.MinItems<2> & tags.MaxItems<2>)[] & tags.MinItems<1> & tags.MaxItems<10000>;
 }
 
 /**

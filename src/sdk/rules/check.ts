@@ -26,12 +26,16 @@
  *   `high > low` when `strict`, else `high >= low`. Values that do not parse are counted by
  *   `evaluate`'s column checks, not here.
  * - `sum`: undefined when a cell is blank or not a number; keeps when
- *   `|total − (parts[0] + parts[1])|` is at most half a unit of the finest of the three columns'
- *   decimals (`column_stats[f].decimals`; a column without it counts the decimals the cell is
- *   written with), plus a few ulps of float rounding.
+ *   `|total − (signs[0]·parts[0] + signs[1]·parts[1] + constant)|` (signs +1 and constant 0 when
+ *   absent) is at most half a unit of the finest of the three columns' decimals
+ *   (`column_stats[f].decimals`; a column without it counts the decimals the cell is written
+ *   with), plus a few ulps of float rounding.
  * - `not_equal`: undefined when either cell is blank; breaks when the two cells hold the same
  *   value: the same text, or, for two numerical (datetime) columns, the same number (instant).
  * - `blank_together`: always applies; keeps when every one of `columns` is blank or none is.
+ * - `structural_zeros`: undefined when either cell is blank; each cell's text becomes its code as
+ *   for `fixed_combinations` (a text with no code reads as no code); breaks when the pair of codes
+ *   is one of `pairs`.
  *
  * Errors: {@link ruleChecker} throws RangeError when the rule names a column that is not in
  * `metadata.features`, or a datetime column (`column_stats[f].type`) has no `format` that
@@ -44,6 +48,7 @@ import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
 import { OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
+import { identityText } from "./describe";
 
 /** A rule's verdict on one row: true keeps, false breaks, undefined when it does not apply. */
 export type RowCheck = (row: readonly string[]) => boolean | undefined;
@@ -69,6 +74,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "fixed_combinations":
     case "not_equal":
     case "blank_together":
+    case "structural_zeros":
       return [...rule.columns];
     case "inequality":
       return [rule.high, rule.low];
@@ -95,11 +101,13 @@ export function ruleLabel(rule: Rule): string {
     case "inequality":
       return `${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}`;
     case "sum":
-      return `${rule.total} = ${rule.parts[0]} + ${rule.parts[1]}`;
+      return `${rule.total} = ${identityText(rule.parts, rule.signs, rule.constant)}`;
     case "not_equal":
       return `${rule.columns[0]} != ${rule.columns[1]}`;
     case "blank_together":
       return `${rule.columns.join(", ")} blank together`;
+    case "structural_zeros":
+      return `${rule.columns.join(", ")} never in ${rule.pairs.length} pair${rule.pairs.length === 1 ? "" : "s"}`;
   }
 }
 
@@ -135,6 +143,16 @@ export function cellNumber(stats: ColumnStats | undefined): (text: string) => nu
     const x = Number(t);
     return Number.isFinite(x) ? x : undefined;
   };
+}
+
+/**
+ * Text -> code of a column of code-book values (`fixed_combinations`, `structural_zeros`), as the
+ * file header says: the text's own `value_mappings` entry, else that of the same number or instant
+ * (point bins), else the pooled `__other__` code; undefined when there is none.
+ * @throws RangeError as {@link ruleChecker} for a column `metadata.features` lacks.
+ */
+export function cellCoder(column: string, metadata: Metadata): (text: string) => number | undefined {
+  return coderOf(column, readerOf(column, metadata, `column "${column}"`), metadata);
 }
 
 /** Text -> code of a combination column (rules in the file header); undefined: no code. */
@@ -211,6 +229,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     }
     case "sum": {
       const decimals = ruleColumns(rule).map((c) => metadata.column_stats?.[c]?.decimals);
+      const [sa, sb] = rule.signs ?? [1, 1];
+      const k = rule.constant ?? 0;
       return (row) => {
         const texts = readers.map((r) => row[r.index]);
         if (texts.some((t) => t === "")) return undefined;
@@ -221,8 +241,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
         if (t === undefined || a === undefined || b === undefined) return undefined;
         let d = 0;
         texts.forEach((s, k) => (d = Math.max(d, decimals[k] ?? decimalsOf(s))));
-        const slack = 8 * Number.EPSILON * Math.max(1, Math.abs(t), Math.abs(a) + Math.abs(b));
-        return Math.abs(t - (a + b)) <= 0.5 * Math.pow(10, -d) + slack;
+        const slack = 8 * Number.EPSILON * Math.max(1, Math.abs(t), Math.abs(a) + Math.abs(b) + Math.abs(k));
+        return Math.abs(t - (sa * a + sb * b + k)) <= 0.5 * Math.pow(10, -d) + slack;
       };
     }
     case "not_equal": {
@@ -247,6 +267,19 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
         let blank = 0;
         for (const i of idx) if (row[i] === "") blank++;
         return blank === 0 || blank === idx.length;
+      };
+    }
+    case "structural_zeros": {
+      const [p, q] = readers;
+      const [ca, cb] = rule.columns.map((c, k) => coderOf(c, readers[k], metadata));
+      const forbidden = new Set(rule.pairs.map(([a, b]) => `${a},${b}`));
+      return (row) => {
+        const a = row[p.index];
+        const b = row[q.index];
+        if (a === "" || b === "") return undefined;
+        const x = ca(a);
+        const y = cb(b);
+        return x === undefined || y === undefined || !forbidden.has(`${x},${y}`);
       };
     }
   }

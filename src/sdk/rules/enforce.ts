@@ -14,12 +14,18 @@
  *    the second is fixed) from its 1-way marginal, up to {@link MAX_REDRAWS} times.
  * 3. fixed combinations: a row whose tuple of codes is not one of the released combinations takes
  *    one drawn by quota and likelihood (`./fixed-combinations`, whose header gives the method).
- * 4. sum: `total` is written as `parts[0] + parts[1]` (exact decimal arithmetic at the total's
- *    decimals); when `total` is fixed, an unfixed part is derived from it instead.
+ * 4. sum (and linear identity): `total` is written as `signs[0]·parts[0] + signs[1]·parts[1] +
+ *    constant` (exact decimal arithmetic at the columns' finest decimals); when that falls outside
+ *    the total's real range [min, max] (experience = age - education - 6 below 0) or `total` is
+ *    fixed, the first unfixed part whose derived value lies in its range and is written exactly at
+ *    its decimals is derived instead (else the total, even out of range).
  * 5. inequality: when `high < low` (or `<=` when strict), the two values are swapped when both
  *    columns write values alike (same datetime format, same decimals and step, or point values the
  *    other column also has); otherwise the unfixed one is redrawn from its marginal until the rule
  *    holds, up to {@link MAX_REDRAWS} times.
+ * 6. structural zeros, all together (`./structural-zeros`): a row holding a forbidden pair has one
+ *    of its two cells rewritten to a value drawn by likelihood among those that make no forbidden
+ *    pair and break no rule of steps 1-5 the row kept.
  * A row whose fixed cells themselves break a rule (a seed row that breaks it) is left as given:
  * the user's cells are never rewritten. Identifier columns take part in no rule.
  */
@@ -28,6 +34,7 @@ import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber } from "./check";
 import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
+import { structuralZeros } from "./structural-zeros";
 import { noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
 
 export type { DrawValue, EnforceResult };
@@ -46,8 +53,11 @@ export class RuleEnforcer {
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
     const order: Rule["type"][] = ["blank_together", "not_equal", "fixed_combinations", "sum", "inequality"];
-    rules.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
-    this.compiled = rules.map((r) => compile(metadata, r)).filter((c): c is CompiledRule => c !== undefined);
+    const rest = rules.filter((r) => r.type !== "structural_zeros");
+    rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
+    this.compiled = rest.map((r) => compile(metadata, r)).filter((c): c is CompiledRule => c !== undefined);
+    const zeros = structuralZeros(metadata, rules.filter((r) => r.type === "structural_zeros"), rest);
+    if (zeros) this.compiled.push(zeros);
   }
 
   /** True when there is a rule to keep. */
@@ -93,8 +103,10 @@ function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
     }
     case "sum": {
       const c = cols([rule.total, ...rule.parts]);
-      return c && sum(meta, c[0], c[1], c[2]);
+      return c && sum(meta, c[0], c[1], c[2], rule.signs ?? [1, 1], rule.constant ?? 0);
     }
+    case "structural_zeros":
+      return undefined;
     case "inequality": {
       const c = cols([rule.high, rule.low]);
       return c && inequality(meta, c[0], c[1], rule.strict);
@@ -171,10 +183,12 @@ function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
   return neg && /[1-9]/.test(s) ? `-${s}` : s;
 }
 
-function sum(meta: Metadata, total: number, a: number, b: number): CompiledRule {
+function sum(meta: Metadata, total: number, a: number, b: number, signs: readonly number[], constant: number): CompiledRule {
   const st = (f: number) => meta.column_stats?.[meta.features[f]];
   const d = Math.max(decimalsOfStats(st(total)), decimalsOfStats(st(a)), decimalsOfStats(st(b)));
   const scale = 10 ** d;
+  const [sa, sb] = signs;
+  const kk = Math.round(constant * scale);
   const scaled = (text: string): number | undefined => {
     if (text === "") return undefined;
     const x = Number(text);
@@ -186,22 +200,35 @@ function sum(meta: Metadata, total: number, a: number, b: number): CompiledRule 
     const kf = df === d ? k : Math.round(k / 10 ** (d - df));
     return writeScaled(kf, df, st(f)?.fixed_decimals === true);
   };
+  // Whether column f can hold scaled value k as the real column does: within [min, max], exact at its decimals.
+  const fits = (f: number, k: number): boolean => {
+    const s = st(f);
+    const x = k / scale;
+    if ((s?.min !== undefined && x < s.min) || (s?.max !== undefined && x > s.max)) return false;
+    const step = 10 ** (d - decimalsOfStats(s));
+    return k % step === 0;
+  };
   return {
     apply(rows, _rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
       for (let r = 0; r < rows.length; r++) {
         const [kt, ka, kb] = [scaled(rows.get(r, total)), scaled(rows.get(r, a)), scaled(rows.get(r, b))];
         if (ka === undefined || kb === undefined || (kt === undefined && fixed(r, total))) continue;
-        if (kt === ka + kb) continue;
-        let f: number;
-        let v: string;
-        if (!fixed(r, total)) [f, v] = [total, write(total, ka + kb)];
-        else if (!fixed(r, b)) [f, v] = [b, write(b, kt! - ka)];
-        else if (!fixed(r, a)) [f, v] = [a, write(a, kt! - kb)];
-        else {
+        const want = sa * ka + sb * kb + kk;
+        if (kt === want) continue;
+        // Candidates in order: the total, then a part derived from the others.
+        const cands: [number, number][] = [];
+        if (!fixed(r, total)) cands.push([total, want]);
+        if (kt !== undefined) {
+          if (!fixed(r, b)) cands.push([b, sb * (kt - sa * ka - kk)]);
+          if (!fixed(r, a)) cands.push([a, sa * (kt - sb * kb - kk)]);
+        }
+        if (cands.length === 0) {
           out.unrepaired++;
           continue;
         }
+        const [f, k] = cands.find(([g, x]) => fits(g, x)) ?? cands[0];
+        const v = write(f, k);
         if (rows.get(r, f) !== v) {
           rows.set(r, f, v);
           out.changed++;

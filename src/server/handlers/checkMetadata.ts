@@ -196,6 +196,15 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
       if (seen.has(f)) throw paramInvalid(`${base}.${path}`, `A rule names each feature once; ${JSON.stringify(f)} is repeated.`);
       seen.add(f);
     }
+    if (rule.type === "structural_zeros") {
+      rule.pairs.forEach((t, j) => {
+        t.forEach((code, c) => {
+          const k = md.cardinalities[rule.columns[c]];
+          if (code >= k) throw paramInvalid(index(index(`${base}.pairs`, j), c), `Code ${code} is out of range for feature ${JSON.stringify(rule.columns[c])} (cardinality ${k}).`);
+        });
+      });
+      return;
+    }
     if (rule.type !== "fixed_combinations") return;
     if (rule.determinant !== undefined && !rule.columns.includes(rule.determinant)) {
       throw paramInvalid(`${base}.determinant`, `The determinant ${JSON.stringify(rule.determinant)} is not one of the rule's columns.`);

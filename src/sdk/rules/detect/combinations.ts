@@ -1,22 +1,17 @@
 /**
  * Fixed combinations (criteria in `./index`, {@link detectRules}): functional dependencies A -> B,
- * then sparse combinations merged into groups; a declared rule's combinations.
+ * then sparse combinations merged into groups; a declared rule's combinations. The same pass over
+ * column pairs finds the structural zeros (`./structural-zeros`).
  */
-import type { FixedCombinationsRule } from "../../../contract";
+import type { FixedCombinationsRule, StructuralZerosRule } from "../../../contract";
 import type { EncodedTable } from "../../metadata/encoded";
 import type { ColumnScan } from "../../columns";
 import { RULE_LIMITS } from "./options";
 import { combinable, unionFind, type Breach, type Col } from "./view";
-
-/** Joint counts of two columns' value ids, as parallel arrays of non-zero cells. */
-interface Cells {
-  a: Int32Array;
-  b: Int32Array;
-  count: Int32Array;
-}
+import { structuralZeros, type JointCells as Cells } from "./structural-zeros";
 
 /** Joint counts of value ids: dense when the table is small next to n, else a Map of `a * nB + b`. Cost O(n + cells). */
-function jointCells(A: Col, B: Col, n: number, scratch: { buf?: Int32Array }): Cells {
+export function jointCells(A: Col, B: Col, n: number, scratch: { buf?: Int32Array }): Cells {
   const ia = A.scan.ids;
   const ib = B.scan.ids;
   const nb = B.nv;
@@ -308,8 +303,12 @@ function concentrated(A: Col, B: Col, enc: EncodedTable, n: number, k: number): 
   return s >= RULE_LIMITS.sparseMinShare && s >= RULE_LIMITS.sparseLift * (q / m / m);
 }
 
-/** Fixed combinations: functional dependencies, then sparse groups (criteria in {@link detectRules}). */
-export function detectCombinations(cols: Col[], enc: EncodedTable, n: number, k: number): FixedCombinationsRule[] {
+/**
+ * Fixed combinations: functional dependencies, then sparse groups (criteria in {@link detectRules}).
+ * @param zeros when given, receives the structural zeros of every pair where neither column
+ *   determines the other (`./structural-zeros`), from the same joint counts.
+ */
+export function detectCombinations(cols: Col[], enc: EncodedTable, n: number, k: number, zeros?: StructuralZerosRule[]): FixedCombinationsRule[] {
   const elig = cols.filter(combinable).slice(0, RULE_LIMITS.maxColumns);
   const E = elig.length;
   const fd = new Set<string>(); // "i>j": elig[i] determines elig[j]
@@ -326,6 +325,10 @@ export function detectCombinations(cols: Col[], enc: EncodedTable, n: number, k:
       if (ab.holds) fd.add(`${i}>${j}`);
       if (ba.holds) fd.add(`${j}>${i}`);
       if (ab.holds || ba.holds) continue;
+      if (zeros) {
+        const z = structuralZeros(A, B, cells, n);
+        if (z) zeros.push(z);
+      }
       if (A.nonBlank < RULE_LIMITS.sparseMinValues || B.nonBlank < RULE_LIMITS.sparseMinValues) continue;
       const e = expectedDistinct([A, B], n);
       if (e !== undefined && cells.count.length <= RULE_LIMITS.sparseRatio * e) sparse.push({ i, j, ratio: cells.count.length / e });

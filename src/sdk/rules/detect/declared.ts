@@ -2,15 +2,16 @@
  * Declared rules (`rules.declare`): each computed from the data like a detected one, or a
  * DataError naming the row that breaks it ({@link lineOfRow}).
  */
-import type { BlankTogetherRule, InequalityRule, NotEqualRule, Rule, SumRule } from "../../../contract";
+import type { BlankTogetherRule, InequalityRule, NotEqualRule, Rule, StructuralZerosRule, SumRule } from "../../../contract";
 import { DataError } from "../../errors";
 import { fileOfDescription } from "../../io/csv";
 import type { ScannedTable } from "../../metadata/encoded";
 import { ruleId } from "../describe";
 import { RULE_LIMITS, type DeclaredRule } from "./options";
 import { combinable, type Breach, type Col } from "./view";
-import { combinationsRule, determinedRule } from "./combinations";
-import { sumHolds } from "./sum";
+import { combinationsRule, determinedRule, jointCells } from "./combinations";
+import { sumHolds, type Sign } from "./sum";
+import { structuralZeros } from "./structural-zeros";
 import { notEqualCounts, sameValues } from "./not-equal";
 import { blankAgreement } from "./blank-together";
 
@@ -113,16 +114,28 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
     }
     case "sum": {
       if (!Array.isArray(d.parts) || d.parts.length !== 2) throw new DataError(`The declared rule ${what} needs two parts.`);
+      const signs = d.signs ?? [1, 1];
+      if (!Array.isArray(signs) || signs.length !== 2 || !signs.every((x) => x === 1 || x === -1)) {
+        throw new DataError(`The declared rule ${what}: signs must be two of 1 and -1, one per part.`);
+      }
+      const constant = d.constant ?? 0;
+      if (typeof constant !== "number" || !Number.isFinite(constant)) throw new DataError(`The declared rule ${what}: constant must be a finite number.`);
       const [total, a, b] = declaredColumns(cols, [d.total, ...d.parts], what, source, (c) => c.codec.kind === "numerical" && c.num !== undefined, "numerical");
       if (new Set([total, a, b]).size !== 3) throw new DataError(`The declared rule ${what} needs three different columns.`);
-      const s = sumHolds(total, a, b, n, 0);
+      const rule: SumRule = { type: "sum", total: total.name, parts: [a.name, b.name], share: 1, declared: true };
+      if (signs.some((x) => x !== 1)) rule.signs = [...signs] as Sign[];
+      if (constant !== 0) rule.constant = constant;
+      const s = sumHolds(total, a, b, n, 0, signs as Sign[], constant);
       if (s.fails > 0) {
-        const rule: SumRule = { type: "sum", total: total.name, parts: [a.name, b.name], share: 0 };
         const r = s.firstFail;
-        throw breachError(scanned, rule, { row: r, column: total.name, detail: `${quoted(total, r)} is not ${quoted(a, r)} + ${quoted(b, r)}` });
+        const [pa, pb] = [quoted(a, r), quoted(b, r)];
+        const right = `${signs[0] < 0 ? "-" : ""}${pa} ${signs[1] < 0 ? "-" : "+"} ${pb}${constant !== 0 ? ` ${constant < 0 ? "-" : "+"} ${Math.abs(constant)}` : ""}`;
+        throw breachError(scanned, { ...rule, share: 0 }, { row: r, column: total.name, detail: `${quoted(total, r)} is not ${right}` });
       }
-      return { type: "sum", total: total.name, parts: [a.name, b.name], share: 1, declared: true };
+      return rule;
     }
+    case "structural_zeros":
+      return declaredZeros(d, cols, scanned, n, what);
     case "not_equal": {
       const cs = declaredColumns(cols, d.columns, what, source, notId, "non-identifier");
       if (cs.length !== 2 || cs[0] === cs[1]) throw new DataError(`The declared rule ${what} needs two different columns.`);
@@ -152,7 +165,47 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
     }
     default:
       throw new DataError(
-        `The declared rule ${what} has an unknown type; use fixed_combinations, inequality, sum, not_equal or blank_together.`,
+        `The declared rule ${what} has an unknown type; use fixed_combinations, inequality, sum, not_equal, blank_together or structural_zeros.`,
       );
   }
+}
+
+/**
+ * A declared structural-zeros rule: the listed value pairs (each value one with a code of its own
+ * in its column), or, without `pairs`, those detection finds for the two columns. A DataError when
+ * a row holds a listed pair, a value is blank, rare (pooled) or absent, or no pair is found.
+ */
+function declaredZeros(d: Extract<DeclaredRule, { type: "structural_zeros" }>, cols: Col[], scanned: ScannedTable, n: number, what: string): StructuralZerosRule {
+  const cs = declaredColumns(cols, d.columns, what, scanned.source, combinable, "categorical (or numerical/datetime with one code per value)");
+  if (cs.length !== 2 || cs[0] === cs[1]) throw new DataError(`The declared rule ${what} needs two different columns.`);
+  const [A, B] = cs;
+  if (d.pairs === undefined) {
+    const found = structuralZeros(A, B, jointCells(A, B, n, {}), n);
+    if (!found) {
+      throw new DataError(`The declared rule ${what}: the rows show no structural zero between "${A.name}" and "${B.name}"; list the value pairs in "pairs".`);
+    }
+    return { ...found, declared: true };
+  }
+  if (!Array.isArray(d.pairs) || d.pairs.length === 0 || d.pairs.length > 10_000 || !d.pairs.every((p) => Array.isArray(p) && p.length === 2 && p.every((v) => typeof v === "string"))) {
+    throw new DataError(`The declared rule ${what}: pairs must be 1 to 10,000 pairs of values [value of ${A.name}, value of ${B.name}].`);
+  }
+  const codeOf = (c: Col, v: string): number => {
+    const code = v === "" ? -1 : c.codec.encode(v);
+    if (code < 0 || code === c.codec.otherCode || code === c.codec.missingCode) {
+      throw new DataError(`The declared rule ${what}: ${JSON.stringify(v)} is not a value of column "${c.name}" with a code of its own (blank, rare or absent).`, {
+        column: c.name,
+        file: fileOfDescription(scanned.source),
+      });
+    }
+    return code;
+  };
+  const pairs = [...new Map(d.pairs.map(([a, b]) => [`${codeOf(A, a)},${codeOf(B, b)}`, [codeOf(A, a), codeOf(B, b)]])).values()];
+  const forbidden = new Set(pairs.map(([a, b]) => a * B.codec.K + b));
+  const rule: StructuralZerosRule = { type: "structural_zeros", columns: [A.name, B.name], pairs: pairs.sort((p, q) => p[0] - q[0] || p[1] - q[1]), share: 1, declared: true };
+  for (let r = 0; r < n; r++) {
+    const [ca, cb] = [A.code[A.scan.ids[r]], B.code[B.scan.ids[r]]];
+    if (ca < 0 || cb < 0 || !forbidden.has(ca * B.codec.K + cb)) continue;
+    throw breachError(scanned, { ...rule, share: 0 }, { row: r, column: B.name, detail: `${quoted(A, r)} goes with ${quoted(B, r)}, a pair the rule forbids` });
+  }
+  return rule;
 }

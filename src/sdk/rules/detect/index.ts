@@ -13,7 +13,7 @@
  * Detection never drops a row: rows that break a tolerant rule stay in the marginals; only the
  * combinations released by a fixed-combinations rule leave out the rare ones.
  */
-import type { Rule } from "../../../contract";
+import type { Rule, StructuralZerosRule } from "../../../contract";
 import { DEFAULTS, type EncodedTable, type ScannedTable } from "../../metadata/encoded";
 import { describeRule, ruleId } from "../describe";
 import type { DetectOptions } from "./options";
@@ -24,6 +24,7 @@ import { detectSums } from "./sum";
 import { detectNotEqual } from "./not-equal";
 import { detectBlankTogether } from "./blank-together";
 import { declaredRule } from "./declared";
+import { RULE_LIMITS } from "./options";
 
 export { RULE_LIMITS, type DeclaredRule, type DetectOptions, type RuleOptions } from "./options";
 export { lineOfRow } from "./declared";
@@ -32,7 +33,8 @@ export { lineOfRow } from "./declared";
  * The row rules of a raw table: the detected ones (unless `opts.detect` is false) less those
  * `opts.drop` names, plus the declared ones (`opts.declare`), which replace a detected rule of the
  * same id ({@link ruleId}). Order: fixed combinations, inequalities, sums, not-equal, blank
- * together, then the declared rules.
+ * together, structural zeros, then the declared rules (at most 1,000 rules in all; declared ones
+ * are kept first).
  *
  * Criteria (thresholds in {@link RULE_LIMITS}; tuned on the real tables of the tests: UCI Adult,
  * cars, airports, flights, species, github):
@@ -63,16 +65,33 @@ export { lineOfRow } from "./declared";
  *   share >= 0.99; skipped when it follows from the ranges (min high >= max low), when the
  *   columns are equal in >= 99% of rows, or when it holds nearly as often by chance: low shuffled
  *   once (seeded, `../prng`) keeps it in >= 95% of rows.
- * - **Sum** total = a + b: numerical columns (the first 40), rows with all three present,
- *   |total - (a + b)| <= half a unit of the finest decimals of the three, share >= 0.99; a part
- *   that is 0 in >= 99% of its rows is no part (total = b). A triple stops once it failed in more
- *   than 1% of all rows.
+ * - **Sum and linear identity** x·A + y·B + z·C = k (x, y, z = ±1, k a constant): numerical columns
+ *   (the first 40), rows with all three present, |x·a + y·b + z·c - k| <= half a unit of the finest
+ *   decimals of the three. k is the value at least half of 64 rows spread over the table give (a
+ *   precheck: no such value, no identity); then the share over all rows >= 0.99 (>= 10 rows), and,
+ *   per column, on the rows where it is off its most frequent value (a part that is 0 in 99% of
+ *   rows is judged where it is not 0): >= 5 such rows, share >= 0.99 there, so a near-constant
+ *   column never joins an identity that holds without it. One identity per triple. Written as a
+ *   plain sum `total = a + b` when one column's sign differs from the others' and k = 0 (that
+ *   column is the total), else with the last of the three columns as `total`, `signs` and
+ *   `constant` (experience = age - education - 6). A triple stops once it failed in more than 1%
+ *   of all rows.
  * - **Not equal**: two categorical columns whose non-blank value sets overlap in >= 50% of the
  *   smaller set, different in >= 99.9% of the rows where both are present, where independence
  *   predicts at least 5 equal rows.
  * - **Blank together**: non-identifier columns each blank in >= 5 rows and not in every row,
  *   agreeing (all blank or none) in >= 99.9% of rows; pairs join into groups of up to 16 columns
  *   when the group still agrees in >= 99.9% of rows.
+ * - **Structural zeros** (Private-PGM's): per pair of fixed-combination columns where neither
+ *   determines the other and no fixed-combinations rule holds both, the pairs of non-blank values
+ *   with a code of their own (not pooled) that the real rows hold in fewer than 1% of the rows
+ *   independence predicts (E = n_a n_b / n), where E >= 30 (relationship Husband with sex Female in
+ *   UCI Adult; empty by chance with probability about e^-E), or where the value a holds one value
+ *   b* of the other column in >= 99% of its rows and would by chance with probability
+ *   p_b*^n_a < 1e-6 (a conditional functional dependency: workclass `?` -> occupation `?` forbids
+ *   `?` with every occupation it never holds, however rare), both directions. The values are
+ *   frequent or decide their partner, so a pair releases no rare row. At most 1,000 pairs a rule
+ *   (the largest E), 200 rules. `share` = rows outside the pairs.
  *
  * Declared rules take the same kinds of columns (a column the table lacks, an identifier or a
  * column of the wrong kind is a DataError) and are computed like detected ones, with `share` 1:
@@ -81,9 +100,10 @@ export { lineOfRow } from "./declared";
  * and the values. A fixed-combinations rule without a determinant cannot be broken.
  *
  * Cost: time O(P · n) for P <= C(60, 2) column pairs (each pair's joint counts of value ids,
- * dense or a Map of at most n keys), plus O(T · n/100) for the sum's T <= 40 · C(39, 2) triples
- * (early exit; O(n) per triple that holds); memory O(distinct values + n) transient per pair
- * (the inequality's shuffle holds 12 bytes a row), never a string per cell.
+ * dense or a Map of at most n keys; the structural zeros reuse them), plus O(T · 4 · 64) for the
+ * sum's precheck of T <= C(40, 3) triples and O(n/100) to O(n) for each triple that passes it
+ * (early exit); memory O(distinct values + n) transient per pair (the inequality's shuffle holds
+ * 12 bytes a row), never a string per cell.
  * @param scanned the scan `enc` was encoded from (value ids per row, distinct values).
  * @param enc the encoded table: kinds and code books (combinations are released as codes).
  * @throws DataError for a declared rule the data breaks or that names a missing column or one of
@@ -98,15 +118,28 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
   const ids = new Set(declared.map(ruleId));
   let detected: Rule[] = [];
   if (opts.detect !== false && n > 0) {
+    const zeros: StructuralZerosRule[] = [];
+    const combinations = detectCombinations(cols, enc, n, k, zeros);
     detected = [
-      ...detectCombinations(cols, enc, n, k),
+      ...combinations,
       ...detectInequalities(cols, n, opts.seed ?? 23),
       ...detectSums(cols, n),
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
+      ...uncovered(zeros, combinations).slice(0, RULE_LIMITS.maxZeroRules),
     ];
   }
   const drop = new Set(opts.drop ?? []);
-  detected = detected.filter((r) => !ids.has(ruleId(r)) && !drop.has(ruleId(r)) && !drop.has(describeRule(r)));
-  return [...detected, ...declared].slice(0, 1000);
+  const names = { value_mappings: Object.fromEntries(enc.codecs.map((c) => [c.name, c.mapping])) };
+  detected = detected.filter((r) => !ids.has(ruleId(r)) && !drop.has(ruleId(r)) && !drop.has(describeRule(r, names)));
+  return [...detected.slice(0, Math.max(0, MAX_RULES - declared.length)), ...declared];
+}
+
+/** Rules of one table (the contract's `metadata.rules` MaxItems). */
+const MAX_RULES = 1000;
+
+/** The structural zeros whose two columns no fixed-combinations rule holds together (that rule already forbids every pair it does not release). */
+function uncovered(zeros: StructuralZerosRule[], combinations: Rule[]): StructuralZerosRule[] {
+  const covered = (z: StructuralZerosRule) => combinations.some((r) => r.type === "fixed_combinations" && z.columns.every((c) => r.columns.includes(c)));
+  return zeros.filter((z) => !covered(z));
 }

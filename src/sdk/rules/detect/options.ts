@@ -6,9 +6,10 @@
 export type DeclaredRule =
   | { type: "fixed_combinations"; columns: string[]; determinant?: string }
   | { type: "inequality"; high: string; low: string; strict?: boolean }
-  | { type: "sum"; total: string; parts: string[] }
+  | { type: "sum"; total: string; parts: string[]; signs?: (1 | -1)[]; constant?: number }
   | { type: "not_equal"; columns: string[] }
-  | { type: "blank_together"; columns: string[] };
+  | { type: "blank_together"; columns: string[] }
+  | { type: "structural_zeros"; columns: string[]; pairs?: [string, string][] };
 
 /** The SDK's `rules` option (`ExtractOptions.rules`, `synthd fit --rules`). */
 export interface RuleOptions {
@@ -57,7 +58,7 @@ export const RULE_LIMITS = {
   groupColumns: 4,
   /** Columns of fixed combinations, inequality and not-equal considered (the first ones in table order). */
   maxColumns: 60,
-  /** Numerical columns of the sum check (the first ones in table order). */
+  /** Numerical columns of the sum and linear identity check (the first ones in table order). */
   maxSumColumns: 40,
   /** Combinations of one rule; a rule with more is skipped. */
   maxCombinations: 100_000,
@@ -67,8 +68,16 @@ export const RULE_LIMITS = {
   shuffledShare: 0.95,
   /** Inequality: rows with both values, at least. */
   minRows: 10,
-  /** Sum: a part that is 0 in this share of its rows makes the rule trivial (C = B). */
-  zeroShare: 0.99,
+  /** Sum: rows where each column is off its most frequent value (a sparse part: not 0), at least; the share applies there too. */
+  minTermRows: 5,
+  /** Structural zeros: rows independence predicts in a pair of values, at least. */
+  zeroMinExpected: 30,
+  /** Structural zeros: a pair holds fewer than this share of the rows independence predicts. */
+  zeroObservedShare: 0.01,
+  /** Structural zeros: pairs of one rule (those independence predicts most rows for are kept). */
+  maxZeroPairs: 1000,
+  /** Structural zeros: rules (the first column pairs in table order). */
+  maxZeroRules: 200,
   /** Not equal and blank together: share of rows that keep the rule. */
   strictShare: 0.999,
   /** Not equal: equal rows independence predicts, at least. */
