@@ -95,7 +95,9 @@ test("decoding is deterministic per seed and varies with the seed", async () => 
 
 test("adult.csv: decoding its own codes re-encodes to the same codes in every cell", async () => {
   const a = await analyzeTable(ADULT);
-  const { columns, rows } = new Decoder(a.metadata).decode(columnsOf(a), 2024);
+  // Without the row rules: the few real rows that break a structural zero would be rewritten
+  // (rules-general.test.ts); this is the decoder's inverse of the encoding alone.
+  const { columns, rows } = new Decoder({ ...a.metadata, rules: undefined }).decode(columnsOf(a), 2024);
   assert.deepEqual(columns, a.columns);
   let checked = 0;
   for (let r = 0; r < rows.length; r++) {
