@@ -278,7 +278,8 @@ export function buildProgram(): Command {
         "only rows satisfying this condition, JSON or a JSON file: {\"sex\": \"Female\", \"age\": {\"gte\": 60}, \"race\": [\"White\", \"Black\"]}",
       )
       .option("--seed-data <file>", "seed CSV: one output row per seed row, its non-blank cells kept, blank cells generated")
-      .option("--real <file>", "the CSV the model was fitted on: drop rows equal to one of its rows on all columns but one (near-copies), replaced by new rows"),
+      .option("--real <file>", "the CSV the model was fitted on: build the near-copy filter from it instead of the one synthd fit kept on this machine")
+      .option("--no-filter", "keep rows equal to a real row on all columns but one (near-copies); by default the filter synthd fit kept on this machine drops them"),
   ).action(lazy(sampleCommands, "sampleCommand"));
 
   clientOpts(

@@ -5,37 +5,88 @@
  * `./near-copies`: equal to some real row on all compared columns but at most one, cells compared
  * as `evaluate` compares them (categorical cells by their exact trimmed text, numerical and
  * datetime cells by their code in the real table's code book at `evaluate`'s default binning,
- * identifiers left out). So a sample the filter passed holds no near-copy by `evaluate`'s count.
+ * identifiers left out).
  *
- * Why: on a small table a near-copy is one real person, and a generator that matches the
- * marginals well enough to be useful writes some (cars, 406 rows: 0.1-1.6% of the rows against
- * half of the real table, seed by seed, around the 0.8-0.9% a 50/50 split of the real table gives
- * by coincidence). Coarser marginals remove them only at a large fidelity cost (docs/api.md "Small
- * tables"); dropping the few rows costs next to nothing, and the SDK has the real table at fit time.
+ * How much it drops, by what a 50/50 split of the real table shows (`./near-copies`):
+ * - split share <= {@link FILTER_MAX_SPLIT_SHARE}: near-copies are rare among real rows, so one is a
+ *   copied person: every near-copy is dropped (target share 0).
+ * - above it, near-copies are what the data is (a real row of a two-column table, or a species in
+ *   a county, nearly copies another real row by nature): near-copies are kept up to the split's
+ *   share of the sample and the excess dropped, so the sample holds no more near-copies than a
+ *   fresh half of the real table would. The rule ({@link NearCopyFilter.keep}) runs in stream
+ *   order: a near-copy is kept when, with it, at most that share of the rows kept so far are
+ *   near-copies, so every prefix of the sample (and so any `n`) keeps the bound.
+ * Whole-table near-copies are counted against the split's half-table share, which errs on the
+ * side of dropping: `evaluate` compares synthetic rows with half of the real table.
+ *
+ * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
+ * Bloom filter (about 2.5 bytes per row and compared column at 15 columns; never a false negative,
+ * about 0.1% of other rows flagged), and per numerical and datetime column the code book
+ * (`evaluate`'s bin edges, or its point values when at most 32), the kind of aggregate the model's
+ * metadata holds too. No categorical value and no row is held in the clear: a row can only be
+ * tested with the secret key, which {@link NearCopyFilter.toBuffer} does not write.
  *
  * Where it runs: in the client only (the real rows never leave it). A {@link Synthesizer} built by
  * `fit` holds the filter and applies it to every sample it draws (the rows dropped are replaced by
- * further rows of the same seeded stream); `synthd sample --real FILE` builds it from the real
- * table. It is not built for tables the filter would gut: where real rows are near-copies of each
- * other more often than {@link FILTER_MAX_SPLIT_SHARE} (a 50/50 split's share, `./near-copies`), a
- * near-copy is what the data is (github's two columns: every row), not a copied person; nor with
- * differential privacy, where the output may depend on the rows only through the noisy marginals.
+ * further rows of the same seeded stream); `synthd fit` stores it on the machine that fitted and
+ * `synthd sample` loads it (`src/cli/commands/near-copy-store.ts`); `synthd sample --real FILE`
+ * builds it from the real table. Not with differential privacy, where the output may depend on
+ * the rows only through the noisy marginals.
  */
+import { createHash, randomBytes } from "node:crypto";
 import type { Table, TableSource } from "../io/csv";
 import type { CodeArray } from "../metadata/marginals";
-import { encodeScanned, encodeTableWithScan, type ExtractOptions, type ScannedTable } from "../metadata/metadata";
+import { encodeTableWithScan, type ExtractOptions } from "../metadata/metadata";
+import { DatetimeFormat } from "../metadata/datetime";
 import { scanTable } from "../metadata/table-scan";
-import type { ColumnCodec } from "../columns";
-import { nearCopyCheck, nearCopyFlags, pack } from "./near-copies";
-
-/** Real rows up to which `Synthesizer.fit` builds the filter by default (docs/api.md "Small tables"). */
-export const FILTER_MAX_ROWS = 1_000;
+import { binOf, isNumeric, MISSING_KEY, pointValues, type ColumnCodec } from "../columns";
+import { DataError } from "../errors";
+import { splitNearCopyShare } from "./near-copies";
+import { CellHasher, MaskedKeySet, rowSums } from "./masked-keys";
 
 /**
- * The filter is not built when a 50/50 split of the real table gives more near-copies than this
- * share: a near-copy is then what the data is, and dropping them would change the sample.
+ * Split share up to which every near-copy is dropped; above it near-copies are kept up to the
+ * split's share (file header).
  */
 export const FILTER_MAX_SPLIT_SHARE = 0.05;
+
+/** Rows hashed at once while the filter is built (bounds the build's working memory). */
+const BUILD_CHUNK_ROWS = 65_536;
+
+/** How one compared column's cells are keyed: by text, or by code in a stored code book. */
+export type KeySpec =
+  | { name: string; key: "text" }
+  | { name: string; key: "domain"; K: number }
+  | {
+      name: string;
+      key: "numerical" | "datetime";
+      /** Datetime: the column's luxon format. */
+      format?: string;
+      /** Point bins: value text -> code (the blank's code under ""). */
+      mapping?: Record<string, number>;
+      /** Quantile bins: the edges (`column_stats.bin_edges`). */
+      edges?: number[];
+      /** The blank's code, -1 when the real column had none. */
+      missing: number;
+    };
+
+/** The stored form of a filter ({@link NearCopyFilter.toBuffer}), the key left out. */
+export interface FilterHeader {
+  version: 1;
+  /** Compared columns, in order. */
+  columns: KeySpec[];
+  /** Real rows the filter was built from. */
+  rows: number;
+  /** Share of B rows nearly copying an A row over 50/50 splits of the real table. */
+  split_share: number;
+  /** Largest share of near-copies kept in a sample (0: every one dropped). */
+  target_share: number;
+  /** The Bloom filter's bits and hashes. */
+  bits: number;
+  hashes: number;
+  /** First 16 hex digits of SHA-256 over the key's domain tag and the key: which key it needs. */
+  key_id: string;
+}
 
 /** What {@link NearCopyFilter.build} gave: the filter, or why none. */
 export interface FilterBuild {
@@ -47,61 +98,281 @@ export interface FilterBuild {
   reason?: string;
 }
 
+/** Rows a sample kept so far, near-copies among them: the state of {@link NearCopyFilter.keep}. */
+export interface FilterTally {
+  kept: number;
+  near: number;
+}
+
+const MAGIC = Buffer.from("SYNTHDNC", "latin1");
+
+/** The identifier of a key (file header). */
+export function keyId(key: Uint8Array): string {
+  return createHash("sha256").update("synthd near-copy filter key\u0000").update(key).digest("hex").slice(0, 16);
+}
+
 /** Drops synthetic rows that nearly copy a real row (file header). */
 export class NearCopyFilter {
+  private readonly encoders: ((v: string) => number)[];
+  private readonly hasher: CellHasher;
+
   private constructor(
-    /** The real table's code books (evaluate's defaults and the caller's kind overrides). */
-    private readonly codecs: readonly ColumnCodec[],
-    /** Compared columns (indices into `codecs`): all but identifiers. */
-    private readonly compared: readonly number[],
-    /** Per compared categorical column, the real values' ids by text (else undefined). */
-    private readonly dicts: readonly (Map<string, number> | undefined)[],
-    /** The real rows' keys, row-major (`./near-copies` `pack`). */
-    private readonly real: Int32Array,
-    private readonly realRows: number,
-  ) {}
+    private readonly header: FilterHeader,
+    private readonly set: MaskedKeySet,
+    key: Uint8Array,
+  ) {
+    this.encoders = header.columns.map(encoderOf);
+    this.hasher = new CellHasher(key, header.columns.length);
+  }
+
+  /** Largest share of near-copies kept in a sample: 0 (all dropped) or the split's share. */
+  get targetShare(): number {
+    return this.header.target_share;
+  }
+
+  /** Share of B rows nearly copying an A row over 50/50 splits of the real table. */
+  get splitShare(): number {
+    return this.header.split_share;
+  }
+
+  /** Real rows the filter was built from. */
+  get rows(): number {
+    return this.header.rows;
+  }
+
+  /** Compared columns. */
+  get columns(): string[] {
+    return this.header.columns.map((c) => c.name);
+  }
+
+  /** Bytes of the Bloom filter. */
+  get bytes(): number {
+    return this.set.words.byteLength;
+  }
+
+  /** Chance that one absent masked key tests present (a row probes one per compared column). */
+  falsePositiveRate(): number {
+    return this.set.falsePositiveRate();
+  }
 
   /**
-   * Reads the real table and builds the filter, unless a split of it shows near-copies are common
-   * (more than {@link FILTER_MAX_SPLIT_SHARE}) or fewer than 2 columns are compared.
+   * Reads the real table and builds the filter, with the split's share deciding how much it drops
+   * (file header); none for fewer than 2 compared columns or real rows.
    * @param read kind overrides (`columns`: declared identifiers are left out, as in `evaluate`)
    *   or the `domain` of a discretized table, delimiter and encoding of the real table.
+   * @param key the secret the cells are hashed with (at least 16 bytes); default 32 random bytes,
+   *   held by this filter only.
    * @throws DataError as `encodeTable` for a table that cannot be read.
    */
-  static async build(source: TableSource, read: Pick<ExtractOptions, "columns" | "delimiter" | "encoding" | "domain"> = {}): Promise<FilterBuild> {
+  static async build(
+    source: TableSource,
+    read: Pick<ExtractOptions, "columns" | "delimiter" | "encoding" | "domain"> = {},
+    key: Uint8Array = randomBytes(32),
+  ): Promise<FilterBuild> {
     const { encoded, scanned } = await encodeTableWithScan(source, read);
     const compared = encoded.codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
-    const dicts = compared.map((f) => {
-      const c = encoded.codecs[f];
-      return c.kind === "categorical" && !c.fromDomain ? new Map(scanned.scans[f].values.map((v, id) => [v, id])) : undefined;
-    });
-    const keys = compared.map((f, k): CodeArray => (dicts[k] ? scanned.scans[f].ids : encoded.codes[f]));
     if (compared.length < 2 || encoded.n < 2) return { splitShare: 1, reason: "fewer than 2 compared columns or real rows" };
-    const { split_share: splitShare } = nearCopyCheck(keys, keys, compared.map((f) => encoded.columns[f]), { splits: 3, dcrSample: 1 });
-    if (splitShare > FILTER_MAX_SPLIT_SHARE) {
-      return { splitShare, reason: `${(100 * splitShare).toFixed(1)}% of real rows nearly copy another half's rows: near-copies are what this table is` };
+    const specs = compared.map((f) => specOf(encoded.codecs[f]));
+    const scans = compared.map((f) => scanned.scans[f]);
+    // The split's keys: value ids for text columns, codes for the others (as `evaluate`).
+    const keys = compared.map((f, k): CodeArray => (specs[k].key === "text" ? scans[k].ids : encoded.codes[f]));
+    const splitShare = splitNearCopyShare(keys, { splits: 3 });
+    const n = encoded.n;
+    const F = compared.length;
+    const set = MaskedKeySet.sized(n * F, F);
+    const header: FilterHeader = {
+      version: 1,
+      columns: specs,
+      rows: n,
+      split_share: splitShare,
+      target_share: splitShare <= FILTER_MAX_SPLIT_SHARE ? 0 : splitShare,
+      bits: set.bits,
+      hashes: set.hashes,
+      key_id: keyId(key),
+    };
+    const filter = new NearCopyFilter(header, set, key);
+    // Per column, the hashes of its distinct keys; then rows in chunks.
+    const distinct = keys.map((ids, k) => {
+      const count = specs[k].key === "text" ? scans[k].values.length : encoded.codecs[compared[k]].K;
+      const h = new Uint32Array(2 * count);
+      for (let v = 0; v < count; v++) filter.hasher.hash(k, specs[k].key === "text" ? `t${scans[k].values[v]}` : `c${v}`, h, 2 * v);
+      return h;
+    });
+    const cells = new Uint32Array(2 * F * Math.min(n, BUILD_CHUNK_ROWS));
+    for (let start = 0; start < n; start += BUILD_CHUNK_ROWS) {
+      const rows = Math.min(BUILD_CHUNK_ROWS, n - start);
+      for (let k = 0; k < F; k++) {
+        const ids = keys[k];
+        const h = distinct[k];
+        for (let r = 0; r < rows; r++) {
+          const v = ids[start + r];
+          cells[2 * (r * F + k)] = h[2 * v];
+          cells[2 * (r * F + k) + 1] = h[2 * v + 1];
+        }
+      }
+      set.addRows(cells, rowSums(cells, rows, F), rows, F);
     }
-    return { filter: new NearCopyFilter(encoded.codecs, compared, dicts, pack(keys), encoded.n), splitShare };
+    return { filter, splitShare };
   }
 
   /**
-   * Per row of `batch` (decoded synthetic rows, the real table's columns), 1 when it nearly copies
-   * a real row. Work: one scan of the batch and O(columns x (real + batch rows)) hash probes.
-   * @throws DataError when the batch lacks a real column.
+   * Per row of `batch` (decoded synthetic rows with the real table's columns), 1 when it may
+   * nearly copy a real row: always when it does, and for about 0.1% of the others (`./masked-keys`).
+   * Work: one scan of the batch, one keyed hash per distinct value, F Bloom probes per row.
+   * @throws DataError when the batch lacks a compared column.
    */
   async flags(batch: Table): Promise<Uint8Array> {
-    const scan: ScannedTable = await scanTable(batch, 1);
-    const codes = encodeScanned(scan, this.compared.map((f) => this.codecs[f]), this.compared.map((f) => this.codecs[f].K));
-    const keys = this.compared.map((f, k): Int32Array => {
-      const dict = this.dicts[k];
-      if (dict) {
-        const s = scan.scans[scan.columns.indexOf(this.codecs[f].name)];
-        const map = Int32Array.from(s.values, (v) => dict.get(v) ?? -1);
-        return Int32Array.from(s.ids, (id) => map[id]);
+    const scan = await scanTable(batch, 1);
+    const F = this.header.columns.length;
+    const n = scan.n;
+    const cells = new Uint32Array(2 * F * n);
+    this.header.columns.forEach((spec, k) => {
+      const c = scan.columns.indexOf(spec.name);
+      if (c < 0) throw new DataError(`${scan.source} has no column "${spec.name}".`, { column: spec.name });
+      const s = scan.scans[c];
+      const h = new Uint32Array(2 * s.values.length);
+      s.values.forEach((v, id) => {
+        let token: string;
+        if (spec.key === "text") token = `t${v}`;
+        else {
+          const code = this.encoders[k](v);
+          token = code < 0 ? "u" : `c${code}`;
+        }
+        this.hasher.hash(k, token, h, 2 * id);
+      });
+      const ids = s.ids;
+      for (let r = 0; r < n; r++) {
+        cells[2 * (r * F + k)] = h[2 * ids[r]];
+        cells[2 * (r * F + k) + 1] = h[2 * ids[r] + 1];
       }
-      const K = this.codecs[f].K;
-      return Int32Array.from(codes[k], (c) => (c === K ? -1 : c));
     });
-    return nearCopyFlags(pack(keys), scan.n, this.real, this.realRows, keys.length);
+    return this.set.flagRows(cells, rowSums(cells, n, F), n, F);
   }
+
+  /**
+   * The rows of `batch` to keep, in order, at most `limit`: every row that copies no real row, and
+   * a near-copy only while the near-copies kept stay at most {@link targetShare} of the rows kept
+   * (`tally`, updated, carries the count over a sample's batches).
+   * @throws as {@link flags}.
+   */
+  async keep(batch: Table, tally: FilterTally, limit = Infinity): Promise<number[]> {
+    const near = await this.flags(batch);
+    const t = this.header.target_share;
+    const out: number[] = [];
+    for (let r = 0; r < near.length && out.length < limit; r++) {
+      if (near[r] === 1) {
+        if (tally.near + 1 > t * (tally.kept + 1)) continue;
+        tally.near++;
+      }
+      tally.kept++;
+      out.push(r);
+    }
+    return out;
+  }
+
+  /** One line on what the filter does, for the CLI. */
+  describe(): string {
+    const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+    return this.header.target_share === 0
+      ? `rows equal to a real row on all columns but one are dropped and replaced (a 50/50 split of the real table shows ${pct(this.header.split_share)})`
+      : `rows equal to a real row on all columns but one are kept in at most ${pct(this.header.target_share)} of the sample, the share a 50/50 split of the real table shows; the rest are dropped and replaced`;
+  }
+
+  /**
+   * The filter as bytes, without its key: `SYNTHDNC`, the header's JSON length (uint32 LE), the
+   * header ({@link FilterHeader}), zero padding to a multiple of 4, the Bloom filter's words (LE).
+   */
+  toBuffer(): Buffer {
+    const json = Buffer.from(JSON.stringify(this.header), "utf8");
+    const at = MAGIC.length + 4 + json.length;
+    const pad = (4 - (at % 4)) % 4;
+    const out = Buffer.alloc(at + pad + this.set.words.byteLength);
+    MAGIC.copy(out, 0);
+    out.writeUInt32LE(json.length, MAGIC.length);
+    json.copy(out, MAGIC.length + 4);
+    Buffer.from(this.set.words.buffer, this.set.words.byteOffset, this.set.words.byteLength).copy(out, at + pad);
+    return out;
+  }
+
+  /**
+   * A filter from {@link toBuffer}'s bytes and the key it was built with.
+   * @throws DataError for bytes that are not a filter, or a key other than the one it was built with.
+   */
+  static fromBuffer(buf: Uint8Array, key: Uint8Array): NearCopyFilter {
+    const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+    if (b.length < MAGIC.length + 4 || !b.subarray(0, MAGIC.length).equals(MAGIC)) throw new DataError("not a near-copy filter (no SYNTHDNC header)");
+    const len = b.readUInt32LE(MAGIC.length);
+    const at = MAGIC.length + 4 + len;
+    let header: FilterHeader;
+    try {
+      header = JSON.parse(b.subarray(MAGIC.length + 4, at).toString("utf8")) as FilterHeader;
+    } catch (e) {
+      throw new DataError(`the near-copy filter's header is not JSON (${(e as Error).message})`);
+    }
+    const start = at + ((4 - (at % 4)) % 4);
+    if (header?.version !== 1 || !Array.isArray(header.columns) || b.length - start !== header.bits / 8) {
+      throw new DataError("the near-copy filter is of another version or truncated");
+    }
+    if (header.key_id !== keyId(key)) throw new DataError("the near-copy filter was built with another key");
+    const words = new Uint32Array(header.bits / 32);
+    Buffer.from(words.buffer).set(b.subarray(start));
+    return new NearCopyFilter(header, new MaskedKeySet(words, header.hashes), key);
+  }
+}
+
+/** The key spec of a compared column's code book. */
+function specOf(c: ColumnCodec): KeySpec {
+  if (c.kind === "categorical") return c.fromDomain ? { name: c.name, key: "domain", K: c.K } : { name: c.name, key: "text" };
+  const kind = c.kind === "datetime" ? "datetime" : "numerical";
+  const edges = c.stats.bin_edges;
+  return {
+    name: c.name,
+    key: kind,
+    ...(kind === "datetime" ? { format: c.datetime?.format ?? c.stats.format } : {}),
+    ...(edges ? { edges: [...edges] } : { mapping: { ...c.mapping } }),
+    missing: c.missingCode,
+  };
+}
+
+/**
+ * Text -> code under a stored code book, -1 for a value the real column never had: the `encode`
+ * of the codec the spec was made from (`../columns/bins`' `binnedCodec`, `../metadata/domain`).
+ */
+export function encoderOf(spec: KeySpec): (v: string) => number {
+  if (spec.key === "text") return () => -1;
+  if (spec.key === "domain") {
+    const K = spec.K;
+    return (v) => (/^\d+$/.test(v) && Number(v) < K ? Number(v) : -1);
+  }
+  let parse: (v: string) => number | undefined;
+  if (spec.key === "datetime") {
+    if (spec.format === undefined) throw new DataError(`the near-copy filter's column "${spec.name}" has no datetime format`);
+    const fmt = new DatetimeFormat(spec.format);
+    parse = (v) => fmt.parse(v)?.seconds;
+  } else parse = (v) => (isNumeric(v) ? Number(v) : undefined);
+  const missing = spec.missing;
+  if (spec.edges) {
+    const edges = spec.edges;
+    const points = pointValues(edges);
+    return (v) => {
+      if (v === MISSING_KEY) return missing;
+      const x = parse(v);
+      return x === undefined ? -1 : binOf(edges, points, x);
+    };
+  }
+  const byText = new Map<string, number>();
+  const byNumber = new Map<number, number>();
+  for (const [text, code] of Object.entries(spec.mapping ?? {}).sort((a, b) => a[1] - b[1])) {
+    if (text === MISSING_KEY) continue;
+    byText.set(text, code);
+    const x = parse(text);
+    if (x !== undefined && !byNumber.has(x)) byNumber.set(x, code);
+  }
+  return (v) => {
+    if (v === MISSING_KEY) return missing;
+    const c = byText.get(v);
+    if (c !== undefined) return c;
+    const x = parse(v);
+    return x === undefined ? -1 : (byNumber.get(x) ?? -1);
+  };
 }
