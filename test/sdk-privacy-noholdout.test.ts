@@ -14,7 +14,7 @@ import { Rng, Synthd, Synthesizer, type Metadata, type Table } from "../src/sdk"
 import { evaluate } from "../src/sdk/evaluate";
 import { buildReport } from "../src/sdk/report";
 import { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../src/sdk/privacy/near-copies";
-import { FILTER_MAX_SPLIT_SHARE, NearCopyFilter } from "../src/sdk/privacy/filter";
+import { FILTER_MAX_SPLIT_SHARE, FILTER_NONE_SPLIT_SHARE, NearCopyFilter } from "../src/sdk/privacy/filter";
 import { formatReport } from "../src/cli/commands/evaluate";
 import { removeDir, SHARED_DATASETS, startServer, tempDir, type ServerProcess } from "../bench/harness";
 
@@ -205,10 +205,14 @@ test("near-copy filter: flags rows equal to a real row on all columns but one; w
 
   assert.equal(built.filter.targetShare, 0, "a split with few near-copies: every near-copy is dropped");
 
-  const six = relatedTable(300, 6, 12); // six columns of 6 values: half the rows nearly copy another
-  const common = await NearCopyFilter.build(table(six));
-  assert.ok(common.splitShare > FILTER_MAX_SPLIT_SHARE, `${common.splitShare}`);
-  assert.equal(common.filter?.targetShare, common.splitShare, "near-copies are what this table is: kept up to the split's share");
+  const eight = relatedTable(300, 8, 12); // eight columns of 6 values: a quarter of the rows nearly copy another
+  const common = await NearCopyFilter.build(table(eight));
+  assert.ok(common.splitShare > FILTER_MAX_SPLIT_SHARE && common.splitShare < FILTER_NONE_SPLIT_SHARE, `${common.splitShare}`);
+  assert.equal(common.filter?.targetShare, common.splitShare, "near-copies common in the data: kept up to the split's share");
+  const six = relatedTable(300, 6, 12); // six columns: more than half the rows nearly copy another
+  const none = await NearCopyFilter.build(table(six));
+  assert.equal(none.filter, undefined);
+  assert.match(none.reason ?? "", /near-copies are what this table is/);
   const one = await NearCopyFilter.build({ columns: ["a"], rows: [["1"], ["2"], ["3"]] });
   assert.equal(one.filter, undefined);
   assert.match(one.reason ?? "", /fewer than 2 compared columns/);

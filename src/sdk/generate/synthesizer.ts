@@ -76,6 +76,12 @@ function typed(): typeof import("../io/typed") {
  */
 export const FILTER_TOP_UP_ROUNDS = 8;
 
+/**
+ * Rows a filtered sample of n rows may draw in all, over n (plus 16), before the rest is kept
+ * unfiltered: the rows dropped are charged, so a filter that drops most rows costs at most this.
+ */
+export const FILTER_MAX_DRAWN = 3;
+
 
 /** A trained (or training) model with its metadata: fit once, sample many times. */
 export class Synthesizer {
@@ -218,8 +224,9 @@ export class Synthesizer {
    * replaced by further batches of the same seeded stream (batch b >= the planned count asks for
    * the rows still missing over the share of drawn rows kept so far, times 1.5, at least 16), so
    * the same seed still gives the same rows and `n` rows come back; the rows dropped are
-   * generated, and charged, too. After {@link FILTER_TOP_UP_ROUNDS} such batches the rest is kept
-   * unfiltered (not reached unless nearly every drawn row is a near-copy).
+   * generated, and charged, too. After {@link FILTER_TOP_UP_ROUNDS} such batches, or once
+   * {@link FILTER_MAX_DRAWN} times n rows (plus 16) are drawn, the rest is kept unfiltered (not
+   * reached unless most drawn rows are near-copies).
    * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
    */
   async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
@@ -279,7 +286,7 @@ export class Synthesizer {
       drawn += batch.length;
       arrays.give(Object.values(gen.columns)); // decoded: nothing reads the codes again
       let keep: number[] | undefined;
-      if (filter && b - batches < FILTER_TOP_UP_ROUNDS) keep = await filter.keep(batch.toTable(), tally, n - done);
+      if (filter && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= FILTER_MAX_DRAWN * n + 16) keep = await filter.keep(batch.toTable(), tally, n - done);
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
       if (keep !== undefined) {
         const all = batch;
@@ -290,7 +297,8 @@ export class Synthesizer {
       // After the planned batches, when the filter dropped rows: the rows missing over the kept share, times 1.5.
       if (!planned && done < n) {
         const kept = Math.max(done, 1) / drawn;
-        next = fetchBatch(b + 1, Math.min(batchSize, Math.max(16, Math.ceil((1.5 * (n - done)) / kept))));
+        const want = Math.max(16, Math.ceil((1.5 * (n - done)) / kept));
+        next = fetchBatch(b + 1, Math.min(batchSize, want, Math.max(16, FILTER_MAX_DRAWN * n + 16 - drawn)));
       }
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches: Math.max(batches, b + 1 + (done < n ? 1 : 0)) });
       if (batch.length > 0) yield batch;

@@ -10,10 +10,11 @@
  * How much it drops, by what a 50/50 split of the real table shows (`./near-copies`):
  * - split share <= {@link FILTER_MAX_SPLIT_SHARE}: near-copies are rare among real rows, so one is a
  *   copied person: every near-copy is dropped (target share 0).
- * - above it, near-copies are what the data is (a real row of a two-column table, or a species in
- *   a county, nearly copies another real row by nature): near-copies are kept up to the split's
+ * - above it, near-copies are common in the data itself: near-copies are kept up to the split's
  *   share of the sample and the excess dropped, so the sample holds no more near-copies than a
- *   fresh half of the real table would. The rule ({@link NearCopyFilter.keep}) runs in stream
+ *   fresh half of the real table would.
+ * - from {@link FILTER_NONE_SPLIT_SHARE} (half) on, a near-copy is what the data is (every row of a
+ *   two-column table): no filter. The rule ({@link NearCopyFilter.keep}) runs in stream
  *   order: a near-copy is kept when, with it, at most that share of the rows kept so far are
  *   near-copies, so every prefix of the sample (and so any `n`) keeps the bound.
  * Whole-table near-copies are counted against the split's half-table share, which errs on the
@@ -49,6 +50,14 @@ import { CellHasher, MaskedKeySet, rowSums } from "./masked-keys";
  * split's share (file header).
  */
 export const FILTER_MAX_SPLIT_SHARE = 0.05;
+
+/**
+ * Split share from which no filter is built: when most fresh real rows nearly copy a real row
+ * (a two-column table; four species over a thousand counties), the definition does not single out
+ * a person, and a generator true to the table writes near-copies in nearly every row, so thinning
+ * them to the split's share would leave nearly no row to keep.
+ */
+export const FILTER_NONE_SPLIT_SHARE = 0.5;
 
 /** Rows hashed at once while the filter is built (bounds the build's working memory). */
 const BUILD_CHUNK_ROWS = 65_536;
@@ -157,7 +166,8 @@ export class NearCopyFilter {
 
   /**
    * Reads the real table and builds the filter, with the split's share deciding how much it drops
-   * (file header); none for fewer than 2 compared columns or real rows.
+   * (file header); none for fewer than 2 compared columns or real rows, or from a split share of
+   * {@link FILTER_NONE_SPLIT_SHARE}.
    * @param read kind overrides (`columns`: declared identifiers are left out, as in `evaluate`)
    *   or the `domain` of a discretized table, delimiter and encoding of the real table.
    * @param key the secret the cells are hashed with (at least 16 bytes); default 32 random bytes,
@@ -177,6 +187,9 @@ export class NearCopyFilter {
     // The split's keys: value ids for text columns, codes for the others (as `evaluate`).
     const keys = compared.map((f, k): CodeArray => (specs[k].key === "text" ? scans[k].ids : encoded.codes[f]));
     const splitShare = splitNearCopyShare(keys, { splits: 3 });
+    if (splitShare >= FILTER_NONE_SPLIT_SHARE) {
+      return { splitShare, reason: `${(100 * splitShare).toFixed(1)}% of real rows nearly copy another half's rows: near-copies are what this table is` };
+    }
     const n = encoded.n;
     const F = compared.length;
     const set = MaskedKeySet.sized(n * F, F);

@@ -11,13 +11,16 @@
  * all columns but at most one) exactly when one of its masked keys is a real row's masked key for
  * the same j, up to 64-bit collisions of keyed sums (about n F / 2^64).
  *
- * The set: a Bloom filter of the real rows' n F masked keys, double hashing `g_i = h1 + i h2 mod m`
- * (Kirsch and Mitzenmacher, "Less hashing, same performance", ESA 2006) over two mixes of the
- * lanes and j. No false negatives: every near-copy is found. A false positive marks a row that
- * copies no real row, so the filter drops a good row, never keeps a near-copy. Sizing: bits per
- * entry b = -ln(p) / ln(2)^2 for a per-probe rate p = {@link ROW_FALSE_POSITIVE} / F (a row probes F
- * keys), k = round(b ln 2) hashes, capped at {@link MAX_FILTER_BITS}; past the cap the rate rises
- * ({@link MaskedKeySet.falsePositiveRate} reports it).
+ * The set: a blocked Bloom filter of the real rows' n F masked keys (Putze, Sanders and Singler,
+ * "Cache-, hash- and space-efficient Bloom filters", WEA 2007): each key sets k bits inside one
+ * 512-bit block (a cache line) chosen by one mix of the low lane and j, the k bit positions
+ * drawn from a mix of the high lane, so adding or testing a key costs one cache miss.
+ * No false negatives: every near-copy is found. A false positive marks a row that copies no real
+ * row, so the filter drops a good row, never keeps a near-copy. Sizing: bits per entry
+ * b = -ln(p / 6) / ln(2)^2 for a per-probe rate p = {@link ROW_FALSE_POSITIVE} / F (a row probes F
+ * keys; the sixth allows for blocks filled unevenly), k = round(b ln 2) hashes, capped at
+ * {@link MAX_FILTER_BITS}; past the cap the rate rises ({@link MaskedKeySet.falsePositiveRate}
+ * reports it).
  */
 import { createHmac } from "node:crypto";
 import { mix32 } from "../generate/sfc32";
@@ -25,7 +28,7 @@ import { mix32 } from "../generate/sfc32";
 /** Target share of rows that nearly copy no real row and are still flagged (before the cap). */
 export const ROW_FALSE_POSITIVE = 0.001;
 
-/** Largest Bloom filter, in bits (2^30: 128 MiB); about 45 million masked keys at the target rate. */
+/** Largest Bloom filter, in bits (2^30: 128 MiB); about 47 million masked keys at the target rate and 15 columns. */
 export const MAX_FILTER_BITS = 2 ** 30;
 
 /**
@@ -85,35 +88,44 @@ export function rowSums(cells: Uint32Array, n: number, F: number): Uint32Array {
   return out;
 }
 
-/** Bloom parameters of {@link MaskedKeySet}: bits m (a multiple of 32) and hashes k. */
+/** Bloom parameters of {@link MaskedKeySet}: bits m (whole blocks) and hashes k. */
 export interface BloomSize {
   bits: number;
   hashes: number;
 }
 
+/** Bits per block: one 64-byte cache line, so one key costs one cache miss. */
+const BLOCK_BITS = 512;
+const BLOCK_WORDS = BLOCK_BITS / 32;
+
 /** The size for `entries` masked keys of rows probing `columns` keys each (file header). */
 export function bloomSize(entries: number, columns: number): BloomSize {
   const p = ROW_FALSE_POSITIVE / Math.max(1, columns);
-  const perEntry = -Math.log(p) / (Math.LN2 * Math.LN2);
-  const bits = Math.min(MAX_FILTER_BITS, Math.max(64, Math.ceil((Math.max(1, entries) * perEntry) / 32) * 32));
+  // A blocked filter's keys fall unevenly on its blocks: sized for a sixth of the rate.
+  const perEntry = -Math.log(p / 6) / (Math.LN2 * Math.LN2);
+  const blocks = Math.max(1, Math.ceil((Math.max(1, entries) * perEntry) / BLOCK_BITS));
+  const bits = Math.min(MAX_FILTER_BITS, blocks * BLOCK_BITS);
   const hashes = Math.max(1, Math.min(30, Math.round((bits / Math.max(1, entries)) * Math.LN2)));
   return { bits, hashes };
 }
 
-/** The set of the real rows' masked keys (file header). */
+/** The set of the real rows' masked keys: a blocked Bloom filter (file header). */
 export class MaskedKeySet {
+  private readonly blocks: number;
+
   /**
-   * @param words the bit array, `bits / 32` words.
+   * @param words the bit array, whole blocks of 16 words.
    * @param hashes k, 1..30.
-   * @throws RangeError for an empty array or k out of range.
+   * @throws RangeError for an empty array, a partial block or k out of range.
    */
   constructor(
     readonly words: Uint32Array,
     readonly hashes: number,
   ) {
-    if (words.length < 1 || !(Number.isInteger(hashes) && hashes >= 1 && hashes <= 30)) {
-      throw new RangeError(`masked-key set: ${words.length} words and ${hashes} hashes (need >= 1 word and 1..30 hashes)`);
+    if (words.length < BLOCK_WORDS || words.length % BLOCK_WORDS !== 0 || !(Number.isInteger(hashes) && hashes >= 1 && hashes <= 30)) {
+      throw new RangeError(`masked-key set: ${words.length} words and ${hashes} hashes (need whole blocks of ${BLOCK_WORDS} words and 1..30 hashes)`);
     }
+    this.blocks = words.length / BLOCK_WORDS;
   }
 
   /** An empty set sized by {@link bloomSize}. */
@@ -128,16 +140,16 @@ export class MaskedKeySet {
 
   /** Adds every masked key of `n` rows whose lane sums are `sums` and cells `cells` (F columns). */
   addRows(cells: Uint32Array, sums: Uint32Array, n: number, F: number): void {
-    const m = this.bits;
     const w = this.words;
     for (let r = 0; r < n; r++) {
       for (let j = 0; j < F; j++) {
         const o = 2 * (r * F + j);
-        const h1 = probe1((sums[2 * r] - cells[o]) >>> 0, j);
-        const h2 = probe2((sums[2 * r + 1] - cells[o + 1]) >>> 0, j);
-        for (let i = 0; i < this.hashes; i++) {
-          const at = ((h1 + Math.imul(i, h2)) >>> 0) % m;
-          w[at >>> 5] |= 1 << (at & 31);
+        const lo = mix32((((sums[2 * r] - cells[o]) >>> 0) ^ Math.imul(j + 1, 0x9e3779b1)) >>> 0);
+        const hi = mix32((sums[2 * r + 1] - cells[o + 1] + Math.imul(j + 1, 0x85ebca77)) >>> 0);
+        const base = ((lo >>> 1) % this.blocks) * BLOCK_WORDS;
+        for (let i = 0, x = hi; i < this.hashes; i++) {
+          x = next(x);
+          w[base + (x >>> 28)] |= 1 << ((x >>> 23) & 31);
         }
       }
     }
@@ -146,17 +158,17 @@ export class MaskedKeySet {
   /** Per row, 1 when one of its F masked keys may be in the set (always when it is). */
   flagRows(cells: Uint32Array, sums: Uint32Array, n: number, F: number): Uint8Array {
     const out = new Uint8Array(n);
-    const m = this.bits;
     const w = this.words;
     for (let r = 0; r < n; r++) {
       for (let j = 0; j < F && out[r] === 0; j++) {
         const o = 2 * (r * F + j);
-        const h1 = probe1((sums[2 * r] - cells[o]) >>> 0, j);
-        const h2 = probe2((sums[2 * r + 1] - cells[o + 1]) >>> 0, j);
+        const lo = mix32((((sums[2 * r] - cells[o]) >>> 0) ^ Math.imul(j + 1, 0x9e3779b1)) >>> 0);
+        const hi = mix32((sums[2 * r + 1] - cells[o + 1] + Math.imul(j + 1, 0x85ebca77)) >>> 0);
+        const base = ((lo >>> 1) % this.blocks) * BLOCK_WORDS;
         let all = true;
-        for (let i = 0; i < this.hashes && all; i++) {
-          const at = ((h1 + Math.imul(i, h2)) >>> 0) % m;
-          all = (w[at >>> 5] & (1 << (at & 31))) !== 0;
+        for (let i = 0, x = hi; i < this.hashes && all; i++) {
+          x = next(x);
+          all = (w[base + (x >>> 28)] & (1 << ((x >>> 23) & 31))) !== 0;
         }
         if (all) out[r] = 1;
       }
@@ -170,23 +182,36 @@ export class MaskedKeySet {
     for (const x of this.words) {
       let v = x - ((x >>> 1) & 0x55555555);
       v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-      ones += (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+      ones += Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
     }
     return ones / this.bits;
   }
 
-  /** Chance that one absent key tests present: fill^k. A row probes F keys, so about F times this. */
+  /**
+   * Chance that one absent key tests present, per block: the mean over blocks of (block fill)^k.
+   * A row probes F keys, so about F times this.
+   */
   falsePositiveRate(): number {
-    return this.fill() ** this.hashes;
+    let sum = 0;
+    const w = this.words;
+    for (let b = 0; b < this.blocks; b++) {
+      let ones = 0;
+      for (let i = b * BLOCK_WORDS; i < (b + 1) * BLOCK_WORDS; i++) {
+        let v = w[i] - ((w[i] >>> 1) & 0x55555555);
+        v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+        ones += Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+      }
+      sum += (ones / BLOCK_BITS) ** this.hashes;
+    }
+    return sum / this.blocks;
   }
 }
 
-/** The first double-hashing base of the masked key with low lane `lo`, column j. */
-function probe1(lo: number, j: number): number {
-  return mix32((lo ^ Math.imul(j + 1, 0x9e3779b1)) >>> 0);
-}
-
-/** The second (odd) base, from the high lane. */
-function probe2(hi: number, j: number): number {
-  return (mix32((hi + Math.imul(j + 1, 0x85ebca77)) >>> 0) | 1) >>> 0;
+/**
+ * The next bit position's generator inside a block: a 32-bit linear congruential step whose top 9
+ * bits are the position. Not an arithmetic progression (plain double hashing): in a 512-bit block
+ * those of two keys share most of their bits.
+ */
+function next(x: number): number {
+  return (Math.imul(x, 0x2c1b3c6d) + 0x297a2d39) >>> 0;
 }
