@@ -11,18 +11,23 @@
  * - split share <= {@link FILTER_MAX_SPLIT_SHARE}: near-copies are rare among real rows, so one is a
  *   copied person: every near-copy is dropped (target share 0).
  * - above it, near-copies are common in the data itself: near-copies are kept up to the split's
- *   share of the sample and the excess dropped, so the sample holds no more near-copies than a
- *   fresh half of the real table would.
+ *   share of the sample and the excess dropped, so the sample holds no more near-copies of half of
+ *   the real table than the other half does.
  * - from {@link FILTER_NONE_SPLIT_SHARE} (half) on, a near-copy is what the data is (every row of a
  *   two-column table): no filter. The rule ({@link NearCopyFilter.keep}) runs in stream
  *   order: a near-copy is kept when, with it, at most that share of the rows kept so far are
  *   near-copies, so every prefix of the sample (and so any `n`) keeps the bound.
- * Whole-table near-copies are counted against the split's half-table share, which errs on the
- * side of dropping: `evaluate` compares synthetic rows with half of the real table.
+ * The split's share is a share of near-copies of a half; the filter tests rows against the whole
+ * table, where a row is a near-copy more often. The filter also holds a seeded half H of the real
+ * rows and counts, among the rows drawn, the share rho of whole-table near-copies that nearly copy
+ * a row of H (an unbiased estimate of that chance for any random half, as `evaluate` draws, since
+ * the model saw both halves alike); a near-copy is kept while rho times the near-copies kept stays
+ * at most the split's share of the rows kept. Near-copies are dropped at random by stream position,
+ * so the kept ones share rho.
  *
  * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
- * Bloom filter (about 2.5 bytes per row and compared column at 15 columns; never a false negative,
- * about 0.1% of other rows flagged), and per numerical and datetime column the code book
+ * Bloom filter (about 3 bytes per row and compared column at 15 columns, half again with the half
+ * H; never a false negative, about 0.1% of other rows flagged), and per numerical and datetime column the code book
  * (`evaluate`'s bin edges, or its point values when at most 32), the kind of aggregate the model's
  * metadata holds too. No categorical value and no row is held in the clear: a row can only be
  * tested with the secret key, which {@link NearCopyFilter.toBuffer} does not write.
@@ -42,7 +47,8 @@ import { DatetimeFormat } from "../metadata/datetime";
 import { scanTable } from "../metadata/table-scan";
 import { binOf, isNumeric, MISSING_KEY, pointValues, type ColumnCodec } from "../columns";
 import { DataError } from "../errors";
-import { splitNearCopyShare } from "./near-copies";
+import { shuffled, splitNearCopyShare } from "./near-copies";
+import { deriveSeed } from "../generate/sfc32";
 import { CellHasher, MaskedKeySet, rowSums } from "./masked-keys";
 
 /**
@@ -93,6 +99,9 @@ export interface FilterHeader {
   /** The Bloom filter's bits and hashes. */
   bits: number;
   hashes: number;
+  /** The half H's Bloom filter (file header), bits and hashes; 0 bits when every near-copy is dropped. */
+  half_bits: number;
+  half_hashes: number;
   /** First 16 hex digits of SHA-256 over the key's domain tag and the key: which key it needs. */
   key_id: string;
 }
@@ -107,10 +116,14 @@ export interface FilterBuild {
   reason?: string;
 }
 
-/** Rows a sample kept so far, near-copies among them: the state of {@link NearCopyFilter.keep}. */
+/** The state of {@link NearCopyFilter.keep} over one sample's batches. */
 export interface FilterTally {
+  /** Rows kept, near-copies among them. */
   kept: number;
   near: number;
+  /** Near-copies drawn (kept or not), those of a row of the half H among them. */
+  drawnNear?: number;
+  drawnNearHalf?: number;
 }
 
 const MAGIC = Buffer.from("SYNTHDNC", "latin1");
@@ -128,6 +141,8 @@ export class NearCopyFilter {
   private constructor(
     private readonly header: FilterHeader,
     private readonly set: MaskedKeySet,
+    /** The half H's keys (thinning only). */
+    private readonly half: MaskedKeySet | undefined,
     key: Uint8Array,
   ) {
     this.encoders = header.columns.map(encoderOf);
@@ -154,9 +169,9 @@ export class NearCopyFilter {
     return this.header.columns.map((c) => c.name);
   }
 
-  /** Bytes of the Bloom filter. */
+  /** Bytes of the Bloom filters. */
   get bytes(): number {
-    return this.set.words.byteLength;
+    return this.set.words.byteLength + (this.half?.words.byteLength ?? 0);
   }
 
   /** Chance that one absent masked key tests present (a row probes one per compared column). */
@@ -193,17 +208,23 @@ export class NearCopyFilter {
     const n = encoded.n;
     const F = compared.length;
     const set = MaskedKeySet.sized(n * F, F);
+    const thin = splitShare > FILTER_MAX_SPLIT_SHARE;
+    const half = thin ? MaskedKeySet.sized((n >> 1) * F, F) : undefined;
+    const inHalf = new Uint8Array(n);
+    if (half) for (const r of shuffled(n, deriveSeed(0, 7)).subarray(0, n >> 1)) inHalf[r] = 1;
     const header: FilterHeader = {
       version: 1,
       columns: specs,
       rows: n,
       split_share: splitShare,
-      target_share: splitShare <= FILTER_MAX_SPLIT_SHARE ? 0 : splitShare,
+      target_share: thin ? splitShare : 0,
       bits: set.bits,
       hashes: set.hashes,
+      half_bits: half?.bits ?? 0,
+      half_hashes: half?.hashes ?? 0,
       key_id: keyId(key),
     };
-    const filter = new NearCopyFilter(header, set, key);
+    const filter = new NearCopyFilter(header, set, half, key);
     // Per column, the hashes of its distinct keys; then rows in chunks.
     const distinct = keys.map((ids, k) => {
       const count = specs[k].key === "text" ? scans[k].values.length : encoded.codecs[compared[k]].K;
@@ -223,7 +244,9 @@ export class NearCopyFilter {
           cells[2 * (r * F + k) + 1] = h[2 * v + 1];
         }
       }
-      set.addRows(cells, rowSums(cells, rows, F), rows, F);
+      const sums = rowSums(cells, rows, F);
+      set.addRows(cells, sums, rows, F);
+      half?.addRows(cells, sums, rows, F, inHalf.subarray(start, start + rows));
     }
     return { filter, splitShare };
   }
@@ -235,6 +258,11 @@ export class NearCopyFilter {
    * @throws DataError when the batch lacks a compared column.
    */
   async flags(batch: Table): Promise<Uint8Array> {
+    return (await this.flagsBoth(batch)).whole;
+  }
+
+  /** {@link flags} against the whole table, and (thinning only) against the half H. */
+  private async flagsBoth(batch: Table): Promise<{ whole: Uint8Array; half?: Uint8Array }> {
     const scan = await scanTable(batch, 1);
     const F = this.header.columns.length;
     const n = scan.n;
@@ -259,22 +287,32 @@ export class NearCopyFilter {
         cells[2 * (r * F + k) + 1] = h[2 * ids[r] + 1];
       }
     });
-    return this.set.flagRows(cells, rowSums(cells, n, F), n, F);
+    const sums = rowSums(cells, n, F);
+    return { whole: this.set.flagRows(cells, sums, n, F), half: this.half?.flagRows(cells, sums, n, F) };
   }
 
   /**
    * The rows of `batch` to keep, in order, at most `limit`: every row that copies no real row, and
-   * a near-copy only while the near-copies kept stay at most {@link targetShare} of the rows kept
-   * (`tally`, updated, carries the count over a sample's batches).
+   * a near-copy only while rho times the near-copies kept stays at most {@link targetShare} of the
+   * rows kept (rho: the share of the near-copies drawn so far that nearly copy a row of the half
+   * H, file header; 1 when every near-copy is dropped). `tally`, updated, carries the counts over a
+   * sample's batches.
    * @throws as {@link flags}.
    */
   async keep(batch: Table, tally: FilterTally, limit = Infinity): Promise<number[]> {
-    const near = await this.flags(batch);
+    const { whole, half } = await this.flagsBoth(batch);
+    if (half) {
+      for (let r = 0; r < whole.length; r++) {
+        tally.drawnNear = (tally.drawnNear ?? 0) + whole[r];
+        tally.drawnNearHalf = (tally.drawnNearHalf ?? 0) + (whole[r] & half[r]);
+      }
+    }
+    const rho = half && tally.drawnNear ? (tally.drawnNearHalf ?? 0) / tally.drawnNear : 1;
     const t = this.header.target_share;
     const out: number[] = [];
-    for (let r = 0; r < near.length && out.length < limit; r++) {
-      if (near[r] === 1) {
-        if (tally.near + 1 > t * (tally.kept + 1)) continue;
+    for (let r = 0; r < whole.length && out.length < limit; r++) {
+      if (whole[r] === 1) {
+        if (rho * (tally.near + 1) > t * (tally.kept + 1)) continue;
         tally.near++;
       }
       tally.kept++;
@@ -299,11 +337,12 @@ export class NearCopyFilter {
     const json = Buffer.from(JSON.stringify(this.header), "utf8");
     const at = MAGIC.length + 4 + json.length;
     const pad = (4 - (at % 4)) % 4;
-    const out = Buffer.alloc(at + pad + this.set.words.byteLength);
+    const out = Buffer.alloc(at + pad + this.bytes);
     MAGIC.copy(out, 0);
     out.writeUInt32LE(json.length, MAGIC.length);
     json.copy(out, MAGIC.length + 4);
     Buffer.from(this.set.words.buffer, this.set.words.byteOffset, this.set.words.byteLength).copy(out, at + pad);
+    if (this.half) Buffer.from(this.half.words.buffer, this.half.words.byteOffset, this.half.words.byteLength).copy(out, at + pad + this.set.words.byteLength);
     return out;
   }
 
@@ -323,13 +362,17 @@ export class NearCopyFilter {
       throw new DataError(`the near-copy filter's header is not JSON (${(e as Error).message})`);
     }
     const start = at + ((4 - (at % 4)) % 4);
-    if (header?.version !== 1 || !Array.isArray(header.columns) || b.length - start !== header.bits / 8) {
+    if (header?.version !== 1 || !Array.isArray(header.columns) || b.length - start !== (header.bits + header.half_bits) / 8) {
       throw new DataError("the near-copy filter is of another version or truncated");
     }
     if (header.key_id !== keyId(key)) throw new DataError("the near-copy filter was built with another key");
-    const words = new Uint32Array(header.bits / 32);
-    Buffer.from(words.buffer).set(b.subarray(start));
-    return new NearCopyFilter(header, new MaskedKeySet(words, header.hashes), key);
+    const words = (from: number, bits: number): Uint32Array => {
+      const w = new Uint32Array(bits / 32);
+      Buffer.from(w.buffer).set(b.subarray(from, from + bits / 8));
+      return w;
+    };
+    const half = header.half_bits > 0 ? new MaskedKeySet(words(start + header.bits / 8, header.half_bits), header.half_hashes) : undefined;
+    return new NearCopyFilter(header, new MaskedKeySet(words(start, header.bits), header.hashes), half, key);
   }
 }
 

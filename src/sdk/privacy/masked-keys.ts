@@ -138,10 +138,14 @@ export class MaskedKeySet {
     return this.words.length * 32;
   }
 
-  /** Adds every masked key of `n` rows whose lane sums are `sums` and cells `cells` (F columns). */
-  addRows(cells: Uint32Array, sums: Uint32Array, n: number, F: number): void {
+  /**
+   * Adds every masked key of `n` rows whose lane sums are `sums` and cells `cells` (F columns);
+   * with `only`, of the rows r where `only[r]` is 1.
+   */
+  addRows(cells: Uint32Array, sums: Uint32Array, n: number, F: number, only?: Uint8Array): void {
     const w = this.words;
     for (let r = 0; r < n; r++) {
+      if (only !== undefined && only[r] === 0) continue;
       for (let j = 0; j < F; j++) {
         const o = 2 * (r * F + j);
         const lo = mix32((((sums[2 * r] - cells[o]) >>> 0) ^ Math.imul(j + 1, 0x9e3779b1)) >>> 0);
