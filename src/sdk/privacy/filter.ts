@@ -14,22 +14,21 @@
  *   share of the sample and the excess dropped, so the sample holds no more near-copies of half of
  *   the real table than the other half does.
  * - from {@link FILTER_NONE_SPLIT_SHARE} (half) on, a near-copy is what the data is (every row of a
- *   two-column table): no filter. The rule ({@link NearCopyFilter.keep}) runs in stream
- *   order: a near-copy is kept when, with it, at most that share of the rows kept so far are
- *   near-copies, so every prefix of the sample (and so any `n`) keeps the bound.
- * The split's share is a share of near-copies of a half; the filter tests rows against the whole
- * table, where a row is a near-copy more often. The filter also holds a seeded half H of the real
- * rows and counts, among the rows drawn, the share rho of whole-table near-copies that nearly copy
- * a row of H (an unbiased estimate of that chance for any random half, as `evaluate` draws, since
- * the model saw both halves alike); a near-copy is kept while rho times the near-copies kept stays
- * at most the split's share of the rows kept. Near-copies are dropped at random by stream position,
- * so the kept ones share rho.
+ *   two-column table): no filter.
+ * Thinning ({@link NearCopyFilter.keep}): the split's share is a share of near-copies of a half,
+ * while the filter tests rows against the whole table, where a row is a near-copy more often. So
+ * the filter also holds a seeded half H of the real rows and counts, among the rows drawn, the
+ * share rho of whole-table near-copies that nearly copy a row of H (an unbiased estimate of that
+ * chance for any random half, as `evaluate` draws, since the model saw both halves alike). In
+ * stream order a near-copy is kept while, with it, rho times the near-copies kept is at most the
+ * split's share of the rows kept, so every prefix of the sample (and so any `n`) keeps the bound;
+ * near-copies are dropped by stream position, at random, so the kept ones share rho.
  *
  * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
  * Bloom filter (about 3 bytes per row and compared column at 15 columns, half again with the half
- * H; never a false negative, about 0.1% of other rows flagged), and per numerical and datetime column the code book
- * (`evaluate`'s bin edges, or its point values when at most 32), the kind of aggregate the model's
- * metadata holds too. No categorical value and no row is held in the clear: a row can only be
+ * H; never a false negative, about 0.1% of other rows flagged), and per numerical and datetime
+ * column the code book (`evaluate`'s bin edges, or its point values when at most 32), the kind of
+ * aggregate the model's metadata holds too. No categorical value and no row is held in the clear: a row can only be
  * tested with the secret key, which {@link NearCopyFilter.toBuffer} does not write.
  *
  * Where it runs: in the client only (the real rows never leave it). A {@link Synthesizer} built by
