@@ -90,6 +90,9 @@ test("stored without its key and loaded with it, the filter flags the same rows;
   assert.throws(() => NearCopyFilter.fromBuffer(bytes, new Uint8Array(32).fill(4)), (e: unknown) => e instanceof DataError && /another key/.test(e.message));
   assert.throws(() => NearCopyFilter.fromBuffer(bytes.subarray(0, bytes.length - 4), KEY), DataError);
   assert.throws(() => NearCopyFilter.fromBuffer(Buffer.from("town,job\n"), KEY), DataError);
+  const unkeyed = (await NearCopyFilter.build(real)).filter!;
+  assert.throws(() => unkeyed.toBuffer(), /without a secret key/, "a filter on the public in-memory key is never stored");
+  assert.deepEqual(await unkeyed.flags(synth), await (await NearCopyFilter.build(real)).filter!.flags(synth), "and is the same filter every time");
   const text = bytes.toString("latin1");
   for (const v of ["Zanzibar Crossing", "North Haven", "nurse", "welder"]) assert.ok(!text.includes(v), `"${v}" is not in the stored filter`);
   // Numerical columns keep evaluate's bin edges (as the model's metadata does): at most 33 incomes of 600.

@@ -38,7 +38,7 @@
  * builds it from the real table. Not with differential privacy, where the output may depend on
  * the rows only through the noisy marginals.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { Table, TableSource } from "../io/csv";
 import type { CodeArray } from "../metadata/marginals";
 import { encodeTableWithScan, type ExtractOptions } from "../metadata/metadata";
@@ -127,6 +127,9 @@ export interface FilterTally {
 
 const MAGIC = Buffer.from("SYNTHDNC", "latin1");
 
+/** The key of filters built without one: public, so never stored ({@link NearCopyFilter.build}). */
+const IN_MEMORY_KEY = new Uint8Array(32);
+
 /** The identifier of a key (file header). */
 export function keyId(key: Uint8Array): string {
   return createHash("sha256").update("synthd near-copy filter key\u0000").update(key).digest("hex").slice(0, 16);
@@ -184,14 +187,15 @@ export class NearCopyFilter {
    * {@link FILTER_NONE_SPLIT_SHARE}.
    * @param read kind overrides (`columns`: declared identifiers are left out, as in `evaluate`)
    *   or the `domain` of a discretized table, delimiter and encoding of the real table.
-   * @param key the secret the cells are hashed with (at least 16 bytes); default 32 random bytes,
-   *   held by this filter only.
+   * @param key the secret the cells are hashed with (at least 16 bytes). Without one, a fixed
+   *   public key: the filter then stays in memory ({@link toBuffer} refuses it), and the same real
+   *   table gives the same filter, false positives included, so the same seed the same rows.
    * @throws DataError as `encodeTable` for a table that cannot be read.
    */
   static async build(
     source: TableSource,
     read: Pick<ExtractOptions, "columns" | "delimiter" | "encoding" | "domain"> = {},
-    key: Uint8Array = randomBytes(32),
+    key?: Uint8Array,
   ): Promise<FilterBuild> {
     const { encoded, scanned } = await encodeTableWithScan(source, read);
     const compared = encoded.codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
@@ -221,9 +225,9 @@ export class NearCopyFilter {
       hashes: set.hashes,
       half_bits: half?.bits ?? 0,
       half_hashes: half?.hashes ?? 0,
-      key_id: keyId(key),
+      key_id: key === undefined ? "" : keyId(key),
     };
-    const filter = new NearCopyFilter(header, set, half, key);
+    const filter = new NearCopyFilter(header, set, half, key ?? IN_MEMORY_KEY);
     // Per column, the hashes of its distinct keys; then rows in chunks.
     const distinct = keys.map((ids, k) => {
       const count = specs[k].key === "text" ? scans[k].values.length : encoded.codecs[compared[k]].K;
@@ -330,9 +334,11 @@ export class NearCopyFilter {
 
   /**
    * The filter as bytes, without its key: `SYNTHDNC`, the header's JSON length (uint32 LE), the
-   * header ({@link FilterHeader}), zero padding to a multiple of 4, the Bloom filter's words (LE).
+   * header ({@link FilterHeader}), zero padding to a multiple of 4, the Bloom filters' words (LE).
+   * @throws RangeError for a filter built without a secret key.
    */
   toBuffer(): Buffer {
+    if (this.header.key_id === "") throw new RangeError("this near-copy filter was built without a secret key: build it with one to store it");
     const json = Buffer.from(JSON.stringify(this.header), "utf8");
     const at = MAGIC.length + 4 + json.length;
     const pad = (4 - (at % 4)) % 4;
