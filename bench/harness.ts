@@ -144,8 +144,25 @@ export interface CliResult {
   stderr: string;
 }
 
+let cliFilterDir_: string | undefined;
+
+/**
+ * The near-copy filters' directory of the CLI runs of this process (`SYNTHD_FILTER_DIR`): one
+ * temporary directory, removed at exit, so `fit` and a later `sample` share it and no run writes
+ * under the user's home.
+ */
+export function cliFilterDir(): string {
+  if (cliFilterDir_ === undefined) {
+    cliFilterDir_ = tempDir("synthd-filters-");
+    const dir = cliFilterDir_;
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return cliFilterDir_;
+}
+
 /** Runs `synthd ...args` to completion with the given extra environment (`passStderr`: also
- * copy its stderr, e.g. progress bars, to ours). */
+ * copy its stderr, e.g. progress bars, to ours); `SYNTHD_FILTER_DIR` is {@link cliFilterDir}
+ * unless `env` names one. */
 export function runCli(
   args: string[],
   env: Record<string, string> = {},
@@ -155,7 +172,7 @@ export function runCli(
   return new Promise((resolveRun, rejectRun) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...env },
+      env: { ...process.env, SYNTHD_FILTER_DIR: cliFilterDir(), ...env },
     });
     if (opts.passStderr) child.stderr.pipe(process.stderr);
     let stdout = "";

@@ -20,8 +20,9 @@
  * - `seeded`: issue 12's seeded generation on raw Adult: conditioned samples' TVD against TRAIN's
  *   conditioned rows vs an unconditional sample, imputation accuracy of blanked HOLDOUT cells vs the
  *   marginal and most-frequent baselines, and seeded rows/s over HTTP vs the plain draw.
- * - `near-copies`: issue 24's near-copy check (bench/near-copies.ts) on a 45-row public table and
- *   cars fitted with the defaults: synthetic near-copies of real rows vs a 50/50 split, 2-way TVD.
+ * - `near-copies`: the near-copy check (bench/near-copies.ts) on a 45-row public table, cars and
+ *   the tables of `tables`, fitted with the defaults through the SDK and through the plain CLI:
+ *   synthetic near-copies of real rows vs a 50/50 split, with and without the filter, 2-way TVD.
  * - `request-path`: the files and lines of src one plain Generate request runs on the server's
  *   main thread (bench/request-path.ts).
  * - `disk-full`: issue 39's full-disk scenario on a tmpfs (root), repeated: crashes, answers while
@@ -181,12 +182,13 @@ program
 
 program
   .command("near-copies")
-  .description("near-copies of real rows on small tables (issue 24), defaults unless overridden")
+  .description("near-copies of real rows vs a 50/50 split, SDK and CLI paths, filter on and off; defaults unless overridden")
   .option("--rare-threshold <k>", "rare threshold k instead of the default", num)
   .option("--bin-cap <b>", "bins per numerical column instead of the default", num)
   .option("--epochs <e>", "max_epochs instead of the default", num)
   .option("--seeds <n>", "samples per table", num, 3)
-  .option("--tables <list>", "comma-separated: presidents, cars or CSV paths")
+  .option("--tables <list>", "comma-separated: presidents, cars, a table of bench tables, or CSV paths (default: all of them)")
+  .option("--path <path>", "sdk (Synthesizer.fit), cli (synthd fit, then synthd sample with and without --no-filter) or both", "both")
   .option("--json", "one JSON line per table and seed", false)
   .action(nearCopiesBench);
 

@@ -14,10 +14,9 @@ import { Rng, Synthd, Synthesizer, type Metadata, type Table } from "../src/sdk"
 import { evaluate } from "../src/sdk/evaluate";
 import { buildReport } from "../src/sdk/report";
 import { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../src/sdk/privacy/near-copies";
-import { FILTER_MAX_SPLIT_SHARE, NearCopyFilter } from "../src/sdk/privacy/filter";
+import { FILTER_MAX_SPLIT_SHARE, FILTER_NONE_SPLIT_SHARE, NearCopyFilter } from "../src/sdk/privacy/filter";
 import { formatReport } from "../src/cli/commands/evaluate";
-import { readFileSync } from "node:fs";
-import { removeDir, runCli, SHARED_DATASETS, startServer, tempDir, type ServerProcess } from "../bench/harness";
+import { removeDir, SHARED_DATASETS, startServer, tempDir, type ServerProcess } from "../bench/harness";
 
 const PRESIDENTS = join(__dirname, "..", "..", "test", "data", "us-presidents.csv");
 
@@ -178,38 +177,16 @@ for (const [name, file, names] of CASES) {
     assert.equal(filtered.rows.length, n, "dropped rows are replaced");
     assert.deepEqual(filtered.rows.slice(0, kept.length), kept, "the unfiltered rows, near-copies left out, then new rows");
     const again = await evaluate(file, { columns: all.columns, rows: all.rows }, { columns: Object.fromEntries(names.map((c) => [c, { type: "id" as const }])) });
-    assert.equal(again.near_copies!.synthetic_near_copies, near.reduce((a, b) => a + b, 0), "the filter flags what evaluate counts");
+    // The filter flags what evaluate counts, and a Bloom filter's false positives (about 0.1% of the other rows) besides.
+    const flagged = near.reduce((a, b) => a + b, 0);
+    const counted = again.near_copies!.synthetic_near_copies;
+    assert.ok(flagged >= counted && flagged - counted <= 3, `flagged ${flagged}, evaluate counts ${counted}`);
   });
 }
 
-test("CLI: fit ends with the hint to sample with --real; sample --real drops near-copies and says so; --real with --seed-data is refused", async () => {
-  const env = { SYNTHD_URL: server.url, SYNTHD_API_KEY: server.sandboxKey! };
-  const cars = join(SHARED_DATASETS, "real", "cars.csv");
-  const fit = await runCli(["fit", cars], env);
-  assert.equal(fit.code, 0, fit.stderr);
-  const id = fit.stdout.trim().split("\n").pop()!;
-  assert.match(fit.stderr, /hint: 406 rows is a small table: sample with --real/);
-  const plain = join(dir, "cars-plain.csv");
-  const filtered = join(dir, "cars-filtered.csv");
-  const p = await runCli(["sample", id, "-n", "2000", "--seed", "3", "-o", plain], env);
-  assert.equal(p.code, 0, p.stderr);
-  assert.doesNotMatch(p.stderr, /near-copy filter/);
-  const f = await runCli(["sample", id, "-n", "2000", "--seed", "3", "--real", cars, "-o", filtered], env);
-  assert.equal(f.code, 0, f.stderr);
-  assert.match(f.stderr, /^near-copy filter: on /m);
-  const before = (await evaluate(cars, plain)).near_copies!;
-  const after = (await evaluate(cars, filtered)).near_copies!;
-  assert.ok(before.synthetic_near_copies > 0, "2,000 rows of cars hold near-copies without the filter");
-  assert.equal(after.synthetic_near_copies, 0, `${before.synthetic_near_copies} near-copies without the filter`);
-  assert.equal(readFileSync(filtered, "utf8").trimEnd().split("\n").length - 1, 2000, "dropped rows are replaced");
-  const seeded = await runCli(["sample", id, "--seed-data", cars, "--real", cars], env);
-  assert.notEqual(seeded.code, 0);
-  assert.match(seeded.stderr, /--real cannot be combined with --seed-data/);
-});
-
-test("near-copy filter: flags rows equal to a real row on all columns but one, and is not built where real rows nearly copy each other", async () => {
+test("near-copy filter: flags rows equal to a real row on all columns but one; where real rows nearly copy each other it keeps the split's share", async () => {
   const real = relatedTable(300, 12, 11);
-  const built = await NearCopyFilter.build(table(real));
+  const built = await NearCopyFilter.build(table(real), {}, new Uint8Array(32).fill(7)); // a fixed key: the same false positives every run
   assert.ok(built.filter, `12 related columns over 6 values: few real near-copies (split share ${built.splitShare})`);
   assert.ok(built.splitShare <= FILTER_MAX_SPLIT_SHARE, `${built.splitShare}`);
   const probe = [
@@ -226,10 +203,17 @@ test("near-copy filter: flags rows equal to a real row on all columns but one, a
   const unseen = await built.filter.flags({ columns: table(real).columns, rows: [[...copy.slice(0, 11), "new"], [...copy.slice(0, 10), "new", "v9"]] });
   assert.deepEqual([...unseen], [1, 0], "one unseen value is one differing column; two are two");
 
-  const six = relatedTable(300, 6, 12); // six columns of 6 values: half the rows nearly copy another
-  assert.match((await NearCopyFilter.build(table(six))).reason ?? "", /near-copies are what this table is/);
-  const two = relatedTable(300, 2, 12); // two columns: every row is a near-copy
-  const none = await NearCopyFilter.build(table(two));
+  assert.equal(built.filter.targetShare, 0, "a split with few near-copies: every near-copy is dropped");
+
+  const eight = relatedTable(300, 8, 12); // eight columns of 6 values: a quarter of the rows nearly copy another
+  const common = await NearCopyFilter.build(table(eight));
+  assert.ok(common.splitShare > FILTER_MAX_SPLIT_SHARE && common.splitShare < FILTER_NONE_SPLIT_SHARE, `${common.splitShare}`);
+  assert.equal(common.filter?.targetShare, common.splitShare, "near-copies common in the data: kept up to the split's share");
+  const six = relatedTable(300, 6, 12); // six columns: more than half the rows nearly copy another
+  const none = await NearCopyFilter.build(table(six));
   assert.equal(none.filter, undefined);
   assert.match(none.reason ?? "", /near-copies are what this table is/);
+  const one = await NearCopyFilter.build(table(relatedTable(300, 2, 12)), { columns: { c0: { type: "id" } } }); // one compared column
+  assert.equal(one.filter, undefined);
+  assert.match(one.reason ?? "", /fewer than 2 compared columns/);
 });

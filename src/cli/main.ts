@@ -130,6 +130,11 @@ Environment (besides the options' own):
   SYNTHD_DOCS_URL        base of error.doc_url in error responses (default: this server's own URL)
   SYNTHD_INTERNAL_TOKEN  shared topology: the secret front ends send to workers (the same on every worker)`;
 
+/** `fit --help`'s and `sample --help`'s environment variable besides the options' own. */
+const FILTER_ENVIRONMENT = `
+Environment (besides the options' own):
+  SYNTHD_FILTER_DIR  where synthd fit keeps near-copy filters for synthd sample (default $XDG_DATA_HOME/synthd/near-copy-filters, else ~/.local/share/synthd/near-copy-filters)`;
+
 /** Builds the program; exported so tests can drive it without a child process. */
 export function buildProgram(): Command {
   const program = new Command("synthd")
@@ -258,7 +263,9 @@ export function buildProgram(): Command {
         "--rules <json|file>",
         "row rules, JSON or a JSON file: {\"drop\": [\"inequality:end,start\"], \"declare\": [{\"type\": \"not_equal\", \"columns\": [\"a\", \"b\"]}], \"detect\": false}",
       ),
-  ).action(lazy(fitCommands, "fitCommand"));
+  )
+    .addHelpText("after", FILTER_ENVIRONMENT)
+    .action(lazy(fitCommands, "fitCommand"));
 
   clientOpts(
     program
@@ -278,8 +285,11 @@ export function buildProgram(): Command {
         "only rows satisfying this condition, JSON or a JSON file: {\"sex\": \"Female\", \"age\": {\"gte\": 60}, \"race\": [\"White\", \"Black\"]}",
       )
       .option("--seed-data <file>", "seed CSV: one output row per seed row, its non-blank cells kept, blank cells generated")
-      .option("--real <file>", "the CSV the model was fitted on: drop rows equal to one of its rows on all columns but one (near-copies), replaced by new rows"),
-  ).action(lazy(sampleCommands, "sampleCommand"));
+      .option("--real <file>", "the CSV the model was fitted on: build the near-copy filter from it instead of the one synthd fit kept on this machine")
+      .option("--no-filter", "keep rows equal to a real row on all columns but one (near-copies); by default the filter synthd fit kept on this machine drops them"),
+  )
+    .addHelpText("after", FILTER_ENVIRONMENT)
+    .action(lazy(sampleCommands, "sampleCommand"));
 
   clientOpts(
     program

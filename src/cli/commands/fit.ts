@@ -12,6 +12,7 @@ import { describeRule } from "../../sdk/rules/describe";
 import type { RuleOptions } from "../../sdk/rules/detect";
 import { fmtLoss, progressBar } from "../progress";
 import { client, readJsonArg, type ClientOptions } from "./shared";
+import { filterDir, machineKey, saveFilter } from "./near-copy-store";
 
 /** The bins per numerical column of a table of 160 rows or more. */
 const DEFAULT_BIN_CAP: number = DEFAULTS.binCap;
@@ -141,7 +142,8 @@ export interface FitCommandOptions extends ClientOptions {
  * `synthd fit FILE.csv`: extracts metadata, prints one line per column on stderr (name, kind,
  * codes, and what the kind keeps: format, range, decimals, pooled values, identifier shape), then
  * the row rules under `rules (N)`, one line each (`describeRule`),
- * creates the model and, unless `--no-wait`, shows a
+ * creates the model, builds the near-copy filter and keeps it on this machine for `synthd sample`
+ * (`./near-copy-store`; not with `--epsilon`) and, unless `--no-wait`, shows a
  * progress bar (epoch, train_loss, val_loss) on stderr until the model is ready. The model id is
  * printed alone as stdout's last line.
  */
@@ -171,11 +173,31 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
   };
   let synth: Synthesizer;
   let tableRows = 0;
+  // The near-copy filter stays on this machine for `synthd sample` (./near-copy-store); not with DP.
+  const filters = filterDir();
+  const nearCopyKey = opts.epsilon === undefined ? machineKey(filters, true) : undefined;
   try {
     synth = await Synthesizer.fit(api, file, {
       config,
       wait: opts.wait,
-      nearCopyFilter: false, // the process ends here; `synthd sample --real` builds it
+      nearCopyFilter: nearCopyKey !== undefined,
+      ...(nearCopyKey !== undefined ? { nearCopyKey } : {}),
+      onNearCopyFilter: (built, model) => {
+        let path: string | undefined;
+        try {
+          path = saveFilter(filters, model.id, built.filter, built.reason);
+        } catch (e) {
+          // The model exists and trains: say what failed rather than fail the fit.
+          process.stderr.write(`near-copy filter: not kept (${(e as Error).message}); sample with --real ${file} to filter\n`);
+          return;
+        }
+        const f = built.filter;
+        process.stderr.write(
+          f && path
+            ? `near-copy filter: kept on this machine for synthd sample (${path}, ${(f.bytes / 2 ** 20).toFixed(1)} MiB of keyed hashes, never sent): ${f.describe()}\n`
+            : `near-copy filter: none (${built.reason})\n`,
+        );
+      },
       onProgress,
       ...(opts.pairBudget !== undefined ? { pairBudget: opts.pairBudget } : {}),
       ...(columns !== undefined ? { columns } : {}),
@@ -222,14 +244,13 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
 
 /**
  * The line `synthd fit` prints last on stderr for a table of fewer than {@link SMALL_TABLE_ROWS}
- * rows: on a small table one near-copy is one real person; `sample` has the model, not the rows,
- * so it filters near-copies only when given the real table (`--real`), and `evaluate` (or
- * `report`), which reads both tables, checks for them.
+ * rows: on a small table one near-copy is one real person; `sample` on this machine drops them
+ * (the stored filter), and `evaluate` (or `report`), which reads both tables, checks the sample.
  */
 export function smallTableHint(file: string, id: string, rows: number): string {
   return (
-    `hint: ${rows} rows is a small table: sample with --real to drop near-copies of real rows, and check the sample before sharing it ` +
-    `(synthd sample ${id} -n ${rows} --real ${file} -o synthetic.csv && synthd evaluate ${file} synthetic.csv)`
+    `hint: ${rows} rows is a small table: check the sample before sharing it ` +
+    `(synthd sample ${id} -n ${rows} -o synthetic.csv && synthd evaluate ${file} synthetic.csv)`
   );
 }
 

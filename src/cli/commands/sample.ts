@@ -12,6 +12,7 @@ import { formatOfPath, type OutputFormat } from "../../sdk/io/format-names";
 import type { Where } from "../../sdk/generate/seeded-request";
 import { progressBar } from "../progress";
 import { checkOutputPath, client, readJsonArg, type ClientOptions } from "./shared";
+import { filterDir, loadFilter } from "./near-copy-store";
 
 /** Options of `synthd sample`. */
 export interface SampleCommandOptions extends ClientOptions {
@@ -31,6 +32,8 @@ export interface SampleCommandOptions extends ClientOptions {
   format?: OutputFormat;
   /** `--real FILE.csv`: the table the model was fitted on; rows nearly copying one of its rows are dropped (`Synthesizer.useNearCopyFilter`). */
   real?: string;
+  /** `--no-filter` sets false: keep near-copies (no stored filter, no `--real`). Default true. */
+  filter?: boolean;
 }
 
 /**
@@ -75,34 +78,66 @@ export function parseWhere(arg: string | undefined): Where | undefined {
  * rows), the seed's non-blank cells kept byte for byte and its blanks generated. With `-o`, the
  * file is written under a temporary name and renamed when complete, so a failure never leaves a
  * half-written file; bad conditions, seed files and formats fail before any request.
+ * Near-copies of real rows are filtered by default with the filter `synthd fit` kept on this
+ * machine, or one built from `--real FILE`; `--no-filter` keeps them (one stderr line says which).
  */
 export async function sampleCommand(id: string, opts: SampleCommandOptions): Promise<void> {
   if (opts.seedData !== undefined) {
     if (opts.numRows !== undefined) throw new Error("-n cannot be combined with --seed-data: the output has one row per seed row.");
     if (opts.where !== undefined) throw new Error("--where cannot be combined with --seed-data: put the condition in the seed file's cells.");
     if (opts.real !== undefined) throw new Error("--real cannot be combined with --seed-data: a seeded row keeps its seed row's cells, so it is not filtered.");
+    if (opts.filter === false) throw new Error("--no-filter cannot be combined with --seed-data: seeded rows are never filtered.");
     return seededCommand(id, opts.seedData, opts);
   }
   if (opts.numRows === undefined) throw new Error("give -n N (rows to generate) or --seed-data FILE.csv.");
+  if (opts.real !== undefined && opts.filter === false) throw new Error("--real and --no-filter contradict each other: --real builds the near-copy filter, --no-filter turns it off.");
   const where = parseWhere(opts.where);
   const format = outputFormat(opts);
   checkOutputPath(opts.output);
   const api = client(opts);
   const synth = await Synthesizer.fromModel(api, id);
-  if (opts.real !== undefined) {
-    const built = await synth.useNearCopyFilter(opts.real);
-    process.stderr.write(
-      built.filter
-        ? `near-copy filter: on (rows equal to a row of ${opts.real} on all columns but one are dropped and replaced)\n`
-        : `near-copy filter: off (${built.reason})\n`,
-    );
-  }
+  await useFilter(synth, id, opts);
   const sampleOpts = {
     ...common(opts),
     ...(where !== undefined ? { where } : {}),
   };
   const numRows = opts.numRows;
   await writeOutput(opts.output, (dest, onProgress) => synth.writeFile(dest, numRows, { ...sampleOpts, format, onProgress }));
+}
+
+/**
+ * Sets `synth`'s near-copy filter and says on stderr what it does: built from `--real`, else the one
+ * `synthd fit` stored on this machine (`./near-copy-store`), else none; `--no-filter`: none.
+ * @throws Error for a stored filter that cannot be read (damaged, another key) or whose columns
+ *   the model lacks.
+ */
+async function useFilter(synth: Synthesizer, id: string, opts: SampleCommandOptions): Promise<void> {
+  const say = (line: string): boolean => process.stderr.write(`near-copy filter: ${line}\n`);
+  if (opts.filter === false) {
+    say("off (--no-filter)");
+    return;
+  }
+  if (opts.real !== undefined) {
+    const built = await synth.useNearCopyFilter(opts.real);
+    say(built.filter ? `on, from ${opts.real}: ${built.filter.describe()}` : `off (${built.reason})`);
+    return;
+  }
+  if (synth.isPrivate()) {
+    say("off (differentially private model: its rows depend on the real ones only through the noisy marginals)");
+    return;
+  }
+  const dir = filterDir();
+  const stored = loadFilter(dir, id);
+  if (stored === undefined) {
+    say(`off (no filter for ${id} in ${dir}: synthd fit keeps it on the machine that fitted; give --real FILE to build one here)`);
+  } else if ("none" in stored) {
+    say(`off (${stored.none})`);
+  } else {
+    const missing = stored.filter.columns.filter((c) => !synth.columns.includes(c));
+    if (missing.length > 0) throw new Error(`${stored.path} does not belong to model ${id}: it compares column "${missing[0]}", which the model lacks; remove it, or sample with --real FILE.`);
+    synth.nearCopyFilter = stored.filter;
+    say(`on (${stored.path}): ${stored.filter.describe()}`);
+  }
 }
 
 /** Options of `synthd impute`. */

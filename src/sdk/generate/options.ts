@@ -31,12 +31,20 @@ export interface FitOptions extends ExtractOptions {
   /** Fewest data rows to model, >= 1. Default {@link MIN_ROWS} (20; why there). */
   minRows?: number;
   /**
-   * Build the near-copy filter from `source` ({@link Synthesizer.nearCopyFilter}). Default: true
-   * under {@link FILTER_MAX_ROWS} rows without `privacy`. `true` with `privacy` is a RangeError.
+   * Build the near-copy filter from `source` ({@link Synthesizer.nearCopyFilter}), whatever the
+   * table's size. Default: true without `privacy`. `true` with `privacy` is a RangeError.
    */
   nearCopyFilter?: boolean;
-  /** Called with the filter built (or why none was) when {@link nearCopyFilter} applies. */
-  onNearCopyFilter?: (built: FilterBuild) => void;
+  /**
+   * The secret the filter hashes cells with (at least 16 bytes; default 32 random bytes), for a
+   * filter stored with `NearCopyFilter.toBuffer` and loaded later (`synthd fit` does so).
+   */
+  nearCopyKey?: Uint8Array;
+  /**
+   * Called with the filter built (or why none was) and the model just created, before training
+   * is awaited, when {@link nearCopyFilter} applies.
+   */
+  onNearCopyFilter?: (built: FilterBuild, model: Model) => void;
 }
 
 /** Progress of a sampling call. */

@@ -76,15 +76,21 @@ function typed(): typeof import("../io/typed") {
  */
 export const FILTER_TOP_UP_ROUNDS = 8;
 
+/**
+ * Rows a filtered sample of n rows may draw in all, over n (plus 16), before the rest is kept
+ * unfiltered: the rows dropped are charged, so a filter that drops most rows costs at most this.
+ */
+export const FILTER_MAX_DRAWN = 3;
+
 
 /** A trained (or training) model with its metadata: fit once, sample many times. */
 export class Synthesizer {
   readonly decoder: Decoder;
   /**
-   * Drops sampled rows that nearly copy a real row (`../privacy/filter`). Set by {@link fit} for a
-   * table of fewer than {@link FILTER_MAX_ROWS} rows (not with differential privacy, and not
-   * where real rows nearly copy each other often), or by {@link useNearCopyFilter}; else none.
-   * Seeded generation (one row per seed row) does not filter.
+   * Drops sampled rows that nearly copy a real row (`../privacy/filter`). Set by {@link fit} (not
+   * with differential privacy), by {@link useNearCopyFilter}, or by the caller (a filter loaded
+   * with `NearCopyFilter.fromBuffer`); else none. Seeded generation (one row per seed row) does
+   * not filter.
    */
   nearCopyFilter?: NearCopyFilter;
   private constructor(
@@ -123,7 +129,6 @@ export class Synthesizer {
   static async fit(client: Synthd, source: TableSource, opts: FitOptions = {}): Promise<Synthesizer> {
     const { MIN_ROWS, defaultRareThreshold, defaultBinCap, sourceOf, fitConfig } = fitDefaults();
     const { DEFAULTS, analyzeTable } = analysis();
-    const { FILTER_MAX_ROWS } = privacyFilter();
     const minRows = opts.minRows ?? MIN_ROWS;
     if (!(Number.isInteger(minRows) && minRows >= 1)) throw new RangeError("minRows must be an integer >= 1");
     let scan = await analyzeTable(source, opts);
@@ -152,14 +157,14 @@ export class Synthesizer {
       opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : undefined,
     );
     const s = new Synthesizer(client, model, metadata);
-    if (opts.nearCopyFilter ?? (scan.n < FILTER_MAX_ROWS && opts.privacy === undefined)) {
+    if (opts.nearCopyFilter ?? opts.privacy === undefined) {
       if (opts.privacy !== undefined) throw new RangeError("nearCopyFilter cannot be combined with privacy: the output would depend on the real rows");
       const built = await s.useNearCopyFilter(source, {
         ...(opts.domain !== undefined ? { domain: opts.domain } : { columns: opts.columns }),
         delimiter: opts.delimiter,
         encoding: opts.encoding,
-      });
-      opts.onNearCopyFilter?.(built);
+      }, opts.nearCopyKey);
+      opts.onNearCopyFilter?.(built, s.model);
     }
     if (opts.wait !== false) await s.waitUntilReady({ ...opts.waitOptions, onProgress: opts.onProgress });
     return s;
@@ -181,16 +186,22 @@ export class Synthesizer {
    * identifiers: an identifier is written fresh, never real, so comparing it would hide a row that
    * copies a person on every other column (the check of `evaluate` leaves identifiers out too).
    * @param read kind overrides, or the `domain` of a discretized table; delimiter, encoding.
+   * @param key the secret the filter hashes cells with (default: 32 random bytes), for a filter
+   *   stored with `NearCopyFilter.toBuffer` and loaded later with the same key.
    * @returns the filter's split share, and why none was built when so (then the synthesizer keeps
    *   no filter).
    * @throws DataError for a real table that cannot be read or lacks a column of the model.
    */
-  async useNearCopyFilter(real: TableSource, read: Pick<ExtractOptions, "columns" | "delimiter" | "encoding" | "domain"> = {}): Promise<FilterBuild> {
+  async useNearCopyFilter(
+    real: TableSource,
+    read: Pick<ExtractOptions, "columns" | "delimiter" | "encoding" | "domain"> = {},
+    key?: Uint8Array,
+  ): Promise<FilterBuild> {
     const ids = Object.entries(this.metadata.column_stats ?? {})
       .filter(([, st]) => st.type === "id")
       .map(([c]): [string, ColumnOverride] => [c, { type: "id" }]);
     const columns = read.domain === undefined && ids.length > 0 ? { columns: { ...read.columns, ...Object.fromEntries(ids) } } : {};
-    const built = await privacyFilter().NearCopyFilter.build(real, { ...read, ...columns });
+    const built = await privacyFilter().NearCopyFilter.build(real, { ...read, ...columns }, key);
     this.nearCopyFilter = built.filter;
     return built;
   }
@@ -208,12 +219,14 @@ export class Synthesizer {
    * a consumer that stops early has had at most one batch more generated, and charged, than it
    * took (`sample` and the file writers always take every batch).
    * With the near-copy filter ({@link nearCopyFilter}; `opts.nearCopyFilter: false` turns it off
-   * for one call) rows that nearly copy a real row are dropped and, after the planned batches,
+   * for one call) rows that nearly copy a real row are dropped (all of them, or those beyond the
+   * share a split of the real table shows: `NearCopyFilter.keep`) and, after the planned batches,
    * replaced by further batches of the same seeded stream (batch b >= the planned count asks for
-   * twice the rows still missing, at least 16), so the same seed still gives the same rows and
-   * `n` rows come back; the rows dropped are generated, and charged, too. After
-   * {@link FILTER_TOP_UP_ROUNDS} such batches the rest is kept unfiltered (never reached when the
-   * filter drops a few rows in a hundred, as it is built to).
+   * the rows still missing over the share of drawn rows kept so far, times 1.5, at least 16), so
+   * the same seed still gives the same rows and `n` rows come back; the rows dropped are
+   * generated, and charged, too. After {@link FILTER_TOP_UP_ROUNDS} such batches, or once
+   * {@link FILTER_MAX_DRAWN} times n rows (plus 16) are drawn, the rest is kept unfiltered (not
+   * reached unless most drawn rows are near-copies).
    * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
    */
   async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
@@ -259,6 +272,7 @@ export class Synthesizer {
     let done = 0;
     let drawn = 0; // rows decoded, kept or dropped: the next row's index for the identifiers
     const filter = opts.nearCopyFilter === false ? undefined : this.nearCopyFilter;
+    const tally = { kept: 0, near: 0 };
     for (let b = 0; done < n; b++) {
       const gen = await next;
       const planned = b + 1 < batches;
@@ -272,11 +286,7 @@ export class Synthesizer {
       drawn += batch.length;
       arrays.give(Object.values(gen.columns)); // decoded: nothing reads the codes again
       let keep: number[] | undefined;
-      if (filter && b - batches < FILTER_TOP_UP_ROUNDS) {
-        const near = await filter.flags(batch.toTable());
-        keep = [];
-        for (let r = 0; r < batch.length; r++) if (near[r] === 0) keep.push(r);
-      }
+      if (filter && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= FILTER_MAX_DRAWN * n + 16) keep = await filter.keep(batch.toTable(), tally, n - done);
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
       if (keep !== undefined) {
         const all = batch;
@@ -284,8 +294,12 @@ export class Synthesizer {
         all.release();
       }
       done += batch.length;
-      // After the planned batches, when the filter dropped rows: batches of twice the rows missing.
-      if (!planned && done < n) next = fetchBatch(b + 1, Math.min(batchSize, Math.max(16, 2 * (n - done))));
+      // After the planned batches, when the filter dropped rows: the rows missing over the kept share, times 1.5.
+      if (!planned && done < n) {
+        const kept = Math.max(done, 1) / drawn;
+        const want = Math.max(16, Math.ceil((1.5 * (n - done)) / kept));
+        next = fetchBatch(b + 1, Math.min(batchSize, want, Math.max(16, FILTER_MAX_DRAWN * n + 16 - drawn)));
+      }
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches: Math.max(batches, b + 1 + (done < n ? 1 : 0)) });
       if (batch.length > 0) yield batch;
     }

@@ -224,6 +224,34 @@ export function shuffled(n: number, seed: number): Int32Array {
   return idx;
 }
 
+/**
+ * The split reference of {@link nearCopyCheck} alone: the share of B rows nearly copying a row of
+ * A over `splits` seeded 50/50 splits (at most `sample` B rows per split), the same numbers
+ * `nearCopyCheck` reports as `split_share` for the same seed, splits and sample. Cost
+ * O(splits · F · n) hash probes, memory O(F · n).
+ * @throws RangeError for fewer than 2 rows.
+ */
+export function splitNearCopyShare(real: readonly CodeArray[], opts: Pick<NearCopyOptions, "seed" | "splits" | "sample"> = {}): number {
+  const n = real[0]?.length ?? 0;
+  if (n < 2) throw new RangeError("the split share needs at least 2 rows");
+  const seed = opts.seed ?? 0;
+  const splits = Math.max(1, opts.splits ?? 5);
+  const sample = Math.max(1, opts.sample ?? 20_000);
+  const nA = n >> 1;
+  const nB = n - nA;
+  let count = 0;
+  let rows = 0;
+  for (let s = 0; s < splits; s++) {
+    const perm = shuffled(n, deriveSeed(seed, 1, s));
+    const A = pack(real, perm.subarray(0, nA));
+    const qB = nB <= sample ? pack(real, perm.subarray(nA)) : pack(real, Array.from(shuffled(nB, deriveSeed(seed, 6, s)).subarray(0, sample), (k) => perm[nA + k]));
+    const fB = nearCopyFlags(qB, Math.min(nB, sample), A, nA, real.length);
+    for (const x of fB) count += x;
+    rows += fB.length;
+  }
+  return count / rows;
+}
+
 /** Share of `d` below `t`, values equal to `t` counting ½. */
 function belowShare(d: Int32Array, t: number): number {
   let s = 0;
