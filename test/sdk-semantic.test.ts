@@ -211,6 +211,13 @@ test("airports name (real): a title column at k; species names are categorical, 
   console.log(`airports name: ${sem.text!.words.length} words at k=${K}; valid ${valid / 10}%, equal to a real name ${copies / 10}%; e.g. ${out.slice(0, 6).join(" | ")}`);
   assert.ok(valid >= 950);
   assert.ok(copies <= 10);
+  const balanced = (v: string): boolean => {
+    let depth = 0;
+    for (const c of v) if ((depth += c === "(" ? 1 : c === ")" ? -1 : 0) < 0) return false;
+    return depth === 0;
+  };
+  assert.deepEqual(out.filter((v) => !balanced(v)), [], "parentheses closed in order");
+  assert.deepEqual(out.filter((v) => /\S- |\s-\S/.test(v)).slice(0, 5), [], "a hyphen joins both sides or neither");
   // Quoted lines are left out of `real`: their tokens are checked against the model's.
   assert.deepEqual(rareTokens(out, new Set([...safe, ...sem.text!.words.filter((_, i) => !sem.text!.shaped?.includes(i))]), sem.text!), []);
   const s = await analyzeTable(join(REAL, "species.csv"));

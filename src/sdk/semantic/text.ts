@@ -260,6 +260,7 @@ class Weighted {
 const WALKS = 8;
 const CLOSING = /^[,.;:!?)\]}%]$/u;
 const OPENING = /^[(\[{$#]$/u;
+const JOINER = /^[-/'’]$/u;
 const ORDINAL = /^([0-9]*)(st|nd|rd|th)$/i;
 
 /** The English ordinal suffix of n (`1st`, `12th`, `22nd`). */
@@ -419,10 +420,23 @@ export class TextWriter {
         else if (tri && tri.total > 0) c = tri.draw(rng);
       }
       if (c < 0) return undefined;
-      if (c === END) return ids;
+      if (c === END) return this.balanced(ids) ? ids : undefined;
       if (full) return undefined;
       ids.push(c);
     }
+  }
+
+  /** True when every `)` or `]` of the tokens closes an earlier `(` or `[`, and all are closed (no `New)`). */
+  private balanced(ids: readonly number[]): boolean {
+    const open: string[] = [];
+    for (const i of ids) {
+      const t = this.model.words[i];
+      if (t === "(" || t === "[") open.push(t);
+      else if (t === ")" || t === "]") {
+        if (open.pop() !== (t === ")" ? "(" : "[")) return false;
+      }
+    }
+    return open.length === 0;
   }
 
   /** Number of tokens of `ids` with a letter or digit. */
@@ -468,13 +482,19 @@ export class TextWriter {
   private render(ids: number[], rng: Rng): string {
     const n = this.n;
     let s = "";
+    const spaced: boolean[] = [false];
     ids.forEach((id, j) => {
       let t = this.model.words[id];
       if (this.shaped.has(id)) t = fill(t, rng);
       if (j > 0) {
         const a = ids[j - 1];
         const pair = this.next.get(a)?.items.includes(id);
-        const glued = pair ? this.joined.has(a * (n + 1) + id) : CLOSING.test(t) || OPENING.test(this.model.words[a]);
+        // A joiner (`-`, `/`, `'`) is spaced on its right as on its left (`Portland-Salem`, not
+        // `Portland- Salem`); otherwise the pair's spacing, or without a released pair: closing
+        // marks lean left, opening marks right.
+        const joiner = JOINER.test(this.model.words[a]) && j >= 2;
+        const glued = joiner ? !spaced[j - 1] : pair ? this.joined.has(a * (n + 1) + id) : CLOSING.test(t) || OPENING.test(this.model.words[a]);
+        spaced[j] = !glued;
         if (!glued) s += " ";
       }
       s += t;
