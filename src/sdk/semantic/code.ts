@@ -9,8 +9,9 @@
  * held by >= k rows (k = the rare threshold; at most {@link MAX_PATTERNS}), each with its rows and
  * per position either the one character all its rows have there (`N`, `-`) or the class (`A-Z`,
  * `a-z`, `0-9`), in the class syntax of `TextIdShape.positions` (`../metadata/identifier`). A
- * column is written this way only when at least two patterns are released and they hold at least
- * half of the rows; otherwise the plain per-position shape serves as well.
+ * column is written this way only when the released patterns hold at least half of the rows and
+ * are of at least two forms (patterns apart from the lengths of their runs of one class: `A9A`
+ * and `A9` differ, `aa-9` and `aa-99` do not); otherwise the plain per-position shape serves as well.
  *
  * Writing ({@link CodeWriter}): row i draws a pattern by its rows (a hash of the key and i), then
  * takes candidates i*T + t (t < T = 4) of that pattern's keyed permutation (the identifier
@@ -41,8 +42,8 @@ const RANGE: Record<string, string> = { A: "A-Z", a: "a-z", "9": "0-9" };
 /**
  * The released patterns of a code column (method in the file header).
  * @param values distinct non-blank values; @param counts rows per value; @param k the rare threshold.
- * @returns the patterns (most rows first), or undefined when fewer than two reach k or they hold
- *   less than half of the rows.
+ * @returns the patterns (most rows first), or undefined when they are of one form or hold less
+ *   than half of the rows.
  */
 export function buildCodePatterns(values: readonly string[], counts: readonly number[], k: number): CodePattern[] | undefined {
   const groups = new Map<string, { rows: number; members: number[] }>();
@@ -59,7 +60,10 @@ export function buildCodePatterns(values: readonly string[], counts: readonly nu
   });
   const kept = [...groups].filter(([, g]) => g.rows >= k).sort((a, b) => b[1].rows - a[1].rows || (a[0] < b[0] ? -1 : 1)).slice(0, MAX_PATTERNS);
   const held = kept.reduce((s, [, g]) => s + g.rows, 0);
-  if (kept.length < 2 || held < 0.5 * total) return undefined;
+  // Forms that differ only in how many characters a run of one class has (`id-7`, `id-12`) are
+  // one form, which the plain per-position shape writes as well.
+  const forms = new Set(kept.map(([key]) => key.split("\u0000").filter((c, j, a) => j === 0 || c !== a[j - 1] || !(c in RANGE)).join("\u0000")));
+  if (forms.size < 2 || held < 0.5 * total) return undefined;
   return kept.map(([key, g]) => {
     const classes = key.split("\u0000");
     const positions = classes.map((cls, j) => {
