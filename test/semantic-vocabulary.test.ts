@@ -208,6 +208,7 @@ test("codes without spaces of two forms (U8K, N12345): each form keeps its own p
   assert.equal(sem?.kind, "code");
   assert.deepEqual(sem.codes!.map((p) => p.positions.join(" ")), ["N 0-9 0-9 0-9 0-9 0-9", "A-Z 0-9 A-Z"]);
   assert.ok(sem.codes!.every((p) => p.rows >= 2));
+  assert.ok(typia.createValidateEquals<CreateModelRequest>()({ metadata: a.metadata }).success, "the server accepts the patterns");
   const cls = (v: string): string => v.replace(/[A-Z]/g, "A").replace(/[0-9]/g, "9");
   const real = new Set(values.map(cls));
   const out = sample(a, "tail_or_code", 500, 3);
