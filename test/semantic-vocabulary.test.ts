@@ -64,7 +64,9 @@ function assertKAnonymous(m: TextModel, values: string[]): void {
   const n = m.words.length;
   const shaped = new Set(m.shaped ?? []);
   const seqs = values.map(toks);
-  const at = (s: string[], j: number, w: number): boolean => (w === n ? j === -1 || j === s.length : j >= 0 && j < s.length && fits(s[j], m.words[w], shaped.has(w)));
+  // Index n: the start or end of a value; n + 1: any number (a token of digits).
+  const at = (s: string[], j: number, w: number): boolean =>
+    w === n ? j === -1 || j === s.length : j >= 0 && j < s.length && (w === n + 1 ? /^[0-9]+$/.test(s[j]) : fits(s[j], m.words[w], shaped.has(w)));
   const rows = (test: (s: string[]) => boolean): number => seqs.filter(test).length;
   m.words.forEach((_, w) => {
     const r = rows((s) => s.some((_, j) => at(s, j, w)));
@@ -76,10 +78,10 @@ function assertKAnonymous(m: TextModel, values: string[]): void {
   }
   for (const [a, b, c] of m.trigrams ?? []) {
     const r = rows((s) => {
-      for (let j = a === n ? 0 : 1; j < s.length; j++) if ((a === n ? j === 0 : at(s, j - 1, a)) && at(s, j, b) && (c === n ? j === s.length - 1 : at(s, j + 1, c))) return true;
+      for (let j = 0; j < s.length; j++) if (at(s, j - 1, a) && at(s, j, b) && at(s, j + 1, c)) return true;
       return false;
     });
-    assert.ok(r >= m.k, `triple ${[a, b, c].map((x) => (x === n ? "|" : m.words[x])).join(" ")}: ${r} rows`);
+    assert.ok(r >= m.k, `triple ${[a, b, c].map((x) => (x === n ? "|" : x === n + 1 ? "<number>" : m.words[x])).join(" ")}: ${r} rows`);
   }
   for (const [len, r] of Object.entries(m.lengths)) assert.ok(r >= m.k && rows((s) => s.length === Number(len)) >= m.k);
 }
@@ -244,7 +246,9 @@ test("token model: digit shapes generalise from the right until k rows share the
   assert.ok(m.words.includes("1995"), "a year held by 3 rows is released as it is");
   assert.deepEqual(shaped, ["197#", "19##"].sort(), `shapes ${shaped.join(", ")}`);
   for (const w of ["Toy", "Story", "Heat", "1996", "1988"]) assert.ok(!m.words.includes(w), `${w} is rare`);
-  assert.deepEqual(m.trigrams!.map(([a, b, c]) => [a, b, c].map((x) => (x === m.words.length ? "|" : m.words[x])).join(" ")).sort(), ["( 1995 )", "( 197# )", "( 19## )", "1995 ) |", "197# ) |", "19## ) |"].sort());
+  // Index n + 1: any number (`<number> ) |`: 7 rows end on a number and `)`).
+  const n = m.words.length;
+  assert.deepEqual(m.trigrams!.map(([a, b, c]) => [a, b, c].map((x) => (x === n ? "|" : x === n + 1 ? "<number>" : m.words[x])).join(" ")).sort(), ["( 1995 )", "( 197# )", "( 19## )", "1995 ) |", "197# ) |", "19## ) |", "<number> ) |", "( <number> )"].sort());
   // No released path from a start to an end and no word: nothing this model could write.
   assert.equal(new TextWriter(m).writes(), false);
   assert.equal(buildTextModel(["alpha beta", "gamma delta"], [1, 1], 2), undefined);

@@ -87,7 +87,8 @@ export interface SemanticShapeStats {
    * Title and text: the column's own tokens, pairs, triples and token counts, each seen in >= k
    * rows (counts below k are 0 or absent); `src/sdk/semantic/text.ts`. A pair's optional 4th
    * element 1: written without a space. `trigrams` (token models): index `words.length` is the
-   * start (first place) or end (last place) of a value. `shaped`: tokens whose `#` are digit slots.
+   * start (first place) or end (last place) of a value, `words.length + 1` (first or second place) any number.
+   * `shaped`: tokens whose `#` are digit slots.
    */
   text?: {
     k: number & tags.Type<"uint32"> & tags.Minimum<1>;

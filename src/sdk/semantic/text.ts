@@ -15,7 +15,9 @@
  * most {@link MAX_WORDS}), per token the rows it starts, the rows it ends and the rows holding it
  * later; adjacent pairs and triples (with a boundary index for the start and the end of a value)
  * each held by >= k rows, a pair flagged when it is written without a space; rows per number of
- * tokens, each count >= k. A token, pair or triple held by fewer than k rows (a surname, a house
+ * tokens, each count >= k; triples with any number as a class of its own in first or second
+ * place (`<number> Main St`, `| <number> block`, counted over every number, released or not), so
+ * that at and after a number the walk goes on as at numbers. A token, pair or triple held by fewer than k rows (a surname, a house
  * number with its street) is never released: the same rule that lets a categorical value have a
  * code of its own.
  *
@@ -64,6 +66,7 @@ export interface Token {
 
 const TOKEN_RE = /[\p{L}\p{M}\p{N}]+|\S/gu;
 const DIGIT_RE = /[0-9]/;
+const NUMBER_RE = /^[0-9]+$/;
 /** The digit slot of a shaped token. */
 const SLOT = "#";
 
@@ -141,6 +144,7 @@ export function buildTextModel(values: readonly string[], counts: readonly numbe
   const index = new Map(kept.map((key, i) => [key, i]));
   const n = kept.length;
   const B = n; // the boundary: start before the first token, end after the last
+  const NUM = n + 1; // in first place of a triple: any number (a token of digits, released or not)
   const first = new Map<number, number>();
   const last = new Map<number, number>();
   const inner = new Map<number, number>();
@@ -170,11 +174,21 @@ export function buildTextModel(values: readonly string[], counts: readonly numbe
         pairs.set(key, e);
         seenPair.add(key);
       }
-      if (a >= 0 && d >= 0) {
-        const key = `${a},${b},${d}`;
+      const keys: string[] = [];
+      if (a >= 0 && d >= 0) keys.push(`${a},${b},${d}`);
+      if (j >= 2 && d >= 0 && NUMBER_RE.test(ts[j - 2].text)) keys.push(`${NUM},${b},${d}`);
+      for (const key of keys) {
         if (!seenTriple.has(key)) add(triples, key, c);
         seenTriple.add(key);
       }
+    }
+    // A number in the middle: `| <number> block`, `| <number> Main` over every number.
+    for (let j = 1; j < ext.length - 1; j++) {
+      const [a, d] = [ext[j - 1], ext[j + 1]];
+      if (a < 0 || d < 0 || !NUMBER_RE.test(ts[j - 1].text)) continue;
+      const key = `${a},${NUM},${d}`;
+      if (!seenTriple.has(key)) add(triples, key, c);
+      seenTriple.add(key);
     }
   });
   const lengths: Record<string, number> = {};
@@ -197,7 +211,7 @@ export function buildTextModel(values: readonly string[], counts: readonly numbe
   for (const [key, r] of triples) {
     if (r < k) continue;
     const [a, b, d] = key.split(",").map(Number);
-    if (linked(a, b) && linked(b, d)) trigrams.push([a, b, d, r]);
+    if (b === NUM || ((a === NUM || linked(a, b)) && linked(b, d))) trigrams.push([a, b, d, r]);
   }
   trigrams.sort((x, y) => y[3] - x[3] || x[0] - y[0] || x[1] - y[1] || x[2] - y[2]);
   trigrams.length = Math.min(trigrams.length, MAX_TRIGRAMS);
@@ -284,12 +298,17 @@ export class TextWriter {
   private readonly lastRows: number[];
   private readonly next = new Map<number, Weighted>();
   private readonly rows: number[];
-  /** Token model only: triples by their first two tokens, pairs written without a space, shapes, tokens that reach the end. */
+  /** Token model only: triples by their first two tokens (key a * (n + 2) + b), pairs written without a space, shapes, tokens that reach the end. */
   private readonly tokens: boolean;
   private readonly next2 = new Map<number, Weighted>();
   private readonly joined = new Set<number>();
   private readonly pairRows = new Map<number, number>();
   private readonly alnum: boolean[];
+  /** Tokens of digits (literal or shaped), and per token b the rows of released pairs (number, b). */
+  private readonly number: boolean[];
+  private readonly numberPairRows = new Map<number, number>();
+  /** Per token a (the start: n), the rows of released pairs (a, number). */
+  private readonly numberAfter = new Map<number, number>();
   private readonly shaped = new Set<number>();
   private readonly alive: boolean[] = [];
   private readonly start?: Weighted;
@@ -301,6 +320,7 @@ export class TextWriter {
     this.n = n;
     const shapes = new Set(model.shaped ?? []);
     this.alnum = model.words.map((w, i) => /[\p{L}\p{N}]/u.test(w) || shapes.has(i));
+    this.number = model.words.map((w, i) => (shapes.has(i) ? /^[0-9#]+$/ : NUMBER_RE).test(w));
     const lens = Object.entries(model.lengths ?? {}).map(([l, r]) => [Number(l), r] as const).filter(([l]) => Number.isInteger(l) && l >= 1 && l <= MAX_TOKENS);
     if (lens.length === 0) throw new RangeError("text model: no lengths");
     this.lengths = new Weighted(lens.map(([l]) => l), lens.map(([, r]) => r));
@@ -325,6 +345,8 @@ export class TextWriter {
       by.set(a, e);
       if (j === 1) this.joined.add(a * (n + 1) + b);
       this.pairRows.set(a * (n + 1) + b, r);
+      if (this.number[a]) this.numberPairRows.set(b, (this.numberPairRows.get(b) ?? 0) + r);
+      if (this.number[b]) this.numberAfter.set(a, (this.numberAfter.get(a) ?? 0) + r);
     }
     for (const [a, [bs, rs]] of by) this.next.set(a, new Weighted(bs, rs));
     this.tokens = model.trigrams !== undefined;
@@ -335,11 +357,11 @@ export class TextWriter {
     }
     const by2 = new Map<number, [number[], number[]]>();
     for (const [a, b, c, r] of model.trigrams!) {
-      if (!(inRange(a, n) && inRange(b, n - 1) && inRange(c, n))) throw new RangeError(`text model: triple (${a}, ${b}, ${c}) out of range`);
-      const e = by2.get(a * (n + 1) + b) ?? [[], []];
+      if (!(inRange(a, n + 1) && (inRange(b, n - 1) || b === n + 1) && inRange(c, n))) throw new RangeError(`text model: triple (${a}, ${b}, ${c}) out of range`);
+      const e = by2.get(a * (n + 2) + b) ?? [[], []];
       e[0].push(c);
       e[1].push(r);
-      by2.set(a * (n + 1) + b, e);
+      by2.set(a * (n + 2) + b, e);
     }
     for (const [key, [cs, rs]] of by2) this.next2.set(key, new Weighted(cs, rs));
     // Tokens from which released pairs reach a released end (backwards from the ends).
@@ -348,6 +370,7 @@ export class TextWriter {
     const queue = idx.filter((i) => this.lastRows[i] > 0);
     for (const i of queue) this.alive[i] = true;
     while (queue.length) for (const a of pred.get(queue.pop()!) ?? []) if (!this.alive[a]) (this.alive[a] = true), queue.push(a);
+    this.numberAfter.set(n, idx.reduce((t, i) => t + (this.number[i] ? fw[i] : 0), 0));
     const starts = idx.map((i) => (this.alive[i] ? fw[i] : 0));
     if (starts.some((x) => x > 0)) this.start = new Weighted(idx, starts);
     // Words (tokens with a letter), for values written by word counts.
@@ -398,11 +421,15 @@ export class TextWriter {
       const full = ids.length >= this.maxLen;
       const ok = (c: number): boolean => (c === END ? true : !full && this.alive[c] === true);
       let c = -1;
-      const all = this.next2.get(a * (n + 1) + b);
+      // At a number, or after one, the triples of any number (`| 2009` -> `Main` and `2009 Main`
+      // -> `St` as at every house number).
+      const atNum = this.number[b] && this.next2.has(a * (n + 2) + n + 1);
+      const num = !atNum && a < n && this.number[a] && this.next2.has((n + 1) * (n + 2) + b);
+      const all = this.next2.get(atNum ? a * (n + 2) + n + 1 : num ? (n + 1) * (n + 2) + b : a * (n + 2) + b);
       const tri = all?.filter((item, w) => (ok(item) ? w : 0));
       // Katz back-off: the triples cover `covered` of the rows of (a, b); the rest continue with a
       // token whose triple was held by fewer than k rows, so they go to the pairs of b.
-      const context = a === n ? this.model.first[b] : this.pairRows.get(a * (n + 1) + b) ?? 0;
+      const context = atNum ? this.numberAfter.get(a) ?? 0 : num ? this.numberPairRows.get(b) ?? 0 : a === n ? this.model.first[b] : this.pairRows.get(a * (n + 1) + b) ?? 0;
       let covered = all && context > 0 ? Math.min(1, all.total / context) : 1;
       if (explore && tri) covered *= tri.total / (tri.total + tri.items.filter((_, j) => tri.weight(j) > 0).length);
       if (tri && tri.total > 0 && rng.next() < covered) c = tri.draw(rng);

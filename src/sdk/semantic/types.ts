@@ -63,7 +63,9 @@ export interface TextModel {
   /**
    * Adjacent triples `[a, b, c, rows]` seen in >= k distinct rows; index `words.length` in first
    * place is the start of a value, in last place its end (`[n, The, n, r]`: r rows are `The`
-   * alone). Present in token models only (even when empty).
+   * alone); index `words.length + 1` in first or second place stands for any number (a token of
+   * digits: `[n + 1, Main, St, r]`: r rows hold a number, `Main`, `St`). Present in token models
+   * only (even when empty).
    */
   trigrams?: [number, number, number, number][];
   /** Indices of the tokens of `words` that are digit shapes. */
