@@ -148,6 +148,10 @@ test("incident addresses (numbered, intersections, block of, units): written in 
       if (k === 2) assert.ok(s > 0.03, `${what}: ${(100 * s).toFixed(1)}% of fresh values (real 20%)`);
     }
     console.log(`addresses k=${k}, forms (real 20% each): ${shares.join(", ")}`);
+    // A value ending on a mark ends on a (word, mark) that ends >= k real values (`St.`, never `2107 W.`).
+    const realEnds = new Map<string, number>();
+    for (const s of ADDRESSES.map(toks)) realEnds.set(s.slice(-2).join(" "), (realEnds.get(s.slice(-2).join(" ")) ?? 0) + 1);
+    assert.deepEqual(out.filter((v) => /[^\p{L}\p{N}]$/u.test(v) && (realEnds.get(toks(v).slice(-2).join(" ")) ?? 0) < k).slice(0, 5), []);
     // House numbers: 2 to 4 digits as in the real column, the first never 0; ordinals read right.
     const houses = out.map((v) => /^([0-9]+) /.exec(v)?.[1]).filter((x): x is string => x !== undefined && !/ block /.test(x));
     assert.ok(houses.every((x) => x.length >= 2 && x.length <= 4 && x[0] !== "0"), houses.filter((x) => x.length < 2 || x.length > 4).join(" "));

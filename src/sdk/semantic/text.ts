@@ -435,10 +435,11 @@ export class TextWriter {
       if (tri && tri.total > 0 && rng.next() < covered) c = tri.draw(rng);
       else {
         // Pairs, without the continuations the triples hold (Katz), unless nothing else is left; the
-        // end of a value of one word (`The`, `Mt.`) only through a released triple, not by back-off.
+        // end of a value of one word (`The`, `Mt.`) or after a mark (`2107 W.`: `.` ends values
+        // after `St`) only through a released triple, not by back-off.
         const nx = this.next.get(b);
         const inTri = new Set(all?.items ?? []);
-        const endW = a === n || this.wordsIn(ids) < 2 ? 0 : this.lastRows[b];
+        const endW = a === n || !this.alnum[b] || this.wordsIn(ids) < 2 ? 0 : this.lastRows[b];
         const items = [...(nx?.items ?? []), END];
         const weights = [...(nx ? nx.items.map((item, j) => (ok(item) ? nx.weight(j) : 0)) : []), endW];
         const fresh = weights.map((w, j) => (inTri.has(items[j]) ? 0 : w));
