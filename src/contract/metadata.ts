@@ -60,7 +60,9 @@ export interface SemanticShapeStats {
     | "company"
     | "uuid"
     | "ip"
-    | "title";
+    | "title"
+    | "text"
+    | "code";
   locale?: "en" | "de" | "fr" | "es";
   /** Phone only: ISO 3166 country of most values, and whether they are written with `+cc`. */
   country?: string & tags.Pattern<"^[A-Z]{2}$">;
@@ -72,14 +74,35 @@ export interface SemanticShapeStats {
     bits: string & tags.MinLength<4> & tags.MaxLength<87384>;
     hashes: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<32>;
   };
-  /** Title only: words, pairs and word counts each seen in >= k rows (counts below k are 0 or absent). */
+  /**
+   * Code only (`src/sdk/semantic/code.ts`): the value patterns held by >= k rows, each with its rows
+   * and per position one character or a class (`A-Z`, `a-z`, `0-9`), as `TextIdShapeStats.positions`.
+   */
+  codes?: {
+    positions: (string & tags.MinLength<1> & tags.MaxLength<512>)[] & tags.MinItems<1> & tags.MaxItems<1024>;
+    rows: number & tags.Type<"uint32">;
+  }[] &
+    tags.MaxItems<256>;
+  /**
+   * Title and text: the column's own tokens, pairs, triples and token counts, each seen in >= k
+   * rows (counts below k are 0 or absent); `src/sdk/semantic/text.ts`. A pair's optional 4th
+   * element 1: written without a space. `trigrams` (token models): index `words.length` is the
+   * start (first place) or end (last place) of a value, `words.length + 1` (first or second place) any number.
+   * `shaped`: tokens whose `#` are digit slots.
+   */
   text?: {
     k: number & tags.Type<"uint32"> & tags.Minimum<1>;
     words: (string & tags.MinLength<1> & tags.MaxLength<256>)[] & tags.MinItems<1> & tags.MaxItems<5000>;
     first: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
     inner: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
     last?: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
-    bigrams: [number & tags.Type<"uint32">, number & tags.Type<"uint32">, number & tags.Type<"uint32">][] & tags.MaxItems<10000>;
+    bigrams: (
+      | [number & tags.Type<"uint32">, number & tags.Type<"uint32">, number & tags.Type<"uint32">]
+      | [number & tags.Type<"uint32">, number & tags.Type<"uint32">, number & tags.Type<"uint32">, number & tags.Type<"uint32"> & tags.Maximum<1>]
+    )[] &
+      tags.MaxItems<10000>;
+    trigrams?: [number & tags.Type<"uint32">, number & tags.Type<"uint32">, number & tags.Type<"uint32">, number & tags.Type<"uint32">][] & tags.MaxItems<10000>;
+    shaped?: (number & tags.Type<"uint32">)[] & tags.MaxItems<5000>;
     lengths: Record<string, number & tags.Type<"uint32">>;
   };
 }

@@ -72,7 +72,8 @@ export function idCodec(scan: ColumnScan, n: number, k: number, declared?: Seman
 
 /**
  * A text shape gets `semantic` (`../semantic`: person names, emails, titles ...) when the column is
- * recognised as such or `declared` names a kind; integer shapes are left as they are.
+ * recognised as such or `declared` names a kind, else (words, not codes) kind `text`, written from
+ * the column's own vocabulary (`../semantic` `vocabularyShape`); integer shapes are left as they are.
  * @param k the rare threshold: a title's words must occur in at least k rows.
  * @throws DataError when a semantic kind is declared for an integer column, or an unknown kind.
  */
@@ -86,7 +87,9 @@ function withSemantic(name: string, shape: IdShape, values: string[], counts: nu
   if (declared !== undefined && !semanticKinds().SEMANTIC_KINDS.includes(declared)) {
     throw new DataError(`The override of column "${name}" has semantic ${JSON.stringify(declared)}; use one of ${semanticKinds().SEMANTIC_KINDS.join(", ")}.`, { column: name });
   }
-  const semantic = semanticKinds().semanticShape(name, values, counts, k, declared);
+  // A recognised (or declared) kind first; else text in the column's own words, codes keep their positions.
+  const sem = semanticKinds();
+  const semantic = sem.semanticShape(name, values, counts, k, declared) ?? (declared === undefined ? sem.vocabularyShape(values, counts, k) : undefined);
   return semantic ? { ...shape, semantic } : shape;
 }
 
@@ -112,7 +115,8 @@ export function describeId(st: ColumnStats): string {
     ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
     : s.semantic
     ? `${semanticKinds().SEMANTIC_LABELS[s.semantic.kind]} (${s.semantic.locale ?? "en"})` +
-      (s.semantic.text ? `, ${s.semantic.text.words.length} words seen in >= ${s.semantic.text.k} rows` : "") +
+      (s.semantic.text ? `, ${s.semantic.text.words.length} ${s.semantic.text.trigrams ? "tokens" : "words"} seen in >= ${s.semantic.text.k} rows` : "") +
+      (s.semantic.codes ? `, ${s.semantic.codes.length} forms` : "") +
       `; fresh values on decoding`
     : `text identifiers${s.prefix ? ` with prefix ${JSON.stringify(s.prefix)}` : ""}, lengths ${Object.keys(s.lengths).join("/")}; fresh values on decoding`;
 }

@@ -5,11 +5,13 @@
  */
 import { Bloom } from "./bloom";
 import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";
-import { buildTextModel } from "./text";
+import { buildCodePatterns } from "./code";
+import { buildTextModel, TextWriter } from "./text";
 import { SEMANTIC_KINDS, type SemanticKind, type SemanticShape } from "./types";
 
 export { SemanticGenerator } from "./semantic-generator";
 export { recognizeSemantic, detectLocale } from "./recognize";
+export { buildTextModel, tokenize } from "./text";
 export { SEMANTIC_KINDS } from "./types";
 export type { SemanticKind, SemanticLocale, SemanticShape, TextModel } from "./types";
 
@@ -32,6 +34,8 @@ export const SEMANTIC_LABELS: Record<SemanticKind, string> = {
   uuid: "UUIDs",
   ip: "IP addresses",
   title: "titles / free text",
+  text: "text in the column's own words",
+  code: "codes of the column's forms",
 };
 
 /**
@@ -50,10 +54,15 @@ export function semanticShape(name: string, values: readonly string[], counts: r
   const shape: SemanticShape = { kind: found.kind, locale: found.locale };
   if (found.kind !== "uuid") shape.bloom = Bloom.of(values).toStats();
   if (PLAIN_KINDS.includes(found.kind)) shape.plain = !values.some((v) => INNER_CAPITAL.test(v));
-  if (found.kind === "title") {
+  if (found.kind === "title" || found.kind === "text") {
     const text = buildTextModel(values, counts, k);
     if (!text) return undefined;
     shape.text = text;
+  }
+  if (found.kind === "code") {
+    const codes = buildCodePatterns(values, counts, k);
+    if (!codes) return undefined;
+    shape.codes = codes;
   }
   if (found.kind === "phone") {
     const lib = phoneLibrary();
@@ -69,4 +78,35 @@ export function semanticShape(name: string, values: readonly string[], counts: r
     shape.international = plus >= values.length / 2;
   }
   return shape;
+}
+
+/**
+ * A value that reads as a code rather than words: no whitespace, and a digit or no lower-case
+ * letter (`U8K`, `N12345`, `58fa3f0b`, `ORD-0001`, `AL`).
+ */
+export function isCodeLike(v: string): boolean {
+  return !/\s/.test(v) && (/[0-9]/.test(v) || !/\p{Ll}/u.test(v));
+}
+
+/**
+ * The `semantic` part of a text identifier's shape when no kind is recognised
+ * ({@link semanticShape} returns undefined): kind `text`, written from the column's own
+ * vocabulary (`./text`: tokens, pairs and triples each seen in >= k rows), or kind `code`. A recogniser (a kind,
+ * a public vocabulary) takes precedence: call this only after {@link semanticShape}.
+ * @param values distinct non-blank values; @param counts rows per value; @param k the rare threshold.
+ * @returns kind `code` for code-like columns (90% of the distinct values {@link isCodeLike}) of
+ *   several forms (`./code`), undefined for other codes (their per-position character classes
+ *   serve) and for columns whose model could write no word.
+ */
+export function vocabularyShape(values: readonly string[], counts: readonly number[], k: number): SemanticShape | undefined {
+  if (values.length === 0) return undefined;
+  let codeLike = 0;
+  for (const v of values) if (isCodeLike(v)) codeLike++;
+  if (codeLike >= 0.9 * values.length) {
+    const codes = buildCodePatterns(values, counts, k);
+    return codes && { kind: "code", bloom: Bloom.of(values).toStats(), codes };
+  }
+  const text = buildTextModel(values, counts, k);
+  if (!text || !new TextWriter(text).writes()) return undefined;
+  return { kind: "text", locale: detectLocale(values), bloom: Bloom.of(values).toStats(), text };
 }

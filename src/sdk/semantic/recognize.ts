@@ -140,7 +140,10 @@ function valueTest(kind: SemanticKind, locale: SemanticLocale, tests: Tests): (v
     case "company":
       return (v) => /^[\p{L}\p{N}]/u.test(v);
     case "title":
+    case "text":
       return (v) => /\p{L}/u.test(v);
+    case "code":
+      return (v) => !/\s/.test(v);
   }
 }
 

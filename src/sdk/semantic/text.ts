@@ -1,88 +1,237 @@
 /**
- * Titles and free text (semantic kind `title`: film titles, product names, airport names): a word
- * model of the column built from words that occur in at least k distinct rows, and a generator
- * that writes new text in the column's style from it.
+ * Text in a column's own words (semantic kinds `title` and `text`: film titles, airport names,
+ * incident addresses, neighbourhoods): a k-anonymous token model of the column and a writer of
+ * new values in its style.
  *
- * What the metadata carries ({@link TextModel}): the kept words (whitespace-separated tokens, case
- * kept, so capitalisation per position comes with them), per word the number of rows where it is
- * the first word, where it occurs later and where it is the last word, adjacent word pairs seen in >= k rows with their row
- * counts, and the rows per number of words, each count kept only when >= k (k = the rare
- * threshold, `rareThreshold`, default 2). Why that is safe at k: every released word, pair and
- * word count is shared by at least k rows, the same rule that lets a categorical value have a
- * code of its own; a word seen in fewer rows (a surname in a title, a place name) could point at
- * one row and is never released. Counts are aggregates over >= k rows. At most
- * {@link MAX_WORDS} words (the most frequent) and {@link MAX_BIGRAMS} pairs are kept.
+ * Tokens ({@link tokenize}): runs of letters and digits (`6th`, `N12345`, `Main`) and single other
+ * characters (`.`, `,`, `&`, `(`), each with whether a space precedes it. A token holding digits
+ * is generalised to a digit shape when its literal form is rare: its digits are masked from the
+ * right (`1987` -> `198#` -> `19##` -> `1###` -> `####`) until the form is held by >= k rows
+ * (a generalisation hierarchy in the sense of Sweeney, "Achieving k-anonymity privacy protection
+ * using generalization and suppression", IJUFKS 10(5), 2002); a writer fills each `#` with a
+ * random digit, so a 4-digit house number becomes another 4-digit number.
  *
- * Generation (a bigram model with unigram back-off, Jurafsky and Martin, "Speech and Language
- * Processing", ch. 3): the number of words from `lengths`; the first word from `first` (or all
- * words' counts when no word starts >= k rows); each next word, with probability (pair rows from
- * the previous word) / (its rows), from the pairs starting at the previous word, else from `inner`;
- * the last word among the words that end >= k rows (`last`).
+ * What the metadata carries ({@link TextModel}): the released tokens (each held by >= k rows, at
+ * most {@link MAX_WORDS}), per token the rows it starts, the rows it ends and the rows holding it
+ * later; adjacent pairs and triples (with a boundary index for the start and the end of a value)
+ * each held by >= k rows, a pair flagged when it is written without a space; rows per number of
+ * tokens, each count >= k; triples with any number as a class of its own in first or second
+ * place (`<number> Main St`, `| <number> block`, counted over every number, released or not), so
+ * that at and after a number the walk goes on as at numbers. A token, pair or triple held by fewer than k rows (a surname, a house
+ * number with its street) is never released: the same rule that lets a categorical value have a
+ * code of its own.
+ *
+ * Generation (an n-gram model with start and end states, Jurafsky and Martin, "Speech and
+ * Language Processing", 3rd ed., ch. 3): from the start, each next token is drawn from the triples
+ * that continue the last two tokens with the share of the pair's rows that the released triples
+ * hold, else from the pairs that continue the last token (Katz back-off: the mass of the triples
+ * held by fewer than k rows goes to the pairs; S. Katz, IEEE Trans. ASSP 35(3), 1987); a writer
+ * that needs more new values than that gives (a small model asked for many distinct values)
+ * backs off further by t / (c + t) (c the triples' rows, t their number: Witten-Bell, IEEE Trans.
+ * Inf. Theory 37(4), 1991). A value ends
+ * only where >= k real values end on that token
+ * (and a one-token value only where >= k real values are that one token), so no title is a lone
+ * article or stops on `and`. Only tokens from which a released path reaches the end are drawn; a
+ * walk that still cannot end is redrawn. A column whose released paths never reach the end (51
+ * distinct states: only `New`, `North`, `Carolina` ... reach k) gets words drawn by their pairs
+ * and counts instead ({@link TextWriter}).
+ *
+ * Models written before the token model (no `trigrams`) split at whitespace only and are written
+ * as then: a drawn number of words joined by single spaces.
  */
 import type { Rng } from "../generate/sfc32";
 import type { TextModel } from "./types";
 
-/** Most words kept (by rows, then code-unit order). */
+/** Most tokens kept (by rows, then code-unit order). */
 export const MAX_WORDS = 5000;
 /** Most pairs kept (by rows). */
 export const MAX_BIGRAMS = 10000;
+/** Most triples kept (by rows). */
+export const MAX_TRIGRAMS = 10000;
+/** Longest token released, in UTF-16 code units (the contract's bound). */
+const MAX_TOKEN_LENGTH = 256;
+/** Longest value written, in tokens. */
+const MAX_TOKENS = 1000;
 
-/** Splits a value into words (runs of non-whitespace). */
+/** Splits a value into words (runs of non-whitespace): the tokens of models without `trigrams`. */
 export function words(v: string): string[] {
   return v.split(/\s+/).filter((w) => w !== "");
 }
 
+/** A token of a value: its text and whether whitespace precedes it in the value. */
+export interface Token {
+  text: string;
+  spaced: boolean;
+}
+
+const TOKEN_RE = /[\p{L}\p{M}\p{N}]+|\S/gu;
+const DIGIT_RE = /[0-9]/;
+const NUMBER_RE = /^[0-9]+$/;
+/** The digit slot of a shaped token. */
+const SLOT = "#";
+
 /**
- * Builds the word model of a column.
+ * Splits a value into tokens: maximal runs of letters, marks and digits, and every other
+ * non-space character on its own. `"2009 W. 6th St."` -> `2009`, `W`, `.`, `6th`, `St`, `.`.
+ */
+export function tokenize(v: string): Token[] {
+  const out: Token[] = [];
+  let end = 0;
+  for (const m of v.matchAll(TOKEN_RE)) {
+    out.push({ text: m[0], spaced: out.length > 0 && m.index! > end });
+    end = m.index! + m[0].length;
+  }
+  return out;
+}
+
+/** The forms of a token with digits, from literal to all digits masked (`19a5` -> `19a5`, `19a#`, `1#a#`, `##a#`). */
+function digitForms(t: string): string[] {
+  const chars = Array.from(t);
+  const at: number[] = [];
+  chars.forEach((c, j) => {
+    if (DIGIT_RE.test(c)) at.push(j);
+  });
+  const forms = [t];
+  for (let j = at.length - 1; j >= 0; j--) {
+    chars[at[j]] = SLOT;
+    forms.push(chars.join(""));
+  }
+  return forms;
+}
+
+/** Key of a token in the builder's maps: shapes apart from literal tokens (a shape `#` is not the character `#`). */
+const shapeKey = (form: string): string => "\u0001" + form;
+
+/**
+ * Builds the token model of a column (method in the file header).
  * @param values distinct non-blank values; @param counts rows per value (a value in c rows counts
- *   c rows for each of its words).
- * @param k rows a word, pair or length needs to be kept (integer >= 1).
- * @returns the model, or undefined when no length or no word reaches k (nothing safe to release).
+ *   c rows for each of its tokens, pairs and triples).
+ * @param k rows a token, pair, triple or length needs to be released (integer >= 1).
+ * @returns the model, or undefined when no token or no length reaches k (nothing safe to release).
  */
 export function buildTextModel(values: readonly string[], counts: readonly number[], k: number): TextModel | undefined {
-  const rows = new Map<string, number>();
-  const first = new Map<string, number>();
-  const inner = new Map<string, number>();
-  const last = new Map<string, number>();
-  const pairs = new Map<string, number>();
+  const toks = values.map(tokenize);
+  // Digit tokens: each raw form starts literal and is masked one digit further while its form has < k rows.
+  const level = new Map<string, number>();
+  const formsOf = new Map<string, string[]>();
+  for (const ts of toks) for (const t of ts) if (DIGIT_RE.test(t.text) && !formsOf.has(t.text)) (formsOf.set(t.text, digitForms(t.text)), level.set(t.text, 0));
+  const keyOf = (raw: string): string => {
+    const forms = formsOf.get(raw);
+    if (!forms) return raw;
+    const l = level.get(raw)!;
+    return l === 0 ? raw : shapeKey(forms[l]);
+  };
+  const rowsOf = (): Map<string, number> => {
+    const rows = new Map<string, number>();
+    toks.forEach((ts, i) => {
+      for (const key of new Set(ts.map((t) => keyOf(t.text)))) rows.set(key, (rows.get(key) ?? 0) + counts[i]);
+    });
+    return rows;
+  };
+  let rows = rowsOf();
+  for (let moved = formsOf.size > 0; moved; ) {
+    moved = false;
+    for (const [raw, forms] of formsOf) {
+      const l = level.get(raw)!;
+      if (l < forms.length - 1 && (rows.get(keyOf(raw)) ?? 0) < k) {
+        level.set(raw, l + 1);
+        moved = true;
+      }
+    }
+    if (moved) rows = rowsOf();
+  }
+  const kept = [...rows].filter(([key, r]) => r >= k && key.replace(/^\u0001/, "").length <= MAX_TOKEN_LENGTH).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, MAX_WORDS).map(([key]) => key);
+  const index = new Map(kept.map((key, i) => [key, i]));
+  const n = kept.length;
+  const B = n; // the boundary: start before the first token, end after the last
+  const NUM = n + 1; // in first place of a triple: any number (a token of digits, released or not)
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const inner = new Map<number, number>();
+  const pairs = new Map<number, [number, number]>(); // a * (n + 1) + b -> [rows, rows written without a space]
+  const triples = new Map<string, number>();
   const lens = new Map<number, number>();
-  values.forEach((v, i) => {
+  const add = <K>(m: Map<K, number>, key: K, c: number): void => void m.set(key, (m.get(key) ?? 0) + c);
+  toks.forEach((ts, i) => {
     const c = counts[i];
-    const ws = words(v);
-    lens.set(ws.length, (lens.get(ws.length) ?? 0) + c);
-    for (const w of new Set(ws)) rows.set(w, (rows.get(w) ?? 0) + c);
-    if (ws.length) first.set(ws[0], (first.get(ws[0]) ?? 0) + c);
-    if (ws.length > 1) last.set(ws[ws.length - 1], (last.get(ws[ws.length - 1]) ?? 0) + c);
-    for (const w of new Set(ws.slice(1))) inner.set(w, (inner.get(w) ?? 0) + c);
-    const seen = new Set<string>();
-    for (let j = 1; j < ws.length; j++) {
-      const key = ws[j - 1] + "\u0000" + ws[j];
-      if (!seen.has(key)) pairs.set(key, (pairs.get(key) ?? 0) + c);
-      seen.add(key);
+    if (ts.length === 0) return;
+    add(lens, ts.length, c);
+    const ids = ts.map((t) => index.get(keyOf(t.text)) ?? -1);
+    if (ids[0] >= 0) add(first, ids[0], c);
+    if (ids[ids.length - 1] >= 0) add(last, ids[ids.length - 1], c);
+    for (const w of new Set(ids.slice(1))) if (w >= 0) add(inner, w, c);
+    const seenPair = new Set<number>();
+    const seenTriple = new Set<string>();
+    const ext = [B, ...ids, B];
+    for (let j = 1; j < ext.length - 1; j++) {
+      const [a, b, d] = [ext[j - 1], ext[j], ext[j + 1]];
+      if (b < 0) continue;
+      if (j >= 2 && a >= 0) {
+        const key = a * (n + 1) + b;
+        const e = pairs.get(key) ?? [0, 0];
+        if (!seenPair.has(key)) e[0] += c;
+        if (!ts[j - 1].spaced) e[1] += c;
+        pairs.set(key, e);
+        seenPair.add(key);
+      }
+      const keys: string[] = [];
+      if (a >= 0 && d >= 0) keys.push(`${a},${b},${d}`);
+      if (j >= 2 && d >= 0 && NUMBER_RE.test(ts[j - 2].text)) keys.push(`${NUM},${b},${d}`);
+      for (const key of keys) {
+        if (!seenTriple.has(key)) add(triples, key, c);
+        seenTriple.add(key);
+      }
+    }
+    // A number in the middle: `| <number> block`, `| <number> Main` over every number.
+    for (let j = 1; j < ext.length - 1; j++) {
+      const [a, d] = [ext[j - 1], ext[j + 1]];
+      if (a < 0 || d < 0 || !NUMBER_RE.test(ts[j - 1].text)) continue;
+      const key = `${a},${NUM},${d}`;
+      if (!seenTriple.has(key)) add(triples, key, c);
+      seenTriple.add(key);
     }
   });
-  const kept = [...rows].filter(([, r]) => r >= k).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, MAX_WORDS).map(([w]) => w);
-  const index = new Map(kept.map((w, i) => [w, i]));
-  const atLeastK = (n: number | undefined): number => (n !== undefined && n >= k ? n : 0);
   const lengths: Record<string, number> = {};
-  for (const [len, r] of [...lens].sort((a, b) => a[0] - b[0])) if (len > 0 && r >= k) lengths[String(len)] = r;
-  if (kept.length === 0 || Object.keys(lengths).length === 0) return undefined;
-  const bigrams: [number, number, number][] = [];
-  for (const [key, r] of pairs) {
+  for (const [len, r] of [...lens].sort((a, b) => a[0] - b[0])) if (len > 0 && len <= MAX_TOKENS && r >= k) lengths[String(len)] = r;
+  if (n === 0 || Object.keys(lengths).length === 0) return undefined;
+  const atLeastK = (r: number | undefined): number => (r !== undefined && r >= k ? r : 0);
+  const bigrams: TextModel["bigrams"] = [];
+  for (const [key, [r, joined]] of pairs) {
     if (r < k) continue;
-    const [a, b] = key.split("\u0000");
-    const ia = index.get(a);
-    const ib = index.get(b);
-    if (ia !== undefined && ib !== undefined) bigrams.push([ia, ib, r]);
+    const [a, b] = [Math.floor(key / (n + 1)), key % (n + 1)];
+    bigrams.push(2 * joined > r ? [a, b, r, 1] : [a, b, r]);
   }
   bigrams.sort((x, y) => y[2] - x[2] || x[0] - y[0] || x[1] - y[1]);
+  bigrams.length = Math.min(bigrams.length, MAX_BIGRAMS);
+  const pairKept = new Set(bigrams.map(([a, b]) => a * (n + 1) + b));
+  const firstK = (w: number): boolean => atLeastK(first.get(w)) > 0;
+  const lastK = (w: number): boolean => atLeastK(last.get(w)) > 0;
+  const linked = (a: number, b: number): boolean => (a === B ? firstK(b) : b === B ? lastK(a) : pairKept.has(a * (n + 1) + b));
+  const trigrams: [number, number, number, number][] = [];
+  for (const [key, r] of triples) {
+    if (r < k) continue;
+    const [a, b, d] = key.split(",").map(Number);
+    if (b === NUM || ((a === NUM || linked(a, b)) && linked(b, d))) trigrams.push([a, b, d, r]);
+  }
+  trigrams.sort((x, y) => y[3] - x[3] || x[0] - y[0] || x[1] - y[1] || x[2] - y[2]);
+  trigrams.length = Math.min(trigrams.length, MAX_TRIGRAMS);
+  const shaped: number[] = [];
+  const words = kept.map((key, i) => {
+    if (key.startsWith("\u0001")) {
+      shaped.push(i);
+      return key.slice(1);
+    }
+    return key;
+  });
   return {
     k,
-    words: kept,
-    first: kept.map((w) => atLeastK(first.get(w))),
-    inner: kept.map((w) => atLeastK(inner.get(w))),
-    last: kept.map((w) => atLeastK(last.get(w))),
-    bigrams: bigrams.slice(0, MAX_BIGRAMS),
+    words,
+    first: words.map((_, i) => atLeastK(first.get(i))),
+    inner: words.map((_, i) => atLeastK(inner.get(i))),
+    last: words.map((_, i) => atLeastK(last.get(i))),
+    bigrams,
+    trigrams,
+    ...(shaped.length ? { shaped } : {}),
     lengths,
   };
 }
@@ -104,6 +253,10 @@ class Weighted {
   weight(j: number): number {
     return this.cum[j] - (j > 0 ? this.cum[j - 1] : 0);
   }
+  /** The same items with weights `f(item, weight)`. */
+  filter(f: (item: number, w: number) => number): Weighted {
+    return new Weighted(this.items, this.items.map((it, j) => f(it, this.weight(j))));
+  }
   draw(rng: Rng): number {
     const u = rng.next() * this.total;
     let lo = 0;
@@ -117,25 +270,61 @@ class Weighted {
   }
 }
 
+/** Walks of the token model tried before a value is written by word counts instead. */
+const WALKS = 8;
+const CLOSING = /^[,.;:!?)\]}%]$/u;
+const OPENING = /^[(\[{$#]$/u;
+const JOINER = /^[-/'’]$/u;
+const ORDINAL = /^([0-9]*)(st|nd|rd|th)$/i;
+
+/** The English ordinal suffix of n (`1st`, `12th`, `22nd`). */
+function ordinal(n: number): string {
+  const t = n % 100;
+  if (t >= 11 && t <= 13) return "th";
+  return ["th", "st", "nd", "rd"][n % 10] ?? "th";
+}
+
 /**
  * Writes text from a {@link TextModel}.
  * @throws RangeError on a malformed model (no words, no lengths, an index out of range).
  */
 export class TextWriter {
+  private readonly n: number;
   private readonly lengths: Weighted;
+  private readonly maxLen: number;
   private readonly first: Weighted;
   private readonly inner: Weighted;
   private readonly last?: Weighted;
   private readonly lastRows: number[];
   private readonly next = new Map<number, Weighted>();
   private readonly rows: number[];
+  /** Token model only: triples by their first two tokens (key a * (n + 2) + b), pairs written without a space, shapes, tokens that reach the end. */
+  private readonly tokens: boolean;
+  private readonly next2 = new Map<number, Weighted>();
+  private readonly joined = new Set<number>();
+  private readonly pairRows = new Map<number, number>();
+  private readonly alnum: boolean[];
+  /** Tokens of digits (literal or shaped), and per token b the rows of released pairs (number, b). */
+  private readonly number: boolean[];
+  private readonly numberPairRows = new Map<number, number>();
+  /** Per token a (the start: n), the rows of released pairs (a, number). */
+  private readonly numberAfter = new Map<number, number>();
+  private readonly shaped = new Set<number>();
+  private readonly alive: boolean[] = [];
+  private readonly start?: Weighted;
+  private readonly bag?: Weighted;
 
   constructor(private readonly model: TextModel) {
     const n = model?.words?.length ?? 0;
     if (n === 0) throw new RangeError("text model: no words");
-    const lens = Object.entries(model.lengths ?? {}).map(([l, r]) => [Number(l), r] as const).filter(([l]) => Number.isInteger(l) && l >= 1 && l <= 1000);
+    this.n = n;
+    const shapes = new Set(model.shaped ?? []);
+    this.alnum = model.words.map((w, i) => /[\p{L}\p{N}]/u.test(w) || shapes.has(i));
+    this.number = model.words.map((w, i) => (shapes.has(i) ? /^[0-9#]+$/ : NUMBER_RE).test(w));
+    const lens = Object.entries(model.lengths ?? {}).map(([l, r]) => [Number(l), r] as const).filter(([l]) => Number.isInteger(l) && l >= 1 && l <= MAX_TOKENS);
     if (lens.length === 0) throw new RangeError("text model: no lengths");
     this.lengths = new Weighted(lens.map(([l]) => l), lens.map(([, r]) => r));
+    this.maxLen = Math.max(...lens.map(([l]) => l));
     const idx = [...Array(n).keys()];
     const f = model.first ?? [];
     const inner = model.inner ?? [];
@@ -146,44 +335,216 @@ export class TextWriter {
     this.inner = new Weighted(idx, iw.some((x) => x > 0) ? iw : this.rows);
     this.lastRows = idx.map((i) => model.last?.[i] ?? 0);
     if (this.lastRows.some((x) => x > 0)) this.last = new Weighted(idx, this.lastRows);
+    const inRange = (i: number, hi: number): boolean => Number.isInteger(i) && i >= 0 && i <= hi;
     const by = new Map<number, [number[], number[]]>();
-    for (const [a, b, r] of model.bigrams ?? []) {
-      if (!(a >= 0 && a < n && b >= 0 && b < n)) throw new RangeError(`text model: pair (${a}, ${b}) out of range`);
+    for (const [a, b, r, j] of model.bigrams ?? []) {
+      if (!(inRange(a, n - 1) && inRange(b, n - 1))) throw new RangeError(`text model: pair (${a}, ${b}) out of range`);
       const e = by.get(a) ?? [[], []];
       e[0].push(b);
       e[1].push(r);
       by.set(a, e);
+      if (j === 1) this.joined.add(a * (n + 1) + b);
+      this.pairRows.set(a * (n + 1) + b, r);
+      if (this.number[a]) this.numberPairRows.set(b, (this.numberPairRows.get(b) ?? 0) + r);
+      if (this.number[b]) this.numberAfter.set(a, (this.numberAfter.get(a) ?? 0) + r);
     }
     for (const [a, [bs, rs]] of by) this.next.set(a, new Weighted(bs, rs));
+    this.tokens = model.trigrams !== undefined;
+    if (!this.tokens) return;
+    for (const i of model.shaped ?? []) {
+      if (!inRange(i, n - 1)) throw new RangeError(`text model: shaped token ${i} out of range`);
+      this.shaped.add(i);
+    }
+    const by2 = new Map<number, [number[], number[]]>();
+    for (const [a, b, c, r] of model.trigrams!) {
+      if (!(inRange(a, n + 1) && (inRange(b, n - 1) || b === n + 1) && inRange(c, n))) throw new RangeError(`text model: triple (${a}, ${b}, ${c}) out of range`);
+      const e = by2.get(a * (n + 2) + b) ?? [[], []];
+      e[0].push(c);
+      e[1].push(r);
+      by2.set(a * (n + 2) + b, e);
+    }
+    for (const [key, [cs, rs]] of by2) this.next2.set(key, new Weighted(cs, rs));
+    // Tokens from which released pairs reach a released end (backwards from the ends).
+    const pred = new Map<number, number[]>();
+    for (const [a, b] of model.bigrams) pred.set(b, [...(pred.get(b) ?? []), a]);
+    const queue = idx.filter((i) => this.lastRows[i] > 0);
+    for (const i of queue) this.alive[i] = true;
+    while (queue.length) for (const a of pred.get(queue.pop()!) ?? []) if (!this.alive[a]) (this.alive[a] = true), queue.push(a);
+    this.numberAfter.set(n, idx.reduce((t, i) => t + (this.number[i] ? fw[i] : 0), 0));
+    const starts = idx.map((i) => (this.alive[i] ? fw[i] : 0));
+    if (starts.some((x) => x > 0)) this.start = new Weighted(idx, starts);
+    // Words (tokens with a letter), for values written by word counts.
+    const bag = idx.map((i) => (/\p{L}/u.test(model.words[i]) ? this.rows[i] : 0));
+    if (bag.some((x) => x > 0)) this.bag = new Weighted(idx, bag);
   }
 
   /**
-   * One text: a drawn number of words, joined by single spaces. A word already in the text (case
-   * folded) is redrawn (at most 4 times); the last word of a text of 2 or more words is drawn
-   * among the words that end >= k rows (following the previous word's pairs when some of its
-   * successors do), so texts do not stop on `of` or `the`.
+   * True when the model writes values of its own tokens: a released path from the start to the
+   * end, or (token models) at least two words to draw by counts.
    */
-  write(rng: Rng): string {
+  writes(): boolean {
+    if (!this.tokens || this.start) return true;
+    return this.bag !== undefined && this.bag.items.filter((_, j) => this.bag!.weight(j) > 0).length >= 2;
+  }
+
+  /**
+   * One value. Token models: a walk from the start to the end over released triples and pairs
+   * (see the file header; `explore`: more back-off to pairs, for more new values from a small
+   * model), redrawn up to {@link WALKS} times, else
+   * words drawn by their pairs and counts; digit slots filled at random (an ordinal's suffix set
+   * to fit: `21st`).
+   * Models without `trigrams`: a drawn number of words joined by single spaces; a word already in
+   * the text (case folded) is redrawn (at most 4 times); the last word of a text of 2 or more
+   * words is drawn among the words that end >= k rows (following the previous word's pairs when
+   * some of its successors do), so texts do not stop on `of` or `the`.
+   */
+  write(rng: Rng, explore = false): string {
+    if (!this.tokens) return this.byCounts(rng, false);
+    for (let t = 0; t < WALKS && this.start; t++) {
+      const ids = this.walk(rng, explore);
+      if (ids) return this.render(ids, rng);
+    }
+    return this.byCounts(rng, true);
+  }
+
+  /**
+   * Token ids of a walk from the start to the end, or undefined when it got stuck or ran too long.
+   * `explore`: Witten-Bell back-off from triples to pairs on top of Katz's.
+   */
+  private walk(rng: Rng, explore: boolean): number[] | undefined {
+    const n = this.n;
+    const END = n;
+    const ids = [this.start!.draw(rng)];
+    for (;;) {
+      const b = ids[ids.length - 1];
+      const a = ids.length >= 2 ? ids[ids.length - 2] : n;
+      const full = ids.length >= this.maxLen;
+      const ok = (c: number): boolean => (c === END ? true : !full && this.alive[c] === true);
+      let c = -1;
+      // At a number, or after one, the triples of any number (`| 2009` -> `Main` and `2009 Main`
+      // -> `St` as at every house number).
+      const atNum = this.number[b] && this.next2.has(a * (n + 2) + n + 1);
+      const num = !atNum && a < n && this.number[a] && this.next2.has((n + 1) * (n + 2) + b);
+      const all = this.next2.get(atNum ? a * (n + 2) + n + 1 : num ? (n + 1) * (n + 2) + b : a * (n + 2) + b);
+      const tri = all?.filter((item, w) => (ok(item) ? w : 0));
+      // Katz back-off: the triples cover `covered` of the rows of (a, b); the rest continue with a
+      // token whose triple was held by fewer than k rows, so they go to the pairs of b.
+      const context = atNum ? this.numberAfter.get(a) ?? 0 : num ? this.numberPairRows.get(b) ?? 0 : a === n ? this.model.first[b] : this.pairRows.get(a * (n + 1) + b) ?? 0;
+      let covered = all && context > 0 ? Math.min(1, all.total / context) : 1;
+      if (explore && tri) covered *= tri.total / (tri.total + tri.items.filter((_, j) => tri.weight(j) > 0).length);
+      if (tri && tri.total > 0 && rng.next() < covered) c = tri.draw(rng);
+      else {
+        // Pairs, without the continuations the triples hold (Katz), unless nothing else is left; the
+        // end of a value of one word (`The`, `Mt.`) or after a mark (`2107 W.`: `.` ends values
+        // after `St`) only through a released triple, not by back-off.
+        const nx = this.next.get(b);
+        const inTri = new Set(all?.items ?? []);
+        const endW = a === n || !this.alnum[b] || this.wordsIn(ids) < 2 ? 0 : this.lastRows[b];
+        const items = [...(nx?.items ?? []), END];
+        const weights = [...(nx ? nx.items.map((item, j) => (ok(item) ? nx.weight(j) : 0)) : []), endW];
+        const fresh = weights.map((w, j) => (inTri.has(items[j]) ? 0 : w));
+        const bi = new Weighted(items, fresh.some((w) => w > 0) ? fresh : weights);
+        if (bi.total > 0) c = bi.draw(rng);
+        else if (tri && tri.total > 0) c = tri.draw(rng);
+      }
+      if (c < 0) return undefined;
+      if (c === END) return this.balanced(ids) ? ids : undefined;
+      if (full) return undefined;
+      ids.push(c);
+    }
+  }
+
+  /** True when every `)` or `]` of the tokens closes an earlier `(` or `[`, and all are closed (no `New)`). */
+  private balanced(ids: readonly number[]): boolean {
+    const open: string[] = [];
+    for (const i of ids) {
+      const t = this.model.words[i];
+      if (t === "(" || t === "[") open.push(t);
+      else if (t === ")" || t === "]") {
+        if (open.pop() !== (t === ")" ? "(" : "[")) return false;
+      }
+    }
+    return open.length === 0;
+  }
+
+  /** Number of tokens of `ids` with a letter or digit. */
+  private wordsIn(ids: readonly number[]): number {
+    let w = 0;
+    for (const i of ids) if (this.alnum[i]) w++;
+    return w;
+  }
+
+  /** Words drawn by counts (see {@link write}); `tokens`: only tokens with a letter, spaced by their kind. */
+  private byCounts(rng: Rng, tokens: boolean): string {
+    const words = this.model.words;
+    const pool = tokens ? this.bag ?? this.inner : this.inner;
+    const isWord = (w: number): boolean => !tokens || /\p{L}/u.test(words[w]);
     const len = this.lengths.draw(rng);
-    let w = this.first.draw(rng);
-    const out = [this.model.words[w]];
-    const used = new Set([out[0].toLowerCase()]);
+    // A one-word value of a token model is a word that ends >= k values (`Carolina`, not `New`).
+    const alone = tokens && len === 1 ? this.last?.filter((b, wt) => (isWord(b) ? wt : 0)) : undefined;
+    let w = alone && alone.total > 0 ? alone.draw(rng) : this.first.draw(rng);
+    for (let t = 0; t < 8 && !isWord(w); t++) w = pool.draw(rng);
+    const out = [w];
+    const used = new Set([words[w].toLowerCase()]);
     while (out.length < len) {
       const prev = w;
-      const nx = this.next.get(prev);
+      const nx = this.next.get(prev)?.filter((item, wt) => (isWord(item) ? wt : 0));
       const final = out.length === len - 1 && this.last !== undefined;
       const drawOne = (): number => {
         if (final) {
-          const ends = nx && nx.items.some((b) => this.lastRows[b] > 0) ? new Weighted(nx.items, nx.items.map((b, j) => (this.lastRows[b] > 0 ? nx.weight(j) : 0))) : this.last!;
-          return ends.draw(rng);
+          const ends = nx && nx.items.some((b, j) => this.lastRows[b] > 0 && nx.weight(j) > 0) ? nx.filter((b, wt) => (this.lastRows[b] > 0 ? wt : 0)) : this.last!.filter((b, wt) => (isWord(b) ? wt : 0));
+          if (ends.total > 0) return ends.draw(rng);
         }
-        return nx && rng.next() * this.rows[prev] < nx.total ? nx.draw(rng) : this.inner.draw(rng);
+        return nx && nx.total > 0 && rng.next() * this.rows[prev] < nx.total ? nx.draw(rng) : pool.draw(rng);
       };
       w = drawOne();
-      for (let t = 0; t < 4 && used.has(this.model.words[w].toLowerCase()); t++) w = drawOne();
-      out.push(this.model.words[w]);
-      used.add(this.model.words[w].toLowerCase());
+      for (let t = 0; t < 4 && (used.has(words[w].toLowerCase()) || !isWord(w)); t++) w = drawOne();
+      if (!isWord(w)) break;
+      out.push(w);
+      used.add(words[w].toLowerCase());
     }
-    return out.join(" ");
+    return tokens ? this.render(out, rng) : out.map((i) => words[i]).join(" ");
   }
+
+  /** The text of token ids: shapes filled, joined with a space unless the pair is written without one. */
+  private render(ids: number[], rng: Rng): string {
+    const n = this.n;
+    let s = "";
+    const spaced: boolean[] = [false];
+    ids.forEach((id, j) => {
+      let t = this.model.words[id];
+      if (this.shaped.has(id)) t = fill(t, rng);
+      if (j > 0) {
+        const a = ids[j - 1];
+        const pair = this.next.get(a)?.items.includes(id);
+        // A joiner (`-`, `/`, `'`) is spaced on its right as on its left (`Portland-Salem`, not
+        // `Portland- Salem`); otherwise the pair's spacing, or without a released pair: closing
+        // marks lean left, opening marks right.
+        const joiner = JOINER.test(this.model.words[a]) && j >= 2;
+        const glued = joiner ? !spaced[j - 1] : pair ? this.joined.has(a * (n + 1) + id) : CLOSING.test(t) || OPENING.test(this.model.words[a]);
+        spaced[j] = !glued;
+        if (!glued) s += " ";
+      }
+      s += t;
+    });
+    return s;
+  }
+}
+
+/** A shaped token with its slots filled: the first digit of a run of 2 or more is 1-9, others 0-9; an ordinal's suffix fits its number. */
+function fill(t: string, rng: Rng): string {
+  const chars = Array.from(t);
+  for (let j = 0; j < chars.length; j++) {
+    if (chars[j] !== SLOT) continue;
+    const runStart = j === 0 || !(chars[j - 1] === SLOT || DIGIT_RE.test(chars[j - 1]));
+    const runLong = j + 1 < chars.length && (chars[j + 1] === SLOT || DIGIT_RE.test(chars[j + 1]));
+    chars[j] = String(runStart && (runLong || chars.length === 1 || ORDINAL.test(t.replaceAll(SLOT, "1"))) ? 1 + rng.int(9) : rng.int(10));
+  }
+  const out = chars.join("");
+  const m = ORDINAL.exec(out);
+  if (m && m[1] !== "") {
+    const suf = ordinal(Number(m[1]));
+    return m[1] + (m[2] === m[2].toUpperCase() ? suf.toUpperCase() : suf);
+  }
+  return out;
 }

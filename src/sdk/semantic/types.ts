@@ -26,27 +26,59 @@ export const SEMANTIC_KINDS: readonly SemanticKind[] = [
   "postal_code",
   "company",
   "title",
+  "text",
+  "code",
 ];
 
 /** Locales with their own faker data; `en` is the default. */
 export type SemanticLocale = "en" | "de" | "fr" | "es";
 
-/** Words of a title / free-text column (see `./text`): only words and pairs seen in >= k rows. */
+/**
+ * The token model of a title or text column (see `./text`): only tokens, pairs, triples and
+ * lengths seen in >= k rows. Models without `trigrams` (written before the token model) hold
+ * whitespace-separated words and no start or end states.
+ */
 export interface TextModel {
   /** The rare threshold k the model was built with: every count below is >= k or 0. */
   k: number;
-  /** Kept words, case-sensitive surface forms (`The`, `of`, `(1995)`), each in >= k distinct rows. */
+  /**
+   * Released tokens, case-sensitive (`The`, `St`, `.`, `6th`), each in >= k distinct rows; a
+   * token listed in `shaped` is a digit shape whose `#` characters are digit slots (`19##`).
+   */
   words: string[];
-  /** Per word, the rows whose FIRST word it is (0 when fewer than k). */
+  /** Per token, the rows whose FIRST token it is (0 when fewer than k). */
   first: number[];
-  /** Per word, the rows holding it at a later position (0 when fewer than k). */
+  /** Per token, the rows holding it at a later position (0 when fewer than k). */
   inner: number[];
-  /** Per word, the rows of 2 or more words whose LAST word it is (0 when fewer than k); may be absent. */
+  /**
+   * Per token, the rows whose LAST token it is (0 when fewer than k); models without `trigrams`:
+   * only rows of 2 or more words, and the field may be absent.
+   */
   last?: number[];
-  /** Adjacent pairs `[a, b, rows]` (indices into `words`) seen in >= k distinct rows. */
-  bigrams: [number, number, number][];
-  /** Rows per number of words (keys: counts as decimal strings), only counts held by >= k rows. */
+  /**
+   * Adjacent pairs `[a, b, rows]` (indices into `words`) seen in >= k distinct rows; a 4th element
+   * 1: most of those rows write the pair without a space between (`St` `.`).
+   */
+  bigrams: ([number, number, number] | [number, number, number, number])[];
+  /**
+   * Adjacent triples `[a, b, c, rows]` seen in >= k distinct rows; index `words.length` in first
+   * place is the start of a value, in last place its end (`[n, The, n, r]`: r rows are `The`
+   * alone); index `words.length + 1` in first or second place stands for any number (a token of
+   * digits: `[n + 1, Main, St, r]`: r rows hold a number, `Main`, `St`). Present in token models
+   * only (even when empty).
+   */
+  trigrams?: [number, number, number, number][];
+  /** Indices of the tokens of `words` that are digit shapes. */
+  shaped?: number[];
+  /** Rows per number of tokens (keys: counts as decimal strings), only counts held by >= k rows. */
   lengths: Record<string, number>;
+}
+
+/** One released form of a code column (see `./code`): per position a character or a class, and its rows (>= k). */
+export interface CodePattern {
+  /** Per position, the class syntax of `TextIdShape.positions`: `A-Z`, `a-z`, `0-9` or one literal character. */
+  positions: string[];
+  rows: number;
 }
 
 /** A Bloom filter of the real values (see `./bloom`). */
@@ -72,6 +104,8 @@ export interface SemanticShape {
   plain?: boolean;
   /** Real values (case-folded), so fresh values never equal one (up to the filter's false positives). */
   bloom?: BloomStats;
-  /** Title only: the word model. */
+  /** Code only: the released patterns. */
+  codes?: CodePattern[];
+  /** Title and text only: the token model. */
   text?: TextModel;
 }

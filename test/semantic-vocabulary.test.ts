@@ -1,0 +1,265 @@
+/**
+ * Text in a column's own words (issue 40, "never letter soup"): a text identifier column that no
+ * semantic kind fits is written from its own tokens, pairs and triples, each held by >= k rows;
+ * titles end where real titles end; codes keep their per-position characters. Tables built here:
+ * incident addresses (numbered, intersections, "block of", unit numbers), book titles
+ * (test/data), codes like `U8K`/`N12345`, the 51 US state names.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import typia from "typia";
+import type { CreateModelRequest } from "../src/contract";
+import { Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
+import type { TextIdShape } from "../src/sdk/metadata/identifier";
+import { buildTextModel, TextWriter } from "../src/sdk/semantic/text";
+import { Rng } from "../src/sdk/generate/sfc32";
+import type { SemanticShape, TextModel } from "../src/sdk/semantic/types";
+
+const DATA = join(__dirname, "..", "..", "test", "data");
+
+/** A deterministic integer in [0, n) from a label. */
+function h(label: string, n: number): number {
+  return createHash("sha256").update(label).digest().readUInt32BE(0) % n;
+}
+
+/** Tokens as the issue defines them, written apart from the SDK: letter/digit runs and single other characters. */
+function toks(v: string): string[] {
+  return v.match(/[\p{L}\p{M}\p{N}]+|\S/gu) ?? [];
+}
+
+/** Whether token `t` is released form `w` (a shape: each `#` one digit). */
+function fits(t: string, w: string, shaped: boolean): boolean {
+  if (!shaped) return t === w;
+  const re = new RegExp("^" + w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/#/g, "[0-9]") + "$");
+  return re.test(t);
+}
+
+function table(name: string, values: string[]): Table {
+  return { columns: [name, "group"], rows: values.map((v, i) => [v, String(i % 3)]) };
+}
+
+function semanticOf(a: Analysis, col: string): SemanticShape | undefined {
+  const st = a.metadata.column_stats![col];
+  assert.equal(st.type, "id", `${col} is an id column`);
+  return (st.id_shape as TextIdShape).semantic as SemanticShape | undefined;
+}
+
+function sample(a: Analysis, col: string, n: number, seed: number): string[] {
+  const codes: Record<string, number[]> = {};
+  for (const f of a.metadata.features) codes[f] = new Array(n).fill(0);
+  const t = new Decoder(a.metadata).decode(codes, seed, { rules: false });
+  const j = t.columns.indexOf(col);
+  return t.rows.map((r) => r[j]);
+}
+
+/**
+ * Every released token, pair and triple of `m` is held by >= k of the real `values` (counted
+ * here from the values, not from the model's own counts); the start and end of a value count as
+ * boundary tokens.
+ */
+function assertKAnonymous(m: TextModel, values: string[]): void {
+  const n = m.words.length;
+  const shaped = new Set(m.shaped ?? []);
+  const seqs = values.map(toks);
+  // Index n: the start or end of a value; n + 1: any number (a token of digits).
+  const at = (s: string[], j: number, w: number): boolean =>
+    w === n ? j === -1 || j === s.length : j >= 0 && j < s.length && (w === n + 1 ? /^[0-9]+$/.test(s[j]) : fits(s[j], m.words[w], shaped.has(w)));
+  const rows = (test: (s: string[]) => boolean): number => seqs.filter(test).length;
+  m.words.forEach((_, w) => {
+    const r = rows((s) => s.some((_, j) => at(s, j, w)));
+    assert.ok(r >= m.k, `token ${JSON.stringify(m.words[w])}: ${r} rows`);
+  });
+  for (const [a, b] of m.bigrams) {
+    const r = rows((s) => s.some((_, j) => at(s, j, a) && at(s, j + 1, b)));
+    assert.ok(r >= m.k, `pair ${m.words[a]} ${m.words[b]}: ${r} rows`);
+  }
+  for (const [a, b, c] of m.trigrams ?? []) {
+    const r = rows((s) => {
+      for (let j = 0; j < s.length; j++) if (at(s, j - 1, a) && at(s, j, b) && at(s, j + 1, c)) return true;
+      return false;
+    });
+    assert.ok(r >= m.k, `triple ${[a, b, c].map((x) => (x === n ? "|" : x === n + 1 ? "<number>" : m.words[x])).join(" ")}: ${r} rows`);
+  }
+  for (const [len, r] of Object.entries(m.lengths)) assert.ok(r >= m.k && rows((s) => s.length === Number(len)) >= m.k);
+}
+
+/** The tokens of `v` that are neither a released token nor a number of a released digit shape ("letter soup"). */
+function unreleased(m: TextModel, v: string): string[] {
+  const shaped = new Set(m.shaped ?? []);
+  const ordinal = (t: string): string => t.replace(/^([0-9]+)(st|nd|rd|th)$/i, (_, d: string, s: string) => d + (s === s.toUpperCase() ? "TH" : "th"));
+  return toks(v).filter((t) => !m.words.some((w, i) => fits(t, w, shaped.has(i)) || (shaped.has(i) && fits(ordinal(t), ordinal(w), true))));
+}
+
+// Incident addresses: numbered with a direction, intersections, "block of", unit numbers.
+const STREETS = ["Main", "Oak", "College", "Pine", "Maple", "Cedar", "Elm", "Lake", "Hill", "Park", "Washington", "Lincoln", "6th", "5th", "3rd", "12th", "1st", "22nd"];
+const SUFFIX = ["St", "Ave", "Blvd", "Rd"];
+const DIRS = ["N", "S", "E", "W"];
+const ADDRESSES = [
+  ...new Set(
+    Array.from({ length: 420 }, (_, i) => {
+      const s = STREETS[h(`s${i}`, STREETS.length)];
+      const t = STREETS[h(`t${i}`, STREETS.length)];
+      const suf = SUFFIX[h(`x${i}`, SUFFIX.length)];
+      const num = String(10 ** (1 + h(`d${i}`, 3)) + h(`n${i}`, 9 * 10 ** (1 + h(`d${i}`, 3))));
+      switch (i % 5) {
+        case 0:
+          return `${num} ${DIRS[h(`r${i}`, 4)]}. ${s} ${suf}.`;
+        case 1:
+          return s === t ? `${s} & Park streets` : `${s} & ${t} streets`;
+        case 2:
+          return `${1 + h(`b${i}`, 49)}00 block of ${s} ${suf}`;
+        case 3:
+          return `${num} ${s} ${suf}. Apt ${1 + h(`u${i}`, 40)}`;
+        default:
+          return `${num} ${s} ${suf}. #${1 + h(`u${i}`, 400)}`;
+      }
+    }),
+  ),
+].slice(0, 360);
+
+const TITLES = readFileSync(join(DATA, "book-titles.txt"), "utf8").split("\n").map((s) => s.trim()).filter(Boolean);
+
+const STATES = ["Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware", "District of Columbia", "Florida", "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana", "Maine", "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana", "Nebraska", "Nevada", "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota", "Ohio", "Oklahoma", "Oregon", "Pennsylvania", "Rhode Island", "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah", "Vermont", "Virginia", "Washington", "West Virginia", "Wisconsin", "Wyoming"];
+
+test("incident addresses (numbered, intersections, block of, units): written in released tokens, every token/pair/triple held by >= k rows, forms kept, numbers keep their digit counts", async () => {
+  for (const k of [2, 5]) {
+    const a = await analyzeTable(table("incident_location", ADDRESSES), { rareThreshold: k });
+    const sem = semanticOf(a, "incident_location")!;
+    assert.equal(sem?.kind, "text", "no recognised kind: the column's own words");
+    const m = sem.text!;
+    assert.ok(m.trigrams && m.trigrams.length > 0);
+    assertKAnonymous(m, ADDRESSES);
+    assert.ok(typia.createValidateEquals<CreateModelRequest>()({ metadata: a.metadata }).success, "the server accepts the model");
+    const out = sample(a, "incident_location", 300, 7);
+    const soup = out.filter((v) => unreleased(m, v).length > 0);
+    assert.deepEqual(soup.slice(0, 5), [], `k=${k}: tokens never released`);
+    const real = new Set(ADDRESSES.map((v) => v.toLowerCase()));
+    assert.ok(out.filter((v) => real.has(v.toLowerCase())).length <= 3, "<= 1% equal a real address");
+    assert.equal(new Set(out).size, out.length, "distinct within the sample");
+    const share = (re: RegExp): number => out.filter((v) => re.test(v)).length / out.length;
+    const shares: string[] = [];
+    for (const [re, what] of [[/[\p{L}\p{N}]+ & [\p{L}\p{N}]+ streets$/u, "intersections"], [/^[0-9]+ block of \S+ (St|Ave|Blvd|Rd)\.?$/, "blocks"], [/\. (Apt [0-9]+|#[0-9]+)$/, "units"], [/^[0-9]+ [NSEW]\. \S+ (St|Ave|Blvd|Rd)\.$/, "numbered with a direction"]] as const) {
+      const s = share(re);
+      shares.push(`${what} ${(100 * s).toFixed(1)}%`);
+      // At k = 5 this small table releases few triples, and the long forms (units) fade.
+      if (k === 2) assert.ok(s > 0.03, `${what}: ${(100 * s).toFixed(1)}% of fresh values (real 20%)`);
+    }
+    console.log(`addresses k=${k}, forms (real 20% each): ${shares.join(", ")}`);
+    // A value ending on a mark ends on a (word, mark) that ends >= k real values (`St.`, never `2107 W.`).
+    const realEnds = new Map<string, number>();
+    for (const s of ADDRESSES.map(toks)) realEnds.set(s.slice(-2).join(" "), (realEnds.get(s.slice(-2).join(" ")) ?? 0) + 1);
+    assert.deepEqual(out.filter((v) => /[^\p{L}\p{N}]$/u.test(v) && (realEnds.get(toks(v).slice(-2).join(" ")) ?? 0) < k).slice(0, 5), []);
+    // House numbers: 2 to 4 digits as in the real column, the first never 0; ordinals read right.
+    const houses = out.map((v) => /^([0-9]+) /.exec(v)?.[1]).filter((x): x is string => x !== undefined && !/ block /.test(x));
+    assert.ok(houses.every((x) => x.length >= 2 && x.length <= 4 && x[0] !== "0"), houses.filter((x) => x.length < 2 || x.length > 4).join(" "));
+    const ords = out.flatMap((v) => v.match(/\b[0-9]+(st|nd|rd|th)\b/g) ?? []);
+    const right = (o: string): boolean => {
+      const d = Number(o.slice(0, -2));
+      const s = d % 100 >= 11 && d % 100 <= 13 ? "th" : (["th", "st", "nd", "rd"][d % 10] ?? "th");
+      return o.endsWith(s);
+    };
+    assert.deepEqual(ords.filter((o) => !right(o)), []);
+    console.log(`addresses k=${k}: ${m.words.length} tokens, ${m.bigrams.length} pairs, ${m.trigrams!.length} triples; e.g. ${out.slice(0, 6).join(" | ")}`);
+  }
+});
+
+test("titles: no lone article, first and last tokens where >= k real titles start and end, lengths like the real ones, nothing rarer than k", async () => {
+  const k = 2;
+  const a = await analyzeTable(table("title", TITLES), { rareThreshold: k });
+  const sem = semanticOf(a, "title")!;
+  assert.equal(sem.kind, "title");
+  const m = sem.text!;
+  assertKAnonymous(m, TITLES);
+  // 299 titles share few words: the model holds a few dozen new titles, and an identifier column's
+  // values are distinct, so later rows carry a number (`The Return of the Moon 2`), checked apart.
+  const written = sample(a, "title", 1000, 5);
+  const numbered = written.filter((v) => / [0-9]+$/.test(v) && !/ [0-9]+$/.test(v.replace(/ [0-9]+$/, "")));
+  const out = written.map((v) => v.replace(/ [0-9]+$/, ""));
+  assert.equal(new Set(written).size, written.length, "distinct within the sample");
+  console.log(`titles: ${numbered.length} of ${written.length} numbered; ${new Set(out).size} distinct titles before numbers`);
+  assert.deepEqual(out.filter((v) => unreleased(m, v).length > 0).slice(0, 5), []);
+  const count = (pick: (s: string[]) => string): Map<string, number> => {
+    const c = new Map<string, number>();
+    for (const s of TITLES.map(toks)) c.set(pick(s), (c.get(pick(s)) ?? 0) + 1);
+    return c;
+  };
+  const starts = count((s) => s[0]);
+  const ends = count((s) => s[s.length - 1]);
+  for (const v of out) {
+    const s = toks(v);
+    assert.ok(!/^(the|a|an|and|of|in|to)$/i.test(v), `lone article: ${v}`);
+    assert.ok((starts.get(s[0]) ?? 0) >= k, `${v}: starts where fewer than k titles start`);
+    assert.ok((ends.get(s[s.length - 1]) ?? 0) >= k, `${v}: ends where fewer than k titles end`);
+    assert.ok(!/ (and|the|The|of|a|A)$/.test(v), `${v} ends on a function word`);
+  }
+  // Short titles are mostly single rare words (`Emma`), never released: fresh ones run longer.
+  const longest = Math.max(...Object.keys(m.lengths).map(Number));
+  assert.ok(out.every((v) => toks(v).length <= longest), "no title longer than the longest released length");
+  const mean = (xs: string[]): number => xs.reduce((t, v) => t + toks(v).length, 0) / xs.length;
+  console.log(`titles: mean tokens ${mean(out).toFixed(2)}, real ${mean(TITLES).toFixed(2)}`);
+  assert.ok(out.filter((v) => /^\p{Lu}/u.test(v)).length >= 990, "titles start with a capital");
+  console.log(`titles: e.g. ${out.slice(0, 8).join(" | ")}`);
+});
+
+test("codes without spaces of two forms (U8K, N12345): each form keeps its own per-position characters; one form keeps the plain shape", async () => {
+  const L = "ABCDEFGHJKLMNPRSTUVWXYZ";
+  const faa = Array.from({ length: 150 }, (_, i) => `${L[h(`a${i}`, L.length)]}${h(`b${i}`, 10)}${L[h(`c${i}`, L.length)]}`);
+  const tails = Array.from({ length: 150 }, (_, i) => `N${10000 + h(`t${i}`, 90000)}`);
+  const values = [...new Set([...faa, ...tails])];
+  const a = await analyzeTable(table("tail_or_code", values));
+  const sem = semanticOf(a, "tail_or_code")!;
+  assert.equal(sem?.kind, "code");
+  assert.deepEqual(sem.codes!.map((p) => p.positions.join(" ")), ["N 0-9 0-9 0-9 0-9 0-9", "A-Z 0-9 A-Z"]);
+  assert.ok(sem.codes!.every((p) => p.rows >= 2));
+  assert.ok(typia.createValidateEquals<CreateModelRequest>()({ metadata: a.metadata }).success, "the server accepts the patterns");
+  const cls = (v: string): string => v.replace(/[A-Z]/g, "A").replace(/[0-9]/g, "9");
+  const real = new Set(values.map(cls));
+  const out = sample(a, "tail_or_code", 500, 3);
+  assert.deepEqual(out.filter((v) => !real.has(cls(v))).slice(0, 5), [], `real classes ${[...real].join(", ")}`);
+  assert.equal(new Set(out).size, out.length, "distinct within the sample");
+  const realSet = new Set(values);
+  assert.ok(out.filter((v) => realSet.has(v)).length <= 5, "<= 1% equal a real code");
+  assert.ok(out.filter((v) => v.startsWith("N")).length > 150, "both forms written, about half each");
+  console.log(`codes: e.g. ${out.slice(0, 8).join(" | ")}`);
+  // One form only (ORD-00001 ...): the plain per-position shape, no semantic kind.
+  const one = await analyzeTable(table("order_ref", Array.from({ length: 300 }, (_, i) => `ORD-${String(i).padStart(5, "0")}`)));
+  assert.equal(semanticOf(one, "order_ref"), undefined);
+});
+
+test("51 state names (each once): written from the words that reach k (New, North, Carolina ...), never letter soup, never a lone New", async () => {
+  const a = await analyzeTable(table("state", STATES));
+  const sem = semanticOf(a, "state")!;
+  assert.equal(sem?.kind, "text");
+  const m = sem.text!;
+  assertKAnonymous(m, STATES);
+  const out = sample(a, "state", 200, 4);
+  assert.deepEqual(out.filter((v) => unreleased(m, v.replace(/ [0-9]+$/, "")).length > 0).slice(0, 5), []);
+  const realEnds = new Set(STATES.map((s) => toks(s).pop()!));
+  assert.ok(out.every((v) => realEnds.has(toks(v.replace(/ [0-9]+$/, "")).pop()!)), out.slice(0, 10).join(" | "));
+  const real = new Set(STATES.map((s) => s.toLowerCase()));
+  assert.deepEqual(out.filter((v) => real.has(v.toLowerCase())), []);
+  console.log(`states: ${m.words.join(" ")}; e.g. ${out.slice(0, 8).join(" | ")}`);
+});
+
+test("token model: digit shapes generalise from the right until k rows share them; a token of fewer than k rows is never released", () => {
+  const m = buildTextModel(["Toy Story (1995)", "Heat (1995)", "Casino (1995)", "Fargo (1996)", "Big (1988)", "Jaws (1975)", "Alien (1979)"], [1, 1, 1, 1, 1, 1, 1], 2)!;
+  const shaped = (m.shaped ?? []).map((i) => m.words[i]).sort();
+  assert.ok(m.words.includes("1995"), "a year held by 3 rows is released as it is");
+  assert.deepEqual(shaped, ["197#", "19##"].sort(), `shapes ${shaped.join(", ")}`);
+  for (const w of ["Toy", "Story", "Heat", "1996", "1988"]) assert.ok(!m.words.includes(w), `${w} is rare`);
+  // Index n + 1: any number (`<number> ) |`: 7 rows end on a number and `)`).
+  const n = m.words.length;
+  assert.deepEqual(m.trigrams!.map(([a, b, c]) => [a, b, c].map((x) => (x === n ? "|" : x === n + 1 ? "<number>" : m.words[x])).join(" ")).sort(), ["( 1995 )", "( 197# )", "( 19## )", "1995 ) |", "197# ) |", "19## ) |", "<number> ) |", "( <number> )"].sort());
+  // No released path from a start to an end and no word: nothing this model could write.
+  assert.equal(new TextWriter(m).writes(), false);
+  assert.equal(buildTextModel(["alpha beta", "gamma delta"], [1, 1], 2), undefined);
+});
+
+test("models without trigrams (metadata written before the token model) are written as before: words joined by spaces", () => {
+  const old: TextModel = { k: 2, words: ["The", "Red", "House"], first: [3, 0, 0], inner: [0, 2, 3], last: [0, 0, 3], bigrams: [[0, 1, 2], [1, 2, 2]], lengths: { "3": 3 } };
+  const w = new TextWriter(old);
+  for (let s = 0; s < 20; s++) assert.match(w.write(new Rng(s)), /^The \S+ House$/);
+});
