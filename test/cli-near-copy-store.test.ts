@@ -2,7 +2,7 @@
  * Where `synthd fit` keeps near-copy filters for `synthd sample` (`src/cli/commands/near-copy-store.ts`):
  * the directory's precedence (SYNTHD_FILTER_DIR, XDG_DATA_HOME, ~/.local/share), the machine key
  * and the filter files made owner-only, a filter loaded back flagging the same rows, the reason
- * stored when fit built none, and ids that are not file names refused.
+ * stored when fit built none, removed for `models rm`, and ids that are not file names refused.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,7 +11,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Table } from "../src/sdk";
 import { NearCopyFilter } from "../src/sdk/privacy/filter";
-import { filterDir, loadFilter, machineKey, saveFilter } from "../src/cli/commands/near-copy-store";
+import { filterDir, loadFilter, machineKey, removeFilter, saveFilter } from "../src/cli/commands/near-copy-store";
 
 const mode = (p: string): number => statSync(p).mode & 0o777;
 
@@ -48,6 +48,11 @@ test("fit's files: the key and the filter owner-only, loaded back the filter fla
     assert.deepEqual(loadFilter(dir, "mdl_000000000002"), { none: "fewer than 2 compared columns or real rows" });
     assert.equal(mode(join(dir, "mdl_000000000002.none")), 0o600);
     assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith(".partial")), [], "no temporary file left");
+
+    // synthd models rm removes what fit kept for the model, and nothing else.
+    removeFilter(dir, "mdl_000000000002");
+    assert.equal(loadFilter(dir, "mdl_000000000002"), undefined);
+    assert.ok(loadFilter(dir, "mdl_000000000001") !== undefined);
 
     assert.throws(() => loadFilter(dir, "../key"), /is not a model id/);
     rmSync(join(dir, "key"));

@@ -54,8 +54,10 @@ export async function modelsGetCommand(id: string, opts: ClientOptions): Promise
   process.stdout.write(JSON.stringify(m, null, 2) + "\n");
 }
 
-/** `synthd models rm ID`: deletes the model (training stopped, checkpoints removed). */
+/** `synthd models rm ID`: deletes the model (training stopped, checkpoints removed) and the near-copy filter `fit` kept for it here. */
 export async function modelsRemoveCommand(id: string, opts: ClientOptions): Promise<void> {
   await client(opts).models.delete(id);
+  const { filterDir, removeFilter } = await import("./near-copy-store");
+  removeFilter(filterDir(), id);
   process.stderr.write(`deleted ${id}\n`);
 }

@@ -104,3 +104,10 @@ export function loadFilter(dir: string, id: string): StoredFilter {
   if (existsSync(`${at}.none`)) return { none: readFileSync(`${at}.none`, "utf8").trim() };
   return undefined;
 }
+
+/** Removes model `id`'s stored filter (or the reason none was built), if this machine holds one. */
+export function removeFilter(dir: string, id: string): void {
+  const at = base(dir, id);
+  rmSync(`${at}.ncf`, { force: true });
+  rmSync(`${at}.none`, { force: true });
+}
