@@ -25,9 +25,12 @@
  *   (three values each rounded by half a unit); and the share of synthetic rows that keep it. Sums
  *   whose parts are mostly zero are among them (judged on every row, and counted on the rows
  *   where a part is not zero).
- * - {@link grain}: per numeric column, the share of values at multiples of each step of
- *   {@link GRAIN_STEPS} (rounding mixtures and fractional steps) real against synthetic, and the
- *   TVD of the number of decimals the values are written with.
+ * - {@link grain}: per numeric column, the share of non-zero values at multiples of each step of
+ *   {@link GRAIN_STEPS} (rounding mixtures and fractional steps; zero, a multiple of every step,
+ *   left out) real against synthetic, and the TVD of the number of decimals the values are written
+ *   with; for a column of repeated values (distinct values at most {@link LATTICE_SHARE} of its
+ *   filled rows: a lattice such as whole degrees Fahrenheit written in Celsius), the share of
+ *   synthetic values that are values of the real column.
  */
 import { decimalsOf, isNumeric, type ScannedTable } from "../src/sdk/metadata/metadata";
 
@@ -39,6 +42,8 @@ export const MIN_PREDICTED = 30;
 export const MIN_IDENTITY_ROWS = 30;
 /** Steps of {@link grain}: round thousands down to twelfths. */
 export const GRAIN_STEPS = [1000, 100, 50, 10, 5, 1, 0.5, 0.25, 1 / 12];
+/** Most distinct values, as a share of the filled rows, of a numeric column {@link grain} treats as a lattice. */
+export const LATTICE_SHARE = 0.2;
 /** Examples kept per finding. */
 const EXAMPLES = 3;
 
@@ -461,6 +466,8 @@ export interface GrainCheck {
   synthetic: number;
   /** TVD between the real and the synthetic distributions of decimals written (`12.80`: 2). */
   decimals_tvd: number;
+  /** A lattice column only: share of the synthetic numbers that are values of the real column. */
+  real_values?: number;
 }
 
 /** True when `v` (a numeric text) is a multiple of `step`, up to half a unit of its own last decimal. */
@@ -476,22 +483,28 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
     if (!s.numeric || s.values.length < 2) return;
     const sc = synth.columns.indexOf(real.columns[c]);
     if (sc < 0) return;
-    const stats = (scan: ScannedTable["scans"][number]): { share: number[]; decimals: Map<number, number> } => {
+    const realValues = new Set(s.values);
+    const stats = (scan: ScannedTable["scans"][number]): { share: number[]; decimals: Map<number, number>; filled: number; known: number } => {
       const share = GRAIN_STEPS.map(() => 0);
       const decimals = new Map<number, number>();
       let filled = 0;
+      let nonzero = 0;
+      let known = 0;
       scan.values.forEach((v, id) => {
         if (!isNumeric(v)) return;
         const k = scan.counts[id];
         filled += k;
+        if (realValues.has(v)) known += k;
+        const d = decimalsOf(v);
+        decimals.set(d, (decimals.get(d) ?? 0) + k);
+        if (Number(v) === 0) return;
+        nonzero += k;
         GRAIN_STEPS.forEach((step, i) => {
           if (multipleOf(v, step)) share[i] += k;
         });
-        const d = decimalsOf(v);
-        decimals.set(d, (decimals.get(d) ?? 0) + k);
       });
       for (const [d, k] of decimals) decimals.set(d, k / Math.max(1, filled));
-      return { share: share.map((x) => x / Math.max(1, filled)), decimals };
+      return { share: share.map((x) => x / Math.max(1, nonzero)), decimals, filled, known: known / Math.max(1, filled) };
     };
     const r = stats(s);
     const y = stats(synth.scans[sc]);
@@ -501,7 +514,15 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
     });
     let tvd = 0;
     for (const d of new Set([...r.decimals.keys(), ...y.decimals.keys()])) tvd += Math.abs((r.decimals.get(d) ?? 0) - (y.decimals.get(d) ?? 0));
-    out.push({ column: real.columns[c], step: GRAIN_STEPS[best], real: r.share[best], synthetic: y.share[best], decimals_tvd: tvd / 2 });
+    const lattice = s.values.filter((v) => v !== "").length <= LATTICE_SHARE * r.filled;
+    out.push({
+      column: real.columns[c],
+      step: GRAIN_STEPS[best],
+      real: r.share[best],
+      synthetic: y.share[best],
+      decimals_tvd: tvd / 2,
+      ...(lattice ? { real_values: y.known } : {}),
+    });
   });
   return out;
 }

@@ -470,8 +470,9 @@ export function formatRealism(r: TablesResult): string[] {
   const lines = [
     "realism (./realism): soup = most invented-token share of a text column; real = least real-value share of a text column; geo = least real share of a place check;",
     "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear identity of the real table; grain = largest gap in a multiple-of-step share;",
+    "  lattice = least share of synthetic values that are real values, over the numeric columns of repeated values;",
     "  near-copies = synthetic at half vs a 50/50 split of the real table",
-    `${"table".padEnd(24)} ${"soup".padStart(6)} ${"real".padStart(6)} ${"geo".padStart(6)} ${"zeros".padStart(6)} ${"ident".padStart(6)} ${"grain".padStart(6)} ${"rules".padStart(6)}  near-copies`,
+    `${"table".padEnd(28)} ${"soup".padStart(6)} ${"real".padStart(6)} ${"geo".padStart(6)} ${"zeros".padStart(6)} ${"ident".padStart(6)} ${"grain".padStart(6)} ${"lattice".padStart(7)} ${"rules".padStart(6)}  near-copies`,
   ];
   for (const t of r.results) {
     const x = t.realism;
@@ -480,11 +481,16 @@ export function formatRealism(r: TablesResult): string[] {
     const geo = worstOf(x.geography, (c) => c.real, true);
     const ident = worstOf(x.identities, (c) => c.synthetic, true);
     const gr = worstOf(x.grain, (c) => Math.abs(c.real - c.synthetic), false);
+    const lattice = worstOf(
+      x.grain.filter((c) => c.real_values !== undefined),
+      (c) => c.real_values!,
+      true,
+    );
     const rule = worstOf(t.rules, (c) => c.synthetic, true);
     const nc = t.near_copies;
     lines.push(
-      `${`${t.table} (${t.seed})`.padEnd(24)} ${p(soup?.invented_tokens).padStart(6)} ${p(real?.real_values).padStart(6)} ${p(geo?.real).padStart(6)} ` +
-        `${p(x.structural_zeros.rows_share).padStart(6)} ${p(ident?.synthetic).padStart(6)} ${p(gr && Math.abs(gr.real - gr.synthetic)).padStart(6)} ${p(rule?.synthetic).padStart(6)}  ` +
+      `${`${t.table} (${t.seed})`.padEnd(28)} ${p(soup?.invented_tokens).padStart(6)} ${p(real?.real_values).padStart(6)} ${p(geo?.real).padStart(6)} ` +
+        `${p(x.structural_zeros.rows_share).padStart(6)} ${p(ident?.synthetic).padStart(6)} ${p(gr && Math.abs(gr.real - gr.synthetic)).padStart(6)} ${p(lattice?.real_values).padStart(7)} ${p(rule?.synthetic).padStart(6)}  ` +
         (nc ? `${p(nc.share_at_half)} vs ${p(nc.split_share)} ${nc.passed ? "PASS" : "FAIL"}` : "-"),
     );
   }
@@ -507,7 +513,8 @@ export function formatRealism(r: TablesResult): string[] {
     for (const g of x.grain) {
       const steps = Math.abs(g.real - g.synthetic) > 0.02 ? `multiples of ${+g.step.toFixed(4)} real ${p(g.real)}, synthetic ${p(g.synthetic)}` : "";
       const decimals = g.decimals_tvd > 0.02 ? `decimals written TVD ${g.decimals_tvd.toFixed(3)}` : "";
-      if (steps || decimals) lines.push(`  grain ${g.column}: ${[steps, decimals].filter((x) => x).join("; ")}`);
+      const lattice = g.real_values !== undefined && g.real_values < 0.98 ? `real values ${p(g.real_values)} (a lattice)` : "";
+      if (steps || decimals || lattice) lines.push(`  grain ${g.column}: ${[steps, decimals, lattice].filter((x) => x).join("; ")}`);
     }
   }
   return lines;

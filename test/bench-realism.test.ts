@@ -133,16 +133,25 @@ test("linearIdentities: decimals rounded in the real table still make an identit
   );
 });
 
-test("grain: shares of multiples of round and fractional steps, and the decimals written", async () => {
-  const real = await scan({ columns: ["salary", "age"], rows: Array.from({ length: 20 }, (_, i) => [String(50 * (i + 1)), (30 + (i + 1) / 12).toFixed(5)]) });
-  const synth = await scan({ columns: ["salary", "age"], rows: Array.from({ length: 20 }, (_, i) => [String(50 * (i + 1) + 3), (30 + i / 7).toFixed(7)]) });
+test("grain: shares of multiples of round and fractional steps (zeros left out), and the decimals written", async () => {
+  const real = await scan({ columns: ["salary", "age"], rows: Array.from({ length: 20 }, (_, i) => [String(i < 10 ? 0 : 50 * i), (30 + (i + 1) / 12).toFixed(5)]) });
+  const synth = await scan({ columns: ["salary", "age"], rows: Array.from({ length: 20 }, (_, i) => [String(i < 10 ? 0 : 50 * i + 3), (30 + i / 7).toFixed(7)]) });
   const g = Object.fromEntries(grain(real, synth).map((c) => [c.column, c]));
-  assert.deepEqual([g.salary.step, g.salary.real, g.salary.synthetic], [50, 1, 0]);
+  assert.deepEqual([g.salary.step, g.salary.real, g.salary.synthetic], [50, 1, 0], "of the non-zero values");
   assert.equal(g.salary.decimals_tvd, 0);
+  assert.equal(g.salary.real_values, undefined, "11 distinct values in 20 rows: not a lattice");
   assert.deepEqual([g.age.real, g.age.synthetic > 0], [1, true], "twelfths: every real value, few synthetic ones (i/7 hits i = 0, 7, 14)");
   assert.equal(g.age.decimals_tvd, 1);
   assert.equal(multipleOf("37.66667", 1 / 12), true);
   assert.equal(multipleOf("37.6582024", 1 / 12), false);
+});
+
+test("grain: a column of few repeated values is a lattice, and synthetic values off it are counted", async () => {
+  const fahrenheit = (f: number): string => (((f - 32) * 5) / 9).toFixed(1);
+  const real = await scan({ columns: ["temp_max"], rows: Array.from({ length: 100 }, (_, i) => [fahrenheit(50 + (i % 10))]) });
+  const synth = await scan({ columns: ["temp_max"], rows: Array.from({ length: 100 }, (_, i) => [i % 4 ? fahrenheit(50 + (i % 10)) : "12.3"]) });
+  const [g] = grain(real, synth);
+  assert.equal(g.real_values, 0.75, "10 distinct values in 100 rows; 12.3 is no whole degree Fahrenheit");
 });
 
 test("recordsTable: JSON records become a table of their keys in order of first appearance, null and missing keys blank", () => {
