@@ -15,8 +15,9 @@
  *   point lies inside its state's box; "real" means held by the real table or by a gazetteer
  *   ({@link Gazetteer}, built from a public table of US zip codes).
  * - {@link structuralZeros}: for each pair of columns of at most {@link MAX_CARDINALITY} values,
- *   the value pairs the real rows never hold although independence predicts at least
- *   {@link MIN_PREDICTED} rows there (count(a) * count(b) / n): the structural zeros of
+ *   the value pairs the real rows hold in under {@link ZERO_SHARE} of the rows independence
+ *   predicts there (count(a) * count(b) / n), where that is at least {@link MIN_PREDICTED} rows
+ *   (Adult's one `Husband` who is `Female` against 4,364 predicted): the structural zeros of
  *   Private-PGM (McKenna et al., "Graphical-model based estimation and inference for differential
  *   privacy", ICML 2019); the share of synthetic rows inside them.
  * - {@link linearIdentities}: every C = +-A +- B + k (k constant) among three numeric columns that
@@ -38,6 +39,8 @@ import { decimalsOf, isNumeric, type ScannedTable } from "../src/sdk/metadata/me
 export const MAX_CARDINALITY = 200;
 /** Rows independence must predict in a value pair before its absence counts as a structural zero. */
 export const MIN_PREDICTED = 30;
+/** A value pair with fewer real rows than this share of the predicted ones is a structural zero. */
+export const ZERO_SHARE = 0.01;
 /** Fewest real rows an identity must hold in. */
 export const MIN_IDENTITY_ROWS = 30;
 /** Steps of {@link grain}: round thousands down to twelfths. */
@@ -248,7 +251,7 @@ export function geography(real: ScannedTable, synth: ScannedTable, gazetteer: Ga
 /** Structural zeros of one pair of columns ({@link structuralZeros}). */
 export interface StructuralZeroPair {
   columns: [string, string];
-  /** Value pairs the real rows never hold where independence predicts at least {@link MIN_PREDICTED} rows. */
+  /** Value pairs the real rows (nearly) never hold where independence predicts at least {@link MIN_PREDICTED} rows. */
   cells: number;
   /** Real rows independence puts in those cells, summed. */
   predicted_rows: number;
@@ -298,7 +301,7 @@ export function structuralZeros(real: ScannedTable, synth: ScannedTable): Struct
       for (let x = 0; x < A.values.length; x++) {
         for (let y = 0; y < KB; y++) {
           const e = (A.counts[x] * B.counts[y]) / real.n;
-          if (joint[x * KB + y] === 0 && e >= MIN_PREDICTED) {
+          if (e >= MIN_PREDICTED && joint[x * KB + y] < ZERO_SHARE * e) {
             zero[x * KB + y] = 1;
             cells++;
             predicted += e;
