@@ -1,7 +1,9 @@
 /**
- * `npm run bench -- tables [--json] [--table NAMES] [--config JSON] [--seed S[,S...]] [--out DIR]`:
- * fidelity and column checks on real tables as people have them (dates, identifiers, decimals,
- * blanks): the five tables of `../shared/datasets/real` and UCI Adult (`data/adult.csv`).
+ * `npm run bench -- tables [--json] [--table NAMES] [--config JSON] [--epochs E] [--seed S[,S...]] [--out DIR]`:
+ * fidelity, column checks and realism on real tables as people have them (dates, identifiers,
+ * decimals, blanks): the five tables of `../shared/datasets/real` and UCI Adult (`data/adult.csv`),
+ * which the project was tuned on (`--table tuned`), and public tables it was not tuned on, from
+ * the `vega-datasets` package (`--table public`, `./public-tables`; issue 40).
  *
  * Method, per seed and table:
  * 1. One `synthd serve` on a temporary store (`bench/harness.ts`) for the whole run; each table
@@ -9,7 +11,8 @@
  *    100,000 rows a month).
  * 2. Fit with the SDK's defaults (`Synthesizer.fit`: inferred column kinds, rare threshold 2) and
  *    the model size and epochs the SDK chooses by the table's rows (`fitConfig`; docs/api.md
- *    "Default model configuration") unless `--config`. `fit_seconds` is the server's own time
+ *    "Default model configuration") unless `--config`; `--epochs E` caps `max_epochs` at E for quick
+ *    runs. `fit_seconds` is the server's own time
  *    from creation to ready (`updated_at - created_at`); `fit_wall_seconds` the client's, from the
  *    create request to seeing `ready` (250 ms polls), metadata extraction excluded (`extract_seconds`).
  * 3. Sample n = min(rows, 20,000) rows with the seed (`synth.writeCsv`, the SDK's default
@@ -28,21 +31,32 @@
  * 5. The per-column checks of the synthetic sample (`evaluate`'s `checks`) against
  *    {@link CHECK_TARGETS}; the worst value of each check over the table's columns is printed with
  *    its column, and every check that misses its target is listed.
+ * 6. Realism (`./realism`, what a user sees reading the rows, whatever the SDK detected): per text
+ *    column the share of real values and of values with an invented token (letter soup); real
+ *    (city, state) and (zip prefix, state) pairs and points inside their state (against the real
+ *    table and a gazetteer of US zip codes); the share of synthetic rows in structural zeros; each
+ *    linear identity of the real numeric columns (sums with sparse parts among them) and its share
+ *    of synthetic rows; grain (multiples of round steps, decimals written).
+ * 7. Rules kept: each row rule of the model's metadata, real and synthetic share that keep it.
+ * 8. Near-copies (`evaluate`'s `near_copies`): synthetic rows nearly copying a real row, against a
+ *    50/50 split of the real table.
  * `--seed 0,1,2` repeats everything (fit included: the model's weights are seeded by its id) for
  * each seed and adds the mean and minimum gap closed per table. `--out DIR` keeps the synthetic
- * CSVs (`DIR/<table>-seed<S>.csv`). Prints one JSON line with `--json`, else a table.
+ * CSVs (`DIR/<table>-seed<S>.csv`) and the public JSON tables as CSV (`DIR/<table>.csv`). Prints one JSON line with `--json`, else a table.
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Synthd, Synthesizer, Rng, deriveSeed, type Model, type ModelConfigInput, type Table } from "../src/sdk";
+import { Synthd, Synthesizer, Rng, deriveSeed, fitConfig, type Model, type ModelConfigInput, type Table } from "../src/sdk";
 import { evaluate, type EvaluateOptions } from "../src/sdk/evaluate";
 import type { ColumnCheck } from "../src/sdk/evaluate/types";
 import type { ScannedTable } from "../src/sdk/metadata/metadata";
 import { scanTable } from "../src/sdk/metadata/table-scan";
 import { logger, modelSummary, parseConfig } from "./fidelity";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
+import { PUBLIC_TABLES, publicTableCsv, usGazetteer } from "./public-tables";
+import { geography, grain, linearIdentities, structuralZeros, textRealism, type Gazetteer, type GeoCheck, type GrainCheck, type LinearIdentity, type StructuralZeros, type TextRealism } from "./realism";
 
-/** The tables, by the name `--table` takes. */
+/** The tables the project was tuned on, by the name `--table` takes. */
 export const TABLES: Record<string, string> = {
   airports: join(SHARED_DATASETS, "real", "airports.csv"),
   cars: join(SHARED_DATASETS, "real", "cars.csv"),
@@ -51,6 +65,9 @@ export const TABLES: Record<string, string> = {
   species: join(SHARED_DATASETS, "real", "species.csv"),
   adult: ADULT_CSV,
 };
+
+/** Table groups `--table` takes besides the names. */
+export const TABLE_GROUPS: Record<string, string[]> = { tuned: Object.keys(TABLES), public: Object.keys(PUBLIC_TABLES) };
 
 /** Most rows sampled per table. */
 export const MAX_ROWS = 20_000;
@@ -169,10 +186,12 @@ export function gapClosed(synthetic: number, independent: number, resample: numb
 /** Options of the tables benchmark (commander's parsed flags). */
 export interface TablesOptions {
   json: boolean;
-  /** Comma-separated table names (default: all). */
+  /** Comma-separated table names or groups (`TABLE_GROUPS`; default: all). */
   table?: string;
   /** Model config as JSON (default: the SDK's choice by the table's rows, `fitConfig`). */
   config?: string;
+  /** Cap on `max_epochs` (after the SDK's choice or `config`), for quick runs. */
+  epochs?: string;
   /** Comma-separated seeds (default "0"). */
   seed: string;
   /** Keep the synthetic CSVs in this folder. */
@@ -197,12 +216,25 @@ export interface TableResult {
   checks: ColumnCheck[];
   /** Each row rule of the model's metadata: share of real and of synthetic rows that keep it (issue 23). */
   rules: { label: string; real: number; synthetic: number }[];
+  /** Realism checks (`./realism`). */
+  realism: Realism;
+  /** `evaluate`'s near-copy check, in short. */
+  near_copies?: { share: number; share_at_half: number; split_share: number; margin: number; passed: boolean };
   extract_seconds: number;
   fit_seconds: number;
   fit_wall_seconds: number;
   sample_seconds: number;
   model: Pick<Model, "id" | "status" | "current_epoch" | "train_loss" | "val_loss">;
   config: Model["config"];
+}
+
+/** The realism checks of one synthetic table (`./realism`). */
+export interface Realism {
+  text: TextRealism[];
+  geography: GeoCheck[];
+  structural_zeros: StructuralZeros;
+  identities: LinearIdentity[];
+  grain: GrainCheck[];
 }
 
 /** The JSON line the benchmark prints. */
@@ -225,10 +257,18 @@ function parseSeeds(s: string): number[] {
 }
 
 function parseTables(s: string | undefined): string[] {
-  if (s === undefined) return Object.keys(TABLES);
-  const names = s.split(",").map((x) => x.trim());
-  for (const n of names) if (!(n in TABLES)) throw new Error(`unknown table ${JSON.stringify(n)}; tables: ${Object.keys(TABLES).join(", ")}`);
-  return names;
+  const all = [...Object.keys(TABLES), ...Object.keys(PUBLIC_TABLES)];
+  if (s === undefined) return all;
+  const names = s.split(",").flatMap((x) => TABLE_GROUPS[x.trim()] ?? [x.trim()]);
+  for (const n of names) if (!all.includes(n)) throw new Error(`unknown table ${JSON.stringify(n)}; tables: ${all.join(", ")}, or a group: ${Object.keys(TABLE_GROUPS).join(", ")}`);
+  return [...new Set(names)];
+}
+
+function parseEpochs(s: string | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  const e = Number(s);
+  if (!Number.isSafeInteger(e) || e < 1) throw new Error(`--epochs must be a positive integer, got ${JSON.stringify(s)}`);
+  return e;
 }
 
 /** Runs the benchmark and prints its result. */
@@ -237,6 +277,7 @@ export async function tablesBench(opts: TablesOptions): Promise<void> {
   const seeds = parseSeeds(opts.seed);
   const names = parseTables(opts.table);
   const config = parseConfig(opts.config);
+  const epochs = parseEpochs(opts.epochs);
   const log = logger(opts.json);
   const dir = tempDir("synthd-tables-");
   const outDir = opts.out !== undefined ? resolve(opts.out) : join(dir, "out");
@@ -244,16 +285,17 @@ export async function tablesBench(opts: TablesOptions): Promise<void> {
   const store = join(dir, "store");
   const results: TableResult[] = [];
   try {
+    const gazetteer = await usGazetteer();
     const server = await startServer(store);
     try {
       for (const seed of seeds) {
         for (const name of names) {
-          const file = TABLES[name];
+          const file = TABLES[name] ?? (await publicTableCsv(name, outDir));
           const org = `tables-${name}-${seed}`.replace(/[^A-Za-z0-9_-]/g, "_");
           const key = await runCli(["keys", "create", "--data-dir", store, "--org", org]);
           if (key.code !== 0) throw new Error(`keys create failed: ${key.stderr}`);
           const client = new Synthd({ apiKey: key.stdout.trim(), baseUrl: server.url });
-          results.push(await runTable(client, name, file, seed, config, outDir, log));
+          results.push(await runTable(client, name, file, seed, config, epochs, gazetteer, outDir, log));
         }
       }
     } finally {
@@ -275,7 +317,7 @@ export async function tablesBench(opts: TablesOptions): Promise<void> {
   const result: TablesResult = {
     bench: "tables",
     seeds,
-    config: config ?? null,
+    config: epochs !== undefined ? { ...config, max_epochs: epochs } : (config ?? null),
     tvd_options: TVD_OPTIONS,
     gap_target: GAP_TARGET,
     results,
@@ -292,10 +334,16 @@ async function runTable(
   file: string,
   seed: number,
   config: ModelConfigInput | undefined,
+  epochs: number | undefined,
+  gazetteer: Gazetteer,
   outDir: string,
   log: (s: string) => void,
 ): Promise<TableResult> {
   const scanned = await scanTable(file, 2);
+  if (epochs !== undefined) {
+    const chosen = fitConfig(scanned.n, config).config;
+    config = { ...chosen, max_epochs: Math.min(chosen.max_epochs!, epochs) };
+  }
   const n = Math.min(scanned.n, MAX_ROWS);
   log(`${name} (seed ${seed}): ${scanned.n} rows; fitting`);
   const tExtract = Date.now();
@@ -322,6 +370,15 @@ async function runTable(
   const ind = await evaluate(file, independentValues(scanned, n, seed), TVD_OPTIONS);
   const res = await evaluate(file, resampleRows(scanned, n, seed), TVD_OPTIONS);
   const tvd2 = { synthetic: synth.tvd["2"], independent: ind.tvd["2"], resample: res.tvd["2"] };
+  const synthScan = await scanTable(synthPath, 2);
+  const realism: Realism = {
+    text: textRealism(scanned, synthScan, kinds),
+    geography: geography(scanned, synthScan, gazetteer),
+    structural_zeros: structuralZeros(scanned, synthScan),
+    identities: linearIdentities(scanned, synthScan),
+    grain: grain(scanned, synthScan),
+  };
+  const nc = synth.near_copies;
   const r: TableResult = {
     table: name,
     file,
@@ -336,6 +393,10 @@ async function runTable(
     failures: checkFailures(synth.checks),
     checks: synth.checks,
     rules: synth.rules.map((x) => ({ label: x.label, real: x.real.share, synthetic: x.synthetic.share })),
+    realism,
+    ...(nc
+      ? { near_copies: { share: nc.synthetic_share, share_at_half: nc.synthetic_share_at_half, split_share: nc.split_share, margin: nc.near_copy_margin, passed: nc.near_copies_passed } }
+      : {}),
     extract_seconds: (tCreate - tExtract) / 1000,
     fit_seconds: fitSeconds,
     fit_wall_seconds: (tReady - tCreate) / 1000,
@@ -366,7 +427,7 @@ export function formatTables(r: TablesResult): string {
   const lines = [
     `2-way TVD against the real table (evaluate ${JSON.stringify(r.tvd_options)}), n = min(rows, ${MAX_ROWS}); gap closed = (independent - synthetic) / (independent - resample), target >= ${r.gap_target}`,
     `model config: ${r.config ? JSON.stringify(r.config) : "chosen by the SDK per table (see each model's config)"}`,
-    `${"table".padEnd(9)} ${"seed".padStart(4)} ${"rows".padStart(6)} ${"synthetic".padStart(9)} ${"indep.".padStart(9)} ${"resample".padStart(9)} ${"gap".padStart(6)}      ${"fit s".padStart(6)}  checks (worst over the columns)`,
+    `${"table".padEnd(23)} ${"seed".padStart(4)} ${"rows".padStart(6)} ${"synthetic".padStart(9)} ${"indep.".padStart(9)} ${"resample".padStart(9)} ${"gap".padStart(6)}      ${"fit s".padStart(6)}  checks (worst over the columns)`,
   ];
   for (const t of r.results) {
     const worst = (Object.keys(CHECK_TARGETS) as CheckName[])
@@ -374,7 +435,7 @@ export function formatTables(r: TablesResult): string {
       .map((k) => `${SHORT[k]} ${f(t.worst[k]!.value, 3)}`)
       .join(", ");
     lines.push(
-      `${t.table.padEnd(9)} ${String(t.seed).padStart(4)} ${String(t.rows).padStart(6)} ${f(t.tvd2.synthetic).padStart(9)} ${f(t.tvd2.independent).padStart(9)} ` +
+      `${t.table.padEnd(23)} ${String(t.seed).padStart(4)} ${String(t.rows).padStart(6)} ${f(t.tvd2.synthetic).padStart(9)} ${f(t.tvd2.independent).padStart(9)} ` +
         `${f(t.tvd2.resample).padStart(9)} ${f(t.gap_closed, 2).padStart(6)} ${t.gap_closed >= r.gap_target ? "PASS" : "FAIL"} ${f(t.fit_seconds, 1).padStart(6)}  ${worst}`,
     );
   }
@@ -386,10 +447,75 @@ export function formatTables(r: TablesResult): string {
     t.rules.map((x) => `  ${t.table} (seed ${t.seed}) ${x.label}: real ${f(x.real)}, synthetic ${f(x.synthetic)}${x.synthetic < (x.real === 1 ? 1 : x.real - 0.01) ? "  BROKEN" : ""}`),
   );
   lines.push(rules.length ? `row rules (share of rows that keep each):\n${rules.join("\n")}` : "no row rules");
+  lines.push(...formatRealism(r));
   if (r.seeds.length > 1) {
     lines.push("gap closed over the seeds:");
-    for (const [name, s] of Object.entries(r.summary)) lines.push(`  ${name.padEnd(9)} mean ${f(s.gap_closed_mean, 2)}, min ${f(s.gap_closed_min, 2)}`);
+    for (const [name, s] of Object.entries(r.summary)) lines.push(`  ${name.padEnd(23)} mean ${f(s.gap_closed_mean, 2)}, min ${f(s.gap_closed_min, 2)}`);
   }
   lines.push(`total ${r.seconds.toFixed(0)} s`);
   return lines.join("\n");
+}
+
+/** Worst of a list, or undefined when empty. */
+function worstOf<T>(xs: readonly T[], key: (x: T) => number, lower: boolean): T | undefined {
+  let best: T | undefined;
+  for (const x of xs) if (best === undefined || (lower ? key(x) < key(best) : key(x) > key(best))) best = x;
+  return best;
+}
+
+/** The realism lines of a {@link TablesResult}: one summary line per table and seed, then each table's findings. */
+export function formatRealism(r: TablesResult): string[] {
+  const p = (x: number | undefined): string => (x === undefined ? "-" : `${(100 * x).toFixed(1)}%`);
+  const q = (s: string): string => JSON.stringify(s.length > 60 ? `${s.slice(0, 57)}...` : s);
+  const lines = [
+    "realism (./realism): soup = most invented-token share of a text column; real = least real-value share of a text column; geo = least real share of a place check;",
+    "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear identity of the real table; grain = largest gap in a multiple-of-step share;",
+    "  lattice = least share of synthetic values that are real values, over the numeric columns of repeated values;",
+    "  near-copies = synthetic at half vs a 50/50 split of the real table",
+    `${"table".padEnd(28)} ${"soup".padStart(6)} ${"real".padStart(6)} ${"geo".padStart(6)} ${"zeros".padStart(6)} ${"ident".padStart(6)} ${"grain".padStart(6)} ${"lattice".padStart(7)} ${"rules".padStart(6)}  near-copies`,
+  ];
+  for (const t of r.results) {
+    const x = t.realism;
+    const soup = worstOf(x.text, (c) => c.invented_tokens, false);
+    const real = worstOf(x.text, (c) => c.real_values, true);
+    const geo = worstOf(x.geography, (c) => c.real, true);
+    const ident = worstOf(x.identities, (c) => c.synthetic, true);
+    const gr = worstOf(x.grain, (c) => Math.abs(c.real - c.synthetic), false);
+    const lattice = worstOf(
+      x.grain.filter((c) => c.real_values !== undefined),
+      (c) => c.real_values!,
+      true,
+    );
+    const rule = worstOf(t.rules, (c) => c.synthetic, true);
+    const nc = t.near_copies;
+    lines.push(
+      `${`${t.table} (${t.seed})`.padEnd(28)} ${p(soup?.invented_tokens).padStart(6)} ${p(real?.real_values).padStart(6)} ${p(geo?.real).padStart(6)} ` +
+        `${p(x.structural_zeros.rows_share).padStart(6)} ${p(ident?.synthetic).padStart(6)} ${p(gr && Math.abs(gr.real - gr.synthetic)).padStart(6)} ${p(lattice?.real_values).padStart(7)} ${p(rule?.synthetic).padStart(6)}  ` +
+        (nc ? `${p(nc.share_at_half)} vs ${p(nc.split_share)} ${nc.passed ? "PASS" : "FAIL"}` : "-"),
+    );
+  }
+  for (const t of r.results) {
+    const x = t.realism;
+    lines.push(`${t.table} (seed ${t.seed}):`);
+    for (const c of x.text)
+      lines.push(`  text ${c.column}: real values ${p(c.real_values)}, invented tokens ${p(c.invented_tokens)}${c.examples.length ? ` (${c.examples.map(q).join(", ")})` : ""}`);
+    for (const g of x.geography) lines.push(`  ${g.check} ${g.columns.join(", ")}: real ${p(g.real)} of ${g.rows} rows${g.examples.length ? ` (${g.examples.map(q).join("; ")})` : ""}`);
+    const z = x.structural_zeros;
+    lines.push(`  structural zeros: ${z.pairs.length} pairs, ${p(z.rows_share)} of synthetic rows in one`);
+    for (const s of z.pairs.slice(0, 5))
+      lines.push(`    ${s.columns.join(" x ")}: ${s.cells} empty cells (independence: ${s.predicted_rows} rows), synthetic ${p(s.synthetic_share)}${s.examples.length ? ` (${s.examples.map(q).join(", ")})` : ""}`);
+    const ids = [...x.identities].sort((a, b) => a.synthetic - b.synthetic);
+    if (ids.length) lines.push(`  linear identities: ${ids.length}${ids.length > 10 ? " (the 10 least kept)" : ""}`);
+    for (const i of ids.slice(0, 10))
+      lines.push(
+        `    ${i.label}: real rows ${i.real_rows} (${i.real_rows_nonzero_part} with a part not 0), synthetic ${p(i.synthetic)} of ${i.synthetic_rows}${i.examples.length ? ` (${i.examples.map(q).join("; ")})` : ""}`,
+      );
+    for (const g of x.grain) {
+      const steps = Math.abs(g.real - g.synthetic) > 0.02 ? `multiples of ${+g.step.toFixed(4)} real ${p(g.real)}, synthetic ${p(g.synthetic)}` : "";
+      const decimals = g.decimals_tvd > 0.02 ? `decimals written TVD ${g.decimals_tvd.toFixed(3)}` : "";
+      const lattice = g.real_values !== undefined && g.real_values < 0.98 ? `real values ${p(g.real_values)} (a lattice)` : "";
+      if (steps || decimals || lattice) lines.push(`  grain ${g.column}: ${[steps, decimals, lattice].filter((x) => x).join("; ")}`);
+    }
+  }
+  return lines;
 }
