@@ -16,7 +16,7 @@ import type { CreateModelRequest } from "../src/contract";
 import { DataError, Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import { describeColumns } from "../src/sdk/columns";
 import type { TextIdShape } from "../src/sdk/metadata/identifier";
-import { IdGenerator } from "../src/sdk/generate/id-generator";
+import { SemanticGenerator } from "../src/sdk/semantic/semantic-generator";
 import { Bloom } from "../src/sdk/semantic/bloom";
 import { recognizeSemantic, detectLocale } from "../src/sdk/semantic/recognize";
 import { buildTextModel } from "../src/sdk/semantic/text";
@@ -267,11 +267,11 @@ test("text model: nothing below k, undefined when no word reaches k", () => {
   assert.deepEqual(m.lengths, { "3": 3 });
 });
 
-test("IdGenerator delegates semantic shapes; batches of a sample agree (row index keyed)", async () => {
+test("a semantic shape's generator keys values by row index: batches of a sample agree", async () => {
   const a = await analyzeTable(table("email", emails));
   const shape = a.metadata.column_stats!.email.id_shape as TextIdShape;
-  const g1 = new IdGenerator(shape, 42);
-  const g2 = new IdGenerator(shape, 42);
+  const g1 = new SemanticGenerator(shape.semantic!, 42);
+  const g2 = new SemanticGenerator(shape.semantic!, 42);
   const whole = Array.from({ length: 200 }, (_, i) => g1.value(i));
   const late = Array.from({ length: 100 }, (_, i) => g2.value(100 + i));
   assert.deepEqual(late, whole.slice(100));

@@ -12,7 +12,7 @@ import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../.
 import type { DatetimeFormat } from "../metadata/datetime";
 import { APIError } from "../errors";
 import type { IdShape } from "../metadata/identifier";
-import type { IdGenerator } from "../generate/id-generator";
+import type { IdValues } from "../generate/id-generator";
 import type { Rng } from "../generate/sfc32";
 import type { DecodedColumn } from "../generate/batch";
 import type { ArrayPool } from "../client/array-pool";
@@ -103,7 +103,7 @@ export interface FeatureDecoder {
    * code of a feature with {@link FeatureDecoder.semantic} (value of row `row`).
    * @throws APIError (`invalid_response`) for a code without a value.
    */
-  decode(c: number, rng: Rng, row: number, ids?: IdGenerator, partnerCode?: number, fresh?: FreshWriter): string;
+  decode(c: number, rng: Rng, row: number, ids?: IdValues, partnerCode?: number, fresh?: FreshWriter): string;
   /**
    * The whole column at once, in a form with no string per cell where the kind allows one
    * (`../generate/batch`): cell r is the text `decode(codes[r], rng, rowOffset + r, ids, partner?.[r],
@@ -116,7 +116,7 @@ export interface FeatureDecoder {
     codes: ArrayLike<number>,
     rng: Rng,
     rowOffset: number,
-    ids?: IdGenerator,
+    ids?: IdValues,
     partner?: ArrayLike<number>,
     fresh?: FreshWriter,
     arrays?: ArrayPool,

@@ -42,7 +42,8 @@ import type { Generation, Metadata } from "../../contract";
 import { APIError } from "../errors";
 import type { ArrayPool } from "../client/array-pool";
 import type { Table } from "../io/csv";
-import { IdGenerator } from "./id-generator";
+import { IdGenerator, type IdValues } from "./id-generator";
+import type { IdShape } from "../metadata/identifier";
 import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "../columns";
 import { Rng, deriveSeed } from "./sfc32";
 import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
@@ -51,6 +52,12 @@ import { DecodedBatch, rowCells, type Cells, type DecodedColumn } from "./batch"
 /** `../semantic/semantic-generator`, loaded for the first column written fresh (names, cities), not for every decode. */
 function semanticGenerator(): typeof import("../semantic/semantic-generator") {
   return require("../semantic/semantic-generator");
+}
+
+/** Fresh identifiers of shape `shape`: its semantic kind's generator when it has one, else an {@link IdGenerator}. */
+function idValues(shape: IdShape, key: number): IdValues {
+  if (shape.kind === "text" && shape.semantic) return new (semanticGenerator().SemanticGenerator)(shape.semantic, key);
+  return new IdGenerator(shape, key);
 }
 
 /** Where the rows being decoded sit in their sample (identifiers are distinct across batches). */
@@ -223,7 +230,7 @@ export class Decoder {
       const codes = cols[f];
       if (codes.length !== n) throw new APIError({ code: "invalid_response", message: `Generated column "${d.name}" has ${codes.length} rows, expected ${n}.` });
       const rng = new Rng(deriveSeed(seed, f));
-      const ids = d.idShape ? new IdGenerator(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
+      const ids = d.idShape ? idValues(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
       const fresh = d.semantic ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true }) : undefined;
       if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh, opts.arrays);

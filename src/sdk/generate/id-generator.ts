@@ -26,13 +26,16 @@
  * 330,000-500,000 values/s (targets: 300k/s and 50k/s).
  */
 import { deriveSeed } from "./sfc32";
-import type { SemanticGenerator } from "../semantic/semantic-generator";
 import { makePerm, permBig, SMALL_DOMAIN, TWO32, type Perm } from "./permutation";
 import { checkShape, compileText, type IdShape } from "../metadata/identifier";
 
-/** `../semantic/semantic-generator` (faker's pools, phone numbers), loaded for the first identifier that writes names. */
-function semanticGenerator(): typeof import("../semantic/semantic-generator") {
-  return require("../semantic/semantic-generator");
+/**
+ * Fresh identifiers of a column by row index: an {@link IdGenerator}, or for a text shape with a
+ * semantic kind the semantic kind's generator (`../semantic`, chosen by the decoder).
+ */
+export interface IdValues {
+  /** The identifier of row `i` of a sample (0 <= i, a safe integer). */
+  value(i: number): string;
 }
 
 /** One length of a text shape: its domain, permutation and mixed-radix rendering. */
@@ -87,7 +90,7 @@ const TAG_PERM = 0x7a3;
  * O(positions) plus 8 Feistel rounds (x < 2 cycle-walking steps expected). Speeds are measured in
  * this module's header.
  */
-export class IdGenerator {
+export class IdGenerator implements IdValues {
   private readonly kind: "integer" | "text";
   // Text.
   private readonly prefix: string = "";
@@ -103,8 +106,6 @@ export class IdGenerator {
   private readonly dense: boolean = false;
   private readonly intPerm: Perm | null = null;
   private readonly digits = new Int32Array(0);
-  /** Issue 24 hook: set when the text shape has a semantic kind; `value` delegates to it. */
-  private readonly semantic?: SemanticGenerator;
 
   /**
    * @param shape a shape from {@link inferIdShape} (or from `column_stats[f].id_shape`).
@@ -131,7 +132,6 @@ export class IdGenerator {
       return;
     }
     const c = compileText(shape);
-    if (shape.semantic) this.semantic = new (semanticGenerator().SemanticGenerator)(shape.semantic, key);
     this.prefix = c.prefix;
     this.lengthKey = deriveSeed(key, TAG_LENGTH);
     let total = 0;
@@ -192,7 +192,6 @@ export class IdGenerator {
   value(i: number): string {
     if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`IdGenerator.value: index ${i} is not a non-negative safe integer`);
     if (this.kind === "integer") return this.integerValue(i);
-    if (this.semantic) return this.semantic.value(i);
     const u = deriveSeed(this.lengthKey, i) / TWO32;
     const lanes = this.lanes;
     let lane = lanes[this.pick(u)];
