@@ -95,7 +95,9 @@ test("--http10-port closes a connection that sends nothing and one that trickles
     }, 100);
     try {
       const [a, b] = await within(Promise.all([idle.closed, slow.closed]), 10_000, "both connections closed");
-      assert.equal(a.text, "", "the idle connection gets no answer");
+      // Idle and header timeouts are equal, as by default: whichever Node checks first closes it
+      // (nothing sent back, or an empty 408), so either answer, never a request's.
+      assert.match(a.text, /^(HTTP\/1\.1 408 |$)/, a.text);
       assert.match(b.text, /^(HTTP\/1\.1 408 |$)/, b.text);
       assert.ok(i < request.length, "the slow header section was cut off before it ended");
     } finally {
