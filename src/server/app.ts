@@ -7,22 +7,15 @@
  * the body's `onData` is attached synchronously (`startBodyRead`); writes after an `await` happen
  * inside `res.cork`.
  *
- * Two things are decided here, before the pipeline, because they concern the connection rather
- * than the request:
- * - a request whose body framing is ambiguous (`framingError`: repeated `Content-Length` or
- *   `Transfer-Encoding`, ...) gets 400 `parameter_invalid` naming the header, and the connection
- *   is closed; nothing else of the request is looked at, and no request after it on the
- *   connection runs (see `refuseFraming` in `respond.ts`);
- * - an answer is written only once the request's body has been consumed (`BodySource.drain`),
- *   so a client still uploading reads it instead of meeting a reset;
- * - an answer that carries a usage charge (un-keyed Generate) counts only once it was written to
- *   its end: when the connection closes first, the charge is given back (`writeResponse` in `respond.ts`,
- *   docs/operations.md "HTTP edges").
+ * Decided here because they concern the connection, not the request (see `respond.ts`):
+ * - ambiguous body framing (`framingError`) gets 400 `parameter_invalid` and the connection is
+ *   closed; nothing else of it, and no later request on the connection, runs;
+ * - an answer is written only once the body was consumed (`BodySource.drain`), so a client still
+ *   uploading reads it instead of meeting a reset;
+ * - a usage charge on an answer (un-keyed Generate) is given back if the connection closes
+ *   before the answer was written to its end.
  *
- * What uWS refuses in its C++ parser (HTTP/1.0, malformed request lines, invalid header bytes) never
- * reaches this file: docs/operations.md "HTTP edges" lists what clients get then. Clients that
- * cannot speak HTTP/1.1 use the opt-in HTTP/1.0 listener (`http10.ts`, `--http10-port`, in a
- * child process: `http10Process.ts`), which forwards to this one; the client address it vouches for is read here (`relayedPeer`).
+ * What uWS's own parser refuses never reaches this file (docs/operations.md "HTTP edges").
  */
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
@@ -61,37 +54,21 @@ export interface ServerOptions {
   maxBodyBytes?: number;
   /** Default: pino to stderr at level `info`. */
   logger?: Logger;
-  /**
-   * Requests per minute of an org without its own `rate_limit` (`Store.setOrgLimits`); default
-   * {@link DEFAULT_RATE_LIMIT} (60, the contract's default).
-   */
+  /** Requests per minute of an org without its own `rate_limit`; default {@link DEFAULT_RATE_LIMIT}. */
   rateLimit?: number;
   /** Failed authentications per minute per client address; default {@link DEFAULT_AUTH_FAILURE_LIMIT} (60). */
   authFailureLimit?: number;
-  /**
-   * Models one org may keep, both environments (`--max-models-per-org`); default
-   * {@link DEFAULT_MAX_MODELS_PER_ORG} (1,000). Checked in the store's create transaction.
-   */
+  /** Models one org may keep, both environments; default {@link DEFAULT_MAX_MODELS_PER_ORG}. */
   maxModelsPerOrg?: number;
-  /**
-   * Proxies (IP addresses and CIDR ranges) whose forwarding header names the client address of the
-   * per-address limits (`--trusted-proxy`; `TrustedProxies.parse`, `clientAddress.ts`). Default none:
-   * the client address is the TCP peer's and forwarding headers are ignored.
-   */
+  /** Proxies (IPs, CIDR ranges) whose forwarding header names the client; default none. */
   trustedProxies?: readonly string[];
   /** The forwarding header the trusted proxies write; default `x-forwarded-for`. */
   forwardedHeader?: ForwardedHeader;
-  /**
-   * `--http10-port`: also listen on this port (0: any free one), same host, with the HTTP/1.0
-   * listener (`http10.ts`, in a child process), which forwards to this server. Default: no such listener.
-   */
+  /** `--http10-port`: also run the HTTP/1.0 listener (`http10.ts`) on this port (0: any free). */
   http10Port?: number;
-  /** Current time in Unix milliseconds; default `Date.now`. Tests inject one to move through rate windows, months and key expiry. */
+  /** Current time in Unix milliseconds; default `Date.now` (tests inject one). */
   clock?: () => number;
-  /**
-   * Shared topology: rate limits decided in Redis across every front end (`RedisRateLimiter`;
-   * the in-memory limiter and its LMDB write-through are then unused).
-   */
+  /** Shared topology: the Redis limiter, used instead of the in-memory one. */
   sharedLimiter?: RateLimiter;
 }
 
@@ -104,9 +81,8 @@ export interface RunningServer {
   /** `http://HOST:PORT` of the HTTP/1.0 listener, when `http10Port` was given. */
   http10Url?: string;
   /**
-   * Stops accepting connections (on both listeners), waits up to 10 s for requests in flight to be
-   * answered (those of the HTTP/1.0 listener included), then closes the remaining (keep-alive)
-   * connections. Idempotent. Does not close the store or engine.
+   * Stops accepting on both listeners, waits up to 10 s for requests in flight, then closes the
+   * remaining connections. Idempotent. Does not close the store or engine.
    */
   close(): Promise<void>;
 }
@@ -123,16 +99,13 @@ const PEER_RECONCILE_MS = 5_000;
 const RECONCILE_RETRY_MS = 5_000;
 
 /**
- * The requests in flight on each store object, over every server of this process that serves it.
- * A store object is one owner of pending charges and in-flight keys (one LMDB environment; one
- * PostgreSQL instance id), so a reconciliation must spare the requests of every server on it, not
- * only those of the server that runs it: a second server on the same store object (a front end
- * started beside another, or again after a restart) would otherwise refund a charge the first one
- * is about to settle, and its rows would be delivered unbilled.
+ * The requests in flight per store object, over every server of this process on it. A
+ * reconciliation must spare all of them: a second server on the same store would otherwise refund
+ * a charge the first is about to settle, and its rows would be delivered unbilled.
  */
 const liveByStore = new WeakMap<Store, Set<string>>();
 
-/** The set of requests in flight on `store` in this process (one per store object, shared by its servers). */
+/** The set of requests in flight on `store` in this process, shared by its servers. */
 function liveRequestsOf(store: Store): Set<string> {
   let live = liveByStore.get(store);
   if (live === undefined) liveByStore.set(store, (live = new Set()));
@@ -140,16 +113,11 @@ function liveRequestsOf(store: Store): Set<string> {
 }
 
 /**
- * Starts the HTTP server (contract: all endpoints under `/v1`, plus the public `/docs/errors`).
- * The port is bound exclusively (no `SO_REUSEPORT`): a second server on the same port fails.
- *
- * The server assumes it is the only process serving `opts.store`'s embedded store: at start it loads
- * the persisted rate counters (its HTTP thread is then their only admitter), refunds the pending
- * charges and releases the idempotency records left in flight by a previous process
- * (`Store.reconcile`), and sweeps expired records (again every 10 minutes). Servers of this process
- * on the same store object share its set of requests in flight, so none of them refunds another's.
- * @throws Error when the address cannot be bound (in use, or not an address of this host), or a
- *   trusted proxy is neither an IP address nor a CIDR range.
+ * Starts the HTTP server (contract: all endpoints under `/v1`, plus the public `/docs/errors`),
+ * binding the port exclusively. It assumes it is the only process on `opts.store`'s embedded
+ * store: at start it loads the rate counters, reconciles what a previous process left in flight
+ * (`Store.reconcile`) and sweeps expired records (again every 10 minutes).
+ * @throws Error when the address cannot be bound, or a trusted proxy is not an IP or CIDR range.
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const logger = opts.logger ?? createLogger();
@@ -175,17 +143,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   for (const [name, v] of [["rateLimit", services.rateLimit], ["authFailureLimit", services.authFailureLimit], ["maxModelsPerOrg", services.maxModelsPerOrg]] as const) {
     if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be an integer >= 1; got ${v}`);
   }
-  // An awaited write transaction: every write queued before it (e.g. by a server that ran on
-  // this store in this process) is committed once it resolves, so the counters read next are current.
-  // Crash recovery: charges still pending and keys still in flight, but not of a request another
-  // server of this process is working on, were left by a process that died mid-request (nothing
-  // of theirs was sent): refund them and release the keys.
+  // An awaited write transaction, so writes queued before it are committed and the counters read
+  // next are current. Pending charges and keys not of a live request here were left by a process
+  // that died mid-request (nothing of theirs was sent): refund and release them.
   const rec = await opts.store.reconcile(services.live, clock());
   if (rec.charges > 0 || rec.released > 0) {
     logger.warn({ refunded_rows: rec.refunded_rows, charges: rec.charges, released_keys: rec.released }, "reconciled requests left unfinished by a previous process");
   }
-  // After a refund or key release that could not be written (full disk): retry every few seconds
-  // until the store takes it; requests in flight in this process are left alone.
+  // A refund or key release that could not be written (full disk) is retried until it is.
   let reconcileTimer: NodeJS.Timeout | undefined;
   services.reconcileSoon = () => {
     if (reconcileTimer !== undefined) return;
@@ -201,9 +166,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }, RECONCILE_RETRY_MS);
     reconcileTimer.unref();
   };
-  // Shared store: another front end may die mid-request at any time; once its lease lapses, its
-  // pending charges and in-flight keys are refunded and released by whichever front end looks
-  // next (each charge once: the store locks what it reconciles).
+  // Shared store: a dead front end's charges and keys are reconciled, once its lease lapses, by
+  // whichever front end looks next (each charge once: the store locks what it reconciles).
   let peerReconciler: NodeJS.Timeout | undefined;
   if (opts.store.kind === "postgres") {
     peerReconciler = setInterval(() => {
@@ -320,9 +284,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
 
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    // Exclusive: without it uSockets sets SO_REUSEPORT and a second server on the same port
-    // would start too and silently take half the connections. The (host, port, options, cb)
-    // form exists in the binding but not in its typings.
+    // Exclusive: with SO_REUSEPORT a second server on the port would silently take half the
+    // connections. The (host, port, options, cb) form is in the binding but not its typings.
     const listen = app.listen as unknown as (
       host: string,
       port: number,
@@ -367,8 +330,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (peerReconciler !== undefined) clearInterval(peerReconciler);
       if (reconcileTimer !== undefined) clearInterval(reconcileTimer);
       uWS.us_listen_socket_close(listenSocket);
-      // Its requests in flight go on reaching this server over their open connections, so the
-      // uWS app is closed only once they are answered (or the same 10 s have passed).
+      // Its requests in flight still reach this server, so the app closes only after them.
       const http10Drained = http10?.close(DRAIN_TIMEOUT_MS);
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {

@@ -1,30 +1,20 @@
 /**
  * The client address of a request, for the per-address budget of failed authentications
- * (`steps/rateLimit.ts`). Behind a load balancer every request arrives from the balancer's own
- * address, so the address that matters is the one the balancer writes into a forwarding header.
- * That header is whatever the sender wants it to be unless it was written by a proxy we trust, so:
+ * (`steps/rateLimit.ts`). A forwarding header is whatever the sender wants unless a proxy we trust
+ * wrote it, so:
+ * - with no trusted proxies, or a peer that is not one, the client is the TCP peer and forwarding
+ *   headers are ignored;
+ * - from a trusted peer, the header (`X-Forwarded-For`, or RFC 7239 `Forwarded` `for=`) is read
+ *   from the right (each proxy appends) and the first hop that is not a trusted proxy is the
+ *   client; entries left of it are the client's to invent and never used. All hops trusted: the
+ *   left-most. A hop that is not an address stops the walk at the nearest trusted hop. No header:
+ *   the peer.
  *
- * - with no trusted proxies configured (the default), or when the TCP peer is not one of them, the
- *   client address is the peer's address and forwarding headers are ignored;
- * - when the peer is a trusted proxy, the forwarding header (`X-Forwarded-For` by default, or
- *   RFC 7239 `Forwarded` with its `for=` parameters) is read from the right: each proxy appends the
- *   address it received the request from, so the right-most entries were written by our proxies and
- *   the first entry from the right that is not itself a trusted proxy is the client as our
- *   outermost proxy saw it. Entries left of it are the client's to choose and are never used.
- *   If every entry is a trusted proxy, the left-most is used. If an entry that a trusted proxy
- *   should have written is not an address (`unknown`, an obfuscated identifier, garbage), the walk
- *   stops and the last trusted hop (the nearest address we can vouch for) is used. A missing header
- *   gives the peer itself.
- *
- * Several header lines of one field are one comma-separated list in order (RFC 9110 §5.3); the
- * server joins them before this module sees them. This is the method of Express's `proxy-addr`
- * and nginx's `real_ip_recursive on`; RFC 7239 §5.2 (the `for` parameter) and §7.4 (ordering:
- * a proxy appends); MDN "X-Forwarded-For: Selecting an IP address" (trusted proxy list, right-most).
- *
- * Addresses are compared and reported in one canonical text form ({@link canonicalAddress}):
- * uWS reports an IPv4 client of a dual-stack socket as
- * `0000:0000:0000:0000:0000:ffff:7f00:0001`, which is `127.0.0.1` here, so one client has one
- * budget however it connects. IP and CIDR matching is node's `net.BlockList`.
+ * Repeated header lines are one list in order (RFC 9110 §5.3), joined by the server. Method of
+ * Express's `proxy-addr` and nginx's `real_ip_recursive on`; RFC 7239 §5.2, §7.4; MDN
+ * "X-Forwarded-For: Selecting an IP address". Addresses are compared in one canonical form
+ * ({@link canonicalAddress}), so an IPv4 client of a dual-stack socket (uWS:
+ * `0000:...:ffff:7f00:0001`) has the same budget as over IPv4.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { BlockList, isIP } from "node:net";
@@ -33,10 +23,9 @@ import type { ForwardedHeader } from "./forwarded-headers";
 export { FORWARDED_HEADERS, type ForwardedHeader } from "./forwarded-headers";
 
 /**
- * The canonical text of an IP address, or undefined when `text` is not one: IPv4 in dotted
- * decimal; IPv6 in the compressed lower-case form of RFC 5952 (via the WHATWG URL parser), without
- * a zone id; an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2) as its IPv4 address.
- * Surrounding whitespace is ignored; nothing else (no brackets, no port) is accepted.
+ * The canonical text of an IP address, or undefined when `text` is not one: IPv4 dotted decimal;
+ * IPv6 as RFC 5952 without a zone id; IPv4-mapped IPv6 (RFC 4291 §2.5.5.2) as its IPv4 address.
+ * Surrounding whitespace is ignored; no brackets or port.
  */
 export function canonicalAddress(text: string): string | undefined {
   let s = text.trim();
@@ -54,10 +43,8 @@ export function canonicalAddress(text: string): string | undefined {
 }
 
 /**
- * The address of one hop as a forwarding header writes it, canonical ({@link canonicalAddress}),
- * or undefined when it is not an address: `192.0.2.1`, `192.0.2.1:8080`, `2001:db8::1`,
- * `[2001:db8::1]`, `[2001:db8::1]:8080` (RFC 7239 §6 `node`: an IPv6 address in brackets, an
- * optional port; X-Forwarded-For writers differ, so both forms are read).
+ * One hop's address, canonical, or undefined if not an address. With or without a port and, for
+ * IPv6, brackets (RFC 7239 §6 `node`; X-Forwarded-For writers differ, so both forms are read).
  */
 export function nodeAddress(text: string): string | undefined {
   const s = text.trim();
@@ -69,19 +56,13 @@ export function nodeAddress(text: string): string | undefined {
   return v4port === null ? undefined : canonicalAddress(v4port[1]);
 }
 
-/**
- * The hops of an `X-Forwarded-For` value, left (client end) to right (nearest proxy): each entry's
- * canonical address, or undefined for an entry that is not an address. Empty for a missing header.
- */
+/** The hops of `X-Forwarded-For`, left to right: canonical address or undefined; [] if missing. */
 export function parseXForwardedFor(value: string | undefined): (string | undefined)[] {
   if (value === undefined || value.trim() === "") return [];
   return value.split(",").map(nodeAddress);
 }
 
-/**
- * Splits `s` at each `sep` that is not inside a quoted-string (RFC 9110 §5.6.4: `"` ... `"`, with
- * `\` escaping the next character).
- */
+/** Splits `s` at each `sep` not inside a quoted-string (RFC 9110 §5.6.4). */
 function splitOutsideQuotes(s: string, sep: string): string[] {
   const parts: string[] = [];
   let start = 0;
@@ -102,10 +83,8 @@ function splitOutsideQuotes(s: string, sep: string): string[] {
 }
 
 /**
- * The hops of an RFC 7239 `Forwarded` value, left to right: for each forwarded-element (§4,
- * comma-separated), the canonical address of its `for` parameter (§5.2; token or quoted-string,
- * name case-insensitive), or undefined when the element has no `for`, or its node is `unknown`
- * or an obfuscated identifier (§6.2, §6.3). Empty for a missing header.
+ * The hops of an RFC 7239 `Forwarded` value, left to right: each element's `for` address (§5.2),
+ * or undefined without one or for `unknown` or an obfuscated node (§6.2, §6.3); [] if missing.
  */
 export function parseForwarded(value: string | undefined): (string | undefined)[] {
   if (value === undefined || value.trim() === "") return [];
@@ -137,12 +116,9 @@ export class TrustedProxies {
   }
 
   /**
-   * Parses entries, each an IP address or a CIDR range (`address/prefix-length`, RFC 4632 for
-   * IPv4, RFC 4291 §2.3 for IPv6); an item may itself be a comma- or whitespace-separated list
-   * (as `SYNTHD_TRUSTED_PROXIES` and a repeated `--trusted-proxy` give them). Empty items are
-   * skipped. An IPv4-mapped IPv6 address counts as its IPv4 address.
-   * @throws Error naming the first item that is neither an address nor a CIDR range (prefix length
-   *   0-32 for IPv4, 0-128 for IPv6).
+   * Parses IP addresses and CIDR ranges (RFC 4632, RFC 4291 §2.3); an item may be a comma- or
+   * whitespace-separated list. IPv4-mapped IPv6 counts as IPv4.
+   * @throws Error naming the first item that is neither an address nor a CIDR range.
    */
   static parse(items: string | readonly string[]): TrustedProxies {
     const all = (typeof items === "string" ? [items] : items).flatMap((i) => i.split(/[\s,]+/)).filter((i) => i !== "");
@@ -188,13 +164,8 @@ export class TrustedProxies {
 }
 
 /**
- * The client address of a request (see the module comment): the TCP peer's address unless the
- * peer is a trusted proxy, else the right-most address of `header` that is not a trusted proxy.
- *
- * @param peer the TCP peer's address as text (uWS's `getRemoteAddressAsText`, any IP form).
- * @param headers request headers with lower-case names; repeated lines of one field joined with `, `.
- * @returns a canonical address ({@link canonicalAddress}), or `peer` as given when it is not an IP
- *   address (a Unix socket).
+ * The client address of a request (see the module comment), canonical, or `peer` as given when it
+ * is not an IP address (a Unix socket). `headers`: lower-case names, repeated lines joined.
  */
 export function clientAddress(
   peer: string,
@@ -215,10 +186,7 @@ export function clientAddress(
   return nearest;
 }
 
-/**
- * The header in which the HTTP/1.0 listener (`synthd serve --http10-port`, `http10.ts`) sends the
- * secret it shares with the main listener of its process. Never logged.
- */
+/** The header carrying the HTTP/1.0 listener's secret to the main listener. Never logged. */
 export const RELAY_SECRET_HEADER = "x-synthd-http10-secret";
 
 /** The header in which the HTTP/1.0 listener sends the address of the peer it relays for. */
@@ -230,19 +198,12 @@ export function relaySecretDigest(secret: string): Buffer {
 }
 
 /**
- * The TCP peer of a request for {@link clientAddress}, seen through the process's own HTTP/1.0
- * listener (`http10.ts`): that listener forwards over loopback, so the main listener's peer is the
- * listener itself, and the client's address comes in {@link RELAY_CLIENT_HEADER}. It is believed
- * only when {@link RELAY_SECRET_HEADER} carries the listener's secret (`digest`, from
- * {@link relaySecretDigest}; compared as SHA-256 digests with `timingSafeEqual`, so neither the
- * length nor the bytes of the secret leak through timing) and is an IP address; otherwise, and
- * always when no HTTP/1.0 listener runs (`digest` undefined), `peer` is returned: another local
- * process cannot name the client address of its requests.
- *
- * Both headers are removed from `headers` in every case, so nothing after this (the pipeline, a
- * log line) sees the secret.
- * @param peer the TCP peer's address as text.
- * @param headers request headers with lower-case names; modified.
+ * The TCP peer for {@link clientAddress}, seen through this process's HTTP/1.0 listener: the
+ * address in {@link RELAY_CLIENT_HEADER} is believed only when {@link RELAY_SECRET_HEADER} carries
+ * the secret (`digest`; SHA-256 digests compared with `timingSafeEqual`, so neither length nor
+ * bytes leak through timing), so another local process cannot name its client address. Otherwise,
+ * and when no listener runs (`digest` undefined), `peer`. Both headers are always removed from
+ * `headers` (modified), so nothing later, a log line included, sees the secret.
  */
 export function relayedPeer(peer: string, headers: Record<string, string>, digest: Buffer | undefined): string {
   const secret = headers[RELAY_SECRET_HEADER];

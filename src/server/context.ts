@@ -1,10 +1,7 @@
 /**
- * The request context and the step type of the HTTP pipeline.
- *
- * One {@link Ctx} is created per request by the uWS adapter in `app.ts`, from data copied out of
- * uWS's stack-allocated `HttpRequest` before any `await`. The steps in `pipeline.ts` fill it in
- * order (request id, key, route, body, input) and the last step sets `ctx.response`, which the
- * adapter writes to the socket once the chain has settled.
+ * The request context and the step type of the HTTP pipeline. The uWS adapter (`app.ts`) creates
+ * one {@link Ctx} per request from data copied out of uWS's stack-allocated `HttpRequest` before
+ * any `await`; the steps (`pipeline.ts`) fill it in order and the last sets `ctx.response`.
  */
 import type { Logger } from "pino";
 import type { IValidation } from "typia";
@@ -28,11 +25,7 @@ export interface Services {
   maxBodyBytes: number;
   /** Current time in Unix milliseconds: rate windows, quota months, idempotency expiry. Injectable for tests. */
   clock: () => number;
-  /**
-   * The sliding window counters: in memory, written through to the embedded store (the HTTP
-   * thread is their only admitter), or, shared topology, in Redis, one atomic script per
-   * decision, so every front end admits against one budget.
-   */
+  /** The sliding window counters: in memory (written through to the store) or in Redis (shared). */
   limiter: RateLimiter;
   /** Requests per minute of an org without its own `rate_limit`. */
   rateLimit: number;
@@ -44,12 +37,9 @@ export interface Services {
   trustedProxies: TrustedProxies;
   /** The forwarding header those proxies write (`--forwarded-header`). */
   forwardedHeader: ForwardedHeader;
-  /** Ids of the requests this process is working on over this store, in any of its servers (their pending charges and keys are not orphans). */
+  /** Ids of the requests this process is working on (their pending charges are not orphans). */
   live: Set<string>;
-  /**
-   * Asks for a reconciliation of orphaned charges and in-flight keys (`Store.reconcile`) soon and
-   * until one succeeds: called when a refund or a key release could not be written (full disk).
-   */
+  /** Asks for `Store.reconcile` soon, until it succeeds (a refund or key release failed to write). */
   reconcileSoon: () => void;
 }
 
@@ -76,11 +66,7 @@ export interface Ctx {
   readonly rawQuery: string;
   /** Request headers, lower-case names. Never log `authorization`. */
   readonly headers: Readonly<Record<string, string>>;
-  /**
-   * The TCP peer's address as uWS reports it (IPv6 fully expanded). The client address of the
-   * per-address limits is `clientAddress(remoteAddress, headers, ...)` (`clientAddress.ts`): this,
-   * or what a trusted proxy forwarded.
-   */
+  /** The TCP peer's address as uWS reports it (IPv6 fully expanded); see `clientAddress.ts`. */
   readonly remoteAddress: string;
   /** `performance.now()` when the request arrived (milliseconds). */
   readonly startedAt: number;
@@ -99,10 +85,7 @@ export interface Ctx {
   rawBody?: Buffer;
   /** Set by `parseJson` on POST: the parsed JSON value (unset when the body was parsed off-thread). */
   json?: unknown;
-  /**
-   * Set by `parseJson` instead of `json` for a large body parsed and validated on the body worker
-   * thread (`bodyPool.ts`): what the later steps need of it.
-   */
+  /** Set by `parseJson` instead of `json` for a large body parsed on a worker (`bodyPool.ts`). */
   prepared?: PreparedBody;
   /** Set by `validate`: the typed, validated input of the route. */
   input?: { body: unknown; query: unknown };
@@ -114,10 +97,7 @@ export interface Ctx {
   idempotency?: IdempotencyScope;
   /** Set by `idempotency` when the response is a replay: the `request_id` of the original request. */
   replayOf?: string;
-  /**
-   * Set by `settle` when an un-keyed 2xx settled a usage charge: the adapter (`app.ts`) gives it
-   * back (`Store.refundUsage`) if the response is not completely handed over to the socket.
-   */
+  /** Set by `settle` for an un-keyed 2xx's charge: refunded if the response is not delivered. */
   deliveryCharge?: ChargeRequest;
   /** Set by the adapter: rows given back because the response was not delivered (logged). */
   refundedRows?: number;
@@ -139,9 +119,8 @@ export interface PreparedBody {
 }
 
 /**
- * What the body worker did beyond validating a body, for its handler. Create Model: the body's
- * metadata comes back without its large parts that only the store needs (`value_mappings`,
- * `column_stats`, `rules`, `source`), which arrive encoded in `packedMetadata` instead.
+ * What the body worker did beyond validating a body. Create Model: the metadata's large parts
+ * (`value_mappings`, `column_stats`, `rules`, `source`) come only in `packedMetadata`.
  */
 export interface PreparedInput {
   /** Create Model: the first error of `checkMetadata`, which the handler throws in its place. */
@@ -163,10 +142,9 @@ export interface BodySource {
   /** Called from `onAborted`: settles `result` with `aborted` and any pending {@link drain}. */
   abort(): void;
   /**
-   * Stops buffering (chunks still to come are counted and discarded) and resolves once the body
-   * has been consumed to its end (`complete` is then true), at once if it already was; or when
-   * the client aborted, or when more than `DRAIN_FACTOR` (steps/readBody.ts) x the body limit arrived in total
-   * (then `complete` stays false and the connection must be closed after the answer). Never rejects.
+   * Stops buffering and resolves once the body was consumed to its end, or the client aborted, or
+   * over `DRAIN_FACTOR` x the limit arrived (`complete` stays false: close after the answer).
+   * Never rejects.
    */
   drain(): Promise<void>;
 }
@@ -183,17 +161,11 @@ export interface HandlerCtx<B, Q> {
   auth: Auth;
   services: Services;
   requestId: string;
-  /**
-   * The request's Idempotency-Key scope when it executes under one: a handler whose side effect is
-   * one store transaction stores its response there in that same transaction (Create Model).
-   */
+  /** The Idempotency-Key scope: a one-transaction handler stores its response in it (Create Model). */
   idempotency?: IdempotencyScope;
   /** Set when the body was parsed off-thread (`Ctx.prepared`); see {@link PreparedInput}. */
   prepared?: PreparedInput;
-  /**
-   * True once the client's connection has closed (nothing can be answered). Handlers check it
-   * right before their side effect (a charge, a new model) and throw `ClientAbortedError`.
-   */
+  /** True once the client has gone; checked right before a side effect (`ClientAbortedError`). */
   aborted: () => boolean;
 }
 
@@ -238,9 +210,8 @@ export interface RouteDef {
 export type Next = () => Promise<void>;
 
 /**
- * One pipeline step (Hono-style middleware): do work, then `await next()` to run the rest of the
- * chain, or throw an `ApiError` to answer early. A step runs its synchronous part immediately, so
- * steps must not `await` before calling `next()` unless they really wait for something.
+ * One pipeline step (Hono-style middleware): do work, then `await next()`, or throw an `ApiError`
+ * to answer early. Steps must not `await` before `next()` unless they really wait for something.
  */
 export type Step = (ctx: Ctx, next: Next) => Promise<void>;
 
@@ -261,7 +232,7 @@ export function compose(steps: readonly Step[]): (ctx: Ctx) => Promise<void> {
   };
 }
 
-/** The routes whose bodies are parsed on a body worker thread (`bodyWorker.ts`), by `METHOD pattern` (as in `handlers/routes.ts`). */
+/** The routes whose bodies are parsed on a body worker thread (`bodyWorker.ts`). */
 export type BodyRoute = "POST /v1/models" | "POST /v1/models/:model_id/generate";
 
 /** One body to parse. */

@@ -1,32 +1,18 @@
 /**
- * The HTTP/1.0 listener (`synthd serve --http10-port PORT`): a Node `http`
- * server beside the uWebSockets.js main listener (in a child process of its own, `http10Process.ts`), for clients that cannot speak HTTP/1.1 (nginx's
- * default upstream protocol, ApacheBench, `curl --http1.0`), which uWS answers with its own HTML
- * `505`. It accepts HTTP/1.0 and HTTP/1.1 and is only a transport: every request is forwarded to
- * the main listener over a keep-alive connection and answered there (authentication, rate limits,
- * billing, request log), bodies streamed both ways with backpressure.
- *
- * What it adds or changes on the way:
- * - hop-by-hop headers (`Connection` and the headers it names, `Keep-Alive`, `Transfer-Encoding`,
- *   `TE`, `Trailer`, `Upgrade`, `Proxy-Connection`, `Expect`) are dropped both ways; Node frames
- *   each side itself: an HTTP/1.0 client gets a `Content-Length` (or close-delimited) body, never
- *   chunked, and its connection is closed after the response unless it asked for keep-alive;
- * - the client's address goes to the main listener in `x-synthd-http10-client`, vouched for by a
- *   random per-process secret in `x-synthd-http10-secret` (`relayedPeer` in `clientAddress.ts`);
- *   both are removed from what clients send;
- * - what Node's parser refuses (`clientError`: a malformed request line, a TLS ClientHello, NUL,
- *   control characters or obs-fold in a header, ambiguous body framing) is answered 400
- *   `parameter_invalid` in the contract's error envelope, header sections over Node's limit
- *   (16 KiB) 431 with code `request_too_large`, each with `Connection: close`; an HTTP/1.1 request
- *   without `Host` gets 400 `parameter_invalid` on `headers.host`, a target that is not a path
- *   (absolute-form, `*`) 400 `parameter_invalid`; when the main listener cannot be reached, 503
- *   `training_service_unavailable` with `Retry-After`;
- * - the main listener's answers pass through as they are (a 413 it sends while closing the
- *   connection on a body it will not read included: such a body is not written past its limit);
- *   a request whose body stops coming is closed without an answer, as on the main port;
- * - header, request and idle timeouts and a connection cap ({@link Http10Limits}), so idle or
- *   trickling connections cannot take the process's descriptors from the main listener, nor
- *   lock other clients out of this one.
+ * The HTTP/1.0 listener (`synthd serve --http10-port PORT`), in a child process of its own
+ * (`http10Process.ts`): a Node `http` server for clients that cannot speak HTTP/1.1 (nginx's
+ * default upstream protocol, ApacheBench), which uWS answers with an HTML 505. Only a transport:
+ * every request is forwarded to the main listener over keep-alive connections and answered there,
+ * bodies streamed both ways with backpressure. On the way it:
+ * - drops hop-by-hop headers both ways (RFC 9110 §7.6.1) and lets Node frame each side, so an
+ *   HTTP/1.0 client never gets a chunked body;
+ * - passes the client's address in `x-synthd-http10-client`, vouched for by a per-process secret
+ *   (`relayedPeer` in `clientAddress.ts`); both headers are stripped from what clients send;
+ * - answers in the contract's error envelope what Node's parser refuses (400 `parameter_invalid`,
+ *   431 `request_too_large`), a missing `Host` or a non-path target (400), and an unreachable main
+ *   listener (503 with `Retry-After`);
+ * - bounds connections with timeouts and a cap ({@link Http10Limits}), so idle or trickling
+ *   clients cannot take the main listener's descriptors nor lock others out.
  *
  * docs/operations.md "HTTP edges" lists what each port answers; test/integration/http10.test.ts pins it.
  */
@@ -53,29 +39,18 @@ export interface Http10ListenerOptions {
   /** Base of `error.doc_url` in the envelopes this listener writes itself. */
   docsUrl: string;
   logger: Logger;
-  /**
-   * The main listener's body limit in bytes (`maxBodyBytes`): a body over {@link DRAIN_FACTOR}
-   * times it is not forwarded past that point, since the main listener answers 413 and closes
-   * the connection there.
-   */
+  /** The main listener's body limit in bytes; bodies are not forwarded past {@link DRAIN_FACTOR}x. */
   maxBodyBytes: number;
   /** Timeouts and the connection cap; each field defaults to {@link defaultHttp10Limits}'s. */
   limits?: Partial<Http10Limits>;
 }
 
-/**
- * Timeouts and the connection cap of the HTTP/1.0 listener (Node's `http.Server` settings, see
- * https://nodejs.org/api/http.html#class-httpserver). Milliseconds unless said otherwise.
- */
+/** Timeouts (ms) and the connection cap of the listener (Node's `http.Server` settings). */
 export interface Http10Limits {
   /**
-   * Connections open at once. One more makes room by closing the oldest connection that has no
-   * request in progress (one that sent nothing or only part of a header section, or an idle
-   * keep-alive one); when every connection has a request in progress, the new one is closed at
-   * once without an answer. (Node's `server.maxConnections` would refuse the new connection even
-   * when idle ones hold every place, so an idle flood would lock clients out.) Each connection can
-   * hold two descriptors of the listener's process (its own and the forwarding connection) and
-   * one of the server's (the main listener's end).
+   * Connections open at once. One more closes the oldest connection with no request in progress,
+   * or, when all have one, the new one (so an idle flood cannot lock clients out; see
+   * docs/operations.md "HTTP edges"). Each uses two descriptors here and one in the server.
    */
   maxConnections: number;
   /** The request's header section must arrive within this (`server.headersTimeout`), else the connection is closed. */
@@ -85,9 +60,8 @@ export interface Http10Limits {
   /** An idle keep-alive connection is closed after this (`server.keepAliveTimeout`). */
   keepAliveTimeoutMs: number;
   /**
-   * A connection that neither sends nor reads anything for this long is closed (`server.timeout`,
-   * the socket's idle timeout: a connection that sends nothing, a stalled upload or a client that
-   * stops reading its answer), except while the main listener works on its complete request.
+   * A connection that neither sends nor reads for this long is closed (`server.timeout`), except
+   * while the main listener works on its complete request.
    */
   idleTimeoutMs: number;
   /** How often the header and request timeouts are checked (`connectionsCheckingInterval`). */
@@ -101,10 +75,7 @@ const FALLBACK_FD_LIMIT = 1024;
 /** Most connections the listener takes, whatever the descriptor limit. */
 const MAX_CONNECTIONS_CEILING = 16_384;
 
-/**
- * The process's open-file limit (RLIMIT_NOFILE, soft; Node raises it to the hard limit at start),
- * from `/proc/self/limits`; {@link FALLBACK_FD_LIMIT} where that cannot be read (not Linux).
- */
+/** The process's soft RLIMIT_NOFILE from `/proc/self/limits`, else {@link FALLBACK_FD_LIMIT}. */
 export function openFileLimit(): number {
   try {
     const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync("/proc/self/limits", "utf8"));
@@ -116,11 +87,9 @@ export function openFileLimit(): number {
 }
 
 /**
- * The defaults: header section 10 s and idle 10 s (the main listener's: uWS closes a connection
- * idle for about 10 s, a half-sent head included), keep-alive 5 s (Node's default), the whole
- * request 300 s (Node's default: a 64 MiB upload at 220 KB/s), checked every second; at most a
- * twelfth of the descriptor limit in connections, between 64 and {@link MAX_CONNECTIONS_CEILING},
- * so forwarded requests hold at most that share of the server's descriptors.
+ * The defaults: header and idle 10 s (as uWS on the main listener), keep-alive 5 s and request
+ * 300 s (Node's), checked every second; connections a twelfth of the descriptor limit, between 64
+ * and {@link MAX_CONNECTIONS_CEILING}, so forwarded requests hold at most that share.
  */
 export function defaultHttp10Limits(fdLimit = openFileLimit()): Http10Limits {
   return {
@@ -139,25 +108,20 @@ export interface Http10Listener {
   url: string;
   port: number;
   /**
-   * Stops accepting connections and closes idle ones; requests in flight are answered (their
-   * connections then closed) for up to `timeoutMs`, after which every connection left is closed.
-   * Idempotent: later calls return the first call's promise.
+   * Stops accepting, closes idle connections, lets requests in flight finish for up to `timeoutMs`,
+   * then closes the rest. Idempotent.
    */
   close(timeoutMs: number): Promise<void>;
 }
 
 /** Seconds a client is asked to wait when the main listener cannot be reached. */
 const UPSTREAM_RETRY_AFTER_S = 1;
-/**
- * An idle forwarding connection is dropped after this long: below uWS's 10 s idle timeout, so the
- * agent does not pick a connection the main listener is closing.
- */
+/** Idle forwarding connections are dropped below uWS's 10 s, so none is reused as it closes. */
 const AGENT_IDLE_MS = 5_000;
 
 /**
- * After answering a request Node's parser refused, the connection is closed this long after the
- * answer at the latest: until then what the client still sends is read and dropped, so closing
- * does not reset the connection before the client has read the answer.
+ * After answering a refused request, what the client still sends is read and dropped this long
+ * before closing, so the close does not reset the connection before the answer is read.
  */
 const LINGER_MS = 2_000;
 
@@ -193,9 +157,8 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * The headers of a message to forward, from its `rawHeaders` (names in the sender's case; a
- * header sent on several lines stays several lines), without hop-by-hop headers, the headers the
- * `Connection` header names, and (`stripRelay`) the relay's own headers.
+ * The headers to forward from `rawHeaders` (sender's case; repeated lines kept), without hop-by-hop
+ * headers, those `Connection` names and (`stripRelay`) the relay's own.
  */
 function endToEnd(raw: readonly string[], stripRelay: boolean): Record<string, string | string[]> {
   const named = new Set<string>();
@@ -240,10 +203,7 @@ function errorResponse(status: number, err: ApiError, docsUrl: string): { reques
   };
 }
 
-/**
- * Passes a body on until more than `limit` bytes went through (the chunk that crosses included),
- * then reads and drops the rest; `limit` -1 passes nothing.
- */
+/** Passes a body on until more than `limit` bytes went through, then drops the rest (-1: none). */
 function bodyLimiter(limit: number): Transform {
   let passed = 0;
   return new Transform({
@@ -255,11 +215,7 @@ function bodyLimiter(limit: number): Transform {
   });
 }
 
-/**
- * Starts the HTTP/1.0 listener (see the module comment) on `opts.host`:`opts.port`, forwarding to
- * `opts.upstream`.
- * @throws Error when the address cannot be bound.
- */
+/** Starts the listener on `opts.host`:`opts.port`. @throws Error when it cannot bind. */
 export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<Http10Listener> {
   const { logger, docsUrl } = opts;
   const limits: Http10Limits = { ...defaultHttp10Limits(), ...opts.limits };
@@ -370,16 +326,14 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
       return;
     }
     let answered = false;
-    // A body the main listener stops reading (over DRAIN_FACTOR x its limit: it answers 413 and
-    // closes) is not written past that point, so no write fails before its answer is read; a
-    // declared one is not written at all (answered on its headers).
+    // A body the main listener stops reading (over DRAIN_FACTOR x its limit: 413 and close) is not
+    // written past that point, so no write fails before the answer is read.
     const declared = Number(req.headers["content-length"] ?? 0);
     const limiter = bodyLimiter(declared > drainLimit ? -1 : drainLimit);
     if (declared > drainLimit) up.flushHeaders();
     up.on("response", (upRes: IncomingMessage) => {
       answered = true;
-      // An answer before the whole body was sent (413, 401 ...): the rest is not read, so the
-      // connection closes after it.
+      // Answered before the whole body was sent: the rest is not read, so close after it.
       if (!req.complete) res.shouldKeepAlive = false;
       const status = upRes.statusCode ?? 502;
       if ((status === 505 || status === 400) && upRes.headers["x-request-id"] === undefined) {
@@ -395,17 +349,15 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
     up.on("error", (err: NodeJS.ErrnoException) => {
       req.unpipe(limiter);
       req.resume();
-      // After its answer the main listener may close a connection whose body it did not read: the
-      // answer's own stream (above) reports whether it got through.
+      // After answering, the main listener may close on an unread body; the answer's stream reports.
       if (answered) return;
       if (res.headersSent || res.destroyed) {
         res.destroy();
         return;
       }
       if (err.code !== "ECONNREFUSED" && !req.complete) {
-        // The main listener dropped a request whose body had stopped arriving (its idle timeout;
-        // `Expect: 100-continue` and no body): nothing answers it there either, and a 503 would
-        // make clients retry.
+        // The main listener dropped a request whose body stopped arriving: no answer there either,
+        // and a 503 would make clients retry.
         logger.info({ method: req.method, route: null, listener: "http10", reason: "body_incomplete" }, "HTTP/1.0 listener: request body incomplete, connection closed");
         res.destroy();
         return;
@@ -421,8 +373,7 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
         "upstream_unreachable",
       );
     });
-    // The client went away (mid-upload or mid-answer): so does the forwarded request, and the main
-    // listener sees it (an un-keyed Generate is then refunded as on the main port).
+    // The client went away: so does the forwarded request (an un-keyed Generate is then refunded).
     res.on("close", () => {
       if (!res.writableFinished) up.destroy();
     });
@@ -445,8 +396,7 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
       status = 431;
       api = new ApiError("request_too_large", "The request's header section is larger than 16 KiB.", "headers");
     } else if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
-      // The header or request timeout: a client still trickling bytes would keep a half-closed
-      // connection open, so it is closed after the linger whatever it sends.
+      // Header or request timeout: closed after the linger whatever a trickling client still sends.
       refused.add(socket);
       socket.end("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
       socket.setTimeout(0);
@@ -470,8 +420,7 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error): void => reject(new Error(`cannot listen on ${opts.host}:${opts.port} for HTTP/1.0 (${err.message})`));
     server.once("error", onError);
-    // A long accept queue (capped by net.core.somaxconn): a client whose SYN is dropped in a
-    // connection flood waits seconds for its retransmission.
+    // A long accept queue (capped by somaxconn): a dropped SYN waits seconds for a retransmission.
     server.listen({ port: opts.port, host: opts.host, backlog: LISTEN_BACKLOG }, () => {
       server.off("error", onError);
       resolve();

@@ -8,37 +8,22 @@
  * - a counter keeps `curr` (requests admitted in window w) and `prev` (admitted in window w - 1);
  * - at time t the rate is estimated as `estimate(t) = prev * (1 - (t - W) / 60000) + curr`, i.e.
  *   the previous window weighted by how much of it still overlaps the last 60 s;
- * - a request is admitted iff `estimate(t) + 1 <= limit` (the request itself must fit), and then
- *   `curr` grows by one. So a fresh counter admits exactly `limit` requests in its first window,
- *   however many arrive at once; refused requests are not counted.
+ * - a request is admitted iff `estimate(t) + 1 <= limit`, and then `curr` grows by one; refused
+ *   requests are not counted. A fresh counter admits exactly `limit` in its first window.
  *
- * Without new admissions `estimate` never grows (it falls linearly within a window and is
- * continuous across the boundary, where `curr` becomes `prev` with weight 1), so once a request
- * would be admitted at time t it would be admitted at any later time: the "next admission" times
- * below are exact.
+ * Without admissions `estimate` never grows (linear within a window, continuous across the
+ * boundary), so the "next admission" times below are exact.
  *
- * Headers (per response): `X-RateLimit-Limit` = limit; `X-RateLimit-Remaining` =
- * `floor(limit - estimate)` after this request (how many more would be admitted right now);
- * `X-RateLimit-Reset` = Unix seconds (rounded up) of the later of the end of the current window
- * and the moment a request will next be admitted, so a client that waits until Reset is admitted
- * unless it or another client spends the budget first. On refusal `Retry-After` =
- * `max(1, ceil(seconds until the next admission))` (RFC 9110 §10.2.3 delay-seconds; RFC 6585 §4
- * for 429).
+ * Headers: `X-RateLimit-Limit` = limit; `X-RateLimit-Remaining` = `floor(limit - estimate)` after
+ * this request; `X-RateLimit-Reset` = Unix seconds (rounded up) of the later of the window's end
+ * and the next admission; on refusal `Retry-After` = `max(1, ceil(seconds to next admission))`
+ * (RFC 9110 §10.2.3; RFC 6585 §4 for 429).
  *
- Two limiters implement {@link RateLimiter}: {@link MemoryRateLimiter} here, and
- * `RedisRateLimiter` (`redisRateLimiter.ts`: the same counters in Redis, one atomic script per
- * decision, so every front end of the shared topology admits against one budget).
- *
- * {@link MemoryRateLimiter} is the single source of truth for admission and lives on the HTTP
- * thread, the only admitter: a decision is a synchronous read-modify-write of an in-memory map, so
- * concurrent requests can never both take the last slot, and no fixed window ever admits more
- * than `limit` (`curr <= estimate`). Every admitted count is written through to LMDB in the same
- * call (`persist`: `Store.putRateCounter`, committed with the event turn's batch) and loaded back
- * when a server starts, so a restart (even after SIGKILL) keeps the counts.
- *
- * Like any sliding window counter this is an approximation of a true sliding log: over an
- * arbitrary 60 s interval straddling two windows it assumes the previous window's requests were
- * spread evenly (Cloudflare measured 0.003% of requests wrongly allowed or limited).
+ * {@link MemoryRateLimiter} lives on the HTTP thread, the only admitter: a decision is a
+ * synchronous read-modify-write, so concurrent requests never both take the last slot. Admitted
+ * counts are written through to LMDB (`persist`) and loaded at start, so a restart (even after
+ * SIGKILL) keeps them. `RedisRateLimiter` (`redisRateLimiter.ts`) is the same in Redis.
+ * An approximation of a sliding log: it assumes the previous window's requests were spread evenly.
  */
 import type { RateCounter, Store } from "../../store";
 
@@ -89,10 +74,7 @@ function ceil(x: number): number {
   return Math.ceil(x - 1e-6);
 }
 
-/**
- * The earliest Unix millisecond >= `nowMs` at which `estimate + 1 <= limit` holds for counter `c`
- * (already rolled to now's window), assuming nothing else is admitted meanwhile.
- */
+/** The earliest Unix ms >= `nowMs` at which `c` (rolled to now) admits, if nothing else is. */
 export function nextAdmissionMs(c: RateCounter, limit: number, nowMs: number): number {
   if (estimate(c, nowMs) + 1 <= limit + EPS) return nowMs;
   const start = c.window * WINDOW_MS;
@@ -106,15 +88,10 @@ export function nextAdmissionMs(c: RateCounter, limit: number, nowMs: number): n
   return start + WINDOW_MS + ceil(f * WINDOW_MS);
 }
 
-/**
- * A sliding window rate limiter, keyed by `org:NAME` or `addr:ADDRESS`: in memory
- * ({@link MemoryRateLimiter}) or in Redis (`RedisRateLimiter`). The request pipeline's
- * `steps/rateLimit.ts` asks whichever the server was given.
- */
+/** A sliding window rate limiter keyed by `org:NAME` or `addr:ADDRESS` (memory or Redis). */
 export interface RateLimiter {
   /**
-   * Decides one request for `key` against `limit` requests per minute (>= 1), now by the
-   * limiter's clock, and counts it when admitted.
+   * Decides one request for `key` against `limit` per minute (>= 1) now; counts it if admitted.
    * @throws RateLimiterUnavailableError (`redisRateLimiter.ts`) when a shared limiter cannot decide.
    */
   admit(key: string, limit: number): RateDecision | Promise<RateDecision>;
@@ -135,9 +112,8 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly persist: ((key: string, counter: RateCounter) => void) | undefined;
 
   /**
-   * The embedded server's limiter: the counters `store` persisted, and each admitted count written
-   * through to it (queued in admission order and committed with the event turn's batch; the
-   * request does not wait for it). `onError`: a write that failed.
+   * The embedded server's limiter: `store`'s counters, each admitted count written through in
+   * admission order (the request does not wait). `onError`: a write that failed.
    */
   static async load(
     store: Pick<Store, "rateCounterEntries" | "putRateCounter">,
@@ -160,9 +136,8 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   /**
-   * Decides one request for `key` at `nowMs` (default: the clock's now) against `limit` requests
-   * per minute (>= 1) and, when admitted, counts it and passes the count to `persist`.
-   * Synchronous: the check and the count cannot interleave with another request.
+   * Decides one request for `key` at `nowMs` against `limit` per minute and, if admitted, counts
+   * and persists it. Synchronous: check and count cannot interleave with another request.
    */
   admit(key: string, limit: number, nowMs: number = this.clock()): RateDecision {
     const w = Math.floor(nowMs / WINDOW_MS);
@@ -185,10 +160,7 @@ export class MemoryRateLimiter implements RateLimiter {
     return decision;
   }
 
-  /**
-   * Takes back one request counted by {@link admit} in window `window` (no-op once the window has
-   * passed). Used for the per-address budget, which counts only failed authentications.
-   */
+  /** Takes back one request counted in window `window` (no-op once that window has passed). */
   refund(key: string, window: number): void {
     const c = this.counters.get(key);
     if (c !== undefined && c.window === window && c.curr > 0) c.curr -= 1;

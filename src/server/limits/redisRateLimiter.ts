@@ -1,115 +1,38 @@
 /**
- * The sliding window counter of `rateLimiter.ts`, kept in Redis so that several synthd front ends
- * share one budget per key (the shared topology: rate limits across front ends in Redis); see
- * "How the server uses it" below.
+ * The sliding window counter of `rateLimiter.ts`, kept in Redis so that several front ends share
+ * one budget per key (the shared topology). Method, decisions and header values are the in-memory
+ * {@link MemoryRateLimiter}'s (its module comment is the specification); docs/operations.md
+ * "Rate limits in Redis (the shared topology)" has the operator's view.
  *
- * ## Method
+ * Each decision is ONE Lua script (EVALSHA, EVAL on NOSCRIPT; Redis docs "Scripting with Lua").
+ * A script runs atomically, so read, roll, estimate, admit and increment cannot interleave with
+ * another front end's decision. It touches one key, declared in KEYS, so Redis Cluster works.
  *
- * The same method, decisions, outputs and header values as the in-memory {@link MemoryRateLimiter}
- * (whose module comment is the specification): Cloudflare's sliding window counter ("How we built
- * rate limiting capable of scaling to millions of domains",
- * blog.cloudflare.com/counting-things-a-lot-of-different-things) with windows of 60 s aligned to
- * the Unix minute, `estimate = prev * (1 - elapsed / 60 s) + curr`, a request admitted iff
- * `estimate + 1 <= limit`, refused requests not counted, and `X-RateLimit-Limit`,
- * `X-RateLimit-Remaining`, `X-RateLimit-Reset` and `Retry-After` computed by the same formulas
- * (`roll`, `estimate`, `nextAdmissionMs`, `admit`, `refund` there are ported line by line to Lua).
+ * Arithmetic: Lua 5.1 numbers are IEEE doubles; the script does the TypeScript's operations in
+ * the same order (same 1e-9 tolerance, same `ceil(x - 1e-6)`), so results are bit-for-bit equal.
+ * Redis truncates a returned Lua number to an integer, so the script returns only integers (all
+ * below 2^53) plus the estimate as a `%.17g` string (round-trips a double). Inputs go in as
+ * decimal strings; counts are stored as integers (Lua writes 14 significant digits).
  *
- * Each decision is ONE Lua script run by Redis (EVALSHA, falling back to EVAL when Redis answers
- * NOSCRIPT, as ioredis's `defineCommand` does; Redis docs: "Scripting with Lua", EVAL/EVALSHA).
- * A script runs atomically (no other command or script runs meanwhile), so the read of
- * `{window, prev, curr}`, the roll to the current window, the estimate, the admission and the
- * increment of `curr` cannot interleave with another front end's decision: 200 requests fired at
- * once at a 60/min key admit exactly 60, wherever they arrive. The script touches one key, declared
- * in KEYS, so it also runs on Redis Cluster.
+ * Keys: `<prefix>rl:<key>`, a hash `{w: window index, p: prev, c: curr}`. The script writes only
+ * when the counter changed (so a refused client hammering a key costs no writes) and then sets a
+ * TTL of 2 windows: a counter written in window w matters until the end of w + 1, and
+ * t + 120 s >= (w + 2) * 60 s on Redis's own clock, so a key never expires while it could affect
+ * an estimate. The stored window is always that of the key's last decision (`refund` relies on it).
  *
- * Arithmetic: Redis 7 runs Lua 5.1, whose numbers are IEEE doubles like JavaScript's; the script
- * performs the same operations in the same order as the TypeScript (`(now - window * 60000) / 60000`,
- * `prev * (1 - elapsed) + curr`, the same 1e-9 tolerance, the same `ceil(x - 1e-6)`), so its
- * doubles are bit-for-bit the TypeScript's. A Lua number returned to Redis is truncated to an
- * integer reply, so the script returns only integers (window index, counts, Unix seconds, Unix
- * milliseconds, all below 2^53) and the one fractional value, the estimate, as a string formatted
- * with `%.17g`, which round-trips a double exactly. The limit and `nowMs` go in as decimal strings
- * (JavaScript's `String` and Lua's `tonumber` round-trip a double), and the counter is stored as
- * integers (Lua writes a number with 14 significant digits: exact for integers below 10^14).
+ * Clock: production passes no time and the script reads Redis `TIME`, so front ends with skewed
+ * clocks agree on windows and `Reset`. Redis 7 replicates a script's effects, not the script, so
+ * TIME before a write is allowed. Tests pass `nowMs`. A clock that goes back keeps the future
+ * counter's counts (never undercounts), as in memory.
  *
- * ## Key layout
- *
- * `<prefix>rl:<key>`, a hash with fields `w` (window index, `floor(t_ms / 60000)`), `p` (prev)
- * and `c` (curr), e.g. `synthd:rl:org:acme` and `synthd:rl:addr:203.0.113.7`. The keys are the
- * in-memory limiter's (`orgKey`, `addressKey` in `steps/rateLimit.ts`); the per-address budget of
- * failed authentications can share the org limiter's prefix (its keys start with `addr:`) or use
- * an instance with its own prefix.
- *
- * The script writes the counter back only when it changed (an admission, or a roll to a new
- * window: the stored window is always the window of the key's last decision, as in memory, which
- * `refund` relies on) and then sets a TTL of 2 windows (PEXPIRE 120000 ms). A counter last written
- * at time t in window w still matters until the end of window w + 1 (after that `roll` empties it)
- * and t + 120 s >= (w + 2) * 60 s (expiry runs on the same Redis clock as TIME), so a key never
- * expires while it could affect an estimate, and a key nobody uses goes away by itself (the
- * in-memory limiter's `sweep` is not needed). A decision that changes nothing (a refusal within the
- * window of the last write) writes nothing: a client hammering a key it is refused on costs no writes.
- *
- * ## Clock
- *
- * Production passes no time: the script reads the Redis server's clock (`redis.call('TIME')`,
- * truncated to whole milliseconds), so every front end decides on the same clock and front ends
- * with skewed clocks still agree on windows, estimates and `Reset`; with each front end's own
- * clock, one running a few seconds ahead would roll windows early and admit too much. Redis 7
- * replicates a script's effects (the commands it wrote), not the script, so a non-deterministic
- * command like TIME before a write is allowed and replicas and the AOF get the same values.
- * Tests pass an explicit `nowMs` (Unix milliseconds, an integer) to drive time; the decision is
- * then exactly the in-memory limiter's at that time. A clock that goes back (a failover to a
- * replica whose clock is behind) is handled as in memory: a counter from the future keeps its
- * counts, so it never undercounts.
- *
- * ## Failure behaviour
- *
- * A Redis that is down, unreachable or not answering must not hang a request: every call
- * (`admit`, `refund`, `get`) settles within the command timeout (`commandTimeoutMs`, default
- * 1000 ms) in all. If the connection is not ready (still opening, or lost and being re-opened) the
- * call waits for it for what is left of the timeout, then waits for the script's reply for what is
- * left; ioredis's own `commandTimeout` is set to the same value as a backstop. The client is
- * created with `enableOfflineQueue: false`, `autoResendUnfulfilledCommands: false` and
- * `maxRetriesPerRequest: 0`: nothing is queued while disconnected to be sent after a reconnect, and
- * a command sent on a connection that then broke is not replayed. A decision that the caller has
- * given up on (and answered 503 for) must not run later: replayed after an outage, a backlog of
- * admissions would count requests that never ran and exhaust every budget. A decision can still
- * have been counted by Redis when its reply is lost or late (the count is then one too high, never
- * too low).
- *
- * Every such failure, and any error Redis answers (e.g. OOM, READONLY), is thrown as a
- * {@link RateLimiterUnavailableError} (`reason`: `timeout`, `disconnected` or `redis_error`;
- * `retryAfterSeconds`, default 1); the caller answers 503 with `Retry-After`: it fails closed, no
- * request runs unlimited while the limits cannot be checked. ioredis keeps reconnecting in the
- * background (exponential backoff, at most about 5 s apart) and calls succeed again as soon as it
- * is connected. Arguments out of range (a limit < 1 or not finite, a `nowMs` or window that is not
- * an integer) are programming errors: `RangeError`, not wrapped.
- *
- * ## Why not rate-limiter-flexible
- *
- * rate-limiter-flexible (checked at 11.1.0) has no sliding window counter: its RateLimiterRedis
- * runs `SET key 0 EX duration NX` + `INCRBY` + `PTTL` in one Lua script, i.e. a fixed window that
- * starts at a key's first request (its README: "Flexible Fixed Window algorithm"; COMPARE_ROLLING.md
- * there compares it with rolling-window libraries and chooses the fixed window for speed). With it
- * a client can spend a whole budget at the end of one window and again at the start of the next
- * (twice the limit in a few seconds), its windows are not aligned to the minute, and its
- * `msBeforeNext` is not our `Reset`/`Retry-After`. The in-memory limiter and the contract's
- * headers use the two-window estimate, and both topologies must answer the same headers
- * (docs/decisions.md "The shared topology"), so this module keeps that method; it needs one short
- * script and ioredis, which BullMQ (the shared topology's training queue) uses anyway.
- *
- * ## How the server uses it
- *
- * It implements `RateLimiter` (`rateLimiter.ts`), the one interface `steps/rateLimit.ts` asks:
- * `await limiter.admit(key, limit)` (no clock argument: Redis TIME), the same headers and 429s as
- * the in-memory limiter, and no LMDB write-through (Redis is the store). A failed authentication
- * is counted only once the key is known to be bad: counting every request up front and refunding
- * it once the key proved valid (this module's `refund`) let the provisional counts of concurrent
- * valid requests from one address, alive for a PostgreSQL key lookup each, fill the address's
- * budget and refuse valid requests. Around `admit`, a {@link RateLimiterUnavailableError} becomes
- * 503 `training_service_unavailable` with `Retry-After`.
- * At startup `await limiter.ready()` so the first requests do not meet a connection still opening;
- * at shutdown `await limiter.close()`.
+ * Failures: every call settles within `commandTimeoutMs` in all (waiting for a connection, then
+ * for the reply). The client never queues or replays a command (`enableOfflineQueue: false`,
+ * `autoResendUnfulfilledCommands: false`, `maxRetriesPerRequest: 0`): a decision whose caller
+ * already answered 503 must not run later, or a backlog replayed after an outage would count
+ * requests that never ran. A decision whose reply is lost may still have counted (one too many,
+ * never too few). Failures and Redis error replies throw {@link RateLimiterUnavailableError},
+ * which the caller turns into 503 with `Retry-After` (fails closed). Out-of-range arguments are
+ * programming errors: `RangeError`, not wrapped.
  */
 import Redis, { type RedisOptions } from "ioredis";
 import { WINDOW_MS, type RateDecision, type RateLimiter } from "./rateLimiter";
@@ -125,9 +48,8 @@ export const DEFAULT_UNAVAILABLE_RETRY_AFTER_S = 1;
 export type RateLimiterUnavailableReason = "timeout" | "disconnected" | "redis_error";
 
 /**
- * The rate limits could not be checked (Redis down, unreachable, too slow, or answering an error).
- * The caller answers 503 with `Retry-After: retryAfterSeconds` (whole seconds, >= 1). `cause` is
- * ioredis's error.
+ * The rate limits could not be checked (Redis down, too slow, or answering an error). The caller
+ * answers 503 with `Retry-After: retryAfterSeconds` (whole seconds, >= 1); `cause` is ioredis's.
  */
 export class RateLimiterUnavailableError extends Error {
   constructor(
@@ -146,10 +68,8 @@ export interface RedisRateLimiterOptions {
   /** Prefix of every key this limiter writes, e.g. `synthd:` (keys are `<prefix>rl:<key>`). */
   prefix: string;
   /**
-   * Where Redis is and how to log in (ioredis options: `host`, `port`, `db`, `username`,
-   * `password`, `tls`, ...; default 127.0.0.1:6379). The options of the failure behaviour in the
-   * module comment (`commandTimeout`, `enableOfflineQueue`, `autoResendUnfulfilledCommands`,
-   * `maxRetriesPerRequest`) are always this module's and override any given here.
+   * ioredis connection options (default 127.0.0.1:6379). The failure-behaviour options of the
+   * module comment are always this module's and override any given here.
    */
   redis?: RedisOptions;
   /** Milliseconds a decision may take (default {@link DEFAULT_COMMAND_TIMEOUT_MS}), >= 1. */
@@ -158,10 +78,7 @@ export interface RedisRateLimiterOptions {
   unavailableRetryAfterSeconds?: number;
   /** Called with each connection error ioredis reports (default: ignored; it keeps reconnecting). */
   onError?: (err: Error) => void;
-  /**
-   * Unix milliseconds of a decision whose caller passes no `nowMs` (tests inject a clock to move
-   * through windows); default none: Redis's own clock (`TIME`), the same for every front end.
-   */
+  /** Unix ms for a decision without `nowMs` (tests only); default: Redis `TIME`. */
   clock?: () => number;
 }
 
@@ -176,11 +93,8 @@ export interface RedisRateDecision extends RateDecision {
 /**
  * KEYS[1]: the counter's key. ARGV: limit, window length (ms), TTL (ms), now (Unix ms, or "" for
  * Redis TIME). Returns {admitted (0/1), remaining, reset (Unix s), retryAfter (s, -1 if admitted),
- * window, prev, curr, now (Unix ms), estimate (string, %.17g)}.
- *
- * `ceil`, `estimate`, `nextAdmissionMs`, the roll and the rest are rateLimiter.ts's `ceil`,
- * `estimate`, `nextAdmissionMs`, `roll` and `MemoryRateLimiter.admit`, operation for operation, so that
- * the doubles agree (with the counter as three values instead of an object).
+ * window, prev, curr, now (Unix ms), estimate (string, %.17g)}. A port of rateLimiter.ts's
+ * `ceil`, `estimate`, `nextAdmissionMs`, `roll` and `admit`, operation for operation.
  */
 const ADMIT_LUA = `
 local key = KEYS[1]
@@ -248,8 +162,7 @@ return {admitted and 1 or 0, remaining, reset, retryAfter, window, prev, curr, n
 
 /**
  * KEYS[1]: the counter's key. ARGV: window index. Takes one back from `curr` when the stored window
- * is that window and `curr > 0` (as the in-memory `refund`); the TTL is left as it is. Returns 1 if
- * it did, else 0.
+ * is that window and `curr > 0` (as in memory); TTL unchanged. Returns 1 if it did, else 0.
  */
 const REFUND_LUA = `
 local v = redis.call('HMGET', KEYS[1], 'w', 'c')
@@ -270,9 +183,8 @@ interface ScriptedRedis extends Redis {
 }
 
 /**
- * Sliding window counters by key (`org:NAME`, `addr:ADDRESS`) kept in Redis and shared by every
- * front end that uses the same Redis and prefix. Opens its own ioredis connection when constructed
- * (see {@link ready}) and keeps reconnecting until {@link close}.
+ * Sliding window counters by key (`org:NAME`, `addr:ADDRESS`) in Redis, shared by every front end
+ * with the same Redis and prefix. Connects when constructed and reconnects until {@link close}.
  */
 export class RedisRateLimiter implements RateLimiter {
   /** Key prefix, as given. */
@@ -317,9 +229,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Resolves once the connection is ready (at once if it is); rejects with a
-   * {@link RateLimiterUnavailableError} (`disconnected`) if it is not within `timeoutMs`
-   * (default 5000). The limiter stays usable: ioredis goes on reconnecting.
+   * Resolves once the connection is ready; rejects with {@link RateLimiterUnavailableError}
+   * (`disconnected`) if not within `timeoutMs`. The limiter stays usable (ioredis reconnects).
    */
   async ready(timeoutMs = 5000): Promise<void> {
     if (!(await this.connected(timeoutMs))) {
@@ -351,11 +262,7 @@ export class RedisRateLimiter implements RateLimiter {
     });
   }
 
-  /**
-   * Runs one script within the command timeout in all: waits for the connection if it is not ready
-   * (opening, or reconnecting after a loss) for what is left of the timeout, then for the reply for
-   * what is left. Nothing is queued to be sent later (module comment: "Failure behaviour").
-   */
+  /** Runs one call within the command timeout in all: connection wait, then reply wait. */
   private async run<T>(what: string, call: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + this.commandTimeoutMs;
     if (!(await this.connected(deadline - Date.now()))) {
@@ -375,15 +282,11 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Decides one request for `key` against `limit` requests per minute (finite, >= 1) and, when
-   * admitted, counts it, atomically in Redis (one script). `nowMs` (Unix milliseconds, an integer)
-   * is for tests only (as is the `clock` option, used when `nowMs` is absent): production passes
-   * neither and the decision uses the Redis server's clock.
-   * The result has the in-memory {@link RateLimiter.admit}'s fields and values for the same counter
-   * and time, plus `nowMs` and `estimate`.
+   * Decides one request for `key` against `limit` per minute (finite, >= 1) and counts it if
+   * admitted, atomically in Redis. `nowMs` (Unix ms, integer) is for tests; production uses Redis
+   * TIME. Fields and values are the in-memory limiter's, plus `nowMs` and `estimate`.
    *
-   * @throws RateLimiterUnavailableError when Redis is not connected, does not answer within the
-   *   command timeout, or answers an error.
+   * @throws RateLimiterUnavailableError when Redis is not connected, too slow, or answers an error.
    * @throws RangeError for a `limit` or `nowMs` out of range.
    */
   async admit(key: string, limit: number, nowMs?: number): Promise<RedisRateDecision> {
@@ -417,11 +320,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Takes back one request counted by {@link admit} in window `window` (the decision's
-   * `counter.window`), atomically, and only while the stored counter is still in that window (no-op
-   * once the window has passed, as in memory). Resolves to whether a request was taken back. Used
-   * for the per-address budget, which counts only failed authentications.
-   *
+   * Takes back one request counted in `window` (the decision's `counter.window`), only while the
+   * stored counter is still in that window. Resolves to whether one was taken back.
    * @throws RateLimiterUnavailableError as {@link admit}.
    */
   async refund(key: string, window: number): Promise<boolean> {
