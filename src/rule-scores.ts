@@ -6,19 +6,14 @@
 import type { Metadata } from "./contract";
 
 /**
- * Power of the naive-Bayes likelihood in a candidate's score. Naive Bayes multiplies 2-way
- * conditionals as if the other columns were independent given the combination; against the quota
- * it then weighs too little: on flights (one model, calibrated draw, repaired after decoding) the
- * 2-way TVD was 0.0470 at power 1, 0.0464 at 2, 0.0444 at 4, 0.0453 at 8, 0.0458 at 16 (0.0423
- * with no repair); airports, cars and Adult moved within their noise.
+ * Power of the naive-Bayes likelihood in a candidate's score: at power 1 it weighs too little
+ * against the quota (the choice of 4: docs/api.md "Decisions moved from code comments").
  */
 export const LIKELIHOOD_POWER = 4;
 
 /**
- * A released combination's weight as a repair target: its shortfall against its quota (the rows
- * it should hold, its real share of the judged rows, minus the rows it holds), at least 1% of the
- * quota, so a row whose only fitting combinations are full still has one.
- * @param quota rows the combination should hold (>= 0); @param held rows it holds now.
+ * A released combination's weight as a repair target: its shortfall `quota - held` (rows), at
+ * least 1% of `quota`, so a row whose only fitting combinations are full still has one.
  */
 export function quotaScore(quota: number, held: number): number {
   return Math.max(quota - held, 0) + 0.01 * quota;
@@ -35,11 +30,9 @@ export interface PairConditional {
 }
 
 /**
- * Per rule column (feature index `ruleFeatures[j]` of `features`), the conditionals of every other
- * feature g whose 2-way marginal with it `metadata.marginals` holds (g in no rule column, not
- * excluded by `skip`), plus {@link CONDITIONAL_FLOOR}. Marginals whose size does not match the
- * cardinalities are ignored.
- * @param features feature names in the caller's column order (indices in and out refer to it).
+ * Per rule column `ruleFeatures[j]`, the conditionals (plus {@link CONDITIONAL_FLOOR}) of every
+ * other non-rule feature g, not `skip`ped, whose 2-way marginal with it is in the metadata;
+ * mis-sized marginals are ignored. Indices refer to `features` (the caller's column order).
  */
 export function pairConditionals(
   metadata: Metadata,
@@ -84,10 +77,8 @@ export function combinationLikelihood(conditionals: readonly PairConditional[][]
 }
 
 /**
- * {@link combinationLikelihood}'s last step on a product of conditionals computed elsewhere (in
- * the same order: rule column j ascending, then `conditionals[j]` in order, starting from 1):
- * `lik ** LIKELIHOOD_POWER`, the same expression, so callers that multiply from flat tables get
- * the same double.
+ * {@link combinationLikelihood}'s last step, the same expression, so callers that multiply from
+ * flat tables in the same order get the same double.
  */
 export function likelihoodToPower(lik: number): number {
   return lik ** LIKELIHOOD_POWER;

@@ -1,21 +1,14 @@
 /**
- * The binary form of a Generate response (docs/api.md "Arrow responses"): an Apache
- * Arrow IPC stream (https://arrow.apache.org/docs/format/Columnar.html#ipc-streaming-format,
- * media type `application/vnd.apache.arrow.stream`, registered with IANA) chosen by the request's
- * `Accept` header. JSON stays the default; errors are always the JSON envelope.
+ * The binary form of a Generate response (docs/api.md "Arrow responses"): an Apache Arrow IPC
+ * stream (arrow.apache.org/docs/format/Columnar.html#ipc-streaming-format, IANA media type
+ * `application/vnd.apache.arrow.stream`) chosen by `Accept`. JSON stays the default; errors are
+ * always the JSON envelope.
  *
- * Layout: one record batch; one integer column per feature, named by the feature, in the model's
- * feature order, holding the codes (`columns[f]` of the JSON form); the envelope's other fields are
- * the schema's custom metadata: `synthd.object` = `generation`, `synthd.model_id`,
- * `synthd.num_rows`, `synthd.timestamp` (ISO 8601, as `metadata.timestamp`). The columns are Int32,
- * or, when the Arrow media range carries the parameter `codes=narrow`
- * (`application/vnd.apache.arrow.stream;codes=narrow`, what the SDK sends), each column the
- * narrowest of Uint8, Uint16 and Int32 that holds its largest code: a quarter of the bytes for
- * typical code books (100,000 rows x 15 features of Adult: 1.5 MB instead of 6 MB), so less to
- * send and to read. A reader that does not send the parameter (pyarrow, an older SDK) gets Int32.
- * Int32 columns are written from the engine's Int32Array views without a copy per value: 100,000
- * rows x 15 features encode in ~7 ms against ~55 ms for JSON.stringify of the same columns (2-core
- * machine).
+ * Layout: one record batch; one integer column of codes per feature, in the model's feature order;
+ * the envelope's other fields as schema metadata (`synthd.object`, `synthd.model_id`,
+ * `synthd.num_rows`, `synthd.timestamp`). Columns are Int32 (written from the engine's views
+ * without a copy per value), or with `codes=narrow` on the media range (what the SDK sends) the
+ * narrowest of Uint8, Uint16 and Int32 that holds each column's largest code.
  */
 import { makeVector, Schema, Table, tableToIPC } from "apache-arrow";
 import type { RawGeneration } from "../engine/engine";

@@ -1,9 +1,6 @@
 /**
- * API errors and the error envelope (contract: "Errors"; extensions of the contract).
- *
- * Handlers and steps throw; the error boundary (`steps/errorBoundary.ts`) turns whatever was
- * thrown into `{ error: { type, code, message, doc_url, param? }, request_id }` with the status
- * and type that `ERROR_CODES` fixes for the code. Engine errors are mapped here, once.
+ * API errors and the error envelope (contract: "Errors"). Handlers and steps throw; the error
+ * boundary (`steps/errorBoundary.ts`) maps it here, once, to the envelope and `ERROR_CODES` status.
  */
 import { ApiError, ParamError } from "../contract/errors";
 import { EngineModelError, EngineUnavailableError, OrgQueueFullError } from "../engine/engine";
@@ -22,9 +19,7 @@ export const STORAGE_RETRY_AFTER_S = 30;
 
 /**
  * 503 `training_service_unavailable` with `Retry-After` for a request whose effects could not be
- * written to the store (full disk): `what` says what failed; nothing of the request was kept or
- * charged. The contract's retryable server error: a full disk is the server's condition, not the
- * client's, and clears when the operator frees space.
+ * written (full disk; the server's condition, retryable): `what` failed, nothing kept or charged.
  */
 export function storageUnavailable(what: string): ApiError {
   return new ApiError(
@@ -35,10 +30,7 @@ export function storageUnavailable(what: string): ApiError {
   );
 }
 
-/**
- * True for a failure to write the store: a `StoreWriteError` (code `STORE_WRITE_FAILED`, a
- * transaction LMDB could not commit: full disk, I/O error, full map), or a raw `ENOSPC`/`EDQUOT`.
- */
+/** True for a failure to write the store: `STORE_WRITE_FAILED`, or a raw `ENOSPC`/`EDQUOT`. */
 export function isStoreWriteFailure(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as Error & { code?: unknown }).code;
@@ -51,22 +43,12 @@ export function modelNotFound(id: string): ApiError {
 }
 
 /**
- * Maps anything thrown to an {@link ApiError}:
- * - `ApiError`: itself;
- * - `EngineUnavailableError`: 503 `training_service_unavailable` with `Retry-After` (whole seconds, >= 1);
- *   the message is generic, or its `publicReason` followed by the wait;
- * - `OrgQueueFullError` (the org already has the most models waiting to train that the server
- *   queues): 429 `rate_limit_exceeded` with `Retry-After`, the message followed by the wait (rule 1);
- * - `ParamError` (`src/contract/errors.ts`: a bad parameter, wherever it was found; among them
- *   `ModelTooLargeError`, admission control's refusal of a model that can never train here): 400
- *   `parameter_invalid` with its `param` and message;
- * - a failed store write, e.g. a full disk ({@link isStoreWriteFailure}), or a shared store that
- *   cannot be reached (`StoreUnavailableError`): 503 `training_service_unavailable` with
- *   `Retry-After` ({@link storageUnavailable});
- * - `EngineModelError` (the model was deleted, or left `training`/`ready`, between the server's
- *   check and the worker's): 404 `model_not_found` / 400 `model_not_ready` with its message
- *   (which names the model, and for `model_not_ready` its state);
- * - anything else: 500 `internal_error`, whose message is generic unless `debug`.
+ * Maps anything thrown to an {@link ApiError}: `EngineUnavailableError` to 503
+ * `training_service_unavailable` and `OrgQueueFullError` to 429, both with `Retry-After`;
+ * `ParamError` to 400 `parameter_invalid`; a failed or unreachable store to 503
+ * ({@link storageUnavailable}); `EngineModelError` (the model changed between the server's check
+ * and the worker's) to 404 `model_not_found` or 400 `model_not_ready`; anything else to 500
+ * `internal_error`, generic unless `debug`.
  */
 export function toApiError(err: unknown, debug: boolean): ApiError {
   if (err instanceof ApiError) return err;

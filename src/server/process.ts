@@ -1,7 +1,6 @@
 /**
- * What both topologies of `synthd serve` share at the process level: the options of `serve`
- * (embedded, `serve.ts`; shared, `src/cluster/front-end.ts`), the handle it returns, the default
- * rate limit from the environment, and the signal and crash guards of the process.
+ * What both topologies of `synthd serve` (`serve.ts`, `src/cluster/front-end.ts`) share: options,
+ * handle, the default rate limit from the environment, and the process's signal and crash guards.
  */
 import type { Logger } from "pino";
 import type { Engine } from "../engine/engine";
@@ -39,19 +38,13 @@ export interface ServeOptions {
   workers?: number;
   /** `--compute`: `native` (C++ core) or `tfjs`; default: the engine's (native when the addon loads). */
   compute?: "tfjs" | "native";
-  /**
-   * `--memory-budget`: bytes the whole process may use; training models are admitted against it
-   * (src/engine/admission/estimate.ts). Default: half of the machine's memory (or of its cgroup limit).
-   */
+  /** `--memory-budget`: bytes the process may use (default half the machine's or cgroup's). */
   memoryBudget?: number;
   /** `--max-training-per-org`: models one org trains at once (default 2). */
   maxTrainingPerOrg?: number;
-  /** `--max-queued-per-org`: models one org may have waiting to train; more creates get 429 `rate_limit_exceeded` (default 1,000). */
+  /** `--max-queued-per-org`: models one org may have waiting to train; more get 429 (default 1,000). */
   maxQueuedPerOrg?: number;
-  /**
-   * `--max-models-per-org`: models one org may keep, both environments; more creates get 402
-   * `quota_exceeded` (default 1,000). Both topologies (the shared one counts in PostgreSQL).
-   */
+  /** `--max-models-per-org`: models one org may keep; more get 402 `quota_exceeded` (default 1,000). */
   maxModelsPerOrg?: number;
   /** Detailed `internal_error` messages and debug-level logs. */
   debug?: boolean;
@@ -59,23 +52,13 @@ export interface ServeOptions {
   docsUrl?: string;
   /** Default: pino to stderr (`info`, or `debug` with `debug`). */
   logger?: Logger;
-  /**
-   * Install SIGINT/SIGTERM graceful shutdown (then exit 0) and the `uncaughtException` /
-   * `unhandledRejection` guards. Default true; tests that embed the server pass false.
-   */
+  /** Install the signal and crash guards ({@link installProcessHandlers}); default true. */
   handleSignals?: boolean;
   /** Default: `createEngine` from `src/engine` (loaded on first use). Tests pass a stand-in. */
   engineFactory?: EngineFactory;
-  /**
-   * Requests per minute of orgs without their own limit (`synthd orgs set --rate-limit`); default
-   * `SYNTHD_RATE_LIMIT` from the environment, else 60 (the contract's default).
-   */
+  /** Requests per minute of orgs without their own limit; default `SYNTHD_RATE_LIMIT`, else 60. */
   rateLimit?: number;
-  /**
-   * `--database`: PostgreSQL URL of the shared store. With `redisUrl`, this process is
-   * a stateless front end of the shared topology (src/cluster/front-end.ts); `dataDir`,
-   * `workers`, `compute` and the per-org training limits are then the workers' business.
-   */
+  /** `--database`: PostgreSQL URL; with `redisUrl`, a front end of the shared topology. */
   databaseUrl?: string;
   /** `--redis`: Redis URL of the shared topology (rate limits, training queue, worker registry). */
   redisUrl?: string;
@@ -83,18 +66,11 @@ export interface ServeOptions {
   prefix?: string;
   /** `SYNTHD_INTERNAL_TOKEN`: shared secret sent to workers. */
   internalToken?: string;
-  /**
-   * `--trusted-proxy` / `SYNTHD_TRUSTED_PROXIES`: IP addresses and CIDR ranges of the proxies whose
-   * forwarding header names the client address of the per-address limits (src/server/clientAddress.ts);
-   * default none (the TCP peer's address). Both topologies.
-   */
+  /** `--trusted-proxy`: proxies whose forwarding header names the client (`clientAddress.ts`). */
   trustedProxies?: readonly string[];
   /** `--forwarded-header`: the header those proxies write; default `x-forwarded-for`. */
   forwardedHeader?: ForwardedHeader;
-  /**
-   * `--http10-port`: also serve HTTP/1.0 (and 1.1) clients on this port (0: any free one), same
-   * host, through the HTTP/1.0 listener (src/server/http10.ts). Default none. Both topologies.
-   */
+  /** `--http10-port`: also serve HTTP/1.0 clients on this port (`http10.ts`); default none. */
   http10Port?: number;
 }
 
@@ -120,15 +96,14 @@ export interface ServeHandle {
   http10Url?: string;
   /** Set only on the first start with an empty store: the new `svc_test_` key of org `default`. */
   sandboxKey?: string;
-  /** Stops listening (draining requests in flight), closes the engine, then the store, then releases the owner lock. Idempotent. */
+  /** Stops listening (draining), closes engine, then store, then the owner lock. Idempotent. */
   close(): Promise<void>;
 }
 
 /**
- * SIGINT/SIGTERM: graceful shutdown, then exit 0 (1 if shutdown failed; a second signal exits 1
- * at once). `uncaughtException` / `unhandledRejection`: logged and the server keeps running, so
- * no request can take the process down; state lives in LMDB, whose transactions are atomic.
- * Returns a function that removes the handlers.
+ * SIGINT/SIGTERM: graceful shutdown, then exit 0 (1 if it failed; a second signal exits 1 at
+ * once). Uncaught errors are logged and the server keeps running (LMDB transactions are atomic,
+ * so no request can take the process down). Returns a function that removes the handlers.
  */
 export function installProcessHandlers(logger: Logger, shutdown: () => Promise<void>): () => void {
   let stopping = false;
@@ -148,8 +123,7 @@ export function installProcessHandlers(logger: Logger, shutdown: () => Promise<v
     );
   };
   const onUncaught = (err: Error): void => logger.error({ err }, "uncaught exception (server keeps running)");
-  // lmdb-js's orphaned rejection after a failed commit (src/store/lmdb/rejections.ts) was already
-  // answered where the write was awaited; every other one is logged and the server keeps running.
+  // lmdb-js's orphaned rejection after a failed commit was already answered where it was awaited.
   const unguard = guardLmdbRejections(
     () => logger.debug("store commit failed (lmdb-js's internal batch promise)"),
     (reason) => logger.error({ err: reason }, "unhandled rejection (server keeps running)"),

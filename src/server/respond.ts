@@ -1,9 +1,4 @@
-/**
- * Writing answers on a uWS response for the HTTP front end (`app.ts`): the 400 of an untrusted body
- * framing ({@link refuseFraming}), the pipeline's response with delivery tracking for charged
- * responses ({@link writeResponse}), the refund of a charged response that was not delivered
- * ({@link refundUndelivered}) and the request's log line ({@link logRequest}).
- */
+/** Writing answers on a uWS response for the HTTP front end (`app.ts`), and the request log line. */
 import { STATUS_CODES } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
@@ -15,17 +10,12 @@ import type { FramingError } from "./steps/readBody";
 
 /**
  * Answers a request whose body framing cannot be trusted ({@link framingError}): 400
- * `parameter_invalid` naming the header, and the connection closed once it is written. Nothing
- * else about the request is looked at (no key, no route, no rate limit), as for the framing
- * errors uWS refuses itself.
+ * `parameter_invalid` naming the header, then closes the connection; nothing else of it is read.
  *
- * Called on the event loop turn after the request arrived, never from its route callback: uWS
- * goes on parsing the bytes of the same read after the callback returns, and an answer written
- * there only takes effect (and closes the connection) after that, so a request smuggled behind
- * this one would run. Left unanswered, the request makes uWS close the connection itself as soon
- * as it finds another request behind it (it refuses to pipeline behind a pending response): the
- * smuggled request never runs, and no answer is sent. Otherwise this answer is written here,
- * outside the parse, where ending with `closeConnection` closes the connection at once.
+ * Must be called on the turn after the request arrived, never from its route callback: uWS goes
+ * on parsing the same read after the callback returns, so an answer written there would close
+ * the connection only after a request smuggled behind this one ran. Left pending until then, uWS
+ * closes the connection itself on finding a request behind it, and the smuggled one never runs.
  */
 export function refuseFraming(res: HttpResponse, method: string, framing: FramingError, services: Services, logger: Logger): void {
   const requestId = newRequestId();
@@ -41,24 +31,17 @@ export function refuseFraming(res: HttpResponse, method: string, framing: Framin
 }
 
 /**
- * Writes `ctx.response` (plus `ctx.responseHeaders`) unless the client went away.
- *
- * A response that carries a settled usage charge (`ctx.deliveryCharge`, an un-keyed Generate) is
- * written with delivery tracking: `tryEnd` hands the body to the socket as far as the kernel takes
- * it without buffering, and `onWritable` hands over the rest as the client reads. It counts as
- * delivered once uWS has taken its last byte; when the connection closes before that (the client
- * went away, or stopped reading for uWS's 10 s send timeout), `onAborted` fires and it does not.
- * Other responses are ended at once (`end`: what the kernel does not take is buffered by uWS).
- * @param setAbortHook registers the function the route's `onAborted` calls while a tracked write
- *   is in progress.
- * @returns true when the whole response was handed over (untracked ones: once ended), false when
- *   nothing or only part of it was (the client went away first).
+ * Writes `ctx.response` (plus `ctx.responseHeaders`) unless the client went away. A response with
+ * a usage charge (`ctx.deliveryCharge`) is tracked: `tryEnd`, then `onWritable` as the client
+ * reads; it is delivered once uWS took its last byte, not if the connection closes first. Others
+ * are ended at once (uWS buffers what the kernel does not take).
+ * @param setAbortHook registers what `onAborted` calls while a tracked write is in progress.
+ * @returns whether the whole response was handed over.
  */
 export function writeResponse(res: HttpResponse, ctx: Ctx, setAbortHook: (hook: () => void) => void): Promise<boolean> {
   if (ctx.aborted) return Promise.resolve(false);
   const r = ctx.response!;
-  // Unread body bytes (a body over the drain limit) would be parsed as the next request: close
-  // the connection instead.
+  // Unread body bytes would be parsed as the next request: close the connection instead.
   const close = !ctx.bodySource.complete;
   const head = (): void => {
     res.writeStatus(`${r.status} ${STATUS_CODES[r.status] ?? ""}`.trimEnd());
@@ -68,9 +51,8 @@ export function writeResponse(res: HttpResponse, ctx: Ctx, setAbortHook: (hook: 
   if (ctx.deliveryCharge === undefined || r.body === undefined || close) {
     res.cork(() => {
       head();
-      // No body (204): no Content-Length either (RFC 9110 §8.6). uWS writes a bogus length when
-      // endWithoutBody gets `undefined` as the length, so call it without arguments; only when the
-      // connection must be closed (unread body bytes) is `Content-Length: 0` sent with the close.
+      // No body (204): no Content-Length (RFC 9110 §8.6). uWS writes a bogus length for an
+      // `undefined` length argument, so none is passed unless closing.
       if (r.body === undefined) {
         if (close) res.endWithoutBody(0, true);
         else res.endWithoutBody();
@@ -103,9 +85,8 @@ export function writeResponse(res: HttpResponse, ctx: Ctx, setAbortHook: (hook: 
 }
 
 /**
- * Gives back the usage charge of an un-keyed response that was not delivered (see
- * {@link writeResponse}), with a `refund` entry in the live ledger. A refund that cannot be written
- * (full disk) is logged at error level with the charge: the rows stay billed.
+ * Refunds the charge of an undelivered un-keyed response (ledger entry included). One that cannot
+ * be written is logged at error level with the charge: the rows stay billed.
  */
 export async function refundUndelivered(ctx: Ctx, charge: ChargeRequest): Promise<void> {
   const { store, clock, logger } = ctx.services;

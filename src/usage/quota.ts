@@ -1,21 +1,14 @@
 /**
- * Monthly usage quotas (contract: "Limits", Monthly usage quota).
+ * Monthly usage quotas (contract: "Limits", Monthly usage quota): generated rows per calendar month
+ * (UTC) per (org, environment); sandbox keys have {@link FREE_TIER_ROWS}, live keys the org's plan
+ * (default {@link DEFAULT_LIVE_QUOTA}).
  *
- * Usage is counted in generated rows per calendar month (UTC) per (org, environment). The sandbox
- * (`svc_test_` keys) has the free tier, {@link FREE_TIER_ROWS}; live keys have the org's plan
- * (`OrgRecord.live_quota`, default {@link DEFAULT_LIVE_QUOTA}; set with `synthd orgs set`).
- *
- * - Generate charges its rows (`embedding.num_rows`, or the number of latent vectors) in one LMDB
- *   transaction before the engine runs; a request that would take the month's usage over the quota
- *   is refused with 402 `quota_exceeded` and charges nothing. The charge stays pending (keyed by
- *   the request id) until the response is stored for replay or about to be sent (`steps/settle.ts`,
- *   `steps/idempotency.ts`); if the engine fails, or the response cannot be stored, it is refunded,
- *   and one left pending by a process that died is refunded at the next start
- *   (`Store.reconcile`). So usage counts only rows delivered (or stored for replay).
- * - Create Model charges nothing, and is refused with 402 once the month's usage has reached the
- *   quota (there would be nothing left to generate with).
- * - Live charges and refunds are also written to the usage ledger (`Store.ledgerEntries`), which
- *   `synthd usage` reports.
+ * - Generate charges its rows in one transaction before the engine runs (402 `quota_exceeded`,
+ *   nothing charged, if over). The charge stays pending until the response is stored or about to
+ *   be sent (`steps/settle.ts`, `steps/idempotency.ts`) and is refunded if the work fails or a
+ *   process dies first (`Store.reconcile`): usage counts only rows delivered.
+ * - Create Model charges nothing, and is refused with 402 once the month's quota is used up.
+ * - Live charges and refunds also go to the usage ledger, which `synthd usage` reports.
  */
 import type { ChargeRequest, Environment, Store } from "../store";
 import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS } from "../store/records";
@@ -43,10 +36,7 @@ function envName(env: Environment): string {
   return env === "test" ? "sandbox" : "live";
 }
 
-/**
- * How a self-hosted server's operator raises the quota of `auth`'s environment: the sandbox's free
- * tier is fixed, so a live key (whose quota is the org's plan); a live plan with `synthd orgs set`.
- */
+/** How to get more rows: the sandbox's tier is fixed, so a live key; a live plan: `synthd orgs set`. */
 export function quotaHint(auth: Auth): string {
   const set = `synthd orgs set --org ${auth.org} --live-quota N`;
   return auth.env === "test"
@@ -65,10 +55,7 @@ function quotaExceeded(auth: Auth, month: string, used: number, quota: number, a
   );
 }
 
-/**
- * Create Model's check: 402 when (org, env)'s usage in the current month has reached its quota.
- * @throws ApiError `quota_exceeded`.
- */
+/** Create Model's check. @throws ApiError `quota_exceeded` when this month's quota is used up. */
 export async function assertQuotaLeft(store: Store, auth: Auth, nowMs: number): Promise<void> {
   const month = monthOf(nowMs);
   const quota = await quotaOf(store, auth.org, auth.env);
@@ -119,8 +106,7 @@ export interface UsageLine {
 }
 
 /**
- * Usage of `month` for every org (or just `org`), both environments, read from the store directly
- * (what `synthd usage` prints).
+ * Usage of `month` for every org (or just `org`), both environments (`synthd usage`).
  * @throws Error when `org` is given and does not exist.
  */
 export async function usageReport(store: Store, month: string, org?: string): Promise<UsageLine[]> {

@@ -1,33 +1,20 @@
 /**
- * Semantic checks of Create Model's `metadata` that a type cannot express: the
- * pieces must describe one consistent set of features. Runs after typia has checked the shapes.
- *
- * With F = `features` and K_f = `cardinalities[f]`:
- * - the metadata's compact JSON is at most {@link MAX_METADATA_BYTES} (8 MiB) of UTF-8 (param
- *   `body.metadata`), so what one model stores is bounded;
- * - feature names are unique (param `body.metadata.features[i]`, the later duplicate) and not
- *   `__proto__` (it cannot be a safe object key);
- * - `cardinalities`, `empirical_probs`, `column_stats` and `value_mappings` have no key outside F
- *   (param `body.metadata.<object>.<key>`, or `body.metadata.<object>` for a key longer than a
- *   feature name may be, which is not repeated in the param);
- * - every f in F has `cardinalities[f]` and `empirical_probs[f]`; `empirical_probs[f]` has K_f
- *   finite entries >= 0 summing to 1 within {@link PROB_SUM_TOLERANCE};
- * - `value_mappings[f]` has at most K_f entries (param `body.metadata.value_mappings.<f>`), each
- *   value at most {@link MAX_VALUE_LENGTH} characters (same param: the value is not repeated in
- *   it), every code < K_f, and no mapped value is `__proto__` (the store's msgpack encoding would
- *   rename it, so it could not be decoded back);
- * - `column_stats[f].bin_edges` has K_f + 1 entries, or K_f when the last code is the missing
- *   value's (K_numeric + 1 edges, `src/sdk/columns/bins.ts`), non-decreasing (param
- *   `body.metadata.column_stats.<f>.bin_edges`, or `...bin_edges[i]` for the first edge below
- *   its predecessor);
- * - every `marginals[i]` names two different features of F, and its `probs` has K_f * K_g finite
- *   entries >= 0 summing to 1 within the same tolerance;
- * - every `rules[i]` names distinct features of F (a fixed-combinations `determinant` among its
- *   `columns`); a fixed-combinations rule has one count per combination and each combination one
- *   code per column, each code < K of its column (docs/api.md, "Row rules").
- *
- * Object keys in params use dot form for identifiers and bracket form otherwise
- * (`body.metadata.cardinalities["age group"]`), as in typia's paths (see `params.ts`).
+ * Semantic checks of Create Model's `metadata` that a type cannot express (after typia's shape
+ * check); each failure is 400 `parameter_invalid` on the field. With F = `features`, K_f =
+ * `cardinalities[f]`:
+ * - compact JSON at most {@link MAX_METADATA_BYTES} of UTF-8, so what one model stores is bounded;
+ * - feature names unique and not `__proto__`; the per-feature objects have no key outside F (an
+ *   over-long key is not repeated in the param);
+ * - every f has `cardinalities[f]` and `empirical_probs[f]`: K_f finite entries >= 0 summing to 1
+ *   within {@link PROB_SUM_TOLERANCE};
+ * - `value_mappings[f]`: at most K_f entries of at most {@link MAX_VALUE_LENGTH} characters, codes
+ *   < K_f, no value `__proto__` (msgpack would rename it, so it could not be decoded back);
+ * - `column_stats[f].bin_edges`: K_f + 1 edges, or K_f when the last code is the missing value's
+ *   (`src/sdk/columns/bins.ts`), non-decreasing;
+ * - `marginals[i]`: two different features, K_f * K_g probabilities as above;
+ * - `rules[i]`: distinct features of F; fixed combinations: one count per combination, one code
+ *   < K per column (docs/api.md "Row rules").
+ * Params use typia's path style (`params.ts`).
  */
 import { MAX_FEATURE_NAME_LENGTH, MAX_METADATA_BYTES, MAX_VALUE_LENGTH, type Metadata, type Rule } from "../../contract";
 import { paramInvalid, truncate } from "../errors";
@@ -97,8 +84,7 @@ export function checkMetadata(md: Metadata): void {
     const mapping = md.value_mappings?.[f];
     if (mapping !== undefined) {
       const mParam = prop(`${BASE}.value_mappings`, f);
-      // Counted and walked with for-in, not Object.entries: no [key, value] array per entry
-      // (mappings can have millions).
+      // for-in, not Object.entries: no [key, value] array per entry (mappings can have millions).
       let entries = 0;
       for (const _ in mapping) if (++entries > k) break;
       if (entries > k) {
@@ -147,11 +133,7 @@ export function checkMetadata(md: Metadata): void {
   checkRules(md, features);
 }
 
-/**
- * `column_stats[f].bin_edges` against K = `cardinalities[f]`: K_numeric + 1 edges, K_numeric being
- * K, or K - 1 when the last code is the missing value's; non-decreasing (a repeated edge is a
- * point bin).
- */
+/** `bin_edges` against K: K + 1 edges, or K with a missing-value code; non-decreasing. */
 function checkBinEdges(md: Metadata, f: string, k: number): void {
   const edges = md.column_stats?.[f]?.bin_edges;
   if (edges === undefined) return;

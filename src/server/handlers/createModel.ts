@@ -1,29 +1,14 @@
 /**
- * Handler of Create Model, `POST /v1/models` (contract: "Create Model").
+ * Handler of Create Model, `POST /v1/models` (contract: "Create Model"). After typia's shape
+ * check, in order: `checkMetadata` (run on the body worker for large bodies), the monthly quota
+ * (402, `src/usage/quota.ts`), the effective config, admission control (`engine.admissionCheck`:
+ * 400 naming the field to lower, or 429 with `Retry-After`), then the model and metadata are stored
+ * in one transaction (402 `quota_exceeded` at `--max-models-per-org`) and training is queued.
+ * 201, envelope `model`.
  *
- * After typia has checked the body's shape: the semantic checks of `checkMetadata`, then the
- * monthly quota (402 `quota_exceeded` once the caller's usage this month has reached its quota;
- * creating charges nothing, see `src/usage/quota.ts`), then the effective config (aliases `S`/`M`/`L`
- * normalised, defaults filled, `device` = the engine's device), then admission control
- * (`engine.admissionCheck`, src/engine/admission/estimate.ts: 400 `parameter_invalid` naming the field to
- * lower when the model's memory estimate exceeds the server's whole training budget; 429
- * `rate_limit_exceeded` with `Retry-After` when the model would have to wait and the org already
- * has the most waiting models the server allows, 1,000 by default), then the record (status
- * `training`, epoch 0, losses and error null) and metadata are stored in one transaction and
- * training is queued. 201, envelope `model`. That transaction refuses an org that already keeps
- * `--max-models-per-org` models (402 `quota_exceeded`, nothing stored).
- *
- * A body over 64 KiB had `checkMetadata` run on the body worker thread (`../bodyPool.ts`), which
- * also encoded the metadata for the store; the handler then throws that check's error at the same
- * place, and the HTTP thread only copies the encoded bytes into the store.
- *
- * Under an Idempotency-Key the response is stored in the same transaction as the model (an atomic
- * phase in Brandur Leach's sense): after a crash at any point a retry either replays it or, when
- * nothing was committed, creates the model once.
- *
- * If the engine cannot take the model (`EngineUnavailableError`, or any other failure to queue),
- * the record (and its stored response) is deleted again and the error answered (503
- * `training_service_unavailable` with `Retry-After`, or 500), so a refused create leaves nothing behind.
+ * Under an Idempotency-Key the response is stored in that same transaction (an atomic phase in
+ * Brandur Leach's sense): after a crash a retry replays it or creates the model once. If the
+ * engine then refuses the model (503 or 500), model and response are deleted again.
  */
 import { ModelLimitError, newModelId, PackedMetadata, type ModelRecord } from "../../store";
 import { CONFIG_DEFAULTS, type CreateModelRequest, type Metadata, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../contract";
@@ -37,12 +22,9 @@ import { toPublicModel } from "./models";
 const SIZE_ALIASES: Record<string, ModelSize> = { S: "small", M: "medium", L: "large" };
 
 /**
- * The compute device a new model trains on, as returned in `config.device`: `cpu` for `cpu`; the
- * engine's GPU name for `auto` (the default) when it has one, else `cpu`; the GPU's name for `gpu`.
- * @param preference `config.device` as given (`auto`, `cpu` or `gpu`; undefined = `auto`).
- * @param gpu {@link Engine.gpu}: the engine's GPU name, undefined without one.
- * @throws ApiError 400 `parameter_invalid` (param `body.config.device`) for `gpu` on an engine
- *   without one.
+ * The `config.device` of a new model: `cpu` for `cpu`, else the engine's GPU name (`gpu`), or
+ * `cpu` when it has none and `preference` is `auto` (default).
+ * @throws ApiError 400 `parameter_invalid` (`body.config.device`) for `gpu` without a GPU.
  */
 export function deviceFor(preference: ModelConfigInput["device"], gpu: string | undefined): string {
   if (preference === "cpu") return "cpu";
@@ -53,21 +35,14 @@ export function deviceFor(preference: ModelConfigInput["device"], gpu: string | 
   return "cpu";
 }
 
-/**
- * The effective config of a new model: `input` over {@link CONFIG_DEFAULTS}, `model_size` aliases
- * normalised, `device` set to `device` (the input's `device` preference is not part of the
- * returned config: {@link deviceFor} decides).
- */
+/** The effective config: `input` over {@link CONFIG_DEFAULTS}, size aliases normalised, `device` set. */
 export function effectiveConfig(input: ModelConfigInput | undefined, device: string): ModelConfig {
   const { device: _preference, model_size, ...rest } = input ?? {};
   const size = model_size === undefined ? CONFIG_DEFAULTS.model_size : (SIZE_ALIASES[model_size] ?? (model_size as ModelSize));
   return { ...CONFIG_DEFAULTS, ...rest, model_size: size, device };
 }
 
-/**
- * 402 `quota_exceeded` (no param) for an org at its model cap: a quota of models kept, which only
- * deleting models frees, so a client must not retry it as it would a 429.
- */
+/** 402 `quota_exceeded` for an org at its model cap (only deleting frees it: not a 429). */
 function modelLimitReached(err: ModelLimitError): ApiError {
   return new ApiError(
     "quota_exceeded",
@@ -105,11 +80,8 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
     error: null,
   };
   const reply: Reply = { kind: "envelope", status: 201, object: "model", data: toPublicModel(rec) };
-  // One transaction: the model, and under an Idempotency-Key the response naming it. A crash
-  // before it leaves nothing (a retry creates the model once); after it, a retry replays.
   const response = { ...toResponse(reply), request_id: ctx.requestId };
-  // The client went away meanwhile (or uWS closed the connection over a pipelined request):
-  // nothing will be answered, so no model is made.
+  // The client went away meanwhile: nothing will be answered, so no model is made.
   if (ctx.aborted()) throw new ClientAbortedError();
   let stored: Metadata | PackedMetadata = metadata;
   if (prepared !== undefined) {
@@ -126,8 +98,7 @@ export async function createModel(ctx: HandlerCtx<CreateModelRequest, unknown>):
   try {
     await engine.train(id);
   } catch (err) {
-    // Refused after all: take back the model and its stored response together (a crash before
-    // this leaves both, and the model resumes at the next start: also consistent).
+    // Take back model and stored response together (a crash before this leaves both: consistent).
     await store.deleteModel(id, ctx.services.clock(), ctx.idempotency).catch((delErr: unknown) =>
       ctx.services.logger.error({ err: delErr, req_id: ctx.requestId, model_id: id }, "could not remove refused model"),
     );

@@ -1,42 +1,23 @@
 /**
- * Step `idempotency` (contract: "Idempotency (all POST endpoints)"), after the model of
- * Stripe's idempotent requests (docs.stripe.com/api/idempotent_requests):
- *
- * - applies to POST requests carrying `Idempotency-Key` (1 to 255 characters, else 400
- *   `parameter_invalid`, param `headers.idempotency-key`); the key is scoped by (org, environment);
- *   on GET and DELETE, which are idempotent anyway, the header is ignored;
- * - before the request executes, an in-flight record is inserted if absent, in one LMDB write
- *   transaction (so concurrent duplicates, even in other threads or processes, see it);
- * - a duplicate while the first is in flight: 409 `idempotency_key_in_use` (the SDK retries it);
- * - the same key with a different request (method, path, query or JSON body differ): 400
- *   `parameter_invalid`, param `headers.idempotency-key` (keys can only be reused with the same
- *   parameters);
- * - when the first request ends with a 2xx or a 4xx other than 401, 409 and 429, its status, body
- *   and own headers (Content-Type) are stored, and a later request with the key gets them back
- *   unchanged (the original `request_id` in the body and as `X-Request-Id`) with
- *   `Idempotent-Replayed: true`, without executing again. Validation errors are stored too: a
- *   corrected request needs a new key;
- * - 5xx responses (which leave no side effects) are not stored: the record is dropped and a retry
- *   executes again;
- * - records expire 24 hours after the first use ({@link IDEMPOTENCY_TTL_MS}): checked on read and
- *   swept periodically; in-flight records left by a crash are released when a server starts
- *   (`Store.reconcile`, which also refunds their charges).
+ * Step `idempotency` (contract: "Idempotency (all POST endpoints)"), after Stripe's idempotent
+ * requests (docs.stripe.com/api/idempotent_requests). On POST with `Idempotency-Key` (1 to 255
+ * characters, else 400 on `headers.idempotency-key`; scoped by org and environment):
+ * - an in-flight record is inserted if absent in one write transaction, so concurrent duplicates
+ *   in any thread or process see it; a duplicate in flight gets 409 `idempotency_key_in_use`;
+ * - the same key with another method, path, query or body: 400 on `headers.idempotency-key`;
+ * - a 2xx or 4xx (except 401, 409, 429) is stored and replayed unchanged, original `request_id`
+ *   included, with `Idempotent-Replayed: true`; 5xx (no side effects) drop the record;
+ * - records expire after {@link IDEMPOTENCY_TTL_MS}; those left in flight by a crash are released
+ *   at start (`Store.reconcile`, which also refunds their charges).
  *
  * Exactly-once billing (Brandur Leach, "Implementing Stripe-like Idempotency Keys in Postgres":
- * atomic phases and recovery points). Each phase of a keyed request is one LMDB transaction, and
- * the response is written to the socket only after the last one committed:
- * 1. begin: the in-flight record (naming the request id);
- * 2. the side effect: Generate's charge (pending, `src/usage/quota.ts`) / Create Model's model together
- *    with its stored response (`createModel.ts`);
- * 3. complete: the response stored and the pending charge settled, together.
- * A crash after 3 replays; before 3 the next start refunds the pending charge and releases the
- * key, and nothing was delivered, so the retry executes once more and is charged once. A response
- * that cannot be stored (full disk) is not sent: the charge is refunded and the client gets 503
- * `training_service_unavailable` (retryable), never a result it would be billed for twice.
- *
- * Requests refused before this step (401, 429, 413, unparsable JSON, JSON nested too deep, strings
- * that are not well-formed UTF-16, wrong Content-Type, ambiguous Content-Length/Transfer-Encoding)
- * never touch the key, and the fingerprint's `JSON.stringify` only sees bodies of bounded depth. Replays count against the rate limit like any request.
+ * atomic phases). Each phase is one transaction and the response is sent only after the last:
+ * 1. begin: the in-flight record; 2. the side effect (Generate's pending charge, or Create Model's
+ * model with its stored response); 3. complete: response stored and charge settled together.
+ * A crash before 3 is refunded and released at the next start, nothing having been delivered. A
+ * response that cannot be stored is not sent: refund and 503 (never a result billed twice).
+ * Requests refused before this step never touch the key, and the fingerprint's `JSON.stringify`
+ * sees only bodies of bounded depth.
  */
 import { createHash } from "node:crypto";
 import type { IdempotencyScope } from "../../store";
@@ -55,10 +36,7 @@ export function isStorable(status: number): boolean {
   return (status >= 200 && status < 300) || (status >= 400 && status < 500);
 }
 
-/**
- * SHA-256 hex of the request's method, path, query and JSON body (whitespace of the body ignored);
- * for a body parsed off-thread, the worker computed it ({@link bodyFingerprint}).
- */
+/** SHA-256 hex of method, path, query and JSON body (body whitespace ignored). */
 export function fingerprint(ctx: Ctx): string {
   return ctx.prepared?.fingerprint ?? bodyFingerprint(fingerprintPrefix(ctx), ctx.json);
 }

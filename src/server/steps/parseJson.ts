@@ -1,21 +1,13 @@
 /**
- * Step `parseJson` (contract: "All bodies are JSON"): on POST the body must be sent with
- * `Content-Type: application/json` (parameters such as `; charset=utf-8` allowed) and must be
- * valid UTF-8 JSON.
- *
- * - other or missing content type: 400 `parameter_invalid`, param `headers.content-type`;
- * - invalid UTF-8 or JSON (an empty body included): 400 `parameter_invalid`, param `body`;
- * - arrays and objects nested more than {@link MAX_JSON_DEPTH} levels: 400 `parameter_invalid`,
- *   param `body`. Checked by a linear scan of the bytes before parsing, so no recursive code
- *   (the idempotency fingerprint, the validators, the store's encoder) ever sees such a body;
- * - a key or string that is not well-formed UTF-16 (a lone surrogate, which only a `\uD800`-style
- *   escape can produce, since the bytes are valid UTF-8): 400 `parameter_invalid`, param the path
- *   of the first such key or string in document order (`body.metadata.features[3]`,
- *   `body.metadata.value_mappings.color["\ud800"]`, written as typia writes paths, see `params.ts`).
- *   Such strings cannot be stored faithfully (they become U+FFFD).
- *
- * All of these are refused before the Idempotency-Key is looked at, like unparsable JSON.
- * Bodies of GET and DELETE requests are ignored.
+ * Step `parseJson` (contract: "All bodies are JSON"): a POST body must come with
+ * `Content-Type: application/json` (parameters allowed) and be valid UTF-8 JSON. Each failure is
+ * 400 `parameter_invalid`:
+ * - content type: param `headers.content-type`;
+ * - invalid UTF-8 or JSON, or nesting deeper than {@link MAX_JSON_DEPTH} (checked by a linear scan
+ *   before parsing, so no recursive code ever sees such a body): param `body`;
+ * - a key or string that is not well-formed UTF-16 (a lone surrogate escape; it would be stored as
+ *   U+FFFD): param the path of the first one, as typia writes paths (`params.ts`).
+ * All are refused before the Idempotency-Key is looked at. GET and DELETE bodies are ignored.
  */
 import type { Step } from "../context";
 import { fromWire, paramInvalid } from "../errors";
@@ -24,17 +16,12 @@ import { OFF_THREAD_BODY_BYTES, parseOffThread, parsesOffThread } from "../bodyP
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
-/**
- * Deepest nesting of arrays and objects accepted in a body: a body is level 1, so
- * `{"metadata": {"column_stats": {"f": {"id_shape": {"semantic": {"text": {"bigrams": [[0, 1, 2]]}}}}}}}`
- * is 9 levels, the deepest any valid request reaches.
- */
+/** Deepest nesting of arrays and objects accepted (a body is level 1; valid requests reach 9). */
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * Sets `ctx.json` on POST, or throws 400. Bodies of more than {@link OFF_THREAD_BODY_BYTES} bytes
- * are parsed (and validated) on the body worker thread instead (`../bodyPool.ts`), with the same
- * answers; the HTTP thread then keeps only what the handler needs.
+ * Sets `ctx.json` on POST, or throws 400. Bodies over {@link OFF_THREAD_BODY_BYTES} are parsed and
+ * validated on the body worker thread instead (`bodyPool.ts`), with the same answers.
  */
 export const parseJson: Step = async (ctx, next) => {
   if (ctx.method !== "POST") return next();
@@ -59,10 +46,8 @@ export const parseJson: Step = async (ctx, next) => {
 };
 
 /**
- * The JSON value of a request body (the checks of this step after the content type, in order).
- * @param bytes the body as received (UTF-8).
- * @throws ApiError 400 `parameter_invalid`: param `body` for invalid UTF-8, nesting deeper than
- *   {@link MAX_JSON_DEPTH} or invalid JSON; the path of the first ill-formed UTF-16 key or string.
+ * The JSON value of a UTF-8 request body (this step's checks after the content type, in order).
+ * @throws ApiError 400 `parameter_invalid` as in the module comment.
  */
 export function parseJsonBytes(bytes: Buffer): unknown {
   let text: string;
@@ -105,14 +90,9 @@ const CLOSE_BRACE = 0x7d;
 
 /**
  * True when the JSON text in `bytes` (UTF-8) nests arrays and objects more than `max` levels deep.
- * One pass, no recursion: counts `[`/`{` and `]`/`}` outside strings (a string ends at the first
- * `"` not preceded by an odd run of backslashes). It jumps from one of these six bytes to the next
- * with `Buffer.indexOf` (memchr), so a body of numbers costs a few milliseconds per 10 MiB; each
- * byte is looked at a bounded number of times. Multi-byte UTF-8 sequences never contain these
- * ASCII bytes. On text that is not JSON the answer is meaningless but harmless (JSON.parse
- * refuses the text anyway).
- * @param bytes the body, UTF-8.
- * @param max the deepest nesting allowed (>= 0).
+ * One pass, no recursion: counts brackets outside strings, jumping between the six bytes of
+ * interest with `Buffer.indexOf` (memchr). Multi-byte UTF-8 never contains them. On text that is
+ * not JSON the answer is meaningless but harmless (JSON.parse refuses it anyway).
  */
 export function jsonDepthExceeds(bytes: Buffer, max: number): boolean {
   const n = bytes.length;
@@ -161,13 +141,9 @@ export function jsonDepthExceeds(bytes: Buffer, max: number): boolean {
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /**
- * The path (under `base`, in `params.ts` style) of the first key or string of a parsed JSON value
- * that is not well-formed UTF-16, in document order (an object's key before its value; an
- * object's integer-like keys, which are ASCII, are visited first, as `Object.keys` lists them), or
- * undefined when all are well-formed. Recursive: call it only on values whose depth was bounded
- * (see {@link jsonDepthExceeds}).
- * @param value a value produced by `JSON.parse`.
- * @param base the path of `value`, e.g. `body`.
+ * The path (under `base`, `params.ts` style) of the first key or string of a `JSON.parse` value
+ * that is not well-formed UTF-16, in document order, or undefined. Recursive: call it only on
+ * values whose depth was bounded ({@link jsonDepthExceeds}).
  */
 export function firstIllFormed(value: unknown, base: string): string | undefined {
   if (typeof value === "string") return isWellFormed(value) ? undefined : base;

@@ -1,38 +1,19 @@
 /**
  * Step `rateLimit` and {@link countFailedAuthentication} (contract: "Limits", Errors rule 1):
  * the sliding window counter of `limits/rateLimiter.ts`, applied
+ * - per organization, right after `authenticate`: every authenticated `/v1` request counts (404s,
+ *   400s and replays included), both environments; the org's `rate_limit` or the server default;
+ * - per client address, only for requests whose key proved missing or bad: a valid key is never
+ *   counted nor refused for its address, so failed logins behind a shared address (load balancer,
+ *   NAT) cannot lock out other tenants. A locked-out guesser still learns a right guess (200, not
+ *   429); keys carry 64 random bytes, so none is.
  *
- * - per organization (`rateLimit`, right after `authenticate`): every authenticated `/v1` request
- *   counts, whatever it turns out to be (404s, 400s and idempotent replays included), across both
- *   environments of the org; the limit is the org's `rate_limit` or the server default (60/min);
- * - per client address for requests that fail authentication (`countFailedAuthentication`,
- *   called by `authenticate` once the key is known to be missing or bad), so key guessing is slow:
- *   each 401 counts against the address, and an address over its budget gets 429 instead of 401.
- *   A request with a valid key is never counted against its address and never refused for it:
- *   failed logins from a shared address (a load balancer, a NAT) must not lock out every tenant
- *   behind it. The price is that a locked-out guesser still learns when a guess was right (200
- *   instead of 429); a key carries 64 random bytes (`Store.createKey`), so that guess is not one
- *   to make. The client address is the peer's, or the one a trusted proxy forwarded
- *   (`clientAddress.ts`).
- *
- * Every response these let through or refuse carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`
- * and `X-RateLimit-Reset` (Unix seconds) of the budget that applied: the org's for authenticated
- * requests, the address's for 401s (and for the 429s that replace them). A refusal is 429
- * `rate_limit_exceeded` (no `param`, rule 3) with `Retry-After` in whole seconds (>= 1) and the
- * same number in the message (rule 1; RFC 6585 §4, RFC 9110 §10.2.3). Refused requests do not count.
- *
- * Embedded: every admitted count is written through to LMDB as it is admitted, by the in-memory
- * limiter itself (queued in admission order
- * and committed by lmdb-js with the same event turn's batch, a few milliseconds later; the request
- * does not wait for the disk flush, which would triple a GET's latency), so a restart, even after
- * SIGKILL, keeps the counts: at most the counts of the last commit batch before a kill -9 are lost.
- *
- * Both are asked of `ctx.services.limiter` (one `RateLimiter`, `limits/rateLimiter.ts`). Shared
- * topology (`synthd serve --redis`): that is the Redis limiter,
- * the same two-window estimate in one Lua script per request against Redis's clock, so N front
- * ends admit exactly one budget between them; Redis holds the counts (no LMDB write-through).
- * When Redis cannot answer, the request gets 503 `training_service_unavailable` with Retry-After
- * (never admitted unchecked).
+ * Responses carry the X-RateLimit-* headers of the budget that applied. A refusal is 429
+ * `rate_limit_exceeded` (no `param`) with `Retry-After` (whole seconds >= 1, also in the message;
+ * RFC 6585 §4, RFC 9110 §10.2.3). Refused requests do not count. A shared limiter that cannot
+ * answer gives 503 `training_service_unavailable` (never admitted unchecked). Embedded counts are
+ * written through to LMDB without waiting (docs/operations.md "Decisions moved from code comments:
+ * server"): a kill -9 loses at most the last commit batch's counts.
  */
 import type { Ctx, Step } from "../context";
 import { ApiError } from "../errors";
@@ -69,18 +50,9 @@ function tooMany(d: RateDecision, what: string): ApiError {
 }
 
 /**
- * Per-address budget of failed authentications, called by `authenticate` once it knows the
- * request's key is missing or bad, and only then: a request with a valid key is never counted and
- * never refused for its address, however many failed logins came from the same address (behind a
- * load balancer every client may share one), and concurrent valid requests cannot see each
- * other's counts because nothing is counted for them.
- *
- * The address is {@link clientAddress}: the TCP peer, or, when the peer is a trusted proxy
- * (`--trusted-proxy`), the client its forwarding header names. Admitted: the failure is counted
- * (embedded: written through to LMDB like the org counters) and the address's X-RateLimit-* headers
- * are set; the caller then throws its 401. Over budget: throws 429 `rate_limit_exceeded` with
- * `Retry-After` instead of the 401, so a guesser gets no more than the budget's worth of answers
- * per minute that say "wrong key".
+ * Per-address budget of failed authentications ({@link clientAddress}), called by `authenticate`
+ * only once the key is known to be missing or bad (so concurrent valid requests never see each
+ * other's counts). Admitted: counted, headers set, and the caller throws its 401.
  * @throws ApiError 429 when the address is over its budget; 503 when the shared limiter cannot decide.
  */
 export async function countFailedAuthentication(ctx: Ctx): Promise<void> {
@@ -107,11 +79,7 @@ export const rateLimit: Step = async (ctx, next) => {
   return next();
 };
 
-/**
- * One decision of `limiter`; a shared limiter that cannot answer (Redis unreachable, too slow or
- * failing): 503 `training_service_unavailable` with its Retry-After.
- * @throws ApiError
- */
+/** One decision of `limiter`. @throws ApiError 503 when a shared limiter cannot answer. */
 async function decide(limiter: RateLimiter, key: string, limit: number): Promise<RateDecision> {
   try {
     return await limiter.admit(key, limit);

@@ -1,25 +1,15 @@
 /**
- * Step `readBody`: the request body, at most `maxBodyBytes` bytes (default 16 MiB); larger gives
- * 413 `request_too_large` (extensions of the contract).
+ * Step `readBody`: the request body, at most `maxBodyBytes` bytes; larger gives 413
+ * `request_too_large`.
  *
- * uWS delivers the body through `res.onData`, which must be attached synchronously in the route
- * callback (data arriving before it is attached is lost), so the adapter calls
- * {@link startBodyRead} at once and this step only awaits the result at its place in the chain.
- * Each chunk is copied: uWS reuses (neuters) the chunk's ArrayBuffer when the callback returns;
- * with `Content-Length`, straight into one buffer of the declared size.
+ * uWS's `res.onData` must be attached synchronously in the route callback (earlier data is lost),
+ * so the adapter calls {@link startBodyRead} at once and this step awaits the result. Each chunk
+ * is copied: uWS neuters its ArrayBuffer when the callback returns.
  *
- * A body declared larger than the limit (`Content-Length`) is refused at once without buffering
- * it; a streamed body stops being buffered as soon as it crosses the limit. Either way, and for
- * any answer given before the body was read (401, 429, 404 ...), the adapter does not write the
- * answer while the client is still uploading: it calls {@link BodySource.drain}, which reads the
- * rest of the body and throws it away, and answers once the upload is complete, on a connection
- * that stays usable. Closing instead while the client still writes makes many clients (Node's
- * `fetch` among them) fail with EPIPE or ECONNRESET before they read the answer. Draining is
- * bounded: a body of more than {@link DRAIN_FACTOR} x `maxBodyBytes` bytes in total (declared or
- * sent) is not read to its end; the answer is then sent with `Connection: close` and the
- * connection closed.
- *
- * {@link framingError} checks the headers that frame the body (RFC 9112 §6): see there.
+ * A body over the limit (declared or streamed) stops being buffered. For any answer given before
+ * the body was read, the adapter first drains the rest ({@link BodySource.drain}): closing while
+ * the client still writes makes many clients (Node's `fetch`) fail with EPIPE or ECONNRESET
+ * before they read the answer. Beyond {@link DRAIN_FACTOR} x the limit the connection is closed.
  */
 import type { HttpResponse } from "uWebSockets.js";
 import type { BodyResult, BodySource, Step } from "../context";
@@ -36,15 +26,10 @@ export interface FramingError {
 }
 
 /**
- * Checks the headers that frame a request's body (RFC 9112 §6.1-6.3), where a proxy in front of
- * the server and the server could disagree about where the body ends (request smuggling):
- * - `Content-Length` given more than once (even with equal values), or not plain decimal digits:
- *   param `headers.content-length`;
- * - `Transfer-Encoding` given more than once, other than exactly `chunked`, or together with
- *   `Content-Length`: param `headers.transfer-encoding`.
- * uWebSockets.js itself already refuses (with a bare 400 and a close, before any route runs)
- * `Content-Length` with `Transfer-Encoding`, malformed lengths and codings other than `chunked`;
- * it takes the first of repeated headers, which these checks refuse.
+ * Checks the headers that frame a request's body (RFC 9112 §6.1-6.3), where a proxy and the server
+ * could disagree about where the body ends (request smuggling): `Content-Length` repeated (even
+ * with equal values) or not decimal digits; `Transfer-Encoding` repeated, not exactly `chunked`,
+ * or with `Content-Length`. uWS takes the first of repeated headers, hence the checks here.
  * @param headers request headers, lower-case names, the first value of each.
  * @param repeated lower-case names of the headers that appeared more than once.
  * @returns the problem, or undefined when the framing is unambiguous (or there is no body).
@@ -71,12 +56,9 @@ export function framingError(headers: Readonly<Record<string, string>>, repeated
 }
 
 /**
- * Starts reading the body of the request whose headers are `headers` (lower-case names).
- * Must be called synchronously inside the uWS route callback. Requests with neither
- * `Content-Length` nor `Transfer-Encoding` have an empty body. The caller has refused requests
- * with a {@link framingError}.
- * @param maxBytes the body limit: a larger body settles `result` with `too_large` and is drained
- *   (see {@link BodySource.drain}) up to {@link DRAIN_FACTOR} x maxBytes bytes.
+ * Starts reading the body; must be called synchronously inside the uWS route callback, after
+ * {@link framingError}. No `Content-Length` nor `Transfer-Encoding`: empty body. A body over
+ * `maxBytes` settles `result` with `too_large`.
  */
 export function startBodyRead(
   res: HttpResponse,
@@ -145,8 +127,7 @@ export function startBodyRead(
     }
   }
 
-  // A declared length (at most maxBytes here) gets its buffer at once, and each chunk is copied
-  // to its place as it arrives: no copy of the whole body in one event turn at the end.
+  // A declared length gets its buffer at once: no copy of the whole body in one turn at the end.
   if (declared !== undefined && !discarding) whole = Buffer.allocUnsafeSlow(declared);
   res.onData((chunk, isLast) => {
     if (givenUp) return;
@@ -178,16 +159,13 @@ export function startBodyRead(
 }
 
 /**
- * Awaits the body into `ctx.rawBody`, or throws 413 `request_too_large`. A large body whose
- * organization already has the most large bodies in line is refused first (429, `bodyPool.ts`).
+ * Awaits the body into `ctx.rawBody`, or throws 413 `request_too_large` (or 429 first when the
+ * org's line of large bodies is full, `bodyPool.ts`).
  *
- * Then, for methods that can change something (all but GET and HEAD), waits for the end of the
- * event loop turn ({@link afterCurrentRead}) and throws {@link ClientAbortedError} when the
- * connection was closed meanwhile. uWebSockets.js does not pipeline behind a pending (asynchronous)
- * response: when it parses a second request on the connection while this one is unanswered, it
- * closes the connection, and nothing can answer either. The second request never runs; this wait
- * makes sure the first does not run either when the second came in the same read as the end of
- * its body (a client writing both at once), instead of executing with no one to answer.
+ * For methods that can change something, then waits out the event loop turn and throws
+ * {@link ClientAbortedError} if the connection closed: uWS closes a connection that pipelines a
+ * second request behind a pending response, and a request whose body ended in that same read
+ * must not execute with no one to answer.
  */
 export const readBody: Step = async (ctx, next) => {
   refuseWhenLineFull(ctx);
@@ -208,11 +186,7 @@ export const readBody: Step = async (ctx, next) => {
   await next();
 };
 
-/**
- * Resolves in the check phase of the current event loop turn (`setImmediate`), after uWS has
- * parsed the rest of the bytes it read in this turn's poll phase (so after any close that a
- * request pipelined behind the current one caused).
- */
+/** Resolves in this turn's check phase, after uWS parsed the rest of what it read (and closed). */
 export function afterCurrentRead(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }

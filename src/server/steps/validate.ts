@@ -1,21 +1,12 @@
 /**
- * Step `validate` (contract: "Validation"): checks the route's body and query against validators
- * that typia generates at compile time from the contract types in `src/contract/index.ts`
- * (`typia.createValidateEquals<T>()`), so unknown fields are rejected as well as missing ones,
- * wrong types and out-of-range values. The first error becomes 400 `parameter_invalid` whose
- * `param` is the typia path moved under `body` or `query`: `$input.config.batch_size` ->
- * `body.config.batch_size`, `$input.limit` -> `query.limit`.
+ * Step `validate` (contract: "Validation"): checks body and query with typia's
+ * `createValidateEquals<T>()` validators of the contract types, so unknown fields are refused too.
+ * The first error is 400 `parameter_invalid`, `param` the typia path under `body` or `query`
+ * (`$input.limit` -> `query.limit`).
  *
- * Query strings arrive as strings: a route lists its integer parameters, which must be plain
- * decimal digits (`limit=abc`, `limit=1.5`, `limit=+3` fail on the type; `limit=0` on the range).
- * A parameter given twice is refused. Routes without a query validator accept no query parameters.
- * The query object has no prototype, so `?__proto__=1`, `?constructor=x` are unknown parameters
- * like any other (`query.__proto__`).
- *
- * Numbers: every number field of the request types is finite (typia tag `Finite` or a bound), so
- * `1e400` (Infinity after JSON.parse) is refused on its field; latent values must be finite in
- * float32 (tag `Float32`), so `1e308` is refused on `body.embedding[i][j]` with the float32 range
- * in the message.
+ * Integer query parameters must be plain decimal digits; a parameter given twice is refused;
+ * routes without a query validator accept none. Every number field is finite (so `1e400` is
+ * refused on its field), latent values finite in float32.
  */
 import type { IValidation } from "typia";
 import type { Step, Validator } from "../context";
@@ -49,8 +40,7 @@ export const validate: Step = (ctx, next) => {
 
 /**
  * The validated body: `json` must be an object that `validator` accepts.
- * @throws ApiError 400 `parameter_invalid`: param `body` when `json` is not an object, else the
- *   path of typia's first error.
+ * @throws ApiError 400 `parameter_invalid`: `body` for a non-object, else typia's first path.
  */
 export function validateJsonBody(validator: Validator<unknown>, json: unknown): unknown {
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
@@ -60,10 +50,8 @@ export function validateJsonBody(validator: Validator<unknown>, json: unknown): 
 }
 
 /**
- * Parses a raw query string into an object without a prototype (so `__proto__`, `constructor`,
- * `prototype` are own keys like any other, refused as unknown by the caller): integer parameters
- * listed in `integers` become numbers when they are plain decimal digits (else they stay strings,
- * for the validator to refuse).
+ * Parses a raw query string into an object; `integers` become numbers when plain decimal digits
+ * (else strings, for the validator to refuse).
  * @throws ApiError `parameter_invalid` when a parameter appears more than once.
  */
 export function parseQuery(raw: string, integers: readonly string[]): Record<string, string | number> {
