@@ -1,15 +1,10 @@
 /**
- * Large request bodies are parsed and validated off the HTTP thread, on a small piscina pool of
- * body worker threads (`bodyWorker.ts`): JSON.parse, typia and the metadata checks of a body of
- * megabytes take seconds of CPU, during which the HTTP thread would answer no one. Bodies up to
- * {@link OFF_THREAD_BODY_BYTES} are parsed in place (a worker round trip costs more than they do).
+ * Large request bodies are parsed and validated on a small piscina pool (`bodyWorker.ts`): for a
+ * body of megabytes that takes seconds of CPU, during which the HTTP thread would answer no one.
  *
- * Fairness between organizations: each organization's large bodies go to the pool one at a time,
- * in arrival order, so the pool's queue holds at most one body per organization and one tenant's
- * stream of large bodies delays another's by at most one body. An organization with
- * {@link MAX_LARGE_BODIES_PER_ORG} large bodies already waiting or being parsed gets 429
- * `rate_limit_exceeded` (with `Retry-After`) for the next, which bounds the memory its waiting
- * bodies hold.
+ * Fairness: each organization's large bodies go to the pool one at a time, so one tenant's stream
+ * delays another's by at most one body. Past {@link MAX_LARGE_BODIES_PER_ORG} waiting, an org gets
+ * 429 `rate_limit_exceeded` with `Retry-After`, which bounds the memory its bodies hold.
  */
 import { availableParallelism } from "node:os";
 import path from "node:path";
@@ -54,12 +49,9 @@ export function parsesOffThread(route: string): route is BodyRoute {
 }
 
 /**
- * Parses and validates `bytes`, the body of `ctx`, on a body worker thread, after the
- * organization's earlier large bodies (see the module comment). `bytes`' memory is handed over
- * to the worker: it must not be used afterwards.
- * @throws ApiError 429 `rate_limit_exceeded` when the organization already has
- *   {@link MAX_LARGE_BODIES_PER_ORG} large bodies in line; `ClientAbortedError` when the client
- *   left while the body waited.
+ * Parses and validates `bytes` on a body worker after the org's earlier large bodies. `bytes`'
+ * memory is transferred: do not use it afterwards.
+ * @throws ApiError 429 when the org's line is full; `ClientAbortedError` if the client left.
  */
 export async function parseOffThread(ctx: Ctx, route: BodyRoute, bytes: Buffer): Promise<BodyOutcome> {
   const org = ctx.auth?.org ?? "";
@@ -84,11 +76,7 @@ export async function parseOffThread(ctx: Ctx, route: BodyRoute, bytes: Buffer):
   }
 }
 
-/**
- * Refuses, before its body is read, a request that declares a body that would be parsed here
- * while its organization's line is full (so the body is drained, not buffered).
- * @throws ApiError 429 `rate_limit_exceeded`, as {@link parseOffThread}.
- */
+/** Refuses a declared large body before it is read (drained, not buffered) when the line is full. */
 export function refuseWhenLineFull(ctx: Ctx): void {
   const declared = Number(ctx.headers["content-length"] ?? 0);
   if (!(declared > OFF_THREAD_BODY_BYTES) || !parsesOffThread(`${ctx.method} ${ctx.route?.def.pattern ?? ""}`)) return;

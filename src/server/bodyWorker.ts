@@ -1,17 +1,8 @@
 /**
- * The body worker (a piscina task handler, started by `bodyPool.ts`): parses and validates one
- * large request body off the HTTP thread with the same functions the pipeline's steps run on
- * small bodies, so the answers are the same:
- *
- * 1. `parseJsonBytes` (`steps/parseJson.ts`): UTF-8, nesting depth, JSON, well-formed UTF-16;
- * 2. the Idempotency-Key fingerprint of the parsed body, when the request has a key;
- * 3. `validateJsonBody` (`steps/validate.ts`) with the route's typia validator;
- * 4. Create Model: `checkMetadata`, then the metadata encoded for the store (`packMetadata`).
- *
- * Errors come back as their fields ({@link WireError}); the HTTP thread throws each at its own
- * step, so a body error is still refused before the Idempotency-Key is looked at and a validation
- * error is still stored for replay. What comes back is small: a Create Model body's metadata
- * without its large parts, the encoded metadata transferred (not copied) with it.
+ * The body worker (a piscina task handler, `bodyPool.ts`): parses and validates one large body
+ * with the pipeline's own functions (parse, fingerprint, typia, and for Create Model
+ * `checkMetadata` and `packMetadata`), so the answers are the same. Errors come back as
+ * {@link WireError}s, thrown by the HTTP thread at their own step (so the idempotency order holds).
  */
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
@@ -30,10 +21,7 @@ import { validateJsonBody } from "./steps/validate";
 /** Scheduling niceness of a body worker thread: the HTTP thread (niceness 0) gets the CPU first. */
 export const BODY_WORKER_NICENESS = 10;
 
-/**
- * Lowers this thread's scheduling priority (Linux, where niceness is per thread: `setpriority`
- * on the thread id from `/proc/thread-self`); elsewhere, or when it fails, does nothing.
- */
+/** Lowers this thread's priority (Linux: niceness is per thread); elsewhere does nothing. */
 function lowerThreadPriority(): void {
   try {
     const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
@@ -55,10 +43,7 @@ const PREPARERS: Record<BodyRoute, Preparer> = {
 /** The routes {@link prepareBody} knows. */
 export const BODY_ROUTES: ReadonlySet<string> = new Set(Object.keys(PREPARERS));
 
-/**
- * Parses and validates one body (see the module comment). Pure but for the time it takes.
- * @throws whatever is not an `ApiError` (a fault here, answered 500 by the caller).
- */
+/** Parses and validates one body. @throws whatever is not an `ApiError` (answered 500). */
 export function prepareBody(task: BodyTask): BodyOutcome {
   const bytes = Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.byteLength);
   let json: unknown;
@@ -96,10 +81,7 @@ function prepareCreateModel(json: unknown): { body: CreateModelRequest } & Prepa
   return { body: { ...body, metadata: shapeOf(body.metadata) }, packedMetadata: packMetadata(body.metadata) };
 }
 
-/**
- * The parts of a metadata the HTTP thread reads (admission control's estimate: features,
- * cardinalities, marginals), with the other required field; the rest only the store needs.
- */
+/** The parts of a metadata the HTTP thread reads (admission control); the rest is packed. */
 function shapeOf(md: Metadata): Metadata {
   const out: Metadata = { features: md.features, cardinalities: md.cardinalities, empirical_probs: md.empirical_probs };
   if (md.marginals !== undefined) out.marginals = md.marginals;

@@ -1,8 +1,4 @@
-/**
- * The forwarding headers a trusted proxy may write (`./clientAddress`), in a module of their own so
- * that the command line offers them as `--forwarded-header`'s choices without loading the client
- * address code (`src/cli/main.ts`).
- */
+/** The forwarding headers, apart so the CLI can list them without loading `clientAddress.ts`. */
 
 /** Which forwarding header the trusted proxies write: `X-Forwarded-For` (de facto) or RFC 7239 `Forwarded`. */
 export type ForwardedHeader = "x-forwarded-for" | "forwarded";

@@ -1,8 +1,4 @@
-/**
- * Entry point of the HTTP/1.0 listener's child process (`http10Process.ts`): waits for its
- * options on the IPC channel, starts the listener, sends its log lines back, drains on `close`
- * and exits; exits at once when the server's process is gone.
- */
+/** Entry point of the HTTP/1.0 listener's child process (`http10Process.ts`). */
 import pino from "pino";
 import { REDACT_PATHS } from "./log";
 import { startHttp10Listener, type Http10Listener } from "./http10";

@@ -1,11 +1,8 @@
 /**
- * The HTTP/1.0 listener (`http10.ts`) in a child process of its own, so that its connections and
- * the main listener's draw on two descriptor tables: a flood of idle connections to the main port
- * can take every descriptor of the server's process (uWS has no connection cap) without the
- * HTTP/1.0 port losing the ones it needs to accept and forward, and the reverse. The child
- * forwards to the main port over TCP as before; its log lines reach the server's logger over the
- * IPC channel. It exits when the server's process does (the channel closes), ignores the
- * terminal's SIGINT/SIGTERM (the server drains it), and is started again should it die.
+ * The HTTP/1.0 listener (`http10.ts`) in a child process, so its connections and the main
+ * listener's draw on two descriptor tables: an idle flood on one port (uWS has no connection cap)
+ * cannot starve the other. Logs go to the server's logger over IPC; the child exits with the
+ * server, ignores the terminal's signals (the server drains it) and is restarted if it dies.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import path from "node:path";
@@ -76,10 +73,8 @@ function startChild(opts: Http10ChildOptions, logger: Logger): Promise<{ child: 
 }
 
 /**
- * Starts the HTTP/1.0 listener in a child process (see the module comment); same options and
- * handle as `startHttp10Listener`. A child that dies is logged and started again on the same port
- * after {@link RESTART_DELAY_MS}; `close` drains it as `Http10Listener.close` does and waits for
- * its exit (killing it {@link EXIT_GRACE_MS} after `timeoutMs`).
+ * Starts the HTTP/1.0 listener in a child process; options and handle as `startHttp10Listener`.
+ * `close` drains it and waits for its exit (killed {@link EXIT_GRACE_MS} after `timeoutMs`).
  * @throws Error when the address cannot be bound or the child cannot start.
  */
 export async function spawnHttp10Listener(opts: Http10ListenerOptions): Promise<Http10Listener> {

@@ -1,7 +1,6 @@
 /**
- * The server's logger: pino, JSON lines on stderr. Request lines carry method, route pattern,
- * status, milliseconds and request id; never headers, keys or bodies. The redaction list is a
- * second line of defence in case a caller logs an object holding one.
+ * The server's logger: pino, JSON lines on stderr. Request lines never carry headers, keys or
+ * bodies; the redaction list is a second line of defence should a caller log one.
  */
 import pino, { type Logger } from "pino";
 

@@ -1,21 +1,10 @@
 /**
- * The request pipeline, in order. Each step is one file under `steps/`; read them
- * top to bottom to follow a request from the socket to the handler.
- *
- * Authentication runs before routing and before the body is looked at: every `/v1` request
- * without a valid key gets 401, whatever its path or body (contract: "Authentication"). The body
- * itself starts streaming in as soon as the request arrives (see `steps/readBody.ts`); the
- * `readBody` step is where the pipeline waits for it.
- *
- * Limits come right around authentication (`steps/rateLimit.ts`): a request whose key is missing
- * or bad counts against its client address (429 instead of 401 once the address has too many
- * failed authentications; a valid key is never refused for its address), and every authenticated
- * request counts against its organization before anything else is done with it. Idempotency (`steps/idempotency.ts`)
- * wraps validation and the handler, so exactly what they answer is stored and replayed.
- *
- * Bodies over 64 KiB are parsed, validated and (Create Model) checked on the body worker thread
- * (`bodyPool.ts`) within `parseJson`; `validate` and the handler then throw what it found at
- * their own place, so the order of the answers is the same for every body size.
+ * The request pipeline, in order; each step is one file under `steps/`. Authentication runs
+ * before routing and before the body is looked at, so every `/v1` request without a valid key
+ * gets 401 whatever its path or body; the rate limits sit right around it. Idempotency wraps
+ * validation and the handler, so exactly what they answer is stored and replayed. Large bodies
+ * are checked off-thread within `parseJson`, their errors thrown at their own step, so answers
+ * come in the same order for every body size.
  */
 import { compose, type Step } from "./context";
 import { authenticate } from "./steps/authenticate";

@@ -14,25 +14,18 @@ import { installProcessHandlers, rateLimitFromEnv, type EngineFactory, type Serv
 export const DEFAULT_ORG = "default";
 
 /**
- * Takes the data dir's owner lock first (`DATA_DIR/synthd.lock`, `src/store/lmdb/ownerLock.ts`), so a
- * second server on the same dir fails before it touches the store: it neither releases the first's
- * in-flight idempotency keys nor resumes its models. The lock is held until `close()` (or the end
- * of the process, `kill -9` included). Then opens the store at `dataDir`, starts the engine
- * (which measures its own footprint against the memory budget) and queues every model left in
- * `training` for resumption (oldest first, through the admission queue), starts the HTTP server
- * (which loads the persisted rate counters and releases idempotency keys left in flight by a
- * crashed process, see `startServer`), records the URL in the lock file, and then, if the store holds no key at all, creates org
- * `default` with a sandbox key (returned once as `sandboxKey`; only its SHA-256 is stored).
- * @throws StoreLockedError (`src/store/lmdb/ownerLock.ts`) when another `serve` holds the data dir; its
- *   message names the owner (pid, start time, URL).
- * @throws Error when `databaseUrl` or `redisUrl` is given (that is `serveShared`), when the lock cannot be taken otherwise, the store cannot be opened, the engine
- *   cannot start (also: a memory budget below the server's own footprint), or the address cannot
- *   be bound (whatever was opened is closed again).
+ * Takes the data dir's owner lock first (`src/store/lmdb/ownerLock.ts`), so a second server fails
+ * before it touches the store (it would release the first's in-flight keys and resume its
+ * models); held until `close()` or the process's end. Then opens the store, starts the engine,
+ * queues models left `training` for resumption, starts the HTTP server, records the URL in the
+ * lock file, and on a store with no key creates org `default` with a sandbox key (returned once).
+ * @throws StoreLockedError when another `serve` holds the data dir (the message names it).
+ * @throws Error for `databaseUrl`/`redisUrl` (that is `serveShared`), or when the store, engine or
+ *   address fails (whatever was opened is closed again).
  */
 export async function serve(opts: ServeOptions): Promise<ServeHandle> {
   if (opts.databaseUrl !== undefined || opts.redisUrl !== undefined) {
-    // The shared topology's front end sits a floor above the server (`serveShared` in
-    // src/cluster/front-end.ts); the CLI chooses between the two.
+    // The shared topology's front end is `serveShared` (src/cluster/front-end.ts); the CLI chooses.
     throw new Error("serve() starts the embedded topology; a front end on PostgreSQL and Redis is serveShared() (src/cluster/front-end.ts)");
   }
   const logger = opts.logger ?? createLogger(opts.debug ? "debug" : "info");

@@ -1,8 +1,4 @@
-/**
- * The typia validators of the request bodies (generated at compile time from the contract types,
- * `typia.createValidateEquals<T>()`), in a module of their own so that the route table
- * (`routes.ts`) and the body worker (`../bodyWorker.ts`) share one copy of the generated code.
- */
+/** The typia body validators, in one module so the route table and body worker share the code. */
 import typia from "typia";
 import type { CreateModelRequest, GenerateRequest } from "../../contract";
 import type { Validator } from "../context";

@@ -1,7 +1,6 @@
 /**
- * Handler of `GET /docs/errors`: a small HTML page listing every error code, so that the default
- * `error.doc_url` (`{base_url}/docs/errors#<code>`) resolves even without a separate docs site.
- * Public (outside `/v1`, no key needed). Each code is an element id, so `#<code>` jumps to it.
+ * Handler of `GET /docs/errors` (public): an HTML page with an element per error code, so the
+ * default `error.doc_url` (`{base_url}/docs/errors#<code>`) resolves without a docs site.
  */
 import { ERROR_CODES, type ErrorCode } from "../../contract";
 import type { HandlerCtx, Reply } from "../context";

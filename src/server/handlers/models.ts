@@ -1,9 +1,6 @@
 /**
- * Handlers of Get Model, List Models, Delete Model and Get Model Metadata (contract: "Endpoints"),
- * plus the lookup they share with Generate.
- *
- * Models are scoped by (org, environment): a model of another org or of the other environment is
- * answered exactly like a missing one, 404 `model_not_found` (contract: Authentication rule 5).
+ * Handlers of Get Model, List Models, Delete Model and Get Model Metadata (contract: "Endpoints").
+ * A model of another org or environment is answered like a missing one (Authentication rule 5).
  */
 import { CursorNotFoundError, isModelId, type ModelRecord } from "../../store";
 import type { ListModelsQuery, Metadata, Model } from "../../contract";
@@ -13,11 +10,7 @@ import type { HandlerCtx, Reply } from "../context";
 /** Default page size of List Models (contract: "Limits"; the 1..100 bounds are typia tags on `ListModelsQuery`). */
 export const LIST_LIMIT_DEFAULT = 20;
 
-/**
- * The caller's model named by path parameter `model_id`.
- * @throws ApiError 404 `model_not_found` for a malformed id, a missing model, or a model of
- *   another org or environment.
- */
+/** The caller's model `model_id`. @throws ApiError 404 `model_not_found` otherwise. */
 export async function ownedModel(ctx: HandlerCtx<unknown, unknown>): Promise<ModelRecord> {
   const id = ctx.params.model_id;
   const rec = isModelId(id) ? await ctx.services.store.getOwnedModel(id, ctx.auth.org, ctx.auth.env) : undefined;
@@ -46,10 +39,8 @@ export async function getModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply
 }
 
 /**
- * `GET /v1/models?limit=&starting_after=`: 200, envelope `list`, newest first (ties by id),
- * `metadata.has_more`. `starting_after` not of a model id's form is refused by the query's validator
- * (`ListModelsQuery`), so the store sees only well-formed cursors; one naming no model of the
- * caller: 400 `parameter_invalid`, param `query.starting_after`.
+ * `GET /v1/models?limit=&starting_after=`: 200, envelope `list`, newest first (ties by id). A
+ * cursor naming none of the caller's models: 400 `parameter_invalid` on `query.starting_after`.
  */
 export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Promise<Reply> {
   const { limit = LIST_LIMIT_DEFAULT, starting_after } = ctx.query;
@@ -68,17 +59,10 @@ export async function listModels(ctx: HandlerCtx<unknown, ListModelsQuery>): Pro
 }
 
 /**
- * `DELETE /v1/models/{model_id}`: removes the record, metadata and checkpoint in one transaction
- * (leaving a tombstone so the id stays a valid List cursor for a day), then tells the engine to
- * stop the model (`engine.stop`) without waiting for it. 204, empty body, at once; later lookups
- * are 404 (the contract's state table: "(removed)").
- *
- * The engine frees the model's memory when its training step in flight ends (a heavy config's
- * step takes tens of seconds; a waiting model leaves the queue at once). Until then nothing of it
- * can come back: every write of a training checks that the model exists in the same transaction
- * (`Store.updateModel`), so no progress, checkpoint, `ready` or `failed` is written after the
- * delete, and a training that never received the stop (its worker unreachable) ends at its next
- * write. When the store cannot be written (503), nothing is deleted or stopped.
+ * `DELETE /v1/models/{model_id}`: removes record, metadata and checkpoint in one transaction (a
+ * tombstone keeps the id a valid List cursor for a day), then stops the model without waiting.
+ * 204 at once. Nothing of it comes back: every training write checks in its transaction that the
+ * model exists (`Store.updateModel`), so a training that missed the stop ends at its next write.
  */
 export async function deleteModel(ctx: HandlerCtx<unknown, unknown>): Promise<Reply> {
   const rec = await ownedModel(ctx);

@@ -1,9 +1,6 @@
 /**
- * The route table (contract: "Endpoints"; extensions of the contract `GET /v1/models/{id}/metadata`).
- *
- * Each route names its method, path pattern, the typia validators of its body and query
- * (generated at compile time from the contract types, so the handler's input type is the type the
- * validator checks), and its handler. Order matters only for `Allow` (methods listed in table order).
+ * The route table (contract: "Endpoints"): method, pattern, typia validators of body and query
+ * (typed to the handler's input) and handler. Order matters only for `Allow`.
  */
 import typia from "typia";
 import type { CreateModelRequest, GenerateRequest, ListModelsQuery } from "../../contract";

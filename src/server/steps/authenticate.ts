@@ -1,20 +1,10 @@
 /**
  * Step `authenticate` (contract: "Authentication"): every path under `/v1` needs
- * `Authorization: Bearer <API_KEY>`, whether or not the path names an endpoint, so an
- * unauthenticated client learns nothing about routes. Paths outside `/v1` (the error docs page)
- * are public.
- *
- * - no `Authorization` header (or an empty one): 401 `api_key_missing`, no `param` (rule 3);
- * - any other scheme, a key without the `svc_test_` / `svc_live_` prefix, or a key whose SHA-256
- *   is not stored: 401 `api_key_invalid`.
- *
- * The key's prefix decides the environment (`svc_test_` -> `test`, `svc_live_` -> `live`).
- * The key is looked up by its SHA-256 only (`Store.findKey`); it is never logged or stored.
- *
- * Only once a request is known to fail (no key, a malformed header, or a key the lookup rejected)
- * does it count against its client address's budget of failed authentications
- * (`countFailedAuthentication`), which answers 429 instead of the 401 when the address is over
- * it. A valid key is never refused for its address.
+ * `Authorization: Bearer <API_KEY>`, route or not, so an unauthenticated client learns nothing
+ * about routes. No header: 401 `api_key_missing`; another scheme, prefix or an unknown key: 401
+ * `api_key_invalid`. The prefix decides the environment; the key is looked up by SHA-256 only and
+ * never logged or stored. Only a failed request counts against its address
+ * (`countFailedAuthentication`: 429 instead of 401 over budget).
  */
 import type { Environment } from "../../store";
 import type { Step } from "../context";
@@ -28,10 +18,7 @@ export function isApiPath(path: string): boolean {
   return path === "/v1" || path.startsWith("/v1/");
 }
 
-/**
- * Sets `ctx.auth` for `/v1` paths, or throws 401 (429 when the client address has too many
- * failed authentications, 503 when the shared limiter cannot decide).
- */
+/** Sets `ctx.auth` for `/v1` paths, or throws 401 (or 429/503 from the address budget). */
 export const authenticate: Step = async (ctx, next) => {
   if (!isApiPath(ctx.path)) return next();
   const fail = async (err: ApiError): Promise<never> => {

@@ -1,7 +1,6 @@
 /**
- * Step `errorBoundary`: whatever the rest of the chain throws becomes an error envelope
- * (contract: "Errors"), so nothing a client sends can escape as an unhandled rejection.
- * Unexpected errors (mapped to 500 `internal_error`) are logged with the request id and stack.
+ * Step `errorBoundary`: whatever the rest of the chain throws becomes an error envelope, so
+ * nothing a client sends escapes as an unhandled rejection; 500s are logged with their stack.
  */
 import type { Step } from "../context";
 import { isUnexpected, setErrorResponse } from "../errors";

@@ -1,7 +1,6 @@
 /**
- * Step `handle`: runs the route's handler with its validated input and turns the handler's
- * {@link Reply} into the response (contract: "Response envelope"):
- * `{ object, data, metadata: { timestamp, has_more? } }`, or an empty body for 204.
+ * Step `handle`: runs the route's handler and turns its {@link Reply} into the response
+ * (contract: "Response envelope"), or an empty body for 204.
  */
 import type { Auth, HandlerCtx, Reply, Step } from "../context";
 
@@ -24,11 +23,7 @@ export const handle: Step = async (ctx) => {
   ctx.response = toResponse(await def.handler(hctx));
 };
 
-/**
- * The response of a handler's {@link Reply}: status, the handler's own headers (Content-Type) and
- * the body (the success envelope `{ object, data, metadata: { timestamp, has_more? } }` for
- * `envelope` replies, none for 204).
- */
+/** The response of a handler's {@link Reply}: status, its headers and body (envelope, or none). */
 export function toResponse(r: Reply): { status: number; headers: Record<string, string>; body?: string | Uint8Array } {
   if (r.kind === "stored") return { status: r.response.status, headers: { ...r.response.headers }, body: r.response.body };
   const headers = { ...(r.headers ?? {}) };

@@ -1,7 +1,4 @@
-/**
- * Step `requestId`: gives the request its id (`req_` + 24 characters from `[A-Za-z0-9]`)
- * and puts it on every response as `X-Request-Id`, equal to the body's `request_id`.
- */
+/** Step `requestId`: `req_` + 24 alphanumerics, on every response as `X-Request-Id`. */
 import { newRequestId } from "../../store";
 import type { Step } from "../context";
 

@@ -1,12 +1,7 @@
 /**
- * Step `route`: finds the route for (method, path) in the route table (`handlers/routes.ts`).
- *
- * - no route has this path: 404 `route_not_found` (extensions of the contract);
- * - the path exists with other methods: 405 `method_not_allowed` with an `Allow` header listing
- *   them (e.g. `Allow: GET, DELETE`).
- *
- * Path parameters (`:model_id`) match one non-empty segment, undecoded; handlers check their shape.
- * A trailing slash is a different path (`/v1/models/` is not `/v1/models`).
+ * Step `route`: the route for (method, path) in `handlers/routes.ts`; else 404 `route_not_found`,
+ * or 405 `method_not_allowed` with `Allow` when other methods exist. A path parameter matches one
+ * non-empty segment, undecoded; a trailing slash makes a different path.
  */
 import type { RouteDef, Step } from "../context";
 import { ApiError, truncate } from "../errors";
