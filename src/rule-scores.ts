@@ -1,20 +1,13 @@
 /**
- * The scores a repair of a fixed-combinations rule gives its candidate combinations (docs/api.md
- * "Row rules"), shared by the server's repair of the calibration pool (`model/rule-repair.ts`)
- * and the SDK's repair of decoded rows (`sdk/rules/enforce.ts`), so both choose alike.
+ * The scores a fixed-combinations rule's repair gives its candidates (docs/api.md "Row rules"),
+ * shared by `model/rule-repair.ts` and `sdk/rules/enforce.ts` so both choose alike.
  */
 import type { Metadata } from "./contract";
 
-/**
- * Power of the naive-Bayes likelihood in a candidate's score: at power 1 it weighs too little
- * against the quota (the choice of 4: docs/api.md "Decisions moved from code comments").
- */
+/** Power of the naive-Bayes likelihood in a score (why 4: docs/api.md, end). */
 export const LIKELIHOOD_POWER = 4;
 
-/**
- * A released combination's weight as a repair target: its shortfall `quota - held` (rows), at
- * least 1% of `quota`, so a row whose only fitting combinations are full still has one.
- */
+/** A combination's weight as a target: shortfall `quota - held` (rows), at least 1% of `quota`. */
 export function quotaScore(quota: number, held: number): number {
   return Math.max(quota - held, 0) + 0.01 * quota;
 }
@@ -30,9 +23,8 @@ export interface PairConditional {
 }
 
 /**
- * Per rule column `ruleFeatures[j]`, the conditionals (plus {@link CONDITIONAL_FLOOR}) of every
- * other non-rule feature g, not `skip`ped, whose 2-way marginal with it is in the metadata;
- * mis-sized marginals are ignored. Indices refer to `features` (the caller's column order).
+ * Per rule column `ruleFeatures[j]`, the conditionals (+ {@link CONDITIONAL_FLOOR}) of each other
+ * non-rule, un-`skip`ped feature with a 2-way marginal; indices into `features`.
  */
 export function pairConditionals(
   metadata: Metadata,
@@ -65,29 +57,19 @@ export function pairConditionals(
   return out;
 }
 
-/**
- * The naive-Bayes likelihood of a row's other codes given a combination, raised to
- * {@link LIKELIHOOD_POWER}: Π_j Π_g P(g = code_g | rule column j = tuple[j]).
- * @param code the row's code of feature g.
- */
+/** (Π_j Π_g P(g = code(g) | rule column j = tuple[j])) ** {@link LIKELIHOOD_POWER}. */
 export function combinationLikelihood(conditionals: readonly PairConditional[][], tuple: ArrayLike<number>, code: (g: number) => number): number {
   let lik = 1;
   for (let j = 0; j < conditionals.length; j++) for (const { g, Kg, table } of conditionals[j]) lik *= table[tuple[j] * Kg + code(g)];
   return lik ** LIKELIHOOD_POWER;
 }
 
-/**
- * {@link combinationLikelihood}'s last step, the same expression, so callers that multiply from
- * flat tables in the same order get the same double.
- */
+/** {@link combinationLikelihood}'s last step, so flat-table callers get the same double. */
 export function likelihoodToPower(lik: number): number {
   return lik ** LIKELIHOOD_POWER;
 }
 
-/**
- * Per rule column j (of m), code -> indices into `tuples` of the combinations holding that code
- * at position j: a repair's candidates are the combinations sharing a code with the row.
- */
+/** Per rule column j (of m): code -> indices of the `tuples` holding that code at j. */
 export function combinationsByCode(tuples: readonly ArrayLike<number>[], m: number): Map<number, number[]>[] {
   return Array.from({ length: m }, (_, j) => {
     const map = new Map<number, number[]>();

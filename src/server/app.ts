@@ -1,21 +1,13 @@
 /**
- * The HTTP front end: a uWebSockets.js app whose single catch-all route hands every request to the
- * pipeline (`pipeline.ts`) and writes the response it produces (main thread).
+ * The HTTP front end: a uWebSockets.js app whose catch-all route hands every request to the
+ * pipeline (`pipeline.ts`) and writes its response. uWS rules: what is needed of the
+ * stack-allocated `HttpRequest` is copied before any `await`; `onAborted` is attached first and
+ * nothing is written after it fires; `onData` is attached synchronously; later writes are corked.
  *
- * uWS rules followed here: everything needed from the stack-allocated `HttpRequest` is copied
- * before any `await`; `res.onAborted` is attached first, and after it fires nothing is written;
- * the body's `onData` is attached synchronously (`startBodyRead`); writes after an `await` happen
- * inside `res.cork`.
- *
- * Decided here because they concern the connection, not the request (see `respond.ts`):
- * - ambiguous body framing (`framingError`) gets 400 `parameter_invalid` and the connection is
- *   closed; nothing else of it, and no later request on the connection, runs;
- * - an answer is written only once the body was consumed (`BodySource.drain`), so a client still
- *   uploading reads it instead of meeting a reset;
- * - a usage charge on an answer (un-keyed Generate) is given back if the connection closes
- *   before the answer was written to its end.
- *
- * What uWS's own parser refuses never reaches this file (docs/operations.md "HTTP edges").
+ * Decided here, as they concern the connection (see `respond.ts`): ambiguous body framing gets 400
+ * and a close; an answer waits until the body was consumed (`BodySource.drain`), so an uploading
+ * client reads it instead of a reset; an un-keyed charge is refunded unless the answer is written
+ * to its end.
  */
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
@@ -54,7 +46,7 @@ export interface ServerOptions {
   maxBodyBytes?: number;
   /** Default: pino to stderr at level `info`. */
   logger?: Logger;
-  /** Requests per minute of an org without its own `rate_limit`; default {@link DEFAULT_RATE_LIMIT}. */
+  /** Requests per minute of an org without its own limit; default {@link DEFAULT_RATE_LIMIT}. */
   rateLimit?: number;
   /** Failed authentications per minute per client address; default {@link DEFAULT_AUTH_FAILURE_LIMIT} (60). */
   authFailureLimit?: number;
@@ -80,10 +72,7 @@ export interface RunningServer {
   port: number;
   /** `http://HOST:PORT` of the HTTP/1.0 listener, when `http10Port` was given. */
   http10Url?: string;
-  /**
-   * Stops accepting on both listeners, waits up to 10 s for requests in flight, then closes the
-   * remaining connections. Idempotent. Does not close the store or engine.
-   */
+  /** Stops both listeners, drains up to 10 s, closes the rest (not store or engine). Idempotent. */
   close(): Promise<void>;
 }
 
@@ -99,9 +88,8 @@ const PEER_RECONCILE_MS = 5_000;
 const RECONCILE_RETRY_MS = 5_000;
 
 /**
- * The requests in flight per store object, over every server of this process on it. A
- * reconciliation must spare all of them: a second server on the same store would otherwise refund
- * a charge the first is about to settle, and its rows would be delivered unbilled.
+ * The requests in flight per store object, over all servers of this process on it: a second
+ * server's reconciliation would otherwise refund a charge the first is about to settle.
  */
 const liveByStore = new WeakMap<Store, Set<string>>();
 
@@ -113,10 +101,8 @@ function liveRequestsOf(store: Store): Set<string> {
 }
 
 /**
- * Starts the HTTP server (contract: all endpoints under `/v1`, plus the public `/docs/errors`),
- * binding the port exclusively. It assumes it is the only process on `opts.store`'s embedded
- * store: at start it loads the rate counters, reconciles what a previous process left in flight
- * (`Store.reconcile`) and sweeps expired records (again every 10 minutes).
+ * Starts the HTTP server, binding the port exclusively, as the only process on an embedded store:
+ * loads the rate counters, reconciles what a dead process left in flight, sweeps every 10 min.
  * @throws Error when the address cannot be bound, or a trusted proxy is not an IP or CIDR range.
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -143,9 +129,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   for (const [name, v] of [["rateLimit", services.rateLimit], ["authFailureLimit", services.authFailureLimit], ["maxModelsPerOrg", services.maxModelsPerOrg]] as const) {
     if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be an integer >= 1; got ${v}`);
   }
-  // An awaited write transaction, so writes queued before it are committed and the counters read
-  // next are current. Pending charges and keys not of a live request here were left by a process
-  // that died mid-request (nothing of theirs was sent): refund and release them.
+  // Awaited write transaction: earlier writes are committed. Charges and keys not of a live
+  // request here were left by a process that died mid-request (nothing sent): release them.
   const rec = await opts.store.reconcile(services.live, clock());
   if (rec.charges > 0 || rec.released > 0) {
     logger.warn({ refunded_rows: rec.refunded_rows, charges: rec.charges, released_keys: rec.released }, "reconciled requests left unfinished by a previous process");

@@ -1,14 +1,8 @@
 /**
- * The binary form of a Generate response (docs/api.md "Arrow responses"): an Apache Arrow IPC
- * stream (arrow.apache.org/docs/format/Columnar.html#ipc-streaming-format, IANA media type
- * `application/vnd.apache.arrow.stream`) chosen by `Accept`. JSON stays the default; errors are
- * always the JSON envelope.
- *
- * Layout: one record batch; one integer column of codes per feature, in the model's feature order;
- * the envelope's other fields as schema metadata (`synthd.object`, `synthd.model_id`,
- * `synthd.num_rows`, `synthd.timestamp`). Columns are Int32 (written from the engine's views
- * without a copy per value), or with `codes=narrow` on the media range (what the SDK sends) the
- * narrowest of Uint8, Uint16 and Int32 that holds each column's largest code.
+ * The Generate response as an Apache Arrow IPC stream (docs/api.md "Arrow responses"), chosen by
+ * `Accept`: one record batch, one code column per feature in model order, the envelope's other
+ * fields as `synthd.*` schema metadata. Int32 columns, or with `codes=narrow` the narrowest of
+ * Uint8, Uint16 and Int32 per column. JSON stays the default and errors are JSON.
  */
 import { makeVector, Schema, Table, tableToIPC } from "apache-arrow";
 import type { RawGeneration } from "../engine/engine";
@@ -56,10 +50,8 @@ function qualityOf(ranges: readonly MediaRange[], type: string): number {
 }
 
 /**
- * Whether a Generate response should be Arrow: the Accept header names
- * `application/vnd.apache.arrow.stream` (exactly: a wildcard never selects it) with a quality
- * above 0 and at least that of `application/json`. No Accept header, or one without the Arrow
- * type: JSON.
+ * Whether `Accept` names the Arrow type exactly (never by wildcard) with a quality above 0 and at
+ * least that of `application/json`.
  */
 export function prefersArrow(accept: string | undefined): boolean {
   if (!accept) return false;
@@ -69,20 +61,14 @@ export function prefersArrow(accept: string | undefined): boolean {
   return arrow.q >= qualityOf(ranges, "application/json");
 }
 
-/**
- * Whether the Arrow media range of an Accept header asks for narrow code columns (`codes=narrow`,
- * see the module comment). Only meaningful where {@link prefersArrow} holds.
- */
+/** Whether the Arrow media range of `Accept` carries `codes=narrow`. */
 export function wantsNarrowCodes(accept: string | undefined): boolean {
   if (!accept) return false;
   const arrow = parseAccept(accept).find((r) => r.type === ARROW_STREAM);
   return arrow?.params.codes?.toLowerCase() === "narrow";
 }
 
-/**
- * `codes` in the narrowest of Uint8Array, Uint16Array and Int32Array that holds every value
- * (codes are >= 0; a negative value keeps Int32).
- */
+/** `codes` in the narrowest of Uint8, Uint16 and Int32 arrays that holds them (negative: Int32). */
 export function narrowCodes(codes: Int32Array): Uint8Array | Uint16Array | Int32Array {
   let max = 0;
   let min = 0;
@@ -100,10 +86,8 @@ export function narrowCodes(codes: Int32Array): Uint8Array | Uint16Array | Int32
 export type { RawGeneration } from "../engine/engine";
 
 /**
- * The Arrow IPC stream of a generation (layout in the module comment).
- * @param timestamp ISO 8601 UTC, the envelope's `metadata.timestamp`.
- * @param narrow    each column in the narrowest integer type that holds its codes ({@link narrowCodes}); else Int32.
- * @returns the stream's bytes (schema message, one record batch, end-of-stream marker).
+ * The Arrow IPC stream's bytes of a generation; `timestamp` ISO 8601 UTC; `narrow`: see
+ * {@link narrowCodes}.
  */
 export function generationToArrow(gen: RawGeneration, timestamp: string, narrow = false): Uint8Array {
   const vectors = Object.fromEntries(gen.features.map((f) => [f, makeVector(narrow ? narrowCodes(gen.columns[f]) : gen.columns[f])]));

@@ -76,7 +76,7 @@ export async function parseOffThread(ctx: Ctx, route: BodyRoute, bytes: Buffer):
   }
 }
 
-/** Refuses a declared large body before it is read (drained, not buffered) when the line is full. */
+/** Refuses a declared large body before it is read (so drained, not buffered) on a full line. */
 export function refuseWhenLineFull(ctx: Ctx): void {
   const declared = Number(ctx.headers["content-length"] ?? 0);
   if (!(declared > OFF_THREAD_BODY_BYTES) || !parsesOffThread(`${ctx.method} ${ctx.route?.def.pattern ?? ""}`)) return;

@@ -1,20 +1,14 @@
 /**
- * The client address of a request, for the per-address budget of failed authentications
- * (`steps/rateLimit.ts`). A forwarding header is whatever the sender wants unless a proxy we trust
- * wrote it, so:
- * - with no trusted proxies, or a peer that is not one, the client is the TCP peer and forwarding
- *   headers are ignored;
- * - from a trusted peer, the header (`X-Forwarded-For`, or RFC 7239 `Forwarded` `for=`) is read
- *   from the right (each proxy appends) and the first hop that is not a trusted proxy is the
- *   client; entries left of it are the client's to invent and never used. All hops trusted: the
- *   left-most. A hop that is not an address stops the walk at the nearest trusted hop. No header:
- *   the peer.
- *
- * Repeated header lines are one list in order (RFC 9110 §5.3), joined by the server. Method of
- * Express's `proxy-addr` and nginx's `real_ip_recursive on`; RFC 7239 §5.2, §7.4; MDN
- * "X-Forwarded-For: Selecting an IP address". Addresses are compared in one canonical form
- * ({@link canonicalAddress}), so an IPv4 client of a dual-stack socket (uWS:
- * `0000:...:ffff:7f00:0001`) has the same budget as over IPv4.
+ * The client address of a request, for the per-address budget of failed authentications. A
+ * forwarding header is whatever the sender wants unless a trusted proxy wrote it, so: with no
+ * trusted peer the client is the TCP peer; from a trusted peer the header (`X-Forwarded-For`, or
+ * RFC 7239 `Forwarded` `for=`) is read from the right (each proxy appends) and the first hop that
+ * is not a trusted proxy is the client. Entries left of it are the client's to invent, never
+ * used. All hops trusted: the left-most; a hop that is not an address stops at the nearest
+ * trusted hop; no header: the peer. Method of Express's `proxy-addr` and nginx's
+ * `real_ip_recursive on` (RFC 7239 §5.2, §7.4; RFC 9110 §5.3 for repeated lines). Addresses are
+ * compared canonical ({@link canonicalAddress}), so an IPv4 client of a dual-stack socket has one
+ * budget however it connects.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { BlockList, isIP } from "node:net";

@@ -39,7 +39,7 @@ export interface Services {
   forwardedHeader: ForwardedHeader;
   /** Ids of the requests this process is working on (their pending charges are not orphans). */
   live: Set<string>;
-  /** Asks for `Store.reconcile` soon, until it succeeds (a refund or key release failed to write). */
+  /** Asks for `Store.reconcile` until it succeeds (a refund or key release failed to write). */
   reconcileSoon: () => void;
 }
 
@@ -161,7 +161,7 @@ export interface HandlerCtx<B, Q> {
   auth: Auth;
   services: Services;
   requestId: string;
-  /** The Idempotency-Key scope: a one-transaction handler stores its response in it (Create Model). */
+  /** The Idempotency-Key scope: a one-transaction handler stores its response in it. */
   idempotency?: IdempotencyScope;
   /** Set when the body was parsed off-thread (`Ctx.prepared`); see {@link PreparedInput}. */
   prepared?: PreparedInput;

@@ -1,20 +1,11 @@
 /**
- * The HTTP/1.0 listener (`synthd serve --http10-port PORT`), in a child process of its own
- * (`http10Process.ts`): a Node `http` server for clients that cannot speak HTTP/1.1 (nginx's
- * default upstream protocol, ApacheBench), which uWS answers with an HTML 505. Only a transport:
- * every request is forwarded to the main listener over keep-alive connections and answered there,
- * bodies streamed both ways with backpressure. On the way it:
- * - drops hop-by-hop headers both ways (RFC 9110 §7.6.1) and lets Node frame each side, so an
- *   HTTP/1.0 client never gets a chunked body;
- * - passes the client's address in `x-synthd-http10-client`, vouched for by a per-process secret
- *   (`relayedPeer` in `clientAddress.ts`); both headers are stripped from what clients send;
- * - answers in the contract's error envelope what Node's parser refuses (400 `parameter_invalid`,
- *   431 `request_too_large`), a missing `Host` or a non-path target (400), and an unreachable main
- *   listener (503 with `Retry-After`);
- * - bounds connections with timeouts and a cap ({@link Http10Limits}), so idle or trickling
- *   clients cannot take the main listener's descriptors nor lock others out.
- *
- * docs/operations.md "HTTP edges" lists what each port answers; test/integration/http10.test.ts pins it.
+ * The HTTP/1.0 listener (`synthd serve --http10-port PORT`, run in a child process by
+ * `http10Process.ts`): a Node `http` server for clients that cannot speak HTTP/1.1, which uWS
+ * answers with an HTML 505. Only a transport: each request is forwarded to the main listener and
+ * answered there, bodies streamed both ways. On the way it drops hop-by-hop headers (RFC 9110
+ * §7.6.1), passes the client's address vouched for by a secret (`relayedPeer`), answers what
+ * Node's parser refuses in the contract's envelope, and bounds connections ({@link Http10Limits}).
+ * docs/operations.md "HTTP edges" lists what each port answers.
  */
 import { readFileSync } from "node:fs";
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
@@ -39,7 +30,7 @@ export interface Http10ListenerOptions {
   /** Base of `error.doc_url` in the envelopes this listener writes itself. */
   docsUrl: string;
   logger: Logger;
-  /** The main listener's body limit in bytes; bodies are not forwarded past {@link DRAIN_FACTOR}x. */
+  /** The main listener's body limit in bytes; not forwarded past {@link DRAIN_FACTOR} times it. */
   maxBodyBytes: number;
   /** Timeouts and the connection cap; each field defaults to {@link defaultHttp10Limits}'s. */
   limits?: Partial<Http10Limits>;
@@ -53,16 +44,13 @@ export interface Http10Limits {
    * docs/operations.md "HTTP edges"). Each uses two descriptors here and one in the server.
    */
   maxConnections: number;
-  /** The request's header section must arrive within this (`server.headersTimeout`), else the connection is closed. */
+  /** The header section must arrive within this (`server.headersTimeout`). */
   headersTimeoutMs: number;
-  /** The whole request, body included, within this (`server.requestTimeout`), else the connection is closed. */
+  /** The whole request, body included, within this (`server.requestTimeout`). */
   requestTimeoutMs: number;
   /** An idle keep-alive connection is closed after this (`server.keepAliveTimeout`). */
   keepAliveTimeoutMs: number;
-  /**
-   * A connection that neither sends nor reads for this long is closed (`server.timeout`), except
-   * while the main listener works on its complete request.
-   */
+  /** Idle time (no reads or writes) before closing, except while a complete request is served. */
   idleTimeoutMs: number;
   /** How often the header and request timeouts are checked (`connectionsCheckingInterval`). */
   checkIntervalMs: number;
@@ -107,10 +95,7 @@ export interface Http10Listener {
   /** `http://HOST:PORT` (IPv6 hosts in brackets). */
   url: string;
   port: number;
-  /**
-   * Stops accepting, closes idle connections, lets requests in flight finish for up to `timeoutMs`,
-   * then closes the rest. Idempotent.
-   */
+  /** Stops accepting, lets requests in flight finish for up to `timeoutMs`. Idempotent. */
   close(timeoutMs: number): Promise<void>;
 }
 
@@ -119,10 +104,7 @@ const UPSTREAM_RETRY_AFTER_S = 1;
 /** Idle forwarding connections are dropped below uWS's 10 s, so none is reused as it closes. */
 const AGENT_IDLE_MS = 5_000;
 
-/**
- * After answering a refused request, what the client still sends is read and dropped this long
- * before closing, so the close does not reset the connection before the answer is read.
- */
+/** Reading and dropping after a refusal before closing, so no reset precedes the answer. */
 const LINGER_MS = 2_000;
 
 /** The `param` of a parser error (llhttp's code): the header section, the framing headers, or none (the request line). */
@@ -156,10 +138,7 @@ const HOP_BY_HOP = new Set([
   "http2-settings",
 ]);
 
-/**
- * The headers to forward from `rawHeaders` (sender's case; repeated lines kept), without hop-by-hop
- * headers, those `Connection` names and (`stripRelay`) the relay's own.
- */
+/** The headers to forward: no hop-by-hop, none `Connection` names, no relay's (`stripRelay`). */
 function endToEnd(raw: readonly string[], stripRelay: boolean): Record<string, string | string[]> {
   const named = new Set<string>();
   for (let i = 0; i < raw.length; i += 2) {
@@ -234,8 +213,7 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
   const connections = new Set<Socket>();
   const inProgress = (s: Socket): boolean => Boolean((s as Socket & { _httpMessage?: unknown })._httpMessage);
   server.on("timeout", (socket: Socket) => {
-    // Spared only while the main listener works on a complete request (a long Generate): the
-    // answer's first write re-arms the timeout.
+    // Spared while the main listener works on a complete request; its first write re-arms it.
     const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (pending && !pending.headersSent && pending.req.complete) return;
     socket.destroy();
@@ -289,8 +267,7 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
       req.resume();
       return;
     }
-    // Ambiguous body framing Node's parser lets through (`Transfer-Encoding: gzip`, ...): the main
-    // listener's answer for it, before anything is forwarded.
+    // Ambiguous framing Node's parser lets through: the main listener's answer, nothing forwarded.
     const first: Record<string, string> = Object.create(null) as Record<string, string>;
     const repeated = new Set<string>();
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -305,8 +282,7 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
       req.resume();
       return;
     }
-    // Absolute-form, authority-form and `*` (RFC 9112 §3.2.2-3.2.4): the main listener serves paths
-    // only, and its parser answers the others with an HTML 505.
+    // Absolute-form, authority-form and `*` (RFC 9112 §3.2.2-3.2.4): uWS would answer an HTML 505.
     if (req.url === undefined || !req.url.startsWith("/")) {
       answerError(req, res, 400, new ApiError("parameter_invalid", "The request target must be a path beginning with '/' (origin-form, RFC 9112 §3.2.1)."), "bad_target");
       res.shouldKeepAlive = false;
@@ -326,8 +302,7 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
       return;
     }
     let answered = false;
-    // A body the main listener stops reading (over DRAIN_FACTOR x its limit: 413 and close) is not
-    // written past that point, so no write fails before the answer is read.
+    // Not written past where the main listener stops reading, so no write fails before its answer.
     const declared = Number(req.headers["content-length"] ?? 0);
     const limiter = bodyLimiter(declared > drainLimit ? -1 : drainLimit);
     if (declared > drainLimit) up.flushHeaders();
@@ -349,15 +324,14 @@ export async function startHttp10Listener(opts: Http10ListenerOptions): Promise<
     up.on("error", (err: NodeJS.ErrnoException) => {
       req.unpipe(limiter);
       req.resume();
-      // After answering, the main listener may close on an unread body; the answer's stream reports.
+      // After answering, the main listener may close on an unread body: the answer's stream tells.
       if (answered) return;
       if (res.headersSent || res.destroyed) {
         res.destroy();
         return;
       }
       if (err.code !== "ECONNREFUSED" && !req.complete) {
-        // The main listener dropped a request whose body stopped arriving: no answer there either,
-        // and a 503 would make clients retry.
+        // A body that stopped arriving: no answer, as on the main port (a 503 invites retries).
         logger.info({ method: req.method, route: null, listener: "http10", reason: "body_incomplete" }, "HTTP/1.0 listener: request body incomplete, connection closed");
         res.destroy();
         return;

@@ -38,7 +38,7 @@ export const SCHEMAS = typia.json.schemas<
 
 type Json = Record<string, unknown>;
 
-/** Closes every object schema with `properties` (`additionalProperties: false`), as the validators. */
+/** Closes each object schema with `properties` (`additionalProperties: false`), as validated. */
 function closeObjects(node: unknown): void {
   if (Array.isArray(node)) {
     for (const n of node) closeObjects(n);

@@ -42,9 +42,9 @@ export interface ServeOptions {
   memoryBudget?: number;
   /** `--max-training-per-org`: models one org trains at once (default 2). */
   maxTrainingPerOrg?: number;
-  /** `--max-queued-per-org`: models one org may have waiting to train; more get 429 (default 1,000). */
+  /** `--max-queued-per-org`: models one org may have waiting; more get 429 (default 1,000). */
   maxQueuedPerOrg?: number;
-  /** `--max-models-per-org`: models one org may keep; more get 402 `quota_exceeded` (default 1,000). */
+  /** `--max-models-per-org`: models one org may keep; more get 402 (default 1,000). */
   maxModelsPerOrg?: number;
   /** Detailed `internal_error` messages and debug-level logs. */
   debug?: boolean;
@@ -74,10 +74,7 @@ export interface ServeOptions {
   http10Port?: number;
 }
 
-/**
- * The default per-org rate limit from `SYNTHD_RATE_LIMIT` (requests per minute), or undefined when unset.
- * @throws Error when it is set but not an integer >= 1.
- */
+/** `SYNTHD_RATE_LIMIT` (per minute) or undefined. @throws Error unless an integer >= 1. */
 export function rateLimitFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const v = env.SYNTHD_RATE_LIMIT;
   if (v === undefined || v === "") return undefined;

@@ -1,4 +1,4 @@
-/** Writing answers on a uWS response for the HTTP front end (`app.ts`), and the request log line. */
+/** Writing answers on a uWS response for the HTTP front end (`app.ts`); the request log line. */
 import { STATUS_CODES } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";

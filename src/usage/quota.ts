@@ -1,14 +1,9 @@
 /**
- * Monthly usage quotas (contract: "Limits", Monthly usage quota): generated rows per calendar month
- * (UTC) per (org, environment); sandbox keys have {@link FREE_TIER_ROWS}, live keys the org's plan
- * (default {@link DEFAULT_LIVE_QUOTA}).
- *
- * - Generate charges its rows in one transaction before the engine runs (402 `quota_exceeded`,
- *   nothing charged, if over). The charge stays pending until the response is stored or about to
- *   be sent (`steps/settle.ts`, `steps/idempotency.ts`) and is refunded if the work fails or a
- *   process dies first (`Store.reconcile`): usage counts only rows delivered.
- * - Create Model charges nothing, and is refused with 402 once the month's quota is used up.
- * - Live charges and refunds also go to the usage ledger, which `synthd usage` reports.
+ * Monthly usage quotas (contract: "Limits"): generated rows per UTC month per (org, env); the
+ * sandbox has {@link FREE_TIER_ROWS}, live the org's plan. Generate charges before the engine runs
+ * (402, nothing charged, if over); the charge stays pending until the response is stored or sent
+ * (`steps/settle.ts`) and is refunded if the work fails or the process dies, so usage counts only
+ * rows delivered. Create Model charges nothing. Live entries also go to the usage ledger.
  */
 import type { ChargeRequest, Environment, Store } from "../store";
 import { DEFAULT_LIVE_QUOTA, FREE_TIER_ROWS } from "../store/records";
@@ -36,7 +31,7 @@ function envName(env: Environment): string {
   return env === "test" ? "sandbox" : "live";
 }
 
-/** How to get more rows: the sandbox's tier is fixed, so a live key; a live plan: `synthd orgs set`. */
+/** How to get more rows: the sandbox's tier is fixed, so a live key; live: `synthd orgs set`. */
 export function quotaHint(auth: Auth): string {
   const set = `synthd orgs set --org ${auth.org} --live-quota N`;
   return auth.env === "test"
@@ -66,10 +61,7 @@ export async function assertQuotaLeft(store: Store, auth: Auth, nowMs: number): 
 /** A charge taken by {@link charge}; pass it to {@link refund} if the work fails. */
 export type Charge = ChargeRequest;
 
-/**
- * Charges `rows` generated from `modelId` to the caller's current month, atomically.
- * @throws ApiError 402 `quota_exceeded` (nothing charged) when usage + rows would exceed the quota.
- */
+/** Charges `rows` to this month, atomically. @throws ApiError 402 (nothing charged) if over. */
 export async function charge(
   store: Store,
   auth: Auth,
@@ -105,10 +97,7 @@ export interface UsageLine {
   ledger?: { entries: number; charged: number; refunded: number };
 }
 
-/**
- * Usage of `month` for every org (or just `org`), both environments (`synthd usage`).
- * @throws Error when `org` is given and does not exist.
- */
+/** Usage of `month` for every org (or `org`), both environments. @throws Error for no such org. */
 export async function usageReport(store: Store, month: string, org?: string): Promise<UsageLine[]> {
   let orgs = (await store.listOrgs()).map((o) => o.name);
   if (org !== undefined) {

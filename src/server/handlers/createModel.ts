@@ -35,7 +35,7 @@ export function deviceFor(preference: ModelConfigInput["device"], gpu: string | 
   return "cpu";
 }
 
-/** The effective config: `input` over {@link CONFIG_DEFAULTS}, size aliases normalised, `device` set. */
+/** The effective config: `input` over {@link CONFIG_DEFAULTS}, aliases normalised, `device` set. */
 export function effectiveConfig(input: ModelConfigInput | undefined, device: string): ModelConfig {
   const { device: _preference, model_size, ...rest } = input ?? {};
   const size = model_size === undefined ? CONFIG_DEFAULTS.model_size : (SIZE_ALIASES[model_size] ?? (model_size as ModelSize));

@@ -1,29 +1,20 @@
 /**
- * The sliding window counter (contract: "Limits", 60 requests per minute default), as
- * Cloudflare describes it in "How we built rate limiting capable of scaling to millions of
- * domains" (blog.cloudflare.com/counting-things-a-lot-of-different-things):
- *
- * - time is cut into fixed windows of 60 s aligned to the Unix minute (window index
- *   `w = floor(t_ms / 60000)`, start `W = w * 60000`);
- * - a counter keeps `curr` (requests admitted in window w) and `prev` (admitted in window w - 1);
- * - at time t the rate is estimated as `estimate(t) = prev * (1 - (t - W) / 60000) + curr`, i.e.
- *   the previous window weighted by how much of it still overlaps the last 60 s;
- * - a request is admitted iff `estimate(t) + 1 <= limit`, and then `curr` grows by one; refused
- *   requests are not counted. A fresh counter admits exactly `limit` in its first window.
- *
- * Without admissions `estimate` never grows (linear within a window, continuous across the
- * boundary), so the "next admission" times below are exact.
+ * The sliding window counter (contract: "Limits") of Cloudflare's "How we built rate limiting
+ * capable of scaling to millions of domains"
+ * (blog.cloudflare.com/counting-things-a-lot-of-different-things):
+ * windows of 60 s aligned to the Unix minute (`w = floor(t_ms / 60000)`, start `W`); a counter
+ * holds `curr` (admitted in w) and `prev` (in w - 1); `estimate(t) = prev * (1 - (t - W) / 60000)
+ * + curr`; a request is admitted iff `estimate(t) + 1 <= limit`, then counted (refusals are not).
+ * Without admissions the estimate never grows, so the "next admission" times below are exact.
  *
  * Headers: `X-RateLimit-Limit` = limit; `X-RateLimit-Remaining` = `floor(limit - estimate)` after
  * this request; `X-RateLimit-Reset` = Unix seconds (rounded up) of the later of the window's end
  * and the next admission; on refusal `Retry-After` = `max(1, ceil(seconds to next admission))`
- * (RFC 9110 §10.2.3; RFC 6585 §4 for 429).
+ * (RFC 9110 §10.2.3; RFC 6585 §4).
  *
  * {@link MemoryRateLimiter} lives on the HTTP thread, the only admitter: a decision is a
- * synchronous read-modify-write, so concurrent requests never both take the last slot. Admitted
- * counts are written through to LMDB (`persist`) and loaded at start, so a restart (even after
- * SIGKILL) keeps them. `RedisRateLimiter` (`redisRateLimiter.ts`) is the same in Redis.
- * An approximation of a sliding log: it assumes the previous window's requests were spread evenly.
+ * synchronous read-modify-write, so concurrent requests never both take the last slot. Counts are
+ * written through to LMDB and loaded at start, so a restart (even SIGKILL) keeps them.
  */
 import type { RateCounter, Store } from "../../store";
 

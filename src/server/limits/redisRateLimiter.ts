@@ -1,38 +1,25 @@
 /**
- * The sliding window counter of `rateLimiter.ts`, kept in Redis so that several front ends share
- * one budget per key (the shared topology). Method, decisions and header values are the in-memory
- * {@link MemoryRateLimiter}'s (its module comment is the specification); docs/operations.md
- * "Rate limits in Redis (the shared topology)" has the operator's view.
+ * The sliding window counter of `rateLimiter.ts` (its module comment is the specification) kept
+ * in Redis, so front ends of the shared topology share one budget per key (docs/operations.md
+ * "Rate limits in Redis (the shared topology)").
  *
- * Each decision is ONE Lua script (EVALSHA, EVAL on NOSCRIPT; Redis docs "Scripting with Lua").
- * A script runs atomically, so read, roll, estimate, admit and increment cannot interleave with
- * another front end's decision. It touches one key, declared in KEYS, so Redis Cluster works.
+ * Each decision is ONE Lua script (EVALSHA, EVAL on NOSCRIPT), which Redis runs atomically, so no
+ * other front end's decision interleaves. It touches one key, declared in KEYS (Redis Cluster).
+ * Lua 5.1 numbers are IEEE doubles and the script does the TypeScript's operations in the same
+ * order, so results are bit-for-bit equal. Redis truncates a returned Lua number to an integer,
+ * so the script returns integers (below 2^53) and the estimate as a `%.17g` string.
  *
- * Arithmetic: Lua 5.1 numbers are IEEE doubles; the script does the TypeScript's operations in
- * the same order (same 1e-9 tolerance, same `ceil(x - 1e-6)`), so results are bit-for-bit equal.
- * Redis truncates a returned Lua number to an integer, so the script returns only integers (all
- * below 2^53) plus the estimate as a `%.17g` string (round-trips a double). Inputs go in as
- * decimal strings; counts are stored as integers (Lua writes 14 significant digits).
+ * Keys: `<prefix>rl:<key>`, a hash `{w, p, c}`. Written only when changed (a refused client costs
+ * no writes), then a TTL of 2 windows: a counter written in window w matters until the end of
+ * w + 1, so it never expires while it could count. The stored window is that of the last decision
+ * (`refund` relies on it). Time is Redis `TIME` (front ends with skewed clocks agree; Redis 7
+ * replicates effects, so TIME before a write is allowed); tests pass `nowMs`.
  *
- * Keys: `<prefix>rl:<key>`, a hash `{w: window index, p: prev, c: curr}`. The script writes only
- * when the counter changed (so a refused client hammering a key costs no writes) and then sets a
- * TTL of 2 windows: a counter written in window w matters until the end of w + 1, and
- * t + 120 s >= (w + 2) * 60 s on Redis's own clock, so a key never expires while it could affect
- * an estimate. The stored window is always that of the key's last decision (`refund` relies on it).
- *
- * Clock: production passes no time and the script reads Redis `TIME`, so front ends with skewed
- * clocks agree on windows and `Reset`. Redis 7 replicates a script's effects, not the script, so
- * TIME before a write is allowed. Tests pass `nowMs`. A clock that goes back keeps the future
- * counter's counts (never undercounts), as in memory.
- *
- * Failures: every call settles within `commandTimeoutMs` in all (waiting for a connection, then
- * for the reply). The client never queues or replays a command (`enableOfflineQueue: false`,
- * `autoResendUnfulfilledCommands: false`, `maxRetriesPerRequest: 0`): a decision whose caller
- * already answered 503 must not run later, or a backlog replayed after an outage would count
- * requests that never ran. A decision whose reply is lost may still have counted (one too many,
- * never too few). Failures and Redis error replies throw {@link RateLimiterUnavailableError},
- * which the caller turns into 503 with `Retry-After` (fails closed). Out-of-range arguments are
- * programming errors: `RangeError`, not wrapped.
+ * Failures: every call settles within `commandTimeoutMs` in all. The client never queues or
+ * replays a command: a decision whose caller already answered 503 must not run later, or a
+ * backlog replayed after an outage would count requests that never ran (a lost reply may still
+ * have counted: one too many, never too few). Failures throw {@link RateLimiterUnavailableError},
+ * answered 503 (fails closed); out-of-range arguments throw `RangeError`.
  */
 import Redis, { type RedisOptions } from "ioredis";
 import { WINDOW_MS, type RateDecision, type RateLimiter } from "./rateLimiter";
@@ -47,10 +34,7 @@ export const DEFAULT_UNAVAILABLE_RETRY_AFTER_S = 1;
 /** Why the limiter could not decide: no reply in time, no connection, or an error answered by Redis. */
 export type RateLimiterUnavailableReason = "timeout" | "disconnected" | "redis_error";
 
-/**
- * The rate limits could not be checked (Redis down, too slow, or answering an error). The caller
- * answers 503 with `Retry-After: retryAfterSeconds` (whole seconds, >= 1); `cause` is ioredis's.
- */
+/** The limits could not be checked: answered 503 with `Retry-After: retryAfterSeconds` (>= 1). */
 export class RateLimiterUnavailableError extends Error {
   constructor(
     readonly reason: RateLimiterUnavailableReason,
@@ -67,10 +51,7 @@ export class RateLimiterUnavailableError extends Error {
 export interface RedisRateLimiterOptions {
   /** Prefix of every key this limiter writes, e.g. `synthd:` (keys are `<prefix>rl:<key>`). */
   prefix: string;
-  /**
-   * ioredis connection options (default 127.0.0.1:6379). The failure-behaviour options of the
-   * module comment are always this module's and override any given here.
-   */
+  /** ioredis options (default 127.0.0.1:6379); the failure-behaviour options are always ours. */
   redis?: RedisOptions;
   /** Milliseconds a decision may take (default {@link DEFAULT_COMMAND_TIMEOUT_MS}), >= 1. */
   commandTimeoutMs?: number;
@@ -182,10 +163,7 @@ interface ScriptedRedis extends Redis {
   synthdRateRefund(key: string, window: string): Promise<number>;
 }
 
-/**
- * Sliding window counters by key (`org:NAME`, `addr:ADDRESS`) in Redis, shared by every front end
- * with the same Redis and prefix. Connects when constructed and reconnects until {@link close}.
- */
+/** Sliding window counters in Redis, shared by front ends with the same Redis and prefix. */
 export class RedisRateLimiter implements RateLimiter {
   /** Key prefix, as given. */
   readonly prefix: string;
@@ -228,10 +206,7 @@ export class RedisRateLimiter implements RateLimiter {
     return `${this.prefix}rl:${key}`;
   }
 
-  /**
-   * Resolves once the connection is ready; rejects with {@link RateLimiterUnavailableError}
-   * (`disconnected`) if not within `timeoutMs`. The limiter stays usable (ioredis reconnects).
-   */
+  /** Resolves once connected; rejects (`disconnected`) after `timeoutMs`, still reconnecting. */
   async ready(timeoutMs = 5000): Promise<void> {
     if (!(await this.connected(timeoutMs))) {
       throw new RateLimiterUnavailableError(
@@ -282,12 +257,9 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Decides one request for `key` against `limit` per minute (finite, >= 1) and counts it if
-   * admitted, atomically in Redis. `nowMs` (Unix ms, integer) is for tests; production uses Redis
-   * TIME. Fields and values are the in-memory limiter's, plus `nowMs` and `estimate`.
-   *
-   * @throws RateLimiterUnavailableError when Redis is not connected, too slow, or answers an error.
-   * @throws RangeError for a `limit` or `nowMs` out of range.
+   * Decides one request for `key` against `limit` per minute (>= 1), counting it if admitted;
+   * `nowMs` (Unix ms) is for tests. Values are the in-memory limiter's, plus `nowMs`, `estimate`.
+   * @throws RateLimiterUnavailableError when Redis cannot decide; RangeError for bad arguments.
    */
   async admit(key: string, limit: number, nowMs?: number): Promise<RedisRateDecision> {
     if (!Number.isFinite(limit) || limit < 1) throw new RangeError(`limit must be finite and >= 1, got ${limit}`);
@@ -319,11 +291,7 @@ export class RedisRateLimiter implements RateLimiter {
     return decision;
   }
 
-  /**
-   * Takes back one request counted in `window` (the decision's `counter.window`), only while the
-   * stored counter is still in that window. Resolves to whether one was taken back.
-   * @throws RateLimiterUnavailableError as {@link admit}.
-   */
+  /** Takes back one request counted in `window` while stored there; resolves whether it did. */
   async refund(key: string, window: number): Promise<boolean> {
     if (!Number.isSafeInteger(window)) throw new RangeError(`window must be an integer window index, got ${window}`);
     return (await this.run("refund", () => this.client.synthdRateRefund(this.redisKey(key), String(window)))) === 1;

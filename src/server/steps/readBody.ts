@@ -26,13 +26,10 @@ export interface FramingError {
 }
 
 /**
- * Checks the headers that frame a request's body (RFC 9112 §6.1-6.3), where a proxy and the server
- * could disagree about where the body ends (request smuggling): `Content-Length` repeated (even
- * with equal values) or not decimal digits; `Transfer-Encoding` repeated, not exactly `chunked`,
- * or with `Content-Length`. uWS takes the first of repeated headers, hence the checks here.
- * @param headers request headers, lower-case names, the first value of each.
- * @param repeated lower-case names of the headers that appeared more than once.
- * @returns the problem, or undefined when the framing is unambiguous (or there is no body).
+ * The problem with the headers that frame a body (RFC 9112 §6.1-6.3), where a proxy and the
+ * server could disagree on where it ends (request smuggling), or undefined: `Content-Length`
+ * repeated or not digits; `Transfer-Encoding` repeated, not `chunked`, or with `Content-Length`.
+ * `headers`: first value per lower-case name; `repeated`: names seen more than once.
  */
 export function framingError(headers: Readonly<Record<string, string>>, repeated: ReadonlySet<string>): FramingError | undefined {
   const cl = headers["content-length"];
@@ -55,11 +52,7 @@ export function framingError(headers: Readonly<Record<string, string>>, repeated
   return undefined;
 }
 
-/**
- * Starts reading the body; must be called synchronously inside the uWS route callback, after
- * {@link framingError}. No `Content-Length` nor `Transfer-Encoding`: empty body. A body over
- * `maxBytes` settles `result` with `too_large`.
- */
+/** Starts reading the body, synchronously in the uWS route callback; over `maxBytes`: too large. */
 export function startBodyRead(
   res: HttpResponse,
   headers: Readonly<Record<string, string>>,
