@@ -4,7 +4,10 @@
  */
 import type { Metadata } from "./contract";
 
-/** Power of the naive-Bayes likelihood in a score (why 4: docs/api.md, end). */
+/**
+ * Power of the naive-Bayes likelihood in a candidate's score (why 4: docs/api.md "Decisions moved
+ * from code comments: row-rule repair scores").
+ */
 export const LIKELIHOOD_POWER = 4;
 
 /** A combination's weight as a target: shortfall `quota - held` (rows), at least 1% of `quota`. */

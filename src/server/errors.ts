@@ -43,12 +43,9 @@ export function modelNotFound(id: string): ApiError {
 }
 
 /**
- * Maps anything thrown to an {@link ApiError}: `EngineUnavailableError` to 503
- * `training_service_unavailable` and `OrgQueueFullError` to 429, both with `Retry-After`;
- * `ParamError` to 400 `parameter_invalid`; a failed or unreachable store to 503
- * ({@link storageUnavailable}); `EngineModelError` (the model changed between the server's check
- * and the worker's) to 404 `model_not_found` or 400 `model_not_ready`; anything else to 500
- * `internal_error`, generic unless `debug`.
+ * Maps anything thrown to an {@link ApiError}: engine unavailable 503 and org queue full 429
+ * (with `Retry-After`); `ParamError` 400; store failures 503 ({@link storageUnavailable});
+ * `EngineModelError` 404 or 400 `model_not_ready`; else 500, generic unless `debug`.
  */
 export function toApiError(err: unknown, debug: boolean): ApiError {
   if (err instanceof ApiError) return err;

@@ -9,13 +9,9 @@ import { errorBody, paramInvalid } from "./errors";
 import type { FramingError } from "./steps/readBody";
 
 /**
- * Answers a request whose body framing cannot be trusted ({@link framingError}): 400
- * `parameter_invalid` naming the header, then closes the connection; nothing else of it is read.
- *
- * Must be called on the turn after the request arrived, never from its route callback: uWS goes
- * on parsing the same read after the callback returns, so an answer written there would close
- * the connection only after a request smuggled behind this one ran. Left pending until then, uWS
- * closes the connection itself on finding a request behind it, and the smuggled one never runs.
+ * Answers untrustworthy body framing ({@link framingError}) with 400 and a close. Call it on the
+ * turn after the request arrived, never in its route callback: uWS parses the rest of that read
+ * first, so a request smuggled behind would run; pending, uWS closes on finding it instead.
  */
 export function refuseFraming(res: HttpResponse, method: string, framing: FramingError, services: Services, logger: Logger): void {
   const requestId = newRequestId();
@@ -31,12 +27,9 @@ export function refuseFraming(res: HttpResponse, method: string, framing: Framin
 }
 
 /**
- * Writes `ctx.response` (plus `ctx.responseHeaders`) unless the client went away. A response with
- * a usage charge (`ctx.deliveryCharge`) is tracked: `tryEnd`, then `onWritable` as the client
- * reads; it is delivered once uWS took its last byte, not if the connection closes first. Others
- * are ended at once (uWS buffers what the kernel does not take).
- * @param setAbortHook registers what `onAborted` calls while a tracked write is in progress.
- * @returns whether the whole response was handed over.
+ * Writes `ctx.response` unless the client went away; resolves whether it was all handed over. A
+ * charged response (`ctx.deliveryCharge`) is tracked (`tryEnd`, `onWritable`) until uWS took its
+ * last byte; `setAbortHook` registers what `onAborted` calls meanwhile. Others are ended at once.
  */
 export function writeResponse(res: HttpResponse, ctx: Ctx, setAbortHook: (hook: () => void) => void): Promise<boolean> {
   if (ctx.aborted) return Promise.resolve(false);

@@ -1,14 +1,8 @@
 /**
- * Handler of Create Model, `POST /v1/models` (contract: "Create Model"). After typia's shape
- * check, in order: `checkMetadata` (run on the body worker for large bodies), the monthly quota
- * (402, `src/usage/quota.ts`), the effective config, admission control (`engine.admissionCheck`:
- * 400 naming the field to lower, or 429 with `Retry-After`), then the model and metadata are stored
- * in one transaction (402 `quota_exceeded` at `--max-models-per-org`) and training is queued.
- * 201, envelope `model`.
- *
- * Under an Idempotency-Key the response is stored in that same transaction (an atomic phase in
- * Brandur Leach's sense): after a crash a retry replays it or creates the model once. If the
- * engine then refuses the model (503 or 500), model and response are deleted again.
+ * Handler of Create Model, `POST /v1/models` (contract: "Create Model"): `checkMetadata`, the
+ * monthly quota (402), admission control (`engine.admissionCheck`: 400 or 429), then model,
+ * metadata and (under an Idempotency-Key) the response in one transaction (402 at the model cap),
+ * and training is queued; 201. If the engine refuses it, model and response are deleted again.
  */
 import { ModelLimitError, newModelId, PackedMetadata, type ModelRecord } from "../../store";
 import { CONFIG_DEFAULTS, type CreateModelRequest, type Metadata, type ModelConfig, type ModelConfigInput, type ModelSize } from "../../contract";
@@ -22,8 +16,7 @@ import { toPublicModel } from "./models";
 const SIZE_ALIASES: Record<string, ModelSize> = { S: "small", M: "medium", L: "large" };
 
 /**
- * The `config.device` of a new model: `cpu` for `cpu`, else the engine's GPU name (`gpu`), or
- * `cpu` when it has none and `preference` is `auto` (default).
+ * The `config.device` of a new model: `cpu`, or the engine's GPU if any (`auto`, `gpu`).
  * @throws ApiError 400 `parameter_invalid` (`body.config.device`) for `gpu` without a GPU.
  */
 export function deviceFor(preference: ModelConfigInput["device"], gpu: string | undefined): string {

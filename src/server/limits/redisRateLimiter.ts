@@ -7,7 +7,8 @@
  * other front end's decision interleaves. It touches one key, declared in KEYS (Redis Cluster).
  * Lua 5.1 numbers are IEEE doubles and the script does the TypeScript's operations in the same
  * order, so results are bit-for-bit equal. Redis truncates a returned Lua number to an integer,
- * so the script returns integers (below 2^53) and the estimate as a `%.17g` string.
+ * so the script returns integers (below 2^53) and the estimate as a `%.17g` string. Inputs go in
+ * as decimal strings and counts are stored as integers, both exact (Lua writes 14 digits).
  *
  * Keys: `<prefix>rl:<key>`, a hash `{w, p, c}`. Written only when changed (a refused client costs
  * no writes), then a TTL of 2 windows: a counter written in window w matters until the end of

@@ -7,17 +7,13 @@
  * - the same key with another method, path, query or body: 400 on `headers.idempotency-key`;
  * - a 2xx or 4xx (except 401, 409, 429) is stored and replayed unchanged, original `request_id`
  *   included, with `Idempotent-Replayed: true`; 5xx (no side effects) drop the record;
- * - records expire after {@link IDEMPOTENCY_TTL_MS}; those left in flight by a crash are released
- *   at start (`Store.reconcile`, which also refunds their charges).
+ * - records expire after {@link IDEMPOTENCY_TTL_MS}; those a crash left in flight are released.
  *
  * Exactly-once billing (Brandur Leach, "Implementing Stripe-like Idempotency Keys in Postgres":
- * atomic phases). Each phase is one transaction and the response is sent only after the last:
- * 1. begin: the in-flight record; 2. the side effect (Generate's pending charge, or Create Model's
- * model with its stored response); 3. complete: response stored and charge settled together.
- * A crash before 3 is refunded and released at the next start, nothing having been delivered. A
- * response that cannot be stored is not sent: refund and 503 (never a result billed twice).
- * Requests refused before this step never touch the key, and the fingerprint's `JSON.stringify`
- * sees only bodies of bounded depth.
+ * atomic phases), one transaction each, the response sent only after the last: 1. the in-flight
+ * record; 2. the side effect (a pending charge, or the model with its stored response); 3. the
+ * response stored and the charge settled together. A crash before 3 is refunded and released at
+ * the next start (nothing was delivered); a response that cannot be stored is not sent (503).
  */
 import { createHash } from "node:crypto";
 import type { IdempotencyScope } from "../../store";

@@ -19,10 +19,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** Deepest nesting of arrays and objects accepted (a body is level 1; valid requests reach 9). */
 export const MAX_JSON_DEPTH = 64;
 
-/**
- * Sets `ctx.json` on POST, or throws 400. Bodies over {@link OFF_THREAD_BODY_BYTES} are parsed and
- * validated on the body worker thread instead (`bodyPool.ts`), with the same answers.
- */
+/** Sets `ctx.json` on POST, or throws 400; large bodies go to the body worker (`bodyPool.ts`). */
 export const parseJson: Step = async (ctx, next) => {
   if (ctx.method !== "POST") return next();
   const type = (ctx.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
@@ -89,10 +86,8 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
 /**
- * True when the JSON text in `bytes` (UTF-8) nests arrays and objects more than `max` levels deep.
- * One pass, no recursion: counts brackets outside strings, jumping between the six bytes of
- * interest with `Buffer.indexOf` (memchr). Multi-byte UTF-8 never contains them. On text that is
- * not JSON the answer is meaningless but harmless (JSON.parse refuses it anyway).
+ * Whether the UTF-8 JSON in `bytes` nests deeper than `max`: one pass, no recursion, brackets
+ * counted outside strings (jumps by `Buffer.indexOf`). Meaningless but harmless on non-JSON.
  */
 export function jsonDepthExceeds(bytes: Buffer, max: number): boolean {
   const n = bytes.length;
@@ -141,9 +136,8 @@ export function jsonDepthExceeds(bytes: Buffer, max: number): boolean {
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /**
- * The path (under `base`, `params.ts` style) of the first key or string of a `JSON.parse` value
- * that is not well-formed UTF-16, in document order, or undefined. Recursive: call it only on
- * values whose depth was bounded ({@link jsonDepthExceeds}).
+ * The path under `base` of the first key or string that is not well-formed UTF-16, or undefined.
+ * Recursive: only for values of bounded depth ({@link jsonDepthExceeds}).
  */
 export function firstIllFormed(value: unknown, base: string): string | undefined {
   if (typeof value === "string") return isWellFormed(value) ? undefined : base;
