@@ -28,7 +28,7 @@ export interface LockOwner {
 
 /**
  * {@link acquireOwnerLock}: another process holds the data dir. The message is the CLI's line,
- * e.g. `the data dir D is in use by synthd serve pid 1234 (started ..., http://127.0.0.1:8080); ...`
+ * e.g. `the data dir D is in use by synthd serve pid 1234 (started ..., http://...); ...`
  */
 export class StoreLockedError extends Error {
   constructor(
