@@ -119,7 +119,7 @@ export interface Store {
   getPendingCharge(requestId: string): Promise<PendingCharge | undefined>;
   /** Makes the pending charge final. Resolves to false when there was none. */
   settleCharge(requestId: string): Promise<boolean>;
-  /** Refunds `requestId`'s pending charge once (usage and live ledger). Resolves to rows refunded. */
+  /** Refunds `requestId`'s pending charge once (usage, live ledger); resolves to rows refunded. */
   refundPending(requestId: string, nowMs: number): Promise<number>;
   /** Gives back a final charge (same fields). Resolves to the month's usage after it. */
   refundUsage(c: ChargeRequest): Promise<number>;
