@@ -10,7 +10,7 @@ import { totalmem } from "node:os";
 
 /**
  * Default share of the machine's memory: half. Estimates are upper bounds (1.1-1.4x peaks), so
- * the other half stays for the LMDB page cache (checkpoints are read through it), the OS and others.
+ * the other half stays for the LMDB page cache (checkpoints are read through it) and the OS.
  */
 export const DEFAULT_BUDGET_SHARE = 0.5;
 /** Reserved beyond the measured start-up RSS, for the process (bytes). */
