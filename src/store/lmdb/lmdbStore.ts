@@ -121,8 +121,6 @@ export class LmdbStore implements Store {
     }
   }
 
-  // ---- orgs and keys -------------------------------------------------------------------------
-
   async isEmpty(): Promise<boolean> {
     return this.keys.getKeysCount() === 0;
   }
@@ -177,8 +175,6 @@ export class LmdbStore implements Store {
   async findKey(key: string): Promise<KeyRecord | undefined> {
     return this.keys.get(hashKey(key));
   }
-
-  // ---- models --------------------------------------------------------------------------------
 
   /**
    * The model, its metadata and `completion`'s recovery point commit in one transaction, so a
@@ -308,8 +304,6 @@ export class LmdbStore implements Store {
     return out.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
   }
 
-  // ---- rate counters -------------------------------------------------------------------------
-
   async rateCounterEntries(): Promise<[string, RateCounter][]> {
     return [...this.rateCounters.getRange({})].map(({ key, value }) => [key, value]);
   }
@@ -330,8 +324,6 @@ export class LmdbStore implements Store {
       return n;
     });
   }
-
-  // ---- usage and quota -----------------------------------------------------------------------
 
   async getUsage(org: string, env: Environment, month: string): Promise<number> {
     return this.billing.usage.get([org, env, month]) ?? 0;
@@ -364,8 +356,6 @@ export class LmdbStore implements Store {
   async ledgerEntries(org: string, month: string): Promise<LedgerEntry[]> {
     return this.billing.ledgerOf(org, month);
   }
-
-  // ---- idempotency ---------------------------------------------------------------------------
 
   async beginIdempotent(
     scope: IdempotencyScope,

@@ -128,8 +128,6 @@ export class PgStore implements Store {
     await this.pool.end();
   }
 
-  // ---- plumbing --------------------------------------------------------------------------------
-
   /**
    * One read. Not reaching the database (FATAL/PANIC, SQLSTATE classes 08, 53, 57, or no severity)
    * becomes {@link StoreUnavailableError}; statement errors stay as they are.
@@ -189,8 +187,6 @@ export class PgStore implements Store {
     }
   }
 
-  // ---- orgs and keys ---------------------------------------------------------------------------
-
   async isEmpty(): Promise<boolean> {
     return (await this.rows<{ empty: boolean }>("SELECT NOT EXISTS (SELECT 1 FROM api_keys) AS empty"))[0].empty;
   }
@@ -236,8 +232,6 @@ export class PgStore implements Store {
     const [r] = await this.rows<KeyRecord>("SELECT org, env, created_at, prefix FROM api_keys WHERE hash = $1", [hashKey(key)]);
     return r;
   }
-
-  // ---- models ----------------------------------------------------------------------------------
 
   /**
    * A second create with the same id replaces the record (its fence is kept). The cap is counted
@@ -362,8 +356,6 @@ export class PgStore implements Store {
     return (await this.rows<ModelRow>("SELECT record FROM models WHERE status = $1 ORDER BY created_ms, id", [status])).map((r) => r.record);
   }
 
-  // ---- rate counters ---------------------------------------------------------------------------
-
   async rateCounterEntries(): Promise<[string, RateCounter][]> {
     const rows = await this.rows<{ key: string; win: number; prev: number; curr: number }>("SELECT key, win, prev, curr FROM rate_counters ORDER BY key");
     return rows.map((r) => [r.key, { window: r.win, prev: r.prev, curr: r.curr }]);
@@ -380,8 +372,6 @@ export class PgStore implements Store {
   async sweepRateCounters(minWindow: number): Promise<number> {
     return (await this.exec("DELETE FROM rate_counters WHERE win < $1", [minWindow])).rowCount;
   }
-
-  // ---- usage and quota -------------------------------------------------------------------------
 
   async getUsage(org: string, env: Environment, month: string): Promise<number> {
     return (await this.rows<{ rows: number }>("SELECT rows FROM usage WHERE org = $1 AND env = $2 AND month = $3", [org, env, month]))[0]?.rows ?? 0;
@@ -421,8 +411,6 @@ export class PgStore implements Store {
     return rows.map(({ at_ms, ...e }) => ({ ...e, at: new Date(at_ms).toISOString() }));
   }
 
-  // ---- idempotency -----------------------------------------------------------------------------
-
   /**
    * One upsert inserts or takes over an expired record; a row returned means `started`; otherwise
    * it locked the conflicting row, so the follow-up read in this transaction sees the winner.
@@ -443,8 +431,6 @@ export class PgStore implements Store {
     const [r] = await this.rows<IdempotencyRow>(`SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency WHERE org = $1 AND env = $2 AND key = $3`, [scope.org, scope.env, scope.key]);
     return r === undefined ? undefined : idempotencyRecord(r);
   }
-
-  // ---- recovery and expiry ---------------------------------------------------------------------
 
   async reconcile(live: ReadonlySet<string>, nowMs: number): Promise<{ refunded_rows: number; charges: number; released: number }> {
     return this.write((c) => reconcileIn(c, this.instanceId, [...live], nowMs));
