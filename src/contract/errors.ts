@@ -1,4 +1,4 @@
-/** Contract errors {@link ApiError} and {@link ParamError}; `src/server/errors.ts` envelopes them. */
+/** Contract errors {@link ApiError} and {@link ParamError}, enveloped by `src/server/errors.ts`. */
 import { ERROR_CODES, type ErrorCode } from "./envelope";
 
 /**

@@ -36,7 +36,7 @@ export interface EngineOptions {
    * falls back to `tfjs` and logs why (checkpoints are the same).
    */
   compute?: ComputeKind;
-  /** Process memory budget, bytes (`--memory-budget`); default {@link DEFAULT_BUDGET_SHARE} of it. */
+  /** Process memory budget, bytes (`--memory-budget`); default {@link DEFAULT_BUDGET_SHARE}. */
   memoryBudget?: number;
   /** Models one org trains at once; default {@link DEFAULT_MAX_TRAINING_PER_ORG}. */
   maxTrainingPerOrg?: number;

@@ -173,7 +173,7 @@ export async function migrate(db: Pool | ClientBase): Promise<number[]> {
   }
 }
 
-/** `synthd migrate --database URL`: connects, runs {@link migrate}, disconnects; resolves to ids. */
+/** `synthd migrate --database URL`: connect, {@link migrate}, disconnect; resolves to the ids. */
 export async function migrateDatabase(url: string): Promise<number[]> {
   const client = new Client({ connectionString: url });
   await client.connect();

@@ -69,7 +69,7 @@ export interface PgStoreOptions {
   logger?: Pick<Logger, "warn">;
 }
 
-/** {@link Store} on PostgreSQL: each method is one statement or transaction on a pooled connection. */
+/** {@link Store} on PostgreSQL: each method is one statement or transaction on a pooled client. */
 export class PgStore implements Store {
   readonly kind = "postgres" as const;
   private heartbeat: NodeJS.Timeout | undefined;
