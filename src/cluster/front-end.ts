@@ -1,13 +1,8 @@
 /**
- * A stateless front end of the shared topology (`synthd serve --database URL --redis URL`;
- * docs/deploy.md): the same HTTP server and pipeline as the embedded one, on
- * - the PostgreSQL store (orgs, hashed keys, models, metadata, checkpoints, usage and ledger,
- *   idempotency records), migrated at start;
- * - Redis rate limits (src/server/limits/redisRateLimiter.ts: one budget across every front end);
- * - {@link RemoteEngine}: training on BullMQ, generation on the registered workers.
- * It keeps nothing of its own: any number run side by side, and one that dies loses nothing but
- * its requests in flight (their pending charges are refunded by another front end once its
- * store lease lapses, `Store.reconcile`).
+ * A stateless front end (`synthd serve --database URL --redis URL`; docs/deploy.md): the embedded
+ * server's pipeline on the PostgreSQL store, Redis rate limits (one budget across front ends) and
+ * {@link RemoteEngine}. It keeps nothing of its own: one that dies loses only its requests in
+ * flight, whose pending charges another front end refunds once its lease lapses.
  */
 import { createLogger } from "../server/log";
 import { startServer } from "../server/app";
@@ -20,13 +15,11 @@ import { DEFAULT_PREFIX } from "./wire";
 import { INTERNAL_TOKEN_ENV, validateInternalToken } from "./internal-auth";
 
 /**
- * Starts a front end (see the module comment). `opts.memoryBudget` is read as one worker's
- * training budget (larger models are refused at create); default half this machine's memory.
- * `opts.internalToken` (default: `SYNTHD_INTERNAL_TOKEN`) is sent to the workers.
- * @throws InternalTokenError (./internal-auth.ts) when the token is shorter than 32 characters or
- *   not printable ASCII.
- * @throws Error when only one of `databaseUrl` / `redisUrl` is given, or PostgreSQL or Redis
- *   cannot be reached, or the address cannot be bound.
+ * Starts a front end. `opts.memoryBudget` is one worker's training budget (default half this
+ * machine's memory); `opts.internalToken` (default `SYNTHD_INTERNAL_TOKEN`) goes to workers.
+ * @throws InternalTokenError for a token under 32 characters or not printable ASCII.
+ * @throws Error when only one of `databaseUrl` / `redisUrl` is given, a service is unreachable, or
+ *   the address cannot be bound.
  */
 export async function serveShared(opts: ServeOptions): Promise<ServeHandle> {
   if (opts.databaseUrl === undefined || opts.redisUrl === undefined) {

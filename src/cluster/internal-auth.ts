@@ -1,21 +1,11 @@
 /**
- * The shared secret between front ends and workers of the shared topology (docs/deploy.md,
- * docs/operations.md "The workers' internal port"). A worker's internal port generates rows from
- * any model of any org without an API key and without charging anyone: the front end has done
- * both before it asks. So the port must answer only the deployment's own front ends.
- *
- * - Every front end sends `SYNTHD_INTERNAL_TOKEN` as {@link INTERNAL_TOKEN_HEADER}; a worker with
- *   a token answers 401 to any request whose header is missing or differs, before it reads the
- *   body.
- * - Secure by default: a worker whose internal port is reachable from other machines (bound to an
- *   address that is not loopback, or advertised under one) refuses to start without a token
- *   ({@link assertWorkerExposureAllowed}). On loopback a token is optional: only processes of the
- *   same machine reach the port, and they can read the token from the environment anyway.
- * - Comparison in constant time: both sides are hashed with SHA-256 and the digests (always 32
- *   bytes, so lengths never differ) compared with `crypto.timingSafeEqual`; neither the length
- *   nor a common prefix of the presented value shows in the time taken.
- * - The token never appears in logs or error messages; it is read from the environment only (a
- *   command-line flag would show in `ps`).
+ * The shared secret between the shared topology's front ends and workers (docs/operations.md
+ * "The workers' internal port"): the internal port generates rows for any org without key or
+ * charge, so it must answer only the deployment's front ends. A worker with a token answers 401
+ * before reading the body when {@link INTERNAL_TOKEN_HEADER} is missing or differs; one reachable
+ * from other machines refuses to start without a token ({@link assertWorkerExposureAllowed}).
+ * Compared in constant time (SHA-256 digests, `timingSafeEqual`); never logged; read from the
+ * environment only (a flag would show in `ps`).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
@@ -26,10 +16,7 @@ export const INTERNAL_TOKEN_HEADER = "x-synthd-internal-token";
 /** Environment variable holding the token on workers and front ends. */
 export const INTERNAL_TOKEN_ENV = "SYNTHD_INTERNAL_TOKEN";
 
-/**
- * Shortest token accepted (characters). 32 characters of `openssl rand -hex 32` (64 hex digits)
- * or `-base64 32` carry 128 bits or more: far beyond guessing over the network.
- */
+/** Shortest token accepted: 32 characters of `openssl rand -hex 32` carry 128 bits or more. */
 export const MIN_INTERNAL_TOKEN_LENGTH = 32;
 
 /** A token that cannot be used (too short, or characters an HTTP header cannot carry). */
@@ -38,11 +25,9 @@ export class InternalTokenError extends Error {
 }
 
 /**
- * Checks a configured token and returns it, or undefined when none is set (`undefined` or the
- * empty string, as an unset environment variable reads).
- * @throws InternalTokenError when it is shorter than {@link MIN_INTERNAL_TOKEN_LENGTH} characters
- *   or has characters other than printable ASCII without spaces (0x21 to 0x7e). The message never
- *   contains the token.
+ * Checks a configured token; undefined when unset or empty.
+ * @throws InternalTokenError when shorter than {@link MIN_INTERNAL_TOKEN_LENGTH} or not printable
+ *   ASCII without spaces (0x21-0x7e); the message never contains the token.
  */
 export function validateInternalToken(token: string | undefined): string | undefined {
   if (token === undefined || token === "") return undefined;
@@ -58,10 +43,8 @@ export function validateInternalToken(token: string | undefined): string | undef
 }
 
 /**
- * True when `host` (an address or name to bind or to advertise; IPv6 with or without brackets)
- * is reachable from this machine only: `localhost`, 127.0.0.0/8, `::1`, or an IPv4-mapped
- * loopback address. Everything else, including `0.0.0.0`, `::` and any other host name, counts as
- * reachable from elsewhere: a name is not resolved, since what it resolves to can change.
+ * True when `host` (bind or advertised; IPv6 with or without brackets) is loopback only:
+ * `localhost`, 127.0.0.0/8, `::1`, IPv4-mapped loopback. Names are not resolved (that can change).
  */
 export function isLoopbackHost(host: string): boolean {
   let h = host.trim().toLowerCase();
@@ -74,10 +57,8 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * Refuses a worker whose internal port would be reachable from other machines without a token.
- * `host` is the bind address; `advertiseUrl` (optional) the URL front ends are told to use.
- * @throws InternalTokenError when `token` is undefined and `host` or the advertised URL's host is
- *   not loopback ({@link isLoopbackHost}), with a message saying how to fix it.
+ * Refuses a worker whose port (`host`, or `advertiseUrl`'s host) is not loopback without a token.
+ * @throws InternalTokenError with a message saying how to fix it.
  */
 export function assertWorkerExposureAllowed(host: string, advertiseUrl: string | undefined, token: string | undefined): void {
   if (token !== undefined) return;
@@ -100,7 +81,7 @@ export function assertWorkerExposureAllowed(host: string, advertiseUrl: string |
   );
 }
 
-/** Checks presented tokens against the configured one in constant time (see the module comment). */
+/** Checks presented tokens against the configured one in constant time. */
 export class InternalTokenCheck {
   private readonly digest: Buffer;
 
@@ -109,10 +90,7 @@ export class InternalTokenCheck {
     this.digest = sha256(token);
   }
 
-  /**
-   * True iff `presented` (a request's header value as Node gives it: undefined when absent, an
-   * array when repeated) is exactly the configured token. A missing or repeated header is false.
-   */
+  /** True iff `presented` (Node's header value) is exactly the token; absent or repeated: false. */
   matches(presented: string | string[] | undefined): boolean {
     if (typeof presented !== "string") return false;
     return timingSafeEqual(sha256(presented), this.digest);

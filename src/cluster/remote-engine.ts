@@ -1,20 +1,10 @@
 /**
- * The engine of a stateless front end (docs/deploy.md): the {@link Engine} the HTTP
- * server talks to when models train and generate on `synthd worker` processes.
- *
- * - `train`: adds a BullMQ job (job id = model id, so a second add of the same model is a no-op)
- *   that some worker takes; progress reaches GET through the shared store.
- * - `generate`: asks the live workers (Redis set `workers`, see ./wire.ts) in rendezvous order for
- *   the model, so its requests tend to reach the worker that holds its weights; a worker that
- *   cannot be reached, or answers 503, is skipped and the next one asked. Only when none is left
- *   does the request fail with {@link EngineUnavailableError} (503 with Retry-After). What the
- *   front end's handler checked (`CheckedGeneration`) does not travel: the wire carries the
- *   request as the client sent it, and the worker process reads the model's record and checks
- *   the request itself (another process, which trusts only what it reads from the shared store).
- * - `stop`: publishes the model id on the `stop` channel: whichever worker trains it stops at its
- *   next step boundary; a job still waiting is removed from the queue.
- * - `admissionCheck`: refuses a model whose estimate exceeds `workerBudgetBytes` (it could train on
- *   no worker); queueing limits are the workers' own.
+ * A stateless front end's {@link Engine} (docs/deploy.md), on `synthd worker` processes:
+ * `train` adds a BullMQ job (id = model id: a second add is a no-op); `generate` asks live workers
+ * in rendezvous order (their caches), skipping unreachable or 503 ones, and fails with
+ * {@link EngineUnavailableError} when none is left; the request travels as the client sent it and
+ * the worker checks it against the store itself (it trusts only the store); `stop` publishes on
+ * `stop` and removes a waiting job; `admissionCheck` refuses what no worker's budget fits.
  */
 import { Queue } from "bullmq";
 import Redis from "ioredis";
@@ -35,10 +25,7 @@ export interface RemoteEngineOptions {
   prefix?: string;
   /** The training budget of one worker (bytes): larger models are refused at create. */
   workerBudgetBytes: number;
-  /**
-   * Shared secret sent to workers as `X-Synthd-Internal-Token` (`SYNTHD_INTERNAL_TOKEN`; workers on
-   * addresses other machines reach require one, ./internal-auth.ts). Never logged.
-   */
+  /** Sent as `X-Synthd-Internal-Token` (`SYNTHD_INTERNAL_TOKEN`, ./internal-auth.ts); unlogged. */
   internalToken?: string;
   /** Per-request timeout of a generate on one worker (ms); default 120 s. */
   generateTimeoutMs?: number;
@@ -65,10 +52,7 @@ export class RemoteEngine implements Engine {
     private readonly opts: Required<Pick<RemoteEngineOptions, "prefix" | "generateTimeoutMs">> & RemoteEngineOptions,
   ) {}
 
-  /**
-   * Connects to Redis and the training queue.
-   * @throws Error when Redis cannot be reached within a few seconds.
-   */
+  /** Connects to Redis and the queue. @throws Error when Redis is unreachable within seconds. */
   static async connect(opts: RemoteEngineOptions): Promise<RemoteEngine> {
     const prefix = opts.prefix ?? DEFAULT_PREFIX;
     const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
@@ -142,8 +126,7 @@ export class RemoteEngine implements Engine {
         continue;
       }
       if (e.kind === "unauthorized") {
-        // A deployment whose front ends and workers disagree on the token: the client gets 503 (and
-        // its charge back), the operator this line.
+        // Front ends and workers disagree on the token: the client gets 503 (charge back), we log.
         last = `worker ${w.id} refused this front end's internal token`;
         this.opts.logger?.error(
           { worker: w.id, model_id: id, token_set: this.opts.internalToken !== undefined },
@@ -173,7 +156,7 @@ export class RemoteEngine implements Engine {
     }
   }
 
-  /** Jobs live in Redis and models in the shared store: the workers resume them (`synthd worker`). */
+  /** Jobs live in Redis and models in the shared store: the workers resume them. */
   async resumeAll(): Promise<number> {
     return 0;
   }
@@ -191,10 +174,9 @@ export class RemoteEngine implements Engine {
 }
 
 /**
- * Adds the training job of model `id` unless one is already queued or running (BullMQ keeps one
- * job per id; a finished one is removed on completion, so a model trained again gets a new job).
- * Attempts are many: a worker shutting down gives the job back (it fails with `halted` and is
- * retried elsewhere after a second); the model's own failure ends the job normally.
+ * Adds model `id`'s training job unless one is queued or running (a finished one is removed, so a
+ * retrain gets a new job). Many attempts: a shutting-down worker fails the job `halted`, retried
+ * elsewhere; the model's own failure ends the job normally.
  */
 export async function addTrainingJob(queue: Queue, id: string): Promise<void> {
   await queue.add("train", { id }, { jobId: id, attempts: 1000, backoff: { type: "fixed", delay: 1000 }, removeOnComplete: true, removeOnFail: true });

@@ -1,20 +1,12 @@
 /**
- * The shared topology's internal wire (docs/deploy.md): names in Redis and the body of a
- * worker's generate answer. Front ends and workers of one deployment use the same `prefix`.
- *
- * Redis keys (all under `${prefix}:`):
- * - `bull:training:*`: BullMQ's queue of training jobs (job id = model id);
- * - `workers`: sorted set of live workers, member `${workerId} ${url}`, score = the Unix ms its
- *   registration expires ({@link WORKER_TTL_MS} after its last heartbeat), on Redis's clock
- *   (`TIME`, in the scripts below), so machines whose clocks disagree still agree on who is live;
- * - `stop` (pub/sub channel): a model id whose training must stop now (DELETE on any front end).
- *
- * A generate answer (`POST ${url}/internal/generate/${modelId}`, body: the contract's
- * GenerateRequest as JSON) is `application/octet-stream`: a little-endian uint32 header length,
- * the UTF-8 JSON header `{ model_id, num_rows, features }`, zero padding to a multiple of 4, then
- * the codes as little-endian int32, feature-major (feature f at `[f * n, (f + 1) * n)`). Errors
- * are JSON {@link WorkerErrorBody} with status 400 (input), 401 (unauthorized: the deployment's
- * token missing or wrong, ./internal-auth.ts), 404 / 409 (model), 503 (unavailable).
+ * The shared topology's internal wire (docs/deploy.md). Redis keys under `${prefix}:`:
+ * `bull:training:*` (BullMQ training jobs, job id = model id); `workers` (sorted set of
+ * `${workerId} ${url}`, score = expiry in Unix ms on Redis's `TIME`, so machines whose clocks
+ * disagree agree on who is live); `stop` (pub/sub: a model id whose training must stop).
+ * A generate answer (`POST ${url}/internal/generate/${modelId}`, JSON GenerateRequest body) is
+ * octet-stream: LE uint32 header length, UTF-8 JSON `{ model_id, num_rows, features }`, zero pad
+ * to 4, codes as LE int32 feature-major. Errors: JSON {@link WorkerErrorBody}, 400, 401 (token),
+ * 404 / 409 (model), 503.
  */
 import type { RawGeneration } from "../engine/engine";
 
@@ -37,10 +29,7 @@ export function stopChannel(prefix: string): string {
   return `${prefix}:stop`;
 }
 
-/**
- * Lua: renews a registration. KEYS[1] the workers set; ARGV[1] TTL ms, ARGV[2] the member.
- * Also drops registrations that have expired.
- */
+/** Lua: renews a registration (KEYS[1] the set; ARGV TTL ms, member) and drops expired ones. */
 export const REGISTER_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -87,10 +76,7 @@ export function encodeGeneration(g: RawGeneration): Buffer {
   return out;
 }
 
-/**
- * Decodes {@link encodeGeneration}'s bytes.
- * @throws Error for a body too short for its header or codes.
- */
+/** Decodes {@link encodeGeneration}'s bytes. @throws Error when too short. */
 export function decodeGeneration(body: Uint8Array): RawGeneration {
   const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   if (buf.length < 4) throw new Error("generate answer too short");
@@ -111,16 +97,15 @@ export function decodeGeneration(body: Uint8Array): RawGeneration {
 
 /**
  * Rendezvous (highest random weight) order of `workers` for `modelId` (Thaler and Ravishankar,
- * "Using name-based mappings to increase hit rates", IEEE/ACM ToN 1998): every front end computes
- * the same order from the same set, so a model's requests go to one worker (its weights stay in
- * that worker's cache) and move only when that worker leaves; the rest are the retry order.
+ * IEEE/ACM ToN 1998): every front end agrees, so a model's requests reach one worker (its cache)
+ * and move only when it leaves; the rest are the retry order.
  */
 export function rendezvousOrder<T extends { id: string }>(modelId: string, workers: readonly T[]): T[] {
   const score = (w: T): number => fnv1a(`${modelId}\u0000${w.id}`);
   return [...workers].sort((a, b) => score(b) - score(a) || (a.id < b.id ? -1 : 1));
 }
 
-/** 32-bit FNV-1a of a string's UTF-16 code units, mixed (murmur3 finaliser) so nearby names spread. */
+/** 32-bit FNV-1a of the UTF-16 code units, murmur3-finalised so nearby names spread. */
 function fnv1a(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {

@@ -1,33 +1,15 @@
 /**
- * A training and generation worker of the shared topology (`synthd worker`;
- * docs/deploy.md). It hosts today's engine (piscina worker threads, one actor per model) on the
- * shared PostgreSQL store, and:
- *
- * - takes training jobs from BullMQ (Redis): claims the model's fencing token
- *   (`Store.claimTraining`), trains it from its last checkpoint, and holds the job (BullMQ
- *   renews its lock) until the training ends. When this process dies, BullMQ's stalled-job check
- *   (on any other worker) puts the job back after `lockDurationMs`; the next worker claims a newer
- *   token and continues from the last checkpointed epoch, and every write of a stale worker is
- *   refused by the store (fenced);
- * - stops a training at once when any front end publishes its id on the `stop` channel (DELETE);
- * - answers generate requests from front ends on an internal HTTP port (./wire.ts), loading
- *   weights from the shared store into each thread's LRU of idle models;
- * - registers itself in Redis every second (the front ends' list of live workers);
- * - every {@link ORPHAN_SWEEP_MS} re-queues models left in `training` with no job (Redis keeps
- *   nothing on disk on some machines: a Redis restart loses the queue, never a model).
- *
- * Shutdown (`close`, SIGTERM): stops taking jobs, halts its trainings at a step boundary (they stay
- * `training` with their last checkpoint; their jobs fail once and are retried by another worker a
- * second later), finishes generations in flight, deregisters. It ends within `shutdownTimeoutMs`
- * whatever Redis or PostgreSQL do: steps still unfinished at the deadline are abandoned (logged,
- * and `close` rejects with {@link ShutdownTimeoutError}, so the process exits 1). Nothing is lost
- * then: a training job it could not hand back is put back by BullMQ's stalled-job check once its
- * lock lapses (Redis kept the job), or re-queued by a worker's orphan sweep (Redis lost it); the
- * training continues from its last checkpoint in PostgreSQL.
- *
- * The internal port answers only requests carrying the deployment's token, when one is set, and
- * the worker refuses to start on an address other machines can reach without one
- * (./internal-auth.ts).
+ * A training and generation worker of the shared topology (`synthd worker`; docs/deploy.md): the
+ * engine on the shared PostgreSQL store, which
+ * - takes BullMQ training jobs: claims the model's fencing token, trains from the last checkpoint
+ *   and holds the job until training ends; if it dies, the stalled-job check requeues the job
+ *   after `lockDurationMs`, the next worker claims a newer token, and stale writes are fenced;
+ * - stops a training when a front end publishes its id on the `stop` channel;
+ * - answers generate requests on an internal port (./wire.ts; token-guarded, ./internal-auth.ts);
+ * - registers in Redis every second and every {@link ORPHAN_SWEEP_MS} requeues `training` models
+ *   with no job (a Redis restart may lose the queue, never a model).
+ * Shutdown is bounded by `shutdownTimeoutMs` whatever Redis or PostgreSQL do; what it could not
+ * hand back is recovered by the stalled-job check or the orphan sweep, from the last checkpoint.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -46,20 +28,16 @@ import { bullPrefix, DEFAULT_PREFIX, encodeGeneration, REGISTER_LUA, stopChannel
 
 /** How often a worker re-queues models in `training` that have no job (ms). */
 export const ORPHAN_SWEEP_MS = 30_000;
-/** Largest generate request body a worker reads (bytes): the contract's largest latents and then some. */
+/** Largest generate body a worker reads (bytes): the contract's largest latents and more. */
 const MAX_INTERNAL_BODY = 256 * 2 ** 20;
 /** Default bound of a worker's shutdown (ms): `--shutdown-timeout`. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
-/**
- * Longest a Redis step before the engine's shutdown may take (ms), so a Redis that is gone does not
- * use up the time the trainings need to halt at a step boundary.
- */
+/** Longest a Redis step before the engine's shutdown may take (ms): leaves time for trainings. */
 const REDIS_STEP_MS = 2_000;
 
 /**
- * `close` passed its deadline: the steps named in `abandoned` did not finish, and the trainings
- * named in `trainings` may not have been handed back (BullMQ's stalled-job check or the orphan
- * sweep of another worker takes them up; see the module comment).
+ * `close` passed its deadline: `abandoned` steps did not finish, `trainings` may not have been
+ * handed back (another worker's stalled-job check or orphan sweep takes them up).
  */
 export class ShutdownTimeoutError extends Error {
   override readonly name = "ShutdownTimeoutError";
@@ -88,9 +66,8 @@ export interface WorkerHostOptions {
   /** URL front ends use to reach this worker (default `http://HOST:PORT`). */
   advertiseUrl?: string;
   /**
-   * The deployment's shared secret (`SYNTHD_INTERNAL_TOKEN`, at least 32 characters): when set,
-   * every internal request must carry it as `X-Synthd-Internal-Token` or gets 401. Required when
-   * `host` or `advertiseUrl` is not loopback (./internal-auth.ts).
+   * `SYNTHD_INTERNAL_TOKEN` (>= 32 characters): internal requests without it as
+   * `X-Synthd-Internal-Token` get 401. Required when `host` or `advertiseUrl` is not loopback.
    */
   internalToken?: string;
   /** Bound of {@link WorkerHost.close} (ms); default {@link DEFAULT_SHUTDOWN_TIMEOUT_MS}. */
@@ -102,14 +79,13 @@ export interface WorkerHostOptions {
   memoryBudget?: number;
   /** Training jobs held at once (they wait in the engine's admission queue); default 16. */
   concurrency?: number;
-  /** BullMQ lock duration (ms): a dead worker's job is taken over after about this long; default 10 s. */
+  /** BullMQ lock duration (ms; default 10 s): a dead worker's job is taken over after it. */
   lockDurationMs?: number;
   /** BullMQ stalled-job check interval (ms); default 2 s. */
   stalledIntervalMs?: number;
   logger?: Logger;
 }
 
-/** A running worker (see the module comment). */
 export class WorkerHost {
   private closing: Promise<void> | undefined;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -127,15 +103,14 @@ export class WorkerHost {
     private readonly server: Server,
     private readonly log: Logger | undefined,
     private readonly shutdownTimeoutMs: number,
-    /** Model ids of the training jobs this worker holds (taken, not yet handed back to Redis). */
+    /** Model ids of training jobs taken and not yet handed back to Redis. */
     private readonly held: Set<string>,
   ) {}
 
   /**
-   * Opens the store (migrating it), starts the engine, the internal port, the registration, the
-   * stop subscription and the job consumer.
-   * @throws InternalTokenError (./internal-auth.ts) before anything is opened when the token is too
-   *   short, or missing while `host` or `advertiseUrl` is not loopback.
+   * Opens and migrates the store, starts the engine, internal port, registration, stop
+   * subscription and job consumer.
+   * @throws InternalTokenError before anything opens (token too short, or missing off loopback).
    * @throws Error when PostgreSQL or Redis cannot be reached, or the port cannot be bound.
    */
   static async start(opts: WorkerHostOptions): Promise<WorkerHost> {
@@ -167,8 +142,7 @@ export class WorkerHost {
     const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 2 });
     const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
     const queue = new Queue(TRAINING_QUEUE, { connection: { url: opts.redisUrl, maxRetriesPerRequest: 2 }, prefix: bullPrefix(prefix) });
-    // Connection errors are retried by ioredis; logged here (at debug: the heartbeat's failure is the
-    // warning) instead of ioredis's "Unhandled error event" on stderr.
+    // ioredis retries; logged at debug (the heartbeat's failure is the warning), not on stderr.
     for (const c of [redis, subscriber]) c.on("error", (err: unknown) => log?.debug({ err }, "Redis connection error"));
     queue.on("error", (err: unknown) => log?.debug({ err }, "training queue connection error"));
     const held = new Set<string>();
@@ -241,11 +215,10 @@ export class WorkerHost {
   }
 
   /**
-   * Graceful shutdown (see the module comment), bounded by `shutdownTimeoutMs` from the first
-   * call. Idempotent: every call returns the same promise.
-   * @throws ShutdownTimeoutError when the deadline passed first; what it abandoned is logged (error
-   *   level) and named in the error. A step that fails (e.g. Redis refused the deregistration) is
-   *   logged and the shutdown goes on.
+   * Graceful shutdown bounded by `shutdownTimeoutMs`: stop taking jobs, halt trainings at a step
+   * boundary (they stay `training`; another worker retries their jobs), finish generations,
+   * deregister. Idempotent (one promise); a failing step is logged and skipped.
+   * @throws ShutdownTimeoutError when the deadline passed first (process exits 1).
    */
   close(): Promise<void> {
     this.closing ??= this.shutdown();
@@ -296,7 +269,7 @@ export class WorkerHost {
     throw err;
   }
 
-  /** Stops accepting internal requests and waits for those in flight (see `close`). */
+  /** Stops accepting internal requests and waits for those in flight. */
   private async closeServer(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
@@ -304,10 +277,7 @@ export class WorkerHost {
   }
 }
 
-/**
- * Waits for `p` at most `ms`: "ok" when it resolved, `{ error }` when it rejected, "timeout"
- * otherwise (the promise is left to settle on its own; its rejection is swallowed).
- */
+/** Waits for `p` at most `ms`: "ok", `{ error }` or "timeout" (`p` left to settle, swallowed). */
 async function settleWithin(p: Promise<unknown>, ms: number): Promise<"ok" | "timeout" | { error: unknown }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<"timeout">((resolve) => {

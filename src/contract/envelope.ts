@@ -1,8 +1,4 @@
-/**
- * Response envelopes, list queries and the error types, codes and body (contract: "Response
- * envelope", "Error envelope").
- * Part of the contract types re-exported by `src/contract/index.ts` (see there).
- */
+/** Response envelopes, list queries, error types, codes and body (contract envelopes). */
 import type { tags } from "typia";
 import type { Metadata } from "./metadata";
 import type { Model } from "./model";
@@ -11,10 +7,7 @@ import type { Generation } from "./generate";
 /** Query of `GET /v1/models`. */
 export interface ListModelsQuery {
   limit?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<100>;
-  /**
-   * A model id (`mdl_` + 12 lowercase hex, `src/store/ids.ts`): anything else can name no model,
-   * and is refused here so neither store is handed an arbitrary string as a key.
-   */
+  /** A model id (`mdl_` + 12 lowercase hex); anything else names no model and is refused here. */
   starting_after?: string & tags.Pattern<"^mdl_[0-9a-f]{12}$">;
 }
 
@@ -90,10 +83,7 @@ export type ErrorCode =
   | "route_not_found"
   | "method_not_allowed";
 
-/**
- * HTTP status and type of every error code (contract: "Error codes"; the extensions:
- * `docs/decisions.md` "Extensions of the contract").
- */
+/** HTTP status and type of every error code (contract: "Error codes", plus the extensions). */
 export const ERROR_CODES: Record<ErrorCode, { status: number; type: ErrorType }> = {
   api_key_missing: { status: 401, type: "authentication_error" },
   api_key_invalid: { status: 401, type: "authentication_error" },

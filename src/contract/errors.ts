@@ -1,8 +1,4 @@
-/**
- * Contract-level errors: {@link ApiError}, an error with one of the contract's codes, and
- * {@link ParamError}, the one error of a bad parameter. `src/server/errors.ts` turns either into the
- * error envelope.
- */
+/** Contract errors {@link ApiError} and {@link ParamError}, enveloped by `src/server/errors.ts`. */
 import { ERROR_CODES, type ErrorCode } from "./envelope";
 
 /**
@@ -28,11 +24,9 @@ export class ApiError extends Error {
 }
 
 /**
- * The one error of a bad parameter, from wherever it is found to the error envelope: `param` is
- * the contract's path of the offending value (`body.embedding[3]`, `body.config.batch_size`,
- * `src/contract/params.ts`), `message` the sentence for the client. The engine throws it, a
- * worker's reply carries its two fields as they are, and `src/server/errors.ts` maps it once to
- * 400 `parameter_invalid` with that param and message.
+ * The one error of a bad parameter: `param` the contract path of the offending value
+ * (`body.embedding[3]`, `src/contract/params.ts`), `message` the client's sentence. Worker replies
+ * carry both as they are; `src/server/errors.ts` maps it to 400 `parameter_invalid`.
  */
 export class ParamError extends Error {
   constructor(

@@ -1,7 +1,4 @@
-/**
- * Generate's body (latents, conditions, seed rows), its result and the per-request row limits.
- * Part of the contract types re-exported by `src/contract/index.ts` (see there).
- */
+/** Generate's body (latents, conditions, seed rows), its result and the per-request row limits. */
 import type { tags } from "typia";
 import type { Float32 } from "./numbers";
 
@@ -44,10 +41,9 @@ export interface WeightedConditionCell {
 export type ConditionCell = (number & tags.Type<"uint32">) | (number & tags.Type<"uint32">)[] | WeightedConditionCell;
 
 /**
- * `embedding.seed_data` (extension, docs/api.md "Seeded generation"): a table of conditions, one
- * output row per seed row.
- * `rows[r][j]` is the cell of feature `features[j]` in row r: a code, a list of allowed codes, or
- * null (generated). Every row has `features.length` cells; at most {@link MAX_SEED_ROWS_PER_REQUEST} rows.
+ * `embedding.seed_data` (extension, docs/api.md "Seeded generation"): one output row per seed row;
+ * `rows[r][j]` is feature `features[j]`'s cell in row r (a code, a list of allowed codes, or null:
+ * generated), `features.length` cells each; at most {@link MAX_SEED_ROWS_PER_REQUEST} rows.
  */
 export interface SeedData {
   /** Feature names (distinct, each a feature of the model); features not listed are generated. */
@@ -94,14 +90,10 @@ export interface Generation {
 export const MAX_ROWS_PER_REQUEST = 100_000;
 
 /**
- * Seed rows per generate request (`embedding.seed_data.rows`, extension, docs/api.md "Seeded
- * generation"); more gives `parameter_invalid` on `body.embedding.seed_data.rows` (the SDK splits
- * larger seed tables). Lower than {@link MAX_ROWS_PER_REQUEST} because rows with distinct
- * conditions each need a candidate population of their own (`src/model/conditional/`). Measured
- * on a 2-core machine, medium generator: in-process on discretised Adult (10 epochs), 1,000 rows
- * with distinct conditions take 2.8 s with 3 of 14 cells fixed, 5.8 s with 7 and 7.2 s with 13
- * (about 140 rows/s, the slowest case); over HTTP on raw Adult (20 epochs), 2,000 HOLDOUT rows
- * with 20% of their cells blank (about 12 of 15 fixed) take 6.8 s, with 80% blank 3.3 s. So a full
- * request takes 7 to 15 s there, well inside the SDK's 60 s request timeout.
+ * Seed rows per generate request (`embedding.seed_data.rows`, docs/api.md "Seeded generation");
+ * more gives `parameter_invalid` on `body.embedding.seed_data.rows` (the SDK splits larger seed
+ * tables). Lower than {@link MAX_ROWS_PER_REQUEST}: rows with distinct conditions each need a
+ * candidate population of their own, so a full request takes 7 to 15 s on 2 cores, inside the
+ * SDK's 60 s timeout (measurements: docs/architecture.md "Seed rows per request").
  */
 export const MAX_SEED_ROWS_PER_REQUEST = 2_000;

@@ -1,8 +1,4 @@
-/**
- * `metadata` of Create Model: the statistical description the SDK builds from a table (column
- * stats, marginals, row rules, source).
- * Part of the contract types re-exported by `src/contract/index.ts` (see there).
- */
+/** `metadata` of Create Model: the statistical description the SDK builds from a table. */
 import type { tags } from "typia";
 import type { Finite } from "./numbers";
 

@@ -1,8 +1,4 @@
-/**
- * The Model resource, its config (as accepted and as returned, with the defaults) and Create
- * Model's body.
- * Part of the contract types re-exported by `src/contract/index.ts` (see there).
- */
+/** The Model resource, its config (accepted, returned, defaults) and Create Model's body. */
 import type { tags } from "typia";
 import type { Finite } from "./numbers";
 import type { Metadata } from "./metadata";
@@ -15,10 +11,7 @@ export type ModelSizeInput = "small" | "medium" | "large" | "S" | "M" | "L";
 /** `config.model_size` as returned: aliases normalised. */
 export type ModelSize = "small" | "medium" | "large";
 
-/**
- * `config` of Create Model as accepted on input. Unknown fields are rejected (`parameter_invalid`,
- * `param` names the field).
- */
+/** `config` of Create Model as accepted; an unknown field is `parameter_invalid` naming it. */
 export interface ModelConfigInput {
   model_size?: ModelSizeInput;
   embedding_dim?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<4096>;
@@ -29,10 +22,7 @@ export interface ModelConfigInput {
   max_training_time?: number & tags.ExclusiveMinimum<0> & tags.Maximum<604800>;
   early_stop_patience?: number & tags.Type<"uint32">;
   privacy_enabled?: boolean;
-  /**
-   * Standard deviation of the Gaussian noise added to the unit-variance latents (contract: "Create
-   * Model"), 0 to {@link MAX_PRIVACY_NOISE}.
-   */
+  /** Std. dev. of Gaussian noise on the unit-variance latents, 0 to {@link MAX_PRIVACY_NOISE}. */
   privacy_noise?: number & tags.Minimum<0> & tags.Maximum<1000000> & Finite;
   device?: "auto" | "cpu" | "gpu";
 }

@@ -1,10 +1,7 @@
 /**
- * Parameter paths as they appear in `error.param`: `body.config.batch_size`,
- * `body.metadata.features[2]`, `query.limit`.
- *
- * Object keys use dot form when the key is a valid JavaScript identifier and bracket form with a
- * JSON string otherwise (`body.metadata.cardinalities["age group"]`), exactly as typia writes the
- * paths of its validation errors, so hand-written checks and generated ones read the same.
+ * Parameter paths as in `error.param` (`body.metadata.features[2]`, `query.limit`): keys in dot
+ * form when a valid identifier, else bracketed JSON (`cardinalities["age group"]`), as typia
+ * writes its paths, so hand-written and generated checks read the same.
  */
 
 const RESERVED = new Set([
@@ -26,10 +23,7 @@ export function index(base: string, i: number): string {
   return `${base}[${i}]`;
 }
 
-/**
- * Translates a typia error path (`$input.config.batch_size`) to a contract path under `root`
- * (`body.config.batch_size`, `query.limit`).
- */
+/** Translates a typia path (`$input.config.batch_size`) to a contract path under `root`. */
 export function fromTypiaPath(path: string, root: "body" | "query"): string {
   return path.startsWith("$input") ? root + path.slice("$input".length) : `${root}.${path}`;
 }

@@ -1,17 +1,15 @@
 /**
- * The engine as the HTTP thread sees it. The server never trains or generates
- * itself: it stores the model record, then hands work to the engine, which runs it on piscina
- * worker threads (one actor per model, pinned to one worker).
+ * The engine as the HTTP thread sees it: the server stores the model record and hands the work to
+ * the engine, which runs it on piscina worker threads (one actor per model, pinned to one worker).
  */
 import type { GenerateRequest, Generation, Metadata, ModelConfig } from "../contract";
 import { ParamError } from "../contract/errors";
 import type { CheckedGeneration } from "./protocol";
 
 /**
- * Thrown when the engine cannot take work (all workers down, queue full, shutting down). The
- * server maps it to 503 `training_service_unavailable` with `Retry-After` (`retryAfterSeconds`).
- * `publicReason`, when set, is a sentence for the client (it becomes the error message, followed
- * by the wait); otherwise the message is generic and `message` is only logged.
+ * The engine cannot take work (workers down, queue full, shutting down): 503
+ * `training_service_unavailable` with `Retry-After`. `publicReason`: the client's message;
+ * otherwise the message is generic and `message` only logged.
  */
 export class EngineUnavailableError extends Error {
   constructor(
@@ -25,16 +23,13 @@ export class EngineUnavailableError extends Error {
 }
 
 /**
- * Thrown by {@link Engine.admissionCheck} when the model would have to wait and its organization
- * already has `limit` models waiting to train (`--max-queued-per-org`). The organization's own
- * pace, not the server's condition: the server maps it to 429 `rate_limit_exceeded` with
- * `Retry-After` (`retryAfterSeconds`); `message` is the sentence for the client (the wait is
- * appended).
+ * {@link Engine.admissionCheck}: the model would wait and its org already has `limit` models
+ * waiting (`--max-queued-per-org`): 429 `rate_limit_exceeded` with `Retry-After`, `message` for
+ * the client (the org's own pace, not the server's condition).
  */
 export class OrgQueueFullError extends Error {
   constructor(
     message: string,
-    /** The per-organization bound of waiting models. */
     readonly limit: number,
     readonly retryAfterSeconds: number,
   ) {
@@ -44,19 +39,15 @@ export class OrgQueueFullError extends Error {
 }
 
 /**
- * Thrown by {@link Engine.admissionCheck} for a model this server can never train: its memory
- * estimate exceeds the whole training budget (or its generator exceeds the compute core's 2^30
- * parameters). A {@link ParamError}: `param` is the config or metadata field that dominates the
- * estimate, e.g. `body.config.batch_size`; the message gives the estimate, the budget and what to
- * lower. The server maps it to 400 `parameter_invalid`.
+ * {@link Engine.admissionCheck}: a model this server can never train (estimate over the whole
+ * budget, or over 2^30 parameters): 400 `parameter_invalid`, `param` the dominating field.
  */
 export class ModelTooLargeError extends ParamError {
   constructor(
     message: string,
     param: string,
-    /** The model's estimate, bytes. */
+  /** Estimate and budget, bytes. */
     readonly estimateBytes: number,
-    /** The server's training budget, bytes. */
     readonly budgetBytes: number,
   ) {
     super(message, param);
@@ -66,74 +57,50 @@ export class ModelTooLargeError extends ParamError {
 
 /** What the HTTP server calls (implemented by `createEngine` in `./index`). */
 export interface Engine {
-  /** The compute device models train on by default (`config.device`), e.g. `cpu`. */
+  /** The default compute device (`config.device`), e.g. `cpu`. */
   readonly device: string;
   /**
-   * GPU 0's name (e.g. `NVIDIA H200`) when this engine's workers found the CUDA compute core and a
-   * GPU (docs/compute.md "The GPU path"), else undefined: `config.device` `auto` (the default)
-   * then trains on the CPU and `gpu` is refused at create.
+   * GPU 0's name (e.g. `NVIDIA H200`) when the workers found the CUDA core and a GPU
+   * (docs/compute.md "The GPU path"); else undefined: `auto` trains on CPU, `gpu` is refused.
    */
   readonly gpu?: string;
   /**
-   * Admission control at Create Model, before anything is stored (src/engine/admission/estimate.ts): may a
-   * model of `org` with this effective `config` and `metadata` be accepted? Returns when it may
-   * (it then starts at once or waits in the training queue); the answer is remembered until the
-   * model's {@link train} call (or a minute), so concurrent creates count each other.
-   * @throws ModelTooLargeError when its memory estimate exceeds this server's whole training
-   *   budget (it could never train here).
-   * @throws OrgQueueFullError (429 with `Retry-After`) when it would have to wait and `org`
-   *   already has the most waiting models the server allows.
-   * @throws EngineUnavailableError when the engine is shutting down.
+   * Admission at Create Model, before anything is stored (`admission/`); returns when the model
+   * may be accepted. The answer is held until its {@link train} (or a minute), so concurrent
+   * creates count each other.
+   * @throws ModelTooLargeError (can never fit), OrgQueueFullError, EngineUnavailableError.
    */
   admissionCheck(config: ModelConfig, metadata: Metadata, org: string): void;
   /**
-   * Queues training of model `id` (or its resumption from its last checkpoint), whose record
-   * (status `training`) and metadata are already in the store. It starts when the memory budget
-   * and its org's limit of concurrently training models allow (FIFO by create time, see
-   * src/engine/admission/queue.ts); until then it stays `training` with no progress. Returns once
-   * queued; progress, `ready` and `failed` are written to the store by the worker. A model that
-   * can never fit the budget is marked `failed`.
-   * @throws EngineUnavailableError when the engine is shutting down or its task queue is full.
+   * Queues training (or resumption) of model `id`, record and metadata already stored; it starts
+   * when budget and org limit allow (`admission/queue.ts`) and stays `training` meanwhile. The
+   * worker writes progress, `ready` and `failed`; a model that can never fit is marked `failed`.
+   * @throws EngineUnavailableError when shutting down or the task queue is full.
    */
   train(id: string): Promise<void>;
   /**
-   * Generates rows from model `id` (status `training`: latest weights; `ready`: final weights).
-   * `checked`: the request as the caller already checked it against the model's record
-   * (`generate-task.ts` `checkGenerate`); the engine then runs it as it is, without reading the
-   * record again. Without it the engine reads the record and checks the request itself.
-   * @throws EngineModelError when the model does not exist or cannot generate (read here, or by
-   *   the worker); ParamError (`src/contract/errors.ts`) for input the model cannot take;
-   *   EngineUnavailableError.
+   * Generates rows from model `id` (`training`: latest weights; `ready`: final). `checked`: the
+   * request as already checked (`checkGenerate`), run as is; otherwise the engine checks it.
+   * @throws EngineModelError, ParamError (input the model cannot take), EngineUnavailableError.
    */
   generate(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<Generation>;
-  /**
-   * `generate` with the codes as Int32Array views (no conversion to plain arrays), for responses
-   * that serialise them themselves (Arrow, the shared topology's wire). Same arguments and errors.
-   */
+  /** `generate` with Int32Array views, for Arrow and the shared topology's wire. Same errors. */
   generateRaw(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<RawGeneration>;
   /**
-   * Stops training of `id` (if any; a waiting model leaves the queue) and frees its weights.
-   * Idempotent. A waiting model leaves the queue synchronously, before the first await; a
-   * training one stops at its step boundary, and the promise resolves once its memory is freed
-   * (up to one training step later). Delete Model removes the model from the store first and does
-   * not wait for this: the training's next write finds no model and writes nothing.
+   * Stops training of `id` and frees its weights; idempotent. A waiting model leaves the queue
+   * synchronously, before the first await; a training one at its step boundary, resolving once
+   * its memory is freed. Delete Model does not wait: the next write finds no model.
    */
   stop(id: string): Promise<void>;
-  /**
-   * Queues every model left in `training` (after a restart or crash), oldest first, through the
-   * same budget and limits as new models (never all at once). Called once at start-up. Returns
-   * the number queued.
-   */
+  /** At start-up: queues every model left `training`, oldest first, through the budget. */
   resumeAll(): Promise<number>;
   /** Stops the workers; in-flight training stays `training` in the store and resumes next start. */
   close(): Promise<void>;
 }
 
 /**
- * Thrown by {@link Engine.generate} when the model does not exist (`model_not_found`) or is not in
- * a state that can generate (`model_not_ready`, with its `status`), as the engine read its record
- * (a caller that passed none), or when the worker found it deleted while loading its weights. The
- * server maps `code` to the contract's 404 / 400.
+ * {@link Engine.generate}: the model does not exist (`model_not_found`) or cannot generate
+ * (`model_not_ready`, with `status`), read by the engine or the worker; mapped to 404 / 400.
  */
 export class EngineModelError extends Error {
   constructor(
@@ -146,11 +113,7 @@ export class EngineModelError extends Error {
   }
 }
 
-/**
- * A generation with its codes as typed arrays: `columns[f]` holds the `num_rows` codes of feature
- * f (often views into one shared buffer). What `Engine.generateRaw` returns and the Arrow
- * response and the shared topology's wire serialise.
- */
+/** A generation with codes as typed arrays (`columns[f]`: `num_rows` codes, often shared views). */
 export interface RawGeneration {
   model_id: string;
   num_rows: number;

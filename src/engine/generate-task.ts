@@ -1,12 +1,8 @@
 /**
- * A Generate request as a worker task, and the worker's reply as a result: the part of
- * generation that runs on the calling thread. The request is checked once against the model's
- * record (and, for a seeded request, its metadata) by whoever read them — the Generate handler,
- * before it charges the rows, or {@link readAndCheck} for a caller that holds only the id — and
- * the worker takes the checked input as it is. Given latents are flattened and transferred;
- * seeded requests (`embedding.condition` / `embedding.seed_data`) are put in the model's feature
- * order (`model/seeded-input.ts`), and the worker draws them from the model's conditional
- * (`worker/seeded-draw.ts`). The codes come back as one transferred Int32Array, viewed per feature.
+ * A Generate request as a worker task, and the reply as a result: the calling thread's part. The
+ * request is checked once against the record (seeded: and metadata) by whoever read them (the
+ * handler before charging, or {@link readAndCheck}); the worker takes it as is. Latents are
+ * transferred; seeded conditions go in feature order; codes return as one Int32Array.
  */
 import type { GenerateRequest, Metadata } from "../contract";
 import type { ModelRecord, Store } from "../store";
@@ -16,9 +12,8 @@ import { ParamError } from "../contract/errors";
 import { EngineModelError, type RawGeneration } from "./engine";
 
 /**
- * `err` as a {@link ParamError} when it is the model's refusal of an input (`InputError` of
- * `model/sampling/inputs.ts`, `SeededInputError` of `model/seeded-input.ts`: the same two fields), else
- * undefined. Where the engine calls into the model, this is the one place those become ParamError.
+ * `err` as a {@link ParamError} when it is the model's refusal of an input (`InputError`,
+ * `SeededInputError`: same two fields), else undefined: the one place those become ParamError.
  */
 export function asParamError(err: unknown): ParamError | undefined {
   if (err instanceof ParamError) return err;
@@ -32,11 +27,9 @@ export function canGenerate(status: string): status is GenerateModel["status"] {
 }
 
 /**
- * Checks `req` against model `rec` (whose status the caller has found `training` or `ready`) and,
- * for a seeded request, its `metadata`, in this order: the length of every given latent vector,
- * the seeded conditions, `temperature`, `top_p`, then the rest of the embedding.
- * @throws ParamError naming the offending parameter; Error when a seeded request's model
- *   has no metadata.
+ * Checks `req` against model `rec` (`training` or `ready`) and, seeded, its `metadata`: latent
+ * lengths, conditions, `temperature`, `top_p`, then the rest.
+ * @throws ParamError naming the parameter; Error when a seeded request's model has no metadata.
  */
 export function checkGenerate(req: GenerateRequest, rec: ModelRecord & { status: GenerateModel["status"] }, metadata: Metadata | undefined): CheckedGeneration {
   const { config } = rec;
@@ -77,11 +70,9 @@ export function checkGenerate(req: GenerateRequest, rec: ModelRecord & { status:
 }
 
 /**
- * Reads model `id`'s record (and, for a seeded request, its metadata) from `store` and checks
- * `req` against them, for a caller that has not read them itself (a direct caller of the engine,
- * or a worker process of the shared topology, which gets the request over the wire).
- * @throws EngineModelError when the model does not exist or cannot generate in its state;
- *   ParamError as {@link checkGenerate}.
+ * Reads model `id`'s record (seeded: and metadata) and checks `req`, for callers that have not
+ * (direct engine callers, shared-topology workers).
+ * @throws EngineModelError when the model is missing or cannot generate; ParamError.
  */
 export async function readAndCheck(store: Store, id: string, req: GenerateRequest): Promise<CheckedGeneration> {
   const rec = await store.getModel(id);
@@ -97,10 +88,8 @@ export function generateTask(id: string, { model, input }: CheckedGeneration): {
 }
 
 /**
- * The generation in a worker's reply: one Int32Array view per feature.
- * @throws ParamError (the fields the worker's reply carried), EngineModelError (the model was
- *   deleted since it was read), or
- *   Error for anything else the worker reported.
+ * The generation in a worker's reply, one Int32Array view per feature.
+ * @throws ParamError (from the reply), EngineModelError (deleted since read), Error otherwise.
  */
 export function generationOf(reply: GenerateReply): RawGeneration {
   if (!reply.ok) {

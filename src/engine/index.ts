@@ -1,8 +1,6 @@
 /**
- * The engine: the {@link Engine} interface the server uses and its errors (`engine.ts`), and the
- * local engine (`createEngine`, `local-engine.ts`): worker threads on this machine, with memory
- * admission (`admission/`) and one actor per model in its worker (`worker/`). The shared
- * topology's engine is `src/cluster/remote-engine.ts`.
+ * The engine: the {@link Engine} interface and errors, and the local engine (`createEngine`:
+ * worker threads, memory admission, one actor per model). The shared topology's is `src/cluster`.
  */
 export { EngineModelError, EngineUnavailableError, ModelTooLargeError, OrgQueueFullError, toGeneration, type Engine, type RawGeneration } from "./engine";
 export { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "./admission/queue";

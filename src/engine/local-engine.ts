@@ -1,11 +1,8 @@
 /**
- * The local engine: a piscina pool of worker threads on this machine; each model is an actor
- * pinned to one worker (`placement.ts`, `worker/`), so its weights live in one thread and every
- * task about it (train, generate, stop) runs there; heavy compute never runs on the HTTP thread.
- * This file holds the pool, admission (the pump that starts waiting models), shutdown and
- * generation's round trip; the training tasks, and what happens when one ends or is lost with
- * its worker, are `training-tasks.ts`. Its policies (placement, worker death, admission,
- * shutdown) are described in docs/architecture.md, "The local engine".
+ * The local engine: a piscina pool on this machine; each model is an actor pinned to one worker
+ * (`placement.ts`, `worker/`), so its weights live in one thread and heavy compute never runs on
+ * the HTTP thread. Here: the pool, the admission pump, shutdown and generation's round trip;
+ * training tasks are `training-tasks.ts`. Policies: docs/architecture.md "The local engine".
  */
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
@@ -40,15 +37,13 @@ class LocalEngine implements PoolEngine, TrainingHost {
   readonly log: Logger | undefined;
   /** model id -> threadId of the worker holding its actor / cached weights. */
   readonly pins = new Map<string, number>();
-  /** The training tasks: what happens when each ends or is lost (`training-tasks.ts`). */
   private readonly training: TrainingTasks;
   private closed = false;
   private closing: Promise<void> | undefined;
   backend: BackendName = "wasm";
   compute: ComputeKind;
-  /** The memory budget, the base and the admission queue. */
   private readonly memory: MemoryAdmission;
-  /** The admission queue (`memory.queue`): which waiting model starts next. */
+  /** The admission queue (`memory.queue`). */
   readonly queue: AdmissionQueue;
   /** Compute threads of the native core (pool and callers), for the estimate. */
   private computeThreads = availableParallelism();
@@ -131,14 +126,10 @@ class LocalEngine implements PoolEngine, TrainingHost {
     this.memory.check(config, metadata, org);
   }
 
-  /**
-   * See {@link Engine.train}. `fence`: the training's fencing token (shared store; every write of
-   * the training carries it, `Store.claimTraining`).
-   */
+  /** See {@link Engine.train}. `fence`: the token every write of the training carries. */
   async train(id: string, fence?: number): Promise<void> {
     this.ensureOpen();
     if (fence !== undefined) this.training.setFence(id, fence);
-    // A running model (its reservation is held for as long as its task runs) or a waiting one.
     if (this.queue.isRunning(id) || this.queue.isWaiting(id)) return;
     // Refuse here, not through the task's rejection (which would read as a lost worker).
     if (this.pool.queueSize >= this.maxQueue) throw new EngineUnavailableError("the engine's queue is full");
@@ -148,11 +139,9 @@ class LocalEngine implements PoolEngine, TrainingHost {
   }
 
   /**
-   * Adds a stored model to the admission queue unless it is not `training` or is already queued
-   * or running. Its estimate is the one its create's admission check held, when that is
-   * unambiguous; else it is computed from the stored config and metadata (reading a large
-   * metadata back costs the HTTP thread tens of milliseconds). A model that can never fit is
-   * marked failed.
+   * Queues a stored `training` model not yet queued or running, with its create's held estimate
+   * when unambiguous (reading large metadata back costs the HTTP thread tens of ms), else one
+   * computed from the store. A model that can never fit is marked failed.
    */
   private async enqueue(rec: ModelRecord): Promise<void> {
     const { id, org } = rec;
@@ -164,10 +153,7 @@ class LocalEngine implements PoolEngine, TrainingHost {
     this.log?.debug({ model_id: id, org, estimate_bytes: bytes }, "model queued for training");
   }
 
-  /**
-   * The estimate of a stored model (bytes; 0 without metadata: the worker then fails the model at
-   * once), or undefined when it was marked failed (its estimate failed, or it can never fit).
-   */
+  /** A stored model's estimate (0 without metadata: the worker fails it), undefined if failed. */
   private async estimateStored(rec: ModelRecord): Promise<number | undefined> {
     const metadata = await this.store.getMetadata(rec.id);
     if (metadata === undefined) return 0;
@@ -186,7 +172,7 @@ class LocalEngine implements PoolEngine, TrainingHost {
     return est.bytes;
   }
 
-  /** Starts every waiting model the policy admits; re-checks later while unaccounted memory blocks one. */
+  /** Starts every model the policy admits; re-checks later while unaccounted memory blocks one. */
   pump(): void {
     if (this.closed) return;
     this.memory.measure();
@@ -239,7 +225,6 @@ class LocalEngine implements PoolEngine, TrainingHost {
     return generationOf(reply);
   }
 
-  /** Plain-array columns (the Engine contract; `Generation.columns` are `number[]`). */
   async generate(id: string, req: GenerateRequest, checked?: CheckedGeneration): Promise<Generation> {
     return toGeneration(await this.generateRaw(id, req, checked));
   }
@@ -317,10 +302,8 @@ class LocalEngine implements PoolEngine, TrainingHost {
   }
 
   /**
-   * Trains model `id` (as {@link train}) and resolves when this engine is done with it: the
-   * outcome of its last training task (`ready`, `failed`, `stopped`, `deleted`, `superseded`,
-   * `halted` at shutdown), or `skipped` when it was not queued (not `training`, or marked failed
-   * by admission). For a queue consumer that holds a job while the model trains (src/cluster).
+   * Trains model `id` and resolves with its last task's outcome (`ready`, `failed`, `stopped`,
+   * `deleted`, `superseded`, `halted`), or `skipped` when not queued: for a job-holding consumer.
    * @throws EngineUnavailableError as {@link train}.
    */
   async trainToEnd(id: string, fence?: number): Promise<TrainReply["outcome"]> {
@@ -339,8 +322,7 @@ class LocalEngine implements PoolEngine, TrainingHost {
     this.closing ??= (async () => {
       this.closed = true;
       clearTimeout(this.retryTimer);
-      // Models waiting to be resumed, or waiting in the queue, stay `training` in the store and
-      // are queued again at the next start.
+      // Resuming or queued models stay `training` in the store and are queued at the next start.
       const pending = this.training.closing();
       for (const t of this.queue.waitingTickets()) this.queue.remove(t.id);
       await Promise.allSettled(pending.map(([id]) => this.run({ op: "halt", id }, id)));
@@ -353,9 +335,8 @@ class LocalEngine implements PoolEngine, TrainingHost {
   }
 
   /**
-   * Asks one worker for its backend (initialising tfjs there) and compute path, brings up the
-   * others, and measures the process's own footprint: the admission base.
-   * @throws Error when the memory budget leaves nothing for training.
+   * Asks one worker for its backend and compute path, brings up the others and measures the
+   * process's footprint (the admission base). @throws Error when the budget leaves nothing.
    */
   async start(): Promise<void> {
     const reply = await this.run<InfoReply>({ op: "info" }, undefined);
@@ -389,15 +370,12 @@ class LocalEngine implements PoolEngine, TrainingHost {
 }
 
 /**
- * Starts the engine: a pool of `workers` worker threads, each with its own store (on `dataDir`, or
- * `databaseUrl`) and
- * its own tfjs backend (`tensorflow` when tfjs-node is installed, else `wasm`, else `cpu`; the
- * choice is logged), training and generating on `opts.compute` (default: the native core when it
- * loads; all workers share the core's one thread pool, so concurrent models never oversubscribe
- * the cores). Resolves once every worker has initialised its backend and the admission base
- * is measured (see the module comment).
- * @throws Error when the workers cannot start, or `memoryBudget` is not above the server's own
- *   footprint; RangeError for limits out of range (`maxTrainingPerOrg` >= 1, `maxQueuedPerOrg` >= 0).
+ * Starts a pool of `workers` threads, each with its own store (`dataDir` or `databaseUrl`) and tfjs
+ * backend (`tensorflow`, else `wasm`, else `cpu`), computing on `opts.compute` (default: native
+ * when it loads; its one shared thread pool keeps models from oversubscribing the cores). Resolves
+ * once every worker is up and the admission base measured.
+ * @throws Error when workers cannot start or `memoryBudget` is not above the footprint; RangeError
+ *   for limits out of range.
  */
 export async function createEngine(opts: EngineOptions): Promise<PoolEngine> {
   const workers = Math.max(1, Math.floor(opts.workers ?? availableParallelism()));

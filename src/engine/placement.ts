@@ -1,8 +1,6 @@
 /**
- * Where a task runs: the piscina load balancer of the local engine. A model is pinned on its first
- * task to the live worker with the fewest models in training (then the fewest pinned models), and
- * every later task about it goes to that worker, where its actor and weights live. The engine
- * drops the pin when the model is stopped or its worker dies.
+ * The local engine's piscina load balancer: a model is pinned on its first task to the live worker
+ * with the fewest training (then pinned) models; its later tasks go there (actor and weights).
  */
 import { queueOptionsSymbol, type Piscina } from "piscina";
 import type { Task } from "./protocol";
@@ -18,9 +16,8 @@ export function tagTask(task: Task, modelId: string | undefined): Task & QueueTa
 }
 
 /**
- * The load balancer: the worker `task`'s model is pinned to in `pins` (model id -> thread id),
- * else the least loaded live worker, which it is pinned to; a task without a model goes to the
- * live worker with the least work. Null when no worker is live.
+ * The worker `task`'s model is pinned to (`pins`: model id -> thread id), else the least loaded
+ * live one, then pinned; a task without a model: least work. Null when none is live.
  */
 export function place(pins: Map<string, number>, isTraining: (id: string) => boolean, task: QueueTagged, workers: PWorker[]): PWorker | null {
   const live = workers.filter((w) => !w.terminating && !w.destroyed);

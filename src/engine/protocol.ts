@@ -1,8 +1,7 @@
 /**
- * Messages between the engine (main thread, `index.ts`) and its worker threads (`worker.ts`).
- * Every task names the model it concerns; the pool's load balancer routes it to the one worker
- * that model is pinned to (its actor lives there). Tasks are structured-cloned; latents and
- * generated codes travel as transferred typed arrays.
+ * Messages between the engine (main thread) and its workers. Every task names its model; the load
+ * balancer routes it to the worker that model is pinned to. Tasks are structured-cloned; latents
+ * and codes travel as transferred typed arrays.
  */
 import type { SeededSource } from "../model";
 import type { ModelSize } from "../contract";
@@ -11,27 +10,20 @@ import type { ModelSize } from "../contract";
 export interface TrainTask {
   op: "train";
   id: string;
-  /**
-   * Fencing token of this training (`Store.claimTraining`), shared store only: every progress
-   * and checkpoint write carries it, so a worker that lost the job cannot overwrite newer state.
-   */
+  /** Fencing token (shared store): writes of a worker that lost the job cannot land. */
   fence?: number;
 }
 
 /**
- * A generate request checked against its model on the calling thread (`generate-task.ts`
- * `checkGenerate`): how the worker draws the rows. Exactly one of `latents` / `numRows` /
- * `seeded` is set.
+ * A generate request checked on the calling thread (`checkGenerate`): how the worker draws.
+ * Exactly one of `latents` / `numRows` / `seeded` is set.
  */
 export interface GenerateInput {
   /** Given latents, n x E row-major (transferred). */
   latents?: Float32Array;
   /** Server-drawn latents: rows and optional seed. */
   numRows?: number;
-  /**
-   * Seeded generation: conditions checked and in the model's feature order
-   * (`src/model/conditional/seeded-input.ts`), run by `src/engine/worker/seeded-draw.ts` with `seed`.
-   */
+  /** Seeded: checked conditions in feature order, run by `worker/seeded-draw.ts` with `seed`. */
   seeded?: SeededSource;
   seed?: number;
   /** With numRows: calibrated generation (`src/model/sampling/calibrate.ts`). */
@@ -41,10 +33,8 @@ export interface GenerateInput {
 }
 
 /**
- * What a worker needs of the model's record, as the caller read it: the status (which weights:
- * the live or last ones while `training`, the final ones when `ready`), the generator's shape
- * (for loading a checkpoint) and the privacy noise of its draws. The worker does not read the
- * record again.
+ * What a worker needs of the record as the caller read it: status (live or last weights while
+ * `training`, final when `ready`), generator shape, privacy noise; it does not read it again.
  */
 export interface GenerateModel {
   status: "training" | "ready";
@@ -54,10 +44,7 @@ export interface GenerateModel {
   privacyNoise: number;
 }
 
-/**
- * A generate request checked against its model, by whoever read the model's record (the Generate
- * handler, or `generate-task.ts` `readAndCheck`): what the engine runs without reading it again.
- */
+/** A generate request checked against its model by whoever read the record. */
 export interface CheckedGeneration {
   model: GenerateModel;
   input: GenerateInput;
@@ -71,9 +58,8 @@ export interface GenerateTask extends GenerateInput {
 }
 
 /**
- * `stop`: abort training, free the model's memory on this worker (delete, or an explicit stop).
- * `halt`: abort training and free, leaving the stored status `training` (engine shutdown).
- * Both resolve after the training loop has exited.
+ * `stop`: abort training and free the model here (delete or stop). `halt`: the same, leaving the
+ * stored status `training` (shutdown). Both resolve after the loop has exited.
  */
 export interface StopTask {
   op: "stop" | "halt";
@@ -89,9 +75,8 @@ export interface InfoTask {
 export type Task = TrainTask | GenerateTask | StopTask | InfoTask;
 
 /**
- * How a training task ended: `ready`/`failed` (stored), `stopped`/`halted` (aborted by a task),
- * `deleted` (the record vanished), `skipped` (the record was not in `training`, or this worker
- * already trains it), `superseded` (fenced writes refused: another worker claimed the training).
+ * How a training task ended: `ready`/`failed` (stored), `stopped`/`halted` (aborted), `deleted`,
+ * `skipped` (not `training`, or already trained here), `superseded` (another worker claimed it).
  */
 export interface TrainReply {
   outcome: "ready" | "failed" | "stopped" | "halted" | "deleted" | "skipped" | "superseded";
@@ -106,10 +91,10 @@ export type GenerateReply =
   /** A bad parameter: the fields of the `ParamError` (`src/contract/errors.ts`), as they are. */
   | { ok: false; kind: "param"; param: string; message: string };
 
-/** A worker's state: tfjs backend, compute path, thread, models with a running actor or cached weights, tensor memory. */
+/** A worker's state: backend, compute path, thread, models held, tensor memory. */
 export interface InfoReply {
   backend: string;
-  /** The compute path this worker trains and generates with (`native` falls back to `tfjs` when the core is missing). */
+  /** Compute path (`native` falls back to `tfjs` when the core is missing). */
   compute: "tfjs" | "native";
   /** The native core's kernels and pool size, when `compute` is `native`. */
   computeInfo?: { isa: string; kernel: string; threads: number };

@@ -1,11 +1,9 @@
 /**
- * The training tasks of the local engine (`local-engine.ts`): each admitted model's task on its
- * worker, and what happens when it ends. A task that ends releases the model's reservation and
- * advances the admission queue; one lost with its worker is resumed from the last checkpoint (at
- * most {@link MAX_TRAIN_RESTARTS} times per model, then the model is marked `failed`), or, when
- * the worker died of a store outage, resumed after a backoff however often that happens. Callers
- * of `trainToEnd` wait here for a model's last outcome. Policies: docs/architecture.md, "The
- * local engine".
+ * The local engine's training tasks: each admitted model's task on its worker, and its end. An
+ * ended task releases the reservation and advances the queue; one lost with its worker resumes
+ * from the last checkpoint (at most {@link MAX_TRAIN_RESTARTS} times, then `failed`), or after a
+ * backoff without limit when the worker died of a store outage. docs/architecture.md "The local
+ * engine".
  */
 import type { Logger } from "pino";
 import { isStoreOutage, type ModelRecord, type Store } from "../store";
@@ -18,51 +16,41 @@ import type { Task, TrainReply } from "./protocol";
 export interface TrainingHost {
   readonly store: Store;
   readonly log: Logger | undefined;
-  /** The admission queue: reservations of running models, and who waits. */
   readonly queue: AdmissionQueue;
-  /** model id -> threadId of the worker holding its actor / cached weights. */
   readonly pins: Map<string, number>;
   isClosed(): boolean;
   /** True when the pool's task queue is at its bound. */
   queueFull(): boolean;
-  /** Runs a task on its model's worker. */
   run<R>(task: Task, modelId: string): Promise<R>;
-  /** The model's record as last committed by any thread. */
   current(id: string): Promise<ModelRecord | undefined>;
-  /** Starts every waiting model the admission policy admits. */
   pump(): void;
 }
 
 type Outcome = TrainReply["outcome"];
 
-/** The training tasks of one engine (see the module comment). */
 export class TrainingTasks {
   /**
-   * Models whose training task is pending, with its promise. Every one holds a reservation in
-   * the admission queue (a task starts only on one, and the reservation is released only once the
-   * task is over), so "running in the queue" is the test for "training or about to be resumed".
+   * Models with a pending training task. Each holds a reservation until its task is over, so
+   * "running in the queue" is the test for "training or about to be resumed".
    */
   private readonly tasks = new Map<string, Promise<TrainReply>>();
   private readonly restarts = new Map<string, number>();
-  /** Training tasks in a row lost with a worker that died of a store outage, per model (backoff). */
+  /** Tasks in a row lost to store-outage worker deaths, per model (backoff). */
   private readonly outageLosses = new Map<string, number>();
-  /** Models waiting to be resumed after such a loss (their reservations are held meanwhile). */
+  /** Models waiting to be resumed after such a loss (reservations held). */
   private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
   /** Fencing tokens of trainings started with one (shared store). */
   private readonly fences = new Map<string, number>();
-  /** Callers of {@link waitForEnd} waiting for a model's training to end. */
   private readonly waiters = new Map<string, ((outcome: Outcome) => void)[]>();
-  /** The last training task's outcome per model, until its waiters are settled. */
+  /** The last task's outcome per model, until its waiters are settled. */
   private readonly outcomes = new Map<string, Outcome>();
 
   constructor(private readonly host: TrainingHost) {}
 
-  /** True while model `id`'s training task is pending. */
   has(id: string): boolean {
     return this.tasks.has(id);
   }
 
-  /** Models whose training task is pending. */
   ids(): string[] {
     return [...this.tasks.keys()];
   }
@@ -71,17 +59,15 @@ export class TrainingTasks {
     return this.tasks.size;
   }
 
-  /** The pending training task of `id`, if any. */
   task(id: string): Promise<TrainReply> | undefined {
     return this.tasks.get(id);
   }
 
-  /** The fencing token the next training task of `id` carries (`Store.claimTraining`). */
   setFence(id: string, fence: number): void {
     this.fences.set(id, fence);
   }
 
-  /** Runs the training task of an admitted model (its reservation is held until {@link finish}). */
+  /** Runs an admitted model's task (its reservation is held until {@link finish}). */
   start(id: string): void {
     const fence = this.fences.get(id);
     const p = this.host.run<TrainReply>({ op: "train", id, ...(fence === undefined ? {} : { fence }) }, id);
@@ -92,7 +78,7 @@ export class TrainingTasks {
     ).catch((err: unknown) => this.host.log?.error({ model_id: id, err }, "training bookkeeping failed"));
   }
 
-  /** The model's training is over for this engine: its reservation is released and the queue advances. */
+  /** The model's training is over here: its reservation is released and the queue advances. */
   finish(id: string): void {
     this.settle(id);
     const { queue, log } = this.host;
@@ -110,7 +96,7 @@ export class TrainingTasks {
     this.outcomes.set(id, reply.outcome);
     this.host.log?.debug({ model_id: id, outcome: reply.outcome, epoch: reply.epoch, message: reply.message }, "training task ended");
     if (reply.outcome === "deleted" && !this.host.isClosed() && (await this.host.current(id))?.status === "training") {
-      // The worker did not see a record that exists (should not happen: it renews its snapshot per task).
+      // The worker missed a record that exists (it renews its snapshot per task, so unexpected).
       await this.lost(id, p, new Error("the worker could not read the model's record"));
       return;
     }
@@ -121,9 +107,8 @@ export class TrainingTasks {
   }
 
   /**
-   * The training task was lost with its worker (or the pool): resume or fail, see the module
-   * comment. A resumed model keeps its reservation (its memory died with the worker and is
-   * allocated again by the new task); one that fails or is gone releases it.
+   * The task was lost with its worker: resume (keeping the reservation: the new task allocates
+   * again) or fail and release.
    */
   private async lost(id: string, p: Promise<TrainReply>, err: unknown): Promise<void> {
     const { host } = this;
@@ -138,7 +123,7 @@ export class TrainingTasks {
       return;
     }
     if (isStoreOutage(err)) {
-      // The store, not the model: resume later, and do not count it toward the restart limit.
+      // The store, not the model: resume later, not counted toward the restart limit.
       const k = (this.outageLosses.get(id) ?? 0) + 1;
       this.outageLosses.set(id, k);
       const delay = storeRetryDelay(k);
@@ -162,10 +147,7 @@ export class TrainingTasks {
     }
   }
 
-  /**
-   * Starts model `id`'s training task again after `delayMs` (its reservation stays held), unless
-   * the engine closed, the model was stopped, or it is no longer `training` by then.
-   */
+  /** Restarts `id`'s task after `delayMs` unless closed, stopped or no longer `training`. */
   private resumeLater(id: string, delayMs: number): void {
     const { host } = this;
     clearTimeout(this.resumeTimers.get(id));
@@ -178,7 +160,7 @@ export class TrainingTasks {
         try {
           rec = await host.current(id);
         } catch (err) {
-          // A shared store that cannot be read now: wait again. Else let the task find out.
+      // A shared store unreadable now: wait again. Else let the task find out.
           if (isStoreOutage(err)) {
             this.resumeLater(id, storeRetryDelay((this.outageLosses.get(id) ?? 0) + 1));
             return;
@@ -207,10 +189,7 @@ export class TrainingTasks {
     })().catch((e: unknown) => host.log?.error({ model_id: id, err: e }, "could not store a training failure"));
   }
 
-  /**
-   * A stop of model `id`: one paused after losing its worker to a store outage is released now
-   * (nothing runs); its restart count is forgotten by {@link forget} once its task is over.
-   */
+  /** A stop of `id`: one paused after a store-outage loss is released now (nothing runs). */
   stopPaused(id: string): void {
     const resume = this.resumeTimers.get(id);
     if (resume === undefined) return;
@@ -222,12 +201,10 @@ export class TrainingTasks {
     this.finish(id);
   }
 
-  /** Forgets the restarts counted for `id` (it was stopped). */
   forget(id: string): void {
     this.restarts.delete(id);
   }
 
-  /** A promise of the outcome of `id`'s last training task, settled by {@link settle}. */
   waitForEnd(id: string): Promise<Outcome> {
     return new Promise<Outcome>((resolve) => {
       const list = this.waiters.get(id) ?? [];
@@ -236,7 +213,6 @@ export class TrainingTasks {
     });
   }
 
-  /** Settles the waiters of `id` with `outcome`, or its last task's outcome (default `stopped`). */
   settle(id: string, outcome?: Outcome): void {
     const list = this.waiters.get(id);
     const last = outcome ?? this.outcomes.get(id) ?? "stopped";
@@ -247,17 +223,13 @@ export class TrainingTasks {
     for (const resolve of list) resolve(last);
   }
 
-  /**
-   * Engine shutdown: models waiting to be resumed stay `training` in the store (resumed at the
-   * next start); returns the pending tasks, which the engine halts.
-   */
+  /** Shutdown: resuming models stay `training` (resumed next start); returns tasks to halt. */
   closing(): [string, Promise<TrainReply>][] {
     for (const t of this.resumeTimers.values()) clearTimeout(t);
     this.resumeTimers.clear();
     return [...this.tasks.entries()];
   }
 
-  /** Engine closed: every waiter learns `halted`. */
   closed(): void {
     for (const id of [...this.waiters.keys()]) this.settle(id, "halted");
   }

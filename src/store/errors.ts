@@ -1,12 +1,8 @@
-/**
- * Errors of the store, the same from both implementations, and {@link isStoreOutage}: the test
- * that tells "the store cannot be written or reached for now" from a fault of the request.
- */
+/** Errors of the store, the same from both implementations, and {@link isStoreOutage}. */
 
 /**
- * A write to the store that could not be committed: the disk is full, the file system failed, or
- * LMDB's map is full. Nothing of the transaction was written. `code` is `STORE_WRITE_FAILED`;
- * `cause` is the underlying error (lmdb-js reports a full disk as an I/O error, errno 5).
+ * A write not committed (full disk, file system failure, LMDB map full); nothing was written.
+ * `code` `STORE_WRITE_FAILED`; `cause` the underlying error (lmdb-js: a full disk is errno 5).
  */
 export class StoreWriteError extends Error {
   readonly code = "STORE_WRITE_FAILED";
@@ -17,9 +13,8 @@ export class StoreWriteError extends Error {
 }
 
 /**
- * A read of the shared store that could not reach it (connection refused or lost, the server
- * shutting down): code `STORE_UNAVAILABLE`, answered 503 with Retry-After. `cause` is the driver's
- * error. (The embedded store's reads do not fail this way.)
+ * A shared-store read that could not reach it: code `STORE_UNAVAILABLE`, 503 with Retry-After;
+ * `cause` the driver's error. (Embedded reads do not fail this way.)
  */
 export class StoreUnavailableError extends Error {
   readonly code = "STORE_UNAVAILABLE";
@@ -30,13 +25,10 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
- * True for an error that says the store cannot be written or reached for now, as opposed to a
- * fault of the request or the model: a {@link StoreWriteError} (full disk, I/O error, LMDB's map
- * full, a PostgreSQL write refused, e.g. SQLSTATE 53100 "could not extend file"), a
- * {@link StoreUnavailableError}, a raw `ENOSPC`/`EDQUOT`, and the same failures as they arrive
- * from a worker thread that died of them (its error is a plain `Error` then: recognised by its
- * `code` or by lmdb-js's and the operating system's messages). What waits for such a store
- * retries later; it never fails a model for it.
+ * True when the store cannot be written or reached for now, not a fault of request or model:
+ * {@link StoreWriteError} (e.g. SQLSTATE 53100), {@link StoreUnavailableError}, raw
+ * `ENOSPC`/`EDQUOT`, and the same as a plain `Error` from a worker thread that died of them (by
+ * `code` or message). Whoever waits on such a store retries; it never fails a model for it.
  */
 export function isStoreOutage(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
@@ -49,10 +41,7 @@ export function isStoreOutage(err: unknown): boolean {
 export class CursorNotFoundError extends Error {}
 
 
-/**
- * Thrown by {@link Store.createModel} when the org already has `limit` models (both environments
- * together) and a cap was given: nothing was written.
- */
+/** {@link Store.createModel}: the org already has `limit` models (both envs); nothing written. */
 export class ModelLimitError extends Error {
   constructor(
     readonly org: string,

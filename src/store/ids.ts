@@ -21,13 +21,12 @@ export function newApiKey(env: Environment): string {
 }
 
 /**
- * The form of every model id {@link newModelId} hands out: `mdl_` + 12 lowercase hex. A string of
- * another form names no model, so lookups and List cursors of that form are answered without
- * reaching the store (a 5,000-character cursor is no LMDB key).
+ * The form of every model id: `mdl_` + 12 lowercase hex. Other strings name no model and are
+ * answered without reaching the store (a 5,000-character cursor is no LMDB key).
  */
 export const MODEL_ID = /^mdl_[0-9a-f]{12}$/;
 
-/** True when `s` has the form of a model id ({@link MODEL_ID}); says nothing of whether that model exists. */
+/** True when `s` has a model id's form ({@link MODEL_ID}); not whether the model exists. */
 export function isModelId(s: string): boolean {
   return MODEL_ID.test(s);
 }

@@ -1,16 +1,13 @@
 /**
- * A model's metadata already encoded as msgpack, so that storing it costs the writing thread a
- * copy of bytes instead of walking a large object graph. Create Model encodes large metadata on
- * the body worker thread (`src/server/bodyWorker.ts`) and hands the bytes over as a transferable
- * ArrayBuffer; both stores write them as they are and decode them with their usual decoder.
+ * Metadata already encoded as msgpack (on the body worker, `src/server/bodyWorker.ts`, handed
+ * over as a transferable), so storing it is a byte copy instead of a walk of a large object graph.
  */
 import { Packr } from "msgpackr";
 import type { Metadata } from "../contract";
 
 /**
- * Plain msgpack (no records, no extensions; 32-bit map sizes where needed): PostgreSQL's decoder
- * and the LMDB store's metadata database (opened with `mapsAsObjects`) read its maps back as
- * plain objects. Records (lmdb-js's default) would cost seconds on objects with a million keys.
+ * Plain msgpack (no records or extensions) that both stores' decoders read as plain objects;
+ * lmdb-js's default records would cost seconds on objects with a million keys.
  */
 const packr = new Packr({ useRecords: false, variableMapSize: true });
 

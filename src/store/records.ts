@@ -1,7 +1,4 @@
-/**
- * The records the store keeps, shared by both implementations (LMDB and PostgreSQL) and by every
- * component that reads them: orgs and keys, models, usage and its ledger, idempotency records.
- */
+/** The records both stores keep: orgs and keys, models, usage and its ledger, idempotency. */
 import type { Model } from "../contract";
 
 /** `test` = sandbox (`svc_test_` keys), `live` = production (`svc_live_` keys). */
@@ -10,23 +7,21 @@ export type Environment = "test" | "live";
 export interface OrgRecord {
   name: string;
   created_at: string;
-  /** Requests per minute admitted for this org (both environments together); unset: the server's default (60). */
+  /** Requests per minute for this org (both environments); unset: the server's default (60). */
   rate_limit?: number;
-  /** Rows per calendar month for the org's live keys (its plan); unset: {@link DEFAULT_LIVE_QUOTA}. */
+  /** Rows per calendar month for the org's live keys; unset: {@link DEFAULT_LIVE_QUOTA}. */
   live_quota?: number;
 }
 
-/** Settings of an org that {@link Store.setOrgLimits} changes; `null` clears a setting (back to the default). */
+/** Org settings {@link Store.setOrgLimits} changes; `null` clears one (back to the default). */
 export interface OrgLimits {
   rate_limit?: number | null;
   live_quota?: number | null;
 }
 
 /**
- * Checks an {@link OrgLimits} change before anything is written (both stores): `rate_limit` an
- * integer >= 1 (requests per minute), `live_quota` an integer >= 0 (rows per month); `null` and
- * absent pass.
- * @throws RangeError naming the setting and the value.
+ * Checks an {@link OrgLimits} change before writing: `rate_limit` integer >= 1, `live_quota`
+ * integer >= 0; `null` and absent pass. @throws RangeError naming the setting and value.
  */
 export function checkOrgLimits(limits: OrgLimits): void {
   const check = (v: number | null | undefined, min: number, what: string): void => {
@@ -44,16 +39,14 @@ export const FREE_TIER_ROWS = 100_000;
 export const DEFAULT_LIVE_QUOTA = 100_000;
 
 /**
- * Models one org may keep, both environments together, unless the server is told otherwise
- * (`synthd serve --max-models-per-org`); Create Model beyond it is 402 `quota_exceeded`. With
- * metadata bounded (`MAX_METADATA_BYTES`, src/contract/bounds.ts), this bounds what one org stores.
+ * Models one org may keep, both environments (`--max-models-per-org`); beyond: 402
+ * `quota_exceeded`. With metadata bounded, this bounds what one org stores.
  */
 export const DEFAULT_MAX_MODELS_PER_ORG = 1000;
 
 /**
- * The state of one sliding-window rate counter (see `src/server/limits/rateLimiter.ts`): `window` is the
- * index of the current 60 s window (`floor(unix_ms / 60000)`), `curr` the requests admitted in it,
- * `prev` those admitted in window `window - 1`.
+ * A sliding-window rate counter (`src/server/limits/rateLimiter.ts`): `window` = `floor(unix_ms /
+ * 60000)`, `curr` requests admitted in it, `prev` in `window - 1`.
  */
 export interface RateCounter {
   window: number;
@@ -61,14 +54,13 @@ export interface RateCounter {
   curr: number;
 }
 
-/** One live usage ledger entry: a charge (`rows` > 0) before a Generate, or its refund (`rows` < 0). */
+/** A live ledger entry: a charge (`rows` > 0) before a Generate, or its refund (`rows` < 0). */
 export interface LedgerEntry {
   org: string;
   env: Environment;
   /** Calendar month (UTC) charged, `YYYY-MM`. */
   month: string;
   kind: "charge" | "refund";
-  /** Signed row count: positive for a charge, negative for a refund. */
   rows: number;
   model_id: string;
   request_id: string;
@@ -92,16 +84,15 @@ export interface ChargeRequest {
 }
 
 /**
- * A usage charge taken before a request's work whose response has not been settled yet
- * (exactly-once billing; docs/operations.md "What survives kill -9"). Written in the charge's
- * transaction; removed when the response is stored or about to be sent (settled: the rows count),
- * or when the charge is refunded. One left behind by a dead process is refunded at the next start.
+ * A charge whose response is not settled yet (exactly-once billing; docs/operations.md "What
+ * survives kill -9"): written with the charge, removed when the response is stored or sent, or on
+ * refund. One left by a dead process is refunded at the next start.
  */
 export interface PendingCharge {
   charge: ChargeRequest;
 }
 
-/** Outcome of {@link Store.chargeUsage}: `used` is the month's usage after the charge (or unchanged when refused). */
+/** {@link Store.chargeUsage}'s outcome: `used` = month's usage after it (unchanged if refused). */
 export type ChargeResult = { ok: true; used: number } | { ok: false; used: number };
 
 /** Idempotency scope: a key belongs to one org and one environment. */
@@ -124,11 +115,11 @@ export interface StoredResponse {
 /** A stored idempotency record: in flight while the first request runs, then its response. */
 export interface IdempotencyRecord {
   state: "in_flight" | "done";
-  /** The request that holds (in flight) or produced (done) the record; absent in records written before it existed. */
+  /** The request holding or having produced it; absent in records older than this field. */
   request_id?: string;
-  /** SHA-256 of method, path and body of the first request: a reuse with other parameters is refused. */
+  /** SHA-256 of method, path and body of the first request: other parameters are refused. */
   fingerprint: string;
-  /** Unix milliseconds of the first use; the record expires {@link IdempotencyBegin} ttl later. */
+  /** Unix ms of the first use; the record expires a ttl later. */
   created_ms: number;
   /** Set when `state` is `done`. */
   response?: StoredResponse;

@@ -1,24 +1,16 @@
 /**
- * Admission control, part 0: the memory budget of `synthd serve`.
- *
- * `synthd serve --memory-budget SIZE` bounds the whole process; the default is
- * {@link DEFAULT_BUDGET_SHARE} of the machine's memory (`os.totalmem()`, or the cgroup limit when
- * lower: {@link machineMemory}). The engine first reserves the server's own footprint: its RSS
- * measured once every worker is up, plus {@link BASE_HEADROOM_BYTES} and
- * {@link WORKER_HEADROOM_BYTES} per worker (request bodies of up to 16 MiB being parsed,
- * generation buffers, a worker's heap and store after its first model). What is left is the
- * training budget that the running models' estimates (`admission.ts`) must fit in.
- *
- * No dependency beyond Node: the CLI parses `--memory-budget` with {@link parseByteSize}.
+ * Admission control, part 0: `synthd serve --memory-budget SIZE` bounds the whole process
+ * (default {@link DEFAULT_BUDGET_SHARE} of {@link machineMemory}). The server's own footprint is
+ * reserved first (RSS once every worker is up, plus {@link BASE_HEADROOM_BYTES} and
+ * {@link WORKER_HEADROOM_BYTES} per worker: 16 MiB bodies being parsed, generation buffers, a
+ * worker's heap and store); the rest is the training budget.
  */
 import { readFileSync } from "node:fs";
 import { totalmem } from "node:os";
 
 /**
- * Default share of the machine's memory `synthd serve` may use: half. The estimates are upper
- * bounds (1.1-1.4x the measured peaks), so half leaves the other half to the page cache of the
- * LMDB store (checkpoints are read through it), to the OS and to other processes, without
- * refusing models a dedicated machine could train.
+ * Default share of the machine's memory: half. Estimates are upper bounds (1.1-1.4x peaks), so
+ * the other half stays for the LMDB page cache (checkpoints are read through it) and the OS.
  */
 export const DEFAULT_BUDGET_SHARE = 0.5;
 /** Reserved beyond the measured start-up RSS, for the process (bytes). */
@@ -60,11 +52,9 @@ const UNITS: Record<string, number> = {
 };
 
 /**
- * Parses a memory size: bytes (`1073741824`), a binary unit (`512MiB`, `6GiB`, also `Mi`/`Gi` and
- * bare `K`/`M`/`G`/`T`), a decimal unit (`500MB`, `6GB`), or a share of the machine's memory
- * (`50%`, of {@link machineMemory}). Case-insensitive; a space before the unit is allowed.
- * @returns bytes, a whole number >= 1.
- * @throws RangeError for anything else, or a size below one byte.
+ * Parses a memory size: bytes, binary units (`512MiB`, `6Gi`, bare `K`/`M`/`G`/`T`), decimal units
+ * (`500MB`), or a share of {@link machineMemory} (`50%`); case-insensitive, space allowed.
+ * @returns bytes, a whole number >= 1. @throws RangeError otherwise.
  */
 export function parseByteSize(text: string, machineBytes: number = machineMemory()): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*|%)\s*$/i.exec(text);
@@ -78,8 +68,8 @@ export function parseByteSize(text: string, machineBytes: number = machineMemory
 }
 
 /**
- * The memory this process may count on: `os.totalmem()`, or the cgroup limit when lower (cgroup v2
- * `memory.max` of the process's own cgroup or the root, else v1 `memory.limit_in_bytes`).
+ * `os.totalmem()`, or the cgroup limit when lower (v2 `memory.max` of the own cgroup or the root,
+ * else v1 `memory.limit_in_bytes`).
  */
 export function machineMemory(): number {
   let limit = totalmem();

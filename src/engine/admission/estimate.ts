@@ -1,75 +1,16 @@
 /**
- * Admission control, part 1: how much memory training a model takes. The budget it
- * is checked against is `budget.ts`'s, the queue that spends the budget `queue.ts`; the
- * engine (`index.ts`) wires them.
- *
- * ## The estimate
- *
- * {@link estimateTrainingMemory} is an upper bound of the resident memory one training model adds
- * to the process, from its config and its metadata alone (no allocation; cheap enough for the
- * HTTP thread). With B = `batch_size`, E = `embedding_dim`, H and L = the hidden width and
- * residual blocks of `model_size` (generator.ts), D = sum_f K_f, P = the parameter count
- * (E H + H + L (H^2 + 3H) + H D + D: generator.ts `paramCount`), R = max(B, 512) (the core's
- * activations also hold one validation chunk of 512 rows), L' = max(L, 1), r(x) = x rounded up
- * to a multiple of 32 (the widest GEMM micro-panel), 2-way pair blocks b = (K_f, w_b) as
- * targets.ts groups them, M = sum_b K_f w_b, C = the 2-way cells the metadata carries, T =
- * compute threads, all in float32 (4 bytes) unless said:
- *
- * | part | floats | what holds it |
- * |---|---|---|
- * | weights | P | the core's parameters |
- * | optimizer | 2P | Adam's m and v |
- * | gradients | P | the core's gradient |
- * | averages | 3P | EMA and best weights (JS), and a best copy being replaced |
- * | activations | R H (L + 1 + 3L' + 5) + R L' + 2 R D | the core's forward/backward buffers (h, xhat, u, a, dh, dh2, g, g2, du; p, dp) |
- * | gemm scratch | max(E r(H), H r(H), H r(D), D r(H), B r(D), B r(H), [dense] D r(D)) + T R max_b r(w_b) | the packed B operand of the largest product, and each thread's packed pair-block operand (kept per thread) |
- * | latents | (2 + [privacy]) (B E + V E) | z of the step, its privacy noise, and the copy the core's asynchronous step takes; the same for the V = 4096 validation latents |
- * | targets | 3M + packed(G, G^T) + 3D + [dense] D^2, + 2 (D + C) + 4C + 2M + 3D transient | the core's targets, sums and gradients per pair block; the metadata as JS doubles; `buildTargets` |
- * | checkpoint | {@link CHECKPOINT_FLOATS_PER_PARAM} P | an epoch's end: weights and Adam read back (6P), msgpack encoding of 5P (its buffer grows by 1.25x, copying), the LMDB pages it touches; or a resume: the stored 5P read, decoded and flattened |
- *
- * The sum is multiplied by {@link ESTIMATE_MARGIN} and {@link MODEL_OVERHEAD_BYTES} is added
- * (JS objects, per-model heap growth, allocator slack). On the tfjs path
- * (`--compute tfjs`) the activations are multiplied by {@link TFJS_ACTIVATION_FACTOR} (autograd
- * keeps every intermediate tensor of the step), there is no GEMM scratch, and
- * {@link TFJS_OVERHEAD_BYTES} is added.
- *
- * Calibration (`npm run bench -- memory`, bench/memory.ts; native core, AVX-512, 2 cores,
- * `synthd serve --workers 2`, 2026-11-24): one model per fresh server, time limit 1-3 s (so the
- * first steps, the validation pass and the checkpoint all happen); "measured" = the server's peak
- * RSS while the model trained (VmHWM, reset just before the create) minus its RSS before the
- * create; "resumed" = SIGKILL after an epoch was checkpointed, restart, peak RSS of the new
- * process minus the first one's idle RSS. The same numbers are asserted in test/admission.test.ts.
- *
- * | config | metadata | estimate | measured | ratio |
- * |---|---|---|---|---|
- * | small (defaults: E 64, B 256) | UCI Adult (14 features, D 273, 33,566 pair cells) | 64 MiB | 49 MiB | 1.32 |
- * | medium | Adult | 105 MiB | 74 MiB | 1.42 |
- * | large | Adult | 373 MiB | 276 MiB | 1.35 |
- * | large, resumed | Adult | 373 MiB | 333 MiB | 1.12 |
- * | large, B 8192, E 512 | Adult | 1023 MiB | 808 MiB | 1.27 |
- * | heavy: large, E 4096, B 65536 | 5 features x 4 codes | 7.26 GiB | 5.96 GiB | 1.22 |
- * | heavy, privacy_enabled | 5 x 4 | 8.42 GiB | 6.96 GiB | 1.21 |
- * | large, E 4096, B 16384 (1 step or 4) | 5 x 4 | 2.50 GiB | 1.65 GiB | 1.51 |
- * | medium | wide: 200 features x 1,000 codes (D 200,000) | 13.54 GiB | 9.22 GiB | 1.47 |
- * | small | wide | 7.21 GiB | 4.84 GiB | 1.49 |
- * | small, resumed | wide | 7.21 GiB | 6.34 GiB | 1.14 |
- * | medium, B 1024 | 40 x 40 codes, 150 pairs (dense 2-way mode) | 230 MiB | 206 MiB | 1.12 |
- * | medium, B 1024 | 60 x 100 codes, 60 pairs (block mode) | 583 MiB | 515 MiB | 1.13 |
- *
- * So the estimate is an upper bound by 12-51%: tightest on resumes (the checkpoint term is sized
- * for them: reading a checkpoint back costs more than writing one) and on pair-heavy models,
- * loosest where the parts it adds up do not peak together (a fresh model's checkpoint copies come
- * after the step's latents are freed). One heavy step takes ~25 s on this machine (create to
- * `ready` with one step: 29 s). On the tfjs path (`--compute tfjs`, wasm) medium/Adult measured
- * 212 MiB and large/B 8192 2.35 GiB: hence the factor 5 and the 128 MiB; the wasm heap keeps its
- * peak after the model ends (the engine's measured guard counts it, see index.ts); estimates
- * there are 1.32x and 1.30x those peaks.
+ * Admission control, part 1: how much memory training a model takes (budget `budget.ts`, queue
+ * `queue.ts`, wiring `index.ts`). {@link estimateTrainingMemory} bounds from above the resident
+ * memory one training model adds, from config and metadata alone (cheap enough for the HTTP
+ * thread): float32 parts (weights, Adam, gradients, averages, activations, GEMM scratch, latents,
+ * targets, checkpoint) x {@link ESTIMATE_MARGIN} + {@link MODEL_OVERHEAD_BYTES}. The formula per
+ * part and its calibration (12-51% over measured peaks, asserted in test/admission.test.ts):
+ * docs/architecture.md "Training memory estimate".
  */
 import type { Metadata, ModelConfig } from "../../contract";
 import { generatorSpec, layoutOf, MODEL_SIZES, paramCount } from "../../model";
 import { formatBytes } from "./budget";
 
-/** Bytes per float32. */
 const F32 = 4;
 /** Validation latents (trainer.ts `VAL_SIZE`). */
 const VAL_ROWS = 4096;
@@ -80,10 +21,7 @@ const PANEL = 32;
 /** Dense 2-way mode of the native core: D <= this and the blocks cover >= 25% of D^2 / 2. */
 const DENSE_MAX_WIDTH = 4096;
 
-/**
- * Floats per parameter held at an epoch's end (checkpoint) or on resume, beyond the weights,
- * optimizer, gradients and averages (see the module comment).
- */
+/** Floats per parameter held at an epoch's end (checkpoint) or on resume, beyond the rest. */
 export const CHECKPOINT_FLOATS_PER_PARAM = 22;
 /** Safety factor applied to the summed parts. */
 export const ESTIMATE_MARGIN = 1.1;
@@ -107,7 +45,7 @@ export interface EstimateOptions {
   threads?: number;
 }
 
-/** An estimate in bytes, by part (see the module comment), with the sizes it was computed from. */
+/** An estimate in bytes, by part, with the sizes it was computed from. */
 export interface MemoryEstimate {
   /** Upper bound of the resident memory training adds, bytes (margin and overhead included). */
   bytes: number;
@@ -138,11 +76,9 @@ export interface BlockShape {
 }
 
 /**
- * The pair blocks `buildTargets` (targets.ts) would make, computed from the metadata's shape
- * only: distinct pairs oriented f < g, grouped per row feature into contiguous column runs (a run
- * is cut when the gap to the next partner exceeds that partner's K). `K` and `offsets` are the
- * layout's (targets.ts `layoutOf`). Returns the blocks (in no particular order) and the 2-way
- * cells the metadata carries (duplicates included).
+ * The pair blocks `buildTargets` (targets.ts) would make, from the metadata's shape only: pairs
+ * oriented f < g, grouped per row feature into column runs (cut when the gap to the next partner
+ * exceeds its K). Returns the blocks (unordered) and the 2-way cells given (duplicates included).
  */
 export function pairBlockShapes(meta: Metadata, K: number[], offsets: number[]): { blocks: BlockShape[]; cells: number } {
   const index = new Map(meta.features.map((f, i) => [f, i]));
@@ -178,12 +114,8 @@ export function pairBlockShapes(meta: Metadata, K: number[], offsets: number[]):
 const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
 
 /**
- * Upper bound of the memory that training a model with `config` on `metadata` adds to the server
- * (see the module comment for the formula and its calibration). Pure arithmetic on the shapes:
- * the layout of `layoutOf` and the parameter count of `paramCount` (generator.ts), the pair blocks
- * of {@link pairBlockShapes}; `metadata` must have passed the server's checks.
- * @returns the estimate in bytes with its parts; `params` may exceed {@link MAX_PARAMS} (such a
- *   model cannot train at all).
+ * Upper bound of the memory training `config` on `metadata` adds (pure arithmetic on shapes;
+ * `metadata` must have passed the server's checks). `params` may exceed {@link MAX_PARAMS}.
  * @throws MetadataError (targets.ts) when a feature has no positive integer cardinality.
  */
 export function estimateTrainingMemory(config: EstimateConfig, metadata: Metadata, opts: EstimateOptions = {}): MemoryEstimate {
@@ -236,12 +168,9 @@ export interface TooLargeExplanation {
 }
 
 /**
- * For a model whose estimate exceeds `budgetBytes` (or whose generator exceeds
- * {@link MAX_PARAMS}): the field that dominates, i.e. the one whose lowest setting saves the
- * most (`batch_size`, `embedding_dim`, `model_size`, or the metadata's codes / 2-way marginals),
- * and a message with the estimate, the budget and the largest value of that field that fits
- * (when one does; a binary search over {@link estimateTrainingMemory}). `budgetNote` says in the
- * message how the budget came about.
+ * For a model over `budgetBytes` or {@link MAX_PARAMS}: the field whose lowest setting saves the
+ * most, and a message with estimate, budget (`budgetNote` says how it came about) and the largest
+ * value of that field that fits, if any (binary search).
  * @throws MetadataError as {@link estimateTrainingMemory}.
  */
 export function explainTooLarge(

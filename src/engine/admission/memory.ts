@@ -1,14 +1,8 @@
 /**
- * The local engine's memory budget: what a model is estimated to need (`estimate.ts`), whether it
- * can ever fit, whether its org may queue one more, and what the process holds beyond its base and
- * the reservations. The queue of waiting and running models is `queue.ts`; the engine
- * (`../local-engine.ts`) starts the tasks that queue admits.
- *
- * The process has a memory budget (`--memory-budget`, default half the machine's memory). At
- * start the engine measures its own footprint (RSS once every worker is up, plus headroom): the
- * base; the rest is the training budget. Every training model reserves its estimate while its
- * task runs. Memory the process holds beyond the base and the reservations (caches and buffers of
- * finished models, garbage not yet collected) also counts against the budget ({@link measure}).
+ * The local engine's memory budget: the estimate of a model, whether it can ever fit or its org
+ * queue one more, and what the process holds beyond its base (measured RSS at start plus
+ * headroom) and the reservations, which also counts against the budget ({@link measure}). The
+ * queue is `queue.ts`; `../local-engine.ts` starts what it admits.
  */
 import type { Metadata, ModelConfig } from "../../contract";
 import { ModelTooLargeError, OrgQueueFullError } from "../engine";
@@ -26,11 +20,7 @@ export class MemoryAdmission {
   /** Reserved for the process itself (bytes): its RSS measured at start plus headroom. */
   baseBytes = 0;
 
-  /**
-   * @param budgetBytes the memory budget of the whole process.
-   * @param estimateOptions the compute path and threads the estimates assume (they may change
-   *   once the workers answered which compute path they use).
-   */
+  /** `estimateOptions`: compute path and threads assumed (may change once workers answer). */
   constructor(
     readonly budgetBytes: number,
     limits: Pick<QueueLimits, "maxTrainingPerOrg" | "maxQueuedPerOrg">,
@@ -39,7 +29,6 @@ export class MemoryAdmission {
     this.queue = new AdmissionQueue({ budgetBytes: 0, ...limits });
   }
 
-  /** The memory estimate of a model on this engine's compute path (estimate.ts). */
   estimate(config: ModelConfig, metadata: Metadata): MemoryEstimate {
     return estimateTrainingMemory(config, metadata, this.estimateOptions());
   }
@@ -58,9 +47,8 @@ export class MemoryAdmission {
   }
 
   /**
-   * Create Model's question (see `Engine.admissionCheck`): refuses a model that can never fit, or
-   * one that would wait while its org already has the most waiting models; else holds its place.
-   * @throws ModelTooLargeError, OrgQueueFullError.
+   * `Engine.admissionCheck`: refuses a model that can never fit or would wait past its org's
+   * limit; else holds its place. @throws ModelTooLargeError, OrgQueueFullError.
    */
   check(config: ModelConfig, metadata: Metadata, org: string): void {
     const est = this.estimate(config, metadata);
@@ -78,15 +66,14 @@ export class MemoryAdmission {
     this.queue.hold(org, est.bytes, estimateKey(config));
   }
 
-  /** Measures what the process holds beyond its base and the reservations (see the module comment). */
+  /** Measures what the process holds beyond its base and the reservations. */
   measure(): void {
     const rss = process.memoryUsage.rss();
     this.queue.setUnaccounted(rss - (this.baseBytes - BASE_HEADROOM_BYTES) - this.queue.reservedBytes);
   }
 
   /**
-   * Sets the base from the process's RSS once every worker is up, and the training budget from it.
-   * Returns the training budget (bytes).
+   * Sets the base from RSS once every worker is up; returns the training budget (bytes).
    * @throws Error when the memory budget leaves nothing for training.
    */
   setBase(startRss: number, workers: number): number {

@@ -1,46 +1,29 @@
 /**
- * Admission control, part 2: which waiting model starts next. Pure bookkeeping, no
- * I/O: the engine (`index.ts`) asks it and starts the training tasks it names.
- *
- * State: the training budget (bytes), the running models with their reservations (their memory
- * estimates, `admission.ts`), and the waiting models in create order.
- *
- * Policy ({@link AdmissionQueue.admit}), one pass over the waiting models, oldest first:
- * - a model whose org already runs `maxTrainingPerOrg` models is skipped: it waits, and it does
- *   not hold back the models of other orgs behind it;
- * - otherwise, a model whose reservation fits in the free budget starts (its bytes are reserved);
- * - otherwise the pass stops: a model that does not fit holds back every model behind it, so a
- *   stream of small models cannot starve a big one (it starts once enough running models end).
- * A reservation is released when its model ends (ready, failed, stopped, deleted), and the engine
- * runs the pass again. The free budget is the budget less the reservations and less the memory
- * the engine measured beyond them ({@link AdmissionQueue.setUnaccounted}: what finished models
- * left behind).
- *
- * Create Model asks first ({@link AdmissionQueue.probe}): would the model start now, wait, or
- * would it be one more waiting model than `maxQueuedPerOrg` allows (then it is refused)? Between
- * that answer and the model's {@link AdmissionQueue.enqueue} the create stores the record, so the
- * answer is remembered as a *hold* ({@link AdmissionQueue.hold}) that later probes count as a
- * waiting model of that org. The engine claims it ({@link AdmissionQueue.claimHold}) when it
- * queues the model, and reuses its estimate when that is unambiguous (so it need not read the
- * model's metadata back on the HTTP thread); a hold nobody claims (the create failed) expires
- * after {@link HOLD_TTL_MS}.
+ * Admission control, part 2: which waiting model starts next (pure bookkeeping; the engine,
+ * `index.ts`, starts the tasks it names). Policy ({@link AdmissionQueue.admit}), one pass over the
+ * waiting models, oldest first: a model whose org runs `maxTrainingPerOrg` models is skipped
+ * (without holding back other orgs); else one that fits the free budget starts; else the pass
+ * stops, so a stream of small models cannot starve a big one. Free = budget - reservations -
+ * unaccounted memory ({@link AdmissionQueue.setUnaccounted}).
+ * Create Model probes first; between the answer and the enqueue it stores the record, so the
+ * answer is kept as a *hold* that later probes count as a waiting model of that org, claimed at
+ * enqueue (its estimate reused, sparing a metadata read on the HTTP thread) or expired after
+ * {@link HOLD_TTL_MS}.
  */
 
 export { DEFAULT_MAX_QUEUED_PER_ORG, DEFAULT_MAX_TRAINING_PER_ORG } from "./defaults";
 
 /** A model waiting for, or holding, part of the training budget. */
 export interface Ticket {
-  /** Model id. */
   id: string;
   /** Its organization (the unit of the per-org limits). */
   org: string;
-  /** Its memory estimate, bytes. */
+  /** Memory estimate, bytes. */
   bytes: number;
   /** Create time, ms since the epoch: the queue's order. */
   createdMs: number;
 }
 
-/** The limits the queue enforces. */
 export interface QueueLimits {
   /** Bytes the running models' reservations may sum to. */
   budgetBytes: number;
@@ -58,7 +41,7 @@ export const HOLD_TTL_MS = 60_000;
 
 interface Hold {
   org: string;
-  /** What the estimate was computed from, beyond the metadata (the engine's choice). */
+  /** What the estimate was computed from beyond the metadata (the engine's choice). */
   key: string;
   bytes: number;
   expiresMs: number;
@@ -68,17 +51,13 @@ interface Hold {
 export class AdmissionQueue {
   /** Waiting models in queue order (`createdMs`, ties by arrival). */
   private readonly waiting: Ticket[] = [];
-  /** Ids of {@link waiting}, so that membership is O(1) with thousands of waiting models. */
+  /** Ids of {@link waiting}: O(1) membership with thousands waiting. */
   private readonly waitingSet = new Set<string>();
   private readonly running = new Map<string, Ticket>();
   private holds: Hold[] = [];
   private unaccounted = 0;
 
-  /**
-   * @param limits the limits (the engine may change `budgetBytes` later with {@link setBudget}).
-   * @param now clock for holds (tests pass their own).
-   * @throws RangeError for limits out of range.
-   */
+  /** `now`: clock for holds. @throws RangeError for limits out of range. */
   constructor(
     private limits: QueueLimits,
     private readonly now: () => number = Date.now,
@@ -86,7 +65,6 @@ export class AdmissionQueue {
     checkLimits(limits);
   }
 
-  /** The limits in force. */
   get currentLimits(): Readonly<QueueLimits> {
     return this.limits;
   }
@@ -96,29 +74,22 @@ export class AdmissionQueue {
     this.limits = { ...this.limits, budgetBytes: Math.max(0, bytes) };
   }
 
-  /**
-   * Memory the process holds beyond its base and the running models' reservations (retained by
-   * models that ended: caches, buffers, garbage not yet collected), as the engine measured it. It
-   * reduces the free budget until it is measured again.
-   */
+  /** Memory measured beyond the base and the reservations (left by ended models); reduces free. */
   setUnaccounted(bytes: number): void {
     this.unaccounted = Math.max(0, bytes);
   }
 
-  /** The memory last set with {@link setUnaccounted}, bytes. */
   get unaccountedBytes(): number {
     return this.unaccounted;
   }
 
-  /** Bytes the running models' reservations may still grow by (budget - reserved - unaccounted). */
   get freeBytes(): number {
     return this.limits.budgetBytes - this.reservedBytes - this.unaccounted;
   }
 
   /**
-   * True when the policy's pass ({@link admit}) stops at a waiting model that does not fit in what
-   * is free (after an `admit`: the first waiting model not held back by its org's limit); it would
-   * fit without the unaccounted memory when `becauseUnaccounted`. Changes nothing.
+   * Whether the policy's pass stops at a waiting model that does not fit; `becauseUnaccounted`:
+   * it would fit without the unaccounted memory. Changes nothing.
    */
   headBlocked(): { blocked: boolean; becauseUnaccounted: boolean } {
     const { blocker, free } = plan(this.waiting, this.runningPerOrg(), this.freeBytes, this.limits);
@@ -126,7 +97,6 @@ export class AdmissionQueue {
     return { blocked: true, becauseUnaccounted: blocker.bytes <= free + this.unaccounted };
   }
 
-  /** Bytes reserved by running models. */
   get reservedBytes(): number {
     let s = 0;
     for (const t of this.running.values()) s += t.bytes;
@@ -143,7 +113,6 @@ export class AdmissionQueue {
     return this.running.has(id);
   }
 
-  /** True while `id` waits in the queue. */
   isWaiting(id: string): boolean {
     return this.waitingSet.has(id);
   }
@@ -153,20 +122,17 @@ export class AdmissionQueue {
     return [...this.running.values()];
   }
 
-  /** Number of waiting models. */
   get waitingCount(): number {
     return this.waiting.length;
   }
 
-  /** Waiting models, in queue order. */
   waitingTickets(): Ticket[] {
     return [...this.waiting];
   }
 
   /**
-   * Would a new model of `org` needing `bytes` start at once (`start`), wait (`wait`), or exceed
-   * the org's `maxQueuedPerOrg` waiting models (`full`)? Counts the unexpired holds as models
-   * queued after the waiting ones. Changes nothing.
+   * Would a new model of `org` needing `bytes` `start` at once, `wait`, or exceed its
+   * `maxQueuedPerOrg` (`full`)? Unexpired holds count as queued after the waiting. Changes nothing.
    */
   probe(org: string, bytes: number): ProbeResult {
     this.expireHolds();
@@ -179,20 +145,15 @@ export class AdmissionQueue {
     return waitingOfOrg > this.limits.maxQueuedPerOrg ? "full" : "wait";
   }
 
-  /**
-   * Remembers an accepted create of `org` needing `bytes` until it is claimed
-   * ({@link claimHold}) or {@link HOLD_TTL_MS} passes. `key` identifies the config the estimate
-   * was computed from.
-   */
+  /** Remembers an accepted create until claimed or {@link HOLD_TTL_MS}; `key`: the config's. */
   hold(org: string, bytes: number, key = ""): void {
     this.expireHolds();
     this.holds.push({ org, key, bytes, expiresMs: this.now() + HOLD_TTL_MS });
   }
 
   /**
-   * Consumes the oldest unexpired hold of (`org`, `key`), if any. Returns its bytes when every such
-   * hold agrees on them (so the model being queued needed exactly that), else undefined (no hold,
-   * or concurrent creates of the same config with different metadata: the caller estimates again).
+   * Consumes the oldest unexpired hold of (`org`, `key`). Returns its bytes when all such holds
+   * agree, else undefined (concurrent creates with different metadata: the caller estimates again).
    */
   claimHold(org: string, key = ""): number | undefined {
     this.expireHolds();
@@ -203,8 +164,7 @@ export class AdmissionQueue {
   }
 
   /**
-   * Adds a model to the waiting models, in `createdMs` order (ties: arrival order). A model
-   * already waiting or running is left as it is.
+   * Adds a model in `createdMs` order (ties: arrival); one already waiting or running is left.
    * @throws RangeError when `bytes` exceeds the whole budget (it could never start).
    */
   enqueue(t: Ticket): void {
@@ -216,7 +176,7 @@ export class AdmissionQueue {
     this.waitingSet.add(t.id);
   }
 
-  /** Runs the policy: moves the models that start now from waiting to running and returns them (in order). */
+  /** Runs the policy: moves the models that start now to running and returns them, in order. */
   admit(): Ticket[] {
     const { admitted } = plan(this.waiting, this.runningPerOrg(), this.freeBytes, this.limits);
     for (const t of admitted) {
@@ -227,7 +187,7 @@ export class AdmissionQueue {
     return [...admitted];
   }
 
-  /** Marks `id` as running without queueing it (a training task already under way). */
+  /** Marks `id` running without queueing it (a training task already under way). */
   adopt(t: Ticket): void {
     this.remove(t.id);
     this.running.set(t.id, t);
@@ -238,7 +198,7 @@ export class AdmissionQueue {
     return this.running.delete(id);
   }
 
-  /** Removes a waiting model (e.g. deleted). Returns false when it was not waiting. */
+  /** Removes a waiting model. Returns false when it was not waiting. */
   remove(id: string): boolean {
     if (!this.waitingSet.delete(id)) return false;
     this.waiting.splice(this.waiting.findIndex((t) => t.id === id), 1);
@@ -258,9 +218,8 @@ export class AdmissionQueue {
 }
 
 /**
- * The policy's pass (module comment) over `order`, given the running models per org and the free
- * bytes: the tickets that start (a Set, in order), the one the pass stopped at because it does not
- * fit (undefined when it ran to the end), and the bytes left free after the started ones.
+ * The policy's pass over `order`: the tickets that start (in order), the one it stopped at
+ * (undefined when it ran to the end) and the bytes left free after the started ones.
  */
 function plan(
   order: readonly Ticket[],

@@ -1,27 +1,17 @@
 /**
- * The model actor: one per model being trained, living in the worker thread the model
- * is pinned to. It owns the model's state machine, its training loop and its weights.
- *
- * States (the contract's state table, seen from the worker):
+ * The model actor: one per training model, in the worker thread the model is pinned to; owns its
+ * state machine, training loop and weights. States (the contract's state table, from the worker):
  *
  *   starting --(trainer built from metadata [+ checkpoint])--> training
- *   training --(epoch done: store.updateModel(progress, checkpoint))--> training
- *   training --(max_epochs | early stop | max_training_time)--> ready     (stored with the last checkpoint)
- *   starting|training --(exception, non-finite loss, bad checkpoint)--> failed  (stored: error.code training_failed)
- *   starting|training --(store outage: full disk, store unreachable)--> (paused, still `training`)
- *                     --(the store works again)--> training, from the last written checkpoint
- *   starting|training --(stop task / record deleted)--> stopped           (nothing stored)
- *   starting|training --(halt task: engine shutdown)--> stopped           (stays `training` in the store)
+ *   training --(epoch done: updateModel(progress, checkpoint))--> training
+ *   training --(max_epochs | early stop | max_training_time)--> ready (with the last checkpoint)
+ *   starting|training --(exception, non-finite loss, bad checkpoint)--> failed (training_failed)
+ *   starting|training --(store outage)--> paused, still `training`, until the store works again
+ *   starting|training --(stop task / record deleted)--> stopped (nothing stored)
+ *   starting|training --(halt: engine shutdown)--> stopped (stays `training` in the store)
  *
- * The loop awaits `yieldFn` between optimizer steps, so generate/stop tasks for this and other
- * models on the same worker run in between. Every store write is one atomic `updateModel`.
- *
- * Latency isolation (docs/operations.md "Latency isolation on a worker"): on the native
- * path each optimizer step and validation pass runs on a background thread and the long JavaScript
- * loops run in slices (trainer.ts), so the worker's thread is free for other models' tasks while
- * this one trains. A generate of THIS model snapshots its latest weights through the trainer
- * ({@link ModelActor.snapshot}), queued behind the step in flight; stop and halt take effect at
- * the next step boundary (or right after the validation pass), as before.
+ * The loop awaits `yieldFn` between steps so other tasks of this worker run in between; every
+ * store write is one atomic `updateModel`. Stop and halt take effect at the next step boundary.
  */
 import { isStoreOutage, type Store } from "../../store";
 import { Trainer, type ComputeKind, type GeneratorModel, type EpochReport } from "../../model";
@@ -33,10 +23,9 @@ export const STORE_RETRY_FIRST_MS = 500;
 export const STORE_RETRY_MAX_MS = 10_000;
 
 /**
- * The wait (ms) before try `attempt` + 1 of a store operation that failed `attempt` (>= 1) times
- * in a row for a store outage: {@link STORE_RETRY_FIRST_MS}, doubling, at most
- * {@link STORE_RETRY_MAX_MS}. Also the engine's wait before resuming a model whose worker thread
- * died of a store outage.
+ * Wait (ms) before try `attempt` + 1 of a store operation that failed `attempt` (>= 1) times for
+ * an outage: {@link STORE_RETRY_FIRST_MS} doubling to {@link STORE_RETRY_MAX_MS}. Also the
+ * engine's wait before resuming a model whose worker died of a store outage.
  */
 export function storeRetryDelay(attempt: number): number {
   return Math.min(STORE_RETRY_MAX_MS, STORE_RETRY_FIRST_MS * 2 ** Math.max(0, Math.min(attempt - 1, 20)));
@@ -44,7 +33,6 @@ export function storeRetryDelay(attempt: number): number {
 /** {@link ModelActor.whenStoreWorks}: the model was stopped or halted while it waited. */
 const ABORTED = Symbol("aborted");
 
-/** Where an actor is in its life (see the module comment). */
 export type ActorState = "starting" | "training" | "ready" | "failed" | "stopped";
 
 /** What an actor needs from its worker. */
@@ -57,7 +45,7 @@ export interface ActorEnv {
   compute?: ComputeKind;
 }
 
-/** The `error` stored on a failed model (`{ code, message }`, as the contract's Model resource shows it). */
+/** The `error` stored on a failed model (`{ code, message }`, as the contract's Model shows it). */
 export function trainingFailed(message: string): { code: string; message: string } {
   return { code: "training_failed", message };
 }
@@ -71,10 +59,7 @@ export class ModelActor {
   private abortKind: "stop" | "halt" | null = null;
   private done: Promise<TrainReply> | null = null;
 
-  /**
-   * @param fence the training's fencing token (shared store, `Store.claimTraining`): every
-   *   write carries it; a write refused because a newer claim exists ends the actor `superseded`.
-   */
+  /** `fence`: the token every write carries; a refused write ends the actor `superseded`. */
   constructor(
     readonly id: string,
     private readonly env: ActorEnv,
@@ -88,8 +73,8 @@ export class ModelActor {
   }
 
   /**
-   * Asks the loop to stop at the next step boundary and waits for it to exit. `stop` frees the
-   * model; `halt` additionally means "leave the stored status alone" (it is `training` already).
+   * Stops the loop at the next step boundary and waits for it. `stop` frees the model; `halt`
+   * also leaves the stored status alone (`training`).
    */
   async abort(kind: "stop" | "halt"): Promise<void> {
     this.abortKind ??= kind;
@@ -97,11 +82,9 @@ export class ModelActor {
   }
 
   /**
-   * While the loop runs: a copy of the latest weights, or of the best ones (`best`, for a model the
-   * store already shows `ready` while its final write completes), as a generator the caller owns
-   * (free it with `disposeGenerator`). Waits for this model's own step in flight (at most one step
-   * or validation pass), never for another model's. Null when the actor holds no trainer, or the
-   * loop ended while waiting (the caller then loads the weights elsewhere).
+   * A copy of the latest weights, or of the best (`best`: the store already shows `ready`), as a
+   * generator the caller owns (`disposeGenerator`), after this model's own step in flight. Null
+   * when no trainer is held or the loop ended meanwhile (the caller loads weights elsewhere).
    */
   async snapshot(best: boolean): Promise<GeneratorModel | null> {
     const trainer = this.state === "training" ? this.trainer : null;
@@ -128,8 +111,7 @@ export class ModelActor {
       if (rec === undefined) return this.end("deleted");
       if (rec.status !== "training") return this.end("skipped");
       if (metadata === undefined) throw new Error("the model's metadata is missing");
-      // A model created for a GPU trains on one where this worker has it, else on the CPU (the
-      // checkpoint is the same bytes on either, docs/compute.md).
+      // A GPU model trains on a GPU where this worker has one, else on CPU (same checkpoint bytes).
       const device = rec.config.device === "cpu" ? "cpu" : "auto";
       this.trainer = await Trainer.create({ id, metadata, config: rec.config, checkpoint, compute: this.env.compute, device });
       if (this.trainer.computeNote) log("warn", this.trainer.computeNote, { model_id: id });
@@ -192,14 +174,10 @@ export class ModelActor {
   }
 
   /**
-   * Runs a store operation (a write, or the reads that start the training); while the store is out
-   * ({@link isStoreOutage}: a full disk, a failing or unreachable store) the training is paused:
-   * it keeps its state and last written checkpoint, its status stays `training`, and the operation
-   * is tried again after {@link storeRetryDelay} (backoff from 0.5 s to 10 s) until it succeeds,
-   * instead of failing the model (a failure could not be written either, and the model would be
-   * left `training` with no loop). Resolves to {@link ABORTED} when the model is stopped or halted
-   * meanwhile (it then resumes from its last written checkpoint at the next start). Other errors
-   * are thrown.
+   * Runs a store operation; while the store is out ({@link isStoreOutage}) the training pauses
+   * (state, checkpoint and `training` status kept) and retries after {@link storeRetryDelay},
+   * since failing the model could not be written either. Resolves to {@link ABORTED} when stopped
+   * or halted meanwhile; other errors are thrown.
    */
   private async whenStoreWorks<T>(op: () => Promise<T>): Promise<T | typeof ABORTED> {
     let failures = 0;
@@ -227,10 +205,7 @@ export class ModelActor {
     }
   }
 
-  /**
-   * Progress and checkpoint of one epoch, atomically; the final epoch also sets `ready`. Waits
-   * while the store is out ({@link whenStoreWorks}). Resolves to false when the model is gone.
-   */
+  /** One epoch's progress and checkpoint, atomically (the final one sets `ready`); false: gone. */
   private async persist(report: EpochReport): Promise<boolean | typeof ABORTED> {
     const trainer = this.trainer as Trainer;
     const patch = {
@@ -252,7 +227,7 @@ export class ModelActor {
     return this.env.store.updateModel(this.id, { status: "ready", error: null }, undefined, this.fence);
   }
 
-  /** Why a write found nothing to update: the model is gone, or (fenced) another training claimed it since. */
+  /** Why a write updated nothing: the model is gone, or (fenced) another training claimed it. */
   private async goneOrSuperseded(): Promise<TrainReply["outcome"]> {
     if (this.fence === undefined) return "deleted";
     const rec = await this.whenStoreWorks(() => this.env.store.getModel(this.id));

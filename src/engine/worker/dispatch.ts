@@ -1,14 +1,9 @@
 /**
- * Worker thread of the engine (piscina task handler). Holds the actors of the models pinned to
- * this thread and a small LRU of idle `ready` generators; opens its own Store on the shared LMDB
- * directory. One handler call per task; training tasks stay pending until training ends, the
- * others run in between (the training loops yield between steps).
- *
- * Latency isolation (docs/operations.md "Latency isolation on a worker"): with the
- * native core (the default) a training model's steps and validation passes run off this thread
- * (trainer.ts), so a generate, stop or delete of another model runs while they compute instead of
- * after them. A generate of a model that is training here copies its latest weights through the
- * actor, which waits for that model's own step in flight (never another model's).
+ * Worker thread of the engine (piscina task handler): the actors of the models pinned here, an LRU
+ * of idle `ready` generators, its own Store. Training tasks stay pending until training ends;
+ * others run between steps. With the native core a model's steps run off this thread, so another
+ * model's generate, stop or delete need not wait for them (docs/operations.md "Latency isolation
+ * on a worker"); a generate of a model training here waits only for its own step in flight.
  */
 import { parentPort, threadId, workerData } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs-core";
@@ -65,14 +60,11 @@ const idle = new Map<string, GeneratorModel>();
 let store: Store | undefined;
 let opening: Promise<Store> | undefined;
 
-// lmdb-js's orphaned rejection after a failed commit (full disk) must not end this thread: the
-// failure itself reached the write's caller (src/store/lmdb/rejections.ts). Others still do.
+// lmdb-js's orphaned rejection after a failed commit (full disk) must not end this thread; the
+// write's caller got the failure (src/store/lmdb/rejections.ts).
 guardLmdbRejections(() => log("debug", "store commit failed (lmdb-js's internal batch promise)"));
 
-/**
- * Opens this thread's store once (before its first task runs): its own LMDB Store on the shared
- * directory, or its own PgStore (connection pool) on the shared database.
- */
+/** Opens this thread's own store once, before its first task: LMDB or a PgStore pool. */
 function openStore(): Promise<Store> {
   opening ??= (async (): Promise<Store> => {
     const url = config.databaseUrl;
@@ -84,9 +76,8 @@ function openStore(): Promise<Store> {
 }
 
 /**
- * This thread's store, with a fresh read snapshot: lmdb-js keeps a read transaction per thread and
- * renews it only on a later event turn or after this thread's own writes, so a record the main
- * thread committed just before posting the task could otherwise be invisible here.
+ * This thread's store with a fresh read snapshot: lmdb-js renews a thread's read transaction only
+ * on a later turn or its own writes, so the main thread's commit before posting could be unseen.
  */
 function getStore(): Store {
   if (store === undefined) throw new Error("the worker's store is not open yet");
@@ -106,8 +97,8 @@ function env(): ActorEnv {
 }
 
 /**
- * Native generators of the idle cache lent to requests in flight: a request shares the cache's
- * core (no copy), and a core the cache lets go of meanwhile is freed when its last request ends.
+ * Native generators of the idle cache lent to requests: shared (no copy); a core the cache drops
+ * meanwhile is freed when its last request ends.
  */
 const loans = new Map<NativeGenerator, { uses: number; dropped: boolean }>();
 
@@ -172,32 +163,23 @@ async function stop(id: string, kind: "stop" | "halt"): Promise<void> {
   evict(id);
 }
 
-/**
- * What a draw of a model needs from its metadata: its fixed-combinations rules (every draw from
- * the model's own latents keeps them) and, for the calibrated draw, the marginals to rake to.
- */
+/** A draw's inputs from metadata: fixed-combinations rules, the calibrated draw's marginals. */
 interface DrawInputs {
   rules: PoolRule[];
   marginals: CalibrationMarginal[];
 }
 
 /**
- * Draw inputs of the models that drew rows here lately, by id, least recently used first; at most
- * {@link DRAW_INPUTS_KEPT}. A model's metadata never changes (it is given at creation; a deleted
- * model's id is not reused), so neither do they. Building them per request read and decoded the
- * metadata, built the targets, marginals and the rules' conditionals, and V8 compiled those
- * functions late, on its helper threads, since each ran once per request (~10-15 ms of the worker
- * and 50-80 ms of compiles in a server's first requests; docs/decisions.md "Little garbage and
- * setup per generate request").
+ * Draw inputs by model id, LRU, at most {@link DRAW_INPUTS_KEPT}; valid forever since metadata
+ * never changes and ids are never reused (docs/decisions.md "Little garbage and setup per generate
+ * request").
  */
 const drawInputsCache = new Map<string, DrawInputs>();
 
-/** Models whose draw inputs a worker keeps. */
 const DRAW_INPUTS_KEPT = 8;
 
 /**
- * Model `id`'s draw inputs (pool features `features`, its layout's order), from the cache or built
- * from its metadata.
+ * Model `id`'s draw inputs for pool features `features` (layout order), cached or built.
  * @throws Error when the model has no metadata.
  */
 async function drawInputsOf(id: string, features: readonly string[]): Promise<DrawInputs> {
@@ -241,11 +223,9 @@ function lend(model: GeneratorModel): Lease {
 }
 
 /**
- * The weights to generate from: a copy of the live actor's (latest; it waits for that model's
- * own step in flight), the idle cache, or the stored checkpoint (read with the metadata, for the
- * layout; the generator's shape is `m`'s, as the caller read the record).
- * @throws Error when the metadata or a ready model's checkpoint is missing (e.g. the model was
- *   deleted while its actor's snapshot waited).
+ * The weights to generate from: a copy of the live actor's (after its own step in flight), the
+ * idle cache, or the checkpoint (shape from `m`, the caller's read of the record).
+ * @throws Error when metadata or a ready model's checkpoint is missing (e.g. deleted meanwhile).
  */
 async function acquire(id: string, m: GenerateModel): Promise<Lease> {
   const live = await actors.get(id)?.snapshot(m.status === "ready");
@@ -274,10 +254,8 @@ async function acquire(id: string, m: GenerateModel): Promise<Lease> {
 }
 
 /**
- * Runs a generate task. The model's record was read, and the request checked against it, by the
- * caller (`../generate-task.ts`): the task says which weights (`task.model.status`) and how to
- * draw, and nothing here reads the record again, except to tell a deleted model from a broken
- * one when its weights cannot be loaded.
+ * Runs a generate task whose record was read and request checked by the caller
+ * (`../generate-task.ts`); the record is read again only to tell a deleted model from a broken one.
  */
 async function generate(task: GenerateTask): Promise<GenerateReply | object> {
   let lease: Lease;
@@ -296,8 +274,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
     const sampling = { temperature: task.temperature, topP: task.topP, yieldFn };
     let cols: Int32Array[];
     if (task.seeded) {
-      // Seeded generation: the model's own conditional, same options as the plain draw;
-      // with calibrate, corrected by what the given marginals say of each condition.
+      // Seeded: the model's conditional; with calibrate, corrected by the given marginals.
       let calibration: ((fixed: readonly FixedCell[]) => ReturnType<typeof conditionCalibration>) | undefined;
       if (task.seeded.calibrate) {
         const metadata = await getStore().getMetadata(task.id);
@@ -318,21 +295,18 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
       } finally {
         releaseInputs(inputs);
       }
-      // The plain draw keeps the fixed-combinations rules as the calibrated draw's pool does, with
-      // the same repair and its own stream (the draw's seed xor REPAIR_SEED_TAG).
+      // Keeps the fixed-combinations rules as the calibrated pool does (seed xor REPAIR_SEED_TAG).
       if (rules.length > 0) repairPool(cols, rules, (inputs.seed ^ REPAIR_SEED_TAG) >>> 0);
     }
     const n = cols[0].length;
     const codes = packedColumns(cols); // the draws' own F x n array where they have one (no copy)
     const reply: GenerateReply = { ok: true, model_id: task.id, num_rows: n, features: model.layout.features, codes };
-    // Transfer the codes instead of copying them.
     return move({ [transferableSymbol]: [codes.buffer], [valueSymbol]: reply } as unknown as Parameters<typeof move>[0]);
   } catch (err) {
     const bad = asParamError(err);
     if (bad) return { ok: false, kind: "param", param: bad.param, message: bad.message };
     if (task.latents !== undefined && isLogitOverflow(err)) {
-      // Latents finite in float32 but so large that the forward pass overflows: the client's
-      // input, not a fault of the model (drawn latents are standard normal and never do this).
+      // Finite latents that overflow the forward pass: the client's input, not a model fault.
       return {
         ok: false,
         kind: "param",
@@ -340,7 +314,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
         message: "The latent vectors are too large for this model: its outputs overflow. Latents are standard normal draws (as the SDK makes them).",
       };
     }
-    // Deleted while it ran (its metadata read after the handler's check): as if it had been gone before.
+    // Deleted while it ran: as if it had been gone before.
     if ((await getStore().getModel(task.id)) === undefined) return { ok: false, kind: "not_found", message: `no model ${task.id}` };
     return { ok: false, kind: "internal", message: err instanceof Error ? err.message : String(err) };
   } finally {
@@ -348,10 +322,7 @@ async function generate(task: GenerateTask): Promise<GenerateReply | object> {
   }
 }
 
-/**
- * True for the sampling kernels' refusal of non-finite logits: both paths (`checkSampleArgs` in
- * model/sampling.ts and the native core) throw a RangeError with code {@link LOGITS_NOT_FINITE}.
- */
+/** True for the sampling kernels' RangeError {@link LOGITS_NOT_FINITE} (JS and native paths). */
 function isLogitOverflow(err: unknown): boolean {
   return err instanceof RangeError && (err as RangeError & { code?: unknown }).code === LOGITS_NOT_FINITE;
 }

@@ -1,9 +1,6 @@
 /**
- * Idempotency records in the embedded store: the sub-database `idempotency` of `lmdbStore.ts`
- * ([org, env, key] -> {@link IdempotencyRecord}) and the changes to it. Every method runs inside a
- * write transaction the store opened, so concurrent requests, even from other threads or
- * processes, see each other's records; the store pairs them with the pending charges
- * (`usage.ts`) in the same transaction.
+ * The embedded store's `idempotency` sub-database ([org, env, key] -> {@link IdempotencyRecord}).
+ * Every method runs inside a write transaction the store opened, paired there with pending charges.
  */
 import type { Database, RootDatabase } from "lmdb";
 import type { IdempotencyBegin, IdempotencyRecord, IdempotencyScope, StoredResponse } from "../records";
@@ -16,11 +13,7 @@ export class LmdbIdempotency {
     this.db = root.openDB({ name: "idempotency" });
   }
 
-  /**
-   * Starts a request under `scope`: no record, or one older than `ttlMs`: an in-flight record ->
-   * `started`; a record whose fingerprint differs -> `mismatch`; an in-flight record ->
-   * `in_flight`; a completed one -> `replay` with its response.
-   */
+  /** Starts a request under `scope` (`IdempotencyBegin`; a record older than `ttlMs` is new). */
   begin(scope: IdempotencyScope, fingerprint: string, nowMs: number, ttlMs: number, requestId: string | undefined): IdempotencyBegin {
     const k = [scope.org, scope.env, scope.key];
     const cur = this.db.get(k);
@@ -33,12 +26,11 @@ export class LmdbIdempotency {
     return { kind: "replay", response: cur.response };
   }
 
-  /** Completes `scope` with `response`, unless the record already holds one (a recovery point), which wins. */
+  /** Completes `scope` with `response`, unless it holds one already (a recovery point wins). */
   complete(scope: IdempotencyScope, response: StoredResponse): StoredResponse | undefined {
     const k = [scope.org, scope.env, scope.key];
     const cur = this.db.get(k);
     if (cur === undefined) return undefined;
-    // A response stored earlier in the request (a recovery point, see createModel) wins.
     const final = cur.response ?? response;
     this.db.put(k, { ...cur, state: "done", response: final });
     return final;
@@ -50,10 +42,7 @@ export class LmdbIdempotency {
     if (this.db.get(k)?.state === "in_flight") this.db.remove(k);
   }
 
-  /**
-   * Crash recovery: every in-flight record whose request is not in `live` is completed when it
-   * holds its response (a recovery point: a retry replays), else released. Returns how many.
-   */
+  /** Recovery: in-flight records not in `live` complete if they hold a response, else release. */
   release(live: ReadonlySet<string>): number {
     let released = 0;
     for (const { key, value } of [...this.db.getRange({})]) {

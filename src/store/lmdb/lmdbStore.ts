@@ -1,28 +1,17 @@
 /**
- * The embedded store: one LMDB environment with named sub-databases.
- *
- * Safe to open from the HTTP thread and from every engine worker at once (LMDB serialises
- * writers across threads and processes). Every change that touches more than one key runs in one
- * transaction. It implements {@link Store} (`../store.ts`); the shared implementation is
- * PostgreSQL (`../postgres/pgStore.ts`). Usage, pending charges and the ledger are `usage.ts`,
- * idempotency records `idempotency.ts`.
- *
- * Sub-databases (key -> value):
- * - `orgs`:        org name -> {@link OrgRecord}
- * - `keys`:        SHA-256 hex of an API key -> {@link KeyRecord}
- * - `models`:      model id -> {@link ModelRecord}
- * - `model_index`: [org, env, created_ms, id] -> null   (range scans, newest first)
- * - `metadata`:    model id -> {@link Metadata}
- * - `checkpoints`: model id -> opaque msgpack value written by the engine
- * - `deleted_models`: model id -> {@link DeletedModel} (tombstones: a deleted id stays a valid
- *   List cursor for {@link TOMBSTONE_TTL_MS})
- * - `rate_counters`: limiter key (`org:NAME`, `addr:ADDRESS`) -> {@link RateCounter}
- * - `usage`:       [org, env, month] -> rows charged in that calendar month (UTC, `YYYY-MM`)
- * - `usage_ledger`: [org, month, seq] -> {@link LedgerEntry} (live charges and refunds, seq = 0, 1,
- *   ... in the order written; keyed so one org's month is one range scan)
- * - `idempotency`: [org, env, key] -> {@link IdempotencyRecord}
- * - `pending_charges`: request id -> {@link PendingCharge} (charges whose response has not been
- *   settled: refunded by {@link Store.reconcile} if the process dies first)
+ * The embedded {@link Store}: one LMDB environment with named sub-databases, safe to open from the
+ * HTTP thread and every engine worker at once (LMDB serialises writers across threads and
+ * processes); every multi-key change is one transaction. Billing is `usage.ts`, idempotency
+ * records `idempotency.ts`. Sub-databases (key -> value):
+ * - `orgs` org -> {@link OrgRecord}; `keys` SHA-256 hex of an API key -> {@link KeyRecord}
+ * - `models` id -> {@link ModelRecord}; `model_index` [org, env, created_ms, id] -> null
+ * - `metadata` id -> {@link Metadata}; `checkpoints` id -> opaque msgpack from the engine
+ * - `deleted_models` id -> {@link DeletedModel} (a List cursor for {@link TOMBSTONE_TTL_MS})
+ * - `rate_counters` limiter key (`org:NAME`, `addr:ADDRESS`) -> {@link RateCounter}
+ * - `usage` [org, env, `YYYY-MM` UTC] -> rows
+ * - `usage_ledger` [org, month, seq] -> {@link LedgerEntry}, one org's month one range scan
+ * - `idempotency` [org, env, key] -> {@link IdempotencyRecord}
+ * - `pending_charges` request id -> {@link PendingCharge} (refunded if the process dies first)
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -57,10 +46,10 @@ import { encodedSizeBound, preallocateLockFile, RECORD_BYTES, StoreSpace, treeBy
 import { writeTransaction } from "./transaction";
 import { LmdbUsage } from "./usage";
 
-/** lmdb-js hands `mapsAsObjects` to its msgpackr decoder (the option is missing from its typings). */
+/** lmdb-js passes `mapsAsObjects` to its msgpackr decoder (missing from its typings). */
 const MAPS_AS_OBJECTS = { mapsAsObjects: true };
 
-/** The embedded LMDB implementation of {@link Store} (see the module comment). */
+/** The embedded LMDB implementation of {@link Store}. */
 export class LmdbStore implements Store {
   readonly kind = "lmdb" as const;
   readonly root: RootDatabase;
@@ -73,12 +62,10 @@ export class LmdbStore implements Store {
   private readonly checkpoints: Database<unknown, string>;
   private readonly deleted: Database<DeletedModel, string>;
   private readonly rateCounters: Database<RateCounter, string>;
-  /** `usage`, `usage_ledger` and `pending_charges` (`usage.ts`). */
   private readonly billing: LmdbUsage;
-  /** `idempotency` (`idempotency.ts`). */
   private readonly keysInFlight: LmdbIdempotency;
 
-  /** The data file's allocation ahead of LMDB (`space.ts`): every write transaction is admitted by it. */
+  /** Data-file allocation ahead of LMDB (`space.ts`); admits every write transaction. */
   private readonly space: StoreSpace;
 
   /** Opens (creating if needed) the environment in directory `dir`. */
@@ -102,9 +89,8 @@ export class LmdbStore implements Store {
   }
 
   /**
-   * Renews this thread's read snapshot: lmdb-js keeps a read transaction per thread and renews it
-   * only on a later event turn or after this thread's own writes, so a record another thread
-   * committed just before could otherwise be invisible to the next read.
+   * lmdb-js keeps one read transaction per thread, renewed only on a later event turn or after
+   * this thread's own writes: without this, another thread's fresh commit could be invisible.
    */
   refreshReads(): void {
     this.root.resetReadTxn();
@@ -116,10 +102,8 @@ export class LmdbStore implements Store {
   }
 
   /**
-   * Runs `fn` in one write transaction (every write of this class goes through here):
-   * {@link writeTransaction}, admitted first by {@link StoreSpace.admit} with room for `large`:
-   * the values of unbounded size the transaction stores (everything else it writes is small), or
-   * a function run inside the transaction that gives the bytes (for loops over stored records).
+   * Runs `fn` in one write transaction, admitted first by {@link StoreSpace.admit} for `large`:
+   * the unbounded values it stores, or a function giving their bytes. Every write goes here.
    * @throws StoreWriteError when the disk has no room for it (nothing written).
    */
   private async write<T>(fn: () => T, large: readonly unknown[] | (() => number) = []): Promise<T> {
@@ -137,14 +121,10 @@ export class LmdbStore implements Store {
     }
   }
 
-  // ---- orgs and keys -------------------------------------------------------------------------
-
-  /** True when the store holds no API key at all (first start). */
   async isEmpty(): Promise<boolean> {
     return this.keys.getKeysCount() === 0;
   }
 
-  /** Creates `org` if missing. */
   async ensureOrg(org: string): Promise<void> {
     await this.write(() => {
       if (this.orgs.get(org) === undefined) {
@@ -153,22 +133,14 @@ export class LmdbStore implements Store {
     });
   }
 
-  /** The org's record, or undefined when no such org exists. */
   async getOrg(org: string): Promise<OrgRecord | undefined> {
     return this.orgs.get(org);
   }
 
-  /** Every org, by name. */
   async listOrgs(): Promise<OrgRecord[]> {
     return [...this.orgs.getRange({})].map((e) => e.value);
   }
 
-  /**
-   * Sets (or with `null` clears) the org's request rate limit (requests per minute, >= 1) and live
-   * quota (rows per month, >= 0), creating the org if missing. Takes effect on the next request,
-   * also in a running server. Resolves to the updated record.
-   * @throws RangeError for a limit that is not a safe integer in range.
-   */
   async setOrgLimits(org: string, limits: OrgLimits): Promise<OrgRecord> {
     checkOrgLimits(limits);
     return this.write(() => {
@@ -184,7 +156,6 @@ export class LmdbStore implements Store {
     });
   }
 
-  /** Creates a key for `org` (created if missing) and returns it; only its SHA-256 is stored. */
   async createKey(org: string, env: Environment): Promise<string> {
     const key = newApiKey(env);
     await this.write(() => {
@@ -201,20 +172,14 @@ export class LmdbStore implements Store {
     return key;
   }
 
-  /** The key's record, or undefined when no stored hash matches. */
   async findKey(key: string): Promise<KeyRecord | undefined> {
     return this.keys.get(hashKey(key));
   }
 
-  // ---- models --------------------------------------------------------------------------------
-
   /**
-   * Stores a new model and its metadata in one transaction. With `completion`, the same
-   * transaction stores the request's response on its in-flight idempotency record (a recovery
-   * point), so a crash can never leave a model without the stored response that names it, nor the
-   * reverse: a retry of the key either replays this response or (nothing committed) creates the
-   * model once. With `limits.maxModelsPerOrg`, the org's models are counted in the same
-   * (serialised) write transaction first: at the cap nothing is written ({@link ModelLimitError}).
+   * The model, its metadata and `completion`'s recovery point commit in one transaction, so a
+   * crash never leaves a model without the stored response naming it, nor the reverse. The
+   * per-org cap is counted inside the same serialised write transaction.
    */
   async createModel(
     rec: ModelRecord,
@@ -227,14 +192,12 @@ export class LmdbStore implements Store {
       if (cap !== undefined && this.countModels(rec.org) >= cap) return false;
       this.models.put(rec.id, rec);
       this.modelIndex.put(indexKey(rec), null);
-      // Already msgpack: written as it is (the database's decoder reads plain msgpack).
       if (metadata instanceof PackedMetadata) this.metadata.put(rec.id, asBinary(metadata.bytes) as unknown as Metadata);
       else this.metadata.put(rec.id, metadata);
       if (completion !== undefined) {
         const k = [completion.scope.org, completion.scope.env, completion.scope.key];
         const cur = this.keysInFlight.db.get(k);
-        // Still in flight (duplicates get 409 until the request answers), with its response as
-        // the recovery point: {@link reconcile} completes it if the process dies first.
+        // Still in flight (duplicates get 409); reconcile completes it if the process dies first.
         if (cur !== undefined && cur.state === "in_flight") this.keysInFlight.db.put(k, { ...cur, response: completion.response });
       }
       return true;
@@ -242,7 +205,6 @@ export class LmdbStore implements Store {
     if (!stored) throw new ModelLimitError(rec.org, cap!);
   }
 
-  /** The org's models, both environments: entries of `model_index` (a count over its key range). */
   private countModels(org: string): number {
     let n = 0;
     for (const env of ["test", "live"] as const) n += this.modelIndex.getCount({ start: [org, env, -1], end: [org, env, Number.MAX_SAFE_INTEGER] });
@@ -253,7 +215,6 @@ export class LmdbStore implements Store {
     return this.models.get(id);
   }
 
-  /** The model if it exists and belongs to (org, env); otherwise undefined (contract rule 5). */
   async getOwnedModel(id: string, org: string, env: Environment): Promise<ModelRecord | undefined> {
     const m = this.models.get(id);
     return m && m.org === org && m.env === env ? m : undefined;
@@ -263,11 +224,7 @@ export class LmdbStore implements Store {
     return this.metadata.get(id);
   }
 
-  /**
-   * Applies `patch` to a model that still exists (a deleted model is never brought back by a late
-   * progress write) and sets `updated_at`. Optionally writes a checkpoint in the same
-   * transaction. Resolves to the updated record, or undefined when the model is gone.
-   */
+  /** A deleted model is never brought back by a late progress write. */
   async updateModel(id: string, patch: ModelPatch, checkpoint?: unknown, fence?: number): Promise<ModelRecord | undefined> {
     return this.write(() => {
       const cur = this.models.get(id);
@@ -280,7 +237,6 @@ export class LmdbStore implements Store {
     }, [checkpoint]);
   }
 
-  /** See {@link Store.claimTraining}: the model's fence, incremented in one write transaction. */
   async claimTraining(id: string): Promise<number | undefined> {
     return this.write(() => {
       if (this.models.get(id) === undefined) return undefined;
@@ -294,13 +250,6 @@ export class LmdbStore implements Store {
     return this.checkpoints.get(id) as T | undefined;
   }
 
-  /**
-   * Removes the model, its index entry, metadata and checkpoint in one transaction, and leaves a
-   * tombstone (its place in the list) so that its id stays a valid List cursor for
-   * {@link TOMBSTONE_TTL_MS}. Resolves to false when the model did not exist. `dropIdempotency`:
-   * also removes that key's record in the same transaction (a create refused after its model and
-   * response were stored).
-   */
   async deleteModel(id: string, nowMs = Date.now(), dropIdempotency?: IdempotencyScope): Promise<boolean> {
     return this.write(() => {
       if (dropIdempotency !== undefined) this.keysInFlight.db.remove([dropIdempotency.org, dropIdempotency.env, dropIdempotency.key]);
@@ -316,19 +265,12 @@ export class LmdbStore implements Store {
     });
   }
 
-  /**
-   * Models of (org, env), newest first, ties by id. `startingAfter` is a model id of
-   * the caller; the page starts right after it. A cursor deleted since (within
-   * {@link TOMBSTONE_TTL_MS}) still marks its place, so paging is stable under concurrent deletes;
-   * models created meanwhile are newer and so never shift later pages.
-   * @throws CursorNotFoundError when `startingAfter` names no model of (org, env).
-   */
+  /** Creations are newer than any cursor and so never shift later pages. */
   async listModels(org: string, env: Environment, limit: number, startingAfter?: string): Promise<ModelPage> {
     let start: (string | number)[] = [org, env, Number.MAX_SAFE_INTEGER];
     let exclusive = false;
     if (startingAfter !== undefined) {
-      // Only an id's form can name a model; anything else is no LMDB key (4,093 characters or more
-      // do not fit one) and must not reach the lookups.
+      // Only an id's form can name a model; anything else may not fit an LMDB key (4,093 chars).
       if (!isModelId(startingAfter)) throw new CursorNotFoundError(startingAfter);
       const found = this.models.get(startingAfter);
       const cursor = found && found.org === org && found.env === env ? found : undefined;
@@ -356,26 +298,20 @@ export class LmdbStore implements Store {
     return { items, has_more };
   }
 
-  /** Every model currently in `status` (used at start-up to resume training). */
   async modelsWithStatus(status: ModelRecord["status"]): Promise<ModelRecord[]> {
     const out: ModelRecord[] = [];
     for (const { value } of this.models.getRange({})) if (value.status === status) out.push(value);
     return out.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
   }
 
-  // ---- rate counters -------------------------------------------------------------------------
-
-  /** Every stored rate counter, by limiter key (loaded once when a server starts). */
   async rateCounterEntries(): Promise<[string, RateCounter][]> {
     return [...this.rateCounters.getRange({})].map(({ key, value }) => [key, value]);
   }
 
-  /** Writes one rate counter; resolves once committed (so it survives a crash of this process). */
   async putRateCounter(key: string, c: RateCounter): Promise<void> {
     await this.write(() => this.rateCounters.put(key, { window: c.window, prev: c.prev, curr: c.curr }));
   }
 
-  /** Removes counters whose `window` is before `minWindow` (they no longer affect any estimate). */
   async sweepRateCounters(minWindow: number): Promise<number> {
     return this.write(() => {
       let n = 0;
@@ -389,70 +325,38 @@ export class LmdbStore implements Store {
     });
   }
 
-  // ---- usage and quota -----------------------------------------------------------------------
-
-  /** Rows charged to (org, env) in `month` (`YYYY-MM`, UTC); 0 when nothing was charged. */
   async getUsage(org: string, env: Environment, month: string): Promise<number> {
     return this.billing.usage.get([org, env, month]) ?? 0;
   }
 
-  /**
-   * Charges `rows` to (org, env, month) in one transaction if the month's usage plus `rows` stays
-   * within `quota`; otherwise charges nothing. Live charges are also written to the ledger in the
-   * same transaction. Atomic across threads and processes (LMDB serialises write transactions).
-   *
-   * `opts.pending`: the charge is also recorded as pending under `c.request_id`, in the same
-   * transaction, until {@link settleCharge} (the rows were delivered or stored for replay) or
-   * {@link refundPending}; {@link reconcile} refunds pending charges left by a dead process.
-   * Without it the charge is final at once (seeding usage, tools).
-   */
   async chargeUsage(c: ChargeRequest, opts: { pending?: boolean } = {}): Promise<ChargeResult> {
     return this.write(() => this.billing.charge(c, opts.pending === true));
   }
 
-  /** The pending charge of `requestId`, if any (see {@link PendingCharge}). */
   async getPendingCharge(requestId: string): Promise<PendingCharge | undefined> {
     return this.billing.pending.get(requestId);
   }
 
-  /** Makes the pending charge of `requestId` final (its rows count). Resolves to false when there was none. */
   async settleCharge(requestId: string): Promise<boolean> {
     return this.write(() => this.billing.settle(requestId));
   }
 
-  /**
-   * Refunds the pending charge of `requestId` (usage back, a ledger refund for live) and forgets
-   * it, in one transaction; a second call finds nothing and changes nothing. Resolves to the rows
-   * refunded (0 when no charge was pending).
-   */
   async refundPending(requestId: string, nowMs: number): Promise<number> {
     return this.write(() => this.billing.refundPending(requestId, nowMs));
   }
 
-  /** Gives back a charge made by {@link chargeUsage} (same fields), with a ledger entry for live. Resolves to the month's usage after it. */
   async refundUsage(c: ChargeRequest): Promise<number> {
     return this.write(() => this.billing.refund(c));
   }
 
-  /** Usage rows of `month`: one per (org, env) that was charged, by org then env. */
   async usageOfMonth(month: string): Promise<{ org: string; env: Environment; rows: number }[]> {
     return this.billing.ofMonth(month);
   }
 
-  /** Ledger entries of `org` in `month`, oldest first (one range scan). */
   async ledgerEntries(org: string, month: string): Promise<LedgerEntry[]> {
     return this.billing.ledgerOf(org, month);
   }
 
-  // ---- idempotency ---------------------------------------------------------------------------
-
-  /**
-   * Starts a request under an idempotency key, atomically (one write transaction, so concurrent
-   * requests, even from other threads or processes, see each other's records):
-   * - no record, or one older than `ttlMs`: writes an in-flight record -> `started`;
-   * - a record whose fingerprint differs -> `mismatch`;
-   * - an in-flight record -> `in_flight`; a completed one -> `replay` with its response.
-   */
   async beginIdempotent(
     scope: IdempotencyScope,
     fingerprint: string,
@@ -463,14 +367,6 @@ export class LmdbStore implements Store {
     return this.write(() => this.keysInFlight.begin(scope, fingerprint, nowMs, ttlMs, requestId));
   }
 
-  /**
-   * Stores the response of the request that started `scope` and settles that request's pending
-   * charge (`response.request_id`), in one transaction: the stored response and the charge exist
-   * together or not at all. A response already on the record (stored by the request's own
-   * transaction as a recovery point, see {@link createModel}) is kept: that one is completed and
-   * sent. Resolves to the response now stored
-   * (the one to send), or undefined when the record is gone.
-   */
   async completeIdempotent(scope: IdempotencyScope, response: StoredResponse): Promise<StoredResponse | undefined> {
     return this.write(() => {
       this.billing.settle(response.request_id);
@@ -478,10 +374,6 @@ export class LmdbStore implements Store {
     }, [response]);
   }
 
-  /**
-   * Drops the in-flight record of `scope` (its response is not stored, so a retry executes again)
-   * and, when `requestId` is given, refunds that request's pending charge, in one transaction.
-   */
   async abandonIdempotent(scope: IdempotencyScope, requestId?: string, nowMs = Date.now()): Promise<void> {
     await this.write(() => {
       if (requestId !== undefined) this.billing.refundPending(requestId, nowMs);
@@ -489,21 +381,13 @@ export class LmdbStore implements Store {
     });
   }
 
-  /** The record of `scope`, if any (expired or not). */
   async getIdempotency(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
     return this.keysInFlight.db.get([scope.org, scope.env, scope.key]);
   }
 
   /**
-   * Crash recovery of billing and idempotency, in one transaction: every pending charge and every
-   * in-flight idempotency record whose request is not in `live` (the requests this process is
-   * still working on) belongs to a request that will never answer, so its charge is refunded and
-   * its key released (a retry executes again; the first execution delivered nothing, since a
-   * response is only sent after its charge is settled). An in-flight record that already holds its
-   * response (a recovery point: Create Model stores it with the model) is completed instead, so its
-   * retry replays. At start-up `live` is empty. Records of completed requests (`done`) are never
-   * touched: their retries replay.
-   * Resolves to the rows refunded, the pending charges refunded and the keys released.
+   * A released key's first execution delivered nothing (responses go out only after their charge
+   * settles), so refunding it is safe; `done` records are never touched. `live` is empty at start.
    */
   async reconcile(live: ReadonlySet<string>, nowMs: number): Promise<{ refunded_rows: number; charges: number; released: number }> {
     return this.write(() => {
@@ -518,10 +402,6 @@ export class LmdbStore implements Store {
     }, () => treeBytes([this.billing.pending, this.billing.ledger, this.billing.usage, this.keysInFlight.db]) + RECORD_BYTES * this.billing.pending.getCount());
   }
 
-  /**
-   * Removes idempotency records older than `ttlMs` and tombstones older than
-   * {@link TOMBSTONE_TTL_MS} at `nowMs`. Resolves to the number removed.
-   */
   async sweepExpired(nowMs: number, ttlMs: number): Promise<number> {
     return this.write(() => {
       let n = this.keysInFlight.sweep(nowMs, ttlMs);
@@ -536,10 +416,7 @@ export class LmdbStore implements Store {
   }
 }
 
-/**
- * LMDB's map size: the most the data file can grow to. The file itself grows only as the store
- * needs (`space.ts`).
- */
+/** LMDB's map size: the most the data file can grow to; it grows only as needed (`space.ts`). */
 const MAP_SIZE = 8 * 1024 ** 3;
 
 function indexKey(m: ModelRecord): (string | number)[] {

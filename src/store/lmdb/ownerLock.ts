@@ -1,35 +1,19 @@
 /**
- * One owner per store: `synthd serve` holds an exclusive lock on `DATA_DIR/synthd.lock`
- * for as long as it runs, taken before anything else opens the store. A second `serve` on the same
- * directory fails at once with {@link StoreLockedError}, which names the owner recorded in the file.
- * The short-lived commands (`keys create`, `usage`, `orgs set`) never take it: LMDB already
- * serialises their writes with the server's, and they are documented to work while it runs.
- *
- * Mechanism: `flock(LOCK_EX | LOCK_NB)` on an open descriptor of the lock file. The kernel ties
- * the lock to that open file description and drops it when the last descriptor closes, so it
- * goes away with the process however it ends (`kill -9` included): there is no stale state to
- * detect and no timing bound to tune. Node has no `flock` binding, so the syscall is issued by
- * util-linux's `flock(1)` (busybox has the same applet) on a copy of our descriptor passed as fd 3
- * (`flock -x -n 3`): the child locks the description it shares with us and exits, and the lock
- * stays with our descriptor. Alternatives weighed:
- * - `proper-lockfile` (mkdir + an mtime refreshed on a timer): after SIGKILL the lock directory
- *   stays until its mtime is older than `stale` (2 s at the least, 10 s by default), so a restart
- *   in that window is refused; an event loop stalled longer than `stale` (a slow disk, a long GC)
- *   lets a second server take over a live owner's lock ("compromised"); two starters removing the
- *   same stale lock can race. A kernel lock has none of these.
- * - `fs-ext` (flock binding): a native build with an install script, which `allowScripts` and
- *   the no-new-native-build rule argue against.
- * - LMDB's own `lock.mdb`: LMDB is multi-process by design (its lock file coordinates readers and
- *   the writer, it never excludes a second process), and `keys create` relies on exactly that.
- * - A PID file: goes stale after `kill -9`, and PIDs are reused.
- * Where `flock(1)` is not on PATH, `serve` refuses to start rather than run unlocked.
+ * One owner per store: `synthd serve` holds an exclusive lock on `DATA_DIR/synthd.lock` while it
+ * runs, taken before the store opens; a second `serve` fails at once with {@link StoreLockedError}
+ * naming the owner. Short-lived commands (`keys create`, `usage`, `orgs set`) never take it: LMDB
+ * serialises their writes with the server's. Mechanism: `flock(LOCK_EX | LOCK_NB)` via
+ * util-linux's `flock(1)` on a copy of our descriptor as fd 3; the kernel ties the lock to the
+ * open file description, so it goes with the process however it ends (`kill -9` included).
+ * Without `flock(1)` on PATH, `serve` refuses to start. Alternatives rejected: docs/architecture.md
+ * "The data dir's owner lock".
  */
 import { spawnSync } from "node:child_process";
 import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 
-/** Name of the lock file inside the data dir (next to LMDB's `data.mdb` and `lock.mdb`). */
+/** Name of the lock file inside the data dir (next to `data.mdb` and `lock.mdb`). */
 export const OWNER_LOCK_FILE = "synthd.lock";
 
 /** Who holds a data dir: the JSON content of its lock file. */
@@ -43,9 +27,8 @@ export interface LockOwner {
 }
 
 /**
- * Thrown by {@link acquireOwnerLock} when another process holds the data dir. The message is the
- * one line the CLI prints (after `synthd: `), e.g. `the data dir D is in use by synthd serve pid
- * 1234 (started 2026-11-24T03:00:00Z, http://127.0.0.1:8080); stop it first or use another --data-dir.`
+ * {@link acquireOwnerLock}: another process holds the data dir. The message is the CLI's line,
+ * e.g. `the data dir D is in use by synthd serve pid 1234 (started ..., http://...); ...`
  */
 export class StoreLockedError extends Error {
   constructor(
@@ -62,19 +45,17 @@ export class StoreLockedError extends Error {
 export interface OwnerLock {
   /** Absolute or relative path of the lock file (as `dataDir` was given). */
   readonly path: string;
-  /** Records the owner's URL in the lock file, for the message a second server prints. Best effort. */
+  /** Records the owner's URL in the lock file, for a second server's message. Best effort. */
   setUrl(url: string): void;
   /** Closes the descriptor, which releases the lock. Idempotent. */
   release(): void;
 }
 
 /**
- * Takes the exclusive owner lock of `dataDir` (which must exist), without waiting, and writes
- * this process's {@link LockOwner} into the lock file. The lock lasts until `release()` or the
- * end of the process. Source: flock(2) via flock(1), see the module comment.
- * @throws StoreLockedError when another process (or another `serve` in this process) holds it.
- * @throws Error when the lock file cannot be opened, `flock(1)` is missing from PATH, or it fails
- *   otherwise (its message included).
+ * Takes `dataDir`'s (existing) exclusive owner lock without waiting and writes this process's
+ * {@link LockOwner} into it; held until `release()` or process end.
+ * @throws StoreLockedError when another process (or another `serve` here) holds it.
+ * @throws Error when the file cannot be opened or `flock(1)` is missing or fails.
  */
 export async function acquireOwnerLock(dataDir: string, now: Date = new Date()): Promise<OwnerLock> {
   const path = join(dataDir, OWNER_LOCK_FILE);
@@ -130,10 +111,7 @@ export async function acquireOwnerLock(dataDir: string, now: Date = new Date()):
   };
 }
 
-/**
- * The lock file's owner record, or undefined when it is not one. Tries a few times over ~100 ms:
- * the owner may be between truncating the file and writing its record.
- */
+/** The file's owner record or undefined; retries ~100 ms (the owner may be mid-write). */
 async function readOwner(path: string): Promise<LockOwner | undefined> {
   for (let attempt = 0; ; attempt++) {
     try {

@@ -1,22 +1,13 @@
 /**
- * Disk space for the embedded store, owned before LMDB needs it. LMDB extends `data.mdb` by
- * writing past its end; on a full file system that write fails inside LMDB (a page spill or the
- * commit's page flush), and lmdb-js 3.x can corrupt its heap after such a failure
- * (docs/operations.md "A full disk"). So LMDB is never allowed to meet a full disk:
- *
- * - the data file is kept allocated (zeros written past LMDB's last page) ahead of what LMDB uses;
- * - every write transaction, at its start and while it holds LMDB's writer lock, declares an upper
- *   bound of the bytes it can add ({@link StoreSpace.admit}); it runs only when the allocated file
- *   has that much room beyond LMDB's last page and the transactions admitted before it, growing
- *   the file first when needed;
- * - when the file cannot grow (ENOSPC, EDQUOT), the transaction is refused with a
- *   {@link StoreWriteError} before it writes anything: requests get 503, training pauses.
- *
- * So LMDB only ever writes into blocks the file already owns. A new store's lock file (`lock.mdb`,
- * mapped and written through memory, where a page first touched on a full tmpfs raises SIGBUS) is
- * written out in full before LMDB creates it. On copy-on-write file systems (btrfs, ZFS) a rewrite
- * of an allocated block needs new space, so this guarantee does not hold there; docs/operations.md
- * says so.
+ * Disk space for the embedded store, owned before LMDB needs it: LMDB extends `data.mdb` by
+ * writing past its end, and after such a write fails on a full disk lmdb-js 3.x can corrupt its
+ * heap (docs/operations.md "A full disk"). So the data file stays allocated (zeros) ahead of LMDB;
+ * every write transaction declares, under LMDB's writer lock, an upper bound of the bytes it can
+ * add ({@link StoreSpace.admit}) and runs only when the file has that room beyond LMDB's last page
+ * and earlier admissions, growing it first; if it cannot grow the transaction is refused with
+ * {@link StoreWriteError} before writing (503, training pauses). A new `lock.mdb` (memory-mapped;
+ * SIGBUS on a full tmpfs) is written out in full first. Not guaranteed on copy-on-write file
+ * systems (btrfs, ZFS).
  */
 import { closeSync, existsSync, fstatSync, linkSync, openSync, rmSync, statfsSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -24,22 +15,18 @@ import { threadId } from "node:worker_threads";
 import type { RootDatabase } from "lmdb";
 import { StoreWriteError } from "../errors";
 
-/**
- * Bytes every write transaction may add besides what it declares: the B-tree pages its puts and
- * removes copy on write (a few levels of a named database and the main one) and free-list pages.
- */
+/** Bytes any write transaction may add undeclared: copied-on-write B-tree and free-list pages. */
 export const TRANSACTION_OVERHEAD_BYTES = 256 * 1024;
 /** Declared bytes count this much more: page headers, keys, half-empty leaf pages. */
 const DECLARED_FACTOR = 1.25;
 
-/** The file grows by at least this much at a time. */
+/** Growth step: at least this... */
 const MIN_GROWTH_BYTES = 8 * 1024 * 1024;
 /** ... and at most this much beyond what is needed. */
 const MAX_GROWTH_BYTES = 256 * 1024 * 1024;
 /**
- * An upper bound of the bytes msgpack takes for `value` (lmdb-js's encoding of stored values): a
- * string at most 3 bytes per UTF-16 unit plus a header, a number 9 bytes, binary data its length,
- * arrays and objects the sum of their parts. Walks the value once.
+ * Upper bound of msgpack's bytes for `value` (lmdb-js's encoding): a string 3 bytes per UTF-16
+ * unit plus header, a number 9, binary its length, containers the sum of their parts.
  */
 export function encodedSizeBound(value: unknown): number {
   if (value === null || value === undefined || typeof value === "boolean") return 1;
@@ -60,10 +47,7 @@ export function encodedSizeBound(value: unknown): number {
 /** An upper bound of one small record's bytes (a ledger entry, a usage counter). */
 export const RECORD_BYTES = 1024;
 
-/**
- * Bytes a transaction that rewrites or removes any number of entries of `dbs` can copy on write:
- * every branch and leaf page they have (overflow pages are freed, not copied).
- */
+/** Bytes rewriting or removing entries of `dbs` can copy: all their branch and leaf pages. */
 export function treeBytes(dbs: readonly unknown[]): number {
   let n = 0;
   for (const db of dbs) {
@@ -73,21 +57,17 @@ export function treeBytes(dbs: readonly unknown[]): number {
   return n;
 }
 
-/** The ENOSPC error of a growth the file system's free space cannot take. */
 function noSpace(want: number, free: number): NodeJS.ErrnoException {
   return Object.assign(new Error(`ENOSPC: no space left on device (the store's data file needs ${want} more bytes, ${free} are free)`), { code: "ENOSPC" });
 }
 
-/** Size of the zero block written to grow the file. */
 const ZEROS = Buffer.alloc(1024 * 1024);
-/** Bytes written into a fresh lock file: LMDB's reader table for the default 126 readers is about 8 KiB. */
+/** Bytes of a fresh lock file: LMDB's reader table for the default 126 readers is about 8 KiB. */
 const LOCK_FILE_BYTES = 64 * 1024;
 
 /**
- * Creates `dir/lock.mdb` written out in full (zeros) when it is missing, so that LMDB never
- * touches an unallocated page of it. The file is written under another name and linked into
- * place, so a process that opens the store meanwhile never sees a half-written lock file. A lock
- * file that exists is left as it is: another process may have it open.
+ * Creates `dir/lock.mdb` full of zeros when missing, written under another name and linked into
+ * place (never seen half-written); an existing one is left alone (another process may hold it).
  */
 export function preallocateLockFile(dir: string): void {
   const file = join(dir, "lock.mdb");
@@ -104,21 +84,16 @@ export function preallocateLockFile(dir: string): void {
 }
 
 /**
- * The allocation of one thread's view of the store's data file (see the module comment). One per
- * {@link LmdbStore} instance; instances in other threads of the process coordinate through LMDB's
- * writer lock, which {@link admit} runs under.
+ * One thread's view of the data file's allocation, one per {@link LmdbStore}; threads coordinate
+ * through LMDB's writer lock, which {@link admit} runs under.
  */
 export class StoreSpace {
   private fd: number | undefined;
   private pageSize: number | undefined;
-  /** Bytes admitted by this thread's transactions that have not settled (committed or failed) yet. */
+  /** Bytes admitted by this thread's transactions not yet settled. */
   private pending = 0;
 
-  /**
-   * @param root the open environment (its `getStats()` gives the last page and page size)
-   * @param file path of `data.mdb`
-   * @param mapSize LMDB's map size: the file never grows past it
-   */
+  /** `root`'s `getStats()` gives last page and page size; the file never grows past `mapSize`. */
   constructor(
     private readonly root: RootDatabase,
     private readonly file: string,
@@ -126,12 +101,9 @@ export class StoreSpace {
   ) {}
 
   /**
-   * Admits a transaction that adds at most `bytes` (plus {@link TRANSACTION_OVERHEAD_BYTES}) to
-   * the store, growing the data file first when needed. Call it at the start of a transaction's
-   * callback, before its first write, and call the returned function once the transaction has
-   * settled.
-   * @throws StoreWriteError (cause ENOSPC or EDQUOT, or "the store's map is full") when the room
-   *   cannot be had; nothing has been written then.
+   * Admits a transaction adding at most `bytes` (+ {@link TRANSACTION_OVERHEAD_BYTES}), growing the
+   * file first. Call before its first write; call the returned function once it has settled.
+   * @throws StoreWriteError (ENOSPC, EDQUOT, or map full) with nothing written.
    */
   admit(bytes: number): () => void {
     const bound = Math.ceil(bytes * DECLARED_FACTOR) + TRANSACTION_OVERHEAD_BYTES;
@@ -150,13 +122,12 @@ export class StoreSpace {
     };
   }
 
-  /** Closes the file descriptor (the environment itself is closed by its owner). */
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
 
-  /** lmdb-js's native environment: `info()` is mdb_env_info (the last committed page), without `getStats()`'s free-list walk. */
+  /** lmdb-js's native env: `info()` is mdb_env_info, without `getStats()`'s free-list walk. */
   private env(): { info(): { lastPageNumber: number } } {
     return (this.root as unknown as { env: { info(): { lastPageNumber: number } } }).env;
   }
@@ -167,9 +138,8 @@ export class StoreSpace {
   }
 
   /**
-   * Appends zeros from `size` until the file reaches `need` plus a growth step, the step at most
-   * half of the space left free beyond `need`, so the store never takes the last of a disk others
-   * share. Throws StoreWriteError (cause ENOSPC) when `need` cannot be reached.
+   * Appends zeros up to `need` plus a step of at most half the space free beyond it (never the
+   * last of a shared disk). @throws StoreWriteError (ENOSPC) when `need` cannot be reached.
    */
   private grow(fd: number, size: number, need: number): void {
     if (need > this.mapSize) {

@@ -1,16 +1,11 @@
-/**
- * The embedded store's write transactions: every write of `lmdbStore.ts` (and of `usage.ts` and
- * `idempotency.ts`, which run inside them) goes through {@link writeTransaction}.
- */
+/** The embedded store's write transactions: every write of `lmdbStore.ts` goes through here. */
 import type { RootDatabase } from "lmdb";
 import { StoreWriteError } from "../errors";
 
 /**
- * Runs `fn` in one LMDB write transaction of `root` and resolves with its result once committed.
- * A transaction that cannot be committed (full disk, I/O error) rejects with a
- * {@link StoreWriteError}; lmdb-js's own follow-up rejection (`commitError`) is handled here so
- * that it never surfaces as an unhandled rejection (which would end a worker thread). Other errors
- * `fn` throws reject as they are (nothing written).
+ * Runs `fn` in one LMDB write transaction and resolves with its result once committed. A failed
+ * commit rejects with {@link StoreWriteError}; lmdb-js's `commitError` follow-up is handled here
+ * (unhandled, it would end a worker thread). Other errors of `fn` reject as is, nothing written.
  */
 export async function writeTransaction<T>(root: RootDatabase, fn: () => T): Promise<T> {
   try {

@@ -1,9 +1,7 @@
 /**
- * Usage, pending charges and the ledger in the embedded store: the sub-databases `usage`,
- * `pending_charges` and `usage_ledger` of `lmdbStore.ts`, and the changes to them. Every method
- * runs inside a write transaction the store opened (LMDB serialises those across threads and
- * processes), so a charge's quota check and increment, its ledger entry and its pending record
- * are one atomic change.
+ * The embedded store's `usage`, `pending_charges` and `usage_ledger` sub-databases. Every method
+ * runs in a write transaction the store opened, so quota check, increment, ledger entry and
+ * pending record are one atomic change.
  */
 import type { Database, RootDatabase } from "lmdb";
 import type { ChargeRequest, ChargeResult, Environment, LedgerEntry, PendingCharge } from "../records";
@@ -23,7 +21,7 @@ export class LmdbUsage {
     this.pending = root.openDB({ name: "pending_charges" });
   }
 
-  /** See `Store.chargeUsage`: the quota check, the increment, the ledger and the pending record. */
+  /** `Store.chargeUsage`: quota check, increment, ledger and pending record. */
   charge(c: ChargeRequest, pending: boolean): ChargeResult {
     const used = this.usage.get([c.org, c.env, c.month]) ?? 0;
     if (used + c.rows > c.quota) return { ok: false, used };
@@ -33,14 +31,14 @@ export class LmdbUsage {
     return { ok: true, used: used + c.rows };
   }
 
-  /** Forgets the pending charge of `requestId` (its rows stay charged); false when there was none. */
+  /** Forgets `requestId`'s pending charge (its rows stay charged); false when none. */
   settle(requestId: string): boolean {
     if (this.pending.get(requestId) === undefined) return false;
     this.pending.remove(requestId);
     return true;
   }
 
-  /** Refunds and forgets the pending charge of `requestId`; the rows refunded (0 when none was pending). */
+  /** Refunds and forgets `requestId`'s pending charge; resolves to the rows refunded. */
   refundPending(requestId: string, nowMs: number): number {
     const p = this.pending.get(requestId);
     if (p === undefined) return 0;
@@ -72,7 +70,6 @@ export class LmdbUsage {
       request_id: c.request_id,
       at: new Date(c.at_ms).toISOString(),
     };
-    // Key [org, month, seq]: seq numbers the month's entries in the order they were written.
     let seq = 0;
     for (const { key } of this.ledger.getRange({ start: [c.org, c.month, Number.MAX_SAFE_INTEGER], end: [c.org, c.month], reverse: true, limit: 1 })) {
       seq = (key[2] as number) + 1;
@@ -80,7 +77,6 @@ export class LmdbUsage {
     this.ledger.put([c.org, c.month, seq], entry);
   }
 
-  /** Usage rows of `month`: one per (org, env) that was charged, by org then env. */
   ofMonth(month: string): { org: string; env: Environment; rows: number }[] {
     const out: { org: string; env: Environment; rows: number }[] = [];
     for (const { key, value } of this.usage.getRange({})) {
@@ -89,7 +85,6 @@ export class LmdbUsage {
     return out;
   }
 
-  /** Ledger entries of `org` in `month`, oldest first (one range scan). */
   ledgerOf(org: string, month: string): LedgerEntry[] {
     const out: LedgerEntry[] = [];
     for (const { value } of this.ledger.getRange({ start: [org, month], end: [org, month, Number.MAX_SAFE_INTEGER] })) out.push(value);

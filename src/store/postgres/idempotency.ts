@@ -1,10 +1,6 @@
 /**
- * Idempotency keys and crash recovery on PostgreSQL: the statements behind `PgStore`'s
- * idempotency methods and `reconcile` (`pgStore.ts`). One row per (org, env, key) under a primary
- * key; a begin is one upsert that only takes over an expired record (Brandur Leach,
- * "Implementing Stripe-like Idempotency Keys in Postgres", 2017), so of concurrent begins with one
- * key exactly one is `started`. In-flight keys, like pending charges (`usage.ts`), carry their
- * `owner`, the instance that took them. Each function runs inside the caller's transaction.
+ * The statements behind `PgStore`'s idempotency methods and `reconcile`; each runs in the
+ * caller's transaction. In-flight keys, like pending charges, carry their `owner` instance.
  */
 import type { PoolClient } from "pg";
 import type { IdempotencyBegin, IdempotencyRecord, IdempotencyScope, StoredResponse } from "../records";
@@ -26,10 +22,9 @@ export interface IdempotencyRow {
 export const IDEMPOTENCY_COLUMNS = "state, request_id, fingerprint, created_ms, response, body_kind, body";
 
 /**
- * Begins a request under `scope`: one upsert inserts a new record or takes over an expired one
- * (`created_ms + ttlMs <= nowMs`); a row returned means `started`. Otherwise the conflicting row
- * is locked by that statement, so the follow-up read in the same transaction sees the record
- * that won. `owner`: this instance.
+ * Begins a request under `scope`: one upsert inserts or takes over an expired record; a row
+ * returned means `started`; otherwise it locked the conflicting row, so the follow-up read in the
+ * same transaction sees the winner. `owner`: this instance.
  */
 export async function beginIn(
   c: PoolClient,
@@ -76,12 +71,10 @@ export async function abandonIn(c: PoolClient, scope: IdempotencyScope, requestI
 }
 
 /**
- * The pending charges and in-flight keys owned by instance `self` whose request is not in
- * `liveIds`, and those of instances whose lease has run out (on the database's clock) or that
- * hold none, locked `FOR UPDATE SKIP LOCKED` (a record another reconcile or a settling request
- * holds is left to it). Charges are refunded in (org, env, month) order, so two reconciles never
- * wait on each other's usage rows in opposite orders. Records of a live other instance are never
- * touched.
+ * Takes `self`'s pending charges and in-flight keys whose request is not in `liveIds`, and those of
+ * instances without a current lease (database clock), `FOR UPDATE SKIP LOCKED` (a record another
+ * reconcile or a settling request holds is left to it). Charges are refunded in (org, env, month)
+ * order so two reconciles never wait on each other's usage rows in opposite orders.
  */
 export async function reconcileIn(
   c: PoolClient,
@@ -89,8 +82,6 @@ export async function reconcileIn(
   liveIds: string[],
   nowMs: number,
 ): Promise<{ refunded_rows: number; charges: number; released: number }> {
-  // Records of requests that will never answer: this instance's finished ones, and every record
-  // of an instance without a current lease.
   const dead = `((owner = $1 AND (request_id IS NULL OR request_id <> ALL($2::text[])))
     OR (owner <> $1 AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = owner AND i.lease_until_ms > ${DB_NOW_MS})))`;
   let rows = 0;
@@ -123,7 +114,7 @@ export function idempotencyRecord(r: IdempotencyRow): IdempotencyRecord {
   return out;
 }
 
-/** `SET` list of a stored response, parameters `$first ... $first+2` (see {@link responseParams}). */
+/** `SET` list of a stored response, parameters `$first ... $first+2` ({@link responseParams}). */
 export function responseSet(first: number): string {
   return `response = $${first}, body_kind = $${first + 1}, body = $${first + 2}`;
 }

@@ -1,18 +1,9 @@
 /**
- * Schema migrations of the PostgreSQL store ({@link import("./pgStore").PgStore}).
- *
- * {@link MIGRATIONS} is an append-only, ordered list: a released migration is never edited, a
- * change of schema is a new entry. {@link migrate} applies the missing ones in one transaction
- * under a transaction-scoped advisory lock, so any number of front ends and workers may start at
- * once against an empty database: the first one creates the schema, the others wait for it and
- * then find nothing to do. Tables are created unqualified, i.e. in the first schema of the
- * connection's `search_path` (tests and operators isolate installations by schema or database).
- *
- * Numbers are `bigint` (read back as JavaScript numbers: every value the store writes is a safe
- * integer); identifiers and ordering keys are `text COLLATE "C"` (byte order, the order of the
- * LMDB store's keys, independent of the database's locale); records whose key order users see
- * (models) are `json` (kept as written, unlike `jsonb`); opaque engine values (metadata,
- * checkpoints) are msgpack `bytea`.
+ * Schema migrations of the PostgreSQL store. {@link MIGRATIONS} is append-only (a released entry
+ * is never edited). Tables are unqualified (the `search_path`'s first schema). Numbers are
+ * `bigint` (safe integers); ids and ordering keys `text COLLATE "C"` (byte order, as LMDB's keys,
+ * locale-independent); models `json` (key order kept, unlike `jsonb`); opaque engine values
+ * msgpack `bytea`.
  */
 import { Client, Pool, type ClientBase, type PoolClient } from "pg";
 
@@ -24,7 +15,7 @@ export interface Migration {
   sql: string;
 }
 
-/** Key of the advisory lock that serialises migrations (`pg_advisory_xact_lock`): "synthd" in ASCII. */
+/** Advisory lock key serialising migrations (`pg_advisory_xact_lock`): "synthd" in ASCII. */
 export const MIGRATION_LOCK_KEY = 0x73796e746864;
 
 /** The store's schema, oldest first. Append only. */
@@ -138,12 +129,10 @@ CREATE TABLE instances (
 ];
 
 /**
- * Applies the migrations of {@link MIGRATIONS} that `schema_migrations` does not list yet, in
- * order, in one transaction that first takes `pg_advisory_xact_lock(MIGRATION_LOCK_KEY)`: safe to
- * call from several processes at once (each migration is applied exactly once; the others wait
- * and find it done). `db`: a pool (one of its connections is used) or a connected client not in a
- * transaction. Resolves to the ids applied by this call (empty when the schema was current).
- * Rejects with the database's error (nothing applied) when a migration fails.
+ * Applies the migrations `schema_migrations` lacks, in order, in one transaction under
+ * `pg_advisory_xact_lock(MIGRATION_LOCK_KEY)`, so processes starting at once apply each exactly
+ * once. `db`: a pool or a connected client outside a transaction. Resolves to the ids applied;
+ * rejects with the database's error, nothing applied.
  */
 export async function migrate(db: Pool | ClientBase): Promise<number[]> {
   const pooled = db instanceof Pool;
@@ -184,11 +173,7 @@ export async function migrate(db: Pool | ClientBase): Promise<number[]> {
   }
 }
 
-/**
- * `synthd migrate --database URL`: connects to `url` (a `postgres://` connection string), applies
- * the missing migrations ({@link migrate}) and disconnects. Resolves to the ids applied.
- * Rejects with the connection's or the migration's error.
- */
+/** `synthd migrate --database URL`: connect, {@link migrate}, disconnect; resolves to the ids. */
 export async function migrateDatabase(url: string): Promise<number[]> {
   const client = new Client({ connectionString: url });
   await client.connect();

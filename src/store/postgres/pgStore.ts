@@ -1,29 +1,20 @@
 /**
- * The shared store: {@link Store} on PostgreSQL, for several front ends and engine workers on
- * several machines. Method by method the semantics of the embedded LMDB
- * {@link import("../lmdb/lmdbStore").LmdbStore}; where LMDB relies on its single serialised writer, this store
- * relies on one conditional statement or one transaction with row locks:
- *
- * - quota: one `INSERT ... ON CONFLICT DO UPDATE ... WHERE rows + n <= quota` per charge, so
- *   concurrent charges from any number of connections never cross the quota;
- * - idempotency: one row per (org, env, key) under a primary key; a begin is one upsert that only
- *   takes over an expired record (Brandur Leach, "Implementing Stripe-like Idempotency Keys in
- *   Postgres", 2017): of concurrent begins with one key exactly one is `started`;
- * - training: a fencing token per model (`train_fence`; Martin Kleppmann, "How to do distributed
- *   locking", 2016): a write carrying an older token than the latest claim is refused;
- * - crash recovery: pending charges and in-flight keys carry their `owner` (the instance that took
- *   them); each instance renews a lease in `instances` (database clock); {@link PgStore.reconcile}
- *   takes only the records of its own finished requests and of instances whose lease ran out,
- *   under `FOR UPDATE SKIP LOCKED`, so two reconciling front ends refund each charge once.
- *
- * The statements of usage and the ledger are `usage.ts`, those of idempotency keys and crash
- * recovery `idempotency.ts`; this file holds the pool, orgs, keys, models and rate counters, and `rows.ts` how rows map to records.
- *
- * Schema: src/store/postgres/migrations.ts (run by {@link PgStore.open}, or `synthd migrate`). Errors: a
- * write the database refuses or cannot be reached for rejects with {@link StoreWriteError} (the
- * transaction was rolled back; if the connection broke during COMMIT itself the outcome is
- * unknown, as with any remote database); a read that cannot reach the database rejects with
- * {@link StoreUnavailableError}, other read errors as the driver reports them.
+ * The shared {@link Store} on PostgreSQL, for several front ends and workers on several machines:
+ * the LMDB store's semantics, with one conditional statement or one row-locked transaction where
+ * LMDB relies on its single serialised writer:
+ * - quota: one `INSERT ... ON CONFLICT DO UPDATE ... WHERE rows + n <= quota` per charge;
+ * - idempotency: a primary key per (org, env, key); a begin is one upsert that only takes over an
+ *   expired record (Brandur Leach, "Implementing Stripe-like Idempotency Keys in Postgres", 2017);
+ * - training: a fencing token per model (`train_fence`; Kleppmann, "How to do distributed
+ *   locking", 2016);
+ * - crash recovery: pending charges and in-flight keys carry their `owner`; each instance renews a
+ *   lease in `instances` (database clock); {@link PgStore.reconcile} takes its own finished
+ *   requests' records and those of expired leases under `FOR UPDATE SKIP LOCKED`, so concurrent
+ *   reconcilers refund each charge once.
+ * Statements: usage `usage.ts`, idempotency and recovery `idempotency.ts`, row mapping `rows.ts`;
+ * schema `migrations.ts`. A write that fails rejects with {@link StoreWriteError} (rolled back;
+ * outcome unknown if the connection broke during COMMIT); an unreachable read with
+ * {@link StoreUnavailableError}.
  */
 import { randomBytes } from "node:crypto";
 import { Pool, type PoolClient, type QueryResultRow } from "pg";
@@ -58,33 +49,27 @@ import { chargeIn, chargeOf, PENDING_COLUMNS, refundIn, refundPendingIn, type Pe
 import { orgRecord, pack, PG_TYPES, unpack, type ModelRow, type OrgRow } from "./rows";
 
 /**
- * First key of the transaction-scoped advisory lock (`pg_advisory_xact_lock(int4, int4)`, the second
- * key `hashtext(org)`) that serialises one org's capped creates: "mdls" in ASCII. The two-key lock
- * space is apart from the one-key space of the migration lock.
+ * First key of `pg_advisory_xact_lock(int4, int4)` (second: `hashtext(org)`) serialising one org's
+ * capped creates: "mdls" in ASCII; apart from the migration lock's one-key space.
  */
 const MODELS_OF_ORG_LOCK = 0x6d646c73;
 
 /** Options of {@link PgStore.open}. */
 export interface PgStoreOptions {
-  /** This process's name in `instances` and in the `owner` of its records; default `inst_` + 16 random hex. */
+  /** Name in `instances` and `owner` of its records; default `inst_` + 16 random hex. */
   instanceId?: string;
-  /** Lease length in ms (renewed every third of it; default 10 000): how long after a crash its records stay untouched. */
+  /** Lease, ms (default 10 000; renewed every third): how long a crashed owner's records wait. */
   leaseMs?: number;
   /**
-   * Default true: hold a lease in `instances` (renewed every `leaseMs / 3`). false: no lease and no
-   * timer, for processes that never take pending charges or idempotency keys (engine workers,
-   * admin commands); any such record they did write counts as abandoned for {@link PgStore.reconcile}.
+   * Default true: hold a renewed lease. false (workers, admin commands, which take no pending
+   * charges or keys): no lease, no timer; any such record they write counts as abandoned.
    */
   heartbeat?: boolean;
   /** Where failed lease renewals and dropped idle connections are reported. */
   logger?: Pick<Logger, "warn">;
 }
 
-/**
- * {@link Store} on a PostgreSQL database shared by several processes (see the module comment).
- * Open with {@link PgStore.open}; every method is one statement or one transaction on a pooled
- * connection, so an instance may be used concurrently from many requests.
- */
+/** {@link Store} on PostgreSQL: each method is one statement or transaction on a pooled client. */
 export class PgStore implements Store {
   readonly kind = "postgres" as const;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -94,16 +79,13 @@ export class PgStore implements Store {
     private readonly pool: Pool,
     /** The `owner` of this instance's pending charges and in-flight keys. */
     readonly instanceId: string,
-    /** Lease length, ms. */
     readonly leaseMs: number,
     private readonly logger?: Pick<Logger, "warn">,
   ) {}
 
   /**
-   * Connects to `url` (`postgres://user@host:port/db`), applies missing migrations
-   * (src/store/postgres/migrations.ts), takes this instance's lease and renews it every `leaseMs / 3` on an
-   * unref'd timer. Rejects with the driver's error when the database cannot be reached or migrated
-   * (nothing is left open then).
+   * Connects to `url` (`postgres://user@host:port/db`), applies missing migrations and takes the
+   * lease (renewed on an unref'd timer). Rejects with the driver's error; nothing is left open.
    */
   static async open(url: string, opts: PgStoreOptions = {}): Promise<PgStore> {
     const leaseMs = opts.leaseMs ?? 10_000;
@@ -135,7 +117,7 @@ export class PgStore implements Store {
     );
   }
 
-  /** Stops the lease heartbeat, removes this instance's lease (its records become reclaimable at once) and closes the pool. */
+  /** Stops the heartbeat, drops this lease (records reclaimable at once) and closes the pool. */
   async close(): Promise<void> {
     if (this.heartbeat !== undefined) {
       clearInterval(this.heartbeat);
@@ -146,13 +128,9 @@ export class PgStore implements Store {
     await this.pool.end();
   }
 
-  // ---- plumbing --------------------------------------------------------------------------------
-
   /**
-   * One read. Not reaching the database (no connection, connection lost or refused, server
-   * shutting down or out of connections: a FATAL error, SQLSTATE classes 08, 53 and 57, or an
-   * error PostgreSQL did not report) becomes
-   * {@link StoreUnavailableError}; errors PostgreSQL reports about the statement stay as they are.
+   * One read. Not reaching the database (FATAL/PANIC, SQLSTATE classes 08, 53, 57, or no severity)
+   * becomes {@link StoreUnavailableError}; statement errors stay as they are.
    */
   private async rows<R extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
     try {
@@ -166,7 +144,7 @@ export class PgStore implements Store {
     }
   }
 
-  /** One write statement outside a transaction; the database's errors become {@link StoreWriteError}. */
+  /** One write statement outside a transaction; errors become {@link StoreWriteError}. */
   private async exec<R extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<{ rows: R[]; rowCount: number }> {
     try {
       const r = await this.pool.query<R>(sql, params);
@@ -177,9 +155,8 @@ export class PgStore implements Store {
   }
 
   /**
-   * Runs `fn` in one READ COMMITTED transaction on one pooled connection (every multi-statement
-   * write goes through here). Any failure rolls back and rejects with {@link StoreWriteError}; a
-   * connection that failed is discarded rather than returned to the pool.
+   * Runs `fn` in one READ COMMITTED transaction; any failure rolls back and rejects with
+   * {@link StoreWriteError}; a failed connection is discarded, not returned to the pool.
    */
   private async write<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
     let client: PoolClient;
@@ -188,8 +165,7 @@ export class PgStore implements Store {
     } catch (err) {
       throw new StoreWriteError(err);
     }
-    // A checked-out client reports a dropped connection both to its query and as an 'error'
-    // event; without a listener that event would be an uncaught exception.
+    // A checked-out client also emits a dropped connection as 'error'; unheard, it is uncaught.
     let broken = false;
     const onError = (): void => {
       broken = true;
@@ -211,8 +187,6 @@ export class PgStore implements Store {
     }
   }
 
-  // ---- orgs and keys ---------------------------------------------------------------------------
-
   async isEmpty(): Promise<boolean> {
     return (await this.rows<{ empty: boolean }>("SELECT NOT EXISTS (SELECT 1 FROM api_keys) AS empty"))[0].empty;
   }
@@ -230,7 +204,6 @@ export class PgStore implements Store {
     return (await this.rows<OrgRow>("SELECT name, created_at, rate_limit, live_quota FROM orgs ORDER BY name")).map(orgRecord);
   }
 
-  /** As the LMDB store: validates first (RangeError, nothing written), then one upsert. */
   async setOrgLimits(org: string, limits: OrgLimits): Promise<OrgRecord> {
     checkOrgLimits(limits);
     const { rows } = await this.exec<OrgRow>(
@@ -260,13 +233,9 @@ export class PgStore implements Store {
     return r;
   }
 
-  // ---- models ----------------------------------------------------------------------------------
-
   /**
-   * As LMDB `put`: a second create with the same id replaces the record (its fence is kept). With
-   * `limits.maxModelsPerOrg`, the transaction first takes the org's advisory lock
-   * ({@link MODELS_OF_ORG_LOCK}), so the creates of one org are serialised on every front end,
-   * then counts the org's models: at the cap nothing is written ({@link ModelLimitError}).
+   * A second create with the same id replaces the record (its fence is kept). The cap is counted
+   * under the org's advisory lock ({@link MODELS_OF_ORG_LOCK}): serialised on every front end.
    */
   async createModel(
     rec: ModelRecord,
@@ -313,10 +282,6 @@ export class PgStore implements Store {
     return r === undefined ? undefined : unpack<Metadata>(r.metadata);
   }
 
-  /**
-   * Locks the model's row (`FOR UPDATE`, and with `fence` only while `train_fence = fence`),
-   * merges `patch` as the LMDB store does, and writes record and checkpoint in one transaction.
-   */
   async updateModel(id: string, patch: ModelPatch, checkpoint?: unknown, fence?: number): Promise<ModelRecord | undefined> {
     const ckpt = checkpoint === undefined ? undefined : pack(checkpoint);
     return this.write(async (c) => {
@@ -336,7 +301,6 @@ export class PgStore implements Store {
     });
   }
 
-  /** One `UPDATE ... SET train_fence = train_fence + 1 RETURNING`: tokens 1, 2, ... per model. */
   async claimTraining(id: string): Promise<number | undefined> {
     const { rows } = await this.exec<{ train_fence: number }>("UPDATE models SET train_fence = train_fence + 1 WHERE id = $1 RETURNING train_fence", [id]);
     return rows[0]?.train_fence;
@@ -370,7 +334,7 @@ export class PgStore implements Store {
         [org, env, limit + 1],
       );
     } else {
-      // Only an id's form can name a model (as in the LMDB store): no query for anything else.
+      // Only an id's form can name a model: no query for anything else.
       if (!isModelId(startingAfter)) throw new CursorNotFoundError(startingAfter);
       // The cursor's place: a model of (org, env), or the tombstone of one.
       const [place] = await this.rows<{ created_ms: number }>(
@@ -392,8 +356,6 @@ export class PgStore implements Store {
     return (await this.rows<ModelRow>("SELECT record FROM models WHERE status = $1 ORDER BY created_ms, id", [status])).map((r) => r.record);
   }
 
-  // ---- rate counters ---------------------------------------------------------------------------
-
   async rateCounterEntries(): Promise<[string, RateCounter][]> {
     const rows = await this.rows<{ key: string; win: number; prev: number; curr: number }>("SELECT key, win, prev, curr FROM rate_counters ORDER BY key");
     return rows.map((r) => [r.key, { window: r.win, prev: r.prev, curr: r.curr }]);
@@ -411,13 +373,10 @@ export class PgStore implements Store {
     return (await this.exec("DELETE FROM rate_counters WHERE win < $1", [minWindow])).rowCount;
   }
 
-  // ---- usage and quota -------------------------------------------------------------------------
-
   async getUsage(org: string, env: Environment, month: string): Promise<number> {
     return (await this.rows<{ rows: number }>("SELECT rows FROM usage WHERE org = $1 AND env = $2 AND month = $3", [org, env, month]))[0]?.rows ?? 0;
   }
 
-  /** One conditional upsert per charge (`usage.ts`, `chargeIn`). */
   async chargeUsage(c: ChargeRequest, opts: { pending?: boolean } = {}): Promise<ChargeResult> {
     return this.write((client) => chargeIn(client, c, opts.pending ? this.instanceId : undefined));
   }
@@ -431,7 +390,7 @@ export class PgStore implements Store {
     return (await this.exec("DELETE FROM pending_charges WHERE request_id = $1", [requestId])).rowCount > 0;
   }
 
-  /** The DELETE ... RETURNING takes the pending row once: a concurrent second refund finds nothing. */
+  /** The DELETE ... RETURNING takes the pending row once: a concurrent refund finds nothing. */
   async refundPending(requestId: string, nowMs: number): Promise<number> {
     return this.write((c) => refundPendingIn(c, requestId, nowMs));
   }
@@ -452,12 +411,9 @@ export class PgStore implements Store {
     return rows.map(({ at_ms, ...e }) => ({ ...e, at: new Date(at_ms).toISOString() }));
   }
 
-  // ---- idempotency -----------------------------------------------------------------------------
-
   /**
-   * One upsert inserts a new record or takes over an expired one (`created_ms + ttlMs <= nowMs`);
-   * a row returned means `started`. Otherwise the conflicting row is locked by that statement, so
-   * the follow-up read in the same transaction sees the record that won.
+   * One upsert inserts or takes over an expired record; a row returned means `started`; otherwise
+   * it locked the conflicting row, so the follow-up read in this transaction sees the winner.
    */
   async beginIdempotent(scope: IdempotencyScope, fingerprint: string, nowMs: number, ttlMs: number, requestId?: string): Promise<IdempotencyBegin> {
     return this.write((c) => beginIn(c, scope, fingerprint, nowMs, ttlMs, requestId, this.instanceId));
@@ -476,18 +432,11 @@ export class PgStore implements Store {
     return r === undefined ? undefined : idempotencyRecord(r);
   }
 
-  // ---- recovery and expiry ---------------------------------------------------------------------
-
-  /** In one transaction, under row locks: see `idempotency.ts`, `reconcileIn`. */
   async reconcile(live: ReadonlySet<string>, nowMs: number): Promise<{ refunded_rows: number; charges: number; released: number }> {
     return this.write((c) => reconcileIn(c, this.instanceId, [...live], nowMs));
   }
 
-  /**
-   * As the LMDB store; also forgets the leases of instances gone for over an hour (not counted: an
-   * instance without a row counts as gone, so this changes no outcome; a paused instance that comes
-   * back takes a new lease).
-   */
+  /** Also forgets leases gone over an hour (no outcome changes: a missing lease counts as gone). */
   async sweepExpired(nowMs: number, ttlMs: number): Promise<number> {
     return this.write(async (c) => {
       const a = await c.query("DELETE FROM idempotency WHERE created_ms + $2::bigint <= $1::bigint", [nowMs, ttlMs]);

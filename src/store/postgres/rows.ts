@@ -1,22 +1,16 @@
-/**
- * How the PostgreSQL store's rows map to records: msgpack for the opaque values (metadata,
- * checkpoints), int8 as a JavaScript number, and the row shapes `pgStore.ts` reads.
- */
+/** How the PostgreSQL store's rows map to records (msgpack, int8 as number, row shapes). */
 import { Packr } from "msgpackr";
 import { types as pgTypes, type CustomTypesConfig } from "pg";
 import type { ModelRecord, OrgRecord } from "../records";
 
-/**
- * msgpack with structured cloning: typed arrays (Float32Array, ...), Buffers, Maps, Sets and Dates
- * come back as what was written. Every packed value is copied out of the encoder's reusable buffer.
- */
+/** msgpack with structured cloning (typed arrays, Buffers, Maps, Sets, Dates round-trip). */
 const packr = new Packr({ structuredClone: true, useRecords: false });
-/** A value as msgpack bytes (a copy). */
+/** A value as msgpack bytes, copied out of the encoder's reusable buffer. */
 export const pack = (v: unknown): Buffer => Buffer.from(packr.pack(v));
 /** The value of msgpack bytes written by {@link pack}. */
 export const unpack = <T>(b: Buffer): T => packr.unpack(b) as T;
 
-/** int8 (bigint, bigserial) as a JavaScript number: every such value of this schema is a safe integer. */
+/** int8 (bigint, bigserial) as a number: every such value of this schema is a safe integer. */
 export const PG_TYPES: CustomTypesConfig = {
   getTypeParser: (oid, format) => (oid === pgTypes.builtins.INT8 ? (v: string) => Number(v) : pgTypes.getTypeParser(oid, format)),
 };

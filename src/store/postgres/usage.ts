@@ -1,9 +1,6 @@
 /**
- * Usage, quota and the ledger on PostgreSQL: the statements behind `PgStore`'s charges and
- * refunds (`pgStore.ts`). The quota check and the increment are one conditional upsert, so
- * concurrent charges from any number of connections never cross the quota; a pending charge
- * (one whose response is not yet delivered) names the instance that took it, for crash recovery
- * (`idempotency.ts`, `reconcileIn`). Each function runs inside the caller's transaction.
+ * The statements behind `PgStore`'s charges and refunds, each in the caller's transaction. A
+ * pending charge names the instance that took it, for crash recovery (`reconcileIn`).
  */
 import type { PoolClient } from "pg";
 import type { ChargeRequest, ChargeResult, Environment, LedgerEntry } from "../records";
@@ -26,11 +23,9 @@ export function chargeOf(r: PendingRow): ChargeRequest {
 }
 
 /**
- * Charges `c.rows` within `c.quota` in transaction `client`: the upsert adds the rows only where
- * the sum stays within the quota (a concurrent charge of the same month waits for the row lock
- * and re-checks against the committed sum); a refused charge reads the (locked) current usage. A
- * live charge is written to the ledger; with `pendingOwner` the charge is also kept as pending,
- * owned by that instance, until settled or refunded.
+ * Charges `c.rows` within `c.quota`: the upsert adds only where the sum stays within it (a
+ * concurrent charge waits for the row lock and re-checks the committed sum); a refused charge
+ * reads the locked usage. Live charges go to the ledger; `pendingOwner` keeps it pending.
  */
 export async function chargeIn(client: PoolClient, c: ChargeRequest, pendingOwner: string | undefined): Promise<ChargeResult> {
   const { rows } = await client.query<{ rows: number }>(
@@ -55,7 +50,7 @@ export async function chargeIn(client: PoolClient, c: ChargeRequest, pendingOwne
   return { ok: true, used: rows[0].rows };
 }
 
-/** Gives `c.rows` back in transaction `client` (a ledger refund for live). Resolves to the new usage. */
+/** Gives `c.rows` back (a ledger refund for live). Resolves to the new usage. */
 export async function refundIn(client: PoolClient, c: ChargeRequest): Promise<number> {
   const next = await subtractUsage(client, c, c.rows);
   if (c.env === "live") await insertLedger(client, c, "refund", -c.rows, c.at_ms);
@@ -69,7 +64,7 @@ async function insertLedger(c: PoolClient, ch: ChargeRequest, kind: LedgerEntry[
   );
 }
 
-/** Usage minus `rows`, floored at 0 (a missing row becomes 0, as in LMDB). Resolves to the new usage. */
+/** Usage minus `rows`, floored at 0 (a missing row becomes 0, as in LMDB); the new usage. */
 async function subtractUsage(c: PoolClient, ch: ChargeRequest, rows: number): Promise<number> {
   const r = await c.query<{ rows: number }>(
     `INSERT INTO usage (org, env, month, rows) VALUES ($1, $2, $3, 0)
@@ -79,7 +74,7 @@ async function subtractUsage(c: PoolClient, ch: ChargeRequest, rows: number): Pr
   return r.rows[0].rows;
 }
 
-/** Takes the pending charge of `requestId` (if any) and refunds it: usage back, a ledger refund for live. Resolves to the rows refunded. */
+/** Takes `requestId`'s pending charge, if any, and refunds it; resolves to the rows refunded. */
 export async function refundPendingIn(c: PoolClient, requestId: string, nowMs: number): Promise<number> {
   const [p] = (await c.query<PendingRow>(`DELETE FROM pending_charges WHERE request_id = $1 RETURNING ${PENDING_COLUMNS}`, [requestId])).rows;
   if (p === undefined) return 0;
