@@ -156,7 +156,7 @@ export class Trainer {
     return new Trainer(opts, state);
   }
 
-  /** How the 2-way marginals are computed (`gram` or `blocks`, see loss.ts; native: dense = gram). */
+  /** How the 2-way marginals are computed (`gram` or `blocks`, loss.ts; native dense = gram). */
   get lossForm(): "gram" | "blocks" {
     return this.backend.lossForm;
   }
