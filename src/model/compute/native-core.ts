@@ -1,38 +1,16 @@
 /**
- * The native compute core (native/src/train/): the generator of `generator.ts`, the KL marginal
- * loss of `loss.ts`, Adam of `adam.ts` and the schedule of `schedule.ts`, in C++ with AVX-512 /
- * AVX2+FMA / portable micro-kernels and one process-wide thread pool. tfjs (`generator.ts` & co.)
- * stays the reference and the fallback (docs/decisions.md "A native core with a TypeScript
- * reference").
+ * The native compute core (native/src/train/): `generator.ts`, `loss.ts`, `adam.ts` and
+ * `schedule.ts` in C++ with SIMD micro-kernels and one process-wide thread pool; tfjs stays the
+ * reference and the fallback (docs/decisions.md "A native core with a TypeScript reference").
+ * Both paths share parameters (flat in `paramShapes` order here), loss, gradients (float32,
+ * relative error < 1e-4), Adam state and logits, so either resumes the other's checkpoint.
+ * A stale addon without the core leaves {@link nativeCore} undefined ({@link nativeCoreStatus}).
+ * SYNTHD_DISABLE_NATIVE=1 disables it, SYNTHD_THREADS=N caps the pool, SYNTHD_ISA lowers kernels.
  *
- * Equivalence with the tfjs path (checked by test/native-core.test.ts):
- * - same architecture, parameter names, shapes and order (`paramShapes`); the core holds the
- *   parameters as one flat float32 vector in that order ({@link flattenParams});
- * - same loss and gradients for the same weights and latents (float32; relative error < 1e-4);
- * - same Adam update (tfjs operation order, float32) and the same Adam state (t, m, v by name);
- * - same logits, so a model trained on either path generates on the other.
- * So a checkpoint (`checkpoint.ts`) does not record which path wrote it: weights, Adam moments
- * and schedule are stored by parameter name in both cases, and either path resumes it.
- *
- * Loading: the core lives in the same addon as the sampling kernel (`native.ts` loads it once per
- * JavaScript realm; SYNTHD_DISABLE_NATIVE=1 disables both), and so does the raking of calibrated
- * generation (class `Raking`, typed and wrapped in `calibrate-native.ts`). A stale addon without the core
- * (built before it existed) leaves {@link nativeCore} undefined, with the reason in
- * {@link nativeCoreStatus}.
- *
- * Threads: the addon's pool is shared by every thread of the process; one training model uses
- * every core, several concurrent ones share them (see native/src/train/thread_pool.h).
- * SYNTHD_THREADS=N caps it; SYNTHD_ISA=generic|avx2|avx512 lowers the kernel choice (tests).
- *
- * Asynchronous calls: `trainStepAsync` and `evalLossAsync` run on a background thread of the addon
- * (native/src/train/background.h, not libuv's pool), so the calling JavaScript thread (an engine
- * worker) stays free for other models' requests while one model trains (docs/decisions.md
- * "Training one model never stalls requests for another"). While one is in flight, every other
- * method of the same core throws ("GeneratorCore is busy"), never races; `dispose` is deferred to
- * the end of the call.
- * `NativeGenerator.exclusive` (`native-generator.ts`) queues work on one core in order, so callers that share a core
- * (the trainer and a generate snapshotting the training model's weights) wait for each other
- * instead of meeting that error.
+ * `trainStepAsync` and `evalLossAsync` run on the addon's background thread, so a worker's
+ * JavaScript thread stays free while a model trains (docs/decisions.md "Training one model never
+ * stalls requests for another"); meanwhile every other method of the core throws "GeneratorCore
+ * is busy" and `dispose` is deferred. `NativeGenerator.exclusive` queues a core's callers.
  */
 import { type GeneratorSpec, type NamedArrays, paramShapes } from "../generator/generator";
 import { nativeAddon } from "./native";
@@ -62,21 +40,16 @@ export interface NativeGeneratorCore {
   paramNames(): [string, number][];
   /** Copies in all parameters (finite float32, flat order). */
   setParams(flat: Float32Array): void;
-  /**
-   * A copy of the parameters, into `out` (returned; paramCount() values) or a fresh array. Reusing
-   * `out` saves an allocation of the whole vector (and its page faults).
-   */
+  /** A copy of the parameters, into `out` (returned; paramCount() values) or a fresh array. */
   getParams(out?: Float32Array): Float32Array;
   /** Copies in Adam's state: step count t and moments (v >= 0). */
   setAdamState(t: number, m: Float32Array, v: Float32Array): void;
-  /** Adam's step count and a copy of its moments, into `m` and `v` when given (paramCount() values each, not overlapping). */
+  /** Adam's step count and a copy of its moments, into `m` and `v` when given (not overlapping). */
   getAdamState(m?: Float32Array, v?: Float32Array): { t: number; m: Float32Array; v: Float32Array };
   /**
    * The loss targets, as `targets.ts` builds them. `mode` picks how the 2-way backward pass is
-   * computed (same result): `blocks` (per pair block, memory proportional to the given pairs),
-   * `dense` (one product with a D x D symmetric matrix holding the blocks), `auto` (default: dense
-   * when D <= 4096 and the pairs cover at least 25% of the table, the rule of loss.ts). Returns
-   * the mode used.
+   * computed (same result): `blocks` (per pair block), `dense` (one D x D symmetric product) or
+   * `auto` (loss.ts's rule). Returns the mode used.
    */
   setTargets(
     oneWay: Float32Array,
@@ -85,21 +58,15 @@ export interface NativeGeneratorCore {
     negEntropy: number,
     mode?: PairMode,
   ): "dense" | "blocks";
-  /**
-   * Weight alpha >= 0 of the entropy penalty in the gradient (loss.ts `entropyPenalty`); the
-   * losses returned stay the KL alone. Default 0.
-   */
+  /** Weight alpha >= 0 of the entropy penalty in the gradient; returned losses are the KL alone. */
   setEntropyPenalty(alpha: number): void;
   /** Loss and flat gradient for latents z (n x E, row-major). */
   lossAndGrads(z: Float32Array, n: number): { loss: number; grads: Float32Array };
   /** One Adam step at rate lr; returns the batch loss, NaN (and no update) when not finite. */
   trainStep(z: Float32Array, n: number, lr: number): number;
   /**
-   * {@link trainStep} on a background thread: the arguments are checked (and z copied) now, throwing
-   * as `trainStep` does; the promise resolves with the loss (NaN, no update, when not finite) and
-   * rejects only when the computation fails (out of memory). Until it settles, every other method
-   * of this core throws Error "GeneratorCore is busy: trainStepAsync is in flight ...", and
-   * `dispose` frees the memory only once the step has ended.
+   * {@link trainStep} on a background thread: arguments checked (z copied) now; rejects only when
+   * the computation fails. Until it settles other methods throw "busy"; `dispose` is deferred.
    */
   trainStepAsync(z: Float32Array, n: number, lr: number): Promise<number>;
   /** Loss over n latents (chunked), e.g. the validation set. */
@@ -112,12 +79,9 @@ export interface NativeGeneratorCore {
   logits(z: Float32Array, n: number): Float32Array;
   /**
    * Codes (F x n, column-major) from logits of z and the sampling kernel (`sampling.ts` rules);
-   * `logitsOut` (n x D), when given, also receives the logits of the same forward pass.
-   * `extraUniforms` (k x n x F, CPU cores only): k more rows per latent from the same per-feature
-   * distributions, set j's codes after set j - 1's ((1 + k) x F x n codes in all); softmax and
-   * nucleus are computed once for all the sets. `codesOut` ((1 + k) x F x n), when given, receives
-   * the codes and is returned instead of a new array (an addon built before it ignores it and
-   * returns a new one: use the returned array).
+   * `logitsOut` (n x D) also receives the logits. `extraUniforms` (k x n x F, CPU only): k more
+   * rows per latent from the same distributions, set j's codes after set j - 1's ((1 + k) x F x n
+   * in all). `codesOut`, when given, receives the codes (older addons ignore it: use the result).
    */
   generate(
     z: Float32Array,
@@ -129,18 +93,15 @@ export interface NativeGeneratorCore {
     extraUniforms?: Float64Array,
     codesOut?: Int32Array,
   ): Int32Array;
-  /**
-   * Frees the training and generation buffers and Adam's moments (t back to 0), keeping weights
-   * and targets: for a finished model kept for generation. Later calls reallocate what they need.
-   */
+  /** Frees training buffers and Adam's moments (t = 0), keeping weights and targets. */
   trim(): void;
-  /** Frees the memory now (at the end of an asynchronous call in flight); later calls throw. Idempotent. */
+  /** Frees the memory now (after an asynchronous call in flight); later calls throw. Idempotent. */
   dispose(): void;
   /** `cpu`, or the GPU's name (e.g. `NVIDIA H200`) when the core was created with device `gpu`. */
   device(): string;
 }
 
-/** Where a core computes: `cpu`, `gpu` (an error when none can be used) or `auto` (a GPU when one answers). */
+/** Where a core computes: `cpu`, `gpu` (an error when none can be used) or `auto`. */
 export type DevicePreference = "auto" | "cpu" | "gpu";
 
 /** Options of a core: the device, and TF32 tensor cores for the GPU's GEMMs (default off: FP32). */
@@ -163,7 +124,7 @@ export interface GpuInfo {
   library: string;
 }
 
-/** How the core computes the 2-way part of the backward pass (see {@link NativeGeneratorCore.setTargets}). */
+/** How the core computes the backward pass's 2-way part ({@link NativeGeneratorCore.setTargets}). */
 export type PairMode = "auto" | "dense" | "blocks";
 
 /** The core's exports. */
@@ -208,16 +169,13 @@ export function nativeCore(): NativeCoreAddon | undefined {
   return cached.addon;
 }
 
-/** {@link nativeCore} with the reason when unavailable and the kernel/thread info when available. */
+/** {@link nativeCore}'s availability: the reason when not, the kernel and thread info when so. */
 export function nativeCoreStatus(): NativeCoreStatus {
   cached ??= loadCore();
   return { ...cached.status };
 }
 
-/**
- * Whether this process can compute on a GPU: the CUDA core built (`native/build.js` builds it where
- * nvcc and cuBLAS are found), loaded, and a CUDA device answered. Never throws.
- */
+/** Whether this process can compute on a GPU (CUDA core built, loaded, a device answered). */
 export function gpuStatus(): GpuInfo {
   const addon = nativeCore();
   if (addon === undefined) return { available: false, devices: 0, reason: `native compute core unavailable: ${nativeCoreStatus().reason}`, library: "" };
@@ -225,10 +183,7 @@ export function gpuStatus(): GpuInfo {
   return addon.gpuInfo();
 }
 
-/**
- * The device a core uses for a `config.device` preference: `cpu` -> `cpu`; `gpu` -> `gpu`, or an
- * Error naming why no GPU can be used; `auto` -> `gpu` when {@link gpuStatus} finds one, else `cpu`.
- */
+/** The device for a preference: `cpu`; `gpu` or an Error saying why not; `auto`: a GPU if found. */
 export function resolveDevice(preference: DevicePreference = "auto"): "cpu" | "gpu" {
   if (preference === "cpu") return "cpu";
   const st = gpuStatus();
@@ -253,10 +208,7 @@ export function flattenParams(spec: GeneratorSpec, arrays: NamedArrays): Float32
   return out;
 }
 
-/**
- * Named views into one flat vector in `paramShapes` order (no copy: writes through either side
- * show in the other). @throws RangeError when `flat` is not of the generator's size.
- */
+/** Named views into one flat vector (no copy). @throws RangeError when `flat`'s size is wrong. */
 export function viewParams(spec: GeneratorSpec, flat: Float32Array): NamedArrays {
   const out: NamedArrays = {};
   let at = 0;
@@ -269,10 +221,7 @@ export function viewParams(spec: GeneratorSpec, flat: Float32Array): NamedArrays
   return out;
 }
 
-/**
- * The inverse of {@link flattenParams}: fresh named arrays, each its own copy ({@link viewParams}
- * sliced). @throws RangeError when `flat` is not of the generator's size.
- */
+/** Fresh named copies of a flat vector (inverse of {@link flattenParams}). @throws RangeError. */
 export function unflattenParams(spec: GeneratorSpec, flat: Float32Array): NamedArrays {
   const out: NamedArrays = {};
   for (const [name, view] of Object.entries(viewParams(spec, flat))) out[name] = view.slice();
