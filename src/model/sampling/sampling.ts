@@ -3,10 +3,9 @@
  * softmax -> nucleus truncation at `top_p` (Holtzman et al., "The Curious Case of Neural Text
  * Degeneration", ICLR 2020) -> one draw by inverse CDF with a given uniform.
  *
- * This is the JavaScript reference. The C++ addon in `native/` (native/src/sampling.cc) implements
- * the same arithmetic in the same order (float64 throughout, exp computed as V8's Math.exp
- * computes it), so both give the same codes for the same inputs; test/native.test.ts checks it.
- * {@link sampleCodes} dispatches to the addon when it loaded (src/model/compute/native.ts), else here.
+ * This is the JavaScript reference. The C++ addon (native/src/sampling.cc) does the same float64
+ * arithmetic in the same order (exp as V8's Math.exp), so both give the same codes
+ * (test/native.test.ts); {@link sampleCodes} dispatches to the addon when it loaded.
  *
  * Exact procedure for one (row r, feature f) with K = K_f:
  *  1. z_k = logit_k * (1 / T) (float64), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k (k ascending).
@@ -20,22 +19,17 @@
 import { types } from "node:util";
 import { nativeAddon } from "../compute/native";
 
-/**
- * Sampling options: `temperature` > 0; `topP` in [0, 1] (0: only the most probable code), or null
- * for no truncation.
- */
+/** Sampling options: `temperature` > 0; `topP` in [0, 1] (0: the most probable code) or null. */
 export interface SampleOptions {
   temperature: number;
   topP: number | null;
 }
 
 /**
- * Step 1 of the kernel (module comment) for one feature of one row: e_k = exp(logit_k * invT - m),
- * m = max_k logit_k * invT, in float64. The conditional sampler (`conditional.ts`) weighs latents by
- * these same values, so that a code it allows is one this kernel could draw.
- * @param logits unnormalised log-probabilities; the feature's K logits start at `off`.
- * @param invT 1 / temperature.
- * @param e scratch of at least K values: e_k is written to e[k].
+ * Step 1 of the kernel for one feature of one row: e_k = exp(logit_k * invT - m), m = max_k
+ * logit_k * invT, in float64. The conditional sampler weighs latents by these same values, so a
+ * code it allows is one this kernel could draw.
+ * @param e scratch of at least K values (the feature's logits start at `off`): e_k to e[k].
  * @returns s = sum_k e_k (k ascending), >= 1 for finite logits.
  */
 export function kernelWeights(logits: Float32Array, off: number, K: number, invT: number, e: Float64Array): number {
@@ -53,13 +47,7 @@ export function kernelWeights(logits: Float32Array, off: number, K: number, invT
 }
 
 /**
- * Draws one code per (row, feature) in JavaScript.
- * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities`; feature f owns
- *                   columns [offset_f, offset_f + K_f).
- * @param n          number of rows.
- * @param cardinalities K_f per feature, in feature order (F features).
- * @param uniforms   Float64Array, n x F row-major, each in [0, 1): the draw for (r, f).
- * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`, in [0, K_f).
+ * Draws one code per (row, feature) in JavaScript; arguments and result as {@link sampleCodes}.
  * @throws RangeError when array lengths disagree with n and the cardinalities.
  */
 export function sampleCodesJs(
@@ -134,15 +122,11 @@ function isIntegerIn(v: number, lo: number, hi: number): boolean {
 
 /**
  * Checks {@link sampleCodes}' arguments with the native core's rules and messages
- * (native/src/addon.cc), in the same order: logits' type, n, cardinalities, uniforms' type,
- * temperature, topP, the two array lengths, uniforms' values, then logits' values (the first
- * offender in row-major order). Typed arrays are recognised across realms (`util.types`).
- * @throws TypeError for a wrong type (logits not a Float32Array, uniforms not a Float64Array,
- *         cardinalities not an Int32Array or array, n / temperature / topP not numbers).
- * @throws RangeError for n not a non-negative integer; a cardinality not an integer in
- *         [1, 2^31 - 1]; temperature not finite and > 0 or so small that 1 / temperature is not
- *         finite; topP outside [0, 1]; lengths other than n*D and n*F; a uniform outside [0, 1);
- *         a non-finite logit; a logit whose logit / temperature is not finite.
+ * (native/src/addon.cc), in the same order; the first offending logit in row-major order.
+ * @throws TypeError for a wrong type (typed arrays are recognised across realms).
+ * @throws RangeError for n not an integer >= 0; a cardinality outside [1, 2^31 - 1]; temperature
+ *         not finite and > 0 (or 1 / temperature not finite); topP outside [0, 1]; lengths other
+ *         than n*D and n*F; a uniform outside [0, 1); a non-finite logit or logit / temperature.
  */
 export function checkSampleArgs(
   logits: Float32Array,
@@ -199,7 +183,7 @@ export function checkSampleArgs(
   }
 }
 
-/** `code` of the RangeError both sampling paths throw for a non-finite logit (or logit / temperature). */
+/** `code` of the RangeError both sampling paths throw for a non-finite logit (or / temperature). */
 export const LOGITS_NOT_FINITE = "LOGITS_NOT_FINITE";
 
 function logitsError(message: string): RangeError {
@@ -207,19 +191,13 @@ function logitsError(message: string): RangeError {
 }
 
 /**
- * Draws one code per (row, feature) — the generation hot path. Runs the C++ core
- * (src/model/compute/native.ts) when it loaded, else {@link checkSampleArgs} then {@link sampleCodesJs};
- * both give identical codes for identical inputs and reject the same inputs with the same errors.
- * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities` (unnormalised
- *                   log-probabilities; feature f owns columns [offset_f, offset_f + K_f)).
- * @param n          number of rows; 0 gives an empty result.
- * @param cardinalities K_f >= 1 per feature, in feature order (F features).
+ * Draws one code per (row, feature), the generation hot path: the C++ core when it loaded, else
+ * {@link checkSampleArgs} then {@link sampleCodesJs}; identical codes and errors either way.
+ * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities`; feature f owns
+ *                   columns [offset_f, offset_f + K_f).
  * @param uniforms   Float64Array, n x F row-major, each in [0, 1): the draw for (r, f).
- * @param opts       `temperature` > 0; `topP` in [0, 1] (0: the most probable code, ties by the
- *                   lowest) or null for no truncation.
  * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`, in [0, K_f).
- * @throws TypeError / RangeError as listed at {@link checkSampleArgs}; Error when the native core
- *         runs out of memory.
+ * @throws TypeError / RangeError as {@link checkSampleArgs}; Error when native memory runs out.
  */
 export function sampleCodes(
   logits: Float32Array,
