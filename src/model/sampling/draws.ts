@@ -48,7 +48,7 @@ export function nativeFillDraws(): NativeFillDraws | undefined {
   return nativeExport<NativeFillDraws>("fillDraws");
 }
 
-/** What to draw: `rows` rows of `seed`'s streams, privacy noise `sigma` (0: none), into the arrays. */
+/** What to draw: `rows` rows of `seed`'s streams, privacy noise `sigma` (0: none). */
 export interface DrawSpec {
   seed: number;
   rows: number;
@@ -98,7 +98,7 @@ export function drawReference(spec: DrawSpec): void {
   }
 }
 
-/** {@link drawReference} in the native core, blocks on the compute pool. @throws Error if absent. */
+/** {@link drawReference} in the native core, on the compute pool. @throws Error if absent. */
 export function drawNative(spec: DrawSpec): void {
   const fill = nativeFillDraws();
   if (fill === undefined) throw new Error("the native addon has no fillDraws (not loaded, or a stale build)");
