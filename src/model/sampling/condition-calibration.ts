@@ -1,21 +1,16 @@
 /**
- * Calibration of seeded generation (`calibrate: true` with a condition): the targets the rows of
- * one condition are raked to (`conditionalTargets`: the other features' 1-way marginals given the
- * fixed feature, from the model's 2-way marginals), and the values a condition rules out
- * (`conditionCalibration`), which the conditional sampler keeps out of its proposal. The raking
- * itself is the calibrated draw's (`calibrate.ts`).
+ * Calibration of seeded generation (`calibrate: true` with a condition): the targets one
+ * condition's rows are raked to ({@link conditionalTargets}) and the values a condition rules out
+ * ({@link conditionCalibration}). The raking itself is the calibrated draw's (`calibrate.ts`).
  */
 import { RAKING_MIN_RATIO, type CalibrationMarginal } from "./calibrate";
 
 /**
- * The 1-way marginals of the other features under a condition on one feature, from the given
- * 2-way marginals: for a fixed feature A with allowed codes S (weights a_k, 1 when absent) and
- * each given pair (A, X), P(X = x | A in S) = sum_{k in S} a_k P(A = k, X = x) / sum_{k in S} a_k
- * P(A = k). Features without a given pair with A get no target. Seeded generation with
- * `calibrate` rakes the conditioned rows to these (`../conditional/`); a condition on two or more
- * features has no such targets in 2-way marginals (it would need the (k+1)-way ones).
- * @param marginals the model's targets ({@link calibrationMarginals}).
- * @param f the fixed feature; `codes` its allowed codes, `weights` their weights (null: all 1).
+ * The other features' 1-way marginals under a condition on one feature A with allowed codes S
+ * (weights a_k, 1 when absent), from each given pair (A, X):
+ * P(X = x | A in S) = sum_{k in S} a_k P(A = k, X = x) / sum_{k in S} a_k P(A = k). Features
+ * without a given pair with A get no target; two or more fixed features would need (k+1)-way
+ * marginals.
  * @returns 1-way {@link CalibrationMarginal}s (g = -1), or [] when the condition has probability 0
  *   in every pair.
  */
@@ -51,13 +46,13 @@ export interface FixedCell {
   weights: ArrayLike<number> | null;
 }
 
-/** Values of a free feature that a condition rules out: `excluded[x] = 1` for value x of feature f. */
+/** Values of a free feature a condition rules out: `excluded[x] = 1` for value x of feature f. */
 export interface Exclusion {
   f: number;
   excluded: Uint8Array;
 }
 
-/** What calibrating one condition uses (seeded generation with `calibrate`, {@link conditionCalibration}). */
+/** What calibrating one condition uses ({@link conditionCalibration}). */
 export interface ConditionCalibration {
   /** Targets to rake the conditioned rows to (empty: no raking). */
   targets: CalibrationMarginal[];
@@ -79,28 +74,16 @@ export const EXCLUDED_LOG_FACTOR = 10 * Math.log(RAKING_MIN_RATIO);
 export const STRUCTURAL_ZERO_MIN_EXPECTED = 10;
 
 /**
- * What the given marginals say about the rows under a condition (seeded generation with
- * `calibrate`; `conditional.ts`), with the condition's fixed features `fixed`:
- * - targets: with no fixed feature, every marginal (the calibrated draw); with one, the other
- *   features' conditional 1-way marginals ({@link conditionalTargets}), exact for that condition;
- *   with two or more none, as a condition on k features needs (k+1)-way marginals.
- * - exclusions: for each fixed feature A (allowed set S, weights a_k) and each given pair (A, X)
- *   with X free, the values x with sum_{k in S} a_k P(A = k, X = x) = 0 although independence
- *   would put N * P(A in S) * P(X = x) >= {@link STRUCTURAL_ZERO_MIN_EXPECTED} of the table's
- *   N rows there (bound on Poisson zeros; Bishop, Fienberg & Holland, "Discrete Multivariate
- *   Analysis", 1975, ch. 5 on structural zeros): education = Prof-school rules out every
- *   education-num but 15, sex = Female rules out relationship = Husband.
- *
- * Tried and dropped, on raw Adult (medium model): (1) per-cell factors from unbounded raking of a
- * 200,000-row unconditional pool, applied to conditioned rows: about 40,000 cell factors overfit
- * the pool (on a fresh pool of the same model 2-way TVD 0.024 against 0.018 unweighted, ESS
- * share 0.39; factors reached e^230 without a cap); (2) every empty cell of every pair as an
- * exclusion: `sex = Female` went from 1-way TVD 0.015 to 0.052 against TRAIN's women, since most
- * empty cells of sparse pairs (age x hours-per-week) are values too rare to have been seen, and
- * the model's rows that avoid them lean elsewhere too.
- * @param marginals the model's targets ({@link calibrationMarginals}: pairs, then 1-way).
- * @param fixed the condition's fixed features, ascending by feature.
- * @param rows N, the rows of the table the marginals were measured on.
+ * What the given marginals say about the rows under a condition with fixed features `fixed`
+ * (ascending), measured on a table of `rows` (N) rows:
+ * - targets: with no fixed feature every marginal (the calibrated draw); with one the other
+ *   features' conditional 1-way marginals ({@link conditionalTargets}); with more none.
+ * - exclusions (structural zeros): for each fixed feature A (set S, weights a_k) and given pair
+ *   (A, X) with X free, the values x with sum_{k in S} a_k P(A = k, X = x) = 0 although
+ *   independence would put N P(A in S) P(X = x) >= {@link STRUCTURAL_ZERO_MIN_EXPECTED} rows
+ *   there (Bishop, Fienberg & Holland, "Discrete Multivariate Analysis", 1975, ch. 5): e.g.
+ *   sex = Female rules out relationship = Husband. Rarer empty cells are unseen values, not
+ *   zeros (docs/compute.md).
  * @returns null when there is nothing to apply.
  */
 export function conditionCalibration(marginals: readonly CalibrationMarginal[], fixed: readonly FixedCell[], rows: number): ConditionCalibration | null {
