@@ -23,8 +23,7 @@ export interface SamplingOptions {
 }
 
 /**
- * The pause between two chunks of a generation: awaits `opts.yieldFn` (when given) so other work on
- * the thread can run, then polls `opts.shouldAbort`.
+ * Yields to `opts.yieldFn` (when given), then polls `opts.shouldAbort`.
  * @throws Error "generation aborted" when `shouldAbort` returns true.
  */
 export async function betweenChunks(opts: SamplingOptions): Promise<void> {
@@ -33,9 +32,8 @@ export async function betweenChunks(opts: SamplingOptions): Promise<void> {
 }
 
 /**
- * Codes for the rows of `inputs` from `model`: one Int32Array of length n per feature (in the
- * layout's feature order), `0 <= code < K_f`, views of one F x n array (feature f's at [f n,
- * (f + 1) n): {@link packedColumns} takes it as it is).
+ * Codes for the rows of `inputs` from `model`: one Int32Array of n per feature (layout order),
+ * `0 <= code < K_f`, views of one F x n array ({@link packedColumns} takes it as it is).
  * @throws Error when `shouldAbort` fires; RangeError from the sampling kernel on bad sizes.
  */
 export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs, opts: SamplingOptions = {}): Promise<Int32Array[]> {
@@ -58,22 +56,14 @@ export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs
 }
 
 /**
- * Several rows per latent: the rows of `inputs` (exactly as {@link sampleRows} draws them), then
- * k more rows from the same latents, row i of set j drawn from latent i's per-feature
- * distributions (the same logits, temperature and nucleus) with the uniforms of set j. One forward
- * pass serves 1 + k rows, so the rows of one latent are independent given the latent (the
- * generator's features are drawn independently given z) and share its z: each row alone is a draw
- * from the model, as a plain row is. The codes of a set are those {@link sampleRows} would give
- * for the same latents and that set's uniforms, on every compute path (the native core computes
- * softmax and nucleus once per row for all the sets).
- * @param extraUniforms k x n x F values in [0, 1), set j (0-based) at [j n F, (j + 1) n F), each
- *   n x F row-major like `inputs.uniforms`; k >= 1.
- * @param out where the codes go, (1 + k) x n x F values (feature f's at [f (1 + k) n, (f + 1)
- *   (1 + k) n)); a new array when not given.
- * @returns one Int32Array of (1 + k) x n codes per feature (layout order), views of `out`: the
- *   rows of `inputs` at [0, n), set j's at [(j + 1) n, (j + 2) n).
- * @throws RangeError when `extraUniforms` is not a positive multiple of n x F long or `out` has
- *   another length; otherwise as {@link sampleRows}.
+ * Several rows per latent: the rows of `inputs` (as {@link sampleRows} draws them), then k more
+ * from the same latents, row i of set j drawn from latent i's per-feature distributions with set
+ * j's uniforms. The features are independent given z, so each row alone is a draw from the model;
+ * a set's codes are those {@link sampleRows} gives with its uniforms, on every compute path.
+ * @param extraUniforms k x n x F values in [0, 1) (k >= 1), set j at [j n F, (j + 1) n F).
+ * @param out (1 + k) x n x F values for the codes (feature f's at [f (1 + k) n, ...)), else new.
+ * @returns (1 + k) x n codes per feature, views of `out`: set j's rows at [j n, (j + 1) n).
+ * @throws RangeError for `extraUniforms` or `out` of a bad length; otherwise as {@link sampleRows}.
  */
 export async function sampleRowsPerLatent(
   model: GeneratorModel,
@@ -109,13 +99,9 @@ export async function sampleRowsPerLatent(
 }
 
 /**
- * The generator's forward pass on the model's compute path: `NativeGenerator.logits` (native core)
- * or generator.ts `forward` (tfjs), synchronously, with no sampling.
- * @param latents m x E row-major (E = `model.spec.embeddingDim`); read, not modified or kept.
- * @param m rows.
- * @returns logits, m x D row-major (D = `model.layout.width`; feature f at columns
- *   [offset_f, offset_f + K_f)).
- * @throws what the forward pass throws (the native core refuses a length other than m x E).
+ * The generator's forward pass on the model's compute path, synchronously, with no sampling.
+ * @param latents m x E row-major; read, not kept.
+ * @returns logits, m x D row-major. @throws what the forward pass throws.
  */
 export function forwardLogits(model: GeneratorModel, latents: Float32Array, m: number): Float32Array {
   if (model.native) return model.native.logits(latents, m);

@@ -1,9 +1,7 @@
 /**
- * Checkpoint format, version 2: everything needed to resume training exactly where an epoch ended
- * and to generate from the latest or the best weights. (Version 1 held the two-product residual
- * blocks of the first recipe and is refused: see generator.ts.) Plain data (numbers, strings, Buffers), so
- * it round-trips through msgpack (LMDB) and a C++ core can read it.
- *
+ * Checkpoint format, version 2: everything needed to resume training where an epoch ended and to
+ * generate from the latest or best weights (version 1 is refused). Plain data, so it round-trips
+ * through msgpack (LMDB) and a C++ core can read it.
  * ```
  * {
  *   format: "synthd-generator", version: 2,
@@ -21,8 +19,8 @@
  *   rng: [u32, u32, u32, u32],                               // training latent stream (xoshiro.ts)
  * }
  * ```
- * Tensors are `{shape, data}` with `data` the raw float32 values, little-endian, row-major; they are
- * copied into fresh, aligned Float32Arrays on load (stored Buffers may be unaligned views).
+ * Tensors are `{shape, data}`, `data` raw float32 little-endian row-major, copied into aligned
+ * Float32Arrays on load (stored Buffers may be unaligned views).
  */
 import { endianness } from "node:os";
 import type { AdamState } from "./adam";
@@ -197,10 +195,8 @@ export function decodeCheckpoint(c: Checkpoint, expected: GeneratorSpec): Traini
 }
 
 /**
- * Only the weights a generator needs from a checkpoint: the best ones (`best`: `best_weights`, or
- * `ema_weights` when they are the best) or the optimizer's latest.
- * Cheaper than {@link decodeCheckpoint} (skips Adam's moments).
- * @throws CheckpointError as {@link decodeCheckpoint}.
+ * Only the weights a generator needs: the best (`best_weights`, or `ema_weights` when those are
+ * the best) or the latest, skipping Adam's moments. @throws CheckpointError as decoding does.
  */
 export function checkpointWeights(c: Checkpoint, expected: GeneratorSpec, best: boolean): NamedArrays {
   if (c === null || typeof c !== "object" || c.format !== "synthd-generator") throw new CheckpointError("not a synthd generator checkpoint");
