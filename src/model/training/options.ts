@@ -46,15 +46,13 @@ export interface TrainerOptions {
   /** Override of {@link STEPS_PER_EPOCH} for a fresh run (tests, benchmarks). */
   stepsPerEpoch?: number;
   /**
-   * Compute path (default `tfjs`). `native` runs forward, loss, backward and Adam in the C++ core
-   * (src/model/compute/native-core.ts); when the core is unavailable the trainer uses tfjs and says why in
-   * {@link Trainer.computeNote}. Checkpoints are the same on both paths.
+   * Compute path (default `tfjs`): `native` runs everything in the C++ core; when it is
+   * unavailable the trainer uses tfjs and says why in {@link Trainer.computeNote}.
    */
   compute?: ComputeKind;
   /**
-   * Where the native core computes (`config.device`; default `cpu`): `gpu` runs it on GPU 0
-   * through the CUDA core and throws when none can be used; `auto` uses a GPU when one answers,
-   * else the CPU. {@link Trainer.device} reports the choice. tfjs always runs on the CPU.
+   * Where the native core computes (`config.device`; default `cpu`): `gpu` (GPU 0, throws when
+   * none can be used) or `auto`. {@link Trainer.device} reports it; tfjs always runs on the CPU.
    */
   device?: DevicePreference;
   /** TF32 tensor cores for the GPU's GEMMs (default: FP32). */
