@@ -54,33 +54,24 @@ export interface RakingOptions {
   minRatio?: number;
   /** Weights to start from (M non-negative values, not all 0; scaled to sum 1). Default uniform. */
   initial?: ArrayLike<number>;
-  /**
-   * The last sweeps (exact) that spread mass held back at the bound over the cell's other rows;
-   * earlier sweeps only clip. Default: every sweep.
-   */
+  /** The last sweeps (exact) spread mass held back at the bound over the cell's other rows. */
   exactSweeps?: number;
   /** Native core only: run on the process-wide compute pool (default) or the calling thread. */
   parallel?: boolean;
 }
 
-/**
- * Whether the calibrated draw's raking runs on the compute pool's threads
- * ({@link RakingOptions.parallel}): no; a pass over a pool is a fraction of a millisecond, and
- * threads would spin waiting on each other while a server's other requests use the other cores.
- */
+/** Raking of the calibrated draw on the calling thread alone: a pass is too short to share. */
 export const CALIBRATION_RAKING_PARALLEL = false;
 
 /**
- * Exact sweeps of the calibrated draw ({@link RakingOptions.exactSweeps}): only the last sweep
- * spreads clipped mass; the others clip only, leaving a cell with rows at the bound short until
- * its next visit, where its other rows take the rest.
+ * Exact sweeps of the calibrated draw: only the last spreads clipped mass; a cell left short by
+ * clipping gets the rest at its next visit.
  */
 export const CALIBRATION_EXACT_SWEEPS = 1;
 
 /**
- * Smallest factor one raking step applies. Without a floor, rows in a cell whose target is 0 drop
- * to weight 0 at once, and a cell of another marginal whose rows all died can never be filled
- * again; with the floor such rows still fall fast but keep their cells open.
+ * Smallest factor one raking step applies: without it, rows in a cell of target 0 drop to 0 at
+ * once, and a cell of another marginal whose rows all died could never be filled again.
  */
 export const RAKING_MIN_RATIO = 0.1;
 
@@ -113,8 +104,7 @@ export function calibrationMarginals(t: MarginalTargets): CalibrationMarginal[] 
 }
 
 /**
- * Bounded raking weights of a pool of rows (method in the module comment).
- * @param columns one code array per feature, M rows each, codes of feature f in [0, K_f).
+ * Bounded raking weights of a pool (module comment); `columns`: M codes per feature.
  * @returns M weights summing to 1, each at most `bound / M`.
  * @throws RangeError for an empty pool, ragged columns, sweeps or exactSweeps < 0, bound <= 1 or
  *   minRatio outside (0, 1].
@@ -128,9 +118,8 @@ export function rakingWeights(columns: readonly ArrayLike<number>[], marginals: 
 }
 
 /**
- * Rows per block of the raking's sums: every sum over rows is taken per block of this many
- * consecutive rows, and block sums are added in block order, so the native raking
- * (`calibrate-native.ts`) summing blocks on several threads gives the same bits.
+ * Rows per block of the raking's sums: sums are taken per block and added in block order, so the
+ * native raking, summing blocks on several threads, gives the same bits.
  */
 export const RAKING_BLOCK_ROWS = 16384;
 
@@ -168,9 +157,8 @@ function blockSum(x: ArrayLike<number>, M: number): number {
 }
 
 /**
- * {@link rakingWeights} one sweep at a time, so a caller on a shared thread can yield between
- * sweeps: yields the sweeps done, returns the weights. Bit-exact reference of the native raking.
- * @throws RangeError as {@link rakingWeights}, at the first `next()`.
+ * {@link rakingWeights} one sweep at a time (yields the sweeps done, returns the weights), so a
+ * shared thread can yield; the native raking's bit-exact reference. @throws RangeError at `next()`.
  */
 export function* rakingSweeps(
   columns: readonly ArrayLike<number>[],
@@ -215,8 +203,7 @@ export function* rakingSweeps(
         }
         for (let c = 0; c < C; c++) cur[c] += part[c];
       }
-      // Target mass the pool can carry: cells no pool row falls in cannot be filled, and their
-      // mass is spread over the others in proportion.
+      // Cells no pool row falls in cannot be filled: their mass goes to the others in proportion.
       let reachable = 0;
       for (let c = 0; c < C; c++) if (cur[c] > 0) reachable += m.probs[c];
       if (!(reachable > 0)) continue;
@@ -277,8 +264,7 @@ export function* rakingSweeps(
     yield s + 1;
   }
   if (!(total > 0)) return new Float64Array(M).fill(1 / M);
-  // Normalise; the total may have drifted down since a weight was clipped, so clip again at
-  // bound / M until no weight passes it.
+  // Normalise; clipping may have lowered the total, so clip at bound / M until none passes.
   const cap = bound / M;
   for (let pass = 0; pass < 50; pass++) {
     const s = blockSum(w, M);
@@ -296,11 +282,9 @@ export function* rakingSweeps(
 /**
  * Systematic sampling of n row indices with inclusion probabilities proportional to `weights`
  * (Madow 1949): pi_i = n w_i / sum(w), capped at 1 with the excess spread over the other rows;
- * row i is drawn once per integer k with u + k in its slice of the cumulative pi. When fewer than
- * n rows have a positive weight, the uncapped pi are used, so heavy rows repeat.
- * @param u the random start, in [0, 1).
- * @returns n indices in increasing order.
- * @throws RangeError when n < 1, u is outside [0, 1), or no weight is positive.
+ * row i is drawn once per integer k with u + k (u in [0, 1)) in its slice of the cumulative pi.
+ * With fewer than n positive weights the uncapped pi are used, so heavy rows repeat.
+ * @returns n indices, increasing. @throws RangeError for n < 1, u outside [0, 1), no weight > 0.
  */
 export function systematicSample(weights: ArrayLike<number>, n: number, u: number): Int32Array {
   const M = weights.length;

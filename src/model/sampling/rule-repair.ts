@@ -39,14 +39,13 @@ export interface PoolRule {
   byCode: Map<number, number[]>[];
   /** Per rule column: conditionals P(g | rule column) of other features g, K_rule x K_g row-major. */
   conditionals: PairConditional[][];
-  /** Mixed-radix key of a tuple. */
+  /** Mixed-radix key of a tuple: the code count of each rule column. */
   radix: number[];
 }
 
 /**
- * The metadata's fixed-combinations rules over the pool's features (`features`: names in the
- * pool's column order); rules over a feature the pool lacks, or whose tuples cannot be keyed
- * exactly (code books whose product passes 2^53), are left out.
+ * The metadata's fixed-combinations rules over the pool's features (names in column order); rules
+ * over a missing feature, or with more than 2^53 tuples, are left out.
  */
 export function poolRules(metadata: Metadata, features: readonly string[]): PoolRule[] {
   const out: PoolRule[] = [];
@@ -92,10 +91,8 @@ export interface RepairOptions {
 }
 
 /**
- * Repairs, in place, the pool rows that break `rules` (method in the file header).
- * @param pool one Int32Array of M codes per feature (the feature order of {@link poolRules}).
- * @param seed seeds the repair order and draws.
- * @returns the rows repaired.
+ * Repairs, in place, the pool rows (M codes per feature) that break `rules` (module comment),
+ * seeded by `seed`; returns the rows repaired.
  * @throws RangeError when a column a likelihood reads holds a code outside its code book.
  */
 export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed: number, opts: RepairOptions = {}): number {
@@ -106,22 +103,16 @@ export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed:
 }
 
 /*
- * The scoring (which rows break the rule, their candidates and likelihoods) does not depend on
- * the repair order, so it runs first in row order, in the native core when it can. Then, in
- * TypeScript: the power of each likelihood (V8's `**`, which the core does not reproduce), the
- * shuffle, and the picks, whose quota scores change as rows are repaired. Each likelihood is the
- * same product in the same order on either path, so repairs are bit-identical.
- *
- * The passes are small monomorphic functions over typed arrays so that V8 optimises each once
- * and keeps it; one function with every pass inline was deoptimised at each new loop and boxed
- * every double of the likelihood products.
+ * The scoring (broken rows, their candidates and likelihoods) does not depend on the repair
+ * order, so it runs first, in row order, in the native core when it can; then in TypeScript the
+ * power of each likelihood (V8's `**`), the shuffle, and the picks, whose quota scores change as
+ * rows are repaired. The passes are small monomorphic functions so that V8 optimises each once.
  */
 
 /** A rule's lookup tables, built once per {@link PoolRule} (the worker keeps a model's rules). */
 interface RuleTables {
   /** Per rule column: 1 for the codes that leave a row unjudged (pooled, blank), K_j flags. */
   open: Uint8Array[];
-  /** The code count of each rule column (the key's radix). */
   radix: Int32Array;
   /** Per key: -2 not released, -1 released but not a target, else the target (dense keys only). */
   keyClass: Int32Array | undefined;
@@ -131,11 +122,9 @@ interface RuleTables {
   index: { start: Int32Array; list: Int32Array }[];
   /** Feature read by each likelihood factor (rule column j, then its conditionals). */
   facG: Int32Array;
-  /** Each factor's code count (K_g). */
   facK: Int32Array;
-  /** All factor tables, one after another. */
+  /** All factor tables, one after another; tOff[t nf + e]: target t's row of factor e's table. */
   table: Float64Array;
-  /** tOff[t nf + e]: where target t's row of factor e's table starts in `table`. */
   tOff: Int32Array;
 }
 
@@ -194,7 +183,6 @@ function ruleTables(r: PoolRule): RuleTables {
   return tables;
 }
 
-/** The key of target tuple t, as the rows' keys are formed. */
 function tupleKey(r: PoolRule, t: ArrayLike<number>): number {
   let k = 0;
   for (let j = 0; j < r.radix.length; j++) k = k * r.radix[j] + t[j];
@@ -226,7 +214,7 @@ function classifyRows(r: PoolRule, tb: RuleTables, cols: Int32Array[], M: number
   return cls;
 }
 
-/** {@link classifyRows} of a two-column rule through its dense key table. */
+/** {@link classifyRows} of a two-column rule through its dense key table (the common case). */
 function classifyPairs(a: Int32Array, b: Int32Array, openA: Uint8Array, openB: Uint8Array, keyClass: Int32Array, cls: Int32Array, M: number): void {
   const ka = openA.length;
   const kb = openB.length;
@@ -238,7 +226,6 @@ function classifyPairs(a: Int32Array, b: Int32Array, openA: Uint8Array, openB: U
   }
 }
 
-/** {@link classifyRows} of a rule of any width through its dense key table. */
 function classifyDense(cols: Int32Array[], open: Uint8Array[], radix: Int32Array, keyClass: Int32Array, cls: Int32Array, M: number): void {
   const m = cols.length;
   for (let i = 0; i < M; i++) {
@@ -349,7 +336,6 @@ function likelihoods(broken: Int32Array, start: Int32Array, cand: Int32Array, fa
   return out;
 }
 
-/** `lik[i] = likelihoodToPower(lik[i])` (`lik ** LIKELIHOOD_POWER`), in place. */
 function toPower(lik: Float64Array): void {
   for (let i = 0; i < lik.length; i++) lik[i] = lik[i] ** LIKELIHOOD_POWER;
 }
