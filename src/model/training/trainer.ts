@@ -52,7 +52,6 @@ export class Trainer {
   readonly config: ModelConfig;
   readonly schedule: Schedule;
   readonly stepsPerEpoch: number;
-  /** The compute path in use. */
   readonly compute: ComputeKind;
   /** Why `compute` differs from the one asked for (null when it does not). */
   readonly computeNote: string | null = null;
@@ -67,7 +66,7 @@ export class Trainer {
   bestEpoch = 0;
   epochsSinceImprovement = 0;
 
-  /** Where the weights, Adam's state and the targets live and are computed on. */
+  /** Where the weights, Adam's state and the targets live. */
   private readonly backend: TrainingBackend;
   /** The weights' moving average (in JavaScript on both paths), flat in `paramShapes` order. */
   private readonly ema: AveragedWeights;
@@ -144,8 +143,7 @@ export class Trainer {
   }
 
   /**
-   * A trainer for model `opts.id`: fresh (weights from the model id's init stream) or resumed from
-   * `opts.checkpoint`.
+   * A trainer for model `opts.id`, fresh or resumed from `opts.checkpoint`.
    * @throws MetadataError (bad metadata), CheckpointError (unreadable checkpoint).
    */
   static async create(opts: TrainerOptions): Promise<Trainer> {
@@ -170,10 +168,7 @@ export class Trainer {
     return null;
   }
 
-  /**
-   * Early stopping acts only late in the cosine decay ({@link EARLY_STOP_ARMED_FRACTION}): before
-   * that a plateau of a few epochs at a high rate is noise, not convergence.
-   */
+  /** Early stopping acts only late in the cosine decay: earlier, a plateau is only noise. */
   private earlyStopArmed(): boolean {
     const s = this.schedule;
     return this.step >= s.warmupSteps + EARLY_STOP_ARMED_FRACTION * (s.totalSteps - s.warmupSteps);
@@ -191,10 +186,7 @@ export class Trainer {
     return z;
   }
 
-  /**
-   * One optimizer step; resolves with the batch loss. Native: on a background thread, queued
-   * behind any snapshot of the weights. @throws TrainingError on a non-finite loss.
-   */
+  /** One optimizer step: the batch loss. @throws TrainingError on a non-finite loss. */
   private async trainStep(yieldFn: YieldFn): Promise<number> {
     const B = this.config.batch_size;
     const z = await this.drawLatents(B, yieldFn);
@@ -213,10 +205,7 @@ export class Trainer {
     return latest;
   }
 
-  /**
-   * The loss on the fixed validation latents with the averaged weights; `latest`: the optimizer's
-   * flat weights if the caller has them. Native: holds the core from swap to swap back.
-   */
+  /** The averaged weights' validation loss (`latest`: the optimizer's flat weights, if at hand). */
   async validationLoss(latest?: Float32Array): Promise<number> {
     return this.backend.validationLoss(this.ema, latest);
   }
@@ -225,7 +214,7 @@ export class Trainer {
    * Runs one epoch (or its remainder up to the time limit), evaluates, updates early stopping and
    * keeps the best weights. Resolves with null when `shouldAbort` fired or the trainer was
    * disposed meanwhile (discard the trainer then).
-   * @throws TrainingError on a non-finite loss; Error when the trainer was disposed before it.
+   * @throws TrainingError on a non-finite loss; Error when already disposed.
    */
   async runEpoch(opts: EpochOptions = {}): Promise<EpochReport | null> {
     if (this.disposed) throw new Error("trainer is disposed");
@@ -289,25 +278,20 @@ export class Trainer {
   }
 
   /**
-   * The checkpoint of the current state, the same format on both paths. Call it between epochs
-   * (native: the core throws "busy" otherwise). Its arrays view the trainer's, which the next
-   * {@link runEpoch} updates in place: store or copy it before that.
+   * The checkpoint of the current state; call it between epochs (native: "busy" otherwise). Its
+   * arrays view the trainer's, which the next {@link runEpoch} updates: store or copy it first.
    */
   checkpoint(): Checkpoint {
     const { weights, adam } = this.backend.state();
     return this.encode(weights, adam);
   }
 
-  /**
-   * {@link checkpoint} in pieces, each queued on the core, with `yieldFn` between them, into
-   * reused buffers: store or copy it before the next call or {@link runEpoch}.
-   */
+  /** {@link checkpoint} in pieces queued on the core, with `yieldFn` between them (same caveat). */
   async checkpointInSlices(yieldFn?: YieldFn): Promise<Checkpoint> {
     const { weights, adam } = await this.backend.stateInSlices(yieldFn);
     return this.encode(weights, adam);
   }
 
-  /** The stored form of the current state with these latest weights and Adam state. */
   private encode(weights: NamedArrays, adam: AdamState): Checkpoint {
     const bestIsLatest = this.bestEpoch === this.epoch;
     const bestWeights = bestIsLatest ? null : this.backend.bestWeights();
@@ -332,18 +316,14 @@ export class Trainer {
     });
   }
 
-  /**
-   * A view of the latest or best weights, owned by the trainer: do not dispose it or use it after
-   * the next step (native: "busy" while a step is in flight; see {@link snapshot}).
-   */
+  /** A view of the latest or best weights, owned by the trainer, valid until the next step. */
   generator(best: boolean): GeneratorModel {
     return this.backend.generator(best);
   }
 
   /**
-   * A generator the caller owns (free it with {@link disposeGenerator}) holding a copy of the
-   * latest or best weights; the copy is queued behind the step in flight. Resolves with null when
-   * the trainer was disposed or finished meanwhile. @throws Error when out of memory.
+   * A generator the caller owns ({@link disposeGenerator}) with a copy of the latest or best
+   * weights, queued behind the step in flight; null when the trainer was disposed or finished.
    */
   async snapshot(best: boolean): Promise<GeneratorModel | null> {
     if (this.disposed) return null;
