@@ -42,11 +42,9 @@ export class NativeGenerator {
   }
 
   /**
-   * A core for `spec` / `layout` holding `weights`. `opts.device` (default `cpu`, see
-   * {@link resolveDevice}); `opts.tf32`: TF32 tensor cores for the GPU's GEMMs (default FP32).
-   * @throws Error when the native core is unavailable or implements another parameter layout (so
-   *   callers can fall back to tfjs), or device `gpu` cannot be used; RangeError for weights of the
-   *   wrong size or non-finite.
+   * A core for `spec` / `layout` holding `weights`; `opts.device` (default `cpu`) and `opts.tf32`.
+   * @throws Error when the core is unavailable, has another parameter layout (callers fall back to
+   *   tfjs) or device `gpu` cannot be used; RangeError for weights of a wrong size or non-finite.
    */
   static create(spec: GeneratorSpec, layout: Layout, weights: NamedArrays, opts: { device?: DevicePreference; tf32?: boolean } = {}): NativeGenerator {
     const addon = nativeCore();
@@ -130,10 +128,7 @@ export class NativeGenerator {
     return this.core.trainStep(z, n, lr);
   }
 
-  /**
-   * {@link trainStep} on a background thread, bit-identical; call it inside {@link exclusive} when
-   * the core is shared. @throws as `trainStep`, and Error while another call is in flight.
-   */
+  /** {@link trainStep} on a background thread; call it inside {@link exclusive} when shared. */
   trainStepAsync(z: Float32Array, n: number, lr: number): Promise<number> {
     return this.core.trainStepAsync(z, n, lr);
   }
@@ -154,28 +149,21 @@ export class NativeGenerator {
   }
 
   /**
-   * One forward pass and the sampling kernel for n latents: the codes (F x n, column-major, drawn
-   * from `uniforms`, n x F) and, into `logitsOut` (n x D), the logits they came from; seeded
-   * generation needs both, and one fused call saves a second pass over the logits.
-   * @throws RangeError for wrong lengths or uniforms outside [0, 1); RangeError with code
-   *   LOGITS_NOT_FINITE (sampling.ts) for logits the kernel refuses.
+   * One forward pass and the kernel for n latents: the codes (F x n, column-major, from `uniforms`
+   * n x F) and, into `logitsOut` (n x D), their logits, which seeded generation needs too.
+   * @throws RangeError for bad lengths or uniforms, with code LOGITS_NOT_FINITE for bad logits.
    */
   generateWithLogits(z: Float32Array, n: number, uniforms: Float64Array, temperature: number, topP: number | null, logitsOut: Float32Array): Int32Array {
     return this.core.generate(z, n, uniforms, temperature, topP, logitsOut);
   }
 
   /**
-   * Codes for the rows of `inputs` (`inputs.ts` `prepareInputs`): one Int32Array of n per feature,
-   * as `sample-rows.ts` `sampleRows`. With `extraUniforms` (k x n x F, CPU only), k more rows per
-   * latent from the same forward pass: each array is then (1 + k) x n long, set j's rows at
-   * [j n, (j + 1) n). Runs in chunks of {@link NATIVE_GENERATE_CHUNK} rows, awaiting `yieldFn` and
-   * polling `shouldAbort` between them.
-   *
-   * The arrays are views of one buffer (`out` when given, else new), feature f's at
-   * [f (1 + k) n, (f + 1) (1 + k) n): already the F x n array a worker's reply transfers. One
-   * buffer per call keeps the worker's heap from full collections.
-   * @throws Error when `shouldAbort` fires; RangeError for bad options, refused logits,
-   *   `extraUniforms` of a bad length or on a GPU core, or `out` of another length.
+   * Codes for the rows of `inputs`, as `sample-rows.ts` `sampleRows`; with `extraUniforms` (k x n x
+   * F, CPU only) k more rows per latent, arrays (1 + k) x n long, set j's rows at [j n, (j + 1) n).
+   * Chunks of {@link NATIVE_GENERATE_CHUNK} rows, yielding and polling `shouldAbort` between. The
+   * arrays view one buffer (`out` or new), feature f's at [f (1 + k) n, (f + 1) (1 + k) n).
+   * @throws Error when `shouldAbort` fires; RangeError for bad options, refused logits, or
+   *   `extraUniforms` / `out` of a bad length (or extra uniforms on a GPU core).
    */
   async sampleRows(
     inputs: GenerationInputs,
@@ -225,10 +213,7 @@ export class NativeGenerator {
     this.core.trim();
   }
 
-  /**
-   * Frees the native memory now, or when the call in flight ends (also on garbage collection).
-   * Later calls throw; tasks still queued by {@link exclusive} run and meet that error.
-   */
+  /** Frees native memory now or when the call in flight ends; queued tasks then meet the error. */
   dispose(): void {
     this.core.dispose();
   }

@@ -108,7 +108,7 @@ export function initParams(spec: GeneratorSpec, rng: Rng): NamedArrays {
   return out;
 }
 
-/** Checks that `arrays` has exactly the parameters of `spec` with the right sizes. */
+/** Checks that `arrays` holds exactly the parameters of `spec`, each of the right size. */
 export function checkParams(spec: GeneratorSpec, arrays: NamedArrays): void {
   for (const [name, shape] of paramShapes(spec)) {
     const a = arrays[name];
@@ -135,17 +135,13 @@ export function forward(spec: GeneratorSpec, params: NamedTensors, z: tf.Tensor2
   return tf.add(matMul(h, params["out.W"] as tf.Tensor2D), params["out.b"]) as tf.Tensor2D;
 }
 
-/**
- * Constant selector matrices of a layout for {@link featureSoftmax}: S [D, F] with S[k, f] = 1 when
- * column k belongs to feature f, and its transpose. Dispose with {@link disposeSegments}.
- */
+/** Selectors for {@link featureSoftmax}: S [D, F] (S[k, f] = 1 if column k is f's) and S^T. */
 export interface Segments {
   layout: Layout;
   select: tf.Tensor2D;
   spread: tf.Tensor2D;
 }
 
-/** Builds the {@link Segments} of a layout. */
 export function makeSegments(layout: Layout): Segments {
   const D = layout.width;
   const F = layout.features.length;
@@ -168,9 +164,8 @@ export function disposeSegments(s: Segments): void {
 
 /**
  * Per-feature softmax of logits [B, D] -> probabilities [B, D], differentiable:
- * p = e / ((e S) S^T) with e = exp(logits - m), m each row's per-feature maximum taken as a
- * constant (softmax is shift-invariant within a feature, so the gradient is exact). Avoids a
- * slice + softmax + concat per feature, which the wasm backend runs slowly.
+ * p = e / ((e S) S^T), e = exp(logits - m), m each row's per-feature maximum as a constant (softmax is shift-invariant,
+ * so the gradient is exact); cheaper on wasm than a slice + softmax per feature.
  */
 export function featureSoftmax(logits: tf.Tensor2D, seg: Segments): tf.Tensor2D {
   const { offsets, width: D } = seg.layout;
@@ -206,10 +201,7 @@ export interface TrainableVariables {
   gradsByName(grads: tf.NamedTensorMap): NamedTensors;
 }
 
-/**
- * Uploads named arrays as trainable float32 variables shaped as `spec` (the tfjs training path).
- * @throws Error from tfjs when an array's length does not match its shape.
- */
+/** Named arrays as trainable float32 variables shaped as `spec`. @throws Error on a bad length. */
 export function trainableVariables(spec: GeneratorSpec, arrays: NamedArrays): TrainableVariables {
   const vars: Record<string, tf.Variable> = {};
   const names = new Map<string, string>();
