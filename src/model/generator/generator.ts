@@ -164,8 +164,8 @@ export function disposeSegments(s: Segments): void {
 
 /**
  * Per-feature softmax of logits [B, D] -> probabilities [B, D], differentiable:
- * p = e / ((e S) S^T), e = exp(logits - m), m each row's per-feature maximum as a constant (softmax is shift-invariant,
- * so the gradient is exact); cheaper on wasm than a slice + softmax per feature.
+ * p = e / ((e S) S^T), e = exp(logits - m), m each row's per-feature maximum as a constant
+ * (shift-invariant, so the gradient is exact); cheaper on wasm than a softmax per feature.
  */
 export function featureSoftmax(logits: tf.Tensor2D, seg: Segments): tf.Tensor2D {
   const { offsets, width: D } = seg.layout;
