@@ -1,6 +1,4 @@
-/**
- * The small dense linear algebra of the proposal and its fit, on row-major float64 arrays.
- */
+/** The small dense linear algebra of the proposal and its fit, on row-major float64 arrays. */
 
 /** sum_j a[ao + j] * b[bo + j] for j < n, in four independent chains (faster in V8). */
 export function dot(a: Float64Array, ao: number, b: Float32Array, bo: number, n: number): number {
