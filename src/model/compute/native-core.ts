@@ -2,55 +2,39 @@
  * The native compute core (native/src/train/): `generator.ts`, `loss.ts`, `adam.ts` and
  * `schedule.ts` in C++ with SIMD micro-kernels and one process-wide thread pool; tfjs stays the
  * reference and the fallback (docs/decisions.md "A native core with a TypeScript reference").
- * Both paths share parameters (flat in `paramShapes` order here), loss, gradients (float32,
- * relative error < 1e-4), Adam state and logits, so either resumes the other's checkpoint.
- * A stale addon without the core leaves {@link nativeCore} undefined ({@link nativeCoreStatus}).
- * SYNTHD_DISABLE_NATIVE=1 disables it, SYNTHD_THREADS=N caps the pool, SYNTHD_ISA lowers kernels.
- *
- * `trainStepAsync` and `evalLossAsync` run on the addon's background thread, so a worker's
- * JavaScript thread stays free while a model trains (docs/decisions.md "Training one model never
- * stalls requests for another"); meanwhile every other method of the core throws "GeneratorCore
- * is busy" and `dispose` is deferred. `NativeGenerator.exclusive` queues a core's callers.
+ * Both paths share parameters (flat in `paramShapes` order), loss, gradients (float32, relative
+ * error < 1e-4), Adam state and logits, so either resumes the other's checkpoint. `*Async`
+ * methods run on the addon's background thread so a worker's JavaScript thread stays free;
+ * meanwhile the core's other methods throw "busy" (`NativeGenerator.exclusive` queues callers).
  */
 import { type GeneratorSpec, type NamedArrays, paramShapes } from "../generator/generator";
 import { nativeAddon } from "./native";
 
-/** What the addon reports about the core: the kernel in use, the CPU's best, the pool size. */
+/** What the addon reports about the core: the kernels in use, the CPU's best, tile and threads. */
 export interface ComputeInfo {
   /** The kernels in use: `avx512`, `avx2` or `generic`. */
   isa: string;
-  /** The best this CPU supports. */
   detectedIsa: string;
-  /** Micro-kernel tile, rows x columns (e.g. `8x32`). */
   kernel: string;
-  /** Threads one job uses (pool size, the caller included). */
   threads: number;
 }
 
 /**
- * The addon's `GeneratorCore` class (native/src/train/core_binding.cc). Every method validates its
- * arguments: TypeError for wrong types; RangeError for wrong lengths, non-finite values, zero rows,
- * bad block spans; Error for missing targets, a disposed core, a core busy with an asynchronous
- * call ({@link NativeGeneratorCore.trainStepAsync}), or exhausted memory.
+ * The addon's `GeneratorCore` class (native/src/train/core_binding.cc). Every method validates
+ * its arguments: TypeError for wrong types, RangeError for bad lengths or values, Error for
+ * missing targets, a disposed or busy core, or exhausted memory.
  */
 export interface NativeGeneratorCore {
-  /** Scalar parameters (length of every flat array). */
   paramCount(): number;
   /** [name, size] per parameter, in flat order (that of `paramShapes`). */
   paramNames(): [string, number][];
-  /** Copies in all parameters (finite float32, flat order). */
   setParams(flat: Float32Array): void;
   /** A copy of the parameters, into `out` (returned; paramCount() values) or a fresh array. */
   getParams(out?: Float32Array): Float32Array;
-  /** Copies in Adam's state: step count t and moments (v >= 0). */
   setAdamState(t: number, m: Float32Array, v: Float32Array): void;
   /** Adam's step count and a copy of its moments, into `m` and `v` when given (not overlapping). */
   getAdamState(m?: Float32Array, v?: Float32Array): { t: number; m: Float32Array; v: Float32Array };
-  /**
-   * The loss targets, as `targets.ts` builds them. `mode` picks how the 2-way backward pass is
-   * computed (same result): `blocks` (per pair block), `dense` (one D x D symmetric product) or
-   * `auto` (loss.ts's rule). Returns the mode used.
-   */
+  /** The loss targets (`targets.ts`); `mode`: the 2-way backward form ; returns it. */
   setTargets(
     oneWay: Float32Array,
     blocks: { f: number; c0: number; c1: number; target: Float32Array }[],
@@ -64,24 +48,17 @@ export interface NativeGeneratorCore {
   lossAndGrads(z: Float32Array, n: number): { loss: number; grads: Float32Array };
   /** One Adam step at rate lr; returns the batch loss, NaN (and no update) when not finite. */
   trainStep(z: Float32Array, n: number, lr: number): number;
-  /**
-   * {@link trainStep} on a background thread: arguments checked (z copied) now; rejects only when
-   * the computation fails. Until it settles other methods throw "busy"; `dispose` is deferred.
-   */
+  /** {@link trainStep} on a background thread: checked and z copied now; busy until done. */
   trainStepAsync(z: Float32Array, n: number, lr: number): Promise<number>;
-  /** Loss over n latents (chunked), e.g. the validation set. */
   evalLoss(z: Float32Array, n: number): number;
-  /** {@link evalLoss} on a background thread, with the rules of {@link trainStepAsync}. */
   evalLossAsync(z: Float32Array, n: number): Promise<number>;
-  /** The asynchronous method in flight (`trainStepAsync` / `evalLossAsync`), or null. */
   busy(): string | null;
   /** Logits, n x D row-major. */
   logits(z: Float32Array, n: number): Float32Array;
   /**
-   * Codes (F x n, column-major) from logits of z and the sampling kernel (`sampling.ts` rules);
-   * `logitsOut` (n x D) also receives the logits. `extraUniforms` (k x n x F, CPU only): k more
-   * rows per latent from the same distributions, set j's codes after set j - 1's ((1 + k) x F x n
-   * in all). `codesOut`, when given, receives the codes (older addons ignore it: use the result).
+   * Codes (F x n, column-major) of z by the sampling kernel; `logitsOut` (n x D) gets the logits.
+   * `extraUniforms` (k x n x F, CPU only): k more rows per latent, (1 + k) x F x n codes in all,
+   * into `codesOut` when given (older addons ignore it: use the result).
    */
   generate(
     z: Float32Array,
@@ -95,7 +72,7 @@ export interface NativeGeneratorCore {
   ): Int32Array;
   /** Frees training buffers and Adam's moments (t = 0), keeping weights and targets. */
   trim(): void;
-  /** Frees the memory now (after an asynchronous call in flight); later calls throw. Idempotent. */
+  /** Frees the memory now (after a call in flight); later calls throw. Idempotent. */
   dispose(): void;
   /** `cpu`, or the GPU's name (e.g. `NVIDIA H200`) when the core was created with device `gpu`. */
   device(): string;
@@ -112,24 +89,18 @@ export interface CoreOptions {
 
 /** What the addon found about the CUDA core (native/src/gpu/gpu_loader.h). */
 export interface GpuInfo {
-  /** The CUDA core loaded and a GPU answered. */
   available: boolean;
-  /** Device 0's name, when available. */
   device?: string;
-  /** CUDA devices seen. */
   devices: number;
   /** Why not available: the library missing (not built), no driver, no device. */
   reason?: string;
-  /** The library path tried. */
   library: string;
 }
 
 /** How the core computes the backward pass's 2-way part ({@link NativeGeneratorCore.setTargets}). */
 export type PairMode = "auto" | "dense" | "blocks";
 
-/** The core's exports. */
 export interface NativeCoreAddon {
-  /** The generator of generator.ts with `blocks` residual blocks. */
   GeneratorCore: new (
     embeddingDim: number,
     hidden: number,
@@ -139,12 +110,10 @@ export interface NativeCoreAddon {
   ) => NativeGeneratorCore;
   /** Whether the CUDA core can be used (absent from addons built before it). */
   gpuInfo?(): GpuInfo;
-  /** `learningRate` of schedule.ts with explicit constants. */
   learningRate(peak: number, totalSteps: number, warmupSteps: number, floorFraction: number, step: number): number;
   computeInfo(): ComputeInfo;
 }
 
-/** Whether the core is usable here, and why not. */
 export interface NativeCoreStatus {
   available: boolean;
   reason?: string;
