@@ -97,7 +97,7 @@ export interface GpuInfo {
   library: string;
 }
 
-/** How the core computes the backward pass's 2-way part ({@link NativeGeneratorCore.setTargets}). */
+/** The core's form of the backward pass's 2-way part ({@link NativeGeneratorCore.setTargets}). */
 export type PairMode = "auto" | "dense" | "blocks";
 
 export interface NativeCoreAddon {
