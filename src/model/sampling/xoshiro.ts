@@ -65,10 +65,7 @@ export class Rng {
     if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1; // the all-zero state is a fixed point
   }
 
-  /**
-   * A stream from an integer seed (any safe integer or a BigInt), taken mod 2^64 and expanded
-   * with SplitMix64. @throws RangeError for a non-integer number.
-   */
+  /** A stream from an integer seed or BigInt, mod 2^64, by SplitMix64. @throws RangeError. */
   static fromSeed(seed: number | bigint): Rng {
     if (typeof seed === "number" && !Number.isSafeInteger(seed)) {
       throw new RangeError(`seed must be a safe integer, got ${seed}`);
@@ -118,10 +115,7 @@ export class Rng {
     return result;
   }
 
-  /**
-   * Advances the stream by 2^64 outputs (the reference `jump`, polynomial
-   * 0x77f2db5b6fa035c3f542d2d38764000b): non-overlapping blocks drawn in parallel (draws.ts).
-   */
+  /** Advances 2^64 outputs (the reference `jump`): non-overlapping blocks for parallel draws. */
   jump(): void {
     const JUMP = [0x8764000b, 0xf542d2d3, 0x6fa035c3, 0x77f2db5b];
     let s0 = 0;
@@ -152,10 +146,7 @@ export class Rng {
     return (a * 67108864 + b) / 9007199254740992;
   }
 
-  /**
-   * Shuffles `a` in place (Fisher–Yates, Knuth TAOCP vol. 2, Algorithm 3.4.2P), one
-   * {@link uniform} per position from the end; returns `a`. The draws are part of a seed's meaning.
-   */
+  /** Shuffles `a` in place (Fisher–Yates, TAOCP 3.4.2P), one uniform per position from the end. */
   shuffle<T extends { length: number; [i: number]: number }>(a: T): T {
     for (let i = a.length - 1; i > 0; i--) {
       const j = Math.floor(this.uniform() * (i + 1));
@@ -189,12 +180,8 @@ export class Rng {
   }
 }
 
-// Ziggurat normals
 
-/**
- * Ziggurat tables (Marsaglia & Tsang, J. Stat. Softw. 5(8), 2000), 128 layers, with Doornik's fix
- * (2005): layer from the low 7 bits of an output, value from the other 25, so they are independent.
- */
+/** Ziggurat tables (Marsaglia & Tsang 2000), 128 layers, with Doornik's (2005) layer split. */
 const ZIG = (() => {
   const m = 2 ** 24;
   const kn = new Float64Array(128);
@@ -226,9 +213,8 @@ export function zigguratTables(): { kn: Float64Array; wn: Float64Array; fn: Floa
 }
 
 /**
- * Fills `out` with standard normals from `rng` by the ziggurat: one output per value, more in the
- * rare rejection steps. Returns `out`; filling in pieces gives the values of one fill (consumed in
- * index order). A Float32Array receives each double rounded to nearest. native/src/draws.cc
+ * Fills `out` with standard normals from `rng` by the ziggurat; filling in pieces gives the values
+ * of one fill, a Float32Array gets each double rounded to nearest. native/src/draws.cc
  * `ZigguratNormal` is the C++ port (same operations in the same order; keep the two in step).
  */
 export function fillNormalZiggurat<T extends Float32Array | Float64Array>(rng: Rng, out: T): T {

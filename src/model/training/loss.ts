@@ -25,13 +25,8 @@ import { gram, matMulTransA } from "../compute/ops";
 /** Smoothing added to the model's marginals inside the logarithm. */
 export const LOSS_EPS = 1e-10;
 
-/**
- * Cost model for choosing the 2-way form, in "D x D entries" (fitted on the wasm backend): the
- * Gram form costs ~D^2; the block form ~GRAM_BLOCK_OVERHEAD per block plus
- * ~GRAM_BLOCK_ENTRY_COST per target entry.
- */
+/** 2-way form costs in "D x D entries": Gram ~D^2; blocks this per block plus the next per entry. */
 export const GRAM_BLOCK_OVERHEAD = 20_000;
-/** See {@link GRAM_BLOCK_OVERHEAD}. */
 export const GRAM_BLOCK_ENTRY_COST = 6;
 /** The Gram form is never used above this D (its matrix is D x D floats). */
 export const GRAM_MAX_WIDTH = 4096;
@@ -46,12 +41,10 @@ export function preferredForm(targets: MarginalTargets): "gram" | "blocks" {
 }
 
 /**
- * The targets as tensors (made once per model; call {@link disposeTargetTensors} when done). Two
- * equivalent 2-way forms ({@link preferredForm}), neither forming a per-row D x D product:
- * - `gram`: G = P^T P (D x D, one matMul; gradient P (dG + dG^T)) against one D x D target zero
- *   outside the given pairs: fastest when most pairs are given.
- * - `blocks`: one `P_f^T P[:, c0:c1]` per pair block (targets.ts): work proportional to the given
- *   pairs.
+ * The targets as tensors (once per model; free with {@link disposeTargetTensors}), in one of two
+ * equivalent 2-way forms ({@link preferredForm}): `gram`, G = P^T P against one D x D target zero
+ * outside the given pairs (fastest when most pairs are given), or `blocks`, one
+ * `P_f^T P[:, c0:c1]` per pair block (work proportional to the given pairs).
  */
 export interface TargetTensors {
   targets: MarginalTargets;
