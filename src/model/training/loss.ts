@@ -25,7 +25,7 @@ import { gram, matMulTransA } from "../compute/ops";
 /** Smoothing added to the model's marginals inside the logarithm. */
 export const LOSS_EPS = 1e-10;
 
-/** 2-way form costs in "D x D entries": Gram ~D^2; blocks this per block plus the next per entry. */
+/** 2-way form costs in "D x D entries": Gram ~D^2; blocks this per block, the next per entry. */
 export const GRAM_BLOCK_OVERHEAD = 20_000;
 export const GRAM_BLOCK_ENTRY_COST = 6;
 /** The Gram form is never used above this D (its matrix is D x D floats). */
