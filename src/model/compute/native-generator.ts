@@ -36,7 +36,7 @@ export class NativeGenerator {
     return run;
   }
 
-  /** The asynchronous call in flight on the core, or null (see {@link NativeGeneratorCore.busy}). */
+  /** The asynchronous call in flight on the core, or null ({@link NativeGeneratorCore.busy}). */
   get busy(): string | null {
     return this.core.busy();
   }
@@ -123,7 +123,7 @@ export class NativeGenerator {
     return { loss, grads: unflattenParams(this.spec, grads) };
   }
 
-  /** One Adam step at rate lr on latents z (n x E): the batch loss (NaN, no update, if infinite). */
+  /** One Adam step at rate lr on latents z (n x E): the batch loss (NaN: no update). */
   trainStep(z: Float32Array, n: number, lr: number): number {
     return this.core.trainStep(z, n, lr);
   }

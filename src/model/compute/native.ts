@@ -9,7 +9,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-/** The addon's core exports (native/src/addon.cc); later parts of the core: {@link nativeExport}. */
+/** The addon's core exports (native/src/addon.cc); later parts: {@link nativeExport}. */
 export interface NativeAddon {
   /**
    * Native twin of `sampleCodesJs` (arguments, result and errors as `sampleCodes`); `threads`: 0

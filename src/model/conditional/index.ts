@@ -12,7 +12,8 @@
  * condition fixes features f to non-empty sets A_f of allowed codes, each with a weight a_k in
  * (0, 1] (the share of the code's values inside the condition, e.g. a bin half inside a range):
  *
- *   z   ~ pi(z) ∝ N(z; 0, s^2 I) * prod_{f fixed} p_f(A_f | z),   p_f(A | z) = sum_{k in A} a_k p_f(k | z)
+ *   z   ~ pi(z) ∝ N(z; 0, s^2 I) * prod_{f fixed} p_f(A_f | z)
+ *         with p_f(A | z) = sum_{k in A} a_k p_f(k | z)
  *   x_f ~ a_k p_f(k | z) over k in A_f, renormalised                  (f fixed)
  *   x_f ~ the sampling kernel of `sampling.ts` on logits_f(z)            (f free: T and top_p)
  *

@@ -17,7 +17,7 @@ export function dot(a: Float64Array, ao: number, b: Float32Array, bo: number, n:
   return s0 + s1 + (s2 + s3);
 }
 
-/** Eigen-decomposition of a small symmetric matrix (cyclic Jacobi): values and column eigenvectors. */
+/** Eigen-decomposition of a small symmetric matrix (cyclic Jacobi): values, column eigenvectors. */
 export function eigSym(A: Float64Array, n: number): { values: Float64Array; vectors: Float64Array } {
   const a = Float64Array.from(A);
   const v = new Float64Array(n * n);

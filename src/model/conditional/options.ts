@@ -8,11 +8,11 @@ import type { ConditionCalibration, FixedCell } from "../sampling/condition-cali
 import type { SamplingOptions } from "../sampling/sample-rows";
 import type { GeneratorModel } from "../generator/model";
 
-/** Options of {@link sampleConditional}: the sampling options of the plain draw, plus the method's. */
+/** Options of {@link sampleConditional}: the plain draw's sampling options plus the method's. */
 export interface ConditionalOptions extends SamplingOptions {
   /** Seed of the stream (default: a fresh random seed, returned in the result). */
   seed?: number;
-  /** sigma of the model's privacy noise (0 when privacy is off): the prior is N(0, (1 + sigma^2) I). */
+  /** sigma of the model's privacy noise (0: privacy off): the prior is N(0, (1 + sigma^2) I). */
   privacyNoise?: number;
   /** Smallest ESS target of a group (default {@link DEFAULT_MIN_ESS}). */
   minEss?: number;

@@ -70,7 +70,7 @@ export function mixtureAccumulateJs(
   return -1;
 }
 
-/** One Gaussian of a proposal's subspace mixture: weight, mean m (r), lower Cholesky factor L of C. */
+/** One Gaussian of a proposal's subspace mixture: weight, mean m (r), lower Cholesky factor L. */
 export interface Component {
   logWeight: number;
   m: Float64Array;
@@ -93,7 +93,7 @@ export class Proposal {
     return new Proposal(E, 0, new Float64Array(0), []);
   }
 
-  /** The components' means (C x r), Cholesky factors (C x r x r) and log weight - log det / 2, flat. */
+  /** The components' means (C x r), Cholesky factors (C x r x r), log weight - log det / 2. */
   private readonly flatM: Float64Array;
   private readonly flatL: Float64Array;
   private readonly constant: Float64Array;

@@ -3,7 +3,7 @@
  * Clifford & Fearnhead 1999) picks a group's rows and the fit's points by weight.
  */
 
-/** Counts per index of a list of picked indices (`systematicSample`'s output) over `M` candidates. */
+/** Counts per index over `M` candidates of a list of picked indices (`systematicSample`'s). */
 export function countsOf(picked: Int32Array, M: number): Int32Array {
   const counts = new Int32Array(M);
   for (const i of picked) counts[i]++;

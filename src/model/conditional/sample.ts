@@ -267,7 +267,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       for (const b of g.blocks) {
         for (let i = 0; i < b.n; i++, idx++) {
           const o = i * F;
-          // Calibrated: a candidate picked c times (fewer positive weights than rows) gives c copies.
+          // Calibrated: a candidate picked c times (fewer positive weights than rows): c copies.
           for (let c = 0; c < (raked ? counts[idx] : Math.min(counts[idx], 1)); c++) {
             const d = (k++) * F;
             for (let f = 0; f < F; f++) rows[d + f] = b.codes[o + f];

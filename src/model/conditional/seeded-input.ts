@@ -35,11 +35,11 @@ export type SeededSource =
       calibrate: boolean;
       /** Per seed row, one entry per model feature (model order); null: free. */
       rows: SeededCell[][];
-      /** Model feature index of each `seed_data.features[j]` (to name the wire's cell in errors). */
+      /** Model feature index of each `seed_data.features[j]` (to name the cell in errors). */
       columns: number[];
     };
 
-/** A seeded request the model cannot take: `param` is the contract's path of the offending value. */
+/** A seeded request the model cannot take: `param` is the contract path of the bad value. */
 export class SeededInputError extends Error {
   constructor(
     message: string,

@@ -19,7 +19,7 @@ import { eigSym, orthonormalise } from "./linalg";
 import { fitMixture } from "./mixture";
 import { Proposal } from "./proposal";
 
-/** Largest E for which the fit decomposes the E x E covariance itself (else: subspace iteration). */
+/** Largest E for which the fit decomposes the E x E covariance itself (else subspace iteration). */
 const EXPLICIT_MAX_E = 128;
 /** Subspace iterations of the fit. */
 const SUBSPACE_ITERS = 4;

@@ -38,7 +38,7 @@ export function groupWeights(g: Group): { w: Float64Array; ess: number; logProb:
   const { mx, s, s2 } = weightSums(g.blocks, w);
   if (!(s > 0)) return { w, ess: 0, logProb: -Infinity };
   for (let i = 0; i < w.length; i++) w[i] /= s;
-  // logMix holds log(N q_mix / N(u)), so exp(loglik - logMix) averages to the condition's probability.
+  // logMix holds log(N q_mix / N(u)), so exp(loglik - logMix) averages to the condition's prob.
   return { w, ess: (s * s) / s2, logProb: mx + Math.log(s) };
 }
 

@@ -17,8 +17,8 @@
  * solution for hundreds of steps (docs/compute.md).
  *
  * Parameters are named float32 arrays, plain data a C++ core can load. A linear map is
- * `y = x W + b` with W row-major [fan_in, fan_out]. Names and shapes in order ({@link paramShapes}),
- * l = 0 .. L-1:
+ * `y = x W + b` with W row-major [fan_in, fan_out]. Names and shapes in order
+ * ({@link paramShapes}), l = 0 .. L-1:
  *   in.W [E,H], in.b [H],
  *   block{l}.ln.gamma [H], block{l}.ln.beta [H], block{l}.fc.W [H,H], block{l}.fc.b [H],
  *   out.W [H,D], out.b [D].
@@ -59,7 +59,7 @@ export function generatorSpec(size: ModelSize, embeddingDim: number, layout: Lay
   return { embeddingDim, hidden, blocks: layers - 1, outputDim: layout.width };
 }
 
-/** Named float32 arrays (weights, Adam moments): name -> values, shapes from {@link paramShapes}. */
+/** Named float32 arrays (weights, Adam moments): name -> values, shaped by {@link paramShapes}. */
 export type NamedArrays = Record<string, Float32Array>;
 
 /** Named tensors with the same names. */

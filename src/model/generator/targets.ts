@@ -49,7 +49,7 @@ export interface PairBlock {
   target: Float32Array;
   /** The pairs [f, g] this block carries. */
   pairs: [number, number][];
-  /** Loss weight of each column (c1 - c0): the weight of pair (f, g) on g's columns, 0 elsewhere. */
+  /** Loss weight of each column (c1 - c0): pair (f, g)'s weight on g's columns, 0 elsewhere. */
   weight: Float32Array;
 }
 

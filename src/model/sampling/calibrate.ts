@@ -50,7 +50,7 @@ export interface RakingOptions {
   sweeps?: number;
   /** Largest weight as a multiple of 1/M (> 1). Default {@link CALIBRATION_POOL_FACTOR}. */
   bound?: number;
-  /** Smallest factor one step may apply to a weight, in (0, 1]. Default {@link RAKING_MIN_RATIO}. */
+  /** Smallest factor one step may apply, in (0, 1]. Default {@link RAKING_MIN_RATIO}. */
   minRatio?: number;
   /** Weights to start from (M non-negative values, not all 0; scaled to sum 1). Default uniform. */
   initial?: ArrayLike<number>;

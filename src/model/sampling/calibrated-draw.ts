@@ -131,7 +131,7 @@ export function packedColumns(columns: readonly Int32Array[]): Int32Array {
   return codes;
 }
 
-/** Tag of the seed of the pool's rule repair (`rule-repair.ts`), apart from the pool's own stream. */
+/** Tag of the seed of the pool's rule repair, apart from the pool's own stream. */
 export const REPAIR_SEED_TAG = 0x52554c45;
 
 /**

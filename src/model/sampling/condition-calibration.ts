@@ -39,7 +39,7 @@ export function conditionalTargets(marginals: readonly CalibrationMarginal[], f:
   return out;
 }
 
-/** A fixed feature of a condition: its allowed codes (ascending) and their weights (null: all 1). */
+/** A fixed feature of a condition: allowed codes (ascending) and their weights (null: all 1). */
 export interface FixedCell {
   f: number;
   codes: ArrayLike<number>;

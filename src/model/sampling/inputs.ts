@@ -36,7 +36,7 @@ export type LatentSource = { latents: Float32Array } | { numRows: number; seed?:
 /** A request for server-drawn rows (`embedding: {num_rows, seed?, calibrate?}`). */
 export type DrawnSource = Extract<LatentSource, { numRows: number }>;
 
-/** @throws InputError unless n is an integer in 1..MAX_ROWS_PER_REQUEST (`body.embedding.num_rows`). */
+/** @throws InputError unless n is an integer in 1..MAX_ROWS_PER_REQUEST (`...num_rows`). */
 export function checkNumRows(n: unknown): asserts n is number {
   if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_ROWS_PER_REQUEST) {
     throw new InputError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}`, "body.embedding.num_rows");
@@ -180,7 +180,7 @@ export function releaseInputs(inputs: GenerationInputs): void {
   inputBuffers.give(inputs.uniforms);
 }
 
-/** `drawInputs(latentSource(embedding, E), E, F, noise)`. @throws InputError as {@link latentSource}. */
+/** `drawInputs(latentSource(embedding, E), E, F, noise)`. @throws InputError as that does. */
 export function prepareInputs(
   embedding: GenerateRequest["embedding"],
   embeddingDim: number,

@@ -37,7 +37,7 @@ export interface PoolRule {
   open: Set<number>[];
   /** Per rule column: code -> targets holding it. */
   byCode: Map<number, number[]>[];
-  /** Per rule column: conditionals P(g | rule column) of other features g, K_rule x K_g row-major. */
+  /** Per rule column: conditionals P(g | rule column) of other features g, K_rule x K_g. */
   conditionals: PairConditional[][];
   /** Mixed-radix key of a tuple: the code count of each rule column. */
   radix: number[];

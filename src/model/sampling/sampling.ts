@@ -8,10 +8,11 @@
  * (test/native.test.ts); {@link sampleCodes} dispatches to the addon when it loaded.
  *
  * Exact procedure for one (row r, feature f) with K = K_f:
- *  1. z_k = logit_k * (1 / T) (float64), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k (k ascending).
+ *  1. z_k = logit_k * (1 / T) (float64), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k
+ *     (k ascending).
  *  2. No truncation (topP null or >= 1): keep every k, total = s.
- *     Truncation: order k by e_k descending, ties by smaller k first; keep the shortest prefix whose
- *     running sum of e_k reaches topP * s (at least one code); total = that running sum. With
+ *     Truncation: order k by e_k descending, ties by smaller k first; keep the shortest prefix
+ *     whose running sum of e_k reaches topP * s (at least one code); total = that sum. With
  *     topP = 0 that is the first code of the order alone: the most probable, ties by smaller k.
  *  3. target = u * total; walk the kept codes in ascending k, accumulating e_k; the first k whose
  *     running sum exceeds target is drawn. If rounding leaves none, the last kept k is drawn.

@@ -8,11 +8,11 @@
  *   spec: { embedding_dim, hidden, blocks, output_dim },     // generator shape (generator.ts)
  *   cardinalities: number[],                                 // K_f in feature order
  *   epoch, step,                                             // completed epochs / optimizer steps
- *   elapsed_s,                                               // training wall time, summed over restarts
+ *   elapsed_s,                                               // training seconds, over restarts
  *   train_loss, val_loss,                                    // of the last completed epoch
  *   best_val_loss, best_epoch, epochs_since_improvement,     // early stopping
  *   weights:      { [name]: { shape: number[], data: Buffer } },   // latest; float32 little-endian
- *   ema_weights:  { ... },                                   // exponential moving average (trainer.ts)
+ *   ema_weights:  { ... },                                   // the weights' moving average
  *   best_weights: { ... } | null,                            // null: identical to `ema_weights`
  *   adam: { t, beta1, beta2, epsilon, m: { ... }, v: { ... } },
  *   schedule: { peak_lr, total_steps, warmup_steps, steps_per_epoch, floor_fraction },
