@@ -1,21 +1,12 @@
 /**
  * Bounded raking in the native core (native/src/calibrate.{h,cc}): the weights of `calibrate.ts`
- * `rakingSweeps` bit for bit; the reference stays the fallback and the test oracle.
- *
- * Why the same bits: the core runs the reference's float64 operations in its order (JavaScript's
- * Math.max / Math.min rules; no fused multiply-add, `-ffp-contract=off`), and every sum over rows
- * in the block order of {@link RAKING_BLOCK_ROWS}. A branchless step adds +0 for an unchanged row,
- * which changes no bit of a sum of non-negative weights. Block sums are taken on the compute pool
- * and added in block order on the calling thread, and there is no ISA-specific code, so threads,
- * scheduling and SYNTHD_ISA change nothing (test/native-calibrate.test.ts).
- *
- * Memory: the pool's codes at one byte per code (two or four for wide features), M weights and
- * three arrays of the largest table's cells per block of rows; freed at the generator's end
- * (`return()` included), else on garbage collection.
- *
- * The core runs synchronously, a slice of marginal steps per call, and the generator yields after
- * each ({@link RAKING_SLICE_ROW_VISITS}); not on the addon's background threads, which run at the
- * lowered priority meant for training (native/src/train/background.h).
+ * `rakingSweeps` bit for bit (the reference stays the fallback and test oracle). The core runs the
+ * reference's float64 operations in its order (JavaScript's Math.max / Math.min rules,
+ * `-ffp-contract=off`) and sums rows in the block order of {@link RAKING_BLOCK_ROWS}, block sums
+ * taken on the compute pool and added in order on the calling thread, so threads and SYNTHD_ISA
+ * change no bit. It runs synchronously, a slice of steps per call, the generator yielding between
+ * (not on the background threads, whose lowered priority is training's); its copy of the pool is
+ * freed at the generator's end or on garbage collection.
  */
 import { RAKING_BLOCK_ROWS, rakingSettings, type CalibrationMarginal, type RakingOptions } from "../sampling/calibrate";
 import { nativeExport } from "./native";

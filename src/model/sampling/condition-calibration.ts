@@ -6,13 +6,9 @@
 import { RAKING_MIN_RATIO, type CalibrationMarginal } from "./calibrate";
 
 /**
- * The other features' 1-way marginals under a condition on one feature A with allowed codes S
- * (weights a_k, 1 when absent), from each given pair (A, X):
- * P(X = x | A in S) = sum_{k in S} a_k P(A = k, X = x) / sum_{k in S} a_k P(A = k). Features
- * without a given pair with A get no target; two or more fixed features would need (k+1)-way
- * marginals.
- * @returns 1-way {@link CalibrationMarginal}s (g = -1), or [] when the condition has probability 0
- *   in every pair.
+ * The other features' 1-way marginals given feature A in S (weights a_k, 1 when absent), from
+ * each given pair (A, X): P(X = x | A in S) = sum_{k in S} a_k P(A = k, X = x) / sum_{k in S}
+ * a_k P(A = k). @returns 1-way marginals (g = -1); [] when the condition has probability 0.
  */
 export function conditionalTargets(marginals: readonly CalibrationMarginal[], f: number, codes: ArrayLike<number>, weights: ArrayLike<number> | null): CalibrationMarginal[] {
   const out: CalibrationMarginal[] = [];
@@ -61,16 +57,12 @@ export interface ConditionCalibration {
 }
 
 /**
- * Log weight factor of a candidate row with an excluded value: what ten sweeps of raking apply to
- * a row in a cell whose target is 0 (RAKING_MIN_RATIO^10 = 1e-10): such rows are used only when
- * nothing else is left, so a condition the model allows still yields rows.
+ * Log weight factor of a row with an excluded value: ten raking steps' floor (1e-10), not 0, so
+ * such rows are used only when nothing else is left and a condition the model allows yields rows.
  */
 export const EXCLUDED_LOG_FACTOR = 10 * Math.log(RAKING_MIN_RATIO);
 
-/**
- * Expected count, under independence, from which an empty cell of a given pair is a structural
- * zero (Poisson: P(0 | 10) = 4.5e-5) rather than a value pair too rare to have been seen.
- */
+/** Expected count under independence from which an empty cell is a structural zero (P(0) 5e-5). */
 export const STRUCTURAL_ZERO_MIN_EXPECTED = 10;
 
 /**

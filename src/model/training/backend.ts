@@ -1,8 +1,4 @@
-/**
- * The compute half of a {@link Trainer}: where weights, Adam's state and targets live and how a
- * step, a validation pass and the copies out are computed; tfjs (backend-tfjs.ts) or the C++ core
- * (backend-native.ts). The rest is the trainer's, so checkpoints cross paths.
- */
+/** The compute half of a {@link Trainer}: tfjs (backend-tfjs.ts) or the C++ core (backend-native.ts). */
 import type { ComputeKind } from "../compute/kind";
 import type { GeneratorSpec, NamedArrays } from "../generator/generator";
 import type { GeneratorModel } from "../generator/model";

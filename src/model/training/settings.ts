@@ -6,33 +6,22 @@ export const STEPS_PER_EPOCH = 50;
 export const EARLY_STOP_ARMED_FRACTION = 0.9;
 /** Fewest optimizer steps per epoch. */
 export const MIN_STEPS_PER_EPOCH = 10;
-/**
- * Steps a run plans for when max_epochs allows: a default run's learning-rate cycle spans this
- * many, which keeps a default fit under a minute (docs/decisions.md "A default fit takes under a
- * minute").
- */
+/** Steps a default run's learning-rate cycle spans; keeps a default fit under a minute. */
 export const PLANNED_STEPS = 4500;
 
-/**
- * Optimizer steps per epoch for a fresh run: ceil(PLANNED_STEPS / max_epochs), clamped to
- * [MIN_STEPS_PER_EPOCH, STEPS_PER_EPOCH]. Fixed for the model's life (kept in checkpoints).
- */
+/** Steps per epoch of a fresh run: ceil(PLANNED_STEPS / max_epochs), clamped; then fixed. */
 export function stepsPerEpochFor(maxEpochs: number): number {
   return Math.min(STEPS_PER_EPOCH, Math.max(MIN_STEPS_PER_EPOCH, Math.ceil(PLANNED_STEPS / maxEpochs)));
 }
-/**
- * Weight of the entropy penalty (loss.ts `entropyPenalty`) in what training differentiates; the
- * reported `train_loss` and `val_loss` are the KL alone.
- */
+/** Weight of the entropy penalty in what training differentiates (reported losses: KL alone). */
 export const ENTROPY_PENALTY = 0.05;
 
 /** Per-step decay of the weight average once warmed up (half-life ~140 steps). */
 export const EMA_DECAY = 0.995;
 
 /**
- * Decay applied to the weight average at the end of an epoch of `steps` optimizer steps that ends
- * at step `step`: min(EMA_DECAY, (1 + step) / (10 + step)) ^ steps. The warm-up term keeps the
- * average close to the latest weights early on, when they move fast.
+ * The weight average's decay after an epoch of `steps` steps ending at `step`:
+ * min(EMA_DECAY, (1 + step) / (10 + step)) ^ steps; the warm-up term tracks early, fast weights.
  */
 export function emaDecay(step: number, steps: number): number {
   return Math.min(EMA_DECAY, (1 + step) / (10 + step)) ** steps;
