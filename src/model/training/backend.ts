@@ -1,4 +1,4 @@
-/** The compute half of a {@link Trainer}: tfjs (backend-tfjs.ts) or the C++ core (backend-native.ts). */
+/** The compute half of a {@link Trainer}: tfjs (backend-tfjs.ts) or native (backend-native.ts). */
 import type { ComputeKind } from "../compute/kind";
 import type { GeneratorSpec, NamedArrays } from "../generator/generator";
 import type { GeneratorModel } from "../generator/model";
