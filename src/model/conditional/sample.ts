@@ -15,18 +15,11 @@
  * be resolved in E dimensions, so such a group is in effect sampling-importance-resampling from
  * the prior (Rubin 1987) with K adaptive to its ESS; the report's ESS says which rows are rough.
  *
- * Calibration (`ConditionalOptions.calibration`, the wire's `calibrate: true`): the model's
- * conditionals inherit its marginal error, so what the given marginals say about a condition is
- * used. For a condition on one feature, the other features' conditional 1-way marginals (exact:
- * sums of the pairs over the allowed codes) are targets, and the weighted candidates are raked to
- * them (`calibrate.ts`). For any condition, values the data never has with a fixed value although
- * independence would put 10 or more rows there (structural zeros) weigh 1e-10 times as much,
- * inside the importance weights (so the ESS and the proposal see them). A calibrated group's rows
- * are drawn without repeats by systematic sampling with inclusion probabilities (Madow 1949), from
- * an ESS of `CALIBRATED_ESS_PER_ROW` per row, and no fresh rows come from latents (their weights
- * would not hold the exclusions or the raking). Two or more fixed features get the exclusions only
- * (exact targets would need 3-way marginals); none gives the calibrated draw. Measurements:
- * docs/compute.md.
+ * Calibration (`calibrate: true`): the model's conditionals inherit its marginal error, so the
+ * targets and structural zeros of `condition-calibration.ts` enter the importance weights (so the
+ * ESS and the proposal see them) and the final raking. A calibrated group's rows are drawn
+ * without repeats (Madow 1949) from an ESS of `CALIBRATED_ESS_PER_ROW` per row, with no fresh rows
+ * from latents, whose weights would hold neither. Measurements: docs/compute.md.
  */
 import { MAX_ROWS_PER_REQUEST } from "../../contract";
 import { NATIVE_GENERATE_CHUNK } from "../compute/native-generator";
@@ -59,15 +52,13 @@ import { addBlock, groupWeights, rakeGroup } from "./weights";
 
 /**
  * Draws one row per condition from the model's conditional (method: index.ts and its files).
- * @param model a generator on either compute path.
- * @param conditions one {@link RowCondition} per output row (1..MAX_ROWS_PER_REQUEST); rows with
- *   equal conditions share one candidate population (repeat the same object to say so cheaply).
- * @param opts sampling options (as `sampleRows`), seed, privacy noise, the method's parameters.
- * @returns one Int32Array of n codes per feature (layout order; fixed cells within their sets),
- *   the seed, one report per condition group (ESS, candidates, ...) and each row's group.
- * @throws ConditionError (an InputError; `param` from `paramFor`) for a malformed condition, 0 or
- *   too many rows, or a condition of probability 0 under the model: `row` is its first row,
- *   `features` those at fault. RangeError for bad options; Error when `shouldAbort` fires.
+ * @param conditions one {@link RowCondition} per output row; rows with equal conditions share one
+ *   candidate population (repeat the same object to say so cheaply).
+ * @returns n codes per feature (layout order), the seed, one report per condition group and each
+ *   row's group.
+ * @throws ConditionError (an InputError) for a malformed condition, 0 or too many rows, or a
+ *   condition of probability 0: `row` is its first row, `features` those at fault. RangeError for
+ *   bad options; Error when `shouldAbort` fires.
  */
 export async function sampleConditional(model: GeneratorModel, conditions: readonly RowCondition[], opts: ConditionalOptions = {}): Promise<ConditionalResult> {
   checkOptions(opts);
@@ -160,7 +151,6 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
   for (const g of groups) {
     const m = g.rows.length;
     const random = g.fixed.length < F || g.fixed.some((c) => c.codes.length > 1);
-    // A calibrated group's rows come from its candidates without repeats (see the module comment).
     const raking = g.calibration !== null;
     const essPerRow = opts.essPerRow ?? (raking ? CALIBRATED_ESS_PER_ROW : 1);
     g.target = random ? Math.max(minEss, Math.ceil(essPerRow * m)) : 1;
@@ -219,8 +209,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       }
     }
     // Rows: systematic resampling per group; extra copies get fresh rows from their latents.
-    // Calibrated: each weight belongs to its candidate's row, so rows are drawn without repeats
-    // by inclusion probabilities instead.
+    // Calibrated: rows drawn without repeats by inclusion probabilities instead.
     const picks: { g: Group; counts: Int32Array; w: Float64Array; raked: boolean }[] = [];
     let extra = 0;
     for (const g of wave) {
