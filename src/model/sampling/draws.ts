@@ -5,13 +5,9 @@
  * and the native core's `fillDraws` (native/src/draws.{h,cc}, V8's fdlibm `exp` / `log` ported),
  * so a seed's rows depend neither on the addon nor on SYNTHD_ISA or SYNTHD_THREADS.
  *
- * Streams: the rows are cut into blocks of {@link DRAW_BLOCK_ROWS}; block b draws from `seed`'s
- * stream advanced by b jumps of 2^64 outputs (non-overlapping). Within a block of m rows: m x E
- * latents (when drawn), m x E privacy normals (sigma > 0), m x F uniforms, all row-major. Blocks
- * because a ziggurat normal takes a variable number of outputs: with one stream, a later row's
- * position is known only after every earlier normal, and the draws could not be split over
- * threads. Privacy noise is one ziggurat normal per latent value times sigma, added in float64 and
- * rounded once to float32. (docs/compute.md "Request draws".)
+ * Blocks of {@link DRAW_BLOCK_ROWS} rows, block b from `seed`'s stream jumped b times, because a
+ * ziggurat normal takes a variable number of outputs: with one stream a later row's position is
+ * known only after every earlier normal, and the draws could not be split over threads.
  */
 import { nativeExport } from "../compute/native";
 import { fillNormalZiggurat, Rng } from "./xoshiro";

@@ -1,16 +1,14 @@
 /**
- * The inputs of a generation: where a request's latents come from (given rows or a seeded draw),
- * the draws that go with them (privacy noise, the kernel's uniforms), and per-thread reuse.
+ * The inputs of a generation: a request's latents (given rows or a seeded draw), the draws that go
+ * with them, and per-thread reuse of their arrays.
  *
- * Randomness, from xoshiro128** streams drawn by draws.ts (native core or reference, bit for
- * bit). Rows are cut into blocks of `DRAW_BLOCK_ROWS`, block b with the seed's stream jumped b
- * times; within a block of m rows, in this order:
+ * Randomness (draws.ts): rows in blocks of `DRAW_BLOCK_ROWS`, block b from the seed's xoshiro128**
+ * stream jumped b times; within a block of m rows, in this order:
  *  1. latents, when drawn by the server: m x E ziggurat normals (`fillNormalZiggurat`), row-major;
  *  2. privacy noise, when `privacy_enabled`: m x E ziggurat normals times `privacy_noise`, added
  *     to the latents in float64 and rounded once to float32;
  *  3. the kernel's uniforms: m x F doubles in [0, 1), row r, feature f at r * F + f.
- * The seed is the given one or fresh. The same weights, seed and options give identical codes;
- * changing this order, the blocks or the normals changes every seed's rows (docs/decisions.md
+ * Changing this order, the blocks or the normals changes every seed's rows (docs/decisions.md
  * "A seed's rows").
  */
 import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../../contract";
