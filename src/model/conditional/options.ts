@@ -1,9 +1,4 @@
-/**
- * A conditional sampler call's options ({@link ConditionalOptions}, {@link checkOptions}), its
- * result and per-group report, and {@link ConditionalCall}, the state one call shares. A group
- * spends at most pilot + budgetFactor * target candidates and `maxCandidateBytes` of stored
- * candidates (4E + 4F + 16 bytes each).
- */
+/** A conditional sampler call's options, result and report, and the state one call shares. */
 import type { ConditionCalibration, FixedCell } from "../sampling/condition-calibration";
 import type { SamplingOptions } from "../sampling/sample-rows";
 import type { GeneratorModel } from "../generator/model";
@@ -20,9 +15,7 @@ export interface ConditionalOptions extends SamplingOptions {
   essPerRow?: number;
   /**
    * Calibration (`condition-calibration.ts`): given a group's fixed features (ascending), what the
-   * given marginals say about its rows, or null. Exclusions multiply a candidate's weight by
-   * exp(EXCLUDED_LOG_FACTOR) = 1e-10; the final weights are raked to the targets and rows drawn
-   * without repeats (Madow 1949). Default: none (the model's own conditional).
+   * given marginals say about its rows, or null. Default: none (the model's own conditional).
    */
   calibration?: (fixed: readonly FixedCell[]) => ConditionCalibration | null;
   /** A group may spend pilot + budgetFactor * target candidates (default 8). */
@@ -33,7 +26,7 @@ export interface ConditionalOptions extends SamplingOptions {
   maxRank?: number;
   /** Largest number of Gaussians of the proposal's mixture ({@link MAX_COMPONENTS}). */
   maxComponents?: number;
-  /** Memory bound of the candidates held at once, bytes (default {@link MAX_CANDIDATE_BYTES}). */
+  /** Bytes of candidates held at once, 4E + 4F + 16 each (default {@link MAX_CANDIDATE_BYTES}). */
   maxCandidateBytes?: number;
   /** The parameter path of a {@link ConditionError} on row `row` (default `body.embedding`). */
   paramFor?: (row: number, features: readonly string[]) => string;
@@ -66,7 +59,7 @@ export interface ConditionGroupReport {
 
 /** The rows and the per-group report. */
 export interface ConditionalResult {
-  /** One Int32Array of n codes per feature, layout order (as `sampleRows`). */
+  /** n codes per feature, layout order (as `sampleRows`). */
   columns: Int32Array[];
   seed: number;
   /** One report per distinct condition, in the order of first rows. */
@@ -111,7 +104,7 @@ export function checkOptions(opts: ConditionalOptions): void {
   if (opts.seed !== undefined && !Number.isSafeInteger(opts.seed)) throw new RangeError("seed must be a safe integer");
 }
 
-/** What every group of one call shares: the model, the options (defaults applied) and scratch. */
+/** What every group of one call shares: the model, the options with defaults, and scratch. */
 export interface ConditionalCall {
   model: GeneratorModel;
   E: number;
@@ -132,12 +125,10 @@ export interface ConditionalCall {
   zeroSearch: number;
   paramFor: (row: number, features: readonly string[]) => string;
   conditionLabel: (row: number) => string;
-  /** Scratch of the largest cardinality. */
   e: Float64Array;
-  /** Scratch of chunk x D logits for the native fused call (allocated at its first use). */
+  /** Scratch of chunk x D logits for the native fused call (made at first use). */
   logits?: Float32Array;
   /** Scratch of chunk x E scaled latents (null when scale is 1). */
   scaled: Float32Array | null;
-  /** Calibration targets per group (see {@link ConditionalOptions.calibration}), or null. */
   calibration: ConditionalOptions["calibration"] | null;
 }

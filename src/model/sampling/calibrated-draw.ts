@@ -12,11 +12,7 @@ import { checkNumRows, drawInputs, inputBuffers, releaseInputs, type DrawnSource
 import { betweenChunks, sampleRowsPerLatent, type SamplingOptions } from "./sample-rows";
 import type { GeneratorModel } from "../generator/model";
 
-/**
- * Bounded raking of `columns` (M codes per feature) to `marginals`: in the native core when the
- * model runs there (bit-identical), else the TypeScript reference; yields between sweeps or slices.
- * @returns M weights summing to 1. @throws RangeError as `rakingWeights`; Error on abort.
- */
+/** Bounded raking of the pool (native core or reference, bit-identical), yielding in between. */
 export async function rake(
   model: GeneratorModel,
   columns: Int32Array[],
@@ -40,16 +36,12 @@ export async function rake(
 const NO_LATENTS = new Float32Array(0);
 
 /**
- * The pool of {@link sampleCalibrated} before repair and raking: R =
- * {@link CALIBRATION_ROWS_PER_LATENT} rows per latent of the plain draw of `seed` for
- * L = ceil(CALIBRATION_POOL_FACTOR x n / R) rows ({@link sampleRowsPerLatent}), M = R x L rows.
- * Rows [0, L) are that plain draw; rows [k L, (k + 1) L), k >= 1, come from the same latents with
- * the uniforms of the stream seeded by the k-th value of `Rng.fromSeed(seed)` (draws.ts
- * `drawRequest`: independent of thread count and ISA). A seed's plain draw never depends on R
- * (docs/decisions.md "A seed's rows").
- * @returns one Int32Array of M codes per feature (views of one reused buffer); the stream, past
- *   the sets' seeds; and `release`, which returns the buffer once the columns are no longer read.
- * @throws Error when `shouldAbort` fires.
+ * The pool of {@link sampleCalibrated}: R = {@link CALIBRATION_ROWS_PER_LATENT} rows per latent of
+ * the plain draw of `seed` for L = ceil(CALIBRATION_POOL_FACTOR x n / R) rows, M = R x L. Rows
+ * [0, L) are that plain draw; set k >= 1 reuses its latents with the uniforms of the stream seeded
+ * by the k-th value of `Rng.fromSeed(seed)`, so a seed's plain draw never depends on R.
+ * @returns M codes per feature (views of a reused buffer), the stream past the sets' seeds, and
+ *   `release`, which returns the buffer once the columns are no longer read.
  */
 export async function calibrationPool(
   model: GeneratorModel,
@@ -83,10 +75,8 @@ export async function calibrationPool(
 }
 
 /**
- * The codes of the picked pool rows in the picked order: column f, row i is
- * `pool[f][sorted[perm[i]]]`. Per column the picked codes are first copied in ascending order (the
- * column read forward), then shuffled from that small copy, so the shuffle stays in cache.
- * @returns n codes per feature, views of one new F x n array ({@link packedColumns}).
+ * The picked pool rows in the picked order (column f, row i: `pool[f][sorted[perm[i]]]`), each
+ * column first copied in ascending order so the shuffle reads a small, cached copy.
  */
 export function gatherRows(pool: readonly Int32Array[], sorted: Int32Array, perm: Int32Array): Int32Array[] {
   const F = pool.length;
@@ -114,11 +104,7 @@ function permuteInto(from: Int32Array, perm: Int32Array, out: Int32Array, at: nu
   for (let i = 0; i < perm.length; i++) out[at + i] = from[perm[i]];
 }
 
-/**
- * The F x n codes of `columns` as one Int32Array, feature f's at [f n, (f + 1) n), as a worker's
- * reply carries them: the columns' own array when they are its consecutive views from start to
- * end (as {@link sampleRows} native and {@link sampleCalibrated} return), else a copy.
- */
+/** The F x n codes of `columns` as one Int32Array: their buffer if they tile it, else a copy. */
 export function packedColumns(columns: readonly Int32Array[]): Int32Array {
   const F = columns.length;
   const n = F > 0 ? columns[0].length : 0;
@@ -135,17 +121,11 @@ export function packedColumns(columns: readonly Int32Array[]): Int32Array {
 export const REPAIR_SEED_TAG = 0x52554c45;
 
 /**
- * Calibrated generation (method in `calibrate.ts`): the pool of {@link calibrationPool}, raked to
- * `marginals` ({@link CALIBRATION_SWEEPS}, {@link CALIBRATION_EXACT_SWEEPS} and
- * {@link CALIBRATION_RAKING_PARALLEL} unless `opts` says otherwise), then n distinct rows drawn by
- * systematic sampling and shuffled. With `rules`, the pool rows that break one are repaired before
- * raking with their own stream (seed xor {@link REPAIR_SEED_TAG}), so raking re-weights them.
- *
- * Randomness: one xoshiro128** stream seeded with `seed` (given or fresh) gives, in order, the
- * seeds of the pool's uniform sets 1.., the systematic sample's start, and the shuffle. The same
- * weights, seed, options and marginals give identical codes whichever path rakes, with any thread
- * count and ISA where the pool is the same (test/native-calibrate.test.ts).
- * @returns one Int32Array of n codes per feature, views of one F x n array, and the seed used.
+ * Calibrated generation (method in `calibrate.ts`): the pool of {@link calibrationPool}, rule
+ * repair with its own stream (seed xor {@link REPAIR_SEED_TAG}), raking to `marginals`, then n
+ * distinct rows by systematic sampling, shuffled. One stream seeded with `seed` gives, in order,
+ * the pool's set seeds, the sample's start and the shuffle; identical codes whichever path rakes.
+ * @returns n codes per feature (views of one F x n array) and the seed used.
  * @throws InputError for num_rows outside 1..MAX_ROWS_PER_REQUEST; Error when `shouldAbort` fires.
  */
 export async function sampleCalibrated(
