@@ -100,6 +100,7 @@ export interface GpuInfo {
 /** The core's form of the backward pass's 2-way part ({@link NativeGeneratorCore.setTargets}). */
 export type PairMode = "auto" | "dense" | "blocks";
 
+/** The core's exports. */
 export interface NativeCoreAddon {
   GeneratorCore: new (
     embeddingDim: number,
@@ -114,6 +115,7 @@ export interface NativeCoreAddon {
   computeInfo(): ComputeInfo;
 }
 
+/** Whether the core is usable here, and why not. */
 export interface NativeCoreStatus {
   available: boolean;
   reason?: string;

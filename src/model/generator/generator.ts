@@ -142,6 +142,7 @@ export interface Segments {
   spread: tf.Tensor2D;
 }
 
+/** Builds the {@link Segments} of a layout. */
 export function makeSegments(layout: Layout): Segments {
   const D = layout.width;
   const F = layout.features.length;
