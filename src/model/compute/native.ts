@@ -11,10 +11,7 @@ import * as path from "node:path";
 
 /** The addon's core exports (native/src/addon.cc); later parts: {@link nativeExport}. */
 export interface NativeAddon {
-  /**
-   * Native twin of `sampleCodesJs` (arguments, result and errors as `sampleCodes`); `threads`: 0
-   * or omitted for automatic (at most 8). The result never depends on it.
-   */
+  /** Twin of `sampleCodesJs` (as `sampleCodes`); `threads` 0 or omitted: auto (same result). */
   sampleCodes(
     logits: Float32Array,
     n: number,
@@ -26,7 +23,6 @@ export interface NativeAddon {
   ): Int32Array;
   /** Element-wise exp, bit-identical to Math.exp (fdlibm's algorithm, as V8 uses). */
   exp(x: Float64Array): Float64Array;
-  /** Addon version string. */
   version(): string;
   /** Threads `sampleCodes` uses for large inputs when `threads` is 0 or omitted. */
   defaultThreads(): number;
@@ -51,10 +47,7 @@ const REQUIRED_EXPORTS = ["sampleCodes", "exp", "version", "defaultThreads"] as 
 
 let state: { status: ComputeStatus; addon?: NativeAddon } | undefined;
 
-/**
- * The directory of this package's package.json (`"name": "synthd"`), searched upwards from
- * `start` so the addon is found from any build directory; undefined when there is none.
- */
+/** The directory of this package's package.json (`"name": "synthd"`), upwards from `start`. */
 export function findPackageRoot(start: string): string | undefined {
   let dir = path.resolve(start);
   for (;;) {
@@ -135,10 +128,7 @@ export function nativeAddon(): NativeAddon | undefined {
   return ensureLoaded().addon;
 }
 
-/**
- * One export of the addon added by a later part of the core (`fillDraws`, `Raking`, ...), typed
- * by the caller; undefined when the addon is not loaded or predates it.
- */
+/** One export of a later part of the addon (`fillDraws`, `Raking`, ...); undefined when absent. */
 export function nativeExport<T>(name: string): T | undefined {
   const value = (nativeAddon() as unknown as Record<string, unknown> | undefined)?.[name];
   return typeof value === "function" ? (value as T) : undefined;

@@ -84,10 +84,7 @@ export function component(weight: number, m: Float64Array, L: Float64Array, r: n
   return { logWeight: Math.log(weight), m, L, logDet: ld };
 }
 
-/**
- * q(u) = N(u; 0, I_E) * g(V^T u) / N_r(V^T u; 0, I_r) in standardised coordinates, g a mixture of
- * Gaussians on R^r; r = 0 is the prior. `V` is r x E row-major (orthonormal rows).
- */
+/** The proposal q of the module comment (r = 0: the prior); `V` r x E, orthonormal rows. */
 export class Proposal {
   static prior(E: number): Proposal {
     return new Proposal(E, 0, new Float64Array(0), []);

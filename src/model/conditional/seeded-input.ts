@@ -31,7 +31,6 @@ export type SeededSource =
       /** Rows to generate: one per seed row, 1..MAX_SEED_ROWS_PER_REQUEST. */
       numRows: number;
       seed?: number;
-      /** `calibrate: true`: the calibrated draw conditioned. */
       calibrate: boolean;
       /** Per seed row, one entry per model feature (model order); null: free. */
       rows: SeededCell[][];
@@ -202,11 +201,7 @@ export function seededSource(embedding: GenerateRequest["embedding"], model: See
   return { kind: "rows", numRows: n, ...(seed !== undefined ? { seed: seed as number } : {}), calibrate: e.calibrate === true, rows, columns };
 }
 
-/**
- * The contract path of a condition the model gives probability 0 (`ConditionError`): the
- * feature's path (`condition.<f>` or `seed_data.rows[r][j]`) when one is at fault, else the
- * condition's or the row's.
- */
+/** The contract path of a condition of probability 0: the faulty feature's cell, else the row's. */
 export function conditionParam(source: SeededSource, modelFeatures: readonly string[], row: number, features: readonly string[]): string {
   if (source.kind === "where") {
     return features.length === 1 ? prop("body.embedding.condition", features[0]) : "body.embedding.condition";

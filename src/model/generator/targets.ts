@@ -1,9 +1,7 @@
 /**
  * The training targets: the 1-way and 2-way marginals of the statistical description (the
  * metadata a client sends; the server never sees rows), laid out for the loss in `loss.ts`.
- *
- * Feature f owns columns `[offset_f, offset_f + K_f)` of a D-wide row, D = sum_f K_f (the layout
- * of the generator's logits and the sampling kernel's input).
+ * Feature f owns columns `[offset_f, offset_f + K_f)` of a D-wide row, D = sum_f K_f.
  *
  * 2-way targets are grouped into *pair blocks* so the model's 2-way marginals come from a few
  * matrix products: for the lower feature f of given pairs (f, g), g > f, a block covers one column
@@ -40,14 +38,12 @@ export interface Layout {
 
 /** A group of 2-way targets sharing the row feature f (see the module comment). */
 export interface PairBlock {
-  /** Row feature index f. */
   f: number;
   /** Column span [c0, c1) of the concatenated code layout (inside features > f). */
   c0: number;
   c1: number;
   /** Target, K_f x (c1 - c0) row-major: P(f = i, code c0 + j) for given pairs, 0 elsewhere. */
   target: Float32Array;
-  /** The pairs [f, g] this block carries. */
   pairs: [number, number][];
   /** Loss weight of each column (c1 - c0): pair (f, g)'s weight on g's columns, 0 elsewhere. */
   weight: Float32Array;
@@ -99,10 +95,7 @@ export function layoutOf(meta: Pick<Metadata, "features" | "cardinalities">): La
   return { features: [...meta.features], cardinalities, offsets, width: offsets[offsets.length - 1] };
 }
 
-/**
- * A probability vector from possibly noisy input: non-finite and negative entries become 0, the
- * rest is renormalised; an all-zero vector becomes uniform.
- */
+/** A probability vector from noisy input: bad or negative entries 0, renormalised (or uniform). */
 export function sanitizeProbs(p: readonly number[]): Float64Array {
   const out = new Float64Array(p.length);
   let s = 0;
