@@ -103,8 +103,7 @@ export function plan(g: Group, ctx: ConditionalCall): void {
         features,
       );
     }
-    // Every weight so far is 0: only the prior rounds' counts stay in the mixture's denominator
-    // (so from here on `blocks` is shorter than `sizes`).
+    // Every weight so far is 0: only the prior rounds' counts stay in the mixture's denominator.
     g.blocks = [];
     g.next = { q: Proposal.prior(ctx.E), n: Math.min(GROWTH * g.sizes[last], ctx.zeroSearch - g.total) };
     return;
@@ -119,8 +118,7 @@ export function plan(g: Group, ctx: ConditionalCall): void {
   const { X, v, n, nEff } = fitSample(g, w, ess, ctx.E);
   const q = fitProposal(X, v, n, nEff, ctx.E, ctx.maxRank, ctx.maxComponents, g.rng);
   let size = Math.ceil(((g.target - ess) * SIZE_MARGIN) / eff);
-  // Still adapting: the next proposal will likely do better than `eff`, so ask for part of the
-  // missing ESS only (and at most GROWTH times the last round), and size the rest once measured.
+  // Still adapting: ask for part of the missing ESS only, and size the rest once measured.
   if (!g.converged) size = Math.min(Math.ceil(size * ADAPTING_SHARE), GROWTH * g.sizes[last]);
   size = Math.max(size, Math.min(g.pilot, 256));
   size = Math.min(size, g.budget - g.total);

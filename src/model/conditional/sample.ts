@@ -103,7 +103,6 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
 
   const budgetFactor = opts.budgetFactor ?? DEFAULT_BUDGET_FACTOR;
 
-  // Groups, in the order of first rows.
   const groups: Group[] = [];
   const byKey = new Map<string, Group>();
   const groupOfRow = new Int32Array(n);
@@ -273,7 +272,6 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
         const r = g.rows[i];
         for (let f = 0; f < F; f++) columns[f][r] = rows[src + f];
       }
-      // Free the population.
       g.blocks = [];
     }
     g0 = g1;

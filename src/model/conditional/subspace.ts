@@ -74,9 +74,8 @@ export function fitProposal(X: Float32Array, w: Float64Array, n: number, nEff: n
     // Centred points as float64 (the covariance operator's input).
     const Y = new Float64Array(n * E);
     for (let i = 0; i < n; i++) for (let j = 0; j < E; j++) Y[i * E + j] = X[i * E + j] - mu[j];
-    // The eigenproblem of P (S - I) P, P the projector off the mean direction, S the weighted
-    // covariance: explicitly for E <= EXPLICIT_MAX_E (Jacobi on E x E), else on the span of a
-    // randomised subspace iteration (its Rayleigh–Ritz matrix T in the orthonormal basis Q).
+    // The eigenproblem of P (S - I) P (P off the mean direction, S the weighted covariance): Jacobi
+    // for E <= EXPLICIT_MAX_E, else Rayleigh–Ritz on a randomised subspace iteration's basis Q.
     let Q: Float64Array;
     let kk: number;
     let T: Float64Array;

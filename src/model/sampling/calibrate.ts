@@ -15,11 +15,9 @@
  *    past the bound is held at it and the mass it could not take is spread over the other rows of
  *    its cell. One step never multiplies a weight by less than {@link RAKING_MIN_RATIO}.
  * 3. Draw: n distinct rows by systematic sampling with inclusion probabilities proportional to
- *    the weights (Madow, Ann. Math. Stat. 20, 1949), capped at 1; with bound <= the pool factor
+ *    the weights (Madow, Ann. Math. Stat. 20, 1949), capped at 1: with bound <= the pool factor
  *    no row is drawn twice.
- *
- * Under differential privacy the given marginals are noisy and matching them fits the noise, so
- * the SDK leaves calibration off for private metadata. Measurements: docs/compute.md.
+ * The SDK leaves calibration off for private metadata: it would fit the marginals' noise.
  */
 import type { MarginalTargets } from "../generator/targets";
 

@@ -1,10 +1,8 @@
 /**
- * Fixed-combination rules kept in the server's draws (docs/api.md "Row rules"): in the
- * calibration pool, before raking, and in the plain draw's rows. A row whose tuple of codes over
- * a rule's columns is not one of the rule's released combinations takes one that is; in the pool,
- * raking then re-weights the repaired rows to the given marginals and puts their other columns
- * back in line. The SDK keeps every rule on the decoded rows too (`sdk/rules/enforce.ts`), with
- * the same scores.
+ * Fixed-combination rules kept in the server's draws (docs/api.md "Row rules"), in the
+ * calibration pool before raking and in the plain draw: a row whose tuple over a rule's columns is
+ * not a released combination takes one that is, and raking then re-weights the repaired rows. The
+ * SDK keeps the rules on decoded rows too (`sdk/rules/enforce.ts`), with the same scores.
  *
  * Method, per rule (`metadata.rules` of type `fixed_combinations`):
  * - A row is judged when none of its rule cells holds the pooled `__other__` or the blank code;
@@ -103,10 +101,9 @@ export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed:
 }
 
 /*
- * The scoring (broken rows, their candidates and likelihoods) does not depend on the repair
- * order, so it runs first, in row order, in the native core when it can; then in TypeScript the
- * power of each likelihood (V8's `**`), the shuffle, and the picks, whose quota scores change as
- * rows are repaired. The passes are small monomorphic functions so that V8 optimises each once.
+ * Scoring (broken rows, candidates, likelihoods) does not depend on the repair order and runs
+ * first, in the native core when it can; then the likelihoods' power (V8's `**`), the shuffle and
+ * the picks. The passes are small monomorphic functions so that V8 optimises each once.
  */
 
 /** A rule's lookup tables, built once per {@link PoolRule} (the worker keeps a model's rules). */
