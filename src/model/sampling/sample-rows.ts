@@ -1,8 +1,4 @@
-/**
- * Plain generation: latents -> generator forward pass -> per-feature logits -> sampling kernel
- * (`sampling.ts`: temperature, nucleus truncation, inverse-CDF draw), in chunks of
- * {@link GENERATE_CHUNK} rows. The inputs and the order of their draws: `inputs.ts`.
- */
+/** Plain generation: latents -> forward pass -> sampling kernel (`sampling.ts`), in chunks. */
 import * as tf from "@tensorflow/tfjs-core";
 import type { GenerationInputs } from "./draws";
 import { forward } from "../generator/generator";
@@ -22,10 +18,7 @@ export interface SamplingOptions {
   shouldAbort?: () => boolean;
 }
 
-/**
- * Yields to `opts.yieldFn` (when given), then polls `opts.shouldAbort`.
- * @throws Error "generation aborted" when `shouldAbort` returns true.
- */
+/** Yields to `opts.yieldFn`, then polls `opts.shouldAbort`. @throws Error "generation aborted". */
 export async function betweenChunks(opts: SamplingOptions): Promise<void> {
   if (opts.yieldFn) await opts.yieldFn();
   if (opts.shouldAbort?.()) throw new Error("generation aborted");
@@ -56,12 +49,10 @@ export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs
 }
 
 /**
- * Several rows per latent: the rows of `inputs` (as {@link sampleRows} draws them), then k more
- * from the same latents, row i of set j drawn from latent i's per-feature distributions with set
- * j's uniforms. The features are independent given z, so each row alone is a draw from the model;
- * a set's codes are those {@link sampleRows} gives with its uniforms, on every compute path.
- * @param extraUniforms k x n x F values in [0, 1) (k >= 1), set j at [j n F, (j + 1) n F).
- * @param out (1 + k) x n x F values for the codes (feature f's at [f (1 + k) n, ...)), else new.
+ * Several rows per latent: the rows of `inputs`, then k more from the same latents with the k
+ * sets of `extraUniforms` (k x n x F), each row alone a draw from the model (features are
+ * independent given z); a set's codes are those {@link sampleRows} gives with its uniforms.
+ * @param out (1 + k) x n x F values for the codes, else new.
  * @returns (1 + k) x n codes per feature, views of `out`: set j's rows at [j n, (j + 1) n).
  * @throws RangeError for `extraUniforms` or `out` of a bad length; otherwise as {@link sampleRows}.
  */
@@ -98,11 +89,7 @@ export async function sampleRowsPerLatent(
   return columns;
 }
 
-/**
- * The generator's forward pass on the model's compute path, synchronously, with no sampling.
- * @param latents m x E row-major; read, not kept.
- * @returns logits, m x D row-major. @throws what the forward pass throws.
- */
+/** The forward pass on the model's compute path: logits m x D of latents m x E (read, not kept). */
 export function forwardLogits(model: GeneratorModel, latents: Float32Array, m: number): Float32Array {
   if (model.native) return model.native.logits(latents, m);
   // (tidy must not return the typed array: it would walk it element by element)

@@ -27,11 +27,9 @@ export interface SampleOptions {
 }
 
 /**
- * Step 1 of the kernel for one feature of one row: e_k = exp(logit_k * invT - m), m = max_k
- * logit_k * invT, in float64. The conditional sampler weighs latents by these same values, so a
- * code it allows is one this kernel could draw.
- * @param e scratch of at least K values (the feature's logits start at `off`): e_k to e[k].
- * @returns s = sum_k e_k (k ascending), >= 1 for finite logits.
+ * Step 1 of the kernel for one feature of one row (logits from `off`, e_k into `e`); returns
+ * s = sum_k e_k, >= 1 for finite logits. The conditional sampler weighs latents by these same
+ * values, so a code it allows is one this kernel could draw.
  */
 export function kernelWeights(logits: Float32Array, off: number, K: number, invT: number, e: Float64Array): number {
   let m = -Infinity;
@@ -122,12 +120,9 @@ function isIntegerIn(v: number, lo: number, hi: number): boolean {
 }
 
 /**
- * Checks {@link sampleCodes}' arguments with the native core's rules and messages
- * (native/src/addon.cc), in the same order; the first offending logit in row-major order.
- * @throws TypeError for a wrong type (typed arrays are recognised across realms).
- * @throws RangeError for n not an integer >= 0; a cardinality outside [1, 2^31 - 1]; temperature
- *         not finite and > 0 (or 1 / temperature not finite); topP outside [0, 1]; lengths other
- *         than n*D and n*F; a uniform outside [0, 1); a non-finite logit or logit / temperature.
+ * Checks {@link sampleCodes}' arguments with the native core's rules, messages and order
+ * (native/src/addon.cc). @throws TypeError for a wrong type; RangeError for a bad n, cardinality,
+ * temperature, topP, length or uniform, or a non-finite logit (or logit / temperature).
  */
 export function checkSampleArgs(
   logits: Float32Array,
@@ -194,11 +189,9 @@ function logitsError(message: string): RangeError {
 /**
  * Draws one code per (row, feature), the generation hot path: the C++ core when it loaded, else
  * {@link checkSampleArgs} then {@link sampleCodesJs}; identical codes and errors either way.
- * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities`; feature f owns
- *                   columns [offset_f, offset_f + K_f).
- * @param uniforms   Float64Array, n x F row-major, each in [0, 1): the draw for (r, f).
- * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`, in [0, K_f).
- * @throws TypeError / RangeError as {@link checkSampleArgs}; Error when native memory runs out.
+ * @param logits n x D row-major; feature f owns columns [offset_f, offset_f + K_f).
+ * @param uniforms n x F row-major, each in [0, 1): the draw for (r, f).
+ * @returns F * n codes, column-major: (r, f) at `f * n + r`. @throws as {@link checkSampleArgs}.
  */
 export function sampleCodes(
   logits: Float32Array,

@@ -77,9 +77,8 @@ export interface TrainingState {
   bestValLoss: number | null;
   bestEpoch: number;
   epochsSinceImprovement: number;
-  /** The optimizer's latest weights. */
   weights: NamedArrays;
-  /** Their exponential moving average (the weights that are validated and kept). */
+  /** The weights' moving average (validated and kept). */
   emaWeights: NamedArrays;
   /** null: the best weights are `emaWeights`. */
   bestWeights: NamedArrays | null;
@@ -156,10 +155,7 @@ export function encodeCheckpoint(s: TrainingState): Checkpoint {
   };
 }
 
-/**
- * Stored checkpoint -> training state, checked against the expected generator shape.
- * @throws CheckpointError for another format or version, a shape mismatch or corrupt tensors.
- */
+/** Stored checkpoint -> training state. @throws CheckpointError for a bad format, shape or data. */
 export function decodeCheckpoint(c: Checkpoint, expected: GeneratorSpec): TrainingState {
   assertLittleEndian();
   if (c === null || typeof c !== "object" || c.format !== "synthd-generator") throw new CheckpointError("not a synthd generator checkpoint");
