@@ -1,14 +1,10 @@
 /**
- * The tfjs backend for the generator's tfjs path (the reference, and the fallback without the
- * native core), chosen once per thread in order of preference: `tensorflow` (when
- * `@tensorflow/tfjs-node` is resolvable), `wasm` (XNNPACK, SIMD), `cpu`; `SYNTHD_TF_BACKEND`
- * forces one. Every tensor entry point of `src/model` awaits {@link initBackend} (idempotent per
- * thread).
- *
- * Process listeners: the wasm backend's Emscripten runtime adds process-wide `unhandledRejection`
- * and `uncaughtException` listeners that rethrow, undoing the server's own
- * (src/store/lmdbRejections.ts), so a worker died at the first failed commit. {@link initBackend}
- * and {@link useBackend} remove every listener a backend added.
+ * The tfjs backend of the tfjs path (the reference, and the fallback without the native core),
+ * chosen once per thread: `tensorflow` (when `@tensorflow/tfjs-node` resolves), else `wasm`, else
+ * `cpu`; `SYNTHD_TF_BACKEND` forces one. Tensor entry points await {@link initBackend}. The wasm
+ * runtime adds process-wide `unhandledRejection` / `uncaughtException` listeners that rethrow,
+ * undoing the server's own (src/store/lmdbRejections.ts), so every listener a backend adds is
+ * removed again.
  */
 import * as tf from "@tensorflow/tfjs-core";
 // Side effect: registers the gradient functions (tfjs-core alone has none) and chained ops.

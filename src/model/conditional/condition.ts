@@ -18,10 +18,7 @@ export interface WeightedCell {
 /** A fixed cell: one allowed code, a list of allowed codes (a range), or a {@link WeightedCell}. */
 export type CellCondition = number | readonly number[] | WeightedCell;
 
-/**
- * The condition of one row: one entry per feature, in layout order; `null` / `undefined` (or a
- * list holding every code of the feature) leaves the feature free.
- */
+/** A row's condition, one entry per feature (layout order); null, undefined or every code: free. */
 export type RowCondition = readonly (CellCondition | null | undefined)[];
 
 /**

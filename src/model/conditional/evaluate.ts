@@ -25,9 +25,8 @@ function scaledLatents(ctx: ConditionalCall, x: Float32Array): Float32Array {
 }
 
 /**
- * Logits (m x D) of standardised latents `x` (m x E) and the kernel's codes (F x m, column-major)
- * drawn with uniforms `u` (m x F): on a native model one fused call (logits into `ctx.logits`,
- * overwritten by the next call), else `forwardLogits` + `sampleCodes`; the same codes either way.
+ * Logits (m x D) of standardised latents `x` and the kernel's codes (F x m) from uniforms `u`: on
+ * a native model one fused call (logits into `ctx.logits`), else `forwardLogits` + `sampleCodes`.
  */
 function forwardAndKernel(ctx: ConditionalCall, x: Float32Array, m: number, u: Float64Array): { logits: Float32Array; kernel: Int32Array } {
   const { T, topP } = ctx;

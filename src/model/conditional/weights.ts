@@ -10,10 +10,7 @@ import type { ConditionalCall } from "./options";
 import type { Block, Group } from "./population";
 import type { Proposal } from "./proposal";
 
-/**
- * The candidates' weights relative to the largest, v = exp(loglik - logMix - mx) (block order,
- * into `w` when given), their sum s and sum of squares s2; s = 0 when every weight is 0.
- */
+/** Weights relative to the largest, exp(loglik - logMix - mx), their sum s (0: all zero) and s2. */
 function weightSums(blocks: readonly Block[], w?: Float64Array): { mx: number; s: number; s2: number } {
   let mx = -Infinity;
   for (const b of blocks) for (let i = 0; i < b.n; i++) mx = Math.max(mx, b.loglik[i] - b.logMix[i]);

@@ -116,7 +116,7 @@ export class NativeBackend implements TrainingBackend {
     return { weights: this.core.weights(), adam: this.core.adamState() };
   }
 
-  /** Weights and Adam's state copied out in two pieces, each queued on the core, */
+  /** Weights and Adam's state copied out in two pieces, each queued on the core. */
   async stateInSlices(yieldFn?: YieldFn): Promise<OptimizerState> {
     const buf = this.reusedBuffers();
     const weights = await this.core.exclusive(() => this.core.weights(buf.weights));
