@@ -2,29 +2,25 @@
  * Training of the generator on a statistical description: its marginals, never rows
  * (`docs/decisions.md` "A marginal-matching model").
  *
- * - An epoch is {@link stepsPerEpochFor}(max_epochs) optimizer steps; there are no rows to pass
- *   over. Each step draws `batch_size` fresh latents z ~ N(0, I_E) from the training stream (plus
- *   N(0, privacy_noise^2) when `privacy_enabled`), computes the marginal-matching loss (`loss.ts`)
- *   and takes one Adam step (`adam.ts`) at the scheduled rate (`schedule.ts`).
+ * - An epoch is {@link stepsPerEpochFor}(max_epochs) optimizer steps. Each step draws `batch_size`
+ *   latents z ~ N(0, I_E) from the training stream (plus N(0, privacy_noise^2) with privacy),
+ *   computes the marginal-matching loss (`loss.ts`) and takes one Adam step (`adam.ts`) at the
+ *   scheduled rate (`schedule.ts`).
  * - After every epoch an exponential moving average of the weights is updated (Polyak & Juditsky,
- *   SIAM J. Control Optim. 30(4), 1992; {@link emaDecay}). The averaged weights are validated,
- *   kept as best and served once `ready`; the optimizer's weights serve while `training`.
- * - `train_loss`: mean batch loss of the epoch; `val_loss`: the same loss for the averaged weights
- *   on {@link VAL_SIZE} fixed latents of their own stream.
- * - Early stopping on `val_loss`: an epoch improves when `val < best - MIN_REL_IMPROVEMENT *
- *   |best|`; training stops after `early_stop_patience` epochs without improvement, acted on only
- *   late in the cosine decay (`earlyStopArmed`); 0 disables it. Training also stops at
- *   `max_epochs` or when the training time (summed across restarts) reaches `max_training_time`
- *   seconds. All three end in `ready`, with the best-val weights.
- * - Seeded streams (xoshiro.ts) from the model id: `"<id>:init"`, `"<id>:train"` (checkpointed),
- *   `"<id>:val"`.
- * - Compute: a {@link TrainingBackend}, `tfjs` (backend-tfjs.ts) or `native` (backend-native.ts);
- *   everything above is this file's, so a checkpoint written on one path resumes on the other.
+ *   SIAM J. Control Optim. 30(4), 1992; {@link emaDecay}); the average is validated, kept as best
+ *   and served once `ready`, the optimizer's weights while `training`.
+ * - `train_loss`: the epoch's mean batch loss; `val_loss`: the average's loss on {@link VAL_SIZE}
+ *   fixed latents of their own stream.
+ * - Stops: `early_stop_patience` epochs in a row without `val < best - MIN_REL_IMPROVEMENT *
+ *   |best|` (0 disables it; acted on only late in the cosine decay), `max_epochs`, or
+ *   `max_training_time` seconds summed across restarts; all end `ready` with the best weights.
+ * - Streams (xoshiro.ts): `"<id>:init"`, `"<id>:train"` (checkpointed), `"<id>:val"`.
+ * - Compute: a {@link TrainingBackend} (tfjs or native); the rest is this file's, so checkpoints
+ *   cross paths.
  * - Latency isolation (`docs/decisions.md` "Training one model never stalls requests for
- *   another"): a worker's JavaScript thread serves every model pinned to it. On the native path
- *   steps and validation run on the addon's background thread, every use of the core goes through
- *   `NativeGenerator.exclusive` (a generate waits for the step in flight instead of racing it),
- *   and long JavaScript loops run in slices with `yieldFn` between them, bit-identical to one go.
+ *   another"): native steps and validation run on the addon's background thread, every use of
+ *   the core goes through `NativeGenerator.exclusive`, and long loops run in slices with
+ *   `yieldFn` between them, bit-identical to one go.
  */
 
 import type { ModelConfig } from "../../contract";
