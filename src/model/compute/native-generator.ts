@@ -22,10 +22,8 @@ export class NativeGenerator {
   ) {}
 
   /**
-   * Runs `fn` once every task queued before it on this generator has ended (FIFO) and settles
-   * with its result. A task that awaits an asynchronous call, or swaps weights around one, holds
-   * the core until it ends, so no other task sees the busy error or the swapped weights. Tasks
-   * must not call `exclusive` on the same generator (they would wait for their own end).
+   * Runs `fn` after every task queued before it on this generator (FIFO), settling with its
+   * result, so no task sees another's busy error or swapped weights. Do not nest on one generator.
    */
   exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
     const run = this.tail.then(fn);
@@ -78,7 +76,6 @@ export class NativeGenerator {
     return this.core;
   }
 
-  /** Replaces the weights. */
   setWeights(weights: NamedArrays): void {
     this.core.setParams(flattenParams(this.spec, weights));
   }
@@ -88,7 +85,6 @@ export class NativeGenerator {
     return viewParams(this.spec, this.core.getParams(into));
   }
 
-  /** Restores Adam's state (checkpoint). */
   setAdamState(state: AdamState): void {
     this.core.setAdamState(state.t, flattenParams(this.spec, state.m), flattenParams(this.spec, state.v));
   }
