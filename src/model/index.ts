@@ -1,23 +1,10 @@
 /**
  * The model: a marginal-matching generator and its training (docs/decisions.md "A
- * marginal-matching model"). No HTTP, no storage: the engine (`src/engine`) drives these functions
- * and persists their checkpoints. This file is the model's public face: code outside `src/model`
- * imports from here, not from the files below.
- *
- * One folder per concern; read in this order:
- * - `generator/`: `targets.ts` (layout and targets), `generator.ts` (G: spec, parameters,
- *   forward), `model.ts` (a generator ready to run).
- * - `training/`: `loss.ts` (KL objective), `adam.ts` + `schedule.ts` (optimisation), `slices.ts`,
- *   `settings.ts` + `options.ts`, `trainer.ts` (epochs, validation, early stopping),
- *   `checkpoint.ts` (stored form: weights and the training state).
- * - `sampling/`: `xoshiro.ts`, `draws.ts` (latents), `inputs.ts` (a request's inputs),
- *   `sample-rows.ts` + `sampling.ts` (the plain draw), `calibrated-draw.ts` (the calibrated draw),
- *   `calibrate.ts` (raking and the systematic sample), `condition-calibration.ts` (its targets
- *   under a condition), `rule-repair.ts`.
- * - `compute/`: `kind.ts` (tfjs or native), `backend.ts` (tfjs backends), `ops.ts`; `native.ts`
- *   (the addon), `native-core.ts` (the C++ compute core's typed exports, native/src/train),
- *   `native-generator.ts` (the same generator, loss and Adam run there), `calibrate-native.ts`.
- * - `conditional/`: seeded / conditional generation (rows given conditions on some features).
+ * marginal-matching model"). No HTTP, no storage: the engine drives these functions and persists
+ * their checkpoints. Code outside `src/model` imports from here. Folders: `generator/` (targets,
+ * G, a runnable model), `training/` (loss, Adam, schedule, trainer, checkpoint), `sampling/` (the
+ * streams, a request's draws, the plain and calibrated draws, raking, rule repair), `compute/`
+ * (tfjs backends, the native addon and core), `conditional/` (seeded generation).
  */
 export { initBackend, useBackend, deviceOf, type BackendName } from "./compute/backend";
 export { Rng, type RngState, fnv1a64 } from "./sampling/xoshiro";

@@ -1,24 +1,10 @@
 /**
- * The tfjs backend for the generator's tfjs path (the reference, and the fallback without the
- * native core): the best backend present, chosen once per thread.
- *
- * Order of preference: `tensorflow` (native TensorFlow, only when `@tensorflow/tfjs-node` happens
- * to be resolvable at run time), then `wasm` (XNNPACK, SIMD, single thread in Node), then `cpu`
- * (plain JavaScript kernels). Measured on the 2-core target machine (one training step, batch 256,
- * discretised Adult, D = 588, all 91 pairs): wasm 66-73 ms (small) / 132-137 ms (medium), cpu
- * 1,645 ms / 4,109 ms, so wasm is the default when tfjs-node is absent.
- * `SYNTHD_TF_BACKEND=wasm|cpu|tensorflow` forces a choice.
- *
- * Every entry point of `src/model` that touches tensors awaits {@link initBackend} first; it is
- * idempotent per thread (each worker thread has its own tfjs engine).
- *
- * Process listeners: the wasm backend's Emscripten runtime, when it starts, adds process-wide
- * `unhandledRejection` and `uncaughtException` listeners that rethrow whatever they get. Those
- * undo the listeners this server installs on purpose (src/store/lmdbRejections.ts: lmdb-js's
- * orphaned rejection after a failed commit, e.g. on a full disk), so an engine worker thread died
- * at the first commit that failed. {@link initBackend} and {@link useBackend} remove every such
- * listener a backend added; without them Node does what they did (an unhandled rejection or
- * uncaught exception ends the thread) except where a listener of ours handles it.
+ * The tfjs backend of the tfjs path (the reference, and the fallback without the native core),
+ * chosen once per thread: `tensorflow` (when `@tensorflow/tfjs-node` resolves), else `wasm`, else
+ * `cpu`; `SYNTHD_TF_BACKEND` forces one. Tensor entry points await {@link initBackend}. The wasm
+ * runtime adds process-wide `unhandledRejection` / `uncaughtException` listeners that rethrow,
+ * undoing the server's own (src/store/lmdbRejections.ts), so every listener a backend adds is
+ * removed again.
  */
 import * as tf from "@tensorflow/tfjs-core";
 // Side effect: registers the gradient functions (tfjs-core alone has none) and chained ops.
@@ -46,9 +32,8 @@ function loadTfjsNode(): boolean {
 const PROCESS_EVENTS = ["unhandledRejection", "uncaughtException"] as const;
 
 /**
- * Runs `start` (a backend's initialisation) and then removes the `unhandledRejection` and
- * `uncaughtException` listeners it added to `process` (listeners present before stay, also when
- * `start` throws). Resolves or rejects as `start` does.
+ * Runs a backend's `start`, then removes the `unhandledRejection` and `uncaughtException`
+ * listeners it added (earlier ones stay, also when `start` throws).
  */
 export async function withoutAddedProcessListeners<T>(start: () => Promise<T>): Promise<T> {
   type Listener = (...args: unknown[]) => void;
@@ -84,19 +69,15 @@ async function pick(forced: string | undefined): Promise<BackendName> {
 }
 
 /**
- * Initialises the tfjs backend of this thread once and returns its name.
- * @param forced backend to try first (default: env `SYNTHD_TF_BACKEND`).
- * @throws Error when no backend initialises (should not happen: `cpu` always does).
+ * Initialises this thread's tfjs backend once (`forced` tried first, default `SYNTHD_TF_BACKEND`)
+ * and returns its name. @throws Error when none initialises (`cpu` always does).
  */
 export function initBackend(forced: string | undefined = process.env.SYNTHD_TF_BACKEND): Promise<BackendName> {
   chosen ??= withoutAddedProcessListeners(() => pick(forced));
   return chosen;
 }
 
-/**
- * Switches this thread to `name` (benchmarks and tests only; live tensors of the previous
- * backend stay on it).
- */
+/** Switches this thread to `name` (benchmarks and tests; old tensors stay on their backend). */
 export async function useBackend(name: BackendName): Promise<BackendName> {
   await withoutAddedProcessListeners(async () => {
     if (!(await tf.setBackend(name))) throw new Error(`backend ${name} failed to initialise`);

@@ -1,36 +1,19 @@
 /**
- * Bounded raking in the native core (native/src/calibrate.{h,cc}): the same weights as
- * `calibrate.ts` `rakingSweeps`, bit for bit, at core speed. The reference stays in
- * TypeScript (the JavaScript fallback, and the oracle of test/native-calibrate.test.ts).
- *
- * Why the same bits: the core runs the reference's float64 operations in its order (Math.max /
- * Math.min with JavaScript's NaN and signed-zero rules; no fused multiply-add, `-ffp-contract=off`),
- * and every sum over rows in the block order of {@link RAKING_BLOCK_ROWS}, which the reference
- * follows too. Where the core chooses without a branch (which rows take clipped mass), a row that
- * does not change adds +0 to its block's total, which changes no bit of a sum of non-negative
- * weights. The core sums pairs of blocks on the threads of the process-wide compute pool and adds
- * the block sums in block order on the calling thread, so thread count and scheduling do not
- * change a bit; it has no ISA-specific code, so SYNTHD_ISA does not either
- * (test/native-calibrate.test.ts checks all three against the reference).
- *
- * Memory: the core copies the pool's codes into one byte per code (two or four when a feature has
- * more than 256 or 65,536 codes) and keeps M weights plus partial sums per block of rows (three
- * arrays of the largest table's cells per block: 3 x 13 x 10,000 doubles, 3.1 MB, for a
- * 200,000-row pool against Adult's largest pair). Freed at the generator's end (`return()`
- * included), else when the object is garbage-collected.
- *
- * Yielding: the core runs synchronously on the calling thread (plus the pool's), a slice of
- * marginal steps per call; the generator yields after each slice, so a worker's event loop waits
- * at most one slice (see {@link RAKING_SLICE_ROW_VISITS}). Not on the addon's background threads:
- * those run at a lowered priority meant for training (native/src/train/background.h), and
- * generation's own chunks already run this way (`NativeGenerator.sampleRows`).
+ * Bounded raking in the native core (native/src/calibrate.{h,cc}): the weights of `calibrate.ts`
+ * `rakingSweeps` bit for bit (the reference stays the fallback and test oracle). The core runs the
+ * reference's float64 operations in its order (JavaScript's Math.max / Math.min rules,
+ * `-ffp-contract=off`) and sums rows in the block order of {@link RAKING_BLOCK_ROWS}, block sums
+ * taken on the compute pool and added in order on the calling thread, so threads and SYNTHD_ISA
+ * change no bit. It runs synchronously, a slice of steps per call, the generator yielding between
+ * (not on the background threads, whose lowered priority is training's); its copy of the pool is
+ * freed at the generator's end or on garbage collection.
  */
 import { RAKING_BLOCK_ROWS, rakingSettings, type CalibrationMarginal, type RakingOptions } from "../sampling/calibrate";
 import { nativeExport } from "./native";
 
 /** The addon's `Raking` class (native/src/calibrate_binding.cc). */
 export interface NativeRakingCore {
-  /** Runs up to `maxSteps` more marginal steps (a sweep is one per marginal); returns the steps done in all. */
+  /** Runs up to `maxSteps` more marginal steps (one per marginal per sweep); returns steps done. */
   run(maxSteps: number): number;
   /** Sweeps x marginals. */
   stepsTotal(): number;
@@ -55,10 +38,7 @@ export type NativeRakingClass = new (
 
 /**
  * Row visits (pool rows x marginal steps) per call into the core before the generator yields: a
- * 200,000-row pool against Adult's 105 marginals runs 20 steps per call: 6 ms on average on the
- * 2-core target machine (20 of 1,050 steps in 320 ms), at most 12.5 ms idle and 17-18 ms with the
- * host busy (`node dist/bench/calibrate.js`, `longest_slice_ms`, the first call included, which
- * copies the pool); a small pool runs a whole sweep per call.
+ * few milliseconds of a worker's event loop per slice; a small pool runs a whole sweep per call.
  */
 export const RAKING_SLICE_ROW_VISITS = 1 << 22;
 
@@ -68,13 +48,10 @@ export function nativeRakingClass(): NativeRakingClass | undefined {
 }
 
 /**
- * {@link rakingSweeps} in the native core: the same weights bit for bit, the same errors (checked
- * here, at the first `next()`), plus a RangeError for a code outside a marginal's table (which the
- * reference would read past). Yields after every slice of {@link RAKING_SLICE_ROW_VISITS} row
- * visits and at the end of every sweep (at least once per sweep; the value is the sweeps done,
- * a fraction within a sweep), returns the weights.
- * @param columns one Int32Array of M codes per feature (copied; the caller may reuse them after
- *   the first `next()`).
+ * {@link rakingSweeps} in the native core: the same weights and errors (checked at the first
+ * `next()`), plus a RangeError for a code outside a marginal's table. Yields after every slice and
+ * at the end of every sweep (the value: sweeps done, fractional within one), returns the weights.
+ * @param columns M codes per feature (copied; reusable after the first `next()`).
  * @returns undefined when the addon has no raking core (use {@link rakingSweeps}).
  */
 export function nativeRakingSweeps(

@@ -1,7 +1,4 @@
-/**
- * The two compute paths of training and generation: tfjs (`backend.ts`) or the native C++ core
- * (`native-core.ts`), and which one a thread uses by default.
- */
+/** The two compute paths, tfjs (`backend.ts`) or the native core, and a thread's default. */
 import { nativeCoreStatus } from "./native-core";
 
 /** The compute path of training and generation (`synthd serve --compute`). */

@@ -1,24 +1,16 @@
-/**
- * A generator on the native core (`native-core.ts`: the addon's core, its loading and the
- * parameter layout): the weights, Adam state and targets live in C++; {@link NativeGenerator}
- * trains, evaluates and samples through it and converts to and from the named arrays of the tfjs
- * path and checkpoints. One call at a time per core ({@link NativeGenerator.exclusive}).
- */
+/** A generator on the native core (`native-core.ts`), one call at a time per core. */
 import type { AdamState } from "../training/adam";
 import type { GenerationInputs } from "../sampling/draws";
 import { type GeneratorSpec, type NamedArrays, paramShapes } from "../generator/generator";
 import { lossTargets, type Layout, type MarginalTargets } from "../generator/targets";
 import { flattenParams, nativeCore, nativeCoreStatus, resolveDevice, unflattenParams, viewParams, type NativeGeneratorCore, type PairMode, type DevicePreference } from "./native-core";
 
-/** Rows per native generation call in {@link NativeGenerator.sampleRows} (it yields between calls; ~0.15 s each for the medium model on 2 cores). */
+/** Rows per native generation call of {@link NativeGenerator.sampleRows} (it yields between). */
 export const NATIVE_GENERATE_CHUNK = 8192;
-/** The same on a GPU core: one call per 262,144 rows (tens of ms), so the transfers and launches of a call are amortised. */
+/** The same on a GPU core, large so that a call's transfers and launches are amortised. */
 export const GPU_GENERATE_CHUNK = 1 << 18;
 
-/**
- * A generator on the native core: weights, Adam state and targets live in C++; this object
- * converts to and from the named arrays of the tfjs path and checkpoints.
- */
+/** A generator on the native core: weights, Adam state and targets live in C++. */
 export class NativeGenerator {
   /** The end of the last task queued by {@link exclusive} (settles, never rejects). */
   private tail: Promise<unknown> = Promise.resolve();
@@ -30,12 +22,8 @@ export class NativeGenerator {
   ) {}
 
   /**
-   * Runs `fn` once every task queued before it on this generator has ended (first in, first
-   * out), and resolves (or rejects) with its result. The way to share one core between callers
-   * that use asynchronous calls: a task that awaits {@link trainStepAsync} or
-   * {@link evalLossAsync}, or that swaps weights around one (validation), holds the core until it
-   * ends, so no other task sees the busy error or the swapped weights. Tasks must not call
-   * `exclusive` on the same generator themselves (they would wait for their own end).
+   * Runs `fn` after every task queued before it on this generator (FIFO), settling with its
+   * result, so no task sees another's busy error or swapped weights. Do not nest on one generator.
    */
   exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
     const run = this.tail.then(fn);
@@ -46,18 +34,15 @@ export class NativeGenerator {
     return run;
   }
 
-  /** The asynchronous call in flight on the core, or null (see {@link NativeGeneratorCore.busy}). */
+  /** The asynchronous call in flight on the core, or null ({@link NativeGeneratorCore.busy}). */
   get busy(): string | null {
     return this.core.busy();
   }
 
   /**
-   * A core for `spec` / `layout` holding `weights` (named as `paramShapes`).
-   * `opts.device` (default `cpu`): where it computes (see {@link resolveDevice}); `opts.tf32`: TF32
-   * tensor cores for the GPU's GEMMs (default FP32). A checkpoint does not depend on the device.
-   * @throws Error when the native core is unavailable, implements another parameter layout
-   *   than `paramShapes` (so callers can fall back to tfjs), or device `gpu` is asked where none can
-   *   be used; RangeError for weights of the wrong size or with non-finite values.
+   * A core for `spec` / `layout` holding `weights`; `opts.device` (default `cpu`) and `opts.tf32`.
+   * @throws Error when the core is unavailable, has another parameter layout (callers fall back to
+   *   tfjs) or device `gpu` cannot be used; RangeError for weights of a wrong size or non-finite.
    */
   static create(spec: GeneratorSpec, layout: Layout, weights: NamedArrays, opts: { device?: DevicePreference; tf32?: boolean } = {}): NativeGenerator {
     const addon = nativeCore();
@@ -91,34 +76,26 @@ export class NativeGenerator {
     return this.core;
   }
 
-  /** Replaces the weights. */
   setWeights(weights: NamedArrays): void {
     this.core.setParams(flattenParams(this.spec, weights));
   }
 
-  /**
-   * A copy of the weights, by name: views into `into` (a flat vector of `paramShapes` order, which
-   * the copy overwrites) or into one fresh flat copy.
-   */
+  /** A copy of the weights, by name: views into `into` (flat, overwritten) or a fresh flat copy. */
   weights(into?: Float32Array): NamedArrays {
     return viewParams(this.spec, this.core.getParams(into));
   }
 
-  /** Restores Adam's state (checkpoint). */
   setAdamState(state: AdamState): void {
     this.core.setAdamState(state.t, flattenParams(this.spec, state.m), flattenParams(this.spec, state.v));
   }
 
-  /**
-   * A copy of Adam's state, by name (the checkpoint form of `adam.ts`): views into `into.m` and
-   * `into.v` (flat, overwritten) or into fresh flat copies.
-   */
+  /** A copy of Adam's state by name (`adam.ts` form): views into `into.m` / `into.v` or fresh. */
   adamState(into?: { m: Float32Array; v: Float32Array }): AdamState {
     const s = this.core.getAdamState(into?.m, into?.v);
     return { t: s.t, m: viewParams(this.spec, s.m), v: viewParams(this.spec, s.v) };
   }
 
-  /** Sets the loss targets (from `buildTargets`); returns the 2-way mode used (see {@link PairMode}). */
+  /** Sets the loss targets (`buildTargets`); returns the 2-way mode used ({@link PairMode}). */
   setTargets(targets: MarginalTargets, mode: PairMode = "auto"): "dense" | "blocks" {
     if (targets.layout.width !== this.spec.outputDim) throw new RangeError("targets belong to another layout");
     const weighted = lossTargets(targets); // the weights folded in (targets.ts)
@@ -131,7 +108,7 @@ export class NativeGenerator {
     );
   }
 
-  /** The entropy penalty's weight (see {@link NativeGeneratorCore.setEntropyPenalty}). @throws RangeError below 0. */
+  /** The entropy penalty's weight (>= 0, else RangeError). */
   setEntropyPenalty(alpha: number): void {
     this.core.setEntropyPenalty(alpha);
   }
@@ -142,17 +119,12 @@ export class NativeGenerator {
     return { loss, grads: unflattenParams(this.spec, grads) };
   }
 
-  /** One Adam step at rate lr on latents z (n x E): the batch loss (NaN, no update, when not finite). */
+  /** One Adam step at rate lr on latents z (n x E): the batch loss (NaN: no update). */
   trainStep(z: Float32Array, n: number, lr: number): number {
     return this.core.trainStep(z, n, lr);
   }
 
-  /**
-   * {@link trainStep} on a background thread (see {@link NativeGeneratorCore.trainStepAsync}): bit-identical
-   * result, and the calling thread is free meanwhile. Call it inside {@link exclusive} when the
-   * core is shared. @throws as `trainStep` (synchronously), and Error while another asynchronous
-   * call is in flight or after dispose.
-   */
+  /** {@link trainStep} on a background thread; call it inside {@link exclusive} when shared. */
   trainStepAsync(z: Float32Array, n: number, lr: number): Promise<number> {
     return this.core.trainStepAsync(z, n, lr);
   }
@@ -173,35 +145,21 @@ export class NativeGenerator {
   }
 
   /**
-   * One forward pass and the sampling kernel for n latents, synchronously: the codes (F x n,
-   * column-major, as the kernel of `sampling.ts` draws them from `uniforms`, n x F) and, into
-   * `logitsOut` (n x D row-major), the logits they were drawn from. Seeded generation
-   * (`conditional.ts`) needs both; one fused call saves the second pass over the logits that
-   * `logits` + `sampleCodes` make (~300 ms per 120,000 candidates on Adult's medium model).
-   * @throws RangeError for lengths other than n x E, n x F, n x D or uniforms outside [0, 1);
-   *   RangeError with code LOGITS_NOT_FINITE (sampling.ts) for logits the kernel refuses.
+   * One forward pass and the kernel for n latents: the codes (F x n, column-major, from `uniforms`
+   * n x F) and, into `logitsOut` (n x D), their logits, which seeded generation needs too.
+   * @throws RangeError for bad lengths or uniforms, with code LOGITS_NOT_FINITE for bad logits.
    */
   generateWithLogits(z: Float32Array, n: number, uniforms: Float64Array, temperature: number, topP: number | null, logitsOut: Float32Array): Int32Array {
     return this.core.generate(z, n, uniforms, temperature, topP, logitsOut);
   }
 
   /**
-   * Codes for the rows of `inputs` (the draws of `inputs.ts` `prepareInputs`): one Int32Array of
-   * length n per feature, as `sampleRows` of `sample-rows.ts` returns. With `extraUniforms` (k x n x F
-   * row-major per set, CPU cores only), k more rows per latent from the same forward pass
-   * (`sample-rows.ts` `sampleRowsPerLatent`): each array is then (1 + k) x n long, set j's rows at
-   * [j n, (j + 1) n). Runs in chunks of {@link NATIVE_GENERATE_CHUNK} rows, awaiting `yieldFn` and
-   * polling `shouldAbort` between them.
-   *
-   * The arrays are views of one buffer, feature f's at [f (1 + k) n, (f + 1) (1 + k) n): `out`
-   * when given ((1 + k) x n x F values, e.g. a buffer reused from request to request), else a new
-   * one. So a plain draw's codes are already the F x n array a worker's reply transfers
-   * (`packedColumns`), and one buffer per call, plus one the chunks reuse, is all this allocates:
-   * an array per feature and a new array per chunk made ~4 times as many bytes of garbage, which
-   * V8 answered with a full collection of the worker's heap every request or two.
-   * @throws Error when `shouldAbort` fires; RangeError for bad sampling options, logits the kernel
-   *   refuses, `extraUniforms` not a positive multiple of n x F long or on a GPU core, or `out` of
-   *   another length.
+   * Codes for the rows of `inputs`, as `sample-rows.ts` `sampleRows`; with `extraUniforms` (k x n x
+   * F, CPU only) k more rows per latent, arrays (1 + k) x n long, set j's rows at [j n, (j + 1) n).
+   * Chunks of {@link NATIVE_GENERATE_CHUNK} rows, yielding and polling `shouldAbort` between. The
+   * arrays view one buffer (`out` or new), feature f's at [f (1 + k) n, (f + 1) (1 + k) n).
+   * @throws Error when `shouldAbort` fires; RangeError for bad options, refused logits, or
+   *   `extraUniforms` / `out` of a bad length (or extra uniforms on a GPU core).
    */
   async sampleRows(
     inputs: GenerationInputs,
@@ -251,11 +209,7 @@ export class NativeGenerator {
     this.core.trim();
   }
 
-  /**
-   * Frees the native memory now, or when the asynchronous call in flight ends (also freed when
-   * this object is garbage-collected). Later calls throw; tasks still queued by
-   * {@link exclusive} run and meet that error.
-   */
+  /** Frees native memory now or when the call in flight ends; queued tasks then meet the error. */
   dispose(): void {
     this.core.dispose();
   }

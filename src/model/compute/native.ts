@@ -1,41 +1,17 @@
 /**
- * Loader for synthd's C++ compute core: the hot paths run in a C++ N-API addon, with the
- * JavaScript code as reference and fallback (docs/decisions.md "A native core with a TypeScript
- * reference"). The addon is built by `native/build.js` during `npm install` into
- * `native/build/Release/synthd_native.node`; when it is missing or fails to load, synthd runs the
- * JavaScript fallback and says so once on stderr:
- *
- *     synthd: native compute core unavailable (<reason>); using the JavaScript fallback
- *
- * Environment:
- * - `SYNTHD_DISABLE_NATIVE=1` forces the JavaScript path.
- * - `SYNTHD_NATIVE_PATH=/path/to/synthd_native.node` loads that file instead of the built one.
- *
- * Loading is lazy (first call of any export) and happens once per JavaScript realm: each worker
- * thread loads (or falls back, and warns) on its own.
+ * Loader for synthd's C++ N-API addon, with the JavaScript code as reference and fallback
+ * (docs/decisions.md "A native core with a TypeScript reference"). `native/build.js` builds it
+ * into `native/build/Release/synthd_native.node`; when it is missing or fails to load, synthd
+ * runs the fallback and says so once on stderr. `SYNTHD_DISABLE_NATIVE=1` forces the JavaScript
+ * path; `SYNTHD_NATIVE_PATH` loads another file. Loading is lazy and once per realm (each worker
+ * thread loads, or falls back and warns, on its own).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-/** The addon's core exports (native/src/addon.cc); later parts of the core: {@link nativeExport}. */
+/** The addon's core exports (native/src/addon.cc); later parts: {@link nativeExport}. */
 export interface NativeAddon {
-  /**
-   * Native twin of `sampleCodesJs` (src/model/sampling/sampling.ts): same procedure, same float64
-   * arithmetic in the same order, exp as V8's Math.exp, so the same codes for the same inputs.
-   * @param logits        Float32Array, n x D row-major, D = sum of cardinalities.
-   * @param n             number of rows (non-negative integer; 0 gives an empty result).
-   * @param cardinalities K_f >= 1 per feature (F features), Int32Array or integer array.
-   * @param uniforms      Float64Array, n x F row-major, each in [0, 1).
-   * @param temperature   finite, > 0 (and 1 / temperature finite).
-   * @param topP          nucleus mass in [0, 1] (0: the most probable code alone), or null /
-   *                      undefined for no truncation.
-   * @param threads       threads to use; 0 or omitted: automatic (none extra for small inputs,
-   *                      else hardware concurrency capped at 8). The result never depends on it.
-   * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`.
-   * @throws TypeError for wrong argument types; RangeError for bad values or lengths, a
-   *         non-finite logit, a logit whose logit / temperature overflows, or a uniform outside
-   *         [0, 1); Error when memory runs out. Same checks and messages as `checkSampleArgs`.
-   */
+  /** Twin of `sampleCodesJs` (as `sampleCodes`); `threads` 0 or omitted: auto (same result). */
   sampleCodes(
     logits: Float32Array,
     n: number,
@@ -47,7 +23,6 @@ export interface NativeAddon {
   ): Int32Array;
   /** Element-wise exp, bit-identical to Math.exp (fdlibm's algorithm, as V8 uses). */
   exp(x: Float64Array): Float64Array;
-  /** Addon version string. */
   version(): string;
   /** Threads `sampleCodes` uses for large inputs when `threads` is 0 or omitted. */
   defaultThreads(): number;
@@ -72,11 +47,7 @@ const REQUIRED_EXPORTS = ["sampleCodes", "exp", "version", "defaultThreads"] as 
 
 let state: { status: ComputeStatus; addon?: NativeAddon } | undefined;
 
-/**
- * The directory holding this package's package.json (`"name": "synthd"`), searched from `start`
- * upwards, so the addon is found from `src/`, `dist/src/`, another build directory or an installed copy alike.
- * @returns the directory, or undefined when no such package.json is above `start`.
- */
+/** The directory of this package's package.json (`"name": "synthd"`), upwards from `start`. */
 export function findPackageRoot(start: string): string | undefined {
   let dir = path.resolve(start);
   for (;;) {
@@ -152,39 +123,23 @@ function ensureLoaded(): { status: ComputeStatus; addon?: NativeAddon } {
   return state;
 }
 
-/**
- * The native addon (its typed core exports), loading the addon on first use.
- * @returns the addon's functions, or undefined when the JavaScript fallback is in use (see
- *          {@link computeStatus} for why).
- */
+/** The addon's typed core exports, loaded on first use; undefined on the fallback. */
 export function nativeAddon(): NativeAddon | undefined {
   return ensureLoaded().addon;
 }
 
-/**
- * One export of the addon beyond {@link NativeAddon}'s (a function or class added by a later part of the
- * core: `fillDraws`, `Raking`, `mixtureAccumulate`, ...), typed by the caller, loading the addon on
- * first use.
- * @returns the export, or undefined when the addon is not loaded or is a build without it (stale
- *          build: rerun `node native/build.js`).
- */
+/** One export of a later part of the addon (`fillDraws`, `Raking`, ...); undefined when absent. */
 export function nativeExport<T>(name: string): T | undefined {
   const value = (nativeAddon() as unknown as Record<string, unknown> | undefined)?.[name];
   return typeof value === "function" ? (value as T) : undefined;
 }
 
-/**
- * The compute path generation uses: `native` when the C++ addon loaded, else `js`. Loads the addon
- * on first use and logs the fallback reason once.
- */
+/** The compute path generation uses, `native` or `js`; loads the addon, logs a fallback once. */
 export function computePath(): "native" | "js" {
   return ensureLoaded().status.path;
 }
 
-/**
- * {@link computePath} with details: the fallback reason, the addon file, its version and thread
- * count. Returns a copy; loads the addon on first use.
- */
+/** {@link computePath} with the fallback reason, addon file, version and thread count (a copy). */
 export function computeStatus(): ComputeStatus {
   return { ...ensureLoaded().status };
 }

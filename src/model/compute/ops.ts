@@ -1,10 +1,7 @@
 /**
- * Tensor helpers shared by the generator and the loss.
- *
- * {@link matMul}: C = A B with a gradient written with explicit transposes. tfjs's own matMul
- * gradient multiplies with `transposeA`/`transposeB` flags, which the wasm backend's kernel serves
- * 10–40x slower than a plain product (measured: 256x256 by 256x588 takes ~40 ms transposed, ~2 ms
- * plain); transposing first and multiplying plainly is exact and fast on every backend.
+ * Tensor helpers shared by the generator and the loss. {@link matMul}'s gradient uses explicit
+ * transposes: tfjs's own uses `transposeA`/`transposeB` flags, which the wasm backend serves
+ * 10–40x slower than a plain product; transposing first is exact and fast everywhere.
  */
 import * as tf from "@tensorflow/tfjs-core";
 
@@ -29,10 +26,7 @@ export function matMulTransA(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
   return matMul(tf.transpose(a), b);
 }
 
-/**
- * x [m, k] times a constant c [k, n] (no gradient for c), given also c^T [n, k]:
- * the gradient dx = dy c^T is a plain product.
- */
+/** x [m, k] times a constant c [k, n], given also c^T [n, k]: the gradient dx = dy c^T is plain. */
 export function matMulConst(x: tf.Tensor2D, c: tf.Tensor2D, cT: tf.Tensor2D): tf.Tensor2D {
   const f = tf.customGrad(((a: tf.Tensor2D, save: tf.GradSaveFunc) => {
     save([]);
@@ -41,9 +35,7 @@ export function matMulConst(x: tf.Tensor2D, c: tf.Tensor2D, cT: tf.Tensor2D): tf
   return f(x) as tf.Tensor2D;
 }
 
-/**
- * The Gram matrix P^T P [D, D] of P [n, D], with the gradient dP = P (dG + dG^T) as plain products.
- */
+/** The Gram matrix P^T P [D, D] of P [n, D]; gradient dP = P (dG + dG^T) as plain products. */
 export const gram = tf.customGrad(((p: tf.Tensor2D, save: tf.GradSaveFunc) => {
   save([p]);
   return {

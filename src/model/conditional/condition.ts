@@ -1,41 +1,29 @@
 /**
- * Conditions: what a row's condition is ({@link RowCondition}: per feature nothing, one code, a
- * list of codes or codes with weights) and its canonical form ({@link Fixed}: the fixed features,
- * their allowed codes ascending and their weights). A row's condition fixes some features f to a
- * non-empty set A_f of allowed codes (one code: an exact value; several: a range), the others are
- * free; an allowed code may carry a weight a_k in (0, 1] (default 1), the share of the code's
- * values that satisfy the condition. Rows whose canonical conditions are equal ({@link keyOf})
- * form one group and share one candidate population. {@link ConditionError} is what a malformed
- * condition, or one of probability 0 under the model, throws.
+ * Conditions: a row's condition ({@link RowCondition}) and its canonical form ({@link Fixed}: the
+ * fixed features, allowed codes ascending, weights a_k in (0, 1], the share of a code's values
+ * that satisfy the condition). Rows with equal canonical conditions ({@link keyOf}) form one group.
  */
 import { InputError } from "../sampling/inputs";
 import type { ConditionalCall } from "./options";
 
 /**
- * A range cell with per-code weights: `weights[i]` in (0, 1] is the share of code `codes[i]`'s values
- * that satisfy the condition (1: all of them); codes distinct, the lists of equal, non-zero length.
+ * A range cell with per-code weights: `weights[i]` in (0, 1] is the share of `codes[i]`'s values
+ * inside the condition; codes distinct, lists of equal non-zero length.
  */
 export interface WeightedCell {
   codes: readonly number[];
   weights: readonly number[];
 }
 
-/**
- * A fixed cell: one allowed code, a non-empty list of allowed codes (a range condition), or allowed
- * codes with weights ({@link WeightedCell}: a range covering part of some bins).
- */
+/** A fixed cell: one allowed code, a list of allowed codes (a range), or a {@link WeightedCell}. */
 export type CellCondition = number | readonly number[] | WeightedCell;
 
-/**
- * The condition of one row: one entry per feature, in layout order; `null` / `undefined` (or a
- * list holding every code of the feature) leaves the feature free.
- */
+/** A row's condition, one entry per feature (layout order); null, undefined or every code: free. */
 export type RowCondition = readonly (CellCondition | null | undefined)[];
 
 /**
- * Thrown for a condition the model gives probability 0 (every allowed code underflows at every
- * latent tried) and for malformed conditions. An {@link InputError}, so the engine maps it to
- * `parameter_invalid` with `param`.
+ * Thrown for a malformed condition or one the model gives probability 0 (every allowed code
+ * underflows at every latent tried); an {@link InputError} (`parameter_invalid` with `param`).
  */
 export class ConditionError extends InputError {
   constructor(
@@ -43,7 +31,7 @@ export class ConditionError extends InputError {
     param: string,
     /** The first row with this condition. */
     readonly row: number,
-    /** The features at fault (the fixed features whose sets underflowed; all fixed ones when only the combination did). */
+    /** The features at fault (underflowed sets; all fixed ones when only the combination did). */
     readonly features: string[],
   ) {
     super(message, param);
@@ -51,7 +39,7 @@ export class ConditionError extends InputError {
   }
 }
 
-/** A fixed feature of a condition: its allowed codes, ascending, and their weights (null: all 1). */
+/** A fixed feature of a condition: allowed codes, ascending, and their weights (null: all 1). */
 export interface Fixed {
   f: number;
   codes: Int32Array;
@@ -65,9 +53,8 @@ export function keyOf(fixed: readonly Fixed[]): string {
 
 /**
  * Validates and canonicalises one row's condition.
- * @throws ConditionError for a row of the wrong length, a code that is not an integer in [0, K_f),
- *   an empty set, or a weighted cell with lists of different lengths, a repeated code or a weight
- *   outside (0, 1].
+ * @throws ConditionError for a wrong length, a code outside [0, K_f), an empty set, or a weighted
+ *   cell with unequal lists, a repeated code or a weight outside (0, 1].
  */
 export function parseCondition(cond: RowCondition, row: number, ctx: ConditionalCall): Fixed[] {
   const { F, cards, names } = ctx;

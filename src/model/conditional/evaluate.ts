@@ -1,23 +1,14 @@
 /**
  * Evaluation of candidates ({@link evaluate}): one forward pass and the sampling kernel per
- * candidate, which give both its weight's likelihood part, log prod_{f fixed} p_f(A_f | z), and
- * its row: fixed features restricted to A_f (x_f ~ a_k p_f(k | z) over k in A_f, renormalised),
- * free ones drawn by the kernel of `sampling.ts` (temperature T and top_p).
+ * candidate give its weight's likelihood part, log prod_{f fixed} p_f(A_f | z), and its row:
+ * fixed features restricted to A_f (x_f ~ a_k p_f(k | z) over k in A_f, renormalised), free ones
+ * by the kernel of `sampling.ts`.
  *
- * Forward passes and the kernel: on a native model one fused call per chunk
- * (`NativeGenerator.generateWithLogits`: codes and logits of one forward pass), else `generator.ts`
- * `forward` and `sampling.ts` `sampleCodes`; the same codes for the same logits.
- *
- * Numerical zero. p_f(k | z) is computed as the kernel computes it: e_k = exp(l_k / T - max_j l_j / T)
- * in float64. When every allowed code of a fixed feature has e_k = 0 (an underflow: the kernel could
- * never draw it), p_f(A_f | z) = 0 and the latent's weight is 0; everything else is kept in log
- * space (log-weights are sums of log p_f(A_f | z)), so a product of many small probabilities never
- * underflows. A condition whose weight is 0 at every latent tried (`zeroSearch` latents from the
- * prior) throws `ConditionError` (`plan.ts`); any other condition yields rows.
- *
- * Cost per candidate: one forward pass, the kernel, E normals (a ziggurat, drawn as the plain
- * draw draws its latents, draws.ts), plus exp over every code of every fixed feature (for its
- * normaliser; ~5 us per candidate when 13 of Adult's 14 features are fixed).
+ * Numerical zero: p_f(k | z) is computed as the kernel computes it, e_k = exp(l_k / T - max_j
+ * l_j / T) in float64. When every allowed code of a fixed feature has e_k = 0 (the kernel could
+ * never draw it), the latent's weight is 0; everything else stays in log space, so products of
+ * many small probabilities never underflow. A condition with weight 0 at every one of `zeroSearch`
+ * prior latents throws `ConditionError` (`plan.ts`); any other yields rows.
  */
 import { EXCLUDED_LOG_FACTOR } from "../sampling/condition-calibration";
 import { betweenChunks, forwardLogits } from "../sampling/sample-rows";
@@ -25,7 +16,7 @@ import { kernelWeights, sampleCodes } from "../sampling/sampling";
 import type { ConditionalCall } from "./options";
 import type { Group } from "./population";
 
-/** The latents the model sees: standardised `x` times `ctx.scale` (into `ctx.scaled`), or `x` itself when the scale is 1. */
+/** The latents the model sees: standardised `x` times `ctx.scale` (into `ctx.scaled`), or `x`. */
 function scaledLatents(ctx: ConditionalCall, x: Float32Array): Float32Array {
   if (!ctx.scaled) return x;
   const z = ctx.scaled.subarray(0, x.length);
@@ -34,10 +25,8 @@ function scaledLatents(ctx: ConditionalCall, x: Float32Array): Float32Array {
 }
 
 /**
- * Logits (m x D) of standardised latents `x` (m x E, m <= chunk) and the kernel's codes (F x m,
- * column-major) drawn from them with the uniforms `u` (m x F). On a native model one fused call
- * (`NativeGenerator.generateWithLogits`, the logits into `ctx.logits`, which the next call
- * overwrites); else `forwardLogits` + `sampleCodes`. The same codes either way for the same logits.
+ * Logits (m x D) of standardised latents `x` and the kernel's codes (F x m) from uniforms `u`: on
+ * a native model one fused call (logits into `ctx.logits`), else `forwardLogits` + `sampleCodes`.
  */
 function forwardAndKernel(ctx: ConditionalCall, x: Float32Array, m: number, u: Float64Array): { logits: Float32Array; kernel: Int32Array } {
   const { T, topP } = ctx;
@@ -64,9 +53,8 @@ export interface Segment {
 }
 
 /**
- * Forward pass + kernel for a batch of latents (`x`, standardised, with the uniforms `u`, F per
- * candidate), chunked: fills each segment's codes (fixed features restricted to their sets) and,
- * when asked, its log-likelihoods.
+ * Forward pass + kernel for a batch of standardised latents `x` with uniforms `u`, chunked: fills
+ * each segment's codes (fixed features within their sets) and, when asked, its log-likelihoods.
  */
 export async function evaluate(ctx: ConditionalCall, x: Float32Array, u: Float64Array, total: number, segments: readonly Segment[]): Promise<void> {
   const { E, F, D, cards, offsets, T, chunk, e } = ctx;

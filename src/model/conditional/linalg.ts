@@ -1,13 +1,6 @@
-/**
- * The small dense linear algebra of the proposal and its fit, on row-major float64 arrays: a dot
- * product with four partial sums, the eigen-decomposition of a small symmetric matrix (cyclic
- * Jacobi), a lower Cholesky factor with clamped eigenvalues, and modified Gram–Schmidt.
- */
+/** The small dense linear algebra of the proposal and its fit, on row-major float64 arrays. */
 
-/**
- * sum_j a[ao + j] * b[bo + j] for j < n, with four partial sums (the additions of one chain wait on
- * each other; four chains run 2-3x faster in V8).
- */
+/** sum_j a[ao + j] * b[bo + j] for j < n, in four independent chains (faster in V8). */
 export function dot(a: Float64Array, ao: number, b: Float32Array, bo: number, n: number): number {
   let s0 = 0;
   let s1 = 0;
@@ -24,7 +17,7 @@ export function dot(a: Float64Array, ao: number, b: Float32Array, bo: number, n:
   return s0 + s1 + (s2 + s3);
 }
 
-/** Eigen-decomposition of a small symmetric matrix (cyclic Jacobi): values and column eigenvectors. */
+/** Eigen-decomposition of a small symmetric matrix (cyclic Jacobi): values, column eigenvectors. */
 export function eigSym(A: Float64Array, n: number): { values: Float64Array; vectors: Float64Array } {
   const a = Float64Array.from(A);
   const v = new Float64Array(n * n);
@@ -94,9 +87,9 @@ export function cholClamped(C: Float64Array, r: number, lo: number, hi: number):
 }
 
 /**
- * Orthonormalises the k columns of `Q` (E x k, column-major: column c at c * E) in place by modified
- * Gram–Schmidt, each also made orthogonal to the unit vectors `against`; a column that vanishes is
- * replaced by zeros. Returns the number of non-zero columns (they come first).
+ * Orthonormalises the k columns of `Q` (E x k, column c at c * E) in place by modified
+ * Gram–Schmidt, also against the unit vectors `against`; vanishing columns become zeros. Returns
+ * the number of non-zero columns (they come first).
  */
 export function orthonormalise(Q: Float64Array, E: number, k: number, against: readonly Float64Array[]): number {
   let kept = 0;

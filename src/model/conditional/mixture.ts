@@ -1,10 +1,8 @@
 /**
  * The proposal's mixture in its subspace: g, at most `MAX_COMPONENTS` Gaussians on R^r, fitted to
- * the weighted candidates' coordinates V^T u by weighted EM (Dempster, Laird & Rubin, "Maximum
- * likelihood from incomplete data via the EM algorithm", JRSS B 39, 1977; {@link fitMixture}).
- * Why a mixture: on a generator trained on UCI Adult (medium, E = 64) the IS efficiency of an
- * adapted round for sex = Female is 0.68 with one Gaussian in the subspace and 0.78-0.81 with the
- * mixture; for a five-column condition of probability 0.4%, 0.35 and 0.50 (`subspace.ts`).
+ * the weighted candidates' coordinates V^T u by weighted EM (Dempster, Laird & Rubin, JRSS B 39,
+ * 1977; {@link fitMixture}). A mixture captures conditions one Gaussian fits poorly
+ * (docs/compute.md).
  */
 import { cholClamped } from "./linalg";
 import { component, type Component } from "./proposal";
@@ -19,11 +17,10 @@ const EM_TOLERANCE = 1e-4;
 const MIN_COMPONENT_WEIGHT = 0.02;
 
 /**
- * A mixture of at most `maxComponents` Gaussians on R^r fitted to weighted points by EM
- * (Dempster, Laird & Rubin 1977), started from weighted quantile slices along the first axis (the
- * mean direction); as many components as the effective points afford ({@link POINTS_PER_PARAM}
- * per parameter). Each covariance is shrunk toward I_r by r + 2 pseudo-points and its eigenvalues
- * clamped to [1e-4, 4]; component weights are at least {@link MIN_COMPONENT_WEIGHT}.
+ * Weighted EM from quantile slices along the first axis (the mean direction), with as many
+ * components as the effective points afford ({@link POINTS_PER_PARAM} per parameter). Covariances
+ * are shrunk toward I_r by r + 2 pseudo-points, eigenvalues clamped to [1e-4, 4]; component
+ * weights are at least {@link MIN_COMPONENT_WEIGHT}.
  */
 export function fitMixture(P: Float64Array, w: Float64Array, n: number, r: number, nEff: number, maxComponents: number): Component[] {
   const params = r + (r * (r + 1)) / 2 + 1;

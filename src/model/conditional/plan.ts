@@ -1,23 +1,16 @@
 /**
- * Planning a group's rounds ({@link plan}): after each round, the group's weights decide whether it
- * is done and, if not, the next round's proposal (fitted to a sample of its weighted candidates,
- * `subspace.ts`) and size.
+ * Planning a group's rounds ({@link plan}): after each round the weights decide whether the group
+ * is done and, if not, the next round's proposal (`subspace.ts`) and size.
  *
- * Round sizes: a pilot of {@link pilotSize} prior candidates; while the efficiency of the latest
- * round still grows by a factor {@link CONVERGED_RATIO} or more, the next round is sized for
- * {@link ADAPTING_SHARE} of the missing ESS and at most {@link GROWTH} times the last; then for all
- * of it: (target - ESS) * {@link SIZE_MARGIN} / efficiency. A group stops when its ESS reaches its
- * target or its budget is spent (then its rows come from the population it has, and the report
- * says the target was missed). For 100,000 rows this is typically 4096 (prior), 16384, 65536 and
- * one final round.
+ * Round sizes: a pilot of {@link pilotSize} prior candidates; while a round's efficiency still
+ * grows by {@link CONVERGED_RATIO} or more, the next is sized for {@link ADAPTING_SHARE} of the
+ * missing ESS and at most {@link GROWTH} times the last; then for all of it: (target - ESS) *
+ * {@link SIZE_MARGIN} / efficiency. A group stops at its ESS target or when its budget is spent
+ * (its rows then come from what it has, and the report says the target was missed).
  *
- * ESS target: max(minEss, ceil(essPerRow * rows)), default max(32, rows). ESS >= rows is what makes
- * the output as good as independent draws: the rows come from the candidates themselves, so the
- * error of a free column's frequency is about p(1 - p) / ESS plus a resampling term below the
- * multinomial's. (Measured: over 20 seeds the chi-square p-values of test/conditional.test.ts's
- * exactness checks are spread evenly over (0, 1), no overdispersion.) A condition that leaves
- * nothing random (every feature fixed to one code) needs ESS 1; no condition at all needs no
- * weights (the plain draw: as many candidates as rows).
+ * ESS target: max(minEss, ceil(essPerRow * rows)). ESS >= rows makes the output as good as
+ * independent draws: a free column's frequency error is about p(1 - p) / ESS plus a resampling
+ * term below the multinomial's. Nothing random left (every feature fixed to one code) needs ESS 1.
  */
 import { ConditionError } from "./condition";
 import type { ConditionalCall } from "./options";
@@ -110,8 +103,7 @@ export function plan(g: Group, ctx: ConditionalCall): void {
         features,
       );
     }
-    // Every weight so far is 0: nothing to keep but the counts of the (prior) rounds, which stay
-    // in the mixture's denominator (so from here on `blocks` is shorter than `sizes`).
+    // Every weight so far is 0: only the prior rounds' counts stay in the mixture's denominator.
     g.blocks = [];
     g.next = { q: Proposal.prior(ctx.E), n: Math.min(GROWTH * g.sizes[last], ctx.zeroSearch - g.total) };
     return;
@@ -126,8 +118,7 @@ export function plan(g: Group, ctx: ConditionalCall): void {
   const { X, v, n, nEff } = fitSample(g, w, ess, ctx.E);
   const q = fitProposal(X, v, n, nEff, ctx.E, ctx.maxRank, ctx.maxComponents, g.rng);
   let size = Math.ceil(((g.target - ess) * SIZE_MARGIN) / eff);
-  // Still adapting: the next proposal will likely do better than `eff`, so ask for part of the
-  // missing ESS only (and at most GROWTH times the last round), and size the rest once measured.
+  // Still adapting: ask for part of the missing ESS only, and size the rest once measured.
   if (!g.converged) size = Math.min(Math.ceil(size * ADAPTING_SHARE), GROWTH * g.sizes[last]);
   size = Math.max(size, Math.min(g.pilot, 256));
   size = Math.min(size, g.budget - g.total);

@@ -1,9 +1,4 @@
-/**
- * A condition group and its candidate population: the rows sharing one condition, their
- * candidates in blocks (one block per round: latents, the codes of the rows drawn from them, log
- * p(condition | z) and the deterministic-mixture denominator), the proposals of the rounds, and
- * where the adaptation stands (ESS, efficiency, next round).
- */
+/** A condition group and its candidates: a block per round, proposals, adaptation state. */
 import type { ConditionCalibration } from "../sampling/condition-calibration";
 import type { Rng } from "../sampling/xoshiro";
 import type { Fixed } from "./condition";

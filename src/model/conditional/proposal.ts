@@ -1,32 +1,23 @@
 /**
  * The proposal family: the prior in every direction but a few (a "likelihood-informed subspace",
- * Cui, Martin, Marzouk, Solonen & Spantini, "Likelihood-informed dimension reduction for nonlinear
- * inverse problems", Inverse Problems 30, 2014). In standardised coordinates (u = z / s),
- * q(u) = N(u; 0, I_E) * g(V^T u) / N_r(V^T u; 0, I_r), V (E x r) with orthonormal columns, g a
- * mixture of at most `MAX_COMPONENTS` Gaussians on R^r (how V and g are fitted: `subspace.ts`,
- * `mixture.ts`). Density ratios then live in r dimensions only: the other E - r directions cancel
- * exactly. A {@link Proposal} draws latents (the prior's draws moved into the subspace mixture)
- * and adds its density ratio to the deterministic-mixture denominator of candidates
- * (`weights.ts`).
+ * Cui, Martin, Marzouk, Solonen & Spantini, Inverse Problems 30, 2014). In standardised
+ * coordinates (u = z / s), q(u) = N(u; 0, I_E) * g(V^T u) / N_r(V^T u; 0, I_r), V (E x r)
+ * orthonormal, g a mixture of at most `MAX_COMPONENTS` Gaussians on R^r (fitted in `subspace.ts`,
+ * `mixture.ts`). Density ratios live in r dimensions only: the other E - r cancel exactly.
  *
- * The per-candidate arithmetic (the deterministic-mixture update {@link mixtureAccumulateJs}, the
- * moves into the subspace {@link proposalShiftJs}) runs in the native core when the addon is
- * loaded (native/src/mixture_binding.cc), bit for bit as those references, so the rows of a seed do
- * not depend on it (test/native-mixture.test.ts).
+ * The per-candidate arithmetic ({@link mixtureAccumulateJs}, {@link proposalShiftJs}) runs in the
+ * native core when loaded (native/src/mixture_binding.cc), bit for bit as these references.
  */
 import { nativeExport } from "../compute/native";
 import { fillNormalZiggurat, type Rng } from "../sampling/xoshiro";
 import { dot } from "./linalg";
 
 /**
- * The deterministic-mixture update of one proposal (`Proposal.accumulate`), the reference of the
- * native core's `mixtureAccumulate` (native/src/mixture_binding.cc, the same doubles bit for bit):
- * for each latent u_i (row i of `x`, n x E), mix[i] += count * q(u_i) / N(u_i; 0, I_E), where q is
- * the prior off the subspace spanned by the r rows of `V` (r x E, orthonormal) and inside it a
- * mixture of C = K.length Gaussians with means `M` (C x r), lower Cholesky factors `L` (C x r x r)
- * and log-constants `K` (log weight - log det / 2): the ratio is exp(log g(y) - log N_r(y)) with
- * y = V u (Owen & Zhou 2000; Cornuet et al. 2012's weights), in linear space: one exp per
- * component and one for the ratio.
+ * The deterministic-mixture update of one proposal (reference of the core's `mixtureAccumulate`):
+ * for each latent u_i (row i of `x`, n x E), mix[i] += count * q(u_i) / N(u_i; 0, I_E), with the
+ * subspace rows `V` (r x E), C = K.length Gaussians of means `M` (C x r), lower Cholesky factors
+ * `L` (C x r x r) and log-constants `K` (log weight - log det / 2); the ratio is
+ * exp(log g(y) - log N_r(y)), y = V u (Owen & Zhou 2000; Cornuet et al. 2012), in linear space.
  * @returns -1, or the first i whose ratio is not finite (mix[i..] unchanged).
  */
 export function mixtureAccumulateJs(
@@ -79,7 +70,7 @@ export function mixtureAccumulateJs(
   return -1;
 }
 
-/** One Gaussian of a proposal's subspace mixture: weight, mean m (r), lower Cholesky factor L of C. */
+/** One Gaussian of a proposal's subspace mixture: weight, mean m (r), lower Cholesky factor L. */
 export interface Component {
   logWeight: number;
   m: Float64Array;
@@ -93,16 +84,13 @@ export function component(weight: number, m: Float64Array, L: Float64Array, r: n
   return { logWeight: Math.log(weight), m, L, logDet: ld };
 }
 
-/**
- * q(u) = N(u; 0, I_E) * g(V^T u) / N_r(V^T u; 0, I_r) in standardised coordinates, g a mixture of
- * Gaussians on R^r; r = 0 is the prior. `V` is r x E row-major (orthonormal rows).
- */
+/** The proposal q of the module comment (r = 0: the prior); `V` r x E, orthonormal rows. */
 export class Proposal {
   static prior(E: number): Proposal {
     return new Proposal(E, 0, new Float64Array(0), []);
   }
 
-  /** The components' means (C x r), Cholesky factors (C x r x r) and log weight - log det / 2, flat. */
+  /** The components' means (C x r), Cholesky factors (C x r x r), log weight - log det / 2. */
   private readonly flatM: Float64Array;
   private readonly flatL: Float64Array;
   private readonly constant: Float64Array;
@@ -124,13 +112,10 @@ export class Proposal {
   }
 
   /**
-   * For each of the `n` latents u_i of `x` (n x E): mix[i] += count * q(u_i) / N(u_i; 0, I_E), the
-   * deterministic-mixture update for this proposal drawn `count` times, in linear space (one exp
-   * per component, no log): the ratio is exp(log g(y) - log N_r(y)) in the subspace only. Every
-   * group's mixture holds the prior (ratio 1, its pilot), so mix >= pilot > 0; a ratio past
-   * float64's range would need |V^T u| > 37 standard deviations, which no latent of these
-   * proposals reaches, and is refused rather than rounded.
-   * @throws Error when a ratio is not finite (never seen; it would be a bug, not a bad input).
+   * mix[i] += count * q(u_i) / N(u_i; 0, I_E) for the `n` latents of `x` (n x E)
+   * ({@link mixtureAccumulateJs}). Every mixture holds the prior (its pilot), so mix > 0; a ratio
+   * past float64's range (|V^T u| > 37 sd) is refused rather than rounded.
+   * @throws Error when a ratio is not finite (a bug, not a bad input).
    */
   accumulate(x: Float32Array, n: number, count: number, mix: Float64Array): void {
     const { r, E, V } = this;
@@ -146,10 +131,9 @@ export class Proposal {
   }
 
   /**
-   * `count` standardised latents of this proposal (count x E, in `x`, which it returns), from `x`
-   * holding `count` draws of the prior N(0, I_E) (draws.ts, below): the prior's part is kept off
-   * the subspace, and inside it, from `rng`, r normals per latent, then (with more than one
-   * component) one uniform per latent picking its component.
+   * `count` standardised latents of this proposal, in `x` (returned), from `x` holding `count`
+   * prior draws: kept off the subspace; inside it, from `rng`, r normals per latent, then (with
+   * several components) one uniform per latent picking its component.
    */
   draw(rng: Rng, count: number, x: Float32Array): Float32Array {
     const { r, E, V, comps } = this;
@@ -172,11 +156,9 @@ export class Proposal {
 }
 
 /**
- * Moves `count` prior draws (rows of `x`, count x E, float32, in place) into a proposal's subspace
- * mixture: row i's coordinates V u (r of them, `V` r x E orthonormal rows) are replaced by
- * m_c + L_c eta_i, c = `which[i]`, means `M` (C x r), lower Cholesky factors `L` (C x r x r),
- * `eta` count x r standard normals; the part of u off the subspace is kept. The reference of the
- * native core's `proposalShift` (native/src/mixture_binding.cc, the same floats bit for bit).
+ * Moves `count` prior draws (rows of `x`, float32, in place) into the subspace mixture: row i's
+ * coordinates V u are replaced by m_c + L_c eta_i, c = `which[i]`, `eta` count x r normals; the
+ * part off the subspace is kept. Reference of the core's `proposalShift` (bit for bit).
  */
 export function proposalShiftJs(
   x: Float32Array,

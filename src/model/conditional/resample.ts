@@ -1,12 +1,9 @@
 /**
- * Resampling of weighted candidates. Systematic resampling (Kitagawa, "Monte Carlo filter and
- * smoother", JCGS 5(1), 1996; Carpenter, Clifford & Fearnhead 1999; {@link systematicCounts})
- * picks a group's rows from its candidates by weight, and the fit's points when there are more
- * than it uses; a calibrated group's rows are drawn without repeats (`calibrate.ts`
- * `systematicSample`, {@link countsOf} turns its picks into counts).
+ * Resampling of weighted candidates: systematic resampling (Kitagawa, JCGS 5(1), 1996; Carpenter,
+ * Clifford & Fearnhead 1999) picks a group's rows and the fit's points by weight.
  */
 
-/** Counts per index of a list of picked indices (`systematicSample`'s output) over `M` candidates. */
+/** Counts per index over `M` candidates of a list of picked indices (`systematicSample`'s). */
 export function countsOf(picked: Int32Array, M: number): Int32Array {
   const counts = new Int32Array(M);
   for (const i of picked) counts[i]++;
@@ -14,11 +11,9 @@ export function countsOf(picked: Int32Array, M: number): Int32Array {
 }
 
 /**
- * Systematic resampling (Kitagawa 1996): `n` picks from normalised weights `w` (summing to 1) with
- * start `u` in [0, 1); an index is picked about n * w times (floor or ceil), one of weight 0 never.
- * Unlike `calibrate.ts` `systematicSample`, which draws distinct rows, heavy indices repeat.
- * @returns how many times each index is picked (length w.length, sum n).
- * @throws RangeError when no weight is positive.
+ * Systematic resampling: `n` picks from weights `w` (summing to 1) with start `u` in [0, 1); an
+ * index is picked floor or ceil of n * w times, so heavy indices repeat (unlike `calibrate.ts`
+ * `systematicSample`). @returns counts per index (sum n). @throws RangeError if no weight > 0.
  */
 export function systematicCounts(w: ArrayLike<number>, n: number, u: number): Int32Array {
   const counts = new Int32Array(w.length);

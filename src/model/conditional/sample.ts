@@ -1,49 +1,25 @@
 /**
  * The driver: {@link sampleConditional} (one condition per row) and {@link sampleSeeded} (one
- * condition, many rows). It groups the rows by condition, runs the groups' rounds in waves
- * (draw latents and uniforms, {@link evaluate}, add the block to the group's mixture, plan the
- * next round), then picks each group's rows from its candidates.
+ * condition, many rows). It groups the rows by condition, runs the groups' rounds in waves whose
+ * budgets fit `maxCandidateBytes` (draw latents and uniforms, {@link evaluate}, add the block to
+ * the group's mixture, plan the next round), then picks each group's rows from its candidates.
  *
  * Rows: every candidate's row is drawn when it is evaluated (fixed features restricted to A_f,
- * free ones by the kernel), from the same forward pass that gives its weight. The group's rows are
- * then picked by systematic resampling (`resample.ts`) of the candidates by weight: a candidate
- * picked once gives its row; picked c > 1 times, it gives its row and c - 1 fresh rows drawn from
- * its latent (one more forward pass each), so no row is an exact copy made by resampling. The rows
- * are shuffled (Fisher–Yates) before they go to the group's row indices.
+ * free ones by the kernel), from the forward pass that gives its weight. The group's rows are
+ * picked by systematic resampling (`resample.ts`) by weight: a candidate picked c > 1 times gives
+ * its row and c - 1 fresh rows from its latent, so no row is an exact copy made by resampling.
+ * The rows are shuffled (Fisher–Yates) before they go to the group's row indices.
  *
- * Distinct conditions (imputation: every row its own fixed cells): each distinct condition is a
- * group of its own, with the same scheme and a target of `minEss` (32) for a single row, so a
- * budget of 64 + 8 * 32 = 320 candidates; the groups' candidates are evaluated together (one
- * forward pass per chunk over all groups of a wave). With few effective candidates the mean and
- * covariance cannot be resolved in E dimensions (the James–Stein factor is 0 below ~E / |mean|^2
- * effective candidates, covariance directions need 2E), so such a group is in effect
- * sampling-importance-resampling from the prior (Rubin 1987) with K adaptive to its ESS. Measured
- * on Adult rows (E = 64, 1,000 rows, each its own condition): 3 cells fixed (median probability
- * e^-4.7): 69% of rows reach ESS 32 within the budget, median ESS 39; 7 cells fixed (e^-10): 17%,
- * median 12.5; 13 of 14 cells fixed (e^-17): median ESS 3.9. The report's ESS says which rows are
- * rough. Groups are processed in waves whose budgets fit `maxCandidateBytes`.
+ * Distinct conditions (imputation) are each a group with a target of `minEss` for one row; their
+ * candidates are evaluated together. With few effective candidates the mean and covariance cannot
+ * be resolved in E dimensions, so such a group is in effect sampling-importance-resampling from
+ * the prior (Rubin 1987) with K adaptive to its ESS; the report's ESS says which rows are rough.
  *
- * Calibration (`ConditionalOptions.calibration`, the wire's `calibrate: true`, the SDK's
- * default for non-private metadata). The model matches the given marginals only approximately,
- * and its conditionals inherit the error: on raw UCI Adult (medium, 100 epochs) the rows with
- * education = Prof-school have education-num 15 only 36% of the time, and `age >= 60` leaves the
- * other columns' 1-way TVD against TRAIN's old rows at 0.046 (0.019 is the noise floor). What
- * the given marginals say about a condition is then used: for a condition on one feature, the
- * other features' conditional 1-way marginals (exact: sum over the allowed codes of the pairs)
- * are targets, and the group's candidates, weighted as above, are raked to them (bounded raking,
- * `calibrate.ts`, as the calibrated plain draw rakes its pool); for any condition, values the
- * data never has with a fixed value although independence would put 10 or more rows there
- * (structural zeros: Prof-school rules out every education-num but 15) weigh 1e-10 times as
- * much, inside the importance weights (so the ESS and the proposal see them). A calibrated
- * group's rows are drawn from its candidates without repeats by systematic sampling with
- * inclusion probabilities (Madow 1949), from an ESS of `CALIBRATED_ESS_PER_ROW` per row
- * (the calibrated draw's pool is 2 x rows for the same reason), and no fresh rows are drawn from
- * latents (their weights would not hold the exclusions or the raking). A condition on two or
- * more features gets the exclusions only: its exact targets would need 3-way marginals. With no
- * fixed feature the targets are every marginal: the calibrated draw. The target is then the
- * model's conditional corrected, no longer the model's own conditional; measured on raw Adult
- * (`npm run bench -- seeded`): free columns' 1-way / 2-way TVD against TRAIN's rows with
- * `age in [60, 90]` 0.046 / 0.103 own, 0.013 / 0.063 calibrated.
+ * Calibration (`calibrate: true`): the model's conditionals inherit its marginal error, so the
+ * targets and structural zeros of `condition-calibration.ts` enter the importance weights (so the
+ * ESS and the proposal see them) and the final raking. A calibrated group's rows are drawn
+ * without repeats (Madow 1949) from an ESS of `CALIBRATED_ESS_PER_ROW` per row, with no fresh rows
+ * from latents, whose weights would hold neither. Measurements: docs/compute.md.
  */
 import { MAX_ROWS_PER_REQUEST } from "../../contract";
 import { NATIVE_GENERATE_CHUNK } from "../compute/native-generator";
@@ -75,22 +51,14 @@ import { countsOf, systematicCounts } from "./resample";
 import { addBlock, groupWeights, rakeGroup } from "./weights";
 
 /**
- * Draws one row per condition from the model's conditional (method: index.ts and the files it lists).
- * @param model a generator on either compute path (`GeneratorModel`: native core or tfjs tensors).
- * @param conditions one {@link RowCondition} per output row (n rows, 1..MAX_ROWS_PER_REQUEST); rows
- *   with equal conditions share one candidate population (the same array object repeated is the
- *   fastest way to say so).
- * @param opts sampling options (temperature, topP, yieldFn, shouldAbort as `sampleRows`), seed,
- *   privacy noise, and the method's parameters (defaults in {@link ConditionalOptions}).
- * @returns one Int32Array of n codes per feature (layout order; fixed cells always within their
- *   sets), the seed, one report per condition group (ESS, candidates, ...) and the group of each row.
- * @throws ConditionError (an InputError; `param` from `paramFor`, default `body.embedding`) for a
- *   malformed condition (wrong length, a code outside [0, K_f), an empty set), for 0 or more than
- *   MAX_ROWS_PER_REQUEST rows, and for a condition of probability 0 under the model (numerical
- *   zero, see evaluate.ts): `row` is its first row, `features` the features at fault.
- * @throws RangeError for bad options (temperature not finite and > 0, topP outside [0, 1], ...);
- *   Error when `shouldAbort` fires; what the forward pass or the kernel throws (e.g. logits that
- *   overflow).
+ * Draws one row per condition from the model's conditional (method: index.ts and its files).
+ * @param conditions one {@link RowCondition} per output row; rows with equal conditions share one
+ *   candidate population (repeat the same object to say so cheaply).
+ * @returns n codes per feature (layout order), the seed, one report per condition group and each
+ *   row's group.
+ * @throws ConditionError (an InputError) for a malformed condition, 0 or too many rows, or a
+ *   condition of probability 0: `row` is its first row, `features` those at fault. RangeError for
+ *   bad options; Error when `shouldAbort` fires.
  */
 export async function sampleConditional(model: GeneratorModel, conditions: readonly RowCondition[], opts: ConditionalOptions = {}): Promise<ConditionalResult> {
   checkOptions(opts);
@@ -135,7 +103,6 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
 
   const budgetFactor = opts.budgetFactor ?? DEFAULT_BUDGET_FACTOR;
 
-  // Groups, in the order of first rows.
   const groups: Group[] = [];
   const byKey = new Map<string, Group>();
   const groupOfRow = new Int32Array(n);
@@ -183,14 +150,12 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
   for (const g of groups) {
     const m = g.rows.length;
     const random = g.fixed.length < F || g.fixed.some((c) => c.codes.length > 1);
-    // A calibrated group's rows come from its candidates without repeats (their weights hold the
-    // exclusions and the raking, which fresh rows from a latent would not).
     const raking = g.calibration !== null;
     const essPerRow = opts.essPerRow ?? (raking ? CALIBRATED_ESS_PER_ROW : 1);
     g.target = random ? Math.max(minEss, Math.ceil(essPerRow * m)) : 1;
     if (g.fixed.length === 0) {
-      // Nothing to condition on: every weight is 1 and the pilot is the sample (the plain draw),
-      // or, calibrated, the pool raked to every marginal (the calibrated draw's pool of 2 x rows).
+      // Nothing to condition on: the pilot is the sample (the plain draw), or, calibrated, the
+      // pool raked to every marginal (the calibrated draw).
       g.target = Math.min(cap, Math.ceil((raking ? essPerRow : 1) * m));
       g.pilot = g.target;
       g.budget = g.target;
@@ -225,9 +190,8 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       let at = 0;
       for (const g of active) {
         const { q, n: m } = g.next as { q: Proposal; n: number };
-        // The block's latents are a view of the batch (no copy); they live as long as the block.
-        // Prior normals and the rows' uniforms from the round's own seed, in the native core when
-        // loaded (draws.ts: the same values either way); then the proposal's subspace part.
+        // The block's latents are a view of the batch and live as long as the block. Prior normals
+        // and uniforms from the round's own seed (draws.ts), then the proposal's subspace part.
         const roundSeed = (g.rng.nextUint32() >>> 11) * 2 ** 32 + g.rng.nextUint32();
         const xs = x.subarray(at * E, (at + m) * E);
         drawRequest({ seed: roundSeed, rows: m, latents: xs, drawLatents: true, sigma: 0, uniforms: u.subarray(at * F, (at + m) * F) });
@@ -244,10 +208,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       }
     }
     // Rows: systematic resampling per group; extra copies get fresh rows from their latents.
-    // Calibrated: the weights (with exclusions) are raked to the group's targets from the
-    // candidates' own rows, so each candidate's weight belongs to its row and rows are drawn
-    // without repeats by inclusion probabilities instead (counts 0 or 1 while enough weights are
-    // positive).
+    // Calibrated: rows drawn without repeats by inclusion probabilities instead.
     const picks: { g: Group; counts: Int32Array; w: Float64Array; raked: boolean }[] = [];
     let extra = 0;
     for (const g of wave) {
@@ -294,7 +255,7 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
       for (const b of g.blocks) {
         for (let i = 0; i < b.n; i++, idx++) {
           const o = i * F;
-          // Calibrated: a candidate picked c times (fewer positive weights than rows) gives c copies.
+          // Calibrated: a candidate picked c times (fewer positive weights than rows): c copies.
           for (let c = 0; c < (raked ? counts[idx] : Math.min(counts[idx], 1)); c++) {
             const d = (k++) * F;
             for (let f = 0; f < F; f++) rows[d + f] = b.codes[o + f];
@@ -311,7 +272,6 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
         const r = g.rows[i];
         for (let f = 0; f < F; f++) columns[f][r] = rows[src + f];
       }
-      // Free the population.
       g.blocks = [];
     }
     g0 = g1;
@@ -334,9 +294,8 @@ export async function sampleConditional(model: GeneratorModel, conditions: reado
 }
 
 /**
- * `numRows` rows that all satisfy one condition (the `where` of a seeded request): one group, one
- * shared candidate population. See {@link sampleConditional}.
- * @throws ConditionError as {@link sampleConditional} (`num_rows` outside 1..MAX_ROWS_PER_REQUEST too).
+ * `numRows` rows that all satisfy one condition (a seeded request's `where`): one group, one
+ * candidate population. @throws ConditionError as {@link sampleConditional}.
  */
 export function sampleSeeded(model: GeneratorModel, condition: RowCondition, numRows: number, opts: ConditionalOptions = {}): Promise<ConditionalResult> {
   if (!(Number.isInteger(numRows) && numRows >= 1 && numRows <= MAX_ROWS_PER_REQUEST)) {

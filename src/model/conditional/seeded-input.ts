@@ -1,23 +1,17 @@
 /**
  * Seeded generation on the wire (docs/api.md "Seeded generation (extension)"): checks the two
  * seeded forms of a Generate request's `embedding` against a model's features and turns them into
- * per-feature conditions in the model's feature order, ready for `sampleSeeded` /
- * `sampleConditional` (`./conditional`).
- *
- * - `{num_rows, seed?, condition: {<feature>: code | code[]}}`: `num_rows` rows that all satisfy
- *   the condition (one shared condition).
- * - `{seed?, seed_data: {features, rows}}`: one output row per seed row; `rows[r][j]` is the cell
- *   of `features[j]`: a code, a non-empty list of allowed codes, `{codes, weights}` (allowed codes
- *   with the share of each code's values inside the condition), or null (generated).
- *
- * Both the HTTP handler (before anything is charged) and the engine (before the task is posted)
- * run {@link seededSource}, so a request the engine gets has been checked by the same code. This
- * module imports nothing heavy (no tfjs): the HTTP thread loads it.
+ * per-feature conditions in model order for `sampleSeeded` / `sampleConditional`:
+ * - `{num_rows, seed?, condition: {<feature>: code | code[]}}`: rows that all satisfy it;
+ * - `{seed?, seed_data: {features, rows}}`: one row per seed row; a cell is a code, a list of
+ *   allowed codes, `{codes, weights}` (each code's share inside the condition), or null (free).
+ * The HTTP handler (before charging) and the engine both run {@link seededSource}; this module
+ * imports nothing heavy, since the HTTP thread loads it.
  */
 import { prop } from "../../contract/params";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest } from "../../contract";
 
-/** A condition on one feature: a code, allowed codes, or allowed codes with weights; null leaves the feature free. */
+/** A condition on one feature: a code, allowed codes, or codes with weights; null: free. */
 export type SeededCell = number | number[] | { codes: number[]; weights: number[] } | null;
 
 /** A seeded request, checked and in the model's feature order. */
@@ -37,15 +31,14 @@ export type SeededSource =
       /** Rows to generate: one per seed row, 1..MAX_SEED_ROWS_PER_REQUEST. */
       numRows: number;
       seed?: number;
-      /** `calibrate: true`: the calibrated draw conditioned. */
       calibrate: boolean;
       /** Per seed row, one entry per model feature (model order); null: free. */
       rows: SeededCell[][];
-      /** Model feature index of each `seed_data.features[j]` (to name the wire's cell in errors). */
+      /** Model feature index of each `seed_data.features[j]` (to name the cell in errors). */
       columns: number[];
     };
 
-/** A seeded request the model cannot take: `param` is the contract's path of the offending value. */
+/** A seeded request the model cannot take: `param` is the contract path of the bad value. */
 export class SeededInputError extends Error {
   constructor(
     message: string,
@@ -69,10 +62,8 @@ export function isSeeded(embedding: GenerateRequest["embedding"]): boolean {
 }
 
 /**
- * Checks one cell (a code, a list of codes, or `{codes, weights}`) of feature `f` with cardinality `K`.
- * @returns the cell, with lists copied.
- * @throws SeededInputError naming `param` (or `param[i]` for a list element, `param.codes[i]` /
- *   `param.weights[i]` in the weighted form).
+ * Checks one cell of feature `f` (cardinality `K`); returns it with lists copied.
+ * @throws SeededInputError naming `param` (`param[i]`, `param.codes[i]`, `param.weights[i]`).
  */
 function checkCell(v: unknown, name: string, K: number, param: string): Exclude<SeededCell, null> {
   const code = (x: unknown, p: string): number => {
@@ -131,23 +122,13 @@ function unknownFeature(name: string, model: SeededModel, param: string): Seeded
 }
 
 /**
- * Checks a seeded `embedding` against the model and converts it to model order.
- * @param embedding the request's `embedding` (any form; the typia shape check has run).
- * @param model the model's features and cardinalities (its metadata).
- * @returns the {@link SeededSource}, or undefined when `embedding` is not seeded (latent vectors,
- *   or `{num_rows, seed?, calibrate?}` without a condition).
- * @throws SeededInputError with the exact `param`:
- *   - `body.embedding.num_rows`: outside 1..MAX_ROWS_PER_REQUEST (with `condition`);
- *   - `body.embedding.seed`: not a safe integer;
- *   - `body.embedding.condition.<f>` (`["<f>"]` for names that are not identifiers): unknown
- *     feature, a code >= the cardinality (or not an integer >= 0), an empty list; a list
- *     element: `body.embedding.condition.<f>[i]`; weighted form: `.codes[i]` (bad or repeated code),
- *     `.weights` (length differs), `.weights[i]` (not in (0, 1]);
- *   - `body.embedding.seed_data.features[j]`: unknown or repeated feature;
- *   - `body.embedding.seed_data.rows`: no rows, or more than MAX_SEED_ROWS_PER_REQUEST;
- *   - `body.embedding.seed_data.rows[r]`: a row whose length differs from `features`;
- *   - `body.embedding.seed_data.rows[r][j]` (`...[j][i]` for a list element): a bad cell, as for
- *     `condition`.
+ * Checks a seeded `embedding` (typia's shape check has run) against the model's features and
+ * converts it to model order; undefined when `embedding` is not seeded.
+ * @throws SeededInputError with the exact `param`: `body.embedding.num_rows` (out of range),
+ *   `.seed` (not a safe integer), `.condition.<f>` (unknown feature, bad code, empty list; list
+ *   element `[i]`; weighted `.codes[i]`, `.weights`, `.weights[i]` not in (0, 1]),
+ *   `.seed_data.features[j]` (unknown or repeated), `.seed_data.rows` (none or too many),
+ *   `.seed_data.rows[r]` (wrong length), `.seed_data.rows[r][j]` (a bad cell, as `condition`).
  */
 export function seededSource(embedding: GenerateRequest["embedding"], model: SeededModel): SeededSource | undefined {
   if (!isSeeded(embedding)) return undefined;
@@ -220,13 +201,7 @@ export function seededSource(embedding: GenerateRequest["embedding"], model: See
   return { kind: "rows", numRows: n, ...(seed !== undefined ? { seed: seed as number } : {}), calibrate: e.calibrate === true, rows, columns };
 }
 
-/**
- * The contract path of a condition the model gives probability 0 (`ConditionError` of
- * `./conditional`: its first row and the features at fault).
- * @returns for `where`: `body.embedding.condition.<f>` when one feature is at fault, else
- *   `body.embedding.condition`; for seed rows: `body.embedding.seed_data.rows[r][j]` when one
- *   feature is at fault, else `body.embedding.seed_data.rows[r]`.
- */
+/** The contract path of a condition of probability 0: the faulty feature's cell, else the row's. */
 export function conditionParam(source: SeededSource, modelFeatures: readonly string[], row: number, features: readonly string[]): string {
   if (source.kind === "where") {
     return features.length === 1 ? prop("body.embedding.condition", features[0]) : "body.embedding.condition";

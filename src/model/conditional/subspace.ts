@@ -9,15 +9,9 @@
  * (Halko, Martinsson & Tropp, SIAM Review 53, 2011). The fit uses at most `FIT_POINTS` candidates
  * (a systematic resample by weight, `plan.ts`).
  *
- * Why: on a generator trained on UCI Adult (medium, E = 64, 100 epochs) the posterior of one
- * condition moves in 1-5 directions. The IS efficiency (ESS / N) of an adapted round for
- * sex = Female (probability 0.33; prior 0.35): diagonal Gaussian over all 64 dimensions 0.53,
- * full 64 x 64 Gaussian 0.30 (its estimation noise dominates), one Gaussian in the subspace 0.68,
- * the mixture in the subspace 0.78-0.81; for a five-column condition of probability 0.4%
- * (prior 0.03): 0.13 / 0.002 / 0.35 / 0.50.
- *
- * The fit's weighted Gram matrix ({@link weightedGramJs}) runs in the native core when the addon
- * is loaded (native/src/mixture_binding.cc), bit for bit as that reference.
+ * On Adult (E = 64) the posterior of one condition moves in 1-5 directions, so a few directions
+ * capture it while a full E x E Gaussian drowns in estimation noise (docs/compute.md). The fit's
+ * weighted Gram matrix ({@link weightedGramJs}) runs in the native core when loaded, bit for bit.
  */
 import { nativeExport } from "../compute/native";
 import { fillNormalZiggurat, type Rng } from "../sampling/xoshiro";
@@ -25,7 +19,7 @@ import { eigSym, orthonormalise } from "./linalg";
 import { fitMixture } from "./mixture";
 import { Proposal } from "./proposal";
 
-/** Largest E for which the fit decomposes the E x E covariance itself (else: subspace iteration). */
+/** Largest E for which the fit decomposes the E x E covariance itself (else subspace iteration). */
 const EXPLICIT_MAX_E = 128;
 /** Subspace iterations of the fit. */
 const SUBSPACE_ITERS = 4;
@@ -38,9 +32,7 @@ const COV_MIN_ESS_PER_DIM = 2;
 
 /**
  * The lower triangle (k <= j) of the weighted Gram matrix: T[j E + k] += sum_i w_i Y[i, j] Y[i, k]
- * over the n rows of `Y` (n x E), rows in order, rows with w_i = 0 skipped (the proposal fit's
- * weighted covariance). The reference of the native core's `weightedGram` (mixture_binding.cc,
- * the same doubles bit for bit: per element the same additions in the same order).
+ * over the rows of `Y` (n x E) in order, w_i = 0 skipped. Reference of the core's `weightedGram`.
  */
 export function weightedGramJs(Y: Float64Array, n: number, E: number, w: Float64Array, T: Float64Array): void {
   for (let i = 0; i < n; i++) {
@@ -56,9 +48,8 @@ export function weightedGramJs(Y: Float64Array, n: number, E: number, w: Float64
 }
 
 /**
- * Fits a {@link Proposal} to weighted points (the method of this file's comment).
- * @param X points, n x E row-major (standardised latents); @param w their weights, summing to 1;
- * @param nEff the effective number of points (Kish ESS, at most n).
+ * Fits a {@link Proposal} to points `X` (n x E standardised latents) of weights `w` (summing to 1)
+ * and Kish ESS `nEff` (the method of this file's comment).
  */
 export function fitProposal(X: Float32Array, w: Float64Array, n: number, nEff: number, E: number, maxRank: number, maxComponents: number, rng: Rng): Proposal {
   if (!(nEff > 1) || maxRank < 1) return Proposal.prior(E);
@@ -83,9 +74,8 @@ export function fitProposal(X: Float32Array, w: Float64Array, n: number, nEff: n
     // Centred points as float64 (the covariance operator's input).
     const Y = new Float64Array(n * E);
     for (let i = 0; i < n; i++) for (let j = 0; j < E; j++) Y[i * E + j] = X[i * E + j] - mu[j];
-    // The eigenproblem of P (S - I) P, P the projector off the mean direction, S the weighted
-    // covariance: explicitly for E <= EXPLICIT_MAX_E (Jacobi on E x E), else on the span of a
-    // randomised subspace iteration (its Rayleigh–Ritz matrix T in the orthonormal basis Q).
+    // The eigenproblem of P (S - I) P (P off the mean direction, S the weighted covariance): Jacobi
+    // for E <= EXPLICIT_MAX_E, else Rayleigh–Ritz on a randomised subspace iteration's basis Q.
     let Q: Float64Array;
     let kk: number;
     let T: Float64Array;

@@ -1,24 +1,16 @@
 /**
  * Weights of a group's candidates. Deterministic-mixture weights (Owen & Zhou, "Safe and effective
- * importance sampling", JASA 95, 2000; Veach & Guibas 1995): every candidate, whatever round drew
- * it, has w = pi~(z) / sum_t (N_t / N) q_t(z), recomputed as rounds are added ({@link addBlock});
- * the prior round stays in that mixture, a defensive component that bounds the weights.
- *
- * ESS (Kish): (sum w)^2 / sum w^2 over the group's candidates ({@link groupWeights}); a round's
- * efficiency is its own block's ESS / N ({@link blockEfficiency}).
- *
- * Calibrated groups: the final weights are raked to the group's targets ({@link rakeGroup}: bounded
- * raking from the importance weights, `calibrate.ts`, as the calibrated plain draw rakes its pool).
+ * importance sampling", JASA 95, 2000; Veach & Guibas 1995): every candidate has
+ * w = pi~(z) / sum_t (N_t / N) q_t(z) over all rounds ({@link addBlock}); the prior round stays in
+ * the mixture as a defensive component that bounds the weights. ESS is Kish's, (sum w)^2 / sum w^2;
+ * a round's efficiency is its block's ESS / N. Calibrated groups are raked ({@link rakeGroup}).
  */
 import { rake } from "../sampling/calibrated-draw";
 import type { ConditionalCall } from "./options";
 import type { Block, Group } from "./population";
 import type { Proposal } from "./proposal";
 
-/**
- * The candidates' weights relative to the largest, v = exp(loglik - logMix - mx) (block order,
- * into `w` when given), their sum s and sum of squares s2; s = 0 when every weight is 0.
- */
+/** Weights relative to the largest, exp(loglik - logMix - mx), their sum s (0: all zero) and s2. */
 function weightSums(blocks: readonly Block[], w?: Float64Array): { mx: number; s: number; s2: number } {
   let mx = -Infinity;
   for (const b of blocks) for (let i = 0; i < b.n; i++) mx = Math.max(mx, b.loglik[i] - b.logMix[i]);
@@ -37,13 +29,13 @@ function weightSums(blocks: readonly Block[], w?: Float64Array): { mx: number; s
   return { mx, s, s2 };
 }
 
-/** Normalised weights of all candidates of a group (block order), their Kish ESS and log mean weight. */
+/** Normalised weights of a group's candidates (block order), their Kish ESS and log mean weight. */
 export function groupWeights(g: Group): { w: Float64Array; ess: number; logProb: number } {
   const w = new Float64Array(g.blocks.reduce((n, b) => n + b.n, 0));
   const { mx, s, s2 } = weightSums(g.blocks, w);
   if (!(s > 0)) return { w, ess: 0, logProb: -Infinity };
   for (let i = 0; i < w.length; i++) w[i] /= s;
-  // logMix holds log(N q_mix / N(u)), so exp(loglik - logMix) averages to the condition's probability.
+  // logMix holds log(N q_mix / N(u)), so exp(loglik - logMix) averages to the condition's prob.
   return { w, ess: (s * s) / s2, logProb: mx + Math.log(s) };
 }
 
@@ -66,9 +58,8 @@ export function addBlock(g: Group, block: Block, q: Proposal): void {
 }
 
 /**
- * Bounded raking of a group's candidates (their rows, from their importance weights `w`) to the
- * group's targets: the calibrated draw's raking (calibrated-draw.ts `rake`: native core or reference) with the bound at
- * an inclusion probability of 1 (weight share 1 / rows), the thread given back between sweeps.
+ * Bounded raking of a group's candidates from their importance weights `w` to its targets (the
+ * calibrated draw's `rake`), bound at an inclusion probability of 1; yields between sweeps.
  */
 export async function rakeGroup(ctx: ConditionalCall, g: Group, w: Float64Array): Promise<Float64Array> {
   const { F } = ctx;

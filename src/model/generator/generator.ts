@@ -3,41 +3,29 @@
  * generator of GEM, Liu, Vietri & Wu, "Iterative Methods for Private Synthetic Data: Unifying
  * Framework and New Methods", NeurIPS 2021).
  *
- * Architecture: an MLP with the hidden layers of {@link MODEL_SIZES} (`model_size`: small 2 of
- * 256, medium 2 of 512, large 3 of 1024), every hidden layer after the first a pre-norm residual
- * block (LayerNorm of Ba, Kiros & Hinton, "Layer Normalization", 2016). Width H, L = layers - 1
- * residual blocks, D = sum_f K_f:
+ * Hidden layers per {@link MODEL_SIZES}, every one after the first a pre-norm residual block
+ * (LayerNorm, Ba, Kiros & Hinton 2016), one H x H product per hidden layer (docs/decisions.md
+ * "Model sizes"). Width H, L = layers - 1 residual blocks, D = sum_f K_f:
  *
  *   h_0     = relu(z W_in + b_in)                               (B x H)
  *   h_{l+1} = h_l + relu(LN_l(h_l) W_l + b_l)                   (l = 0 .. L-1)
  *   logits  = h_L W_out + b_out                                 (B x D)
  *   p_f     = softmax(logits[:, offset_f : offset_f + K_f])     (one distribution per feature)
  *
- * One H x H product per hidden layer, as the PyTorch reference the benchmarks compare against
- * (MLP 64-512-512-D for medium): a medium forward pass is 0.6 M multiply-adds per row. An earlier
- * recipe had two H x H products per block (2.3x the work) without a fidelity gain per step that
- * paid for it; one product per layer took a training step from 14.95 to 7.8 ms and generation
- * from 60.9k to 116k rows/s (docs/decisions.md "Model sizes").
+ * LN(x) = gamma * (x - mean(x)) / sqrt(var(x) + 1e-5) + beta over the H units of a row. There is
+ * no LayerNorm before the output layer: with one the generator sat on the independent-marginals
+ * solution for hundreds of steps (docs/compute.md).
  *
- * LN(x) = gamma * (x - mean(x)) / sqrt(var(x) + 1e-5) + beta over the H units of a row.
- *
- * No LayerNorm before the output layer: measured on discretised UCI Adult (14 features, all 91
- * pairs, small model, 1,000 steps, lr 1e-3), with a final LayerNorm the generator sat on the
- * independent-marginals solution for ~600 steps and ended at 2-way TVD 0.053; without it the
- * loss falls from the first epochs and ends at 0.037 (independent marginals: 0.079). SiLU instead
- * of ReLU measured slightly better still (0.034-0.035) but is slower; ReLU is kept.
- *
- * Parameters are named float32 arrays so that checkpoints are plain data a C++ core can load.
- * A linear map is `y = x W + b` with W stored row-major as [fan_in, fan_out]. Names and shapes,
- * in this order (see {@link paramShapes}):
+ * Parameters are named float32 arrays, plain data a C++ core can load. A linear map is
+ * `y = x W + b` with W row-major [fan_in, fan_out]. Names and shapes in order
+ * ({@link paramShapes}), l = 0 .. L-1:
  *   in.W [E,H], in.b [H],
- *   block{l}.ln.gamma [H], block{l}.ln.beta [H], block{l}.fc.W [H,H], block{l}.fc.b [H]   (l = 0 .. L-1),
+ *   block{l}.ln.gamma [H], block{l}.ln.beta [H], block{l}.fc.W [H,H], block{l}.fc.b [H],
  *   out.W [H,D], out.b [D].
  *
  * Initialisation: every W and b ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (PyTorch's `nn.Linear`
- * default, the recipe that was measured), gamma = 1, beta = 0, drawn from a stream seeded by the
- * model id. The output bias is NOT set to the log 1-way marginals: that start collapses onto the
- * independent-marginals solution.
+ * default), gamma = 1, beta = 0, from a stream seeded by the model id. The output bias is NOT set
+ * to the log 1-way marginals: that start collapses onto the independent-marginals solution.
  */
 import * as tf from "@tensorflow/tfjs-core";
 import type { ModelSize } from "../../contract";
@@ -71,7 +59,7 @@ export function generatorSpec(size: ModelSize, embeddingDim: number, layout: Lay
   return { embeddingDim, hidden, blocks: layers - 1, outputDim: layout.width };
 }
 
-/** Named float32 arrays (weights, Adam moments): name -> values, shapes from {@link paramShapes}. */
+/** Named float32 arrays (weights, Adam moments): name -> values, shaped by {@link paramShapes}. */
 export type NamedArrays = Record<string, Float32Array>;
 
 /** Named tensors with the same names. */
@@ -120,7 +108,7 @@ export function initParams(spec: GeneratorSpec, rng: Rng): NamedArrays {
   return out;
 }
 
-/** Checks that `arrays` has exactly the parameters of `spec` with the right sizes. */
+/** Checks that `arrays` holds exactly the parameters of `spec`, each of the right size. */
 export function checkParams(spec: GeneratorSpec, arrays: NamedArrays): void {
   for (const [name, shape] of paramShapes(spec)) {
     const a = arrays[name];
@@ -136,10 +124,7 @@ function layerNorm(x: tf.Tensor2D, gamma: tf.Tensor, beta: tf.Tensor): tf.Tensor
   return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, LN_EPS))), gamma), beta) as tf.Tensor2D;
 }
 
-/**
- * Logits of G for latents `z` [B, E] -> [B, D]. Pure tensor function of `params` (differentiable
- * when they are variables). Call inside `tf.tidy`.
- */
+/** Logits of G for latents `z` [B, E] -> [B, D], differentiable in `params`. Call in `tf.tidy`. */
 export function forward(spec: GeneratorSpec, params: NamedTensors, z: tf.Tensor2D): tf.Tensor2D {
   let h = tf.relu(tf.add(matMul(z, params["in.W"] as tf.Tensor2D), params["in.b"])) as tf.Tensor2D;
   for (let l = 0; l < spec.blocks; l++) {
@@ -150,11 +135,7 @@ export function forward(spec: GeneratorSpec, params: NamedTensors, z: tf.Tensor2
   return tf.add(matMul(h, params["out.W"] as tf.Tensor2D), params["out.b"]) as tf.Tensor2D;
 }
 
-/**
- * Constant selector matrices of a layout for {@link featureSoftmax}: S [D, F] with S[k, f] = 1 when
- * column k belongs to feature f, and its transpose [F, D]. Create once per model; dispose with
- * {@link disposeSegments}.
- */
+/** Selectors for {@link featureSoftmax}: S [D, F] (S[k, f] = 1 if column k is f's) and S^T. */
 export interface Segments {
   layout: Layout;
   select: tf.Tensor2D;
@@ -183,14 +164,9 @@ export function disposeSegments(s: Segments): void {
 }
 
 /**
- * Per-feature softmax of logits [B, D] -> probabilities [B, D] (each feature's slice of a row sums
- * to 1), differentiable.
- *
- * p = e / ((e S) S^T) with e = exp(logits - m), where m holds each row's per-feature maximum
- * (read back and computed in JavaScript, then used as a constant: softmax is invariant to a shift
- * within a feature, so the gradient is exact). This avoids one slice + softmax + concat per
- * feature: the wasm backend copies the whole input on every slice and has no fused kernel for
- * the segment operations, and this form is 2-3x faster there.
+ * Per-feature softmax of logits [B, D] -> probabilities [B, D], differentiable:
+ * p = e / ((e S) S^T), e = exp(logits - m), m each row's per-feature maximum as a constant
+ * (shift-invariant, so the gradient is exact); cheaper on wasm than a softmax per feature.
  */
 export function featureSoftmax(logits: tf.Tensor2D, seg: Segments): tf.Tensor2D {
   const { offsets, width: D } = seg.layout;
@@ -222,18 +198,11 @@ export function toTensors(spec: GeneratorSpec, arrays: NamedArrays): NamedTensor
 export interface TrainableVariables {
   /** One variable per parameter name, shaped as `paramShapes(spec)`. */
   vars: Record<string, tf.Variable>;
-  /**
-   * Re-keys a gradient map from `tf.variableGrads` (keyed by tfjs's variable names) by parameter
-   * name, as `Adam.step` takes it.
-   */
+  /** Re-keys a gradient map from `tf.variableGrads` by parameter name, as `Adam.step` takes it. */
   gradsByName(grads: tf.NamedTensorMap): NamedTensors;
 }
 
-/**
- * Uploads named arrays as trainable float32 variables with the shapes of `spec` (the tfjs
- * training path of the trainer, the compute bench's baseline and the cross-path tests).
- * @throws Error from tfjs when an array's length does not match its shape.
- */
+/** Named arrays as trainable float32 variables shaped as `spec`. @throws Error on a bad length. */
 export function trainableVariables(spec: GeneratorSpec, arrays: NamedArrays): TrainableVariables {
   const vars: Record<string, tf.Variable> = {};
   const names = new Map<string, string>();

@@ -1,16 +1,12 @@
-/**
- * A generator ready to run forward ({@link GeneratorModel}): what training hands to generation,
- * on either compute path, and how to free or copy one.
- */
+/** A generator ready to run forward ({@link GeneratorModel}) on either path; free and copy. */
 import * as tf from "@tensorflow/tfjs-core";
 import type { NativeGenerator } from "../compute/native-generator";
 import { disposeAll, type GeneratorSpec, type NamedTensors } from "./generator";
 import type { Layout } from "./targets";
 
 /**
- * A generator ready to run forward: shape, code layout and weights (owned by whoever made it).
- * On the tfjs path the weights are `params`; on the native path they live in `native` and
- * `params` is empty. Free either with {@link disposeGenerator}.
+ * A generator ready to run forward: shape, code layout and weights (owned by whoever made it):
+ * `params` on the tfjs path, `native` on the native path. Free it with {@link disposeGenerator}.
  */
 export interface GeneratorModel {
   spec: GeneratorSpec;
@@ -27,9 +23,8 @@ export function disposeGenerator(model: GeneratorModel): void {
 }
 
 /**
- * A tfjs generator's own copy: every weight tensor cloned (the clones share the buffers until
- * either side is written), so it outlives the original's disposal. Free it with
- * {@link disposeGenerator}. A native core (`model.native`) is not copied: the copy has none.
+ * A tfjs generator's own copy (cloned tensors, sharing buffers until written), which outlives the
+ * original. Free it with {@link disposeGenerator}. A native core is not copied: the copy has none.
  */
 export function cloneTfjsGenerator(model: GeneratorModel): GeneratorModel {
   return { spec: model.spec, layout: model.layout, params: cloneAll(model.params) };

@@ -1,30 +1,19 @@
 /**
  * The training targets: the 1-way and 2-way marginals of the statistical description (the
  * metadata a client sends; the server never sees rows), laid out for the loss in `loss.ts`.
+ * Feature f owns columns `[offset_f, offset_f + K_f)` of a D-wide row, D = sum_f K_f.
  *
- * Codes are concatenated feature by feature: feature f owns columns `[offset_f, offset_f + K_f)`
- * of a D-wide row, D = sum_f K_f (the same layout as the generator's logits and the sampling
- * kernel's input).
+ * 2-way targets are grouped into *pair blocks* so the model's 2-way marginals come from a few
+ * matrix products: for the lower feature f of given pairs (f, g), g > f, a block covers one column
+ * span `[c0, c1)` holding the partners g, and the model side computes `P_f^T P[:, c0:c1] / B`
+ * (K_f x (c1 - c0)). The target is zero on columns of partners not given, so they add nothing to
+ * the loss; a run is split where skipped columns would cost more than used ones.
  *
- * 2-way targets are grouped into *pair blocks* so that the model's 2-way marginals come out of a
- * few matrix products instead of one per pair: for the lower-indexed feature f of the given pairs
- * (f, g), g > f, a block covers one contiguous column span `[c0, c1)` holding the partners g, and
- * the model side computes `P_f^T P[:, c0:c1] / B` (K_f x (c1 - c0)) in one `matMul`. The target of
- * a block is zero on the columns of partners that were not given, so those entries contribute
- * nothing to the loss. A run of partners is split into several blocks when the columns skipped
- * would cost more than the columns used (see {@link buildTargets}). Never a D x D product per row.
- *
- * Weights: the loss is a weighted mean of one KL divergence per given marginal, the weight of a
- * pair with c cells being {@link marginalWeight}(c) = 1 / ln(max(c, 2)), the inverse of its
- * largest possible entropy, and that of a 1-way marginal over K codes marginalWeight(K^2) (it is
- * also the row and column sums of every pair table of its feature, so it is weighed as a K x K
- * table). Without weights a 100 x 100 pair (whose given table also carries the most sampling
- * noise) counted as much as a 2 x 2 one in nats and dominated the gradient. Measured on discretized
- * Adult (default config, in-process fits of three model ids; 2-way / 3-way TVD, TSTR ROC AUC):
- * unweighted 0.0253 / 0.0658 / 0.906; 1-way at marginalWeight(K) 0.0244-0.0250 / 0.0652-0.0658 /
- * 0.910-0.911; as above 0.0245-0.0247 / 0.0652-0.0654 / 0.910-0.915; squared weights 0.0282 /
- * 0.0716 (too far). The weights are folded into the loss-side copies of the targets
- * ({@link lossTargets}).
+ * Weights: the loss is a weighted mean of one KL per given marginal; a pair with c cells weighs
+ * {@link marginalWeight}(c) = 1 / ln(max(c, 2)), the inverse of its largest entropy, and a 1-way
+ * marginal over K codes marginalWeight(K^2) (it is the row and column sums of its pair tables).
+ * Unweighted, a 100 x 100 pair (also the noisiest) dominated the gradient (docs/compute.md). The
+ * weights are folded into the loss-side targets ({@link lossTargets}).
  */
 import type { Metadata } from "../../contract";
 
@@ -49,16 +38,14 @@ export interface Layout {
 
 /** A group of 2-way targets sharing the row feature f (see the module comment). */
 export interface PairBlock {
-  /** Row feature index f. */
   f: number;
   /** Column span [c0, c1) of the concatenated code layout (inside features > f). */
   c0: number;
   c1: number;
   /** Target, K_f x (c1 - c0) row-major: P(f = i, code c0 + j) for given pairs, 0 elsewhere. */
   target: Float32Array;
-  /** The pairs [f, g] this block carries. */
   pairs: [number, number][];
-  /** Loss weight of each column (c1 - c0): the weight of pair (f, g) on g's columns, 0 elsewhere. */
+  /** Loss weight of each column (c1 - c0): pair (f, g)'s weight on g's columns, 0 elsewhere. */
   weight: Float32Array;
 }
 
@@ -67,7 +54,7 @@ export interface MarginalTargets {
   layout: Layout;
   /** Concatenated 1-way targets, length D; each feature's slice sums to 1. */
   oneWay: Float32Array;
-  /** Loss weight of each 1-way column, length D: {@link marginalWeight}(K_f^2) on feature f's columns. */
+  /** Loss weight of each 1-way column (D): {@link marginalWeight}(K_f^2) on feature f's columns. */
   oneWayWeight: Float32Array;
   blocks: PairBlock[];
   /** The distinct given pairs [f, g] with f < g. */
@@ -83,10 +70,7 @@ export function marginalWeight(cells: number): number {
   return 1 / Math.log(Math.max(cells, 2));
 }
 
-/**
- * The targets as the loss consumes them: every 1-way and pair-block entry multiplied by its weight
- * (then `sum w q ln m` is the weighted cross term, with `count` and `negEntropy` already weighted).
- */
+/** The targets as the loss consumes them: every entry times its weight. */
 export function lossTargets(t: MarginalTargets): { oneWay: Float32Array; blocks: { f: number; c0: number; c1: number; target: Float32Array }[] } {
   const oneWay = new Float32Array(t.oneWay.length);
   for (let i = 0; i < oneWay.length; i++) oneWay[i] = t.oneWay[i] * t.oneWayWeight[i];
@@ -111,11 +95,7 @@ export function layoutOf(meta: Pick<Metadata, "features" | "cardinalities">): La
   return { features: [...meta.features], cardinalities, offsets, width: offsets[offsets.length - 1] };
 }
 
-/**
- * A probability vector from possibly noisy input (client-side privacy noise may leave small
- * negatives or a sum off 1): non-finite and negative entries become 0, the rest is renormalised;
- * an all-zero vector becomes uniform.
- */
+/** A probability vector from noisy input: bad or negative entries 0, renormalised (or uniform). */
 export function sanitizeProbs(p: readonly number[]): Float64Array {
   const out = new Float64Array(p.length);
   let s = 0;
@@ -136,11 +116,9 @@ function negEntropyOf(q: ArrayLike<number>): number {
 }
 
 /**
- * Builds the training targets from metadata: `empirical_probs` (1-way, one per
- * feature) and `marginals` (2-way, optional). A pair given as [g, f] with g after f is transposed
- * to [f, g]; a pair given twice is averaged; a pair of a feature with itself is rejected.
- * Probabilities are sanitised with {@link sanitizeProbs}.
- * @throws MetadataError for unknown features or lengths that disagree with the cardinalities.
+ * The training targets of `empirical_probs` (1-way) and `marginals` (2-way, optional): a pair
+ * [g, f] with g after f is transposed, a pair given twice averaged, a self-pair rejected; values
+ * pass {@link sanitizeProbs}. @throws MetadataError for unknown features or bad lengths.
  */
 export function buildTargets(meta: Metadata): MarginalTargets {
   const layout = layoutOf(meta);

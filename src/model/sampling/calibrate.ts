@@ -5,85 +5,29 @@
  * density ratios).
  *
  * 1. Pool: M ~ {@link CALIBRATION_POOL_FACTOR} x n rows, {@link CALIBRATION_ROWS_PER_LATENT} per
- *    latent of a plain draw of M / that many rows (`calibrated-draw.ts` `calibrationPool`): one
- *    forward pass gives a latent's per-feature distributions, and each of its rows is drawn from
- *    them with its own uniforms.
- * 2. Weights: bounded raking. Raking is iterative proportional fitting of row weights (Deming &
- *    Stephan, "On a least squares adjustment of a sampled frequency table when the expected
- *    marginal totals are known", Ann. Math. Stat. 11, 1940): for each given marginal in turn,
- *    every row's weight is multiplied by target(cell) / current(cell) of the cell the row falls in;
- *    a sweep visits every marginal once (2-way first, 1-way last), {@link RakingOptions.sweeps}
- *    sweeps are run ({@link CALIBRATION_SWEEPS} for the calibrated draw). Raking converges to the weights closest to uniform in KL divergence that
- *    match the marginals (the calibration estimator of Deville & Särndal, "Calibration estimators
- *    in survey sampling", JASA 87, 1992), i.e. the generator's distribution tilted by one factor per
- *    marginal cell: the pairwise maximum-entropy correction of the generator. Weights are bounded
- *    at `bound` times the uniform weight 1/M (Deville & Särndal's bounded calibration): a row whose
- *    new weight would pass the bound is held at it, and the mass it could not take is spread over
- *    the other rows of the same cell, so each step stays exact where it can. One step never
- *    multiplies a weight by less than {@link RAKING_MIN_RATIO}, so no row is ruled out for good.
+ *    latent (`calibrated-draw.ts` `calibrationPool`).
+ * 2. Weights: bounded raking, i.e. iterative proportional fitting of row weights (Deming &
+ *    Stephan, Ann. Math. Stat. 11, 1940): for each given marginal in turn, every row's weight is
+ *    multiplied by target(cell) / current(cell) of its cell; a sweep visits every marginal once
+ *    (2-way first, 1-way last). Raking converges to the weights closest to uniform in KL divergence
+ *    that match the marginals (Deville & Särndal, JASA 87, 1992): the pairwise maximum-entropy
+ *    correction of the generator. Weights are bounded at `bound` / M (bounded calibration): a row
+ *    past the bound is held at it and the mass it could not take is spread over the other rows of
+ *    its cell. One step never multiplies a weight by less than {@link RAKING_MIN_RATIO}.
  * 3. Draw: n distinct rows by systematic sampling with inclusion probabilities proportional to
- *    the weights (Madow, "On the theory of systematic sampling, II", Ann. Math. Stat. 20, 1949),
- *    inclusion probabilities capped at 1; with bound <= the pool factor no row is drawn twice.
- *
- * Why: the generator matches the given marginals only approximately (its 2-way TVD on discretized
- * Adult is ~0.025 against a 0.017 floor for resampling the table itself), and a logistic
- * regression trained on its rows loses what the residual misses. Measured with
- * `npm run bench -- fidelity` (default config, seed 0, 39,073 rows against TRAIN, two runs; the
- * plain draw is the same model and seed): 1-way / 2-way / 3-way TVD 0.0059-0.0060 / 0.0242-0.0245
- * / 0.0648-0.0652 plain, 0.0025-0.0026 / 0.0135-0.0138 / 0.0488-0.0489 calibrated; TSTR ROC AUC
- * 0.9103-0.9108 -> 0.9167-0.9169; exact copies of TRAIN rows 2.19-2.24% (HOLDOUT itself: 2.28%).
- * Raw Adult: 2-way 0.0274 -> 0.0175, 3-way 0.0742 -> 0.0583. Unbounded raking sampled with
- * replacement does as well on TVD but repeats rows (a quarter of the sample) and takes exact
- * copies past HOLDOUT's rate.
- *
- * Cost: n forward passes (the plain draw's) and M draws of the sampling kernel, plus sweeps x
- * (2-way + 1-way marginals) raking steps (480 steps for raw Adult's 120 marginals) of one pass
- * over the pool each in the clip-only sweeps and two in the exact ones
- * ({@link CALIBRATION_EXACT_SWEEPS}); an earlier version did M forward passes and 10 exact
- * sweeps. Measured in core-seconds per 1,000,000 rows with `node dist/bench/calibrate.js --cost`
- * (docs/compute.md "The calibrated draw's cost"): 3.0x the plain draw before, 1.4x after (the
- * budget is about 1.5x: docs/decisions.md "The calibrated draw's cost"). The raking runs in the
- * native core when the model does (`calibrate-native.ts`: the same weights bit for bit, in the
- * order of {@link RAKING_BLOCK_ROWS}), else here. On the 2-core target machine at load average
- * ~1, for a 200,000-row pool of Adult's medium model (`node dist/bench/calibrate.js`): 2.2 s here,
- * 0.31-0.32 s in the core on 2 threads, 0.59 s on one. Over HTTP (`npm run bench -- generate`,
- * 100,000 rows, the same build with and without the core's raking, alternating): 83,000-86,500
- * calibrated rows/s against 29,500-29,800 with the raking here, 0.32-0.35 of the plain draw's
- * 245,000-260,000 instead of 0.11-0.12. Most of what is left is the pool's two plain draws.
- *
- * Under differential privacy the given marginals are noisy, and matching them exactly fits the
- * noise: at epsilon = 1 on Adult (in-process, one model) 3-way TVD went from 0.118 to 0.121, so
- * the SDK leaves calibration off for private metadata.
+ *    the weights (Madow, Ann. Math. Stat. 20, 1949), capped at 1: with bound <= the pool factor
+ *    no row is drawn twice.
+ * The SDK leaves calibration off for private metadata: it would fit the marginals' noise.
  */
 import type { MarginalTargets } from "../generator/targets";
 
 /** Pool rows per row asked for. */
 export const CALIBRATION_POOL_FACTOR = 2;
 
-/**
- * Pool rows per latent (`calibrated-draw.ts` `calibrationPool`): one forward pass gives a latent's
- * per-feature distributions, from which this many rows are drawn with uniforms of their own, so a
- * pool of {@link CALIBRATION_POOL_FACTOR} x n rows takes 2n / R forward passes. Rows of one latent
- * are independent given it and each is a draw from the model. 3 since issue 25's last round
- * (docs/compute.md "Three rows per latent": 2 before), which took the forward passes of a
- * calibrated draw below those of the plain draw of the same n rows.
- */
+/** Pool rows per latent: rows of one latent are independent given it, each drawn from the model. */
 export const CALIBRATION_ROWS_PER_LATENT = 3;
 
-/**
- * Raking sweeps of the calibrated draw (`calibrated-draw.ts` `sampleCalibrated`; other raking defaults to
- * 10). Measured on raw Adult's pool (medium model, 39,073 rows drawn from 78,146, seeds 0 and 1,
- * mean 2-way TVD of the drawn rows against the given marginals): 1 sweep 0.0196-0.0199, 2
- * 0.0183-0.0189, 3 0.0179-0.0181, 4 0.0176-0.0178, 6 0.0175-0.0176, 10 0.0171-0.0172 (no
- * calibration: 0.0284); the fidelity benchmark's figures are in docs/compute.md. Each sweep is
- * about a tenth of what 10 cost, so 4 sweeps cut the raking to 0.4 of it.
- *
- * Tried in issue 25's last round and kept at 4 (docs/compute.md "Three rows per latent"): 3 sweeps
- * cut the raking by a fifth (149-161 against 189-195 ms for a 200,000-row pool) but raised the
- * drawn rows' mean 2-way TVD against the given marginals (0.01532 against 0.01507) and the
- * fidelity benchmark's 2-way TVD (0.0157 against 0.0155, six runs against three); three rows per
- * latent paid for the fourth sweep instead.
- */
+/** Raking sweeps of the calibrated draw (`calibrated-draw.ts`; other raking defaults to 10). */
 export const CALIBRATION_SWEEPS = 4;
 
 /** One marginal to calibrate to. */
@@ -102,64 +46,34 @@ export interface CalibrationMarginal {
 export interface RakingOptions {
   /** Passes over all marginals. Default 10. */
   sweeps?: number;
-  /** Largest weight as a multiple of the uniform weight 1/M (> 1). Default {@link CALIBRATION_POOL_FACTOR}. */
+  /** Largest weight as a multiple of 1/M (> 1). Default {@link CALIBRATION_POOL_FACTOR}. */
   bound?: number;
-  /** Smallest factor one step may apply to a weight, in (0, 1]. Default {@link RAKING_MIN_RATIO}. */
+  /** Smallest factor one step may apply, in (0, 1]. Default {@link RAKING_MIN_RATIO}. */
   minRatio?: number;
   /** Weights to start from (M non-negative values, not all 0; scaled to sum 1). Default uniform. */
   initial?: ArrayLike<number>;
-  /**
-   * The last sweeps whose steps spread the mass held back at the bound over the cell's other rows
-   * (exact steps; more than `sweeps`: all of them); the sweeps before only clip (one pass over the pool per step instead
-   * of two). Default: every sweep ({@link CALIBRATION_EXACT_SWEEPS} for the calibrated draw).
-   */
+  /** The last sweeps (exact) spread mass held back at the bound over the cell's other rows. */
   exactSweeps?: number;
-  /**
-   * Native core only (`calibrate-native.ts`): whether its passes over the pool run as tasks of the
-   * process-wide compute pool (default) or on the calling thread alone; the same weights either
-   * way. {@link CALIBRATION_RAKING_PARALLEL} for the calibrated draw.
-   */
+  /** Native core only: run on the process-wide compute pool (default) or the calling thread. */
   parallel?: boolean;
 }
 
-/**
- * Whether the calibrated draw's raking runs on the compute pool's threads
- * ({@link RakingOptions.parallel}): no. A pass over a 200,000-row pool is 13 blocks of rows, 7
- * tasks, ~0.2 ms of work: on 2 threads one waits for the other's last task and for the folds
- * between passes, spinning, and a busy host preempts either. On raw Adult's pool (medium model,
- * 100,000 rows asked for, 4 sweeps of which 1 exact, 2-core machine at load average 7-8, median of
- * 7): 3.3-3.8 core-s per 1M rows on the calling thread against 4.3-4.4 on 2 threads, at the same
- * wall time (6-7 s per 1M rows); a server's other requests use the other cores.
- */
+/** Raking of the calibrated draw on the calling thread alone: a pass is too short to share. */
 export const CALIBRATION_RAKING_PARALLEL = false;
 
 /**
- * Exact sweeps of the calibrated draw ({@link RakingOptions.exactSweeps}): only the last of its
- * {@link CALIBRATION_SWEEPS} sweeps spreads clipped mass; the first three clip without spreading,
- * which leaves a cell with rows at the bound short of its target until the next visit, where its
- * other rows take the rest (the spreading pass was half of the raking's work). On raw Adult's
- * pool (medium model, 39,073 rows drawn from 78,146 after the rule repair, seeds 0, 1, 2; mean
- * 1-way / 2-way TVD of the drawn rows against the given marginals): 4 exact sweeps 0.0024 /
- * 0.0130, 1 exact sweep of 4 0.0024 / 0.0131, 3 exact sweeps (no fourth) 0.0025 / 0.0133, 4
- * sweeps of which none exact 0.0031 / 0.0131 (no calibration: 0.0065 / 0.0246). Cost: 5 passes
- * over the pool per marginal instead of 8.
+ * Exact sweeps of the calibrated draw: only the last spreads clipped mass; a cell left short by
+ * clipping gets the rest at its next visit.
  */
 export const CALIBRATION_EXACT_SWEEPS = 1;
 
 /**
- * Smallest factor one raking step applies. Without a floor, rows in a cell whose target is 0 (most
- * cells of a sparse 100 x 100 table) drop to weight 0 at the first step, and a cell of another
- * marginal whose rows all died can never be filled again: on Adult, 10 bounded sweeps left the
- * 1-way error at 0.0049 (uniform weights: 0.0050). With 0.1 such rows still fall by 10x per visit
- * (below 1e-9 of the uniform weight after ten sweeps) but keep their cells open: 1-way 0.0004,
- * 2-way 0.0108 (floors 0.01 and 1e-6: 0.0006 / 0.0112 and 0.0009 / 0.0116).
+ * Smallest factor one raking step applies: without it, rows in a cell of target 0 drop to 0 at
+ * once, and a cell of another marginal whose rows all died could never be filled again.
  */
 export const RAKING_MIN_RATIO = 0.1;
 
-/**
- * The marginals of a model's training targets in calibration form: every given pair (from the
- * pair blocks), then every feature's 1-way marginal.
- */
+/** A model's training targets as marginals: every given pair (from the pair blocks), then 1-way. */
 export function calibrationMarginals(t: MarginalTargets): CalibrationMarginal[] {
   const { cardinalities: K, offsets } = t.layout;
   const out: CalibrationMarginal[] = [];
@@ -188,12 +102,10 @@ export function calibrationMarginals(t: MarginalTargets): CalibrationMarginal[] 
 }
 
 /**
- * Bounded raking weights of a pool of rows (method in the module comment).
- * @param columns one code array per feature, M rows each, codes of feature f in [0, K_f).
- * @param marginals targets over those features ({@link calibrationMarginals}).
+ * Bounded raking weights of a pool (module comment); `columns`: M codes per feature.
  * @returns M weights summing to 1, each at most `bound / M`.
- * @throws RangeError for an empty pool, columns of different lengths, sweeps < 0, exactSweeps < 0,
- *   bound <= 1 or minRatio outside (0, 1].
+ * @throws RangeError for an empty pool, ragged columns, sweeps or exactSweeps < 0, bound <= 1 or
+ *   minRatio outside (0, 1].
  */
 export function rakingWeights(columns: readonly ArrayLike<number>[], marginals: readonly CalibrationMarginal[], opts: RakingOptions = {}): Float64Array {
   const steps = rakingSweeps(columns, marginals, opts);
@@ -204,13 +116,8 @@ export function rakingWeights(columns: readonly ArrayLike<number>[], marginals: 
 }
 
 /**
- * Rows per block of the raking's sums. Every sum over rows (a cell's weight, its clipped and free
- * mass, the total weight, the final normalisation's sum, the initial weights' sum) is taken per
- * block of this many consecutive rows in row order from 0, and the block sums are added in block
- * order from 0; the total of a step continues, per block, from the update pass into the pass that
- * spreads clipped mass. The native raking (`calibrate-native.ts`) sums its blocks on several
- * threads and adds them in the same order, so both give the same bits whatever the thread count.
- * A pool of at most this many rows is summed in plain row order.
+ * Rows per block of the raking's sums: sums are taken per block and added in block order, so the
+ * native raking, summing blocks on several threads, gives the same bits.
  */
 export const RAKING_BLOCK_ROWS = 16384;
 
@@ -248,11 +155,8 @@ function blockSum(x: ArrayLike<number>, M: number): number {
 }
 
 /**
- * {@link rakingWeights} one sweep at a time, so a caller on a shared thread can yield between
- * sweeps: yields the number of sweeps done after each, returns the weights. The reference of the
- * native raking (`calibrate-native.ts`), which gives the same bits: sums in the order of
- * {@link RAKING_BLOCK_ROWS}.
- * @throws RangeError as {@link rakingWeights}, at the first `next()`.
+ * {@link rakingWeights} one sweep at a time (yields the sweeps done, returns the weights), so a
+ * shared thread can yield; the native raking's bit-exact reference. @throws RangeError at `next()`.
  */
 export function* rakingSweeps(
   columns: readonly ArrayLike<number>[],
@@ -297,8 +201,7 @@ export function* rakingSweeps(
         }
         for (let c = 0; c < C; c++) cur[c] += part[c];
       }
-      // Target mass the pool can carry: cells no pool row falls in cannot be filled, and their
-      // mass is spread over the others in proportion.
+      // Cells no pool row falls in cannot be filled: their mass goes to the others in proportion.
       let reachable = 0;
       for (let c = 0; c < C; c++) if (cur[c] > 0) reachable += m.probs[c];
       if (!(reachable > 0)) continue;
@@ -359,8 +262,7 @@ export function* rakingSweeps(
     yield s + 1;
   }
   if (!(total > 0)) return new Float64Array(M).fill(1 / M);
-  // Normalise; the total may have drifted down since a weight was clipped, so clip again at
-  // bound / M until no weight passes it.
+  // Normalise; clipping may have lowered the total, so clip at bound / M until none passes.
   const cap = bound / M;
   for (let pass = 0; pass < 50; pass++) {
     const s = blockSum(w, M);
@@ -377,13 +279,10 @@ export function* rakingSweeps(
 
 /**
  * Systematic sampling of n row indices with inclusion probabilities proportional to `weights`
- * (Madow 1949): pi_i = n w_i / sum(w), capped at 1 with the excess spread over the other rows
- * (repeated until none passes 1); row i is drawn once for every integer k with u + k in its slice
- * of the cumulative pi. Rows with pi = 1 are always drawn, no row twice. When fewer than n rows
- * have a positive weight, the uncapped pi are used, so heavy rows repeat.
- * @param u the random start, in [0, 1).
- * @returns n indices in increasing order.
- * @throws RangeError when n < 1, u is outside [0, 1), or no weight is positive.
+ * (Madow 1949): pi_i = n w_i / sum(w), capped at 1 with the excess spread over the other rows;
+ * row i is drawn once per integer k with u + k (u in [0, 1)) in its slice of the cumulative pi.
+ * With fewer than n positive weights the uncapped pi are used, so heavy rows repeat.
+ * @returns n indices, increasing. @throws RangeError for n < 1, u outside [0, 1), no weight > 0.
  */
 export function systematicSample(weights: ArrayLike<number>, n: number, u: number): Int32Array {
   const M = weights.length;

@@ -1,23 +1,14 @@
 /**
- * Calibration of seeded generation (`calibrate: true` with a condition): the targets the rows of
- * one condition are raked to (`conditionalTargets`: the other features' 1-way marginals given the
- * fixed feature, from the model's 2-way marginals), and the values a condition rules out
- * (`conditionCalibration`), which the conditional sampler keeps out of its proposal. The raking
- * itself is the calibrated draw's (`calibrate.ts`).
+ * Calibration of seeded generation (`calibrate: true` with a condition): the targets one
+ * condition's rows are raked to ({@link conditionalTargets}) and the values a condition rules out
+ * ({@link conditionCalibration}). The raking itself is the calibrated draw's (`calibrate.ts`).
  */
 import { RAKING_MIN_RATIO, type CalibrationMarginal } from "./calibrate";
 
 /**
- * The 1-way marginals of the other features under a condition on one feature, from the given
- * 2-way marginals: for a fixed feature A with allowed codes S (weights a_k, 1 when absent) and
- * each given pair (A, X), P(X = x | A in S) = sum_{k in S} a_k P(A = k, X = x) / sum_{k in S} a_k
- * P(A = k). Features without a given pair with A get no target. Seeded generation with
- * `calibrate` rakes the conditioned rows to these (`../conditional/`); a condition on two or more
- * features has no such targets in 2-way marginals (it would need the (k+1)-way ones).
- * @param marginals the model's targets ({@link calibrationMarginals}).
- * @param f the fixed feature; `codes` its allowed codes, `weights` their weights (null: all 1).
- * @returns 1-way {@link CalibrationMarginal}s (g = -1), or [] when the condition has probability 0
- *   in every pair.
+ * The other features' 1-way marginals given feature A in S (weights a_k, 1 when absent), from
+ * each given pair (A, X): P(X = x | A in S) = sum_{k in S} a_k P(A = k, X = x) / sum_{k in S}
+ * a_k P(A = k). @returns 1-way marginals (g = -1); [] when the condition has probability 0.
  */
 export function conditionalTargets(marginals: readonly CalibrationMarginal[], f: number, codes: ArrayLike<number>, weights: ArrayLike<number> | null): CalibrationMarginal[] {
   const out: CalibrationMarginal[] = [];
@@ -44,20 +35,20 @@ export function conditionalTargets(marginals: readonly CalibrationMarginal[], f:
   return out;
 }
 
-/** A fixed feature of a condition: its allowed codes (ascending) and their weights (null: all 1). */
+/** A fixed feature of a condition: allowed codes (ascending) and their weights (null: all 1). */
 export interface FixedCell {
   f: number;
   codes: ArrayLike<number>;
   weights: ArrayLike<number> | null;
 }
 
-/** Values of a free feature that a condition rules out: `excluded[x] = 1` for value x of feature f. */
+/** Values of a free feature a condition rules out: `excluded[x] = 1` for value x of feature f. */
 export interface Exclusion {
   f: number;
   excluded: Uint8Array;
 }
 
-/** What calibrating one condition uses (seeded generation with `calibrate`, {@link conditionCalibration}). */
+/** What calibrating one condition uses ({@link conditionCalibration}). */
 export interface ConditionCalibration {
   /** Targets to rake the conditioned rows to (empty: no raking). */
   targets: CalibrationMarginal[];
@@ -66,41 +57,25 @@ export interface ConditionCalibration {
 }
 
 /**
- * Log weight factor of a candidate row with an excluded value: what ten sweeps of raking apply to
- * a row in a cell whose target is 0 (RAKING_MIN_RATIO^10 = 1e-10): such rows are used only when
- * nothing else is left, so a condition the model allows still yields rows.
+ * Log weight factor of a row with an excluded value: ten raking steps' floor (1e-10), not 0, so
+ * such rows are used only when nothing else is left and a condition the model allows yields rows.
  */
 export const EXCLUDED_LOG_FACTOR = 10 * Math.log(RAKING_MIN_RATIO);
 
-/**
- * Expected count, under independence, from which an empty cell of a given pair is a structural
- * zero (Poisson: P(0 | 10) = 4.5e-5) rather than a value pair too rare to have been seen.
- */
+/** Expected count under independence from which an empty cell is a structural zero (P(0) 5e-5). */
 export const STRUCTURAL_ZERO_MIN_EXPECTED = 10;
 
 /**
- * What the given marginals say about the rows under a condition (seeded generation with
- * `calibrate`; `conditional.ts`), with the condition's fixed features `fixed`:
- * - targets: with no fixed feature, every marginal (the calibrated draw); with one, the other
- *   features' conditional 1-way marginals ({@link conditionalTargets}), exact for that condition;
- *   with two or more none, as a condition on k features needs (k+1)-way marginals.
- * - exclusions: for each fixed feature A (allowed set S, weights a_k) and each given pair (A, X)
- *   with X free, the values x with sum_{k in S} a_k P(A = k, X = x) = 0 although independence
- *   would put N * P(A in S) * P(X = x) >= {@link STRUCTURAL_ZERO_MIN_EXPECTED} of the table's
- *   N rows there (bound on Poisson zeros; Bishop, Fienberg & Holland, "Discrete Multivariate
- *   Analysis", 1975, ch. 5 on structural zeros): education = Prof-school rules out every
- *   education-num but 15, sex = Female rules out relationship = Husband.
- *
- * Tried and dropped, on raw Adult (medium model): (1) per-cell factors from unbounded raking of a
- * 200,000-row unconditional pool, applied to conditioned rows: about 40,000 cell factors overfit
- * the pool (on a fresh pool of the same model 2-way TVD 0.024 against 0.018 unweighted, ESS
- * share 0.39; factors reached e^230 without a cap); (2) every empty cell of every pair as an
- * exclusion: `sex = Female` went from 1-way TVD 0.015 to 0.052 against TRAIN's women, since most
- * empty cells of sparse pairs (age x hours-per-week) are values too rare to have been seen, and
- * the model's rows that avoid them lean elsewhere too.
- * @param marginals the model's targets ({@link calibrationMarginals}: pairs, then 1-way).
- * @param fixed the condition's fixed features, ascending by feature.
- * @param rows N, the rows of the table the marginals were measured on.
+ * What the given marginals say about the rows under a condition with fixed features `fixed`
+ * (ascending), measured on a table of `rows` (N) rows:
+ * - targets: with no fixed feature every marginal (the calibrated draw); with one the other
+ *   features' conditional 1-way marginals ({@link conditionalTargets}); with more none.
+ * - exclusions (structural zeros): for each fixed feature A (set S, weights a_k) and given pair
+ *   (A, X) with X free, the values x with sum_{k in S} a_k P(A = k, X = x) = 0 although
+ *   independence would put N P(A in S) P(X = x) >= {@link STRUCTURAL_ZERO_MIN_EXPECTED} rows
+ *   there (Bishop, Fienberg & Holland, "Discrete Multivariate Analysis", 1975, ch. 5): e.g.
+ *   sex = Female rules out relationship = Husband. Rarer empty cells are unseen values, not
+ *   zeros (docs/compute.md).
  * @returns null when there is nothing to apply.
  */
 export function conditionCalibration(marginals: readonly CalibrationMarginal[], fixed: readonly FixedCell[], rows: number): ConditionCalibration | null {

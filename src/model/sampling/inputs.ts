@@ -1,22 +1,15 @@
 /**
- * The inputs of a generation: where a request's latents come from (given rows or a seeded draw),
- * the draws that go with them (privacy noise, the sampling kernel's uniforms), and the arrays each
- * thread keeps for reuse between requests.
+ * The inputs of a generation: a request's latents (given rows or a seeded draw), the draws that go
+ * with them, and per-thread reuse of their arrays.
  *
- * Randomness, in this fixed order from xoshiro128** streams (xoshiro.ts; drawn by draws.ts, in the
- * native core when the addon is loaded, bit for bit as the TypeScript reference). The rows are
- * cut into blocks of draws.ts `DRAW_BLOCK_ROWS`, each with its own stream (the seed's, jumped b
- * times for block b), and the order below holds within each block:
- *  1. latents, when drawn by the server (`{num_rows, seed}`): n x E standard normals (ziggurat,
- *     xoshiro.ts `fillNormalZiggurat`), row-major;
- *  2. privacy noise, when the model has `privacy_enabled`: n x E ziggurat normals times
- *     `privacy_noise`, added to the latents (drawn or given) in float64, rounded once to float32;
- *  3. uniforms for the sampling kernel: n x F doubles in [0, 1), row-major (row r, feature f at
- *     r * F + f).
- * (Counts per block: m x E, m x E, m x F for a block of m rows.)
- * The stream is seeded with `seed` when given, else with a fresh random seed. So the same model
- * weights, seed and options give identical codes; changing this order, the blocks or the normals
- * changes every seed's rows (docs/decisions.md "A seed's rows").
+ * Randomness (draws.ts): rows in blocks of `DRAW_BLOCK_ROWS`, block b from the seed's xoshiro128**
+ * stream jumped b times; within a block of m rows, in this order:
+ *  1. latents, when drawn by the server: m x E ziggurat normals (`fillNormalZiggurat`), row-major;
+ *  2. privacy noise, when `privacy_enabled`: m x E ziggurat normals times `privacy_noise`, added
+ *     to the latents in float64 and rounded once to float32;
+ *  3. the kernel's uniforms: m x F doubles in [0, 1), row r, feature f at r * F + f.
+ * Changing this order, the blocks or the normals changes every seed's rows (docs/decisions.md
+ * "A seed's rows").
  */
 import { FLOAT32_MAX, MAX_ROWS_PER_REQUEST, type GenerateRequest } from "../../contract";
 import { drawRequest, type GenerationInputs } from "./draws";
@@ -41,7 +34,7 @@ export type LatentSource = { latents: Float32Array } | { numRows: number; seed?:
 /** A request for server-drawn rows (`embedding: {num_rows, seed?, calibrate?}`). */
 export type DrawnSource = Extract<LatentSource, { numRows: number }>;
 
-/** @throws InputError unless n is an integer in 1..MAX_ROWS_PER_REQUEST (`body.embedding.num_rows`). */
+/** @throws InputError unless n is an integer in 1..MAX_ROWS_PER_REQUEST (`...num_rows`). */
 export function checkNumRows(n: unknown): asserts n is number {
   if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_ROWS_PER_REQUEST) {
     throw new InputError(`num_rows must be an integer from 1 to ${MAX_ROWS_PER_REQUEST}`, "body.embedding.num_rows");
@@ -49,10 +42,9 @@ export function checkNumRows(n: unknown): asserts n is number {
 }
 
 /**
- * Given latent rows (n x E as nested arrays) -> one Float32Array, row-major.
- * @throws InputError for 0 or more than MAX_ROWS_PER_REQUEST rows (`body.embedding`), a row of
- *   the wrong length (`body.embedding[i]`), or a value that is not a number finite in float32
- *   (`body.embedding[i][j]`, e.g. `1e308`, which float64 holds but float32 rounds to Infinity).
+ * Given latent rows (n x E nested arrays) -> one row-major Float32Array.
+ * @throws InputError for 0 or too many rows (`body.embedding`), a row of the wrong length
+ *   (`body.embedding[i]`), or a value not finite in float32 (`body.embedding[i][j]`, e.g. `1e308`).
  */
 export function flattenLatents(rows: readonly unknown[], embeddingDim: number): Float32Array {
   const E = embeddingDim;
@@ -81,9 +73,8 @@ export function flattenLatents(rows: readonly unknown[], embeddingDim: number): 
 }
 
 /**
- * The {@link LatentSource} of a request's `embedding` (given rows are flattened and checked).
- * @throws InputError as {@link flattenLatents}; for `num_rows` outside 1..MAX_ROWS_PER_REQUEST
- *   (`body.embedding.num_rows`) or a seed that is not a safe integer (`body.embedding.seed`).
+ * The {@link LatentSource} of a request's `embedding`. @throws InputError as
+ * {@link flattenLatents}, for a bad `num_rows` or a seed that is not a safe integer.
  */
 export function latentSource(embedding: GenerateRequest["embedding"], embeddingDim: number): LatentSource {
   if (Array.isArray(embedding)) return { latents: flattenLatents(embedding, embeddingDim) };
@@ -107,10 +98,8 @@ export function latentSource(embedding: GenerateRequest["embedding"], embeddingD
 }
 
 /**
- * Latents, privacy noise and uniforms of a request, in the order of the module comment, drawn by
- * draws.ts `drawRequest` (the native core when the addon is loaded, else the TypeScript reference:
- * the same values). Given latents receive the noise in place.
- * @param embeddingDim E; @param features F; @param privacyNoise sigma (0 when privacy is off).
+ * Latents, privacy noise and uniforms of a request, in the module comment's order (draws.ts
+ * `drawRequest`). Given latents receive the noise in place.
  * @throws RangeError when given latents are not a multiple of E long.
  */
 export function drawInputs(source: LatentSource, embeddingDim: number, features: number, privacyNoise: number): GenerationInputs {
@@ -126,15 +115,11 @@ export function drawInputs(source: LatentSource, embeddingDim: number, features:
 }
 
 /**
- * Reuse of the large arrays of {@link drawInputs}: a request's latents and uniforms
- * (100,000 rows of a medium model: 25.6 MB and 12 MB) are taken from the arrays earlier requests
- * of this thread gave back with {@link releaseInputs}, instead of fresh ones whose zeroing and
- * first-touch page faults cost about 5% of the plain draw. Every value of a taken array is
- * overwritten by the draws, so reuse changes no row. Per thread (module state), at most
- * {@link INPUT_POOL_BYTES} kept; an array is handed to one request at a time. The calibrated draw
- * takes its pool's codes from here too (fresh arrays of that size, 12 MB per request, with the
- * rest of its garbage, made V8 collect the worker's whole heap about once per request;
- * docs/decisions.md "Little garbage and setup per generate request").
+ * Reuse of the large arrays of {@link drawInputs} and the calibrated pool's codes: taken from the
+ * arrays this thread's earlier requests gave back ({@link releaseInputs}), not fresh ones, to save
+ * zeroing, page faults and full heap collections (docs/decisions.md "Little garbage and setup per
+ * generate request"). Every value is overwritten, so reuse changes no row. At most
+ * {@link INPUT_POOL_BYTES} per thread; one request at a time per array.
  */
 class InputBuffers {
   private readonly f32: Float32Array[] = [];
@@ -166,7 +151,7 @@ class InputBuffers {
     return view;
   }
 
-  /** Gives back a view handed out by this pool (anything else is ignored); kept while under the cap. */
+  /** Gives back a view this pool handed out (else ignored); kept while under the cap. */
   give(view: ArrayBufferView): void {
     const whole = this.owned.get(view);
     if (whole === undefined) return;
@@ -185,16 +170,15 @@ export const INPUT_POOL_BYTES = 128 * 2 ** 20;
 export const inputBuffers = new InputBuffers();
 
 /**
- * Gives the arrays of `inputs` (from {@link drawInputs}) back for the next request of this thread.
- * Call it once the generation that read them has finished (resolved or thrown); `inputs` must not
- * be used afterwards. Given latents (the client's) are left alone.
+ * Gives the arrays of `inputs` back for this thread's next request, once the generation that read
+ * them has settled; do not use `inputs` afterwards. Given latents (the client's) are left alone.
  */
 export function releaseInputs(inputs: GenerationInputs): void {
   inputBuffers.give(inputs.latents);
   inputBuffers.give(inputs.uniforms);
 }
 
-/** `drawInputs(latentSource(embedding, E), E, F, noise)`. @throws InputError as {@link latentSource}. */
+/** `drawInputs(latentSource(embedding, E), E, F, noise)`. @throws InputError as that does. */
 export function prepareInputs(
   embedding: GenerateRequest["embedding"],
   embeddingDim: number,

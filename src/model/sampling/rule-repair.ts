@@ -1,26 +1,19 @@
 /**
- * Fixed-combination rules kept in the server's draws (docs/api.md "Row rules"): in the
- * calibration pool, before raking, and in the plain draw's rows. A row whose tuple of codes over
- * a rule's columns is not one of the rule's released combinations takes one that is; in the pool,
- * raking then re-weights the repaired rows to the given 1-way and 2-way marginals. The SDK keeps every rule on the decoded rows too
- * (`sdk/rules/enforce.ts`); it repairs with the same scores, but after the draw, where nothing
- * can correct what a repair moves away from the marginals. Repairing before raking lets raking
- * put the rows' other columns back in line with the repaired ones (a route's distance): on
- * flights (one model, seed 0, 20,000 rows) the 2-way TVD of the calibrated draw with its rules
- * kept went from 0.0457 (repaired after the draw only) to 0.0315 (0.0419 with the rules broken in
- * 12.5% of the rows; 0.0378 for a resample of the real table).
+ * Fixed-combination rules kept in the server's draws (docs/api.md "Row rules"), in the
+ * calibration pool before raking and in the plain draw: a row whose tuple over a rule's columns is
+ * not a released combination takes one that is, and raking then re-weights the repaired rows. The
+ * SDK keeps the rules on decoded rows too (`sdk/rules/enforce.ts`), with the same scores.
  *
  * Method, per rule (`metadata.rules` of type `fixed_combinations`):
- * - A row is judged when none of its rule cells holds the pooled `__other__` or the blank code
- *   (a pooled cell stands for a rare value, decoded by the SDK); it breaks the rule when its tuple
- *   is not a released combination.
- * - Quotas: a released combination (no pooled code) has quota count / total count times the rows
- *   that end on a released combination (judged rows: those kept plus those repaired).
- * - Broken rows, in a random order (the pool's own seed), take a combination among those sharing
- *   at least one of the row's codes (all of them when none does, as the SDK), with probability proportional to the combination's shortfall
- *   against its quota (at least 1% of the quota) times the naive-Bayes likelihood of the row's
- *   other codes given it (2-way marginals of the metadata between a rule column and another
- *   column), raised to `LIKELIHOOD_POWER` (`../rule-scores`, shared with the SDK).
+ * - A row is judged when none of its rule cells holds the pooled `__other__` or the blank code;
+ *   it breaks the rule when its tuple is not a released combination.
+ * - Quotas: a released combination (no pooled code) has quota count / total count times the
+ *   judged rows.
+ * - Broken rows, in a random order (the pool's seed), take a combination among those sharing at
+ *   least one of the row's codes (all when none does), with probability proportional to its
+ *   shortfall against its quota (at least 1% of it) times the naive-Bayes likelihood of the row's
+ *   other codes given it (2-way marginals of the metadata), raised to `LIKELIHOOD_POWER`
+ *   (`../rule-scores`, shared with the SDK).
  */
 import { combinationsByCode, LIKELIHOOD_POWER, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
 import type { Metadata } from "../../contract";
@@ -42,16 +35,15 @@ export interface PoolRule {
   open: Set<number>[];
   /** Per rule column: code -> targets holding it. */
   byCode: Map<number, number[]>[];
-  /** Per rule column: conditionals P(g | rule column) of other features g, K_rule x K_g row-major. */
+  /** Per rule column: conditionals P(g | rule column) of other features g, K_rule x K_g. */
   conditionals: PairConditional[][];
-  /** Mixed-radix key of a tuple. */
+  /** Mixed-radix key of a tuple: the code count of each rule column. */
   radix: number[];
 }
 
 /**
- * The metadata's fixed-combinations rules over the pool's features (`features`: names in the
- * pool's column order); rules over a feature the pool lacks, or whose tuples cannot be keyed
- * exactly (code books whose product passes 2^53), are left out.
+ * The metadata's fixed-combinations rules over the pool's features (names in column order); rules
+ * over a missing feature, or with more than 2^53 tuples, are left out.
  */
 export function poolRules(metadata: Metadata, features: readonly string[]): PoolRule[] {
   const out: PoolRule[] = [];
@@ -90,20 +82,16 @@ const DENSE_KEYS = 1 << 20;
 /** Options of {@link repairPool}. */
 export interface RepairOptions {
   /**
-   * Whether to score the rows in the native core (`repairScores`, native/src/repair.cc) when the
-   * addon has it and the rule's keys fit the dense table; default true. Both paths give the same
-   * repairs bit for bit (test/rule-repair.test.ts); false is for tests and benchmarks.
+   * Score rows in the native core (`repairScores`, native/src/repair.cc) when the addon has it
+   * and the keys fit the dense table; default true. The same repairs bit for bit either way.
    */
   native?: boolean;
 }
 
 /**
- * Repairs, in place, the pool rows that break `rules` (method in the file header).
- * @param pool one Int32Array of M codes per feature (the pool's feature order of {@link poolRules}).
- * @param seed seeds the repair order and draws (the same pool and seed give the same repairs).
- * @returns the rows repaired.
- * @throws RangeError when a column a rule's likelihood reads (a pair marginal's other feature)
- *   holds a code outside its code book (the sampler never draws one).
+ * Repairs, in place, the pool rows (M codes per feature) that break `rules` (module comment),
+ * seeded by `seed`; returns the rows repaired.
+ * @throws RangeError when a column a likelihood reads holds a code outside its code book.
  */
 export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed: number, opts: RepairOptions = {}): number {
   const rng = Rng.fromSeed(seed);
@@ -113,43 +101,27 @@ export function repairPool(pool: Int32Array[], rules: readonly PoolRule[], seed:
 }
 
 /*
- * How the repair is cut up (measured on the server's CPU end to end: docs/compute.md "The server
- * end to end"). The scoring (which rows break the rule, their candidates, the candidates'
- * likelihoods) does not depend on the order rows are repaired in, so it runs first, rows in row
- * order: in the native core when it can (native/src/repair.cc, ~8 ms for the 147,000 broken rows of
- * a 200,000-row pool of a 5-epoch raw Adult model), else in the TypeScript passes below. Then, in
- * TypeScript: the power of each likelihood (`**`, V8's pow, which the core does not reproduce), the
- * shuffle, and the picks in the shuffled order, whose quota scores change as rows are repaired.
- * Each likelihood is the product of the same factors in the same order as before, so the repairs
- * are the same bit for bit on either path.
- *
- * The TypeScript passes are small functions over typed arrays, each monomorphic, so V8 optimises
- * each on its own and keeps it optimised from one request to the next. The repair was one function
- * with every pass inline: on-stack replacement compiled it for its first loop and threw the code
- * away at each later loop that had not run yet ("insufficient type feedback"), six to eight times
- * per request, and between recompilations the interpreter boxed every double of the likelihood
- * products (~1 KB of garbage per broken row: 150 MB per 100,000-row calibrated draw of that model).
+ * Scoring (broken rows, candidates, likelihoods) does not depend on the repair order and runs
+ * first, in the native core when it can; then the likelihoods' power (V8's `**`), the shuffle and
+ * the picks. The passes are small monomorphic functions so that V8 optimises each once.
  */
 
 /** A rule's lookup tables, built once per {@link PoolRule} (the worker keeps a model's rules). */
 interface RuleTables {
   /** Per rule column: 1 for the codes that leave a row unjudged (pooled, blank), K_j flags. */
   open: Uint8Array[];
-  /** The code count of each rule column (the key's radix). */
   radix: Int32Array;
-  /** Per key: -2 not released, -1 released but not a target, else the target; when the keys fit {@link DENSE_KEYS}. */
+  /** Per key: -2 not released, -1 released but not a target, else the target (dense keys only). */
   keyClass: Int32Array | undefined;
   /** Key -> target, for rules whose keys do not fit the dense table. */
   targetIndex: Map<number, number>;
   /** Per rule column j, code -> its targets: list[start[c] .. start[c + 1]). */
   index: { start: Int32Array; list: Int32Array }[];
-  /** The likelihood's factors (rule column j, then its conditionals: `combinationLikelihood`'s order): feature read. */
+  /** Feature read by each likelihood factor (rule column j, then its conditionals). */
   facG: Int32Array;
-  /** Each factor's code count (K_g). */
   facK: Int32Array;
-  /** All factor tables, one after another. */
+  /** All factor tables, one after another; tOff[t nf + e]: target t's row of factor e's table. */
   table: Float64Array;
-  /** tOff[t nf + e]: where target t's row of factor e's table starts in `table`. */
   tOff: Int32Array;
 }
 
@@ -208,7 +180,6 @@ function ruleTables(r: PoolRule): RuleTables {
   return tables;
 }
 
-/** The key of target tuple t, as the rows' keys are formed. */
 function tupleKey(r: PoolRule, t: ArrayLike<number>): number {
   let k = 0;
   for (let j = 0; j < r.radix.length; j++) k = k * r.radix[j] + t[j];
@@ -216,10 +187,8 @@ function tupleKey(r: PoolRule, t: ArrayLike<number>): number {
 }
 
 /**
- * Per pool row: -3 unjudged (a pooled or blank code in a rule column), -2 broken (not a released
- * combination), -1 released but not a target, else the target's index. Through the dense table of
- * the keys when the rule has one (a row with a code outside its column's code book, which the
- * sampler never draws, is then left alone: -3), else the rule's set and a map.
+ * Per pool row: -3 unjudged (a pooled or blank code, or through the dense table a code outside
+ * its code book), -2 broken, -1 released but not a target, else the target's index.
  */
 function classifyRows(r: PoolRule, tb: RuleTables, cols: Int32Array[], M: number): Int32Array {
   const m = cols.length;
@@ -242,7 +211,7 @@ function classifyRows(r: PoolRule, tb: RuleTables, cols: Int32Array[], M: number
   return cls;
 }
 
-/** {@link classifyRows} of a two-column rule through its dense key table. */
+/** {@link classifyRows} of a two-column rule through its dense key table (the common case). */
 function classifyPairs(a: Int32Array, b: Int32Array, openA: Uint8Array, openB: Uint8Array, keyClass: Int32Array, cls: Int32Array, M: number): void {
   const ka = openA.length;
   const kb = openB.length;
@@ -254,7 +223,6 @@ function classifyPairs(a: Int32Array, b: Int32Array, openA: Uint8Array, openB: U
   }
 }
 
-/** {@link classifyRows} of a rule of any width through its dense key table. */
 function classifyDense(cols: Int32Array[], open: Uint8Array[], radix: Int32Array, keyClass: Int32Array, cls: Int32Array, M: number): void {
   const m = cols.length;
   for (let i = 0; i < M; i++) {
@@ -269,7 +237,7 @@ function classifyDense(cols: Int32Array[], open: Uint8Array[], radix: Int32Array
   }
 }
 
-/** Rows of class -2 (broken), in row order; `held[t]`: rows on target t; returns them and the judged count. */
+/** Broken rows in row order, and the judged count; `held[t]` receives the rows on target t. */
 function brokenRows(cls: Int32Array, held: Float64Array): { broken: Int32Array; judged: number } {
   let nb = 0;
   let judged = 0;
@@ -288,9 +256,8 @@ function brokenRows(cls: Int32Array, held: Float64Array): { broken: Int32Array; 
 }
 
 /**
- * The candidates of every broken row (`broken`, rows of `cols`: the targets sharing a code with
- * it, in rule-column order and, within a column, in the index's order, each once; all targets when
- * none does), as offsets `start` (B + 1) into `cand`.
+ * Each broken row's candidates: targets sharing a code with it (in rule-column order, each once;
+ * all targets when none does), as offsets `start` (B + 1) into `cand`.
  */
 function candidates(tb: RuleTables, T: number, cols: Int32Array[], broken: Int32Array): { start: Int32Array; cand: Int32Array } {
   const m = cols.length;
@@ -325,12 +292,9 @@ function candidates(tb: RuleTables, T: number, cols: Int32Array[], broken: Int32
 }
 
 /**
- * The naive-Bayes likelihood of each candidate (`cand`, broken row x's at [start[x], start[x +
- * 1])) given the row's other codes (factor e reads column `facCols[e]`), before the power: the
- * product from 1 of `table[tOff[t * nf + e] + code_e]` for e in order, the factors in
- * `combinationLikelihood`'s order (rule column j, then its conditionals), so the same double. The
- * rows are visited in row order, so the columns are read forward (in the shuffled order of the
- * picks, each of a row's reads missed the cache).
+ * The naive-Bayes likelihood of each candidate given the row's other codes, before the power: the
+ * product of `table[tOff[t * nf + e] + code_e]` over factors e in `combinationLikelihood`'s order,
+ * so the same double. Rows are visited in row order so the columns are read forward.
  * @throws RangeError for a factor code outside [0, facK[e]).
  */
 function likelihoods(broken: Int32Array, start: Int32Array, cand: Int32Array, facCols: Int32Array[], facK: Int32Array, tOff: Int32Array, table: Float64Array): Float64Array {
@@ -346,8 +310,7 @@ function likelihoods(broken: Int32Array, start: Int32Array, cand: Int32Array, fa
     }
     let y = start[x];
     const end = start[x + 1];
-    // Two candidates at a time: two independent chains of products (each in its own order), so
-    // the processor overlaps their multiplications.
+    // Two independent product chains, so the processor overlaps their multiplications.
     for (; y + 1 < end; y += 2) {
       const t0 = cand[y] * nf;
       const t1 = cand[y + 1] * nf;
@@ -370,15 +333,13 @@ function likelihoods(broken: Int32Array, start: Int32Array, cand: Int32Array, fa
   return out;
 }
 
-/** `lik[i] = likelihoodToPower(lik[i])` (`lik ** LIKELIHOOD_POWER`), in place. */
 function toPower(lik: Float64Array): void {
   for (let i = 0; i < lik.length; i++) lik[i] = lik[i] ** LIKELIHOOD_POWER;
 }
 
 /**
- * The picks, broken rows in the order `order` (indices into the broken rows): each candidate's
- * score is its quota score (against `held`, updated as rows are repaired) times its likelihood to
- * the power; one uniform per row picks in proportion. pickOf[x]: the target of broken row x.
+ * The picks, broken rows in the order `order`: each candidate's score is its quota score (against
+ * `held`, updated as rows are repaired) times its likelihood; one uniform per row picks.
  */
 function pickTargets(order: Int32Array, start: Int32Array, cand: Int32Array, likPow: Float64Array, counts: Float64Array, scale: number, held: Float64Array, rng: Rng, pickOf: Int32Array): void {
   const scores = new Float64Array(counts.length);
@@ -451,7 +412,7 @@ function repairRule(pool: Int32Array[], r: PoolRule, rng: Rng, useNative: boolea
   for (const c of r.counts) total += c;
   const scale = judged / total;
   toPower(lik);
-  // The same draws as shuffling `broken` itself: order[x] is the index into `broken` of the x-th row repaired.
+  // The same draws as shuffling `broken`: order[x] is the index in `broken` of the x-th repair.
   const order = new Int32Array(B);
   for (let x = 0; x < B; x++) order[x] = x;
   rng.shuffle(order);

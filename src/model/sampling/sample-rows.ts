@@ -1,8 +1,4 @@
-/**
- * Plain generation: latents -> generator forward pass -> per-feature logits -> sampling kernel
- * (`sampling.ts`: temperature, nucleus truncation, inverse-CDF draw), in chunks of
- * {@link GENERATE_CHUNK} rows. The inputs and the order of their draws: `inputs.ts`.
- */
+/** Plain generation: latents -> forward pass -> sampling kernel (`sampling.ts`), in chunks. */
 import * as tf from "@tensorflow/tfjs-core";
 import type { GenerationInputs } from "./draws";
 import { forward } from "../generator/generator";
@@ -22,20 +18,15 @@ export interface SamplingOptions {
   shouldAbort?: () => boolean;
 }
 
-/**
- * The pause between two chunks of a generation: awaits `opts.yieldFn` (when given) so other work on
- * the thread can run, then polls `opts.shouldAbort`.
- * @throws Error "generation aborted" when `shouldAbort` returns true.
- */
+/** Yields to `opts.yieldFn`, then polls `opts.shouldAbort`. @throws Error "generation aborted". */
 export async function betweenChunks(opts: SamplingOptions): Promise<void> {
   if (opts.yieldFn) await opts.yieldFn();
   if (opts.shouldAbort?.()) throw new Error("generation aborted");
 }
 
 /**
- * Codes for the rows of `inputs` from `model`: one Int32Array of length n per feature (in the
- * layout's feature order), `0 <= code < K_f`, views of one F x n array (feature f's at [f n,
- * (f + 1) n): {@link packedColumns} takes it as it is).
+ * Codes for the rows of `inputs` from `model`: one Int32Array of n per feature (layout order),
+ * `0 <= code < K_f`, views of one F x n array ({@link packedColumns} takes it as it is).
  * @throws Error when `shouldAbort` fires; RangeError from the sampling kernel on bad sizes.
  */
 export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs, opts: SamplingOptions = {}): Promise<Int32Array[]> {
@@ -58,22 +49,12 @@ export async function sampleRows(model: GeneratorModel, inputs: GenerationInputs
 }
 
 /**
- * Several rows per latent: the rows of `inputs` (exactly as {@link sampleRows} draws them), then
- * k more rows from the same latents, row i of set j drawn from latent i's per-feature
- * distributions (the same logits, temperature and nucleus) with the uniforms of set j. One forward
- * pass serves 1 + k rows, so the rows of one latent are independent given the latent (the
- * generator's features are drawn independently given z) and share its z: each row alone is a draw
- * from the model, as a plain row is. The codes of a set are those {@link sampleRows} would give
- * for the same latents and that set's uniforms, on every compute path (the native core computes
- * softmax and nucleus once per row for all the sets).
- * @param extraUniforms k x n x F values in [0, 1), set j (0-based) at [j n F, (j + 1) n F), each
- *   n x F row-major like `inputs.uniforms`; k >= 1.
- * @param out where the codes go, (1 + k) x n x F values (feature f's at [f (1 + k) n, (f + 1)
- *   (1 + k) n)); a new array when not given.
- * @returns one Int32Array of (1 + k) x n codes per feature (layout order), views of `out`: the
- *   rows of `inputs` at [0, n), set j's at [(j + 1) n, (j + 2) n).
- * @throws RangeError when `extraUniforms` is not a positive multiple of n x F long or `out` has
- *   another length; otherwise as {@link sampleRows}.
+ * Several rows per latent: the rows of `inputs`, then k more from the same latents with the k
+ * sets of `extraUniforms` (k x n x F), each row alone a draw from the model (features are
+ * independent given z); a set's codes are those {@link sampleRows} gives with its uniforms.
+ * @param out (1 + k) x n x F values for the codes, else new.
+ * @returns (1 + k) x n codes per feature, views of `out`: set j's rows at [j n, (j + 1) n).
+ * @throws RangeError for `extraUniforms` or `out` of a bad length; otherwise as {@link sampleRows}.
  */
 export async function sampleRowsPerLatent(
   model: GeneratorModel,
@@ -108,15 +89,7 @@ export async function sampleRowsPerLatent(
   return columns;
 }
 
-/**
- * The generator's forward pass on the model's compute path: `NativeGenerator.logits` (native core)
- * or generator.ts `forward` (tfjs), synchronously, with no sampling.
- * @param latents m x E row-major (E = `model.spec.embeddingDim`); read, not modified or kept.
- * @param m rows.
- * @returns logits, m x D row-major (D = `model.layout.width`; feature f at columns
- *   [offset_f, offset_f + K_f)).
- * @throws what the forward pass throws (the native core refuses a length other than m x E).
- */
+/** The forward pass on the model's compute path: logits m x D of latents m x E (read, not kept). */
 export function forwardLogits(model: GeneratorModel, latents: Float32Array, m: number): Float32Array {
   if (model.native) return model.native.logits(latents, m);
   // (tidy must not return the typed array: it would walk it element by element)

@@ -3,16 +3,16 @@
  * softmax -> nucleus truncation at `top_p` (Holtzman et al., "The Curious Case of Neural Text
  * Degeneration", ICLR 2020) -> one draw by inverse CDF with a given uniform.
  *
- * This is the JavaScript reference. The C++ addon in `native/` (native/src/sampling.cc) implements
- * the same arithmetic in the same order (float64 throughout, exp computed as V8's Math.exp
- * computes it), so both give the same codes for the same inputs; test/native.test.ts checks it.
- * {@link sampleCodes} dispatches to the addon when it loaded (src/model/compute/native.ts), else here.
+ * This is the JavaScript reference. The C++ addon (native/src/sampling.cc) does the same float64
+ * arithmetic in the same order (exp as V8's Math.exp), so both give the same codes
+ * (test/native.test.ts); {@link sampleCodes} dispatches to the addon when it loaded.
  *
  * Exact procedure for one (row r, feature f) with K = K_f:
- *  1. z_k = logit_k * (1 / T) (float64), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k (k ascending).
+ *  1. z_k = logit_k * (1 / T) (float64), m = max_k z_k, e_k = exp(z_k - m), s = sum_k e_k
+ *     (k ascending).
  *  2. No truncation (topP null or >= 1): keep every k, total = s.
- *     Truncation: order k by e_k descending, ties by smaller k first; keep the shortest prefix whose
- *     running sum of e_k reaches topP * s (at least one code); total = that running sum. With
+ *     Truncation: order k by e_k descending, ties by smaller k first; keep the shortest prefix
+ *     whose running sum of e_k reaches topP * s (at least one code); total = that sum. With
  *     topP = 0 that is the first code of the order alone: the most probable, ties by smaller k.
  *  3. target = u * total; walk the kept codes in ascending k, accumulating e_k; the first k whose
  *     running sum exceeds target is drawn. If rounding leaves none, the last kept k is drawn.
@@ -20,23 +20,16 @@
 import { types } from "node:util";
 import { nativeAddon } from "../compute/native";
 
-/**
- * Sampling options: `temperature` > 0; `topP` in [0, 1] (0: only the most probable code), or null
- * for no truncation.
- */
+/** Sampling options: `temperature` > 0; `topP` in [0, 1] (0: the most probable code) or null. */
 export interface SampleOptions {
   temperature: number;
   topP: number | null;
 }
 
 /**
- * Step 1 of the kernel (module comment) for one feature of one row: e_k = exp(logit_k * invT - m),
- * m = max_k logit_k * invT, in float64. The conditional sampler (`conditional.ts`) weighs latents by
- * these same values, so that a code it allows is one this kernel could draw.
- * @param logits unnormalised log-probabilities; the feature's K logits start at `off`.
- * @param invT 1 / temperature.
- * @param e scratch of at least K values: e_k is written to e[k].
- * @returns s = sum_k e_k (k ascending), >= 1 for finite logits.
+ * Step 1 of the kernel for one feature of one row (logits from `off`, e_k into `e`); returns
+ * s = sum_k e_k, >= 1 for finite logits. The conditional sampler weighs latents by these same
+ * values, so a code it allows is one this kernel could draw.
  */
 export function kernelWeights(logits: Float32Array, off: number, K: number, invT: number, e: Float64Array): number {
   let m = -Infinity;
@@ -53,13 +46,7 @@ export function kernelWeights(logits: Float32Array, off: number, K: number, invT
 }
 
 /**
- * Draws one code per (row, feature) in JavaScript.
- * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities`; feature f owns
- *                   columns [offset_f, offset_f + K_f).
- * @param n          number of rows.
- * @param cardinalities K_f per feature, in feature order (F features).
- * @param uniforms   Float64Array, n x F row-major, each in [0, 1): the draw for (r, f).
- * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`, in [0, K_f).
+ * Draws one code per (row, feature) in JavaScript; arguments and result as {@link sampleCodes}.
  * @throws RangeError when array lengths disagree with n and the cardinalities.
  */
 export function sampleCodesJs(
@@ -133,16 +120,9 @@ function isIntegerIn(v: number, lo: number, hi: number): boolean {
 }
 
 /**
- * Checks {@link sampleCodes}' arguments with the native core's rules and messages
- * (native/src/addon.cc), in the same order: logits' type, n, cardinalities, uniforms' type,
- * temperature, topP, the two array lengths, uniforms' values, then logits' values (the first
- * offender in row-major order). Typed arrays are recognised across realms (`util.types`).
- * @throws TypeError for a wrong type (logits not a Float32Array, uniforms not a Float64Array,
- *         cardinalities not an Int32Array or array, n / temperature / topP not numbers).
- * @throws RangeError for n not a non-negative integer; a cardinality not an integer in
- *         [1, 2^31 - 1]; temperature not finite and > 0 or so small that 1 / temperature is not
- *         finite; topP outside [0, 1]; lengths other than n*D and n*F; a uniform outside [0, 1);
- *         a non-finite logit; a logit whose logit / temperature is not finite.
+ * Checks {@link sampleCodes}' arguments with the native core's rules, messages and order
+ * (native/src/addon.cc). @throws TypeError for a wrong type; RangeError for a bad n, cardinality,
+ * temperature, topP, length or uniform, or a non-finite logit (or logit / temperature).
  */
 export function checkSampleArgs(
   logits: Float32Array,
@@ -199,7 +179,7 @@ export function checkSampleArgs(
   }
 }
 
-/** `code` of the RangeError both sampling paths throw for a non-finite logit (or logit / temperature). */
+/** `code` of the RangeError both sampling paths throw for a non-finite logit (or / temperature). */
 export const LOGITS_NOT_FINITE = "LOGITS_NOT_FINITE";
 
 function logitsError(message: string): RangeError {
@@ -207,19 +187,11 @@ function logitsError(message: string): RangeError {
 }
 
 /**
- * Draws one code per (row, feature) — the generation hot path. Runs the C++ core
- * (src/model/compute/native.ts) when it loaded, else {@link checkSampleArgs} then {@link sampleCodesJs};
- * both give identical codes for identical inputs and reject the same inputs with the same errors.
- * @param logits     Float32Array, n x D row-major, D = sum of `cardinalities` (unnormalised
- *                   log-probabilities; feature f owns columns [offset_f, offset_f + K_f)).
- * @param n          number of rows; 0 gives an empty result.
- * @param cardinalities K_f >= 1 per feature, in feature order (F features).
- * @param uniforms   Float64Array, n x F row-major, each in [0, 1): the draw for (r, f).
- * @param opts       `temperature` > 0; `topP` in [0, 1] (0: the most probable code, ties by the
- *                   lowest) or null for no truncation.
- * @returns Int32Array of length F * n, column-major: code of (r, f) at `f * n + r`, in [0, K_f).
- * @throws TypeError / RangeError as listed at {@link checkSampleArgs}; Error when the native core
- *         runs out of memory.
+ * Draws one code per (row, feature), the generation hot path: the C++ core when it loaded, else
+ * {@link checkSampleArgs} then {@link sampleCodesJs}; identical codes and errors either way.
+ * @param logits n x D row-major; feature f owns columns [offset_f, offset_f + K_f).
+ * @param uniforms n x F row-major, each in [0, 1): the draw for (r, f).
+ * @returns F * n codes, column-major: (r, f) at `f * n + r`. @throws as {@link checkSampleArgs}.
  */
 export function sampleCodes(
   logits: Float32Array,

@@ -1,34 +1,28 @@
 /**
- * Seeded pseudo-random numbers for training and generation.
+ * Seeded pseudo-random numbers for training and generation: xoshiro128** 1.1 (Blackman & Vigna,
+ * "Scrambled Linear Pseudorandom Number Generators", ACM TOMS 47(4), 2021; reference C code at
+ * https://prng.di.unimi.it/xoshiro128starstar.c). 128 bits of state, 32-bit outputs, period
+ * 2^128 - 1; only 32-bit integer arithmetic, so JavaScript and C++ give bit-identical streams.
  *
- * Generator: xoshiro128** 1.1 (Blackman & Vigna, "Scrambled Linear Pseudorandom Number Generators",
- * ACM TOMS 47(4), 2021; reference C code at https://prng.di.unimi.it/xoshiro128starstar.c).
- * 128 bits of state, 32-bit outputs, period 2^128 - 1. It needs only 32-bit integer arithmetic,
- * so the JavaScript here and a C++ core give bit-identical streams.
- *
- * Seeding: an integer seed is reduced mod 2^64 and expanded into the four state words with
- * SplitMix64 (Steele, Lea & Flood, "Fast Splittable Pseudorandom Number Generators", OOPSLA 2014),
- * as the xoshiro authors recommend. A string seed (e.g. a model id plus a purpose) is first hashed
- * with 64-bit FNV-1a (Fowler, Noll & Vo).
+ * Seeding: an integer seed mod 2^64 is expanded into the four state words with SplitMix64
+ * (Steele, Lea & Flood, OOPSLA 2014), as the xoshiro authors recommend; a string seed is first
+ * hashed with 64-bit FNV-1a (Fowler, Noll & Vo).
  *
  * Derived draws (the exact recipes, so that other implementations can reproduce them):
  * - uniform double in [0, 1): `a = next() >>> 5` (27 bits), `b = next() >>> 6` (26 bits),
  *   `(a * 2^26 + b) / 2^53` (the 53-bit recipe of Matsumoto & Nishimura's `genrand_res53`).
  * - standard normals: Box & Muller (1958), in pairs: `u1 = 1 - uniform()` (in (0, 1]),
  *   `u2 = uniform()`, `r = sqrt(-2 ln u1)`, `z0 = r cos(2 pi u2)`, `z1 = r sin(2 pi u2)`.
- *   A fill of an odd length discards the last `z1`: every fill of n normals consumes exactly
- *   `4 * ceil(n / 2)` 32-bit outputs, independent of earlier fills. (Training's latents.)
+ *   A fill of an odd length discards the last `z1`, so a fill of n normals consumes exactly
+ *   `4 * ceil(n / 2)` outputs. (Training's latents.)
  * - standard normals by the ziggurat, {@link fillNormalZiggurat}: Marsaglia & Tsang's 128-layer
- *   tables, Doornik's split of one 32-bit output into layer (low 7 bits) and value (the other 25,
- *   as a signed integer); the rare wedge and tail steps use `uniform()`, `Math.exp` and `Math.log`.
- *   A value consumes one output most of the time (about 98.8%), more otherwise, so a fill's length
+ *   tables, Doornik's split of one output into layer (low 7 bits) and value (the other 25, signed);
+ *   the rare wedge and tail steps use `uniform()`, `Math.exp` and `Math.log`, so a fill's length
  *   in outputs depends on the values. (Generation's latents and privacy noise, seeded generation.)
+ * - `jump()`: the xoshiro128** authors' jump, 2^64 outputs ahead.
  *
- * - `jump()`: the xoshiro128** authors' jump, 2^64 outputs ahead (independent blocks of draws).
- *
- * The native core reproduces the uniform, jump and ziggurat recipes bit for bit (native/src/draws.h,
- * with V8's fdlibm `exp` and `log` ported), so the draws of a generate request
- * (inputs.ts `drawInputs`) are the same on either path; this file is the reference.
+ * The native core reproduces the uniform, jump and ziggurat recipes bit for bit
+ * (native/src/draws.h, with V8's fdlibm `exp` and `log` ported); this file is the reference.
  */
 
 const MASK64 = (1n << 64n) - 1n;
@@ -49,10 +43,7 @@ function splitmix64(state: bigint): [bigint, bigint] {
   return [s, z ^ (z >> 31n)];
 }
 
-/**
- * 64-bit FNV-1a of the UTF-8 bytes of `s`, as an unsigned BigInt.
- * (Fowler–Noll–Vo, offset basis 0xcbf29ce484222325, prime 0x100000001b3.)
- */
+/** 64-bit FNV-1a of `s`'s UTF-8 bytes, unsigned (basis 0xcbf29ce484222325, prime 0x100000001b3). */
 export function fnv1a64(s: string): bigint {
   let h = 0xcbf29ce484222325n;
   for (const byte of Buffer.from(s, "utf8")) {
@@ -74,11 +65,7 @@ export class Rng {
     if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1; // the all-zero state is a fixed point
   }
 
-  /**
-   * A stream from an integer seed (any safe integer, negative allowed, or a BigInt); the seed is
-   * taken mod 2^64 and expanded with SplitMix64.
-   * @throws RangeError for a non-integer number.
-   */
+  /** A stream from an integer seed or BigInt, mod 2^64, by SplitMix64. @throws RangeError. */
   static fromSeed(seed: number | bigint): Rng {
     if (typeof seed === "number" && !Number.isSafeInteger(seed)) {
       throw new RangeError(`seed must be a safe integer, got ${seed}`);
@@ -128,11 +115,7 @@ export class Rng {
     return result;
   }
 
-  /**
-   * Advances the stream by 2^64 outputs (the xoshiro128** reference's `jump`, polynomial
-   * 0x77f2db5b6fa035c3f542d2d38764000b): 2^64 non-overlapping subsequences for blocks drawn in
-   * parallel (draws.ts). Costs 128 steps.
-   */
+  /** Advances 2^64 outputs (the reference `jump`): non-overlapping blocks for parallel draws. */
   jump(): void {
     const JUMP = [0x8764000b, 0xf542d2d3, 0x6fa035c3, 0x77f2db5b];
     let s0 = 0;
@@ -163,11 +146,7 @@ export class Rng {
     return (a * 67108864 + b) / 9007199254740992;
   }
 
-  /**
-   * Shuffles `a` in place, uniformly (Fisher–Yates, Durstenfeld's variant: Knuth, TAOCP vol. 2,
-   * Algorithm 3.4.2P), drawing one {@link uniform} per position from the end; returns `a`. The
-   * draws and swaps are part of what a seed means (calibrated and seeded rows depend on them).
-   */
+  /** Shuffles `a` in place (Fisher–Yates, TAOCP 3.4.2P), one uniform per position from the end. */
   shuffle<T extends { length: number; [i: number]: number }>(a: T): T {
     for (let i = a.length - 1; i > 0; i--) {
       const j = Math.floor(this.uniform() * (i + 1));
@@ -186,10 +165,7 @@ export class Rng {
     return out;
   }
 
-  /**
-   * Fills `out` with standard normals (Box–Muller pairs, in index order), multiplied by `scale`;
-   * returns `out`.
-   */
+  /** Fills `out` with standard normals (Box–Muller pairs, index order) x `scale`; returns out. */
   fillNormal<T extends Float64Array | Float32Array>(out: T, scale = 1): T {
     const n = out.length;
     for (let i = 0; i < n; i += 2) {
@@ -204,15 +180,8 @@ export class Rng {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Ziggurat normals
 
-/**
- * Ziggurat tables (Marsaglia & Tsang, "The ziggurat method for generating random variables",
- * J. Stat. Softw. 5(8), 2000), 128 layers, with Doornik's fix ("An improved ziggurat method to
- * generate normal random samples", 2005): the layer comes from the low 7 bits of a 32-bit output
- * and the value from the other 25, so the two are independent.
- */
+/** Ziggurat tables (Marsaglia & Tsang 2000), 128 layers, with Doornik's (2005) layer split. */
 const ZIG = (() => {
   const m = 2 ** 24;
   const kn = new Float64Array(128);
@@ -244,14 +213,9 @@ export function zigguratTables(): { kn: Float64Array; wn: Float64Array; fn: Floa
 }
 
 /**
- * Fills `out` with standard normals from `rng` by the ziggurat (tables above): per value one 32-bit
- * output, more in the rare (~1.2%) rejection steps; about 4x faster than `Rng.fillNormal`'s
- * Box–Muller, which the latents of the candidates would otherwise spend a fifth of their time on.
- * Returns `out`; the same stream state and length give the same values, and filling one array in
- * pieces gives the values of one fill (the stream is consumed value by value, in index order).
- * A Float32Array receives each double rounded to nearest (the assignment's rounding).
- * native/src/draws.cc `ZigguratNormal` is the C++ port (same integer and double operations, in
- * the same order; keep the two in step).
+ * Fills `out` with standard normals from `rng` by the ziggurat; filling in pieces gives the values
+ * of one fill, a Float32Array gets each double rounded to nearest. native/src/draws.cc
+ * `ZigguratNormal` is the C++ port (same operations in the same order; keep the two in step).
  */
 export function fillNormalZiggurat<T extends Float32Array | Float64Array>(rng: Rng, out: T): T {
   const { kn, wn, fn, r } = ZIG;

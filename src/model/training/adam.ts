@@ -29,10 +29,7 @@ export class Adam {
   private readonly m: Record<string, tf.Variable>;
   private readonly v: Record<string, tf.Variable>;
 
-  /**
-   * @param params the variables it will update (names are the generator's parameter names).
-   * @param state  restored state (checkpoint), else zero moments and t = 0.
-   */
+  /** `params`: the variables to update, by parameter name; `state`: restored, else zero (t = 0). */
   constructor(params: Record<string, tf.Variable>, state?: AdamState) {
     this.t = state?.t ?? 0;
     this.m = {};

@@ -1,10 +1,7 @@
 /**
- * The native {@link TrainingBackend}: the same model, loss and Adam in the C++ core
- * (native-core.ts). The optimizer step and the validation pass run on a background thread of the
- * addon (`trainStepAsync`, `evalLossAsync`) and are awaited; every use of the core goes through
- * `NativeGenerator.exclusive`, so a generate snapshotting the weights waits for the step in flight
- * instead of racing it; the checkpoint's copies out of the core are taken in pieces into reused
- * buffers (see the trainer's module comment, "Latency isolation").
+ * The native {@link TrainingBackend}: the same model, loss and Adam in the C++ core, steps and
+ * validation on the addon's background thread, every use of the core through
+ * `NativeGenerator.exclusive` (trainer.ts, "Latency isolation").
  */
 import { type GeneratorSpec, type NamedArrays, paramCount } from "../generator/generator";
 import type { GeneratorModel } from "../generator/model";
@@ -29,11 +26,7 @@ export class NativeBackend implements TrainingBackend {
   /** The best weights: views into `bestFlat`, which keepBest overwrites in place. */
   private best: NamedArrays | null;
   private bestFlat: Float32Array | null;
-  /**
-   * Flat buffers reused every epoch for the copies out of the core (latest weights, Adam's
-   * moments), made on first use: a fresh 10 MB array per copy (large model) costs its page faults
-   * on the worker's thread every epoch, a reused one only the copy.
-   */
+  /** Flat buffers reused every epoch for the copies out of the core, made on first use. */
   private buffers: { weights: Float32Array; m: Float32Array; v: Float32Array } | null = null;
   /** A core holding `best`, made on demand for generation while training. */
   private bestCore: NativeGenerator | null = null;
@@ -55,8 +48,8 @@ export class NativeBackend implements TrainingBackend {
   }
 
   /**
-   * A core holding `weights` (and Adam's state `adam` when resumed), with the targets set.
-   * `best`: the best weights so far (resumed; copied), else null. `val`: the validation latents.
+   * A core holding `weights` (and Adam's state `adam` when resumed) with the targets set; `best`:
+   * the best weights so far, else null; `val`: the validation latents.
    * @throws Error when the core cannot be made (no addon, no GPU); nothing is left allocated.
    */
   static create({ spec, layout, targets, weights, adam, best, val }: BackendInputs, coreOpts: CoreOptions): NativeBackend {
@@ -93,10 +86,7 @@ export class NativeBackend implements TrainingBackend {
     return this.core.exclusive(() => this.core.raw.getParams(this.reusedBuffers().weights));
   }
 
-  /**
-   * Evaluated in the training core on a background thread, holding the core (`exclusive`) from the
-   * swap to the average until the optimizer's weights are back.
-   */
+  /** In the training core, held (`exclusive`) from the swap to the average until the swap back. */
   validationLoss(ema: AveragedWeights, latest?: Float32Array): Promise<number> {
     const core = this.core;
     return core.exclusive(async () => {
@@ -126,7 +116,7 @@ export class NativeBackend implements TrainingBackend {
     return { weights: this.core.weights(), adam: this.core.adamState() };
   }
 
-  /** The weights and Adam's state copied out in two pieces, each queued on the core, into the reused buffers. */
+  /** Weights and Adam's state copied out in two pieces, each queued on the core. */
   async stateInSlices(yieldFn?: YieldFn): Promise<OptimizerState> {
     const buf = this.reusedBuffers();
     const weights = await this.core.exclusive(() => this.core.weights(buf.weights));
@@ -143,7 +133,7 @@ export class NativeBackend implements TrainingBackend {
     return { spec: this.spec, layout: this.layout, params: {}, native: this.core };
   }
 
-  /** The copy of the latest weights is queued on the core (`exclusive`): it waits for the step or validation pass in flight. */
+  /** The copy is queued on the core (`exclusive`) behind the step or validation pass in flight. */
   async snapshot(best: boolean): Promise<GeneratorModel | null> {
     const { spec, layout } = this;
     let weights: NamedArrays;

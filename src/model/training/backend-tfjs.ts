@@ -1,7 +1,4 @@
-/**
- * The tfjs {@link TrainingBackend}: generator.ts, loss.ts and adam.ts on tfjs tensors. It computes
- * on the JavaScript thread; the trainer yields between steps only.
- */
+/** The tfjs {@link TrainingBackend}: on the JavaScript thread; the trainer yields between steps. */
 import * as tf from "@tensorflow/tfjs-core";
 import { Adam } from "./adam";
 import {
@@ -48,11 +45,7 @@ export class TfjsBackend implements TrainingBackend {
   private readonly valLatents: tf.Tensor2D;
   private best: NamedTensors | null;
 
-  /**
-   * @param weights the optimizer's weights to start from; `adam` its state (resumed), else fresh.
-   * @param best the best weights so far (resumed), else null.
-   * @param val the validation latents (VAL_SIZE x E).
-   */
+  /** From the optimizer's `weights`, `adam` state (resumed, else fresh), `best` and `val`. */
   private readonly spec: GeneratorSpec;
   private readonly layout: Layout;
 

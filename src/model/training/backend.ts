@@ -1,10 +1,4 @@
-/**
- * The compute half of a {@link Trainer} (trainer.ts): where the weights, Adam's state and the
- * marginal targets live and how a step, a validation pass and the copies out are computed. Two
- * implementations: tfjs (backend-tfjs.ts) and the C++ core (backend-native.ts). Everything else
- * (streams, schedule, weight average, early stopping, checkpoint format) is the trainer's and the
- * same on both, so a checkpoint written on one resumes on the other.
- */
+/** The compute half of a {@link Trainer}: tfjs (backend-tfjs.ts) or native (backend-native.ts). */
 import type { ComputeKind } from "../compute/kind";
 import type { GeneratorSpec, NamedArrays } from "../generator/generator";
 import type { GeneratorModel } from "../generator/model";
@@ -12,7 +6,7 @@ import type { Layout, MarginalTargets } from "../generator/targets";
 import type { AdamState } from "./adam";
 import type { YieldFn } from "./slices";
 
-/** The trainer's weight average: one flat vector (`paramShapes` order) and views into it by name. */
+/** The trainer's weight average: one flat vector (`paramShapes` order) and named views into it. */
 export interface AveragedWeights {
   flat: Float32Array;
   named: NamedArrays;
@@ -48,14 +42,11 @@ export interface TrainingBackend {
   readonly device: string;
   /** How the 2-way marginals are computed (`gram` or `blocks`, see loss.ts). */
   readonly lossForm: "gram" | "blocks";
-  /**
-   * One optimizer step on the latents `z` (`batch` x E) at rate `lr`; resolves with the batch
-   * loss. A non-finite loss leaves the weights unchanged (the trainer throws).
-   */
+  /** One optimizer step on `z` (`batch` x E) at rate `lr`: the batch loss (NaN: no update). */
   trainStep(z: Float32Array, batch: number, lr: number): Promise<number>;
-  /** The optimizer's latest weights as one flat vector (native: a reused buffer, valid until the next copy). */
+  /** The optimizer's latest weights, flat (native: a reused buffer, valid until the next copy). */
   latestFlat(): Promise<Float32Array>;
-  /** The loss of the averaged weights on the fixed validation latents (`latest`: the optimizer's weights when the caller has them). */
+  /** The averaged weights' validation loss (`latest`: the optimizer's flat weights if at hand). */
   validationLoss(ema: AveragedWeights, latest?: Float32Array): Promise<number>;
   /** Keeps the averaged weights as the best ones. */
   keepBest(ema: AveragedWeights): void;
@@ -63,13 +54,13 @@ export interface TrainingBackend {
   bestWeights(): NamedArrays | null;
   /** The latest weights and Adam's state, copied out now (no step may be in flight). */
   state(): OptimizerState;
-  /** {@link state} for a thread that serves other models: in pieces, with `yieldFn` between them. */
+  /** {@link state} for a thread serving other models: in pieces, with `yieldFn` between them. */
   stateInSlices(yieldFn?: YieldFn): Promise<OptimizerState>;
   /** A view of the latest or best weights for generation, owned by the backend. */
   generator(best: boolean): GeneratorModel;
-  /** A generator the caller owns with a copy of the latest or best weights; null when disposed meanwhile. */
+  /** A generator the caller owns with a copy of the latest or best weights; null if disposed. */
   snapshot(best: boolean): Promise<GeneratorModel | null>;
-  /** Ends training: the best weights (else the latest) as a generator the caller owns; frees the rest. */
+  /** Ends training: the best (else latest) weights as a generator the caller owns; frees all. */
   finish(): GeneratorModel;
   /** Frees every tensor and native buffer. */
   dispose(): void;

@@ -1,28 +1,26 @@
 /**
- * Checkpoint format, version 2: everything needed to resume training exactly where an epoch ended
- * and to generate from the latest or the best weights. (Version 1 held the two-product residual
- * blocks of the first recipe and is refused: see generator.ts.) Plain data (numbers, strings, Buffers), so
- * it round-trips through msgpack (LMDB) and a C++ core can read it.
- *
+ * Checkpoint format, version 2: everything needed to resume training where an epoch ended and to
+ * generate from the latest or best weights (version 1 is refused). Plain data, so it round-trips
+ * through msgpack (LMDB) and a C++ core can read it.
  * ```
  * {
  *   format: "synthd-generator", version: 2,
  *   spec: { embedding_dim, hidden, blocks, output_dim },     // generator shape (generator.ts)
  *   cardinalities: number[],                                 // K_f in feature order
  *   epoch, step,                                             // completed epochs / optimizer steps
- *   elapsed_s,                                               // training wall time, summed over restarts
+ *   elapsed_s,                                               // training seconds, over restarts
  *   train_loss, val_loss,                                    // of the last completed epoch
  *   best_val_loss, best_epoch, epochs_since_improvement,     // early stopping
  *   weights:      { [name]: { shape: number[], data: Buffer } },   // latest; float32 little-endian
- *   ema_weights:  { ... },                                   // exponential moving average (trainer.ts)
+ *   ema_weights:  { ... },                                   // the weights' moving average
  *   best_weights: { ... } | null,                            // null: identical to `ema_weights`
  *   adam: { t, beta1, beta2, epsilon, m: { ... }, v: { ... } },
  *   schedule: { peak_lr, total_steps, warmup_steps, steps_per_epoch, floor_fraction },
  *   rng: [u32, u32, u32, u32],                               // training latent stream (xoshiro.ts)
  * }
  * ```
- * Tensors are `{shape, data}` with `data` the raw float32 values, little-endian, row-major; they are
- * copied into fresh, aligned Float32Arrays on load (stored Buffers may be unaligned views).
+ * Tensors are `{shape, data}`, `data` raw float32 little-endian row-major, copied into aligned
+ * Float32Arrays on load (stored Buffers may be unaligned views).
  */
 import { endianness } from "node:os";
 import type { AdamState } from "./adam";
@@ -79,9 +77,8 @@ export interface TrainingState {
   bestValLoss: number | null;
   bestEpoch: number;
   epochsSinceImprovement: number;
-  /** The optimizer's latest weights. */
   weights: NamedArrays;
-  /** Their exponential moving average (the weights that are validated and kept). */
+  /** The weights' moving average (validated and kept). */
   emaWeights: NamedArrays;
   /** null: the best weights are `emaWeights`. */
   bestWeights: NamedArrays | null;
@@ -158,10 +155,7 @@ export function encodeCheckpoint(s: TrainingState): Checkpoint {
   };
 }
 
-/**
- * Stored checkpoint -> training state, checked against the expected generator shape.
- * @throws CheckpointError for another format or version, a shape mismatch or corrupt tensors.
- */
+/** Stored checkpoint -> training state. @throws CheckpointError for a bad format, shape or data. */
 export function decodeCheckpoint(c: Checkpoint, expected: GeneratorSpec): TrainingState {
   assertLittleEndian();
   if (c === null || typeof c !== "object" || c.format !== "synthd-generator") throw new CheckpointError("not a synthd generator checkpoint");
@@ -197,10 +191,8 @@ export function decodeCheckpoint(c: Checkpoint, expected: GeneratorSpec): Traini
 }
 
 /**
- * Only the weights a generator needs from a checkpoint: the best ones (`best`: `best_weights`, or
- * `ema_weights` when they are the best) or the optimizer's latest.
- * Cheaper than {@link decodeCheckpoint} (skips Adam's moments).
- * @throws CheckpointError as {@link decodeCheckpoint}.
+ * Only the weights a generator needs: the best (`best_weights`, or `ema_weights` when those are
+ * the best) or the latest, skipping Adam's moments. @throws CheckpointError as decoding does.
  */
 export function checkpointWeights(c: Checkpoint, expected: GeneratorSpec, best: boolean): NamedArrays {
   if (c === null || typeof c !== "object" || c.format !== "synthd-generator") throw new CheckpointError("not a synthd generator checkpoint");

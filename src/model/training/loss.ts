@@ -1,22 +1,19 @@
 /**
  * The marginal-matching loss. The generator-over-marginals approach is GEM's (Liu, Vietri & Wu,
  * "Iterative Methods for Private Synthetic Data: Unifying Framework and New Methods", NeurIPS 2021;
- * see also Liu et al., "Generating Private Synthetic Data with Genetic Algorithms", ICML 2023, and
- * RAP, Aydore et al., ICML 2021): fit a generator's expected marginals to the measured ones. Here
- * the divergence is KL(given || model) rather than squared error, which measured better on our data.
+ * see also Liu et al., ICML 2023, and RAP, Aydore et al., ICML 2021): fit a generator's expected
+ * marginals to the measured ones, here with the divergence KL(given || model).
  *
  * For a batch of B latents the generator gives P (B x D): row b holds one probability vector per
  * feature. The model's marginals are expectations over the batch:
  *   1-way  m_f  = (1/B) sum_b P[b, f-slice]                         (K_f)
  *   2-way  m_fg = (1/B) P[:, f-slice]^T P[:, g-slice]               (K_f x K_g)
- * (the joint of f and g under the model is the average over latents of the product of the
- * per-feature distributions, since features are conditionally independent given z).
+ * (features are conditionally independent given z).
  *
- * Loss = (1/W) sum over the given marginals q of w_q KL(q || m), KL = sum_i q_i ln(q_i / (m_i + eps)),
+ * Loss = (1/W) sum over given marginals q of w_q KL(q || m), KL = sum_i q_i ln(q_i / (m_i + eps)),
  * eps = {@link LOSS_EPS} (keeps ln finite and the gradient alive where the model puts ~0 mass),
- * weights w_q = 1 / ln(cells of q) and W = their sum (targets.ts `marginalWeight`).
- * The entropy part sum w q ln q is a constant computed once (`MarginalTargets.negEntropy`), so the
- * loss is `(negEntropy - sum w q ln(m + eps)) / W` with the weighted targets of `lossTargets`.
+ * w_q = 1 / ln(cells of q), W = their sum (targets.ts `marginalWeight`). The entropy part is a
+ * constant (`MarginalTargets.negEntropy`), so the loss is `(negEntropy - sum w q ln(m + eps)) / W`.
  * Units: nats per (weighted) marginal.
  *
  * Training adds {@link entropyPenalty} to what it differentiates (not to the losses it reports).
@@ -28,16 +25,8 @@ import { gram, matMulTransA } from "../compute/ops";
 /** Smoothing added to the model's marginals inside the logarithm. */
 export const LOSS_EPS = 1e-10;
 
-/**
- * Cost model for choosing the 2-way form, in "D x D entries" (measured on the wasm backend,
- * batch 256, forward + backward): the Gram form costs ~D^2; the block form ~GRAM_BLOCK_OVERHEAD
- * per block (slices, transposes, small ops) plus ~GRAM_BLOCK_ENTRY_COST per target entry.
- * E.g. discretised Adult (D = 588): all 91 pairs in 13 blocks, Gram 24 ms vs blocks 71 ms; a
- * 13-pair chain, Gram 20 ms vs blocks 27 ms; one feature with all others (1 block), blocks 8 ms
- * vs Gram 19 ms.
- */
+/** 2-way form costs in "D x D entries": Gram ~D^2; blocks this per block, the next per entry. */
 export const GRAM_BLOCK_OVERHEAD = 20_000;
-/** See {@link GRAM_BLOCK_OVERHEAD}. */
 export const GRAM_BLOCK_ENTRY_COST = 6;
 /** The Gram form is never used above this D (its matrix is D x D floats). */
 export const GRAM_MAX_WIDTH = 4096;
@@ -52,15 +41,10 @@ export function preferredForm(targets: MarginalTargets): "gram" | "blocks" {
 }
 
 /**
- * The targets as tensors (made once per model; call {@link disposeTargetTensors} when done).
- *
- * Two equivalent ways to get the model's 2-way marginals (picked by {@link preferredForm}):
- * - `gram`: G = P^T P (D x D, one matMul; its gradient P (dG + dG^T) is one more) and one
- *   D x D target that is zero outside the given pairs. Few, large operations: fastest when most
- *   pairs are given (e.g. all pairs of a table).
- * - `blocks`: one `P_f^T P[:, c0:c1]` per pair block (targets.ts). Work proportional to the
- *   given pairs only: for sparse selections.
- * Neither forms a per-row D x D outer product.
+ * The targets as tensors (once per model; free with {@link disposeTargetTensors}), in one of two
+ * equivalent 2-way forms ({@link preferredForm}): `gram`, G = P^T P against one D x D target zero
+ * outside the given pairs (fastest when most pairs are given), or `blocks`, one
+ * `P_f^T P[:, c0:c1]` per pair block (work proportional to the given pairs).
  */
 export interface TargetTensors {
   targets: MarginalTargets;
@@ -69,7 +53,7 @@ export interface TargetTensors {
   oneWay: tf.Tensor1D;
   /** `blocks`: one [K_f, c1 - c0] target per pair block; `gram`: one [D, D] target. */
   twoWay: tf.Tensor2D[];
-  /** [D]: 1 / (F ln(max(K_f, 2))) on feature f's columns, the per-column scale of {@link entropyPenalty}. */
+  /** [D]: 1 / (F ln(max(K_f, 2))) on feature f's columns, {@link entropyPenalty}'s scale. */
   entropyScale: tf.Tensor1D;
 }
 
@@ -81,10 +65,7 @@ export interface MarginalSums {
   twoWay: tf.Tensor2D[];
 }
 
-/**
- * Uploads the targets as tensors (kept out of any `tf.tidy`), in the 2-way form `mode` (default:
- * {@link preferredForm}).
- */
+/** Uploads the targets as tensors (outside any `tf.tidy`) in 2-way form `mode`. */
 export function targetTensors(targets: MarginalTargets, mode?: "gram" | "blocks"): TargetTensors {
   const { layout } = targets;
   const D = layout.width;
@@ -117,10 +98,7 @@ export function disposeTargetTensors(t: TargetTensors): void {
   for (const b of t.twoWay) b.dispose();
 }
 
-/**
- * Sums (not yet divided by the row count) of the model's marginals over the rows of `probs`.
- * @param probs [n, D] per-feature probabilities (see `generator.ts` `featureSoftmax`).
- */
+/** Unnormalised sums of the model's marginals over the rows of `probs` [n, D]. */
 export function marginalSums(probs: tf.Tensor2D, t: TargetTensors): MarginalSums {
   const { layout, blocks } = t.targets;
   const n = probs.shape[0];
@@ -140,9 +118,7 @@ export function addSums(a: MarginalSums, b: MarginalSums): MarginalSums {
   return { oneWay: tf.add(a.oneWay, b.oneWay), twoWay: a.twoWay.map((x, k) => tf.add(x, b.twoWay[k])) };
 }
 
-/**
- * The loss from marginal sums over `n` rows (see the module comment). Scalar, nats per marginal.
- */
+/** The loss from marginal sums over `n` rows (module comment). Scalar, nats per marginal. */
 export function lossFromSums(sums: MarginalSums, n: number, t: TargetTensors): tf.Scalar {
   const inv = 1 / n;
   const logM = (s: tf.Tensor): tf.Tensor => tf.log(tf.add(tf.mul(s, inv), LOSS_EPS));
@@ -159,12 +135,10 @@ export const ENTROPY_EPS = 1e-30;
 /**
  * Entropy penalty: alpha * (1/n) sum_b (1/F) sum_f H(p_f[b]) / ln(max(K_f, 2)), the mean
  * normalised entropy of each row's per-feature distributions, H(p) = -sum_k p_k ln(p_k + eps),
- * eps = {@link ENTROPY_EPS}. Minimising it (entropy minimisation, Grandvalet & Bengio,
- * "Semi-supervised learning by entropy minimization", NIPS 2004) makes each latent's
- * distributions sharper while the KL keeps the marginals; the sharper components carry more of
- * the data's higher-order structure (trainer.ts {@link ENTROPY_PENALTY} has the measurements).
- * The native core adds the same gradient (generator_core.h). Scalar.
- * @param probs [n, D] per-feature probabilities.
+ * eps = {@link ENTROPY_EPS}. Minimising it (Grandvalet & Bengio, "Semi-supervised learning by
+ * entropy minimization", NIPS 2004) sharpens each latent's distributions while the KL keeps the
+ * marginals, so components carry more higher-order structure. The native core adds the same
+ * gradient (generator_core.h). Scalar. @param probs [n, D] per-feature probabilities.
  */
 export function entropyPenalty(probs: tf.Tensor2D, t: TargetTensors, alpha: number): tf.Scalar {
   const n = probs.shape[0];
@@ -179,9 +153,8 @@ export function marginalLoss(probs: tf.Tensor2D, t: TargetTensors): tf.Scalar {
 }
 
 /**
- * The same loss in plain float64 JavaScript, from model marginals given as arrays (tests,
- * evaluation scripts): `oneWay[f]` length K_f, `twoWay` keyed `"f,g"` (f < g, feature indices),
- * row-major K_f x K_g.
+ * The same loss in float64 JavaScript from model marginals as arrays (tests): `oneWay[f]` of K_f,
+ * `twoWay` keyed `"f,g"` (f < g), row-major K_f x K_g.
  */
 export function klLoss(targets: MarginalTargets, oneWay: ArrayLike<number>[], twoWay: Map<string, ArrayLike<number>>): number {
   const { layout } = targets;

@@ -1,7 +1,4 @@
-/**
- * What a {@link Trainer} is given ({@link TrainerOptions}, {@link EpochOptions}) and what its
- * epochs report ({@link EpochReport}, {@link StopReason}, {@link TrainingError}).
- */
+/** What a {@link Trainer} is given and what its epochs report. */
 import type { Metadata, ModelConfig } from "../../contract";
 import type { ComputeKind } from "../compute/kind";
 import type { DevicePreference } from "../compute/native-core";
@@ -45,17 +42,9 @@ export interface TrainerOptions {
   checkpoint?: Checkpoint;
   /** Override of {@link STEPS_PER_EPOCH} for a fresh run (tests, benchmarks). */
   stepsPerEpoch?: number;
-  /**
-   * Compute path (default `tfjs`). `native` runs forward, loss, backward and Adam in the C++ core
-   * (src/model/compute/native-core.ts); when the core is unavailable the trainer uses tfjs and says why in
-   * {@link Trainer.computeNote}. Checkpoints are the same on both paths.
-   */
+  /** Compute path (default `tfjs`); an unavailable native core falls back to tfjs with a note. */
   compute?: ComputeKind;
-  /**
-   * Where the native core computes (`config.device`; default `cpu`): `gpu` runs it on GPU 0
-   * through the CUDA core and throws when none can be used; `auto` uses a GPU when one answers,
-   * else the CPU. {@link Trainer.device} reports the choice. tfjs always runs on the CPU.
-   */
+  /** Where the native core computes (`config.device`): `cpu` (default), `gpu` or `auto`. */
   device?: DevicePreference;
   /** TF32 tensor cores for the GPU's GEMMs (default: FP32). */
   tf32?: boolean;

@@ -13,7 +13,6 @@
 
 /** Fraction of the planned steps spent warming up (at least 1 step, at most 100). */
 export const WARMUP_FRACTION = 0.05;
-/** Maximum number of warm-up steps. */
 export const WARMUP_MAX_STEPS = 100;
 /** The cosine decays to this fraction of the peak rate. */
 export const LR_FLOOR_FRACTION = 0.02;

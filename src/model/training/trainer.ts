@@ -2,49 +2,25 @@
  * Training of the generator on a statistical description: its marginals, never rows
  * (`docs/decisions.md` "A marginal-matching model").
  *
- * - An epoch is a fixed number of optimizer steps, {@link stepsPerEpochFor}(max_epochs): 50 when
- *   max_epochs <= 90, fewer (at least 10) for longer runs, so a default run (100 epochs) plans
- *   {@link PLANNED_STEPS} steps. There are no rows to pass over. Each
- *   step draws `batch_size` fresh latents z ~ N(0, I_E) from the model's training stream (plus
- *   N(0, privacy_noise^2) noise when `privacy_enabled`), computes the marginal-matching loss
- *   (`loss.ts`) and takes one Adam step (`adam.ts`) at the scheduled rate (`schedule.ts`).
- * - Weight averaging: after every epoch the trainer updates an exponential moving average (EMA) of
- *   the optimizer's weights (Polyak & Juditsky, "Acceleration of stochastic approximation by
- *   averaging", SIAM J. Control Optim. 30(4), 1992; the decay warm-up of TensorFlow's
- *   `ExponentialMovingAverage(num_updates)`): see {@link emaDecay}. The averaged weights are the
- *   ones validated, kept as best and served once the model is `ready`; the optimizer's own
- *   weights keep training (and serve generation while the model is `training`). Measured on
- *   discretized Adult (medium, 4,000 steps): 2-way TVD 0.0273 -> 0.0265, 3-way 0.0704 -> 0.0697,
- *   and `val_loss` no longer jumps by +-5% between epochs, so early stopping reacts to plateaus
- *   instead of to optimizer noise.
- * - `train_loss` = mean batch loss over the epoch; `val_loss` = the same loss, for the averaged
- *   weights, on a fixed set of {@link VAL_SIZE} latents (its own seeded stream, never used for
- *   training).
- * - Early stopping on `val_loss`: an epoch improves when `val < best - MIN_REL_IMPROVEMENT * |best|`;
- *   training stops after `early_stop_patience` epochs in a row without improvement, counted from
- *   the start but acted on only in the last tenth of the cosine decay (`earlyStopArmed`).
- *   `early_stop_patience = 0` disables early stopping.
- * - Training also stops at `max_epochs`, or when the training time (summed across restarts; the
- *   time since the last checkpoint of a crashed run is lost) reaches `max_training_time` seconds;
- *   the running epoch then ends early. All three end in `ready`, with the best-val weights.
- * - Seeded streams (xoshiro.ts), all derived from the model id: `"<id>:init"` (initial weights),
- *   `"<id>:train"` (training latents; its state is checkpointed), `"<id>:val"` (validation set).
- * - Compute (`TrainerOptions.compute`): a {@link TrainingBackend} (backend.ts), `tfjs`
- *   (backend-tfjs.ts: generator.ts, loss.ts, adam.ts on tfjs) or `native` (backend-native.ts: the
- *   same model, loss and Adam in the C++ core, native-core.ts). Everything above (streams,
- *   schedule, weight average, validation, early stopping, checkpoints) is this file's and shared:
- *   a checkpoint written on one path resumes on the other.
+ * - An epoch is {@link stepsPerEpochFor}(max_epochs) optimizer steps. Each step draws `batch_size`
+ *   latents z ~ N(0, I_E) from the training stream (plus N(0, privacy_noise^2) with privacy),
+ *   computes the marginal-matching loss (`loss.ts`) and takes one Adam step (`adam.ts`) at the
+ *   scheduled rate (`schedule.ts`).
+ * - After every epoch an exponential moving average of the weights is updated (Polyak & Juditsky,
+ *   SIAM J. Control Optim. 30(4), 1992; {@link emaDecay}); the average is validated, kept as best
+ *   and served once `ready`, the optimizer's weights while `training`.
+ * - `train_loss`: the epoch's mean batch loss; `val_loss`: the average's loss on {@link VAL_SIZE}
+ *   fixed latents of their own stream.
+ * - Stops: `early_stop_patience` epochs in a row without `val < best - MIN_REL_IMPROVEMENT *
+ *   |best|` (0 disables it; acted on only late in the cosine decay), `max_epochs`, or
+ *   `max_training_time` seconds summed across restarts; all end `ready` with the best weights.
+ * - Streams (xoshiro.ts): `"<id>:init"`, `"<id>:train"` (checkpointed), `"<id>:val"`.
+ * - Compute: a {@link TrainingBackend} (tfjs or native); the rest is this file's, so checkpoints
+ *   cross paths.
  * - Latency isolation (`docs/decisions.md` "Training one model never stalls requests for
- *   another"; docs/operations.md "Latency isolation on a worker"): an engine worker's JavaScript
- *   thread serves every model pinned to it, so the trainer never holds it for long. On the native
- *   path (the default) the optimizer step and the validation pass run on a background thread of
- *   the addon (`trainStepAsync`, `evalLossAsync`) and are awaited; every use of the core goes
- *   through `NativeGenerator.exclusive`, so a generate snapshotting this model's weights waits for
- *   the step in flight instead of racing it; the long JavaScript loops (latents of a large batch,
- *   the weight average) run in slices with `yieldFn` between them (slices.ts), and the checkpoint's
- *   copies out of the core are taken in pieces into reused buffers. The results are bit-identical
- *   to running each piece in one go (same draws, same order). The tfjs path computes on the
- *   JavaScript thread and yields between steps only.
+ *   another"): native steps and validation run on the addon's background thread, every use of
+ *   the core goes through `NativeGenerator.exclusive`, and long loops run in slices with
+ *   `yieldFn` between them, bit-identical to one go.
  */
 
 import type { ModelConfig } from "../../contract";
@@ -72,7 +48,6 @@ export class Trainer {
   readonly config: ModelConfig;
   readonly schedule: Schedule;
   readonly stepsPerEpoch: number;
-  /** The compute path in use. */
   readonly compute: ComputeKind;
   /** Why `compute` differs from the one asked for (null when it does not). */
   readonly computeNote: string | null = null;
@@ -87,12 +62,9 @@ export class Trainer {
   bestEpoch = 0;
   epochsSinceImprovement = 0;
 
-  /** Where the weights, Adam's state and the targets live and are computed on. */
+  /** Where the weights, Adam's state and the targets live. */
   private readonly backend: TrainingBackend;
-  /**
-   * The exponential moving average of the weights (both paths keep it in JavaScript): one flat
-   * vector in `paramShapes` order (the native core's layout) and views into it by name.
-   */
+  /** The weights' moving average (in JavaScript on both paths), flat in `paramShapes` order. */
   private readonly ema: AveragedWeights;
   private rng: Rng;
   private disposed = false;
@@ -148,10 +120,7 @@ export class Trainer {
     this.device = this.backend.device;
   }
 
-  /**
-   * The backend of `compute`: native when asked for and the core can be made, else tfjs with a
-   * note saying why. A GPU that was asked for and cannot be used is an error, not a silent fallback.
-   */
+  /** Native when asked for and possible, else tfjs with a note; an unusable GPU is an error. */
   private static chooseBackend(compute: ComputeKind, coreOpts: CoreOptions, inputs: BackendInputs): { backend: TrainingBackend; note: string | null } {
     if (coreOpts.device === "gpu") {
       if (compute !== "native") throw new Error('device "gpu" needs the native compute core (compute "native")');
@@ -170,8 +139,7 @@ export class Trainer {
   }
 
   /**
-   * A trainer for model `opts.id`: fresh (weights from the model id's init stream) or resumed from
-   * `opts.checkpoint`.
+   * A trainer for model `opts.id`, fresh or resumed from `opts.checkpoint`.
    * @throws MetadataError (bad metadata), CheckpointError (unreadable checkpoint).
    */
   static async create(opts: TrainerOptions): Promise<Trainer> {
@@ -182,7 +150,7 @@ export class Trainer {
     return new Trainer(opts, state);
   }
 
-  /** How the 2-way marginals are computed (`gram` or `blocks`, see loss.ts; native: dense = gram). */
+  /** How the 2-way marginals are computed (`gram` or `blocks`, loss.ts; native dense = gram). */
   get lossForm(): "gram" | "blocks" {
     return this.backend.lossForm;
   }
@@ -196,21 +164,13 @@ export class Trainer {
     return null;
   }
 
-  /**
-   * Early stopping acts only in the last quarter of the cosine decay (the rate below ~15% of the
-   * way from floor to peak; {@link EARLY_STOP_ARMED_FRACTION}). Before that the loss still falls steeply and noisily, and a plateau
-   * of a few epochs at a high rate is not convergence: stopping there left fidelity far from what
-   * the completed schedule reaches (see {@link PLANNED_STEPS}).
-   */
+  /** Early stopping acts only late in the cosine decay: earlier, a plateau is only noise. */
   private earlyStopArmed(): boolean {
     const s = this.schedule;
     return this.step >= s.warmupSteps + EARLY_STOP_ARMED_FRACTION * (s.totalSteps - s.warmupSteps);
   }
 
-  /**
-   * `n` latents (n x E) from the training stream, plus privacy noise when enabled. Large batches
-   * are drawn in slices with `yieldFn` between them (slices.ts; the same draws).
-   */
+  /** `n` latents (n x E) from the training stream plus privacy noise, drawn in slices. */
   private async drawLatents(n: number, yieldFn: YieldFn): Promise<Float32Array> {
     const E = this.spec.embeddingDim;
     const z = await fillNormalSliced(this.rng, new Float32Array(n * E), 1, yieldFn);
@@ -222,11 +182,7 @@ export class Trainer {
     return z;
   }
 
-  /**
-   * One optimizer step; resolves with the batch loss. On the native path the step runs on a
-   * background thread (the JavaScript thread is free meanwhile), queued on the core behind any
-   * snapshot of its weights. @throws TrainingError on a non-finite loss; Error when the core was disposed.
-   */
+  /** One optimizer step: the batch loss. @throws TrainingError on a non-finite loss. */
   private async trainStep(yieldFn: YieldFn): Promise<number> {
     const B = this.config.batch_size;
     const z = await this.drawLatents(B, yieldFn);
@@ -237,11 +193,7 @@ export class Trainer {
     return value;
   }
 
-  /**
-   * Moves the weight average towards the latest weights after `steps` steps (see {@link emaDecay}),
-   * in slices with `yieldFn` between them. Resolves with the latest weights it read (flat; native:
-   * a buffer reused by the next copy).
-   */
+  /** Moves the weight average towards the latest weights; resolves with those (flat, reused). */
   private async updateEma(steps: number, yieldFn: YieldFn): Promise<Float32Array> {
     const beta = emaDecay(this.step, steps);
     const latest = await this.backend.latestFlat();
@@ -249,23 +201,16 @@ export class Trainer {
     return latest;
   }
 
-  /**
-   * The loss on the fixed validation latents with the averaged weights. `latest`: the optimizer's
-   * current weights (flat) when the caller already has a copy (saves reading them again). On the
-   * native path the average is evaluated in the training core on a background thread, holding the core
-   * (`exclusive`) from the swap to the average until the optimizer's weights are back.
-   */
+  /** The averaged weights' validation loss (`latest`: the optimizer's flat weights, if at hand). */
   async validationLoss(latest?: Float32Array): Promise<number> {
     return this.backend.validationLoss(this.ema, latest);
   }
 
   /**
-   * Runs one epoch (or its remainder up to the time limit), evaluates, updates the early-stopping
-   * state and keeps the best weights. Resolves with null when `shouldAbort` fired (polled before
-   * every step and once more after the validation pass, which may take a while) or the trainer
-   * was disposed meanwhile; the trainer's state is then unspecified (discard it). Awaits
-   * `opts.yieldFn` between steps and between the slices of long loops (see the module comment).
-   * @throws TrainingError on a non-finite loss; Error when the trainer was disposed before the call.
+   * Runs one epoch (or its remainder up to the time limit), evaluates, updates early stopping and
+   * keeps the best weights. Resolves with null when `shouldAbort` fired or the trainer was
+   * disposed meanwhile (discard the trainer then).
+   * @throws TrainingError on a non-finite loss; Error when already disposed.
    */
   async runEpoch(opts: EpochOptions = {}): Promise<EpochReport | null> {
     if (this.disposed) throw new Error("trainer is disposed");
@@ -329,30 +274,20 @@ export class Trainer {
   }
 
   /**
-   * The checkpoint of the current state (weights copied out); the same format on both paths.
-   * Synchronous: call it between epochs, with no step in flight (native: the core throws "busy"
-   * otherwise). The engine uses {@link checkpointInSlices}. Its weight average (and, native, best
-   * weights) view the trainer's own arrays, which the next {@link runEpoch} updates in place:
-   * store or copy the checkpoint before that.
+   * The checkpoint of the current state; call it between epochs (native: "busy" otherwise). Its
+   * arrays view the trainer's, which the next {@link runEpoch} updates: store or copy it first.
    */
   checkpoint(): Checkpoint {
     const { weights, adam } = this.backend.state();
     return this.encode(weights, adam);
   }
 
-  /**
-   * {@link checkpoint} for a thread that serves other models: on the native path the weights and
-   * Adam's state are copied out of the core in two pieces, each queued on the core (`exclusive`),
-   * with `yieldFn` between them, into buffers the trainer reuses every epoch. The same checkpoint,
-   * but all its tensors view the trainer's arrays: store or copy it before the next
-   * `checkpointInSlices` or {@link runEpoch}. Call it between epochs.
-   */
+  /** {@link checkpoint} in pieces queued on the core, with `yieldFn` between them (same caveat). */
   async checkpointInSlices(yieldFn?: YieldFn): Promise<Checkpoint> {
     const { weights, adam } = await this.backend.stateInSlices(yieldFn);
     return this.encode(weights, adam);
   }
 
-  /** The stored form of the current state with these latest weights and Adam state. */
   private encode(weights: NamedArrays, adam: AdamState): Checkpoint {
     const bestIsLatest = this.bestEpoch === this.epoch;
     const bestWeights = bestIsLatest ? null : this.backend.bestWeights();
@@ -377,32 +312,21 @@ export class Trainer {
     });
   }
 
-  /**
-   * A view of the latest (`best = false`) or best weights for generation. The weights stay owned
-   * by the trainer: do not dispose them, and do not use the view after the next training step
-   * (native: while a step is in flight the latest core throws "busy"; see {@link snapshot}).
-   */
+  /** A view of the latest or best weights, owned by the trainer, valid until the next step. */
   generator(best: boolean): GeneratorModel {
     return this.backend.generator(best);
   }
 
   /**
-   * A generator the caller owns (free it with {@link disposeGenerator}) holding a copy of the
-   * latest (`best = false`) or best weights (the latest while there is no best yet). On the native
-   * path the copy of the latest weights is queued on the core (`exclusive`): it waits for the
-   * step or validation pass in flight (at most one) and never races it. Resolves with null when
-   * the trainer was disposed or finished meanwhile.
-   * @throws Error when the copy cannot be made (out of memory).
+   * A generator the caller owns ({@link disposeGenerator}) with a copy of the latest or best
+   * weights, queued behind the step in flight; null when the trainer was disposed or finished.
    */
   async snapshot(best: boolean): Promise<GeneratorModel | null> {
     if (this.disposed) return null;
     return this.backend.snapshot(best);
   }
 
-  /**
-   * Ends training: frees the variables, Adam state and targets, and returns the best weights as
-   * a generator the caller owns. Call it once the last epoch has ended.
-   */
+  /** Ends training: frees everything, returns the best weights as a generator the caller owns. */
   finish(): GeneratorModel {
     const model = this.backend.finish();
     this.disposed = true;
