@@ -163,9 +163,9 @@ export class Decoder {
   }
 
   /**
-   * @param columns `columns[f][r]` = code of feature f in row r (every feature present, same length).
-   * @param seed    seeds the draws inside interval bins and for the pooled code (any finite number).
-   * @param opts    the rows' place in their sample and the identifier key ({@link DecodeOptions}).
+   * @param columns `columns[f][r]` = code of feature f in row r (every feature, same length).
+   * @param seed seeds the draws inside interval bins and for the pooled code (any finite number).
+   * @param opts the rows' place in their sample and the identifier key ({@link DecodeOptions}).
    * @returns the decoded {@link Table}: `rows[r][c]` in `metadata.features` order.
    * @throws APIError (`invalid_response`) when a feature is absent or a code is out of range.
    */
