@@ -29,9 +29,7 @@ function semanticGenerator(): typeof import("../semantic/semantic-generator") {
   return require("../semantic/semantic-generator");
 }
 
-/**
- * Fresh identifiers of `shape`: its semantic kind's generator if any, else an {@link IdGenerator}.
- */
+/** Fresh identifiers of `shape`: its semantic kind's generator, else an {@link IdGenerator}. */
 function idValues(shape: IdShape, key: number): IdValues {
   if (shape.kind === "text" && shape.semantic) return new (semanticGenerator().SemanticGenerator)(shape.semantic, key);
   return new IdGenerator(shape, key);
@@ -43,9 +41,7 @@ export interface DecodeOptions {
   rowOffset?: number;
   /** Keys the identifier generators; one key per sample. Default: the decode seed. */
   idKey?: number;
-  /**
-   * Per feature name, a decoder instead of its own (from {@link Decoder.restrict}). Default: none.
-   */
+  /** Per feature name, a decoder instead of its own (from {@link Decoder.restrict}). */
   decoders?: Readonly<Record<string, FeatureDecoder>>;
   /**
    * Keep `metadata.rules` in the decoded rows (`../rules/enforce`). Default true; the seeded path
@@ -62,9 +58,7 @@ export interface DecodeOptions {
 export interface RestrictedFeature {
   /** The codes holding a value inside the range (ascending; never the missing code). */
   codes: number[];
-  /**
-   * Per code, the share in (0, 1] of its values inside the range: the wire's weighted condition.
-   */
+  /** Per code, the share in (0, 1] of its values inside the range (the wire's weights). */
   weights: number[];
   /** Decodes those codes to values inside the range. */
   decoder: FeatureDecoder;

@@ -57,9 +57,7 @@ export type WhereValue = string | number | boolean | readonly (string | number |
 /** `where` of `Synthesizer.sample`: column name -> condition; every generated row satisfies all. */
 export type Where = Readonly<Record<string, WhereValue>>;
 
-/**
- * A seed table: records (a missing key, null or undefined is blank), a {@link Table}, or CSV text.
- */
+/** A seed table: records (missing, null or undefined values blank), a {@link Table}, CSV text. */
 export type SeedTable = string | Table | readonly Readonly<Record<string, unknown>>[];
 
 /** A compiled `where`: the wire condition and the range-restricted decoders. */
@@ -285,10 +283,7 @@ function describeSpan(meta: Metadata, book: ColumnBook): string {
 
 /** A seed table as read: header, raw cells (untrimmed), and each row's line. */
 export interface SeedRows {
-  /**
-   * How messages name it: the file path, "the seed CSV text", "the seed records" or "the seed
-   * table".
-   */
+  /** How messages name it: the file path, or "the seed ..." (CSV text, records, table). */
   name: string;
   file?: string;
   columns: string[];

@@ -154,9 +154,7 @@ function integerSpan(values: Float64Array, blank: Uint8Array | undefined): [numb
   return lo <= hi ? [lo, hi] : [0, 0];
 }
 
-/**
- * Per row, the cell's entry of `textsOfSpan(lo, hi)`: `values[r] - lo`, or the last for a blank.
- */
+/** Per row, its entry of `textsOfSpan(lo, hi)`: `values[r] - lo`, or the last for a blank. */
 function spanIndex(values: Float64Array, blank: Uint8Array | undefined, lo: number, blankEntry: number, index: Int32Array): void {
   for (let r = 0; r < values.length; r++) index[r] = blank !== undefined && blank[r] === 1 ? blankEntry : values[r] - lo;
 }

@@ -28,7 +28,7 @@ function csvStringify(): typeof import("csv-stringify") {
   return require("csv-stringify");
 }
 
-/** A table in memory: `columns` are the header names, `rows[r][c]` the value of column c in row r. */
+/** A table in memory: `columns` are the header names, `rows[r][c]` the value of column c, row r. */
 export interface Table {
   columns: string[];
   rows: string[][];
@@ -43,9 +43,7 @@ export interface ReadOptions {
   minColumns?: number;
   /** Trim values (default true; header names always). Seed tables keep their cells with `false`. */
   trim?: boolean;
-  /**
-   * One-character field delimiter. Default: {@link detectDelimiter}. In-memory tables have none.
-   */
+  /** One-character field delimiter. Default: {@link detectDelimiter} (files only). */
   delimiter?: string;
   /**
    * A WHATWG encoding label of Node's TextDecoder: `utf-8` (default, strict: a non-UTF-8 byte is a

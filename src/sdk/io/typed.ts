@@ -69,10 +69,7 @@ export function arrowSchema(columns: readonly TypedColumn[]): Schema {
   return new arrow.Schema(columns.map((c) => new arrow.Field(c.name, arrowType(c.type), true)));
 }
 
-/**
- * A typed value: string, bigint (int64; timestamps in ms), number (float64; dates in days), null
- * for a blank.
- */
+/** A typed value: string, bigint (int64; timestamp ms), number (float64; date days), null. */
 export type TypedValue = string | bigint | number | null;
 
 /** Converts text cells to typed values and text rows to Arrow record batches for one model. */
