@@ -40,9 +40,7 @@ class ColumnDictionary {
   private size = 0;
   private written = false;
   private added: string[] = [];
-  /**
-   * The last code book read (`DictColumn.dict`), its length then, its entries' indices (-1: blank).
-   */
+  /** The last code book read, its length then, and its entries' indices (-1: blank). */
   private lastDict: readonly string[] | undefined;
   private lastLength = 0;
   private remap = new Int32Array(0);
