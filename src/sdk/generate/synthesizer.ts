@@ -1,16 +1,9 @@
 /**
- * The fit/sample helper: the contract's client-side flow (metadata extraction, encoding, training,
- * generation, decoding) behind two calls.
- *
- * Reproducibility: batch b of `sample(n, {seed})` asks for
- * `{num_rows, seed: deriveSeed(seed, b, 0)}` and decodes with `deriveSeed(seed, b, 1)`; identifiers
- * come from one generator keyed `deriveSeed(seed, 0, 2)`, row i its i-th value. So the same
- * weights, `n`, `seed` and `batchSize` give byte-identical CSV (no seed: a random one).
- *
- * Seeded generation (docs/api.md "Seeded generation"): `where` conditions every batch and decodes
- * ranged columns inside their ranges; a seed table is sent in batches of at most
- * MAX_SEED_ROWS_PER_REQUEST rows and its non-blank cells written back verbatim. Bad conditions and
- * seed cells are DataErrors raised before the first request. Output formats: docs/formats.md.
+ * The fit/sample helper: the contract's client-side flow behind two calls. Batch b of
+ * `sample(n, {seed})` asks for `seed: deriveSeed(seed, b, 0)` and decodes with
+ * `deriveSeed(seed, b, 1)`; identifiers come from one generator keyed `deriveSeed(seed, 0, 2)`, so
+ * the same weights, `n`, `seed` and `batchSize` give byte-identical CSV. Seeded generation:
+ * docs/api.md "Seeded generation"; output formats: docs/formats.md.
  */
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
@@ -52,20 +45,14 @@ function typed(): typeof import("../io/typed") {
 /** Batches the near-copy filter may add after the planned ones (see `sampleBatches`). */
 export const FILTER_TOP_UP_ROUNDS = 8;
 
-/**
- * Rows a filtered sample of n may draw, over n (plus 16), before the rest is kept unfiltered:
- * dropped rows are charged, so this bounds the cost.
- */
+/** Drawn rows (over n, plus 16) after which a filtered sample keeps the rest: bounds the cost. */
 export const FILTER_MAX_DRAWN = 3;
 
 
 /** A trained (or training) model with its metadata: fit once, sample many times. */
 export class Synthesizer {
   readonly decoder: Decoder;
-  /**
-   * Drops sampled rows that nearly copy a real row (`../privacy/filter`): set by {@link fit} (not
-   * with differential privacy), {@link useNearCopyFilter} or the caller; seeded output is not.
-   */
+  /** Drops sampled rows that nearly copy a real row (`../privacy/filter`); not seeded ones. */
   nearCopyFilter?: NearCopyFilter;
   private constructor(
     readonly client: Synthd,
@@ -181,13 +168,10 @@ export class Synthesizer {
 
   /**
    * Generates `n` rows in batches of at most `batchSize` (<= 100,000) and yields each decoded
-   * batch. Batch b + 1 is requested while b is decoded (one ahead), so a consumer that stops early
-   * has had at most one batch more generated, and charged, than it took. The near-copy filter
-   * ({@link nearCopyFilter}; `opts.nearCopyFilter: false` skips it) drops rows
-   * (`NearCopyFilter.keep`); after the planned batches, top-ups from the same seeded stream ask for
-   * the rows missing over the kept share, times 1.5, at least 16, so a seed still gives the same
-   * `n` rows; dropped rows are charged. After {@link FILTER_TOP_UP_ROUNDS} top-ups or
-   * {@link FILTER_MAX_DRAWN} times n (plus 16) rows drawn, the rest is kept unfiltered.
+   * batch; batch b + 1 is requested while b is decoded, so a consumer that stops early has had one
+   * batch more generated, and charged, than it took. Rows the near-copy filter drops are charged
+   * and replaced by top-up batches of the same seeded stream (the same seed gives the same `n`
+   * rows), up to {@link FILTER_TOP_UP_ROUNDS} and {@link FILTER_MAX_DRAWN}.
    * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
    */
   async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
@@ -275,11 +259,9 @@ export class Synthesizer {
   }
 
   /**
-   * Seeded generation from a seed table, batch by batch: one output row per seed row, in order. A
-   * seed row's non-blank cells are written back byte for byte (CSV cells untrimmed) and condition
-   * the row; blank cells and columns the seed lacks are drawn (calibrated by default). Batch b (at
-   * most `batchSize` <= {@link MAX_SEED_ROWS_PER_REQUEST} rows) is seeded as in
-   * {@link sampleBatches}, so the same weights, seed table, seed and batch size give the same rows.
+   * Seeded generation from a seed table: one output row per seed row, in order; non-blank cells are
+   * written back byte for byte and condition the row, the rest is drawn. Batches of at most
+   * {@link MAX_SEED_ROWS_PER_REQUEST} rows are seeded as in {@link sampleBatches}.
    * @throws DataError (before any request) for an unreadable seed table, a column the model lacks
    *   (line 1), a cell without a code (column, line, value); RangeError for bad options; the errors
    *   of generate (a condition of probability 0: InvalidRequestError, `param` naming row and cell).
@@ -362,9 +344,7 @@ export class Synthesizer {
   }
 
   /**
-   * {@link writeFile} with `format: "csv"` (csv-stringify; header = the original column names).
-   * @returns the number of rows written.
-   * @throws as {@link sample}.
+   * {@link writeFile} with `format: "csv"`; returns the rows written. @throws as {@link sample}.
    */
   async writeCsv(dest: string | Writable, n: number, opts?: SampleOptions): Promise<number>;
   async writeCsv(dest: string | Writable, seeded: SeedSampleOptions): Promise<number>;
@@ -374,12 +354,9 @@ export class Synthesizer {
 
   /**
    * Generates `n` rows (or one per seed row) and writes them batch by batch to a path
-   * (created/truncated) or a stream (left open) as CSV, Parquet or an Arrow IPC file:
-   * `opts.format`, else the path's extension, else CSV. The same seed gives the same rows in every
-   * format; column types: `../io/typed`, docs/formats.md "Column types". Arrow: one record batch
-   * per generate batch. Parquet: one row group per generate batch (`batchSize`, default 100,000),
-   * or per 100,000 rows for seed tables. Errors before the first batch leave no file; later ones
-   * leave a partial file (the CLI writes to a temporary name and renames).
+   * (created/truncated) or a stream (left open) as CSV, Parquet or Arrow IPC: `opts.format`, else
+   * the path's extension, else CSV; the same rows in every format (docs/formats.md). Errors before
+   * the first batch leave no file; later ones a partial file (the CLI writes to a temporary name).
    * @returns the number of rows written.
    * @throws RangeError for an unknown format, DataError for a seed cell a typed column cannot hold
    *   (both before any request, naming line and column); otherwise as {@link sample}.
