@@ -1,19 +1,12 @@
 /**
- * The CSV writer of decoded batches (`./batch`): the bytes csv-stringify writes with the options of
- * `./csv`'s `writeCsv` (header line, `,` between fields, `\n` after every record, RFC 4180
- * quoting), built straight into one buffer per batch, with no string per cell of a code-book or
- * integer column (`docs/decisions.md` "Decoded batches by column"; why not csv-stringify:
- * docs/formats.md "Writers").
- *
- * Quoting, as csv-stringify 6.6 does with those options: a field holding a `"`, `,` or `\n` is
- * written in double quotes, its quotes doubled; any other field (a lone `\r` included) as is.
- *
- * Code-book entries (and the texts of a small-span integer column) are quoted and encoded once per
- * dictionary as little-endian words, copied four bytes at a time; other integers are written digit
- * by digit. Rows are written front to back into a buffer that holds at least one row of the widest
- * kind. {@link writeRows} is the reference and fallback; where the compute core's addon is loaded,
- * its `csvRows` (native/src/csv_rows.cc) writes the same bytes from the same prepared fields.
- * `test/sdk-batch.test.ts` checks both loops' bytes against csv-stringify's on awkward text.
+ * The CSV writer of decoded batches: the bytes csv-stringify writes with `./csv`'s `writeCsv`
+ * options (header, `,`, `\n` after every record; a field holding `"`, `,` or `\n` is quoted, its
+ * quotes doubled; anything else, a lone `\r` included, as is), built straight into one buffer per
+ * batch with no string per cell of a code-book or integer column (docs/formats.md "Writers").
+ * Code-book entries are encoded once per dictionary as little-endian words and copied four bytes at
+ * a time; other integers are written digit by digit. {@link writeRows} is the reference and
+ * fallback of the addon's `csvRows` (native/src/csv_rows.cc); `test/sdk-batch.test.ts` checks both
+ * against csv-stringify.
  */
 import type { DecodedBatch, DecodedColumn } from "../generate/batch";
 import { nativeLoops, type CsvRowsFn } from "../native-loops";
@@ -34,11 +27,7 @@ export function csvHeader(columns: readonly string[]): Buffer {
   return Buffer.from(`${columns.map(csvField).join(",")}\n`, "utf8");
 }
 
-/**
- * A dictionary's entries as UTF-8 CSV fields: entry i is `bytes[start[i] .. start[i + 1])`, and as
- * little-endian 32-bit words from `wordStart[i]`, zero-padded; `longest`: the most bytes of an
- * entry.
- */
+/** A dictionary's UTF-8 CSV fields (entry i at `start[i]`), also as zero-padded LE 32-bit words. */
 interface FieldBytes {
   bytes: Uint8Array;
   start: Int32Array;
@@ -117,10 +106,7 @@ function writeSmall(buf: Uint8Array, p: number, x: number): number {
   return p;
 }
 
-/**
- * Integer columns whose values span at most this many integers (decided per batch) are written as a
- * code book of their texts instead of digit by digit.
- */
+/** Integer columns spanning at most this many values (per batch) are written as a code book. */
 const SMALL_INT_SPAN = 4096;
 
 /** The texts of lo..hi, then "" (a blank), per span: the same array, so `fieldBytes` caches it. */
@@ -137,10 +123,7 @@ function textsOfSpan(lo: number, hi: number): string[] {
   return texts;
 }
 
-/**
- * The least and greatest non-blank value, or undefined when one is not a safe integer (blank rows'
- * values are unspecified in reused memory, so not read).
- */
+/** Least and greatest non-blank value; undefined if one is not a safe integer (blanks unread). */
 function integerSpan(values: Float64Array, blank: Uint8Array | undefined): [number, number] | undefined {
   let lo = Infinity;
   let hi = -Infinity;
@@ -296,29 +279,23 @@ export class CsvBuffers {
   private readonly texts: Buffer[] = [];
   private readonly starts: Int32Array[] = [];
 
-  /** Column f's index array: `n` entries to be overwritten. */
   takeIndex(f: number, n: number): Int32Array {
     if ((this.indices[f]?.length ?? 0) < n) this.indices[f] = new Int32Array(n + (n >> 2));
     return this.indices[f].subarray(0, n);
   }
 
-  /** Column f's text bytes: at least `size` bytes to be overwritten. */
   takeText(f: number, size: number): Buffer {
     if ((this.texts[f]?.length ?? 0) < size) this.texts[f] = Buffer.allocUnsafe(size + (size >> 2));
     return this.texts[f];
   }
 
-  /** Column f's text offsets: `n` entries to be overwritten. */
   takeStart(f: number, n: number): Int32Array {
     if ((this.starts[f]?.length ?? 0) < n) this.starts[f] = new Int32Array(n + (n >> 2));
     return this.starts[f].subarray(0, n);
   }
 }
 
-/**
- * Which row loop writes the bytes: `native`, the compute core's `csvRows` (native/src/csv_rows.cc),
- * or `js`, {@link writeRows}; both write the same bytes.
- */
+/** The row loop: `native` (the addon's `csvRows`) or `js` ({@link writeRows}); same bytes. */
 export type CsvRowLoop = "native" | "js";
 
 /** The default row loop: `native` where the addon is loaded. */
@@ -326,10 +303,7 @@ export function defaultCsvRowLoop(): CsvRowLoop {
   return nativeLoops().csvRows !== undefined ? "native" : "js";
 }
 
-/**
- * A batch's columns as the native row loop reads them: ready-made fields (`entries[f]` 1: a code
- * book's bytes with the batch's indices, or a text column's fields, index null) or integers.
- */
+/** A batch's columns as the native row loop reads them: ready-made fields or integers. */
 interface EntryLayout {
   entries: Uint8Array;
   index: (Int32Array | null)[];
@@ -430,8 +404,7 @@ function recordBound(layout: EntryLayout): number {
 
 /**
  * Writes records from row `from` with the native loop while a whole record fits, turning an integer
- * column with a value beyond 2^53 into text on the way; returns the next row (`from` when none
- * fits) and the bytes written.
+ * column beyond 2^53 into text on the way; returns the next row and the bytes written.
  */
 function nativeRowsInto(rows: CsvRowsFn, layout: EntryLayout, batch: DecodedBatch, into: CsvBuffers | undefined, buf: Buffer, from: number): [number, number] {
   for (;;) {
