@@ -1,10 +1,8 @@
 /**
- * Typed columns for the binary output formats (`./formats`): each column's Arrow type, from the
- * model's metadata alone, and the conversion of decoded text into Arrow data. The type per column
- * kind, the integer, datetime and blank rules: docs/formats.md "Column types". Strings are Utf8 in
- * {@link BatchConverter.schema} (the schema Parquet embeds); the Arrow file writes categorical
- * columns as `Dictionary<Int32, Utf8>` instead. Each kind's type and text reader live with the kind
- * (`../columns`); this module builds schemas and batches.
+ * Typed columns for the binary output formats: each column's Arrow type, from the model's metadata
+ * alone (docs/formats.md "Column types"; each kind's reader lives in `../columns`), and the
+ * conversion of decoded text into Arrow data. Strings are Utf8 here (the schema Parquet embeds);
+ * the Arrow file writes categorical columns as `Dictionary<Int32, Utf8>`.
  */
 import type { Data, DataType, RecordBatch, Schema } from "apache-arrow";
 import type { ColumnBuffers } from "./arrow-ipc";
@@ -31,18 +29,12 @@ export interface TypedColumn {
 
 const MS_PER_DAY = 86_400_000;
 
-/**
- * The output columns of a model, in `metadata.features` order, typed as in the module comment.
- * @throws RangeError when a datetime column's `format` cannot be compiled (`new DatetimeFormat`).
- */
+/** A model's output columns in `features` order. @throws RangeError for a bad datetime format. */
 export function columnTypes(meta: Metadata): TypedColumn[] {
   return meta.features.map((name): TypedColumn => ({ name, ...arrowTypeOf(meta.column_stats?.[name]) }));
 }
 
-/**
- * apache-arrow's runtime, loaded on first use by the public Arrow API here, not by the SDK's own
- * Arrow file writer, which takes {@link BatchConverter.buffersFromBatch}.
- */
+/** apache-arrow's runtime, loaded on first use by the public Arrow API, not by the file writer. */
 function arrowRuntime(): typeof import("./arrow-runtime").arrow {
   return (require("./arrow-runtime") as typeof import("./arrow-runtime")).arrow;
 }
@@ -145,9 +137,8 @@ export class BatchConverter {
   }
 
   /**
-   * One Arrow record batch of `rows` (each `columns.length` decoded strings, in column order).
-   * @param describe names row r of `rows` in error messages (default "row r+1").
-   * @throws DataError from {@link value}, its message prefixed with the column and `describe(r)`.
+   * One Arrow record batch of `rows` (decoded strings in column order).
+   * @throws DataError from {@link value}, prefixed with the column and `describe(r)`.
    */
   toRecordBatch(rows: readonly (readonly string[])[], describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
     const n = rows.length;
@@ -169,10 +160,8 @@ export class BatchConverter {
   }
 
   /**
-   * {@link toRecordBatch} of a decoded batch by column (`./batch`): the same record batch, without
-   * a string per cell where the column's form allows (a code book converts each entry once and
-   * gathers per row; an integer column is copied from its numbers).
-   * @param describe names row r of the batch in error messages (default "row r+1").
+   * {@link toRecordBatch} of a decoded batch by column: the same record batch, without a string per
+   * cell where the column's form allows (code-book entries converted once, integers copied).
    * @throws DataError from {@link value}, prefixed with the column and the first failing row.
    */
   fromBatch(batch: DecodedBatch, describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
@@ -183,18 +172,14 @@ export class BatchConverter {
     return new arrow.RecordBatch(this.schema, data);
   }
 
-  /**
-   * Column `j` of {@link fromBatch} as Arrow data; a code-book or integer column's buffers come
-   * from `pool` when given (`DecodedBatch.arrays`), else they are fresh.
-   * @throws DataError as {@link fromBatch}.
-   */
+  /** Column `j` of {@link fromBatch} (buffers from `pool` when given); throws as `fromBatch`. */
   columnFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`, pool?: ArrayPool): Data {
     return toData(this.columns[j].type, this.buffersFromBatch(j, col, n, describe, pool));
   }
 
   /**
-   * {@link columnFromBatch} as plain buffers (validity, offsets, values; `./arrow-ipc`), without
-   * apache-arrow: what the SDK's Arrow file writer takes.
+   * {@link columnFromBatch} as plain buffers (`./arrow-ipc`), without apache-arrow: what the SDK's
+   * Arrow file writer takes.
    * @throws DataError as {@link fromBatch}.
    */
   buffersFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`, pool?: ArrayPool): ColumnBuffers {
@@ -372,10 +357,7 @@ function gatherValues(index: Int32Array, values: Float64Array | Int32Array, out:
   for (let r = 0; r < index.length; r++) out[r] = values[index[r]];
 }
 
-/**
- * A code-book column of a typed kind (point bins, datetime code books) from its entries' values
- * (null for a blank; rows holding a failed entry already refused), gathered per row.
- */
+/** A typed code-book column from its entries' values (failed entries' rows already refused). */
 function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly TypedValue[], index: Int32Array, pool: ArrayPool | undefined): ColumnBuffers {
   const n = index.length;
   const valid = Uint8Array.from(entries, (v) => (v === null || typeof v === "object" ? 0 : 1));
@@ -407,10 +389,7 @@ function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly Ty
   }
 }
 
-/**
- * An integer column (exact below 2^53) as Arrow Int64, blanks null, via 32-bit halves (no BigInt
- * per row). Undefined when a value is not a safe integer (the caller converts those as text).
- */
+/** An integer column as Arrow Int64 via 32-bit halves; undefined if one is not a safe integer. */
 function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined, pool: ArrayPool | undefined): ColumnBuffers | undefined {
   const n = values.length;
   const data = pool?.bigint64(n) ?? new BigInt64Array(n);
