@@ -1,30 +1,21 @@
 /**
  * Seeded generation on the SDK side (docs/api.md "Seeded generation"): a `where` condition or a
  * seed table in the user's values -> the codes of the Generate request's seeded `embedding`, from
- * the model's metadata alone, every bad input caught before any request is sent.
+ * the model's metadata alone; bad input is a {@link DataError} naming the column (and line), raised
+ * before any request.
  *
  * `where`, per column:
- * - categorical: a value or a list of values, each with a code of its own (a value never seen, or
- *   pooled into `__other__`, cannot be asked for); `""` asks for blank cells when the column has
- *   them.
+ * - categorical: values with a code of their own (not never-seen or pooled ones); `""`: blank.
  * - numerical / datetime: a value, a range `{gte?, gt?, lte?, lt?}` (numbers, or datetimes in the
- *   column's format or ISO 8601), or a list on point-bin columns. A range maps to the bins or point
- *   values it touches; a bin covered in part is weighted by its share inside (`{codes, weights}`),
- *   so rows follow the model conditioned on the value, not the bin, and are decoded inside the
- *   range.
- * - id: refused; identifiers are written fresh and carry nothing to condition on. Bad input
- *   (unknown column, value without a code, empty range or list, a range on a categorical column) is
- *   a {@link DataError} naming the column.
+ *   column's format or ISO 8601), or a list on point-bin columns. A bin a range covers in part is
+ *   weighted by its share inside, so rows follow the model conditioned on the value, not the bin.
+ * - id: refused; identifiers are written fresh and carry nothing to condition on.
  *
- * Seed tables: one output row per seed row; non-blank cells (after trimming) are kept byte for byte
- * (untrimmed) and condition the row, blank cells are generated. A cell's code:
- * - categorical: its code; a value without one is the pooled code where the column has one (rare
- *   values are never sent), else a DataError (column, line, value).
- * - numerical / datetime: the bin of its number; outside the trained [min, max] the nearest end
- *   bin; on point-bin columns the equal, else the nearest value. Not a number (datetime):
- *   DataError.
- * - id: "present" (code 0); the identifier itself is kept. A seed column the model lacks is a
- *   DataError (line 1); columns the seed lacks are generated.
+ * Seed tables: non-blank cells are kept byte for byte and condition their row. A cell's code:
+ * - categorical: its code, else the pooled code (rare values are never sent), else a DataError.
+ * - numerical / datetime: the bin of its number (outside [min, max]: the nearest end bin); on
+ *   point-bin columns the equal, else the nearest value.
+ * - id: "present" (code 0); the identifier itself is kept.
  */
 import type { ColumnKind, ConditionCell, Metadata } from "../../contract";
 import { readCsvText, readTable, type Table } from "../io/csv";
