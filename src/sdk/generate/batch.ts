@@ -64,15 +64,11 @@ export interface Cells {
   get(r: number, f: number): string;
   /** Rewrites the cell in row r, feature f. */
   set(r: number, f: number, text: string): void;
-  /**
-   * Optional fast path: per row, the code `toCode` gives the text of column f's cell, -1 for none.
-   * The array may be the batch's memory: read it while repairing the batch, not after.
-   */
+  /** Optional: per row, the `toCode` code of column f's cell (-1: none); read while repairing. */
   codesOf?(f: number, toCode: ReadonlyMap<string, number>): Int32Array;
   /**
-   * Optional fast path of {@link set} over many rows of column f: for x < `count`, in order, the
-   * cell of row `rows[x]` (each row once) becomes `texts[entry[x]]` where that is a string other
-   * than its text. Returns the number of cells changed.
+   * Optional fast path of {@link set}: for x < `count`, in order, row `rows[x]` (each once) gets
+   * `texts[entry[x]]` where that is a string other than its text. Returns the cells changed.
    */
   setMany?(f: number, rows: Int32Array, entry: Int32Array, count: number, texts: readonly (string | undefined)[]): number;
 }
@@ -99,8 +95,7 @@ export class DecodedBatch implements Cells {
 
   /**
    * @param columns column names (the CSV header), one per entry of `cells`, each `length` rows.
-   * @param arrays the pool the columns' typed arrays came from, if any ({@link release}); a writer
-   *   takes the memory of what it builds from the batch from the same pool.
+   * @param arrays the pool the columns' typed arrays came from, if any; writers use it too.
    */
   constructor(
     readonly columns: string[],
@@ -110,9 +105,8 @@ export class DecodedBatch implements Cells {
   ) {}
 
   /**
-   * Gives the columns' typed arrays, and those {@link codesOf} handed out, back to their pool, for
-   * the next batch of the sample (no pool: nothing). A writer calls it once nothing reads the batch
-   * any more (its bytes written out, not merely queued); the batch must not be read afterwards.
+   * Gives the columns' typed arrays (and {@link codesOf}'s) back to their pool for the next batch.
+   * A writer calls it once nothing reads the batch (its bytes written out, not merely queued).
    */
   release(): void {
     if (this.arrays === undefined) return;
@@ -136,10 +130,7 @@ export class DecodedBatch implements Cells {
     return cellText(this.cells[f], r);
   }
 
-  /**
-   * Per row, the code `toCode` gives the text of column f's cell (-1 where it gives none); a
-   * code-book column looks each dictionary entry up once.
-   */
+  /** {@link Cells.codesOf}: a code-book column looks each dictionary entry up once. */
   codesOf(f: number, toCode: ReadonlyMap<string, number>): Int32Array {
     const col = this.cells[f];
     // From the batch's pool, given back with its columns (the rules read it while repairing).
@@ -183,10 +174,7 @@ export class DecodedBatch implements Cells {
     }
   }
 
-  /**
-   * {@link Cells.setMany}: {@link set} for every x whose text differs, the same cells and
-   * dictionary; a code-book column looks each text up once, not once per row.
-   */
+  /** {@link Cells.setMany}, the same as {@link set} per x; a code book looks each text up once. */
   setMany(f: number, rows: Int32Array, entry: Int32Array, count: number, texts: readonly (string | undefined)[]): number {
     const col = this.cells[f];
     if (col.kind !== "dict") {
@@ -225,10 +213,7 @@ export class DecodedBatch implements Cells {
     return changed;
   }
 
-  /**
-   * The index {@link set} gives `text` in dict column f: the first entry holding it; when none,
-   * appended (to the batch's own copy of the dictionary) if `add`, else undefined.
-   */
+  /** {@link set}'s index of `text` in dict column f: the first holding it, else added if `add`. */
   private dictIndex(f: number, col: DictColumn, text: string, add: boolean): number | undefined {
     let map = this.lookup[f];
     if (map === undefined) {
@@ -249,8 +234,8 @@ export class DecodedBatch implements Cells {
   }
 
   /**
-   * A batch of rows `rows` of this one, in that order (indices in [0, length)); dictionaries are
-   * shared, not copied (the new batch copies one before its first {@link set} appends to it).
+   * A batch of rows `rows` of this one, in that order; dictionaries are shared (copied before the
+   * first {@link set} appends).
    */
   select(rows: readonly number[]): DecodedBatch {
     const n = rows.length;

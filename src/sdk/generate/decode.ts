@@ -1,17 +1,10 @@
 /**
- * Decoding, on the client: generated codes (`Generation.columns`) -> table values, using only the
- * model's `metadata` (so `GET /v1/models/{id}/metadata` is enough; no local state).
- *
- * Per feature, by `column_stats[f].type` (docs/api.md "Column kinds" states every kind's rule; each
- * kind's decoder lives under `../columns`, `decoderFor` picks it; this module orchestrates): the
- * missing code -> ""; categorical -> the value of the code, the pooled code `__other__` -> one of
- * the column's own values drawn uniformly among those seen with the row's partner code (or, with
- * `semantic`, a fresh value of its kind, `../semantic`), never a placeholder or a rare value; point
- * bins -> the exact text; quantile bins -> a value the column can be written with, drawn inside the
- * bin and [min, max]; id -> a fresh identifier, row i of a sample value(i) of a generator keyed per
- * sample, so distinct across batches; no `value_mappings[f]` -> the code. Deterministic: the same
- * codes, seed and options give the same strings (one PRNG stream per feature, seeded with
- * `deriveSeed(seed, f)`).
+ * Decoding on the client: generated codes -> table values, from the model's `metadata` alone (so
+ * `GET /v1/models/{id}/metadata` is enough). Each kind's rule is docs/api.md "Column kinds"; its
+ * decoder lives under `../columns` (`decoderFor`); this module orchestrates. Identifier row i of a
+ * sample is value(i) of a generator keyed per sample, so ids are distinct across batches.
+ * Deterministic: the same codes, seed and options give the same strings (one PRNG stream per
+ * feature, seeded with `deriveSeed(seed, f)`).
  */
 import type { Generation, Metadata } from "../../contract";
 import { APIError } from "../errors";
@@ -128,10 +121,9 @@ export class Decoder {
   }
 
   /**
-   * A numerical or datetime feature under a value range (seeded generation's `where`): the codes
-   * whose values meet the range and a decoder that writes only values inside it. A quantile bin the
-   * range touches draws among its values inside the range (`age >= 60` on [55, 65) gives 60..64),
-   * weighted by the share inside; point bins keep the codes whose value is inside.
+   * A numerical or datetime feature under a value range (`where`): the codes whose values meet the
+   * range, weighted by the share of a bin inside it, and a decoder that writes only values inside
+   * (`age >= 60` on a bin [55, 65) gives 60..64).
    * @param range bounds in the column's numbers (datetimes: seconds since the epoch).
    * @param parse text -> number of the column's point values (used for point-bin columns).
    * @returns undefined when the feature is neither numerical nor datetime.
