@@ -1,11 +1,8 @@
 /**
- * Fresh values of an identifier shape ({@link IdGenerator}), written when decoding synthetic rows;
- * the shapes themselves, their inference and matching: `../metadata/identifier`.
- *
- * Distinctness is by construction: row i of a sample gets `render(perm(i))`, where `perm` is a
- * keyed pseudo-random permutation of the shape's domain (`./permutation`) and `render` writes the
- * permuted index in mixed radix over the per-position character sets. A bijection maps distinct
- * indices to distinct values; a pseudo-random one makes them look unrelated to the row order.
+ * Fresh values of an identifier shape (shapes, inference and matching: `../metadata/identifier`).
+ * Distinct by construction: row i of a sample gets `render(perm(i))`, `perm` a keyed pseudo-random
+ * permutation of the shape's domain (`./permutation`), `render` the mixed-radix spelling over the
+ * per-position character sets; the values look unrelated to the row order.
  */
 import { deriveSeed } from "./sfc32";
 import { makePerm, permBig, SMALL_DOMAIN, TWO32, type Perm } from "./permutation";
@@ -37,25 +34,20 @@ const TAG_PERM = 0x7a3;
 
 /**
  * Writes fresh identifiers of a shape. `value(i)` is deterministic for (shape, key, i), and
- * distinct indices below {@link IdGenerator.capacity} give distinct values.
+ * distinct indices below {@link IdGenerator.capacity} give distinct values; above it, values wrap.
  *
  * Text shapes: row i's length L is drawn from the `lengths` distribution with the keyed hash
- * `deriveSeed(key, tag, i) / 2^32` (so the length mix follows the real one); the characters are
- * `perm_L(i)` in the domain of length L. Values of different lengths differ by length, of the same
- * length because `perm_L` is a bijection. When i >= the domain size of its drawn length, the length
- * is re-drawn with the same hash among the lengths whose domain exceeds i: distinctness is kept and
- * the value does not fall into an exhausted domain, where it would almost surely equal a real one
- * (such lengths are then under-represented). Only i >= capacity wraps, `perm_L(i mod |domain_L|)`,
- * and may repeat.
+ * `deriveSeed(key, tag, i) / 2^32`; the characters are `perm_L(i)` in the domain of length L. When
+ * i >= that domain's size, L is re-drawn with the same hash among the lengths whose domain exceeds
+ * i, so the value stays distinct and does not fall into an exhausted domain, where it would almost
+ * surely equal a real one (such lengths are then under-represented).
  *
  * Integer shapes, with span = max - min + 1 and density = distinct / span:
  * - density <= 0.05 (sparse): `min + perm(i)` over [min, max]; the expected share of values equal
  *   to a real one is the density. Capacity: span.
- * - otherwise (dense): fresh values above max, like new rows of an auto-increment table, never
- *   equal to a real value: block k = floor(i / span) gives `max + 1 + k * span + perm(i mod span)`
- *   while it stays a safe integer. Capacity: the whole blocks below `Number.MAX_SAFE_INTEGER` times
- *   span; when not one block fits, the sparse rule is used. Beyond capacity values wrap
- *   (duplicates).
+ * - otherwise (dense): fresh values above max, like new rows of an auto-increment table, never a
+ *   real value: `max + 1 + k * span + perm(i mod span)`, k = floor(i / span), while a safe integer.
+ *   Capacity: the whole blocks below `Number.MAX_SAFE_INTEGER` times span (none fits: sparse rule).
  *
  * Cost: construction O(positions^2) (text) and 16 key derivations per permutation; `value` is
  * O(positions) plus 8 Feistel rounds (fewer than 2 cycle-walking steps expected).
