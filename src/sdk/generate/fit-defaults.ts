@@ -1,8 +1,4 @@
-/**
- * What `Synthesizer.fit` chooses from the table's size when the caller does not: the model's size
- * and epochs ({@link fitConfig}), the rare-value threshold and bin cap of small tables, the
- * minimum rows, and the `source` the metadata records.
- */
+/** What `Synthesizer.fit` chooses by the table's size when the caller does not. */
 import { basename } from "node:path";
 import type { MetadataSource, ModelConfigInput, ModelSize } from "../../contract";
 import type { TableSource } from "../io/csv";
@@ -17,13 +13,11 @@ import { DEFAULTS } from "../metadata/metadata";
 export const MIN_ROWS = 20;
 
 /**
- * The model size and epochs {@link Synthesizer.fit} sends when the caller's `config` leaves them
- * out (the contract's server defaults are medium, 100 epochs), by the table's data rows n: n < 500:
- * small, 15; n < 1,000: small, 30; n < 10,000: small, 60; else medium, 100. Why: n rows pin the
- * marginals down to about 1/sqrt(n), which a smaller network trained for fewer steps reaches; under
- * 500 rows 30 epochs put synthetic rows closer to real ones than real rows sit to each other
- * (docs/api.md "Default model configuration"; `docs/decisions.md` "Small tables' defaults").
- * @param rows the table's data rows (>= 1).
+ * The model size and epochs {@link Synthesizer.fit} sends when `config` leaves them out (the server
+ * defaults: medium, 100), by data rows n: under 500 small, 15; under 1,000 small, 30; under 10,000
+ * small, 60; else medium, 100. n rows pin the marginals to about 1/sqrt(n), which a smaller network
+ * trained less reaches; under 500 rows 30 epochs gave near-copies of real rows (docs/api.md
+ * "Default model configuration"; `docs/decisions.md` "Small tables' defaults").
  */
 export function defaultModelConfig(rows: number): { model_size: ModelSize; max_epochs: number } {
   if (rows < 500) return { model_size: "small", max_epochs: 15 };
@@ -39,11 +33,10 @@ export const SMALL_TABLE_ROWS = 1_000;
 export const SMALL_TABLE_RARE_THRESHOLD = 5;
 
 /**
- * The rare threshold k {@link Synthesizer.fit} uses when the caller gives none:
- * {@link SMALL_TABLE_RARE_THRESHOLD} (5) under {@link TINY_TABLE_ROWS} (160) rows, else
- * `DEFAULTS.rareThreshold` (2). At k = 2 a value seen twice keeps a code and small tables gave
- * near-copies of real rows; the cost of 5 is fidelity, values seen 2 to 4 times are pooled
- * (docs/api.md "Small tables: near-copies of real rows").
+ * The rare threshold k {@link Synthesizer.fit} uses when the caller gives none: 5 under
+ * {@link TINY_TABLE_ROWS} rows, else `DEFAULTS.rareThreshold` (2). At k = 2 small tables gave
+ * near-copies of real rows; the cost is fidelity, values seen 2 to 4 times are pooled (docs/api.md
+ * "Small tables: near-copies of real rows").
  */
 export function defaultRareThreshold(rows: number): number {
   return rows < TINY_TABLE_ROWS ? SMALL_TABLE_RARE_THRESHOLD : DEFAULTS.rareThreshold;
@@ -58,10 +51,9 @@ export const TINY_TABLE_ROWS = 160;
 
 /**
  * The bins per numerical or datetime column {@link Synthesizer.fit} uses when the caller gives
- * none: floor(rows / {@link SMALL_TABLE_RARE_THRESHOLD}), at least 2, so a bin holds on average as
- * many rows as a released category needs; at most `DEFAULTS.binCap` (32, reached at 160 rows). Why:
- * the rare threshold protects categories only; on a 45-row table 32 bins held one or two people
- * each and a third of the synthetic rows nearly copied a real one (docs/api.md).
+ * none: floor(rows / 5), at least 2 and at most `DEFAULTS.binCap` (32), so a bin holds as many rows
+ * as a released category needs: on a 45-row table 32 bins held one or two people each and a third
+ * of the synthetic rows nearly copied a real one (docs/api.md).
  */
 export function defaultBinCap(rows: number): number {
   return Math.min(DEFAULTS.binCap, Math.max(2, Math.floor(rows / SMALL_TABLE_RARE_THRESHOLD)));
@@ -79,10 +71,7 @@ export function sourceOf(source: TableSource, rows: number, isPrivate: boolean):
   return out;
 }
 
-/**
- * `config` with `model_size` and `max_epochs` filled in from {@link defaultModelConfig} where the
- * caller left them out; returns it and the names of the fields chosen here.
- */
+/** `config` with `model_size` and `max_epochs` filled in where left out, and the fields filled. */
 export function fitConfig(rows: number, config: ModelConfigInput = {}): { config: ModelConfigInput; chosen: ("model_size" | "max_epochs")[] } {
   const d = defaultModelConfig(rows);
   const chosen: ("model_size" | "max_epochs")[] = [];

@@ -50,10 +50,9 @@ export interface SampleOptions {
   /** Nucleus threshold in (0, 1] (server default: none). */
   topP?: number;
   /**
-   * Calibrated generation (server extension, docs/api.md): the server draws twice the rows and
-   * rakes them to the model's marginals; closer to them at about a fifth of the speed. Conditioned
-   * rows are raked to what the marginals say about the condition. Default: true, except for
-   * differentially private metadata (calibrating to noisy marginals fits the noise).
+   * Calibrated generation (docs/api.md): the server draws twice the rows and rakes them to the
+   * model's marginals, closer at about a fifth of the speed. Default: true, except for private
+   * metadata (calibrating to noisy marginals fits the noise).
    */
   calibrate?: boolean;
   /** Generate response body: `"arrow"` (default; docs/api.md "Arrow responses") or `"json"`. */
@@ -65,11 +64,10 @@ export interface SampleOptions {
   /** Per-request options (signal, timeout, retries). */
   request?: Omit<RequestOptions, "idempotencyKey">;
   /**
-   * Only rows satisfying this condition (`./seeded-request`): column -> a value, a list of values,
-   * or a range `{gte?, gt?, lte?, lt?}`. Drawn from the model's conditional, never by rejecting
-   * rows; ranged values are decoded inside the range.
-   * @throws DataError (before any request) for an unknown column, an identifier column, a value not
-   *   in the code book, an empty range or list.
+   * Only rows satisfying this condition (`./seeded-request`), drawn from the model's conditional,
+   * never by rejecting rows.
+   * @throws DataError (before any request) for an unknown or identifier column, a value not in the
+   *   code book, an empty range or list.
    */
   where?: Where;
   /** Drop rows that nearly copy a real row (default true when the synthesizer has a filter). */
@@ -88,9 +86,6 @@ export interface SeedSampleOptions extends Omit<SampleOptions, "where" | "batchS
 
 /** The output format option of {@link Synthesizer.writeFile}. */
 export interface FormatOptions {
-  /**
-   * `"csv"`, `"parquet"` or `"arrow"` (IPC file). Default: by the path's extension (`.csv`;
-   * `.parquet`, `.pq`; `.arrow`, `.feather`, `.ipc`), else CSV.
-   */
+  /** `"csv"`, `"parquet"` or `"arrow"` (IPC file); default: the path's extension, else CSV. */
   format?: OutputFormat;
 }
