@@ -1,13 +1,10 @@
 /**
- * Table input and output for the SDK: a streaming CSV reader (csv-parse) behind a strict UTF-8
- * check, the in-memory {@link Table} shape, and a CSV writer (csv-stringify).
- *
- * Reading never holds the file as one string: file -> {@link Utf8Check} (`./text-decoding`) ->
- * csv-parse -> one callback per record. Structural problems (missing or unreadable file, empty
- * file, header only, empty or duplicate header names, too few columns, a ragged record, malformed
- * quoting, bytes that are not UTF-8) are a {@link DataError} naming the file and line (or offset).
- * The first record is the header; names and values are trimmed; empty lines are skipped; a UTF-8
- * BOM is dropped. Delimiter (`,`, tab, `;`, `|`) and encoding: {@link ReadOptions}.
+ * Table input and output for the SDK: a streaming CSV reader (csv-parse behind a strict UTF-8
+ * check, never the file as one string), the in-memory {@link Table}, a CSV writer (csv-stringify).
+ * Structural problems (missing or unreadable file, empty file, header only, empty or duplicate
+ * header names, too few columns, a ragged record, malformed quoting, bytes that are not UTF-8) are
+ * a {@link DataError} naming the file and line (or offset). The first record is the header;
+ * names and values are trimmed; empty lines are skipped; a UTF-8 BOM is dropped.
  */
 import { createReadStream, createWriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -63,11 +60,10 @@ const DETECT_LINES = 50;
 const DETECT_BYTES = 64 * 1024;
 
 /**
- * Detects a CSV text's field delimiter among {@link DELIMITERS} from its first lines (at most 50,
- * the last dropped when cut mid-line), counting each candidate outside double quotes per line. The
- * candidate found the same number of times (at least once) on the most lines wins, then the one
- * found more often on the header, then the earlier in {@link DELIMITERS}; none found: a comma. A
- * consistency test like Python's `csv.Sniffer`, kept to four candidates.
+ * Detects a CSV text's field delimiter among {@link DELIMITERS} from its first lines, counting each
+ * candidate outside double quotes per line: the one found the same number of times (at least once)
+ * on the most lines wins, then the one found more often on the header, then the earlier; none
+ * found: a comma. A consistency test like Python's `csv.Sniffer`, kept to four candidates.
  * @param complete true when `head` is the whole text (its last line is complete).
  */
 export function detectDelimiter(head: string, complete = false): string {
@@ -285,10 +281,8 @@ function toDataError(e: unknown, path: string, file: string | undefined = path):
 }
 
 /**
- * Writes rows as CSV with a header line, via csv-stringify (RFC 4180 quoting; `\n` line ends).
- * @param dest a file path (created or truncated, closed at the end) or a writable stream (left
- *   open, e.g. `process.stdout`).
- * @returns the number of data rows written.
+ * Writes rows as CSV with a header line, via csv-stringify (RFC 4180 quoting; `\n` line ends), to a
+ * file path (created or truncated) or a writable stream (left open); returns the rows written.
  */
 export async function writeCsv(
   dest: string | Writable,
@@ -313,11 +307,9 @@ export async function writeCsv(
 export const CSV_WRITE_ROWS = 8192;
 
 /**
- * {@link writeCsv} for rows in batches: csv-stringify's stringifier is fed at most
- * {@link CSV_WRITE_ROWS} rows at a time and each slice's output goes out as one buffer (the same
- * bytes as piping rows one by one, without a stream step and a write per row).
- * @param batches arrays of rows (each `columns.length` strings); none writes the header alone.
- * @returns the number of data rows written.
+ * {@link writeCsv} for rows in batches: each slice of at most {@link CSV_WRITE_ROWS} rows goes out
+ * as one buffer (the bytes of piping rows one by one, without a write per row). No batches: the
+ * header alone. Returns the rows written.
  */
 export async function writeCsvBatches(
   dest: string | Writable,

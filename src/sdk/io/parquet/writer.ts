@@ -1,17 +1,10 @@
 /**
  * A Parquet file writer of decoded batches, front to back, never seeking (docs/formats.md
- * "Batching", "Writers"). Follows apache/parquet-format (`parquet.thrift`, `Encodings.md`): "PAR1";
- * per row group and column one column chunk (`./columns`): [dictionary page header and page], data
- * page header and page (v1: definition levels, then values); FileMetaData (Thrift compact protocol,
- * `./thrift`), its length (4 bytes, little endian), "PAR1".
- * - Schema: a root `schema`, one OPTIONAL field per column typed as `../typed` says (with the
- *   converted types older readers need); blank cells are nulls (definition level 0).
- * - Uncompressed; statistics per chunk with `column_orders` TYPE_ORDER (required with min / max);
- *   encoding_stats; FileMetaData version 1 (as parquet.thrift advises).
- * - `ARROW:schema`: base64 of the Arrow IPC schema message (as pyarrow writes), so Arrow readers
- *   get the Arrow types back.
- * - A row group is closed every `rowGroupRows` rows (batches split or gathered); no empty row group
- *   is written.
+ * "Batching"). Follows apache/parquet-format (`parquet.thrift`, `Encodings.md`): "PAR1", per row
+ * group and column a column chunk (`./columns`), FileMetaData (Thrift compact protocol), its
+ * length, "PAR1". One OPTIONAL field per column typed as `../typed` says, blanks null;
+ * uncompressed; `column_orders` TYPE_ORDER (required with min / max); FileMetaData version 1 (as
+ * parquet.thrift advises); `ARROW:schema` (as pyarrow writes) so Arrow readers get the types back.
  */
 import { arrow } from "../arrow-runtime";
 import type { DecodedBatch } from "../../generate/batch";
@@ -101,9 +94,7 @@ export class ParquetWriter {
 
   /**
    * Adds the rows of `batch` and returns the row groups they completed, one buffer each. Once a row
-   * group holds the batch's last row the batch is released (`DecodedBatch.release`): the caller
-   * must not read it after that.
-   * @param describe names row r of the batch in error messages (default "row r+1").
+   * group holds the batch's last row the batch is released: the caller must not read it after.
    * @throws DataError when a cell does not fit its column's type (column and row named), raised
    *   when the row group holding it is written.
    */
