@@ -1,16 +1,10 @@
 /**
  * The Arrow IPC file format (`ARROW1`; Feather v2 is the same) of decoded batches, one record batch
- * per batch, written by `./arrow-ipc` from the columns' plain buffers.
- *
- * Column types are `../typed`'s, except that a categorical column without `semantic` is
- * `Dictionary<Int32, Utf8>` (the same strings to readers; each text stored once and the batch's
- * codes used as indices: docs/formats.md "Column types", "Fifth round"). Identifiers and semantic
- * columns (mostly fresh values) stay `Utf8`.
- *
- * A dictionary holds each non-empty text once, in first-written order; a blank cell is null. A text
- * a later batch brings (a seed cell, a rule's repair) is added by a delta dictionary batch before
- * the record batch using it (the file format allows deltas, not replacements). Dictionary ids are
- * the column's index, so the same batches give the same bytes.
+ * per batch, written by `./arrow-ipc`. Column types are `../typed`'s, except that a categorical
+ * column without `semantic` is `Dictionary<Int32, Utf8>` (docs/formats.md "Column types"): each
+ * non-empty text once, in first-written order, blanks null; a text a later batch brings comes in a
+ * delta dictionary batch before the record batch using it (the file format allows deltas, not
+ * replacements). Dictionary ids are the column's index, so the same batches give the same bytes.
  */
 import { Readable } from "node:stream";
 import type { Metadata } from "../../contract";
@@ -75,10 +69,7 @@ class ColumnDictionary {
     this.lastLength = dict.length;
   }
 
-  /**
-   * The column's `n` cells as Int32 indices into the dictionary (blanks null); remapped indices
-   * and the validity bitmap of a code-book column come from `pool` when given.
-   */
+  /** The column's cells as Int32 dictionary indices (blanks null), buffers from `pool` if given. */
   encode(col: DecodedColumn, n: number, pool?: ArrayPool): ColumnBuffers {
     let indices: Int32Array;
     let nullCount = 0;
@@ -163,9 +154,8 @@ export class ArrowFileBatches {
   }
 
   /**
-   * The bytes of `batch` (any dictionary batch, then its record batch: views of the columns'
-   * buffers, to write before they are reused) and the buffers to give back to the batch's pool.
-   * @throws DataError as `BatchConverter.fromBatch`.
+   * The bytes of `batch` (any dictionary batch, then its record batch: views of column buffers to
+   * write before reuse) and the buffers to give back to its pool. @throws as `fromBatch`.
    */
   write(batch: DecodedBatch, describe: (r: number) => string): { chunks: Uint8Array[]; buffers: ArrayBufferView[] } {
     const n = batch.length;

@@ -1,10 +1,8 @@
 /**
- * Column chunks of the Parquet writer (`./writer`): the pages of one column over the rows of one
- * row group, from the forms a decoded batch holds. Pages are written into buffers reused from
- * column to column ({@link ColumnEncoder.encode} returns views), which the writer copies into the
- * row group before it asks for the next column. The encoding per column form (RLE_DICTIONARY or
- * PLAIN) and the statistics: docs/formats.md "Batching"; values and statistics: `./values`; the
- * loops over rows: `./rows`.
+ * Column chunks of the Parquet writer: the pages of one column over the rows of one row group,
+ * written into buffers reused from column to column ({@link ColumnEncoder.encode} returns views),
+ * which the writer copies before it asks for the next column. Encodings and statistics per column
+ * form: docs/formats.md "Batching".
  */
 import { cellText, type DecodedBatch, type DictColumn, type IntColumn } from "../../generate/batch";
 import { DataError } from "../../errors";
@@ -60,9 +58,7 @@ interface PreparedDict {
 
 /** Buffers reused from column chunk to column chunk (contents undefined when handed out). */
 class Scratch {
-  /** The data page. */
   readonly data = new ByteSink(1 << 16);
-  /** The dictionary page. */
   readonly dict = new ByteSink(1 << 12);
   private idxBuf = new Int32Array(0);
   private defsBuf = new Int32Array(0);
