@@ -1,15 +1,11 @@
 /**
- * An Arrow IPC file writer over plain column buffers for the SDK's Arrow output (`./arrow-file`):
- * the messages are built with `flatbuffers` from the format's Schema.fbs, Message.fbs and File.fbs,
- * and column buffers are handed on as they are, so apache-arrow is not loaded to write a file.
- *
- * The file (https://arrow.apache.org/docs/format/Columnar.html#ipc-file-format): `ARROW1` and two
- * padding bytes; the streaming format (schema, dictionary and record batches as encapsulated
- * messages: 0xFFFFFFFF, metadata length, `Message` padded to 8, body); the end-of-stream marker;
- * the `Footer` (schema and blocks); its length; `ARROW1`. Metadata V5, little-endian, uncompressed,
- * body buffers 8-byte aligned, validity only for columns with nulls. Types: Utf8, Int64, Float64,
- * Timestamp(ms, "UTC"), Date32 and `Dictionary<Int32, Utf8>` (id = field index; deltas for texts a
- * later batch adds); flat columns only.
+ * An Arrow IPC file writer over plain column buffers (`./arrow-file`): messages built with
+ * `flatbuffers` from Schema.fbs, Message.fbs and File.fbs, column buffers handed on as they are.
+ * The file (https://arrow.apache.org/docs/format/Columnar.html#ipc-file-format): `ARROW1`, two
+ * padding bytes, the streaming format (encapsulated messages: 0xFFFFFFFF, metadata length,
+ * `Message` padded to 8, body), the end-of-stream marker, the `Footer`, its length, `ARROW1`.
+ * Metadata V5, little-endian, uncompressed, 8-byte aligned, validity only for columns with nulls;
+ * flat columns only.
  */
 import { Builder } from "flatbuffers";
 import type { ColumnType } from "../columns";
