@@ -76,9 +76,8 @@ export class Synthesizer {
 
   /**
    * Extracts metadata from `source` (streamed CSV or in-memory table), creates the model and,
-   * unless `wait: false`, waits until it is ready. `privacy: {epsilon, delta?}` needs `domain`.
-   * `model_size`, `max_epochs`, the rare threshold k and the bins per numerical column that the
-   * options leave out are chosen by the table's rows (`./fit-defaults`) and sent explicitly.
+   * unless `wait: false`, waits until it is ready; options left out are chosen by the table's rows
+   * (`./fit-defaults`).
    * @throws DataError (bad table or domain; fewer than `minRows` rows, default {@link MIN_ROWS}),
    *   RangeError (privacy without domain, bad epsilon or delta, bad minRows), the HTTP errors of
    *   Create Model, TrainingFailedError, TrainingTimeoutError.
@@ -127,10 +126,7 @@ export class Synthesizer {
     return s;
   }
 
-  /**
-   * A synthesizer for an existing model: fetches the model and `GET /v1/models/{id}/metadata`.
-   * @throws NotFoundError when the model does not exist for this key.
-   */
+  /** A synthesizer for an existing model. @throws NotFoundError for a model this key lacks. */
   static async fromModel(client: Synthd, id: string): Promise<Synthesizer> {
     const [model, metadata] = await Promise.all([client.models.retrieve(id), client.models.metadata(id)]);
     return new Synthesizer(client, model, metadata);
@@ -138,11 +134,9 @@ export class Synthesizer {
 
   /**
    * Builds the near-copy filter from the real table the model was fitted on (`../privacy/filter`).
-   * Identifier columns (the model's, and those `read.columns` declares) are not compared: they are
-   * written fresh, so comparing them would hide a row that copies a person on every other column.
-   * @param read kind overrides or the `domain` of a discretized table; delimiter, encoding.
-   * @param key the secret cells are hashed with (default: 32 random bytes); the same key reloads a
-   *   filter stored with `NearCopyFilter.toBuffer`.
+   * Identifier columns are not compared: they are written fresh, so comparing them would hide a row
+   * that copies a person on every other column.
+   * @param key the secret cells are hashed with (default: 32 random bytes), to reload a stored one.
    * @returns the filter's split share, or why none was built (then no filter is kept).
    * @throws DataError for a real table that cannot be read or lacks a column of the model.
    */
@@ -328,8 +322,8 @@ export class Synthesizer {
   /**
    * Generates `n` rows (optionally all satisfying `opts.where`) as one {@link Table}, columns in
    * the original order; given a seed table, one row per seed row ({@link seededBatches}).
-   * @throws DataError for bad conditions or seed tables (before any request), RangeError for bad
-   *   options, and the errors of generate.
+   * @throws DataError for bad conditions or seed tables (before any request), RangeError, and the
+   *   errors of generate.
    */
   async sample(n: number, opts?: SampleOptions): Promise<Table>;
   async sample(opts: SeedSampleOptions): Promise<Table>;
@@ -343,9 +337,7 @@ export class Synthesizer {
     return typeof n === "number" ? this.sampleBatches(n, opts) : this.seededBatches(n);
   }
 
-  /**
-   * {@link writeFile} with `format: "csv"`; returns the rows written. @throws as {@link sample}.
-   */
+  /** {@link writeFile} with `format: "csv"`. @throws as {@link sample}. */
   async writeCsv(dest: string | Writable, n: number, opts?: SampleOptions): Promise<number>;
   async writeCsv(dest: string | Writable, seeded: SeedSampleOptions): Promise<number>;
   async writeCsv(dest: string | Writable, n: number | SeedSampleOptions, opts: SampleOptions = {}): Promise<number> {
