@@ -107,8 +107,7 @@ export class ColumnEncoder {
   /**
    * The pages of column `j` over the rows of `parts`, as views of buffers that the next call
    * reuses: copy them first.
-   * @throws DataError for the first cell that does not fit the column's type (column and row
-   *   named).
+   * @throws DataError for the first cell that does not fit the column's type.
    */
   encode(j: number, parts: readonly Part[]): ColumnPages {
     if (parts.every((p) => p.batch.cells[j].kind === "dict")) return this.dictColumn(j, parts);
@@ -156,7 +155,7 @@ export class ColumnEncoder {
     return p;
   }
 
-  /** A column whose rows are dictionary indices in every part (see the module comment). */
+  /** A column whose rows are dictionary indices in every part (docs/formats.md "Batching"). */
   private dictColumn(j: number, parts: readonly Part[]): ColumnPages {
     const ids = new Map<unknown, number>();
     const values: PageValue[] = [];
@@ -317,7 +316,7 @@ export class ColumnEncoder {
     return { data: out.bytes(), encoding: Encoding.PLAIN, rows, nulls, stats };
   }
 
-  /** A column converted cell by cell (see the module comment). */
+  /** A column converted cell by cell (docs/formats.md "Batching"). */
   private cellColumn(j: number, parts: readonly Part[]): ColumnPages {
     const type = this.columns[j].type;
     let rows = 0;

@@ -101,8 +101,7 @@ function writeBitPacked(out: ByteSink, values: Int32Array, from: number, to: num
 
 /**
  * Definition levels of a flat OPTIONAL column as data page v1 holds them: their byte length (4
- * bytes, little endian), then the hybrid encoding with bit width 1.
- * @param defs per value 1 (present) or 0 (null); undefined when all `count` values are present.
+ * bytes, LE), then the hybrid encoding, width 1. `defs` undefined: all `count` values present.
  */
 export function writeDefinitionLevels(out: ByteSink, defs: Int32Array | undefined, count: number): void {
   const at = out.pos;

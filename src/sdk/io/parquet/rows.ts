@@ -46,10 +46,7 @@ export function remapRowsWithNulls(index: Int32Array, from: number, to: number, 
   return k;
 }
 
-/**
- * Widens `range` (min, max, count of blanks) by `values[from .. to)` (blank where `blank[r]` is
- * 1). False when a present value is not a safe integer.
- */
+/** Widens `range` (min, max, blanks) by `values[from .. to)`; false for a non-safe integer. */
 export function intRange(values: Float64Array, blank: Uint8Array | undefined, from: number, to: number, range: Float64Array): boolean {
   let min = range[0];
   let max = range[1];
@@ -96,8 +93,8 @@ export function tableIds(values: Float64Array, blank: Uint8Array | undefined, fr
 }
 
 /**
- * The present `values[from .. to)` (safe integers) as INT64 into `words[w ..]`: two 32-bit halves
- * each, low first (little endian machines only); no call per value. Returns the w after them.
+ * The present `values[from .. to)` as INT64 into `words[w ..]`: two 32-bit halves each, low first
+ * (little endian machines only). Returns the w after them.
  */
 export function int64Words(values: Float64Array, blank: Uint8Array | undefined, from: number, to: number, words: Int32Array, w: number): number {
   for (let r = from; r < to; r++) {
