@@ -1,18 +1,11 @@
 /**
- * A decoded batch held by column, with no string per cell until a writer needs one
- * (`docs/decisions.md` "Decoded batches by column"). `Decoder.decodeBatch` fills one
- * {@link DecodedColumn} per feature:
- * - `dict`: the cell of row r is `dict[index[r]]` (code-book columns; a pooled code's draw is the
- *   drawn value's index; a fresh value is appended to the batch's own copy of the dictionary).
- *   Writers prepare each entry once, not once per row.
- * - `int`: a quantile-binned integer column: `String(values[r])`, or "" where `blank[r]` is 1.
- * - `text`: one string per cell (identifiers, datetime and decimal bins, seed and caller tables). A
- *   cell's text is in every form the string the row decoder writes, so {@link DecodedBatch.toTable}
- *   gives the rows of `Decoder.decode` exactly.
- *
- * Rules and seed cells rewrite cells through {@link DecodedBatch.set}: a text a `dict` column lacks
- * is appended to its dictionary; an `int` column keeps a canonical integer text
- * (`String(Number(t)) === t`) or "" as a number, anything else turns the column into `text`.
+ * A decoded batch held by column, no string per cell until a writer needs one (`docs/decisions.md`
+ * "Decoded batches by column"). Per feature one {@link DecodedColumn}: `dict`, row r is
+ * `dict[index[r]]` (code books; a fresh value is appended to the batch's own copy); `int`,
+ * `String(values[r])` or "" where `blank[r]` is 1; `text`, one string per cell. A cell's text is in
+ * every form the row decoder's string, so {@link DecodedBatch.toTable} equals `Decoder.decode`.
+ * {@link DecodedBatch.set} appends a text a `dict` column lacks to its dictionary; an `int` column
+ * keeps a canonical integer text (`String(Number(t)) === t`) or "", else it turns into `text`.
  */
 import type { ArrayPool } from "../client/array-pool";
 import type { Table } from "../io/csv";

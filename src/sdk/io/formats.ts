@@ -1,15 +1,9 @@
 /**
- * Output formats of sampled tables (docs/formats.md): CSV, Apache Parquet and the Arrow IPC file
- * format, chosen by name or by the file's extension, written batch by batch as the SDK generates.
- * CSV: `./csv-writer`. Arrow (`.arrow`, `.feather`, `.ipc`): `./arrow-file`. Parquet (`.parquet`,
- * `.pq`): `./parquet/writer`, a row group every `rowGroupRows` rows (default 100,000, one per
- * generate batch). Column types: `./typed`. Arrow and Parquet are called from `./columnar`.
- *
- * Memory: one decoded batch at a time (Parquet: the row group being filled) plus the format's bytes
- * for it; typed arrays come from one pool per sample (`../client/array-pool`) and go back once
- * written (`DecodedBatch.release`), so a long sample reuses the same memory. Measured:
- * docs/formats.md "Memory and speed". Every writer writes front to back and never seeks, so binary
- * formats go to streams (stdout) as well as files.
+ * Output formats of sampled tables (docs/formats.md): CSV (`./csv-writer`), Arrow IPC file
+ * (`./arrow-file`) and Parquet (`./parquet/writer`), chosen by name or extension, written batch by
+ * batch, front to back (so streams work too). Memory: one decoded batch at a time (Parquet: the row
+ * group being filled) plus its bytes; typed arrays come from one pool per sample and go back once
+ * written (`DecodedBatch.release`), so a long sample reuses the same memory.
  */
 import type { Metadata } from "../../contract";
 import { open } from "node:fs/promises";
@@ -40,11 +34,10 @@ export interface WriteTablesOptions {
 /**
  * Writes decoded batches (each a {@link Table} with the model's columns) to a path (created or
  * truncated) or a writable stream (left open). The first batch is pulled before the file is opened,
- * so an error raised before any row exists leaves no file; a path is written in place (for
- * all-or-nothing files write to a temporary name and rename, as the CLI does).
+ * so an error raised before any row exists leaves no file; a path is written in place.
  * @returns the number of data rows written.
- * @throws whatever the batches throw; DataError when a value does not fit its column's type (column
- *   and row in the message); the destination's errors (ENOENT, ENOSPC, EPIPE).
+ * @throws whatever the batches throw; DataError when a value does not fit its column's type; the
+ *   destination's errors (ENOENT, ENOSPC, EPIPE).
  */
 export async function writeTables(dest: string | Writable, tables: AsyncGenerator<Table>, opts: WriteTablesOptions): Promise<number> {
   async function* batches(): AsyncGenerator<DecodedBatch> {
