@@ -16,8 +16,9 @@ export const MIN_ROWS = 20;
  * The model size and epochs {@link Synthesizer.fit} sends when `config` leaves them out (the server
  * defaults: medium, 100), by data rows n: under 500 small, 15; under 1,000 small, 30; under 10,000
  * small, 60; else medium, 100. n rows pin the marginals to about 1/sqrt(n), which a smaller network
- * trained less reaches; under 500 rows 30 epochs gave near-copies of real rows (docs/api.md
- * "Default model configuration"; `docs/decisions.md` "Small tables' defaults").
+ * trained less reaches; under 500 rows, 30 epochs put synthetic rows closer to real ones than real
+ * rows sit to each other (docs/api.md "Default model configuration"; `docs/decisions.md` "Small
+ * tables' defaults").
  */
 export function defaultModelConfig(rows: number): { model_size: ModelSize; max_epochs: number } {
   if (rows < 500) return { model_size: "small", max_epochs: 15 };
