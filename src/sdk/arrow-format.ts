@@ -1,9 +1,7 @@
 /**
- * The Arrow columnar format's numbering that the SDK's own Arrow code uses: the members of the
- * `MessageHeader` and `Type` unions and the enums of Schema.fbs, Message.fbs and File.fbs
- * (https://github.com/apache/arrow/tree/main/format). Shared by the Generate response's reader
- * (`./client/arrow-int32`) and the Arrow file writer (`./io/arrow-ipc`); no imports, so the reader
- * loads nothing of the writer's.
+ * The Arrow format's numbering the SDK's own Arrow code uses (Schema.fbs, Message.fbs, File.fbs of
+ * https://github.com/apache/arrow/tree/main/format), shared by the Generate response's reader and
+ * the Arrow file writer; no imports, so the reader loads nothing of the writer's.
  */
 
 /** `MetadataVersion.V5`. */

@@ -1,20 +1,9 @@
 /**
- * synthd SDK entry point: `import { Synthd, Synthesizer } from "synthd"`.
- *
- * - {@link Synthd}: the typed HTTP client (`client.models.create/retrieve/list/delete/generate/
- *   metadata/waitUntilReady`), with retries, backoff and idempotency keys in one request sender
- *   (`./client`).
- * - {@link Synthesizer}: fit a CSV (metadata extraction + create + wait), sample/decode/write CSV;
- *   seeded generation: `sample(n, { where })`, `sample({ seedData })`, `impute(table)`
- *   (`./generate`); `writeFile` to CSV, Parquet or Arrow with typed columns ({@link writeTables},
- *   `./io`).
- * - {@link extractMetadata}, {@link Decoder}: the building blocks; `domain` for discretized tables,
- *   `privacy` for differentially private marginals ({@link planPrivacy}) (`./metadata`).
- * - Errors: one hierarchy rooted at {@link SynthdError}.
- * - The shared request/response types of the contract (`../types`).
- *
- * Evaluation (`evaluate`, TSTR, the DCR and near-copy privacy checks) has its own entry,
- * `synthd/evaluate` (`./evaluate`); the HTML quality report `synthd/report` (`./report`).
+ * synthd SDK entry point: `import { Synthd, Synthesizer } from "synthd"`: {@link Synthd}, the typed
+ * HTTP client (retries, backoff, idempotency keys); {@link Synthesizer}, fit a CSV and sample,
+ * seeded generation and typed file output; {@link extractMetadata} and {@link Decoder}, the
+ * building blocks; errors rooted at {@link SynthdError}; the contract's shared types. Evaluation
+ * has its own entry, `synthd/evaluate`; the HTML quality report `synthd/report`.
  */
 export { Synthd, DEFAULT_BASE_URL, SDK_VERSION, isRetryable } from "./client/client";
 export type { SynthdOptions, RequestOptions, RetryInfo, APIResponse, RateLimitState } from "./client/client";

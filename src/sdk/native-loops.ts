@@ -1,10 +1,8 @@
 /**
  * The compute core's twins of the SDK's hottest per-row loops (native/src/csv_rows.cc,
  * native/src/decode_loops.cc): the same bytes and values as the TypeScript loops, which stay the
- * reference and the fallback (docs/decisions.md "A native core with a TypeScript reference";
- * measurements in docs/formats.md "Eighth round"). Loaded with the addon on first use
- * (`../model/compute/native`: `SYNTHD_DISABLE_NATIVE=1` turns it off); each is undefined without
- * the addon or in a build that lacks it.
+ * reference and fallback (docs/decisions.md "A native core with a TypeScript reference"). Each is
+ * undefined without the addon (`SYNTHD_DISABLE_NATIVE=1` turns it off) or in a build lacking it.
  */
 import { nativeExport } from "../model/compute/native";
 
@@ -46,13 +44,12 @@ export type LatticeValuesFn = (
 ) => number;
 
 /**
- * `int64Halves(values, blank, halves)`: each safe integer's 64-bit two's complement as two 32-bit
- * halves, low first, 0 for a blank row (`./io/typed`); false at the first value that is not a safe
- * integer.
+ * `int64Halves(values, blank, halves)`: each safe integer as two 32-bit halves, low first, 0 for a
+ * blank (`./io/typed`); false at the first value that is not a safe integer.
  */
 export type Int64HalvesFn = (values: Float64Array, blank: Uint8Array | null | undefined, halves: Int32Array) => boolean;
 
-/** The native loops the SDK uses, each undefined where the addon (or a build with it) is missing. */
+/** The native loops the SDK uses, each undefined where the addon is missing. */
 export interface NativeLoops {
   csvRows?: CsvRowsFn;
   latticeValues?: LatticeValuesFn;

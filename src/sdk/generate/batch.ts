@@ -1,26 +1,11 @@
 /**
- * A decoded batch held by column, with no string per cell until a writer needs one, which keeps
- * the client's CPU per sampled row low (`docs/decisions.md` "Decoded batches by column";
- * docs/formats.md "Writers").
- *
- * `Decoder.decodeBatch` (`./decode`) fills one {@link DecodedColumn} per feature, in the form its
- * decoder writes best:
- * - `dict`: the cell of row r is `dict[index[r]]`. A code-book column (categorical, point bins)
- *   hands its code -> text array over once per column and per row only the index; a pooled code's
- *   draw is the index of the drawn value; a fresh value (`./semantic`) is appended to the
- *   batch's own copy of the dictionary. Writers prepare each entry once (its CSV field bytes, its
- *   typed value), not once per row.
- * - `int`: a quantile-binned numerical column written as integers (`decimals` 0, exact lattice):
- *   the cell of row r is `String(values[r])`, or "" where `blank[r]` is 1. Int64 output reads the
- *   number, CSV writes its digits; no text is made.
- * - `text`: one string per cell (identifiers, datetime and decimal bins, seed tables, tables the
- *   caller built): the form every writer already reads.
- * The text of a cell (`text(r, f)`) is in every form the string the row decoder writes, so
- * {@link DecodedBatch.toTable} gives the rows of `Decoder.decode` exactly.
- *
- * Rules (`./rules/enforce`) and seed cells rewrite cells through {@link DecodedBatch.set}: a text
- * a `dict` column lacks is appended to its dictionary; a `int` column keeps a canonical integer
- * text (`String(Number(t)) === t`) or "" as a number, anything else turns the column into `text`.
+ * A decoded batch held by column, no string per cell until a writer needs one (`docs/decisions.md`
+ * "Decoded batches by column"). Per feature one {@link DecodedColumn}: `dict`, row r is
+ * `dict[index[r]]` (code books; a fresh value is appended to the batch's own copy); `int`,
+ * `String(values[r])` or "" where `blank[r]` is 1; `text`, one string per cell. A cell's text is in
+ * every form the row decoder's string, so {@link DecodedBatch.toTable} equals `Decoder.decode`.
+ * {@link DecodedBatch.set} appends a text a `dict` column lacks to its dictionary; an `int` column
+ * keeps a canonical integer text (`String(Number(t)) === t`) or "", else it turns into `text`.
  */
 import type { ArrayPool } from "../client/array-pool";
 import type { Table } from "../io/csv";
@@ -72,15 +57,11 @@ export interface Cells {
   get(r: number, f: number): string;
   /** Rewrites the cell in row r, feature f. */
   set(r: number, f: number, text: string): void;
-  /**
-   * Optional fast path: per row, the code `toCode` gives the text of column f's cell, -1 for none.
-   * The array may be the batch's memory: read it while repairing the batch, not after.
-   */
+  /** Optional: per row, the `toCode` code of column f's cell (-1: none); read while repairing. */
   codesOf?(f: number, toCode: ReadonlyMap<string, number>): Int32Array;
   /**
-   * Optional fast path of {@link set} over many rows of column f: for x < `count`, the cell of row
-   * `rows[x]` becomes `texts[entry[x]]` where that is a string other than the cell's text, in
-   * order of x (each row at most once). Returns the number of cells changed.
+   * Optional fast path of {@link set}: for x < `count`, in order, row `rows[x]` (each once) gets
+   * `texts[entry[x]]` where that is a string other than its text. Returns the cells changed.
    */
   setMany?(f: number, rows: Int32Array, entry: Int32Array, count: number, texts: readonly (string | undefined)[]): number;
 }
@@ -96,12 +77,9 @@ export function rowCells(rows: string[][]): Cells {
   };
 }
 
-/**
- * A decoded batch by column ({@link DecodedColumn} per feature, in `columns` order), `length` rows.
- * @see the module comment for the forms and how cells are rewritten.
- */
+/** A decoded batch by column, one {@link DecodedColumn} per feature in `columns` order. */
 export class DecodedBatch implements Cells {
-  /** Per column, text -> first index in its dictionary (built on the first {@link set} of a dict column). */
+  /** Per column, text -> first index in its dictionary (built on the first {@link set}). */
   private readonly lookup: (Map<string, number> | undefined)[] = [];
   /** Per dict column, true once its dictionary is the batch's own copy. */
   private readonly ownDict: boolean[] = [];
@@ -109,11 +87,8 @@ export class DecodedBatch implements Cells {
   private readonly lentCodes: Int32Array[] = [];
 
   /**
-   * @param columns column names (the CSV header), one per entry of `cells`.
-   * @param cells   the columns; each holds `length` rows.
-   * @param length  number of rows.
-   * @param arrays  the pool the columns' typed arrays came from, if any ({@link release}); a
-   *   writer takes the memory of what it builds from the batch from the same pool.
+   * @param columns column names (the CSV header), one per entry of `cells`, each `length` rows.
+   * @param arrays the pool the columns' typed arrays came from, if any; writers use it too.
    */
   constructor(
     readonly columns: string[],
@@ -123,11 +98,8 @@ export class DecodedBatch implements Cells {
   ) {}
 
   /**
-   * Gives the columns' typed arrays, and those {@link codesOf} handed out, back to the pool they
-   * came from (`Decoder.decodeBatch` with `arrays`), for the next batch of the same sample;
-   * without a pool, does nothing. A writer calls
-   * it once nothing reads the batch any more (its bytes written out, not merely queued): the
-   * batch must not be read afterwards.
+   * Gives the columns' typed arrays (and {@link codesOf}'s) back to their pool for the next batch.
+   * A writer calls it once nothing reads the batch (its bytes written out, not merely queued).
    */
   release(): void {
     if (this.arrays === undefined) return;
@@ -151,13 +123,10 @@ export class DecodedBatch implements Cells {
     return cellText(this.cells[f], r);
   }
 
-  /**
-   * Per row, the code `toCode` gives the text of column f's cell (-1 where it gives none); a
-   * code-book column looks each dictionary entry up once.
-   */
+  /** {@link Cells.codesOf}: a code-book column looks each dictionary entry up once. */
   codesOf(f: number, toCode: ReadonlyMap<string, number>): Int32Array {
     const col = this.cells[f];
-    // From the batch's pool, given back with the batch's columns (the rules read it while they repair the batch).
+    // From the batch's pool, given back with its columns (the rules read it while repairing).
     const out = this.arrays !== undefined ? this.arrays.int32(this.length) : new Int32Array(this.length);
     if (this.arrays !== undefined) this.lentCodes.push(out);
     if (col.kind === "dict") {
@@ -198,10 +167,7 @@ export class DecodedBatch implements Cells {
     }
   }
 
-  /**
-   * {@link Cells.setMany}: {@link set} for every x whose text differs, the same cells and
-   * dictionary; a code-book column looks each text up once, not once per row.
-   */
+  /** {@link Cells.setMany}, the same as {@link set} per x; a code book looks each text up once. */
   setMany(f: number, rows: Int32Array, entry: Int32Array, count: number, texts: readonly (string | undefined)[]): number {
     const col = this.cells[f];
     if (col.kind !== "dict") {
@@ -240,10 +206,7 @@ export class DecodedBatch implements Cells {
     return changed;
   }
 
-  /**
-   * The index {@link set} gives `text` in dict column f: the first entry holding it; when none,
-   * appended (to the batch's own copy of the dictionary) if `add`, else undefined.
-   */
+  /** {@link set}'s index of `text` in dict column f: the first holding it, else added if `add`. */
   private dictIndex(f: number, col: DictColumn, text: string, add: boolean): number | undefined {
     let map = this.lookup[f];
     if (map === undefined) {
@@ -264,8 +227,8 @@ export class DecodedBatch implements Cells {
   }
 
   /**
-   * A batch of rows `rows` of this one, in that order (indices in [0, length)); dictionaries are
-   * shared, not copied (the new batch copies one before its first {@link set} appends to it).
+   * A batch of rows `rows` of this one, in that order; dictionaries are shared (copied before the
+   * first {@link set} appends).
    */
   select(rows: readonly number[]): DecodedBatch {
     const n = rows.length;

@@ -1,40 +1,8 @@
 /**
- * Decoding, on the client: generated codes (`Generation.columns`) -> table values, using
- * only the model's `metadata` (so `GET /v1/models/{id}/metadata` is enough; no local state).
- *
- * Per feature f with code c, by `column_stats[f].type` (docs/api.md, "Column kinds"; each kind's
- * decoder lives in its module under `./columns`, `decoderFor` picks it; this module orchestrates):
- * - the missing code (`value_mappings[f][""]`, else K-1 when `column_stats[f].missing > 0`)
- *   -> "" (a blank cell);
- * - categorical -> the value whose `value_mappings[f]` entry is c. The pooled code (key
- *   `__other__`) stands for values too rare to release (rare category protection); it decodes to
- *   one of the column's own values drawn uniformly (not by frequency: the pool is a flat tail of
- *   many rare values, so a flat draw leaves the most frequent values at their real share), among
- *   those that occur with the row's code of the column's partner: the feature whose 2-way
- *   marginal with it has the most mutual information (so a pooled city is drawn among the cities
- *   of the row's state, not anywhere). It is never written as a placeholder and never as a rare
- *   value (the metadata does not hold them). A column with `column_stats[f].semantic` (a city or
- *   name column where at least `FRESH_POOLED_SHARE` of the rows hold rare values) writes the
- *   pooled code as a fresh value of its kind instead (`./semantic`; cities as invented names:
- *   `Hallborough`), keyed by the identifier key and the row's index in the sample, so rare cities
- *   stay spread over many values as in the real table rather than crowding the released ones.
- * - numerical or datetime without `bin_edges` (point bins) -> the exact original text;
- * - numerical with `bin_edges` (quantile bins, convention in `./columns/bins`) -> for a point bin its
- *   value; for an interval bin a value drawn uniformly among the values the column can be written
- *   with that lie inside the bin and inside [min, max]: multiples of `step` (else of
- *   10^-decimals; integers when `decimals` is 0) for numbers, printed with at most `decimals`
- *   decimals (trailing zeros dropped, down to `min_decimals`), exactly `decimals` when
- *   `fixed_decimals`; with a `grain`, first one of the column's grains by the bin's shares (a
- *   multiple of 100, of 50 but not 100, a twelfth ...: `./columns/numerical-grain`), then a value
- *   uniformly among the bin's points of that grain on no coarser one; metadata without `decimals`
- *   (older models) draws a real number printed with the fewest significant digits (>= 6) that keep
- *   it inside the bin;
- * - datetime with `bin_edges` -> the same over the points of the column's `granularity` in its
- *   own UTC `offset` (whole multiples of a fixed unit; month starts or year starts for `month` /
- *   `year`), written in its `format` (`./datetime`, `./columns/datetime`);
- * - id -> a fresh identifier of `id_shape` (`./identifier`, `./columns/id`): row i of a sample gets value(i) of
- *   a generator keyed per sample, so values are distinct within the sample across its batches;
- * - metadata without `value_mappings[f]` for a non-binned feature -> the code as a string.
+ * Decoding on the client: generated codes -> table values, from the model's `metadata` alone (so
+ * `GET /v1/models/{id}/metadata` is enough). Each kind's rule is docs/api.md "Column kinds"; its
+ * decoder lives under `../columns` (`decoderFor`); this module orchestrates. Identifier row i of a
+ * sample is value(i) of a generator keyed per sample, so ids are distinct across batches.
  * Deterministic: the same codes, seed and options give the same strings (one PRNG stream per
  * feature, seeded with `deriveSeed(seed, f)`).
  */
@@ -49,12 +17,12 @@ import { Rng, deriveSeed } from "./sfc32";
 import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
 import { DecodedBatch, rowCells, type Cells, type DecodedColumn } from "./batch";
 
-/** `../semantic/semantic-generator`, loaded for the first column written fresh (names, cities), not for every decode. */
+/** Loaded for the first column written fresh (names, cities), not for every decode. */
 function semanticGenerator(): typeof import("../semantic/semantic-generator") {
   return require("../semantic/semantic-generator");
 }
 
-/** Fresh identifiers of shape `shape`: its semantic kind's generator when it has one, else an {@link IdGenerator}. */
+/** Fresh identifiers of `shape`: its semantic kind's generator, else an {@link IdGenerator}. */
 function idValues(shape: IdShape, key: number): IdValues {
   if (shape.kind === "text" && shape.semantic) return new (semanticGenerator().SemanticGenerator)(shape.semantic, key);
   return new IdGenerator(shape, key);
@@ -66,22 +34,16 @@ export interface DecodeOptions {
   rowOffset?: number;
   /** Keys the identifier generators; one key per sample. Default: the decode seed. */
   idKey?: number;
-  /**
-   * Per feature name, a decoder to use instead of the feature's own (a restricted one from
-   * {@link Decoder.restrict}: values drawn inside a `where` range). Default: none.
-   */
+  /** Per feature name, a decoder instead of its own (from {@link Decoder.restrict}). */
   decoders?: Readonly<Record<string, FeatureDecoder>>;
   /**
-   * Keep `metadata.rules` in the decoded rows (`./rules/enforce`). Default true; the seeded path
-   * turns it off to write the seed cells back first and then calls {@link Decoder.enforce}.
+   * Keep `metadata.rules` in the decoded rows (`../rules/enforce`). Default true; the seeded path
+   * turns it off to write the seed cells back first, then calls {@link Decoder.enforce}.
    */
   rules?: boolean;
-  /** Cells the user fixed (the columns of a `where` condition): rules never rewrite them. Default: none. */
+  /** Cells the user fixed (a `where` condition's columns): rules never rewrite them. */
   fixed?: (row: number, feature: number) => boolean;
-  /**
-   * A pool the decoded columns' typed arrays come from (`../client/array-pool`); the batch's
-   * {@link DecodedBatch.release} gives them back. Default: fresh arrays.
-   */
+  /** Pool for the decoded columns' arrays, given back by {@link DecodedBatch.release}. */
   arrays?: ArrayPool;
 }
 
@@ -89,22 +51,13 @@ export interface DecodeOptions {
 export interface RestrictedFeature {
   /** The codes holding a value inside the range (ascending; never the missing code). */
   codes: number[];
-  /**
-   * Per code, the share in (0, 1] of its values (as the unrestricted decoder writes them) inside
-   * the range: below 1 for a bin the range covers in part. The wire's weighted condition.
-   */
+  /** Per code, the share in (0, 1] of its values inside the range (the wire's weights). */
   weights: number[];
   /** Decodes those codes to values inside the range. */
   decoder: FeatureDecoder;
 }
 
-/**
- * Decodes generated codes with a model's metadata.
- * ```ts
- * const dec = new Decoder(metadata);
- * const table = dec.decode(generation.columns, 42);
- * ```
- */
+/** Decodes generated codes with a model's metadata. */
 export class Decoder {
   /** Feature decoders, in `metadata.features` order. */
   readonly features: FeatureDecoder[];
@@ -119,10 +72,10 @@ export class Decoder {
 
   /**
    * Makes every row of `table` keep `metadata.rules` (in place), as {@link decode} does by default.
-   * @param seed  seeds the rules' draws (use the batch's decode seed).
+   * @param seed seeds the rules' draws (use the batch's decode seed).
    * @param fixed cells never rewritten (seed cells, `where` columns).
-   * @param codes the rows' generated codes per feature in `metadata.features` order: a broken
-   *   combination is then replaced by one likely given the row's other columns (`./rules/enforce`).
+   * @param codes the rows' generated codes per feature: a broken combination is then replaced by
+   *   one likely given the row's other columns.
    */
   enforce(
     table: Table,
@@ -144,7 +97,7 @@ export class Decoder {
     return this.rules.apply(cells, seed, (f, rng) => this.drawValue(f, rng), fixed, codes);
   }
 
-  /** A non-blank value of feature f drawn from its 1-way marginal (`empirical_probs`), written by its decoder. */
+  /** A non-blank value of feature f drawn from its 1-way marginal, written by its decoder. */
   private drawValue(f: number, rng: Rng): string {
     const name = this.metadata.features[f];
     let cum = this.cumulative[f];
@@ -168,16 +121,11 @@ export class Decoder {
   }
 
   /**
-   * A numerical or datetime feature under a value range (seeded generation's `where`, `./seeded`):
-   * the codes whose values meet the range and a decoder that writes only values inside it.
-   * Quantile-binned columns: the bins the range touches, each drawn among its lattice values inside
-   * the range (so `age >= 60` on a bin [55, 65) gives 60..64, never 57), with the share of the
-   * bin's values inside as its weight (0.5 there). Point-bin columns (exact
-   * values in `value_mappings`): the codes whose value is inside, decoded as usual.
-   * @param feature a feature of the metadata.
+   * A numerical or datetime feature under a value range (`where`): the codes whose values meet the
+   * range, weighted by the share of a bin inside it, and a decoder that writes only values inside
+   * (`age >= 60` on a bin [55, 65) gives 60..64).
    * @param range bounds in the column's numbers (datetimes: seconds since the epoch).
-   * @param parse text -> number of the column's point values (numbers: `Number`; datetimes: the
-   *   column's format), used for point-bin columns.
+   * @param parse text -> number of the column's point values (used for point-bin columns).
    * @returns undefined when the feature is neither numerical nor datetime.
    */
   restrict(feature: string, range: ValueRange, parse: (text: string) => number | undefined): RestrictedFeature | undefined {
@@ -201,9 +149,9 @@ export class Decoder {
   }
 
   /**
-   * @param columns `columns[f][r]` = code of feature f in row r (every feature present, same length).
-   * @param seed    seeds the draws inside interval bins and for the pooled code (any finite number).
-   * @param opts    the rows' place in their sample and the identifier key ({@link DecodeOptions}).
+   * @param columns `columns[f][r]` = code of feature f in row r (every feature, same length).
+   * @param seed seeds the draws inside interval bins and for the pooled code (any finite number).
+   * @param opts the rows' place in their sample and the identifier key ({@link DecodeOptions}).
    * @returns the decoded {@link Table}: `rows[r][c]` in `metadata.features` order.
    * @throws APIError (`invalid_response`) when a feature is absent or a code is out of range.
    */
@@ -212,9 +160,8 @@ export class Decoder {
   }
 
   /**
-   * {@link decode} by column: the same cells (`batch.get(r, f)` is `decode(...).rows[r][f]`, the
-   * same draws), held as `../batch`'s columns (code-book indices, integers, text) so that writers
-   * make no string per cell they do not write (`docs/decisions.md` "Decoded batches by column").
+   * {@link decode} by column: the same cells and draws, held as `./batch`'s columns so writers make
+   * no string per cell (`docs/decisions.md` "Decoded batches by column").
    * @throws as {@link decode}.
    */
   decodeBatch(columns: Record<string, ArrayLike<number>>, seed: number, opts: DecodeOptions = {}): DecodedBatch {

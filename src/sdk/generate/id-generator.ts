@@ -1,38 +1,14 @@
 /**
- * Fresh values of an identifier shape ({@link IdGenerator}), written when decoding synthetic rows;
- * the shapes themselves, their inference and matching: `../metadata/identifier`.
- *
- * Method. Distinctness is by construction: row i of a sample gets the value
- * `render(perm(i))`, where `perm` is a keyed pseudo-random permutation of the domain of the shape
- * (format-preserving encryption: a Feistel network over the smallest bit width w covering the
- * domain, with cycle walking into the domain; J. Black & P. Rogaway, "Ciphers with Arbitrary
- * Finite Domains", CT-RSA 2002, LNCS 2271, sections 4 and 5) and `render` writes the permuted
- * index in mixed radix over the per-position character sets. A bijection maps distinct indices to
- * distinct values; a pseudo-random one makes the values look unrelated to the row order.
- *
- * Feistel details (shared by both arithmetic paths): the w-bit block is split into a high half of
- * floor(w/2) bits and a low half of ceil(w/2) bits (balanced up to one bit); 8 rounds alternate
- * `hi ^= F_r(lo)` and `lo ^= F_r(hi)` (each round is invertible, so the network is a permutation of
- * [0, 2^w) whatever F_r is); F_r is a keyed hash built from the murmur3 finaliser (`mix32`) with
- * round keys from `deriveSeed(key, ...)`. Cycle walking (re-encrypt until the result is below the
- * domain size N) turns it into a permutation of [0, N); since N > 2^(w-1), fewer than 2
- * encryptions are expected per value. Domains up to 2^52 use Number arithmetic only (halves of at
- * most 26 bits, 32-bit integer ops); larger domains (24 hex characters = 2^96) use BigInt blocks
- * with the round function still computed on 32-bit words.
- *
- * Measured speed (Node 20 on this 2-core machine, `IdGenerator.value` in a loop after a warm-up;
- * the test "speed" prints it): 3-char [0-9A-Z] shape (46,656 values, Number path) about
- * 2.5-4.2 million values/s; 24-char lowercase hex shape (2^96 values, BigInt path) about
- * 330,000-500,000 values/s (targets: 300k/s and 50k/s).
+ * Fresh values of an identifier shape (shapes, inference and matching: `../metadata/identifier`).
+ * Distinct by construction: row i of a sample gets `render(perm(i))`, `perm` a keyed pseudo-random
+ * permutation of the shape's domain (`./permutation`), `render` the mixed-radix spelling over the
+ * per-position character sets; the values look unrelated to the row order.
  */
 import { deriveSeed } from "./sfc32";
 import { makePerm, permBig, SMALL_DOMAIN, TWO32, type Perm } from "./permutation";
 import { checkShape, compileText, type IdShape } from "../metadata/identifier";
 
-/**
- * Fresh identifiers of a column by row index: an {@link IdGenerator}, or for a text shape with a
- * semantic kind the semantic kind's generator (`../semantic`, chosen by the decoder).
- */
+/** Fresh identifiers of a column by row index: an {@link IdGenerator} or a semantic generator. */
 export interface IdValues {
   /** The identifier of row `i` of a sample (0 <= i, a safe integer). */
   value(i: number): string;
@@ -48,7 +24,7 @@ interface Lane {
   sizeNum: number;
   perm: Perm;
   alphabets: string[][];
-  /** BigInt path: groups of positions [from, to) rendered from one Number chunk, last group first. */
+  /** BigInt path: groups of positions [from, to) rendered from one Number chunk, last first. */
   chunks: { from: number; to: number; product: bigint }[];
 }
 
@@ -58,37 +34,23 @@ const TAG_PERM = 0x7a3;
 
 /**
  * Writes fresh identifiers of a shape. `value(i)` is deterministic for (shape, key, i), and
- * distinct indices give distinct values as long as they are below {@link IdGenerator.capacity}.
- *
- * Method: a keyed pseudo-random permutation (Feistel network with cycle walking, Black & Rogaway,
- * "Ciphers with Arbitrary Finite Domains", CT-RSA 2002) maps the index to a permuted index of the
- * domain, rendered in mixed radix over the per-position alphabets (text) or added to an offset
- * (integer).
+ * distinct indices below {@link IdGenerator.capacity} give distinct values; above it, values wrap.
  *
  * Text shapes: row i's length L is drawn from the `lengths` distribution with the keyed hash
- * `deriveSeed(key, tag, i) / 2^32` (so the length mix follows the real one); the characters are
- * `perm_L(i)` in the domain of length L (prefix + one character per position). Values of
- * different lengths differ by length, values of the same length differ because `perm_L` is a
- * bijection. Fallback when i >= the domain size of its drawn length (a short length with few
- * possible values): the length is re-drawn, with the same hash, among the lengths whose domain
- * exceeds i (so distinctness is kept and the value does not fall into an exhausted domain, where it
- * would almost surely equal a real value; the length mix then under-represents such exhausted
- * lengths). Only when no length's domain exceeds i (i >= capacity) does it wrap: `perm_L(i mod
- * |domain_L|)`, and duplicates can then occur.
+ * `deriveSeed(key, tag, i) / 2^32`; the characters are `perm_L(i)` in the domain of length L. When
+ * i >= that domain's size, L is re-drawn with the same hash among the lengths whose domain exceeds
+ * i, so the value stays distinct and does not fall into an exhausted domain, where it would almost
+ * surely equal a real one (such lengths are then under-represented).
  *
  * Integer shapes, with span = max - min + 1 and density = distinct / span:
  * - density <= 0.05 (sparse): `min + perm(i)` over [min, max]; the expected share of values equal
- *   to a real one is the density. Capacity: span; beyond it, wraps (duplicates).
- * - otherwise (dense: the real values fill their range): fresh values just above it, like new rows
- *   of an auto-increment table, never equal to a real value: `max + 1 + perm(i)` over [0, span)
- *   for i < span, and block k = floor(i / span) further up for larger i
- *   (`max + 1 + k * span + perm(i mod span)`), as long as the value stays a safe integer.
- *   Capacity: the number of whole blocks that fit below `Number.MAX_SAFE_INTEGER` times span;
- *   beyond it, wraps (duplicates). When not even one block fits, the sparse rule is used instead.
+ *   to a real one is the density. Capacity: span.
+ * - otherwise (dense): fresh values above max, like new rows of an auto-increment table, never a
+ *   real value: `max + 1 + k * span + perm(i mod span)`, k = floor(i / span), while a safe integer.
+ *   Capacity: the whole blocks below `Number.MAX_SAFE_INTEGER` times span (none fits: sparse rule).
  *
  * Cost: construction O(positions^2) (text) and 16 key derivations per permutation; `value` is
- * O(positions) plus 8 Feistel rounds (x < 2 cycle-walking steps expected). Speeds are measured in
- * this module's header.
+ * O(positions) plus 8 Feistel rounds (fewer than 2 cycle-walking steps expected).
  */
 export class IdGenerator implements IdValues {
   private readonly kind: "integer" | "text";
@@ -108,12 +70,11 @@ export class IdGenerator implements IdValues {
   private readonly digits = new Int32Array(0);
 
   /**
-   * @param shape a shape from {@link inferIdShape} (or from `column_stats[f].id_shape`).
-   * @param key any finite number (e.g. `deriveSeed(seed, f)`): the same key gives the same
-   *   values; another key gives unrelated ones.
+   * @param shape a shape from {@link inferIdShape} (or `column_stats[f].id_shape`).
+   * @param key any finite number (e.g. `deriveSeed(seed, f)`): the same key gives the same values.
    * @throws RangeError on a malformed shape (unknown kind; min/max not safe integers or min > max;
-   *   a position class allowing no character; a length key that is not an integer in
-   *   [0, positions.length]; a negative or non-finite row count; no lengths) or a non-finite key.
+   *   a position class allowing no character; a length key that is not an integer in [0,
+   *   positions.length]; a negative or non-finite row count; no lengths) or a non-finite key.
    */
   constructor(shape: IdShape, key: number) {
     checkShape(shape);
@@ -174,19 +135,16 @@ export class IdGenerator implements IdValues {
   }
 
   /**
-   * How many indices get distinct values: every two distinct indices below it give distinct values
-   * (text: the largest domain among the lengths with rows, as a Number, rounded and possibly
-   * astronomically large; integer: see the class description). Indices at or above it wrap.
+   * How many indices get distinct values (text: the largest domain among the lengths with rows, as
+   * a Number, possibly astronomically large; integer: see the class comment). Above it, wraps.
    */
   capacity(): number {
     return this.cap;
   }
 
   /**
-   * The identifier of row `i`: the i-th row of a sample across all its batches (so batches must
-   * number their rows consecutively to stay distinct).
-   * @param i 0 <= i, a safe integer.
-   * @returns a value for which {@link matchesIdShape} is true.
+   * The identifier of row `i` of a sample across all its batches (batches must number their rows
+   * consecutively to stay distinct); a value for which {@link matchesIdShape} is true.
    * @throws RangeError when i is not a non-negative safe integer.
    */
   value(i: number): string {
@@ -249,7 +207,7 @@ export class IdGenerator implements IdValues {
     return this.spell(lane);
   }
 
-  /** Mixed-radix digits of c over positions [from, to) (the last position least significant) into `digits`. */
+  /** Mixed-radix digits of c over positions [from, to) (last least significant) into `digits`. */
   private fillDigits(alphabets: readonly string[][], c: number, from: number, to: number): void {
     const d = this.digits;
     for (let j = to - 1; j >= from; j--) {

@@ -1,8 +1,11 @@
 /**
- * Keyed permutations of [0, N) (Feistel network with cycle walking, Black & Rogaway, "Ciphers
- * with Arbitrary Finite Domains", CT-RSA 2002): the same key gives the same permutation, another
- * key an unrelated one. Shared by the identifier generator (`../metadata/identifier`) and the semantic
- * generator (`../semantic/semantic-generator`), which write distinct values per row index through them.
+ * Keyed permutations of [0, N) (Feistel network with cycle walking, J. Black & P. Rogaway, "Ciphers
+ * with Arbitrary Finite Domains", CT-RSA 2002, LNCS 2271, sections 4 and 5), for the identifier and
+ * semantic generators; the same key gives the same permutation, another key an unrelated one.
+ * The w-bit block (w covering N) splits into halves of floor(w/2) and ceil(w/2) bits; 8 rounds
+ * alternate `hi ^= F_r(lo)` and `lo ^= F_r(hi)`, each invertible whatever F_r is (a keyed
+ * murmur3-finaliser hash). Cycle walking (re-encrypt until below N) restricts it to [0, N); as
+ * N > 2^(w-1), fewer than 2 encryptions are expected per value.
  */
 import { deriveSeed, mix32 } from "./sfc32";
 

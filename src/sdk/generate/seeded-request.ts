@@ -1,37 +1,21 @@
 /**
- * Seeded generation on the SDK side (docs/api.md "Seeded generation"): a `where`
- * condition or a seed table in the user's values -> the codes of the Generate request's seeded
- * `embedding`, using only the model's metadata (as decoding does), and every bad input caught
- * before any request is sent.
+ * Seeded generation on the SDK side (docs/api.md "Seeded generation"): a `where` condition or a
+ * seed table in the user's values -> the codes of the Generate request's seeded `embedding`, from
+ * the model's metadata alone; bad input is a {@link DataError} naming the column (and line), raised
+ * before any request.
  *
- * `where` (`synth.sample(n, { where })`): per column,
- * - categorical: a value, or a list of values (any of them); each must have a code of its own in
- *   the column's code book (`value_mappings`): a value never seen, or one too rare to get a code
- *   (pooled into `__other__`), cannot be asked for. `""` asks for blank cells when the column has them.
- * - numerical / datetime: a value (exactly that value), a range `{gte?, gt?, lte?, lt?}` (numbers, or
- *   datetimes written in the column's format or ISO 8601), or, for columns with one code per value
- *   (point bins), a list of values. A range maps to the codes it touches: quantile bins it overlaps
- *   (those holding a value the decoder can write inside it), or point values inside it; a bin the
- *   range covers in part is sent with its share of values inside as a weight (`{codes, weights}`),
- *   so the rows are the model's draw conditioned on the value, not on the bin; decoded values are
- *   then drawn inside the range, not merely inside the bin (`Decoder.restrict`).
- * - id: refused; identifiers are written fresh and carry no information to condition on.
- * Unknown column, value not in the code book, an empty range or list, a range on a categorical
- * column: {@link DataError} naming the column.
+ * `where`, per column:
+ * - categorical: values with a code of their own (not never-seen or pooled ones); `""`: blank.
+ * - numerical / datetime: a value, a range `{gte?, gt?, lte?, lt?}` (numbers, or datetimes in the
+ *   column's format or ISO 8601), or a list on point-bin columns. A bin a range covers in part is
+ *   weighted by its share inside, so rows follow the model conditioned on the value, not the bin.
+ * - id: refused; identifiers are written fresh and carry nothing to condition on.
  *
- * Seed tables (`synth.sample({ seedData })`, `synthd impute`): one output row per seed row. Its
- * non-blank cells (after trimming) are kept byte for byte in the output (untrimmed, as read) and
- * condition the row; blank cells are generated. A cell's code:
- * - categorical: its code in the code book; a value without a code of its own in a column with a
- *   pooled code is taken for a pooled rare value (the pooled code), since the rare values are
- *   never sent to the server; without a pooled code it is a DataError (column, line, value).
- * - numerical / datetime: the bin of its number (datetimes parsed in the column's format); a
- *   number outside the trained [min, max] takes the nearest end bin; on point-bin columns, the
- *   code of the equal value, else of the nearest value. Text that is not a number (not a datetime
- *   in the column's format) is a DataError.
+ * Seed tables: non-blank cells are kept byte for byte and condition their row. A cell's code:
+ * - categorical: its code, else the pooled code (rare values are never sent), else a DataError.
+ * - numerical / datetime: the bin of its number (outside [min, max]: the nearest end bin); on
+ *   point-bin columns the equal, else the nearest value.
  * - id: "present" (code 0); the identifier itself is kept.
- * A seed column the model lacks is a DataError naming it (line 1). Columns the seed table lacks
- * are generated in every row.
  */
 import type { ColumnKind, ConditionCell, Metadata } from "../../contract";
 import { readCsvText, readTable, type Table } from "../io/csv";
@@ -64,15 +48,12 @@ export type WhereValue = string | number | boolean | readonly (string | number |
 /** `where` of `Synthesizer.sample`: column name -> condition; every generated row satisfies all. */
 export type Where = Readonly<Record<string, WhereValue>>;
 
-/**
- * A seed table: records (`[{sex: "Female", age: ""}, ...]`; a missing key, null or undefined is
- * blank), a {@link Table}, or CSV text with a header line.
- */
+/** A seed table: records (missing, null or undefined values blank), a {@link Table}, CSV text. */
 export type SeedTable = string | Table | readonly Readonly<Record<string, unknown>>[];
 
 /** A compiled `where`: the wire condition and the range-restricted decoders. */
 export interface CompiledWhere {
-  /** `embedding.condition`: feature -> code, allowed codes, or allowed codes with weights (a range covering part of a bin). */
+  /** `embedding.condition`: feature -> code, allowed codes, or allowed codes with weights. */
   condition: Record<string, ConditionCell>;
   /** Per feature with a range on binned values: a decoder drawing inside the range. */
   decoders: Record<string, FeatureDecoder>;
@@ -98,9 +79,8 @@ interface ColumnBook {
 }
 
 /**
- * The code book of feature `name` as the SDK reads it from the metadata (as decoding does), or
- * undefined when the model has no such feature. Built per named column only: a `where` or a seed
- * table usually names few of a wide table's columns.
+ * The code book of feature `name` from the metadata, or undefined when the model lacks it. Built
+ * per named column only: a `where` or seed table usually names few of a wide table's columns.
  */
 function columnBook(meta: Metadata, name: string): ColumnBook | undefined {
   if (!meta.features.includes(name)) return undefined;
@@ -111,7 +91,6 @@ function columnBook(meta: Metadata, name: string): ColumnBook | undefined {
   for (const [v, c] of Object.entries(mapping)) if (v !== MISSING_KEY && v !== OTHER) byText.set(v, c);
   const kind: ColumnKind = stats?.type ?? "categorical";
   const book: ColumnBook = { name, kind, missingCode: missingCodeOf(meta, name), otherCode, byText, show: String };
-  // Numerical and datetime columns: how their values are read and named (`../columns`).
   const reader = valueReaderOf(stats);
   if (reader) [book.parse, book.show] = [reader.parse, reader.show];
   if ((kind === "numerical" || kind === "datetime") && book.parse) {
@@ -177,7 +156,7 @@ function isRange(v: WhereValue): v is WhereRange {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
-/** A range as the user wrote it: `>= 1975-01-01 and < 1979-01-01` (datetimes in the column's format). */
+/** A range as the user wrote it: `>= 1975-01-01 and < 1979-01-01` (in the column's format). */
 function describeRange(book: ColumnBook, r: ValueRange): string {
   const lo = r.lo === undefined ? "" : `${r.loOpen ? ">" : ">="} ${book.show(r.lo)}`;
   const hi = r.hi === undefined ? "" : `${r.hiOpen ? "<" : "<="} ${book.show(r.hi)}`;
@@ -185,15 +164,11 @@ function describeRange(book: ColumnBook, r: ValueRange): string {
 }
 
 /**
- * Turns a `where` into the wire condition and range-restricted decoders (rules in the module
- * comment).
- * @param decoder the model's decoder (its metadata gives the code books).
- * @param where column -> value, list of values, or `{gte?, gt?, lte?, lt?}`.
+ * Turns a `where` into the wire condition and range-restricted decoders (module comment's rules).
  * @returns the condition (codes per feature) and, per ranged binned column, its decoder.
- * @throws DataError naming the column: unknown column, identifier column, value not in the code
- *   book, empty list, empty range (no value the column can be written with lies inside), a range
- *   on a categorical column, unknown range keys, `gt` with `gte` (or `lt` with `lte`), a list on a
- *   quantile-binned column, a bound that is not a number (datetime).
+ * @throws DataError naming the column: unknown or identifier column, value not in the code book,
+ *   empty list or range, a range on a categorical column, unknown range keys, `gt` with `gte` (or
+ *   `lt` with `lte`), a list on a quantile-binned column, a bound that is not a number (datetime).
  */
 export function compileWhere(decoder: Decoder, where: Where): CompiledWhere {
   if (where === null || typeof where !== "object" || Array.isArray(where)) {
@@ -282,7 +257,7 @@ function applyRange(decoder: Decoder, book: ColumnBook, range: ValueRange, condi
       { column: book.name },
     );
   }
-  // A bin the range covers in part is weighted by its share inside (exact: the decoder then draws inside the range).
+      // A bin covered in part is weighted by its share inside; the decoder draws inside the range.
   condition[book.name] = r.weights.every((w) => w === 1) ? r.codes : { codes: r.codes, weights: r.weights };
   if (book.edges) decoders[book.name] = r.decoder;
 }
@@ -299,20 +274,18 @@ function describeSpan(meta: Metadata, book: ColumnBook): string {
 
 /** A seed table as read: header, raw cells (untrimmed), and each row's line. */
 export interface SeedRows {
-  /** How messages name it: the file path, "the seed CSV text", "the seed records" or "the seed table". */
+  /** How messages name it: the file path, or "the seed ..." (CSV text, records, table). */
   name: string;
   file?: string;
   columns: string[];
   /** Cells as given (CSV: untrimmed); blank = empty after trimming. */
   rows: string[][];
-  /** 1-based line of each row (CSV: its line in the file; records and tables: index + 2, after a header line). */
+  /** 1-based line of each row (CSV: its line in the file; records and tables: index + 2). */
   lines: number[];
 }
 
 /**
- * Reads a seed table into memory.
- * @param source records, a {@link Table} or CSV text ({@link SeedTable}), or `{file}`: a CSV file
- *   (streamed through `../io/csv`, UTF-8 checked).
+ * Reads a seed table into memory: records, a {@link Table}, CSV text, or `{file}` (a CSV file).
  * @throws DataError for the structural problems of `readTable` (empty, header only, ragged row,
  *   malformed quoting, bad UTF-8, duplicate header names), and for records that are not objects.
  */
@@ -367,15 +340,14 @@ export interface EncodedSeed {
   features: string[];
   /** `seed_data.rows`: per seed row, one code (or null: generated) per entry of `features`. */
   rows: (number | null)[][];
-  /** Per seed row, per model column (model order): the cell to write verbatim, or undefined (generated). */
+  /** Per seed row, per model column: the cell to write verbatim, or undefined (generated). */
   keep: (string | undefined)[][];
 }
 
 /**
  * Encodes a seed table with the model's code books (rules in the module comment).
- * @throws DataError naming column and line: a column the model lacks (line 1), a categorical
- *   value without a code in a column without a pooled code, a numerical (datetime) cell that is
- *   not a number (not a datetime in the column's format).
+ * @throws DataError naming column and line: a column the model lacks (line 1), a categorical value
+ *   without a code and no pooled code, a numerical (datetime) cell that does not parse.
  */
 export function encodeSeed(meta: Metadata, seed: SeedRows): EncodedSeed {
   const colBooks = seed.columns.map((c) => {
@@ -403,7 +375,7 @@ export function encodeSeed(meta: Metadata, seed: SeedRows): EncodedSeed {
   return { features: [...seed.columns], rows, keep };
 }
 
-/** The wire code of one non-blank seed cell (rules in the module comment). @throws DataError naming column and line. */
+/** The wire code of one non-blank seed cell. @throws DataError naming column and line. */
 function seedCode(book: ColumnBook, text: string, seed: SeedRows, r: number): number {
   if (book.kind === "id") return 0;
   // Built only for an error: this runs once per non-blank seed cell.

@@ -1,10 +1,7 @@
 /**
- * Seeded pseudo-random numbers for the SDK's client-side draws (decoding inside quantile bins,
- * the independent baseline) and for deriving per-batch seeds. Deterministic across platforms:
- * 32-bit integer arithmetic only (`Math.imul`, `>>>`).
- *
- * Generator: sfc32 (Chris Doty-Humphrey's "Small Fast Chaotic" PRNG, PractRand), seeded through
- * splitmix32-style mixing; uniforms use 53 bits (two outputs).
+ * Seeded pseudo-random numbers for the SDK's client-side draws and per-batch seeds: sfc32 (Chris
+ * Doty-Humphrey's "Small Fast Chaotic" PRNG, PractRand), seeded through splitmix32-style mixing;
+ * uniforms use 53 bits. Deterministic across platforms: 32-bit integer arithmetic only.
  */
 
 /** Mixes a 32-bit value (the murmur3 / splitmix32 finaliser). */
@@ -25,9 +22,8 @@ function words(v: number): [number, number] {
 }
 
 /**
- * Derives a seed from a base seed and a path of indices, e.g. `deriveSeed(seed, batch, 1)`.
- * Same inputs, same output; nearby inputs give unrelated outputs.
- * @returns an unsigned 32-bit integer (valid as a generate request's `seed`).
+ * Derives a seed from a base seed and a path of indices, e.g. `deriveSeed(seed, batch, 1)`: nearby
+ * inputs give unrelated outputs; an unsigned 32-bit integer (valid as a generate request's `seed`).
  */
 export function deriveSeed(seed: number, ...path: number[]): number {
   const [lo, hi] = words(seed);
@@ -47,7 +43,7 @@ export class Rng {
   private c: number;
   private d: number;
 
-  /** @param seed any finite number; streams from different seeds are independent for practical use. */
+  /** @param seed any finite number; streams of different seeds are independent in practice. */
   constructor(seed: number) {
     const [lo, hi] = words(seed);
     this.a = mix32(lo ^ 0x243f6a88);
@@ -57,7 +53,7 @@ export class Rng {
     for (let i = 0; i < 12; i++) this.u32();
   }
 
-  /** Writes the stream's four 32-bit words into `into[0..3]` (for the compute core's twin of a loop, `../native-loops`). */
+  /** Writes the stream's four 32-bit words into `into[0..3]` (for `../native-loops`). */
   saveState(into: Int32Array): void {
     into[0] = this.a;
     into[1] = this.b;
@@ -97,10 +93,8 @@ export class Rng {
   }
 
   /**
-   * An index drawn from a cumulative distribution: `cum[i]` = sum of the weights of 0..i
-   * (non-decreasing, weights >= 0, not necessarily summing to 1); returns the first i with
-   * `cum[i] > u` for u = {@link next} x `cum[last]` (binary search, one draw). Inverse transform
-   * sampling. An empty `cum` gives 0.
+   * Inverse transform sampling, one draw: the first i with `cum[i] > u` for u = {@link next} x
+   * `cum[last]`, where `cum` holds non-decreasing cumulative weights (any total). Empty: 0.
    */
   pickCumulative(cum: ArrayLike<number>): number {
     const u = this.next() * (cum.length ? cum[cum.length - 1] : 0);
@@ -114,7 +108,7 @@ export class Rng {
     return Math.max(lo, 0);
   }
 
-  /** Shuffles `a` in place (Fisher–Yates, Durstenfeld's variant: one {@link int} per position from the end); returns `a`. */
+  /** Shuffles `a` in place (Fisher–Yates, Durstenfeld's variant) and returns it. */
   shuffle<T extends { length: number; [i: number]: number }>(a: T): T {
     for (let i = a.length - 1; i > 0; i--) {
       const j = this.int(i + 1);

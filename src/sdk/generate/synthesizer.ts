@@ -1,31 +1,9 @@
 /**
- * The fit/sample helper: the whole client-side flow of the contract ("metadata extraction, data
- * encoding, training, embedding generation, decoding") behind two calls.
- *
- * ```ts
- * const client = new Synthd();
- * const synth = await Synthesizer.fit(client, "adult.csv", { config: { max_epochs: 50 } });
- * await synth.writeCsv("synthetic.csv", 32_561, { seed: 7 });
- * await synth.writeFile("synthetic.parquet", 32_561, { seed: 7 }); // or .arrow; same rows, typed columns
- * ```
- *
- * Reproducibility: batch b of a `sample(n, {seed})` call asks the server for
- * `{num_rows, seed: deriveSeed(seed, b, 0)}` and decodes with `deriveSeed(seed, b, 1)` (identifiers:
- * one generator keyed `deriveSeed(seed, 0, 2)` for the whole sample, row i its i-th value), so the same
- * model weights, `n`, `seed` and `batchSize` give byte-identical CSV. Without a seed, a random
- * one is drawn per call.
- *
- * Seeded generation (`./seeded`; docs/api.md "Seeded generation"): `sample(n, { where })` asks every
- * batch for rows that satisfy the condition (`{num_rows, seed, condition}`) and decodes ranged
- * columns inside their ranges; `sample({ seedData })` sends the seed table in batches of at most
- * MAX_SEED_ROWS_PER_REQUEST rows (`{seed, seed_data}`, batch b seeded as above) and writes the seed
- * table's non-blank cells back verbatim. Bad conditions and seed cells are DataErrors raised before
- * the first request.
- *
- * Output formats (`../io/formats`; docs/formats.md): {@link Synthesizer.writeFile} writes CSV,
- * Parquet or the Arrow IPC file format, chosen by `format` or the path's extension, batch by batch;
- * Parquet and Arrow columns are typed from the metadata (`../io/typed`), and hold the same values as
- * the CSV of the same seed.
+ * The fit/sample helper: the contract's client-side flow behind two calls. Batch b of
+ * `sample(n, {seed})` asks for `seed: deriveSeed(seed, b, 0)` and decodes with
+ * `deriveSeed(seed, b, 1)`; identifiers come from one generator keyed `deriveSeed(seed, 0, 2)`, so
+ * the same weights, `n`, `seed` and `batchSize` give byte-identical CSV. Seeded generation:
+ * docs/api.md "Seeded generation"; output formats: docs/formats.md.
  */
 import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
@@ -44,54 +22,37 @@ import { DataError } from "../errors";
 import type { FilterBuild, NearCopyFilter } from "../privacy/filter";
 import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
 
-// What only fitting, the near-copy filter or seeded and conditioned generation use is loaded on
-// their first call, not by every `synthd sample` (the table reader and analysis, the filter, seed
-// tables; with the SDK's other modules loaded on first use, 24-31 fewer modules and about 0.05-0.07
-// core-s less per `synthd sample`: docs/formats.md "Seventh round").
-/** `../metadata/metadata` (table analysis). */
+// Modules only fitting, the near-copy filter or seeded generation use are loaded on first call, so
+// `synthd sample` does not load them (docs/formats.md "Seventh round").
 function analysis(): typeof import("../metadata/metadata") {
   return require("../metadata/metadata");
 }
-/** `./fit-defaults`. */
 function fitDefaults(): typeof import("./fit-defaults") {
   return require("./fit-defaults");
 }
-/** `../privacy/filter`. */
 function privacyFilter(): typeof import("../privacy/filter") {
   return require("../privacy/filter");
 }
-/** `./seeded-request` (conditions and seed tables). */
 function seededRequest(): typeof import("./seeded-request") {
   return require("./seeded-request");
 }
 
-/** `../io/typed` (apache-arrow's types), loaded to check seed cells against typed columns, not for CSV. */
+/** Loaded to check seed cells against typed columns, not for CSV. */
 function typed(): typeof import("../io/typed") {
   return require("../io/typed");
 }
 
-/**
- * Batches the near-copy filter may add after the planned ones before the rest is kept unfiltered
- * ({@link Synthesizer.sampleBatches}).
- */
+/** Batches the near-copy filter may add after the planned ones (see `sampleBatches`). */
 export const FILTER_TOP_UP_ROUNDS = 8;
 
-/**
- * Rows a filtered sample of n rows may draw in all, over n (plus 16), before the rest is kept
- * unfiltered: the rows dropped are charged, so a filter that drops most rows costs at most this.
- */
+/** Drawn rows (over n, plus 16) after which a filtered sample keeps the rest: bounds the cost. */
 export const FILTER_MAX_DRAWN = 3;
 
 
 /** A trained (or training) model with its metadata: fit once, sample many times. */
 export class Synthesizer {
   readonly decoder: Decoder;
-  /**
-   * Drops sampled rows that nearly copy a real row (`../privacy/filter`). Set by {@link fit} (not
-   * with differential privacy), by {@link useNearCopyFilter}, or by the caller (a filter loaded
-   * with `NearCopyFilter.fromBuffer`); else none. Seeded generation (one row per seed row) does
-   * not filter.
-   */
+  /** Drops sampled rows that nearly copy a real row (`../privacy/filter`); not seeded ones. */
   nearCopyFilter?: NearCopyFilter;
   private constructor(
     readonly client: Synthd,
@@ -115,16 +76,11 @@ export class Synthesizer {
 
   /**
    * Extracts metadata from `source` (streamed CSV or in-memory table), creates the model and,
-   * unless `wait: false`, waits until it is ready. The extraction options apply: `domain` for an
-   * already-discretized table, `privacy: {epsilon, delta?}` for differentially private marginals
-   * (needs `domain`; the budget lands in `metadata.column_stats[f].privacy`). `model_size` and
-   * `max_epochs` that `config` leaves out are chosen by the table's rows ({@link fitConfig}) and
-   * sent explicitly; so is the rare threshold k when `rareThreshold` is not given
-   * ({@link defaultRareThreshold}: 5 under 1,000 rows, else 2) and the bins per numerical column when
-   * `binCap` is not given ({@link defaultBinCap}: fewer under 160 rows).
+   * unless `wait: false`, waits until it is ready; options left out are chosen by the table's rows
+   * (`./fit-defaults`).
    * @throws DataError (bad table or domain; fewer than `minRows` rows, default {@link MIN_ROWS}),
-   *         RangeError (privacy without domain, bad epsilon or delta, bad minRows), the HTTP errors
-   *         of Create Model, TrainingFailedError, TrainingTimeoutError.
+   *   RangeError (privacy without domain, bad epsilon or delta, bad minRows), the HTTP errors of
+   *   Create Model, TrainingFailedError, TrainingTimeoutError.
    */
   static async fit(client: Synthd, source: TableSource, opts: FitOptions = {}): Promise<Synthesizer> {
     const { MIN_ROWS, defaultRareThreshold, defaultBinCap, sourceOf, fitConfig } = fitDefaults();
@@ -133,7 +89,7 @@ export class Synthesizer {
     if (!(Number.isInteger(minRows) && minRows >= 1)) throw new RangeError("minRows must be an integer >= 1");
     let scan = await analyzeTable(source, opts);
     if (opts.domain === undefined) {
-      // k and the bins depend on the rows, known only after a pass; a small table is read again at once.
+      // k and the bins depend on the rows, known only after a pass; a small table is read again.
       const small = {
         ...(opts.rareThreshold === undefined && defaultRareThreshold(scan.n) !== DEFAULTS.rareThreshold ? { rareThreshold: defaultRareThreshold(scan.n) } : {}),
         ...(opts.binCap === undefined && defaultBinCap(scan.n) !== DEFAULTS.binCap ? { binCap: defaultBinCap(scan.n) } : {}),
@@ -170,26 +126,18 @@ export class Synthesizer {
     return s;
   }
 
-  /**
-   * A synthesizer for an existing model: fetches the model and `GET /v1/models/{id}/metadata`.
-   * @throws NotFoundError when the model does not exist for this key.
-   */
+  /** A synthesizer for an existing model. @throws NotFoundError for a model this key lacks. */
   static async fromModel(client: Synthd, id: string): Promise<Synthesizer> {
     const [model, metadata] = await Promise.all([client.models.retrieve(id), client.models.metadata(id)]);
     return new Synthesizer(client, model, metadata);
   }
 
   /**
-   * Builds the near-copy filter from the real table the model was fitted on (`../privacy/filter`),
-   * e.g. for a synthesizer from {@link fromModel}.
-   * The model's identifier columns are not compared, nor those `read.columns` declares
-   * identifiers: an identifier is written fresh, never real, so comparing it would hide a row that
-   * copies a person on every other column (the check of `evaluate` leaves identifiers out too).
-   * @param read kind overrides, or the `domain` of a discretized table; delimiter, encoding.
-   * @param key the secret the filter hashes cells with (default: 32 random bytes), for a filter
-   *   stored with `NearCopyFilter.toBuffer` and loaded later with the same key.
-   * @returns the filter's split share, and why none was built when so (then the synthesizer keeps
-   *   no filter).
+   * Builds the near-copy filter from the real table the model was fitted on (`../privacy/filter`).
+   * Identifier columns are not compared: they are written fresh, so comparing them would hide a row
+   * that copies a person on every other column.
+   * @param key the secret cells are hashed with (default: 32 random bytes), to reload a stored one.
+   * @returns the filter's split share, or why none was built (then no filter is kept).
    * @throws DataError for a real table that cannot be read or lacks a column of the model.
    */
   async useNearCopyFilter(
@@ -213,27 +161,18 @@ export class Synthesizer {
   }
 
   /**
-   * Generates `n` rows batch by batch (at most `batchSize` <= 100,000 per request) and yields
-   * each decoded batch as a {@link Table}. The request for batch b + 1 is sent while batch b is
-   * decoded and consumed (one request ahead), so the server generates while the client decodes;
-   * a consumer that stops early has had at most one batch more generated, and charged, than it
-   * took (`sample` and the file writers always take every batch).
-   * With the near-copy filter ({@link nearCopyFilter}; `opts.nearCopyFilter: false` turns it off
-   * for one call) rows that nearly copy a real row are dropped (all of them, or those beyond the
-   * share a split of the real table shows: `NearCopyFilter.keep`) and, after the planned batches,
-   * replaced by further batches of the same seeded stream (batch b >= the planned count asks for
-   * the rows still missing over the share of drawn rows kept so far, times 1.5, at least 16), so
-   * the same seed still gives the same rows and `n` rows come back; the rows dropped are
-   * generated, and charged, too. After {@link FILTER_TOP_UP_ROUNDS} such batches, or once
-   * {@link FILTER_MAX_DRAWN} times n rows (plus 16) are drawn, the rest is kept unfiltered (not
-   * reached unless most drawn rows are near-copies).
+   * Generates `n` rows in batches of at most `batchSize` (<= 100,000) and yields each decoded
+   * batch; batch b + 1 is requested while b is decoded, so a consumer that stops early has had one
+   * batch more generated, and charged, than it took. Rows the near-copy filter drops are charged
+   * and replaced by top-up batches of the same seeded stream (the same seed gives the same `n`
+   * rows), up to {@link FILTER_TOP_UP_ROUNDS} and {@link FILTER_MAX_DRAWN}.
    * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
    */
   async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
     for await (const b of this.sampleDecoded(n, opts)) yield b.toTable();
   }
 
-  /** {@link sampleBatches} with each batch held by column (`./batch`), as the file writers take it. */
+  /** {@link sampleBatches} with each batch held by column (`./batch`), as the writers take it. */
   private async *sampleDecoded(n: number, opts: SampleOptions): AsyncGenerator<DecodedBatch> {
     if (!(Number.isInteger(n) && n >= 1)) throw new RangeError("n must be a positive integer");
     const batchSize = opts.batchSize ?? MAX_ROWS_PER_REQUEST;
@@ -248,7 +187,7 @@ export class Synthesizer {
     // A condition's columns keep the condition: row rules rewrite the other columns around them.
     const fixedFeatures = this.metadata.features.map((f) => conditioned && Object.hasOwn(where.condition, f));
     // A batch's codes are decoded (and given back) before the next response is read; its decoded
-    // columns come from the same pool, and a writer gives them back once written (`DecodedBatch.release`).
+    // columns come from the same pool; a writer gives them back (`DecodedBatch.release`).
     const arrays = new ArrayPool();
     const fetchBatch = (b: number, rows?: number): Promise<GeneratedCodes> => {
       const p = this.client.models.generateCodes(
@@ -294,7 +233,7 @@ export class Synthesizer {
         all.release();
       }
       done += batch.length;
-      // After the planned batches, when the filter dropped rows: the rows missing over the kept share, times 1.5.
+      // Top-up after the planned batches: the rows missing over the kept share, times 1.5.
       if (!planned && done < n) {
         const kept = Math.max(done, 1) / drawn;
         const want = Math.max(16, Math.ceil((1.5 * (n - done)) / kept));
@@ -314,18 +253,12 @@ export class Synthesizer {
   }
 
   /**
-   * Seeded generation from a seed table (`./seeded`), batch by batch: one output row per seed row,
-   * in the seed table's order, columns in the model's order. A seed row's non-blank cells are
-   * written back byte for byte (as read: CSV cells untrimmed) and condition the row; its blank
-   * cells, and the model's columns the seed table lacks, are drawn from the model's conditional
-   * (calibrated unless `calibrate: false`, as {@link sampleBatches}).
-   * Batch b (at most `batchSize` <= {@link MAX_SEED_ROWS_PER_REQUEST} seed rows) asks for
-   * `{seed: deriveSeed(seed, b, 0), seed_data}` and decodes with `deriveSeed(seed, b, 1)`, so the
-   * same weights, seed table, seed and batch size give the same rows.
-   * @throws DataError (before any request) for a seed table that cannot be read, a column the
-   *   model lacks (line 1), a cell without a code (column, line, value); RangeError for bad
-   *   options; the HTTP errors of generate (a condition the model gives probability 0:
-   *   InvalidRequestError whose `param` names the batch's row and cell).
+   * Seeded generation from a seed table: one output row per seed row, in order; non-blank cells are
+   * written back byte for byte and condition the row, the rest is drawn. Batches of at most
+   * {@link MAX_SEED_ROWS_PER_REQUEST} rows are seeded as in {@link sampleBatches}.
+   * @throws DataError (before any request) for an unreadable seed table, a column the model lacks
+   *   (line 1), a cell without a code (column, line, value); RangeError for bad options; the errors
+   *   of generate (a condition of probability 0: InvalidRequestError, `param` naming row and cell).
    */
   async *seededBatches(opts: SeedSampleOptions): AsyncGenerator<Table> {
     for await (const b of this.seeded(opts)) yield b.toTable();
@@ -376,10 +309,7 @@ export class Synthesizer {
     }
   }
 
-  /**
-   * Fills the blank cells of a seed table (imputation): `sample({ ...opts, seedData })`.
-   * @throws as {@link seededBatches}.
-   */
+  /** Fills the blank cells of a seed table (imputation). @throws as {@link seededBatches}. */
   async impute(seedData: SeedTable, opts: Omit<SeedSampleOptions, "seedData" | "seedFile"> = {}): Promise<Table> {
     return this.sample({ ...opts, seedData });
   }
@@ -390,15 +320,10 @@ export class Synthesizer {
   }
 
   /**
-   * Generates `n` rows (optionally all satisfying `opts.where`) and returns them as one
-   * {@link Table} (columns in the original order); or, given `{ seedData }` / `{ seedFile }`, one
-   * row per seed row with the seed's non-blank cells kept (see {@link seededBatches}).
-   * ```ts
-   * await synth.sample(10_000, { where: { sex: "Female", age: { gte: 60 } }, seed: 7 });
-   * await synth.sample({ seedData: [{ sex: "Female", age: "" }, { sex: "", age: "70" }] });
-   * ```
-   * @throws DataError for bad conditions or seed tables (before any request), RangeError for bad
-   *   options, and the errors of generate.
+   * Generates `n` rows (optionally all satisfying `opts.where`) as one {@link Table}, columns in
+   * the original order; given a seed table, one row per seed row ({@link seededBatches}).
+   * @throws DataError for bad conditions or seed tables (before any request), RangeError, and the
+   *   errors of generate.
    */
   async sample(n: number, opts?: SampleOptions): Promise<Table>;
   async sample(opts: SeedSampleOptions): Promise<Table>;
@@ -412,14 +337,7 @@ export class Synthesizer {
     return typeof n === "number" ? this.sampleBatches(n, opts) : this.seededBatches(n);
   }
 
-  /**
-   * Generates `n` rows (or one per seed row, given `{ seedData }` / `{ seedFile }`) and streams
-   * them as CSV (header = the original column names, original order; csv-stringify) to a file
-   * path (created/truncated) or a writable stream (left open). The same as
-   * {@link writeFile} with `format: "csv"`.
-   * @returns the number of rows written.
-   * @throws as {@link sample}.
-   */
+  /** {@link writeFile} with `format: "csv"`. @throws as {@link sample}. */
   async writeCsv(dest: string | Writable, n: number, opts?: SampleOptions): Promise<number>;
   async writeCsv(dest: string | Writable, seeded: SeedSampleOptions): Promise<number>;
   async writeCsv(dest: string | Writable, n: number | SeedSampleOptions, opts: SampleOptions = {}): Promise<number> {
@@ -427,27 +345,13 @@ export class Synthesizer {
   }
 
   /**
-   * Generates `n` rows (or one per seed row, given `{ seedData }` / `{ seedFile }`) and writes
-   * them batch by batch to a file path (created/truncated) or a writable stream (left open), as
-   * CSV, Parquet or an Arrow IPC file (`../io/formats`): `opts.format`, else the path's extension,
-   * else CSV. The rows are those of {@link sample} with the same options (the same seed gives
-   * the same rows in every format). Parquet and Arrow columns are typed from the metadata
-   * (`../io/typed`): categorical and id columns strings, integer columns Int64, other numbers Float64,
-   * datetimes Timestamp(ms, UTC) (Date32 for date-only formats), blank cells null. Arrow: one
-   * record batch per generate batch. Parquet: one row group per generate batch of `sample(n)`
-   * (`batchSize` rows, default 100,000), row groups of 100,000 rows for seed tables (whose
-   * batches are at most 2,000 rows). Errors raised before the first batch leave no file; a
-   * failure later leaves a partial file at `dest` (write to a temporary name and rename for
-   * all-or-nothing files, as the CLI does).
-   * ```ts
-   * await synth.writeFile("synthetic.parquet", 1_000_000, { seed: 7 });
-   * await synth.writeFile(process.stdout, 1_000, { format: "arrow" });
-   * await synth.writeFile("filled.arrow", { seedFile: "gaps.csv", seed: 7 });
-   * ```
+   * Generates `n` rows (or one per seed row) and writes them batch by batch to a path
+   * (created/truncated) or a stream (left open) as CSV, Parquet or Arrow IPC: `opts.format`, else
+   * the path's extension, else CSV; the same rows in every format (docs/formats.md). Errors before
+   * the first batch leave no file; later ones a partial file (the CLI writes to a temporary name).
    * @returns the number of rows written.
-   * @throws RangeError for an unknown format (before any request); DataError for a seed cell a
-   *   typed column cannot hold, e.g. 39.5 in an integer column (before any request, naming line
-   *   and column); otherwise as {@link sample}.
+   * @throws RangeError for an unknown format, DataError for a seed cell a typed column cannot hold
+   *   (both before any request, naming line and column); otherwise as {@link sample}.
    */
   async writeFile(dest: string | Writable, n: number, opts?: SampleOptions & FormatOptions): Promise<number>;
   async writeFile(dest: string | Writable, seeded: SeedSampleOptions & FormatOptions): Promise<number>;

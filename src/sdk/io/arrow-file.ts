@@ -1,23 +1,10 @@
 /**
- * The Arrow IPC file format (magic `ARROW1`, a footer indexing the batches; Feather v2 is the same
- * format) of decoded batches (`../batch`), one record batch per batch, written by `./arrow-ipc`
- * (uncompressed) from the columns' plain buffers: apache-arrow is not loaded to write a file.
- *
- * Column types are `../typed`'s, with one difference: a categorical column (metadata kind
- * `categorical`, without `semantic`: its values come from its code book, seed tables and rules)
- * is `Dictionary<Int32, Utf8>`, as Parquet's dictionary pages hold it, instead of `Utf8`. The
- * values are the same strings (readers that decode dictionaries, as `tableFromIPC`, pyarrow,
- * DuckDB and Polars do, read the same values; pandas gets a `category` column); the file holds
- * each distinct text once instead of once per row (for 1,000,000 rows of Adult, 85 MB instead of
- * 163 MB), and the batch's codes are its indices, so no per-row bytes are copied (docs/formats.md,
- * "Fifth round"). Identifiers and semantic categorical columns (person names, cities: mostly
- * fresh values, a dictionary as large as the column) stay `Utf8`.
- *
- * A dictionary holds each non-empty text once, in the order first written; a blank cell is null.
- * A text a later batch brings (a seed cell, a rule's repair to a value the batch's code book
- * lacks) is added by a delta dictionary batch before the record batch that uses it: the IPC file
- * format allows deltas (not replacements) and pyarrow, DuckDB (through pyarrow) and apache-arrow
- * read them. Dictionary ids are the column's index, so the same batches give the same bytes.
+ * The Arrow IPC file format (`ARROW1`; Feather v2 is the same) of decoded batches, one record batch
+ * per batch, written by `./arrow-ipc`. Column types are `../typed`'s, except that a categorical
+ * column without `semantic` is `Dictionary<Int32, Utf8>` (docs/formats.md "Column types"): each
+ * non-empty text once, in first-written order, blanks null; a text a later batch brings comes in a
+ * delta dictionary batch before the record batch using it (the file format allows deltas, not
+ * replacements). Dictionary ids are the column's index, so the same batches give the same bytes.
  */
 import { Readable } from "node:stream";
 import type { Metadata } from "../../contract";
@@ -26,10 +13,7 @@ import type { ArrayPool } from "../client/array-pool";
 import { utf8Encode, type BatchConverter } from "./typed";
 import { ArrowIpcFileWriter, type ColumnBuffers, type IpcField } from "./arrow-ipc";
 
-/**
- * Whether feature `f` is written dictionary-encoded: categorical, without a semantic kind (see
- * the module comment).
- */
+/** Whether feature `f` is written dictionary-encoded: categorical without a semantic kind. */
 export function isDictionaryColumn(meta: Metadata, f: string): boolean {
   const stats = meta.column_stats?.[f];
   return stats?.type === "categorical" && stats.semantic === undefined;
@@ -42,16 +26,15 @@ function utf8Buffers(texts: readonly string[]): ColumnBuffers {
 }
 
 /**
- * The dictionary of one column across the file: its texts and their indices; what a batch adds
- * is taken by {@link ColumnDictionary.takeAdded} (the first batch's dictionary, then one delta per
- * batch that brings new texts).
+ * The dictionary of one column across the file; {@link ColumnDictionary.takeAdded} takes what a
+ * batch adds (the first dictionary, then one delta per batch that brings new texts).
  */
 class ColumnDictionary {
   private readonly indexOf = new Map<string, number>();
   private size = 0;
   private written = false;
   private added: string[] = [];
-  /** The last code book read (`DictColumn.dict`), its length then, and its entries' indices (-1: blank). */
+  /** The last code book read, its length then, and its entries' indices (-1: blank). */
   private lastDict: readonly string[] | undefined;
   private lastLength = 0;
   private remap = new Int32Array(0);
@@ -69,7 +52,7 @@ class ColumnDictionary {
     return i;
   }
 
-  /** Reads a code book's entries into `remap` (kept while the same array of the same length comes back). */
+  /** Reads a code book's entries into `remap` (kept while the same array and length come back). */
   private readCodeBook(dict: readonly string[]): void {
     if (dict === this.lastDict && dict.length === this.lastLength) return;
     if (this.remap.length < dict.length) this.remap = new Int32Array(dict.length);
@@ -86,10 +69,7 @@ class ColumnDictionary {
     this.lastLength = dict.length;
   }
 
-  /**
-   * The column's `n` cells as Int32 indices into the dictionary (blanks null); remapped indices
-   * and the validity bitmap of a code-book column come from `pool` when given.
-   */
+  /** The column's cells as Int32 dictionary indices (blanks null), buffers from `pool` if given. */
   encode(col: DecodedColumn, n: number, pool?: ArrayPool): ColumnBuffers {
     let indices: Int32Array;
     let nullCount = 0;
@@ -121,9 +101,8 @@ class ColumnDictionary {
   }
 
   /**
-   * The texts added since the last call, as Utf8 buffers, and whether they are a delta; undefined
-   * when there is nothing to write (the first call always writes: the dictionary, empty if every
-   * cell was blank).
+   * The texts added since the last call as Utf8 buffers, and whether they are a delta; undefined
+   * when there is nothing to write (the first call always writes, even an empty dictionary).
    */
   takeAdded(): { values: ColumnBuffers; isDelta: boolean } | undefined {
     if (this.added.length === 0 && this.written) return undefined;
@@ -135,7 +114,7 @@ class ColumnDictionary {
   }
 }
 
-/** `out[r] = remap[index[r]]`, 0 for a blank entry's -1 (the row is null; its slot holds a valid index all the same). */
+/** `out[r] = remap[index[r]]`, 0 for a blank's -1 (the row is null; its slot a valid index). */
 function remapIndices(index: Int32Array, remap: Int32Array, out: Int32Array): void {
   for (let r = 0; r < index.length; r++) {
     const i = remap[index[r]];
@@ -153,10 +132,7 @@ function remapValidity(index: Int32Array, remap: Int32Array, bitmap: Uint8Array)
   return nulls;
 }
 
-/**
- * Writes decoded batches as the bytes of one Arrow IPC file: `converter`'s columns, categorical
- * ones dictionary-encoded (module comment).
- */
+/** Writes decoded batches as one Arrow IPC file, categorical columns dictionary-encoded. */
 export class ArrowFileBatches {
   /** The file's columns: `converter.columns`, the dictionary ones marked. */
   readonly fields: readonly IpcField[];
@@ -178,11 +154,8 @@ export class ArrowFileBatches {
   }
 
   /**
-   * The bytes of `batch`: any dictionary batch it needs, then its record batch (views of the
-   * columns' buffers: write them before those buffers are reused), and the buffers to give back
-   * to the batch's pool once written.
-   * @param describe names row r of the batch in error messages.
-   * @throws DataError as `BatchConverter.fromBatch`.
+   * The bytes of `batch` (any dictionary batch, then its record batch: views of column buffers to
+   * write before reuse) and the buffers to give back to its pool. @throws as `fromBatch`.
    */
   write(batch: DecodedBatch, describe: (r: number) => string): { chunks: Uint8Array[]; buffers: ArrayBufferView[] } {
     const n = batch.length;
@@ -205,9 +178,8 @@ export class ArrowFileBatches {
 }
 
 /**
- * The bytes of the Arrow IPC file of decoded `batches` (`file`'s columns); each batch's bytes
- * (with any dictionary batch before it) are handed on before the next is pulled. The batches'
- * memory is not given back to their pools (the stream's reader holds the views).
+ * The bytes of the Arrow IPC file of decoded `batches`, each batch's handed on before the next is
+ * pulled. Batch memory is not given back to pools (the stream's reader holds the views).
  * @param describeFrom names row r of a batch whose first row is output row `at`.
  */
 export function arrowFile(file: ArrowFileBatches, batches: AsyncGenerator<DecodedBatch>, describeFrom: (at: number) => (r: number) => string): Readable {

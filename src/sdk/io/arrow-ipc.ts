@@ -1,22 +1,11 @@
 /**
- * An Arrow IPC file writer over plain column buffers (typed arrays), for the SDK's Arrow output
- * (`./arrow-file`): the file's messages are built with the `flatbuffers` library from the Arrow
- * format's schemas (Schema.fbs, Message.fbs, File.fbs), and each column's buffers are handed on as
- * they are, so no Arrow object model (apache-arrow's `Data`, `Vector`, `RecordBatch`) is built per
- * batch and apache-arrow is not loaded to write a file (docs/formats.md, "Ninth round").
- *
- * The file (https://arrow.apache.org/docs/format/Columnar.html#ipc-file-format): the magic
- * `ARROW1` and two bytes of padding; the streaming format (the schema message, then dictionary
- * batches and record batches, each an encapsulated message: 0xFFFFFFFF, the metadata's length,
- * the flatbuffer `Message` padded to 8 bytes, the body); the end-of-stream marker; the `Footer`
- * flatbuffer (the schema again and the blocks of every dictionary and record batch); its length;
- * `ARROW1`. Metadata version V5, little-endian, no compression; each body buffer starts at a
- * multiple of 8 bytes. A validity buffer is written only for a column that has nulls (length 0
- * otherwise, as the format allows).
- *
- * Types written: Utf8, Int64, Float64, Timestamp(ms, "UTC"), Date32 (days) and dictionaries with
- * Int32 indices and Utf8 values (dictionary id = the field's index; deltas for texts a later batch
- * adds, as the file format allows). Only flat (non-nested) columns.
+ * An Arrow IPC file writer over plain column buffers (`./arrow-file`): messages built with
+ * `flatbuffers` from Schema.fbs, Message.fbs and File.fbs, column buffers handed on as they are.
+ * The file (https://arrow.apache.org/docs/format/Columnar.html#ipc-file-format): `ARROW1`, two
+ * padding bytes, the streaming format (encapsulated messages: 0xFFFFFFFF, metadata length,
+ * `Message` padded to 8, body), the end-of-stream marker, the `Footer`, its length, `ARROW1`.
+ * Metadata V5, little-endian, uncompressed, 8-byte aligned, validity only for columns with nulls;
+ * flat columns only.
  */
 import { Builder } from "flatbuffers";
 import type { ColumnType } from "../columns";
@@ -36,7 +25,7 @@ import {
   TYPE_UTF8,
 } from "../arrow-format";
 
-/** One column of the file: its name and type; `dictionary` for a `Dictionary<Int32, Utf8>` column (its id is the column's index). */
+/** One column of the file: name, type, and `dictionary` for `Dictionary<Int32, Utf8>`. */
 export interface IpcField {
   name: string;
   /** The value type; a dictionary column's values are "string". */
@@ -46,11 +35,10 @@ export interface IpcField {
 }
 
 /**
- * One column's buffers for one batch, as the Arrow columnar format lays them out:
- * - `validity`: bit r set (LSB first) when row r holds a value; undefined when `nullCount` is 0;
- * - `offsets` (Utf8 only): `length + 1` byte offsets into `values`, the first 0;
- * - `values`: Utf8 bytes; Int64 / Timestamp: 8 bytes per row (BigInt64Array or its words);
- *   Float64: Float64Array; Date32 and dictionary indices: Int32Array.
+ * One column's buffers for one batch, in the Arrow columnar layout: `validity` (bit r set, LSB
+ * first, when row r holds a value; undefined when `nullCount` is 0); `offsets` (Utf8: `length + 1`
+ * byte offsets, the first 0); `values` (Utf8 bytes; Int64 / Timestamp 8 bytes per row; Float64;
+ * Date32 and dictionary indices Int32).
  */
 export interface ColumnBuffers {
   length: number;
@@ -63,7 +51,7 @@ export interface ColumnBuffers {
 const MAGIC = Uint8Array.from([0x41, 0x52, 0x52, 0x4f, 0x57, 0x31]); // "ARROW1"
 const ZEROS = new Uint8Array(8);
 
-/** A file block (File.fbs `Block`): where a message starts, its metadata's length (prefix and padding included), its body's length. */
+/** A File.fbs `Block`: message start, metadata length (with prefix and padding), body length. */
 interface Block {
   offset: number;
   metaDataLength: number;
@@ -75,7 +63,7 @@ function bytesOf(v: ArrayBufferView): Uint8Array {
   return v instanceof Uint8Array ? v : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 }
 
-/** Adds a Field's type (slots 2 and 3: the union's member and its table) for `type`; returns the member. */
+/** Adds a Field's type (slots 2, 3: union member and table) for `type`; returns the member. */
 function typeTable(b: Builder, type: ColumnType): [number, number] {
   switch (type) {
     case "string":
@@ -141,7 +129,7 @@ function schemaTable(b: Builder, fields: readonly IpcField[]): number {
   return b.endObject();
 }
 
-/** A vector of 16-byte structs of two longs (`FieldNode`, `Buffer`), from pairs `[a0, b0, a1, b1, ...]`. */
+/** A vector of 16-byte structs of two longs (`FieldNode`, `Buffer`) from `[a0, b0, a1, ...]`. */
 function longPairs(b: Builder, pairs: readonly number[]): number {
   b.startVector(16, pairs.length / 2, 8);
   for (let i = pairs.length - 2; i >= 0; i -= 2) {
@@ -165,8 +153,8 @@ function recordBatchTable(b: Builder, length: number, nodes: readonly number[], 
 
 /**
  * Writes the Arrow IPC file of a fixed list of columns, batch by batch. Each method returns the
- * bytes to append to the file, in order: header chunks of its own and views of the given column
- * buffers (read them, e.g. write them out, before that memory is reused).
+ * bytes to append, in order, including views of the given column buffers: write them out before
+ * that memory is reused.
  */
 export class ArrowIpcFileWriter {
   private position = 0;
@@ -174,10 +162,7 @@ export class ArrowIpcFileWriter {
   private readonly recordBatchBlocks: Block[] = [];
   private readonly builder = new Builder(1024);
 
-  /**
-   * @param fields the file's columns, in order.
-   * @throws RangeError for a dictionary column whose type is not "string".
-   */
+  /** @throws RangeError for a dictionary column whose type is not "string". */
   constructor(private readonly fields: readonly IpcField[]) {
     for (const f of fields) if (f.dictionary && f.type !== "string") throw new RangeError(`column "${f.name}": only Utf8 dictionaries are written`);
   }
@@ -193,10 +178,7 @@ export class ArrowIpcFileWriter {
     return out;
   }
 
-  /**
-   * A dictionary batch of column `id`'s Utf8 values (`isDelta`: appended to the values written
-   * before; else the column's first dictionary).
-   */
+  /** A dictionary batch of column `id`'s Utf8 values (`isDelta`: appended to those written). */
   dictionary(id: number, values: ColumnBuffers, isDelta: boolean): Uint8Array[] {
     const b = this.builder;
     b.clear();
@@ -295,10 +277,7 @@ export class ArrowIpcFileWriter {
     return { nodes, regions, chunks, length: at };
   }
 
-  /**
-   * Finishes the builder's `header` as a `Message` and appends it, encapsulated, to `out`; returns
-   * its block (the body follows it).
-   */
+  /** Finishes `header` as a `Message`, appends it encapsulated to `out`; returns its block. */
   private message(out: Uint8Array[], headerType: number, header: number, bodyLength: number): Block {
     const b = this.builder;
     b.startObject(5);

@@ -1,9 +1,4 @@
-/**
- * The binary output formats of `./formats`: the Arrow IPC file format (`./io/arrow-file`,
- * `./arrow-ipc`'s writer, categorical columns dictionary-encoded) and Parquet (our own writer,
- * `./io/parquet/writer`), written batch by batch from decoded batches (`./batch`) typed by
- * `./typed`.
- */
+/** The binary output formats of `./formats`: Arrow IPC file (`./arrow-file`) and Parquet. */
 import { createWriteStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { Readable, type Writable } from "node:stream";
@@ -20,7 +15,7 @@ function parquetWriter(): typeof import("./parquet/writer") {
   return require("./parquet/writer");
 }
 
-/** Options of {@link writeColumnar} (those of `writeTables` in `./formats`, binary formats only). */
+/** Options of {@link writeColumnar} (`writeTables`' in `./formats`, binary formats only). */
 export interface ColumnarOptions {
   format: "arrow" | "parquet";
   /** The model's metadata: column names and types. */
@@ -30,14 +25,11 @@ export interface ColumnarOptions {
 }
 
 /**
- * Writes decoded `batches` (`./batch`) as Arrow or Parquet to a path (created or truncated when the first batch is
- * converted) or a stream (left open). See `writeTables` in `./formats`, which pulls the first
- * batch before calling this. An error of the batches fails the write (the file then ends without
- * a footer).
- * @returns the number of data rows written.
+ * Writes decoded `batches` as Arrow or Parquet to a path (created or truncated when the first batch
+ * is converted) or a stream (left open); `writeTables` pulls the first batch before calling this.
+ * An error of the batches fails the write (the file then ends without a footer).
  * @throws RangeError for a bad `rowGroupRows` (before the file is created); DataError when a value
- *   does not fit its column's type (column and row of the output named); the batches' and the
- *   destination's errors.
+ *   does not fit its column's type (column and row named); the batches' and destination's errors.
  */
 export async function writeColumnar(
   dest: string | Writable,
@@ -84,8 +76,8 @@ export async function writeColumnar(
     bytes = arrowFile(file, counted(), describeFrom);
   } else {
     const writer = new (parquetWriter().ParquetWriter)(converter, opts.rowGroupRows ?? MAX_ROWS_PER_REQUEST);
-    // A file gets its magic before any batch is converted, so a write that fails later leaves a
-    // file that reads as a Parquet file cut short (magic, row groups, no footer), never an empty one.
+    // The magic goes out before any batch is converted, so a later failure leaves a Parquet file
+    // cut short (magic, row groups, no footer), never an empty one.
     if (typeof dest === "string") {
       const file = await open(dest, "w");
       try {

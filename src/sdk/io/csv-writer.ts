@@ -1,29 +1,12 @@
 /**
- * The CSV writer of decoded batches (`./batch`): the bytes csv-stringify writes with the options of
- * `./csv`'s `writeCsv` (header line, `,` between fields, `\n` after every record, RFC 4180
- * quoting), built straight into one buffer per batch, with no string per cell
- * of a code-book or integer column (`docs/decisions.md` "Decoded batches by column").
- *
- * Quoting, as csv-stringify 6.6 does with those options (`stringify` in its `index.cjs`): a field
- * is written in double quotes, its quotes doubled, when it holds a `"`, a `,` or a `\n`; any other
- * field (a lone `\r` included) is written as is; an empty field is empty.
- *
- * Why not csv-stringify: it costs about 1.5-2.5 core-seconds per 1M rows of Adult, one string
- * concatenation and one regular-expression test per cell (docs/formats.md, "Writers"). Here a
- * code-book column's entries (and the texts of an integer column of a small span) are quoted and
- * encoded to UTF-8 once per dictionary, as little-endian words, and copied four bytes at a time;
- * other integers are written digit by digit from the number. Rows are written front to back, one
- * loop over the rows and, inside it, over the columns, reading each column's arrays (no call per
- * cell), into a buffer that holds at least one row of the widest kind: a whole batch
- * ({@link csvRecords}) or a reused chunk written out whenever it is full ({@link csvChunks}).
- *
- * That row loop ({@link writeRows}) is the reference and the fallback. Where the compute core's
- * addon is loaded, the records are written by its `csvRows` (native/src/csv_rows.cc) from the same
- * prepared fields: a code book's bytes and the batch's indices, a text column's fields encoded
- * once per batch, integers as their digits. On Adult it writes a batch about four times faster
- * (docs/formats.md "Eighth round"): in JavaScript each cell costs several typed-array loads with
- * their checks and a data-dependent copy loop.
- * `test/sdk-batch.test.ts` checks both loops' bytes against csv-stringify's on awkward text.
+ * The CSV writer of decoded batches: the bytes csv-stringify writes with `./csv`'s `writeCsv`
+ * options (header, `,`, `\n` after every record; a field holding `"`, `,` or `\n` is quoted, its
+ * quotes doubled; anything else, a lone `\r` included, as is), built straight into one buffer per
+ * batch with no string per cell of a code-book or integer column (docs/formats.md "Writers").
+ * Code-book entries are encoded once per dictionary as little-endian words and copied four bytes at
+ * a time; other integers are written digit by digit. {@link writeRows} is the reference and
+ * fallback of the addon's `csvRows` (native/src/csv_rows.cc); `test/sdk-batch.test.ts` checks both
+ * against csv-stringify.
  */
 import type { DecodedBatch, DecodedColumn } from "../generate/batch";
 import { nativeLoops, type CsvRowsFn } from "../native-loops";
@@ -34,7 +17,7 @@ const COMMA = 0x2c;
 const NEWLINE = 0x0a;
 const MINUS = 0x2d;
 
-/** The field csv-stringify writes for text `v` (see the module comment). */
+/** The field csv-stringify writes for text `v` (quoting as in the module comment). */
 export function csvField(v: string): string {
   return QUOTE_NEEDED.test(v) ? `"${v.replace(QUOTES, '""')}"` : v;
 }
@@ -44,11 +27,7 @@ export function csvHeader(columns: readonly string[]): Buffer {
   return Buffer.from(`${columns.map(csvField).join(",")}\n`, "utf8");
 }
 
-/**
- * A dictionary's entries as CSV fields in UTF-8: entry i is `bytes[start[i] .. start[i + 1])`;
- * the same bytes as little-endian 32-bit words, entry i from word `wordStart[i]`, its last word
- * padded with zeros; `longest` is the most bytes of an entry.
- */
+/** A dictionary's UTF-8 CSV fields (entry i at `start[i]`), also as zero-padded LE 32-bit words. */
 interface FieldBytes {
   bytes: Uint8Array;
   start: Int32Array;
@@ -98,7 +77,7 @@ function writeInteger(buf: Uint8Array, p: number, x: number): number {
   }
   if (x < 10000) return writeSmall(buf, p, x);
   if (x < 100000000) {
-    // Below 10^8: the high part's digits, then the low four, zero-padded (from DIGITS4).
+      // Below 10^8: the high part's digits, then the low four, zero-padded.
     const hi = Math.floor(x / 10000);
     const lo = 4 * (x - hi * 10000);
     p = writeSmall(buf, p, hi);
@@ -120,22 +99,17 @@ function writeInteger(buf: Uint8Array, p: number, x: number): number {
   return p + end - w;
 }
 
-/** Writes the digits of `x` in [0, 10000) at `p` (DIGITS4 without its leading zeros); returns the position after them. */
+/** Writes the digits of `x` in [0, 10000) at `p`; returns the position after them. */
 function writeSmall(buf: Uint8Array, p: number, x: number): number {
   const n = x < 10 ? 1 : x < 100 ? 2 : x < 1000 ? 3 : 4;
   for (let k = 4 * x + 4 - n, e = 4 * x + 4; k < e; k++) buf[p++] = DIGITS4[k];
   return p;
 }
 
-/**
- * Integer columns whose values span at most this many integers are written as a code book of
- * their texts (four bytes at a time from prepared words) instead of digit by digit. Adult's age
- * and hours per week qualify (74 and 99 values); capital loss (0..4,356) only in a batch without
- * its largest values; fnlwgt and capital gain do not. Decided per batch from its values.
- */
+/** Integer columns spanning at most this many values (per batch) are written as a code book. */
 const SMALL_INT_SPAN = 4096;
 
-/** The texts of the integers lo..hi, then "" (a blank), per span (the same array each time, so `fieldBytes` keeps its bytes). */
+/** The texts of lo..hi, then "" (a blank), per span: the same array, so `fieldBytes` caches it. */
 const spanTexts = new Map<string, string[]>();
 
 function textsOfSpan(lo: number, hi: number): string[] {
@@ -149,7 +123,7 @@ function textsOfSpan(lo: number, hi: number): string[] {
   return texts;
 }
 
-/** The least and greatest of the non-blank values, or undefined when one is not a safe integer (blank rows' values are not read: reused memory leaves them unspecified). */
+/** Least and greatest non-blank value; undefined if one is not a safe integer (blanks unread). */
 function integerSpan(values: Float64Array, blank: Uint8Array | undefined): [number, number] | undefined {
   let lo = Infinity;
   let hi = -Infinity;
@@ -163,7 +137,7 @@ function integerSpan(values: Float64Array, blank: Uint8Array | undefined): [numb
   return lo <= hi ? [lo, hi] : [0, 0];
 }
 
-/** Per row, the entry of `textsOfSpan(lo, hi)` its cell is: `values[r] - lo`, or the last entry for a blank. */
+/** Per row, its entry of `textsOfSpan(lo, hi)`: `values[r] - lo`, or the last for a blank. */
 function spanIndex(values: Float64Array, blank: Uint8Array | undefined, lo: number, blankEntry: number, index: Int32Array): void {
   for (let r = 0; r < values.length; r++) index[r] = blank !== undefined && blank[r] === 1 ? blankEntry : values[r] - lo;
 }
@@ -173,10 +147,7 @@ const WORDS = 0;
 const DIGITS = 1;
 const TEXT = 2;
 
-/**
- * A batch's columns as the row loop reads them: per column its kind and the arrays of that kind
- * (null otherwise), so each cell is a few loads from typed arrays, not a call.
- */
+/** A batch's columns as the row loop reads them: per column its kind and that kind's arrays. */
 interface RowLayout {
   n: number;
   kind: Int32Array;
@@ -187,9 +158,9 @@ interface RowLayout {
   values: (Float64Array | null)[];
   blank: (Uint8Array | null)[];
   fields: (string[] | null)[];
-  /** The most bytes one row can take: each column's longest field and its separator, and 3 bytes a padded word may write past the end. */
+  /** Most bytes of one row: each column's longest field and separator, plus 3 for padded words. */
   rowBound: number;
-  /** The most bytes all rows take, plus {@link rowBound} (the room `writeRows` asks for past the last row). */
+  /** Most bytes of all rows, plus {@link rowBound} (room `writeRows` asks past the last row). */
   totalBound: number;
 }
 
@@ -237,7 +208,7 @@ function layoutOf(batch: DecodedBatch, into: CsvBuffers | undefined): RowLayout 
       out.rowBound += INTEGER_BYTES;
       return;
     }
-    // One string per cell: text columns, and integers beyond 2^53 (written as String writes them).
+    // One string per cell: text columns, and integers beyond 2^53.
     const fields: string[] = new Array(n);
     let longest = 0;
     for (let r = 0; r < n; r++) {
@@ -256,10 +227,7 @@ function layoutOf(batch: DecodedBatch, into: CsvBuffers | undefined): RowLayout 
   return out;
 }
 
-/**
- * Writes rows r, r + 1, ... of `layout` at `buf[0..]` while a whole row of the widest kind still
- * fits; returns the next row and the bytes written.
- */
+/** Writes rows from r at `buf[0..]` while a widest row fits; returns the next row and the bytes. */
 function writeRows(layout: RowLayout, buf: Buffer, view: DataView, r: number): [number, number] {
   const { n, kind, index, start, words, wordStart, values, blank, fields, rowBound } = layout;
   const m = kind.length;
@@ -287,69 +255,55 @@ function writeRows(layout: RowLayout, buf: Buffer, view: DataView, r: number): [
   return [r, p];
 }
 
-/** The most bytes {@link csvChunks} puts in one chunk (about 1 MiB: written out while it is still in the CPU's cache). */
+/** The most bytes {@link csvChunks} puts in one chunk (small enough to stay in the CPU's cache). */
 const CHUNK_BYTES = 1 << 20;
 
 /**
- * Memory that {@link csvRecords} and {@link csvChunks} write batch after batch: the output bytes
- * and the indices of small-span integer columns. Fresh memory costs a page fault per 4 KB on its
- * first touch (about 0.25 core-s per 1M Adult rows on the target machine, docs/formats.md
- * "Seventh round"); reused memory costs none. Bytes returned with it are valid until the next
- * call with the same buffers, so only a caller done with them (written to a file and the write
- * awaited) may pass the buffers again.
+ * Memory that {@link csvRecords} and {@link csvChunks} reuse batch after batch (fresh memory costs
+ * a page fault per 4 KB on first touch): the output bytes and small-span integer indices. Bytes
+ * returned with it are valid until the next call with the same buffers, so only a caller done with
+ * them (written to a file and the write awaited) may pass the buffers again.
  */
 export class CsvBuffers {
   private bytes = Buffer.alloc(0);
-  /** Per column, code-book indices of a small-span integer column (`SMALL_INT_SPAN`). */
+  /** Per column, code-book indices of a small-span integer column. */
   private readonly indices: Int32Array[] = [];
 
-  /** A buffer of at least `size` bytes (grown by a quarter beyond it, so a slightly larger batch does not reallocate). */
+  /** At least `size` bytes (a quarter more, so a slightly larger batch does not reallocate). */
   take(size: number): Buffer {
     if (this.bytes.length < size) this.bytes = Buffer.allocUnsafe(size + (size >> 2));
     return this.bytes;
   }
 
-  /** Per column, the UTF-8 fields and their offsets of a text column (the native writer's entries). */
+  /** Per column, a text column's UTF-8 fields and their offsets (the native writer's entries). */
   private readonly texts: Buffer[] = [];
   private readonly starts: Int32Array[] = [];
 
-  /** Column f's index array: `n` entries to be overwritten. */
   takeIndex(f: number, n: number): Int32Array {
     if ((this.indices[f]?.length ?? 0) < n) this.indices[f] = new Int32Array(n + (n >> 2));
     return this.indices[f].subarray(0, n);
   }
 
-  /** Column f's text bytes: at least `size` bytes to be overwritten. */
   takeText(f: number, size: number): Buffer {
     if ((this.texts[f]?.length ?? 0) < size) this.texts[f] = Buffer.allocUnsafe(size + (size >> 2));
     return this.texts[f];
   }
 
-  /** Column f's text offsets: `n` entries to be overwritten. */
   takeStart(f: number, n: number): Int32Array {
     if ((this.starts[f]?.length ?? 0) < n) this.starts[f] = new Int32Array(n + (n >> 2));
     return this.starts[f].subarray(0, n);
   }
 }
 
-/**
- * Which row loop writes the bytes: `native`, the compute core's `csvRows` (native/src/csv_rows.cc;
- * four to six times as fast as this module's loop on Adult batches, docs/formats.md "Eighth
- * round"), used whenever the addon is loaded; `js`, {@link writeRows}, the reference and the
- * fallback. Both write the same bytes (`test/sdk-batch.test.ts`).
- */
+/** The row loop: `native` (the addon's `csvRows`) or `js` ({@link writeRows}); same bytes. */
 export type CsvRowLoop = "native" | "js";
 
-/** The row loop {@link csvRecords} and {@link csvChunks} use when not told: `native` where the addon is loaded. */
+/** The default row loop: `native` where the addon is loaded. */
 export function defaultCsvRowLoop(): CsvRowLoop {
   return nativeLoops().csvRows !== undefined ? "native" : "js";
 }
 
-/**
- * A batch's columns as the native row loop reads them: per column either ready-made fields
- * (`entries[f]` 1: a code book's prepared bytes with the batch's indices, or a text column's fields
- * encoded once per batch, index null) or integers (values, blank).
- */
+/** A batch's columns as the native row loop reads them: ready-made fields or integers. */
 interface EntryLayout {
   entries: Uint8Array;
   index: (Int32Array | null)[];
@@ -361,7 +315,7 @@ interface EntryLayout {
   longest: Int32Array;
 }
 
-/** The CSV fields of `text(r)`, r < n, in UTF-8 one after another: field r is `bytes[start[r] .. start[r + 1])`. */
+/** The CSV fields of `text(r)`, r < n, in UTF-8: field r is `bytes[start[r] .. start[r + 1])`. */
 function encodeFields(n: number, text: (r: number) => string, into: CsvBuffers | undefined, f: number): { bytes: Buffer; start: Int32Array; longest: number } {
   const start = into !== undefined ? into.takeStart(f, n + 1) : new Int32Array(n + 1);
   let bytes = into !== undefined ? into.takeText(f, 16 * n) : Buffer.allocUnsafe(16 * n);
@@ -412,7 +366,7 @@ function entryLayoutOf(batch: DecodedBatch, into: CsvBuffers | undefined): Entry
   return out;
 }
 
-/** Makes column f of `layout` the batch's cells as encoded text fields (text columns, and integers beyond 2^53). */
+/** Makes column f of `layout` encoded text fields (text columns, integers beyond 2^53). */
 function asText(layout: EntryLayout, batch: DecodedBatch, f: number, into: CsvBuffers | undefined): void {
   const col = batch.cells[f];
   const text =
@@ -431,7 +385,7 @@ function asText(layout: EntryLayout, batch: DecodedBatch, f: number, into: CsvBu
   layout.longest[f] = longest;
 }
 
-/** The most bytes all `n` records of `layout` take: each column's fields (a text column's own bytes) and the separators. */
+/** The most bytes all `n` records of `layout` take, separators included. */
 function totalBound(layout: EntryLayout, n: number): number {
   let b = n * layout.longest.length;
   layout.longest.forEach((longest, f) => {
@@ -449,10 +403,8 @@ function recordBound(layout: EntryLayout): number {
 }
 
 /**
- * Writes records from row `from` of `batch` at `buf[0..]` with the native loop while a whole
- * record fits, turning an integer column that holds a value beyond 2^53 into text (as String
- * writes it) on the way; returns the next row (`from` when not one more record fits) and the
- * bytes written.
+ * Writes records from row `from` with the native loop while a whole record fits, turning an integer
+ * column beyond 2^53 into text on the way; returns the next row and the bytes written.
  */
 function nativeRowsInto(rows: CsvRowsFn, layout: EntryLayout, batch: DecodedBatch, into: CsvBuffers | undefined, buf: Buffer, from: number): [number, number] {
   for (;;) {
@@ -468,7 +420,7 @@ interface RowWriter {
   record(): number;
   /** The most bytes all records take, with the room the loop asks for past the last one. */
   total(): number;
-  /** Writes records from row `from` at `buf[0..]` while they fit; returns the next row and the bytes written. */
+  /** Writes records from row `from` while they fit; returns the next row and the bytes written. */
   write(buf: Buffer, from: number): [number, number];
 }
 
@@ -491,11 +443,10 @@ function rowWriter(batch: DecodedBatch, into: CsvBuffers | undefined, loop: CsvR
 }
 
 /**
- * The CSV records of `batch` (no header), each ending in `\n`, as one buffer.
- * @param into memory to write in (see {@link CsvBuffers}); without it, fresh memory the caller owns.
- * @param loop the row loop ({@link CsvRowLoop}); by default the native one where the addon is loaded.
- * @returns the bytes; empty for a batch of no rows. With `into`, a view of its memory, valid until
- *   the next call with it.
+ * The CSV records of `batch` (no header), each ending in `\n`, as one buffer (empty for no rows).
+ * @param into memory to write in ({@link CsvBuffers}); the result is then a view of it, valid until
+ *   the next call with it. Without it, fresh memory the caller owns.
+ * @param loop the row loop ({@link CsvRowLoop}).
  */
 export function csvRecords(batch: DecodedBatch, into?: CsvBuffers, loop: CsvRowLoop = defaultCsvRowLoop()): Buffer {
   const n = batch.length;
@@ -505,8 +456,8 @@ export function csvRecords(batch: DecodedBatch, into?: CsvBuffers, loop: CsvRowL
   let buf: Buffer = Buffer.alloc(0);
   let end = 0;
   for (let r = 0; r < n; ) {
-    // Room for every record: one call writes them all, unless an integer column turns into text
-    // on the way (its bound grows), and then the next call the rest.
+    // Room for every record: one call writes them all, unless an integer column turns into text on
+    // the way (its bound grows); the next call writes the rest.
     if (buf.length < w.total()) {
       const grown = into !== undefined ? into.take(w.total()) : Buffer.allocUnsafe(w.total());
       if (grown !== buf) buf.copy(grown, 0, 0, end);
@@ -520,11 +471,9 @@ export function csvRecords(batch: DecodedBatch, into?: CsvBuffers, loop: CsvRowL
 }
 
 /**
- * {@link csvRecords} in chunks of about 1 MiB (or two records, where a record is longer) written
- * into the same memory of `into`: each chunk must be read (written out, the write awaited) before
- * the next is asked for.
- * @param loop the row loop ({@link CsvRowLoop}); by default the native one where the addon is loaded.
- * @returns the chunks in order; their bytes together are `csvRecords(batch)`'s.
+ * {@link csvRecords} in chunks of about 1 MiB (or two records, where longer) in the same memory of
+ * `into`: each chunk must be read (written out, the write awaited) before the next is asked for.
+ * @returns the chunks in order; together `csvRecords(batch)`'s bytes.
  */
 export function* csvChunks(batch: DecodedBatch, into: CsvBuffers, loop: CsvRowLoop = defaultCsvRowLoop()): Generator<Buffer> {
   const n = batch.length;

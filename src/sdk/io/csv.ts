@@ -1,22 +1,10 @@
 /**
- * Table input and output for the SDK: a streaming CSV reader (csv-parse) behind a strict UTF-8
- * check, the in-memory {@link Table} shape, and a CSV writer (csv-stringify).
- *
- * Reading never holds the file as one string: bytes flow file -> {@link Utf8Check} (validates and
- * decodes chunk by chunk; `./text-decoding`) -> csv-parse -> one callback per record. Structural problems become a
- * {@link DataError} with one sentence naming the file and the line (or byte offset):
- * missing/unreadable file, empty file, header only, empty or duplicate header names, fewer columns
- * than required, a record with a different number of fields than the header, malformed quoting,
- * bytes that are not UTF-8.
- *
- * Conventions: the first record is the header; header names and values are trimmed of surrounding
- * whitespace; completely empty lines are skipped; a UTF-8 byte order mark is dropped.
- *
- * Delimiter: comma, tab, semicolon or pipe, detected from the first lines of the file
- * ({@link detectDelimiter}) unless given (`ReadOptions.delimiter`); csv-parse splits on it.
- * Encoding: UTF-8 (checked strictly) unless `ReadOptions.encoding` names another WHATWG label that
- * Node's TextDecoder knows (`latin1`, which the Encoding Standard reads as windows-1252;
- * `windows-1252`, `iso-8859-15`, `utf-16le`, ...).
+ * Table input and output for the SDK: a streaming CSV reader (csv-parse behind a strict UTF-8
+ * check, never the file as one string), the in-memory {@link Table}, a CSV writer (csv-stringify).
+ * Structural problems (missing or unreadable file, empty file, header only, empty or duplicate
+ * header names, too few columns, a ragged record, malformed quoting, bytes that are not UTF-8) are
+ * a {@link DataError} naming the file and line (or offset). The first record is the header;
+ * names and values are trimmed; empty lines are skipped; a UTF-8 BOM is dropped.
  */
 import { createReadStream, createWriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -27,17 +15,17 @@ import { TextDecoder } from "node:util";
 import { DataError } from "../errors";
 import { DecodeText, Utf8Check, decoderFor } from "./text-decoding";
 
-/** csv-parse, loaded by the first read (not by `synthd sample`, which reads no CSV). */
+/** csv-parse, loaded by the first read (`synthd sample` reads no CSV). */
 function csvParse(): typeof import("csv-parse") {
   return require("csv-parse");
 }
 
-/** csv-stringify, loaded by the first {@link writeCsv} (the CLI's CSV comes from `./csv-writer`). */
+/** csv-stringify, loaded by the first {@link writeCsv} (the CLI writes with `./csv-writer`). */
 function csvStringify(): typeof import("csv-stringify") {
   return require("csv-stringify");
 }
 
-/** A table in memory: `columns` are the header names, `rows[r][c]` the value of column c in row r. */
+/** A table in memory: `columns` are the header names, `rows[r][c]` the value of column c, row r. */
 export interface Table {
   columns: string[];
   rows: string[][];
@@ -50,21 +38,14 @@ export type TableSource = string | Table;
 export interface ReadOptions {
   /** Fewer header columns than this is a DataError. Default 1. */
   minColumns?: number;
-  /**
-   * Trim surrounding whitespace from values (default true). Header names are always trimmed. Seed
-   * tables read with `false` keep their cells byte for byte (`./seeded`).
-   */
+  /** Trim values (default true; header names always). Seed tables keep their cells with `false`. */
   trim?: boolean;
-  /**
-   * The field delimiter: one character, e.g. `,`, `\t`, `;`, `|`. Default: detected from the first
-   * lines ({@link detectDelimiter}); comma when nothing else fits. In-memory tables have none.
-   */
+  /** One-character field delimiter. Default: {@link detectDelimiter} (files only). */
   delimiter?: string;
   /**
-   * The file's text encoding, a WHATWG label of Node's TextDecoder: `utf-8` (default, strict: a
-   * byte that is not UTF-8 is a DataError naming its offset), `latin1` / `iso-8859-1` (read as
-   * windows-1252 as the Encoding Standard says, a superset for text), `windows-1252`,
-   * `iso-8859-15`, `utf-16le`. Every byte decodes in the single-byte encodings.
+   * A WHATWG encoding label of Node's TextDecoder: `utf-8` (default, strict: a non-UTF-8 byte is a
+   * DataError naming its offset), `latin1` / `iso-8859-1` (read as windows-1252, as the Encoding
+   * Standard says), `windows-1252`, `iso-8859-15`, `utf-16le`.
    * @throws RangeError (from {@link readTable}) for a label TextDecoder does not know.
    */
   encoding?: string;
@@ -79,15 +60,11 @@ const DETECT_LINES = 50;
 const DETECT_BYTES = 64 * 1024;
 
 /**
- * Detects a CSV text's field delimiter among {@link DELIMITERS} from its first lines (at most 50,
- * the last one dropped when the text was cut mid-line), counting each candidate outside double
- * quotes per line (RFC 4180 quoting; a quoted field may span lines). The candidate found the same
- * number of times (at least once) on the most lines wins, then the one found more often on the
- * header, then the earlier in {@link DELIMITERS}; with none found, a comma (a one-column file).
- * Like Python's `csv.Sniffer`, a consistency test on the head, kept to four candidates.
- * @param head the first characters of the file (a complete text or a prefix of one).
+ * Detects a CSV text's field delimiter among {@link DELIMITERS} from its first lines, counting each
+ * candidate outside double quotes per line: the one found the same number of times (at least once)
+ * on the most lines wins, then the one found more often on the header, then the earlier; none
+ * found: a comma. A consistency test like Python's `csv.Sniffer`, kept to four candidates.
  * @param complete true when `head` is the whole text (its last line is complete).
- * @returns one of {@link DELIMITERS}.
  */
 export function detectDelimiter(head: string, complete = false): string {
   const counts: number[][] = [];
@@ -136,19 +113,14 @@ export function describeSource(source: TableSource): string {
   return typeof source === "string" ? source : IN_MEMORY;
 }
 
-/**
- * The `file` of a DataError from a name made by {@link describeSource}: the path, or undefined
- * for an in-memory table.
- */
+/** The `file` of a DataError from a {@link describeSource} name; undefined for in-memory tables. */
 export function fileOfDescription(name: string): string | undefined {
   return name === IN_MEMORY ? undefined : name;
 }
 
 /**
- * Streams a table record by record.
- * @returns the number of data rows (header excluded).
- * @throws DataError for every structural problem listed in the file header, including "header
- *         only" (zero data rows).
+ * Streams a table record by record; returns the number of data rows (header excluded).
+ * @throws DataError for every structural problem listed in the module comment.
  */
 export async function readTable(
   source: TableSource,
@@ -167,11 +139,8 @@ export async function readTable(
 }
 
 /**
- * {@link readTable} over CSV text held in memory (same rules, same errors; no UTF-8 check, the
- * text is already a string; a leading BOM is dropped).
+ * {@link readTable} over CSV text in memory (same rules and errors; no UTF-8 check; a BOM dropped).
  * @param name how messages name the text (default "the CSV text").
- * @returns the number of data rows.
- * @throws DataError as {@link readTable}.
  */
 export async function readCsvText(
   text: string,
@@ -312,11 +281,8 @@ function toDataError(e: unknown, path: string, file: string | undefined = path):
 }
 
 /**
- * Writes rows as CSV with a header line, via csv-stringify (RFC 4180 quoting; `\n` line ends).
- * @param dest  a file path (created or truncated, closed at the end) or a writable stream (left
- *              open, e.g. `process.stdout`).
- * @param rows  rows (each `columns.length` strings), possibly produced batch by batch.
- * @returns the number of data rows written.
+ * Writes rows as CSV with a header line, via csv-stringify (RFC 4180 quoting; `\n` line ends), to a
+ * file path (created or truncated) or a writable stream (left open); returns the rows written.
  */
 export async function writeCsv(
   dest: string | Writable,
@@ -341,14 +307,9 @@ export async function writeCsv(
 export const CSV_WRITE_ROWS = 8192;
 
 /**
- * {@link writeCsv} for rows that come in batches (a generate request's decoded table at a time).
- * csv-stringify's streaming stringifier is fed a slice of at most {@link CSV_WRITE_ROWS} rows at a
- * time and its output for the slice goes to the destination as one buffer: the same bytes as
- * piping rows through it one by one, without a stream step and a write per row (those were ~30%
- * of `synthd sample`'s client time for 1M rows of Adult). (csv-stringify's synchronous
- * API was measured too: 3x slower than its stream per row.)
- * @param batches arrays of rows (each `columns.length` strings); none writes the header alone.
- * @returns the number of data rows written.
+ * {@link writeCsv} for rows in batches: each slice of at most {@link CSV_WRITE_ROWS} rows goes out
+ * as one buffer (the bytes of piping rows one by one, without a write per row). No batches: the
+ * header alone. Returns the rows written.
  */
 export async function writeCsvBatches(
   dest: string | Writable,

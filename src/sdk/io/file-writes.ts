@@ -1,7 +1,6 @@
 /**
- * Writes to an open file that finish before they return, so that the caller may reuse the memory
- * it wrote from (`../client/array-pool`, `./csv-writer`'s `CsvBuffers`): a write stream would
- * keep the chunks queued past the call.
+ * Writes to an open file that finish before they return, so the caller may reuse the memory it
+ * wrote from (a write stream would keep the chunks queued past the call).
  */
 import type { FileHandle } from "node:fs/promises";
 
@@ -27,10 +26,7 @@ export async function writeChunks(file: FileHandle, chunks: readonly Uint8Array[
   }
 }
 
-/**
- * Writes all of `bytes` at the file's position (a write may take fewer bytes than asked).
- * @throws the file system's errors.
- */
+/** Writes all of `bytes` at the file's position (a write may take fewer). @throws fs errors. */
 export async function writeAll(file: FileHandle, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length; ) at += (await file.write(bytes, at, bytes.length - at)).bytesWritten;
 }

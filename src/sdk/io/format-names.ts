@@ -1,7 +1,6 @@
 /**
- * The names of the output formats (docs/formats.md) and the file extensions that pick them: what the CLI
- * needs to define its `--format` and `-o` options and to choose a format, without loading the
- * writers (`./formats`, which re-exports all of this, and the Arrow and Parquet libraries behind it).
+ * The output formats' names and the extensions that pick them (docs/formats.md): what the CLI needs
+ * for `--format` and `-o` without loading the writers (`./formats` re-exports all of this).
  */
 import { extname } from "node:path";
 import type { Writable } from "node:stream";
@@ -22,17 +21,14 @@ export const OUTPUT_EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.
   ".ipc": "arrow",
 });
 
-/**
- * The format a file name's extension names (case-insensitive): `.csv` -> csv; `.parquet`, `.pq`
- * -> parquet; `.arrow`, `.feather`, `.ipc` -> arrow; anything else -> undefined.
- */
+/** The format a file name's extension names (case-insensitive), or undefined. */
 export function formatOfPath(path: string): OutputFormat | undefined {
   return OUTPUT_EXTENSIONS[extname(path).toLowerCase()];
 }
 
 /**
  * The format to write `dest` in: `format` when given, else the extension of a path
- * ({@link formatOfPath}), else CSV (other extensions and streams, as before formats existed).
+ * ({@link formatOfPath}), else CSV (other extensions and streams).
  * @throws RangeError when `format` is not one of {@link OUTPUT_FORMATS}.
  */
 export function chooseFormat(dest: string | Writable, format?: string): OutputFormat {

@@ -1,15 +1,13 @@
 /**
- * Bytes to text for the CSV reader (`./csv`): the strict UTF-8 check ({@link Utf8Check}: validates
- * chunk by chunk, drops a leading BOM, fails with a DataError naming the byte offset and line of
- * the first invalid byte) and the TextDecoder of another `ReadOptions.encoding` label
- * ({@link decoderFor}, {@link DecodeText}).
+ * Bytes to text for the CSV reader: the strict UTF-8 check ({@link Utf8Check}) and the TextDecoder
+ * of another `ReadOptions.encoding` label ({@link decoderFor}, {@link DecodeText}).
  */
 import { Transform, type TransformCallback } from "node:stream";
 import { isUtf8 } from "node:buffer";
 import { TextDecoder } from "node:util";
 import { DataError } from "../errors";
 
-/** The TextDecoder of a `ReadOptions.encoding` label, or undefined for UTF-8 (checked by {@link Utf8Check}). */
+/** The TextDecoder of a `ReadOptions.encoding` label; undefined for UTF-8 ({@link Utf8Check}). */
 export function decoderFor(encoding: string | undefined): TextDecoder | undefined {
   if (encoding === undefined) return undefined;
   let decoder: TextDecoder;
@@ -21,10 +19,7 @@ export function decoderFor(encoding: string | undefined): TextDecoder | undefine
   return decoder.encoding === "utf-8" ? undefined : decoder;
 }
 
-/**
- * Decodes bytes of a non-UTF-8 encoding chunk by chunk with Node's TextDecoder (`stream: true`, so
- * a character split across chunks is kept whole) and emits strings.
- */
+/** Decodes non-UTF-8 bytes chunk by chunk (`stream: true` keeps split characters whole). */
 export class DecodeText extends Transform {
   private readonly decoder: TextDecoder;
   constructor(encoding: string) {
@@ -44,9 +39,9 @@ export class DecodeText extends Transform {
 }
 
 /**
- * Validates UTF-8 chunk by chunk (a multi-byte sequence split across chunks is carried over) and
- * emits decoded strings. On the first invalid byte it fails with a DataError naming the byte
- * offset (0-based, from the start of the file) and the line. A leading BOM is dropped.
+ * Validates UTF-8 chunk by chunk (a sequence split across chunks is carried over) and emits
+ * strings; a leading BOM is dropped. The first invalid byte is a DataError naming its 0-based
+ * offset in the file and its line.
  */
 export class Utf8Check extends Transform {
   private offset = 0;

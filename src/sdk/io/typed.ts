@@ -1,36 +1,8 @@
 /**
- * Typed columns for the binary output formats (`./formats`): the Arrow type of each
- * column, read from the model's metadata alone, and the conversion of decoded text rows (what
- * {@link Decoder} and the CSV writer produce) into Arrow record batches.
- *
- * Type per column, from `metadata.column_stats[f]` (docs/formats.md has the same table):
- * | kind                                   | Arrow type                   | Parquet (physical / logical)  |
- * |----------------------------------------|------------------------------|-------------------------------|
- * | categorical, id                        | Utf8                         | BYTE_ARRAY / STRING           |
- * | numerical, `decimals` 0 (integers)     | Int64                        | INT64                         |
- * | numerical, other                       | Float64                      | DOUBLE                        |
- * | datetime, date-only format, no offset  | Date32 (days since epoch)    | INT32 / DATE                  |
- * | datetime, other                        | Timestamp(ms, "UTC")         | INT64 / TIMESTAMP(MILLIS, UTC)|
- * | no `column_stats` entry                | Utf8                         | BYTE_ARRAY / STRING           |
- * - Integers are Int64, not Int32: the metadata gives `min`/`max` only for the training rows, and a
- *   seed table may keep larger values; Int64 holds every integer the CSV can hold up to ±2^63.
- *   "Integers" follows the decoder's rule: `decimals` 0, or (older metadata without `decimals`)
- *   `integer: true`.
- * - Datetimes hold the instant the CSV text denotes: the text is read in the column's own format
- *   with the answers of `./datetime`'s strict parser, the one extraction uses ({@link
- *   datetimeParser} reads the numeric formats faster), so a written UTC offset is applied, and a
- *   format without an offset is UTC wall-clock time. The offset itself is not kept
- *   (Arrow and Parquet timestamps are instants; the time zone is "UTC"). A format that writes only
- *   a date (finest unit a day, e.g. `yyyy-MM-dd`, `dd.MM.yyyy`) and no offset gives Date32: the
- *   day the text names, which is the same instant, UTC midnight.
- * - Blank cells (the missing code decodes to "") are null in every column; every field is
- *   nullable. Non-blank text keeps its bytes in string columns (seed cells as read, untrimmed);
- *   in typed columns it is trimmed, then parsed.
- * - Strings are Utf8 in {@link BatchConverter.schema} (the schema Parquet embeds). The Arrow IPC
- *   file (`./io/arrow-file`) writes categorical columns as `Dictionary<Int32, Utf8>` instead, with
- *   the same values; Parquet dictionary-encodes its pages on its own.
- * Each kind's type and text reader live with the kind (`./columns`: `arrowTypeOf`, the numerical
- * `int64Of` / `float64Of`, the datetime `datetimeParser`); this module builds schemas and batches.
+ * Typed columns for the binary output formats: each column's Arrow type, from the model's metadata
+ * alone (docs/formats.md "Column types"; each kind's reader lives in `../columns`), and the
+ * conversion of decoded text into Arrow data. Strings are Utf8 here (the schema Parquet embeds);
+ * the Arrow file writes categorical columns as `Dictionary<Int32, Utf8>`.
  */
 import type { Data, DataType, RecordBatch, Schema } from "apache-arrow";
 import type { ColumnBuffers } from "./arrow-ipc";
@@ -44,7 +16,7 @@ import type { ArrayPool } from "../client/array-pool";
 import { nativeLoops } from "../native-loops";
 
 export type { ColumnType, ColumnBuffers };
-// The rules (`./rules/check`, `./rules/enforce`) read datetime text with the typed reader from here.
+// The rules (`./rules/check`, `./rules/enforce`) read datetime text with this typed reader.
 export { datetimeParser };
 
 /** One output column: its name, value type and, for datetimes, the format its text is read in. */
@@ -57,20 +29,12 @@ export interface TypedColumn {
 
 const MS_PER_DAY = 86_400_000;
 
-/**
- * The output columns of a model, in `metadata.features` order, typed by the rules in the module
- * comment.
- * @throws RangeError when a datetime column's `format` cannot be compiled (`new DatetimeFormat`).
- */
+/** A model's output columns in `features` order. @throws RangeError for a bad datetime format. */
 export function columnTypes(meta: Metadata): TypedColumn[] {
   return meta.features.map((name): TypedColumn => ({ name, ...arrowTypeOf(meta.column_stats?.[name]) }));
 }
 
-/**
- * apache-arrow's runtime (`./arrow-runtime`), loaded on first use: by the public Arrow API here
- * ({@link arrowSchema}, `BatchConverter.schema`, `toRecordBatch`, `fromBatch`, `columnFromBatch`),
- * not by the SDK's own Arrow file writer, which takes {@link BatchConverter.buffersFromBatch}.
- */
+/** apache-arrow's runtime, loaded on first use by the public Arrow API, not by the file writer. */
 function arrowRuntime(): typeof import("./arrow-runtime").arrow {
   return (require("./arrow-runtime") as typeof import("./arrow-runtime")).arrow;
 }
@@ -97,17 +61,14 @@ export function arrowSchema(columns: readonly TypedColumn[]): Schema {
   return new arrow.Schema(columns.map((c) => new arrow.Field(c.name, arrowType(c.type), true)));
 }
 
-/** A typed value: string, bigint (int64; timestamps in ms), number (float64; dates in days), or null for a blank. */
+/** A typed value: string, bigint (int64; timestamp ms), number (float64; date days), null. */
 export type TypedValue = string | bigint | number | null;
 
-/**
- * Converts text cells to typed values and text rows to Arrow record batches for one model's
- * columns (rules in the module comment).
- */
+/** Converts text cells to typed values and text rows to Arrow record batches for one model. */
 export class BatchConverter {
   readonly columns: readonly TypedColumn[];
   private arrowSchema: Schema | undefined;
-  /** Per datetime column: text -> milliseconds since the epoch, undefined when not in the format. */
+  /** Per datetime column: text -> ms since the epoch, undefined when not in the format. */
   private readonly parsers: (((text: string) => number | undefined) | undefined)[];
 
   constructor(meta: Metadata) {
@@ -121,14 +82,11 @@ export class BatchConverter {
   }
 
   /**
-   * The typed value of one cell of column `col` (index in `columns`): null for "" (string
-   * columns) or text that is blank after trimming (typed columns); a string column's text as is;
-   * int64: a bigint (an integer literal exactly, other numbers when whole); float64: a number;
-   * timestamp: a bigint of milliseconds since 1970-01-01T00:00:00Z; date: the number of days
-   * since 1970-01-01.
-   * @throws DataError (its message names neither column nor row: callers add them) when the text is not a
-   *   number (numerical), not an integer or outside ±2^63 (int64), not a datetime in the
-   *   column's format (datetime).
+   * The typed value of one cell of column `col` (index in `columns`): null for "" (string columns)
+   * or blank-after-trim text (typed columns); string: the text as is; int64: a bigint; float64: a
+   * number; timestamp: a bigint of ms since the Unix epoch; date: days since 1970-01-01.
+   * @throws DataError (naming neither column nor row: callers add them) when the text is not a
+   *   number, not an integer or outside ±2^63 (int64), not a datetime in the column's format.
    */
   value(col: number, text: string): TypedValue {
     const c = this.columns[col];
@@ -147,7 +105,6 @@ export class BatchConverter {
     }
   }
 
-  /** Milliseconds since the epoch of datetime text `t` (trimmed `text`). */
   private millis(col: number, t: string, text: string): number {
     const ms = this.parsers[col]!(t);
     if (ms === undefined) throw new DataError(`${JSON.stringify(text)} is not a datetime in the column's format ${this.columns[col].datetime!.format}`);
@@ -155,9 +112,8 @@ export class BatchConverter {
   }
 
   /**
-   * Checks the cells a seed table keeps (`encodeSeed`'s `keep`, model column order) against the
-   * column types, so that a seed value a typed column cannot hold (39.5 in an integer column, an
-   * integer beyond ±2^63) fails before any request rather than in the middle of a file.
+   * Checks the cells a seed table keeps (`encodeSeed`'s `keep`) against the column types, so a
+   * value a typed column cannot hold (39.5 for an integer) fails before any request, not mid-file.
    * @throws DataError naming the seed table, line, column and value.
    */
   checkSeed(seed: SeedRows, keep: EncodedSeed["keep"]): void {
@@ -181,9 +137,8 @@ export class BatchConverter {
   }
 
   /**
-   * One Arrow record batch of `rows` (each `columns.length` decoded strings, in column order).
-   * @param describe names row r of `rows` in error messages (default "row r+1").
-   * @throws DataError from {@link value}, its message prefixed with the column and `describe(r)`.
+   * One Arrow record batch of `rows` (decoded strings in column order).
+   * @throws DataError from {@link value}, prefixed with the column and `describe(r)`.
    */
   toRecordBatch(rows: readonly (readonly string[])[], describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
     const n = rows.length;
@@ -205,14 +160,9 @@ export class BatchConverter {
   }
 
   /**
-   * {@link toRecordBatch} of a decoded batch by column (`./batch`), the same record batch from the
-   * same cells, converting each cell's text as {@link value} does but without making it where the
-   * column's form allows: a code-book column converts each dictionary entry once (Utf8: its bytes;
-   * typed: its value) and gathers per row; an integer column written as Int64 is copied from its
-   * numbers; text columns go cell by cell.
-   * @param describe names row r of the batch in error messages (default "row r+1").
-   * @throws DataError from {@link value} for a cell its column's type cannot hold, prefixed with
-   *   the column and `describe(r)` (the first such row of the column).
+   * {@link toRecordBatch} of a decoded batch by column: the same record batch, without a string per
+   * cell where the column's form allows (code-book entries converted once, integers copied).
+   * @throws DataError from {@link value}, prefixed with the column and the first failing row.
    */
   fromBatch(batch: DecodedBatch, describe: (r: number) => string = (r) => `row ${r + 1}`): RecordBatch {
     const n = batch.length;
@@ -222,19 +172,14 @@ export class BatchConverter {
     return new arrow.RecordBatch(this.schema, data);
   }
 
-  /**
-   * Column `j` of {@link fromBatch}: the Arrow data (of `schema.fields[j]`'s type) of the `n`
-   * cells of `col`, one column of a decoded batch. The buffers of a code-book or integer column
-   * come from `pool` when given (the batch's, `DecodedBatch.arrays`), else they are fresh.
-   * @throws DataError as {@link fromBatch}.
-   */
+  /** Column `j` of {@link fromBatch} (buffers from `pool` when given); throws as `fromBatch`. */
   columnFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`, pool?: ArrayPool): Data {
     return toData(this.columns[j].type, this.buffersFromBatch(j, col, n, describe, pool));
   }
 
   /**
-   * {@link columnFromBatch} as the column's plain buffers (validity, offsets, values: the Arrow
-   * format's layout, `./arrow-ipc`), without apache-arrow: what the SDK's Arrow file writer takes.
+   * {@link columnFromBatch} as plain buffers (`./arrow-ipc`), without apache-arrow: what the SDK's
+   * Arrow file writer takes.
    * @throws DataError as {@link fromBatch}.
    */
   buffersFromBatch(j: number, col: DecodedColumn, n: number, describe: (r: number) => string = (r) => `row ${r + 1}`, pool?: ArrayPool): ColumnBuffers {
@@ -263,7 +208,6 @@ export class BatchConverter {
           if (v !== null && typeof v === "object") fail(r, v.error);
         }
       }
-      // (A string column's code book went to `utf8FromDict` above.)
       return typedFromDict(c.type as Exclude<ColumnType, "string">, entries as TypedValue[], col.index, pool);
     }
     const values: TypedValue[] = new Array(n);
@@ -280,7 +224,7 @@ export class BatchConverter {
   }
 }
 
-/** A dictionary's entries as Arrow Utf8 bytes: entry i is `bytes[start[i] .. start[i + 1])`; `valid[i]` 0 for "" (null). */
+/** A dictionary's Utf8 bytes: entry i is `bytes[start[i] .. start[i + 1])`; `valid[i]` 0 for "". */
 interface Utf8Entries {
   bytes: Uint8Array;
   start: Int32Array;
@@ -290,10 +234,7 @@ interface Utf8Entries {
 /** Utf8 bytes per dictionary array (a decoder's code book serves every batch). */
 const utf8Entries = new WeakMap<readonly string[], Utf8Entries>();
 
-/**
- * The UTF-8 bytes of `texts` back to back, as an Arrow Utf8 column lays them out: text i is
- * `bytes[offsets[i] .. offsets[i + 1])` (`offsets`: `texts.length + 1` entries, the first 0).
- */
+/** The UTF-8 bytes of `texts` back to back with Arrow Utf8 offsets (`texts.length + 1`, from 0). */
 export function utf8Encode(texts: readonly string[]): { offsets: Int32Array; bytes: Uint8Array } {
   const offsets = new Int32Array(texts.length + 1);
   for (let i = 0; i < texts.length; i++) offsets[i + 1] = offsets[i] + Buffer.byteLength(texts[i], "utf8");
@@ -312,10 +253,8 @@ function utf8Of(dict: readonly string[]): Utf8Entries {
   return e;
 }
 
-// The per-row loops of the Arrow builders below are small functions of typed arrays only: each is
-// compiled to optimized code once and reused by every column and batch. Written inline, each
-// builder's loops were compiled on the stack and thrown away again at the object creation after
-// them (V8 had no type feedback there yet), about thirty times per 1M rows of Adult.
+// The per-row loops below are small functions of typed arrays only, so V8 optimizes each once for
+// every column and batch; inline, they were recompiled and discarded per builder call.
 
 /** Sets bit r of `bitmap` where `valid[index[r]]` is 1; returns the rows where it is 0. */
 function dictValidity(index: Int32Array, valid: Uint8Array, bitmap: Uint8Array): number {
@@ -327,7 +266,7 @@ function dictValidity(index: Int32Array, valid: Uint8Array, bitmap: Uint8Array):
   return nulls;
 }
 
-/** Sets bit r of `bitmap` where `blank[r]` is 0 (every bit when `blank` is undefined); returns the blank rows. */
+/** Sets bit r of `bitmap` where `blank[r]` is 0 (all when `blank` is undefined); returns blanks. */
 function blankValidity(n: number, blank: Uint8Array | undefined, bitmap: Uint8Array): number {
   if (blank === undefined) {
     bitmap.fill(0xff);
@@ -341,7 +280,7 @@ function blankValidity(n: number, blank: Uint8Array | undefined, bitmap: Uint8Ar
   return nulls;
 }
 
-/** Fills `offsets` (n + 1 entries) with the running byte length of entries `index[r]` (`start` as in {@link Utf8Entries}); returns the total. */
+/** Fills `offsets` (n + 1) with running byte lengths of entries `index[r]`; returns the total. */
 function utf8Offsets(index: Int32Array, start: Int32Array, offsets: Int32Array): number {
   let total = 0;
   offsets[0] = 0;
@@ -362,10 +301,9 @@ function utf8Gather(index: Int32Array, start: Int32Array, bytes: Uint8Array, dat
 }
 
 /**
- * Writes each value's two 32-bit halves into `halves` (little-endian 64-bit slots), 0 for a blank
- * row; returns false at the first value that is not a safe integer. The compute core's
- * `int64Halves` (`../native-loops`) is its twin, used where the addon is loaded; exported for the
- * test that holds the two equal.
+ * Writes each value's two 32-bit halves into `halves` (little-endian 64-bit slots), 0 for a blank;
+ * false at the first value that is not a safe integer. Twin of the addon's `int64Halves`
+ * (`../native-loops`); exported for the test that holds them equal.
  */
 export function int64Halves(values: Float64Array, blank: Uint8Array | undefined, halves: Int32Array): boolean {
   for (let r = 0; r < values.length; r++) {
@@ -383,22 +321,18 @@ export function int64Halves(values: Float64Array, blank: Uint8Array | undefined,
   return true;
 }
 
-/** `n` zero bytes, from `pool` when given. */
 function zeros(n: number, pool: ArrayPool | undefined): Uint8Array {
   return pool?.uint8(n) ?? new Uint8Array(n);
 }
 
-/** `nulls` > 0: the bitmap and the count; else no bitmap (every row valid; the bitmap goes back to `pool`). */
+/** `nulls` > 0: the bitmap and the count; else no bitmap (it goes back to `pool`). */
 function nullsOf(nulls: number, bitmap: Uint8Array, pool: ArrayPool | undefined): { nullCount: number; validity?: Uint8Array } {
   if (nulls > 0) return { nullCount: nulls, validity: bitmap };
   pool?.give([bitmap]);
   return { nullCount: 0 };
 }
 
-/**
- * A code-book column (`dict`, `index`) as Arrow Utf8: each entry's bytes copied to every row that
- * holds it, "" as null; no string per row.
- */
+/** A code-book column as Arrow Utf8: entry bytes copied per row, "" as null; no string per row. */
 function utf8FromDict(dict: readonly string[], index: Int32Array, pool: ArrayPool | undefined): ColumnBuffers {
   const n = index.length;
   const { bytes, start, valid } = utf8Of(dict);
@@ -410,7 +344,7 @@ function utf8FromDict(dict: readonly string[], index: Int32Array, pool: ArrayPoo
   return { length: n, ...nullsOf(dictValidity(index, valid, bitmap), bitmap, pool), offsets, values: data };
 }
 
-/** Per row, `slot` (2 words per row) gets the two words of entry `index[r]` (`words`, 2 per entry). */
+/** Per row r, the 2 words of `slot` get the 2 words of entry `index[r]` in `words`. */
 function gatherWords(index: Int32Array, words: Int32Array, slot: Int32Array): void {
   for (let r = 0; r < index.length; r++) {
     const e = index[r];
@@ -419,17 +353,11 @@ function gatherWords(index: Int32Array, words: Int32Array, slot: Int32Array): vo
   }
 }
 
-/** Per row, `out[r] = values[index[r]]`. */
 function gatherValues(index: Int32Array, values: Float64Array | Int32Array, out: Float64Array | Int32Array): void {
   for (let r = 0; r < index.length; r++) out[r] = values[index[r]];
 }
 
-/**
- * A code-book column of a typed kind (point bins, datetime code books) from its entries' typed
- * values (null for a blank; every entry of `entries` of `type`'s kind, the rows that hold an
- * entry that failed already refused): each entry's value laid out once, then gathered per row
- * into the column's buffer, no value per row made.
- */
+/** A typed code-book column from its entries' values (failed entries' rows already refused). */
 function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly TypedValue[], index: Int32Array, pool: ArrayPool | undefined): ColumnBuffers {
   const n = index.length;
   const valid = Uint8Array.from(entries, (v) => (v === null || typeof v === "object" ? 0 : 1));
@@ -461,11 +389,7 @@ function typedFromDict(type: Exclude<ColumnType, "string">, entries: readonly Ty
   }
 }
 
-/**
- * An integer column (`values`, exact below 2^53) as Arrow Int64, blanks null: each value's two
- * 32-bit halves written into the 64-bit slots (little-endian, as Arrow's buffers are), no BigInt
- * per row. Undefined when a value is not a safe integer (the caller converts those as text).
- */
+/** An integer column as Arrow Int64 via 32-bit halves; undefined if one is not a safe integer. */
 function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined, pool: ArrayPool | undefined): ColumnBuffers | undefined {
   const n = values.length;
   const data = pool?.bigint64(n) ?? new BigInt64Array(n);
@@ -478,10 +402,7 @@ function int64FromNumbers(values: Float64Array, blank: Uint8Array | undefined, p
   return { length: n, ...nullsOf(blankValidity(n, blank, bitmap), bitmap, pool), values: data };
 }
 
-/**
- * The buffers of one column of typed values (all of `type`'s kind or null). Nulls go to the
- * validity bitmap (bit set = valid), their slots hold 0 / an empty string.
- */
+/** One column's buffers from typed values; nulls are validity bits (set = valid), slots 0 / "". */
 function columnData(type: ColumnType, values: readonly TypedValue[]): ColumnBuffers {
   const n = values.length;
   const valid = new Uint8Array(Math.ceil(n / 8));
@@ -493,7 +414,6 @@ function columnData(type: ColumnType, values: readonly TypedValue[]): ColumnBuff
   const common = { length: n, nullCount, validity: nullCount > 0 ? valid : undefined };
   switch (type) {
     case "string": {
-      // A null row's slot is empty.
       const { offsets, bytes } = utf8Encode(values.map((v) => (v === null ? "" : (v as string))));
       return { ...common, offsets, values: bytes };
     }

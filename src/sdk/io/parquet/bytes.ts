@@ -1,7 +1,6 @@
 /**
- * A growable byte buffer for the Parquet writer (`./writer`): pages, page headers and the footer
- * are written into one, front to back, little endian, and handed on as a view of its bytes. The
- * memory is not zeroed: every byte up to `pos` is written before it is read.
+ * A growable byte buffer for the Parquet writer: pages, headers and footer are written front to
+ * back, little endian. Not zeroed: every byte up to `pos` is written before it is read.
  */
 
 /** Bytes written front to back into a buffer that doubles when full. */
@@ -58,7 +57,7 @@ export class ByteSink {
     this.pos += this.buf.write(s, this.pos, "utf8");
   }
 
-  /** Writes an unsigned 32-bit integer, little endian, at `at` (< pos): for lengths known after their data. */
+  /** An unsigned 32-bit integer, little endian, at `at` (< pos): a length known after its data. */
   u32At(at: number, v: number): void {
     this.view.setUint32(at, v, true);
   }
@@ -97,8 +96,8 @@ export class ByteSink {
   }
 
   /**
-   * An unsigned LEB128 varint (7 bits a byte, low bits first, high bit set on all but the last):
-   * a number that is a non-negative safe integer, or a bigint in [0, 2^64).
+   * An unsigned LEB128 varint (7 bits a byte, low first): a non-negative safe integer or a bigint
+   * in [0, 2^64).
    * @throws RangeError for a negative value.
    */
   varint(v: number | bigint): void {
@@ -127,10 +126,8 @@ export class ByteSink {
 }
 
 /**
- * The zigzag form of a signed integer (0, -1, 1, -2, ... -> 0, 1, 2, 3, ...), as Thrift's compact
- * protocol writes i16, i32 and i64, for {@link ByteSink.varint}: a number when `v` is a number of
- * magnitude below 2^52 (the result is then a safe integer), else a bigint (`v` a safe integer or a
- * bigint in [-2^63, 2^63)).
+ * The zigzag form of a signed integer (0, -1, 1, -2, ... -> 0, 1, 2, 3, ...), as the compact
+ * protocol writes i16/i32/i64: a number for |v| < 2^52, else a bigint (v in [-2^63, 2^63)).
  */
 export function zigzag(v: number | bigint): number | bigint {
   if (typeof v === "number") {

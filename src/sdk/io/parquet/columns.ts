@@ -1,27 +1,8 @@
 /**
- * Column chunks of the Parquet writer (`./writer`): the pages of one column over the rows of one
- * row group, from the forms a decoded batch holds (`../../batch`). Each column's pages are written
- * into buffers reused from column to column ({@link ColumnEncoder.encode} returns views of them),
- * which the writer copies into the row group before it asks for the next column.
- *
- * Values, by the form of the column in every part of the row group:
- * - `dict` (code-book columns): RLE_DICTIONARY. The entries are converted once per dictionary (a
- *   string's UTF-8 bytes, a typed column's value), merged by value across parts; the data page
- *   holds per present row its entry's dictionary index. When the parts are one batch whose
- *   entries are distinct and present (a code book), the rows' own indices are written as they are.
- * - `int` in an INT64 column (quantile-binned integers): RLE_DICTIONARY when max - min is below
- *   {@link DIRECT_RANGE} and the distinct values are at most half the values and make the
- *   dictionary page and indices smaller than PLAIN (found through a table indexed by value - min,
- *   no hashing); else PLAIN.
- * - anything else (identifiers, datetime and decimal cells, seed and caller tables, integers
- *   beyond 2^53): cell by cell through `BatchConverter.value` (its errors, with column and row);
- *   strings through a Map into RLE_DICTIONARY when at most half of the first
- *   {@link STRING_SAMPLE} are distinct, else PLAIN; other types PLAIN.
- * A column chunk whose values are all null is a PLAIN data page of definition levels only.
- *
- * Statistics: null count; min and max of the values present in the column's order (strings
- * unsigned bytewise, INT32 / INT64 signed, DOUBLE numeric without NaN: `statsOf` in `./values`,
- * which also writes PLAIN values). The loops over rows are in `./rows`.
+ * Column chunks of the Parquet writer: the pages of one column over the rows of one row group,
+ * written into buffers reused from column to column ({@link ColumnEncoder.encode} returns views),
+ * which the writer copies before it asks for the next column. Encodings and statistics per column
+ * form: docs/formats.md "Batching".
  */
 import { cellText, type DecodedBatch, type DictColumn, type IntColumn } from "../../generate/batch";
 import { DataError } from "../../errors";
@@ -36,7 +17,7 @@ export type { Stats };
 /** parquet.thrift `Encoding`. */
 export const Encoding = { PLAIN: 0, RLE: 3, RLE_DICTIONARY: 8 } as const;
 
-/** Integer columns: a dictionary is looked for through a table indexed by value when max - min is below this. */
+/** Integer columns: a dictionary is looked for (a table indexed by value) when max - min < this. */
 export const DIRECT_RANGE = 1 << 20;
 /** String cells are dictionary-encoded when at most half of the first this-many are distinct. */
 export const STRING_SAMPLE = 1024;
@@ -53,7 +34,7 @@ export interface Part {
   describe: (r: number) => string;
 }
 
-/** One column chunk's pages before their headers. `dict.body` and `data` are views of reused buffers. */
+/** One column chunk's pages before their headers; `dict.body` and `data` view reused buffers. */
 export interface ColumnPages {
   /** The dictionary page: its entries, PLAIN; absent for PLAIN data pages. */
   dict?: { body: Uint8Array; count: number };
@@ -66,7 +47,7 @@ export interface ColumnPages {
   stats: Stats;
 }
 
-/** A dictionary's entries converted once for one column: value (null for a blank), merge key, or the error converting it. */
+/** A dictionary's entries converted once per column: value (null: blank), merge key, or error. */
 interface PreparedDict {
   /** The dictionary's length when prepared (a longer dictionary is prepared again). */
   length: number;
@@ -77,9 +58,7 @@ interface PreparedDict {
 
 /** Buffers reused from column chunk to column chunk (contents undefined when handed out). */
 class Scratch {
-  /** The data page. */
   readonly data = new ByteSink(1 << 16);
-  /** The dictionary page. */
   readonly dict = new ByteSink(1 << 12);
   private idxBuf = new Int32Array(0);
   private defsBuf = new Int32Array(0);
@@ -128,8 +107,7 @@ export class ColumnEncoder {
   /**
    * The pages of column `j` over the rows of `parts`, as views of buffers that the next call
    * reuses: copy them first.
-   * @throws DataError when a cell does not fit the column's type (`BatchConverter.value`'s
-   *   message prefixed with the column and the part's `describe(r)`; the first such row).
+   * @throws DataError for the first cell that does not fit the column's type.
    */
   encode(j: number, parts: readonly Part[]): ColumnPages {
     if (parts.every((p) => p.batch.cells[j].kind === "dict")) return this.dictColumn(j, parts);
@@ -140,7 +118,7 @@ export class ColumnEncoder {
     return this.cellColumn(j, parts);
   }
 
-  /** Throws `e` as the cell error of column `j`, row `r` of `part`'s batch (a DataError gets the column and row). */
+  /** Throws `e` as the cell error of column `j`, row `r` of `part`'s batch. */
   private fail(j: number, part: Part, r: number, e: unknown): never {
     const name = this.columns[j].name;
     if (e instanceof DataError) throw new DataError(`column "${name}", ${part.describe(r)}: ${e.message}.`, { column: name, cause: e });
@@ -177,11 +155,11 @@ export class ColumnEncoder {
     return p;
   }
 
-  /** A column whose rows are dictionary indices in every part (see the module comment). */
+  /** A column whose rows are dictionary indices in every part (docs/formats.md "Batching"). */
   private dictColumn(j: number, parts: readonly Part[]): ColumnPages {
     const ids = new Map<unknown, number>();
     const values: PageValue[] = [];
-    // Per part, entry -> dictionary index, NULL_ID for a blank, ERROR_ID for a text the type cannot hold.
+    // Per part, entry -> dictionary index, NULL_ID for a blank, ERROR_ID for a text that fails.
     const remaps = parts.map((part) => {
       const { dict } = part.batch.cells[j] as DictColumn;
       const prep = this.prepare(j, dict);
@@ -242,10 +220,9 @@ export class ColumnEncoder {
   }
 
   /**
-   * {@link dictionaryPages} of the values some row holds (`seen[id]` 1): the dictionary keeps the
-   * others too while they are at most half of it (the indices are then written as they are), else
-   * it is cut to the values held and the indices renumbered into a new array (`idx` may be a
-   * batch's own). Statistics are of the values held.
+   * {@link dictionaryPages} of the values some row holds (`seen[id]` 1): unheld values stay while
+   * at most half the dictionary (indices written as they are), else the dictionary is cut and the
+   * indices renumbered into a new array (`idx` may be a batch's own). Statistics of held values.
    */
   private usedDictionary(type: ColumnType, values: readonly PageValue[], seen: Uint8Array, idx: Int32Array, defs: Int32Array | undefined, rows: number): ColumnPages {
     const held: PageValue[] = [];
@@ -260,10 +237,9 @@ export class ColumnEncoder {
   }
 
   /**
-   * The pages of a dictionary-encoded column chunk of `rows` rows: the dictionary page of `values`
-   * (PLAIN), and a data page of the definition levels (`defs`, undefined when no row is null) and,
-   * per present value, its index in `idx` (a byte of bit width, at least 1, then the hybrid
-   * encoding). `stats`: of the values held (default: all of `values`).
+   * A dictionary-encoded chunk of `rows` rows: the dictionary page of `values` (PLAIN) and a data
+   * page of definition levels (`defs`, undefined when no row is null) and hybrid-encoded indices.
+   * `stats`: of the values held (default: all of `values`).
    */
   private dictionaryPages(type: ColumnType, values: readonly PageValue[], idx: Int32Array, defs: Int32Array | undefined, rows: number, stats = statsOf(type, values)): ColumnPages {
     const width = Math.max(1, bitWidth(values.length - 1));
@@ -289,10 +265,7 @@ export class ColumnEncoder {
     return { data: out.bytes(), encoding: Encoding.PLAIN, rows, nulls: rows, stats: {} };
   }
 
-  /**
-   * An INT64 column of integers (`int` parts): see the module comment. Undefined when a value is
-   * not a safe integer (the caller converts cells then).
-   */
+  /** An INT64 column of `int` parts; undefined when a value is not a safe integer. */
   private intColumn(parts: readonly { col: IntColumn; from: number; to: number }[]): ColumnPages | undefined {
     const range = new Float64Array([Infinity, -Infinity, 0]); // min, max, nulls
     let rows = 0;
@@ -343,7 +316,7 @@ export class ColumnEncoder {
     return { data: out.bytes(), encoding: Encoding.PLAIN, rows, nulls, stats };
   }
 
-  /** A column converted cell by cell (see the module comment). */
+  /** A column converted cell by cell (docs/formats.md "Batching"). */
   private cellColumn(j: number, parts: readonly Part[]): ColumnPages {
     const type = this.columns[j].type;
     let rows = 0;
@@ -378,7 +351,7 @@ export class ColumnEncoder {
     return { data: out.bytes(), encoding: Encoding.PLAIN, rows, nulls, stats: statsOf(type, values) };
   }
 
-  /** Strings dictionary-encoded through a Map, when at most half of the first {@link STRING_SAMPLE} are distinct (else undefined). */
+  /** Strings through a Map into a dictionary when at most half of the first few are distinct. */
   private stringDictionary(values: readonly string[], defs: Int32Array | undefined, rows: number): ColumnPages | undefined {
     const sample = Math.min(values.length, STRING_SAMPLE);
     if (new Set(values.slice(0, sample)).size * 2 > sample) return undefined;

@@ -1,43 +1,30 @@
 /**
  * Parquet's RLE / bit-packing hybrid encoding (apache/parquet-format `Encodings.md`, "Run Length
- * Encoding / Bit-Packing Hybrid (RLE = 3)"), for definition levels and dictionary indices:
- *
- * ```
- * encoded-data := <run>*
- * run          := <bit-packed-run> | <rle-run>
- * bit-packed   := varint(groups << 1 | 1), then groups * 8 values of `width` bits, packed from
- *                 the least significant bit of each byte up (groups * width bytes)
- * rle-run      := varint(count << 1), then the value in ceil(width / 8) bytes, little endian
- * ```
- * A bit-packed run holds a multiple of 8 values; only the last run of a stream may hold fewer
- * real values, padded with zeros (the reader knows how many values the page has). Data page v1
- * prefixes definition levels with their byte length (4 bytes, little endian) and dictionary
- * indices with one byte of bit width (`./writer`).
- *
- * This writer looks for repeats in whole groups of 8 values ({@link writeHybrid}); bit-packed
- * runs hold at most {@link MAX_GROUPS} groups of 8, so their headers are one byte (as parquet-mr
- * and Arrow write them).
+ * Encoding / Bit-Packing Hybrid (RLE = 3)"), for definition levels and dictionary indices: a
+ * bit-packed run is varint(groups << 1 | 1), then groups * 8 values of `width` bits packed from
+ * each byte's least significant bit up; an RLE run is varint(count << 1), then the value in
+ * ceil(width / 8) bytes, little endian. Only the last run of a stream may hold fewer real values,
+ * zero-padded. Bit-packed runs hold at most {@link MAX_GROUPS} groups, so their headers are one
+ * byte (as parquet-mr and Arrow write them).
  */
 import type { ByteSink } from "./bytes";
 
-/** The widest values {@link writeHybrid} packs (a 32-bit accumulator holds a value and 7 waiting bits). */
+/** The widest values {@link writeHybrid} packs (a 32-bit accumulator: a value and 7 bits). */
 export const MAX_WIDTH = 24;
 /** Groups of 8 values per bit-packed run at most (63: the run header then fits one byte). */
 export const MAX_GROUPS = 63;
 
-/** Bits needed to write every integer in [0, max]: 0 for max <= 0, else floor(log2(max)) + 1 (max < 2^32). */
+/** Bits to write every integer in [0, max]: 0 for max <= 0, else floor(log2(max)) + 1. */
 export function bitWidth(max: number): number {
   return max <= 0 ? 0 : 32 - Math.clz32(max);
 }
 
 /**
- * Writes `values[0 .. count)` (each in [0, 2^width)) in the RLE / bit-packing hybrid encoding,
- * without a length prefix. Repeats are looked for in whole groups of 8 values (aligned to the
- * start): a row of groups that all hold one value becomes an RLE run when that is shorter than
- * bit-packing them ({@link rleGroups}); everything else is bit-packed. (A repeat that does not
- * fill an aligned group is bit-packed: checking 8 values costs one comparison for most groups.)
- * @param width bits per value, 0..24 (dictionary indices of up to 2^24 entries; a row group has
- *   at most 2^20 rows).
+ * Writes `values[0 .. count)` (each in [0, 2^width)) in the hybrid encoding, no length prefix.
+ * Repeats are looked for in whole groups of 8 aligned to the start (one comparison for most
+ * groups): a row of single-value groups becomes an RLE run when shorter ({@link rleGroups}),
+ * everything else is bit-packed.
+ * @param width bits per value, 0..24 (dictionary indices of up to 2^24 entries).
  * @throws RangeError for a width above 24.
  */
 export function writeHybrid(out: ByteSink, values: Int32Array, count: number, width: number): void {
@@ -69,11 +56,7 @@ function sameGroup(values: Int32Array, g: number, x: number): boolean {
   return values[g + 1] === x && values[g + 2] === x && values[g + 3] === x && values[g + 4] === x && values[g + 5] === x && values[g + 6] === x && values[g + 7] === x;
 }
 
-/**
- * The fewest groups of 8 equal values written as an RLE run: bit-packed they take `width` bytes
- * each; the run takes its header and value (2 + ceil(width / 8) bytes for the runs here) and
- * one more header for the literals after it.
- */
+/** The fewest groups of 8 equal values worth an RLE run (its header, value, one more header). */
 export function rleGroups(width: number): number {
   return Math.floor((2 + ((width + 7) >> 3)) / Math.max(1, width)) + 1;
 }
@@ -84,10 +67,7 @@ function writeRle(out: ByteSink, value: number, count: number, width: number): v
   for (let b = 0; b < width; b += 8) out.byte(value >>> b);
 }
 
-/**
- * Bit-packed runs of `values[from .. to)`; `to - from` is a multiple of 8 unless `to` ends the
- * stream (the last group is then padded with zeros).
- */
+/** Bit-packed runs of `values[from .. to)` (a multiple of 8 unless `to` ends the stream). */
 function writeBitPacked(out: ByteSink, values: Int32Array, from: number, to: number, width: number): void {
   for (let s = from; s < to; ) {
     const e = Math.min(to, s + MAX_GROUPS * 8);
@@ -120,10 +100,8 @@ function writeBitPacked(out: ByteSink, values: Int32Array, from: number, to: num
 }
 
 /**
- * Definition levels of a flat OPTIONAL column as data page v1 holds them: their byte length
- * (4 bytes, little endian), then the hybrid encoding with bit width 1.
- * @param defs per value 1 (present) or 0 (null); undefined when all `count` values are present
- *   (one RLE run of 1s).
+ * Definition levels of a flat OPTIONAL column as data page v1 holds them: their byte length (4
+ * bytes, LE), then the hybrid encoding, width 1. `defs` undefined: all `count` values present.
  */
 export function writeDefinitionLevels(out: ByteSink, defs: Int32Array | undefined, count: number): void {
   const at = out.pos;

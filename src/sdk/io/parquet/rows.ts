@@ -1,8 +1,6 @@
 /**
- * The loops over the rows of a column chunk (`./columns`), each in a small function of its own:
- * inside a large function, V8 compiles a hot loop on the spot and throws the code away at the
- * first line after it that has not run yet, every call (measured: the first two row groups of
- * 100,000 Adult rows cost ten times the others while these loops sat in `./columns`' methods).
+ * The loops over the rows of a column chunk (`./columns`), each a small function of its own: in a
+ * large function V8 compiled a hot loop on the spot and discarded the code on every call.
  */
 
 /** A dictColumn index of a blank entry. */
@@ -48,10 +46,7 @@ export function remapRowsWithNulls(index: Int32Array, from: number, to: number, 
   return k;
 }
 
-/**
- * Widens `range` (min, max, count of blanks) by `values[from .. to)` (blank where `blank[r]` is
- * 1). False when a present value is not a safe integer.
- */
+/** Widens `range` (min, max, blanks) by `values[from .. to)`; false for a non-safe integer. */
 export function intRange(values: Float64Array, blank: Uint8Array | undefined, from: number, to: number, range: Float64Array): boolean {
   let min = range[0];
   let max = range[1];
@@ -98,8 +93,8 @@ export function tableIds(values: Float64Array, blank: Uint8Array | undefined, fr
 }
 
 /**
- * The present `values[from .. to)` (safe integers) as INT64 into `words[w ..]`: two 32-bit halves
- * each, low first (little endian machines only); no call per value. Returns the w after them.
+ * The present `values[from .. to)` as INT64 into `words[w ..]`: two 32-bit halves each, low first
+ * (little endian machines only). Returns the w after them.
  */
 export function int64Words(values: Float64Array, blank: Uint8Array | undefined, from: number, to: number, words: Int32Array, w: number): number {
   for (let r = from; r < to; r++) {

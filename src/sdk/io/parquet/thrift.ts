@@ -1,24 +1,15 @@
 /**
- * The writing half of Thrift's compact protocol, as much of it as Parquet's metadata needs
- * (apache/parquet-format `src/main/thrift/parquet.thrift`: every page header and the footer's
- * FileMetaData are compact-protocol structs). Written from the Thrift compact protocol
- * specification (`doc/specs/thrift-compact-protocol.md` of apache/thrift):
- *
- * - A struct is its fields in any order, then a stop byte 0. A field starts with a header: when
- *   its id is 1..15 above the previous field's id in the same struct, one byte `delta << 4 |
- *   type`; otherwise the byte `type` and the id as a zigzag varint. Fields here are written in
- *   increasing id order, so the short form is the usual one.
- * - i16, i32, i64: zigzag varints. binary and string: a varint length and the bytes (strings in
- *   UTF-8). bool fields: no value byte, the type nibble is 1 for true, 2 for false. double: 8
- *   bytes little endian.
- * - A list: one byte `size << 4 | element type` for sizes below 15, else `0xF0 | element type`
- *   and the size as a varint; then the elements, each without a field header. A list of structs
- *   has each struct's fields and stop byte.
+ * The writing half of Thrift's compact protocol, as much as Parquet's metadata needs (page headers
+ * and FileMetaData), from the compact protocol specification (apache/thrift
+ * `doc/specs/thrift-compact-protocol.md`):
+ * - A struct is its fields, then a stop byte 0. A field header is one byte `delta << 4 | type` when
+ *   its id is 1..15 above the previous field's (fields here go in increasing id order), else the
+ *   byte `type` and the id as a zigzag varint.
+ * - i16, i32, i64: zigzag varints; binary and string: a varint length and the bytes; bool fields:
+ *   the type nibble, 1 true, 2 false; double: 8 bytes little endian.
+ * - A list: `size << 4 | element type` for sizes below 15, else `0xF0 | element type` and a varint
+ *   size; then the elements without field headers.
  * - A union is a struct with exactly one field set; an empty struct is just the stop byte.
- *
- * Usage: `w.structBegin(3)` ... `w.structEnd()` around a nested struct field; `w.listBegin(2,
- * CT.STRUCT, n)` then n times `w.elemStructBegin()` ... `w.structEnd()`, or `w.elemI32(v)` etc.;
- * `w.end()` closes the outermost struct.
  */
 import { ByteSink, zigzag } from "./bytes";
 

@@ -5,7 +5,7 @@
 import type { ColumnType } from "../typed";
 import { ByteSink } from "./bytes";
 
-/** A typed value as a page holds it: string bytes (UTF-8), a bigint (INT64), a number (DOUBLE, INT32; INT64 when a safe integer). */
+/** A value as a page holds it: UTF-8 bytes, a bigint (INT64), a number (DOUBLE, INT32, INT64). */
 export type PageValue = Uint8Array | bigint | number;
 
 /** Statistics of a column chunk's values: min and max as PLAIN bytes (strings without a length). */
@@ -16,7 +16,7 @@ export interface Stats {
   nanCount?: number;
 }
 
-/** Unsigned bytewise order of `buf[a .. a + aLen)` and `buf[b .. b + bLen)`: negative, 0 or positive. */
+/** Unsigned bytewise order of `buf[a .. a + aLen)` and `buf[b .. b + bLen)` (its sign). */
 export function compareBytes(buf: Uint8Array, a: number, aLen: number, b: number, bLen: number): number {
   const n = Math.min(aLen, bLen);
   for (let i = 0; i < n; i++) {
@@ -26,7 +26,7 @@ export function compareBytes(buf: Uint8Array, a: number, aLen: number, b: number
   return aLen - bLen;
 }
 
-/** One value, PLAIN: strings (bytes or text) with a 4-byte length; INT64 8 bytes; DOUBLE 8 bytes; INT32 4 bytes; little endian. */
+/** One value, PLAIN, little endian: strings with a 4-byte length; INT64, DOUBLE 8; INT32 4. */
 export function writeValue(out: ByteSink, type: ColumnType, v: PageValue | string): void {
   switch (type) {
     case "string":
@@ -62,10 +62,9 @@ export function int64Bytes(v: bigint | number): Uint8Array {
 }
 
 /**
- * min_value / max_value of `values` (all present) in the column type's order (parquet.thrift
- * `ColumnOrder`, TYPE_ORDER): strings unsigned bytewise; INT32 (dates) and INT64 signed; DOUBLE
- * numeric with NaN left out and counted in `nanCount` (no min or max when all are NaN), a zero
- * minimum written -0.0 and a zero maximum +0.0, as the format asks.
+ * min_value / max_value of `values` (all present) in the type's order (`ColumnOrder` TYPE_ORDER):
+ * strings unsigned bytewise; INT32 and INT64 signed; DOUBLE numeric without NaN (counted in
+ * `nanCount`; all NaN: no min or max), a zero minimum written -0.0 and a zero maximum +0.0.
  */
 export function statsOf(type: ColumnType, values: readonly (PageValue | string)[]): Stats {
   if (values.length === 0) return {};

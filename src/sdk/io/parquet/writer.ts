@@ -1,32 +1,10 @@
 /**
- * A Parquet file writer of decoded batches (`../../batch`), front to back, never seeking
- * (it replaced parquet-wasm, see docs/formats.md "Writers"). Follows apache/parquet-format
- * (`src/main/thrift/parquet.thrift`, `Encodings.md`):
- *
- * ```
- * "PAR1"
- * per row group, per column, one column chunk (`./columns`):
- *   [dictionary page header, dictionary page]   dictionary-encoded chunks only
- *   data page header, data page                 data page v1: definition levels, then values
- * FileMetaData (Thrift compact protocol, `./thrift`), its length (4 bytes, little endian), "PAR1"
- * ```
- *
- * - Schema: a root named `schema`, then one OPTIONAL field per column, typed as `../../typed`
- *   says (docs/formats.md "Column types"): strings BYTE_ARRAY with logical type STRING (and
- *   converted type UTF8 for older readers); Int64 INT64; Float64 DOUBLE; Date32 INT32 with DATE;
- *   timestamps INT64 with TIMESTAMP(MILLIS, isAdjustedToUTC) (converted type TIMESTAMP_MILLIS).
- *   Blank cells are nulls (definition level 0).
- * - Pages and their encodings: `./columns` (RLE_DICTIONARY for code-book columns and integers of
- *   few values, PLAIN otherwise). Uncompressed (codec UNCOMPRESSED): docs/formats.md has the
- *   sizes and costs measured.
- * - Statistics per column chunk (null_count, min_value, max_value; nan_count for DOUBLE) and
- *   FileMetaData.column_orders (TYPE_ORDER for every column, as the format requires with
- *   min_value / max_value); encoding_stats; FileMetaData version 1 (as parquet.thrift advises).
- * - Key-value metadata `ARROW:schema`: the base64 of the Arrow IPC schema message of the same
- *   columns (what pyarrow writes), so Arrow readers get the Arrow types back.
- * - Row groups: a group is closed every `rowGroupRows` rows; a batch that crosses the boundary
- *   is split, small batches (seed tables) are gathered. No empty row group is written: a file of
- *   no rows has none.
+ * A Parquet file writer of decoded batches, front to back, never seeking (docs/formats.md
+ * "Batching"). Follows apache/parquet-format (`parquet.thrift`, `Encodings.md`): "PAR1", per row
+ * group and column a column chunk (`./columns`), FileMetaData (Thrift compact protocol), its
+ * length, "PAR1". One OPTIONAL field per column typed as `../typed` says, blanks null;
+ * uncompressed; `column_orders` TYPE_ORDER (required with min / max); FileMetaData version 1 (as
+ * parquet.thrift advises); `ARROW:schema` (as pyarrow writes) so Arrow readers get the types back.
  */
 import { arrow } from "../arrow-runtime";
 import type { DecodedBatch } from "../../generate/batch";
@@ -77,10 +55,9 @@ interface RowGroupMeta {
 }
 
 /**
- * Writes a Parquet file of decoded batches, handing back its bytes piece by piece: {@link start}
- * first, then what each {@link write} returns (the row groups it completed), then {@link end}
- * (the last row group and the footer). Holds the rows of the row group being filled (the batches
- * themselves, not copies) and a few numbers per written column chunk for the footer.
+ * Writes a Parquet file of decoded batches, handing back its bytes piece by piece: {@link start},
+ * what each {@link write} returns (the row groups it completed), then {@link end}. Holds the
+ * batches of the row group being filled (not copies) and a few numbers per column chunk written.
  */
 export class ParquetWriter {
   private readonly columns: BatchConverter["columns"];
@@ -94,8 +71,7 @@ export class ParquetWriter {
   private lastSize = 1 << 16;
 
   /**
-   * @param converter the model's typed columns (`../../typed`): names, types, and the text to
-   *   value conversion of cells that are not indices or integers.
+   * @param converter the model's typed columns (`../typed`).
    * @param rowGroupRows rows per row group (1..1,048,576).
    * @throws RangeError for a bad `rowGroupRows`.
    */
@@ -117,14 +93,10 @@ export class ParquetWriter {
   }
 
   /**
-   * Adds the rows of `batch` (its columns in the converter's order) and returns the row groups
-   * they completed, one buffer each (none while the group being filled has room). Once a row
-   * group holds the batch's last row, the batch is released (`DecodedBatch.release`): the caller
-   * must not read it after that.
-   * @param describe names row r of the batch in error messages (default "row r+1").
-   * @throws DataError when a cell does not fit its column's type (`BatchConverter.value`'s
-   *   message, prefixed with the column and `describe(r)`); raised when the row group holding it
-   *   is written.
+   * Adds the rows of `batch` and returns the row groups they completed, one buffer each. Once a row
+   * group holds the batch's last row the batch is released: the caller must not read it after.
+   * @throws DataError when a cell does not fit its column's type (column and row named), raised
+   *   when the row group holding it is written.
    */
   write(batch: DecodedBatch, describe: (r: number) => string = (r) => `row ${r + 1}`): Buffer[] {
     const out: Buffer[] = [];
@@ -146,7 +118,7 @@ export class ParquetWriter {
     return out;
   }
 
-  /** Writes the waiting rows as one row group: each column's pages, with their headers, copied into one buffer. */
+  /** Writes the waiting rows as one row group: each column's pages and headers in one buffer. */
   private flush(): Buffer {
     const parts = this.pending;
     const rows = this.pendingRows;
@@ -253,7 +225,7 @@ function pageHeader(out: ByteSink, type: number, size: number, kind: (w: Compact
   w.end();
 }
 
-/** The `ARROW:schema` value: base64 of the Arrow IPC schema message (continuation, length, flatbuffer) of the columns. */
+/** The `ARROW:schema` value: base64 of the Arrow IPC schema message of the columns. */
 function arrowSchemaBase64(converter: BatchConverter): string {
   const stream = arrow.tableToIPC(new arrow.Table(converter.schema), "stream");
   // The stream is the schema message, then the 8-byte end-of-stream marker.
