@@ -24,7 +24,7 @@ export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 export const URL_RE = /^(https?:\/\/|www\.)[^\s/]+\.[^\s/]+(\/\S*)?$/i;
 /** A name: words that start with a capital letter, of letters, hyphens, apostrophes and dots. */
 export const NAME_RE = /^\p{Lu}[\p{L}\p{M}'’.-]*( \p{Lu}[\p{L}\p{M}'’.-]*)*$/u;
-/** A place name: {@link NAME_RE} with lower-case particles (`am`, `upon`) after the first word. */
+/** A place name: as {@link NAME_RE}, with lower-case particles (`am`, `de`, `upon`) after the first word. */
 const PLACE_RE = /^\p{Lu}[\p{L}\p{M}'’.-]*( [\p{L}\p{M}'’.()-]+)*$/u;
 
 function share(values: readonly string[], test: (v: string) => boolean): number {
@@ -35,8 +35,11 @@ function share(values: readonly string[], test: (v: string) => boolean): number 
 }
 
 /**
- * The locale of distinct values from letters typical of de, fr, es: the language with the most
- * values holding one wins when at least 3 values and 2% do; otherwise `en`.
+ * The locale of a column's values, from letters typical of a language: ä ö ü ß -> `de`;
+ * é è ê ë à â ç î ï ô û œ -> `fr`; ñ á í ó ú ¿ ¡ -> `es` (é and ü count for fr and de only). The
+ * language with the most values holding one of its letters wins when at least 3 values and 2% of
+ * them do; otherwise `en`.
+ * @param values distinct values.
  */
 export function detectLocale(values: readonly string[]): SemanticLocale {
   const sets: [SemanticLocale, RegExp][] = [
@@ -127,8 +130,12 @@ function valueTest(kind: SemanticKind, locale: SemanticLocale, tests: Tests): (v
 }
 
 /**
- * The semantic kind and locale of a text column (header, distinct trimmed values, rows per
- * value), or undefined when none fits (rules in the module header).
+ * The semantic kind of an identifier text column, or undefined when none fits.
+ * @param name the column's header.
+ * @param values its distinct non-blank values (trimmed).
+ * @param counts rows per value (same length; used for the multi-word share of titles).
+ * @returns `{kind, locale}`; the header picks the candidate kinds (values-only kinds are tried
+ *   for every column), the values must confirm one (rules in the module header).
  */
 export function recognizeSemantic(name: string, values: readonly string[], counts: readonly number[]): Recognized | undefined {
   if (values.length === 0) return undefined;
