@@ -45,7 +45,7 @@ import { DEFAULTS, type EncodedTable, type ScannedTable } from "./encoded";
 /** A user's choice of a column's kind (and, for datetime, its format in luxon tokens). */
 export interface ColumnOverride {
   type: ColumnKind;
-  /** Datetime only: the format (luxon tokens, e.g. `yyyyMMdd` or `dd/MM/yyyy HH:mm`). Default: inferred. */
+  /** Datetime only: the format in luxon tokens (`dd/MM/yyyy HH:mm`). Default: inferred. */
   format?: string;
   /** Id only, text values: their semantic kind (`email`, `title` ...). Default: recognised. */
   semantic?: SemanticKind;
@@ -63,19 +63,13 @@ export interface ExtractOptions {
   binCap?: number;
   /** Max total cells of the 2-way marginals, >= 0 (0 sends none). Default 200,000. */
   pairBudget?: number;
-  /**
-   * The table is already discretized: every column is a code in [0, K), K from this domain
-   * (Private-PGM's `{"column": K}`, inline or a JSON file path; `./domain`). Default: none.
-   */
+  /** The table is already codes in [0, K), K from this domain (`./domain`). Default: none. */
   domain?: DomainSource;
-  /**
-   * Differential privacy (`./dp`, MST under rho-zCDP): marginals measured with Gaussian noise.
-   * Needs `domain` (a raw table's code book is itself computed from the rows). Default: none.
-   */
+  /** Differential privacy (`./dp`): noisy marginals. Needs `domain`. Default: none. */
   privacy?: PrivacyOptions;
-  /** CSV field delimiter (`,`, `\t`, `;`, `|`). Default: detected from the file's first lines (`../io/csv`). */
+  /** CSV field delimiter (`,`, `\t`, `;`, `|`). Default: detected (`../io/csv`). */
   delimiter?: string;
-  /** CSV text encoding (`utf-8`, `latin1`, `windows-1252`, ...). Default UTF-8, checked strictly (`../io/csv`). */
+  /** CSV text encoding (`utf-8`, `latin1`, `windows-1252` ...). Default UTF-8, checked strictly. */
   encoding?: string;
   /**
    * Row rules (`../rules/detect`, docs/api.md "Row rules"): detected by default, dropped by id or
@@ -197,10 +191,7 @@ export function buildCodec(
   );
 }
 
-/**
- * Checks `opts.columns` against a table's header.
- * @throws DataError naming an override whose column the table lacks, or whose type is unknown.
- */
+/** Checks `opts.columns` against a header. @throws DataError: unknown column or type. */
 export function checkOverrides(columns: readonly string[], opts: ExtractOptions, source: string): void {
   for (const [name, o] of Object.entries(opts.columns ?? {})) {
     if (!columns.includes(name)) {
@@ -257,10 +248,7 @@ export interface Analysis extends EncodedTable {
   privacy?: PrivacyReport;
 }
 
-/**
- * Scans and encodes a table (rules in the file header; with `opts.domain`, `./domain`).
- * @throws DataError for a bad file, header, rows or encoding, or a domain the table does not fit.
- */
+/** Scans and encodes a table. @throws DataError for bad input or a domain it does not fit. */
 export async function encodeTable(source: TableSource, opts: ExtractOptions = {}): Promise<EncodedTable> {
   return (await encodeTableWithScan(source, opts)).encoded;
 }
@@ -287,10 +275,7 @@ export async function encodeTableWithScan(
   return { encoded: { columns: scanned.columns, n: scanned.n, codecs, codes }, scanned };
 }
 
-/**
- * 1-way and selected 2-way marginals of an encoded table, as Create Model `metadata`.
- * @param pairBudget max total cells of the 2-way marginals (default 200,000).
- */
+/** 1-way and selected 2-way marginals (at most `pairBudget` cells) as Create Model `metadata`. */
 export function buildMetadata(enc: EncodedTable, pairBudget: number = DEFAULTS.pairBudget): { metadata: Metadata; selection: PairSelection } {
   if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
   const { codecs, codes, n } = enc;
