@@ -54,10 +54,7 @@ const NUMBER_RE = /^[0-9]+$/;
 /** The digit slot of a shaped token. */
 const SLOT = "#";
 
-/**
- * Splits a value into tokens: maximal runs of letters, marks and digits, and every other
- * non-space character on its own. `"2009 W. 6th St."` -> `2009`, `W`, `.`, `6th`, `St`, `.`.
- */
+/** Splits a value into runs of letters, marks and digits, and single other non-space characters. */
 export function tokenize(v: string): Token[] {
   const out: Token[] = [];
   let end = 0;
@@ -93,7 +90,7 @@ const shapeKey = (form: string): string => "\u0001" + form;
  */
 export function buildTextModel(values: readonly string[], counts: readonly number[], k: number): TextModel | undefined {
   const toks = values.map(tokenize);
-  // Digit tokens: each raw form starts literal and is masked one digit further while its form has < k rows.
+  // Digit tokens start literal and are masked one digit further while their form has < k rows.
   const level = new Map<string, number>();
   const formsOf = new Map<string, string[]>();
   for (const ts of toks) for (const t of ts) if (DIGIT_RE.test(t.text) && !formsOf.has(t.text)) (formsOf.set(t.text, digitForms(t.text)), level.set(t.text, 0));
@@ -266,10 +263,7 @@ function ordinal(n: number): string {
   return ["th", "st", "nd", "rd"][n % 10] ?? "th";
 }
 
-/**
- * Writes text from a {@link TextModel}.
- * @throws RangeError on a malformed model (no words, no lengths, an index out of range).
- */
+/** Writes text from a {@link TextModel}. @throws RangeError on a malformed model. */
 export class TextWriter {
   private readonly n: number;
   private readonly lengths: Weighted;
@@ -422,7 +416,7 @@ export class TextWriter {
     }
   }
 
-  /** True when every `)` or `]` of the tokens closes an earlier `(` or `[`, and all are closed (no `New)`). */
+  /** True when the tokens' brackets are balanced (no `New)`). */
   private balanced(ids: readonly number[]): boolean {
     const open: string[] = [];
     for (const i of ids) {
@@ -442,7 +436,7 @@ export class TextWriter {
     return w;
   }
 
-  /** Words drawn by counts (see {@link write}); `tokens`: only tokens with a letter, spaced by their kind. */
+  /** Words drawn by counts ({@link write}); `tokens`: only tokens with a letter, spaced by kind. */
   private byCounts(rng: Rng, tokens: boolean): string {
     const words = this.model.words;
     const pool = tokens ? this.bag ?? this.inner : this.inner;
@@ -474,7 +468,7 @@ export class TextWriter {
     return tokens ? this.render(out, rng) : out.map((i) => words[i]).join(" ");
   }
 
-  /** The text of token ids: shapes filled, joined with a space unless the pair is written without one. */
+  /** The text of token ids: shapes filled, spaced unless the pair is written without one. */
   private render(ids: number[], rng: Rng): string {
     const n = this.n;
     let s = "";
