@@ -193,7 +193,7 @@ function byStatus(status: number): ErrorClass {
   }
 }
 
-/** Parses `Retry-After` (delta-seconds or an HTTP date) to seconds >= 0; undefined if unparsable. */
+/** Parses `Retry-After` (delta-seconds or an HTTP date) to seconds >= 0, or undefined. */
 export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
   if (value === null || value === undefined || value.trim() === "") return undefined;
   const v = value.trim();

@@ -97,7 +97,7 @@ export interface FeatureDecoder {
    */
   decode(c: number, rng: Rng, row: number, ids?: IdValues, partnerCode?: number, fresh?: FreshWriter): string;
   /**
-   * The whole column at once, without a string per cell where the kind allows (`../generate/batch`):
+   * The whole column at once, with no string per cell where it can (`../generate/batch`):
    * cell r is what `decode(codes[r], rng, rowOffset + r, ...)` gives, with the same draws in the
    * same order. Absent: the caller decodes cell by cell. Typed arrays come from `arrays` if given.
    * @throws APIError (`invalid_response`) for a code without a value.

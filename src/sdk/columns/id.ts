@@ -18,7 +18,7 @@ const ID_WORDS = new Set(["id", "ids", "key", "code", "no", "nr", "num", "number
 
 /**
  * True when a column name's first or last word (split at non-alphanumerics and camelCase humps) is
- * id, key, code, no, nr, num, number, uuid, guid or pk (`order_id`, `CustomerID`), as SDV's key test.
+ * id, key, code, no, nr, num, number, uuid, guid or pk (`order_id`, `CustomerID`), like SDV's test.
  */
 export function looksLikeIdName(name: string): boolean {
   const words = name

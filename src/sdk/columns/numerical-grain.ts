@@ -16,7 +16,7 @@ import { badCode, type FeatureDecoder, type ValueRange } from "./common";
 /** At most this many grains per column (the contract's `MaxItems`). */
 export const MAX_GRAINS = 8;
 
-/** Denominators q of the grains 1/q tried: 2 .. 32, and 60 * 10^j, 3600 * 10^j (minutes, seconds). */
+/** Denominators q of the grains 1/q tried: 2 .. 32, 60 * 10^j, 3600 * 10^j (minutes, seconds). */
 function fractions(scale: number): number[] {
   const qs = [2, 3, 4, 6, 8, 12, 16, 24, 32];
   for (let t = 1; 60 * t <= scale / 2; t *= 10) qs.push(60 * t, 3600 * t);

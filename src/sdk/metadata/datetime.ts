@@ -4,12 +4,12 @@
  *
  * Formats are luxon format strings (https://moment.github.io/luxon/#/formatting?id=table-of-tokens),
  * parsed with a compiled `DateTime.buildFormatParser` (luxon >= 3.4). Independent of the machine:
- * - without an offset, read and written as UTC wall-clock time (never `TZ` or luxon's default zone);
+ * - without an offset, read and written as UTC wall-clock time (never `TZ`, luxon's default zone);
  * - with an offset token (Z, ZZ, ZZZ), the offset written is kept per value; a quoted 'Z' is UTC;
  * - names and AM/PM are English (locale "en-US");
  * - strict: a text parses only if writing the instant gives it back exactly (no `2001-1-1` for
  *   `yyyy-MM-dd`, no `2001-02-30`, no `jan`); years 0001..9999 only.
- * No inference candidate ({@link DATETIME_FORMATS}) is all digits, so an integer column (`20010315`)
+ * No inference candidate ({@link DATETIME_FORMATS}) is all digits, so an integer column (20010315)
  * is never read as dates; `yyyyMMdd` works when declared. A cheap anchored pre-filter regex and
  * direct field printers (equal to luxon's `toFormat`, tested) spare most luxon calls.
  */

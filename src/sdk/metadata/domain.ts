@@ -1,6 +1,6 @@
 /**
  * Domain mode: tables already discretized to integer codes, with a domain in Private-PGM's format
- * (McKenna, Sheldon & Miklau, ICML 2019; github.com/ryan112358/private-pgm `data/adult-domain.json`):
+ * (McKenna, Sheldon & Miklau, ICML 2019; private-pgm's `data/adult-domain.json`):
  * `{ "column": K, ... }`. Code c of column f is feature code c (decoding gives the integers back;
  * `value_mappings[f]` is `{"0": 0, ..., "K-1": K-1}`, every column `categorical`, no caps). A value
  * is a code when it is ASCII digits (`"07"` is 7, as pandas reads it) in [0, K_f); anything else, a

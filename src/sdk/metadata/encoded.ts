@@ -18,7 +18,7 @@ export const DEFAULTS = {
   idDistinctShare: 0.95,
   /** ... and which has at least this many non-blank values (a tiny table proves nothing). */
   idMinRows: 20,
-  /** This share of distinct values (not all) parsing as datetimes is a DataError, not categorical. */
+  /** This share of distinct values (not all) parsing as datetimes: a DataError, not categorical. */
   datetimeShare: 0.9,
   /** Codes per numerical column (excluding the missing code). */
   binCap: 32,

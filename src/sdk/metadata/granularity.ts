@@ -1,4 +1,4 @@
-/** The units a datetime column is written at, their lattices and their inference (formats: `./datetime`). */
+/** The units a datetime column is written at, their lattices and inference. */
 
 /** One parsed value: the instant and the UTC offset it was written with. */
 export interface ParsedDatetime {

@@ -1,6 +1,6 @@
 /**
  * Identifier columns (kind `id`: values (nearly) all distinct, e.g. `00M`, a hex object id, an
- * order number). Only the column's SHAPE is recorded ({@link IdShape} in `column_stats[f].id_shape`,
+ * order number). Only the column's SHAPE is recorded ({@link IdShape}, `column_stats[f].id_shape`,
  * never a value); decoding writes FRESH values of that shape (`../generate/id-generator`).
  */
 import type { SemanticShape } from "../semantic/types";
@@ -165,7 +165,7 @@ function textShape(values: readonly string[], counts: readonly number[]): TextId
   return { kind: "text", prefix, lengths, positions };
 }
 
-/** The characters of a class string ({@link TextIdShape.positions}), ranges expanded, no repeats. */
+/** The characters of a class string ({@link TextIdShape.positions}), ranges expanded. */
 function parseClass(cls: string): string[] {
   let i = 0;
   let chars = "";

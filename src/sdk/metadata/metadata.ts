@@ -17,9 +17,9 @@
  *   for text as distinct as above; else `categorical`.
  * - Code books, one module per kind (`../columns`): categorical values seen `rareThreshold` times
  *   keep a code, the rest pool as {@link OTHER} (no value reaching it: `id` when inferred, a
- *   DataError when declared); numerical and datetime get point or quantile bins (`../columns/bins`);
+ *   DataError when declared); numerical and datetime: point or quantile bins (`../columns/bins`);
  *   id: one code and an `id_shape`, no values sent, no 2-way marginals.
- * - `empirical_probs[f]` = counts / n; `marginals`: the pairs of `selectPairs` (`./marginals`), each
+ * - `empirical_probs[f]` = counts / n; `marginals`: the pairs `selectPairs` chooses, each
  *   `[f, g]` in table order, probs row-major `probs[i*K_g + j]`.
  * - With `domain`, the code books come from the domain (`./domain`); with `privacy`, the marginals
  *   are measured with noise and the pairs chosen privately (`./dp`).
@@ -73,7 +73,7 @@ export interface ExtractOptions {
   encoding?: string;
   /**
    * Row rules (`../rules/detect`, docs/api.md "Row rules"): detected by default, dropped by id or
-   * declared. Raw tables only (rules read from raw rows are not private); else declaring: RangeError.
+   * declared. Raw tables only (rules from raw rows are not private); else declaring: RangeError.
    */
   rules?: RuleOptions;
 }

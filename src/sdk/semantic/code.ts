@@ -65,7 +65,7 @@ export class CodeWriter {
   private readonly gens: IdGenerator[];
   private readonly cum: number[] = [];
 
-  /** Same key, same values; `bloom`: the real values' filter. @throws RangeError on bad patterns. */
+  /** Same key, same values; `bloom`: the real values. @throws RangeError on bad patterns. */
   constructor(
     patterns: readonly CodePattern[],
     private readonly key: number,

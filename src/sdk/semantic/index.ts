@@ -1,4 +1,4 @@
-/** Semantic identifier columns (docs/decisions.md "Rows, not only marginals"): extraction's hook. */
+/** Semantic identifier columns (docs/decisions.md "Rows, not only marginals"): the hook. */
 import { Bloom } from "./bloom";
 import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";
 import { buildCodePatterns } from "./code";

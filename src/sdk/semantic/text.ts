@@ -9,7 +9,7 @@
  * writer fills each `#` with a random digit.
  *
  * The model ({@link TextModel}) releases only what >= k rows hold (as a categorical value's code):
- * tokens (at most {@link MAX_WORDS}) with the rows each starts, ends and holds later; adjacent pairs
+ * tokens (at most {@link MAX_WORDS}) with the rows each starts, ends, holds later; adjacent pairs
  * (flagged when written without a space) and triples, with a boundary index for start and end;
  * rows per token count; triples with "any number" as a class in first or second place
  * (`<number> Main St`), so the walk goes on at a number as at numbers.
@@ -492,7 +492,7 @@ export class TextWriter {
   }
 }
 
-/** A shaped token filled: a run's first digit 1-9, others 0-9; an ordinal's suffix fits (`21st`). */
+/** A shaped token filled: a run's first digit 1-9, others 0-9; ordinal suffixes fit (`21st`). */
 function fill(t: string, rng: Rng): string {
   const chars = Array.from(t);
   for (let j = 0; j < chars.length; j++) {

@@ -1,6 +1,6 @@
 /**
- * Semantic kinds of text columns (first name, email, film title ...), recorded in `id_shape.semantic`
- * so decoding writes believable fresh values of that kind; recognised by `./recognize`.
+ * Semantic kinds of text columns (first name, email, title ...) in `id_shape.semantic`, so
+ * decoding writes believable fresh values of that kind; recognised by `./recognize`.
  */
 
 import type { SemanticShapeStats } from "../../contract";
@@ -81,7 +81,7 @@ export interface SemanticShape {
   /** Phone only: ISO 3166 country of most values (`US`, `DE`), and whether they carry `+cc`. */
   country?: string;
   international?: boolean;
-  /** Names, cities, companies: no real value has an inner capital (`McDonald`), so none is written. */
+  /** Names, cities, companies: no real value has an inner capital (`McDonald`), so none written. */
   plain?: boolean;
   /** Real values (case-folded), so fresh values never equal one (up to the filter's false positives). */
   bloom?: BloomStats;
