@@ -1,32 +1,10 @@
 /**
- * The SDK's one error hierarchy (contract: "Errors" and "Client-side errors"), in the manner of
- * stripe-node's `Error.ts`: every error the SDK throws is a {@link SynthdError}; HTTP error
- * responses are mapped to a subclass by `error.code`, then by `error.type`, then by HTTP status
- * ({@link errorFromResponse}).
- *
- * ```
- * SynthdError
- * ├── AuthenticationError      api_key_missing, api_key_invalid                       (401)
- * ├── InvalidRequestError      parameter_invalid, request_too_large, route_not_found,
- * │                            method_not_allowed                                     (400/404/405/413)
- * ├── NotFoundError            model_not_found                                        (404)
- * ├── ModelNotReadyError       model_not_ready                                        (400)
- * ├── ConflictError            idempotency_key_in_use                                 (409)
- * ├── QuotaExceededError       quota_exceeded                                         (402)
- * ├── RateLimitError           rate_limit_exceeded, carries retryAfter (seconds)      (429)
- * ├── APIError                 training_service_unavailable, internal_error, unknown codes,
- * │   │                        non-JSON responses                                     (5xx, other)
- * │   └── APIConnectionError   no HTTP response at all (DNS, refused, reset)
- * │       └── APITimeoutError  no response within `timeoutMs`
- * ├── TrainingTimeoutError     training_timeout (client-side: waitUntilReady gave up)
- * ├── TrainingFailedError      training_failed  (client-side: the model reached `failed`)
- * └── DataError                data_invalid     (client-side: the input table is unusable)
- * ```
- *
- * `APIConnectionError` extends `APIError` (as in openai-node) so that one `instanceof APIError`
- * check catches every transient, server-side or transport failure, i.e. the ones the request
- * sender retries. `DataError` extends the base so that "all derive from one base exception"
- * holds for every error the SDK throws, HTTP or not; it has no `status`.
+ * The SDK's one error hierarchy (contract: "Errors" and "Client-side errors"), after stripe-node's
+ * `Error.ts`: every error the SDK throws is a {@link SynthdError}; an HTTP error response maps to a
+ * subclass by `error.code`, then `error.type`, then status ({@link errorFromResponse}); each class
+ * names its codes and status below. `APIConnectionError` extends `APIError` (as in openai-node) so
+ * one `instanceof APIError` catches every failure the request sender retries; the client-side
+ * errors (`DataError`, training timeout and failure) extend the base too, without a `status`.
  */
 import type { ErrorType, Model, ModelError } from "../contract";
 
@@ -79,9 +57,9 @@ export class SynthdError extends Error {
 export class AuthenticationError extends SynthdError {}
 
 /**
- * The request was rejected as malformed: `parameter_invalid` (400, `param` names the field),
- * and synthd's extensions `request_too_large` (413), `route_not_found` (404), `method_not_allowed`
- * (405) (`docs/decisions.md` "Extensions of the contract").
+ * Malformed request: `parameter_invalid` (400, `param` names the field), and synthd's extensions
+ * (docs/decisions.md "Extensions of the contract") `request_too_large` (413), `route_not_found`
+ * (404), `method_not_allowed` (405).
  */
 export class InvalidRequestError extends SynthdError {}
 
@@ -107,9 +85,8 @@ export class RateLimitError extends SynthdError {
 }
 
 /**
- * Server-side failure: `training_service_unavailable` (503), `internal_error` (500), any error
- * code this SDK does not know, and responses whose body is not the JSON error envelope
- * (code `invalid_response`).
+ * Server-side failure (5xx, other statuses): `training_service_unavailable` (503), `internal_error`
+ * (500), unknown codes, and bodies that are no JSON error envelope (code `invalid_response`).
  */
 export class APIError extends SynthdError {}
 
@@ -149,10 +126,9 @@ export class TrainingFailedError extends SynthdError {
 }
 
 /**
- * Client-side `data_invalid`: the input table cannot be turned into metadata (unreadable or empty
- * file, header only, one column, ragged row, too few rows to model, non-UTF-8 bytes, duplicate or empty
- * header names, malformed quoting). The message is one sentence naming the file and, where known,
- * the line, byte offset or column.
+ * Client-side `data_invalid`: the input table cannot be turned into metadata (unreadable, empty
+ * or malformed file, too few rows or columns, bad encoding, bad header). The message is one
+ * sentence naming the file and, where known, the line, byte offset or column.
  */
 export class DataError extends SynthdError {
   /** The file, when the input was a file. */
@@ -217,10 +193,7 @@ function byStatus(status: number): ErrorClass {
   }
 }
 
-/**
- * Parses a `Retry-After` header: delta-seconds (contract) or an HTTP date.
- * @returns seconds (>= 0), or undefined when absent or unparsable.
- */
+/** Parses `Retry-After` (delta-seconds or an HTTP date) to seconds >= 0, or undefined. */
 export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
   if (value === null || value === undefined || value.trim() === "") return undefined;
   const v = value.trim();
@@ -245,14 +218,10 @@ export function headersToRecord(headers: Headers | Record<string, string> | unde
 }
 
 /**
- * Maps an HTTP error response to a typed error.
- * @param status  HTTP status (>= 400).
- * @param body    the parsed JSON body (the contract's error envelope `{error: {type, code, message,
- *                doc_url, param?}, request_id}`), or the raw text when it was not JSON, or undefined.
- * @param headers response headers; `X-Request-Id` fills `requestId` when the body has none and
- *                `Retry-After` (seconds) fills `RateLimitError.retryAfter`.
- * @returns the subclass chosen by `error.code`, else by `error.type`, else by status (5xx and
- *          unknown statuses give {@link APIError}); never throws.
+ * Maps an HTTP error response (status >= 400; `body` the parsed envelope `{error: {type, code,
+ * message, doc_url, param?}, request_id}`, raw text, or undefined) to the subclass chosen by
+ * `error.code`, else `error.type`, else status. `X-Request-Id` and `Retry-After` fill `requestId`
+ * and `retryAfter`. Never throws.
  */
 export function errorFromResponse(
   status: number,

@@ -1,20 +1,13 @@
 /**
- * What the numerical and datetime kinds share (`./numerical`, `./datetime`): both are numbers
- * (datetimes: seconds since the Unix epoch) released as bins.
- *
- * - codec: {@link binnedCodec}: one point bin per distinct value (keyed by its text) when there are
- *   at most `binCap` of them, else at most B = `binCap` bins from {@link quantileEdges}: heavy
- *   values as point bins (a repeated edge [v, v]), quantile bins for the rest. The convention:
+ * What the numerical and datetime kinds share: numbers (datetimes: seconds since the Unix epoch)
+ * released as bins. {@link binnedCodec}: one point bin per distinct value (keyed by its text, no
+ * `bin_edges`) up to `binCap` of them, else at most B = `binCap` bins ({@link quantileEdges}).
+ * `bin_edges` e is non-decreasing, each value at most twice, with K_numeric + 1 entries:
  *     bin i = {e_i}                when e_i = e_{i+1} (point bin),
  *     bin i = [e_i, e_{i+1})        otherwise, without e_i when e_i is a point bin, and with
- *                                   e_{i+1} when i is the last bin
- *   ({@link binOf}, {@link pointValues}).
- * - decode: {@link binDecoder} for quantile-binned columns: a point bin writes its value, an
- *   interval bin draws among the points of the column's {@link Lattice} (the values it can be
- *   written with: `./numerical`'s numbers, `./datetime`'s unit starts) inside the bin, [min, max]
- *   and, for seeded generation, a value range. Point-bin columns decode through their code book
- *   (`./categorical`'s `mappingDecoder`).
- * - seeded: {@link seedBin} gives a seed cell's bin (`../seeded`).
+ *                                   e_{i+1} when i is the last bin.
+ * {@link binDecoder}: a point bin writes its value, an interval bin draws among the column's
+ * {@link Lattice} points inside it and [min, max] (and a seeded range).
  */
 import type { ColumnStats } from "../../contract";
 import type { Rng } from "../generate/sfc32";
@@ -29,9 +22,8 @@ function simpleStats(): typeof import("simple-statistics") {
 }
 
 /**
- * Quantile edges with repeated-edge point bins: q_j = quantile(x, j/m), j = 0..m
- * (simple-statistics `quantileSorted`); a value that occupies two or more consecutive q_j
- * becomes a point bin [v, v]; other repeats are dropped.
+ * q_j = quantile(x, j/m), j = 0..m (simple-statistics `quantileSorted`); a value spanning two or
+ * more consecutive q_j becomes a point bin [v, v], other repeats are dropped.
  */
 function repeatedQuantileEdges(sorted: ArrayLike<number>, m: number): number[] {
   const x = sorted as unknown as number[];
@@ -51,13 +43,11 @@ function repeatedQuantileEdges(sorted: ArrayLike<number>, m: number): number[] {
 }
 
 /**
- * Bin edges of a numerical column with many distinct values (rule in `../metadata`'s module
- * comment): heavy values (mass >= 1/B) become point bins, the rest of the values get quantile
- * bins, and the largest combination with at most B bins is kept (fewer heavy points, then fewer
- * quantile bins, are tried until the bins fit).
- * @param sorted ascending values (length >= 1).
- * @param B      maximum number of bins (>= 1).
- * @returns non-decreasing edges, each value at most twice (twice = point bin), >= 2 entries.
+ * Bin edges of a column with many distinct values: a value holding >= 1/B of the rows gets a point
+ * bin, the rest m = B - points quantile bins; while the bins exceed B (points between quantile
+ * edges), m and then the heavy points are lowered.
+ * @param sorted ascending values (length >= 1); @param B max bins (>= 1).
+ * @returns edges as in the file header, >= 2 entries.
  */
 export function quantileEdges(sorted: ArrayLike<number>, B: number): number[] {
   const n = sorted.length;
@@ -122,10 +112,8 @@ export function pointValues(edges: readonly number[]): Set<number> {
 }
 
 /**
- * Shared body of the numerical and datetime code books: point bins (one per distinct value, keyed
- * by its text) when there are at most `binCap` distinct values, else {@link quantileEdges} bins.
- * @param num   the number of each distinct value id (NaN for the blank value).
- * @param parse text -> number for values the real column never had (evaluation), or undefined.
+ * The numerical and datetime code book (file header). `num`: the number of each distinct value id
+ * (NaN for blank); `parse`: text -> number for values the real column never had (evaluation).
  */
 export function binnedCodec(
   scan: ColumnScan,
@@ -198,10 +186,7 @@ export function binnedCodec(
   };
 }
 
-/**
- * The bin of a seed cell's number `x` under quantile edges: {@link binOf}, with a number outside
- * the trained [min, max] taken into the nearest end bin.
- */
+/** A seed cell's bin ({@link binOf}); a number outside [min, max] goes to the nearest end bin. */
 export function seedBin(edges: readonly number[], points: ReadonlySet<number>, x: number): number {
   if (x < edges[0]) return 0;
   if (x > edges[edges.length - 1]) return edges.length - 2;
@@ -209,31 +194,23 @@ export function seedBin(edges: readonly number[], points: ReadonlySet<number>, x
 }
 
 /**
- * The values a binned column can be written with, its lattice: point k (an integer) is the number
- * `value(k)` (numbers: k * step, step = `step` or 10^-decimals; datetimes, in seconds since the
- * epoch: the start of the k-th unit of the column's `granularity` in its own UTC `offset`, a month
- * start or year start for `month` / `year`).
+ * The values a binned column can be written with: point k (an integer) is `value(k)` (numbers:
+ * k * step or k * 10^-decimals; datetimes: the start of the k-th `granularity` unit in `offset`).
  */
 export interface Lattice {
   /** The column number of lattice point k (exact: the double nearest the point's true value). */
   value(k: number): number;
-  /**
-   * Position of number x on the lattice: increasing, equal to k at `value(k)` (up to rounding,
-   * which {@link firstAbove} / {@link lastBelow} correct), between k and k + 1 strictly between.
-   */
+  /** Position of x: increasing, k at `value(k)` up to rounding ({@link firstAbove} corrects). */
   index(x: number): number;
-  /** Writes lattice point k (numbers: `decimals` decimals, trailing zeros dropped unless `fixed_decimals`). */
+  /** Writes lattice point k (numbers: trailing zeros dropped unless `fixed_decimals`). */
   write(k: number): string;
   /** Writes an exact number (a point bin's value). */
   writeExact(x: number): string;
   /** Largest |x| for which `value` and the integer k stay exact (doubles' 2^52 on the finest unit). */
   exactUpTo: number;
-  /**
-   * True when every point is an integer written as `String(value(k))` and `writeExact(x)` is
-   * `String(x)` (numbers with `decimals` 0): the decoder may then hand over numbers, not text.
-   */
+  /** Every point an integer written as `String(value(k))`: the decoder may hand over numbers. */
   integer?: boolean;
-  /** With `integer`: `value(k)` is exactly `k * unit` (the column's decoder then multiplies instead of calling `value`). */
+  /** With `integer`: `value(k)` is exactly `k * unit` (the decoder multiplies, no call). */
   unit?: number;
 }
 
@@ -256,13 +233,9 @@ export function lastBelow(x: number, lattice: Lattice, open: boolean): number {
 }
 
 /**
- * Decoder of a binned column; with `range`, every interval bin draws only among its values inside
- * the range too, `codes` lists the bins holding at least one value the decoder can write inside
- * the range (a point bin: its value is inside; an interval bin: a lattice point inside bin, [min,
- * max] and range, or, without an exact lattice, a non-empty overlap), and `weights[i]` is the share
- * of bin `codes[i]`'s values (as the unrestricted decoder draws them: uniform over its lattice
- * points, or over the bin clipped to [min, max]) that lie inside the range.
- * @param lattice the values the column can be written with (`./index`'s `latticeOf`), or undefined.
+ * Decoder of a binned column over `lattice` (`./index`'s `latticeOf`; undefined: uniform draws).
+ * With `range`, interval bins draw only inside it, `codes` lists the bins holding a writable value
+ * inside it, and `weights[i]` is the share of bin `codes[i]`'s draws that fall inside.
  */
 export function binDecoder(
   f: string,
@@ -283,9 +256,8 @@ export function binDecoder(
     codes.push(c);
     weights.push(w);
   };
-  // Per interval bin, once: the lattice points [first, last] it holds inside [min, max] (and the
-  // range), so the per-row work is one draw; or, when it holds none, the one nearest its middle
-  // (last NaN). With a range, `codes` collects the bins in ascending order on the way.
+  // Per interval bin, once: its lattice points [first, last] inside [min, max] and the range, so a
+  // row costs one draw; holding none, the point nearest its middle (last NaN).
   let points: { first: Float64Array; last: Float64Array } | undefined;
   let kMin = 0;
   let kMax = 0;
@@ -326,8 +298,7 @@ export function binDecoder(
       }
     }
   }
-  // Column form (`../batch`) of an integer lattice: the numbers the texts of `decode` spell.
-  // The edges as doubles in a typed array: one element kind for every column's loop.
+  // Column form of an integer lattice; edges in a Float64Array: one element kind for every loop.
   const edges = Float64Array.from(e);
   const decodeColumn: FeatureDecoder["decodeColumn"] = (col, rng, _rowOffset, _ids, _partner, _fresh, arrays) => {
     const n = col.length;
@@ -365,8 +336,7 @@ export function binDecoder(
         const b = points.last[c];
         return exact.write(Number.isNaN(b) ? a : a + rng.int(b - a + 1));
       }
-      // Without an exact lattice: a uniform draw over the bin (clipped to the range), written with
-      // the lattice's rounding or the fewest digits that keep it inside.
+      // No exact lattice: a uniform draw, written rounded to the lattice or with the fewest digits.
       const from = range ? Math.max(lo, range.lo ?? -Infinity) : lo;
       const to = range ? Math.min(hi, range.hi ?? Infinity) : hi;
       let x = from + rng.next() * (to - from);
@@ -388,14 +358,10 @@ export function binDecoder(
 }
 
 /**
- * The column loop of a quantile-binned integer column's `decodeColumn`: per row, a point bin's
- * value, a lattice point drawn uniformly among the bin's (`first[c]` .. `last[c]`, `last` NaN: the
- * one point `first`; point k's value is `k * unit`, `Lattice.unit`), or blank (`blank[r]` = 1) for
- * the missing code. A separate function of typed arrays and numbers, no call per row (a lattice's
- * `value` is another closure per column, which made this loop's call site polymorphic and its
- * optimized code thrown away at each new column), so its optimized code is kept between columns and
- * batches. The compute core's `latticeValues` (`../native-loops`) is its twin, used for Int32Array
- * codes where the addon is loaded; exported for the test that holds the two equal.
+ * The loop of a quantile-binned integer column's `decodeColumn`: per row a point bin's value, a
+ * lattice point (value k * unit) drawn among `first[c]` .. `last[c]` (`last` NaN: `first`), or
+ * blank. Typed arrays and numbers only, no per-row closure call, so its optimized code survives
+ * across columns. Twin of the native `latticeValues` (`../native-loops`; a test holds them equal).
  * @returns the number of blank rows, or -(r + 1) for the first row r whose code is out of range.
  */
 export function latticeValues(

@@ -1,18 +1,7 @@
 /**
- * The categorical kind: a column of text values (or numbers declared categorical, or a column
- * blank in every row), released as a code book of its frequent values.
- *
- * Its life:
- * - scan -> codec: {@link categoricalCodec} (rare category protection: values seen at least k
- *   times keep a code, most frequent first, up to `categoryCap`; the rest share the pooled code
- *   `__other__`), and {@link blankCodec} for a column blank in every row (one code: blank). The
- *   kind choice itself is `../metadata`'s `chooseKind`.
- * - decode: {@link mappingDecoder}: code -> its value in `value_mappings`; the pooled code draws
- *   one of the column's own values among those that occur with the row's code of the partner
- *   feature ({@link pooledPartner}). Point-bin numerical and datetime columns decode the same way
- *   (their code book is a list of exact values), as do features without `column_stats`.
- * - typed: Utf8 (`./index`'s `arrowTypeOf`: string).
- * - seeded: a `where` value or seed cell is looked up in the code book (`../seeded`).
+ * The categorical kind: text values (or numbers declared categorical, or an all-blank column),
+ * released as a code book of its frequent values ({@link categoricalCodec}, {@link blankCodec})
+ * and decoded through it ({@link mappingDecoder}, also for point-bin columns).
  */
 import type { ColumnKind, Metadata } from "../../contract";
 import { fileOfDescription } from "../io/csv";
@@ -21,17 +10,15 @@ import { mutualInformation } from "../metadata/marginals";
 import type { Rng } from "../generate/sfc32";
 import { badCode, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
-/** `../semantic` (recognizers, Bloom filters, text models), loaded by the first fit that looks for a kind, not by decoding. */
+/** `../semantic`, loaded by the first fit that looks for a kind, not by decoding. */
 function semanticKinds(): typeof import("../semantic") {
   return require("../semantic");
 }
 
 /**
- * Share of a categorical column's non-blank rows that must hold pooled (rare) values before its
- * pooled cells are written as fresh values of a recognised semantic kind (`column_stats.semantic`)
- * rather than as stand-ins among the released values. Below it the stand-ins are few enough not
- * to crowd the released values; above it (airports' cities: 62% of rows hold a city seen once)
- * stand-ins multiply the released values' frequencies and pair them with the wrong partners.
+ * Share of non-blank rows holding pooled values from which pooled cells are written fresh (of a
+ * recognised semantic kind) rather than as stand-ins among released values: above it, stand-ins
+ * inflate the released values' frequencies and pair them with the wrong partners.
  */
 export const FRESH_POOLED_SHARE = 0.1;
 
@@ -45,9 +32,9 @@ function rankCategories(scan: ColumnScan): number[] {
 }
 
 /**
- * Categorical code book with rare category protection: the values seen at least `k` times keep a
- * code of their own, most frequent first, up to `cap` codes; every other value (and a literal
- * `__other__`) shares the pooled code {@link OTHER}, which the decoder never writes back verbatim.
+ * Categorical code book with rare category protection: values seen >= `k` times keep a code, most
+ * frequent first (ties: code-unit order), at most `cap` codes; every other value (and a literal
+ * `__other__`) shares the pooled code {@link OTHER}, never written back verbatim.
  * @returns undefined when no value reaches k (nothing could be released).
  */
 export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number): ColumnCodec | undefined {
@@ -100,13 +87,8 @@ export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: nu
 }
 
 /**
- * Code book of a column blank in every row: one code, the missing code, so the column stays in the
- * table and decodes blank in every row (the layout of a file is kept; the column carries nothing to
- * learn). `column_stats` is categorical with `count` 0; its 2-way marginals are a single row of
- * cells and cost next to nothing.
- * @param declared the kind the user's override declares, if any.
- * @throws DataError when an override declares it numerical, datetime or id: no value to check a
- *   kind against (a blank column is categorical or left to inference).
+ * Code book of an all-blank column: one code, blank, so the file's layout is kept.
+ * @throws DataError when `declared` (the override) is numerical, datetime or id.
  */
 export function blankCodec(scan: ColumnScan, n: number, k: number, declared: ColumnKind | undefined, source: string): ColumnCodec {
   if (declared !== undefined && declared !== "categorical") {
@@ -128,15 +110,11 @@ export function blankCodec(scan: ColumnScan, n: number, k: number, declared: Col
 }
 
 /**
- * For a categorical feature's pooled code: the partner feature and, per partner code, the own
- * codes of f that occur with it, in code order. For the determinant of a fixed-combinations rule,
- * the rule's first other column and the own codes released in a combination with each of its
- * codes (`determined`); else the feature whose sent 2-way marginal with f has the most mutual
- * information (ties: the first), with the own codes where P(f = i, g = j) > 0.
+ * The partner of f's pooled code and, per partner code, f's own codes seen with it: for a
+ * fixed-combinations determinant, the rule's first other column (`determined`); else the feature
+ * of f's sent 2-way marginal with the most mutual information, codes where P(f = i, g = j) > 0.
  */
 function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][]; determined?: boolean } | undefined {
-  // A determinant of a fixed-combinations rule: the rule's first other column, with the own codes
-  // of f released in a combination with each of its codes (the names of each origin).
   for (const rule of meta.rules ?? []) {
     if (rule.type !== "fixed_combinations" || rule.determinant !== f || rule.columns.length < 2) continue;
     const at = rule.columns.indexOf(f);
@@ -173,15 +151,10 @@ function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g
 }
 
 /**
- * Decoder of a feature whose codes stand for listed values (`value_mappings[f]`): categorical
- * features, point-bin numerical and datetime features, and features without `column_stats`.
- * Code -> its value; the missing code -> ""; the pooled code ({@link OTHER}) -> with
- * `column_stats[f].semantic`, the fresh value of the row (the `fresh` writer the caller builds
- * from {@link FeatureDecoder.semantic}; for a rule's determinant, its first word replaced by the
- * first word of a value released with the row's partner code), else one of the
- * column's own values drawn uniformly among those that occur with the row's partner code (all of
- * them when the partner gives none; `__other__` when the column has none); without a mapping, the
- * code as a string.
+ * Decoder of a feature whose codes stand for listed values (`value_mappings[f]`). The pooled code
+ * ({@link OTHER}) writes the row's fresh value with `column_stats[f].semantic`, else a value drawn
+ * among those seen with the row's partner code (all when none; `__other__` when the column has
+ * none); without a mapping, the code as a string.
  */
 export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   const K = meta.cardinalities[f];
@@ -215,9 +188,8 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
         const text = fresh.value(row);
         if (!partner?.determined || !near?.length) return text;
         // A determinant (a car's name decides its origin): the fresh name starts with the first
-        // word of a released name of the row's origin (its make), then goes on as written.
-        // A result equal to a released name (`toyota` + `corolla 1200`) takes the next fresh
-        // value of the row (indices far past any sample's rows), then the whole fresh value.
+        // word of a released name of the row's origin; one equal to a released name takes the
+        // row's next fresh value (indices past any sample's rows), then the whole fresh value.
         const make = byCode[near[rng.int(near.length)]]!.split(" ")[0];
         for (let t = 0; t < 4; t++) {
           const v = t === 0 ? text : fresh.value(row + t * 2 ** 40);
@@ -232,8 +204,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     }
     return byCode[c] ?? (mapping ? badCode(f, c, K) : String(c));
   };
-  // Column form (`../batch`): the code book's texts once, per row the code (a stand-in's code, or a
-  // fresh value appended to the batch's copy of the dictionary).
+  // Column form: the texts once, per row a code (fresh values appended to the batch's dictionary).
   const dict: string[] = Array.from(byCode, (v) => v ?? "");
   const hasText = Uint8Array.from(byCode, (v) => (v === undefined ? 0 : 1));
   const decodeColumn: FeatureDecoder["decodeColumn"] = (codes, rng, rowOffset, _ids, partnerCodes, fresh, arrays) => {
@@ -276,7 +247,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   };
 }
 
-/** `describeColumns`' details of a categorical column: values with a code and pooled rare values (domain codes; blank in every row). */
+/** `describeColumns`' details of a categorical column: values with a code, pooled rare values. */
 export function describeCategorical(c: ColumnCodec): string {
   const own = c.K - (c.otherCode >= 0 ? 1 : 0) - (c.missingCode >= 0 ? 1 : 0);
   return c.fromDomain
@@ -289,11 +260,10 @@ export function describeCategorical(c: ColumnCodec): string {
 }
 
 /**
- * Copies `codes[r]` to `index[r]` from the first row while each code has a text (`hasText[c]` 1)
- * and is not `otherCode`: the whole column for a batch with no pooled code. A separate function of
- * typed arrays, so its optimized code is kept between columns and batches.
- * @returns the first row not copied (a pooled code), `codes.length` when all were, or -(r + 1)
- *   for a row r whose code has no text and is not pooled.
+ * Copies `codes[r]` to `index[r]` while each code has a text and is not `otherCode` (a separate
+ * function of typed arrays, so its optimized code survives across columns).
+ * @returns the first row not copied, `codes.length` when all were, or -(r + 1) for a row r whose
+ *   code has no text and is not pooled.
  */
 function copyCodes(codes: ArrayLike<number>, index: Int32Array, hasText: Uint8Array, otherCode: number): number {
   for (let r = 0; r < codes.length; r++) {

@@ -1,12 +1,8 @@
 /**
- * What every column kind shares (`./categorical`, `./numerical`, `./datetime`, `./id`; the
- * dispatch by kind is `./index`): the two reserved keys of `value_mappings`, the scan of one
- * column (input of every codec), the code book a codec builds ({@link ColumnCodec}), the decoder
- * of one feature's codes ({@link FeatureDecoder}), the number test of the kind rule, and the
- * value range of numerical and datetime columns.
- *
- * This module imports nothing of the SDK but `../errors` (and types), so the kind
- * modules, `../metadata/metadata`, `../generate/decode`, `../io/typed` and `../generate/seeded` can all import it without a cycle.
+ * What every column kind shares: the reserved `value_mappings` keys, a column's scan, its code
+ * book ({@link ColumnCodec}), a feature's decoder ({@link FeatureDecoder}), the number test and
+ * value ranges. Imports nothing of the SDK but `../errors` (and types), so all can import it
+ * without a cycle.
  */
 import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
@@ -27,9 +23,8 @@ const LEADING_ZERO_RE = /^[+-]?0\d/;
 const DECIMALS_RE = /^[+-]?\d*(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 
 /**
- * True when `s` (already trimmed) is a finite decimal number in the sense of the type rule: not
- * `0x10`, `Infinity`, `1,234` (thousands separators are text), nor `00501` (a leading zero
- * before a digit marks a code such as a ZIP code: text).
+ * True when trimmed `s` is a finite decimal number (`-1.5`, `3e4`, `.5`): not `0x10`, `Infinity`,
+ * `1,234`, nor `00501` (a leading zero marks a code such as a ZIP code).
  */
 export function isNumeric(s: string): boolean {
   return NUMBER_RE.test(s) && !LEADING_ZERO_RE.test(s) && Number.isFinite(Number(s));
@@ -78,10 +73,8 @@ export interface ColumnCodec {
   /** True when K and the codes come from a public domain (`../metadata/domain`), not from the rows. */
   fromDomain?: boolean;
   /**
-   * Code of a (trimmed) value, or -1 when the value never occurred in the real column: a
-   * category not seen (except `__other__` when that code exists), a blank when the column had
-   * none, a non-number or a number outside [min, max] (quantile bins) or not among the point
-   * values (point bins, compared by text and then by numeric value).
+   * Code of a trimmed value, or -1 for one the real column could not have had (an unseen category
+   * without `__other__`, a blank where none was, a number outside the bins or point values).
    */
   encode(value: string): number;
 }
@@ -97,20 +90,17 @@ export interface FeatureDecoder {
   /** Number of codes. */
   K: number;
   /**
-   * The value of code `c` (0 <= c < K) in row `row` of the sample; `rng` supplies draws for
-   * interval bins and the pooled code, `ids` writes identifiers, `partnerCode` is the row's code
-   * of {@link FeatureDecoder.partner} (read only for the pooled code), `fresh` writes the pooled
-   * code of a feature with {@link FeatureDecoder.semantic} (value of row `row`).
+   * The value of code `c` in row `row`; `rng` draws for interval bins and the pooled code, `ids`
+   * writes identifiers, `partnerCode` is the row's code of {@link FeatureDecoder.partner}, `fresh`
+   * writes pooled cells of a {@link FeatureDecoder.semantic} feature.
    * @throws APIError (`invalid_response`) for a code without a value.
    */
   decode(c: number, rng: Rng, row: number, ids?: IdValues, partnerCode?: number, fresh?: FreshWriter): string;
   /**
-   * The whole column at once, in a form with no string per cell where the kind allows one
-   * (`../generate/batch`): cell r is the text `decode(codes[r], rng, rowOffset + r, ids, partner?.[r],
-   * fresh)` gives, with the same draws from `rng` in the same order. Absent: the caller decodes
-   * cell by cell into a text column. The column's typed arrays come from `arrays` when given
-   * (`../client/array-pool`), else they are fresh.
-   * @throws APIError (`invalid_response`) for a code without a value, as `decode`.
+   * The whole column at once, with no string per cell where it can (`../generate/batch`):
+   * cell r is what `decode(codes[r], rng, rowOffset + r, ...)` gives, with the same draws in the
+   * same order. Absent: the caller decodes cell by cell. Typed arrays come from `arrays` if given.
+   * @throws APIError (`invalid_response`) for a code without a value.
    */
   decodeColumn?(
     codes: ArrayLike<number>,
@@ -129,10 +119,7 @@ export interface FeatureDecoder {
   partner?: string;
 }
 
-/**
- * The missing (blank) code of feature `f`: `value_mappings[f][""]`, else K-1 when
- * `column_stats[f].missing > 0` (binned and id columns), else undefined (the column had no blanks).
- */
+/** The blank code of `f`: `value_mappings[f][""]`, else K-1 when it had blanks, else undefined. */
 export function missingCodeOf(meta: Metadata, f: string): number | undefined {
   const mapping = meta.value_mappings?.[f];
   if (mapping !== undefined && Object.hasOwn(mapping, MISSING_KEY)) return mapping[MISSING_KEY];
@@ -148,9 +135,8 @@ export function badCode(f: string, c: number, K: number): never {
 }
 
 /**
- * A range of a numerical or datetime column's values (seeded generation, `../generate/seeded`), in the
- * column's numbers (datetimes: seconds since the Unix epoch). An absent bound is unbounded; an
- * open bound excludes its value.
+ * A range of a numerical or datetime column's numbers (datetimes: seconds since the epoch) for
+ * seeded generation; an absent bound is unbounded, an open one excludes its value.
  */
 export interface ValueRange {
   lo?: number;

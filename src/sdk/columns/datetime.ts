@@ -1,22 +1,8 @@
 /**
- * The datetime kind: a column whose every non-blank value parses in one datetime format, held as
- * seconds since the Unix epoch and released as bins like numbers. The format engine (the formats
- * tried, parsing, writing) is `../metadata/datetime`, the library of formats that extraction,
- * decoding, evaluation and the rules all read, with granularity and unit arithmetic in
- * `../metadata/granularity`; this module is the kind around them.
- *
- * Its life:
- * - scan -> kind: `../metadata/metadata`'s `chooseKind` picks datetime when one format of `../metadata/datetime`
- *   parses every distinct value (or the user declares it, with or without a format).
- * - codec: {@link datetimeCodec}: values parsed to seconds, then `./bins`' `binnedCodec`;
- *   `column_stats` adds `format`, `granularity` and (formats with an offset) `offset`.
- * - decode: point bins through the code book (exact text); quantile bins through `./bins`'
- *   `binDecoder` over {@link datetimeLattice} (unit starts of the granularity in the column's
- *   offset, written in its format).
- * - typed: Date32 for a date-only format without offset, else Timestamp(ms, UTC)
- *   ({@link datetimeColumnType}); text -> milliseconds {@link datetimeParser}.
- * - seeded: text -> seconds and seconds -> text for messages ({@link datetimeReader}), a `where`
- *   bound in the column's format or ISO 8601 ({@link datetimeBound}).
+ * The datetime kind: values in one format, held as seconds since the Unix epoch and released as
+ * bins like numbers (`./bins`). The format engine is `../metadata/datetime`, units and granularity
+ * `../metadata/granularity`; this module is the kind around them (codec, lattice, typed output,
+ * seeded reading).
  */
 import type { ColumnStats } from "../../contract";
 import { fileOfDescription } from "../io/csv";
@@ -26,13 +12,12 @@ import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
 import type { ColumnCodec, ColumnScan, ColumnType } from "./common";
 
-/** Distinct texts remembered per datetime column read with luxon before the memo is cleared (bounds memory). */
+/** Distinct texts memoised per column read with luxon before the memo is cleared (memory bound). */
 const DATETIME_MEMO = 100_000;
 
 /**
- * Datetime code book: values parsed with the column's format to seconds since the Unix epoch,
- * then binned as numbers; `column_stats` adds `format`, `granularity` and (formats with an
- * offset) the most frequent `offset`.
+ * Datetime code book: values parsed to seconds, binned as numbers; `column_stats` adds `format`,
+ * `granularity` and (formats with an offset) the most frequent `offset`.
  * @throws DataError naming line and value when a value does not parse in the format.
  */
 export function datetimeCodec(scan: ColumnScan, n: number, binCap: number, fmt: DatetimeFormat, source: string): ColumnCodec {
@@ -70,10 +55,8 @@ export function datetimeCodec(scan: ColumnScan, n: number, binCap: number, fmt: 
 }
 
 /**
- * The lattice of a datetime column's stats (in seconds since the epoch: the start of the k-th unit
- * of its `granularity` in its own UTC `offset`, a month start or year start for `month` / `year`,
- * written in its `format`), or undefined when the stats are not a datetime's with `format` and
- * `granularity`.
+ * The lattice of a datetime column (starts of `granularity` units in its `offset`, written in its
+ * `format`), or undefined without `format` and `granularity`.
  */
 export function datetimeLattice(stats: ColumnStats): Lattice | undefined {
   if (stats.type === "datetime" && stats.format && stats.granularity) {
@@ -94,9 +77,8 @@ export function datetimeLattice(stats: ColumnStats): Lattice | undefined {
 }
 
 /**
- * The output type of a datetime column with a `format` and that format compiled: Date32 (`date`)
- * when the format writes only a date (finest unit a day) and no offset, else Timestamp(ms, UTC).
- * @throws RangeError when the format cannot be compiled (`new DatetimeFormat`).
+ * Output type and compiled format: Date32 for a date-only format without offset, else
+ * Timestamp(ms, UTC). @throws RangeError when the format cannot be compiled.
  */
 export function datetimeColumnType(format: string): { type: ColumnType; datetime: DatetimeFormat } {
   const datetime = new DatetimeFormat(format);
@@ -104,18 +86,11 @@ export function datetimeColumnType(format: string): { type: ColumnType; datetime
 }
 
 /**
- * Text -> milliseconds since the epoch in format `fmt`, or undefined when the text is not a
- * datetime in it; the same answers as `fmt.parse` (strict, round trip) at a fraction of the cost.
- *
- * `fmt.parse` (luxon) costs about 4-6 µs a value, which made timestamps the slowest part of
- * writing Arrow (about 5 of 6 s for 1M rows with one `yyyy/MM/dd HH:mm` column; 0.9 s with this reader). Formats made only of the padded
- * or unpadded numeric tokens (yyyy, MM/M, LL/L, dd/d, HH/H, mm/m, ss/s, SSS, ZZ, ZZZ) and
- * literals are read here with one regular expression and `Date.UTC`: padded tokens take exactly
- * their digits, unpadded ones no leading zero (as luxon writes them), and the fields must come
- * back unchanged from the Date (no February 30, no hour 24), which is the round trip of
- * `fmt.parse` for these tokens. Anything that does not pass (years before 0100, offset -00:00 or
- * beyond ±18:00) goes to `fmt.parse`. Other formats use `fmt.parse` with a memo of up to
- * DATETIME_MEMO texts (dates repeat).
+ * Text -> milliseconds since the epoch in `fmt`, or undefined: the same answers as `fmt.parse`
+ * (luxon, slow) at a fraction of the cost. Formats of numeric tokens and literals are read with
+ * one regex and `Date.UTC` (padded tokens exact digits, unpadded no leading zero, fields unchanged
+ * by the Date: the round trip); what fails (years before 0100, offsets -00:00 or beyond ±18:00)
+ * goes to `fmt.parse`. Other formats: `fmt.parse` with a memo of DATETIME_MEMO texts.
  */
 export function datetimeParser(fmt: DatetimeFormat): (text: string) => number | undefined {
   const strict = (t: string): number | undefined => {
@@ -155,10 +130,8 @@ const NUMERIC_TOKENS: Readonly<Record<string, { re: string; field: number }>> = 
 };
 
 /**
- * The fast reader of {@link datetimeParser} for a luxon format of numeric tokens and literals
- * (quoted text, punctuation, spaces), or undefined for any other format (names, 12-hour clock,
- * week dates...). Splits the format as luxon does: a run of one letter is a token, text in
- * single quotes is literal (`''` is a quote).
+ * The fast reader of {@link datetimeParser} for a format of numeric tokens and literals, else
+ * undefined. Splits as luxon does: a run of one letter is a token, quoted text literal.
  */
 function numericDatetimeParser(format: string): ((text: string) => number | undefined) | undefined {
   let re = "^";
@@ -215,10 +188,8 @@ function numericDatetimeParser(format: string): ((text: string) => number | unde
 }
 
 /**
- * How seeded generation reads and names a datetime column's values: `parse` text -> seconds since
- * the epoch in the column's format (undefined when not a datetime in it); `show` seconds -> text
- * in the format at the column's `offset`, and a bound the format cannot write (a year outside
- * 0001..9999) still named, in ISO 8601.
+ * Seeded generation's reader: `parse` text -> seconds in the column's format (or undefined);
+ * `show` seconds -> text at the column's `offset` (ISO 8601 for a year outside 0001..9999).
  */
 export function datetimeReader(format: string, offset: number): { parse: (text: string) => number | undefined; show: (x: number) => string } {
   const fmt = new DatetimeFormat(format);
@@ -234,10 +205,7 @@ export function datetimeReader(format: string, offset: number): { parse: (text: 
   };
 }
 
-/**
- * A `where` bound of a datetime column, in seconds since the epoch: text in the column's format
- * (`parse`, trimmed), else ISO 8601 (UTC unless it gives an offset); undefined for anything else.
- */
+/** A `where` bound in seconds: text in the column's format, else ISO 8601 (UTC unless offset). */
 export function datetimeBound(v: unknown, parse: ((text: string) => number | undefined) | undefined): number | undefined {
   if (typeof v === "string") {
     const x = parse?.(v.trim());
@@ -248,7 +216,7 @@ export function datetimeBound(v: unknown, parse: ((text: string) => number | und
   return undefined;
 }
 
-/** `describeColumns`' details of a datetime column: format, granularity and range (written in the format). */
+/** `describeColumns`' details of a datetime column: format, granularity and range. */
 export function describeDatetime(st: ColumnStats, fmt: DatetimeFormat): string {
   const w = (x: number | undefined) => (x === undefined ? "?" : fmt.write(x, st.offset ?? 0));
   return `format ${st.format}, granularity ${st.granularity}, ${w(st.min)} .. ${w(st.max)}`;

@@ -1,18 +1,7 @@
 /**
- * The id kind: a column of identifiers (keys, order numbers, UUIDs), whose values carry nothing
- * to learn and are written fresh on decoding. The shape engine (inference of an `IdShape`) is
- * `../metadata/identifier`, the generator of fresh values `../generate/id-generator`; this module
- * is the kind around them.
- *
- * Its life:
- * - scan -> kind: `../metadata/metadata`'s `chooseKind` picks `id` for distinct integers under a name
- *   that reads as an identifier's ({@link looksLikeIdName}) and for distinct text.
- * - codec: {@link idCodec}: one code for "has a value" (plus the missing code), the column's
- *   shape in `column_stats[f].id_shape`, no values sent and no 2-way marginals.
- * - decode: {@link idDecoder}: code 0 -> a fresh identifier of the shape (the generator is keyed
- *   per sample, `../generate/decode`), the missing code -> "".
- * - typed: Utf8 (`./index`'s `arrowTypeOf`: string).
- * - seeded: a seed cell is code 0 ("present") and kept verbatim; a `where` on it is refused (`../generate/seeded`).
+ * The id kind: identifiers (keys, order numbers, UUIDs), which carry nothing to learn and are
+ * written fresh on decoding. Shapes: `../metadata/identifier`; fresh values:
+ * `../generate/id-generator`; this module is the kind around them.
  */
 import type { ColumnStats } from "../../contract";
 import { inferIdShape, type IdShape } from "../metadata/identifier";
@@ -28,10 +17,8 @@ function semanticKinds(): typeof import("../semantic") {
 const ID_WORDS = new Set(["id", "ids", "key", "code", "no", "nr", "num", "number", "uuid", "guid", "pk"]);
 
 /**
- * True when a column name reads as an identifier's: its first or last word (split at
- * non-alphanumerics and camelCase humps) is id, key, code, no, nr, num, number, uuid, guid or pk
- * (`id`, `order_id`, `CustomerID`, `invoice no`). SDV's metadata detection uses the same kind of
- * name test for keys.
+ * True when a column name's first or last word (split at non-alphanumerics and camelCase humps) is
+ * id, key, code, no, nr, num, number, uuid, guid or pk (`order_id`, `CustomerID`), like SDV's test.
  */
 export function looksLikeIdName(name: string): boolean {
   const words = name
@@ -42,10 +29,7 @@ export function looksLikeIdName(name: string): boolean {
   return words.length > 0 && (ID_WORDS.has(words[0]) || ID_WORDS.has(words[words.length - 1]));
 }
 
-/**
- * Identifier code book: one code for "has a value" (plus the missing code), the column's shape in
- * `column_stats[f].id_shape` (`../metadata/identifier`), no values and no 2-way marginals.
- */
+/** Identifier code book: one code (plus blank) and the shape, no values, no 2-way marginals. */
 export function idCodec(scan: ColumnScan, n: number, k: number, declared?: SemanticKind): ColumnCodec {
   const values: string[] = [];
   const counts: number[] = [];
@@ -71,10 +55,8 @@ export function idCodec(scan: ColumnScan, n: number, k: number, declared?: Seman
 }
 
 /**
- * A text shape gets `semantic` (`../semantic`: person names, emails, titles ...) when the column is
- * recognised as such or `declared` names a kind, else (words, not codes) kind `text`, written from
- * the column's own vocabulary (`../semantic` `vocabularyShape`); integer shapes are left as they are.
- * @param k the rare threshold: a title's words must occur in at least k rows.
+ * A text shape gets `semantic` when recognised or `declared`, else (words, not codes) kind `text`
+ * from the column's own vocabulary, words in >= k rows; integer shapes are left as they are.
  * @throws DataError when a semantic kind is declared for an integer column, or an unknown kind.
  */
 function withSemantic(name: string, shape: IdShape, values: string[], counts: number[], k: number, declared?: SemanticKind): IdShape {
@@ -87,16 +69,15 @@ function withSemantic(name: string, shape: IdShape, values: string[], counts: nu
   if (declared !== undefined && !semanticKinds().SEMANTIC_KINDS.includes(declared)) {
     throw new DataError(`The override of column "${name}" has semantic ${JSON.stringify(declared)}; use one of ${semanticKinds().SEMANTIC_KINDS.join(", ")}.`, { column: name });
   }
-  // A recognised (or declared) kind first; else text in the column's own words, codes keep their positions.
+  // A recognised (or declared) kind first; else the column's own words; codes keep their positions.
   const sem = semanticKinds();
   const semantic = sem.semanticShape(name, values, counts, k, declared) ?? (declared === undefined ? sem.vocabularyShape(values, counts, k) : undefined);
   return semantic ? { ...shape, semantic } : shape;
 }
 
 /**
- * Decoder of an id feature with `column_stats[f].id_shape`: code 0 -> `ids.value(row)` (a fresh
- * identifier of the shape, distinct within the sample), the missing code -> "", anything else
- * (or code 0 without a generator) -> APIError.
+ * Decoder of an id feature: code 0 -> `ids.value(row)` (fresh, distinct within the sample), the
+ * missing code -> "", anything else (or no generator) -> APIError.
  */
 export function idDecoder(f: string, K: number, stats: ColumnStats, missingCode: number | undefined): FeatureDecoder {
   const shape = stats.id_shape as IdShape;
@@ -108,7 +89,7 @@ export function idDecoder(f: string, K: number, stats: ColumnStats, missingCode:
   };
 }
 
-/** `describeColumns`' details of an id column with a shape: integer range or text prefix and lengths. */
+/** `describeColumns`' details of an id column: integer range or text prefix and lengths. */
 export function describeId(st: ColumnStats): string {
   const s = st.id_shape!;
   return s.kind === "integer"

@@ -1,21 +1,17 @@
 /**
  * The column kinds, one module each, and the dispatch by kind that the stages call:
  *
- * | kind        | module           | scan -> codec                     | decode                      | typed (Arrow)          |
- * |-------------|------------------|-----------------------------------|-----------------------------|------------------------|
- * | categorical | `./categorical`  | `categoricalCodec`, `blankCodec`  | `mappingDecoder`            | Utf8                   |
- * | numerical   | `./numerical`    | `numericalCodec`                  | `binDecoder` / mapping      | Int64 or Float64       |
- * | datetime    | `./datetime`     | `datetimeCodec`                   | `binDecoder` / mapping      | Date32 or Timestamp    |
- * | id          | `./id`           | `idCodec`                         | `idDecoder`                 | Utf8                   |
+ * | kind        | scan -> codec                    | decode                 | typed (Arrow)       |
+ * |-------------|----------------------------------|------------------------|---------------------|
+ * | categorical | `categoricalCodec`, `blankCodec` | `mappingDecoder`       | Utf8                |
+ * | numerical   | `numericalCodec`                 | `binDecoder` / mapping | Int64 or Float64    |
+ * | datetime    | `datetimeCodec`                  | `binDecoder` / mapping | Date32 or Timestamp |
+ * | id          | `idCodec`                        | `idDecoder`            | Utf8                |
  *
- * `./bins` holds what numerical and datetime share (quantile edges, point bins, the binned codec,
- * the lattice decoder); `./common` the contract of every kind (scan, codec, decoder, reserved keys).
- *
- * The stages keep their orchestration and ask this module per column: `../metadata/metadata` (scan, kind
- * choice, encoding, marginals) calls {@link codecFor}; `../generate/decode` (the `Decoder`: decode,
- * enforce, restrict) calls {@link decoderFor} and {@link binnedDecoder}; `../io/typed` (batch
- * conversion) calls {@link arrowTypeOf}; `../generate/seeded` (conditions and seed cells) calls
- * {@link valueReaderOf}; `synthd fit` prints {@link describeColumns}.
+ * `./bins`: what numerical and datetime share; `./common`: the contract of every kind. Callers:
+ * `../metadata/metadata` ({@link codecFor}), `../generate/decode` ({@link decoderFor},
+ * {@link binnedDecoder}), `../io/typed` ({@link arrowTypeOf}), `../generate/seeded`
+ * ({@link valueReaderOf}), `synthd fit` ({@link describeColumns}).
  */
 import type { ColumnKind, ColumnStats, Metadata } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
@@ -52,10 +48,8 @@ export interface CodecParams {
 }
 
 /**
- * The code book of a scanned column of kind `kind` (not blank in every row: that is
- * `blankCodec`).
- * @returns undefined only for a categorical column with no value seen `rareThreshold` times
- *   (nothing could be released; the caller decides between an id and an error).
+ * The code book of a scanned column of kind `kind` (not all blank: that is `blankCodec`).
+ * @returns undefined only for a categorical column with no value seen `rareThreshold` times.
  * @throws DataError when a datetime value does not parse in the format (line, value).
  */
 export function codecFor(kind: ColumnKind, scan: ColumnScan, n: number, p: CodecParams): ColumnCodec | undefined {
@@ -71,19 +65,14 @@ export function codecFor(kind: ColumnKind, scan: ColumnScan, n: number, p: Codec
   }
 }
 
-/**
- * The lattice of a binned column's stats (the values it can be written with), or undefined when it
- * has none: a datetime's (`format` and `granularity`), else a number's (`decimals` or `integer`).
- */
+/** The lattice of a binned column: a datetime's, else a number's, else undefined. */
 export function latticeOf(stats: ColumnStats): Lattice | undefined {
   return datetimeLattice(stats) ?? numberLattice(stats);
 }
 
 /**
- * Decoder of a quantile-binned (numerical or datetime) feature with edges `edges`, over its
- * lattice; with `range`, drawing only inside the range, with the bins holding a value inside it
- * (`codes`) and their shares inside (`weights`) (`./bins`' `binDecoder`; a numerical column with a
- * `grain`: `./numerical-grain`'s `grainDecoder`, each bin's grains in their shares).
+ * Decoder of a quantile-binned feature over its lattice (`./bins`' `binDecoder`; with a `grain`,
+ * `./numerical-grain`'s `grainDecoder`); `range`, `codes` and `weights` as `binDecoder`'s.
  */
 export function binnedDecoder(
   f: string,
@@ -98,10 +87,8 @@ export function binnedDecoder(
 }
 
 /**
- * The decoder of feature `f` of a model, by its `column_stats[f]` (rules in `../generate/decode`'s module
- * comment): an id with a shape -> `./id`; numerical or datetime with `bin_edges` ->
- * {@link binnedDecoder}; anything else (categorical, point bins, no stats) -> its code book
- * (`./categorical`'s `mappingDecoder`).
+ * The decoder of feature `f` by its `column_stats[f]`: an id with a shape -> `./id`; `bin_edges`
+ * -> {@link binnedDecoder}; anything else (categorical, point bins, no stats) -> its code book.
  */
 export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
   const K = meta.cardinalities[f];
@@ -114,9 +101,8 @@ export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
 }
 
 /**
- * The output type of a column with stats `stats` (`../io/typed`): numerical -> Int64 or Float64,
- * datetime with a format -> Date32 or Timestamp (with the format compiled), anything else -> Utf8.
- * @throws RangeError when a datetime column's `format` cannot be compiled.
+ * A column's output type: numerical Int64/Float64, datetime with a format Date32/Timestamp (format
+ * compiled), else Utf8. @throws RangeError when a datetime `format` cannot be compiled.
  */
 export function arrowTypeOf(stats: ColumnStats | undefined): { type: ColumnType; datetime?: DatetimeFormat } {
   if (stats?.type === "numerical") return { type: numericalColumnType(stats) };
@@ -125,9 +111,8 @@ export function arrowTypeOf(stats: ColumnStats | undefined): { type: ColumnType;
 }
 
 /**
- * How seeded generation reads a numerical or datetime column's values (`../generate/seeded`): `parse` text
- * -> number (datetimes: seconds since the epoch in the column's format) and `show` number -> text
- * for messages; undefined for other kinds and for a datetime without a format.
+ * Seeded generation's reader of a numerical or datetime column (`parse` text -> number, `show`
+ * for messages); undefined for other kinds and a datetime without a format.
  */
 export function valueReaderOf(
   stats: ColumnStats | undefined,
@@ -137,12 +122,7 @@ export function valueReaderOf(
   return undefined;
 }
 
-/**
- * One line per column for `synthd fit`: name, kind, number of codes, and what the kind keeps
- * (datetime: format, granularity and range; numerical: range, decimals and, where set, `step 25`
- * and `written with 1 decimal (0.0)`; categorical: values
- * with a code and pooled rare values; id: shape). A header line comes first.
- */
+/** `synthd fit`'s table: a header, then per column name, kind, codes and the kind's details. */
 export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
   const rows = codecs.map((c) => {
     const st = c.stats;

@@ -1,21 +1,12 @@
 /**
  * The grain of a quantile-binned numerical column beyond one step (`column_stats[f].grain`,
- * contract `NumericalGrain`): a chain of grains g_0 < g_1 < ... (each g_{j+1}'s points are points of
- * g_j) and, per bin, the share of values whose coarsest grain is g_j. It covers
- * - mixtures of rounding (heaping): salaries of which 38% are multiples of 100, 9% of 50 but not of
- *   100 and the rest of 1;
- * - fractional grains: ages in twelfths of a year written rounded to the column's decimals
- *   (37.66667), thirds, eighths;
- * - decimal counts: coordinates of which some are written with 7 decimals and some with 8 (the
- *   grains 10^-7 and 10^-8), since a value's written decimals follow from its coarsest grain.
- * The model is coarse data (Heitjan & Rubin, "Inference from coarse data via multiple imputation
- * with application to age heaping", JASA 85(410), 1990): each value is reported at one of several
- * coarsenings. Detection ({@link grainOf}) is a forward selection: starting from the finest grain
- * (`step`, else 10^-decimals), it adds the candidate grain (round numbers 1, 2, 2.5, 5 x 10^e and
- * fractions 1/q) whose real share of values exceeds most what decoding with the grains chosen so far
- * would give, while the excess is significant; decoding ({@link grainDecoder}) draws a bin's grain by
- * its shares and then a value uniformly among the bin's points of that grain that are on no coarser
- * grain of the chain, so every grain's share comes back as in the real column.
+ * contract `NumericalGrain`): a chain of grains g_0 < g_1 < ... (g_{j+1}'s points are points of
+ * g_j) and, per bin, the share of values whose coarsest grain is g_j: rounding mixtures (38% of
+ * salaries multiples of 100), fractional grains (ages in twelfths: 37.66667), decimal counts
+ * (coordinates with 7 or 8 decimals). The model is coarse data (Heitjan & Rubin, "Inference from
+ * coarse data via multiple imputation with application to age heaping", JASA 85(410), 1990).
+ * {@link grainOf} selects grains forward; {@link grainDecoder} draws a bin's grain by its shares,
+ * then a point of it on no coarser grain, so every grain's share comes back.
  */
 import type { ColumnStats, NumericalGrain } from "../../contract";
 import type { Rng } from "../generate/sfc32";
@@ -25,11 +16,7 @@ import { badCode, type FeatureDecoder, type ValueRange } from "./common";
 /** At most this many grains per column (the contract's `MaxItems`). */
 export const MAX_GRAINS = 8;
 
-/**
- * Denominators q of the fractional grains 1/q tried: halves .. thirty-seconds, and the sexagesimal
- * ones 60 * 10^j and 3600 * 10^j (minutes and seconds of an hour or a degree, and their decimal
- * fractions: coordinates converted from degrees, minutes and seconds to 0.01").
- */
+/** Denominators q of the grains 1/q tried: 2 .. 32, 60 * 10^j, 3600 * 10^j (minutes, seconds). */
 function fractions(scale: number): number[] {
   const qs = [2, 3, 4, 6, 8, 12, 16, 24, 32];
   for (let t = 1; 60 * t <= scale / 2; t *= 10) qs.push(60 * t, 3600 * t);
@@ -51,9 +38,8 @@ interface Grain {
 }
 
 /**
- * Writes a number with `d` decimals (toFixed), trailing zeros dropped down to `minDecimals`
- * unless `fixed`; never `-0`. With `d` 0: the integer. With `digits`: rounded to that many
- * significant digits first (toPrecision), so a long integer part leaves fewer decimals.
+ * Writes a number with `d` decimals, trailing zeros dropped down to `minDecimals` unless `fixed`,
+ * never `-0`; with `digits`, rounded to that many significant digits first.
  */
 export function numberWriter(d: number, fixed: boolean, minDecimals: number, digits?: number): (x: number) => string {
   if (d === 0) return (x) => String(Math.round(x) + 0);
@@ -72,10 +58,7 @@ export function numberWriter(d: number, fixed: boolean, minDecimals: number, dig
   };
 }
 
-/**
- * Half the unit x is written to: 0.5 * 10^-d, or with `digits` significant digits the unit of the
- * last one where that is coarser (104.5698933 at 10 digits: 0.5e-7).
- */
+/** Half the unit x is written to: 0.5 * 10^-d, or half the last significant digit's if coarser. */
 export function halfUnit(x: number, d: number, digits?: number): number {
   const fine = 0.5 * 10 ** -d;
   if (digits === undefined || x === 0) return fine;
@@ -88,7 +71,7 @@ function onGrain(x: number, g: number, half: number): boolean {
   return Math.abs(y - Math.round(y)) * g <= half * (1 + 1e-6);
 }
 
-/** Every point of grain `coarse` is a point of grain `fine` (fine: a decimal grain of m = 1, or a whole divisor of coarse). */
+/** Every point of grain `coarse` is one of grain `fine` (m = 1, or a whole divisor of coarse). */
 function includes(fine: Grain, coarse: Grain): boolean {
   if (coarse.g <= fine.g) return false;
   if (fine.m === 1) return true;
@@ -97,7 +80,7 @@ function includes(fine: Grain, coarse: Grain): boolean {
   return Math.abs(r - Math.round(r)) <= 1e-9 * r;
 }
 
-/** The lattice of a grain's points at `d` decimals (a fractional grain's multiples rounded to d decimals). */
+/** The lattice of a grain's points at `d` decimals (fractions' multiples rounded). */
 function grainLattice(gr: Grain, d: number, write: (x: number) => string): Lattice {
   const scale = 10 ** d;
   const value =
@@ -149,26 +132,15 @@ const countOf = ([a, b]: [number, number]): number => Math.max(0, b - a + 1);
 const roundShare = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 /**
- * The grains of a quantile-binned numerical column (rule in the module comment).
- *
- * Candidates, all coarser than the finest grain g_0 (`step`, else 10^-decimals) and holding only
- * its points: r * 10^e for r in {1, 2, 2.5, 5}, up to max(|min|, |max|), and 1/q for q in
- * {@link fractions} when at least 2 units of the writing wide (a fraction that 10^decimals does
- * not divide only without `step`, and only when no multiple of it falls on a tie at `decimals`:
- * 3/24 = 0.125 at 2 decimals is written 0.12 or 0.13, as the writer rounds). A value is on a grain when it is within
- * half a unit of its writing ({@link halfUnit}) of one of its multiples. Forward selection over the values in
- * interval bins (point bins decode to their exact value): the expected count on a candidate is
- * what the decoder would write with the chain so far (per bin, each grain's values spread
- * uniformly over its points that are on no coarser grain of the chain); the candidate with the largest excess of real over expected count
- * joins the chain when it holds comparably with every grain in it (one includes the other) and the
- * excess is at least 3 values, 0.5% of them, and 4 binomial standard deviations. At most
- * {@link MAX_GRAINS} grains; a finest grain that no value has as its coarsest is dropped.
- * @param xs      the column's distinct numbers (NaN for the blank value, skipped).
- * @param counts  rows per entry of `xs`.
- * @param stats   the column's stats: `decimals`, `step`, `min`, `max`, `bin_edges` (quantile bins).
- * @returns the grain, or undefined when it would say no more than `step` / `decimals` (one grain,
- *   the finest), when there is no interval bin, or when a value times 10^decimals is no safe integer.
- *   Never throws.
+ * The grains of a quantile-binned numerical column. Candidates coarser than the finest grain g_0
+ * (`step`, else 10^-decimals) and holding only its points: r * 10^e (r in 1, 2, 2.5, 5) up to
+ * max(|min|, |max|), and 1/q ({@link fractions}) at least 2 writing units wide, with no multiple
+ * on a rounding tie at `decimals`. A value is on a grain within {@link halfUnit} of a multiple.
+ * Forward selection over interval-bin values: the candidate whose real count most exceeds what
+ * the decoder would write with the chain so far joins, if comparable with every grain in it and
+ * the excess is >= 3 values, 0.5% and 4 binomial sd. At most {@link MAX_GRAINS}.
+ * @param xs distinct numbers (NaN skipped), `counts` rows per entry, `stats` the column's stats.
+ * @returns undefined when one grain says all, no interval bin, or values too large. Never throws.
  */
 export function grainOf(xs: ArrayLike<number>, counts: ArrayLike<number>, stats: ColumnStats): NumericalGrain | undefined {
   const e = stats.bin_edges;
@@ -202,7 +174,7 @@ export function grainOf(xs: ArrayLike<number>, counts: ArrayLike<number>, stats:
   for (const q of fractions(scale)) {
     if (1 / q < 2 / scale) continue;
     if (Number.isSafeInteger(scale) && scale % q === 0) addDecimal(scale / q);
-    // Rounded to d decimals, only when no multiple falls on a tie (3/24 = 0.125 at 2 decimals: 0.12 or 0.13).
+    // Only when no multiple falls on a rounding tie (0.125 at 2 decimals: 0.12 or 0.13).
     else if (baseM === 1 && scale % decimalPart(q) === 0) cands.push({ g: 1 / q });
   }
 
@@ -321,17 +293,11 @@ export function describeGrain(grain: NumericalGrain, decimals: number): string {
 }
 
 /**
- * The decoder of a quantile-binned numerical column with a `grain` (rule in the module comment):
- * point bins, the missing code and bins the grain cannot serve (no grain with a share has a point
- * in them) go to `plain` (`./bins`' `binDecoder` over the column's own lattice, built with the same
- * `range`); an interval bin draws grain j with probability proportional to
- * `bin_shares[b, j] * (its points in the range) / (its points in the bin)` (so with a range it keeps
- * the unrestricted draw's distribution inside the range) and then one of those points uniformly.
- * With `range`, `codes` / `weights` are as `binDecoder`'s: the bins holding a value inside the range
- * and the share of the unrestricted draw's values that lie inside.
- * @returns undefined when the grain does not fit the column (lengths disagreeing with `steps` and
- *   `bin_edges`, grains not a chain, no `decimals`, values too large for exact arithmetic): the
- *   caller then uses `plain`.
+ * Decoder of a numerical column with a `grain`: an interval bin draws grain j with probability
+ * proportional to `bin_shares[b, j] * (its points in the range) / (its points in the bin)`, then
+ * one of those points uniformly; other codes and bins no grain serves go to `plain` (`./bins`'
+ * `binDecoder`, same `range`). `codes` / `weights` as `binDecoder`'s.
+ * @returns undefined when the grain does not fit the column (the caller then uses `plain`).
  */
 export function grainDecoder(
   f: string,

@@ -1,20 +1,7 @@
 /**
- * The numerical kind: a column whose every non-blank value is a finite decimal number (`-1.5`,
- * `3e4`, `.5`; not `0x10`, `1,000` nor `00501`: `./common`'s `isNumeric`), released as bins.
- *
- * Its life:
- * - scan -> kind: `../metadata/metadata`'s scan marks a column numeric, `chooseKind` keeps it numerical
- *   (or makes distinct integers under an identifier's name an id).
- * - codec: {@link numericalCodec}: `./bins`' `binnedCodec` (point bins up to `binCap` distinct
- *   values, else quantile bins) with the grain of the column in `column_stats`: `integer`,
- *   `decimals`, `fixed_decimals`, `min_decimals`, `digits` and, for quantile bins, `step` ({@link stepOf})
- *   and `grain` (`./numerical-grain`: rounding mixtures, fractions, decimal counts).
- * - decode: point bins through the code book (exact text); quantile bins through `./bins`'
- *   `binDecoder` over {@link numberLattice} (multiples of `step`, else of 10^-decimals), or with a
- *   `grain` through `./numerical-grain`'s `grainDecoder` (each bin's grains in their shares).
- * - typed: Int64 when `decimals` is 0 (older metadata: `integer`), else Float64
- *   ({@link numericalColumnType}); text -> value: {@link int64Of}, {@link float64Of}.
- * - seeded: text -> number {@link parseNumber}, a `where` bound {@link numberBound}.
+ * The numerical kind: every non-blank value a finite decimal number (`./common`'s `isNumeric`),
+ * released as bins (`./bins`) with the column's grain in `column_stats` ({@link numericalCodec});
+ * decoded over {@link numberLattice} or, with a `grain`, by `./numerical-grain`.
  */
 import type { ColumnStats } from "../../contract";
 import { DataError } from "../errors";
@@ -29,19 +16,11 @@ function gcd(a: number, b: number): number {
 }
 
 /**
- * The step of a numerical column's grain: the largest number every value is a whole multiple of,
- * when it is coarser than the writing's own unit 10^-decimals (body masses in 25 g -> 25, budgets
- * in round hundred-thousands -> 100000, half points -> 0.5, quarters -> 0.25).
- *
- * Rule: scale each distinct value by 10^decimals (an exact integer), take the greatest common
- * divisor g of them all, and return g / 10^decimals when g > 1. Exact, with no tolerance: a
- * single value off the grain (one body mass of 3710 among multiples of 25) means no step, since
- * a grain that some real value breaks is not a grain of the column, and guessing which values are
- * "noise" would invent one. Needs at least 3 distinct values (two values always share their
- * difference's divisors, which says nothing) and every scaled value within ±2^53 (exact integers).
- * @param values the column's numbers (non-blank; duplicates allowed).
- * @param decimals the most decimals any value is written with (`column_stats.decimals`), 0..20.
- * @returns the step (> 10^-decimals), or undefined when there is none. Never throws.
+ * The largest number every value is a whole multiple of, when coarser than 10^-decimals (masses
+ * in 25 g -> 25, half points -> 0.5): gcd of the values scaled by 10^decimals. Exact: one value off
+ * the grain means no step (guessing "noise" would invent a grain). Needs >= 3 distinct values
+ * (two share their difference's divisors) and scaled values within ±2^53.
+ * @returns the step (> 10^-decimals), or undefined. Never throws.
  */
 export function stepOf(values: Iterable<number>, decimals: number): number | undefined {
   const scale = 10 ** decimals;
@@ -74,17 +53,12 @@ function plainDecimals(v: string): number | undefined {
 }
 
 /**
- * Numerical code book ({@link binnedCodec}); `column_stats` adds `integer`, `decimals` (the most
- * decimals any value is written with, at most 20), `fixed_decimals: true` when every non-blank
- * value is written in plain notation with exactly `decimals` (> 0) decimals (`0.0`, `1.5`, `3.0`:
- * decoding keeps the trailing zeros), `min_decimals` when every value is written in plain notation
- * with at least that many (> 0) decimals and some with more (`3.0` beside `3.25`), `digits` when
- * every value is in plain notation with at most that many significant digits and a long integer
- * part leaves some value fewer decimals than `decimals` (`31.95376472` beside `-104.5698933`), and, for
- * quantile-binned columns (more than `binCap` distinct values), `step` when every value is a whole
- * multiple of a step coarser than 10^-decimals ({@link stepOf}: exact gcd, one odd value means no
- * step) and `grain` when the values sit on coarser grains in shares of their own (rounding to 100
- * or 50, twelfths, 7 or 8 decimals: `./numerical-grain`'s {@link grainOf}).
+ * Numerical code book ({@link binnedCodec}, population `mean`/`std`); `column_stats` adds
+ * `integer`, `decimals` (the most written, <= 20), `fixed_decimals` (all plain with exactly
+ * `decimals` > 0: trailing zeros kept), `min_decimals` (all plain with at least that many > 0, some
+ * more), `digits` (all plain within that many significant digits, a long integer part cutting
+ * some value's decimals) and, for quantile bins, `step` ({@link stepOf}) and `grain`
+ * ({@link grainOf}).
  */
 export function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCodec {
   const num: number[] = scan.values.map((v) => (v === "" ? NaN : Number(v)));
@@ -132,11 +106,8 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number): Col
 }
 
 /**
- * The lattice of a number column's stats, or undefined when it has none (no `decimals` nor
- * `integer`; `./index`'s `latticeOf` tries `./datetime`'s lattice first). The unit is
- * `step` when it is a whole multiple of 10^-decimals (so 25, 100000, 0.5), else 10^-decimals;
- * values are written with toFixed(decimals), trailing zeros then dropped (down to `min_decimals`)
- * unless `fixed_decimals`.
+ * The lattice of a number column (undefined without `decimals` or `integer`): unit `step` when a
+ * whole multiple of 10^-decimals, else 10^-decimals; written as {@link numberWriter} does.
  */
 export function numberLattice(stats: ColumnStats): Lattice | undefined {
   const d = stats.decimals ?? (stats.integer ? 0 : undefined);
@@ -160,7 +131,7 @@ export function numberLattice(stats: ColumnStats): Lattice | undefined {
   };
 }
 
-/** The output type of a numerical column: Int64 for integers (`decimals` 0, or older metadata's `integer`), else Float64. */
+/** Output type: Int64 for `decimals` 0 (older metadata: `integer`), else Float64. */
 export function numericalColumnType(stats: ColumnStats): ColumnType {
   const decimals = stats.decimals ?? (stats.integer ? 0 : undefined);
   return decimals === 0 ? "int64" : "float64";
@@ -188,12 +159,12 @@ export function float64Of(t: string, text: string): number {
   return Number(t);
 }
 
-/** Text -> number of a numerical column (seed cells, `where` values, point values), or undefined when it is not a number. */
+/** Text -> number (seed cells, `where` values, point values), or undefined. */
 export function parseNumber(t: string): number | undefined {
   return isNumeric(t) ? Number(t) : undefined;
 }
 
-/** A `where` bound of a numerical column: a number, or text that is one (trimmed); undefined when it is no finite number. */
+/** A `where` bound: a number, or text that is one (trimmed); else undefined. */
 export function numberBound(v: unknown): number | undefined {
   const x = typeof v === "number" ? v : typeof v === "string" && isNumeric(v.trim()) ? Number(v.trim()) : NaN;
   return Number.isFinite(x) ? x : undefined;
@@ -204,10 +175,7 @@ function shortNumber(x: number | undefined): string {
   return Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6)));
 }
 
-/**
- * `describeColumns`' details of a numerical column: range, decimals and, where set, `step 25`,
- * `grain 100 (38%), 50 (9%), 1 (53%)` and `written with 1 decimal (0.0)` / `with at least 1 decimal`.
- */
+/** `describeColumns`' details: range, decimals and, where set, step, grain and fixed decimals. */
 export function describeNumerical(st: ColumnStats): string {
   let detail = `${shortNumber(st.min)} .. ${shortNumber(st.max)}, ${st.decimals ? `${st.decimals} decimals` : "integers"}`;
   if (st.step !== undefined) detail += `, step ${shortNumber(st.step)}`;

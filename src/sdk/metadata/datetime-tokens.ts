@@ -1,8 +1,6 @@
 /**
- * The tokens of a datetime format (luxon tokens, `./datetime`'s `DatetimeFormat`): a format
- * split into token and literal pieces as luxon splits it, the tokens usable (parsed and written
- * back by luxon 3.7) and those refused (zone names, locale-dependent macros), and the check that a
- * format's units form one unbroken run from its coarsest to its finest.
+ * The tokens of a datetime format (luxon): the split into pieces, the tokens usable and refused,
+ * and the check that a format's units form one unbroken run ({@link checkUnitChain}).
  */
 
 /** One piece of a format, split the way luxon's `Formatter.parseFormat` splits it. */
@@ -56,10 +54,8 @@ const UNITS = ["year", "month", "day", "hour", "minute", "second", "millisecond"
 type Unit = (typeof UNITS)[number];
 
 /**
- * The units a token writes (by its first letter): `o` (day of the year) stands for month and day;
- * the quarter `q` and the week `W` for the month, and in a format with a week the weekday (`E`,
- * `c`) for the day. Letters absent here (`a`, `G`, `Z`, weekday names beside a month and day) write
- * no unit of the chain.
+ * The units a token writes (by first letter): `o` month and day; `q`, `W` the month; with a week,
+ * the weekday (`E`, `c`) the day. Letters absent here write no unit of the chain.
  */
 const TOKEN_UNITS: Readonly<Record<string, readonly Unit[]>> = {
   y: ["year"],
@@ -87,14 +83,9 @@ const CASE_HINTS: Readonly<Partial<Record<Unit, string>>> = {
 };
 
 /**
- * Refuses a format whose units do not form one unbroken run from the coarsest it writes to the
- * finest (year, month, day, hour, minute, second, millisecond), or that writes one unit with two
- * different tokens. `yyyy-mm-dd` writes year, minute and day and no month nor hour: every value
- * would read as January at 00:mm (so a column's `2013-05-24` would come back as `2013-33-24`);
- * `yyyy-MM-dd HH:MM` writes the month twice and no minute. No value can be written in such a
- * format and mean a date, so it is a mistake in the format (luxon's tokens are case-sensitive).
- * Weekday names (`EEE`) and the meridiem (`a`) are outside the chain; a week date
- * (`kkkk-'W'WW-c`) counts as year, month and day.
+ * Refuses a format whose units (year ... millisecond) skip one between its coarsest and finest,
+ * or write one with two tokens: `yyyy-mm-dd` (minutes, no month) would read `2013-05-24` as
+ * January and write it back as `2013-33-24`. Weekday names and `a` are outside the chain.
  * @throws RangeError naming the unit skipped or repeated, with the likely intended token.
  */
 export function checkUnitChain(format: string, tokens: readonly string[]): void {

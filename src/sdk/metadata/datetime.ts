@@ -1,35 +1,17 @@
 /**
- * Datetime columns (SDK side): recognise a CSV column's datetime format, parse its values into
- * seconds since the Unix epoch, infer the granularity they are written at, and write synthetic
- * instants back in the column's own format.
+ * Datetime columns: recognise a column's format, parse values into seconds since the Unix epoch,
+ * and write synthetic instants back in the column's own format.
  *
  * Formats are luxon format strings (https://moment.github.io/luxon/#/formatting?id=table-of-tokens),
- * parsed with a compiled `DateTime.buildFormatParser` / `DateTime.fromFormatParser` (luxon >= 3.4).
- * Everything is deterministic and independent of the machine's settings:
- * - a format without an offset is read and written as UTC wall-clock time (never the process's
- *   time zone `TZ` nor luxon's `Settings.defaultZone`);
- * - a format with an offset token (Z, ZZ, ZZZ) keeps the instant and reports the offset written
- *   (luxon's `setZone: true`), and writes in a given fixed offset (`FixedOffsetZone.instance`);
- *   a quoted literal 'Z' means UTC;
- * - month names, weekday names and AM/PM are English (locale "en-US"), whatever the default locale;
- * - parsing is strict: a text parses only if writing the parsed instant gives back exactly the same
- *   text (the "round trip" rule: no unpadded `2001-1-1` for `yyyy-MM-dd`, no `2001-02-30`, no
- *   lower-case `jan`), and only years 0001..9999 are accepted and written.
- *
- * Inference ({@link inferDatetimeFormat}) tries the candidates of {@link DATETIME_FORMATS}. None is
- * all digits, so an integer column (`20010315`, `12`, `00501`) is never taken for dates (the SDV
- * bug where 20010315 integers were decoded as 1970 dates); all-digit formats such as `yyyyMMdd`
- * work when passed explicitly to `new DatetimeFormat(...)`.
- *
- * Speed: each format also compiles a cheap anchored regular expression (a necessary condition for
- * the round trip) that rejects most texts before luxon is called, and values whose format uses only
- * the common tokens are re-written for the round-trip check by a direct field printer (checked
- * against luxon's `toFormat` in the tests) instead of `DateTime#toFormat`. Measured on the
- * development machine (2 cores, Node 20.20, 1,000,000 values, 3 runs): `new DatetimeFormat("yyyy/MM/dd HH:mm").parse`
- * runs at 140,000-180,000 values/s when the machine is otherwise idle (about 90,000 under load); luxon's
- * `fromFormatParser` itself is most of the cost, and `fromFormatParser` + `toFormat` manages about 115,000. Inferring
- * the format of a 1,000,000-value column of that format takes about 6 s; an integer column is rejected by the
- * pre-filters in about 10 ms per 1,000,000 values.
+ * parsed with a compiled `DateTime.buildFormatParser` (luxon >= 3.4). Independent of the machine:
+ * - without an offset, read and written as UTC wall-clock time (never `TZ`, luxon's default zone);
+ * - with an offset token (Z, ZZ, ZZZ), the offset written is kept per value; a quoted 'Z' is UTC;
+ * - names and AM/PM are English (locale "en-US");
+ * - strict: a text parses only if writing the instant gives it back exactly (no `2001-1-1` for
+ *   `yyyy-MM-dd`, no `2001-02-30`, no `jan`); years 0001..9999 only.
+ * No inference candidate ({@link DATETIME_FORMATS}) is all digits, so an integer column (20010315)
+ * is never read as dates; `yyyyMMdd` works when declared. A cheap anchored pre-filter regex and
+ * direct field printers (equal to luxon's `toFormat`, tested) spare most luxon calls.
  */
 import type { DateTime, DateTimeOptions, TokenParser } from "luxon";
 import { UNIT_MS, type ParsedDatetime, type FixedGranularity } from "./granularity";
@@ -37,16 +19,13 @@ import { MACRO, USABLE_TOKENS, ZONE_NAME_TOKENS, checkUnitChain, splitFormat, ty
 
 let luxonModule: typeof import("luxon") | undefined;
 
-/**
- * luxon, loaded by the first datetime format or ISO bound: a table or model without datetime
- * columns (and `synthd sample` of one) does not load it.
- */
+/** luxon, loaded by the first datetime format or ISO bound (tables without datetimes skip it). */
 export function luxon(): typeof import("luxon") {
   return (luxonModule ??= require("luxon") as typeof import("luxon"));
 }
 
 
-/** ISO 8601-style date-times: `T` or space, minutes / seconds / milliseconds, no offset / `ZZ` / literal `'Z'`. */
+/** ISO 8601-style date-times: `T` or space, to minutes/seconds/ms, no offset, `ZZ` or `'Z'`. */
 function isoLike(date: string): string[] {
   const out: string[] = [];
   for (const sep of ["'T'", " "]) {
@@ -58,10 +37,8 @@ function isoLike(date: string): string[] {
 }
 
 /**
- * The candidate formats tried by inference, in order (ties go to the earlier one): ISO 8601 dates and
- * date-times first, then slashed year-first, US month-first (before the day-first ones, so an ambiguous
- * `01/02/2001` column is read as January 2), day-first with dots, and English month names.
- * No candidate is all digits (see the module comment).
+ * Inference's candidates in order (ties go to the earlier): ISO 8601, year-first, US month-first
+ * (before day-first: an ambiguous `01/02/2001` is January 2), dotted day-first, month names.
  */
 export const DATETIME_FORMATS: readonly string[] = Object.freeze([
   "yyyy-MM-dd",
@@ -153,10 +130,7 @@ const FAST_WRITERS: Readonly<Record<string, (f: Fields) => string>> = {
   ZZZ: (f) => formatOffset(f.offset, "techie"),
 };
 
-/**
- * Pre-filter patterns: what luxon's `toFormat` can print for each token (years 0001..9999, English
- * names), so a text failing the anchored pattern cannot pass the round trip. Other tokens match anything.
- */
+/** Pre-filter: what `toFormat` can print per token, so a text failing it cannot round-trip. */
 const TOKEN_PATTERNS: Readonly<Record<string, string>> = {
   y: "\\d{1,4}",
   yyyy: "\\d{4}",
@@ -207,28 +181,21 @@ export class DatetimeFormat {
   readonly format: string;
   /** True when the format writes a UTC offset (tokens Z, ZZ, ZZZ) or a literal 'Z'. */
   readonly hasOffset: boolean;
-  /**
-   * The finest unit the format can write (e.g. `yyyy-MM-dd` -> day, `... HH:mm` -> minute); never coarser
-   * than a day (a format without a day token, `yyyy-MM`, counts as day: it writes the day's month).
-   */
+  /** The finest unit the format writes (`yyyy-MM-dd` -> day); never coarser than a day. */
   readonly finest: FixedGranularity;
   /** True when the format has an offset token (Z, ZZ, ZZZ), i.e. the offset varies per value. */
   private readonly offsetToken: boolean;
   private readonly parser: TokenParser;
   /** Anchored necessary condition for {@link parse} (cheap rejection before luxon). */
   private readonly prefilter: RegExp;
-  /** Direct printers, one per piece, when every token has one; otherwise luxon's `toFormat` is used. */
+  /** Direct printers, one per piece, when every token has one; else luxon's `toFormat`. */
   private readonly fast: ((f: Fields) => string)[] | undefined;
 
   /**
-   * Compiles `format` once (luxon `DateTime.buildFormatParser`, locale en-US).
-   * @param format luxon tokens; literal letters must be quoted (`yyyy-MM-dd'T'HH:mm`).
-   * @throws RangeError when `format` has no date or time token, or luxon cannot use it: no year token
-   *   (luxon would take the missing year from today's date), unquoted letters that are not a token,
-   *   tokens luxon cannot parse back (`X`, `x`, `yyyyy`, narrow names), zone names (`z`, `ZZZZ`, `ZZZZZ`),
-   *   locale-dependent macros (`D`, `t`, `T`, `f`, `F`...), `h`/`hh` without `a`, or `a` with `H`/`HH`;
-   *   and a format that skips a unit between its coarsest and finest or writes one twice
-   *   (`yyyy-mm-dd`: minutes but no month nor hour; see {@link checkUnitChain}).
+   * Compiles `format` (luxon tokens, literal letters quoted: `yyyy-MM-dd'T'HH:mm`) once.
+   * @throws RangeError for no date/time or no year token (luxon would use today's), tokens luxon
+   *   cannot parse back, zone names, locale macros, `h` without `a` or `a` with `H`, and a unit
+   *   skipped or written twice ({@link checkUnitChain}).
    */
   constructor(format: string) {
     this.format = format;
@@ -274,11 +241,9 @@ export class DatetimeFormat {
   }
 
   /**
-   * Strict parse: undefined unless the text parses AND formatting the result gives back exactly the same text
-   * (so `2001-1-1` does not parse as `yyyy-MM-dd`, `2001-02-30` never parses). Years 0001..9999 are accepted
-   * (in the written offset), offsets within ±18:00. A format without offset reads UTC wall-clock time.
-   * @returns the instant (seconds since the epoch, millisecond resolution) and the offset written (minutes
-   *   east of UTC; 0 without an offset token), or undefined. Never throws.
+   * Strict parse (round trip, years 0001..9999, offsets within ±18:00; file header).
+   * @returns seconds since the epoch (ms resolution) and the offset written (minutes east of UTC;
+   *   0 without an offset token), or undefined. Never throws.
    */
   parse(text: string): ParsedDatetime | undefined {
     if (!this.prefilter.test(text)) return undefined;
@@ -296,14 +261,10 @@ export class DatetimeFormat {
   }
 
   /**
-   * Writes an instant in this format. The offset (minutes east of UTC) is used only when the format has an
-   * offset token (Z, ZZ, ZZZ); formats without one, and literal 'Z' formats, write UTC wall-clock time.
-   * The instant is first rounded to the millisecond, then to the nearest multiple of the format's
-   * {@link finest} unit in the written wall-clock time (so 59.9999 s is written as the next minute's :00).
-   * @param seconds seconds since 1970-01-01T00:00:00Z (may be negative or fractional).
-   * @param offsetMinutes minutes east of UTC, an integer within ±1080 (checked only when it is used).
-   * @throws RangeError when `seconds` is not finite, the offset is not an integer within ±18:00, or the
-   *   written year is outside 0001..9999.
+   * Writes `seconds` since the epoch, rounded to the ms and then to the {@link finest} unit in
+   * wall-clock time; `offsetMinutes` (east of UTC) is used only with an offset token.
+   * @throws RangeError for non-finite seconds, an offset not an integer within ±1080, or a year
+   *   outside 0001..9999.
    */
   write(seconds: number, offsetMinutes: number): string {
     if (!Number.isFinite(seconds)) throw new RangeError(`datetime "${this.format}": cannot write ${seconds} seconds`);
@@ -345,7 +306,7 @@ export class DatetimeFormat {
   }
 }
 
-/** Values examined first by inference: the first SAMPLE_HEAD plus SAMPLE_SPREAD evenly spread over the rest. */
+/** Inference's sample: the first SAMPLE_HEAD values plus SAMPLE_SPREAD spread over the rest. */
 const SAMPLE_HEAD = 2000;
 const SAMPLE_SPREAD = 2000;
 let compiledCandidates: DatetimeFormat[] | undefined;
@@ -358,19 +319,10 @@ function countParsed(fmt: DatetimeFormat, values: readonly string[]): number {
 }
 
 /**
- * Picks the format of a column from its distinct non-blank values.
- * Returns the candidate of DATETIME_FORMATS that parses the most values (at least one), with that count, or undefined.
- *
- * Method: every candidate is tried (pre-filter regex, then strict {@link DatetimeFormat.parse}) on a sample: all
- * values when there are at most 4,000, else the first 2,000 plus 2,000 evenly spaced over the rest
- * (deterministic). The best candidate on the sample (ties: the earlier one) and every runner-up parsing at least
- * half as many sample values are then counted over all values, and the largest full count wins (ties: the
- * earlier candidate). So `parsed` is exact for the returned format; a candidate that parses under half as many
- * sample values as the leader is assumed not to win. Cost: ~45 cheap regex tests per sampled value plus one
- * strict parse per value for each counted candidate (see the module comment for throughput).
- * @param values the column's distinct values (blanks and duplicates only cost time).
- * @returns `{ format, parsed }` with `format` one of {@link DATETIME_FORMATS} and 1 <= parsed <= values.length,
- *   or undefined when no candidate parses any value (e.g. an integer column). Never throws.
+ * Picks a column's format from its distinct values: every candidate is tried on a deterministic
+ * sample; the leader and any runner-up parsing at least half as many are counted over all values,
+ * the largest count winning (ties: the earlier candidate). Never throws.
+ * @returns `{ format, parsed }` (`parsed` exact, >= 1), or undefined when nothing parses.
  */
 export function inferDatetimeFormat(values: readonly string[]): { format: string; parsed: number } | undefined {
   const candidates = (compiledCandidates ??= DATETIME_FORMATS.map((f) => new DatetimeFormat(f)));

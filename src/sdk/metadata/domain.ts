@@ -1,25 +1,12 @@
 /**
- * Domain mode: tables that are already discretized to integer codes, described by a
- * domain file in Private-PGM's format (McKenna, Sheldon & Miklau, "Graphical-model based
- * estimation and inference for differential privacy", ICML 2019; github.com/ryan112358/private-pgm,
- * `data/adult-domain.json`): a JSON object `{ "column": K, ... }` giving each column's number of
- * codes. Every value of column f must then be an integer code in [0, K_f).
- *
- * Rules:
- * - The codes are taken as they are: code c of column f is feature code c, so decoding gives the
- *   same integers back. `value_mappings[f]` is `{"0": 0, "1": 1, ..., "K-1": K-1}`, K_f comes from
- *   the domain (codes that never occur keep probability 0), every column is `categorical` and
- *   `column_stats[f]` is `{type: "categorical", count: n, missing: 0}`. The category and bin caps
- *   of raw-table extraction do not apply.
- * - A value is a code when it is a string of ASCII digits (after trimming); leading zeros are
- *   read as decimal (`"07"` is code 7, as pandas reads it). Anything else, a blank included, is
- *   a {@link DataError} naming the file, line and column: a discretized table has no missing
- *   values (give "missing" its own code in the domain instead).
- * - The CSV's columns and the domain's keys must be the same set (order: the CSV's); a column in
- *   one but not the other is a DataError.
- * - A domain is public knowledge by definition (it is chosen without looking at the data), which
- *   is what makes the differential-privacy option (`./dp`) meaningful: with a domain, nothing but
- *   noisy marginals depends on the rows.
+ * Domain mode: tables already discretized to integer codes, with a domain in Private-PGM's format
+ * (McKenna, Sheldon & Miklau, ICML 2019; private-pgm's `data/adult-domain.json`):
+ * `{ "column": K, ... }`. Code c of column f is feature code c (decoding gives the integers back;
+ * `value_mappings[f]` is `{"0": 0, ..., "K-1": K-1}`, every column `categorical`, no caps). A value
+ * is a code when it is ASCII digits (`"07"` is 7, as pandas reads it) in [0, K_f); anything else, a
+ * blank included, is a {@link DataError}. The CSV's columns and the domain's keys must be the same
+ * set. A domain is public (chosen without the data), which makes `./dp` meaningful: nothing but
+ * noisy marginals then depends on the rows.
  */
 import { readFile } from "node:fs/promises";
 import { fileOfDescription } from "../io/csv";
@@ -35,11 +22,8 @@ export type DomainSource = Domain | string;
 const CODE_RE = /^\d+$/;
 
 /**
- * Reads and checks a domain.
- * @param source a {@link Domain} object, or the path of a JSON file holding one.
- * @returns a fresh object with the same entries.
- * @throws DataError when the file is missing or not JSON, when it is not an object with at least
- *         one key, or when some K is not a positive safe integer (names the column).
+ * Reads and checks a domain (object or JSON file path); returns a fresh copy.
+ * @throws DataError for a missing or non-JSON file, no keys, or a K not a positive safe integer.
  */
 export async function loadDomain(source: DomainSource): Promise<Domain> {
   let raw: unknown = source;
@@ -83,8 +67,6 @@ export async function loadDomain(source: DomainSource): Promise<Domain> {
 
 /**
  * Checks that a table's header and a domain name the same columns.
- * @param columns the table's header, in order.
- * @param source  name of the table for messages (a path, or "the in-memory table").
  * @throws DataError naming the first column present in one and absent from the other.
  */
 export function checkDomainColumns(columns: readonly string[], domain: Domain, source: string): void {
@@ -106,11 +88,7 @@ export function checkDomainColumns(columns: readonly string[], domain: Domain, s
 }
 
 /**
- * The code book of one column of a discretized table (rules in the file header).
- * @param scan   the scanned column (distinct values, counts, first lines).
- * @param n      rows of the table.
- * @param K      the column's number of codes, from the domain.
- * @param source name of the table for messages.
+ * The code book of one column of a discretized table, K from the domain (file header).
  * @throws DataError for a blank, a non-integer or an out-of-range value, naming its first line.
  */
 export function domainCodec(scan: ColumnScan, n: number, K: number, source: string): ColumnCodec {

@@ -1,7 +1,4 @@
-/**
- * Privacy accounting of `./dp` in zero-concentrated DP: (epsilon, delta) <-> rho and the budget
- * split over a table's measurements ({@link planPrivacy}); the method is in `./dp`'s header.
- */
+/** `./dp`'s accounting in zCDP: (epsilon, delta) <-> rho and the budget split (`./dp`'s header). */
 
 /** Default delta: 1e-9, as in `mst.py`/`aim.py` of private-pgm; far below 1/n for any table this
  * service handles. */
@@ -32,9 +29,8 @@ export function cdpDelta(rho: number, eps: number): number {
 }
 
 /**
- * The largest rho such that rho-zCDP implies (eps, delta)-DP under {@link cdpDelta} (bisection on
- * rho in [0, eps + 1], 1000 steps; returns the side that satisfies the bound).
- * @throws RangeError unless eps > 0 and 0 < delta < 1.
+ * The largest rho whose rho-zCDP implies (eps, delta)-DP under {@link cdpDelta} (bisection, the
+ * side that satisfies the bound). @throws RangeError unless eps > 0 and 0 < delta < 1.
  */
 export function cdpRho(eps: number, delta: number): number {
   checkEpsDelta(eps, delta);
@@ -64,7 +60,7 @@ function checkEpsDelta(eps: number, delta: number): void {
   if (!(delta > 0 && delta < 1)) throw new RangeError(`privacy.delta must be in (0, 1), got ${delta}`);
 }
 
-/** How a privacy budget is spent on a table with F columns (rules in the file header). */
+/** How a privacy budget is spent on a table with F columns (`./dp`'s header). */
 export interface PrivacyPlan {
   epsilon: number;
   delta: number;
@@ -84,11 +80,7 @@ export interface PrivacyPlan {
   epsilonSelect: number;
 }
 
-/**
- * Splits a budget (see the file header).
- * @param F number of columns, >= 2.
- * @throws RangeError for F < 2 or invalid epsilon/delta.
- */
+/** Splits a budget over F >= 2 columns. @throws RangeError for F < 2 or invalid epsilon/delta. */
 export function planPrivacy(F: number, epsilon: number, delta: number = DEFAULT_DELTA): PrivacyPlan {
   if (!(Number.isInteger(F) && F >= 2)) throw new RangeError("privacy needs at least 2 columns");
   const rho = cdpRho(epsilon, delta);

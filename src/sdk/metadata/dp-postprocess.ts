@@ -19,7 +19,6 @@ export interface ImpliedPair {
  * is): along the tree path i = v0 - v1 - ... - vk = j, P(v0, vk) = diag(p_v0) C(v0->v1) ...
  * C(vk-1->vk), C(a->b)[x, y] = P(b = y | a = x) from the measured pair (the 1-way estimate of b
  * where a = x has no mass). Pairs in different trees of a forest are independent: p_i (x) p_j.
- * Pure post-processing of the noisy measurements.
  * @param K compressed cardinalities; `p1` compressed 1-way estimates; `measured` keyed "i,j", i < j.
  */
 export function impliedPairs(F: number, K: readonly number[], p1: readonly Float64Array[], measured: ReadonlyMap<string, Float64Array>): ImpliedPair[] {

@@ -1,68 +1,37 @@
 /**
- * Differential privacy for the marginals the SDK sends (`docs/decisions.md` "Privacy noise on the
- * client"): `privacy: {epsilon, delta}` measures every marginal with Gaussian noise on the client, so
- * the server never sees exact counts. The method is the measurement and selection half of MST
- * (McKenna, Miklau & Sheldon, "Winning the NIST Contest: A scalable and general approach to
- * differentially private synthetic data", J. Privacy and Confidentiality 11(3), 2021; reference code
- * github.com/ryan112358/private-pgm `mechanisms/mst.py`); its estimation step (Private-PGM) is
- * replaced by the server's generator, which fits the noisy marginals.
+ * Differential privacy for the marginals the SDK sends (docs/decisions.md "Privacy noise on the
+ * client"): the measurement and selection half of MST (McKenna, Miklau & Sheldon, "Winning the
+ * NIST Contest", J. Privacy and Confidentiality 11(3), 2021; github.com/ryan112358/private-pgm
+ * `mechanisms/mst.py`); the server's generator replaces its Private-PGM estimation step.
  *
- * Privacy model. Neighbouring tables differ by adding or removing one row. The domain (column
- * names and K per column) is public: privacy is only offered in domain mode (`./domain`), because
- * a raw table's code book (its categories, quantile bin edges, min/max) is computed from the rows.
- * The row count n is NOT released: `column_stats[f].count` is an estimate from the noisy 1-way
- * marginals (post-processing).
+ * Privacy model: neighbours differ by adding or removing one row. The domain (names, K per column)
+ * is public, so privacy needs domain mode (`./domain`): a raw table's code book comes from the
+ * rows. n is NOT released: `column_stats[f].count` is estimated from the noisy 1-way marginals.
  *
- * Accounting in zero-concentrated DP (Bun & Steinke, "Concentrated Differential Privacy:
- * Simplifications, Extensions, and Lower Bounds", TCC 2016):
- * - (epsilon, delta) -> rho: the smallest rho whose rho-zCDP implies (epsilon, delta)-DP under
- *   the conversion of Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy",
- *   NeurIPS 2020, Proposition 12 / Corollary 13 (bisection over rho, inner bisection over the
- *   Rényi order alpha; the same computation as `cdp2adp.py` used by MST and AIM). It is tighter
- *   than the classical bound epsilon = rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016,
- *   Proposition 1.3), kept here as {@link cdpRhoBound} for comparison.
- * - Gaussian mechanism: a count vector has L2 sensitivity 1 under add/remove (one row changes one
- *   cell by 1), and adding N(0, sigma^2) to each cell is 1/(2 sigma^2)-zCDP (Bun & Steinke 2016,
- *   Proposition 1.6). zCDP composes by addition (Lemma 2.3), adaptively.
- * - Exponential mechanism with parameter eps_em and score sensitivity 1 is eps_em^2/8-zCDP
- *   (bounded range: Cesar & Rogers, "Bounding, Concentrating, and Truncating: Unifying Privacy
- *   Loss Composition for Data Analytics", ALT 2021), as MST uses it.
- *
- * Budget split ({@link planPrivacy}), F columns, F >= 3: rho/3 for selecting F-1 pairs (one
- * exponential mechanism per Kruskal round, eps_em = sqrt(8 (rho/3) / (F-1)), as in MST's
- * `select`), 2rho/3 for measuring m = F 1-way + (F-1) 2-way marginals with one common noise
- * scale sigma = sqrt(m / (2 * 2rho/3)), so m/(2 sigma^2) = 2rho/3 (MST gives each of its two
- * measurement rounds rho/3, which is the same up to F vs F-1). With F = 2 the only pair needs no
- * selection and all of rho goes to the m = 3 measurements.
+ * Accounting in zCDP (Bun & Steinke, TCC 2016), `./dp-accounting`: (epsilon, delta) -> rho by
+ * Canonne, Kamath & Steinke (NeurIPS 2020, Corollary 13); Gaussian noise N(0, sigma^2) on counts
+ * (L2 sensitivity 1) is 1/(2 sigma^2)-zCDP; the exponential mechanism with eps_em and score
+ * sensitivity 1 is eps_em^2/8-zCDP (Cesar & Rogers, ALT 2021); zCDP composes by addition.
+ * Budget ({@link planPrivacy}), F >= 3 columns: rho/3 selects F-1 pairs (eps_em = sqrt(8 (rho/3) /
+ * (F-1)) per Kruskal round), 2rho/3 measures m = F + (F-1) marginals with one sigma = sqrt(m /
+ * (2 * 2rho/3)). F = 2: no selection, all of rho on m = 3 measurements.
  *
  * Steps ({@link privateMetadata}), as in MST:
  * 1. measure every 1-way count vector with N(0, sigma^2) noise;
- * 2. compress each domain: codes whose noisy count is below 3 sigma are merged into one group
- *    (MST `compress_domain`); the 1-way estimate is the clamped (>= 0) noisy counts over the
- *    compressed domain, normalised;
- * 3. select a spanning tree with the exponential mechanism in Kruskal order: score of a pair =
- *    || x_ij - n_hat p_i (x) p_j ||_1, x_ij its true compressed joint counts and p_i, p_j the noisy
- *    1-way estimates (MST scores against Private-PGM's estimate from the 1-way measurements,
- *    which is that independent product); a pair whose full K_i*K_j cells would overflow the pair
- *    budget is not a candidate (then a forest; sigma was set for F-1 pairs, so fewer measured
- *    pairs only spend less);
- * 4. measure each selected pair's compressed joint counts with N(0, sigma^2) noise.
- * Post-processing (free under DP): clamp at 0 and normalise; rake each pair (iterative
- * proportional fitting, 50 rounds, after mixing in 1e-9 of the independent product so no row or
- * column is empty) to the 1-way estimates, so the marginals sent agree with each other (columns
- * exactly, rows to ~1e-3 where structural zeros make the noisy margins incompatible); then every
- * unmeasured pair is sent too, as the tree model of the measured ones implies it
- * ({@link impliedPairs}: the maximum-entropy distribution with the measured marginals, which is
- * what MST's Private-PGM step estimates), strongest first while the cell budget allows, so the
- * generator is not left free to invent relationships for pairs it was told nothing about;
- * finally compressed codes are expanded back to the full domain, a group's mass spread evenly
- * over its codes (MST's `reverse_data` draws them uniformly).
+ * 2. merge codes with a noisy count below 3 sigma into one group (MST `compress_domain`); the
+ *    1-way estimates are the clamped, normalised noisy counts over the compressed domains;
+ * 3. select a spanning tree by the exponential mechanism in Kruskal order, score of a pair
+ *    || x_ij - n_hat p_i (x) p_j ||_1 (true compressed joint counts against the noisy independent
+ *    product); a pair over the cell budget is no candidate (then a forest, spending less);
+ * 4. measure each selected pair with N(0, sigma^2) noise.
+ * Post-processing (free under DP): clamp, normalise, rake each pair to the 1-way estimates (after
+ * mixing in 1e-9 of the independent product so no row or column is empty); send the unmeasured
+ * pairs as the tree model implies them ({@link impliedPairs}), strongest first within the budget,
+ * so the generator does not invent relationships; expand groups back evenly over their codes.
  *
- * Randomness: noise and selections draw from `crypto.randomFillSync` unless `seed` is given (a
- * seeded stream is for tests and benchmarks only: whoever knows the seed can remove the noise).
- * Normal deviates come from the Box–Muller transform in double precision; like MST's numpy
- * sampler, it does not defend against floating-point attacks on the Gaussian mechanism (Mironov,
- * "On significance of the least significant bits for differential privacy", CCS 2012).
+ * Randomness: `crypto.randomFillSync` unless `seed` is given (tests only: the seed removes the
+ * noise). Box–Muller in doubles; like MST, no defence against floating-point attacks (Mironov,
+ * CCS 2012).
  */
 import type { Metadata, PairMarginal } from "../../contract";
 import { counts1, jointCounts, type CodeArray, type Pair, type PairSelection } from "./marginals";
@@ -127,13 +96,10 @@ function compress(noisy: Float64Array, threshold: number): Compression {
 }
 
 /**
- * Private counterpart of `buildMetadata` (steps and accounting in the file header).
- * @param enc        a table encoded in domain mode (every codec `fromDomain`).
- * @param privacy    epsilon, delta (default 1e-9), optional seed.
- * @param pairBudget max total cells K_i*K_j of the pairs sent (default 200,000).
- * @returns the Create Model `metadata` (1-way + F-1 measured tree pairs + the implied other pairs
- *          within the budget; `column_stats[f].privacy = {epsilon, delta, rho, sigma}`), the
- *          selection (`tree` = the measured pairs), and a {@link PrivacyReport}.
+ * Private counterpart of `buildMetadata` (file header) for a table encoded in domain mode;
+ * `pairBudget`: max total cells K_i*K_j of the pairs sent.
+ * @returns `metadata` (`column_stats[f].privacy = {epsilon, delta, rho, sigma}`), the selection
+ *   (`tree` = the measured pairs) and a {@link PrivacyReport}.
  * @throws RangeError for a table not in domain mode or invalid epsilon/delta.
  */
 export function privateMetadata(
@@ -228,8 +194,7 @@ export function privateMetadata(
     measured.set(`${i},${j}`, normalise(P));
   }
 
-  // 5. the other pairs as the tree model implies them (post-processing, no budget), strongest
-  //    first while the cell budget allows
+  // 5. the other pairs as the tree model implies them (no budget), strongest first
   const implied = impliedPairs(F, comp.map((c) => c.K), p1c, measured);
   implied.sort((x, y) => y.mi - x.mi || x.i - y.i || x.j - y.j);
   const sent = new Map(measured);

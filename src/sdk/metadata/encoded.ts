@@ -1,34 +1,24 @@
 /**
- * The shapes extraction works on and its defaults: a scanned table (distinct values and per-row
- * value ids per column), an encoded table (code books and codes), and the default caps and
- * thresholds. A module of their own so that what extraction calls (`../rules/detect`, `./dp`)
- * reads them without importing `./metadata`, which calls it.
+ * Extraction's shapes (scanned and encoded tables) and defaults, apart so that `../rules/detect`
+ * and `./dp` read them without importing `./metadata`, which calls them.
  */
 import type { ColumnCodec, ColumnScan } from "../columns";
 import type { CodeArray } from "./marginals";
 
 /** Default caps, thresholds and budget (docs/api.md, "Column kinds", gives the reasons). */
 export const DEFAULTS = {
-  /**
-   * Codes per categorical column (including the pooled code, excluding the missing code): the
-   * per-column cell budget. Values seen at least `rareThreshold` times keep a code of their own,
-   * the most frequent first, until the budget is spent.
-   */
+  /** Codes per categorical column (with the pooled code, without the missing code). */
   categoryCap: 1000,
   /**
-   * k of rare category protection: a categorical value needs at least k rows for a code of its own
-   * (so it can appear in synthetic data); rarer values are pooled. k = 2 is the smallest threshold
-   * at which a released value never points at a single real row; raise it for stronger protection.
+   * k of rare category protection: rows a categorical value needs for a code of its own; 2 is the
+   * smallest at which a released value never points at a single real row.
    */
   rareThreshold: 2,
   /** A text or integer column whose distinct share of non-blank values is at least this is an `id`. */
   idDistinctShare: 0.95,
   /** ... and which has at least this many non-blank values (a tiny table proves nothing). */
   idMinRows: 20,
-  /**
-   * A text column where at least this share of the distinct values (but not all) parse in one
-   * datetime format is a datetime column with bad values: a DataError, not a silent categorical.
-   */
+  /** This share of distinct values (not all) parsing as datetimes: a DataError, not categorical. */
   datetimeShare: 0.9,
   /** Codes per numerical column (excluding the missing code). */
   binCap: 32,

@@ -1,24 +1,14 @@
 /**
- * Identifier columns (column kind `id`): a column whose non-blank values are (nearly) all distinct,
- * such as an IATA code `00M`, a hex object id `58fa3f0be4b0b7ea54524859` or an order number
- * `100234`. The SDK records only the column's SHAPE ({@link IdShape}: a plain JSON object stored in
- * `column_stats[f].id_shape`, never a value of the column) and, when decoding synthetic rows,
- * writes FRESH values of that shape ({@link IdGenerator}): distinct within a sample and (almost)
- * never equal to a real one.
- *
- * This module: the shapes, their inference ({@link inferIdShape}) and matching
- * ({@link matchesIdShape}); the generator of fresh values: `../generate/id-generator`.
+ * Identifier columns (kind `id`: values (nearly) all distinct, e.g. `00M`, a hex object id, an
+ * order number). Only the column's SHAPE is recorded ({@link IdShape}, `column_stats[f].id_shape`,
+ * never a value); decoding writes FRESH values of that shape (`../generate/id-generator`).
  */
 import type { SemanticShape } from "../semantic/types";
 import { makePerm, permBig, type Perm } from "../generate/permutation";
 
 export { makePerm, permBig, type Perm };
 
-/**
- * The shape of an identifier column (JSON; stored in `column_stats[f].id_shape`). Never holds a
- * value of the column. Built by {@link inferIdShape}; read by {@link matchesIdShape} and
- * {@link IdGenerator}.
- */
+/** The shape of an identifier column (JSON, never a value of the column; {@link inferIdShape}). */
 export type IdShape = IntegerIdShape | TextIdShape;
 
 /** An integer identifier column (every value an integer string without leading zeros). */
@@ -34,31 +24,18 @@ export interface IntegerIdShape {
 /** A text identifier column: a constant prefix, then characters drawn from per-position classes. */
 export interface TextIdShape {
   kind: "text";
-  /**
-   * Longest prefix shared by every value (e.g. "ORD-"); may be "". It is a constant of the column,
-   * not a value: it is capped so that every value keeps at least one character after it.
-   */
+  /** Longest prefix of every value (`ORD-`, may be ""), capped so each value keeps a character. */
   prefix: string;
-  /**
-   * Rows per length of the part after the prefix: {"21": 3000, "22": 10} (keys are lengths as
-   * strings, in Unicode code points).
-   */
+  /** Rows per length (in code points) of the part after the prefix: {"21": 3000, "22": 10}. */
   lengths: Record<string, number>;
   /**
-   * Per position after the prefix (index 0 = first char after the prefix), the characters allowed
-   * there, as a compact class string: "0-9", "a-z", "A-Z", "a-f" / "A-F" (hex letters, when every
-   * letter after the prefix in the whole column is a-f/A-F), plus any other characters seen at
-   * that position listed literally (e.g. "-", " ", "_", "."); a class or literal held by fewer
-   * than {@link MIN_CLASS_SHARE} of the rows reaching the position is left out (so a real value
-   * need not match its own shape, but fresh ones read like the common ones), ranges first (in the order 0-9,
-   * A-Z, a-z) then literals (by code point), e.g. "0-9A-Z" or "a-z -". Length = the longest
-   * value's length minus the prefix.
+   * Per position after the prefix, the characters allowed, as a class string: ranges "0-9", "A-Z",
+   * "a-z" ("A-F"/"a-f" when every letter in the column is hex) then literals by code point
+   * ("0-9A-Z", "a-z -"). A class held by under {@link MIN_CLASS_SHARE} of the rows reaching the
+   * position is left out, so a real value need not match its own shape.
    */
   positions: string[];
-  /**
-   * Issue 24: what the values are (names, emails, titles ...); when present, {@link IdGenerator}
-   * writes values of that kind (`../semantic`) instead of characters of `positions`.
-   */
+  /** What the values are (names, emails ...): the generator writes that kind (`../semantic`). */
   semantic?: SemanticShape;
 }
 
@@ -75,25 +52,11 @@ const RANGES: ReadonlyMap<string, string> = new Map([
 ]);
 
 /**
- * Infers the shape of an identifier column from its distinct non-blank values and their counts.
- *
- * - Integer shape ({@link IntegerIdShape}) when every value matches `/^-?(0|[1-9]\d*)$/` and is a
- *   safe integer (so "00501" is text): min, max and the number of distinct values.
- * - Otherwise text ({@link TextIdShape}): the longest common prefix (in code points, capped at the
- *   shortest value's length minus 1), rows per length after the prefix (summing `counts`), and per
- *   position the class of characters seen there: an ASCII digit widens to "0-9", an ASCII letter
- *   to "A-Z"/"a-z" (or "A-F"/"a-f" when every ASCII letter after the prefix in the column is a hex
- *   letter, i.e. the column looks hexadecimal), anything else is listed literally.
- *
- * Source of the method: character-class profiling of identifier formats, as in data profilers'
- * pattern inference; the classes are per position so that generated values keep fixed separators
- * (e.g. the dashes of a UUID) in place.
- *
- * @param values distinct non-blank values (already trimmed); a repeated value is counted once for
- *   `distinct` and its counts are added for `lengths`.
- * @param counts rows per value (same length as `values`; finite numbers >= 0).
- * @throws RangeError on an empty list, on lists of different lengths, on a blank ("") value or on
- *   a count that is not a finite number >= 0.
+ * Infers an identifier column's shape from its distinct non-blank values and rows per value:
+ * integer (safe integers without leading zeros, so "00501" is text) or text (prefix, lengths and
+ * per-position classes, as data profilers' pattern inference; per position so fixed separators,
+ * e.g. a UUID's dashes, stay in place).
+ * @throws RangeError on no values, mismatched lengths, a blank value or a count not finite >= 0.
  */
 export function inferIdShape(values: readonly string[], counts: readonly number[]): IdShape {
   if (values.length === 0) throw new RangeError("inferIdShape: no values (an id column needs at least one non-blank value)");
@@ -146,9 +109,8 @@ interface PositionSeen {
 }
 
 /**
- * A class or literal character is kept at a position only when at least this share of the rows
- * reaching that position have it (the most common one is always kept): a free-text column such as
- * airport names would otherwise allow `/`, `(` and digits everywhere and write line noise.
+ * Share of the rows reaching a position that a class or literal needs to be kept (the commonest
+ * always is): else free text would allow `/`, `(` and digits everywhere and write line noise.
  */
 export const MIN_CLASS_SHARE = 0.05;
 
@@ -203,11 +165,7 @@ function textShape(values: readonly string[], counts: readonly number[]): TextId
   return { kind: "text", prefix, lengths, positions };
 }
 
-/**
- * The characters of a position class string (see {@link TextIdShape.positions}): leading range
- * tokens ("0-9", "A-Z", "a-z", "A-F", "a-f") expanded, then every remaining code point literally;
- * duplicates dropped, first occurrence kept.
- */
+/** The characters of a class string ({@link TextIdShape.positions}), ranges expanded. */
 function parseClass(cls: string): string[] {
   let i = 0;
   let chars = "";
@@ -227,10 +185,7 @@ interface CompiledText {
   weights: number[];
 }
 
-/**
- * Checks a shape from untrusted JSON.
- * @throws RangeError naming the first problem.
- */
+/** Checks a shape from untrusted JSON. @throws RangeError naming the first problem. */
 export function checkShape(shape: IdShape): void {
   if (shape === null || typeof shape !== "object") throw new RangeError("id shape: not an object");
   if (shape.kind === "integer") {
@@ -274,12 +229,9 @@ export function compileText(shape: TextIdShape): CompiledText {
 }
 
 /**
- * True when `value` could have been written by a generator of this shape.
- * - integer: an integer string without leading zeros (`/^-?(0|[1-9]\d*)$/`) that is a safe
- *   integer (any value, not only those in [min, max]: generated values may lie above max);
- * - text: starts with the prefix, the rest has a length listed in `lengths` (code points), and
- *   every character is allowed at its position; with a `semantic` kind, any non-blank value.
- * @throws RangeError when the shape is malformed (see {@link IdGenerator}'s constructor).
+ * True when `value` could have been written by a generator of this shape (integers: any safe
+ * integer, since generated values may exceed max; semantic: any non-blank value).
+ * @throws RangeError when the shape is malformed.
  */
 export function matchesIdShape(shape: IdShape, value: string): boolean {
   checkShape(shape);

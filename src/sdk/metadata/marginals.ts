@@ -1,18 +1,11 @@
 /**
- * Marginals of an encoded table and the choice of which 2-way marginals to send
- * (the server trains on these alone: `docs/decisions.md` "A marginal-matching model").
- *
- * Notation: F features; feature f has K_f codes; the encoded table is one code array per feature
- * (`codes[f][r]` in [0, K_f)), n rows.
- *
- * Pair selection follows MST (McKenna, Miklau & Sheldon, "Winning the NIST Contest: A scalable
- * and general approach to differentially private synthetic data", J. Privacy and Confidentiality
- * 2021), whose backbone is the Chow–Liu tree (Chow & Liu, "Approximating discrete probability
- * distributions with dependence trees", IEEE Trans. Inf. Theory 14(3), 1968): the maximum
- * spanning tree of the complete graph weighted by pairwise mutual information is the best
- * tree-structured approximation of the joint distribution in KL divergence. MST then adds no
- * more pairs; we add the strongest remaining pairs by mutual information while the cell budget
- * allows, since the generator can use every extra marginal it is given.
+ * Marginals of an encoded table (one code array per feature, `codes[f][r]` in [0, K_f)) and the
+ * choice of the 2-way marginals to send (the server trains on these alone: docs/decisions.md "A
+ * marginal-matching model"). Selection follows MST (McKenna, Miklau & Sheldon, J. Privacy and
+ * Confidentiality 2021): the Chow–Liu tree (IEEE Trans. Inf. Theory 14(3), 1968), the maximum
+ * spanning tree by pairwise mutual information, the best tree approximation in KL divergence;
+ * unlike MST, the strongest other pairs follow while the cell budget allows (the generator uses
+ * every marginal it is given).
  */
 
 /** One code per row for one feature. */
@@ -22,9 +15,8 @@ export type CodeArray = Uint8Array | Uint16Array | Int32Array;
 export type Pair = [number, number];
 
 /**
- * Joint counts of two features.
- * @returns Float64Array of length Ka*Kb, row-major: `out[i*Kb + j]` = #rows with a = i and b = j.
- *          Reuses `out` (zeroed first) when given and long enough.
+ * Joint counts of two features, row-major: `out[i*Kb + j]` = #rows with a = i and b = j (reuses
+ * `out`, zeroed, when given and long enough).
  */
 export function jointCounts(a: CodeArray, Ka: number, b: CodeArray, Kb: number, out?: Float64Array): Float64Array {
   const cells = Ka * Kb;
@@ -42,10 +34,7 @@ export function counts1(a: CodeArray, K: number): Float64Array {
   return c;
 }
 
-/**
- * Mutual information I(A;B) = sum_ij p_ij log(p_ij / (p_i p_j)) in nats, from a row-major joint
- * count table (Ka x Kb). 0 when the table is empty.
- */
+/** Mutual information in nats of a row-major Ka x Kb joint count table (0 when empty). */
 export function mutualInformation(counts: ArrayLike<number>, Ka: number, Kb: number): number {
   const pa = new Float64Array(Ka);
   const pb = new Float64Array(Kb);
@@ -81,17 +70,10 @@ export interface PairSelection {
 }
 
 /**
- * Chooses the 2-way marginals to send within a cell budget.
- *
- * 1. If every pair fits (sum over i<j of K_i*K_j <= budget), all pairs.
- * 2. Otherwise Kruskal's algorithm on pairs by descending mutual information (ties: smaller i,
- *    then smaller j) builds a maximum spanning tree, skipping a pair that would overflow the
- *    budget (a maximum spanning forest when even the tree does not fit); then the remaining pairs,
- *    again by descending MI, are added while they fit.
- *
- * @param cards   K_f per feature (F entries).
- * @param mi      mutual information of pair (i, j), i < j; called only in case 2.
- * @param budget  maximum total cells; >= 0.
+ * Chooses the 2-way marginals to send within `budget` cells: all pairs when they fit; else
+ * Kruskal by descending MI (ties: smaller i, then j), skipping pairs that overflow (a forest when
+ * the tree does not fit), then the other pairs by MI while they fit. `mi(i, j)`, i < j, is called
+ * only in the second case.
  */
 export function selectPairs(cards: readonly number[], mi: (i: number, j: number) => number, budget: number): PairSelection {
   const F = cards.length;
@@ -152,18 +134,9 @@ function spanningTreeOf(pairs: Pair[], F: number): Pair[] {
 }
 
 /**
- * Average total variation distance between marginals of two encoded tables over a list of
- * feature subsets: TVD(P, Q) = ½ Σ_x |P(x) − Q(x)|, P and Q the normalised counts of each table
- * over the subset's cells. Tables may have different row counts.
- *
- * Cost O(|subsets| · (n_p + n_q)): per subset one pass over each table counting into dense
- * scratch arrays (a sparse Map when the subset has more than 2^24 cells), summing |·| only over
- * touched cells. Counts are exact integers, so a table against itself gives exactly 0.
- *
- * @param p, q     code arrays per feature (same feature order and code spaces).
- * @param cards    code-space size per feature (codes of both tables must be < cards[f]).
- * @param subsets  feature-index tuples (any arity >= 1).
- * @returns the TVD of each subset, in order.
+ * Total variation distance ½ Σ_x |P(x) − Q(x)| between two encoded tables' normalised marginals,
+ * per feature subset (any arity; row counts may differ; codes < cards[f]). O(|subsets| · (n_p +
+ * n_q)), dense scratch (sparse over 2^24 cells); exact counts, so a table against itself gives 0.
  */
 export function marginalTvds(p: CodeArray[], q: CodeArray[], cards: readonly number[], subsets: readonly number[][]): Float64Array {
   const np = p[0]?.length ?? 0;

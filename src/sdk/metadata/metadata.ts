@@ -1,68 +1,28 @@
 /**
- * Metadata extraction, on the client (raw rows never leave it): a table -> per-column code books,
- * 1-way marginals, column statistics and selected 2-way marginals, i.e. the `metadata` of Create Model.
+ * Metadata extraction on the client (raw rows never leave it): a table -> the `metadata` of Create
+ * Model (per-column code books, 1-way marginals, column statistics, selected 2-way marginals).
  *
- * One streaming pass over the CSV (`./table-scan`; csv-parse, see `../io/csv`): per column, a
- * dictionary of distinct values with counts and the row's dictionary id (Int32 per row and
- * column). Type inference, numeric parsing and binning then work on distinct values; codes per row
- * come from id -> code.
- * Memory: O(n · F · 4 bytes + distinct values); the file is never held as a string.
+ * One streaming pass (`./table-scan`) keeps, per column, the distinct values with counts and each
+ * row's value id (Int32); kind inference, parsing and binning work on distinct values, row codes
+ * come from id -> code. Memory: O(n · F · 4 bytes + distinct values).
  *
- * Each kind's code book is built in its own module (`./columns/<kind>.ts`, dispatched by
- * `../columns`' `codecFor`); this module scans, chooses the kind (`chooseKind`), encodes, and builds
- * the marginals.
- *
- * Rules (values and header names are trimmed first; docs/api.md "Column kinds" for the user's view):
- * - Missing: exactly the empty string. `?`, `NA`, `null` ... are ordinary categorical values.
- *   When a column has missing values, they get the LAST code and `value_mappings[f][""]`
- *   ({@link MISSING_KEY}) points to it. A column whose every value is missing keeps one code, the
- *   missing code, and decodes blank in every row.
- * - Kind (`opts.columns` overrides it, checked against the values): `numerical` when every
- *   non-missing value is a finite decimal number (`-1.5`, `3e4`, `.5`; not `0x10`, `Infinity`,
- *   `1,000`, nor `00501`: a leading zero marks a code); but integers with at least
- *   {@link DEFAULTS}.idMinRows values, {@link DEFAULTS}.idDistinctShare of them distinct, under a
- *   name that reads as an identifier's ({@link looksLikeIdName}) are `id`. Otherwise `datetime`
- *   when one format of `./datetime` parses every distinct value (parsing 90% or more but not all
- *   is a DataError naming line and value); `id` for text as distinct as above; else `categorical`.
- * - Categorical: one code per value seen at least `rareThreshold` (k, default 2) times, most
- *   frequent first (ties: by value, code-unit order), at most `categoryCap` codes; every other
- *   value shares the pooled code keyed {@link OTHER} (`__other__`) in `value_mappings` (a
- *   literal `__other__` value in the data joins that code too). No value reaching k: an `id`
- *   when inferred, a DataError when the user declared the column categorical.
- * - Id: one code (plus the missing code), `column_stats[f].id_shape` from `./identifier`, no
- *   values sent and no 2-way marginals.
- * - Datetime: values parsed to seconds since the Unix epoch and binned as numbers below;
- *   `column_stats` adds `format`, `granularity` and, for formats with an offset, `offset`.
- * - Numerical with at most `binCap` distinct values: one point bin per distinct value (by its
- *   text), ascending by value; `value_mappings` maps each value's text to its code; no
- *   `bin_edges`. Decoding gives back the exact text.
- * - Numerical with more distinct values: at most B = binCap bins. A value holding at least 1/B
- *   of the rows (e.g. the 0 of capital-gain, the 40 of hours-per-week) gets a point bin, written
- *   as a repeated edge [v, v]; the other values get quantile bins: q_j = quantile(rest, j/m),
- *   j = 0..m (simple-statistics `quantileSorted`), m = B minus the point bins, where a value
- *   spanning two or more q_j becomes a point bin too and other repeated q_j are dropped. When
- *   points falling between quantile edges push the count over B, m (then the number of heavy
- *   points) is lowered until it fits. So `bin_edges` is non-decreasing, each value at most
- *   twice, and has K_numeric + 1 entries:
- *     bin i = {e_i}                when e_i = e_{i+1} (point bin),
- *     bin i = [e_i, e_{i+1})        otherwise, without e_i when e_i is a point bin, and with
- *                                   e_{i+1} when i is the last bin.
- *   `value_mappings[f]` then holds only the missing key (if any): raw values are not sent.
- * - `column_stats[f]`: `{type, count (non-missing rows), missing}`; numerical adds `min, max,
- *   mean, std` (population; simple-statistics), `integer` (every value an integer),
- *   `decimals` (the most decimals any value is written with), `fixed_decimals` (every value
- *   written with exactly `decimals` > 0 decimals), `min_decimals` (the fewest, when some values
- *   have more) and, with quantile bins, `step` (every value a whole multiple of it, coarser than
- *   10^-decimals: exact gcd, {@link stepOf}) and `grain` (rounding mixtures, fractional grains and
- *   decimal counts with their shares per bin: `../columns/numerical-grain`). Datetime adds
- *   the `granularity`, `month` or `year` when every value is a month start or 1 January.
- * - `empirical_probs[f]` = counts / n (the 1-way marginal).
- * - `marginals`: 2-way marginals of the pairs chosen by `selectPairs` (all pairs when they fit in
- *   `pairBudget` cells, else MI maximum spanning tree + strongest pairs), each `[f, g]` in table
- *   order, probs row-major `probs[i*K_g + j]`.
- * - With `domain` (already-discretized tables), the code books come from the domain instead of
- *   the rules above (`./domain`); with `privacy`, the marginals are measured with noise and the
- *   pairs chosen privately (`./dp`).
+ * Rules (values and header names trimmed first; docs/api.md "Column kinds" for the user's view):
+ * - Missing: exactly the empty string (`NA`, `?` are ordinary values); it gets the LAST code,
+ *   `value_mappings[f][""]` ({@link MISSING_KEY}). An all-blank column has one code, the blank.
+ * - Kind (`opts.columns` overrides it, checked against the values): `numerical` when every value
+ *   is a finite decimal number (`isNumeric`), but integers as distinct as an id
+ *   ({@link DEFAULTS}.idMinRows, .idDistinctShare) under an identifier's name
+ *   ({@link looksLikeIdName}) are `id`; else `datetime` when one format of `./datetime` parses
+ *   every distinct value (90% or more but not all: a DataError naming line and value); else `id`
+ *   for text as distinct as above; else `categorical`.
+ * - Code books, one module per kind (`../columns`): categorical values seen `rareThreshold` times
+ *   keep a code, the rest pool as {@link OTHER} (no value reaching it: `id` when inferred, a
+ *   DataError when declared); numerical and datetime: point or quantile bins (`../columns/bins`);
+ *   id: one code and an `id_shape`, no values sent, no 2-way marginals.
+ * - `empirical_probs[f]` = counts / n; `marginals`: the pairs `selectPairs` chooses, each
+ *   `[f, g]` in table order, probs row-major `probs[i*K_g + j]`.
+ * - With `domain`, the code books come from the domain (`./domain`); with `privacy`, the marginals
+ *   are measured with noise and the pairs chosen privately (`./dp`).
  */
 import type { ColumnKind, Metadata, PairMarginal } from "../../contract";
 import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
@@ -76,7 +36,7 @@ import { jointCounts, mutualInformation, selectPairs, type CodeArray, type PairS
 import { detectRules, type RuleOptions } from "../rules/detect";
 import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan } from "../columns";
 
-// The kinds' shared names stay importable from here (evaluation, the rules and the reports import them from this module).
+// Re-exported: evaluation, the rules and the reports import the kinds' shared names from here.
 export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };
 export { DEFAULTS, type EncodedTable, type ScannedTable } from "./encoded";
 import { DEFAULTS, type EncodedTable, type ScannedTable } from "./encoded";
@@ -85,12 +45,9 @@ import { DEFAULTS, type EncodedTable, type ScannedTable } from "./encoded";
 /** A user's choice of a column's kind (and, for datetime, its format in luxon tokens). */
 export interface ColumnOverride {
   type: ColumnKind;
-  /** Datetime only: the format (luxon tokens, e.g. `yyyyMMdd` or `dd/MM/yyyy HH:mm`). Default: inferred. */
+  /** Datetime only: the format in luxon tokens (`dd/MM/yyyy HH:mm`). Default: inferred. */
   format?: string;
-  /**
-   * Id only, text values: what they are (`email`, `first_name`, `title` ...; docs/api.md "Column
-   * kinds"), instead of the recognised kind. Default: recognised from the name and values.
-   */
+  /** Id only, text values: their semantic kind (`email`, `title` ...). Default: recognised. */
   semantic?: SemanticKind;
 }
 
@@ -100,35 +57,23 @@ export interface ExtractOptions {
   categoryCap?: number;
   /** Rows a categorical value needs for a code of its own, >= 1. Default 2 (see {@link DEFAULTS}). */
   rareThreshold?: number;
-  /**
-   * Per column name, the kind to use instead of the inferred one. A name the table lacks, or a
-   * datetime format that does not parse every value, is a DataError.
-   */
+  /** Per column name, the kind instead of the inferred one; a name the table lacks: DataError. */
   columns?: Record<string, ColumnOverride>;
   /** Max bins per numerical column, >= 1. Default 32. */
   binCap?: number;
   /** Max total cells of the 2-way marginals, >= 0 (0 sends none). Default 200,000. */
   pairBudget?: number;
-  /**
-   * The table is already discretized: every column is an integer code in [0, K) with K from this
-   * domain (Private-PGM's `{"column": K}` format, inline or as a JSON file path). Rules in
-   * `./domain`; the caps above do not apply. Default: none (raw-table extraction).
-   */
+  /** The table is already codes in [0, K), K from this domain (`./domain`). Default: none. */
   domain?: DomainSource;
-  /**
-   * Differential privacy (`./dp`): every marginal sent is measured with Gaussian noise under
-   * rho-zCDP, MST's measure/compress/select steps. Needs `domain` (a raw table's code book is
-   * itself computed from the rows). Default: none (exact marginals).
-   */
+  /** Differential privacy (`./dp`): noisy marginals. Needs `domain`. Default: none. */
   privacy?: PrivacyOptions;
-  /** CSV field delimiter (`,`, `\t`, `;`, `|`). Default: detected from the file's first lines (`../io/csv`). */
+  /** CSV field delimiter (`,`, `\t`, `;`, `|`). Default: detected (`../io/csv`). */
   delimiter?: string;
-  /** CSV text encoding (`utf-8`, `latin1`, `windows-1252`, ...). Default UTF-8, checked strictly (`../io/csv`). */
+  /** CSV text encoding (`utf-8`, `latin1`, `windows-1252` ...). Default UTF-8, checked strictly. */
   encoding?: string;
   /**
-   * Row rules (`../rules/detect`, docs/api.md "Row rules"): detect the rules the rows keep (default),
-   * drop some by id, declare others. Raw tables only: with `domain` or `privacy` nothing is detected
-   * (rules read from raw rows are not private) and declaring a rule is a RangeError.
+   * Row rules (`../rules/detect`, docs/api.md "Row rules"): detected by default, dropped by id or
+   * declared. Raw tables only (rules from raw rows are not private); else declaring: RangeError.
    */
   rules?: RuleOptions;
 }
@@ -217,10 +162,7 @@ function chooseKind(scan: ColumnScan, n: number, source: string, override: Colum
 
 /**
  * Builds the code book of one scanned column: its kind (override or inference) and codes.
- * A column blank in every row gets one code (blank) and is written blank (`blankCodec`).
- * @throws DataError when an override does not fit the values (a blank column declared anything
- *         but categorical included), or when a datetime column holds a value that does not parse
- *         (line, value).
+ * @throws DataError when an override does not fit the values, or a datetime value does not parse.
  */
 export function buildCodec(
   scan: ColumnScan,
@@ -239,9 +181,8 @@ export function buildCodec(
   const choice = chooseKind(scan, n, source, override);
   const codec = codecFor(choice.kind, scan, n, { categoryCap, binCap, rareThreshold: k, datetime: choice.datetime, source, semantic: override?.semantic });
   if (codec) return codec;
-  // A categorical column with no value reaching k, so nothing could be released: an inferred
-  // column (a short table of unique names) is written fresh, as an identifier's; a declared one
-  // is the user's call.
+  // No value reaches k, so nothing could be released: an inferred column becomes an id (written
+  // fresh); a declared one is the user's call.
   if (!override) return codecFor("id", scan, n, { categoryCap, binCap, rareThreshold: k, source })!;
   throw new DataError(
     `${source}: column "${scan.name}" has no value that occurs at least ${k} times, so no value of it could appear in ` +
@@ -250,10 +191,7 @@ export function buildCodec(
   );
 }
 
-/**
- * Checks `opts.columns` against a table's header.
- * @throws DataError naming an override whose column the table lacks, or whose type is unknown.
- */
+/** Checks `opts.columns` against a header. @throws DataError: unknown column or type. */
 export function checkOverrides(columns: readonly string[], opts: ExtractOptions, source: string): void {
   for (const [name, o] of Object.entries(opts.columns ?? {})) {
     if (!columns.includes(name)) {
@@ -277,11 +215,9 @@ export function codeArray(K: number, n: number): CodeArray {
 }
 
 /**
- * Encodes a scanned table with code books (possibly built from another table).
- * @param unseen per codec, the code written for values it does not know (`encode` = -1); the
- *               caller sizes the code space accordingly (evaluation uses K_f, one extra code).
- *               Without it, an unknown value is an internal error.
- * @returns one code array per codec, in codec order; columns are matched by name.
+ * Encodes a scanned table with code books (possibly another table's); columns matched by name.
+ * @param unseen per codec, the code for values it does not know (evaluation: K_f); without it an
+ *   unknown value is an internal error.
  * @throws DataError when the scanned table lacks a codec's column.
  */
 export function encodeScanned(scanned: ScannedTable, codecs: readonly ColumnCodec[], unseen?: readonly number[]): CodeArray[] {
@@ -312,20 +248,14 @@ export interface Analysis extends EncodedTable {
   privacy?: PrivacyReport;
 }
 
-/**
- * Scans and encodes a table (see the file header for the rules; with `opts.domain`, `./domain`).
- * @throws DataError (bad file, header, rows, UTF-8, all-blank column, fewer than 2 columns; with
- *         a domain: bad domain, columns not matching it, a value that is not a code in [0, K)).
- */
+/** Scans and encodes a table. @throws DataError for bad input or a domain it does not fit. */
 export async function encodeTable(source: TableSource, opts: ExtractOptions = {}): Promise<EncodedTable> {
   return (await encodeTableWithScan(source, opts)).encoded;
 }
 
 /**
- * {@link encodeTable} that also returns the scan (distinct values and per-row value ids), for
- * callers that need the raw values too (evaluation's exact-copy count).
- * @throws as {@link encodeTable}; RangeError, before anything is read, when both `columns` and
- *   `domain` are given.
+ * {@link encodeTable} that also returns the scan (raw values, e.g. for evaluation's exact copies).
+ * @throws as {@link encodeTable}; RangeError when both `columns` and `domain` are given.
  */
 export async function encodeTableWithScan(
   source: TableSource,
@@ -345,10 +275,7 @@ export async function encodeTableWithScan(
   return { encoded: { columns: scanned.columns, n: scanned.n, codecs, codes }, scanned };
 }
 
-/**
- * 1-way and selected 2-way marginals of an encoded table, as Create Model `metadata`.
- * @param pairBudget max total cells of the 2-way marginals (default 200,000).
- */
+/** 1-way and selected 2-way marginals (at most `pairBudget` cells) as Create Model `metadata`. */
 export function buildMetadata(enc: EncodedTable, pairBudget: number = DEFAULTS.pairBudget): { metadata: Metadata; selection: PairSelection } {
   if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
   const { codecs, codes, n } = enc;
@@ -391,13 +318,10 @@ export function buildMetadata(enc: EncodedTable, pairBudget: number = DEFAULTS.p
 }
 
 /**
- * Full extraction with everything it was computed from (codes, code books, pair selection).
- * With `opts.privacy` the marginals are measured privately (`./dp`: MST's steps under zCDP).
- * On a raw table (no `domain`, no `privacy`) it also sets `metadata.rules` (when any): the row
- * rules `../rules/detect` finds and those `opts.rules` declares.
- * @throws DataError for bad input (see {@link encodeTable}) and for a declared rule the rows break
- *         or that names a missing column or one of the wrong kind; RangeError for `privacy` without
- *         `domain` or with an invalid epsilon/delta, and for declared rules with `domain` or `privacy`.
+ * Full extraction with what it was computed from (codes, code books, pair selection); on a raw
+ * table also `metadata.rules` (detected and declared, `../rules/detect`).
+ * @throws DataError for bad input ({@link encodeTable}) or a declared rule that does not fit;
+ *   RangeError for `privacy` without `domain` or with a bad budget, or rules with either.
  */
 export async function analyzeTable(source: TableSource, opts: ExtractOptions = {}): Promise<Analysis> {
   if (opts.privacy !== undefined && opts.domain === undefined) {
@@ -420,13 +344,9 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
 }
 
 /**
- * Fresh values only where the rules allow them: a categorical column with `column_stats.semantic`
- * writes its pooled cells as fresh values, which the rules read as the pooled code; a
- * fixed-combinations rule without a determinant none of whose combinations holds the column's
- * pooled code would break in every such row, so the column loses `semantic` and its pooled cells
- * are written as released values that the rule can keep. A determinant keeps it: its rare values
- * are outside its rule, and its fresh values start with a word that fits the row
- * (`../columns/categorical`). Mutates `metadata.column_stats`.
+ * Drops `column_stats.semantic` (fresh pooled cells, which rules read as the pooled code) from a
+ * column in a fixed-combinations rule none of whose combinations holds its pooled code: every such
+ * row would break the rule. A determinant keeps it (its rare values are outside its rule).
  */
 function withoutUnfitFresh(metadata: Metadata): void {
   for (const rule of metadata.rules ?? []) {
@@ -435,8 +355,6 @@ function withoutUnfitFresh(metadata: Metadata): void {
       const st = metadata.column_stats?.[c];
       if (st?.type !== "categorical" || !st.semantic) return;
       const pooled = metadata.value_mappings?.[c]?.[OTHER];
-      // A determinant's rare values are outside its rule; its fresh values take a released value's
-      // first word that fits the row (`../columns/categorical`).
       if (rule.determinant === c) return;
       if (pooled === undefined || !rule.combinations.some((t) => t[j] === pooled)) delete st.semantic;
     });
@@ -444,12 +362,9 @@ function withoutUnfitFresh(metadata: Metadata): void {
 }
 
 /**
- * Extracts the Create Model `metadata` from a CSV file (streamed) or an in-memory table.
- * @param source path of a UTF-8 CSV whose first row is the header, or a {@link Table}.
- * @returns `{features, cardinalities, empirical_probs, column_stats, value_mappings, marginals}`.
- * @throws DataError with one sentence for: missing/unreadable/empty file, header only, one column,
- *         ragged row (names the line), all-blank column (names it), non-UTF-8 bytes (byte offset
- *         and line), duplicate or empty header names, malformed quoting.
+ * Extracts the Create Model `metadata` from a CSV file (streamed, header first) or a {@link Table}.
+ * @throws DataError, one sentence naming line or column: unreadable, empty, ragged or malformed
+ *   file, one column, an all-blank column, bad encoding, duplicate or empty header names.
  */
 export async function extractMetadata(source: TableSource, opts: ExtractOptions = {}): Promise<Metadata> {
   return (await analyzeTable(source, opts)).metadata;

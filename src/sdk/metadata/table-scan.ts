@@ -1,9 +1,4 @@
-/**
- * The scan of extraction: one streaming pass over a table (`../io/csv`'s `readTable`) that
- * collects, per column, the distinct values with their counts and first lines, and the row's value
- * id (Int32 per row and column), so that kind choice, binning and encoding (`./metadata`) work on
- * distinct values. The file is never held as a string.
- */
+/** Extraction's one streaming pass over a table (the file is never held as a string). */
 import { readTable, describeSource, type ReadOptions, type TableSource } from "../io/csv";
 import { isNumeric } from "../columns";
 import type { ScannedTable } from "./encoded";
@@ -26,10 +21,8 @@ class GrowInt32 {
 }
 
 /**
- * Reads a table once and collects, per column, distinct values, counts and per-row value ids.
- * @param read the CSV's delimiter and encoding (default: detected delimiter, UTF-8).
- * @throws DataError for the structural problems of `readTable` (file, header, ragged rows, UTF-8);
- *   RangeError for an encoding label TextDecoder does not know.
+ * Reads a table once, collecting per column distinct values, counts, first lines and row ids.
+ * @throws DataError for `readTable`'s problems; RangeError for an unknown encoding label.
  */
 export async function scanTable(
   source: TableSource,

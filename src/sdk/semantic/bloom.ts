@@ -1,19 +1,10 @@
 /**
- * A Bloom filter of a column's real values (B. H. Bloom, "Space/time trade-offs in hash coding with
- * allowable errors", CACM 13(7), 1970), carried in `id_shape.semantic.bloom` so that the decoder
- * can refuse to write a real value without the metadata holding any value.
- *
- * Sizing: m = ceil(-n ln p / (ln 2)^2) bits and h = round((m / n) ln 2) hash functions for n
- * distinct values and a false-positive rate p = 1% (9.6 bits, 7 hashes per value), capped at
- * {@link MAX_BLOOM_BYTES} (64 KiB, about 54,000 values at 1%; larger columns get a higher rate).
- * Hashing: double hashing `g_j = h1 + j * h2 mod m` (Kirsch and Mitzenmacher, "Less hashing, same
- * performance", ESA 2006) over two 32-bit FNV-1a/murmur3-finalised hashes of the value's UTF-16
- * code units after Unicode case folding (`toLowerCase`) and trimming.
- *
- * What it reveals: no value can be read out of it; one can only test a guessed value, and a test
- * answers "maybe present" for 1% of values that are absent, so confirming that a guessed value is
- * in the table needs a guess already likely. The same holds for the values themselves in any
- * release of "which values not to write"; it is the price of never copying a real value.
+ * A Bloom filter of a column's real values (B. H. Bloom, CACM 13(7), 1970) in
+ * `id_shape.semantic.bloom`, so the decoder refuses real values without the metadata holding any.
+ * m = ceil(-n ln p / (ln 2)^2) bits, h = round((m / n) ln 2) hashes for p = 1%, capped at
+ * {@link MAX_BLOOM_BYTES} (larger columns get a higher rate); double hashing h1 + j * h2 mod m
+ * (Kirsch and Mitzenmacher, ESA 2006) of the trimmed, lower-cased value. It reveals no value, only
+ * answers a guess ("maybe" for 1% of absent values): the price of never copying a real value.
  */
 
 /** Largest filter sent, in bytes (64 KiB; its base64 is at most 87,384 characters). */
@@ -41,10 +32,7 @@ export function bloomKey(v: string): string {
 /** A Bloom filter over strings. */
 export class Bloom {
   private readonly m: number;
-  /**
-   * @param bytes the bit array (length >= 1).
-   * @param hashes number of hash functions, >= 1.
-   */
+  /** `bytes`: the bit array (length >= 1); `hashes`: number of hash functions (>= 1). */
   constructor(
     private readonly bytes: Uint8Array,
     private readonly hashes: number,
@@ -55,10 +43,7 @@ export class Bloom {
     this.m = bytes.length * 8;
   }
 
-  /**
-   * A filter sized for `values` at {@link BLOOM_FPR} (capped at {@link MAX_BLOOM_BYTES}) holding them.
-   * @param values the real values (duplicates allowed).
-   */
+  /** A filter holding `values`, sized at {@link BLOOM_FPR} (capped at {@link MAX_BLOOM_BYTES}). */
   static of(values: Iterable<string>): Bloom {
     const keys = new Set<string>();
     for (const v of values) keys.add(bloomKey(v));

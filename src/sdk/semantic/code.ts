@@ -1,23 +1,11 @@
 /**
- * Codes (semantic kind `code`): identifiers without spaces whose values come in several forms,
- * such as FAA location codes beside aircraft registrations (`U8K`, `00M`, `N12345`). One set of
- * character classes per position for the whole column would mix the forms (`I4D775`); here each
- * form is kept apart.
- *
- * A value's pattern is its characters with ASCII capitals, small letters and digits replaced by
- * their class (`U8K` -> `A9A`, `N12345` -> `A99999`, `ORD-12` -> `AAA-99`). Released: the patterns
- * held by >= k rows (k = the rare threshold; at most {@link MAX_PATTERNS}), each with its rows and
- * per position either the one character all its rows have there (`N`, `-`) or the class (`A-Z`,
- * `a-z`, `0-9`), in the class syntax of `TextIdShape.positions` (`../metadata/identifier`). A
- * column is written this way only when the released patterns hold at least half of the rows and
- * are of at least two forms (patterns apart from the lengths of their runs of one class: `A9A`
- * and `A9` differ, `aa-9` and `aa-99` do not); otherwise the plain per-position shape serves as well.
- *
- * Writing ({@link CodeWriter}): row i draws a pattern by its rows (a hash of the key and i), then
- * takes candidates i*T + t (t < T = 4) of that pattern's keyed permutation (the identifier
- * generator of `../generate/id-generator`), the first the Bloom filter of real values does not
- * flag; distinct rows use distinct candidates, so values are distinct within a sample until a
- * pattern's space is used up.
+ * Codes (semantic kind `code`): identifiers without spaces in several forms (`U8K`, `00M`,
+ * `N12345`), kept apart (one class set per position would mix them: `I4D775`). A value's pattern
+ * replaces capitals, small letters and digits by their class (`N12345` -> `A99999`); released:
+ * patterns of >= k rows (at most {@link MAX_PATTERNS}), per position the one character all share
+ * or the class. Used only when they hold half the rows and are of two or more forms (run lengths
+ * aside). {@link CodeWriter}: row i draws a pattern by rows, then candidates i*T + t of its keyed
+ * permutation, the first the Bloom filter does not flag: distinct until a pattern's space runs out.
  */
 import { IdGenerator } from "../generate/id-generator";
 import { deriveSeed } from "../generate/sfc32";
@@ -40,10 +28,8 @@ function classOf(c: string): string {
 const RANGE: Record<string, string> = { A: "A-Z", a: "a-z", "9": "0-9" };
 
 /**
- * The released patterns of a code column (method in the file header).
- * @param values distinct non-blank values; @param counts rows per value; @param k the rare threshold.
- * @returns the patterns (most rows first), or undefined when they are of one form or hold less
- *   than half of the rows.
+ * The released patterns of a code column (file header), most rows first, or undefined when they
+ * are of one form or hold less than half of the rows.
  */
 export function buildCodePatterns(values: readonly string[], counts: readonly number[], k: number): CodePattern[] | undefined {
   const groups = new Map<string, { rows: number; members: number[] }>();
@@ -79,12 +65,7 @@ export class CodeWriter {
   private readonly gens: IdGenerator[];
   private readonly cum: number[] = [];
 
-  /**
-   * @param patterns released patterns (non-empty; positions in the class syntax of `TextIdShape`).
-   * @param key the generator's key: the same key, the same values.
-   * @param bloom the real values' filter, when the shape has one.
-   * @throws RangeError on no patterns or a malformed one.
-   */
+  /** Same key, same values; `bloom`: the real values. @throws RangeError on bad patterns. */
   constructor(
     patterns: readonly CodePattern[],
     private readonly key: number,

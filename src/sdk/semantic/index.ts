@@ -1,8 +1,4 @@
-/**
- * Semantic identifier columns (`docs/decisions.md` "Rows, not only marginals"): the hook
- * `./recognize` + `./bloom` + `./text` -> `id_shape.semantic` at extraction ({@link semanticShape}),
- * `./generate` at decoding.
- */
+/** Semantic identifier columns (docs/decisions.md "Rows, not only marginals"): the hook. */
 import { Bloom } from "./bloom";
 import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";
 import { buildCodePatterns } from "./code";
@@ -39,11 +35,8 @@ export const SEMANTIC_LABELS: Record<SemanticKind, string> = {
 };
 
 /**
- * The `semantic` part of a text identifier's shape: kind (recognised, or `kind` when the user
- * declared one), locale, a Bloom filter of the values and, for titles, the word model at k.
- * @param name header; @param values distinct non-blank values; @param counts rows per value.
- * @param k the rare threshold (words of titles need k rows).
- * @param kind a declared kind (`columns: {f: {type: "id", semantic}}`), used without checks.
+ * The `semantic` part of a text identifier's shape: kind (recognised, or a declared `kind`, used
+ * unchecked), locale, a Bloom filter of the values and, for titles, the word model at k.
  * @returns undefined when no kind is recognised, or a title column keeps no word at k.
  * @throws RangeError on an unknown declared kind.
  */
@@ -89,14 +82,9 @@ export function isCodeLike(v: string): boolean {
 }
 
 /**
- * The `semantic` part of a text identifier's shape when no kind is recognised
- * ({@link semanticShape} returns undefined): kind `text`, written from the column's own
- * vocabulary (`./text`: tokens, pairs and triples each seen in >= k rows), or kind `code`. A recogniser (a kind,
- * a public vocabulary) takes precedence: call this only after {@link semanticShape}.
- * @param values distinct non-blank values; @param counts rows per value; @param k the rare threshold.
- * @returns kind `code` for code-like columns (90% of the distinct values {@link isCodeLike}) of
- *   several forms (`./code`), undefined for other codes (their per-position character classes
- *   serve) and for columns whose model could write no word.
+ * The `semantic` part when {@link semanticShape} recognises nothing (call it first): kind `text`
+ * from the column's own vocabulary (`./text`), or `code` for code-like columns (90% of values
+ * {@link isCodeLike}) of several forms; undefined for other codes and models that write no word.
  */
 export function vocabularyShape(values: readonly string[], counts: readonly number[], k: number): SemanticShape | undefined {
   if (values.length === 0) return undefined;

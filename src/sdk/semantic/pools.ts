@@ -1,7 +1,6 @@
 /**
- * Word lists of faker (`@faker-js/faker`, MIT; its locale data: person names, city and street
- * names, company suffixes, email domains) per {@link SemanticLocale}, flattened and deduplicated.
- * faker is loaded on first use (about 0.4 s), so tables without semantic columns never pay for it.
+ * faker's word lists (`@faker-js/faker`, MIT) per {@link SemanticLocale}, flattened, deduplicated;
+ * faker is loaded on first use, so tables without semantic columns never pay for it.
  */
 import type { SemanticLocale } from "./types";
 
@@ -36,10 +35,7 @@ function list(...xs: unknown[]): string[] {
 
 const cache = new Map<SemanticLocale, Pools>();
 
-/**
- * The pools of a locale, falling back to English lists where the locale has none.
- * @throws Error when `@faker-js/faker` cannot be loaded.
- */
+/** A locale's pools, English where it has none. @throws Error when faker cannot be loaded. */
 export function fakerPools(locale: SemanticLocale): Pools {
   const hit = cache.get(locale);
   if (hit) return hit;

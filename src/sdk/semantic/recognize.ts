@@ -1,26 +1,10 @@
 /**
- * Recognises the semantic kind of an identifier text column from its header name and values
- * (docs/api.md "Column kinds"). Rules, tried in {@link SEMANTIC_KINDS} order; "share" is the share
- * of the distinct values that pass the kind's value test, which must be >= {@link MIN_SHARE} (90%):
- * - email (header /e-?mail/ or values only): {@link EMAIL_RE};
- * - uuid (/uuid|guid/ or values only): 8-4-4-4-12 hex digits;
- * - ip (/\bip\b|ip.?addr/ or values only): `node:net` isIP;
- * - url (/url|website|homepage|link/ or values only): `http(s)://host...` or `www.host...`;
- * - phone (/phone|tel|mobile|fax/; values only when they start with `+`): libphonenumber-js
- *   `isPossiblePhoneNumber` with the locale's country as the default;
- * - first_name (/first.?name|given|forename/), last_name (/last.?name|surname|family/): names
- *   ({@link NAME_RE}: capitalised words of letters, hyphens, apostrophes), mostly one word;
- * - full_name (/^name$|full.?name|person|author|customer/): names of 2 to 4 words, and for the
- *   bare header `name`, at least 30% of the first words are first names of the locale in faker's
- *   lists (so airport or product names are not taken for people);
- * - street_address (/address|street/, and German, French, Spanish words: Straße, Adresse, rue,
- *   calle; likewise for the names, cities and companies): a number and a word;
- * - city (/city|town|municipality|place/): names (lower-case particles allowed: `Frankfurt am Main`);
- * - postal_code (/zip|postal|postcode|plz/): 3 to 10 letters, digits, spaces, dashes, with a digit;
- * - company (/company|employer|organi[sz]ation|business|firm/): starts with a letter or digit;
- * - title (/title|headline|product|name|label|description|comment|text|summary/): text, and at
- *   least 30% of the values have two or more words.
- * The locale ({@link detectLocale}) comes from the letters of the values.
+ * Recognises the semantic kind of an identifier text column (docs/api.md "Column kinds"): the
+ * header picks candidate kinds ({@link HEADER}; email, uuid, ip, url and `+` phones also from
+ * values alone), tried in {@link SEMANTIC_KINDS} order; {@link MIN_SHARE} of the distinct values
+ * must pass the kind's value test. For the bare header `name`, 30% of first words must be faker
+ * first names (airports are not people); titles need 30% of values with 2+ words. The locale
+ * ({@link detectLocale}) comes from the values' letters.
  */
 import { isIP } from "node:net";
 import { fakerPools } from "./pools";
@@ -30,10 +14,8 @@ import type { SemanticKind, SemanticLocale } from "./types";
 export const MIN_SHARE = 0.9;
 
 /**
- * An email address: a dot-atom local part (RFC 5322 section 3.4.1 `atext` characters and dots, no
- * leading, trailing or double dot) `@` a domain of letter/digit/hyphen labels with a top-level
- * label of at least 2 letters. Quoted local parts and address literals (legal but not seen in
- * tables) are not accepted.
+ * An email: a dot-atom local part (RFC 5322 §3.4.1 `atext`) `@` letter/digit/hyphen labels, the
+ * last of 2+ letters; no quoted local parts or address literals (legal, unseen in tables).
  */
 export const EMAIL_RE = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/;
 /** A UUID (any version): 8-4-4-4-12 hex digits. */

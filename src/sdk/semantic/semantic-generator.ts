@@ -1,41 +1,20 @@
 /**
- * Writes fresh values of a semantic kind: names, emails, phones, addresses ... from
- * faker's locale lists (`./pools`), phone numbers checked by libphonenumber-js, titles and text from the
- * column's word model (`./text`).
+ * Writes fresh values of a semantic kind: names, emails, phones, addresses ... from faker's locale
+ * lists (`./pools`), phones checked by libphonenumber-js, titles and text from `./text`.
  *
- * Method. Row i of a sample gets a value that depends only on (shape, key, i), so batches decoded
- * apart agree, and distinct rows get distinct values BY CONSTRUCTION for the list-based kinds:
- * each kind is a sequence of lanes, a lane a tuple of slots (lists: first names, last names,
- * email domains, building numbers ...) rendered into text (`f.l@domain`, `12 Oak Street`). Lane
- * domains are enumerated in mixed radix, and row i takes element perm(i) of the first lane whose
- * capacity it falls in (lanes in order, a row index minus the capacity of the lanes before), perm
- * being the keyed Feistel permutation of `../metadata/identifier` (Black and Rogaway 2002). So a sample of
- * first names is a keyed shuffle of the locale's first names; past their number it goes on with
- * double names (`Anna-Lena`), then wraps (duplicates). A lane of one slot has the real values
- * (by the Bloom filter) removed from its list up front. A larger lane of size S gives each row
- * T candidates (T = 4; 16 for phones, which must also pass `isValidPhoneNumber`): local row j
- * (0 <= j < B = floor(S / T), the lane's capacity) has candidates perm(j + t B), t = 0..T-1, and
- * takes the first that the filter does not flag (a real value, or 1% of the others) and that is
- * valid; when all are flagged (probability about h^T, h the flagged share) the first is written.
- * Candidates of different rows never coincide (j + t B = j' + t' B with j, j' < B forces
- * j = j'), so values stay distinct by construction.
- * Phone numbers: digits after the leading digits of libphonenumber-js' example mobile number of
- * the country (the first 3 of them among the groups that keep the example valid), the first of
- * the row's candidates that is a valid number (`isValid`), written national or international
- * like the column. UUIDs: version 4 over a 122-bit permutation. Codes: `./code`. Titles and text:
- * {@link TextWriter} seeded by (key, i, attempt), redrawn (at most 50 attempts; from the 11th
- * with back-off to pairs) while flagged or already written by this generator, then given a number suffix (`American Robin 2`) when the model can write nothing
- * new; so titles are never a real value (up to the filter) and distinct within one decoded batch,
- * not across batches.
- *
- * Measured (Node 20, this 2-core machine, `value` in a loop after 2,000 warm-up calls): IP 1.5 M
- * values/s, street addresses 650 k, emails, full names and companies 330-390 k, UUIDs 210 k,
- * first names 190 k, US phones 26 k; construction loads faker once (about 0.6 s). Titles and
- * text: a walk costs about 4-10 us; a value costs one walk until the model's new values run out,
- * then up to 50 (airports' names: 9 k values/s over 20,000 values, from about 5,400 new names).
- *
- * faker's own random API (`faker.seed`) is not used: its draws are independent, so a sample of
- * 1,000 first names from ~3,000 would repeat some (birthday collisions); the permutation does not.
+ * Row i's value depends only on (shape, key, i), so batches decoded apart agree. List kinds are
+ * distinct BY CONSTRUCTION: a kind is a sequence of lanes, a lane a tuple of slots (first names,
+ * domains ...) rendered into text; row i takes element perm(i) (mixed radix) of the first lane
+ * whose capacity it falls in, perm the keyed Feistel permutation (Black and Rogaway 2002). (faker's
+ * own independent draws would repeat values: birthday collisions.) A one-slot lane drops the
+ * Bloom filter's real values up front. A lane of size S gives local row j < B = floor(S / T) the
+ * candidates perm(j + t B), t < T (4; phones 16), taking the first the filter does not flag and
+ * that is valid, else the first; j + t B = j' + t' B with j, j' < B forces j = j', so candidates
+ * of different rows never coincide. Phones: digits after the country's example mobile number's
+ * leading digits, written like the column. UUIDs: v4 over a 122-bit permutation. Codes: `./code`.
+ * Titles and text: {@link TextWriter} seeded by (key, i, attempt), redrawn (at most 50) while
+ * flagged or already written, then a number suffix; so never a real value (up to the filter) and
+ * distinct within one batch, not across batches.
  */
 import { deriveSeed, Rng } from "../generate/sfc32";
 import { makePerm, permBig, type Perm } from "../generate/permutation";
@@ -63,9 +42,7 @@ const range = (from: number, to: number): string[] => Array.from({ length: to - 
 const DIGITS = range(0, 9);
 const CONJ: Record<SemanticLocale, string> = { en: "and", de: "und", fr: "et", es: "y" };
 
-/**
- * Writes fresh values of one semantic column.
- */
+/** Writes fresh values of one semantic column. */
 export class SemanticGenerator {
   private readonly bloom?: Bloom;
   private readonly lanes: Lane[] = [];
@@ -77,9 +54,8 @@ export class SemanticGenerator {
   /**
    * @param shape `id_shape.semantic` (kind, locale, Bloom filter, word model).
    * @param key any finite number (per sample and column): the same key, the same values.
-   * @param opts `invented`: cities only as invented names (a last name and a suffix:
-   *   `Hallborough`), not faker's list of real cities, which beside a state column would put
-   *   Albuquerque in Ohio (a categorical city column's fresh values, `../columns/categorical`).
+   * @param opts `invented`: cities only as invented names (`Hallborough`), not faker's real ones,
+   *   which beside a state column would put Albuquerque in Ohio (`../columns/categorical`).
    * @throws RangeError on a malformed shape (unknown kind, bad filter, title without a model).
    */
   constructor(
@@ -187,9 +163,8 @@ export class SemanticGenerator {
         const nsn = example ? String(example.nationalNumber) : "2015550123";
         const lead = nsn.slice(0, country === "US" ? 0 : 2);
         const free = nsn.length - lead.length;
-        // The core API with the metadata passed in: about 4x faster than the default wrapper
-        // (measured: 21,800 vs 5,700 parse + validate + format per second). One parse per candidate;
-        // an invalid number renders as "" and is rejected by `valid`.
+        // The core API with the metadata passed in (faster than the default wrapper). One parse per
+        // candidate; an invalid number renders as "" and is rejected by `valid`.
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const core = require("libphonenumber-js/core") as typeof import("libphonenumber-js/core");
         // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -213,11 +188,7 @@ export class SemanticGenerator {
     }
   }
 
-  /**
-   * The value of row `i` of the sample.
-   * @param i 0 <= i, a safe integer.
-   * @throws RangeError when i is not a non-negative safe integer.
-   */
+  /** The value of row `i` of the sample. @throws RangeError unless i is a safe integer >= 0. */
   value(i: number): string {
     if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`SemanticGenerator.value: index ${i} is not a non-negative safe integer`);
     if (this.text) return this.title(i);
@@ -272,8 +243,7 @@ export class SemanticGenerator {
       v = this.text!.write(new Rng(deriveSeed(this.key, 0x7e47, i, attempt)), attempt >= 10);
       if (fresh(v)) break;
     }
-    // A model too small to write anything new (a declared title column of a few values): a number
-    // suffix, `American Robin 2`, rather than a copy or a repeat.
+    // A model too small to write anything new: a number suffix (`American Robin 2`), not a copy.
     for (let n = 2; !fresh(v) && n < 100_000; n++) if (fresh(`${v.replace(/ \d+$/, "")} ${n}`)) v = `${v.replace(/ \d+$/, "")} ${n}`;
     this.issued.add(v);
     return v;

@@ -1,43 +1,27 @@
 /**
- * Text in a column's own words (semantic kinds `title` and `text`: film titles, airport names,
- * incident addresses, neighbourhoods): a k-anonymous token model of the column and a writer of
- * new values in its style.
+ * Text in a column's own words (semantic kinds `title` and `text`: film titles, addresses): a
+ * k-anonymous token model of the column and a writer of new values in its style.
  *
- * Tokens ({@link tokenize}): runs of letters and digits (`6th`, `N12345`, `Main`) and single other
- * characters (`.`, `,`, `&`, `(`), each with whether a space precedes it. A token holding digits
- * is generalised to a digit shape when its literal form is rare: its digits are masked from the
- * right (`1987` -> `198#` -> `19##` -> `1###` -> `####`) until the form is held by >= k rows
- * (a generalisation hierarchy in the sense of Sweeney, "Achieving k-anonymity privacy protection
- * using generalization and suppression", IJUFKS 10(5), 2002); a writer fills each `#` with a
- * random digit, so a 4-digit house number becomes another 4-digit number.
+ * Tokens ({@link tokenize}): runs of letters and digits, and single other characters, each with
+ * whether a space precedes it. A rare token with digits is masked from the right (`1987` -> `198#`
+ * -> ... -> `####`) until >= k rows hold its form (a generalisation hierarchy: Sweeney, "Achieving
+ * k-anonymity privacy protection using generalization and suppression", IJUFKS 10(5), 2002); the
+ * writer fills each `#` with a random digit.
  *
- * What the metadata carries ({@link TextModel}): the released tokens (each held by >= k rows, at
- * most {@link MAX_WORDS}), per token the rows it starts, the rows it ends and the rows holding it
- * later; adjacent pairs and triples (with a boundary index for the start and the end of a value)
- * each held by >= k rows, a pair flagged when it is written without a space; rows per number of
- * tokens, each count >= k; triples with any number as a class of its own in first or second
- * place (`<number> Main St`, `| <number> block`, counted over every number, released or not), so
- * that at and after a number the walk goes on as at numbers. A token, pair or triple held by fewer than k rows (a surname, a house
- * number with its street) is never released: the same rule that lets a categorical value have a
- * code of its own.
+ * The model ({@link TextModel}) releases only what >= k rows hold (as a categorical value's code):
+ * tokens (at most {@link MAX_WORDS}) with the rows each starts, ends, holds later; adjacent pairs
+ * (flagged when written without a space) and triples, with a boundary index for start and end;
+ * rows per token count; triples with "any number" as a class in first or second place
+ * (`<number> Main St`), so the walk goes on at a number as at numbers.
  *
- * Generation (an n-gram model with start and end states, Jurafsky and Martin, "Speech and
- * Language Processing", 3rd ed., ch. 3): from the start, each next token is drawn from the triples
- * that continue the last two tokens with the share of the pair's rows that the released triples
- * hold, else from the pairs that continue the last token (Katz back-off: the mass of the triples
- * held by fewer than k rows goes to the pairs; S. Katz, IEEE Trans. ASSP 35(3), 1987); a writer
- * that needs more new values than that gives (a small model asked for many distinct values)
- * backs off further by t / (c + t) (c the triples' rows, t their number: Witten-Bell, IEEE Trans.
- * Inf. Theory 37(4), 1991). A value ends
- * only where >= k real values end on that token
- * (and a one-token value only where >= k real values are that one token), so no title is a lone
- * article or stops on `and`. Only tokens from which a released path reaches the end are drawn; a
- * walk that still cannot end is redrawn. A column whose released paths never reach the end (51
- * distinct states: only `New`, `North`, `Carolina` ... reach k) gets words drawn by their pairs
- * and counts instead ({@link TextWriter}).
- *
- * Models written before the token model (no `trigrams`) split at whitespace only and are written
- * as then: a drawn number of words joined by single spaces.
+ * Generation: an n-gram model with start and end states (Jurafsky and Martin, "Speech and Language
+ * Processing", 3rd ed., ch. 3): the next token from the triples continuing the last two, with the
+ * share of the pair's rows they hold, else from the pairs (Katz back-off, IEEE Trans. ASSP 35(3),
+ * 1987); a writer needing more new values backs off further by t / (c + t) (c the triples' rows, t
+ * their number: Witten-Bell, IEEE Trans. Inf. Theory 37(4), 1991). A value ends only where >= k
+ * real values end on that token (no title stops on `and`); only tokens from which a released path
+ * reaches the end are drawn. With no such path, words are drawn by pairs and counts.
+ * Models without `trigrams` (older) split at whitespace and write drawn words joined by spaces.
  */
 import type { Rng } from "../generate/sfc32";
 import type { TextModel } from "./types";
@@ -70,10 +54,7 @@ const NUMBER_RE = /^[0-9]+$/;
 /** The digit slot of a shaped token. */
 const SLOT = "#";
 
-/**
- * Splits a value into tokens: maximal runs of letters, marks and digits, and every other
- * non-space character on its own. `"2009 W. 6th St."` -> `2009`, `W`, `.`, `6th`, `St`, `.`.
- */
+/** Splits a value into runs of letters, marks and digits, and single other non-space characters. */
 export function tokenize(v: string): Token[] {
   const out: Token[] = [];
   let end = 0;
@@ -84,7 +65,7 @@ export function tokenize(v: string): Token[] {
   return out;
 }
 
-/** The forms of a token with digits, from literal to all digits masked (`19a5` -> `19a5`, `19a#`, `1#a#`, `##a#`). */
+/** Forms of a token with digits, literal to all masked (`19a5`, `19a#`, `1#a#`, `##a#`). */
 function digitForms(t: string): string[] {
   const chars = Array.from(t);
   const at: number[] = [];
@@ -99,19 +80,17 @@ function digitForms(t: string): string[] {
   return forms;
 }
 
-/** Key of a token in the builder's maps: shapes apart from literal tokens (a shape `#` is not the character `#`). */
+/** Builder's map key: shapes apart from literal tokens (shape `#` is not the character `#`). */
 const shapeKey = (form: string): string => "\u0001" + form;
 
 /**
- * Builds the token model of a column (method in the file header).
- * @param values distinct non-blank values; @param counts rows per value (a value in c rows counts
- *   c rows for each of its tokens, pairs and triples).
- * @param k rows a token, pair, triple or length needs to be released (integer >= 1).
- * @returns the model, or undefined when no token or no length reaches k (nothing safe to release).
+ * Builds the token model of a column (method in the file header) from distinct non-blank values
+ * and their row counts; `k` (>= 1): rows a token, pair, triple or length needs to be released.
+ * @returns the model, or undefined when no token or no length reaches k.
  */
 export function buildTextModel(values: readonly string[], counts: readonly number[], k: number): TextModel | undefined {
   const toks = values.map(tokenize);
-  // Digit tokens: each raw form starts literal and is masked one digit further while its form has < k rows.
+  // Digit tokens start literal and are masked one digit further while their form has < k rows.
   const level = new Map<string, number>();
   const formsOf = new Map<string, string[]>();
   for (const ts of toks) for (const t of ts) if (DIGIT_RE.test(t.text) && !formsOf.has(t.text)) (formsOf.set(t.text, digitForms(t.text)), level.set(t.text, 0));
@@ -284,10 +263,7 @@ function ordinal(n: number): string {
   return ["th", "st", "nd", "rd"][n % 10] ?? "th";
 }
 
-/**
- * Writes text from a {@link TextModel}.
- * @throws RangeError on a malformed model (no words, no lengths, an index out of range).
- */
+/** Writes text from a {@link TextModel}. @throws RangeError on a malformed model. */
 export class TextWriter {
   private readonly n: number;
   private readonly lengths: Weighted;
@@ -298,7 +274,7 @@ export class TextWriter {
   private readonly lastRows: number[];
   private readonly next = new Map<number, Weighted>();
   private readonly rows: number[];
-  /** Token model only: triples by their first two tokens (key a * (n + 2) + b), pairs written without a space, shapes, tokens that reach the end. */
+  /** Token model only: triples by first two tokens (key a * (n + 2) + b), glued pairs, shapes. */
   private readonly tokens: boolean;
   private readonly next2 = new Map<number, Weighted>();
   private readonly joined = new Set<number>();
@@ -378,25 +354,16 @@ export class TextWriter {
     if (bag.some((x) => x > 0)) this.bag = new Weighted(idx, bag);
   }
 
-  /**
-   * True when the model writes values of its own tokens: a released path from the start to the
-   * end, or (token models) at least two words to draw by counts.
-   */
+  /** True when the model has a released path from start to end, or two words to draw by counts. */
   writes(): boolean {
     if (!this.tokens || this.start) return true;
     return this.bag !== undefined && this.bag.items.filter((_, j) => this.bag!.weight(j) > 0).length >= 2;
   }
 
   /**
-   * One value. Token models: a walk from the start to the end over released triples and pairs
-   * (see the file header; `explore`: more back-off to pairs, for more new values from a small
-   * model), redrawn up to {@link WALKS} times, else
-   * words drawn by their pairs and counts; digit slots filled at random (an ordinal's suffix set
-   * to fit: `21st`).
-   * Models without `trigrams`: a drawn number of words joined by single spaces; a word already in
-   * the text (case folded) is redrawn (at most 4 times); the last word of a text of 2 or more
-   * words is drawn among the words that end >= k rows (following the previous word's pairs when
-   * some of its successors do), so texts do not stop on `of` or `the`.
+   * One value: a walk over released triples and pairs (`explore`: more back-off, for more new
+   * values), redrawn up to {@link WALKS} times, else words by pairs and counts. Older models:
+   * words by counts, no word twice, the last among words that end >= k rows (no trailing `of`).
    */
   write(rng: Rng, explore = false): string {
     if (!this.tokens) return this.byCounts(rng, false);
@@ -407,10 +374,7 @@ export class TextWriter {
     return this.byCounts(rng, true);
   }
 
-  /**
-   * Token ids of a walk from the start to the end, or undefined when it got stuck or ran too long.
-   * `explore`: Witten-Bell back-off from triples to pairs on top of Katz's.
-   */
+  /** Token ids of a walk from start to end, or undefined when stuck or too long. */
   private walk(rng: Rng, explore: boolean): number[] | undefined {
     const n = this.n;
     const END = n;
@@ -421,8 +385,7 @@ export class TextWriter {
       const full = ids.length >= this.maxLen;
       const ok = (c: number): boolean => (c === END ? true : !full && this.alive[c] === true);
       let c = -1;
-      // At a number, or after one, the triples of any number (`| 2009` -> `Main` and `2009 Main`
-      // -> `St` as at every house number).
+      // At or after a number, the triples of any number (`2009 Main` -> `St` as at every number).
       const atNum = this.number[b] && this.next2.has(a * (n + 2) + n + 1);
       const num = !atNum && a < n && this.number[a] && this.next2.has((n + 1) * (n + 2) + b);
       const all = this.next2.get(atNum ? a * (n + 2) + n + 1 : num ? (n + 1) * (n + 2) + b : a * (n + 2) + b);
@@ -434,9 +397,8 @@ export class TextWriter {
       if (explore && tri) covered *= tri.total / (tri.total + tri.items.filter((_, j) => tri.weight(j) > 0).length);
       if (tri && tri.total > 0 && rng.next() < covered) c = tri.draw(rng);
       else {
-        // Pairs, without the continuations the triples hold (Katz), unless nothing else is left; the
-        // end of a value of one word (`The`, `Mt.`) or after a mark (`2107 W.`: `.` ends values
-        // after `St`) only through a released triple, not by back-off.
+        // Pairs without the triples' continuations (Katz), unless nothing else is left; a value of
+        // one word, or one ending after a mark (`2107 W.`), ends only through a released triple.
         const nx = this.next.get(b);
         const inTri = new Set(all?.items ?? []);
         const endW = a === n || !this.alnum[b] || this.wordsIn(ids) < 2 ? 0 : this.lastRows[b];
@@ -454,7 +416,7 @@ export class TextWriter {
     }
   }
 
-  /** True when every `)` or `]` of the tokens closes an earlier `(` or `[`, and all are closed (no `New)`). */
+  /** True when the tokens' brackets are balanced (no `New)`). */
   private balanced(ids: readonly number[]): boolean {
     const open: string[] = [];
     for (const i of ids) {
@@ -474,7 +436,7 @@ export class TextWriter {
     return w;
   }
 
-  /** Words drawn by counts (see {@link write}); `tokens`: only tokens with a letter, spaced by their kind. */
+  /** Words drawn by counts ({@link write}); `tokens`: only tokens with a letter, spaced by kind. */
   private byCounts(rng: Rng, tokens: boolean): string {
     const words = this.model.words;
     const pool = tokens ? this.bag ?? this.inner : this.inner;
@@ -506,7 +468,7 @@ export class TextWriter {
     return tokens ? this.render(out, rng) : out.map((i) => words[i]).join(" ");
   }
 
-  /** The text of token ids: shapes filled, joined with a space unless the pair is written without one. */
+  /** The text of token ids: shapes filled, spaced unless the pair is written without one. */
   private render(ids: number[], rng: Rng): string {
     const n = this.n;
     let s = "";
@@ -517,9 +479,8 @@ export class TextWriter {
       if (j > 0) {
         const a = ids[j - 1];
         const pair = this.next.get(a)?.items.includes(id);
-        // A joiner (`-`, `/`, `'`) is spaced on its right as on its left (`Portland-Salem`, not
-        // `Portland- Salem`); otherwise the pair's spacing, or without a released pair: closing
-        // marks lean left, opening marks right.
+        // A joiner (`-`, `/`, `'`) is spaced on its right as on its left; else the pair's spacing,
+        // or without a released pair: closing marks lean left, opening marks right.
         const joiner = JOINER.test(this.model.words[a]) && j >= 2;
         const glued = joiner ? !spaced[j - 1] : pair ? this.joined.has(a * (n + 1) + id) : CLOSING.test(t) || OPENING.test(this.model.words[a]);
         spaced[j] = !glued;
@@ -531,7 +492,7 @@ export class TextWriter {
   }
 }
 
-/** A shaped token with its slots filled: the first digit of a run of 2 or more is 1-9, others 0-9; an ordinal's suffix fits its number. */
+/** A shaped token filled: a run's first digit 1-9, others 0-9; ordinal suffixes fit (`21st`). */
 function fill(t: string, rng: Rng): string {
   const chars = Array.from(t);
   for (let j = 0; j < chars.length; j++) {

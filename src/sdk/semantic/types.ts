@@ -1,14 +1,11 @@
 /**
- * Semantic kinds of identifier text columns: what a unique text column holds (a person's
- * first name, an email, a film title ...), recorded in `column_stats[f].id_shape.semantic` so that
- * decoding writes believable fresh values of that kind instead of random letters of the column's
- * character shape. Recognised by `./recognize`, written by `./generate` (faker and
- * libphonenumber-js) and `./text` (titles and free text from words seen in at least k rows).
+ * Semantic kinds of text columns (first name, email, title ...) in `id_shape.semantic`, so
+ * decoding writes believable fresh values of that kind; recognised by `./recognize`.
  */
 
 import type { SemanticShapeStats } from "../../contract";
 
-/** The semantic kinds: the contract's list (`SemanticShapeStats.kind` in src/contract/index.ts, which typia checks). */
+/** The semantic kinds: the contract's `SemanticShapeStats.kind` (typia checks it). */
 export type SemanticKind = SemanticShapeStats["kind"];
 
 /** Every semantic kind, in the order recognition tries them. */
@@ -34,38 +31,25 @@ export const SEMANTIC_KINDS: readonly SemanticKind[] = [
 export type SemanticLocale = "en" | "de" | "fr" | "es";
 
 /**
- * The token model of a title or text column (see `./text`): only tokens, pairs, triples and
- * lengths seen in >= k rows. Models without `trigrams` (written before the token model) hold
- * whitespace-separated words and no start or end states.
+ * The token model of a title or text column (`./text`): only what >= k rows hold. Models without
+ * `trigrams` (older) hold whitespace-separated words and no start or end states.
  */
 export interface TextModel {
   /** The rare threshold k the model was built with: every count below is >= k or 0. */
   k: number;
-  /**
-   * Released tokens, case-sensitive (`The`, `St`, `.`, `6th`), each in >= k distinct rows; a
-   * token listed in `shaped` is a digit shape whose `#` characters are digit slots (`19##`).
-   */
+  /** Released tokens, case-sensitive (`The`, `.`, `6th`); one in `shaped` has `#` digit slots. */
   words: string[];
   /** Per token, the rows whose FIRST token it is (0 when fewer than k). */
   first: number[];
   /** Per token, the rows holding it at a later position (0 when fewer than k). */
   inner: number[];
-  /**
-   * Per token, the rows whose LAST token it is (0 when fewer than k); models without `trigrams`:
-   * only rows of 2 or more words, and the field may be absent.
-   */
+  /** Per token, the rows whose LAST token it is (older models: rows of 2+ words, or absent). */
   last?: number[];
-  /**
-   * Adjacent pairs `[a, b, rows]` (indices into `words`) seen in >= k distinct rows; a 4th element
-   * 1: most of those rows write the pair without a space between (`St` `.`).
-   */
+  /** Adjacent pairs `[a, b, rows]` (indices into `words`); a 4th element 1: written unspaced. */
   bigrams: ([number, number, number] | [number, number, number, number])[];
   /**
-   * Adjacent triples `[a, b, c, rows]` seen in >= k distinct rows; index `words.length` in first
-   * place is the start of a value, in last place its end (`[n, The, n, r]`: r rows are `The`
-   * alone); index `words.length + 1` in first or second place stands for any number (a token of
-   * digits: `[n + 1, Main, St, r]`: r rows hold a number, `Main`, `St`). Present in token models
-   * only (even when empty).
+   * Adjacent triples `[a, b, c, rows]`; index n = `words.length` first is the start, last the end;
+   * n + 1 first or second is any number (`[n + 1, Main, St, r]`). Token models only (maybe empty).
    */
   trigrams?: [number, number, number, number][];
   /** Indices of the tokens of `words` that are digit shapes. */
@@ -74,9 +58,9 @@ export interface TextModel {
   lengths: Record<string, number>;
 }
 
-/** One released form of a code column (see `./code`): per position a character or a class, and its rows (>= k). */
+/** One released form of a code column (`./code`) and its rows (>= k). */
 export interface CodePattern {
-  /** Per position, the class syntax of `TextIdShape.positions`: `A-Z`, `a-z`, `0-9` or one literal character. */
+  /** Per position, `A-Z`, `a-z`, `0-9` or one literal character. */
   positions: string[];
   rows: number;
 }
@@ -97,10 +81,7 @@ export interface SemanticShape {
   /** Phone only: ISO 3166 country of most values (`US`, `DE`), and whether they carry `+cc`. */
   country?: string;
   international?: boolean;
-  /**
-   * Names, cities, companies: true when no real value has a capital letter inside a word
-   * (`McDonald`, `O'Hara`), so generated ones have none either.
-   */
+  /** Names, cities, companies: no real value has an inner capital (`McDonald`), so none written. */
   plain?: boolean;
   /** Real values (case-folded), so fresh values never equal one (up to the filter's false positives). */
   bloom?: BloomStats;
