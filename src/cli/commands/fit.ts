@@ -163,7 +163,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
   };
   let synth: Synthesizer;
   let tableRows = 0;
-  // The near-copy filter stays on this machine for `synthd sample` (./near-copy-store); not with DP.
+  // The near-copy filter stays here for `synthd sample` (./near-copy-store); not with DP.
   const filters = filterDir();
   const nearCopyKey = opts.epsilon === undefined ? machineKey(filters, true) : undefined;
   try {

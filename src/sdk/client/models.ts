@@ -24,7 +24,7 @@ function arrow(): typeof import("apache-arrow") {
 /** The media type of an Arrow IPC stream (docs/api.md "Arrow responses"). */
 export const ARROW_STREAM = "application/vnd.apache.arrow.stream";
 
-/** A generation whose codes may be typed arrays (`columns[f][r]`, Int32Array from an Arrow response). */
+/** A generation whose codes may be typed arrays (`columns[f][r]`, Int32Array from Arrow). */
 export interface GeneratedCodes {
   model_id: string;
   num_rows: number;
@@ -100,7 +100,7 @@ export class Models {
     return res.body.data;
   }
 
-  /** `GET /v1/models/{id}`: the model's current state. @throws NotFoundError (`model_not_found`). */
+  /** `GET /v1/models/{id}`: the model's current state. @throws NotFoundError. */
   async retrieve(id: string, opts?: RequestOptions): Promise<Model> {
     const res = await this.client.request<Envelope<Model>>({ method: "GET", path: modelPath(id), ...opts });
     return res.body.data;

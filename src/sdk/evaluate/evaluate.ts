@@ -212,7 +212,7 @@ export async function evaluateWithDetails(
   return { report, details };
 }
 
-/** Encodes a second table with the real table's code books; values they do not know get code K_f. */
+/** Encodes a second table with the real code books; values they do not know get code K_f. */
 function encodeWithRealCodes(scan: ScannedTable, codecs: ColumnCodec[], columns: string[]): CodeArray[] {
   const missing = columns.filter((c) => !scan.columns.includes(c));
   if (missing.length) {

@@ -170,7 +170,7 @@ export function logisticModel(weights: Float32Array, offsets: number[], bias: nu
 }
 
 const f32 = Math.fround;
-/** tfjs-core's cpu backend multiplies matrices in blocks of this many entries of the inner dimension. */
+/** tfjs-core's cpu backend multiplies matrices in blocks of this many inner-dimension entries. */
 const TFJS_BLOCK = 48;
 /** Adam's constants as tfjs holds them: float32 (`tf.train.adam` defaults, cpu epsilon 1e-7). */
 const BETA1 = f32(0.9);

@@ -90,7 +90,7 @@ export interface FilterHeader {
 export interface FilterBuild {
   /** The filter; undefined when none was built (`reason` says why). */
   filter?: NearCopyFilter;
-  /** Share of B rows nearly copying an A row over 50/50 splits of the real table (`./near-copies`). */
+  /** Share of B rows nearly copying an A row over 50/50 splits of the real table. */
   splitShare: number;
   reason?: string;
 }
@@ -324,7 +324,7 @@ export class NearCopyFilter {
 
   /**
    * A filter from {@link toBuffer}'s bytes and the key it was built with.
-   * @throws DataError for bytes that are not a filter, or a key other than the one it was built with.
+   * @throws DataError for bytes that are not a filter, or a key it was not built with.
    */
   static fromBuffer(buf: Uint8Array, key: Uint8Array): NearCopyFilter {
     const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);

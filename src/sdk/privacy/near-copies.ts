@@ -45,7 +45,7 @@ export interface NearCopyOptions {
   seed?: number;
   /** 50/50 splits of the real table averaged. Default 5. */
   splits?: number;
-  /** Synthetic rows and B rows checked against half A per split (all when fewer). Default 20,000. */
+  /** Synthetic and B rows checked against half A per split (all when fewer). Default 20,000. */
   sample?: number;
   /** Synthetic rows and B rows sampled per split for the DCR share. Default 1,000. */
   dcrSample?: number;
@@ -64,7 +64,7 @@ export interface NearCopyCheck {
   split_share: number;
   /** The noise margin of the near-copy verdict (2 binomial standard errors; file header). */
   near_copy_margin: number;
-  /** Share of sampled synthetic rows closer to A than the median B row (ties ½), averaged over the splits. */
+  /** Share of sampled synthetic rows closer to A than the median B row (ties ½), split mean. */
   dcr_share: number;
   /** The same share for the sampled B rows (about 0.5): the reference. */
   dcr_split_share: number;

@@ -223,7 +223,7 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
   };
 }
 
-/** True when the two columns write values alike, so a value of one is a valid value of the other. */
+/** True when the two columns write values alike (a value of one is a valid value of the other). */
 function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boolean {
   if (!x || !y || x.type !== y.type) return false;
   if (x.type === "datetime") return x.format === y.format && x.granularity === y.granularity && (x.offset ?? 0) === (y.offset ?? 0);

@@ -125,7 +125,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       try {
         guards.push(ruleChecker(r, meta));
       } catch {
-        // A rule the checker cannot read (a column the metadata lacks) is one `./enforce` ignores too.
+        // A rule the checker cannot read (a column the metadata lacks) `./enforce` ignores too.
       }
     }
     const conditionals = pairConditionals(meta, meta.features, [f], isId)[0];
