@@ -56,7 +56,8 @@ export { lineOfRow } from "./declared";
  * - **Blank together**: columns each blank in >= 5 rows and not in all, agreeing in >= 99.9% of
  *   rows; pairs join into groups of up to 16 columns while the group still agrees.
  * - **Structural zeros** (Private-PGM's, `./structural-zeros`): per pair of code-book columns
- *   where neither determines the other and no fixed-combinations rule holds both.
+ *   where neither determines the other and no fixed-combinations rule holds both. The values are
+ *   frequent or decide their partner, so a pair releases no rare row.
  *
  * Declared rules take the same kinds of columns and are computed like detected ones, with `share`
  * 1: a row that breaks one is a DataError naming the column, the 1-based line ({@link lineOfRow})
