@@ -1,8 +1,8 @@
 /**
  * The store an admin command works on (`keys create`, `orgs set`, `usage`): the embedded LMDB
  * store in `--data-dir`, or with `--database URL` the shared topology's PostgreSQL store, opened
- * without a lease (an admin command holds no requests) and migrated if needed. Both stores load when
- * a command opens one, so that defining the options (`main.ts`) loads neither.
+ * without a lease (an admin command holds no requests) and migrated if needed. Both stores load
+ * when a command opens one, so that defining the options (`main.ts`) loads neither.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import type { Store } from "../store";
 /** What an admin command's store options parse to. */
 export interface AdminStoreOptions {
   dataDir: string;
-  /** `--database` / `SYNTHD_DATABASE_URL`: PostgreSQL URL of the shared store; wins over `dataDir`. */
+  /** `--database` / `SYNTHD_DATABASE_URL`: the shared store's PostgreSQL URL (over dataDir). */
   database?: string;
 }
 

@@ -2,7 +2,7 @@
 /**
  * The `synthd` command line: `serve`, `keys create`, `fit`, `sample` (with `--where` or
  * `--seed-data` for seeded generation; CSV, Parquet or Arrow output), `impute`, `models`,
- * `evaluate`, `report`. Client commands read SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key` override).
+ * `evaluate`, `report`. Client commands read SYNTHD_URL and SYNTHD_API_KEY (`--url`, `--key`).
  * Scripts and benchmarks call it, so its commands, options and outputs are a contract
  * (`docs/decisions.md` "The command line is a contract").
  *
@@ -32,7 +32,7 @@ function lazy<M, K extends keyof M>(load: () => M, name: K): M[K] {
   return ((...args: unknown[]) => (load()[name] as (...a: unknown[]) => unknown)(...args)) as M[K];
 }
 
-/** `./server-commands` (the server, the store, the engine), loaded when `serve`, `worker`, `migrate` or `keys create` runs. */
+/** `./server-commands` (server, store, engine), loaded for `serve`, `worker`, `migrate`, `keys`. */
 function serverCommands(): typeof import("./server-commands") {
   return require("./server-commands");
 }
@@ -42,7 +42,7 @@ function fitCommands(): typeof import("./commands/fit") {
   return require("./commands/fit");
 }
 
-/** `./commands/sample` (the SDK's generation and file writers), loaded when `sample` or `impute` runs. */
+/** `./commands/sample` (the SDK's generation and file writers), loaded for `sample` or `impute`. */
 function sampleCommands(): typeof import("./commands/sample") {
   return require("./commands/sample");
 }
@@ -117,7 +117,7 @@ function formatOption(): Option {
   return new Option("--format <format>", "output format; wins over -o's extension (default: by -o's extension, else csv)").choices(OUTPUT_FORMATS);
 }
 
-/** `-o`'s help: the extensions of each format, from the table `formatOfPath` reads (`.csv; .parquet, .pq; ...`). */
+/** `-o`'s help: each format's extensions, from the table `formatOfPath` reads. */
 function outputHelp(extra: string): string {
   const byFormat = OUTPUT_FORMATS.map((f) => Object.keys(OUTPUT_EXTENSIONS).filter((e) => OUTPUT_EXTENSIONS[e] === f).join(", "));
   return `output file, format by extension: ${byFormat.join("; ")} (${extra})`;

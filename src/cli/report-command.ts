@@ -1,11 +1,11 @@
 /**
- * `synthd report REAL.csv SYNTH.csv [--holdout HOLDOUT.csv] [--target COL] [--domain F] -o report.html`:
+ * `synthd report REAL.csv SYNTH.csv [--holdout H.csv] [--target COL] [--domain F] -o report.html`:
  * the quality report (`../sdk/report`; docs/report.md), one self-contained HTML file. Takes
  * `evaluate`'s options, so its figures are those of `synthd evaluate --json` for the same files.
  */
 import type { Command } from "commander";
 
-/** `../sdk/report` (the evaluation, the charts and the SDK behind them), loaded when `report` runs. */
+/** `../sdk/report` (the evaluation, the charts and the SDK), loaded when `report` runs. */
 function sdkReport(): typeof import("../sdk/report") {
   return require("../sdk/report");
 }
@@ -19,7 +19,7 @@ function sharedCommands(): typeof import("./commands/shared") {
 export interface ReportCommandOptions {
   /** `-o FILE.html`: where to write the report (written whole or not at all). */
   output: string;
-  /** `--holdout FILE`: real rows the model never saw (HOLDOUT reference, TSTR test set, privacy check). */
+  /** `--holdout FILE`: real rows the model never saw (reference, TSTR test set, privacy check). */
   holdout?: string;
   /** `--target COL` and `--positive VALUE`: TSTR. */
   target?: string;

@@ -1,8 +1,4 @@
-/**
- * `synthd serve` and `synthd keys create`: the commands that work on the store
- * directly rather than through the HTTP API. Each loads what it runs (`keys create` the store, not
- * the server).
- */
+/** `synthd serve` and `synthd keys create`: commands on the store, not through the HTTP API. */
 import type { ForwardedHeader } from "../server/clientAddress";
 import type { Environment } from "../store";
 import { openAdminStore } from "./admin-store";
@@ -30,7 +26,7 @@ export interface ServeOptions {
   redis?: string;
   /** `--prefix`: Redis key prefix of the deployment. */
   prefix?: string;
-  /** `--trusted-proxy` (repeatable, each an address, a CIDR range or a comma list of them) or `SYNTHD_TRUSTED_PROXIES`. */
+  /** `--trusted-proxy` (repeatable: address, CIDR or comma list) or `SYNTHD_TRUSTED_PROXIES`. */
   trustedProxy?: string[];
   /** `--forwarded-header`: what the trusted proxies write; default `x-forwarded-for`. */
   forwardedHeader?: ForwardedHeader;
@@ -39,16 +35,13 @@ export interface ServeOptions {
 }
 
 /**
- * Starts the server and prints `sandbox key: svc_test_...` (first start with an empty store
- * only), `synthd HTTP/1.0 listener on http://HOST:PORT` (with `--http10-port` only) and then
- * `synthd listening on http://HOST:PORT` on stdout. Runs until SIGINT/SIGTERM.
- * The only command that takes the data dir's owner lock (`src/store/lmdb/ownerLock.ts`).
- * @throws StoreLockedError when another `synthd serve` owns the data dir (the CLI prints its
- *   one-line message and exits 1), or whatever `serve` throws.
+ * Starts the server and prints `sandbox key: svc_test_...` (first start, empty store only), the
+ * HTTP/1.0 listener line (with `--http10-port`) and `synthd listening on http://HOST:PORT` on
+ * stdout; runs until SIGINT/SIGTERM. The only command taking the data dir's owner lock.
+ * @throws StoreLockedError when another `synthd serve` owns the data dir, or what `serve` throws.
  */
 export async function serveCommand(opts: ServeOptions): Promise<void> {
-  // The embedded topology (`src/server/serve.ts`), or a front end of the shared one on
-  // PostgreSQL and Redis (`src/cluster/front-end.ts`, a floor above the server).
+  // The embedded topology (`src/server/serve.ts`), or a shared one's front end (PostgreSQL, Redis).
   const shared = opts.database !== undefined || opts.redis !== undefined;
   const start = shared ? (await import("../cluster/front-end")).serveShared : (await import("../server/serve")).serve;
   const server = await start({
@@ -84,10 +77,7 @@ export interface KeysCreateOptions {
   env: Environment;
 }
 
-/**
- * Creates a key for `org` (created if missing) and prints it alone on stdout. Works while a
- * server runs on the same dir: it opens the store briefly and never takes the owner lock.
- */
+/** Creates a key for `org` (created if missing), printed alone; never takes the owner lock. */
 export async function keysCreateCommand(opts: KeysCreateOptions): Promise<void> {
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(opts.org)) {
     throw new Error("--org must be 1 to 64 characters from letters, digits, '_', '.' and '-'.");
@@ -120,13 +110,12 @@ export interface WorkerOptions {
 }
 
 /**
- * `synthd worker`: a training and generation worker of the shared topology (src/cluster/worker-host.ts)
- * until SIGINT/SIGTERM, which hand its trainings back to the other workers; exits 0 when the
- * shutdown finished, 1 when `--shutdown-timeout` passed first. The internal token is read from
- * `SYNTHD_INTERNAL_TOKEN` only (a flag would show in `ps`).
- * @throws InternalTokenError when `--host` / `--advertise-url` are not loopback and no token is
- *   set, or the token is too short (the CLI prints the message and exits 1).
- * @throws Error when PostgreSQL or Redis cannot be reached.
+ * `synthd worker`: a worker of the shared topology (src/cluster/worker-host.ts) until
+ * SIGINT/SIGTERM, which hand its trainings back; exits 0 when the shutdown finished, 1 when
+ * `--shutdown-timeout` passed first. The internal token comes from `SYNTHD_INTERNAL_TOKEN` only
+ * (a flag would show in `ps`).
+ * @throws InternalTokenError when a non-loopback `--host` / `--advertise-url` has no token, or the
+ *   token is too short; Error when PostgreSQL or Redis cannot be reached.
  */
 export async function workerCommand(opts: WorkerOptions): Promise<void> {
   const { WorkerHost } = await import("../cluster/worker-host");
@@ -153,7 +142,7 @@ export async function workerCommand(opts: WorkerOptions): Promise<void> {
   process.stdout.write(`synthd worker ${host.id} serving ${host.url}\n`);
 }
 
-/** `synthd migrate --database URL`: applies the shared store's migrations; prints the ones applied. */
+/** `synthd migrate --database URL`: applies the shared store's migrations, printing them. */
 export async function migrateCommand(opts: { database: string }): Promise<void> {
   const { migrateDatabase } = await import("../store/postgres/migrations");
   const applied = await migrateDatabase(opts.database);

@@ -120,7 +120,7 @@ export function formatReport(r: EvaluationReport): string {
   return lines.join("\n") + "\n";
 }
 
-/** `synthd evaluate REAL.csv SYNTH.csv [--json] [--domain FILE] [--target COL [--positive V]] [--holdout FILE]`. */
+/** `synthd evaluate REAL.csv SYNTH.csv [--json] [--domain F] [--target COL] [--holdout F]`. */
 export async function evaluateCommand(real: string, synthetic: string, opts: EvaluateCommandOptions): Promise<void> {
   const { evaluate } = sdkEvaluate();
   const report = await evaluate(real, synthetic, {

@@ -1,7 +1,4 @@
-/**
- * `synthd fit FILE.csv`: extracts metadata through the SDK, creates a model on the
- * server and waits for its training; the parsers of its JSON options.
- */
+/** `synthd fit FILE.csv`: metadata via the SDK, a model created and trained; its JSON options. */
 import { InvalidRequestError } from "../../sdk/errors";
 import { Synthesizer } from "../../sdk/generate/synthesizer";
 import { SMALL_TABLE_ROWS, defaultBinCap, defaultRareThreshold } from "../../sdk/generate/fit-defaults";
@@ -17,7 +14,7 @@ import { filterDir, machineKey, saveFilter } from "./near-copy-store";
 /** The bins per numerical column of a table of 160 rows or more. */
 const DEFAULT_BIN_CAP: number = DEFAULTS.binCap;
 
-/** Every field of Create Model's `config` (checked complete against {@link ModelConfigInput} at compile time). */
+/** Every field of Create Model's `config` (checked against {@link ModelConfigInput} statically). */
 const CONFIG_FIELDS = Object.keys({
   model_size: true,
   embedding_dim: true,
@@ -42,7 +39,7 @@ function editDistance(a: string, b: string): number {
   return prev[b.length];
 }
 
-/** ` (did you mean "x"?)` for the nearest of `known` within a third of `name`'s length (at least 2 edits), else "". */
+/** ` (did you mean "x"?)` for the nearest of `known` within a third of `name`'s length, else "". */
 export function didYouMean(name: string, known: readonly string[]): string {
   let best: string | undefined;
   let bestD = Math.max(2, Math.floor(name.length / 3)) + 1;
@@ -54,9 +51,9 @@ export function didYouMean(name: string, known: readonly string[]): string {
 }
 
 /**
- * `--config JSON`: a JSON object whose fields are Create Model's config fields.
- * @throws Error naming the flag, e.g. `--config.max_epoch is not a training setting (did you mean "max_epochs"?)`,
- *   before anything is read or sent.
+ * `--config JSON`: a JSON object of Create Model's config fields.
+ * @throws Error naming the flag (`--config.max_epoch is not a training setting (did you mean
+ *   "max_epochs"?)`), before anything is read or sent.
  */
 export function parseConfig(json: string | undefined): ModelConfigInput | undefined {
   if (json === undefined) return undefined;
@@ -75,10 +72,7 @@ export function parseConfig(json: string | undefined): ModelConfigInput | undefi
   return v as ModelConfigInput;
 }
 
-/**
- * `--columns JSON|FILE`: the column overrides, inline JSON or the path of a JSON file.
- * @throws Error when neither parses to an object of `{type, format?, semantic?}` objects.
- */
+/** `--columns JSON|FILE`: overrides, inline or a file. @throws Error for no `{type}` objects. */
 export function parseColumns(arg: string | undefined): Record<string, ColumnOverride> | undefined {
   if (arg === undefined) return undefined;
   const v = readJsonArg("--columns", arg);
@@ -97,9 +91,8 @@ export function parseColumns(arg: string | undefined): Record<string, ColumnOver
 }
 
 /**
- * `--rules JSON|FILE`: the `rules` option (`{detect?, drop?, declare?}`), inline JSON or the path of
- * a JSON file. The declared rules' fields are checked by the SDK against the table.
- * @throws Error when neither parses to such an object.
+ * `--rules JSON|FILE`: the `rules` option (`{detect?, drop?, declare?}`), inline or a file; the SDK
+ * checks declared rules against the table. @throws Error when neither parses to such an object.
  */
 export function parseRules(arg: string | undefined): RuleOptions | undefined {
   if (arg === undefined) return undefined;
@@ -139,13 +132,10 @@ export interface FitCommandOptions extends ClientOptions {
 }
 
 /**
- * `synthd fit FILE.csv`: extracts metadata, prints one line per column on stderr (name, kind,
- * codes, and what the kind keeps: format, range, decimals, pooled values, identifier shape), then
- * the row rules under `rules (N)`, one line each (`describeRule`),
- * creates the model, builds the near-copy filter and keeps it on this machine for `synthd sample`
- * (`./near-copy-store`; not with `--epsilon`) and, unless `--no-wait`, shows a
- * progress bar (epoch, train_loss, val_loss) on stderr until the model is ready. The model id is
- * printed alone as stdout's last line.
+ * `synthd fit FILE.csv`: extracts metadata, prints one line per column and per row rule on stderr,
+ * creates the model, stores the near-copy filter for `synthd sample` (`./near-copy-store`; not with
+ * `--epsilon`) and, unless `--no-wait`, shows training progress until ready. The model id is
+ * stdout's last line.
  */
 export async function fitCommand(file: string, opts: FitCommandOptions): Promise<void> {
   const config = parseConfig(opts.config);
@@ -173,7 +163,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
   };
   let synth: Synthesizer;
   let tableRows = 0;
-  // The near-copy filter stays on this machine for `synthd sample` (./near-copy-store); not with DP.
+  // The near-copy filter stays here for `synthd sample` (./near-copy-store); not with DP.
   const filters = filterDir();
   const nearCopyKey = opts.epsilon === undefined ? machineKey(filters, true) : undefined;
   try {
@@ -243,9 +233,8 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
 }
 
 /**
- * The line `synthd fit` prints last on stderr for a table of fewer than {@link SMALL_TABLE_ROWS}
- * rows: on a small table one near-copy is one real person; `sample` on this machine drops them
- * (the stored filter), and `evaluate` (or `report`), which reads both tables, checks the sample.
+ * `synthd fit`'s last stderr line for a table under {@link SMALL_TABLE_ROWS} rows, where one
+ * near-copy is one real person: `sample` here drops them, and `evaluate` checks the sample.
  */
 export function smallTableHint(file: string, id: string, rows: number): string {
   return (
@@ -254,7 +243,7 @@ export function smallTableHint(file: string, id: string, rows: number): string {
   );
 }
 
-/** A server's `parameter_invalid` on `body.config.X`, reworded to name the flag `--config.X`; other errors as they are. */
+/** A server's `parameter_invalid` on `body.config.X`, reworded to name `--config.X`. */
 function flagOfConfigParam(e: unknown): unknown {
   if (!(e instanceof InvalidRequestError) || !e.param?.startsWith("body.config.")) return e;
   const field = e.param.slice("body.config.".length);

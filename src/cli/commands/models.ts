@@ -21,7 +21,7 @@ export const MODELS_LS_DETAILED = 20;
  * {@link MODELS_LS_DETAILED} newest also show what they were fitted on, read from the metadata the
  * SDK sent (`metadata.source`: file name and rows; the number of columns): one
  * `GET /v1/models/{id}/metadata` each, four at a time and without retries, so a long list does not
- * spend the organization's rate limit; `-` where that is unknown (an older model, metadata without a
+ * spend the organization's rate limit; `-` where that is unknown (an older model, metadata with no
  * source, private metadata without a row count, or a request refused).
  */
 export async function modelsListCommand(opts: ClientOptions): Promise<void> {
@@ -54,7 +54,7 @@ export async function modelsGetCommand(id: string, opts: ClientOptions): Promise
   process.stdout.write(JSON.stringify(m, null, 2) + "\n");
 }
 
-/** `synthd models rm ID`: deletes the model (training stopped, checkpoints removed) and the near-copy filter `fit` kept for it here. */
+/** `synthd models rm ID`: deletes the model and the near-copy filter `fit` kept for it here. */
 export async function modelsRemoveCommand(id: string, opts: ClientOptions): Promise<void> {
   await client(opts).models.delete(id);
   const { filterDir, removeFilter } = await import("./near-copy-store");

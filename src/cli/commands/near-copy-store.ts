@@ -1,13 +1,10 @@
 /**
  * Where `synthd fit` keeps each model's near-copy filter for `synthd sample` on the same machine
- * (`../../sdk/privacy/filter`; docs/api.md "Near-copy filter in the CLI"). Nothing here is sent
- * to the server.
- *
- * The directory: `$SYNTHD_FILTER_DIR`, else `$XDG_DATA_HOME/synthd/near-copy-filters`, else
- * `~/.local/share/synthd/near-copy-filters` (the XDG Base Directory specification's user data
- * directory), created with mode 0700. In it:
- * - `key`: 32 random bytes, the machine's secret the filters hash cells with, mode 0600, made by
- *   the first `fit`. A filter file without it tests no row: copied elsewhere, it reveals no value.
+ * (docs/api.md "Near-copy filter in the CLI"); nothing here goes to the server. The directory:
+ * `$SYNTHD_FILTER_DIR`, else `$XDG_DATA_HOME/synthd/near-copy-filters`, else
+ * `~/.local/share/synthd/near-copy-filters` (XDG Base Directory), mode 0700, holding:
+ * - `key`: 32 random bytes, the secret the filters hash cells with, mode 0600, made by the first
+ *   `fit`. Without it a filter file tests no row: copied elsewhere, it reveals no value.
  * - `<model id>.ncf`: the filter (`NearCopyFilter.toBuffer`), mode 0600.
  * - `<model id>.none`: why `fit` built no filter (one line), so `sample` can say so.
  * Files are written under a temporary name and renamed, so a reader never sees half a file.
@@ -28,7 +25,7 @@ export function filterDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(data, "synthd", "near-copy-filters");
 }
 
-/** The model id as a file name. @throws Error for an id that is not one (letters, digits, `_`, `-`). */
+/** The model id as a file name. @throws Error for an id other than letters, digits, `_`, `-`. */
 function base(dir: string, id: string): string {
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(id)) throw new Error(`"${id}" is not a model id.`);
   return join(dir, id);
@@ -48,8 +45,7 @@ function writePrivate(path: string, data: string | Uint8Array): void {
 }
 
 /**
- * The machine key of `dir`, made (with the directory) when `create` and missing.
- * @returns undefined when missing and not `create`.
+ * The machine key of `dir`, made (with the directory) when `create` and missing; else undefined.
  * @throws Error when the key file is not {@link KEY_BYTES} bytes.
  */
 export function machineKey(dir: string, create: boolean): Buffer | undefined {
@@ -68,10 +64,7 @@ export function machineKey(dir: string, create: boolean): Buffer | undefined {
   return key;
 }
 
-/**
- * Stores model `id`'s filter, or why none was built.
- * @returns the filter file's path, or undefined when only the reason was stored.
- */
+/** Stores model `id`'s filter, or why none was built; returns the filter file's path, if any. */
 export function saveFilter(dir: string, id: string, filter: NearCopyFilter | undefined, reason?: string): string | undefined {
   const at = base(dir, id);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -89,8 +82,7 @@ export function saveFilter(dir: string, id: string, filter: NearCopyFilter | und
 export type StoredFilter = { filter: NearCopyFilter; path: string } | { none: string } | undefined;
 
 /**
- * Model `id`'s stored filter (with the machine key), the reason `fit` built none, or undefined when
- * this machine holds neither.
+ * Model `id`'s stored filter (with the machine key), the reason `fit` built none, or undefined.
  * @throws DataError (from `NearCopyFilter.fromBuffer`) for a damaged file or another key.
  */
 export function loadFilter(dir: string, id: string): StoredFilter {

@@ -1,8 +1,4 @@
-/**
- * `synthd sample` and `synthd impute`: rows from a model, written as CSV, Parquet or
- * Arrow (`--format`, else `-o`'s extension; see {@link outputFormat}), to stdout or to a file
- * written whole or not at all.
- */
+/** `synthd sample` and `synthd impute`: a model's rows as CSV, Parquet or Arrow,. */
 import { randomBytes } from "node:crypto";
 import { renameSync, rmSync } from "node:fs";
 import type { Writable } from "node:stream";
@@ -24,27 +20,22 @@ export interface SampleCommandOptions extends ClientOptions {
   topP?: number;
   /** `--calibrate` / `--no-calibrate`; unset: the SDK's default. */
   calibrate?: boolean;
-  /** `--where JSON|FILE`: only rows satisfying this condition (`{"sex": "Female", "age": {"gte": 60}}`). */
+  /** `--where JSON|FILE`: only rows satisfying this condition (`{"sex": "Female"}`). */
   where?: string;
   /** `--seed-data FILE.csv`: one row per seed row, its non-blank cells kept, blanks generated. */
   seedData?: string;
-  /** `--format csv|parquet|arrow`: instead of the format `-o`'s extension names (commander checks the choice). */
+  /** `--format csv|parquet|arrow`: instead of the format `-o`'s extension names. */
   format?: OutputFormat;
-  /** `--real FILE.csv`: the table the model was fitted on; rows nearly copying one of its rows are dropped (`Synthesizer.useNearCopyFilter`). */
+  /** `--real FILE.csv`: the fitted table; rows nearly copying one of its rows are dropped. */
   real?: string;
   /** `--no-filter` sets false: keep near-copies (no stored filter, no `--real`). Default true. */
   filter?: boolean;
 }
 
 /**
- * The format `sample` and `impute` write: `--format` when given, else the one `-o`'s extension
- * names (`.parquet`, `.pq`; `.arrow`, `.feather`, `.ipc`; `.csv`), else CSV (other extensions,
- * and stdout without `-o`).
- *
- * Decision on stdout: Parquet and Arrow may go to stdout (`--format parquet > out.parquet`, or a
- * pipe): both are written front to back without seeking. They are refused when stdout is a
- * terminal, where the bytes would only garble the screen. Unlike `-o`, a failure part-way leaves
- * whatever was already written on stdout.
+ * The format `sample` and `impute` write: `--format`, else the one `-o`'s extension names
+ * (`.parquet`, `.pq`; `.arrow`, `.feather`, `.ipc`; `.csv`), else CSV. Parquet and Arrow may go to
+ * stdout (written front to back, no seeking) but not to a terminal, where they would garble it.
  * @throws Error (before any request) for a binary format to a terminal.
  */
 export function outputFormat(opts: { output?: string; format?: OutputFormat }): OutputFormat {
@@ -56,10 +47,7 @@ export function outputFormat(opts: { output?: string; format?: OutputFormat }): 
   return format;
 }
 
-/**
- * `--where JSON|FILE`: a condition, inline JSON or the path of a JSON file.
- * @throws Error when neither parses to a JSON object.
- */
+/** `--where JSON|FILE`: inline JSON or a JSON file's path. @throws Error for no JSON object. */
 export function parseWhere(arg: string | undefined): Where | undefined {
   if (arg === undefined) return undefined;
   const v = readJsonArg("--where", arg);
@@ -70,16 +58,12 @@ export function parseWhere(arg: string | undefined): Where | undefined {
 }
 
 /**
- * `synthd sample ID -n N [--where JSON]`: generates in batches of at most 100,000 rows (all
- * satisfying the condition, if given), decodes and writes the rows with the original column
- * names, as CSV, Parquet or Arrow ({@link outputFormat}; typed columns, one row group or record
- * batch per generated batch: docs/formats.md).
- * `synthd sample ID --seed-data FILE.csv`: one row per seed row (batches of at most 2,000 seed
- * rows), the seed's non-blank cells kept byte for byte and its blanks generated. With `-o`, the
- * file is written under a temporary name and renamed when complete, so a failure never leaves a
- * half-written file; bad conditions, seed files and formats fail before any request.
- * Near-copies of real rows are filtered by default with the filter `synthd fit` kept on this
- * machine, or one built from `--real FILE`; `--no-filter` keeps them (one stderr line says which).
+ * `synthd sample ID -n N [--where JSON]`: generates in batches of at most 100,000 rows, decodes and
+ * writes them with the original column names ({@link outputFormat}; one row group or record batch
+ * per generated batch: docs/formats.md). `--seed-data FILE.csv`: one row per seed row (batches of
+ * at most 2,000), non-blank cells kept byte for byte, blanks generated. With `-o` the file is
+ * written whole or not at all; bad conditions, seed files and formats fail before any request.
+ * Near-copies are filtered by default (stored filter or `--real FILE`); `--no-filter` keeps them.
  */
 export async function sampleCommand(id: string, opts: SampleCommandOptions): Promise<void> {
   if (opts.seedData !== undefined) {
@@ -106,10 +90,9 @@ export async function sampleCommand(id: string, opts: SampleCommandOptions): Pro
 }
 
 /**
- * Sets `synth`'s near-copy filter and says on stderr what it does: built from `--real`, else the one
- * `synthd fit` stored on this machine (`./near-copy-store`), else none; `--no-filter`: none.
- * @throws Error for a stored filter that cannot be read (damaged, another key) or whose columns
- *   the model lacks.
+ * Sets `synth`'s near-copy filter and says which on stderr: from `--real`, else the one
+ * `synthd fit` stored here (`./near-copy-store`), else none; `--no-filter`: none.
+ * @throws Error for a stored filter that cannot be read or whose columns the model lacks.
  */
 async function useFilter(synth: Synthesizer, id: string, opts: SampleCommandOptions): Promise<void> {
   const say = (line: string): boolean => process.stderr.write(`near-copy filter: ${line}\n`);
@@ -144,11 +127,9 @@ async function useFilter(synth: Synthesizer, id: string, opts: SampleCommandOpti
 export type ImputeCommandOptions = Omit<SampleCommandOptions, "numRows" | "where" | "seedData">;
 
 /**
- * `synthd impute ID FILE.csv [-o OUT.csv|OUT.parquet|OUT.arrow] [--format F]`: fills the blank
- * cells of FILE.csv from the model (the same as `synthd sample ID --seed-data FILE.csv`): one
- * output row per input row, non-blank cells kept byte for byte (in Parquet and Arrow: parsed to
- * the column's type; a kept cell the type cannot hold fails before any request), columns in the
- * model's order (columns the file lacks are generated).
+ * `synthd impute ID FILE.csv [-o OUT] [--format F]`: fills FILE.csv's blank cells from the model
+ * (as `sample --seed-data`): one row per input row, non-blank cells kept (Parquet and Arrow: parsed
+ * to the column's type, failing before any request), columns in the model's order.
  */
 export async function imputeCommand(id: string, file: string, opts: ImputeCommandOptions): Promise<void> {
   return seededCommand(id, file, opts);
@@ -174,8 +155,7 @@ function common(opts: ImputeCommandOptions): { seed?: number; temperature?: numb
 
 /**
  * Runs `write` to stdout (no `-o`) or to `output` through a temporary file renamed when complete
- * (removed on failure), with a progress bar on stderr for files (started at the first batch,
- * when the total is known).
+ * (removed on failure), with a progress bar on stderr for files from the first batch.
  */
 async function writeOutput(
   output: string | undefined,

@@ -20,7 +20,7 @@ export class ArrayPool {
   private readonly free: ArrayBuffer[] = [];
   private readonly lent = new WeakSet<ArrayBuffer>();
 
-  /** A buffer of at least `bytes` bytes: the smallest free one that long, else a fresh one (zeroed). */
+  /** A buffer of at least `bytes` bytes: the smallest free one that long, else a fresh one. */
   private take(bytes: number): ArrayBuffer {
     let best = -1;
     for (let i = 0; i < this.free.length; i++) {

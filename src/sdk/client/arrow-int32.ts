@@ -1,16 +1,12 @@
 /**
  * A reader of the one Arrow IPC stream shape a Generate response has (src/server/arrow.ts,
- * docs/api.md "Arrow responses"): a schema of non-dictionary Int32 columns (or, for a request that
- * asked for narrow codes, Uint8 and Uint16 columns, widened here to Int32) with custom metadata,
- * record batches without compression or nulls, little-endian, then the end-of-stream marker. It
- * reads the flatbuffers of the messages directly (Message.fbs, Schema.fbs of the Arrow format), so
- * reading a response does not load apache-arrow (about 150 modules, 0.1 core-s, for each
- * `synthd sample`). Any other stream, valid or not, gives `undefined` and is left to apache-arrow's
- * `tableFromIPC` (`./models`' `codesFromArrow`), so what is read, and every error, is what
- * apache-arrow gives. The columns are views of the response's bytes, as apache-arrow's are.
- *
+ * docs/api.md "Arrow responses"): non-dictionary Int32 columns (Uint8 and Uint16 for narrow codes,
+ * widened here) with custom metadata, record batches without compression or nulls, little-endian,
+ * then end-of-stream. It reads the messages' flatbuffers (Message.fbs, Schema.fbs) directly, so a
+ * response does not load apache-arrow (about 150 modules). Any other stream gives `undefined` and
+ * is left to apache-arrow's `tableFromIPC` (`./models`), so every error is apache-arrow's. Int32
+ * columns are views of the response's bytes, as apache-arrow's are.
  * Format: https://arrow.apache.org/docs/format/Columnar.html#serialization-and-interprocess-communication-ipc
- * (encapsulated messages: 0xFFFFFFFF, the metadata length, a flatbuffer `Message`, padding, the body).
  */
 import type { ArrayPool } from "./array-pool";
 import { HEADER_RECORD_BATCH, HEADER_SCHEMA, TYPE_INT } from "../arrow-format";
@@ -21,17 +17,15 @@ export interface Int32Stream {
   metadata: Map<string, string>;
   /** Field names in schema order. */
   fields: string[];
-  /** One column per field: the values of all batches (a view of the bytes for an Int32 column of one batch; narrow columns are widened copies). */
+  /** One column per field (a view of the bytes for a one-batch Int32 column, else a copy). */
   columns: Int32Array[];
   /** Rows over all batches. */
   numRows: number;
 }
 
 /**
- * The flatbuffer of one message's metadata. Reads as the flatbuffers library apache-arrow uses reads
- * (signed offsets and lengths, `__offset` / `__indirect` / `__vector` / `__string`), except that a
- * read outside the metadata throws RangeError (where that library reads zeros): the stream is then
- * left to apache-arrow.
+ * One message's metadata flatbuffer, read as apache-arrow's flatbuffers library reads it, except
+ * that a read outside the metadata throws RangeError (the stream is then left to apache-arrow).
  */
 class Flat {
   private readonly view: DataView;
@@ -115,9 +109,8 @@ class Flat {
 }
 
 /**
- * The columns of an Arrow IPC stream of non-dictionary Int32 columns (the Generate response's shape,
- * see the module comment), or undefined for any other bytes. Narrow columns are widened into
- * Int32Arrays of `buffers` when given (else fresh ones).
+ * The columns of a Generate-shaped Arrow stream (file header), or undefined for any other bytes;
+ * narrow columns are widened into Int32Arrays of `buffers` when given.
  */
 export function readInt32Stream(bytes: Uint8Array, buffers?: ArrayPool): Int32Stream | undefined {
   try {
@@ -180,8 +173,8 @@ function read(bytes: Uint8Array, buffers: ArrayPool | undefined): Int32Stream | 
 }
 
 /**
- * Schema.fbs `Schema`: little-endian, every field a nullable-or-not signed 32-bit, unsigned 16-bit or
- * unsigned 8-bit Int without dictionary or children; `widths` the fields' bit widths.
+ * Schema.fbs `Schema`: little-endian, every field a signed 32-, unsigned 16- or unsigned 8-bit Int
+ * without dictionary or children; `widths` the fields' bit widths.
  */
 function readSchema(fb: Flat, schema: number): { metadata: Map<string, string>; fields: string[]; widths: number[] } | undefined {
   if (fb.i16(schema, 0, 0) !== 0) return undefined; // Endianness.Little
@@ -215,10 +208,8 @@ function readSchema(fb: Flat, schema: number): { metadata: Map<string, string>; 
 }
 
 /**
- * Schema.fbs / Message.fbs `RecordBatch` of `widths.length` integer columns of those bit widths
- * (32: Int32, 16: Uint16, 8: Uint8): no compression, one field node without nulls and two buffers
- * (validity, values) per column, inside `body`. Narrow columns are widened to Int32Array copies
- * (arrays of `pool` when given).
+ * Schema.fbs / Message.fbs `RecordBatch` of integer columns of `widths`: no compression, one field
+ * node without nulls and two buffers per column, inside `body`; narrow columns widened (`pool`).
  */
 function readBatch(fb: Flat, batch: number, body: Uint8Array, widths: readonly number[], pool: ArrayPool | undefined): { length: number; columns: Int32Array[] } | undefined {
   const n = widths.length;

@@ -1,20 +1,16 @@
 /**
- * The typed HTTP client (contract: "Endpoints", "Authentication", "Idempotency", "Limits").
- *
- * Like stripe-node, the retry, backoff and idempotency logic lives once, in {@link Synthd.request};
- * the resource objects (`client.models`) are thin and mirror the endpoints.
- *
- * Retry policy (one place, {@link Synthd.request}):
+ * The typed HTTP client (contract: "Endpoints", "Authentication", "Idempotency", "Limits"). As in
+ * stripe-node, retry, backoff and idempotency live once, in {@link Synthd.request}; resource
+ * objects (`client.models`) are thin. Retry policy:
  *  - retried: network failures and timeouts, 429, every 5xx, and 409 `idempotency_key_in_use`
- *    (the earlier attempt with the same key is still running on the server; retrying with the same
- *    key returns its stored response once it finishes, as stripe-node does for 409);
+ *    (the earlier attempt with the same key is still running; the same key returns its stored
+ *    response once it finishes);
  *  - never retried: every other 4xx;
- *  - delay before retry k (k = 1, 2, ...): `Retry-After` seconds when the response carries it
- *    (honoured up to `maxRetryAfterSeconds`, else the error is thrown at once), otherwise "full
- *    jitter" exponential backoff, uniform in [0, min(8 s, 0.5 s * 2^(k-1))]
- *    (Brooker, "Exponential Backoff And Jitter", AWS Architecture Blog, 2015);
- *  - every POST carries an `Idempotency-Key` (caller's, else `crypto.randomUUID()`), identical on
- *    all attempts of that call, so a retried create or generate runs at most once.
+ *  - delay before retry k: `Retry-After` when given (up to `maxRetryAfterSeconds`, else thrown at
+ *    once), else "full jitter" backoff, uniform in [0, min(8 s, 0.5 s * 2^(k-1))] (Brooker,
+ *    "Exponential Backoff And Jitter", AWS Architecture Blog, 2015);
+ *  - every POST carries one `Idempotency-Key` (caller's, else `crypto.randomUUID()`) on all its
+ *    attempts, so a retried create or generate runs at most once.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -38,8 +34,7 @@ export const DEFAULT_BASE_URL = "http://127.0.0.1:8080";
 
 /** Options of {@link Synthd}. */
 export interface SynthdOptions {
-  /** API key (`svc_test_...` or `svc_live_...`); default `process.env.SYNTHD_API_KEY`. When there
-   * is none, requests go out without Authorization and the server answers `api_key_missing`. */
+  /** API key; default `process.env.SYNTHD_API_KEY` (none: the server answers `api_key_missing`). */
   apiKey?: string;
   /** Server address without `/v1`; default `process.env.SYNTHD_URL`, else `http://127.0.0.1:8080`. */
   baseUrl?: string;
@@ -53,8 +48,7 @@ export interface SynthdOptions {
   backoffBaseMs?: number;
   /** Backoff cap in ms. Default 8 000. */
   backoffMaxMs?: number;
-  /** Longest `Retry-After` (seconds) the client waits out; longer ones are thrown. Default 120:
-   * the server's sliding window can ask for up to ~61 s at 60/min and 120 s at 1/min. */
+  /** Longest `Retry-After` (seconds) waited out; longer ones are thrown. Default 120. */
   maxRetryAfterSeconds?: number;
   /** Called before each retry sleep (logging, metrics, tests). */
   onRetry?: (info: RetryInfo) => void;
@@ -100,15 +94,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/**
- * The synthd client.
- *
- * ```ts
- * const client = new Synthd({ apiKey: "svc_test_..." });
- * const model = await client.models.create({ metadata });
- * await client.models.waitUntilReady(model.id);
- * ```
- */
+/** The synthd client: `new Synthd({ apiKey }).models.create({ metadata })`. */
 export class Synthd {
   readonly apiKey?: string;
   readonly baseUrl: string;

@@ -1,8 +1,6 @@
 /**
- * `client.models`: a thin resource object whose methods mirror the endpoints of the contract
- * (Create, Get, List, Delete, Generate) and the extension `GET /v1/models/{id}/metadata`, plus the
- * polling helper `waitUntilReady`. No retry or error logic here: that is the request sender's
- * ({@link Synthd.request}).
+ * `client.models`: methods mirroring the contract's model endpoints and `GET .../metadata`, plus
+ * `waitUntilReady`. Retries and errors are the request sender's ({@link Synthd.request}).
  */
 import type {
   CreateModelRequest,
@@ -18,7 +16,7 @@ import { APIError, TrainingFailedError, TrainingTimeoutError } from "../errors";
 import type { ArrayPool } from "./array-pool";
 import { readInt32Stream } from "./arrow-int32";
 
-/** apache-arrow (about 150 modules), loaded by {@link codesFromArrow} for a stream `./arrow-int32` does not read. */
+/** apache-arrow (about 150 modules), loaded only for a stream `./arrow-int32` does not read. */
 function arrow(): typeof import("apache-arrow") {
   return require("apache-arrow");
 }
@@ -26,7 +24,7 @@ function arrow(): typeof import("apache-arrow") {
 /** The media type of an Arrow IPC stream (docs/api.md "Arrow responses"). */
 export const ARROW_STREAM = "application/vnd.apache.arrow.stream";
 
-/** A generation whose codes may be typed arrays (`columns[f][r]`, Int32Array from an Arrow response). */
+/** A generation whose codes may be typed arrays (`columns[f][r]`, Int32Array from Arrow). */
 export interface GeneratedCodes {
   model_id: string;
   num_rows: number;
@@ -43,13 +41,11 @@ export interface ModelPage {
 /** Options of {@link Models.waitUntilReady}. */
 export interface WaitOptions {
   /**
-   * Give up after this many seconds (client clock, from the call). Default: the model's
-   * `config.max_training_time` (14400 when unknown) plus 60 s of grace, since the server itself
-   * stops training at `max_training_time` and then marks the model `ready`.
+   * Give up after this many seconds (client clock). Default: the model's
+   * `config.max_training_time` (14400 when unknown) + 60 s, since the server stops training then.
    */
   timeoutSeconds?: number;
-  /** Milliseconds between polls. Default 1000. Stretched automatically when the rate-limit
-   * headers show fewer than a quarter of the window's requests left. */
+  /** Milliseconds between polls (default 1000), stretched when the rate limit runs low. */
   pollIntervalMs?: number;
   /** Called with every polled model state (epoch, losses, status). */
   onProgress?: (model: Model) => void;
@@ -57,10 +53,7 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-/**
- * The result of {@link Models.list}: await it for one page, or iterate it with `for await` to walk
- * every model across pages (auto-pagination, as in stripe-node).
- */
+/** {@link Models.list}'s result: await it for one page, or `for await` it across every page. */
 export class ModelList implements PromiseLike<ModelPage>, AsyncIterable<Model> {
   private page?: Promise<ModelPage>;
   constructor(
@@ -107,16 +100,13 @@ export class Models {
     return res.body.data;
   }
 
-  /** `GET /v1/models/{id}`: the model's current state. @throws NotFoundError (`model_not_found`). */
+  /** `GET /v1/models/{id}`: the model's current state. @throws NotFoundError. */
   async retrieve(id: string, opts?: RequestOptions): Promise<Model> {
     const res = await this.client.request<Envelope<Model>>({ method: "GET", path: modelPath(id), ...opts });
     return res.body.data;
   }
 
-  /**
-   * `GET /v1/models?limit&starting_after`: one page (await) or all models (for await).
-   * `limit` 1..100 (server default 20). Newest first.
-   */
+  /** `GET /v1/models?limit&starting_after`: one page (await) or all models (for await). */
   list(query: ListModelsQuery = {}, opts?: RequestOptions): ModelList {
     return new ModelList(this, query, opts);
   }
@@ -159,15 +149,11 @@ export class Models {
   }
 
   /**
-   * `POST /v1/models/{id}/generate` asking for the Arrow form with narrow code columns (`Accept:
-   * application/vnd.apache.arrow.stream;codes=narrow, application/json;q=0.5`; docs/api.md "Arrow
-   * responses"): the codes come back as Int32Array columns without a JSON parse, a quarter of the
-   * bytes on the wire for code books of at most 256 codes. A server that answers Int32 columns (one
-   * without narrow codes) or JSON (one without the extension) is read as such, so this works
-   * against any synthd server.
+   * `POST /v1/models/{id}/generate` asking for Arrow with narrow code columns (docs/api.md "Arrow
+   * responses"): Int32Array columns without a JSON parse. An Int32 or JSON answer (an older server)
+   * is read as such, so this works against any synthd server.
    * @param format `"arrow"` (default) or `"json"` (the contract's form, as {@link generate}).
-   * @param arrays a pool to widen narrow columns into (`./array-pool`): a caller that reads
-   *   batch after batch gives each batch's columns back once decoded.
+   * @param arrays a pool to widen narrow columns into (`./array-pool`), for batch after batch.
    * @returns codes per feature (`columns[f][r]`), as the JSON form's.
    * @throws as {@link generate}; APIError (`invalid_response`) for an Arrow body that does not
    *   hold one Int32 column per feature of the generation.
@@ -190,17 +176,13 @@ export class Models {
     });
     if (!(res.body instanceof Uint8Array)) return (res.body as Envelope<Generation>).data;
     const codes = codesFromArrow(res.body, res.requestId, arrays);
-    // The body's memory goes back with the columns that are views of it (`give` takes any view of
-    // a lent buffer); when every column was widened into arrays of its own, it goes back now.
+    // The body's memory goes back with its column views; if every column was widened, it goes now.
     const memory = res.body.buffer;
     if (arrays !== undefined && !Object.values(codes.columns).some((c) => ArrayBuffer.isView(c) && c.buffer === memory)) arrays.give([res.body]);
     return codes;
   }
 
-  /**
-   * `GET /v1/models/{id}/metadata` (an extension of the contract): the metadata sent at creation,
-   * all a client needs to decode the model's codes. @throws NotFoundError.
-   */
+  /** `GET /v1/models/{id}/metadata`: the metadata sent at creation. @throws NotFoundError. */
   async metadata(id: string, opts?: RequestOptions): Promise<Metadata> {
     const res = await this.client.request<Envelope<Metadata>>({ method: "GET", path: `${modelPath(id)}/metadata`, ...opts });
     return res.body.data;
@@ -253,11 +235,8 @@ function modelPath(id: string): string {
 }
 
 /**
- * The codes of an Arrow Generate response (docs/api.md "Arrow responses": one Int32 column per
- * feature, or Uint8/Uint16 where the request asked for narrow codes; the envelope's fields in the
- * schema metadata), as Int32Array columns. The stream the server writes is read without
- * apache-arrow (`./arrow-int32`; narrow columns widened into arrays of `arrays` when given); any other
- * bytes by apache-arrow, loaded then.
+ * The codes of an Arrow Generate response (docs/api.md "Arrow responses") as Int32Array columns:
+ * the server's own stream without apache-arrow (`./arrow-int32`), any other bytes with it.
  * @throws APIError (`invalid_response`) when the stream is not such a table.
  */
 export function codesFromArrow(bytes: Uint8Array, requestId?: string, arrays?: ArrayPool): GeneratedCodes {
@@ -285,7 +264,6 @@ export function codesFromArrow(bytes: Uint8Array, requestId?: string, arrays?: A
     const col = table.getChild(f)!;
     const values = col.toArray() as unknown;
     if (values instanceof Int32Array) columns[f] = values;
-    // Narrow columns (`codes=narrow`) widened once, so every reader sees Int32Array codes.
     else if (values instanceof Uint8Array || values instanceof Uint16Array) columns[f] = new Int32Array(values);
     else throw bad(`has a column "${f}" that is not Int32, Uint16 or Uint8`);
   }

@@ -1,20 +1,14 @@
 /**
- * The part of `fetch` the client uses (`Synthd`'s `fetch` option, `./client`), on `node:http` and
- * `node:https`: for short-lived processes such as the `synthd` CLI. Node's own `fetch` compiles its
- * bundled undici on the first call, about 0.2 core-s (more than the rest of `synthd sample -n 10`
- * together); `node:http` is part of Node's start-up snapshot.
+ * The part of `fetch` the client uses (`Synthd`'s `fetch` option), on `node:http` and
+ * `node:https`, for short-lived processes such as the `synthd` CLI: Node's own `fetch` compiles its
+ * bundled undici on the first call, while `node:http` is in Node's start-up snapshot.
  *
- * What the client sends and reads is the same: the method, its headers, a string body (with its
- * Content-Length, as fetch sends it), the abort signal; the status, the headers (lower-case names, a
- * repeated header joined with ", " as Node's parser joins it) and the whole body. Connections are kept
- * alive by Node's global agents, whose idle sockets do not hold the process open. Unlike fetch it
- * does not follow redirects (the API never redirects; a 3xx is an error response like any other),
- * decompress bodies (it asks for none) or add fetch's browser headers (`sec-fetch-mode`,
- * `accept-language`, `accept-encoding`).
- *
- * Failures reject as fetch's do for the client: a connection error with Node's error (the message
- * fetch's `cause` carries, e.g. `connect ECONNREFUSED 127.0.0.1:8080`), an abort with the signal's
- * reason, a URL scheme other than http and https with `unknown scheme`.
+ * It sends the method, headers, a string body (with Content-Length) and the abort signal; it reads
+ * the status, headers (lower-case, repeats joined with ", ") and the whole body. Node's global
+ * agents keep connections alive without holding the process open. Unlike fetch it follows no
+ * redirects (the API never redirects), decompresses nothing and adds no browser headers.
+ * Failures reject as fetch's do for the client: Node's connection error (e.g. `connect
+ * ECONNREFUSED 127.0.0.1:8080`), the signal's reason on abort, `unknown scheme` for non-HTTP(S).
  */
 import type { IncomingMessage } from "node:http";
 
@@ -24,11 +18,9 @@ export interface NodeResponse {
   headers: Record<string, string>;
   arrayBuffer(): Promise<ArrayBuffer>;
   /**
-   * The whole body read into memory from `into(size)` when its length is known (Content-Length):
-   * no list of chunks joined afterwards, and memory a caller can reuse response after response
-   * (`RequestSpec.bodyInto`); without a length, the body as {@link arrayBuffer} reads it.
-   * @returns a view of `size` bytes; rejects as `arrayBuffer`, and when the body is longer or
-   *   shorter than its Content-Length.
+   * The whole body read into `into(size)` when Content-Length is known (memory a caller reuses,
+   * `RequestSpec.bodyInto`); else as {@link arrayBuffer} reads it.
+   * @returns a view of `size` bytes; rejects as `arrayBuffer`, or on a length mismatch.
    */
   bytes(into: (size: number) => Uint8Array): Promise<Uint8Array>;
 }
@@ -41,14 +33,14 @@ interface NodeFetchInit {
   signal?: AbortSignal;
 }
 
-/** `res`'s headers as a record of strings (`set-cookie`, the only list Node keeps, joined with ", "). */
+/** `res`'s headers as strings (`set-cookie`, the only list Node keeps, joined with ", "). */
 function headersOf(res: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
   return out;
 }
 
-/** The whole body of `res` as an ArrayBuffer; rejects when the stream fails or is cut short (an abort). */
+/** The whole body of `res`; rejects when the stream fails or is cut short (an abort). */
 async function bodyOf(res: IncomingMessage): Promise<ArrayBuffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of res) chunks.push(chunk as Buffer);
@@ -74,13 +66,7 @@ async function bytesOf(res: IncomingMessage, into: (size: number) => Uint8Array)
   return out;
 }
 
-/**
- * `fetch(url, init)` for `SynthdOptions.fetch`, on `node:http` / `node:https` (see the module
- * comment for what it does and does not do of fetch).
- * ```ts
- * const client = new Synthd({ apiKey, fetch: nodeFetch });
- * ```
- */
+/** `fetch(url, init)` on `node:http` / `node:https` for `SynthdOptions.fetch` (file header). */
 export const nodeFetch = ((input: string | URL, init: NodeFetchInit = {}): Promise<NodeResponse> => {
   const url = typeof input === "string" ? new URL(input) : input;
   if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new Error("unknown scheme"));

@@ -37,7 +37,7 @@ export interface RequestSpec extends RequestOptions {
   bodyInto?: (size: number) => Uint8Array;
 }
 
-/** A successful response: parsed JSON body (undefined for 204), or bytes ({@link RequestSpec.binaryType}), and lower-cased headers. */
+/** A success: parsed JSON body (undefined for 204) or bytes (`binaryType`), lower-cased headers. */
 export interface APIResponse<T> {
   status: number;
   body: T;

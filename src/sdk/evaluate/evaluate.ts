@@ -1,60 +1,34 @@
 /**
- * Fidelity evaluation (`synthd evaluate`): average total variation distance between the
- * k-way marginals (k = 1, 2, 3) of a real and a synthetic table, the workload measure of the
- * NIST/MST/AIM literature (e.g. McKenna et al., "AIM: An Adaptive and Iterative Mechanism for
- * Differentially Private Synthetic Data", PVLDB 2022, which reports average 3-way TVD-style errors).
- *
- * Binning: the code books are built from the REAL table only (rules of `../metadata/metadata`) and applied
- * to both tables; a synthetic value the real column never had (an unseen category, a blank where
- * the real column had none, a non-number or out-of-range number in a numerical column) gets one
- * extra code K_f per feature, so it counts as a difference; except that in a categorical column
- * whose model writes rare values as fresh values of a semantic kind (`column_stats.semantic` of
- * the `metadata` option: cities, names), a value the real column never had counts as the real
- * code book's pooled "rest" when it has one (the fresh value stands for a rare real value, which
- * the real table's rest holds). Columns are matched by name; the
- * synthetic table may order them differently and may have extra columns (ignored). The code
- * books follow the column kinds, so datetime columns are cut by time; identifier columns are
- * left out of every TVD average (`excluded`) and checked instead in {@link columnChecks}, the
- * per-column check table every report carries (`checks`).
- *
+ * Fidelity evaluation (`synthd evaluate`): average total variation distance between the k-way
+ * marginals (k = 1, 2, 3) of a real and a synthetic table, the workload measure of the
+ * NIST/MST/AIM literature (e.g. McKenna et al., "AIM", PVLDB 2022).
  * TVD(P, Q) = ½ Σ_x |P(x) − Q(x)| over the cells of a marginal, in [0, 1].
  *
- * With `domain` the tables are discretized codes (`../metadata/domain`): the code books come from the
- * domain, so TVD is measured on the codes themselves (no re-binning).
+ * Binning: code books from the REAL table only (`../metadata/metadata`; with `domain`, the
+ * domain's codes), applied to both tables; a synthetic value the real column never had gets one
+ * extra code K_f, so it counts as a difference. Except: in a categorical column whose model writes
+ * rare values fresh (`column_stats.semantic` of `metadata`), such a value counts as the real
+ * code book's pooled rest, which is what it stands for. Columns are matched by name (extra
+ * synthetic columns ignored). Identifier columns are left out of the TVDs (`excluded`) and
+ * checked in {@link columnChecks} (`checks`).
  *
- * Utility and privacy, both against a HOLDOUT table the generator never saw (same
- * columns as the real table, encoded with the real table's code books):
+ * Utility and privacy against a HOLDOUT the generator never saw (encoded with the real code books):
  * - `target`: TSTR (`./tstr`): logistic regression trained on the synthetic rows predicts
- *   `target == positive` on HOLDOUT (on the real table itself when no holdout is given); ROC AUC.
- *   `positive` defaults to the less frequent of the target's two most frequent codes in the real
- *   table (codes ranked by count, ties by code), e.g. `>50K` of Adult's income, and `MALE` of a Sex column of
- *   37 FEMALE, 31 MALE and one stray `.` (the rarest code, the old default, was the `.`, absent
- *   from the holdout). With a holdout, the same classifier trained on the real rows gives the
- *   reference `tstr_auc_train`. Features: every other column, one-hot over its codes plus the
- *   unseen code. Rows whose target is another value are negatives.
- *   With `multiclass`: one logistic regression per class of the target present in the test rows
- *   (that class against the rest, trained on the synthetic rows), and the one-vs-rest macro ROC
- *   AUC of their logits (`rocAucOvr`, scikit-learn's `roc_auc_score(multi_class="ovr",
- *   average="macro")`, which also takes the classes from the test labels).
- * - `holdout`: the DCR privacy check and exact-copy counts (`../privacy/dcr`). A HOLDOUT of fewer than
- *   {@link MIN_HOLDOUT_ROWS} rows gets `holdout_warning`: the DCR share of so few rows moves by
- *   more than 0.1 between draws, too much for its reference to mean anything.
+ *   `target == positive` on HOLDOUT (or the real table); ROC AUC. `positive` defaults to the less
+ *   frequent of the target's two most frequent real codes (not the rarest: a stray value may be
+ *   absent from the holdout). With a holdout, the classifier trained on the real rows gives
+ *   `tstr_auc_train`. Features: every other column, one-hot plus the unseen code. With
+ *   `multiclass`: one classifier per class present in the test rows and the one-vs-rest macro
+ *   AUC (`rocAucOvr`).
+ * - `holdout`: the DCR privacy check and exact-copy counts (`../privacy/dcr`); a HOLDOUT under
+ *   {@link MIN_HOLDOUT_ROWS} rows gets `holdout_warning`.
+ * Near-copies, always (`near_copies`, `../privacy/near-copies`): against a 50/50 split of the real
+ * table, with a verdict. Row rules: with `metadata`, each rule's share of real and synthetic rows
+ * keeping it (`rules`, `../rules/check`). `worst_pairs`: the {@link WORST_PAIRS} pairs of largest
+ * 2-way TVD.
  *
- * Near-copies, always computed, holdout or not (`near_copies`, `../privacy/near-copies`):
- * the share of synthetic rows equal to a real row on all non-identifier columns but at most one
- * (categorical cells by their trimmed text, numerical and datetime cells by their code in the
- * real table's code book), against the share a 50/50 split of the real table gives, and the DCR
- * share of the synthetic rows against the split's; a verdict.
- *
- * Row rules (docs/api.md "Row rules"): with `metadata` (the model's, whose `rules` the decoder
- * enforces), each rule's share of real rows and of synthetic rows that keep it (`rules`;
- * `../rules/check` says when a row keeps, breaks or is not concerned by each kind of rule). Without
- * `metadata`, or when it has no `rules`, `rules` is empty. `worst_pairs`: the {@link WORST_PAIRS}
- * column pairs with the largest 2-way TVD, largest first, the pairs a user looks at first.
- *
- * {@link evaluateWithDetails} is `evaluate` that also hands back what it computed on the way (the
- * scans, the codes, the 2-way TVD of every pair, the DCR distances), so the HTML quality report
- * (`../report/report`) draws its plots from the very numbers `evaluate` averages.
+ * {@link evaluateWithDetails} also hands back the intermediate results, so the HTML report
+ * (`../report/report`) plots the very numbers `evaluate` averages.
  */
 import type { TableSource } from "../io/csv";
 import { DataError } from "../errors";
@@ -71,32 +45,22 @@ import { ruleReports } from "./rules";
 import { columnChecks } from "./column-checks";
 
 /**
- * Compares a synthetic table with the real one.
+ * Compares a synthetic table with the real one (file header).
  * @param real, synthetic  CSV paths (streamed) or in-memory tables.
- * @returns average 1-, 2-, 3-way TVD, per-column table, unseen-value rates.
- * @param opts binning (`categoryCap`, `binCap`, or `domain` for discretized tables), and the
- *             optional TSTR (`target`, `positive`) and privacy check (`holdout`) described in
- *             the file header.
+ * @param opts binning (`categoryCap`, `binCap`, `domain`), TSTR (`target`, `positive`), `holdout`.
  * @throws DataError for a bad real file (as metadata extraction), a bad synthetic or holdout file
  *         (structure, UTF-8), a synthetic or holdout file lacking a real column, a `target` the
  *         real table lacks or that has one class (in the real table or the test rows), a
  *         `positive` value the target never has, or a rule of `metadata` naming a column the
  *         real table lacks; RangeError for a rule naming a column `metadata.features` lacks or a
  *         datetime column without a usable format (`../rules/check`).
- * Cost: O(C(F,3) · (n_real + n_synth)) for TVD, about a second for adult (15 columns, 455
- * triples); TSTR well under a second per classifier for adult, a few seconds at 1M rows
- * (`./tstr`); the privacy check about a second (`../privacy/dcr`: its DCR scan grows with the smaller of
- * TRAIN and HOLDOUT, its exact-copy count is linear in the rows and builds no string per row).
+ * Cost: O(C(F,3) · (n_real + n_synth)) for TVD; TSTR O(epochs · n · F) per classifier (`./tstr`).
  */
 export async function evaluate(real: TableSource, synthetic: TableSource, opts: EvaluateOptions = {}): Promise<EvaluationReport> {
   return (await evaluateWithDetails(real, synthetic, opts)).report;
 }
 
-/**
- * {@link evaluate}, plus the intermediate results (scans, codes, per-pair TVD, DCR distances).
- * The report is the one `evaluate` returns for the same arguments, number for number.
- * @throws as {@link evaluate}.
- */
+/** {@link evaluate} plus its intermediate results (the same report, number for number). */
 export async function evaluateWithDetails(
   real: TableSource,
   synthetic: TableSource,
@@ -248,7 +212,7 @@ export async function evaluateWithDetails(
   return { report, details };
 }
 
-/** Encodes a second table with the real table's code books; values they do not know get code K_f. */
+/** Encodes a second table with the real code books; values they do not know get code K_f. */
 function encodeWithRealCodes(scan: ScannedTable, codecs: ColumnCodec[], columns: string[]): CodeArray[] {
   const missing = columns.filter((c) => !scan.columns.includes(c));
   if (missing.length) {
@@ -260,9 +224,8 @@ function encodeWithRealCodes(scan: ScannedTable, codecs: ColumnCodec[], columns:
 }
 
 /**
- * The positive code of a TSTR target: `positive` encoded, else the less frequent of the two most
- * frequent codes of the real column (codes ranked by count, ties by the smaller code first; so of
- * two equally frequent classes, the later code).
+ * The positive code of a TSTR target: `positive` encoded, else the less frequent of the real
+ * column's two most frequent codes (ties by the smaller code first).
  */
 function positiveCodeOf(codec: ColumnCodec, codes: CodeArray, positive: string | undefined): number {
   if (positive !== undefined) {

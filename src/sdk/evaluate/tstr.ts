@@ -4,33 +4,25 @@
  * rows predicts a binary target on real rows the generator never saw (the HOLDOUT); its ROC AUC
  * says how much of the target's relationship with the other columns the synthetic data kept.
  *
- * Classifier: L2-regularised logistic regression on one-hot encoded codes, the linear model of
- * TSTR's usual protocol. Loss: mean binary cross-entropy + (lambda/2)||w||^2 with lambda = 1/n
- * (scikit-learn's default C = 1 rescaled to a mean loss), intercept not penalised, initialised at
- * the log-odds of the training base rate; Adam (Kingma & Ba 2015; lr 0.05 decayed linearly to 0),
- * mini-batches of 512 in a seeded order, 8 epochs by default. On discretized Adult (TRAIN 80%,
- * HOLDOUT 20%) this reaches the HOLDOUT AUC of the exact optimum (L-BFGS, scipy) to 1e-4.
+ * Classifier: L2-regularised logistic regression on one-hot codes. Loss: mean binary cross-entropy
+ * + (lambda/2)||w||^2, lambda = 1/n (scikit-learn's C = 1 as a mean loss), intercept unpenalised
+ * and initialised at the training base rate's log-odds; Adam (Kingma & Ba 2015; lr 0.05 decayed
+ * linearly to 0), mini-batches of 512 in a seeded order, 8 epochs by default.
  *
- * Arithmetic: this was once a TensorFlow.js model (tfjs-core 4.22, `cpu` backend: one
- * dense unit on each mini-batch's dense one-hot matrix, `tf.losses.sigmoidCrossEntropy`,
- * `tf.train.adam`), about 45 s per classifier at 1M rows, nearly all of it multiplying zeros.
- * {@link fitLogistic} now performs the same float32 operations in plain JavaScript, in tfjs's
- * order, and touches only each row's F one-hot positions, so the weights are the tfjs model's bit
- * for bit (test/sdk-tstr.test.ts compares them with that model, kept in
- * test/tstr-tfjs-reference.ts) and every AUC is unchanged; it takes a few seconds per classifier at
- * 1M rows x 14 features, all rows used (no sampling). What it reproduces, per mini-batch of m rows:
- * - logits l = x·w + b, x·w summed as tfjs's cpu matMul does: per block of 48 positions a
- *   double-precision sum, added into a float32 result;
- * - d loss / d l of loss = relu(l) − l·y + log1p(exp(−|l|)) through each of tfjs's gradient
- *   functions (every result rounded to float32), the three paths to l added as (abs + mul) + relu;
- * - d/dw = xᵀ·(d/dl) per block of 48 rows (double sums added into float32), plus the penalty's
- *   c·(2w) with c = float32(lambda/2); d/db the double sum of d/dl;
+ * Arithmetic: {@link fitLogistic} performs the float32 operations of a tfjs-core 4.22 `cpu` model
+ * (one dense unit, `tf.losses.sigmoidCrossEntropy`, `tf.train.adam`) in tfjs's order, touching
+ * only each row's F one-hot positions, so its weights equal that model's bit for bit
+ * (test/sdk-tstr.test.ts against test/tstr-tfjs-reference.ts). Per mini-batch of m rows:
+ * - logits l = x·w + b, x·w as tfjs's cpu matMul: a double sum per block of 48 positions, added
+ *   into a float32 result;
+ * - d loss / d l of relu(l) − l·y + log1p(exp(−|l|)) through tfjs's gradient functions (each
+ *   result rounded to float32), the three paths added as (abs + mul) + relu;
+ * - d/dw = xᵀ·(d/dl) per block of 48 rows (double sums added into float32), plus c·(2w) with
+ *   c = float32(lambda/2); d/db the double sum of d/dl;
  * - Adam's update with tfjs's float32 constants (beta1 0.9, beta2 0.999, epsilon 1e-7) and order.
  *
- * ROC AUC by the rank-sum formula (Hanley & McNeil, "The meaning and use of the area under a
- * receiver operating characteristic (ROC) curve", Radiology 143, 1982; equal to the Mann–Whitney
- * U statistic / (n1 n0)): AUC = (R1 - n1(n1+1)/2) / (n1 n0), R1 the sum of the positives' ranks
- * among all scores, tied scores sharing their average rank (so a tie counts 1/2).
+ * ROC AUC by the rank-sum formula (Hanley & McNeil, Radiology 143, 1982; the Mann–Whitney U over
+ * n1 n0): AUC = (R1 - n1(n1+1)/2) / (n1 n0), tied scores sharing their average rank.
  */
 import type { CodeArray } from "../metadata/marginals";
 import { Rng } from "../generate/sfc32";
@@ -66,19 +58,13 @@ export function rocAuc(scores: ArrayLike<number>, labels: ArrayLike<number | boo
 }
 
 /**
- * One-vs-rest macro ROC AUC of a multi-class prediction, as scikit-learn's
- * `roc_auc_score(y_true, y_score, multi_class="ovr", average="macro")` computes it (after Provost &
- * Domingos, "Well-trained PETs: Improving probability estimation trees", 2000; the macro average is
- * unweighted, so a rare class counts as much as a common one): for each class k, the binary ROC AUC
- * ({@link rocAuc}) of `scores[k]` with class k as positive and every other class negative, then
- * the mean over the classes. scikit-learn reads the scores of a multi-class model (each row's
- * probabilities); any per-class score works, since each AUC depends on one class's ranking only.
- * @param scores one array per class k = 0..K-1, K >= 2, each with one score per row ("higher:
- *               more likely class k").
+ * One-vs-rest macro ROC AUC, as scikit-learn's `roc_auc_score(y_true, y_score, multi_class="ovr",
+ * average="macro")` (after Provost & Domingos 2000): the unweighted mean over classes k of
+ * {@link rocAuc} of `scores[k]` with class k positive. Any per-class score works.
+ * @param scores one array per class k = 0..K-1, K >= 2, one score per row (higher: more likely k).
  * @param labels the true class of each row, an integer in [0, K).
  * @returns `{ auc, perClass }`: the macro average in [0, 1] and each class's AUC.
- * @throws RangeError when K < 2, lengths differ, a label is outside [0, K), or a class has no row
- *         (scikit-learn refuses too: its AUC is undefined).
+ * @throws RangeError when K < 2, lengths differ, a label is outside [0, K), or a class has no row.
  */
 export function rocAucOvr(scores: readonly ArrayLike<number>[], labels: ArrayLike<number>): { auc: number; perClass: number[] } {
   const K = scores.length;
@@ -125,7 +111,6 @@ export interface LogisticModel {
 
 /** What {@link fitLogistic} derives from its input and options before any step (checked). */
 export interface LogisticSetup {
-  /** Rows n and features F. */
   n: number;
   F: number;
   epochs: number;
@@ -134,13 +119,12 @@ export interface LogisticSetup {
   l2: number;
   /** Start of feature f's weights: `offsets[f] = cards[0] + ... + cards[f - 1]`. */
   offsets: number[];
-  /** sum(cards): the number of weights. */
   dims: number;
 }
 
 /**
- * Checks a logistic regression's input and fills in its options' defaults (those of
- * {@link LogisticOptions}); shared by {@link fitLogistic} and its tfjs reference (test/).
+ * Checks a logistic regression's input and fills in {@link LogisticOptions}' defaults; shared by
+ * {@link fitLogistic} and its tfjs reference (test/).
  * @throws RangeError for empty input or mismatched lengths.
  */
 export function logisticSetup(codes: readonly CodeArray[], cards: readonly number[], labels: Uint8Array, opts: LogisticOptions = {}): LogisticSetup {
@@ -167,7 +151,7 @@ export function logisticSetup(codes: readonly CodeArray[], cards: readonly numbe
   };
 }
 
-/** The {@link LogisticModel} of fitted `weights` (at `offsets`, see {@link LogisticSetup}) and `bias`. */
+/** The {@link LogisticModel} of fitted `weights` (at `offsets`) and `bias`. */
 export function logisticModel(weights: Float32Array, offsets: number[], bias: number): LogisticModel {
   return {
     weights,
@@ -186,9 +170,9 @@ export function logisticModel(weights: Float32Array, offsets: number[], bias: nu
 }
 
 const f32 = Math.fround;
-/** tfjs-core's cpu backend multiplies matrices in blocks of this many entries of the inner dimension. */
+/** tfjs-core's cpu backend multiplies matrices in blocks of this many inner-dimension entries. */
 const TFJS_BLOCK = 48;
-/** Adam's constants as tfjs holds them: float32 scalars (`tf.train.adam` defaults, cpu epsilon 1e-7). */
+/** Adam's constants as tfjs holds them: float32 (`tf.train.adam` defaults, cpu epsilon 1e-7). */
 const BETA1 = f32(0.9);
 const BETA2 = f32(0.999);
 const ONE_MINUS_BETA1 = f32(1 - 0.9);
@@ -196,16 +180,10 @@ const ONE_MINUS_BETA2 = f32(1 - 0.999);
 const ADAM_EPSILON = f32(1e-7);
 
 /**
- * Fits a logistic regression on one-hot encoded codes (method in the file header).
- *
- * Each step is the float32 computation of the tfjs model this function used to build, operation
- * for operation (file header), with the one-hot products done sparsely: for every row only the
- * weights of its F codes are read or written. Cost O(epochs · n · F) plus O(epochs · (n / batch)
- * · sum(cards)) for the Adam updates: 2 to 5 s for 1M rows of 14 features and 8 epochs on this
- * project's 2-core machine (mostly waiting for memory: each row of the shuffled order is a cache
- * miss). Memory: per row its F one-hot positions and its label, 16-bit entries (32-bit when
- * sum(cards) >= 65,536) padded to a multiple of 16 bytes (32 bytes for Adult's 14 features), and
- * an int32 of the batch order.
+ * Fits a logistic regression on one-hot encoded codes (method and arithmetic in the file header).
+ * Cost O(epochs · n · F) plus O(epochs · (n / batch) · sum(cards)) for the Adam updates. Memory:
+ * per row its F one-hot positions and label (16-bit, or 32-bit when sum(cards) >= 65,536), padded
+ * to a multiple of 16 bytes, and an int32 of the batch order.
  * @param codes  one code array per feature, n rows each; codes of feature f in [0, cards[f]).
  * @param cards  code-space size per feature.
  * @param labels n entries, 1 = positive.
@@ -218,9 +196,8 @@ export async function fitLogistic(
   opts: LogisticOptions = {},
 ): Promise<LogisticModel> {
   const { n, F, epochs, batchSize, learningRate: lr, l2, offsets, dims: d } = logisticSetup(codes, cards, labels, opts);
-  // Row r's one-hot positions, ascending (features in order, each at its own offset).
-  // Row r at r * stride: its F positions, then its label; 16-bit when they fit, rows padded to
-  // 16 bytes so that one row is one cache-line fetch.
+  // Row r at r * stride: its F one-hot positions (ascending), then its label; rows padded to 16
+  // bytes so that one row is one cache-line fetch.
   const narrow = d < 0x10000;
   const stride = narrow ? Math.ceil((F + 1) / 8) * 8 : Math.ceil((F + 1) / 4) * 4;
   const flat = narrow ? new Uint16Array(n * stride) : new Int32Array(n * stride);
@@ -260,8 +237,8 @@ export async function fitLogistic(
   const blockSum = new Float64Array(d);
   const touched = new Int32Array(d);
   const isTouched = new Uint8Array(d);
-  // Blocks of the forward product x · w: position p is in block floor(p / 48); a row's positions
-  // are ascending, so its blocks are consecutive runs of them.
+  // Blocks of x · w: position p is in block floor(p / 48); a row's ascending positions make its
+  // blocks consecutive runs.
   const blockOf = new Int32Array(d);
   for (let p = 0; p < d; p++) blockOf[p] = Math.floor(p / TFJS_BLOCK);
   const rng = new Rng(opts.seed ?? 0);
@@ -273,7 +250,6 @@ export async function fitLogistic(
     rng.shuffle(perm);
     for (let start = 0; start < n; start += batchSize) {
       const m = Math.min(batchSize, n - start);
-      // linear decay to 0 over the run, so the last steps settle at the optimum
       const negLr = f32(-(lr * (1 - step++ / totalSteps)));
       const g0 = f32(1 / m); // d(mean loss) / d(loss of one row)
       // The batch's rows, gathered first (independent loads, so their cache misses overlap).
@@ -288,7 +264,6 @@ export async function fitLogistic(
       let sumDb = 0;
       for (let k = 0; k < m; k++) {
         const ro = k * F;
-        // matMul(x, w): per block of 48 inner positions a double sum, added into a float32 result
         let mm = 0;
         let f = 0;
         while (f < F) {
@@ -300,7 +275,7 @@ export async function fitLogistic(
         }
         const l = f32(mm + b);
         const y = yOf[k];
-        // loss = relu(l) - l*y + log1p(exp(-|l|)); tfjs accumulates d/dl as (abs path + mul path) + relu path
+        // tfjs accumulates d/dl as (abs path + mul path) + relu path
         const ex = f32(Math.exp(-Math.abs(l)));
         const dExp = f32(f32(g0 / f32(ex + 1)) * ex);
         const fromAbs = f32(-dExp * (l > 0 ? 1 : -1));
@@ -311,7 +286,7 @@ export async function fitLogistic(
         sumDb += g;
       }
       const gB = f32(sumDb);
-      // matMul(x, dLogit, transposeA): per block of 48 batch rows a double sum per weight, added into float32
+      // matMul(x, dLogit, transposeA): per block of 48 batch rows a double sum, added into float32
       gW.fill(0);
       for (let k0 = 0; k0 < m; k0 += TFJS_BLOCK) {
         let nTouched = 0;
@@ -335,8 +310,7 @@ export async function fitLogistic(
           isTouched[p] = 0;
         }
       }
-      // Adam (tf.train.adam's applyGradients), weights then bias; the L2 term's gradient c * 2w
-      // is added to the data term's.
+      // Adam (tf.train.adam's applyGradients), weights then bias; gradient = c * 2w + data term.
       const oneMinusAcc1 = f32(1 - accBeta1);
       const oneMinusAcc2 = f32(1 - accBeta2);
       for (let p = 0; p < d; p++) {

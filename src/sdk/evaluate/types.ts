@@ -1,8 +1,4 @@
-/**
- * The shapes of evaluation: the report ({@link EvaluationReport}: TVDs, column checks, rules,
- * TSTR, privacy), its options ({@link EvaluateOptions}) and the intermediate results
- * ({@link EvaluationDetails}). What each measure means: `./evaluate`.
- */
+/** The shapes of evaluation: report, options and intermediate results. Meanings: `./evaluate`. */
 import type { ColumnKind, Metadata, Rule } from "../../contract";
 import type { TableSource } from "../io/csv";
 import type { ColumnCodec, ExtractOptions, ScannedTable } from "../metadata/metadata";
@@ -21,9 +17,8 @@ export interface ColumnReport {
 }
 
 /**
- * Per-column checks of the synthetic values against the real column (`evaluate`'s check table):
- * what a user looks at before any score. Shares are of the synthetic column's non-blank values
- * unless said otherwise; a check that does not apply to the kind is absent.
+ * Per-column checks of the synthetic values against the real column. Shares are of the synthetic
+ * column's non-blank values unless said otherwise; a check that does not apply is absent.
  */
 export interface ColumnCheck {
   column: string;
@@ -43,11 +38,7 @@ export interface ColumnCheck {
   precision?: number;
   /** Categorical: a value the real column has (absent when `fresh` is given). */
   known?: number;
-  /**
-   * Categorical whose model writes rare values fresh (`column_stats.semantic` in `evaluate`'s
-   * `metadata`): a value the real column never had, by design (about the real share of rows
-   * holding a rare value).
-   */
+  /** Categorical with `column_stats.semantic`: a value written fresh by design (rare values). */
   fresh?: number;
   /** Id: equal to a value of the real column (should be about 0). */
   copies?: number;
@@ -57,17 +48,14 @@ export interface ColumnCheck {
   shape?: number;
 }
 
-/**
- * One rule of `metadata.rules` in an {@link EvaluationReport}: what it says and the share of real
- * and of synthetic rows that keep it (of the rows it applies to; `./rules/check`).
- */
+/** One rule of `metadata.rules`: share of real and synthetic rows keeping it (`../rules/check`). */
 export interface RuleReport {
   /** Position in `metadata.rules`. */
   index: number;
   type: Rule["type"];
   /** The columns it names (inequality: high, low; sum: total, parts). */
   columns: string[];
-  /** Short text: `end > start`, `total = a + b`, `education determines education-num (16 combinations)`. */
+  /** Short text: `end > start`, `total = a + b`, `education determines education-num (16 ...)`. */
   label: string;
   /** The user declared it (rather than the SDK finding it). */
   declared?: boolean;
@@ -88,12 +76,10 @@ export const WORST_PAIRS = 5;
 
 /** Result of {@link evaluate}. All distances are in [0, 1]; 0 means identical marginals. */
 export interface EvaluationReport {
-  /** Average TVD over all 1-way, all 2-way and all 3-way marginals (an arity with no marginals,
-   * e.g. 3-way with two columns, reports 0). */
+  /** Mean TVD over all 1-, 2- and 3-way marginals (0 for an arity with no marginals). */
   tvd: { "1": number; "2": number; "3": number };
   /** Number of marginals averaged per arity. */
   marginals: { "1": number; "2": number; "3": number };
-  /** Row counts. */
   rows: { real: number; synthetic: number };
   /** One entry per real column, in the real table's order. */
   columns: ColumnReport[];
@@ -105,20 +91,15 @@ export interface EvaluationReport {
   checks: ColumnCheck[];
   /** With `metadata`: one entry per rule of `metadata.rules`, in its order; else empty. */
   rules: RuleReport[];
-  /**
-   * The {@link WORST_PAIRS} pairs of compared columns with the largest 2-way TVD, largest first
-   * (ties in the pairs' order: (0,1), (0,2), ..., (1,2), ...); fewer with fewer pairs.
-   */
+  /** The {@link WORST_PAIRS} pairs of largest 2-way TVD, largest first (ties in pair order). */
   worst_pairs: PairTvd[];
-  /** With `target`: ROC AUC on HOLDOUT (or the real table) of the classifier trained on the
-   * synthetic rows. */
+  /** With `target`: ROC AUC on HOLDOUT (or the real table) of the synthetic-trained classifier. */
   tstr_auc?: number;
   /** With `target` and `holdout`: the same classifier trained on the real rows (the reference). */
   tstr_auc_train?: number;
   /**
-   * With `target`: what was predicted and on which rows. With `multiclass`, `positive` reads
-   * "each class, one-vs-rest", `test_positives` counts the test rows of every class (all of them),
-   * and `classes` gives each class's value, test rows and AUC (synthetic-trained).
+   * With `target`: what was predicted and on which rows. With `multiclass`, `positive` reads "each
+   * class, one-vs-rest", and `classes` gives each class's value, test rows and AUC.
    */
   tstr?: {
     target: string;
@@ -130,21 +111,16 @@ export interface EvaluationReport {
   };
   /** With `holdout`: the DCR share and exact-copy counts (`./dcr`). */
   privacy?: PrivacyCheck;
-  /** With a `holdout` of fewer than {@link MIN_HOLDOUT_ROWS} rows: why its privacy figures mean little. */
+  /** With a `holdout` under {@link MIN_HOLDOUT_ROWS} rows: why its privacy figures mean little. */
   holdout_warning?: string;
-  /**
-   * The privacy check that needs no holdout (`./privacy/near-copies`): near-copies of real rows
-   * and DCR share against a 50/50 split of the real table, with a verdict. Absent only when the
-   * real table has fewer than 2 rows or the synthetic table none.
-   */
+  /** The holdout-free privacy check (`../privacy/near-copies`); absent on degenerate tables. */
   near_copies?: NearCopyCheck;
 }
 
 /**
- * Fewest HOLDOUT rows whose privacy figures are a reference: below it `evaluate` adds
- * `holdout_warning`. At 200 rows the DCR share's standard error is about 0.035 (0.5/sqrt(200)),
- * so a memorising generator (share 0.6 and up) stands out from noise; at 69 rows it is
- * 0.06 and two standard errors cover 0.38 to 0.62.
+ * Fewest HOLDOUT rows whose privacy figures are a reference (else `holdout_warning`): at 200 rows
+ * the DCR share's standard error is about 0.035 (0.5/sqrt(200)), so a memorising generator (0.6
+ * and up) stands out from noise.
  */
 export const MIN_HOLDOUT_ROWS = 200;
 
@@ -153,15 +129,11 @@ export interface EvaluateOptions
   extends Pick<ExtractOptions, "categoryCap" | "binCap" | "domain" | "columns" | "rareThreshold" | "delimiter" | "encoding"> {
   /** Column to predict for TSTR (binary: `positive` against the rest). */
   target?: string;
-  /**
-   * Value of `target` counted as positive. Default: the less frequent of its two most frequent
-   * codes in the real table (a stray value seen once is never the default).
-   */
+  /** Value of `target` counted as positive. Default: the rarer of its two most frequent codes. */
   positive?: string;
   /**
-   * Predict every class of `target` (those in the test rows), one-vs-rest, and report the macro
-   * average ROC AUC (scikit-learn's `multi_class="ovr", average="macro"`). Not with `positive`.
-   * Default false (binary: `positive` against the rest).
+   * Predict every class of `target` one-vs-rest and report the macro average ROC AUC
+   * (scikit-learn's `multi_class="ovr", average="macro"`). Not with `positive`. Default false.
    */
   multiclass?: boolean;
   /** Real rows the generator never saw: the TSTR test set and the privacy check's reference. */
@@ -175,33 +147,25 @@ export interface EvaluateOptions
   /** 50/50 splits of the real table the near-copy check averages (`near_copies`). Default 5. */
   nearCopySplits?: number;
   /**
-   * The model's metadata (e.g. `GET /v1/models/{id}/metadata`): each of its `rules` is checked on
-   * the real and on the synthetic rows (`rules` of the report), with its `value_mappings` and
-   * `column_stats`. Not used for the TVDs, which bin with the real table's own code books.
+   * The model's metadata (`GET /v1/models/{id}/metadata`): its `rules` are checked on both tables
+   * (`rules` of the report). Not used for the TVDs, which bin with the real table's own code books.
    */
   metadata?: Metadata;
 }
 
-/**
- * What {@link evaluateWithDetails} computed besides the report, for plots (`./report`). Column
- * indices f are into `codecs` (the real table's columns, in its order).
- */
+/** What {@link evaluateWithDetails} computed besides the report, for plots; f indexes `codecs`. */
 export interface EvaluationDetails {
   /** Code books of the real table, one per real column. */
   codecs: ColumnCodec[];
-  /** Code-space size per column: K_f + 1 (the last code, K_f, marks a value the real column never had). */
+  /** Code-space size per column: K_f + 1 (code K_f: a value the real column never had). */
   cards: number[];
   /** The columns in the TVD averages (all but identifiers), ascending. */
   modelled: number[];
-  /** Scans (distinct values, their counts, each row's value id) of each table. */
   scans: { real: ScannedTable; synthetic: ScannedTable; holdout?: ScannedTable };
-  /** Codes per column under the real code books, `codes.x[f][r]` in [0, cards[f]). */
+  /** Scans of each table, and codes per column under the real code books (`codes.x[f][r]`). */
   codes: { real: CodeArray[]; synthetic: CodeArray[]; holdout?: CodeArray[] };
-  /**
-   * 2-way TVD of every pair of modelled columns, real against synthetic: pair (a, b), a < b
-   * indices into `modelled`, in the order (0,1), (0,2), ..., (1,2), ... (what `tvd["2"]` averages).
-   */
+  /** 2-way TVD of every pair of `modelled` columns, pairs (0,1), (0,2), ..., (1,2), .... */
   pairTvd: Float64Array;
-  /** With `holdout`: the Hamming distance of each DCR-sampled synthetic row to its closest TRAIN and HOLDOUT row (`./dcr`). */
+  /** With `holdout`: per DCR-sampled synthetic row, distance to the nearest TRAIN, HOLDOUT row. */
   dcr?: { train: Int32Array; holdout: Int32Array };
 }

@@ -1,32 +1,16 @@
 /**
- * Exact copies for the privacy check (`./dcr`): how many synthetic rows, and how many
- * HOLDOUT rows (the baseline), equal some TRAIN row, value for value (trimmed text).
- *
- * Two ways to say what the rows are ({@link CopyKeys}):
- * - one string key per row (e.g. {@link rowKeys}, the trimmed values joined by U+0000): rows are
- *   equal when their keys are; a set of TRAIN's keys. Simple, but a string per row: at 1M rows
- *   x 15 columns per table, about 2 GB.
- * - the scanned tables ({@link ScannedRows}, what `evaluate` passes): per column the distinct
- *   trimmed values and each row's value id. Each row of HOLDOUT and of the synthetic table is
- *   read through a per-column map to TRAIN's value ids (a value TRAIN never has: not a copy),
- *   hashed from those ids into 64 bits (two independent 32-bit murmur3-style mixes), and looked up
- *   in an open-addressing table of TRAIN's distinct rows (row indices and the second hash in
- *   typed arrays, load at most 1/2, linear probing); every hash match is confirmed id by id, so
- *   a collision never counts and the counts are exact. Equal ids are equal trimmed text, so this
- *   is the value-for-value definition; unlike joined keys it stays exact when values contain the
- *   joining character. Cost: one pass per column per table plus one probe per row (1M-row tables
- *   of 15 columns: well under a second); memory 8 bytes per row of the table being hashed and 8
- *   per slot (at most 4 slots per TRAIN row), no string per row.
+ * Exact copies for the privacy check (`./dcr`): how many synthetic rows, and how many HOLDOUT rows
+ * (the baseline), equal some TRAIN row, value for value (trimmed text). Rows come as one string key
+ * per row ({@link rowKeys}: a string per row, about 2 GB at 1M rows x 15 columns) or as the scanned
+ * tables ({@link ScannedRows}, what `evaluate` passes; method at `copiesOfScans`).
  */
 import type { ColumnScan, ScannedTable } from "../metadata/metadata";
 import { mix32 } from "../generate/sfc32";
 
 /**
- * The value keys of a scanned table's rows over `columns` (in that order): the trimmed values
- * joined by U+0000, one string per row: the string form of {@link CopyKeys}. Rows whose values
- * contain U+0000 can share a key without being equal (`a\u0000`,`b` and `a`,`\u0000b`);
- * `evaluate` passes the scanned tables instead ({@link ScannedRows}), which compare value for
- * value and build no string per row.
+ * The value keys of a scanned table's rows over `columns`: the trimmed values joined by U+0000,
+ * one string per row. Rows whose values contain U+0000 can share a key without being equal;
+ * {@link ScannedRows} compare value for value instead.
  * @throws Error when the table lacks one of `columns`.
  */
 export function rowKeys(scanned: ScannedTable, columns: readonly string[]): string[] {
@@ -49,11 +33,7 @@ function scansOf(scanned: ScannedTable, columns: readonly string[]): ColumnScan[
   });
 }
 
-/**
- * The rows of TRAIN, HOLDOUT and the synthetic table as their scans hold them (per column, the
- * distinct trimmed values and each row's value id), compared over `columns`: two rows are equal
- * when their trimmed values are equal column by column.
- */
+/** TRAIN, HOLDOUT and synthetic rows as scanned; rows are equal when their trimmed values are. */
 export interface ScannedRows {
   train: ScannedTable;
   holdout: ScannedTable;
@@ -90,11 +70,7 @@ function copiesOfKeys(keys: { train: readonly string[]; holdout: readonly string
   return { copies, copiesAtHoldoutSize, baseline };
 }
 
-/**
- * Rows of one table for matching against TRAIN: per column, each row's value id in TRAIN's
- * dictionary of that column (-1: a value TRAIN never has), read through `map` when the table has
- * its own dictionary.
- */
+/** A table's rows as TRAIN value ids per column (-1: a value TRAIN never has), via `map` if any. */
 interface MatchColumns {
   ids: Int32Array[];
   /** Per column, the TRAIN value id of each of this table's value ids; absent for TRAIN itself. */
@@ -102,9 +78,8 @@ interface MatchColumns {
 }
 
 /**
- * Two independent 32-bit hashes of each row's TRAIN value ids (a 64-bit key; murmur3-style
- * mixing, column by column). Rows holding a value TRAIN never has get `lo` = 0, `hi` = 0 and
- * `absent[r]` = 1.
+ * Two independent 32-bit murmur3-style hashes of each row's TRAIN value ids (a 64-bit key); a row
+ * with a value TRAIN never has gets `lo` = `hi` = 0 and `absent[r]` = 1.
  */
 function rowHashes(t: MatchColumns, n: number): { lo: Uint32Array; hi: Uint32Array; absent: Uint8Array } {
   const lo = new Uint32Array(n);
@@ -139,12 +114,11 @@ function rowHashes(t: MatchColumns, n: number): { lo: Uint32Array; hi: Uint32Arr
 }
 
 /**
- * Exact-copy counts from the scans: TRAIN's distinct rows in an open-addressing hash table keyed
- * by a 64-bit hash of their value ids; a synthetic or HOLDOUT row counts as a copy when a TRAIN
- * row with the same key also has the same value id in every column (checked, so a hash collision
- * never counts). Values are matched across tables by their trimmed text (TRAIN's dictionary per
- * column). Memory: O(rows) typed arrays (8 bytes per row of the table being hashed, 8 per slot of
- * the table, at most 4 slots per TRAIN row) and no string per row.
+ * Exact-copy counts from the scans: each row read through a per-column map to TRAIN's value ids,
+ * hashed to 64 bits and looked up in an open-addressing table of TRAIN's distinct rows (load at
+ * most 1/2, linear probing); every hash match is confirmed id by id, so the counts are exact, also
+ * when values contain U+0000. Memory: 8 bytes per row hashed, 8 per slot (at most 4 per TRAIN
+ * row), no string per row.
  */
 function copiesOfScans(rows: ScannedRows, nH: number): CopyCounts {
   const train = scansOf(rows.train, rows.columns);
@@ -236,9 +210,7 @@ function copiesOfScans(rows: ScannedRows, nH: number): CopyCounts {
 }
 
 /**
- * The exact-copy counts of {@link CopyKeys}.
- * @param nH HOLDOUT's row count: `copiesAtHoldoutSize` counts copies among the first `nH`
- *           synthetic rows.
+ * The exact-copy counts of {@link CopyKeys}; `copiesAtHoldoutSize`: among the first `nH` rows.
  * @throws Error when a scanned table lacks one of the compared columns.
  */
 export function exactCopyCounts(keys: CopyKeys, nH: number): CopyCounts {

@@ -1,33 +1,23 @@
 /**
  * Privacy check of a synthetic table: does the generator copy its training rows?
  *
- * Distance to closest record (DCR) with a holdout, the test of Platzer & Reutterer, "Holdout-Based
- * Empirical Assessment of Mixed-Type Synthetic Data", Frontiers in Big Data 4, 2021: for each
- * synthetic row, the distance to its closest TRAIN row and to its closest HOLDOUT row. A generator
- * that learned the distribution, not the rows, is as close to rows it never saw as to rows it was
- * trained on, so the share of synthetic rows closer to TRAIN is near 1/2; memorisation pushes it
- * towards 1.
- *
- * Decisions:
- * - Distance: Hamming distance over the binned codes of the real table's code book (number of
- *   columns whose codes differ); a synthetic value the real column never had never matches.
- * - Equal sizes: the nearer set would win more often just by being larger, so both sets are cut to
- *   the smaller one's size by a seeded sample (80/20 split: 9,769 TRAIN rows against the 9,769
- *   HOLDOUT rows). Ties (frequent with integer distances) count 1/2 each way, so a generator
- *   independent of which rows were TRAIN scores 1/2 in expectation exactly.
- * - Cost: exact nearest neighbour by a linear scan with early exit (a row is dropped as soon as
- *   its partial distance reaches the best so far), on a seeded sample of synthetic rows (default
- *   2,000): about 2,000 x 2 x 9,769 row comparisons for Adult instead of 39k x 49k. Two
- *   speed-ups leave every distance as it is: each reference set is scanned without its repeated
- *   rows (the closest distance to a set is the closest to its distinct rows), and columns are
- *   compared in order of how rarely two TRAIN rows agree in them, so the exit comes sooner.
- * - Exact copies: ALL synthetic rows are checked (hashing, no sampling) for a row equal, value for
- *   value (trimmed text), to some TRAIN row (`./copies`: 64-bit row hashes of the scans' value
- *   ids, each match confirmed value by value, no string per row). The same count over HOLDOUT
- *   rows is the baseline a generator that never saw TRAIN would reach by coincidence (duplicates
- *   are common in discretized data). Compare the rates (count / rows), or the counts at equal sizes:
- *   `exact_copies_train_at_holdout_size` counts copies among the first |HOLDOUT| synthetic rows
- *   (synthetic rows are independent draws, so the first ones are a fair sample).
+ * Distance to closest record (DCR) with a holdout (Platzer & Reutterer, "Holdout-Based Empirical
+ * Assessment of Mixed-Type Synthetic Data", Frontiers in Big Data 4, 2021): per synthetic row, the
+ * distance to its closest TRAIN and closest HOLDOUT row. A generator that learned the distribution,
+ * not the rows, is as close to either, so the share closer to TRAIN is near 1/2; memorisation
+ * pushes it towards 1.
+ * - Distance: Hamming over the real table's binned codes; a value the real column never had never
+ *   matches.
+ * - Equal sizes: the larger set would be nearer more often, so both are cut to the smaller one's
+ *   size by a seeded sample. Ties count 1/2 each way, so a generator independent of which rows
+ *   were TRAIN scores exactly 1/2 in expectation.
+ * - Exact nearest neighbour by a linear scan with early exit, on a seeded sample of synthetic rows
+ *   (default 2,000). Scanning each set's distinct rows and comparing the rarest-agreeing columns
+ *   first speed it up without changing any distance.
+ * - Exact copies: ALL synthetic rows are checked for a row equal (trimmed text) to a TRAIN row
+ *   (`./copies`: 64-bit hashes of value ids, each match confirmed). The same count over HOLDOUT
+ *   rows is the coincidence baseline; `exact_copies_train_at_holdout_size` counts copies among the
+ *   first |HOLDOUT| synthetic rows (independent draws, so a fair sample) for equal sizes.
  */
 import type { CodeArray } from "../metadata/marginals";
 import { exactCopyCounts, type CopyKeys } from "./copies";
@@ -56,17 +46,14 @@ export interface PrivacyCheck {
   /** Synthetic rows (all of them) equal to some TRAIN row, and their share. */
   exact_copies_train: number;
   exact_copies_train_rate: number;
-  /** Copies of TRAIN rows among the first min(synthetic, HOLDOUT) synthetic rows: the count to set against the baseline's. */
+  /** Copies of TRAIN rows among the first min(synthetic, HOLDOUT) synthetic rows. */
   exact_copies_train_at_holdout_size: number;
   /** HOLDOUT rows equal to some TRAIN row, and their share: the baseline. */
   exact_copies_holdout_baseline: number;
   exact_copies_holdout_baseline_rate: number;
 }
 
-/**
- * Row-major copy of code arrays, `out[r * F + f]`.
- * @param rows the row indices to take (default all).
- */
+/** Row-major copy of code arrays, `out[r * F + f]`, of `rows` (default all). */
 function pack(codes: readonly CodeArray[], rows?: ArrayLike<number>): Int32Array {
   const F = codes.length;
   const n = rows ? rows.length : (codes[0]?.length ?? 0);
@@ -78,10 +65,7 @@ function pack(codes: readonly CodeArray[], rows?: ArrayLike<number>): Int32Array
   return out;
 }
 
-/**
- * Column indices ordered by how often two rows of `rows` agree in that column (sum of squared
- * code shares), least often first, ties by index.
- */
+/** Column indices, least often agreeing first (sum of squared code shares), ties by index. */
 function byAgreement(codes: readonly CodeArray[], rows: Int32Array): number[] {
   const agree = codes.map((c) => {
     const counts = new Map<number, number>();
@@ -96,10 +80,7 @@ function byAgreement(codes: readonly CodeArray[], rows: Int32Array): number[] {
   return agree.map((_, f) => f).sort((a, b) => agree[a] - agree[b] || a - b);
 }
 
-/**
- * The distinct rows of a packed table (`n` rows of `F` codes), first occurrences in order, by an
- * open-addressing hash table of row indices (equality checked code by code).
- */
+/** The distinct rows of a packed table (`n` rows of `F` codes), first occurrences in order. */
 function distinctRows(R: Int32Array, n: number, F: number): { rows: Int32Array; n: number } {
   let cap = 8;
   while (cap < 2 * n) cap *= 2;
@@ -147,10 +128,7 @@ export function sampleIndices(n: number, k: number, seed: number): Int32Array {
   return idx.slice(0, k).sort();
 }
 
-/**
- * Hamming distance from row `q` (offset `qo` in `Q`) to its closest row of the packed table `R`
- * (nR rows, F columns), exact, with early exit.
- */
+/** Exact Hamming distance (early exit) from row `q` (at `qo` in `Q`) to its closest row of `R`. */
 export function closestDistance(Q: Int32Array, qo: number, R: Int32Array, nR: number, F: number): number {
   let best = F + 1;
   for (let r = 0, ro = 0; r < nR; r++, ro += F) {
@@ -167,13 +145,10 @@ export function closestDistance(Q: Int32Array, qo: number, R: Int32Array, nR: nu
 }
 
 /**
- * The privacy check (decisions in the file header).
+ * The privacy check (file header).
  * @param train, holdout, synth  code arrays per feature (same features, same code spaces).
- * @param keys  for the exact-copy counts, the rows of each table: either one string key per row
- *              (e.g. {@link rowKeys}; rows are equal when their keys are), or the three scanned
- *              tables and the columns to compare ({@link ScannedRows}; rows are equal when their
- *              trimmed values are, column by column), which `evaluate` passes. Either way each table
- *              has one entry per row of its code arrays.
+ * @param keys  for the exact-copy counts: one string key per row ({@link rowKeys}), or the three
+ *              scanned tables and compared columns ({@link ScannedRows}; what `evaluate` passes).
  * @throws RangeError when a table is empty.
  */
 export function privacyCheck(
@@ -187,10 +162,8 @@ export function privacyCheck(
 }
 
 /**
- * {@link privacyCheck}, plus the distances behind its DCR figures: for each sampled synthetic row
- * (`sampled_rows` of them, in row order), its Hamming distance to the closest TRAIN row and to the
- * closest HOLDOUT row of the equal-size reference samples (integers in [0, F]). The HTML report
- * draws its DCR histograms from them.
+ * {@link privacyCheck}, plus per sampled synthetic row (in row order) its distance to the closest
+ * TRAIN and HOLDOUT row of the equal-size samples, for the report's DCR histograms.
  * @throws RangeError when a table is empty.
  */
 export function privacyCheckWithDistances(
@@ -208,8 +181,7 @@ export function privacyCheckWithDistances(
   const seed = opts.seed ?? 0;
   const m = Math.min(nT, nH);
   const tRows = sampleIndices(nT, m, deriveSeed(seed, 1));
-  // Speed only (the distances are the same): columns where two rows agree least often first, so
-  // the scan's early exit comes sooner; each reference set without repeated rows.
+  // Speed only (same distances): rarest-agreeing columns first; reference sets without repeats.
   const order = byAgreement(train, tRows);
   const T = distinctRows(pack(order.map((f) => train[f]), tRows), m, F);
   const H = distinctRows(pack(order.map((f) => holdout[f]), sampleIndices(nH, m, deriveSeed(seed, 2))), m, F);

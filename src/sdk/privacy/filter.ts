@@ -1,42 +1,29 @@
 /**
  * The near-copy filter: drops synthetic rows that nearly copy a real row, before they reach the
- * user. A similarity filter in the sense of Gretel's privacy filters ("remove synthetic records
- * that are too similar to training records"), with the near-copy definition of
- * `./near-copies`: equal to some real row on all compared columns but at most one, cells compared
- * as `evaluate` compares them (categorical cells by their exact trimmed text, numerical and
- * datetime cells by their code in the real table's code book at `evaluate`'s default binning,
+ * user (a similarity filter as in Gretel's privacy filters). A near-copy (`./near-copies`) equals
+ * some real row on all compared columns but at most one, cells compared as `evaluate` compares
+ * them (categorical by trimmed text, numerical and datetime by code at its default binning,
  * identifiers left out).
  *
- * How much it drops, by what a 50/50 split of the real table shows (`./near-copies`):
- * - split share <= {@link FILTER_MAX_SPLIT_SHARE}: near-copies are rare among real rows, so one is a
- *   copied person: every near-copy is dropped (target share 0).
- * - above it, near-copies are common in the data itself: near-copies are kept up to the split's
- *   share of the sample and the excess dropped, so the sample holds no more near-copies of half of
- *   the real table than the other half does.
- * - from {@link FILTER_NONE_SPLIT_SHARE} (half) on, a near-copy is what the data is (every row of a
- *   two-column table): no filter.
- * Thinning ({@link NearCopyFilter.keep}): the split's share is a share of near-copies of a half,
- * while the filter tests rows against the whole table, where a row is a near-copy more often. So
- * the filter also holds a seeded half H of the real rows and counts, among the rows drawn, the
- * share rho of whole-table near-copies that nearly copy a row of H (an unbiased estimate of that
- * chance for any random half, as `evaluate` draws, since the model saw both halves alike). In
- * stream order a near-copy is kept while, with it, rho times the near-copies kept is at most the
- * split's share of the rows kept, so every prefix of the sample (and so any `n`) keeps the bound;
- * near-copies are dropped by stream position, at random, so the kept ones share rho.
+ * How much it drops follows the near-copy share of a 50/50 split of the real table:
+ * - up to {@link FILTER_MAX_SPLIT_SHARE}: a near-copy is a copied person; every one is dropped.
+ * - above it: near-copies are kept up to the split's share of the sample, the excess dropped.
+ * - from {@link FILTER_NONE_SPLIT_SHARE} on: near-copies are what the data is; no filter.
+ * Thinning ({@link NearCopyFilter.keep}): the split's share counts near-copies of a half, but the
+ * filter tests against the whole table. So it also holds a seeded half H and estimates rho, the
+ * share of drawn whole-table near-copies that nearly copy a row of H (unbiased for any random
+ * half). In stream order a near-copy is kept while rho times the near-copies kept is at most the
+ * split's share of the rows kept, so every prefix of the sample (any `n`) keeps the bound.
  *
  * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
- * Bloom filter (about 3 bytes per row and compared column at 15 columns, half again with the half
- * H; never a false negative, about 0.1% of other rows flagged), and per numerical and datetime
- * column the code book (`evaluate`'s bin edges, or its point values when at most 32), the kind of
- * aggregate the model's metadata holds too. No categorical value and no row is held in the clear: a row can only be
- * tested with the secret key, which {@link NearCopyFilter.toBuffer} does not write.
+ * Bloom filter (no false negatives, about 0.1% false positives), and per numerical and datetime
+ * column its code book (the kind of aggregate the model's metadata holds). No categorical value
+ * or row is held in the clear; testing a row needs the secret key, which {@link toBuffer} omits.
  *
- * Where it runs: in the client only (the real rows never leave it). A {@link Synthesizer} built by
- * `fit` holds the filter and applies it to every sample it draws (the rows dropped are replaced by
- * further rows of the same seeded stream); `synthd fit` stores it on the machine that fitted and
- * `synthd sample` loads it (`src/cli/commands/near-copy-store.ts`); `synthd sample --real FILE`
- * builds it from the real table. Not with differential privacy, where the output may depend on
- * the rows only through the noisy marginals.
+ * Runs in the client only (the real rows never leave it): a {@link Synthesizer} from `fit` applies
+ * it to every sample (dropped rows are replaced from the same seeded stream); `synthd fit` stores
+ * it and `synthd sample` loads it (`src/cli/commands/near-copy-store.ts`). Not with differential
+ * privacy, where the output may depend on the rows only through the noisy marginals.
  */
 import { createHash } from "node:crypto";
 import type { Table, TableSource } from "../io/csv";
@@ -50,17 +37,13 @@ import { shuffled, splitNearCopyShare } from "./near-copies";
 import { deriveSeed } from "../generate/sfc32";
 import { CellHasher, MaskedKeySet, rowSums } from "./masked-keys";
 
-/**
- * Split share up to which every near-copy is dropped; above it near-copies are kept up to the
- * split's share (file header).
- */
+/** Split share up to which every near-copy is dropped (file header). */
 export const FILTER_MAX_SPLIT_SHARE = 0.05;
 
 /**
  * Split share from which no filter is built: when most fresh real rows nearly copy a real row
- * (a two-column table; four species over a thousand counties), the definition does not single out
- * a person, and a generator true to the table writes near-copies in nearly every row, so thinning
- * them to the split's share would leave nearly no row to keep.
+ * (a two-column table), the definition does not single out a person, and thinning to the split's
+ * share would leave nearly no row to keep.
  */
 export const FILTER_NONE_SPLIT_SHARE = 0.5;
 
@@ -89,19 +72,17 @@ export interface FilterHeader {
   version: 1;
   /** Compared columns, in order. */
   columns: KeySpec[];
-  /** Real rows the filter was built from. */
   rows: number;
   /** Share of B rows nearly copying an A row over 50/50 splits of the real table. */
   split_share: number;
   /** Largest share of near-copies kept in a sample (0: every one dropped). */
   target_share: number;
-  /** The Bloom filter's bits and hashes. */
+  /** The Bloom filter's bits and hashes; `half_*`: the half H's (0 bits when not thinning). */
   bits: number;
   hashes: number;
-  /** The half H's Bloom filter (file header), bits and hashes; 0 bits when every near-copy is dropped. */
   half_bits: number;
   half_hashes: number;
-  /** First 16 hex digits of SHA-256 over the key's domain tag and the key: which key it needs. */
+  /** First 16 hex digits of SHA-256 over the key's domain tag and the key. */
   key_id: string;
 }
 
@@ -109,18 +90,16 @@ export interface FilterHeader {
 export interface FilterBuild {
   /** The filter; undefined when none was built (`reason` says why). */
   filter?: NearCopyFilter;
-  /** Share of B rows nearly copying an A row over 50/50 splits of the real table (`./near-copies`). */
+  /** Share of B rows nearly copying an A row over 50/50 splits of the real table. */
   splitShare: number;
-  /** Why no filter was built. */
   reason?: string;
 }
 
 /** The state of {@link NearCopyFilter.keep} over one sample's batches. */
 export interface FilterTally {
-  /** Rows kept, near-copies among them. */
+  /** Rows kept, near-copies among them; near-copies drawn, those of a row of H among them. */
   kept: number;
   near: number;
-  /** Near-copies drawn (kept or not), those of a row of the half H among them. */
   drawnNear?: number;
   drawnNearHalf?: number;
 }
@@ -161,17 +140,14 @@ export class NearCopyFilter {
     return this.header.split_share;
   }
 
-  /** Real rows the filter was built from. */
   get rows(): number {
     return this.header.rows;
   }
 
-  /** Compared columns. */
   get columns(): string[] {
     return this.header.columns.map((c) => c.name);
   }
 
-  /** Bytes of the Bloom filters. */
   get bytes(): number {
     return this.set.words.byteLength + (this.half?.words.byteLength ?? 0);
   }
@@ -182,14 +158,12 @@ export class NearCopyFilter {
   }
 
   /**
-   * Reads the real table and builds the filter, with the split's share deciding how much it drops
-   * (file header); none for fewer than 2 compared columns or real rows, or from a split share of
-   * {@link FILTER_NONE_SPLIT_SHARE}.
-   * @param read kind overrides (`columns`: declared identifiers are left out, as in `evaluate`)
-   *   or the `domain` of a discretized table, delimiter and encoding of the real table.
+   * Reads the real table and builds the filter (file header); none for fewer than 2 compared
+   * columns or real rows, or from a split share of {@link FILTER_NONE_SPLIT_SHARE}.
+   * @param read kind overrides (declared identifiers are left out, as in `evaluate`), `domain`,
+   *   delimiter and encoding of the real table.
    * @param key the secret the cells are hashed with (at least 16 bytes). Without one, a fixed
-   *   public key: the filter then stays in memory ({@link toBuffer} refuses it), and the same real
-   *   table gives the same filter, false positives included, so the same seed the same rows.
+   *   public key: the filter stays in memory ({@link toBuffer} refuses it) and is deterministic.
    * @throws DataError as `encodeTable` for a table that cannot be read.
    */
   static async build(
@@ -255,9 +229,8 @@ export class NearCopyFilter {
   }
 
   /**
-   * Per row of `batch` (decoded synthetic rows with the real table's columns), 1 when it may
-   * nearly copy a real row: always when it does, and for about 0.1% of the others (`./masked-keys`).
-   * Work: one scan of the batch, one keyed hash per distinct value, F Bloom probes per row.
+   * Per row of `batch` (decoded rows with the real table's columns), 1 when it may nearly copy a
+   * real row: always when it does, about 0.1% of the others (`./masked-keys`).
    * @throws DataError when the batch lacks a compared column.
    */
   async flags(batch: Table): Promise<Uint8Array> {
@@ -295,11 +268,9 @@ export class NearCopyFilter {
   }
 
   /**
-   * The rows of `batch` to keep, in order, at most `limit`: every row that copies no real row, and
-   * a near-copy only while rho times the near-copies kept stays at most {@link targetShare} of the
-   * rows kept (rho: the share of the near-copies drawn so far that nearly copy a row of the half
-   * H, file header; 1 when every near-copy is dropped). `tally`, updated, carries the counts over a
-   * sample's batches.
+   * The rows of `batch` to keep, in order, at most `limit`: every non-copy, and a near-copy while
+   * rho times the near-copies kept stays at most {@link targetShare} of the rows kept (file header;
+   * rho is 1 when every near-copy is dropped). `tally` carries the counts over a sample's batches.
    * @throws as {@link flags}.
    */
   async keep(batch: Table, tally: FilterTally, limit = Infinity): Promise<number[]> {
@@ -353,7 +324,7 @@ export class NearCopyFilter {
 
   /**
    * A filter from {@link toBuffer}'s bytes and the key it was built with.
-   * @throws DataError for bytes that are not a filter, or a key other than the one it was built with.
+   * @throws DataError for bytes that are not a filter, or a key it was not built with.
    */
   static fromBuffer(buf: Uint8Array, key: Uint8Array): NearCopyFilter {
     const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -395,10 +366,7 @@ function specOf(c: ColumnCodec): KeySpec {
   };
 }
 
-/**
- * Text -> code under a stored code book, -1 for a value the real column never had: the `encode`
- * of the codec the spec was made from (`../columns/bins`' `binnedCodec`, `../metadata/domain`).
- */
+/** Text -> code under a stored code book (-1: a value the real column never had), as the codec. */
 export function encoderOf(spec: KeySpec): (v: string) => number {
   if (spec.key === "text") return () => -1;
   if (spec.key === "domain") {

@@ -1,26 +1,18 @@
 /**
- * The near-copy filter's compact set: which leave-one-column-out keys the real rows have, as keyed
- * hashes in a Bloom filter (B. H. Bloom, "Space/time trade-offs in hash coding with allowable
- * errors", CACM 13(7), 1970), so the filter holds no real value in the clear and its size does
- * not grow with the columns' values.
+ * The near-copy filter's set: the real rows' leave-one-column-out keys as keyed hashes in a Bloom
+ * filter (Bloom, CACM 13(7), 1970), so it holds no real value in the clear.
  *
- * Keys: each cell's key token (`./filter`: a categorical cell's text, another cell's code) is hashed
- * with HMAC-SHA-256 under a secret key (RFC 2104) to 64 bits, two 32-bit lanes. A row's masked key
- * for column j is the lane-wise sum (mod 2^32) of its cells' hashes but column j's, so all F masked
- * keys of a row cost F additions and one subtraction each. Row r nearly copies a real row (equal on
- * all columns but at most one) exactly when one of its masked keys is a real row's masked key for
- * the same j, up to 64-bit collisions of keyed sums (about n F / 2^64).
+ * Keys: each cell's token (`./filter`) is hashed with HMAC-SHA-256 under a secret key (RFC 2104)
+ * to 64 bits, two 32-bit lanes. A row's masked key for column j is the lane-wise sum (mod 2^32) of
+ * its cells' hashes but j's (one subtraction each). A row nearly copies a real row exactly when one
+ * of its masked keys is a real row's for the same j, up to 64-bit collisions (about n F / 2^64).
  *
- * The set: a blocked Bloom filter of the real rows' n F masked keys (Putze, Sanders and Singler,
- * "Cache-, hash- and space-efficient Bloom filters", WEA 2007): each key sets k bits inside one
- * 512-bit block (a cache line) chosen by one mix of the low lane and j, the k bit positions
- * drawn from a mix of the high lane, so adding or testing a key costs one cache miss.
- * No false negatives: every near-copy is found. A false positive marks a row that copies no real
- * row, so the filter drops a good row, never keeps a near-copy. Sizing: bits per entry
- * b = -ln(p / 6) / ln(2)^2 for a per-probe rate p = {@link ROW_FALSE_POSITIVE} / F (a row probes F
- * keys; the sixth allows for blocks filled unevenly), k = round(b ln 2) hashes, capped at
- * {@link MAX_FILTER_BITS}; past the cap the rate rises ({@link MaskedKeySet.falsePositiveRate}
- * reports it).
+ * The set: a blocked Bloom filter (Putze, Sanders and Singler, WEA 2007): each key sets k bits in
+ * one 512-bit block (a cache line) chosen from the low lane and j, positions from the high lane:
+ * one cache miss per key. No false negatives; a false positive drops a good row, never keeps a
+ * near-copy. Sizing: b = -ln(p / 6) / ln(2)^2 bits per entry for p = {@link ROW_FALSE_POSITIVE} /
+ * F per probe (the sixth allows for uneven blocks), k = round(b ln 2), capped at
+ * {@link MAX_FILTER_BITS} (past it the rate rises; {@link MaskedKeySet.falsePositiveRate}).
  */
 import { createHmac } from "node:crypto";
 import { mix32 } from "../generate/sfc32";
@@ -28,21 +20,14 @@ import { mix32 } from "../generate/sfc32";
 /** Target share of rows that nearly copy no real row and are still flagged (before the cap). */
 export const ROW_FALSE_POSITIVE = 0.001;
 
-/** Largest Bloom filter, in bits (2^30: 128 MiB); about 47 million masked keys at the target rate and 15 columns. */
+/** Largest Bloom filter, in bits (2^30: 128 MiB). */
 export const MAX_FILTER_BITS = 2 ** 30;
 
-/**
- * Hashes cell key tokens of F columns with a secret key: per column, a 64-bit keyed hash per token
- * (HMAC-SHA-256 truncated), cached per token.
- */
+/** Hashes the cell tokens of F columns: a 64-bit HMAC-SHA-256 per column and token, cached. */
 export class CellHasher {
   private readonly caches: Map<string, readonly [number, number]>[];
 
-  /**
-   * @param key the secret (at least 16 bytes).
-   * @param columns compared columns F.
-   * @throws RangeError for a shorter key.
-   */
+  /** @param key the secret (at least 16 bytes). @throws RangeError for a shorter key. */
   constructor(
     private readonly key: Uint8Array,
     columns: number,
@@ -51,10 +36,7 @@ export class CellHasher {
     this.caches = Array.from({ length: columns }, () => new Map());
   }
 
-  /**
-   * The two lanes of column `f`'s token `token`, written to `out[at]` and `out[at + 1]`.
-   * Tokens of different columns never share a hash (the column index is hashed in).
-   */
+  /** Column `f`'s token's two lanes to `out[at]`, `out[at + 1]` (the column is hashed in). */
   hash(f: number, token: string, out: Uint32Array, at: number): void {
     const cache = this.caches[f];
     let h = cache.get(token);
@@ -69,10 +51,7 @@ export class CellHasher {
   }
 }
 
-/**
- * Per row, the lane sums of its cells' hashes: `cells` holds n rows of F cells, two lanes each
- * (row-major, `2 F` words per row); returns `2 n` words.
- */
+/** Per row, the lane sums of its cells' hashes (`cells`: n rows of F cells, 2 lanes each). */
 export function rowSums(cells: Uint32Array, n: number, F: number): Uint32Array {
   const out = new Uint32Array(2 * n);
   for (let r = 0, o = 0; r < n; r++) {
@@ -114,8 +93,7 @@ export class MaskedKeySet {
   private readonly blocks: number;
 
   /**
-   * @param words the bit array, whole blocks of 16 words.
-   * @param hashes k, 1..30.
+   * @param words the bit array, whole blocks of 16 words. @param hashes k, 1..30.
    * @throws RangeError for an empty array, a partial block or k out of range.
    */
   constructor(
@@ -138,10 +116,7 @@ export class MaskedKeySet {
     return this.words.length * 32;
   }
 
-  /**
-   * Adds every masked key of `n` rows whose lane sums are `sums` and cells `cells` (F columns);
-   * with `only`, of the rows r where `only[r]` is 1.
-   */
+  /** Adds the masked keys of `n` rows (`sums`, `cells`); with `only`, of rows where it is 1. */
   addRows(cells: Uint32Array, sums: Uint32Array, n: number, F: number, only?: Uint8Array): void {
     const w = this.words;
     for (let r = 0; r < n; r++) {
@@ -191,10 +166,7 @@ export class MaskedKeySet {
     return ones / this.bits;
   }
 
-  /**
-   * Chance that one absent key tests present, per block: the mean over blocks of (block fill)^k.
-   * A row probes F keys, so about F times this.
-   */
+  /** Chance that one absent key tests present: mean over blocks of fill^k (a row: F times). */
   falsePositiveRate(): number {
     let sum = 0;
     const w = this.words;
@@ -212,9 +184,8 @@ export class MaskedKeySet {
 }
 
 /**
- * The next bit position's generator inside a block: a 32-bit linear congruential step whose top 9
- * bits are the position. Not an arithmetic progression (plain double hashing): in a 512-bit block
- * those of two keys share most of their bits.
+ * The next bit position inside a block: a 32-bit LCG step whose top 9 bits are the position (plain
+ * double hashing's progressions of two keys share most bits in a 512-bit block).
  */
 function next(x: number): number {
   return (Math.imul(x, 0x2c1b3c6d) + 0x297a2d39) >>> 0;

@@ -1,63 +1,42 @@
 /**
  * Privacy check without a holdout (docs/api.md "Near-copies without a holdout"): does the
- * synthetic table hold near-copies of real rows, more than real rows are near-copies of each other?
- * Made for small tables, where a holdout is too small to be a reference (e.g. 69 rows, under the
- * 200 `evaluate` asks of one) or is not given at all, and where one near-copy is one real person.
+ * synthetic table hold more near-copies of real rows than real rows are of each other? Made for
+ * small tables, where a holdout is too small to be a reference or not given, and where one
+ * near-copy is one real person.
  *
- * Cell keys: the caller gives, per compared column, one integer key per row of each table, in one
- * key space per column; two cells are equal when their keys are, and a negative key (a value the
- * real table never has) equals nothing. `evaluate` passes the exact trimmed text for categorical
- * columns (the real table's value ids) and the code of the REAL table's code book for numerical
- * and datetime columns (point bins: the exact value; quantile bins: the same bin), with identifier
- * columns left out. Why codes for numbers: a generator draws numbers inside a bin, so a row that
- * copies a real person's age bin, date bin and coordinates bin is a near-copy even when the
- * decimals differ; exact text would miss it.
+ * Cell keys: per compared column, one integer key per row of each table, one key space per
+ * column; equal keys are equal cells, a negative key (a value the real table never has) equals
+ * nothing. `evaluate` passes the trimmed text's value id for categorical columns and the REAL
+ * table's code for numerical and datetime ones (identifiers left out): a generator draws numbers
+ * inside a bin, so a row copying a person's bins is a near-copy even when the decimals differ.
  *
  * Definitions:
- * - Near-copy: a row equal to some reference row on all compared columns but at most one (Hamming
- *   distance <= 1 over the keys). Exact: per column j, an open-addressing hash table of the
- *   reference rows with column j masked (an additive hash, so each masked hash is one subtraction
- *   from the row's full hash), every hash match confirmed key by key. Cost O(F · (n_ref + n_query))
- *   probes, no string per row.
- * - The split reference: the real table is shuffled (seeded) and cut 50/50, A (floor(n/2) rows)
- *   and B (the rest); the reference share is the share of B rows that are near-copies of A rows:
- *   how often a fresh real row nearly copies a real row by coincidence (duplicates are common in
- *   binned data). Equal sizes, no scaling formula: the synthetic rows are checked against the
- *   same half A (`synthetic_share_at_half`), so both shares are against a reference of the same
- *   size. Averaged over `splits` splits (default 5, seeds `deriveSeed(seed, 1, s)`). Per split at
- *   most `sample` (default 20,000) synthetic and B rows, seeded samples, are checked against A;
- *   `synthetic_share` always counts every synthetic row. Cost on Adult (32,561 rows, 15 columns):
- *   about 0.7 s.
- *   `synthetic_share` (against the whole real table) is the number a user reads ("this many
- *   synthetic rows nearly copy a real person"); it is not compared with the split's, whose
- *   reference is half as large.
- * - DCR share without holdout (after MOSTLY AI's QA report, which compares synthetic-to-training
- *   distances with holdout-to-training distances; Platzer & Reutterer, Frontiers in Big Data 4,
- *   2021): Hamming distance over the keys to the closest row of A, for sampled synthetic rows and
- *   for sampled B rows; t = the median of the B rows' distances; the share of rows closer than t,
- *   ties at t counting ½. The B rows score about 0.5 by construction (`dcr_split_share`); a
- *   generator whose rows sit closer to the real rows than real rows sit to each other scores
- *   more. At most `dcrSample` (default 1,000) synthetic and B rows per split, against at most
- *   2,000 rows of A (equal for both, so the comparison stays fair; the early-exit scan of `./dcr`).
- * - Verdict (`passed`): near-copies pass when `synthetic_share_at_half` <= `split_share` +
- *   `near_copy_margin`, 2 binomial standard errors of a share of the synthetic rows at the split's
- *   rate, that rate taken as (count + 1) / (rows + 2) (Laplace's rule of succession, so a split
- *   with no near-copy still leaves room for noise: one near-copy in 45 synthetic rows passes when
- *   the split's 5 × 23 rows had none). DCR passes when `dcr_share` <= `dcr_split_share` + 2
- *   standard errors of a share of the sampled rows at `dcr_split_share`. The verdict takes both
- *   when each half has at least {@link DCR_MIN_HALF_ROWS} (200) rows, the near-copies alone on
- *   smaller tables (`dcr_in_verdict`): on a 45-row table of 12 columns even rows whose columns
- *   are drawn independently from the real 1-way marginals scored 0.58 and 0.80 against the
- *   split's 0.42 and 0.64 (two seeds). There nearly every row is unique, the integer distances tie
- *   heavily, and rows of common values sit closer to the real rows than real rows sit to each
- *   other: the share measures typicality, not copying. On cars (halves of 203 rows) the same
- *   independent rows score 0.14 and 0.15 against 0.51.
+ * - Near-copy: equal to some reference row on all compared columns but at most one (Hamming
+ *   distance <= 1). Exact: per column j, a hash table of the reference rows with j masked (an
+ *   additive row hash, so a masked hash is one subtraction), every match confirmed key by key.
+ *   O(F · (n_ref + n_query)) probes.
+ * - Split reference: the real table shuffled (seeded) and cut 50/50 into A (floor(n/2) rows) and
+ *   B; the reference share is the share of B rows nearly copying an A row (coincidental
+ *   duplicates). The synthetic rows are checked against the same A (`synthetic_share_at_half`),
+ *   so both shares have a reference of the same size. Averaged over `splits` splits, at most
+ *   `sample` synthetic and B rows each. `synthetic_share` (against the whole real table) is the
+ *   number a user reads; it is not compared with the split's.
+ * - DCR share (after MOSTLY AI's QA report; Platzer & Reutterer, Frontiers in Big Data 4, 2021):
+ *   Hamming distance to the closest row of A (at most 2,000 of them) for sampled synthetic and B
+ *   rows; t = the B rows' median distance; the share of rows closer than t, ties ½. B scores about
+ *   0.5 by construction (`dcr_split_share`); rows sitting closer to real rows score more.
+ * - Verdict (`passed`): near-copies pass when `synthetic_share_at_half` <= `split_share` + 2
+ *   binomial standard errors at the split's rate, taken as (count + 1) / (rows + 2) (Laplace's
+ *   rule, so a split with no near-copy still leaves room for noise). DCR passes when `dcr_share`
+ *   <= `dcr_split_share` + 2 standard errors. DCR enters the verdict only when each half has at
+ *   least {@link DCR_MIN_HALF_ROWS} rows: on smaller tables nearly every row is unique and the
+ *   distances tie, so the share measures typicality, not copying (docs/generality.md).
  */
 import type { CodeArray } from "../metadata/marginals";
 import { closestDistance } from "./dcr";
 import { Rng, deriveSeed, mix32 } from "../generate/sfc32";
 
-/** Rows each half of the split needs before the DCR share enters the verdict (file header). */
+/** Rows each half needs before the DCR share enters the verdict (file header). */
 export const DCR_MIN_HALF_ROWS = 200;
 
 /** Options of {@link nearCopyCheck}. */
@@ -66,7 +45,7 @@ export interface NearCopyOptions {
   seed?: number;
   /** 50/50 splits of the real table averaged. Default 5. */
   splits?: number;
-  /** Synthetic rows and B rows checked against half A per split (all when fewer). Default 20,000. */
+  /** Synthetic and B rows checked against half A per split (all when fewer). Default 20,000. */
   sample?: number;
   /** Synthetic rows and B rows sampled per split for the DCR share. Default 1,000. */
   dcrSample?: number;
@@ -76,22 +55,21 @@ export interface NearCopyOptions {
 export interface NearCopyCheck {
   /** Columns compared (identifiers excluded). */
   columns: string[];
-  /** Synthetic rows equal to some real row on all compared columns but at most one, and their share. */
+  /** Synthetic rows nearly copying some real row (file header), and their share. */
   synthetic_near_copies: number;
   synthetic_share: number;
-  /** Synthetic rows near-copying a row of half A, averaged over the splits (the share compared with the split's). */
+  /** Synthetic rows near-copying a row of half A, splits averaged (compared with the split's). */
   synthetic_share_at_half: number;
   /** B rows near-copying a row of A, averaged over the splits: the reference. */
   split_share: number;
   /** The noise margin of the near-copy verdict (2 binomial standard errors; file header). */
   near_copy_margin: number;
-  /** Share of sampled synthetic rows closer to A than the median B row (ties ½), averaged over the splits. */
+  /** Share of sampled synthetic rows closer to A than the median B row (ties ½), split mean. */
   dcr_share: number;
   /** The same share for the sampled B rows (about 0.5): the reference. */
   dcr_split_share: number;
-  /** The noise margin of the DCR verdict. */
   dcr_margin: number;
-  /** Rows of each half (A, B), splits averaged, synthetic rows sampled per split for the DCR share. */
+  /** Rows of each half (A, B), splits, synthetic rows sampled per split for the DCR share. */
   half_rows: [number, number];
   splits: number;
   dcr_sampled_rows: number;
@@ -225,10 +203,8 @@ export function shuffled(n: number, seed: number): Int32Array {
 }
 
 /**
- * The split reference of {@link nearCopyCheck} alone: the share of B rows nearly copying a row of
- * A over `splits` seeded 50/50 splits (at most `sample` B rows per split), the same numbers
- * `nearCopyCheck` reports as `split_share` for the same seed, splits and sample. Cost
- * O(splits · F · n) hash probes, memory O(F · n).
+ * The split reference of {@link nearCopyCheck} alone: its `split_share` for the same seed, splits
+ * and sample. O(splits · F · n) hash probes, memory O(F · n).
  * @throws RangeError for fewer than 2 rows.
  */
 export function splitNearCopyShare(real: readonly CodeArray[], opts: Pick<NearCopyOptions, "seed" | "splits" | "sample"> = {}): number {
@@ -266,7 +242,7 @@ function median(d: Int32Array): number {
 }
 
 /**
- * The near-copy check without a holdout (definitions and decisions in the file header).
+ * The near-copy check without a holdout (file header).
  * @param real, synth  per compared column, one key per row (same key space per column).
  * @param columns      the compared columns' names (for the report).
  * @throws RangeError when the real table has fewer than 2 rows or the synthetic table none.
@@ -360,11 +336,7 @@ export function nearCopyCheck(
   };
 }
 
-/**
- * One sentence on what the check means for "can this table replace my data", for the top of the
- * report and the CLI: a pass gives both shares, a failure says how many synthetic rows nearly
- * copy a real row and what to do.
- */
+/** One sentence on the check for the report and CLI: both shares, or what failed and what to do. */
 export function nearCopyVerdict(c: NearCopyCheck): string {
   const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
   if (c.passed) {

@@ -1,20 +1,14 @@
 /**
- * The charts of the HTML quality report (`./report`): Vega-Lite specifications (Satyanarayan et
- * al., "Vega-Lite: A Grammar of Interactive Graphics", IEEE TVCG 2017) compiled by the `vega-lite`
- * package and rendered headless by `vega` to SVG text at report time, so the HTML carries the
- * finished pictures and no script.
- *
- * Decisions:
- * - Data travel inline (`values`); the view's loader refuses every load, so rendering never
- *   touches the network or the disk. SVG text uses the generic `sans-serif` family: no font is
- *   fetched, the viewer's own sans-serif draws it.
- * - Colours stay the same in every chart: real {@link COLORS}.real, synthetic
- *   {@link COLORS}.synthetic; the DCR chart's TRAIN and HOLDOUT have their own pair. Every chart
- *   has a title, axis titles and a legend (or a colour scale) saying what the colours mean.
- * - Vega writes user text (column names, category values) into the SVG as escaped text; element
- *   ids are prefixed per chart so that several inline SVGs in one page never share an id.
- * - `vega` and `vega-lite` are ES modules with top-level await: loaded once with `import()` (from
- *   this CommonJS build, through `new Function`, which TypeScript leaves alone).
+ * The HTML quality report's charts (`./report`): Vega-Lite specifications (Satyanarayan et al.,
+ * IEEE TVCG 2017) compiled by `vega-lite` and rendered headless by `vega` to SVG text, so the
+ * HTML carries finished pictures and no script.
+ * - Data travel inline; the view's loader refuses every load, so rendering touches no network or
+ *   disk. Text uses the generic `sans-serif` family: no font is fetched.
+ * - Real and synthetic keep the same {@link COLORS} in every chart (TRAIN and HOLDOUT their own);
+ *   every chart has a title, axis titles and a legend or colour scale.
+ * - Vega escapes user text; element ids are prefixed per chart so inline SVGs never share an id.
+ * - `vega` and `vega-lite` are ES modules with top-level await: loaded once with `import()`
+ *   through `new Function` (which TypeScript leaves alone in this CommonJS build).
  */
 import { pathToFileURL } from "node:url";
 import type { DcrHistogram, Distribution, PairMatrix } from "./report-data";
@@ -121,9 +115,8 @@ const sourceColor = (domain: string[], range: string[], title: string | null = n
 });
 
 /**
- * One column's real and synthetic distribution as grouped bars: vertical bars over the bins of a
- * histogram, horizontal bars over the values of a categorical column. Heights are shares of all
- * rows of each table.
+ * One column's real and synthetic distribution as grouped bars (vertical for a histogram,
+ * horizontal for categories); heights are shares of all rows of each table.
  */
 export function distributionSpec(column: string, d: Distribution): VegaLiteSpec {
   const values: { label: string; source: string; share: number; rows: number }[] = [];
@@ -169,7 +162,7 @@ function cell(F: number): number {
   return Math.max(10, Math.min(28, Math.floor(480 / Math.max(1, F))));
 }
 
-/** Lower-triangle heatmap layer over the modelled columns (x the first column of a pair, y the second). */
+/** Lower-triangle heatmap layer over the modelled columns (x: a pair's first column, y: second). */
 function heatmap(m: PairMatrix, field: string, scale: Record<string, unknown>, legendTitle: string, showText: boolean): Record<string, unknown> {
   const axis = { labelLimit: 110, title: null };
   const x = { field: "a", type: "nominal", scale: { domain: m.columns.slice(0, -1) }, axis: { ...axis, labelAngle: -45 } };
@@ -204,7 +197,7 @@ function pairRows(m: PairMatrix, mid: number): Record<string, unknown>[] {
   return m.pairs.map(([a, b], k) => ({ a: m.columns[a], b: m.columns[b], tvd: m.tvd[k], vReal: m.vReal[k], vSynthetic: m.vSynthetic[k], mid }));
 }
 
-/** Heatmap of the 2-way TVD of every pair of modelled columns (0 = the pair's joint distribution is matched). */
+/** Heatmap of the 2-way TVD of every pair of modelled columns (0: joint distribution matched). */
 export function tvdHeatmapSpec(m: PairMatrix): VegaLiteSpec {
   const max = Math.max(0.05, ...m.tvd);
   const showText = m.columns.length <= 16;
@@ -232,8 +225,7 @@ export function associationSpec(m: PairMatrix): VegaLiteSpec {
 
 /**
  * DCR histograms: share of sampled synthetic rows per distance to the closest TRAIN and HOLDOUT
- * row, distances 0 up to one past the largest observed.
- * @param columns F, the largest possible distance.
+ * row, 0 up to one past the largest observed. @param columns F, the largest possible distance.
  */
 export function dcrSpec(h: DcrHistogram, columns: number): VegaLiteSpec {
   const values: Record<string, unknown>[] = [];

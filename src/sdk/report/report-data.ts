@@ -1,28 +1,11 @@
 /**
- * The numbers behind the plots of the HTML quality report (`./report`), computed from what
- * {@link evaluateWithDetails} already holds: the scans (distinct values with their row counts) and
- * the codes under the real table's code books. Nothing here re-reads a file.
- *
- * Decisions:
- * - Every plot but one is drawn from counts over ALL rows: per-column distributions come from the
- *   scans' distinct-value counts (work per distinct value, not per row), the pair matrices from
- *   joint counts of the codes. The exception is the DCR histogram, drawn from the distances of
- *   `evaluate`'s privacy check, which samples at most `dcrSample` (default 2,000) synthetic rows
- *   against equal-size samples of TRAIN and HOLDOUT (`../privacy/dcr`). {@link PLOT_SAMPLE_NOTE} says so in
- *   the report.
- * - Numerical and datetime columns: a histogram over equal-width bins spanning the REAL column's
- *   [min, max], the same bins for both tables (width 1 for integer columns spanning at most
- *   {@link HISTOGRAM_BINS} * 1.5 values, else a "nice" width: 1, 2, 2.5 or 5 times a power of ten;
- *   datetime widths from a ladder of calendar-like steps). Synthetic values outside the real range
- *   get their own bars at either end (`< min`, `> max`) when there are any. Blanks and values that
- *   do not parse are not drawn; the column checks give their shares.
- * - Columns of a domain (`--domain`, integer codes): a histogram of the codes, as numbers.
- * - Categorical columns: bars of the real column's {@link TOP_CATEGORIES} most frequent values
- *   (ties by value), the same values for the synthetic column, then one bar pooling every other
- *   value of either table and one for blanks. Bar heights are shares of all rows of each table.
- * - Identifier columns get no distribution (synthetic identifiers are fresh by design).
- * - Association: Cramér's V on the binned columns (the codes of the real table's code books, the
- *   same binning as the TVD), per pair of modelled columns, for each table.
+ * The numbers behind the HTML quality report's plots (`./report`), computed from what
+ * {@link evaluateWithDetails} holds (scans and codes under the real code books); nothing re-reads
+ * a file. What each plot shows and why: docs/report.md "Sections, top to bottom". Every plot but
+ * the DCR histogram counts ALL rows; that one uses `evaluate`'s sampled distances
+ * ({@link PLOT_SAMPLE_NOTE}). Histograms use equal-width bins over the REAL column's [min, max]
+ * for both tables, out-of-range synthetic values in `< min` / `> max` bars; categorical columns
+ * show the real column's {@link TOP_CATEGORIES} values, other values pooled, and blanks.
  */
 import type { CodeArray } from "../metadata/marginals";
 import { jointCounts } from "../metadata/marginals";
@@ -32,7 +15,7 @@ import { isNumeric, type ColumnCodec, type ColumnScan } from "../metadata/metada
 
 /** Bars a categorical column shows at most (the real column's most frequent values). */
 export const TOP_CATEGORIES = 20;
-/** Target number of bins of a numerical or datetime histogram (the actual count is within about 1.5x). */
+/** Target number of bins of a numerical or datetime histogram (actual: within about 1.5x). */
 export const HISTOGRAM_BINS = 20;
 /** What the report says about sampling (the DCR histogram is the only plot drawn from a sample). */
 export const PLOT_SAMPLE_NOTE =
@@ -40,10 +23,7 @@ export const PLOT_SAMPLE_NOTE =
   "they show the privacy check's sample of at most {sample} synthetic rows (evaluate's dcrSample) " +
   "against equal-size samples of TRAIN and HOLDOUT.";
 
-/**
- * One column's distribution in both tables, over the same bars.
- * `histogram`: numerical and datetime columns; `categories`: categorical; `none`: identifiers.
- */
+/** One column's distribution in both tables, over the same bars (`none`: identifiers). */
 export interface Distribution {
   type: "histogram" | "categories" | "none";
   /** Bar labels in display order (bin ranges or values), unique. */
@@ -53,9 +33,9 @@ export interface Distribution {
   synthetic: number[];
   /** Rows of each table (the denominators of the shares drawn). */
   rows: { real: number; synthetic: number };
-  /** Rows not drawn: blanks and, for the synthetic table, values that do not parse (histograms only). */
+  /** Rows not drawn: blanks and, for synthetic histograms, values that do not parse. */
   omitted: { real: number; synthetic: number };
-  /** Which made-up bars are present: values below / above the real range (histograms), other values pooled, blanks (categories). */
+  /** Made-up bars present: below / above the real range, other values pooled, blanks. */
   extra: { below?: boolean; above?: boolean; pooled?: boolean; blank?: boolean };
 }
 
@@ -63,7 +43,7 @@ export interface Distribution {
 export interface PairMatrix {
   /** Modelled column names, in the real table's order. */
   columns: string[];
-  /** One entry per pair (a, b), a < b (indices into `columns`), in the order (0,1), (0,2), ..., (1,2), ... */
+  /** One entry per pair (a, b), a < b (indices into `columns`), in the order (0,1), (0,2), .... */
   pairs: [number, number][];
   /** 2-way TVD of each pair, real against synthetic (the values `tvd["2"]` averages). */
   tvd: number[];
@@ -82,11 +62,9 @@ export interface DcrHistogram {
 }
 
 /**
- * Cramér's V of a contingency table (H. Cramér, Mathematical Methods of Statistics, Princeton
- * 1946, §21.9): V = sqrt(χ² / (n · (min(r, c) − 1))), χ² Pearson's statistic against
- * independence, r and c the numbers of non-empty rows and columns. In [0, 1]: 0 for independent
- * counts, 1 when one variable determines the other (for a square table). 0 when the table is
- * empty or has a single non-empty row or column.
+ * Cramér's V of a contingency table (Cramér, Mathematical Methods of Statistics, 1946, §21.9):
+ * V = sqrt(χ² / (n · (min(r, c) − 1))), r and c the non-empty rows and columns; in [0, 1], 0 for
+ * an empty table or a single non-empty row or column.
  * @param counts row-major Ka x Kb counts (`counts[i * Kb + j]`), as `jointCounts` returns.
  */
 export function cramersV(counts: ArrayLike<number>, Ka: number, Kb: number): number {
@@ -146,7 +124,7 @@ export function shortNumber(x: number): string {
   return String(Number(x.toPrecision(4)));
 }
 
-/** ISO text of an epoch second, cut to `len` characters (4 year, 7 month, 10 day, 16 minute, 19 second). */
+/** ISO text of an epoch second, cut to `len` characters (4 year ... 19 second). */
 function isoCut(seconds: number, len: number): string {
   const d = new Date(Math.round(seconds * 1000));
   return Number.isFinite(d.getTime()) ? d.toISOString().slice(0, len).replace("T", " ") : String(seconds);
@@ -163,10 +141,7 @@ function timeLabels(starts: number[], step: number): string[] {
   return starts.map((s) => isoCut(s, 19));
 }
 
-/**
- * Equal-width bins over [lo, hi] (the real column's range): `start`, `step`, `count`; the last bin
- * is closed, so hi falls in it.
- */
+/** Equal-width bins over [lo, hi]: `start`, `step`, `count`; the last bin is closed. */
 function binsOf(lo: number, hi: number, integer: boolean, datetime: boolean): { start: number; step: number; count: number } {
   if (hi === lo) return { start: lo, step: 1, count: 1 };
   if (integer && hi - lo + 1 <= HISTOGRAM_BINS * 1.5) return { start: lo, step: 1, count: hi - lo + 1 };
@@ -175,7 +150,7 @@ function binsOf(lo: number, hi: number, integer: boolean, datetime: boolean): { 
   return { start, step, count: Math.max(1, Math.ceil((hi - start) / step - 1e-9)) };
 }
 
-/** Makes `label` unique among `taken` by appending " ·" (only a literal value equal to a made-up label needs it). */
+/** Makes `label` unique among `taken` by appending " ·" (a value equal to a made-up label). */
 function uniqueLabel(label: string, taken: Set<string>): string {
   let l = label;
   while (taken.has(l)) l += " ·";
@@ -184,7 +159,7 @@ function uniqueLabel(label: string, taken: Set<string>): string {
 }
 
 /**
- * The histogram of a numerical or datetime column (decisions in the file header).
+ * The histogram of a numerical or datetime column (file header).
  * @param value text -> number (epoch seconds for datetimes), undefined when it does not parse.
  */
 export function histogram(
@@ -320,7 +295,7 @@ export function distributionOf(codec: ColumnCodec, details: EvaluationDetails): 
   return { type: "none", labels: [], real: [], synthetic: [], rows, omitted: { real: 0, synthetic: 0 }, extra: {} };
 }
 
-/** The pair matrices over the modelled columns: 2-way TVD (from `evaluate`) and Cramér's V of each table. */
+/** The pair matrices over the modelled columns: 2-way TVD and each table's Cramér's V. */
 export function pairMatrix(details: EvaluationDetails): PairMatrix {
   const { modelled, cards, codecs } = details;
   const columns = modelled.map((f) => codecs[f].name);
@@ -342,10 +317,8 @@ export function pairMatrix(details: EvaluationDetails): PairMatrix {
 }
 
 /**
- * HOLDOUT against REAL, the reference a perfect generator reaches: the TVD report of the holdout
- * rows as if they were synthetic, under the same code books. Equal, figure for figure, to
- * `evaluate(REAL, HOLDOUT)` (its `tvd`, `marginals`, `rows`, `columns`, `unseen`).
- * @returns undefined without a holdout.
+ * HOLDOUT against REAL, the reference a perfect generator reaches: equal, figure for figure, to
+ * `evaluate(REAL, HOLDOUT)`'s TVD report under the same code books; undefined without a holdout.
  */
 export function holdoutReference(details: EvaluationDetails): EvaluationReport | undefined {
   const holdout = details.codes.holdout;
@@ -360,7 +333,7 @@ export function holdoutReference(details: EvaluationDetails): EvaluationReport |
   );
 }
 
-/** Rows per Hamming distance 0..F of the DCR sample, to TRAIN and to HOLDOUT; undefined without a holdout. */
+/** Rows per Hamming distance 0..F of the DCR sample, to TRAIN and HOLDOUT; undefined without. */
 export function dcrHistogram(details: EvaluationDetails): DcrHistogram | undefined {
   if (!details.dcr) return undefined;
   const F = details.codecs.length;

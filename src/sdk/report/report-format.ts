@@ -38,9 +38,9 @@ export function jsonPointer(path: readonly (string | number)[]): string {
 }
 
 /**
- * A number carrying where it comes from: `<span class="metric" data-json="/tvd/2" data-value="0.0123..."
- * data-format="accuracy">98.8%</span>`; `data-json` is a JSON Pointer into `evaluate`'s JSON
- * (`data-json-holdout`: into `evaluate(REAL, HOLDOUT)`'s).
+ * A number carrying where it comes from: `<span class="metric" data-json="/tvd/2"
+ * data-value="0.0123..." data-format="accuracy">98.8%</span>`; `data-json` is a JSON Pointer into
+ * `evaluate`'s JSON (`data-json-holdout`: into `evaluate(REAL, HOLDOUT)`'s).
  */
 export function metric(value: number, format: MetricFormat, path: string, attr: "data-json" | "data-json-holdout" = "data-json"): string {
   const pointer = jsonPointer(path.split("."));

@@ -1,41 +1,17 @@
 /**
- * The quality report (`synthd report`): one self-contained HTML file that shows whether
- * a synthetic table can stand in for the real one, in the pictures people know from SDV's quality
- * report (column shapes, column pair trends) and MOSTLY AI's QA report (univariate, bivariate and
- * trivariate accuracy against a holdout, DCR share). docs/report.md describes every section.
+ * The quality report (`synthd report`): one self-contained HTML file showing whether a synthetic
+ * table can stand in for the real one, in the pictures of SDV's quality report and MOSTLY AI's QA
+ * report. Sections, top to bottom (docs/report.md): 1. summary (privacy verdict, row rules, worst
+ * pairs, accuracy, TSTR, DCR), 2. per column, 3. pairs, 4. privacy.
  *
- * Top to bottom:
- * 1. Summary: first a verdict line on privacy (`evaluate`'s `near_copies`, which needs no holdout:
- *    one sentence on whether the synthetic rows nearly copy real rows more often than a split of
- *    the real table does), with the HOLDOUT warning below it when HOLDOUT is too small
- *    (`holdout_warning`); then the row rules (with `metadata`: each rule of `metadata.rules`, the share of
- *    real and of synthetic rows that keep it, a rule the synthetic rows break more often than the
- *    real ones flagged) and the worst column pairs (`evaluate`'s `worst_pairs`: the largest 2-way
- *    TVDs, each column linked to its section), so neither sits below the column sections; then
- *    rows and columns of each file; accuracy = 1 − average TVD of the 1-, 2- and 3-way
- *    marginals (HOLDOUT against REAL beside it, the level a perfect generator reaches); TSTR ROC
- *    AUC with its TRAIN baseline (`target`); DCR share and exact copies against HOLDOUT's own
- *    (`holdout`).
- * 2. Per column: real against synthetic distribution over the same bars, the column's 1-way TVD
- *    and mean 2-way TVD, and `evaluate`'s column checks.
- * 3. Pairs: heatmap of the 2-way TVD of every column pair; Cramér's V of every pair, real and
- *    synthetic side by side.
- * 4. Privacy: the near-copy check (always) and, with a HOLDOUT, DCR histograms (synthetic to
- *    TRAIN, synthetic to HOLDOUT) and exact copies.
- *
- * Decisions:
- * - The figures are `evaluate`'s, not recomputed: the report runs {@link evaluateWithDetails} with
- *   the same options, so every number equals `synthd evaluate --json` for the same files. Each
- *   such number in the HTML carries `data-json` (a JSON Pointer into that JSON, e.g. `/tvd/2`,
- *   `/privacy/exact_copies_train`, `/checks/3/in_range`) and `data-value` (the exact value), or
- *   `data-json-holdout` for the HOLDOUT-against-REAL reference (= `evaluate(REAL, HOLDOUT)`).
- * - Self-contained and inert: charts are inline SVG (`./report-charts`), styles inline, no script
- *   element at all, and a Content-Security-Policy (`default-src 'none'`) so that a browser loads
- *   nothing else, even from a value that escaped. Every text from the data (column names,
- *   values, file names) is HTML-escaped.
- * - Large tables: numbers and plots come from counts over all rows (`./report-data`); only the DCR
- *   histogram is drawn from a sample (`evaluate`'s `dcrSample`, default 2,000 synthetic rows), and
- *   the report says so.
+ * Invariants:
+ * - The figures are `evaluate`'s ({@link evaluateWithDetails} with the same options), so every
+ *   number equals `synthd evaluate --json`'s. Each carries `data-json` (a JSON Pointer into that
+ *   JSON, e.g. `/tvd/2`) and `data-value` (the exact value), or `data-json-holdout` for the
+ *   HOLDOUT-against-REAL reference (= `evaluate(REAL, HOLDOUT)`).
+ * - Self-contained and inert: inline SVG charts (`./report-charts`) and styles, no script element,
+ *   and a Content-Security-Policy (`default-src 'none'`) so a browser loads nothing, even from a
+ *   value that escaped. Every text from the data is HTML-escaped.
  */
 import { randomBytes } from "node:crypto";
 import { renameSync, rmSync, writeFileSync } from "node:fs";
@@ -49,7 +25,7 @@ import { COLORS, associationSpec, dcrSpec, distributionSpec, renderSvg, tvdHeatm
 import { PLOT_SAMPLE_NOTE, dcrHistogram, distributionOf, holdoutReference, pairMatrix, type Distribution } from "./report-data";
 import { escapeHtml, formatMetric, metric, metricAt } from "./report-format";
 
-/** Options of {@link buildReport}: those of `evaluate` (binning, TSTR `target`, `holdout`, seeds) and a title. */
+/** Options of {@link buildReport}: `evaluate`'s and a title. */
 export interface ReportOptions extends EvaluateOptions {
   /** Heading of the report. Default "Synthetic data quality report". */
   title?: string;
@@ -61,11 +37,11 @@ export interface QualityReport {
   html: string;
   /** `evaluate`'s report for the same arguments: what `synthd evaluate --json` prints. */
   evaluation: EvaluationReport;
-  /** With `holdout`: HOLDOUT against REAL, equal to `evaluate(REAL, HOLDOUT)`'s `tvd`, `marginals`, `rows`, `columns`, `unseen`. */
+  /** With `holdout`: HOLDOUT against REAL, equal to `evaluate(REAL, HOLDOUT)`'s TVD figures. */
   holdoutReference?: EvaluationReport;
-  /** Charts drawn: one per non-identifier column, two for pairs (with two or more such columns), one DCR chart (with `holdout`). */
+  /** Charts drawn: one per non-identifier column, two for pairs, one DCR chart (with `holdout`). */
   charts: number;
-  /** Vega-Lite's warnings while compiling the charts; empty when every chart came out as specified. */
+  /** Vega-Lite's warnings while compiling the charts; empty when every chart came out right. */
   warnings: string[];
 }
 
@@ -73,14 +49,11 @@ const esc = escapeHtml;
 
 /**
  * Evaluates a synthetic table against the real one and lays the result out as one HTML document
- * (sections and decisions in the file header; docs/report.md).
+ * (file header; docs/report.md).
  * @param real, synthetic  CSV paths (streamed) or in-memory tables, as for `evaluate`.
- * @param opts `evaluate`'s options (`holdout`, `target`, `positive`, `domain`, `seed`, ...) and a `title`.
- * @returns the HTML and the figures it shows.
+ * @param opts `evaluate`'s options (`holdout`, `target`, `positive`, `seed`, ...) and `title`.
  * @throws DataError as `evaluate` (bad files, missing columns, bad target); Error when a chart
  *         fails to render.
- * Cost: `evaluate`'s, plus one pass over the codes per column pair (Cramér's V) and, with a
- * holdout, the TVD of HOLDOUT against REAL; rendering is about 30 ms per chart.
  */
 export async function buildReport(real: TableSource, synthetic: TableSource, opts: ReportOptions = {}): Promise<QualityReport> {
   const { report, details } = await evaluateWithDetails(real, synthetic, opts);
@@ -159,8 +132,7 @@ export async function buildReport(real: TableSource, synthetic: TableSource, opt
 }
 
 /**
- * {@link buildReport}, written to `output` (through a temporary file renamed when complete, so a
- * failure never leaves a half-written report).
+ * {@link buildReport}, written to `output` through a temporary file renamed when complete.
  * @throws as {@link buildReport}; an fs error when `output` cannot be written.
  */
 export async function writeReport(real: TableSource, synthetic: TableSource, output: string, opts: ReportOptions = {}): Promise<QualityReport> {
@@ -199,9 +171,8 @@ interface FileInfo {
 }
 
 /**
- * The row-rules table of the summary: per rule of `metadata.rules`, its text and the share of real
- * and of synthetic rows that keep it (of the rows it applies to); a rule the synthetic rows break
- * more often than the real rows (a lower share) is flagged (`class="flag"`, `data-flag`).
+ * The summary's row-rules table: per rule its text and the shares of real and synthetic rows
+ * keeping it; a rule the synthetic rows break more often is flagged (`class="flag"`, `data-flag`).
  */
 function rulesTable(r: EvaluationReport): string {
   if (!r.rules.length) {
@@ -223,7 +194,7 @@ function rulesTable(r: EvaluationReport): string {
 <table class="rules"><thead><tr><th>rule</th><th class="num">real rows keeping it</th><th class="num">synthetic rows keeping it</th><th></th></tr></thead><tbody>${rows.join("\n")}</tbody></table></div>`;
 }
 
-/** The worst column pairs of the summary: `evaluate`'s `worst_pairs`, each column linked to its section. */
+/** The summary's worst column pairs (`worst_pairs`), each column linked to its section. */
 function worstPairsTable(r: EvaluationReport, codecs: readonly ColumnCodec[]): string {
   if (!r.worst_pairs.length) return "";
   const link = (name: string): string => {
@@ -287,10 +258,7 @@ ${r.excluded.length ? `<p class="note">Identifier columns, left out of the accur
 </section>`;
 }
 
-/**
- * The verdict line at the top of the summary: `nearCopyVerdict` of `near_copies` (class `verdict`,
- * `pass` or `fail`), and the HOLDOUT warning when HOLDOUT is too small.
- */
+/** The summary's verdict line (`nearCopyVerdict`, `pass` or `fail`) and the holdout warning. */
 function verdictLine(r: EvaluationReport): string {
   const c = r.near_copies;
   const line = c
@@ -299,7 +267,7 @@ function verdictLine(r: EvaluationReport): string {
   return line + (r.holdout_warning ? `\n<p class="warn">${esc(r.holdout_warning)}</p>` : "");
 }
 
-/** The near-copy check of the privacy section (`evaluate`'s `near_copies`), which needs no holdout. */
+/** The privacy section's near-copy check (`near_copies`), which needs no holdout. */
 function nearCopySection(r: EvaluationReport): string {
   const c = r.near_copies;
   if (!c) return "";

@@ -1,46 +1,27 @@
 /**
- * Checking row rules (`metadata.rules`, src/contract/index.ts `Rule`) on decoded rows: does a row keep a
- * rule, break it, or is the rule not about that row? `evaluate` counts, per rule, the share of
- * real rows and of synthetic rows that keep it (its `rules` section), and the quality report
- * shows that table at the top of its summary.
+ * Checking row rules (`metadata.rules`, src/contract/index.ts `Rule`) on decoded rows: does a row
+ * keep a rule, break it, or is the rule not about that row? `evaluate` counts per rule the share
+ * of real and of synthetic rows that keep it. A row is a `string[]` in `metadata.features` order,
+ * cells as written (trimmed by the SDK's readers), blank `""`.
  *
- * A row is a `string[]` in `metadata.features` order (the SDK's `Table.rows[r]` of a decoded
- * table); cells are read as written (the SDK's readers trim them), the blank cell is `""`.
- *
- * Verdicts, per rule kind (true keeps, false breaks, undefined: the rule does not apply):
- * - `fixed_combinations`: undefined when any of `columns` is blank. Otherwise each cell's text
- *   becomes its code through `value_mappings[column]`: the text's own entry; else, for a
- *   numerical or datetime column with point bins, the entry of the same number or instant
- *   (`1.50` finds `1.5`); else the column's pooled `__other__` code when it has one (a rare real
- *   value is pooled, as the encoder pools it; so is a fresh value the decoder wrote for a pooled
- *   cell of a column with `column_stats.semantic`). The row keeps the rule when the tuple of codes, in
- *   `columns` order, is one of `combinations`. A cell whose text has no code at all (a value the
- *   real column never had, so no released combination holds it) BREAKS the rule: a synthetic
- *   row that invents a city must not pass as keeping "city determines state". With a
- *   `determinant` and no combination holding the determinant's pooled code, a row whose
- *   determinant reads as the pooled code (a rare value) is undefined: detection releases a
- *   determinant's combinations only for values with a code of their own, so the rule says
- *   nothing about a rare value (cars: a rare car name has no single origin to keep).
- * - `inequality`: undefined when `high` or `low` is blank or does not parse (numbers with
- *   `Number`, datetimes in the column's `column_stats[f].format`, compared as instants);
- *   `high > low` when `strict`, else `high >= low`. Values that do not parse are counted by
- *   `evaluate`'s column checks, not here.
- * - `sum`: undefined when a cell is blank or not a number; keeps when
- *   `|total − (signs[0]·parts[0] + signs[1]·parts[1] + constant)|` (signs +1 and constant 0 when
- *   absent) is at most half a unit of the finest of the three columns' decimals
- *   (`column_stats[f].decimals`; a column without it counts the decimals the cell is written
- *   with), plus a few ulps of float rounding.
- * - `not_equal`: undefined when either cell is blank; breaks when the two cells hold the same
- *   value: the same text, or, for two numerical (datetime) columns, the same number (instant).
+ * Verdicts (true keeps, false breaks, undefined: does not apply):
+ * - `fixed_combinations`: undefined when a cell is blank. Each cell's text becomes its code
+ *   through `value_mappings[column]`: its own entry; else, for point bins, the entry of the same
+ *   number or instant (`1.50` finds `1.5`); else the pooled `__other__` code (a rare or a fresh
+ *   pooled value, as the encoder pools it). Keeps when the code tuple is one of `combinations`. A
+ *   text with no code at all BREAKS it: a row inventing a city must not pass as keeping "city
+ *   determines state". With a `determinant` whose pooled code no combination holds, a row whose
+ *   determinant reads as pooled is undefined: detection releases no combination for rare values.
+ * - `inequality`: undefined when a cell is blank or does not parse (numbers with `Number`,
+ *   datetimes in `column_stats[f].format`, as instants); `high > low` when `strict`, else `>=`.
+ * - `sum`: undefined when a cell is blank or not a number; keeps when `|total − (signs[0]·parts[0]
+ *   + signs[1]·parts[1] + constant)|` is at most half a unit of the finest of the three columns'
+ *   decimals (`column_stats[f].decimals`, else the cell's own), plus a few ulps.
+ * - `not_equal`: undefined when a cell is blank; breaks on the same text, or for two numerical
+ *   (datetime) columns the same number (instant).
  * - `blank_together`: always applies; keeps when every one of `columns` is blank or none is.
- * - `structural_zeros`: undefined when either cell is blank; each cell's text becomes its code as
- *   for `fixed_combinations` (a text with no code reads as no code); breaks when the pair of codes
- *   is one of `pairs`.
- *
- * Errors: {@link ruleChecker} throws RangeError when the rule names a column that is not in
- * `metadata.features`, or a datetime column (`column_stats[f].type`) has no `format` that
- * `DatetimeFormat` accepts. {@link ruleShares} throws DataError when the table lacks a column a
- * rule names.
+ * - `structural_zeros`: undefined when a cell is blank; codes as for `fixed_combinations`; breaks
+ *   when the pair of codes is one of `pairs`.
  */
 import type { ColumnStats, Metadata, Rule } from "../../contract";
 import type { Table } from "../io/csv";
@@ -83,11 +64,7 @@ export function ruleColumns(rule: Rule): string[] {
   }
 }
 
-/**
- * A short text of a rule for `evaluate`'s table and the report: `end > start`, `total = a + b`,
- * `home != away`, `a, b blank together`, `education determines education-num (16 combinations)`,
- * `city, state in 25 combinations`. Private to the evaluation report's layout.
- */
+/** A short text of a rule for `evaluate` and the report: `end > start`, `total = a + b`. */
 export function ruleLabel(rule: Rule): string {
   switch (rule.type) {
     case "fixed_combinations": {
@@ -128,10 +105,9 @@ function readerOf(column: string, metadata: Metadata, what: string): ColumnReade
 }
 
 /**
- * How a column's cells compare in numeric rules (inequality, sum), shared by this checker and the
- * decoder's enforcer (`./enforce`): a datetime column (with `format`) -> epoch milliseconds through
- * the fast reader of `../io/typed` (the per-row path of both); any other column -> `Number`. A blank
- * cell, or text that is no finite number or date, -> undefined. Never throws.
+ * How a column's cells compare in numeric rules, shared with the enforcer (`./enforce`): datetime
+ * (with `format`) -> epoch milliseconds (`../io/typed`'s fast reader); else `Number`. Blank or
+ * unparsable -> undefined. Never throws.
  */
 export function cellNumber(stats: ColumnStats | undefined): (text: string) => number | undefined {
   if (stats?.type === "datetime" && stats.format !== undefined) {
@@ -146,16 +122,13 @@ export function cellNumber(stats: ColumnStats | undefined): (text: string) => nu
 }
 
 /**
- * Text -> code of a column of code-book values (`fixed_combinations`, `structural_zeros`), as the
- * file header says: the text's own `value_mappings` entry, else that of the same number or instant
- * (point bins), else the pooled `__other__` code; undefined when there is none.
+ * Text -> code of a code-book column (file header); undefined when there is none.
  * @throws RangeError as {@link ruleChecker} for a column `metadata.features` lacks.
  */
 export function cellCoder(column: string, metadata: Metadata): (text: string) => number | undefined {
   return coderOf(column, readerOf(column, metadata, `column "${column}"`), metadata);
 }
 
-/** Text -> code of a combination column (rules in the file header); undefined: no code. */
 function coderOf(column: string, reader: ColumnReader, metadata: Metadata): (text: string) => number | undefined {
   const own = new Map<string, number>(Object.entries(metadata.value_mappings?.[column] ?? {}));
   const other = own.get(OTHER);
@@ -182,12 +155,9 @@ function coderOf(column: string, reader: ColumnReader, metadata: Metadata): (tex
 }
 
 /**
- * The checker of one rule (verdicts in the file header).
- * @param rule one of `metadata.rules` (or a rule over `metadata`'s columns).
- * @param metadata its `features` give the row order; `value_mappings` the codes of
- *   `fixed_combinations`; `column_stats` the kinds, datetime formats and decimals.
- * @returns a function of one row (`string[]` in `metadata.features` order): true (keeps), false
- *   (breaks) or undefined (does not apply). It never throws.
+ * The checker of one rule (verdicts in the file header); the returned function never throws.
+ * @param metadata `features` give the row order; `value_mappings` the codes; `column_stats` the
+ *   kinds, datetime formats and decimals.
  * @throws RangeError when the rule names a column `metadata.features` lacks, or a datetime column
  *   has no usable `format`.
  */
@@ -313,15 +283,9 @@ export function countRule(
 }
 
 /**
- * Per rule, how many rows of `table` it applies to and keeps.
- * @param rules usually `metadata.rules`.
- * @param metadata the metadata the rules belong to (codes, kinds, formats: see {@link ruleChecker}).
- * @param table rows to check; its columns are matched to the rules' by name (any order, extra
- *   columns ignored).
- * @returns one `{rule, applicable, kept, share}` per rule, in `rules` order; `share` is
- *   kept / applicable (1 when no row applies).
+ * Per rule, in `rules` order, how many rows of `table` it applies to and keeps (columns matched by
+ * name). O(rows x the rule's columns) per rule.
  * @throws DataError when `table` lacks a column a rule names; RangeError as {@link ruleChecker}.
- * Cost: O(rows x the rule's columns) per rule, plus one parse per cell of numbers and datetimes.
  */
 export function ruleShares(rules: readonly Rule[], metadata: Metadata, table: Table): RuleShare[] {
   const position = new Map(table.columns.map((c, i) => [c, i]));

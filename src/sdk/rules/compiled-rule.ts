@@ -5,14 +5,14 @@
 import type { Rng } from "../generate/sfc32";
 import type { Cells } from "../generate/batch";
 
-/** Draws a non-blank value of feature `f` (index in `metadata.features`) from its 1-way marginal. */
+/** Draws a non-blank value of feature `f` (`metadata.features` index) from its 1-way marginal. */
 export type DrawValue = (f: number, rng: Rng) => string;
 
 /** What `RuleEnforcer.apply` did. */
 export interface EnforceResult {
   /** Cells rewritten. */
   changed: number;
-  /** Rows left breaking a rule (fixed cells that break it, or no value found within the redraws). */
+  /** Rows left breaking a rule (fixed cells that break it, or no value within the redraws). */
   unrepaired: number;
 }
 

@@ -1,11 +1,7 @@
-/**
- * Row rules in words (`synthd fit` prints one line per rule) and their stable ids (the SDK's
- * `rules.drop` option matches them). Shapes of the rules: src/contract/index.ts (`Rule`), docs/api.md
- * "Row rules".
- */
+/** Row rules in words (`synthd fit`'s lines) and their stable ids (matched by `rules.drop`). */
 import type { Metadata, Rule } from "../../contract";
 
-/** The fields a rule's id is made of: its type and columns (a declared rule has the same id as the detected one). */
+/** A rule's id fields: type and columns (a declared rule has the detected one's id). */
 export type RuleKey =
   | { type: "fixed_combinations"; columns: readonly string[]; determinant?: string }
   | { type: "inequality"; high: string; low: string }
@@ -15,12 +11,10 @@ export type RuleKey =
   | { type: "structural_zeros"; columns: readonly string[] };
 
 /**
- * A rule's stable id: `type:` then its columns joined by commas, in the rule's order:
- * `fixed_combinations:education,education-num` (determinant first, then the other columns in table
- * order), `inequality:high,low`, `sum:total,a,b` (a linear identity too: its signs and constant
- * are not part of it), `not_equal:a,b`, `blank_together:a,b,c`, `structural_zeros:a,b`. Shares,
- * counts, combinations and pairs are not part of it, so the id of a rule stays the same when the
- * data changes a little.
+ * A rule's stable id: `type:` then its columns joined by commas, in the rule's order
+ * (`fixed_combinations:education,education-num`, `inequality:high,low`, `sum:total,a,b`). Shares,
+ * counts, signs, constants, combinations and pairs are not part of it, so it survives small
+ * changes in the data.
  */
 export function ruleId(rule: RuleKey): string {
   switch (rule.type) {
@@ -45,10 +39,7 @@ export function ruleId(rule: RuleKey): string {
 /** The value pairs a structural-zeros line lists; the rest are counted. */
 const LISTED_PAIRS = 4;
 
-/**
- * The right side of a sum or linear identity: `a + b`, `age - education - 6`, `100 - a - b`
- * (the constant first when both parts are subtracted).
- */
+/** The right side of a sum or identity: `a + b`, `age - education - 6`, `100 - a - b`. */
 export function identityText(parts: readonly string[], signs: readonly number[] | undefined, constant: number | undefined): string {
   const s = signs ?? [1, 1];
   const k = constant ?? 0;
@@ -64,7 +55,7 @@ export function identityText(parts: readonly string[], signs: readonly number[] 
   return text;
 }
 
-/** Code -> value text of a column's `value_mappings` (the first text of each code), or the code itself. */
+/** Code -> value text of a column's `value_mappings` (a code's first text), else the code. */
 function valueNamer(metadata: Pick<Metadata, "value_mappings"> | undefined, column: string): (code: number) => string {
   const names: string[] = [];
   for (const [text, code] of Object.entries(metadata?.value_mappings?.[column] ?? {})) if (names[code] === undefined) names[code] = text;
@@ -76,22 +67,17 @@ function thousands(x: number): string {
   return String(x).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
-/** A share as a percentage with one decimal, rounded down so that 0.9996 reads 99.9%, not 100.0%. */
+/** A share as a percentage, one decimal, rounded down (0.9996 reads 99.9%, not 100.0%). */
 export function percent(share: number): string {
   return `${(Math.floor(share * 1000 + 1e-9) / 10).toFixed(1)}%`;
 }
 
 /**
- * One line describing a rule, for `synthd fit`, using the columns' names:
- * `fixed combinations: education -> education-num (16 combinations)`,
- * `fixed combinations: (city, state), 1,204 combinations, 97.1% of rows`,
- * `inequality: max_temp >= min_temp (99.2% of rows)`, `sum: total = a + b`,
- * `sum: experience = age - education - 6`, `not equal: origin != destination`,
- * `blank together: a, b`, `structural zeros: (relationship, sex) never (Husband, Female), (Wife,
- * Male)` (at most 4 pairs listed, then `and N more`). The share of rows that keep the rule is
- * added when it is below 1 (`share`, floored to 0.1%); a declared rule ends with `(declared)`.
- * @param metadata the table's `value_mappings` name the values of structural zeros (without them,
- *   their codes: `code 3`).
+ * One line describing a rule for `synthd fit`: `fixed combinations: education -> education-num
+ * (16 combinations)`, `inequality: max_temp >= min_temp (99.2% of rows)`, `structural zeros:
+ * (relationship, sex) never (Husband, Female)` (4 pairs listed, then `and N more`). The share is
+ * added below 1 (floored to 0.1%); a declared rule ends with `(declared)`.
+ * @param metadata its `value_mappings` name structural zeros' values (else `code 3`).
  */
 export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappings">): string {
   const share = rule.share < 1 ? percent(rule.share) : undefined;

@@ -1,33 +1,23 @@
 /**
- * Row rules kept exactly (docs/api.md, "Row rules"): after the decoder has written a batch
- * of rows, every rule of `metadata.rules` is made to hold in every row by changing as few cells as
- * it can, never by dropping a row. The model is unchanged (it still learns every column, so the
- * marginals and their 2-way structure stay as trained); the rules are a last, deterministic step
- * on the decoded text, seeded like the rest of decoding.
+ * Row rules kept exactly (docs/api.md "Row rules"): after the decoder writes a batch, every rule
+ * of `metadata.rules` is made to hold in every row by changing as few cells as it can, never by
+ * dropping a row. The model is unchanged; this is a last, seeded step on the decoded text.
  *
  * Per rule, in this order (later steps never break what earlier ones fixed, for the rule kinds
  * the SDK detects together; see the tests):
- * 1. blank together: a row with some of the columns blank and some not follows the first column
- *    that is fixed (a `where` or seed cell), else the rule's first column: blank it all, or fill
- *    the blanks with draws from their columns' 1-way marginals.
- * 2. not equal: a row where both hold the same value redraws the second column (the first when
- *    the second is fixed) from its 1-way marginal, up to {@link MAX_REDRAWS} times.
- * 3. fixed combinations: a row whose tuple of codes is not one of the released combinations takes
- *    one drawn by quota and likelihood (`./fixed-combinations`, whose header gives the method).
- * 4. sum (and linear identity): `total` is written as `signs[0]·parts[0] + signs[1]·parts[1] +
- *    constant` (exact decimal arithmetic at the columns' finest decimals); when that falls outside
- *    the total's real range [min, max] (experience = age - education - 6 below 0) or `total` is
- *    fixed, the first unfixed part whose derived value lies in its range and is written exactly at
- *    its decimals is derived instead (else the total, even out of range).
- * 5. inequality: when `high < low` (or `<=` when strict), the two values are swapped when both
- *    columns write values alike (same datetime format, same decimals and step, or point values the
- *    other column also has); otherwise the unfixed one is redrawn from its marginal until the rule
- *    holds, up to {@link MAX_REDRAWS} times.
- * 6. structural zeros, all together (`./structural-zeros`): a row holding a forbidden pair has one
- *    of its two cells rewritten to a value drawn by likelihood among those that make no forbidden
- *    pair and break no rule of steps 1-5 the row kept.
- * A row whose fixed cells themselves break a rule (a seed row that breaks it) is left as given:
- * the user's cells are never rewritten. Identifier columns take part in no rule.
+ * 1. blank together: a mixed row follows its first fixed column, else the rule's first column:
+ *    all blank, or the blanks filled with draws from their 1-way marginals.
+ * 2. not equal: equal cells redraw the second column (the first when the second is fixed) from
+ *    its marginal, up to {@link MAX_REDRAWS} times.
+ * 3. fixed combinations: `./fixed-combinations`.
+ * 4. sum: `total` is written from the parts in exact decimal arithmetic; when that falls outside
+ *    the total's real [min, max] or `total` is fixed, the first unfixed part whose derived value is
+ *    in range and exact at its decimals is derived instead (else the total, even out of range).
+ * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
+ *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times.
+ * 6. structural zeros, all together: `./structural-zeros`.
+ * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
+ * rewritten. Identifier columns take part in no rule.
  */
 import type { ColumnStats, Metadata, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
@@ -39,17 +29,14 @@ import { noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type 
 
 export type { DrawValue, EnforceResult };
 
-/** Most redraws of one cell before a rule is left broken in that row (counted in {@link EnforceResult}). */
+/** Most redraws of one cell before a rule is left broken in that row. */
 export const MAX_REDRAWS = 64;
 
-/** Keeps `metadata.rules` in decoded rows (see the file header for the method). */
+/** Keeps `metadata.rules` in decoded rows (file header). */
 export class RuleEnforcer {
   private readonly compiled: CompiledRule[];
 
-  /**
-   * @param metadata the model's metadata; rules naming unknown columns are ignored (the server
-   *   checks them at Create Model).
-   */
+  /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
     const order: Rule["type"][] = ["blank_together", "not_equal", "fixed_combinations", "sum", "inequality"];
@@ -66,14 +53,12 @@ export class RuleEnforcer {
   }
 
   /**
-   * Rewrites cells of `rows` (in place; `rows.get(r, f)` in `metadata.features` order: a
-   * `../batch` DecodedBatch, or rows of strings through `rowCells`) so every rule holds.
-   * @param seed  seeds the draws (the same rows, seed and fixed cells give the same output).
-   * @param fixed true for a cell the user fixed (a `where` condition's column, a seed cell): never rewritten.
+   * Rewrites cells of `rows` in place (`rows.get(r, f)` in `metadata.features` order) so every
+   * rule holds; the same rows, seed and fixed cells give the same output.
+   * @param fixed true for a cell the user fixed (`where` column, seed cell): never rewritten.
    * @param draw  draws a non-blank value of a column (the decoder's, so values keep their grain).
-   * @param codes the rows' generated codes per feature (`codes[f][r]`, `metadata.features` order):
-   *   a broken combination is then replaced by one likely given the row's other columns. Without
-   *   them, by the combinations' counts alone.
+   * @param codes the rows' generated codes (`codes[f][r]`): a broken combination is then replaced
+   *   by one likely given the row's other columns; without them, by counts alone.
    */
   apply(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
@@ -200,7 +185,7 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
     const kf = df === d ? k : Math.round(k / 10 ** (d - df));
     return writeScaled(kf, df, st(f)?.fixed_decimals === true);
   };
-  // Whether column f can hold scaled value k as the real column does: within [min, max], exact at its decimals.
+  // Whether column f can hold scaled value k as the real column does: in range, exact at decimals.
   const fits = (f: number, k: number): boolean => {
     const s = st(f);
     const x = k / scale;
@@ -238,7 +223,7 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
   };
 }
 
-/** True when the two columns write values alike, so a value of one is a valid value of the other. */
+/** True when the two columns write values alike (a value of one is a valid value of the other). */
 function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boolean {
   if (!x || !y || x.type !== y.type) return false;
   if (x.type === "datetime") return x.format === y.format && x.granularity === y.granularity && (x.offset ?? 0) === (y.offset ?? 0);

@@ -1,33 +1,18 @@
 /**
- * The fixed-combinations rule kept in decoded rows (`./enforce`, step 3 of its order): a row
- * whose tuple of codes is not one of the released combinations takes one drawn among the released combinations that keep its fixed cells and at least one of its
- * other cells of the rule (all that keep the fixed cells when none does), with probability
- * proportional to the combination's shortfall against its quota times the likelihood of the
- * row's other codes given it. The quota of a combination is its real share (count over the
- * released combinations' total) of the batch's rows the model put on released values (no
- * pooled cell in the rule's columns: kept as decoded, or repaired now); the
- * shortfall is the quota minus the rows already on it (at least 1% of the quota), and broken
- * rows are repaired in a seeded random order, so repairs fill the combinations the model
- * under-drew instead of crowding the frequent ones (measured on flights, one model: 2-way TVD
- * 0.0520 by count, 0.0458 by shortfall; 0.0425 with no repair). The likelihood is the product
- * over the 2-way marginals the metadata holds between a rule column and another column of
- * P(other = its code | rule column = the combination's code) (a naive Bayes
- * score; the marginals are the model's own training targets), raised to
- * `LIKELIHOOD_POWER` (`../../rule-scores`). A row with a pooled cell scores 1 instead of the shortfall (it
- * fills the cell flat, as the decoder's pool draw is, not by count, which would crowd the
- * frequent values), and does not count toward the quotas. So a flight keeps a route that
- * fits its distance, and an airport's state wins over a city drawn from the pool when its
- * latitude says so. A cell whose generated code is the pooled `__other__` ("some rare value",
- * which the decoder wrote as a stand-in) is not kept; when no released combination keeps
- * the row's other cells (every city of the state is rare), the row stays as decoded (the pool
- * draw is already among the values seen with the row's partner column), so the rule then
- * holds in about the real table's share of rows (`share` counts those rows as kept: their
- * real tuple holds the pooled code). A pooled cell written as a fresh value (a column with
- * `column_stats.semantic`: an invented city) has no code of its own and reads as the pooled
- * code, as `./check` reads it: the row keeps the rule when that tuple is one of the rule's
- * combinations (the state has rare cities), like the real rows with a rare city. With a
- * determinant (education -> education-num) the candidates are the
- * combination of the row's education and that of its education-num, scored the same way.
+ * The fixed-combinations rule kept in decoded rows (`./enforce`, step 3 of its order). A row whose
+ * tuple of codes is not a released combination takes one drawn among those that keep its fixed
+ * cells and at least one of its other rule cells (all that keep the fixed cells when none does).
+ * Score: the combination's shortfall against its quota (its real share of the batch's rows on
+ * released values; at least 1% of the quota), or 1 for a row with a pooled cell (a flat fill, as
+ * the decoder's pool draw is), times the naive-Bayes likelihood of the row's other codes given it
+ * over the metadata's 2-way marginals, raised to `LIKELIHOOD_POWER` (`../../rule-scores`). Rows
+ * are repaired in a seeded random order, so repairs fill the combinations the model under-drew
+ * instead of crowding the frequent ones.
+ * A cell generated as the pooled `__other__` is a stand-in, not kept; when no released combination
+ * keeps the row's other cells, the row stays as decoded. A fresh value written for a pooled cell
+ * (a `column_stats.semantic` column) reads as the pooled code, as `./check` reads it. With a
+ * determinant (education -> education-num) the candidates are the combinations of the row's
+ * education and of its education-num, scored the same way.
  */
 import type { Metadata } from "../../contract";
 import { OTHER } from "../columns";
@@ -40,7 +25,7 @@ import { flatConditionals, multiplyConditional } from "./flat-conditionals";
 /** No codes (a released batch's column). */
 const NO_CODES = new Int32Array(0);
 
-/** Largest product of a fixed-combinations rule's cardinalities held as flat lookup tables (bytes and Int32s). */
+/** Largest key space of a rule held as flat lookup tables (bytes and Int32s). */
 const KEY_TABLE_MAX = 1 << 20;
 
 /**
@@ -58,21 +43,19 @@ export function fixedCombinations(
   determinant?: string,
 ): CompiledRule | undefined {
   const m = cols.length;
-  // A combination holding a pooled code (`__other__`: values too rare to release) stands for rows
-  // the decoder never writes (it writes the pooled code as a released value), so it is not a target.
+  // A combination holding a pooled code is not a target: the decoder never writes the pooled code.
   const pooled = names.map((n) => meta.value_mappings?.[n]?.[OTHER]);
   const target = combinations.map((t, i) => i).filter((i) => combinations[i].length === m && combinations[i].every((c, j) => c !== pooled[j]));
   const valid = target.map((i) => combinations[i]);
   if (valid.length === 0) return undefined;
-  // text -> code and code -> text per column.
   const toCode = names.map((n) => new Map(Object.entries(meta.value_mappings?.[n] ?? {})));
   const toText = toCode.map((map) => {
     const t: string[] = [];
     for (const [v, c] of map) if (t[c] === undefined) t[c] = v;
     return t;
   });
-  // A tuple's key: its codes in mixed radix over the columns' cardinalities (exact below 2^53,
-  // which 4 columns of at most 2^13 codes each stay under; wider code books fall back to text).
+  // A tuple's key: its codes in mixed radix over the columns' cardinalities (exact below 2^53;
+  // wider code books fall back to text).
   const radix = names.map((n) => meta.cardinalities[n] ?? 1);
   const numeric = radix.reduce((a, k) => a * k, 1) < Number.MAX_SAFE_INTEGER;
   const key = (t: readonly number[]): number | string => {
@@ -81,26 +64,20 @@ export function fixedCombinations(
     for (let j = 0; j < t.length; j++) k = k * radix[j] + t[j];
     return k;
   };
-  // Every tuple of the rule keeps it, pooled ones included: a row with a fresh value in a pooled
-  // column (its text has no code: the decoder wrote it for a pooled cell) reads as the pooled
-  // code, as `./check` reads it.
+  // Every tuple of the rule keeps it, pooled ones included (a fresh value reads as pooled).
   const allowed = new Set<number | string>(combinations.filter((t) => t.length === m).map(key));
   const det = determinant === undefined ? -1 : names.indexOf(determinant);
   const detOutside = det >= 0 && pooled[det] !== undefined && !combinations.some((t) => t[det] === pooled[det]);
   const indexOfKey = new Map<number | string, number>(valid.map((t, i) => [key(t), i]));
   const weight = target.map((i) => counts[i] ?? 1);
   const totalWeight = weight.reduce((a, b) => a + b, 0);
-  // Per column position, code -> indices of the combinations holding it.
   const byCode = combinationsByCode(valid, m);
-  // Per rule column j, the other features g (not identifiers) whose 2-way marginal with j the
-  // metadata holds, with P(g = code | j = code) (`../../rule-scores`, shared with the server).
+  // Per rule column, P(g = code | j = code) for the other non-id features g (`../../rule-scores`).
   const conditionals = pairConditionals(meta, meta.features, cols, (g) => meta.column_stats?.[meta.features[g]]?.type === "id");
-  // The conditionals flattened (`flatConditionals`): the repair multiplies them in the same order
-  // as `combinationLikelihood`, reading typed arrays instead of calling a closure per cell.
+  // Flattened (`flatConditionals`): multiplied in `combinationLikelihood`'s order.
   const flat = flatConditionals(conditionals);
   const nc = flat.g.length;
-  // Per combination and flattened conditional k, the offset of its row in table k
-  // (`valid[i][j(k)] * Kg(k)`, exact integers): tupleBase[i * nc + k].
+  // tupleBase[i * nc + k]: combination i's row offset in conditional table k.
   const tupleBase = new Int32Array(valid.length * nc);
   for (let i = 0; i < valid.length; i++) for (let k = 0; k < nc; k++) tupleBase[i * nc + k] = valid[i][flat.j[k]] * flat.Kg[k];
   const rowCodes = new Int32Array(m);
@@ -108,21 +85,18 @@ export function fixedCombinations(
   const pooledAt = new Uint8Array(m);
   // Per combination, the last row (+1) that listed it as a candidate (no Set per row).
   const seenAt = new Int32Array(valid.length);
-  // The key of `rowCodes` (all >= 0), as `key` gives it for the same codes.
   const rowKey = (): number | string => {
     if (!numeric) return rowCodes.join(",");
     let k = 0;
     for (let j = 0; j < m; j++) k = k * radix[j] + rowCodes[j];
     return k;
   };
-  // `rowKey` when the key is a number (`numeric`).
   const rowKeyNumber = (): number => {
     let k = 0;
     for (let j = 0; j < m; j++) k = k * radix[j] + rowCodes[j];
     return k;
   };
-  // Where the key space is small (16 x 16 for education <-> education-num), `allowed` and
-  // `indexOfKey` as flat tables indexed by the key: one array read per row instead of a hash lookup.
+  // Small key spaces: `allowed` and `indexOfKey` as flat tables indexed by the key.
   const keySpace = radix.reduce((a, k) => a * k, 1);
   const keyTables = numeric && keySpace <= KEY_TABLE_MAX;
   const allowedAt = new Uint8Array(keyTables ? keySpace : 0);
@@ -131,15 +105,13 @@ export function fixedCombinations(
     for (const k of allowed) allowedAt[k as number] = 1;
     for (const [k, i] of indexOfKey) validAt[k as number] = i;
   }
-  // byCode as arrays indexed by code (codes are dense, below the column's cardinality).
   const byCodeAt = byCode.map((map) => {
     const out: (number[] | undefined)[] = [];
     for (const [c, list] of map) if (Number.isInteger(c) && c >= 0) out[c] = list;
     return out;
   });
-  // The repair's buffers, kept between batches (grown by doubling, never shrunk): the broken rows
-  // that can be repaired (row, whether it has a pooled cell), and their candidates (index into
-  // `valid`, row, likelihood), candFlat[candStart[x] .. candStart[x + 1]) for repairable row x.
+  // Buffers kept between batches (grown by doubling): repairable rows (row, has a pooled cell) and
+  // their candidates candFlat[candStart[x] .. candStart[x + 1]) (combination, row, likelihood).
   let repRow = new Int32Array(1024);
   let repWild = new Uint8Array(1024);
   let candStart = new Int32Array(1025);
@@ -148,20 +120,16 @@ export function fixedCombinations(
   let candLik = new Float64Array(4096);
   let nRep = 0;
   let nCand = 0;
-  // Per repaired row of the batch, in repair order: the row, its combination, and one column's code of it.
+  // Per repaired row, in repair order: the row, its combination, one column's code of it.
   let pickRow = new Int32Array(1024);
   let pickOf = new Int32Array(1024);
   let pickCode = new Int32Array(1024);
-  // The rows' codes per rule column (`cellCodes`) and generated codes of the pooled rule columns,
-  // of the batch being repaired.
-  // One array each for the rule's life, its entries set per batch (a new array per batch gave the
-  // optimized steps a new map to deoptimize on).
+  // The batch's codes per rule column and generated codes of pooled rule columns. One array for
+  // the rule's life (a new array per batch gave V8 a new map to deoptimize on).
   const textCodes: Int32Array[] = cols.map(() => NO_CODES);
   const pooledCodes: (ArrayLike<number> | undefined)[] = cols.map(() => undefined);
   const pooledOf = pooled.map((c) => c ?? -1);
-  // The batch's repair runs as the steps below, each one small function with its own loops, so
-  // each is compiled to optimized code after its first batch (one large function was left
-  // running baseline code for much of each batch).
+  // The repair runs as small step functions so V8 optimizes each after the first batch.
   const pushCand = (i: number, r: number): void => {
     if (nCand === candFlat.length) {
       candFlat = grown(candFlat, 2 * nCand);
@@ -171,7 +139,6 @@ export function fixedCombinations(
     candRow[nCand] = r;
     candFlat[nCand++] = i;
   };
-  // Whether combination i keeps the row's fixed cells (`rowCodes`, `fixedAt` of the row).
   const keepsFixed = (i: number): boolean => {
     const t = valid[i];
     for (let j = 0; j < m; j++) if (fixedAt[j] === 1 && (rowCodes[j] < 0 || t[j] !== rowCodes[j])) return false;
@@ -185,7 +152,6 @@ export function fixedCombinations(
     nRep = 0;
     nCand = 0;
     for (let r = 0; r < n; r++) {
-      // Does the row break the rule? A cell whose text has no code reads as the pooled code.
       let defined = true;
       let k = 0;
       for (let j = 0; j < m; j++) {
@@ -195,18 +161,12 @@ export function fixedCombinations(
         rowCodes[j] = v;
         k = k * radix[j] + v;
       }
-      // A rare determinant value (a fresh one reads as the pooled code) is outside the rule, as
-      // `./check` reads it, when no combination holds it.
+      // A pooled determinant value no combination holds is outside the rule, as `./check` reads it.
       if (det >= 0 && detOutside && rowCodes[det] === pooledOf[det]) continue;
       if (defined && (keyTables ? allowedAt[k] === 1 : allowed.has(rowKey()))) continue;
-      // Candidates of a broken row: the combinations that keep the fixed cells and at least one
-      // of the row's other cells of the rule (all that keep the fixed cells when none does);
-      // none when it cannot be repaired. A cell the model left to the pool (its generated code
-      // is `__other__`: "some rare value") is no value of its own to keep: the decoder's draw
-      // for it was a stand-in. With such a cell and no released combination around the row's
-      // other cells (a state whose cities are all rare), the row stays as decoded: moving its
-      // released cells to fit a stand-in would distort their columns (every such state's rows
-      // would leave it).
+      // Candidates: see the module doc. A pooled cell is a stand-in, no value to keep; with one and
+      // no released combination around the row's other cells, the row stays as decoded (moving its
+      // released cells to fit a stand-in would distort their columns).
       let wildcard = false;
       let anyFixed = false;
       for (let j = 0; j < m; j++) {
@@ -251,19 +211,16 @@ export function fixedCombinations(
     }
     return stuck;
   };
-  // Step 2: the naive-Bayes likelihood of each candidate's row's other codes given the candidate,
-  // multiplied in `combinationLikelihood`'s order (conditional k ascending, from 1): one pass per
-  // conditional over every candidate, so each pass reads one column of codes and one table. Rows
-  // with a single candidate draw it whatever its score (their likelihood is unused).
+  // Step 2: each candidate's naive-Bayes likelihood, in `combinationLikelihood`'s order; one pass
+  // per conditional over every candidate (reads one column and one table).
   const likelihoods = (codes: readonly ArrayLike<number>[]): void => {
     const tables = flat.tables;
     candLik.fill(1, 0, nCand);
     for (let k = 0; k < nc; k++) multiplyConditional(candLik, nCand, candRow, candFlat, codes[flat.g[k]], tables, flat.offset[k], tupleBase, nc, k);
     for (let x = 0; x < nCand; x++) candLik[x] = likelihoodToPower(candLik[x]);
   };
-  // Step 3: per combination, the rows the model put on it among the rows kept as decoded with
-  // no pooled cell (`held`); returns those rows plus the broken rows without a pooled cell that
-  // `order` repairs (the quotas' total).
+  // Step 3: per combination, the rows held on it (kept as decoded, no pooled cell); returns those
+  // plus the broken rows without a pooled cell that `order` repairs (the quotas' total).
   const countHeld = (n: number, order: Int32Array, held: Float64Array): number => {
     const broken = new Uint8Array(n);
     let modelRows = markBroken(order, repRow, repWild, broken);
@@ -284,7 +241,6 @@ export function fixedCombinations(
   };
   // Step 4: each row of `order` (in that order) takes a candidate drawn by score.
   const repairRows = (rows: Cells, rng: Rng, order: Int32Array, held: Float64Array, quotaScale: number, scored: boolean, out: EnforceResult): void => {
-    // Row r takes combination `pick`: counted now, its cells written after the loop (`writePicks`).
     let picks = 0;
     const repairTo = (r: number, pick: number, wildcard: boolean): void => {
       if (!wildcard) held[pick]++;
@@ -304,16 +260,13 @@ export function fixedCombinations(
       const c0 = candStart[x];
       const nx = candStart[x + 1] - c0;
       if (nx === 1) {
-        // The only candidate is drawn whatever the scores (the draw still takes its number).
+        // A single candidate still takes its number from the stream.
         rng.next();
         repairTo(r, candFlat[c0], wildcard);
         continue;
       }
       if (nx > scores.length) scores = new Float64Array(2 * nx);
-      // Score: the combination's shortfall against its quota (at least 1% of its quota, so a
-      // row whose only fitting combinations are full still has one), or 1 for a row with a
-      // pooled cell, times the likelihood of the row's other codes given the combination
-      // (naive Bayes over the 2-way marginals the metadata holds).
+      // Score: see the module doc.
       let total = 0;
       for (let y = 0; y < nx; y++) {
         const i = candFlat[c0 + y];
@@ -336,8 +289,7 @@ export function fixedCombinations(
     }
     writePicks(rows, picks, out);
   };
-  // The picked combinations' cells, column by column (each repaired row is one of its own, so
-  // the order of columns does not change the cells): what `rows.set` per row and column gave.
+  // The picks' cells, column by column (each row is picked once, so column order does not matter).
   const writePicks = (rows: Cells, picks: number, out: EnforceResult): void => {
     for (let j = 0; j < m; j++) {
       for (let x = 0; x < picks; x++) pickCode[x] = valid[pickOf[x]][j];
@@ -352,7 +304,6 @@ export function fixedCombinations(
       }
     }
   };
-  // The batch's columns are not kept after its repair.
   const releaseBatch = (): void => {
     textCodes.fill(NO_CODES);
     pooledCodes.fill(undefined);
@@ -360,7 +311,6 @@ export function fixedCombinations(
   return {
     apply(rows, rng, fixed, _draw, out, codes) {
       const n = rows.length;
-      // Per rule column, the code of every row's text (-1: none), read once (`cellCodes`).
       for (let j = 0; j < m; j++) {
         textCodes[j] = cellCodes(rows, cols[j], toCode[j]);
         pooledCodes[j] = codes !== undefined && pooled[j] !== undefined ? codes[cols[j]] : undefined;
@@ -368,19 +318,15 @@ export function fixedCombinations(
       const stuck = findBroken(n, fixed);
       out.unrepaired += stuck;
       if (nRep === 0) {
-        // Nothing to repair (the calibrated draw's rows arrive repaired): the steps below would
-        // draw no number and change no cell.
+        // Nothing to repair (the calibrated draw's rows arrive repaired): no number drawn.
         releaseBatch();
         return;
       }
       if (codes !== undefined) likelihoods(codes);
-      // The repairable rows, as indices into the rep* arrays (in row order until shuffled).
       let order = identityOrder(nRep);
-      // A tolerant rule (share < 1: real rows off the released combinations, which hold rare
-      // values) may stay broken in as many rows as the real table is off them: the rows that
-      // cannot be repaired count first, then rows with a pooled stand-in (the synthetic kin of
-      // those real rows), drawn at random, keep what the model wrote. A row of released values
-      // only is always repaired: nothing says its combination exists.
+      // A tolerant rule (share < 1) may stay broken in as many rows as the real table is off the
+      // released combinations: unrepairable rows count first, then random rows with a pooled
+      // stand-in keep what the model wrote. A row of released values only is always repaired.
       const allowance = Math.max(0, Math.floor((1 - share) * n) - stuck);
       if (allowance > 0) {
         const pooledRows: number[] = [];
@@ -397,14 +343,7 @@ export function fixedCombinations(
         for (let x = 0; x < nRep; x++) if (leave[x] === 0) order[kept++] = x;
         order = order.subarray(0, kept);
       }
-      // Quota per combination: its real share (count / total count) of the rows the model put on
-      // released values (rows kept as decoded with no pooled cell, plus the broken rows without a
-      // pooled cell repaired now). Such a broken row is repaired toward the combinations still
-      // short of their quota, so repairs fill the combinations the model under-drew instead of
-      // crowding the frequent ones, and the combination's marginal stays the real one. A row with
-      // a pooled cell fills it flat over the fitting combinations (as the decoder's pool draw is
-      // flat), not by count, which would crowd the frequent values. Rows are repaired in a seeded
-      // random order, so the quota favours no part of the batch.
+      // Quotas from the rows the model put on released values; see the module doc.
       const held = new Float64Array(valid.length);
       const quotaScale = countHeld(n, order, held) / totalWeight;
       shuffleInPlace(order, rng);
@@ -414,9 +353,8 @@ export function fixedCombinations(
   };
 }
 
-// The two loops below are functions of their own so that the loop after them is not left without
-// type feedback when V8 compiles the first loop on the stack (it threw that code away at the next
-// statement, once per batch).
+// These loops are functions of their own: V8 compiling the first loop on the stack left the next
+// loop without type feedback (its code was thrown away once per batch).
 
 /** 0, 1, ..., n - 1. */
 function identityOrder(n: number): Int32Array {
@@ -425,7 +363,7 @@ function identityOrder(n: number): Int32Array {
   return order;
 }
 
-/** Marks `broken[repRow[x]]` for each x of `order`; returns how many of them have no pooled cell (`repWild[x]` 0). */
+/** Marks `broken[repRow[x]]` for x of `order`; returns how many have no pooled cell. */
 function markBroken(order: Int32Array, repRow: Int32Array, repWild: Uint8Array, broken: Uint8Array): number {
   let modelRows = 0;
   for (let i = 0; i < order.length; i++) {
@@ -446,11 +384,7 @@ function shuffleInPlace(a: Int32Array, rng: Rng): void {
   }
 }
 
-/**
- * The code under `toCode` (text -> code) of every row's cell of feature f, -1 where its text has
- * none: from the batch's own reading when it has one (`DecodedBatch.codesOf`: a code-book column
- * looks each dictionary entry up once), else cell by cell.
- */
+/** Per row, the code under `toCode` of feature f's cell (-1: none); uses `rows.codesOf` if any. */
 function cellCodes(rows: Cells, f: number, toCode: ReadonlyMap<string, number>): Int32Array {
   if (rows.codesOf) return rows.codesOf(f, toCode);
   const out = new Int32Array(rows.length);
@@ -458,7 +392,7 @@ function cellCodes(rows: Cells, f: number, toCode: ReadonlyMap<string, number>):
   return out;
 }
 
-/** A copy of `a` in a new array of `length` (>= a.length) elements, the rest zero: a growing buffer's next size. */
+/** A copy of `a` grown to `length` elements, the rest zero. */
 function grown<T extends Int32Array | Uint8Array | Float64Array>(a: T, length: number): T {
   const out = new (a.constructor as new (n: number) => T)(length);
   out.set(a);

@@ -1,21 +1,15 @@
 /**
- * The structural-zeros rules kept in decoded rows (`./enforce`, the last step of its order), all
- * of them together, since one column may take part in several (age with marital status and with
- * relationship). A row that holds a forbidden pair has one cell of that pair rewritten (with the
- * other cells of the fixed-combinations rule over that column, when there is exactly one: the
- * row moves to another of its released combinations, so education and education-num move
- * together). The cell (of either column, never a fixed one) and its new value are drawn together,
- * among the values with a code of their own (not pooled, not blank) that make no forbidden pair
- * with the row's other cells and break no other rule of the metadata the row kept, with
- * probability proportional to the new value's shortfall against its quota (its real 1-way share
- * of the batch's rows less the rows holding it, at least 1% of the quota: `quotaScore`, as fixed
- * combinations repair) times the likelihood ratio of the row's other columns, Π_g P(g | v) over
- * Π_g P(g | current) from the 2-way marginals the metadata holds (`../../rule-scores`), raised
- * to {@link ZERO_LIKELIHOOD_POWER}: a Gibbs step (Geman & Geman 1984) restricted to the allowed
- * cells, with the quota in place of the prior so that repairs fill the values the batch is short
- * of. Rows are
- * repaired in a seeded random order, each until it holds no forbidden pair (at most
- * {@link MAX_STEPS} rewrites); a row left with one is unrepaired.
+ * The structural-zeros rules kept in decoded rows (`./enforce`, last step), all together, since a
+ * column may take part in several. A row holding a forbidden pair has one cell of it rewritten
+ * (with the other cells of the column's single fixed-combinations rule, if any, so education and
+ * education-num move together). Cell (never a fixed one) and value are drawn together among the
+ * values of their own (not pooled, not blank) that make no forbidden pair and break no rule the
+ * row kept, with probability proportional to the value's shortfall against its quota
+ * (`quotaScore`, as fixed combinations) times the likelihood ratio Π_g P(g | v) / Π_g P(g |
+ * current) over the metadata's 2-way marginals (`../../rule-scores`), raised to
+ * {@link ZERO_LIKELIHOOD_POWER}: a Gibbs step (Geman & Geman 1984) restricted to the allowed cells,
+ * the quota in place of the prior. Rows are repaired in a seeded random order, each until it holds
+ * no forbidden pair (at most {@link MAX_STEPS} rewrites); a row left with one is unrepaired.
  */
 import type { Metadata, Rule, StructuralZerosRule } from "../../contract";
 import { MISSING_KEY, OTHER } from "../columns";
@@ -70,13 +64,13 @@ interface ZeroColumn {
   logTables: Float64Array[];
   /** The metadata's other rules over this column (checked on the whole row). */
   guards: RowCheck[];
-  /** The fixed-combinations rule over this column when there is exactly one: a rewrite then moves to one of its combinations. */
+  /** The column's only fixed-combinations rule, if any: a rewrite moves to a combination of it. */
   combos?: Combos;
   /** The real 1-way share of each code (`empirical_probs`): a batch's quota of the code. */
   probs: readonly number[];
 }
 
-/** A fixed-combinations rule as rewrites use it: its columns and released combinations of codes of their own. */
+/** A fixed-combinations rule as rewrites use it: columns and released combinations (own codes). */
 interface Combos {
   features: number[];
   tuples: number[][];
@@ -89,9 +83,8 @@ type Move = { f: number; code: number; text: string }[];
 const MAX_COMBO_MOVES = 2000;
 
 /**
- * All `structural_zeros` rules of `rules` as one compiled rule (undefined when there is none over
- * known, non-identifier columns). A column in exactly one fixed-combinations rule (education ->
- * education-num) moves with it: the rewrite writes one of that rule's released combinations.
+ * All `structural_zeros` rules of `rules` as one compiled rule (undefined when none is over known,
+ * non-identifier columns).
  * @param others the metadata's other rules: a rewrite never breaks one the row kept.
  */
 export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosRule[], others: readonly Rule[]): CompiledRule | undefined {
@@ -132,7 +125,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       try {
         guards.push(ruleChecker(r, meta));
       } catch {
-        // A rule the checker cannot read (a column the metadata lacks) is one `./enforce` ignores too.
+        // A rule the checker cannot read (a column the metadata lacks) `./enforce` ignores too.
       }
     }
     const conditionals = pairConditionals(meta, meta.features, [f], isId)[0];
@@ -181,8 +174,8 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     }
     return l;
   };
-  // The moves that rewrite column f of row r: to each combination of its fixed-combinations rule
-  // (keeping the rule's fixed cells), or to each value of its own.
+  // The moves rewriting column f of row r: to each combination of its fixed-combinations rule
+  // (keeping the fixed cells), or to each value of its own.
   const movesOf = (f: number, r: number, row: readonly string[], fixed: (r: number, f: number) => boolean): Move[] => {
     const c = column(f);
     const cur = codeIn(f, r, row);
@@ -211,7 +204,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       const fixed = given ?? noneFixed;
       const n = rows.length;
       readCodes(rows);
-      // Rows off the rules, repaired in a seeded random order so the quotas favour no part of the batch.
+      // Rows off the rules, in a seeded random order so the quotas favour no part of the batch.
       const order: number[] = [];
       for (let r = 0; r < n; r++) if (broken(r)) order.push(r);
       if (order.length === 0) return void codesAt.clear();
@@ -245,7 +238,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
               if (move.some((m) => fixed(r, m.f))) continue;
               const lik = tryMove(move, r, row, gen, stateOf);
               if (lik === undefined) continue;
-              // The quota of the rewritten zero column's new code (`quotaScore`, as fixed combinations), times the likelihood.
+              // The new code's quota score times the likelihood.
               const code = move.find((m) => m.f === f)!.code;
               scores.push(Math.log(quotaScore(n * (c.probs[code] ?? 0), h[code])) + ZERO_LIKELIHOOD_POWER * lik);
               picks.push(move);
@@ -284,7 +277,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     },
   };
 
-  /** Reads the codes of every zero column's cells into `codesAt` (a blank cell has no pair, as `./check` reads it). */
+  /** Reads every zero column's codes into `codesAt` (a blank cell has no pair, as `./check`). */
   function readCodes(rows: Cells): void {
     const n = rows.length;
     for (const c of zeroCols) {
@@ -300,10 +293,9 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
   }
 
   /**
-   * The log-likelihood `move` adds to row r (the sum over its cells of log Π_h P(h | new code) less
-   * that of the current code), or undefined when the move makes a forbidden pair or breaks a rule
-   * the row kept (`stateOf(f)`: the row's verdicts and log-likelihood of column f before any move).
-   * Leaves the row and codes as they were.
+   * The log-likelihood `move` adds to row r (new codes' log Π_h P(h | code) less the current's), or
+   * undefined when it makes a forbidden pair or breaks a rule the row kept (`stateOf(f)`: the row's
+   * state before any move). Leaves the row and codes as they were.
    */
   function tryMove(
     move: Move,

@@ -10,7 +10,7 @@ import { RULE_LIMITS } from "./options";
 import { combinable, unionFind, type Breach, type Col } from "./view";
 import { structuralZeros, type JointCells as Cells } from "./structural-zeros";
 
-/** Joint counts of value ids: dense when the table is small next to n, else a Map of `a * nB + b`. Cost O(n + cells). */
+/** Joint counts of value ids: dense when small next to n, else a Map of `a * nB + b`. */
 export function jointCells(A: Col, B: Col, n: number, scratch: { buf?: Int32Array }): Cells {
   const ia = A.scan.ids;
   const ib = B.scan.ids;
@@ -304,7 +304,7 @@ function concentrated(A: Col, B: Col, enc: EncodedTable, n: number, k: number): 
 }
 
 /**
- * Fixed combinations: functional dependencies, then sparse groups (criteria in {@link detectRules}).
+ * Fixed combinations: functional dependencies, then sparse groups (criteria: {@link detectRules}).
  * @param zeros when given, receives the structural zeros of every pair where neither column
  *   determines the other (`./structural-zeros`), from the same joint counts.
  */
@@ -390,7 +390,7 @@ export function detectCombinations(cols: Col[], enc: EncodedTable, n: number, k:
         if (!groups[a].some((x) => groups[b].includes(x))) continue;
         const union = [...new Set([...groups[a], ...groups[b]])].sort((x, y) => x - y);
         if (union.length > RULE_LIMITS.groupColumns) continue;
-        // the group must pass the distinct-tuple test (a pair sparse by concentration alone stays a pair)
+        // the group must pass the distinct-tuple test (sparse by concentration alone stays a pair)
         const gc = union.map((x) => elig[x]);
         const e = expectedDistinct(gc, n);
         if (e === undefined || observedDistinct(gc, n) > RULE_LIMITS.sparseRatio * e) continue;

@@ -33,7 +33,7 @@ function pairOrder(A: Col, B: Col, n: number): PairOrder {
   return { m: gt + lt + eq, gt, lt, eq };
 }
 
-/** Share of rows keeping high >= low (or >) once low's values are shuffled among the rows where both are present. */
+/** Share of rows keeping high >= low (or >) once low's values are shuffled among those rows. */
 function shuffledShare(high: Col, low: Col, n: number, strict: boolean, seed: number): number {
   const rows: number[] = [];
   for (let r = 0; r < n; r++) if (!Number.isNaN(high.num![high.scan.ids[r]]) && !Number.isNaN(low.num![low.scan.ids[r]])) rows.push(r);

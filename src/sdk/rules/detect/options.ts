@@ -16,9 +16,9 @@ export interface RuleOptions {
   /** Detect the rules the rows keep (default true). False: only the declared rules. */
   detect?: boolean;
   /**
-   * Detected rules to leave out, by id ({@link ruleId}: `fixed_combinations:education,education-num`,
-   * `inequality:high,low`) or by the line `synthd fit` prints for them. An entry that matches no
-   * detected rule is ignored (detection depends on the data).
+   * Detected rules to leave out, by id ({@link ruleId}: `inequality:high,low`) or by the line
+   * `synthd fit` prints for them. An entry that matches no detected rule is ignored (detection
+   * depends on the data).
    */
   drop?: string[];
   /**
@@ -38,15 +38,15 @@ export interface DetectOptions extends RuleOptions {
 
 /** Thresholds and caps of detection (the docstring of {@link detectRules} says what each does). */
 export const RULE_LIMITS = {
-  /** A functional dependency A -> B holds when the majority B per A value covers this share of the rows where A repeats. */
+  /** A -> B holds when the majority B per A value covers this share of the rows where A repeats, */
   fdShare: 0.99,
-  /** ... and the rows off the majority are at most this share of the repeated rows off B's most frequent value. */
+  /** ... the rows off the majority are at most this share of the repeated rows off B's mode, */
   fdExplained: 0.1,
-  /** ... and every repeated A group is consistent by chance under independence with probability below this. */
+  /** ... and every repeated A group being consistent by chance has probability below this. */
   fdChance: 1e-6,
-  /** Sparse combinations: observed distinct pairs at most this share of the pairs independence predicts. */
+  /** Sparse combinations: distinct pairs at most this share of those independence predicts. */
   sparseRatio: 0.5,
-  /** Sparse by concentration: rows on released combinations, at least this many times what independence puts there. */
+  /** Sparse by concentration: rows on released combinations, at least this times independence's. */
   sparseLift: 10,
   /** ... and at least this share of the rows whose values both have a code of their own. */
   sparseMinShare: 0.2,
@@ -56,7 +56,7 @@ export const RULE_LIMITS = {
   sparseMinValues: 3,
   /** Columns in a fixed-combinations group. */
   groupColumns: 4,
-  /** Columns of fixed combinations, inequality and not-equal considered (the first ones in table order). */
+  /** Columns of fixed combinations, inequality and not-equal considered (the first ones). */
   maxColumns: 60,
   /** Numerical columns of the sum and linear identity check (the first ones in table order). */
   maxSumColumns: 40,
@@ -68,7 +68,7 @@ export const RULE_LIMITS = {
   shuffledShare: 0.95,
   /** Inequality: rows with both values, at least. */
   minRows: 10,
-  /** Sum: rows where each column is off its most frequent value (a sparse part: not 0), at least; the share applies there too. */
+  /** Sum: rows off each column's most frequent value, at least (the share applies there too). */
   minTermRows: 5,
   /** Structural zeros: rows independence predicts in a pair of values, at least. */
   zeroMinExpected: 30,

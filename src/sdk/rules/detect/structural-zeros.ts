@@ -39,8 +39,8 @@ function codeCounts(c: Col): Float64Array {
  *   chance.
  * - by value (a conditional functional dependency, Fan et al., "Conditional functional
  *   dependencies for capturing data inconsistencies", TODS 2008: workclass `?` -> occupation `?`):
- *   a value a whose rows hold one value b* of the other column in >= {@link RULE_LIMITS}.fdShare of
- *   them, where all of them would by chance with probability p_b*^n_a < {@link RULE_LIMITS}.fdChance,
+ *   a value a whose rows hold one value b* of the other column in >= {@link RULE_LIMITS}.fdShare
+ *   of them, where all would by chance with probability p_b*^n_a < {@link RULE_LIMITS}.fdChance,
  *   forbids every other b it holds in fewer than zeroObservedShare · E rows (any it never holds,
  *   however rare), since the evidence is the value's, not the cell's. Both directions.
  * At most {@link RULE_LIMITS}.maxZeroPairs pairs (those with the largest E); `share` = rows

@@ -27,7 +27,7 @@ export interface IdentityCount {
   fails: number;
   /** First row off the identity, -1 when none (or when the scan stopped before one). */
   firstFail: number;
-  /** Per column (`cols` order): rows off its most frequent value, and of those the rows off the identity. */
+  /** Per column: rows off its most frequent value, and of those the rows off the identity. */
   off: number[];
   offFails: number[];
 }
@@ -151,7 +151,7 @@ function asRule(cols: Col[], signs: readonly Sign[], constant: number, share: nu
   const lone = signs.findIndex((s, j) => signs.filter((t, i) => i !== j && t !== s).length === 2);
   const t = constant === 0 && lone >= 0 ? lone : 2;
   const parts = [0, 1, 2].filter((j) => j !== t);
-  // signs[t]·T + signs[p]·P + signs[q]·Q = k  =>  T = -signs[t]·signs[p]·P - signs[t]·signs[q]·Q + signs[t]·k
+  // signs[t]·T + signs[p]·P + signs[q]·Q = k  =>  T = -signs[t]·(signs[p]·P + signs[q]·Q - k)
   const ps = parts.map((j) => -signs[t] * signs[j]) as Sign[];
   const k = signs[t] * constant + 0;
   const rule: SumRule = { type: "sum", total: cols[t].name, parts: [cols[parts[0]].name, cols[parts[1]].name], share };

@@ -20,7 +20,7 @@ export interface Col {
   nv: number;
   /** Distinct non-blank values. */
   nonBlank: number;
-  /** Numerical and datetime: value id -> number (datetime: seconds since the epoch), NaN for blank. */
+  /** Numerical and datetime: value id -> number (datetime: epoch seconds), NaN for blank. */
   num?: Float64Array;
 }
 
@@ -49,7 +49,7 @@ export function columnsOf(scanned: ScannedTable, enc: EncodedTable): Col[] {
   });
 }
 
-/** Fixed combinations take columns with a code book of values: categorical, or point-binned numbers and datetimes. */
+/** Fixed-combinations columns have a code book of values: categorical, or point-binned. */
 export function combinable(c: Col): boolean {
   if (c.codec.kind === "id" || c.codec.fromDomain) return false;
   if (c.codec.kind === "categorical") return c.codec.stats.count > 0;
