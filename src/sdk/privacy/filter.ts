@@ -13,7 +13,8 @@
  * filter tests against the whole table. So it also holds a seeded half H and estimates rho, the
  * share of drawn whole-table near-copies that nearly copy a row of H (unbiased for any random
  * half). In stream order a near-copy is kept while rho times the near-copies kept is at most the
- * split's share of the rows kept, so every prefix of the sample (any `n`) keeps the bound.
+ * split's share of the rows kept, so every prefix of the sample (any `n`) keeps the bound; the
+ * drops fall by stream position, at random, so the kept near-copies still share rho.
  *
  * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
  * Bloom filter (no false negatives, about 0.1% false positives), and per numerical and datetime

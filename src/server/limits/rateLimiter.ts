@@ -5,6 +5,7 @@
  * windows of 60 s aligned to the Unix minute (`w = floor(t_ms / 60000)`, start `W`); a counter
  * holds `curr` (admitted in w) and `prev` (in w - 1); `estimate(t) = prev * (1 - (t - W) / 60000)
  * + curr`; a request is admitted iff `estimate(t) + 1 <= limit`, then counted (refusals are not).
+ * Since `curr <= estimate`, no fixed window ever admits more than `limit`.
  * Without admissions the estimate never grows, so the "next admission" times below are exact.
  *
  * Headers: `X-RateLimit-Limit` = limit; `X-RateLimit-Remaining` = `floor(limit - estimate)` after

@@ -14,7 +14,8 @@
  * no writes), then a TTL of 2 windows: a counter written in window w matters until the end of
  * w + 1, so it never expires while it could count. The stored window is that of the last decision
  * (`refund` relies on it). Time is Redis `TIME` (front ends with skewed clocks agree; Redis 7
- * replicates effects, so TIME before a write is allowed); tests pass `nowMs`.
+ * replicates effects, so TIME before a write is allowed); tests pass `nowMs`. A clock that goes
+ * back (failover to a replica behind) keeps a counter from the future: it never undercounts.
  *
  * Failures: every call settles within `commandTimeoutMs` in all. The client never queues or
  * replays a command: a decision whose caller already answered 503 must not run later, or a
