@@ -278,3 +278,39 @@ test("the contract: a grain validates on Create Model, a 9-grain chain does not;
   bad.column_stats!.salary.grain!.bin_shares.pop();
   assert.deepEqual(decodeReal(a, "salary", 1, 5, bad), decodeReal(a, "salary", 1, 5, withoutGrain(a.metadata, "salary")));
 });
+
+test("a lattice of values (whole degrees Fahrenheit written in Celsius): decoded values are real values; dense ages get none", async () => {
+  // 1,461 days, temperatures 30..96 F written in Celsius to one decimal (12.8, 13.3, 13.9 ...).
+  const rng = new Rng(9);
+  const celsius = (f: number) => ((f - 32) * 5 / 9).toFixed(1);
+  const temps = Array.from({ length: 1461 }, () => celsius(30 + Math.round(33 * (rng.next() + rng.next()))));
+  const a = await analyzeTable(table("temp_max", temps));
+  const st = a.metadata.column_stats!.temp_max;
+  assert.ok(st.bin_edges && st.lattice, "quantile bins and a lattice");
+  const real = new Set(temps);
+  assert.ok(st.lattice!.every((x) => real.has(x.toFixed(1))), "the lattice holds real values only");
+  assert.equal(validateCreate({ metadata: a.metadata }).success, true);
+  const out = decodeReal(a, "temp_max", 3);
+  assert.deepEqual(out.filter((v) => !real.has(v)).slice(0, 5), [], "every decoded value is a real one");
+  // Without the lattice (what decoding gave before), most decoded tenths are no real value.
+  const plain = structuredClone(a.metadata);
+  delete plain.column_stats!.temp_max.lattice;
+  const before = decodeReal(a, "temp_max", 3, 5, plain);
+  assert.ok(before.filter((v) => real.has(v)).length < 0.5 * before.length);
+  // Ages 17..90 take (nearly) every integer: no lattice.
+  const ages = Array.from({ length: 3000 }, () => String(17 + rng.int(74)));
+  const b = await analyzeTable(table("age", ages));
+  assert.equal(b.metadata.column_stats!.age.lattice, undefined);
+});
+
+test("shares written as doubles print (0.0001309607003215936): decoded values keep the real column's significant digits, not 20 decimals", async () => {
+  const rng = new Rng(12);
+  const shares = Array.from({ length: 2000 }, () => String((10 + rng.int(5000)) / (700000 + rng.int(9000000))));
+  const a = await analyzeTable(table("perc", shares));
+  const most = Math.max(...shares.map((v) => v.replace(/^0\.0*/, "").replace(/e.*$/, "").replace(".", "").length));
+  const st = a.metadata.column_stats!.perc;
+  assert.ok(st.digits !== undefined && st.digits <= most, `digits ${st.digits}, real at most ${most}`);
+  const out = decodeReal(a, "perc", 1);
+  const sig = (v: string) => v.replace(/^-?0\.0*/, "").replace(/^-/, "").replace(".", "").replace(/0+$/, "").length;
+  assert.deepEqual(out.filter((v) => v !== "" && sig(v) > most).slice(0, 5), []);
+});

@@ -206,6 +206,37 @@ describe("the decoder keeps metadata.rules in every row", () => {
   });
 });
 
+test("identities sharing columns (employment series: nonfarm = private + government = goods + services), given in any order, all hold", () => {
+  // private = goods + private_services and services = private_services + government make the
+  // two totals of nonfarm agree; written inner first, every identity holds in every row.
+  const names = ["nonfarm", "private", "government", "goods", "services", "private_services"];
+  const num = { type: "numerical" as const, count: 120, missing: 0, min: 0, max: 400000, bin_edges: [0, 100000, 200000, 300000, 400000], decimals: 0 };
+  const sums: Rule[] = [
+    { type: "sum", total: "nonfarm", parts: ["private", "government"], share: 1 },
+    { type: "sum", total: "nonfarm", parts: ["goods", "services"], share: 1 },
+    { type: "sum", total: "private", parts: ["goods", "private_services"], share: 1 },
+    { type: "sum", total: "services", parts: ["private_services", "government"], share: 1 },
+  ];
+  for (const rules of [sums, [...sums].reverse(), [sums[1], sums[3], sums[0], sums[2]]]) {
+    const m: Metadata = {
+      features: names,
+      cardinalities: Object.fromEntries(names.map((f) => [f, 4])),
+      empirical_probs: Object.fromEntries(names.map((f) => [f, flat(4)])),
+      column_stats: Object.fromEntries(names.map((f) => [f, { ...num }])),
+      value_mappings: Object.fromEntries(names.map((f) => [f, {}])),
+      rules,
+    };
+    const rows = new Decoder(m).decode(randomCodes(m, 500, 11), 5).rows;
+    const v = (r: string[], f: string) => Number(r[names.indexOf(f)]);
+    for (const r of rows) {
+      assert.equal(v(r, "nonfarm"), v(r, "private") + v(r, "government"), r.join(","));
+      assert.equal(v(r, "nonfarm"), v(r, "goods") + v(r, "services"), r.join(","));
+      assert.equal(v(r, "private"), v(r, "goods") + v(r, "private_services"), r.join(","));
+      assert.equal(v(r, "services"), v(r, "private_services") + v(r, "government"), r.join(","));
+    }
+  }
+});
+
 describe("repairs keep the combinations' real shares", () => {
   test("broken rows fill the combinations the model under-drew, not the frequent ones (quota)", () => {
     // Austin: 90% of the real rows, Dallas 10%. The model drew 800 rows of Austin and 200 of a

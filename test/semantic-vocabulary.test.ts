@@ -3,7 +3,8 @@
  * semantic kind fits is written from its own tokens, pairs and triples, each held by >= k rows;
  * titles end where real titles end; codes keep their per-position characters. Tables built here:
  * incident addresses (numbered, intersections, "block of", unit numbers), book titles
- * (test/data), codes like `U8K`/`N12345`, the 51 US state names.
+ * (test/data), codes like `U8K`/`N12345` (the 51 US state names, a public vocabulary, are
+ * test/sdk-public-vocabulary.test.ts's).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -122,8 +123,6 @@ const ADDRESSES = [
 
 const TITLES = readFileSync(join(DATA, "book-titles.txt"), "utf8").split("\n").map((s) => s.trim()).filter(Boolean);
 
-const STATES = ["Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware", "District of Columbia", "Florida", "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana", "Maine", "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana", "Nebraska", "Nevada", "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota", "Ohio", "Oklahoma", "Oregon", "Pennsylvania", "Rhode Island", "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah", "Vermont", "Virginia", "Washington", "West Virginia", "Wisconsin", "Wyoming"];
-
 test("incident addresses (numbered, intersections, block of, units): written in released tokens, every token/pair/triple held by >= k rows, forms kept, numbers keep their digit counts", async () => {
   for (const k of [2, 5]) {
     const a = await analyzeTable(table("incident_location", ADDRESSES), { rareThreshold: k });
@@ -229,21 +228,6 @@ test("codes without spaces of two forms (U8K, N12345): each form keeps its own p
   assert.equal(semanticOf(one, "order_ref"), undefined);
 });
 
-test("51 state names (each once): written from the words that reach k (New, North, Carolina ...), never letter soup, never a lone New", async () => {
-  const a = await analyzeTable(table("state", STATES));
-  const sem = semanticOf(a, "state")!;
-  assert.equal(sem?.kind, "text");
-  const m = sem.text!;
-  assertKAnonymous(m, STATES);
-  const out = sample(a, "state", 200, 4);
-  assert.deepEqual(out.filter((v) => unreleased(m, v.replace(/ [0-9]+$/, "")).length > 0).slice(0, 5), []);
-  const realEnds = new Set(STATES.map((s) => toks(s).pop()!));
-  assert.ok(out.every((v) => realEnds.has(toks(v.replace(/ [0-9]+$/, "")).pop()!)), out.slice(0, 10).join(" | "));
-  const real = new Set(STATES.map((s) => s.toLowerCase()));
-  assert.deepEqual(out.filter((v) => real.has(v.toLowerCase())), []);
-  console.log(`states: ${m.words.join(" ")}; e.g. ${out.slice(0, 8).join(" | ")}`);
-});
-
 test("token model: digit shapes generalise from the right until k rows share them; a token of fewer than k rows is never released", () => {
   const m = buildTextModel(["Toy Story (1995)", "Heat (1995)", "Casino (1995)", "Fargo (1996)", "Big (1988)", "Jaws (1975)", "Alien (1979)"], [1, 1, 1, 1, 1, 1, 1], 2)!;
   const shaped = (m.shaped ?? []).map((i) => m.words[i]).sort();
@@ -262,4 +246,43 @@ test("models without trigrams (metadata written before the token model) are writ
   const old: TextModel = { k: 2, words: ["The", "Red", "House"], first: [3, 0, 0], inner: [0, 2, 3], last: [0, 0, 3], bigrams: [[0, 1, 2], [1, 2, 2]], lengths: { "3": 3 } };
   const w = new TextWriter(old);
   for (let s = 0; s < 20; s++) assert.match(w.write(new Rng(s)), /^The \S+ House$/);
+});
+
+/** faker's English surnames and nouns, read apart from the SDK: the public words a word class is filled with. */
+function publicWordSet(): Set<string> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const en = require("@faker-js/faker").en as { person: { last_name: Record<string, string[]> }; word: { noun: string[] } };
+  return new Set([...Object.values(en.person.last_name).flat(), ...en.word.noun].map((w) => w.toLowerCase()));
+}
+
+test("a column too thin for its own words (63 neighborhoods, k = 5): rare words become word classes written as public words, never letter soup", async () => {
+  const common = ["Koreatown", "Compton", "Vermont Square", "Hollywood"];
+  const rare = ["Westlake", "Chinatown", "Pico-Union", "Harvard Park", "Exposition Park", "Hyde Park", "Leimert Park", "Watts", "Florence", "Lynwood", "Carson", "Pomona", "Long Beach", "Athens", "Van Nuys", "Mid-City", "Echo Park", "Silver Lake", "Boyle Heights", "Glassell Park", "Sun Valley", "Arleta", "Gardena", "Hawthorne", "Inglewood", "Lakewood", "Paramount", "Downey", "Bell", "Cudahy", "Norwalk", "Whittier", "Lennox", "Del Rey", "Venice", "Palms", "Sawtelle", "Rancho Park", "Encino", "Reseda", "Tujunga", "Sunland", "Pacoima", "Wilmington", "Harbor City", "San Pedro", "Eagle Rock"];
+  // 4 rows each at most: no name reaches k, so the column is written fresh (an identifier).
+  const values = [...common.flatMap((v) => [v, v, v, v]), ...rare];
+  assert.equal(values.length, 63);
+  const a = await analyzeTable(table("neighborhood", values), { rareThreshold: 5 });
+  const sem = semanticOf(a, "neighborhood")!;
+  assert.equal(sem?.kind, "text");
+  const released = new Set(sem.text!.words.map((w) => w.toLowerCase()));
+  const words = publicWordSet();
+  const out = sample(a, "neighborhood", 300, 2);
+  // Every run of letters is a released word of >= 5 rows or a public word: nothing invented.
+  const invented = out.flatMap((v) => (v.match(/\p{L}+/gu) ?? []).filter((w) => !released.has(w.toLowerCase()) && !words.has(w.toLowerCase())));
+  assert.deepEqual(invented.slice(0, 5), [], out.slice(0, 10).join(" | "));
+  assert.ok(out.every((v) => /^\p{Lu}/u.test(v)), "capitalised as the real names are");
+  assert.ok(new Set(out).size > 50, "many values, not a handful");
+  // The real rare names never appear as word classes do not hold them.
+  assert.deepEqual(out.filter((v) => rare.includes(v) && !words.has(v.toLowerCase())), []);
+});
+
+test("names in the FEC's form (SMITH, JESSE TREMAIN), each once: written as upper-case words in the same form", async () => {
+  const first = ["JESSE", "MARIA", "JOHN", "LINDA", "ROBERT", "ANA", "DAVID", "SUSAN", "JAMES", "KAREN", "PAUL", "NANCY", "MARK", "LISA", "GARY", "RUTH"];
+  const last = ["SMITH", "GARCIA", "JOHNSON", "BROWN", "DAVIS", "MILLER", "WILSON", "MOORE", "TAYLOR", "ANDERSON", "THOMAS", "JACKSON", "WHITE", "HARRIS", "MARTIN", "THOMPSON", "YOUNG", "KING", "WRIGHT", "LOPEZ"];
+  const names = Array.from({ length: 58 }, (_, i) => `${last[i % last.length]}${i >= 20 ? String.fromCharCode(65 + (i % 26)) : ""}, ${first[(i * 7) % first.length]}${i % 3 === 0 ? ` ${first[(i * 5 + 3) % first.length]}` : ""}`);
+  const a = await analyzeTable(table("candidate_name", names), { rareThreshold: 5 });
+  const out = sample(a, "candidate_name", 200, 3);
+  const form = /^[A-Z]+(?: [A-Z]+)*, [A-Z]+(?: [A-Z]+)*$/;
+  assert.deepEqual(out.filter((v) => !form.test(v)).slice(0, 5), []);
+  assert.ok(new Set(out).size > 100);
 });

@@ -16,6 +16,27 @@ export type ColumnKind = "categorical" | "numerical" | "datetime" | "id";
  */
 export type DatetimeGranularity = "year" | "month" | "day" | "hour" | "minute" | "second" | "millisecond";
 
+/**
+ * A public vocabulary a categorical column's values come from (`column_stats[f].vocabulary`):
+ * names and codes of public reference lists, never secrets (docs/api.md "Column kinds").
+ */
+export type PublicVocabulary =
+  | "us_state"
+  | "us_state_code"
+  | "country"
+  | "country_code"
+  | "currency"
+  | "currency_code"
+  | "language"
+  | "language_code"
+  | "airline"
+  | "airline_code"
+  | "continent"
+  | "time_zone"
+  | "us_city"
+  | "us_county"
+  | "us_zip";
+
 /** `column_stats[f].id_shape` of an integer identifier: its range, never its values. */
 export interface IntegerIdShapeStats {
   kind: "integer";
@@ -84,7 +105,8 @@ export interface SemanticShapeStats {
    * rows (counts below k are 0 or absent); `src/sdk/semantic/text.ts`. A pair's optional 4th
    * element 1: written without a space. `trigrams` (token models): index `words.length` is the
    * start (first place) or end (last place) of a value, `words.length + 1` (first or second place) any number.
-   * `shaped`: tokens whose `#` are digit slots.
+   * `shaped`: tokens whose `#` are digit slots, or word classes (`A`, `a`, `AA`, `Aa`: a capital,
+   * a lower-case word, an upper-case word, a capitalised word) written as public words.
    */
   text?: {
     k: number & tags.Type<"uint32"> & tags.Minimum<1>;
@@ -177,6 +199,12 @@ export interface ColumnStats {
   digits?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<21>;
   /** Numerical only, with `bin_edges`: the column's mixture of grains (rounding, fractions, decimal counts). */
   grain?: NumericalGrain;
+  /**
+   * Numerical only, with `bin_edges`: the values the column is written with, when few and sparse on
+   * its step (whole degrees Fahrenheit written in Celsius), each held by >= the rare threshold's
+   * rows; decoded values are drawn among them inside their bin (`grain` is then not used).
+   */
+  lattice?: (number & Finite)[] & tags.MaxItems<4096>;
   /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */
   format?: string & tags.MinLength<1> & tags.MaxLength<256>;
   /** Datetime only: the unit every value is a whole multiple of (in its own UTC offset). */
@@ -194,6 +222,13 @@ export interface ColumnStats {
    * released values. Same shape as an identifier's `id_shape.semantic`.
    */
   semantic?: SemanticShapeStats;
+  /**
+   * Categorical only: the column's values come from a public vocabulary (US states, countries,
+   * ISO codes, US places ...), so its values are released even below `rare_threshold`; for the US
+   * places of the postal gazetteer (`us_city`, `us_county`, `us_zip`) a pooled cell is written as
+   * a real place of the row's state.
+   */
+  vocabulary?: PublicVocabulary;
   /**
  * Set when the SDK noised the marginals before sending them (`privacy: {epsilon, delta}`, Gaussian
  * noise with zCDP accounting), so the server never sees the exact counts.

@@ -3,7 +3,7 @@
  * released as a code book of its frequent values ({@link categoricalCodec}, {@link blankCodec})
  * and decoded through it ({@link mappingDecoder}, also for point-bin columns).
  */
-import type { ColumnKind, Metadata } from "../../contract";
+import type { ColumnKind, ColumnStats, Metadata, PublicVocabulary } from "../../contract";
 import { fileOfDescription } from "../io/csv";
 import { DataError } from "../errors";
 import { mutualInformation } from "../metadata/marginals";
@@ -31,16 +31,29 @@ function rankCategories(scan: ColumnScan): number[] {
   return ids;
 }
 
+/** `../semantic/vocabulary`, loaded by the first column of a public vocabulary. */
+function vocabularies(): typeof import("../semantic/vocabulary") {
+  return require("../semantic/vocabulary");
+}
+
 /**
  * Categorical code book with rare category protection: values seen >= `k` times keep a code, most
  * frequent first (ties: code-unit order), at most `cap` codes; every other value (and a literal
- * `__other__`) shares the pooled code {@link OTHER}, never written back verbatim.
- * @returns undefined when no value reaches k (nothing could be released).
+ * `__other__`) shares the pooled code {@link OTHER}, never written back verbatim. With a public
+ * `vocabulary` (`../semantic/vocabulary`), the vocabulary's values keep a code below k too (a
+ * place column only up to `MAX_RARE_PLACES` distinct values; a larger one pools them, and decoding
+ * writes a pooled cell as a place of the row's state).
+ * @returns undefined when no value reaches k (nothing could be released), unless the column is
+ *   one of places, whose pooled cells are written from the gazetteer.
  */
-export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number): ColumnCodec | undefined {
+export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: number, vocabulary?: PublicVocabulary): ColumnCodec | undefined {
   const ranked = rankCategories(scan);
-  const own = ranked.filter((id) => scan.counts[id] >= k && scan.values[id] !== OTHER);
-  if (own.length === 0) return undefined;
+  const voc = vocabulary === undefined ? undefined : vocabularies();
+  const places = voc?.isGazetteerVocabulary(vocabulary) ?? false;
+  const set = voc && (!places || ranked.length <= voc.MAX_RARE_PLACES) ? voc.vocabularySet(vocabulary!) : undefined;
+  const isPublic = (v: string): boolean => set !== undefined && set.has(voc!.vocabularyKey(v));
+  const own = ranked.filter((id) => (scan.counts[id] >= k || isPublic(scan.values[id])) && scan.values[id] !== OTHER);
+  if (own.length === 0 && !places) return undefined;
   const pooled = own.length < ranked.length || own.length > cap;
   const kept = pooled ? own.slice(0, cap - 1) : own;
   const byValue = new Map<string, number>();
@@ -62,7 +75,8 @@ export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: nu
     byValue.set(MISSING_KEY, missingCode);
   }
   const stats: ColumnCodec["stats"] = { type: "categorical", count: n - scan.missing, missing: scan.missing, rare_threshold: k };
-  if (pooled) {
+  if (vocabulary !== undefined) stats.vocabulary = vocabulary;
+  if (pooled && vocabulary === undefined) {
     const values: string[] = [];
     const counts: number[] = [];
     let pooledRows = 0;
@@ -84,6 +98,15 @@ export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: nu
     mapping,
     encode: (v) => byValue.get(v) ?? -1,
   };
+}
+
+/**
+ * Whether a categorical column's pooled cells are written as values the real table may not hold:
+ * fresh values of a semantic kind, or places of a gazetteer vocabulary.
+ */
+export function pooledWritesFresh(stats: ColumnStats | undefined): boolean {
+  if (stats?.type !== "categorical") return false;
+  return stats.semantic !== undefined || (stats.vocabulary !== undefined && vocabularies().isGazetteerVocabulary(stats.vocabulary));
 }
 
 /**
@@ -151,6 +174,21 @@ function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g
 }
 
 /**
+ * The state column a place column's pooled cells follow: the first other categorical column of
+ * vocabulary `us_state` or `us_state_code`, with each of its codes' two-letter state code.
+ */
+function statePartner(meta: Metadata, f: string): { g: string; codes: (string | undefined)[] } | undefined {
+  for (const [g, st] of Object.entries(meta.column_stats ?? {})) {
+    const mapping = meta.value_mappings?.[g];
+    if (g === f || st.type !== "categorical" || (st.vocabulary !== "us_state" && st.vocabulary !== "us_state_code") || !mapping) continue;
+    const codes: (string | undefined)[] = new Array(meta.cardinalities[g]);
+    for (const [v, c] of Object.entries(mapping)) if (v !== OTHER && v !== MISSING_KEY) codes[c] = vocabularies().stateCodeOf(v);
+    return { g, codes };
+  }
+  return undefined;
+}
+
+/**
  * Decoder of a feature whose codes stand for listed values (`value_mappings[f]`). The pooled code
  * ({@link OTHER}) writes the row's fresh value with `column_stats[f].semantic`, else a value drawn
  * among those seen with the row's partner code (all when none; `__other__` when the column has
@@ -169,9 +207,15 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   byCode.forEach((v, c) => {
     if (v !== undefined && c !== missingCode) own.push(c);
   });
-  const partner = otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
   const stats = meta.column_stats?.[f];
+  const placeVocabulary = otherCode !== undefined && stats?.type === "categorical" && vocabularies().isGazetteerVocabulary(stats.vocabulary) ? stats.vocabulary : undefined;
+  const state = placeVocabulary ? statePartner(meta, f) : undefined;
+  const partner = otherCode === undefined ? undefined : state ? { g: state.g, byCode: [] } : pooledPartner(meta, f, new Set(own));
   const semantic = otherCode !== undefined && stats?.type === "categorical" ? stats.semantic : undefined;
+  const releasedKeys = placeVocabulary ? new Set(own.map((c) => vocabularies().vocabularyKey(byCode[c]!))) : undefined;
+  // A pooled place: a gazetteer place of the row's state that the column does not release.
+  const place = (rng: Rng, partnerCode: number | undefined): string | undefined =>
+    vocabularies().drawPlace(placeVocabulary!, state && partnerCode !== undefined ? state.codes[partnerCode] : undefined, releasedKeys!, rng);
   // Only a determinant written fresh checks its results against the released values.
   const released = semantic && partner?.determined ? new Set(own.map((c) => byCode[c])) : new Set<string | undefined>();
   // The pooled code's stand-in: the code of a value drawn among those seen with the row's partner
@@ -183,6 +227,10 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   };
   const decode: FeatureDecoder["decode"] = (c, rng, row, _ids, partnerCode, fresh) => {
     if (c === otherCode && c !== undefined) {
+      if (placeVocabulary) {
+        const v = place(rng, partnerCode);
+        if (v !== undefined) return v;
+      }
       if (fresh) {
         const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
         const text = fresh.value(row);
@@ -216,10 +264,18 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     if (first < 0) return badCode(f, codes[-first - 1], K);
     let own = dict;
     let otherAt = -1;
+    const placeAt = new Map<string, number>();
     for (let r = first; r < n; r++) {
       const c = codes[r];
       if (c === otherCode) {
-        if (fresh) {
+        if (placeVocabulary) {
+          // Places repeat: each text once in the batch's dictionary.
+          const v = decode(c, rng, rowOffset + r, undefined, partnerCodes?.[r], fresh);
+          if (own === dict) own = dict.slice();
+          let at = placeAt.get(v);
+          if (at === undefined) placeAt.set(v, (at = own.push(v) - 1));
+          index[r] = at;
+        } else if (fresh) {
           if (own === dict) own = dict.slice();
           index[r] = own.push(decode(c, rng, rowOffset + r, undefined, partnerCodes?.[r], fresh)) - 1;
         } else {
@@ -256,7 +312,8 @@ export function describeCategorical(c: ColumnCodec): string {
     ? "blank in every row: written blank"
     : `${own} values with a code` +
         (c.otherCode >= 0 ? `, rarer values (< ${c.stats.rare_threshold} rows) pooled` : "") +
-        (c.stats.semantic ? `, written as fresh ${semanticKinds().SEMANTIC_LABELS[c.stats.semantic.kind]}` : "");
+        (c.stats.semantic ? `, written as fresh ${semanticKinds().SEMANTIC_LABELS[c.stats.semantic.kind]}` : "") +
+        (c.stats.vocabulary ? `; public vocabulary: ${vocabularies().VOCABULARY_LABELS[c.stats.vocabulary]}` : "");
 }
 
 /**

@@ -13,7 +13,7 @@
  * {@link binnedDecoder}), `../io/typed` ({@link arrowTypeOf}), `../generate/seeded`
  * ({@link valueReaderOf}), `synthd fit` ({@link describeColumns}).
  */
-import type { ColumnKind, ColumnStats, Metadata } from "../../contract";
+import type { ColumnKind, ColumnStats, Metadata, PublicVocabulary } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { binDecoder, type Lattice } from "./bins";
 import { categoricalCodec, describeCategorical, mappingDecoder } from "./categorical";
@@ -26,7 +26,7 @@ import { grainDecoder } from "./numerical-grain";
 
 export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
-export { blankCodec } from "./categorical";
+export { blankCodec, pooledWritesFresh } from "./categorical";
 export { datetimeBound, datetimeParser } from "./datetime";
 export { looksLikeIdName } from "./id";
 export { numberBound, stepOf, int64Of, float64Of } from "./numerical";
@@ -45,6 +45,8 @@ export interface CodecParams {
   source: string;
   /** Id: the semantic kind the user declared (`ColumnOverride.semantic`). Default: recognised. */
   semantic?: SemanticKind;
+  /** Categorical: the public vocabulary of its values (`../semantic/vocabulary`), if any. */
+  vocabulary?: PublicVocabulary;
 }
 
 /**
@@ -55,13 +57,13 @@ export interface CodecParams {
 export function codecFor(kind: ColumnKind, scan: ColumnScan, n: number, p: CodecParams): ColumnCodec | undefined {
   switch (kind) {
     case "numerical":
-      return numericalCodec(scan, n, p.binCap);
+      return numericalCodec(scan, n, p.binCap, p.rareThreshold);
     case "datetime":
       return datetimeCodec(scan, n, p.binCap, p.datetime!, p.source);
     case "id":
       return idCodec(scan, n, p.rareThreshold, p.semantic);
     case "categorical":
-      return categoricalCodec(scan, n, p.categoryCap, p.rareThreshold);
+      return categoricalCodec(scan, n, p.categoryCap, p.rareThreshold, p.vocabulary);
   }
 }
 
@@ -83,7 +85,7 @@ export function binnedDecoder(
   range?: ValueRange,
 ): FeatureDecoder & { codes: number[]; weights: number[] } {
   const plain = binDecoder(f, K, edges, missingCode, stats, latticeOf(stats), range);
-  return (stats.type === "numerical" && stats.grain ? grainDecoder(f, K, edges, missingCode, stats, plain, range) : undefined) ?? plain;
+  return (stats.type === "numerical" && stats.grain && !stats.lattice ? grainDecoder(f, K, edges, missingCode, stats, plain, range) : undefined) ?? plain;
 }
 
 /**

@@ -60,7 +60,7 @@ function plainDecimals(v: string): number | undefined {
  * some value's decimals) and, for quantile bins, `step` ({@link stepOf}) and `grain`
  * ({@link grainOf}).
  */
-export function numericalCodec(scan: ColumnScan, n: number, binCap: number): ColumnCodec {
+export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 1): ColumnCodec {
   const num: number[] = scan.values.map((v) => (v === "" ? NaN : Number(v)));
   let decimals = 0;
   let integer = true;
@@ -84,7 +84,7 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number): Col
   decimals = Math.min(decimals, 20);
   scan.values.forEach((v, id) => {
     const x = Math.abs(num[id]);
-    if (v !== "" && x >= 1 && Math.floor(Math.log10(x)) + 1 + decimals > digits) capped = true;
+    if (v !== "" && x > 0 && Math.floor(Math.log10(x)) + 1 + decimals > digits) capped = true;
   });
   const sigDigits = capped && decimals > 0 && !Number.isNaN(most) && digits <= 21 ? digits : undefined;
   const fixed = decimals > 0 && fewest === decimals && most === decimals;
@@ -99,10 +99,50 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number): Col
     ...(step !== undefined ? { step } : {}),
   });
   if (codec.stats.bin_edges) {
-    const grain = grainOf(num, scan.counts, codec.stats);
-    if (grain) codec.stats.grain = grain;
+    const lattice = valueLattice(num, scan.counts, codec.stats, k);
+    if (lattice) codec.stats.lattice = lattice;
+    else {
+      const grain = grainOf(num, scan.counts, codec.stats);
+      if (grain) codec.stats.grain = grain;
+    }
   }
   return codec;
+}
+
+/** Most values a column's `lattice` holds (the contract's bound). */
+export const MAX_LATTICE_VALUES = 4096;
+/** Share of the non-blank rows the released values must hold. */
+export const LATTICE_ROW_SHARE = 0.95;
+/** Most distinct values per non-blank row for a column of repeated values. */
+export const LATTICE_DISTINCT_SHARE = 0.2;
+
+/**
+ * The values a quantile-binned column is written with when they are few and sparse on its step:
+ * distinct values at most {@link LATTICE_DISTINCT_SHARE} of the non-blank rows, the values of >= k
+ * rows (released, as categories are) holding {@link LATTICE_ROW_SHARE} of them, and fewer than
+ * half the points of the step lattice over [min, max] (whole degrees Fahrenheit written in
+ * Celsius: 12.8, 13.3, 13.9; not ages 17 to 90). Sorted ascending; undefined otherwise.
+ */
+function valueLattice(num: readonly number[], counts: readonly number[], stats: ColumnStats, k: number): number[] | undefined {
+  let rows = 0;
+  let distinct = 0;
+  let held = 0;
+  const kept: number[] = [];
+  num.forEach((x, id) => {
+    if (Number.isNaN(x)) return;
+    rows += counts[id];
+    distinct++;
+    if (counts[id] >= k) {
+      held += counts[id];
+      kept.push(x);
+    }
+  });
+  if (kept.length < 2 || kept.length > MAX_LATTICE_VALUES) return undefined;
+  if (distinct > LATTICE_DISTINCT_SHARE * rows || held < LATTICE_ROW_SHARE * rows) return undefined;
+  const unit = stats.step ?? 10 ** -(stats.decimals ?? 0);
+  const span = ((stats.max ?? 0) - (stats.min ?? 0)) / unit + 1;
+  if (!(kept.length < 0.5 * span)) return undefined;
+  return kept.sort((a, b) => a - b);
 }
 
 /**
@@ -112,6 +152,7 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number): Col
 export function numberLattice(stats: ColumnStats): Lattice | undefined {
   const d = stats.decimals ?? (stats.integer ? 0 : undefined);
   if (d === undefined) return undefined;
+  if (stats.lattice && stats.lattice.length >= 2) return listLattice(stats, d);
   const scale = 10 ** d;
   // The step in units of 10^-decimals, when it is a whole number of them (> 1).
   const scaledStep = stats.step !== undefined ? Math.round(stats.step * scale) : 1;
@@ -128,6 +169,40 @@ export function numberLattice(stats: ColumnStats): Lattice | undefined {
     // value(k) = k * unit, an integer; write and writeExact are then String (`-0` -> "0").
     integer: d === 0,
     ...(d === 0 ? { unit } : {}),
+  };
+}
+
+/**
+ * The lattice of a column's listed values (`lattice`): point k is the k-th value; points beyond
+ * either end lie further out than [min, max] (the lattice is infinite, as the decoder's search
+ * needs, but only listed values fall inside the column's range).
+ */
+function listLattice(stats: ColumnStats, d: number): Lattice {
+  const v = [...new Set(stats.lattice!.filter(Number.isFinite))].sort((a, b) => a - b);
+  const n = v.length;
+  const gapLo = Math.max(stats.max ?? v[n - 1], v[n - 1]) - Math.min(stats.min ?? v[0], v[0]) + 1;
+  const gapHi = gapLo;
+  const fixed = stats.fixed_decimals === true && d > 0;
+  const writeNumber = numberWriter(d, fixed, stats.min_decimals ?? 0, stats.digits);
+  const value = (k: number): number => (k < 0 ? v[0] + k * gapLo : k >= n ? v[n - 1] + (k - n + 1) * gapHi : v[k]);
+  const index = (x: number): number => {
+    if (x <= v[0]) return (x - v[0]) / gapLo;
+    if (x >= v[n - 1]) return n - 1 + (x - v[n - 1]) / gapHi;
+    let lo = 0;
+    let hi = n - 1;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (v[mid] <= x) lo = mid;
+      else hi = mid;
+    }
+    return lo + (x - v[lo]) / (v[hi] - v[lo]);
+  };
+  return {
+    value,
+    index,
+    write: (k) => writeNumber(value(k)),
+    writeExact: (x) => (fixed || stats.min_decimals || stats.digits ? writeNumber(x) : String(x)),
+    exactUpTo: 2 ** 52 / 10 ** d,
   };
 }
 
@@ -181,6 +256,7 @@ export function describeNumerical(st: ColumnStats): string {
   if (st.step !== undefined) detail += `, step ${shortNumber(st.step)}`;
   if (st.digits !== undefined) detail += `, ${st.digits} significant digits`;
   if (st.grain) detail += `, ${describeGrain(st.grain, st.decimals ?? 0)}`;
+  if (st.lattice) detail += `, ${st.lattice.length} values written (those of >= k rows)`;
   if (st.fixed_decimals && st.decimals) {
     const d = st.decimals;
     detail += `, written with ${d} decimal${d === 1 ? "" : "s"} (${(0).toFixed(d)})`;

@@ -7,6 +7,7 @@ import { decimalsOf, isNumeric, type ColumnCodec, type ScannedTable } from "../m
 import { DATETIME_FORMATS, DatetimeFormat } from "../metadata/datetime";
 import { matchesIdShape, type IdShape } from "../metadata/identifier";
 import type { ColumnCheck } from "./types";
+import { pooledWritesFresh } from "../columns";
 
 let knownFormats: DatetimeFormat[] | undefined;
 
@@ -72,7 +73,7 @@ export function columnChecks(codecs: readonly ColumnCodec[], real: ScannedTable,
     } else if (codec.kind === "categorical") {
       const known = new Set(rs.values);
       const mst = metadata?.column_stats?.[codec.name];
-      if (mst?.type === "categorical" && mst.semantic) check.fresh = share((v) => !known.has(v));
+      if (pooledWritesFresh(mst)) check.fresh = share((v) => !known.has(v));
       else check.known = share((v) => known.has(v));
     } else if (codec.kind === "id" && st.id_shape) {
       const known = new Set(rs.values);

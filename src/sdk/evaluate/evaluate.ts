@@ -43,6 +43,7 @@ import { compareCodesWithPairs } from "./fidelity";
 import { nearCopyKeys } from "./near-copy-keys";
 import { ruleReports } from "./rules";
 import { columnChecks } from "./column-checks";
+import { pooledWritesFresh } from "../columns";
 
 /**
  * Compares a synthetic table with the real one (file header).
@@ -77,7 +78,7 @@ export async function evaluateWithDetails(
   enc.codecs.forEach((c, f) => {
     // Fresh values by design (a model whose rare values are written fresh): "some other value".
     const st = opts.metadata?.column_stats?.[c.name];
-    if (c.kind !== "categorical" || c.otherCode < 0 || st?.type !== "categorical" || !st.semantic) return;
+    if (c.kind !== "categorical" || c.otherCode < 0 || !pooledWritesFresh(st)) return;
     const codes = synthCodes[f];
     for (let r = 0; r < codes.length; r++) if (codes[r] === c.K) codes[r] = c.otherCode;
   });

@@ -24,9 +24,10 @@
  * - With `domain`, the code books come from the domain (`./domain`); with `privacy`, the marginals
  *   are measured with noise and the pairs chosen privately (`./dp`).
  */
-import type { ColumnKind, Metadata, PairMarginal } from "../../contract";
+import type { ColumnKind, Metadata, PairMarginal, PublicVocabulary } from "../../contract";
 import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
 import type { SemanticKind } from "../semantic";
+import { isGazetteerVocabulary, publicVocabularyOf, ZIP_HEADER } from "../semantic/vocabulary";
 import { fileOfDescription, type TableSource } from "../io/csv";
 import { scanTable } from "./table-scan";
 import { DataError } from "../errors";
@@ -34,7 +35,7 @@ import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "../rules/detect";
-import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan } from "../columns";
+import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
 
 // Re-exported: evaluation, the rules and the reports import the kinds' shared names from here.
 export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };
@@ -84,7 +85,7 @@ interface KindChoice {
   datetime?: DatetimeFormat;
 }
 
-function chooseKind(scan: ColumnScan, n: number, source: string, override: ColumnOverride | undefined): KindChoice {
+function chooseKind(scan: ColumnScan, n: number, source: string, override: ColumnOverride | undefined, vocabulary?: PublicVocabulary): KindChoice {
   const file = fileOfDescription(source);
   const nonBlank = n - scan.missing;
   const distinct = scan.values.length - (scan.missing > 0 ? 1 : 0);
@@ -139,6 +140,8 @@ function chooseKind(scan: ColumnScan, n: number, source: string, override: Colum
     }
     return { kind: override.type };
   }
+  // Names and codes of a public list are categories however rare (ZIP codes too, though digits).
+  if (vocabulary !== undefined) return { kind: "categorical" };
   const idLike = nonBlank >= DEFAULTS.idMinRows && distinct >= DEFAULTS.idDistinctShare * nonBlank;
   if (scan.numeric) {
     // Distinct integers are as often measurements (weights, prices in cents) as keys: the name decides.
@@ -178,8 +181,11 @@ export function buildCodec(
   if (!(Number.isInteger(k) && k >= 1)) throw new RangeError("rareThreshold must be an integer >= 1");
   const override = opts.columns?.[scan.name];
   if (scan.missing === n) return blankCodec(scan, n, k, override?.type, source);
-  const choice = chooseKind(scan, n, source, override);
-  const codec = codecFor(choice.kind, scan, n, { categoryCap, binCap, rareThreshold: k, datetime: choice.datetime, source, semantic: override?.semantic });
+  const vocabulary = (override === undefined || override.type === "categorical") && (!scan.numeric || ZIP_HEADER.test(scan.name.toLowerCase()))
+    ? publicVocabularyOf(scan.name, scan.values, scan.counts)
+    : undefined;
+  const choice = chooseKind(scan, n, source, override, vocabulary);
+  const codec = codecFor(choice.kind, scan, n, { categoryCap, binCap, rareThreshold: k, datetime: choice.datetime, source, semantic: override?.semantic, vocabulary });
   if (codec) return codec;
   // No value reaches k, so nothing could be released: an inferred column becomes an id (written
   // fresh); a declared one is the user's call.
@@ -344,19 +350,21 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
 }
 
 /**
- * Drops `column_stats.semantic` (fresh pooled cells, which rules read as the pooled code) from a
- * column in a fixed-combinations rule none of whose combinations holds its pooled code: every such
- * row would break the rule. A determinant keeps it (its rare values are outside its rule).
+ * Drops `column_stats.semantic` and a place `vocabulary` (fresh pooled cells, which rules read as
+ * the pooled code) from a column in a fixed-combinations rule none of whose combinations holds its
+ * pooled code: every such row would break the rule. A determinant keeps them (its rare values are
+ * outside its rule).
  */
 function withoutUnfitFresh(metadata: Metadata): void {
   for (const rule of metadata.rules ?? []) {
     if (rule.type !== "fixed_combinations") continue;
     rule.columns.forEach((c, j) => {
       const st = metadata.column_stats?.[c];
-      if (st?.type !== "categorical" || !st.semantic) return;
+      if (!pooledWritesFresh(st) || rule.determinant === c) return;
       const pooled = metadata.value_mappings?.[c]?.[OTHER];
-      if (rule.determinant === c) return;
-      if (pooled === undefined || !rule.combinations.some((t) => t[j] === pooled)) delete st.semantic;
+      if (pooled !== undefined && rule.combinations.some((t) => t[j] === pooled)) return;
+      delete st!.semantic;
+      if (isGazetteerVocabulary(st!.vocabulary)) delete st!.vocabulary;
     });
   }
 }

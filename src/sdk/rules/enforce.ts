@@ -13,6 +13,7 @@
  * 4. sum: `total` is written from the parts in exact decimal arithmetic; when that falls outside
  *    the total's real [min, max] or `total` is fixed, the first unfixed part whose derived value is
  *    in range and exact at its decimals is derived instead (else the total, even out of range).
+ *    Sums sharing columns go inner first, and a cell one sum wrote is fixed for the later ones.
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
  *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times.
  * 6. structural zeros, all together: `./structural-zeros`.
@@ -35,14 +36,17 @@ export const MAX_REDRAWS = 64;
 /** Keeps `metadata.rules` in decoded rows (file header). */
 export class RuleEnforcer {
   private readonly compiled: CompiledRule[];
+  /** Cells (r * features + f) a sum rule wrote in the batch being repaired: later sums keep them. */
+  private readonly written: SumLedger;
 
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
+    this.written = { cells: new Set(), width: metadata.features.length };
     const rules = [...(metadata.rules ?? [])];
     const order: Rule["type"][] = ["blank_together", "not_equal", "fixed_combinations", "sum", "inequality"];
-    const rest = rules.filter((r) => r.type !== "structural_zeros");
+    const rest = sumsInnerFirst(rules.filter((r) => r.type !== "structural_zeros"));
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
-    this.compiled = rest.map((r) => compile(metadata, r)).filter((c): c is CompiledRule => c !== undefined);
+    this.compiled = rest.map((r) => compile(metadata, r, this.written)).filter((c): c is CompiledRule => c !== undefined);
     const zeros = structuralZeros(metadata, rules.filter((r) => r.type === "structural_zeros"), rest);
     if (zeros) this.compiled.push(zeros);
   }
@@ -62,12 +66,41 @@ export class RuleEnforcer {
    */
   apply(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
+    this.written.cells.clear();
     this.compiled.forEach((rule, i) => rule.apply(rows, new Rng(deriveSeed(seed, 0x52554c45, i)), fixed, draw, out, codes));
     return out;
   }
 }
 
-function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
+/** The cells sum rules wrote in one batch, shared by the batch's sum rules. */
+interface SumLedger {
+  cells: Set<number>;
+  /** Features per row: cell (r, f) is r * width + f. */
+  width: number;
+}
+
+/**
+ * The rules with the sums in an order where a sum whose total is a part of another comes first
+ * (`private = goods + private services` before `nonfarm = private + government`), so a system of
+ * identities sharing columns is written inner to outer and each holds; other rules keep their
+ * places. A cycle keeps the given order.
+ */
+function sumsInnerFirst(rules: Rule[]): Rule[] {
+  const sums = rules.filter((r): r is Extract<Rule, { type: "sum" }> => r.type === "sum");
+  if (sums.length < 2) return rules;
+  const ordered: Rule[] = [];
+  const left = new Set(sums);
+  while (left.size > 0) {
+    // The first sum none of whose parts is the total of a sum still left (none: a cycle, the first).
+    const next = [...left].find((r) => ![...left].some((o) => o !== r && r.parts.includes(o.total))) ?? [...left][0];
+    ordered.push(next);
+    left.delete(next);
+  }
+  let j = 0;
+  return rules.map((r) => (r.type === "sum" ? ordered[j++] : r));
+}
+
+function compile(meta: Metadata, rule: Rule, written: SumLedger): CompiledRule | undefined {
   const at = (name: string): number => meta.features.indexOf(name);
   const cols = (names: readonly string[]): number[] | undefined => {
     const idx = names.map(at);
@@ -88,7 +121,7 @@ function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
     }
     case "sum": {
       const c = cols([rule.total, ...rule.parts]);
-      return c && sum(meta, c[0], c[1], c[2], rule.signs ?? [1, 1], rule.constant ?? 0);
+      return c && sum(meta, c[0], c[1], c[2], rule.signs ?? [1, 1], rule.constant ?? 0, written);
     }
     case "structural_zeros":
       return undefined;
@@ -168,7 +201,7 @@ function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
   return neg && /[1-9]/.test(s) ? `-${s}` : s;
 }
 
-function sum(meta: Metadata, total: number, a: number, b: number, signs: readonly number[], constant: number): CompiledRule {
+function sum(meta: Metadata, total: number, a: number, b: number, signs: readonly number[], constant: number, written: SumLedger): CompiledRule {
   const st = (f: number) => meta.column_stats?.[meta.features[f]];
   const d = Math.max(decimalsOfStats(st(total)), decimalsOfStats(st(a)), decimalsOfStats(st(b)));
   const scale = 10 ** d;
@@ -195,12 +228,17 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
   };
   return {
     apply(rows, _rng, given, _draw, out) {
-      const fixed = given ?? noneFixed;
+      const user = given ?? noneFixed;
+      // A cell an earlier sum wrote in this row is kept like a fixed one, so that sum still holds.
+      const fixed = (r: number, f: number): boolean => user(r, f) || written.cells.has(r * written.width + f);
       for (let r = 0; r < rows.length; r++) {
         const [kt, ka, kb] = [scaled(rows.get(r, total)), scaled(rows.get(r, a)), scaled(rows.get(r, b))];
         if (ka === undefined || kb === undefined || (kt === undefined && fixed(r, total))) continue;
         const want = sa * ka + sb * kb + kk;
-        if (kt === want) continue;
+        if (kt === want) {
+          written.cells.add(r * written.width + total);
+          continue;
+        }
         // Candidates in order: the total, then a part derived from the others.
         const cands: [number, number][] = [];
         if (!fixed(r, total)) cands.push([total, want]);
@@ -214,6 +252,7 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
         }
         const [f, k] = cands.find(([g, x]) => fits(g, x)) ?? cands[0];
         const v = write(f, k);
+        written.cells.add(r * written.width + f);
         if (rows.get(r, f) !== v) {
           rows.set(r, f, v);
           out.changed++;

@@ -3,7 +3,7 @@ import { Bloom } from "./bloom";
 import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";
 import { buildCodePatterns } from "./code";
 import { buildTextModel, TextWriter } from "./text";
-import { SEMANTIC_KINDS, type SemanticKind, type SemanticShape } from "./types";
+import { SEMANTIC_KINDS, type SemanticKind, type SemanticShape, type TextModel } from "./types";
 
 export { SemanticGenerator } from "./semantic-generator";
 export { recognizeSemantic, detectLocale } from "./recognize";
@@ -48,7 +48,7 @@ export function semanticShape(name: string, values: readonly string[], counts: r
   if (found.kind !== "uuid") shape.bloom = Bloom.of(values).toStats();
   if (PLAIN_KINDS.includes(found.kind)) shape.plain = !values.some((v) => INNER_CAPITAL.test(v));
   if (found.kind === "title" || found.kind === "text") {
-    const text = buildTextModel(values, counts, k);
+    const text = writableTextModel(values, counts, k) ?? buildTextModel(values, counts, k);
     if (!text) return undefined;
     shape.text = text;
   }
@@ -94,7 +94,22 @@ export function vocabularyShape(values: readonly string[], counts: readonly numb
     const codes = buildCodePatterns(values, counts, k);
     return codes && { kind: "code", bloom: Bloom.of(values).toStats(), codes };
   }
-  const text = buildTextModel(values, counts, k);
-  if (!text || !new TextWriter(text).writes()) return undefined;
+  const text = writableTextModel(values, counts, k);
+  if (!text) return undefined;
   return { kind: "text", locale: detectLocale(values), bloom: Bloom.of(values).toStats(), text };
+}
+
+/**
+ * The column's token model (`./text`) when it has a released path from start to end, else the
+ * same with rare words generalised to their word class (written as public words) when that has
+ * one; else the first of the two that writes at all (words by counts), else undefined.
+ */
+function writableTextModel(values: readonly string[], counts: readonly number[], k: number): TextModel | undefined {
+  const plain = buildTextModel(values, counts, k);
+  const plainWriter = plain && new TextWriter(plain);
+  if (plainWriter?.walks()) return plain;
+  const shaped = buildTextModel(values, counts, k, true);
+  const shapedWriter = shaped && new TextWriter(shaped);
+  if (shapedWriter?.walks()) return shaped;
+  return plainWriter?.writes() ? plain : shapedWriter?.writes() ? shaped : undefined;
 }

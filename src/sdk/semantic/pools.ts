@@ -77,3 +77,18 @@ export function asciiSlug(s: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "");
 }
+
+let words: { capitalized: string[]; lower: string[] } | undefined;
+/**
+ * Public English words a text model's word classes are filled with: surnames (capitalised, as
+ * names of streets, places and people mostly are) and lower-case nouns, from faker's `en` lists.
+ * @throws Error when faker cannot be loaded.
+ */
+export function publicWords(): { capitalized: string[]; lower: string[] } {
+  if (words) return words;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const en = (require("@faker-js/faker") as Record<string, Defs>).en;
+  const lower = list(en?.word?.noun).filter((w) => /^\p{Ll}+$/u.test(w));
+  const capitalized = fakerPools("en").last.filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
+  return (words = { capitalized, lower: lower.length ? lower : capitalized.map((w) => w.toLowerCase()) });
+}

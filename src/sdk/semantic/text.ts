@@ -6,7 +6,10 @@
  * whether a space precedes it. A rare token with digits is masked from the right (`1987` -> `198#`
  * -> ... -> `####`) until >= k rows hold its form (a generalisation hierarchy: Sweeney, "Achieving
  * k-anonymity privacy protection using generalization and suppression", IJUFKS 10(5), 2002); the
- * writer fills each `#` with a random digit.
+ * writer fills each `#` with a random digit. A column too thin for that to write anything is
+ * modelled again with rare words generalised to their class too (`Vermont` -> `Aa`, `SMITH` ->
+ * `AA`), which the writer fills with public words (faker's surnames and nouns): words, never
+ * letter soup.
  *
  * The model ({@link TextModel}) releases only what >= k rows hold (as a categorical value's code):
  * tokens (at most {@link MAX_WORDS}) with the rows each starts, ends, holds later; adjacent pairs
@@ -24,6 +27,7 @@
  * Models without `trigrams` (older) split at whitespace and write drawn words joined by spaces.
  */
 import type { Rng } from "../generate/sfc32";
+import { publicWords } from "./pools";
 import type { TextModel } from "./types";
 
 /** Most tokens kept (by rows, then code-unit order). */
@@ -80,6 +84,22 @@ function digitForms(t: string): string[] {
   return forms;
 }
 
+const LETTERS_RE = /^\p{L}+$/u;
+
+/**
+ * The word class of a token of letters: `A` one capital, `a` lower case, `AA` upper case, `Aa`
+ * any other word with a capital first (`Vermont`, `McArthur`).
+ */
+function letterShape(t: string): string {
+  const upper = t === t.toUpperCase() && t !== t.toLowerCase();
+  if (Array.from(t).length === 1) return upper ? "A" : "a";
+  if (upper) return "AA";
+  return t[0] !== t[0].toLowerCase() ? "Aa" : "a";
+}
+
+/** Whether a shaped token is a word class ({@link letterShape}) rather than a digit shape. */
+const isWordClass = (t: string): boolean => t === "A" || t === "a" || t === "AA" || t === "Aa";
+
 /** Builder's map key: shapes apart from literal tokens (shape `#` is not the character `#`). */
 const shapeKey = (form: string): string => "\u0001" + form;
 
@@ -88,12 +108,21 @@ const shapeKey = (form: string): string => "\u0001" + form;
  * and their row counts; `k` (>= 1): rows a token, pair, triple or length needs to be released.
  * @returns the model, or undefined when no token or no length reaches k.
  */
-export function buildTextModel(values: readonly string[], counts: readonly number[], k: number): TextModel | undefined {
+export function buildTextModel(values: readonly string[], counts: readonly number[], k: number, shapeLetters = false): TextModel | undefined {
   const toks = values.map(tokenize);
-  // Digit tokens start literal and are masked one digit further while their form has < k rows.
+  // Digit tokens start literal and are masked one digit further while their form has < k rows;
+  // with `shapeLetters`, a word of fewer than k rows becomes its word class.
   const level = new Map<string, number>();
   const formsOf = new Map<string, string[]>();
-  for (const ts of toks) for (const t of ts) if (DIGIT_RE.test(t.text) && !formsOf.has(t.text)) (formsOf.set(t.text, digitForms(t.text)), level.set(t.text, 0));
+  for (const ts of toks) {
+    for (const t of ts) {
+      if (formsOf.has(t.text)) continue;
+      if (DIGIT_RE.test(t.text)) formsOf.set(t.text, digitForms(t.text));
+      else if (shapeLetters && LETTERS_RE.test(t.text)) formsOf.set(t.text, [t.text, letterShape(t.text)]);
+      else continue;
+      level.set(t.text, 0);
+    }
+  }
   const keyOf = (raw: string): string => {
     const forms = formsOf.get(raw);
     if (!forms) return raw;
@@ -354,6 +383,11 @@ export class TextWriter {
     if (bag.some((x) => x > 0)) this.bag = new Weighted(idx, bag);
   }
 
+  /** True when the model has a released path from a start to an end (values read as the column's). */
+  walks(): boolean {
+    return this.tokens && this.start !== undefined;
+  }
+
   /** True when the model has a released path from start to end, or two words to draw by counts. */
   writes(): boolean {
     if (!this.tokens || this.start) return true;
@@ -475,7 +509,7 @@ export class TextWriter {
     const spaced: boolean[] = [false];
     ids.forEach((id, j) => {
       let t = this.model.words[id];
-      if (this.shaped.has(id)) t = fill(t, rng);
+      if (this.shaped.has(id)) t = isWordClass(t) ? fillWord(t, rng) : fill(t, rng);
       if (j > 0) {
         const a = ids[j - 1];
         const pair = this.next.get(a)?.items.includes(id);
@@ -490,6 +524,18 @@ export class TextWriter {
     });
     return s;
   }
+}
+
+/**
+ * A word class filled with a public word: a capital letter (`A`), a surname in its case (`Aa`,
+ * `AA`), a noun (`a`), from faker's English lists (`./pools`).
+ */
+function fillWord(t: string, rng: Rng): string {
+  const words = publicWords();
+  if (t === "A") return String.fromCharCode(65 + rng.int(26));
+  if (t === "a") return words.lower[rng.int(words.lower.length)];
+  const w = words.capitalized[rng.int(words.capitalized.length)];
+  return t === "AA" ? w.toUpperCase() : w;
 }
 
 /** A shaped token filled: a run's first digit 1-9, others 0-9; ordinal suffixes fit (`21st`). */

