@@ -107,3 +107,27 @@ test("a place column too large to release: pooled cities and ZIP codes are real 
   // Deterministic: the same codes and seed give the same places.
   assert.deepEqual(new Decoder(m).decode(codes, 7, { rules: false }).rows, out.rows);
 });
+
+test("released places beside a state column: a city the model puts in another state is written as a released city of the row's state", async () => {
+  // One city per state, each once (as a table of state capitals): all released, pairs unique.
+  const seen = new Set<string>();
+  const pairs = PLACES.filter((p) => !seen.has(p.state) && seen.add(p.state) !== undefined && !["Springfield", "Washington"].includes(p.city));
+  const t: Table = { columns: ["state", "city"], rows: pairs.map((p) => [p.state, p.city]) };
+  const a = await analyzeTable(t);
+  const m = a.metadata;
+  assert.equal(m.column_stats!.city.vocabulary, "us_city");
+  assert.equal(m.value_mappings!.city.__other__, undefined, "every city released");
+  const n = 400;
+  // Codes at random: the model learned nothing about which city goes with which state.
+  const codes: Record<string, number[]> = {
+    state: Array.from({ length: n }, (_, i) => (i * 7) % m.cardinalities.state),
+    city: Array.from({ length: n }, (_, i) => (i * 13) % m.cardinalities.city),
+  };
+  const out = new Decoder(m).decode(codes, 3, { rules: false });
+  const real = new Set(PLACES.map((p) => `${p.city}|${p.state}`));
+  const [si, ci] = ["state", "city"].map((c) => out.columns.indexOf(c));
+  assert.deepEqual(out.rows.filter((r) => !real.has(`${r[ci]}|${r[si]}`)).slice(0, 5), []);
+  // Repairs take the state's released city: the cities stay those of the table.
+  const released = new Set(pairs.map((p) => p.city));
+  assert.ok(out.rows.filter((r) => released.has(r[ci])).length >= 0.95 * n);
+});

@@ -208,9 +208,17 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     if (v !== undefined && c !== missingCode) own.push(c);
   });
   const stats = meta.column_stats?.[f];
-  const placeVocabulary = otherCode !== undefined && stats?.type === "categorical" && vocabularies().isGazetteerVocabulary(stats.vocabulary) ? stats.vocabulary : undefined;
+  const placeVocabulary = stats?.type === "categorical" && vocabularies().isGazetteerVocabulary(stats.vocabulary) ? stats.vocabulary : undefined;
   const state = placeVocabulary ? statePartner(meta, f) : undefined;
-  const partner = otherCode === undefined ? undefined : state ? { g: state.g, byCode: [] } : pooledPartner(meta, f, new Set(own));
+  const partner = state ? { g: state.g, byCode: [] } : otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
+  // With a state column, a released place is written only in a state it lies in: per code, its
+  // states (undefined: not in the gazetteer, kept as it is); per state, the released places in it.
+  const placeStates = state ? own.map((c) => vocabularies().statesOfPlace(placeVocabulary!, byCode[c]!)) : [];
+  const placesIn = new Map<string, number[]>();
+  own.forEach((c, j) => {
+    for (const sc of placeStates[j] ?? []) placesIn.set(sc, [...(placesIn.get(sc) ?? []), c]);
+  });
+  const ownIndex = new Map(own.map((c, j) => [c, j]));
   const semantic = otherCode !== undefined && stats?.type === "categorical" ? stats.semantic : undefined;
   const releasedKeys = placeVocabulary ? new Set(own.map((c) => vocabularies().vocabularyKey(byCode[c]!))) : undefined;
   // A pooled place: a gazetteer place of the row's state that the column does not release.
@@ -226,8 +234,18 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     return from.length ? from[rng.int(from.length)] : -1;
   };
   const decode: FeatureDecoder["decode"] = (c, rng, row, _ids, partnerCode, fresh) => {
+    if (state && c !== otherCode && c !== missingCode && partnerCode !== undefined) {
+      const sc = state.codes[partnerCode];
+      const where = placeStates[ownIndex.get(c) ?? -1];
+      if (sc !== undefined && where !== undefined && !where.has(sc)) {
+        const near = placesIn.get(sc);
+        if (near?.length) return byCode[near[rng.int(near.length)]]!;
+        const v = place(rng, partnerCode);
+        if (v !== undefined) return v;
+      }
+    }
     if (c === otherCode && c !== undefined) {
-      if (placeVocabulary) {
+      if (placeVocabulary && otherCode !== undefined) {
         const v = place(rng, partnerCode);
         if (v !== undefined) return v;
       }
@@ -298,8 +316,9 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     partner: partner?.g,
     ...(semantic ? { semantic } : {}),
     decode,
-    // Without a code book every code is written as a number: cell by cell.
-    ...(mapping ? { decodeColumn } : {}),
+    // Without a code book every code is written as a number, and a place beside a state column is
+    // checked against it: cell by cell.
+    ...(mapping && !state ? { decodeColumn } : {}),
   };
 }
 

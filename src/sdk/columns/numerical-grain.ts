@@ -45,9 +45,17 @@ export function numberWriter(d: number, fixed: boolean, minDecimals: number, dig
   if (d === 0) return (x) => String(Math.round(x) + 0);
   const keep = fixed ? d : Math.min(minDecimals, d);
   return (x) => {
-    let s = (digits !== undefined && x !== 0 ? Number(x.toPrecision(digits)) : x + 0).toFixed(d);
-    if (keep < d) {
-      const dot = s.length - d - 1;
+    let y = x + 0;
+    // With `digits`, no more decimals than those digits need (toFixed would print binary noise).
+    let dd = d;
+    if (digits !== undefined && x !== 0) {
+      y = Number(x.toPrecision(digits));
+      if (y !== 0) dd = Math.min(d, Math.max(0, digits - 1 - Math.floor(Math.log10(Math.abs(y)))));
+    }
+    let s = y.toFixed(dd);
+    if (dd < keep) s += (dd === 0 ? "." : "") + "0".repeat(keep - dd);
+    else if (keep < dd) {
+      const dot = s.length - dd - 1;
       let end = s.length;
       while (end > dot + 1 + keep && s.charCodeAt(end - 1) === 48) end--;
       if (end === dot + 1) end = dot;

@@ -13,7 +13,8 @@
  * 4. sum: `total` is written from the parts in exact decimal arithmetic; when that falls outside
  *    the total's real [min, max] or `total` is fixed, the first unfixed part whose derived value is
  *    in range and exact at its decimals is derived instead (else the total, even out of range).
- *    Sums sharing columns go inner first, and a cell one sum wrote is fixed for the later ones.
+ *    Sums sharing columns go inner first, and the cells of a sum kept in a row are fixed for the
+ *    later ones.
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
  *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times.
  * 6. structural zeros, all together: `./structural-zeros`.
@@ -36,7 +37,7 @@ export const MAX_REDRAWS = 64;
 /** Keeps `metadata.rules` in decoded rows (file header). */
 export class RuleEnforcer {
   private readonly compiled: CompiledRule[];
-  /** Cells (r * features + f) a sum rule wrote in the batch being repaired: later sums keep them. */
+  /** Cells (r * features + f) of the sums already kept in the batch being repaired: later sums keep them. */
   private readonly written: SumLedger;
 
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
@@ -72,7 +73,7 @@ export class RuleEnforcer {
   }
 }
 
-/** The cells sum rules wrote in one batch, shared by the batch's sum rules. */
+/** The cells of the sums kept so far in one batch, shared by the batch's sum rules. */
 interface SumLedger {
   cells: Set<number>;
   /** Features per row: cell (r, f) is r * width + f. */
@@ -229,14 +230,18 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
   return {
     apply(rows, _rng, given, _draw, out) {
       const user = given ?? noneFixed;
-      // A cell an earlier sum wrote in this row is kept like a fixed one, so that sum still holds.
+      // A cell of an earlier sum of this row is kept like a fixed one, so that sum still holds.
       const fixed = (r: number, f: number): boolean => user(r, f) || written.cells.has(r * written.width + f);
       for (let r = 0; r < rows.length; r++) {
         const [kt, ka, kb] = [scaled(rows.get(r, total)), scaled(rows.get(r, a)), scaled(rows.get(r, b))];
         if (ka === undefined || kb === undefined || (kt === undefined && fixed(r, total))) continue;
         const want = sa * ka + sb * kb + kk;
+        // Once this sum holds in the row, its cells are kept by the later sums.
+        const settle = (): void => {
+          for (const f of [total, a, b]) written.cells.add(r * written.width + f);
+        };
         if (kt === want) {
-          written.cells.add(r * written.width + total);
+          settle();
           continue;
         }
         // Candidates in order: the total, then a part derived from the others.
@@ -252,7 +257,7 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
         }
         const [f, k] = cands.find(([g, x]) => fits(g, x)) ?? cands[0];
         const v = write(f, k);
-        written.cells.add(r * written.width + f);
+        settle();
         if (rows.get(r, f) !== v) {
           rows.set(r, f, v);
           out.changed++;

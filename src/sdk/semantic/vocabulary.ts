@@ -278,3 +278,27 @@ export function drawPlace(vocab: PublicVocabulary, stateCode: string | undefined
   }
   return undefined;
 }
+
+const placeStates = new Map<PublicVocabulary, Map<string, Set<string>>>();
+/**
+ * The two-letter codes of the states a place of a gazetteer vocabulary lies in (a city name is in
+ * many states: Springfield), by {@link vocabularyKey}; undefined when the gazetteer has no such place.
+ */
+export function statesOfPlace(vocab: PublicVocabulary, value: string): ReadonlySet<string> | undefined {
+  let m = placeStates.get(vocab);
+  if (!m) {
+    m = new Map();
+    for (const p of places()) {
+      const names = vocab === "us_city" ? [p.city] : vocab === "us_county" ? [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")] : [p.zip];
+      for (const name of names) {
+        if (name === "") continue;
+        const key = vocabularyKey(name);
+        const set = m.get(key) ?? new Set<string>();
+        set.add(p.stateCode);
+        m.set(key, set);
+      }
+    }
+    placeStates.set(vocab, m);
+  }
+  return m.get(vocabularyKey(value));
+}
