@@ -213,12 +213,14 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   const partner = state ? { g: state.g, byCode: [] } : otherCode === undefined ? undefined : pooledPartner(meta, f, new Set(own));
   // With a state column, a released place is written only in a state it lies in: per code, its
   // states (undefined: not in the gazetteer, kept as it is); per state, the released places in it.
-  const placeStates = state ? own.map((c) => vocabularies().statesOfPlace(placeVocabulary!, byCode[c]!)) : [];
+  const placeStates: (ReadonlySet<string> | undefined)[] = new Array(K);
   const placesIn = new Map<string, number[]>();
-  own.forEach((c, j) => {
-    for (const sc of placeStates[j] ?? []) placesIn.set(sc, [...(placesIn.get(sc) ?? []), c]);
-  });
-  const ownIndex = new Map(own.map((c, j) => [c, j]));
+  if (state) {
+    for (const c of own) {
+      const where = (placeStates[c] = vocabularies().statesOfPlace(placeVocabulary!, byCode[c]!));
+      for (const sc of where ?? []) (placesIn.get(sc) ?? placesIn.set(sc, []).get(sc)!).push(c);
+    }
+  }
   const semantic = otherCode !== undefined && stats?.type === "categorical" ? stats.semantic : undefined;
   const releasedKeys = placeVocabulary ? new Set(own.map((c) => vocabularies().vocabularyKey(byCode[c]!))) : undefined;
   // A pooled place: a gazetteer place of the row's state that the column does not release.
@@ -236,7 +238,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   const decode: FeatureDecoder["decode"] = (c, rng, row, _ids, partnerCode, fresh) => {
     if (state && c !== otherCode && c !== missingCode && partnerCode !== undefined) {
       const sc = state.codes[partnerCode];
-      const where = placeStates[ownIndex.get(c) ?? -1];
+      const where = placeStates[c];
       if (sc !== undefined && where !== undefined && !where.has(sc)) {
         const near = placesIn.get(sc);
         if (near?.length) return byCode[near[rng.int(near.length)]]!;

@@ -37,13 +37,14 @@ export const MAX_REDRAWS = 64;
 /** Keeps `metadata.rules` in decoded rows (file header). */
 export class RuleEnforcer {
   private readonly compiled: CompiledRule[];
-  /** Cells (r * features + f) of the sums already kept in the batch being repaired: later sums keep them. */
-  private readonly written: SumLedger;
+  /** With sums sharing columns: the cells (r * features + f) of the sums already kept in the batch. */
+  private readonly written?: SumLedger;
 
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
-    this.written = { cells: new Set(), width: metadata.features.length };
     const rules = [...(metadata.rules ?? [])];
+    const sumColumns = rules.flatMap((r) => (r.type === "sum" ? [r.total, ...r.parts] : []));
+    if (new Set(sumColumns).size < sumColumns.length) this.written = { cells: new Set(), width: metadata.features.length };
     const order: Rule["type"][] = ["blank_together", "not_equal", "fixed_combinations", "sum", "inequality"];
     const rest = sumsInnerFirst(rules.filter((r) => r.type !== "structural_zeros"));
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
@@ -67,7 +68,7 @@ export class RuleEnforcer {
    */
   apply(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
-    this.written.cells.clear();
+    this.written?.cells.clear();
     this.compiled.forEach((rule, i) => rule.apply(rows, new Rng(deriveSeed(seed, 0x52554c45, i)), fixed, draw, out, codes));
     return out;
   }
@@ -101,7 +102,7 @@ function sumsInnerFirst(rules: Rule[]): Rule[] {
   return rules.map((r) => (r.type === "sum" ? ordered[j++] : r));
 }
 
-function compile(meta: Metadata, rule: Rule, written: SumLedger): CompiledRule | undefined {
+function compile(meta: Metadata, rule: Rule, written: SumLedger | undefined): CompiledRule | undefined {
   const at = (name: string): number => meta.features.indexOf(name);
   const cols = (names: readonly string[]): number[] | undefined => {
     const idx = names.map(at);
@@ -202,7 +203,7 @@ function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
   return neg && /[1-9]/.test(s) ? `-${s}` : s;
 }
 
-function sum(meta: Metadata, total: number, a: number, b: number, signs: readonly number[], constant: number, written: SumLedger): CompiledRule {
+function sum(meta: Metadata, total: number, a: number, b: number, signs: readonly number[], constant: number, written: SumLedger | undefined): CompiledRule {
   const st = (f: number) => meta.column_stats?.[meta.features[f]];
   const d = Math.max(decimalsOfStats(st(total)), decimalsOfStats(st(a)), decimalsOfStats(st(b)));
   const scale = 10 ** d;
@@ -230,18 +231,21 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
   return {
     apply(rows, _rng, given, _draw, out) {
       const user = given ?? noneFixed;
-      // A cell of an earlier sum of this row is kept like a fixed one, so that sum still holds.
-      const fixed = (r: number, f: number): boolean => user(r, f) || written.cells.has(r * written.width + f);
+      // With sums sharing columns, a cell of an earlier sum of the row is kept like a fixed one,
+      // and once this sum holds in a row its cells are kept by the later sums.
+      const ledger = written;
+      const fixed: Fixed = ledger ? (r, f) => user(r, f) || ledger.cells.has(r * ledger.width + f) : user;
+      const settle = (r: number): void => {
+        if (!ledger) return;
+        const at = r * ledger.width;
+        ledger.cells.add(at + total).add(at + a).add(at + b);
+      };
       for (let r = 0; r < rows.length; r++) {
         const [kt, ka, kb] = [scaled(rows.get(r, total)), scaled(rows.get(r, a)), scaled(rows.get(r, b))];
         if (ka === undefined || kb === undefined || (kt === undefined && fixed(r, total))) continue;
         const want = sa * ka + sb * kb + kk;
-        // Once this sum holds in the row, its cells are kept by the later sums.
-        const settle = (): void => {
-          for (const f of [total, a, b]) written.cells.add(r * written.width + f);
-        };
         if (kt === want) {
-          settle();
+          settle(r);
           continue;
         }
         // Candidates in order: the total, then a part derived from the others.
@@ -257,7 +261,7 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
         }
         const [f, k] = cands.find(([g, x]) => fits(g, x)) ?? cands[0];
         const v = write(f, k);
-        settle();
+        settle(r);
         if (rows.get(r, f) !== v) {
           rows.set(r, f, v);
           out.changed++;

@@ -48,9 +48,9 @@ export function semanticShape(name: string, values: readonly string[], counts: r
   if (found.kind !== "uuid") shape.bloom = Bloom.of(values).toStats();
   if (PLAIN_KINDS.includes(found.kind)) shape.plain = !values.some((v) => INNER_CAPITAL.test(v));
   if (found.kind === "title" || found.kind === "text") {
-    const text = writableTextModel(values, counts, k) ?? buildTextModel(values, counts, k);
+    const text = textModelOf(values, counts, k);
     if (!text) return undefined;
-    shape.text = text;
+    shape.text = text.model;
   }
   if (found.kind === "code") {
     const codes = buildCodePatterns(values, counts, k);
@@ -94,22 +94,25 @@ export function vocabularyShape(values: readonly string[], counts: readonly numb
     const codes = buildCodePatterns(values, counts, k);
     return codes && { kind: "code", bloom: Bloom.of(values).toStats(), codes };
   }
-  const text = writableTextModel(values, counts, k);
-  if (!text) return undefined;
-  return { kind: "text", locale: detectLocale(values), bloom: Bloom.of(values).toStats(), text };
+  const text = textModelOf(values, counts, k);
+  if (!text?.writes) return undefined;
+  return { kind: "text", locale: detectLocale(values), bloom: Bloom.of(values).toStats(), text: text.model };
 }
 
 /**
  * The column's token model (`./text`) when it has a released path from start to end, else the
  * same with rare words generalised to their word class (written as public words) when that has
- * one; else the first of the two that writes at all (words by counts), else undefined.
+ * one; else the first of the two that writes at all (words by counts), else the plain model that
+ * writes nothing (`writes` false); undefined when no model can be built.
  */
-function writableTextModel(values: readonly string[], counts: readonly number[], k: number): TextModel | undefined {
+function textModelOf(values: readonly string[], counts: readonly number[], k: number): { model: TextModel; writes: boolean } | undefined {
   const plain = buildTextModel(values, counts, k);
   const plainWriter = plain && new TextWriter(plain);
-  if (plainWriter?.walks()) return plain;
+  if (plainWriter?.walks()) return { model: plain!, writes: true };
   const shaped = buildTextModel(values, counts, k, true);
   const shapedWriter = shaped && new TextWriter(shaped);
-  if (shapedWriter?.walks()) return shaped;
-  return plainWriter?.writes() ? plain : shapedWriter?.writes() ? shaped : undefined;
+  if (shapedWriter?.walks()) return { model: shaped!, writes: true };
+  if (plainWriter?.writes()) return { model: plain!, writes: true };
+  if (shapedWriter?.writes()) return { model: shaped!, writes: true };
+  return plain ? { model: plain, writes: false } : undefined;
 }

@@ -126,52 +126,56 @@ function faker(): Defs {
   return (fakerEn = { ...lib.en, location: { ...lib.base?.location, ...lib.en?.location } });
 }
 
-function field(list: unknown, key: string): string[] {
-  return Array.isArray(list) ? list.map((x) => (x as Record<string, unknown>)?.[key]).filter((x): x is string => typeof x === "string") : [];
-}
-
 function strings(list: unknown): string[] {
   return Array.isArray(list) ? list.filter((x): x is string => typeof x === "string") : [];
 }
 
+/**
+ * faker's lists per vocabulary: the definitions' section and list, and the keys of its entries
+ * to take (none: the list holds strings).
+ */
+const FAKER_LISTS: Partial<Record<PublicVocabulary, [string, string, string[]]>> = {
+  us_state: ["location", "state", []],
+  us_state_code: ["location", "state_abbr", []],
+  country: ["location", "country", []],
+  country_code: ["location", "country_code", ["alpha2", "alpha3"]],
+  currency: ["finance", "currency", ["name"]],
+  currency_code: ["finance", "currency", ["code"]],
+  language: ["location", "language", ["name"]],
+  language_code: ["location", "language", ["alpha2", "alpha3"]],
+  airline: ["airline", "airline", ["name"]],
+  airline_code: ["airline", "airline", ["iataCode"]],
+  continent: ["location", "continent", []],
+  time_zone: ["location", "time_zone", []],
+};
+
+function fakerList(v: PublicVocabulary): string[] {
+  const at = FAKER_LISTS[v];
+  if (!at) return [];
+  const list = faker()[at[0]]?.[at[1]];
+  if (at[2].length === 0) return strings(list);
+  return Array.isArray(list) ? at[2].flatMap((key) => strings(list.map((x) => (x as Record<string, unknown>)?.[key]))) : [];
+}
+
+/** A gazetteer row's names in a place vocabulary (a county with and without `County`). */
+function placeNames(vocab: PublicVocabulary, p: Place): string[] {
+  if (vocab === "us_city") return [p.city];
+  if (vocab === "us_zip") return [p.zip];
+  return p.county === "" ? [] : [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")];
+}
+
 /** The values of a vocabulary (original spelling). */
 function valuesOf(v: PublicVocabulary): string[] {
-  const loc = faker().location ?? {};
-  switch (v) {
-    case "us_state":
-      return [...strings(loc.state), ...places().map((p) => p.state)];
-    case "us_state_code":
-      return [...strings(loc.state_abbr), ...places().map((p) => p.stateCode)];
-    case "country": {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const iso = require("i18n-iso-countries/langs/en.json") as { countries: Record<string, string | string[]> };
-      return [...strings(loc.country), ...Object.values(iso.countries).flat()];
-    }
-    case "country_code":
-      return [...field(loc.country_code, "alpha2"), ...field(loc.country_code, "alpha3")];
-    case "currency":
-      return field(faker().finance?.currency, "name");
-    case "currency_code":
-      return field(faker().finance?.currency, "code");
-    case "language":
-      return field(loc.language, "name");
-    case "language_code":
-      return [...field(loc.language, "alpha2"), ...field(loc.language, "alpha3")];
-    case "airline":
-      return field(faker().airline?.airline, "name");
-    case "airline_code":
-      return field(faker().airline?.airline, "iataCode");
-    case "continent":
-      return strings(loc.continent);
-    case "time_zone":
-      return strings(loc.time_zone);
-    case "us_city":
-      return places().map((p) => p.city);
-    case "us_county":
-      return places().flatMap((p) => (p.county === "" ? [] : [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")]));
-    case "us_zip":
-      return places().map((p) => p.zip);
+  if (isGazetteerVocabulary(v)) return places().flatMap((p) => placeNames(v, p));
+  const out = fakerList(v);
+  if (v === "us_state") out.push(...places().map((p) => p.state));
+  if (v === "us_state_code") out.push(...places().map((p) => p.stateCode));
+  if (v === "country") {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const iso = require("i18n-iso-countries/langs/en.json") as { countries: Record<string, string | string[]> };
+    out.push(...Object.values(iso.countries).flat());
   }
+  return out;
 }
 
 const sets = new Map<PublicVocabulary, Set<string>>();
@@ -230,7 +234,7 @@ const fakerStateSets = new Map<PublicVocabulary, Set<string>>();
 function fakerStates(v: "us_state" | "us_state_code"): ReadonlySet<string> {
   let s = fakerStateSets.get(v);
   if (!s) {
-    s = new Set(strings(faker().location?.[v === "us_state" ? "state" : "state_abbr"]).map(vocabularyKey));
+    s = new Set(fakerList(v).map(vocabularyKey));
     fakerStateSets.set(v, s);
   }
   return s;
@@ -272,9 +276,8 @@ function stateNames(): Map<string, string> {
 export function drawPlace(vocab: PublicVocabulary, stateCode: string | undefined, exclude: ReadonlySet<string>, rng: Rng): string | undefined {
   const from = (stateCode !== undefined ? placesByState().get(stateCode) : undefined) ?? places();
   for (let t = 0; t < 16; t++) {
-    const p = from[rng.int(from.length)];
-    const v = vocab === "us_city" ? p.city : vocab === "us_county" ? p.county : p.zip;
-    if (v !== "" && !exclude.has(vocabularyKey(v))) return v;
+    const v = placeNames(vocab, from[rng.int(from.length)])[0];
+    if (v !== undefined && v !== "" && !exclude.has(vocabularyKey(v))) return v;
   }
   return undefined;
 }
@@ -289,9 +292,7 @@ export function statesOfPlace(vocab: PublicVocabulary, value: string): ReadonlyS
   if (!m) {
     m = new Map();
     for (const p of places()) {
-      const names = vocab === "us_city" ? [p.city] : vocab === "us_county" ? [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")] : [p.zip];
-      for (const name of names) {
-        if (name === "") continue;
+      for (const name of placeNames(vocab, p)) {
         const key = vocabularyKey(name);
         const set = m.get(key) ?? new Set<string>();
         set.add(p.stateCode);
