@@ -268,6 +268,47 @@ export interface Metadata {
    * makes every synthetic row keep them. Not used in training (docs/api.md, "Row rules").
    */
   rules?: Rule[] & tags.MaxItems<1000>;
+  /**
+   * Latitude/longitude column pairs and the places their points lie in; the SDK's decoder writes
+   * each synthetic point inside its row's place. Not used in training (docs/api.md, "Coordinates").
+   */
+  coordinates?: CoordinatePair[] & tags.MaxItems<16>;
+}
+
+/** A place column of a {@link CoordinatePair}: a US ZIP code, city or county, or any other named place. */
+export interface CoordinatePlace {
+  column: string & tags.MinLength<1>;
+  kind: "zip" | "city" | "county" | "place";
+}
+
+/** The real rows' points of one released place value: their box, [south, north, west, east] in degrees. */
+export interface PlaceArea {
+  /** The place column (one of the pair's `places`). */
+  column: string & tags.MinLength<1>;
+  /** The place value, as released in `value_mappings`. */
+  place: string;
+  /** The row's state value, when the pair has a `state` column. */
+  state?: string;
+  box: [number & Finite, number & Finite, number & Finite, number & Finite];
+}
+
+/**
+ * One latitude/longitude pair of `metadata.coordinates` (docs/api.md, "Coordinates"): numerical
+ * columns whose headers name latitude and longitude and whose values lie in [-90, 90] and
+ * [-180, 180] degrees, with the columns that name each row's place.
+ */
+export interface CoordinatePair {
+  latitude: string & tags.MinLength<1>;
+  longitude: string & tags.MinLength<1>;
+  /** The US state column (vocabulary `us_state` or `us_state_code`), if any. */
+  state?: string & tags.MinLength<1>;
+  /** Place columns, most specific first (ZIP, city, county, other places). */
+  places?: CoordinatePlace[] & tags.MaxItems<8>;
+  /**
+   * The real rows' area of each place value (with its state) held by at least the rare
+   * threshold's rows; raw tables only (never with privacy or a domain).
+   */
+  areas?: PlaceArea[] & tags.MaxItems<100000>;
 }
 
 /**

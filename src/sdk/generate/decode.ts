@@ -22,6 +22,13 @@ function semanticGenerator(): typeof import("../semantic/semantic-generator") {
   return require("../semantic/semantic-generator");
 }
 
+/** Loaded for a metadata with `coordinates` only. */
+function coordinateWriter(metadata: Metadata): import("../semantic/coordinates").CoordinateWriter | undefined {
+  if (!metadata.coordinates?.length) return undefined;
+  const w = new (require("../semantic/coordinates") as typeof import("../semantic/coordinates")).CoordinateWriter(metadata);
+  return w.active ? w : undefined;
+}
+
 /** Fresh identifiers of `shape`: its semantic kind's generator, else an {@link IdGenerator}. */
 function idValues(shape: IdShape, key: number): IdValues {
   if (shape.kind === "text" && shape.semantic) return new (semanticGenerator().SemanticGenerator)(shape.semantic, key);
@@ -37,7 +44,8 @@ export interface DecodeOptions {
   /** Per feature name, a decoder instead of its own (from {@link Decoder.restrict}). */
   decoders?: Readonly<Record<string, FeatureDecoder>>;
   /**
-   * Keep `metadata.rules` in the decoded rows (`../rules/enforce`). Default true; the seeded path
+   * Keep `metadata.rules` in the decoded rows (`../rules/enforce`) and points in their places
+   * (`metadata.coordinates`). Default true; the seeded path
    * turns it off to write the seed cells back first, then calls {@link Decoder.enforce}.
    */
   rules?: boolean;
@@ -63,15 +71,19 @@ export class Decoder {
   readonly features: FeatureDecoder[];
   /** Keeps `metadata.rules` in decoded rows. */
   readonly rules: RuleEnforcer;
+  /** Writes points inside their row's place (`metadata.coordinates`), after the rules. */
+  private readonly points: ReturnType<typeof coordinateWriter>;
   /** Per feature, cumulative 1-way probabilities of its non-blank codes (built on first use). */
   private readonly cumulative: (Float64Array | undefined)[] = [];
   constructor(readonly metadata: Metadata) {
     this.features = metadata.features.map((f) => decoderFor(metadata, f));
     this.rules = new RuleEnforcer(metadata);
+    this.points = coordinateWriter(metadata);
   }
 
   /**
-   * Makes every row of `table` keep `metadata.rules` (in place), as {@link decode} does by default.
+   * Makes every row of `table` keep `metadata.rules`, then writes its points inside their row's
+   * place (`metadata.coordinates`, `../semantic/coordinates`), in place, as {@link decode} does by default.
    * @param seed seeds the rules' draws (use the batch's decode seed).
    * @param fixed cells never rewritten (seed cells, `where` columns).
    * @param codes the rows' generated codes per feature: a broken combination is then replaced by
@@ -93,8 +105,9 @@ export class Decoder {
     fixed?: (row: number, feature: number) => boolean,
     codes?: readonly ArrayLike<number>[],
   ): EnforceResult {
-    if (!this.rules.active) return { changed: 0, unrepaired: 0 };
-    return this.rules.apply(cells, seed, (f, rng) => this.drawValue(f, rng), fixed, codes);
+    const out = this.rules.active ? this.rules.apply(cells, seed, (f, rng) => this.drawValue(f, rng), fixed, codes) : { changed: 0, unrepaired: 0 };
+    this.points?.apply(cells, seed, fixed);
+    return out;
   }
 
   /** A non-blank value of feature f drawn from its 1-way marginal, written by its decoder. */
@@ -186,9 +199,7 @@ export class Decoder {
       return { kind: "text", cells: text };
     });
     const batch = new DecodedBatch(this.columns, cells, n, opts.arrays);
-    if (opts.rules !== false && this.rules.active) {
-      this.rules.apply(batch, seed, (f, rng) => this.drawValue(f, rng), opts.fixed, cols);
-    }
+    if (opts.rules !== false) this.enforceCells(batch, seed, opts.fixed, cols);
     return batch;
   }
 

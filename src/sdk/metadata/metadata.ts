@@ -28,6 +28,7 @@ import type { ColumnKind, Metadata, PairMarginal, PublicVocabulary } from "../..
 import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
 import type { SemanticKind } from "../semantic";
 import { isGazetteerVocabulary, publicVocabularyOf, ZIP_HEADER } from "../semantic/vocabulary";
+import { coordinatePairs } from "../semantic/coordinates";
 import { fileOfDescription, type TableSource } from "../io/csv";
 import { scanTable } from "./table-scan";
 import { DataError } from "../errors";
@@ -345,6 +346,9 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
   if (opts.privacy !== undefined) return { ...enc, ...privateMetadata(enc, opts.privacy, opts.pairBudget) };
   const built = buildMetadata(enc, opts.pairBudget);
   if (rules.length > 0) built.metadata.rules = rules;
+  // Areas of real points come from the raw rows, like the rules.
+  const coordinates = coordinatePairs(scanned, enc.codecs, raw ? (opts.rareThreshold ?? DEFAULTS.rareThreshold) : undefined);
+  if (coordinates.length > 0) built.metadata.coordinates = coordinates;
   withoutUnfitFresh(built.metadata);
   return { ...enc, ...built };
 }

