@@ -3,23 +3,30 @@
  * is a released entry's gets that entry's attributes. A row whose key is none (a rare key pooled
  * and written as a fresh value or a stand-in, a number drawn inside a bin) becomes a released
  * entry, key and attributes: among the entries that keep the row's fixed cells, those agreeing
- * with the most of the row's cells (same value; for a quantile-binned number the same bin) are
- * drawn from by their real counts. So no row writes an invented key beside real attributes, or a
+ * with the most of the row's cells (same value; for a quantile-binned number or instant the same
+ * bin) are drawn from by their shortfall against their quota (`../../rule-scores`: an entry's real
+ * share of the batch's rows with a key, less the rows already on it), so the keys keep their
+ * real shares. So no row writes an invented key beside real attributes, or a
  * real key beside attributes of another entry.
  */
 import type { ColumnStats, Metadata } from "../../contract";
 import { binOf, pointValues } from "../columns/bins";
 import { cellNumber } from "./check";
-import type { CompiledRule } from "./compiled-rule";
+import type { Cells } from "../generate/batch";
+import { quotaScore } from "../../rule-scores";
+import type { CompiledRule, Fixed } from "./compiled-rule";
 
-/** Text -> a class of equal cells: the text, or for a binned number its bin. */
+/** Text -> a class of equal cells: the text, or for a binned number or instant its bin. */
 function cellClass(stats: ColumnStats | undefined): (text: string) => string {
-  const edges = stats?.type === "numerical" ? stats.bin_edges : undefined;
+  const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
   if (edges === undefined || edges.length < 2) return (t) => t;
   const points = pointValues(edges);
+  const read = cellNumber(stats);
+  // Datetime edges are in seconds, `cellNumber` reads milliseconds.
+  const unit = stats?.type === "datetime" ? 1000 : 1;
   return (t) => {
-    const x = t === "" ? NaN : Number(t);
-    return Number.isFinite(x) ? `#${binOf(edges, points, x)}` : t;
+    const x = read(t);
+    return x === undefined ? t : `#${binOf(edges, points, x / unit)}`;
   };
 }
 
@@ -60,54 +67,81 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
   const rowText: string[] = new Array(m);
   const fixedAt = new Uint8Array(m);
   const best: number[] = [];
+  const totalWeight = weight.reduce((a, b) => a + b, 0);
+  let anyFixed = false;
+  const readRow = (rows: Cells, r: number, fixed: Fixed | undefined): void => {
+    anyFixed = false;
+    for (let j = 0; j < m; j++) {
+      rowText[j] = rows.get(r, cols[j]);
+      fixedAt[j] = fixed !== undefined && fixed(r, cols[j]) ? 1 : 0;
+      if (fixedAt[j] === 1) anyFixed = true;
+    }
+  };
+  const keeps = (i: number): boolean => {
+    for (let j = 0; j < m; j++) if (fixedAt[j] === 1 && !sameCell[j](rowText[j], valid[i][j])) return false;
+    return true;
+  };
   return {
     apply(rows, rng, fixed, _draw, out) {
-      for (let r = 0; r < rows.length; r++) {
-        let anyFixed = false;
-        for (let j = 0; j < m; j++) {
-          rowText[j] = rows.get(r, cols[j]);
-          fixedAt[j] = fixed !== undefined && fixed(r, cols[j]) ? 1 : 0;
-          if (fixedAt[j] === 1) anyFixed = true;
+      const n = rows.length;
+      // Per row: its entry, -1 still to choose, -2 left as given (a blank fixed key).
+      const picks = new Int32Array(n);
+      const held = new Float64Array(valid.length);
+      let keyed = 0;
+      for (let r = 0; r < n; r++) {
+        readRow(rows, r, fixed);
+        if (rowText[0] === "" && fixedAt[0] === 1) {
+          picks[r] = -2;
+          continue;
         }
-        if (rowText[0] === "" && fixedAt[0] === 1) continue;
-        const keeps = (i: number): boolean => {
-          for (let j = 0; j < m; j++) if (fixedAt[j] === 1 && !sameCell[j](rowText[j], valid[i][j])) return false;
-          return true;
-        };
-        let pick = rowText[0] === "" ? undefined : entryOf(rowText[0]);
-        if (pick !== undefined && anyFixed && !keeps(pick)) pick = undefined;
-        if (pick === undefined) {
-          // The entries keeping the fixed cells that agree with the most of the row's cells.
-          for (let j = 0; j < m; j++) rowClass[j] = classOf[j](rowText[j]);
-          let top = -1;
-          best.length = 0;
-          for (let i = 0; i < valid.length; i++) {
-            if (anyFixed && !keeps(i)) continue;
-            let s = 0;
-            for (let j = 0; j < m; j++) if (entryClass[i][j] === rowClass[j]) s++;
-            if (s > top) {
-              top = s;
-              best.length = 0;
-            }
-            if (s === top) best.push(i);
+        keyed++;
+        const i = rowText[0] === "" ? undefined : entryOf(rowText[0]);
+        picks[r] = i !== undefined && (!anyFixed || keeps(i)) ? i : -1;
+        if (picks[r] >= 0) held[picks[r]]++;
+      }
+      // Rows without a released key, in row order: among the entries keeping the fixed cells that
+      // agree with the most of the row's cells, one drawn by its shortfall against its quota (its
+      // real share of the batch's keyed rows), as fixed combinations repair.
+      for (let r = 0; r < n; r++) {
+        if (picks[r] !== -1) continue;
+        readRow(rows, r, fixed);
+        for (let j = 0; j < m; j++) rowClass[j] = classOf[j](rowText[j]);
+        let top = -1;
+        best.length = 0;
+        for (let i = 0; i < valid.length; i++) {
+          if (anyFixed && !keeps(i)) continue;
+          let s = 0;
+          for (let j = 0; j < m; j++) if (entryClass[i][j] === rowClass[j]) s++;
+          if (s > top) {
+            top = s;
+            best.length = 0;
           }
-          if (best.length === 0) {
-            out.unrepaired++;
-            continue;
-          }
-          let total = 0;
-          for (const i of best) total += weight[i];
-          let u = rng.next() * total;
-          pick = best[best.length - 1];
-          for (const i of best) {
-            u -= weight[i];
-            if (u < 0) {
-              pick = i;
-              break;
-            }
+          if (s === top) best.push(i);
+        }
+        if (best.length === 0) {
+          picks[r] = -2;
+          out.unrepaired++;
+          continue;
+        }
+        const score = (i: number): number => quotaScore((weight[i] / totalWeight) * keyed, held[i]);
+        let total = 0;
+        for (const i of best) total += score(i);
+        let u = rng.next() * total;
+        let pick = best[best.length - 1];
+        for (const i of best) {
+          u -= score(i);
+          if (u < 0) {
+            pick = i;
+            break;
           }
         }
-        const e = valid[pick];
+        picks[r] = pick;
+        held[pick]++;
+      }
+      for (let r = 0; r < n; r++) {
+        if (picks[r] < 0) continue;
+        readRow(rows, r, fixed);
+        const e = valid[picks[r]];
         for (let j = 0; j < m; j++) {
           if (fixedAt[j] === 1 || rowText[j] === e[j]) continue;
           rows.set(r, cols[j], e[j]);
