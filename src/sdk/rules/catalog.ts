@@ -51,7 +51,22 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
     if (x !== undefined && !byNumber.has(x)) byNumber.set(x, i);
   });
   const classOf = stats.map(cellClass);
-  const entryClass = valid.map((e) => e.map((t, j) => classOf[j](t)));
+  // Per column: class -> the entries holding it.
+  const byClass = classOf.map((f, j) => {
+    const map = new Map<string, number[]>();
+    valid.forEach((e, i) => {
+      const c = f(e[j]);
+      const list = map.get(c);
+      if (list) list.push(i);
+      else map.set(c, [i]);
+    });
+    return map;
+  });
+  const stamp = new Int32Array(valid.length);
+  const agree = new Int32Array(valid.length);
+  const touched: number[] = [];
+  // Stamps of `agree`: one tick per row scored, over every batch.
+  let tick = 0;
   const sameCell = stats.map((s) => {
     if (s?.type !== "numerical" && s?.type !== "datetime") return (a: string, b: string) => a === b;
     const num = cellNumber(s);
@@ -63,7 +78,6 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
     const x = keyNumber(text);
     return x === undefined ? undefined : byNumber.get(x);
   };
-  const rowClass: string[] = new Array(m);
   const rowText: string[] = new Array(m);
   const fixedAt = new Uint8Array(m);
   const best: number[] = [];
@@ -105,19 +119,25 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
       for (let r = 0; r < n; r++) {
         if (picks[r] !== -1) continue;
         readRow(rows, r, fixed);
-        for (let j = 0; j < m; j++) rowClass[j] = classOf[j](rowText[j]);
-        let top = -1;
-        best.length = 0;
-        for (let i = 0; i < valid.length; i++) {
-          if (anyFixed && !keeps(i)) continue;
-          let s = 0;
-          for (let j = 0; j < m; j++) if (entryClass[i][j] === rowClass[j]) s++;
-          if (s > top) {
-            top = s;
-            best.length = 0;
+        // Agreement counts from each column's class lists: cost O(entries sharing a class).
+        touched.length = 0;
+        const t = ++tick;
+        for (let j = 0; j < m; j++) {
+          const list = byClass[j].get(classOf[j](rowText[j]));
+          if (list === undefined) continue;
+          for (const i of list) {
+            if (stamp[i] !== t) (stamp[i] = t, agree[i] = 0, touched.push(i));
+            agree[i]++;
           }
-          if (s === top) best.push(i);
         }
+        let top = 0;
+        best.length = 0;
+        for (const i of touched) {
+          if (agree[i] < top || (anyFixed && !keeps(i))) continue;
+          if (agree[i] > top) (top = agree[i], (best.length = 0));
+          best.push(i);
+        }
+        if (best.length === 0) for (let i = 0; i < valid.length; i++) if (!anyFixed || keeps(i)) best.push(i);
         if (best.length === 0) {
           picks[r] = -2;
           out.unrepaired++;
