@@ -82,6 +82,16 @@ export const PUBLIC_TABLES: Record<string, PublicTable> = {
     licence: "IPUMS terms of use",
     classes: "job titles (public vocabulary), job x sex x year",
   },
+  income: {
+    file: "income.json",
+    licence: "Census Bureau Terms of Use (ACS 3-year, 2013)",
+    classes: "a catalog keyed by a public name (the state decides its FIPS id, region and total), 10 rows per state",
+  },
+  unemployment_industries: {
+    file: "unemployment-across-industries.json",
+    licence: "U.S. Government work (BLS, Census CPS)",
+    classes: "a catalog keyed by a date (the date decides year and month), 14 series per date",
+  },
   political_contributions: {
     file: "political-contributions.json",
     licence: "CC0 1.0 (FEC)",

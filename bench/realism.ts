@@ -32,6 +32,9 @@
  *   with; for a column of repeated values (distinct values at most {@link LATTICE_SHARE} of its
  *   filled rows: a lattice such as whole degrees Fahrenheit written in Celsius), the share of
  *   synthetic values that are values of the real column.
+ * - {@link catalogs}: per key column of the real table (values repeated) and the columns it
+ *   decides in every real row, the share of synthetic rows whose key is a real key with its real
+ *   attributes.
  */
 import { decimalsOf, isNumeric, type ScannedTable } from "../src/sdk/metadata/metadata";
 
@@ -527,5 +530,82 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
       ...(lattice ? { real_values: y.known } : {}),
     });
   });
+  return out;
+}
+
+/** Least repeated values a key of {@link catalogs} needs (values seen in two rows or more). */
+export const CATALOG_MIN_KEYS = 3;
+
+/** One catalog of {@link catalogs}: a key column and the columns it decides in every real row. */
+export interface CatalogCheck {
+  key: string;
+  attributes: string[];
+  /** Key values seen in two real rows or more. */
+  real_keys: number;
+  /** Synthetic rows with the key filled, and the share of them whose key is a real key with its real attributes. */
+  synthetic_rows: number;
+  synthetic: number;
+  /** Up to three synthetic rows that do not: `key, attributes`. */
+  examples: string[];
+}
+
+/**
+ * Catalogs of the real table (a key column deciding other columns: a state its FIPS id and
+ * total) and how the synthetic rows keep them. A key is a column whose rows on values seen twice
+ * or more are at least half its filled rows, with at least {@link CATALOG_MIN_KEYS} such values;
+ * it decides column B when every real key value goes with one B value (blank included) and B has
+ * two values or more. A synthetic row keeps the catalog when its key is a real key (any count) and
+ * every attribute is that key's real value (numbers compared as numbers). A key whose columns
+ * another key's catalog holds as well is reported too (state name and FIPS id both are keys).
+ */
+export function catalogs(real: ScannedTable, synth: ScannedTable): CatalogCheck[] {
+  const out: CatalogCheck[] = [];
+  const same = (a: string, b: string): boolean => a === b || (isNumeric(a) && isNumeric(b) && Number(a) === Number(b));
+  for (let k = 0; k < real.columns.length; k++) {
+    const ks = real.scans[k];
+    let filled = 0;
+    let repeatedRows = 0;
+    let repeated = 0;
+    ks.values.forEach((v, id) => {
+      if (v === "") return;
+      filled += ks.counts[id];
+      if (ks.counts[id] >= 2) (repeatedRows += ks.counts[id], repeated++);
+    });
+    if (repeated < CATALOG_MIN_KEYS || repeatedRows < 0.5 * filled) continue;
+    const attributes: number[] = [];
+    for (let b = 0; b < real.columns.length; b++) {
+      const bs = real.scans[b];
+      if (b === k || bs.values.length < 2) continue;
+      const of = new Int32Array(ks.values.length).fill(-1);
+      let holds = true;
+      for (let r = 0; r < real.n && holds; r++) {
+        const a = ks.ids[r];
+        if (ks.values[a] === "") continue;
+        if (of[a] < 0) of[a] = bs.ids[r];
+        else if (of[a] !== bs.ids[r]) holds = false;
+      }
+      if (holds) attributes.push(b);
+    }
+    if (attributes.length === 0) continue;
+    const entry = new Map<string, string[]>();
+    for (let r = 0; r < real.n; r++) {
+      const key = ks.values[ks.ids[r]];
+      if (key !== "" && !entry.has(key)) entry.set(key, attributes.map((b) => real.scans[b].values[real.scans[b].ids[r]]));
+    }
+    const sk = column(synth, real.columns[k]);
+    const sa = attributes.map((b) => column(synth, real.columns[b]));
+    if (!sk || sa.some((x) => !x)) continue;
+    let rows = 0;
+    let kept = 0;
+    const examples: string[] = [];
+    for (let r = 0; r < synth.n; r++) {
+      if (sk[r] === "") continue;
+      rows++;
+      const e = entry.get(sk[r]);
+      if (e && e.every((v, j) => same(v, sa[j]![r]))) kept++;
+      else if (examples.length < EXAMPLES) examples.push([sk[r], ...sa.map((x) => x![r])].join(", "));
+    }
+    out.push({ key: real.columns[k], attributes: attributes.map((b) => real.columns[b]), real_keys: repeated, synthetic_rows: rows, synthetic: rows ? kept / rows : 1, examples });
+  }
   return out;
 }

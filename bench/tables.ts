@@ -36,7 +36,8 @@
  *    (city, state) and (zip prefix, state) pairs and points inside their state (against the real
  *    table and a gazetteer of US zip codes); the share of synthetic rows in structural zeros; each
  *    linear identity of the real numeric columns (sums with sparse parts among them) and its share
- *    of synthetic rows; grain (multiples of round steps, decimals written).
+ *    of synthetic rows; grain (multiples of round steps, decimals written); each catalog of the
+ *    real table (a key deciding other columns) and the share of synthetic rows keeping it.
  * 7. Rules kept: each row rule of the model's metadata, real and synthetic share that keep it.
  * 8. Near-copies (`evaluate`'s `near_copies`): synthetic rows nearly copying a real row, against a
  *    50/50 split of the real table.
@@ -55,6 +56,7 @@ import { logger, modelSummary, parseConfig } from "./fidelity";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
 import { PUBLIC_TABLES, publicTableCsv, usGazetteer } from "./public-tables";
 import { geography, grain, linearIdentities, structuralZeros, textRealism, type Gazetteer, type GeoCheck, type GrainCheck, type LinearIdentity, type StructuralZeros, type TextRealism } from "./realism";
+import { catalogs, type CatalogCheck } from "./realism";
 
 /** The tables the project was tuned on, by the name `--table` takes. */
 export const TABLES: Record<string, string> = {
@@ -235,6 +237,7 @@ export interface Realism {
   structural_zeros: StructuralZeros;
   identities: LinearIdentity[];
   grain: GrainCheck[];
+  catalogs: CatalogCheck[];
 }
 
 /** The JSON line the benchmark prints. */
@@ -377,6 +380,7 @@ async function runTable(
     structural_zeros: structuralZeros(scanned, synthScan),
     identities: linearIdentities(scanned, synthScan),
     grain: grain(scanned, synthScan),
+    catalogs: catalogs(scanned, synthScan),
   };
   const nc = synth.near_copies;
   const r: TableResult = {
@@ -471,8 +475,9 @@ export function formatRealism(r: TablesResult): string[] {
     "realism (./realism): soup = most invented-token share of a text column; real = least real-value share of a text column; geo = least real share of a place check;",
     "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear identity of the real table; grain = largest gap in a multiple-of-step share;",
     "  lattice = least share of synthetic values that are real values, over the numeric columns of repeated values;",
+    "  catalog = least share of synthetic rows whose key is a real key with that key's real attributes;",
     "  near-copies = synthetic at half vs a 50/50 split of the real table",
-    `${"table".padEnd(28)} ${"soup".padStart(6)} ${"real".padStart(6)} ${"geo".padStart(6)} ${"zeros".padStart(6)} ${"ident".padStart(6)} ${"grain".padStart(6)} ${"lattice".padStart(7)} ${"rules".padStart(6)}  near-copies`,
+    `${"table".padEnd(28)} ${"soup".padStart(6)} ${"real".padStart(6)} ${"geo".padStart(6)} ${"zeros".padStart(6)} ${"ident".padStart(6)} ${"grain".padStart(6)} ${"lattice".padStart(7)} ${"rules".padStart(6)} ${"catalog".padStart(7)}  near-copies`,
   ];
   for (const t of r.results) {
     const x = t.realism;
@@ -487,10 +492,11 @@ export function formatRealism(r: TablesResult): string[] {
       true,
     );
     const rule = worstOf(t.rules, (c) => c.synthetic, true);
+    const cat = worstOf(x.catalogs ?? [], (c) => c.synthetic, true);
     const nc = t.near_copies;
     lines.push(
       `${`${t.table} (${t.seed})`.padEnd(28)} ${p(soup?.invented_tokens).padStart(6)} ${p(real?.real_values).padStart(6)} ${p(geo?.real).padStart(6)} ` +
-        `${p(x.structural_zeros.rows_share).padStart(6)} ${p(ident?.synthetic).padStart(6)} ${p(gr && Math.abs(gr.real - gr.synthetic)).padStart(6)} ${p(lattice?.real_values).padStart(7)} ${p(rule?.synthetic).padStart(6)}  ` +
+        `${p(x.structural_zeros.rows_share).padStart(6)} ${p(ident?.synthetic).padStart(6)} ${p(gr && Math.abs(gr.real - gr.synthetic)).padStart(6)} ${p(lattice?.real_values).padStart(7)} ${p(rule?.synthetic).padStart(6)} ${p(cat?.synthetic).padStart(7)}  ` +
         (nc ? `${p(nc.share_at_half)} vs ${p(nc.split_share)} ${nc.passed ? "PASS" : "FAIL"}` : "-"),
     );
   }
@@ -510,6 +516,8 @@ export function formatRealism(r: TablesResult): string[] {
       lines.push(
         `    ${i.label}: real rows ${i.real_rows} (${i.real_rows_nonzero_part} with a part not 0), synthetic ${p(i.synthetic)} of ${i.synthetic_rows}${i.examples.length ? ` (${i.examples.map(q).join("; ")})` : ""}`,
       );
+    for (const c of x.catalogs ?? [])
+      lines.push(`  catalog ${c.key} -> ${c.attributes.join(", ")}: ${c.real_keys} repeated real keys, synthetic ${p(c.synthetic)} of ${c.synthetic_rows}${c.examples.length ? ` (${c.examples.map(q).join("; ")})` : ""}`);
     for (const g of x.grain) {
       const steps = Math.abs(g.real - g.synthetic) > 0.02 ? `multiples of ${+g.step.toFixed(4)} real ${p(g.real)}, synthetic ${p(g.synthetic)}` : "";
       const decimals = g.decimals_tvd > 0.02 ? `decimals written TVD ${g.decimals_tvd.toFixed(3)}` : "";

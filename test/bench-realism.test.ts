@@ -8,6 +8,7 @@ import type { Table } from "../src/sdk";
 import { scanTable } from "../src/sdk/metadata/table-scan";
 import {
   addPlaces,
+  catalogs,
   emptyGazetteer,
   geography,
   grain,
@@ -162,6 +163,33 @@ test("grain: a column of few repeated values is a lattice, and synthetic values 
   const synth = await scan({ columns: ["temp_max"], rows: Array.from({ length: 100 }, (_, i) => [i % 4 ? fahrenheit(50 + (i % 10)) : "12.3"]) });
   const [g] = grain(real, synth);
   assert.equal(g.real_values, 0.75, "10 distinct values in 100 rows; 12.3 is no whole degree Fahrenheit");
+});
+
+test("catalogs: a key deciding columns in every real row, and the synthetic rows whose key is real with its real attributes", async () => {
+  const states: [string, string, string][] = [["Alabama", "1", "4863300"], ["Alaska", "2", "741894"], ["Arizona", "4", "6931071"], ["Arkansas", "5", "2988248"]];
+  const real = await scan({
+    columns: ["name", "id", "total", "group"],
+    rows: states.flatMap((s) => ["<10000", "10000 to 14999", "15000 to 24999"].map((g) => [...s, g])),
+  });
+  const synth = await scan({
+    columns: ["name", "id", "total", "group"],
+    rows: [
+      ["Alabama", "1", "4863300", "<10000"],
+      ["Alaska", "2.0", "741894", "<10000"], // the same number written otherwise
+      ["Arizona", "5", "6931071", "<10000"], // Arkansas' id
+      ["Texas", "48", "27862596", "<10000"], // no real key
+    ],
+  });
+  const found = catalogs(real, synth);
+  const byName = found.find((c) => c.key === "name");
+  assert.deepEqual(byName && { attributes: byName.attributes, keys: byName.real_keys, rows: byName.synthetic_rows, share: byName.synthetic }, {
+    attributes: ["id", "total"],
+    keys: 4,
+    rows: 4,
+    share: 0.5,
+  });
+  assert.deepEqual(byName?.examples, ["Arizona, 5, 6931071", "Texas, 48, 27862596"]);
+  assert.ok(!found.some((c) => c.key === "group"), "group decides nothing (each group in every state)");
 });
 
 test("recordsTable: JSON records become a table of their keys in order of first appearance, null and missing keys blank", () => {

@@ -273,6 +273,7 @@ describe("the server checks metadata.rules", () => {
     const rules: Rule[] = [
       { type: "fixed_combinations", columns: ["a", "b"], determinant: "a", combinations: [[0, 1], [1, 2]], counts: [5, 7], share: 0.99 },
       { type: "structural_zeros", columns: ["a", "b"], pairs: [[0, 2], [1, 0]], share: 1 },
+      { type: "catalog", columns: ["a", "b"], key: "a", entries: [["x", "2.5"], ["y", ""]], counts: [4, 3], share: 0.9 },
     ];
     const r = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...body, metadata: { ...body.metadata, rules } } });
     assert.equal(r.status, 201, r.text);
@@ -290,6 +291,9 @@ describe("the server checks metadata.rules", () => {
     ["share above 1", { type: "blank_together", columns: ["a", "b"], share: 2 }, "body.metadata.rules[0].share"],
     ["structural-zero code out of range", { type: "structural_zeros", columns: ["a", "b"], pairs: [[0, 1], [1, 3]], share: 1 }, "body.metadata.rules[0].pairs[1][1]"],
     ["structural zeros without pairs", { type: "structural_zeros", columns: ["a", "b"], pairs: [], share: 1 }, "body.metadata.rules[0].pairs"],
+    ["a catalog key that is not its first column", { type: "catalog", columns: ["a", "b"], key: "b", entries: [["x", "y"]], counts: [2], share: 1 }, "body.metadata.rules[0].key"],
+    ["a catalog entry without a value per column", { type: "catalog", columns: ["a", "b"], key: "a", entries: [["x", "y"], ["z"]], counts: [2, 2], share: 1 }, "body.metadata.rules[0].entries[1]"],
+    ["catalog counts not matching", { type: "catalog", columns: ["a", "b"], key: "a", entries: [["x", "y"]], counts: [2, 2], share: 1 }, "body.metadata.rules[0].counts"],
     ["a sign that is not +1 or -1", { type: "sum", total: "a", parts: ["b", "c"], signs: [1, 2], share: 1 }, "body.metadata.rules[0].signs[1]"],
   ];
   for (const [name, rule, param] of bad) {

@@ -316,7 +316,7 @@ export interface CoordinatePair {
  * share of the real table's rows that keep the rule (1 when every row does; detection tolerates
  * a little dirty data, `share` then says how much), and `declared` when the user gave the rule.
  */
-export type Rule = FixedCombinationsRule | InequalityRule | SumRule | NotEqualRule | BlankTogetherRule | StructuralZerosRule;
+export type Rule = FixedCombinationsRule | CatalogRule | InequalityRule | SumRule | NotEqualRule | BlankTogetherRule | StructuralZerosRule;
 
 /** Fields every {@link Rule} has. */
 export interface RuleBase {
@@ -345,6 +345,25 @@ export interface FixedCombinationsRule extends RuleBase {
    */
   combinations: ((number & tags.Type<"uint32">)[])[] & tags.MaxItems<100000>;
   /** Real rows per combination, same order (each >= k). */
+  counts: (number & tags.Type<"uint32">)[] & tags.MaxItems<100000>;
+}
+
+/**
+ * Catalog: a key column decides every other of `columns` (a functional dependency key -> attributes
+ * over raw values, any column kind but `id`: movieId -> title, year, genres; state -> FIPS id,
+ * total). Each released entry is the key's value and its attributes' values as the real table
+ * writes them, for a key value seen in at least k real rows (k = the rare threshold) with those
+ * attributes; a synthetic row's key names a released entry and its attributes are that entry's.
+ */
+export interface CatalogRule extends RuleBase {
+  type: "catalog";
+  /** The key first, then the attributes it decides. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<64>;
+  /** `columns[0]`. */
+  key: string & tags.MinLength<1>;
+  /** Released entries: one text per column, `columns` order (blank `""`); distinct keys. */
+  entries: ((string & tags.MaxLength<4096>)[] & tags.MaxItems<64>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
+  /** Real rows per entry, same order (each >= k). */
   counts: (number & tags.Type<"uint32">)[] & tags.MaxItems<100000>;
 }
 

@@ -4,7 +4,8 @@
  * not a released combination takes one that is, and raking then re-weights the repaired rows. The
  * SDK keeps the rules on decoded rows too (`sdk/rules/enforce.ts`), with the same scores.
  *
- * Method, per rule (`metadata.rules` of type `fixed_combinations`):
+ * Method, per rule (`metadata.rules` of type `fixed_combinations`, and a catalog's code-book
+ * columns, {@link catalogCombinations}):
  * - A row is judged when none of its rule cells holds the pooled `__other__` or the blank code;
  *   it breaks the rule when its tuple is not a released combination.
  * - Quotas: a released combination (no pooled code) has quota count / total count times the
@@ -16,7 +17,7 @@
  *   (`../rule-scores`, shared with the SDK).
  */
 import { combinationsByCode, LIKELIHOOD_POWER, pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
-import type { Metadata } from "../../contract";
+import type { CatalogRule, FixedCombinationsRule, Metadata } from "../../contract";
 import { nativeExport } from "../compute/native";
 import { Rng } from "./xoshiro";
 
@@ -47,8 +48,9 @@ export interface PoolRule {
  */
 export function poolRules(metadata: Metadata, features: readonly string[]): PoolRule[] {
   const out: PoolRule[] = [];
-  for (const rule of metadata.rules ?? []) {
-    if (rule.type !== "fixed_combinations") continue;
+  for (const given of metadata.rules ?? []) {
+    const rule = given.type === "catalog" ? catalogCombinations(metadata, given) : given;
+    if (rule?.type !== "fixed_combinations") continue;
     const idx = rule.columns.map((c) => features.indexOf(c));
     if (idx.some((i) => i < 0)) continue;
     const radix = rule.columns.map((c) => metadata.cardinalities[c] ?? 1);
@@ -74,6 +76,30 @@ export function poolRules(metadata: Metadata, features: readonly string[]): Pool
     out.push({ features: idx, targets, counts: Float64Array.from(counts), allowed: new Set(rule.combinations.filter((t) => t.length === m).map(key)), open, byCode, conditionals, radix });
   }
   return out;
+}
+
+/**
+ * A catalog rule's entries as fixed combinations over its code-book columns (those whose
+ * `value_mappings` hold every entry's value: categorical, point bins), so the pool keeps the part
+ * of a catalog its codes can say; undefined with fewer than two such columns.
+ */
+export function catalogCombinations(metadata: Metadata, rule: CatalogRule): FixedCombinationsRule | undefined {
+  const at = rule.columns.map((_, j) => j).filter((j) => {
+    const map = metadata.value_mappings?.[rule.columns[j]];
+    return map !== undefined && rule.entries.every((e) => Object.hasOwn(map, e[j]));
+  });
+  if (at.length < 2) return undefined;
+  const maps = at.map((j) => metadata.value_mappings![rule.columns[j]]);
+  const counts = new Map<string, { t: number[]; c: number }>();
+  rule.entries.forEach((e, i) => {
+    const t = at.map((j, x) => maps[x][e[j]]);
+    const k = t.join(",");
+    const seen = counts.get(k);
+    if (seen) seen.c += rule.counts[i] ?? 1;
+    else counts.set(k, { t, c: rule.counts[i] ?? 1 });
+  });
+  const list = [...counts.values()];
+  return { type: "fixed_combinations", columns: at.map((j) => rule.columns[j]), combinations: list.map((x) => x.t), counts: list.map((x) => x.c), share: rule.share };
 }
 
 /** Rules whose tuples have at most this many keys are classified through a dense table (4 MiB). */

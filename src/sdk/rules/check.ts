@@ -12,6 +12,9 @@
  *   text with no code at all BREAKS it: a row inventing a city must not pass as keeping "city
  *   determines state". With a `determinant` whose pooled code no combination holds, a row whose
  *   determinant reads as pooled is undefined: detection releases no combination for rare values.
+ * - `catalog`: undefined when the key is blank. Keeps when the key is a released entry's (same
+ *   text, or for a numerical or datetime key the same value) and every attribute is that entry's
+ *   (same text or value); a key of no released entry (rare, fresh, invented) breaks it.
  * - `inequality`: undefined when a cell is blank or does not parse (numbers with `Number`,
  *   datetimes in `column_stats[f].format`, as instants); `high > low` when `strict`, else `>=`.
  * - `sum`: undefined when a cell is blank or not a number; keeps when `|total − (signs[0]·parts[0]
@@ -53,6 +56,7 @@ export interface RuleShare extends RuleCount {
 export function ruleColumns(rule: Rule): string[] {
   switch (rule.type) {
     case "fixed_combinations":
+    case "catalog":
     case "not_equal":
     case "blank_together":
     case "structural_zeros":
@@ -75,6 +79,8 @@ export function ruleLabel(rule: Rule): string {
       }
       return `${rule.columns.join(", ")} in ${n}`;
     }
+    case "catalog":
+      return `${rule.key} decides ${rule.columns.slice(1).join(", ")} (${rule.entries.length} entr${rule.entries.length === 1 ? "y" : "ies"})`;
     case "inequality":
       return `${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}`;
     case "sum":
@@ -154,6 +160,16 @@ function coderOf(column: string, reader: ColumnReader, metadata: Metadata): (tex
   };
 }
 
+/** Equality of two cells of a column: same text, or for numbers and datetimes the same value. */
+function sameValue(kind: string | undefined, reader: ColumnReader): (a: string, b: string) => boolean {
+  if (kind !== "numerical" && kind !== "datetime") return (a, b) => a === b;
+  return (a, b) => {
+    if (a === b) return true;
+    const x = reader.value(a);
+    return x !== undefined && x === reader.value(b);
+  };
+}
+
 /**
  * The checker of one rule (verdicts in the file header); the returned function never throws.
  * @param metadata `features` give the row order; `value_mappings` the codes; `column_stats` the
@@ -183,6 +199,30 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
           codes.push(c);
         }
         return released.has(codes.join(","));
+      };
+    }
+    case "catalog": {
+      const same = readers.map((r, k) => sameValue(metadata.column_stats?.[rule.columns[k]]?.type, r));
+      const byKey = new Map<string, readonly string[]>();
+      const keyNumber = new Map<number, readonly string[]>();
+      const numericKey = metadata.column_stats?.[rule.key]?.type === "numerical" || metadata.column_stats?.[rule.key]?.type === "datetime";
+      for (const e of rule.entries) {
+        byKey.set(e[0], e);
+        const x = numericKey ? readers[0].value(e[0]) : undefined;
+        if (x !== undefined && !keyNumber.has(x)) keyNumber.set(x, e);
+      }
+      const idx = readers.map((r) => r.index);
+      return (row) => {
+        const key = row[idx[0]];
+        if (key === "") return undefined;
+        let e = byKey.get(key);
+        if (e === undefined && numericKey) {
+          const x = readers[0].value(key);
+          e = x === undefined ? undefined : keyNumber.get(x);
+        }
+        if (e === undefined) return false;
+        for (let k = 1; k < idx.length; k++) if (!same[k](row[idx[k]], e[k])) return false;
+        return true;
       };
     }
     case "inequality": {

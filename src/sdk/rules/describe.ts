@@ -4,6 +4,7 @@ import type { Metadata, Rule } from "../../contract";
 /** A rule's id fields: type and columns (a declared rule has the detected one's id). */
 export type RuleKey =
   | { type: "fixed_combinations"; columns: readonly string[]; determinant?: string }
+  | { type: "catalog"; columns: readonly string[] }
   | { type: "inequality"; high: string; low: string }
   | { type: "sum"; total: string; parts: readonly string[] }
   | { type: "not_equal"; columns: readonly string[] }
@@ -23,6 +24,8 @@ export function ruleId(rule: RuleKey): string {
       const cols = d === undefined ? rule.columns : [d, ...rule.columns.filter((c) => c !== d)];
       return `fixed_combinations:${cols.join(",")}`;
     }
+    case "catalog":
+      return `catalog:${rule.columns.join(",")}`;
     case "inequality":
       return `inequality:${rule.high},${rule.low}`;
     case "sum":
@@ -74,7 +77,7 @@ export function percent(share: number): string {
 
 /**
  * One line describing a rule for `synthd fit`: `fixed combinations: education -> education-num
- * (16 combinations)`, `inequality: max_temp >= min_temp (99.2% of rows)`, `structural zeros:
+ * (16 combinations)`, `catalog: name -> region, id, total (51 entries)`, `inequality: max_temp >= min_temp (99.2% of rows)`, `structural zeros:
  * (relationship, sex) never (Husband, Female)` (4 pairs listed, then `and N more`). The share is
  * added below 1 (floored to 0.1%); a declared rule ends with `(declared)`.
  * @param metadata its `value_mappings` name structural zeros' values (else `code 3`).
@@ -90,6 +93,10 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
         return `fixed combinations: ${rule.determinant} -> ${others.join(", ")} (${n}${share ? `, ${share} of rows` : ""})${tail}`;
       }
       return `fixed combinations: (${rule.columns.join(", ")}), ${n}${share ? `, ${share} of rows` : ""}${tail}`;
+    }
+    case "catalog": {
+      const n = `${thousands(rule.entries.length)} entr${rule.entries.length === 1 ? "y" : "ies"}`;
+      return `catalog: ${rule.key} -> ${rule.columns.slice(1).join(", ")} (${n}${share ? `, ${share} of rows` : ""})${tail}`;
     }
     case "inequality":
       return `inequality: ${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}${share ? ` (${share} of rows)` : ""}${tail}`;

@@ -9,7 +9,7 @@
  *    all blank, or the blanks filled with draws from their 1-way marginals.
  * 2. not equal: equal cells redraw the second column (the first when the second is fixed) from
  *    its marginal, up to {@link MAX_REDRAWS} times.
- * 3. fixed combinations: `./fixed-combinations`.
+ * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`).
  * 4. sum: `total` is written from the parts in exact decimal arithmetic; when that falls outside
  *    the total's real [min, max] or `total` is fixed, the first unfixed part whose derived value is
  *    in range and exact at its decimals is derived instead (else the total, even out of range).
@@ -26,6 +26,7 @@ import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber } from "./check";
 import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
+import { catalog } from "./catalog";
 import { structuralZeros } from "./structural-zeros";
 import { noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
 
@@ -45,7 +46,7 @@ export class RuleEnforcer {
     const rules = [...(metadata.rules ?? [])];
     const sumColumns = rules.flatMap((r) => (r.type === "sum" ? [r.total, ...r.parts] : []));
     if (new Set(sumColumns).size < sumColumns.length) this.written = { cells: new Set(), width: metadata.features.length };
-    const order: Rule["type"][] = ["blank_together", "not_equal", "fixed_combinations", "sum", "inequality"];
+    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "sum", "inequality"];
     const rest = sumsInnerFirst(rules.filter((r) => r.type !== "structural_zeros"));
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
     this.compiled = rest.map((r) => compile(metadata, r, this.written)).filter((c): c is CompiledRule => c !== undefined);
@@ -120,6 +121,10 @@ function compile(meta: Metadata, rule: Rule, written: SumLedger | undefined): Co
     case "fixed_combinations": {
       const c = cols(rule.columns);
       return c && fixedCombinations(meta, rule.columns, c, rule.combinations, rule.counts, rule.share, rule.determinant);
+    }
+    case "catalog": {
+      const c = cols(rule.columns);
+      return c && catalog(meta, c, rule.entries, rule.counts);
     }
     case "sum": {
       const c = cols([rule.total, ...rule.parts]);

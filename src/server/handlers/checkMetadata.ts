@@ -187,6 +187,18 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
       });
       return;
     }
+    if (rule.type === "catalog") {
+      if (rule.key !== rule.columns[0]) throw paramInvalid(`${base}.key`, `The key ${JSON.stringify(rule.key)} must be the first of the rule's columns.`);
+      if (rule.counts.length !== rule.entries.length) {
+        throw paramInvalid(`${base}.counts`, `counts has ${rule.counts.length} entries; there are ${rule.entries.length} catalog entries.`);
+      }
+      rule.entries.forEach((e, j) => {
+        if (e.length !== rule.columns.length) {
+          throw paramInvalid(index(`${base}.entries`, j), `An entry has one value per column (${rule.columns.length}); this one has ${e.length}.`);
+        }
+      });
+      return;
+    }
     if (rule.type !== "fixed_combinations") return;
     if (rule.determinant !== undefined && !rule.columns.includes(rule.determinant)) {
       throw paramInvalid(`${base}.determinant`, `The determinant ${JSON.stringify(rule.determinant)} is not one of the rule's columns.`);

@@ -54,7 +54,7 @@ function logSumPow(counts: readonly number[], n: number, m: number): number {
 }
 
 /** The verdict on A -> B from the pair's joint counts. */
-interface Dependency {
+export interface Dependency {
   holds: boolean;
   /** Rows with A present that keep B = f(A), over the rows with A present. */
   share: number;
@@ -64,7 +64,7 @@ interface Dependency {
  * Whether A determines B (criteria in {@link detectRules}), from joint cells where `x` is A's
  * side and `y` B's. Cost O(cells + distinct group sizes · values of B).
  */
-function dependency(A: Col, B: Col, x: Int32Array, y: Int32Array, cnt: Int32Array, n: number): Dependency {
+export function dependency(A: Col, B: Col, x: Int32Array, y: Int32Array, cnt: Int32Array, n: number): Dependency {
   const best = new Int32Array(A.nv);
   for (let i = 0; i < cnt.length; i++) if (cnt[i] > best[x[i]]) best[x[i]] = cnt[i];
   const repB = new Float64Array(B.nv);

@@ -10,6 +10,7 @@ import { ruleId } from "../describe";
 import { RULE_LIMITS, type DeclaredRule } from "./options";
 import { combinable, type Breach, type Col } from "./view";
 import { combinationsRule, determinedRule, jointCells } from "./combinations";
+import { catalogRule } from "./catalog";
 import { sumHolds, type Sign } from "./sum";
 import { structuralZeros } from "./structural-zeros";
 import { notEqualCounts, sameValues } from "./not-equal";
@@ -96,6 +97,28 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
       }
       const rule = combinationsRule(cs, n, k);
       if (!rule) throw new DataError(`The declared rule ${what} has more than ${RULE_LIMITS.maxCombinations} combinations.`);
+      return { ...rule, declared: true };
+    }
+    case "catalog": {
+      const cs = declaredColumns(cols, d.columns, what, source, notId, "non-identifier");
+      if (cs.length < 2 || cs.length > RULE_LIMITS.catalogColumns || new Set(cs).size !== cs.length) {
+        throw new DataError(`The declared rule ${what} needs 2 to ${RULE_LIMITS.catalogColumns} different columns, the key first.`);
+      }
+      const [key, ...attrs] = cs;
+      const first = new Map<number, number>();
+      for (let r = 0; r < n; r++) {
+        const a = key.scan.ids[r];
+        if (a === key.blank) continue;
+        const f = first.get(a);
+        if (f === undefined) {
+          first.set(a, r);
+          continue;
+        }
+        const d2 = attrs.find((c) => c.scan.ids[r] !== c.scan.ids[f]);
+        if (d2) throw breachError(scanned, { type: "catalog", columns: cs.map((c) => c.name), key: key.name, entries: [], counts: [], share: 0 }, { row: r, column: d2.name, detail: `${quoted(key, r)} goes with ${quoted(d2, r)} here but with ${quoted(d2, f)} on an earlier row` });
+      }
+      const rule = catalogRule(key, attrs, n, k);
+      if (!rule) throw new DataError(`The declared rule ${what} releases no entry: no value of "${key.name}" is seen in ${k} rows or more (or more than ${RULE_LIMITS.maxCombinations} are).`, { column: key.name });
       return { ...rule, declared: true };
     }
     case "inequality": {

@@ -15,6 +15,7 @@ import { describeRule, ruleId } from "../describe";
 import type { DetectOptions } from "./options";
 import { columnsOf } from "./view";
 import { detectCombinations } from "./combinations";
+import { detectCatalogs, heldByCatalog } from "./catalog";
 import { detectInequalities } from "./inequality";
 import { detectSums } from "./sum";
 import { detectNotEqual } from "./not-equal";
@@ -28,7 +29,7 @@ export { lineOfRow } from "./declared";
 /**
  * The row rules of a raw table: the detected ones (unless `opts.detect` is false) less those
  * `opts.drop` names, plus the declared ones (`opts.declare`), which replace a detected rule of the
- * same id ({@link ruleId}). Order: fixed combinations, inequalities, sums, not-equal, blank
+ * same id ({@link ruleId}). Order: catalogs, fixed combinations, inequalities, sums, not-equal, blank
  * together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
  *
  * Criteria (thresholds in {@link RULE_LIMITS}, tuned on the tests' real tables):
@@ -39,6 +40,15 @@ export { lineOfRow } from "./declared";
  *   p_b^{m_g}, has chance below 1e-6 (a near-unique A determines everything by chance).
  *   One-to-one columns form a class (one rule from its first column to each other member);
  *   between classes A -> C is dropped when A -> B -> C. Released: see `./combinations`.
+ * - **Catalog**, key -> attributes (`./catalog`): any columns but identifiers, the first 60, on raw
+ *   values (a quantile-binned total can be an attribute). A key is a column whose rows on values
+ *   seen in >= k rows are >= 50% of its present rows; it decides B by the A -> B criteria above.
+ *   A catalog is kept when its key decides two columns or more, or one of its columns has no code
+ *   book (one code-book attribute stays a fixed-combinations rule), and its released entries (key
+ *   values seen in >= k rows with their majority attributes, seen in >= k rows) hold >= 50% of the
+ *   key's present rows: a key of mostly single rows (each country once) has no catalog, since an
+ *   entry of one row is that row. One-to-one keys make one catalog (the first column is its key);
+ *   a catalog inside another is dropped; a fixed-combinations rule inside a catalog is dropped.
  * - **Sparse combinations** (no dependency), both columns with >= 3 values: distinct pairs <= 0.5
  *   E, E = sum_{a,b} 1 - (1 - p_a p_b)^n; or sparse by concentration where rare values hide that
  *   (`./combinations`). Pairs sharing a column merge into groups of at most 4 columns while the
@@ -80,14 +90,16 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
   let detected: Rule[] = [];
   if (opts.detect !== false && n > 0) {
     const zeros: StructuralZerosRule[] = [];
-    const combinations = detectCombinations(cols, enc, n, k, zeros);
+    const catalogs = detectCatalogs(cols, n, k);
+    const combinations = detectCombinations(cols, enc, n, k, zeros).filter((r) => !heldByCatalog(r, catalogs));
     detected = [
+      ...catalogs,
       ...combinations,
       ...detectInequalities(cols, n, opts.seed ?? 23),
       ...detectSums(cols, n),
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
-      ...uncovered(zeros, combinations).slice(0, RULE_LIMITS.maxZeroRules),
+      ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
     ];
   }
   const drop = new Set(opts.drop ?? []);
@@ -99,8 +111,9 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
 /** Rules of one table (the contract's `metadata.rules` MaxItems). */
 const MAX_RULES = 1000;
 
-/** Structural zeros whose columns no fixed-combinations rule holds (that forbids them already). */
+/** Structural zeros whose columns no fixed-combinations or catalog rule holds (that forbids them already). */
 function uncovered(zeros: StructuralZerosRule[], combinations: Rule[]): StructuralZerosRule[] {
-  const covered = (z: StructuralZerosRule) => combinations.some((r) => r.type === "fixed_combinations" && z.columns.every((c) => r.columns.includes(c)));
+  const covered = (z: StructuralZerosRule) =>
+    combinations.some((r) => (r.type === "fixed_combinations" || r.type === "catalog") && z.columns.every((c) => r.columns.includes(c)));
   return zeros.filter((z) => !covered(z));
 }

@@ -5,6 +5,7 @@
 /** A rule the user states (the SDK's `rules.declare`); the SDK computes the rest from the data. */
 export type DeclaredRule =
   | { type: "fixed_combinations"; columns: string[]; determinant?: string }
+  | { type: "catalog"; columns: string[] }
   | { type: "inequality"; high: string; low: string; strict?: boolean }
   | { type: "sum"; total: string; parts: string[]; signs?: (1 | -1)[]; constant?: number }
   | { type: "not_equal"; columns: string[] }
@@ -54,6 +55,13 @@ export const RULE_LIMITS = {
   sparseMinRows: 30,
   /** Sparse combinations: values each column needs (blank excluded). */
   sparseMinValues: 3,
+  /**
+   * Catalog: a key's rows on values seen in >= k rows, and the rows on released entries, at least
+   * this share of the rows with the key present (below it the key is mostly single rows).
+   */
+  catalogShare: 0.5,
+  /** Catalog: columns of one catalog, the key included. */
+  catalogColumns: 64,
   /** Columns in a fixed-combinations group. */
   groupColumns: 4,
   /** Columns of fixed combinations, inequality and not-equal considered (the first ones). */
