@@ -25,9 +25,9 @@
  * Near-copies, always (`near_copies`, `../privacy/near-copies`): against a 50/50 split of the real
  * table, with a verdict; cells compared as the near-copy filter compares them
  * (`../privacy/near-copy-read`: default binning, the `metadata`'s identifiers left out), not at
- * the TVDs' `binCap`, `categoryCap` and `rareThreshold`. Row rules: with `metadata`, each rule's share of real and synthetic rows
- * keeping it (`rules`, `../rules/check`). `worst_pairs`: the {@link WORST_PAIRS} pairs of largest
- * 2-way TVD.
+ * the TVDs' `binCap`, `categoryCap` and `rareThreshold`. Row rules: with `metadata`, each rule's
+ * share of real and synthetic rows keeping it (`rules`, `../rules/check`). `worst_pairs`: the
+ * {@link WORST_PAIRS} pairs of largest 2-way TVD.
  *
  * {@link evaluateWithDetails} also hands back the intermediate results, so the HTML report
  * (`../report/report`) plots the very numbers `evaluate` averages.
@@ -55,8 +55,8 @@ import { pooledWritesFresh } from "../columns";
  * @throws DataError for a bad real file (as metadata extraction), a bad synthetic or holdout file
  *         (structure, UTF-8), a synthetic or holdout file lacking a real column, a `target` the
  *         real table lacks or that has one class (in the real table or the test rows), a
- *         `positive` value the target never has, or a rule of `metadata` naming a column the
- *         real table lacks; RangeError for a rule naming a column `metadata.features` lacks or a
+ *         `positive` value the target never has, or a rule or identifier column of `metadata`
+ *         naming a column the real table lacks; RangeError for a rule naming a column `metadata.features` lacks or a
  *         datetime column without a usable format (`../rules/check`).
  * Cost: O(C(F,3) · (n_real + n_synth)) for TVD; TSTR O(epochs · n · F) per classifier (`./tstr`).
  */
