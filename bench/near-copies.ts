@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- near-copies`: the near-copy check on tables fitted with the defaults through a
- * real server: per table, `evaluate`'s `near_copies` (synthetic rows nearly copying a real row,
+ * real server: per table, `evaluate`'s `near_copies` with the model's metadata, so cells are
+ * compared as the model's near-copy filter compares them (synthetic rows nearly copying a real row,
  * against a 50/50 split of the real table; DCR share against the split's) and the 2-way TVD, for
  * n = min(rows, 20,000) synthetic rows, over several sample seeds. Two paths:
  * - `sdk`: `Synthesizer.fit`, each seed sampled with the near-copy filter it builds
@@ -13,6 +14,7 @@
  */
 import { basename, join } from "node:path";
 import { Synthd, Synthesizer, type ModelConfigInput } from "../src/sdk";
+import type { Metadata } from "../src/contract";
 import { evaluate, type EvaluationReport } from "../src/sdk/evaluate";
 import { analyzeTable } from "../src/sdk/metadata/metadata";
 import { SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
@@ -80,8 +82,9 @@ export async function nearCopiesBench(opts: NearCopiesBenchOptions): Promise<voi
       const n = (await analyzeTable(file)).n;
       const sampled = Math.min(n, MAX_ROWS);
       const ids = NEAR_COPY_IDS[name] ?? [];
-      const check = async (out: string, seed: number): Promise<EvaluationReport> =>
-        evaluate(file, out, { seed, columns: Object.fromEntries(ids.map((c) => [c, { type: "id" as const }])) });
+      // With the model's metadata, evaluate compares cells as the model's filter does (its identifiers left out).
+      const check = async (out: string, seed: number, metadata: Metadata): Promise<EvaluationReport> =>
+        evaluate(file, out, { seed, metadata, columns: Object.fromEntries(ids.map((c) => [c, { type: "id" as const }])) });
       // Each table and path gets its own org: the sandbox quota is 100,000 rows a month.
       const keyFor = async (p: string): Promise<string> => {
         const k = await runCli(["keys", "create", "--data-dir", store, "--org", `nc-${p}-${basename(name, ".csv")}`.replace(/[^A-Za-z0-9_-]/g, "_")]);
@@ -105,7 +108,7 @@ export async function nearCopiesBench(opts: NearCopiesBenchOptions): Promise<voi
             const out = join(dir, `${basename(name, ".csv")}-sdk-${s}-${filter}.csv`);
             const t1 = Date.now();
             await synth.writeCsv(out, sampled, { seed: 100 + s, nearCopyFilter: filter });
-            print(opts.json, line(name, "sdk", n, sampled, s, filter, await check(out, s), fitS, (Date.now() - t1) / 1000));
+            print(opts.json, line(name, "sdk", n, sampled, s, filter, await check(out, s, synth.metadata), fitS, (Date.now() - t1) / 1000));
           }
         }
       }
@@ -116,13 +119,14 @@ export async function nearCopiesBench(opts: NearCopiesBenchOptions): Promise<voi
         if (fit.code !== 0) throw new Error(`synthd fit ${file}: ${fit.stderr}`);
         const fitS = (Date.now() - t0) / 1000;
         const id = fit.stdout.trim().split("\n").pop()!;
+        const metadata = await new Synthd({ apiKey: env.SYNTHD_API_KEY, baseUrl: server.url }).models.metadata(id);
         for (let s = 0; s < opts.seeds; s++) {
           for (const filter of [true, false]) {
             const out = join(dir, `${basename(name, ".csv")}-cli-${s}-${filter}.csv`);
             const t1 = Date.now();
             const r = await runCli(["sample", id, "-n", String(sampled), "--seed", String(100 + s), "-o", out, ...(filter ? [] : ["--no-filter"])], env, 1_800_000);
             if (r.code !== 0) throw new Error(`synthd sample: ${r.stderr}`);
-            print(opts.json, line(name, "cli", n, sampled, s, filter, await check(out, s), fitS, (Date.now() - t1) / 1000));
+            print(opts.json, line(name, "cli", n, sampled, s, filter, await check(out, s, metadata), fitS, (Date.now() - t1) / 1000));
           }
         }
       }

@@ -39,8 +39,9 @@
  *    of synthetic rows; grain (multiples of round steps, decimals written); each catalog of the
  *    real table (a key deciding other columns) and the share of synthetic rows keeping it.
  * 7. Rules kept: each row rule of the model's metadata, real and synthetic share that keep it.
- * 8. Near-copies (`evaluate`'s `near_copies`): synthetic rows nearly copying a real row, against a
- *    50/50 split of the real table.
+ * 8. Near-copies (`evaluate`'s `near_copies` with the model's metadata): synthetic rows nearly
+ *    copying a real row, against a 50/50 split of the real table, cells compared as the model's
+ *    near-copy filter compares them (`src/sdk/privacy/near-copy-read.ts`), not at `TVD_OPTIONS`.
  * `--seed 0,1,2` repeats everything (fit included: the model's weights are seeded by its id) for
  * each seed and adds the mean and minimum gap closed per table. `--out DIR` keeps the synthetic
  * CSVs (`DIR/<table>-seed<S>.csv`) and the public JSON tables as CSV (`DIR/<table>.csv`). Prints one JSON line with `--json`, else a table.

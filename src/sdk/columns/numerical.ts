@@ -39,9 +39,15 @@ export function stepOf(values: Iterable<number>, decimals: number): number | und
 const PLAIN_DECIMALS_RE = /^[+-]?\d*\.(\d+)$/;
 const PLAIN_INTEGER_RE = /^[+-]?\d+$/;
 
-/** Significant digits of a value in plain notation (`0.0481` 3, `104.5698933` 10, `1200` 4; `0` 1). */
+/** A decimal number in exponent notation (`9.152328872317398e-7`, `1E5`). */
+const EXPONENT_RE = /^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$/;
+
+/**
+ * Significant digits of a value in plain or exponent notation (`0.0481` 3, `104.5698933` 10,
+ * `1200` 4, `9.15e-7` 3; `0` 1): its mantissa's digits, leading zeros left out.
+ */
 function significantDigits(v: string): number {
-  const digits = v.replace(/[^0-9]/g, "").replace(/^0+/, "");
+  const digits = v.replace(/[eE].*$/, "").replace(/[^0-9]/g, "").replace(/^0+/, "");
   return Math.max(1, digits.length);
 }
 
@@ -56,8 +62,8 @@ function plainDecimals(v: string): number | undefined {
  * Numerical code book ({@link binnedCodec}, population `mean`/`std`); `column_stats` adds
  * `integer`, `decimals` (the most written, <= 20), `fixed_decimals` (all plain with exactly
  * `decimals` > 0: trailing zeros kept), `min_decimals` (all plain with at least that many > 0, some
- * more), `digits` (all plain within that many significant digits, a long integer part cutting
- * some value's decimals) and, for quantile bins, `step` ({@link stepOf}) and `grain`
+ * more), `digits` (all in plain or exponent notation within that many significant digits, a long
+ * integer part or a small exponent cutting some value's decimals) and, for quantile bins, `step` ({@link stepOf}) and `grain`
  * ({@link grainOf}).
  */
 export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 1): ColumnCodec {
@@ -68,9 +74,11 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 
   // The fewest and most decimals of the plain writings; NaN once a value is in another notation.
   let fewest = Infinity;
   let most = 0;
-  // The most significant digits of a plain writing, and whether it cuts some value's decimals.
+  // The most significant digits of a plain or exponent writing, and whether it cuts some value's
+  // decimals; `other`: some value in neither notation.
   let digits = 0;
   let capped = false;
+  let other = false;
   scan.values.forEach((v, id) => {
     if (v === "") return;
     distinct++;
@@ -79,14 +87,15 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 
     const p = plainDecimals(v);
     fewest = p === undefined ? NaN : Math.min(fewest, p);
     most = p === undefined ? NaN : Math.max(most, p);
-    if (p !== undefined) digits = Math.max(digits, significantDigits(v));
+    if (p !== undefined || EXPONENT_RE.test(v)) digits = Math.max(digits, significantDigits(v));
+    else other = true;
   });
   decimals = Math.min(decimals, 20);
   scan.values.forEach((v, id) => {
     const x = Math.abs(num[id]);
     if (v !== "" && x > 0 && Math.floor(Math.log10(x)) + 1 + decimals > digits) capped = true;
   });
-  const sigDigits = capped && decimals > 0 && !Number.isNaN(most) && digits <= 21 ? digits : undefined;
+  const sigDigits = capped && decimals > 0 && !other && digits <= 21 ? digits : undefined;
   const fixed = decimals > 0 && fewest === decimals && most === decimals;
   const minDecimals = fewest > 0 && fewest < decimals && most === decimals ? fewest : undefined;
   const step = distinct > binCap ? stepOf(num.filter((x) => !Number.isNaN(x)), decimals) : undefined;

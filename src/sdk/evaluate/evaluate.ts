@@ -23,20 +23,23 @@
  * - `holdout`: the DCR privacy check and exact-copy counts (`../privacy/dcr`); a HOLDOUT under
  *   {@link MIN_HOLDOUT_ROWS} rows gets `holdout_warning`.
  * Near-copies, always (`near_copies`, `../privacy/near-copies`): against a 50/50 split of the real
- * table, with a verdict. Row rules: with `metadata`, each rule's share of real and synthetic rows
- * keeping it (`rules`, `../rules/check`). `worst_pairs`: the {@link WORST_PAIRS} pairs of largest
- * 2-way TVD.
+ * table, with a verdict; cells compared as the near-copy filter compares them
+ * (`../privacy/near-copy-read`: default binning, the `metadata`'s identifiers left out), not at
+ * the TVDs' `binCap`, `categoryCap` and `rareThreshold`. Row rules: with `metadata`, each rule's
+ * share of real and synthetic rows keeping it (`rules`, `../rules/check`). `worst_pairs`: the
+ * {@link WORST_PAIRS} pairs of largest 2-way TVD.
  *
  * {@link evaluateWithDetails} also hands back the intermediate results, so the HTML report
  * (`../report/report`) plots the very numbers `evaluate` averages.
  */
 import type { TableSource } from "../io/csv";
 import { DataError } from "../errors";
-import { encodeScanned, encodeTableWithScan, type ColumnCodec, type ScannedTable } from "../metadata/metadata";
+import { buildCodec, checkOverrides, encodeScanned, encodeTableWithScan, type ColumnCodec, type ScannedTable } from "../metadata/metadata";
 import { scanTable } from "../metadata/table-scan";
 import { counts1, type CodeArray } from "../metadata/marginals";
 import { privacyCheckWithDistances } from "../privacy/dcr";
 import { nearCopyCheck } from "../privacy/near-copies";
+import { nearCopyRead } from "../privacy/near-copy-read";
 import { fitLogistic, rocAuc, rocAucOvr } from "./tstr";
 import { MIN_HOLDOUT_ROWS, type EvaluateOptions, type EvaluationDetails, type EvaluationReport } from "./types";
 import { compareCodesWithPairs } from "./fidelity";
@@ -52,8 +55,8 @@ import { pooledWritesFresh } from "../columns";
  * @throws DataError for a bad real file (as metadata extraction), a bad synthetic or holdout file
  *         (structure, UTF-8), a synthetic or holdout file lacking a real column, a `target` the
  *         real table lacks or that has one class (in the real table or the test rows), a
- *         `positive` value the target never has, or a rule of `metadata` naming a column the
- *         real table lacks; RangeError for a rule naming a column `metadata.features` lacks or a
+ *         `positive` value the target never has, or a rule or identifier column of `metadata`
+ *         naming a column the real table lacks; RangeError for a rule naming a column `metadata.features` lacks or a
  *         datetime column without a usable format (`../rules/check`).
  * Cost: O(C(F,3) · (n_real + n_synth)) for TVD; TSTR O(epochs · n · F) per classifier (`./tstr`).
  */
@@ -203,8 +206,17 @@ export async function evaluateWithDetails(
     }
   }
   if (realScan.n >= 2 && synth.n >= 1) {
-    const compared = modelled;
-    const keys = nearCopyKeys(enc.codecs, compared, realScan, synth, enc.codes, synthCodes);
+    // Cells compared as the near-copy filter compares them, whatever binning the TVDs use.
+    const read = nearCopyRead(opts, opts.metadata);
+    let nc = { codecs: enc.codecs, real: enc.codes, synth: synthCodes };
+    const rebinned = opts.binCap !== undefined || opts.categoryCap !== undefined || opts.rareThreshold !== undefined;
+    if (read.domain === undefined && (rebinned || read.columns !== opts.columns)) {
+      checkOverrides(realScan.columns, read, realScan.source);
+      const codecs = realScan.scans.map((sc) => buildCodec(sc, realScan.n, read, realScan.source));
+      nc = { codecs, real: encodeScanned(realScan, codecs), synth: encodeWithRealCodes(synth, codecs, enc.columns) };
+    }
+    const compared = nc.codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
+    const keys = nearCopyKeys(nc.codecs, compared, realScan, synth, nc.real, nc.synth);
     report.near_copies = nearCopyCheck(keys.real, keys.synth, compared.map((f) => enc.columns[f]), {
       seed,
       ...(opts.nearCopySplits !== undefined ? { splits: opts.nearCopySplits } : {}),

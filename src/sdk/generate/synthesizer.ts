@@ -14,12 +14,13 @@ import { Decoder } from "./decode";
 import { chooseFormat, writeBatches } from "../io/formats";
 import type { DecodedBatch } from "./batch";
 import type { EncodedSeed, SeedRows, SeedTable } from "./seeded-request";
-import type { ColumnOverride, ExtractOptions } from "../metadata/metadata";
+import type { ExtractOptions } from "../metadata/metadata";
 import type { GeneratedCodes, WaitOptions } from "../client/models";
 import { ArrayPool } from "../client/array-pool";
 import { deriveSeed } from "./sfc32";
 import { DataError } from "../errors";
 import type { FilterBuild, NearCopyFilter } from "../privacy/filter";
+import { nearCopyRead } from "../privacy/near-copy-read";
 import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
 
 // Modules only fitting, the near-copy filter or seeded generation use are loaded on first call, so
@@ -133,9 +134,8 @@ export class Synthesizer {
   }
 
   /**
-   * Builds the near-copy filter from the real table the model was fitted on (`../privacy/filter`).
-   * Identifier columns are not compared: they are written fresh, so comparing them would hide a row
-   * that copies a person on every other column.
+   * Builds the near-copy filter from the real table the model was fitted on (`../privacy/filter`),
+   * the table read as `../privacy/near-copy-read` defines (the model's identifiers left out).
    * @param key the secret cells are hashed with (default: 32 random bytes), to reload a stored one.
    * @returns the filter's split share, or why none was built (then no filter is kept).
    * @throws DataError for a real table that cannot be read or lacks a column of the model.
@@ -145,11 +145,7 @@ export class Synthesizer {
     read: Pick<ExtractOptions, "columns" | "delimiter" | "encoding" | "domain"> = {},
     key?: Uint8Array,
   ): Promise<FilterBuild> {
-    const ids = Object.entries(this.metadata.column_stats ?? {})
-      .filter(([, st]) => st.type === "id")
-      .map(([c]): [string, ColumnOverride] => [c, { type: "id" }]);
-    const columns = read.domain === undefined && ids.length > 0 ? { columns: { ...read.columns, ...Object.fromEntries(ids) } } : {};
-    const built = await privacyFilter().NearCopyFilter.build(real, { ...read, ...columns }, key);
+    const built = await privacyFilter().NearCopyFilter.build(real, nearCopyRead(read, this.metadata), key);
     this.nearCopyFilter = built.filter;
     return built;
   }

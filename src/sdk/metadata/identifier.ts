@@ -31,8 +31,10 @@ export interface TextIdShape {
   /**
    * Per position after the prefix, the characters allowed, as a class string: ranges "0-9", "A-Z",
    * "a-z" ("A-F"/"a-f" when every letter in the column is hex) then literals by code point
-   * ("0-9A-Z", "a-z -"). A class held by under {@link MIN_CLASS_SHARE} of the rows reaching the
-   * position is left out, so a real value need not match its own shape.
+   * ("0-9A-Z", "a-z -"); a position of at most {@link MAX_LETTER_SET} letters, each of
+   * {@link MIN_LETTER_SET_ROWS} rows on average, keeps them as literals ("HS", "0-9X"). A class or
+   * letter held by under {@link MIN_CLASS_SHARE} of the rows reaching the position is left out, so
+   * a real value need not match its own shape.
    */
   positions: string[];
   /** What the values are (names, emails ...): the generator writes that kind (`../semantic`). */
@@ -105,8 +107,18 @@ interface PositionSeen {
   upper: number;
   lower: number;
   literals: Map<string, number>;
+  /** Rows per letter (capital or small). */
+  letters: Map<string, number>;
   rows: number;
 }
+
+/**
+ * Most distinct letters a position may hold to keep them as literals rather than `A-Z`: an office
+ * letter (FEC candidate ids: H, S or P) is not any capital.
+ */
+export const MAX_LETTER_SET = 3;
+/** Rows per distinct letter a position needs before its letters count as a set, not chance. */
+export const MIN_LETTER_SET_ROWS = 10;
 
 /**
  * Share of the rows reaching a position that a class or literal needs to be kept (the commonest
@@ -137,14 +149,16 @@ function textShape(values: readonly string[], counts: readonly number[]): TextId
     const w = counts[v];
     for (let j = 0; j < len; j++) {
       const c = a[p + j];
-      const s = (seen[j] ??= { digit: 0, upper: 0, lower: 0, literals: new Map(), rows: 0 });
+      const s = (seen[j] ??= { digit: 0, upper: 0, lower: 0, literals: new Map(), letters: new Map(), rows: 0 });
       s.rows += w;
       if (isDigit(c)) s.digit += w;
       else if (isUpper(c)) {
         s.upper += w;
+        s.letters.set(c, (s.letters.get(c) ?? 0) + w);
         if (c > "F") hex = false;
       } else if (isLower(c)) {
         s.lower += w;
+        s.letters.set(c, (s.letters.get(c) ?? 0) + w);
         if (c > "f") hex = false;
       } else s.literals.set(c, (s.literals.get(c) ?? 0) + w);
     }
@@ -155,11 +169,14 @@ function textShape(values: readonly string[], counts: readonly number[]): TextId
   const positions = seen.map((s) => {
     const top = Math.max(s.digit, s.upper, s.lower, ...s.literals.values());
     const keep = (rows: number): boolean => rows > 0 && (rows === top || rows >= MIN_CLASS_SHARE * s.rows);
+    // A small set of letters, each seen often enough, is kept as literals (ranges come first).
+    const letterSet = s.letters.size > 0 && s.letters.size <= MAX_LETTER_SET && s.upper + s.lower >= MIN_LETTER_SET_ROWS * s.letters.size;
     let cls = "";
     if (keep(s.digit)) cls += "0-9";
-    if (keep(s.upper)) cls += hex ? "A-F" : "A-Z";
-    if (keep(s.lower)) cls += hex ? "a-f" : "a-z";
-    const lits = [...s.literals].filter(([, rows]) => keep(rows)).map(([c]) => c).sort((x, y) => x.codePointAt(0)! - y.codePointAt(0)!);
+    if (!letterSet && keep(s.upper)) cls += hex ? "A-F" : "A-Z";
+    if (!letterSet && keep(s.lower)) cls += hex ? "a-f" : "a-z";
+    const literals = letterSet ? [...s.literals, ...s.letters] : [...s.literals];
+    const lits = literals.filter(([, rows]) => keep(rows)).map(([c]) => c).sort((x, y) => x.codePointAt(0)! - y.codePointAt(0)!);
     return cls + lits.join("");
   });
   return { kind: "text", prefix, lengths, positions };

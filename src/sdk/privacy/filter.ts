@@ -2,8 +2,8 @@
  * The near-copy filter: drops synthetic rows that nearly copy a real row, before they reach the
  * user (a similarity filter as in Gretel's privacy filters). A near-copy (`./near-copies`) equals
  * some real row on all compared columns but at most one, cells compared as `evaluate` compares
- * them (categorical by trimmed text, numerical and datetime by code at its default binning,
- * identifiers left out).
+ * them (categorical by trimmed text, numerical and datetime by code, identifiers left out), the
+ * real table read as `./near-copy-read` defines (default binning).
  *
  * How much it drops follows the near-copy share of a 50/50 split of the real table:
  * - up to {@link FILTER_MAX_SPLIT_SHARE}: a near-copy is a copied person; every one is dropped.
