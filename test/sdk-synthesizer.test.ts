@@ -245,3 +245,22 @@ test("fit: model_size and max_epochs the config leaves out are chosen by the tab
     await srv.close();
   }
 });
+
+test("a near-copy filter that drops every row stops after drawing 3 times the rows asked for and says how many rows it did not check", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
+    const synth = await Synthesizer.fit(client, ADULT, { waitOptions: { pollIntervalMs: 5 }, nearCopyFilter: false });
+    let checked = 0;
+    // A filter under which every row is a near-copy (a table whose rows all look alike).
+    synth.nearCopyFilter = { keep: async (batch: { rows: unknown[] }) => ((checked += batch.rows.length), []) } as unknown as typeof synth.nearCopyFilter;
+    const seen: (number | undefined)[] = [];
+    const t = await synth.sample(100, { seed: 1, onProgress: (p) => seen.push(p.unfiltered) });
+    assert.equal(t.rows.length, 100, "the rows asked for are written");
+    assert.ok(checked >= 300 && checked <= 3 * 100 + 16 + 100, `rows checked ${checked}`);
+    assert.equal(seen[seen.length - 1], 100, "every written row is reported unchecked");
+    assert.equal(seen[0], undefined, "the first batch was checked");
+  } finally {
+    await srv.close();
+  }
+});

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { renameSync, rmSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { Synthesizer } from "../../sdk/generate/synthesizer";
+import { FILTER_MAX_DRAWN, Synthesizer } from "../../sdk/generate/synthesizer";
 import type { SampleProgress } from "../../sdk/generate/options";
 import { formatOfPath, type OutputFormat } from "../../sdk/io/format-names";
 import type { Where } from "../../sdk/generate/seeded-request";
@@ -161,13 +161,16 @@ async function writeOutput(
   output: string | undefined,
   write: (dest: string | Writable, onProgress: (p: SampleProgress) => void) => Promise<number>,
 ): Promise<void> {
+  let unfiltered = 0;
   if (output === undefined) {
-    await write(process.stdout, () => undefined);
+    await write(process.stdout, (p) => void (unfiltered = p.unfiltered ?? 0));
+    sayUnfiltered(unfiltered);
     return;
   }
   const bar = progressBar("sampling |{bar}| {value}/{total} rows");
   let started = false;
   const onProgress = (p: SampleProgress): void => {
+    unfiltered = p.unfiltered ?? 0;
     if (!started) {
       bar.start(p.rowsTotal, p.rowsDone);
       started = true;
@@ -185,4 +188,13 @@ async function writeOutput(
     if (started) bar.stop();
   }
   process.stderr.write(`wrote ${rows} rows to ${output}\n`);
+  sayUnfiltered(unfiltered);
+}
+
+/** Warns on stderr when the near-copy filter stopped before the last row (`SampleProgress.unfiltered`). */
+function sayUnfiltered(unfiltered: number): void {
+  if (unfiltered === 0) return;
+  process.stderr.write(
+    `near-copy filter: ${unfiltered} rows were written unchecked: it stops after drawing ${FILTER_MAX_DRAWN} times the rows asked for, and this table's rows are too alike to keep near-copies at the stated share\n`,
+  );
 }

@@ -39,6 +39,11 @@ export interface SampleProgress {
   rowsTotal: number;
   batch: number;
   batches: number;
+  /**
+   * Rows written so far that the near-copy filter did not check: it stops after drawing
+   * `FILTER_MAX_DRAWN` times the rows asked for (a table whose rows are too alike to cap).
+   */
+  unfiltered?: number;
 }
 
 /** Options of {@link Synthesizer.sample} and friends. */

@@ -208,6 +208,7 @@ export class Synthesizer {
     let drawn = 0; // rows decoded, kept or dropped: the next row's index for the identifiers
     const filter = opts.nearCopyFilter === false ? undefined : this.nearCopyFilter;
     const tally = { kept: 0, near: 0 };
+    let unfiltered = 0;
     for (let b = 0; done < n; b++) {
       const gen = await next;
       const planned = b + 1 < batches;
@@ -221,7 +222,8 @@ export class Synthesizer {
       drawn += batch.length;
       arrays.give(Object.values(gen.columns)); // decoded: nothing reads the codes again
       let keep: number[] | undefined;
-      if (filter && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= FILTER_MAX_DRAWN * n + 16) keep = await filter.keep(batch.toTable(), tally, n - done);
+      const checked = filter !== undefined && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= FILTER_MAX_DRAWN * n + 16;
+      if (checked) keep = await filter.keep(batch.toTable(), tally, n - done);
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
       if (keep !== undefined) {
         const all = batch;
@@ -229,13 +231,20 @@ export class Synthesizer {
         all.release();
       }
       done += batch.length;
+      if (filter !== undefined && !checked) unfiltered += batch.length;
       // Top-up after the planned batches: the rows missing over the kept share, times 1.5.
       if (!planned && done < n) {
         const kept = Math.max(done, 1) / drawn;
         const want = Math.max(16, Math.ceil((1.5 * (n - done)) / kept));
         next = fetchBatch(b + 1, Math.min(batchSize, want, Math.max(16, FILTER_MAX_DRAWN * n + 16 - drawn)));
       }
-      opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches: Math.max(batches, b + 1 + (done < n ? 1 : 0)) });
+      opts.onProgress?.({
+        rowsDone: done,
+        rowsTotal: n,
+        batch: b + 1,
+        batches: Math.max(batches, b + 1 + (done < n ? 1 : 0)),
+        ...(unfiltered > 0 ? { unfiltered } : {}),
+      });
       if (batch.length > 0) yield batch;
     }
   }
