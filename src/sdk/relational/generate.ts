@@ -1,0 +1,154 @@
+/**
+ * A database generated from its tables' models (docs/relational.md), parents first: a root table's
+ * rows by plain generation; a child's rows per generated parent row, as many as the parent's
+ * children column says, by seeded generation with the parent's context columns fixed (HMA's
+ * order, Patki et al. 2016, sec. 4, with today's conditional sampler in place of its Gaussian
+ * copulas). Primary keys are fresh; every foreign key is a generated parent's key, so there are no
+ * orphans by construction.
+ */
+import { DataError } from "../errors";
+import type { Table } from "../io/csv";
+import { IdGenerator } from "../generate/id-generator";
+import { Rng, deriveSeed } from "../generate/sfc32";
+import type { Where } from "../generate/seeded-request";
+import type { DatabasePlan, ForeignKeyPlan, TablePlan } from "./plan";
+
+/** One table's fitted model as generation uses it (a `Synthesizer`, or a test's stand-in). */
+export interface TableModel {
+  /** `n` rows of the model's columns (`TablePlan.modelColumns`), optionally satisfying `where`. */
+  sample(n: number, seed: number, where?: Where): Promise<Table>;
+  /** One row per seed row, its non-blank cells kept and conditioned on, the blank ones drawn. */
+  sampleSeeded(seed: Table, seedValue: number): Promise<Table>;
+}
+
+/** Options of {@link generateDatabase}. */
+export interface DatabaseSampleOptions {
+  /** Rows of every root table as a multiple of its real rows (default 1); children follow. */
+  scale?: number;
+  /** Rows of a root table, instead of the scaled count. */
+  sizes?: Record<string, number>;
+  /** Seeded generation of a root table (`--where`); its children follow its rows. */
+  where?: Record<string, Where>;
+  seed?: number;
+  /** Called when a table is done, with its rows and milliseconds. */
+  onTable?: (table: string, rows: number, ms: number) => void;
+}
+
+/** Each table's generated model rows and keys, for its children. */
+interface Generated {
+  model: Table;
+  keys: string[];
+}
+
+/** The number in a children-count cell: a non-negative integer, 0 for a blank or non-number. */
+function childCount(cell: string): number {
+  const x = Number(cell);
+  return cell.trim() === "" || !Number.isFinite(x) || x < 0 ? 0 : Math.round(x);
+}
+
+/**
+ * Generates every table of `plan`.
+ * @returns the tables, columns in the real tables' order.
+ * @throws RangeError for a bad scale or size, DataError for a `where` or size naming a table that
+ *   is not a root, and the errors of the models' generation.
+ */
+export async function generateDatabase(plan: DatabasePlan, models: Record<string, TableModel>, opts: DatabaseSampleOptions = {}): Promise<Record<string, Table>> {
+  const scale = opts.scale ?? 1;
+  if (!(Number.isFinite(scale) && scale > 0)) throw new RangeError("scale must be a positive number");
+  for (const [what, m] of [["size", opts.sizes], ["where", opts.where]] as const) {
+    for (const t of Object.keys(m ?? {})) {
+      if (plan.tables[t] === undefined) throw new DataError(`${what} for table "${t}", which the database lacks (tables: ${plan.order.join(", ")}).`);
+      if (plan.tables[t].foreignKeys.length > 0) throw new DataError(`${what} for table "${t}": only root tables (no foreign key) take one; a child's rows follow its parents'.`);
+    }
+  }
+  for (const [t, n] of Object.entries(opts.sizes ?? {})) if (!(Number.isInteger(n) && n >= 1)) throw new RangeError(`size of "${t}" must be a positive integer`);
+  const seed = opts.seed ?? Math.floor(Math.random() * 2 ** 47);
+  const done = new Map<string, Generated>();
+  const out: Record<string, Table> = {};
+  for (const [ti, t] of plan.order.entries()) {
+    const started = Date.now();
+    const p = plan.tables[t];
+    const model = models[t];
+    if (model === undefined) throw new DataError(`no model for table "${t}".`);
+    const tableSeed = deriveSeed(seed, ti, 0);
+    let rows: Table;
+    let parentRow: number[] = [];
+    if (p.foreignKeys.length === 0) {
+      const n = opts.sizes?.[t] ?? Math.max(1, Math.round(p.rows * scale));
+      rows = await model.sample(n, tableSeed, opts.where?.[t]);
+    } else {
+      const first = p.foreignKeys[0];
+      const parent = done.get(first.parent)!;
+      const countCol = plan.tables[first.parent].counts.find((c) => c.child === t && c.childKey === first.childKey)!.column;
+      const cj = parent.model.columns.indexOf(countCol);
+      for (let i = 0; i < parent.model.rows.length; i++) {
+        const c = childCount(parent.model.rows[i][cj]);
+        for (let k = 0; k < c; k++) parentRow.push(i);
+      }
+      rows = await childRows(model, p, first, parent.model, parentRow, tableSeed);
+    }
+    const fks = p.foreignKeys.map((f, k) => (k === 0 ? parentRow.map((i) => done.get(f.parent)!.keys[i]) : matchParents(f, rows, done.get(f.parent)!, deriveSeed(seed, ti, 2, k))));
+    // A primary key that is also a foreign key (one-to-one) keeps its parent's key.
+    const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
+    const keys = sharedKey >= 0 ? fks[sharedKey] : freshKeys(p, rows.rows.length, deriveSeed(seed, ti, 1));
+    done.set(t, { model: rows, keys });
+    out[t] = outputTable(p, rows, keys, fks);
+    parentRow = [];
+    opts.onTable?.(t, rows.rows.length, Date.now() - started);
+  }
+  return out;
+}
+
+/** A child's model rows: seeded by the parents' context values, or plain without context. */
+async function childRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan, parent: Table, parentRow: number[], seed: number): Promise<Table> {
+  if (parentRow.length === 0) return { columns: [...p.modelColumns], rows: [] };
+  if (fk.context.length === 0) return model.sample(parentRow.length, seed);
+  const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
+  const seedTable: Table = { columns: fk.context.map((c) => c.column), rows: parentRow.map((i) => pj.map((j) => parent.rows[i][j])) };
+  return model.sampleSeeded(seedTable, seed);
+}
+
+/** Fresh primary keys in the real key's shape, distinct by construction; none without a key. */
+function freshKeys(p: TablePlan, n: number, key: number): string[] {
+  if (p.keyShape === undefined) return [];
+  const gen = new IdGenerator(p.keyShape, key);
+  return Array.from({ length: n }, (_, i) => gen.value(i));
+}
+
+/**
+ * The parent of each row through a foreign key other than the first: a generated parent row whose
+ * context values equal the row's (drawn uniformly among them), else one agreeing on the first
+ * context column, else any parent row; blank when that parent table has no rows.
+ */
+function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, seed: number): string[] {
+  const rng = new Rng(seed);
+  const n = parent.model.rows.length;
+  if (n === 0) return rows.rows.map(() => "");
+  const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
+  const cj = fk.context.map((c) => rows.columns.indexOf(c.column));
+  const full = new Map<string, number[]>();
+  const first = new Map<string, number[]>();
+  const push = (m: Map<string, number[]>, k: string, i: number): void => void (m.get(k) ?? m.set(k, []).get(k)!).push(i);
+  parent.model.rows.forEach((r, i) => {
+    push(full, JSON.stringify(pj.map((j) => r[j])), i);
+    if (pj.length > 0) push(first, r[pj[0]], i);
+  });
+  return rows.rows.map((r) => {
+    const c = full.get(JSON.stringify(cj.map((j) => r[j]))) ?? (cj.length > 0 ? first.get(r[cj[0]]) : undefined);
+    return parent.keys[c !== undefined ? c[rng.int(c.length)] : rng.int(n)];
+  });
+}
+
+/** The output table: the real columns, keys from generation, the rest from the model's rows. */
+function outputTable(p: TablePlan, rows: Table, keys: string[], fks: string[][]): Table {
+  const source = p.columns.map((c) => {
+    const k = p.foreignKeys.findIndex((f) => f.childKey === c);
+    if (k >= 0) return { kind: "fk" as const, j: k };
+    if (c === p.primaryKey) return { kind: "pk" as const, j: 0 };
+    return { kind: "model" as const, j: rows.columns.indexOf(c) };
+  });
+  return {
+    columns: [...p.columns],
+    rows: rows.rows.map((r, i) => source.map((s) => (s.kind === "pk" ? keys[i] : s.kind === "fk" ? fks[s.j][i] : r[s.j]))),
+  };
+}

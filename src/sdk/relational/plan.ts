@@ -1,0 +1,179 @@
+/**
+ * The flat tables a database is fitted as, one per table, on today's contract (docs/relational.md):
+ * a parent gains one column per child relationship, its number of children (HMA's cardinality
+ * column, Patki et al. 2016, "The Synthetic Data Vault", sec. 4); a child gains some of its
+ * parents' columns joined on its foreign key (context columns), so the 2-way marginals between
+ * child and parent columns are among the ones sent. Keys are left out: generation writes them.
+ */
+import { DataError } from "../errors";
+import type { Table } from "../io/csv";
+import type { ColumnOverride } from "../metadata/metadata";
+import { inferIdShape, type IdShape } from "../metadata/identifier";
+import { tableOrder, type DatabaseSchema } from "./schema";
+
+/** One foreign key of a table and the parent columns its model holds as context. */
+export interface ForeignKeyPlan {
+  parent: string;
+  parentKey: string;
+  childKey: string;
+  /** `column` of the child's model holds the parent's `parentColumn` over the join. */
+  context: { parentColumn: string; column: string }[];
+}
+
+/** How one table is fitted and written. */
+export interface TablePlan {
+  /** The real table's columns, in its order (the output's). */
+  columns: string[];
+  /** The real table's rows. */
+  rows: number;
+  primaryKey?: string;
+  /** The primary key's shape: fresh keys are written in it (`../generate/id-generator`). */
+  keyShape?: IdShape;
+  /** Its foreign keys; the first is the one generation goes through (children per parent). */
+  foreignKeys: ForeignKeyPlan[];
+  /** Per child relationship, the model column holding the number of children of each row. */
+  counts: { child: string; childKey: string; column: string }[];
+  /** The columns of the flat table the model is fitted on. */
+  modelColumns: string[];
+  /** Column kinds for the flat table (SDV sdtypes of the table's own columns). */
+  overrides?: Record<string, ColumnOverride>;
+}
+
+/** A database's fitting and generation plan: the tables, parents first. */
+export interface DatabasePlan {
+  order: string[];
+  tables: Record<string, TablePlan>;
+}
+
+/** At most this many columns of a parent are context columns of each of its children. */
+export const MAX_CONTEXT_COLUMNS = 6;
+
+/** A text parent column with more distinct values than this share of its rows is not context. */
+const CONTEXT_DISTINCT_SHARE = 0.5;
+
+const NUMBER = /^\s*-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*$/i;
+
+/**
+ * The parent columns a child gets as context: the parent's columns that are no key and no
+ * identifier, numerical ones always (they are binned), text ones with at most half as many
+ * distinct values as rows (names and other near-unique text would only be pooled), first
+ * `max` ({@link MAX_CONTEXT_COLUMNS}) in the table's order.
+ */
+export function contextColumns(parent: Table, keys: ReadonlySet<string>, overrides: Record<string, ColumnOverride> = {}, max = MAX_CONTEXT_COLUMNS): string[] {
+  const out: string[] = [];
+  parent.columns.forEach((c, j) => {
+    if (out.length >= max || keys.has(c) || overrides[c]?.type === "id") return;
+    const values = new Set<string>();
+    let numeric = true;
+    for (const r of parent.rows) {
+      if (r[j] === "") continue;
+      values.add(r[j]);
+      if (numeric && !NUMBER.test(r[j])) numeric = false;
+    }
+    if (values.size < 2) return;
+    if (numeric || values.size <= Math.max(20, CONTEXT_DISTINCT_SHARE * parent.rows.length)) out.push(c);
+  });
+  return out;
+}
+
+/** A column name not in `taken`: `name`, else `name_2`, `name_3` ... */
+function freeName(name: string, taken: Set<string>): string {
+  let n = name;
+  for (let k = 2; taken.has(n); k++) n = `${name}_${k}`;
+  taken.add(n);
+  return n;
+}
+
+/**
+ * Builds the plan and the flat training table of every table.
+ * @throws DataError (from `tableOrder`) for cyclic relationships.
+ */
+export function planDatabase(schema: DatabaseSchema, tables: Record<string, Table>): { plan: DatabasePlan; training: Record<string, Table> } {
+  const order = tableOrder(schema);
+  const keysOf = (t: string): Set<string> => {
+    const k = new Set<string>();
+    if (schema.tables[t].primaryKey !== undefined) k.add(schema.tables[t].primaryKey!);
+    for (const r of schema.relationships) if (r.child === t) k.add(r.childKey);
+    return k;
+  };
+  const plan: DatabasePlan = { order, tables: {} };
+  for (const t of order) {
+    const table = tables[t];
+    const keys = keysOf(t);
+    const own = table.columns.filter((c) => !keys.has(c));
+    const taken = new Set(own);
+    const foreignKeys = schema.relationships
+      .filter((r) => r.child === t)
+      .map((r): ForeignKeyPlan => ({
+        parent: r.parent,
+        parentKey: r.parentKey,
+        childKey: r.childKey,
+        context: contextColumns(tables[r.parent], keysOf(r.parent), schema.tables[r.parent].columns).map((pc) => ({
+          parentColumn: pc,
+          column: freeName(`${r.childKey}.${pc}`, taken),
+        })),
+      }));
+    const counts = schema.relationships
+      .filter((r) => r.parent === t)
+      .map((r) => ({ child: r.child, childKey: r.childKey, column: freeName(`${r.child}.${r.childKey}.rows`, taken) }));
+    const pk = schema.tables[t].primaryKey;
+    let keyShape: IdShape | undefined;
+    if (pk !== undefined) {
+      const j = table.columns.indexOf(pk);
+      if (table.rows.length === 0) throw new DataError(`table "${t}" has no rows.`);
+      keyShape = inferIdShape(table.rows.map((r) => r[j]), table.rows.map(() => 1));
+    }
+    const overrides: Record<string, ColumnOverride> = Object.fromEntries(Object.entries(schema.tables[t].columns ?? {}).filter(([c]) => !keys.has(c)));
+    for (const f of foreignKeys) {
+      for (const c of f.context) {
+        const o = schema.tables[f.parent].columns?.[c.parentColumn];
+        if (o !== undefined) overrides[c.column] = o;
+      }
+    }
+    for (const c of counts) overrides[c.column] = { type: "numerical" };
+    plan.tables[t] = {
+      columns: [...table.columns],
+      rows: table.rows.length,
+      ...(pk !== undefined ? { primaryKey: pk, keyShape } : {}),
+      foreignKeys,
+      counts,
+      modelColumns: [...own, ...foreignKeys.flatMap((f) => f.context.map((c) => c.column)), ...counts.map((c) => c.column)],
+      ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
+    };
+  }
+  const training: Record<string, Table> = {};
+  for (const t of order) training[t] = trainingTable(plan, t, tables);
+  return { plan, training };
+}
+
+/** The flat table of `t`: own non-key columns, context columns over each join, children counts. */
+function trainingTable(plan: DatabasePlan, t: string, tables: Record<string, Table>): Table {
+  const p = plan.tables[t];
+  const table = tables[t];
+  const ownIdx = p.columns.filter((c) => p.modelColumns.includes(c)).map((c) => table.columns.indexOf(c));
+  const joins = p.foreignKeys.map((f) => {
+    const parent = tables[f.parent];
+    const kj = parent.columns.indexOf(f.parentKey);
+    const index = new Map<string, string[]>();
+    for (const r of parent.rows) index.set(r[kj], r);
+    return { fj: table.columns.indexOf(f.childKey), index, cols: f.context.map((c) => parent.columns.indexOf(c.parentColumn)) };
+  });
+  const countCols = p.counts.map((c) => {
+    const child = tables[c.child];
+    const fj = child.columns.indexOf(c.childKey);
+    const n = new Map<string, number>();
+    for (const r of child.rows) if (r[fj] !== "") n.set(r[fj], (n.get(r[fj]) ?? 0) + 1);
+    return n;
+  });
+  const pkj = p.primaryKey !== undefined ? table.columns.indexOf(p.primaryKey) : -1;
+  const rows = table.rows.map((r) => {
+    const out = ownIdx.map((j) => r[j]);
+    for (const jn of joins) {
+      const pr = jn.index.get(r[jn.fj]);
+      for (const cj of jn.cols) out.push(pr === undefined ? "" : pr[cj]);
+    }
+    for (const n of countCols) out.push(String(pkj >= 0 ? n.get(r[pkj]) ?? 0 : 0));
+    return out;
+  });
+  return { columns: [...p.modelColumns], rows };
+}
