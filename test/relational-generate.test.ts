@@ -89,6 +89,19 @@ test("generation: fresh unique keys in the real shape, no orphans, children as m
   assert.equal(byCustomer.pairs, 2 * 2);
 });
 
+test("rows keep the real order (orders by key), children total the real ratio, the second key keeps its parents' counts", async () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  assert.deepEqual(plan.tables.orders.sortedBy, { column: "order_id", numeric: false });
+  const synth = await generateDatabase(plan, resampleModels(plan, training), { seed: 8 });
+  const keys = synth.orders.rows.map((r) => r[0]);
+  assert.deepEqual(keys, [...keys].sort());
+  assert.ok(Math.abs(synth.orders.rows.length - tables.orders.rows.length) < 0.05 * tables.orders.rows.length, `${synth.orders.rows.length} orders for ${tables.orders.rows.length}`);
+  const byStore = evaluateDatabase(schema, tables, synth).relationships.find((r) => r.relationship === "orders.store_id -> stores.store_id")!;
+  assert.equal(byStore.orphans, 0);
+  assert.ok(byStore.cardinalityTvd < 0.35, `orders per store TVD ${byStore.cardinalityTvd}`);
+});
+
 test("the measures fail a broken database: orders moved to random customers, duplicate keys", async () => {
   const { tables, schema } = shop();
   const { plan, training } = planDatabase(schema, tables);

@@ -10,6 +10,7 @@ import type { ModelConfigInput, Model } from "../../contract";
 import { DataError } from "../errors";
 import { readTable, writeTableCsv, type Table } from "../io/csv";
 import { Synthesizer } from "../generate/synthesizer";
+import { OTHER } from "../columns/common";
 import type { Where } from "../generate/seeded-request";
 import { checkSchema, readSdvMetadata, type DatabaseSchema } from "./schema";
 import { detectSchema } from "./detect";
@@ -80,8 +81,19 @@ export class SynthesizerTableModel implements TableModel {
     return this.synth.sample(n, { seed, nearCopyFilter: false, ...(where !== undefined ? { where } : {}) });
   }
 
+  /**
+   * Seeded rows; a categorical seed cell the child's code book lacks (a parent value no real
+   * parent with children had, and no pooled code) is left blank, so it is drawn, not refused.
+   */
   sampleSeeded(seed: Table, seedValue: number): Promise<Table> {
-    return this.synth.sample({ seedData: seed, seed: seedValue });
+    const meta = this.synth.metadata;
+    const known = seed.columns.map((c) => {
+      const kind = meta.column_stats?.[c]?.type ?? "categorical";
+      const mapping = meta.value_mappings?.[c] ?? {};
+      return kind === "categorical" && !Object.hasOwn(mapping, OTHER) ? new Set(Object.keys(mapping)) : undefined;
+    });
+    const rows = seed.rows.map((r) => r.map((v, j) => (known[j] === undefined || v === "" || known[j]!.has(v) ? v : "")));
+    return this.synth.sample({ seedData: { columns: seed.columns, rows }, seed: seedValue });
   }
 }
 

@@ -64,6 +64,7 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
   for (const [t, n] of Object.entries(opts.sizes ?? {})) if (!(Number.isInteger(n) && n >= 1)) throw new RangeError(`size of "${t}" must be a positive integer`);
   const seed = opts.seed ?? Math.floor(Math.random() * 2 ** 47);
   const done = new Map<string, Generated>();
+  const conditioned = new Set(Object.keys(opts.where ?? {}));
   const out: Record<string, Table> = {};
   for (const [ti, t] of plan.order.entries()) {
     const started = Date.now();
@@ -81,22 +82,65 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
       const parent = done.get(first.parent)!;
       const countCol = plan.tables[first.parent].counts.find((c) => c.child === t && c.childKey === first.childKey)!.column;
       const cj = parent.model.columns.indexOf(countCol);
-      for (let i = 0; i < parent.model.rows.length; i++) {
-        const c = childCount(parent.model.rows[i][cj]);
+      const drawn = parent.model.rows.map((r) => childCount(r[cj]));
+      // Under a root's `where` the parents are not the real mix, so their counts stay as drawn.
+      if (p.foreignKeys.some((f) => conditioned.has(f.parent))) conditioned.add(t);
+      const want = (p.rows * parent.model.rows.length) / plan.tables[first.parent].rows;
+      const counts = conditioned.has(t) ? drawn : scaleCounts(drawn, want, new Rng(deriveSeed(seed, ti, 3)));
+      counts.forEach((c, i) => {
         for (let k = 0; k < c; k++) parentRow.push(i);
-      }
+      });
       rows = await childRows(model, p, first, parent.model, parentRow, tableSeed);
     }
-    const fks = p.foreignKeys.map((f, k) => (k === 0 ? parentRow.map((i) => done.get(f.parent)!.keys[i]) : matchParents(f, rows, done.get(f.parent)!, deriveSeed(seed, ti, 2, k))));
+    const fks = p.foreignKeys.map((f, k) => {
+      if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
+      const countCol = plan.tables[f.parent].counts.find((c) => c.child === t && c.childKey === f.childKey)!.column;
+      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k));
+    });
     // A primary key that is also a foreign key (one-to-one) keeps its parent's key.
     const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
     const keys = sharedKey >= 0 ? fks[sharedKey] : freshKeys(p, rows.rows.length, deriveSeed(seed, ti, 1));
-    done.set(t, { model: rows, keys });
-    out[t] = outputTable(p, rows, keys, fks);
+    const order = rowOrder(p, rows, keys, deriveSeed(seed, ti, 4));
+    rows.rows = order.map((i) => rows.rows[i]);
+    const sortedKeys = keys.length > 0 ? order.map((i) => keys[i]) : keys;
+    const sortedFks = fks.map((f) => order.map((i) => f[i]));
+    done.set(t, { model: rows, keys: sortedKeys });
+    out[t] = outputTable(p, rows, sortedKeys, sortedFks);
     parentRow = [];
     opts.onTable?.(t, rows.rows.length, Date.now() - started);
   }
   return out;
+}
+
+/**
+ * Children counts scaled to sum to about `want` (the real children per real parent times the
+ * generated parents): each count times want / sum, rounded up with probability its fraction.
+ */
+function scaleCounts(counts: number[], want: number, rng: Rng): number[] {
+  const sum = counts.reduce((a, b) => a + b, 0);
+  if (sum === 0) return counts;
+  const f = want / sum;
+  return counts.map((c) => {
+    const x = c * f;
+    return Math.floor(x) + (rng.next() < x - Math.floor(x) ? 1 : 0);
+  });
+}
+
+/**
+ * The output order of a table's rows: by its real rows' sorted column when it has one (the
+ * primary key by the fresh keys), else shuffled, so children do not come grouped by parent.
+ */
+function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): number[] {
+  const idx = Array.from({ length: rows.rows.length }, (_, i) => i);
+  const s = p.sortedBy;
+  if (s === undefined) return Array.from(new Rng(seed).shuffle(Int32Array.from(idx)));
+  const j = rows.columns.indexOf(s.column);
+  const value = (i: number): string => (s.column === p.primaryKey ? keys[i] : rows.rows[i][j]);
+  if (s.column !== p.primaryKey && j < 0) return idx;
+  return idx.sort((a, b) => {
+    const [x, y] = [value(a), value(b)];
+    return s.numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0;
+  });
 }
 
 /** A child's model rows: seeded by the parents' context values, or plain without context. */
@@ -116,14 +160,28 @@ function freshKeys(p: TablePlan, n: number, key: number): string[] {
 }
 
 /**
- * The parent of each row through a foreign key other than the first: a generated parent row whose
- * context values equal the row's (drawn uniformly among them), else one agreeing on the first
- * context column, else any parent row; blank when that parent table has no rows.
+ * The parent of each row through a foreign key other than the first, among the generated parent
+ * rows whose context values equal the row's, else those agreeing on the first context column, else
+ * all: the first of these groups with children left to place (the parent's generated count for
+ * this relationship, less the rows given it so far), drawn in proportion to what is left; when
+ * every count is used up, in proportion to the counts, or uniformly. Blank without parent rows.
  */
-function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, seed: number): string[] {
+function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number): string[] {
   const rng = new Rng(seed);
   const n = parent.model.rows.length;
   if (n === 0) return rows.rows.map(() => "");
+  const kj = parent.model.columns.indexOf(countCol);
+  const count = parent.model.rows.map((r) => childCount(r[kj]));
+  const left = [...count];
+  const all = Array.from({ length: n }, (_, i) => i);
+  const draw = (group: number[], w: number[]): number | undefined => {
+    let total = 0;
+    for (const i of group) total += w[i];
+    if (total <= 0) return undefined;
+    let u = rng.next() * total;
+    for (const i of group) if ((u -= w[i]) < 0) return i;
+    return group[group.length - 1];
+  };
   const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
   const cj = fk.context.map((c) => rows.columns.indexOf(c.column));
   const full = new Map<string, number[]>();
@@ -134,8 +192,12 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, seed: 
     if (pj.length > 0) push(first, r[pj[0]], i);
   });
   return rows.rows.map((r) => {
-    const c = full.get(JSON.stringify(cj.map((j) => r[j]))) ?? (cj.length > 0 ? first.get(r[cj[0]]) : undefined);
-    return parent.keys[c !== undefined ? c[rng.int(c.length)] : rng.int(n)];
+    const groups = [full.get(JSON.stringify(cj.map((j) => r[j]))), cj.length > 0 ? first.get(r[cj[0]]) : undefined, all].filter((g) => g !== undefined);
+    let i: number | undefined;
+    for (const g of groups) if ((i = draw(g, left)) !== undefined) break;
+    i ??= draw(groups[0], count) ?? groups[0][rng.int(groups[0].length)];
+    left[i] = Math.max(0, left[i] - 1);
+    return parent.keys[i];
   });
 }
 

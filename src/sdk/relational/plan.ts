@@ -37,6 +37,8 @@ export interface TablePlan {
   modelColumns: string[];
   /** Column kinds for the flat table (SDV sdtypes of the table's own columns). */
   overrides?: Record<string, ColumnOverride>;
+  /** A column (no foreign key) the real rows are sorted by: the output is sorted by it too. */
+  sortedBy?: { column: string; numeric: boolean };
 }
 
 /** A database's fitting and generation plan: the tables, parents first. */
@@ -74,6 +76,24 @@ export function contextColumns(parent: Table, keys: ReadonlySet<string>, overrid
     if (numeric || values.size <= Math.max(20, CONTEXT_DISTINCT_SHARE * parent.rows.length)) out.push(c);
   });
   return out;
+}
+
+/**
+ * The first column (the primary key, then the others; no foreign key) whose values never decrease
+ * down the rows, numerically when all are numbers, else as text; undefined when none does.
+ */
+export function sortedColumn(table: Table, skip: ReadonlySet<string>, first?: string): { column: string; numeric: boolean } | undefined {
+  const cols = [...(first !== undefined ? [first] : []), ...table.columns.filter((c) => c !== first && !skip.has(c))];
+  for (const c of cols) {
+    const j = table.columns.indexOf(c);
+    const v = table.rows.map((r) => r[j]);
+    if (v.length < 2 || v.some((x) => x === "") || new Set(v).size < 2) continue;
+    const numeric = v.every((x) => NUMBER.test(x));
+    let sorted = true;
+    for (let i = 1; i < v.length && sorted; i++) sorted = numeric ? Number(v[i - 1]) <= Number(v[i]) : v[i - 1] <= v[i];
+    if (sorted) return { column: c, numeric };
+  }
+  return undefined;
 }
 
 /** A column name not in `taken`: `name`, else `name_2`, `name_3` ... */
@@ -131,6 +151,7 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
       }
     }
     for (const c of counts) overrides[c.column] = { type: "numerical" };
+    const sortedBy = sortedColumn(table, new Set(foreignKeys.map((f) => f.childKey)), pk);
     plan.tables[t] = {
       columns: [...table.columns],
       rows: table.rows.length,
@@ -139,6 +160,7 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
       counts,
       modelColumns: [...own, ...foreignKeys.flatMap((f) => f.context.map((c) => c.column)), ...counts.map((c) => c.column)],
       ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
+      ...(sortedBy !== undefined ? { sortedBy } : {}),
     };
   }
   const training: Record<string, Table> = {};
