@@ -8,6 +8,8 @@
  *
  * Uses SYNTHD_URL and SYNTHD_API_KEY when set, else starts a server of its own (bench/harness.ts).
  */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Command } from "commander";
 import { Synthd } from "../src/sdk/client/client";
 import { nodeFetch } from "../src/sdk/client/node-fetch";
@@ -17,6 +19,34 @@ import { generateDatabase } from "../src/sdk/relational/generate";
 import { evaluateDatabase, resampleModels, type DatabaseReport } from "../src/sdk/relational/evaluate";
 import { cardinality, describeRelationship } from "../src/sdk/relational/detect";
 import { removeDir, startServer, tempDir, type ServerProcess } from "./harness";
+
+/**
+ * vega-datasets' gapminder.json (62 countries x 11 years) as two tables: countries (country,
+ * cluster) and observations (country, year, pop, life_expect, fertility), a complete panel.
+ */
+function makeGapminder(dir: string): void {
+  const rows = JSON.parse(readFileSync(join(__dirname, "../../node_modules/vega-datasets/data/gapminder.json"), "utf8")) as Record<string, string | number>[];
+  mkdirSync(dir, { recursive: true });
+  const quote = (v: string | number): string => (/[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+  const countries = new Map<string, string | number>();
+  for (const r of rows) countries.set(String(r.country), r.cluster);
+  writeFileSync(join(dir, "countries.csv"), ["country,cluster", ...[...countries].map(([c, k]) => `${quote(c)},${k}`)].join("\n") + "\n");
+  const cols = ["country", "year", "pop", "life_expect", "fertility"];
+  writeFileSync(join(dir, "observations.csv"), [cols.join(","), ...rows.map((r) => cols.map((c) => quote(r[c] ?? "")).join(","))].join("\n") + "\n");
+  const metadata = {
+    METADATA_SPEC_VERSION: "V1",
+    tables: {
+      countries: { primary_key: "country", columns: { country: { sdtype: "id" }, cluster: { sdtype: "categorical" } } },
+      observations: {
+        sequence_key: "country",
+        sequence_index: "year",
+        columns: { country: { sdtype: "id" }, year: { sdtype: "numerical" }, pop: { sdtype: "numerical" }, life_expect: { sdtype: "numerical" }, fertility: { sdtype: "numerical" } },
+      },
+    },
+    relationships: [{ parent_table_name: "countries", parent_primary_key: "country", child_table_name: "observations", child_foreign_key: "country" }],
+  };
+  writeFileSync(join(dir, "metadata.json"), JSON.stringify(metadata, null, 2) + "\n");
+}
 
 function cpu(): number {
   const u = process.cpuUsage();
@@ -29,9 +59,12 @@ async function main(): Promise<void> {
     .option("--config <json>", "training config of every table")
     .option("--rows <n>", "rows of each table shown", (v) => Number(v), 20)
     .option("--seed <s>", "sampling seed", (v) => Number(v), 1)
+    .option("--make <name>", "first write DIR from public tables: gapminder (countries -> a country x year panel, SDV metadata with sequence_key/index)")
     .parse();
   const dir = program.args[0];
-  const opts = program.opts<{ config?: string; rows: number; seed: number }>();
+  const opts = program.opts<{ config?: string; rows: number; seed: number; make?: string }>();
+  if (opts.make === "gapminder") makeGapminder(dir);
+  else if (opts.make !== undefined) throw new Error(`--make: unknown database ${opts.make}`);
   let server: ServerProcess | undefined;
   let storeDir: string | undefined;
   let url = process.env.SYNTHD_URL;
@@ -72,6 +105,12 @@ async function main(): Promise<void> {
           `${r.pairTvd.toFixed(3)} over ${r.pairs} pairs (${pair.toFixed(3)}, ${(r.pairTvd / pair).toFixed(2)}x) | ` +
           `${r.real.min}/${r.real.median}/${r.real.max}, ${r.synthetic.min}/${r.synthetic.median}/${r.synthetic.max}`,
       );
+    });
+    report.sequences.forEach((q, i) => {
+      const lag = baselines.reduce((s, b) => s + b.sequences[i].lagTvd, 0) / baselines.length;
+      const panel = q.panelComplete !== undefined ? `; complete panel: ${(100 * q.panelComplete).toFixed(1)}% of entities (resample ${(100 * baselines[0].sequences[i].panelComplete!).toFixed(1)}%)` : "";
+      console.log(`sequence ${q.table}: lag-1 TVD ${q.lagTvd.toFixed(3)} over ${q.lagColumns} columns (resample ${lag.toFixed(3)}, ${(q.lagTvd / lag).toFixed(2)}x)${panel}`);
+      for (const m of q.meanStep) console.log(`  mean |step| of ${m.column}: real ${m.real.toPrecision(4)}, synthetic ${m.synthetic.toPrecision(4)}, resample ${baselines[0].sequences[i].meanStep.find((x) => x.column === m.column)!.synthetic.toPrecision(4)}`);
     });
     for (const t of plan.order) {
       console.log(`\n== ${t}: real (first ${opts.rows}) ==\n${db.tables[t].columns.join(",")}`);

@@ -161,3 +161,54 @@ test("bad options are clear errors before any generation", async () => {
   await assert.rejects(generateDatabase(plan, models, { where: { shops: {} } }), /table "shops", which the database lacks/);
   await assert.rejects(generateDatabase(plan, models, { sizes: { customers: 2.5 } }), /positive integer/);
 });
+
+/** regions (id, climate) -> readings, a complete panel: each region's level moves a step a year. */
+function panel(): { tables: Record<string, Table>; schema: DatabaseSchema } {
+  const rng = new Rng(4);
+  const regions: Table = { columns: ["region", "climate"], rows: [] };
+  const readings: Table = { columns: ["region", "year", "level"], rows: [] };
+  for (let e = 0; e < 60; e++) {
+    const climate = ["dry", "wet"][e % 2];
+    regions.rows.push([`R${e}`, climate]);
+    let level = climate === "dry" ? 10 + rng.int(10) : 40 + rng.int(10);
+    for (let y = 2000; y < 2006; y++) {
+      readings.rows.push([`R${e}`, String(y), String(level)]);
+      level += rng.int(3);
+    }
+  }
+  const schema: DatabaseSchema = {
+    tables: { regions: { primaryKey: "region" }, readings: { sequenceKey: "region", sequenceIndex: "year" } },
+    relationships: [{ parent: "regions", parentKey: "region", child: "readings", childKey: "region" }],
+  };
+  return { tables: { regions, readings }, schema };
+}
+
+test("a sequence table is fitted beside its previous row; a complete panel stays complete, values move as they did", async () => {
+  const { tables, schema } = panel();
+  const { plan, training } = planDatabase(schema, tables);
+  const seq = plan.tables.readings.sequence!;
+  assert.deepEqual(seq.periods, ["2000", "2001", "2002", "2003", "2004", "2005"]);
+  assert.deepEqual(training.readings.columns, ["year", "level", "region.climate", "region.first", "prev.year", "prev.level"]);
+  assert.deepEqual(training.readings.rows[1], ["2001", training.readings.rows[1][1], "dry", "0", "2000", tables.readings.rows[0][2]]);
+  assert.deepEqual(training.readings.rows[0].slice(3), ["1", "", ""]);
+  const models = resampleModels(plan, training);
+  const good = evaluateDatabase(schema, tables, await generateDatabase(plan, models, { seed: 1 })).sequences[0];
+  assert.equal(good.panelComplete, 1);
+  const step = good.meanStep.find((m) => m.column === "level")!;
+  assert.ok(Math.abs(step.synthetic - step.real) < 0.5, `mean step ${step.synthetic} vs ${step.real}`);
+  // A model that forgets the previous row: the lag-1 measure sees it.
+  const inner = models.readings;
+  models.readings = {
+    sample: inner.sample.bind(inner),
+    sampleSeeded: (seed, s) => inner.sampleSeeded({ columns: seed.columns, rows: seed.rows.map((r) => r.map((v, j) => (seed.columns[j].startsWith("prev.") ? "" : v))) }, s),
+  };
+  const bad = evaluateDatabase(schema, tables, await generateDatabase(plan, models, { seed: 1 })).sequences[0];
+  assert.ok(bad.lagTvd > 1.5 * good.lagTvd, `lag-1 TVD ${bad.lagTvd} vs ${good.lagTvd}`);
+  assert.ok(bad.meanStep.find((m) => m.column === "level")!.synthetic > 2 * step.real);
+});
+
+test("a sequence key that is no foreign key, or a sequence without an index, is a clear error", () => {
+  const { tables, schema } = panel();
+  assert.throws(() => planDatabase({ ...schema, relationships: [] }, tables), /sequence_key "region" must be a foreign key to a table of its entities/);
+  assert.throws(() => planDatabase({ ...schema, tables: { ...schema.tables, readings: { sequenceKey: "region" } } }, tables), /needs a sequence_index/);
+});

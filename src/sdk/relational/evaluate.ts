@@ -8,7 +8,7 @@ import type { Table } from "../io/csv";
 import { Rng } from "../generate/sfc32";
 import { cardinality, type Cardinality } from "./detect";
 import type { DatabaseSchema, Relationship } from "./schema";
-import { contextColumns, type DatabasePlan } from "./plan";
+import { MAX_LAG_COLUMNS, contextColumns, sequences, type DatabasePlan } from "./plan";
 import type { TableModel } from "./generate";
 
 /** The figures of one relationship. */
@@ -28,10 +28,23 @@ export interface RelationshipReport {
   synthetic: Pick<Cardinality, "min" | "median" | "max">;
 }
 
+/** The figures of one sequence table (consecutive rows of an entity, in index order). */
+export interface SequenceReport {
+  table: string;
+  /** Mean 2-way TVD of (previous row's value, row's value) over the lagged columns, and their number. */
+  lagTvd: number;
+  lagColumns: number;
+  /** Per numerical column, the mean absolute change from one row to the next: real, synthetic. */
+  meanStep: { column: string; real: number; synthetic: number }[];
+  /** When the real table is a complete panel: the share of synthetic entities with every period once. */
+  panelComplete?: number;
+}
+
 /** The figures of a synthetic database. */
 export interface DatabaseReport {
   tables: Record<string, { realRows: number; syntheticRows: number; primaryKey?: string; duplicateKeys: number; blankKeys: number }>;
   relationships: RelationshipReport[];
+  sequences: SequenceReport[];
 }
 
 /** Most columns per side of a join that the pair TVD compares. */
@@ -116,7 +129,7 @@ function keysOf(schema: DatabaseSchema, t: string): Set<string> {
  * @param schema the keys and relationships both share.
  */
 export function evaluateDatabase(schema: DatabaseSchema, real: Record<string, Table>, synth: Record<string, Table>): DatabaseReport {
-  const report: DatabaseReport = { tables: {}, relationships: [] };
+  const report: DatabaseReport = { tables: {}, relationships: [], sequences: [] };
   for (const [t, s] of Object.entries(schema.tables)) {
     const st = synth[t] ?? { columns: real[t].columns, rows: [] };
     let duplicateKeys = 0;
@@ -157,6 +170,48 @@ export function evaluateDatabase(schema: DatabaseSchema, real: Record<string, Ta
       real: { min: cr.min, median: cr.median, max: cr.max },
       synthetic: { min: cs.min, median: cs.median, max: cs.max },
     });
+  }
+  for (const [t, s] of Object.entries(schema.tables)) {
+    if (s.sequenceKey === undefined || s.sequenceIndex === undefined || synth[t] === undefined) continue;
+    report.sequences.push(sequenceReport(t, s.sequenceKey, s.sequenceIndex, keysOf(schema, t), real[t], synth[t]));
+  }
+  return report;
+}
+
+/** Consecutive (previous, current) value pairs of column j over every entity's rows. */
+function steps(table: Table, key: string, index: string, numeric: boolean, j: number): [string, string][] {
+  const out: [string, string][] = [];
+  for (const rows of sequences(table, key, index, numeric).values()) for (let k = 1; k < rows.length; k++) out.push([table.rows[rows[k - 1]][j], table.rows[rows[k]][j]]);
+  return out;
+}
+
+function sequenceReport(t: string, key: string, index: string, keys: Set<string>, real: Table, synth: Table): SequenceReport {
+  const ij = real.columns.indexOf(index);
+  const numeric = real.rows.every((r) => r[ij].trim() !== "" && Number.isFinite(Number(r[ij])));
+  const cols = [index, ...real.columns.filter((c) => c !== index && !keys.has(c))].slice(0, MAX_LAG_COLUMNS);
+  let sum = 0;
+  const meanStep: SequenceReport["meanStep"] = [];
+  for (const c of cols) {
+    const j = real.columns.indexOf(c);
+    const d = discretizer(real.rows.map((r) => r[j]));
+    const pr = steps(real, key, index, numeric, j);
+    const ps = steps(synth, key, index, numeric, synth.columns.indexOf(c));
+    sum += tvd(counts(pr.map(([a, b]) => `${d(a)}\u0001${d(b)}`)), pr.length, counts(ps.map(([a, b]) => `${d(a)}\u0001${d(b)}`)), ps.length);
+    const step = (xs: [string, string][]): number => {
+      const ds = xs.map(([a, b]) => Math.abs(Number(b) - Number(a))).filter(Number.isFinite);
+      return ds.length > 0 ? ds.reduce((a, b) => a + b, 0) / ds.length : NaN;
+    };
+    if (real.rows.every((r) => r[j].trim() === "" || Number.isFinite(Number(r[j])))) meanStep.push({ column: c, real: step(pr), synthetic: step(ps) });
+  }
+  const report: SequenceReport = { table: t, lagTvd: cols.length > 0 ? sum / cols.length : 0, lagColumns: cols.length, meanStep };
+  const realSeq = [...sequences(real, key, index, numeric).values()];
+  const periods = realSeq[0]?.map((i) => real.rows[i][ij]) ?? [];
+  const isPanel = realSeq.every((rows) => rows.length === periods.length && rows.every((i, k) => real.rows[i][ij] === periods[k]));
+  if (isPanel && periods.length > 0) {
+    const sj = synth.columns.indexOf(index);
+    const synthSeq = [...sequences(synth, key, index, numeric).values()];
+    const complete = synthSeq.filter((rows) => rows.length === periods.length && rows.every((i, k) => synth.rows[i][sj] === periods[k])).length;
+    report.panelComplete = synthSeq.length > 0 ? complete / synthSeq.length : 0;
   }
   return report;
 }

@@ -87,10 +87,14 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
       if (p.foreignKeys.some((f) => conditioned.has(f.parent))) conditioned.add(t);
       const want = (p.rows * parent.model.rows.length) / plan.tables[first.parent].rows;
       const counts = conditioned.has(t) ? drawn : scaleCounts(drawn, want, new Rng(deriveSeed(seed, ti, 3)));
-      counts.forEach((c, i) => {
-        for (let k = 0; k < c; k++) parentRow.push(i);
-      });
-      rows = await childRows(model, p, first, parent.model, parentRow, tableSeed);
+      if (p.sequence !== undefined) {
+        ({ rows, parentRow } = await sequenceRows(model, p, first, parent.model, counts, tableSeed));
+      } else {
+        counts.forEach((c, i) => {
+          for (let k = 0; k < c; k++) parentRow.push(i);
+        });
+        rows = await childRows(model, p, first, parent.model, parentRow, tableSeed);
+      }
     }
     const fks = p.foreignKeys.map((f, k) => {
       if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
@@ -132,6 +136,7 @@ function scaleCounts(counts: number[], want: number, rng: Rng): number[] {
  */
 function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): number[] {
   const idx = Array.from({ length: rows.rows.length }, (_, i) => i);
+  if (p.sequence !== undefined) return idx;
   const s = p.sortedBy;
   if (s === undefined) return Array.from(new Rng(seed).shuffle(Int32Array.from(idx)));
   const j = rows.columns.indexOf(s.column);
@@ -150,6 +155,49 @@ async function childRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan, pa
   const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
   const seedTable: Table = { columns: fk.context.map((c) => c.column), rows: parentRow.map((i) => pj.map((j) => parent.rows[i][j])) };
   return model.sampleSeeded(seedTable, seed);
+}
+
+/**
+ * A sequence table's rows, one step at a time for all entities at once: step k of an entity is
+ * drawn by seeded generation given its parent's context, whether it is the first row, the panel's
+ * k-th period (a complete panel: every entity gets every period once, in order) and its own row
+ * k - 1 (the lag-1 columns). Rows come entity by entity, in index order.
+ */
+async function sequenceRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan, parent: Table, counts: number[], seed: number): Promise<{ rows: Table; parentRow: number[] }> {
+  const seq = p.sequence!;
+  const periods = seq.periods;
+  const len = counts.map((c) => (periods !== undefined ? (c > 0 ? periods.length : 0) : c));
+  const steps = len.reduce((a, b) => Math.max(a, b), 0);
+  const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
+  const columns = [...fk.context.map((c) => c.column), seq.first, ...(periods !== undefined ? [seq.index] : []), ...seq.lag.map((l) => l.prev)];
+  const lagAt = seq.lag.map((l) => p.modelColumns.indexOf(l.column));
+  const byEntity: string[][][] = len.map(() => []);
+  let modelColumns = [...p.modelColumns];
+  for (let k = 0; k < steps; k++) {
+    const active: number[] = [];
+    len.forEach((n, e) => n > k && active.push(e));
+    const seedRows = active.map((e) => {
+      const prev = byEntity[e][k - 1];
+      return [
+        ...pj.map((j) => parent.rows[e][j]),
+        k === 0 ? "1" : "0",
+        ...(periods !== undefined ? [periods[k]] : []),
+        ...lagAt.map((j) => (prev === undefined ? "" : prev[j])),
+      ];
+    });
+    const got = await model.sampleSeeded({ columns, rows: seedRows }, deriveSeed(seed, k));
+    modelColumns = got.columns;
+    got.rows.forEach((r, a) => byEntity[active[a]].push(r));
+  }
+  const rows: string[][] = [];
+  const parentRow: number[] = [];
+  byEntity.forEach((es, e) => {
+    for (const r of es) {
+      rows.push(r);
+      parentRow.push(e);
+    }
+  });
+  return { rows: { columns: modelColumns, rows }, parentRow };
 }
 
 /** Fresh primary keys in the real key's shape, distinct by construction; none without a key. */

@@ -39,6 +39,21 @@ export interface TablePlan {
   overrides?: Record<string, ColumnOverride>;
   /** A column (no foreign key) the real rows are sorted by: the output is sorted by it too. */
   sortedBy?: { column: string; numeric: boolean };
+  /** A sequence table (its first foreign key is the sequence key, the entity). */
+  sequence?: SequencePlan;
+}
+
+/** How a sequence table is fitted: each row beside its entity's previous row (lag 1). */
+export interface SequencePlan {
+  /** The order column (SDV `sequence_index`), numeric or text order. */
+  index: string;
+  numeric: boolean;
+  /** Own columns and the model columns holding the previous row's value of each. */
+  lag: { column: string; prev: string }[];
+  /** The model column that is "1" on an entity's first row, else "0". */
+  first: string;
+  /** A complete panel: every entity has one row for each of these index values, in order. */
+  periods?: string[];
 }
 
 /** A database's fitting and generation plan: the tables, parents first. */
@@ -96,6 +111,43 @@ export function sortedColumn(table: Table, skip: ReadonlySet<string>, first?: st
   return undefined;
 }
 
+/** Most own columns of a sequence table whose previous-row value is a column of its model. */
+export const MAX_LAG_COLUMNS = 6;
+
+/** A sequence's rows: per entity, its row indices in index order. */
+export function sequences(table: Table, key: string, index: string, numeric: boolean): Map<string, number[]> {
+  const kj = table.columns.indexOf(key);
+  const ij = table.columns.indexOf(index);
+  const by = new Map<string, number[]>();
+  table.rows.forEach((r, i) => void (by.get(r[kj]) ?? by.set(r[kj], []).get(r[kj])!).push(i));
+  const cmp = (a: string, b: string): number => (numeric ? Number(a) - Number(b) : a < b ? -1 : a > b ? 1 : 0);
+  for (const rows of by.values()) rows.sort((a, b) => cmp(table.rows[a][ij], table.rows[b][ij]) || a - b);
+  return by;
+}
+
+/** The sequence plan of a table (lag-1 columns, panel periods). @throws DataError without an index. */
+function sequencePlan(table: Table, key: string, index: string | undefined, own: string[], taken: Set<string>): SequencePlan {
+  if (index === undefined) throw new DataError(`the sequence table with sequence_key "${key}" needs a sequence_index (the column that orders an entity's rows).`, { column: key });
+  const ij = table.columns.indexOf(index);
+  const numeric = table.rows.every((r) => NUMBER.test(r[ij]));
+  const lagged = [index, ...own.filter((c) => c !== index)].slice(0, MAX_LAG_COLUMNS);
+  const plan: SequencePlan = {
+    index,
+    numeric,
+    lag: lagged.map((c) => ({ column: c, prev: freeName(`prev.${c}`, taken) })),
+    first: freeName(`${key}.first`, taken),
+  };
+  const by = sequences(table, key, index, numeric);
+  const periodsOf = (rows: number[]): string[] => rows.map((i) => table.rows[i][ij]);
+  const first = periodsOf([...by.values()][0] ?? []);
+  const complete = by.size > 1 && [...by.values()].every((rows) => {
+    const p = periodsOf(rows);
+    return p.length === first.length && p.every((v, k) => v === first[k]) && new Set(p).size === p.length;
+  });
+  if (complete) plan.periods = first;
+  return plan;
+}
+
 /** A column name not in `taken`: `name`, else `name_2`, `name_3` ... */
 function freeName(name: string, taken: Set<string>): string {
   let n = name;
@@ -122,8 +174,14 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
     const keys = keysOf(t);
     const own = table.columns.filter((c) => !keys.has(c));
     const taken = new Set(own);
-    const foreignKeys = schema.relationships
-      .filter((r) => r.child === t)
+    const seqKey = schema.tables[t].sequenceKey;
+    const rels = schema.relationships.filter((r) => r.child === t);
+    if (seqKey !== undefined && !rels.some((r) => r.childKey === seqKey)) {
+      throw new DataError(`table "${t}": its sequence_key "${seqKey}" must be a foreign key to a table of its entities (one row per entity); add that table and the relationship.`, { column: seqKey });
+    }
+    // The sequence key's relationship goes first: generation goes through it.
+    rels.sort((a, b) => Number(b.childKey === seqKey) - Number(a.childKey === seqKey));
+    const foreignKeys = rels
       .map((r): ForeignKeyPlan => ({
         parent: r.parent,
         parentKey: r.parentKey,
@@ -152,15 +210,26 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
     }
     for (const c of counts) overrides[c.column] = { type: "numerical" };
     const sortedBy = sortedColumn(table, new Set(foreignKeys.map((f) => f.childKey)), pk);
+    const sequence = seqKey !== undefined ? sequencePlan(table, seqKey, schema.tables[t].sequenceIndex, own, taken) : undefined;
+    if (sequence !== undefined) {
+      overrides[sequence.first] = { type: "categorical" };
+      for (const l of sequence.lag) if (overrides[l.column] !== undefined) overrides[l.prev] = overrides[l.column];
+    }
     plan.tables[t] = {
       columns: [...table.columns],
       rows: table.rows.length,
       ...(pk !== undefined ? { primaryKey: pk, keyShape } : {}),
       foreignKeys,
       counts,
-      modelColumns: [...own, ...foreignKeys.flatMap((f) => f.context.map((c) => c.column)), ...counts.map((c) => c.column)],
+      modelColumns: [
+        ...own,
+        ...foreignKeys.flatMap((f) => f.context.map((c) => c.column)),
+        ...counts.map((c) => c.column),
+        ...(sequence !== undefined ? [sequence.first, ...sequence.lag.map((l) => l.prev)] : []),
+      ],
       ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
-      ...(sortedBy !== undefined ? { sortedBy } : {}),
+      ...(sortedBy !== undefined && sequence === undefined ? { sortedBy } : {}),
+      ...(sequence !== undefined ? { sequence } : {}),
     };
   }
   const training: Record<string, Table> = {};
@@ -188,13 +257,24 @@ function trainingTable(plan: DatabasePlan, t: string, tables: Record<string, Tab
     return n;
   });
   const pkj = p.primaryKey !== undefined ? table.columns.indexOf(p.primaryKey) : -1;
-  const rows = table.rows.map((r) => {
+  const seq = p.sequence;
+  const prevRow = new Map<number, number>();
+  if (seq !== undefined) {
+    for (const rows of sequences(table, p.foreignKeys[0].childKey, seq.index, seq.numeric).values()) rows.forEach((i, k) => k > 0 && prevRow.set(i, rows[k - 1]));
+  }
+  const lagIdx = seq?.lag.map((l) => table.columns.indexOf(l.column)) ?? [];
+  const rows = table.rows.map((r, i) => {
     const out = ownIdx.map((j) => r[j]);
     for (const jn of joins) {
       const pr = jn.index.get(r[jn.fj]);
       for (const cj of jn.cols) out.push(pr === undefined ? "" : pr[cj]);
     }
     for (const n of countCols) out.push(String(pkj >= 0 ? n.get(r[pkj]) ?? 0 : 0));
+    if (seq !== undefined) {
+      const prev = prevRow.get(i);
+      out.push(prev === undefined ? "1" : "0");
+      for (const j of lagIdx) out.push(prev === undefined ? "" : table.rows[prev][j]);
+    }
     return out;
   });
   return { columns: [...p.modelColumns], rows };
