@@ -188,19 +188,25 @@ test("a sequence table is fitted beside its previous row; a complete panel stays
   const { plan, training } = planDatabase(schema, tables);
   const seq = plan.tables.readings.sequence!;
   assert.deepEqual(seq.periods, ["2000", "2001", "2002", "2003", "2004", "2005"]);
-  assert.deepEqual(training.readings.columns, ["year", "level", "region.climate", "region.first", "prev.year", "prev.level"]);
-  assert.deepEqual(training.readings.rows[1], ["2001", training.readings.rows[1][1], "dry", "0", "2000", tables.readings.rows[0][2]]);
-  assert.deepEqual(training.readings.rows[0].slice(3), ["1", "", ""]);
+  assert.deepEqual(training.readings.columns, ["year", "level", "region.climate", "region.first", "prev.year", "prev.level", "level.step"]);
+  const [l0, l1] = [tables.readings.rows[0][2], tables.readings.rows[1][2]];
+  assert.deepEqual(training.readings.rows[1], ["2001", l1, "dry", "0", "2000", l0, String(Number(l1) - Number(l0))]);
+  assert.deepEqual(training.readings.rows[0].slice(3), ["1", "", "", ""]);
+  assert.deepEqual(seq.steps, [{ column: "level", step: "level.step", decimals: 0, min: 10, max: Math.max(...tables.readings.rows.map((r) => Number(r[2]))) }]);
   const models = resampleModels(plan, training);
   const good = evaluateDatabase(schema, tables, await generateDatabase(plan, models, { seed: 1 })).sequences[0];
   assert.equal(good.panelComplete, 1);
   const step = good.meanStep.find((m) => m.column === "level")!;
   assert.ok(Math.abs(step.synthetic - step.real) < 0.5, `mean step ${step.synthetic} vs ${step.real}`);
-  // A model that forgets the previous row: the lag-1 measure sees it.
+  // A model that forgets the previous row (no lag-1 context, no change drawn): the lag-1 measure sees it.
   const inner = models.readings;
   models.readings = {
     sample: inner.sample.bind(inner),
-    sampleSeeded: (seed, s) => inner.sampleSeeded({ columns: seed.columns, rows: seed.rows.map((r) => r.map((v, j) => (seed.columns[j].startsWith("prev.") ? "" : v))) }, s),
+    sampleSeeded: async (seed, s) => {
+      const t = await inner.sampleSeeded({ columns: seed.columns, rows: seed.rows.map((r) => r.map((v, j) => (seed.columns[j].startsWith("prev.") ? "" : v))) }, s);
+      const sj = t.columns.indexOf("level.step");
+      return { columns: t.columns, rows: t.rows.map((r) => r.map((v, j) => (j === sj ? "" : v))) };
+    },
   };
   const bad = evaluateDatabase(schema, tables, await generateDatabase(plan, models, { seed: 1 })).sequences[0];
   assert.ok(bad.lagTvd > 1.5 * good.lagTvd, `lag-1 TVD ${bad.lagTvd} vs ${good.lagTvd}`);

@@ -187,7 +187,11 @@ async function sequenceRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan,
     });
     const got = await model.sampleSeeded({ columns, rows: seedRows }, deriveSeed(seed, k));
     modelColumns = got.columns;
-    got.rows.forEach((r, a) => byEntity[active[a]].push(r));
+    got.rows.forEach((r, a) => {
+      const prev = byEntity[active[a]][k - 1];
+      if (prev !== undefined) applySteps(seq, got.columns, prev, r);
+      byEntity[active[a]].push(r);
+    });
   }
   const rows: string[][] = [];
   const parentRow: number[] = [];
@@ -198,6 +202,16 @@ async function sequenceRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan,
     }
   });
   return { rows: { columns: modelColumns, rows }, parentRow };
+}
+
+/** A row's stepped columns as the previous row's value plus the drawn change, in the real range. */
+function applySteps(seq: NonNullable<TablePlan["sequence"]>, columns: string[], prev: string[], row: string[]): void {
+  for (const x of seq.steps) {
+    const [j, sj] = [columns.indexOf(x.column), columns.indexOf(x.step)];
+    const [a, d] = [prev[j], row[sj]];
+    if (a.trim() === "" || d.trim() === "" || !Number.isFinite(Number(a) + Number(d))) continue;
+    row[j] = Math.min(x.max, Math.max(x.min, Number(a) + Number(d))).toFixed(x.decimals);
+  }
 }
 
 /** Fresh primary keys in the real key's shape, distinct by construction; none without a key. */

@@ -54,6 +54,12 @@ export interface SequencePlan {
   first: string;
   /** A complete panel: every entity has one row for each of these index values, in order. */
   periods?: string[];
+  /**
+   * Numerical lagged columns (not the index) fitted as their change from the previous row too
+   * (`step`, blank on a first row): generation writes previous + drawn change, within the real
+   * range, with the column's decimals, so a value moves as real ones do between two rows.
+   */
+  steps: { column: string; step: string; decimals: number; min: number; max: number }[];
 }
 
 /** A database's fitting and generation plan: the tables, parents first. */
@@ -136,7 +142,16 @@ function sequencePlan(table: Table, key: string, index: string | undefined, own:
     numeric,
     lag: lagged.map((c) => ({ column: c, prev: freeName(`prev.${c}`, taken) })),
     first: freeName(`${key}.first`, taken),
+    steps: [],
   };
+  for (const c of lagged) {
+    const j = table.columns.indexOf(c);
+    const values = table.rows.map((r) => r[j]).filter((v) => v.trim() !== "");
+    if (c === index || values.length === 0 || !values.every((v) => NUMBER.test(v))) continue;
+    const xs = values.map(Number);
+    const decimals = values.reduce((d, v) => Math.max(d, v.includes(".") ? v.trim().length - v.indexOf(".") - 1 : 0), 0);
+    plan.steps.push({ column: c, step: freeName(`${c}.step`, taken), decimals, min: Math.min(...xs), max: Math.max(...xs) });
+  }
   const by = sequences(table, key, index, numeric);
   const periodsOf = (rows: number[]): string[] => rows.map((i) => table.rows[i][ij]);
   const first = periodsOf([...by.values()][0] ?? []);
@@ -213,6 +228,7 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
     const sequence = seqKey !== undefined ? sequencePlan(table, seqKey, schema.tables[t].sequenceIndex, own, taken) : undefined;
     if (sequence !== undefined) {
       overrides[sequence.first] = { type: "categorical" };
+      for (const x of sequence.steps) overrides[x.step] = { type: "numerical" };
       for (const l of sequence.lag) if (overrides[l.column] !== undefined) overrides[l.prev] = overrides[l.column];
     }
     plan.tables[t] = {
@@ -225,7 +241,7 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
         ...own,
         ...foreignKeys.flatMap((f) => f.context.map((c) => c.column)),
         ...counts.map((c) => c.column),
-        ...(sequence !== undefined ? [sequence.first, ...sequence.lag.map((l) => l.prev)] : []),
+        ...(sequence !== undefined ? [sequence.first, ...sequence.lag.map((l) => l.prev), ...sequence.steps.map((x) => x.step)] : []),
       ],
       ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
       ...(sortedBy !== undefined && sequence === undefined ? { sortedBy } : {}),
@@ -263,6 +279,7 @@ function trainingTable(plan: DatabasePlan, t: string, tables: Record<string, Tab
     for (const rows of sequences(table, p.foreignKeys[0].childKey, seq.index, seq.numeric).values()) rows.forEach((i, k) => k > 0 && prevRow.set(i, rows[k - 1]));
   }
   const lagIdx = seq?.lag.map((l) => table.columns.indexOf(l.column)) ?? [];
+  const stepIdx = seq?.steps.map((x) => table.columns.indexOf(x.column)) ?? [];
   const rows = table.rows.map((r, i) => {
     const out = ownIdx.map((j) => r[j]);
     for (const jn of joins) {
@@ -274,6 +291,10 @@ function trainingTable(plan: DatabasePlan, t: string, tables: Record<string, Tab
       const prev = prevRow.get(i);
       out.push(prev === undefined ? "1" : "0");
       for (const j of lagIdx) out.push(prev === undefined ? "" : table.rows[prev][j]);
+      seq.steps.forEach((x, k) => {
+        const [a, b] = [table.rows[prev ?? i][stepIdx[k]], r[stepIdx[k]]];
+        out.push(prev === undefined || a.trim() === "" || b.trim() === "" ? "" : (Number(b) - Number(a)).toFixed(x.decimals));
+      });
     }
     return out;
   });
