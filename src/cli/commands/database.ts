@@ -17,11 +17,6 @@ import { client, readJsonArg, type ClientOptions } from "./shared";
 /** Database ids: `db_` and 12 hex digits. */
 const DATABASE_ID = /^db_[0-9a-f]{12}$/;
 
-/** True for a `synthd sample` argument that names a fitted database. */
-export function isDatabaseId(id: string): boolean {
-  return id.startsWith("db_");
-}
-
 /**
  * Where fitted databases are kept: `$SYNTHD_FILTER_DIR/databases` when that is set, else
  * `$XDG_DATA_HOME/synthd/databases`, else `~/.local/share/synthd/databases`.
