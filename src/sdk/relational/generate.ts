@@ -47,7 +47,9 @@ function childCount(cell: string): number {
 }
 
 /**
- * Generates every table of `plan`.
+ * Generates every table of `plan`, parents first (docs/relational.md "Generation"): a child's
+ * counts per parent are the parents' drawn children columns scaled to the real ratio of child to
+ * parent rows (kept as drawn under a `where`); a sequence table goes step by step.
  * @returns the tables, columns in the real tables' order.
  * @throws RangeError for a bad scale or size, DataError for a `where` or size naming a table that
  *   is not a root, and the errors of the models' generation.
