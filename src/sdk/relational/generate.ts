@@ -101,7 +101,7 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
     const fks = p.foreignKeys.map((f, k) => {
       if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
       const countCol = plan.tables[f.parent].counts.find((c) => c.child === t && c.childKey === f.childKey)!.column;
-      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k));
+      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k), f.differsFromFirst ? parentRow : undefined);
     });
     // A primary key that is also a foreign key (one-to-one) keeps its parent's key.
     const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
@@ -230,7 +230,7 @@ function freshKeys(p: TablePlan, n: number, key: number): string[] {
  * this relationship, less the rows given it so far), drawn in proportion to what is left; when
  * every count is used up, in proportion to the counts, or uniformly. Blank without parent rows.
  */
-function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number): string[] {
+function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, avoid?: number[]): string[] {
   const rng = new Rng(seed);
   const n = parent.model.rows.length;
   if (n === 0) return rows.rows.map(() => "");
@@ -238,13 +238,19 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
   const count = parent.model.rows.map((r) => childCount(r[kj]));
   const left = [...count];
   const all = Array.from({ length: n }, (_, i) => i);
+  let skip = -1; // the row's first-key parent, when the two keys must differ
   const draw = (group: number[], w: number[]): number | undefined => {
     let total = 0;
-    for (const i of group) total += w[i];
+    for (const i of group) if (i !== skip) total += w[i];
     if (total <= 0) return undefined;
     let u = rng.next() * total;
-    for (const i of group) if ((u -= w[i]) < 0) return i;
-    return group[group.length - 1];
+    let last: number | undefined;
+    for (const i of group) {
+      if (i === skip) continue;
+      last = i;
+      if ((u -= w[i]) < 0) return i;
+    }
+    return last;
   };
   const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
   const cj = fk.context.map((c) => rows.columns.indexOf(c.column));
@@ -255,11 +261,13 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
     push(full, JSON.stringify(pj.map((j) => r[j])), i);
     if (pj.length > 0) push(first, r[pj[0]], i);
   });
-  return rows.rows.map((r) => {
+  const ones = new Array<number>(n).fill(1);
+  return rows.rows.map((r, row) => {
+    skip = avoid?.[row] ?? -1;
     const groups = [full.get(JSON.stringify(cj.map((j) => r[j]))), cj.length > 0 ? first.get(r[cj[0]]) : undefined, all].filter((g) => g !== undefined);
     let i: number | undefined;
     for (const g of groups) if ((i = draw(g, left)) !== undefined) break;
-    i ??= draw(groups[0], count) ?? groups[0][rng.int(groups[0].length)];
+    i ??= draw(groups[0], count) ?? draw(all, ones) ?? rng.int(n);
     left[i] = Math.max(0, left[i] - 1);
     return parent.keys[i];
   });

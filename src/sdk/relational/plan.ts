@@ -18,6 +18,8 @@ export interface ForeignKeyPlan {
   childKey: string;
   /** `column` of the child's model holds the parent's `parentColumn` over the join. */
   context: { parentColumn: string; column: string }[];
+  /** A second key to the first key's table that no real row sets equal to the first (a flight's two airports). */
+  differsFromFirst?: boolean;
 }
 
 /** How one table is fitted and written. */
@@ -206,6 +208,11 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
           column: freeName(`${r.childKey}.${pc}`, taken),
         })),
       }));
+    const fj0 = foreignKeys.length > 0 ? table.columns.indexOf(foreignKeys[0].childKey) : -1;
+    for (const f of foreignKeys.slice(1)) {
+      const fj = table.columns.indexOf(f.childKey);
+      if (f.parent === foreignKeys[0].parent && table.rows.every((r) => r[fj] === "" || r[fj] !== r[fj0])) f.differsFromFirst = true;
+    }
     const counts = schema.relationships
       .filter((r) => r.parent === t)
       .map((r) => ({ child: r.child, childKey: r.childKey, column: freeName(`${r.child}.${r.childKey}.rows`, taken) }));
