@@ -226,16 +226,18 @@ function freshKeys(p: TablePlan, n: number, key: number): string[] {
 /**
  * The parent of each row through a foreign key other than the first, among the generated parent
  * rows whose context values equal the row's, else those agreeing on the first context column, else
- * all: the first of these groups with children left to place (the parent's generated count for
- * this relationship, less the rows given it so far), drawn in proportion to what is left; when
- * every count is used up, in proportion to the counts, or uniformly. Blank without parent rows.
+ * all: in the first of these groups with children left to place (the parent's generated count
+ * for this relationship scaled to this table's rows, less the rows given it so far), in
+ * proportion to what is left; else in the first with a count, in proportion to the counts; else
+ * uniformly in the first. Blank without parent rows.
  */
 function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, avoid?: number[]): string[] {
   const rng = new Rng(seed);
   const n = parent.model.rows.length;
   if (n === 0) return rows.rows.map(() => "");
   const kj = parent.model.columns.indexOf(countCol);
-  const count = parent.model.rows.map((r) => childCount(r[kj]));
+  // Capacities scaled to this table's rows, as the first key's counts are.
+  const count = scaleCounts(parent.model.rows.map((r) => childCount(r[kj])), rows.rows.length, rng);
   const left = [...count];
   const all = Array.from({ length: n }, (_, i) => i);
   let skip = -1; // the row's first-key parent, when the two keys must differ
@@ -264,10 +266,13 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
   const ones = new Array<number>(n).fill(1);
   return rows.rows.map((r, row) => {
     skip = avoid?.[row] ?? -1;
-    const groups = [full.get(JSON.stringify(cj.map((j) => r[j]))), cj.length > 0 ? first.get(r[cj[0]]) : undefined, all].filter((g) => g !== undefined);
+    const groups = [full.get(JSON.stringify(cj.map((j) => r[j]))), cj.length > 0 ? first.get(r[cj[0]]) : undefined].filter((g) => g !== undefined);
     let i: number | undefined;
-    for (const g of groups) if ((i = draw(g, left)) !== undefined) break;
-    i ??= draw(groups[0], count) ?? draw(all, ones) ?? rng.int(n);
+    // Agreeing context first (children left, then any count), then any parent.
+    for (const [g, w] of [...groups.map((g) => [g, left] as const), ...groups.map((g) => [g, count] as const), [all, left] as const, [all, count] as const]) {
+      if ((i = draw(g, w)) !== undefined) break;
+    }
+    i ??= draw(groups[0] ?? all, ones) ?? rng.int(n);
     left[i] = Math.max(0, left[i] - 1);
     return parent.keys[i];
   });
