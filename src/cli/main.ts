@@ -245,7 +245,7 @@ export function buildProgram(): Command {
     program
       .command("fit")
       .description("extract metadata from a CSV, create a model, wait for training; prints the model id last")
-      .argument("<file>", "CSV file with a header row")
+      .argument("<file>", "CSV file with a header row, or a directory of one CSV file per table (a database; optional metadata.json in SDV's format)")
       .option("--config <json>", "training config as JSON, e.g. '{\"model_size\":\"small\"}'")
       .option("--no-wait", "return right after the model is created")
       .option("--pair-budget <cells>", "most 2-way marginal cells to send", int("--pair-budget", 0))
@@ -274,6 +274,7 @@ export function buildProgram(): Command {
       .argument("<model_id>")
       .option("-n, --num-rows <n>", "rows to generate (not with --seed-data)", int("-n", 1))
       .option("-o, --output <file>", outputHelp("written whole or not at all"))
+      .option("--scale <x>", "database (db_... from synthd fit DIR): root tables' rows as a multiple of the real ones, children follow (default 1); -o is then a directory", positive("--scale"))
       .addOption(formatOption())
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))

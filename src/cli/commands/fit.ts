@@ -1,4 +1,5 @@
 /** `synthd fit FILE.csv`: metadata via the SDK, a model created and trained; its JSON options. */
+import { existsSync, statSync } from "node:fs";
 import { InvalidRequestError } from "../../sdk/errors";
 import { Synthesizer } from "../../sdk/generate/synthesizer";
 import { SMALL_TABLE_ROWS, defaultBinCap, defaultRareThreshold } from "../../sdk/generate/fit-defaults";
@@ -131,6 +132,11 @@ export interface FitCommandOptions extends ClientOptions {
   rules?: string;
 }
 
+/** True for an existing directory (`synthd fit DIR`: a database, `./database`). */
+function isDirectory(path: string): boolean {
+  return existsSync(path) && statSync(path).isDirectory();
+}
+
 /**
  * `synthd fit FILE.csv`: extracts metadata, prints one line per column and per row rule on stderr,
  * creates the model, stores the near-copy filter for `synthd sample` (`./near-copy-store`; not with
@@ -139,6 +145,7 @@ export interface FitCommandOptions extends ClientOptions {
  */
 export async function fitCommand(file: string, opts: FitCommandOptions): Promise<void> {
   const config = parseConfig(opts.config);
+  if (isDirectory(file)) return (require("./database") as typeof import("./database")).databaseFitCommand(file, opts, config);
   const columns = parseColumns(opts.columns);
   const rules = parseRules(opts.rules);
   if (opts.delta !== undefined && opts.epsilon === undefined) throw new Error("--delta needs --epsilon.");

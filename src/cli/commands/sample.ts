@@ -65,7 +65,10 @@ export function parseWhere(arg: string | undefined): Where | undefined {
  * written whole or not at all; bad conditions, seed files and formats fail before any request.
  * Near-copies are filtered by default (stored filter or `--real FILE`); `--no-filter` keeps them.
  */
-export async function sampleCommand(id: string, opts: SampleCommandOptions): Promise<void> {
+export async function sampleCommand(id: string, opts: SampleCommandOptions & { scale?: number }): Promise<void> {
+  // A database (`synthd fit DIR`); its module is loaded only then.
+  if (id.startsWith("db_")) return (require("./database") as typeof import("./database")).databaseSampleCommand(id, opts);
+  if (opts.scale !== undefined) throw new Error("--scale applies to a database (synthd sample db_... -o DIR); give -n N for a model's rows.");
   if (opts.seedData !== undefined) {
     if (opts.numRows !== undefined) throw new Error("-n cannot be combined with --seed-data: the output has one row per seed row.");
     if (opts.where !== undefined) throw new Error("--where cannot be combined with --seed-data: put the condition in the seed file's cells.");

@@ -1,0 +1,293 @@
+/**
+ * A database generated from its tables' models (docs/relational.md), parents first: a root table's
+ * rows by plain generation; a child's rows per generated parent row, as many as the parent's
+ * children column says, by seeded generation with the parent's context columns fixed (HMA's
+ * order, Patki et al. 2016, sec. 4, with today's conditional sampler in place of its Gaussian
+ * copulas). Primary keys are fresh; every foreign key is a generated parent's key, so there are no
+ * orphans by construction.
+ */
+import { DataError } from "../errors";
+import type { Table } from "../io/csv";
+import { IdGenerator } from "../generate/id-generator";
+import { Rng, deriveSeed } from "../generate/sfc32";
+import type { Where } from "../generate/seeded-request";
+import type { DatabasePlan, ForeignKeyPlan, TablePlan } from "./plan";
+
+/** One table's fitted model as generation uses it (a `Synthesizer`, or a test's stand-in). */
+export interface TableModel {
+  /** `n` rows of the model's columns (`TablePlan.modelColumns`), optionally satisfying `where`. */
+  sample(n: number, seed: number, where?: Where): Promise<Table>;
+  /** One row per seed row, its non-blank cells kept and conditioned on, the blank ones drawn. */
+  sampleSeeded(seed: Table, seedValue: number): Promise<Table>;
+}
+
+/** Options of {@link generateDatabase}. */
+export interface DatabaseSampleOptions {
+  /** Rows of every root table as a multiple of its real rows (default 1); children follow. */
+  scale?: number;
+  /** Rows of a root table, instead of the scaled count. */
+  sizes?: Record<string, number>;
+  /** Seeded generation of a root table (`--where`); its children follow its rows. */
+  where?: Record<string, Where>;
+  seed?: number;
+  /** Called when a table is done, with its rows and milliseconds. */
+  onTable?: (table: string, rows: number, ms: number) => void;
+}
+
+/** Each table's generated model rows and keys, for its children. */
+interface Generated {
+  model: Table;
+  keys: string[];
+}
+
+/** The number in a children-count cell: a non-negative integer, 0 for a blank or non-number. */
+function childCount(cell: string): number {
+  const x = Number(cell);
+  return cell.trim() === "" || !Number.isFinite(x) || x < 0 ? 0 : Math.round(x);
+}
+
+/**
+ * Generates every table of `plan`, parents first (docs/relational.md "Generation"): a child's
+ * counts per parent are the parents' drawn children columns scaled to the real ratio of child to
+ * parent rows (kept as drawn under a `where`); a sequence table goes step by step.
+ * @returns the tables, columns in the real tables' order.
+ * @throws RangeError for a bad scale or size, DataError for a `where` or size naming a table that
+ *   is not a root, and the errors of the models' generation.
+ */
+export async function generateDatabase(plan: DatabasePlan, models: Record<string, TableModel>, opts: DatabaseSampleOptions = {}): Promise<Record<string, Table>> {
+  const scale = opts.scale ?? 1;
+  if (!(Number.isFinite(scale) && scale > 0)) throw new RangeError("scale must be a positive number");
+  for (const [what, m] of [["size", opts.sizes], ["where", opts.where]] as const) {
+    for (const t of Object.keys(m ?? {})) {
+      if (plan.tables[t] === undefined) throw new DataError(`${what} for table "${t}", which the database lacks (tables: ${plan.order.join(", ")}).`);
+      if (plan.tables[t].foreignKeys.length > 0) throw new DataError(`${what} for table "${t}": only root tables (no foreign key) take one; a child's rows follow its parents'.`);
+    }
+  }
+  for (const [t, n] of Object.entries(opts.sizes ?? {})) if (!(Number.isInteger(n) && n >= 1)) throw new RangeError(`size of "${t}" must be a positive integer`);
+  const seed = opts.seed ?? Math.floor(Math.random() * 2 ** 47);
+  const done = new Map<string, Generated>();
+  const conditioned = new Set(Object.keys(opts.where ?? {}));
+  const out: Record<string, Table> = {};
+  for (const [ti, t] of plan.order.entries()) {
+    const started = Date.now();
+    const p = plan.tables[t];
+    const model = models[t];
+    if (model === undefined) throw new DataError(`no model for table "${t}".`);
+    const tableSeed = deriveSeed(seed, ti, 0);
+    let rows: Table;
+    let parentRow: number[] = [];
+    if (p.foreignKeys.length === 0) {
+      const n = opts.sizes?.[t] ?? Math.max(1, Math.round(p.rows * scale));
+      rows = await model.sample(n, tableSeed, opts.where?.[t]);
+    } else {
+      const first = p.foreignKeys[0];
+      const parent = done.get(first.parent)!;
+      const countCol = plan.tables[first.parent].counts.find((c) => c.child === t && c.childKey === first.childKey)!.column;
+      const cj = parent.model.columns.indexOf(countCol);
+      const drawn = parent.model.rows.map((r) => childCount(r[cj]));
+      // Under a root's `where` the parents are not the real mix, so their counts stay as drawn.
+      if (p.foreignKeys.some((f) => conditioned.has(f.parent))) conditioned.add(t);
+      const want = (p.rows * parent.model.rows.length) / plan.tables[first.parent].rows;
+      const counts = conditioned.has(t) ? drawn : scaleCounts(drawn, want, new Rng(deriveSeed(seed, ti, 3)));
+      if (p.sequence !== undefined) {
+        ({ rows, parentRow } = await sequenceRows(model, p, first, parent.model, counts, tableSeed));
+      } else {
+        counts.forEach((c, i) => {
+          for (let k = 0; k < c; k++) parentRow.push(i);
+        });
+        rows = await childRows(model, p, first, parent.model, parentRow, tableSeed);
+      }
+    }
+    const fks = p.foreignKeys.map((f, k) => {
+      if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
+      const countCol = plan.tables[f.parent].counts.find((c) => c.child === t && c.childKey === f.childKey)!.column;
+      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k), f.differsFromFirst ? parentRow : undefined);
+    });
+    // A primary key that is also a foreign key (one-to-one) keeps its parent's key.
+    const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
+    const keys = sharedKey >= 0 ? fks[sharedKey] : freshKeys(p, rows.rows.length, deriveSeed(seed, ti, 1));
+    const order = rowOrder(p, rows, keys, deriveSeed(seed, ti, 4));
+    rows.rows = order.map((i) => rows.rows[i]);
+    const sortedKeys = keys.length > 0 ? order.map((i) => keys[i]) : keys;
+    const sortedFks = fks.map((f) => order.map((i) => f[i]));
+    done.set(t, { model: rows, keys: sortedKeys });
+    out[t] = outputTable(p, rows, sortedKeys, sortedFks);
+    parentRow = [];
+    opts.onTable?.(t, rows.rows.length, Date.now() - started);
+  }
+  return out;
+}
+
+/**
+ * Children counts scaled to sum to about `want` (the real children per real parent times the
+ * generated parents): each count times want / sum, rounded up with probability its fraction.
+ */
+function scaleCounts(counts: number[], want: number, rng: Rng): number[] {
+  const sum = counts.reduce((a, b) => a + b, 0);
+  if (sum === 0) return counts;
+  const f = want / sum;
+  return counts.map((c) => {
+    const x = c * f;
+    return Math.floor(x) + (rng.next() < x - Math.floor(x) ? 1 : 0);
+  });
+}
+
+/**
+ * The output order of a table's rows: by its real rows' sorted column when it has one (the
+ * primary key by the fresh keys), else shuffled, so children do not come grouped by parent.
+ */
+function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): number[] {
+  const idx = Array.from({ length: rows.rows.length }, (_, i) => i);
+  if (p.sequence !== undefined) return idx;
+  const s = p.sortedBy;
+  if (s === undefined) return Array.from(new Rng(seed).shuffle(Int32Array.from(idx)));
+  const j = rows.columns.indexOf(s.column);
+  const value = (i: number): string => (s.column === p.primaryKey ? keys[i] : rows.rows[i][j]);
+  if (s.column !== p.primaryKey && j < 0) return idx;
+  return idx.sort((a, b) => {
+    const [x, y] = [value(a), value(b)];
+    return s.numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0;
+  });
+}
+
+/** A child's model rows: seeded by the parents' context values, or plain without context. */
+async function childRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan, parent: Table, parentRow: number[], seed: number): Promise<Table> {
+  if (parentRow.length === 0) return { columns: [...p.modelColumns], rows: [] };
+  if (fk.context.length === 0) return model.sample(parentRow.length, seed);
+  const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
+  const seedTable: Table = { columns: fk.context.map((c) => c.column), rows: parentRow.map((i) => pj.map((j) => parent.rows[i][j])) };
+  return model.sampleSeeded(seedTable, seed);
+}
+
+/**
+ * A sequence table's rows, one step at a time for all entities at once: step k of an entity is
+ * drawn by seeded generation given its parent's context, whether it is the first row, the panel's
+ * k-th period (a complete panel: every entity gets every period once, in order) and its own row
+ * k - 1 (the lag-1 columns). Rows come entity by entity, in index order.
+ */
+async function sequenceRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan, parent: Table, counts: number[], seed: number): Promise<{ rows: Table; parentRow: number[] }> {
+  const seq = p.sequence!;
+  const periods = seq.periods;
+  const len = counts.map((c) => (periods !== undefined ? (c > 0 ? periods.length : 0) : c));
+  const steps = len.reduce((a, b) => Math.max(a, b), 0);
+  const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
+  const columns = [...fk.context.map((c) => c.column), seq.first, ...(periods !== undefined ? [seq.index] : []), ...seq.lag.map((l) => l.prev)];
+  const lagAt = seq.lag.map((l) => p.modelColumns.indexOf(l.column));
+  const byEntity: string[][][] = len.map(() => []);
+  let modelColumns = [...p.modelColumns];
+  for (let k = 0; k < steps; k++) {
+    const active: number[] = [];
+    len.forEach((n, e) => n > k && active.push(e));
+    const seedRows = active.map((e) => {
+      const prev = byEntity[e][k - 1];
+      return [
+        ...pj.map((j) => parent.rows[e][j]),
+        k === 0 ? "1" : "0",
+        ...(periods !== undefined ? [periods[k]] : []),
+        ...lagAt.map((j) => (prev === undefined ? "" : prev[j])),
+      ];
+    });
+    const got = await model.sampleSeeded({ columns, rows: seedRows }, deriveSeed(seed, k));
+    modelColumns = got.columns;
+    got.rows.forEach((r, a) => {
+      const prev = byEntity[active[a]][k - 1];
+      if (prev !== undefined) applySteps(seq, got.columns, prev, r);
+      byEntity[active[a]].push(r);
+    });
+  }
+  const rows: string[][] = [];
+  const parentRow: number[] = [];
+  byEntity.forEach((es, e) => {
+    for (const r of es) {
+      rows.push(r);
+      parentRow.push(e);
+    }
+  });
+  return { rows: { columns: modelColumns, rows }, parentRow };
+}
+
+/** A row's stepped columns as the previous row's value plus the drawn change, in the real range. */
+function applySteps(seq: NonNullable<TablePlan["sequence"]>, columns: string[], prev: string[], row: string[]): void {
+  for (const x of seq.steps) {
+    const [j, sj] = [columns.indexOf(x.column), columns.indexOf(x.step)];
+    const [a, d] = [prev[j], row[sj]];
+    if (a.trim() === "" || d.trim() === "" || !Number.isFinite(Number(a) + Number(d))) continue;
+    row[j] = Math.min(x.max, Math.max(x.min, Number(a) + Number(d))).toFixed(x.decimals);
+  }
+}
+
+/** Fresh primary keys in the real key's shape, distinct by construction; none without a key. */
+function freshKeys(p: TablePlan, n: number, key: number): string[] {
+  if (p.keyShape === undefined) return [];
+  const gen = new IdGenerator(p.keyShape, key);
+  return Array.from({ length: n }, (_, i) => gen.value(i));
+}
+
+/**
+ * The parent of each row through a foreign key other than the first, among the generated parent
+ * rows whose context values equal the row's, else those agreeing on the first context column, else
+ * all: in the first of these groups with children left to place (the parent's generated count
+ * for this relationship scaled to this table's rows, less the rows given it so far), in
+ * proportion to what is left; else in the first with a count, in proportion to the counts; else
+ * uniformly in the first. Blank without parent rows.
+ */
+function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, avoid?: number[]): string[] {
+  const rng = new Rng(seed);
+  const n = parent.model.rows.length;
+  if (n === 0) return rows.rows.map(() => "");
+  const kj = parent.model.columns.indexOf(countCol);
+  // Capacities scaled to this table's rows, as the first key's counts are.
+  const count = scaleCounts(parent.model.rows.map((r) => childCount(r[kj])), rows.rows.length, rng);
+  const left = [...count];
+  const all = Array.from({ length: n }, (_, i) => i);
+  let skip = -1; // the row's first-key parent, when the two keys must differ
+  const draw = (group: number[], w: number[]): number | undefined => {
+    let total = 0;
+    for (const i of group) if (i !== skip) total += w[i];
+    if (total <= 0) return undefined;
+    let u = rng.next() * total;
+    let last: number | undefined;
+    for (const i of group) {
+      if (i === skip) continue;
+      last = i;
+      if ((u -= w[i]) < 0) return i;
+    }
+    return last;
+  };
+  const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
+  const cj = fk.context.map((c) => rows.columns.indexOf(c.column));
+  const full = new Map<string, number[]>();
+  const first = new Map<string, number[]>();
+  const push = (m: Map<string, number[]>, k: string, i: number): void => void (m.get(k) ?? m.set(k, []).get(k)!).push(i);
+  parent.model.rows.forEach((r, i) => {
+    push(full, JSON.stringify(pj.map((j) => r[j])), i);
+    if (pj.length > 0) push(first, r[pj[0]], i);
+  });
+  const ones = new Array<number>(n).fill(1);
+  return rows.rows.map((r, row) => {
+    skip = avoid?.[row] ?? -1;
+    const groups = [full.get(JSON.stringify(cj.map((j) => r[j]))), cj.length > 0 ? first.get(r[cj[0]]) : undefined].filter((g) => g !== undefined);
+    let i: number | undefined;
+    // Agreeing context first (children left, then any count), then any parent.
+    for (const [g, w] of [...groups.map((g) => [g, left] as const), ...groups.map((g) => [g, count] as const), [all, left] as const, [all, count] as const]) {
+      if ((i = draw(g, w)) !== undefined) break;
+    }
+    i ??= draw(groups[0] ?? all, ones) ?? rng.int(n);
+    left[i] = Math.max(0, left[i] - 1);
+    return parent.keys[i];
+  });
+}
+
+/** The output table: the real columns, keys from generation, the rest from the model's rows. */
+function outputTable(p: TablePlan, rows: Table, keys: string[], fks: string[][]): Table {
+  const source = p.columns.map((c) => {
+    const k = p.foreignKeys.findIndex((f) => f.childKey === c);
+    if (k >= 0) return { kind: "fk" as const, j: k };
+    if (c === p.primaryKey) return { kind: "pk" as const, j: 0 };
+    return { kind: "model" as const, j: rows.columns.indexOf(c) };
+  });
+  return {
+    columns: [...p.columns],
+    rows: rows.rows.map((r, i) => source.map((s) => (s.kind === "pk" ? keys[i] : s.kind === "fk" ? fks[s.j][i] : r[s.j]))),
+  };
+}

@@ -1,0 +1,248 @@
+/**
+ * A database's flat training tables and its generation, parents first (src/sdk/relational/plan.ts,
+ * generate.ts, evaluate.ts), with the resample baseline as every table's model (no server): keys
+ * fresh and unique, no orphans, children per parent and parent x child pairs as in the real
+ * database, and the measures able to tell a broken database apart.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { DataError, Rng, type Table } from "../src/sdk";
+import type { DatabaseSchema } from "../src/sdk/relational/schema";
+import { planDatabase } from "../src/sdk/relational/plan";
+import { generateDatabase, type TableModel } from "../src/sdk/relational/generate";
+import { evaluateDatabase, resampleModels } from "../src/sdk/relational/evaluate";
+
+/**
+ * customers (integer id, segment, region) -> orders (text id, amount by segment, channel by
+ * region) <- stores (text id, region): segment B customers order 3-9 times, A 0-2, C none; an
+ * order's store is in its customer's region.
+ */
+function shop(seed = 1): { tables: Record<string, Table>; schema: DatabaseSchema } {
+  const rng = new Rng(seed);
+  const regions = ["north", "south", "east"];
+  const stores: Table = { columns: ["store_id", "region"], rows: [] };
+  for (let s = 0; s < 30; s++) stores.rows.push([`S${100 + s}`, regions[s % 3]]);
+  const customers: Table = { columns: ["id", "segment", "region"], rows: [] };
+  const orders: Table = { columns: ["order_id", "customer_id", "store_id", "amount", "channel"], rows: [] };
+  for (let c = 1; c <= 300; c++) {
+    const segment = ["A", "B", "C"][rng.int(3)];
+    const region = regions[rng.int(3)];
+    customers.rows.push([String(1000 + c), segment, region]);
+    const n = segment === "B" ? 3 + rng.int(7) : segment === "A" ? rng.int(3) : 0;
+    for (let k = 0; k < n; k++) {
+      const store = stores.rows.filter((s) => s[1] === region)[rng.int(10)][0];
+      const amount = segment === "B" ? 100 + rng.int(900) : 5 + rng.int(50);
+      orders.rows.push([`ORD-${String(orders.rows.length).padStart(5, "0")}`, String(1000 + c), store, String(amount), region === "north" ? "web" : rng.int(2) ? "shop" : "phone"]);
+    }
+  }
+  const schema: DatabaseSchema = {
+    tables: { customers: { primaryKey: "id" }, orders: { primaryKey: "order_id" }, stores: { primaryKey: "store_id" } },
+    relationships: [
+      { parent: "customers", parentKey: "id", child: "orders", childKey: "customer_id" },
+      { parent: "stores", parentKey: "store_id", child: "orders", childKey: "store_id" },
+    ],
+  };
+  return { tables: { customers, orders, stores }, schema };
+}
+
+test("the flat tables: keys left out, a children-count column on the parent, parent columns as the child's context", () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  assert.deepEqual(plan.order, ["customers", "stores", "orders"]);
+  assert.deepEqual(training.customers.columns, ["segment", "region", "orders.customer_id.rows"]);
+  assert.deepEqual(training.orders.columns, ["amount", "channel", "customer_id.segment", "customer_id.region", "store_id.region"]);
+  const perCustomer = new Map<string, number>();
+  for (const r of tables.orders.rows) perCustomer.set(r[1], (perCustomer.get(r[1]) ?? 0) + 1);
+  tables.customers.rows.forEach((r, i) => assert.equal(training.customers.rows[i][2], String(perCustomer.get(r[0]) ?? 0)));
+  const o = tables.orders.rows[0];
+  const customer = tables.customers.rows.find((c) => c[0] === o[1])!;
+  assert.deepEqual(training.orders.rows[0], [o[3], o[4], customer[1], customer[2], tables.stores.rows.find((s) => s[0] === o[2])![1]]);
+  assert.deepEqual(plan.tables.customers.overrides, { "orders.customer_id.rows": { type: "numerical" } });
+});
+
+test("generation: fresh unique keys in the real shape, no orphans, children as many as each parent's count, figures near a resample's", async () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  const synth = await generateDatabase(plan, resampleModels(plan, training), { seed: 5 });
+  const report = evaluateDatabase(schema, tables, synth);
+  for (const t of ["customers", "orders", "stores"]) {
+    assert.equal(report.tables[t].duplicateKeys, 0, t);
+    assert.equal(report.tables[t].blankKeys, 0, t);
+  }
+  assert.equal(report.tables.customers.syntheticRows, 300);
+  assert.match(synth.orders.rows[0][0], /^ORD-\d{5}$/, "order keys in the real shape");
+  assert.ok(synth.customers.rows.every((r) => /^\d+$/.test(r[0])));
+  for (const r of report.relationships) assert.equal(r.orphans, 0, r.relationship);
+  // Each order's customer has the segment and region its order was drawn for.
+  const customer = new Map(synth.customers.rows.map((r) => [r[0], r]));
+  const store = new Map(synth.stores.rows.map((r) => [r[0], r]));
+  let regionAgrees = 0;
+  for (const o of synth.orders.rows) {
+    const c = customer.get(o[1])!;
+    assert.notEqual(c[1], "C", "segment C customers have no orders");
+    if (store.get(o[2])![1] === c[2]) regionAgrees++;
+  }
+  assert.equal(regionAgrees, synth.orders.rows.length, "the second parent is matched on its context columns");
+  const byCustomer = report.relationships.find((r) => r.relationship === "orders.customer_id -> customers.id")!;
+  assert.ok(byCustomer.cardinalityTvd < 0.1, `cardinality TVD ${byCustomer.cardinalityTvd}`);
+  assert.ok(byCustomer.pairTvd < 0.1, `pair TVD ${byCustomer.pairTvd}`);
+  assert.equal(byCustomer.pairs, 2 * 2);
+});
+
+test("rows keep the real order (orders by key), children total the real ratio, the second key keeps its parents' counts", async () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  assert.deepEqual(plan.tables.orders.sortedBy, { column: "order_id", numeric: false });
+  const synth = await generateDatabase(plan, resampleModels(plan, training), { seed: 8 });
+  const keys = synth.orders.rows.map((r) => r[0]);
+  assert.deepEqual(keys, [...keys].sort());
+  assert.ok(Math.abs(synth.orders.rows.length - tables.orders.rows.length) < 0.05 * tables.orders.rows.length, `${synth.orders.rows.length} orders for ${tables.orders.rows.length}`);
+  const byStore = evaluateDatabase(schema, tables, synth).relationships.find((r) => r.relationship === "orders.store_id -> stores.store_id")!;
+  assert.equal(byStore.orphans, 0);
+  assert.ok(byStore.cardinalityTvd < 0.35, `orders per store TVD ${byStore.cardinalityTvd}`);
+});
+
+test("the measures fail a broken database: orders moved to random customers, duplicate keys", async () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  const good = evaluateDatabase(schema, tables, await generateDatabase(plan, resampleModels(plan, training), { seed: 6 }));
+  const synth = await generateDatabase(plan, resampleModels(plan, training), { seed: 6 });
+  const rng = new Rng(9);
+  const ids = synth.customers.rows.map((r) => r[0]);
+  for (const o of synth.orders.rows) o[1] = ids[rng.int(ids.length)];
+  synth.orders.rows[1][1] = "no-such-customer";
+  synth.stores.rows[1][0] = synth.stores.rows[0][0];
+  const bad = evaluateDatabase(schema, tables, synth);
+  const rel = (r: typeof bad) => r.relationships.find((x) => x.relationship === "orders.customer_id -> customers.id")!;
+  assert.equal(rel(bad).orphans, 1);
+  assert.equal(bad.tables.stores.duplicateKeys, 1);
+  assert.ok(rel(bad).cardinalityTvd > 1.5 * rel(good).cardinalityTvd + 0.1, `${rel(bad).cardinalityTvd} vs ${rel(good).cardinalityTvd}`);
+  assert.ok(rel(bad).pairTvd > 1.5 * rel(good).pairTvd + 0.05, `${rel(bad).pairTvd} vs ${rel(good).pairTvd}`);
+});
+
+test("scale and sizes set the root tables' rows, children follow; the same seed gives the same database", async () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  const models = resampleModels(plan, training);
+  const half = await generateDatabase(plan, models, { seed: 2, scale: 0.5, sizes: { stores: 12 } });
+  assert.equal(half.customers.rows.length, 150);
+  assert.equal(half.stores.rows.length, 12);
+  const counts = (t: Table) => t.rows.length;
+  assert.ok(counts(half.orders) > 0.3 * counts(tables.orders) && counts(half.orders) < 0.7 * counts(tables.orders));
+  assert.deepEqual(await generateDatabase(plan, models, { seed: 2, scale: 0.5 }), await generateDatabase(plan, models, { seed: 2, scale: 0.5 }));
+});
+
+test("a where on a root table is passed to its model, and its children follow the rows it gives", async () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  const models: Record<string, TableModel> = resampleModels(plan, training);
+  const inner = models.customers;
+  const seen: unknown[] = [];
+  models.customers = {
+    sample: async (n, seed, where) => {
+      seen.push(where);
+      const t = await inner.sample(n * 4, seed);
+      return { columns: t.columns, rows: t.rows.filter((r) => r[0] === "B").slice(0, n) };
+    },
+    sampleSeeded: inner.sampleSeeded.bind(inner),
+  };
+  const db = await generateDatabase(plan, models, { seed: 3, where: { customers: { segment: "B" } } });
+  assert.deepEqual(seen, [{ segment: "B" }]);
+  assert.ok(db.customers.rows.every((r) => r[1] === "B"));
+  assert.ok(db.orders.rows.length >= 3 * db.customers.rows.length, "every segment B customer has 3 to 9 orders");
+});
+
+test("bad options are clear errors before any generation", async () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  const models = resampleModels(plan, training);
+  await assert.rejects(generateDatabase(plan, models, { scale: 0 }), /scale must be a positive number/);
+  await assert.rejects(generateDatabase(plan, models, { sizes: { orders: 5 } }), (e: unknown) => e instanceof DataError && /only root tables/.test(e.message));
+  await assert.rejects(generateDatabase(plan, models, { where: { shops: {} } }), /table "shops", which the database lacks/);
+  await assert.rejects(generateDatabase(plan, models, { sizes: { customers: 2.5 } }), /positive integer/);
+});
+
+/** regions (id, climate) -> readings, a complete panel: each region's level moves a step a year. */
+function panel(): { tables: Record<string, Table>; schema: DatabaseSchema } {
+  const rng = new Rng(4);
+  const regions: Table = { columns: ["region", "climate"], rows: [] };
+  const readings: Table = { columns: ["region", "year", "level"], rows: [] };
+  for (let e = 0; e < 60; e++) {
+    const climate = ["dry", "wet"][e % 2];
+    regions.rows.push([`R${e}`, climate]);
+    let level = climate === "dry" ? 10 + rng.int(10) : 40 + rng.int(10);
+    for (let y = 2000; y < 2006; y++) {
+      readings.rows.push([`R${e}`, String(y), String(level)]);
+      level += rng.int(3);
+    }
+  }
+  const schema: DatabaseSchema = {
+    tables: { regions: { primaryKey: "region" }, readings: { sequenceKey: "region", sequenceIndex: "year" } },
+    relationships: [{ parent: "regions", parentKey: "region", child: "readings", childKey: "region" }],
+  };
+  return { tables: { regions, readings }, schema };
+}
+
+test("a sequence table is fitted beside its previous row; a complete panel stays complete, values move as they did", async () => {
+  const { tables, schema } = panel();
+  const { plan, training } = planDatabase(schema, tables);
+  const seq = plan.tables.readings.sequence!;
+  assert.deepEqual(seq.periods, ["2000", "2001", "2002", "2003", "2004", "2005"]);
+  assert.deepEqual(training.readings.columns, ["year", "level", "region.climate", "region.first", "prev.year", "prev.level", "level.step"]);
+  const [l0, l1] = [tables.readings.rows[0][2], tables.readings.rows[1][2]];
+  assert.deepEqual(training.readings.rows[1], ["2001", l1, "dry", "0", "2000", l0, String(Number(l1) - Number(l0))]);
+  assert.deepEqual(training.readings.rows[0].slice(3), ["1", "", "", ""]);
+  assert.deepEqual(seq.steps, [{ column: "level", step: "level.step", decimals: 0, min: 10, max: Math.max(...tables.readings.rows.map((r) => Number(r[2]))) }]);
+  const models = resampleModels(plan, training);
+  const good = evaluateDatabase(schema, tables, await generateDatabase(plan, models, { seed: 1 })).sequences[0];
+  assert.equal(good.panelComplete, 1);
+  const step = good.meanStep.find((m) => m.column === "level")!;
+  assert.ok(Math.abs(step.synthetic - step.real) < 0.5, `mean step ${step.synthetic} vs ${step.real}`);
+  // A model that forgets the previous row (no lag-1 context, no change drawn): the lag-1 measure sees it.
+  const inner = models.readings;
+  models.readings = {
+    sample: inner.sample.bind(inner),
+    sampleSeeded: async (seed, s) => {
+      const t = await inner.sampleSeeded({ columns: seed.columns, rows: seed.rows.map((r) => r.map((v, j) => (seed.columns[j].startsWith("prev.") ? "" : v))) }, s);
+      const sj = t.columns.indexOf("level.step");
+      return { columns: t.columns, rows: t.rows.map((r) => r.map((v, j) => (j === sj ? "" : v))) };
+    },
+  };
+  const bad = evaluateDatabase(schema, tables, await generateDatabase(plan, models, { seed: 1 })).sequences[0];
+  assert.ok(bad.lagTvd > 1.5 * good.lagTvd, `lag-1 TVD ${bad.lagTvd} vs ${good.lagTvd}`);
+  assert.ok(bad.meanStep.find((m) => m.column === "level")!.synthetic > 2 * step.real);
+});
+
+test("a sequence key that is no foreign key, or a sequence without an index, is a clear error", () => {
+  const { tables, schema } = panel();
+  assert.throws(() => planDatabase({ ...schema, relationships: [] }, tables), /sequence_key "region" must be a foreign key to a table of its entities/);
+  assert.throws(() => planDatabase({ ...schema, tables: { ...schema.tables, readings: { sequenceKey: "region" } } }, tables), /needs a sequence_index/);
+});
+
+test("two keys to one table that never agree in the real rows (a trip's origin and destination) never agree in the output", async () => {
+  const rng = new Rng(12);
+  const places: Table = { columns: ["code", "state"], rows: [] };
+  for (let p = 0; p < 25; p++) places.rows.push([`P${p}`, ["CA", "NY"][p % 2]]);
+  const trips: Table = { columns: ["origin", "destination", "km"], rows: [] };
+  for (let t = 0; t < 600; t++) {
+    const o = rng.int(5); // five hubs of origin
+    let d = rng.int(25);
+    if (d === o) d = (d + 1) % 25;
+    trips.rows.push([`P${o}`, `P${d}`, String(100 + rng.int(900))]);
+  }
+  const schema: DatabaseSchema = {
+    tables: { places: { primaryKey: "code" }, trips: {} },
+    relationships: [
+      { parent: "places", parentKey: "code", child: "trips", childKey: "origin" },
+      { parent: "places", parentKey: "code", child: "trips", childKey: "destination" },
+    ],
+  };
+  const tables = { places, trips };
+  const { plan, training } = planDatabase(schema, tables);
+  assert.equal(plan.tables.trips.foreignKeys[1].differsFromFirst, true);
+  const synth = await generateDatabase(plan, resampleModels(plan, training), { seed: 4 });
+  assert.ok(synth.trips.rows.length > 500);
+  assert.equal(synth.trips.rows.filter((r) => r[0] === r[1]).length, 0);
+  const report = evaluateDatabase(schema, tables, synth);
+  for (const r of report.relationships) assert.equal(r.orphans, 0);
+});
