@@ -18,6 +18,7 @@ import { analyzeTable } from "../src/sdk/metadata/metadata";
 import { readTable, tableRows } from "../src/sdk/io/csv";
 import { inputFormatOfPath, type ReadProgress } from "../src/sdk/io/inputs";
 import { timestampText } from "../src/sdk/io/postgres-input";
+import { scaledText } from "../src/sdk/io/typed-inputs";
 import { writeTables } from "../src/sdk/io/formats";
 import { freshDatabase } from "./pg-helpers";
 
@@ -152,6 +153,7 @@ test("formats by name, PostgreSQL timestamps to the readers' text, and a Postgre
     ["a.csv", "a.TSV", "a.csv.gz", "a.tsv.gz", "a.jsonl", "a.ndjson", "a.parquet", "a.feather", "a.arrow"].map(inputFormatOfPath),
     ["csv", "csv", "csv.gz", "csv.gz", "jsonl", "jsonl", "parquet", "arrow", "arrow"],
   );
+  assert.deepEqual([scaledText("1250", 2), scaledText("-5", 2), scaledText("7", 1)], ["12.50", "-0.05", "0.7"]);
   assert.equal(timestampText("2024-01-02 03:04:05"), "2024-01-02 03:04:05.000");
   assert.equal(timestampText("2024-01-02 03:04:05.5+00"), "2024-01-02 03:04:05.500");
   assert.equal(timestampText("2024-01-02 03:04:05.123456"), "2024-01-02 03:04:05.123");

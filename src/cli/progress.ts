@@ -53,3 +53,45 @@ export function progressBar(format: string, stream: NodeJS.WriteStream | NodeJS.
 export function fmtLoss(x: number | null | undefined): string {
   return x === null || x === undefined ? "-" : x.toPrecision(4);
 }
+
+/** Extraction's bar, fed the readers' progress (`ReadProgress` of `../sdk/io/inputs`). */
+export interface ReadingBar {
+  update(p: { rows: number; fraction?: number }): void;
+  stop(): void;
+}
+
+/**
+ * `synthd fit`'s bar while it reads the table: rows, rows/s and, when the share read is known
+ * (files), the bar and the time left. A read that starts again (a second pass) restarts it.
+ */
+export function readingBar(name: string, stream: NodeJS.WriteStream | NodeJS.WritableStream = process.stderr): ReadingBar {
+  let bar: SingleBar | undefined;
+  let started = 0;
+  let last = 0;
+  const PARTS = 1000;
+  return {
+    update(p) {
+      const now = Date.now();
+      if (bar === undefined || p.rows < last) {
+        bar?.stop();
+        bar = progressBar(
+          p.fraction === undefined
+            ? `reading ${name} | {rows} rows | {rate} rows/s`
+            : `reading |{bar}| {percentage}% | {rows} rows | {rate} rows/s | {eta_formatted} left`,
+          stream,
+        );
+        started = now;
+        bar.start(p.fraction === undefined ? 1 : PARTS, 0, { rows: 0, rate: "-" });
+      }
+      last = p.rows;
+      const seconds = (now - started) / 1000;
+      const payload = { rows: p.rows.toLocaleString("en-US"), rate: seconds > 0 ? Math.round(p.rows / seconds).toLocaleString("en-US") : "-" };
+      bar.update(p.fraction === undefined ? 0 : Math.round(p.fraction * PARTS), payload);
+    },
+    stop() {
+      bar?.stop();
+      bar = undefined;
+      last = 0;
+    },
+  };
+}

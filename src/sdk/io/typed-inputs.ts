@@ -124,6 +124,13 @@ export function arrowSourceType(type: { typeId: number }): SourceType | undefine
   return undefined;
 }
 
+/** An Arrow Decimal's unscaled digits (`-1250`) with its scale (2) as text (`-12.50`). */
+export function scaledText(digits: string, scale: number): string {
+  const negative = digits.startsWith("-");
+  const abs = (negative ? digits.slice(1) : digits).padStart(scale + 1, "0");
+  return `${negative ? "-" : ""}${abs.slice(0, -scale)}.${abs.slice(-scale)}`;
+}
+
 /**
  * An Arrow IPC file's (or stream's) records, record batch by record batch.
  * @throws DataError (when iterated): not Arrow IPC, a nested column.
@@ -147,6 +154,7 @@ export function arrowRows(path: string, onProgress?: (p: ReadProgress) => void):
       if (nested) throw new DataError(`${path}: column "${nested.name}" is nested (a struct, list or map); only flat tables can be read.`, { file: path, column: nested.name });
       const header = fields.map((f) => f.name);
       const types = fields.map((f) => arrowSourceType(f.type));
+      const scales = fields.map((f) => (f.type.typeId === T.Decimal ? (f.type as { scale: number }).scale : 0));
       out.types.push(...types);
       yield { rows: [header], lines: [1] };
       const batches = reader.isFile() ? reader.numRecordBatches : 0;
@@ -168,7 +176,10 @@ export function arrowRows(path: string, onProgress?: (p: ReadProgress) => void):
           const batch: RowBatch = { rows: new Array(r1 - r0), lines: new Array(r1 - r0) };
           for (let r = r0; r < r1; r++) {
             const row = new Array<string>(header.length);
-            for (let c = 0; c < header.length; c++) row[c] = cellOf(columns[c].get(r), types[c]);
+            for (let c = 0; c < header.length; c++) {
+              const v = columns[c].get(r);
+              row[c] = scales[c] > 0 && v !== null ? scaledText(String(v), scales[c]) : cellOf(v, types[c]);
+            }
             batch.rows[r - r0] = row;
             batch.lines[r - r0] = rows + r + 2;
           }
