@@ -86,6 +86,29 @@ test("the same rows as CSV, gzip CSV, JSON Lines, a PostgreSQL table and a Parqu
   }
 });
 
+test("a PostgreSQL result of many cursor batches is read whole, an enum column is categorical and timestamps are datetimes", { timeout: 120_000 }, async () => {
+  const db = await freshDatabase();
+  const c = new Client({ connectionString: db.url });
+  try {
+    await c.connect();
+    await c.query("CREATE TYPE tier AS ENUM ('1', '2', '3')");
+    await c.query(
+      "CREATE TABLE big AS SELECT i, (1 + i % 3)::text::tier AS tier, timestamptz '2024-01-01 00:00:00+00' + i * interval '90 seconds' AS at FROM generate_series(1, 10000) AS i",
+    );
+    const progress: ReadProgress[] = [];
+    const a = await analyzeTable({ url: db.url, table: "big" }, { onReadProgress: (p) => progress.push(p) });
+    assert.equal(a.n, 10000);
+    assert.deepEqual(progress.map((p) => p.rows), [4096, 8192, 10000]);
+    const kinds = Object.fromEntries(Object.entries(a.metadata.column_stats!).map(([k, s]) => [k, s.type]));
+    assert.deepEqual(kinds, { i: "numerical", tier: "categorical", at: "datetime" });
+    assert.equal((a.metadata.column_stats!.at as { format?: string }).format, "yyyy-MM-dd HH:mm:ss");
+    assert.equal((a.metadata.column_stats!.at as { min?: number }).min, Date.UTC(2024, 0, 1, 0, 1, 30) / 1000, "read in UTC");
+  } finally {
+    await c.end().catch(() => undefined);
+    await db.drop();
+  }
+});
+
 test("Arrow and Parquet types say more than text: timestamps and dates are datetimes, a dictionary is categorical, a string of digits is not a number", async () => {
   const n = 60;
   const codes = Array.from({ length: n }, (_, i) => String(10 + (i % 5)));

@@ -70,6 +70,9 @@ export function postgresRows(source: PostgresInput, onProgress?: (p: ReadProgres
     try {
       const sql = selectOf(source, (s) => client.escapeIdentifier(s));
       await client.query("SET TIME ZONE 'UTC'");
+      // Enum types first: while the cursor is open, the connection takes no other query.
+      const enumRows = await client.query<{ oid: number }>("SELECT oid::int AS oid FROM pg_type WHERE typtype = 'e'");
+      const enums = new Set(enumRows.rows.map((r) => Number(r.oid)));
       cursor = client.query(new CursorClass(sql, [], { rowMode: "array", types: { getTypeParser: () => (v: string) => v } }));
       const next = (): Promise<{ rows: (string | null)[][]; fields: { name: string; dataTypeID: number }[] }> =>
         new Promise((resolve, reject) => cursor!.read(BATCH_ROWS, (err, rows, result) => (err ? reject(err) : resolve({ rows, fields: result?.fields ?? [] }))));
@@ -84,11 +87,7 @@ export function postgresRows(source: PostgresInput, onProgress?: (p: ReadProgres
         }
         if (types === undefined) {
           if (got.fields.length === 0) throw new DataError(`${name} returns no columns.`);
-          const enums = await client.query<{ oid: number }>("SELECT oid::int AS oid FROM pg_type WHERE typtype = 'e' AND oid = ANY($1::oid[])", [
-            got.fields.map((f) => f.dataTypeID),
-          ]);
-          const isEnum = new Set(enums.rows.map((r) => Number(r.oid)));
-          types = got.fields.map((f) => (isEnum.has(f.dataTypeID) ? "dictionary" : BY_OID[f.dataTypeID]));
+          types = got.fields.map((f) => (enums.has(f.dataTypeID) ? "dictionary" : BY_OID[f.dataTypeID]));
           out.types.push(...types);
           yield { rows: [got.fields.map((f) => f.name)], lines: [1] };
         }
