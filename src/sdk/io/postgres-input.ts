@@ -1,6 +1,6 @@
 /**
  * A PostgreSQL table or query as records (`./inputs`): one connection (pg), the result read through
- * a cursor (pg-cursor: a portal fetched {@link BATCH_ROWS} rows at a time), never whole. Cells
+ * a cursor (pg-cursor: a portal fetched {@link FETCH_ROWS} rows at a time), never whole. Cells
  * come as PostgreSQL's own text (no pg type parsers), in a session in UTC; types map as Parquet's
  * (docs/formats.md "Input formats"): timestamp and timestamptz -> `timestamp`, date -> `date`,
  * integers -> `integer`, numeric -> `decimal`, real/double -> `float`, enums -> `dictionary`, text
@@ -9,7 +9,10 @@
 import type { Client } from "pg";
 import type Cursor from "pg-cursor";
 import { DataError } from "../errors";
-import { BATCH_ROWS, describePostgres, redactUrl, type PostgresInput, type ReadProgress, type RowBatch, type SourceType, type TableRows } from "./inputs";
+import { describePostgres, redactUrl, type PostgresInput, type ReadProgress, type RowBatch, type SourceType, type TableRows } from "./inputs";
+
+/** Rows per cursor fetch (one round trip each). */
+export const FETCH_ROWS = 4096;
 
 /** pg_type OIDs of the built-in types mapped (src/include/catalog/pg_type.dat). */
 const BY_OID: Readonly<Record<number, SourceType>> = {
@@ -75,7 +78,7 @@ export function postgresRows(source: PostgresInput, onProgress?: (p: ReadProgres
       const enums = new Set(enumRows.rows.map((r) => Number(r.oid)));
       cursor = client.query(new CursorClass(sql, [], { rowMode: "array", types: { getTypeParser: () => (v: string) => v } }));
       const next = (): Promise<{ rows: (string | null)[][]; fields: { name: string; dataTypeID: number }[] }> =>
-        new Promise((resolve, reject) => cursor!.read(BATCH_ROWS, (err, rows, result) => (err ? reject(err) : resolve({ rows, fields: result?.fields ?? [] }))));
+        new Promise((resolve, reject) => cursor!.read(FETCH_ROWS, (err, rows, result) => (err ? reject(err) : resolve({ rows, fields: result?.fields ?? [] }))));
       let types: (SourceType | undefined)[] | undefined;
       let rows = 0;
       for (;;) {
