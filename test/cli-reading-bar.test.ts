@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
-import { readingBar } from "../src/cli/progress";
+import { readingBar, timeLeft } from "../src/cli/progress";
 
 function sink(): { stream: Writable; text(): string } {
   let out = "";
@@ -26,7 +26,12 @@ test("the reading bar shows the share read, rows, rows/s and time left of a file
   bar.update({ rows: 16384, fraction: 1 });
   bar.stop();
   const lines = s.text().trim().split("\n");
+  assert.match(lines[0], /^reading \|-+\| 0% \| 0 rows \| - rows\/s \| - left$/, "unknown at the start");
   assert.match(lines.at(-1)!, /^reading \|[=█]+\| 100% \| 16,384 rows \| [\d,-]+ rows\/s \| 0s left$/, s.text());
+});
+
+test("time left reads as seconds, minutes or hours", () => {
+  assert.deepEqual([timeLeft(4.4), timeLeft(185), timeLeft(3720)], ["4s", "3m 05s", "1h 02m"]);
 });
 
 test("a database read shows rows and rows/s without a share, and a second pass restarts the bar", () => {
