@@ -16,6 +16,7 @@ import { freshDatabase } from "./pg-helpers";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../bench/harness";
+import { fitSource } from "../src/cli/commands/fit";
 
 const dir = mkdtempSync(join(tmpdir(), "synthd-cli-fit-input-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
@@ -130,4 +131,14 @@ test("evaluate --multiclass prints the macro ROC AUC and each class's", async ()
   const both = await runCli(["evaluate", real, real, "--target", "label", "--multiclass", "--positive", "cat"]);
   assert.equal(both.code, 1);
   assert.match(both.stderr, /multiclass .* no positive value/);
+});
+
+test("fit's source: a postgres:// URI with exactly one of --table and --query, a file with --format or its extension", () => {
+  assert.deepEqual(fitSource("postgres://u@h/db", { table: "s.t" }), { url: "postgres://u@h/db", table: "s.t" });
+  assert.deepEqual(fitSource("postgresql://u@h/db", { query: "SELECT 1" }), { url: "postgresql://u@h/db", query: "SELECT 1" });
+  assert.deepEqual(fitSource("dump.txt", { format: "jsonl" }), { path: "dump.txt", format: "jsonl" });
+  assert.equal(fitSource("t.parquet", {}), "t.parquet");
+  assert.throws(() => fitSource("postgres://u:pw@h/db", { table: "t", query: "SELECT 1" }), /^Error: postgres:\/\/u:\*\*\*@h\/db: give --table or --query/);
+  assert.throws(() => fitSource("postgres://u@h/db", { table: "t", format: "csv" }), /--format is for files/);
+  assert.throws(() => fitSource("t.csv", { query: "SELECT 1" }), /--table and --query read a PostgreSQL database/);
 });

@@ -171,6 +171,8 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
   }
   if (opts.delta !== undefined && !(opts.delta > 0 && opts.delta < 1)) throw new Error("--delta must be in (0, 1).");
   const source = fitSource(file, opts);
+  // Messages name a PostgreSQL URI without its password.
+  const shown = isPostgresUrl(file) ? redactUrl(file) : file;
   const api = client(opts);
   // The key and the server first: a wrong key or URL fails at once, not after scanning the file.
   await api.models.list({ limit: 1 });
@@ -204,7 +206,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
           path = saveFilter(filters, model.id, built.filter, built.reason);
         } catch (e) {
           // The model exists and trains: say what failed rather than fail the fit.
-          process.stderr.write(`near-copy filter: not kept (${(e as Error).message}); sample with --real ${file} to filter\n`);
+          process.stderr.write(`near-copy filter: not kept (${(e as Error).message}); sample with --real ${shown} to filter\n`);
           return;
         }
         const f = built.filter;
@@ -257,7 +259,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       `model ${m.id} ${m.status} after ${m.current_epoch} epochs (train_loss ${fmtLoss(m.train_loss)}, val_loss ${fmtLoss(m.val_loss)})\n`,
     );
   }
-  if (tableRows > 0 && tableRows < SMALL_TABLE_ROWS) process.stderr.write(smallTableHint(file, m.id, tableRows) + "\n");
+  if (tableRows > 0 && tableRows < SMALL_TABLE_ROWS) process.stderr.write(smallTableHint(shown, m.id, tableRows) + "\n");
   process.stdout.write(`${m.id}\n`);
 }
 
