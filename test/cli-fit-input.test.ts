@@ -10,9 +10,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { Client } from "pg";
+import { freshDatabase } from "./pg-helpers";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../bench/harness";
+import { fitSource } from "../src/cli/commands/fit";
 
 const dir = mkdtempSync(join(tmpdir(), "synthd-cli-fit-input-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
@@ -72,6 +76,42 @@ test("fit reads a tab-separated Latin-1 file as three columns with --encoding la
   assert.match(bad.stderr, /--delimiter must be one character/);
 });
 
+test("fit reads gzip CSV, JSON Lines (by extension or --format) and a PostgreSQL table or query as the same three columns", async () => {
+  const text = rows(60, ",");
+  const gz = join(dir, "cities.csv.gz");
+  writeFileSync(gz, gzipSync(text));
+  const records = text.trim().split("\n").slice(1).map((l) => l.split(","));
+  const jsonl = join(dir, "cities.jsonl");
+  writeFileSync(jsonl, records.map(([city, n, kind]) => JSON.stringify({ city, n: Number(n), kind })).join("\n") + "\n");
+  const txt = join(dir, "cities.txt");
+  writeFileSync(txt, records.map(([city, n, kind]) => JSON.stringify({ city, n: Number(n), kind })).join("\n") + "\n");
+  const expected = ["city categorical", "n numerical", "kind categorical"];
+  for (const args of [[gz], [jsonl], [txt, "--format", "jsonl"]]) {
+    const r = await runCli(["fit", ...args, ...NOWHERE]);
+    assert.deepEqual(kinds(r.stderr), expected, `${args.join(" ")}: ${r.stderr}`);
+  }
+  const db = await freshDatabase();
+  const c = new Client({ connectionString: db.url });
+  try {
+    await c.connect();
+    await c.query("CREATE TABLE cities (city text, n integer, kind text)");
+    for (const [city, n, kind] of records) await c.query("INSERT INTO cities VALUES ($1, $2, $3)", [city, Number(n), kind]);
+    for (const args of [["--table", "cities"], ["--query", "SELECT city, n, kind FROM cities"]]) {
+      const r = await runCli(["fit", db.url, ...args, ...NOWHERE]);
+      assert.deepEqual(kinds(r.stderr), expected, `${args.join(" ")}: ${r.stderr}`);
+    }
+  } finally {
+    await c.end().catch(() => undefined);
+    await db.drop();
+  }
+  const noTable = await runCli(["fit", "postgres://postgres@127.0.0.1/test", ...NOWHERE]);
+  assert.match(noTable.stderr, /give --table or --query/);
+  const fileTable = await runCli(["fit", gz, "--table", "cities", ...NOWHERE]);
+  assert.match(fileTable.stderr, /--table and --query read a PostgreSQL database/);
+  const badFormat = await runCli(["fit", gz, "--format", "xlsx", ...NOWHERE]);
+  assert.match(badFormat.stderr, /--format.*xlsx.*Allowed choices are csv, csv\.gz, jsonl, parquet, arrow/s);
+});
+
 test("fit refuses a table of fewer than 20 rows before any request, saying why", async () => {
   const file = join(dir, "one.csv");
   writeFileSync(file, rows(1, ","));
@@ -91,4 +131,14 @@ test("evaluate --multiclass prints the macro ROC AUC and each class's", async ()
   const both = await runCli(["evaluate", real, real, "--target", "label", "--multiclass", "--positive", "cat"]);
   assert.equal(both.code, 1);
   assert.match(both.stderr, /multiclass .* no positive value/);
+});
+
+test("fit's source: a postgres:// URI with exactly one of --table and --query, a file with --format or its extension", () => {
+  assert.deepEqual(fitSource("postgres://u@h/db", { table: "s.t" }), { url: "postgres://u@h/db", table: "s.t" });
+  assert.deepEqual(fitSource("postgresql://u@h/db", { query: "SELECT 1" }), { url: "postgresql://u@h/db", query: "SELECT 1" });
+  assert.deepEqual(fitSource("dump.txt", { format: "jsonl" }), { path: "dump.txt", format: "jsonl" });
+  assert.equal(fitSource("t.parquet", {}), "t.parquet");
+  assert.throws(() => fitSource("postgres://u:pw@h/db", { table: "t", query: "SELECT 1" }), /^Error: postgres:\/\/u:\*\*\*@h\/db: give --table or --query/);
+  assert.throws(() => fitSource("postgres://u@h/db", { table: "t", format: "csv" }), /--format is for files/);
+  assert.throws(() => fitSource("t.csv", { query: "SELECT 1" }), /--table and --query read a PostgreSQL database/);
 });

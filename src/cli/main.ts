@@ -244,8 +244,14 @@ export function buildProgram(): Command {
   clientOpts(
     program
       .command("fit")
-      .description("extract metadata from a CSV, create a model, wait for training; prints the model id last")
-      .argument("<file>", "CSV file with a header row, or a directory of one CSV file per table (a database; optional metadata.json in SDV's format)")
+      .description("extract metadata from a table, create a model, wait for training; prints the model id last")
+      .argument(
+        "<file>",
+        "the table: CSV (with a header row), .csv.gz/.tsv.gz, .jsonl/.ndjson, .parquet, .arrow/.feather, or a postgres:// URI with --table or --query; or a directory of one CSV file per table (a database; optional metadata.json in SDV's format)",
+      )
+      .addOption(new Option("--format <format>", "the file's format instead of its extension's").choices(["csv", "csv.gz", "jsonl", "parquet", "arrow"]))
+      .option("--table <name>", "PostgreSQL: the table (or schema.table) to read")
+      .option("--query <sql>", "PostgreSQL: the SELECT to read, instead of --table")
       .option("--config <json>", "training config as JSON, e.g. '{\"model_size\":\"small\"}'")
       .option("--no-wait", "return right after the model is created")
       .option("--pair-budget <cells>", "most 2-way marginal cells to send", int("--pair-budget", 0))

@@ -53,3 +53,60 @@ export function progressBar(format: string, stream: NodeJS.WriteStream | NodeJS.
 export function fmtLoss(x: number | null | undefined): string {
   return x === null || x === undefined ? "-" : x.toPrecision(4);
 }
+
+/** Extraction's bar, fed the readers' progress (`ReadProgress` of `../sdk/io/inputs`). */
+export interface ReadingBar {
+  update(p: { rows: number; fraction?: number }): void;
+  stop(): void;
+}
+
+/**
+ * `synthd fit`'s bar while it reads the table: rows, rows/s and, when the share read is known
+ * (files), the bar and the time left. A read that starts again (a second pass) restarts it.
+ */
+export function readingBar(name: string, stream: NodeJS.WriteStream | NodeJS.WritableStream = process.stderr): ReadingBar {
+  let bar: SingleBar | undefined;
+  // From the bar's making (the first batch may be a whole row group), then from each new pass.
+  let started: number | undefined = Date.now();
+  let last = 0;
+  const PARTS = 1000;
+  return {
+    update(p) {
+      const now = Date.now();
+      if (bar === undefined || p.rows < last) {
+        if (bar !== undefined || started === undefined) started = now;
+        bar?.stop();
+        bar = progressBar(
+          p.fraction === undefined
+            ? `reading ${name} | {rows} rows | {rate} rows/s`
+            : `reading |{bar}| {percentage}% | {rows} rows | {rate} rows/s | {left} left`,
+          stream,
+        );
+        bar.start(p.fraction === undefined ? 1 : PARTS, 0, { rows: 0, rate: "-", left: "-" });
+      }
+      last = p.rows;
+      const seconds = (now - started!) / 1000;
+      const f = p.fraction ?? 0;
+      const payload = {
+        rows: p.rows.toLocaleString("en-US"),
+        rate: seconds > 0 ? Math.round(p.rows / seconds).toLocaleString("en-US") : "-",
+        left: f >= 1 ? "0s" : f > 0 && seconds > 0 ? timeLeft((seconds * (1 - f)) / f) : "-",
+      };
+      bar.update(p.fraction === undefined ? 0 : Math.round(p.fraction * PARTS), payload);
+    },
+    stop() {
+      bar?.stop();
+      bar = undefined;
+      started = undefined;
+      last = 0;
+    },
+  };
+}
+
+/** Seconds as `42s`, `3m 05s` or `1h 02m` for the time left of a bar. */
+export function timeLeft(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}

@@ -8,7 +8,9 @@ import { DEFAULTS, type ColumnOverride } from "../../sdk/metadata/metadata";
 import { describeColumns } from "../../sdk/columns";
 import { describeRule } from "../../sdk/rules/describe";
 import type { RuleOptions } from "../../sdk/rules/detect";
-import { fmtLoss, progressBar } from "../progress";
+import { fmtLoss, progressBar, readingBar } from "../progress";
+import { describeSource, type TableSource } from "../../sdk/io/csv";
+import { checkInputFormat, isPostgresUrl, redactUrl } from "../../sdk/io/inputs";
 import { client, readJsonArg, type ClientOptions } from "./shared";
 import { filterDir, machineKey, saveFilter } from "./near-copy-store";
 
@@ -130,6 +132,28 @@ export interface FitCommandOptions extends ClientOptions {
   encoding?: string;
   /** `--rules JSON|FILE`: row rules to drop or declare, or `{"detect": false}`. */
   rules?: string;
+  /** `--format NAME`: the file's input format instead of its extension's. */
+  format?: string;
+  /** `--table NAME`: a PostgreSQL source's table. */
+  table?: string;
+  /** `--query SQL`: a PostgreSQL source's SELECT. */
+  query?: string;
+}
+
+/**
+ * The table `synthd fit` reads: a PostgreSQL URI with `--table` or `--query`, a file in `--format`,
+ * or a path (its format from its extension, `../../sdk/io/inputs`).
+ * @throws Error naming the flags: a URI without either or with both, `--table`/`--query` with a
+ *   file, `--format` with a URI.
+ */
+export function fitSource(file: string, opts: Pick<FitCommandOptions, "format" | "table" | "query">): TableSource {
+  if (isPostgresUrl(file)) {
+    if (opts.format !== undefined) throw new Error("--format is for files; a PostgreSQL source is read by its columns' types.");
+    if ((opts.table === undefined) === (opts.query === undefined)) throw new Error(`${redactUrl(file)}: give --table or --query (one of them).`);
+    return { url: file, ...(opts.table !== undefined ? { table: opts.table } : { query: opts.query }) };
+  }
+  if (opts.table !== undefined || opts.query !== undefined) throw new Error("--table and --query read a PostgreSQL database: give a postgres:// URI, not a file.");
+  return opts.format !== undefined ? { path: file, format: checkInputFormat(opts.format) } : file;
 }
 
 /** True for an existing directory (`synthd fit DIR`: a database, `./database`). */
@@ -153,6 +177,9 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
     throw new Error("--epsilon needs --domain: without a public domain the code book (categories, bin edges) comes from the rows and would be sent without noise.");
   }
   if (opts.delta !== undefined && !(opts.delta > 0 && opts.delta < 1)) throw new Error("--delta must be in (0, 1).");
+  const source = fitSource(file, opts);
+  // Messages name a PostgreSQL URI without its password.
+  const shown = isPostgresUrl(file) ? redactUrl(file) : file;
   const api = client(opts);
   // The key and the server first: a wrong key or URL fails at once, not after scanning the file.
   await api.models.list({ limit: 1 });
@@ -168,13 +195,14 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       bar.update(m.current_epoch, payload);
     }
   };
+  const reading = process.stderr.isTTY ? readingBar(describeSource(source)) : undefined;
   let synth: Synthesizer;
   let tableRows = 0;
   // The near-copy filter stays here for `synthd sample` (./near-copy-store); not with DP.
   const filters = filterDir();
   const nearCopyKey = opts.epsilon === undefined ? machineKey(filters, true) : undefined;
   try {
-    synth = await Synthesizer.fit(api, file, {
+    synth = await Synthesizer.fit(api, source, {
       config,
       wait: opts.wait,
       nearCopyFilter: nearCopyKey !== undefined,
@@ -185,7 +213,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
           path = saveFilter(filters, model.id, built.filter, built.reason);
         } catch (e) {
           // The model exists and trains: say what failed rather than fail the fit.
-          process.stderr.write(`near-copy filter: not kept (${(e as Error).message}); sample with --real ${file} to filter\n`);
+          process.stderr.write(`near-copy filter: not kept (${(e as Error).message}); sample with --real ${shown} to filter\n`);
           return;
         }
         const f = built.filter;
@@ -196,6 +224,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
         );
       },
       onProgress,
+      ...(reading ? { onReadProgress: reading.update } : {}),
       ...(opts.pairBudget !== undefined ? { pairBudget: opts.pairBudget } : {}),
       ...(columns !== undefined ? { columns } : {}),
       ...(opts.rareThreshold !== undefined ? { rareThreshold: opts.rareThreshold } : {}),
@@ -203,6 +232,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       ...(opts.encoding !== undefined ? { encoding: opts.encoding } : {}),
       ...(rules !== undefined ? { rules } : {}),
       onAnalysis: (a) => {
+        reading?.stop();
         process.stderr.write(describeColumns(a.codecs).join("\n") + "\n");
         const found = a.metadata.rules ?? [];
         if (found.length > 0) process.stderr.write(`rules (${found.length})\n${found.map((r) => `  ${describeRule(r, a.metadata)}`).join("\n")}\n`);
@@ -227,6 +257,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
   } catch (e) {
     throw flagOfConfigParam(e);
   } finally {
+    reading?.stop();
     if (started) bar.stop();
   }
   const m = synth.model;
@@ -235,7 +266,7 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       `model ${m.id} ${m.status} after ${m.current_epoch} epochs (train_loss ${fmtLoss(m.train_loss)}, val_loss ${fmtLoss(m.val_loss)})\n`,
     );
   }
-  if (tableRows > 0 && tableRows < SMALL_TABLE_ROWS) process.stderr.write(smallTableHint(file, m.id, tableRows) + "\n");
+  if (tableRows > 0 && tableRows < SMALL_TABLE_ROWS) process.stderr.write(smallTableHint(shown, m.id, tableRows) + "\n");
   process.stdout.write(`${m.id}\n`);
 }
 

@@ -1,7 +1,6 @@
 /** What `Synthesizer.fit` chooses by the table's size when the caller does not. */
-import { basename } from "node:path";
 import type { MetadataSource, ModelConfigInput, ModelSize } from "../../contract";
-import type { TableSource } from "../io/csv";
+import { sourceName, type TableSource } from "../io/csv";
 import { DEFAULTS } from "../metadata/metadata";
 
 /**
@@ -66,7 +65,7 @@ export function defaultBinCap(rows: number): number {
  */
 export function sourceOf(source: TableSource, rows: number, isPrivate: boolean): MetadataSource {
   const out: MetadataSource = {};
-  const name = typeof source === "string" ? basename(source).slice(0, 255) : "";
+  const name = sourceName(source).slice(0, 255);
   if (name !== "") out.name = name;
   if (!isPrivate) out.rows = rows;
   return out;

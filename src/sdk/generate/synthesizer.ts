@@ -9,7 +9,7 @@ import { randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Metadata, type Model } from "../../contract";
 import type { Synthd } from "../client/client";
-import { fileOfDescription, type Table, type TableSource } from "../io/csv";
+import { describeSource, fileOfDescription, type Table, type TableSource } from "../io/csv";
 import { Decoder } from "./decode";
 import { chooseFormat, writeBatches } from "../io/formats";
 import type { DecodedBatch } from "./batch";
@@ -98,11 +98,11 @@ export class Synthesizer {
       if (Object.keys(small).length > 0) scan = await analyzeTable(source, { ...opts, ...small });
     }
     if (scan.n < minRows) {
-      const name = typeof source === "string" ? source : "the in-memory table";
+      const name = describeSource(source);
       throw new DataError(
         `${name} has ${scan.n} data row${scan.n === 1 ? "" : "s"}; at least ${minRows} are needed to model it, because below that ` +
           `the marginals sent describe each row (every value its own code, every pair's joint counts) and the samples would be copies of the rows.`,
-        { file: typeof source === "string" ? fileOfDescription(name) : undefined },
+        { file: fileOfDescription(name) },
       );
     }
     opts.onAnalysis?.(scan);

@@ -7,13 +7,28 @@
  * names and values are trimmed; empty lines are skipped; a UTF-8 BOM is dropped.
  */
 import { createReadStream, createWriteStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { basename } from "node:path";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { open } from "node:fs/promises";
 import { TextDecoder } from "node:util";
+import { createGunzip } from "node:zlib";
 import { DataError } from "../errors";
 import { DecodeText, Utf8Check, decoderFor } from "./text-decoding";
+import {
+  BATCH_ROWS,
+  checkFile,
+  describePostgres,
+  inputFormatOfPath,
+  isPostgresUrl,
+  redactUrl,
+  typedRows,
+  type FileInput,
+  type PostgresInput,
+  type ReadProgress,
+  type RowBatch,
+  type SourceType,
+  type TableRows,
+} from "./inputs";
 
 /** csv-parse, loaded by the first read (`synthd sample` reads no CSV). */
 function csvParse(): typeof import("csv-parse") {
@@ -31,8 +46,11 @@ export interface Table {
   rows: string[][];
 }
 
-/** Where a table comes from: a CSV file path, or a {@link Table} already in memory. */
-export type TableSource = string | Table;
+/**
+ * Where a table comes from: a file path (its format from its name: `./inputs`), a file in a given
+ * format, a PostgreSQL table or query, or a {@link Table} already in memory.
+ */
+export type TableSource = string | Table | FileInput | PostgresInput;
 
 /** Options of {@link readTable}. */
 export interface ReadOptions {
@@ -49,6 +67,8 @@ export interface ReadOptions {
    * @throws RangeError (from {@link readTable}) for a label TextDecoder does not know.
    */
   encoding?: string;
+  /** Called after each batch of records read (not for in-memory tables). */
+  onProgress?: (p: ReadProgress) => void;
 }
 
 /** The delimiters {@link detectDelimiter} chooses among, in order of preference on a tie. */
@@ -101,21 +121,35 @@ export function detectDelimiter(head: string, complete = false): string {
   return best < 0 ? "," : DELIMITERS[best];
 }
 
-/** Called once with the (trimmed, validated) header. */
-export type HeaderCallback = (header: string[]) => void;
+/**
+ * Called once with the (trimmed, validated) header and, from a typed source (Parquet, Arrow,
+ * PostgreSQL), what each column's type says (`./inputs` SourceType; else all undefined).
+ */
+export type HeaderCallback = (header: string[], types: readonly (SourceType | undefined)[]) => void;
 /** Called per data record with its trimmed values and its 1-based line number in the file. */
 export type RowCallback = (values: string[], line: number) => void;
 
 const IN_MEMORY = "the in-memory table";
 
-/** Human name of a source for messages: its path, or "the in-memory table". */
+/** Human name of a source for messages: its path, its PostgreSQL URI (no password) and table, or "the in-memory table". */
 export function describeSource(source: TableSource): string {
-  return typeof source === "string" ? source : IN_MEMORY;
+  if (typeof source === "string") return source;
+  if ("path" in source) return source.path;
+  if ("url" in source) return describePostgres(source);
+  return IN_MEMORY;
+}
+
+/** `metadata.source.name` of a source: a file's base name, a PostgreSQL table's name, else "". */
+export function sourceName(source: TableSource): string {
+  if (typeof source === "string") return isPostgresUrl(source) ? "" : basename(source);
+  if ("path" in source) return basename(source.path);
+  if ("url" in source) return source.table ?? "";
+  return "";
 }
 
 /** The `file` of a DataError from a {@link describeSource} name; undefined for in-memory tables. */
 export function fileOfDescription(name: string): string | undefined {
-  return name === IN_MEMORY ? undefined : name;
+  return name === IN_MEMORY || isPostgresUrl(name) ? undefined : name;
 }
 
 /**
@@ -128,14 +162,39 @@ export async function readTable(
   onRow: RowCallback,
   opts: ReadOptions = {},
 ): Promise<number> {
+  const rows = tableRows(source, opts);
   return readRecords(describeSource(source), fileOf(source), onHeader, onRow, opts, async (accept) => {
-    if (typeof source === "string") {
-      await streamCsv(source, accept, opts);
-    } else {
-      accept(source.columns.slice(), 1);
-      source.rows.forEach((r, i) => accept(r.map((v) => (v === null || v === undefined ? "" : String(v))), i + 2));
+    for await (const b of rows.batches) for (let i = 0; i < b.rows.length; i++) accept(b.rows[i], b.lines[i]);
+  }, rows.types);
+}
+
+/**
+ * The records of any {@link TableSource} in batches, header record first (`./inputs`): CSV and
+ * gzip CSV by csv-parse, the other formats by their readers, an in-memory table as it is.
+ * @throws DataError (when iterated) for a source that cannot be read; RangeError for a PostgreSQL
+ *   URI given as a path (use a PostgresInput with its table or query).
+ */
+export function tableRows(source: TableSource, opts: ReadOptions = {}): TableRows {
+  if (typeof source === "string") {
+    if (isPostgresUrl(source)) throw new RangeError(`${redactUrl(source)}: a PostgreSQL source needs its table or query: {url, table} or {url, query}.`);
+    source = { path: source };
+  }
+  if ("rows" in source && "columns" in source) {
+    const table = source;
+    async function* memory(): AsyncGenerator<RowBatch> {
+      yield { rows: [table.columns.slice()], lines: [1] };
+      for (let r0 = 0; r0 < table.rows.length; r0 += BATCH_ROWS) {
+        const part = table.rows.slice(r0, r0 + BATCH_ROWS);
+        yield { rows: part.map((r) => r.map((v) => (v === null || v === undefined ? "" : String(v)))), lines: part.map((_, i) => r0 + i + 2) };
+      }
     }
-  });
+    return { batches: memory(), types: [] };
+  }
+  if ("path" in source) {
+    const format = source.format ?? inputFormatOfPath(source.path);
+    if (format === "csv" || format === "csv.gz") return { batches: csvBatches(source.path, { ...opts, gzip: format === "csv.gz" }), types: [] };
+  }
+  return typedRows(source as FileInput | PostgresInput, opts.onProgress);
 }
 
 /**
@@ -170,6 +229,7 @@ async function readRecords(
   onRow: RowCallback,
   opts: ReadOptions,
   feed: (accept: (record: string[], line: number) => void) => Promise<void>,
+  types: readonly (SourceType | undefined)[] = [],
 ): Promise<number> {
   let header: string[] | undefined;
   let rows = 0;
@@ -177,7 +237,7 @@ async function readRecords(
   const accept = (record: string[], line: number): void => {
     if (header === undefined) {
       header = checkHeader(record.map((v) => v.trim()), name, opts.minColumns ?? 1, file);
-      onHeader(header);
+      onHeader(header, header.map((_, c) => types[c]));
       return;
     }
     if (record.length !== header.length) {
@@ -197,7 +257,8 @@ async function readRecords(
 }
 
 function fileOf(source: TableSource): string | undefined {
-  return typeof source === "string" ? source : undefined;
+  if (typeof source === "string") return isPostgresUrl(source) ? undefined : source;
+  return "path" in source ? source.path : undefined;
 }
 
 function checkHeader(header: string[], name: string, minColumns: number, file: string | undefined): string[] {
@@ -223,47 +284,78 @@ function checkHeader(header: string[], name: string, minColumns: number, file: s
   return header;
 }
 
-async function streamCsv(path: string, accept: (record: string[], line: number) => void, opts: ReadOptions = {}): Promise<void> {
-  const decoder = decoderFor(opts.encoding);
-  let size: number;
+/** The first `bytes` of a file's text (through gunzip when `gzip`). */
+async function headOf(path: string, bytes: number, gzip: boolean): Promise<{ head: Buffer; complete: boolean }> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const file = createReadStream(path);
+  const input = gzip ? file.pipe(createGunzip()) : file;
+  file.on("error", (e) => input.destroy(e));
+  let complete = true;
   try {
-    const st = await stat(path);
-    if (st.isDirectory()) throw new DataError(`${path} is a directory, not a CSV file.`, { file: path });
-    size = st.size;
-  } catch (e) {
-    if (e instanceof DataError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (e as Error).message;
-    throw new DataError(`Cannot read ${path}: ${why}.`, { file: path, cause: e });
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      length += chunk.length;
+      if (length >= bytes) {
+        complete = false;
+        break;
+      }
+    }
+  } finally {
+    input.destroy();
+    file.destroy();
   }
-  if (size === 0) throw new DataError(`${path} is empty: expected a header row and data rows.`, { file: path });
+  return { head: Buffer.concat(chunks).subarray(0, bytes), complete };
+}
 
+/**
+ * A CSV file's records in batches, header record first (csv-parse behind the text check; a
+ * `.gz` file through node:zlib's gunzip, streamed).
+ * @throws DataError (when iterated) for the problems of the module comment and bad gzip data.
+ */
+export async function* csvBatches(path: string, opts: ReadOptions & { gzip?: boolean } = {}): AsyncGenerator<RowBatch> {
+  const decoder = decoderFor(opts.encoding);
+  const size = await checkFile(path);
+  const gzip = opts.gzip === true;
   let delimiter = opts.delimiter;
   if (delimiter === undefined) {
-    const fh = await open(path, "r");
+    let head: { head: Buffer; complete: boolean };
     try {
-      const buf = Buffer.alloc(Math.min(size, DETECT_BYTES));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      const head = (decoder ? new TextDecoder(decoder.encoding) : new TextDecoder("utf-8")).decode(buf.subarray(0, bytesRead));
-      delimiter = detectDelimiter(head, bytesRead >= size);
-    } finally {
-      await fh.close();
+      head = await headOf(path, DETECT_BYTES, gzip);
+    } catch (e) {
+      throw toDataError(e, path);
     }
+    const text = (decoder ? new TextDecoder(decoder.encoding) : new TextDecoder("utf-8")).decode(head.head);
+    delimiter = detectDelimiter(text, head.complete);
   }
   const parser = csvParse().parse({ info: true, relax_column_count: true, skip_empty_lines: true, delimiter });
-  const consume = (async () => {
-    for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-      accept(item.record, item.info.lines);
-    }
-  })();
+  const file = createReadStream(path);
+  const decode = decoder ? new DecodeText(decoder.encoding) : new Utf8Check(path);
+  const piped = gzip ? pipeline(file, createGunzip(), decode, parser) : pipeline(file, decode, parser);
+  piped.catch(() => undefined); // the parser's iterator throws the same error
+  let batch: RowBatch = { rows: [], lines: [] };
+  let records = 0;
   try {
-    const decode = decoder ? new DecodeText(decoder.encoding) : new Utf8Check(path);
-    await Promise.all([pipeline(createReadStream(path), decode, parser), consume]);
+    for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      batch.rows.push(item.record);
+      batch.lines.push(item.info.lines);
+      if (batch.rows.length >= BATCH_ROWS) {
+        records += batch.rows.length;
+        yield batch;
+        batch = { rows: [], lines: [] };
+        opts.onProgress?.({ rows: records - 1, fraction: Math.min(1, file.bytesRead / size) });
+      }
+    }
+    await piped;
   } catch (e) {
-    parser.destroy();
-    await consume.catch(() => undefined);
     throw toDataError(e, path);
+  } finally {
+    parser.destroy();
+    file.destroy();
   }
+  records += batch.rows.length;
+  if (batch.rows.length > 0) yield batch;
+  opts.onProgress?.({ rows: Math.max(0, records - 1), fraction: 1 });
 }
 
 function toDataError(e: unknown, path: string, file: string | undefined = path): unknown {
@@ -273,6 +365,9 @@ function toDataError(e: unknown, path: string, file: string | undefined = path):
     const line = typeof err.lines === "number" ? err.lines : Number(/line (\d+)/.exec(err.message)?.[1]) || undefined;
     const what = err.code.includes("QUOTE") ? "has malformed quoting" : `cannot be parsed as CSV (${err.message})`;
     return new DataError(`${path}${line ? ` line ${line}` : ""} ${what}.`, { file, line, cause: e });
+  }
+  if (typeof err?.code === "string" && err.code.startsWith("Z_")) {
+    return new DataError(`${path} is not valid gzip data (${err.message}).`, { file: path, cause: e });
   }
   if (typeof err?.code === "string" && err.code.startsWith("E")) {
     return new DataError(`Cannot read ${path}: ${err.message}.`, { file: path, cause: e });

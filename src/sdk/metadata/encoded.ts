@@ -4,6 +4,7 @@
  */
 import type { ColumnCodec, ColumnScan } from "../columns";
 import type { CodeArray } from "./marginals";
+import type { SourceType } from "../io/inputs";
 
 /** Default caps, thresholds and budget (docs/api.md, "Column kinds", gives the reasons). */
 export const DEFAULTS = {
@@ -32,6 +33,8 @@ export interface ScannedTable {
   columns: string[];
   n: number;
   scans: ColumnScan[];
+  /** Per column, what a typed source (Parquet, Arrow, PostgreSQL) says of it (`../io/inputs`). */
+  types?: (SourceType | undefined)[];
 }
 
 /** An encoded table with its code books. */

@@ -30,6 +30,7 @@ import type { SemanticKind } from "../semantic";
 import { isGazetteerVocabulary, publicVocabularyOf, ZIP_HEADER } from "../semantic/vocabulary";
 import { coordinatePairs } from "../semantic/coordinates";
 import { fileOfDescription, type TableSource } from "../io/csv";
+import type { ReadProgress, SourceType } from "../io/inputs";
 import { scanTable } from "./table-scan";
 import { DataError } from "../errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
@@ -73,6 +74,8 @@ export interface ExtractOptions {
   delimiter?: string;
   /** CSV text encoding (`utf-8`, `latin1`, `windows-1252` ...). Default UTF-8, checked strictly. */
   encoding?: string;
+  /** Called after each batch of rows read from a file or database (`../io/inputs`). */
+  onReadProgress?: (p: ReadProgress) => void;
   /**
    * Row rules (`../rules/detect`, docs/api.md "Row rules"): detected by default, dropped by id or
    * declared. Raw tables only (rules from raw rows are not private); else declaring: RangeError.
@@ -86,7 +89,20 @@ interface KindChoice {
   datetime?: DatetimeFormat;
 }
 
-function chooseKind(scan: ColumnScan, n: number, source: string, override: ColumnOverride | undefined, vocabulary?: PublicVocabulary): KindChoice {
+/** The format of a typed source's datetime text (`../io/inputs` datetimeText, `./table-scan`). */
+function typedDatetimeFormat(texts: readonly string[], type: "timestamp" | "date"): string {
+  if (type === "date") return "yyyy-MM-dd";
+  return texts.every((v) => v.length === 19) ? "yyyy-MM-dd HH:mm:ss" : "yyyy-MM-dd HH:mm:ss.SSS";
+}
+
+function chooseKind(
+  scan: ColumnScan,
+  n: number,
+  source: string,
+  override: ColumnOverride | undefined,
+  vocabulary?: PublicVocabulary,
+  type?: SourceType,
+): KindChoice {
   const file = fileOfDescription(source);
   const nonBlank = n - scan.missing;
   const distinct = scan.values.length - (scan.missing > 0 ? 1 : 0);
@@ -141,6 +157,9 @@ function chooseKind(scan: ColumnScan, n: number, source: string, override: Colum
     }
     return { kind: override.type };
   }
+  // What a typed source's type says comes before what the text suggests.
+  if (type === "timestamp" || type === "date") return { kind: "datetime", datetime: new DatetimeFormat(typedDatetimeFormat(texts, type)) };
+  if (type === "dictionary") return { kind: "categorical" };
   // Names and codes of a public list are categories however rare (ZIP codes too, though digits).
   if (vocabulary !== undefined) return { kind: "categorical" };
   const idLike = nonBlank >= DEFAULTS.idMinRows && distinct >= DEFAULTS.idDistinctShare * nonBlank;
@@ -165,7 +184,9 @@ function chooseKind(scan: ColumnScan, n: number, source: string, override: Colum
 }
 
 /**
- * Builds the code book of one scanned column: its kind (override or inference) and codes.
+ * Builds the code book of one scanned column: its kind (override, else the source's `type`, else
+ * inference) and codes. A typed timestamp or date is a datetime, a dictionary a categorical (an
+ * id when no value reaches the rare threshold, as inferred).
  * @throws DataError when an override does not fit the values, or a datetime value does not parse.
  */
 export function buildCodec(
@@ -173,6 +194,7 @@ export function buildCodec(
   n: number,
   opts: ExtractOptions = {},
   source = "the table",
+  type?: SourceType,
 ): ColumnCodec {
   const categoryCap = opts.categoryCap ?? DEFAULTS.categoryCap;
   const binCap = opts.binCap ?? DEFAULTS.binCap;
@@ -182,10 +204,11 @@ export function buildCodec(
   if (!(Number.isInteger(k) && k >= 1)) throw new RangeError("rareThreshold must be an integer >= 1");
   const override = opts.columns?.[scan.name];
   if (scan.missing === n) return blankCodec(scan, n, k, override?.type, source);
-  const vocabulary = (override === undefined || override.type === "categorical") && (!scan.numeric || ZIP_HEADER.test(scan.name.toLowerCase()))
+  const typedDatetime = type === "timestamp" || type === "date";
+  const vocabulary = (override === undefined || override.type === "categorical") && !typedDatetime && (!scan.numeric || ZIP_HEADER.test(scan.name.toLowerCase()))
     ? publicVocabularyOf(scan.name, scan.values, scan.counts)
     : undefined;
-  const choice = chooseKind(scan, n, source, override, vocabulary);
+  const choice = chooseKind(scan, n, source, override, vocabulary, type);
   const codec = codecFor(choice.kind, scan, n, { categoryCap, binCap, rareThreshold: k, datetime: choice.datetime, source, semantic: override?.semantic, vocabulary });
   if (codec) return codec;
   // No value reaches k, so nothing could be released: an inferred column becomes an id (written
@@ -272,11 +295,11 @@ export async function encodeTableWithScan(
     throw new RangeError("columns (kind overrides) and domain cannot be combined: with a domain every column is a categorical code.");
   }
   const domain = opts.domain === undefined ? undefined : await loadDomain(opts.domain);
-  const scanned = await scanTable(source, 2, opts);
+  const scanned = await scanTable(source, 2, { delimiter: opts.delimiter, encoding: opts.encoding, onProgress: opts.onReadProgress });
   if (domain) checkDomainColumns(scanned.columns, domain, scanned.source);
   else checkOverrides(scanned.columns, opts, scanned.source);
-  const codecs = scanned.scans.map((s) =>
-    domain ? domainCodec(s, scanned.n, domain[s.name], scanned.source) : buildCodec(s, scanned.n, opts, scanned.source),
+  const codecs = scanned.scans.map((s, c) =>
+    domain ? domainCodec(s, scanned.n, domain[s.name], scanned.source) : buildCodec(s, scanned.n, opts, scanned.source, scanned.types?.[c]),
   );
   const codes = encodeScanned(scanned, codecs);
   return { encoded: { columns: scanned.columns, n: scanned.n, codecs, codes }, scanned };

@@ -1,5 +1,6 @@
 /** Extraction's one streaming pass over a table (the file is never held as a string). */
 import { readTable, describeSource, type ReadOptions, type TableSource } from "../io/csv";
+import type { SourceType } from "../io/inputs";
 import { isNumeric } from "../columns";
 import type { ScannedTable } from "./encoded";
 
@@ -27,8 +28,9 @@ class GrowInt32 {
 export async function scanTable(
   source: TableSource,
   minColumns = 2,
-  read: Pick<ReadOptions, "delimiter" | "encoding"> = {},
+  read: Pick<ReadOptions, "delimiter" | "encoding" | "onProgress"> = {},
 ): Promise<ScannedTable> {
+  let types: (SourceType | undefined)[] = [];
   let dicts: Map<string, number>[] = [];
   let scans: {
     name: string;
@@ -41,7 +43,8 @@ export async function scanTable(
   }[] = [];
   const n = await readTable(
     source,
-    (header) => {
+    (header, declared) => {
+      types = declared.slice();
       dicts = header.map(() => new Map());
       scans = header.map((name) => ({ name, values: [], counts: [], firstLines: [], ids: new GrowInt32(), missing: 0, numeric: true }));
     },
@@ -63,12 +66,17 @@ export async function scanTable(
         s.ids.push(id);
       }
     },
-    { minColumns, delimiter: read.delimiter, encoding: read.encoding },
+    { minColumns, delimiter: read.delimiter, encoding: read.encoding, onProgress: read.onProgress },
   );
+  scans.forEach((s, c) => {
+    if (types[c] === "text" || types[c] === "dictionary") s.numeric = false;
+    if (types[c] === "timestamp") wholeSeconds(s.values);
+  });
   return {
     source: describeSource(source),
     columns: scans.map((s) => s.name),
     n,
+    ...(types.some((t) => t !== undefined) ? { types } : {}),
     scans: scans.map((s) => ({
       name: s.name,
       values: s.values,
@@ -79,4 +87,13 @@ export async function scanTable(
       numeric: s.numeric && s.missing < n,
     })),
   };
+}
+
+/**
+ * Typed timestamps are read as `yyyy-MM-dd HH:mm:ss.SSS`; when no value has a fraction of a second,
+ * the `.000` goes (in place), so the column reads as its CSV export does.
+ */
+function wholeSeconds(values: string[]): void {
+  if (!values.every((v) => v === "" || v.endsWith(".000"))) return;
+  for (let i = 0; i < values.length; i++) if (values[i] !== "") values[i] = values[i].slice(0, -4);
 }
