@@ -21,7 +21,7 @@ import {
   inputFormatOfPath,
   isPostgresUrl,
   redactUrl,
-  typedRows,
+  jsonLinesRows,
   type FileInput,
   type PostgresInput,
   type ReadProgress,
@@ -456,4 +456,23 @@ export async function writeCsvBatches(
 /** Writes a {@link Table} as CSV (see {@link writeCsv}). */
 export function writeTableCsv(table: Table, dest: string | Writable): Promise<number> {
   return writeCsv(dest, table.columns, table.rows);
+}
+
+/**
+ * The records of a non-CSV source (CSV goes through `./csv`'s csv-parse stream).
+ * @throws DataError (when iterated) for a file that cannot be read as its format.
+ */
+function typedRows(source: FileInput | PostgresInput, onProgress?: (p: ReadProgress) => void): TableRows {
+  if ("url" in source) return (require("./postgres-input") as typeof import("./postgres-input")).postgresRows(source, onProgress);
+  const format = source.format ?? inputFormatOfPath(source.path);
+  switch (format) {
+    case "jsonl":
+      return jsonLinesRows(source.path, onProgress);
+    case "parquet":
+      return (require("./typed-inputs") as typeof import("./typed-inputs")).parquetRows(source.path, onProgress);
+    case "arrow":
+      return (require("./typed-inputs") as typeof import("./typed-inputs")).arrowRows(source.path, onProgress);
+    default:
+      throw new RangeError(`internal: ${format} is read by the CSV reader`);
+  }
 }

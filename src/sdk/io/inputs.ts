@@ -3,7 +3,7 @@
  * JSON Lines, Parquet, Arrow IPC and a PostgreSQL table or query. Every reader yields the table as
  * text records in batches ({@link RowBatch}), header record first, so extraction reads every source
  * the same way; typed sources also say each column's {@link SourceType}. The typed readers live in
- * `./typed-inputs` and `./postgres-input`, loaded only for their formats.
+ * `./typed-inputs` and `./postgres-input`, loaded by `./csv` only for their formats.
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -169,25 +169,6 @@ export function cellOf(v: unknown, type: SourceType | undefined): string {
 export function datetimeText(ms: number, type: "timestamp" | "date"): string {
   const iso = new Date(ms).toISOString();
   return type === "date" ? iso.slice(0, 10) : `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
-}
-
-/**
- * The records of a non-CSV source (CSV goes through `./csv`'s csv-parse stream).
- * @throws DataError (when iterated) for a file that cannot be read as its format.
- */
-export function typedRows(source: FileInput | PostgresInput, onProgress?: (p: ReadProgress) => void): TableRows {
-  if ("url" in source) return (require("./postgres-input") as typeof import("./postgres-input")).postgresRows(source, onProgress);
-  const format = source.format ?? inputFormatOfPath(source.path);
-  switch (format) {
-    case "jsonl":
-      return jsonLinesRows(source.path, onProgress);
-    case "parquet":
-      return (require("./typed-inputs") as typeof import("./typed-inputs")).parquetRows(source.path, onProgress);
-    case "arrow":
-      return (require("./typed-inputs") as typeof import("./typed-inputs")).arrowRows(source.path, onProgress);
-    default:
-      throw new RangeError(`internal: ${format} is read by the CSV reader`);
-  }
 }
 
 /**
