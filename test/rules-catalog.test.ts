@@ -20,6 +20,7 @@ import { recordsTable, vegaDataDir } from "../bench/public-tables";
 import { catalogs as catalogRealism } from "../bench/realism";
 import { scanTable } from "../src/sdk/metadata/table-scan";
 import { readFileSync } from "node:fs";
+import { independentCodes } from "./rules-fixtures";
 
 /** The movies of the ratings table: movieId, title, year, genres. */
 const MOVIES: [string, string, string, string][] = [
@@ -49,22 +50,6 @@ function ratings(): Table {
     for (let t = 0; t < times; t++) rows.push([String(1 + Math.floor(rng.next() * 40)), ...m, String(1 + Math.floor(rng.next() * 10) / 2)]);
   });
   return { columns: ["userId", "movieId", "title", "year", "genres", "rating"], rows };
-}
-
-/** n rows of codes, each column drawn independently from its 1-way marginal. */
-function independentCodes(meta: Metadata, n: number, seed: number): Record<string, Int32Array> {
-  const rng = new Rng(seed);
-  const out: Record<string, Int32Array> = {};
-  for (const f of meta.features) {
-    const p = meta.empirical_probs[f];
-    out[f] = Int32Array.from({ length: n }, () => {
-      let u = rng.next();
-      let k = 0;
-      while (k < p.length - 1 && u >= p[k]) u -= p[k++];
-      return k;
-    });
-  }
-  return out;
 }
 
 function catalogOf(meta: Metadata): CatalogRule {

@@ -12,6 +12,7 @@ import { DataError, Decoder, Rng, analyzeTable, type Metadata, type Rule, type T
 import { describeRule, ruleId } from "../src/sdk/rules/describe";
 import { ruleChecker, ruleShares } from "../src/sdk/rules/check";
 import type { RuleOptions } from "../src/sdk/rules/detect";
+import { independentCodes } from "./rules-fixtures";
 
 /** A generated table of `n` rows (seeded). */
 function table(columns: string[], n: number, row: (i: number, rng: Rng) => (string | number)[], seed = 7): Table {
@@ -23,22 +24,6 @@ function table(columns: string[], n: number, row: (i: number, rng: Rng) => (stri
 async function analyzed(t: Table, rules?: RuleOptions): Promise<Metadata> {
   const { metadata } = await analyzeTable(t, rules ? { rules } : {});
   return { ...metadata, rules: metadata.rules ?? [] };
-}
-
-/** n rows of codes, each column drawn independently from its 1-way marginal. */
-function independentCodes(meta: Metadata, n: number, seed: number): Record<string, Int32Array> {
-  const rng = new Rng(seed);
-  const out: Record<string, Int32Array> = {};
-  for (const f of meta.features) {
-    const p = meta.empirical_probs[f];
-    out[f] = Int32Array.from({ length: n }, () => {
-      let u = rng.next();
-      let k = 0;
-      while (k < p.length - 1 && u >= p[k]) u -= p[k++];
-      return k;
-    });
-  }
-  return out;
 }
 
 /** Decoded rows of independent codes, with the metadata's rules (or with none). */
