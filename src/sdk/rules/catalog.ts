@@ -113,6 +113,7 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
         picks[r] = i !== undefined && (!anyFixed || keeps(i)) ? i : -1;
         if (picks[r] >= 0) held[picks[r]]++;
       }
+      const score = (i: number): number => quotaScore((weight[i] / totalWeight) * keyed, held[i]);
       // Rows without a released key, in row order: among the entries keeping the fixed cells that
       // agree with the most of the row's cells, one drawn by its shortfall against its quota (its
       // real share of the batch's keyed rows), as fixed combinations repair.
@@ -143,7 +144,6 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
           out.unrepaired++;
           continue;
         }
-        const score = (i: number): number => quotaScore((weight[i] / totalWeight) * keyed, held[i]);
         let total = 0;
         for (const i of best) total += score(i);
         let u = rng.next() * total;

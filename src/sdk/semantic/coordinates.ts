@@ -202,6 +202,8 @@ interface ResolvedPair {
   places: { f: number; kind: CoordinatePlace["kind"] }[];
   /** `f|place|state` -> box. */
   areas: Map<string, readonly number[]>;
+  /** A ZIP code column: its points come from the gazetteer even without a state. */
+  needsGazetteer: boolean;
   writeLat: (x: number) => string;
   writeLon: (x: number) => string;
 }
@@ -223,7 +225,7 @@ export class CoordinateWriter {
       const places = (p.places ?? []).map((q) => ({ f: at(q.column), kind: q.kind })).filter((q) => q.f >= 0);
       const areas = new Map<string, readonly number[]>();
       for (const a of p.areas ?? []) if (at(a.column) >= 0) areas.set(`${at(a.column)}\u0000${a.place}\u0000${a.state ?? ""}`, a.box);
-      this.pairs.push({ lat, lon, state: at(p.state), places, areas, writeLat: writer(sl), writeLon: writer(so) });
+      this.pairs.push({ lat, lon, state: at(p.state), places, areas, needsGazetteer: places.some((q) => q.kind === "zip"), writeLat: writer(sl), writeLon: writer(so) });
     }
   }
 
@@ -254,6 +256,7 @@ export class CoordinateWriter {
       // lies in this row's state, the two points are exchanged (the batch keeps the model's
       // points, only their rows change); the rest take a point of the state near the model's.
       const outside: [number, string, number, number][] = [];
+      const targets = new Map<string, Target>();
       for (let r = 0; r < cells.length; r++) {
         if (fixed?.(r, p.lat) || fixed?.(r, p.lon)) continue;
         const [ty, tx] = [cells.get(r, p.lat), cells.get(r, p.lon)];
@@ -263,7 +266,7 @@ export class CoordinateWriter {
         const sv = p.state >= 0 ? cells.get(r, p.state) : "";
         let code = states.get(sv);
         if (code === undefined && !states.has(sv)) states.set(sv, (code = sv === "" ? undefined : stateCodeOf(sv)));
-        const to = this.place(p, cells, r, sv, code, y, x, rng);
+        const to = this.place(p, cells, r, sv, code, y, x, rng, targets);
         if (to === OUT_OF_STATE) outside.push([r, code!, y, x]);
         else if (to !== undefined) write(r, to);
       }
@@ -301,8 +304,26 @@ export class CoordinateWriter {
     y: number,
     x: number,
     rng: Rng,
+    memo: Map<string, Target>,
   ): [number, number] | typeof OUT_OF_STATE | undefined {
-    const g = state !== undefined || p.places.some((q) => q.kind === "zip") ? gazetteer() : undefined;
+    let key = stateValue;
+    for (const q of p.places) key += "\u0000" + cells.get(r, q.f);
+    let t = memo.get(key);
+    if (t === undefined) memo.set(key, (t = this.target(p, cells, r, stateValue, state)));
+    if (t.pts) return jittered(t.pts, rng.int(t.pts.xy.length / 2), GAZETTEER_HALF_UNIT, t.stateBox, rng);
+    const b = t.box;
+    if (b) return inBox(b, y, x) ? undefined : [b[0] + rng.next() * (b[1] - b[0]), b[2] + rng.next() * (b[3] - b[2])];
+    if (t.state === undefined) return undefined;
+    return inBox(t.stateBox!, y, x) && stateAt(gazetteer(), y, x) === state ? undefined : OUT_OF_STATE;
+  }
+
+  /**
+   * Where row r's point belongs, from its place cells and state alone (so rows sharing them share
+   * it): the most specific known place that lies in all coarser ones, as gazetteer points or a box;
+   * else its state.
+   */
+  private target(p: ResolvedPair, cells: Cells, r: number, stateValue: string, state: string | undefined): Target {
+    const g = state !== undefined || p.needsGazetteer ? gazetteer() : undefined;
     // The row's known places, most specific first: gazetteer points or a released area's box.
     const known: { pts?: Points; box: readonly number[] }[] = [];
     for (const q of p.places) {
@@ -322,8 +343,7 @@ export class CoordinateWriter {
     const statePts = state !== undefined ? g!.state.get(state) : undefined;
     const stateBox = statePts?.box ?? (p.state >= 0 && stateValue !== "" ? p.areas.get(`${p.state}\u0000${stateValue}\u0000`) : undefined);
     if (stateBox) known.push({ box: stateBox });
-    // The most specific place that lies in all coarser ones (a drawn ZIP code may not be in the
-    // row's city): its points (or box) inside their boxes.
+    // A drawn ZIP code may not be in the row's city: keep what lies inside every coarser place.
     for (let i = 0; i < known.length; i++) {
       const outer = known.slice(i + 1).map((k) => k.box);
       const within = (a: number, b: number): boolean => outer.every((o) => inBox(o, a, b, NESTED_MARGIN));
@@ -333,17 +353,23 @@ export class CoordinateWriter {
         const xy: number[] = [];
         for (let j = 0; j < pts.xy.length; j += 2) if (within(pts.xy[j], pts.xy[j + 1])) xy.push(pts.xy[j], pts.xy[j + 1]);
         if (xy.length === 0) continue;
-        const sub = xy.length === pts.xy.length ? pts : pointsFrom(xy);
         // Always a gazetteer point: the model's may be a real row's exact point (a small table's bins).
-        return jittered(sub, rng.int(sub.xy.length / 2), GAZETTEER_HALF_UNIT, statePts?.box, rng);
+        return { pts: xy.length === pts.xy.length ? pts : pointsFrom(xy), stateBox: statePts?.box };
       }
       const b = outer.reduce<number[]>((a, o) => [Math.max(a[0], o[0]), Math.min(a[1], o[1]), Math.max(a[2], o[2]), Math.min(a[3], o[3])], [...box]);
       if (b[0] > b[1] || b[2] > b[3]) continue;
-      return inBox(b, y, x) ? undefined : [b[0] + rng.next() * (b[1] - b[0]), b[2] + rng.next() * (b[3] - b[2])];
+      return { box: b };
     }
-    if (!statePts) return undefined;
-    return inBox(statePts.box, y, x) && stateAt(g!, y, x) === state ? undefined : OUT_OF_STATE;
+    return statePts ? { state, stateBox: statePts.box } : {};
   }
+}
+
+/** Where a row's point belongs ({@link CoordinateWriter}): gazetteer points, a box, its state, or nothing to check. */
+interface Target {
+  pts?: Points;
+  box?: readonly number[];
+  state?: string;
+  stateBox?: readonly number[];
 }
 
 const OUT_OF_STATE = 1;
