@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { renameSync, rmSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { FILTER_MAX_DRAWN, Synthesizer } from "../../sdk/generate/synthesizer";
+import { FILTER_MAX_DRAWN, FILTER_MIN_DRAWN_ROWS, Synthesizer } from "../../sdk/generate/synthesizer";
 import type { SampleProgress } from "../../sdk/generate/options";
 import { formatOfPath, type OutputFormat } from "../../sdk/io/format-names";
 import type { Where } from "../../sdk/generate/seeded-request";
@@ -198,6 +198,6 @@ async function writeOutput(
 function sayUnfiltered(unfiltered: number): void {
   if (unfiltered === 0) return;
   process.stderr.write(
-    `near-copy filter: ${unfiltered} rows were written unchecked: it stops after drawing ${FILTER_MAX_DRAWN} times the rows asked for, and this table's rows are too alike to keep near-copies at the stated share\n`,
+    `near-copy filter: ${unfiltered} rows were written unchecked: it stops after drawing ${FILTER_MAX_DRAWN} times the rows asked for (at least ${FILTER_MIN_DRAWN_ROWS} rows), and this table's rows are too alike to keep near-copies at the stated share\n`,
   );
 }

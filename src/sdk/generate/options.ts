@@ -41,7 +41,7 @@ export interface SampleProgress {
   batches: number;
   /**
    * Rows written so far that the near-copy filter did not check: it stops after drawing
-   * `FILTER_MAX_DRAWN` times the rows asked for (a table whose rows are too alike to cap).
+   * `filterDrawCap` rows (3 times the rows asked for, at least 1,024) (a table whose rows are too alike to cap).
    */
   unfiltered?: number;
 }

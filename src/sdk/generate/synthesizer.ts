@@ -49,6 +49,14 @@ export const FILTER_TOP_UP_ROUNDS = 8;
 /** Drawn rows (over n, plus 16) after which a filtered sample keeps the rest: bounds the cost. */
 export const FILTER_MAX_DRAWN = 3;
 
+/** Rows a filtered sample may draw whatever its size: a small table's rows are often near-copies. */
+export const FILTER_MIN_DRAWN_ROWS = 1024;
+
+/** The rows a filtered sample of `n` may draw before it keeps the rest unchecked. */
+export function filterDrawCap(n: number): number {
+  return Math.max(FILTER_MAX_DRAWN * n + 16, FILTER_MIN_DRAWN_ROWS);
+}
+
 
 /** A trained (or training) model with its metadata: fit once, sample many times. */
 export class Synthesizer {
@@ -161,7 +169,7 @@ export class Synthesizer {
    * batch; batch b + 1 is requested while b is decoded, so a consumer that stops early has had one
    * batch more generated, and charged, than it took. Rows the near-copy filter drops are charged
    * and replaced by top-up batches of the same seeded stream (the same seed gives the same `n`
-   * rows), up to {@link FILTER_TOP_UP_ROUNDS} and {@link FILTER_MAX_DRAWN}.
+   * rows), up to {@link FILTER_TOP_UP_ROUNDS} and {@link filterDrawCap}.
    * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
    */
   async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
@@ -222,7 +230,7 @@ export class Synthesizer {
       drawn += batch.length;
       arrays.give(Object.values(gen.columns)); // decoded: nothing reads the codes again
       let keep: number[] | undefined;
-      const checked = filter !== undefined && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= FILTER_MAX_DRAWN * n + 16;
+      const checked = filter !== undefined && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= filterDrawCap(n);
       if (checked) keep = await filter.keep(batch.toTable(), tally, n - done);
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
       if (keep !== undefined) {
@@ -236,7 +244,7 @@ export class Synthesizer {
       if (!planned && done < n) {
         const kept = Math.max(done, 1) / drawn;
         const want = Math.max(16, Math.ceil((1.5 * (n - done)) / kept));
-        next = fetchBatch(b + 1, Math.min(batchSize, want, Math.max(16, FILTER_MAX_DRAWN * n + 16 - drawn)));
+        next = fetchBatch(b + 1, Math.min(batchSize, want, Math.max(16, filterDrawCap(n) - drawn)));
       }
       opts.onProgress?.({
         rowsDone: done,
