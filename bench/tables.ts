@@ -42,14 +42,19 @@
  * 8. Near-copies (`evaluate`'s `near_copies` with the model's metadata): synthetic rows nearly
  *    copying a real row, against a 50/50 split of the real table, cells compared as the model's
  *    near-copy filter compares them (`src/sdk/privacy/near-copy-read.ts`), not at `TVD_OPTIONS`.
+ * 9. Near-copies against a holdout ({@link holdoutNearCopies}): a second model fitted on a seeded
+ *    half of the real rows; its sample's near-copies of that half against those of the other half
+ *    (`evaluate`'s `holdout_near_copies`), the comparison issue 40's acceptance reads, which holds
+ *    on tables whose halves share no cell (docs/generality.md).
  * `--seed 0,1,2` repeats everything (fit included: the model's weights are seeded by its id) for
  * each seed and adds the mean and minimum gap closed per table. `--out DIR` keeps the synthetic
  * CSVs (`DIR/<table>-seed<S>.csv`) and the public JSON tables as CSV (`DIR/<table>.csv`). Prints one JSON line with `--json`, else a table.
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Synthd, Synthesizer, Rng, deriveSeed, fitConfig, type Model, type ModelConfigInput, type Table } from "../src/sdk";
-import { evaluate, type EvaluateOptions } from "../src/sdk/evaluate";
+import { MIN_ROWS, Synthd, Synthesizer, Rng, deriveSeed, fitConfig, type Model, type ModelConfigInput, type Table } from "../src/sdk";
+import { evaluate, type EvaluateOptions, type HoldoutNearCopyCheck } from "../src/sdk/evaluate";
+import { shuffled } from "../src/sdk/privacy/near-copies";
 import type { ColumnCheck } from "../src/sdk/evaluate/types";
 import type { ScannedTable } from "../src/sdk/metadata/metadata";
 import { scanTable } from "../src/sdk/metadata/table-scan";
@@ -181,6 +186,29 @@ export function resampleRows(scanned: ScannedTable, n: number, seed: number): Ta
   return { columns: [...scanned.columns], rows };
 }
 
+/** The SDK's config for `rows` rows (or `config`) with `max_epochs` capped at `epochs`. */
+function cappedConfig(rows: number, config: ModelConfigInput | undefined, epochs: number): ModelConfigInput {
+  const chosen = fitConfig(rows, config).config;
+  return { ...chosen, max_epochs: Math.min(chosen.max_epochs!, epochs) };
+}
+
+/**
+ * Step 9 (file header): the real rows cut 50/50 (seeded) into TRAIN and HOLDOUT; a model fitted
+ * on TRAIN as a user fits a table (the SDK's defaults, its near-copy filter); |TRAIN| rows (at most
+ * 20,000) sampled with `seed`; `evaluate`'s `holdout_near_copies`. Undefined under 2 × MIN_ROWS rows.
+ */
+export async function holdoutNearCopies(client: Synthd, scanned: ScannedTable, config: ModelConfigInput | undefined, seed: number): Promise<HoldoutNearCopyCheck | undefined> {
+  if (scanned.n < 2 * MIN_ROWS) return undefined;
+  const order = shuffled(scanned.n, deriveSeed(seed, 11));
+  const half = Math.ceil(scanned.n / 2);
+  const rows = (idx: ArrayLike<number>): string[][] => Array.from(idx, (i) => scanned.scans.map((s) => s.values[s.ids[i]]));
+  const train: Table = { columns: [...scanned.columns], rows: rows(order.subarray(0, half)) };
+  const holdout: Table = { columns: [...scanned.columns], rows: rows(order.subarray(half)) };
+  const fitted = await Synthesizer.fit(client, train, { ...(config ? { config } : {}), waitOptions: { pollIntervalMs: 250 } });
+  const synth = await fitted.sample(Math.min(half, MAX_ROWS), { seed });
+  return (await evaluate(train, synth, { metadata: fitted.metadata, holdout })).holdout_near_copies;
+}
+
 /** (independent - synthetic) / (independent - resample): 0 = no better than independent columns, 1 = as close as real rows. */
 export function gapClosed(synthetic: number, independent: number, resample: number): number {
   return (independent - synthetic) / (independent - resample);
@@ -223,6 +251,8 @@ export interface TableResult {
   realism: Realism;
   /** `evaluate`'s near-copy check, in short. */
   near_copies?: { share: number; share_at_half: number; split_share: number; margin: number; passed: boolean };
+  /** Step 9: near-copies of the training half against the holdout half. */
+  holdout_near_copies?: HoldoutNearCopyCheck;
   extract_seconds: number;
   fit_seconds: number;
   fit_wall_seconds: number;
@@ -299,7 +329,11 @@ export async function tablesBench(opts: TablesOptions): Promise<void> {
           const key = await runCli(["keys", "create", "--data-dir", store, "--org", org]);
           if (key.code !== 0) throw new Error(`keys create failed: ${key.stderr}`);
           const client = new Synthd({ apiKey: key.stdout.trim(), baseUrl: server.url });
-          results.push(await runTable(client, name, file, seed, config, epochs, gazetteer, outDir, log));
+          // The holdout fit gets an org of its own: one org's sandbox quota holds one table's samples.
+          const hKey = await runCli(["keys", "create", "--data-dir", store, "--org", `${org}-holdout`]);
+          if (hKey.code !== 0) throw new Error(`keys create failed: ${hKey.stderr}`);
+          const holdoutClient = new Synthd({ apiKey: hKey.stdout.trim(), baseUrl: server.url });
+          results.push(await runTable({ client, holdoutClient }, name, file, seed, config, epochs, gazetteer, outDir, log));
         }
       }
     } finally {
@@ -333,7 +367,7 @@ export async function tablesBench(opts: TablesOptions): Promise<void> {
 }
 
 async function runTable(
-  client: Synthd,
+  clients: { client: Synthd; holdoutClient: Synthd },
   name: string,
   file: string,
   seed: number,
@@ -343,7 +377,9 @@ async function runTable(
   outDir: string,
   log: (s: string) => void,
 ): Promise<TableResult> {
+  const { client, holdoutClient } = clients;
   const scanned = await scanTable(file, 2);
+  const holdoutConfig = epochs !== undefined ? cappedConfig(Math.ceil(scanned.n / 2), config, epochs) : config;
   if (epochs !== undefined) {
     const chosen = fitConfig(scanned.n, config).config;
     config = { ...chosen, max_epochs: Math.min(chosen.max_epochs!, epochs) };
@@ -384,6 +420,8 @@ async function runTable(
     catalogs: catalogs(scanned, synthScan),
   };
   const nc = synth.near_copies;
+  log(`  holdout: fitting on half of the rows`);
+  const holdout = await holdoutNearCopies(holdoutClient, scanned, holdoutConfig, seed);
   const r: TableResult = {
     table: name,
     file,
@@ -402,6 +440,7 @@ async function runTable(
     ...(nc
       ? { near_copies: { share: nc.synthetic_share, share_at_half: nc.synthetic_share_at_half, split_share: nc.split_share, margin: nc.near_copy_margin, passed: nc.near_copies_passed } }
       : {}),
+    ...(holdout ? { holdout_near_copies: holdout } : {}),
     extract_seconds: (tCreate - tExtract) / 1000,
     fit_seconds: fitSeconds,
     fit_wall_seconds: (tReady - tCreate) / 1000,
@@ -477,8 +516,9 @@ export function formatRealism(r: TablesResult): string[] {
     "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear identity of the real table; grain = largest gap in a multiple-of-step share;",
     "  lattice = least share of synthetic values that are real values, over the numeric columns of repeated values;",
     "  catalog = least share of synthetic rows whose key is a real key with that key's real attributes;",
-    "  near-copies = synthetic at half vs a 50/50 split of the real table",
-    `${"table".padEnd(28)} ${"soup".padStart(6)} ${"real".padStart(6)} ${"geo".padStart(6)} ${"zeros".padStart(6)} ${"ident".padStart(6)} ${"grain".padStart(6)} ${"lattice".padStart(7)} ${"rules".padStart(6)} ${"catalog".padStart(7)}  near-copies`,
+    "  near-copies = synthetic at half vs a 50/50 split of the real table;",
+    "  holdout = a model fitted on half of the rows: its near-copies of that half vs of the other half",
+    `${"table".padEnd(28)} ${"soup".padStart(6)} ${"real".padStart(6)} ${"geo".padStart(6)} ${"zeros".padStart(6)} ${"ident".padStart(6)} ${"grain".padStart(6)} ${"lattice".padStart(7)} ${"rules".padStart(6)} ${"catalog".padStart(7)}  ${"near-copies".padEnd(22)}  holdout`,
   ];
   for (const t of r.results) {
     const x = t.realism;
@@ -495,10 +535,13 @@ export function formatRealism(r: TablesResult): string[] {
     const rule = worstOf(t.rules, (c) => c.synthetic, true);
     const cat = worstOf(x.catalogs ?? [], (c) => c.synthetic, true);
     const nc = t.near_copies;
+    const h = t.holdout_near_copies;
     lines.push(
       `${`${t.table} (${t.seed})`.padEnd(28)} ${p(soup?.invented_tokens).padStart(6)} ${p(real?.real_values).padStart(6)} ${p(geo?.real).padStart(6)} ` +
         `${p(x.structural_zeros.rows_share).padStart(6)} ${p(ident?.synthetic).padStart(6)} ${p(gr && Math.abs(gr.real - gr.synthetic)).padStart(6)} ${p(lattice?.real_values).padStart(7)} ${p(rule?.synthetic).padStart(6)} ${p(cat?.synthetic).padStart(7)}  ` +
-        (nc ? `${p(nc.share_at_half)} vs ${p(nc.split_share)} ${nc.passed ? "PASS" : "FAIL"}` : "-"),
+        (nc ? `${p(nc.share_at_half)} vs ${p(nc.split_share)} ${nc.passed ? "PASS" : "FAIL"}` : "-").padEnd(22) +
+        "  " +
+        (h ? `${p(h.train_share)} vs ${p(h.holdout_share)} ${h.passed ? "PASS" : "FAIL"}` : "-"),
     );
   }
   for (const t of r.results) {

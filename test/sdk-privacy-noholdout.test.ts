@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Rng, Synthd, Synthesizer, type Metadata, type Table } from "../src/sdk";
 import { evaluate } from "../src/sdk/evaluate";
 import { buildReport } from "../src/sdk/report";
-import { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../src/sdk/privacy/near-copies";
+import { holdoutNearCopyCheck, nearCopyCheck, nearCopyShare, nearCopyVerdict, shuffled } from "../src/sdk/privacy/near-copies";
 import { FILTER_MAX_SPLIT_SHARE, FILTER_NONE_SPLIT_SHARE, NearCopyFilter } from "../src/sdk/privacy/filter";
 import { formatReport } from "../src/cli/commands/evaluate";
 import { removeDir, SHARED_DATASETS, startServer, tempDir, type ServerProcess } from "../bench/harness";
@@ -91,6 +91,48 @@ test("the split reference is the same for the same seed; copies fail the verdict
   assert.ok(c.synthetic_share > 0.99, `every copy is a near-copy (${c.synthetic_share})`);
   assert.ok(!c.passed && !c.near_copies_passed && !c.dcr_passed, JSON.stringify(c));
   assert.match(nearCopyVerdict(c), /^Privacy warning: 600 synthetic rows \(100\.0%\) equal a real row/);
+});
+
+test("holdout near-copies: a generator copying its training rows fails, one drawing from the same population passes, also on a complete grid where every coherent row is a near-copy", async () => {
+  const population = relatedTable(1200, 6, 11);
+  const train = population.slice(0, 400);
+  const holdout = population.slice(400, 800);
+  const fresh = population.slice(800);
+  const rng = new Rng(12);
+  const copies = Array.from({ length: 400 }, () => {
+    const row = [...train[rng.int(400)]];
+    row[rng.int(6)] = rng.int(6);
+    return row;
+  });
+  const copied = holdoutNearCopyCheck(columns(train), columns(holdout), columns(copies));
+  assert.ok(copied.train_share === 1 && copied.holdout_share < 0.7 && !copied.passed, JSON.stringify(copied));
+  const learned = holdoutNearCopyCheck(columns(train), columns(holdout), columns(fresh));
+  assert.ok(learned.passed && learned.train_share > 0, JSON.stringify(learned));
+  assert.equal(learned.reference_rows, 400);
+
+  // 40 states x 10 groups, one figure per cell: TRAIN and HOLDOUT hold disjoint cells, and a
+  // generator that learned the grid writes every cell with a fresh figure.
+  const cells = Array.from({ length: 400 }, (_, i) => [i % 40, Math.floor(i / 40)]);
+  const figure = (r: Rng): number => r.int(8);
+  const order = Array.from(shuffled(400, 13));
+  const grid = (rows: number[], r: Rng): number[][] => rows.map((i) => [...cells[i], figure(r)]);
+  const gRng = new Rng(14);
+  const gTrain = grid(order.slice(0, 200), gRng);
+  const gHoldout = grid(order.slice(200), gRng);
+  const gSynth = grid(Array.from({ length: 200 }, () => gRng.int(400)), gRng);
+  const split = nearCopyCheck(columns([...gTrain, ...gHoldout]), columns(gSynth), ["state", "group", "figure"]);
+  assert.equal(split.synthetic_share, 1, "every coherent row equals its cell on all columns but the figure");
+  const grided = holdoutNearCopyCheck(columns(gTrain), columns(gHoldout), columns(gSynth));
+  assert.ok(grided.passed, JSON.stringify(grided));
+
+  // evaluate with a holdout reports the same check, values only the holdout holds included
+  const r = await evaluate(table(train), table(fresh), { holdout: table(holdout) });
+  assert.ok(r.holdout_near_copies?.passed, JSON.stringify(r.holdout_near_copies));
+  const c = await evaluate(table(train), table(copies), { holdout: table(holdout) });
+  assert.equal(c.holdout_near_copies?.passed, false);
+  const onlyHoldout = { columns: ["a", "b"], rows: [["x", "1"], ["y", "2"]] };
+  const h = await evaluate(onlyHoldout, { columns: ["a", "b"], rows: [["z", "3"]] }, { holdout: { columns: ["a", "b"], rows: [["z", "3"], ["w", "4"]] } });
+  assert.equal(h.holdout_near_copies?.holdout_share, 1, "a value the training rows lack still matches the holdout's");
 });
 
 /** A table of `rows` as CSV cells with a header. */

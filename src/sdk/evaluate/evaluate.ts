@@ -20,7 +20,8 @@
  *   `tstr_auc_train`. Features: every other column, one-hot plus the unseen code. With
  *   `multiclass`: one classifier per class present in the test rows and the one-vs-rest macro
  *   AUC (`rocAucOvr`).
- * - `holdout`: the DCR privacy check and exact-copy counts (`../privacy/dcr`); a HOLDOUT under
+ * - `holdout`: the DCR privacy check and exact-copy counts (`../privacy/dcr`), and near-copies
+ *   of TRAIN against near-copies of HOLDOUT (`holdout_near_copies`); a HOLDOUT under
  *   {@link MIN_HOLDOUT_ROWS} rows gets `holdout_warning`.
  * Near-copies, always (`near_copies`, `../privacy/near-copies`): against a 50/50 split of the real
  * table, with a verdict; cells compared as the near-copy filter compares them
@@ -38,12 +39,12 @@ import { buildCodec, checkOverrides, encodeScanned, encodeTableWithScan, type Co
 import { scanTable } from "../metadata/table-scan";
 import { counts1, type CodeArray } from "../metadata/marginals";
 import { privacyCheckWithDistances } from "../privacy/dcr";
-import { nearCopyCheck } from "../privacy/near-copies";
+import { holdoutNearCopyCheck, nearCopyCheck } from "../privacy/near-copies";
 import { nearCopyRead } from "../privacy/near-copy-read";
 import { fitLogistic, rocAuc, rocAucOvr } from "./tstr";
 import { MIN_HOLDOUT_ROWS, type EvaluateOptions, type EvaluationDetails, type EvaluationReport } from "./types";
 import { compareCodesWithPairs } from "./fidelity";
-import { nearCopyKeys } from "./near-copy-keys";
+import { holdoutNearCopyKeys, nearCopyKeys } from "./near-copy-keys";
 import { ruleReports } from "./rules";
 import { columnChecks } from "./column-checks";
 import { pooledWritesFresh } from "../columns";
@@ -221,6 +222,11 @@ export async function evaluateWithDetails(
       seed,
       ...(opts.nearCopySplits !== undefined ? { splits: opts.nearCopySplits } : {}),
     });
+    if (holdout && holdout.scan.n >= 1) {
+      const hCodes = nc.codecs === enc.codecs ? holdout.codes : encodeWithRealCodes(holdout.scan, nc.codecs, enc.columns);
+      const h = holdoutNearCopyKeys(nc.codecs, compared, { real: realScan, holdout: holdout.scan, synth }, { real: nc.real, holdout: hCodes, synth: nc.synth });
+      report.holdout_near_copies = holdoutNearCopyCheck(h.real, h.holdout, h.synth, { seed });
+    }
   }
   return { report, details };
 }

@@ -18,5 +18,5 @@ export type { LogisticOptions, LogisticModel } from "./tstr";
 export { privacyCheck } from "../privacy/dcr";
 export type { PrivacyCheck, PrivacyCheckOptions } from "../privacy/dcr";
 export type { CopyKeys, ScannedRows } from "../privacy/copies";
-export { nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../privacy/near-copies";
-export type { NearCopyCheck, NearCopyOptions } from "../privacy/near-copies";
+export { holdoutNearCopyCheck, nearCopyCheck, nearCopyShare, nearCopyVerdict } from "../privacy/near-copies";
+export type { HoldoutNearCopyCheck, NearCopyCheck, NearCopyOptions } from "../privacy/near-copies";

@@ -5,7 +5,7 @@ import type { ColumnCodec, ExtractOptions, ScannedTable } from "../metadata/meta
 import type { CodeArray } from "../metadata/marginals";
 import type { RuleCount } from "../rules/check";
 import type { PrivacyCheck } from "../privacy/dcr";
-import type { NearCopyCheck } from "../privacy/near-copies";
+import type { HoldoutNearCopyCheck, NearCopyCheck } from "../privacy/near-copies";
 
 /** Per-column part of an {@link EvaluationReport}. */
 export interface ColumnReport {
@@ -115,6 +115,8 @@ export interface EvaluationReport {
   holdout_warning?: string;
   /** The holdout-free privacy check (`../privacy/near-copies`); absent on degenerate tables. */
   near_copies?: NearCopyCheck;
+  /** With `holdout`: near-copies of the real (TRAIN) rows against those of HOLDOUT rows (`../privacy/near-copies`). */
+  holdout_near_copies?: HoldoutNearCopyCheck;
 }
 
 /**

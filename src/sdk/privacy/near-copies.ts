@@ -336,6 +336,66 @@ export function nearCopyCheck(
   };
 }
 
+/** Result of {@link holdoutNearCopyCheck}: `holdout_near_copies` of the evaluation report. */
+export interface HoldoutNearCopyCheck {
+  /** Share of the checked synthetic rows nearly copying a TRAIN row (the reference cut to equal size). */
+  train_share: number;
+  /** The same share against HOLDOUT rows, which the generator never saw: the reference. */
+  holdout_share: number;
+  /** 2 binomial standard errors at the holdout share, taken as (count + 1) / (rows + 2). */
+  margin: number;
+  /** TRAIN and HOLDOUT rows compared against (the smaller table's size), synthetic rows checked. */
+  reference_rows: number;
+  synthetic_rows: number;
+  /** No more near-copies of TRAIN than of HOLDOUT, within the margin. */
+  passed: boolean;
+}
+
+/**
+ * Near-copies against a holdout: the synthetic rows of a generator fitted on TRAIN, counted as
+ * near-copies (all columns but at most one equal) of TRAIN and of HOLDOUT, both cut to the smaller
+ * one's size by a seeded sample. A generator that learned the distribution nearly copies unseen
+ * rows as often as its training rows; one that copies people does so more often for TRAIN. The
+ * near-copy form of the holdout DCR comparison (Platzer & Reutterer, Frontiers in Big Data 4,
+ * 2021; SDMetrics' DCROverfittingProtection); unlike a split of the real table it holds on tables
+ * whose every coherent row matches a real row on all columns but one (a complete grid of states
+ * and groups with one figure per cell), where a real table's halves share no cell.
+ * @param train, holdout, synth  per compared column, one key per row, one key space per column.
+ * @throws RangeError when TRAIN, HOLDOUT or the synthetic table has no row.
+ */
+export function holdoutNearCopyCheck(
+  train: readonly CodeArray[],
+  holdout: readonly CodeArray[],
+  synth: readonly CodeArray[],
+  opts: Pick<NearCopyOptions, "seed" | "sample"> = {},
+): HoldoutNearCopyCheck {
+  const F = train.length;
+  const nT = train[0]?.length ?? 0;
+  const nH = holdout[0]?.length ?? 0;
+  const nS = synth[0]?.length ?? 0;
+  if (nT < 1 || nH < 1 || nS < 1) throw new RangeError("the holdout near-copy check needs TRAIN, HOLDOUT and synthetic rows");
+  const seed = opts.seed ?? 0;
+  const sample = Math.max(1, opts.sample ?? 20_000);
+  const m = Math.min(nT, nH);
+  const cut = (keys: readonly CodeArray[], n: number, stream: number): Int32Array =>
+    n === m ? pack(keys) : pack(keys, shuffled(n, deriveSeed(seed, stream, 0)).subarray(0, m));
+  const k = Math.min(nS, sample);
+  const Q = nS <= sample ? pack(synth) : pack(synth, shuffled(nS, deriveSeed(seed, 9, 0)).subarray(0, k));
+  const count = (flags: Uint8Array): number => flags.reduce((a, x) => a + x, 0);
+  const cT = count(nearCopyFlags(Q, k, cut(train, nT, 7), m, F));
+  const cH = count(nearCopyFlags(Q, k, cut(holdout, nH, 8), m, F));
+  const p0 = (cH + 1) / (k + 2);
+  const margin = 2 * Math.sqrt((p0 * (1 - p0)) / k);
+  return {
+    train_share: cT / k,
+    holdout_share: cH / k,
+    margin,
+    reference_rows: m,
+    synthetic_rows: k,
+    passed: cT / k <= cH / k + margin,
+  };
+}
+
 /** One sentence on the check for the report and CLI: both shares, or what failed and what to do. */
 export function nearCopyVerdict(c: NearCopyCheck): string {
   const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
