@@ -152,6 +152,23 @@ test("a Parquet file's timestamps without fractions read as whole seconds, its i
   assert.equal((read.metadata.column_stats!.at as { format?: string }).format, "yyyy-MM-dd HH:mm:ss");
 });
 
+test("Parquet pages in ZSTD, LZ4_RAW and Snappy (DuckDB's and Polars' defaults) read as the uncompressed file", async () => {
+  const at = (codec: string): string => join(__dirname, "..", "..", "test", "data", "parquet", `${codec}.parquet`);
+  const read = async (path: string): Promise<string[][]> => {
+    const rows: string[][] = [];
+    await readTable(path, (h) => void rows.push(h), (v) => void rows.push(v));
+    return rows;
+  };
+  const plain = await read(at("uncompressed"));
+  assert.equal(plain.length, 41, "a header and 40 rows");
+  assert.deepEqual(plain[4], ["3", "city 3", "3.75", "2024-01-04"]);
+  const expected = await extractMetadata(at("uncompressed"));
+  for (const codec of ["zstd", "lz4_raw", "snappy"]) {
+    assert.deepEqual(await read(at(codec)), plain, codec);
+    assert.deepEqual(await extractMetadata(at(codec)), expected, codec);
+  }
+});
+
 test("bad files are DataErrors naming the file: not Parquet, not Arrow, not gzip, not JSON, a stray key", async () => {
   const cases: [string, string | Buffer, RegExp][] = [
     ["bad.parquet", "a,b\n1,2\n", /Cannot read .*bad\.parquet as Parquet: parquet file invalid/],

@@ -1,11 +1,11 @@
 /**
- * The typed file readers of `./inputs`: Parquet (hyparquet, one row group at a time; GZIP and
- * BROTLI pages through node:zlib besides hyparquet's own Snappy) and Arrow IPC files
+ * The typed file readers of `./inputs`: Parquet (hyparquet, one row group at a time; pages in
+ * every codec of parquet-format through hyparquet-compressors, its author's companion package:
+ * Snappy, GZIP, Brotli, ZSTD, LZ4 and LZ4_RAW) and Arrow IPC files
  * (apache-arrow's RecordBatchReader, one record batch at a time). Each column's type becomes a
  * {@link SourceType} (docs/formats.md "Input formats") and each cell text by `cellOf`.
  */
 import { open } from "node:fs/promises";
-import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { AsyncBuffer, FileMetaData, SchemaElement } from "hyparquet";
 import { DataError } from "../errors";
 import { BATCH_ROWS, cellOf, checkFile, type ReadProgress, type RowBatch, type SourceType, type TableRows } from "./inputs";
@@ -31,11 +31,10 @@ export function parquetSourceType(el: SchemaElement): SourceType | undefined {
   return undefined;
 }
 
-/** Page decompressors hyparquet lacks, from node:zlib. */
-const COMPRESSORS = {
-  GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
-  BROTLI: (input: Uint8Array) => new Uint8Array(brotliDecompressSync(input)),
-};
+/** Page decompressors (file header), loaded by the first Parquet read. */
+function compressors(): import("hyparquet").Compressors {
+  return (require("hyparquet-compressors") as typeof import("hyparquet-compressors")).compressors;
+}
 
 /** A reader's error as a DataError naming the file. */
 function fileError(e: unknown, path: string, format: string): DataError {
@@ -52,6 +51,7 @@ export function parquetRows(path: string, onProgress?: (p: ReadProgress) => void
   async function* read(): AsyncGenerator<RowBatch> {
     await checkFile(path);
     const hp = hyparquet();
+    const codecs = compressors();
     let file: AsyncBuffer;
     let meta: FileMetaData;
     try {
@@ -76,7 +76,7 @@ export function parquetRows(path: string, onProgress?: (p: ReadProgress) => void
       const end = start + Number(group.num_rows);
       let cells: unknown[][] = [];
       try {
-        await hp.parquetRead({ file, metadata: meta, rowStart: start, rowEnd: end, compressors: COMPRESSORS, onComplete: (rows: unknown[][]) => void (cells = rows) });
+        await hp.parquetRead({ file, metadata: meta, rowStart: start, rowEnd: end, compressors: codecs, onComplete: (rows: unknown[][]) => void (cells = rows) });
       } catch (e) {
         throw fileError(e, path, "Parquet");
       }
