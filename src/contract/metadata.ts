@@ -209,6 +209,12 @@ export interface ColumnStats {
   format?: string & tags.MinLength<1> & tags.MaxLength<256>;
   /** Datetime only: the unit every value is a whole multiple of (in its own UTC offset). */
   granularity?: DatetimeGranularity;
+  /**
+   * Datetime only, granularity day or finer: the days of the week (0 = Sunday .. 6 = Saturday, in
+   * the column's offset) every value falls on, when some day never occurs (trading days, weekly
+   * readings); decoded values fall on them too. Absent: every day of the week.
+   */
+  weekdays?: (number & tags.Type<"uint32"> & tags.Maximum<6>)[] & tags.MinItems<1> & tags.MaxItems<6>;
   /** Datetime only, for formats that write a UTC offset: the most frequent offset, minutes east of UTC. */
   offset?: number & tags.Type<"int32"> & tags.Minimum<-1440> & tags.Maximum<1440>;
   /** Id only: the shape fresh identifiers are written in. */

@@ -7,7 +7,7 @@
 import type { ColumnStats } from "../../contract";
 import { fileOfDescription } from "../io/csv";
 import { DatetimeFormat, luxon } from "../metadata/datetime";
-import { inferGranularity, unitIndex, unitStart, type ParsedDatetime } from "../metadata/granularity";
+import { inferGranularity, unitIndex, unitStart, UNIT_MS, type FixedGranularity, type ParsedDatetime } from "../metadata/granularity";
 import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
 import type { ColumnCodec, ColumnScan, ColumnType } from "./common";
@@ -44,19 +44,74 @@ export function datetimeCodec(scan: ColumnScan, n: number, binCap: number, fmt: 
   let best = -1;
   for (const [o, c] of offsets) if (c > best || (c === best && o < offset)) [offset, best] = [o, c];
   const num = parsed.map((d) => (d ? d.seconds : NaN));
+  const weekdays = granularity === "year" || granularity === "month" ? undefined : weekdaysOf(parsed);
   return {
     ...binnedCodec(scan, n, binCap, "datetime", num, (v) => fmt.parse(v)?.seconds, {
       format: fmt.format,
       granularity,
       ...(fmt.hasOffset ? { offset } : {}),
+      ...(weekdays ? { weekdays } : {}),
     }),
     datetime: fmt,
   };
 }
 
+/** Distinct days a column needs before a day of the week it never falls on is kept absent. */
+export const WEEKDAY_MIN_DAYS = 35;
+
+/** Day of the week (0 = Sunday) of day number `day` since 1970-01-01, a Thursday. */
+function weekdayOf(day: number): number {
+  return (((day + 4) % 7) + 7) % 7;
+}
+
+/**
+ * The days of the week (0 = Sunday .. 6 = Saturday, in each value's own offset) a column's values
+ * fall on, when they span at least {@link WEEKDAY_MIN_DAYS} distinct days and miss some day of the
+ * week (trading days, weekly readings); else undefined. With 35 days spread evenly over the week,
+ * a given day is missed by chance with probability (6/7)^35 < 0.5%.
+ */
+export function weekdaysOf(parsed: readonly (ParsedDatetime | undefined)[]): number[] | undefined {
+  const days = new Set<number>();
+  for (const d of parsed) if (d) days.add(Math.floor((d.seconds + d.offset * 60) / 86400));
+  if (days.size < WEEKDAY_MIN_DAYS) return undefined;
+  const seen = new Set<number>();
+  for (const day of days) seen.add(weekdayOf(day));
+  return seen.size < 7 ? [...seen].sort((a, b) => a - b) : undefined;
+}
+
+/**
+ * Unit positions of a lattice on the days of the week `weekdays` only: point k is unit i of the
+ * j-th such day (k = j·u + i, u units a day), counted from the week of 1970-01-04, a Sunday.
+ * `units(k)` is the point's unit number on the plain lattice, `position(t)` the inverse on unit
+ * number t (between the last point of one such day and the first of the next, a fraction).
+ */
+function weekdayUnits(g: FixedGranularity, weekdays: readonly number[]): { units(k: number): number; position(t: number): number } {
+  const u = UNIT_MS.day / UNIT_MS[g];
+  const m = weekdays.length;
+  const rank = Array.from({ length: 8 }, (_, wd) => weekdays.filter((w) => w < wd).length);
+  const units = (k: number): number => {
+    const j = Math.floor(k / u);
+    const week = Math.floor(j / m);
+    return ((week * 7 + weekdays[j - week * m] - 4) * u) + (k - j * u);
+  };
+  return {
+    units,
+    position(t) {
+      const day = Math.floor(t / u);
+      const week = Math.floor((day + 4) / 7);
+      const wd = day + 4 - week * 7;
+      const j = week * m + rank[wd];
+      if (weekdays.includes(wd)) return j * u + (t - day * u);
+      const before = units(j * u - 1);
+      return j * u - 1 + (t - before) / (units(j * u) - before);
+    },
+  };
+}
+
 /**
  * The lattice of a datetime column (starts of `granularity` units in its `offset`, written in its
- * `format`), or undefined without `format` and `granularity`.
+ * `format`; with `weekdays`, on those days of the week only), or undefined without `format` and
+ * `granularity`.
  */
 export function datetimeLattice(stats: ColumnStats): Lattice | undefined {
   if (stats.type === "datetime" && stats.format && stats.granularity) {
@@ -64,10 +119,13 @@ export function datetimeLattice(stats: ColumnStats): Lattice | undefined {
     const g = stats.granularity;
     const offset = stats.offset ?? 0;
     const shiftMs = offset * 60000;
-    const value = (k: number): number => (unitStart(g, k) - shiftMs) / 1000;
+    const week = stats.weekdays && g !== "year" && g !== "month" ? weekdayUnits(g, stats.weekdays) : undefined;
+    const value = week
+      ? (k: number): number => (week.units(k) * UNIT_MS[g as FixedGranularity] - shiftMs) / 1000
+      : (k: number): number => (unitStart(g, k) - shiftMs) / 1000;
     return {
       value,
-      index: (x) => unitIndex(g, x * 1000 + shiftMs),
+      index: week ? (x) => week.position((x * 1000 + shiftMs) / UNIT_MS[g as FixedGranularity]) : (x) => unitIndex(g, x * 1000 + shiftMs),
       write: (k) => fmt.write(value(k), offset),
       writeExact: (x) => fmt.write(x, offset),
       exactUpTo: 2 ** 52 / 1000,
@@ -216,8 +274,12 @@ export function datetimeBound(v: unknown, parse: ((text: string) => number | und
   return undefined;
 }
 
-/** `describeColumns`' details of a datetime column: format, granularity and range. */
+/** Short English names of the days of the week, Sunday first. */
+const WEEKDAY_NAMES = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
+/** `describeColumns`' details of a datetime column: format, granularity, days of the week and range. */
 export function describeDatetime(st: ColumnStats, fmt: DatetimeFormat): string {
   const w = (x: number | undefined) => (x === undefined ? "?" : fmt.write(x, st.offset ?? 0));
-  return `format ${st.format}, granularity ${st.granularity}, ${w(st.min)} .. ${w(st.max)}`;
+  const days = st.weekdays ? `, on ${st.weekdays.map((d) => WEEKDAY_NAMES[d]).join(" ")} only` : "";
+  return `format ${st.format}, granularity ${st.granularity}${days}, ${w(st.min)} .. ${w(st.max)}`;
 }

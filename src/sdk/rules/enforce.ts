@@ -279,7 +279,9 @@ function sum(meta: Metadata, total: number, a: number, b: number, signs: readonl
 /** True when the two columns write values alike (a value of one is a valid value of the other). */
 function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boolean {
   if (!x || !y || x.type !== y.type) return false;
-  if (x.type === "datetime") return x.format === y.format && x.granularity === y.granularity && (x.offset ?? 0) === (y.offset ?? 0);
+  if (x.type === "datetime") {
+    return x.format === y.format && x.granularity === y.granularity && (x.offset ?? 0) === (y.offset ?? 0) && String(x.weekdays ?? "") === String(y.weekdays ?? "");
+  }
   const binned = (s: ColumnStats) => s.bin_edges !== undefined && s.bin_edges.length >= 2;
   return binned(x) && binned(y) && (x.decimals ?? 0) === (y.decimals ?? 0) && x.fixed_decimals === y.fixed_decimals && x.step === y.step;
 }
