@@ -141,6 +141,7 @@ program
   .option("--epochs <n>", "cap max_epochs at n (quick runs)")
   .option("--seed <seeds>", "comma-separated seeds; each repeats fit, sample and baselines", "0")
   .option("--out <dir>", "keep the synthetic CSVs in this folder")
+  .option("--holdout", "also fit each table's half and count its near-copies of that half against the other half", false)
   .action(tablesBench);
 
 program

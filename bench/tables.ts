@@ -42,10 +42,9 @@
  * 8. Near-copies (`evaluate`'s `near_copies` with the model's metadata): synthetic rows nearly
  *    copying a real row, against a 50/50 split of the real table, cells compared as the model's
  *    near-copy filter compares them (`src/sdk/privacy/near-copy-read.ts`), not at `TVD_OPTIONS`.
- * 9. Near-copies against a holdout ({@link holdoutNearCopies}): a second model fitted on a seeded
- *    half of the real rows; its sample's near-copies of that half against those of the other half
- *    (`evaluate`'s `holdout_near_copies`), the comparison issue 40's acceptance reads, which holds
- *    on tables whose halves share no cell (docs/generality.md).
+ * 9. With `--holdout`, near-copies against a holdout ({@link holdoutNearCopies}): a second
+ *    model fitted on a seeded half of the real rows; its sample's near-copies of that half against
+ *    those of the other half (`evaluate`'s `holdout_near_copies`; docs/generality.md).
  * `--seed 0,1,2` repeats everything (fit included: the model's weights are seeded by its id) for
  * each seed and adds the mean and minimum gap closed per table. `--out DIR` keeps the synthetic
  * CSVs (`DIR/<table>-seed<S>.csv`) and the public JSON tables as CSV (`DIR/<table>.csv`). Prints one JSON line with `--json`, else a table.
@@ -227,6 +226,8 @@ export interface TablesOptions {
   seed: string;
   /** Keep the synthetic CSVs in this folder. */
   out?: string;
+  /** Step 9: also fit each table's half and compare its near-copies of both halves. */
+  holdout?: boolean;
 }
 
 /** One table and seed. */
@@ -251,7 +252,7 @@ export interface TableResult {
   realism: Realism;
   /** `evaluate`'s near-copy check, in short. */
   near_copies?: { share: number; share_at_half: number; split_share: number; margin: number; passed: boolean };
-  /** Step 9: near-copies of the training half against the holdout half. */
+  /** Step 9 (`--holdout`): near-copies of the training half against the holdout half. */
   holdout_near_copies?: HoldoutNearCopyCheck;
   extract_seconds: number;
   fit_seconds: number;
@@ -329,10 +330,13 @@ export async function tablesBench(opts: TablesOptions): Promise<void> {
           const key = await runCli(["keys", "create", "--data-dir", store, "--org", org]);
           if (key.code !== 0) throw new Error(`keys create failed: ${key.stderr}`);
           const client = new Synthd({ apiKey: key.stdout.trim(), baseUrl: server.url });
-          // The holdout fit gets an org of its own: one org's sandbox quota holds one table's samples.
-          const hKey = await runCli(["keys", "create", "--data-dir", store, "--org", `${org}-holdout`]);
-          if (hKey.code !== 0) throw new Error(`keys create failed: ${hKey.stderr}`);
-          const holdoutClient = new Synthd({ apiKey: hKey.stdout.trim(), baseUrl: server.url });
+          let holdoutClient: Synthd | undefined;
+          if (opts.holdout) {
+            // The holdout fit gets an org of its own: one org's sandbox quota holds one table's samples.
+            const hKey = await runCli(["keys", "create", "--data-dir", store, "--org", `${org}-holdout`]);
+            if (hKey.code !== 0) throw new Error(`keys create failed: ${hKey.stderr}`);
+            holdoutClient = new Synthd({ apiKey: hKey.stdout.trim(), baseUrl: server.url });
+          }
           results.push(await runTable({ client, holdoutClient }, name, file, seed, config, epochs, gazetteer, outDir, log));
         }
       }
@@ -367,7 +371,7 @@ export async function tablesBench(opts: TablesOptions): Promise<void> {
 }
 
 async function runTable(
-  clients: { client: Synthd; holdoutClient: Synthd },
+  clients: { client: Synthd; holdoutClient?: Synthd },
   name: string,
   file: string,
   seed: number,
@@ -420,8 +424,8 @@ async function runTable(
     catalogs: catalogs(scanned, synthScan),
   };
   const nc = synth.near_copies;
-  log(`  holdout: fitting on half of the rows`);
-  const holdout = await holdoutNearCopies(holdoutClient, scanned, holdoutConfig, seed);
+  if (holdoutClient) log(`  holdout: fitting on half of the rows`);
+  const holdout = holdoutClient ? await holdoutNearCopies(holdoutClient, scanned, holdoutConfig, seed) : undefined;
   const r: TableResult = {
     table: name,
     file,
