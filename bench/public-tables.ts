@@ -92,6 +92,16 @@ export const PUBLIC_TABLES: Record<string, PublicTable> = {
     licence: "U.S. Government work (BLS, Census CPS)",
     classes: "a catalog keyed by a date (the date decides year and month), 14 series per date",
   },
+  ohlc: {
+    file: "ohlc.json",
+    licence: "none stated (CBOE VIX index, via Yahoo Finance)",
+    classes: "trading days (never a weekend), high >= open, close >= low; 44 rows",
+  },
+  sp500: {
+    file: "sp500-2000.csv",
+    licence: "none stated (S&P 500 index, via Yahoo Finance)",
+    classes: "trading days 2000-2020, daily open/high/low/close orders, volumes in round figures",
+  },
   political_contributions: {
     file: "political-contributions.json",
     licence: "CC0 1.0 (FEC)",

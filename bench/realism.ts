@@ -37,6 +37,7 @@
  *   attributes.
  */
 import { decimalsOf, isNumeric, type ScannedTable } from "../src/sdk/metadata/metadata";
+import { DatetimeFormat, inferDatetimeFormat } from "../src/sdk/metadata/datetime";
 
 /** Most distinct values (blank included) of a column in {@link structuralZeros}. */
 export const MAX_CARDINALITY = 200;
@@ -606,6 +607,45 @@ export function catalogs(real: ScannedTable, synth: ScannedTable): CatalogCheck[
       else if (examples.length < EXAMPLES) examples.push([sk[r], ...sa.map((x) => x![r])].join(", "));
     }
     out.push({ key: real.columns[k], attributes: attributes.map((b) => real.columns[b]), real_keys: repeated, synthetic_rows: rows, synthetic: rows ? kept / rows : 1, examples });
+  }
+  return out;
+}
+
+/** One datetime column whose real days miss a day of the week: {@link weekdays}. */
+export interface WeekdayCheck {
+  column: string;
+  /** Days of the week (0 = Sunday) the real values fall on. */
+  days: number[];
+  /** Share of the synthetic values on another day of the week. */
+  synthetic_off: number;
+  rows: number;
+}
+
+/**
+ * Datetime columns (format inferred as the SDK infers it, day or finer) whose >= 35 distinct real
+ * days miss a day of the week, as trading days do, and the share of synthetic values on a missed
+ * day. Days in each value's own offset.
+ */
+export function weekdays(real: ScannedTable, synth: ScannedTable): WeekdayCheck[] {
+  const out: WeekdayCheck[] = [];
+  for (const [c, name] of real.columns.entries()) {
+    const values = real.scans[c].values.filter((v) => v !== "");
+    const inferred = inferDatetimeFormat(values);
+    if (!inferred || inferred.parsed < values.length) continue;
+    const fmt = new DatetimeFormat(inferred.format);
+    const day = (v: string): number | undefined => {
+      const p = fmt.parse(v);
+      return p && Math.floor((p.seconds + p.offset * 60) / 86400);
+    };
+    const realDays = new Set(values.map(day).filter((d): d is number => d !== undefined));
+    const seen = new Set([...realDays].map((d) => (((d + 4) % 7) + 7) % 7));
+    if (realDays.size < 35 || seen.size === 7) continue;
+    const s = column(synth, name)?.filter((v) => v !== "") ?? [];
+    const off = s.filter((v) => {
+      const d = day(v);
+      return d !== undefined && !seen.has((((d + 4) % 7) + 7) % 7);
+    }).length;
+    out.push({ column: name, days: [...seen].sort((a, b) => a - b), synthetic_off: s.length ? off / s.length : 0, rows: s.length });
   }
   return out;
 }

@@ -37,7 +37,8 @@
  *    table and a gazetteer of US zip codes); the share of synthetic rows in structural zeros; each
  *    linear identity of the real numeric columns (sums with sparse parts among them) and its share
  *    of synthetic rows; grain (multiples of round steps, decimals written); each catalog of the
- *    real table (a key deciding other columns) and the share of synthetic rows keeping it.
+ *    real table (a key deciding other columns) and the share of synthetic rows keeping it; each
+ *    datetime column on some days of the week only and the synthetic share on the others.
  * 7. Rules kept: each row rule of the model's metadata, real and synthetic share that keep it.
  * 8. Near-copies (`evaluate`'s `near_copies` with the model's metadata): synthetic rows nearly
  *    copying a real row, against a 50/50 split of the real table, cells compared as the model's
@@ -61,7 +62,7 @@ import { logger, modelSummary, parseConfig } from "./fidelity";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
 import { PUBLIC_TABLES, publicTableCsv, usGazetteer } from "./public-tables";
 import { geography, grain, linearIdentities, structuralZeros, textRealism, type Gazetteer, type GeoCheck, type GrainCheck, type LinearIdentity, type StructuralZeros, type TextRealism } from "./realism";
-import { catalogs, type CatalogCheck } from "./realism";
+import { catalogs, weekdays, type CatalogCheck, type WeekdayCheck } from "./realism";
 
 /** The tables the project was tuned on, by the name `--table` takes. */
 export const TABLES: Record<string, string> = {
@@ -270,6 +271,7 @@ export interface Realism {
   identities: LinearIdentity[];
   grain: GrainCheck[];
   catalogs: CatalogCheck[];
+  weekdays?: WeekdayCheck[];
 }
 
 /** The JSON line the benchmark prints. */
@@ -422,6 +424,7 @@ async function runTable(
     identities: linearIdentities(scanned, synthScan),
     grain: grain(scanned, synthScan),
     catalogs: catalogs(scanned, synthScan),
+    weekdays: weekdays(scanned, synthScan),
   };
   const nc = synth.near_copies;
   if (holdoutClient) log(`  holdout: fitting on half of the rows`);
@@ -564,6 +567,9 @@ export function formatRealism(r: TablesResult): string[] {
       lines.push(
         `    ${i.label}: real rows ${i.real_rows} (${i.real_rows_nonzero_part} with a part not 0), synthetic ${p(i.synthetic)} of ${i.synthetic_rows}${i.examples.length ? ` (${i.examples.map(q).join("; ")})` : ""}`,
       );
+    const dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    for (const w of x.weekdays ?? [])
+      lines.push(`  weekdays ${w.column}: real on ${w.days.map((d) => dayNames[d]).join(" ")} only, synthetic on another day ${p(w.synthetic_off)} of ${w.rows}`);
     for (const c of x.catalogs ?? [])
       lines.push(`  catalog ${c.key} -> ${c.attributes.join(", ")}: ${c.real_keys} repeated real keys, synthetic ${p(c.synthetic)} of ${c.synthetic_rows}${c.examples.length ? ` (${c.examples.map(q).join("; ")})` : ""}`);
     for (const g of x.grain) {

@@ -17,6 +17,9 @@
  *    later ones.
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
  *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times.
+ *    Several inequalities (high >= open >= low, high >= close >= low) are passed over again until
+ *    a pass changes nothing, up to {@link MAX_INEQUALITY_PASSES} passes: a swap of two alike
+ *    cells in the wrong order lowers the row's inversions, so swaps alone end with every rule kept.
  * 6. structural zeros, all together: `./structural-zeros`.
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
@@ -35,9 +38,14 @@ export type { DrawValue, EnforceResult };
 /** Most redraws of one cell before a rule is left broken in that row. */
 export const MAX_REDRAWS = 64;
 
+/** Most passes over a batch's inequalities (file header, step 5). */
+export const MAX_INEQUALITY_PASSES = 16;
+
 /** Keeps `metadata.rules` in decoded rows (file header). */
 export class RuleEnforcer {
   private readonly compiled: CompiledRule[];
+  /** Positions in `compiled` of the inequalities, consecutive (step 5). */
+  private readonly inequalities: [number, number] = [0, 0];
   /** With sums sharing columns: the cells (r * features + f) of the sums already kept in the batch. */
   private readonly written?: SumLedger;
 
@@ -49,7 +57,11 @@ export class RuleEnforcer {
     const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "sum", "inequality"];
     const rest = sumsInnerFirst(rules.filter((r) => r.type !== "structural_zeros"));
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
-    this.compiled = rest.map((r) => compile(metadata, r, this.written)).filter((c): c is CompiledRule => c !== undefined);
+    const compiled = rest.map((r) => ({ type: r.type, rule: compile(metadata, r, this.written) }));
+    const kept = compiled.filter((c): c is { type: Rule["type"]; rule: CompiledRule } => c.rule !== undefined);
+    this.compiled = kept.map((c) => c.rule);
+    const first = kept.findIndex((c) => c.type === "inequality");
+    if (first >= 0) this.inequalities = [first, kept.filter((c) => c.type === "inequality").length + first];
     const zeros = structuralZeros(metadata, rules.filter((r) => r.type === "structural_zeros"), rest);
     if (zeros) this.compiled.push(zeros);
   }
@@ -70,7 +82,25 @@ export class RuleEnforcer {
   apply(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
     this.written?.cells.clear();
-    this.compiled.forEach((rule, i) => rule.apply(rows, new Rng(deriveSeed(seed, 0x52554c45, i)), fixed, draw, out, codes));
+    const [from, to] = this.inequalities;
+    const step = (i: number, pass: number, o: EnforceResult): void =>
+      this.compiled[i].apply(rows, new Rng(deriveSeed(seed, 0x52554c45 + pass, i)), fixed, draw, o, codes);
+    for (let i = 0; i < this.compiled.length; i++) {
+      if (i !== from || to - from < 2) {
+        step(i, 0, out);
+        continue;
+      }
+      let unrepaired = 0;
+      for (let pass = 0; pass < MAX_INEQUALITY_PASSES; pass++) {
+        const o: EnforceResult = { changed: 0, unrepaired: 0 };
+        for (let j = from; j < to; j++) step(j, pass, o);
+        out.changed += o.changed;
+        unrepaired = o.unrepaired;
+        if (o.changed === 0) break;
+      }
+      out.unrepaired += unrepaired;
+      i = to - 1;
+    }
     return out;
   }
 }
