@@ -466,14 +466,24 @@ function identity(
 /** {@link grain} of one numeric column. */
 export interface GrainCheck {
   column: string;
-  /** The step whose share of multiples differs most, real against synthetic. */
+  /** The step whose share of multiples among the non-zero values differs most, real against synthetic. */
   step: number;
   real: number;
   synthetic: number;
+  /** Two binomial standard deviations of that difference (the noise of the two samples' sizes). */
+  noise: number;
+  /** Share of the filled values that are zero, real and synthetic (a separate mass). */
+  zero_real: number;
+  zero_synthetic: number;
   /** TVD between the real and the synthetic distributions of decimals written (`12.80`: 2). */
   decimals_tvd: number;
   /** A lattice column only: share of the synthetic numbers that are values of the real column. */
   real_values?: number;
+}
+
+/** The largest gap of a {@link GrainCheck}: in a step's share of the non-zero values, or in the zero share. */
+export function grainGap(g: GrainCheck): number {
+  return Math.max(Math.abs(g.real - g.synthetic), Math.abs(g.zero_real - g.zero_synthetic));
 }
 
 /** True when `v` (a numeric text) is a multiple of `step`, up to half a unit of its own last decimal. */
@@ -490,11 +500,12 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
     const sc = synth.columns.indexOf(real.columns[c]);
     if (sc < 0) return;
     const realValues = new Set(s.values);
-    const stats = (scan: ScannedTable["scans"][number]): { share: number[]; decimals: Map<number, number>; filled: number; known: number } => {
+    const stats = (scan: ScannedTable["scans"][number]) => {
       const share = GRAIN_STEPS.map(() => 0);
       const decimals = new Map<number, number>();
       let filled = 0;
       let nonzero = 0;
+      let distinctNonzero = 0;
       let known = 0;
       scan.values.forEach((v, id) => {
         if (!isNumeric(v)) return;
@@ -505,12 +516,13 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
         decimals.set(d, (decimals.get(d) ?? 0) + k);
         if (Number(v) === 0) return;
         nonzero += k;
+        distinctNonzero++;
         GRAIN_STEPS.forEach((step, i) => {
           if (multipleOf(v, step)) share[i] += k;
         });
       });
       for (const [d, k] of decimals) decimals.set(d, k / Math.max(1, filled));
-      return { share: share.map((x) => x / Math.max(1, nonzero)), decimals, filled, known: known / Math.max(1, filled) };
+      return { share: share.map((x) => x / Math.max(1, nonzero)), decimals, filled, nonzero, distinctNonzero, zero: (filled - nonzero) / Math.max(1, filled), known: known / Math.max(1, filled) };
     };
     const r = stats(s);
     const y = stats(synth.scans[sc]);
@@ -520,12 +532,18 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
     });
     let tvd = 0;
     for (const d of new Set([...r.decimals.keys(), ...y.decimals.keys()])) tvd += Math.abs((r.decimals.get(d) ?? 0) - (y.decimals.get(d) ?? 0));
-    const lattice = s.values.filter((v) => v !== "").length <= LATTICE_SHARE * r.filled;
+    // Repeated values among the non-zero ones, as the SDK decides a lattice (zeros a separate mass).
+    const lattice = r.distinctNonzero <= LATTICE_SHARE * r.nonzero;
+    const p = r.share[best];
+    const noise = 2 * Math.sqrt(p * (1 - p) * (1 / Math.max(1, r.nonzero) + 1 / Math.max(1, y.nonzero)));
     out.push({
       column: real.columns[c],
       step: GRAIN_STEPS[best],
       real: r.share[best],
       synthetic: y.share[best],
+      noise,
+      zero_real: r.zero,
+      zero_synthetic: y.zero,
       decimals_tvd: tvd / 2,
       ...(lattice ? { real_values: y.known } : {}),
     });

@@ -12,6 +12,7 @@ import {
   emptyGazetteer,
   geography,
   grain,
+  grainGap,
   linearIdentities,
   multipleOf,
   nameWords,
@@ -150,6 +151,7 @@ test("grain: shares of multiples of round and fractional steps (zeros left out),
   const g = Object.fromEntries(grain(real, synth).map((c) => [c.column, c]));
   assert.deepEqual([g.salary.step, g.salary.real, g.salary.synthetic], [50, 1, 0], "of the non-zero values");
   assert.equal(g.salary.decimals_tvd, 0);
+  assert.deepEqual([g.salary.zero_real, g.salary.zero_synthetic], [0.5, 0.5]);
   assert.equal(g.salary.real_values, undefined, "11 distinct values in 20 rows: not a lattice");
   assert.deepEqual([g.age.real, g.age.synthetic > 0], [1, true], "twelfths: every real value, few synthetic ones (i/7 hits i = 0, 7, 14)");
   assert.equal(g.age.decimals_tvd, 1);
@@ -163,6 +165,19 @@ test("grain: a column of few repeated values is a lattice, and synthetic values 
   const synth = await scan({ columns: ["temp_max"], rows: Array.from({ length: 100 }, (_, i) => [i % 4 ? fahrenheit(50 + (i % 10)) : "12.3"]) });
   const [g] = grain(real, synth);
   assert.equal(g.real_values, 0.75, "10 distinct values in 100 rows; 12.3 is no whole degree Fahrenheit");
+});
+
+test("grain: zeros are a separate mass: their share is compared apart, and a column mostly 0 with distinct other values is no lattice", async () => {
+  // 200 rows: real 0 in 180, twenty distinct costs, 5 of them multiples of 10; synthetic 0 in 150,
+  // fifty costs of which 25 are multiples of 10.
+  const real = await scan({ columns: ["cost"], rows: Array.from({ length: 200 }, (_, i) => [i < 180 ? "0" : String(i < 185 ? 10 * i : 10 * i + 3)]) });
+  const synth = await scan({ columns: ["cost"], rows: Array.from({ length: 200 }, (_, i) => [i < 150 ? "0" : String(i % 2 ? 10 * i : 10 * i + 3)]) });
+  const [g] = grain(real, synth);
+  assert.equal(g.real_values, undefined, "20 distinct values in 20 non-zero rows: not a lattice, though 21 values in 200 rows");
+  assert.deepEqual([g.zero_real, g.zero_synthetic], [0.9, 0.75]);
+  assert.deepEqual([g.step, g.real, g.synthetic], [10, 0.25, 0.5], "of the non-zero values");
+  assert.ok(g.noise > 0.1 && g.noise < 0.3, `noise ${g.noise}: two binomial sd of 20 against 50 values`);
+  assert.equal(grainGap(g), 0.25);
 });
 
 test("catalogs: a key deciding columns in every real row, and the synthetic rows whose key is real with its real attributes", async () => {

@@ -130,7 +130,9 @@ export const LATTICE_DISTINCT_SHARE = 0.2;
  * distinct values at most {@link LATTICE_DISTINCT_SHARE} of the non-blank rows, the values of >= k
  * rows (released, as categories are) holding {@link LATTICE_ROW_SHARE} of them, and fewer than
  * half the points of the step lattice over [min, max] (whole degrees Fahrenheit written in
- * Celsius: 12.8, 13.3, 13.9; not ages 17 to 90). Sorted ascending; undefined otherwise.
+ * Celsius: 12.8, 13.3, 13.9; not ages 17 to 90). Zeros are a separate mass: the shares are judged
+ * on the non-zero rows (costs that are 0 in 99% of rows and distinct otherwise are no lattice).
+ * Sorted ascending; undefined otherwise.
  */
 function valueLattice(num: readonly number[], counts: readonly number[], stats: ColumnStats, k: number): number[] | undefined {
   let rows = 0;
@@ -139,12 +141,11 @@ function valueLattice(num: readonly number[], counts: readonly number[], stats: 
   const kept: number[] = [];
   num.forEach((x, id) => {
     if (Number.isNaN(x)) return;
+    if (counts[id] >= k) kept.push(x);
+    if (x === 0) return;
     rows += counts[id];
     distinct++;
-    if (counts[id] >= k) {
-      held += counts[id];
-      kept.push(x);
-    }
+    if (counts[id] >= k) held += counts[id];
   });
   if (kept.length < 2 || kept.length > MAX_LATTICE_VALUES) return undefined;
   if (distinct > LATTICE_DISTINCT_SHARE * rows || held < LATTICE_ROW_SHARE * rows) return undefined;
