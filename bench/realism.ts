@@ -37,6 +37,7 @@
  *   attributes.
  */
 import { decimalsOf, isNumeric, type ScannedTable } from "../src/sdk/metadata/metadata";
+import { RULE_LIMITS } from "../src/sdk/rules/detect/options";
 
 /** Most distinct values (blank included) of a column in {@link structuralZeros}. */
 export const MAX_CARDINALITY = 200;
@@ -568,12 +569,32 @@ export interface CatalogCheck {
 }
 
 /**
+ * log P(every key value seen twice or more holds one value of column `b` by chance), drawing b's
+ * values independently from its marginal: the sum over such key values, m rows each, of
+ * log(sum_v p_v^m). The SDK's test of a dependency (`dependency` in
+ * src/sdk/rules/detect/combinations.ts) with the same bound, `RULE_LIMITS.fdChance`.
+ */
+function byChance(key: ScannedTable["scans"][number], b: ScannedTable["scans"][number], n: number): number {
+  const logs = b.counts.map((c) => Math.log(c / n));
+  let total = 0;
+  key.values.forEach((v, id) => {
+    const m = key.counts[id];
+    if (v === "" || m < 2) return;
+    const top = Math.max(...logs.map((l) => m * l));
+    total += top + Math.log(logs.reduce((s, l) => s + Math.exp(m * l - top), 0));
+  });
+  return total;
+}
+
+/**
  * Catalogs of the real table (a key column deciding other columns: a state its FIPS id and
  * total) and how the synthetic rows keep them. A key is a column whose rows on values seen twice
  * or more are at least half its filled rows, with at least {@link CATALOG_MIN_KEYS} such values;
- * it decides column B when every real key value goes with one B value (blank included) and B has
- * two values or more. A synthetic row keeps the catalog when its key is a real key (any count) and
- * every attribute is that key's real value (numbers compared as numbers). A key whose columns
+ * it decides column B when every real key value goes with one B value (blank included), B has
+ * two values or more, and the key's repeated values could not hold one B value each by chance
+ * (mostly zeros that agree: {@link byChance}, the SDK's bound). A synthetic row keeps the catalog
+ * when its key is a real key (any count) and every attribute is that key's real value (numbers
+ * compared as numbers). A key whose columns
  * another key's catalog holds as well is reported too (state name and FIPS id both are keys).
  */
 export function catalogs(real: ScannedTable, synth: ScannedTable): CatalogCheck[] {
@@ -602,6 +623,7 @@ export function catalogs(real: ScannedTable, synth: ScannedTable): CatalogCheck[
         if (of[a] < 0) of[a] = bs.ids[r];
         else if (of[a] !== bs.ids[r]) holds = false;
       }
+      if (holds && byChance(ks, bs, real.n) >= Math.log(RULE_LIMITS.fdChance)) holds = false;
       if (holds) attributes.push(b);
     }
     if (attributes.length === 0) continue;

@@ -181,7 +181,14 @@ test("grain: zeros are a separate mass: their share is compared apart, and a col
 });
 
 test("catalogs: a key deciding columns in every real row, and the synthetic rows whose key is real with its real attributes", async () => {
-  const states: [string, string, string][] = [["Alabama", "1", "4863300"], ["Alaska", "2", "741894"], ["Arizona", "4", "6931071"], ["Arkansas", "5", "2988248"]];
+  const states: [string, string, string][] = [
+    ["Alabama", "1", "4863300"],
+    ["Alaska", "2", "741894"],
+    ["Arizona", "4", "6931071"],
+    ["Arkansas", "5", "2988248"],
+    ["California", "6", "39250017"],
+    ["Colorado", "8", "5540545"],
+  ];
   const real = await scan({
     columns: ["name", "id", "total", "group"],
     rows: states.flatMap((s) => ["<10000", "10000 to 14999", "15000 to 24999"].map((g) => [...s, g])),
@@ -199,12 +206,28 @@ test("catalogs: a key deciding columns in every real row, and the synthetic rows
   const byName = found.find((c) => c.key === "name");
   assert.deepEqual(byName && { attributes: byName.attributes, keys: byName.real_keys, rows: byName.synthetic_rows, share: byName.synthetic }, {
     attributes: ["id", "total"],
-    keys: 4,
+    keys: 6,
     rows: 4,
     share: 0.5,
   });
   assert.deepEqual(byName?.examples, ["Arizona, 5, 6931071", "Texas, 48, 27862596"]);
   assert.ok(!found.some((c) => c.key === "group"), "group decides nothing (each group in every state)");
+});
+
+test("catalogs: an attribute that is mostly zeros agreeing within each key by chance is none (the SDK's bound)", async () => {
+  // 58 rows, 20 states each in 2 or 3 rows: loans 0 in 56 rows and 5000 in state S18's two, so
+  // state decides loans in every row, as it would by chance with probability 0.1; the district
+  // number is the state's in every row too, which chance would give with probability below 1e-40.
+  const rows = Array.from({ length: 58 }, (_, i) => [`S${i % 20}`, i % 20 === 18 ? "5000" : "0", String(100 + (i % 20))]);
+  const t = await scan({ columns: ["state", "loans", "district"], rows });
+  const found = catalogs(t, t);
+  assert.deepEqual(
+    found.map((c) => [c.key, c.attributes]),
+    [
+      ["state", ["district"]],
+      ["district", ["state"]],
+    ],
+  );
 });
 
 test("recordsTable: JSON records become a table of their keys in order of first appearance, null and missing keys blank", () => {
