@@ -286,6 +286,29 @@ describe("a sum keeps every value inside its real column's range", () => {
     });
   });
 
+  test("an inequality beside a sum (durable_goods > construction, manufacturing = durable_goods + nondurable_goods) keeps both", () => {
+    // a, b, d write numbers alike, so a broken a >= d would swap a and d, breaking c = a + b.
+    const names = ["a", "b", "c", "d"];
+    const num = (max: number) => ({ type: "numerical" as const, count: 100, missing: 0, min: 0, max, bin_edges: [0, max / 4, max / 2, (3 * max) / 4, max], decimals: 0 });
+    const m: Metadata = {
+      features: names,
+      cardinalities: Object.fromEntries(names.map((f) => [f, 4])),
+      empirical_probs: Object.fromEntries(names.map((f) => [f, flat(4)])),
+      column_stats: { a: num(40), b: num(40), c: num(80), d: num(40) },
+      value_mappings: Object.fromEntries(names.map((f) => [f, {}])),
+      rules: [
+        { type: "sum", total: "c", parts: ["a", "b"], share: 1 },
+        { type: "inequality", high: "a", low: "d", strict: false, share: 1 },
+      ],
+    };
+    const rows = new Decoder(m).decode(randomCodes(m, 2000, 15), 7).rows;
+    for (const r of rows) {
+      const [a, b, c, d] = r.map(Number);
+      assert.equal(c, a + b, r.join(","));
+      assert.ok(a >= d, r.join(","));
+    }
+  });
+
   test("a system of identities whose outer total has a narrow range keeps every identity and every range", () => {
     const names = ["nonfarm", "private", "government", "goods", "services", "private_services"];
     const num = (max: number) => ({ type: "numerical" as const, count: 120, missing: 0, min: 0, max, bin_edges: [0, max / 4, max / 2, (3 * max) / 4, max], decimals: 0 });

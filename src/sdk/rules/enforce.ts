@@ -12,7 +12,9 @@
  * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`).
  * 4. sums and linear identities, sums sharing columns written together per row: `./sums`.
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
- *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times.
+ *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times. A
+ *    column of a sum is held fixed when the other side is no sum's (`durable_goods >
+ *    construction` beside `manufacturing = durable_goods + nondurable_goods`).
  * 6. structural zeros, all together: `./structural-zeros`.
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
@@ -24,7 +26,7 @@ import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
 import { catalog } from "./catalog";
 import { structuralZeros } from "./structural-zeros";
-import { sumSystems } from "./sums";
+import { sumSystems, type SumSystems } from "./sums";
 import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
 
 export type { DrawValue, EnforceResult };
@@ -44,7 +46,8 @@ export class RuleEnforcer {
     const sums = sumSystems(metadata, rest.filter((r) => r.type === "sum"), (names) => ruleColumns(metadata, names));
     // The sums take the place of the first one, as one rule.
     const firstSum = rest.findIndex((r) => r.type === "sum");
-    this.compiled = rest.flatMap((r, i) => (r.type !== "sum" ? (compile(metadata, r) ?? []) : i === firstSum && sums ? [sums] : []));
+    const sumFeatures = new Set(rest.flatMap((r) => (r.type === "sum" ? (ruleColumns(metadata, [r.total, ...r.parts]) ?? []) : [])));
+    this.compiled = rest.flatMap((r, i) => (r.type !== "sum" ? (compile(metadata, r, sumFeatures, sums) ?? []) : i === firstSum && sums ? [sums] : []));
     const zeros = structuralZeros(metadata, rules.filter((r) => r.type === "structural_zeros"), rest);
     if (zeros) this.compiled.push(zeros);
   }
@@ -75,7 +78,7 @@ function ruleColumns(meta: Metadata, names: readonly string[]): number[] | undef
   return idx.every((i) => i >= 0 && meta.column_stats?.[meta.features[i]]?.type !== "id") ? idx : undefined;
 }
 
-function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
+function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, sums: SumSystems | undefined): CompiledRule | undefined {
   const cols = (names: readonly string[]): number[] | undefined => ruleColumns(meta, names);
   switch (rule.type) {
     case "blank_together": {
@@ -99,7 +102,7 @@ function compile(meta: Metadata, rule: Rule): CompiledRule | undefined {
       return undefined;
     case "inequality": {
       const c = cols([rule.high, rule.low]);
-      return c && inequality(meta, c[0], c[1], rule.strict);
+      return c && inequality(meta, c[0], c[1], rule.strict, sumFeatures, sums);
     }
   }
 }
@@ -166,7 +169,14 @@ function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boo
   return binned(x) && binned(y) && (x.decimals ?? 0) === (y.decimals ?? 0) && x.fixed_decimals === y.fixed_decimals && x.step === y.step;
 }
 
-function inequality(meta: Metadata, high: number, low: number, strict: boolean): CompiledRule {
+/**
+ * @param kept features of the sums (kept before the inequality): when one side is such a column
+ *   and the other is not, the sum's side is held like a fixed cell (neither swapped nor redrawn),
+ *   so keeping the inequality never breaks a sum; only when redrawing the other side fails is the
+ *   sum's side redrawn, and the row's sums kept again around it (`sums.keepRow`).
+ */
+function inequality(meta: Metadata, high: number, low: number, strict: boolean, kept: ReadonlySet<number>, sums: SumSystems | undefined): CompiledRule {
+  const [holdHigh, holdLow] = [kept.has(high) && !kept.has(low), kept.has(low) && !kept.has(high)];
   const [sh, sl] = [meta.column_stats?.[meta.features[high]], meta.column_stats?.[meta.features[low]]];
   const [ph, pl] = [cellNumber(sh), cellNumber(sl)];
   const alike = writeAlike(sh, sl);
@@ -176,7 +186,8 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean):
   const holds = (h: number, l: number) => (strict ? h > l : h >= l);
   return {
     apply(rows, rng, given, draw, out) {
-      const fixed = given ?? noneFixed;
+      const user = given ?? noneFixed;
+      const fixed: Fixed = holdHigh || holdLow ? (r, f) => user(r, f) || (f === high ? holdHigh : holdLow) : user;
       row: for (let r = 0; r < rows.length; r++) {
         const [th, tl] = [rows.get(r, high), rows.get(r, low)];
         const h = ph(th);
@@ -202,6 +213,19 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean):
               out.changed++;
               continue row;
             }
+          }
+        }
+        // Then the sum's side, the row's sums kept again with that cell fixed.
+        const held = holdHigh ? high : holdLow ? low : -1;
+        if (held >= 0 && sums && !user(r, held)) {
+          const keep: Fixed = (rr, f) => user(rr, f) || f === held;
+          const saved = [...kept].map((f) => rows.get(r, f));
+          for (let t = 0; t < MAX_REDRAWS; t++) {
+            rows.set(r, held, draw(held, rng));
+            sums.keepRow(rows, r, rng, keep, draw, out);
+            const [x, y] = [ph(rows.get(r, high)), pl(rows.get(r, low))];
+            if (x !== undefined && y !== undefined && holds(x, y)) continue row;
+            [...kept].forEach((f, i) => rows.set(r, f, saved[i]));
           }
         }
         out.unrepaired++;

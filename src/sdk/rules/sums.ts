@@ -15,7 +15,8 @@
  */
 import type { ColumnStats, Metadata, SumRule } from "../../contract";
 import type { Cells } from "../generate/batch";
-import { MAX_REDRAWS, noneFixed, type CompiledRule, type EnforceResult, type Fixed } from "./compiled-rule";
+import type { Rng } from "../generate/sfc32";
+import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
 
 /** Decimals of a numerical column's values (its `decimals`, 0 for integers). */
 function decimalsOfStats(stats: ColumnStats | undefined): number {
@@ -110,11 +111,17 @@ function systems(sums: readonly SumRule[]): SumRule[][] {
   return groups;
 }
 
+/** The compiled sums, and the same step for one row (what an inequality calls after moving a sum's cell). */
+export interface SumSystems extends CompiledRule {
+  /** Keeps every sum system in row r; `fixed` cells are never rewritten. */
+  keepRow(rows: Cells, r: number, rng: Rng, fixed: Fixed, draw: DrawValue, out: EnforceResult): void;
+}
+
 /**
  * The metadata's sum rules (features resolved by `cols`; a rule over an unknown or identifier
  * column is left out) as one compiled rule that keeps every system in every row (file header).
  */
-export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (names: readonly string[]) => number[] | undefined): CompiledRule | undefined {
+export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (names: readonly string[]) => number[] | undefined): SumSystems | undefined {
   const compiled = systems(rules.filter((r) => cols([r.total, ...r.parts]) !== undefined)).map((group) => {
     const steps = group.map((r) => {
       const [t, a, b] = cols([r.total, ...r.parts])!;
@@ -125,31 +132,32 @@ export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (nam
     return { steps, features, leaves: features.filter((f) => !totals.has(f)) };
   });
   if (compiled.length === 0) return undefined;
+  const keepRow = (rows: Cells, r: number, rng: Rng, user: Fixed, draw: DrawValue, out: EnforceResult): void => {
+    for (const sys of compiled) {
+      const before = sys.features.map((f) => rows.get(r, f));
+      let result = writeSystem(rows, r, sys.steps, user);
+      const leaves = sys.leaves.filter((f) => !user(r, f));
+      for (let t = 0; !result.inRange && leaves.length > 0 && t < MAX_REDRAWS; t++) {
+        sys.features.forEach((f, i) => rows.set(r, f, before[i]));
+        // One leaf at a time first (the row keeps the most of its drawn values), then all.
+        for (const f of t < leaves.length ? [leaves[t]] : leaves) rows.set(r, f, draw(f, rng));
+        result = writeSystem(rows, r, sys.steps, user);
+      }
+      if (!result.inRange && leaves.length > 0) {
+        sys.features.forEach((f, i) => rows.set(r, f, before[i]));
+        result = writeSystem(rows, r, sys.steps, user);
+      }
+      out.unrepaired += result.unrepaired;
+      sys.features.forEach((f, i) => {
+        if (rows.get(r, f) !== before[i]) out.changed++;
+      });
+    }
+  };
   return {
+    keepRow,
     apply(rows, rng, given, draw, out) {
       const user = given ?? noneFixed;
-      for (const sys of compiled) {
-        const before = new Array<string>(sys.features.length);
-        for (let r = 0; r < rows.length; r++) {
-          for (let i = 0; i < sys.features.length; i++) before[i] = rows.get(r, sys.features[i]);
-          let result = writeSystem(rows, r, sys.steps, user);
-          const leaves = sys.leaves.filter((f) => !user(r, f));
-          for (let t = 0; !result.inRange && leaves.length > 0 && t < MAX_REDRAWS; t++) {
-            sys.features.forEach((f, i) => rows.set(r, f, before[i]));
-            // One leaf at a time first (the row keeps the most of its drawn values), then all.
-            for (const f of t < leaves.length ? [leaves[t]] : leaves) rows.set(r, f, draw(f, rng));
-            result = writeSystem(rows, r, sys.steps, user);
-          }
-          if (!result.inRange && leaves.length > 0) {
-            sys.features.forEach((f, i) => rows.set(r, f, before[i]));
-            result = writeSystem(rows, r, sys.steps, user);
-          }
-          out.unrepaired += result.unrepaired;
-          sys.features.forEach((f, i) => {
-            if (rows.get(r, f) !== before[i]) out.changed++;
-          });
-        }
-      }
+      for (let r = 0; r < rows.length; r++) keepRow(rows, r, rng, user, draw, out);
     },
   };
 }
