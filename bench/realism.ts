@@ -473,18 +473,29 @@ export interface GrainCheck {
   synthetic: number;
   /** Two binomial standard deviations of that difference (the noise of the two samples' sizes). */
   noise: number;
-  /** Share of the filled values that are zero, real and synthetic (a separate mass). */
+  /** Share of the filled values that are zero, real and synthetic (a separate mass), and its noise. */
   zero_real: number;
   zero_synthetic: number;
+  zero_noise: number;
   /** TVD between the real and the synthetic distributions of decimals written (`12.80`: 2). */
   decimals_tvd: number;
   /** A lattice column only: share of the synthetic numbers that are values of the real column. */
   real_values?: number;
 }
 
-/** The largest gap of a {@link GrainCheck}: in a step's share of the non-zero values, or in the zero share. */
+/**
+ * The largest gap of a {@link GrainCheck} beyond its noise: in a step's share of the non-zero
+ * values, or in the zero share (0 when both are within noise).
+ */
 export function grainGap(g: GrainCheck): number {
-  return Math.max(Math.abs(g.real - g.synthetic), Math.abs(g.zero_real - g.zero_synthetic));
+  const beyond = (gap: number, noise: number): number => (gap > noise ? gap : 0);
+  return Math.max(beyond(Math.abs(g.real - g.synthetic), g.noise), beyond(Math.abs(g.zero_real - g.zero_synthetic), g.zero_noise));
+}
+
+/** Two binomial standard deviations of the difference of two shares of p (Laplace's p: never 0 or 1). */
+function twoSd(p: number, nReal: number, nSynth: number): number {
+  const q = (p * nReal + 1) / (nReal + 2);
+  return 2 * Math.sqrt(q * (1 - q) * (1 / Math.max(1, nReal) + 1 / Math.max(1, nSynth)));
 }
 
 /** True when `v` (a numeric text) is a multiple of `step`, up to half a unit of its own last decimal. */
@@ -535,16 +546,15 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
     for (const d of new Set([...r.decimals.keys(), ...y.decimals.keys()])) tvd += Math.abs((r.decimals.get(d) ?? 0) - (y.decimals.get(d) ?? 0));
     // Repeated values among the non-zero ones, as the SDK decides a lattice (zeros a separate mass).
     const lattice = r.distinctNonzero <= LATTICE_SHARE * r.nonzero;
-    const p = r.share[best];
-    const noise = 2 * Math.sqrt(p * (1 - p) * (1 / Math.max(1, r.nonzero) + 1 / Math.max(1, y.nonzero)));
     out.push({
       column: real.columns[c],
       step: GRAIN_STEPS[best],
       real: r.share[best],
       synthetic: y.share[best],
-      noise,
+      noise: twoSd(r.share[best], r.nonzero, y.nonzero),
       zero_real: r.zero,
       zero_synthetic: y.zero,
+      zero_noise: twoSd(r.zero, r.filled, y.filled),
       decimals_tvd: tvd / 2,
       ...(lattice ? { real_values: y.known } : {}),
     });

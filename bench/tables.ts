@@ -474,7 +474,7 @@ export function formatRealism(r: TablesResult): string[] {
   const q = (s: string): string => JSON.stringify(s.length > 60 ? `${s.slice(0, 57)}...` : s);
   const lines = [
     "realism (./realism): soup = most invented-token share of a text column; real = least real-value share of a text column; geo = least real share of a place check;",
-    "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear identity of the real table; grain = largest gap in the zero share or a multiple-of-step share of the non-zero values;",
+    "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear identity of the real table; grain = largest gap beyond two binomial sd in the zero share or a multiple-of-step share of the non-zero values;",
     "  lattice = least share of synthetic values that are real values, over the numeric columns of repeated values;",
     "  catalog = least share of synthetic rows whose key is a real key with that key's real attributes;",
     "  near-copies = synthetic at half vs a 50/50 split of the real table",
@@ -523,7 +523,8 @@ export function formatRealism(r: TablesResult): string[] {
       const gap = Math.abs(g.real - g.synthetic);
       const noise = gap > g.noise ? "" : `, within noise ${p(g.noise)}`;
       const steps = gap > 0.02 ? `multiples of ${+g.step.toFixed(4)} among non-zero values real ${p(g.real)}, synthetic ${p(g.synthetic)}${noise}` : "";
-      const zeros = Math.abs(g.zero_real - g.zero_synthetic) > 0.02 ? `zeros real ${p(g.zero_real)}, synthetic ${p(g.zero_synthetic)}` : "";
+      const zgap = Math.abs(g.zero_real - g.zero_synthetic);
+      const zeros = zgap > 0.02 ? `zeros real ${p(g.zero_real)}, synthetic ${p(g.zero_synthetic)}${zgap > g.zero_noise ? "" : `, within noise ${p(g.zero_noise)}`}` : "";
       const decimals = g.decimals_tvd > 0.02 ? `decimals written TVD ${g.decimals_tvd.toFixed(3)}` : "";
       const lattice = g.real_values !== undefined && g.real_values < 0.98 ? `real values ${p(g.real_values)} (a lattice)` : "";
       if (steps || zeros || decimals || lattice) lines.push(`  grain ${g.column}: ${[steps, zeros, decimals, lattice].filter((x) => x).join("; ")}`);

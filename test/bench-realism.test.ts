@@ -176,8 +176,11 @@ test("grain: zeros are a separate mass: their share is compared apart, and a col
   assert.equal(g.real_values, undefined, "20 distinct values in 20 non-zero rows: not a lattice, though 21 values in 200 rows");
   assert.deepEqual([g.zero_real, g.zero_synthetic], [0.9, 0.75]);
   assert.deepEqual([g.step, g.real, g.synthetic], [10, 0.25, 0.5], "of the non-zero values");
-  assert.ok(g.noise > 0.1 && g.noise < 0.3, `noise ${g.noise}: two binomial sd of 20 against 50 values`);
-  assert.equal(grainGap(g), 0.25);
+  assert.ok(g.noise > 0.2 && g.noise < 0.3, `noise ${g.noise}: two binomial sd of 20 against 50 values`);
+  assert.ok(g.zero_noise > 0.05 && g.zero_noise < 0.07, `zero noise ${g.zero_noise}: two sd of 200 against 200 values`);
+  assert.equal(grainGap(g), 0.25, "the step's gap, beyond its noise");
+  assert.ok(Math.abs(grainGap({ ...g, noise: 0.3 }) - 0.15) < 1e-9, "with the step's gap within noise, the zero share's");
+  assert.equal(grainGap({ ...g, noise: 0.3, zero_noise: 0.2 }), 0, "both within noise");
 });
 
 test("catalogs: a key deciding columns in every real row, and the synthetic rows whose key is real with its real attributes", async () => {
