@@ -222,9 +222,15 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean, 
           const saved = [...kept].map((f) => rows.get(r, f));
           for (let t = 0; t < MAX_REDRAWS; t++) {
             rows.set(r, held, draw(held, rng));
-            sums.keepRow(rows, r, rng, keep, draw, out);
+            // Counted only for the attempt kept.
+            const tried: EnforceResult = { changed: 0, unrepaired: 0 };
+            sums.keepRow(rows, r, rng, keep, draw, tried);
             const [x, y] = [ph(rows.get(r, high)), pl(rows.get(r, low))];
-            if (x !== undefined && y !== undefined && holds(x, y)) continue row;
+            if (x !== undefined && y !== undefined && holds(x, y)) {
+              out.changed += 1 + tried.changed;
+              out.unrepaired += tried.unrepaired;
+              continue row;
+            }
             [...kept].forEach((f, i) => rows.set(r, f, saved[i]));
           }
         }
