@@ -38,6 +38,7 @@
  */
 import { decimalsOf, isNumeric, type ScannedTable } from "../src/sdk/metadata/metadata";
 import { DatetimeFormat, inferDatetimeFormat } from "../src/sdk/metadata/datetime";
+import { RULE_LIMITS } from "../src/sdk/rules/detect/options";
 
 /** Most distinct values (blank included) of a column in {@link structuralZeros}. */
 export const MAX_CARDINALITY = 200;
@@ -467,14 +468,35 @@ function identity(
 /** {@link grain} of one numeric column. */
 export interface GrainCheck {
   column: string;
-  /** The step whose share of multiples differs most, real against synthetic. */
+  /** The step whose share of multiples among the non-zero values differs most, real against synthetic. */
   step: number;
   real: number;
   synthetic: number;
+  /** Two binomial standard deviations of that difference (the noise of the two samples' sizes). */
+  noise: number;
+  /** Share of the filled values that are zero, real and synthetic (a separate mass), and its noise. */
+  zero_real: number;
+  zero_synthetic: number;
+  zero_noise: number;
   /** TVD between the real and the synthetic distributions of decimals written (`12.80`: 2). */
   decimals_tvd: number;
   /** A lattice column only: share of the synthetic numbers that are values of the real column. */
   real_values?: number;
+}
+
+/**
+ * The largest gap of a {@link GrainCheck} beyond its noise: in a step's share of the non-zero
+ * values, or in the zero share (0 when both are within noise).
+ */
+export function grainGap(g: GrainCheck): number {
+  const beyond = (gap: number, noise: number): number => (gap > noise ? gap : 0);
+  return Math.max(beyond(Math.abs(g.real - g.synthetic), g.noise), beyond(Math.abs(g.zero_real - g.zero_synthetic), g.zero_noise));
+}
+
+/** Two binomial standard deviations of the difference of two shares of p (Laplace's p: never 0 or 1). */
+function twoSd(p: number, nReal: number, nSynth: number): number {
+  const q = (p * nReal + 1) / (nReal + 2);
+  return 2 * Math.sqrt(q * (1 - q) * (1 / Math.max(1, nReal) + 1 / Math.max(1, nSynth)));
 }
 
 /** True when `v` (a numeric text) is a multiple of `step`, up to half a unit of its own last decimal. */
@@ -491,11 +513,12 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
     const sc = synth.columns.indexOf(real.columns[c]);
     if (sc < 0) return;
     const realValues = new Set(s.values);
-    const stats = (scan: ScannedTable["scans"][number]): { share: number[]; decimals: Map<number, number>; filled: number; known: number } => {
+    const stats = (scan: ScannedTable["scans"][number]) => {
       const share = GRAIN_STEPS.map(() => 0);
       const decimals = new Map<number, number>();
       let filled = 0;
       let nonzero = 0;
+      let distinctNonzero = 0;
       let known = 0;
       scan.values.forEach((v, id) => {
         if (!isNumeric(v)) return;
@@ -506,12 +529,13 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
         decimals.set(d, (decimals.get(d) ?? 0) + k);
         if (Number(v) === 0) return;
         nonzero += k;
+        distinctNonzero++;
         GRAIN_STEPS.forEach((step, i) => {
           if (multipleOf(v, step)) share[i] += k;
         });
       });
       for (const [d, k] of decimals) decimals.set(d, k / Math.max(1, filled));
-      return { share: share.map((x) => x / Math.max(1, nonzero)), decimals, filled, known: known / Math.max(1, filled) };
+      return { share: share.map((x) => x / Math.max(1, nonzero)), decimals, filled, nonzero, distinctNonzero, zero: (filled - nonzero) / Math.max(1, filled), known: known / Math.max(1, filled) };
     };
     const r = stats(s);
     const y = stats(synth.scans[sc]);
@@ -521,12 +545,17 @@ export function grain(real: ScannedTable, synth: ScannedTable): GrainCheck[] {
     });
     let tvd = 0;
     for (const d of new Set([...r.decimals.keys(), ...y.decimals.keys()])) tvd += Math.abs((r.decimals.get(d) ?? 0) - (y.decimals.get(d) ?? 0));
-    const lattice = s.values.filter((v) => v !== "").length <= LATTICE_SHARE * r.filled;
+    // Repeated values among the non-zero ones, as the SDK decides a lattice (zeros a separate mass).
+    const lattice = r.distinctNonzero <= LATTICE_SHARE * r.nonzero;
     out.push({
       column: real.columns[c],
       step: GRAIN_STEPS[best],
       real: r.share[best],
       synthetic: y.share[best],
+      noise: twoSd(r.share[best], r.nonzero, y.nonzero),
+      zero_real: r.zero,
+      zero_synthetic: y.zero,
+      zero_noise: twoSd(r.zero, r.filled, y.filled),
       decimals_tvd: tvd / 2,
       ...(lattice ? { real_values: y.known } : {}),
     });
@@ -551,12 +580,32 @@ export interface CatalogCheck {
 }
 
 /**
+ * log P(every key value seen twice or more holds one value of column `b` by chance), drawing b's
+ * values independently from its marginal: the sum over such key values, m rows each, of
+ * log(sum_v p_v^m). The SDK's test of a dependency (`dependency` in
+ * src/sdk/rules/detect/combinations.ts) with the same bound, `RULE_LIMITS.fdChance`.
+ */
+function byChance(key: ScannedTable["scans"][number], b: ScannedTable["scans"][number], n: number): number {
+  const logs = b.counts.map((c) => Math.log(c / n));
+  let total = 0;
+  key.values.forEach((v, id) => {
+    const m = key.counts[id];
+    if (v === "" || m < 2) return;
+    const top = Math.max(...logs.map((l) => m * l));
+    total += top + Math.log(logs.reduce((s, l) => s + Math.exp(m * l - top), 0));
+  });
+  return total;
+}
+
+/**
  * Catalogs of the real table (a key column deciding other columns: a state its FIPS id and
  * total) and how the synthetic rows keep them. A key is a column whose rows on values seen twice
  * or more are at least half its filled rows, with at least {@link CATALOG_MIN_KEYS} such values;
- * it decides column B when every real key value goes with one B value (blank included) and B has
- * two values or more. A synthetic row keeps the catalog when its key is a real key (any count) and
- * every attribute is that key's real value (numbers compared as numbers). A key whose columns
+ * it decides column B when every real key value goes with one B value (blank included), B has
+ * two values or more, and the key's repeated values could not hold one B value each by chance
+ * (mostly zeros that agree: {@link byChance}, the SDK's bound). A synthetic row keeps the catalog
+ * when its key is a real key (any count) and every attribute is that key's real value (numbers
+ * compared as numbers). A key whose columns
  * another key's catalog holds as well is reported too (state name and FIPS id both are keys).
  */
 export function catalogs(real: ScannedTable, synth: ScannedTable): CatalogCheck[] {
@@ -585,6 +634,7 @@ export function catalogs(real: ScannedTable, synth: ScannedTable): CatalogCheck[
         if (of[a] < 0) of[a] = bs.ids[r];
         else if (of[a] !== bs.ids[r]) holds = false;
       }
+      if (holds && byChance(ks, bs, real.n) >= Math.log(RULE_LIMITS.fdChance)) holds = false;
       if (holds) attributes.push(b);
     }
     if (attributes.length === 0) continue;

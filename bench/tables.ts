@@ -61,7 +61,7 @@ import { scanTable } from "../src/sdk/metadata/table-scan";
 import { logger, modelSummary, parseConfig } from "./fidelity";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
 import { PUBLIC_TABLES, publicTableCsv, usGazetteer } from "./public-tables";
-import { geography, grain, linearIdentities, structuralZeros, textRealism, type Gazetteer, type GeoCheck, type GrainCheck, type LinearIdentity, type StructuralZeros, type TextRealism } from "./realism";
+import { geography, grain, grainGap, linearIdentities, structuralZeros, textRealism, type Gazetteer, type GeoCheck, type GrainCheck, type LinearIdentity, type StructuralZeros, type TextRealism } from "./realism";
 import { catalogs, weekdays, type CatalogCheck, type WeekdayCheck } from "./realism";
 
 /** The tables the project was tuned on, by the name `--table` takes. */
@@ -520,7 +520,7 @@ export function formatRealism(r: TablesResult): string[] {
   const q = (s: string): string => JSON.stringify(s.length > 60 ? `${s.slice(0, 57)}...` : s);
   const lines = [
     "realism (./realism): soup = most invented-token share of a text column; real = least real-value share of a text column; geo = least real share of a place check;",
-    "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear identity of the real table; grain = largest gap in a multiple-of-step share;",
+    "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear identity of the real table; grain = largest gap beyond two binomial sd in the zero share or a multiple-of-step share of the non-zero values;",
     "  lattice = least share of synthetic values that are real values, over the numeric columns of repeated values;",
     "  catalog = least share of synthetic rows whose key is a real key with that key's real attributes;",
     "  near-copies = synthetic at half vs a 50/50 split of the real table;",
@@ -533,7 +533,7 @@ export function formatRealism(r: TablesResult): string[] {
     const real = worstOf(x.text, (c) => c.real_values, true);
     const geo = worstOf(x.geography, (c) => c.real, true);
     const ident = worstOf(x.identities, (c) => c.synthetic, true);
-    const gr = worstOf(x.grain, (c) => Math.abs(c.real - c.synthetic), false);
+    const gr = worstOf(x.grain, grainGap, false);
     const lattice = worstOf(
       x.grain.filter((c) => c.real_values !== undefined),
       (c) => c.real_values!,
@@ -545,7 +545,7 @@ export function formatRealism(r: TablesResult): string[] {
     const h = t.holdout_near_copies;
     lines.push(
       `${`${t.table} (${t.seed})`.padEnd(28)} ${p(soup?.invented_tokens).padStart(6)} ${p(real?.real_values).padStart(6)} ${p(geo?.real).padStart(6)} ` +
-        `${p(x.structural_zeros.rows_share).padStart(6)} ${p(ident?.synthetic).padStart(6)} ${p(gr && Math.abs(gr.real - gr.synthetic)).padStart(6)} ${p(lattice?.real_values).padStart(7)} ${p(rule?.synthetic).padStart(6)} ${p(cat?.synthetic).padStart(7)}  ` +
+        `${p(x.structural_zeros.rows_share).padStart(6)} ${p(ident?.synthetic).padStart(6)} ${p(gr && grainGap(gr)).padStart(6)} ${p(lattice?.real_values).padStart(7)} ${p(rule?.synthetic).padStart(6)} ${p(cat?.synthetic).padStart(7)}  ` +
         (nc ? `${p(nc.share_at_half)} vs ${p(nc.split_share)} ${nc.passed ? "PASS" : "FAIL"}` : "-").padEnd(22) +
         "  " +
         (h ? `${p(h.train_share)} vs ${p(h.holdout_share)} ${h.passed ? "PASS" : "FAIL"}` : "-"),
@@ -573,10 +573,14 @@ export function formatRealism(r: TablesResult): string[] {
     for (const c of x.catalogs ?? [])
       lines.push(`  catalog ${c.key} -> ${c.attributes.join(", ")}: ${c.real_keys} repeated real keys, synthetic ${p(c.synthetic)} of ${c.synthetic_rows}${c.examples.length ? ` (${c.examples.map(q).join("; ")})` : ""}`);
     for (const g of x.grain) {
-      const steps = Math.abs(g.real - g.synthetic) > 0.02 ? `multiples of ${+g.step.toFixed(4)} real ${p(g.real)}, synthetic ${p(g.synthetic)}` : "";
+      const gap = Math.abs(g.real - g.synthetic);
+      const noise = gap > g.noise ? "" : `, within noise ${p(g.noise)}`;
+      const steps = gap > 0.02 ? `multiples of ${+g.step.toFixed(4)} among non-zero values real ${p(g.real)}, synthetic ${p(g.synthetic)}${noise}` : "";
+      const zgap = Math.abs(g.zero_real - g.zero_synthetic);
+      const zeros = zgap > 0.02 ? `zeros real ${p(g.zero_real)}, synthetic ${p(g.zero_synthetic)}${zgap > g.zero_noise ? "" : `, within noise ${p(g.zero_noise)}`}` : "";
       const decimals = g.decimals_tvd > 0.02 ? `decimals written TVD ${g.decimals_tvd.toFixed(3)}` : "";
       const lattice = g.real_values !== undefined && g.real_values < 0.98 ? `real values ${p(g.real_values)} (a lattice)` : "";
-      if (steps || decimals || lattice) lines.push(`  grain ${g.column}: ${[steps, decimals, lattice].filter((x) => x).join("; ")}`);
+      if (steps || zeros || decimals || lattice) lines.push(`  grain ${g.column}: ${[steps, zeros, decimals, lattice].filter((x) => x).join("; ")}`);
     }
   }
   return lines;

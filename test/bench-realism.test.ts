@@ -12,6 +12,7 @@ import {
   emptyGazetteer,
   geography,
   grain,
+  grainGap,
   linearIdentities,
   multipleOf,
   nameWords,
@@ -150,6 +151,7 @@ test("grain: shares of multiples of round and fractional steps (zeros left out),
   const g = Object.fromEntries(grain(real, synth).map((c) => [c.column, c]));
   assert.deepEqual([g.salary.step, g.salary.real, g.salary.synthetic], [50, 1, 0], "of the non-zero values");
   assert.equal(g.salary.decimals_tvd, 0);
+  assert.deepEqual([g.salary.zero_real, g.salary.zero_synthetic], [0.5, 0.5]);
   assert.equal(g.salary.real_values, undefined, "11 distinct values in 20 rows: not a lattice");
   assert.deepEqual([g.age.real, g.age.synthetic > 0], [1, true], "twelfths: every real value, few synthetic ones (i/7 hits i = 0, 7, 14)");
   assert.equal(g.age.decimals_tvd, 1);
@@ -165,8 +167,31 @@ test("grain: a column of few repeated values is a lattice, and synthetic values 
   assert.equal(g.real_values, 0.75, "10 distinct values in 100 rows; 12.3 is no whole degree Fahrenheit");
 });
 
+test("grain: zeros are a separate mass: their share is compared apart, and a column mostly 0 with distinct other values is no lattice", async () => {
+  // 200 rows: real 0 in 180, twenty distinct costs, 5 of them multiples of 10; synthetic 0 in 150,
+  // fifty costs of which 25 are multiples of 10.
+  const real = await scan({ columns: ["cost"], rows: Array.from({ length: 200 }, (_, i) => [i < 180 ? "0" : String(i < 185 ? 10 * i : 10 * i + 3)]) });
+  const synth = await scan({ columns: ["cost"], rows: Array.from({ length: 200 }, (_, i) => [i < 150 ? "0" : String(i % 2 ? 10 * i : 10 * i + 3)]) });
+  const [g] = grain(real, synth);
+  assert.equal(g.real_values, undefined, "20 distinct values in 20 non-zero rows: not a lattice, though 21 values in 200 rows");
+  assert.deepEqual([g.zero_real, g.zero_synthetic], [0.9, 0.75]);
+  assert.deepEqual([g.step, g.real, g.synthetic], [10, 0.25, 0.5], "of the non-zero values");
+  assert.ok(g.noise > 0.2 && g.noise < 0.3, `noise ${g.noise}: two binomial sd of 20 against 50 values`);
+  assert.ok(g.zero_noise > 0.05 && g.zero_noise < 0.07, `zero noise ${g.zero_noise}: two sd of 200 against 200 values`);
+  assert.equal(grainGap(g), 0.25, "the step's gap, beyond its noise");
+  assert.ok(Math.abs(grainGap({ ...g, noise: 0.3 }) - 0.15) < 1e-9, "with the step's gap within noise, the zero share's");
+  assert.equal(grainGap({ ...g, noise: 0.3, zero_noise: 0.2 }), 0, "both within noise");
+});
+
 test("catalogs: a key deciding columns in every real row, and the synthetic rows whose key is real with its real attributes", async () => {
-  const states: [string, string, string][] = [["Alabama", "1", "4863300"], ["Alaska", "2", "741894"], ["Arizona", "4", "6931071"], ["Arkansas", "5", "2988248"]];
+  const states: [string, string, string][] = [
+    ["Alabama", "1", "4863300"],
+    ["Alaska", "2", "741894"],
+    ["Arizona", "4", "6931071"],
+    ["Arkansas", "5", "2988248"],
+    ["California", "6", "39250017"],
+    ["Colorado", "8", "5540545"],
+  ];
   const real = await scan({
     columns: ["name", "id", "total", "group"],
     rows: states.flatMap((s) => ["<10000", "10000 to 14999", "15000 to 24999"].map((g) => [...s, g])),
@@ -184,12 +209,28 @@ test("catalogs: a key deciding columns in every real row, and the synthetic rows
   const byName = found.find((c) => c.key === "name");
   assert.deepEqual(byName && { attributes: byName.attributes, keys: byName.real_keys, rows: byName.synthetic_rows, share: byName.synthetic }, {
     attributes: ["id", "total"],
-    keys: 4,
+    keys: 6,
     rows: 4,
     share: 0.5,
   });
   assert.deepEqual(byName?.examples, ["Arizona, 5, 6931071", "Texas, 48, 27862596"]);
   assert.ok(!found.some((c) => c.key === "group"), "group decides nothing (each group in every state)");
+});
+
+test("catalogs: an attribute that is mostly zeros agreeing within each key by chance is none (the SDK's bound)", async () => {
+  // 58 rows, 20 states each in 2 or 3 rows: loans 0 in 56 rows and 5000 in state S18's two, so
+  // state decides loans in every row, as it would by chance with probability 0.1; the district
+  // number is the state's in every row too, which chance would give with probability below 1e-40.
+  const rows = Array.from({ length: 58 }, (_, i) => [`S${i % 20}`, i % 20 === 18 ? "5000" : "0", String(100 + (i % 20))]);
+  const t = await scan({ columns: ["state", "loans", "district"], rows });
+  const found = catalogs(t, t);
+  assert.deepEqual(
+    found.map((c) => [c.key, c.attributes]),
+    [
+      ["state", ["district"]],
+      ["district", ["state"]],
+    ],
+  );
 });
 
 test("recordsTable: JSON records become a table of their keys in order of first appearance, null and missing keys blank", () => {

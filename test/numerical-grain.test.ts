@@ -303,6 +303,28 @@ test("a lattice of values (whole degrees Fahrenheit written in Celsius): decoded
   assert.equal(b.metadata.column_stats!.age.lattice, undefined);
 });
 
+test("zeros are a separate mass: costs that are 0 in 99% of rows and rounded to 100 in 40% of the others keep both shares, not a lattice of their few repeated values", async () => {
+  // 20,000 rows; 1% non-zero costs between 50 and 100,000, 40% of them multiples of 100, five
+  // values repeated three times (as birdstrikes' `Cost Other`: 0 in 99.3% of rows).
+  const rng = new Rng(14);
+  const costs = Array.from({ length: 20000 }, (_, i) => {
+    if (i < 15) return String([137, 260, 6860, 13364, 26727][i % 5]);
+    if (rng.next() >= 0.01) return "0";
+    const x = 50 + rng.int(99950);
+    return String(rng.next() < 0.4 ? Math.max(100, Math.round(x / 100) * 100) : x);
+  });
+  const a = await analyzeTable(table("cost", costs));
+  assert.equal(a.metadata.column_stats!.cost.lattice, undefined, "no lattice of the repeated values");
+  const out = decodeReal(a, "cost", 10);
+  const share = (vs: string[], f: (v: string) => boolean) => vs.filter(f).length / vs.length;
+  const zero = (v: string) => Number(v) === 0;
+  assert.ok(Math.abs(share(out, zero) - share(costs, zero)) <= 0.02, `zero share ${share(out, zero)} against ${share(costs, zero)}`);
+  const [realNz, outNz] = [costs.filter((v) => !zero(v)), out.filter((v) => !zero(v))];
+  const hundreds = (v: string) => Number(v) % 100 === 0;
+  assert.ok(Math.abs(share(outNz, hundreds) - share(realNz, hundreds)) <= 0.04, `multiples of 100 among non-zero: ${share(outNz, hundreds)} against ${share(realNz, hundreds)}`);
+  assert.ok(new Set(outNz).size > 0.5 * outNz.length, `${new Set(outNz).size} distinct of ${outNz.length} non-zero decoded values`);
+});
+
 test("shares written as doubles print (0.0001309607003215936): decoded values keep the real column's significant digits, not 20 decimals", async () => {
   const rng = new Rng(12);
   const shares = Array.from({ length: 2000 }, () => String((10 + rng.int(5000)) / (700000 + rng.int(9000000))));

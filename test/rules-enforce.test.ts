@@ -268,6 +268,106 @@ test("several inequalities over prices (high >= open, close >= low) all hold in 
   assert.ok(same > 0.97 * rows.length, `${same} of ${rows.length} rows keep their own four values (swaps, not redraws)`);
 });
 
+describe("a sum keeps every value inside its real column's range", () => {
+  // c = a + b with a, b in [0, 40] and c in [0, 50]: in a row such as a 30, b 30, c 10 neither the
+  // total (60) nor a derived part (-20) fits; the row's parts are redrawn until one does.
+  const ranged = (): Metadata => {
+    const m = meta([{ type: "sum", total: "c", parts: ["a", "b"], share: 1 }]);
+    m.column_stats!.c = { ...m.column_stats!.c, max: 50, bin_edges: [0, 10, 25, 40, 50] };
+    return m;
+  };
+  const inRange = (m: Metadata, r: string[], f: string): boolean => {
+    const s = m.column_stats![f];
+    const x = Number(r[m.features.indexOf(f)]);
+    return x >= s.min! && x <= s.max!;
+  };
+
+  test("random codes: c = a + b in every row, and a, b, c all within their real [min, max]", () => {
+    const m = ranged();
+    const codes = randomCodes(m, 3000, 12);
+    const c = col(m);
+    // The codes alone give rows where no single cell can be written in range.
+    const loose = new Decoder(m).decode(codes, 4, { rules: false }).rows;
+    const stuck = loose.filter((r) => {
+      const [a, b, t] = [Number(r[c.a]), Number(r[c.b]), Number(r[c.c])];
+      return a + b > 50 && t - a < 0 && t - b < 0;
+    }).length;
+    assert.ok(stuck > 50, `rows where no cell fits: ${stuck}`);
+    const rows = new Decoder(m).decode(codes, 4).rows;
+    for (const r of rows) {
+      assert.equal(Math.round(Number(r[c.c]) * 10), Math.round(Number(r[c.a]) * 10) + Math.round(Number(r[c.b]) * 10), r.join(","));
+      for (const f of ["a", "b", "c"]) assert.ok(inRange(m, r, f), `${f} out of range: ${r.join(",")}`);
+    }
+  });
+
+  test("a fixed total: the parts are redrawn so the derived one fits, and the total is never rewritten", () => {
+    const m = ranged();
+    const n = 500;
+    const codes = randomCodes(m, n, 13);
+    const c = col(m);
+    // Totals in [25, 40] (bin 2), fixed: a part drawn above the total would derive the other below 0.
+    const total = new Uint8Array(n).fill(2);
+    const rows = new Decoder(m).decode({ ...codes, c: total }, 5, { fixed: (_r, f) => f === c.c }).rows;
+    const plain = new Decoder(m).decode({ ...codes, c: total }, 5, { rules: false }).rows;
+    assert.ok(plain.filter((r) => Number(r[c.a]) > Number(r[c.c]) && Number(r[c.b]) > Number(r[c.c])).length > 20);
+    rows.forEach((r, i) => {
+      assert.equal(r[c.c], plain[i][c.c], "the fixed total is kept");
+      assert.equal(Math.round(Number(r[c.c]) * 10), Math.round(Number(r[c.a]) * 10) + Math.round(Number(r[c.b]) * 10), r.join(","));
+      for (const f of ["a", "b"]) assert.ok(inRange(m, r, f), `${f} out of range: ${r.join(",")}`);
+    });
+  });
+
+  test("an inequality beside a sum (durable_goods > construction, manufacturing = durable_goods + nondurable_goods) keeps both", () => {
+    // a, b, d write numbers alike, so a broken a >= d would swap a and d, breaking c = a + b.
+    const names = ["a", "b", "c", "d"];
+    const num = (max: number) => ({ type: "numerical" as const, count: 100, missing: 0, min: 0, max, bin_edges: [0, max / 4, max / 2, (3 * max) / 4, max], decimals: 0 });
+    const m: Metadata = {
+      features: names,
+      cardinalities: Object.fromEntries(names.map((f) => [f, 4])),
+      empirical_probs: Object.fromEntries(names.map((f) => [f, flat(4)])),
+      column_stats: { a: num(40), b: num(40), c: num(80), d: num(40) },
+      value_mappings: Object.fromEntries(names.map((f) => [f, {}])),
+      rules: [
+        { type: "sum", total: "c", parts: ["a", "b"], share: 1 },
+        { type: "inequality", high: "a", low: "d", strict: false, share: 1 },
+      ],
+    };
+    const rows = new Decoder(m).decode(randomCodes(m, 2000, 15), 7).rows;
+    for (const r of rows) {
+      const [a, b, c, d] = r.map(Number);
+      assert.equal(c, a + b, r.join(","));
+      assert.ok(a >= d, r.join(","));
+    }
+  });
+
+  test("a system of identities whose outer total has a narrow range keeps every identity and every range", () => {
+    const names = ["nonfarm", "private", "government", "goods", "services", "private_services"];
+    const num = (max: number) => ({ type: "numerical" as const, count: 120, missing: 0, min: 0, max, bin_edges: [0, max / 4, max / 2, (3 * max) / 4, max], decimals: 0 });
+    const m: Metadata = {
+      features: names,
+      cardinalities: Object.fromEntries(names.map((f) => [f, 4])),
+      empirical_probs: Object.fromEntries(names.map((f) => [f, flat(4)])),
+      column_stats: { nonfarm: num(200000), private: num(150000), government: num(100000), goods: num(100000), services: num(150000), private_services: num(100000) },
+      value_mappings: Object.fromEntries(names.map((f) => [f, {}])),
+      rules: [
+        { type: "sum", total: "nonfarm", parts: ["private", "government"], share: 1 },
+        { type: "sum", total: "nonfarm", parts: ["goods", "services"], share: 1 },
+        { type: "sum", total: "private", parts: ["goods", "private_services"], share: 1 },
+        { type: "sum", total: "services", parts: ["private_services", "government"], share: 1 },
+      ],
+    };
+    const rows = new Decoder(m).decode(randomCodes(m, 1000, 14), 6).rows;
+    const v = (r: string[], f: string) => Number(r[names.indexOf(f)]);
+    for (const r of rows) {
+      assert.equal(v(r, "nonfarm"), v(r, "private") + v(r, "government"), r.join(","));
+      assert.equal(v(r, "nonfarm"), v(r, "goods") + v(r, "services"), r.join(","));
+      assert.equal(v(r, "private"), v(r, "goods") + v(r, "private_services"), r.join(","));
+      assert.equal(v(r, "services"), v(r, "private_services") + v(r, "government"), r.join(","));
+      for (const f of names) assert.ok(inRange(m, r, f), `${f} out of range: ${r.join(",")}`);
+    }
+  });
+});
+
 describe("repairs keep the combinations' real shares", () => {
   test("broken rows fill the combinations the model under-drew, not the frequent ones (quota)", () => {
     // Austin: 90% of the real rows, Dallas 10%. The model drew 800 rows of Austin and 200 of a

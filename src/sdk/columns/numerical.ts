@@ -130,24 +130,30 @@ export const LATTICE_DISTINCT_SHARE = 0.2;
  * distinct values at most {@link LATTICE_DISTINCT_SHARE} of the non-blank rows, the values of >= k
  * rows (released, as categories are) holding {@link LATTICE_ROW_SHARE} of them, and fewer than
  * half the points of the step lattice over [min, max] (whole degrees Fahrenheit written in
- * Celsius: 12.8, 13.3, 13.9; not ages 17 to 90). Sorted ascending; undefined otherwise.
+ * Celsius: 12.8, 13.3, 13.9; not ages 17 to 90). Zeros are a separate mass: the distinct share
+ * is judged on the non-zero rows (costs that are 0 in 99% of rows and distinct otherwise are no
+ * lattice), the held share on all rows (a released zero is a written value like any other).
+ * Sorted ascending; undefined otherwise.
  */
 function valueLattice(num: readonly number[], counts: readonly number[], stats: ColumnStats, k: number): number[] | undefined {
   let rows = 0;
+  let nonzeroRows = 0;
   let distinct = 0;
   let held = 0;
   const kept: number[] = [];
   num.forEach((x, id) => {
     if (Number.isNaN(x)) return;
     rows += counts[id];
-    distinct++;
     if (counts[id] >= k) {
       held += counts[id];
       kept.push(x);
     }
+    if (x === 0) return;
+    nonzeroRows += counts[id];
+    distinct++;
   });
   if (kept.length < 2 || kept.length > MAX_LATTICE_VALUES) return undefined;
-  if (distinct > LATTICE_DISTINCT_SHARE * rows || held < LATTICE_ROW_SHARE * rows) return undefined;
+  if (distinct > LATTICE_DISTINCT_SHARE * nonzeroRows || held < LATTICE_ROW_SHARE * rows) return undefined;
   const unit = stats.step ?? 10 ** -(stats.decimals ?? 0);
   const span = ((stats.max ?? 0) - (stats.min ?? 0)) / unit + 1;
   if (!(kept.length < 0.5 * span)) return undefined;

@@ -19,6 +19,9 @@ export interface EnforceResult {
 /** True for the cell of row r, feature f that the user fixed (a `where` column, a seed cell). */
 export type Fixed = (r: number, f: number) => boolean;
 
+/** Most redraws of one cell (or of a sum system's leaf parts) before a rule is left broken or out of range in that row. */
+export const MAX_REDRAWS = 64;
+
 /** No cell fixed. */
 export const noneFixed: Fixed = () => false;
 

@@ -10,16 +10,14 @@
  * 2. not equal: equal cells redraw the second column (the first when the second is fixed) from
  *    its marginal, up to {@link MAX_REDRAWS} times.
  * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`).
- * 4. sum: `total` is written from the parts in exact decimal arithmetic; when that falls outside
- *    the total's real [min, max] or `total` is fixed, the first unfixed part whose derived value is
- *    in range and exact at its decimals is derived instead (else the total, even out of range).
- *    Sums sharing columns go inner first, and the cells of a sum kept in a row are fixed for the
- *    later ones.
+ * 4. sums and linear identities, sums sharing columns written together per row: `./sums`.
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
- *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times.
- *    Several inequalities (high >= open >= low, high >= close >= low) are passed over again until
- *    a pass changes nothing, up to {@link MAX_INEQUALITY_PASSES} passes: a swap of two alike
- *    cells in the wrong order lowers the row's inversions, so swaps alone end with every rule kept.
+ *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times. A
+ *    column of a sum is held fixed when the other side is no sum's (`durable_goods >
+ *    construction` beside `manufacturing = durable_goods + nondurable_goods`). Several
+ *    inequalities (high >= open >= low, high >= close >= low) are passed over again until a pass
+ *    changes nothing, up to {@link MAX_INEQUALITY_PASSES} passes: a swap of two alike cells in the
+ *    wrong order lowers the row's inversions, so swaps alone end with every rule kept.
  * 6. structural zeros, all together: `./structural-zeros`.
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
@@ -31,12 +29,12 @@ import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
 import { catalog } from "./catalog";
 import { structuralZeros } from "./structural-zeros";
-import { noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
+import { sumSystems, type SumSystems } from "./sums";
+import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
 
 export type { DrawValue, EnforceResult };
 
-/** Most redraws of one cell before a rule is left broken in that row. */
-export const MAX_REDRAWS = 64;
+export { MAX_REDRAWS };
 
 /** Most passes over a batch's inequalities (file header, step 5). */
 export const MAX_INEQUALITY_PASSES = 16;
@@ -46,22 +44,25 @@ export class RuleEnforcer {
   private readonly compiled: CompiledRule[];
   /** Positions in `compiled` of the inequalities, consecutive (step 5). */
   private readonly inequalities: [number, number] = [0, 0];
-  /** With sums sharing columns: the cells (r * features + f) of the sums already kept in the batch. */
-  private readonly written?: SumLedger;
 
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
-    const sumColumns = rules.flatMap((r) => (r.type === "sum" ? [r.total, ...r.parts] : []));
-    if (new Set(sumColumns).size < sumColumns.length) this.written = { cells: new Set(), width: metadata.features.length };
     const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "sum", "inequality"];
-    const rest = sumsInnerFirst(rules.filter((r) => r.type !== "structural_zeros"));
+    const rest = rules.filter((r) => r.type !== "structural_zeros");
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
-    const compiled = rest.map((r) => ({ type: r.type, rule: compile(metadata, r, this.written) }));
-    const kept = compiled.filter((c): c is { type: Rule["type"]; rule: CompiledRule } => c.rule !== undefined);
-    this.compiled = kept.map((c) => c.rule);
-    const first = kept.findIndex((c) => c.type === "inequality");
-    if (first >= 0) this.inequalities = [first, kept.filter((c) => c.type === "inequality").length + first];
+    const sums = sumSystems(metadata, rest.filter((r) => r.type === "sum"), (names) => ruleColumns(metadata, names));
+    // The sums take the place of the first one, as one rule.
+    const firstSum = rest.findIndex((r) => r.type === "sum");
+    const sumFeatures = new Set(rest.flatMap((r) => (r.type === "sum" ? (ruleColumns(metadata, [r.total, ...r.parts]) ?? []) : [])));
+    const entries = rest.flatMap((r, i): { type: Rule["type"]; rule: CompiledRule }[] => {
+      if (r.type === "sum") return i === firstSum && sums ? [{ type: "sum", rule: sums }] : [];
+      const rule = compile(metadata, r, sumFeatures, sums);
+      return rule ? [{ type: r.type, rule }] : [];
+    });
+    this.compiled = entries.map((e) => e.rule);
+    const first = entries.findIndex((e) => e.type === "inequality");
+    if (first >= 0) this.inequalities = [first, first + entries.filter((e) => e.type === "inequality").length];
     const zeros = structuralZeros(metadata, rules.filter((r) => r.type === "structural_zeros"), rest);
     if (zeros) this.compiled.push(zeros);
   }
@@ -81,7 +82,6 @@ export class RuleEnforcer {
    */
   apply(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
-    this.written?.cells.clear();
     const [from, to] = this.inequalities;
     const step = (i: number, pass: number, o: EnforceResult): void =>
       this.compiled[i].apply(rows, new Rng(deriveSeed(seed, 0x52554c45 + pass, i)), fixed, draw, o, codes);
@@ -105,40 +105,14 @@ export class RuleEnforcer {
   }
 }
 
-/** The cells of the sums kept so far in one batch, shared by the batch's sum rules. */
-interface SumLedger {
-  cells: Set<number>;
-  /** Features per row: cell (r, f) is r * width + f. */
-  width: number;
+/** Feature indices of `names`, or undefined when one is unknown or an identifier column. */
+function ruleColumns(meta: Metadata, names: readonly string[]): number[] | undefined {
+  const idx = names.map((name) => meta.features.indexOf(name));
+  return idx.every((i) => i >= 0 && meta.column_stats?.[meta.features[i]]?.type !== "id") ? idx : undefined;
 }
 
-/**
- * The rules with the sums in an order where a sum whose total is a part of another comes first
- * (`private = goods + private services` before `nonfarm = private + government`), so a system of
- * identities sharing columns is written inner to outer and each holds; other rules keep their
- * places. A cycle keeps the given order.
- */
-function sumsInnerFirst(rules: Rule[]): Rule[] {
-  const sums = rules.filter((r): r is Extract<Rule, { type: "sum" }> => r.type === "sum");
-  if (sums.length < 2) return rules;
-  const ordered: Rule[] = [];
-  const left = new Set(sums);
-  while (left.size > 0) {
-    // The first sum none of whose parts is the total of a sum still left (none: a cycle, the first).
-    const next = [...left].find((r) => ![...left].some((o) => o !== r && r.parts.includes(o.total))) ?? [...left][0];
-    ordered.push(next);
-    left.delete(next);
-  }
-  let j = 0;
-  return rules.map((r) => (r.type === "sum" ? ordered[j++] : r));
-}
-
-function compile(meta: Metadata, rule: Rule, written: SumLedger | undefined): CompiledRule | undefined {
-  const at = (name: string): number => meta.features.indexOf(name);
-  const cols = (names: readonly string[]): number[] | undefined => {
-    const idx = names.map(at);
-    return idx.every((i) => i >= 0 && meta.column_stats?.[meta.features[i]]?.type !== "id") ? idx : undefined;
-  };
+function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, sums: SumSystems | undefined): CompiledRule | undefined {
+  const cols = (names: readonly string[]): number[] | undefined => ruleColumns(meta, names);
   switch (rule.type) {
     case "blank_together": {
       const c = cols(rule.columns);
@@ -156,15 +130,12 @@ function compile(meta: Metadata, rule: Rule, written: SumLedger | undefined): Co
       const c = cols(rule.columns);
       return c && catalog(meta, c, rule.entries, rule.counts);
     }
-    case "sum": {
-      const c = cols([rule.total, ...rule.parts]);
-      return c && sum(meta, c[0], c[1], c[2], rule.signs ?? [1, 1], rule.constant ?? 0, written);
-    }
+    case "sum":
     case "structural_zeros":
       return undefined;
     case "inequality": {
       const c = cols([rule.high, rule.low]);
-      return c && inequality(meta, c[0], c[1], rule.strict);
+      return c && inequality(meta, c[0], c[1], rule.strict, sumFeatures, sums);
     }
   }
 }
@@ -223,89 +194,6 @@ function notEqual(a: number, b: number): CompiledRule {
   };
 }
 
-/** Decimals of a numerical column's values (its `decimals`, 0 for integers). */
-function decimalsOfStats(stats: ColumnStats | undefined): number {
-  return stats?.decimals ?? 0;
-}
-
-/** Writes scaled integer `k` (value k / 10^d) as the column writes numbers. */
-function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
-  if (d === 0) return String(k + 0);
-  const neg = k < 0;
-  const digits = String(Math.abs(k)).padStart(d + 1, "0");
-  let s = `${digits.slice(0, -d)}.${digits.slice(-d)}`;
-  if (!fixedDecimals) s = s.replace(/\.?0+$/, "");
-  return neg && /[1-9]/.test(s) ? `-${s}` : s;
-}
-
-function sum(meta: Metadata, total: number, a: number, b: number, signs: readonly number[], constant: number, written: SumLedger | undefined): CompiledRule {
-  const st = (f: number) => meta.column_stats?.[meta.features[f]];
-  const d = Math.max(decimalsOfStats(st(total)), decimalsOfStats(st(a)), decimalsOfStats(st(b)));
-  const scale = 10 ** d;
-  const [sa, sb] = signs;
-  const kk = Math.round(constant * scale);
-  const scaled = (text: string): number | undefined => {
-    if (text === "") return undefined;
-    const x = Number(text);
-    return Number.isFinite(x) ? Math.round(x * scale) : undefined;
-  };
-  const write = (f: number, k: number): string => {
-    const df = decimalsOfStats(st(f));
-    // k is at d decimals; the column writes df <= d decimals (the rule holds within df).
-    const kf = df === d ? k : Math.round(k / 10 ** (d - df));
-    return writeScaled(kf, df, st(f)?.fixed_decimals === true);
-  };
-  // Whether column f can hold scaled value k as the real column does: in range, exact at decimals.
-  const fits = (f: number, k: number): boolean => {
-    const s = st(f);
-    const x = k / scale;
-    if ((s?.min !== undefined && x < s.min) || (s?.max !== undefined && x > s.max)) return false;
-    const step = 10 ** (d - decimalsOfStats(s));
-    return k % step === 0;
-  };
-  return {
-    apply(rows, _rng, given, _draw, out) {
-      const user = given ?? noneFixed;
-      // With sums sharing columns, a cell of an earlier sum of the row is kept like a fixed one,
-      // and once this sum holds in a row its cells are kept by the later sums.
-      const ledger = written;
-      const fixed: Fixed = ledger ? (r, f) => user(r, f) || ledger.cells.has(r * ledger.width + f) : user;
-      const settle = (r: number): void => {
-        if (!ledger) return;
-        const at = r * ledger.width;
-        ledger.cells.add(at + total).add(at + a).add(at + b);
-      };
-      for (let r = 0; r < rows.length; r++) {
-        const [kt, ka, kb] = [scaled(rows.get(r, total)), scaled(rows.get(r, a)), scaled(rows.get(r, b))];
-        if (ka === undefined || kb === undefined || (kt === undefined && fixed(r, total))) continue;
-        const want = sa * ka + sb * kb + kk;
-        if (kt === want) {
-          settle(r);
-          continue;
-        }
-        // Candidates in order: the total, then a part derived from the others.
-        const cands: [number, number][] = [];
-        if (!fixed(r, total)) cands.push([total, want]);
-        if (kt !== undefined) {
-          if (!fixed(r, b)) cands.push([b, sb * (kt - sa * ka - kk)]);
-          if (!fixed(r, a)) cands.push([a, sa * (kt - sb * kb - kk)]);
-        }
-        if (cands.length === 0) {
-          out.unrepaired++;
-          continue;
-        }
-        const [f, k] = cands.find(([g, x]) => fits(g, x)) ?? cands[0];
-        const v = write(f, k);
-        settle(r);
-        if (rows.get(r, f) !== v) {
-          rows.set(r, f, v);
-          out.changed++;
-        }
-      }
-    },
-  };
-}
-
 /** True when the two columns write values alike (a value of one is a valid value of the other). */
 function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boolean {
   if (!x || !y || x.type !== y.type) return false;
@@ -316,7 +204,14 @@ function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boo
   return binned(x) && binned(y) && (x.decimals ?? 0) === (y.decimals ?? 0) && x.fixed_decimals === y.fixed_decimals && x.step === y.step;
 }
 
-function inequality(meta: Metadata, high: number, low: number, strict: boolean): CompiledRule {
+/**
+ * @param kept features of the sums (kept before the inequality): when one side is such a column
+ *   and the other is not, the sum's side is held like a fixed cell (neither swapped nor redrawn),
+ *   so keeping the inequality never breaks a sum; only when redrawing the other side fails is the
+ *   sum's side redrawn, and the row's sums kept again around it (`sums.keepRow`).
+ */
+function inequality(meta: Metadata, high: number, low: number, strict: boolean, kept: ReadonlySet<number>, sums: SumSystems | undefined): CompiledRule {
+  const [holdHigh, holdLow] = [kept.has(high) && !kept.has(low), kept.has(low) && !kept.has(high)];
   const [sh, sl] = [meta.column_stats?.[meta.features[high]], meta.column_stats?.[meta.features[low]]];
   const [ph, pl] = [cellNumber(sh), cellNumber(sl)];
   const alike = writeAlike(sh, sl);
@@ -326,7 +221,8 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean):
   const holds = (h: number, l: number) => (strict ? h > l : h >= l);
   return {
     apply(rows, rng, given, draw, out) {
-      const fixed = given ?? noneFixed;
+      const user = given ?? noneFixed;
+      const fixed: Fixed = holdHigh || holdLow ? (r, f) => user(r, f) || (f === high ? holdHigh : holdLow) : user;
       row: for (let r = 0; r < rows.length; r++) {
         const [th, tl] = [rows.get(r, high), rows.get(r, low)];
         const h = ph(th);
@@ -352,6 +248,25 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean):
               out.changed++;
               continue row;
             }
+          }
+        }
+        // Then the sum's side, the row's sums kept again with that cell fixed.
+        const held = holdHigh ? high : holdLow ? low : -1;
+        if (held >= 0 && sums && !user(r, held)) {
+          const keep: Fixed = (rr, f) => user(rr, f) || f === held;
+          const saved = [...kept].map((f) => rows.get(r, f));
+          for (let t = 0; t < MAX_REDRAWS; t++) {
+            rows.set(r, held, draw(held, rng));
+            // Counted only for the attempt kept.
+            const tried: EnforceResult = { changed: 0, unrepaired: 0 };
+            sums.keepRow(rows, r, rng, keep, draw, tried);
+            const [x, y] = [ph(rows.get(r, high)), pl(rows.get(r, low))];
+            if (x !== undefined && y !== undefined && holds(x, y)) {
+              out.changed += 1 + tried.changed;
+              out.unrepaired += tried.unrepaired;
+              continue row;
+            }
+            [...kept].forEach((f, i) => rows.set(r, f, saved[i]));
           }
         }
         out.unrepaired++;

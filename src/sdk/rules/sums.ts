@@ -1,0 +1,199 @@
+/**
+ * Sums and linear identities `total = ±a ± b + k` kept exactly in decoded rows (`./enforce`, step
+ * 4 of its header; the rule shape is the contract's `SumRule`). Sums sharing columns form a system
+ * (employment series: nonfarm = private + government = goods + services) that is written per row,
+ * inner first, so every identity of the system holds at once.
+ *
+ * Per row and sum: `total` is written from the parts in exact decimal arithmetic; when that falls
+ * outside the total's real [min, max] or `total` is fixed (by the user or an earlier sum of the
+ * row), the first unfixed part whose derived value is in range and exact at its decimals is
+ * derived instead. When no cell can be written within its real range, the row's leaf parts
+ * (columns of the system that are no sum's total) are redrawn from their marginals, one at a
+ * time and then all together, up to {@link MAX_REDRAWS} times, and the system is written again:
+ * a row never holds a value its real column could not, unless every draw failed (then the
+ * identity still holds and the derived cell is left out of range).
+ */
+import type { ColumnStats, Metadata, SumRule } from "../../contract";
+import type { Cells } from "../generate/batch";
+import type { Rng } from "../generate/sfc32";
+import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
+
+/** Decimals of a numerical column's values (its `decimals`, 0 for integers). */
+function decimalsOfStats(stats: ColumnStats | undefined): number {
+  return stats?.decimals ?? 0;
+}
+
+/** Writes scaled integer `k` (value k / 10^d) as the column writes numbers. */
+function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
+  if (d === 0) return String(k + 0);
+  const neg = k < 0;
+  const digits = String(Math.abs(k)).padStart(d + 1, "0");
+  let s = `${digits.slice(0, -d)}.${digits.slice(-d)}`;
+  if (!fixedDecimals) s = s.replace(/\.?0+$/, "");
+  return neg && /[1-9]/.test(s) ? `-${s}` : s;
+}
+
+/** One sum of a system: feature indices and its arithmetic at the finest decimals of the three. */
+interface SumStep {
+  total: number;
+  a: number;
+  b: number;
+  sa: number;
+  sb: number;
+  /** The constant in units of 10^-d. */
+  kk: number;
+  /** Text -> value in units of 10^-d (undefined: blank or not a number). */
+  scaled(text: string): number | undefined;
+  /** Scaled value k written as column f writes numbers. */
+  write(f: number, k: number): string;
+  /** Whether column f can hold scaled value k as the real column does: in range, exact at decimals. */
+  fits(f: number, k: number): boolean;
+}
+
+function sumStep(meta: Metadata, total: number, a: number, b: number, signs: readonly number[], constant: number): SumStep {
+  const st = (f: number) => meta.column_stats?.[meta.features[f]];
+  const d = Math.max(decimalsOfStats(st(total)), decimalsOfStats(st(a)), decimalsOfStats(st(b)));
+  const scale = 10 ** d;
+  return {
+    total,
+    a,
+    b,
+    sa: signs[0],
+    sb: signs[1],
+    kk: Math.round(constant * scale),
+    scaled(text) {
+      if (text === "") return undefined;
+      const x = Number(text);
+      return Number.isFinite(x) ? Math.round(x * scale) : undefined;
+    },
+    write(f, k) {
+      const df = decimalsOfStats(st(f));
+      // k is at d decimals; the column writes df <= d decimals (the rule holds within df).
+      const kf = df === d ? k : Math.round(k / 10 ** (d - df));
+      return writeScaled(kf, df, st(f)?.fixed_decimals === true);
+    },
+    fits(f, k) {
+      const s = st(f);
+      const x = k / scale;
+      if ((s?.min !== undefined && x < s.min) || (s?.max !== undefined && x > s.max)) return false;
+      return k % 10 ** (d - decimalsOfStats(s)) === 0;
+    },
+  };
+}
+
+/**
+ * The sums in an order where a sum whose total is a part of another comes first (`private = goods
+ * + private services` before `nonfarm = private + government`), so a system of identities sharing
+ * columns is written inner to outer and each holds. A cycle keeps the given order.
+ */
+export function sumsInnerFirst<T extends Pick<SumRule, "total" | "parts">>(sums: readonly T[]): T[] {
+  const ordered: T[] = [];
+  const left = new Set(sums);
+  while (left.size > 0) {
+    // The first sum none of whose parts is the total of a sum still left (none: a cycle, the first).
+    const next = [...left].find((r) => ![...left].some((o) => o !== r && r.parts.includes(o.total))) ?? [...left][0];
+    ordered.push(next);
+    left.delete(next);
+  }
+  return ordered;
+}
+
+/** Sums sharing a column, transitively, in inner-first order: one list per system. */
+function systems(sums: readonly SumRule[]): SumRule[][] {
+  const groups: SumRule[][] = [];
+  for (const s of sumsInnerFirst(sums)) {
+    const cols = [s.total, ...s.parts];
+    const touching = groups.filter((g) => g.some((o) => [o.total, ...o.parts].some((c) => cols.includes(c))));
+    const merged = [...touching.flat(), s];
+    for (const g of touching) groups.splice(groups.indexOf(g), 1);
+    groups.push(sumsInnerFirst(merged));
+  }
+  return groups;
+}
+
+/** The compiled sums, and the same step for one row (what an inequality calls after moving a sum's cell). */
+export interface SumSystems extends CompiledRule {
+  /** Keeps every sum system in row r; `fixed` cells are never rewritten. */
+  keepRow(rows: Cells, r: number, rng: Rng, fixed: Fixed, draw: DrawValue, out: EnforceResult): void;
+}
+
+/**
+ * The metadata's sum rules (features resolved by `cols`; a rule over an unknown or identifier
+ * column is left out) as one compiled rule that keeps every system in every row (file header).
+ */
+export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (names: readonly string[]) => number[] | undefined): SumSystems | undefined {
+  const compiled = systems(rules.filter((r) => cols([r.total, ...r.parts]) !== undefined)).map((group) => {
+    const steps = group.map((r) => {
+      const [t, a, b] = cols([r.total, ...r.parts])!;
+      return sumStep(meta, t, a, b, r.signs ?? [1, 1], r.constant ?? 0);
+    });
+    const totals = new Set(steps.map((s) => s.total));
+    const features = [...new Set(steps.flatMap((s) => [s.total, s.a, s.b]))];
+    return { steps, features, leaves: features.filter((f) => !totals.has(f)) };
+  });
+  if (compiled.length === 0) return undefined;
+  const keepRow = (rows: Cells, r: number, rng: Rng, user: Fixed, draw: DrawValue, out: EnforceResult): void => {
+    for (const sys of compiled) {
+      const before = sys.features.map((f) => rows.get(r, f));
+      let result = writeSystem(rows, r, sys.steps, user);
+      const leaves = sys.leaves.filter((f) => !user(r, f));
+      for (let t = 0; !result.inRange && leaves.length > 0 && t < MAX_REDRAWS; t++) {
+        sys.features.forEach((f, i) => rows.set(r, f, before[i]));
+        // One leaf at a time first (the row keeps the most of its drawn values), then all.
+        for (const f of t < leaves.length ? [leaves[t]] : leaves) rows.set(r, f, draw(f, rng));
+        result = writeSystem(rows, r, sys.steps, user);
+      }
+      if (!result.inRange && leaves.length > 0) {
+        sys.features.forEach((f, i) => rows.set(r, f, before[i]));
+        result = writeSystem(rows, r, sys.steps, user);
+      }
+      out.unrepaired += result.unrepaired;
+      sys.features.forEach((f, i) => {
+        if (rows.get(r, f) !== before[i]) out.changed++;
+      });
+    }
+  };
+  return {
+    keepRow,
+    apply(rows, rng, given, draw, out) {
+      const user = given ?? noneFixed;
+      for (let r = 0; r < rows.length; r++) keepRow(rows, r, rng, user, draw, out);
+    },
+  };
+}
+
+/**
+ * Writes one row's sums of a system in order (a sum's cells are fixed for the later ones once it
+ * holds); `inRange` is false when a written cell falls outside its column's real range or
+ * decimals, `unrepaired` counts the sums whose fixed cells break them.
+ */
+function writeSystem(rows: Cells, r: number, steps: readonly SumStep[], user: Fixed): Pick<EnforceResult, "unrepaired"> & { inRange: boolean } {
+  const settled = new Set<number>();
+  const fixed = (f: number): boolean => user(r, f) || settled.has(f);
+  let unrepaired = 0;
+  let inRange = true;
+  for (const s of steps) {
+    const [kt, ka, kb] = [s.scaled(rows.get(r, s.total)), s.scaled(rows.get(r, s.a)), s.scaled(rows.get(r, s.b))];
+    if (ka === undefined || kb === undefined || (kt === undefined && fixed(s.total))) continue;
+    const want = s.sa * ka + s.sb * kb + s.kk;
+    if (kt !== want) {
+      // Candidates in order: the total, then a part derived from the others.
+      const cands: [number, number][] = [];
+      if (!fixed(s.total)) cands.push([s.total, want]);
+      if (kt !== undefined) {
+        if (!fixed(s.b)) cands.push([s.b, s.sb * (kt - s.sa * ka - s.kk)]);
+        if (!fixed(s.a)) cands.push([s.a, s.sa * (kt - s.sb * kb - s.kk)]);
+      }
+      if (cands.length === 0) {
+        unrepaired++;
+        continue;
+      }
+      const fit = cands.find(([g, x]) => s.fits(g, x));
+      if (!fit) inRange = false;
+      const [f, k] = fit ?? cands[0];
+      rows.set(r, f, s.write(f, k));
+    }
+    settled.add(s.total).add(s.a).add(s.b);
+  }
+  return { unrepaired, inRange };
+}
