@@ -246,3 +246,67 @@ test("two keys to one table that never agree in the real rows (a trip's origin a
   const report = evaluateDatabase(schema, tables, synth);
   for (const r of report.relationships) assert.equal(r.orphans, 0);
 });
+
+/**
+ * patients (born) -> visits (visited, at or after birth, another format) and orders (placed) ->
+ * lines (shipped: its order's date on every row).
+ */
+function clinic(seed = 3): { tables: Record<string, Table>; schema: DatabaseSchema } {
+  const rng = new Rng(seed);
+  const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+  const minute = (ms: number): string => new Date(ms).toISOString().slice(0, 16).replace("T", " ");
+  const patients: Table = { columns: ["patient_id", "born", "sex"], rows: [] };
+  const visits: Table = { columns: ["visit_id", "patient_id", "visited", "kind"], rows: [] };
+  const orders: Table = { columns: ["order_id", "placed", "channel"], rows: [] };
+  const lines: Table = { columns: ["line_id", "order_id", "shipped", "qty"], rows: [] };
+  for (let p = 0; p < 80; p++) {
+    const born = Date.UTC(1940, 0, 1) + rng.int(25_000) * 86_400_000;
+    patients.rows.push([`P${p}`, day(born), "FM"[rng.int(2)]]);
+    for (let k = rng.int(4); k > 0; k--) visits.rows.push([`V${visits.rows.length}`, `P${p}`, minute(born + (rng.int(30_000) * 86_400 + rng.int(86_400)) * 1000), ["check", "test"][rng.int(2)]]);
+    const placed = day(Date.UTC(2020, 0, 1) + rng.int(700) * 86_400_000);
+    orders.rows.push([`O${p}`, placed, ["web", "shop"][rng.int(2)]]);
+    for (let k = 1 + rng.int(3); k > 0; k--) lines.rows.push([`L${lines.rows.length}`, `O${p}`, placed, String(1 + rng.int(5))]);
+  }
+  const schema: DatabaseSchema = {
+    tables: { patients: { primaryKey: "patient_id" }, visits: { primaryKey: "visit_id" }, orders: { primaryKey: "order_id" }, lines: { primaryKey: "line_id" } },
+    relationships: [
+      { parent: "patients", parentKey: "patient_id", child: "visits", childKey: "patient_id" },
+      { parent: "orders", parentKey: "order_id", child: "lines", childKey: "order_id" },
+    ],
+  };
+  return { tables: { patients, visits, orders, lines }, schema };
+}
+
+/** Rows of `child` whose datetime breaks the relation to its parent's (joined on `fk`). */
+function broken(child: Table, parent: Table, fk: string, pk: string, column: string, parentColumn: string, relation: "equal" | "after"): number {
+  const [fj, cj] = [child.columns.indexOf(fk), child.columns.indexOf(column)];
+  const [kj, pj] = [parent.columns.indexOf(pk), parent.columns.indexOf(parentColumn)];
+  const at = new Map(parent.rows.map((r) => [r[kj], Date.parse(r[pj] + "Z")]));
+  const ms = (v: string): number => Date.parse((v.length === 10 ? `${v} 00:00` : v).replace(" ", "T") + "Z");
+  return child.rows.filter((r) => (relation === "equal" ? ms(r[cj]) !== at.get(r[fj]) : !(ms(r[cj]) >= at.get(r[fj])!))).length;
+}
+
+test("cross-table orders the real rows always hold are found on the join and kept in every generated row", async () => {
+  const { tables, schema } = clinic();
+  const { plan, training } = planDatabase(schema, tables);
+  const visitOrders = plan.tables.visits.foreignKeys[0].orders!;
+  assert.equal(visitOrders.length, 1);
+  assert.deepEqual({ ...visitOrders[0], gaps: undefined }, { column: "visited", parentColumn: "born", relation: "after", format: "yyyy-MM-dd HH:mm", parentFormat: "yyyy-MM-dd", gaps: undefined });
+  assert.deepEqual(plan.tables.lines.foreignKeys[0].orders, [{ column: "shipped", parentColumn: "placed", relation: "equal", format: "yyyy-MM-dd", parentFormat: "yyyy-MM-dd" }]);
+  const check = (synth: Record<string, Table>): [number, number] => [
+    broken(synth.visits, synth.patients, "patient_id", "patient_id", "visited", "born", "after"),
+    broken(synth.lines, synth.orders, "order_id", "order_id", "shipped", "placed", "equal"),
+  ];
+  assert.deepEqual(check(tables), [0, 0], "the made-up database holds both");
+  // The resample draws a child's dates among rows of the same context, not the same parent: without the orders it breaks both.
+  const bare = structuredClone(plan);
+  for (const t of ["visits", "lines"]) delete bare.tables[t].foreignKeys[0].orders;
+  const [visitsBroken, linesBroken] = check(await generateDatabase(bare, resampleModels(bare, training), { seed: 4 }));
+  assert.ok(visitsBroken > 10 && linesBroken > 10, `without the orders: ${visitsBroken} visits before birth, ${linesBroken} lines off their order's date`);
+  const synth = await generateDatabase(plan, resampleModels(plan, training), { seed: 4 });
+  assert.deepEqual(check(synth), [0, 0], "kept in 100% of rows");
+  assert.ok(synth.visits.rows.every((r) => /^\d{4}-\d\d-\d\d \d\d:\d\d$/.test(r[2])), "repaired values in the column's format");
+  // One real row the other way round, and the order is not claimed.
+  tables.visits.rows[0][2] = "1900-01-01 00:00";
+  assert.equal(planDatabase(schema, tables).plan.tables.visits.foreignKeys[0].orders, undefined);
+});

@@ -11,7 +11,9 @@ import type { Table } from "../io/csv";
 import { IdGenerator } from "../generate/id-generator";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import type { Where } from "../generate/seeded-request";
-import type { DatabasePlan, ForeignKeyPlan, TablePlan } from "./plan";
+import type { CrossTableOrder, DatabasePlan, ForeignKeyPlan, TablePlan } from "./plan";
+import { DatetimeFormat } from "../metadata/datetime";
+import { datetimeParser } from "../columns/datetime";
 
 /** One table's fitted model as generation uses it (a `Synthesizer`, or a test's stand-in). */
 export interface TableModel {
@@ -97,6 +99,7 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
         });
         rows = await childRows(model, p, first, parent.model, parentRow, tableSeed);
       }
+      if (first.orders !== undefined) keepOrders(first.orders, rows, parent.model, parentRow, new Rng(deriveSeed(seed, ti, 5)));
     }
     const fks = p.foreignKeys.map((f, k) => {
       if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
@@ -213,6 +216,43 @@ function applySteps(seq: NonNullable<TablePlan["sequence"]>, columns: string[], 
     const [a, d] = [prev[j], row[sj]];
     if (a.trim() === "" || d.trim() === "" || !Number.isFinite(Number(a) + Number(d))) continue;
     row[j] = Math.min(x.max, Math.max(x.min, Number(a) + Number(d))).toFixed(x.decimals);
+  }
+}
+
+/**
+ * Rewrites the child datetimes that break an order the real rows always held: `equal`, the
+ * parent's value (in the child's format); `after`, a child value before its parent's (or not a
+ * datetime) becomes the parent's plus a gap drawn from the real gaps' deciles (uniform between two
+ * adjacent ones). Rows with a blank either side are left as drawn. In place.
+ */
+export function keepOrders(orders: readonly CrossTableOrder[], rows: Table, parent: Table, parentRow: readonly number[], rng: Rng): void {
+  for (const o of orders) {
+    const cj = rows.columns.indexOf(o.column);
+    const pj = parent.columns.indexOf(o.parentColumn);
+    if (cj < 0 || pj < 0) continue;
+    const fmt = new DatetimeFormat(o.format);
+    const parseChild = datetimeParser(fmt);
+    const parseParent = datetimeParser(new DatetimeFormat(o.parentFormat));
+    const sameFormat = o.format === o.parentFormat;
+    rows.rows.forEach((r, i) => {
+      const pv = parent.rows[parentRow[i]][pj];
+      if (r[cj] === "" || pv === "") return;
+      const b = parseParent(pv);
+      if (b === undefined) return;
+      if (o.relation === "equal") {
+        r[cj] = sameFormat ? pv : fmt.write(b / 1000, 0);
+        return;
+      }
+      const a = parseChild(r[cj]);
+      if (a !== undefined && a >= b) return;
+      const g = o.gaps!;
+      const k = rng.int(g.length - 1);
+      let text = fmt.write(b / 1000 + g[k] + rng.next() * (g[k + 1] - g[k]), 0);
+      // Rounding to the format's unit may land before the parent: then the parent's value itself.
+      const back = parseChild(text);
+      if (back === undefined || back < b) text = sameFormat ? pv : fmt.write(Math.ceil(b / 1000), 0);
+      r[cj] = text;
+    });
   }
 }
 
