@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { DataError, Rng, type Table } from "../src/sdk";
 import type { DatabaseSchema } from "../src/sdk/relational/schema";
 import { planDatabase } from "../src/sdk/relational/plan";
-import { generateDatabase, type TableModel } from "../src/sdk/relational/generate";
+import { generateDatabase, matchedChildRows, MATCH_POOL, type TableModel } from "../src/sdk/relational/generate";
 import { evaluateDatabase, resampleModels } from "../src/sdk/relational/evaluate";
 
 /**
@@ -130,6 +130,13 @@ test("scale and sizes set the root tables' rows, children follow; the same seed 
   const counts = (t: Table) => t.rows.length;
   assert.ok(counts(half.orders) > 0.3 * counts(tables.orders) && counts(half.orders) < 0.7 * counts(tables.orders));
   assert.deepEqual(await generateDatabase(plan, models, { seed: 2, scale: 0.5 }), await generateDatabase(plan, models, { seed: 2, scale: 0.5 }));
+  // A child's size is exact, spread over its parents as their counts say; keys stay consistent.
+  const sized = await generateDatabase(plan, models, { seed: 2, sizes: { orders: 77 } });
+  assert.equal(sized.orders.rows.length, 77);
+  const report = evaluateDatabase(schema, tables, sized);
+  for (const r of report.relationships) assert.equal(r.orphans, 0, r.relationship);
+  const ids = new Map(sized.customers.rows.map((r) => [r[0], r[1]]));
+  assert.ok(sized.orders.rows.every((o) => ids.get(o[1]) !== "C"), "customers that order none still order none");
 });
 
 test("a where on a root table is passed to its model, and its children follow the rows it gives", async () => {
@@ -157,7 +164,8 @@ test("bad options are clear errors before any generation", async () => {
   const { plan, training } = planDatabase(schema, tables);
   const models = resampleModels(plan, training);
   await assert.rejects(generateDatabase(plan, models, { scale: 0 }), /scale must be a positive number/);
-  await assert.rejects(generateDatabase(plan, models, { sizes: { orders: 5 } }), (e: unknown) => e instanceof DataError && /only root tables/.test(e.message));
+  await assert.rejects(generateDatabase(plan, models, { where: { orders: {} } }), (e: unknown) => e instanceof DataError && /only root tables/.test(e.message));
+  await assert.rejects(generateDatabase(plan, models, { sizes: { orders: 0 } }), /size of "orders" must be a positive integer/);
   await assert.rejects(generateDatabase(plan, models, { where: { shops: {} } }), /table "shops", which the database lacks/);
   await assert.rejects(generateDatabase(plan, models, { sizes: { customers: 2.5 } }), /positive integer/);
 });
@@ -194,6 +202,7 @@ test("a sequence table is fitted beside its previous row; a complete panel stays
   assert.deepEqual(training.readings.rows[0].slice(3), ["1", "", "", ""]);
   assert.deepEqual(seq.steps, [{ column: "level", step: "level.step", decimals: 0, min: 10, max: Math.max(...tables.readings.rows.map((r) => Number(r[2]))) }]);
   const models = resampleModels(plan, training);
+  await assert.rejects(generateDatabase(plan, models, { sizes: { readings: 10 } }), (e: unknown) => e instanceof DataError && /a sequence table's rows follow its entities/.test(e.message));
   const good = evaluateDatabase(schema, tables, await generateDatabase(plan, models, { seed: 1 })).sequences[0];
   assert.equal(good.panelComplete, 1);
   const step = good.meanStep.find((m) => m.column === "level")!;
@@ -309,4 +318,83 @@ test("cross-table orders the real rows always hold are found on the join and kep
   // One real row the other way round, and the order is not claimed.
   tables.visits.rows[0][2] = "1900-01-01 00:00";
   assert.equal(planDatabase(schema, tables).plan.tables.visits.foreignKeys[0].orders, undefined);
+});
+
+test("a child drawn plainly and matched: every parent gets its count, rows of its own context first, then its first context column's", async () => {
+  // Parents: 40 of context (north, 1), 40 of (south, 2); the pool has too few (south, 2) rows, enough (south, 9).
+  const parent: Table = { columns: ["region", "tier"], rows: Array.from({ length: 80 }, (_, i) => (i < 40 ? ["north", "1"] : ["south", "2"])) };
+  const counts = parent.rows.map((_, i) => 1 + (i % 3));
+  const drawn: number[] = [];
+  const model: TableModel = {
+    sample: async (n) => {
+      drawn.push(n);
+      return { columns: ["amount", "o.region", "o.tier"], rows: Array.from({ length: n }, (_, i) => (i % 2 === 1 ? [`${i}`, "south", i % 4 === 3 ? "2" : "9"] : [`${i}`, "north", "1"])) };
+    },
+    sampleSeeded: async () => assert.fail("no seeded request"),
+    codeKeys: (t) => t.rows.map((r) => r.join("\u0000")),
+  };
+  const fk = { parent: "p", parentKey: "id", childKey: "o", context: [{ parentColumn: "region", column: "o.region" }, { parentColumn: "tier", column: "o.tier" }] };
+  const { rows, parentRow } = await matchedChildRows(model, fk, parent, counts, 9);
+  const n = counts.reduce((a, b) => a + b, 0);
+  assert.deepEqual(drawn, [Math.ceil(n * MATCH_POOL)], "one plain draw of the pool");
+  assert.equal(rows.rows.length, n);
+  assert.deepEqual(counts.map((_, i) => parentRow.filter((p) => p === i).length), counts, "each parent its count");
+  assert.equal(new Set(rows.rows.map((r) => r[0])).size, n, "a drawn row is used once");
+  const north = rows.rows.filter((_, k) => parentRow[k] < 40);
+  assert.ok(north.every((r) => r[1] === "north" && r[2] === "1"), "a context the pool has plenty of is matched exactly");
+  const south = rows.rows.filter((_, k) => parentRow[k] >= 40);
+  const exact = south.filter((r) => r[2] === "2").length;
+  assert.ok(exact > 0 && south.every((r) => r[1] === "south"), "then rows agreeing on the first context column");
+  const exactInPool = Array.from({ length: Math.ceil(n * MATCH_POOL) }, (_, i) => i).filter((i) => i % 4 === 3).length;
+  assert.equal(exact, Math.min(exactInPool, south.length), "the exact rows are all used first");
+});
+
+test("a sequence whose index never repeats within an entity never repeats it in the output, even when the model draws a repeat", async () => {
+  // people -> jobs (a sequence by start year, 1-4 jobs each, years increasing by 1-6).
+  const rng = new Rng(5);
+  const people: Table = { columns: ["person", "field"], rows: [] };
+  const jobs: Table = { columns: ["person", "start", "pay"], rows: [] };
+  for (let p = 0; p < 40; p++) {
+    people.rows.push([`U${p}`, ["art", "law"][p % 2]]);
+    let year = 1990 + rng.int(20);
+    for (let k = 1 + rng.int(4); k > 0; k--, year += 1 + rng.int(6)) jobs.rows.push([`U${p}`, String(year), String(30 + rng.int(50))]);
+  }
+  const schema: DatabaseSchema = {
+    tables: { people: { primaryKey: "person" }, jobs: { sequenceKey: "person", sequenceIndex: "start" } },
+    relationships: [{ parent: "people", parentKey: "person", child: "jobs", childKey: "person" }],
+  };
+  const { plan, training } = planDatabase(schema, { people, jobs });
+  const seq = plan.tables.jobs.sequence!;
+  assert.equal(seq.periods, undefined);
+  assert.deepEqual([seq.increases!.deciles[0], seq.increases!.deciles[10], seq.increases!.decimals], [1, 6, 0]);
+  const models = resampleModels(plan, training);
+  // A model that writes every step in its entity's previous year (an entity-year twice).
+  models.jobs = {
+    sample: () => assert.fail("a sequence is drawn seeded"),
+    sampleSeeded: async (seed) => {
+      const cols = plan.tables.jobs.modelColumns;
+      return {
+        columns: cols,
+        rows: seed.rows.map((r) => cols.map((c) => {
+          const j = seed.columns.indexOf(c);
+          if (j >= 0) return r[j];
+          if (c === "start") return r[seed.columns.indexOf(seq.lag[0].prev)] || "2000";
+          return "40";
+        })),
+      };
+    },
+  };
+  const synth = await generateDatabase(plan, models, { seed: 3 });
+  const seen = new Map<string, number>();
+  let steps = 0;
+  for (const r of synth.jobs.rows) {
+    const last = seen.get(r[0]);
+    if (last !== undefined) {
+      assert.ok(Number(r[1]) > last, `${r[0]}: ${r[1]} after ${last}`);
+      assert.ok(Number(r[1]) - last >= 1 && Number(r[1]) - last <= 6, "an increase the real rows have");
+      steps++;
+    }
+    seen.set(r[0], Number(r[1]));
+  }
+  assert.ok(steps > 10, `${steps} repeated years moved forward`);
 });

@@ -283,6 +283,7 @@ export function buildProgram(): Command {
       .option("-o, --output <file>", outputHelp("written whole or not at all"))
       .option("--scale <x>", "database (db_... from synthd fit DIR): root tables' rows as a multiple of the real ones, children follow (default 1); -o is then a directory or a postgres:// URI", positive("--scale"))
       .option("--schema <name>", "database written to -o postgres://...: the schema its tables are created in (default: the URI's ?schema=, else public)")
+      .option("--rows <table=n>", "database: a table's rows instead of the scaled count (a child's spread over its parents); repeat per table", (v: string, prev: string[] = []) => [...prev, v])
       .addOption(formatOption())
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))

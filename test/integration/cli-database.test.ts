@@ -74,6 +74,12 @@ test("fit DIR prints the detected relationship and a database id; sample writes 
   assert.equal(new Set(orders.slice(1).map((r) => r[0])).size, orders.length - 1, "order keys unique");
   assert.ok(orders.length > 1);
   for (const o of orders.slice(1)) assert.ok(ids.has(o[1]), `order ${o[0]} points at customer ${o[1]}, which is not generated`);
+  const sized = join(dir, "sized");
+  const z = await runCli(["sample", id, "-o", sized, "--seed", "3", "--rows", "customers=40", "--rows", "orders=90"], env);
+  assert.equal(z.code, 0, z.stderr);
+  assert.match(z.stderr, /wrote customers\.csv \(40 rows\), orders\.csv \(90 rows\)/);
+  const bad = await runCli(["sample", id, "-o", sized, "--rows", "orders"], env);
+  assert.match(bad.stderr, /--rows orders: give TABLE=N/);
   const again = join(dir, "synthetic-2");
   assert.equal((await runCli(["sample", id, "-o", again, "--seed", "3", "--scale", "0.5"], env)).code, 0);
   assert.equal(readFileSync(join(again, "orders.csv"), "utf8"), readFileSync(join(out, "orders.csv"), "utf8"), "same seed, same database");
@@ -126,7 +132,7 @@ test("the database forms refuse flat-table options and a missing directory in on
   assert.match(none.stderr, /no database db_0123456789ab in .*synthd fit DIR keeps it/);
   assert.equal(existsSync(join(dir, "x")), false);
   const scale = await runCli(["sample", "mdl_0123456789ab", "-n", "5", "--scale", "2"], env);
-  assert.match(scale.stderr, /--scale applies to a database/);
+  assert.match(scale.stderr, /--scale and --rows apply to a database/);
   const empty = join(dir, "empty");
   mkdirSync(empty);
   const e = await runCli(["fit", empty], env);

@@ -117,11 +117,28 @@ export interface DatabaseSampleCommandOptions extends ClientOptions {
   format?: string;
   /** `--schema S`: the PostgreSQL schema `-o postgres://...` writes into. */
   schema?: string;
+  /** `--rows TABLE=N`, repeated: a table's rows instead of the scaled count. */
+  rows?: string[];
 }
 
 /**
- * `synthd sample db_... -o DIR [--scale X] [--seed S] [--where '{"TABLE": {...}}']`: writes every
- * table as `DIR/NAME.csv`, parents first; `--where` conditions root tables, their children follow.
+ * `--rows TABLE=N` arguments as sizes. @throws Error for a malformed one or a table named twice.
+ */
+export function parseRowSizes(args: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of args) {
+    const m = /^([^=]+)=(\d+)$/.exec(a.trim());
+    if (m === null || Number(m[2]) < 1) throw new Error(`--rows ${a}: give TABLE=N with N a positive integer, e.g. --rows orders=5000.`);
+    if (Object.hasOwn(out, m[1])) throw new Error(`--rows names table ${m[1]} twice.`);
+    out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
+
+/**
+ * `synthd sample db_... -o DIR [--scale X] [--rows TABLE=N ...] [--seed S] [--where '{"TABLE": {...}}']`:
+ * writes every table as `DIR/NAME.csv`, parents first; `--where` conditions root tables, their
+ * children follow; `--rows` sets a table's rows (a child's spread over its parents' counts).
  * `-o postgres://.../db [--schema S]` (or `?schema=S`) creates the tables in schema S with their
  * keys and foreign key constraints and loads them with COPY, in one transaction.
  * @throws Error for `-n`, `--seed-data` or `--format`, a missing `-o`, an `-o` that is a file, a
@@ -131,6 +148,7 @@ export async function databaseSampleCommand(id: string, opts: DatabaseSampleComm
   if (opts.numRows !== undefined) throw new Error("-n does not apply to a database: give --scale X (root tables' rows as a multiple of the real ones; children follow).");
   if (opts.seedData !== undefined || opts.format !== undefined) throw new Error("--seed-data and --format do not apply to a database: it is written as one CSV per table.");
   if (opts.output === undefined) throw new Error("give -o DIR: a database is written as one CSV file per table.");
+  const sizes = opts.rows !== undefined ? parseRowSizes(opts.rows) : undefined;
   const out = opts.output;
   const pg = isPostgresUrl(out) ? postgresSchemaTarget(out, opts.schema) : undefined;
   if (pg === undefined && opts.schema !== undefined) throw new Error("--schema names a PostgreSQL schema: give -o postgres://...");
@@ -150,6 +168,7 @@ export async function databaseSampleCommand(id: string, opts: DatabaseSampleComm
     ...(opts.scale !== undefined ? { scale: opts.scale } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
     ...(where !== undefined ? { where } : {}),
+    ...(sizes !== undefined ? { sizes } : {}),
     onTable: (t, rows, ms) => process.stderr.write(`table ${t}: ${rows} rows in ${(ms / 1000).toFixed(1)} s\n`),
   });
   if (pg !== undefined) {

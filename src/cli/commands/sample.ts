@@ -66,10 +66,10 @@ export function parseWhere(arg: string | undefined): Where | undefined {
  * written whole or not at all; bad conditions, seed files and formats fail before any request.
  * Near-copies are filtered by default (stored filter or `--real FILE`); `--no-filter` keeps them.
  */
-export async function sampleCommand(id: string, opts: SampleCommandOptions & { scale?: number; schema?: string }): Promise<void> {
+export async function sampleCommand(id: string, opts: SampleCommandOptions & { scale?: number; schema?: string; rows?: string[] }): Promise<void> {
   // A database (`synthd fit DIR`); its module is loaded only then.
   if (id.startsWith("db_")) return (require("./database") as typeof import("./database")).databaseSampleCommand(id, opts);
-  if (opts.scale !== undefined) throw new Error("--scale applies to a database (synthd sample db_... -o DIR); give -n N for a model's rows.");
+  if (opts.scale !== undefined || opts.rows !== undefined) throw new Error("--scale and --rows apply to a database (synthd sample db_... -o DIR); give -n N for a model's rows.");
   if (opts.schema !== undefined || (opts.output !== undefined && isPostgresUrl(opts.output))) {
     throw new Error("-o postgres://... and --schema write a database (db_... from synthd fit DIR or a postgres:// URI); a model's rows go to a file.");
   }

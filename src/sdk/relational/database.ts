@@ -14,7 +14,7 @@ import { readTable, writeTableCsv, type Table } from "../io/csv";
 import type { SourceType } from "../io/inputs";
 import { Synthesizer } from "../generate/synthesizer";
 import { OTHER } from "../columns/common";
-import type { Where } from "../generate/seeded-request";
+import { encodeSeed, type Where } from "../generate/seeded-request";
 import { checkSchema, readSdvMetadata, type DatabaseSchema } from "./schema";
 import { detectSchema } from "./detect";
 import { planDatabase, type DatabasePlan } from "./plan";
@@ -129,6 +129,29 @@ export class SynthesizerTableModel implements TableModel {
     });
     const rows = seed.rows.map((r) => r.map((v, j) => (known[j] === undefined || v === "" || known[j]!.has(v) ? v : "")));
     return this.synth.sample({ seedData: { columns: seed.columns, rows }, seed: seedValue });
+  }
+
+  /**
+   * Each row's cells as the model's codes (a categorical's code, a number's or datetime's bin),
+   * joined: rows with equal keys are the same condition to the model. A cell without a code is `?`.
+   */
+  codeKeys(table: Table): string[] {
+    const meta = this.synth.metadata;
+    const memo = table.columns.map(() => new Map<string, string>());
+    const code = (j: number, v: string): string => {
+      if (v.trim() === "") return "";
+      let c = memo[j].get(v);
+      if (c === undefined) {
+        try {
+          c = String(encodeSeed(meta, { name: "context", columns: [table.columns[j]], rows: [[v]], lines: [2] }).rows[0][0]);
+        } catch {
+          c = "?";
+        }
+        memo[j].set(v, c);
+      }
+      return c;
+    };
+    return table.rows.map((r) => r.map((v, j) => code(j, v)).join("\u0000"));
   }
 }
 

@@ -82,6 +82,12 @@ export interface SequencePlan {
    * range, with the column's decimals, so a value moves as real ones do between two rows.
    */
   steps: { column: string; step: string; decimals: number; min: number; max: number }[];
+  /**
+   * A numeric index that never repeats within a real entity (not a complete panel): the deciles
+   * of its real increases and its decimals. Generation writes a drawn index that does not
+   * increase as the previous one plus an increase drawn from them, so (entity, index) stays unique.
+   */
+  increases?: { deciles: number[]; decimals: number };
 }
 
 /** A database's fitting and generation plan: the tables, parents first. */
@@ -270,6 +276,22 @@ function sequencePlan(table: Table, key: string, index: string | undefined, own:
     return p.length === first.length && p.every((v, k) => v === first[k]) && new Set(p).size === p.length;
   });
   if (complete) plan.periods = first;
+  else if (numeric) {
+    const ups: number[] = [];
+    let unique = true;
+    for (const rows of by.values()) {
+      for (let k = 1; k < rows.length && unique; k++) {
+        const d = Number(table.rows[rows[k]][ij]) - Number(table.rows[rows[k - 1]][ij]);
+        if (d <= 0) unique = false;
+        else ups.push(d);
+      }
+    }
+    if (unique && ups.length > 0) {
+      ups.sort((a, b) => a - b);
+      const decimals = table.rows.reduce((d, r) => Math.max(d, r[ij].includes(".") ? r[ij].trim().length - r[ij].indexOf(".") - 1 : 0), 0);
+      plan.increases = { deciles: Array.from({ length: 11 }, (_, k) => ups[Math.round((k / 10) * (ups.length - 1))]), decimals };
+    }
+  }
   return plan;
 }
 
