@@ -354,11 +354,24 @@ export function keepOrders(orders: readonly CrossTableOrder[], rows: Table, pare
   }
 }
 
-/** Fresh primary keys in the real key's shape, distinct by construction; none without a key. */
+/**
+ * Primary keys, distinct: a public-vocabulary key's real values in random order (then fresh keys
+ * in its shape, unlike any of them, when more rows are wanted); else fresh keys in the real key's
+ * shape, distinct by construction; none without a key.
+ */
 function freshKeys(p: TablePlan, n: number, key: number): string[] {
   if (p.keyShape === undefined) return [];
   const gen = new IdGenerator(p.keyShape, key);
-  return Array.from({ length: n }, (_, i) => gen.value(i));
+  if (p.publicKey === undefined) return Array.from({ length: n }, (_, i) => gen.value(i));
+  const real = p.publicKey.values;
+  const order = new Rng(deriveSeed(key, 1)).shuffle(Int32Array.from({ length: real.length }, (_, i) => i));
+  const out = Array.from(order.subarray(0, Math.min(n, real.length)), (i) => real[i]);
+  const used = new Set(out);
+  for (let i = 0; out.length < n; i++) {
+    const v = gen.value(i);
+    if (!used.has(v)) out.push(v);
+  }
+  return out;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { ColumnOverride } from "../metadata/metadata";
 import { inferIdShape, type IdShape } from "../metadata/identifier";
 import { DatetimeFormat, inferDatetimeFormat } from "../metadata/datetime";
 import { datetimeParser } from "../columns/datetime";
+import { publicVocabularyOf, vocabularyKey, vocabularySet } from "../semantic/vocabulary";
 import { tableOrder, type DatabaseSchema } from "./schema";
 
 /** One foreign key of a table and the parent columns its model holds as context. */
@@ -51,6 +52,11 @@ export interface TablePlan {
   primaryKey?: string;
   /** The primary key's shape: fresh keys are written in it (`../generate/id-generator`). */
   keyShape?: IdShape;
+  /**
+   * A primary key whose values are a public vocabulary (countries, states: `../semantic/vocabulary`):
+   * its real values that the vocabulary lists, written as keys instead of fresh ones in the shape.
+   */
+  publicKey?: { vocabulary: string; values: string[] };
   /** Its foreign keys; the first is the one generation goes through (children per parent). */
   foreignKeys: ForeignKeyPlan[];
   /** Per child relationship, the model column holding the number of children of each row. */
@@ -353,10 +359,17 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
       .map((r) => ({ child: r.child, childKey: r.childKey, column: freeName(`${r.child}.${r.childKey}.rows`, taken) }));
     const pk = schema.tables[t].primaryKey;
     let keyShape: IdShape | undefined;
+    let publicKey: TablePlan["publicKey"];
     if (pk !== undefined) {
       const j = table.columns.indexOf(pk);
       if (table.rows.length === 0) throw new DataError(`table "${t}" has no rows.`);
       keyShape = inferIdShape(table.rows.map((r) => r[j]), table.rows.map(() => 1));
+      const values = table.rows.map((r) => r[j]);
+      const vocabulary = publicVocabularyOf(pk, values, values.map(() => 1));
+      if (vocabulary !== undefined) {
+        const listed = vocabularySet(vocabulary);
+        publicKey = { vocabulary, values: values.filter((v) => listed.has(vocabularyKey(v))).sort() };
+      }
     }
     const overrides: Record<string, ColumnOverride> = Object.fromEntries(Object.entries(schema.tables[t].columns ?? {}).filter(([c]) => !keys.has(c)));
     for (const f of foreignKeys) {
@@ -377,6 +390,7 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
       columns: [...table.columns],
       rows: table.rows.length,
       ...(pk !== undefined ? { primaryKey: pk, keyShape } : {}),
+      ...(publicKey !== undefined ? { publicKey } : {}),
       foreignKeys,
       counts,
       modelColumns: [
