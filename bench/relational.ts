@@ -4,7 +4,7 @@
  * TVD over each join, each against the mean of three resamples (a bootstrap of the hierarchy,
  * src/sdk/relational/evaluate.ts), and the first rows of every table, real beside synthetic.
  *
- *   node dist/bench/relational.js DIR [--config JSON] [--rows 20] [--seed 1]
+ *   node dist/bench/relational.js DIR [--config JSON] [--rows 20] [--seed 1] [--child-draw matched|seeded|both]
  *
  * Uses SYNTHD_URL and SYNTHD_API_KEY when set, else starts a server of its own (bench/harness.ts).
  */
@@ -59,10 +59,11 @@ async function main(): Promise<void> {
     .option("--config <json>", "training config of every table")
     .option("--rows <n>", "rows of each table shown", (v) => Number(v), 20)
     .option("--seed <s>", "sampling seed", (v) => Number(v), 1)
+    .option("--child-draw <how>", "children with context: matched (a plain draw matched to parents), seeded, or both (the same models)", "matched")
     .option("--make <name>", "first write DIR from public tables: gapminder (countries -> a country x year panel, SDV metadata with sequence_key/index)")
     .parse();
   const dir = program.args[0];
-  const opts = program.opts<{ config?: string; rows: number; seed: number; make?: string }>();
+  const opts = program.opts<{ config?: string; rows: number; seed: number; make?: string; childDraw: string }>();
   if (opts.make === "gapminder") makeGapminder(dir);
   else if (opts.make !== undefined) throw new Error(`--make: unknown database ${opts.make}`);
   let server: ServerProcess | undefined;
@@ -82,17 +83,20 @@ async function main(): Promise<void> {
     let c0 = cpu();
     const model = await fitDatabase(api, db, opts.config ? { config: JSON.parse(opts.config) } : {});
     console.log(`fit: ${((Date.now() - t0) / 1000).toFixed(1)} s wall, ${(cpu() - c0).toFixed(1)} client core-s; models ${JSON.stringify(model.models)}`);
+    const { plan, training } = planDatabase(db.schema, db.tables);
+    const baselines: DatabaseReport[] = [];
+    for (const s of [11, 12, 13]) baselines.push(evaluateDatabase(db.schema, db.tables, await generateDatabase(plan, resampleModels(plan, training), { seed: s })));
+    for (const childDraw of opts.childDraw === "both" ? (["seeded", "matched"] as const) : [opts.childDraw as "seeded" | "matched"]) {
+    console.log(`\n### children drawn: ${childDraw}`);
     t0 = Date.now();
     c0 = cpu();
     const synth = await sampleDatabase(api, model, {
       seed: opts.seed,
+      childDraw,
       onTable: (t, n, ms) => console.log(`  sample ${t}: ${n} rows in ${(ms / 1000).toFixed(1)} s`),
     });
     console.log(`sample: ${((Date.now() - t0) / 1000).toFixed(1)} s wall, ${(cpu() - c0).toFixed(1)} client core-s`);
     const report = evaluateDatabase(db.schema, db.tables, synth);
-    const { plan, training } = planDatabase(db.schema, db.tables);
-    const baselines: DatabaseReport[] = [];
-    for (const s of [11, 12, 13]) baselines.push(evaluateDatabase(db.schema, db.tables, await generateDatabase(plan, resampleModels(plan, training), { seed: s })));
     for (const [t, x] of Object.entries(report.tables)) {
       console.log(`table ${t}: real ${x.realRows} rows, synthetic ${x.syntheticRows}; key ${x.primaryKey ?? "none"}: ${x.duplicateKeys} duplicates, ${x.blankKeys} blank`);
     }
@@ -117,6 +121,7 @@ async function main(): Promise<void> {
       for (const r of db.tables[t].rows.slice(0, opts.rows)) console.log(r.join(","));
       console.log(`== ${t}: synthetic (first ${opts.rows}) ==\n${synth[t].columns.join(",")}`);
       for (const r of synth[t].rows.slice(0, opts.rows)) console.log(r.join(","));
+    }
     }
   } finally {
     await server?.kill("SIGTERM");

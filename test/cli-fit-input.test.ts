@@ -104,8 +104,11 @@ test("fit reads gzip CSV, JSON Lines (by extension or --format) and a PostgreSQL
     await c.end().catch(() => undefined);
     await db.drop();
   }
-  const noTable = await runCli(["fit", "postgres://postgres@127.0.0.1/test", ...NOWHERE]);
-  assert.match(noTable.stderr, /give --table or --query/);
+  // A URI alone is a whole database (a schema's tables); an empty schema says so.
+  const noTable = await runCli(["fit", "postgres://postgres:pw@127.0.0.1/test?schema=synthd_no_such_schema", ...NOWHERE]);
+  assert.match(noTable.stderr, /postgres:\/\/postgres:\*\*\*@127\.0\.0\.1\/test: schema synthd_no_such_schema has no tables/);
+  const schemaAndTable = await runCli(["fit", "postgres://postgres@127.0.0.1/test", "--table", "t", "--schema", "s", ...NOWHERE]);
+  assert.match(schemaAndTable.stderr, /--schema reads a whole PostgreSQL schema/);
   const fileTable = await runCli(["fit", gz, "--table", "cities", ...NOWHERE]);
   assert.match(fileTable.stderr, /--table and --query read a PostgreSQL database/);
   const badFormat = await runCli(["fit", gz, "--format", "xlsx", ...NOWHERE]);

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { DataError, Rng, type Table } from "../src/sdk";
 import type { DatabaseSchema } from "../src/sdk/relational/schema";
 import { planDatabase } from "../src/sdk/relational/plan";
-import { generateDatabase, type TableModel } from "../src/sdk/relational/generate";
+import { generateDatabase, matchedChildRows, MATCH_POOL, type TableModel } from "../src/sdk/relational/generate";
 import { evaluateDatabase, resampleModels } from "../src/sdk/relational/evaluate";
 
 /**
@@ -130,6 +130,13 @@ test("scale and sizes set the root tables' rows, children follow; the same seed 
   const counts = (t: Table) => t.rows.length;
   assert.ok(counts(half.orders) > 0.3 * counts(tables.orders) && counts(half.orders) < 0.7 * counts(tables.orders));
   assert.deepEqual(await generateDatabase(plan, models, { seed: 2, scale: 0.5 }), await generateDatabase(plan, models, { seed: 2, scale: 0.5 }));
+  // A child's size is exact, spread over its parents as their counts say; keys stay consistent.
+  const sized = await generateDatabase(plan, models, { seed: 2, sizes: { orders: 77 } });
+  assert.equal(sized.orders.rows.length, 77);
+  const report = evaluateDatabase(schema, tables, sized);
+  for (const r of report.relationships) assert.equal(r.orphans, 0, r.relationship);
+  const ids = new Map(sized.customers.rows.map((r) => [r[0], r[1]]));
+  assert.ok(sized.orders.rows.every((o) => ids.get(o[1]) !== "C"), "customers that order none still order none");
 });
 
 test("a where on a root table is passed to its model, and its children follow the rows it gives", async () => {
@@ -157,7 +164,8 @@ test("bad options are clear errors before any generation", async () => {
   const { plan, training } = planDatabase(schema, tables);
   const models = resampleModels(plan, training);
   await assert.rejects(generateDatabase(plan, models, { scale: 0 }), /scale must be a positive number/);
-  await assert.rejects(generateDatabase(plan, models, { sizes: { orders: 5 } }), (e: unknown) => e instanceof DataError && /only root tables/.test(e.message));
+  await assert.rejects(generateDatabase(plan, models, { where: { orders: {} } }), (e: unknown) => e instanceof DataError && /only root tables/.test(e.message));
+  await assert.rejects(generateDatabase(plan, models, { sizes: { orders: 0 } }), /size of "orders" must be a positive integer/);
   await assert.rejects(generateDatabase(plan, models, { where: { shops: {} } }), /table "shops", which the database lacks/);
   await assert.rejects(generateDatabase(plan, models, { sizes: { customers: 2.5 } }), /positive integer/);
 });
@@ -194,6 +202,7 @@ test("a sequence table is fitted beside its previous row; a complete panel stays
   assert.deepEqual(training.readings.rows[0].slice(3), ["1", "", "", ""]);
   assert.deepEqual(seq.steps, [{ column: "level", step: "level.step", decimals: 0, min: 10, max: Math.max(...tables.readings.rows.map((r) => Number(r[2]))) }]);
   const models = resampleModels(plan, training);
+  await assert.rejects(generateDatabase(plan, models, { sizes: { readings: 10 } }), (e: unknown) => e instanceof DataError && /a sequence table's rows follow its entities/.test(e.message));
   const good = evaluateDatabase(schema, tables, await generateDatabase(plan, models, { seed: 1 })).sequences[0];
   assert.equal(good.panelComplete, 1);
   const step = good.meanStep.find((m) => m.column === "level")!;
@@ -245,4 +254,168 @@ test("two keys to one table that never agree in the real rows (a trip's origin a
   assert.equal(synth.trips.rows.filter((r) => r[0] === r[1]).length, 0);
   const report = evaluateDatabase(schema, tables, synth);
   for (const r of report.relationships) assert.equal(r.orphans, 0);
+});
+
+/**
+ * patients (born) -> visits (visited, at or after birth, another format) and orders (placed) ->
+ * lines (shipped: its order's date on every row).
+ */
+function clinic(seed = 3): { tables: Record<string, Table>; schema: DatabaseSchema } {
+  const rng = new Rng(seed);
+  const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+  const minute = (ms: number): string => new Date(ms).toISOString().slice(0, 16).replace("T", " ");
+  const patients: Table = { columns: ["patient_id", "born", "sex"], rows: [] };
+  const visits: Table = { columns: ["visit_id", "patient_id", "visited", "kind"], rows: [] };
+  const orders: Table = { columns: ["order_id", "placed", "channel"], rows: [] };
+  const lines: Table = { columns: ["line_id", "order_id", "shipped", "qty"], rows: [] };
+  for (let p = 0; p < 80; p++) {
+    const born = Date.UTC(1940, 0, 1) + rng.int(25_000) * 86_400_000;
+    patients.rows.push([`P${p}`, day(born), "FM"[rng.int(2)]]);
+    for (let k = rng.int(4); k > 0; k--) visits.rows.push([`V${visits.rows.length}`, `P${p}`, minute(born + (rng.int(30_000) * 86_400 + rng.int(86_400)) * 1000), ["check", "test"][rng.int(2)]]);
+    const placed = day(Date.UTC(2020, 0, 1) + rng.int(700) * 86_400_000);
+    orders.rows.push([`O${p}`, placed, ["web", "shop"][rng.int(2)]]);
+    for (let k = 1 + rng.int(3); k > 0; k--) lines.rows.push([`L${lines.rows.length}`, `O${p}`, placed, String(1 + rng.int(5))]);
+  }
+  const schema: DatabaseSchema = {
+    tables: { patients: { primaryKey: "patient_id" }, visits: { primaryKey: "visit_id" }, orders: { primaryKey: "order_id" }, lines: { primaryKey: "line_id" } },
+    relationships: [
+      { parent: "patients", parentKey: "patient_id", child: "visits", childKey: "patient_id" },
+      { parent: "orders", parentKey: "order_id", child: "lines", childKey: "order_id" },
+    ],
+  };
+  return { tables: { patients, visits, orders, lines }, schema };
+}
+
+/** Rows of `child` whose datetime breaks the relation to its parent's (joined on `fk`). */
+function broken(child: Table, parent: Table, fk: string, pk: string, column: string, parentColumn: string, relation: "equal" | "after"): number {
+  const [fj, cj] = [child.columns.indexOf(fk), child.columns.indexOf(column)];
+  const [kj, pj] = [parent.columns.indexOf(pk), parent.columns.indexOf(parentColumn)];
+  const at = new Map(parent.rows.map((r) => [r[kj], Date.parse(r[pj] + "Z")]));
+  const ms = (v: string): number => Date.parse((v.length === 10 ? `${v} 00:00` : v).replace(" ", "T") + "Z");
+  return child.rows.filter((r) => (relation === "equal" ? ms(r[cj]) !== at.get(r[fj]) : !(ms(r[cj]) >= at.get(r[fj])!))).length;
+}
+
+test("cross-table orders the real rows always hold are found on the join and kept in every generated row", async () => {
+  const { tables, schema } = clinic();
+  const { plan, training } = planDatabase(schema, tables);
+  const visitOrders = plan.tables.visits.foreignKeys[0].orders!;
+  assert.equal(visitOrders.length, 1);
+  assert.deepEqual({ ...visitOrders[0], gaps: undefined }, { column: "visited", parentColumn: "born", relation: "after", format: "yyyy-MM-dd HH:mm", parentFormat: "yyyy-MM-dd", gaps: undefined });
+  assert.deepEqual(plan.tables.lines.foreignKeys[0].orders, [{ column: "shipped", parentColumn: "placed", relation: "equal", format: "yyyy-MM-dd", parentFormat: "yyyy-MM-dd" }]);
+  const check = (synth: Record<string, Table>): [number, number] => [
+    broken(synth.visits, synth.patients, "patient_id", "patient_id", "visited", "born", "after"),
+    broken(synth.lines, synth.orders, "order_id", "order_id", "shipped", "placed", "equal"),
+  ];
+  assert.deepEqual(check(tables), [0, 0], "the made-up database holds both");
+  // The resample draws a child's dates among rows of the same context, not the same parent: without the orders it breaks both.
+  const bare = structuredClone(plan);
+  for (const t of ["visits", "lines"]) delete bare.tables[t].foreignKeys[0].orders;
+  const [visitsBroken, linesBroken] = check(await generateDatabase(bare, resampleModels(bare, training), { seed: 4 }));
+  assert.ok(visitsBroken > 10 && linesBroken > 10, `without the orders: ${visitsBroken} visits before birth, ${linesBroken} lines off their order's date`);
+  const synth = await generateDatabase(plan, resampleModels(plan, training), { seed: 4 });
+  assert.deepEqual(check(synth), [0, 0], "kept in 100% of rows");
+  assert.ok(synth.visits.rows.every((r) => /^\d{4}-\d\d-\d\d \d\d:\d\d$/.test(r[2])), "repaired values in the column's format");
+  // One real row the other way round, and the order is not claimed.
+  tables.visits.rows[0][2] = "1900-01-01 00:00";
+  assert.equal(planDatabase(schema, tables).plan.tables.visits.foreignKeys[0].orders, undefined);
+});
+
+test("a child drawn plainly and matched: every parent gets its count, rows of its own context first, then its first context column's", async () => {
+  // Parents: 40 of context (north, 1), 40 of (south, 2); the pool has too few (south, 2) rows, enough (south, 9).
+  const parent: Table = { columns: ["region", "tier"], rows: Array.from({ length: 80 }, (_, i) => (i < 40 ? ["north", "1"] : ["south", "2"])) };
+  const counts = parent.rows.map((_, i) => 1 + (i % 3));
+  const drawn: number[] = [];
+  const model: TableModel = {
+    sample: async (n) => {
+      drawn.push(n);
+      return { columns: ["amount", "o.region", "o.tier"], rows: Array.from({ length: n }, (_, i) => (i % 2 === 1 ? [`${i}`, "south", i % 4 === 3 ? "2" : "9"] : [`${i}`, "north", "1"])) };
+    },
+    sampleSeeded: async () => assert.fail("no seeded request"),
+    codeKeys: (t) => t.rows.map((r) => r.join("\u0000")),
+  };
+  const fk = { parent: "p", parentKey: "id", childKey: "o", context: [{ parentColumn: "region", column: "o.region" }, { parentColumn: "tier", column: "o.tier" }] };
+  const { rows, parentRow } = await matchedChildRows(model, fk, parent, counts, 9);
+  const n = counts.reduce((a, b) => a + b, 0);
+  assert.deepEqual(drawn, [Math.ceil(n * MATCH_POOL)], "one plain draw of the pool");
+  assert.equal(rows.rows.length, n);
+  assert.deepEqual(counts.map((_, i) => parentRow.filter((p) => p === i).length), counts, "each parent its count");
+  assert.equal(new Set(rows.rows.map((r) => r[0])).size, n, "a drawn row is used once");
+  const north = rows.rows.filter((_, k) => parentRow[k] < 40);
+  assert.ok(north.every((r) => r[1] === "north" && r[2] === "1"), "a context the pool has plenty of is matched exactly");
+  const south = rows.rows.filter((_, k) => parentRow[k] >= 40);
+  const exact = south.filter((r) => r[2] === "2").length;
+  assert.ok(exact > 0 && south.every((r) => r[1] === "south"), "then rows agreeing on the first context column");
+  const exactInPool = Array.from({ length: Math.ceil(n * MATCH_POOL) }, (_, i) => i).filter((i) => i % 4 === 3).length;
+  assert.equal(exact, Math.min(exactInPool, south.length), "the exact rows are all used first");
+});
+
+test("a sequence whose index never repeats within an entity never repeats it in the output, even when the model draws a repeat", async () => {
+  // people -> jobs (a sequence by start year, 1-4 jobs each, years increasing by 1-6).
+  const rng = new Rng(5);
+  const people: Table = { columns: ["person", "field"], rows: [] };
+  const jobs: Table = { columns: ["person", "start", "pay"], rows: [] };
+  for (let p = 0; p < 40; p++) {
+    people.rows.push([`U${p}`, ["art", "law"][p % 2]]);
+    let year = 1990 + rng.int(20);
+    for (let k = 1 + rng.int(4); k > 0; k--, year += 1 + rng.int(6)) jobs.rows.push([`U${p}`, String(year), String(30 + rng.int(50))]);
+  }
+  const schema: DatabaseSchema = {
+    tables: { people: { primaryKey: "person" }, jobs: { sequenceKey: "person", sequenceIndex: "start" } },
+    relationships: [{ parent: "people", parentKey: "person", child: "jobs", childKey: "person" }],
+  };
+  const { plan, training } = planDatabase(schema, { people, jobs });
+  const seq = plan.tables.jobs.sequence!;
+  assert.equal(seq.periods, undefined);
+  assert.deepEqual([seq.increases!.deciles[0], seq.increases!.deciles[10], seq.increases!.decimals], [1, 6, 0]);
+  const models = resampleModels(plan, training);
+  // A model that writes every step in its entity's previous year (an entity-year twice).
+  models.jobs = {
+    sample: () => assert.fail("a sequence is drawn seeded"),
+    sampleSeeded: async (seed) => {
+      const cols = plan.tables.jobs.modelColumns;
+      return {
+        columns: cols,
+        rows: seed.rows.map((r) => cols.map((c) => {
+          const j = seed.columns.indexOf(c);
+          if (j >= 0) return r[j];
+          if (c === "start") return r[seed.columns.indexOf(seq.lag[0].prev)] || "2000";
+          return "40";
+        })),
+      };
+    },
+  };
+  const synth = await generateDatabase(plan, models, { seed: 3 });
+  const seen = new Map<string, number>();
+  let steps = 0;
+  for (const r of synth.jobs.rows) {
+    const last = seen.get(r[0]);
+    if (last !== undefined) {
+      assert.ok(Number(r[1]) > last, `${r[0]}: ${r[1]} after ${last}`);
+      assert.ok(Number(r[1]) - last >= 1 && Number(r[1]) - last <= 6, "an increase the real rows have");
+      steps++;
+    }
+    seen.set(r[0], Number(r[1]));
+  }
+  assert.ok(steps > 10, `${steps} repeated years moved forward`);
+});
+
+test("a primary key of public names (countries) keeps real names, distinct; more rows than names get fresh keys", async () => {
+  const names = ["Afghanistan", "Argentina", "Australia", "Brazil", "Canada", "Chile", "China", "Egypt", "France", "Germany", "India", "Japan", "Kenya", "Mexico", "Norway", "Peru", "Spain", "Sweden", "Turkey", "Vietnam", "Zambia", "Ghana"];
+  const countries: Table = { columns: ["country", "cluster"], rows: names.map((c, i) => [c, String(i % 3)]) };
+  const years: Table = { columns: ["country", "year", "pop"], rows: names.flatMap((c, i) => [2000, 2005].map((y) => [c, String(y), String(1000 + i * 10 + y)])) };
+  const schema: DatabaseSchema = {
+    tables: { countries: { primaryKey: "country" }, years: {} },
+    relationships: [{ parent: "countries", parentKey: "country", child: "years", childKey: "country" }],
+  };
+  const { plan, training } = planDatabase(schema, { countries, years });
+  assert.equal(plan.tables.countries.publicKey?.vocabulary, "country");
+  const synth = await generateDatabase(plan, resampleModels(plan, training), { seed: 6 });
+  const keys = synth.countries.rows.map((r) => r[0]);
+  assert.deepEqual([...keys].sort(), [...names].sort(), "every real name once");
+  assert.ok(synth.years.rows.every((r) => names.includes(r[0])), "children point at them");
+  const more = (await generateDatabase(plan, resampleModels(plan, training), { seed: 6, sizes: { countries: 30 } })).countries.rows.map((r) => r[0]);
+  assert.equal(new Set(more).size, 30);
+  assert.equal(more.filter((k) => names.includes(k)).length, names.length);
+  // Shop keys (numbers, order codes) are no vocabulary: fresh as before.
+  assert.equal(planDatabase(shop().schema, shop().tables).plan.tables.customers.publicKey, undefined);
 });

@@ -4,7 +4,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DataError, type Table } from "../src/sdk";
+import { analyzeTable } from "../src/sdk/metadata/metadata";
+import { writeTables } from "../src/sdk/io/formats";
+import { readDatabaseDir } from "../src/sdk/relational/database";
 import { checkSchema, readSdvMetadata, strftimeToLuxon, tableOrder } from "../src/sdk/relational/schema";
 import { cardinality, describeRelationship, detectSchema } from "../src/sdk/relational/detect";
 
@@ -118,4 +124,28 @@ test("orphans and blank keys are counted and printed; a schema whose key repeats
   const cycle = { tables: { a: { primaryKey: "x" }, b: { primaryKey: "y" } }, relationships: [
     { parent: "a", parentKey: "x", child: "b", childKey: "x" }, { parent: "b", parentKey: "y", child: "a", childKey: "y" }] };
   assert.throws(() => tableOrder(cycle), /cycle among a, b/);
+});
+
+test("a database directory reads Parquet tables beside CSV ones: keys detected, typed timestamps as datetimes", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "synthd-dbdir-"));
+  try {
+    const customers = ["id,segment,joined", ...Array.from({ length: 30 }, (_, i) => `${100 + i},${"ABC"[i % 3]},2020-0${1 + (i % 9)}-1${i % 10} 08:30:00`)].join("\n") + "\n";
+    writeFileSync(join(dir, "customers.tmp.csv"), customers);
+    const scanned = await analyzeTable(join(dir, "customers.tmp.csv"));
+    const rows = customers.trimEnd().split("\n").map((l) => l.split(","));
+    const table: Table = { columns: rows[0], rows: rows.slice(1) };
+    await writeTables(join(dir, "customers.parquet"), (async function* () { yield table; })(), { format: "parquet", metadata: scanned.metadata });
+    rmSync(join(dir, "customers.tmp.csv"));
+    writeFileSync(join(dir, "orders.csv"), ["order_id,customer_id,amount", ...Array.from({ length: 40 }, (_, i) => `O${i},${100 + (i % 25)},${i * 3}`)].join("\n") + "\n");
+    const db = await readDatabaseDir(dir);
+    assert.equal(db.keys, "detected");
+    assert.deepEqual(Object.keys(db.tables).sort(), ["customers", "orders"]);
+    assert.equal(db.tables.customers.rows.length, 30);
+    assert.deepEqual(db.schema.relationships, [{ parent: "customers", parentKey: "id", child: "orders", childKey: "customer_id" }]);
+    assert.equal(db.schema.tables.customers.columns?.joined?.type, "datetime");
+    writeFileSync(join(dir, "customers.csv"), customers);
+    await assert.rejects(readDatabaseDir(dir), (e: unknown) => e instanceof DataError && /holds table customers twice \(customers\.csv and customers\.parquet\)/.test(e.message));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

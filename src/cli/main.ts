@@ -247,11 +247,12 @@ export function buildProgram(): Command {
       .description("extract metadata from a table, create a model, wait for training; prints the model id last")
       .argument(
         "<file>",
-        "the table: CSV (with a header row), .csv.gz/.tsv.gz, .jsonl/.ndjson, .parquet, .arrow/.feather, or a postgres:// URI with --table or --query; or a directory of one CSV file per table (a database; optional metadata.json in SDV's format)",
+        "the table: CSV (with a header row), .csv.gz/.tsv.gz, .jsonl/.ndjson, .parquet, .arrow/.feather, or a postgres:// URI with --table or --query; or a directory of one CSV or Parquet file per table (a database; optional metadata.json in SDV's format), or a postgres:// URI alone (every table of a schema, keys from the catalog)",
       )
       .addOption(new Option("--format <format>", "the file's format instead of its extension's").choices(["csv", "csv.gz", "jsonl", "parquet", "arrow"]))
       .option("--table <name>", "PostgreSQL: the table (or schema.table) to read")
       .option("--query <sql>", "PostgreSQL: the SELECT to read, instead of --table")
+      .option("--schema <name>", "PostgreSQL database (no --table/--query): the schema whose tables are read (default: the URI's ?schema=, else public)")
       .option("--config <json>", "training config as JSON, e.g. '{\"model_size\":\"small\"}'")
       .option("--no-wait", "return right after the model is created")
       .option("--pair-budget <cells>", "most 2-way marginal cells to send", int("--pair-budget", 0))
@@ -280,7 +281,9 @@ export function buildProgram(): Command {
       .argument("<model_id>")
       .option("-n, --num-rows <n>", "rows to generate (not with --seed-data)", int("-n", 1))
       .option("-o, --output <file>", outputHelp("written whole or not at all"))
-      .option("--scale <x>", "database (db_... from synthd fit DIR): root tables' rows as a multiple of the real ones, children follow (default 1); -o is then a directory", positive("--scale"))
+      .option("--scale <x>", "database (db_... from synthd fit DIR): root tables' rows as a multiple of the real ones, children follow (default 1); -o is then a directory or a postgres:// URI", positive("--scale"))
+      .option("--schema <name>", "database written to -o postgres://...: the schema its tables are created in (default: the URI's ?schema=, else public)")
+      .option("--rows <table=n>", "database: a table's rows instead of the scaled count (a child's spread over its parents); repeat per table", (v: string, prev: string[] = []) => [...prev, v])
       .addOption(formatOption())
       .option("--seed <s>", "seed: the same seed gives the same rows", int("--seed", 0))
       .option("--temperature <t>", "sampling temperature (> 0)", float("--temperature"))

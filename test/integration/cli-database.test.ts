@@ -7,7 +7,9 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "pg";
 import { removeDir, runCli, startServer, tempDir, type ServerProcess } from "../../bench/harness";
+import { freshDatabase } from "../pg-helpers";
 
 let server: ServerProcess;
 let dir: string;
@@ -72,9 +74,52 @@ test("fit DIR prints the detected relationship and a database id; sample writes 
   assert.equal(new Set(orders.slice(1).map((r) => r[0])).size, orders.length - 1, "order keys unique");
   assert.ok(orders.length > 1);
   for (const o of orders.slice(1)) assert.ok(ids.has(o[1]), `order ${o[0]} points at customer ${o[1]}, which is not generated`);
+  const sized = join(dir, "sized");
+  const z = await runCli(["sample", id, "-o", sized, "--seed", "3", "--rows", "customers=40", "--rows", "orders=90"], env);
+  assert.equal(z.code, 0, z.stderr);
+  assert.match(z.stderr, /wrote customers\.csv \(40 rows\), orders\.csv \(90 rows\)/);
+  const bad = await runCli(["sample", id, "-o", sized, "--rows", "orders"], env);
+  assert.match(bad.stderr, /--rows orders: give TABLE=N/);
   const again = join(dir, "synthetic-2");
   assert.equal((await runCli(["sample", id, "-o", again, "--seed", "3", "--scale", "0.5"], env)).code, 0);
   assert.equal(readFileSync(join(again, "orders.csv"), "utf8"), readFileSync(join(out, "orders.csv"), "utf8"), "same seed, same database");
+});
+
+test("fit postgres://... reads a schema's tables and keys from the catalog; sample -o postgres://... writes them with their constraints", async () => {
+  const pg = await freshDatabase();
+  const c = new Client({ connectionString: pg.url });
+  try {
+    await c.connect();
+    await c.query("CREATE SCHEMA shop");
+    await c.query("CREATE TABLE shop.customers (id integer PRIMARY KEY, segment text, region text)");
+    await c.query("CREATE TABLE shop.orders (order_id text PRIMARY KEY, customer_id integer NOT NULL REFERENCES shop.customers (id), amount integer, channel text)");
+    for (const t of ["customers", "orders"]) {
+      const [header, ...rows] = readCsv(join(db, `${t}.csv`));
+      for (const r of rows) await c.query(`INSERT INTO shop.${t} (${header.join(", ")}) VALUES (${r.map((_, i) => `$${i + 1}`).join(", ")})`, r);
+    }
+    const withPassword = new URL(pg.url);
+    withPassword.password = "pw-not-shown";
+    const fit = await runCli(["fit", `${withPassword}?schema=shop`, "--config", SMALL], env);
+    assert.equal(fit.code, 0, fit.stderr);
+    assert.match(fit.stderr, /^relationships \(foreign keys of schema shop\):\n {2}orders\.customer_id -> customers\.id: 1 to 0-7 rows/m);
+    const id = fit.stdout.trim().split("\n").pop()!;
+    const s = await runCli(["sample", id, "-o", withPassword.toString(), "--schema", "synth", "--seed", "2"], env);
+    assert.equal(s.code, 0, s.stderr);
+    assert.match(s.stderr, /wrote customers \(200 rows\), orders \(\d+ rows\) to postgres:\/\/postgres:\*\*\*@.* schema synth/);
+    for (const out of [fit, s]) assert.ok(!(out.stderr + out.stdout).includes("pw-not-shown"), "no password in any message");
+    const fks = await c.query("SELECT count(*)::int AS n FROM pg_constraint WHERE connamespace = 'synth'::regnamespace AND contype = 'f'");
+    assert.equal(fks.rows[0].n, 1, "the foreign key constraint is declared");
+    const orphans = await c.query("SELECT count(*)::int AS n FROM synth.orders o LEFT JOIN synth.customers k ON k.id = o.customer_id WHERE k.id IS NULL");
+    assert.equal(orphans.rows[0].n, 0);
+    const n = await c.query("SELECT count(*)::int AS n FROM synth.orders");
+    assert.ok(n.rows[0].n > 0);
+    const again = await runCli(["sample", id, "-o", `${pg.url}?schema=synth`], env);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /schema synth already has customers, orders/);
+  } finally {
+    await c.end().catch(() => undefined);
+    await pg.drop();
+  }
 });
 
 test("the database forms refuse flat-table options and a missing directory in one sentence, writing nothing", async () => {
@@ -87,9 +132,9 @@ test("the database forms refuse flat-table options and a missing directory in on
   assert.match(none.stderr, /no database db_0123456789ab in .*synthd fit DIR keeps it/);
   assert.equal(existsSync(join(dir, "x")), false);
   const scale = await runCli(["sample", "mdl_0123456789ab", "-n", "5", "--scale", "2"], env);
-  assert.match(scale.stderr, /--scale applies to a database/);
+  assert.match(scale.stderr, /--scale and --rows apply to a database/);
   const empty = join(dir, "empty");
   mkdirSync(empty);
   const e = await runCli(["fit", empty], env);
-  assert.match(e.stderr, /holds no \.csv file/);
+  assert.match(e.stderr, /holds no \.csv or \.parquet file/);
 });

@@ -1,5 +1,6 @@
 /**
- * `synthd fit DIR` and `synthd sample db_... -o DIR`: a whole database (docs/relational.md). The
+ * `synthd fit DIR|postgres://...` and `synthd sample db_... -o DIR|postgres://...`: a whole
+ * database (docs/relational.md). The
  * fitted database (its plan and one model id per table, no values) is kept on this machine as
  * `db_<12 hex>.json` in {@link databaseDir}, as `synthd fit` keeps near-copy filters.
  */
@@ -9,7 +10,17 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Model, ModelConfigInput } from "../../contract";
 import { cardinality, describeRelationship } from "../../sdk/relational/detect";
-import { fitDatabase, readDatabaseDir, sampleDatabase, writeDatabaseDir, type DatabaseModel } from "../../sdk/relational/database";
+import {
+  fitDatabase,
+  readDatabaseDir,
+  readPostgresSource,
+  sampleDatabase,
+  writeDatabaseDir,
+  writeDatabasePostgres,
+  type DatabaseModel,
+} from "../../sdk/relational/database";
+import { postgresSchemaTarget } from "../../sdk/relational/postgres";
+import { isPostgresUrl, redactUrl } from "../../sdk/io/inputs";
 import type { Where } from "../../sdk/generate/seeded-request";
 import { fmtLoss } from "../progress";
 import { client, readJsonArg, type ClientOptions } from "./shared";
@@ -52,14 +63,16 @@ export function loadDatabase(id: string): DatabaseModel {
 const FLAT_ONLY = ["columns", "rareThreshold", "domain", "epsilon", "delta", "delimiter", "encoding", "rules", "pairBudget"] as const;
 
 /**
- * `synthd fit DIR`: reads one CSV per table (and `metadata.json`, SDV's multi-table metadata, if
- * present), prints one line per relationship with its cardinality, fits one model per table and
- * prints the database id as stdout's last line.
+ * `synthd fit DIR`: reads one CSV or Parquet file per table (and `metadata.json`, SDV's
+ * multi-table metadata, if present), or `synthd fit postgres://.../db [--schema S]`: every table
+ * of the schema (`?schema=S`, default public) with its keys from the catalog; prints one line per
+ * relationship with its cardinality, fits one model per table and prints the database id as
+ * stdout's last line.
  * @param config `--config`, parsed.
- * @throws Error for a flat-table option, a bad directory or metadata (DataError), and the errors of
- *   fitting.
+ * @throws Error for a flat-table option, a bad directory, metadata or schema (DataError), and the
+ *   errors of fitting.
  */
-export async function databaseFitCommand(dir: string, opts: ClientOptions & { wait: boolean }, config: ModelConfigInput | undefined): Promise<void> {
+export async function databaseFitCommand(dir: string, opts: ClientOptions & { wait: boolean; schema?: string }, config: ModelConfigInput | undefined): Promise<void> {
   for (const k of FLAT_ONLY) {
     if ((opts as unknown as Record<string, unknown>)[k] !== undefined) throw new Error(`--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is a flat-table option; synthd fit DIR fits each table with its defaults (column kinds: metadata.json's sdtypes).`);
   }
@@ -67,10 +80,18 @@ export async function databaseFitCommand(dir: string, opts: ClientOptions & { wa
   const api = client(opts);
   await api.models.list({ limit: 1 });
   const started = Date.now();
-  const db = await readDatabaseDir(dir);
+  const pg = isPostgresUrl(dir) ? postgresSchemaTarget(dir, opts.schema) : undefined;
+  if (pg === undefined && opts.schema !== undefined) throw new Error("--schema names a PostgreSQL schema: give a postgres:// URI.");
+  const db = pg !== undefined ? await readPostgresSource(pg) : await readDatabaseDir(dir);
   const say = (line: string): boolean => process.stderr.write(`${line}\n`);
   say(`tables: ${Object.entries(db.tables).map(([t, x]) => `${t} (${x.rows.length} rows)`).join(", ")}`);
-  say(db.detected ? "relationships (detected; write metadata.json in SDV's format to confirm or change them):" : "relationships (metadata.json):");
+  say(
+    db.keys === "detected"
+      ? "relationships (detected; write metadata.json in SDV's format to confirm or change them):"
+      : db.keys === "catalog"
+        ? `relationships (foreign keys of schema ${pg!.schema}):`
+        : "relationships (metadata.json):",
+  );
   if (db.schema.relationships.length === 0) say("  none: each table is fitted alone");
   for (const r of db.schema.relationships) say(`  ${describeRelationship(r, cardinality(r, db.tables))}`);
   const fitted = await fitDatabase(api, db, {
@@ -94,20 +115,44 @@ export interface DatabaseSampleCommandOptions extends ClientOptions {
   numRows?: number;
   seedData?: string;
   format?: string;
+  /** `--schema S`: the PostgreSQL schema `-o postgres://...` writes into. */
+  schema?: string;
+  /** `--rows TABLE=N`, repeated: a table's rows instead of the scaled count. */
+  rows?: string[];
 }
 
 /**
- * `synthd sample db_... -o DIR [--scale X] [--seed S] [--where '{"TABLE": {...}}']`: writes every
- * table as `DIR/NAME.csv`, parents first; `--where` conditions root tables, their children follow.
- * @throws Error for `-n`, `--seed-data` or `--format`, a missing `-o`, an `-o` that is a file, and
- *   the errors of generation.
+ * `--rows TABLE=N` arguments as sizes. @throws Error for a malformed one or a table named twice.
+ */
+export function parseRowSizes(args: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of args) {
+    const m = /^([^=]+)=(\d+)$/.exec(a.trim());
+    if (m === null || Number(m[2]) < 1) throw new Error(`--rows ${a}: give TABLE=N with N a positive integer, e.g. --rows orders=5000.`);
+    if (Object.hasOwn(out, m[1])) throw new Error(`--rows names table ${m[1]} twice.`);
+    out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
+
+/**
+ * `synthd sample db_... -o DIR [--scale X] [--rows TABLE=N ...] [--seed S] [--where '{"TABLE": {...}}']`:
+ * writes every table as `DIR/NAME.csv`, parents first; `--where` conditions root tables, their
+ * children follow; `--rows` sets a table's rows (a child's spread over its parents' counts).
+ * `-o postgres://.../db [--schema S]` (or `?schema=S`) creates the tables in schema S with their
+ * keys and foreign key constraints and loads them with COPY, in one transaction.
+ * @throws Error for `-n`, `--seed-data` or `--format`, a missing `-o`, an `-o` that is a file, a
+ *   schema that already has one of the tables, and the errors of generation.
  */
 export async function databaseSampleCommand(id: string, opts: DatabaseSampleCommandOptions): Promise<void> {
   if (opts.numRows !== undefined) throw new Error("-n does not apply to a database: give --scale X (root tables' rows as a multiple of the real ones; children follow).");
   if (opts.seedData !== undefined || opts.format !== undefined) throw new Error("--seed-data and --format do not apply to a database: it is written as one CSV per table.");
   if (opts.output === undefined) throw new Error("give -o DIR: a database is written as one CSV file per table.");
+  const sizes = opts.rows !== undefined ? parseRowSizes(opts.rows) : undefined;
   const out = opts.output;
-  if (existsSync(out) && !statSync(out).isDirectory()) throw new Error(`-o ${out} is a file; a database needs a directory.`);
+  const pg = isPostgresUrl(out) ? postgresSchemaTarget(out, opts.schema) : undefined;
+  if (pg === undefined && opts.schema !== undefined) throw new Error("--schema names a PostgreSQL schema: give -o postgres://...");
+  if (pg === undefined && existsSync(out) && !statSync(out).isDirectory()) throw new Error(`-o ${out} is a file; a database needs a directory.`);
   let where: Record<string, Where> | undefined;
   if (opts.where !== undefined) {
     const v = readJsonArg("--where", opts.where);
@@ -123,8 +168,15 @@ export async function databaseSampleCommand(id: string, opts: DatabaseSampleComm
     ...(opts.scale !== undefined ? { scale: opts.scale } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
     ...(where !== undefined ? { where } : {}),
+    ...(sizes !== undefined ? { sizes } : {}),
     onTable: (t, rows, ms) => process.stderr.write(`table ${t}: ${rows} rows in ${(ms / 1000).toFixed(1)} s\n`),
   });
+  if (pg !== undefined) {
+    const written = await writeDatabasePostgres(pg, model, tables);
+    const list = Object.entries(written).map(([t, n]) => `${t} (${n} rows)`).join(", ");
+    process.stderr.write(`wrote ${list} to ${redactUrl(pg.url)} schema ${pg.schema} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    return;
+  }
   // Written to a sibling directory first, so a failure leaves no half-written database.
   const tmp = `${out.replace(/\/+$/, "")}.${randomBytes(4).toString("hex")}.partial`;
   mkdirSync(tmp, { recursive: true });

@@ -138,6 +138,8 @@ export interface FitCommandOptions extends ClientOptions {
   table?: string;
   /** `--query SQL`: a PostgreSQL source's SELECT. */
   query?: string;
+  /** `--schema S`: a PostgreSQL database's schema (the database form, without --table/--query). */
+  schema?: string;
 }
 
 /**
@@ -169,7 +171,11 @@ function isDirectory(path: string): boolean {
  */
 export async function fitCommand(file: string, opts: FitCommandOptions): Promise<void> {
   const config = parseConfig(opts.config);
-  if (isDirectory(file)) return (require("./database") as typeof import("./database")).databaseFitCommand(file, opts, config);
+  // A directory, or a PostgreSQL URI without --table/--query: a whole database.
+  if (isDirectory(file) || (isPostgresUrl(file) && opts.table === undefined && opts.query === undefined)) {
+    return (require("./database") as typeof import("./database")).databaseFitCommand(file, opts, config);
+  }
+  if (opts.schema !== undefined) throw new Error("--schema reads a whole PostgreSQL schema: give a postgres:// URI without --table or --query (or --table SCHEMA.TABLE).");
   const columns = parseColumns(opts.columns);
   const rules = parseRules(opts.rules);
   if (opts.delta !== undefined && opts.epsilon === undefined) throw new Error("--delta needs --epsilon.");

@@ -5,6 +5,7 @@ import type { Writable } from "node:stream";
 import { FILTER_MAX_DRAWN, FILTER_MIN_DRAWN_ROWS, Synthesizer } from "../../sdk/generate/synthesizer";
 import type { SampleProgress } from "../../sdk/generate/options";
 import { formatOfPath, type OutputFormat } from "../../sdk/io/format-names";
+import { isPostgresUrl } from "../../sdk/io/inputs";
 import type { Where } from "../../sdk/generate/seeded-request";
 import { progressBar } from "../progress";
 import { checkOutputPath, client, readJsonArg, type ClientOptions } from "./shared";
@@ -65,10 +66,13 @@ export function parseWhere(arg: string | undefined): Where | undefined {
  * written whole or not at all; bad conditions, seed files and formats fail before any request.
  * Near-copies are filtered by default (stored filter or `--real FILE`); `--no-filter` keeps them.
  */
-export async function sampleCommand(id: string, opts: SampleCommandOptions & { scale?: number }): Promise<void> {
+export async function sampleCommand(id: string, opts: SampleCommandOptions & { scale?: number; schema?: string; rows?: string[] }): Promise<void> {
   // A database (`synthd fit DIR`); its module is loaded only then.
   if (id.startsWith("db_")) return (require("./database") as typeof import("./database")).databaseSampleCommand(id, opts);
-  if (opts.scale !== undefined) throw new Error("--scale applies to a database (synthd sample db_... -o DIR); give -n N for a model's rows.");
+  if (opts.scale !== undefined || opts.rows !== undefined) throw new Error("--scale and --rows apply to a database (synthd sample db_... -o DIR); give -n N for a model's rows.");
+  if (opts.schema !== undefined || (opts.output !== undefined && isPostgresUrl(opts.output))) {
+    throw new Error("-o postgres://... and --schema write a database (db_... from synthd fit DIR or a postgres:// URI); a model's rows go to a file.");
+  }
   if (opts.seedData !== undefined) {
     if (opts.numRows !== undefined) throw new Error("-n cannot be combined with --seed-data: the output has one row per seed row.");
     if (opts.where !== undefined) throw new Error("--where cannot be combined with --seed-data: put the condition in the seed file's cells.");

@@ -1,28 +1,32 @@
 /**
- * A database fitted and sampled through today's client: a directory of CSV files (and optionally
- * SDV's `metadata.json`) in, one model per table on the server, a directory of CSV files out.
+ * A database fitted and sampled through today's client: a directory of CSV or Parquet files (and
+ * optionally SDV's `metadata.json`) or a PostgreSQL schema (`./postgres`) in, one model per table
+ * on the server, a directory of CSV files or a PostgreSQL schema out.
  * The {@link DatabaseModel} (plan and model ids, no values) is what `synthd sample` needs.
  */
 import { readdirSync, readFileSync, existsSync, statSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import type { Synthd } from "../client/client";
 import type { ModelConfigInput, Model } from "../../contract";
+import type { ColumnOverride } from "../metadata/metadata";
 import { DataError } from "../errors";
 import { readTable, writeTableCsv, type Table } from "../io/csv";
+import type { SourceType } from "../io/inputs";
 import { Synthesizer } from "../generate/synthesizer";
 import { OTHER } from "../columns/common";
-import type { Where } from "../generate/seeded-request";
+import { encodeSeed, type Where } from "../generate/seeded-request";
 import { checkSchema, readSdvMetadata, type DatabaseSchema } from "./schema";
 import { detectSchema } from "./detect";
 import { planDatabase, type DatabasePlan } from "./plan";
+import { readPostgresDatabase, typedOverrides, writePostgresDatabase, type PostgresSchemaTarget } from "./postgres";
 import { generateDatabase, type DatabaseSampleOptions, type TableModel } from "./generate";
 
-/** A database read from a directory. */
+/** A database read from a directory or a PostgreSQL schema. */
 export interface DatabaseSource {
   tables: Record<string, Table>;
   schema: DatabaseSchema;
-  /** True when the keys were detected (no `metadata.json`). */
-  detected: boolean;
+  /** Where the keys came from: detected (no `metadata.json`), `metadata.json`, or the catalog. */
+  keys: "detected" | "metadata" | "catalog";
 }
 
 /** What a fitted database is: its plan and one model id per table (JSON, kept by the CLI). */
@@ -33,28 +37,46 @@ export interface DatabaseModel {
   models: Record<string, string>;
 }
 
-/** Reads a CSV file into memory (the SDK's reader: trimmed cells, delimiter detected). */
-export async function readCsvTable(path: string): Promise<Table> {
+/**
+ * Reads a table file into memory (the SDK's readers: a CSV's cells trimmed and its delimiter
+ * detected; a Parquet file's columns typed), with the column kinds its types give
+ * (`./postgres` typedOverrides: timestamps and dates as datetimes).
+ */
+export async function readTableFile(path: string): Promise<{ table: Table; typed: Record<string, ColumnOverride> }> {
   const table: Table = { columns: [], rows: [] };
-  await readTable(path, (h) => void table.columns.push(...h), (r) => void table.rows.push(r));
-  return table;
+  let types: readonly (SourceType | undefined)[] = [];
+  await readTable(path, (h, ty) => {
+    table.columns.push(...h);
+    types = ty;
+  }, (r) => void table.rows.push(r));
+  return { table, typed: typedOverrides(table.columns, types, table.rows) };
 }
 
+/** File endings of a database directory's tables. */
+const TABLE_FILES = [".csv", ".parquet"];
+
 /**
- * Reads a database directory: each `NAME.csv` is table NAME; `metadata.json`, when present, is
- * SDV multi-table metadata (`./schema`), else the keys are detected (`./detect`).
- * @throws DataError for a directory without CSV files, a table the metadata names that is missing,
- *   a bad metadata file, or a primary key that repeats.
+ * Reads a database directory: each `NAME.csv` or `NAME.parquet` is table NAME; `metadata.json`,
+ * when present, is SDV multi-table metadata (`./schema`), else the keys are detected
+ * (`./detect`). A Parquet file's timestamp and date columns are datetimes unless the metadata
+ * says otherwise.
+ * @throws DataError for a directory without table files, a table in both formats, a table the
+ *   metadata names that is missing, a bad metadata file, or a primary key that repeats.
  */
 export async function readDatabaseDir(dir: string): Promise<DatabaseSource> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new DataError(`${dir} is not a directory.`);
-  const files = readdirSync(dir).filter((f) => extname(f).toLowerCase() === ".csv").sort();
-  if (files.length === 0) throw new DataError(`${dir} holds no .csv file: a database directory has one CSV file per table.`, { file: dir });
+  const files = readdirSync(dir).filter((f) => TABLE_FILES.includes(extname(f).toLowerCase())).sort();
+  if (files.length === 0) throw new DataError(`${dir} holds no .csv or .parquet file: a database directory has one file per table.`, { file: dir });
   const tables: Record<string, Table> = {};
-  for (const f of files) tables[basename(f, extname(f))] = await readCsvTable(join(dir, f));
+  const typed: Record<string, Record<string, ColumnOverride>> = {};
+  for (const f of files) {
+    const name = basename(f, extname(f));
+    if (tables[name] !== undefined) throw new DataError(`${dir} holds table ${name} twice (${files.filter((g) => basename(g, extname(g)) === name).join(" and ")}): keep one file per table.`, { file: dir });
+    ({ table: tables[name], typed: typed[name] } = await readTableFile(join(dir, f)));
+  }
   const metaPath = join(dir, "metadata.json");
   let schema: DatabaseSchema;
-  let detected = false;
+  let keys: DatabaseSource["keys"] = "metadata";
   if (existsSync(metaPath)) {
     let json: unknown;
     try {
@@ -67,10 +89,23 @@ export async function readDatabaseDir(dir: string): Promise<DatabaseSource> {
     for (const t of Object.keys(tables)) if (schema.tables[t] === undefined) schema.tables[t] = {};
   } else {
     schema = detectSchema(tables);
-    detected = true;
+    keys = "detected";
+  }
+  for (const [t, s] of Object.entries(schema.tables)) {
+    if (Object.keys(typed[t] ?? {}).length > 0) s.columns = { ...typed[t], ...s.columns };
   }
   checkSchema(schema, tables);
-  return { tables, schema, detected };
+  return { tables, schema, keys };
+}
+
+/**
+ * Reads every table of a PostgreSQL schema, its keys from the catalog (`./postgres`).
+ * @throws DataError as `readPostgresDatabase`, and for a primary key that repeats.
+ */
+export async function readPostgresSource(target: PostgresSchemaTarget): Promise<DatabaseSource> {
+  const { tables, schema } = await readPostgresDatabase(target);
+  checkSchema(schema, tables);
+  return { tables, schema, keys: "catalog" };
 }
 
 /** A table's {@link Synthesizer} as generation's {@link TableModel}. */
@@ -94,6 +129,29 @@ export class SynthesizerTableModel implements TableModel {
     });
     const rows = seed.rows.map((r) => r.map((v, j) => (known[j] === undefined || v === "" || known[j]!.has(v) ? v : "")));
     return this.synth.sample({ seedData: { columns: seed.columns, rows }, seed: seedValue });
+  }
+
+  /**
+   * Each row's cells as the model's codes (a categorical's code, a number's or datetime's bin),
+   * joined: rows with equal keys are the same condition to the model. A cell without a code is `?`.
+   */
+  codeKeys(table: Table): string[] {
+    const meta = this.synth.metadata;
+    const memo = table.columns.map(() => new Map<string, string>());
+    const code = (j: number, v: string): string => {
+      if (v.trim() === "") return "";
+      let c = memo[j].get(v);
+      if (c === undefined) {
+        try {
+          c = String(encodeSeed(meta, { name: "context", columns: [table.columns[j]], rows: [[v]], lines: [2] }).rows[0][0]);
+        } catch {
+          c = "?";
+        }
+        memo[j].set(v, c);
+      }
+      return c;
+    };
+    return table.rows.map((r) => r.map((v, j) => code(j, v)).join("\u0000"));
   }
 }
 
@@ -140,6 +198,14 @@ export async function sampleDatabase(client: Synthd, model: DatabaseModel, opts:
   const models: Record<string, TableModel> = {};
   for (const t of model.plan.order) models[t] = new SynthesizerTableModel(await Synthesizer.fromModel(client, model.models[t]));
   return generateDatabase(model.plan, models, opts);
+}
+
+/**
+ * Writes a generated database into a PostgreSQL schema, parents first, with its keys declared
+ * (`./postgres` writePostgresDatabase); returns the rows written per table.
+ */
+export function writeDatabasePostgres(target: PostgresSchemaTarget, model: DatabaseModel, tables: Record<string, Table>): Promise<Record<string, number>> {
+  return writePostgresDatabase(target, model.schema, model.plan.order, tables);
 }
 
 /** Writes each table as `DIR/NAME.csv`; returns the rows written per table. */

@@ -11,7 +11,9 @@ import type { Table } from "../io/csv";
 import { IdGenerator } from "../generate/id-generator";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import type { Where } from "../generate/seeded-request";
-import type { DatabasePlan, ForeignKeyPlan, TablePlan } from "./plan";
+import type { CrossTableOrder, DatabasePlan, ForeignKeyPlan, TablePlan } from "./plan";
+import { DatetimeFormat } from "../metadata/datetime";
+import { datetimeParser } from "../columns/datetime";
 
 /** One table's fitted model as generation uses it (a `Synthesizer`, or a test's stand-in). */
 export interface TableModel {
@@ -19,17 +21,30 @@ export interface TableModel {
   sample(n: number, seed: number, where?: Where): Promise<Table>;
   /** One row per seed row, its non-blank cells kept and conditioned on, the blank ones drawn. */
   sampleSeeded(seed: Table, seedValue: number): Promise<Table>;
+  /**
+   * Each row's cells as one key of the model's codes (equal keys: the same condition). With it, a
+   * child is drawn plainly and matched to its parents ({@link matchedChildRows}); without, seeded.
+   */
+  codeKeys?(table: Table): string[];
 }
 
 /** Options of {@link generateDatabase}. */
 export interface DatabaseSampleOptions {
   /** Rows of every root table as a multiple of its real rows (default 1); children follow. */
   scale?: number;
-  /** Rows of a root table, instead of the scaled count. */
+  /**
+   * Rows of a table, instead of the scaled count: a root table's rows; a child's rows in total,
+   * spread over its parents in proportion to their drawn children counts (not a sequence table).
+   */
   sizes?: Record<string, number>;
   /** Seeded generation of a root table (`--where`); its children follow its rows. */
   where?: Record<string, Where>;
   seed?: number;
+  /**
+   * How a child with context columns is drawn when its model gives code keys: `matched` (default;
+   * a plain draw matched to parents, {@link matchedChildRows}) or `seeded` (one seeded row per child).
+   */
+  childDraw?: "matched" | "seeded";
   /** Called when a table is done, with its rows and milliseconds. */
   onTable?: (table: string, rows: number, ms: number) => void;
 }
@@ -60,7 +75,8 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
   for (const [what, m] of [["size", opts.sizes], ["where", opts.where]] as const) {
     for (const t of Object.keys(m ?? {})) {
       if (plan.tables[t] === undefined) throw new DataError(`${what} for table "${t}", which the database lacks (tables: ${plan.order.join(", ")}).`);
-      if (plan.tables[t].foreignKeys.length > 0) throw new DataError(`${what} for table "${t}": only root tables (no foreign key) take one; a child's rows follow its parents'.`);
+      if (what === "where" && plan.tables[t].foreignKeys.length > 0) throw new DataError(`where for table "${t}": only root tables (no foreign key) take one; a child's rows follow its parents'.`);
+      if (what === "size" && plan.tables[t].sequence !== undefined) throw new DataError(`size for table "${t}": a sequence table's rows follow its entities (a step per period); size its parent instead.`);
     }
   }
   for (const [t, n] of Object.entries(opts.sizes ?? {})) if (!(Number.isInteger(n) && n >= 1)) throw new RangeError(`size of "${t}" must be a positive integer`);
@@ -88,15 +104,23 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
       // Under a root's `where` the parents are not the real mix, so their counts stay as drawn.
       if (p.foreignKeys.some((f) => conditioned.has(f.parent))) conditioned.add(t);
       const want = (p.rows * parent.model.rows.length) / plan.tables[first.parent].rows;
-      const counts = conditioned.has(t) ? drawn : scaleCounts(drawn, want, new Rng(deriveSeed(seed, ti, 3)));
+      const size = opts.sizes?.[t];
+      const counts = size !== undefined
+        ? exactCounts(drawn.some((c) => c > 0) ? drawn : drawn.map(() => 1), size, new Rng(deriveSeed(seed, ti, 3)))
+        : conditioned.has(t) ? drawn : scaleCounts(drawn, want, new Rng(deriveSeed(seed, ti, 3)));
       if (p.sequence !== undefined) {
         ({ rows, parentRow } = await sequenceRows(model, p, first, parent.model, counts, tableSeed));
       } else {
-        counts.forEach((c, i) => {
-          for (let k = 0; k < c; k++) parentRow.push(i);
-        });
-        rows = await childRows(model, p, first, parent.model, parentRow, tableSeed);
+        if (model.codeKeys !== undefined && first.context.length > 0 && opts.childDraw !== "seeded") {
+          ({ rows, parentRow } = await matchedChildRows(model, first, parent.model, counts, tableSeed));
+        } else {
+          counts.forEach((c, i) => {
+            for (let k = 0; k < c; k++) parentRow.push(i);
+          });
+          rows = await childRows(model, p, first, parent.model, parentRow, tableSeed);
+        }
       }
+      if (first.orders !== undefined) keepOrders(first.orders, rows, parent.model, parentRow, new Rng(deriveSeed(seed, ti, 5)));
     }
     const fks = p.foreignKeys.map((f, k) => {
       if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
@@ -133,6 +157,20 @@ function scaleCounts(counts: number[], want: number, rng: Rng): number[] {
 }
 
 /**
+ * Children counts scaled to sum to exactly `total`: each count times total / sum, rounded down,
+ * then one more for the parents of the largest fractions (ties broken at random).
+ */
+function exactCounts(counts: number[], total: number, rng: Rng): number[] {
+  const sum = counts.reduce((a, b) => a + b, 0);
+  const x = counts.map((c) => (c * total) / sum);
+  const out = x.map(Math.floor);
+  const left = total - out.reduce((a, b) => a + b, 0);
+  const byFraction = x.map((v, i) => ({ i, f: v - Math.floor(v) + rng.next() * 1e-9 })).sort((a, b) => b.f - a.f);
+  for (let k = 0; k < left; k++) out[byFraction[k].i]++;
+  return out;
+}
+
+/**
  * The output order of a table's rows: by its real rows' sorted column when it has one (the
  * primary key by the fresh keys), else shuffled, so children do not come grouped by parent.
  */
@@ -159,6 +197,60 @@ async function childRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan, pa
   return model.sampleSeeded(seedTable, seed);
 }
 
+/** A plain draw is this many times a child's rows, so most context groups have rows to spare. */
+export const MATCH_POOL = 1.25;
+
+/**
+ * A child's rows by a plain draw matched to its parents: `MATCH_POOL` x the rows drawn plainly
+ * (context columns drawn with the rest), each parent's `counts[i]` slots filled, in random order,
+ * with drawn rows whose context codes equal the parent's (`codeKeys`: the same bins and categories
+ * the model conditions on), else agreeing on the first context column, else any row left. One
+ * plain draw in place of one seeded row per child: the seeded draw's cost is per row (about 10x a
+ * plain row's, docs/relational.md "Cost").
+ */
+export async function matchedChildRows(model: TableModel, fk: ForeignKeyPlan, parent: Table, counts: number[], seed: number): Promise<{ rows: Table; parentRow: number[] }> {
+  const n = counts.reduce((a, b) => a + b, 0);
+  const pool = await model.sample(n === 0 ? 0 : Math.max(n + 1, Math.ceil(n * MATCH_POOL)), seed);
+  if (n === 0) return { rows: { columns: pool.columns, rows: [] }, parentRow: [] };
+  const rng = new Rng(deriveSeed(seed, 1));
+  const cols = fk.context.map((c) => c.column);
+  const cj = cols.map((c) => pool.columns.indexOf(c));
+  const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
+  const poolKeys = model.codeKeys!({ columns: cols, rows: pool.rows.map((r) => cj.map((j) => r[j])) });
+  const parentKeys = model.codeKeys!({ columns: cols, rows: parent.rows.map((r) => pj.map((j) => r[j])) });
+  const firstOf = (k: string): string => k.split("\u0000")[0];
+  // Pool rows by full key and by first key, each in random order; a row is taken once.
+  const order = Array.from(rng.shuffle(Int32Array.from({ length: pool.rows.length }, (_, i) => i)));
+  const full = new Map<string, number[]>();
+  const first = new Map<string, number[]>();
+  for (const i of order) {
+    (full.get(poolKeys[i]) ?? full.set(poolKeys[i], []).get(poolKeys[i])!).push(i);
+    const f = firstOf(poolKeys[i]);
+    (first.get(f) ?? first.set(f, []).get(f)!).push(i);
+  }
+  const taken = new Uint8Array(pool.rows.length);
+  const take = (list: number[] | undefined): number | undefined => {
+    while (list !== undefined && list.length > 0) {
+      const i = list.pop()!;
+      if (!taken[i]) {
+        taken[i] = 1;
+        return i;
+      }
+    }
+    return undefined;
+  };
+  const slots: number[] = [];
+  counts.forEach((c, i) => {
+    for (let k = 0; k < c; k++) slots.push(i);
+  });
+  const slotOrder = Array.from(rng.shuffle(Int32Array.from({ length: slots.length }, (_, i) => i)));
+  const chosen = new Array<number>(slots.length).fill(-1);
+  for (const s of slotOrder) chosen[s] = take(full.get(parentKeys[slots[s]])) ?? -1;
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first.get(firstOf(parentKeys[slots[s]]))) ?? -1;
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(order) ?? -1;
+  return { rows: { columns: pool.columns, rows: chosen.map((i) => pool.rows[i]) }, parentRow: slots };
+}
+
 /**
  * A sequence table's rows, one step at a time for all entities at once: step k of an entity is
  * drawn by seeded generation given its parent's context, whether it is the first row, the panel's
@@ -175,6 +267,7 @@ async function sequenceRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan,
   const lagAt = seq.lag.map((l) => p.modelColumns.indexOf(l.column));
   const byEntity: string[][][] = len.map(() => []);
   let modelColumns = [...p.modelColumns];
+  const rng = new Rng(deriveSeed(seed, 0, 7));
   for (let k = 0; k < steps; k++) {
     const active: number[] = [];
     len.forEach((n, e) => n > k && active.push(e));
@@ -189,9 +282,17 @@ async function sequenceRows(model: TableModel, p: TablePlan, fk: ForeignKeyPlan,
     });
     const got = await model.sampleSeeded({ columns, rows: seedRows }, deriveSeed(seed, k));
     modelColumns = got.columns;
+    const ij = got.columns.indexOf(seq.index);
     got.rows.forEach((r, a) => {
       const prev = byEntity[active[a]][k - 1];
       if (prev !== undefined) applySteps(seq, got.columns, prev, r);
+      // An index that repeats or goes back within an entity moves forward by a real increase.
+      const up = seq.increases;
+      if (prev !== undefined && up !== undefined && ij >= 0 && prev[ij].trim() !== "" && Number.isFinite(Number(prev[ij])) && !(Number(r[ij]) > Number(prev[ij]))) {
+        const q = rng.int(up.deciles.length - 1);
+        const d = Math.max(up.deciles[q] + rng.next() * (up.deciles[q + 1] - up.deciles[q]), 10 ** -up.decimals);
+        r[ij] = (Number(prev[ij]) + d).toFixed(up.decimals);
+      }
       byEntity[active[a]].push(r);
     });
   }
@@ -216,11 +317,61 @@ function applySteps(seq: NonNullable<TablePlan["sequence"]>, columns: string[], 
   }
 }
 
-/** Fresh primary keys in the real key's shape, distinct by construction; none without a key. */
+/**
+ * Rewrites the child datetimes that break an order the real rows always held: `equal`, the
+ * parent's value (in the child's format); `after`, a child value before its parent's (or not a
+ * datetime) becomes the parent's plus a gap drawn from the real gaps' deciles (uniform between two
+ * adjacent ones). Rows with a blank either side are left as drawn. In place.
+ */
+export function keepOrders(orders: readonly CrossTableOrder[], rows: Table, parent: Table, parentRow: readonly number[], rng: Rng): void {
+  for (const o of orders) {
+    const cj = rows.columns.indexOf(o.column);
+    const pj = parent.columns.indexOf(o.parentColumn);
+    if (cj < 0 || pj < 0) continue;
+    const fmt = new DatetimeFormat(o.format);
+    const parseChild = datetimeParser(fmt);
+    const parseParent = datetimeParser(new DatetimeFormat(o.parentFormat));
+    const sameFormat = o.format === o.parentFormat;
+    rows.rows.forEach((r, i) => {
+      const pv = parent.rows[parentRow[i]][pj];
+      if (r[cj] === "" || pv === "") return;
+      const b = parseParent(pv);
+      if (b === undefined) return;
+      if (o.relation === "equal") {
+        r[cj] = sameFormat ? pv : fmt.write(b / 1000, 0);
+        return;
+      }
+      const a = parseChild(r[cj]);
+      if (a !== undefined && a >= b) return;
+      const g = o.gaps!;
+      const k = rng.int(g.length - 1);
+      let text = fmt.write(b / 1000 + g[k] + rng.next() * (g[k + 1] - g[k]), 0);
+      // Rounding to the format's unit may land before the parent: then the parent's value itself.
+      const back = parseChild(text);
+      if (back === undefined || back < b) text = sameFormat ? pv : fmt.write(Math.ceil(b / 1000), 0);
+      r[cj] = text;
+    });
+  }
+}
+
+/**
+ * Primary keys, distinct: a public-vocabulary key's real values in random order (then fresh keys
+ * in its shape, unlike any of them, when more rows are wanted); else fresh keys in the real key's
+ * shape, distinct by construction; none without a key.
+ */
 function freshKeys(p: TablePlan, n: number, key: number): string[] {
   if (p.keyShape === undefined) return [];
   const gen = new IdGenerator(p.keyShape, key);
-  return Array.from({ length: n }, (_, i) => gen.value(i));
+  if (p.publicKey === undefined) return Array.from({ length: n }, (_, i) => gen.value(i));
+  const real = p.publicKey.values;
+  const order = new Rng(deriveSeed(key, 1)).shuffle(Int32Array.from({ length: real.length }, (_, i) => i));
+  const out = Array.from(order.subarray(0, Math.min(n, real.length)), (i) => real[i]);
+  const used = new Set(out);
+  for (let i = 0; out.length < n; i++) {
+    const v = gen.value(i);
+    if (!used.has(v)) out.push(v);
+  }
+  return out;
 }
 
 /**

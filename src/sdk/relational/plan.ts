@@ -9,6 +9,9 @@ import { DataError } from "../errors";
 import type { Table } from "../io/csv";
 import type { ColumnOverride } from "../metadata/metadata";
 import { inferIdShape, type IdShape } from "../metadata/identifier";
+import { DatetimeFormat, inferDatetimeFormat } from "../metadata/datetime";
+import { datetimeParser } from "../columns/datetime";
+import { publicVocabularyOf, vocabularyKey, vocabularySet } from "../semantic/vocabulary";
 import { tableOrder, type DatabaseSchema } from "./schema";
 
 /** One foreign key of a table and the parent columns its model holds as context. */
@@ -20,6 +23,24 @@ export interface ForeignKeyPlan {
   context: { parentColumn: string; column: string }[];
   /** A second key to the first key's table that no real row sets equal to the first (a flight's two airports). */
   differsFromFirst?: boolean;
+  /** The first key only: datetime orders every real row of the join holds ({@link crossTableOrders}). */
+  orders?: CrossTableOrder[];
+}
+
+/**
+ * A datetime order between a child's column and its parent's that every real row of the join
+ * holds: `equal` (an order line's date is its order's) or `after` (at or after: a visit after the
+ * patient's birth). Generation repairs the rows that break it.
+ */
+export interface CrossTableOrder {
+  column: string;
+  parentColumn: string;
+  relation: "equal" | "after";
+  /** The columns' datetime formats (luxon tokens). */
+  format: string;
+  parentFormat: string;
+  /** `after`: the deciles (0, 10, ..., 100%) of child - parent over the real join, in seconds. */
+  gaps?: number[];
 }
 
 /** How one table is fitted and written. */
@@ -31,6 +52,11 @@ export interface TablePlan {
   primaryKey?: string;
   /** The primary key's shape: fresh keys are written in it (`../generate/id-generator`). */
   keyShape?: IdShape;
+  /**
+   * A primary key whose values are a public vocabulary (countries, states: `../semantic/vocabulary`):
+   * its real values that the vocabulary lists, written as keys instead of fresh ones in the shape.
+   */
+  publicKey?: { vocabulary: string; values: string[] };
   /** Its foreign keys; the first is the one generation goes through (children per parent). */
   foreignKeys: ForeignKeyPlan[];
   /** Per child relationship, the model column holding the number of children of each row. */
@@ -62,6 +88,12 @@ export interface SequencePlan {
    * range, with the column's decimals, so a value moves as real ones do between two rows.
    */
   steps: { column: string; step: string; decimals: number; min: number; max: number }[];
+  /**
+   * A numeric index that never repeats within a real entity (not a complete panel): the deciles
+   * of its real increases and its decimals. Generation writes a drawn index that does not
+   * increase as the previous one plus an increase drawn from them, so (entity, index) stays unique.
+   */
+  increases?: { deciles: number[]; decimals: number };
 }
 
 /** A database's fitting and generation plan: the tables, parents first. */
@@ -119,6 +151,94 @@ export function sortedColumn(table: Table, skip: ReadonlySet<string>, first?: st
   return undefined;
 }
 
+/** Joined rows with both datetimes needed before an order between them is believed. */
+export const MIN_ORDER_ROWS = 10;
+
+/** Distinct values a datetime format is inferred from. */
+const FORMAT_SAMPLE = 200;
+
+/**
+ * A column's datetime format: its override's (none when declared another kind), else the SDK's
+ * inference over its first distinct values (`../metadata/datetime`) when every one parses; numbers
+ * are never datetimes here.
+ */
+export function datetimeFormatOf(table: Table, column: string, override?: ColumnOverride): string | undefined {
+  if (override !== undefined && override.type !== "datetime") return undefined;
+  const j = table.columns.indexOf(column);
+  const sample = new Set<string>();
+  for (const r of table.rows) {
+    if (r[j] !== "") sample.add(r[j]);
+    if (sample.size >= FORMAT_SAMPLE) break;
+  }
+  const values = [...sample];
+  if (values.length === 0 || values.every((v) => NUMBER.test(v))) return undefined;
+  if (override?.format !== undefined) return override.format;
+  const inferred = inferDatetimeFormat(values);
+  return inferred !== undefined && inferred.parsed === values.length ? inferred.format : undefined;
+}
+
+/**
+ * The datetime orders between a child's own columns and its parent's that every joined real row
+ * holds (at least {@link MIN_ORDER_ROWS} rows with both values; a value that does not parse, none):
+ * equal on every row, else at or after on every row (with the deciles of the gap).
+ */
+export function crossTableOrders(
+  child: Table,
+  parent: Table,
+  fk: { childKey: string; parentKey: string },
+  columns: readonly string[],
+  parentColumns: readonly string[],
+  overrides: Record<string, ColumnOverride> = {},
+  parentOverrides: Record<string, ColumnOverride> = {},
+): CrossTableOrder[] {
+  const formatsOf = (t: Table, cols: readonly string[], o: Record<string, ColumnOverride>): { column: string; format: string }[] =>
+    cols.flatMap((c) => {
+      const format = datetimeFormatOf(t, c, o[c]);
+      return format !== undefined ? [{ column: c, format }] : [];
+    });
+  const mine = formatsOf(child, columns, overrides);
+  const theirs = formatsOf(parent, parentColumns, parentOverrides);
+  if (mine.length === 0 || theirs.length === 0) return [];
+  const pk = parent.columns.indexOf(fk.parentKey);
+  const byKey = new Map<string, string[]>();
+  for (const r of parent.rows) byKey.set(r[pk], r);
+  const fj = child.columns.indexOf(fk.childKey);
+  const out: CrossTableOrder[] = [];
+  for (const m of mine) {
+    const cj = child.columns.indexOf(m.column);
+    const parseChild = datetimeParser(new DatetimeFormat(m.format));
+    for (const t of theirs) {
+      const pj = parent.columns.indexOf(t.column);
+      const parseParent = datetimeParser(new DatetimeFormat(t.format));
+      const gaps: number[] = [];
+      let ok = true;
+      for (const r of child.rows) {
+        const pr = byKey.get(r[fj]);
+        if (pr === undefined || r[cj] === "" || pr[pj] === "") continue;
+        const [a, b] = [parseChild(r[cj]), parseParent(pr[pj])];
+        if (a === undefined || b === undefined || a < b) {
+          ok = false;
+          break;
+        }
+        gaps.push((a - b) / 1000);
+      }
+      if (!ok || gaps.length < MIN_ORDER_ROWS) continue;
+      gaps.sort((x, y) => x - y);
+      const equal = gaps[gaps.length - 1] === 0;
+      out.push({
+        column: m.column,
+        parentColumn: t.column,
+        relation: equal ? "equal" : "after",
+        format: m.format,
+        parentFormat: t.format,
+        ...(equal ? {} : { gaps: Array.from({ length: 11 }, (_, k) => gaps[Math.round((k / 10) * (gaps.length - 1))]) }),
+      });
+      if (equal) break;
+    }
+  }
+  return out;
+}
+
 /** Most own columns of a sequence table whose previous-row value is a column of its model. */
 export const MAX_LAG_COLUMNS = 6;
 
@@ -162,6 +282,22 @@ function sequencePlan(table: Table, key: string, index: string | undefined, own:
     return p.length === first.length && p.every((v, k) => v === first[k]) && new Set(p).size === p.length;
   });
   if (complete) plan.periods = first;
+  else if (numeric) {
+    const ups: number[] = [];
+    let unique = true;
+    for (const rows of by.values()) {
+      for (let k = 1; k < rows.length && unique; k++) {
+        const d = Number(table.rows[rows[k]][ij]) - Number(table.rows[rows[k - 1]][ij]);
+        if (d <= 0) unique = false;
+        else ups.push(d);
+      }
+    }
+    if (unique && ups.length > 0) {
+      ups.sort((a, b) => a - b);
+      const decimals = table.rows.reduce((d, r) => Math.max(d, r[ij].includes(".") ? r[ij].trim().length - r[ij].indexOf(".") - 1 : 0), 0);
+      plan.increases = { deciles: Array.from({ length: 11 }, (_, k) => ups[Math.round((k / 10) * (ups.length - 1))]), decimals };
+    }
+  }
   return plan;
 }
 
@@ -209,6 +345,11 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
         })),
       }));
     const fj0 = foreignKeys.length > 0 ? table.columns.indexOf(foreignKeys[0].childKey) : -1;
+    if (foreignKeys.length > 0) {
+      const f = foreignKeys[0];
+      const orders = crossTableOrders(table, tables[f.parent], f, own, tables[f.parent].columns.filter((c) => !keysOf(f.parent).has(c)), schema.tables[t].columns, schema.tables[f.parent].columns);
+      if (orders.length > 0) f.orders = orders;
+    }
     for (const f of foreignKeys.slice(1)) {
       const fj = table.columns.indexOf(f.childKey);
       if (f.parent === foreignKeys[0].parent && table.rows.every((r) => r[fj] === "" || r[fj] !== r[fj0])) f.differsFromFirst = true;
@@ -218,10 +359,17 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
       .map((r) => ({ child: r.child, childKey: r.childKey, column: freeName(`${r.child}.${r.childKey}.rows`, taken) }));
     const pk = schema.tables[t].primaryKey;
     let keyShape: IdShape | undefined;
+    let publicKey: TablePlan["publicKey"];
     if (pk !== undefined) {
       const j = table.columns.indexOf(pk);
       if (table.rows.length === 0) throw new DataError(`table "${t}" has no rows.`);
       keyShape = inferIdShape(table.rows.map((r) => r[j]), table.rows.map(() => 1));
+      const values = table.rows.map((r) => r[j]);
+      const vocabulary = publicVocabularyOf(pk, values, values.map(() => 1));
+      if (vocabulary !== undefined) {
+        const listed = vocabularySet(vocabulary);
+        publicKey = { vocabulary, values: values.filter((v) => listed.has(vocabularyKey(v))).sort() };
+      }
     }
     const overrides: Record<string, ColumnOverride> = Object.fromEntries(Object.entries(schema.tables[t].columns ?? {}).filter(([c]) => !keys.has(c)));
     for (const f of foreignKeys) {
@@ -242,6 +390,7 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
       columns: [...table.columns],
       rows: table.rows.length,
       ...(pk !== undefined ? { primaryKey: pk, keyShape } : {}),
+      ...(publicKey !== undefined ? { publicKey } : {}),
       foreignKeys,
       counts,
       modelColumns: [

@@ -24,6 +24,8 @@ export interface TableSchema {
   /** A sequence table: the entity column and the order column (SDV `sequence_key`/`sequence_index`). */
   sequenceKey?: string;
   sequenceIndex?: string;
+  /** Column -> SQL type, when read from PostgreSQL's catalog (`./postgres`): the type written back. */
+  sqlTypes?: Record<string, string>;
 }
 
 /** The structure of a database: tables by name and the relationships between them. */
@@ -150,7 +152,7 @@ export function readSdvMetadata(json: unknown, name = "metadata.json"): Database
 export function checkSchema(schema: DatabaseSchema, tables: Record<string, Table>): void {
   for (const [t, s] of Object.entries(schema.tables)) {
     const table = tables[t];
-    if (table === undefined) throw new DataError(`the metadata names table "${t}", but there is no ${t}.csv (tables read: ${Object.keys(tables).join(", ")}).`);
+    if (table === undefined) throw new DataError(`the metadata names table "${t}", but there is no ${t}.csv or ${t}.parquet (tables read: ${Object.keys(tables).join(", ")}).`);
     const has = (c: string, what: string): void => {
       if (!table.columns.includes(c)) throw new DataError(`table "${t}" has no column "${c}" (its ${what}).`, { column: c });
     };
