@@ -10,6 +10,7 @@
  * 2. not equal: equal cells redraw the second column (the first when the second is fixed) from
  *    its marginal, up to {@link MAX_REDRAWS} times.
  * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`).
+ * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`).
  * 4. sum: `total` is written from the parts in exact decimal arithmetic; when that falls outside
  *    the total's real [min, max] or `total` is fixed, the first unfixed part whose derived value is
  *    in range and exact at its decimals is derived instead (else the total, even out of range).
@@ -21,7 +22,7 @@
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
-import type { ColumnStats, Metadata, Rule } from "../../contract";
+import type { ColumnStats, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber } from "./check";
 import type { Cells } from "../generate/batch";
@@ -46,7 +47,7 @@ export class RuleEnforcer {
     const rules = [...(metadata.rules ?? [])];
     const sumColumns = rules.flatMap((r) => (r.type === "sum" ? [r.total, ...r.parts] : []));
     if (new Set(sumColumns).size < sumColumns.length) this.written = { cells: new Set(), width: metadata.features.length };
-    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "sum", "inequality"];
+    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "sum", "inequality"];
     const rest = sumsInnerFirst(rules.filter((r) => r.type !== "structural_zeros"));
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
     this.compiled = rest.map((r) => compile(metadata, r, this.written)).filter((c): c is CompiledRule => c !== undefined);
@@ -132,11 +133,51 @@ function compile(meta: Metadata, rule: Rule, written: SumLedger | undefined): Co
     }
     case "structural_zeros":
       return undefined;
+    case "public_attribute": {
+      // The attribute column may be an identifier (a FIPS id): written from the key all the same.
+      const [k, c] = rule.columns.map(at);
+      const st = meta.column_stats?.[rule.columns[0]];
+      if (k < 0 || c < 0 || st?.type !== "categorical" || st.vocabulary === undefined) return undefined;
+      return publicAttribute(k, c, st.vocabulary, rule.attribute, rule.width);
+    }
     case "inequality": {
       const c = cols([rule.high, rule.low]);
       return c && inequality(meta, c[0], c[1], rule.strict);
     }
   }
+}
+
+/** `../semantic/attributes`, loaded by the first public-attribute rule. */
+function attributes(): typeof import("../semantic/attributes") {
+  return require("../semantic/attributes");
+}
+
+/** Column c written as attribute `a` of the key in column k, where the key is in the reference data. */
+function publicAttribute(k: number, c: number, vocabulary: PublicVocabulary, a: PublicAttribute, width: number | undefined): CompiledRule {
+  const at = attributes();
+  const byKey = new Map<string, string | undefined>();
+  return {
+    apply(rows, _rng, given, _draw, out) {
+      const fixed = given ?? noneFixed;
+      for (let r = 0; r < rows.length; r++) {
+        const kv = rows.get(r, k);
+        if (kv === "") continue;
+        let want = byKey.get(kv);
+        if (want === undefined && !byKey.has(kv)) {
+          const key = at.keyOf(vocabulary, kv);
+          const v = key === undefined ? undefined : at.attributeOf(a, key);
+          byKey.set(kv, (want = v === undefined ? undefined : at.writeAttribute(a, v, width)));
+        }
+        if (want === undefined || rows.get(r, c) === want) continue;
+        if (fixed(r, c)) {
+          out.unrepaired++;
+          continue;
+        }
+        rows.set(r, c, want);
+        out.changed++;
+      }
+    },
+  };
 }
 
 function blankTogether(cols: number[]): CompiledRule {
