@@ -2,7 +2,8 @@
  * Issue 40, public attributes of public keys: a column that holds a public reference attribute of
  * a US state or a country column (postal code, FIPS number, capital; ISO 3166 codes) is found at
  * fit even with one row per key (where a catalog needs repeated keys), printed by `synthd fit`,
- * dropped by `rules.drop`, and written from the key in every decoded row. The decoded rows come
+ * dropped by `rules.drop`, and written from the key in every decoded row; an identifier holding a
+ * public code (an FEC candidate id and its state) keeps it. The decoded rows come
  * from a generator that learned nothing (each column drawn from its 1-way marginal), so the
  * attributes hold only because the decoder writes them.
  */
@@ -105,6 +106,24 @@ describe("public attributes of public keys", () => {
     assert.deepEqual(attributeRules(metadata).map((r) => ruleId(r)), ["public_attribute:state,id"]);
     const dropped = await analyzeTable(statesTable(), { rareThreshold: 3, rules: { drop: ["public_attribute:state,id"] } });
     assert.deepEqual(attributeRules(dropped.metadata).map((r) => ruleId(r)), ["public_attribute:state,capital"]);
+  });
+
+  test("an identifier holding the row's state code (FEC candidate ids) keeps it at its offset in every decoded row", async () => {
+    const codes = ["AL", "CA", "TX", "NY", "OH", "WA"];
+    const rows = Array.from({ length: 60 }, (_, i) => {
+      const st = codes[i % codes.length];
+      return [`${i % 2 ? "H" : "S"}${i % 10}${st}${String(10000 + i * 37).slice(1)}`, st, String(100 + ((i * 53) % 900))];
+    });
+    const t: Table = { columns: ["candidate_id", "state", "receipts"], rows };
+    const { metadata } = await analyzeTable(t, { rareThreshold: 3 });
+    const rule = (metadata.rules ?? []).find((r) => r.type === "embedded_code");
+    assert.deepEqual(rule && [ruleId(rule), rule.offset, rule.share], ["embedded_code:state,candidate_id", 2, 1]);
+    assert.equal(describeRule(rule!), "embedded code: candidate_id holds state at character 3");
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 300, 3), 8);
+    const [ids, states] = ["candidate_id", "state"].map((c) => column(synth, c));
+    const off = ids.filter((id, r) => id.slice(2, 4) !== states[r]);
+    assert.deepEqual(off.slice(0, 5), [], "every id holds its row's state");
+    assert.ok(new Set(ids).size > 250, "the ids stay fresh and distinct");
   });
 
   test("the enforcer writes the attribute from the key, leaves unknown keys and keeps a fixed cell (reported)", () => {

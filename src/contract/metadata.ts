@@ -236,6 +236,12 @@ export interface ColumnStats {
    */
   zip_prefixes?: ZipPrefix[] & tags.MaxItems<1000>;
   /**
+   * Categorical only, vocabulary `us_city` or `us_county` beside a US state column: the (place,
+   * state) pairs of states the postal gazetteer lacks (Puerto Rico, the Virgin Islands) seen in at
+   * least the rare threshold's rows (raw tables only), written for those states' rows.
+   */
+  state_places?: StatePlace[] & tags.MaxItems<1000>;
+  /**
  * Set when the SDK noised the marginals before sending them (`privacy: {epsilon, delta}`, Gaussian
  * noise with zCDP accounting), so the server never sees the exact counts.
  */
@@ -284,6 +290,14 @@ export interface Metadata {
 /** A 3-digit ZIP prefix of `column_stats[f].zip_prefixes` with its state and rows. */
 export interface ZipPrefix {
   prefix: string & tags.Pattern<"^[0-9]{3}$">;
+  /** The state column's value, as the table writes it. */
+  state: string & tags.MinLength<1> & tags.MaxLength<4096>;
+  rows: number & tags.Type<"uint32">;
+}
+
+/** A place of `column_stats[f].state_places` with its state and rows. */
+export interface StatePlace {
+  place: string & tags.MinLength<1> & tags.MaxLength<4096>;
   /** The state column's value, as the table writes it. */
   state: string & tags.MinLength<1> & tags.MaxLength<4096>;
   rows: number & tags.Type<"uint32">;
@@ -338,7 +352,8 @@ export type Rule =
   | NotEqualRule
   | BlankTogetherRule
   | StructuralZerosRule
-  | PublicAttributeRule;
+  | PublicAttributeRule
+  | EmbeddedCodeRule;
 
 /** Fields every {@link Rule} has. */
 export interface RuleBase {
@@ -462,6 +477,19 @@ export interface PublicAttributeRule extends RuleBase {
   attribute: PublicAttribute;
   /** Numeric attributes: the digits the column writes them with, zero-padded (`01`); absent: unpadded. */
   width?: number & tags.Type<"uint32"> & tags.Maximum<8>;
+}
+
+/**
+ * Embedded code: the identifier `columns[1]` holds the row's public code `columns[0]` (a US state's
+ * postal code, an ISO 3166 country code) at character `offset` (FEC candidate ids: `H8CA05035`
+ * holds its candidate's state `CA` at offset 2). A synthetic row's identifier holds its code there.
+ */
+export interface EmbeddedCodeRule extends RuleBase {
+  type: "embedded_code";
+  /** The code column, then the identifier column. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /** 0-based position of the code in the identifier, in UTF-16 code units. */
+  offset: number & tags.Type<"uint32"> & tags.Maximum<256>;
 }
 
 /**

@@ -25,6 +25,7 @@
  * - `blank_together`: always applies; keeps when every one of `columns` is blank or none is.
  * - `public_attribute`: undefined when a cell is blank or the key is not in the reference data;
  *   keeps when the column holds the key's attribute (numbers by value, text case-folded).
+ * - `embedded_code`: undefined when a cell is blank; keeps when the identifier holds the code at `offset`.
  * - `structural_zeros`: undefined when a cell is blank; codes as for `fixed_combinations`; breaks
  *   when the pair of codes is one of `pairs`.
  */
@@ -68,6 +69,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "blank_together":
     case "structural_zeros":
     case "public_attribute":
+    case "embedded_code":
       return [...rule.columns];
     case "inequality":
       return [rule.high, rule.low];
@@ -101,6 +103,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns.join(", ")} never in ${rule.pairs.length} pair${rule.pairs.length === 1 ? "" : "s"}`;
     case "public_attribute":
       return `${rule.columns[1]} is the ${rule.attribute} of ${rule.columns[0]}`;
+    case "embedded_code":
+      return `${rule.columns[1]} holds ${rule.columns[0]} at ${rule.offset}`;
   }
 }
 
@@ -245,6 +249,10 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
         const want = key === undefined ? undefined : at.attributeOf(rule.attribute, key);
         return want === undefined ? undefined : at.sameAttribute(rule.attribute, row[c], want, key!);
       };
+    }
+    case "embedded_code": {
+      const [k, c] = readers.map((r) => r.index);
+      return (row) => (row[k] === "" || row[c] === "" ? undefined : row[c].startsWith(row[k], rule.offset));
     }
     case "inequality": {
       const [hi, lo] = readers;

@@ -22,7 +22,8 @@ export type RuleKey =
   | { type: "not_equal"; columns: readonly string[] }
   | { type: "blank_together"; columns: readonly string[] }
   | { type: "structural_zeros"; columns: readonly string[] }
-  | { type: "public_attribute"; columns: readonly string[] };
+  | { type: "public_attribute"; columns: readonly string[] }
+  | { type: "embedded_code"; columns: readonly string[] };
 
 /**
  * A rule's stable id: `type:` then its columns joined by commas, in the rule's order
@@ -51,6 +52,8 @@ export function ruleId(rule: RuleKey): string {
       return `structural_zeros:${rule.columns.join(",")}`;
     case "public_attribute":
       return `public_attribute:${rule.columns.join(",")}`;
+    case "embedded_code":
+      return `embedded_code:${rule.columns.join(",")}`;
   }
 }
 
@@ -130,5 +133,7 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
     }
     case "public_attribute":
       return `public attribute: ${rule.columns[0]} -> ${rule.columns[1]} (${ATTRIBUTE_LABELS[rule.attribute]}${share ? `, ${share} of rows` : ""})${tail}`;
+    case "embedded_code":
+      return `embedded code: ${rule.columns[1]} holds ${rule.columns[0]} at character ${rule.offset + 1}${share ? ` (${share} of rows)` : ""}${tail}`;
   }
 }

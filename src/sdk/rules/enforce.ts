@@ -10,7 +10,8 @@
  * 2. not equal: equal cells redraw the second column (the first when the second is fixed) from
  *    its marginal, up to {@link MAX_REDRAWS} times.
  * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`).
- * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`).
+ * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
+ *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 4. sum: `total` is written from the parts in exact decimal arithmetic; when that falls outside
  *    the total's real [min, max] or `total` is fixed, the first unfixed part whose derived value is
  *    in range and exact at its decimals is derived instead (else the total, even out of range).
@@ -47,7 +48,7 @@ export class RuleEnforcer {
     const rules = [...(metadata.rules ?? [])];
     const sumColumns = rules.flatMap((r) => (r.type === "sum" ? [r.total, ...r.parts] : []));
     if (new Set(sumColumns).size < sumColumns.length) this.written = { cells: new Set(), width: metadata.features.length };
-    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "sum", "inequality"];
+    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "sum", "inequality"];
     const rest = sumsInnerFirst(rules.filter((r) => r.type !== "structural_zeros"));
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
     this.compiled = rest.map((r) => compile(metadata, r, this.written)).filter((c): c is CompiledRule => c !== undefined);
@@ -140,6 +141,10 @@ function compile(meta: Metadata, rule: Rule, written: SumLedger | undefined): Co
       if (k < 0 || c < 0 || st?.type !== "categorical" || st.vocabulary === undefined) return undefined;
       return publicAttribute(k, c, st.vocabulary, rule.attribute, rule.width);
     }
+    case "embedded_code": {
+      const [k, c] = rule.columns.map(at);
+      return k < 0 || c < 0 ? undefined : embeddedCode(k, c, rule.offset);
+    }
     case "inequality": {
       const c = cols([rule.high, rule.low]);
       return c && inequality(meta, c[0], c[1], rule.strict);
@@ -174,6 +179,25 @@ function publicAttribute(k: number, c: number, vocabulary: PublicVocabulary, a: 
           continue;
         }
         rows.set(r, c, want);
+        out.changed++;
+      }
+    },
+  };
+}
+
+/** The identifier in column c holds column k's code at `offset` (written over its characters there). */
+function embeddedCode(k: number, c: number, offset: number): CompiledRule {
+  return {
+    apply(rows, _rng, given, _draw, out) {
+      const fixed = given ?? noneFixed;
+      for (let r = 0; r < rows.length; r++) {
+        const [code, id] = [rows.get(r, k), rows.get(r, c)];
+        if (code === "" || id.length < offset + code.length || id.startsWith(code, offset)) continue;
+        if (fixed(r, c)) {
+          out.unrepaired++;
+          continue;
+        }
+        rows.set(r, c, id.slice(0, offset) + code + id.slice(offset + code.length));
         out.changed++;
       }
     },

@@ -9,10 +9,11 @@
  * 2. narrowed by the row's other place cells where some of those rows hold them;
  * 3. one of them drawn (places weigh by their ZIP codes), its values written where the cell's differ.
  * A state the gazetteer lacks (Puerto Rico, Guam) takes the table's own pairs instead: a city and
- * county seen with the state in a released combination or 2-way marginal, and a ZIP code on a
- * 3-digit prefix seen with the state in >= k rows (`column_stats[zip].zip_prefixes`).
+ * county seen with the state in a released combination or 2-way marginal, else in >= k rows
+ * (`column_stats[f].state_places`), and a ZIP code on a 3-digit prefix seen with the state in >= k
+ * rows (`column_stats[zip].zip_prefixes`).
  */
-import type { Metadata, ZipPrefix } from "../../contract";
+import type { Metadata, StatePlace, ZipPrefix } from "../../contract";
 import { MISSING_KEY, OTHER } from "../columns/common";
 import type { ColumnCodec } from "../columns/common";
 import type { Cells } from "../generate/batch";
@@ -54,6 +55,38 @@ export function zipPrefixes(scanned: ScannedTable, codecs: readonly ColumnCodec[
       return { prefix, state: s, rows };
     });
   return prefixes.length ? { column: scanned.columns[zip], prefixes } : undefined;
+}
+
+/**
+ * The (place, state) pairs of the raw table held by >= k rows for states the gazetteer lacks, per
+ * city or county column (vocabulary `us_city`, `us_county`) beside a state column, most rows first.
+ */
+export function statePlaces(scanned: ScannedTable, codecs: readonly ColumnCodec[], k: number): { column: string; places: StatePlace[] }[] {
+  const vocab = (c: ColumnCodec) => (c.stats.type === "categorical" ? c.stats.vocabulary : undefined);
+  const state = codecs.findIndex((c) => vocab(c) === "us_state" || vocab(c) === "us_state_code");
+  if (state < 0) return [];
+  const ss = scanned.scans[state];
+  const lacking = ss.values.map((s) => s !== "" && !placesByState().has(stateCodeOf(s) ?? ""));
+  if (!lacking.some((x) => x)) return [];
+  const out: { column: string; places: StatePlace[] }[] = [];
+  codecs.forEach((c, f) => {
+    if (vocab(c) !== "us_city" && vocab(c) !== "us_county") return;
+    const ps = scanned.scans[f];
+    const counts = new Map<number, number>();
+    for (let r = 0; r < scanned.n; r++) {
+      const [sid, pid] = [ss.ids[r], ps.ids[r]];
+      if (!lacking[sid] || ps.values[pid] === "") continue;
+      const key = sid * ps.values.length + pid;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    const places = [...counts]
+      .filter(([, rows]) => rows >= k)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, MAX_PREFIXES)
+      .map(([key, rows]) => ({ place: ps.values[key % ps.values.length], state: ss.values[Math.floor(key / ps.values.length)], rows }));
+    if (places.length) out.push({ column: scanned.columns[f], places });
+  });
+  return out;
 }
 
 /** Weighted values: a value list and its cumulative weights. */
@@ -201,12 +234,17 @@ export class GazetteerRows {
       if (f < 0) continue;
       const name = metadata.features[f];
       const own = valuesByCode(metadata, name).filter((v): v is string => v !== undefined);
+      const byState = valuesSeenWith(metadata, name, stateName) ?? new Map<string, Weighted>();
+      const st = stats[name];
+      const extra = new Map<string, [string, number][]>();
+      for (const p of (st?.type === "categorical" && st.state_places) || []) (extra.get(p.state) ?? extra.set(p.state, []).get(p.state)!).push([p.place, p.rows]);
+      for (const [s, l] of extra) if (!byState.has(s)) byState.set(s, weighted(l));
       const suffixed = own.filter((v) => / (County|Parish|Borough)$/.test(v)).length;
       this.cols.push({
         f,
         kind,
         released: new Set(own.map(vocabularyKey)),
-        byState: valuesSeenWith(metadata, name, stateName),
+        byState,
         withSuffix: kind === "us_county" && suffixed * 2 > own.length,
       });
     }

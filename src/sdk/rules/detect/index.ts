@@ -20,7 +20,7 @@ import { detectInequalities } from "./inequality";
 import { detectSums } from "./sum";
 import { detectNotEqual } from "./not-equal";
 import { detectBlankTogether } from "./blank-together";
-import { detectPublicAttributes } from "./public-attribute";
+import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
 import { declaredRule } from "./declared";
 import { RULE_LIMITS } from "./options";
 
@@ -57,6 +57,8 @@ export { lineOfRow } from "./declared";
  * - **Public attribute** (`./public-attribute`): a column holding a public reference attribute of a
  *   key column of public vocabulary (US state, country: postal code, FIPS number, capital, ISO 3166
  *   codes) in >= 95% of the rows with both, for >= 3 keys; identifiers included, no repeats needed.
+ *   Embedded codes: an identifier holding a public-code column's value at one character offset
+ *   in >= 95% of rows (FEC candidate ids and their state).
  * - **Inequality** high >= low (> when no row has them equal): two numerical or two datetime
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
@@ -100,6 +102,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...catalogs,
       ...combinations,
       ...detectPublicAttributes(cols, n, catalogs),
+      ...detectEmbeddedCodes(cols, n),
       ...detectInequalities(cols, n, opts.seed ?? 23),
       ...detectSums(cols, n),
       ...detectNotEqual(cols, n),

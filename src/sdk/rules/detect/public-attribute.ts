@@ -5,7 +5,7 @@
  * keys: a table of one row per state (state, capital) has one, since the attribute's values come
  * from public reference data, not from the rows.
  */
-import type { CatalogRule, PublicAttribute, PublicAttributeRule, PublicVocabulary } from "../../../contract";
+import type { CatalogRule, EmbeddedCodeRule, PublicAttribute, PublicAttributeRule, PublicVocabulary } from "../../../contract";
 import { ATTRIBUTES_OF, attributeOf, isNumericAttribute, keyOf, sameAttribute } from "../../semantic/attributes";
 import type { Col } from "./view";
 
@@ -92,6 +92,46 @@ export function detectPublicAttributes(cols: readonly Col[], n: number, catalogs
       if (!best) continue;
       out.push({ type: "public_attribute", columns: [key.name, column.name], attribute: best.a, share: best.share, ...(best.width !== undefined ? { width: best.width } : {}) });
       attributes.add(column);
+    }
+  }
+  return out;
+}
+
+/** Vocabularies of public codes an identifier may hold. */
+const CODE_VOCABULARIES: readonly PublicVocabulary[] = ["us_state_code", "country_code"];
+/** Most offsets tried in an identifier. */
+const MAX_OFFSET = 16;
+
+/**
+ * Embedded codes: an identifier or text column (no spaces) holding, at one fixed character offset,
+ * the row's value of a public-code column (vocabulary `us_state_code` or `country_code`: FEC
+ * candidate ids `H8CA05035` hold the candidate's state at offset 2) in >= {@link ATTRIBUTE_SHARE}
+ * of the rows with both cells, for >= {@link ATTRIBUTE_MIN_KEYS} codes; the first such offset.
+ * Cost: O(n · offsets) per (code, identifier) pair.
+ */
+export function detectEmbeddedCodes(cols: readonly Col[], n: number): EmbeddedCodeRule[] {
+  const out: EmbeddedCodeRule[] = [];
+  const codes = cols.filter((c) => c.codec.stats.type === "categorical" && CODE_VOCABULARIES.includes(c.codec.stats.vocabulary!));
+  for (const code of codes) {
+    for (const id of cols) {
+      if (id === code || (id.codec.kind !== "id" && id.codec.kind !== "categorical") || id.codec.fromDomain) continue;
+      if (out.some((r) => r.columns[1] === id.name)) continue;
+      const rows: number[] = new Array(MAX_OFFSET).fill(0);
+      const kept: number[] = new Array(MAX_OFFSET).fill(0);
+      const seen = Array.from({ length: MAX_OFFSET }, () => new Set<number>());
+      for (let r = 0; r < n; r++) {
+        const [k, v] = [code.scan.values[code.scan.ids[r]], id.scan.values[id.scan.ids[r]]];
+        if (k === "" || v === "" || /\s/.test(v)) continue;
+        for (let off = 0; off < MAX_OFFSET && off + k.length <= v.length; off++) {
+          rows[off]++;
+          if (v.startsWith(k, off)) {
+            kept[off]++;
+            seen[off].add(code.scan.ids[r]);
+          }
+        }
+      }
+      const off = rows.findIndex((m, o) => m > 0 && kept[o] >= ATTRIBUTE_SHARE * m && kept[o] >= ATTRIBUTE_SHARE * (n - code.scan.missing) && seen[o].size >= ATTRIBUTE_MIN_KEYS);
+      if (off >= 0) out.push({ type: "embedded_code", columns: [code.name, id.name], offset: off, share: kept[off] / rows[off] });
     }
   }
   return out;
