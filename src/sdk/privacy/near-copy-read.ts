@@ -19,17 +19,23 @@ import type { ColumnOverride, ExtractOptions } from "../metadata/metadata";
  * the postal gazetteer (`../semantic/gazetteer-rows`: each row's places are one gazetteer row),
  * those place columns and the latitude/longitude pairs placed by them.
  */
-export function publicColumns(metadata?: Pick<Metadata, "column_stats"> & Partial<Pick<Metadata, "rules" | "coordinates">>): string[] {
+export function publicColumns(metadata?: Pick<Metadata, "column_stats"> & Partial<Metadata>): string[] {
   const out = new Set<string>();
   for (const r of metadata?.rules ?? []) if (r.type === "public_attribute") out.add(r.columns[1]);
-  const stats = Object.entries(metadata?.column_stats ?? {});
-  const vocab = (st: (typeof stats)[number][1]) => (st.type === "categorical" ? st.vocabulary : undefined);
-  const places = stats.filter(([, st]) => vocab(st) === "us_zip" || vocab(st) === "us_city" || vocab(st) === "us_county").map(([c]) => c);
-  if (places.length >= 2 && stats.some(([, st]) => vocab(st) === "us_state" || vocab(st) === "us_state_code")) {
+  const stats = Object.values(metadata?.column_stats ?? {});
+  const vocab = (st: (typeof stats)[number]) => (st.type === "categorical" ? st.vocabulary : undefined);
+  const hasState = stats.some((st) => vocab(st) === "us_state" || vocab(st) === "us_state_code");
+  const places = hasState && stats.some((st) => vocab(st) === "us_zip" || vocab(st) === "us_city" || vocab(st) === "us_county") && metadata?.features ? gazetteerRows().placeColumns(metadata as Metadata) : [];
+  if (places.length >= 2) {
     for (const c of places) out.add(c);
     for (const p of metadata?.coordinates ?? []) if ((p.places ?? []).some((q) => places.includes(q.column))) out.add(p.latitude).add(p.longitude);
   }
   return [...out];
+}
+
+/** `../semantic/gazetteer-rows`, loaded for a table with a US state and a gazetteer place column. */
+function gazetteerRows(): typeof import("../semantic/gazetteer-rows") {
+  return require("../semantic/gazetteer-rows");
 }
 
 /** The read options of the near-copy comparison (file header). */
@@ -41,7 +47,7 @@ export type NearCopyRead = Pick<ExtractOptions, "columns" | "delimiter" | "encod
  * whose identifier columns (`column_stats[c].type === "id"`) are declared identifiers unless a
  * domain is given (a domain's columns are all codes).
  */
-export function nearCopyRead(opts: NearCopyRead, metadata?: Pick<Metadata, "column_stats"> & Partial<Pick<Metadata, "rules" | "coordinates">>): NearCopyRead {
+export function nearCopyRead(opts: NearCopyRead, metadata?: Pick<Metadata, "column_stats"> & Partial<Metadata>): NearCopyRead {
   const read: NearCopyRead = {};
   if (opts.domain !== undefined) read.domain = opts.domain;
   if (opts.delimiter !== undefined) read.delimiter = opts.delimiter;

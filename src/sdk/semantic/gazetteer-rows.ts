@@ -194,6 +194,11 @@ function indexOf(list: readonly Place[]): StateIndex {
   return m;
 }
 
+/** The place columns {@link GazetteerRows} writes for this metadata (none when it writes none). */
+export function placeColumns(metadata: Metadata): string[] {
+  return new GazetteerRows(metadata).columns;
+}
+
 /** One place column of the table. */
 interface PlaceColumn {
   f: number;
@@ -221,6 +226,7 @@ export class GazetteerRows {
   private readonly byState = new Map<string, StateIndex | undefined>();
 
   constructor(metadata: Metadata) {
+    this.names = metadata.features;
     const stats = metadata.column_stats ?? {};
     const at = (test: (v: string | undefined) => boolean): number =>
       metadata.features.findIndex((f) => stats[f]?.type === "categorical" && test(stats[f].vocabulary));
@@ -258,6 +264,13 @@ export class GazetteerRows {
     const lists = new Map<string, [string, number][]>();
     for (const p of (zip && stats[metadata.features[zip.f]]?.zip_prefixes) || []) (lists.get(p.state) ?? lists.set(p.state, []).get(p.state)!).push([p.prefix, p.rows]);
     for (const [s, l] of lists) this.prefixes.set(s, weighted(l));
+  }
+
+  private readonly names: readonly string[];
+
+  /** The place columns written, by name (none when inactive). */
+  get columns(): string[] {
+    return this.cols.map((c) => this.names[c.f]);
   }
 
   /** Whether the metadata has a state column and two place columns to write. */
