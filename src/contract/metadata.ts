@@ -236,6 +236,18 @@ export interface ColumnStats {
    */
   vocabulary?: PublicVocabulary;
   /**
+   * Categorical only, vocabulary `us_zip` beside a US state column: the 3-digit ZIP prefixes seen
+   * with each state value in at least the rare threshold's rows (raw tables only), from which a
+   * row of a state the postal gazetteer lacks (Puerto Rico) writes its ZIP code.
+   */
+  zip_prefixes?: ZipPrefix[] & tags.MaxItems<1000>;
+  /**
+   * Categorical only, vocabulary `us_city` or `us_county` beside a US state column: the (place,
+   * state) pairs of states the postal gazetteer lacks (Puerto Rico, the Virgin Islands) seen in at
+   * least the rare threshold's rows (raw tables only), written for those states' rows.
+   */
+  state_places?: StatePlace[] & tags.MaxItems<1000>;
+  /**
  * Set when the SDK noised the marginals before sending them (`privacy: {epsilon, delta}`, Gaussian
  * noise with zCDP accounting), so the server never sees the exact counts.
  */
@@ -281,6 +293,22 @@ export interface Metadata {
   coordinates?: CoordinatePair[] & tags.MaxItems<16>;
 }
 
+/** A 3-digit ZIP prefix of `column_stats[f].zip_prefixes` with its state and rows. */
+export interface ZipPrefix {
+  prefix: string & tags.Pattern<"^[0-9]{3}$">;
+  /** The state column's value, as the table writes it. */
+  state: string & tags.MinLength<1> & tags.MaxLength<4096>;
+  rows: number & tags.Type<"uint32">;
+}
+
+/** A place of `column_stats[f].state_places` with its state and rows. */
+export interface StatePlace {
+  place: string & tags.MinLength<1> & tags.MaxLength<4096>;
+  /** The state column's value, as the table writes it. */
+  state: string & tags.MinLength<1> & tags.MaxLength<4096>;
+  rows: number & tags.Type<"uint32">;
+}
+
 /** A place column of a {@link CoordinatePair}: a US ZIP code, city or county, or any other named place. */
 export interface CoordinatePlace {
   column: string & tags.MinLength<1>;
@@ -322,7 +350,16 @@ export interface CoordinatePair {
  * share of the real table's rows that keep the rule (1 when every row does; detection tolerates
  * a little dirty data, `share` then says how much), and `declared` when the user gave the rule.
  */
-export type Rule = FixedCombinationsRule | CatalogRule | InequalityRule | SumRule | NotEqualRule | BlankTogetherRule | StructuralZerosRule;
+export type Rule =
+  | FixedCombinationsRule
+  | CatalogRule
+  | InequalityRule
+  | SumRule
+  | NotEqualRule
+  | BlankTogetherRule
+  | StructuralZerosRule
+  | PublicAttributeRule
+  | EmbeddedCodeRule;
 
 /** Fields every {@link Rule} has. */
 export interface RuleBase {
@@ -419,6 +456,46 @@ export interface StructuralZerosRule extends RuleBase {
   columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
   /** The forbidden pairs: (code of `columns[0]`, code of `columns[1]`), codes of `value_mappings`. */
   pairs: ((number & tags.Type<"uint32">)[] & tags.MinItems<2> & tags.MaxItems<2>)[] & tags.MinItems<1> & tags.MaxItems<10000>;
+}
+
+/** A public reference attribute of a public key: a US state's or a country's name and codes. */
+export type PublicAttribute =
+  | "us_state"
+  | "us_state_code"
+  | "us_state_fips"
+  | "us_state_capital"
+  | "country"
+  | "country_alpha2"
+  | "country_alpha3"
+  | "country_numeric";
+
+/**
+ * Public attribute: `columns[1]` holds a public reference attribute of the value of `columns[0]`
+ * (a column of public vocabulary `us_state`, `us_state_code`, `country` or `country_code`): a US
+ * state's name, postal code, FIPS number (FIPS PUB 5-2) or capital; a country's name or ISO 3166-1
+ * alpha-2, alpha-3 or numeric code. A synthetic row's `columns[1]` is its key's attribute, taken
+ * from public reference data, so the column needs no rows of its own.
+ */
+export interface PublicAttributeRule extends RuleBase {
+  type: "public_attribute";
+  /** The key, then the column holding its attribute. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  attribute: PublicAttribute;
+  /** Numeric attributes: the digits the column writes them with, zero-padded (`01`); absent: unpadded. */
+  width?: number & tags.Type<"uint32"> & tags.Maximum<8>;
+}
+
+/**
+ * Embedded code: the identifier `columns[1]` holds the row's public code `columns[0]` (a US state's
+ * postal code, an ISO 3166 country code) at character `offset` (FEC candidate ids: `H8CA05035`
+ * holds its candidate's state `CA` at offset 2). A synthetic row's identifier holds its code there.
+ */
+export interface EmbeddedCodeRule extends RuleBase {
+  type: "embedded_code";
+  /** The code column, then the identifier column. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /** 0-based position of the code in the identifier, in UTF-16 code units. */
+  offset: number & tags.Type<"uint32"> & tags.Maximum<256>;
 }
 
 /**

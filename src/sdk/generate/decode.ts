@@ -29,6 +29,15 @@ function coordinateWriter(metadata: Metadata): import("../semantic/coordinates")
   return w.active ? w : undefined;
 }
 
+/** Loaded for a metadata with a US state column and a place column of the postal gazetteer. */
+function gazetteerRows(metadata: Metadata): import("../semantic/gazetteer-rows").GazetteerRows | undefined {
+  const stats = Object.values(metadata.column_stats ?? {});
+  const has = (test: (v: string | undefined) => boolean): boolean => stats.some((s) => s.type === "categorical" && test(s.vocabulary));
+  if (!has((v) => v === "us_state" || v === "us_state_code") || !has((v) => v === "us_zip" || v === "us_city" || v === "us_county")) return undefined;
+  const w = new (require("../semantic/gazetteer-rows") as typeof import("../semantic/gazetteer-rows")).GazetteerRows(metadata);
+  return w.active ? w : undefined;
+}
+
 /** Fresh identifiers of `shape`: its semantic kind's generator, else an {@link IdGenerator}. */
 function idValues(shape: IdShape, key: number): IdValues {
   if (shape.kind === "text" && shape.semantic) return new (semanticGenerator().SemanticGenerator)(shape.semantic, key);
@@ -73,16 +82,20 @@ export class Decoder {
   readonly rules: RuleEnforcer;
   /** Writes points inside their row's place (`metadata.coordinates`), after the rules. */
   private readonly points: ReturnType<typeof coordinateWriter>;
+  /** Writes each row's places from one gazetteer row of its state, after the rules. */
+  private readonly places: ReturnType<typeof gazetteerRows>;
   /** Per feature, cumulative 1-way probabilities of its non-blank codes (built on first use). */
   private readonly cumulative: (Float64Array | undefined)[] = [];
   constructor(readonly metadata: Metadata) {
     this.features = metadata.features.map((f) => decoderFor(metadata, f));
     this.rules = new RuleEnforcer(metadata);
     this.points = coordinateWriter(metadata);
+    this.places = gazetteerRows(metadata);
   }
 
   /**
-   * Makes every row of `table` keep `metadata.rules`, then writes its points inside their row's
+   * Makes every row of `table` keep `metadata.rules`, writes its places from one gazetteer row
+   * (`../semantic/gazetteer-rows`), then writes its points inside their row's
    * place (`metadata.coordinates`, `../semantic/coordinates`), in place, as {@link decode} does by default.
    * @param seed seeds the rules' draws (use the batch's decode seed).
    * @param fixed cells never rewritten (seed cells, `where` columns).
@@ -106,6 +119,7 @@ export class Decoder {
     codes?: readonly ArrayLike<number>[],
   ): EnforceResult {
     const out = this.rules.active ? this.rules.apply(cells, seed, (f, rng) => this.drawValue(f, rng), fixed, codes) : { changed: 0, unrepaired: 0 };
+    this.places?.apply(cells, seed, fixed);
     this.points?.apply(cells, seed, fixed);
     return out;
   }

@@ -29,6 +29,7 @@ import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
 import type { SemanticKind } from "../semantic";
 import { isGazetteerVocabulary, publicVocabularyOf, ZIP_HEADER } from "../semantic/vocabulary";
 import { coordinatePairs } from "../semantic/coordinates";
+import { statePlaces, zipPrefixes } from "../semantic/gazetteer-rows";
 import { fileOfDescription, type TableSource } from "../io/csv";
 import type { ReadProgress, SourceType } from "../io/inputs";
 import { scanTable } from "./table-scan";
@@ -372,6 +373,13 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
   // Areas of real points come from the raw rows, like the rules.
   const coordinates = coordinatePairs(scanned, enc.codecs, raw ? (opts.rareThreshold ?? DEFAULTS.rareThreshold) : undefined);
   if (coordinates.length > 0) built.metadata.coordinates = coordinates;
+  const zips = raw ? zipPrefixes(scanned, enc.codecs, opts.rareThreshold ?? DEFAULTS.rareThreshold) : undefined;
+  const zipStats = zips && built.metadata.column_stats?.[zips.column];
+  if (zipStats) zipStats.zip_prefixes = zips.prefixes;
+  for (const { column, places } of raw ? statePlaces(scanned, enc.codecs, opts.rareThreshold ?? DEFAULTS.rareThreshold) : []) {
+    const st = built.metadata.column_stats?.[column];
+    if (st?.type === "categorical") st.state_places = places;
+  }
   withoutUnfitFresh(built.metadata);
   return { ...enc, ...built };
 }

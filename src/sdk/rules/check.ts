@@ -23,6 +23,9 @@
  * - `not_equal`: undefined when a cell is blank; breaks on the same text, or for two numerical
  *   (datetime) columns the same number (instant).
  * - `blank_together`: always applies; keeps when every one of `columns` is blank or none is.
+ * - `public_attribute`: undefined when a cell is blank or the key is not in the reference data;
+ *   keeps when the column holds the key's attribute (numbers by value, text case-folded).
+ * - `embedded_code`: undefined when a cell is blank; keeps when the identifier holds the code at `offset`.
  * - `structural_zeros`: undefined when a cell is blank; codes as for `fixed_combinations`; breaks
  *   when the pair of codes is one of `pairs`.
  */
@@ -33,6 +36,11 @@ import { DataError } from "../errors";
 import { OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
+
+/** `../semantic/attributes`, loaded by the first public-attribute rule. */
+function attributes(): typeof import("../semantic/attributes") {
+  return require("../semantic/attributes");
+}
 
 /** A rule's verdict on one row: true keeps, false breaks, undefined when it does not apply. */
 export type RowCheck = (row: readonly string[]) => boolean | undefined;
@@ -60,6 +68,8 @@ export function ruleColumns(rule: Rule): string[] {
     case "not_equal":
     case "blank_together":
     case "structural_zeros":
+    case "public_attribute":
+    case "embedded_code":
       return [...rule.columns];
     case "inequality":
       return [rule.high, rule.low];
@@ -91,6 +101,10 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns.join(", ")} blank together`;
     case "structural_zeros":
       return `${rule.columns.join(", ")} never in ${rule.pairs.length} pair${rule.pairs.length === 1 ? "" : "s"}`;
+    case "public_attribute":
+      return `${rule.columns[1]} is the ${rule.attribute} of ${rule.columns[0]}`;
+    case "embedded_code":
+      return `${rule.columns[1]} holds ${rule.columns[0]} at ${rule.offset}`;
   }
 }
 
@@ -224,6 +238,21 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
         for (let k = 1; k < idx.length; k++) if (!same[k](row[idx[k]], e[k])) return false;
         return true;
       };
+    }
+    case "public_attribute": {
+      const at = attributes();
+      const st = metadata.column_stats?.[rule.columns[0]];
+      const vocabulary = st?.type === "categorical" ? st.vocabulary : undefined;
+      const [k, c] = readers.map((r) => r.index);
+      return (row) => {
+        const key = vocabulary === undefined || row[k] === "" || row[c] === "" ? undefined : at.keyOf(vocabulary, row[k]);
+        const want = key === undefined ? undefined : at.attributeOf(rule.attribute, key);
+        return want === undefined ? undefined : at.sameAttribute(rule.attribute, row[c], want, key!);
+      };
+    }
+    case "embedded_code": {
+      const [k, c] = readers.map((r) => r.index);
+      return (row) => (row[k] === "" || row[c] === "" ? undefined : row[c].startsWith(row[k], rule.offset));
     }
     case "inequality": {
       const [hi, lo] = readers;

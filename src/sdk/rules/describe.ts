@@ -1,5 +1,17 @@
 /** Row rules in words (`synthd fit`'s lines) and their stable ids (matched by `rules.drop`). */
-import type { Metadata, Rule } from "../../contract";
+import type { Metadata, PublicAttribute, Rule } from "../../contract";
+
+/** What `synthd fit` calls each public attribute. */
+const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
+  us_state: "US state name",
+  us_state_code: "US state postal code",
+  us_state_fips: "US state FIPS code",
+  us_state_capital: "US state capital",
+  country: "country name",
+  country_alpha2: "ISO 3166 alpha-2 code",
+  country_alpha3: "ISO 3166 alpha-3 code",
+  country_numeric: "ISO 3166 numeric code",
+};
 
 /** A rule's id fields: type and columns (a declared rule has the detected one's id). */
 export type RuleKey =
@@ -9,7 +21,9 @@ export type RuleKey =
   | { type: "sum"; total: string; parts: readonly string[] }
   | { type: "not_equal"; columns: readonly string[] }
   | { type: "blank_together"; columns: readonly string[] }
-  | { type: "structural_zeros"; columns: readonly string[] };
+  | { type: "structural_zeros"; columns: readonly string[] }
+  | { type: "public_attribute"; columns: readonly string[] }
+  | { type: "embedded_code"; columns: readonly string[] };
 
 /**
  * A rule's stable id: `type:` then its columns joined by commas, in the rule's order
@@ -36,6 +50,10 @@ export function ruleId(rule: RuleKey): string {
       return `blank_together:${rule.columns.join(",")}`;
     case "structural_zeros":
       return `structural_zeros:${rule.columns.join(",")}`;
+    case "public_attribute":
+      return `public_attribute:${rule.columns.join(",")}`;
+    case "embedded_code":
+      return `embedded_code:${rule.columns.join(",")}`;
   }
 }
 
@@ -78,7 +96,8 @@ export function percent(share: number): string {
 /**
  * One line describing a rule for `synthd fit`: `fixed combinations: education -> education-num
  * (16 combinations)`, `catalog: name -> region, id, total (51 entries)`, `inequality: max_temp >= min_temp (99.2% of rows)`, `structural zeros:
- * (relationship, sex) never (Husband, Female)` (4 pairs listed, then `and N more`). The share is
+ * (relationship, sex) never (Husband, Female)` (4 pairs listed, then `and N more`), `public attribute:
+ * state -> id (US state FIPS code)`. The share is
  * added below 1 (floored to 0.1%); a declared rule ends with `(declared)`.
  * @param metadata its `value_mappings` name structural zeros' values (else `code 3`).
  */
@@ -112,5 +131,9 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
       const more = rule.pairs.length > LISTED_PAIRS ? ` and ${thousands(rule.pairs.length - LISTED_PAIRS)} more` : "";
       return `structural zeros: (${rule.columns.join(", ")}) never ${listed.join(", ")}${more}${share ? ` (${share} of rows)` : ""}${tail}`;
     }
+    case "public_attribute":
+      return `public attribute: ${rule.columns[0]} -> ${rule.columns[1]} (${ATTRIBUTE_LABELS[rule.attribute]}${share ? `, ${share} of rows` : ""})${tail}`;
+    case "embedded_code":
+      return `embedded code: ${rule.columns[1]} holds ${rule.columns[0]} at character ${rule.offset + 1}${share ? ` (${share} of rows)` : ""}${tail}`;
   }
 }

@@ -10,6 +10,8 @@
  * 2. not equal: equal cells redraw the second column (the first when the second is fixed) from
  *    its marginal, up to {@link MAX_REDRAWS} times.
  * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`).
+ * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
+ *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 4. sums and linear identities, sums sharing columns written together per row: `./sums`.
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
  *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times. A
@@ -22,7 +24,7 @@
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
-import type { ColumnStats, Metadata, Rule } from "../../contract";
+import type { ColumnStats, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber } from "./check";
 import type { Cells } from "../generate/batch";
@@ -48,7 +50,7 @@ export class RuleEnforcer {
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
-    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "sum", "inequality"];
+    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "sum", "inequality"];
     const rest = rules.filter((r) => r.type !== "structural_zeros");
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
     const sums = sumSystems(metadata, rest.filter((r) => r.type === "sum"), (names) => ruleColumns(metadata, names));
@@ -113,6 +115,7 @@ function ruleColumns(meta: Metadata, names: readonly string[]): number[] | undef
 
 function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, sums: SumSystems | undefined): CompiledRule | undefined {
   const cols = (names: readonly string[]): number[] | undefined => ruleColumns(meta, names);
+  const at = (name: string): number => meta.features.indexOf(name);
   switch (rule.type) {
     case "blank_together": {
       const c = cols(rule.columns);
@@ -133,11 +136,74 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     case "sum":
     case "structural_zeros":
       return undefined;
+    case "public_attribute": {
+      // The attribute column may be an identifier (a FIPS id): written from the key all the same.
+      const [k, c] = rule.columns.map(at);
+      const st = meta.column_stats?.[rule.columns[0]];
+      if (k < 0 || c < 0 || st?.type !== "categorical" || st.vocabulary === undefined) return undefined;
+      return publicAttribute(k, c, st.vocabulary, rule.attribute, rule.width);
+    }
+    case "embedded_code": {
+      const [k, c] = rule.columns.map(at);
+      return k < 0 || c < 0 ? undefined : embeddedCode(k, c, rule.offset);
+    }
     case "inequality": {
       const c = cols([rule.high, rule.low]);
       return c && inequality(meta, c[0], c[1], rule.strict, sumFeatures, sums);
     }
   }
+}
+
+/** `../semantic/attributes`, loaded by the first public-attribute rule. */
+function attributes(): typeof import("../semantic/attributes") {
+  return require("../semantic/attributes");
+}
+
+/** Column c written as attribute `a` of the key in column k, where the key is in the reference data. */
+function publicAttribute(k: number, c: number, vocabulary: PublicVocabulary, a: PublicAttribute, width: number | undefined): CompiledRule {
+  const at = attributes();
+  const byKey = new Map<string, string | undefined>();
+  return {
+    apply(rows, _rng, given, _draw, out) {
+      const fixed = given ?? noneFixed;
+      for (let r = 0; r < rows.length; r++) {
+        const kv = rows.get(r, k);
+        if (kv === "") continue;
+        let want = byKey.get(kv);
+        if (want === undefined && !byKey.has(kv)) {
+          const key = at.keyOf(vocabulary, kv);
+          const v = key === undefined ? undefined : at.attributeOf(a, key);
+          byKey.set(kv, (want = v === undefined ? undefined : at.writeAttribute(a, v, width)));
+        }
+        if (want === undefined || rows.get(r, c) === want) continue;
+        if (fixed(r, c)) {
+          out.unrepaired++;
+          continue;
+        }
+        rows.set(r, c, want);
+        out.changed++;
+      }
+    },
+  };
+}
+
+/** The identifier in column c holds column k's code at `offset` (written over its characters there). */
+function embeddedCode(k: number, c: number, offset: number): CompiledRule {
+  return {
+    apply(rows, _rng, given, _draw, out) {
+      const fixed = given ?? noneFixed;
+      for (let r = 0; r < rows.length; r++) {
+        const [code, id] = [rows.get(r, k), rows.get(r, c)];
+        if (code === "" || id.length < offset + code.length || id.startsWith(code, offset)) continue;
+        if (fixed(r, c)) {
+          out.unrepaired++;
+          continue;
+        }
+        rows.set(r, c, id.slice(0, offset) + code + id.slice(offset + code.length));
+        out.changed++;
+      }
+    },
+  };
 }
 
 function blankTogether(cols: number[]): CompiledRule {

@@ -20,6 +20,7 @@ import { detectInequalities } from "./inequality";
 import { detectSums } from "./sum";
 import { detectNotEqual } from "./not-equal";
 import { detectBlankTogether } from "./blank-together";
+import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
 import { declaredRule } from "./declared";
 import { RULE_LIMITS } from "./options";
 
@@ -29,8 +30,8 @@ export { lineOfRow } from "./declared";
 /**
  * The row rules of a raw table: the detected ones (unless `opts.detect` is false) less those
  * `opts.drop` names, plus the declared ones (`opts.declare`), which replace a detected rule of the
- * same id ({@link ruleId}). Order: catalogs, fixed combinations, inequalities, sums, not-equal, blank
- * together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
+ * same id ({@link ruleId}). Order: catalogs, fixed combinations, public attributes, inequalities,
+ * sums, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
  *
  * Criteria (thresholds in {@link RULE_LIMITS}, tuned on the tests' real tables):
  * - **Fixed combinations, A -> B**: code-book columns (categorical, or point-binned), the first
@@ -53,6 +54,11 @@ export { lineOfRow } from "./declared";
  *   E, E = sum_{a,b} 1 - (1 - p_a p_b)^n; or sparse by concentration where rare values hide that
  *   (`./combinations`). Pairs sharing a column merge into groups of at most 4 columns while the
  *   group stays sparse. Released: the code tuples seen in >= k rows; at most 100,000 per rule.
+ * - **Public attribute** (`./public-attribute`): a column holding a public reference attribute of a
+ *   key column of public vocabulary (US state, country: postal code, FIPS number, capital, ISO 3166
+ *   codes) in >= 95% of the rows with both, for >= 3 keys; identifiers included, no repeats needed.
+ *   Embedded codes: an identifier holding a public-code column's value at one character offset
+ *   in >= 95% of rows (FEC candidate ids and their state).
  * - **Inequality** high >= low (> when no row has them equal): two numerical or two datetime
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
@@ -95,6 +101,8 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     detected = [
       ...catalogs,
       ...combinations,
+      ...detectPublicAttributes(cols, n, catalogs),
+      ...detectEmbeddedCodes(cols, n),
       ...detectInequalities(cols, n, opts.seed ?? 23),
       ...detectSums(cols, n),
       ...detectNotEqual(cols, n),

