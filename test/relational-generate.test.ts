@@ -399,7 +399,7 @@ test("a sequence whose index never repeats within an entity never repeats it in 
   assert.ok(steps > 10, `${steps} repeated years moved forward`);
 });
 
-test("a primary key of public names (countries) keeps real names, distinct; more rows than names get fresh keys", async () => {
+test("a primary key of public names (countries) keeps real names, distinct, each on a row of its own cluster; more rows than names get fresh keys", async () => {
   const names = ["Afghanistan", "Argentina", "Australia", "Brazil", "Canada", "Chile", "China", "Egypt", "France", "Germany", "India", "Japan", "Kenya", "Mexico", "Norway", "Peru", "Spain", "Sweden", "Turkey", "Vietnam", "Zambia", "Ghana"];
   const countries: Table = { columns: ["country", "cluster"], rows: names.map((c, i) => [c, String(i % 3)]) };
   const years: Table = { columns: ["country", "year", "pop"], rows: names.flatMap((c, i) => [2000, 2005].map((y) => [c, String(y), String(1000 + i * 10 + y)])) };
@@ -412,6 +412,9 @@ test("a primary key of public names (countries) keeps real names, distinct; more
   const synth = await generateDatabase(plan, resampleModels(plan, training), { seed: 6 });
   const keys = synth.countries.rows.map((r) => r[0]);
   assert.deepEqual([...keys].sort(), [...names].sort(), "every real name once");
+  const cluster = new Map(countries.rows.map((r) => [r[0], r[1]]));
+  const agree = synth.countries.rows.filter((r) => cluster.get(r[0]) === r[1]).length;
+  assert.ok(agree >= synth.countries.rows.length - 2, `${agree} of ${synth.countries.rows.length} names sit on a row of their own cluster`);
   assert.ok(synth.years.rows.every((r) => names.includes(r[0])), "children point at them");
   const more = (await generateDatabase(plan, resampleModels(plan, training), { seed: 6, sizes: { countries: 30 } })).countries.rows.map((r) => r[0]);
   assert.equal(new Set(more).size, 30);

@@ -129,7 +129,7 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
     });
     // A primary key that is also a foreign key (one-to-one) keeps its parent's key.
     const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
-    const keys = sharedKey >= 0 ? fks[sharedKey] : freshKeys(p, rows.rows.length, deriveSeed(seed, ti, 1));
+    const keys = sharedKey >= 0 ? fks[sharedKey] : freshKeys(p, rows, deriveSeed(seed, ti, 1));
     const order = rowOrder(p, rows, keys, deriveSeed(seed, ti, 4));
     rows.rows = order.map((i) => rows.rows[i]);
     const sortedKeys = keys.length > 0 ? order.map((i) => keys[i]) : keys;
@@ -355,21 +355,42 @@ export function keepOrders(orders: readonly CrossTableOrder[], rows: Table, pare
 }
 
 /**
- * Primary keys, distinct: a public-vocabulary key's real values in random order (then fresh keys
- * in its shape, unlike any of them, when more rows are wanted); else fresh keys in the real key's
- * shape, distinct by construction; none without a key.
+ * Primary keys of the generated `rows`, distinct: a public-vocabulary key's real values, each
+ * once, rows taken in random order and each given the unused value whose real cells agree with
+ * most of its own (ties at random), so a country keeps its cluster; rows beyond the values get
+ * fresh keys in the key's shape, unlike any of them. Else fresh keys in the real key's shape,
+ * distinct by construction; none without a key.
  */
-function freshKeys(p: TablePlan, n: number, key: number): string[] {
+function freshKeys(p: TablePlan, rows: Table, key: number): string[] {
+  const n = rows.rows.length;
   if (p.keyShape === undefined) return [];
   const gen = new IdGenerator(p.keyShape, key);
   if (p.publicKey === undefined) return Array.from({ length: n }, (_, i) => gen.value(i));
-  const real = p.publicKey.values;
-  const order = new Rng(deriveSeed(key, 1)).shuffle(Int32Array.from({ length: real.length }, (_, i) => i));
-  const out = Array.from(order.subarray(0, Math.min(n, real.length)), (i) => real[i]);
+  const { values, columns, cells } = p.publicKey;
+  const at = columns.map((c) => rows.columns.indexOf(c));
+  const rng = new Rng(deriveSeed(key, 1));
+  const out = new Array<string>(n);
+  const free = Array.from({ length: values.length }, (_, i) => i);
+  for (const r of rng.shuffle(Int32Array.from({ length: n }, (_, i) => i))) {
+    if (free.length === 0) break;
+    let best: number[] = [];
+    let top = -1;
+    for (const [slot, v] of free.entries()) {
+      let agree = 0;
+      for (let c = 0; c < at.length; c++) if (at[c] >= 0 && cells[v][c] !== "" && cells[v][c] === rows.rows[r][at[c]]) agree++;
+      if (agree > top) [best, top] = [[slot], agree];
+      else if (agree === top) best.push(slot);
+    }
+    const slot = best[rng.int(best.length)];
+    out[r] = values[free[slot]];
+    free.splice(slot, 1);
+  }
   const used = new Set(out);
-  for (let i = 0; out.length < n; i++) {
-    const v = gen.value(i);
-    if (!used.has(v)) out.push(v);
+  for (let r = 0, i = 0; r < n; r++) {
+    while (out[r] === undefined) {
+      const v = gen.value(i++);
+      if (!used.has(v)) out[r] = v;
+    }
   }
   return out;
 }

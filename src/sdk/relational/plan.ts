@@ -5,6 +5,7 @@
  * parents' columns joined on its foreign key (context columns), so the 2-way marginals between
  * child and parent columns are among the ones sent. Keys are left out: generation writes them.
  */
+import type { PublicVocabulary } from "../../contract";
 import { DataError } from "../errors";
 import type { Table } from "../io/csv";
 import type { ColumnOverride } from "../metadata/metadata";
@@ -13,6 +14,24 @@ import { DatetimeFormat, inferDatetimeFormat } from "../metadata/datetime";
 import { datetimeParser } from "../columns/datetime";
 import { publicVocabularyOf, vocabularyKey, vocabularySet } from "../semantic/vocabulary";
 import { tableOrder, type DatabaseSchema } from "./schema";
+
+/** {@link TablePlan.publicKey} of column `j` of `table`, whose values are of `vocabulary`. */
+function publicKeyOf(table: Table, j: number, vocabulary: PublicVocabulary): NonNullable<TablePlan["publicKey"]> {
+  const listed = vocabularySet(vocabulary);
+  const rows = table.rows.filter((r) => listed.has(vocabularyKey(r[j]))).sort((a, b) => (a[j] < b[j] ? -1 : a[j] > b[j] ? 1 : 0));
+  const others = table.columns.map((_, c) => c).filter((c) => c !== j);
+  const shared = others.map((c) => {
+    const n = new Map<string, number>();
+    for (const r of table.rows) n.set(r[c], (n.get(r[c]) ?? 0) + 1);
+    return n;
+  });
+  return {
+    vocabulary,
+    values: rows.map((r) => r[j]),
+    columns: others.map((c) => table.columns[c]),
+    cells: rows.map((r) => others.map((c, k) => ((shared[k].get(r[c]) ?? 0) >= 2 ? r[c] : ""))),
+  };
+}
 
 /** One foreign key of a table and the parent columns its model holds as context. */
 export interface ForeignKeyPlan {
@@ -56,7 +75,17 @@ export interface TablePlan {
    * A primary key whose values are a public vocabulary (countries, states: `../semantic/vocabulary`):
    * its real values that the vocabulary lists, written as keys instead of fresh ones in the shape.
    */
-  publicKey?: { vocabulary: string; values: string[] };
+  publicKey?: {
+    vocabulary: string;
+    values: string[];
+    /**
+     * Per value, its real row's cells in `columns` (the table's other columns), blank where the
+     * cell's value is held by fewer than 2 real rows (never a row's own figure): a generated row
+     * is given the unused name whose cells agree most with its own.
+     */
+    columns: string[];
+    cells: string[][];
+  };
   /** Its foreign keys; the first is the one generation goes through (children per parent). */
   foreignKeys: ForeignKeyPlan[];
   /** Per child relationship, the model column holding the number of children of each row. */
@@ -366,10 +395,7 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
       keyShape = inferIdShape(table.rows.map((r) => r[j]), table.rows.map(() => 1));
       const values = table.rows.map((r) => r[j]);
       const vocabulary = publicVocabularyOf(pk, values, values.map(() => 1));
-      if (vocabulary !== undefined) {
-        const listed = vocabularySet(vocabulary);
-        publicKey = { vocabulary, values: values.filter((v) => listed.has(vocabularyKey(v))).sort() };
-      }
+      if (vocabulary !== undefined) publicKey = publicKeyOf(table, j, vocabulary);
     }
     const overrides: Record<string, ColumnOverride> = Object.fromEntries(Object.entries(schema.tables[t].columns ?? {}).filter(([c]) => !keys.has(c)));
     for (const f of foreignKeys) {
