@@ -261,7 +261,8 @@ function fileOf(source: TableSource): string | undefined {
   return "path" in source ? source.path : undefined;
 }
 
-function checkHeader(header: string[], name: string, minColumns: number, file: string | undefined): string[] {
+/** Checks a trimmed header: names non-empty and distinct, at least `minColumns`. @throws DataError naming line 1. */
+export function checkHeader(header: string[], name: string, minColumns: number, file: string | undefined): string[] {
   const seen = new Map<string, number>();
   header.forEach((h, i) => {
     if (h === "") throw new DataError(`${name}: header column ${i + 1} has an empty name.`, { file, line: 1 });
