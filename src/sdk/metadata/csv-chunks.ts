@@ -182,7 +182,7 @@ export class ByteDict {
   size = 0;
 
   static hash(buf: Uint8Array, s: number, e: number): number {
-    let h = 0x811c9dc5;
+    let h = 0x811c9dc5 | 0;
     for (let i = s; i < e; i++) h = Math.imul(h ^ buf[i], 16777619);
     return h;
   }
