@@ -59,6 +59,15 @@ test("worker threads give the one-thread metadata, codes included, for 1 to 4 th
   }
 });
 
+test("worker threads report each pass's progress up to all rows and the whole file", async () => {
+  const path = file("progress.csv", mixedCsv(2000));
+  const seen: { rows: number; fraction?: number }[] = [];
+  const a = await analyzeTable(path, { threads: 2, sampleRows: 500, onReadProgress: (p) => seen.push({ ...p }) });
+  const ends = seen.filter((p, i) => i === seen.length - 1 || seen[i + 1].rows < p.rows);
+  assert.equal(ends.length, 2, JSON.stringify(seen));
+  for (const p of ends) assert.deepEqual(p, { rows: a.n, fraction: 1 });
+});
+
 test("a table larger than the sample: exact 1-way and 2-way marginals, the sample's rows in codes, the same for any thread count", async () => {
   const path = file("sampled.csv", mixedCsv(5000));
   const whole = await analyzeTable(path, { threads: 0 });

@@ -2,9 +2,11 @@
  * Metadata extraction on the client (raw rows never leave it): a table -> the `metadata` of Create
  * Model (per-column code books, 1-way marginals, column statistics, selected 2-way marginals).
  *
- * One streaming pass (`./table-scan`) keeps, per column, the distinct values with counts and each
- * row's value id (Int32); kind inference, parsing and binning work on distinct values, row codes
- * come from id -> code. Memory: O(n · F · 4 bytes + distinct values).
+ * {@link analyzeTable} on a raw table reads it in passes (`./table-tally`, docs/extract.md): distinct
+ * values with counts and a bottom-k sample of rows, then, when the table is larger than the sample,
+ * the 2-way counts; a CSV file by worker threads. Memory: O(distinct values + sample), not O(n).
+ * Kind inference, parsing and binning work on distinct values. {@link encodeTable} (evaluation, a
+ * domain, privacy) keeps each row's value id: one pass (`./table-scan`), O(n · F · 4 bytes).
  *
  * Rules (values and header names trimmed first; docs/api.md "Column kinds" for the user's view):
  * - Missing: exactly the empty string (`NA`, `?` are ordinary values); it gets the LAST code,

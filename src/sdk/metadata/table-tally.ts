@@ -66,7 +66,7 @@ export async function tallyTable(source: TableSource, opts: TallyOptions = {}): 
   if (!(Number.isInteger(size) && size >= 1)) throw new RangeError("sampleRows must be an integer >= 1");
   const plan = parallelPlan(source, opts);
   if (plan) {
-    const pool = new Pool(plan.ranges.length, opts.onReadProgress, plan.bytes);
+    const pool = new Pool(plan.ranges.length, opts.onReadProgress, plan.ranges.reduce((sum, [a, b]) => sum + b - a, 0));
     try {
       const tally = await parallelTally(plan, pool, size);
       if (tally) return tally;
