@@ -1,71 +1,76 @@
 /**
- * `npm run bench -- extract [--rows N] [--json]`: metadata extraction (`analyzeTable`, the whole
- * client-side step of `Synthesizer.fit` before the upload: scan, kind inference, code books,
- * encoding, pair selection, marginals) on a large table: rows per second and peak memory.
+ * `npm run bench -- extract [--rows N] [--threads T] [--no-duckdb] [--json]`: metadata extraction
+ * (`analyzeTable`, the whole client side of `synthd fit` before the upload: scan, kind inference,
+ * code books, pair selection, 1-way and 2-way marginals, rule detection) against DuckDB on the same
+ * file in the same run (issue 42, docs/extract.md).
  *
  * Method:
- * 1. Writes a temporary CSV of N rows (default 1,000,000) by repeating the data rows of
- *    `../shared/datasets/real/flights-20k.csv` (5 columns: a datetime, two integers, two airport
- *    codes) under its header.
- * 2. Measures `analyzeTable(path)` with the SDK's defaults on the shared 20,000-row file itself
- *    (the baseline), then on the N-row file, each in a fresh Node process (this file run as a
- *    script), so each peak is that run's own: `process.memoryUsage().rss` sampled every 50 ms
- *    while it runs (`peak_rss_sampled`; the timer cannot fire inside synchronous stretches) and
- *    `process.resourceUsage().maxRSS` at the end (`max_rss`, the kernel's high-water mark of the
- *    whole process, Node's own ~50 MB included). Seconds are `analyzeTable` alone (modules loaded).
- * 3. Reports rows/s of both, `seconds_per_row_ratio` = (seconds per row at N) / (seconds per row
- *    at 20,000) (1 = linear; below 1 = fixed costs amortised), and the acceptance target: peak
- *    memory (the larger of the two measures) under 1 GiB for 1M rows.
+ * 1. Writes a temporary CSV of N rows (default 1,000,000) by repeating the data rows of UCI Adult
+ *    (`../shared/datasets/adult.csv`, 15 columns) under its header, streamed; it is deleted after
+ *    the run (100M rows are about 11 GB).
+ * 2. Measures, each in a fresh Node process (this file run as a script) so each peak is its own:
+ *    synthd's `analyzeTable(file)` with the SDK's defaults (worker threads: the available cores,
+ *    or `--threads`), and DuckDB (`@duckdb/node-api`, 2 threads): the CSV read into a table, then
+ *    every 1-way and every 2-way count (`GROUP BY` per column and per pair, results read).
+ *    Per run: wall seconds (modules loaded), core-seconds (`process.cpuUsage()` of the whole
+ *    process, its threads included), peak RSS (the larger of `process.resourceUsage().maxRSS` and
+ *    an RSS sampled every 50 ms).
+ * 3. Acceptance (issue 42): synthd's wall <= DuckDB's, core-s <= 1.2x DuckDB's, peak RSS < 1 GiB.
+ *    The machine's load average is printed before and after: other work on it slows both alike,
+ *    which is why only ratios within one run are compared.
  * Prints one JSON line with `--json`, else a few lines.
  */
 import { spawn } from "node:child_process";
 import { createReadStream, createWriteStream, statSync } from "node:fs";
 import { once } from "node:events";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { analyzeTable } from "../src/sdk/metadata/metadata";
 import { SHARED_DATASETS, removeDir, tempDir } from "./harness";
 
 /** The table repeated. */
-export const FLIGHTS_CSV = join(SHARED_DATASETS, "real", "flights-20k.csv");
-/** Acceptance target: peak RSS of extracting 1M rows. */
+export const ADULT_SHARED_CSV = join(SHARED_DATASETS, "adult.csv");
+/** Acceptance: peak RSS of an extraction. */
 export const MEMORY_TARGET_BYTES = 1024 ** 3;
+/** Acceptance: synthd's core-seconds over DuckDB's. */
+export const CORE_RATIO_TARGET = 1.2;
 
 /** Options of the extract benchmark (commander's parsed flags). */
 export interface ExtractBenchOptions {
   rows: number;
+  threads?: number;
+  duckdb: boolean;
   json: boolean;
 }
 
-/** One measured `analyzeTable` run. */
+/** One measured run. */
 export interface ExtractRun {
-  file: string;
-  bytes: number;
+  tool: "synthd" | "duckdb";
   rows: number;
-  columns: number;
   seconds: number;
+  core_seconds: number;
+  /** max(maxRSS, sampled RSS), bytes. */
+  peak_rss: number;
   rows_per_s: number;
-  /** Highest `process.memoryUsage().rss` seen by the 50 ms sampler (bytes). */
-  peak_rss_sampled: number;
-  /** `process.resourceUsage().maxRSS` at the end (bytes). */
-  max_rss: number;
-  /** RSS before the run started (bytes): Node and the loaded modules. */
-  rss_before: number;
-  kinds: Record<string, string>;
+  /** synthd: the column kinds and counts of what was found. */
+  detail?: Record<string, unknown>;
 }
 
 /** The JSON line the benchmark prints. */
 export interface ExtractResult {
   bench: "extract";
   rows: number;
-  run: ExtractRun;
-  baseline: ExtractRun;
-  /** (seconds per row at `rows`) / (seconds per row of the baseline). */
-  seconds_per_row_ratio: number;
-  /** max(peak_rss_sampled, max_rss) of the large run, bytes. */
-  peak_rss: number;
-  memory_target_bytes: number;
+  bytes: number;
+  load_before: number[];
+  load_after: number[];
+  synthd: ExtractRun;
+  duckdb?: ExtractRun;
+  wall_ratio?: number;
+  core_ratio?: number;
   memory_ok: boolean;
+  wall_ok?: boolean;
+  core_ok?: boolean;
 }
 
 /**
@@ -96,43 +101,72 @@ export async function repeatCsv(source: string, dest: string, rows: number): Pro
   await once(out, "finish");
 }
 
-/** Runs one measurement in this process (the child side). */
-async function measure(file: string): Promise<ExtractRun> {
-  const rssBefore = process.memoryUsage().rss;
-  let peak = rssBefore;
+/** Runs `work` in this process with the measures of the module comment. */
+async function measured(tool: ExtractRun["tool"], work: () => Promise<{ rows: number; detail?: Record<string, unknown> }>): Promise<ExtractRun> {
+  let peak = process.memoryUsage().rss;
   const timer = setInterval(() => {
-    const rss = process.memoryUsage().rss;
-    if (rss > peak) peak = rss;
+    peak = Math.max(peak, process.memoryUsage().rss);
   }, 50);
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const a = await analyzeTable(file);
+  const { rows, detail } = await work();
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   clearInterval(timer);
-  peak = Math.max(peak, process.memoryUsage().rss);
-  return {
-    file,
-    bytes: statSync(file).size,
-    rows: a.n,
-    columns: a.columns.length,
-    seconds,
-    rows_per_s: a.n / seconds,
-    peak_rss_sampled: peak,
-    max_rss: process.resourceUsage().maxRSS * 1024,
-    rss_before: rssBefore,
-    kinds: Object.fromEntries(a.codecs.map((c) => [c.name, c.kind])),
-  };
+  peak = Math.max(peak, process.memoryUsage().rss, process.resourceUsage().maxRSS * 1024);
+  return { tool, rows, seconds, core_seconds: (cpu.user + cpu.system) / 1e6, peak_rss: peak, rows_per_s: rows / seconds, ...(detail ? { detail } : {}) };
 }
 
-/** Runs {@link measure} on `file` in a fresh Node process and returns its result. */
-function measureInChild(file: string): Promise<ExtractRun> {
+/** synthd's extraction of `file` (the child side). */
+function measureSynthd(file: string, threads: number | undefined): Promise<ExtractRun> {
+  return measured("synthd", async () => {
+    const a = await analyzeTable(file, threads === undefined ? {} : { threads });
+    return {
+      rows: a.n,
+      detail: {
+        kinds: Object.fromEntries(a.codecs.map((c) => [c.name, c.kind])),
+        pairs: a.metadata.marginals?.length ?? 0,
+        rules: a.metadata.rules?.length ?? 0,
+        sampled_rows: a.sampledRows ?? a.n,
+      },
+    };
+  });
+}
+
+/** DuckDB's read and counts of `file` (the child side), 2 threads. */
+function measureDuckdb(file: string): Promise<ExtractRun> {
+  return measured("duckdb", async () => {
+    const { DuckDBInstance } = require("@duckdb/node-api") as typeof import("@duckdb/node-api");
+    const db = await DuckDBInstance.create(":memory:", { threads: "2" });
+    const con = await db.connect();
+    await con.run(`CREATE TABLE t AS SELECT * FROM read_csv('${file.replace(/'/g, "''")}')`);
+    const cols = (await con.runAndReadAll("SELECT column_name FROM information_schema.columns WHERE table_name = 't' ORDER BY ordinal_position"))
+      .getRows()
+      .map((r) => String(r[0]));
+    const q = (c: string): string => `"${c.replace(/"/g, '""')}"`;
+    let cells = 0;
+    for (const c of cols) cells += (await con.runAndReadAll(`SELECT ${q(c)}, count(*) FROM t GROUP BY 1`)).getRows().length;
+    for (let i = 0; i < cols.length; i++) {
+      for (let j = i + 1; j < cols.length; j++) {
+        cells += (await con.runAndReadAll(`SELECT ${q(cols[i])}, ${q(cols[j])}, count(*) FROM t GROUP BY 1, 2`)).getRows().length;
+      }
+    }
+    const rows = Number((await con.runAndReadAll("SELECT count(*) FROM t")).getRows()[0][0]);
+    con.closeSync();
+    return { rows, detail: { count_rows: cells } };
+  });
+}
+
+/** Runs one measurement in a fresh Node process and returns its result. */
+function inChild(args: string[]): Promise<ExtractRun> {
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [__filename, "--measure", file], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [__filename, "--measure", ...args], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (err += d.toString()));
     child.once("exit", (code) => {
-      if (code !== 0) rej(new Error(`extract measurement of ${file} exited with ${code}: ${err.trim()}`));
+      if (code !== 0) rej(new Error(`extract measurement ${args.join(" ")} exited with ${code}: ${err.trim()}`));
       else res(JSON.parse(out) as ExtractRun);
     });
   });
@@ -141,28 +175,41 @@ function measureInChild(file: string): Promise<ExtractRun> {
 /** Runs the benchmark and prints its result. */
 export async function extractBench(opts: ExtractBenchOptions): Promise<void> {
   if (!(Number.isInteger(opts.rows) && opts.rows >= 1)) throw new Error("--rows must be a positive integer");
+  if (opts.threads !== undefined && !(Number.isInteger(opts.threads) && opts.threads >= 0)) throw new Error("--threads must be an integer >= 0");
   const log = (s: string): void => {
     if (!opts.json) process.stderr.write(`${s}\n`);
   };
   const dir = tempDir("synthd-extract-");
   try {
-    const big = join(dir, `flights-${opts.rows}.csv`);
-    log(`writing ${opts.rows} rows (flights-20k.csv repeated) to ${big}`);
-    await repeatCsv(FLIGHTS_CSV, big, opts.rows);
-    log(`baseline: analyzeTable on ${FLIGHTS_CSV}`);
-    const baseline = await measureInChild(FLIGHTS_CSV);
-    log(`analyzeTable on ${opts.rows} rows`);
-    const run = await measureInChild(big);
-    const peak = Math.max(run.peak_rss_sampled, run.max_rss);
+    const big = join(dir, `adult-${opts.rows}.csv`);
+    log(`writing ${opts.rows} rows (adult.csv repeated) to ${big}`);
+    await repeatCsv(ADULT_SHARED_CSV, big, opts.rows);
+    const bytes = statSync(big).size;
+    const loadBefore = loadavg();
+    log(`synthd: analyzeTable (load average ${loadBefore.map((x) => x.toFixed(1)).join(" ")})`);
+    const synthd = await inChild(["synthd", big, String(opts.threads ?? "")]);
+    let duckdb: ExtractRun | undefined;
+    if (opts.duckdb) {
+      log("duckdb: read_csv, then every 1-way and 2-way count (2 threads)");
+      duckdb = await inChild(["duckdb", big]);
+    }
     const result: ExtractResult = {
       bench: "extract",
       rows: opts.rows,
-      run,
-      baseline,
-      seconds_per_row_ratio: run.seconds / run.rows / (baseline.seconds / baseline.rows),
-      peak_rss: peak,
-      memory_target_bytes: MEMORY_TARGET_BYTES,
-      memory_ok: peak < MEMORY_TARGET_BYTES,
+      bytes,
+      load_before: loadBefore,
+      load_after: loadavg(),
+      synthd,
+      memory_ok: synthd.peak_rss < MEMORY_TARGET_BYTES,
+      ...(duckdb
+        ? {
+            duckdb,
+            wall_ratio: synthd.seconds / duckdb.seconds,
+            core_ratio: synthd.core_seconds / duckdb.core_seconds,
+            wall_ok: synthd.seconds <= duckdb.seconds,
+            core_ok: synthd.core_seconds <= CORE_RATIO_TARGET * duckdb.core_seconds,
+          }
+        : {}),
     };
     if (opts.json) console.log(JSON.stringify(result));
     else console.log(formatExtract(result));
@@ -174,22 +221,24 @@ export async function extractBench(opts: ExtractBenchOptions): Promise<void> {
 /** The human-readable lines of an {@link ExtractResult}. */
 export function formatExtract(r: ExtractResult): string {
   const mib = (b: number): string => `${(b / 1024 ** 2).toFixed(0)} MiB`;
-  const line = (name: string, x: ExtractRun): string =>
-    `${name.padEnd(10)} ${String(x.rows).padStart(9)} rows ${(x.bytes / 1e6).toFixed(1).padStart(6)} MB ${x.seconds.toFixed(2).padStart(7)} s ` +
-    `${Math.round(x.rows_per_s).toString().padStart(9)} rows/s  peak RSS ${mib(Math.max(x.peak_rss_sampled, x.max_rss))} ` +
-    `(sampled ${mib(x.peak_rss_sampled)}, maxRSS ${mib(x.max_rss)}, before ${mib(x.rss_before)})`;
+  const line = (x: ExtractRun): string =>
+    `${x.tool.padEnd(7)} ${x.seconds.toFixed(1).padStart(7)} s ${x.core_seconds.toFixed(1).padStart(7)} core-s  peak RSS ${mib(x.peak_rss).padStart(9)}  ` +
+    `${Math.round(x.rows_per_s).toLocaleString("en-US")} rows/s`;
+  const ok = (b: boolean | undefined): string => (b ? "PASS" : "FAIL");
   return [
-    `analyzeTable (SDK defaults) on flights-20k.csv repeated; each run in a fresh process`,
-    line("baseline", r.baseline),
-    line(`${r.rows}`, r.run),
-    `seconds per row vs baseline: ${r.seconds_per_row_ratio.toFixed(2)}x`,
-    `peak memory ${mib(r.peak_rss)} (target < ${mib(r.memory_target_bytes)}): ${r.memory_ok ? "PASS" : "FAIL"}`,
-    `kinds: ${Object.entries(r.run.kinds).map(([c, k]) => `${c} ${k}`).join(", ")}`,
+    `extraction of adult.csv repeated to ${r.rows.toLocaleString("en-US")} rows (${(r.bytes / 1e9).toFixed(2)} GB); each run in a fresh process; ` +
+      `load average ${r.load_before[0].toFixed(1)} before, ${r.load_after[0].toFixed(1)} after`,
+    line(r.synthd),
+    ...(r.duckdb ? [line(r.duckdb)] : []),
+    ...(r.duckdb ? [`wall ${r.wall_ratio!.toFixed(2)}x DuckDB's (target <= 1): ${ok(r.wall_ok)}; core-s ${r.core_ratio!.toFixed(2)}x (target <= ${CORE_RATIO_TARGET}): ${ok(r.core_ok)}`] : []),
+    `peak RSS ${mib(r.synthd.peak_rss)} (target < ${mib(MEMORY_TARGET_BYTES)}): ${ok(r.memory_ok)}`,
+    `synthd: ${JSON.stringify(r.synthd.detail)}`,
   ].join("\n");
 }
 
 if (require.main === module && process.argv[2] === "--measure") {
-  measure(process.argv[3])
+  const [tool, file, threads] = process.argv.slice(3);
+  (tool === "duckdb" ? measureDuckdb(file) : measureSynthd(file, threads ? Number(threads) : undefined))
     .then((r) => console.log(JSON.stringify(r)))
     .catch((e) => {
       console.error((e as Error).message);

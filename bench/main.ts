@@ -15,8 +15,8 @@
  *   project was not tuned on) fitted with the SDK's defaults: 2-way TVD vs independent columns and a
  *   resample of the real rows (gap closed), the column checks, realism (letter soup, real places,
  *   structural zeros, linear identities, grain), rules kept and near-copies.
- * - `extract`: metadata extraction (`analyzeTable`) of 1M rows (flights-20k repeated): rows/s and
- *   peak RSS, vs the 20,000-row file in the same run.
+ * - `extract`: metadata extraction (`analyzeTable`) of N rows (Adult repeated) against DuckDB's read
+ *   and every 1-way and 2-way count on the same file in the same run: wall, core-s, peak RSS.
  * - `memory`: the training-memory estimate of admission control (src/engine/admission/estimate.ts) vs the
  *   server's measured peak RSS growth per config (small to the heavy and wide configs of issue 11).
  * - `seeded`: issue 12's seeded generation on raw Adult: conditioned samples' TVD against TRAIN's
@@ -146,8 +146,10 @@ program
 
 program
   .command("extract")
-  .description("analyzeTable on N rows (flights-20k repeated): rows/s and peak RSS vs the 20,000-row file")
+  .description("analyzeTable on N rows (Adult repeated) vs DuckDB's read and 1-way and 2-way counts: wall, core-s, peak RSS")
   .option("--rows <n>", "rows of the generated table", num, 1_000_000)
+  .option("--threads <n>", "synthd's worker threads (default: the available cores)", num)
+  .option("--no-duckdb", "synthd alone (the 100M-row memory check)")
   .option("--json", "one JSON line", false)
   .action(extractBench);
 

@@ -21,15 +21,44 @@ function simpleStats(): typeof import("simple-statistics") {
   return (simpleStatistics ??= require("simple-statistics") as typeof import("simple-statistics"));
 }
 
+/** Ascending distinct values `v` with their row counts `c` (a sorted column without its repeats). */
+interface Runs {
+  v: number[];
+  c: number[];
+}
+
+/** simple-statistics' `quantileSorted` of the sorted column the runs stand for, without expanding it. */
+function quantileOfRuns(runs: Runs, cum: readonly number[], p: number): number {
+  const len = cum[cum.length - 1];
+  // The value at index i of the expanded column: the first run whose cumulative count exceeds i.
+  const at = (i: number): number => {
+    let lo = 0;
+    let hi = cum.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cum[mid] > i) hi = mid;
+      else lo = mid + 1;
+    }
+    return runs.v[lo];
+  };
+  const idx = len * p;
+  if (p === 1) return at(len - 1);
+  if (p === 0) return at(0);
+  if (idx % 1 !== 0) return at(Math.ceil(idx) - 1);
+  if (len % 2 === 0) return (at(idx - 1) + at(idx)) / 2;
+  return at(idx);
+}
+
 /**
  * q_j = quantile(x, j/m), j = 0..m (simple-statistics `quantileSorted`); a value spanning two or
  * more consecutive q_j becomes a point bin [v, v], other repeats are dropped.
  */
-function repeatedQuantileEdges(sorted: ArrayLike<number>, m: number): number[] {
-  const x = sorted as unknown as number[];
-  const { quantileSorted } = simpleStats();
+function repeatedQuantileEdges(runs: Runs, m: number): number[] {
+  const cum: number[] = [];
+  let total = 0;
+  for (const c of runs.c) cum.push((total += c));
   const q: number[] = [];
-  for (let j = 0; j <= m; j++) q.push(quantileSorted(x, j / m));
+  for (let j = 0; j <= m; j++) q.push(quantileOfRuns(runs, cum, j / m));
   const edges: number[] = [];
   for (let j = 0; j < q.length; ) {
     let k = j;
@@ -50,33 +79,45 @@ function repeatedQuantileEdges(sorted: ArrayLike<number>, m: number): number[] {
  * @returns edges as in the file header, >= 2 entries.
  */
 export function quantileEdges(sorted: ArrayLike<number>, B: number): number[] {
-  const n = sorted.length;
-  const runs: { v: number; c: number }[] = [];
-  for (let i = 0; i < n; ) {
+  const runs: Runs = { v: [], c: [] };
+  for (let i = 0; i < sorted.length; ) {
     let k = i;
-    while (k + 1 < n && sorted[k + 1] === sorted[i]) k++;
-    runs.push({ v: sorted[i], c: k - i + 1 });
+    while (k + 1 < sorted.length && sorted[k + 1] === sorted[i]) k++;
+    runs.v.push(sorted[i]);
+    runs.c.push(k - i + 1);
     i = k + 1;
   }
-  const heavy = runs
+  return quantileEdgesOfRuns(runs, B);
+}
+
+/** {@link quantileEdges} of the sorted column that `runs` stand for (the same edges, memory O(runs)). */
+function quantileEdgesOfRuns(runs: Runs, B: number): number[] {
+  const n = runs.c.reduce((s, c) => s + c, 0);
+  const all = runs.v.map((v, i) => ({ v, c: runs.c[i] }));
+  const heavy = all
     .filter((r) => r.c * B >= n)
     .sort((a, b) => b.c - a.c || a.v - b.v)
     .slice(0, B - 1);
   for (let p = heavy.length; p >= 0; p--) {
     const points = new Set(heavy.slice(0, p).map((r) => r.v));
-    const restLen = runs.reduce((s, r) => s + (points.has(r.v) ? 0 : r.c), 0);
-    if (restLen === 0) continue;
-    const rest = new Float64Array(restLen);
-    let o = 0;
-    for (const r of runs) if (!points.has(r.v)) rest.fill(r.v, o, (o += r.c));
+    const rest: Runs = { v: [], c: [] };
+    for (const r of all) {
+      if (points.has(r.v)) continue;
+      rest.v.push(r.v);
+      rest.c.push(r.c);
+    }
+    if (rest.v.length === 0) continue;
     for (let m = B - p; m >= 1; m--) {
       const merged = [...repeatedQuantileEdges(rest, m), ...[...points].flatMap((v) => [v, v])].sort((a, b) => a - b);
       const edges = merged.filter((v, i) => i < 2 || !(merged[i - 1] === v && merged[i - 2] === v));
       if (edges.length - 1 <= B) return edges;
     }
   }
-  return repeatedQuantileEdges(sorted, 1);
+  return repeatedQuantileEdges(runs, 1);
 }
+
+/** Rows up to which a column's mean and deviation come from its values one by one (as before); above, from its distinct values' counts. */
+const EXPANDED_ROWS = 1 << 22;
 
 /** Bin of a value under {@link quantileEdges}' convention; -1 outside [e_0, e_last]. */
 export function binOf(edges: readonly number[], points: ReadonlySet<number>, v: number): number {
@@ -130,18 +171,41 @@ export function binnedCodec(
   });
   ids.sort((a, b) => num[a] - num[b] || (scan.values[a] < scan.values[b] ? -1 : scan.values[a] > scan.values[b] ? 1 : 0));
   const count = n - scan.missing;
-  const sorted = new Float64Array(count);
-  let p = 0;
-  for (const id of ids) sorted.fill(num[id], p, (p += scan.counts[id]));
-  const arr = sorted as unknown as number[];
+  const runs: Runs = { v: [], c: [] };
+  for (const id of ids) {
+    const last = runs.v.length - 1;
+    if (last >= 0 && runs.v[last] === num[id]) runs.c[last] += scan.counts[id];
+    else {
+      runs.v.push(num[id]);
+      runs.c.push(scan.counts[id]);
+    }
+  }
+  let mean: number;
+  let std: number;
+  if (count <= EXPANDED_ROWS) {
+    const sorted = new Float64Array(count);
+    let p = 0;
+    runs.v.forEach((v, i) => sorted.fill(v, p, (p += runs.c[i])));
+    const arr = sorted as unknown as number[];
+    mean = simpleStats().mean(arr);
+    std = simpleStats().standardDeviation(arr);
+  } else {
+    // A table's worth of rows is not expanded: the same moments from the counts (last bits may differ).
+    let sum = 0;
+    runs.v.forEach((v, i) => (sum += v * runs.c[i]));
+    mean = sum / count;
+    let squares = 0;
+    runs.v.forEach((v, i) => (squares += runs.c[i] * (v - mean) ** 2));
+    std = Math.sqrt(squares / count);
+  }
   const stats: ColumnStats = {
     type: kind,
     count,
     missing: scan.missing,
-    min: sorted[0],
-    max: sorted[count - 1],
-    mean: simpleStats().mean(arr),
-    std: simpleStats().standardDeviation(arr),
+    min: runs.v[0],
+    max: runs.v[runs.v.length - 1],
+    mean,
+    std,
     ...extra,
   };
   const mapping: Record<string, number> = {};
@@ -163,7 +227,7 @@ export function binnedCodec(
       return x === undefined ? -1 : (byNumber.get(x) ?? -1);
     };
   } else {
-    const edges = quantileEdges(sorted, binCap);
+    const edges = quantileEdgesOfRuns(runs, binCap);
     const points = pointValues(edges);
     stats.bin_edges = edges;
     Knm = edges.length - 1;

@@ -261,7 +261,8 @@ function fileOf(source: TableSource): string | undefined {
   return "path" in source ? source.path : undefined;
 }
 
-function checkHeader(header: string[], name: string, minColumns: number, file: string | undefined): string[] {
+/** Checks a trimmed header: names non-empty and distinct, at least `minColumns`. @throws DataError naming line 1. */
+export function checkHeader(header: string[], name: string, minColumns: number, file: string | undefined): string[] {
   const seen = new Map<string, number>();
   header.forEach((h, i) => {
     if (h === "") throw new DataError(`${name}: header column ${i + 1} has an empty name.`, { file, line: 1 });
@@ -361,7 +362,8 @@ export async function* csvBatches(path: string, opts: ReadOptions & { gzip?: boo
 function toDataError(e: unknown, path: string, file: string | undefined = path): unknown {
   if (e instanceof DataError) return e;
   const err = e as Error & { code?: string; lines?: number };
-  if (typeof err?.code === "string" && err.code.startsWith("CSV_")) {
+  // csv-parse's CsvError: most codes start with CSV_, INVALID_OPENING_QUOTE does not.
+  if (typeof err?.code === "string" && (err.code.startsWith("CSV_") || e instanceof csvParse().CsvError)) {
     const line = typeof err.lines === "number" ? err.lines : Number(/line (\d+)/.exec(err.message)?.[1]) || undefined;
     const what = err.code.includes("QUOTE") ? "has malformed quoting" : `cannot be parsed as CSV (${err.message})`;
     return new DataError(`${path}${line ? ` line ${line}` : ""} ${what}.`, { file, line, cause: e });

@@ -2,9 +2,11 @@
  * Metadata extraction on the client (raw rows never leave it): a table -> the `metadata` of Create
  * Model (per-column code books, 1-way marginals, column statistics, selected 2-way marginals).
  *
- * One streaming pass (`./table-scan`) keeps, per column, the distinct values with counts and each
- * row's value id (Int32); kind inference, parsing and binning work on distinct values, row codes
- * come from id -> code. Memory: O(n · F · 4 bytes + distinct values).
+ * {@link analyzeTable} on a raw table reads it in passes (`./table-tally`, docs/extract.md): distinct
+ * values with counts and a bottom-k sample of rows, then, when the table is larger than the sample,
+ * the 2-way counts; a CSV file by worker threads. Memory: O(distinct values + sample), not O(n).
+ * Kind inference, parsing and binning work on distinct values. {@link encodeTable} (evaluation, a
+ * domain, privacy) keeps each row's value id: one pass (`./table-scan`), O(n · F · 4 bytes).
  *
  * Rules (values and header names trimmed first; docs/api.md "Column kinds" for the user's view):
  * - Missing: exactly the empty string (`NA`, `?` are ordinary values); it gets the LAST code,
@@ -33,10 +35,11 @@ import { statePlaces, zipPrefixes } from "../semantic/gazetteer-rows";
 import { fileOfDescription, type TableSource } from "../io/csv";
 import type { ReadProgress, SourceType } from "../io/inputs";
 import { scanTable } from "./table-scan";
+import { tallyTable, type TableTally } from "./table-tally";
 import { DataError } from "../errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
-import { jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
+import { counts1, jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "../rules/detect";
 import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
 
@@ -75,8 +78,18 @@ export interface ExtractOptions {
   delimiter?: string;
   /** CSV text encoding (`utf-8`, `latin1`, `windows-1252` ...). Default UTF-8, checked strictly. */
   encoding?: string;
-  /** Called after each batch of rows read from a file or database (`../io/inputs`). */
+  /** Called after each batch of rows read from a file or database (`../io/inputs`), per pass. */
   onReadProgress?: (p: ReadProgress) => void;
+  /**
+   * Worker threads reading a UTF-8 CSV file in byte ranges (`./table-tally`); 0: none. Default:
+   * the available cores (at most 8) for a file of 16 MiB or more, else none. Results do not depend on it.
+   */
+  threads?: number;
+  /**
+   * Rows (a bottom-k sample, in table order) that rule detection and coordinate areas read, and
+   * `codes` holds; a smaller table is read whole. Default 200,000 (docs/extract.md).
+   */
+  sampleRows?: number;
   /**
    * Row rules (`../rules/detect`, docs/api.md "Row rules"): detected by default, dropped by id or
    * declared. Raw tables only (rules from raw rows are not private); else declaring: RangeError.
@@ -277,6 +290,11 @@ export interface Analysis extends EncodedTable {
   selection: PairSelection;
   /** With `opts.privacy`: the budget, its split and the noise scale (also in `column_stats`). */
   privacy?: PrivacyReport;
+  /**
+   * Present when the table has more rows than the sample (`opts.sampleRows`): `codes` are then
+   * the codes of this many sampled rows in table order (docs/extract.md), not of all `n` rows.
+   */
+  sampledRows?: number;
 }
 
 /** Scans and encodes a table. @throws DataError for bad input or a domain it does not fit. */
@@ -309,43 +327,55 @@ export async function encodeTableWithScan(
 /** 1-way and selected 2-way marginals (at most `pairBudget` cells) as Create Model `metadata`. */
 export function buildMetadata(enc: EncodedTable, pairBudget: number = DEFAULTS.pairBudget): { metadata: Metadata; selection: PairSelection } {
   if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
-  const { codecs, codes, n } = enc;
+  const { codecs, codes } = enc;
   const cards = codecs.map((c) => c.K);
+  let scratch: Float64Array | undefined;
+  const selection = choosePairs(codecs, (i, j) => {
+    scratch = jointCounts(codes[i], cards[i], codes[j], cards[j], scratch && scratch.length >= cards[i] * cards[j] ? scratch : undefined);
+    return mutualInformation(scratch, cards[i], cards[j]);
+  }, pairBudget);
+  const joint = selection.pairs.map(([i, j]) => jointCounts(codes[i], cards[i], codes[j], cards[j]));
+  return { metadata: metadataOf(enc.columns, codecs, enc.n, codes.map((a, f) => counts1(a, cards[f])), joint, selection), selection };
+}
+
+/**
+ * The pairs {@link selectPairs} chooses among the columns that are not identifiers (those have
+ * no 2-way marginals); `mi(i, j)` (feature indices, i < j) is called only when not all fit.
+ */
+export function choosePairs(codecs: readonly ColumnCodec[], mi: (i: number, j: number) => number, pairBudget: number): PairSelection {
+  const modelled = codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
+  const sub = selectPairs(modelled.map((f) => codecs[f].K), (a, b) => mi(modelled[a], modelled[b]), pairBudget);
+  const remap = ([a, b]: [number, number]): [number, number] => [modelled[a], modelled[b]];
+  return { pairs: sub.pairs.map(remap), tree: sub.tree.map(remap), cells: sub.cells };
+}
+
+/**
+ * Create Model `metadata` from counts: `counts[f][code]` (1-way) and `joint[k]`, the row-major
+ * joint counts of `selection.pairs[k]`, each divided by `n`.
+ */
+export function metadataOf(
+  columns: readonly string[],
+  codecs: readonly ColumnCodec[],
+  n: number,
+  counts: readonly Float64Array[],
+  joint: readonly Float64Array[],
+  selection: PairSelection,
+): Metadata {
   const metadata: Metadata = {
-    features: [...enc.columns],
+    features: [...columns],
     cardinalities: {},
     empirical_probs: {},
     column_stats: {},
     value_mappings: {},
   };
   codecs.forEach((codec, f) => {
-    const counts = new Float64Array(codec.K);
-    const a = codes[f];
-    for (let r = 0; r < n; r++) counts[a[r]]++;
     metadata.cardinalities[codec.name] = codec.K;
-    metadata.empirical_probs[codec.name] = Array.from(counts, (v) => v / n);
+    metadata.empirical_probs[codec.name] = Array.from(counts[f], (v) => v / n);
     metadata.column_stats![codec.name] = codec.stats;
     metadata.value_mappings![codec.name] = codec.mapping;
   });
-  // Identifiers have no 2-way marginals: pairs are chosen among the other features only.
-  const modelled = codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
-  let scratch: Float64Array | undefined;
-  const sub = selectPairs(
-    modelled.map((f) => cards[f]),
-    (a, b) => {
-      const [i, j] = [modelled[a], modelled[b]];
-      scratch = jointCounts(codes[i], cards[i], codes[j], cards[j], scratch && scratch.length >= cards[i] * cards[j] ? scratch : undefined);
-      return mutualInformation(scratch, cards[i], cards[j]);
-    },
-    pairBudget,
-  );
-  const remap = ([a, b]: [number, number]): [number, number] => [modelled[a], modelled[b]];
-  const selection: PairSelection = { pairs: sub.pairs.map(remap), tree: sub.tree.map(remap), cells: sub.cells };
-  metadata.marginals = selection.pairs.map(([i, j]): PairMarginal => {
-    const c = jointCounts(codes[i], cards[i], codes[j], cards[j]);
-    return { features: [enc.columns[i], enc.columns[j]], probs: Array.from(c, (v) => v / n) };
-  });
-  return { metadata, selection };
+  metadata.marginals = selection.pairs.map(([i, j], k): PairMarginal => ({ features: [columns[i], columns[j]], probs: Array.from(joint[k], (v) => v / n) }));
+  return metadata;
 }
 
 /**
@@ -364,24 +394,85 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
   if (!raw && (opts.rules?.declare?.length ?? 0) > 0) {
     throw new RangeError("rules.declare needs a raw table: with a domain or privacy, no rules are computed from the rows (they would not be private).");
   }
-  const { encoded: enc, scanned } = await encodeTableWithScan(source, opts);
-  // Rules come from the raw rows, before any request; a declared rule the rows break throws here.
-  const rules = raw ? detectRules(scanned, enc, { ...opts.rules, rareThreshold: opts.rareThreshold }) : [];
-  if (opts.privacy !== undefined) return { ...enc, ...privateMetadata(enc, opts.privacy, opts.pairBudget) };
-  const built = buildMetadata(enc, opts.pairBudget);
-  if (rules.length > 0) built.metadata.rules = rules;
-  // Areas of real points come from the raw rows, like the rules.
-  const coordinates = coordinatePairs(scanned, enc.codecs, raw ? (opts.rareThreshold ?? DEFAULTS.rareThreshold) : undefined);
-  if (coordinates.length > 0) built.metadata.coordinates = coordinates;
-  const zips = raw ? zipPrefixes(scanned, enc.codecs, opts.rareThreshold ?? DEFAULTS.rareThreshold) : undefined;
-  const zipStats = zips && built.metadata.column_stats?.[zips.column];
-  if (zipStats) zipStats.zip_prefixes = zips.prefixes;
-  for (const { column, places } of raw ? statePlaces(scanned, enc.codecs, opts.rareThreshold ?? DEFAULTS.rareThreshold) : []) {
-    const st = built.metadata.column_stats?.[column];
-    if (st?.type === "categorical") st.state_places = places;
+  if (!raw) {
+    const { encoded: enc, scanned } = await encodeTableWithScan(source, opts);
+    if (opts.privacy !== undefined) return { ...enc, ...privateMetadata(enc, opts.privacy, opts.pairBudget) };
+    const built = buildMetadata(enc, opts.pairBudget);
+    const coordinates = coordinatePairs(scanned, enc.codecs);
+    if (coordinates.length > 0) built.metadata.coordinates = coordinates;
+    return { ...enc, ...built };
   }
-  withoutUnfitFresh(built.metadata);
-  return { ...enc, ...built };
+  const tally = await tallyTable(source, {
+    delimiter: opts.delimiter,
+    encoding: opts.encoding,
+    onReadProgress: opts.onReadProgress,
+    threads: opts.threads,
+    sampleRows: opts.sampleRows,
+  });
+  try {
+    checkOverrides(tally.columns, opts, tally.source);
+    const codecs = tally.scans.map((s, c) => buildCodec(s, tally.n, opts, tally.source, tally.types?.[c]));
+    const sample: EncodedTable = { columns: tally.columns, n: tally.sample.n, codecs, codes: encodeScanned(tally.sample, codecs) };
+    // Rules come from the raw rows (the sample's), before any request; a declared rule the rows break throws here.
+    const rules = detectRules(tally.sample, sample, { ...opts.rules, rareThreshold: opts.rareThreshold });
+    const built = tally.sampled ? await countedMetadata(tally, codecs, sample, opts.pairBudget ?? DEFAULTS.pairBudget) : buildMetadata(sample, opts.pairBudget);
+    if (rules.length > 0) built.metadata.rules = rules;
+    // Areas of real points come from the raw rows, like the rules.
+    const k = opts.rareThreshold ?? DEFAULTS.rareThreshold;
+    const coordinates = coordinatePairs(tally.sample, codecs, k);
+    if (coordinates.length > 0) built.metadata.coordinates = coordinates;
+    const zips = zipPrefixes(tally.sample, codecs, k);
+    const zipStats = zips && built.metadata.column_stats?.[zips.column];
+    if (zipStats) zipStats.zip_prefixes = zips.prefixes;
+    for (const { column, places } of statePlaces(tally.sample, codecs, k)) {
+      const st = built.metadata.column_stats?.[column];
+      if (st?.type === "categorical") st.state_places = places;
+    }
+    withoutUnfitFresh(built.metadata);
+    return { ...sample, n: tally.n, ...built, ...(tally.sampled ? { sampledRows: tally.sample.n } : {}) };
+  } finally {
+    await tally.close();
+  }
+}
+
+/** Most cells of all 2-way count tables that pass 2 counts at once to choose pairs by exact mutual information. */
+const ALL_PAIR_CELLS = 1 << 22;
+
+/**
+ * The metadata of a table larger than its sample: 1-way marginals from pass 1's counts; pairs
+ * chosen by the mutual information of every pair's counts from pass 2 (or the sample's, when all
+ * pairs together exceed {@link ALL_PAIR_CELLS} cells), the chosen ones counted by pass 2.
+ */
+async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample: EncodedTable, pairBudget: number): Promise<{ metadata: Metadata; selection: PairSelection }> {
+  if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
+  const cards = codecs.map((c) => c.K);
+  const codeOfId = tally.scans.map((s, f) => Int32Array.from(s.values, (v) => codecs[f].encode(v)));
+  const counts = codecs.map((codec, f) => {
+    const c = new Float64Array(codec.K);
+    tally.scans[f].counts.forEach((m, id) => (c[codeOfId[f][id]] += m));
+    return c;
+  });
+  const modelled = codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
+  const all: [number, number][] = [];
+  let cells = 0;
+  for (let a = 0; a < modelled.length; a++) for (let b = a + 1; b < modelled.length; b++) {
+    all.push([modelled[a], modelled[b]]);
+    cells += cards[modelled[a]] * cards[modelled[b]];
+  }
+  let selection: PairSelection;
+  let joint: Float64Array[];
+  if (cells <= ALL_PAIR_CELLS) {
+    const every = await tally.countPairs(all, cards, codeOfId);
+    const at = new Map(all.map(([i, j], k) => [i * codecs.length + j, k]));
+    const of = (i: number, j: number): Float64Array => every[at.get(i * codecs.length + j)!];
+    selection = choosePairs(codecs, (i, j) => mutualInformation(of(i, j), cards[i], cards[j]), pairBudget);
+    joint = selection.pairs.map(([i, j]) => of(i, j));
+  } else {
+    const { codes } = sample;
+    selection = choosePairs(codecs, (i, j) => mutualInformation(jointCounts(codes[i], cards[i], codes[j], cards[j]), cards[i], cards[j]), pairBudget);
+    joint = await tally.countPairs(selection.pairs, cards, codeOfId);
+  }
+  return { metadata: metadataOf(tally.columns, codecs, tally.n, counts, joint, selection), selection };
 }
 
 /**

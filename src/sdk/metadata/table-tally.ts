@@ -1,0 +1,432 @@
+/**
+ * Extraction's passes over a table with memory that does not grow with its rows (docs/extract.md):
+ * pass 1 keeps per column the distinct values with counts and first lines, and a bottom-k sample
+ * of rows (`./csv-chunks` RankedSample); pass 2, only when the sample is not the whole table,
+ * counts the 2-way marginals the caller asks for. A UTF-8 CSV file is split into byte ranges at
+ * record boundaries, one per worker thread (`./tally-worker`); any other source, or a CSV file
+ * whose ranges a worker cannot read, is read by `../io/csv` on this thread. The result does not
+ * depend on the number of threads.
+ */
+import { availableParallelism } from "node:os";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTable, type TableSource } from "../io/csv";
+import { inputFormatOfPath, type ReadProgress, type SourceType } from "../io/inputs";
+import { isNumeric, type ColumnScan } from "../columns";
+import type { ScannedTable } from "./encoded";
+import { DataError } from "../errors";
+import { RankedSample, sampleRank, type ChunkJob, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
+import type { WorkerReply, WorkerTask } from "./tally-worker";
+
+/** Rows of the sample rule detection and coordinate areas read: the whole table up to this. */
+export const SAMPLE_ROWS = 200_000;
+/** A CSV file this large or larger is read by worker threads unless `threads` says otherwise. */
+export const PARALLEL_MIN_BYTES = 16 * 2 ** 20;
+/** Most worker threads by default. */
+const MAX_THREADS = 8;
+
+/** Options of {@link tallyTable}. */
+export interface TallyOptions {
+  delimiter?: string;
+  encoding?: string;
+  onReadProgress?: (p: ReadProgress) => void;
+  /** Worker threads for a UTF-8 CSV file; 0: none. Default: the available cores (at most 8) from {@link PARALLEL_MIN_BYTES} up. */
+  threads?: number;
+  /** Rows of the sample (default {@link SAMPLE_ROWS}). */
+  sampleRows?: number;
+}
+
+/** Pass 1's result, and pass 2 on demand. */
+export interface TableTally {
+  source: string;
+  columns: string[];
+  n: number;
+  types?: (SourceType | undefined)[];
+  /** Per column the distinct values of the whole table with counts; `ids` is empty. */
+  scans: ColumnScan[];
+  /** The sample as a scanned table, rows in source order: the whole table when `n` <= the sample's size. */
+  sample: ScannedTable;
+  /** Whether `sample` is not the whole table. */
+  sampled: boolean;
+  /** Whether worker threads read the table. */
+  threads: number;
+  /**
+   * Pass 2: per pair [f, g] the joint counts `out[a * K_g + b]` of codes `codeOfId[f][value id]`.
+   * @throws DataError when the source changed between the passes.
+   */
+  countPairs(pairs: readonly [number, number][], cards: readonly number[], codeOfId: readonly Int32Array[]): Promise<Float64Array[]>;
+  /** Ends the worker threads (idempotent). */
+  close(): Promise<void>;
+}
+
+/** Pass 1 over a table. @throws DataError for the problems of `../io/csv`'s readTable. */
+export async function tallyTable(source: TableSource, opts: TallyOptions = {}): Promise<TableTally> {
+  const size = opts.sampleRows ?? SAMPLE_ROWS;
+  if (!(Number.isInteger(size) && size >= 1)) throw new RangeError("sampleRows must be an integer >= 1");
+  const plan = parallelPlan(source, opts);
+  if (plan) {
+    const pool = new Pool(plan.ranges.length, opts.onReadProgress, plan.ranges.reduce((sum, [a, b]) => sum + b - a, 0));
+    try {
+      const tally = await parallelTally(plan, pool, size);
+      if (tally) return tally;
+    } catch (e) {
+      await pool.close();
+      throw e;
+    }
+    await pool.close();
+  }
+  return sequentialTally(source, opts, size);
+}
+
+/** The byte ranges of a CSV file for the workers, or undefined when it is read on this thread. */
+interface Plan {
+  source: string;
+  path: string;
+  columns: string[];
+  delimiter: number;
+  crlf: boolean;
+  headerQuotes: number;
+  ranges: [number, number][];
+  bytes: number;
+}
+
+function parallelPlan(source: TableSource, opts: TallyOptions): Plan | undefined {
+  if (typeof source !== "string" && !("path" in source)) return undefined;
+  const path = typeof source === "string" ? source : source.path;
+  const format = typeof source === "string" ? undefined : source.format;
+  if ((format ?? inputFormatOfPath(path)) !== "csv") return undefined;
+  if (opts.encoding !== undefined && !/^utf-?8$/i.test(opts.encoding)) return undefined;
+  if (opts.threads !== undefined && !(Number.isInteger(opts.threads) && opts.threads >= 0)) throw new RangeError("threads must be an integer >= 0");
+  let bytes: number;
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) return undefined;
+    bytes = st.size;
+  } catch {
+    return undefined; // ../io/csv says what is wrong
+  }
+  const threads = opts.threads ?? (bytes >= PARALLEL_MIN_BYTES ? Math.min(MAX_THREADS, availableParallelism()) : 0);
+  if (threads === 0) return undefined;
+  const head = readAt(path, 0, Math.min(bytes, 1 << 20));
+  const lf = head.indexOf(10);
+  if (lf < 0 || (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf)) return undefined;
+  const crlf = lf > 0 && head[lf - 1] === 13;
+  const headerText = head.toString("utf8", 0, crlf ? lf - 1 : lf);
+  if (headerText.includes('"')) return undefined;
+  const delimiter = opts.delimiter ?? detectDelimiter(head.toString("utf8", 0, Math.min(head.length, 64 * 1024)), head.length === bytes);
+  if (delimiter.length !== 1 || delimiter.charCodeAt(0) > 127) return undefined;
+  const columns = checkHeader(headerText.split(delimiter).map((h) => h.trim()), path, 2, path);
+  const start = lf + 1;
+  const cuts = [start];
+  for (let k = 1; k < threads; k++) {
+    const target = start + Math.floor(((bytes - start) * k) / threads);
+    const window = readAt(path, target, Math.min(1 << 20, bytes - target));
+    const at = window.indexOf(10);
+    if (at >= 0 && target + at + 1 > cuts[cuts.length - 1] && target + at + 1 < bytes) cuts.push(target + at + 1);
+  }
+  cuts.push(bytes);
+  const ranges = cuts.slice(1).map((end, i): [number, number] => [cuts[i], end]).filter(([a, b]) => b > a);
+  if (ranges.length === 0) return undefined;
+  return { source: describeSource(source), path, columns, delimiter: delimiter.charCodeAt(0), crlf, headerQuotes: 0, ranges, bytes };
+}
+
+function readAt(path: string, at: number, length: number): Buffer {
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(length);
+    const got = readSync(fd, buf, 0, length, at);
+    return buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Worker threads, one per range; progress summed over them. */
+class Pool {
+  private workers: Worker[];
+  private done = 0;
+  private rows = 0;
+  constructor(count: number, private onProgress: ((p: ReadProgress) => void) | undefined, private bytes: number) {
+    this.workers = Array.from({ length: count }, () => new Worker(join(__dirname, "tally-worker.js")));
+  }
+
+  /** Runs one task per worker; undefined when any worker bailed. */
+  async run<T>(tasks: WorkerTask[]): Promise<T[] | undefined> {
+    this.done = 0;
+    this.rows = 0;
+    const rowsOf = tasks.map(() => 0);
+    const replies = await Promise.all(
+      tasks.map(
+        (task, i) =>
+          new Promise<WorkerReply>((resolve, reject) => {
+            const w = this.workers[i];
+            const onMessage = (m: WorkerReply): void => {
+              if (m.kind === "progress") {
+                this.done += m.bytes;
+                this.rows += m.rows - rowsOf[i];
+                rowsOf[i] = m.rows;
+                this.onProgress?.({ rows: this.rows, fraction: Math.min(1, this.done / this.bytes) });
+                return;
+              }
+              w.off("message", onMessage);
+              w.off("error", reject);
+              resolve(m);
+            };
+            w.on("message", onMessage);
+            w.once("error", reject);
+            w.postMessage(task);
+          }),
+      ),
+    );
+    const failed = replies.find((r) => r.kind === "error");
+    if (failed && failed.kind === "error") throw new Error(`internal: an extraction worker failed: ${failed.message}`);
+    if (replies.some((r) => r.kind === "bail")) return undefined;
+    return replies.map((r) => (r as unknown as { result: T }).result);
+  }
+
+  async close(): Promise<void> {
+    const ws = this.workers;
+    this.workers = [];
+    await Promise.all(ws.map((w) => w.terminate()));
+  }
+}
+
+async function parallelTally(plan: Plan, pool: Pool, size: number): Promise<TableTally | undefined> {
+  const base: ChunkJob = { path: plan.path, start: 0, end: 0, delimiter: plan.delimiter, columns: plan.columns.length, crlf: plan.crlf };
+  const lineCounts = await pool.run<number>(plan.ranges.map(([start, end]) => ({ kind: "lines", job: { ...base, start, end } })));
+  if (!lineCounts) return undefined;
+  let firstLine = 2;
+  const firstLines0 = lineCounts.map((l) => (firstLine += l) - l);
+  const parts = await pool.run<RangeTally>(plan.ranges.map(([start, end], w) => ({ kind: "tally", job: { ...base, start, end, sampleRows: size, firstLine: firstLines0[w] } })));
+  if (!parts) return undefined;
+  if (parts.some((p, w) => p.lines !== lineCounts[w])) return undefined;
+  // A range must begin outside quotes: an even number of quote characters before it.
+  let quotes = plan.headerQuotes;
+  for (const p of parts) {
+    if (quotes % 2 !== 0) return undefined;
+    quotes += p.quotes;
+  }
+  const n = parts.reduce((s, p) => s + p.rows, 0);
+  if (n === 0) return undefined;
+  const F = plan.columns.length;
+  // Values in order of first appearance, as one reader sees them: ranges in file order.
+  const index = plan.columns.map(() => new Map<string, number>());
+  const values: string[][] = plan.columns.map(() => []);
+  const counts: number[][] = plan.columns.map(() => []);
+  const firstLines: number[][] = plan.columns.map(() => []);
+  const toGlobal: Int32Array[][] = [];
+  for (const p of parts) {
+    toGlobal.push(
+      p.values.map((vs, c) => {
+        const map = new Int32Array(vs.length);
+        vs.forEach((v, id) => {
+          let g = index[c].get(v);
+          if (g === undefined) {
+            g = values[c].length;
+            index[c].set(v, g);
+            values[c].push(v);
+            counts[c].push(0);
+            firstLines[c].push(p.firstLines[c][id]);
+          }
+          counts[c][g] += p.counts[c][id];
+          map[id] = g;
+        });
+        return map;
+      }),
+    );
+  }
+  const merged = mergeSamples(parts.map((p) => p.sample), size);
+  const ids = new Int32Array(merged.length * F);
+  merged.forEach(([w, r], i) => {
+    for (let c = 0; c < F; c++) ids[i * F + c] = toGlobal[w][c][parts[w].sample.ids[r * F + c]];
+  });
+  const scans = plan.columns.map((name, c) => fullScan(name, values[c], counts[c], firstLines[c], n, undefined));
+  return finish(plan.source, plan.columns, n, undefined, scans, ids, merged.length, plan.ranges.length, async (pairs, cards, codeOfId) => {
+    const layout = pairLayout(pairs, cards);
+    const job = (start: number, end: number): PairJob => ({ ...base, start, end, values, codeOfId: codeOfId as Int32Array[], ...layout });
+    const out = await pool.run<Float64Array>(plan.ranges.map(([start, end]) => ({ kind: "pairs", job: job(start, end) })));
+    if (!out) throw new DataError(`${plan.source} changed while it was read (its second pass differs from the first).`, { file: plan.path });
+    return splitPairs(out, layout, pairs);
+  }, () => pool.close());
+}
+
+/** The bottom-`size` rows of the ranges' samples by (rank, key), in key order: [range, row]. */
+function mergeSamples(samples: SampleRows[], size: number): [number, number][] {
+  const all: [number, number][] = [];
+  samples.forEach((s, w) => {
+    for (let r = 0; r < s.keys.length; r++) all.push([w, r]);
+  });
+  const rank = ([w, r]: [number, number]): number => samples[w].ranks[r];
+  const key = ([w, r]: [number, number]): number => samples[w].keys[r];
+  all.sort((a, b) => rank(a) - rank(b) || key(a) - key(b));
+  const kept = all.slice(0, size);
+  kept.sort((a, b) => key(a) - key(b));
+  return kept;
+}
+
+interface PairLayout {
+  pairs: Int32Array;
+  cardsOfSecond: Int32Array;
+  offsets: Int32Array;
+  cells: number;
+}
+
+function pairLayout(pairs: readonly [number, number][], cards: readonly number[]): PairLayout {
+  const offsets = new Int32Array(pairs.length);
+  let cells = 0;
+  pairs.forEach(([f, g], k) => {
+    offsets[k] = cells;
+    cells += cards[f] * cards[g];
+  });
+  return { pairs: Int32Array.from(pairs.flat()), cardsOfSecond: Int32Array.from(pairs.map(([, g]) => cards[g])), offsets, cells };
+}
+
+function splitPairs(parts: Float64Array[], layout: PairLayout, pairs: readonly [number, number][]): Float64Array[] {
+  const sum = new Float64Array(layout.cells);
+  for (const p of parts) for (let i = 0; i < sum.length; i++) sum[i] += p[i];
+  return pairs.map((_, k) => sum.slice(layout.offsets[k], k + 1 < pairs.length ? layout.offsets[k + 1] : layout.cells));
+}
+
+/** A column of the whole table (no row ids), as `./table-scan` builds it. */
+function fullScan(name: string, values: string[], counts: number[], firstLines: number[], n: number, type: SourceType | undefined): ColumnScan {
+  const blank = values.indexOf("");
+  const missing = blank >= 0 ? counts[blank] : 0;
+  let numeric = type !== "text" && type !== "dictionary";
+  if (numeric) for (const v of values) if (v !== "" && !isNumeric(v)) numeric = false;
+  if (type === "timestamp" && values.every((v) => v === "" || v.endsWith(".000"))) {
+    for (let i = 0; i < values.length; i++) if (values[i] !== "") values[i] = values[i].slice(0, -4);
+  }
+  return { name, values, counts, firstLines, ids: new Int32Array(0), missing, numeric: numeric && missing < n };
+}
+
+type PairCounter = TableTally["countPairs"];
+
+/** Builds the tally from the full scans and the sample's global value ids (row-major). */
+function finish(
+  source: string,
+  columns: string[],
+  n: number,
+  types: (SourceType | undefined)[] | undefined,
+  scans: ColumnScan[],
+  ids: Int32Array,
+  rows: number,
+  threads: number,
+  countPairs: PairCounter,
+  close: () => Promise<void>,
+): TableTally {
+  const F = columns.length;
+  const sampled = rows < n;
+  const sampleScans = scans.map((s, c): ColumnScan => {
+    const rowIds = new Int32Array(rows);
+    for (let r = 0; r < rows; r++) rowIds[r] = ids[r * F + c];
+    if (!sampled) return { ...s, ids: rowIds };
+    // Only the values the sample holds, re-indexed in order of appearance, counted in it.
+    const local = new Map<number, number>();
+    const values: string[] = [];
+    const counts: number[] = [];
+    const firstLines: number[] = [];
+    let missing = 0;
+    for (let r = 0; r < rows; r++) {
+      const g = rowIds[r];
+      let id = local.get(g);
+      if (id === undefined) {
+        id = values.length;
+        local.set(g, id);
+        values.push(s.values[g]);
+        counts.push(0);
+        firstLines.push(s.firstLines[g]);
+      }
+      counts[id]++;
+      if (s.values[g] === "") missing++;
+      rowIds[r] = id;
+    }
+    return { name: s.name, values, counts, firstLines, ids: rowIds, missing, numeric: s.numeric && missing < rows };
+  });
+  return {
+    source,
+    columns,
+    n,
+    ...(types ? { types } : {}),
+    scans,
+    sample: { source, columns, n: rows, scans: sampleScans, ...(types ? { types } : {}) },
+    sampled,
+    threads,
+    countPairs,
+    close,
+  };
+}
+
+/** Pass 1 (and 2) by `../io/csv`'s readTable on this thread. */
+async function sequentialTally(source: TableSource, opts: TallyOptions, size: number): Promise<TableTally> {
+  let columns: string[] = [];
+  let types: (SourceType | undefined)[] = [];
+  let index: Map<string, number>[] = [];
+  let values: string[][] = [];
+  let counts: number[][] = [];
+  let firstLines: number[][] = [];
+  let sample: RankedSample | undefined;
+  let ids = new Int32Array(0);
+  const read = { minColumns: 2, delimiter: opts.delimiter, encoding: opts.encoding, onProgress: opts.onReadProgress };
+  const n = await readTable(
+    source,
+    (header, declared) => {
+      columns = header;
+      types = declared.slice();
+      index = header.map(() => new Map());
+      values = header.map(() => []);
+      counts = header.map(() => []);
+      firstLines = header.map(() => []);
+      sample = new RankedSample(size, header.length);
+      ids = new Int32Array(header.length);
+    },
+    (record, line) => {
+      for (let c = 0; c < record.length; c++) {
+        const v = record[c];
+        let id = index[c].get(v);
+        if (id === undefined) {
+          id = values[c].length;
+          index[c].set(v, id);
+          values[c].push(v);
+          counts[c].push(0);
+          firstLines[c].push(line);
+        }
+        counts[c][id]++;
+        ids[c] = id;
+      }
+      const rank = sampleRank(line);
+      if (sample!.wants(rank, line)) sample!.add(rank, line, line, ids);
+    },
+    read,
+  );
+  const kept = sample!.rows();
+  const typed = types.some((t) => t !== undefined) ? types : undefined;
+  const scans = columns.map((name, c) => fullScan(name, values[c], counts[c], firstLines[c], n, types[c]));
+  const describe = describeSource(source);
+  return finish(describe, columns, n, typed, scans, kept.ids, kept.keys.length, 0, async (pairs, cards, codeOfId) => {
+    const layout = pairLayout(pairs, cards);
+    const out = new Float64Array(layout.cells);
+    const codes = new Int32Array(columns.length);
+    let rows = 0;
+    await readTable(
+      source,
+      () => undefined,
+      (record) => {
+        for (let c = 0; c < record.length; c++) {
+          const id = index[c].get(record[c]);
+          if (id === undefined) throw changed(describe);
+          codes[c] = codeOfId[c][id];
+        }
+        for (let k = 0; k < pairs.length; k++) out[layout.offsets[k] + codes[pairs[k][0]] * layout.cardsOfSecond[k] + codes[pairs[k][1]]]++;
+        rows++;
+      },
+      read,
+    );
+    if (rows !== n) throw changed(describe);
+    return splitPairs([out], layout, pairs);
+  }, async () => undefined);
+}
+
+function changed(source: string): DataError {
+  return new DataError(`${source} changed while it was read (its second pass differs from the first).`, { file: fileOfDescription(source) });
+}
