@@ -38,6 +38,7 @@
  */
 import { decimalsOf, isNumeric, type ScannedTable } from "../src/sdk/metadata/metadata";
 import { DatetimeFormat, inferDatetimeFormat } from "../src/sdk/metadata/datetime";
+import { weekdayOf, weekdaysOf } from "../src/sdk/columns/datetime";
 import { RULE_LIMITS } from "../src/sdk/rules/detect/options";
 
 /** Most distinct values (blank included) of a column in {@link structuralZeros}. */
@@ -672,9 +673,9 @@ export interface WeekdayCheck {
 }
 
 /**
- * Datetime columns (format inferred as the SDK infers it, day or finer) whose >= 35 distinct real
- * days miss a day of the week, as trading days do, and the share of synthetic values on a missed
- * day. Days in each value's own offset.
+ * Datetime columns (format inferred as the SDK infers it) whose real days miss a day of the week
+ * by the SDK's test (`weekdaysOf`: >= 35 distinct days), as trading days do, and the share of
+ * synthetic values on a missed day. Days in each value's own offset.
  */
 export function weekdays(real: ScannedTable, synth: ScannedTable): WeekdayCheck[] {
   const out: WeekdayCheck[] = [];
@@ -683,19 +684,14 @@ export function weekdays(real: ScannedTable, synth: ScannedTable): WeekdayCheck[
     const inferred = inferDatetimeFormat(values);
     if (!inferred || inferred.parsed < values.length) continue;
     const fmt = new DatetimeFormat(inferred.format);
-    const day = (v: string): number | undefined => {
-      const p = fmt.parse(v);
-      return p && Math.floor((p.seconds + p.offset * 60) / 86400);
-    };
-    const realDays = new Set(values.map(day).filter((d): d is number => d !== undefined));
-    const seen = new Set([...realDays].map((d) => (((d + 4) % 7) + 7) % 7));
-    if (realDays.size < 35 || seen.size === 7) continue;
+    const days = weekdaysOf(values.map((v) => fmt.parse(v)));
+    if (!days) continue;
     const s = column(synth, name)?.filter((v) => v !== "") ?? [];
     const off = s.filter((v) => {
-      const d = day(v);
-      return d !== undefined && !seen.has((((d + 4) % 7) + 7) % 7);
+      const p = fmt.parse(v);
+      return p !== undefined && !days.includes(weekdayOf(p));
     }).length;
-    out.push({ column: name, days: [...seen].sort((a, b) => a - b), synthetic_off: s.length ? off / s.length : 0, rows: s.length });
+    out.push({ column: name, days, synthetic_off: s.length ? off / s.length : 0, rows: s.length });
   }
   return out;
 }

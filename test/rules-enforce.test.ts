@@ -8,7 +8,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Decoder } from "../src/sdk/generate/decode";
-import type { Metadata, Rule } from "../src/contract";
+import type { ColumnStats, Metadata, Rule } from "../src/contract";
 import { Rng } from "../src/sdk/generate/sfc32";
 import { assertError, call, startHarness, validCreateBody, type Harness } from "./server-helpers";
 
@@ -206,6 +206,18 @@ describe("the decoder keeps metadata.rules in every row", () => {
   });
 });
 
+/** Metadata of numerical columns `names`, each with stats `num` and 4 equally likely codes. */
+function numericMeta(names: string[], num: ColumnStats, rules: Rule[]): Metadata {
+  return {
+    features: names,
+    cardinalities: Object.fromEntries(names.map((f) => [f, 4])),
+    empirical_probs: Object.fromEntries(names.map((f) => [f, flat(4)])),
+    column_stats: Object.fromEntries(names.map((f) => [f, { ...num }])),
+    value_mappings: Object.fromEntries(names.map((f) => [f, {}])),
+    rules,
+  };
+}
+
 test("identities sharing columns (employment series: nonfarm = private + government = goods + services), given in any order, all hold", () => {
   // private = goods + private_services and services = private_services + government make the
   // two totals of nonfarm agree; written inner first, every identity holds in every row.
@@ -218,14 +230,7 @@ test("identities sharing columns (employment series: nonfarm = private + governm
     { type: "sum", total: "services", parts: ["private_services", "government"], share: 1 },
   ];
   for (const rules of [sums, [...sums].reverse(), [sums[1], sums[3], sums[0], sums[2]]]) {
-    const m: Metadata = {
-      features: names,
-      cardinalities: Object.fromEntries(names.map((f) => [f, 4])),
-      empirical_probs: Object.fromEntries(names.map((f) => [f, flat(4)])),
-      column_stats: Object.fromEntries(names.map((f) => [f, { ...num }])),
-      value_mappings: Object.fromEntries(names.map((f) => [f, {}])),
-      rules,
-    };
+    const m = numericMeta(names, num, rules);
     const rows = new Decoder(m).decode(randomCodes(m, 500, 11), 5).rows;
     const v = (r: string[], f: string) => Number(r[names.indexOf(f)]);
     for (const r of rows) {
@@ -249,14 +254,7 @@ test("several inequalities over prices (high >= open, close >= low) all hold in 
     { type: "inequality", high: "high", low: "close", strict: false, share: 1 },
     { type: "inequality", high: "close", low: "low", strict: true, share: 1 },
   ];
-  const m: Metadata = {
-    features: names,
-    cardinalities: Object.fromEntries(names.map((f) => [f, 4])),
-    empirical_probs: Object.fromEntries(names.map((f) => [f, flat(4)])),
-    column_stats: Object.fromEntries(names.map((f) => [f, { ...num }])),
-    value_mappings: Object.fromEntries(names.map((f) => [f, {}])),
-    rules,
-  };
+  const m = numericMeta(names, num, rules);
   const codes = randomCodes(m, 2000, 13);
   const plain = new Decoder({ ...m, rules: [] }).decode(codes, 5).rows;
   const rows = new Decoder(m).decode(codes, 5).rows;

@@ -59,9 +59,19 @@ export function datetimeCodec(scan: ColumnScan, n: number, binCap: number, fmt: 
 /** Distinct days a column needs before a day of the week it never falls on is kept absent. */
 export const WEEKDAY_MIN_DAYS = 35;
 
+/** Day number since 1970-01-01 of a parsed value, in its own offset. */
+function localDay(d: ParsedDatetime): number {
+  return Math.floor((d.seconds + d.offset * 60) / 86400);
+}
+
 /** Day of the week (0 = Sunday) of day number `day` since 1970-01-01, a Thursday. */
-function weekdayOf(day: number): number {
+function weekdayOfDay(day: number): number {
   return (((day + 4) % 7) + 7) % 7;
+}
+
+/** Day of the week (0 = Sunday .. 6 = Saturday) of a parsed value, in its own offset. */
+export function weekdayOf(d: ParsedDatetime): number {
+  return weekdayOfDay(localDay(d));
 }
 
 /**
@@ -72,10 +82,10 @@ function weekdayOf(day: number): number {
  */
 export function weekdaysOf(parsed: readonly (ParsedDatetime | undefined)[]): number[] | undefined {
   const days = new Set<number>();
-  for (const d of parsed) if (d) days.add(Math.floor((d.seconds + d.offset * 60) / 86400));
+  for (const d of parsed) if (d) days.add(localDay(d));
   if (days.size < WEEKDAY_MIN_DAYS) return undefined;
   const seen = new Set<number>();
-  for (const day of days) seen.add(weekdayOf(day));
+  for (const day of days) seen.add(weekdayOfDay(day));
   return seen.size < 7 ? [...seen].sort((a, b) => a - b) : undefined;
 }
 
@@ -89,6 +99,7 @@ function weekdayUnits(g: FixedGranularity, weekdays: readonly number[]): { units
   const u = UNIT_MS.day / UNIT_MS[g];
   const m = weekdays.length;
   const rank = Array.from({ length: 8 }, (_, wd) => weekdays.filter((w) => w < wd).length);
+  const allowed = Array.from({ length: 7 }, (_, wd) => weekdays.includes(wd));
   const units = (k: number): number => {
     const j = Math.floor(k / u);
     const week = Math.floor(j / m);
@@ -101,7 +112,7 @@ function weekdayUnits(g: FixedGranularity, weekdays: readonly number[]): { units
       const week = Math.floor((day + 4) / 7);
       const wd = day + 4 - week * 7;
       const j = week * m + rank[wd];
-      if (weekdays.includes(wd)) return j * u + (t - day * u);
+      if (allowed[wd]) return j * u + (t - day * u);
       const before = units(j * u - 1);
       return j * u - 1 + (t - before) / (units(j * u) - before);
     },
