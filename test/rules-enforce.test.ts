@@ -243,8 +243,8 @@ test("identities sharing columns (employment series: nonfarm = private + governm
 });
 
 test("several inequalities over prices (high >= open, close >= low) all hold in every row, each row keeping its own values", () => {
-  // Rules in the order the SDK detects them; one pass of swaps breaks an earlier rule (a later
-  // swap lowers high below open), which made 9% of an index's daily rows read high < open.
+  // Rules in the order the SDK detects them: one pass of swaps breaks an earlier rule (a later
+  // swap lowers high below open).
   const names = ["open", "high", "low", "close"];
   const num = { type: "numerical" as const, count: 500, missing: 0, min: 0, max: 40, bin_edges: [0, 10, 20, 30, 40], decimals: 2 };
   const rules: Rule[] = [

@@ -44,7 +44,7 @@ import { nearCopyRead } from "../privacy/near-copy-read";
 import { fitLogistic, rocAuc, rocAucOvr } from "./tstr";
 import { MIN_HOLDOUT_ROWS, type EvaluateOptions, type EvaluationDetails, type EvaluationReport } from "./types";
 import { compareCodesWithPairs } from "./fidelity";
-import { holdoutNearCopyKeys, nearCopyKeys } from "./near-copy-keys";
+import { nearCopyKeys, tableKeys } from "./near-copy-keys";
 import { ruleReports } from "./rules";
 import { columnChecks } from "./column-checks";
 import { pooledWritesFresh } from "../columns";
@@ -224,8 +224,11 @@ export async function evaluateWithDetails(
     });
     if (holdout && holdout.scan.n >= 1) {
       const hCodes = nc.codecs === enc.codecs ? holdout.codes : encodeWithRealCodes(holdout.scan, nc.codecs, enc.columns);
-      const h = holdoutNearCopyKeys(nc.codecs, compared, { real: realScan, holdout: holdout.scan, synth }, { real: nc.real, holdout: hCodes, synth: nc.synth });
-      report.holdout_near_copies = holdoutNearCopyCheck(h.real, h.holdout, h.synth, { seed });
+      const h = tableKeys(nc.codecs, compared, { scan: realScan, codes: nc.real }, [
+        { scan: holdout.scan, codes: hCodes, ownValues: true },
+        { scan: synth, codes: nc.synth },
+      ]);
+      report.holdout_near_copies = holdoutNearCopyCheck(h.real, h.others[0], h.others[1], { seed });
     }
   }
   return { report, details };

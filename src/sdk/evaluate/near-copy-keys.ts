@@ -4,12 +4,56 @@
 import type { ColumnCodec, ScannedTable } from "../metadata/metadata";
 import type { CodeArray } from "../metadata/marginals";
 
+/** A table keyed against the real one ({@link tableKeys}): its scan and its codes in the real code books. */
+export interface KeyedTable {
+  scan: ScannedTable;
+  codes: readonly CodeArray[];
+  /**
+   * A categorical value the real column never has gets a key of its own (after the real ids), which
+   * later tables share (a holdout: a synthetic row can copy a holdout row on values only it holds);
+   * otherwise it gets -1, equal to nothing.
+   */
+  ownValues?: boolean;
+}
+
 /**
- * The cell keys of the near-copy check (`./privacy/near-copies`) for columns `compared`: a
- * categorical column (not from a domain) by its trimmed text, the real scan's value id (a
- * synthetic value the real column never has: -1, equal to nothing); other columns by their code
- * in the real code book (the unseen code K: -1).
+ * The cell keys of the near-copy check for columns `compared`, of the real table and of `others`
+ * in order: a categorical column (not from a domain) by its trimmed text, the real scan's value id;
+ * other columns by their code in the real code book (the unseen code K: -1).
+ * @returns The real table's keys and, per table of `others`, its keys (one array per compared column).
  */
+export function tableKeys(
+  codecs: readonly ColumnCodec[],
+  compared: readonly number[],
+  real: { scan: ScannedTable; codes: readonly CodeArray[] },
+  others: readonly KeyedTable[],
+): { real: CodeArray[]; others: CodeArray[][] } {
+  const out = { real: [] as CodeArray[], others: others.map(() => [] as CodeArray[]) };
+  for (const f of compared) {
+    const codec = codecs[f];
+    if (codec.kind === "categorical" && !codec.fromDomain) {
+      const at = (t: ScannedTable) => t.scans[t.columns.indexOf(codec.name)];
+      const rs = at(real.scan);
+      const dict = new Map(rs.values.map((v, id) => [v, id])); // distinct values: one id each
+      out.real.push(rs.ids);
+      others.forEach((t, i) => {
+        const ts = at(t.scan);
+        const map = Int32Array.from(ts.values, (v) => {
+          let id = dict.get(v);
+          if (id === undefined && t.ownValues) dict.set(v, (id = dict.size));
+          return id ?? -1;
+        });
+        out.others[i].push(Int32Array.from(ts.ids, (id) => map[id]));
+      });
+    } else {
+      out.real.push(real.codes[f]);
+      others.forEach((t, i) => out.others[i].push(Int32Array.from(t.codes[f], (c) => (c === codec.K ? -1 : c))));
+    }
+  }
+  return out;
+}
+
+/** {@link tableKeys} of the real table and one synthetic table. */
 export function nearCopyKeys(
   codecs: readonly ColumnCodec[],
   compared: readonly number[],
@@ -18,60 +62,6 @@ export function nearCopyKeys(
   realCodes: readonly CodeArray[],
   synthCodes: readonly CodeArray[],
 ): { real: CodeArray[]; synth: CodeArray[] } {
-  const r: CodeArray[] = [];
-  const s: CodeArray[] = [];
-  for (const f of compared) {
-    const codec = codecs[f];
-    if (codec.kind === "categorical" && !codec.fromDomain) {
-      const rs = real.scans[real.columns.indexOf(codec.name)];
-      const ss = synth.scans[synth.columns.indexOf(codec.name)];
-      const dict = new Map(rs.values.map((v, id) => [v, id])); // distinct values: one id each
-      const map = Int32Array.from(ss.values, (v) => dict.get(v) ?? -1);
-      r.push(rs.ids);
-      s.push(Int32Array.from(ss.ids, (id) => map[id]));
-    } else {
-      r.push(realCodes[f]);
-      s.push(Int32Array.from(synthCodes[f], (c) => (c === codec.K ? -1 : c)));
-    }
-  }
-  return { real: r, synth: s };
-}
-
-/**
- * {@link nearCopyKeys} for the real table and the holdout, with the synthetic table: a holdout
- * value the real column never has gets a key of its own (after the real ids), so a synthetic row
- * can copy a holdout row on values only the holdout holds; other columns by the real code book.
- */
-export function holdoutNearCopyKeys(
-  codecs: readonly ColumnCodec[],
-  compared: readonly number[],
-  scans: { real: ScannedTable; holdout: ScannedTable; synth: ScannedTable },
-  codes: { real: readonly CodeArray[]; holdout: readonly CodeArray[]; synth: readonly CodeArray[] },
-): { real: CodeArray[]; holdout: CodeArray[]; synth: CodeArray[] } {
-  const out = { real: [] as CodeArray[], holdout: [] as CodeArray[], synth: [] as CodeArray[] };
-  for (const f of compared) {
-    const codec = codecs[f];
-    if (codec.kind === "categorical" && !codec.fromDomain) {
-      const at = (t: ScannedTable) => t.scans[t.columns.indexOf(codec.name)];
-      const rs = at(scans.real);
-      const dict = new Map(rs.values.map((v, id) => [v, id]));
-      const hs = at(scans.holdout);
-      const hMap = Int32Array.from(hs.values, (v) => {
-        let id = dict.get(v);
-        if (id === undefined) dict.set(v, (id = dict.size));
-        return id;
-      });
-      const ss = at(scans.synth);
-      const sMap = Int32Array.from(ss.values, (v) => dict.get(v) ?? -1);
-      out.real.push(rs.ids);
-      out.holdout.push(Int32Array.from(hs.ids, (id) => hMap[id]));
-      out.synth.push(Int32Array.from(ss.ids, (id) => sMap[id]));
-    } else {
-      const unseen = (c: number): number => (c === codec.K ? -1 : c);
-      out.real.push(codes.real[f]);
-      out.holdout.push(Int32Array.from(codes.holdout[f], unseen));
-      out.synth.push(Int32Array.from(codes.synth[f], unseen));
-    }
-  }
-  return out;
+  const k = tableKeys(codecs, compared, { scan: real, codes: realCodes }, [{ scan: synth, codes: synthCodes }]);
+  return { real: k.real, synth: k.others[0] };
 }

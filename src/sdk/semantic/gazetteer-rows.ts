@@ -194,6 +194,12 @@ function indexOf(list: readonly Place[]): StateIndex {
   return m;
 }
 
+/** The places of `list` that are also in `match`, in `list`'s order. */
+function intersect(list: readonly Place[], match: readonly Place[]): Place[] {
+  const m = new Set(match);
+  return list.filter((p) => m.has(p));
+}
+
 /** The place columns {@link GazetteerRows} writes for this metadata (none when it writes none). */
 export function placeColumns(metadata: Metadata): string[] {
   return new GazetteerRows(metadata).columns;
@@ -339,19 +345,23 @@ export class GazetteerRows {
       }
       if (from) break;
     }
-    let list: Place[] = from ?? this.allOf(idx);
-    const narrow = (keep: (p: Place) => boolean): void => {
-      const narrowed = list.filter(keep);
-      if (narrowed.length) list = narrowed;
-    };
+    const all = this.allOf(idx);
+    let list: Place[] = from ?? all.list;
+    // Narrowed by each other place cell through the index, never to nothing.
     this.cols.forEach((c, j) => {
-      const v = placeKey(cells.get(r, c.f));
-      if (j !== anchor) narrow((p) => placeNames(c.kind, p).some((n) => placeKey(n) === v));
+      if (j === anchor) return;
+      const match = rows(c);
+      if (!match) return;
+      const narrowed = list === all.list ? match.filter((p) => all.set.has(p)) : intersect(list, match);
+      if (narrowed.length) list = narrowed;
     });
     // ZIP codes on the table's own prefixes for the state (those seen in >= k rows), where it has some.
     const prefixes = this.prefixes.get(sv);
     const zip = this.cols.findIndex((c) => c.kind === "us_zip");
-    if (prefixes && zip >= 0 && zip !== anchor && !kept[zip]) narrow((p) => prefixes.keys.has(p.zip.slice(0, 3)));
+    if (prefixes && zip >= 0 && zip !== anchor && !kept[zip]) {
+      const narrowed = list === all.list ? this.onPrefixes(sv, all.list, prefixes) : list.filter((p) => prefixes.keys.has(p.zip.slice(0, 3)));
+      if (narrowed.length) list = narrowed;
+    }
     const p = list[rng.int(list.length)];
     this.cols.forEach((c, j) => {
       if (j === anchor || kept[j]) return;
@@ -362,16 +372,25 @@ export class GazetteerRows {
     });
   }
 
-  private readonly all = new WeakMap<StateIndex, Place[]>();
-  /** Every gazetteer row of an indexed state (each once: its ZIP codes). */
-  private allOf(idx: StateIndex): Place[] {
-    let list = this.all.get(idx);
-    if (!list) {
-      list = [];
+  private readonly all = new WeakMap<StateIndex, { list: Place[]; set: Set<Place> }>();
+  /** Every gazetteer row of an indexed state (each once: its ZIP codes), as a list and a set. */
+  private allOf(idx: StateIndex): { list: Place[]; set: Set<Place> } {
+    let all = this.all.get(idx);
+    if (!all) {
+      const list: Place[] = [];
       for (const [key, ps] of idx) if (key.startsWith("us_zip|")) list.push(...ps);
-      this.all.set(idx, list);
+      all = { list, set: new Set(list) };
+      this.all.set(idx, all);
     }
-    return list;
+    return all;
+  }
+
+  private readonly prefixed = new Map<string, Place[]>();
+  /** A state's gazetteer rows on the table's ZIP prefixes for it (once per state value). */
+  private onPrefixes(sv: string, list: Place[], prefixes: Weighted): Place[] {
+    let out = this.prefixed.get(sv);
+    if (!out) this.prefixed.set(sv, (out = list.filter((p) => prefixes.keys.has(p.zip.slice(0, 3)))));
+    return out;
   }
 
   private fromTable(cells: Cells, r: number, sv: string, rng: Rng, write: (r: number, c: PlaceColumn, v: string) => void): void {
