@@ -46,7 +46,7 @@ const EXIT_MARGIN_MS = 7000;
  * after it, which the limit does not count (with the default 256 the rest took over a minute),
  * and short enough that epoch 2 comes a few seconds after the create.
  */
-const TRAIN_S = 30;
+const TRAIN_S = 15;
 const TRAIN = { model_size: "small", max_epochs: 1_000_000, max_training_time: TRAIN_S, batch_size: 2048, early_stop_patience: 0 };
 
 /** A free TCP port on 127.0.0.1 (the OS's choice, released again at once). */
