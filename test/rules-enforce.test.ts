@@ -403,6 +403,7 @@ describe("the server checks metadata.rules", () => {
       { type: "fixed_combinations", columns: ["a", "b"], determinant: "a", combinations: [[0, 1], [1, 2]], counts: [5, 7], share: 0.99 },
       { type: "structural_zeros", columns: ["a", "b"], pairs: [[0, 2], [1, 0]], share: 1 },
       { type: "catalog", columns: ["a", "b"], key: "a", entries: [["x", "2.5"], ["y", ""]], counts: [4, 3], share: 0.9 },
+      { type: "sum", total: "b", parts: ["a"], signs: [-1], constant: 3, share: 1 },
     ];
     const r = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...body, metadata: { ...body.metadata, rules } } });
     assert.equal(r.status, 201, r.text);
@@ -424,6 +425,8 @@ describe("the server checks metadata.rules", () => {
     ["a catalog entry without a value per column", { type: "catalog", columns: ["a", "b"], key: "a", entries: [["x", "y"], ["z"]], counts: [2, 2], share: 1 }, "body.metadata.rules[0].entries[1]"],
     ["catalog counts not matching", { type: "catalog", columns: ["a", "b"], key: "a", entries: [["x", "y"]], counts: [2, 2], share: 1 }, "body.metadata.rules[0].counts"],
     ["a sign that is not +1 or -1", { type: "sum", total: "a", parts: ["b", "c"], signs: [1, 2], share: 1 }, "body.metadata.rules[0].signs[1]"],
+    ["signs not one per part", { type: "sum", total: "a", parts: ["b"], signs: [1, -1], share: 1 }, "body.metadata.rules[0].signs"],
+    ["a sum without parts", { type: "sum", total: "a", parts: [], share: 1 }, "body.metadata.rules[0].parts"],
   ];
   for (const [name, rule, param] of bad) {
     test(`a rule with ${name} is 400 parameter_invalid naming ${param}`, async () => {
