@@ -338,6 +338,35 @@ describe("a sum keeps every value inside its real column's range", () => {
     }
   });
 
+  test("an inequality beside an identity of one part (high >= close, adjclose = close): the row's values swapped, adjclose following close", () => {
+    const names = ["high", "close", "adjclose"];
+    const num = { type: "numerical" as const, count: 100, missing: 0, min: 0, max: 40, bin_edges: [0, 10, 20, 30, 40], decimals: 0 };
+    const m: Metadata = {
+      features: names,
+      cardinalities: Object.fromEntries(names.map((f) => [f, 4])),
+      empirical_probs: Object.fromEntries(names.map((f) => [f, flat(4)])),
+      column_stats: { high: num, close: num, adjclose: num },
+      value_mappings: Object.fromEntries(names.map((f) => [f, {}])),
+      rules: [
+        { type: "sum", total: "adjclose", parts: ["close"], share: 1 },
+        { type: "inequality", high: "high", low: "close", strict: false, share: 1 },
+      ],
+    };
+    const codes = randomCodes(m, 2000, 17);
+    const rows = new Decoder(m).decode(codes, 7).rows;
+    const plain = new Decoder(m).decode(codes, 7, { rules: false }).rows;
+    let swapped = 0;
+    rows.forEach((r, i) => {
+      const [high, close, adjclose] = r.map(Number);
+      assert.equal(adjclose, close, r.join(","));
+      assert.ok(high >= close, r.join(","));
+      // high and close are the two values the model drew in this row, in order: none redrawn.
+      assert.deepEqual([r[0], r[1]].sort(), [plain[i][0], plain[i][1]].sort(), `${r.join(",")} from ${plain[i].join(",")}`);
+      if (r[0] !== plain[i][0]) swapped++;
+    });
+    assert.ok(swapped > 300, `${swapped} rows swapped`);
+  });
+
   test("a system of identities whose outer total has a narrow range keeps every identity and every range", () => {
     const names = ["nonfarm", "private", "government", "goods", "services", "private_services"];
     const num = (max: number) => ({ type: "numerical" as const, count: 120, missing: 0, min: 0, max, bin_edges: [0, max / 4, max / 2, (3 * max) / 4, max], decimals: 0 });

@@ -110,6 +110,26 @@ describe("structural zeros", () => {
     assert.deepEqual((await analyzed(small)).rules, []);
   });
 
+  test("a blank is a value of its own: a genre left blank only beside documentaries stays so in 100% of decoded rows", async () => {
+    const t = table(["type", "genre", "z"], 3000, (_, rng) => {
+      const type = ["Fiction", "Fact", "Doc"][rng.int(3)];
+      return [type, type === "Doc" ? "" : ["Drama", "Comedy"][rng.int(2)], `z${rng.int(3)}`];
+    });
+    const meta = await analyzed(t);
+    const rule = meta.rules!.find((r) => r.type === "structural_zeros")!;
+    assert.ok(rule && rule.type === "structural_zeros", meta.rules!.map(ruleId).join(" "));
+    const [ty, ge] = [meta.value_mappings!.type, meta.value_mappings!.genre];
+    const pairs = new Set(rule.pairs.map(([a, b]) => `${a},${b}`));
+    for (const v of ["Fiction", "Fact"]) assert.ok(pairs.has(`${ty[v]},${ge[""]}`), `(${v}, blank) forbidden`);
+    const check = ruleChecker(rule, meta);
+    assert.equal(check(["Fiction", "", "z0"]), false);
+    assert.equal(check(["Doc", "", "z0"]), true);
+    assert.ok(kept(meta, rule, decodeIndependent(meta, 3000, false)).share < 0.8);
+    const rows = decodeIndependent(meta, 3000);
+    assert.deepEqual(kept(meta, rule, rows), { share: 1, applicable: 3000 });
+    assert.equal(rows.rows.filter((r) => r[1] === "" && r[0] !== "Doc").length, 0);
+  });
+
   test("the checker reads values through value_mappings; blanks do not apply", async () => {
     const meta = await analyzed(family());
     const rule = meta.rules![0];

@@ -26,14 +26,14 @@
  * - `public_attribute`: undefined when a cell is blank or the key is not in the reference data;
  *   keeps when the column holds the key's attribute (numbers by value, text case-folded).
  * - `embedded_code`: undefined when a cell is blank; keeps when the identifier holds the code at `offset`.
- * - `structural_zeros`: undefined when a cell is blank; codes as for `fixed_combinations`; breaks
- *   when the pair of codes is one of `pairs`.
+ * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
+ *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
 import type { ColumnStats, Metadata, Rule } from "../../contract";
 import type { Table } from "../io/csv";
 import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
-import { OTHER, decimalsOf } from "../columns";
+import { MISSING_KEY, OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 
@@ -314,13 +314,15 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     case "structural_zeros": {
       const [p, q] = readers;
       const [ca, cb] = rule.columns.map((c, k) => coderOf(c, readers[k], metadata));
+      // A blank reads as the column's blank code; a column without one has no pair there.
+      const [ba, bb] = rule.columns.map((c) => metadata.value_mappings?.[c]?.[MISSING_KEY]);
       const forbidden = new Set(rule.pairs.map(([a, b]) => `${a},${b}`));
       return (row) => {
         const a = row[p.index];
         const b = row[q.index];
-        if (a === "" || b === "") return undefined;
-        const x = ca(a);
-        const y = cb(b);
+        if ((a === "" && ba === undefined) || (b === "" && bb === undefined)) return undefined;
+        const x = a === "" ? ba : ca(a);
+        const y = b === "" ? bb : cb(b);
         return x === undefined || y === undefined || !forbidden.has(`${x},${y}`);
       };
     }
