@@ -338,6 +338,35 @@ describe("a sum keeps every value inside its real column's range", () => {
     }
   });
 
+  test("an inequality beside an identity of one part (high >= close, adjclose = close): the row's values swapped, adjclose following close", () => {
+    const names = ["high", "close", "adjclose"];
+    const num = { type: "numerical" as const, count: 100, missing: 0, min: 0, max: 40, bin_edges: [0, 10, 20, 30, 40], decimals: 0 };
+    const m: Metadata = {
+      features: names,
+      cardinalities: Object.fromEntries(names.map((f) => [f, 4])),
+      empirical_probs: Object.fromEntries(names.map((f) => [f, flat(4)])),
+      column_stats: { high: num, close: num, adjclose: num },
+      value_mappings: Object.fromEntries(names.map((f) => [f, {}])),
+      rules: [
+        { type: "sum", total: "adjclose", parts: ["close"], share: 1 },
+        { type: "inequality", high: "high", low: "close", strict: false, share: 1 },
+      ],
+    };
+    const codes = randomCodes(m, 2000, 17);
+    const rows = new Decoder(m).decode(codes, 7).rows;
+    const plain = new Decoder(m).decode(codes, 7, { rules: false }).rows;
+    let swapped = 0;
+    rows.forEach((r, i) => {
+      const [high, close, adjclose] = r.map(Number);
+      assert.equal(adjclose, close, r.join(","));
+      assert.ok(high >= close, r.join(","));
+      // high and close are the two values the model drew in this row, in order: none redrawn.
+      assert.deepEqual([r[0], r[1]].sort(), [plain[i][0], plain[i][1]].sort(), `${r.join(",")} from ${plain[i].join(",")}`);
+      if (r[0] !== plain[i][0]) swapped++;
+    });
+    assert.ok(swapped > 300, `${swapped} rows swapped`);
+  });
+
   test("a system of identities whose outer total has a narrow range keeps every identity and every range", () => {
     const names = ["nonfarm", "private", "government", "goods", "services", "private_services"];
     const num = (max: number) => ({ type: "numerical" as const, count: 120, missing: 0, min: 0, max, bin_edges: [0, max / 4, max / 2, (3 * max) / 4, max], decimals: 0 });
@@ -403,6 +432,7 @@ describe("the server checks metadata.rules", () => {
       { type: "fixed_combinations", columns: ["a", "b"], determinant: "a", combinations: [[0, 1], [1, 2]], counts: [5, 7], share: 0.99 },
       { type: "structural_zeros", columns: ["a", "b"], pairs: [[0, 2], [1, 0]], share: 1 },
       { type: "catalog", columns: ["a", "b"], key: "a", entries: [["x", "2.5"], ["y", ""]], counts: [4, 3], share: 0.9 },
+      { type: "sum", total: "b", parts: ["a"], signs: [-1], constant: 3, share: 1 },
     ];
     const r = await call(h.url, "/v1/models", { key: h.keys.test, body: { ...body, metadata: { ...body.metadata, rules } } });
     assert.equal(r.status, 201, r.text);
@@ -424,6 +454,8 @@ describe("the server checks metadata.rules", () => {
     ["a catalog entry without a value per column", { type: "catalog", columns: ["a", "b"], key: "a", entries: [["x", "y"], ["z"]], counts: [2, 2], share: 1 }, "body.metadata.rules[0].entries[1]"],
     ["catalog counts not matching", { type: "catalog", columns: ["a", "b"], key: "a", entries: [["x", "y"]], counts: [2, 2], share: 1 }, "body.metadata.rules[0].counts"],
     ["a sign that is not +1 or -1", { type: "sum", total: "a", parts: ["b", "c"], signs: [1, 2], share: 1 }, "body.metadata.rules[0].signs[1]"],
+    ["signs not one per part", { type: "sum", total: "a", parts: ["b"], signs: [1, -1], share: 1 }, "body.metadata.rules[0].signs"],
+    ["a sum without parts", { type: "sum", total: "a", parts: [], share: 1 }, "body.metadata.rules[0].parts"],
   ];
   for (const [name, rule, param] of bad) {
     test(`a rule with ${name} is 400 parameter_invalid naming ${param}`, async () => {

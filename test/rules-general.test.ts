@@ -110,6 +110,26 @@ describe("structural zeros", () => {
     assert.deepEqual((await analyzed(small)).rules, []);
   });
 
+  test("a blank is a value of its own: a genre left blank only beside documentaries stays so in 100% of decoded rows", async () => {
+    const t = table(["type", "genre", "z"], 3000, (_, rng) => {
+      const type = ["Fiction", "Fact", "Doc"][rng.int(3)];
+      return [type, type === "Doc" ? "" : ["Drama", "Comedy"][rng.int(2)], `z${rng.int(3)}`];
+    });
+    const meta = await analyzed(t);
+    const rule = meta.rules!.find((r) => r.type === "structural_zeros")!;
+    assert.ok(rule && rule.type === "structural_zeros", meta.rules!.map(ruleId).join(" "));
+    const [ty, ge] = [meta.value_mappings!.type, meta.value_mappings!.genre];
+    const pairs = new Set(rule.pairs.map(([a, b]) => `${a},${b}`));
+    for (const v of ["Fiction", "Fact"]) assert.ok(pairs.has(`${ty[v]},${ge[""]}`), `(${v}, blank) forbidden`);
+    const check = ruleChecker(rule, meta);
+    assert.equal(check(["Fiction", "", "z0"]), false);
+    assert.equal(check(["Doc", "", "z0"]), true);
+    assert.ok(kept(meta, rule, decodeIndependent(meta, 3000, false)).share < 0.8);
+    const rows = decodeIndependent(meta, 3000);
+    assert.deepEqual(kept(meta, rule, rows), { share: 1, applicable: 3000 });
+    assert.equal(rows.rows.filter((r) => r[1] === "" && r[0] !== "Doc").length, 0);
+  });
+
   test("the checker reads values through value_mappings; blanks do not apply", async () => {
     const meta = await analyzed(family());
     const rule = meta.rules![0];
@@ -177,7 +197,8 @@ describe("sums whose parts are mostly zero", () => {
       const other = rng.int(5000);
       return [other, i % 100 === 11 ? 1 + rng.int(400) : 0, other];
     });
-    assert.deepEqual((await analyzed(copy)).rules!.filter((r) => r.type === "sum"), []);
+    // total = other is an identity of one part; noise joins none.
+    assert.deepEqual((await analyzed(copy)).rules!.filter((r) => r.type === "sum").map(ruleId), ["sum:total,other"]);
     const sparse = table(["p", "q", "s"], 3000, (_, rng) => [0, 0, 0].map(() => (rng.int(200) === 0 ? 1 + rng.int(9) : 0)));
     assert.deepEqual((await analyzed(sparse)).rules!.filter((r) => r.type === "sum"), []);
   });
@@ -237,5 +258,104 @@ describe("linear identities with a constant", () => {
     const check = ruleChecker(meta.rules![0], meta);
     assert.equal(check(["40", "16", "18"]), true);
     assert.equal(check(["40", "16", "24"]), false);
+  });
+});
+
+/** Two decimals, as a price column writes them. */
+const cents = (x: number): string => (x / 100).toFixed(2);
+
+/** A price series: high >= close >= low and high >= open >= low; adjclose = close in every row. */
+const prices = (n = 1500): Table =>
+  table(["open", "high", "low", "close", "adjclose", "volume"], n, (_, rng) => {
+    const base = 80000 + rng.int(70000);
+    const [open, close] = [base + rng.int(2000) - 1000, base + rng.int(2000) - 1000];
+    const high = Math.max(open, close) + rng.int(1500);
+    const low = Math.min(open, close) - rng.int(1500);
+    return [cents(open), cents(high), cents(low), cents(close), cents(close), 1000 + rng.int(90000)];
+  });
+
+describe("identities with one part", () => {
+  test("adjclose = close is found, printed, and kept in 100% of decoded rows with the column's decimals, beside high >= close >= low", async () => {
+    const meta = await analyzed(prices());
+    const sums = meta.rules!.filter((r) => r.type === "sum");
+    assert.deepEqual(sums, [{ type: "sum", total: "adjclose", parts: ["close"], share: 1 }]);
+    assert.equal(describeRule(sums[0]), "sum: adjclose = close");
+    const orders = meta.rules!.filter((r) => r.type === "inequality").map(ruleId);
+    for (const id of ["inequality:high,close", "inequality:close,low"]) assert.ok(orders.includes(id), orders.join(" "));
+    assert.ok(kept(meta, sums[0], decodeIndependent(meta, 3000, false)).share < 0.2);
+    const rows = decodeIndependent(meta, 3000);
+    for (const rule of meta.rules!) assert.equal(kept(meta, rule, rows).share, 1, describeRule(rule));
+    const [close, adjclose] = [3, 4];
+    for (const r of rows.rows) {
+      assert.equal(r[adjclose], r[close], r.join(","));
+      assert.match(r[adjclose], /^\d+\.\d\d$/);
+    }
+  });
+
+  test("price + 2.5 and 2024 - age: a continuous pair is an identity; a pair of code books is its fixed combinations' alone", async () => {
+    const t = table(["price", "age", "fee", "born"], 3000, (_, rng) => {
+      const price = 1000 + rng.int(90000);
+      const age = 18 + rng.int(60);
+      return [cents(price), age, cents(price + 250), 2024 - age];
+    });
+    const meta = await analyzed(t);
+    const sums = meta.rules!.filter((r) => r.type === "sum");
+    assert.deepEqual(sums, [{ type: "sum", total: "fee", parts: ["price"], constant: 2.5, share: 1 }]);
+    assert.equal(describeRule(sums[0]), "sum: fee = price + 2.5");
+    // age and born are code books of values, one to one: a catalog or fixed combinations keep them already.
+    assert.deepEqual(meta.rules!.map(ruleId).sort(), ["catalog:age,born", "sum:fee,price"], "no fee > price beside fee = price + 2.5");
+    const rows = decodeIndependent(meta, 3000);
+    const born: Rule = { type: "sum", total: "born", parts: ["age"], signs: [-1], constant: 2024, share: 1 };
+    assert.equal(describeRule(born), "sum: born = 2024 - age");
+    assert.deepEqual(kept(meta, born, rows), { share: 1, applicable: 3000 });
+    assert.deepEqual(kept(meta, sums[0], rows), { share: 1, applicable: 3000 });
+  });
+
+  test("floor = level - 1 and born = 2024 - age, as rules given: kept at decode with the total written from the part", async () => {
+    const t = table(["level", "floor", "age", "born"], 1200, (_, rng) => {
+      const level = rng.int(400000) / 100;
+      const age = rng.int(9000) / 100;
+      return [level.toFixed(2), (level - 1).toFixed(2), age.toFixed(2), (2024 - age).toFixed(2)];
+    });
+    const meta = await analyzed(t);
+    assert.deepEqual(meta.rules!.filter((r) => r.type === "sum").map((r) => describeRule(r)), ["sum: floor = level - 1", "sum: born = 2024 - age"]);
+    const rows = decodeIndependent(meta, 2000);
+    for (const r of rows.rows) {
+      assert.equal(Math.round(Number(r[1]) * 100), Math.round(Number(r[0]) * 100) - 100, r.join(","));
+      assert.equal(Math.round(Number(r[3]) * 100), 202400 - Math.round(Number(r[2]) * 100), r.join(","));
+    }
+  });
+
+  test("three equal columns make one star around the first, and no two-part identity restates them", async () => {
+    const t = table(["a", "d", "b", "c", "t"], 1000, (_, rng) => {
+      const [a, d] = [rng.int(10000), rng.int(10000)];
+      return [a, d, a, a, a + d];
+    });
+    const ids = (await analyzed(t)).rules!.filter((r) => r.type === "sum").map(ruleId);
+    assert.deepEqual(ids, ["sum:b,a", "sum:c,a", "sum:t,a,d"]);
+  });
+
+  test("not found when 2% of the rows break it, nor between two columns off their mode in under 5 rows", async () => {
+    const broken = table(["close", "adjclose"], 1000, (i, rng) => {
+      const close = rng.int(100000);
+      return [close, i % 50 === 0 ? close + 1 : close];
+    });
+    assert.deepEqual((await analyzed(broken)).rules!.filter((r) => r.type === "sum"), []);
+    const flags = table(["x", "p", "q"], 1000, (i, rng) => [rng.int(1000), i % 250 === 3 ? 7 : 0, i % 250 === 3 ? 7 : 0]);
+    assert.deepEqual((await analyzed(flags)).rules!.filter((r) => r.type === "sum"), []);
+  });
+
+  test("declared and dropped with rules options; a declared one the data breaks, or signs not one per part, is a DataError", async () => {
+    const dropped = await analyzed(prices(400), { drop: ["sum:adjclose,close"] });
+    assert.deepEqual(dropped.rules!.filter((r) => r.type === "sum"), []);
+    const declare = [{ type: "sum" as const, total: "adjclose", parts: ["close"] }];
+    const meta = await analyzed(prices(400), { detect: false, declare });
+    assert.deepEqual(meta.rules, [{ type: "sum", total: "adjclose", parts: ["close"], share: 1, declared: true }]);
+    await assert.rejects(analyzed(prices(400), { detect: false, declare: [{ ...declare[0], total: "high" }] }), (e: unknown) => e instanceof DataError && e.column === "high");
+    await assert.rejects(analyzed(prices(400), { declare: [{ ...declare[0], signs: [1, 1] }] }), /signs must be one of 1 and -1/);
+    await assert.rejects(analyzed(prices(400), { declare: [{ ...declare[0], parts: [] }] }), /needs one or two parts/);
+    const check = ruleChecker({ type: "sum", total: "floor", parts: ["level"], constant: -1, share: 1 }, { ...meta, features: ["level", "floor"] });
+    assert.equal(check(["3", "2"]), true);
+    assert.equal(check(["3", "3"]), false);
   });
 });

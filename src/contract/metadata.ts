@@ -419,16 +419,17 @@ export interface InequalityRule extends RuleBase {
 }
 
 /**
- * Sum, or a linear identity with unit coefficients: `total = signs[0]·parts[0] + signs[1]·parts[1]
- * + constant` within the columns' decimals (numerical columns): `total = a + b`, `experience = age
- * - education - 6`, `c = 100 - a - b`. Without `signs` both are +1; without `constant` it is 0.
+ * Sum, or a linear identity with unit coefficients of one or two parts: `total = signs[0]·parts[0]
+ * (+ signs[1]·parts[1]) + constant` within the columns' decimals (numerical columns): `total = a +
+ * b`, `experience = age - education - 6`, `c = 100 - a - b`, `adjclose = close`, `floor = level -
+ * 1`. Without `signs` every part's is +1; without `constant` it is 0.
  */
 export interface SumRule extends RuleBase {
   type: "sum";
   total: string & tags.MinLength<1>;
-  parts: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
-  /** The sign of each part, +1 or -1 (default both +1). */
-  signs?: (1 | -1)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  parts: (string & tags.MinLength<1>)[] & tags.MinItems<1> & tags.MaxItems<2>;
+  /** The sign of each part, +1 or -1, one per part (default all +1). */
+  signs?: (1 | -1)[] & tags.MinItems<1> & tags.MaxItems<2>;
   /** The constant term, in the columns' units (default 0). */
   constant?: number & Finite;
 }

@@ -17,23 +17,23 @@
  *   (same text or value); a key of no released entry (rare, fresh, invented) breaks it.
  * - `inequality`: undefined when a cell is blank or does not parse (numbers with `Number`,
  *   datetimes in `column_stats[f].format`, as instants); `high > low` when `strict`, else `>=`.
- * - `sum`: undefined when a cell is blank or not a number; keeps when `|total − (signs[0]·parts[0]
- *   + signs[1]·parts[1] + constant)|` is at most half a unit of the finest of the three columns'
- *   decimals (`column_stats[f].decimals`, else the cell's own), plus a few ulps.
+ * - `sum`: undefined when a cell is blank or not a number; keeps when `|total − (sum_j
+ *   signs[j]·parts[j] + constant)|` (one or two parts) is at most half a unit of the finest of the
+ *   columns' decimals (`column_stats[f].decimals`, else the cell's own), plus a few ulps.
  * - `not_equal`: undefined when a cell is blank; breaks on the same text, or for two numerical
  *   (datetime) columns the same number (instant).
  * - `blank_together`: always applies; keeps when every one of `columns` is blank or none is.
  * - `public_attribute`: undefined when a cell is blank or the key is not in the reference data;
  *   keeps when the column holds the key's attribute (numbers by value, text case-folded).
  * - `embedded_code`: undefined when a cell is blank; keeps when the identifier holds the code at `offset`.
- * - `structural_zeros`: undefined when a cell is blank; codes as for `fixed_combinations`; breaks
- *   when the pair of codes is one of `pairs`.
+ * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
+ *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
 import type { ColumnStats, Metadata, Rule } from "../../contract";
 import type { Table } from "../io/csv";
 import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
-import { OTHER, decimalsOf } from "../columns";
+import { MISSING_KEY, OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 
@@ -268,20 +268,23 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     }
     case "sum": {
       const decimals = ruleColumns(rule).map((c) => metadata.column_stats?.[c]?.decimals);
-      const [sa, sb] = rule.signs ?? [1, 1];
+      const signs = rule.signs ?? rule.parts.map(() => 1);
       const k = rule.constant ?? 0;
       return (row) => {
         const texts = readers.map((r) => row[r.index]);
         if (texts.some((t) => t === "")) return undefined;
-        const [t, a, b] = texts.map((s) => {
-          const x = Number(s);
-          return Number.isFinite(x) ? x : undefined;
-        });
-        if (t === undefined || a === undefined || b === undefined) return undefined;
+        const xs = texts.map(Number);
+        if (!xs.every(Number.isFinite)) return undefined;
         let d = 0;
-        texts.forEach((s, k) => (d = Math.max(d, decimals[k] ?? decimalsOf(s))));
-        const slack = 8 * Number.EPSILON * Math.max(1, Math.abs(t), Math.abs(a) + Math.abs(b) + Math.abs(k));
-        return Math.abs(t - (sa * a + sb * b + k)) <= 0.5 * Math.pow(10, -d) + slack;
+        texts.forEach((s, j) => (d = Math.max(d, decimals[j] ?? decimalsOf(s))));
+        let right = k;
+        let size = Math.abs(k);
+        for (let j = 1; j < xs.length; j++) {
+          right += signs[j - 1] * xs[j];
+          size += Math.abs(xs[j]);
+        }
+        const slack = 8 * Number.EPSILON * Math.max(1, Math.abs(xs[0]), size);
+        return Math.abs(xs[0] - right) <= 0.5 * Math.pow(10, -d) + slack;
       };
     }
     case "not_equal": {
@@ -311,13 +314,15 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     case "structural_zeros": {
       const [p, q] = readers;
       const [ca, cb] = rule.columns.map((c, k) => coderOf(c, readers[k], metadata));
+      // A blank reads as the column's blank code; a column without one has no pair there.
+      const [ba, bb] = rule.columns.map((c) => metadata.value_mappings?.[c]?.[MISSING_KEY]);
       const forbidden = new Set(rule.pairs.map(([a, b]) => `${a},${b}`));
       return (row) => {
         const a = row[p.index];
         const b = row[q.index];
-        if (a === "" || b === "") return undefined;
-        const x = ca(a);
-        const y = cb(b);
+        if ((a === "" && ba === undefined) || (b === "" && bb === undefined)) return undefined;
+        const x = a === "" ? ba : ca(a);
+        const y = b === "" ? bb : cb(b);
         return x === undefined || y === undefined || !forbidden.has(`${x},${y}`);
       };
     }

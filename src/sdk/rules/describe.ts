@@ -60,9 +60,9 @@ export function ruleId(rule: RuleKey): string {
 /** The value pairs a structural-zeros line lists; the rest are counted. */
 const LISTED_PAIRS = 4;
 
-/** The right side of a sum or identity: `a + b`, `age - education - 6`, `100 - a - b`. */
+/** The right side of a sum or identity: `a + b`, `age - education - 6`, `100 - a - b`, `close`, `level - 1`, `2024 - age`. */
 export function identityText(parts: readonly string[], signs: readonly number[] | undefined, constant: number | undefined): string {
-  const s = signs ?? [1, 1];
+  const s = signs ?? parts.map(() => 1);
   const k = constant ?? 0;
   const terms = parts.map((p, j) => ({ p, neg: s[j] < 0 }));
   let text: string;

@@ -16,7 +16,9 @@
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
  *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times. A
  *    column of a sum is held fixed when the other side is no sum's (`durable_goods >
- *    construction` beside `manufacturing = durable_goods + nondurable_goods`). Several
+ *    construction` beside `manufacturing = durable_goods + nondurable_goods`): the two are
+ *    swapped only when the row's sums can then be kept again around them (`high >= close`
+ *    beside `adjclose = close`: adjclose follows the swapped close). Several
  *    inequalities (high >= open >= low, high >= close >= low) are passed over again until a pass
  *    changes nothing, up to {@link MAX_INEQUALITY_PASSES} passes: a swap of two alike cells in the
  *    wrong order lowers the row's inversions, so swaps alone end with every rule kept.
@@ -301,6 +303,22 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean, 
           rows.set(r, low, th);
           out.changed += 2;
           continue;
+        }
+        // A sum's cell swapped all the same, the row's sums kept again around the two cells
+        // (adjclose = close follows close): the row keeps its values, none drawn apart from it.
+        if ((holdHigh || holdLow) && sums && swappable && holds(l, h) && !user(r, high) && !user(r, low)) {
+          const saved = [...kept].map((f) => rows.get(r, f));
+          rows.set(r, high, tl);
+          rows.set(r, low, th);
+          const tried: EnforceResult = { changed: 0, unrepaired: 0 };
+          sums.keepRow(rows, r, rng, (rr, f) => user(rr, f) || f === high || f === low, draw, tried);
+          if (tried.unrepaired === 0) {
+            out.changed += 2 + tried.changed;
+            continue;
+          }
+          [...kept].forEach((f, i) => rows.set(r, f, saved[i]));
+          rows.set(r, high, th);
+          rows.set(r, low, tl);
         }
         // Redraw the unfixed one (the low side first) until the rule holds.
         for (const [f, isHigh] of [[low, false], [high, true]] as const) {

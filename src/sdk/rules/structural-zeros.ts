@@ -277,7 +277,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     },
   };
 
-  /** Reads every zero column's codes into `codesAt` (a blank cell has no pair, as `./check`). */
+  /** Reads every zero column's codes into `codesAt` (a blank cell as the blank code, as `./check`; none: no pair). */
   function readCodes(rows: Cells): void {
     const n = rows.length;
     for (const c of zeroCols) {
@@ -286,7 +286,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       for (let r = 0; r < n; r++) {
         const known = fast !== undefined && fast[r] >= 0;
         const text = known ? "" : rows.get(r, c.f);
-        codes[r] = known ? fast[r] : text === "" ? -1 : (c.coder(text) ?? -1);
+        codes[r] = known ? fast[r] : text === "" ? (c.toCode.get(MISSING_KEY) ?? -1) : (c.coder(text) ?? -1);
       }
       codesAt.set(c.f, codes);
     }

@@ -1,5 +1,5 @@
 /**
- * Sums and linear identities `total = ±a ± b + k` kept exactly in decoded rows (`./enforce`, step
+ * Sums and linear identities `total = ±a ± b + k` and `total = ±a + k` kept exactly in decoded rows (`./enforce`, step
  * 4 of its header; the rule shape is the contract's `SumRule`). Sums sharing columns form a system
  * (employment series: nonfarm = private + government = goods + services) that is written per row,
  * inner first, so every identity of the system holds at once.
@@ -33,13 +33,12 @@ function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
   return neg && /[1-9]/.test(s) ? `-${s}` : s;
 }
 
-/** One sum of a system: feature indices and its arithmetic at the finest decimals of the three. */
+/** One sum of a system: feature indices and its arithmetic at the finest decimals of its columns. */
 interface SumStep {
   total: number;
-  a: number;
-  b: number;
-  sa: number;
-  sb: number;
+  /** The parts (one or two) and their signs. */
+  parts: number[];
+  signs: number[];
   /** The constant in units of 10^-d. */
   kk: number;
   /** Text -> value in units of 10^-d (undefined: blank or not a number). */
@@ -50,16 +49,14 @@ interface SumStep {
   fits(f: number, k: number): boolean;
 }
 
-function sumStep(meta: Metadata, total: number, a: number, b: number, signs: readonly number[], constant: number): SumStep {
+function sumStep(meta: Metadata, total: number, parts: number[], signs: readonly number[], constant: number): SumStep {
   const st = (f: number) => meta.column_stats?.[meta.features[f]];
-  const d = Math.max(decimalsOfStats(st(total)), decimalsOfStats(st(a)), decimalsOfStats(st(b)));
+  const d = Math.max(...[total, ...parts].map((f) => decimalsOfStats(st(f))));
   const scale = 10 ** d;
   return {
     total,
-    a,
-    b,
-    sa: signs[0],
-    sb: signs[1],
+    parts,
+    signs: [...signs],
     kk: Math.round(constant * scale),
     scaled(text) {
       if (text === "") return undefined;
@@ -124,11 +121,11 @@ export interface SumSystems extends CompiledRule {
 export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (names: readonly string[]) => number[] | undefined): SumSystems | undefined {
   const compiled = systems(rules.filter((r) => cols([r.total, ...r.parts]) !== undefined)).map((group) => {
     const steps = group.map((r) => {
-      const [t, a, b] = cols([r.total, ...r.parts])!;
-      return sumStep(meta, t, a, b, r.signs ?? [1, 1], r.constant ?? 0);
+      const [t, ...parts] = cols([r.total, ...r.parts])!;
+      return sumStep(meta, t, parts, r.signs ?? parts.map(() => 1), r.constant ?? 0);
     });
     const totals = new Set(steps.map((s) => s.total));
-    const features = [...new Set(steps.flatMap((s) => [s.total, s.a, s.b]))];
+    const features = [...new Set(steps.flatMap((s) => [s.total, ...s.parts]))];
     return { steps, features, leaves: features.filter((f) => !totals.has(f)) };
   });
   if (compiled.length === 0) return undefined;
@@ -173,16 +170,19 @@ function writeSystem(rows: Cells, r: number, steps: readonly SumStep[], user: Fi
   let unrepaired = 0;
   let inRange = true;
   for (const s of steps) {
-    const [kt, ka, kb] = [s.scaled(rows.get(r, s.total)), s.scaled(rows.get(r, s.a)), s.scaled(rows.get(r, s.b))];
-    if (ka === undefined || kb === undefined || (kt === undefined && fixed(s.total))) continue;
-    const want = s.sa * ka + s.sb * kb + s.kk;
+    const kt = s.scaled(rows.get(r, s.total));
+    const kp = s.parts.map((f) => s.scaled(rows.get(r, f)));
+    if (kp.some((k) => k === undefined) || (kt === undefined && fixed(s.total))) continue;
+    const ks = kp as number[];
+    const want = ks.reduce((acc, k, j) => acc + s.signs[j] * k, s.kk);
     if (kt !== want) {
-      // Candidates in order: the total, then a part derived from the others.
+      // Candidates in order: the total, then a part derived from the others (the last part first).
       const cands: [number, number][] = [];
       if (!fixed(s.total)) cands.push([s.total, want]);
       if (kt !== undefined) {
-        if (!fixed(s.b)) cands.push([s.b, s.sb * (kt - s.sa * ka - s.kk)]);
-        if (!fixed(s.a)) cands.push([s.a, s.sa * (kt - s.sb * kb - s.kk)]);
+        for (let j = s.parts.length - 1; j >= 0; j--) {
+          if (!fixed(s.parts[j])) cands.push([s.parts[j], s.signs[j] * (kt - (want - s.signs[j] * ks[j]))]);
+        }
       }
       if (cands.length === 0) {
         unrepaired++;
@@ -193,7 +193,8 @@ function writeSystem(rows: Cells, r: number, steps: readonly SumStep[], user: Fi
       const [f, k] = fit ?? cands[0];
       rows.set(r, f, s.write(f, k));
     }
-    settled.add(s.total).add(s.a).add(s.b);
+    settled.add(s.total);
+    for (const f of s.parts) settled.add(f);
   }
   return { unrepaired, inRange };
 }

@@ -199,6 +199,12 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
       });
       return;
     }
+    if (rule.type === "sum") {
+      if (rule.signs !== undefined && rule.signs.length !== rule.parts.length) {
+        throw paramInvalid(`${base}.signs`, `signs has ${rule.signs.length} entries; the rule has ${rule.parts.length} part${rule.parts.length === 1 ? "" : "s"} (one sign each).`);
+      }
+      return;
+    }
     if (rule.type !== "fixed_combinations") return;
     if (rule.determinant !== undefined && !rule.columns.includes(rule.determinant)) {
       throw paramInvalid(`${base}.determinant`, `The determinant ${JSON.stringify(rule.determinant)} is not one of the rule's columns.`);

@@ -6,7 +6,7 @@ import type { BlankTogetherRule, InequalityRule, NotEqualRule, Rule, StructuralZ
 import { DataError } from "../../errors";
 import { fileOfDescription } from "../../io/csv";
 import type { ScannedTable } from "../../metadata/encoded";
-import { ruleId } from "../describe";
+import { identityText, ruleId } from "../describe";
 import { RULE_LIMITS, type DeclaredRule } from "./options";
 import { combinable, type Breach, type Col } from "./view";
 import { combinationsRule, determinedRule, jointCells } from "./combinations";
@@ -136,23 +136,22 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
       return { type: "inequality", high: high.name, low: low.name, strict, share: 1, declared: true };
     }
     case "sum": {
-      if (!Array.isArray(d.parts) || d.parts.length !== 2) throw new DataError(`The declared rule ${what} needs two parts.`);
-      const signs = d.signs ?? [1, 1];
-      if (!Array.isArray(signs) || signs.length !== 2 || !signs.every((x) => x === 1 || x === -1)) {
-        throw new DataError(`The declared rule ${what}: signs must be two of 1 and -1, one per part.`);
+      if (!Array.isArray(d.parts) || d.parts.length < 1 || d.parts.length > 2) throw new DataError(`The declared rule ${what} needs one or two parts.`);
+      const signs = d.signs ?? d.parts.map(() => 1);
+      if (!Array.isArray(signs) || signs.length !== d.parts.length || !signs.every((x) => x === 1 || x === -1)) {
+        throw new DataError(`The declared rule ${what}: signs must be ${d.parts.length === 1 ? "one" : "two"} of 1 and -1, one per part.`);
       }
       const constant = d.constant ?? 0;
       if (typeof constant !== "number" || !Number.isFinite(constant)) throw new DataError(`The declared rule ${what}: constant must be a finite number.`);
-      const [total, a, b] = declaredColumns(cols, [d.total, ...d.parts], what, source, (c) => c.codec.kind === "numerical" && c.num !== undefined, "numerical");
-      if (new Set([total, a, b]).size !== 3) throw new DataError(`The declared rule ${what} needs three different columns.`);
-      const rule: SumRule = { type: "sum", total: total.name, parts: [a.name, b.name], share: 1, declared: true };
+      const [total, ...parts] = declaredColumns(cols, [d.total, ...d.parts], what, source, (c) => c.codec.kind === "numerical" && c.num !== undefined, "numerical");
+      if (new Set([total, ...parts]).size !== parts.length + 1) throw new DataError(`The declared rule ${what} needs ${parts.length + 1} different columns.`);
+      const rule: SumRule = { type: "sum", total: total.name, parts: parts.map((c) => c.name), share: 1, declared: true };
       if (signs.some((x) => x !== 1)) rule.signs = [...signs] as Sign[];
       if (constant !== 0) rule.constant = constant;
-      const s = sumHolds(total, a, b, n, 0, signs as Sign[], constant);
+      const s = sumHolds(total, parts, n, 0, signs as Sign[], constant);
       if (s.fails > 0) {
         const r = s.firstFail;
-        const [pa, pb] = [quoted(a, r), quoted(b, r)];
-        const right = `${signs[0] < 0 ? "-" : ""}${pa} ${signs[1] < 0 ? "-" : "+"} ${pb}${constant !== 0 ? ` ${constant < 0 ? "-" : "+"} ${Math.abs(constant)}` : ""}`;
+        const right = identityText(parts.map((c) => quoted(c, r)), signs, constant);
         throw breachError(scanned, { ...rule, share: 0 }, { row: r, column: total.name, detail: `${quoted(total, r)} is not ${right}` });
       }
       return rule;

@@ -62,11 +62,14 @@ export { lineOfRow } from "./declared";
  * - **Inequality** high >= low (> when no row has them equal): two numerical or two datetime
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
- * - **Sum and linear identity** x·A + y·B + z·C = k (x, y, z = ±1): the first 40 numerical
- *   columns, within half a unit of the finest decimals; k from a precheck on 64 spread rows, then
- *   share >= 0.99 over all rows and on each column's rows off its mode (>= 5), so a near-constant
- *   column never joins an identity that holds without it (`./sum`). A triple stops once it fails
- *   in over 1% of rows.
+ * - **Sum and linear identity** x·A + y·B + z·C = k, and of one part x·A + y·C = k (x, y, z =
+ *   ±1): the first 40 numerical columns, within half a unit of the finest decimals; k from a
+ *   precheck on 64 spread rows, then share >= 0.99 over all rows and on each column's rows off
+ *   its mode (>= 5), so a near-constant column never joins an identity that holds without it
+ *   (`./sum`). A pair or triple stops once it fails in over 1% of rows. Pairs first (adjclose =
+ *   close, floor = level - 1); triples only of columns no pair derives. A one-part identity
+ *   whose columns a catalog or fixed-combinations rule holds is dropped (that rule keeps it); an
+ *   inequality between the two columns of C = A + k is dropped (the identity implies it).
  * - **Not equal**: two categorical columns whose value sets overlap in >= 50% of the smaller,
  *   different in >= 99.9% of rows with both, where independence predicts >= 5 equal rows.
  * - **Blank together**: columns each blank in >= 5 rows and not in all, agreeing in >= 99.9% of
@@ -98,13 +101,14 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const zeros: StructuralZerosRule[] = [];
     const catalogs = detectCatalogs(cols, n, k);
     const combinations = detectCombinations(cols, enc, n, k, zeros).filter((r) => !heldByCatalog(r, catalogs));
+    const sums = detectSums(cols, n).filter((r) => r.parts.length > 1 || !heldByCodeBook([r.total, ...r.parts], [...catalogs, ...combinations]));
     detected = [
       ...catalogs,
       ...combinations,
       ...detectPublicAttributes(cols, n, catalogs),
       ...detectEmbeddedCodes(cols, n),
-      ...detectInequalities(cols, n, opts.seed ?? 23),
-      ...detectSums(cols, n),
+      ...detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low))),
+      ...sums,
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
       ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
@@ -119,9 +123,12 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
 /** Rules of one table (the contract's `metadata.rules` MaxItems). */
 const MAX_RULES = 1000;
 
+/** True when a catalog or fixed-combinations rule of `rules` holds every one of `columns`. */
+function heldByCodeBook(columns: readonly string[], rules: readonly Rule[]): boolean {
+  return rules.some((r) => (r.type === "fixed_combinations" || r.type === "catalog") && columns.every((c) => r.columns.includes(c)));
+}
+
 /** Structural zeros whose columns no fixed-combinations or catalog rule holds (that forbids them already). */
 function uncovered(zeros: StructuralZerosRule[], combinations: Rule[]): StructuralZerosRule[] {
-  const covered = (z: StructuralZerosRule) =>
-    combinations.some((r) => (r.type === "fixed_combinations" || r.type === "catalog") && z.columns.every((c) => r.columns.includes(c)));
-  return zeros.filter((z) => !covered(z));
+  return zeros.filter((z) => !heldByCodeBook(z.columns, combinations));
 }

@@ -19,12 +19,15 @@ export interface JointCells {
   count: Int32Array;
 }
 
-/** Rows per code of a column's own non-blank values (pooled `__other__` and blank codes stay 0). */
+/**
+ * Rows per code of a column's own values, the blank one included (a blank genre beside a creative
+ * type the real rows never leave without one); the pooled `__other__` code stays 0.
+ */
 function codeCounts(c: Col): Float64Array {
   const out = new Float64Array(c.codec.K);
   c.scan.counts.forEach((cnt, id) => {
     const code = c.code[id];
-    if (code < 0 || id === c.blank || code === c.codec.otherCode || code === c.codec.missingCode) return;
+    if (code < 0 || code === c.codec.otherCode) return;
     out[code] += cnt;
   });
   return out;
@@ -32,7 +35,8 @@ function codeCounts(c: Col): Float64Array {
 
 /**
  * The structural zeros of columns A and B (in that order) from their joint counts of value ids:
- * code pairs (a, b), both codes of non-blank values of their own (not pooled), found two ways:
+ * code pairs (a, b), both codes of values of their own (not pooled; the blank code is one), found
+ * two ways:
  * - by cell: independence predicts E = n_a · n_b / n >= {@link RULE_LIMITS}.zeroMinExpected rows
  *   and the real rows hold fewer than {@link RULE_LIMITS}.zeroObservedShare · E. Under
  *   independence such a cell is empty with probability about e^-E (e^-30 ~ 1e-13): structure, not
