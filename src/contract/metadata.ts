@@ -202,7 +202,8 @@ export interface ColumnStats {
   /**
    * Numerical only, with `bin_edges`: the values the column is written with, when few and sparse on
    * its step (whole degrees Fahrenheit written in Celsius), each held by >= the rare threshold's
-   * rows; decoded values are drawn among them inside their bin (`grain` is then not used).
+   * rows; decoded values are drawn among them inside their bin (with `grain`: a grain by its share,
+   * then one of the listed values on it and on no coarser grain).
    */
   lattice?: (number & Finite)[] & tags.MaxItems<4096>;
   /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */

@@ -85,7 +85,7 @@ export function binnedDecoder(
   range?: ValueRange,
 ): FeatureDecoder & { codes: number[]; weights: number[] } {
   const plain = binDecoder(f, K, edges, missingCode, stats, latticeOf(stats), range);
-  return (stats.type === "numerical" && stats.grain && !stats.lattice ? grainDecoder(f, K, edges, missingCode, stats, plain, range) : undefined) ?? plain;
+  return (stats.type === "numerical" && stats.grain ? grainDecoder(f, K, edges, missingCode, stats, plain, range) : undefined) ?? plain;
 }
 
 /**
