@@ -197,7 +197,11 @@ export interface ColumnStats {
    * `-104.5698933`); decoded values are rounded to it too. Absent: `decimals` alone decides.
    */
   digits?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<21>;
-  /** Numerical only, with `bin_edges`: the column's mixture of grains (rounding, fractions, decimal counts). */
+  /**
+   * With `bin_edges`, numerical: the column's mixture of grains (rounding, fractions, decimal
+   * counts); datetime at hour, minute or second granularity without `weekdays`: the clock's, with
+   * `steps` in seconds of local time (in `offset`): times rounded to 5, 15 or 30 minutes, whole hours.
+   */
   grain?: NumericalGrain;
   /**
    * Numerical only, with `bin_edges`: the values the column is written with, when few and sparse on

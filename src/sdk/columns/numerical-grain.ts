@@ -175,7 +175,9 @@ const roundShare = (x: number): number => Math.round(x * 1e6) / 1e6;
  * so a grain's points in a bin are the listed values on it: a grain joins when the real values
  * are on it more often than a uniform draw of the listed values would be (speeds on the integers
  * seen, 94% of them multiples of 5 where 86% of the listed integers are).
- * @param xs distinct numbers (NaN skipped), `counts` rows per entry, `stats` the column's stats.
+ * @param xs distinct numbers (NaN skipped), `counts` rows per entry, `stats` the column's stats;
+ *   `candidates`, when given, the grains tried instead of round numbers and fractions (a clock's
+ *   5, 15 and 30 minutes in seconds).
  * @returns undefined when one grain says all, no interval bin, or values too large. Never throws.
  */
 export function grainOf(
@@ -183,6 +185,7 @@ export function grainOf(
   counts: ArrayLike<number>,
   stats: ColumnStats,
   listed?: readonly number[],
+  candidates?: readonly number[],
 ): NumericalGrain | undefined {
   const e = stats.bin_edges;
   const d = stats.decimals;
@@ -205,18 +208,21 @@ export function grainOf(
     seen.add(m);
     cands.push({ g: m / scale, m });
   };
-  for (let p = 0; 10 ** p / scale <= maxAbs && p < 30; p++) {
-    const t = 10 ** p;
-    addDecimal(t);
-    addDecimal(2 * t);
-    if (p > 0) addDecimal(25 * 10 ** (p - 1));
-    addDecimal(5 * t);
-  }
-  for (const q of fractions(scale)) {
-    if (1 / q < 2 / scale) continue;
-    if (Number.isSafeInteger(scale) && scale % q === 0) addDecimal(scale / q);
-    // Only when no multiple falls on a rounding tie (0.125 at 2 decimals: 0.12 or 0.13).
-    else if (baseM === 1 && scale % decimalPart(q) === 0) cands.push({ g: 1 / q });
+  if (candidates) for (const g of candidates) addDecimal(Math.round(g * scale));
+  else {
+    for (let p = 0; 10 ** p / scale <= maxAbs && p < 30; p++) {
+      const t = 10 ** p;
+      addDecimal(t);
+      addDecimal(2 * t);
+      if (p > 0) addDecimal(25 * 10 ** (p - 1));
+      addDecimal(5 * t);
+    }
+    for (const q of fractions(scale)) {
+      if (1 / q < 2 / scale) continue;
+      if (Number.isSafeInteger(scale) && scale % q === 0) addDecimal(scale / q);
+      // Only when no multiple falls on a rounding tie (0.125 at 2 decimals: 0.12 or 0.13).
+      else if (baseM === 1 && scale % decimalPart(q) === 0) cands.push({ g: 1 / q });
+    }
   }
 
   // The values in interval bins: per candidate and bin, how many are on it.
@@ -350,7 +356,9 @@ export function describeGrain(grain: NumericalGrain, decimals: number): string {
  * proportional to `bin_shares[b, j] * (its points in the range) / (its points in the bin)`, then
  * one of those points uniformly; other codes and bins no grain serves go to `plain` (`./bins`'
  * `binDecoder`, same `range`). With a `lattice` of values, a grain's points are the listed values
- * on it and on no coarser grain. `codes` / `weights` as `binDecoder`'s.
+ * on it and on no coarser grain. `codes` / `weights` as `binDecoder`'s; `writeValue`, when given,
+ * writes a drawn number instead of the column's number writer (a datetime's local seconds as text;
+ * then no column form).
  * @returns undefined when the grain does not fit the column (the caller then uses `plain`).
  */
 export function grainDecoder(
@@ -361,6 +369,7 @@ export function grainDecoder(
   stats: ColumnStats,
   plain: FeatureDecoder & { codes: number[]; weights: number[] },
   range?: ValueRange,
+  writeValue?: (x: number) => string,
 ): (FeatureDecoder & { codes: number[]; weights: number[] }) | undefined {
   const grain = stats.grain;
   const d = stats.decimals;
@@ -377,7 +386,7 @@ export function grainDecoder(
     return mm >= 1 && Math.abs(g * scale - mm) <= 1e-9 * mm ? { g, m: mm } : { g };
   });
   for (let j = 0; j + 1 < m; j++) if (!includes(grains[j], grains[j + 1])) return undefined;
-  const write = numberWriter(d, stats.fixed_decimals === true && d > 0, stats.min_decimals ?? 0, stats.digits);
+  const write = writeValue ?? numberWriter(d, stats.fixed_decimals === true && d > 0, stats.min_decimals ?? 0, stats.digits);
   const lattices = grains.map((gr) => grainLattice(gr, d, write));
   const half = 0.5 / scale;
   // Whether point k of grain j is a point of grain j + 1 (then it belongs to that grain's share).
@@ -517,5 +526,5 @@ export function grainDecoder(
     arrays?.give([blank]);
     return { kind: "int", values: out };
   };
-  return { name: f, K, codes, weights, decode, ...(d === 0 ? { decodeColumn } : {}) };
+  return { name: f, K, codes, weights, decode, ...(d === 0 && !writeValue ? { decodeColumn } : {}) };
 }
