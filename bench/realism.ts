@@ -500,10 +500,19 @@ function twoSd(p: number, nReal: number, nSynth: number): number {
   return 2 * Math.sqrt(q * (1 - q) * (1 / Math.max(1, nReal) + 1 / Math.max(1, nSynth)));
 }
 
-/** True when `v` (a numeric text) is a multiple of `step`, up to half a unit of its own last decimal. */
+/**
+ * True when `v` (a numeric text) is a multiple of `step`: exactly, or within less than half a unit
+ * of its own last decimal when that unit is finer than the step. A writing as coarse as the step
+ * cannot tell (every value to one decimal is within 0.05 of a twelfth), nor can a tie (27.2 is
+ * as near 27.25 as 27.15 is).
+ */
 export function multipleOf(v: string, step: number): boolean {
-  const q = Number(v) / step;
-  return Math.abs(q - Math.round(q)) <= (0.5 * 10 ** -decimalsOf(v)) / step + 1e-9;
+  const x = Number(v);
+  const q = x / step;
+  const off = Math.abs(q - Math.round(q)) * step;
+  if (off <= 1e-9 * Math.max(1, Math.abs(x))) return true;
+  const unit = 10 ** -decimalsOf(v);
+  return unit < step && off < 0.5 * unit * (1 - 1e-6);
 }
 
 /** Per numeric column of `real` that `synth` has, {@link GrainCheck} (file header). */

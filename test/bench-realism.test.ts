@@ -157,6 +157,10 @@ test("grain: shares of multiples of round and fractional steps (zeros left out),
   assert.equal(g.age.decimals_tvd, 1);
   assert.equal(multipleOf("37.66667", 1 / 12), true);
   assert.equal(multipleOf("37.6582024", 1 / 12), false);
+  // Written to 0.1, a value says nothing of twelfths (within 0.05 of one, always), and 27.2 lies as
+  // near 27.25 as 27.15 does; 27.5 and 27 are multiples of 0.25.
+  assert.deepEqual(["27.1", "27.0833", "27.2", "27.5", "27"].map((v) => multipleOf(v, 1 / 12)), [false, true, false, true, true]);
+  assert.deepEqual(["27.2", "27.3", "27.5", "27", "27.25"].map((v) => multipleOf(v, 0.25)), [false, false, true, true, true]);
 });
 
 test("grain: a column of few repeated values is a lattice, and synthetic values off it are counted", async () => {

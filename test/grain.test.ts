@@ -223,3 +223,67 @@ test("a where range (Decoder.restrict) keeps the grain and the range", async () 
   assert.ok(months.has("2002-04-01") && months.has("2004-07-01"), "the range's end month starts are drawn");
   assert.ok(!months.has("2002-03-01") && !months.has("2004-08-01"));
 });
+
+/**
+ * 4,000 departure times written `yyyy-MM-dd'T'HH:mm+05:30` over 90 days: 5% on the hour, 7% on the
+ * half hour, 23% on another multiple of 5 minutes, the rest any minute (local time: in UTC the
+ * hours fall on :30).
+ */
+function departures(): string[] {
+  let s = 21;
+  const next = (): number => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+  return Array.from({ length: 4000 }, () => {
+    const u = next();
+    const g = u < 0.05 ? 60 : u < 0.12 ? 30 : u < 0.35 ? 5 : 1;
+    const minute = Math.floor((90 * 1440 * next()) / g) * g;
+    const d = new Date(Date.UTC(2024, 0, 1) + minute * 60000);
+    return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}+05:30`;
+  });
+}
+
+/** Share of times (`...HH:mm+05:30`) whose local minute of the day is a multiple of `g` minutes. */
+function clockShare(values: string[], g: number): number {
+  const v = values.filter((t) => t !== "");
+  return v.filter((t) => (60 * Number(t.slice(11, 13)) + Number(t.slice(14, 16))) % g === 0).length / v.length;
+}
+
+test("a clock's grain: times rounded to 5 and 30 minutes and to the hour (local, +05:30) come back in the real shares, also under a where range", async () => {
+  const real = departures();
+  const a = await analyzeTable({ columns: ["dep", "k"], rows: real.map((v) => [v, "a"]) });
+  const st = a.metadata.column_stats!.dep;
+  assert.equal(st.granularity, "minute");
+  assert.equal(st.offset, 330);
+  assert.ok(st.grain, "a grain of the clock");
+  assert.ok(st.grain.steps.includes(300) && st.grain.steps.includes(1800), `5 and 30 minutes found: ${st.grain.steps}`);
+  const decode = (meta: typeof a.metadata): string[] => {
+    const dec = new Decoder(meta);
+    const cols: Record<string, Int32Array> = {};
+    a.columns.forEach((f, i) => (cols[f] = Int32Array.from(a.codes[i])));
+    return [5, 6, 7].flatMap((seed) => dec.decode(cols, seed, { rules: false }).rows.map((r) => r[0]));
+  };
+  const out = decode(a.metadata);
+  assert.deepEqual(out.filter((t) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d\+05:30$/.test(t)).slice(0, 3), [], "written in the format and offset");
+  for (const g of [60, 30, 15, 10, 5]) {
+    const [r, s] = [clockShare(real, g), clockShare(out, g)];
+    assert.ok(Math.abs(r - s) <= 0.02, `multiples of ${g} minutes: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+  }
+  const plain = structuredClone(a.metadata);
+  delete plain.column_stats!.dep.grain;
+  assert.ok(clockShare(decode(plain), 5) < 0.25, "drawn uniformly on minutes, the rounding is lost");
+  const line = describeColumns(a.codecs).find((l) => l.startsWith("dep "))!;
+  assert.match(line, /granularity minute, .*, grain 1 h \(\d+%\), 30 min \(\d+%\), .*5 min \(\d+%\), 1 min \(\d+%\)$/);
+
+  // A where range: inside it, on the minute, the 5 minutes in the real share.
+  const fmt = new DatetimeFormat("yyyy-MM-dd'T'HH:mmZZ");
+  const sec = (t: string) => fmt.parse(t)!.seconds;
+  const r: ValueRange = { lo: sec("2024-01-20T10:00+05:30"), hi: sec("2024-02-20T10:00+05:30"), hiOpen: true };
+  const dec = new Decoder(a.metadata);
+  const res = dec.restrict("dep", r, (t) => fmt.parse(t)?.seconds)!;
+  assert.ok(res.codes.length > 0);
+  const n = res.codes.length * 500;
+  const cols: Record<string, Int32Array> = { dep: Int32Array.from(range(n), (i) => res.codes[i % res.codes.length]), k: new Int32Array(n) };
+  const got = dec.decode(cols, 3, { decoders: { dep: res.decoder }, rules: false }).rows.map((row) => row[0]);
+  assert.deepEqual(got.filter((t) => !(sec(t) >= r.lo! && sec(t) < r.hi!)).slice(0, 3), [], "inside the range");
+  const inside = real.filter((t) => sec(t) >= r.lo! && sec(t) < r.hi!);
+  assert.ok(Math.abs(clockShare(got, 5) - clockShare(inside, 5)) <= 0.03, `in range, 5 minutes: ${clockShare(got, 5)} against ${clockShare(inside, 5)}`);
+});

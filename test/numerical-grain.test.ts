@@ -292,6 +292,7 @@ test("a lattice of values (whole degrees Fahrenheit written in Celsius): decoded
   assert.equal(validateCreate({ metadata: a.metadata }).success, true);
   const out = decodeReal(a, "temp_max", 3);
   assert.deepEqual(out.filter((v) => !real.has(v)).slice(0, 5), [], "every decoded value is a real one");
+  assert.equal(st.grain, undefined, "no grain: the values are on no round number more often than the listed ones are");
   // Without the lattice (what decoding gave before), most decoded tenths are no real value.
   const plain = structuredClone(a.metadata);
   delete plain.column_stats!.temp_max.lattice;
@@ -356,4 +357,73 @@ test("shares with a few values in exponent notation (jobs' 9.152328872317398e-7)
   let tvd = 0;
   for (const d of new Set([...r.keys(), ...s.keys()])) tvd += Math.abs((r.get(d) ?? 0) - (s.get(d) ?? 0)) / 2;
   assert.ok(tvd < 0.1, `decimals written TVD ${tvd.toFixed(3)}`);
+});
+
+/**
+ * 7,000 speeds in knots, integers 60..340: 8% rounded to 100, 13% to 50, 59% to 10, 14% to 5, and
+ * 6% not rounded, those between 120 and 150 (as birdstrikes' `Speed IAS`: 94% multiples of 5,
+ * the integers between them seen only near the common speeds). Few values, sparse on the
+ * integers: a lattice of the values seen.
+ */
+function speeds(): string[] {
+  const rng = new Rng(41);
+  return Array.from({ length: 7000 }, () => {
+    const u = rng.next();
+    if (u >= 0.94) return String(120 + rng.int(31));
+    const g = u < 0.08 ? 100 : u < 0.21 ? 50 : u < 0.8 ? 10 : 5;
+    return String(Math.max(g, Math.round((60 + 280 * rng.next() ** 1.5) / g) * g));
+  });
+}
+
+test("a lattice keeps its grain: speeds on the integers seen, 94% multiples of 5, come back with the real shares of multiples of 100, 50, 10 and 5", async () => {
+  const real = speeds();
+  const a = await analyzeTable(table("speed", real));
+  const st = a.metadata.column_stats!.speed;
+  assert.ok(st.bin_edges && st.lattice, "quantile bins and a lattice of values");
+  assert.ok(st.grain, "a grain beside the lattice");
+  assert.ok(st.grain.steps.includes(10), `grain 10 found: ${st.grain.steps}`);
+  assert.equal(validateCreate({ metadata: a.metadata }).success, true);
+  const decoded = decodeReal(a, "speed", 4);
+  const seen = new Set(real);
+  assert.deepEqual(decoded.filter((v) => !seen.has(v)).slice(0, 5), [], "every decoded speed is a real value");
+  for (const g of [100, 50, 10, 5, 2]) {
+    const [r, s] = [shareOn(real, g, 0), shareOn(decoded, g, 0)];
+    assert.ok(Math.abs(r - s) <= 0.02, `multiples of ${g}: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+  }
+  // Drawn uniformly among the listed values (without the grain), the multiples of 5 are lost.
+  const before = decodeReal(a, "speed", 1, 5, withoutGrain(a.metadata, "speed"));
+  assert.ok(shareOn(before, 5, 0) < shareOn(real, 5, 0) - 0.05, `without the grain ${shareOn(before, 5, 0).toFixed(3)} multiples of 5`);
+  // The column form (Int64) gives the values the text decode gives.
+  const dec = new Decoder(a.metadata);
+  const cols: Record<string, Int32Array> = {};
+  a.columns.forEach((f, i) => (cols[f] = Int32Array.from(a.codes[i])));
+  const batch = dec.decodeBatch(cols, 9, { rules: false });
+  const rows = dec.decode(cols, 9, { rules: false }).rows;
+  const f = a.metadata.features.indexOf("speed");
+  for (let r = 0; r < rows.length; r++) assert.equal(batch.get(r, f), rows[r][f], `row ${r}`);
+});
+
+test("a lattice keeps its grain inside a where range: values inside it, real values, the multiples of 5 in the real share", async () => {
+  const real = speeds();
+  const a = await analyzeTable(table("speed", real));
+  const dec = new Decoder(a.metadata);
+  const range = { lo: 100, hi: 200, hiOpen: true };
+  const res = dec.restrict("speed", range, Number)!;
+  assert.ok(res.codes.length > 0);
+  for (const w of res.weights) assert.ok(w > 0 && w <= 1, `weight ${w}`);
+  const n = 20000;
+  const cols: Record<string, Int32Array> = {};
+  for (const g of a.metadata.features) cols[g] = new Int32Array(n);
+  const probs = res.codes.map((c, i) => a.metadata.empirical_probs.speed[c] * res.weights[i]);
+  const cum = Float64Array.from(probs, ((s) => (p: number) => (s += p))(0));
+  const rng = new Rng(8);
+  cols.speed = Int32Array.from({ length: n }, () => res.codes[rng.pickCumulative(cum)]);
+  const out = dec.decode(cols, 3, { decoders: { speed: res.decoder }, rules: false }).rows.map((r) => r[0]);
+  const seen = new Set(real);
+  assert.deepEqual(out.filter((v) => !(Number(v) >= 100 && Number(v) < 200) || !seen.has(v)).slice(0, 5), [], "real values inside the range");
+  const inRange = real.filter((v) => Number(v) >= 100 && Number(v) < 200);
+  for (const g of [10, 5]) {
+    const [r, s] = [shareOn(inRange, g, 0), shareOn(out, g, 0)];
+    assert.ok(Math.abs(r - s) <= 0.03, `in range, multiples of ${g}: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
+  }
 });

@@ -197,12 +197,17 @@ export interface ColumnStats {
    * `-104.5698933`); decoded values are rounded to it too. Absent: `decimals` alone decides.
    */
   digits?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<21>;
-  /** Numerical only, with `bin_edges`: the column's mixture of grains (rounding, fractions, decimal counts). */
+  /**
+   * With `bin_edges`, numerical: the column's mixture of grains (rounding, fractions, decimal
+   * counts); datetime at hour, minute or second granularity without `weekdays`: the clock's, with
+   * `steps` in seconds of local time (in `offset`): times rounded to 5, 15 or 30 minutes, whole hours.
+   */
   grain?: NumericalGrain;
   /**
    * Numerical only, with `bin_edges`: the values the column is written with, when few and sparse on
    * its step (whole degrees Fahrenheit written in Celsius), each held by >= the rare threshold's
-   * rows; decoded values are drawn among them inside their bin (`grain` is then not used).
+   * rows; decoded values are drawn among them inside their bin (with `grain`: a grain by its share,
+   * then one of the listed values on it and on no coarser grain).
    */
   lattice?: (number & Finite)[] & tags.MaxItems<4096>;
   /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */

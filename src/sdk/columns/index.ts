@@ -18,7 +18,7 @@ import type { DatetimeFormat } from "../metadata/datetime";
 import { binDecoder, type Lattice } from "./bins";
 import { categoricalCodec, describeCategorical, mappingDecoder } from "./categorical";
 import { missingCodeOf, type ColumnCodec, type ColumnScan, type ColumnType, type FeatureDecoder, type ValueRange } from "./common";
-import { datetimeCodec, datetimeColumnType, datetimeLattice, datetimeReader, describeDatetime } from "./datetime";
+import { clockGrainDecoder, datetimeCodec, datetimeColumnType, datetimeLattice, datetimeReader, describeDatetime } from "./datetime";
 import { describeId, idCodec, idDecoder } from "./id";
 import type { SemanticKind } from "../semantic";
 import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
@@ -74,7 +74,8 @@ export function latticeOf(stats: ColumnStats): Lattice | undefined {
 
 /**
  * Decoder of a quantile-binned feature over its lattice (`./bins`' `binDecoder`; with a `grain`,
- * `./numerical-grain`'s `grainDecoder`); `range`, `codes` and `weights` as `binDecoder`'s.
+ * `./numerical-grain`'s `grainDecoder`, for datetimes `./datetime`'s `clockGrainDecoder`);
+ * `range`, `codes` and `weights` as `binDecoder`'s.
  */
 export function binnedDecoder(
   f: string,
@@ -85,7 +86,9 @@ export function binnedDecoder(
   range?: ValueRange,
 ): FeatureDecoder & { codes: number[]; weights: number[] } {
   const plain = binDecoder(f, K, edges, missingCode, stats, latticeOf(stats), range);
-  return (stats.type === "numerical" && stats.grain && !stats.lattice ? grainDecoder(f, K, edges, missingCode, stats, plain, range) : undefined) ?? plain;
+  if (!stats.grain) return plain;
+  if (stats.type === "datetime") return clockGrainDecoder(f, K, edges, missingCode, stats, plain, range) ?? plain;
+  return (stats.type === "numerical" ? grainDecoder(f, K, edges, missingCode, stats, plain, range) : undefined) ?? plain;
 }
 
 /**

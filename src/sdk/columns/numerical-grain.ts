@@ -6,12 +6,13 @@
  * (coordinates with 7 or 8 decimals). The model is coarse data (Heitjan & Rubin, "Inference from
  * coarse data via multiple imputation with application to age heaping", JASA 85(410), 1990).
  * {@link grainOf} selects grains forward; {@link grainDecoder} draws a bin's grain by its shares,
- * then a point of it on no coarser grain, so every grain's share comes back.
+ * then a point of it on no coarser grain, so every grain's share comes back (a column's `lattice`
+ * of values too: then its points are the listed values on it).
  */
 import type { ColumnStats, NumericalGrain } from "../../contract";
 import type { Rng } from "../generate/sfc32";
 import { binOf, firstAbove, lastBelow, pointValues, type Lattice } from "./bins";
-import { badCode, type FeatureDecoder, type ValueRange } from "./common";
+import { badCode, inRange, type FeatureDecoder, type ValueRange } from "./common";
 
 /** At most this many grains per column (the contract's `MaxItems`). */
 export const MAX_GRAINS = 8;
@@ -142,6 +143,20 @@ function pointsIn(L: Lattice, s: BinSpan, range?: ValueRange): [number, number] 
   return [a, b];
 }
 
+/** Whether x lies in a span (its open ends left out). */
+function inSpan(x: number, s: BinSpan): boolean {
+  return (s.loOpen ? x > s.lo : x >= s.lo) && (s.hiOpen ? x < s.hi : x <= s.hi);
+}
+
+/** Whether x, written at `d` decimals (`digits` significant ones), is a point of grain `gr`. */
+function isOn(gr: Grain, x: number, d: number, digits: number | undefined): boolean {
+  if (gr.m !== undefined) {
+    const k = Math.round(x * 10 ** d);
+    return Number.isSafeInteger(k) && k % gr.m === 0;
+  }
+  return onGrain(x, gr.g, digits === undefined ? 0.5 * 10 ** -d : halfUnit(x, d, digits));
+}
+
 /** Number of points from the pair of {@link pointsIn}. */
 const countOf = ([a, b]: [number, number]): number => Math.max(0, b - a + 1);
 
@@ -156,10 +171,22 @@ const roundShare = (x: number): number => Math.round(x * 1e6) / 1e6;
  * Forward selection over interval-bin values: the candidate whose real count most exceeds what
  * the decoder would write with the chain so far joins, if comparable with every grain in it and
  * the excess is >= 3 values, 0.5% and 4 binomial sd. At most {@link MAX_GRAINS}.
- * @param xs distinct numbers (NaN skipped), `counts` rows per entry, `stats` the column's stats.
+ * With `listed` (the column's `lattice` of values), the decoder draws among those values only,
+ * so a grain's points in a bin are the listed values on it: a grain joins when the real values
+ * are on it more often than a uniform draw of the listed values would be (speeds on the integers
+ * seen, 94% of them multiples of 5 where 86% of the listed integers are).
+ * @param xs distinct numbers (NaN skipped), `counts` rows per entry, `stats` the column's stats;
+ *   `candidates`, when given, the grains tried instead of round numbers and fractions (a clock's
+ *   5, 15 and 30 minutes in seconds).
  * @returns undefined when one grain says all, no interval bin, or values too large. Never throws.
  */
-export function grainOf(xs: ArrayLike<number>, counts: ArrayLike<number>, stats: ColumnStats): NumericalGrain | undefined {
+export function grainOf(
+  xs: ArrayLike<number>,
+  counts: ArrayLike<number>,
+  stats: ColumnStats,
+  listed?: readonly number[],
+  candidates?: readonly number[],
+): NumericalGrain | undefined {
   const e = stats.bin_edges;
   const d = stats.decimals;
   if (!e || e.length < 2 || d === undefined || stats.min === undefined || stats.max === undefined) return undefined;
@@ -181,18 +208,21 @@ export function grainOf(xs: ArrayLike<number>, counts: ArrayLike<number>, stats:
     seen.add(m);
     cands.push({ g: m / scale, m });
   };
-  for (let p = 0; 10 ** p / scale <= maxAbs && p < 30; p++) {
-    const t = 10 ** p;
-    addDecimal(t);
-    addDecimal(2 * t);
-    if (p > 0) addDecimal(25 * 10 ** (p - 1));
-    addDecimal(5 * t);
-  }
-  for (const q of fractions(scale)) {
-    if (1 / q < 2 / scale) continue;
-    if (Number.isSafeInteger(scale) && scale % q === 0) addDecimal(scale / q);
-    // Only when no multiple falls on a rounding tie (0.125 at 2 decimals: 0.12 or 0.13).
-    else if (baseM === 1 && scale % decimalPart(q) === 0) cands.push({ g: 1 / q });
+  if (candidates) for (const g of candidates) addDecimal(Math.round(g * scale));
+  else {
+    for (let p = 0; 10 ** p / scale <= maxAbs && p < 30; p++) {
+      const t = 10 ** p;
+      addDecimal(t);
+      addDecimal(2 * t);
+      if (p > 0) addDecimal(25 * 10 ** (p - 1));
+      addDecimal(5 * t);
+    }
+    for (const q of fractions(scale)) {
+      if (1 / q < 2 / scale) continue;
+      if (Number.isSafeInteger(scale) && scale % q === 0) addDecimal(scale / q);
+      // Only when no multiple falls on a rounding tie (0.125 at 2 decimals: 0.12 or 0.13).
+      else if (baseM === 1 && scale % decimalPart(q) === 0) cands.push({ g: 1 / q });
+    }
   }
 
   // The values in interval bins: per candidate and bin, how many are on it.
@@ -220,7 +250,19 @@ export function grainOf(xs: ArrayLike<number>, counts: ArrayLike<number>, stats:
 
   // Lattice points per grain and bin (what the decoder draws among).
   const write = numberWriter(d, false, 0);
+  // The interval bin of each listed value inside [min, max] (-1: none).
+  const listedBin = (listed ?? []).map((x) => {
+    const c = binOf(e, points, x);
+    return c >= 0 && spans[c] && inSpan(x, spans[c]!) ? c : -1;
+  });
   const latticeCount = (gr: Grain): Float64Array => {
+    if (listed) {
+      const out = new Float64Array(nb);
+      listed.forEach((x, i) => {
+        if (listedBin[i] >= 0 && isOn(gr, x, d, stats.digits)) out[listedBin[i]]++;
+      });
+      return out;
+    }
     const L = grainLattice(gr, d, write);
     return Float64Array.from(spans, (s) => (s ? countOf(pointsIn(L, s)) : 0));
   };
@@ -313,7 +355,10 @@ export function describeGrain(grain: NumericalGrain, decimals: number): string {
  * Decoder of a numerical column with a `grain`: an interval bin draws grain j with probability
  * proportional to `bin_shares[b, j] * (its points in the range) / (its points in the bin)`, then
  * one of those points uniformly; other codes and bins no grain serves go to `plain` (`./bins`'
- * `binDecoder`, same `range`). `codes` / `weights` as `binDecoder`'s.
+ * `binDecoder`, same `range`). With a `lattice` of values, a grain's points are the listed values
+ * on it and on no coarser grain. `codes` / `weights` as `binDecoder`'s; `writeValue`, when given,
+ * writes a drawn number instead of the column's number writer (a datetime's local seconds as text;
+ * then no column form).
  * @returns undefined when the grain does not fit the column (the caller then uses `plain`).
  */
 export function grainDecoder(
@@ -324,6 +369,7 @@ export function grainDecoder(
   stats: ColumnStats,
   plain: FeatureDecoder & { codes: number[]; weights: number[] },
   range?: ValueRange,
+  writeValue?: (x: number) => string,
 ): (FeatureDecoder & { codes: number[]; weights: number[] }) | undefined {
   const grain = stats.grain;
   const d = stats.decimals;
@@ -340,7 +386,7 @@ export function grainDecoder(
     return mm >= 1 && Math.abs(g * scale - mm) <= 1e-9 * mm ? { g, m: mm } : { g };
   });
   for (let j = 0; j + 1 < m; j++) if (!includes(grains[j], grains[j + 1])) return undefined;
-  const write = numberWriter(d, stats.fixed_decimals === true && d > 0, stats.min_decimals ?? 0, stats.digits);
+  const write = writeValue ?? numberWriter(d, stats.fixed_decimals === true && d > 0, stats.min_decimals ?? 0, stats.digits);
   const lattices = grains.map((gr) => grainLattice(gr, d, write));
   const half = 0.5 / scale;
   // Whether point k of grain j is a point of grain j + 1 (then it belongs to that grain's share).
@@ -363,30 +409,63 @@ export function grainDecoder(
   const first = new Float64Array(nb * m);
   const last = new Float64Array(nb * m);
   const cums: (Float64Array | undefined)[] = new Array(nb);
+  // Per bin and grain, the points to draw among when few (indices k), or the listed values.
   const small: (Float64Array | undefined)[] = new Array(nb * m);
+  const values: (Float64Array | undefined)[] = new Array(nb * m);
   const binWeight = new Float64Array(nb);
+  const listed = stats.lattice && stats.lattice.length >= 2 ? [...new Set(stats.lattice.filter(Number.isFinite))].sort((a, b) => a - b) : undefined;
+  const points = pointValues(e);
+  // Per listed value, its bin and the coarsest grain it is on (-1: on none, never drawn).
+  const listedBin = (listed ?? []).map((x) => {
+    const c = binOf(e, points, x);
+    return c >= 0 && spans[c] && inSpan(x, spans[c]!) ? c : -1;
+  });
+  const listedClass = (listed ?? []).map((x) => {
+    let j = -1;
+    while (j + 1 < m && isOn(grains[j + 1], x, d, stats.digits)) j++;
+    return j;
+  });
   for (let c = 0; c < nb; c++) {
     const s = spans[c];
     if (!s) continue;
-    const full = lattices.map((L) => pointsIn(L, s));
-    const inside = range ? lattices.map((L) => pointsIn(L, s, range)) : full;
+    // Points of class j (on grain j, on no coarser one) in the bin, and inside the range.
+    const cF = new Float64Array(m);
+    const cR = new Float64Array(m);
+    if (listed) {
+      const inside: number[][] = grains.map(() => []);
+      listed.forEach((x, i) => {
+        const j = listedClass[i];
+        if (listedBin[i] !== c || j < 0) return;
+        cF[j]++;
+        if (!range || inRange(x, range)) inside[j].push(x);
+      });
+      inside.forEach((xs, j) => {
+        cR[j] = xs.length;
+        if (xs.length > 0) values[c * m + j] = Float64Array.from(xs);
+      });
+    } else {
+      const full = lattices.map((L) => pointsIn(L, s));
+      const inside = range ? lattices.map((L) => pointsIn(L, s, range)) : full;
+      for (let j = 0; j < m; j++) {
+        cF[j] = countOf(full[j]) - (j + 1 < m ? countOf(full[j + 1]) : 0);
+        cR[j] = countOf(inside[j]) - (j + 1 < m ? countOf(inside[j + 1]) : 0);
+        [first[c * m + j], last[c * m + j]] = inside[j];
+        const [a, b] = inside[j];
+        if (cR[j] > 0 && b - a < 64) {
+          const ks: number[] = [];
+          for (let k = a; k <= b; k++) if (!coarser[j]?.(k)) ks.push(k);
+          small[c * m + j] = Float64Array.from(ks);
+        }
+      }
+    }
     const cum = new Float64Array(m);
     let acc = 0;
     let shareSum = 0;
     for (let j = 0; j < m; j++) {
-      const cF = countOf(full[j]) - (j + 1 < m ? countOf(full[j + 1]) : 0);
-      const cR = countOf(inside[j]) - (j + 1 < m ? countOf(inside[j + 1]) : 0);
-      const p = cF > 0 ? grain.bin_shares[c * m + j] : 0;
+      const p = cF[j] > 0 ? grain.bin_shares[c * m + j] : 0;
       shareSum += p;
-      if (p > 0 && cR > 0) acc += (p * cR) / cF;
+      if (p > 0 && cR[j] > 0) acc += (p * cR[j]) / cF[j];
       cum[j] = acc;
-      [first[c * m + j], last[c * m + j]] = inside[j];
-      const [a, b] = inside[j];
-      if (cR > 0 && b - a < 64) {
-        const ks: number[] = [];
-        for (let k = a; k <= b; k++) if (!coarser[j]?.(k)) ks.push(k);
-        small[c * m + j] = Float64Array.from(ks);
-      }
     }
     if (acc > 0 && shareSum > 0) {
       cums[c] = cum;
@@ -406,28 +485,29 @@ export function grainDecoder(
     }
   }
 
-  /** Grain j and point k drawn for interval bin c (served by the grain). */
-  const draw = (c: number, cum: Float64Array, rng: Rng): [number, number] => {
+  /** The value drawn for interval bin c (served by the grain): grain j by its share, then a point of it. */
+  const draw = (c: number, cum: Float64Array, rng: Rng): number => {
     const j = rng.pickCumulative(cum);
+    const xs = values[c * m + j];
+    if (xs) return xs[rng.int(xs.length)];
     const list = small[c * m + j];
-    if (list) return [j, list[rng.int(list.length)]];
+    if (list) return lattices[j].value(list[rng.int(list.length)]);
     const a = first[c * m + j];
     const span = last[c * m + j] - a + 1;
     const skip = coarser[j];
     let k = a + rng.int(span);
     while (skip?.(k)) k = a + rng.int(span);
-    return [j, k];
+    return lattices[j].value(k);
   };
   const decode = (c: number, rng: Rng, row: number): string => {
     const cum = c >= 0 && c < nb ? cums[c] : undefined;
     if (!cum) return plain.decode(c, rng, row);
-    const [j, k] = draw(c, cum, rng);
-    return lattices[j].write(k);
+    return write(draw(c, cum, rng));
   };
   // Integers (decimals 0): the column form the text spells, as `./bins`' integer lattices give it.
   const decodeColumn: FeatureDecoder["decodeColumn"] = (col, rng, rowOffset, _ids, _partner, _fresh, arrays) => {
     const n = col.length;
-    const values = arrays !== undefined ? arrays.float64(n) : new Float64Array(n);
+    const out = arrays !== undefined ? arrays.float64(n) : new Float64Array(n);
     const blank = arrays !== undefined ? arrays.uint8(n) : new Uint8Array(n);
     let blanks = 0;
     for (let r = 0; r < n; r++) {
@@ -439,14 +519,12 @@ export function grainDecoder(
       }
       if (!(c >= 0 && c < nb)) return badCode(f, c, K);
       const cum = cums[c];
-      if (cum) {
-        const [j, k] = draw(c, cum, rng);
-        values[r] = lattices[j].value(k) + 0;
-      } else values[r] = Number(plain.decode(c, rng, rowOffset + r));
+      if (cum) out[r] = draw(c, cum, rng) + 0;
+      else out[r] = Number(plain.decode(c, rng, rowOffset + r));
     }
-    if (blanks > 0) return { kind: "int", values, blank };
+    if (blanks > 0) return { kind: "int", values: out, blank };
     arrays?.give([blank]);
-    return { kind: "int", values };
+    return { kind: "int", values: out };
   };
-  return { name: f, K, codes, weights, decode, ...(d === 0 ? { decodeColumn } : {}) };
+  return { name: f, K, codes, weights, decode, ...(d === 0 && !writeValue ? { decodeColumn } : {}) };
 }

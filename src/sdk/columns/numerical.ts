@@ -110,10 +110,8 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 
   if (codec.stats.bin_edges) {
     const lattice = valueLattice(num, scan.counts, codec.stats, k);
     if (lattice) codec.stats.lattice = lattice;
-    else {
-      const grain = grainOf(num, scan.counts, codec.stats);
-      if (grain) codec.stats.grain = grain;
-    }
+    const grain = grainOf(num, scan.counts, codec.stats, lattice);
+    if (grain) codec.stats.grain = grain;
   }
   return codec;
 }
