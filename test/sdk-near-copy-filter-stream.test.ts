@@ -3,7 +3,8 @@
  * docs/extract.md "The near-copy filter within the bound"): a table read in chunks from memory or
  * from a CSV file by worker threads gives the same filter, every row of a table longer than a
  * chunk protected; with a budget below the table's rows, the filter protects exactly the bottom-k
- * sample of rows by (sampleRank(line), line) and says so; the stored file keeps the table's rows,
+ * sample of rows by (sampleRank(line), line) and says so, and a table larger than the tally's
+ * sample gets the split share of its protected rows, measured against the half H; the stored file keeps the table's rows,
  * and a file written before that field still loads, protecting all its rows.
  */
 import { test } from "node:test";
@@ -14,7 +15,7 @@ import { join } from "node:path";
 import { Rng, type Table } from "../src/sdk";
 import { DataError } from "../src/sdk/errors";
 import { NearCopyFilter } from "../src/sdk/privacy/filter";
-import { nearCopyFlags, pack } from "../src/sdk/privacy/near-copies";
+import { nearCopyFlags, pack, splitNearCopyShare } from "../src/sdk/privacy/near-copies";
 import { encodeTable } from "../src/sdk/metadata/metadata";
 import { sampleRank } from "../src/sdk/metadata/csv-chunks";
 
@@ -63,9 +64,8 @@ test("a budget below the table's rows: the filter protects exactly the bottom-k 
   assert.equal(filter.tableRows, 600);
   assert.match(filter.sampleNote()!, /protects a sample of 50 of the table's 600 real rows/);
   // The sample, independently: the k smallest (rank, line); an in-memory table's row r is line r + 2.
-  const order = real.rows.map((_, r) => r).sort((a, b) => sampleRank(a + 2) - sampleRank(b + 2) || a - b);
   const inSample = new Uint8Array(real.rows.length);
-  for (const r of order.slice(0, k)) inSample[r] = 1;
+  for (const r of bottomK(real.rows.length, k)) inSample[r] = 1;
   const flags = await filter.flags(real);
   assert.ok(real.rows.every((_, r) => inSample[r] === 0 || flags[r] === 1), "every sampled row is protected");
   // Any other real row is flagged exactly when it nearly copies a sampled row (codes of the whole table, as the filter's).
@@ -78,6 +78,27 @@ test("a budget below the table's rows: the filter protects exactly the bottom-k 
   assert.ok(flaggedOthers - ones(near) <= 2, `${flaggedOthers} other rows flagged, ${ones(near)} near-copies of the sample`);
   assert.ok(flaggedOthers < 100, `the rows outside the sample are not protected: ${flaggedOthers} of 550 flagged`);
   await assert.rejects(NearCopyFilter.build(real, {}, KEY, { maxRows: 1 }), RangeError);
+});
+
+/** The in-memory table's rows (line r + 2) in the bottom-`k` sample by (sampleRank(line), line). */
+function bottomK(n: number, k: number): number[] {
+  const order = Array.from({ length: n }, (_, r) => r).sort((a, b) => sampleRank(a + 2) - sampleRank(b + 2) || a - b);
+  return order.slice(0, k).sort((a, b) => a - b);
+}
+
+test("a table larger than the tally's sample: the split share of its protected rows, measured against H, is evaluate's within noise", async () => {
+  // Six columns of 8 values: about a quarter of the rows nearly copy one of half the others.
+  const rng = new Rng(7);
+  const dense: Table = { columns: ["a", "b", "c", "d", "e", "f"], rows: Array.from({ length: 4000 }, () => [0, 1, 2, 3, 4, 5].map(() => `x${rng.int(7) + rng.int(2)}`)) };
+  const filter = (await NearCopyFilter.build(dense, {}, KEY, { maxRows: 3000 })).filter!;
+  assert.ok(filter);
+  assert.equal(filter.rows, 3000);
+  const { codes } = await encodeTable(dense);
+  const rows = bottomK(4000, 3000);
+  const exact = splitNearCopyShare(codes.map((c) => Int32Array.from(rows, (r) => c[r])), { splits: 3 });
+  assert.ok(exact > 0.15, `${exact}`);
+  assert.ok(Math.abs(filter.splitShare - exact) < 0.05, `measured ${filter.splitShare}, evaluate's ${exact}`);
+  assert.equal(filter.targetShare, filter.splitShare, "common near-copies: thinned to the split's share");
 });
 
 /** `buf` with its header JSON replaced by `edit(header)` (padding and Bloom words kept). */

@@ -55,6 +55,9 @@ export const FILTER_NONE_SPLIT_SHARE = 0.5;
 /** Rows hashed at once while the filter is built (bounds the build's working memory). */
 const BUILD_CHUNK_ROWS = 65_536;
 
+/** Rows outside the half H tested against it for a measured split share (as `evaluate`'s 3 splits of 20,000). */
+const SPLIT_QUERY_ROWS = 60_000;
+
 /**
  * Real rows a filter protects at most by default: a larger table's filter protects a bottom-k
  * sample of this many of its rows. At 15 compared columns the whole table's Bloom filter then
@@ -191,10 +194,13 @@ export class NearCopyFilter {
    * Reads the real table and builds the filter (file header); none for fewer than 2 compared
    * columns or real rows, or from a split share of {@link FILTER_NONE_SPLIT_SHARE}. Streams
    * (docs/extract.md "The near-copy filter within the bound"): pass 1 is extraction's tally
-   * (`../metadata/table-tally`: code books, and the bottom-k sample the split share is estimated
-   * from); a table above `opts.maxRows` is read once more for its bottom-k sample of that many
-   * rows (`RankedSample`, ranked by line as extraction's sample is), which the filter then
-   * protects; the last pass hashes the protected rows chunk by chunk. Memory: the tally's, and the
+   * (`../metadata/table-tally`: code books; a table within its sample, 200,000 rows, is the
+   * sample, and its split share is `evaluate`'s); a table above `opts.maxRows` is read once more
+   * for its bottom-k sample of that many rows (`RankedSample`, ranked by line as extraction's
+   * sample is), which the filter then protects; the last pass hashes the protected rows chunk by
+   * chunk. A table larger than the tally's sample gets its split share from the filter itself: the
+   * share of {@link SPLIT_QUERY_ROWS} protected rows outside the half H that H flags (one 50/50
+   * split of the protected rows, Bloom false positives included). Memory: the tally's, and the
    * Bloom filters of at most `maxRows` rows.
    * @param read kind overrides (declared identifiers are left out, as in `evaluate`), `domain`,
    *   delimiter and encoding of the real table.
@@ -225,36 +231,29 @@ export class NearCopyFilter {
       const compared = codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
       if (compared.length < 2 || tally.n < 2) return { splitShare: 1, reason: "fewer than 2 compared columns or real rows" };
       const specs = compared.map((f) => specOf(codecs[f]));
-      // The split's keys, on the sample: value ids for text columns, codes for the others (as `evaluate`).
-      const sampleCodes = encodeScanned(tally.sample, compared.map((f) => codecs[f]));
-      const keys = compared.map((f, k): CodeArray => (specs[k].key === "text" ? tally.sample.scans[f].ids : sampleCodes[k]));
-      const splitShare = splitNearCopyShare(keys, { splits: 3 });
-      if (splitShare >= FILTER_NONE_SPLIT_SHARE) {
-        return { splitShare, reason: `${(100 * splitShare).toFixed(1)}% of real rows nearly copy another half's rows: near-copies are what this table is` };
+      // A table within the tally's sample: the split share of `evaluate` over the whole table
+      // (value ids for text columns, codes for the others); a larger one: measured during the hash pass.
+      let splitShare: number | undefined;
+      if (!tally.sampled) {
+        const sampleCodes = encodeScanned(tally.sample, compared.map((f) => codecs[f]));
+        splitShare = splitNearCopyShare(compared.map((f, k): CodeArray => (specs[k].key === "text" ? tally.sample.scans[f].ids : sampleCodes[k])), { splits: 3 });
+        if (splitShare >= FILTER_NONE_SPLIT_SHARE) return { splitShare, reason: noneReason(splitShare) };
       }
       const readOpts = { minColumns: 2, delimiter: read.delimiter, encoding: read.encoding };
       const inSample = tally.n > maxRows ? await sampleOfLines(source, maxRows, readOpts) : undefined;
       const n = Math.min(tally.n, maxRows);
       const F = compared.length;
       const set = MaskedKeySet.sized(n * F, F);
-      const thin = splitShare > FILTER_MAX_SPLIT_SHARE;
-      const half = thin ? MaskedKeySet.sized((n >> 1) * F, F) : undefined;
+      let half = splitShare === undefined || splitShare > FILTER_MAX_SPLIT_SHARE ? MaskedKeySet.sized((n >> 1) * F, F) : undefined;
       const inHalf = new Uint8Array(n);
-      if (half) for (const r of shuffled(n, deriveSeed(0, 7)).subarray(0, n >> 1)) inHalf[r] = 1;
-      const header: FilterHeader = {
-        version: 1,
-        columns: specs,
-        rows: n,
-        table_rows: tally.n,
-        split_share: splitShare,
-        target_share: thin ? splitShare : 0,
-        bits: set.bits,
-        hashes: set.hashes,
-        half_bits: half?.bits ?? 0,
-        half_hashes: half?.hashes ?? 0,
-        key_id: key === undefined ? "" : keyId(key),
-      };
-      const filter = new NearCopyFilter(header, set, half, key ?? IN_MEMORY_KEY);
+      const perm = half ? shuffled(n, deriveSeed(0, 7)) : new Int32Array(0);
+      for (const r of perm.subarray(0, n >> 1)) inHalf[r] = 1;
+      // Measured split: rows outside H (at most SPLIT_QUERY_ROWS, at random) tested against H.
+      const inQuery = new Uint8Array(splitShare === undefined ? n : 0);
+      for (const r of perm.subarray(n >> 1, (n >> 1) + (splitShare === undefined ? SPLIT_QUERY_ROWS : 0))) inQuery[r] = 1;
+      const query = new Uint32Array(splitShare === undefined ? 2 * F * Math.min(SPLIT_QUERY_ROWS, n - (n >> 1)) : 0);
+      let queried = 0;
+      const hasher = new CellHasher(key ?? IN_MEMORY_KEY, F);
       // Per compared column, its distinct values' ids and each id's hash (text: the value's; else its code's).
       const lookups = compared.map((f, k) => {
         const { values } = tally.scans[f];
@@ -262,7 +261,7 @@ export class NearCopyFilter {
         const h = new Uint32Array(2 * values.length);
         values.forEach((v, id) => {
           ids.set(v, id);
-          filter.hasher.hash(k, specs[k].key === "text" ? `t${v}` : `c${codecs[f].encode(v)}`, h, 2 * id);
+          hasher.hash(k, specs[k].key === "text" ? `t${v}` : `c${codecs[f].encode(v)}`, h, 2 * id);
         });
         return { ids, h, timestamp: tally.types?.[f] === "timestamp" };
       });
@@ -274,6 +273,9 @@ export class NearCopyFilter {
         const sums = rowSums(cells, rows, F);
         set.addRows(cells, sums, rows, F);
         half?.addRows(cells, sums, rows, F, inHalf.subarray(done - rows, done));
+        for (let r = 0; r < rows && inQuery.length > 0; r++) {
+          if (inQuery[done - rows + r] === 1) query.set(cells.subarray(2 * F * r, 2 * F * (r + 1)), 2 * F * queried++);
+        }
         rows = 0;
       };
       await readTable(
@@ -303,7 +305,27 @@ export class NearCopyFilter {
       );
       if (rows > 0) flush();
       if (seen !== tally.n || done !== n) throw changed(tally.source);
-      return { filter, splitShare };
+      if (splitShare === undefined) {
+        const near = half!.flagRows(query, rowSums(query, queried, F), queried, F);
+        splitShare = near.reduce((sum, x) => sum + x, 0) / Math.max(1, queried);
+        if (splitShare >= FILTER_NONE_SPLIT_SHARE) return { splitShare, reason: noneReason(splitShare) };
+        if (splitShare <= FILTER_MAX_SPLIT_SHARE) half = undefined;
+      }
+      const thin = half !== undefined;
+      const header: FilterHeader = {
+        version: 1,
+        columns: specs,
+        rows: n,
+        table_rows: tally.n,
+        split_share: splitShare,
+        target_share: thin ? splitShare : 0,
+        bits: set.bits,
+        hashes: set.hashes,
+        half_bits: half?.bits ?? 0,
+        half_hashes: half?.hashes ?? 0,
+        key_id: key === undefined ? "" : keyId(key),
+      };
+      return { filter: new NearCopyFilter(header, set, half, key ?? IN_MEMORY_KEY), splitShare };
     } finally {
       await tally.close();
     }
@@ -467,6 +489,10 @@ async function sampleOfLines(source: TableSource, size: number, read: ReadOption
     const rank = sampleRank(line);
     return rank < topRank || (rank === topRank && line <= topLine);
   };
+}
+
+function noneReason(splitShare: number): string {
+  return `${(100 * splitShare).toFixed(1)}% of real rows nearly copy another half's rows: near-copies are what this table is`;
 }
 
 function changed(source: string): DataError {
