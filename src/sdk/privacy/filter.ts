@@ -19,8 +19,9 @@
  * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
  * Bloom filter (no false negatives, about 0.1% false positives), and per numerical and datetime
  * column its code book (the kind of aggregate the model's metadata holds); of a table above
- * {@link FILTER_MAX_ROWS} rows, a bottom-k sample of that many (header `rows` of `table_rows`,
- * said in one CLI line). No categorical value or row is held in the clear; testing a row needs the secret key, which {@link toBuffer} omits.
+ * {@link FILTER_MAX_ROWS} rows, only a bottom-k sample of that many rows (header `rows` of
+ * `table_rows`, said in one CLI line). No categorical value or row is held in the clear; testing
+ * a row needs the secret key, which {@link toBuffer} omits.
  *
  * Runs in the client only (the real rows never leave it): a {@link Synthesizer} from `fit` applies
  * it to every sample (dropped rows are replaced from the same seeded stream); `synthd fit` stores
@@ -61,8 +62,9 @@ const SPLIT_QUERY_ROWS = 60_000;
 /**
  * Real rows a filter protects at most by default: a larger table's filter protects a bottom-k
  * sample of this many of its rows. At 15 compared columns the whole table's Bloom filter then
- * just fits `MAX_FILTER_BITS` of `./masked-keys` (128 MiB) at the stated false-positive rate; with the half H,
- * at most 256 MiB whatever the columns (docs/extract.md "The near-copy filter within the bound").
+ * just fits `MAX_FILTER_BITS` of `./masked-keys` (128 MiB) at the stated false-positive rate;
+ * with the half H, at most 256 MiB whatever the columns (docs/extract.md "The near-copy filter
+ * within the bound").
  */
 export const FILTER_MAX_ROWS = 3_000_000;
 
