@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- extract [--rows N] [--threads T] [--no-duckdb] [--json]`: metadata extraction
+ * `npm run bench -- extract [--rows N] [--threads T] [--no-duckdb] [--filter] [--json]`: metadata extraction
  * (`analyzeTable`, the whole client side of `synthd fit` before the upload: scan, kind inference,
  * code books, pair selection, 1-way and 2-way marginals, rule detection) against DuckDB on the same
  * file in the same run (issue 42, docs/extract.md).
@@ -18,6 +18,10 @@
  * 3. Acceptance (issue 42): synthd's wall <= DuckDB's, core-s <= 1.2x DuckDB's, peak RSS < 1 GiB.
  *    The machine's load average is printed before and after: other work on it slows both alike,
  *    which is why only ratios within one run are compared.
+ * 4. `--filter`: instead, the near-copy filter `synthd fit` builds (`NearCopyFilter.build`, its
+ *    defaults) on N rows whose every cell comes from an independent random Adult row (seeded), so
+ *    that, as in a table of people, few rows nearly copy another and the filter is built (Adult
+ *    repeated is all near-copies: no filter). Same measures; no DuckDB run.
  * Prints one JSON line with `--json`, else a few lines.
  */
 import { spawn } from "node:child_process";
@@ -27,6 +31,8 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { analyzeTable } from "../src/sdk/metadata/metadata";
+import { NearCopyFilter } from "../src/sdk/privacy/filter";
+import { Rng } from "../src/sdk/generate/sfc32";
 import { SHARED_DATASETS, removeDir, tempDir } from "./harness";
 
 /** The table repeated. */
@@ -41,12 +47,14 @@ export interface ExtractBenchOptions {
   rows: number;
   threads?: number;
   duckdb: boolean;
+  /** Measure the near-copy filter's build (item 4 of the file header) instead of extraction. */
+  filter?: boolean;
   json: boolean;
 }
 
 /** One measured run. */
 export interface ExtractRun {
-  tool: "synthd" | "duckdb";
+  tool: "synthd" | "duckdb" | "filter";
   rows: number;
   seconds: number;
   core_seconds: number;
@@ -101,6 +109,33 @@ export async function repeatCsv(source: string, dest: string, rows: number): Pro
   await once(out, "finish");
 }
 
+/**
+ * Writes `rows` data rows to `dest`, each cell from an independent random data row of `source`
+ * (seeded; its header first). Fields are split at commas: a source with quotes is refused.
+ */
+export async function independentColumnsCsv(source: string, dest: string, rows: number, seed = 42): Promise<void> {
+  const cells: string[][] = [];
+  let header: string | undefined;
+  const rl = createInterface({ input: createReadStream(source, "utf8"), crlfDelay: Infinity });
+  for await (const line of rl) {
+    if (line.includes('"')) throw new Error(`${source} has quoted fields; the bench splits at commas`);
+    if (header === undefined) header = line;
+    else if (line !== "") cells.push(line.split(","));
+  }
+  if (header === undefined || cells.length === 0) throw new Error(`${source} has no data rows`);
+  const F = header.split(",").length;
+  const rng = new Rng(seed);
+  const out = createWriteStream(dest);
+  out.write(`${header}\n`);
+  for (let done = 0; done < rows; ) {
+    const parts: string[] = [];
+    for (let i = 0; i < 5_000 && done < rows; i++, done++) parts.push(Array.from({ length: F }, (_, c) => cells[rng.int(cells.length)][c]).join(","));
+    if (!out.write(`${parts.join("\n")}\n`)) await once(out, "drain");
+  }
+  out.end();
+  await once(out, "finish");
+}
+
 /** Runs `work` in this process with the measures of the module comment. */
 async function measured(tool: ExtractRun["tool"], work: () => Promise<{ rows: number; detail?: Record<string, unknown> }>): Promise<ExtractRun> {
   let peak = process.memoryUsage().rss;
@@ -128,6 +163,21 @@ function measureSynthd(file: string, threads: number | undefined): Promise<Extra
         pairs: a.metadata.marginals?.length ?? 0,
         rules: a.metadata.rules?.length ?? 0,
         sampled_rows: a.sampledRows ?? a.n,
+      },
+    };
+  });
+}
+
+/** The near-copy filter's build on `file` (the child side), with a fixed key. */
+function measureFilter(file: string, threads: number | undefined): Promise<ExtractRun> {
+  return measured("filter", async () => {
+    const built = await NearCopyFilter.build(file, {}, new Uint8Array(32).fill(1), threads === undefined ? {} : { threads });
+    const f = built.filter;
+    return {
+      rows: f?.tableRows ?? 0,
+      detail: {
+        split_share: built.splitShare,
+        ...(f ? { protected_rows: f.rows, target_share: f.targetShare, filter_mib: f.bytes / 2 ** 20, false_positive_per_key: f.falsePositiveRate() } : { reason: built.reason }),
       },
     };
   });
@@ -182,14 +232,14 @@ export async function extractBench(opts: ExtractBenchOptions): Promise<void> {
   const dir = tempDir("synthd-extract-");
   try {
     const big = join(dir, `adult-${opts.rows}.csv`);
-    log(`writing ${opts.rows} rows (adult.csv repeated) to ${big}`);
-    await repeatCsv(ADULT_SHARED_CSV, big, opts.rows);
+    log(`writing ${opts.rows} rows (${opts.filter ? "cells of independent random adult.csv rows" : "adult.csv repeated"}) to ${big}`);
+    await (opts.filter ? independentColumnsCsv : repeatCsv)(ADULT_SHARED_CSV, big, opts.rows);
     const bytes = statSync(big).size;
     const loadBefore = loadavg();
-    log(`synthd: analyzeTable (load average ${loadBefore.map((x) => x.toFixed(1)).join(" ")})`);
-    const synthd = await inChild(["synthd", big, String(opts.threads ?? "")]);
+    log(`synthd: ${opts.filter ? "NearCopyFilter.build" : "analyzeTable"} (load average ${loadBefore.map((x) => x.toFixed(1)).join(" ")})`);
+    const synthd = await inChild([opts.filter ? "filter" : "synthd", big, String(opts.threads ?? "")]);
     let duckdb: ExtractRun | undefined;
-    if (opts.duckdb) {
+    if (opts.duckdb && !opts.filter) {
       log("duckdb: read_csv, then every 1-way and 2-way count (2 threads)");
       duckdb = await inChild(["duckdb", big]);
     }
@@ -226,7 +276,7 @@ export function formatExtract(r: ExtractResult): string {
     `${Math.round(x.rows_per_s).toLocaleString("en-US")} rows/s`;
   const ok = (b: boolean | undefined): string => (b ? "PASS" : "FAIL");
   return [
-    `extraction of adult.csv repeated to ${r.rows.toLocaleString("en-US")} rows (${(r.bytes / 1e9).toFixed(2)} GB); each run in a fresh process; ` +
+    `${r.synthd.tool === "filter" ? "near-copy filter build on adult.csv's cells drawn independently," : "extraction of adult.csv repeated to"} ${r.rows.toLocaleString("en-US")} rows (${(r.bytes / 1e9).toFixed(2)} GB); each run in a fresh process; ` +
       `load average ${r.load_before[0].toFixed(1)} before, ${r.load_after[0].toFixed(1)} after`,
     line(r.synthd),
     ...(r.duckdb ? [line(r.duckdb)] : []),
@@ -238,7 +288,7 @@ export function formatExtract(r: ExtractResult): string {
 
 if (require.main === module && process.argv[2] === "--measure") {
   const [tool, file, threads] = process.argv.slice(3);
-  (tool === "duckdb" ? measureDuckdb(file) : measureSynthd(file, threads ? Number(threads) : undefined))
+  (tool === "duckdb" ? measureDuckdb(file) : (tool === "filter" ? measureFilter : measureSynthd)(file, threads ? Number(threads) : undefined))
     .then((r) => console.log(JSON.stringify(r)))
     .catch((e) => {
       console.error((e as Error).message);

@@ -150,6 +150,7 @@ program
   .option("--rows <n>", "rows of the generated table", num, 1_000_000)
   .option("--threads <n>", "synthd's worker threads (default: the available cores)", num)
   .option("--no-duckdb", "synthd alone (the 100M-row memory check)")
+  .option("--filter", "measure the near-copy filter's build instead, on Adult's cells drawn independently per row", false)
   .option("--json", "one JSON line", false)
   .action(extractBench);
 

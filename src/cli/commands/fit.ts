@@ -228,6 +228,8 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
             ? `near-copy filter: kept on this machine for synthd sample (${path}, ${(f.bytes / 2 ** 20).toFixed(1)} MiB of keyed hashes, never sent): ${f.describe()}\n`
             : `near-copy filter: none (${built.reason})\n`,
         );
+        const note = f?.sampleNote();
+        if (note && path) process.stderr.write(`near-copy filter: ${note}\n`);
       },
       onProgress,
       ...(reading ? { onReadProgress: reading.update } : {}),

@@ -110,6 +110,8 @@ async function useFilter(synth: Synthesizer, id: string, opts: SampleCommandOpti
   if (opts.real !== undefined) {
     const built = await synth.useNearCopyFilter(opts.real);
     say(built.filter ? `on, from ${opts.real}: ${built.filter.describe()}` : `off (${built.reason})`);
+    const note = built.filter?.sampleNote();
+    if (note) say(note);
     return;
   }
   if (synth.isPrivate()) {
@@ -127,6 +129,8 @@ async function useFilter(synth: Synthesizer, id: string, opts: SampleCommandOpti
     if (missing.length > 0) throw new Error(`${stored.path} does not belong to model ${id}: it compares column "${missing[0]}", which the model lacks; remove it, or sample with --real FILE.`);
     synth.nearCopyFilter = stored.filter;
     say(`on (${stored.path}): ${stored.filter.describe()}`);
+    const note = stored.filter.sampleNote();
+    if (note) say(note);
   }
 }
 

@@ -18,8 +18,10 @@
  *
  * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
  * Bloom filter (no false negatives, about 0.1% false positives), and per numerical and datetime
- * column its code book (the kind of aggregate the model's metadata holds). No categorical value
- * or row is held in the clear; testing a row needs the secret key, which {@link toBuffer} omits.
+ * column its code book (the kind of aggregate the model's metadata holds); of a table above
+ * {@link FILTER_MAX_ROWS} rows, only a bottom-k sample of that many rows (header `rows` of
+ * `table_rows`, said in one CLI line). No categorical value or row is held in the clear; testing
+ * a row needs the secret key, which {@link toBuffer} omits.
  *
  * Runs in the client only (the real rows never leave it): a {@link Synthesizer} from `fit` applies
  * it to every sample (dropped rows are replaced from the same seeded stream); `synthd fit` stores
@@ -27,9 +29,12 @@
  * privacy, where the output may depend on the rows only through the noisy marginals.
  */
 import { createHash } from "node:crypto";
-import type { Table, TableSource } from "../io/csv";
+import { fileOfDescription, readTable, type ReadOptions, type Table, type TableSource } from "../io/csv";
 import type { CodeArray } from "../metadata/marginals";
-import { encodeTableWithScan, type ExtractOptions } from "../metadata/metadata";
+import { buildCodec, checkOverrides, encodeScanned, type ExtractOptions } from "../metadata/metadata";
+import { checkDomainColumns, domainCodec, loadDomain } from "../metadata/domain";
+import { SAMPLE_ROWS, tallyTable } from "../metadata/table-tally";
+import { RankedSample, sampleRank } from "../metadata/csv-chunks";
 import { DatetimeFormat } from "../metadata/datetime";
 import { scanTable } from "../metadata/table-scan";
 import { binOf, isNumeric, MISSING_KEY, pointValues, type ColumnCodec } from "../columns";
@@ -50,6 +55,26 @@ export const FILTER_NONE_SPLIT_SHARE = 0.5;
 
 /** Rows hashed at once while the filter is built (bounds the build's working memory). */
 const BUILD_CHUNK_ROWS = 65_536;
+
+/** Rows outside the half H tested against it for a measured split share (as `evaluate`'s 3 splits of 20,000). */
+const SPLIT_QUERY_ROWS = 60_000;
+
+/**
+ * Real rows a filter protects at most by default: a larger table's filter protects a bottom-k
+ * sample of this many of its rows. At 15 compared columns the whole table's Bloom filter then
+ * just fits `MAX_FILTER_BITS` of `./masked-keys` (128 MiB) at the stated false-positive rate;
+ * with the half H, at most 256 MiB whatever the columns (docs/extract.md "The near-copy filter
+ * within the bound").
+ */
+export const FILTER_MAX_ROWS = 3_000_000;
+
+/** Options of {@link NearCopyFilter.build}. */
+export interface FilterBuildOptions {
+  /** Most real rows the filter protects (>= 2); a larger table: a bottom-k sample of them. Default {@link FILTER_MAX_ROWS}. */
+  maxRows?: number;
+  /** Worker threads of pass 1 (`../metadata/table-tally`). Default: as extraction's. */
+  threads?: number;
+}
 
 /** How one compared column's cells are keyed: by text, or by code in a stored code book. */
 export type KeySpec =
@@ -73,7 +98,10 @@ export interface FilterHeader {
   version: 1;
   /** Compared columns, in order. */
   columns: KeySpec[];
+  /** Real rows the filter protects (holds the keys of). */
   rows: number;
+  /** Rows of the real table; absent (files written before it): `rows`. More than `rows`: a bottom-k sample is protected. */
+  table_rows?: number;
   /** Share of B rows nearly copying an A row over 50/50 splits of the real table. */
   split_share: number;
   /** Largest share of near-copies kept in a sample (0: every one dropped). */
@@ -141,8 +169,14 @@ export class NearCopyFilter {
     return this.header.split_share;
   }
 
+  /** Real rows the filter protects. */
   get rows(): number {
     return this.header.rows;
+  }
+
+  /** Rows of the real table (more than {@link rows} when the filter protects a sample of them). */
+  get tableRows(): number {
+    return this.header.table_rows ?? this.header.rows;
   }
 
   get columns(): string[] {
@@ -160,73 +194,143 @@ export class NearCopyFilter {
 
   /**
    * Reads the real table and builds the filter (file header); none for fewer than 2 compared
-   * columns or real rows, or from a split share of {@link FILTER_NONE_SPLIT_SHARE}.
+   * columns or real rows, or from a split share of {@link FILTER_NONE_SPLIT_SHARE}. Streams
+   * (docs/extract.md "The near-copy filter within the bound"): pass 1 is extraction's tally
+   * (`../metadata/table-tally`: code books; a table within its sample, 200,000 rows, is the
+   * sample, and its split share is `evaluate`'s); a table above `opts.maxRows` is read once more
+   * for its bottom-k sample of that many rows (`RankedSample`, ranked by line as extraction's
+   * sample is), which the filter then protects; the last pass hashes the protected rows chunk by
+   * chunk. A table larger than the tally's sample gets its split share from the filter itself: the
+   * share of {@link SPLIT_QUERY_ROWS} protected rows outside the half H that H flags (one 50/50
+   * split of the protected rows, Bloom false positives included). Memory: the tally's, and the
+   * Bloom filters of at most `maxRows` rows.
    * @param read kind overrides (declared identifiers are left out, as in `evaluate`), `domain`,
    *   delimiter and encoding of the real table.
    * @param key the secret the cells are hashed with (at least 16 bytes). Without one, a fixed
    *   public key: the filter stays in memory ({@link toBuffer} refuses it) and is deterministic.
-   * @throws DataError as `encodeTable` for a table that cannot be read.
+   * @throws DataError as `analyzeTable` for a table that cannot be read, or one that changed
+   *   between the passes; RangeError for a bad `maxRows` or both `columns` and `domain`.
    */
   static async build(
     source: TableSource,
     read: Pick<ExtractOptions, "columns" | "delimiter" | "encoding" | "domain"> = {},
     key?: Uint8Array,
+    opts: FilterBuildOptions = {},
   ): Promise<FilterBuild> {
-    const { encoded, scanned } = await encodeTableWithScan(source, read);
-    const compared = encoded.codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
-    if (compared.length < 2 || encoded.n < 2) return { splitShare: 1, reason: "fewer than 2 compared columns or real rows" };
-    const specs = compared.map((f) => specOf(encoded.codecs[f]));
-    const scans = compared.map((f) => scanned.scans[f]);
-    // The split's keys: value ids for text columns, codes for the others (as `evaluate`).
-    const keys = compared.map((f, k): CodeArray => (specs[k].key === "text" ? scans[k].ids : encoded.codes[f]));
-    const splitShare = splitNearCopyShare(keys, { splits: 3 });
-    if (splitShare >= FILTER_NONE_SPLIT_SHARE) {
-      return { splitShare, reason: `${(100 * splitShare).toFixed(1)}% of real rows nearly copy another half's rows: near-copies are what this table is` };
+    const maxRows = opts.maxRows ?? FILTER_MAX_ROWS;
+    if (!(Number.isInteger(maxRows) && maxRows >= 2)) throw new RangeError(`maxRows must be an integer >= 2 (got ${maxRows})`);
+    if (read.domain !== undefined && read.columns !== undefined) {
+      throw new RangeError("columns (kind overrides) and domain cannot be combined: with a domain every column is a categorical code.");
     }
-    const n = encoded.n;
-    const F = compared.length;
-    const set = MaskedKeySet.sized(n * F, F);
-    const thin = splitShare > FILTER_MAX_SPLIT_SHARE;
-    const half = thin ? MaskedKeySet.sized((n >> 1) * F, F) : undefined;
-    const inHalf = new Uint8Array(n);
-    if (half) for (const r of shuffled(n, deriveSeed(0, 7)).subarray(0, n >> 1)) inHalf[r] = 1;
-    const header: FilterHeader = {
-      version: 1,
-      columns: specs,
-      rows: n,
-      split_share: splitShare,
-      target_share: thin ? splitShare : 0,
-      bits: set.bits,
-      hashes: set.hashes,
-      half_bits: half?.bits ?? 0,
-      half_hashes: half?.hashes ?? 0,
-      key_id: key === undefined ? "" : keyId(key),
-    };
-    const filter = new NearCopyFilter(header, set, half, key ?? IN_MEMORY_KEY);
-    // Per column, the hashes of its distinct keys; then rows in chunks.
-    const distinct = keys.map((ids, k) => {
-      const count = specs[k].key === "text" ? scans[k].values.length : encoded.codecs[compared[k]].K;
-      const h = new Uint32Array(2 * count);
-      for (let v = 0; v < count; v++) filter.hasher.hash(k, specs[k].key === "text" ? `t${scans[k].values[v]}` : `c${v}`, h, 2 * v);
-      return h;
-    });
-    const cells = new Uint32Array(2 * F * Math.min(n, BUILD_CHUNK_ROWS));
-    for (let start = 0; start < n; start += BUILD_CHUNK_ROWS) {
-      const rows = Math.min(BUILD_CHUNK_ROWS, n - start);
-      for (let k = 0; k < F; k++) {
-        const ids = keys[k];
-        const h = distinct[k];
-        for (let r = 0; r < rows; r++) {
-          const v = ids[start + r];
-          cells[2 * (r * F + k)] = h[2 * v];
-          cells[2 * (r * F + k) + 1] = h[2 * v + 1];
-        }
+    const domain = read.domain === undefined ? undefined : await loadDomain(read.domain);
+    const tally = await tallyTable(source, { delimiter: read.delimiter, encoding: read.encoding, threads: opts.threads, sampleRows: Math.min(SAMPLE_ROWS, maxRows) });
+    try {
+      if (domain) checkDomainColumns(tally.columns, domain, tally.source);
+      else checkOverrides(tally.columns, read, tally.source);
+      const codecs = tally.scans.map((s, c) =>
+        domain ? domainCodec(s, tally.n, domain[s.name], tally.source) : buildCodec(s, tally.n, read, tally.source, tally.types?.[c]),
+      );
+      const compared = codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
+      if (compared.length < 2 || tally.n < 2) return { splitShare: 1, reason: "fewer than 2 compared columns or real rows" };
+      const specs = compared.map((f) => specOf(codecs[f]));
+      // A table within the tally's sample: the split share of `evaluate` over the whole table
+      // (value ids for text columns, codes for the others); a larger one: measured during the hash pass.
+      let splitShare: number | undefined;
+      if (!tally.sampled) {
+        const sampleCodes = encodeScanned(tally.sample, compared.map((f) => codecs[f]));
+        splitShare = splitNearCopyShare(compared.map((f, k): CodeArray => (specs[k].key === "text" ? tally.sample.scans[f].ids : sampleCodes[k])), { splits: 3 });
+        if (splitShare >= FILTER_NONE_SPLIT_SHARE) return { splitShare, reason: noneReason(splitShare) };
       }
-      const sums = rowSums(cells, rows, F);
-      set.addRows(cells, sums, rows, F);
-      half?.addRows(cells, sums, rows, F, inHalf.subarray(start, start + rows));
+      const readOpts = { minColumns: 2, delimiter: read.delimiter, encoding: read.encoding };
+      const inSample = tally.n > maxRows ? await sampleOfLines(source, maxRows, readOpts) : undefined;
+      const n = Math.min(tally.n, maxRows);
+      const F = compared.length;
+      const set = MaskedKeySet.sized(n * F, F);
+      let half = splitShare === undefined || splitShare > FILTER_MAX_SPLIT_SHARE ? MaskedKeySet.sized((n >> 1) * F, F) : undefined;
+      const inHalf = new Uint8Array(n);
+      const perm = half ? shuffled(n, deriveSeed(0, 7)) : new Int32Array(0);
+      for (const r of perm.subarray(0, n >> 1)) inHalf[r] = 1;
+      // Measured split: rows outside H (at most SPLIT_QUERY_ROWS, at random) tested against H.
+      const inQuery = new Uint8Array(splitShare === undefined ? n : 0);
+      for (const r of perm.subarray(n >> 1, (n >> 1) + (splitShare === undefined ? SPLIT_QUERY_ROWS : 0))) inQuery[r] = 1;
+      const query = new Uint32Array(splitShare === undefined ? 2 * F * Math.min(SPLIT_QUERY_ROWS, n - (n >> 1)) : 0);
+      let queried = 0;
+      const hasher = new CellHasher(key ?? IN_MEMORY_KEY, F);
+      // Per compared column, its distinct values' ids and each id's hash (text: the value's; else its code's).
+      const lookups = compared.map((f, k) => {
+        const { values } = tally.scans[f];
+        const ids = new Map<string, number>();
+        const h = new Uint32Array(2 * values.length);
+        values.forEach((v, id) => {
+          ids.set(v, id);
+          hasher.hash(k, specs[k].key === "text" ? `t${v}` : `c${codecs[f].encode(v)}`, h, 2 * id);
+        });
+        return { ids, h, timestamp: tally.types?.[f] === "timestamp" };
+      });
+      const cells = new Uint32Array(2 * F * Math.min(n, BUILD_CHUNK_ROWS));
+      let rows = 0;
+      let done = 0;
+      let seen = 0;
+      const flush = (): void => {
+        const sums = rowSums(cells, rows, F);
+        set.addRows(cells, sums, rows, F);
+        half?.addRows(cells, sums, rows, F, inHalf.subarray(done - rows, done));
+        for (let r = 0; r < rows && inQuery.length > 0; r++) {
+          if (inQuery[done - rows + r] === 1) query.set(cells.subarray(2 * F * r, 2 * F * (r + 1)), 2 * F * queried++);
+        }
+        rows = 0;
+      };
+      await readTable(
+        source,
+        (header) => {
+          if (header.join("\u0000") !== tally.columns.join("\u0000")) throw changed(tally.source);
+        },
+        (record, line) => {
+          seen++;
+          if (inSample && !inSample(line)) return;
+          if (done === n) throw changed(tally.source);
+          for (let k = 0; k < F; k++) {
+            const { ids, h, timestamp } = lookups[k];
+            const v = record[compared[k]];
+            // A typed timestamp's ".000" is dropped in pass 1 when no value has a fraction.
+            const id = ids.get(v) ?? (timestamp && v.endsWith(".000") ? ids.get(v.slice(0, -4)) : undefined);
+            if (id === undefined) throw changed(tally.source);
+            const o = 2 * (rows * F + k);
+            cells[o] = h[2 * id];
+            cells[o + 1] = h[2 * id + 1];
+          }
+          rows++;
+          done++;
+          if (rows === BUILD_CHUNK_ROWS) flush();
+        },
+        readOpts,
+      );
+      if (rows > 0) flush();
+      if (seen !== tally.n || done !== n) throw changed(tally.source);
+      if (splitShare === undefined) {
+        const near = half!.flagRows(query, rowSums(query, queried, F), queried, F);
+        splitShare = near.reduce((sum, x) => sum + x, 0) / Math.max(1, queried);
+        if (splitShare >= FILTER_NONE_SPLIT_SHARE) return { splitShare, reason: noneReason(splitShare) };
+        if (splitShare <= FILTER_MAX_SPLIT_SHARE) half = undefined;
+      }
+      const thin = half !== undefined;
+      const header: FilterHeader = {
+        version: 1,
+        columns: specs,
+        rows: n,
+        table_rows: tally.n,
+        split_share: splitShare,
+        target_share: thin ? splitShare : 0,
+        bits: set.bits,
+        hashes: set.hashes,
+        half_bits: half?.bits ?? 0,
+        half_hashes: half?.hashes ?? 0,
+        key_id: key === undefined ? "" : keyId(key),
+      };
+      return { filter: new NearCopyFilter(header, set, half, key ?? IN_MEMORY_KEY), splitShare };
+    } finally {
+      await tally.close();
     }
-    return { filter, splitShare };
   }
 
   /**
@@ -304,6 +408,13 @@ export class NearCopyFilter {
       : `rows equal to a real row on all columns but one are kept in at most ${pct(this.header.target_share)} of the sample, the share a 50/50 split of the real table shows; the rest are dropped and replaced`;
   }
 
+  /** One line for the CLI when the filter protects a sample of the table's rows; else undefined. */
+  sampleNote(): string | undefined {
+    if (this.tableRows <= this.rows) return undefined;
+    const num = (x: number): string => x.toLocaleString("en-US");
+    return `it protects a sample of ${num(this.rows)} of the table's ${num(this.tableRows)} real rows (its budget, to stay within its memory bound): a row nearly copying only a real row outside the sample is not dropped`;
+  }
+
   /**
    * The filter as bytes, without its key: `SYNTHDNC`, the header's JSON length (uint32 LE), the
    * header ({@link FilterHeader}), zero padding to a multiple of 4, the Bloom filters' words (LE).
@@ -339,7 +450,8 @@ export class NearCopyFilter {
       throw new DataError(`the near-copy filter's header is not JSON (${(e as Error).message})`);
     }
     const start = at + ((4 - (at % 4)) % 4);
-    if (header?.version !== 1 || !Array.isArray(header.columns) || b.length - start !== (header.bits + header.half_bits) / 8) {
+    const rowsFit = header?.table_rows === undefined || header.table_rows >= header.rows;
+    if (header?.version !== 1 || !Array.isArray(header.columns) || !rowsFit || b.length - start !== (header.bits + header.half_bits) / 8) {
       throw new DataError("the near-copy filter is of another version or truncated");
     }
     if (header.key_id !== keyId(key)) throw new DataError("the near-copy filter was built with another key");
@@ -351,6 +463,42 @@ export class NearCopyFilter {
     const half = header.half_bits > 0 ? new MaskedKeySet(words(start + header.bits / 8, header.half_bits), header.half_hashes) : undefined;
     return new NearCopyFilter(header, new MaskedKeySet(words(start, header.bits), header.hashes), half, key);
   }
+}
+
+/**
+ * Whether a row (by `../io/csv`'s line) is in the bottom-`size` sample of the table's rows by
+ * (`sampleRank(line)`, line), extraction's ranking: one pass over the table with a line-only
+ * {@link RankedSample}. Memory: about 40 bytes per sampled row, freed on return.
+ */
+async function sampleOfLines(source: TableSource, size: number, read: ReadOptions): Promise<(line: number) => boolean> {
+  const ranked = new RankedSample(size, 0);
+  const none = new Int32Array(0);
+  await readTable(
+    source,
+    () => undefined,
+    (_, line) => {
+      const rank = sampleRank(line);
+      if (ranked.wants(rank, line)) ranked.add(rank, line, line, none);
+    },
+    read,
+  );
+  const { keys, ranks } = ranked.rows();
+  let last = 0;
+  for (let i = 1; i < keys.length; i++) if (ranks[i] > ranks[last] || (ranks[i] === ranks[last] && keys[i] > keys[last])) last = i;
+  const topRank = ranks[last];
+  const topLine = keys[last];
+  return (line) => {
+    const rank = sampleRank(line);
+    return rank < topRank || (rank === topRank && line <= topLine);
+  };
+}
+
+function noneReason(splitShare: number): string {
+  return `${(100 * splitShare).toFixed(1)}% of real rows nearly copy another half's rows: near-copies are what this table is`;
+}
+
+function changed(source: string): DataError {
+  return new DataError(`${source} changed while the near-copy filter read it (a later pass differs from the first).`, { file: fileOfDescription(source) });
 }
 
 /** The key spec of a compared column's code book. */
