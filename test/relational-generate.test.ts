@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { DataError, Rng, type Table } from "../src/sdk";
 import type { DatabaseSchema } from "../src/sdk/relational/schema";
 import { planDatabase } from "../src/sdk/relational/plan";
-import { generateDatabase, matchedChildRows, MATCH_POOL, type TableModel } from "../src/sdk/relational/generate";
+import { generateDatabase, matchedChildRows, MATCH_POOL, stableOrder, type TableModel } from "../src/sdk/relational/generate";
 import { evaluateDatabase, resampleModels } from "../src/sdk/relational/evaluate";
 
 /**
@@ -254,6 +254,61 @@ test("two keys to one table that never agree in the real rows (a trip's origin a
   assert.equal(synth.trips.rows.filter((r) => r[0] === r[1]).length, 0);
   const report = evaluateDatabase(schema, tables, synth);
   for (const r of report.relationships) assert.equal(r.orphans, 0);
+});
+
+test("a second key: parents get their drawn counts on rows of their own context; a short context costs its hubs, an excess goes to hubs; never the first key's parent", async () => {
+  // Real: 10 places (CA, NY alternating), 100 trips; the stand-in models draw what the test sets.
+  const places: Table = { columns: ["code", "state"], rows: Array.from({ length: 10 }, (_, p) => [`P${p}`, p % 2 === 0 ? "CA" : "NY"]) };
+  const trips: Table = { columns: ["origin", "destination", "km"], rows: Array.from({ length: 100 }, (_, t) => [`P${t % 10}`, `P${(t + 1) % 10}`, "5"]) };
+  const schema: DatabaseSchema = {
+    tables: { places: { primaryKey: "code" }, trips: {} },
+    relationships: [
+      { parent: "places", parentKey: "code", child: "trips", childKey: "origin" },
+      { parent: "places", parentKey: "code", child: "trips", childKey: "destination" },
+    ],
+  };
+  const { plan } = planDatabase(schema, { places, trips });
+  const pc = plan.tables.places.modelColumns;
+  assert.deepEqual(pc, ["state", "trips.origin.rows", "trips.destination.rows"]);
+  // Destination counts with hubs (CA: 30, 20, 10, 6, 4; NY: 10, 8, 6, 4, 2); both keys sum to 100.
+  const destination = [30, 4, 20, 6, 10, 8, 6, 2, 4, 10];
+  const placeModel: TableModel = {
+    sample: async () => ({ columns: pc, rows: places.rows.map((r, i) => [r[1], "10", String(destination[i])]) }),
+    sampleSeeded: async () => assert.fail("no seeded request"),
+  };
+  const tc = plan.tables.trips.modelColumns;
+  assert.deepEqual(tc, ["km", "origin.state", "destination.state"]);
+  const tripModel: TableModel = {
+    // About 60% of the rows drawn toward CA, whose places have 70 slots; km is the pool row.
+    sample: async (n) => ({ columns: tc, rows: Array.from({ length: n }, (_, i) => [String(i), i % 2 === 0 ? "CA" : "NY", i % 5 < 3 ? "CA" : "NY"]) }),
+    sampleSeeded: async () => assert.fail("no seeded request"),
+    codeKeys: (t) => t.rows.map((r) => r.join("\u0000")),
+  };
+  const synth = await generateDatabase(plan, { places: placeModel, trips: tripModel }, { seed: 3 });
+  assert.equal(synth.trips.rows.length, 100);
+  assert.equal(synth.trips.rows.filter((r) => r[0] === r[1]).length, 0, "never the origin");
+  const state = new Map(synth.places.rows.map((r) => [r[0], r[1]]));
+  const drawnState = (r: string[]): string => (Number(r[2]) % 5 < 3 ? "CA" : "NY");
+  assert.ok(synth.trips.rows.every((r) => drawnState(r) === state.get(r[1])), "every destination in the row's drawn state");
+  const ca = synth.trips.rows.filter((r) => drawnState(r) === "CA").length;
+  assert.ok(ca > 50 && ca < 70, `${ca} rows drawn toward CA`);
+  const per = new Map<string, number>();
+  for (const r of synth.trips.rows) per.set(r[1], (per.get(r[1]) ?? 0) + 1);
+  const got = (st: string): number[] => synth.places.rows.filter((r) => r[1] === st).map((r) => per.get(r[0]) ?? 0).sort((a, b) => a - b);
+  // CA is short of 70 - ca rows: its small places keep their counts, the hubs lose the rest.
+  const caGot = got("CA");
+  assert.deepEqual(caGot.slice(0, 3), [4, 6, 10]);
+  assert.ok(caGot[3] + caGot[4] === ca - 20 && caGot[4] <= 30 && caGot[3] <= 20, `CA ${caGot}`);
+  // NY takes 30 + (70 - ca) rows: every place at least its count.
+  const nyGot = got("NY");
+  assert.equal(nyGot.reduce((a, b) => a + b, 0), 100 - ca);
+  [2, 4, 6, 8, 10].forEach((c, k) => assert.ok(nyGot[k] >= c, `NY ${nyGot}`));
+});
+
+test("rows sorted by a column: ascending, numbers as numbers, equal values (also 1 and 1.0) in row order", () => {
+  assert.deepEqual(stableOrder(["b", "a", "c", "a"], false), [1, 3, 0, 2]);
+  assert.deepEqual(stableOrder(["10", "9", "1.0", "1", "-2"], true), [4, 2, 3, 1, 0]);
+  assert.deepEqual(stableOrder([], true), []);
 });
 
 /**
