@@ -478,7 +478,7 @@ function freshKeys(p: TablePlan, rows: Table, key: number): string[] {
  * context has fewer rows than slots the hubs lose a few of many, not a small parent its only ones.
  * A row left over (its context's slots are full) goes to a parent agreeing on the first context
  * column in proportion to its count, so hubs take the excess; a row with no such parent to an
- * open slot, else to any other parent. Blank without parent rows.
+ * open slot, else to any parent in proportion to its count. Blank without parent rows.
  */
 function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, codeKeys?: (t: Table) => string[], avoid?: number[]): string[] {
   const rng = new Rng(seed);
@@ -526,21 +526,32 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
     }
     return g.parents[lo];
   };
+  const all = { parents: [] as number[], sums: [] as number[] };
+  capacity.forEach((c, i) => {
+    if (c === 0) return;
+    all.parents.push(i);
+    all.sums.push((all.sums[all.sums.length - 1] ?? 0) + c);
+  });
+  const drawOther = (g: { parents: number[]; sums: number[] } | undefined, r: number): number => {
+    for (let tries = 0; g !== undefined && g.parents.length > 0 && tries < 8; tries++) {
+      const p = drawIn(g);
+      if (p !== avoid?.[r]) return p;
+    }
+    return -1;
+  };
   for (let r = 0; r < m; r++) {
     if (of[r] >= 0) continue;
-    const g = groups.get(firstOf(rowKeys[r]));
-    for (let tries = 0; g !== undefined && tries < 8 && of[r] < 0; tries++) {
-      const p = drawIn(g);
-      if (p !== avoid?.[r]) of[r] = p;
-    }
+    of[r] = drawOther(groups.get(firstOf(rowKeys[r])), r);
     if (of[r] >= 0) continue;
-    // The last open slot, or the one before it when the last is the row's first-key parent.
-    const k = open.length - 1 - (open.length > 1 && open[open.length - 1] === avoid?.[r] ? 1 : 0);
-    if (k >= 0 && open[k] !== avoid?.[r]) {
+    // An open slot from the end, past those of the row's first-key parent.
+    for (let k = open.length - 1; k >= Math.max(0, open.length - AVOID_SCAN) && of[r] < 0; k--) {
+      if (open[k] === avoid?.[r]) continue;
       of[r] = open[k];
       open[k] = open[open.length - 1];
       open.pop();
     }
+    // Else any parent in proportion to its count, else any other parent.
+    if (of[r] < 0) of[r] = drawOther(all, r);
     if (of[r] < 0) {
       const p = rng.int(n);
       of[r] = n > 1 && p === avoid?.[r] ? (p + 1) % n : p;
