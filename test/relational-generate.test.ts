@@ -82,7 +82,9 @@ test("generation: fresh unique keys in the real shape, no orphans, children as m
     assert.notEqual(c[1], "C", "segment C customers have no orders");
     if (store.get(o[2])![1] === c[2]) regionAgrees++;
   }
-  assert.equal(regionAgrees, synth.orders.rows.length, "the second parent is matched on its context columns");
+  // Matched on its context columns; a store whose region has too few orders drawn still gets the
+  // bottom of its count's bucket, from another region (random stores would agree on a third).
+  assert.ok(regionAgrees >= 0.95 * synth.orders.rows.length, `the second parent is matched on its context columns: ${regionAgrees} of ${synth.orders.rows.length}`);
   const byCustomer = report.relationships.find((r) => r.relationship === "orders.customer_id -> customers.id")!;
   assert.ok(byCustomer.cardinalityTvd < 0.1, `cardinality TVD ${byCustomer.cardinalityTvd}`);
   assert.ok(byCustomer.pairTvd < 0.1, `pair TVD ${byCustomer.pairTvd}`);
@@ -303,6 +305,29 @@ test("a second key: parents get their drawn counts on rows of their own context;
   const nyGot = got("NY");
   assert.equal(nyGot.reduce((a, b) => a + b, 0), 100 - ca);
   [2, 4, 6, 8, 10].forEach((c, k) => assert.ok(nyGot[k] >= c, `NY ${nyGot}`));
+});
+
+test("children counts drawn over the real total are scaled at the hubs: small counts stay as drawn", async () => {
+  // Real: 10 customers, 50 orders; the model draws 80 children, 60 of them on one hub.
+  const customers: Table = { columns: ["id", "segment"], rows: Array.from({ length: 10 }, (_, i) => [`C${i}`, i % 2 === 0 ? "A" : "B"]) };
+  const orders: Table = { columns: ["order_id", "customer_id", "amount"], rows: Array.from({ length: 50 }, (_, i) => [`O${i}`, `C${i % 10}`, "5"]) };
+  const schema: DatabaseSchema = { tables: { customers: { primaryKey: "id" }, orders: { primaryKey: "order_id" } }, relationships: [{ parent: "customers", parentKey: "id", child: "orders", childKey: "customer_id" }] };
+  const { plan } = planDatabase(schema, { customers, orders });
+  const drawn = [1, 1, 1, 1, 2, 2, 3, 3, 60, 6];
+  const models: Record<string, TableModel> = {
+    customers: { sample: async () => ({ columns: plan.tables.customers.modelColumns, rows: drawn.map((c, i) => [i % 2 === 0 ? "A" : "B", String(c)]) }), sampleSeeded: async () => assert.fail("no seeded request") },
+    orders: {
+      sample: async (n) => ({ columns: plan.tables.orders.modelColumns, rows: Array.from({ length: n }, (_, i) => ["5", i % 2 === 0 ? "A" : "B"]) }),
+      sampleSeeded: async () => assert.fail("no seeded request"),
+      codeKeys: (t) => t.rows.map((r) => r.join("\u0000")),
+    },
+  };
+  const synth = await generateDatabase(plan, models, { seed: 2 });
+  const per = new Map<string, number>();
+  for (const r of synth.orders.rows) per.set(r[1], (per.get(r[1]) ?? 0) + 1);
+  const got = synth.customers.rows.map((r) => per.get(r[0]) ?? 0).sort((a, b) => a - b);
+  // The hub takes 50 - 20 = 30; scaling every count by 50/80 would have rounded some 1s to 0.
+  assert.deepEqual(got, [1, 1, 1, 1, 2, 2, 3, 3, 6, 30]);
 });
 
 test("rows sorted by a column: ascending, numbers as numbers, equal values (also 1 and 1.0) in row order", () => {

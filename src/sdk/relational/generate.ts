@@ -145,31 +145,32 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
 /**
  * Children counts scaled to sum to about `want` (the real children per real parent times the
  * generated parents): the largest counts, those that hold at least half the children, times
- * (want - the others' sum) / their sum, rounded up with probability the fraction; the others kept
- * as drawn. A drawn total off the real one comes from the heavy tail (a hub drawn too many or too
- * few), and scaling every count alike would round small counts to 0 (with a factor of 0.9, one
- * parent of one child in ten); when the small counts alone reach `want`, every count is scaled.
+ * (want - the others' sum) / their sum, rounded up with probability the fraction (`exact`: the
+ * largest fractions rounded up, so the sum is `want`); the others kept as drawn. A drawn total
+ * off the real one comes from the heavy tail (a hub drawn too many or too few), and scaling every
+ * count alike would round small counts to 0 (with a factor of 0.9, one parent of one child in
+ * ten); when the small counts alone reach `want`, every count is scaled.
  */
-function scaleCounts(counts: number[], want: number, rng: Rng): number[] {
+function scaleCounts(counts: number[], want: number, rng: Rng, exact = false): number[] {
   const sum = counts.reduce((a, b) => a + b, 0);
   if (sum === 0) return counts;
   const byCount = Array.from(counts.keys()).sort((a, b) => counts[b] - counts[a] || a - b);
-  const top = new Uint8Array(counts.length);
+  let top = 0;
   let held = 0;
-  for (let k = 0; k < byCount.length && held < sum / 2; k++) {
-    top[byCount[k]] = 1;
-    held += counts[byCount[k]];
+  while (top < byCount.length && held < sum / 2) held += counts[byCount[top++]];
+  if (!(want - (sum - held) > 0)) [top, held] = [byCount.length, sum];
+  const scaled = byCount.slice(0, top);
+  const target = want - (sum - held);
+  const out = [...counts];
+  if (exact) {
+    exactCounts(scaled.map((i) => counts[i]), Math.round(target), rng).forEach((c, k) => (out[scaled[k]] = c));
+    return out;
   }
-  let f = (want - (sum - held)) / held;
-  if (!(f > 0)) {
-    top.fill(1);
-    f = want / sum;
+  for (const i of scaled) {
+    const x = (counts[i] * target) / held;
+    out[i] = Math.floor(x) + (rng.next() < x - Math.floor(x) ? 1 : 0);
   }
-  return counts.map((c, i) => {
-    if (top[i] === 0) return c;
-    const x = c * f;
-    return Math.floor(x) + (rng.next() < x - Math.floor(x) ? 1 : 0);
-  });
+  return out;
 }
 
 /**
@@ -278,8 +279,11 @@ export interface FillOptions {
   avoid?: readonly number[];
   /** Slots in this order instead of a random one. */
   order?: Int32Array;
-  /** Take any unused row when none agrees on the first context column (default true). */
-  anyRow?: boolean;
+  /**
+   * Take any unused row when none agrees on the first context column: every slot (true, the
+   * default), none (false), or the slots whose entry is 1.
+   */
+  anyRow?: boolean | Uint8Array;
 }
 
 /**
@@ -321,7 +325,8 @@ export function fillSlots(rowKeys: readonly string[], parentKeys: readonly strin
   const chosen = new Int32Array(slotParent.length).fill(-1);
   for (const s of slotOrder) chosen[s] = take(full.get(parentKeys[slotParent[s]]), slotParent[s]);
   for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first.get(firstOf(parentKeys[slotParent[s]])), slotParent[s]);
-  if (opts.anyRow ?? true) for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(order, slotParent[s]);
+  const any = opts.anyRow ?? true;
+  if (any !== false) for (const s of slotOrder) if (chosen[s] < 0 && (any === true || any[s] === 1)) chosen[s] = take(order, slotParent[s]);
   return chosen;
 }
 
@@ -471,14 +476,16 @@ function freshKeys(p: TablePlan, rows: Table, key: number): string[] {
 
 /**
  * The parent of each row through a foreign key other than the first. Each generated parent's
- * drawn children count for this relationship, scaled to this table's rows ({@link exactCounts}),
+ * drawn children count for this relationship, scaled to this table's rows ({@link scaleCounts}),
  * gives it slots, filled ({@link fillSlots}) with rows whose context codes (`codeKeys`, else the
  * raw values) equal the parent's, else agree on the first context column, never the row's
  * first-key parent (`avoid`). Slots of parents with fewer children are filled first, so where a
  * context has fewer rows than slots the hubs lose a few of many, not a small parent its only ones.
- * A row left over (its context's slots are full) goes to a parent agreeing on the first context
- * column in proportion to its count, so hubs take the excess; a row with no such parent to an
- * open slot, else to any parent in proportion to its count. Blank without parent rows.
+ * A parent's first slots, up to the bottom of its count's bucket (the count up to 3, else its
+ * power of two), take a row of any context when none of its own is left. A row left over (its
+ * context's slots are full) goes to a hub agreeing on the first context column (the largest
+ * counts holding half its children), in proportion to its count; a row with no such parent to
+ * an open slot, else to a hub of all parents. Blank without parent rows.
  */
 function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, codeKeys?: (t: Table) => string[], avoid?: number[]): string[] {
   const rng = new Rng(seed);
@@ -488,7 +495,7 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
   if (m === 0) return [];
   const kj = parent.model.columns.indexOf(countCol);
   const drawn = parent.model.rows.map((r) => childCount(r[kj]));
-  const capacity = exactCounts(drawn.some((c) => c > 0) ? drawn : drawn.map(() => 1), m, rng);
+  const capacity = scaleCounts(drawn.some((c) => c > 0) ? drawn : drawn.map(() => 1), m, rng, true);
   const cols = fk.context.map((c) => c.column);
   const cj = cols.map((c) => rows.columns.indexOf(c));
   const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
@@ -502,20 +509,41 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
   // Parents with fewer slots first, at random among equals.
   const tie = Float64Array.from({ length: n }, () => rng.next());
   const order = Int32Array.from(slotParent.keys()).sort((a, b) => capacity[slotParent[a]] - capacity[slotParent[b]] || tie[slotParent[a]] - tie[slotParent[b]] || a - b);
-  const chosen = fillSlots(rowKeys, parentKeys, slotParent, rng, { order, anyRow: false, ...(avoid !== undefined ? { avoid } : {}) });
+  // A parent's first slots, up to the bottom of its count's bucket (the count itself up to 3,
+  // else its power of two), take rows of any context when its own has none left.
+  const firm = new Uint8Array(slotParent.length);
+  for (let s = 0, k = 0; s < slotParent.length; s++) {
+    k = s > 0 && slotParent[s - 1] === slotParent[s] ? k + 1 : 0;
+    const c = capacity[slotParent[s]];
+    if (k < (c <= 3 ? c : 2 ** Math.floor(Math.log2(c)))) firm[s] = 1;
+  }
+  const chosen = fillSlots(rowKeys, parentKeys, slotParent, rng, { order, anyRow: firm, ...(avoid !== undefined ? { avoid } : {}) });
   const of = new Int32Array(m).fill(-1);
   const open: number[] = [];
   chosen.forEach((row, s) => (row >= 0 ? (of[row] = slotParent[s]) : open.push(slotParent[s])));
   rng.shuffle(open);
-  // Parents by first context code, with their counts' running sums for a draw in proportion.
-  const groups = new Map<string, { parents: number[]; sums: number[] }>();
-  capacity.forEach((c, i) => {
-    if (c === 0) return;
+  // The hubs of each first context code (and of all parents): its largest counts, those holding
+  // half its children, with their running sums for a draw in proportion. One row more moves a
+  // parent of 1 to the next bucket, a hub of 400 not.
+  const hubsOf = (parents: number[]): { parents: number[]; sums: number[] } => {
+    const total = parents.reduce((a, i) => a + capacity[i], 0);
+    const g = { parents: [] as number[], sums: [] as number[] };
+    let held = 0;
+    for (const i of [...parents].sort((a, b) => capacity[b] - capacity[a] || a - b)) {
+      if (held >= total / 2 || capacity[i] === 0) break;
+      held += capacity[i];
+      g.parents.push(i);
+      g.sums.push(held);
+    }
+    return g;
+  };
+  const byFirst = new Map<string, number[]>();
+  capacity.forEach((_, i) => {
     const k = firstOf(parentKeys[i]);
-    const g = groups.get(k) ?? groups.set(k, { parents: [], sums: [] }).get(k)!;
-    g.parents.push(i);
-    g.sums.push((g.sums[g.sums.length - 1] ?? 0) + c);
+    (byFirst.get(k) ?? byFirst.set(k, []).get(k)!).push(i);
   });
+  const groups = new Map([...byFirst].map(([k, ps]) => [k, hubsOf(ps)]));
+  const all = hubsOf(Array.from(capacity.keys()));
   const drawIn = (g: { parents: number[]; sums: number[] }): number => {
     const u = rng.next() * g.sums[g.sums.length - 1];
     let [lo, hi] = [0, g.sums.length - 1];
@@ -526,12 +554,6 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
     }
     return g.parents[lo];
   };
-  const all = { parents: [] as number[], sums: [] as number[] };
-  capacity.forEach((c, i) => {
-    if (c === 0) return;
-    all.parents.push(i);
-    all.sums.push((all.sums[all.sums.length - 1] ?? 0) + c);
-  });
   const drawOther = (g: { parents: number[]; sums: number[] } | undefined, r: number): number => {
     for (let tries = 0; g !== undefined && g.parents.length > 0 && tries < 8; tries++) {
       const p = drawIn(g);
