@@ -277,19 +277,13 @@ function firstOf(k: string): string {
 export interface FillOptions {
   /** A row is never taken for parent `avoid[row]` (a flight's origin as its destination). */
   avoid?: readonly number[];
-  /** Slots in this order instead of a random one. */
-  order?: Int32Array;
-  /**
-   * Take any unused row when none agrees on the first context column: every slot (true, the
-   * default), none (false), or the slots whose entry is 1.
-   */
-  anyRow?: boolean | Uint8Array;
 }
 
 /**
  * Rows for slots: slot s belongs to parent `slotParent[s]` and, in random order, takes an unused
  * row whose key (`rowKeys`, the model's context codes joined by NUL) equals its parent's
- * (`parentKeys`), else one agreeing on the first context column, else any unused row.
+ * (`parentKeys`), else one agreeing on the first context column, else any unused row; never a
+ * row whose `opts.avoid` entry is the slot's parent.
  * @returns per slot its row, -1 when no row is left for it.
  */
 export function fillSlots(rowKeys: readonly string[], parentKeys: readonly string[], slotParent: readonly number[], rng: Rng, opts: FillOptions = {}): Int32Array {
@@ -321,12 +315,11 @@ export function fillSlots(rowKeys: readonly string[], parentKeys: readonly strin
     }
     return -1;
   };
-  const slotOrder = opts.order ?? rng.shuffle(Int32Array.from({ length: slotParent.length }, (_, i) => i));
+  const slotOrder = rng.shuffle(Int32Array.from({ length: slotParent.length }, (_, i) => i));
   const chosen = new Int32Array(slotParent.length).fill(-1);
   for (const s of slotOrder) chosen[s] = take(full.get(parentKeys[slotParent[s]]), slotParent[s]);
   for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first.get(firstOf(parentKeys[slotParent[s]])), slotParent[s]);
-  const any = opts.anyRow ?? true;
-  if (any !== false) for (const s of slotOrder) if (chosen[s] < 0 && (any === true || any[s] === 1)) chosen[s] = take(order, slotParent[s]);
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(order, slotParent[s]);
   return chosen;
 }
 
@@ -475,17 +468,13 @@ function freshKeys(p: TablePlan, rows: Table, key: number): string[] {
 }
 
 /**
- * The parent of each row through a foreign key other than the first. Each generated parent's
- * drawn children count for this relationship, scaled to this table's rows ({@link scaleCounts}),
- * gives it slots, filled ({@link fillSlots}) with rows whose context codes (`codeKeys`, else the
- * raw values) equal the parent's, else agree on the first context column, never the row's
- * first-key parent (`avoid`). Slots of parents with fewer children are filled first, so where a
- * context has fewer rows than slots the hubs lose a few of many, not a small parent its only ones.
- * A parent's first slots, up to the bottom of its count's bucket (the count up to 3, else its
- * power of two), take a row of any context when none of its own is left. A row left over (its
- * context's slots are full) goes to a hub agreeing on the first context column (the largest
- * counts holding half its children), in proportion to its count; a row with no such parent to
- * an open slot, else to a hub of all parents. Blank without parent rows.
+ * The parent of each row through a foreign key other than the first, placed as the first key's
+ * children are ({@link matchedChildRows}): each generated parent's drawn children count for this
+ * relationship, scaled to exactly this table's rows ({@link scaleCounts}), gives it slots, filled
+ * ({@link fillSlots}) with the rows whose context codes (`codeKeys`, else the raw values) equal the
+ * parent's, else agree on the first context column, else any row left; never the row's first-key
+ * parent (`avoid`). A row left by that rule goes to an open slot of another parent, else to a
+ * parent drawn in proportion to its count. Blank without parent rows.
  */
 function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, codeKeys?: (t: Table) => string[], avoid?: number[]): string[] {
   const rng = new Rng(seed);
@@ -506,64 +495,24 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
   capacity.forEach((c, i) => {
     for (let k = 0; k < c; k++) slotParent.push(i);
   });
-  // Parents with fewer slots first, at random among equals.
-  const tie = Float64Array.from({ length: n }, () => rng.next());
-  const order = Int32Array.from(slotParent.keys()).sort((a, b) => capacity[slotParent[a]] - capacity[slotParent[b]] || tie[slotParent[a]] - tie[slotParent[b]] || a - b);
-  // A parent's first slots, up to the bottom of its count's bucket (the count itself up to 3,
-  // else its power of two), take rows of any context when its own has none left.
-  const firm = new Uint8Array(slotParent.length);
-  for (let s = 0, k = 0; s < slotParent.length; s++) {
-    k = s > 0 && slotParent[s - 1] === slotParent[s] ? k + 1 : 0;
-    const c = capacity[slotParent[s]];
-    if (k < (c <= 3 ? c : 2 ** Math.floor(Math.log2(c)))) firm[s] = 1;
-  }
-  const chosen = fillSlots(rowKeys, parentKeys, slotParent, rng, { order, anyRow: firm, ...(avoid !== undefined ? { avoid } : {}) });
+  const chosen = fillSlots(rowKeys, parentKeys, slotParent, rng, avoid !== undefined ? { avoid } : {});
   const of = new Int32Array(m).fill(-1);
   const open: number[] = [];
   chosen.forEach((row, s) => (row >= 0 ? (of[row] = slotParent[s]) : open.push(slotParent[s])));
   rng.shuffle(open);
-  // The hubs of each first context code (and of all parents): its largest counts, those holding
-  // half its children, with their running sums for a draw in proportion. One row more moves a
-  // parent of 1 to the next bucket, a hub of 400 not.
-  const hubsOf = (parents: number[]): { parents: number[]; sums: number[] } => {
-    const total = parents.reduce((a, i) => a + capacity[i], 0);
-    const g = { parents: [] as number[], sums: [] as number[] };
-    let held = 0;
-    for (const i of [...parents].sort((a, b) => capacity[b] - capacity[a] || a - b)) {
-      if (held >= total / 2 || capacity[i] === 0) break;
-      held += capacity[i];
-      g.parents.push(i);
-      g.sums.push(held);
-    }
-    return g;
-  };
-  const byFirst = new Map<string, number[]>();
-  capacity.forEach((_, i) => {
-    const k = firstOf(parentKeys[i]);
-    (byFirst.get(k) ?? byFirst.set(k, []).get(k)!).push(i);
-  });
-  const groups = new Map([...byFirst].map(([k, ps]) => [k, hubsOf(ps)]));
-  const all = hubsOf(Array.from(capacity.keys()));
-  const drawIn = (g: { parents: number[]; sums: number[] }): number => {
-    const u = rng.next() * g.sums[g.sums.length - 1];
-    let [lo, hi] = [0, g.sums.length - 1];
+  const sums: number[] = [];
+  capacity.forEach((c, i) => (sums[i] = (sums[i - 1] ?? 0) + c));
+  const drawParent = (): number => {
+    const u = rng.next() * sums[n - 1];
+    let [lo, hi] = [0, n - 1];
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (g.sums[mid] > u) hi = mid;
+      if (sums[mid] > u) hi = mid;
       else lo = mid + 1;
     }
-    return g.parents[lo];
-  };
-  const drawOther = (g: { parents: number[]; sums: number[] } | undefined, r: number): number => {
-    for (let tries = 0; g !== undefined && g.parents.length > 0 && tries < 8; tries++) {
-      const p = drawIn(g);
-      if (p !== avoid?.[r]) return p;
-    }
-    return -1;
+    return lo;
   };
   for (let r = 0; r < m; r++) {
-    if (of[r] >= 0) continue;
-    of[r] = drawOther(groups.get(firstOf(rowKeys[r])), r);
     if (of[r] >= 0) continue;
     // An open slot from the end, past those of the row's first-key parent.
     for (let k = open.length - 1; k >= Math.max(0, open.length - AVOID_SCAN) && of[r] < 0; k--) {
@@ -572,12 +521,11 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
       open[k] = open[open.length - 1];
       open.pop();
     }
-    // Else any parent in proportion to its count, else any other parent.
-    if (of[r] < 0) of[r] = drawOther(all, r);
-    if (of[r] < 0) {
-      const p = rng.int(n);
-      of[r] = n > 1 && p === avoid?.[r] ? (p + 1) % n : p;
+    for (let tries = 0; of[r] < 0 && tries < 8; tries++) {
+      const p = drawParent();
+      if (p !== avoid?.[r]) of[r] = p;
     }
+    if (of[r] < 0) of[r] = ((avoid?.[r] ?? 0) + 1) % n;
   }
   return Array.from(of, (i) => parent.keys[i]);
 }
