@@ -484,13 +484,13 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
   if (m === 0) return [];
   const kj = parent.model.columns.indexOf(countCol);
   const drawn = parent.model.rows.map((r) => childCount(r[kj]));
-  const capacity = scaleCounts(drawn.some((c) => c > 0) ? drawn : drawn.map(() => 1), m, rng, true);
   const cols = fk.context.map((c) => c.column);
   const cj = cols.map((c) => rows.columns.indexOf(c));
   const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
   const keysOf = codeKeys ?? ((t: Table): string[] => t.rows.map((r) => r.join("\u0000")));
   const rowKeys = keysOf({ columns: cols, rows: rows.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j]))) });
   const parentKeys = keysOf({ columns: cols, rows: parent.model.rows.map((r) => pj.map((j) => (j < 0 ? "" : r[j]))) });
+  const capacity = contextCapacity(drawn, parentKeys.map(firstOf), rowKeys.map(firstOf), rng);
   const slotParent: number[] = [];
   capacity.forEach((c, i) => {
     for (let k = 0; k < c; k++) slotParent.push(i);
@@ -528,6 +528,37 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
     if (of[r] < 0) of[r] = ((avoid?.[r] ?? 0) + 1) % n;
   }
   return Array.from(of, (i) => parent.keys[i]);
+}
+
+/**
+ * Slots per parent for a second key: within each value of the first context column, the parents'
+ * drawn counts scaled (at the hubs, {@link scaleCounts}) to exactly the rows drawn with that value,
+ * so no row leaves its context for want of a slot (a store in the customer's region); a context
+ * whose parents drew no child, and rows of a context no parent has, are spread over all parents by
+ * their drawn counts. Sums to the rows.
+ */
+function contextCapacity(drawn: readonly number[], parentFirst: readonly string[], rowFirst: readonly string[], rng: Rng): number[] {
+  const n = drawn.length;
+  const rowsIn = new Map<string, number>();
+  for (const f of rowFirst) rowsIn.set(f, (rowsIn.get(f) ?? 0) + 1);
+  const parentsIn = new Map<string, number[]>();
+  parentFirst.forEach((f, i) => (parentsIn.get(f) ?? parentsIn.set(f, []).get(f)!).push(i));
+  const capacity = new Array<number>(n).fill(0);
+  let spread = 0;
+  for (const [f, want] of rowsIn) {
+    const ps = parentsIn.get(f);
+    const counts = ps?.map((i) => drawn[i]);
+    if (ps === undefined || !counts!.some((c) => c > 0)) {
+      spread += want;
+      continue;
+    }
+    scaleCounts(counts!, want, rng, true).forEach((c, k) => (capacity[ps[k]] = c));
+  }
+  if (spread > 0) {
+    const base = drawn.some((c) => c > 0) ? [...drawn] : drawn.map(() => 1);
+    exactCounts(base, spread, rng).forEach((c, i) => (capacity[i] += c));
+  }
+  return capacity;
 }
 
 /** The output table: the real columns, keys from generation, the rest from the model's rows. */
