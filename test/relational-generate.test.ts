@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { DataError, Rng, type Table } from "../src/sdk";
 import type { DatabaseSchema } from "../src/sdk/relational/schema";
 import { planDatabase } from "../src/sdk/relational/plan";
-import { generateDatabase, matchedChildRows, MATCH_POOL, type TableModel } from "../src/sdk/relational/generate";
+import { generateDatabase, matchedChildRows, MATCH_POOL, stableOrder, type TableModel } from "../src/sdk/relational/generate";
 import { evaluateDatabase, resampleModels } from "../src/sdk/relational/evaluate";
 
 /**
@@ -254,6 +254,83 @@ test("two keys to one table that never agree in the real rows (a trip's origin a
   assert.equal(synth.trips.rows.filter((r) => r[0] === r[1]).length, 0);
   const report = evaluateDatabase(schema, tables, synth);
   for (const r of report.relationships) assert.equal(r.orphans, 0);
+});
+
+test("a second key keeps every row in its context: each context's parents take exactly its rows, drawn counts scaled at its hubs; never the first key's parent", async () => {
+  // Real: 10 places (CA, NY alternating), 100 trips; the stand-in models draw what the test sets.
+  const places: Table = { columns: ["code", "state"], rows: Array.from({ length: 10 }, (_, p) => [`P${p}`, p % 2 === 0 ? "CA" : "NY"]) };
+  const trips: Table = { columns: ["origin", "destination", "km"], rows: Array.from({ length: 100 }, (_, t) => [`P${t % 10}`, `P${(t + 1) % 10}`, "5"]) };
+  const schema: DatabaseSchema = {
+    tables: { places: { primaryKey: "code" }, trips: {} },
+    relationships: [
+      { parent: "places", parentKey: "code", child: "trips", childKey: "origin" },
+      { parent: "places", parentKey: "code", child: "trips", childKey: "destination" },
+    ],
+  };
+  const { plan } = planDatabase(schema, { places, trips });
+  const pc = plan.tables.places.modelColumns;
+  assert.deepEqual(pc, ["state", "trips.origin.rows", "trips.destination.rows"]);
+  // Destination counts with hubs (CA: 30, 20, 10, 6, 4; NY: 10, 8, 6, 4, 2); both keys sum to 100.
+  const destination = [30, 4, 20, 6, 10, 8, 6, 2, 4, 10];
+  const placeModel: TableModel = {
+    sample: async () => ({ columns: pc, rows: places.rows.map((r, i) => [r[1], "10", String(destination[i])]) }),
+    sampleSeeded: async () => assert.fail("no seeded request"),
+  };
+  const tc = plan.tables.trips.modelColumns;
+  assert.deepEqual(tc, ["km", "origin.state", "destination.state"]);
+  const tripModel: TableModel = {
+    // About 60% of the rows drawn toward CA, whose places have 70 slots; km is the pool row.
+    sample: async (n) => ({ columns: tc, rows: Array.from({ length: n }, (_, i) => [String(i), i % 2 === 0 ? "CA" : "NY", i % 5 < 3 ? "CA" : "NY"]) }),
+    sampleSeeded: async () => assert.fail("no seeded request"),
+    codeKeys: (t) => t.rows.map((r) => r.join("\u0000")),
+  };
+  const synth = await generateDatabase(plan, { places: placeModel, trips: tripModel }, { seed: 3 });
+  assert.equal(synth.trips.rows.length, 100);
+  assert.equal(synth.trips.rows.filter((r) => r[0] === r[1]).length, 0, "never the origin");
+  const per = new Map<string, number>();
+  for (const r of synth.trips.rows) per.set(r[1], (per.get(r[1]) ?? 0) + 1);
+  // Every row keeps the state drawn for its destination.
+  const state = new Map(synth.places.rows.map((r) => [r[0], r[1]]));
+  const drawnState = (r: string[]): string => (Number(r[2]) % 5 < 3 ? "CA" : "NY");
+  const ca = synth.trips.rows.filter((r) => drawnState(r) === "CA").length;
+  assert.ok(ca > 50 && ca < 70, `${ca} rows drawn toward CA`);
+  assert.equal(synth.trips.rows.filter((r) => drawnState(r) === state.get(r[1])).length, 100);
+  // A state's places take its rows; the places under the hubs (holding half its drawn count) keep theirs.
+  for (const [st, hubs] of [["CA", 2], ["NY", 2]] as const) {
+    const got = synth.places.rows.filter((r) => r[1] === st).map((r) => per.get(r[0]) ?? 0).sort((a, b) => b - a);
+    const want = destination.filter((_, i) => places.rows[i][1] === st).sort((a, b) => b - a);
+    assert.equal(got.reduce((a, b) => a + b, 0), st === "CA" ? ca : 100 - ca, `${st}: its rows`);
+    assert.deepEqual(got.slice(hubs), want.slice(hubs), `${st}: small places keep their drawn count`);
+  }
+});
+
+test("children counts drawn over the real total are scaled at the hubs: small counts stay as drawn", async () => {
+  // Real: 10 customers, 50 orders; the model draws 80 children, 60 of them on one hub.
+  const customers: Table = { columns: ["id", "segment"], rows: Array.from({ length: 10 }, (_, i) => [`C${i}`, i % 2 === 0 ? "A" : "B"]) };
+  const orders: Table = { columns: ["order_id", "customer_id", "amount"], rows: Array.from({ length: 50 }, (_, i) => [`O${i}`, `C${i % 10}`, "5"]) };
+  const schema: DatabaseSchema = { tables: { customers: { primaryKey: "id" }, orders: { primaryKey: "order_id" } }, relationships: [{ parent: "customers", parentKey: "id", child: "orders", childKey: "customer_id" }] };
+  const { plan } = planDatabase(schema, { customers, orders });
+  const drawn = [1, 1, 1, 1, 2, 2, 3, 3, 60, 6];
+  const models: Record<string, TableModel> = {
+    customers: { sample: async () => ({ columns: plan.tables.customers.modelColumns, rows: drawn.map((c, i) => [i % 2 === 0 ? "A" : "B", String(c)]) }), sampleSeeded: async () => assert.fail("no seeded request") },
+    orders: {
+      sample: async (n) => ({ columns: plan.tables.orders.modelColumns, rows: Array.from({ length: n }, (_, i) => ["5", i % 2 === 0 ? "A" : "B"]) }),
+      sampleSeeded: async () => assert.fail("no seeded request"),
+      codeKeys: (t) => t.rows.map((r) => r.join("\u0000")),
+    },
+  };
+  const synth = await generateDatabase(plan, models, { seed: 2 });
+  const per = new Map<string, number>();
+  for (const r of synth.orders.rows) per.set(r[1], (per.get(r[1]) ?? 0) + 1);
+  const got = synth.customers.rows.map((r) => per.get(r[0]) ?? 0).sort((a, b) => a - b);
+  // The hub takes 50 - 20 = 30; scaling every count by 50/80 would have rounded some 1s to 0.
+  assert.deepEqual(got, [1, 1, 1, 1, 2, 2, 3, 3, 6, 30]);
+});
+
+test("rows sorted by a column: ascending, numbers as numbers, equal values (also 1 and 1.0) in row order", () => {
+  assert.deepEqual(stableOrder(["b", "a", "c", "a"], false), [1, 3, 0, 2]);
+  assert.deepEqual(stableOrder(["10", "9", "1.0", "1", "-2"], true), [4, 2, 3, 1, 0]);
+  assert.deepEqual(stableOrder([], true), []);
 });
 
 /**

@@ -125,7 +125,7 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
     const fks = p.foreignKeys.map((f, k) => {
       if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
       const countCol = plan.tables[f.parent].counts.find((c) => c.child === t && c.childKey === f.childKey)!.column;
-      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k), f.differsFromFirst ? parentRow : undefined);
+      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k), model.codeKeys?.bind(model), f.differsFromFirst ? parentRow : undefined);
     });
     // A primary key that is also a foreign key (one-to-one) keeps its parent's key.
     const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
@@ -144,16 +144,33 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
 
 /**
  * Children counts scaled to sum to about `want` (the real children per real parent times the
- * generated parents): each count times want / sum, rounded up with probability its fraction.
+ * generated parents): the largest counts, those that hold at least half the children, times
+ * (want - the others' sum) / their sum, rounded up with probability the fraction (`exact`: the
+ * largest fractions rounded up, so the sum is `want`); the others kept as drawn. A drawn total
+ * off the real one comes from the heavy tail (a hub drawn too many or too few), and scaling every
+ * count alike would round small counts to 0 (with a factor of 0.9, one parent of one child in
+ * ten); when the small counts alone reach `want`, every count is scaled.
  */
-function scaleCounts(counts: number[], want: number, rng: Rng): number[] {
+function scaleCounts(counts: number[], want: number, rng: Rng, exact = false): number[] {
   const sum = counts.reduce((a, b) => a + b, 0);
   if (sum === 0) return counts;
-  const f = want / sum;
-  return counts.map((c) => {
-    const x = c * f;
-    return Math.floor(x) + (rng.next() < x - Math.floor(x) ? 1 : 0);
-  });
+  const byCount = Array.from(counts.keys()).sort((a, b) => counts[b] - counts[a] || a - b);
+  let top = 0;
+  let held = 0;
+  while (top < byCount.length && held < sum / 2) held += counts[byCount[top++]];
+  if (!(want - (sum - held) > 0)) [top, held] = [byCount.length, sum];
+  const scaled = byCount.slice(0, top);
+  const target = want - (sum - held);
+  const out = [...counts];
+  if (exact) {
+    exactCounts(scaled.map((i) => counts[i]), Math.round(target), rng).forEach((c, k) => (out[scaled[k]] = c));
+    return out;
+  }
+  for (const i of scaled) {
+    const x = (counts[i] * target) / held;
+    out[i] = Math.floor(x) + (rng.next() < x - Math.floor(x) ? 1 : 0);
+  }
+  return out;
 }
 
 /**
@@ -180,12 +197,33 @@ function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): numb
   const s = p.sortedBy;
   if (s === undefined) return Array.from(new Rng(seed).shuffle(Int32Array.from(idx)));
   const j = rows.columns.indexOf(s.column);
-  const value = (i: number): string => (s.column === p.primaryKey ? keys[i] : rows.rows[i][j]);
   if (s.column !== p.primaryKey && j < 0) return idx;
-  return idx.sort((a, b) => {
-    const [x, y] = [value(a), value(b)];
-    return s.numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0;
+  const value = (i: number): string => (s.column === p.primaryKey ? keys[i] : rows.rows[i][j]);
+  return stableOrder(idx.map(value), s.numeric);
+}
+
+/**
+ * The row indices of `values` in ascending order of their values (numerically or as text), equal
+ * values in row order: the distinct values are sorted, then rows are placed by their value's rank
+ * (a counting sort), so a million rows cost one pass and a sort of their distinct values.
+ */
+export function stableOrder(values: readonly string[], numeric: boolean): number[] {
+  const cmp = (x: string, y: string): number => (numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0);
+  const distinct = [...new Set(values)].sort(cmp);
+  const rank = new Map<string, number>();
+  let r = 0;
+  distinct.forEach((v, k) => {
+    // Values the comparison holds equal ("1" and "1.0") share a rank, so they keep row order.
+    if (k > 0 && cmp(distinct[k - 1], v) !== 0) r++;
+    rank.set(v, r);
   });
+  const start = new Uint32Array(r + 2);
+  const ranks = Uint32Array.from(values, (v) => rank.get(v)!);
+  for (const x of ranks) start[x + 1]++;
+  for (let k = 1; k < start.length; k++) start[k] += start[k - 1];
+  const out = new Array<number>(values.length);
+  ranks.forEach((x, i) => void (out[start[x]++] = i));
+  return out;
 }
 
 /** A child's model rows: seeded by the parents' context values, or plain without context. */
@@ -218,37 +256,71 @@ export async function matchedChildRows(model: TableModel, fk: ForeignKeyPlan, pa
   const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
   const poolKeys = model.codeKeys!({ columns: cols, rows: pool.rows.map((r) => cj.map((j) => r[j])) });
   const parentKeys = model.codeKeys!({ columns: cols, rows: parent.rows.map((r) => pj.map((j) => r[j])) });
-  const firstOf = (k: string): string => k.split("\u0000")[0];
-  // Pool rows by full key and by first key, each in random order; a row is taken once.
-  const order = Array.from(rng.shuffle(Int32Array.from({ length: pool.rows.length }, (_, i) => i)));
-  const full = new Map<string, number[]>();
-  const first = new Map<string, number[]>();
-  for (const i of order) {
-    (full.get(poolKeys[i]) ?? full.set(poolKeys[i], []).get(poolKeys[i])!).push(i);
-    const f = firstOf(poolKeys[i]);
-    (first.get(f) ?? first.set(f, []).get(f)!).push(i);
-  }
-  const taken = new Uint8Array(pool.rows.length);
-  const take = (list: number[] | undefined): number | undefined => {
-    while (list !== undefined && list.length > 0) {
-      const i = list.pop()!;
-      if (!taken[i]) {
-        taken[i] = 1;
-        return i;
-      }
-    }
-    return undefined;
-  };
   const slots: number[] = [];
   counts.forEach((c, i) => {
     for (let k = 0; k < c; k++) slots.push(i);
   });
-  const slotOrder = Array.from(rng.shuffle(Int32Array.from({ length: slots.length }, (_, i) => i)));
-  const chosen = new Array<number>(slots.length).fill(-1);
-  for (const s of slotOrder) chosen[s] = take(full.get(parentKeys[slots[s]])) ?? -1;
-  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first.get(firstOf(parentKeys[slots[s]]))) ?? -1;
-  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(order) ?? -1;
-  return { rows: { columns: pool.columns, rows: chosen.map((i) => pool.rows[i]) }, parentRow: slots };
+  const chosen = fillSlots(poolKeys, parentKeys, slots, rng);
+  return { rows: { columns: pool.columns, rows: Array.from(chosen, (i) => pool.rows[i]) }, parentRow: slots };
+}
+
+/** Rows looked at past the first one a slot may not take (`avoid`) before the next fallback. */
+const AVOID_SCAN = 64;
+
+/** The first context column's code of a key ({@link fillSlots}). */
+function firstOf(k: string): string {
+  const end = k.indexOf("\u0000");
+  return end < 0 ? k : k.slice(0, end);
+}
+
+/** Options of {@link fillSlots}. */
+export interface FillOptions {
+  /** A row is never taken for parent `avoid[row]` (a flight's origin as its destination). */
+  avoid?: readonly number[];
+}
+
+/**
+ * Rows for slots: slot s belongs to parent `slotParent[s]` and, in random order, takes an unused
+ * row whose key (`rowKeys`, the model's context codes joined by NUL) equals its parent's
+ * (`parentKeys`), else one agreeing on the first context column, else any unused row; never a
+ * row whose `opts.avoid` entry is the slot's parent.
+ * @returns per slot its row, -1 when no row is left for it.
+ */
+export function fillSlots(rowKeys: readonly string[], parentKeys: readonly string[], slotParent: readonly number[], rng: Rng, opts: FillOptions = {}): Int32Array {
+  const avoid = opts.avoid;
+  // Rows by full key and by first key, each in random order; a row is taken once.
+  const order = Array.from(rng.shuffle(Int32Array.from({ length: rowKeys.length }, (_, i) => i)));
+  const full = new Map<string, number[]>();
+  const first = new Map<string, number[]>();
+  for (const i of order) {
+    (full.get(rowKeys[i]) ?? full.set(rowKeys[i], []).get(rowKeys[i])!).push(i);
+    const f = firstOf(rowKeys[i]);
+    (first.get(f) ?? first.set(f, []).get(f)!).push(i);
+  }
+  const taken = new Uint8Array(rowKeys.length);
+  const take = (list: number[] | undefined, parent: number): number => {
+    if (list === undefined) return -1;
+    for (let k = list.length - 1, seen = 0; k >= 0 && seen <= AVOID_SCAN; k--) {
+      const i = list[k];
+      const skip = taken[i] === 0 && avoid !== undefined && avoid[i] === parent;
+      if (!skip) {
+        // Swap-remove: the row moved into k was looked at already.
+        list[k] = list[list.length - 1];
+        list.pop();
+        if (taken[i] === 0) {
+          taken[i] = 1;
+          return i;
+        }
+      } else seen++;
+    }
+    return -1;
+  };
+  const slotOrder = rng.shuffle(Int32Array.from({ length: slotParent.length }, (_, i) => i));
+  const chosen = new Int32Array(slotParent.length).fill(-1);
+  for (const s of slotOrder) chosen[s] = take(full.get(parentKeys[slotParent[s]]), slotParent[s]);
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first.get(firstOf(parentKeys[slotParent[s]])), slotParent[s]);
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(order, slotParent[s]);
+  return chosen;
 }
 
 /**
@@ -396,58 +468,97 @@ function freshKeys(p: TablePlan, rows: Table, key: number): string[] {
 }
 
 /**
- * The parent of each row through a foreign key other than the first, among the generated parent
- * rows whose context values equal the row's, else those agreeing on the first context column, else
- * all: in the first of these groups with children left to place (the parent's generated count
- * for this relationship scaled to this table's rows, less the rows given it so far), in
- * proportion to what is left; else in the first with a count, in proportion to the counts; else
- * uniformly in the first. Blank without parent rows.
+ * The parent of each row through a foreign key other than the first, placed as the first key's
+ * children are ({@link matchedChildRows}): each generated parent's drawn children count for this
+ * relationship, scaled to exactly this table's rows ({@link scaleCounts}), gives it slots, filled
+ * ({@link fillSlots}) with the rows whose context codes (`codeKeys`, else the raw values) equal the
+ * parent's, else agree on the first context column, else any row left; never the row's first-key
+ * parent (`avoid`). A row left by that rule goes to an open slot of another parent, else to a
+ * parent drawn in proportion to its count. Blank without parent rows.
  */
-function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, avoid?: number[]): string[] {
+function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, codeKeys?: (t: Table) => string[], avoid?: number[]): string[] {
   const rng = new Rng(seed);
   const n = parent.model.rows.length;
+  const m = rows.rows.length;
   if (n === 0) return rows.rows.map(() => "");
+  if (m === 0) return [];
   const kj = parent.model.columns.indexOf(countCol);
-  // Capacities scaled to this table's rows, as the first key's counts are.
-  const count = scaleCounts(parent.model.rows.map((r) => childCount(r[kj])), rows.rows.length, rng);
-  const left = [...count];
-  const all = Array.from({ length: n }, (_, i) => i);
-  let skip = -1; // the row's first-key parent, when the two keys must differ
-  const draw = (group: number[], w: number[]): number | undefined => {
-    let total = 0;
-    for (const i of group) if (i !== skip) total += w[i];
-    if (total <= 0) return undefined;
-    let u = rng.next() * total;
-    let last: number | undefined;
-    for (const i of group) {
-      if (i === skip) continue;
-      last = i;
-      if ((u -= w[i]) < 0) return i;
-    }
-    return last;
-  };
+  const drawn = parent.model.rows.map((r) => childCount(r[kj]));
+  const cols = fk.context.map((c) => c.column);
+  const cj = cols.map((c) => rows.columns.indexOf(c));
   const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
-  const cj = fk.context.map((c) => rows.columns.indexOf(c.column));
-  const full = new Map<string, number[]>();
-  const first = new Map<string, number[]>();
-  const push = (m: Map<string, number[]>, k: string, i: number): void => void (m.get(k) ?? m.set(k, []).get(k)!).push(i);
-  parent.model.rows.forEach((r, i) => {
-    push(full, JSON.stringify(pj.map((j) => r[j])), i);
-    if (pj.length > 0) push(first, r[pj[0]], i);
+  const keysOf = codeKeys ?? ((t: Table): string[] => t.rows.map((r) => r.join("\u0000")));
+  const rowKeys = keysOf({ columns: cols, rows: rows.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j]))) });
+  const parentKeys = keysOf({ columns: cols, rows: parent.model.rows.map((r) => pj.map((j) => (j < 0 ? "" : r[j]))) });
+  const capacity = contextCapacity(drawn, parentKeys.map(firstOf), rowKeys.map(firstOf), rng);
+  const slotParent: number[] = [];
+  capacity.forEach((c, i) => {
+    for (let k = 0; k < c; k++) slotParent.push(i);
   });
-  const ones = new Array<number>(n).fill(1);
-  return rows.rows.map((r, row) => {
-    skip = avoid?.[row] ?? -1;
-    const groups = [full.get(JSON.stringify(cj.map((j) => r[j]))), cj.length > 0 ? first.get(r[cj[0]]) : undefined].filter((g) => g !== undefined);
-    let i: number | undefined;
-    // Agreeing context first (children left, then any count), then any parent.
-    for (const [g, w] of [...groups.map((g) => [g, left] as const), ...groups.map((g) => [g, count] as const), [all, left] as const, [all, count] as const]) {
-      if ((i = draw(g, w)) !== undefined) break;
+  const chosen = fillSlots(rowKeys, parentKeys, slotParent, rng, avoid !== undefined ? { avoid } : {});
+  const of = new Int32Array(m).fill(-1);
+  const open: number[] = [];
+  chosen.forEach((row, s) => (row >= 0 ? (of[row] = slotParent[s]) : open.push(slotParent[s])));
+  rng.shuffle(open);
+  const sums: number[] = [];
+  capacity.forEach((c, i) => (sums[i] = (sums[i - 1] ?? 0) + c));
+  const drawParent = (): number => {
+    const u = rng.next() * sums[n - 1];
+    let [lo, hi] = [0, n - 1];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sums[mid] > u) hi = mid;
+      else lo = mid + 1;
     }
-    i ??= draw(groups[0] ?? all, ones) ?? rng.int(n);
-    left[i] = Math.max(0, left[i] - 1);
-    return parent.keys[i];
-  });
+    return lo;
+  };
+  for (let r = 0; r < m; r++) {
+    if (of[r] >= 0) continue;
+    // An open slot from the end, past those of the row's first-key parent.
+    for (let k = open.length - 1; k >= Math.max(0, open.length - AVOID_SCAN) && of[r] < 0; k--) {
+      if (open[k] === avoid?.[r]) continue;
+      of[r] = open[k];
+      open[k] = open[open.length - 1];
+      open.pop();
+    }
+    for (let tries = 0; of[r] < 0 && tries < 8; tries++) {
+      const p = drawParent();
+      if (p !== avoid?.[r]) of[r] = p;
+    }
+    if (of[r] < 0) of[r] = ((avoid?.[r] ?? 0) + 1) % n;
+  }
+  return Array.from(of, (i) => parent.keys[i]);
+}
+
+/**
+ * Slots per parent for a second key: within each value of the first context column, the parents'
+ * drawn counts scaled (at the hubs, {@link scaleCounts}) to exactly the rows drawn with that value,
+ * so no row leaves its context for want of a slot (a store in the customer's region); a context
+ * whose parents drew no child, and rows of a context no parent has, are spread over all parents by
+ * their drawn counts. Sums to the rows.
+ */
+function contextCapacity(drawn: readonly number[], parentFirst: readonly string[], rowFirst: readonly string[], rng: Rng): number[] {
+  const n = drawn.length;
+  const rowsIn = new Map<string, number>();
+  for (const f of rowFirst) rowsIn.set(f, (rowsIn.get(f) ?? 0) + 1);
+  const parentsIn = new Map<string, number[]>();
+  parentFirst.forEach((f, i) => (parentsIn.get(f) ?? parentsIn.set(f, []).get(f)!).push(i));
+  const capacity = new Array<number>(n).fill(0);
+  let spread = 0;
+  for (const [f, want] of rowsIn) {
+    const ps = parentsIn.get(f);
+    const counts = ps?.map((i) => drawn[i]);
+    if (ps === undefined || !counts!.some((c) => c > 0)) {
+      spread += want;
+      continue;
+    }
+    scaleCounts(counts!, want, rng, true).forEach((c, k) => (capacity[ps[k]] = c));
+  }
+  if (spread > 0) {
+    const base = drawn.some((c) => c > 0) ? [...drawn] : drawn.map(() => 1);
+    exactCounts(base, spread, rng).forEach((c, i) => (capacity[i] += c));
+  }
+  return capacity;
 }
 
 /** The output table: the real columns, keys from generation, the rest from the model's rows. */
