@@ -52,6 +52,12 @@ export interface ColumnScan {
   missing: number;
   /** Every non-blank value is numeric (and there is at least one). */
   numeric: boolean;
+  /**
+   * Set when the column had more distinct values than extraction keeps (docs/extract.md):
+   * `values` are then a sample's, `counts` scaled to the table; `distinct` estimates the table's
+   * distinct non-blank values, `integer` says whether every value is a safe integer in digits.
+   */
+  estimated?: { distinct: number; integer: boolean };
 }
 
 /** The code book of one column, built from the real table. */

@@ -16,7 +16,8 @@ import { inputFormatOfPath, type ReadProgress, type SourceType } from "../io/inp
 import { isNumeric, type ColumnScan } from "../columns";
 import type { ScannedTable } from "./encoded";
 import { DataError } from "../errors";
-import { RankedSample, sampleRank, type ChunkJob, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
+import { BadValue, RankedSample, sampleRank, type ChunkJob, type PairCounts, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
+import { DISTINCT_BUDGET, DistinctSketch, DistinctValues, encoderOf, hashText, mergeMoments, Overflow, addMoment, emptyMoments, type Moments, type OverflowStats, type ValueEncoder } from "./distinct-values";
 import type { WorkerReply, WorkerTask } from "./tally-worker";
 
 /** Rows of the sample rule detection and coordinate areas read: the whole table up to this. */
@@ -35,6 +36,8 @@ export interface TallyOptions {
   threads?: number;
   /** Rows of the sample (default {@link SAMPLE_ROWS}). */
   sampleRows?: number;
+  /** Distinct values a column keeps with counts (per reader) before it overflows (default `DISTINCT_BUDGET`). */
+  distinctBudget?: number;
 }
 
 /** Pass 1's result, and pass 2 on demand. */
@@ -43,8 +46,13 @@ export interface TableTally {
   columns: string[];
   n: number;
   types?: (SourceType | undefined)[];
-  /** Per column the distinct values of the whole table with counts; `ids` is empty. */
+  /**
+   * Per column the distinct values of the whole table with counts; `ids` is empty. A column that
+   * overflowed its budget has the sample's values, counts scaled to the table, and `estimated`.
+   */
   scans: ColumnScan[];
+  /** Per column, its streaming figures when it overflowed (`./distinct-values`). */
+  overflow: (OverflowStats | undefined)[];
   /** The sample as a scanned table, rows in source order: the whole table when `n` <= the sample's size. */
   sample: ScannedTable;
   /** Whether `sample` is not the whole table. */
@@ -52,23 +60,35 @@ export interface TableTally {
   /** Whether worker threads read the table. */
   threads: number;
   /**
-   * Pass 2: per pair [f, g] the joint counts `out[a * K_g + b]` of codes `codeOfId[f][value id]`.
-   * @throws DataError when the source changed between the passes.
+   * Pass 2: per pair [f, g] the joint counts `joint[k][a * K_g + b]` of codes `codeOfId[f][value
+   * id]`, an overflowed column's codes by `encoders[f]` (its 1-way `counts[f]` and, binned, its
+   * `moments[f]` measured too).
+   * @throws DataError when the source changed between the passes, or an overflowed column has a
+   *   value its encoder has no code for (line and value).
    */
-  countPairs(pairs: readonly [number, number][], cards: readonly number[], codeOfId: readonly Int32Array[]): Promise<Float64Array[]>;
+  countPairs(pairs: readonly [number, number][], cards: readonly number[], codeOfId: readonly Int32Array[], encoders: readonly (ValueEncoder | null)[]): Promise<PassTwo>;
   /** Ends the worker threads (idempotent). */
   close(): Promise<void>;
+}
+
+/** Pass 2's counts: per pair its joint counts; per overflowed column its 1-way counts and, binned, moments. */
+export interface PassTwo {
+  joint: Float64Array[];
+  counts: (Float64Array | null)[];
+  moments: (Moments | null)[];
 }
 
 /** Pass 1 over a table. @throws DataError for the problems of `../io/csv`'s readTable. */
 export async function tallyTable(source: TableSource, opts: TallyOptions = {}): Promise<TableTally> {
   const size = opts.sampleRows ?? SAMPLE_ROWS;
   if (!(Number.isInteger(size) && size >= 1)) throw new RangeError("sampleRows must be an integer >= 1");
+  const budget = opts.distinctBudget ?? DISTINCT_BUDGET;
+  if (!(Number.isInteger(budget) && budget >= 1)) throw new RangeError("distinctBudget must be an integer >= 1");
   const plan = parallelPlan(source, opts);
   if (plan) {
     const pool = new Pool(plan.ranges.length, opts.onReadProgress, plan.ranges.reduce((sum, [a, b]) => sum + b - a, 0));
     try {
-      const tally = await parallelTally(plan, pool, size);
+      const tally = await parallelTally(plan, pool, size, budget);
       if (tally) return tally;
     } catch (e) {
       await pool.close();
@@ -76,7 +96,7 @@ export async function tallyTable(source: TableSource, opts: TallyOptions = {}): 
     }
     await pool.close();
   }
-  return sequentialTally(source, opts, size);
+  return sequentialTally(source, opts, size, budget);
 }
 
 /** The byte ranges of a CSV file for the workers, or undefined when it is read on this thread. */
@@ -151,7 +171,7 @@ class Pool {
     this.workers = Array.from({ length: count }, () => new Worker(join(__dirname, "tally-worker.js")));
   }
 
-  /** Runs one task per worker; undefined when any worker bailed. */
+  /** Runs one task per worker; undefined when any worker bailed. @throws BadValue from pass 2. */
   async run<T>(tasks: WorkerTask[]): Promise<T[] | undefined> {
     this.done = 0;
     this.rows = 0;
@@ -181,6 +201,8 @@ class Pool {
     );
     const failed = replies.find((r) => r.kind === "error");
     if (failed && failed.kind === "error") throw new Error(`internal: an extraction worker failed: ${failed.message}`);
+    const bad = replies.find((r) => r.kind === "bad");
+    if (bad && bad.kind === "bad") throw new BadValue(bad.column, bad.line, bad.value);
     if (replies.some((r) => r.kind === "bail")) return undefined;
     return replies.map((r) => (r as unknown as { result: T }).result);
   }
@@ -192,13 +214,15 @@ class Pool {
   }
 }
 
-async function parallelTally(plan: Plan, pool: Pool, size: number): Promise<TableTally | undefined> {
+async function parallelTally(plan: Plan, pool: Pool, size: number, budget: number): Promise<TableTally | undefined> {
   const base: ChunkJob = { path: plan.path, start: 0, end: 0, delimiter: plan.delimiter, columns: plan.columns.length, crlf: plan.crlf };
   const lineCounts = await pool.run<number>(plan.ranges.map(([start, end]) => ({ kind: "lines", job: { ...base, start, end } })));
   if (!lineCounts) return undefined;
   let firstLine = 2;
   const firstLines0 = lineCounts.map((l) => (firstLine += l) - l);
-  const parts = await pool.run<RangeTally>(plan.ranges.map(([start, end], w) => ({ kind: "tally", job: { ...base, start, end, sampleRows: size, firstLine: firstLines0[w] } })));
+  const parts = await pool.run<RangeTally>(
+    plan.ranges.map(([start, end], w) => ({ kind: "tally", job: { ...base, start, end, sampleRows: size, firstLine: firstLines0[w], distinctBudget: budget } })),
+  );
   if (!parts) return undefined;
   if (parts.some((p, w) => p.lines !== lineCounts[w])) return undefined;
   // A range must begin outside quotes: an even number of quote characters before it.
@@ -211,44 +235,70 @@ async function parallelTally(plan: Plan, pool: Pool, size: number): Promise<Tabl
   if (n === 0) return undefined;
   const F = plan.columns.length;
   // Values in order of first appearance, as one reader sees them: ranges in file order.
-  const index = plan.columns.map(() => new Map<string, number>());
-  const values: string[][] = plan.columns.map(() => []);
-  const counts: number[][] = plan.columns.map(() => []);
-  const firstLines: number[][] = plan.columns.map(() => []);
-  const toGlobal: Int32Array[][] = [];
-  for (const p of parts) {
-    toGlobal.push(
-      p.values.map((vs, c) => {
-        const map = new Int32Array(vs.length);
-        vs.forEach((v, id) => {
-          let g = index[c].get(v);
-          if (g === undefined) {
-            g = values[c].length;
-            index[c].set(v, g);
-            values[c].push(v);
-            counts[c].push(0);
-            firstLines[c].push(p.firstLines[c][id]);
-          }
-          counts[c][g] += p.counts[c][id];
-          map[id] = g;
-        });
-        return map;
-      }),
-    );
+  const dicts = plan.columns.map(() => new DistinctValues());
+  const overflow: (Overflow | undefined)[] = plan.columns.map(() => undefined);
+  const toGlobal: (Int32Array | null)[][] = parts.map(() => plan.columns.map(() => null));
+  for (let c = 0; c < F; c++) {
+    if (!parts.some((p) => p.overflow[c] !== undefined)) {
+      parts.forEach((p, w) => {
+        toGlobal[w][c] = Int32Array.from(p.values[c], (v, id) => dicts[c].add(v, p.firstLines[c][id], p.counts[c][id]));
+      });
+      if (!dicts[c].over(budget)) continue;
+    }
+    // Overflowed in a range, or the ranges' values together pass the budget: figures, and the sample's values only.
+    const o = new Overflow();
+    for (const p of parts) {
+      const po = p.overflow[c];
+      if (po) o.merge(po);
+      else p.values[c].forEach((v, id) => o.add(v, hashText(v), p.counts[c][id]));
+    }
+    overflow[c] = o;
+    dicts[c] = new DistinctValues();
+    toGlobal.forEach((t) => (t[c] = null));
   }
   const merged = mergeSamples(parts.map((p) => p.sample), size);
   const ids = new Int32Array(merged.length * F);
   merged.forEach(([w, r], i) => {
-    for (let c = 0; c < F; c++) ids[i * F + c] = toGlobal[w][c][parts[w].sample.ids[r * F + c]];
+    const local = parts[w].sample.ids;
+    const line = parts[w].sample.keys[r];
+    for (let c = 0; c < F; c++) {
+      const map = toGlobal[w][c];
+      const id = local[r * F + c];
+      ids[i * F + c] = map ? map[id] : dicts[c].add(parts[w].values[c][id], line);
+    }
   });
-  const scans = plan.columns.map((name, c) => fullScan(name, values[c], counts[c], firstLines[c], n, undefined));
-  return finish(plan.source, plan.columns, n, undefined, scans, ids, merged.length, plan.ranges.length, async (pairs, cards, codeOfId) => {
+  return finish(plan.source, plan.columns, n, undefined, dicts, overflow, ids, Float64Array.from(merged, ([w, r]) => parts[w].sample.keys[r]), merged.length, plan.ranges.length, async (pairs, cards, codeOfId, encs) => {
     const layout = pairLayout(pairs, cards);
-    const job = (start: number, end: number): PairJob => ({ ...base, start, end, values, codeOfId: codeOfId as Int32Array[], ...layout });
-    const out = await pool.run<Float64Array>(plan.ranges.map(([start, end]) => ({ kind: "pairs", job: job(start, end) })));
+    const job = (start: number, end: number, w: number): PairJob => ({
+      ...base,
+      start,
+      end,
+      firstLine: firstLines0[w],
+      values: dicts.map((d, c) => (encs[c] ? [] : d.values)),
+      codeOfId: codeOfId as Int32Array[],
+      ...layout,
+      encoders: encs as (ValueEncoder | null)[],
+      cards: Int32Array.from(cards),
+    });
+    let out: PairCounts[] | undefined;
+    try {
+      out = await pool.run<PairCounts>(plan.ranges.map(([start, end], w) => ({ kind: "pairs", job: job(start, end, w) })));
+    } catch (e) {
+      throw e instanceof BadValue ? badValue(plan.source, plan.columns, encs, e) : e;
+    }
     if (!out) throw new DataError(`${plan.source} changed while it was read (its second pass differs from the first).`, { file: plan.path });
-    return splitPairs(out, layout, pairs);
+    return {
+      joint: splitPairs(out.map((o) => o.joint), layout, pairs),
+      counts: encs.map((e, c) => (e ? sumArrays(out.map((o) => o.counts[c]!)) : null)),
+      moments: encs.map((e, c) => (e?.kind === "bins" ? out.map((o) => o.moments[c]!).reduce(mergeMoments) : null)),
+    };
   }, () => pool.close());
+}
+
+function sumArrays(parts: Float64Array[]): Float64Array {
+  const sum = new Float64Array(parts[0].length);
+  for (const p of parts) for (let i = 0; i < sum.length; i++) sum[i] += p[i];
+  return sum;
 }
 
 /** The bottom-`size` rows of the ranges' samples by (rank, key), in key order: [range, row]. */
@@ -288,6 +338,7 @@ function splitPairs(parts: Float64Array[], layout: PairLayout, pairs: readonly [
   return pairs.map((_, k) => sum.slice(layout.offsets[k], k + 1 < pairs.length ? layout.offsets[k + 1] : layout.cells));
 }
 
+
 /** A column of the whole table (no row ids), as `./table-scan` builds it. */
 function fullScan(name: string, values: string[], counts: number[], firstLines: number[], n: number, type: SourceType | undefined): ColumnScan {
   const blank = values.indexOf("");
@@ -300,16 +351,52 @@ function fullScan(name: string, values: string[], counts: number[], firstLines: 
   return { name, values, counts, firstLines, ids: new Int32Array(0), missing, numeric: numeric && missing < n };
 }
 
+/**
+ * The table-wide scan of an overflowed column from its sample scan: the sample's values, their
+ * counts scaled to the table's non-blank rows (largest remainders, so they sum to them), the
+ * exact blanks, and the estimated distinct values.
+ */
+function overflowScan(sample: ColumnScan, o: OverflowStats, n: number): ColumnScan {
+  const sampleRows = sample.counts.reduce((s, c, id) => s + (sample.values[id] === "" ? 0 : c), 0);
+  const counts = sample.counts.map(() => 0);
+  if (sampleRows > 0) {
+    const scale = o.rows / sampleRows;
+    const rest: [number, number][] = [];
+    let given = 0;
+    sample.values.forEach((v, id) => {
+      if (v === "") return;
+      const x = sample.counts[id] * scale;
+      counts[id] = Math.floor(x);
+      given += counts[id];
+      rest.push([x - counts[id], id]);
+    });
+    rest.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+    for (let i = 0; i < o.rows - given; i++) counts[rest[i % rest.length][1]]++;
+  }
+  const blank = sample.values.indexOf("");
+  if (blank >= 0) counts[blank] = o.blanks;
+  const values = o.blanks > 0 && blank < 0 ? [...sample.values, ""] : sample.values;
+  if (values.length > counts.length) counts.push(o.blanks);
+  const firstLines = values.length > sample.firstLines.length ? [...sample.firstLines, 0] : sample.firstLines;
+  const distinct = new DistinctSketch(o.registers).estimate();
+  return { name: sample.name, values, counts, firstLines, ids: new Int32Array(0), missing: o.blanks, numeric: sample.numeric && o.blanks < n, estimated: { distinct, integer: o.integer } };
+}
+
 type PairCounter = TableTally["countPairs"];
 
-/** Builds the tally from the full scans and the sample's global value ids (row-major). */
+/** Per column the values the sample's ids index: with table counts and first lines unless the column overflowed. */
+type Dictionary = Pick<DistinctValues, "values" | "counts" | "firstLines">;
+
+/** Builds the tally from the dictionaries, the sample's value ids (row-major) and its rows' file lines. */
 function finish(
   source: string,
   columns: string[],
   n: number,
   types: (SourceType | undefined)[] | undefined,
-  scans: ColumnScan[],
+  dicts: Dictionary[],
+  overflow: (OverflowStats | undefined)[],
   ids: Int32Array,
+  lines: ArrayLike<number>,
   rows: number,
   threads: number,
   countPairs: PairCounter,
@@ -317,10 +404,12 @@ function finish(
 ): TableTally {
   const F = columns.length;
   const sampled = rows < n;
-  const sampleScans = scans.map((s, c): ColumnScan => {
+  const full = dicts.map((d, c) => (overflow[c] ? undefined : fullScan(columns[c], d.values, d.counts, d.firstLines, n, types?.[c])));
+  const sampleScans = dicts.map((d, c): ColumnScan => {
     const rowIds = new Int32Array(rows);
     for (let r = 0; r < rows; r++) rowIds[r] = ids[r * F + c];
-    if (!sampled) return { ...s, ids: rowIds };
+    const s = full[c];
+    if (!sampled && s) return { ...s, ids: rowIds };
     // Only the values the sample holds, re-indexed in order of appearance, counted in it.
     const local = new Map<number, number>();
     const values: string[] = [];
@@ -333,15 +422,22 @@ function finish(
       if (id === undefined) {
         id = values.length;
         local.set(g, id);
-        values.push(s.values[g]);
+        values.push(s ? s.values[g] : d.values[g]);
         counts.push(0);
-        firstLines.push(s.firstLines[g]);
+        firstLines.push(s ? s.firstLines[g] : lines[r]);
       }
       counts[id]++;
-      if (s.values[g] === "") missing++;
+      if (values[id] === "") missing++;
       rowIds[r] = id;
     }
-    return { name: s.name, values, counts, firstLines, ids: rowIds, missing, numeric: s.numeric && missing < rows };
+    const o = overflow[c];
+    const numeric = s ? s.numeric : o!.numeric && o!.rows > 0 && types?.[c] !== "text" && types?.[c] !== "dictionary";
+    return { name: columns[c], values, counts, firstLines, ids: rowIds, missing, numeric: numeric && missing < rows };
+  });
+  const scans = dicts.map((_, c): ColumnScan => {
+    const o = overflow[c];
+    if (!o) return full[c]!;
+    return sampled ? overflowScan(sampleScans[c], o, n) : { ...sampleScans[c], ids: new Int32Array(0) };
   });
   return {
     source,
@@ -349,6 +445,7 @@ function finish(
     n,
     ...(types ? { types } : {}),
     scans,
+    overflow: overflow.map((o) => (o instanceof Overflow ? o.stats() : o)),
     sample: { source, columns, n: rows, scans: sampleScans, ...(types ? { types } : {}) },
     sampled,
     threads,
@@ -357,14 +454,41 @@ function finish(
   };
 }
 
+/** One column's pass 1 on this thread: its dictionary up to the budget, then figures and the sample's values. */
+class ColumnPass {
+  dict = new DistinctValues();
+  overflow: Overflow | undefined;
+
+  /** The value's id for the sample (-1 when the column overflowed and the row is not `wanted`). */
+  add(v: string, line: number, wanted: boolean): number {
+    if (this.overflow === undefined) return this.dict.add(v, line);
+    this.overflow.add(v, hashText(v));
+    return wanted ? this.dict.add(v, line) : -1;
+  }
+
+  /** After a row: overflows past `budget`; keeps an overflowed dictionary to the sample's values. */
+  check(sample: RankedSample, c: number, budget: number): void {
+    if (this.overflow === undefined) {
+      if (!this.dict.over(budget)) return;
+      const o = new Overflow();
+      this.dict.values.forEach((v, id) => o.add(v, hashText(v), this.dict.counts[id]));
+      this.overflow = o;
+    } else if (this.dict.values.length <= SAMPLE_DICT_SLACK * sample.size + 1024) return;
+    const old = this.dict;
+    const kept = new DistinctValues();
+    sample.remap(c, (id) => kept.add(old.values[id], old.firstLines[id], 0));
+    this.dict = kept;
+  }
+}
+
+/** Entries of an overflowed column's sample dictionary beyond which it is rebuilt from the kept rows. */
+const SAMPLE_DICT_SLACK = 4;
+
 /** Pass 1 (and 2) by `../io/csv`'s readTable on this thread. */
-async function sequentialTally(source: TableSource, opts: TallyOptions, size: number): Promise<TableTally> {
+async function sequentialTally(source: TableSource, opts: TallyOptions, size: number, budget: number): Promise<TableTally> {
   let columns: string[] = [];
   let types: (SourceType | undefined)[] = [];
-  let index: Map<string, number>[] = [];
-  let values: string[][] = [];
-  let counts: number[][] = [];
-  let firstLines: number[][] = [];
+  let pass: ColumnPass[] = [];
   let sample: RankedSample | undefined;
   let ids = new Int32Array(0);
   const read = { minColumns: 2, delimiter: opts.delimiter, encoding: opts.encoding, onProgress: opts.onReadProgress };
@@ -373,47 +497,46 @@ async function sequentialTally(source: TableSource, opts: TallyOptions, size: nu
     (header, declared) => {
       columns = header;
       types = declared.slice();
-      index = header.map(() => new Map());
-      values = header.map(() => []);
-      counts = header.map(() => []);
-      firstLines = header.map(() => []);
+      pass = header.map(() => new ColumnPass());
       sample = new RankedSample(size, header.length);
       ids = new Int32Array(header.length);
     },
     (record, line) => {
-      for (let c = 0; c < record.length; c++) {
-        const v = record[c];
-        let id = index[c].get(v);
-        if (id === undefined) {
-          id = values[c].length;
-          index[c].set(v, id);
-          values[c].push(v);
-          counts[c].push(0);
-          firstLines[c].push(line);
-        }
-        counts[c][id]++;
-        ids[c] = id;
-      }
       const rank = sampleRank(line);
-      if (sample!.wants(rank, line)) sample!.add(rank, line, line, ids);
+      const wanted = sample!.wants(rank, line);
+      for (let c = 0; c < record.length; c++) ids[c] = pass[c].add(record[c], line, wanted);
+      if (wanted) sample!.add(rank, line, line, ids);
+      for (let c = 0; c < record.length; c++) pass[c].check(sample!, c, budget);
     },
     read,
   );
   const kept = sample!.rows();
   const typed = types.some((t) => t !== undefined) ? types : undefined;
-  const scans = columns.map((name, c) => fullScan(name, values[c], counts[c], firstLines[c], n, types[c]));
   const describe = describeSource(source);
-  return finish(describe, columns, n, typed, scans, kept.ids, kept.keys.length, 0, async (pairs, cards, codeOfId) => {
+  const dicts = pass.map((p) => p.dict);
+  return finish(describe, columns, n, typed, dicts, pass.map((p) => p.overflow), kept.ids, kept.keys, kept.keys.length, 0, async (pairs, cards, codeOfId, encoders) => {
     const layout = pairLayout(pairs, cards);
     const out = new Float64Array(layout.cells);
     const codes = new Int32Array(columns.length);
+    const encode = encoders.map((e) => (e ? encoderOf(e) : null));
+    const counts = encoders.map((e, c) => (e ? new Float64Array(cards[c]) : null));
+    const moments = encoders.map((e) => (e?.kind === "bins" ? emptyMoments(e.shift) : null));
     let rows = 0;
     await readTable(
       source,
       () => undefined,
-      (record) => {
+      (record, line) => {
         for (let c = 0; c < record.length; c++) {
-          const id = index[c].get(record[c]);
+          const enc = encode[c];
+          if (enc) {
+            const { code, x } = enc(record[c]);
+            if (code < 0) throw badValue(describe, columns, encoders, new BadValue(c, line, record[c]));
+            if (moments[c] && record[c] !== "") addMoment(moments[c]!, x);
+            counts[c]![code]++;
+            codes[c] = code;
+            continue;
+          }
+          const id = dicts[c].index.get(record[c]);
           if (id === undefined) throw changed(describe);
           codes[c] = codeOfId[c][id];
         }
@@ -423,8 +546,25 @@ async function sequentialTally(source: TableSource, opts: TallyOptions, size: nu
       read,
     );
     if (rows !== n) throw changed(describe);
-    return splitPairs([out], layout, pairs);
+    return { joint: splitPairs([out], layout, pairs), counts, moments };
   }, async () => undefined);
+}
+
+/** The DataError of a value pass 2 cannot encode in an overflowed column (its kind came from the sample). */
+function badValue(source: string, columns: readonly string[], encoders: readonly (ValueEncoder | null)[], e: BadValue): DataError {
+  const enc = encoders[e.column]!;
+  const name = columns[e.column];
+  const what =
+    enc.kind === "bins"
+      ? enc.format !== undefined
+        ? `is not a datetime in the format ${enc.format} of the column's sampled values`
+        : "is not a number, but the column's sampled values are"
+      : "is a value the column's code book has no code for (no pooled code)";
+  return new DataError(
+    `${source}, line ${e.line}, column "${name}": ${JSON.stringify(e.value)} ${what}; fix the value or declare the column's kind ` +
+      `(columns: {"${name}": {"type": "categorical"}}).`,
+    { column: name, line: e.line, file: fileOfDescription(source) },
+  );
 }
 
 function changed(source: string): DataError {
