@@ -150,6 +150,8 @@ program
   .option("--rows <n>", "rows of the generated table", num, 1_000_000)
   .option("--threads <n>", "synthd's worker threads (default: the available cores)", num)
   .option("--no-duckdb", "synthd alone (the 100M-row memory check)")
+  .option("--id-columns", "prepend a row id and a unique float per row (columns with a value per row)", false)
+  .option("--distinct-budget <n>", "synthd's distinct values per column before it overflows (default: the SDK's)", num)
   .option("--json", "one JSON line", false)
   .action(extractBench);
 

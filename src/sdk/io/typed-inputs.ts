@@ -31,6 +31,27 @@ export function parquetSourceType(el: SchemaElement): SourceType | undefined {
   return undefined;
 }
 
+/**
+ * The columns a pandas DataFrame held as `category` (pandas' `to_parquet` writes its schema as JSON
+ * under the key `pandas`: `columns[i].pandas_type` "categorical", named by `field_name`); empty
+ * when the file has no such metadata or it does not parse.
+ */
+export function pandasCategories(meta: Pick<FileMetaData, "key_value_metadata">): Set<string> {
+  const text = meta.key_value_metadata?.find((kv) => kv.key === "pandas")?.value;
+  const out = new Set<string>();
+  if (typeof text !== "string") return out;
+  try {
+    const schema = JSON.parse(text) as { columns?: { name?: unknown; field_name?: unknown; pandas_type?: unknown }[] };
+    for (const c of Array.isArray(schema.columns) ? schema.columns : []) {
+      const name = typeof c?.field_name === "string" ? c.field_name : c?.name;
+      if (c?.pandas_type === "categorical" && typeof name === "string") out.add(name);
+    }
+  } catch {
+    // Not pandas' JSON: the column types alone decide.
+  }
+  return out;
+}
+
 /** Page decompressors (file header), loaded by the first Parquet read. */
 function compressors(): import("hyparquet").Compressors {
   return (require("hyparquet-compressors") as typeof import("hyparquet-compressors")).compressors;
@@ -67,7 +88,8 @@ export function parquetRows(path: string, onProgress?: (p: ReadProgress) => void
       throw new DataError(`${path}: column "${nested}" is nested (a struct, list or map); only flat tables can be read.`, { file: path, column: nested });
     }
     const header = leaves.map((el) => el.name);
-    const types = leaves.map(parquetSourceType);
+    const categories = pandasCategories(meta);
+    const types = leaves.map((el) => (categories.has(el.name) && el.type === "BYTE_ARRAY" ? "dictionary" : parquetSourceType(el)));
     out.types.push(...types);
     yield { rows: [header], lines: [1] };
     const total = Number(meta.num_rows);
