@@ -2,13 +2,15 @@
  * Parquet column types as extraction reads them (docs/formats.md "Input formats"): a pandas
  * `category` column is categorical whatever its values look like; timestamps keep their
  * milliseconds (a format with fractional seconds), microseconds are read to the millisecond.
- * Fixtures written by DuckDB (a dev dependency) into a temporary folder.
+ * A file of several row groups is read by worker threads with the one-thread result. Fixtures
+ * written by DuckDB (a dev dependency) into a temporary folder.
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { analyzeTable } from "../src/sdk";
-import { pandasCategories } from "../src/sdk/io/typed-inputs";
+import { pandasCategories, parquetLayout } from "../src/sdk/io/typed-inputs";
+import { tallyTable } from "../src/sdk/metadata/table-tally";
 import { removeDir, tempDir } from "../bench/harness";
 
 let dir = "";
@@ -62,4 +64,27 @@ test("timestamps keep their milliseconds; whole seconds stay whole; microseconds
   assert.equal(st.s.format, "yyyy-MM-dd HH:mm:ss");
   assert.equal(st.us.format, "yyyy-MM-dd HH:mm:ss.SSS");
   assert.equal(st.us.max, Date.UTC(2024, 0, 1, 10, 0, 0) / 1000 + 299 + 0.299);
+});
+
+test("a Parquet file of several row groups read by worker threads gives the one-thread metadata, sampled or not, past the budget or not", async () => {
+  await duckdb(
+    "SET threads = 1",
+    `COPY (SELECT i AS order_id, (['red', 'green', NULL, 'blue'])[i % 4 + 1] AS color, (i * 7919) % 1009 / 8.0 AS amount, ` +
+      `('2024-01-01'::TIMESTAMP + i * INTERVAL 61 SECOND)::TIMESTAMP_MS AS at, 'w' || (i % 37) AS word FROM range(9000) t(i)) ` +
+      `TO '$DIR/groups.parquet' (FORMAT parquet, ROW_GROUP_SIZE 2048)`,
+  );
+  const path = join(dir, "groups.parquet");
+  assert.ok((await parquetLayout(path)).groupRows.length >= 4);
+  for (const opts of [{}, { sampleRows: 1500 }, { sampleRows: 1500, distinctBudget: 400 }]) {
+    const one = await analyzeTable(path, { ...opts, threads: 0 });
+    for (const threads of [2, 3]) {
+      const t = await tallyTable(path, { ...opts, threads });
+      await t.close();
+      assert.equal(t.threads, threads);
+      const a = await analyzeTable(path, { ...opts, threads });
+      assert.deepEqual(JSON.parse(JSON.stringify(a.metadata)), JSON.parse(JSON.stringify(one.metadata)), `${threads} threads, ${JSON.stringify(opts)}`);
+      a.codes.forEach((c, f) => assert.deepEqual(Array.from(c), Array.from(one.codes[f]), `codes of ${a.columns[f]}`));
+    }
+    assert.equal(one.metadata.column_stats!.at.format, "yyyy-MM-dd HH:mm:ss");
+  }
 });

@@ -564,7 +564,7 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
         const o = over[c];
         if (o !== undefined) {
           if (view.e === view.s) o.blanks++;
-          else if (o.numeric) o.add(view.text(), h);
+          else if (o.numeric || o.wholeSeconds) o.add(view.text(), h);
           else {
             o.rows++;
             o.sketch.addHash(h);

@@ -137,6 +137,8 @@ export interface OverflowStats {
   numeric: boolean;
   /** Every non-blank value is a safe integer written as digits (`^[+-]?\d+$`). */
   integer: boolean;
+  /** Every non-blank value ends with ".000" (a typed timestamp in whole seconds, `./table-tally`). */
+  wholeSeconds: boolean;
   /** {@link DistinctSketch} registers of the non-blank values. */
   registers: Uint8Array;
 }
@@ -147,6 +149,7 @@ export class Overflow implements OverflowStats {
   blanks = 0;
   numeric = true;
   integer = true;
+  wholeSeconds = true;
   readonly sketch = new DistinctSketch();
   get registers(): Uint8Array {
     return this.sketch.registers;
@@ -160,6 +163,7 @@ export class Overflow implements OverflowStats {
     }
     this.rows += count;
     this.sketch.addHash(h);
+    if (this.wholeSeconds && !v.endsWith(".000")) this.wholeSeconds = false;
     if (this.numeric && !isNumeric(v)) this.numeric = false;
     if (this.integer && !(this.numeric && isIntegerText(v))) this.integer = false;
   }
@@ -170,12 +174,13 @@ export class Overflow implements OverflowStats {
     this.blanks += o.blanks;
     this.numeric &&= o.numeric;
     this.integer &&= o.integer;
+    this.wholeSeconds &&= o.wholeSeconds;
     this.sketch.merge(o.registers);
   }
 
   /** The figures as plain data. */
   stats(): OverflowStats {
-    return { rows: this.rows, blanks: this.blanks, numeric: this.numeric, integer: this.integer, registers: this.registers };
+    return { rows: this.rows, blanks: this.blanks, numeric: this.numeric, integer: this.integer, wholeSeconds: this.wholeSeconds, registers: this.registers };
   }
 }
 
@@ -186,12 +191,13 @@ export function isIntegerText(v: string): boolean {
 
 /**
  * How pass 2 encodes an overflowed column's value (the code book of `../columns`, as data): an
- * id's one code; quantile bins over numbers or datetimes in `format` (a value outside the edges,
- * which the sample did not hold, goes to the nearest end bin); or a mapping with its pooled code.
+ * id's one code; quantile bins over numbers or datetimes in `format` (`dropSuffix` cut first; a
+ * value outside the edges, which the sample did not hold, goes to the nearest end bin); or a
+ * mapping with its pooled code.
  */
 export type ValueEncoder =
   | { kind: "id"; missingCode: number }
-  | { kind: "bins"; edges: number[]; format?: string; missingCode: number; shift: number }
+  | { kind: "bins"; edges: number[]; format?: string; missingCode: number; shift: number; dropSuffix?: string }
   | { kind: "mapping"; mapping: Record<string, number>; otherCode: number; missingCode: number };
 
 /** A value's code under an encoder and its number (NaN when not binned); code -1: it has none. */
@@ -204,8 +210,10 @@ export function encoderOf(e: ValueEncoder): (v: string) => { code: number; x: nu
   const fmt = e.format === undefined ? undefined : new DatetimeFormat(e.format);
   const points = pointValues(e.edges);
   const last = e.edges.length - 1;
+  const drop = e.dropSuffix;
   return (v) => {
     if (v === "") return { code: e.missingCode, x: NaN };
+    if (drop !== undefined && v.endsWith(drop)) v = v.slice(0, -drop.length);
     const x = fmt ? (fmt.parse(v)?.seconds ?? NaN) : isNumeric(v) ? Number(v) : NaN;
     if (Number.isNaN(x)) return { code: -1, x };
     const code = x < e.edges[0] ? 0 : x > e.edges[last] ? last - 1 : binOf(e.edges, points, x);

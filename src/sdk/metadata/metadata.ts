@@ -454,7 +454,7 @@ const ALL_PAIR_CELLS = 1 << 22;
 async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample: EncodedTable, pairBudget: number): Promise<{ metadata: Metadata; selection: PairSelection }> {
   if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
   const cards = codecs.map((c) => c.K);
-  const encoders = codecs.map((codec, f) => (tally.overflow[f] ? valueEncoder(codec) : null));
+  const encoders = codecs.map((codec, f) => (tally.overflow[f] ? valueEncoder(codec, tally.types?.[f]) : null));
   const codeOfId = tally.scans.map((s, f) => (encoders[f] ? new Int32Array(0) : Int32Array.from(s.values, (v) => codecs[f].encode(v))));
   const counts = codecs.map((codec, f) => {
     const c = new Float64Array(codec.K);
@@ -490,12 +490,20 @@ async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample:
   return { metadata: metadataOf(tally.columns, codecs, tally.n, counts, joint, selection), selection };
 }
 
-/** Pass 2's encoding of a column that overflowed pass 1's budget: its code book as data. */
-function valueEncoder(codec: ColumnCodec): ValueEncoder {
+/** Pass 2's encoding of a column that overflowed pass 1's budget: its code book as data (a typed timestamp in whole seconds read without ".000"). */
+function valueEncoder(codec: ColumnCodec, type: SourceType | undefined): ValueEncoder {
   const st = codec.stats;
   if (codec.kind === "id") return { kind: "id", missingCode: codec.missingCode };
   if ((st.type === "numerical" || st.type === "datetime") && st.bin_edges) {
-    return { kind: "bins", edges: st.bin_edges, ...(st.type === "datetime" ? { format: st.format } : {}), missingCode: codec.missingCode, shift: st.mean ?? 0 };
+    const whole = type === "timestamp" && st.format !== undefined && !st.format.includes("S");
+    return {
+      kind: "bins",
+      edges: st.bin_edges,
+      ...(st.type === "datetime" ? { format: st.format } : {}),
+      missingCode: codec.missingCode,
+      shift: st.mean ?? 0,
+      ...(whole ? { dropSuffix: ".000" } : {}),
+    };
   }
   return { kind: "mapping", mapping: codec.mapping, otherCode: codec.otherCode, missingCode: codec.missingCode };
 }

@@ -3,22 +3,26 @@
  * pass 1 keeps per column the distinct values with counts and first lines, and a bottom-k sample
  * of rows (`./csv-chunks` RankedSample); pass 2, only when the sample is not the whole table,
  * counts the 2-way marginals the caller asks for. A UTF-8 CSV file is split into byte ranges at
- * record boundaries, one per worker thread (`./tally-worker`); any other source, or a CSV file
- * whose ranges a worker cannot read, is read by `../io/csv` on this thread. The result does not
- * depend on the number of threads.
+ * record boundaries, a Parquet file into runs of row groups, one per worker thread
+ * (`./tally-worker`); any other source, or a file whose parts a worker cannot read, is read by
+ * `../io/csv` on this thread (`./record-tally`). A column past its distinct-value budget keeps
+ * figures and the sample's values only (`./distinct-values`). The result does not depend on the
+ * number of threads.
  */
 import { availableParallelism } from "node:os";
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
+import { parquetLayout } from "../io/typed-inputs";
 import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTable, type TableSource } from "../io/csv";
 import { inputFormatOfPath, type ReadProgress, type SourceType } from "../io/inputs";
 import { isNumeric, type ColumnScan } from "../columns";
 import type { ScannedTable } from "./encoded";
 import { DataError } from "../errors";
-import { BadValue, RankedSample, sampleRank, type ChunkJob, type PairCounts, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
-import { DISTINCT_BUDGET, DistinctSketch, DistinctValues, encoderOf, hashText, mergeMoments, Overflow, addMoment, emptyMoments, type Moments, type OverflowStats, type ValueEncoder } from "./distinct-values";
+import { BadValue, type ChunkJob, type PairCounts, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
+import { DISTINCT_BUDGET, DistinctSketch, DistinctValues, hashText, mergeMoments, Overflow, type Moments, type OverflowStats, type ValueEncoder } from "./distinct-values";
 import type { WorkerReply, WorkerTask } from "./tally-worker";
+import { RecordPairs, RecordTally } from "./record-tally";
 
 /** Rows of the sample rule detection and coordinate areas read: the whole table up to this. */
 export const SAMPLE_ROWS = 200_000;
@@ -84,6 +88,18 @@ export async function tallyTable(source: TableSource, opts: TallyOptions = {}): 
   if (!(Number.isInteger(size) && size >= 1)) throw new RangeError("sampleRows must be an integer >= 1");
   const budget = opts.distinctBudget ?? DISTINCT_BUDGET;
   if (!(Number.isInteger(budget) && budget >= 1)) throw new RangeError("distinctBudget must be an integer >= 1");
+  const groups = await groupPlan(source, opts);
+  if (groups) {
+    const pool = new Pool(groups.groups.length, opts.onReadProgress, groups.n);
+    try {
+      const tally = await groupTally(groups, pool, size, budget);
+      if (tally) return tally;
+    } catch (e) {
+      await pool.close();
+      throw e;
+    }
+    await pool.close();
+  }
   const plan = parallelPlan(source, opts);
   if (plan) {
     const pool = new Pool(plan.ranges.length, opts.onReadProgress, plan.ranges.reduce((sum, [a, b]) => sum + b - a, 0));
@@ -231,13 +247,72 @@ async function parallelTally(plan: Plan, pool: Pool, size: number, budget: numbe
     if (quotes % 2 !== 0) return undefined;
     quotes += p.quotes;
   }
+  const m = mergeParts(parts, plan.columns.length, size, budget);
+  if (m.n === 0) return undefined;
+  const { dicts } = m;
+  return finish(plan.source, plan.columns, m.n, undefined, m, plan.ranges.length, async (pairs, cards, codeOfId, encs) => {
+    const layout = pairLayout(pairs, cards);
+    const job = (start: number, end: number, w: number): PairJob => ({
+      ...base,
+      start,
+      end,
+      firstLine: firstLines0[w],
+      values: dicts.map((d, c) => (encs[c] ? [] : d.values)),
+      codeOfId: codeOfId as Int32Array[],
+      ...layout,
+      encoders: encs as (ValueEncoder | null)[],
+      cards: Int32Array.from(cards),
+    });
+    return workerPairs(pool, plan.source, plan.path, plan.columns, encs, layout, pairs, plan.ranges.map(([start, end], w) => ({ kind: "pairs", job: job(start, end, w) })));
+  }, () => pool.close());
+}
+
+/** Runs pass 2's tasks and adds up their counts. @throws DataError (the source changed, or a value with no code). */
+async function workerPairs(
+  pool: Pool,
+  source: string,
+  path: string,
+  columns: readonly string[],
+  encs: readonly (ValueEncoder | null)[],
+  layout: PairLayout,
+  pairs: readonly [number, number][],
+  tasks: WorkerTask[],
+): Promise<PassTwo> {
+  let out: PairCounts[] | undefined;
+  try {
+    out = await pool.run<PairCounts>(tasks);
+  } catch (e) {
+    throw e instanceof BadValue ? badValue(source, columns, encs, e) : e;
+  }
+  if (!out) throw new DataError(`${source} changed while it was read (its second pass differs from the first).`, { file: path });
+  return {
+    joint: splitPairs(out.map((o) => o.joint), layout, pairs),
+    counts: encs.map((e, c) => (e ? sumArrays(out.map((o) => o.counts[c]!)) : null)),
+    moments: encs.map((e, c) => (e?.kind === "bins" ? out.map((o) => o.moments[c]!).reduce(mergeMoments) : null)),
+  };
+}
+
+/** The readers' pass 1 merged in source order: dictionaries, overflowed columns' figures, the sample. */
+interface Merged {
+  n: number;
+  dicts: DistinctValues[];
+  overflow: (OverflowStats | undefined)[];
+  /** The sample's value ids (row-major), its rows' lines, and its rows. */
+  ids: Int32Array;
+  lines: Float64Array;
+  rows: number;
+}
+
+/**
+ * Merges the parts of readers of consecutive stretches of one source, in source order, so values
+ * keep their order of first appearance; a column overflowed in any part, or whose values together
+ * pass the budget, keeps figures and the merged sample's values only.
+ */
+function mergeParts(parts: RangeTally[], F: number, size: number, budget: number): Merged {
   const n = parts.reduce((s, p) => s + p.rows, 0);
-  if (n === 0) return undefined;
-  const F = plan.columns.length;
-  // Values in order of first appearance, as one reader sees them: ranges in file order.
-  const dicts = plan.columns.map(() => new DistinctValues());
-  const overflow: (Overflow | undefined)[] = plan.columns.map(() => undefined);
-  const toGlobal: (Int32Array | null)[][] = parts.map(() => plan.columns.map(() => null));
+  const dicts = Array.from({ length: F }, () => new DistinctValues());
+  const overflow: (Overflow | undefined)[] = Array.from({ length: F }, () => undefined);
+  const toGlobal: (Int32Array | null)[][] = parts.map(() => Array.from({ length: F }, () => null));
   for (let c = 0; c < F; c++) {
     if (!parts.some((p) => p.overflow[c] !== undefined)) {
       parts.forEach((p, w) => {
@@ -245,7 +320,6 @@ async function parallelTally(plan: Plan, pool: Pool, size: number, budget: numbe
       });
       if (!dicts[c].over(budget)) continue;
     }
-    // Overflowed in a range, or the ranges' values together pass the budget: figures, and the sample's values only.
     const o = new Overflow();
     for (const p of parts) {
       const po = p.overflow[c];
@@ -267,31 +341,75 @@ async function parallelTally(plan: Plan, pool: Pool, size: number, budget: numbe
       ids[i * F + c] = map ? map[id] : dicts[c].add(parts[w].values[c][id], line);
     }
   });
-  return finish(plan.source, plan.columns, n, undefined, dicts, overflow, ids, Float64Array.from(merged, ([w, r]) => parts[w].sample.keys[r]), merged.length, plan.ranges.length, async (pairs, cards, codeOfId, encs) => {
+  return { n, dicts, overflow: overflow.map((o) => o?.stats()), ids, lines: Float64Array.from(merged, ([w, r]) => parts[w].sample.keys[r]), rows: merged.length };
+}
+
+/** Row groups of a Parquet file per worker: consecutive groups, about equal rows each. */
+interface GroupPlan {
+  source: string;
+  path: string;
+  columns: string[];
+  types: (SourceType | undefined)[];
+  groups: [number, number][];
+  n: number;
+}
+
+async function groupPlan(source: TableSource, opts: TallyOptions): Promise<GroupPlan | undefined> {
+  if (typeof source !== "string" && !("path" in source)) return undefined;
+  const path = typeof source === "string" ? source : source.path;
+  const format = typeof source === "string" ? undefined : source.format;
+  if ((format ?? inputFormatOfPath(path)) !== "parquet") return undefined;
+  if (opts.threads !== undefined && !(Number.isInteger(opts.threads) && opts.threads >= 0)) throw new RangeError("threads must be an integer >= 0");
+  let layout: Awaited<ReturnType<typeof parquetLayout>>;
+  let bytes: number;
+  try {
+    bytes = statSync(path).size;
+    layout = await parquetLayout(path);
+  } catch {
+    return undefined; // the one-thread read says what is wrong
+  }
+  const G = layout.groupRows.length;
+  const threads = Math.min(G, opts.threads ?? (bytes >= PARALLEL_MIN_BYTES ? Math.min(MAX_THREADS, availableParallelism()) : 0));
+  if (threads < 2 && opts.threads === undefined) return undefined;
+  if (threads === 0 || layout.header.length < 2) return undefined;
+  const n = layout.groupRows.reduce((s, r) => s + r, 0);
+  const groups: [number, number][] = [];
+  let g = 0;
+  let done = 0;
+  for (let w = 0; w < threads; w++) {
+    const first = g;
+    const target = (n * (w + 1)) / threads;
+    while (g < G && (g === first || done + layout.groupRows[g] / 2 <= target) && G - g > threads - w - 1) done += layout.groupRows[g++];
+    if (w === threads - 1) while (g < G) done += layout.groupRows[g++];
+    if (g > first) groups.push([first, g]);
+  }
+  return { source: describeSource(source), path, columns: layout.header, types: layout.types, groups, n };
+}
+
+/** Pass 1 (and 2) over a Parquet file's row groups in worker threads; undefined when a worker could not read its groups. */
+async function groupTally(plan: GroupPlan, pool: Pool, size: number, budget: number): Promise<TableTally | undefined> {
+  const F = plan.columns.length;
+  const parts = await pool.run<RangeTally>(plan.groups.map((groups) => ({ kind: "groups", job: { path: plan.path, groups, columns: F, sampleRows: size, distinctBudget: budget } })));
+  if (!parts) return undefined;
+  const m = mergeParts(parts, F, size, budget);
+  if (m.n === 0 || m.n !== plan.n) return undefined;
+  const typed = plan.types.some((t) => t !== undefined) ? plan.types : undefined;
+  const { dicts } = m;
+  return finish(plan.source, plan.columns, m.n, typed, m, plan.groups.length, async (pairs, cards, codeOfId, encs) => {
     const layout = pairLayout(pairs, cards);
-    const job = (start: number, end: number, w: number): PairJob => ({
-      ...base,
-      start,
-      end,
-      firstLine: firstLines0[w],
-      values: dicts.map((d, c) => (encs[c] ? [] : d.values)),
-      codeOfId: codeOfId as Int32Array[],
-      ...layout,
-      encoders: encs as (ValueEncoder | null)[],
-      cards: Int32Array.from(cards),
-    });
-    let out: PairCounts[] | undefined;
-    try {
-      out = await pool.run<PairCounts>(plan.ranges.map(([start, end], w) => ({ kind: "pairs", job: job(start, end, w) })));
-    } catch (e) {
-      throw e instanceof BadValue ? badValue(plan.source, plan.columns, encs, e) : e;
-    }
-    if (!out) throw new DataError(`${plan.source} changed while it was read (its second pass differs from the first).`, { file: plan.path });
-    return {
-      joint: splitPairs(out.map((o) => o.joint), layout, pairs),
-      counts: encs.map((e, c) => (e ? sumArrays(out.map((o) => o.counts[c]!)) : null)),
-      moments: encs.map((e, c) => (e?.kind === "bins" ? out.map((o) => o.moments[c]!).reduce(mergeMoments) : null)),
-    };
+    const tasks = plan.groups.map((groups): WorkerTask => ({
+      kind: "groupPairs",
+      job: {
+        path: plan.path,
+        groups,
+        values: dicts.map((d, c) => (encs[c] ? [] : d.values)),
+        codeOfId: codeOfId as Int32Array[],
+        encoders: encs as (ValueEncoder | null)[],
+        cards: Int32Array.from(cards),
+        ...layout,
+      },
+    }));
+    return workerPairs(pool, plan.source, plan.path, plan.columns, encs, layout, pairs, tasks);
   }, () => pool.close());
 }
 
@@ -345,9 +463,8 @@ function fullScan(name: string, values: string[], counts: number[], firstLines: 
   const missing = blank >= 0 ? counts[blank] : 0;
   let numeric = type !== "text" && type !== "dictionary";
   if (numeric) for (const v of values) if (v !== "" && !isNumeric(v)) numeric = false;
-  if (type === "timestamp" && values.every((v) => v === "" || v.endsWith(".000"))) {
-    for (let i = 0; i < values.length; i++) if (values[i] !== "") values[i] = values[i].slice(0, -4);
-  }
+  // Whole seconds: the text without ".000" (a copy: pass 2 looks the read text up).
+  if (type === "timestamp" && values.every((v) => v === "" || v.endsWith(".000"))) values = values.map((v) => (v === "" ? v : v.slice(0, -4)));
   return { name, values, counts, firstLines, ids: new Int32Array(0), missing, numeric: numeric && missing < n };
 }
 
@@ -384,24 +501,19 @@ function overflowScan(sample: ColumnScan, o: OverflowStats, n: number): ColumnSc
 
 type PairCounter = TableTally["countPairs"];
 
-/** Per column the values the sample's ids index: with table counts and first lines unless the column overflowed. */
-type Dictionary = Pick<DistinctValues, "values" | "counts" | "firstLines">;
 
-/** Builds the tally from the dictionaries, the sample's value ids (row-major) and its rows' file lines. */
+/** Builds the tally from the merged pass 1 (dictionaries, figures, the sample's value ids and lines). */
 function finish(
   source: string,
   columns: string[],
   n: number,
   types: (SourceType | undefined)[] | undefined,
-  dicts: Dictionary[],
-  overflow: (OverflowStats | undefined)[],
-  ids: Int32Array,
-  lines: ArrayLike<number>,
-  rows: number,
+  merged: Omit<Merged, "n">,
   threads: number,
   countPairs: PairCounter,
   close: () => Promise<void>,
 ): TableTally {
+  const { dicts, overflow, ids, lines, rows } = merged;
   const F = columns.length;
   const sampled = rows < n;
   const full = dicts.map((d, c) => (overflow[c] ? undefined : fullScan(columns[c], d.values, d.counts, d.firstLines, n, types?.[c])));
@@ -432,7 +544,9 @@ function finish(
     }
     const o = overflow[c];
     const numeric = s ? s.numeric : o!.numeric && o!.rows > 0 && types?.[c] !== "text" && types?.[c] !== "dictionary";
-    return { name: columns[c], values, counts, firstLines, ids: rowIds, missing, numeric: numeric && missing < rows };
+    const whole = !s && types?.[c] === "timestamp" && o!.wholeSeconds;
+    const texts = whole ? values.map((v) => (v === "" ? v : v.slice(0, -4))) : values;
+    return { name: columns[c], values: texts, counts, firstLines, ids: rowIds, missing, numeric: numeric && missing < rows };
   });
   const scans = dicts.map((_, c): ColumnScan => {
     const o = overflow[c];
@@ -454,99 +568,47 @@ function finish(
   };
 }
 
-/** One column's pass 1 on this thread: its dictionary up to the budget, then figures and the sample's values. */
-class ColumnPass {
-  dict = new DistinctValues();
-  overflow: Overflow | undefined;
-
-  /** The value's id for the sample (-1 when the column overflowed and the row is not `wanted`). */
-  add(v: string, line: number, wanted: boolean): number {
-    if (this.overflow === undefined) return this.dict.add(v, line);
-    this.overflow.add(v, hashText(v));
-    return wanted ? this.dict.add(v, line) : -1;
-  }
-
-  /** After a row: overflows past `budget`; keeps an overflowed dictionary to the sample's values. */
-  check(sample: RankedSample, c: number, budget: number): void {
-    if (this.overflow === undefined) {
-      if (!this.dict.over(budget)) return;
-      const o = new Overflow();
-      this.dict.values.forEach((v, id) => o.add(v, hashText(v), this.dict.counts[id]));
-      this.overflow = o;
-    } else if (this.dict.values.length <= SAMPLE_DICT_SLACK * sample.size + 1024) return;
-    const old = this.dict;
-    const kept = new DistinctValues();
-    sample.remap(c, (id) => kept.add(old.values[id], old.firstLines[id], 0));
-    this.dict = kept;
-  }
-}
-
-/** Entries of an overflowed column's sample dictionary beyond which it is rebuilt from the kept rows. */
-const SAMPLE_DICT_SLACK = 4;
-
 /** Pass 1 (and 2) by `../io/csv`'s readTable on this thread. */
 async function sequentialTally(source: TableSource, opts: TallyOptions, size: number, budget: number): Promise<TableTally> {
   let columns: string[] = [];
   let types: (SourceType | undefined)[] = [];
-  let pass: ColumnPass[] = [];
-  let sample: RankedSample | undefined;
-  let ids = new Int32Array(0);
+  let tally: RecordTally | undefined;
   const read = { minColumns: 2, delimiter: opts.delimiter, encoding: opts.encoding, onProgress: opts.onReadProgress };
   const n = await readTable(
     source,
     (header, declared) => {
       columns = header;
       types = declared.slice();
-      pass = header.map(() => new ColumnPass());
-      sample = new RankedSample(size, header.length);
-      ids = new Int32Array(header.length);
+      tally = new RecordTally(header.length, size, budget);
     },
-    (record, line) => {
-      const rank = sampleRank(line);
-      const wanted = sample!.wants(rank, line);
-      for (let c = 0; c < record.length; c++) ids[c] = pass[c].add(record[c], line, wanted);
-      if (wanted) sample!.add(rank, line, line, ids);
-      for (let c = 0; c < record.length; c++) pass[c].check(sample!, c, budget);
-    },
+    (record, line) => tally!.add(record, line),
     read,
   );
-  const kept = sample!.rows();
+  const kept = tally!.sample.rows();
   const typed = types.some((t) => t !== undefined) ? types : undefined;
   const describe = describeSource(source);
-  const dicts = pass.map((p) => p.dict);
-  return finish(describe, columns, n, typed, dicts, pass.map((p) => p.overflow), kept.ids, kept.keys, kept.keys.length, 0, async (pairs, cards, codeOfId, encoders) => {
+  const dicts = tally!.columns.map((p) => p.dict);
+  const merged: Merged = { n, dicts, overflow: tally!.columns.map((p) => p.overflow?.stats()), ids: kept.ids, lines: kept.keys, rows: kept.keys.length };
+  return finish(describe, columns, n, typed, merged, 0, async (pairs, cards, codeOfId, encoders) => {
     const layout = pairLayout(pairs, cards);
-    const out = new Float64Array(layout.cells);
-    const codes = new Int32Array(columns.length);
-    const encode = encoders.map((e) => (e ? encoderOf(e) : null));
-    const counts = encoders.map((e, c) => (e ? new Float64Array(cards[c]) : null));
-    const moments = encoders.map((e) => (e?.kind === "bins" ? emptyMoments(e.shift) : null));
-    let rows = 0;
+    const counter = new RecordPairs({ index: dicts.map((d, c) => (encoders[c] ? null : d.index)), codeOfId, encoders, cards, ...layout });
     await readTable(
       source,
       () => undefined,
       (record, line) => {
-        for (let c = 0; c < record.length; c++) {
-          const enc = encode[c];
-          if (enc) {
-            const { code, x } = enc(record[c]);
-            if (code < 0) throw badValue(describe, columns, encoders, new BadValue(c, line, record[c]));
-            if (moments[c] && record[c] !== "") addMoment(moments[c]!, x);
-            counts[c]![code]++;
-            codes[c] = code;
-            continue;
-          }
-          const id = dicts[c].index.get(record[c]);
-          if (id === undefined) throw changed(describe);
-          codes[c] = codeOfId[c][id];
+        let known: boolean;
+        try {
+          known = counter.add(record, line);
+        } catch (e) {
+          throw e instanceof BadValue ? badValue(describe, columns, encoders, e) : e;
         }
-        for (let k = 0; k < pairs.length; k++) out[layout.offsets[k] + codes[pairs[k][0]] * layout.cardsOfSecond[k] + codes[pairs[k][1]]]++;
-        rows++;
+        if (!known) throw changed(describe);
       },
       read,
     );
-    if (rows !== n) throw changed(describe);
-    return { joint: splitPairs([out], layout, pairs), counts, moments };
+    if (counter.rows !== n) throw changed(describe);
+    const out = counter.result();
+    return { joint: splitPairs([out.joint], layout, pairs), counts: out.counts, moments: out.moments };
   }, async () => undefined);
 }
 
