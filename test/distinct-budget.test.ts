@@ -80,7 +80,14 @@ test("a larger table past the budget: ids stay ids, unique numbers get quantile 
   const st = m.column_stats!;
   assert.equal(st.order_id.type, "id");
   assert.equal(st.ref.type, "id");
-  assert.deepEqual(st.ref.id_shape, unbounded.metadata.column_stats!.ref.id_shape);
+  // Text ids: the shape of the sample's values (lengths weighted by its rows); integer ids: the table's range.
+  const ref = st.ref.id_shape as { prefix?: string; lengths: Record<string, number> };
+  const refAll = unbounded.metadata.column_stats!.ref.id_shape as typeof ref;
+  assert.equal(ref.prefix, refAll.prefix);
+  assert.deepEqual(Object.keys(ref.lengths), Object.keys(refAll.lengths));
+  const key = st.order_id.id_shape as { min: number; max: number; distinct: number };
+  assert.deepEqual([key.min, key.max], [1000, 1000 + rows - 1]);
+  assert.ok(Math.abs(key.distinct / rows - 1) < 0.03, String(key.distinct));
   assert.equal(st.amount.type, "numerical");
   assert.equal(st.at.type, "datetime");
   assert.equal(st.at.format, "yyyy-MM-dd HH:mm:ss");
@@ -153,4 +160,21 @@ test("the distinct-count sketch estimates within 3%, merges to the whole's regis
   assert.deepEqual([o.numeric, o.integer], [true, false]);
   o.add("x", hashText("x"));
   assert.equal(o.numeric, false);
+});
+
+test("past the budget, a value is released only when the sample holds it in k rows (a table value of one row never is)", async () => {
+  const lines = ["note,x"];
+  for (let r = 0; r < 6000; r++) lines.push(`${r % 10 === 0 ? `common${r % 3}` : `u${r}`},${r % 4}`);
+  const path = file("rare.csv", lines.join("\n") + "\n");
+  for (const threads of [0, 2]) {
+    const a = await analyzeTable(path, { threads, sampleRows: 1000, distinctBudget: 300 });
+    assert.equal(a.metadata.column_stats!.note.type, "categorical");
+    const released = Object.keys(a.metadata.value_mappings!.note);
+    assert.deepEqual(released.filter((v) => v.startsWith("u")), []);
+    assert.ok(released.includes("common0") && released.includes("__other__"), JSON.stringify(released));
+    assert.equal(a.metadata.column_stats!.note.count, 6000);
+    // The pooled code holds the table's rows of the values not released.
+    const probs = a.metadata.empirical_probs.note;
+    assert.ok(Math.abs(probs[a.metadata.value_mappings!.note.__other__] - 0.9) < 1e-9, JSON.stringify(probs));
+  }
 });

@@ -54,10 +54,11 @@ export interface ColumnScan {
   numeric: boolean;
   /**
    * Set when the column had more distinct values than extraction keeps (docs/extract.md):
-   * `values` are then a sample's, `counts` scaled to the table; `distinct` estimates the table's
-   * distinct non-blank values, `integer` says whether every value is a safe integer in digits.
+   * `values`, `counts` and `missing` are then a sample's of `rows` rows; `distinct` estimates the
+   * table's distinct non-blank values, `integer` says whether every value is a safe integer in
+   * digits, `missing` is the table's blanks.
    */
-  estimated?: { distinct: number; integer: boolean };
+  estimated?: { distinct: number; integer: boolean; rows: number; missing: number };
 }
 
 /** The code book of one column, built from the real table. */

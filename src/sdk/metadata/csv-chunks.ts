@@ -626,9 +626,9 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
     return d;
   });
   const encode = job.encoders.map((e) => (e ? encoderOf(e) : null));
-  const binned = job.encoders.map((e) => e?.kind === "bins");
+  const binned = job.encoders.map((e) => e?.kind === "bins" || (e?.kind === "id" && e.integer === true));
   const counts = job.encoders.map((e, c) => (e ? new Float64Array(job.cards[c]) : null));
-  const moments = job.encoders.map((e) => (e?.kind === "bins" ? emptyMoments(e.shift) : null));
+  const moments = job.encoders.map((e) => (e?.kind === "bins" ? emptyMoments(e.shift) : e?.kind === "id" && e.integer ? emptyMoments() : null));
   const out = new Float64Array(job.cells);
   const codes = new Int32Array(F);
   const view = new FieldView();

@@ -191,18 +191,18 @@ export function isIntegerText(v: string): boolean {
 
 /**
  * How pass 2 encodes an overflowed column's value (the code book of `../columns`, as data): an
- * id's one code; quantile bins over numbers or datetimes in `format` (`dropSuffix` cut first; a
+ * id's one code (and its number when `integer`, for its range); quantile bins over numbers or datetimes in `format` (`dropSuffix` cut first; a
  * value outside the edges, which the sample did not hold, goes to the nearest end bin); or a
  * mapping with its pooled code.
  */
 export type ValueEncoder =
-  | { kind: "id"; missingCode: number }
+  | { kind: "id"; missingCode: number; integer?: boolean }
   | { kind: "bins"; edges: number[]; format?: string; missingCode: number; shift: number; dropSuffix?: string }
   | { kind: "mapping"; mapping: Record<string, number>; otherCode: number; missingCode: number };
 
 /** A value's code under an encoder and its number (NaN when not binned); code -1: it has none. */
 export function encoderOf(e: ValueEncoder): (v: string) => { code: number; x: number } {
-  if (e.kind === "id") return (v) => ({ code: v === "" ? e.missingCode : 0, x: NaN });
+  if (e.kind === "id") return (v) => ({ code: v === "" ? e.missingCode : 0, x: e.integer && v !== "" ? Number(v) : NaN });
   if (e.kind === "mapping") {
     const map = new Map(Object.entries(e.mapping));
     return (v) => ({ code: v === "" ? e.missingCode : (map.get(v) ?? e.otherCode), x: NaN });

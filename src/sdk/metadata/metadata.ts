@@ -125,7 +125,7 @@ function chooseKind(
   type?: SourceType,
 ): KindChoice {
   const file = fileOfDescription(source);
-  const nonBlank = n - scan.missing;
+  const nonBlank = n - (scan.estimated?.missing ?? scan.missing);
   const distinct = scan.estimated?.distinct ?? scan.values.length - (scan.missing > 0 ? 1 : 0);
   const texts = scan.values.filter((v) => v !== "");
   if (override) {
@@ -207,7 +207,9 @@ function chooseKind(
 /**
  * Builds the code book of one scanned column: its kind (override, else the source's `type`, else
  * inference) and codes. A typed timestamp or date is a datetime, a dictionary a categorical (an
- * id when no value reaches the rare threshold, as inferred).
+ * id when no value reaches the rare threshold, as inferred). A scan with `estimated` (a sample's)
+ * gets the sample's code book, the kind judged with the estimated distinct values of the table's
+ * `n` rows, and the table's count and blanks; `sampled` is that call's own.
  * @throws DataError when an override does not fit the values, or a datetime value does not parse.
  */
 export function buildCodec(
@@ -216,6 +218,7 @@ export function buildCodec(
   opts: ExtractOptions = {},
   source = "the table",
   type?: SourceType,
+  sampled?: { table: number; est: NonNullable<ColumnScan["estimated"]> },
 ): ColumnCodec {
   const categoryCap = opts.categoryCap ?? DEFAULTS.categoryCap;
   const binCap = opts.binCap ?? DEFAULTS.binCap;
@@ -224,12 +227,20 @@ export function buildCodec(
   if (!(Number.isInteger(binCap) && binCap >= 1)) throw new RangeError("binCap must be an integer >= 1");
   if (!(Number.isInteger(k) && k >= 1)) throw new RangeError("rareThreshold must be an integer >= 1");
   const override = opts.columns?.[scan.name];
+  const est = scan.estimated;
+  if (est) {
+    // A sample's scan (an overflowed column): its code book is the sample's, its counts the table's.
+    const codec = buildCodec({ ...scan, estimated: undefined }, est.rows, opts, source, type, { table: n, est });
+    codec.stats.count = n - est.missing;
+    codec.stats.missing = est.missing;
+    return codec;
+  }
   if (scan.missing === n) return blankCodec(scan, n, k, override?.type, source);
   const typedDatetime = type === "timestamp" || type === "date";
   const vocabulary = (override === undefined || override.type === "categorical") && !typedDatetime && (!scan.numeric || ZIP_HEADER.test(scan.name.toLowerCase()))
     ? publicVocabularyOf(scan.name, scan.values, scan.counts)
     : undefined;
-  const choice = chooseKind(scan, n, source, override, vocabulary, type);
+  const choice = chooseKind(sampled ? { ...scan, estimated: sampled.est } : scan, sampled?.table ?? n, source, override, vocabulary, type);
   const codec = codecFor(choice.kind, scan, n, { categoryCap, binCap, rareThreshold: k, datetime: choice.datetime, source, semantic: override?.semantic, vocabulary });
   if (codec) return codec;
   // No value reaches k, so nothing could be released: an inferred column becomes an id (written
@@ -464,7 +475,7 @@ async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample:
   const count = async (pairs: [number, number][]): Promise<Float64Array[]> => {
     const two = await tally.countPairs(pairs, cards, codeOfId, encoders);
     two.counts.forEach((c, f) => c && counts[f].set(c));
-    two.moments.forEach((m, f) => m && withMoments(codecs[f], m));
+    two.moments.forEach((m, f) => m && withMoments(codecs[f], m, tally.scans[f].estimated?.distinct));
     return two.joint;
   };
   const modelled = codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
@@ -493,7 +504,7 @@ async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample:
 /** Pass 2's encoding of a column that overflowed pass 1's budget: its code book as data (a typed timestamp in whole seconds read without ".000"). */
 function valueEncoder(codec: ColumnCodec, type: SourceType | undefined): ValueEncoder {
   const st = codec.stats;
-  if (codec.kind === "id") return { kind: "id", missingCode: codec.missingCode };
+  if (codec.kind === "id") return { kind: "id", missingCode: codec.missingCode, integer: st.id_shape?.kind === "integer" };
   if ((st.type === "numerical" || st.type === "datetime") && st.bin_edges) {
     const whole = type === "timestamp" && st.format !== undefined && !st.format.includes("S");
     return {
@@ -510,11 +521,16 @@ function valueEncoder(codec: ColumnCodec, type: SourceType | undefined): ValueEn
 
 /**
  * The exact range and moments of a binned column whose bins came from the sample: min, max,
- * mean and (population) deviation from pass 2; an end interval bin reaches out to the range.
+ * mean and (population) deviation from pass 2; an end interval bin reaches out to the range. An
+ * integer id's shape gets the range and the estimated distinct values (at most its rows).
  */
-function withMoments(codec: ColumnCodec, m: Moments): void {
+function withMoments(codec: ColumnCodec, m: Moments, distinct: number | undefined): void {
   const st = codec.stats;
   if (m.count === 0) return;
+  if (st.id_shape?.kind === "integer") {
+    st.id_shape = { ...st.id_shape, min: m.min, max: m.max, distinct: Math.min(m.count, Math.round(distinct ?? st.id_shape.distinct)) };
+    return;
+  }
   st.min = m.min;
   st.max = m.max;
   Object.assign(st, meanAndStd(m));

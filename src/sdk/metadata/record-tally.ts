@@ -102,7 +102,7 @@ export class RecordPairs {
     this.codes = new Int32Array(job.index.length);
     this.encode = job.encoders.map((e) => (e ? encoderOf(e) : null));
     this.counts = job.encoders.map((e, c) => (e ? new Float64Array(job.cards[c]) : null));
-    this.moments = job.encoders.map((e) => (e?.kind === "bins" ? emptyMoments(e.shift) : null));
+    this.moments = job.encoders.map((e) => (e?.kind === "bins" ? emptyMoments(e.shift) : e?.kind === "id" && e.integer ? emptyMoments() : null));
   }
 
   /**

@@ -288,7 +288,7 @@ async function workerPairs(
   return {
     joint: splitPairs(out.map((o) => o.joint), layout, pairs),
     counts: encs.map((e, c) => (e ? sumArrays(out.map((o) => o.counts[c]!)) : null)),
-    moments: encs.map((e, c) => (e?.kind === "bins" ? out.map((o) => o.moments[c]!).reduce(mergeMoments) : null)),
+    moments: encs.map((_, c) => (out[0].moments[c] ? out.map((o) => o.moments[c]!).reduce(mergeMoments) : null)),
   };
 }
 
@@ -469,34 +469,28 @@ function fullScan(name: string, values: string[], counts: number[], firstLines: 
 }
 
 /**
- * The table-wide scan of an overflowed column from its sample scan: the sample's values, their
- * counts scaled to the table's non-blank rows (largest remainders, so they sum to them), the
- * exact blanks, and the estimated distinct values.
+ * The table-wide scan of an overflowed column: the sample's values and counts (a value's count in
+ * the sample, not scaled: the rare threshold then holds in the table too), a blank of the sample's
+ * when the table has blanks, and `estimated` (the estimated distinct values, the table's blanks).
  */
-function overflowScan(sample: ColumnScan, o: OverflowStats, n: number): ColumnScan {
-  const sampleRows = sample.counts.reduce((s, c, id) => s + (sample.values[id] === "" ? 0 : c), 0);
-  const counts = sample.counts.map(() => 0);
-  if (sampleRows > 0) {
-    const scale = o.rows / sampleRows;
-    const rest: [number, number][] = [];
-    let given = 0;
-    sample.values.forEach((v, id) => {
-      if (v === "") return;
-      const x = sample.counts[id] * scale;
-      counts[id] = Math.floor(x);
-      given += counts[id];
-      rest.push([x - counts[id], id]);
-    });
-    rest.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
-    for (let i = 0; i < o.rows - given; i++) counts[rest[i % rest.length][1]]++;
-  }
-  const blank = sample.values.indexOf("");
-  if (blank >= 0) counts[blank] = o.blanks;
-  const values = o.blanks > 0 && blank < 0 ? [...sample.values, ""] : sample.values;
-  if (values.length > counts.length) counts.push(o.blanks);
-  const firstLines = values.length > sample.firstLines.length ? [...sample.firstLines, 0] : sample.firstLines;
+function overflowScan(sample: ColumnScan, o: OverflowStats): ColumnScan {
+  const addBlank = o.blanks > 0 && sample.missing === 0;
+  const values = addBlank ? [...sample.values, ""] : sample.values;
+  const counts = addBlank ? [...sample.counts, 1] : sample.counts;
+  const firstLines = addBlank ? [...sample.firstLines, 0] : sample.firstLines;
+  const missing = addBlank ? 1 : sample.missing;
+  const rows = counts.reduce((s, c) => s + c, 0);
   const distinct = new DistinctSketch(o.registers).estimate();
-  return { name: sample.name, values, counts, firstLines, ids: new Int32Array(0), missing: o.blanks, numeric: sample.numeric && o.blanks < n, estimated: { distinct, integer: o.integer } };
+  return {
+    name: sample.name,
+    values,
+    counts,
+    firstLines,
+    ids: new Int32Array(0),
+    missing,
+    numeric: sample.numeric && missing < rows,
+    estimated: { distinct, integer: o.integer, rows, missing: o.blanks },
+  };
 }
 
 type PairCounter = TableTally["countPairs"];
@@ -551,7 +545,7 @@ function finish(
   const scans = dicts.map((_, c): ColumnScan => {
     const o = overflow[c];
     if (!o) return full[c]!;
-    return sampled ? overflowScan(sampleScans[c], o, n) : { ...sampleScans[c], ids: new Int32Array(0) };
+    return sampled ? overflowScan(sampleScans[c], o) : { ...sampleScans[c], ids: new Int32Array(0) };
   });
   return {
     source,
