@@ -52,7 +52,8 @@ export interface TableTally {
   types?: (SourceType | undefined)[];
   /**
    * Per column the distinct values of the whole table with counts; `ids` is empty. A column that
-   * overflowed its budget has the sample's values, counts scaled to the table, and `estimated`.
+   * overflowed its budget, in a table larger than the sample, has the sample's values and counts
+   * and `estimated` (`../columns` ColumnScan).
    */
   scans: ColumnScan[];
   /** Per column, its streaming figures when it overflowed (`./distinct-values`). */
@@ -344,7 +345,7 @@ function mergeParts(parts: RangeTally[], F: number, size: number, budget: number
   return { n, dicts, overflow: overflow.map((o) => o?.stats()), ids, lines: Float64Array.from(merged, ([w, r]) => parts[w].sample.keys[r]), rows: merged.length };
 }
 
-/** Row groups of a Parquet file per worker: consecutive groups, about equal rows each. */
+/** A Parquet file's runs of consecutive row groups, one per worker, about equal rows each. */
 interface GroupPlan {
   source: string;
   path: string;
@@ -354,6 +355,7 @@ interface GroupPlan {
   n: number;
 }
 
+/** The row-group plan of a Parquet source; undefined when it is read on this thread (under 16 MiB without `threads`, one row group, an unreadable footer). */
 async function groupPlan(source: TableSource, opts: TallyOptions): Promise<GroupPlan | undefined> {
   if (typeof source !== "string" && !("path" in source)) return undefined;
   const path = typeof source === "string" ? source : source.path;
@@ -361,15 +363,17 @@ async function groupPlan(source: TableSource, opts: TallyOptions): Promise<Group
   if ((format ?? inputFormatOfPath(path)) !== "parquet") return undefined;
   if (opts.threads !== undefined && !(Number.isInteger(opts.threads) && opts.threads >= 0)) throw new RangeError("threads must be an integer >= 0");
   let layout: Awaited<ReturnType<typeof parquetLayout>>;
-  let bytes: number;
+  let wanted: number;
   try {
-    bytes = statSync(path).size;
+    const st = statSync(path);
+    wanted = opts.threads ?? (st.isFile() && st.size >= PARALLEL_MIN_BYTES ? Math.min(MAX_THREADS, availableParallelism()) : 0);
+    if (wanted === 0) return undefined;
     layout = await parquetLayout(path);
   } catch {
     return undefined; // the one-thread read says what is wrong
   }
   const G = layout.groupRows.length;
-  const threads = Math.min(G, opts.threads ?? (bytes >= PARALLEL_MIN_BYTES ? Math.min(MAX_THREADS, availableParallelism()) : 0));
+  const threads = Math.min(G, wanted);
   if (threads < 2 && opts.threads === undefined) return undefined;
   if (threads === 0 || layout.header.length < 2) return undefined;
   const n = layout.groupRows.reduce((s, r) => s + r, 0);
