@@ -157,6 +157,11 @@ export class RankedSample {
     if (this.count === this.keys.length) this.cut();
   }
 
+  /** Drops the rows beyond the `size` kept (then {@link remap} sees only those). */
+  trim(): void {
+    if (this.count > this.size) this.cut();
+  }
+
   /** Replaces column `c`'s value id of every kept row by `to(id)`. */
   remap(c: number, to: (id: number) => number): void {
     const F = this.columns;
@@ -513,7 +518,7 @@ export function countLines(job: ChunkJob): number {
 }
 
 /** Entries of an overflowed column's sample dictionary beyond which it is rebuilt from the kept rows. */
-const SAMPLE_DICT_SLACK = 4;
+const SAMPLE_DICT_SLACK = 3;
 
 /** Pass 1 over a range. @throws Bail (module comment). */
 export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number) => void): RangeTally {
@@ -597,6 +602,9 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
     },
     onBytes,
   );
+  // An overflowed column sends only the values of the rows the sample keeps.
+  sample.trim();
+  for (let c = 0; c < F; c++) if (over[c]) compact(c);
   return {
     rows,
     quotes,

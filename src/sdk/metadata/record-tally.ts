@@ -30,6 +30,11 @@ export class ColumnPass {
       this.dict.values.forEach((v, id) => o.add(v, hashText(v), this.dict.counts[id]));
       this.overflow = o;
     } else if (this.dict.values.length <= SAMPLE_DICT_SLACK * sample.size + 1024) return;
+    this.compact(sample, c);
+  }
+
+  /** Keeps in an overflowed column's dictionary only the values of the sample's rows. */
+  compact(sample: RankedSample, c: number): void {
     const old = this.dict;
     const kept = new DistinctValues();
     sample.remap(c, (id) => kept.add(old.values[id], old.firstLines[id], 0));
@@ -62,6 +67,8 @@ export class RecordTally {
 
   /** The result in the shape of a CSV range's (`./csv-chunks` RangeTally; `quotes` 0, `lines` the rows). */
   result(): RangeTally {
+    this.sample.trim();
+    this.columns.forEach((p, c) => p.overflow && p.compact(this.sample, c));
     return {
       rows: this.rows,
       quotes: 0,
