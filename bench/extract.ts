@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- extract [--rows N] [--threads T] [--no-duckdb] [--filter] [--json]`: metadata extraction
+ * `npm run bench -- extract [--rows N] [--threads T] [--no-duckdb] [--filter] [--id-columns] [--distinct-budget B] [--json]`: metadata extraction
  * (`analyzeTable`, the whole client side of `synthd fit` before the upload: scan, kind inference,
  * code books, pair selection, 1-way and 2-way marginals, rule detection) against DuckDB on the same
  * file in the same run (issue 42, docs/extract.md).
@@ -7,7 +7,9 @@
  * Method:
  * 1. Writes a temporary CSV of N rows (default 1,000,000) by repeating the data rows of UCI Adult
  *    (`../shared/datasets/adult.csv`, 15 columns) under its header, streamed; it is deleted after
- *    the run (100M rows are about 11 GB).
+ *    the run (100M rows are about 11 GB). With `--id-columns`, each row begins with `row_id` (its
+ *    number) and `score` (a float unique to the row): columns with a value per row, which pass 1
+ *    keeps only up to its distinct-value budget (`--distinct-budget`, docs/extract.md).
  * 2. Measures, each in a fresh Node process (this file run as a script) so each peak is its own:
  *    synthd's `analyzeTable(file)` with the SDK's defaults (worker threads: the available cores,
  *    or `--threads`), and DuckDB (`@duckdb/node-api`, 2 threads): the CSV read into a table, then
@@ -50,6 +52,8 @@ export interface ExtractBenchOptions {
   /** Measure the near-copy filter's build (item 4 of the file header) instead of extraction. */
   filter?: boolean;
   json: boolean;
+  idColumns?: boolean;
+  distinctBudget?: number;
 }
 
 /** One measured run. */
@@ -70,6 +74,7 @@ export interface ExtractResult {
   bench: "extract";
   rows: number;
   bytes: number;
+  id_columns: boolean;
   load_before: number[];
   load_after: number[];
   synthd: ExtractRun;
@@ -83,9 +88,10 @@ export interface ExtractResult {
 
 /**
  * Writes `rows` data rows to `dest` by cycling through the data rows of `source` (its header
- * first). Streams, with backpressure.
+ * first); with `perRow`, each row prefixed by its number (`row_id`) and a float unique to it
+ * (`score`, 0 <= score < 1000). Streams, with backpressure.
  */
-export async function repeatCsv(source: string, dest: string, rows: number): Promise<void> {
+export async function repeatCsv(source: string, dest: string, rows: number, perRow = false): Promise<void> {
   const lines: string[] = [];
   let header: string | undefined;
   const rl = createInterface({ input: createReadStream(source, "utf8"), crlfDelay: Infinity });
@@ -98,11 +104,15 @@ export async function repeatCsv(source: string, dest: string, rows: number): Pro
   const write = async (s: string): Promise<void> => {
     if (!out.write(s)) await once(out, "drain");
   };
-  await write(`${header}\n`);
+  await write(`${perRow ? "row_id,score," : ""}${header}\n`);
   const block = 5_000;
   for (let done = 0; done < rows; ) {
     const parts: string[] = [];
-    for (let i = 0; i < block && done < rows; i++, done++) parts.push(lines[done % lines.length]);
+    for (let i = 0; i < block && done < rows; i++, done++) {
+      const line = lines[done % lines.length];
+      // done * phi mod 1000: distinct for distinct rows at 7 decimals up to 10^10 rows.
+      parts.push(perRow ? `${done + 1},${((done * 0.6180339887) % 1000).toFixed(7)},${line}` : line);
+    }
     await write(`${parts.join("\n")}\n`);
   }
   out.end();
@@ -153,9 +163,9 @@ async function measured(tool: ExtractRun["tool"], work: () => Promise<{ rows: nu
 }
 
 /** synthd's extraction of `file` (the child side). */
-function measureSynthd(file: string, threads: number | undefined): Promise<ExtractRun> {
+function measureSynthd(file: string, threads: number | undefined, distinctBudget: number | undefined): Promise<ExtractRun> {
   return measured("synthd", async () => {
-    const a = await analyzeTable(file, threads === undefined ? {} : { threads });
+    const a = await analyzeTable(file, { ...(threads === undefined ? {} : { threads }), ...(distinctBudget === undefined ? {} : { distinctBudget }) });
     return {
       rows: a.n,
       detail: {
@@ -232,12 +242,14 @@ export async function extractBench(opts: ExtractBenchOptions): Promise<void> {
   const dir = tempDir("synthd-extract-");
   try {
     const big = join(dir, `adult-${opts.rows}.csv`);
-    log(`writing ${opts.rows} rows (${opts.filter ? "cells of independent random adult.csv rows" : "adult.csv repeated"}) to ${big}`);
-    await (opts.filter ? independentColumnsCsv : repeatCsv)(ADULT_SHARED_CSV, big, opts.rows);
+    const what = opts.filter ? "cells of independent random adult.csv rows" : `adult.csv repeated${opts.idColumns ? ", with row_id and score" : ""}`;
+    log(`writing ${opts.rows} rows (${what}) to ${big}`);
+    if (opts.filter) await independentColumnsCsv(ADULT_SHARED_CSV, big, opts.rows);
+    else await repeatCsv(ADULT_SHARED_CSV, big, opts.rows, opts.idColumns === true);
     const bytes = statSync(big).size;
     const loadBefore = loadavg();
     log(`synthd: ${opts.filter ? "NearCopyFilter.build" : "analyzeTable"} (load average ${loadBefore.map((x) => x.toFixed(1)).join(" ")})`);
-    const synthd = await inChild([opts.filter ? "filter" : "synthd", big, String(opts.threads ?? "")]);
+    const synthd = await inChild([opts.filter ? "filter" : "synthd", big, String(opts.threads ?? ""), String(opts.distinctBudget ?? "")]);
     let duckdb: ExtractRun | undefined;
     if (opts.duckdb && !opts.filter) {
       log("duckdb: read_csv, then every 1-way and 2-way count (2 threads)");
@@ -247,6 +259,7 @@ export async function extractBench(opts: ExtractBenchOptions): Promise<void> {
       bench: "extract",
       rows: opts.rows,
       bytes,
+      id_columns: opts.idColumns === true,
       load_before: loadBefore,
       load_after: loadavg(),
       synthd,
@@ -276,7 +289,7 @@ export function formatExtract(r: ExtractResult): string {
     `${Math.round(x.rows_per_s).toLocaleString("en-US")} rows/s`;
   const ok = (b: boolean | undefined): string => (b ? "PASS" : "FAIL");
   return [
-    `${r.synthd.tool === "filter" ? "near-copy filter build on adult.csv's cells drawn independently," : "extraction of adult.csv repeated to"} ${r.rows.toLocaleString("en-US")} rows (${(r.bytes / 1e9).toFixed(2)} GB); each run in a fresh process; ` +
+    `${r.synthd.tool === "filter" ? "near-copy filter build on adult.csv's cells drawn independently," : `extraction of adult.csv${r.id_columns ? " with row_id and score" : ""} repeated to`} ${r.rows.toLocaleString("en-US")} rows (${(r.bytes / 1e9).toFixed(2)} GB); each run in a fresh process; ` +
       `load average ${r.load_before[0].toFixed(1)} before, ${r.load_after[0].toFixed(1)} after`,
     line(r.synthd),
     ...(r.duckdb ? [line(r.duckdb)] : []),
@@ -287,8 +300,9 @@ export function formatExtract(r: ExtractResult): string {
 }
 
 if (require.main === module && process.argv[2] === "--measure") {
-  const [tool, file, threads] = process.argv.slice(3);
-  (tool === "duckdb" ? measureDuckdb(file) : (tool === "filter" ? measureFilter : measureSynthd)(file, threads ? Number(threads) : undefined))
+  const [tool, file, threads, budget] = process.argv.slice(3);
+  const t = threads ? Number(threads) : undefined;
+  (tool === "duckdb" ? measureDuckdb(file) : tool === "filter" ? measureFilter(file, t) : measureSynthd(file, t, budget ? Number(budget) : undefined))
     .then((r) => console.log(JSON.stringify(r)))
     .catch((e) => {
       console.error((e as Error).message);

@@ -151,6 +151,8 @@ program
   .option("--threads <n>", "synthd's worker threads (default: the available cores)", num)
   .option("--no-duckdb", "synthd alone (the 100M-row memory check)")
   .option("--filter", "measure the near-copy filter's build instead, on Adult's cells drawn independently per row", false)
+  .option("--id-columns", "prepend a row id and a unique float per row (columns with a value per row)", false)
+  .option("--distinct-budget <n>", "synthd's distinct values per column before it overflows (default: the SDK's)", num)
   .option("--json", "one JSON line", false)
   .action(extractBench);
 

@@ -52,6 +52,13 @@ export interface ColumnScan {
   missing: number;
   /** Every non-blank value is numeric (and there is at least one). */
   numeric: boolean;
+  /**
+   * Set when the column had more distinct values than extraction keeps (docs/extract.md):
+   * `values`, `counts` and `missing` are then a sample's of `rows` rows; `distinct` estimates the
+   * table's distinct non-blank values, `integer` says whether every value is a safe integer in
+   * digits, `missing` is the table's blanks.
+   */
+  estimated?: { distinct: number; integer: boolean; rows: number; missing: number };
 }
 
 /** The code book of one column, built from the real table. */

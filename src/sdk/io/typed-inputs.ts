@@ -31,6 +31,27 @@ export function parquetSourceType(el: SchemaElement): SourceType | undefined {
   return undefined;
 }
 
+/**
+ * The columns a pandas DataFrame held as `category` (pandas' `to_parquet` writes its schema as JSON
+ * under the key `pandas`: `columns[i].pandas_type` "categorical", named by `field_name`); empty
+ * when the file has no such metadata or it does not parse.
+ */
+export function pandasCategories(meta: Pick<FileMetaData, "key_value_metadata">): Set<string> {
+  const text = meta.key_value_metadata?.find((kv) => kv.key === "pandas")?.value;
+  const out = new Set<string>();
+  if (typeof text !== "string") return out;
+  try {
+    const schema = JSON.parse(text) as { columns?: { name?: unknown; field_name?: unknown; pandas_type?: unknown }[] };
+    for (const c of Array.isArray(schema.columns) ? schema.columns : []) {
+      const name = typeof c?.field_name === "string" ? c.field_name : c?.name;
+      if (c?.pandas_type === "categorical" && typeof name === "string") out.add(name);
+    }
+  } catch {
+    // Not pandas' JSON: the column types alone decide.
+  }
+  return out;
+}
+
 /** Page decompressors (file header), loaded by the first Parquet read. */
 function compressors(): import("hyparquet").Compressors {
   return (require("hyparquet-compressors") as typeof import("hyparquet-compressors")).compressors;
@@ -42,12 +63,28 @@ function fileError(e: unknown, path: string, format: string): DataError {
   return new DataError(`Cannot read ${path} as ${format}: ${(e as Error).message}.`, { file: path, cause: e });
 }
 
+/** {@link parquetRows}' records; `groupRows` (rows per row group) is set with `types`. */
+export interface ParquetRows extends TableRows {
+  batches: AsyncGenerator<RowBatch>;
+  groupRows?: number[];
+}
+
+/** A Parquet file's header, column types and rows per row group (its footer only). @throws DataError as {@link parquetRows}. */
+export async function parquetLayout(path: string): Promise<{ header: string[]; types: (SourceType | undefined)[]; groupRows: number[] }> {
+  const out = parquetRows(path, undefined, [0, 0]);
+  const first = await out.batches.next();
+  await out.batches.return(undefined);
+  const header = first.done ? [] : first.value.rows[0];
+  return { header, types: out.types, groupRows: out.groupRows ?? [] };
+}
+
 /**
- * A Parquet file's records, row group by row group (one group's rows in memory at a time).
+ * A Parquet file's records, row group by row group (one group's rows in memory at a time); with
+ * `groups` [first, end), those row groups only (lines stay the file's: row index + 2).
  * @throws DataError (when iterated): not Parquet, a nested column, an unsupported codec.
  */
-export function parquetRows(path: string, onProgress?: (p: ReadProgress) => void): TableRows {
-  const out: TableRows = { types: [], batches: read() };
+export function parquetRows(path: string, onProgress?: (p: ReadProgress) => void, groups?: [number, number]): ParquetRows {
+  const out: ParquetRows = { types: [], batches: read() };
   async function* read(): AsyncGenerator<RowBatch> {
     await checkFile(path);
     const hp = hyparquet();
@@ -67,13 +104,19 @@ export function parquetRows(path: string, onProgress?: (p: ReadProgress) => void
       throw new DataError(`${path}: column "${nested}" is nested (a struct, list or map); only flat tables can be read.`, { file: path, column: nested });
     }
     const header = leaves.map((el) => el.name);
-    const types = leaves.map(parquetSourceType);
+    const categories = pandasCategories(meta);
+    const types = leaves.map((el) => (categories.has(el.name) && el.type === "BYTE_ARRAY" ? "dictionary" : parquetSourceType(el)));
     out.types.push(...types);
+    out.groupRows = meta.row_groups.map((g) => Number(g.num_rows));
     yield { rows: [header], lines: [1] };
     const total = Number(meta.num_rows);
     let start = 0;
-    for (const group of meta.row_groups) {
+    for (const [g, group] of meta.row_groups.entries()) {
       const end = start + Number(group.num_rows);
+      if (groups && (g < groups[0] || g >= groups[1])) {
+        start = end;
+        continue;
+      }
       let cells: unknown[][] = [];
       try {
         await hp.parquetRead({ file, metadata: meta, rowStart: start, rowEnd: end, compressors: codecs, onComplete: (rows: unknown[][]) => void (cells = rows) });

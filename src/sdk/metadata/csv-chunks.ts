@@ -8,6 +8,8 @@
  */
 import { closeSync, openSync, readSync } from "node:fs";
 import { isUtf8 } from "node:buffer";
+import { addMoment, emptyMoments, encoderOf, Overflow, type Moments, type OverflowStats, type ValueEncoder } from "./distinct-values";
+import { DISTINCT_BYTES } from "./distinct-values";
 
 /** The range cannot be read here; `message` says why (the caller falls back to one reader). */
 export class Bail extends Error {}
@@ -32,6 +34,8 @@ export interface TallyJob extends ChunkJob {
   sampleRows: number;
   /** The file's line number of the range's first line ({@link countLines} of the ranges before). */
   firstLine: number;
+  /** Distinct values a column keeps before it overflows (`./distinct-values`). */
+  distinctBudget: number;
 }
 
 /** Result of {@link tallyRange}. */
@@ -41,10 +45,15 @@ export interface RangeTally {
   quotes: number;
   /** Line feeds in the range (its lines). */
   lines: number;
-  /** Per column: distinct values, rows per value, the file line of each's first row. */
+  /**
+   * Per column: distinct values, rows per value, the file line of each's first row; for a column
+   * that overflowed, only the values the sample's rows hold (counts and first lines empty).
+   */
   values: string[][];
   counts: Float64Array[];
   firstLines: Int32Array[];
+  /** Per column, its streaming figures when it passed the budget. */
+  overflow: (OverflowStats | undefined)[];
   /** The sample's rows: keys (byte offsets), ranks, 1-based lines in the range, value ids (row-major). */
   sample: SampleRows;
 }
@@ -61,6 +70,8 @@ export interface SampleRows {
 
 /** Pass 2 of a range: joint counts of the given pairs of codes. */
 export interface PairJob extends ChunkJob {
+  /** The file's line number of the range's first line. */
+  firstLine: number;
   /** Per column, the distinct values (id = index) and the code of each id (-1: not counted). */
   values: string[][];
   codeOfId: Int32Array[];
@@ -69,6 +80,23 @@ export interface PairJob extends ChunkJob {
   cardsOfSecond: Int32Array;
   offsets: Int32Array;
   cells: number;
+  /** Per column: how an overflowed column is encoded row by row (null: by `codeOfId`), and its codes. */
+  encoders: (ValueEncoder | null)[];
+  cards: Int32Array;
+}
+
+/** Pass 2's result: joint counts of the pairs, and per overflowed column its 1-way counts and moments. */
+export interface PairCounts {
+  joint: Float64Array;
+  counts: (Float64Array | null)[];
+  moments: (Moments | null)[];
+}
+
+/** A value pass 2 cannot encode (`column` index, file `line`): a DataError for the caller. */
+export class BadValue extends Error {
+  constructor(readonly column: number, readonly line: number, readonly value: string) {
+    super(`line ${line}: ${JSON.stringify(value)}`);
+  }
 }
 
 const QUOTE = 34;
@@ -127,6 +155,17 @@ export class RankedSample {
     const F = this.columns;
     for (let c = 0; c < F; c++) this.ids[i * F + c] = ids[c];
     if (this.count === this.keys.length) this.cut();
+  }
+
+  /** Drops the rows beyond the `size` kept (then {@link remap} sees only those). */
+  trim(): void {
+    if (this.count > this.size) this.cut();
+  }
+
+  /** Replaces column `c`'s value id of every kept row by `to(id)`. */
+  remap(c: number, to: (id: number) => number): void {
+    const F = this.columns;
+    for (let i = 0; i < this.count; i++) this.ids[i * F + c] = to(this.ids[i * F + c]);
   }
 
   /** Keeps the `size` smallest (rank, key), in arrival order (keys ascend within one reader). */
@@ -232,6 +271,16 @@ export class ByteDict {
     return id;
   }
 
+  /** Bytes of all entries. */
+  get bytes(): number {
+    return this.used;
+  }
+
+  /** The hash of an entry. */
+  hashOf(id: number): number {
+    return this.hashes[id];
+  }
+
   /** The text of an entry. */
   text(id: number): string {
     return this.arena.toString("utf8", this.starts[id], this.starts[id] + this.lengths[id]);
@@ -300,6 +349,10 @@ class FieldView {
     this.buf = src;
     this.s = s;
     this.e = e;
+  }
+
+  text(): string {
+    return Buffer.prototype.toString.call(this.buf, "utf8", this.s, this.e);
   }
 }
 
@@ -464,65 +517,126 @@ export function countLines(job: ChunkJob): number {
   return lines;
 }
 
+/** Entries of an overflowed column's sample dictionary beyond which it is rebuilt from the kept rows. */
+const SAMPLE_DICT_SLACK = 3;
+
 /** Pass 1 over a range. @throws Bail (module comment). */
 export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number) => void): RangeTally {
   const F = job.columns;
   const dicts = Array.from({ length: F }, () => new ByteDict());
   const counts = Array.from({ length: F }, () => new Float64Array(256));
   const firstLines = Array.from({ length: F }, () => new Int32Array(256));
+  const over: (Overflow | undefined)[] = Array.from({ length: F }, () => undefined);
   const sample = new RankedSample(job.sampleRows, F);
   const ids = new Int32Array(F);
   const view = new FieldView();
   const lineBase = job.firstLine - 1;
+  // A column past its budget: its figures from its dictionary, which then holds the sample's values only.
+  const overflow = (c: number): void => {
+    const d = dicts[c];
+    const o = new Overflow();
+    for (let id = 0; id < d.size; id++) o.add(d.text(id), d.hashOf(id), counts[c][id]);
+    over[c] = o;
+    counts[c] = new Float64Array(0);
+    firstLines[c] = new Int32Array(0);
+    compact(c);
+  };
+  const compact = (c: number): void => {
+    const d = dicts[c];
+    const kept = new ByteDict();
+    const to = new Map<number, number>();
+    sample.remap(c, (id) => {
+      let k = to.get(id);
+      if (k === undefined) {
+        const b = Buffer.from(d.text(id), "utf8");
+        k = kept.add(b, 0, b.length, d.hashOf(id));
+        to.set(id, k);
+      }
+      return k;
+    });
+    dicts[c] = kept;
+  };
   const { rows, lines, quotes } = forEachRecord(
     job,
     (buf, starts, ends, escaped, _offset, local) => {
       const line = lineBase + local;
+      const rank = sampleRank(line);
+      const wanted = sample.wants(rank, line);
       for (let c = 0; c < F; c++) {
         view.set(buf, starts[c], ends[c], escaped[c] === 1);
         const h = ByteDict.hash(view.buf, view.s, view.e);
         const d = dicts[c];
+        const o = over[c];
+        if (o !== undefined) {
+          if (view.e === view.s) o.blanks++;
+          else if (o.numeric || o.wholeSeconds) o.add(view.text(), h);
+          else {
+            o.rows++;
+            o.sketch.addHash(h);
+          }
+          if (!wanted) continue;
+        }
         let id = d.find(view.buf, view.s, view.e, h);
         if (id < 0) {
           id = d.add(view.buf, view.s, view.e, h);
-          if (id === counts[c].length) {
-            const nc = new Float64Array(id * 2);
-            nc.set(counts[c]);
-            counts[c] = nc;
-            firstLines[c] = grown(firstLines[c]);
+          if (o === undefined) {
+            if (id === counts[c].length) {
+              const nc = new Float64Array(id * 2);
+              nc.set(counts[c]);
+              counts[c] = nc;
+              firstLines[c] = grown(firstLines[c]);
+            }
+            firstLines[c][id] = line;
           }
-          firstLines[c][id] = line;
         }
-        counts[c][id]++;
+        if (o === undefined) counts[c][id]++;
         ids[c] = id;
       }
-      const rank = sampleRank(line);
-      if (sample.wants(rank, line)) sample.add(rank, line, line, ids);
+      if (wanted) sample.add(rank, line, line, ids);
+      for (let c = 0; c < F; c++) {
+        const d = dicts[c];
+        if (over[c] === undefined) {
+          if (d.size > job.distinctBudget || d.bytes > DISTINCT_BYTES) overflow(c);
+        } else if (d.size > SAMPLE_DICT_SLACK * job.sampleRows + 1024) compact(c);
+      }
     },
     onBytes,
   );
+  // An overflowed column sends only the values of the rows the sample keeps.
+  sample.trim();
+  for (let c = 0; c < F; c++) if (over[c]) compact(c);
   return {
     rows,
     quotes,
     lines,
     values: dicts.map((d) => Array.from({ length: d.size }, (_, id) => d.text(id))),
-    counts: dicts.map((d, c) => counts[c].slice(0, d.size)),
-    firstLines: dicts.map((d, c) => firstLines[c].slice(0, d.size)),
+    counts: dicts.map((d, c) => counts[c].slice(0, over[c] ? 0 : d.size)),
+    firstLines: dicts.map((d, c) => firstLines[c].slice(0, over[c] ? 0 : d.size)),
+    overflow: over.map((o) => o?.stats()),
     sample: sample.rows(),
   };
 }
 
-/** Pass 2 over a range: joint counts of `job.pairs`. @throws Bail (module comment), or for a value pass 1 did not see. */
-export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: number) => void): Float64Array {
+/**
+ * Pass 2 over a range: joint counts of `job.pairs`, and the codes and moments of the overflowed
+ * columns. @throws Bail (module comment), or for a value pass 1 did not see; BadValue for a value
+ * of an overflowed column its encoder has no code for.
+ */
+export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: number) => void): PairCounts {
   const F = job.columns;
-  const dicts = job.values.map((values) => {
+  const dicts = job.values.map((values, c) => {
     const d = new ByteDict();
+    if (job.encoders[c]) return d;
     for (const v of values) {
       const b = Buffer.from(v, "utf8");
       d.add(b, 0, b.length, ByteDict.hash(b, 0, b.length));
     }
     return d;
   });
+  const encode = job.encoders.map((e) => (e ? encoderOf(e) : null));
+  const binned = job.encoders.map((e) => e?.kind === "bins" || (e?.kind === "id" && e.integer === true));
+  const counts = job.encoders.map((e, c) => (e ? new Float64Array(job.cards[c]) : null));
+  const moments = job.encoders.map((e) => (e?.kind === "bins" ? emptyMoments(e.shift) : e?.kind === "id" && e.integer ? emptyMoments() : null));
   const out = new Float64Array(job.cells);
   const codes = new Int32Array(F);
   const view = new FieldView();
@@ -530,12 +644,23 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
   const P = offsets.length;
   const used = new Uint8Array(F);
   for (let k = 0; k < pairs.length; k++) used[pairs[k]] = 1;
+  const lineBase = job.firstLine - 1;
   forEachRecord(
     job,
-    (buf, starts, ends, escaped) => {
+    (buf, starts, ends, escaped, _offset, local) => {
       for (let c = 0; c < F; c++) {
-        if (used[c] === 0) continue;
+        const enc = encode[c];
+        if (used[c] === 0 && enc === null) continue;
         view.set(buf, starts[c], ends[c], escaped[c] === 1);
+        if (enc !== null) {
+          const text = view.text();
+          const { code, x } = enc(text);
+          if (code < 0) throw new BadValue(c, lineBase + local, text);
+          if (binned[c] && text !== "") addMoment(moments[c]!, x);
+          counts[c]![code]++;
+          codes[c] = code;
+          continue;
+        }
         const id = dicts[c].find(view.buf, view.s, view.e, ByteDict.hash(view.buf, view.s, view.e));
         if (id < 0) throw new Bail("a value the first pass did not see (the file changed)");
         codes[c] = job.codeOfId[c][id];
@@ -544,5 +669,5 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
     },
     onBytes,
   );
-  return out;
+  return { joint: out, counts, moments };
 }

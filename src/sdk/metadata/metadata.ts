@@ -36,6 +36,7 @@ import { fileOfDescription, type TableSource } from "../io/csv";
 import type { ReadProgress, SourceType } from "../io/inputs";
 import { scanTable } from "./table-scan";
 import { tallyTable, type TableTally } from "./table-tally";
+import { meanAndStd, type Moments, type ValueEncoder } from "./distinct-values";
 import { DataError } from "../errors";
 import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "./domain";
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
@@ -91,6 +92,12 @@ export interface ExtractOptions {
    */
   sampleRows?: number;
   /**
+   * Distinct values a column keeps with their counts in the first pass (per reader) before it
+   * overflows (docs/extract.md): then its kind and code book come from the sample's values with an
+   * estimated distinct count, its marginals and range from the second pass. Default 250,000.
+   */
+  distinctBudget?: number;
+  /**
    * Row rules (`../rules/detect`, docs/api.md "Row rules"): detected by default, dropped by id or
    * declared. Raw tables only (rules from raw rows are not private); else declaring: RangeError.
    */
@@ -118,8 +125,8 @@ function chooseKind(
   type?: SourceType,
 ): KindChoice {
   const file = fileOfDescription(source);
-  const nonBlank = n - scan.missing;
-  const distinct = scan.values.length - (scan.missing > 0 ? 1 : 0);
+  const nonBlank = n - (scan.estimated?.missing ?? scan.missing);
+  const distinct = scan.estimated?.distinct ?? scan.values.length - (scan.missing > 0 ? 1 : 0);
   const texts = scan.values.filter((v) => v !== "");
   if (override) {
     if (override.format !== undefined && override.type !== "datetime") {
@@ -179,7 +186,7 @@ function chooseKind(
   const idLike = nonBlank >= DEFAULTS.idMinRows && distinct >= DEFAULTS.idDistinctShare * nonBlank;
   if (scan.numeric) {
     // Distinct integers are as often measurements (weights, prices in cents) as keys: the name decides.
-    const integer = texts.every((v) => /^[+-]?\d+$/.test(v) && Number.isSafeInteger(Number(v)));
+    const integer = scan.estimated?.integer ?? texts.every((v) => /^[+-]?\d+$/.test(v) && Number.isSafeInteger(Number(v)));
     return { kind: integer && idLike && looksLikeIdName(scan.name) ? "id" : "numerical" };
   }
   const inferred = inferDatetimeFormat(texts);
@@ -200,7 +207,9 @@ function chooseKind(
 /**
  * Builds the code book of one scanned column: its kind (override, else the source's `type`, else
  * inference) and codes. A typed timestamp or date is a datetime, a dictionary a categorical (an
- * id when no value reaches the rare threshold, as inferred).
+ * id when no value reaches the rare threshold, as inferred). A scan with `estimated` (a sample's)
+ * gets the sample's code book, the kind judged with the estimated distinct values of the table's
+ * `n` rows, and the table's count and blanks; `sampled` is that call's own.
  * @throws DataError when an override does not fit the values, or a datetime value does not parse.
  */
 export function buildCodec(
@@ -209,6 +218,7 @@ export function buildCodec(
   opts: ExtractOptions = {},
   source = "the table",
   type?: SourceType,
+  sampled?: { table: number; est: NonNullable<ColumnScan["estimated"]> },
 ): ColumnCodec {
   const categoryCap = opts.categoryCap ?? DEFAULTS.categoryCap;
   const binCap = opts.binCap ?? DEFAULTS.binCap;
@@ -217,12 +227,20 @@ export function buildCodec(
   if (!(Number.isInteger(binCap) && binCap >= 1)) throw new RangeError("binCap must be an integer >= 1");
   if (!(Number.isInteger(k) && k >= 1)) throw new RangeError("rareThreshold must be an integer >= 1");
   const override = opts.columns?.[scan.name];
+  const est = scan.estimated;
+  if (est) {
+    // A sample's scan (an overflowed column): its code book is the sample's, its counts the table's.
+    const codec = buildCodec({ ...scan, estimated: undefined }, est.rows, opts, source, type, { table: n, est });
+    codec.stats.count = n - est.missing;
+    codec.stats.missing = est.missing;
+    return codec;
+  }
   if (scan.missing === n) return blankCodec(scan, n, k, override?.type, source);
   const typedDatetime = type === "timestamp" || type === "date";
   const vocabulary = (override === undefined || override.type === "categorical") && !typedDatetime && (!scan.numeric || ZIP_HEADER.test(scan.name.toLowerCase()))
     ? publicVocabularyOf(scan.name, scan.values, scan.counts)
     : undefined;
-  const choice = chooseKind(scan, n, source, override, vocabulary, type);
+  const choice = chooseKind(sampled ? { ...scan, estimated: sampled.est } : scan, sampled?.table ?? n, source, override, vocabulary, type);
   const codec = codecFor(choice.kind, scan, n, { categoryCap, binCap, rareThreshold: k, datetime: choice.datetime, source, semantic: override?.semantic, vocabulary });
   if (codec) return codec;
   // No value reaches k, so nothing could be released: an inferred column becomes an id (written
@@ -408,6 +426,7 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
     onReadProgress: opts.onReadProgress,
     threads: opts.threads,
     sampleRows: opts.sampleRows,
+    distinctBudget: opts.distinctBudget,
   });
   try {
     checkOverrides(tally.columns, opts, tally.source);
@@ -446,12 +465,19 @@ const ALL_PAIR_CELLS = 1 << 22;
 async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample: EncodedTable, pairBudget: number): Promise<{ metadata: Metadata; selection: PairSelection }> {
   if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
   const cards = codecs.map((c) => c.K);
-  const codeOfId = tally.scans.map((s, f) => Int32Array.from(s.values, (v) => codecs[f].encode(v)));
+  const encoders = codecs.map((codec, f) => (tally.overflow[f] ? valueEncoder(codec, tally.types?.[f]) : null));
+  const codeOfId = tally.scans.map((s, f) => (encoders[f] ? new Int32Array(0) : Int32Array.from(s.values, (v) => codecs[f].encode(v))));
   const counts = codecs.map((codec, f) => {
     const c = new Float64Array(codec.K);
-    tally.scans[f].counts.forEach((m, id) => (c[codeOfId[f][id]] += m));
+    if (!encoders[f]) tally.scans[f].counts.forEach((m, id) => (c[codeOfId[f][id]] += m));
     return c;
   });
+  const count = async (pairs: [number, number][]): Promise<Float64Array[]> => {
+    const two = await tally.countPairs(pairs, cards, codeOfId, encoders);
+    two.counts.forEach((c, f) => c && counts[f].set(c));
+    two.moments.forEach((m, f) => m && withMoments(codecs[f], m, tally.scans[f].estimated?.distinct));
+    return two.joint;
+  };
   const modelled = codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
   const all: [number, number][] = [];
   let cells = 0;
@@ -462,7 +488,7 @@ async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample:
   let selection: PairSelection;
   let joint: Float64Array[];
   if (cells <= ALL_PAIR_CELLS) {
-    const every = await tally.countPairs(all, cards, codeOfId);
+    const every = await count(all);
     const at = new Map(all.map(([i, j], k) => [i * codecs.length + j, k]));
     const of = (i: number, j: number): Float64Array => every[at.get(i * codecs.length + j)!];
     selection = choosePairs(codecs, (i, j) => mutualInformation(of(i, j), cards[i], cards[j]), pairBudget);
@@ -470,9 +496,49 @@ async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample:
   } else {
     const { codes } = sample;
     selection = choosePairs(codecs, (i, j) => mutualInformation(jointCounts(codes[i], cards[i], codes[j], cards[j]), cards[i], cards[j]), pairBudget);
-    joint = await tally.countPairs(selection.pairs, cards, codeOfId);
+    joint = await count(selection.pairs);
   }
   return { metadata: metadataOf(tally.columns, codecs, tally.n, counts, joint, selection), selection };
+}
+
+/** Pass 2's encoding of a column that overflowed pass 1's budget: its code book as data (a typed timestamp in whole seconds read without ".000"). */
+function valueEncoder(codec: ColumnCodec, type: SourceType | undefined): ValueEncoder {
+  const st = codec.stats;
+  if (codec.kind === "id") return { kind: "id", missingCode: codec.missingCode, integer: st.id_shape?.kind === "integer" };
+  if ((st.type === "numerical" || st.type === "datetime") && st.bin_edges) {
+    const whole = type === "timestamp" && st.format !== undefined && !st.format.includes("S");
+    return {
+      kind: "bins",
+      edges: st.bin_edges,
+      ...(st.type === "datetime" ? { format: st.format } : {}),
+      missingCode: codec.missingCode,
+      shift: st.mean ?? 0,
+      ...(whole ? { dropSuffix: ".000" } : {}),
+    };
+  }
+  return { kind: "mapping", mapping: codec.mapping, otherCode: codec.otherCode, missingCode: codec.missingCode };
+}
+
+/**
+ * The exact range and moments of a binned column whose bins came from the sample: min, max,
+ * mean and (population) deviation from pass 2; an end interval bin reaches out to the range. An
+ * integer id's shape gets the range and the estimated distinct values (at most its rows).
+ */
+function withMoments(codec: ColumnCodec, m: Moments, distinct: number | undefined): void {
+  const st = codec.stats;
+  if (m.count === 0) return;
+  if (st.id_shape?.kind === "integer") {
+    st.id_shape = { ...st.id_shape, min: m.min, max: m.max, distinct: Math.min(m.count, Math.round(distinct ?? st.id_shape.distinct)) };
+    return;
+  }
+  st.min = m.min;
+  st.max = m.max;
+  Object.assign(st, meanAndStd(m));
+  const e = st.bin_edges;
+  if (!e) return;
+  const last = e.length - 1;
+  if (e[0] !== e[1]) e[0] = Math.min(e[0], m.min);
+  if (e[last] !== e[last - 1]) e[last] = Math.max(e[last], m.max);
 }
 
 /**
