@@ -34,12 +34,13 @@
  *   synthetic values that are values of the real column.
  * - {@link catalogs}: per key column of the real table (values repeated) and the columns it
  *   decides in every real row, the share of synthetic rows whose key is a real key with its real
- *   attributes.
+ *   attributes (rows whose key is blank or the SDK's pooled text `__other__` name no entry).
  */
 import { decimalsOf, isNumeric, type ScannedTable } from "../src/sdk/metadata/metadata";
 import { DatetimeFormat, inferDatetimeFormat } from "../src/sdk/metadata/datetime";
 import { weekdayOf, weekdaysOf } from "../src/sdk/columns/datetime";
 import { RULE_LIMITS } from "../src/sdk/rules/detect/options";
+import { OTHER } from "../src/sdk/columns";
 
 /** Most distinct values (blank included) of a column in {@link structuralZeros}. */
 export const MAX_CARDINALITY = 200;
@@ -660,7 +661,8 @@ export function catalogs(real: ScannedTable, synth: ScannedTable): CatalogCheck[
     let kept = 0;
     const examples: string[] = [];
     for (let r = 0; r < synth.n; r++) {
-      if (sk[r] === "") continue;
+      // A blank or the SDK's pooled text names no entry.
+      if (sk[r] === "" || sk[r] === OTHER) continue;
       rows++;
       const e = entry.get(sk[r]);
       if (e && e.every((v, j) => same(v, sa[j]![r]))) kept++;

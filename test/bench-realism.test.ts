@@ -207,6 +207,7 @@ test("catalogs: a key deciding columns in every real row, and the synthetic rows
       ["Alaska", "2.0", "741894", "<10000"], // the same number written otherwise
       ["Arizona", "5", "6931071", "<10000"], // Arkansas' id
       ["Texas", "48", "27862596", "<10000"], // no real key
+      ["__other__", "3", "2988248", "<10000"], // the SDK's pooled text: no key written
     ],
   });
   const found = catalogs(real, synth);

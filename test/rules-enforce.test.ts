@@ -168,6 +168,23 @@ describe("the decoder keeps metadata.rules in every row", () => {
     for (const r of rows) assert.equal(r[c.city], city[r[c.state]]);
   });
 
+  test("a pooled determinant beside a partner value no released value goes with is written pooled, never as a released value that decides another", () => {
+    // Party decides its code; the parties of code 3 are each rarer than k, so all pooled.
+    const m: Metadata = {
+      features: ["party", "code"],
+      cardinalities: { party: 3, code: 3 },
+      empirical_probs: { party: flat(3), code: flat(3) },
+      column_stats: { party: { type: "categorical", count: 60, missing: 0 }, code: { type: "categorical", count: 60, missing: 0 } },
+      value_mappings: { party: { DEM: 0, REP: 1, __other__: 2 }, code: { "1": 0, "2": 1, "3": 2 } },
+      rules: [{ type: "fixed_combinations", columns: ["code", "party"], determinant: "party", combinations: [[0, 0], [1, 1]], counts: [25, 28], share: 1 }],
+    };
+    const n = 600;
+    const codes = { party: new Int32Array(n).fill(2), code: Int32Array.from({ length: n }, (_, r) => r % 3) };
+    const rows = new Decoder(m).decode(codes, 3).rows;
+    const party: Record<string, string> = { "1": "DEM", "2": "REP", "3": "__other__" };
+    for (const r of rows) assert.equal(r[0], party[r[1]], r.join(","));
+  });
+
   test("fixed cells (a where condition's column, a seed cell) are never rewritten; the others move around them", () => {
     const m = meta(RULES);
     const c = col(m);

@@ -192,7 +192,8 @@ function statePartner(meta: Metadata, f: string): { g: string; codes: (string | 
  * Decoder of a feature whose codes stand for listed values (`value_mappings[f]`). The pooled code
  * ({@link OTHER}) writes the row's fresh value with `column_stats[f].semantic`, else a value drawn
  * among those seen with the row's partner code (all when none; `__other__` when the column has
- * none); without a mapping, the code as a string.
+ * none, or for a determinant with none beside the partner code); without a mapping, the code as a
+ * string.
  */
 export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   const K = meta.cardinalities[f];
@@ -229,9 +230,12 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   // Only a determinant written fresh checks its results against the released values.
   const released = semantic && partner?.determined ? new Set(own.map((c) => byCode[c])) : new Set<string | undefined>();
   // The pooled code's stand-in: the code of a value drawn among those seen with the row's partner
-  // code (all released values when the partner gives none), or -1 when the column has none.
+  // code (all released values when the partner gives none), or -1 (the pooled text) when the column
+  // has none or is a determinant none of whose released values goes with the partner code.
   const standIn = (rng: Rng, partnerCode: number | undefined): number => {
     const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
+    // A determinant's released values each decide another partner value: none stands in here.
+    if (partner?.determined && near !== undefined && near.length === 0) return -1;
     const from = near && near.length ? near : own;
     return from.length ? from[rng.int(from.length)] : -1;
   };
