@@ -26,6 +26,36 @@ export interface TableModel {
    * child is drawn plainly and matched to its parents ({@link matchedChildRows}); without, seeded.
    */
   codeKeys?(table: Table): string[];
+  /**
+   * {@link sample} with each row's drawn codes of `columns`: matching then reads the codes, never
+   * the decoded cells of `columns` (which the model may leave unfinished). Needs {@link codeKeys}.
+   */
+  sampleCoded?(n: number, seed: number, columns: readonly string[]): Promise<CodedSample>;
+}
+
+/** A plain draw with its codes of some columns ({@link TableModel.sampleCoded}). */
+export interface CodedSample {
+  rows: Table;
+  /** Per column asked for, per row its code and per code its {@link TableModel.codeKeys} key. */
+  coded: CodedColumn[];
+}
+
+/** One column's codes: `codes[r]` of row r, whose key is `keys[codes[r]]`. */
+export interface CodedColumn {
+  column: string;
+  codes: Int32Array;
+  keys: string[];
+}
+
+/** Per row, the keys of `coded` (its columns' code keys joined by NUL, as `codeKeys` joins them). */
+function joinedKeys(coded: readonly CodedColumn[], m: number): string[] {
+  const out = new Array<string>(m);
+  for (let r = 0; r < m; r++) {
+    let k = coded[0].keys[coded[0].codes[r]];
+    for (let c = 1; c < coded.length; c++) k += "\u0000" + coded[c].keys[coded[c].codes[r]];
+    out[r] = k;
+  }
+  return out;
 }
 
 /** Options of {@link generateDatabase}. */
@@ -92,6 +122,7 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
     const tableSeed = deriveSeed(seed, ti, 0);
     let rows: Table;
     let parentRow: number[] = [];
+    let coded: CodedColumn[] | undefined;
     if (p.foreignKeys.length === 0) {
       const n = opts.sizes?.[t] ?? Math.max(1, Math.round(p.rows * scale));
       rows = await model.sample(n, tableSeed, opts.where?.[t]);
@@ -112,7 +143,7 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
         ({ rows, parentRow } = await sequenceRows(model, p, first, parent.model, counts, tableSeed));
       } else {
         if (model.codeKeys !== undefined && first.context.length > 0 && opts.childDraw !== "seeded") {
-          ({ rows, parentRow } = await matchedChildRows(model, first, parent.model, counts, tableSeed));
+          ({ rows, parentRow, coded } = await matchedChildRows(model, first, parent.model, counts, tableSeed, contextColumns(p)));
         } else {
           counts.forEach((c, i) => {
             for (let k = 0; k < c; k++) parentRow.push(i);
@@ -125,7 +156,8 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
     const fks = p.foreignKeys.map((f, k) => {
       if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
       const countCol = plan.tables[f.parent].counts.find((c) => c.child === t && c.childKey === f.childKey)!.column;
-      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k), model.codeKeys?.bind(model), f.differsFromFirst ? parentRow : undefined);
+      const codedKeys = codedOf(coded, f);
+      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k), model.codeKeys?.bind(model), f.differsFromFirst ? parentRow : undefined, codedKeys);
     });
     // A primary key that is also a foreign key (one-to-one) keeps its parent's key.
     const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
@@ -246,22 +278,46 @@ export const MATCH_POOL = 1.25;
  * plain draw in place of one seeded row per child: the seeded draw's cost is per row (about 10x a
  * plain row's, docs/relational.md "Cost").
  */
-export async function matchedChildRows(model: TableModel, fk: ForeignKeyPlan, parent: Table, counts: number[], seed: number): Promise<{ rows: Table; parentRow: number[] }> {
+export async function matchedChildRows(
+  model: TableModel,
+  fk: ForeignKeyPlan,
+  parent: Table,
+  counts: number[],
+  seed: number,
+  codedColumns: readonly string[] = [],
+): Promise<{ rows: Table; parentRow: number[]; coded?: CodedColumn[] }> {
   const n = counts.reduce((a, b) => a + b, 0);
-  const pool = await model.sample(n === 0 ? 0 : Math.max(n + 1, Math.ceil(n * MATCH_POOL)), seed);
+  const size = n === 0 ? 0 : Math.max(n + 1, Math.ceil(n * MATCH_POOL));
+  const withCodes = model.sampleCoded !== undefined && n > 0 && codedColumns.length > 0;
+  const drawn = withCodes ? await model.sampleCoded!(size, seed, codedColumns) : { rows: await model.sample(size, seed), coded: undefined };
+  const pool = drawn.rows;
   if (n === 0) return { rows: { columns: pool.columns, rows: [] }, parentRow: [] };
   const rng = new Rng(deriveSeed(seed, 1));
   const cols = fk.context.map((c) => c.column);
   const cj = cols.map((c) => pool.columns.indexOf(c));
   const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
-  const poolKeys = model.codeKeys!({ columns: cols, rows: pool.rows.map((r) => cj.map((j) => r[j])) });
+  const poolCoded = codedOf(drawn.coded, fk);
+  const poolKeys = poolCoded !== undefined ? joinedKeys(poolCoded, pool.rows.length) : model.codeKeys!({ columns: cols, rows: pool.rows.map((r) => cj.map((j) => r[j])) });
   const parentKeys = model.codeKeys!({ columns: cols, rows: parent.rows.map((r) => pj.map((j) => r[j])) });
   const slots: number[] = [];
   counts.forEach((c, i) => {
     for (let k = 0; k < c; k++) slots.push(i);
   });
   const chosen = fillSlots(poolKeys, parentKeys, slots, rng);
-  return { rows: { columns: pool.columns, rows: Array.from(chosen, (i) => pool.rows[i]) }, parentRow: slots };
+  const coded = drawn.coded?.map((c) => ({ ...c, codes: Int32Array.from(chosen, (i) => c.codes[i]) }));
+  return { rows: { columns: pool.columns, rows: Array.from(chosen, (i) => pool.rows[i]) }, parentRow: slots, ...(coded !== undefined ? { coded } : {}) };
+}
+
+/** The model columns of every foreign key's context (those a child is matched on). */
+function contextColumns(p: TablePlan): string[] {
+  return [...new Set(p.foreignKeys.flatMap((f) => f.context.map((c) => c.column)))].filter((c) => p.modelColumns.includes(c));
+}
+
+/** `coded`'s columns of `fk`'s context, in its order; undefined when one is missing. */
+function codedOf(coded: readonly CodedColumn[] | undefined, fk: ForeignKeyPlan): CodedColumn[] | undefined {
+  if (coded === undefined || fk.context.length === 0) return undefined;
+  const out = fk.context.map((c) => coded.find((d) => d.column === c.column));
+  return out.every((c) => c !== undefined) ? (out as CodedColumn[]) : undefined;
 }
 
 /** Rows looked at past the first one a slot may not take (`avoid`) before the next fallback. */
@@ -476,7 +532,16 @@ function freshKeys(p: TablePlan, rows: Table, key: number): string[] {
  * parent (`avoid`). A row left by that rule goes to an open slot of another parent, else to a
  * parent drawn in proportion to its count. Blank without parent rows.
  */
-function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, codeKeys?: (t: Table) => string[], avoid?: number[]): string[] {
+function matchParents(
+  fk: ForeignKeyPlan,
+  rows: Table,
+  parent: Generated,
+  countCol: string,
+  seed: number,
+  codeKeys?: (t: Table) => string[],
+  avoid?: number[],
+  coded?: readonly CodedColumn[],
+): string[] {
   const rng = new Rng(seed);
   const n = parent.model.rows.length;
   const m = rows.rows.length;
@@ -488,7 +553,7 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
   const cj = cols.map((c) => rows.columns.indexOf(c));
   const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
   const keysOf = codeKeys ?? ((t: Table): string[] => t.rows.map((r) => r.join("\u0000")));
-  const rowKeys = keysOf({ columns: cols, rows: rows.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j]))) });
+  const rowKeys = coded !== undefined && codeKeys !== undefined ? joinedKeys(coded, m) : keysOf({ columns: cols, rows: rows.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j]))) });
   const parentKeys = keysOf({ columns: cols, rows: parent.model.rows.map((r) => pj.map((j) => (j < 0 ? "" : r[j]))) });
   const capacity = contextCapacity(drawn, parentKeys.map(firstOf), rowKeys.map(firstOf), rng);
   const slotParent: number[] = [];
