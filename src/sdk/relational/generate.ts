@@ -241,20 +241,28 @@ function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): numb
  */
 export function stableOrder(values: readonly string[], numeric: boolean): number[] {
   const cmp = (x: string, y: string): number => (numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0);
-  const distinct = [...new Set(values)].sort(cmp);
-  const rank = new Map<string, number>();
+  // One lookup per row: each row's distinct-value id, then the distinct values sorted.
+  const idOf = new Map<string, number>();
+  const distinct: string[] = [];
+  const ids = new Int32Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    let k = idOf.get(values[i]);
+    if (k === undefined) idOf.set(values[i], (k = distinct.push(values[i]) - 1));
+    ids[i] = k;
+  }
+  const sorted = Int32Array.from(distinct.keys()).sort((a, b) => cmp(distinct[a], distinct[b]));
+  const rank = new Int32Array(distinct.length);
   let r = 0;
-  distinct.forEach((v, k) => {
+  sorted.forEach((d, k) => {
     // Values the comparison holds equal ("1" and "1.0") share a rank, so they keep row order.
-    if (k > 0 && cmp(distinct[k - 1], v) !== 0) r++;
-    rank.set(v, r);
+    if (k > 0 && cmp(distinct[sorted[k - 1]], distinct[d]) !== 0) r++;
+    rank[d] = r;
   });
   const start = new Uint32Array(r + 2);
-  const ranks = Uint32Array.from(values, (v) => rank.get(v)!);
-  for (const x of ranks) start[x + 1]++;
+  for (let i = 0; i < ids.length; i++) start[rank[ids[i]] + 1]++;
   for (let k = 1; k < start.length; k++) start[k] += start[k - 1];
   const out = new Array<number>(values.length);
-  ranks.forEach((x, i) => void (out[start[x]++] = i));
+  for (let i = 0; i < ids.length; i++) out[start[rank[ids[i]]]++] = i;
   return out;
 }
 
@@ -346,13 +354,32 @@ export function fillSlots(rowKeys: readonly string[], parentKeys: readonly strin
   const avoid = opts.avoid;
   // Rows by full key and by first key, each in random order; a row is taken once.
   const order = Array.from(rng.shuffle(Int32Array.from({ length: rowKeys.length }, (_, i) => i)));
-  const full = new Map<string, number[]>();
-  const first = new Map<string, number[]>();
-  for (const i of order) {
-    (full.get(rowKeys[i]) ?? full.set(rowKeys[i], []).get(rowKeys[i])!).push(i);
-    const f = firstOf(rowKeys[i]);
-    (first.get(f) ?? first.set(f, []).get(f)!).push(i);
+  // Keys numbered once (one lookup per row); per full key its first key's number.
+  const fullId = new Map<string, number>();
+  const firstId = new Map<string, number>();
+  const firstOfFull: number[] = [];
+  const rowId = new Int32Array(rowKeys.length);
+  for (let i = 0; i < rowKeys.length; i++) {
+    let id = fullId.get(rowKeys[i]);
+    if (id === undefined) {
+      fullId.set(rowKeys[i], (id = firstOfFull.length));
+      const f = firstOf(rowKeys[i]);
+      let fi = firstId.get(f);
+      if (fi === undefined) firstId.set(f, (fi = firstId.size));
+      firstOfFull.push(fi);
+    }
+    rowId[i] = id;
   }
+  const full: number[][] = firstOfFull.map(() => []);
+  const first: number[][] = Array.from({ length: firstId.size }, () => []);
+  for (const i of order) {
+    full[rowId[i]].push(i);
+    first[firstOfFull[rowId[i]]].push(i);
+  }
+  const listOf = (lists: number[][], ids: Map<string, number>, key: string): number[] | undefined => {
+    const id = ids.get(key);
+    return id === undefined ? undefined : lists[id];
+  };
   const taken = new Uint8Array(rowKeys.length);
   const take = (list: number[] | undefined, parent: number): number => {
     if (list === undefined) return -1;
@@ -373,8 +400,8 @@ export function fillSlots(rowKeys: readonly string[], parentKeys: readonly strin
   };
   const slotOrder = rng.shuffle(Int32Array.from({ length: slotParent.length }, (_, i) => i));
   const chosen = new Int32Array(slotParent.length).fill(-1);
-  for (const s of slotOrder) chosen[s] = take(full.get(parentKeys[slotParent[s]]), slotParent[s]);
-  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first.get(firstOf(parentKeys[slotParent[s]])), slotParent[s]);
+  for (const s of slotOrder) chosen[s] = take(listOf(full, fullId, parentKeys[slotParent[s]]), slotParent[s]);
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(listOf(first, firstId, firstOf(parentKeys[slotParent[s]])), slotParent[s]);
   for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(order, slotParent[s]);
   return chosen;
 }
