@@ -47,6 +47,13 @@ export interface CodedColumn {
   keys: string[];
 }
 
+/** 0, 1, ..., n - 1 (a loop: a typed array's `from` with a map function is slow at a million). */
+function iota(n: number): Int32Array {
+  const out = new Int32Array(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
+}
+
 /** Per row, the keys of `coded` (its columns' code keys joined by NUL, as `codeKeys` joins them). */
 function joinedKeys(coded: readonly CodedColumn[], m: number): string[] {
   const out = new Array<string>(m);
@@ -312,8 +319,14 @@ export async function matchedChildRows(
     for (let k = 0; k < c; k++) slots.push(i);
   });
   const chosen = fillSlots(poolKeys, parentKeys, slots, rng);
-  const coded = drawn.coded?.map((c) => ({ ...c, codes: Int32Array.from(chosen, (i) => c.codes[i]) }));
-  return { rows: { columns: pool.columns, rows: Array.from(chosen, (i) => pool.rows[i]) }, parentRow: slots, ...(coded !== undefined ? { coded } : {}) };
+  const coded = drawn.coded?.map((c) => {
+    const codes = new Int32Array(chosen.length);
+    for (let s = 0; s < chosen.length; s++) codes[s] = c.codes[chosen[s]];
+    return { ...c, codes };
+  });
+  const rows = new Array<string[]>(chosen.length);
+  for (let s = 0; s < chosen.length; s++) rows[s] = pool.rows[chosen[s]];
+  return { rows: { columns: pool.columns, rows }, parentRow: slots, ...(coded !== undefined ? { coded } : {}) };
 }
 
 /** The model columns of every foreign key's context (those a child is matched on). */
@@ -353,7 +366,7 @@ export interface FillOptions {
 export function fillSlots(rowKeys: readonly string[], parentKeys: readonly string[], slotParent: readonly number[], rng: Rng, opts: FillOptions = {}): Int32Array {
   const avoid = opts.avoid;
   // Rows by full key and by first key, each in random order; a row is taken once.
-  const order = Array.from(rng.shuffle(Int32Array.from({ length: rowKeys.length }, (_, i) => i)));
+  const order = Array.from(rng.shuffle(iota(rowKeys.length)));
   // Keys numbered once (one lookup per row); per full key its first key's number.
   const fullId = new Map<string, number>();
   const firstId = new Map<string, number>();
@@ -398,7 +411,7 @@ export function fillSlots(rowKeys: readonly string[], parentKeys: readonly strin
     }
     return -1;
   };
-  const slotOrder = rng.shuffle(Int32Array.from({ length: slotParent.length }, (_, i) => i));
+  const slotOrder = rng.shuffle(iota(slotParent.length));
   const chosen = new Int32Array(slotParent.length).fill(-1);
   for (const s of slotOrder) chosen[s] = take(listOf(full, fullId, parentKeys[slotParent[s]]), slotParent[s]);
   for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(listOf(first, firstId, firstOf(parentKeys[slotParent[s]])), slotParent[s]);
@@ -619,7 +632,9 @@ function matchParents(
     }
     if (of[r] < 0) of[r] = ((avoid?.[r] ?? 0) + 1) % n;
   }
-  return Array.from(of, (i) => parent.keys[i]);
+  const out = new Array<string>(m);
+  for (let r = 0; r < m; r++) out[r] = parent.keys[of[r]];
+  return out;
 }
 
 /**
