@@ -150,7 +150,9 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
         ({ rows, parentRow } = await sequenceRows(model, p, first, parent.model, counts, tableSeed));
       } else {
         if (model.codeKeys !== undefined && first.context.length > 0 && opts.childDraw !== "seeded") {
-          ({ rows, parentRow, coded } = await matchedChildRows(model, first, parent.model, counts, tableSeed, contextColumns(p)));
+          // Only the first key's context is read as codes: a later key places every row (no
+          // spare rows), so it matches on the finished cells, points inside their states.
+          ({ rows, parentRow, coded } = await matchedChildRows(model, first, parent.model, counts, tableSeed, first.context.map((c) => c.column)));
         } else {
           counts.forEach((c, i) => {
             for (let k = 0; k < c; k++) parentRow.push(i);
@@ -327,11 +329,6 @@ export async function matchedChildRows(
   const rows = new Array<string[]>(chosen.length);
   for (let s = 0; s < chosen.length; s++) rows[s] = pool.rows[chosen[s]];
   return { rows: { columns: pool.columns, rows }, parentRow: slots, ...(coded !== undefined ? { coded } : {}) };
-}
-
-/** The model columns of every foreign key's context (those a child is matched on). */
-function contextColumns(p: TablePlan): string[] {
-  return [...new Set(p.foreignKeys.flatMap((f) => f.context.map((c) => c.column)))].filter((c) => p.modelColumns.includes(c));
 }
 
 /** `coded`'s columns of `fk`'s context, in its order; undefined when one is missing. */
