@@ -450,6 +450,39 @@ test("a child drawn with its codes is matched on the drawn codes, not on its dec
   assert.deepEqual(Array.from(coded![0].codes), rows.rows.map((_, k) => code(k)), "codes aligned with the rows chosen");
 });
 
+test("a child with two keys draws its first key's context as codes; the second key is matched on the cells; no orphans", async () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  const models = resampleModels(plan, training);
+  const plain = models.orders;
+  const asked: string[][] = [];
+  models.orders = {
+    sample: (n, s) => plain.sample(n, s),
+    sampleSeeded: (t, s) => plain.sampleSeeded(t, s),
+    codeKeys: (t) => t.rows.map((r) => r.join("\u0000")),
+    sampleCoded: async (n, s, columns) => {
+      asked.push([...columns]);
+      const rows = await plain.sample(n, s);
+      const coded = columns.map((column) => {
+        const j = rows.columns.indexOf(column);
+        const keys: string[] = [];
+        const id = new Map<string, number>();
+        const codes = Int32Array.from(rows.rows, (r) => {
+          let k = id.get(r[j]);
+          if (k === undefined) id.set(r[j], (k = keys.push(r[j]) - 1));
+          return k;
+        });
+        return { column, codes, keys };
+      });
+      return { rows, coded };
+    },
+  };
+  const synth = await generateDatabase(plan, models, { seed: 4 });
+  assert.equal(plan.tables.orders.foreignKeys.length, 2);
+  assert.deepEqual(asked, [plan.tables.orders.foreignKeys[0].context.map((c) => c.column)]);
+  for (const r of evaluateDatabase(schema, tables, synth).relationships) assert.equal(r.orphans, 0, r.relationship);
+});
+
 test("a sequence whose index never repeats within an entity never repeats it in the output, even when the model draws a repeat", async () => {
   // people -> jobs (a sequence by start year, 1-4 jobs each, years increasing by 1-6).
   const rng = new Rng(5);
