@@ -426,6 +426,63 @@ test("a child drawn plainly and matched: every parent gets its count, rows of it
   assert.equal(exact, Math.min(exactInPool, south.length), "the exact rows are all used first");
 });
 
+test("a child drawn with its codes is matched on the drawn codes, not on its decoded cells, and its codes follow the rows chosen", async () => {
+  // Parents of context codes 0 and 1; the decoded context cells say nothing ("?"), the codes do.
+  const parent: Table = { columns: ["region"], rows: Array.from({ length: 60 }, (_, i) => [i < 30 ? "north" : "south"]) };
+  const counts = parent.rows.map((_, i) => 1 + (i % 2));
+  const model: TableModel = {
+    sample: async () => assert.fail("a model with sampleCoded draws with its codes"),
+    sampleSeeded: async () => assert.fail("no seeded request"),
+    codeKeys: (t) => t.rows.map((r) => r.map((v) => (v === "north" ? "0" : v === "south" ? "1" : "?")).join("\u0000")),
+    sampleCoded: async (n, _seed, columns) => {
+      assert.deepEqual(columns, ["o.region"]);
+      const codes = Int32Array.from({ length: n }, (_, i) => i % 2);
+      return { rows: { columns: ["row", "o.region"], rows: Array.from({ length: n }, (_, i) => [String(i), "?"]) }, coded: [{ column: "o.region", codes, keys: ["0", "1"] }] };
+    },
+  };
+  const fk = { parent: "p", parentKey: "id", childKey: "o", context: [{ parentColumn: "region", column: "o.region" }] };
+  const { rows, parentRow, coded } = await matchedChildRows(model, fk, parent, counts, 3, ["o.region"]);
+  assert.equal(rows.rows.length, counts.reduce((a, b) => a + b, 0));
+  const code = (k: number): number => Number(rows.rows[k][0]) % 2;
+  const north = rows.rows.map((_, k) => k).filter((k) => parentRow[k] < 30);
+  const south = rows.rows.map((_, k) => k).filter((k) => parentRow[k] >= 30);
+  assert.ok(north.every((k) => code(k) === 0) && south.every((k) => code(k) === 1), "each child drawn with its parent's code");
+  assert.deepEqual(Array.from(coded![0].codes), rows.rows.map((_, k) => code(k)), "codes aligned with the rows chosen");
+});
+
+test("a child with two keys draws its first key's context as codes; the second key is matched on the cells; no orphans", async () => {
+  const { tables, schema } = shop();
+  const { plan, training } = planDatabase(schema, tables);
+  const models = resampleModels(plan, training);
+  const plain = models.orders;
+  const asked: string[][] = [];
+  models.orders = {
+    sample: (n, s) => plain.sample(n, s),
+    sampleSeeded: (t, s) => plain.sampleSeeded(t, s),
+    codeKeys: (t) => t.rows.map((r) => r.join("\u0000")),
+    sampleCoded: async (n, s, columns) => {
+      asked.push([...columns]);
+      const rows = await plain.sample(n, s);
+      const coded = columns.map((column) => {
+        const j = rows.columns.indexOf(column);
+        const keys: string[] = [];
+        const id = new Map<string, number>();
+        const codes = Int32Array.from(rows.rows, (r) => {
+          let k = id.get(r[j]);
+          if (k === undefined) id.set(r[j], (k = keys.push(r[j]) - 1));
+          return k;
+        });
+        return { column, codes, keys };
+      });
+      return { rows, coded };
+    },
+  };
+  const synth = await generateDatabase(plan, models, { seed: 4 });
+  assert.equal(plan.tables.orders.foreignKeys.length, 2);
+  assert.deepEqual(asked, [plan.tables.orders.foreignKeys[0].context.map((c) => c.column)]);
+  for (const r of evaluateDatabase(schema, tables, synth).relationships) assert.equal(r.orphans, 0, r.relationship);
+});
+
 test("a sequence whose index never repeats within an entity never repeats it in the output, even when the model draws a repeat", async () => {
   // people -> jobs (a sequence by start year, 1-4 jobs each, years increasing by 1-6).
   const rng = new Rng(5);

@@ -151,6 +151,20 @@ test("a released place's point lies inside its real rows' area; a rare place sen
   }
 });
 
+test("a pair whose latitude and longitude are both unread is left as decoded; one of them unread, it is placed", async () => {
+  const t = statePoints(["CA", "ME", "TX", "FL"]);
+  const a = await analyzeTable(t);
+  const codes = randomCodes(a.metadata, 300, 4);
+  const plain = new Decoder(a.metadata).decode(codes, 8, { rules: false });
+  const moved = new Decoder(a.metadata).decode(codes, 8);
+  const unread = new Decoder(a.metadata).decode(codes, 8, { unread: new Set(["latitude", "longitude"]) });
+  assert.deepEqual(cells(unread, "latitude"), cells(plain, "latitude"));
+  assert.deepEqual(cells(unread, "longitude"), cells(plain, "longitude"));
+  const half = new Decoder(a.metadata).decode(codes, 8, { unread: new Set(["latitude"]) });
+  assert.notDeepEqual(cells(moved, "latitude"), cells(plain, "latitude"));
+  assert.deepEqual(half.rows, moved.rows);
+});
+
 test("points a where condition or a seed fixes are never moved; a pair naming absent columns is ignored", async () => {
   const t = statePoints(["CA", "ME", "TX", "FL"]);
   const a = await analyzeTable(t);

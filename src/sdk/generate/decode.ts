@@ -62,6 +62,11 @@ export interface DecodeOptions {
   fixed?: (row: number, feature: number) => boolean;
   /** Pool for the decoded columns' arrays, given back by {@link DecodedBatch.release}. */
   arrays?: ArrayPool;
+  /**
+   * Features whose decoded cells the caller never reads (it reads their codes): a coordinate
+   * pair of two of them is not placed. Default none.
+   */
+  unread?: ReadonlySet<string>;
 }
 
 /** A feature's decoder and codes under a value range (see {@link Decoder.restrict}). */
@@ -111,16 +116,20 @@ export class Decoder {
     return this.enforceCells(rowCells(table.rows), seed, fixed, codes);
   }
 
-  /** {@link enforce} over any {@link Cells} (a `DecodedBatch`, rows). */
+  /**
+   * {@link enforce} over any {@link Cells} (a `DecodedBatch`, rows); a coordinate pair of two
+   * `unread` features ({@link DecodeOptions.unread}) is left as decoded.
+   */
   enforceCells(
     cells: Cells,
     seed: number,
     fixed?: (row: number, feature: number) => boolean,
     codes?: readonly ArrayLike<number>[],
+    unread?: ReadonlySet<string>,
   ): EnforceResult {
     const out = this.rules.active ? this.rules.apply(cells, seed, (f, rng) => this.drawValue(f, rng), fixed, codes) : { changed: 0, unrepaired: 0 };
     this.places?.apply(cells, seed, fixed);
-    this.points?.apply(cells, seed, fixed);
+    this.points?.apply(cells, seed, fixed, unread !== undefined ? (f) => unread.has(this.metadata.features[f]) : undefined);
     return out;
   }
 
@@ -213,7 +222,7 @@ export class Decoder {
       return { kind: "text", cells: text };
     });
     const batch = new DecodedBatch(this.columns, cells, n, opts.arrays);
-    if (opts.rules !== false) this.enforceCells(batch, seed, opts.fixed, cols);
+    if (opts.rules !== false) this.enforceCells(batch, seed, opts.fixed, cols, opts.unread);
     return batch;
   }
 

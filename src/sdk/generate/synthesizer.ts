@@ -176,8 +176,45 @@ export class Synthesizer {
     for await (const b of this.sampleDecoded(n, opts)) yield b.toTable();
   }
 
-  /** {@link sampleBatches} with each batch held by column (`./batch`), as the writers take it. */
-  private async *sampleDecoded(n: number, opts: SampleOptions): AsyncGenerator<DecodedBatch> {
+  /**
+   * {@link sample} with, per feature of `features`, the generated code of each row (the model's
+   * category index or bin, as the server drew it), rows aligned with the table's. `unread`: the
+   * caller reads only the codes of these features, not their cells (`./decode` DecodeOptions.unread).
+   * @throws RangeError for a feature the model lacks; as {@link sample}.
+   */
+  async sampleWithCodes(n: number, features: readonly string[], opts: SampleOptions & { unread?: readonly string[] } = {}): Promise<{ table: Table; codes: Int32Array[] }> {
+    const fj = features.map((f) => {
+      if (!this.metadata.features.includes(f)) throw new RangeError(`the model has no feature "${f}"`);
+      return f;
+    });
+    const codes = fj.map(() => new Int32Array(n));
+    let at = 0;
+    const keepCodes = (gen: Record<string, ArrayLike<number>>, keep: readonly number[] | undefined): void => {
+      fj.forEach((f, k) => {
+        const c = gen[f];
+        if (keep === undefined) for (let r = 0; r < c.length && at + r < n; r++) codes[k][at + r] = c[r];
+        else keep.forEach((r, i) => void (codes[k][at + i] = c[r]));
+      });
+    };
+    const rows: string[][] = [];
+    const unread = opts.unread !== undefined ? new Set(opts.unread) : undefined;
+    for await (const b of this.sampleDecoded(n, opts, keepCodes, unread)) {
+      at += b.length;
+      for (const r of b.toTable().rows) rows.push(r);
+    }
+    return { table: { columns: this.columns, rows }, codes };
+  }
+
+  /**
+   * {@link sampleBatches} with each batch held by column (`./batch`), as the writers take it;
+   * `onCodes` is given each batch's generated codes and the rows kept of it (all when undefined).
+   */
+  private async *sampleDecoded(
+    n: number,
+    opts: SampleOptions,
+    onCodes?: (codes: Record<string, ArrayLike<number>>, keep: readonly number[] | undefined) => void,
+    unread?: ReadonlySet<string>,
+  ): AsyncGenerator<DecodedBatch> {
     if (!(Number.isInteger(n) && n >= 1)) throw new RangeError("n must be a positive integer");
     const batchSize = opts.batchSize ?? MAX_ROWS_PER_REQUEST;
     if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= MAX_ROWS_PER_REQUEST)) {
@@ -226,13 +263,19 @@ export class Synthesizer {
         idKey: deriveSeed(seed, 0, 2),
         arrays,
         ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
+        ...(unread !== undefined ? { unread } : {}),
       });
       drawn += batch.length;
-      arrays.give(Object.values(gen.columns)); // decoded: nothing reads the codes again
+      // Decoded: nothing reads the codes again, unless `onCodes` takes them.
+      if (onCodes === undefined) arrays.give(Object.values(gen.columns));
       let keep: number[] | undefined;
       const checked = filter !== undefined && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= filterDrawCap(n);
       if (checked) keep = await filter.keep(batch.toTable(), tally, n - done);
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
+      if (onCodes !== undefined) {
+        onCodes(gen.columns, keep);
+        arrays.give(Object.values(gen.columns));
+      }
       if (keep !== undefined) {
         const all = batch;
         batch = batch.select(keep);

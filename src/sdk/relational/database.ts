@@ -19,7 +19,7 @@ import { checkSchema, readSdvMetadata, type DatabaseSchema } from "./schema";
 import { detectSchema } from "./detect";
 import { planDatabase, type DatabasePlan } from "./plan";
 import { readPostgresDatabase, typedOverrides, writePostgresDatabase, type PostgresSchemaTarget } from "./postgres";
-import { generateDatabase, type DatabaseSampleOptions, type TableModel } from "./generate";
+import { generateDatabase, type CodedSample, type DatabaseSampleOptions, type TableModel } from "./generate";
 
 /** A database read from a directory or a PostgreSQL schema. */
 export interface DatabaseSource {
@@ -129,6 +129,25 @@ export class SynthesizerTableModel implements TableModel {
     });
     const rows = seed.rows.map((r) => r.map((v, j) => (known[j] === undefined || v === "" || known[j]!.has(v) ? v : "")));
     return this.synth.sample({ seedData: { columns: seed.columns, rows }, seed: seedValue });
+  }
+
+  /**
+   * A plain draw with each row's generated codes of `columns`, whose points are not placed (the
+   * caller reads their codes); a code's key is {@link codeKeys} of the first row's decoded cell
+   * holding it (a blank cell's key is blank, as there).
+   */
+  async sampleCoded(n: number, seed: number, columns: readonly string[]): Promise<CodedSample> {
+    const { table, codes } = await this.synth.sampleWithCodes(n, columns, { seed, nearCopyFilter: false, unread: columns });
+    const coded = columns.map((column, k) => {
+      const j = table.columns.indexOf(column);
+      const keys: string[] = [];
+      const c = codes[k];
+      for (let r = 0; r < table.rows.length; r++) {
+        if (keys[c[r]] === undefined) keys[c[r]] = this.codeKeys({ columns: [column], rows: [[table.rows[r][j]]] })[0];
+      }
+      return { column, codes: c, keys };
+    });
+    return { rows: table, coded };
   }
 
   /**

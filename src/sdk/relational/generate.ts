@@ -26,6 +26,43 @@ export interface TableModel {
    * child is drawn plainly and matched to its parents ({@link matchedChildRows}); without, seeded.
    */
   codeKeys?(table: Table): string[];
+  /**
+   * {@link sample} with each row's drawn codes of `columns`: matching then reads the codes, never
+   * the decoded cells of `columns` (which the model may leave unfinished). Needs {@link codeKeys}.
+   */
+  sampleCoded?(n: number, seed: number, columns: readonly string[]): Promise<CodedSample>;
+}
+
+/** A plain draw with its codes of some columns ({@link TableModel.sampleCoded}). */
+export interface CodedSample {
+  rows: Table;
+  /** Per column asked for, per row its code and per code its {@link TableModel.codeKeys} key. */
+  coded: CodedColumn[];
+}
+
+/** One column's codes: `codes[r]` of row r, whose key is `keys[codes[r]]`. */
+export interface CodedColumn {
+  column: string;
+  codes: Int32Array;
+  keys: string[];
+}
+
+/** 0, 1, ..., n - 1 (a loop: a typed array's `from` with a map function is slow at a million). */
+function iota(n: number): Int32Array {
+  const out = new Int32Array(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
+}
+
+/** Per row, the keys of `coded` (its columns' code keys joined by NUL, as `codeKeys` joins them). */
+function joinedKeys(coded: readonly CodedColumn[], m: number): string[] {
+  const out = new Array<string>(m);
+  for (let r = 0; r < m; r++) {
+    let k = coded[0].keys[coded[0].codes[r]];
+    for (let c = 1; c < coded.length; c++) k += "\u0000" + coded[c].keys[coded[c].codes[r]];
+    out[r] = k;
+  }
+  return out;
 }
 
 /** Options of {@link generateDatabase}. */
@@ -92,6 +129,7 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
     const tableSeed = deriveSeed(seed, ti, 0);
     let rows: Table;
     let parentRow: number[] = [];
+    let coded: CodedColumn[] | undefined;
     if (p.foreignKeys.length === 0) {
       const n = opts.sizes?.[t] ?? Math.max(1, Math.round(p.rows * scale));
       rows = await model.sample(n, tableSeed, opts.where?.[t]);
@@ -112,7 +150,9 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
         ({ rows, parentRow } = await sequenceRows(model, p, first, parent.model, counts, tableSeed));
       } else {
         if (model.codeKeys !== undefined && first.context.length > 0 && opts.childDraw !== "seeded") {
-          ({ rows, parentRow } = await matchedChildRows(model, first, parent.model, counts, tableSeed));
+          // Only the first key's context is read as codes: a later key places every row (no
+          // spare rows), so it matches on the finished cells, points inside their states.
+          ({ rows, parentRow, coded } = await matchedChildRows(model, first, parent.model, counts, tableSeed, first.context.map((c) => c.column)));
         } else {
           counts.forEach((c, i) => {
             for (let k = 0; k < c; k++) parentRow.push(i);
@@ -125,7 +165,8 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
     const fks = p.foreignKeys.map((f, k) => {
       if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
       const countCol = plan.tables[f.parent].counts.find((c) => c.child === t && c.childKey === f.childKey)!.column;
-      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k), model.codeKeys?.bind(model), f.differsFromFirst ? parentRow : undefined);
+      const codedKeys = codedOf(coded, f);
+      return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k), model.codeKeys?.bind(model), f.differsFromFirst ? parentRow : undefined, codedKeys);
     });
     // A primary key that is also a foreign key (one-to-one) keeps its parent's key.
     const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
@@ -209,20 +250,28 @@ function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): numb
  */
 export function stableOrder(values: readonly string[], numeric: boolean): number[] {
   const cmp = (x: string, y: string): number => (numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0);
-  const distinct = [...new Set(values)].sort(cmp);
-  const rank = new Map<string, number>();
+  // One lookup per row: each row's distinct-value id, then the distinct values sorted.
+  const idOf = new Map<string, number>();
+  const distinct: string[] = [];
+  const ids = new Int32Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    let k = idOf.get(values[i]);
+    if (k === undefined) idOf.set(values[i], (k = distinct.push(values[i]) - 1));
+    ids[i] = k;
+  }
+  const sorted = Int32Array.from(distinct.keys()).sort((a, b) => cmp(distinct[a], distinct[b]));
+  const rank = new Int32Array(distinct.length);
   let r = 0;
-  distinct.forEach((v, k) => {
+  sorted.forEach((d, k) => {
     // Values the comparison holds equal ("1" and "1.0") share a rank, so they keep row order.
-    if (k > 0 && cmp(distinct[k - 1], v) !== 0) r++;
-    rank.set(v, r);
+    if (k > 0 && cmp(distinct[sorted[k - 1]], distinct[d]) !== 0) r++;
+    rank[d] = r;
   });
   const start = new Uint32Array(r + 2);
-  const ranks = Uint32Array.from(values, (v) => rank.get(v)!);
-  for (const x of ranks) start[x + 1]++;
+  for (let i = 0; i < ids.length; i++) start[rank[ids[i]] + 1]++;
   for (let k = 1; k < start.length; k++) start[k] += start[k - 1];
   const out = new Array<number>(values.length);
-  ranks.forEach((x, i) => void (out[start[x]++] = i));
+  for (let i = 0; i < ids.length; i++) out[start[rank[ids[i]]]++] = i;
   return out;
 }
 
@@ -246,22 +295,47 @@ export const MATCH_POOL = 1.25;
  * plain draw in place of one seeded row per child: the seeded draw's cost is per row (about 10x a
  * plain row's, docs/relational.md "Cost").
  */
-export async function matchedChildRows(model: TableModel, fk: ForeignKeyPlan, parent: Table, counts: number[], seed: number): Promise<{ rows: Table; parentRow: number[] }> {
+export async function matchedChildRows(
+  model: TableModel,
+  fk: ForeignKeyPlan,
+  parent: Table,
+  counts: number[],
+  seed: number,
+  codedColumns: readonly string[] = [],
+): Promise<{ rows: Table; parentRow: number[]; coded?: CodedColumn[] }> {
   const n = counts.reduce((a, b) => a + b, 0);
-  const pool = await model.sample(n === 0 ? 0 : Math.max(n + 1, Math.ceil(n * MATCH_POOL)), seed);
+  const size = n === 0 ? 0 : Math.max(n + 1, Math.ceil(n * MATCH_POOL));
+  const withCodes = model.sampleCoded !== undefined && n > 0 && codedColumns.length > 0;
+  const drawn = withCodes ? await model.sampleCoded!(size, seed, codedColumns) : { rows: await model.sample(size, seed), coded: undefined };
+  const pool = drawn.rows;
   if (n === 0) return { rows: { columns: pool.columns, rows: [] }, parentRow: [] };
   const rng = new Rng(deriveSeed(seed, 1));
   const cols = fk.context.map((c) => c.column);
   const cj = cols.map((c) => pool.columns.indexOf(c));
   const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
-  const poolKeys = model.codeKeys!({ columns: cols, rows: pool.rows.map((r) => cj.map((j) => r[j])) });
+  const poolCoded = codedOf(drawn.coded, fk);
+  const poolKeys = poolCoded !== undefined ? joinedKeys(poolCoded, pool.rows.length) : model.codeKeys!({ columns: cols, rows: pool.rows.map((r) => cj.map((j) => r[j])) });
   const parentKeys = model.codeKeys!({ columns: cols, rows: parent.rows.map((r) => pj.map((j) => r[j])) });
   const slots: number[] = [];
   counts.forEach((c, i) => {
     for (let k = 0; k < c; k++) slots.push(i);
   });
   const chosen = fillSlots(poolKeys, parentKeys, slots, rng);
-  return { rows: { columns: pool.columns, rows: Array.from(chosen, (i) => pool.rows[i]) }, parentRow: slots };
+  const coded = drawn.coded?.map((c) => {
+    const codes = new Int32Array(chosen.length);
+    for (let s = 0; s < chosen.length; s++) codes[s] = c.codes[chosen[s]];
+    return { ...c, codes };
+  });
+  const rows = new Array<string[]>(chosen.length);
+  for (let s = 0; s < chosen.length; s++) rows[s] = pool.rows[chosen[s]];
+  return { rows: { columns: pool.columns, rows }, parentRow: slots, ...(coded !== undefined ? { coded } : {}) };
+}
+
+/** `coded`'s columns of `fk`'s context, in its order; undefined when one is missing. */
+function codedOf(coded: readonly CodedColumn[] | undefined, fk: ForeignKeyPlan): CodedColumn[] | undefined {
+  if (coded === undefined || fk.context.length === 0) return undefined;
+  const out = fk.context.map((c) => coded.find((d) => d.column === c.column));
+  return out.every((c) => c !== undefined) ? (out as CodedColumn[]) : undefined;
 }
 
 /** Rows looked at past the first one a slot may not take (`avoid`) before the next fallback. */
@@ -289,14 +363,33 @@ export interface FillOptions {
 export function fillSlots(rowKeys: readonly string[], parentKeys: readonly string[], slotParent: readonly number[], rng: Rng, opts: FillOptions = {}): Int32Array {
   const avoid = opts.avoid;
   // Rows by full key and by first key, each in random order; a row is taken once.
-  const order = Array.from(rng.shuffle(Int32Array.from({ length: rowKeys.length }, (_, i) => i)));
-  const full = new Map<string, number[]>();
-  const first = new Map<string, number[]>();
-  for (const i of order) {
-    (full.get(rowKeys[i]) ?? full.set(rowKeys[i], []).get(rowKeys[i])!).push(i);
-    const f = firstOf(rowKeys[i]);
-    (first.get(f) ?? first.set(f, []).get(f)!).push(i);
+  const order = Array.from(rng.shuffle(iota(rowKeys.length)));
+  // Keys numbered once (one lookup per row); per full key its first key's number.
+  const fullId = new Map<string, number>();
+  const firstId = new Map<string, number>();
+  const firstOfFull: number[] = [];
+  const rowId = new Int32Array(rowKeys.length);
+  for (let i = 0; i < rowKeys.length; i++) {
+    let id = fullId.get(rowKeys[i]);
+    if (id === undefined) {
+      fullId.set(rowKeys[i], (id = firstOfFull.length));
+      const f = firstOf(rowKeys[i]);
+      let fi = firstId.get(f);
+      if (fi === undefined) firstId.set(f, (fi = firstId.size));
+      firstOfFull.push(fi);
+    }
+    rowId[i] = id;
   }
+  const full: number[][] = firstOfFull.map(() => []);
+  const first: number[][] = Array.from({ length: firstId.size }, () => []);
+  for (const i of order) {
+    full[rowId[i]].push(i);
+    first[firstOfFull[rowId[i]]].push(i);
+  }
+  const listOf = (lists: number[][], ids: Map<string, number>, key: string): number[] | undefined => {
+    const id = ids.get(key);
+    return id === undefined ? undefined : lists[id];
+  };
   const taken = new Uint8Array(rowKeys.length);
   const take = (list: number[] | undefined, parent: number): number => {
     if (list === undefined) return -1;
@@ -315,10 +408,10 @@ export function fillSlots(rowKeys: readonly string[], parentKeys: readonly strin
     }
     return -1;
   };
-  const slotOrder = rng.shuffle(Int32Array.from({ length: slotParent.length }, (_, i) => i));
+  const slotOrder = rng.shuffle(iota(slotParent.length));
   const chosen = new Int32Array(slotParent.length).fill(-1);
-  for (const s of slotOrder) chosen[s] = take(full.get(parentKeys[slotParent[s]]), slotParent[s]);
-  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first.get(firstOf(parentKeys[slotParent[s]])), slotParent[s]);
+  for (const s of slotOrder) chosen[s] = take(listOf(full, fullId, parentKeys[slotParent[s]]), slotParent[s]);
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(listOf(first, firstId, firstOf(parentKeys[slotParent[s]])), slotParent[s]);
   for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(order, slotParent[s]);
   return chosen;
 }
@@ -476,7 +569,16 @@ function freshKeys(p: TablePlan, rows: Table, key: number): string[] {
  * parent (`avoid`). A row left by that rule goes to an open slot of another parent, else to a
  * parent drawn in proportion to its count. Blank without parent rows.
  */
-function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countCol: string, seed: number, codeKeys?: (t: Table) => string[], avoid?: number[]): string[] {
+function matchParents(
+  fk: ForeignKeyPlan,
+  rows: Table,
+  parent: Generated,
+  countCol: string,
+  seed: number,
+  codeKeys?: (t: Table) => string[],
+  avoid?: number[],
+  coded?: readonly CodedColumn[],
+): string[] {
   const rng = new Rng(seed);
   const n = parent.model.rows.length;
   const m = rows.rows.length;
@@ -488,7 +590,7 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
   const cj = cols.map((c) => rows.columns.indexOf(c));
   const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
   const keysOf = codeKeys ?? ((t: Table): string[] => t.rows.map((r) => r.join("\u0000")));
-  const rowKeys = keysOf({ columns: cols, rows: rows.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j]))) });
+  const rowKeys = coded !== undefined && codeKeys !== undefined ? joinedKeys(coded, m) : keysOf({ columns: cols, rows: rows.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j]))) });
   const parentKeys = keysOf({ columns: cols, rows: parent.model.rows.map((r) => pj.map((j) => (j < 0 ? "" : r[j]))) });
   const capacity = contextCapacity(drawn, parentKeys.map(firstOf), rowKeys.map(firstOf), rng);
   const slotParent: number[] = [];
@@ -527,7 +629,9 @@ function matchParents(fk: ForeignKeyPlan, rows: Table, parent: Generated, countC
     }
     if (of[r] < 0) of[r] = ((avoid?.[r] ?? 0) + 1) % n;
   }
-  return Array.from(of, (i) => parent.keys[i]);
+  const out = new Array<string>(m);
+  for (let r = 0; r < m; r++) out[r] = parent.keys[of[r]];
+  return out;
 }
 
 /**

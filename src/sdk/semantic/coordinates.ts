@@ -239,11 +239,13 @@ export class CoordinateWriter {
    * into it (file header). @returns the number of points moved.
    * @param seed seeds the draws (the batch's decode seed).
    * @param fixed cells never rewritten (seed cells, `where` columns).
+   * @param unread features nobody reads: a pair of two is skipped (its draws too).
    */
-  apply(cells: Cells, seed: number, fixed?: (row: number, feature: number) => boolean): number {
+  apply(cells: Cells, seed: number, fixed?: (row: number, feature: number) => boolean, unread?: (feature: number) => boolean): number {
     let moved = 0;
     const states = new Map<string, string | undefined>();
     this.pairs.forEach((p, i) => {
+      if (unread?.(p.lat) && unread(p.lon)) return;
       const rng = new Rng(deriveSeed(seed, 0x47454f, i));
       const write = (r: number, to: readonly number[]): void => {
         // Not clamped to the real columns' ranges: a public place may lie past a small table's
