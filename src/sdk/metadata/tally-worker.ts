@@ -45,9 +45,17 @@ export type WorkerTask =
 /** Rows between progress reports of row groups. */
 const REPORT_ROWS = 1 << 16;
 
-/** Pass 1 over row groups; progress in rows. */
-async function tallyGroups(job: GroupTallyJob, progress: (rows: number, total: number) => void): Promise<ReturnType<typeof tallyRange>> {
-  const tally = new RecordTally(job.columns, job.sampleRows, job.distinctBudget);
+/**
+ * Feeds `add` every data row of the job's row groups in order (the header batch skipped), with
+ * progress in rows; `add` returns false to stop with {@link Bail} `why`.
+ */
+async function eachGroupRow(
+  job: GroupJob,
+  add: (row: string[], line: number) => boolean,
+  rowsSoFar: () => number,
+  progress: (rows: number, total: number) => void,
+  why: string,
+): Promise<void> {
   let reported = 0;
   const { batches } = parquetRows(job.path, undefined, job.groups);
   let header = true;
@@ -56,34 +64,26 @@ async function tallyGroups(job: GroupTallyJob, progress: (rows: number, total: n
       header = false;
       continue;
     }
-    for (let r = 0; r < b.rows.length; r++) tally.add(b.rows[r], b.lines[r]);
-    if (tally.rows - reported >= REPORT_ROWS) {
-      progress(tally.rows - reported, tally.rows);
-      reported = tally.rows;
+    for (let r = 0; r < b.rows.length; r++) if (!add(b.rows[r], b.lines[r])) throw new Bail(why);
+    if (rowsSoFar() - reported >= REPORT_ROWS) {
+      progress(rowsSoFar() - reported, rowsSoFar());
+      reported = rowsSoFar();
     }
   }
-  progress(tally.rows - reported, tally.rows);
+  progress(rowsSoFar() - reported, rowsSoFar());
+}
+
+/** Pass 1 over row groups; progress in rows. */
+async function tallyGroups(job: GroupTallyJob, progress: (rows: number, total: number) => void): Promise<ReturnType<typeof tallyRange>> {
+  const tally = new RecordTally(job.columns, job.sampleRows, job.distinctBudget);
+  await eachGroupRow(job, (row, line) => (tally.add(row, line), true), () => tally.rows, progress, "");
   return tally.result();
 }
 
 /** Pass 2 over row groups. @throws Bail for a value pass 1 did not see. */
 async function pairGroups(job: GroupPairJob, progress: (rows: number, total: number) => void): Promise<PairCounts> {
   const counter = new RecordPairs({ ...job, index: job.values.map((vs, c) => (job.encoders[c] ? null : new Map(vs.map((v, id) => [v, id])))) });
-  let reported = 0;
-  const { batches } = parquetRows(job.path, undefined, job.groups);
-  let header = true;
-  for await (const b of batches) {
-    if (header) {
-      header = false;
-      continue;
-    }
-    for (let r = 0; r < b.rows.length; r++) if (!counter.add(b.rows[r], b.lines[r])) throw new Bail("a value the first pass did not see (the file changed)");
-    if (counter.rows - reported >= REPORT_ROWS) {
-      progress(counter.rows - reported, counter.rows);
-      reported = counter.rows;
-    }
-  }
-  progress(counter.rows - reported, counter.rows);
+  await eachGroupRow(job, (row, line) => counter.add(row, line), () => counter.rows, progress, "a value the first pass did not see (the file changed)");
   return counter.result();
 }
 
