@@ -173,8 +173,8 @@ const roundShare = (x: number): number => Math.round(x * 1e6) / 1e6;
  * the excess is >= 3 values, 0.5% and 4 binomial sd. At most {@link MAX_GRAINS}.
  * With `listed` (the column's `lattice` of values), the decoder draws among those values only,
  * so a grain's points in a bin are the listed values on it: a grain joins when the real values
- * are on it more often than a uniform draw of the listed values would be (speeds on the integers
- * seen, 94% of them multiples of 5 where 86% of the listed integers are).
+ * are on it more often than a uniform draw of the listed values would be (speeds listed on the
+ * integers that bunch on multiples of 5).
  * @param xs distinct numbers (NaN skipped), `counts` rows per entry, `stats` the column's stats;
  *   `candidates`, when given, the grains tried instead of round numbers and fractions (a clock's
  *   5, 15 and 30 minutes in seconds).

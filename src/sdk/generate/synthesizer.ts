@@ -183,14 +183,11 @@ export class Synthesizer {
    * @throws RangeError for a feature the model lacks; as {@link sample}.
    */
   async sampleWithCodes(n: number, features: readonly string[], opts: SampleOptions & { unread?: readonly string[] } = {}): Promise<{ table: Table; codes: Int32Array[] }> {
-    const fj = features.map((f) => {
-      if (!this.metadata.features.includes(f)) throw new RangeError(`the model has no feature "${f}"`);
-      return f;
-    });
-    const codes = fj.map(() => new Int32Array(n));
+    for (const f of features) if (!this.metadata.features.includes(f)) throw new RangeError(`the model has no feature "${f}"`);
+    const codes = features.map(() => new Int32Array(n));
     let at = 0;
     const keepCodes = (gen: Record<string, ArrayLike<number>>, keep: readonly number[] | undefined): void => {
-      fj.forEach((f, k) => {
+      features.forEach((f, k) => {
         const c = gen[f];
         if (keep === undefined) for (let r = 0; r < c.length && at + r < n; r++) codes[k][at + r] = c[r];
         else keep.forEach((r, i) => void (codes[k][at + i] = c[r]));
