@@ -364,7 +364,8 @@ export type Rule =
   | BlankTogetherRule
   | StructuralZerosRule
   | PublicAttributeRule
-  | EmbeddedCodeRule;
+  | EmbeddedCodeRule
+  | CalendarRule;
 
 /** Fields every {@link Rule} has. */
 export interface RuleBase {
@@ -502,6 +503,25 @@ export interface EmbeddedCodeRule extends RuleBase {
   columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
   /** 0-based position of the code in the identifier, in UTF-16 code units. */
   offset: number & tags.Type<"uint32"> & tags.Maximum<256>;
+}
+
+/**
+ * Calendar: the year, month and day-of-month columns form a valid Gregorian date in every row (no
+ * February 30), and the weekday column, when the rule has one, is that date's day of the week
+ * (births by date: `2000, 1, 1, 6`). Year and day columns are numerical; a month column writes
+ * numbers 1-12 or the texts of `months`; a weekday column the texts of `weekdays`.
+ */
+export interface CalendarRule extends RuleBase {
+  type: "calendar";
+  /** Year, month, day of month, then the weekday column when there is one. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<3> & tags.MaxItems<4>;
+  /** January..December as the month column writes them; absent: the numbers 1-12. */
+  months?: (string & tags.MinLength<1> & tags.MaxLength<64>)[] & tags.MinItems<12> & tags.MaxItems<12>;
+  /**
+   * Monday..Sunday as the weekday column writes them (`""` for a weekday no real row holds:
+   * business days only); with a fourth column only.
+   */
+  weekdays?: (string & tags.MaxLength<64>)[] & tags.MinItems<7> & tags.MaxItems<7>;
 }
 
 /**

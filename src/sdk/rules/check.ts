@@ -26,6 +26,8 @@
  * - `public_attribute`: undefined when a cell is blank or the key is not in the reference data;
  *   keeps when the column holds the key's attribute (numbers by value, text case-folded).
  * - `embedded_code`: undefined when a cell is blank; keeps when the identifier holds the code at `offset`.
+ * - `calendar`: undefined when a date cell is blank or not a date part; breaks on a day past its
+ *   month's end or a weekday other than the date's (`./calendar`).
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
  *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
@@ -36,6 +38,7 @@ import { DataError } from "../errors";
 import { MISSING_KEY, OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
+import { calendarCheck } from "./calendar";
 
 /** `../semantic/attributes`, loaded by the first public-attribute rule. */
 function attributes(): typeof import("../semantic/attributes") {
@@ -70,6 +73,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "structural_zeros":
     case "public_attribute":
     case "embedded_code":
+    case "calendar":
       return [...rule.columns];
     case "inequality":
       return [rule.high, rule.low];
@@ -105,6 +109,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[1]} is the ${rule.attribute} of ${rule.columns[0]}`;
     case "embedded_code":
       return `${rule.columns[1]} holds ${rule.columns[0]} at ${rule.offset}`;
+    case "calendar":
+      return `${rule.columns.slice(0, 3).join(", ")} a date${rule.columns[3] ? ` on weekday ${rule.columns[3]}` : ""}`;
   }
 }
 
@@ -254,6 +260,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
       const [k, c] = readers.map((r) => r.index);
       return (row) => (row[k] === "" || row[c] === "" ? undefined : row[c].startsWith(row[k], rule.offset));
     }
+    case "calendar":
+      return calendarCheck(rule, readers.map((r) => r.index));
     case "inequality": {
       const [hi, lo] = readers;
       return (row) => {

@@ -23,7 +23,8 @@ export type RuleKey =
   | { type: "blank_together"; columns: readonly string[] }
   | { type: "structural_zeros"; columns: readonly string[] }
   | { type: "public_attribute"; columns: readonly string[] }
-  | { type: "embedded_code"; columns: readonly string[] };
+  | { type: "embedded_code"; columns: readonly string[] }
+  | { type: "calendar"; columns: readonly string[] };
 
 /**
  * A rule's stable id: `type:` then its columns joined by commas, in the rule's order
@@ -54,6 +55,8 @@ export function ruleId(rule: RuleKey): string {
       return `public_attribute:${rule.columns.join(",")}`;
     case "embedded_code":
       return `embedded_code:${rule.columns.join(",")}`;
+    case "calendar":
+      return `calendar:${rule.columns.join(",")}`;
   }
 }
 
@@ -135,5 +138,9 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
       return `public attribute: ${rule.columns[0]} -> ${rule.columns[1]} (${ATTRIBUTE_LABELS[rule.attribute]}${share ? `, ${share} of rows` : ""})${tail}`;
     case "embedded_code":
       return `embedded code: ${rule.columns[1]} holds ${rule.columns[0]} at character ${rule.offset + 1}${share ? ` (${share} of rows)` : ""}${tail}`;
+    case "calendar": {
+      const [y, m, d, w] = rule.columns;
+      return `calendar: (${y}, ${m}, ${d}) a date${w ? `, ${w} its weekday` : ""}${share ? ` (${share} of rows)` : ""}${tail}`;
+    }
   }
 }

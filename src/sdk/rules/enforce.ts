@@ -12,6 +12,7 @@
  * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`).
  * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
  *    embedded codes: the identifier's characters at the rule's offset are the row's code.
+ * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
  * 4. sums and linear identities, sums sharing columns written together per row: `./sums`.
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
  *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times. A
@@ -32,6 +33,7 @@ import { cellNumber } from "./check";
 import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
 import { catalog } from "./catalog";
+import { calendarRule } from "./calendar";
 import { structuralZeros } from "./structural-zeros";
 import { sumSystems, type SumSystems } from "./sums";
 import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
@@ -52,7 +54,7 @@ export class RuleEnforcer {
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
-    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "sum", "inequality"];
+    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "inequality"];
     const rest = rules.filter((r) => r.type !== "structural_zeros");
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
     const sums = sumSystems(metadata, rest.filter((r) => r.type === "sum"), (names) => ruleColumns(metadata, names));
@@ -148,6 +150,10 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     case "embedded_code": {
       const [k, c] = rule.columns.map(at);
       return k < 0 || c < 0 ? undefined : embeddedCode(k, c, rule.offset);
+    }
+    case "calendar": {
+      const c = cols(rule.columns);
+      return c && calendarRule(rule, c);
     }
     case "inequality": {
       const c = cols([rule.high, rule.low]);

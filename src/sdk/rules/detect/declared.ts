@@ -15,6 +15,7 @@ import { sumHolds, type Sign } from "./sum";
 import { structuralZeros } from "./structural-zeros";
 import { notEqualCounts, sameValues } from "./not-equal";
 import { blankAgreement } from "./blank-together";
+import { declaredCalendar } from "./calendar";
 
 /**
  * The 1-based file line of row `row`: exact for a row holding the first occurrence of some value
@@ -185,9 +186,23 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
       }
       return { type: "blank_together", columns: cs.map((c) => c.name), share: 1, declared: true };
     }
+    case "calendar": {
+      const cs = declaredColumns(cols, d.columns, what, source, notId, "non-identifier");
+      if (cs.length < 3 || cs.length > 4 || new Set(cs).size !== cs.length) {
+        throw new DataError(`The declared rule ${what} needs 3 or 4 different columns: year, month, day of month, then the weekday if any.`);
+      }
+      const found = declaredCalendar(cs, n);
+      if (typeof found === "string") throw new DataError(`The declared rule ${what} does not apply: ${found}.`);
+      const r = found.firstBreak;
+      if (r >= 0) {
+        const detail = `${cs.map((c) => quoted(c, r)).join(", ")} is not a date${cs.length > 3 ? " on that weekday" : ""}`;
+        throw breachError(scanned, { ...found.rule, share: 0 }, { row: r, column: cs[2].name, detail });
+      }
+      return found.rule;
+    }
     default:
       throw new DataError(
-        `The declared rule ${what} has an unknown type; use fixed_combinations, inequality, sum, not_equal, blank_together or structural_zeros.`,
+        `The declared rule ${what} has an unknown type; use fixed_combinations, inequality, sum, not_equal, blank_together, structural_zeros or calendar.`,
       );
   }
 }

@@ -22,6 +22,7 @@ import { detectNotEqual } from "./not-equal";
 import { detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
 import { declaredRule } from "./declared";
+import { detectCalendars } from "./calendar";
 import { RULE_LIMITS } from "./options";
 
 export { RULE_LIMITS, type DeclaredRule, type DetectOptions, type RuleOptions } from "./options";
@@ -59,6 +60,9 @@ export { lineOfRow } from "./declared";
  *   codes) in >= 95% of the rows with both, for >= 3 keys; identifiers included, no repeats needed.
  *   Embedded codes: an identifier holding a public-code column's value at one character offset
  *   in >= 95% of rows (FEC candidate ids and their state).
+ * - **Calendar** (`./calendar`): year, month and day columns that form valid dates in >= 99% of
+ *   the rows where independence would put rows past a month's end, or whose dates' weekdays a
+ *   fourth column writes in >= 99% of its rows.
  * - **Inequality** high >= low (> when no row has them equal): two numerical or two datetime
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
@@ -107,6 +111,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...combinations,
       ...detectPublicAttributes(cols, n, catalogs),
       ...detectEmbeddedCodes(cols, n),
+      ...detectCalendars(cols, n),
       ...detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low))),
       ...sums,
       ...detectNotEqual(cols, n),

@@ -10,7 +10,8 @@ export type DeclaredRule =
   | { type: "sum"; total: string; parts: string[]; signs?: (1 | -1)[]; constant?: number }
   | { type: "not_equal"; columns: string[] }
   | { type: "blank_together"; columns: string[] }
-  | { type: "structural_zeros"; columns: string[]; pairs?: [string, string][] };
+  | { type: "structural_zeros"; columns: string[]; pairs?: [string, string][] }
+  | { type: "calendar"; columns: string[] };
 
 /** The SDK's `rules` option (`ExtractOptions.rules`, `synthd fit --rules`). */
 export interface RuleOptions {
