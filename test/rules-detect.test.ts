@@ -172,8 +172,11 @@ for (const name of ["dependency", "inequality", "sum", "notEqual", "blank"]) {
   test(`${name}: nothing detected when 2% of the rows break the rule`, async () => {
     // A dependency broken in 2% of its rows still has values that decide their partner, and
     // blanks broken in 2% still leave (blank, value) cells far below independence: those are
-    // structural zeros (next test), not the rule.
-    const found = (await rulesOf(TABLES[name].make(1))).filter((r) => (name !== "dependency" && name !== "blank") || r.type !== "structural_zeros");
+    // structural zeros (next test), not the rule; an end within 100 of its start either way, in
+    // every row, is a difference range that holds.
+    const found = (await rulesOf(TABLES[name].make(1))).filter(
+      (r) => ((name !== "dependency" && name !== "blank") || r.type !== "structural_zeros") && (name !== "inequality" || r.type !== "difference"),
+    );
     assert.deepEqual(found.map(ruleId), []);
   });
 }

@@ -365,7 +365,8 @@ export type Rule =
   | StructuralZerosRule
   | PublicAttributeRule
   | EmbeddedCodeRule
-  | CalendarRule;
+  | CalendarRule
+  | DifferenceRule;
 
 /** Fields every {@link Rule} has. */
 export interface RuleBase {
@@ -522,6 +523,21 @@ export interface CalendarRule extends RuleBase {
    * business days only); with a fourth column only.
    */
   weekdays?: (string & tags.MaxLength<64>)[] & tags.MinItems<7> & tags.MaxItems<7>;
+}
+
+/**
+ * Difference range: `columns[1] - columns[0]` lies in [`min`, `max`] (a forecast year from one
+ * year before its budget year to ten after; a ship date 0 to 7 days after its order date): two
+ * numerical columns, or two datetime columns (seconds). `quantiles` are the real differences'
+ * quantiles at 0, 1/16, ..., 1 (so `min` and `max` first and last), released as bin edges are; a
+ * repaired row's difference is drawn from them.
+ */
+export interface DifferenceRule extends RuleBase {
+  type: "difference";
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  min: number & Finite;
+  max: number & Finite;
+  quantiles: (number & Finite)[] & tags.MinItems<2> & tags.MaxItems<17>;
 }
 
 /**

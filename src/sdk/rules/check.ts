@@ -26,6 +26,8 @@
  * - `public_attribute`: undefined when a cell is blank or the key is not in the reference data;
  *   keeps when the column holds the key's attribute (numbers by value, text case-folded).
  * - `embedded_code`: undefined when a cell is blank; keeps when the identifier holds the code at `offset`.
+ * - `difference`: undefined when a cell is blank or unreadable; keeps when the second minus the
+ *   first is within [min, max] (half a unit of the finest decimals of slack).
  * - `calendar`: undefined when a date cell is blank or not a date part; breaks on a day past its
  *   month's end or a weekday other than the date's (`./calendar`).
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
@@ -39,6 +41,7 @@ import { MISSING_KEY, OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 import { calendarCheck } from "./calendar";
+import { differenceCheck } from "./difference";
 
 /** `../semantic/attributes`, loaded by the first public-attribute rule. */
 function attributes(): typeof import("../semantic/attributes") {
@@ -74,6 +77,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "public_attribute":
     case "embedded_code":
     case "calendar":
+    case "difference":
       return [...rule.columns];
     case "inequality":
       return [rule.high, rule.low];
@@ -109,6 +113,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[1]} is the ${rule.attribute} of ${rule.columns[0]}`;
     case "embedded_code":
       return `${rule.columns[1]} holds ${rule.columns[0]} at ${rule.offset}`;
+    case "difference":
+      return `${rule.columns[1]} - ${rule.columns[0]} in [${rule.min}, ${rule.max}]`;
     case "calendar":
       return `${rule.columns.slice(0, 3).join(", ")} a date${rule.columns[3] ? ` on weekday ${rule.columns[3]}` : ""}`;
   }
@@ -262,6 +268,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     }
     case "calendar":
       return calendarCheck(rule, readers.map((r) => r.index));
+    case "difference":
+      return differenceCheck(rule, readers.map((r) => r.index), metadata);
     case "inequality": {
       const [hi, lo] = readers;
       return (row) => {

@@ -24,7 +24,8 @@ export type RuleKey =
   | { type: "structural_zeros"; columns: readonly string[] }
   | { type: "public_attribute"; columns: readonly string[] }
   | { type: "embedded_code"; columns: readonly string[] }
-  | { type: "calendar"; columns: readonly string[] };
+  | { type: "calendar"; columns: readonly string[] }
+  | { type: "difference"; columns: readonly string[] };
 
 /**
  * A rule's stable id: `type:` then its columns joined by commas, in the rule's order
@@ -57,6 +58,8 @@ export function ruleId(rule: RuleKey): string {
       return `embedded_code:${rule.columns.join(",")}`;
     case "calendar":
       return `calendar:${rule.columns.join(",")}`;
+    case "difference":
+      return `difference:${rule.columns.join(",")}`;
   }
 }
 
@@ -84,6 +87,11 @@ function valueNamer(metadata: Pick<Metadata, "value_mappings"> | undefined, colu
   const names: string[] = [];
   for (const [text, code] of Object.entries(metadata?.value_mappings?.[column] ?? {})) if (names[code] === undefined) names[code] = text;
   return (code) => names[code] ?? `code ${code}`;
+}
+
+/** A bound in at most 6 significant digits: 10, -1, 0.25, 604800. */
+function shortNumber(x: number): string {
+  return String(Number(x.toPrecision(6)));
 }
 
 /** 1204 -> "1,204". */
@@ -138,6 +146,8 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
       return `public attribute: ${rule.columns[0]} -> ${rule.columns[1]} (${ATTRIBUTE_LABELS[rule.attribute]}${share ? `, ${share} of rows` : ""})${tail}`;
     case "embedded_code":
       return `embedded code: ${rule.columns[1]} holds ${rule.columns[0]} at character ${rule.offset + 1}${share ? ` (${share} of rows)` : ""}${tail}`;
+    case "difference":
+      return `difference: ${rule.columns[1]} - ${rule.columns[0]} from ${shortNumber(rule.min)} to ${shortNumber(rule.max)}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "calendar": {
       const [y, m, d, w] = rule.columns;
       return `calendar: (${y}, ${m}, ${d}) a date${w ? `, ${w} its weekday` : ""}${share ? ` (${share} of rows)` : ""}${tail}`;

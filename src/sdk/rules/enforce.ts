@@ -23,6 +23,8 @@
  *    inequalities (high >= open >= low, high >= close >= low) are passed over again until a pass
  *    changes nothing, up to {@link MAX_INEQUALITY_PASSES} passes: a swap of two alike cells in the
  *    wrong order lowers the row's inversions, so swaps alone end with every rule kept.
+ * 5b. difference ranges: the second cell is the first plus a difference drawn from the rule's
+ *    quantiles (`./difference`); its columns are in no sum or other inequality (detection).
  * 6. structural zeros, all together: `./structural-zeros`.
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
@@ -34,6 +36,7 @@ import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
 import { catalog } from "./catalog";
 import { calendarRule } from "./calendar";
+import { differenceRule } from "./difference";
 import { structuralZeros } from "./structural-zeros";
 import { sumSystems, type SumSystems } from "./sums";
 import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
@@ -54,7 +57,7 @@ export class RuleEnforcer {
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
-    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "inequality"];
+    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "inequality", "difference"];
     const rest = rules.filter((r) => r.type !== "structural_zeros");
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
     const sums = sumSystems(metadata, rest.filter((r) => r.type === "sum"), (names) => ruleColumns(metadata, names));
@@ -154,6 +157,10 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     case "calendar": {
       const c = cols(rule.columns);
       return c && calendarRule(rule, c);
+    }
+    case "difference": {
+      const c = cols(rule.columns);
+      return c && differenceRule(rule, c, meta);
     }
     case "inequality": {
       const c = cols([rule.high, rule.low]);

@@ -23,6 +23,7 @@ import { detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
 import { declaredRule } from "./declared";
 import { detectCalendars } from "./calendar";
+import { detectDifferences } from "./difference";
 import { RULE_LIMITS } from "./options";
 
 export { RULE_LIMITS, type DeclaredRule, type DetectOptions, type RuleOptions } from "./options";
@@ -74,6 +75,10 @@ export { lineOfRow } from "./declared";
  *   close, floor = level - 1); triples only of columns no pair derives. A one-part identity
  *   whose columns a catalog or fixed-combinations rule holds is dropped (that rule keeps it); an
  *   inequality between the two columns of C = A + k is dropped (the identity implies it).
+ * - **Difference range** (`./difference`): two numerical (the first 40) or two datetime columns
+ *   in no sum and no inequality with a third column, >= 30 rows with both, whose difference's
+ *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of
+ *   that window once the first column is shuffled.
  * - **Not equal**: two categorical columns whose value sets overlap in >= 50% of the smaller,
  *   different in >= 99.9% of rows with both, where independence predicts >= 5 equal rows.
  * - **Blank together**: columns each blank in >= 5 rows and not in all, agreeing in >= 99.9% of
@@ -106,14 +111,17 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const catalogs = detectCatalogs(cols, n, k);
     const combinations = detectCombinations(cols, enc, n, k, zeros).filter((r) => !heldByCatalog(r, catalogs));
     const sums = detectSums(cols, n).filter((r) => r.parts.length > 1 || !heldByCodeBook([r.total, ...r.parts], [...catalogs, ...combinations]));
+    const calendars = detectCalendars(cols, n);
+    const inequalities = detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low)));
     detected = [
       ...catalogs,
       ...combinations,
       ...detectPublicAttributes(cols, n, catalogs),
       ...detectEmbeddedCodes(cols, n),
-      ...detectCalendars(cols, n),
-      ...detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low))),
+      ...calendars,
+      ...inequalities,
       ...sums,
+      ...detectDifferences(cols, n, [...sums, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
       ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
