@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Rng, type Table } from "../src/sdk";
 import type { DatabaseSchema } from "../src/sdk/relational/schema";
 import { planDatabase } from "../src/sdk/relational/plan";
-import { BatchTable, generateDatabase, type TableModel } from "../src/sdk/relational/generate";
+import { BatchTable, generateDatabase, stableOrder, type TableModel } from "../src/sdk/relational/generate";
 import { evaluateDatabase, resampleModels } from "../src/sdk/relational/evaluate";
 import { writeDatabaseDir } from "../src/sdk/relational/database";
 import { DecodedBatch, type DecodedColumn } from "../src/sdk/generate/batch";
@@ -117,4 +117,19 @@ test("a table held by column reads its rows once as strings; rows written then a
   assert.deepEqual(t.rows[0], ["1", "z"]);
   t.rows = [["2", "w"]];
   assert.equal(t.length, 1);
+});
+
+test("rows sorted by fixed-width texts (dates, zero-padded codes) come in the text order of a comparison sort, equal texts in row order; other shapes too", () => {
+  const rng = new Rng(4);
+  const p2 = (n: number): string => String(n).padStart(2, "0");
+  const reference = (v: readonly string[]): number[] => v.map((_, i) => i).sort((a, b) => (v[a] < v[b] ? -1 : v[a] > v[b] ? 1 : a - b));
+  const dates = Array.from({ length: 5000 }, () => `2001/${p2(1 + rng.int(3))}/${p2(1 + rng.int(28))} ${p2(rng.int(24))}:${p2(rng.int(4) * 15)}`);
+  const codes = Array.from({ length: 3000 }, () => `A-${String(rng.int(200)).padStart(4, "0")}`);
+  for (const v of [
+    dates,
+    codes,
+    ["2001/01/02 10:00", "2001/01/02 09:59", "2001/1/02 10:00", "2001/01/02 10:00"], // a value of another width
+    ["10:00", "09:59", "10-00", "10:00"], // another separator in one value
+    ["9999999999999999", "1000000000000000", "9999999999999998"], // more digits than a double holds exactly
+  ]) assert.deepEqual(stableOrder(v, false), reference(v), v.slice(0, 4).join(" "));
 });

@@ -347,6 +347,8 @@ function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): numb
  * (a counting sort), so a million rows cost one pass and a sort of their distinct values.
  */
 export function stableOrder(values: readonly string[], numeric: boolean): number[] {
+  const digits = numeric ? undefined : digitKeys(values);
+  if (digits !== undefined) return orderByNumbers(digits);
   // One lookup per row: each row's distinct-value id, then the distinct values sorted.
   const idOf = new Map<string, number>();
   const distinct: string[] = [];
@@ -357,6 +359,72 @@ export function stableOrder(values: readonly string[], numeric: boolean): number
     ids[i] = k;
   }
   return orderByIds(ids, distinct, numeric);
+}
+
+/** Most digits a {@link digitKeys} key holds (below 2^53, so every key is exact). */
+const MAX_KEY_DIGITS = 15;
+
+/**
+ * Per value, its digits read as one number, when every value has the first one's shape: the same
+ * length and the same non-digit characters in the same places (dates and times written in one
+ * fixed-width format, zero-padded codes), at most {@link MAX_KEY_DIGITS} digits. Two such values
+ * first differ at a digit, so their text order is their keys' order, and equal keys are equal
+ * texts. Else undefined.
+ */
+function digitKeys(values: readonly string[]): Float64Array | undefined {
+  if (values.length === 0) return undefined;
+  const shape = values[0];
+  const len = shape.length;
+  const isDigit = new Uint8Array(len);
+  const code = new Uint16Array(len);
+  let count = 0;
+  for (let c = 0; c < len; c++) {
+    code[c] = shape.charCodeAt(c);
+    isDigit[c] = code[c] >= 48 && code[c] <= 57 ? 1 : 0;
+    count += isDigit[c];
+  }
+  if (count === 0 || count > MAX_KEY_DIGITS) return undefined;
+  const keys = new Float64Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v.length !== len) return undefined;
+    let x = 0;
+    for (let c = 0; c < len; c++) {
+      const ch = v.charCodeAt(c);
+      if (isDigit[c] === 1) {
+        if (ch < 48 || ch > 57) return undefined;
+        x = x * 10 + (ch - 48);
+      } else if (ch !== code[c]) return undefined;
+    }
+    keys[i] = x;
+  }
+  return keys;
+}
+
+/**
+ * The row indices of `keys` in ascending order, equal keys in row order: the keys sorted (a typed
+ * sort), each row's rank found by binary search among the distinct ones, rows placed by rank.
+ */
+function orderByNumbers(keys: Float64Array): number[] {
+  const sorted = keys.slice().sort();
+  let d = 0;
+  for (let k = 0; k < sorted.length; k++) if (k === 0 || sorted[k] !== sorted[d - 1]) sorted[d++] = sorted[k];
+  const rank = new Int32Array(keys.length);
+  const start = new Uint32Array(d + 1);
+  for (let i = 0; i < keys.length; i++) {
+    let [lo, hi] = [0, d - 1];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid] < keys[i]) lo = mid + 1;
+      else hi = mid;
+    }
+    rank[i] = lo;
+    start[lo + 1]++;
+  }
+  for (let k = 1; k <= d; k++) start[k] += start[k - 1];
+  const out = new Array<number>(keys.length);
+  for (let i = 0; i < keys.length; i++) out[start[rank[i]]++] = i;
+  return out;
 }
 
 /**
