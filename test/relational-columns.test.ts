@@ -92,7 +92,7 @@ test("a child held by column gives the rows, keys and CSV bytes of the same draw
     return generateDatabase(plan, models, { seed: 9 });
   };
   const [byRows, byColumns] = [await run("rows"), await run("columns")];
-  assert.ok(byColumns.trips instanceof BatchTable && byColumns.trips.batch !== undefined, "the child comes out held by column");
+  assert.ok(byColumns.trips instanceof BatchTable && byColumns.trips.byColumn, "the child comes out held by column");
   const dirs = [mkdtempSync(join(tmpdir(), "synthd-relcols-")), mkdtempSync(join(tmpdir(), "synthd-relcols-"))];
   try {
     assert.deepEqual(await writeDatabaseDir(dirs[0], byRows), await writeDatabaseDir(dirs[1], byColumns));
@@ -108,11 +108,16 @@ test("a child held by column gives the rows, keys and CSV bytes of the same draw
   for (const r of evaluateDatabase(schema, tables, byColumns).relationships) assert.equal(r.orphans, 0, r.relationship);
 });
 
-test("a table held by column reads its rows once as strings; rows written then are its rows", () => {
+test("a table held by column selects rows through one row map, reads its rows once as strings; rows written then are its rows", () => {
   const t = new BatchTable(["a", "b"], byColumn({ columns: ["a", "b"], rows: [["1", "x"], ["", "y"], ["30", "x"]] }));
+  const picked = t.select([2, 0, 2]).select([1, 2]);
+  assert.equal(picked.length, 2);
+  assert.deepEqual(picked.batch!.toTable().rows, [["1", "x"], ["30", "x"]]);
+  assert.deepEqual(picked.rows, [["1", "x"], ["30", "x"]]);
   assert.equal(t.length, 3);
   assert.deepEqual(t.rows, [["1", "x"], ["", "y"], ["30", "x"]]);
-  assert.equal(t.batch, undefined, "the columns are dropped once the rows are read");
+  assert.equal(t.byColumn, false, "the columns are dropped once the rows are read");
+  assert.equal(t.batch, undefined);
   t.rows[0][1] = "z";
   assert.deepEqual(t.rows[0], ["1", "z"]);
   t.rows = [["2", "w"]];

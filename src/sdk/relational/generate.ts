@@ -14,30 +14,38 @@ import type { Where } from "../generate/seeded-request";
 import type { CrossTableOrder, DatabasePlan, ForeignKeyPlan, TablePlan } from "./plan";
 import { DatetimeFormat } from "../metadata/datetime";
 import { datetimeParser } from "../columns/datetime";
-import { DecodedBatch, cellText, type DecodedColumn } from "../generate/batch";
+import { DecodedBatch, cellText, selectColumn, type DecodedColumn } from "../generate/batch";
 
 /**
- * A {@link Table} held by column (a {@link DecodedBatch}) until a caller reads `rows`: the rows are
- * then made once as strings and the columns dropped, so `rows` is the table from then on (writes
- * into it hold). Generation matches, orders and writes a large child on its columns, with no
- * string per cell of a code-book or integer column (docs/relational.md "Scale").
+ * A {@link Table} held by column (a {@link DecodedBatch}, optionally through a row map) until a
+ * caller reads `rows`: the rows are then made once as strings and the columns dropped, so `rows` is
+ * the table from then on (writes into it hold). Generation matches and orders a large child by
+ * mapping rows ({@link select}), copies only the columns it writes, and writes them with no string
+ * per cell of a code-book or integer column (docs/relational.md "Scale").
  */
 export class BatchTable implements Table {
   private held: string[][] | undefined;
   private source: DecodedBatch | undefined;
+  /** Row r is the source's row `at[r]`; undefined: the source's rows in order. */
+  private readonly at: Int32Array | undefined;
 
-  /** @param batch the rows, its columns named `columns`. */
+  /**
+   * @param batch the rows, its columns named `columns`.
+   * @param at row r is the batch's row `at[r]` (default: the batch's rows in order).
+   */
   constructor(
     public columns: string[],
     batch: DecodedBatch,
+    at?: Int32Array,
   ) {
     this.source = batch;
+    this.at = at;
   }
 
   /** The rows as strings (made on first read; the columns are dropped then). */
   get rows(): string[][] {
     if (this.held === undefined) {
-      this.held = this.source!.toTable().rows;
+      this.held = this.batch!.toTable().rows;
       this.source = undefined;
     }
     return this.held;
@@ -48,14 +56,33 @@ export class BatchTable implements Table {
     this.source = undefined;
   }
 
-  /** The columns, while no caller has read {@link rows}; else undefined. */
+  /** True while no caller has read {@link rows}: the table is its columns. */
+  get byColumn(): boolean {
+    return this.source !== undefined;
+  }
+
+  /** The columns as one batch in row order, while {@link byColumn}; else undefined. */
   get batch(): DecodedBatch | undefined {
-    return this.source;
+    if (this.source === undefined) return undefined;
+    return this.at === undefined ? this.source : this.source.select(this.at);
   }
 
   /** Number of rows. */
   get length(): number {
-    return this.source !== undefined ? this.source.length : this.held!.length;
+    return this.source === undefined ? this.held!.length : (this.at?.length ?? this.source.length);
+  }
+
+  /** Column j in row order (copied through the row map, if any). Needs {@link byColumn}. */
+  column(j: number): DecodedColumn {
+    const col = this.source!.cells[j];
+    return this.at === undefined ? col : selectColumn(col, this.at);
+  }
+
+  /** Rows `rows` of this table, in that order, by column: the row maps composed, no cell copied. */
+  select(rows: ArrayLike<number>): BatchTable {
+    const at = new Int32Array(rows.length);
+    for (let i = 0; i < at.length; i++) at[i] = this.at === undefined ? rows[i] : this.at[rows[i]];
+    return new BatchTable(this.columns, this.source!, at);
   }
 }
 
@@ -64,20 +91,21 @@ export function rowCount(t: Table): number {
   return t instanceof BatchTable ? t.length : t.rows.length;
 }
 
-/** The batch of `t` while it is a {@link BatchTable} held by column, else undefined. */
-function batchOf(t: Table): DecodedBatch | undefined {
-  return t instanceof BatchTable ? t.batch : undefined;
+/** `t` when it is a {@link BatchTable} held by column, else undefined. */
+function byColumn(t: Table): BatchTable | undefined {
+  return t instanceof BatchTable && t.byColumn ? t : undefined;
 }
 
 /** Per row of `t`, its cells of `columns` ("" for a column `t` lacks), read column by column. */
 function cellsOf(t: Table, columns: readonly string[]): string[][] {
-  const b = batchOf(t);
+  const b = byColumn(t);
   const cj = columns.map((c) => t.columns.indexOf(c));
   if (b === undefined) return t.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j])));
   const out = new Array<string[]>(b.length);
   for (let r = 0; r < b.length; r++) out[r] = new Array<string>(cj.length);
   cj.forEach((j, k) => {
-    for (let r = 0; r < b.length; r++) out[r][k] = j < 0 ? "" : cellText(b.cells[j], r);
+    const col = j < 0 ? undefined : b.column(j);
+    for (let r = 0; r < b.length; r++) out[r][k] = col === undefined ? "" : cellText(col, r);
   });
   return out;
 }
@@ -87,9 +115,9 @@ function cellsOf(t: Table, columns: readonly string[]): string[][] {
  * column, once per dictionary entry (a million rows, a few hundred entries).
  */
 function contextKeys(t: Table, columns: readonly string[], keysOf: (t: Table) => string[]): string[] {
-  const b = batchOf(t);
+  const b = byColumn(t);
   const j = columns.length === 1 ? t.columns.indexOf(columns[0]) : -1;
-  const col = b !== undefined && j >= 0 ? b.cells[j] : undefined;
+  const col = b !== undefined && j >= 0 ? b.column(j) : undefined;
   if (col === undefined || col.kind !== "dict") return keysOf({ columns: [...columns], rows: cellsOf(t, columns) });
   const entry = keysOf({ columns: [...columns], rows: col.dict.map((v) => [v]) });
   const out = new Array<string>(b!.length);
@@ -256,8 +284,8 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
     const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
     const keys = sharedKey >= 0 ? keysOfRows(fks[sharedKey], parentKeys[sharedKey]) : freshKeys(p, rows, deriveSeed(seed, ti, 1));
     const order = rowOrder(p, rows, keys, deriveSeed(seed, ti, 4));
-    const held = batchOf(rows);
-    if (held !== undefined) rows = new BatchTable(rows.columns, held.select(order));
+    const held = byColumn(rows);
+    if (held !== undefined) rows = held.select(order);
     else {
       const before = rows.rows;
       rows.rows = order.map((i) => before[i]);
@@ -333,8 +361,7 @@ function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): numb
   const j = rows.columns.indexOf(s.column);
   if (s.column !== p.primaryKey && j < 0) return idx;
   if (s.column === p.primaryKey) return stableOrder(keys, s.numeric);
-  const held = batchOf(rows);
-  const col = held?.cells[j];
+  const col = byColumn(rows)?.column(j);
   // A code book is ranked once per entry; other columns by their cells' texts.
   if (col?.kind === "dict") return orderByIds(col.index, col.dict, s.numeric);
   if (col !== undefined) return stableOrder(col.kind === "text" ? col.cells : idx.map((i) => cellText(col, i)), s.numeric);
@@ -499,9 +526,9 @@ export async function matchedChildRows(
     for (let s = 0; s < chosen.length; s++) codes[s] = c.codes[chosen[s]];
     return { ...c, codes };
   });
-  const held = batchOf(pool);
+  const held = byColumn(pool);
   let rows: Table;
-  if (held !== undefined) rows = new BatchTable(pool.columns, held.select(chosen));
+  if (held !== undefined) rows = held.select(chosen);
   else {
     rows = { columns: pool.columns, rows: new Array<string[]>(chosen.length) };
     for (let s = 0; s < chosen.length; s++) rows.rows[s] = pool.rows[chosen[s]];
@@ -850,7 +877,7 @@ function keysOfRows(of: Int32Array, keys: readonly string[]): string[] {
 /**
  * The output table: the real columns, keys from generation, the rest from the model's rows. A
  * table held by column stays so: a foreign key is a code-book column of its parent's keys indexed
- * by parent row, the model's columns are shared, not copied.
+ * by parent row, and of the model's columns only those written are copied (in row order).
  * @param fks per foreign key, each row's parent row (-1: none) among `parentKeys` of that key.
  */
 function outputTable(p: TablePlan, rows: Table, keys: string[], fks: Int32Array[], parentKeys: readonly (readonly string[])[]): Table {
@@ -860,12 +887,12 @@ function outputTable(p: TablePlan, rows: Table, keys: string[], fks: Int32Array[
     if (c === p.primaryKey) return { kind: "pk" as const, j: 0 };
     return { kind: "model" as const, j: rows.columns.indexOf(c) };
   });
-  const held = batchOf(rows);
+  const held = byColumn(rows);
   if (held !== undefined) {
     const n = held.length;
     const cells = source.map((s): DecodedColumn => {
       if (s.kind === "pk") return { kind: "text", cells: keys };
-      if (s.kind === "model") return s.j >= 0 ? held.cells[s.j] : { kind: "text", cells: new Array<string>(n).fill("") };
+      if (s.kind === "model") return s.j >= 0 ? held.column(s.j) : { kind: "text", cells: new Array<string>(n).fill("") };
       const of = fks[s.j];
       const dict = [...parentKeys[s.j], ""];
       const index = new Int32Array(n);
