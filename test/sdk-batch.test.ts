@@ -346,3 +346,30 @@ test("the native row loop rejects bad arguments with TypeError or RangeError, ne
   assert.deepEqual(rows(Uint8Array.of(0), [null], [null], [null], [Float64Array.of(-0, 12)], [null], 2, 0, new Uint8Array(19)), [1, 2, -1]);
   assert.deepEqual(rows(Uint8Array.of(0), [null], [null], [null], [Float64Array.of(-0, 12)], [null], 2, 0, new Uint8Array(20)), [2, 5, -1]);
 });
+
+test("concat joins batches in order: shared and separate code books, integers with and without blanks, text; select picks rows of any column form", () => {
+  const book = ["a", "b", "c"];
+  const b1 = new DecodedBatch(["d", "i", "t", "m"], [
+    { kind: "dict", dict: book, index: Int32Array.from([0, 2]) },
+    { kind: "int", values: Float64Array.from([1, 2]) },
+    { kind: "text", cells: ["x", "y"] },
+    { kind: "dict", dict: ["p", "q"], index: Int32Array.from([1, 0]) },
+  ], 2);
+  // Longer arrays than the rows, as a pool lends them.
+  const b2 = new DecodedBatch(["d", "i", "t", "m"], [
+    { kind: "dict", dict: book, index: Int32Array.from([1, 1, 9]) },
+    { kind: "int", values: Float64Array.from([0, -5, 7]), blank: Uint8Array.from([1, 0, 0]) },
+    { kind: "dict", dict: ["z"], index: Int32Array.from([0, 0, 0]) },
+    { kind: "dict", dict: ["q", "r"], index: Int32Array.from([1, 0, 0]) },
+  ], 2);
+  const all = DecodedBatch.concat([b1, b2]);
+  assert.equal(all.length, 4);
+  assert.deepEqual(all.toTable().rows, [...b1.toTable().rows, ...b2.toTable().rows]);
+  assert.deepEqual(all.cells.map((c) => c.kind), ["dict", "int", "text", "dict"]);
+  assert.equal((all.cells[0] as { dict: string[] }).dict, book, "a shared code book stays shared");
+  assert.deepEqual((all.cells[3] as { dict: string[] }).dict, ["p", "q", "r"], "separate code books merged, each text once");
+  const picked = all.select(Int32Array.from([3, 0, 3]));
+  assert.deepEqual(picked.toTable().rows, [all.toTable().rows[3], all.toTable().rows[0], all.toTable().rows[3]]);
+  assert.throws(() => DecodedBatch.concat([]), RangeError);
+  assert.throws(() => DecodedBatch.concat([b1, new DecodedBatch(["d"], [b1.cells[0]], 2)]), RangeError);
+});

@@ -12,7 +12,7 @@ import type { Synthd } from "../client/client";
 import { describeSource, fileOfDescription, type Table, type TableSource } from "../io/csv";
 import { Decoder } from "./decode";
 import { chooseFormat, writeBatches } from "../io/formats";
-import type { DecodedBatch } from "./batch";
+import { DecodedBatch } from "./batch";
 import type { EncodedSeed, SeedRows, SeedTable } from "./seeded-request";
 import type { ExtractOptions } from "../metadata/metadata";
 import type { GeneratedCodes, WaitOptions } from "../client/models";
@@ -183,6 +183,17 @@ export class Synthesizer {
    * @throws RangeError for a feature the model lacks; as {@link sample}.
    */
   async sampleWithCodes(n: number, features: readonly string[], opts: SampleOptions & { unread?: readonly string[] } = {}): Promise<{ table: Table; codes: Int32Array[] }> {
+    const { batch, codes } = await this.sampleBatchWithCodes(n, features, opts);
+    return { table: batch.toTable(), codes };
+  }
+
+  /**
+   * {@link sampleWithCodes} with the rows held by column in one batch (`./batch`
+   * `DecodedBatch.concat` of the decoded batches): no string per cell of a code-book or integer
+   * column, for a caller that selects and writes rows without reading most cells.
+   * @throws as {@link sampleWithCodes}.
+   */
+  async sampleBatchWithCodes(n: number, features: readonly string[], opts: SampleOptions & { unread?: readonly string[] } = {}): Promise<{ batch: DecodedBatch; codes: Int32Array[] }> {
     for (const f of features) if (!this.metadata.features.includes(f)) throw new RangeError(`the model has no feature "${f}"`);
     const codes = features.map(() => new Int32Array(n));
     let at = 0;
@@ -193,13 +204,13 @@ export class Synthesizer {
         else keep.forEach((r, i) => void (codes[k][at + i] = c[r]));
       });
     };
-    const rows: string[][] = [];
+    const batches: DecodedBatch[] = [];
     const unread = opts.unread !== undefined ? new Set(opts.unread) : undefined;
     for await (const b of this.sampleDecoded(n, opts, keepCodes, unread)) {
       at += b.length;
-      for (const r of b.toTable().rows) rows.push(r);
+      batches.push(b);
     }
-    return { table: { columns: this.columns, rows }, codes };
+    return { batch: DecodedBatch.concat(batches), codes };
   }
 
   /**

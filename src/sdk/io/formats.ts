@@ -63,6 +63,17 @@ export async function writeBatches(dest: string | Writable, batches: AsyncGenera
 }
 
 /**
+ * One decoded batch as CSV with a header of `columns` (the bytes `./csv` writeCsv writes for its
+ * cells), to a path (created or truncated) or a writable stream (left open); returns its rows.
+ */
+export function writeDecodedCsv(dest: string | Writable, columns: string[], batch: DecodedBatch): Promise<number> {
+  async function* one(): AsyncGenerator<DecodedBatch> {
+    yield batch;
+  }
+  return writeCsvBatches(dest, columns, one());
+}
+
+/**
  * The CSV of `batches` with a header of `columns`. A path is written through one file handle from
  * about 1 MiB of memory reused chunk after chunk (`CsvBuffers`), each write awaited before the next
  * chunk; a stream gets fresh memory per batch, since a stream may keep the chunks it is given.

@@ -19,7 +19,9 @@ import { checkSchema, readSdvMetadata, type DatabaseSchema } from "./schema";
 import { detectSchema } from "./detect";
 import { planDatabase, type DatabasePlan } from "./plan";
 import { readPostgresDatabase, typedOverrides, writePostgresDatabase, type PostgresSchemaTarget } from "./postgres";
-import { generateDatabase, type CodedSample, type DatabaseSampleOptions, type TableModel } from "./generate";
+import { writeDecodedCsv } from "../io/formats";
+import { cellText } from "../generate/batch";
+import { BatchTable, generateDatabase, type CodedSample, type DatabaseSampleOptions, type TableModel } from "./generate";
 
 /** A database read from a directory or a PostgreSQL schema. */
 export interface DatabaseSource {
@@ -137,17 +139,18 @@ export class SynthesizerTableModel implements TableModel {
    * holding it (a blank cell's key is blank, as there).
    */
   async sampleCoded(n: number, seed: number, columns: readonly string[]): Promise<CodedSample> {
-    const { table, codes } = await this.synth.sampleWithCodes(n, columns, { seed, nearCopyFilter: false, unread: columns });
+    const { batch, codes } = await this.synth.sampleBatchWithCodes(n, columns, { seed, nearCopyFilter: false, unread: columns });
     const coded = columns.map((column, k) => {
-      const j = table.columns.indexOf(column);
+      const cells = batch.cells[batch.columns.indexOf(column)];
       const keys: string[] = [];
       const c = codes[k];
-      for (let r = 0; r < table.rows.length; r++) {
-        if (keys[c[r]] === undefined) keys[c[r]] = this.codeKeys({ columns: [column], rows: [[table.rows[r][j]]] })[0];
+      for (let r = 0; r < batch.length; r++) {
+        if (keys[c[r]] === undefined) keys[c[r]] = this.codeKeys({ columns: [column], rows: [[cellText(cells, r)]] })[0];
       }
       return { column, codes: c, keys };
     });
-    return { rows: table, coded };
+    // Held by column: generation selects and writes the rows without a string per cell.
+    return { rows: new BatchTable([...batch.columns], batch), coded };
   }
 
   /**
@@ -227,9 +230,17 @@ export function writeDatabasePostgres(target: PostgresSchemaTarget, model: Datab
   return writePostgresDatabase(target, model.schema, model.plan.order, tables);
 }
 
-/** Writes each table as `DIR/NAME.csv`; returns the rows written per table. */
+/**
+ * Writes each table as `DIR/NAME.csv` (the bytes of `writeTableCsv`); a table still held by column
+ * (`./generate` BatchTable) is written from its columns, chunk by chunk (`../io/formats`
+ * writeDecodedCsv). Returns the rows written per table.
+ */
 export async function writeDatabaseDir(dir: string, tables: Record<string, Table>): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const [t, table] of Object.entries(tables)) out[t] = await writeTableCsv(table, join(dir, `${t}.csv`));
+  for (const [t, table] of Object.entries(tables)) {
+    const path = join(dir, `${t}.csv`);
+    const batch = table instanceof BatchTable ? table.batch : undefined;
+    out[t] = batch !== undefined ? await writeDecodedCsv(path, table.columns, batch) : await writeTableCsv(table, path);
+  }
   return out;
 }

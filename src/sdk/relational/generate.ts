@@ -14,6 +14,116 @@ import type { Where } from "../generate/seeded-request";
 import type { CrossTableOrder, DatabasePlan, ForeignKeyPlan, TablePlan } from "./plan";
 import { DatetimeFormat } from "../metadata/datetime";
 import { datetimeParser } from "../columns/datetime";
+import { DecodedBatch, cellText, selectColumn, type DecodedColumn } from "../generate/batch";
+
+/**
+ * A {@link Table} held by column (a {@link DecodedBatch}, optionally through a row map) until a
+ * caller reads `rows`: the rows are then made once as strings and the columns dropped, so `rows` is
+ * the table from then on (writes into it hold). Generation matches and orders a large child by
+ * mapping rows ({@link select}), copies only the columns it writes, and writes them with no string
+ * per cell of a code-book or integer column (docs/relational.md "Scale").
+ */
+export class BatchTable implements Table {
+  private held: string[][] | undefined;
+  private source: DecodedBatch | undefined;
+  /** Row r is the source's row `at[r]`; undefined: the source's rows in order. */
+  private readonly at: Int32Array | undefined;
+
+  /**
+   * @param batch the rows, its columns named `columns`.
+   * @param at row r is the batch's row `at[r]` (default: the batch's rows in order).
+   */
+  constructor(
+    public columns: string[],
+    batch: DecodedBatch,
+    at?: Int32Array,
+  ) {
+    this.source = batch;
+    this.at = at;
+  }
+
+  /** The rows as strings (made on first read; the columns are dropped then). */
+  get rows(): string[][] {
+    if (this.held === undefined) {
+      this.held = this.batch!.toTable().rows;
+      this.source = undefined;
+    }
+    return this.held;
+  }
+
+  set rows(rows: string[][]) {
+    this.held = rows;
+    this.source = undefined;
+  }
+
+  /** True while no caller has read {@link rows}: the table is its columns. */
+  get byColumn(): boolean {
+    return this.source !== undefined;
+  }
+
+  /** The columns as one batch in row order, while {@link byColumn}; else undefined. */
+  get batch(): DecodedBatch | undefined {
+    if (this.source === undefined) return undefined;
+    return this.at === undefined ? this.source : this.source.select(this.at);
+  }
+
+  /** Number of rows. */
+  get length(): number {
+    return this.source === undefined ? this.held!.length : (this.at?.length ?? this.source.length);
+  }
+
+  /** Column j in row order (copied through the row map, if any). Needs {@link byColumn}. */
+  column(j: number): DecodedColumn {
+    const col = this.source!.cells[j];
+    return this.at === undefined ? col : selectColumn(col, this.at);
+  }
+
+  /** Rows `rows` of this table, in that order, by column: the row maps composed, no cell copied. */
+  select(rows: ArrayLike<number>): BatchTable {
+    const at = new Int32Array(rows.length);
+    for (let i = 0; i < at.length; i++) at[i] = this.at === undefined ? rows[i] : this.at[rows[i]];
+    return new BatchTable(this.columns, this.source!, at);
+  }
+}
+
+/** Rows of `t`, without making a {@link BatchTable}'s strings. */
+export function rowCount(t: Table): number {
+  return t instanceof BatchTable ? t.length : t.rows.length;
+}
+
+/** `t` when it is a {@link BatchTable} held by column, else undefined. */
+function byColumn(t: Table): BatchTable | undefined {
+  return t instanceof BatchTable && t.byColumn ? t : undefined;
+}
+
+/** Per row of `t`, its cells of `columns` ("" for a column `t` lacks), read column by column. */
+function cellsOf(t: Table, columns: readonly string[]): string[][] {
+  const b = byColumn(t);
+  const cj = columns.map((c) => t.columns.indexOf(c));
+  if (b === undefined) return t.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j])));
+  const out = new Array<string[]>(b.length);
+  for (let r = 0; r < b.length; r++) out[r] = new Array<string>(cj.length);
+  cj.forEach((j, k) => {
+    const col = j < 0 ? undefined : b.column(j);
+    for (let r = 0; r < b.length; r++) out[r][k] = col === undefined ? "" : cellText(col, r);
+  });
+  return out;
+}
+
+/**
+ * Per row of `t`, `keysOf` of its cells of `columns`: on a code-book column of a table held by
+ * column, once per dictionary entry (a million rows, a few hundred entries).
+ */
+function contextKeys(t: Table, columns: readonly string[], keysOf: (t: Table) => string[]): string[] {
+  const b = byColumn(t);
+  const j = columns.length === 1 ? t.columns.indexOf(columns[0]) : -1;
+  const col = b !== undefined && j >= 0 ? b.column(j) : undefined;
+  if (col === undefined || col.kind !== "dict") return keysOf({ columns: [...columns], rows: cellsOf(t, columns) });
+  const entry = keysOf({ columns: [...columns], rows: col.dict.map((v) => [v]) });
+  const out = new Array<string>(b!.length);
+  for (let r = 0; r < out.length; r++) out[r] = entry[col.index[r]];
+  return out;
+}
 
 /** One table's fitted model as generation uses it (a `Synthesizer`, or a test's stand-in). */
 export interface TableModel {
@@ -162,23 +272,34 @@ export async function generateDatabase(plan: DatabasePlan, models: Record<string
       }
       if (first.orders !== undefined) keepOrders(first.orders, rows, parent.model, parentRow, new Rng(deriveSeed(seed, ti, 5)));
     }
+    // Per foreign key, each row's parent row (-1: none).
     const fks = p.foreignKeys.map((f, k) => {
-      if (k === 0) return parentRow.map((i) => done.get(f.parent)!.keys[i]);
+      if (k === 0) return Int32Array.from(parentRow);
       const countCol = plan.tables[f.parent].counts.find((c) => c.child === t && c.childKey === f.childKey)!.column;
       const codedKeys = codedOf(coded, f);
       return matchParents(f, rows, done.get(f.parent)!, countCol, deriveSeed(seed, ti, 2, k), model.codeKeys?.bind(model), f.differsFromFirst ? parentRow : undefined, codedKeys);
     });
+    const parentKeys = p.foreignKeys.map((f) => done.get(f.parent)!.keys);
     // A primary key that is also a foreign key (one-to-one) keeps its parent's key.
     const sharedKey = p.foreignKeys.findIndex((f) => f.childKey === p.primaryKey);
-    const keys = sharedKey >= 0 ? fks[sharedKey] : freshKeys(p, rows, deriveSeed(seed, ti, 1));
+    const keys = sharedKey >= 0 ? keysOfRows(fks[sharedKey], parentKeys[sharedKey]) : freshKeys(p, rows, deriveSeed(seed, ti, 1));
     const order = rowOrder(p, rows, keys, deriveSeed(seed, ti, 4));
-    rows.rows = order.map((i) => rows.rows[i]);
+    const held = byColumn(rows);
+    if (held !== undefined) rows = held.select(order);
+    else {
+      const before = rows.rows;
+      rows.rows = order.map((i) => before[i]);
+    }
     const sortedKeys = keys.length > 0 ? order.map((i) => keys[i]) : keys;
-    const sortedFks = fks.map((f) => order.map((i) => f[i]));
+    const sortedFks = fks.map((f) => {
+      const o = new Int32Array(order.length);
+      for (let i = 0; i < order.length; i++) o[i] = f[order[i]];
+      return o;
+    });
     done.set(t, { model: rows, keys: sortedKeys });
-    out[t] = outputTable(p, rows, sortedKeys, sortedFks);
+    out[t] = outputTable(p, rows, sortedKeys, sortedFks, parentKeys);
     parentRow = [];
-    opts.onTable?.(t, rows.rows.length, Date.now() - started);
+    opts.onTable?.(t, rowCount(rows), Date.now() - started);
   }
   return out;
 }
@@ -233,14 +354,18 @@ function exactCounts(counts: number[], total: number, rng: Rng): number[] {
  * primary key by the fresh keys), else shuffled, so children do not come grouped by parent.
  */
 function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): number[] {
-  const idx = Array.from({ length: rows.rows.length }, (_, i) => i);
+  const idx = Array.from({ length: rowCount(rows) }, (_, i) => i);
   if (p.sequence !== undefined) return idx;
   const s = p.sortedBy;
   if (s === undefined) return Array.from(new Rng(seed).shuffle(Int32Array.from(idx)));
   const j = rows.columns.indexOf(s.column);
   if (s.column !== p.primaryKey && j < 0) return idx;
-  const value = (i: number): string => (s.column === p.primaryKey ? keys[i] : rows.rows[i][j]);
-  return stableOrder(idx.map(value), s.numeric);
+  if (s.column === p.primaryKey) return stableOrder(keys, s.numeric);
+  const col = byColumn(rows)?.column(j);
+  // A code book is ranked once per entry; other columns by their cells' texts.
+  if (col?.kind === "dict") return orderByIds(col.index, col.dict, s.numeric);
+  if (col !== undefined) return stableOrder(col.kind === "text" ? col.cells : idx.map((i) => cellText(col, i)), s.numeric);
+  return stableOrder(idx.map((i) => rows.rows[i][j]), s.numeric);
 }
 
 /**
@@ -249,7 +374,8 @@ function rowOrder(p: TablePlan, rows: Table, keys: string[], seed: number): numb
  * (a counting sort), so a million rows cost one pass and a sort of their distinct values.
  */
 export function stableOrder(values: readonly string[], numeric: boolean): number[] {
-  const cmp = (x: string, y: string): number => (numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0);
+  const digits = numeric ? undefined : digitKeys(values);
+  if (digits !== undefined) return orderByNumbers(digits);
   // One lookup per row: each row's distinct-value id, then the distinct values sorted.
   const idOf = new Map<string, number>();
   const distinct: string[] = [];
@@ -259,6 +385,81 @@ export function stableOrder(values: readonly string[], numeric: boolean): number
     if (k === undefined) idOf.set(values[i], (k = distinct.push(values[i]) - 1));
     ids[i] = k;
   }
+  return orderByIds(ids, distinct, numeric);
+}
+
+/** Most digits a {@link digitKeys} key holds (below 2^53, so every key is exact). */
+const MAX_KEY_DIGITS = 15;
+
+/**
+ * Per value, its digits read as one number, when every value has the first one's shape: the same
+ * length and the same non-digit characters in the same places (dates and times written in one
+ * fixed-width format, zero-padded codes), at most {@link MAX_KEY_DIGITS} digits. Two such values
+ * first differ at a digit, so their text order is their keys' order, and equal keys are equal
+ * texts. Else undefined.
+ */
+function digitKeys(values: readonly string[]): Float64Array | undefined {
+  if (values.length === 0) return undefined;
+  const shape = values[0];
+  const len = shape.length;
+  const isDigit = new Uint8Array(len);
+  const code = new Uint16Array(len);
+  let count = 0;
+  for (let c = 0; c < len; c++) {
+    code[c] = shape.charCodeAt(c);
+    isDigit[c] = code[c] >= 48 && code[c] <= 57 ? 1 : 0;
+    count += isDigit[c];
+  }
+  if (count === 0 || count > MAX_KEY_DIGITS) return undefined;
+  const keys = new Float64Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v.length !== len) return undefined;
+    let x = 0;
+    for (let c = 0; c < len; c++) {
+      const ch = v.charCodeAt(c);
+      if (isDigit[c] === 1) {
+        if (ch < 48 || ch > 57) return undefined;
+        x = x * 10 + (ch - 48);
+      } else if (ch !== code[c]) return undefined;
+    }
+    keys[i] = x;
+  }
+  return keys;
+}
+
+/**
+ * The row indices of `keys` in ascending order, equal keys in row order: the keys sorted (a typed
+ * sort), each row's rank found by binary search among the distinct ones, rows placed by rank.
+ */
+function orderByNumbers(keys: Float64Array): number[] {
+  const sorted = keys.slice().sort();
+  let d = 0;
+  for (let k = 0; k < sorted.length; k++) if (k === 0 || sorted[k] !== sorted[d - 1]) sorted[d++] = sorted[k];
+  const rank = new Int32Array(keys.length);
+  const start = new Uint32Array(d + 1);
+  for (let i = 0; i < keys.length; i++) {
+    let [lo, hi] = [0, d - 1];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid] < keys[i]) lo = mid + 1;
+      else hi = mid;
+    }
+    rank[i] = lo;
+    start[lo + 1]++;
+  }
+  for (let k = 1; k <= d; k++) start[k] += start[k - 1];
+  const out = new Array<number>(keys.length);
+  for (let i = 0; i < keys.length; i++) out[start[rank[i]]++] = i;
+  return out;
+}
+
+/**
+ * {@link stableOrder} of rows given as ids into `distinct` (row i's value is `distinct[ids[i]]`;
+ * entries may repeat): the entries sorted, rows placed by rank, equal values in row order.
+ */
+function orderByIds(ids: Int32Array, distinct: readonly string[], numeric: boolean): number[] {
+  const cmp = (x: string, y: string): number => (numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0);
   const sorted = Int32Array.from(distinct.keys()).sort((a, b) => cmp(distinct[a], distinct[b]));
   const rank = new Int32Array(distinct.length);
   let r = 0;
@@ -270,7 +471,7 @@ export function stableOrder(values: readonly string[], numeric: boolean): number
   const start = new Uint32Array(r + 2);
   for (let i = 0; i < ids.length; i++) start[rank[ids[i]] + 1]++;
   for (let k = 1; k < start.length; k++) start[k] += start[k - 1];
-  const out = new Array<number>(values.length);
+  const out = new Array<number>(ids.length);
   for (let i = 0; i < ids.length; i++) out[start[rank[ids[i]]]++] = i;
   return out;
 }
@@ -311,10 +512,9 @@ export async function matchedChildRows(
   if (n === 0) return { rows: { columns: pool.columns, rows: [] }, parentRow: [] };
   const rng = new Rng(deriveSeed(seed, 1));
   const cols = fk.context.map((c) => c.column);
-  const cj = cols.map((c) => pool.columns.indexOf(c));
   const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
   const poolCoded = codedOf(drawn.coded, fk);
-  const poolKeys = poolCoded !== undefined ? joinedKeys(poolCoded, pool.rows.length) : model.codeKeys!({ columns: cols, rows: pool.rows.map((r) => cj.map((j) => r[j])) });
+  const poolKeys = poolCoded !== undefined ? joinedKeys(poolCoded, rowCount(pool)) : contextKeys(pool, cols, model.codeKeys!.bind(model));
   const parentKeys = model.codeKeys!({ columns: cols, rows: parent.rows.map((r) => pj.map((j) => r[j])) });
   const slots: number[] = [];
   counts.forEach((c, i) => {
@@ -326,9 +526,14 @@ export async function matchedChildRows(
     for (let s = 0; s < chosen.length; s++) codes[s] = c.codes[chosen[s]];
     return { ...c, codes };
   });
-  const rows = new Array<string[]>(chosen.length);
-  for (let s = 0; s < chosen.length; s++) rows[s] = pool.rows[chosen[s]];
-  return { rows: { columns: pool.columns, rows }, parentRow: slots, ...(coded !== undefined ? { coded } : {}) };
+  const held = byColumn(pool);
+  let rows: Table;
+  if (held !== undefined) rows = held.select(chosen);
+  else {
+    rows = { columns: pool.columns, rows: new Array<string[]>(chosen.length) };
+    for (let s = 0; s < chosen.length; s++) rows.rows[s] = pool.rows[chosen[s]];
+  }
+  return { rows, parentRow: slots, ...(coded !== undefined ? { coded } : {}) };
 }
 
 /** `coded`'s columns of `fk`'s context, in its order; undefined when one is missing. */
@@ -527,7 +732,7 @@ export function keepOrders(orders: readonly CrossTableOrder[], rows: Table, pare
  * distinct by construction; none without a key.
  */
 function freshKeys(p: TablePlan, rows: Table, key: number): string[] {
-  const n = rows.rows.length;
+  const n = rowCount(rows);
   if (p.keyShape === undefined) return [];
   const gen = new IdGenerator(p.keyShape, key);
   if (p.publicKey === undefined) return Array.from({ length: n }, (_, i) => gen.value(i));
@@ -561,13 +766,13 @@ function freshKeys(p: TablePlan, rows: Table, key: number): string[] {
 }
 
 /**
- * The parent of each row through a foreign key other than the first, placed as the first key's
+ * The parent row of each row through a foreign key other than the first (-1 without parent rows), placed as the first key's
  * children are ({@link matchedChildRows}): each generated parent's drawn children count for this
  * relationship, scaled to exactly this table's rows ({@link scaleCounts}), gives it slots, filled
  * ({@link fillSlots}) with the rows whose context codes (`codeKeys`, else the raw values) equal the
  * parent's, else agree on the first context column, else any row left; never the row's first-key
  * parent (`avoid`). A row left by that rule goes to an open slot of another parent, else to a
- * parent drawn in proportion to its count. Blank without parent rows.
+ * parent drawn in proportion to its count.
  */
 function matchParents(
   fk: ForeignKeyPlan,
@@ -578,19 +783,18 @@ function matchParents(
   codeKeys?: (t: Table) => string[],
   avoid?: number[],
   coded?: readonly CodedColumn[],
-): string[] {
+): Int32Array {
   const rng = new Rng(seed);
-  const n = parent.model.rows.length;
-  const m = rows.rows.length;
-  if (n === 0) return rows.rows.map(() => "");
-  if (m === 0) return [];
+  const n = rowCount(parent.model);
+  const m = rowCount(rows);
+  if (n === 0) return new Int32Array(m).fill(-1);
+  if (m === 0) return new Int32Array(0);
   const kj = parent.model.columns.indexOf(countCol);
   const drawn = parent.model.rows.map((r) => childCount(r[kj]));
   const cols = fk.context.map((c) => c.column);
-  const cj = cols.map((c) => rows.columns.indexOf(c));
   const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
   const keysOf = codeKeys ?? ((t: Table): string[] => t.rows.map((r) => r.join("\u0000")));
-  const rowKeys = coded !== undefined && codeKeys !== undefined ? joinedKeys(coded, m) : keysOf({ columns: cols, rows: rows.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j]))) });
+  const rowKeys = coded !== undefined && codeKeys !== undefined ? joinedKeys(coded, m) : contextKeys(rows, cols, keysOf);
   const parentKeys = keysOf({ columns: cols, rows: parent.model.rows.map((r) => pj.map((j) => (j < 0 ? "" : r[j]))) });
   const capacity = contextCapacity(drawn, parentKeys.map(firstOf), rowKeys.map(firstOf), rng);
   const slotParent: number[] = [];
@@ -629,9 +833,7 @@ function matchParents(
     }
     if (of[r] < 0) of[r] = ((avoid?.[r] ?? 0) + 1) % n;
   }
-  const out = new Array<string>(m);
-  for (let r = 0; r < m; r++) out[r] = parent.keys[of[r]];
-  return out;
+  return of;
 }
 
 /**
@@ -665,16 +867,43 @@ function contextCapacity(drawn: readonly number[], parentFirst: readonly string[
   return capacity;
 }
 
-/** The output table: the real columns, keys from generation, the rest from the model's rows. */
-function outputTable(p: TablePlan, rows: Table, keys: string[], fks: string[][]): Table {
+/** Per row, the key of its parent row `of[r]` among `keys` ("" for -1: no parent). */
+function keysOfRows(of: Int32Array, keys: readonly string[]): string[] {
+  const out = new Array<string>(of.length);
+  for (let r = 0; r < of.length; r++) out[r] = of[r] < 0 ? "" : keys[of[r]];
+  return out;
+}
+
+/**
+ * The output table: the real columns, keys from generation, the rest from the model's rows. A
+ * table held by column stays so: a foreign key is a code-book column of its parent's keys indexed
+ * by parent row, and of the model's columns only those written are copied (in row order).
+ * @param fks per foreign key, each row's parent row (-1: none) among `parentKeys` of that key.
+ */
+function outputTable(p: TablePlan, rows: Table, keys: string[], fks: Int32Array[], parentKeys: readonly (readonly string[])[]): Table {
   const source = p.columns.map((c) => {
     const k = p.foreignKeys.findIndex((f) => f.childKey === c);
     if (k >= 0) return { kind: "fk" as const, j: k };
     if (c === p.primaryKey) return { kind: "pk" as const, j: 0 };
     return { kind: "model" as const, j: rows.columns.indexOf(c) };
   });
+  const held = byColumn(rows);
+  if (held !== undefined) {
+    const n = held.length;
+    const cells = source.map((s): DecodedColumn => {
+      if (s.kind === "pk") return { kind: "text", cells: keys };
+      if (s.kind === "model") return s.j >= 0 ? held.column(s.j) : { kind: "text", cells: new Array<string>(n).fill("") };
+      const of = fks[s.j];
+      const dict = [...parentKeys[s.j], ""];
+      const index = new Int32Array(n);
+      for (let r = 0; r < n; r++) index[r] = of[r] < 0 ? dict.length - 1 : of[r];
+      return { kind: "dict", dict, index };
+    });
+    return new BatchTable([...p.columns], new DecodedBatch([...p.columns], cells, n));
+  }
+  const fkKeys = fks.map((f, k) => keysOfRows(f, parentKeys[k]));
   return {
     columns: [...p.columns],
-    rows: rows.rows.map((r, i) => source.map((s) => (s.kind === "pk" ? keys[i] : s.kind === "fk" ? fks[s.j][i] : r[s.j]))),
+    rows: rows.rows.map((r, i) => source.map((s) => (s.kind === "pk" ? keys[i] : s.kind === "fk" ? fkKeys[s.j][i] : r[s.j]))),
   };
 }
