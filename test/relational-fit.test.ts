@@ -13,7 +13,8 @@ import type { Synthd } from "../src/sdk/client/client";
 import type { CreateModelRequest, Metadata, Model } from "../src/contract";
 import { readTable } from "../src/sdk/io/csv";
 import { analyzeTable } from "../src/sdk/metadata/metadata";
-import { fitDatabase, readDatabaseDir } from "../src/sdk/relational/database";
+import { readCsvFile } from "../src/sdk/metadata/table-tally";
+import { fitDatabase, readDatabaseDir, readTableFile } from "../src/sdk/relational/database";
 import { planDatabase, trainingJoin } from "../src/sdk/relational/plan";
 
 /**
@@ -112,6 +113,31 @@ test("a joined file: a key no parent has gets blank cells; a column the join nee
       readTable({ path, join: { keep: ["y"], lookups } }, () => undefined, () => undefined),
       (e: unknown) => e instanceof DataError && /has no column "y", which its join needs/.test(e.message),
     );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a database's CSV file is read by extraction's byte parser as csv-parse reads it; what that parser leaves is read by csv-parse", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "synthd-csvread-"));
+  const viaCsvParse = async (path: string): Promise<Table> => {
+    const t: Table = { columns: [], rows: [] };
+    await readTable(path, (h) => void t.columns.push(...h), (r) => void t.rows.push(r));
+    return t;
+  };
+  try {
+    const path = join(dir, "t.csv");
+    writeFileSync(path, 'id ; name;note\r\n1; Ann ;"a; b"\r\n\r\n2;"Bo ""B""";\r\n3;Ann;"two\r\nlines"\r\n');
+    const read = readCsvFile(path);
+    assert.deepEqual(read, await viaCsvParse(path));
+    assert.deepEqual(read?.rows[0], ["1", "Ann", "a; b"]);
+    assert.deepEqual((await readTableFile(path)).table, read);
+    for (const text of ['"id",x\n1,2\n', "id,x\n1,2,3\n", "id,x\n", "\ufeffid,x\n1,2\n"]) {
+      writeFileSync(path, text);
+      assert.equal(readCsvFile(path), undefined, JSON.stringify(text));
+    }
+    writeFileSync(path, "id,x\n1,2,3\n");
+    await assert.rejects(readTableFile(path), (e: unknown) => e instanceof DataError && /line 2 has 3 fields but the header has 2/.test(e.message));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -605,6 +605,34 @@ export function forEachRecord(job: ChunkJob, onRecord: RecordFn, onBytes?: (byte
   return { rows, lines, quotes };
 }
 
+/**
+ * The records of a range as rows of strings (trimmed), each column's equal values one string
+ * (interned by their bytes): a large table held in memory without a string per cell.
+ * @throws Bail (module comment).
+ */
+export function readRangeRows(job: ChunkJob): string[][] {
+  const F = recordWidth(job);
+  const dicts = Array.from({ length: F }, () => new ByteDict());
+  const texts: string[][] = Array.from({ length: F }, () => []);
+  const view = new FieldView();
+  const rows: string[][] = [];
+  forEachRecord(job, (buf, starts, ends, escaped) => {
+    const row = new Array<string>(F);
+    for (let c = 0; c < F; c++) {
+      view.set(buf, starts[c], ends[c], escaped[c] === 1);
+      const h = ByteDict.hash(view.buf, view.s, view.e);
+      let id = dicts[c].find(view.buf, view.s, view.e, h);
+      if (id < 0) {
+        id = dicts[c].add(view.buf, view.s, view.e, h);
+        texts[c].push(view.text());
+      }
+      row[c] = texts[c][id];
+    }
+    rows.push(row);
+  });
+  return rows;
+}
+
 /** Line feeds in a range (its lines, so that each range learns the file line it starts at). */
 export function countLines(job: ChunkJob): number {
   const buf = Buffer.allocUnsafe(BLOCK);

@@ -15,13 +15,13 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { parquetLayout } from "../io/typed-inputs";
-import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTable, type TableSource } from "../io/csv";
+import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTable, type Table, type TableSource } from "../io/csv";
 import { inputFormatOfPath, type ReadProgress, type SourceType } from "../io/inputs";
 import { isNumeric, type ColumnScan } from "../columns";
 import type { ScannedTable } from "./encoded";
 import { DataError } from "../errors";
 import { isJoined, joinedColumns, joinFields } from "../io/record-join";
-import { BadValue, type ChunkJob, type ChunkJoin, type PairCounts, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
+import { Bail, BadValue, readRangeRows, type ChunkJob, type ChunkJoin, type PairCounts, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
 import { DISTINCT_BUDGET, DistinctSketch, DistinctValues, hashText, mergeMoments, Overflow, type Moments, type OverflowStats, type ValueEncoder } from "./distinct-values";
 import type { WorkerReply, WorkerTask } from "./tally-worker";
 import { RecordPairs, RecordTally } from "./record-tally";
@@ -116,6 +116,30 @@ export async function tallyTable(source: TableSource, opts: TallyOptions = {}): 
     await pool.close();
   }
   return sequentialTally(source, opts, size, budget);
+}
+
+/**
+ * A UTF-8 CSV file read whole on this thread by `./csv-chunks` (rows of interned strings, the
+ * cells trimmed), as `../io/csv`'s readTable reads it; undefined when that parser leaves the file
+ * to `../io/csv` (a quoted header, a byte-order mark, a ragged record, fewer than 2 columns, no
+ * data row, ...), which then gives the exact result or error.
+ */
+export function readCsvFile(path: string): Table | undefined {
+  let plan: Plan | undefined;
+  try {
+    plan = parallelPlan(path, { threads: 1 });
+  } catch {
+    return undefined;
+  }
+  if (plan === undefined || plan.ranges.length !== 1) return undefined;
+  const [start, end] = plan.ranges[0];
+  try {
+    const rows = readRangeRows({ path, start, end, delimiter: plan.delimiter, columns: plan.fields, crlf: plan.crlf });
+    return rows.length > 0 ? { columns: plan.columns, rows } : undefined;
+  } catch (e) {
+    if (e instanceof Bail) return undefined;
+    throw e;
+  }
 }
 
 /** The byte ranges of a CSV file for the workers, or undefined when it is read on this thread. */

@@ -11,7 +11,8 @@ import type { ModelConfigInput, Model } from "../../contract";
 import type { ColumnOverride } from "../metadata/metadata";
 import { DataError } from "../errors";
 import { readTable, writeTableCsv, type Table, type TableSource } from "../io/csv";
-import type { SourceType } from "../io/inputs";
+import { inputFormatOfPath, type SourceType } from "../io/inputs";
+import { readCsvFile } from "../metadata/table-tally";
 import { Synthesizer } from "../generate/synthesizer";
 import { OTHER } from "../columns/common";
 import { encodeSeed, type Where } from "../generate/seeded-request";
@@ -45,9 +46,16 @@ export interface DatabaseModel {
 /**
  * Reads a table file into memory (the SDK's readers: a CSV's cells trimmed and its delimiter
  * detected; a Parquet file's columns typed), with the column kinds its types give
- * (`./postgres` typedOverrides: timestamps and dates as datetimes).
+ * (`./postgres` typedOverrides: timestamps and dates as datetimes). A UTF-8 CSV file is read by
+ * extraction's byte parser (`../metadata/table-tally` readCsvFile: equal values one string),
+ * else, or where that parser leaves it, by `../io/csv`.
+ * @throws DataError as `../io/csv`'s readTable.
  */
 export async function readTableFile(path: string): Promise<{ table: Table; typed: Record<string, ColumnOverride> }> {
+  if (inputFormatOfPath(path) === "csv") {
+    const read = readCsvFile(path);
+    if (read !== undefined) return { table: read, typed: {} };
+  }
   const table: Table = { columns: [], rows: [] };
   let types: readonly (SourceType | undefined)[] = [];
   await readTable(path, (h, ty) => {
