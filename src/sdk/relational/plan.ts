@@ -172,7 +172,7 @@ export function sortedColumn(table: Table, skip: ReadonlySet<string>, first?: st
   for (const c of cols) {
     const j = table.columns.indexOf(c);
     const v = table.rows.map((r) => r[j]);
-    if (v.length < 2 || v.some((x) => x === "") || new Set(v).size < 2) continue;
+    if (v.length < 2 || v.some((x) => x === "") || v.every((x) => x === v[0])) continue;
     const numeric = v.every((x) => NUMBER.test(x));
     let sorted = true;
     for (let i = 1; i < v.length && sorted; i++) sorted = numeric ? Number(v[i - 1]) <= Number(v[i]) : v[i - 1] <= v[i];
