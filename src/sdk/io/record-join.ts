@@ -18,8 +18,8 @@ export function isJoined(source: unknown): source is JoinedFileInput {
 
 /**
  * The file's header's positions of the join's columns (`keep`, then each lookup's key column).
- * @throws DataError naming the file for a column the header lacks, or a lookup whose cells are
- *   not one row of `names` per key.
+ * @throws DataError naming the file for a column the header lacks; RangeError for a lookup whose
+ *   cells are not one row of `names` per key (a caller's mistake).
  */
 export function joinFields(header: readonly string[], join: RecordJoin, file: string): { keep: number[]; lookups: number[] } {
   const at = (c: string): number => {
