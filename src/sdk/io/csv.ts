@@ -14,6 +14,7 @@ import { TextDecoder } from "node:util";
 import { createGunzip } from "node:zlib";
 import { DataError } from "../errors";
 import { DecodeText, Utf8Check, decoderFor } from "./text-decoding";
+import { isJoined, joinRows } from "./record-join";
 import {
   BATCH_ROWS,
   checkFile,
@@ -23,6 +24,7 @@ import {
   redactUrl,
   jsonLinesRows,
   type FileInput,
+  type JoinedFileInput,
   type PostgresInput,
   type ReadProgress,
   type RowBatch,
@@ -48,9 +50,10 @@ export interface Table {
 
 /**
  * Where a table comes from: a file path (its format from its name: `./inputs`), a file in a given
- * format, a PostgreSQL table or query, or a {@link Table} already in memory.
+ * format, a file joined with rows in memory (`./record-join`), a PostgreSQL table or query, or a
+ * {@link Table} already in memory.
  */
-export type TableSource = string | Table | FileInput | PostgresInput;
+export type TableSource = string | Table | FileInput | JoinedFileInput | PostgresInput;
 
 /** Options of {@link readTable}. */
 export interface ReadOptions {
@@ -170,7 +173,8 @@ export async function readTable(
 
 /**
  * The records of any {@link TableSource} in batches, header record first (`./inputs`): CSV and
- * gzip CSV by csv-parse, the other formats by their readers, an in-memory table as it is.
+ * gzip CSV by csv-parse, the other formats by their readers, an in-memory table as it is, a
+ * joined file's records joined (`./record-join`).
  * @throws DataError (when iterated) for a source that cannot be read; RangeError for a PostgreSQL
  *   URI given as a path (use a PostgresInput with its table or query).
  */
@@ -189,6 +193,10 @@ export function tableRows(source: TableSource, opts: ReadOptions = {}): TableRow
       }
     }
     return { batches: memory(), types: [] };
+  }
+  if (isJoined(source)) {
+    const { join, ...file } = source;
+    return joinRows(tableRows(file, opts), join, source.path);
   }
   if ("path" in source) {
     const format = source.format ?? inputFormatOfPath(source.path);

@@ -39,6 +39,23 @@ export interface FileInput {
 }
 
 /**
+ * A file's records joined with rows held in memory (a database child's training table read from
+ * its file, `../relational/plan`): each record becomes its `keep` cells, then per lookup the
+ * `cells` of the in-memory row whose key (`keys`) equals the record's cell of `column`, blanks
+ * when none does. The joined table's columns are `keep`, then each lookup's `names`; it carries
+ * no source types (`./record-join`).
+ */
+export interface RecordJoin {
+  keep: string[];
+  lookups: { column: string; keys: string[]; names: string[]; cells: string[][] }[];
+}
+
+/** A file read as the join of its records with in-memory rows ({@link RecordJoin}). */
+export interface JoinedFileInput extends FileInput {
+  join: RecordJoin;
+}
+
+/**
  * A PostgreSQL table or query, read through a cursor (`./postgres-input`). Exactly one of `table`
  * (optionally `schema.table`) and `query` (one SELECT).
  */

@@ -26,6 +26,23 @@ export interface ChunkJob {
   columns: number;
   /** Records end with CR LF (as the header does); else with LF. */
   crlf: boolean;
+  /** Each record joined with in-memory rows before it is counted (`../io/record-join`). */
+  join?: ChunkJoin;
+}
+
+/**
+ * `../io/record-join`'s join by field positions: a record becomes its `keep` fields, then per
+ * lookup the cells of the row whose key equals its `field`'s (trimmed) bytes, blanks when none.
+ */
+export interface ChunkJoin {
+  keep: number[];
+  /** Per lookup: the key field, the keys, and per key its `width` cells. */
+  lookups: { field: number; keys: string[]; cells: string[][]; width: number }[];
+}
+
+/** Fields per record a pass counts: the joined record's, else the file's. */
+export function recordWidth(job: ChunkJob): number {
+  return job.join === undefined ? job.columns : job.join.keep.length + job.join.lookups.reduce((s, l) => s + l.width, 0);
 }
 
 /** Pass 1 of a range: distinct values with counts, and the rows of the ranked sample. */
@@ -360,10 +377,99 @@ class FieldView {
 type RecordFn = (buf: Buffer, starts: Int32Array, ends: Int32Array, escaped: Uint8Array, offset: number, line: number) => void;
 
 /**
- * Parses the records of a range. @returns rows and line feeds.
+ * Writes each record's joined fields ({@link ChunkJoin}) into one buffer: kept fields as their
+ * bytes (still escaped), then each lookup's cells from an arena, found by the key field's bytes.
+ */
+class RecordJoiner {
+  private out = Buffer.allocUnsafe(4096);
+  private starts: Int32Array;
+  private ends: Int32Array;
+  private escaped: Uint8Array;
+  private view = new FieldView();
+  private lookups: { field: number; keys: ByteDict; rowOf: Int32Array; arena: Buffer; at: Int32Array; width: number }[];
+
+  constructor(private join: ChunkJoin) {
+    const width = recordWidth({ join } as ChunkJob);
+    this.starts = new Int32Array(width);
+    this.ends = new Int32Array(width);
+    this.escaped = new Uint8Array(width);
+    this.lookups = join.lookups.map((l) => {
+      const keys = new ByteDict();
+      const rowOf = new Int32Array(l.keys.length);
+      l.keys.forEach((k, i) => {
+        const b = Buffer.from(k, "utf8");
+        const h = ByteDict.hash(b, 0, b.length);
+        const id = keys.find(b, 0, b.length, h);
+        if (id >= 0) rowOf[id] = i;
+        else rowOf[keys.add(b, 0, b.length, h)] = i;
+      });
+      const w = l.width;
+      const texts = l.cells.map((r) => r.map((v) => Buffer.from(v, "utf8")));
+      const arena = Buffer.concat(texts.flat());
+      // at[i * (w + 1) + k]: where row i's cell k starts in the arena (its end: the next start).
+      const at = new Int32Array(l.cells.length * (w + 1));
+      let pos = 0;
+      texts.forEach((r, i) => {
+        for (let k = 0; k < w; k++) {
+          at[i * (w + 1) + k] = pos;
+          pos += r[k].length;
+        }
+        at[i * (w + 1) + w] = pos;
+      });
+      return { field: l.field, keys, rowOf, arena, at, width: w };
+    });
+  }
+
+  /** The record's joined fields passed to `onRecord`. */
+  wrap(onRecord: RecordFn): RecordFn {
+    return (buf, starts, ends, escaped, offset, line) => {
+      let w = 0;
+      let c = 0;
+      for (const j of this.join.keep) {
+        const len = ends[j] - starts[j];
+        this.reserve(w + len);
+        buf.copy(this.out, w, starts[j], ends[j]);
+        this.starts[c] = w;
+        this.ends[c] = w + len;
+        this.escaped[c] = escaped[j];
+        w += len;
+        c++;
+      }
+      for (const l of this.lookups) {
+        const f = l.field;
+        this.view.set(buf, starts[f], ends[f], escaped[f] === 1);
+        const id = l.keys.find(this.view.buf, this.view.s, this.view.e, ByteDict.hash(this.view.buf, this.view.s, this.view.e));
+        const base = id < 0 ? -1 : l.rowOf[id] * (l.width + 1);
+        for (let k = 0; k < l.width; k++) {
+          const s = base < 0 ? 0 : l.at[base + k];
+          const e = base < 0 ? 0 : l.at[base + k + 1];
+          this.reserve(w + e - s);
+          l.arena.copy(this.out, w, s, e);
+          this.starts[c] = w;
+          this.ends[c] = w + e - s;
+          this.escaped[c] = 0;
+          w += e - s;
+          c++;
+        }
+      }
+      onRecord(this.out, this.starts, this.ends, this.escaped, offset, line);
+    };
+  }
+
+  private reserve(bytes: number): void {
+    if (bytes <= this.out.length) return;
+    const next = Buffer.allocUnsafe(2 * bytes);
+    this.out.copy(next);
+    this.out = next;
+  }
+}
+
+/**
+ * Parses the records of a range (joined when the job has a join). @returns rows and line feeds.
  * @throws Bail for what `../io/csv` should decide (see the module comment).
  */
 export function forEachRecord(job: ChunkJob, onRecord: RecordFn, onBytes?: (bytes: number, rows: number) => void): { rows: number; lines: number; quotes: number } {
+  if (job.join !== undefined) onRecord = new RecordJoiner(job.join).wrap(onRecord);
   const F = job.columns;
   const D = job.delimiter;
   const starts = new Int32Array(F);
@@ -499,6 +605,34 @@ export function forEachRecord(job: ChunkJob, onRecord: RecordFn, onBytes?: (byte
   return { rows, lines, quotes };
 }
 
+/**
+ * The records of a range as rows of strings (trimmed), each column's equal values one string
+ * (interned by their bytes): a large table held in memory without a string per cell.
+ * @throws Bail (module comment).
+ */
+export function readRangeRows(job: ChunkJob): string[][] {
+  const F = recordWidth(job);
+  const dicts = Array.from({ length: F }, () => new ByteDict());
+  const texts: string[][] = Array.from({ length: F }, () => []);
+  const view = new FieldView();
+  const rows: string[][] = [];
+  forEachRecord(job, (buf, starts, ends, escaped) => {
+    const row = new Array<string>(F);
+    for (let c = 0; c < F; c++) {
+      view.set(buf, starts[c], ends[c], escaped[c] === 1);
+      const h = ByteDict.hash(view.buf, view.s, view.e);
+      let id = dicts[c].find(view.buf, view.s, view.e, h);
+      if (id < 0) {
+        id = dicts[c].add(view.buf, view.s, view.e, h);
+        texts[c].push(view.text());
+      }
+      row[c] = texts[c][id];
+    }
+    rows.push(row);
+  });
+  return rows;
+}
+
 /** Line feeds in a range (its lines, so that each range learns the file line it starts at). */
 export function countLines(job: ChunkJob): number {
   const buf = Buffer.allocUnsafe(BLOCK);
@@ -522,7 +656,7 @@ const SAMPLE_DICT_SLACK = 3;
 
 /** Pass 1 over a range. @throws Bail (module comment). */
 export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number) => void): RangeTally {
-  const F = job.columns;
+  const F = recordWidth(job);
   const dicts = Array.from({ length: F }, () => new ByteDict());
   const counts = Array.from({ length: F }, () => new Float64Array(256));
   const firstLines = Array.from({ length: F }, () => new Int32Array(256));
@@ -623,7 +757,7 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
  * of an overflowed column its encoder has no code for.
  */
 export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: number) => void): PairCounts {
-  const F = job.columns;
+  const F = recordWidth(job);
   const dicts = job.values.map((values, c) => {
     const d = new ByteDict();
     if (job.encoders[c]) return d;

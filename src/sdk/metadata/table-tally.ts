@@ -5,7 +5,8 @@
  * counts the 2-way marginals the caller asks for. A UTF-8 CSV file is split into byte ranges at
  * record boundaries, a Parquet file into runs of row groups, one per worker thread
  * (`./tally-worker`); any other source, or a file whose parts a worker cannot read, is read by
- * `../io/csv` on this thread (`./record-tally`). A column past its distinct-value budget keeps
+ * `../io/csv` on this thread (`./record-tally`); a joined file (`../io/record-join`) is joined by
+ * the workers record by record, a joined Parquet file on this thread. A column past its distinct-value budget keeps
  * figures and the sample's values only (`./distinct-values`). The result does not depend on the
  * number of threads.
  */
@@ -14,12 +15,13 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { parquetLayout } from "../io/typed-inputs";
-import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTable, type TableSource } from "../io/csv";
+import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTable, type Table, type TableSource } from "../io/csv";
 import { inputFormatOfPath, type ReadProgress, type SourceType } from "../io/inputs";
 import { isNumeric, type ColumnScan } from "../columns";
 import type { ScannedTable } from "./encoded";
 import { DataError } from "../errors";
-import { BadValue, type ChunkJob, type PairCounts, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
+import { isJoined, joinedColumns, joinFields } from "../io/record-join";
+import { Bail, BadValue, readRangeRows, type ChunkJob, type ChunkJoin, type PairCounts, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
 import { DISTINCT_BUDGET, DistinctSketch, DistinctValues, hashText, mergeMoments, Overflow, type Moments, type OverflowStats, type ValueEncoder } from "./distinct-values";
 import type { WorkerReply, WorkerTask } from "./tally-worker";
 import { RecordPairs, RecordTally } from "./record-tally";
@@ -116,6 +118,30 @@ export async function tallyTable(source: TableSource, opts: TallyOptions = {}): 
   return sequentialTally(source, opts, size, budget);
 }
 
+/**
+ * A UTF-8 CSV file read whole on this thread by `./csv-chunks` (rows of interned strings, the
+ * cells trimmed), as `../io/csv`'s readTable reads it; undefined when that parser leaves the file
+ * to `../io/csv` (a quoted header, a byte-order mark, a ragged record, fewer than 2 columns, no
+ * data row, ...), which then gives the exact result or error.
+ */
+export function readCsvFile(path: string): Table | undefined {
+  let plan: Plan | undefined;
+  try {
+    plan = parallelPlan(path, { threads: 1 });
+  } catch {
+    return undefined;
+  }
+  if (plan === undefined || plan.ranges.length !== 1) return undefined;
+  const [start, end] = plan.ranges[0];
+  try {
+    const rows = readRangeRows({ path, start, end, delimiter: plan.delimiter, columns: plan.fields, crlf: plan.crlf });
+    return rows.length > 0 ? { columns: plan.columns, rows } : undefined;
+  } catch (e) {
+    if (e instanceof Bail) return undefined;
+    throw e;
+  }
+}
+
 /** The byte ranges of a CSV file for the workers, or undefined when it is read on this thread. */
 interface Plan {
   source: string;
@@ -126,6 +152,9 @@ interface Plan {
   headerQuotes: number;
   ranges: [number, number][];
   bytes: number;
+  /** The file's fields per record (`columns` are the joined table's when `join` is set). */
+  fields: number;
+  join?: ChunkJoin;
 }
 
 function parallelPlan(source: TableSource, opts: TallyOptions): Plan | undefined {
@@ -153,7 +182,19 @@ function parallelPlan(source: TableSource, opts: TallyOptions): Plan | undefined
   if (headerText.includes('"')) return undefined;
   const delimiter = opts.delimiter ?? detectDelimiter(head.toString("utf8", 0, Math.min(head.length, 64 * 1024)), head.length === bytes);
   if (delimiter.length !== 1 || delimiter.charCodeAt(0) > 127) return undefined;
-  const columns = checkHeader(headerText.split(delimiter).map((h) => h.trim()), path, 2, path);
+  const header = checkHeader(headerText.split(delimiter).map((h) => h.trim()), path, 2, path);
+  let columns = header;
+  let join: ChunkJoin | undefined;
+  if (isJoined(source)) {
+    let fields: ReturnType<typeof joinFields>;
+    try {
+      fields = joinFields(header, source.join, path);
+    } catch {
+      return undefined; // the one-thread read says what is wrong
+    }
+    join = { keep: fields.keep, lookups: source.join.lookups.map((l, k) => ({ field: fields.lookups[k], keys: l.keys, cells: l.cells, width: l.names.length })) };
+    columns = joinedColumns(source.join);
+  }
   const start = lf + 1;
   const cuts = [start];
   for (let k = 1; k < threads; k++) {
@@ -165,7 +206,7 @@ function parallelPlan(source: TableSource, opts: TallyOptions): Plan | undefined
   cuts.push(bytes);
   const ranges = cuts.slice(1).map((end, i): [number, number] => [cuts[i], end]).filter(([a, b]) => b > a);
   if (ranges.length === 0) return undefined;
-  return { source: describeSource(source), path, columns, delimiter: delimiter.charCodeAt(0), crlf, headerQuotes: 0, ranges, bytes };
+  return { source: describeSource(source), path, columns, delimiter: delimiter.charCodeAt(0), crlf, headerQuotes: 0, ranges, bytes, fields: header.length, ...(join ? { join } : {}) };
 }
 
 function readAt(path: string, at: number, length: number): Buffer {
@@ -232,7 +273,7 @@ class Pool {
 }
 
 async function parallelTally(plan: Plan, pool: Pool, size: number, budget: number): Promise<TableTally | undefined> {
-  const base: ChunkJob = { path: plan.path, start: 0, end: 0, delimiter: plan.delimiter, columns: plan.columns.length, crlf: plan.crlf };
+  const base: ChunkJob = { path: plan.path, start: 0, end: 0, delimiter: plan.delimiter, columns: plan.fields, crlf: plan.crlf, ...(plan.join ? { join: plan.join } : {}) };
   const lineCounts = await pool.run<number>(plan.ranges.map(([start, end]) => ({ kind: "lines", job: { ...base, start, end } })));
   if (!lineCounts) return undefined;
   let firstLine = 2;
@@ -357,7 +398,7 @@ interface GroupPlan {
 
 /** The row-group plan of a Parquet source; undefined when it is read on this thread (under 16 MiB without `threads`, one row group, an unreadable footer). */
 async function groupPlan(source: TableSource, opts: TallyOptions): Promise<GroupPlan | undefined> {
-  if (typeof source !== "string" && !("path" in source)) return undefined;
+  if ((typeof source !== "string" && !("path" in source)) || isJoined(source)) return undefined;
   const path = typeof source === "string" ? source : source.path;
   const format = typeof source === "string" ? undefined : source.format;
   if ((format ?? inputFormatOfPath(path)) !== "parquet") return undefined;

@@ -10,14 +10,15 @@ import type { Synthd } from "../client/client";
 import type { ModelConfigInput, Model } from "../../contract";
 import type { ColumnOverride } from "../metadata/metadata";
 import { DataError } from "../errors";
-import { readTable, writeTableCsv, type Table } from "../io/csv";
-import type { SourceType } from "../io/inputs";
+import { readTable, writeTableCsv, type Table, type TableSource } from "../io/csv";
+import { inputFormatOfPath, type SourceType } from "../io/inputs";
+import { readCsvFile } from "../metadata/table-tally";
 import { Synthesizer } from "../generate/synthesizer";
 import { OTHER } from "../columns/common";
 import { encodeSeed, type Where } from "../generate/seeded-request";
 import { checkSchema, readSdvMetadata, type DatabaseSchema } from "./schema";
 import { detectSchema } from "./detect";
-import { planDatabase, type DatabasePlan } from "./plan";
+import { planDatabase, trainingJoin, type DatabasePlan } from "./plan";
 import { readPostgresDatabase, typedOverrides, writePostgresDatabase, type PostgresSchemaTarget } from "./postgres";
 import { writeDecodedCsv } from "../io/formats";
 import { cellText } from "../generate/batch";
@@ -29,6 +30,11 @@ export interface DatabaseSource {
   schema: DatabaseSchema;
   /** Where the keys came from: detected (no `metadata.json`), `metadata.json`, or the catalog. */
   keys: "detected" | "metadata" | "catalog";
+  /**
+   * The file each table was read from (a directory's): a table that is no parent and no
+   * sequence is fitted from it, joined with its parents record by record (`./plan` trainingJoin).
+   */
+  files?: Record<string, string>;
 }
 
 /** What a fitted database is: its plan and one model id per table (JSON, kept by the CLI). */
@@ -42,9 +48,16 @@ export interface DatabaseModel {
 /**
  * Reads a table file into memory (the SDK's readers: a CSV's cells trimmed and its delimiter
  * detected; a Parquet file's columns typed), with the column kinds its types give
- * (`./postgres` typedOverrides: timestamps and dates as datetimes).
+ * (`./postgres` typedOverrides: timestamps and dates as datetimes). A UTF-8 CSV file is read by
+ * extraction's byte parser (`../metadata/table-tally` readCsvFile: equal values one string),
+ * else, or where that parser leaves it, by `../io/csv`.
+ * @throws DataError as `../io/csv`'s readTable.
  */
 export async function readTableFile(path: string): Promise<{ table: Table; typed: Record<string, ColumnOverride> }> {
+  if (inputFormatOfPath(path) === "csv") {
+    const read = readCsvFile(path);
+    if (read !== undefined) return { table: read, typed: {} };
+  }
   const table: Table = { columns: [], rows: [] };
   let types: readonly (SourceType | undefined)[] = [];
   await readTable(path, (h, ty) => {
@@ -71,10 +84,12 @@ export async function readDatabaseDir(dir: string): Promise<DatabaseSource> {
   if (files.length === 0) throw new DataError(`${dir} holds no .csv or .parquet file: a database directory has one file per table.`, { file: dir });
   const tables: Record<string, Table> = {};
   const typed: Record<string, Record<string, ColumnOverride>> = {};
+  const paths: Record<string, string> = {};
   for (const f of files) {
     const name = basename(f, extname(f));
     if (tables[name] !== undefined) throw new DataError(`${dir} holds table ${name} twice (${files.filter((g) => basename(g, extname(g)) === name).join(" and ")}): keep one file per table.`, { file: dir });
-    ({ table: tables[name], typed: typed[name] } = await readTableFile(join(dir, f)));
+    paths[name] = join(dir, f);
+    ({ table: tables[name], typed: typed[name] } = await readTableFile(paths[name]));
   }
   const metaPath = join(dir, "metadata.json");
   let schema: DatabaseSchema;
@@ -97,7 +112,7 @@ export async function readDatabaseDir(dir: string): Promise<DatabaseSource> {
     if (Object.keys(typed[t] ?? {}).length > 0) s.columns = { ...typed[t], ...s.columns };
   }
   checkSchema(schema, tables);
-  return { tables, schema, keys };
+  return { tables, schema, keys, files: paths };
 }
 
 /**
@@ -188,7 +203,10 @@ export interface DatabaseFitOptions {
 
 /**
  * Fits one model per table of `db` on its flat training table (`./plan`): all created first, so
- * the server trains them side by side, then waited for.
+ * the server trains them side by side, then waited for. A table read from a file that is no
+ * parent and no sequence is fitted from the file joined with its parents (`./plan` trainingJoin),
+ * as a file alone is (worker threads, memory that does not grow with its rows); the others from
+ * the training table in memory. Both give the same metadata but its source name.
  * @throws DataError (plan, a table under the SDK's minimum rows), the errors of Create Model and
  *   of training (TrainingFailedError, TrainingTimeoutError).
  */
@@ -197,7 +215,10 @@ export async function fitDatabase(client: Synthd, db: DatabaseSource, opts: Data
   const synths: Record<string, Synthesizer> = {};
   for (const t of plan.order) {
     const overrides = plan.tables[t].overrides;
-    synths[t] = await Synthesizer.fit(client, training[t], {
+    const file = db.files?.[t];
+    const join = file !== undefined ? trainingJoin(plan, t, db.tables) : undefined;
+    const source: TableSource = file !== undefined && join !== undefined ? { path: file, join } : training[t];
+    synths[t] = await Synthesizer.fit(client, source, {
       wait: false,
       nearCopyFilter: false,
       ...(opts.config !== undefined ? { config: opts.config } : {}),

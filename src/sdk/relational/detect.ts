@@ -17,16 +17,14 @@ const INTEGER = /^-?\d+$/;
 
 function profile(table: Table, j: number): ColumnProfile {
   const values = new Set<string>();
-  let blank = false;
+  for (const r of table.rows) values.add(r[j]);
+  const blank = values.delete("");
   let integers = true;
-  for (const r of table.rows) {
-    const v = r[j];
-    if (v === "") {
-      blank = true;
-      continue;
+  for (const v of values) {
+    if (!INTEGER.test(v)) {
+      integers = false;
+      break;
     }
-    if (integers && !INTEGER.test(v)) integers = false;
-    values.add(v);
   }
   return { values, unique: !blank && values.size === table.rows.length && values.size > 0, integers };
 }

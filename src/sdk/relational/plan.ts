@@ -8,6 +8,7 @@
 import type { PublicVocabulary } from "../../contract";
 import { DataError } from "../errors";
 import type { Table } from "../io/csv";
+import type { RecordJoin } from "../io/inputs";
 import type { ColumnOverride } from "../metadata/metadata";
 import { inferIdShape, type IdShape } from "../metadata/identifier";
 import { DatetimeFormat, inferDatetimeFormat } from "../metadata/datetime";
@@ -171,7 +172,7 @@ export function sortedColumn(table: Table, skip: ReadonlySet<string>, first?: st
   for (const c of cols) {
     const j = table.columns.indexOf(c);
     const v = table.rows.map((r) => r[j]);
-    if (v.length < 2 || v.some((x) => x === "") || new Set(v).size < 2) continue;
+    if (v.length < 2 || v.some((x) => x === "") || v.every((x) => x === v[0])) continue;
     const numeric = v.every((x) => NUMBER.test(x));
     let sorted = true;
     for (let i = 1; i < v.length && sorted; i++) sorted = numeric ? Number(v[i - 1]) <= Number(v[i]) : v[i - 1] <= v[i];
@@ -339,7 +340,7 @@ function freeName(name: string, taken: Set<string>): string {
 }
 
 /**
- * Builds the plan and the flat training table of every table.
+ * Builds the plan and the flat training table of every table (each built when first read).
  * @throws DataError (from `tableOrder`) for cyclic relationships.
  */
 export function planDatabase(schema: DatabaseSchema, tables: Record<string, Table>): { plan: DatabasePlan; training: Record<string, Table> } {
@@ -430,9 +431,33 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
       ...(sequence !== undefined ? { sequence } : {}),
     };
   }
+  // Each training table is built when first read: a table fitted from its file never is.
   const training: Record<string, Table> = {};
-  for (const t of order) training[t] = trainingTable(plan, t, tables);
+  for (const t of order) {
+    let built: Table | undefined;
+    Object.defineProperty(training, t, { enumerable: true, get: () => (built ??= trainingTable(plan, t, tables)) });
+  }
   return { plan, training };
+}
+
+/**
+ * The training table of `t` as a join of its file's records with its parents' rows
+ * (`../io/record-join`): its own model columns, then each foreign key's context columns, the
+ * parents' rows keyed by their primary key. Undefined for a table whose training table needs all
+ * its rows at once: a parent (its children counts) or a sequence table (each row's previous row).
+ */
+export function trainingJoin(plan: DatabasePlan, t: string, tables: Record<string, Table>): RecordJoin | undefined {
+  const p = plan.tables[t];
+  if (p.counts.length > 0 || p.sequence !== undefined) return undefined;
+  return {
+    keep: p.columns.filter((c) => p.modelColumns.includes(c)),
+    lookups: p.foreignKeys.map((f) => {
+      const parent = tables[f.parent];
+      const kj = parent.columns.indexOf(f.parentKey);
+      const cols = f.context.map((c) => parent.columns.indexOf(c.parentColumn));
+      return { column: f.childKey, keys: parent.rows.map((r) => r[kj]), names: f.context.map((c) => c.column), cells: parent.rows.map((r) => cols.map((j) => r[j])) };
+    }),
+  };
 }
 
 /** The flat table of `t`: own non-key columns, context columns over each join, children counts. */
