@@ -1,0 +1,106 @@
+/**
+ * `column_stats[f].cell_ranges` (docs/api.md "Column kinds"): for a quantile-binned column B and
+ * the value-coded column A that the 2-way selection pairs with it most informatively, the real
+ * rows' [min, max] of B per (A code, B bin) cell held by at least k rows, so a synthetic value drawn
+ * inside its bin also stays inside the range its row's A value has there (a bin spanning two
+ * categories' ranges no longer gives one category the other's values).
+ */
+import type { Metadata } from "../../contract";
+import type { ColumnCodec } from "../columns";
+import type { EncodedTable, ScannedTable } from "./encoded";
+import type { PairSelection } from "./marginals";
+
+/** Most cells one column releases (the contract's bound); the cells of most rows are kept. */
+export const MAX_CELL_RANGES = 1024;
+/** Most cells all columns of a table release together, so wide tables stay within the metadata size limit. */
+export const MAX_TABLE_CELL_RANGES = 16384;
+
+/**
+ * Sets `cell_ranges` on the `metadata.column_stats` of each numerical or datetime column with
+ * `bin_edges` that a selected pair joins to a column without bins (categorical, or point bins;
+ * never an id). Among such partners the one whose released cells narrow the draws most: the
+ * least mean share of its bin's width a row's draw spans (its cell's range, or the whole bin when
+ * its cell releases none). Raw mutual information would favour a partner of many values whose
+ * cells each hold too few rows to release anything.
+ * @param rows the raw rows read (the whole table, or the extraction's sample of it), with their
+ *   codes `encoded.codes` (same rows, same order) under `encoded.codecs`.
+ * @param k the rare threshold: a cell of fewer rows releases nothing.
+ * Never throws on data; a value that does not parse as the column's number is left out.
+ */
+export function setCellRanges(rows: ScannedTable, encoded: EncodedTable, selection: PairSelection, metadata: Metadata, k: number): void {
+  const { codecs } = encoded;
+  const valueCoded = (f: number): boolean => codecs[f].kind !== "id" && !codecs[f].stats.bin_edges && codecs[f].K >= 2;
+  const binned = (f: number): boolean => (codecs[f].kind === "numerical" || codecs[f].kind === "datetime") && (codecs[f].stats.bin_edges?.length ?? 0) >= 2;
+  let budget = MAX_TABLE_CELL_RANGES;
+  for (let b = 0; b < codecs.length && budget > 0; b++) {
+    const col = rows.columns.indexOf(codecs[b].name);
+    if (!binned(b) || col < 0) continue;
+    let best: { a: number; cells: Cell[]; spread: number } | undefined;
+    for (const [i, j] of selection.pairs) {
+      const a = i === b ? j : j === b ? i : -1;
+      if (a < 0 || !valueCoded(a)) continue;
+      const found = cellsOf(rows.scans[col].values, rows.scans[col].ids, encoded.codes[a], encoded.codes[b], codecs[b], k);
+      if (found.cells.length > 0 && (!best || found.spread < best.spread)) best = { a, ...found };
+    }
+    if (!best) continue;
+    const cells = best.cells.slice(0, Math.min(MAX_CELL_RANGES, budget)).map((c): [number, number, number, number] => [c.a, c.bin, c.min, c.max]);
+    budget -= cells.length;
+    cells.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    const st = metadata.column_stats?.[codecs[b].name];
+    if (st) st.cell_ranges = { column: codecs[best.a].name, cells };
+  }
+}
+
+/** One (A code, B bin) cell: its rows and their range of B. */
+interface Cell {
+  a: number;
+  bin: number;
+  n: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * The cells of >= k rows, most rows first, and `spread`: the sum over rows of the share of their
+ * bin's width their draw spans (their cell's range when released, else 1).
+ */
+function cellsOf(
+  values: readonly string[],
+  ids: ArrayLike<number>,
+  codesA: ArrayLike<number>,
+  codesB: ArrayLike<number>,
+  codec: ColumnCodec,
+  k: number,
+): { cells: Cell[]; spread: number } {
+  const edges = codec.stats.bin_edges!;
+  const nb = edges.length - 1;
+  const parse = codec.kind === "datetime" ? (v: string) => codec.datetime?.parse(v)?.seconds ?? NaN : Number;
+  const num = new Float64Array(values.length).fill(NaN);
+  values.forEach((v, id) => {
+    if (v !== "") num[id] = parse(v);
+  });
+  const cells = new Map<number, Cell>();
+  for (let r = 0; r < ids.length; r++) {
+    const bin = codesB[r];
+    const x = num[ids[r]];
+    // Point bins write their value already; blanks have no number.
+    if (!(bin >= 0 && bin < nb) || edges[bin] === edges[bin + 1] || Number.isNaN(x)) continue;
+    const key = codesA[r] * nb + bin;
+    const cell = cells.get(key);
+    if (cell) {
+      cell.n++;
+      if (x < cell.min) cell.min = x;
+      if (x > cell.max) cell.max = x;
+    } else cells.set(key, { a: codesA[r], bin, n: 1, min: x, max: x });
+  }
+  let spread = 0;
+  const kept: Cell[] = [];
+  for (const c of cells.values()) {
+    if (c.n >= k) {
+      kept.push(c);
+      spread += (c.n * (c.max - c.min)) / (edges[c.bin + 1] - edges[c.bin]);
+    } else spread += c.n;
+  }
+  kept.sort((x, y) => y.n - x.n || x.a - y.a || x.bin - y.bin);
+  return { cells: kept, spread };
+}
