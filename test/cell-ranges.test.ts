@@ -86,6 +86,15 @@ test("a cell under the rare threshold releases nothing, and its rows draw over t
   }
 });
 
+test("a category independent of the number releases no cell ranges", async () => {
+  // A shuffled category: any narrowing its cells gave would be chance, pulling draws toward real values.
+  const rows: string[][] = [];
+  for (let i = 0; i < 400; i++) rows.push([["red", "green", "blue"][(i * 7919) % 3], String((i * 104729) % 1000)]);
+  const a = await analyzeTable({ columns: ["color", "x"], rows }, { rareThreshold: 2 });
+  assert.ok(a.metadata.column_stats!.x.bin_edges, "x has quantile bins");
+  assert.equal(a.metadata.column_stats!.x.cell_ranges, undefined);
+});
+
 test("in-memory, streamed CSV (worker threads, sampled) and Parquet extraction give equal cell ranges", async () => {
   const dir = mkdtempSync(join(tmpdir(), "cell-ranges-"));
   try {

@@ -22,7 +22,7 @@ export const MAX_TABLE_CELL_RANGES = 16384;
  * the largest uncertainty coefficient I(A; B) / H(A) (Theil's U, from the pair's 2-way
  * marginal), so categories whose values lie apart along B. Raw I(A; B) would favour a partner of
  * many values (iowa-electricity's 17 years over its 3 sources) whose cells hold too few rows to
- * release anything.
+ * release anything. A partner must depend on B beyond chance ({@link dependent}).
  * @param rows the raw rows read (the whole table, or the extraction's sample of it), with their
  *   codes `encoded.codes` (same rows, same order) under `encoded.codecs`.
  * @param k the rare threshold: a cell of fewer rows releases nothing.
@@ -43,7 +43,7 @@ export function setCellRanges(rows: ScannedTable, encoded: EncodedTable, selecti
       const p = probs.get(`${codecs[i].name}\u0000${codecs[j].name}`);
       if (a < 0 || !valueCoded(a) || !p) continue;
       const u = uncertainty(p, codecs[i].K, codecs[j].K, a === i);
-      if (!(u > (best?.u ?? 0))) continue;
+      if (!(u > (best?.u ?? 0)) || !dependent(p, codecs[i].K, codecs[j].K, encoded.n)) continue;
       const cells = cellsOf(rows.scans[col].values, rows.scans[col].ids, encoded.codes[a], encoded.codes[b], codecs[b], k);
       if (cells.length > 0) best = { a, cells, u };
     }
@@ -54,6 +54,23 @@ export function setCellRanges(rows: ScannedTable, encoded: EncodedTable, selecti
     const st = metadata.column_stats?.[codecs[b].name];
     if (st) st.cell_ranges = { column: codecs[best.a].name, cells };
   }
+}
+
+/**
+ * Whether the pair's dependence is beyond chance: the G statistic 2 n I(A; B) (nats) above the
+ * mean of its chi-square law under independence plus two deviations, df + 2 sqrt(2 df), df =
+ * (rows - 1)(columns - 1) of the non-empty margins. A partner independent of B would otherwise
+ * narrow every draw to a few rows' range by chance alone, closer to real values for nothing.
+ */
+function dependent(p: readonly number[], Ki: number, Kj: number, n: number): boolean {
+  const rows = new Float64Array(Ki);
+  const cols = new Float64Array(Kj);
+  for (let i = 0; i < Ki; i++) for (let j = 0; j < Kj; j++) {
+    rows[i] += p[i * Kj + j];
+    cols[j] += p[i * Kj + j];
+  }
+  const df = (rows.filter((x) => x > 0).length - 1) * (cols.filter((x) => x > 0).length - 1);
+  return df > 0 && 2 * n * mutualInformation(p, Ki, Kj) > df + 2 * Math.sqrt(2 * df);
 }
 
 /** I(A; B) / H(A) of the row-major joint `p` (K_i x K_j); A is the first feature when `first`. */
