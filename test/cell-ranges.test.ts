@@ -52,12 +52,19 @@ test("a number drawn in a bin spanning two categories stays inside its category'
   }
   assert.equal(outside, 0, `${outside} of ${rows} synthetic values lie outside their category's real range`);
 
-  // Row by row (no column form) and under a seeded range: inside the cell and the range.
+  // The column form writes what row-by-row decoding writes, with the same draws.
   const d = new Decoder(a.metadata);
+  const { Rng, deriveSeed } = await import("../src/sdk/generate/sfc32");
+  const column = d.decode({ kind: a.codes[0], x: a.codes[1] }, 5).rows.map((r) => r[1]);
+  const rowRng = new Rng(deriveSeed(5, 1));
+  const byRow = Array.from(a.codes[1], (c, r) => d.features[1].decode(c, rowRng, r, undefined, a.codes[0][r]));
+  assert.ok(d.features[1].decodeColumn, "x has a column form");
+  assert.deepEqual(column, byRow);
+
+  // Row by row under a seeded range: inside the cell and the range.
   const lowCode = a.metadata.value_mappings!.kind.low;
   const mid = edges.findIndex((e, i) => e <= 69 && edges[i + 1] >= 1000);
   const restricted = d.restrict("x", { lo: 40 }, Number)!;
-  const { Rng } = await import("../src/sdk/generate/sfc32");
   const rng = new Rng(7);
   for (let i = 0; i < 200; i++) {
     const x = Number(d.features[1].decode(mid, rng, i, undefined, lowCode));

@@ -5,10 +5,11 @@
  * holds no writable value, or which has no partner code is drawn as without cell ranges.
  */
 import type { ColumnStats } from "../../contract";
+import type { Rng } from "../generate/sfc32";
 import type { FeatureDecoder, ValueRange } from "./common";
 
-/** A binned decoder with its `codes` and `weights` (`./bins`' `binDecoder`). */
-type BinnedDecoder = FeatureDecoder & { codes: number[]; weights: number[] };
+/** A binned decoder with its `codes` and `weights` and, on an integer lattice, `drawNumber` (`./bins`' `binDecoder`). */
+type BinnedDecoder = FeatureDecoder & { codes: number[]; weights: number[]; drawNumber?: (c: number, rng: Rng) => number };
 
 /** The part of `range` inside [lo, hi]; undefined when empty. */
 function within(range: ValueRange | undefined, lo: number, hi: number): ValueRange | undefined {
@@ -37,28 +38,31 @@ export function withCellRanges(
   const spec = stats.cell_ranges;
   const nb = edges.length - 1;
   if (!spec || !(nb >= 1)) return base;
-  const bounds = new Map<number, [number, number]>();
+  // Per cell a * nb + c: its range, then its decoder once built (null: none). Partner codes are
+  // under 2^16 (a column has at most 1,000 categories or 32 point bins plus two codes).
+  const bounds: ([number, number] | undefined)[] = [];
   for (const [a, c, lo, hi] of spec.cells) {
-    if (!(Number.isInteger(a) && a >= 0 && Number.isInteger(c) && c >= 0 && c < nb) || edges[c] === edges[c + 1] || !(lo <= hi)) continue;
-    bounds.set(a * nb + c, [lo, hi]);
+    if (!(Number.isInteger(a) && a >= 0 && a < 1 << 16 && Number.isInteger(c) && c >= 0 && c < nb) || edges[c] === edges[c + 1] || !(lo <= hi)) continue;
+    bounds[a * nb + c] = [lo, hi];
   }
-  if (bounds.size === 0) return base;
-  const decoders = new Map<number, FeatureDecoder | null>();
-  const cellDecoder = (a: number | undefined, c: number): FeatureDecoder | null => {
+  if (!bounds.some((b) => b !== undefined)) return base;
+  const decoders: (BinnedDecoder | null | undefined)[] = new Array(bounds.length);
+  const cellDecoder = (a: number | undefined, c: number): BinnedDecoder | null => {
     if (a === undefined || !(c >= 0 && c < nb)) return null;
     const key = a * nb + c;
-    let d = decoders.get(key);
+    if (!(key < bounds.length)) return null;
+    let d = decoders[key];
     if (d !== undefined) return d;
-    const b = bounds.get(key);
+    const b = bounds[key];
     const r = b && within(range, b[0], b[1]);
     const built = r ? build(r) : undefined;
     d = built && built.codes.includes(c) ? built : null;
-    decoders.set(key, d);
+    decoders[key] = d;
     return d;
   };
   const decode: FeatureDecoder["decode"] = (c, rng, row, ids, partnerCode, fresh) =>
     (cellDecoder(partnerCode, c) ?? base).decode(c, rng, row, ids, partnerCode, fresh);
-  const out: BinnedDecoder = { ...base, partner: spec.column, decode };
+  const out: BinnedDecoder = { ...base, partner: spec.column, decode, drawNumber: undefined };
   if (base.decodeColumn) {
     // The base's column form is integers: the same, from the cell decoders' text.
     const column = base.decodeColumn;
@@ -74,7 +78,8 @@ export function withCellRanges(
           blanks++;
           continue;
         }
-        values[r] = Number(decode(col[r], rng, rowOffset + r, ids, partner[r], fresh));
+        const d = cellDecoder(partner[r], col[r]) ?? base;
+        values[r] = d.drawNumber ? d.drawNumber(col[r], rng) : Number(d.decode(col[r], rng, rowOffset + r, ids, partner[r], fresh));
       }
       if (blanks > 0) return { kind: "int", values, blank };
       arrays?.give([blank]);
