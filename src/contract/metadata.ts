@@ -37,6 +37,19 @@ export type PublicVocabulary =
   | "us_county"
   | "us_zip";
 
+/**
+ * `column_stats[f].cell_ranges`: per (value of `column`, interval bin of f) cell held by at least the
+ * rare threshold's real rows, those rows' [min, max] of f (in f's numbers: datetimes in seconds
+ * since the Unix epoch). `column` is a categorical column (or one with point bins) paired with f in
+ * `marginals`; cells under the threshold release nothing.
+ */
+export interface CellRanges {
+  /** The partner column, whose code in a row picks the cell. */
+  column: string & tags.MinLength<1> & tags.MaxLength<1024>;
+  /** [code of `column`, bin of f, min, max], ordered by code then bin; min <= max inside the bin. */
+  cells: [number & tags.Type<"uint32">, number & tags.Type<"uint32">, number & Finite, number & Finite][] & tags.MaxItems<1024>;
+}
+
 /** `column_stats[f].id_shape` of an integer identifier: its range, never its values. */
 export interface IntegerIdShapeStats {
   kind: "integer";
@@ -210,6 +223,12 @@ export interface ColumnStats {
    * then one of the listed values on it and on no coarser grain).
    */
   lattice?: (number & Finite)[] & tags.MaxItems<4096>;
+  /**
+   * Numerical or datetime, with `bin_edges`, raw tables only (never with privacy or a domain): the
+   * real rows' range inside each bin per value of a partner column; a decoded value is drawn
+   * inside its bin and its row's cell range (docs/api.md "Column kinds").
+   */
+  cell_ranges?: CellRanges;
   /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */
   format?: string & tags.MinLength<1> & tags.MaxLength<256>;
   /** Datetime only: the unit every value is a whole multiple of (in its own UTC offset). */

@@ -47,7 +47,7 @@ test("fit prints the model id last; sample writes N rows with the original colum
   const id = fit.stdout.trim().split("\n").pop()!;
   assert.match(id, /^mdl_[0-9a-f]{12}$/);
   assert.match(fit.stderr, /^column +kind +codes +details$/m, "fit prints the column kinds");
-  assert.match(fit.stderr, /^age +numerical +\d+ +17 \.\. \d+, integers$/m);
+  assert.match(fit.stderr, /^age +numerical +\d+ +17 \.\. \d+, integers(, ranges of \d+ \([\w-]+, bin\) cells)?$/m);
   assert.match(fit.stderr, /^sex +categorical +2 +2 values with a code$/m);
   const out1 = join(dir, "out1.csv");
   const out2 = join(dir, "out2.csv");

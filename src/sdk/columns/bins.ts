@@ -309,7 +309,7 @@ export function binDecoder(
   stats: ColumnStats,
   lattice: Lattice | undefined,
   range?: ValueRange,
-): FeatureDecoder & { codes: number[]; weights: number[] } {
+): FeatureDecoder & { codes: number[]; weights: number[]; drawNumber?: (c: number, rng: Rng) => number } {
   const nb = e.length - 1;
   const min = stats.min ?? e[0];
   const max = stats.max ?? e[nb];
@@ -381,12 +381,20 @@ export function binDecoder(
     arrays?.give([blank]);
     return { kind: "int", values };
   };
+  // An integer lattice's value of code c as a number: `decode`'s text, with the same draws.
+  const drawNumber = (c: number, rng: Rng): number => {
+    if (!(c >= 0 && c < nb)) return badCode(f, c, K);
+    if (e[c] === e[c + 1]) return e[c];
+    const a = points!.first[c];
+    const b = points!.last[c];
+    return (Number.isNaN(b) ? a : a + rng.int(b - a + 1)) * exact!.unit!;
+  };
   return {
     name: f,
     K,
     codes,
     weights,
-    ...(exact?.integer && exact.unit !== undefined && lattice === exact ? { decodeColumn } : {}),
+    ...(exact?.integer && exact.unit !== undefined && lattice === exact ? { decodeColumn, drawNumber } : {}),
     decode(c, rng) {
       if (c === missingCode) return "";
       if (!(c >= 0 && c < nb)) return badCode(f, c, K);

@@ -23,6 +23,7 @@ import { describeId, idCodec, idDecoder } from "./id";
 import type { SemanticKind } from "../semantic";
 import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
 import { grainDecoder } from "./numerical-grain";
+import { withCellRanges } from "./cell-ranges";
 
 export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
@@ -74,10 +75,24 @@ export function latticeOf(stats: ColumnStats): Lattice | undefined {
 
 /**
  * Decoder of a quantile-binned feature over its lattice (`./bins`' `binDecoder`; with a `grain`,
- * `./numerical-grain`'s `grainDecoder`, for datetimes `./datetime`'s `clockGrainDecoder`);
- * `range`, `codes` and `weights` as `binDecoder`'s.
+ * `./numerical-grain`'s `grainDecoder`, for datetimes `./datetime`'s `clockGrainDecoder`), drawing
+ * inside its row's cell range with `cell_ranges` (`./cell-ranges`); `range`, `codes` and
+ * `weights` as `binDecoder`'s.
  */
 export function binnedDecoder(
+  f: string,
+  K: number,
+  edges: readonly number[],
+  missingCode: number | undefined,
+  stats: ColumnStats,
+  range?: ValueRange,
+): FeatureDecoder & { codes: number[]; weights: number[] } {
+  const base = rangeDecoder(f, K, edges, missingCode, stats, range);
+  return withCellRanges(base, stats, edges, missingCode, (r) => rangeDecoder(f, K, edges, missingCode, stats, r), range);
+}
+
+/** {@link binnedDecoder} without cell ranges. */
+function rangeDecoder(
   f: string,
   K: number,
   edges: readonly number[],
@@ -136,6 +151,7 @@ export function describeColumns(codecs: readonly ColumnCodec[]): string[] {
     else if (c.kind === "numerical") detail = describeNumerical(st);
     else if (c.kind === "categorical") detail = describeCategorical(c);
     else if (c.kind === "id" && st.id_shape) detail = describeId(st);
+    if (st.cell_ranges) detail += `, ranges of ${st.cell_ranges.cells.length} (${st.cell_ranges.column}, bin) cells`;
     if (st.missing > 0 && st.count > 0) detail += `${detail ? "; " : ""}${st.missing} blank`;
     return [c.name, c.kind, String(c.K), detail];
   });

@@ -31,6 +31,7 @@ import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
 import type { SemanticKind } from "../semantic";
 import { isGazetteerVocabulary, publicVocabularyOf, ZIP_HEADER } from "../semantic/vocabulary";
 import { coordinatePairs } from "../semantic/coordinates";
+import { setCellRanges } from "./cell-ranges";
 import { statePlaces, zipPrefixes } from "../semantic/gazetteer-rows";
 import { fileOfDescription, type TableSource } from "../io/csv";
 import type { ReadProgress, SourceType } from "../io/inputs";
@@ -436,8 +437,9 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
     const rules = detectRules(tally.sample, sample, { ...opts.rules, rareThreshold: opts.rareThreshold });
     const built = tally.sampled ? await countedMetadata(tally, codecs, sample, opts.pairBudget ?? DEFAULTS.pairBudget) : buildMetadata(sample, opts.pairBudget);
     if (rules.length > 0) built.metadata.rules = rules;
-    // Areas of real points come from the raw rows, like the rules.
+    // Areas of real points and ranges of cells come from the raw rows, like the rules.
     const k = opts.rareThreshold ?? DEFAULTS.rareThreshold;
+    setCellRanges(tally.sample, sample, built.selection, built.metadata, k);
     const coordinates = coordinatePairs(tally.sample, codecs, k);
     if (coordinates.length > 0) built.metadata.coordinates = coordinates;
     const zips = zipPrefixes(tally.sample, codecs, k);

@@ -1,0 +1,90 @@
+/**
+ * Decoding under `column_stats[f].cell_ranges` (`../metadata/cell-ranges`): an interval bin's value
+ * is drawn by the decoder of the bin under the range its row's partner value has there (the
+ * lattice, grain and a seeded range as without it); a row whose cell has no range, whose range
+ * holds no writable value, or which has no partner code is drawn as without cell ranges.
+ */
+import type { ColumnStats } from "../../contract";
+import type { Rng } from "../generate/sfc32";
+import type { FeatureDecoder, ValueRange } from "./common";
+
+/** A binned decoder with its `codes` and `weights` and, on an integer lattice, `drawNumber` (`./bins`' `binDecoder`). */
+type BinnedDecoder = FeatureDecoder & { codes: number[]; weights: number[]; drawNumber?: (c: number, rng: Rng) => number };
+
+/** The part of `range` inside [lo, hi]; undefined when empty. */
+function within(range: ValueRange | undefined, lo: number, hi: number): ValueRange | undefined {
+  const out: ValueRange = { lo, hi };
+  if (range?.lo !== undefined && range.lo >= lo) [out.lo, out.loOpen] = [range.lo, range.loOpen];
+  if (range?.hi !== undefined && range.hi <= hi) [out.hi, out.hiOpen] = [range.hi, range.hiOpen];
+  if (out.lo! > out.hi! || (out.lo === out.hi && (out.loOpen || out.hiOpen))) return undefined;
+  return out;
+}
+
+/**
+ * `base` with `stats.cell_ranges`: `partner` is the partner column, and a row's interval bin c
+ * with partner code a decodes by `build(range of (a, c) within `range`)`, built on first use per
+ * cell. Entries naming a bin that is not an interval bin, or with min > max, are ignored.
+ * @param build the decoder of the column under a value range (no cell ranges of its own).
+ * @returns `base` itself when the stats hold no usable cell range.
+ */
+export function withCellRanges(
+  base: BinnedDecoder,
+  stats: ColumnStats,
+  edges: readonly number[],
+  missingCode: number | undefined,
+  build: (range: ValueRange) => BinnedDecoder,
+  range?: ValueRange,
+): BinnedDecoder {
+  const spec = stats.cell_ranges;
+  const nb = edges.length - 1;
+  if (!spec || !(nb >= 1)) return base;
+  // Per cell a * nb + c: its range, then its decoder once built (null: none). Partner codes are
+  // under 2^16 (a column has at most 1,000 categories or 32 point bins plus two codes).
+  const bounds: ([number, number] | undefined)[] = [];
+  for (const [a, c, lo, hi] of spec.cells) {
+    if (!(Number.isInteger(a) && a >= 0 && a < 1 << 16 && Number.isInteger(c) && c >= 0 && c < nb) || edges[c] === edges[c + 1] || !(lo <= hi)) continue;
+    bounds[a * nb + c] = [lo, hi];
+  }
+  if (!bounds.some((b) => b !== undefined)) return base;
+  const decoders: (BinnedDecoder | null | undefined)[] = new Array(bounds.length);
+  const cellDecoder = (a: number | undefined, c: number): BinnedDecoder | null => {
+    if (a === undefined || !(c >= 0 && c < nb)) return null;
+    const key = a * nb + c;
+    if (!(key < bounds.length)) return null;
+    let d = decoders[key];
+    if (d !== undefined) return d;
+    const b = bounds[key];
+    const r = b && within(range, b[0], b[1]);
+    const built = r ? build(r) : undefined;
+    d = built && built.codes.includes(c) ? built : null;
+    decoders[key] = d;
+    return d;
+  };
+  const decode: FeatureDecoder["decode"] = (c, rng, row, ids, partnerCode, fresh) =>
+    (cellDecoder(partnerCode, c) ?? base).decode(c, rng, row, ids, partnerCode, fresh);
+  const out: BinnedDecoder = { ...base, partner: spec.column, decode, drawNumber: undefined };
+  if (base.decodeColumn) {
+    // The base's column form is integers: the same, from the cell decoders' text.
+    const column = base.decodeColumn;
+    out.decodeColumn = (col, rng, rowOffset, ids, partner, fresh, arrays) => {
+      if (partner === undefined) return column(col, rng, rowOffset, ids, partner, fresh, arrays);
+      const n = col.length;
+      const values = arrays !== undefined ? arrays.float64(n) : new Float64Array(n);
+      const blank = arrays !== undefined ? arrays.uint8(n) : new Uint8Array(n);
+      let blanks = 0;
+      for (let r = 0; r < n; r++) {
+        if (col[r] === missingCode) {
+          blank[r] = 1;
+          blanks++;
+          continue;
+        }
+        const d = cellDecoder(partner[r], col[r]) ?? base;
+        values[r] = d.drawNumber ? d.drawNumber(col[r], rng) : Number(d.decode(col[r], rng, rowOffset + r, ids, partner[r], fresh));
+      }
+      if (blanks > 0) return { kind: "int", values, blank };
+      arrays?.give([blank]);
+      return { kind: "int", values };
+    };
+  }
+  return out;
+}
