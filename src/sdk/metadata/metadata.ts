@@ -42,7 +42,7 @@ import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { counts1, jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "../rules/detect";
-import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
+import { blankCodec, codecFor, cyclicParts, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
 
 // Re-exported: evaluation, the rules and the reports import the kinds' shared names from here.
 export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };
@@ -284,8 +284,9 @@ export function codeArray(K: number, n: number): CodeArray {
  */
 export function encodeScanned(scanned: ScannedTable, codecs: readonly ColumnCodec[], unseen?: readonly number[]): CodeArray[] {
   return codecs.map((codec, f) => {
-    const c = scanned.columns.indexOf(codec.name);
-    if (c < 0) throw new DataError(`${scanned.source} has no column "${codec.name}".`, { column: codec.name });
+    const column = codec.column ?? codec.name;
+    const c = scanned.columns.indexOf(column);
+    if (c < 0) throw new DataError(`${scanned.source} has no column "${column}".`, { column });
     const scan = scanned.scans[c];
     const table = scan.values.map((v) => {
       const code = codec.encode(v);
@@ -340,6 +341,22 @@ export async function encodeTableWithScan(
   );
   const codes = encodeScanned(scanned, codecs);
   return { encoded: { columns: scanned.columns, n: scanned.n, codecs, codes }, scanned };
+}
+
+/**
+ * `enc` with the cyclic parts of its datetime columns (`../columns/datetime-parts`) appended as
+ * features, encoded from the same rows' datetime cells: what the model is fitted on, while rules,
+ * coordinates and evaluation read the table's own columns.
+ */
+export function withParts(enc: EncodedTable, scanned: ScannedTable): EncodedTable {
+  const parts = cyclicParts(enc.codecs);
+  if (parts.length === 0) return enc;
+  return {
+    columns: [...enc.columns, ...parts.map((p) => p.name)],
+    n: enc.n,
+    codecs: [...enc.codecs, ...parts],
+    codes: [...enc.codes, ...encodeScanned(scanned, parts)],
+  };
 }
 
 /** 1-way and selected 2-way marginals (at most `pairBudget` cells) as Create Model `metadata`. */
@@ -434,7 +451,9 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
     const sample: EncodedTable = { columns: tally.columns, n: tally.sample.n, codecs, codes: encodeScanned(tally.sample, codecs) };
     // Rules come from the raw rows (the sample's), before any request; a declared rule the rows break throws here.
     const rules = detectRules(tally.sample, sample, { ...opts.rules, rareThreshold: opts.rareThreshold });
-    const built = tally.sampled ? await countedMetadata(tally, codecs, sample, opts.pairBudget ?? DEFAULTS.pairBudget) : buildMetadata(sample, opts.pairBudget);
+    const built = tally.sampled
+      ? await countedMetadata(tally, codecs, sample, opts.pairBudget ?? DEFAULTS.pairBudget)
+      : buildMetadata(withParts(sample, tally.sample), opts.pairBudget);
     if (rules.length > 0) built.metadata.rules = rules;
     // Areas of real points come from the raw rows, like the rules.
     const k = opts.rareThreshold ?? DEFAULTS.rareThreshold;
