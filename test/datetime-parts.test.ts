@@ -168,6 +168,38 @@ test("parts: a streamed CSV read by worker threads gives the in-memory table's m
   }
 });
 
+test("parts: a table larger than the sample counts its parts in pass 2, as read whole (in memory and a CSV on worker threads)", async () => {
+  const table = dailyCycleTable();
+  const dir = mkdtempSync(join(tmpdir(), "parts-"));
+  try {
+    const path = join(dir, "t.csv");
+    writeFileSync(path, [table.columns.join(","), ...table.rows.map((r) => r.join(","))].join("\n") + "\n");
+    const whole = (await analyzeTable(table)).metadata;
+    for (const m of [(await analyzeTable(table, { sampleRows: 300 })).metadata, (await analyzeTable(path, { sampleRows: 300, threads: 2 })).metadata]) {
+      assert.deepEqual(m.features, whole.features);
+      assert.deepEqual(m.empirical_probs["time#hour"], whole.empirical_probs["time#hour"]);
+      assert.deepEqual(m.marginals, whole.marginals);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("parts: the day of the week is added only where it says something the bins do not", async () => {
+  // 400 days of 10 rows, bins of about 12 days: a count that is high at weekends, and one that is not.
+  const rows: string[][] = [];
+  for (let d = 0; d < 400; d++) {
+    const date = new Date(Date.UTC(2020, 0, 1 + d));
+    const weekend = date.getUTCDay() === 0 || date.getUTCDay() === 6;
+    const day = `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`;
+    for (let i = 0; i < 10; i++) rows.push([day, String((weekend ? 20 : 5) + (i % 3)), String((d * 7 + i * 3) % 11)]);
+  }
+  const m = (await analyzeTable({ columns: ["day", "visitors", "noise"], rows })).metadata;
+  assert.deepEqual(m.column_stats!["day#weekday"]?.part_of, { column: "day", cycle: "day_of_week" });
+  const flat = (await analyzeTable({ columns: ["day", "noise"], rows: rows.map((r) => [r[0], r[2]]) })).metadata;
+  assert.deepEqual(flat.features, ["day", "noise"], "no part where the weekday tells nothing");
+});
+
 test("parts: the cycles follow the bins' widths and the span", () => {
   const day = 86400;
   const stats = (granularity: ColumnStats["granularity"], widest: number, span: number): ColumnStats => ({

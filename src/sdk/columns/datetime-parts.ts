@@ -11,7 +11,7 @@ import type { ColumnStats, DatetimeCycle, Metadata } from "../../contract";
 import { datetimeParser } from "./datetime";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { UNIT_MS, type FixedGranularity } from "../metadata/granularity";
-import type { Rng } from "../generate/sfc32";
+import { Rng } from "../generate/sfc32";
 import { inRange, MISSING_KEY, type ColumnCodec, type FeatureDecoder, type ValueRange } from "./common";
 
 /** Per cycle: its number of codes, the span a bin must exceed (seconds), the suffix of its name, its labels. */
@@ -293,4 +293,136 @@ export function describeParts(meta: Metadata): string | undefined {
   }
   if (by.size === 0) return undefined;
   return `parts as model features: ${[...by].map(([c, cycles]) => `${c} (${cycles.join(", ")})`).join(", ")}`;
+}
+
+/**
+ * What a part says beyond its column's bin, in nats: `oneWay`, the information of the part's
+ * distribution against a uniform draw inside each row's bin (`reference`, {@link binCycleShares}:
+ * hours never flown), with `oneWayBias`, the plug-in estimator's bias under no difference (Miller,
+ * "Note on the bias of information estimates", 1955: (codes - 1) / 2n); `pairs[g]`, the
+ * conditional mutual information I(part; column g | bin), with `pairNull[g]`, the same with the
+ * part's codes shuffled among the rows of each bin (a permutation null, exact for sparse tables,
+ * where Miller's bias overstates). `codes` are the rows' codes (blank part codes skipped).
+ */
+export function partInformation(
+  part: { codes: ArrayLike<number>; K: number },
+  bin: { codes: ArrayLike<number>; K: number },
+  reference: Float64Array,
+  others: readonly { codes: ArrayLike<number>; K: number }[],
+  seed = 1,
+): { oneWay: number; oneWayBias: number; pairs: number[]; pairNull: number[] } {
+  const L = part.K;
+  const n = part.codes.length;
+  const rows: number[] = [];
+  for (let r = 0; r < n; r++) if (part.codes[r] < L) rows.push(r);
+  const m = rows.length;
+  const nb = new Float64Array(bin.K);
+  const np = new Float64Array(L);
+  const expected = new Float64Array(L);
+  for (const r of rows) {
+    nb[bin.codes[r]]++;
+    np[part.codes[r]]++;
+  }
+  for (let b = 0; b * L < reference.length; b++) for (let p = 0; p < L; p++) expected[p] += (nb[b] / m) * reference[b * L + p];
+  let oneWay = 0;
+  for (let p = 0; p < L; p++) if (np[p] > 0) oneWay += (np[p] / m) * Math.log(np[p] / m / Math.max(expected[p], 1e-12));
+  // The permuted codes: each bin's part codes shuffled among its rows.
+  const rng = new Rng(seed);
+  const byBin = new Map<number, number[]>();
+  for (const r of rows) (byBin.get(bin.codes[r]) ?? byBin.set(bin.codes[r], []).get(bin.codes[r])!).push(r);
+  const shuffled = new Int32Array(n);
+  for (const group of byBin.values()) {
+    const codes = group.map((r) => part.codes[r]);
+    for (let i = codes.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [codes[i], codes[j]] = [codes[j], codes[i]];
+    }
+    group.forEach((r, i) => (shuffled[r] = codes[i]));
+  }
+  const conditional = (codes: ArrayLike<number>, g: { codes: ArrayLike<number>; K: number }): number => {
+    const Kg = g.K;
+    const nbp = new Float64Array(bin.K * L);
+    const nbg = new Float64Array(bin.K * Kg);
+    const nbpg = new Map<number, number>();
+    for (const r of rows) {
+      const b = bin.codes[r];
+      const key = (b * L + codes[r]) * Kg + g.codes[r];
+      nbp[b * L + codes[r]]++;
+      nbg[b * Kg + g.codes[r]]++;
+      nbpg.set(key, (nbpg.get(key) ?? 0) + 1);
+    }
+    let info = 0;
+    for (const [key, c] of nbpg) {
+      const j = key % Kg;
+      const bp = (key - j) / Kg;
+      const b = Math.floor(bp / L);
+      info += (c / m) * Math.log((c * nb[b]) / (nbp[bp] * nbg[b * Kg + j]));
+    }
+    return info;
+  };
+  return {
+    oneWay,
+    oneWayBias: (L - 1) / (2 * Math.max(m, 1)),
+    pairs: others.map((g) => conditional(part.codes, g)),
+    pairNull: others.map((g) => conditional(shuffled, g)),
+  };
+}
+
+/**
+ * Per bin of `edges` (seconds since the epoch) and code of `cycle`, the share of the bin's time
+ * (local: plus `shift` seconds) at that code, `out[b * length + code]`: what a uniform draw inside
+ * the bin gives. A point bin: its instant's code; a bin of more than {@link DAY_LIST} days: uniform.
+ */
+export function binCycleShares(cycle: DatetimeCycle, edges: readonly number[], shift: number): Float64Array {
+  const L = CYCLES[cycle].length;
+  const nb = edges.length - 1;
+  const out = new Float64Array(nb * L);
+  for (let b = 0; b < nb; b++) {
+    const lo = edges[b] + shift;
+    const hi = edges[b + 1] + shift;
+    if (!(hi > lo)) {
+      out[b * L + cycleCode(cycle, lo)] = 1;
+      continue;
+    }
+    if ((hi - lo) / 86400 > DAY_LIST) {
+      out.fill(1 / L, b * L, (b + 1) * L);
+      continue;
+    }
+    for (let d = Math.floor(lo / 86400); d * 86400 < hi; d++) {
+      const a = Math.max(lo, d * 86400);
+      const z = Math.min(hi, (d + 1) * 86400);
+      if (cycle !== "hour_of_day") out[b * L + cycleCode(cycle, d * 86400)] += (z - a) / (hi - lo);
+      else for (let h = 0; h < 24; h++) {
+        const w = Math.min(z, d * 86400 + (h + 1) * 3600) - Math.max(a, d * 86400 + h * 3600);
+        if (w > 0) out[b * L + h] += w / (hi - lo);
+      }
+    }
+  }
+  return out;
+}
+
+/** How many times its null (bias, permutation) a part's information must exceed to be kept ({@link informativeParts}). */
+export const PART_MIN_RATIO = 2;
+
+/**
+ * The parts among `parts` that say something the bins do not ({@link partInformation} over the
+ * rows' codes): a distribution unlike a uniform draw inside the bins, or a relation, given the
+ * bin, with some other modelled column, more than {@link PART_MIN_RATIO} times its null. `codecs` and `codes` are
+ * the table's columns, `partCodes` the parts' codes of the same rows.
+ */
+export function informativeParts(
+  codecs: readonly ColumnCodec[],
+  codes: readonly ArrayLike<number>[],
+  parts: readonly ColumnCodec[],
+  partCodes: readonly ArrayLike<number>[],
+): ColumnCodec[] {
+  return parts.filter((part, k) => {
+    const cycle = part.stats.part_of!.cycle;
+    const src = codecs.findIndex((c) => c.name === part.column);
+    const edges = codecs[src].stats.bin_edges!;
+    const reference = binCycleShares(cycle, edges, (codecs[src].stats.offset ?? 0) * 60);
+    const others = codecs.flatMap((c, g) => (g !== src && c.kind !== "id" ? [{ codes: codes[g], K: c.K }] : []));
+    const info = partInformation({ codes: partCodes[k], K: CYCLES[cycle].length }, { codes: codes[src], K: codecs[src].K }, reference, others);
+    return info.oneWay > PART_MIN_RATIO * info.oneWayBias || info.pairs.some((x, g) => x > PART_MIN_RATIO * info.pairNull[g] && x > info.oneWayBias);
+  });
 }
