@@ -131,16 +131,17 @@ export function tableFeatures(meta: Metadata): string[] {
 
 /** A metadata without its parts: what every reader of the table's columns sees. */
 export function withoutParts(meta: Metadata): Metadata {
-  const parts = meta.features.filter((f) => isPart(meta.column_stats?.[f]));
+  // By column_stats, not features: callers may pass a partial metadata (evaluation's options).
+  const parts = Object.entries(meta.column_stats ?? {}).filter(([, st]) => isPart(st));
   if (parts.length === 0) return meta;
-  const drop = new Set(parts);
+  const drop = new Set(parts.map(([f]) => f));
   const keep = <T>(r: Record<string, T> | undefined): Record<string, T> | undefined =>
     r && Object.fromEntries(Object.entries(r).filter(([k]) => !drop.has(k)));
   return {
     ...meta,
-    features: meta.features.filter((f) => !drop.has(f)),
-    cardinalities: keep(meta.cardinalities)!,
-    empirical_probs: keep(meta.empirical_probs)!,
+    ...(meta.features ? { features: meta.features.filter((f) => !drop.has(f)) } : {}),
+    ...(meta.cardinalities ? { cardinalities: keep(meta.cardinalities)! } : {}),
+    ...(meta.empirical_probs ? { empirical_probs: keep(meta.empirical_probs)! } : {}),
     ...(meta.column_stats ? { column_stats: keep(meta.column_stats) } : {}),
     ...(meta.value_mappings ? { value_mappings: keep(meta.value_mappings) } : {}),
     ...(meta.marginals ? { marginals: meta.marginals.filter((m) => !drop.has(m.features[0]) && !drop.has(m.features[1])) } : {}),
