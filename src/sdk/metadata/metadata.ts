@@ -458,7 +458,7 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
     if (rules.length > 0) built.metadata.rules = rules;
     // Areas of real points and ranges of cells come from the raw rows, like the rules.
     const k = opts.rareThreshold ?? DEFAULTS.rareThreshold;
-    setCellRanges(tally.sample, sample, built.selection, built.metadata, k);
+    setCellRanges(tally.sample, modelled, built.selection, built.metadata, k);
     const coordinates = coordinatePairs(tally.sample, codecs, k);
     if (coordinates.length > 0) built.metadata.coordinates = coordinates;
     const zips = zipPrefixes(tally.sample, codecs, k);
