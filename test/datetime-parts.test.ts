@@ -217,6 +217,54 @@ test("parts: the cycles follow the bins' widths and the span", () => {
   assert.deepEqual(hiddenCycles(stats("day", 2 * day, 4 * day)), []);
   assert.deepEqual(hiddenCycles(stats("day", 10 * day, 400 * day)), ["day_of_week"]);
   assert.deepEqual(hiddenCycles(stats("second", 40 * day, 800 * day)), ["hour_of_day", "day_of_week", "month_of_year"]);
-  assert.deepEqual(hiddenCycles(stats("month", 400 * day, 4000 * day)), []);
+  assert.deepEqual(hiddenCycles(stats("month", 400 * day, 4000 * day)), ["month_of_year"]);
+  assert.deepEqual(hiddenCycles(stats("month", 400 * day, 600 * day)), [], "under two years");
+  assert.deepEqual(hiddenCycles(stats("year", 4000 * day, 40000 * day)), []);
   assert.deepEqual(hiddenCycles({ ...stats("hour", 2 * day, 4 * day), bin_edges: [0, 0] }), []);
 });
+
+test("parts: monthly readings of 6 stations over 30 years keep their season: the month of the year, on month starts", async () => {
+  // CO2-like series: a trend plus a seasonal swing of +-3 (high in May, low in October). One
+  // series alone (a row per month) is too few rows per bin to tell the season from chance.
+  const season = (m: number): number => 3 * Math.cos(((m - 4) / 12) * 2 * Math.PI);
+  const rows: string[][] = [];
+  for (let s = 0; s < 6; s++) for (let y = 1980; y < 2010; y++) for (let m = 0; m < 12; m++) rows.push([`${y}-${pad(m + 1)}-01`, (340 + (y - 1980) * 1.5 + season(m) + 0.3 * s).toFixed(2)]);
+  const { metadata } = await analyzeTable({ columns: ["date", "co2"], rows });
+  assert.equal(metadata.column_stats?.["date#month"]?.part_of?.cycle, "month_of_year");
+  const pair = metadata.marginals!.find((p) => p.features.includes("date#month") && p.features.includes("co2"));
+  assert.ok(pair, "the pair (month of the year, co2) is among the 2-way marginals");
+  const codes = drawPairCodes(metadata, pair.features, 3000, 5);
+  const syn = new Decoder(metadata).decode(codes, 3);
+  assert.deepEqual(syn.columns, ["date", "co2"]);
+  assert.deepEqual(syn.rows.filter((r) => !/^\d{4}-\d{2}-01$/.test(r[0])).slice(0, 3), [], "month starts only");
+  const off = syn.rows.filter((r, i) => Number(r[0].slice(5, 7)) - 1 !== codes["date#month"][i]);
+  // Bin and month are drawn apart here (a model draws them together): a bin of 11 months lacks the
+  // drawn month in about 1 row of 12, and that row keeps its bin's plain draw.
+  assert.ok(off.length < 0.1 * syn.rows.length, `${off.length} rows off their drawn month`);
+  const byMonth = (t: Table, m: number): number => {
+    const xs = t.rows.filter((r) => Number(r[0].slice(5, 7)) === m + 1).map((r) => Number(r[1]));
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  const [realGap, synGap] = [byMonth({ columns: ["date", "co2"], rows }, 4) - byMonth({ columns: ["date", "co2"], rows }, 9), byMonth(syn, 4) - byMonth(syn, 9)];
+  assert.ok(Math.abs(synGap - realGap) < 1.5, `May - October: real ${realGap.toFixed(2)}, synthetic ${synGap.toFixed(2)}`);
+});
+
+/** Codes drawn from the 1-way marginals, then the pair `features` from its 2-way marginal. */
+function drawPairCodes(meta: Metadata, features: readonly string[], n: number, seed: number): Record<string, Int32Array> {
+  const rng = new Rng(seed);
+  const pick = (probs: readonly number[]): number => {
+    let u = rng.next();
+    for (let c = 0; c < probs.length; c++) if ((u -= probs[c]) < 0) return c;
+    return probs.length - 1;
+  };
+  const out: Record<string, Int32Array> = {};
+  for (const f of meta.features) out[f] = Int32Array.from({ length: n }, () => pick(meta.empirical_probs[f]));
+  const pair = meta.marginals!.find((m) => m.features[0] === features[0] && m.features[1] === features[1])!;
+  const Kb = meta.cardinalities[pair.features[1]];
+  for (let r = 0; r < n; r++) {
+    const cell = pick(pair.probs);
+    out[pair.features[0]][r] = Math.floor(cell / Kb);
+    out[pair.features[1]][r] = cell % Kb;
+  }
+  return out;
+}

@@ -52,15 +52,16 @@ export function cycleCode(cycle: DatetimeCycle, local: number): number {
  * The cycles a datetime column's quantile bins hide: the hour of the day when some interval bin is
  * wider than a day at hour, minute or second granularity; the day of the week when one is wider
  * than a week at day granularity or finer; the month of the year when the values span 2 years or
- * more and a bin is wider than 31 days (day or finer). None for point bins or other kinds.
+ * more and a bin is wider than 31 days (month granularity or finer). None for point bins or other kinds.
  */
 export function hiddenCycles(stats: ColumnStats): DatetimeCycle[] {
   const e = stats.bin_edges;
   const g = stats.granularity;
-  if (stats.type !== "datetime" || !e || e.length < 2 || !stats.format || g === undefined || g === "year" || g === "month") return [];
+  if (stats.type !== "datetime" || !e || e.length < 2 || !stats.format || g === undefined || g === "year") return [];
   let widest = 0;
   for (let i = 0; i + 1 < e.length; i++) widest = Math.max(widest, e[i + 1] - e[i]);
   const span = (stats.max ?? e[e.length - 1]) - (stats.min ?? e[0]);
+  if (g === "month") return span >= MONTH_MIN_SPAN && widest > CYCLES.month_of_year.span ? ["month_of_year"] : [];
   const out: DatetimeCycle[] = [];
   if ((g === "hour" || g === "minute" || g === "second") && widest > CYCLES.hour_of_day.span) out.push("hour_of_day");
   if (widest > CYCLES.day_of_week.span) out.push("day_of_week");
@@ -180,7 +181,8 @@ export function cyclicDecoder<D extends FeatureDecoder>(
   parts: readonly { name: string; cycle: DatetimeCycle }[],
   range?: ValueRange,
 ): D {
-  const g = stats.granularity as FixedGranularity;
+  const monthly = stats.granularity === "month";
+  const g = (monthly ? "day" : stats.granularity) as FixedGranularity;
   const unitMs = UNIT_MS[g];
   const shiftMs = (stats.offset ?? 0) * 60000;
   const nb = edges.length - 1;
@@ -230,6 +232,17 @@ export function cyclicDecoder<D extends FeatureDecoder>(
     }
     return NaN;
   };
+  /** Month granularity: a month start in local [a, b] of month `m` (0 = January), drawn uniformly, inside the bin. */
+  const monthStart = (m: number, a: number, b: number, rng: Rng, inside: (s: number) => boolean): string | undefined => {
+    if (m < 0) return undefined;
+    const from = new Date(a);
+    const found: number[] = [];
+    for (let k = 0, t = Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), 1); t <= b; k++, t = Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + k, 1)) {
+      const s = (t - shiftMs) / 1000;
+      if (t >= a && new Date(t).getUTCMonth() === m && inside(s)) found.push(s);
+    }
+    return found.length > 0 ? fmt.write(found[rng.int(found.length)], stats.offset ?? 0) : undefined;
+  };
   const decode: FeatureDecoder["decode"] = (c, rng, row, ids, partnerCode, fresh, partCodes) => {
     if (!partCodes || c === missingCode || !(c >= 0 && c < nb) || edges[c] === edges[c + 1]) return base.decode(c, rng, row, ids, partnerCode, fresh);
     const hour = want(partCodes, hourAt, 24);
@@ -246,6 +259,7 @@ export function cyclicDecoder<D extends FeatureDecoder>(
     const a = (Math.max(lo, min, range?.lo ?? -Infinity) * 1000) + shiftMs;
     const b = (Math.min(hi, max, range?.hi ?? Infinity) * 1000) + shiftMs;
     if (!(a <= b)) return base.decode(c, rng, row, ids, partnerCode, fresh);
+    if (monthly) return monthStart(month, a, b, rng, inside) ?? base.decode(c, rng, row, ids, partnerCode, fresh);
     const dA = Math.floor(a / 86400000);
     const dB = Math.floor(b / 86400000);
     const dayFits = (d: number): boolean =>
