@@ -258,7 +258,8 @@ export function numberBound(v: unknown): number | undefined {
   return Number.isFinite(x) ? x : undefined;
 }
 
-function shortNumber(x: number | undefined): string {
+/** A number for people: integers as written, others in 6 significant digits; `?` for undefined. */
+export function shortNumber(x: number | undefined): string {
   if (x === undefined) return "?";
   return Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6)));
 }

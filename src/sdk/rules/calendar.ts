@@ -2,7 +2,7 @@
  * The calendar rule (`CalendarRule`, docs/api.md "Row rules"): dates held as year, month and day
  * columns, and the weekday of that date. Shared by the checker (`./check`), the enforcer
  * (`./enforce`) and detection (`./detect/calendar`). Gregorian calendar, proleptic, as
- * JavaScript's `Date.UTC` counts it; month and weekday names from luxon's English `Info`.
+ * JavaScript's `Date` counts it; month names from luxon's English `Info`.
  */
 import { Info } from "luxon";
 import type { CalendarRule } from "../../contract";
@@ -29,11 +29,6 @@ export function isoWeekday(y: number, m: number, d: number): number {
 /** English month names (January..December) in long and short forms, for month columns that write names. */
 export function monthNames(style: "long" | "short"): string[] {
   return Info.months(style, { locale: "en-US" });
-}
-
-/** English weekday names (Monday..Sunday) in long and short forms. */
-export function weekdayNames(style: "long" | "short"): string[] {
-  return Info.weekdays(style, { locale: "en-US" });
 }
 
 /** An integer cell: its number, or undefined for a blank or anything else (`2.5`, `x`). */

@@ -33,7 +33,7 @@
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
  *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
-import type { ColumnStats, Metadata, Rule } from "../../contract";
+import type { ColumnStats, DifferenceRule, Metadata, Rule } from "../../contract";
 import type { Table } from "../io/csv";
 import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
@@ -41,7 +41,6 @@ import { MISSING_KEY, OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 import { calendarCheck } from "./calendar";
-import { differenceCheck } from "./difference";
 
 /** `../semantic/attributes`, loaded by the first public-attribute rule. */
 function attributes(): typeof import("../semantic/attributes") {
@@ -389,4 +388,33 @@ export function ruleShares(rules: readonly Rule[], metadata: Metadata, table: Ta
     };
     return { rule, ...countRule(rule, metadata, table.rows.length, cell) };
   });
+}
+
+/** {@link cellNumber} with datetimes in seconds since the epoch (the unit of `DifferenceRule`). */
+export function cellSeconds(stats: ColumnStats | undefined): (text: string) => number | undefined {
+  const read = cellNumber(stats);
+  if (stats?.type !== "datetime") return read;
+  return (t) => {
+    const ms = read(t);
+    return ms === undefined ? undefined : ms / 1000;
+  };
+}
+
+/**
+ * The verdict of a difference-range rule on a row (cells in `metadata.features` order, `idx` the
+ * rule's two feature indices): undefined when a cell is blank or unreadable, else whether
+ * `second - first` lies in [min, max] within half a unit of the columns' finest decimals.
+ */
+export function differenceCheck(rule: DifferenceRule, idx: readonly number[], meta: Metadata): (row: readonly string[]) => boolean | undefined {
+  const stats = rule.columns.map((c) => meta.column_stats?.[c]);
+  const [ra, rb] = stats.map(cellSeconds);
+  const numeric = stats.some((s) => s?.type === "numerical");
+  const d = Math.max(...stats.map((s) => (s?.type === "numerical" ? (s.decimals ?? 0) : 0)));
+  const slack = (numeric ? 0.5 * Math.pow(10, -d) : 0) + 1e-9 * Math.max(1, Math.abs(rule.min), Math.abs(rule.max));
+  return (row) => {
+    const a = ra(row[idx[0]]);
+    const b = rb(row[idx[1]]);
+    if (a === undefined || b === undefined) return undefined;
+    return b - a >= rule.min - slack && b - a <= rule.max + slack;
+  };
 }

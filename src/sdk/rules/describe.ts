@@ -1,5 +1,6 @@
 /** Row rules in words (`synthd fit`'s lines) and their stable ids (matched by `rules.drop`). */
 import type { Metadata, PublicAttribute, Rule } from "../../contract";
+import { shortNumber } from "../columns/numerical";
 
 /** What `synthd fit` calls each public attribute. */
 const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
@@ -87,11 +88,6 @@ function valueNamer(metadata: Pick<Metadata, "value_mappings"> | undefined, colu
   const names: string[] = [];
   for (const [text, code] of Object.entries(metadata?.value_mappings?.[column] ?? {})) if (names[code] === undefined) names[code] = text;
   return (code) => names[code] ?? `code ${code}`;
-}
-
-/** A bound in at most 6 significant digits: 10, -1, 0.25, 604800. */
-function shortNumber(x: number): string {
-  return String(Number(x.toPrecision(6)));
 }
 
 /** 1204 -> "1,204". */

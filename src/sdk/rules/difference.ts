@@ -1,48 +1,14 @@
 /**
  * The difference-range rule (`DifferenceRule`, docs/api.md "Row rules"): the second column minus
- * the first within the real rows' range. Checker and enforcer; detection is `./detect/difference`.
+ * the first within the real rows' range. The enforcer; the checker is `./check`'s, detection
+ * `./detect/difference`.
  */
 import type { ColumnStats, DifferenceRule, Metadata } from "../../contract";
 import { DatetimeFormat } from "../metadata/datetime";
-import { datetimeParser } from "../columns";
+import { cellSeconds, differenceCheck } from "./check";
 import { numberLattice } from "../columns/numerical";
 import type { Rng } from "../generate/sfc32";
 import { MAX_REDRAWS, noneFixed, type CompiledRule } from "./compiled-rule";
-
-/** Slack of a comparison: half a unit of the finest decimals the two columns write, or 0. */
-function slackOf(stats: readonly (ColumnStats | undefined)[]): number {
-  const d = Math.max(...stats.map((s) => (s?.type === "numerical" ? (s.decimals ?? 0) : 0)));
-  return stats.some((s) => s?.type === "numerical") ? 0.5 * Math.pow(10, -d) : 0;
-}
-
-/** How the rule reads a cell: a number, or a datetime's epoch seconds (as `./check`'s `cellNumber`, in seconds). */
-function readerOf(stats: ColumnStats | undefined): (text: string) => number | undefined {
-  if (stats?.type === "datetime" && stats.format !== undefined) {
-    const parse = datetimeParser(new DatetimeFormat(stats.format));
-    return (t) => {
-      const ms = t === "" ? undefined : parse(t);
-      return ms === undefined ? undefined : ms / 1000;
-    };
-  }
-  return (t) => {
-    const x = t === "" ? NaN : Number(t);
-    return Number.isFinite(x) ? x : undefined;
-  };
-}
-
-/** The rule's verdict on a row: undefined when a cell is blank or unreadable, else whether the difference is in range. */
-export function differenceCheck(rule: DifferenceRule, idx: readonly number[], meta: Metadata): (row: readonly string[]) => boolean | undefined {
-  const stats = rule.columns.map((c) => meta.column_stats?.[c]);
-  const [ra, rb] = stats.map(readerOf);
-  const slack = slackOf(stats) + 1e-9 * Math.max(1, Math.abs(rule.min), Math.abs(rule.max));
-  return (row) => {
-    const a = ra(row[idx[0]]);
-    const b = rb(row[idx[1]]);
-    if (a === undefined || b === undefined) return undefined;
-    const d = b - a;
-    return d >= rule.min - slack && d <= rule.max + slack;
-  };
-}
 
 /** A difference drawn from the rule's quantiles: one of the 16 intervals, uniform inside it. */
 export function drawDifference(q: readonly number[], rng: Rng): number {
@@ -60,7 +26,8 @@ export function differenceRule(rule: DifferenceRule, idx: readonly number[], met
   const stats = rule.columns.map((c) => meta.column_stats?.[c]);
   const check = differenceCheck(rule, idx, meta);
   const writers = stats.map((s) => writerOf(s));
-  const readers = stats.map(readerOf);
+  const readers = stats.map(cellSeconds);
+  const formats = stats.map((s) => (s?.type === "datetime" && s.format !== undefined ? new DatetimeFormat(s.format) : undefined));
   return {
     apply(rows, rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
@@ -75,7 +42,7 @@ export function differenceRule(rule: DifferenceRule, idx: readonly number[], met
           continue;
         }
         const other = readers[1 - side](cells[idx[1 - side]])!;
-        const offset = stats[1 - side]?.type === "datetime" ? offsetOf(stats[1 - side]!, cells[idx[1 - side]]) : 0;
+        const offset = formats[1 - side]?.parse(cells[idx[1 - side]])?.offset ?? 0;
         let done = false;
         for (let t = 0; t < MAX_REDRAWS && !done; t++) {
           const d = drawDifference(rule.quantiles, rng);
@@ -92,11 +59,6 @@ export function differenceRule(rule: DifferenceRule, idx: readonly number[], met
       }
     },
   };
-}
-
-/** A datetime cell's UTC offset in minutes (0 for formats without one). */
-function offsetOf(stats: ColumnStats, text: string): number {
-  return new DatetimeFormat(stats.format!).parse(text)?.offset ?? 0;
 }
 
 /** Seconds per granularity unit a datetime is rounded to. */
