@@ -385,6 +385,7 @@ export type Rule =
   | PublicAttributeRule
   | EmbeddedCodeRule
   | CalendarRule
+  | TemplateRule
   | DifferenceRule;
 
 /** Fields every {@link Rule} has. */
@@ -542,6 +543,27 @@ export interface CalendarRule extends RuleBase {
    * business days only); with a fourth column only.
    */
   weekdays?: (string & tags.MaxLength<64>)[] & tags.MinItems<7> & tags.MaxItems<7>;
+}
+
+/**
+ * One piece of a {@link TemplateRule}: a literal text, or the cell of `columns[column]` (1-based
+ * among the rule's sources; 0 is the written column), a number written with `decimals` decimals
+ * (`toFixed`) when given, else the cell as it is.
+ */
+export type TemplatePart = string | { column: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<16>; decimals?: number & tags.Type<"uint32"> & tags.Maximum<12> };
+
+/**
+ * Template: `columns[0]` is the other columns' cells written into a fixed text (a map tile's key
+ * `0-105` = x `-` y; an event's `https://.../eventpage/ci37868143` = the page's address and its
+ * id; a title `M 2.0 - 4km W of Castaic, CA` = `M `, the magnitude with one decimal, ` - `, the
+ * place). A synthetic row's `columns[0]` is its other cells written into `parts`.
+ */
+export interface TemplateRule extends RuleBase {
+  type: "template";
+  /** The written column, then the columns the template reads, each once. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<17>;
+  /** Literals and cells, in order (at least one cell). */
+  parts: (TemplatePart)[] & tags.MinItems<1> & tags.MaxItems<64>;
 }
 
 /**

@@ -28,6 +28,7 @@
  * - `embedded_code`: undefined when a cell is blank; keeps when the identifier holds the code at `offset`.
  * - `difference`: undefined when a cell is blank or unreadable; keeps when the second minus the
  *   first is within [min, max] (half a unit of the finest decimals of slack).
+ * - `template`: undefined when the written cell is blank; keeps when it is the template's text.
  * - `calendar`: undefined when a date cell is blank or not a date part; breaks on a day past its
  *   month's end or a weekday other than the date's (`./calendar`).
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
@@ -41,6 +42,7 @@ import { MISSING_KEY, OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 import { calendarCheck } from "./calendar";
+import { templateCheck, templateText } from "./template";
 
 /** `../semantic/attributes`, loaded by the first public-attribute rule. */
 function attributes(): typeof import("../semantic/attributes") {
@@ -77,6 +79,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "embedded_code":
     case "calendar":
     case "difference":
+    case "template":
       return [...rule.columns];
     case "inequality":
       return [rule.high, rule.low];
@@ -116,6 +119,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[1]} - ${rule.columns[0]} in [${rule.min}, ${rule.max}]`;
     case "calendar":
       return `${rule.columns.slice(0, 3).join(", ")} a date${rule.columns[3] ? ` on weekday ${rule.columns[3]}` : ""}`;
+    case "template":
+      return `${rule.columns[0]} = "${templateText(rule)}"`;
   }
 }
 
@@ -269,6 +274,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
       return calendarCheck(rule, readers.map((r) => r.index));
     case "difference":
       return differenceCheck(rule, readers.map((r) => r.index), metadata);
+    case "template":
+      return templateCheck(rule, readers.map((r) => r.index));
     case "inequality": {
       const [hi, lo] = readers;
       return (row) => {

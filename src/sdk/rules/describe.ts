@@ -1,6 +1,7 @@
 /** Row rules in words (`synthd fit`'s lines) and their stable ids (matched by `rules.drop`). */
 import type { Metadata, PublicAttribute, Rule } from "../../contract";
 import { shortNumber } from "../columns/numerical";
+import { templateText } from "./template";
 
 /** What `synthd fit` calls each public attribute. */
 const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
@@ -26,7 +27,8 @@ export type RuleKey =
   | { type: "public_attribute"; columns: readonly string[] }
   | { type: "embedded_code"; columns: readonly string[] }
   | { type: "calendar"; columns: readonly string[] }
-  | { type: "difference"; columns: readonly string[] };
+  | { type: "difference"; columns: readonly string[] }
+  | { type: "template"; columns: readonly string[] };
 
 /**
  * A rule's stable id: `type:` then its columns joined by commas, in the rule's order
@@ -61,6 +63,8 @@ export function ruleId(rule: RuleKey): string {
       return `calendar:${rule.columns.join(",")}`;
     case "difference":
       return `difference:${rule.columns.join(",")}`;
+    case "template":
+      return `template:${rule.columns.join(",")}`;
   }
 }
 
@@ -148,5 +152,7 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
       const [y, m, d, w] = rule.columns;
       return `calendar: (${y}, ${m}, ${d}) a date${w ? `, ${w} its weekday` : ""}${share ? ` (${share} of rows)` : ""}${tail}`;
     }
+    case "template":
+      return `template: ${rule.columns[0]} = "${templateText(rule)}"${share ? ` (${share} of rows)` : ""}${tail}`;
   }
 }

@@ -199,6 +199,15 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
       });
       return;
     }
+    if (rule.type === "template") {
+      rule.parts.forEach((part, j) => {
+        if (typeof part !== "string" && part.column >= rule.columns.length) {
+          throw paramInvalid(`${index(`${base}.parts`, j)}.column`, `Column ${part.column} is out of range: the rule names ${rule.columns.length - 1} source column${rule.columns.length === 2 ? "" : "s"} (1..${rule.columns.length - 1}).`);
+        }
+      });
+      if (!rule.parts.some((part) => typeof part !== "string")) throw paramInvalid(`${base}.parts`, "A template needs at least one cell part.");
+      return;
+    }
     if (rule.type === "sum") {
       if (rule.signs !== undefined && rule.signs.length !== rule.parts.length) {
         throw paramInvalid(`${base}.signs`, `signs has ${rule.signs.length} entries; the rule has ${rule.parts.length} part${rule.parts.length === 1 ? "" : "s"} (one sign each).`);

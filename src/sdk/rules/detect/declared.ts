@@ -2,7 +2,7 @@
  * Declared rules (`rules.declare`): each computed from the data like a detected one, or a
  * DataError naming the row that breaks it ({@link lineOfRow}).
  */
-import type { BlankTogetherRule, InequalityRule, NotEqualRule, Rule, StructuralZerosRule, SumRule } from "../../../contract";
+import type { BlankTogetherRule, InequalityRule, NotEqualRule, Rule, StructuralZerosRule, SumRule, TemplateRule } from "../../../contract";
 import { DataError } from "../../errors";
 import { fileOfDescription } from "../../io/csv";
 import type { ScannedTable } from "../../metadata/encoded";
@@ -16,6 +16,7 @@ import { structuralZeros } from "./structural-zeros";
 import { notEqualCounts, sameValues } from "./not-equal";
 import { blankAgreement } from "./blank-together";
 import { declaredCalendar } from "./calendar";
+import { parseTemplate, renderTemplate } from "../template";
 
 /**
  * The 1-based file line of row `row`: exact for a row holding the first occurrence of some value
@@ -200,9 +201,27 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
       }
       return found.rule;
     }
+    case "template": {
+      if (typeof d.column !== "string" || typeof d.template !== "string") throw new DataError(`The declared rule ${what} needs "column" and "template" as strings.`);
+      let parsed: ReturnType<typeof parseTemplate>;
+      try {
+        parsed = parseTemplate(d.column, d.template);
+      } catch (e) {
+        throw new DataError(`The declared rule ${what} does not apply: ${(e as Error).message}.`);
+      }
+      const cs = declaredColumns(cols, parsed.columns, what, source, () => true, "any");
+      const rule: TemplateRule = { type: "template", columns: parsed.columns, parts: parsed.parts, share: 1, declared: true };
+      for (let r = 0; r < n; r++) {
+        const text = cs[0].scan.values[cs[0].scan.ids[r]];
+        if (text === "") continue;
+        const want = renderTemplate(rule.parts, (c) => cs[c].scan.values[cs[c].scan.ids[r]]);
+        if (text !== want) throw breachError(scanned, { ...rule, share: 0 }, { row: r, column: cs[0].name, detail: `${quoted(cs[0], r)}, the template writes ${JSON.stringify(want)}` });
+      }
+      return rule;
+    }
     default:
       throw new DataError(
-        `The declared rule ${what} has an unknown type; use fixed_combinations, inequality, sum, not_equal, blank_together, structural_zeros or calendar.`,
+        `The declared rule ${what} has an unknown type; use fixed_combinations, inequality, sum, not_equal, blank_together, structural_zeros, calendar or template.`,
       );
   }
 }

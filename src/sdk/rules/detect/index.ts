@@ -23,6 +23,8 @@ import { detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
 import { declaredRule } from "./declared";
 import { detectCalendars } from "./calendar";
+import { detectTemplates } from "./template";
+import { ruleColumns } from "../check";
 import { detectDifferences } from "./difference";
 import { RULE_LIMITS } from "./options";
 
@@ -79,6 +81,10 @@ export { lineOfRow } from "./declared";
  *   in no sum and no inequality with a third column, >= 30 rows with both, whose difference's
  *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of
  *   that window once the first column is shuffled.
+ * - **Template** (`./template`): a text column (categorical or identifier) in no declared rule
+ *   whose cells are the row's other cells written into one fixed text (`{x}-{y}`, `M {mag:.1f} -
+ *   {place}`) in >= 99% of its >= 30 non-blank rows; detected rules naming that column are
+ *   dropped (a title that decides its place is the place written into it).
  * - **Not equal**: two categorical columns whose value sets overlap in >= 50% of the smaller,
  *   different in >= 99.9% of rows with both, where independence predicts >= 5 equal rows.
  * - **Blank together**: columns each blank in >= 5 rows and not in all, agreeing in >= 99.9% of
@@ -126,6 +132,10 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...detectBlankTogether(cols, n),
       ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
     ];
+    // A template's column is the other cells written out: rules on it are its sources' shadows.
+    const templates = detectTemplates(cols, n, new Set(declared.flatMap(ruleColumns)));
+    const written = new Set(templates.map((t) => t.columns[0]));
+    detected = [...detected.filter((r) => !ruleColumns(r).some((c) => written.has(c))), ...templates];
   }
   const drop = new Set(opts.drop ?? []);
   const names = { value_mappings: Object.fromEntries(enc.codecs.map((c) => [c.name, c.mapping])) };

@@ -11,7 +11,8 @@ export type DeclaredRule =
   | { type: "not_equal"; columns: string[] }
   | { type: "blank_together"; columns: string[] }
   | { type: "structural_zeros"; columns: string[]; pairs?: [string, string][] }
-  | { type: "calendar"; columns: string[] };
+  | { type: "calendar"; columns: string[] }
+  | { type: "template"; column: string; template: string };
 
 /** The SDK's `rules` option (`ExtractOptions.rules`, `synthd fit --rules`). */
 export interface RuleOptions {

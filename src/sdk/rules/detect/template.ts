@@ -1,0 +1,206 @@
+/**
+ * Template detection (docs/api.md "Row rules"): a text column whose cells are the row's other
+ * cells written into one fixed text, found from values only.
+ */
+import type { TemplatePart, TemplateRule } from "../../../contract";
+import { renderTemplate } from "../template";
+import type { Col } from "./view";
+
+/** Rows a template is proposed from (spread over the table). */
+const PROPOSAL_ROWS = 48;
+/** Templates proposed by the most rows that are verified on every row. */
+const CANDIDATES = 3;
+/** Share of the written column's non-blank rows the template must give exactly. */
+const SHARE = 0.99;
+/** Non-blank rows of the written column, at least. */
+const MIN_ROWS = 30;
+/** Longest cell a template is proposed from (UTF-16 code units). */
+const MAX_LENGTH = 512;
+/** Most decimals a number is tried with (`M 2.0` from a magnitude of 2). */
+const MAX_DECIMALS = 4;
+/** Source columns of one template, at most (the contract's limit). */
+const MAX_SOURCES = 16;
+
+/** A source whose one value fills this share of the rows is never a cell (a flag that is 0 in `v1.0`). */
+const NEAR_CONSTANT = 0.95;
+
+const NUMBER = /^-?\d+(\.\d+)?$/;
+
+/** One cell piece of a proposal: source column (index in `cols`) and decimals (-1: as written). */
+interface Slot {
+  col: number;
+  decimals: number;
+}
+
+/**
+ * The template rules of `cols` over the first `n` rows. A column of text (categorical or
+ * identifier, no domain) outside `taken` is a template's when, proposed on 48 spread rows (each
+ * row's cell split into the best cover by other cells not near-constant, each cell as written or
+ * a number with 0-4 decimals), one of the three most proposed templates gives the cell exactly in
+ * >= 99% of its >= 30 non-blank rows. A template of one cell and no literal (a copy)
+ * is left to the other rules; templates never form a cycle.
+ *
+ * Cost: O(48 · L · S) for a column of cells up to L long and S sources, then O(n) per candidate.
+ * @param taken columns other rules hold (never written by a template).
+ */
+export function detectTemplates(cols: readonly Col[], n: number, taken: ReadonlySet<string>): TemplateRule[] {
+  const out: TemplateRule[] = [];
+  if (n < MIN_ROWS) return out;
+  const cell = (c: Col, r: number): string => c.scan.values[c.scan.ids[r]];
+  const sources = cols.map((c) => !nearConstant(c, n));
+  for (let t = 0; t < cols.length; t++) {
+    const target = cols[t];
+    if ((target.codec.kind !== "id" && target.codec.kind !== "categorical") || target.codec.fromDomain || taken.has(target.name)) continue;
+    if (target.nonBlank < 2 || n - target.scan.missing < MIN_ROWS) continue;
+    const votes = new Map<string, { slots: Slot[]; literals: string[]; count: number }>();
+    for (let i = 0; i < PROPOSAL_ROWS; i++) {
+      const r = Math.floor((i * n) / PROPOSAL_ROWS);
+      const text = cell(target, r);
+      if (text === "" || text.length > MAX_LENGTH) continue;
+      const p = propose(text, cols, t, r, cell, sources);
+      if (p === undefined) continue;
+      // A number written as it is, or with the decimals it has here (`1.6` and `2.0` of `{mag:.1f}`).
+      const fixed = { literals: p.literals, slots: p.slots.map((s, j) => ({ col: s.col, decimals: s.decimals >= 0 || !NUMBER.test(p.texts[j]) ? s.decimals : (p.texts[j].split(".")[1]?.length ?? 0) })) };
+      for (const q of [{ literals: p.literals, slots: p.slots }, fixed]) {
+        const key = JSON.stringify(q);
+        const v = votes.get(key);
+        if (v) v.count++;
+        else votes.set(key, { ...q, count: 1 });
+        if (JSON.stringify(fixed) === key) break;
+      }
+    }
+    const ranked = [...votes.values()].filter((v) => v.slots.length > 0 && (v.slots.length > 1 || v.literals.some((l) => l !== ""))).sort((a, b) => b.count - a.count);
+    for (const cand of ranked.slice(0, CANDIDATES)) {
+      const rule = asRule(target.name, cand, cols);
+      if (rule === undefined || cyclic(rule, out)) continue;
+      const idx = rule.columns.map((name) => cols.findIndex((c) => c.name === name));
+      let rows = 0;
+      let kept = 0;
+      for (let r = 0; r < n; r++) {
+        const text = cell(target, r);
+        if (text === "") continue;
+        rows++;
+        if (text === renderTemplate(rule.parts, (c) => cell(cols[idx[c]], r))) kept++;
+      }
+      if (rows >= MIN_ROWS && kept >= SHARE * rows) {
+        out.push({ ...rule, share: kept / rows });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The best cover of `text` by the row's other cells (dynamic programming over positions: most
+ * characters covered past the first of each cell, so a lone digit is a literal, then fewest
+ * cells), as alternating literals and slots: `literals.length === slots.length + 1`, `texts` the
+ * slots' matched texts. Undefined when no cell occurs in the text.
+ */
+function propose(
+  text: string,
+  cols: readonly Col[],
+  target: number,
+  r: number,
+  cell: (c: Col, r: number) => string,
+  sources: readonly boolean[],
+): { slots: Slot[]; literals: string[]; texts: string[] } | undefined {
+  const L = text.length;
+  // Every occurrence of every source's forms: starts[i] lists (slot, length).
+  const starts: { slot: Slot; len: number }[][] = Array.from({ length: L }, () => []);
+  let any = false;
+  for (let c = 0; c < cols.length; c++) {
+    if (c === target || !sources[c]) continue;
+    const v = cell(cols[c], r);
+    if (v === "") continue;
+    const forms: [string, number][] = [[v, -1]];
+    if (NUMBER.test(v)) {
+      const x = Number(v);
+      for (let d = 0; d <= MAX_DECIMALS; d++) {
+        const s = x.toFixed(d);
+        if (s !== v && !forms.some((f) => f[0] === s)) forms.push([s, d]);
+      }
+    }
+    for (const [s, d] of forms) {
+      for (let at = text.indexOf(s); at >= 0; at = text.indexOf(s, at + 1)) {
+        starts[at].push({ slot: { col: c, decimals: d }, len: s.length });
+        any = true;
+      }
+    }
+  }
+  if (!any) return undefined;
+  const cover = new Int32Array(L + 1).fill(-1);
+  const cells = new Int32Array(L + 1);
+  const from: ({ at: number; slot?: Slot } | undefined)[] = new Array(L + 1);
+  cover[0] = 0;
+  const better = (j: number, cv: number, cl: number): boolean => cv > cover[j] || (cv === cover[j] && cl < cells[j]);
+  for (let i = 0; i < L; i++) {
+    if (cover[i] < 0) continue;
+    if (better(i + 1, cover[i], cells[i])) {
+      cover[i + 1] = cover[i];
+      cells[i + 1] = cells[i];
+      from[i + 1] = { at: i };
+    }
+    for (const m of starts[i]) {
+      const j = i + m.len;
+      if (better(j, cover[i] + m.len - 1, cells[i] + 1)) {
+        cover[j] = cover[i] + m.len - 1;
+        cells[j] = cells[i] + 1;
+        from[j] = { at: i, slot: m.slot };
+      }
+    }
+  }
+  const slots: Slot[] = [];
+  const texts: string[] = [];
+  const literals: string[] = [""];
+  const steps: { at: number; to: number; slot?: Slot }[] = [];
+  for (let j = L; j > 0; j = from[j]!.at) steps.push({ ...from[j]!, to: j });
+  for (const s of steps.reverse()) {
+    if (s.slot) {
+      slots.push(s.slot);
+      texts.push(text.slice(s.at, s.to));
+      literals.push("");
+    } else literals[literals.length - 1] += text.slice(s.at, s.to);
+  }
+  return { slots, literals, texts };
+}
+
+/** True when one value (blank included) fills >= 95% of the rows: a cell that is there by coincidence. */
+function nearConstant(c: Col, n: number): boolean {
+  const counts = new Int32Array(c.nv);
+  for (let r = 0; r < n; r++) counts[c.scan.ids[r]]++;
+  let top = 0;
+  for (let i = 0; i < counts.length; i++) top = Math.max(top, counts[i]);
+  return top >= NEAR_CONSTANT * n;
+}
+
+/** A proposal as a rule's columns and parts; undefined past the contract's source limit. */
+function asRule(target: string, p: { slots: Slot[]; literals: string[] }, cols: readonly Col[]): TemplateRule | undefined {
+  const columns = [target];
+  const parts: TemplatePart[] = [];
+  p.slots.forEach((s, i) => {
+    if (p.literals[i] !== "") parts.push(p.literals[i]);
+    const name = cols[s.col].name;
+    let k = columns.indexOf(name);
+    if (k < 0) k = columns.push(name) - 1;
+    parts.push(s.decimals < 0 ? { column: k } : { column: k, decimals: s.decimals });
+  });
+  const last = p.literals[p.literals.length - 1];
+  if (last !== "") parts.push(last);
+  return columns.length - 1 > MAX_SOURCES ? undefined : { type: "template", columns, parts, share: 1 };
+}
+
+/** True when `rule` reads a column whose template (in `rules`) reads `rule`'s column, at any depth. */
+function cyclic(rule: TemplateRule, rules: readonly TemplateRule[]): boolean {
+  const writes = new Map(rules.map((r) => [r.columns[0], r.columns.slice(1)]));
+  const seen = new Set<string>();
+  const stack = rule.columns.slice(1);
+  while (stack.length > 0) {
+    const c = stack.pop()!;
+    if (c === rule.columns[0]) return true;
+    if (seen.has(c)) continue;
+    seen.add(c);
+    stack.push(...(writes.get(c) ?? []));
+  }
+  return false;
+}
