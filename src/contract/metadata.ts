@@ -386,6 +386,7 @@ export type Rule =
   | EmbeddedCodeRule
   | CalendarRule
   | TemplateRule
+  | NameGenderRule
   | DifferenceRule;
 
 /** Fields every {@link Rule} has. */
@@ -564,6 +565,19 @@ export interface TemplateRule extends RuleBase {
   columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<17>;
   /** Literals and cells, in order (at least one cell). */
   parts: (TemplatePart)[] & tags.MinItems<1> & tags.MaxItems<64>;
+}
+
+/**
+ * Name and sex: the first name of `columns[0]` (a first or full name) is a woman's where the
+ * row's `columns[1]` is one of `female` and a man's where it is one of `male`, as the public name
+ * lists say (faker's female and male first names; a name on both or neither says nothing).
+ */
+export interface NameGenderRule extends RuleBase {
+  type: "name_gender";
+  /** The name column, then the sex column. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  female: (string & tags.MinLength<1> & tags.MaxLength<64>)[] & tags.MinItems<1> & tags.MaxItems<4>;
+  male: (string & tags.MinLength<1> & tags.MaxLength<64>)[] & tags.MinItems<1> & tags.MaxItems<4>;
 }
 
 /**

@@ -16,6 +16,7 @@ import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type Fe
 import { Rng, deriveSeed } from "./sfc32";
 import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
 import { templateWriter } from "../rules/template";
+import { nameGenderWriter } from "../rules/name-gender";
 import { DecodedBatch, rowCells, type Cells, type DecodedColumn } from "./batch";
 
 /** Loaded for the first column written fresh (names, cities), not for every decode. */
@@ -90,6 +91,8 @@ export class Decoder {
   private readonly points: ReturnType<typeof coordinateWriter>;
   /** Writes each row's places from one gazetteer row of its state, after the rules. */
   private readonly places: ReturnType<typeof gazetteerRows>;
+  /** Writes first names of the row's sex, after points. */
+  private readonly names: ReturnType<typeof nameGenderWriter>;
   /** Writes template columns from the row's final cells, last. */
   private readonly templates: ReturnType<typeof templateWriter>;
   /** Per feature, cumulative 1-way probabilities of its non-blank codes (built on first use). */
@@ -99,14 +102,16 @@ export class Decoder {
     this.rules = new RuleEnforcer(metadata);
     this.points = coordinateWriter(metadata);
     this.places = gazetteerRows(metadata);
+    this.names = nameGenderWriter(metadata);
     this.templates = templateWriter(metadata);
   }
 
   /**
    * Makes every row of `table` keep `metadata.rules`, writes its places from one gazetteer row
    * (`../semantic/gazetteer-rows`), then writes its points inside their row's
-   * place (`metadata.coordinates`, `../semantic/coordinates`) and last its template columns
-   * (`../rules/template`), in place, as {@link decode} does by default.
+   * place (`metadata.coordinates`, `../semantic/coordinates`), its first names of the row's sex
+   * (`../rules/name-gender`) and last its template columns (`../rules/template`), in place, as
+   * {@link decode} does by default.
    * @param seed seeds the rules' draws (use the batch's decode seed).
    * @param fixed cells never rewritten (seed cells, `where` columns).
    * @param codes the rows' generated codes per feature: a broken combination is then replaced by
@@ -135,6 +140,7 @@ export class Decoder {
     const out = this.rules.active ? this.rules.apply(cells, seed, (f, rng) => this.drawValue(f, rng), fixed, codes) : { changed: 0, unrepaired: 0 };
     this.places?.apply(cells, seed, fixed);
     this.points?.apply(cells, seed, fixed, unread !== undefined ? (f) => unread.has(this.metadata.features[f]) : undefined);
+    if (this.names) out.changed += this.names.apply(cells, seed, fixed);
     if (this.templates) out.changed += this.templates.apply(cells, fixed);
     return out;
   }

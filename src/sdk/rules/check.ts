@@ -28,6 +28,8 @@
  * - `embedded_code`: undefined when a cell is blank; keeps when the identifier holds the code at `offset`.
  * - `difference`: undefined when a cell is blank or unreadable; keeps when the second minus the
  *   first is within [min, max] (half a unit of the finest decimals of slack).
+ * - `name_gender`: undefined when the name is blank or its first name of no known sex, or the sex
+ *   value is in neither list; keeps when the first name is of the row's sex.
  * - `template`: undefined when the written cell is blank; keeps when it is the template's text.
  * - `calendar`: undefined when a date cell is blank or not a date part; breaks on a day past its
  *   month's end or a weekday other than the date's (`./calendar`).
@@ -43,6 +45,7 @@ import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 import { calendarCheck } from "./calendar";
 import { templateCheck, templateText } from "./template";
+import { nameGenderCheck } from "./name-gender";
 
 /** `../semantic/attributes`, loaded by the first public-attribute rule. */
 function attributes(): typeof import("../semantic/attributes") {
@@ -80,6 +83,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "calendar":
     case "difference":
     case "template":
+    case "name_gender":
       return [...rule.columns];
     case "inequality":
       return [rule.high, rule.low];
@@ -121,6 +125,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns.slice(0, 3).join(", ")} a date${rule.columns[3] ? ` on weekday ${rule.columns[3]}` : ""}`;
     case "template":
       return `${rule.columns[0]} = "${templateText(rule)}"`;
+    case "name_gender":
+      return `${rule.columns[0]}'s first name of ${rule.columns[1]}`;
   }
 }
 
@@ -276,6 +282,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
       return differenceCheck(rule, readers.map((r) => r.index), metadata);
     case "template":
       return templateCheck(rule, readers.map((r) => r.index));
+    case "name_gender":
+      return nameGenderCheck(rule, readers.map((r) => r.index));
     case "inequality": {
       const [hi, lo] = readers;
       return (row) => {

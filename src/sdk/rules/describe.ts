@@ -28,7 +28,8 @@ export type RuleKey =
   | { type: "embedded_code"; columns: readonly string[] }
   | { type: "calendar"; columns: readonly string[] }
   | { type: "difference"; columns: readonly string[] }
-  | { type: "template"; columns: readonly string[] };
+  | { type: "template"; columns: readonly string[] }
+  | { type: "name_gender"; columns: readonly string[] };
 
 /**
  * A rule's stable id: `type:` then its columns joined by commas, in the rule's order
@@ -65,6 +66,8 @@ export function ruleId(rule: RuleKey): string {
       return `difference:${rule.columns.join(",")}`;
     case "template":
       return `template:${rule.columns.join(",")}`;
+    case "name_gender":
+      return `name_gender:${rule.columns.join(",")}`;
   }
 }
 
@@ -154,5 +157,7 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
     }
     case "template":
       return `template: ${rule.columns[0]} = "${templateText(rule)}"${share ? ` (${share} of rows)` : ""}${tail}`;
+    case "name_gender":
+      return `name and sex: ${rule.columns[0]}'s first name is a woman's where ${rule.columns[1]} is ${rule.female.join(" or ")}, a man's where ${rule.male.join(" or ")}${share ? ` (${share} of rows)` : ""}${tail}`;
   }
 }

@@ -26,7 +26,8 @@
  * 5b. difference ranges: the second cell is the first plus a difference drawn from the rule's
  *    quantiles (`./difference`); its columns are in no sum or other inequality (detection).
  * 6. structural zeros, all together: `./structural-zeros`.
- * Templates are not kept here: the decoder writes them last (`./template`).
+ * Templates and first names of the row's sex are not kept here: the decoder writes them last
+ * (`./name-gender`, then `./template`).
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
@@ -160,7 +161,8 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
       return c && calendarRule(rule, c);
     }
     case "template":
-      // Written after places and points by the decoder (`./template`).
+    case "name_gender":
+      // Written after places and points by the decoder (`./template`, `./name-gender`).
       return undefined;
     case "difference": {
       const c = cols(rule.columns);

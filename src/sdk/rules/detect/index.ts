@@ -24,6 +24,7 @@ import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute"
 import { declaredRule } from "./declared";
 import { detectCalendars } from "./calendar";
 import { detectTemplates } from "./template";
+import { detectNameGender } from "./name-gender";
 import { ruleColumns } from "../check";
 import { detectDifferences } from "./difference";
 import { RULE_LIMITS } from "./options";
@@ -81,6 +82,9 @@ export { lineOfRow } from "./declared";
  *   in no sum and no inequality with a third column, >= 30 rows with both, whose difference's
  *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of
  *   that window once the first column is shuffled.
+ * - **Name and sex** (`./name-gender`): a text column whose first names the public lists know in
+ *   >= 25% of rows, beside a categorical column of 2-3 values, one written with >= 90% women's
+ *   first names and one with >= 90% men's (>= 5 rows each).
  * - **Template** (`./template`): a text column (categorical or identifier) in no declared rule
  *   whose cells are the row's other cells written into one fixed text (`{x}-{y}`, `M {mag:.1f} -
  *   {place}`) in >= 99% of its >= 30 non-blank rows; detected rules naming that column are
@@ -124,6 +128,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...combinations,
       ...detectPublicAttributes(cols, n, catalogs),
       ...detectEmbeddedCodes(cols, n),
+      ...detectNameGender(cols, n),
       ...calendars,
       ...inequalities,
       ...sums,
