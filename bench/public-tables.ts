@@ -22,6 +22,18 @@ export interface PublicTable {
   licence: string;
   /** The issue's classes of defect the table can show. */
   classes: string;
+  /** A JSON file that is no array of flat records: the records it holds. */
+  records?: (json: unknown) => unknown[];
+}
+
+/** A GeoJSON FeatureCollection's points as records: the feature's id, its properties, longitude, latitude, depth. */
+function geoJsonPoints(json: unknown): unknown[] {
+  const features = (json as { features?: { id?: unknown; properties?: object; geometry?: { coordinates?: unknown[] } }[] }).features;
+  if (!Array.isArray(features)) throw new DataError("expected a GeoJSON FeatureCollection");
+  return features.map((f) => {
+    const [longitude, latitude, depth] = f.geometry?.coordinates ?? [];
+    return { id: f.id, ...f.properties, longitude, latitude, depth };
+  });
 }
 
 /** The public tables, by the name `--table` takes. */
@@ -107,6 +119,12 @@ export const PUBLIC_TABLES: Record<string, PublicTable> = {
     licence: "CC0 1.0 (FEC)",
     classes: "candidate names and ids, states, sums of money with sparse parts",
   },
+  earthquakes: {
+    file: "earthquakes.json",
+    licence: "U.S. Public Domain (USGS earthquake feed)",
+    classes: "columns written from other cells (id = net + code, page addresses holding the id), places in words, codes, times",
+    records: geoJsonPoints,
+  },
 };
 
 /** The package's data folder (its `exports` name only the built module, so the folder is found beside it). */
@@ -142,7 +160,8 @@ export async function publicTableCsv(name: string, dir: string): Promise<string>
   const path = join(vegaDataDir(), t.file);
   if (t.file.endsWith(".csv")) return path;
   const out = join(dir, `${name}.csv`);
-  await writeTableCsv(recordsTable(JSON.parse(readFileSync(path, "utf8")), t.file), out);
+  const json: unknown = JSON.parse(readFileSync(path, "utf8"));
+  await writeTableCsv(recordsTable(t.records ? t.records(json) : json, t.file), out);
   return out;
 }
 
