@@ -78,6 +78,14 @@ export class BatchTable implements Table {
     return this.at === undefined ? col : selectColumn(col, this.at);
   }
 
+  /**
+   * Column j as held, with the row map: row r is the column's row `at[r]` (r when `at` is
+   * undefined); nothing copied. Needs {@link byColumn}.
+   */
+  sourceColumn(j: number): { col: DecodedColumn; at: Int32Array | undefined } {
+    return { col: this.source!.cells[j], at: this.at };
+  }
+
   /** Rows `rows` of this table, in that order, by column: the row maps composed, no cell copied. */
   select(rows: ArrayLike<number>): BatchTable {
     const at = new Int32Array(rows.length);
@@ -158,19 +166,21 @@ function tableIds(t: Table, columns: readonly string[], keysOf: (t: Table) => st
   const n = rowCount(t);
   const cols = columns.map((name, c) => {
     const j = t.columns.indexOf(name);
-    const col = b !== undefined && j >= 0 ? b.column(j) : undefined;
+    const held = b !== undefined && j >= 0 ? b.sourceColumn(j) : undefined;
     const keyOf = (text: string): number => numbers.id(c, keysOf({ columns: [name], rows: [[text]] })[0]);
-    if (col?.kind === "dict") {
+    if (held !== undefined && held.col.kind === "dict") {
+      const { col, at } = held;
       const entry = keysOf({ columns: [name], rows: col.dict.map((v) => [v]) });
       const ids = new Int32Array(entry.length).fill(-1);
       return (r: number): number => {
-        const e = col.index[r];
+        const e = col.index[at === undefined ? r : at[r]];
         if (ids[e] < 0) ids[e] = numbers.id(c, entry[e]);
         return ids[e];
       };
     }
     const memo = new Map<string, number>();
-    const text = j < 0 ? (): string => "" : col !== undefined ? (r: number): string => cellText(col, r) : (r: number): string => t.rows[r][j];
+    const text =
+      j < 0 ? (): string => "" : held !== undefined ? (r: number): string => cellText(held.col, held.at === undefined ? r : held.at[r]) : (r: number): string => t.rows[r][j];
     return (r: number): number => {
       const v = text(r);
       let id = memo.get(v);
