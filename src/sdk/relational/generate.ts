@@ -159,38 +159,36 @@ function codedIds(coded: readonly CodedColumn[], m: number, numbers: KeyNumbers)
 /**
  * Per column of `columns`, per row of `t` its key's id: `keysOf` of the cell alone ("" for a
  * column `t` lacks), called once per code-book entry of a table held by column, else once per
- * distinct cell text. Rows in order, columns in turn per row, so ids follow first appearance.
+ * distinct cell text. Rows in order, so a column's ids follow first appearance.
  */
 function tableIds(t: Table, columns: readonly string[], keysOf: (t: Table) => string[], numbers: KeyNumbers): Int32Array[] {
   const b = byColumn(t);
   const n = rowCount(t);
-  const cols = columns.map((name, c) => {
+  return columns.map((name, c) => {
+    const out = new Int32Array(n);
     const j = t.columns.indexOf(name);
     const held = b !== undefined && j >= 0 ? b.sourceColumn(j) : undefined;
-    const keyOf = (text: string): number => numbers.id(c, keysOf({ columns: [name], rows: [[text]] })[0]);
+    const at = held?.at;
     if (held !== undefined && held.col.kind === "dict") {
-      const { col, at } = held;
+      const col = held.col;
       const entry = keysOf({ columns: [name], rows: col.dict.map((v) => [v]) });
       const ids = new Int32Array(entry.length).fill(-1);
-      return (r: number): number => {
+      for (let r = 0; r < n; r++) {
         const e = col.index[at === undefined ? r : at[r]];
         if (ids[e] < 0) ids[e] = numbers.id(c, entry[e]);
-        return ids[e];
-      };
+        out[r] = ids[e];
+      }
+      return out;
     }
     const memo = new Map<string, number>();
-    const text =
-      j < 0 ? (): string => "" : held !== undefined ? (r: number): string => cellText(held.col, held.at === undefined ? r : held.at[r]) : (r: number): string => t.rows[r][j];
-    return (r: number): number => {
-      const v = text(r);
+    for (let r = 0; r < n; r++) {
+      const v = j < 0 ? "" : held !== undefined ? cellText(held.col, at === undefined ? r : at[r]) : t.rows[r][j];
       let id = memo.get(v);
-      if (id === undefined) memo.set(v, (id = keyOf(v)));
-      return id;
-    };
+      if (id === undefined) memo.set(v, (id = numbers.id(c, keysOf({ columns: [name], rows: [[v]] })[0])));
+      out[r] = id;
+    }
+    return out;
   });
-  const out = columns.map(() => new Int32Array(n));
-  for (let r = 0; r < n; r++) for (let c = 0; c < cols.length; c++) out[c][r] = cols[c](r);
-  return out;
 }
 
 /**
@@ -685,22 +683,21 @@ export function fillNumberedSlots(keys: NumberedKeys, slotParent: readonly numbe
   const avoid = opts.avoid;
   const { rowFull, rowFirst, parentFull, parentFirst } = keys;
   // Rows by full key and by first key, each in random order; a row is taken once.
-  const order = Array.from(rng.shuffle(iota(rowFull.length)));
-  const full: number[][] = Array.from({ length: keys.fulls }, () => []);
-  const first: number[][] = Array.from({ length: keys.firsts }, () => []);
-  for (const i of order) {
-    full[rowFull[i]].push(i);
-    first[rowFirst[i]].push(i);
-  }
+  const order = rng.shuffle(iota(rowFull.length));
+  const full = RowLists.of(rowFull, keys.fulls, order);
+  const first = RowLists.of(rowFirst, keys.firsts, order);
+  const all = new RowLists(order, Int32Array.of(0), Int32Array.of(order.length));
   const taken = new Uint8Array(rowFull.length);
-  const take = (list: number[], parent: number): number => {
-    for (let k = list.length - 1, seen = 0; k >= 0 && seen <= AVOID_SCAN; k--) {
-      const i = list[k];
+  const take = (lists: RowLists, list: number, parent: number): number => {
+    const { items, start, size } = lists;
+    const base = start[list];
+    for (let k = size[list] - 1, seen = 0; k >= 0 && seen <= AVOID_SCAN; k--) {
+      const i = items[base + k];
       const skip = taken[i] === 0 && avoid !== undefined && avoid[i] === parent;
       if (!skip) {
         // Swap-remove: the row moved into k was looked at already.
-        list[k] = list[list.length - 1];
-        list.pop();
+        items[base + k] = items[base + size[list] - 1];
+        size[list]--;
         if (taken[i] === 0) {
           taken[i] = 1;
           return i;
@@ -711,10 +708,34 @@ export function fillNumberedSlots(keys: NumberedKeys, slotParent: readonly numbe
   };
   const slotOrder = rng.shuffle(iota(slotParent.length));
   const chosen = new Int32Array(slotParent.length).fill(-1);
-  for (const s of slotOrder) chosen[s] = take(full[parentFull[slotParent[s]]], slotParent[s]);
-  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first[parentFirst[slotParent[s]]], slotParent[s]);
-  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(order, slotParent[s]);
+  for (const s of slotOrder) chosen[s] = take(full, parentFull[slotParent[s]], slotParent[s]);
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first, parentFirst[slotParent[s]], slotParent[s]);
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(all, 0, slotParent[s]);
   return chosen;
+}
+
+/** Lists of rows held in one array: list k is `items[start[k] .. start[k] + size[k])`. */
+class RowLists {
+  constructor(
+    readonly items: Int32Array,
+    readonly start: Int32Array,
+    readonly size: Int32Array,
+  ) {}
+
+  /** Per id below `count`, the rows of that id (`ids[row]`), in the order `order` gives them. */
+  static of(ids: Int32Array, count: number, order: Int32Array): RowLists {
+    const size = new Int32Array(count);
+    for (let i = 0; i < ids.length; i++) size[ids[i]]++;
+    const start = new Int32Array(count);
+    for (let k = 1; k < count; k++) start[k] = start[k - 1] + size[k - 1];
+    const items = new Int32Array(ids.length);
+    const fill = start.slice();
+    for (let q = 0; q < order.length; q++) {
+      const i = order[q];
+      items[fill[ids[i]]++] = i;
+    }
+    return new RowLists(items, start, size);
+  }
 }
 
 /**
