@@ -43,8 +43,8 @@ const WRITER_MEMO = 1 << 17;
 
 /**
  * `write` (a pure function of its value) with its texts kept per value: a grain's drawn values
- * are points of a lattice and repeat (200,000 drawn flights hold about 5,800 distinct
- * latitudes), so a repeated value reuses one string instead of formatting a new one.
+ * are points of a lattice and repeat, so a repeated value reuses one string instead of
+ * formatting a new one (docs/relational.md "Scale, the sample's excess cut").
  */
 export function memoWriter(write: (x: number) => string): (x: number) => string {
   const memo = new Map<number, string>();

@@ -198,9 +198,8 @@ function stateAt(g: GazetteerPoints, lat: number, lon: number): string | undefin
 const STATE_MEMO_POINTS = 1 << 18;
 
 /**
- * {@link stateAt} remembered per point: a model's decoded points repeat (its cells lie on the
- * real values' lattice: 200,000 drawn flights hold about 12,700 distinct destinations), and the
- * nearest-point search is the placement's main cost.
+ * {@link stateAt} remembered per point: a model's decoded points repeat (its cells lie on the real
+ * values' lattice), and the nearest-point search is the placement's main cost.
  */
 class StateAtMemo {
   private readonly byLat = new Map<number, Map<number, string | undefined>>();
