@@ -13,9 +13,14 @@
  * RSS); the server's core-s over the step come from /proc/<pid>/stat.
  *
  *   node dist/bench/relational-scale.js [--rows 1000000] [--config JSON] [--repeat 1] [--show 5]
+ *
+ * Sample only, on models fitted once: `--keep DIR` keeps the store, the database and the model ids
+ * (DIR/ids.json) after a full run; `--keep DIR --sample-only` then runs only the two samples on
+ * them, `--cli FILE` with another build's `synthd` (`/work/main/dist/src/cli/main.js`) for the
+ * samples, so two builds are measured on the same models.
  */
 import { spawn } from "node:child_process";
-import { copyFileSync, createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
 import { Rng } from "../src/sdk/generate/sfc32";
@@ -91,51 +96,71 @@ async function main(): Promise<void> {
     .option("--repeat <n>", "runs of both sides", (v) => Number(v), 1)
     .option("--show <n>", "first rows of each output shown", (v) => Number(v), 5)
     .option("--flat-fit <file>", "(child role) fit FILE alone and print the model id")
+    .option("--keep <dir>", "work in DIR and keep it (store, database, DIR/ids.json)")
+    .option("--sample-only", "with --keep: sample the models DIR/ids.json names, no fit")
+    .option("--cli <file>", "the synthd CLI the samples run (default this build's)", CLI)
     .parse();
-  const opts = program.opts<{ rows: number; config: string; repeat: number; show: number; flatFit?: string }>();
+  const opts = program.opts<{ rows: number; config: string; repeat: number; show: number; flatFit?: string; keep?: string; sampleOnly?: boolean; cli: string }>();
   if (opts.flatFit !== undefined) return flatFit(opts.flatFit, opts.config);
-  const work = tempDir("synthd-relscale-");
+  if (opts.sampleOnly && opts.keep === undefined) throw new Error("--sample-only needs --keep DIR");
+  const work = opts.keep ?? tempDir("synthd-relscale-");
+  mkdirSync(work, { recursive: true });
+  const idsFile = join(work, "ids.json");
+  const reuse = opts.sampleOnly === true ? (JSON.parse(readFileSync(idsFile, "utf8")) as { flatId: string; dbId: string; key: string }) : undefined;
   const store = join(work, "store");
   const server = await startServer(store);
   const pid = server.child.pid!;
   try {
-    // A live key with a large quota: the sandbox's 100,000 rows a month are less than one run.
-    const key = await runCli(["keys", "create", "--data-dir", store, "--org", "benchscale", "--env", "live"]);
-    if (key.code !== 0) throw new Error(`keys create failed: ${key.stderr}`);
-    const quota = await runCli(["orgs", "set", "--data-dir", store, "--org", "benchscale", "--live-quota", String(1_000_000_000)]);
-    if (quota.code !== 0) throw new Error(`orgs set failed: ${quota.stderr}`);
-    const env = { SYNTHD_URL: server.url, SYNTHD_API_KEY: key.stdout.trim().split("\n").pop()!, SYNTHD_FILTER_DIR: join(work, "filters") };
+    let apiKey = reuse?.key;
+    if (apiKey === undefined) {
+      // A live key with a large quota: the sandbox's 100,000 rows a month are less than one run.
+      const key = await runCli(["keys", "create", "--data-dir", store, "--org", "benchscale", "--env", "live"]);
+      if (key.code !== 0) throw new Error(`keys create failed: ${key.stderr}`);
+      const quota = await runCli(["orgs", "set", "--data-dir", store, "--org", "benchscale", "--live-quota", String(1_000_000_000)]);
+      if (quota.code !== 0) throw new Error(`orgs set failed: ${quota.stderr}`);
+      apiKey = key.stdout.trim().split("\n").pop()!;
+    }
+    const env = { SYNTHD_URL: server.url, SYNTHD_API_KEY: apiKey, SYNTHD_FILTER_DIR: join(work, "filters") };
     const dir = join(work, "db");
-    mkdirSync(dir);
-    await makeDatabase(dir, opts.rows, 41);
-    console.log(`database: airports.csv + flights.csv (${opts.rows} rows resampled from flights-20k.csv); config ${opts.config}`);
+    if (reuse === undefined) {
+      if (!existsSync(dir)) mkdirSync(dir);
+      await makeDatabase(dir, opts.rows, 41);
+    }
+    console.log(`database: airports.csv + flights.csv (${opts.rows} rows resampled from flights-20k.csv); config ${opts.config}${reuse !== undefined ? `; models of ${idsFile}, samples by ${opts.cli}` : ""}`);
     const time = join(work, "time.txt");
     for (let r = 0; r < opts.repeat; r++) {
       const flatOut = join(work, `flat-${r}.csv`);
       const dbOut = join(work, `db-${r}`);
-      const fFit = await measured([__filename, "--flat-fit", join(dir, "flights.csv"), "--config", opts.config], env, pid, time);
-      const flatId = fFit.stdout.trim().split("\n").pop()!;
-      const fSample = await measured([CLI, "sample", flatId, "-n", String(opts.rows), "--seed", "1", "--no-filter", "-o", flatOut], env, pid, time);
-      const dFit = await measured([CLI, "fit", dir, "--config", opts.config], env, pid, time);
-      const dbId = dFit.stdout.trim().split("\n").pop()!;
-      const dSample = await measured([CLI, "sample", dbId, "--seed", "1", "-o", dbOut], env, pid, time);
+      const fFit = reuse === undefined ? await measured([__filename, "--flat-fit", join(dir, "flights.csv"), "--config", opts.config], env, pid, time) : undefined;
+      const flatId = reuse?.flatId ?? fFit!.stdout.trim().split("\n").pop()!;
+      const fSample = await measured([opts.cli, "sample", flatId, "-n", String(opts.rows), "--seed", "1", "--no-filter", "-o", flatOut], env, pid, time);
+      const dFit = reuse === undefined ? await measured([CLI, "fit", dir, "--config", opts.config], env, pid, time) : undefined;
+      const dbId = reuse?.dbId ?? dFit!.stdout.trim().split("\n").pop()!;
+      if (opts.keep !== undefined && reuse === undefined) writeFileSync(idsFile, JSON.stringify({ flatId, dbId, key: apiKey }));
+      removeDir(dbOut);
+      const dSample = await measured([opts.cli, "sample", dbId, "--seed", "1", "-o", dbOut], env, pid, time);
       const total = (c: Cost): number => c.server + c.client;
       console.log(`\nrun ${r + 1}`);
-      console.log(`flat fit:        ${fmt(fFit)}`);
-      console.log(`database fit:    ${fmt(dFit)}  -> ${(total(dFit) / total(fFit)).toFixed(2)}x core-s`);
+      if (fFit !== undefined && dFit !== undefined) {
+        console.log(`flat fit:        ${fmt(fFit)}`);
+        console.log(`database fit:    ${fmt(dFit)}  -> ${(total(dFit) / total(fFit)).toFixed(2)}x core-s`);
+      }
       console.log(`flat sample:     ${fmt(fSample)}`);
       console.log(`database sample: ${fmt(dSample)}  -> ${(total(dSample) / total(fSample)).toFixed(2)}x core-s`);
-      console.log(`fit + sample:    ${((total(dFit) + total(dSample)) / (total(fFit) + total(fSample))).toFixed(2)}x core-s, ${((dFit.wall + dSample.wall) / (fFit.wall + fSample.wall)).toFixed(2)}x wall`);
+      if (fFit !== undefined && dFit !== undefined) {
+        console.log(`fit + sample:    ${((total(dFit) + total(dSample)) / (total(fFit) + total(fSample))).toFixed(2)}x core-s, ${((dFit.wall + dSample.wall) / (fFit.wall + fSample.wall)).toFixed(2)}x wall`);
+      }
       if (r === 0) {
         const head = (f: string): string => readFileSync(f, "utf8").split("\n").slice(0, opts.show + 1).join("\n");
         console.log(`\nreal flights\n${head(join(dir, "flights.csv"))}\nflat synthetic\n${head(flatOut)}\ndatabase synthetic\n${head(join(dbOut, "flights.csv"))}`);
       }
-      removeDir(dbOut);
+      // Kept with --keep (until the next run): the output, to compare two builds' bytes.
+      if (opts.keep === undefined) removeDir(dbOut);
       writeFileSync(flatOut, "");
     }
   } finally {
     await server.kill("SIGTERM");
-    removeDir(work);
+    if (opts.keep === undefined) removeDir(work);
   }
 }
 

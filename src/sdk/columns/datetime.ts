@@ -11,7 +11,7 @@ import { inferGranularity, unitIndex, unitStart, UNIT_MS, type FixedGranularity,
 import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
 import type { ColumnCodec, ColumnScan, ColumnType, FeatureDecoder, ValueRange } from "./common";
-import { grainDecoder, grainOf } from "./numerical-grain";
+import { grainDecoder, grainOf, sharedWriter } from "./numerical-grain";
 
 /** Distinct texts memoised per column read with luxon before the memo is cleared (memory bound). */
 const DATETIME_MEMO = 100_000;
@@ -129,7 +129,8 @@ export function clockGrainDecoder(
     ...(range.lo !== undefined ? { lo: range.lo + shift } : {}),
     ...(range.hi !== undefined ? { hi: range.hi + shift } : {}),
   };
-  return grainDecoder(f, K, e.map((x) => x + shift), missingCode, view.stats, plain, local, (y) => fmt.write(y - shift, offset));
+  const write = sharedWriter(`datetime\u0000${stats.format}\u0000${offset}\u0000${shift}`, () => (y) => fmt.write(y - shift, offset));
+  return grainDecoder(f, K, e.map((x) => x + shift), missingCode, view.stats, plain, local, write);
 }
 
 /** Distinct days a column needs before a day of the week it never falls on is kept absent. */

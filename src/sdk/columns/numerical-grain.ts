@@ -38,6 +38,39 @@ interface Grain {
   m?: number;
 }
 
+/** Most values a {@link memoWriter} keeps: past it, a new value is written and not kept. */
+const WRITER_MEMO = 1 << 17;
+
+/**
+ * `write` (a pure function of its value) with its texts kept per value: a grain's drawn values
+ * are points of a lattice and repeat, so a repeated value reuses one string instead of
+ * formatting a new one (docs/relational.md "Scale, the sample's excess cut").
+ */
+export function memoWriter(write: (x: number) => string): (x: number) => string {
+  const memo = new Map<number, string>();
+  return (x) => {
+    let s = memo.get(x);
+    if (s === undefined) {
+      s = write(x);
+      if (memo.size < WRITER_MEMO) memo.set(x, s);
+    }
+    return s;
+  };
+}
+
+/** {@link memoWriter}s shared by every decoder of the process, by what they write. */
+const sharedWriters = new Map<string, (x: number) => string>();
+
+/**
+ * The process's {@link memoWriter} of `key`, made by `make` on first use: the grain decoders of
+ * one column's cell ranges (one per bin and partner code) share its texts.
+ */
+export function sharedWriter(key: string, make: () => (x: number) => string): (x: number) => string {
+  let w = sharedWriters.get(key);
+  if (w === undefined) sharedWriters.set(key, (w = memoWriter(make())));
+  return w;
+}
+
 /**
  * Writes a number with `d` decimals, trailing zeros dropped down to `minDecimals` unless `fixed`,
  * never `-0`; with `digits`, rounded to that many significant digits first and written in its
@@ -386,7 +419,9 @@ export function grainDecoder(
     return mm >= 1 && Math.abs(g * scale - mm) <= 1e-9 * mm ? { g, m: mm } : { g };
   });
   for (let j = 0; j + 1 < m; j++) if (!includes(grains[j], grains[j + 1])) return undefined;
-  const write = writeValue ?? numberWriter(d, stats.fixed_decimals === true && d > 0, stats.min_decimals ?? 0, stats.digits);
+  const fixed = stats.fixed_decimals === true && d > 0;
+  const minDecimals = stats.min_decimals ?? 0;
+  const write = writeValue ?? sharedWriter(`number\u0000${d}\u0000${fixed}\u0000${minDecimals}\u0000${stats.digits}`, () => numberWriter(d, fixed, minDecimals, stats.digits));
   const lattices = grains.map((gr) => grainLattice(gr, d, write));
   const half = 0.5 / scale;
   // Whether point k of grain j is a point of grain j + 1 (then it belongs to that grain's share).

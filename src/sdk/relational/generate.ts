@@ -78,6 +78,14 @@ export class BatchTable implements Table {
     return this.at === undefined ? col : selectColumn(col, this.at);
   }
 
+  /**
+   * Column j as held, with the row map: row r is the column's row `at[r]` (r when `at` is
+   * undefined); nothing copied. Needs {@link byColumn}.
+   */
+  sourceColumn(j: number): { col: DecodedColumn; at: Int32Array | undefined } {
+    return { col: this.source!.cells[j], at: this.at };
+  }
+
   /** Rows `rows` of this table, in that order, by column: the row maps composed, no cell copied. */
   select(rows: ArrayLike<number>): BatchTable {
     const at = new Int32Array(rows.length);
@@ -96,33 +104,142 @@ function byColumn(t: Table): BatchTable | undefined {
   return t instanceof BatchTable && t.byColumn ? t : undefined;
 }
 
-/** Per row of `t`, its cells of `columns` ("" for a column `t` lacks), read column by column. */
-function cellsOf(t: Table, columns: readonly string[]): string[][] {
-  const b = byColumn(t);
-  const cj = columns.map((c) => t.columns.indexOf(c));
-  if (b === undefined) return t.rows.map((r) => cj.map((j) => (j < 0 ? "" : r[j])));
-  const out = new Array<string[]>(b.length);
-  for (let r = 0; r < b.length; r++) out[r] = new Array<string>(cj.length);
-  cj.forEach((j, k) => {
-    const col = j < 0 ? undefined : b.column(j);
-    for (let r = 0; r < b.length; r++) out[r][k] = col === undefined ? "" : cellText(col, r);
-  });
+/**
+ * Context keys as numbers, the grouping {@link fillSlots} makes of `codeKeys` strings without a
+ * string per row: each context column's key (`codeKeys` of its cell alone, or a drawn code's key)
+ * numbered in a numbering the rows and the parents share, rows first, so ids follow the rows'
+ * first appearance; a row's full key is the tuple of its columns' ids, numbered the same way.
+ * `codeKeys` joins its columns' keys by NUL, so equal tuples are equal joined keys.
+ */
+export interface NumberedKeys {
+  /** Per row, the id of its full key; per row, the id of its first context column's key. */
+  rowFull: Int32Array;
+  rowFirst: Int32Array;
+  /** The same per parent. */
+  parentFull: Int32Array;
+  parentFirst: Int32Array;
+  /** Number of full keys and of first-column keys (ids are below these). */
+  fulls: number;
+  firsts: number;
+}
+
+/** Per context column, key text -> id, in order of first use. */
+class KeyNumbers {
+  private readonly ids: Map<string, number>[];
+  constructor(width: number) {
+    this.ids = Array.from({ length: width }, () => new Map<string, number>());
+  }
+  id(c: number, key: string): number {
+    const m = this.ids[c];
+    let k = m.get(key);
+    if (k === undefined) m.set(key, (k = m.size));
+    return k;
+  }
+  /** Distinct keys of column c so far. */
+  size(c: number): number {
+    return this.ids[c].size;
+  }
+}
+
+/** Per column of `coded`, per row its key's id: a code's key looked up once. */
+function codedIds(coded: readonly CodedColumn[], m: number, numbers: KeyNumbers): Int32Array[] {
+  const out = coded.map(() => new Int32Array(m));
+  const byCode = coded.map((c) => new Int32Array(c.keys.length).fill(-1));
+  for (let r = 0; r < m; r++) {
+    for (let c = 0; c < coded.length; c++) {
+      const code = coded[c].codes[r];
+      let id = byCode[c][code];
+      if (id < 0) byCode[c][code] = id = numbers.id(c, coded[c].keys[code]);
+      out[c][r] = id;
+    }
+  }
   return out;
 }
 
 /**
- * Per row of `t`, `keysOf` of its cells of `columns`: on a code-book column of a table held by
- * column, once per dictionary entry (a million rows, a few hundred entries).
+ * Per column of `columns`, per row of `t` its key's id: `keysOf` of the cell alone ("" for a
+ * column `t` lacks), called once per code-book entry of a table held by column, else once per
+ * distinct cell text. Rows in order, so a column's ids follow first appearance.
  */
-function contextKeys(t: Table, columns: readonly string[], keysOf: (t: Table) => string[]): string[] {
+function tableIds(t: Table, columns: readonly string[], keysOf: (t: Table) => string[], numbers: KeyNumbers): Int32Array[] {
   const b = byColumn(t);
-  const j = columns.length === 1 ? t.columns.indexOf(columns[0]) : -1;
-  const col = b !== undefined && j >= 0 ? b.column(j) : undefined;
-  if (col === undefined || col.kind !== "dict") return keysOf({ columns: [...columns], rows: cellsOf(t, columns) });
-  const entry = keysOf({ columns: [...columns], rows: col.dict.map((v) => [v]) });
-  const out = new Array<string>(b!.length);
-  for (let r = 0; r < out.length; r++) out[r] = entry[col.index[r]];
-  return out;
+  const n = rowCount(t);
+  return columns.map((name, c) => {
+    const out = new Int32Array(n);
+    const j = t.columns.indexOf(name);
+    const held = b !== undefined && j >= 0 ? b.sourceColumn(j) : undefined;
+    const at = held?.at;
+    if (held !== undefined && held.col.kind === "dict") {
+      const col = held.col;
+      const entry = keysOf({ columns: [name], rows: col.dict.map((v) => [v]) });
+      const ids = new Int32Array(entry.length).fill(-1);
+      for (let r = 0; r < n; r++) {
+        const e = col.index[at === undefined ? r : at[r]];
+        if (ids[e] < 0) ids[e] = numbers.id(c, entry[e]);
+        out[r] = ids[e];
+      }
+      return out;
+    }
+    const memo = new Map<string, number>();
+    for (let r = 0; r < n; r++) {
+      const v = j < 0 ? "" : held !== undefined ? cellText(held.col, at === undefined ? r : at[r]) : t.rows[r][j];
+      let id = memo.get(v);
+      if (id === undefined) memo.set(v, (id = numbers.id(c, keysOf({ columns: [name], rows: [[v]] })[0])));
+      out[r] = id;
+    }
+    return out;
+  });
+}
+
+/**
+ * {@link NumberedKeys} of rows and parents given per column ids ({@link codedIds},
+ * {@link tableIds}) of one {@link KeyNumbers}, the rows numbered first.
+ */
+function numberKeys(rowIds: readonly Int32Array[], parentIds: readonly Int32Array[], numbers: KeyNumbers): NumberedKeys {
+  const width = rowIds.length;
+  const sizes = rowIds.map((_, c) => numbers.size(c));
+  // A tuple as one number while the ids' product stays exact, else as text.
+  const exact = sizes.reduce((a, b) => a * Math.max(b, 1), 1) < 2 ** 53;
+  const fullOf = new Map<number | string, number>();
+  const full = (ids: readonly Int32Array[], r: number): number => {
+    let key: number | string = ids[0][r];
+    for (let c = 1; c < width; c++) key = exact ? (key as number) * sizes[c] + ids[c][r] : `${key},${ids[c][r]}`;
+    let id = fullOf.get(key);
+    if (id === undefined) fullOf.set(key, (id = fullOf.size));
+    return id;
+  };
+  const fulls = (ids: readonly Int32Array[]): Int32Array => {
+    const n = ids[0]?.length ?? 0;
+    const out = new Int32Array(n);
+    for (let r = 0; r < n; r++) out[r] = full(ids, r);
+    return out;
+  };
+  const rowFull = fulls(rowIds);
+  const parentFull = fulls(parentIds);
+  return { rowFull, rowFirst: rowIds[0], parentFull, parentFirst: parentIds[0], fulls: fullOf.size, firsts: numbers.size(0) };
+}
+
+/** {@link NumberedKeys} of key strings (columns' keys joined by NUL, as `codeKeys` gives them). */
+export function numberKeyStrings(rowKeys: readonly string[], parentKeys: readonly string[]): NumberedKeys {
+  const fullOf = new Map<string, number>();
+  const firstOfKey = new Map<string, number>();
+  const number = (keys: readonly string[]): [Int32Array, Int32Array] => {
+    const full = new Int32Array(keys.length);
+    const first = new Int32Array(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      let id = fullOf.get(keys[i]);
+      if (id === undefined) fullOf.set(keys[i], (id = fullOf.size));
+      const f = firstOf(keys[i]);
+      let fi = firstOfKey.get(f);
+      if (fi === undefined) firstOfKey.set(f, (fi = firstOfKey.size));
+      full[i] = id;
+      first[i] = fi;
+    }
+    return [full, first];
+  };
+  const [rowFull, rowFirst] = number(rowKeys);
+  const [parentFull, parentFirst] = number(parentKeys);
+  return { rowFull, rowFirst, parentFull, parentFirst, fulls: fullOf.size, firsts: firstOfKey.size };
 }
 
 /** One table's fitted model as generation uses it (a `Synthesizer`, or a test's stand-in). */
@@ -161,17 +278,6 @@ export interface CodedColumn {
 function iota(n: number): Int32Array {
   const out = new Int32Array(n);
   for (let i = 0; i < n; i++) out[i] = i;
-  return out;
-}
-
-/** Per row, the keys of `coded` (its columns' code keys joined by NUL, as `codeKeys` joins them). */
-function joinedKeys(coded: readonly CodedColumn[], m: number): string[] {
-  const out = new Array<string>(m);
-  for (let r = 0; r < m; r++) {
-    let k = coded[0].keys[coded[0].codes[r]];
-    for (let c = 1; c < coded.length; c++) k += "\u0000" + coded[c].keys[coded[c].codes[r]];
-    out[r] = k;
-  }
   return out;
 }
 
@@ -514,13 +620,16 @@ export async function matchedChildRows(
   const cols = fk.context.map((c) => c.column);
   const pj = fk.context.map((c) => parent.columns.indexOf(c.parentColumn));
   const poolCoded = codedOf(drawn.coded, fk);
-  const poolKeys = poolCoded !== undefined ? joinedKeys(poolCoded, rowCount(pool)) : contextKeys(pool, cols, model.codeKeys!.bind(model));
-  const parentKeys = model.codeKeys!({ columns: cols, rows: parent.rows.map((r) => pj.map((j) => r[j])) });
+  const keysOf = model.codeKeys!.bind(model);
+  const numbers = new KeyNumbers(cols.length);
+  const poolIds = poolCoded !== undefined ? codedIds(poolCoded, rowCount(pool), numbers) : tableIds(pool, cols, keysOf, numbers);
+  const parentIds = tableIds({ columns: cols, rows: parent.rows.map((r) => pj.map((j) => r[j])) }, cols, keysOf, numbers);
+  const keys = numberKeys(poolIds, parentIds, numbers);
   const slots: number[] = [];
   counts.forEach((c, i) => {
     for (let k = 0; k < c; k++) slots.push(i);
   });
-  const chosen = fillSlots(poolKeys, parentKeys, slots, rng);
+  const chosen = fillNumberedSlots(keys, slots, rng);
   const coded = drawn.coded?.map((c) => {
     const codes = new Int32Array(chosen.length);
     for (let s = 0; s < chosen.length; s++) codes[s] = c.codes[chosen[s]];
@@ -566,45 +675,29 @@ export interface FillOptions {
  * @returns per slot its row, -1 when no row is left for it.
  */
 export function fillSlots(rowKeys: readonly string[], parentKeys: readonly string[], slotParent: readonly number[], rng: Rng, opts: FillOptions = {}): Int32Array {
+  return fillNumberedSlots(numberKeyStrings(rowKeys, parentKeys), slotParent, rng, opts);
+}
+
+/** {@link fillSlots} on keys numbered ({@link NumberedKeys}): the same rows for the same grouping. */
+export function fillNumberedSlots(keys: NumberedKeys, slotParent: readonly number[], rng: Rng, opts: FillOptions = {}): Int32Array {
   const avoid = opts.avoid;
+  const { rowFull, rowFirst, parentFull, parentFirst } = keys;
   // Rows by full key and by first key, each in random order; a row is taken once.
-  const order = Array.from(rng.shuffle(iota(rowKeys.length)));
-  // Keys numbered once (one lookup per row); per full key its first key's number.
-  const fullId = new Map<string, number>();
-  const firstId = new Map<string, number>();
-  const firstOfFull: number[] = [];
-  const rowId = new Int32Array(rowKeys.length);
-  for (let i = 0; i < rowKeys.length; i++) {
-    let id = fullId.get(rowKeys[i]);
-    if (id === undefined) {
-      fullId.set(rowKeys[i], (id = firstOfFull.length));
-      const f = firstOf(rowKeys[i]);
-      let fi = firstId.get(f);
-      if (fi === undefined) firstId.set(f, (fi = firstId.size));
-      firstOfFull.push(fi);
-    }
-    rowId[i] = id;
-  }
-  const full: number[][] = firstOfFull.map(() => []);
-  const first: number[][] = Array.from({ length: firstId.size }, () => []);
-  for (const i of order) {
-    full[rowId[i]].push(i);
-    first[firstOfFull[rowId[i]]].push(i);
-  }
-  const listOf = (lists: number[][], ids: Map<string, number>, key: string): number[] | undefined => {
-    const id = ids.get(key);
-    return id === undefined ? undefined : lists[id];
-  };
-  const taken = new Uint8Array(rowKeys.length);
-  const take = (list: number[] | undefined, parent: number): number => {
-    if (list === undefined) return -1;
-    for (let k = list.length - 1, seen = 0; k >= 0 && seen <= AVOID_SCAN; k--) {
-      const i = list[k];
+  const order = rng.shuffle(iota(rowFull.length));
+  const full = RowLists.of(rowFull, keys.fulls, order);
+  const first = RowLists.of(rowFirst, keys.firsts, order);
+  const all = new RowLists(order, Int32Array.of(0), Int32Array.of(order.length));
+  const taken = new Uint8Array(rowFull.length);
+  const take = (lists: RowLists, list: number, parent: number): number => {
+    const { items, start, size } = lists;
+    const base = start[list];
+    for (let k = size[list] - 1, seen = 0; k >= 0 && seen <= AVOID_SCAN; k--) {
+      const i = items[base + k];
       const skip = taken[i] === 0 && avoid !== undefined && avoid[i] === parent;
       if (!skip) {
         // Swap-remove: the row moved into k was looked at already.
-        list[k] = list[list.length - 1];
-        list.pop();
+        items[base + k] = items[base + size[list] - 1];
+        size[list]--;
         if (taken[i] === 0) {
           taken[i] = 1;
           return i;
@@ -615,10 +708,34 @@ export function fillSlots(rowKeys: readonly string[], parentKeys: readonly strin
   };
   const slotOrder = rng.shuffle(iota(slotParent.length));
   const chosen = new Int32Array(slotParent.length).fill(-1);
-  for (const s of slotOrder) chosen[s] = take(listOf(full, fullId, parentKeys[slotParent[s]]), slotParent[s]);
-  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(listOf(first, firstId, firstOf(parentKeys[slotParent[s]])), slotParent[s]);
-  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(order, slotParent[s]);
+  for (const s of slotOrder) chosen[s] = take(full, parentFull[slotParent[s]], slotParent[s]);
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(first, parentFirst[slotParent[s]], slotParent[s]);
+  for (const s of slotOrder) if (chosen[s] < 0) chosen[s] = take(all, 0, slotParent[s]);
   return chosen;
+}
+
+/** Lists of rows held in one array: list k is `items[start[k] .. start[k] + size[k])`. */
+class RowLists {
+  constructor(
+    readonly items: Int32Array,
+    readonly start: Int32Array,
+    readonly size: Int32Array,
+  ) {}
+
+  /** Per id below `count`, the rows of that id (`ids[row]`), in the order `order` gives them. */
+  static of(ids: Int32Array, count: number, order: Int32Array): RowLists {
+    const size = new Int32Array(count);
+    for (let i = 0; i < ids.length; i++) size[ids[i]]++;
+    const start = new Int32Array(count);
+    for (let k = 1; k < count; k++) start[k] = start[k - 1] + size[k - 1];
+    const items = new Int32Array(ids.length);
+    const fill = start.slice();
+    for (let q = 0; q < order.length; q++) {
+      const i = order[q];
+      items[fill[ids[i]]++] = i;
+    }
+    return new RowLists(items, start, size);
+  }
 }
 
 /**
@@ -794,14 +911,16 @@ function matchParents(
   const cols = fk.context.map((c) => c.column);
   const pj = fk.context.map((c) => parent.model.columns.indexOf(c.parentColumn));
   const keysOf = codeKeys ?? ((t: Table): string[] => t.rows.map((r) => r.join("\u0000")));
-  const rowKeys = coded !== undefined && codeKeys !== undefined ? joinedKeys(coded, m) : contextKeys(rows, cols, keysOf);
-  const parentKeys = keysOf({ columns: cols, rows: parent.model.rows.map((r) => pj.map((j) => (j < 0 ? "" : r[j]))) });
-  const capacity = contextCapacity(drawn, parentKeys.map(firstOf), rowKeys.map(firstOf), rng);
+  const numbers = new KeyNumbers(cols.length);
+  const rowIds = coded !== undefined && codeKeys !== undefined ? codedIds(coded, m, numbers) : tableIds(rows, cols, keysOf, numbers);
+  const parentIds = tableIds({ columns: cols, rows: parent.model.rows.map((r) => pj.map((j) => (j < 0 ? "" : r[j]))) }, cols, keysOf, numbers);
+  const keys = numberKeys(rowIds, parentIds, numbers);
+  const capacity = contextCapacity(drawn, keys.parentFirst, keys.rowFirst, keys.firsts, rng);
   const slotParent: number[] = [];
   capacity.forEach((c, i) => {
     for (let k = 0; k < c; k++) slotParent.push(i);
   });
-  const chosen = fillSlots(rowKeys, parentKeys, slotParent, rng, avoid !== undefined ? { avoid } : {});
+  const chosen = fillNumberedSlots(keys, slotParent, rng, avoid !== undefined ? { avoid } : {});
   const of = new Int32Array(m).fill(-1);
   const open: number[] = [];
   chosen.forEach((row, s) => (row >= 0 ? (of[row] = slotParent[s]) : open.push(slotParent[s])));
@@ -843,22 +962,25 @@ function matchParents(
  * whose parents drew no child, and rows of a context no parent has, are spread over all parents by
  * their drawn counts. Sums to the rows.
  */
-function contextCapacity(drawn: readonly number[], parentFirst: readonly string[], rowFirst: readonly string[], rng: Rng): number[] {
+function contextCapacity(drawn: readonly number[], parentFirst: Int32Array, rowFirst: Int32Array, firsts: number, rng: Rng): number[] {
   const n = drawn.length;
-  const rowsIn = new Map<string, number>();
-  for (const f of rowFirst) rowsIn.set(f, (rowsIn.get(f) ?? 0) + 1);
-  const parentsIn = new Map<string, number[]>();
-  parentFirst.forEach((f, i) => (parentsIn.get(f) ?? parentsIn.set(f, []).get(f)!).push(i));
+  // First-column ids follow the rows' first appearance, so ascending ids are that order.
+  const rowsIn = new Int32Array(firsts);
+  for (let r = 0; r < rowFirst.length; r++) rowsIn[rowFirst[r]]++;
+  const parentsIn: number[][] = Array.from({ length: firsts }, () => []);
+  parentFirst.forEach((f, i) => parentsIn[f].push(i));
   const capacity = new Array<number>(n).fill(0);
   let spread = 0;
-  for (const [f, want] of rowsIn) {
-    const ps = parentsIn.get(f);
-    const counts = ps?.map((i) => drawn[i]);
-    if (ps === undefined || !counts!.some((c) => c > 0)) {
+  for (let f = 0; f < firsts; f++) {
+    const want = rowsIn[f];
+    if (want === 0) continue;
+    const ps = parentsIn[f];
+    const counts = ps.map((i) => drawn[i]);
+    if (!counts.some((c) => c > 0)) {
       spread += want;
       continue;
     }
-    scaleCounts(counts!, want, rng, true).forEach((c, k) => (capacity[ps[k]] = c));
+    scaleCounts(counts, want, rng, true).forEach((c, k) => (capacity[ps[k]] = c));
   }
   if (spread > 0) {
     const base = drawn.some((c) => c > 0) ? [...drawn] : drawn.map(() => 1);

@@ -194,6 +194,35 @@ function stateAt(g: GazetteerPoints, lat: number, lon: number): string | undefin
   return best?.stateCode;
 }
 
+/** Most points a {@link StateAtMemo} holds before it starts afresh. */
+const STATE_MEMO_POINTS = 1 << 18;
+
+/**
+ * {@link stateAt} remembered per point: a model's decoded points repeat (its cells lie on the real
+ * values' lattice), and the nearest-point search is the placement's main cost.
+ */
+class StateAtMemo {
+  private readonly byLat = new Map<number, Map<number, string | undefined>>();
+  private size = 0;
+
+  /** `stateAt(gazetteer, lat, lon)`. */
+  get(g: GazetteerPoints, lat: number, lon: number): string | undefined {
+    let byLon = this.byLat.get(lat);
+    if (byLon === undefined) {
+      if (this.size >= STATE_MEMO_POINTS) {
+        this.byLat.clear();
+        this.size = 0;
+      }
+      this.byLat.set(lat, (byLon = new Map()));
+    }
+    if (byLon.has(lon)) return byLon.get(lon);
+    const s = stateAt(g, lat, lon);
+    byLon.set(lon, s);
+    this.size++;
+    return s;
+  }
+}
+
 /** One pair, resolved against the metadata's features. */
 interface ResolvedPair {
   lat: number;
@@ -214,6 +243,8 @@ interface ResolvedPair {
  */
 export class CoordinateWriter {
   private readonly pairs: ResolvedPair[] = [];
+  /** Each point's state, across batches. */
+  private readonly pointStates = new StateAtMemo();
 
   constructor(metadata: Metadata) {
     const at = (c: string | undefined): number => (c === undefined ? -1 : metadata.features.indexOf(c));
@@ -276,7 +307,7 @@ export class CoordinateWriter {
       const g = gazetteer();
       const lying = new Map<string, number[]>();
       outside.forEach(([, , y, x], j) => {
-        const at = stateAt(g, y, x);
+        const at = this.pointStates.get(g, y, x);
         if (at !== undefined && inBox(g.state.get(at)!.box, y, x)) (lying.get(at) ?? lying.set(at, []).get(at)!).push(j);
       });
       for (const [r, code, y, x] of outside) {
@@ -316,7 +347,7 @@ export class CoordinateWriter {
     const b = t.box;
     if (b) return inBox(b, y, x) ? undefined : [b[0] + rng.next() * (b[1] - b[0]), b[2] + rng.next() * (b[3] - b[2])];
     if (t.state === undefined) return undefined;
-    return inBox(t.stateBox!, y, x) && stateAt(gazetteer(), y, x) === state ? undefined : OUT_OF_STATE;
+    return inBox(t.stateBox!, y, x) && this.pointStates.get(gazetteer(), y, x) === state ? undefined : OUT_OF_STATE;
   }
 
   /**
