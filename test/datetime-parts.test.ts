@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { Decoder, analyzeTable, writeTableCsv, type Table } from "../src/sdk";
 import type { ColumnStats, Metadata } from "../src/contract";
 import { columnTypes } from "../src/sdk/io/typed";
-import { hiddenCycles, describeParts } from "../src/sdk/columns/datetime-parts";
+import { calendarGranularity, describeParts, hiddenCycles } from "../src/sdk/columns/datetime-parts";
 import { encodeSeed, readSeedTable } from "../src/sdk/generate/seeded-request";
 import { Rng } from "../src/sdk/generate/sfc32";
 
@@ -268,3 +268,60 @@ function drawPairCodes(meta: Metadata, features: readonly string[], n: number, s
   }
   return out;
 }
+
+test("parts: a cycle the column holds constant gets no part: monthly dates written at 07:00 or 08:00 UTC get no hour and no weekday part", async () => {
+  // Ten years of monthly counts of 4 series, each date the 1st at local midnight in UTC-8 / UTC-7
+  // (daylight saving from April to October), written in UTC: a season and a trend.
+  const rows: string[][] = [];
+  for (let y = 2000; y < 2010; y++) for (let m = 0; m < 12; m++) for (const s of ["a", "b", "c", "d"]) {
+    const hour = m >= 3 && m <= 9 ? 7 : 8;
+    rows.push([`${y}-${pad(m + 1)}-01T${pad(hour)}:00:00.000Z`, s, String(100 + (y - 2000) * 10 + Math.round(20 * Math.cos((m / 12) * 2 * Math.PI)))]);
+  }
+  const { metadata } = await analyzeTable({ columns: ["date", "series", "count"], rows });
+  assert.equal(metadata.column_stats!.date.granularity, "hour", "the lattice the values are written on");
+  assert.deepEqual(metadata.features, ["date", "series", "count"], "no part: the hour and the day (the 1st) are constant");
+});
+
+test("parts: the values' own granularity: a constant time of day is a day, month starts at one or two times of day a month", () => {
+  const stats = (granularity: ColumnStats["granularity"], offset?: number): ColumnStats => ({ type: "datetime", count: 10, missing: 0, format: "yyyy-MM-dd'T'HH:mm:ssXXX", granularity, offset });
+  const parse = (t: string): number => Date.parse(t);
+  const g = (values: string[], st = stats("hour")) => calendarGranularity(st, parse, values, values.map(() => 1));
+  // Daily at 05:00 or 04:00 UTC (local midnight in UTC-5 / UTC-4).
+  assert.equal(g(Array.from({ length: 60 }, (_, d) => new Date(Date.UTC(2020, 0, 1 + d, d < 30 ? 5 : 4)).toISOString())), "day");
+  // Month starts at local midnight in UTC+1, written in UTC: 23:00 on the month's last day.
+  assert.equal(g(Array.from({ length: 24 }, (_, m) => new Date(Date.UTC(2020, m, 1) - 3600000).toISOString())), "month");
+  // Month starts in the column's own offset (+01:00): midnight there.
+  assert.equal(g(Array.from({ length: 24 }, (_, m) => new Date(Date.UTC(2020, m, 1) - 3600000).toISOString()), stats("hour", 60)), "month");
+  // Three times of day in equal shares, or a time of day that varies: the written granularity.
+  assert.equal(g(Array.from({ length: 60 }, (_, d) => new Date(Date.UTC(2020, 0, 1 + d, 4 + (d % 3))).toISOString())), "hour");
+  assert.equal(g(Array.from({ length: 60 }, (_, d) => new Date(Date.UTC(2020, 0, 1 + Math.floor(d / 6), d % 24)).toISOString())), "hour");
+  // A day-granular column keeps its granularity.
+  assert.equal(g(["2020-01-01T00:00:00Z"], stats("day")), "day");
+  const day = 86400;
+  const wide: ColumnStats = { ...stats("hour"), min: 0, max: 800 * day, bin_edges: [0, 40 * day, 800 * day] };
+  assert.deepEqual(hiddenCycles(wide), ["hour_of_day", "day_of_week", "month_of_year"]);
+  assert.deepEqual(hiddenCycles(wide, "day"), ["day_of_week", "month_of_year"], "a constant time of day: no hour part");
+  assert.deepEqual(hiddenCycles(wide, "month"), [], "month starts written at a time of day: no part");
+});
+
+test("parts: a part's pairs are its datetime and the columns it informs given the datetime's bin", async () => {
+  // 70 days of 18 readings: the first 35 days between 06:00 and 14:30, the last 35 between 14:00
+  // and 22:30. The temperature follows the hour inside each day; the phase (first or second half)
+  // depends on the hour across the table but is constant inside a bin; the station on neither.
+  const rows: string[][] = [];
+  for (let d = 0; d < DAYS; d++) {
+    const date = new Date(Date.UTC(2021, 2, 1 + d));
+    const day = `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`;
+    const first = d < DAYS / 2 ? 6 : 14;
+    for (let i = 0; i < 18; i++) {
+      const h = first + Math.floor(i / 2);
+      rows.push([`${day} ${pad(h)}:${i % 2 ? "30" : "00"}`, String(temperature(h, d)), d < DAYS / 2 ? "spring" : "summer", d % 2 ? "north" : "south"]);
+    }
+  }
+  const { metadata } = await analyzeTable({ columns: ["time", "temperature", "phase", "station"], rows });
+  assert.ok(metadata.features.includes("time#hour"), `features: ${metadata.features.join(", ")}`);
+  const partners = metadata.marginals!.filter((m) => m.features.includes("time#hour")).map((m) => m.features.find((f) => f !== "time#hour")).sort();
+  assert.deepEqual(partners, ["temperature", "time"]);
+  // The table's own columns keep every pair.
+  assert.equal(metadata.marginals!.filter((m) => !m.features.includes("time#hour")).length, 6);
+});

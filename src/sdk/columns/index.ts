@@ -31,7 +31,7 @@ export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
 export { blankCodec, pooledWritesFresh } from "./categorical";
 export { datetimeBound, datetimeParser } from "./datetime";
-export { cycleCode, cyclicParts, describeParts, informativeParts, isPart, partsOf, tableFeatures, withoutParts } from "./datetime-parts";
+export { cycleCode, cyclicParts, describeParts, informativeParts, isPart, partPairs, partsOf, tableFeatures, withoutParts, type KeptPart } from "./datetime-parts";
 export { looksLikeIdName } from "./id";
 export { numberBound, stepOf, int64Of, float64Of } from "./numerical";
 
