@@ -80,6 +80,8 @@ test("parts: the hour of the day of a datetime binned in days is a categorical f
   for (let h = 0; h < 6; h++) assert.equal(probs[h], 0, `no real row at ${h}:00`);
   for (const h of HOURS) assert.ok(Math.abs(probs[h] - 1 / 18) < 1e-9);
   assert.ok(!m.features.includes("time#weekday"), "bins of about 2 days keep the day of the week");
+  // The same hours every day: the hour does not change from bin to bin, so no pair with its datetime.
+  assert.ok(!m.marginals!.some((p) => p.features.includes("time") && p.features.includes("time#hour")));
   assert.equal(describeParts(m), "parts as model features: time (hour of day)");
   // The table the SDK hands on (codes, rules, evaluation) is the table's own columns.
   assert.deepEqual(a.columns, ["time", "temperature", "station"]);

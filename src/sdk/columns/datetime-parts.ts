@@ -366,7 +366,9 @@ export function describeParts(meta: Metadata): string | undefined {
  * What a part says beyond its column's bin, in nats: `oneWay`, the information of the part's
  * distribution against a uniform draw inside each row's bin (`reference`, {@link binCycleShares}:
  * hours never flown), with `oneWayBias`, the plug-in estimator's bias under no difference (Miller,
- * "Note on the bias of information estimates", 1955: (codes - 1) / 2n); `pairs[g]`, the
+ * "Note on the bias of information estimates", 1955: (codes - 1) / 2n); `binPair`, the mutual
+ * information of the part with its bin, with `binPairNull`, the same with the part's codes shuffled
+ * over all rows (the hours of flights barely change from bin to bin); `pairs[g]`, the
  * conditional mutual information I(part; column g | bin), with `pairNull[g]`, the same with the
  * part's codes shuffled among the rows of each bin (a permutation null, exact for sparse tables,
  * where Miller's bias overstates); `pairMarginal[g]`, what the 2-way marginal (part, g) says beyond
@@ -381,7 +383,16 @@ export function partInformation(
   reference: Float64Array,
   others: readonly { codes: ArrayLike<number>; K: number }[],
   seed = 1,
-): { oneWay: number; oneWayBias: number; pairs: number[]; pairNull: number[]; pairMarginal: number[]; pairMarginalNull: number[] } {
+): {
+  oneWay: number;
+  oneWayBias: number;
+  binPair: number;
+  binPairNull: number;
+  pairs: number[];
+  pairNull: number[];
+  pairMarginal: number[];
+  pairMarginalNull: number[];
+} {
   const L = part.K;
   const n = part.codes.length;
   const rows: number[] = [];
@@ -460,8 +471,28 @@ export function partInformation(
     for (let k = 0; k < npg.length; k++) if (npg[k] > 0) info += (npg[k] / m) * Math.log(npg[k] / q[k]);
     return Math.max(0, info);
   };
+  // The part against its own bins: mutual information, and the same with the codes shuffled over all rows.
+  const binInfo = (codes: ArrayLike<number>): number => {
+    const joint = new Float64Array(bin.K * L);
+    for (const r of rows) joint[bin.codes[r] * L + codes[r]]++;
+    let info = 0;
+    for (let b = 0; b < bin.K; b++) for (let p = 0; p < L; p++) {
+      const c = joint[b * L + p];
+      if (c > 0) info += (c / m) * Math.log((c * m) / (nb[b] * np[p]));
+    }
+    return info;
+  };
+  const pooled = rows.map((r) => part.codes[r]);
+  for (let i = pooled.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [pooled[i], pooled[j]] = [pooled[j], pooled[i]];
+  }
+  const anyRow = new Int32Array(n);
+  rows.forEach((r, i) => (anyRow[r] = pooled[i]));
   return {
     oneWay,
+    binPair: binInfo(part.codes),
+    binPairNull: binInfo(anyRow),
     oneWayBias: (L - 1) / (2 * Math.max(m, 1)),
     pairs: others.map((g) => conditional(part.codes, g)),
     pairNull: others.map((g) => conditional(shuffled, g)),
@@ -521,6 +552,8 @@ function above(x: number, nullValue: number): boolean {
 /** A part kept by {@link informativeParts} and the table columns it informs given its datetime's bin. */
 export interface KeptPart {
   part: ColumnCodec;
+  /** Whether the part's distribution changes from bin to bin: then it gets the pair with its datetime. */
+  withDatetime: boolean;
   /** Indices into the table's codecs of the columns the part informs given the bin: its 2-way marginals besides its datetime's. */
   informs: number[];
 }
@@ -558,7 +591,7 @@ export function informativeParts(
     const related = (i: number): boolean => above(info.pairs[i], Math.max(info.pairNull[i], info.oneWayBias));
     const marginal = (i: number): boolean => above(info.pairMarginal[i], info.pairMarginalNull[i]);
     if (!(above(info.oneWay, info.oneWayBias) || others.some((_, i) => related(i)))) return;
-    kept.push({ part, informs: others.filter((_, i) => related(i) || marginal(i)) });
+    kept.push({ part, withDatetime: above(info.binPair, info.binPairNull), informs: others.filter((_, i) => related(i) || marginal(i)) });
   });
   return kept;
 }
@@ -566,11 +599,14 @@ export function informativeParts(
 /**
  * Which pairs of a table's features with `kept` parts appended (features 0 .. F-1 the table's
  * columns, F + k part k) may be 2-way marginals: any two table columns; a part with its datetime
- * and the columns it informs given the bin ({@link KeptPart.informs}); never two parts.
+ * when its distribution changes from bin to bin ({@link KeptPart.withDatetime}: a month of bins
+ * narrower than a year, not the hour of flights) and with the columns it informs given the bin
+ * ({@link KeptPart.informs}); never two parts. A part without a pair is fitted by its 1-way marginal.
  */
 export function partPairs(codecs: readonly ColumnCodec[], kept: readonly KeptPart[]): (i: number, j: number) => boolean {
   const F = codecs.length;
-  const with_ = kept.map(({ part, informs }) => new Set([codecs.findIndex((c) => c.name === part.column), ...informs]));
+  const with_ = kept.map(({ part, withDatetime, informs }) =>
+    new Set(withDatetime ? [codecs.findIndex((c) => c.name === part.column), ...informs] : informs));
   return (i, j) => {
     const [a, b] = i < j ? [i, j] : [j, i];
     if (b < F) return true;
