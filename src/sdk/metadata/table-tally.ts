@@ -73,7 +73,13 @@ export interface TableTally {
    * @throws DataError when the source changed between the passes, or an overflowed column has a
    *   value its encoder has no code for (line and value).
    */
-  countPairs(pairs: readonly [number, number][], cards: readonly number[], codeOfId: readonly Int32Array[], encoders: readonly (ValueEncoder | null)[]): Promise<PassTwo>;
+  countPairs(
+    pairs: readonly [number, number][],
+    cards: readonly number[],
+    codeOfId: readonly Int32Array[],
+    encoders: readonly (ValueEncoder | null)[],
+    partSources?: readonly number[],
+  ): Promise<PassTwo>;
   /** Ends the worker threads (idempotent). */
   close(): Promise<void>;
 }
@@ -292,7 +298,7 @@ async function parallelTally(plan: Plan, pool: Pool, size: number, budget: numbe
   const m = mergeParts(parts, plan.columns.length, size, budget);
   if (m.n === 0) return undefined;
   const { dicts } = m;
-  return finish(plan.source, plan.columns, m.n, undefined, m, plan.ranges.length, async (pairs, cards, codeOfId, encs) => {
+  return finish(plan.source, plan.columns, m.n, undefined, m, plan.ranges.length, async (pairs, cards, codeOfId, encs, partSources) => {
     const layout = pairLayout(pairs, cards);
     const job = (start: number, end: number, w: number): PairJob => ({
       ...base,
@@ -304,6 +310,7 @@ async function parallelTally(plan: Plan, pool: Pool, size: number, budget: numbe
       ...layout,
       encoders: encs as (ValueEncoder | null)[],
       cards: Int32Array.from(cards),
+      partSources: Int32Array.from(partSources ?? []),
     });
     return workerPairs(pool, plan.source, plan.path, plan.columns, encs, layout, pairs, plan.ranges.map(([start, end], w) => ({ kind: "pairs", job: job(start, end, w) })));
   }, () => pool.close());
@@ -440,7 +447,7 @@ async function groupTally(plan: GroupPlan, pool: Pool, size: number, budget: num
   if (m.n === 0 || m.n !== plan.n) return undefined;
   const typed = plan.types.some((t) => t !== undefined) ? plan.types : undefined;
   const { dicts } = m;
-  return finish(plan.source, plan.columns, m.n, typed, m, plan.groups.length, async (pairs, cards, codeOfId, encs) => {
+  return finish(plan.source, plan.columns, m.n, typed, m, plan.groups.length, async (pairs, cards, codeOfId, encs, partSources) => {
     const layout = pairLayout(pairs, cards);
     const tasks = plan.groups.map((groups): WorkerTask => ({
       kind: "groupPairs",
@@ -451,6 +458,7 @@ async function groupTally(plan: GroupPlan, pool: Pool, size: number, budget: num
         codeOfId: codeOfId as Int32Array[],
         encoders: encs as (ValueEncoder | null)[],
         cards: Int32Array.from(cards),
+        partSources: Int32Array.from(partSources ?? []),
         ...layout,
       },
     }));
@@ -628,9 +636,10 @@ async function sequentialTally(source: TableSource, opts: TallyOptions, size: nu
   const describe = describeSource(source);
   const dicts = tally!.columns.map((p) => p.dict);
   const merged: Merged = { n, dicts, overflow: tally!.columns.map((p) => p.overflow?.stats()), ids: kept.ids, lines: kept.keys, rows: kept.keys.length };
-  return finish(describe, columns, n, typed, merged, 0, async (pairs, cards, codeOfId, encoders) => {
+  return finish(describe, columns, n, typed, merged, 0, async (pairs, cards, codeOfId, encoders, partSources) => {
     const layout = pairLayout(pairs, cards);
-    const counter = new RecordPairs({ index: dicts.map((d, c) => (encoders[c] ? null : d.index)), codeOfId, encoders, cards, ...layout });
+    const index = dicts.map((d, c) => (encoders[c] ? null : d.index));
+    const counter = new RecordPairs({ index, codeOfId, encoders, cards, partSources, ...layout });
     await readTable(
       source,
       () => undefined,
