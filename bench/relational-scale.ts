@@ -13,6 +13,11 @@
  * RSS); the server's core-s over the step come from /proc/<pid>/stat.
  *
  *   node dist/bench/relational-scale.js [--rows 1000000] [--config JSON] [--repeat 1] [--show 5]
+ *     [--fit-only] [--base-cli PATH] [--cpu-prof DIR]
+ *
+ * `--fit-only` skips both samples; `--base-cli PATH` also runs `synthd fit DIR` with another build's
+ * CLI (e.g. main's dist/src/cli/main.js) after this one's, on the same server and database, for a
+ * before/after in one session; `--cpu-prof DIR` writes a V8 CPU profile of this build's database fit.
  */
 import { spawn } from "node:child_process";
 import { copyFileSync, createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -91,8 +96,11 @@ async function main(): Promise<void> {
     .option("--repeat <n>", "runs of both sides", (v) => Number(v), 1)
     .option("--show <n>", "first rows of each output shown", (v) => Number(v), 5)
     .option("--flat-fit <file>", "(child role) fit FILE alone and print the model id")
+    .option("--fit-only", "fit both sides, sample neither")
+    .option("--base-cli <path>", "also fit the database with this CLI (another build's dist/src/cli/main.js)")
+    .option("--cpu-prof <dir>", "write a V8 CPU profile of the database fit into DIR")
     .parse();
-  const opts = program.opts<{ rows: number; config: string; repeat: number; show: number; flatFit?: string }>();
+  const opts = program.opts<{ rows: number; config: string; repeat: number; show: number; flatFit?: string; fitOnly?: boolean; baseCli?: string; cpuProf?: string }>();
   if (opts.flatFit !== undefined) return flatFit(opts.flatFit, opts.config);
   const work = tempDir("synthd-relscale-");
   const store = join(work, "store");
@@ -115,14 +123,18 @@ async function main(): Promise<void> {
       const dbOut = join(work, `db-${r}`);
       const fFit = await measured([__filename, "--flat-fit", join(dir, "flights.csv"), "--config", opts.config], env, pid, time);
       const flatId = fFit.stdout.trim().split("\n").pop()!;
-      const fSample = await measured([CLI, "sample", flatId, "-n", String(opts.rows), "--seed", "1", "--no-filter", "-o", flatOut], env, pid, time);
-      const dFit = await measured([CLI, "fit", dir, "--config", opts.config], env, pid, time);
-      const dbId = dFit.stdout.trim().split("\n").pop()!;
-      const dSample = await measured([CLI, "sample", dbId, "--seed", "1", "-o", dbOut], env, pid, time);
+      const prof = opts.cpuProf !== undefined ? ["--cpu-prof", "--cpu-prof-dir", opts.cpuProf] : [];
+      const dFit = await measured([...prof, CLI, "fit", dir, "--config", opts.config], env, pid, time);
+      const bFit = opts.baseCli !== undefined ? await measured([opts.baseCli, "fit", dir, "--config", opts.config], env, pid, time) : undefined;
       const total = (c: Cost): number => c.server + c.client;
       console.log(`\nrun ${r + 1}`);
       console.log(`flat fit:        ${fmt(fFit)}`);
       console.log(`database fit:    ${fmt(dFit)}  -> ${(total(dFit) / total(fFit)).toFixed(2)}x core-s`);
+      if (bFit !== undefined) console.log(`base db fit:     ${fmt(bFit)}  -> ${(total(bFit) / total(fFit)).toFixed(2)}x core-s`);
+      if (opts.fitOnly) continue;
+      const fSample = await measured([CLI, "sample", flatId, "-n", String(opts.rows), "--seed", "1", "--no-filter", "-o", flatOut], env, pid, time);
+      const dbId = dFit.stdout.trim().split("\n").pop()!;
+      const dSample = await measured([CLI, "sample", dbId, "--seed", "1", "-o", dbOut], env, pid, time);
       console.log(`flat sample:     ${fmt(fSample)}`);
       console.log(`database sample: ${fmt(dSample)}  -> ${(total(dSample) / total(fSample)).toFixed(2)}x core-s`);
       console.log(`fit + sample:    ${((total(dFit) + total(dSample)) / (total(fFit) + total(fSample))).toFixed(2)}x core-s, ${((dFit.wall + dSample.wall) / (fFit.wall + fSample.wall)).toFixed(2)}x wall`);
