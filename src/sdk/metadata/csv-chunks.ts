@@ -612,31 +612,39 @@ export function forEachRecord(job: ChunkJob, onRecord: RecordFn, onBytes?: (byte
 }
 
 /**
- * The records of a range as rows of strings (trimmed), each column's equal values one string
- * (interned by their bytes): a large table held in memory without a string per cell.
+ * The records of a range by column: per field its distinct texts (first seen first) and each
+ * record's id among them; `length` records. No array per record: a million rows are a few typed
+ * arrays (`../io/column-table`).
  * @throws Bail (module comment).
  */
-export function readRangeRows(job: ChunkJob): string[][] {
+export function readRangeColumns(job: ChunkJob): { values: string[][]; ids: Int32Array[]; length: number } {
   const F = recordWidth(job);
   const dicts = Array.from({ length: F }, () => new ByteDict());
-  const texts: string[][] = Array.from({ length: F }, () => []);
+  const values: string[][] = Array.from({ length: F }, () => []);
+  let ids = Array.from({ length: F }, () => new Int32Array(1024));
+  let length = 0;
   const view = new FieldView();
-  const rows: string[][] = [];
   forEachRecord(job, (buf, starts, ends, escaped) => {
-    const row = new Array<string>(F);
+    if (length === ids[0].length) {
+      ids = ids.map((a) => {
+        const b = new Int32Array(2 * a.length);
+        b.set(a);
+        return b;
+      });
+    }
     for (let c = 0; c < F; c++) {
       view.set(buf, starts[c], ends[c], escaped[c] === 1);
       const h = ByteDict.hash(view.buf, view.s, view.e);
       let id = dicts[c].find(view.buf, view.s, view.e, h);
       if (id < 0) {
         id = dicts[c].add(view.buf, view.s, view.e, h);
-        texts[c].push(view.text());
+        values[c].push(view.text());
       }
-      row[c] = texts[c][id];
+      ids[c][length] = id;
     }
-    rows.push(row);
+    length++;
   });
-  return rows;
+  return { values, ids: ids.map((a) => a.subarray(0, length)), length };
 }
 
 /** Line feeds in a range (its lines, so that each range learns the file line it starts at). */
