@@ -15,9 +15,9 @@
  *   node dist/bench/relational-scale.js [--rows 1000000] [--config JSON] [--repeat 1] [--show 5]
  *     [--fit-only] [--base-cli PATH] [--cpu-prof DIR]
  *
- * `--fit-only` skips both samples; `--base-cli PATH` also runs `synthd fit DIR` with another build's
- * CLI (e.g. main's dist/src/cli/main.js) after this one's, on the same server and database, for a
- * before/after in one session; `--cpu-prof DIR` writes a V8 CPU profile of this build's database fit.
+ * `--fit-only` skips both samples; `--base-cli PATH` also runs `synthd fit DIR` (and `synthd sample`
+ * of what it fitted) with another build's CLI (e.g. main's dist/src/cli/main.js) after this one's,
+ * on the same server and database, for a before/after in one session; `--cpu-prof DIR` writes a V8 CPU profile of this build's database fit.
  */
 import { spawn } from "node:child_process";
 import { copyFileSync, createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -135,8 +135,12 @@ async function main(): Promise<void> {
       const fSample = await measured([CLI, "sample", flatId, "-n", String(opts.rows), "--seed", "1", "--no-filter", "-o", flatOut], env, pid, time);
       const dbId = dFit.stdout.trim().split("\n").pop()!;
       const dSample = await measured([CLI, "sample", dbId, "--seed", "1", "-o", dbOut], env, pid, time);
+      const bSample = bFit !== undefined ? await measured([opts.baseCli!, "sample", bFit.stdout.trim().split("\n").pop()!, "--seed", "1", "-o", `${dbOut}-base`], env, pid, time) : undefined;
+      if (bSample !== undefined) removeDir(`${dbOut}-base`);
       console.log(`flat sample:     ${fmt(fSample)}`);
       console.log(`database sample: ${fmt(dSample)}  -> ${(total(dSample) / total(fSample)).toFixed(2)}x core-s`);
+      if (bSample !== undefined) console.log(`base db sample:  ${fmt(bSample)}  -> ${(total(bSample) / total(fSample)).toFixed(2)}x core-s`);
+      if (bFit !== undefined && bSample !== undefined) console.log(`base fit + sample: ${((total(bFit) + total(bSample)) / (total(fFit) + total(fSample))).toFixed(2)}x core-s`);
       console.log(`fit + sample:    ${((total(dFit) + total(dSample)) / (total(fFit) + total(fSample))).toFixed(2)}x core-s, ${((dFit.wall + dSample.wall) / (fFit.wall + fSample.wall)).toFixed(2)}x wall`);
       if (r === 0) {
         const head = (f: string): string => readFileSync(f, "utf8").split("\n").slice(0, opts.show + 1).join("\n");
