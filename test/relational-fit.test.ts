@@ -92,12 +92,15 @@ test("the workers' join gives the in-memory training table's metadata, pass 2 in
     const { plan, training } = planDatabase(db.schema, db.tables);
     const j = trainingJoin(plan, "trips", db.tables)!;
     assert.equal(trainingJoin(plan, "places", db.tables), undefined, "a parent needs its children counts");
-    const opts = { columns: plan.tables.trips.overrides, sampleRows: 100, rareThreshold: 5 };
-    const memory = await analyzeTable(training.trips, opts);
-    for (const threads of [0, 2, 3]) {
-      const file = await analyzeTable({ path: join(dir, "trips.csv"), join: j }, { ...opts, threads });
-      assert.equal(file.sampledRows, 100);
-      assert.deepEqual(file.metadata, memory.metadata, `threads ${threads}`);
+    // distinctBudget 12: a joined column (30 places' sizes) overflows its dictionary mid-range.
+    for (const budget of [{}, { distinctBudget: 12 }]) {
+      const opts = { columns: plan.tables.trips.overrides, sampleRows: 100, rareThreshold: 5, ...budget };
+      const memory = await analyzeTable(training.trips, opts);
+      for (const threads of [0, 2, 3]) {
+        const file = await analyzeTable({ path: join(dir, "trips.csv"), join: j }, { ...opts, threads });
+        assert.equal(file.sampledRows, 100);
+        assert.deepEqual(file.metadata, memory.metadata, `threads ${threads}, ${JSON.stringify(budget)}`);
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

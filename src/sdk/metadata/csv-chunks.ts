@@ -373,8 +373,25 @@ class FieldView {
   }
 }
 
-/** Called per record: fields [starts[c], ends[c]) of `buf` (escaped: quoted with ""), its byte offset and 1-based line in the range. */
-type RecordFn = (buf: Buffer, starts: Int32Array, ends: Int32Array, escaped: Uint8Array, offset: number, line: number) => void;
+/**
+ * Called per record: fields [starts[c], ends[c]) of `buf` (escaped: quoted with ""), its byte
+ * offset and 1-based line in the range; for a joined record, `parent[c]` is the parent row + 1
+ * whose cell field c is (0: no parent, blank), -1 for a field of the file ({@link RecordJoiner}).
+ */
+type RecordFn = (buf: Buffer, starts: Int32Array, ends: Int32Array, escaped: Uint8Array, offset: number, line: number, parent?: Int32Array) => void;
+
+/**
+ * Per field of a joined record, a table indexed by `parent[c]` ({@link RecordFn}) for a field
+ * joined from a parent (its cell is a function of the parent row, so its id or code is found
+ * once per parent), else undefined. Entries start at -1 (not yet found).
+ */
+function parentMemo(job: ChunkJob): (Int32Array | undefined)[] {
+  const out: (Int32Array | undefined)[] = new Array(recordWidth(job)).fill(undefined);
+  if (job.join === undefined) return out;
+  let c = job.join.keep.length;
+  for (const l of job.join.lookups) for (let k = 0; k < l.width; k++) out[c++] = new Int32Array(l.keys.length + 1).fill(-1);
+  return out;
+}
 
 /**
  * Writes each record's joined fields ({@link ChunkJoin}) into one buffer: the lookups' cells sit
@@ -389,6 +406,8 @@ class RecordJoiner {
   private starts: Int32Array;
   private ends: Int32Array;
   private escaped: Uint8Array;
+  /** Per joined field, the parent row + 1 its cell comes from (0: none), -1 for a kept field. */
+  private parent: Int32Array;
   private view = new FieldView();
   private lookups: { field: number; keys: ByteDict; rowOf: Int32Array; at: Int32Array; width: number }[];
 
@@ -397,6 +416,7 @@ class RecordJoiner {
     this.starts = new Int32Array(width);
     this.ends = new Int32Array(width);
     this.escaped = new Uint8Array(width);
+    this.parent = new Int32Array(width).fill(-1);
     const arenas: Buffer[] = [];
     let pos = 0;
     this.lookups = join.lookups.map((l) => {
@@ -450,15 +470,17 @@ class RecordJoiner {
         this.view.set(buf, starts[f], ends[f], escaped[f] === 1);
         const id = l.keys.find(this.view.buf, this.view.s, this.view.e, ByteDict.hash(this.view.buf, this.view.s, this.view.e));
         const base = id < 0 ? -1 : l.rowOf[id] * (l.width + 1);
+        const parent = id < 0 ? 0 : l.rowOf[id] + 1;
         for (let k = 0; k < l.width; k++) {
           // A key no parent has: blank cells (an empty range).
           this.starts[c] = base < 0 ? 0 : l.at[base + k];
           this.ends[c] = base < 0 ? 0 : l.at[base + k + 1];
           this.escaped[c] = 0;
+          this.parent[c] = parent;
           c++;
         }
       }
-      onRecord(this.out, this.starts, this.ends, this.escaped, offset, line);
+      onRecord(this.out, this.starts, this.ends, this.escaped, offset, line, this.parent);
     };
   }
 
@@ -679,6 +701,8 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
   const ids = new Int32Array(F);
   const view = new FieldView();
   const lineBase = job.firstLine - 1;
+  // A joined field's id per parent row (reset when its dictionary is rebuilt).
+  const memo = parentMemo(job);
   // A column past its budget: its figures from its dictionary, which then holds the sample's values only.
   const overflow = (c: number): void => {
     const d = dicts[c];
@@ -690,6 +714,7 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
     compact(c);
   };
   const compact = (c: number): void => {
+    memo[c]?.fill(-1);
     const d = dicts[c];
     const kept = new ByteDict();
     const to = new Map<number, number>();
@@ -706,11 +731,18 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
   };
   const { rows, lines, quotes } = forEachRecord(
     job,
-    (buf, starts, ends, escaped, _offset, local) => {
+    (buf, starts, ends, escaped, _offset, local, parent) => {
       const line = lineBase + local;
       const rank = sampleRank(line);
       const wanted = sample.wants(rank, line);
       for (let c = 0; c < F; c++) {
+        const m = memo[c];
+        const p = parent === undefined ? -1 : parent[c];
+        if (m !== undefined && p >= 0 && over[c] === undefined && m[p] >= 0) {
+          counts[c][m[p]]++;
+          ids[c] = m[p];
+          continue;
+        }
         view.set(buf, starts[c], ends[c], escaped[c] === 1);
         const h = ByteDict.hash(view.buf, view.s, view.e);
         const d = dicts[c];
@@ -737,7 +769,10 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
             firstLines[c][id] = line;
           }
         }
-        if (o === undefined) counts[c][id]++;
+        if (o === undefined) {
+          counts[c][id]++;
+          if (m !== undefined && p >= 0) m[p] = id;
+        }
         ids[c] = id;
       }
       if (wanted) sample.add(rank, line, line, ids);
@@ -793,12 +828,20 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
   const used = new Uint8Array(F);
   for (let k = 0; k < pairs.length; k++) used[pairs[k]] = 1;
   const lineBase = job.firstLine - 1;
+  // A joined field's code per parent row (fields without an encoder).
+  const memo = parentMemo(job);
   forEachRecord(
     job,
-    (buf, starts, ends, escaped, _offset, local) => {
+    (buf, starts, ends, escaped, _offset, local, parent) => {
       for (let c = 0; c < F; c++) {
         const enc = encode[c];
         if (used[c] === 0 && enc === null) continue;
+        const m = enc === null ? memo[c] : undefined;
+        const p = parent === undefined ? -1 : parent[c];
+        if (m !== undefined && p >= 0 && m[p] >= 0) {
+          codes[c] = m[p];
+          continue;
+        }
         view.set(buf, starts[c], ends[c], escaped[c] === 1);
         if (enc !== null) {
           const text = view.text();
@@ -812,6 +855,7 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
         const id = dicts[c].find(view.buf, view.s, view.e, ByteDict.hash(view.buf, view.s, view.e));
         if (id < 0) throw new Bail("a value the first pass did not see (the file changed)");
         codes[c] = job.codeOfId[c][id];
+        if (m !== undefined && p >= 0) m[p] = codes[c];
       }
       for (let k = 0; k < P; k++) out[offsets[k] + codes[pairs[2 * k]] * cardsOfSecond[k] + codes[pairs[2 * k + 1]]]++;
     },
