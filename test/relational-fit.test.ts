@@ -19,7 +19,6 @@ import { planDatabase, sortedColumn, trainingJoin } from "../src/sdk/relational/
 import { cardinality, detectSchema } from "../src/sdk/relational/detect";
 import { checkSchema } from "../src/sdk/relational/schema";
 import { ColumnTable } from "../src/sdk/io/column-table";
-import { ruleColumns } from "../src/sdk/rules/check";
 
 /**
  * places (a parent; a region with a comma, quoted) and trips with two keys to it (origin, dest)
@@ -185,45 +184,6 @@ test("key detection, the schema check and the plan read a child held by column w
     assert.deepEqual(sortedColumn(column(["1", "2", "2", "9", "10"]), new Set()), { column: "x", numeric: true });
     assert.deepEqual(sortedColumn(column(["a", "b", "b", "c"]), new Set()), { column: "x", numeric: false });
     for (const cells of [["1", "10", "9"], ["1", "", "2"], ["3", "3", "3"]]) assert.equal(sortedColumn(column(cells), new Set()), undefined, cells.join());
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-test("a child's rules among one parent's context columns are the parent's and left out; rules with its own columns or across two parents' are kept", async () => {
-  // c.state decides c.region (the parent's rule); c.state and d.state (two parents) never agree; hi >= lo (the child's).
-  const rows: string[][] = [];
-  for (let i = 0; i < 600; i++) {
-    const c = i % 10;
-    const d = (c + 1 + ((i * 7) % 9)) % 10;
-    const lo = (i * 31) % 97;
-    rows.push([String(lo), String(lo + 1 + ((i * 13) % 50)), `S${c}`, `R${c % 3}`, `S${d}`]);
-  }
-  const table: Table = { columns: ["lo", "hi", "c.state", "c.region", "d.state"], rows };
-  const context = [["c.state", "c.region"], ["d.state"]];
-  const within = (r: Parameters<typeof ruleColumns>[0]): boolean => context.some((g) => ruleColumns(r).every((c) => g.includes(c)));
-  const all = (await analyzeTable(table)).metadata.rules ?? [];
-  const child = (await analyzeTable(table, { rules: { context } })).metadata.rules ?? [];
-  assert.ok(all.some(within), "detected without the option: c.state decides c.region");
-  assert.ok(all.some((r) => r.type === "not_equal") && all.some((r) => r.type === "inequality"));
-  assert.deepEqual(child, all.filter((r) => !within(r)));
-});
-
-test("fitDatabase sends a child's metadata without rules among one parent's context columns", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "synthd-dbrules-"));
-  try {
-    writeDatabase(dir, 600);
-    const db = await readDatabaseDir(dir);
-    const sent: CreateModelRequest[] = [];
-    const fitted = await fitDatabase(recordingClient(sent), db);
-    const trips = fitted.plan.tables.trips;
-    const rules = sent[fitted.plan.order.indexOf("trips")].metadata.rules ?? [];
-    const groups = trips.foreignKeys.map((f) => f.context.map((c) => c.column));
-    assert.ok(!rules.some((r) => groups.some((g) => ruleColumns(r).every((c) => g.includes(c)))), JSON.stringify(rules.map(ruleColumns)));
-    // The same table fitted alone finds the parent's rule among them.
-    const { plan, training } = planDatabase(db.schema, db.tables);
-    const alone = (await analyzeTable(training.trips, { columns: plan.tables.trips.overrides })).metadata.rules ?? [];
-    assert.ok(alone.some((r) => groups.some((g) => ruleColumns(r).every((c) => g.includes(c)))), JSON.stringify(alone.map(ruleColumns)));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -206,9 +206,7 @@ export interface DatabaseFitOptions {
  * the server trains them side by side, then waited for. A table read from a file that is no
  * parent and no sequence is fitted from the file joined with its parents (`./plan` trainingJoin),
  * as a file alone is (worker threads, memory that does not grow with its rows); the others from
- * the training table in memory. Both give the same metadata but its source name. A child's rules
- * are those with a column outside each foreign key's context columns (`context` of the rules
- * options): those among one key's context columns alone are the parent's.
+ * the training table in memory. Both give the same metadata but its source name.
  * @throws DataError (plan, a table under the SDK's minimum rows), the errors of Create Model and
  *   of training (TrainingFailedError, TrainingTimeoutError).
  */
@@ -220,12 +218,9 @@ export async function fitDatabase(client: Synthd, db: DatabaseSource, opts: Data
     const file = db.files?.[t];
     const join = file !== undefined ? trainingJoin(plan, t, db.tables) : undefined;
     const source: TableSource = file !== undefined && join !== undefined ? { path: file, join } : training[t];
-    // Rules among one parent's context columns only are the parent's: its own model detects them.
-    const context = plan.tables[t].foreignKeys.map((f) => f.context.map((c) => c.column)).filter((g) => g.length > 0);
     synths[t] = await Synthesizer.fit(client, source, {
       wait: false,
       nearCopyFilter: false,
-      ...(context.length > 0 ? { rules: { context } } : {}),
       ...(opts.config !== undefined ? { config: opts.config } : {}),
       ...(overrides !== undefined ? { columns: overrides } : {}),
     }).catch((e: unknown) => {

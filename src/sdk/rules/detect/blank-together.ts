@@ -4,7 +4,7 @@
  */
 import type { BlankTogetherRule } from "../../../contract";
 import { RULE_LIMITS } from "./options";
-import { contextOnly, unionFind, type Col } from "./view";
+import { unionFind, type Col } from "./view";
 
 /** Rows where the columns are all blank or none is, and the first row where not. */
 export function blankAgreement(cs: Col[], n: number): { keep: number; firstBreak: number } {
@@ -28,7 +28,7 @@ export function detectBlankTogether(cols: Col[], n: number): BlankTogetherRule[]
   const pairs: [number, number, number][] = [];
   for (let i = 0; i < elig.length; i++) {
     for (let j = i + 1; j < elig.length; j++) {
-      if (Math.abs(elig[i].scan.missing - elig[j].scan.missing) > slack || contextOnly(elig[i], elig[j])) continue;
+      if (Math.abs(elig[i].scan.missing - elig[j].scan.missing) > slack) continue;
       const { keep } = blankAgreement([elig[i], elig[j]], n);
       if (keep / n >= RULE_LIMITS.strictShare) {
         uf.union(i, j);

@@ -6,7 +6,7 @@
 import type { DifferenceRule, Rule } from "../../../contract";
 import { Rng, deriveSeed } from "../../generate/sfc32";
 import { RULE_LIMITS } from "./options";
-import { contextOnly, type Col } from "./view";
+import type { Col } from "./view";
 
 /** Rows with both values, at least. */
 const MIN_ROWS = 30;
@@ -64,7 +64,7 @@ export function detectDifferences(cols: readonly Col[], n: number, others: reado
     for (let i = 0; i < group.length; i++) {
       for (let j = i + 1; j < group.length; j++) {
         const [A, B] = [group[i], group[j]];
-        if (!free(A, B) || contextOnly(A, B)) continue;
+        if (!free(A, B)) continue;
         const rule = differenceOf(A, B, n, deriveSeed(seed, A.f, B.f));
         if (rule) out.push(rule);
       }

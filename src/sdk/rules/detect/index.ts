@@ -13,8 +13,7 @@ import type { Rule, StructuralZerosRule } from "../../../contract";
 import { DEFAULTS, type EncodedTable, type ScannedTable } from "../../metadata/encoded";
 import { describeRule, ruleId } from "../describe";
 import type { DetectOptions } from "./options";
-import { columnsOf, contextOnly } from "./view";
-import { ruleColumns } from "../check";
+import { columnsOf } from "./view";
 import { detectCombinations } from "./combinations";
 import { detectCatalogs, heldByCatalog } from "./catalog";
 import { detectInequalities } from "./inequality";
@@ -103,7 +102,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
   const k = opts.rareThreshold ?? DEFAULTS.rareThreshold;
   if (!(Number.isInteger(k) && k >= 1)) throw new RangeError("rareThreshold must be an integer >= 1");
   const n = scanned.n;
-  const cols = columnsOf(scanned, enc, opts.context);
+  const cols = columnsOf(scanned, enc);
   const declared = (opts.declare ?? []).map((d) => declaredRule(d, cols, scanned, n, k));
   const ids = new Set(declared.map(ruleId));
   let detected: Rule[] = [];
@@ -114,22 +113,18 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const sums = detectSums(cols, n).filter((r) => r.parts.length > 1 || !heldByCodeBook([r.total, ...r.parts], [...catalogs, ...combinations]));
     const calendars = detectCalendars(cols, n);
     const inequalities = detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low)));
-    // Rules among one parent's context columns are dropped here; the detectors above still find
-    // them, since the others' criteria read them. The ones below skip such column sets.
-    const byName = new Map(cols.map((c) => [c.name, c]));
-    const childs = <R extends Rule>(rules: R[]): R[] => rules.filter((r) => !contextOnly(...ruleColumns(r).flatMap((c) => byName.get(c) ?? [])));
     detected = [
-      ...childs(catalogs),
-      ...childs(combinations),
+      ...catalogs,
+      ...combinations,
       ...detectPublicAttributes(cols, n, catalogs),
       ...detectEmbeddedCodes(cols, n),
-      ...childs(calendars),
-      ...childs(inequalities),
-      ...childs(sums),
+      ...calendars,
+      ...inequalities,
+      ...sums,
       ...detectDifferences(cols, n, [...sums, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
-      ...childs(uncovered(zeros, [...catalogs, ...combinations])).slice(0, RULE_LIMITS.maxZeroRules),
+      ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
     ];
   }
   const drop = new Set(opts.drop ?? []);

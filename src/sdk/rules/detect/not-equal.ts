@@ -3,7 +3,7 @@
  */
 import type { NotEqualRule } from "../../../contract";
 import { RULE_LIMITS } from "./options";
-import { contextOnly, type Col } from "./view";
+import type { Col } from "./view";
 
 /** For each value id of A, the id of B's equal value (same text), or -1. */
 export function sameValues(A: Col, B: Col): Int32Array {
@@ -37,7 +37,6 @@ export function detectNotEqual(cols: Col[], n: number): NotEqualRule[] {
   for (let i = 0; i < elig.length; i++) {
     for (let j = i + 1; j < elig.length; j++) {
       const [A, B] = [elig[i], elig[j]];
-      if (contextOnly(A, B)) continue;
       const map = sameValues(A, B);
       let shared = 0;
       let pp = 0;

@@ -28,14 +28,6 @@ export interface RuleOptions {
    * counts, share) and marked `declared: true`; one the data breaks in any row is a DataError.
    */
   declare?: DeclaredRule[];
-  /**
-   * Columns joined from parent tables (a database child's context columns, one list per foreign
-   * key; docs/relational.md): a rule whose columns are all in one list is the parent's own,
-   * detected in the parent's model, so it is not kept here (nor looked for, where no other rule
-   * depends on it); rules with a column outside that list are. Declared rules are computed as
-   * always.
-   */
-  context?: string[][];
 }
 
 /** Options of {@link detectRules}. */

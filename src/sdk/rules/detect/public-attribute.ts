@@ -7,7 +7,7 @@
  */
 import type { CatalogRule, EmbeddedCodeRule, PublicAttribute, PublicAttributeRule, PublicVocabulary } from "../../../contract";
 import { ATTRIBUTES_OF, attributeOf, isNumericAttribute, keyOf, sameAttribute } from "../../semantic/attributes";
-import { contextOnly, type Col } from "./view";
+import type { Col } from "./view";
 
 /** Share of the rows with both cells that must hold the key's attribute. */
 export const ATTRIBUTE_SHARE = 0.95;
@@ -80,7 +80,7 @@ export function detectPublicAttributes(cols: readonly Col[], n: number, catalogs
     if (attributes.has(key)) continue;
     const keys = keysOf(key, vocabulary);
     for (const column of cols) {
-      if (column === key || column.codec.fromDomain || attributes.has(column) || contextOnly(key, column)) continue;
+      if (column === key || column.codec.fromDomain || attributes.has(column)) continue;
       if (catalogs.some((r) => r.key === key.name && r.columns.includes(column.name))) continue;
       let best: { a: PublicAttribute; share: number; width?: number } | undefined;
       for (const a of ATTRIBUTES_OF[vocabulary]!) {
@@ -114,7 +114,7 @@ export function detectEmbeddedCodes(cols: readonly Col[], n: number): EmbeddedCo
   const codes = cols.filter((c) => c.codec.stats.type === "categorical" && CODE_VOCABULARIES.includes(c.codec.stats.vocabulary!));
   for (const code of codes) {
     for (const id of cols) {
-      if (id === code || (id.codec.kind !== "id" && id.codec.kind !== "categorical") || id.codec.fromDomain || contextOnly(code, id)) continue;
+      if (id === code || (id.codec.kind !== "id" && id.codec.kind !== "categorical") || id.codec.fromDomain) continue;
       if (out.some((r) => r.columns[1] === id.name)) continue;
       const rows: number[] = new Array(MAX_OFFSET).fill(0);
       const kept: number[] = new Array(MAX_OFFSET).fill(0);

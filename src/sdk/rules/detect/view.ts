@@ -22,15 +22,9 @@ export interface Col {
   nonBlank: number;
   /** Numerical and datetime: value id -> number (datetime: epoch seconds), NaN for blank. */
   num?: Float64Array;
-  /** Index of the parent whose joined column this is (`DetectOptions.context`), else -1. */
-  parent: number;
 }
 
-/**
- * The encoded table's columns as detection sees them; `context` lists the columns joined from
- * each parent table ({@link contextOnly}).
- */
-export function columnsOf(scanned: ScannedTable, enc: EncodedTable, context: readonly (readonly string[])[] = []): Col[] {
+export function columnsOf(scanned: ScannedTable, enc: EncodedTable): Col[] {
   return enc.codecs.map((codec, f) => {
     const c = scanned.columns.indexOf(codec.name);
     if (c < 0) throw new Error(`internal: the scan has no column "${codec.name}"`);
@@ -51,17 +45,8 @@ export function columnsOf(scanned: ScannedTable, enc: EncodedTable, context: rea
         num[id] = v === "" ? NaN : codec.kind === "numerical" ? Number(v) : (codec.datetime!.parse(v)?.seconds ?? NaN);
       }
     }
-    return { f, name: codec.name, codec, scan, code, blank, nv, nonBlank: nv - (blank >= 0 ? 1 : 0), num, parent: context.findIndex((g) => g.includes(codec.name)) };
+    return { f, name: codec.name, codec, scan, code, blank, nv, nonBlank: nv - (blank >= 0 ? 1 : 0), num };
   });
-}
-
-/**
- * True when every column is joined from the same parent table (one foreign key's context): a rule
- * among them only is the parent's own (detected in the parent's model), so detection skips such
- * column sets. Columns of two keys' parents (a flight's origin and destination) are the child's.
- */
-export function contextOnly(...cs: readonly Col[]): boolean {
-  return cs.length > 0 && cs[0].parent >= 0 && cs.every((c) => c.parent === cs[0].parent);
 }
 
 /** Fixed-combinations columns have a code book of values: categorical, or point-binned. */
