@@ -18,6 +18,11 @@
  * (DIR/ids.json) after a full run; `--keep DIR --sample-only` then runs only the two samples on
  * them, `--cli FILE` with another build's `synthd` (`/work/main/dist/src/cli/main.js`) for the
  * samples, so two builds are measured on the same models.
+ *
+ * Fit: `--fit-only` skips both samples; `--base-cli PATH` also runs `synthd fit DIR` (and `synthd
+ * sample` of what it fitted) with another build's CLI after this one's, on the same server and
+ * database, for a before/after in one session; `--cpu-prof DIR` writes a V8 CPU profile of this
+ * build's database fit.
  */
 import { spawn } from "node:child_process";
 import { copyFileSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -99,8 +104,23 @@ async function main(): Promise<void> {
     .option("--keep <dir>", "work in DIR and keep it (store, database, DIR/ids.json)")
     .option("--sample-only", "with --keep: sample the models DIR/ids.json names, no fit")
     .option("--cli <file>", "the synthd CLI the samples run (default this build's)", CLI)
+    .option("--fit-only", "fit both sides, sample neither")
+    .option("--base-cli <path>", "also fit the database with this CLI (another build's dist/src/cli/main.js)")
+    .option("--cpu-prof <dir>", "write a V8 CPU profile of the database fit into DIR")
     .parse();
-  const opts = program.opts<{ rows: number; config: string; repeat: number; show: number; flatFit?: string; keep?: string; sampleOnly?: boolean; cli: string }>();
+  const opts = program.opts<{
+    rows: number;
+    config: string;
+    repeat: number;
+    show: number;
+    flatFit?: string;
+    keep?: string;
+    sampleOnly?: boolean;
+    cli: string;
+    fitOnly?: boolean;
+    baseCli?: string;
+    cpuProf?: string;
+  }>();
   if (opts.flatFit !== undefined) return flatFit(opts.flatFit, opts.config);
   if (opts.sampleOnly && opts.keep === undefined) throw new Error("--sample-only needs --keep DIR");
   const work = opts.keep ?? tempDir("synthd-relscale-");
@@ -133,20 +153,30 @@ async function main(): Promise<void> {
       const dbOut = join(work, `db-${r}`);
       const fFit = reuse === undefined ? await measured([__filename, "--flat-fit", join(dir, "flights.csv"), "--config", opts.config], env, pid, time) : undefined;
       const flatId = reuse?.flatId ?? fFit!.stdout.trim().split("\n").pop()!;
-      const fSample = await measured([opts.cli, "sample", flatId, "-n", String(opts.rows), "--seed", "1", "--no-filter", "-o", flatOut], env, pid, time);
-      const dFit = reuse === undefined ? await measured([CLI, "fit", dir, "--config", opts.config], env, pid, time) : undefined;
+      const prof = opts.cpuProf !== undefined ? ["--cpu-prof", "--cpu-prof-dir", opts.cpuProf] : [];
+      const dFit = reuse === undefined ? await measured([...prof, CLI, "fit", dir, "--config", opts.config], env, pid, time) : undefined;
+      const bFit = reuse === undefined && opts.baseCli !== undefined ? await measured([opts.baseCli, "fit", dir, "--config", opts.config], env, pid, time) : undefined;
       const dbId = reuse?.dbId ?? dFit!.stdout.trim().split("\n").pop()!;
       if (opts.keep !== undefined && reuse === undefined) writeFileSync(idsFile, JSON.stringify({ flatId, dbId, key: apiKey }));
-      removeDir(dbOut);
-      const dSample = await measured([opts.cli, "sample", dbId, "--seed", "1", "-o", dbOut], env, pid, time);
       const total = (c: Cost): number => c.server + c.client;
       console.log(`\nrun ${r + 1}`);
       if (fFit !== undefined && dFit !== undefined) {
         console.log(`flat fit:        ${fmt(fFit)}`);
         console.log(`database fit:    ${fmt(dFit)}  -> ${(total(dFit) / total(fFit)).toFixed(2)}x core-s`);
+        if (bFit !== undefined) console.log(`base db fit:     ${fmt(bFit)}  -> ${(total(bFit) / total(fFit)).toFixed(2)}x core-s`);
       }
+      if (opts.fitOnly) continue;
+      const fSample = await measured([opts.cli, "sample", flatId, "-n", String(opts.rows), "--seed", "1", "--no-filter", "-o", flatOut], env, pid, time);
+      removeDir(dbOut);
+      const dSample = await measured([opts.cli, "sample", dbId, "--seed", "1", "-o", dbOut], env, pid, time);
+      const bSample = bFit !== undefined ? await measured([opts.baseCli!, "sample", bFit.stdout.trim().split("\n").pop()!, "--seed", "1", "-o", `${dbOut}-base`], env, pid, time) : undefined;
+      if (bSample !== undefined) removeDir(`${dbOut}-base`);
       console.log(`flat sample:     ${fmt(fSample)}`);
       console.log(`database sample: ${fmt(dSample)}  -> ${(total(dSample) / total(fSample)).toFixed(2)}x core-s`);
+      if (bSample !== undefined) console.log(`base db sample:  ${fmt(bSample)}  -> ${(total(bSample) / total(fSample)).toFixed(2)}x core-s`);
+      if (fFit !== undefined && bFit !== undefined && bSample !== undefined) {
+        console.log(`base fit + sample: ${((total(bFit) + total(bSample)) / (total(fFit) + total(fSample))).toFixed(2)}x core-s`);
+      }
       if (fFit !== undefined && dFit !== undefined) {
         console.log(`fit + sample:    ${((total(dFit) + total(dSample)) / (total(fFit) + total(fSample))).toFixed(2)}x core-s, ${((dFit.wall + dSample.wall) / (fFit.wall + fSample.wall)).toFixed(2)}x wall`);
       }

@@ -20,6 +20,7 @@ import {
   type DatabaseModel,
 } from "../../sdk/relational/database";
 import { postgresSchemaTarget } from "../../sdk/relational/postgres";
+import { tableRowCount } from "../../sdk/io/column-table";
 import { isPostgresUrl, redactUrl } from "../../sdk/io/inputs";
 import type { Where } from "../../sdk/generate/seeded-request";
 import { fmtLoss } from "../progress";
@@ -84,7 +85,7 @@ export async function databaseFitCommand(dir: string, opts: ClientOptions & { wa
   if (pg === undefined && opts.schema !== undefined) throw new Error("--schema names a PostgreSQL schema: give a postgres:// URI.");
   const db = pg !== undefined ? await readPostgresSource(pg) : await readDatabaseDir(dir);
   const say = (line: string): boolean => process.stderr.write(`${line}\n`);
-  say(`tables: ${Object.entries(db.tables).map(([t, x]) => `${t} (${x.rows.length} rows)`).join(", ")}`);
+  say(`tables: ${Object.entries(db.tables).map(([t, x]) => `${t} (${tableRowCount(x)} rows)`).join(", ")}`);
   say(
     db.keys === "detected"
       ? "relationships (detected; write metadata.json in SDV's format to confirm or change them):"

@@ -375,26 +375,52 @@ class FieldView {
   }
 }
 
-/** Called per record: fields [starts[c], ends[c]) of `buf` (escaped: quoted with ""), its byte offset and 1-based line in the range. */
-type RecordFn = (buf: Buffer, starts: Int32Array, ends: Int32Array, escaped: Uint8Array, offset: number, line: number) => void;
+/**
+ * Called per record: fields [starts[c], ends[c]) of `buf` (escaped: quoted with ""), its byte
+ * offset and 1-based line in the range; for a joined record, `parent[c]` is the parent row + 1
+ * whose cell field c is (0: no parent, blank), -1 for a field of the file ({@link RecordJoiner}).
+ */
+type RecordFn = (buf: Buffer, starts: Int32Array, ends: Int32Array, escaped: Uint8Array, offset: number, line: number, parent?: Int32Array) => void;
 
 /**
- * Writes each record's joined fields ({@link ChunkJoin}) into one buffer: kept fields as their
- * bytes (still escaped), then each lookup's cells from an arena, found by the key field's bytes.
+ * Per field of a joined record, a table indexed by `parent[c]` ({@link RecordFn}) for a field
+ * joined from a parent (its cell is a function of the parent row, so its id or code is found
+ * once per parent), else undefined. Entries start at -1 (not yet found).
+ */
+function parentMemo(job: ChunkJob): (Int32Array | undefined)[] {
+  const out: (Int32Array | undefined)[] = new Array(recordWidth(job)).fill(undefined);
+  if (job.join === undefined) return out;
+  let c = job.join.keep.length;
+  for (const l of job.join.lookups) for (let k = 0; k < l.width; k++) out[c++] = new Int32Array(l.keys.length + 1).fill(-1);
+  return out;
+}
+
+/**
+ * Writes each record's joined fields ({@link ChunkJoin}) into one buffer: the lookups' cells sit
+ * in its head once (the parents' arenas), so a joined cell is only its offsets there; the kept
+ * fields' bytes (still escaped) are copied after them, record by record. The lookup's cells are
+ * found by the key field's bytes.
  */
 class RecordJoiner {
-  private out = Buffer.allocUnsafe(4096);
+  private out: Buffer;
+  /** Where the kept fields start in `out`: after the arenas. */
+  private head: number;
   private starts: Int32Array;
   private ends: Int32Array;
   private escaped: Uint8Array;
+  /** Per joined field, the parent row + 1 its cell comes from (0: none), -1 for a kept field. */
+  private parent: Int32Array;
   private view = new FieldView();
-  private lookups: { field: number; keys: ByteDict; rowOf: Int32Array; arena: Buffer; at: Int32Array; width: number }[];
+  private lookups: { field: number; keys: ByteDict; rowOf: Int32Array; at: Int32Array; width: number }[];
 
   constructor(private join: ChunkJoin) {
     const width = recordWidth({ join } as ChunkJob);
     this.starts = new Int32Array(width);
     this.ends = new Int32Array(width);
     this.escaped = new Uint8Array(width);
+    this.parent = new Int32Array(width).fill(-1);
+    const arenas: Buffer[] = [];
+    let pos = 0;
     this.lookups = join.lookups.map((l) => {
       const keys = new ByteDict();
       const rowOf = new Int32Array(l.keys.length);
@@ -407,10 +433,9 @@ class RecordJoiner {
       });
       const w = l.width;
       const texts = l.cells.map((r) => r.map((v) => Buffer.from(v, "utf8")));
-      const arena = Buffer.concat(texts.flat());
-      // at[i * (w + 1) + k]: where row i's cell k starts in the arena (its end: the next start).
+      arenas.push(...texts.flat());
+      // at[i * (w + 1) + k]: where row i's cell k starts in `out` (its end: the next start).
       const at = new Int32Array(l.cells.length * (w + 1));
-      let pos = 0;
       texts.forEach((r, i) => {
         for (let k = 0; k < w; k++) {
           at[i * (w + 1) + k] = pos;
@@ -418,23 +443,28 @@ class RecordJoiner {
         }
         at[i * (w + 1) + w] = pos;
       });
-      return { field: l.field, keys, rowOf, arena, at, width: w };
+      return { field: l.field, keys, rowOf, at, width: w };
     });
+    this.head = pos;
+    this.out = Buffer.allocUnsafe(pos + 4096);
+    Buffer.concat(arenas).copy(this.out, 0);
   }
 
   /** The record's joined fields passed to `onRecord`. */
   wrap(onRecord: RecordFn): RecordFn {
     return (buf, starts, ends, escaped, offset, line) => {
-      let w = 0;
+      let w = this.head;
       let c = 0;
       for (const j of this.join.keep) {
-        const len = ends[j] - starts[j];
-        this.reserve(w + len);
-        buf.copy(this.out, w, starts[j], ends[j]);
+        const [s, e] = [starts[j], ends[j]];
+        this.reserve(w + e - s);
+        const out = this.out;
         this.starts[c] = w;
-        this.ends[c] = w + len;
+        // A byte loop: Buffer.copy's call costs more than a short field's bytes.
+        if (e - s <= 64) for (let x = s; x < e; x++) out[w++] = buf[x];
+        else w += buf.copy(out, w, s, e);
+        this.ends[c] = w;
         this.escaped[c] = escaped[j];
-        w += len;
         c++;
       }
       for (const l of this.lookups) {
@@ -442,19 +472,17 @@ class RecordJoiner {
         this.view.set(buf, starts[f], ends[f], escaped[f] === 1);
         const id = l.keys.find(this.view.buf, this.view.s, this.view.e, ByteDict.hash(this.view.buf, this.view.s, this.view.e));
         const base = id < 0 ? -1 : l.rowOf[id] * (l.width + 1);
+        const parent = id < 0 ? 0 : l.rowOf[id] + 1;
         for (let k = 0; k < l.width; k++) {
-          const s = base < 0 ? 0 : l.at[base + k];
-          const e = base < 0 ? 0 : l.at[base + k + 1];
-          this.reserve(w + e - s);
-          l.arena.copy(this.out, w, s, e);
-          this.starts[c] = w;
-          this.ends[c] = w + e - s;
+          // A key no parent has: blank cells (an empty range).
+          this.starts[c] = base < 0 ? 0 : l.at[base + k];
+          this.ends[c] = base < 0 ? 0 : l.at[base + k + 1];
           this.escaped[c] = 0;
-          w += e - s;
+          this.parent[c] = parent;
           c++;
         }
       }
-      onRecord(this.out, this.starts, this.ends, this.escaped, offset, line);
+      onRecord(this.out, this.starts, this.ends, this.escaped, offset, line, this.parent);
     };
   }
 
@@ -608,31 +636,39 @@ export function forEachRecord(job: ChunkJob, onRecord: RecordFn, onBytes?: (byte
 }
 
 /**
- * The records of a range as rows of strings (trimmed), each column's equal values one string
- * (interned by their bytes): a large table held in memory without a string per cell.
+ * The records of a range by column: per field its distinct texts (first seen first) and each
+ * record's id among them; `length` records. No array per record: a million rows are a few typed
+ * arrays (`../io/column-table`).
  * @throws Bail (module comment).
  */
-export function readRangeRows(job: ChunkJob): string[][] {
+export function readRangeColumns(job: ChunkJob): { values: string[][]; ids: Int32Array[]; length: number } {
   const F = recordWidth(job);
   const dicts = Array.from({ length: F }, () => new ByteDict());
-  const texts: string[][] = Array.from({ length: F }, () => []);
+  const values: string[][] = Array.from({ length: F }, () => []);
+  let ids = Array.from({ length: F }, () => new Int32Array(1024));
+  let length = 0;
   const view = new FieldView();
-  const rows: string[][] = [];
   forEachRecord(job, (buf, starts, ends, escaped) => {
-    const row = new Array<string>(F);
+    if (length === ids[0].length) {
+      ids = ids.map((a) => {
+        const b = new Int32Array(2 * a.length);
+        b.set(a);
+        return b;
+      });
+    }
     for (let c = 0; c < F; c++) {
       view.set(buf, starts[c], ends[c], escaped[c] === 1);
       const h = ByteDict.hash(view.buf, view.s, view.e);
       let id = dicts[c].find(view.buf, view.s, view.e, h);
       if (id < 0) {
         id = dicts[c].add(view.buf, view.s, view.e, h);
-        texts[c].push(view.text());
+        values[c].push(view.text());
       }
-      row[c] = texts[c][id];
+      ids[c][length] = id;
     }
-    rows.push(row);
+    length++;
   });
-  return rows;
+  return { values, ids: ids.map((a) => a.subarray(0, length)), length };
 }
 
 /** Line feeds in a range (its lines, so that each range learns the file line it starts at). */
@@ -667,6 +703,8 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
   const ids = new Int32Array(F);
   const view = new FieldView();
   const lineBase = job.firstLine - 1;
+  // A joined field's id per parent row (reset when its dictionary is rebuilt).
+  const memo = parentMemo(job);
   // A column past its budget: its figures from its dictionary, which then holds the sample's values only.
   const overflow = (c: number): void => {
     const d = dicts[c];
@@ -678,6 +716,7 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
     compact(c);
   };
   const compact = (c: number): void => {
+    memo[c]?.fill(-1);
     const d = dicts[c];
     const kept = new ByteDict();
     const to = new Map<number, number>();
@@ -694,11 +733,18 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
   };
   const { rows, lines, quotes } = forEachRecord(
     job,
-    (buf, starts, ends, escaped, _offset, local) => {
+    (buf, starts, ends, escaped, _offset, local, parent) => {
       const line = lineBase + local;
       const rank = sampleRank(line);
       const wanted = sample.wants(rank, line);
       for (let c = 0; c < F; c++) {
+        const m = memo[c];
+        const p = parent === undefined ? -1 : parent[c];
+        if (m !== undefined && p >= 0 && over[c] === undefined && m[p] >= 0) {
+          counts[c][m[p]]++;
+          ids[c] = m[p];
+          continue;
+        }
         view.set(buf, starts[c], ends[c], escaped[c] === 1);
         const h = ByteDict.hash(view.buf, view.s, view.e);
         const d = dicts[c];
@@ -725,7 +771,10 @@ export function tallyRange(job: TallyJob, onBytes?: (bytes: number, rows: number
             firstLines[c][id] = line;
           }
         }
-        if (o === undefined) counts[c][id]++;
+        if (o === undefined) {
+          counts[c][id]++;
+          if (m !== undefined && p >= 0) m[p] = id;
+        }
         ids[c] = id;
       }
       if (wanted) sample.add(rank, line, line, ids);
@@ -783,12 +832,21 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
   const used = new Uint8Array(F);
   for (let k = 0; k < pairs.length; k++) used[pairs[k] < F ? pairs[k] : parts[pairs[k] - F]] = 1;
   const lineBase = job.firstLine - 1;
+  // A joined field's value id per parent row (fields without an encoder).
+  const memo = parentMemo(job);
   forEachRecord(
     job,
-    (buf, starts, ends, escaped, _offset, local) => {
+    (buf, starts, ends, escaped, _offset, local, parent) => {
       for (let c = 0; c < F; c++) {
         const enc = encode[c];
         if (used[c] === 0 && enc === null) continue;
+        const m = enc === null ? memo[c] : undefined;
+        const p = parent === undefined ? -1 : parent[c];
+        if (m !== undefined && p >= 0 && m[p] >= 0) {
+          ids[c] = m[p];
+          codes[c] = job.codeOfId[c][m[p]];
+          continue;
+        }
         view.set(buf, starts[c], ends[c], escaped[c] === 1);
         if (enc !== null) {
           const text = view.text();
@@ -803,6 +861,7 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
         if (id < 0) throw new Bail("a value the first pass did not see (the file changed)");
         codes[c] = job.codeOfId[c][id];
         ids[c] = id;
+        if (m !== undefined && p >= 0) m[p] = id;
       }
       for (let p = 0; p < parts.length; p++) codes[F + p] = job.codeOfId[F + p][ids[parts[p]]];
       for (let k = 0; k < P; k++) out[offsets[k] + codes[pairs[2 * k]] * cardsOfSecond[k] + codes[pairs[2 * k + 1]]]++;

@@ -15,13 +15,14 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { parquetLayout } from "../io/typed-inputs";
-import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTable, type Table, type TableSource } from "../io/csv";
+import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTable, type TableSource } from "../io/csv";
+import { ColumnTable } from "../io/column-table";
 import { inputFormatOfPath, type ReadProgress, type SourceType } from "../io/inputs";
 import { isNumeric, type ColumnScan } from "../columns";
 import type { ScannedTable } from "./encoded";
 import { DataError } from "../errors";
 import { isJoined, joinedColumns, joinFields } from "../io/record-join";
-import { Bail, BadValue, readRangeRows, type ChunkJob, type ChunkJoin, type PairCounts, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
+import { Bail, BadValue, readRangeColumns, type ChunkJob, type ChunkJoin, type PairCounts, type PairJob, type RangeTally, type SampleRows } from "./csv-chunks";
 import { DISTINCT_BUDGET, DistinctSketch, DistinctValues, hashText, mergeMoments, Overflow, type Moments, type OverflowStats, type ValueEncoder } from "./distinct-values";
 import type { WorkerReply, WorkerTask } from "./tally-worker";
 import { RecordPairs, RecordTally } from "./record-tally";
@@ -125,12 +126,13 @@ export async function tallyTable(source: TableSource, opts: TallyOptions = {}): 
 }
 
 /**
- * A UTF-8 CSV file read whole on this thread by `./csv-chunks` (rows of interned strings, the
- * cells trimmed), as `../io/csv`'s readTable reads it; undefined when that parser leaves the file
+ * A UTF-8 CSV file read whole on this thread by `./csv-chunks`, held by column (`../io/column-table`:
+ * each column's distinct values and per-row ids; the cells trimmed), the rows `../io/csv`'s
+ * readTable reads; undefined when that parser leaves the file
  * to `../io/csv` (a quoted header, a byte-order mark, a ragged record, fewer than 2 columns, no
  * data row, ...), which then gives the exact result or error.
  */
-export function readCsvFile(path: string): Table | undefined {
+export function readCsvFile(path: string): ColumnTable | undefined {
   let plan: Plan | undefined;
   try {
     plan = parallelPlan(path, { threads: 1 });
@@ -140,8 +142,8 @@ export function readCsvFile(path: string): Table | undefined {
   if (plan === undefined || plan.ranges.length !== 1) return undefined;
   const [start, end] = plan.ranges[0];
   try {
-    const rows = readRangeRows({ path, start, end, delimiter: plan.delimiter, columns: plan.fields, crlf: plan.crlf });
-    return rows.length > 0 ? { columns: plan.columns, rows } : undefined;
+    const read = readRangeColumns({ path, start, end, delimiter: plan.delimiter, columns: plan.fields, crlf: plan.crlf });
+    return read.length > 0 ? new ColumnTable(plan.columns, read.values, read.ids, read.length) : undefined;
   } catch (e) {
     if (e instanceof Bail) return undefined;
     throw e;

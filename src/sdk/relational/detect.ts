@@ -4,6 +4,7 @@
  * dependencies, as in data profilers' foreign-key discovery); and the cardinality of each.
  */
 import type { Table } from "../io/csv";
+import { tableColumn, tableRowCount } from "../io/column-table";
 import type { DatabaseSchema, Relationship } from "./schema";
 
 /** A column's distinct non-blank values and whether it is a key candidate. */
@@ -16,8 +17,7 @@ interface ColumnProfile {
 const INTEGER = /^-?\d+$/;
 
 function profile(table: Table, j: number): ColumnProfile {
-  const values = new Set<string>();
-  for (const r of table.rows) values.add(r[j]);
+  const values = new Set(tableColumn(table, j).values);
   const blank = values.delete("");
   let integers = true;
   for (const v of values) {
@@ -26,7 +26,7 @@ function profile(table: Table, j: number): ColumnProfile {
       break;
     }
   }
-  return { values, unique: !blank && values.size === table.rows.length && values.size > 0, integers };
+  return { values, unique: !blank && values.size === tableRowCount(table) && values.size > 0, integers };
 }
 
 /** Lower case, no separators, a trailing plural `s` dropped: `movie_id`, `movieId` -> `movieid`. */
@@ -100,21 +100,20 @@ export interface Cardinality {
 export function cardinality(rel: Relationship, tables: Record<string, Table>): Cardinality {
   const parent = tables[rel.parent];
   const child = tables[rel.child];
-  const kj = parent.columns.indexOf(rel.parentKey);
-  const fj = child.columns.indexOf(rel.childKey);
+  const keys = tableColumn(parent, parent.columns.indexOf(rel.parentKey));
   const index = new Map<string, number>();
-  parent.rows.forEach((r, i) => index.set(r[kj], i));
-  const counts = new Array<number>(parent.rows.length).fill(0);
+  for (let i = 0; i < keys.ids.length; i++) index.set(keys.values[keys.ids[i]], i);
+  const counts = new Array<number>(keys.ids.length).fill(0);
   let blank = 0;
   let orphans = 0;
-  for (const r of child.rows) {
-    const v = r[fj];
-    if (v === "") blank++;
-    else {
-      const i = index.get(v);
-      if (i === undefined) orphans++;
-      else counts[i]++;
-    }
+  // Per distinct child value: its parent row, -1 for a blank, -2 for an orphan.
+  const fk = tableColumn(child, child.columns.indexOf(rel.childKey));
+  const parentOf = fk.values.map((v) => (v === "" ? -1 : index.get(v) ?? -2));
+  for (let r = 0; r < fk.ids.length; r++) {
+    const i = parentOf[fk.ids[r]];
+    if (i === -1) blank++;
+    else if (i === -2) orphans++;
+    else counts[i]++;
   }
   const sorted = [...counts].sort((a, b) => a - b);
   const n = sorted.length;

@@ -8,6 +8,7 @@
 import type { PublicVocabulary } from "../../contract";
 import { DataError } from "../errors";
 import type { Table } from "../io/csv";
+import { tableCells, tableColumn, tableRowCount } from "../io/column-table";
 import type { RecordJoin } from "../io/inputs";
 import type { ColumnOverride } from "../metadata/metadata";
 import { inferIdShape, type IdShape } from "../metadata/identifier";
@@ -170,12 +171,16 @@ export function contextColumns(parent: Table, keys: ReadonlySet<string>, overrid
 export function sortedColumn(table: Table, skip: ReadonlySet<string>, first?: string): { column: string; numeric: boolean } | undefined {
   const cols = [...(first !== undefined ? [first] : []), ...table.columns.filter((c) => c !== first && !skip.has(c))];
   for (const c of cols) {
-    const j = table.columns.indexOf(c);
-    const v = table.rows.map((r) => r[j]);
-    if (v.length < 2 || v.some((x) => x === "") || v.every((x) => x === v[0])) continue;
-    const numeric = v.every((x) => NUMBER.test(x));
+    // Read by distinct value: each row's value is its id's.
+    const { values, ids } = tableColumn(table, table.columns.indexOf(c));
+    if (ids.length < 2 || values.includes("") || values.length < 2) continue;
+    const numeric = values.every((x) => NUMBER.test(x));
+    const nums = numeric ? values.map(Number) : [];
     let sorted = true;
-    for (let i = 1; i < v.length && sorted; i++) sorted = numeric ? Number(v[i - 1]) <= Number(v[i]) : v[i - 1] <= v[i];
+    for (let i = 1; i < ids.length && sorted; i++) {
+      const [a, b] = [ids[i - 1], ids[i]];
+      sorted = a === b || (numeric ? nums[a] <= nums[b] : values[a] <= values[b]);
+    }
     if (sorted) return { column: c, numeric };
   }
   return undefined;
@@ -194,13 +199,8 @@ const FORMAT_SAMPLE = 200;
  */
 export function datetimeFormatOf(table: Table, column: string, override?: ColumnOverride): string | undefined {
   if (override !== undefined && override.type !== "datetime") return undefined;
-  const j = table.columns.indexOf(column);
-  const sample = new Set<string>();
-  for (const r of table.rows) {
-    if (r[j] !== "") sample.add(r[j]);
-    if (sample.size >= FORMAT_SAMPLE) break;
-  }
-  const values = [...sample];
+  // The column's distinct values come first seen first, as the rows hold them.
+  const values = tableColumn(table, table.columns.indexOf(column)).values.filter((v) => v !== "").slice(0, FORMAT_SAMPLE);
   if (values.length === 0 || values.every((v) => NUMBER.test(v))) return undefined;
   if (override?.format !== undefined) return override.format;
   const inferred = inferDatetimeFormat(values);
@@ -232,20 +232,24 @@ export function crossTableOrders(
   const pk = parent.columns.indexOf(fk.parentKey);
   const byKey = new Map<string, string[]>();
   for (const r of parent.rows) byKey.set(r[pk], r);
-  const fj = child.columns.indexOf(fk.childKey);
+  // The child's columns by distinct value: each key's parent row, each datetime parsed once.
+  const fkCol = tableColumn(child, child.columns.indexOf(fk.childKey));
+  const parentRow = fkCol.values.map((v) => byKey.get(v));
   const out: CrossTableOrder[] = [];
   for (const m of mine) {
-    const cj = child.columns.indexOf(m.column);
+    const mc = tableColumn(child, child.columns.indexOf(m.column));
     const parseChild = datetimeParser(new DatetimeFormat(m.format));
+    const childTimes = mc.values.map((v) => (v === "" ? null : parseChild(v)));
     for (const t of theirs) {
       const pj = parent.columns.indexOf(t.column);
       const parseParent = datetimeParser(new DatetimeFormat(t.format));
+      const parentTimes = parentRow.map((pr) => (pr === undefined || pr[pj] === "" ? null : parseParent(pr[pj])));
       const gaps: number[] = [];
       let ok = true;
-      for (const r of child.rows) {
-        const pr = byKey.get(r[fj]);
-        if (pr === undefined || r[cj] === "" || pr[pj] === "") continue;
-        const [a, b] = [parseChild(r[cj]), parseParent(pr[pj])];
+      for (let r = 0; r < fkCol.ids.length; r++) {
+        // null: no parent or a blank cell (the row is skipped); undefined: a value that does not parse.
+        const [a, b] = [childTimes[mc.ids[r]], parentTimes[fkCol.ids[r]]];
+        if (a === null || b === null) continue;
         if (a === undefined || b === undefined || a < b) {
           ok = false;
           break;
@@ -374,15 +378,21 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
           column: freeName(`${r.childKey}.${pc}`, taken),
         })),
       }));
-    const fj0 = foreignKeys.length > 0 ? table.columns.indexOf(foreignKeys[0].childKey) : -1;
+    const first = foreignKeys.length > 0 ? tableColumn(table, table.columns.indexOf(foreignKeys[0].childKey)) : undefined;
     if (foreignKeys.length > 0) {
       const f = foreignKeys[0];
       const orders = crossTableOrders(table, tables[f.parent], f, own, tables[f.parent].columns.filter((c) => !keysOf(f.parent).has(c)), schema.tables[t].columns, schema.tables[f.parent].columns);
       if (orders.length > 0) f.orders = orders;
     }
     for (const f of foreignKeys.slice(1)) {
-      const fj = table.columns.indexOf(f.childKey);
-      if (f.parent === foreignKeys[0].parent && table.rows.every((r) => r[fj] === "" || r[fj] !== r[fj0])) f.differsFromFirst = true;
+      if (f.parent !== foreignKeys[0].parent || first === undefined) continue;
+      const second = tableColumn(table, table.columns.indexOf(f.childKey));
+      let differs = true;
+      for (let r = 0; r < second.ids.length && differs; r++) {
+        const v = second.values[second.ids[r]];
+        differs = v === "" || v !== first.values[first.ids[r]];
+      }
+      if (differs) f.differsFromFirst = true;
     }
     const counts = schema.relationships
       .filter((r) => r.parent === t)
@@ -392,9 +402,9 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
     let publicKey: TablePlan["publicKey"];
     if (pk !== undefined) {
       const j = table.columns.indexOf(pk);
-      if (table.rows.length === 0) throw new DataError(`table "${t}" has no rows.`);
-      keyShape = inferIdShape(table.rows.map((r) => r[j]), table.rows.map(() => 1));
-      const values = table.rows.map((r) => r[j]);
+      if (tableRowCount(table) === 0) throw new DataError(`table "${t}" has no rows.`);
+      const values = tableCells(table, j);
+      keyShape = inferIdShape(values, values.map(() => 1));
       const vocabulary = publicVocabularyOf(pk, values, values.map(() => 1));
       if (vocabulary !== undefined) publicKey = publicKeyOf(table, j, vocabulary);
     }
@@ -415,7 +425,7 @@ export function planDatabase(schema: DatabaseSchema, tables: Record<string, Tabl
     }
     plan.tables[t] = {
       columns: [...table.columns],
-      rows: table.rows.length,
+      rows: tableRowCount(table),
       ...(pk !== undefined ? { primaryKey: pk, keyShape } : {}),
       ...(publicKey !== undefined ? { publicKey } : {}),
       foreignKeys,
@@ -474,9 +484,11 @@ function trainingTable(plan: DatabasePlan, t: string, tables: Record<string, Tab
   });
   const countCols = p.counts.map((c) => {
     const child = tables[c.child];
-    const fj = child.columns.indexOf(c.childKey);
+    const { values, ids } = tableColumn(child, child.columns.indexOf(c.childKey));
+    const rows = new Float64Array(values.length);
+    for (let r = 0; r < ids.length; r++) rows[ids[r]]++;
     const n = new Map<string, number>();
-    for (const r of child.rows) if (r[fj] !== "") n.set(r[fj], (n.get(r[fj]) ?? 0) + 1);
+    values.forEach((v, id) => v !== "" && n.set(v, rows[id]));
     return n;
   });
   const pkj = p.primaryKey !== undefined ? table.columns.indexOf(p.primaryKey) : -1;

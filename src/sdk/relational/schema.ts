@@ -6,6 +6,7 @@
 import { DataError } from "../errors";
 import type { ColumnOverride } from "../metadata/metadata";
 import type { Table } from "../io/csv";
+import { tableColumn, tableRowCount } from "../io/column-table";
 
 /** One foreign key: `child.childForeignKey` holds values of `parent.parentPrimaryKey`. */
 export interface Relationship {
@@ -159,12 +160,16 @@ export function checkSchema(schema: DatabaseSchema, tables: Record<string, Table
     if (s.primaryKey !== undefined) {
       has(s.primaryKey, "primary key");
       const j = table.columns.indexOf(s.primaryKey);
-      const seen = new Set<string>();
-      table.rows.forEach((r, i) => {
-        if (r[j] === "") throw new DataError(`table "${t}", row ${i + 1}: the primary key "${s.primaryKey}" is blank.`, { column: s.primaryKey, line: i + 2 });
-        if (seen.has(r[j])) throw new DataError(`table "${t}": the primary key "${s.primaryKey}" repeats ${JSON.stringify(r[j])} (row ${i + 1}).`, { column: s.primaryKey, line: i + 2 });
-        seen.add(r[j]);
-      });
+      const { values } = tableColumn(table, j);
+      // As many distinct values as rows and none blank: unique; else the first row at fault is named.
+      if (values.length !== tableRowCount(table) || values.includes("")) {
+        const seen = new Set<string>();
+        table.rows.forEach((r, i) => {
+          if (r[j] === "") throw new DataError(`table "${t}", row ${i + 1}: the primary key "${s.primaryKey}" is blank.`, { column: s.primaryKey, line: i + 2 });
+          if (seen.has(r[j])) throw new DataError(`table "${t}": the primary key "${s.primaryKey}" repeats ${JSON.stringify(r[j])} (row ${i + 1}).`, { column: s.primaryKey, line: i + 2 });
+          seen.add(r[j]);
+        });
+      }
     }
     if (s.sequenceKey !== undefined) has(s.sequenceKey, "sequence key");
     if (s.sequenceIndex !== undefined) has(s.sequenceIndex, "sequence index");
