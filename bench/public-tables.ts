@@ -69,11 +69,6 @@ export const PUBLIC_TABLES: Record<string, PublicTable> = {
     licence: "U.S. Government work (NOAA)",
     classes: "decimals and rounding, temp_max >= temp_min, dates",
   },
-  seattle_hourly: {
-    file: "seattle-weather-hourly-normals.csv",
-    licence: "U.S. Government work (NOAA)",
-    classes: "hourly readings of one year: the daily cycle of temperature (hour of day inside bins of days)",
-  },
   gapminder: {
     file: "gapminder.json",
     licence: "CC BY 4.0 (Gapminder)",

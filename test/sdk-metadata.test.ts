@@ -224,20 +224,6 @@ test("pair selection respects the budget and contains a maximum spanning tree (C
   assert.deepEqual(selectPairs(cards, w, 0).pairs, []);
 });
 
-test("pair selection with allowed pairs: only those, whether all fit or the budget chooses", () => {
-  const cards = [4, 5, 3, 6, 2, 7];
-  const w = (i: number, j: number) => ((i * 7 + j * 13) % 11) + (i === 0 ? 20 : 0);
-  // Feature 5 (a datetime part, say) pairs with feature 1 and 3 only.
-  const allowed = (i: number, j: number): boolean => j < 5 || i === 1 || i === 3;
-  const ok = (p: number[]): boolean => allowed(p[0], p[1]);
-  const all = selectPairs(cards, w, 1e9, allowed);
-  assert.equal(all.pairs.length, 12, "10 pairs of features 0-4, then (1, 5) and (3, 5)");
-  assert.ok(all.pairs.every(ok));
-  const some = selectPairs(cards, w, 150, allowed);
-  assert.ok(some.cells <= 150 && some.pairs.length > 0 && some.pairs.every(ok));
-  assert.ok(some.tree.every(ok));
-});
-
 test("adult.csv under a small pair budget: spanning tree over mutual information, budget respected", async () => {
   const budget = 3000;
   const { metadata: m, selection } = await analyzeTable(ADULT, { pairBudget: budget });

@@ -16,9 +16,6 @@ export type ColumnKind = "categorical" | "numerical" | "datetime" | "id";
  */
 export type DatetimeGranularity = "year" | "month" | "day" | "hour" | "minute" | "second" | "millisecond";
 
-/** A cycle of the clock a datetime part follows (`column_stats[f].part_of`). */
-export type DatetimeCycle = "hour_of_day" | "day_of_week" | "month_of_year";
-
 /**
  * A public vocabulary a categorical column's values come from (`column_stats[f].vocabulary`):
  * names and codes of public reference lists, never secrets (docs/api.md "Column kinds").
@@ -244,13 +241,6 @@ export interface ColumnStats {
   weekdays?: (number & tags.Type<"uint32"> & tags.Maximum<6>)[] & tags.MinItems<1> & tags.MaxItems<6>;
   /** Datetime only, for formats that write a UTC offset: the most frequent offset, minutes east of UTC. */
   offset?: number & tags.Type<"int32"> & tags.Minimum<-1440> & tags.Maximum<1440>;
-  /**
-   * Categorical only: the feature is a cyclic part of datetime column `column` (its hour of the day
-   * 0..23, day of the week 0 = Sunday .. 6, or month of the year 0 = January .. 11, in the column's
-   * `offset`), code = that number, blank last. The SDK adds it as a model feature of its own and
-   * never writes it to a table (docs/api.md, "Cyclic parts of a datetime").
-   */
-  part_of?: { column: string & tags.MinLength<1>; cycle: DatetimeCycle };
   /** Id only: the shape fresh identifiers are written in. */
   id_shape?: IntegerIdShapeStats | TextIdShapeStats;
   /** Categorical only: rows a value needs for a code of its own; rarer values share the pooled code. */

@@ -5,7 +5,7 @@ import { Synthesizer } from "../../sdk/generate/synthesizer";
 import { SMALL_TABLE_ROWS, defaultBinCap, defaultRareThreshold } from "../../sdk/generate/fit-defaults";
 import type { Model, ModelConfigInput } from "../../contract";
 import { DEFAULTS, type ColumnOverride } from "../../sdk/metadata/metadata";
-import { describeColumns, describeParts } from "../../sdk/columns";
+import { describeColumns } from "../../sdk/columns";
 import { describeRule } from "../../sdk/rules/describe";
 import type { RuleOptions } from "../../sdk/rules/detect";
 import { fmtLoss, progressBar, readingBar } from "../progress";
@@ -242,8 +242,6 @@ export async function fitCommand(file: string, opts: FitCommandOptions): Promise
       onAnalysis: (a) => {
         reading?.stop();
         process.stderr.write(describeColumns(a.codecs).join("\n") + "\n");
-        const parts = describeParts(a.metadata);
-        if (parts) process.stderr.write(parts + "\n");
         const found = a.metadata.rules ?? [];
         if (found.length > 0) process.stderr.write(`rules (${found.length})\n${found.map((r) => `  ${describeRule(r, a.metadata)}`).join("\n")}\n`);
       },

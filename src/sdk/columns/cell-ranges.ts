@@ -60,8 +60,8 @@ export function withCellRanges(
     decoders[key] = d;
     return d;
   };
-  const decode: FeatureDecoder["decode"] = (c, rng, row, ids, partnerCode, fresh, partCodes) =>
-    (cellDecoder(partnerCode, c) ?? base).decode(c, rng, row, ids, partnerCode, fresh, partCodes);
+  const decode: FeatureDecoder["decode"] = (c, rng, row, ids, partnerCode, fresh) =>
+    (cellDecoder(partnerCode, c) ?? base).decode(c, rng, row, ids, partnerCode, fresh);
   const out: BinnedDecoder = { ...base, partner: spec.column, decode, drawNumber: undefined };
   if (base.decodeColumn) {
     // The base's column form is integers: the same, from the cell decoders' text.

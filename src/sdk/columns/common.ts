@@ -64,8 +64,6 @@ export interface ColumnScan {
 /** The code book of one column, built from the real table. */
 export interface ColumnCodec {
   name: string;
-  /** The table column `encode` reads when it is not `name` (a datetime's part, `./datetime-parts`). */
-  column?: string;
   kind: ColumnKind;
   /** Datetime only: the column's format. */
   datetime?: DatetimeFormat;
@@ -101,11 +99,10 @@ export interface FeatureDecoder {
   /**
    * The value of code `c` in row `row`; `rng` draws for interval bins and the pooled code, `ids`
    * writes identifiers, `partnerCode` is the row's code of {@link FeatureDecoder.partner}, `fresh`
-   * writes pooled cells of a {@link FeatureDecoder.semantic} feature, `partCodes` are the row's
-   * codes of {@link FeatureDecoder.parts} (in that order).
+   * writes pooled cells of a {@link FeatureDecoder.semantic} feature.
    * @throws APIError (`invalid_response`) for a code without a value.
    */
-  decode(c: number, rng: Rng, row: number, ids?: IdValues, partnerCode?: number, fresh?: FreshWriter, partCodes?: ArrayLike<number>): string;
+  decode(c: number, rng: Rng, row: number, ids?: IdValues, partnerCode?: number, fresh?: FreshWriter): string;
   /**
    * The whole column at once, with no string per cell where it can (`../generate/batch`):
    * cell r is what `decode(codes[r], rng, rowOffset + r, ...)` gives, with the same draws in the
@@ -127,8 +124,6 @@ export interface FeatureDecoder {
   idShape?: IdShape;
   /** Categorical features with a pooled code: the feature whose code in the row `decode` reads. */
   partner?: string;
-  /** Datetime features with parts (`./datetime-parts`): the part features whose codes `decode` reads. */
-  parts?: string[];
 }
 
 /** The blank code of `f`: `value_mappings[f][""]`, else K-1 when it had blanks, else undefined. */

@@ -24,14 +24,11 @@ import type { SemanticKind } from "../semantic";
 import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
 import { grainDecoder } from "./numerical-grain";
 import { withCellRanges } from "./cell-ranges";
-import { cyclicDecoder, partsOf } from "./datetime-parts";
-import type { DatetimeCycle } from "../../contract";
 
 export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
 export { blankCodec, pooledWritesFresh } from "./categorical";
 export { datetimeBound, datetimeParser } from "./datetime";
-export { cycleCode, cyclicParts, describeParts, informativeParts, isPart, partPairs, partsOf, tableFeatures, withoutParts, type KeptPart } from "./datetime-parts";
 export { looksLikeIdName } from "./id";
 export { numberBound, stepOf, int64Of, float64Of } from "./numerical";
 
@@ -78,8 +75,7 @@ export function latticeOf(stats: ColumnStats): Lattice | undefined {
 
 /**
  * Decoder of a quantile-binned feature over its lattice (`./bins`' `binDecoder`; with a `grain`,
- * `./numerical-grain`'s `grainDecoder`, for datetimes `./datetime`'s `clockGrainDecoder`; a
- * datetime with `parts` draws at its parts' codes, `./datetime-parts`' `cyclicDecoder`), drawing
+ * `./numerical-grain`'s `grainDecoder`, for datetimes `./datetime`'s `clockGrainDecoder`), drawing
  * inside its row's cell range with `cell_ranges` (`./cell-ranges`); `range`, `codes` and
  * `weights` as `binDecoder`'s.
  */
@@ -90,10 +86,9 @@ export function binnedDecoder(
   missingCode: number | undefined,
   stats: ColumnStats,
   range?: ValueRange,
-  parts: readonly { name: string; cycle: DatetimeCycle }[] = [],
 ): FeatureDecoder & { codes: number[]; weights: number[] } {
-  const base = rangeDecoder(f, K, edges, missingCode, stats, range, parts);
-  return withCellRanges(base, stats, edges, missingCode, (r) => rangeDecoder(f, K, edges, missingCode, stats, r, parts), range);
+  const base = rangeDecoder(f, K, edges, missingCode, stats, range);
+  return withCellRanges(base, stats, edges, missingCode, (r) => rangeDecoder(f, K, edges, missingCode, stats, r), range);
 }
 
 /** {@link binnedDecoder} without cell ranges. */
@@ -103,18 +98,12 @@ function rangeDecoder(
   edges: readonly number[],
   missingCode: number | undefined,
   stats: ColumnStats,
-  range: ValueRange | undefined,
-  parts: readonly { name: string; cycle: DatetimeCycle }[],
+  range?: ValueRange,
 ): FeatureDecoder & { codes: number[]; weights: number[] } {
   const plain = binDecoder(f, K, edges, missingCode, stats, latticeOf(stats), range);
-  let d = plain;
-  if (stats.grain && stats.type === "datetime") d = clockGrainDecoder(f, K, edges, missingCode, stats, plain, range) ?? plain;
-  else if (stats.grain && stats.type === "numerical") d = grainDecoder(f, K, edges, missingCode, stats, plain, range) ?? plain;
-  if (parts.length > 0 && stats.type === "datetime" && stats.format) {
-    const { datetime } = datetimeColumnType(stats.format);
-    return cyclicDecoder(d, edges, missingCode, stats, datetime, parts, range);
-  }
-  return d;
+  if (!stats.grain) return plain;
+  if (stats.type === "datetime") return clockGrainDecoder(f, K, edges, missingCode, stats, plain, range) ?? plain;
+  return (stats.type === "numerical" ? grainDecoder(f, K, edges, missingCode, stats, plain, range) : undefined) ?? plain;
 }
 
 /**
@@ -127,7 +116,7 @@ export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
   const missingCode = missingCodeOf(meta, f);
   if (stats?.type === "id" && stats.id_shape) return idDecoder(f, K, stats, missingCode);
   const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
-  if (edges && edges.length >= 2) return binnedDecoder(f, K, edges, missingCode, stats!, undefined, stats!.type === "datetime" ? partsOf(meta, f) : []);
+  if (edges && edges.length >= 2) return binnedDecoder(f, K, edges, missingCode, stats!);
   return mappingDecoder(meta, f);
 }
 

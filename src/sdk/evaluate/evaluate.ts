@@ -37,7 +37,6 @@ import type { TableSource } from "../io/csv";
 import { DataError } from "../errors";
 import { buildCodec, checkOverrides, encodeScanned, encodeTableWithScan, type ColumnCodec, type ScannedTable } from "../metadata/metadata";
 import { scanTable } from "../metadata/table-scan";
-import { withoutParts } from "../columns";
 import { counts1, type CodeArray } from "../metadata/marginals";
 import { privacyCheckWithDistances } from "../privacy/dcr";
 import { holdoutNearCopyCheck, nearCopyCheck } from "../privacy/near-copies";
@@ -72,8 +71,6 @@ export async function evaluateWithDetails(
   synthetic: TableSource,
   opts: EvaluateOptions = {},
 ): Promise<{ report: EvaluationReport; details: EvaluationDetails }> {
-  // A datetime's parts are model features, not columns of either table.
-  if (opts.metadata) opts = { ...opts, metadata: withoutParts(opts.metadata) };
   const { encoded: enc, scanned: realScan } = await encodeTableWithScan(real, opts);
   const target = opts.target;
   if (target !== undefined && !enc.columns.includes(target)) {

@@ -12,7 +12,7 @@ import type { ArrayPool } from "../client/array-pool";
 import type { Table } from "../io/csv";
 import { IdGenerator, type IdValues } from "./id-generator";
 import type { IdShape } from "../metadata/identifier";
-import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, partsOf, tableFeatures, withoutParts, type FeatureDecoder, type ValueRange } from "../columns";
+import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "../columns";
 import { Rng, deriveSeed } from "./sfc32";
 import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
 import { templateWriter } from "../rules/template";
@@ -98,14 +98,12 @@ export class Decoder {
   /** Per feature, cumulative 1-way probabilities of its non-blank codes (built on first use). */
   private readonly cumulative: (Float64Array | undefined)[] = [];
   constructor(readonly metadata: Metadata) {
-    // Parts of a datetime (`column_stats[f].part_of`) come last in `features` and are read by their column's decoder only.
-    this.features = tableFeatures(metadata).map((f) => decoderFor(metadata, f));
-    const table = withoutParts(metadata);
-    this.rules = new RuleEnforcer(table);
-    this.points = coordinateWriter(table);
-    this.places = gazetteerRows(table);
-    this.names = nameGenderWriter(table);
-    this.templates = templateWriter(table);
+    this.features = metadata.features.map((f) => decoderFor(metadata, f));
+    this.rules = new RuleEnforcer(metadata);
+    this.points = coordinateWriter(metadata);
+    this.places = gazetteerRows(metadata);
+    this.names = nameGenderWriter(metadata);
+    this.templates = templateWriter(metadata);
   }
 
   /**
@@ -165,9 +163,9 @@ export class Decoder {
     return this.features[f].decode(rng.pickCumulative(cum), rng, 0);
   }
 
-  /** Column names, in table order (never a datetime's parts). */
+  /** Column names, in table order. */
   get columns(): string[] {
-    return this.features.map((d) => d.name);
+    return [...this.metadata.features];
   }
 
   /**
@@ -185,8 +183,7 @@ export class Decoder {
     const missingCode = missingCodeOf(this.metadata, feature);
     const edges = stats.bin_edges;
     if (edges && edges.length >= 2) {
-      const parts = stats.type === "datetime" ? partsOf(this.metadata, feature) : [];
-      const d = binnedDecoder(feature, this.metadata.cardinalities[feature], edges, missingCode, stats, range, parts);
+      const d = binnedDecoder(feature, this.metadata.cardinalities[feature], edges, missingCode, stats, range);
       return { codes: d.codes, weights: d.weights, decoder: d };
     }
     const codes = new Set<number>();
@@ -233,15 +230,6 @@ export class Decoder {
       const fresh = d.semantic ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true }) : undefined;
       if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh, opts.arrays);
       const text: string[] = new Array(n);
-      const parts = d.parts?.map((p) => columns[p]);
-      if (parts && parts.every((p) => p !== undefined && p.length === n)) {
-        const row = new Int32Array(parts.length);
-        for (let r = 0; r < n; r++) {
-          for (let p = 0; p < parts.length; p++) row[p] = parts[p][r];
-          text[r] = d.decode(codes[r], rng, offset + r, ids, partner?.[r], fresh, row);
-        }
-        return { kind: "text", cells: text };
-      }
       for (let r = 0; r < n; r++) text[r] = d.decode(codes[r], rng, offset + r, ids, partner?.[r], fresh);
       return { kind: "text", cells: text };
     });

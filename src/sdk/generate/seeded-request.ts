@@ -21,12 +21,8 @@ import type { ColumnKind, ConditionCell, Metadata } from "../../contract";
 import { readCsvText, readTable, type Table } from "../io/csv";
 import type { Decoder } from "./decode";
 import {
-  cycleCode,
   datetimeBound,
-  isPart,
   missingCodeOf,
-  partsOf,
-  tableFeatures,
   MISSING_KEY,
   numberBound,
   OTHER,
@@ -89,7 +85,6 @@ interface ColumnBook {
 function columnBook(meta: Metadata, name: string): ColumnBook | undefined {
   if (!meta.features.includes(name)) return undefined;
   const stats = meta.column_stats?.[name];
-  if (isPart(stats)) return undefined;
   const mapping = meta.value_mappings?.[name] ?? {};
   const otherCode = Object.hasOwn(mapping, OTHER) ? mapping[OTHER] : undefined;
   const byText = new Map<string, number>();
@@ -120,7 +115,7 @@ function listValues(book: ColumnBook): string {
 }
 
 function unknownColumn(name: string, meta: Metadata, what: string, where: { file?: string; line?: number } = {}): DataError {
-  return new DataError(`${what} names column ${JSON.stringify(name)}, which the model does not have (its columns: ${tableFeatures(meta).join(", ")}).`, {
+  return new DataError(`${what} names column ${JSON.stringify(name)}, which the model does not have (its columns: ${meta.features.join(", ")}).`, {
     column: name,
     ...where,
   });
@@ -341,10 +336,7 @@ function cellText(v: unknown): string {
 
 /** A seed table encoded for the wire, with the cells to keep. */
 export interface EncodedSeed {
-  /**
-   * `seed_data.features`: the seed table's columns (all of them the model's), in its order, then
-   * the parts of its datetime columns (`../columns/datetime-parts`), coded from the seed's cells.
-   */
+  /** `seed_data.features`: the seed table's columns (all of them the model's), in its order. */
   features: string[];
   /** `seed_data.rows`: per seed row, one code (or null: generated) per entry of `features`. */
   rows: (number | null)[][];
@@ -365,15 +357,11 @@ export function encodeSeed(meta: Metadata, seed: SeedRows): EncodedSeed {
   });
   const modelIndex = seed.columns.map((c) => meta.features.indexOf(c));
   const F = meta.features.length;
-  // Parts of a seeded datetime column: the code of its cycle at the seed value, in the column's offset.
-  const parts = seed.columns.flatMap((c, j) =>
-    colBooks[j].kind === "datetime" && colBooks[j].parse ? partsOf(meta, c).map((p) => ({ ...p, j, shift: (meta.column_stats?.[c]?.offset ?? 0) * 60 })) : [],
-  );
   const rows: (number | null)[][] = new Array(seed.rows.length);
   const keep: (string | undefined)[][] = new Array(seed.rows.length);
   for (let r = 0; r < seed.rows.length; r++) {
     const raw = seed.rows[r];
-    const codes: (number | null)[] = new Array(colBooks.length + parts.length).fill(null);
+    const codes: (number | null)[] = new Array(colBooks.length).fill(null);
     const kept: (string | undefined)[] = new Array(F).fill(undefined);
     for (let j = 0; j < colBooks.length; j++) {
       const text = raw[j].trim();
@@ -381,15 +369,10 @@ export function encodeSeed(meta: Metadata, seed: SeedRows): EncodedSeed {
       codes[j] = seedCode(colBooks[j], text, seed, r);
       kept[modelIndex[j]] = raw[j];
     }
-    parts.forEach((p, k) => {
-      const text = raw[p.j].trim();
-      const x = text === "" ? undefined : colBooks[p.j].parse!(text);
-      if (x !== undefined) codes[colBooks.length + k] = cycleCode(p.cycle, x + p.shift);
-    });
     rows[r] = codes;
     keep[r] = kept;
   }
-  return { features: [...seed.columns, ...parts.map((p) => p.name)], rows, keep };
+  return { features: [...seed.columns], rows, keep };
 }
 
 /** The wire code of one non-blank seed cell. @throws DataError naming column and line. */

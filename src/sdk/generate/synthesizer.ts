@@ -80,7 +80,7 @@ export class Synthesizer {
 
   /** Column names in the original table order. */
   get columns(): string[] {
-    return this.decoder.columns;
+    return [...this.metadata.features];
   }
 
   /**

@@ -13,7 +13,6 @@ import { DecodedBatch } from "../generate/batch";
 import type { Table } from "./csv";
 import { CsvBuffers, csvChunks, csvHeader, csvRecords } from "./csv-writer";
 import { writeAll } from "./file-writes";
-import { tableFeatures } from "../columns";
 import type { OutputFormat } from "./format-names";
 
 export { OUTPUT_FORMATS, OUTPUT_EXTENSIONS, chooseFormat, formatOfPath, type OutputFormat } from "./format-names";
@@ -59,7 +58,7 @@ export async function writeBatches(dest: string | Writable, batches: AsyncGenera
     yield first.value;
     yield* batches;
   }
-  if (opts.format === "csv") return writeCsvBatches(dest, tableFeatures(opts.metadata), all());
+  if (opts.format === "csv") return writeCsvBatches(dest, opts.metadata.features, all());
   return columnar().writeColumnar(dest, all(), { ...opts, format: opts.format });
 }
 

@@ -9,7 +9,7 @@ import type { ColumnBuffers } from "./arrow-ipc";
 import type { Metadata } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
-import { arrowTypeOf, datetimeParser, float64Of, int64Of, tableFeatures, type ColumnType } from "../columns";
+import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType } from "../columns";
 import type { EncodedSeed, SeedRows } from "../generate/seeded-request";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
 import type { ArrayPool } from "../client/array-pool";
@@ -31,7 +31,7 @@ const MS_PER_DAY = 86_400_000;
 
 /** A model's output columns in `features` order. @throws RangeError for a bad datetime format. */
 export function columnTypes(meta: Metadata): TypedColumn[] {
-  return tableFeatures(meta).map((name): TypedColumn => ({ name, ...arrowTypeOf(meta.column_stats?.[name]) }));
+  return meta.features.map((name): TypedColumn => ({ name, ...arrowTypeOf(meta.column_stats?.[name]) }));
 }
 
 /** apache-arrow's runtime, loaded on first use by the public Arrow API, not by the file writer. */

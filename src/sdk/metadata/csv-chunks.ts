@@ -100,8 +100,6 @@ export interface PairJob extends ChunkJob {
   /** Per column: how an overflowed column is encoded row by row (null: by `codeOfId`), and its codes. */
   encoders: (ValueEncoder | null)[];
   cards: Int32Array;
-  /** Part features after the table's columns: their source columns (`./record-tally` RecordPairsJob). */
-  partSources?: Int32Array;
 }
 
 /** Pass 2's result: joint counts of the pairs, and per overflowed column its 1-way counts and moments. */
@@ -823,14 +821,12 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
   const counts = job.encoders.map((e, c) => (e ? new Float64Array(job.cards[c]) : null));
   const moments = job.encoders.map((e) => (e?.kind === "bins" ? emptyMoments(e.shift) : e?.kind === "id" && e.integer ? emptyMoments() : null));
   const out = new Float64Array(job.cells);
-  const parts = job.partSources ?? new Int32Array(0);
-  const codes = new Int32Array(F + parts.length);
-  const ids = new Int32Array(F);
+  const codes = new Int32Array(F);
   const view = new FieldView();
   const { pairs, cardsOfSecond, offsets } = job;
   const P = offsets.length;
   const used = new Uint8Array(F);
-  for (let k = 0; k < pairs.length; k++) used[pairs[k] < F ? pairs[k] : parts[pairs[k] - F]] = 1;
+  for (let k = 0; k < pairs.length; k++) used[pairs[k]] = 1;
   const lineBase = job.firstLine - 1;
   // A joined field's value id per parent row (fields without an encoder).
   const memo = parentMemo(job);
@@ -843,7 +839,6 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
         const m = enc === null ? memo[c] : undefined;
         const p = parent === undefined ? -1 : parent[c];
         if (m !== undefined && p >= 0 && m[p] >= 0) {
-          ids[c] = m[p];
           codes[c] = job.codeOfId[c][m[p]];
           continue;
         }
@@ -860,10 +855,8 @@ export function countPairsInRange(job: PairJob, onBytes?: (bytes: number, rows: 
         const id = dicts[c].find(view.buf, view.s, view.e, ByteDict.hash(view.buf, view.s, view.e));
         if (id < 0) throw new Bail("a value the first pass did not see (the file changed)");
         codes[c] = job.codeOfId[c][id];
-        ids[c] = id;
         if (m !== undefined && p >= 0) m[p] = id;
       }
-      for (let p = 0; p < parts.length; p++) codes[F + p] = job.codeOfId[F + p][ids[parts[p]]];
       for (let k = 0; k < P; k++) out[offsets[k] + codes[pairs[2 * k]] * cardsOfSecond[k] + codes[pairs[2 * k + 1]]]++;
     },
     onBytes,

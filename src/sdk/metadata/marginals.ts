@@ -73,15 +73,13 @@ export interface PairSelection {
  * Chooses the 2-way marginals to send within `budget` cells: all pairs when they fit; else
  * Kruskal by descending MI (ties: smaller i, then j), skipping pairs that overflow (a forest when
  * the tree does not fit), then the other pairs by MI while they fit. `mi(i, j)`, i < j, is called
- * only in the second case. With `allowed`, only pairs it accepts are candidates (a datetime part's
- * pairs: `../columns/datetime-parts`' `partPairs`).
+ * only in the second case.
  */
-export function selectPairs(cards: readonly number[], mi: (i: number, j: number) => number, budget: number, allowed?: (i: number, j: number) => boolean): PairSelection {
+export function selectPairs(cards: readonly number[], mi: (i: number, j: number) => number, budget: number): PairSelection {
   const F = cards.length;
   const all: Pair[] = [];
   let total = 0;
   for (let i = 0; i < F; i++) for (let j = i + 1; j < F; j++) {
-    if (allowed && !allowed(i, j)) continue;
     all.push([i, j]);
     total += cards[i] * cards[j];
   }

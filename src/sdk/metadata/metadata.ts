@@ -43,7 +43,7 @@ import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { counts1, jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "../rules/detect";
-import { blankCodec, codecFor, cyclicParts, informativeParts, partPairs, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
+import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
 
 // Re-exported: evaluation, the rules and the reports import the kinds' shared names from here.
 export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };
@@ -285,9 +285,8 @@ export function codeArray(K: number, n: number): CodeArray {
  */
 export function encodeScanned(scanned: ScannedTable, codecs: readonly ColumnCodec[], unseen?: readonly number[]): CodeArray[] {
   return codecs.map((codec, f) => {
-    const column = codec.column ?? codec.name;
-    const c = scanned.columns.indexOf(column);
-    if (c < 0) throw new DataError(`${scanned.source} has no column "${column}".`, { column });
+    const c = scanned.columns.indexOf(codec.name);
+    if (c < 0) throw new DataError(`${scanned.source} has no column "${codec.name}".`, { column: codec.name });
     const scan = scanned.scans[c];
     const table = scan.values.map((v) => {
       const code = codec.encode(v);
@@ -344,29 +343,8 @@ export async function encodeTableWithScan(
   return { encoded: { columns: scanned.columns, n: scanned.n, codecs, codes }, scanned };
 }
 
-/**
- * `enc` with `parts` (cyclic parts of its datetime columns, `../columns/datetime-parts`) appended as features, encoded from the same rows' datetime cells: what the model is fitted on,
- * while rules, coordinates and evaluation read the table's own columns.
- */
-export function withParts(enc: EncodedTable, scanned: ScannedTable, parts: ColumnCodec[]): EncodedTable {
-  if (parts.length === 0) return enc;
-  return {
-    columns: [...enc.columns, ...parts.map((p) => p.name)],
-    n: enc.n,
-    codecs: [...enc.codecs, ...parts],
-    codes: [...enc.codes, ...encodeScanned(scanned, parts)],
-  };
-}
-
-/**
- * 1-way and selected 2-way marginals (at most `pairBudget` cells) as Create Model `metadata`;
- * `allowed(i, j)`, when given, limits the candidate pairs (feature indices, `choosePairs`).
- */
-export function buildMetadata(
-  enc: EncodedTable,
-  pairBudget: number = DEFAULTS.pairBudget,
-  allowed?: (i: number, j: number) => boolean,
-): { metadata: Metadata; selection: PairSelection } {
+/** 1-way and selected 2-way marginals (at most `pairBudget` cells) as Create Model `metadata`. */
+export function buildMetadata(enc: EncodedTable, pairBudget: number = DEFAULTS.pairBudget): { metadata: Metadata; selection: PairSelection } {
   if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
   const { codecs, codes } = enc;
   const cards = codecs.map((c) => c.K);
@@ -374,24 +352,18 @@ export function buildMetadata(
   const selection = choosePairs(codecs, (i, j) => {
     scratch = jointCounts(codes[i], cards[i], codes[j], cards[j], scratch && scratch.length >= cards[i] * cards[j] ? scratch : undefined);
     return mutualInformation(scratch, cards[i], cards[j]);
-  }, pairBudget, allowed);
+  }, pairBudget);
   const joint = selection.pairs.map(([i, j]) => jointCounts(codes[i], cards[i], codes[j], cards[j]));
   return { metadata: metadataOf(enc.columns, codecs, enc.n, codes.map((a, f) => counts1(a, cards[f])), joint, selection), selection };
 }
 
 /**
  * The pairs {@link selectPairs} chooses among the columns that are not identifiers (those have
- * no 2-way marginals); `mi(i, j)` (feature indices, i < j) is called only when not all fit;
- * `allowed(i, j)`, when given, says which pairs are candidates at all.
+ * no 2-way marginals); `mi(i, j)` (feature indices, i < j) is called only when not all fit.
  */
-export function choosePairs(codecs: readonly ColumnCodec[], mi: (i: number, j: number) => number, pairBudget: number, allowed?: (i: number, j: number) => boolean): PairSelection {
+export function choosePairs(codecs: readonly ColumnCodec[], mi: (i: number, j: number) => number, pairBudget: number): PairSelection {
   const modelled = codecs.map((c, f) => (c.kind === "id" ? -1 : f)).filter((f) => f >= 0);
-  const sub = selectPairs(
-    modelled.map((f) => codecs[f].K),
-    (a, b) => mi(modelled[a], modelled[b]),
-    pairBudget,
-    allowed && ((a, b) => allowed(modelled[a], modelled[b])),
-  );
+  const sub = selectPairs(modelled.map((f) => codecs[f].K), (a, b) => mi(modelled[a], modelled[b]), pairBudget);
   const remap = ([a, b]: [number, number]): [number, number] => [modelled[a], modelled[b]];
   return { pairs: sub.pairs.map(remap), tree: sub.tree.map(remap), cells: sub.cells };
 }
@@ -463,19 +435,11 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
     const sample: EncodedTable = { columns: tally.columns, n: tally.sample.n, codecs, codes: encodeScanned(tally.sample, codecs) };
     // Rules come from the raw rows (the sample's), before any request; a declared rule the rows break throws here.
     const rules = detectRules(tally.sample, sample, { ...opts.rules, rareThreshold: opts.rareThreshold });
-    // Parts of a datetime whose distinct values overflowed would need its text parsed in pass 2: none.
-    const candidates = cyclicParts(codecs, tally.scans).filter((p) => !tally.overflow[tally.columns.indexOf(p.column!)]);
-    const kept = informativeParts(codecs, sample.codes, candidates, encodeScanned(tally.sample, candidates));
-    const modelled = withParts(sample, tally.sample, kept.map((k) => k.part));
-    // A part's pairs: its datetime and the columns it informs given the datetime's bin.
-    const allowed = kept.length > 0 ? partPairs(codecs, kept) : undefined;
-    const built = tally.sampled
-      ? await countedMetadata(tally, modelled, opts.pairBudget ?? DEFAULTS.pairBudget, allowed)
-      : buildMetadata(modelled, opts.pairBudget, allowed);
+    const built = tally.sampled ? await countedMetadata(tally, codecs, sample, opts.pairBudget ?? DEFAULTS.pairBudget) : buildMetadata(sample, opts.pairBudget);
     if (rules.length > 0) built.metadata.rules = rules;
     // Areas of real points and ranges of cells come from the raw rows, like the rules.
     const k = opts.rareThreshold ?? DEFAULTS.rareThreshold;
-    setCellRanges(tally.sample, modelled, built.selection, built.metadata, k);
+    setCellRanges(tally.sample, sample, built.selection, built.metadata, k);
     const coordinates = coordinatePairs(tally.sample, codecs, k);
     if (coordinates.length > 0) built.metadata.coordinates = coordinates;
     const zips = zipPrefixes(tally.sample, codecs, k);
@@ -498,30 +462,20 @@ const ALL_PAIR_CELLS = 1 << 22;
 /**
  * The metadata of a table larger than its sample: 1-way marginals from pass 1's counts; pairs
  * chosen by the mutual information of every pair's counts from pass 2 (or the sample's, when all
- * pairs together exceed {@link ALL_PAIR_CELLS} cells), the chosen ones counted by pass 2. `sample`
- * holds the table's columns, then parts of non-overflowed datetime columns (coded by value id).
+ * pairs together exceed {@link ALL_PAIR_CELLS} cells), the chosen ones counted by pass 2.
  */
-async function countedMetadata(
-  tally: TableTally,
-  sample: EncodedTable,
-  pairBudget: number,
-  allowed?: (i: number, j: number) => boolean,
-): Promise<{ metadata: Metadata; selection: PairSelection }> {
+async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample: EncodedTable, pairBudget: number): Promise<{ metadata: Metadata; selection: PairSelection }> {
   if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
-  const { codecs } = sample;
-  const F = tally.columns.length;
   const cards = codecs.map((c) => c.K);
-  const source = codecs.map((codec, f) => (f < F ? f : tally.columns.indexOf(codec.column!)));
-  const encoders = codecs.map((codec, f) => (f < F && tally.overflow[f] ? valueEncoder(codec, tally.types?.[f]) : null));
-  const codeOfId = codecs.map((codec, f) => (encoders[f] ? new Int32Array(0) : Int32Array.from(tally.scans[source[f]].values, (v) => codec.encode(v))));
+  const encoders = codecs.map((codec, f) => (tally.overflow[f] ? valueEncoder(codec, tally.types?.[f]) : null));
+  const codeOfId = tally.scans.map((s, f) => (encoders[f] ? new Int32Array(0) : Int32Array.from(s.values, (v) => codecs[f].encode(v))));
   const counts = codecs.map((codec, f) => {
     const c = new Float64Array(codec.K);
-    if (!encoders[f]) tally.scans[source[f]].counts.forEach((m, id) => (c[codeOfId[f][id]] += m));
+    if (!encoders[f]) tally.scans[f].counts.forEach((m, id) => (c[codeOfId[f][id]] += m));
     return c;
   });
-  const partSources = source.slice(F);
   const count = async (pairs: [number, number][]): Promise<Float64Array[]> => {
-    const two = await tally.countPairs(pairs, cards, codeOfId, encoders, partSources);
+    const two = await tally.countPairs(pairs, cards, codeOfId, encoders);
     two.counts.forEach((c, f) => c && counts[f].set(c));
     two.moments.forEach((m, f) => m && withMoments(codecs[f], m, tally.scans[f].estimated?.distinct));
     return two.joint;
@@ -530,7 +484,6 @@ async function countedMetadata(
   const all: [number, number][] = [];
   let cells = 0;
   for (let a = 0; a < modelled.length; a++) for (let b = a + 1; b < modelled.length; b++) {
-    if (allowed && !allowed(modelled[a], modelled[b])) continue;
     all.push([modelled[a], modelled[b]]);
     cells += cards[modelled[a]] * cards[modelled[b]];
   }
@@ -540,14 +493,14 @@ async function countedMetadata(
     const every = await count(all);
     const at = new Map(all.map(([i, j], k) => [i * codecs.length + j, k]));
     const of = (i: number, j: number): Float64Array => every[at.get(i * codecs.length + j)!];
-    selection = choosePairs(codecs, (i, j) => mutualInformation(of(i, j), cards[i], cards[j]), pairBudget, allowed);
+    selection = choosePairs(codecs, (i, j) => mutualInformation(of(i, j), cards[i], cards[j]), pairBudget);
     joint = selection.pairs.map(([i, j]) => of(i, j));
   } else {
     const { codes } = sample;
-    selection = choosePairs(codecs, (i, j) => mutualInformation(jointCounts(codes[i], cards[i], codes[j], cards[j]), cards[i], cards[j]), pairBudget, allowed);
+    selection = choosePairs(codecs, (i, j) => mutualInformation(jointCounts(codes[i], cards[i], codes[j], cards[j]), cards[i], cards[j]), pairBudget);
     joint = await count(selection.pairs);
   }
-  return { metadata: metadataOf(sample.columns, codecs, tally.n, counts, joint, selection), selection };
+  return { metadata: metadataOf(tally.columns, codecs, tally.n, counts, joint, selection), selection };
 }
 
 /** Pass 2's encoding of a column that overflowed pass 1's budget: its code book as data (a typed timestamp in whole seconds read without ".000"). */

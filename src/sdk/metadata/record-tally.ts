@@ -93,11 +93,6 @@ export interface RecordPairsJob {
   cardsOfSecond: ArrayLike<number>;
   offsets: ArrayLike<number>;
   cells: number;
-  /**
-   * Per part feature F + p after the F table columns (`../columns/datetime-parts`): its source
-   * column, whose value id `codeOfId[F + p]` maps to the part's code. Default none.
-   */
-  partSources?: ArrayLike<number>;
 }
 
 /** Pass 2 over records. */
@@ -105,16 +100,13 @@ export class RecordPairs {
   rows = 0;
   private out: Float64Array;
   private codes: Int32Array;
-  /** Per table column, the record's value id (columns counted by id). */
-  private ids: Int32Array;
   private encode: (((v: string) => { code: number; x: number }) | null)[];
   private counts: (Float64Array | null)[];
   private moments: PairCounts["moments"];
 
   constructor(private job: RecordPairsJob) {
     this.out = new Float64Array(job.cells);
-    this.codes = new Int32Array(job.index.length + (job.partSources?.length ?? 0));
-    this.ids = new Int32Array(job.index.length);
+    this.codes = new Int32Array(job.index.length);
     this.encode = job.encoders.map((e) => (e ? encoderOf(e) : null));
     this.counts = job.encoders.map((e, c) => (e ? new Float64Array(job.cards[c]) : null));
     this.moments = job.encoders.map((e) => (e?.kind === "bins" ? emptyMoments(e.shift) : e?.kind === "id" && e.integer ? emptyMoments() : null));
@@ -141,10 +133,7 @@ export class RecordPairs {
       const id = index[c]!.get(record[c]);
       if (id === undefined) return false;
       codes[c] = codeOfId[c][id];
-      this.ids[c] = id;
     }
-    const parts = this.job.partSources;
-    if (parts) for (let p = 0, F = index.length; p < parts.length; p++) codes[F + p] = codeOfId[F + p][this.ids[parts[p]]];
     for (let k = 0; k < offsets.length; k++) this.out[offsets[k] + codes[pairs[2 * k]] * cardsOfSecond[k] + codes[pairs[2 * k + 1]]]++;
     this.rows++;
     return true;

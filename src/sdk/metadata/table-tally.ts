@@ -74,13 +74,7 @@ export interface TableTally {
    * @throws DataError when the source changed between the passes, or an overflowed column has a
    *   value its encoder has no code for (line and value).
    */
-  countPairs(
-    pairs: readonly [number, number][],
-    cards: readonly number[],
-    codeOfId: readonly Int32Array[],
-    encoders: readonly (ValueEncoder | null)[],
-    partSources?: readonly number[],
-  ): Promise<PassTwo>;
+  countPairs(pairs: readonly [number, number][], cards: readonly number[], codeOfId: readonly Int32Array[], encoders: readonly (ValueEncoder | null)[]): Promise<PassTwo>;
   /** Ends the worker threads (idempotent). */
   close(): Promise<void>;
 }
@@ -300,7 +294,7 @@ async function parallelTally(plan: Plan, pool: Pool, size: number, budget: numbe
   const m = mergeParts(parts, plan.columns.length, size, budget);
   if (m.n === 0) return undefined;
   const { dicts } = m;
-  return finish(plan.source, plan.columns, m.n, undefined, m, plan.ranges.length, async (pairs, cards, codeOfId, encs, partSources) => {
+  return finish(plan.source, plan.columns, m.n, undefined, m, plan.ranges.length, async (pairs, cards, codeOfId, encs) => {
     const layout = pairLayout(pairs, cards);
     const job = (start: number, end: number, w: number): PairJob => ({
       ...base,
@@ -312,7 +306,6 @@ async function parallelTally(plan: Plan, pool: Pool, size: number, budget: numbe
       ...layout,
       encoders: encs as (ValueEncoder | null)[],
       cards: Int32Array.from(cards),
-      partSources: Int32Array.from(partSources ?? []),
     });
     return workerPairs(pool, plan.source, plan.path, plan.columns, encs, layout, pairs, plan.ranges.map(([start, end], w) => ({ kind: "pairs", job: job(start, end, w) })));
   }, () => pool.close());
@@ -449,7 +442,7 @@ async function groupTally(plan: GroupPlan, pool: Pool, size: number, budget: num
   if (m.n === 0 || m.n !== plan.n) return undefined;
   const typed = plan.types.some((t) => t !== undefined) ? plan.types : undefined;
   const { dicts } = m;
-  return finish(plan.source, plan.columns, m.n, typed, m, plan.groups.length, async (pairs, cards, codeOfId, encs, partSources) => {
+  return finish(plan.source, plan.columns, m.n, typed, m, plan.groups.length, async (pairs, cards, codeOfId, encs) => {
     const layout = pairLayout(pairs, cards);
     const tasks = plan.groups.map((groups): WorkerTask => ({
       kind: "groupPairs",
@@ -460,7 +453,6 @@ async function groupTally(plan: GroupPlan, pool: Pool, size: number, budget: num
         codeOfId: codeOfId as Int32Array[],
         encoders: encs as (ValueEncoder | null)[],
         cards: Int32Array.from(cards),
-        partSources: Int32Array.from(partSources ?? []),
         ...layout,
       },
     }));
@@ -638,10 +630,9 @@ async function sequentialTally(source: TableSource, opts: TallyOptions, size: nu
   const describe = describeSource(source);
   const dicts = tally!.columns.map((p) => p.dict);
   const merged: Merged = { n, dicts, overflow: tally!.columns.map((p) => p.overflow?.stats()), ids: kept.ids, lines: kept.keys, rows: kept.keys.length };
-  return finish(describe, columns, n, typed, merged, 0, async (pairs, cards, codeOfId, encoders, partSources) => {
+  return finish(describe, columns, n, typed, merged, 0, async (pairs, cards, codeOfId, encoders) => {
     const layout = pairLayout(pairs, cards);
-    const index = dicts.map((d, c) => (encoders[c] ? null : d.index));
-    const counter = new RecordPairs({ index, codeOfId, encoders, cards, partSources, ...layout });
+    const counter = new RecordPairs({ index: dicts.map((d, c) => (encoders[c] ? null : d.index)), codeOfId, encoders, cards, ...layout });
     await readTable(
       source,
       () => undefined,

@@ -32,7 +32,6 @@ export interface GroupPairJob extends GroupJob {
   cardsOfSecond: Int32Array;
   offsets: Int32Array;
   cells: number;
-  partSources?: Int32Array;
 }
 
 /** A message to the worker. */
