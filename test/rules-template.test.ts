@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { analyzeTable, Decoder, describeRule, ruleId, type Metadata, type Table, type TemplateRule } from "../src/sdk";
 import { ruleShares } from "../src/sdk/rules/check";
-import { parseTemplate, renderTemplate, templateWriter } from "../src/sdk/rules/template";
+import { parseTemplate, renderTemplate, templateText, templateWriter } from "../src/sdk/rules/template";
 import { rowCells } from "../src/sdk/generate/batch";
 import { Rng } from "../src/sdk/generate/sfc32";
 import { independentCodes } from "./rules-fixtures";
@@ -107,6 +107,7 @@ describe("template rules", () => {
     const p = parseTemplate("t", "{{{a:.2f}}} {b}/{a}");
     assert.deepEqual(p, { columns: ["t", "a", "b"], parts: ["{", { column: 1, decimals: 2 }, "} ", { column: 2 }, "/", { column: 1 }] });
     assert.equal(renderTemplate(p.parts, (c) => ["", "1.5", "x"][c]), "{1.50} x/1.5");
+    assert.equal(templateText(p), "{{{a:.2f}}} {b}/{a}", "printed as declared, braces doubled");
     assert.equal(renderTemplate(p.parts, (c) => ["", "n/a", ""][c]), "{n/a} /n/a");
     assert.throws(() => parseTemplate("t", "plain"), /no \{column\} cell/);
     const meta = { features: ["k", "x", "y"], rules: [{ type: "template", columns: ["k", "x", "y"], parts: [{ column: 1 }, "-", { column: 2 }], share: 1 }] } as unknown as Metadata;

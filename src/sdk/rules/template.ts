@@ -30,11 +30,13 @@ export function renderTemplate(parts: readonly TemplatePart[], cell: (column: nu
 }
 
 /**
- * The template as one line: literals as written, cells as `{column}` or `{column:.Nf}`
- * (`{x}-{y}`, `M {mag:.1f} - {place}`).
+ * The template as one line, the form {@link parseTemplate} reads: literals as written (a brace
+ * doubled), cells as `{column}` or `{column:.Nf}` (`{x}-{y}`, `M {mag:.1f} - {place}`).
  */
 export function templateText(rule: Pick<TemplateRule, "columns" | "parts">): string {
-  return rule.parts.map((p) => (typeof p === "string" ? p : `{${rule.columns[p.column]}${p.decimals === undefined ? "" : `:.${p.decimals}f`}}`)).join("");
+  return rule.parts
+    .map((p) => (typeof p === "string" ? p.replace(/[{}]/g, "$&$&") : `{${rule.columns[p.column]}${p.decimals === undefined ? "" : `:.${p.decimals}f`}}`))
+    .join("");
 }
 
 /**
@@ -68,9 +70,11 @@ export function templateWriter(metadata: Metadata): { apply(cells: Cells, fixed?
     apply(cells, fixed) {
       let changed = 0;
       for (const { rule, idx } of ordered) {
-        for (let r = 0; r < cells.length; r++) {
+        let r = 0;
+        const cellOf = (c: number): string => cells.get(r, idx[c]);
+        for (; r < cells.length; r++) {
           if (fixed?.(r, idx[0])) continue;
-          const text = renderTemplate(rule.parts, (c) => cells.get(r, idx[c]));
+          const text = renderTemplate(rule.parts, cellOf);
           if (cells.get(r, idx[0]) !== text) {
             cells.set(r, idx[0], text);
             changed++;

@@ -87,7 +87,7 @@ export { lineOfRow } from "./declared";
  *   first names and one with >= 90% men's (>= 5 rows each).
  * - **Template** (`./template`): a text column (categorical or identifier) in no declared rule
  *   whose cells are the row's other cells written into one fixed text (`{x}-{y}`, `M {mag:.1f} -
- *   {place}`) in >= 99% of its >= 30 non-blank rows; detected rules naming that column are
+ *   {place}`) in >= 95% of its >= 30 non-blank rows; detected rules naming that column are
  *   dropped (a title that decides its place is the place written into it).
  * - **Not equal**: two categorical columns whose value sets overlap in >= 50% of the smaller,
  *   different in >= 99.9% of rows with both, where independence predicts >= 5 equal rows.

@@ -11,7 +11,7 @@ const PROPOSAL_ROWS = 48;
 /** Templates proposed by the most rows that are verified on every row. */
 const CANDIDATES = 3;
 /** Share of the written column's non-blank rows the template must give exactly. */
-const SHARE = 0.99;
+const SHARE = 0.95;
 /** Non-blank rows of the written column, at least. */
 const MIN_ROWS = 30;
 /** Longest cell a template is proposed from (UTF-16 code units). */
@@ -37,7 +37,7 @@ interface Slot {
  * identifier, no domain) outside `taken` is a template's when, proposed on 48 spread rows (each
  * row's cell split into the best cover by other cells not near-constant, each cell as written or
  * a number with 0-4 decimals), one of the three most proposed templates gives the cell exactly in
- * >= 99% of its >= 30 non-blank rows. A template of one cell and no literal (a copy)
+ * >= 95% of its >= 30 non-blank rows. A template of one cell and no literal (a copy)
  * is left to the other rules; templates never form a cycle.
  *
  * Cost: O(48 · L · S) for a column of cells up to L long and S sources, then O(n) per candidate.
@@ -47,11 +47,12 @@ export function detectTemplates(cols: readonly Col[], n: number, taken: Readonly
   const out: TemplateRule[] = [];
   if (n < MIN_ROWS) return out;
   const cell = (c: Col, r: number): string => c.scan.values[c.scan.ids[r]];
-  const sources = cols.map((c) => !nearConstant(c, n));
+  let sources: boolean[] | undefined;
   for (let t = 0; t < cols.length; t++) {
     const target = cols[t];
     if ((target.codec.kind !== "id" && target.codec.kind !== "categorical") || target.codec.fromDomain || taken.has(target.name)) continue;
     if (target.nonBlank < 2 || n - target.scan.missing < MIN_ROWS) continue;
+    sources ??= cols.map((c) => !nearConstant(c, n));
     const votes = new Map<string, { slots: Slot[]; literals: string[]; count: number }>();
     for (let i = 0; i < PROPOSAL_ROWS; i++) {
       const r = Math.floor((i * n) / PROPOSAL_ROWS);
