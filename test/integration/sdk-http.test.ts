@@ -99,18 +99,20 @@ test("GET /v1/models/{id} keeps answering while two models train", async () => {
     Synthesizer.fit(client, ADULT_CSV, { config, wait: false, nearCopyFilter: false }),
   ]);
   // Poll both until they are done. Training must progress on the workers while the HTTP thread
-  // answers: we must see answers in which both are training, and see each one's epoch advance
-  // between answers given during training.
-  const epochsWhileBothTraining = [new Set<number>(), new Set<number>()];
+  // answers: some answers must find both training at once, and each model's epoch must advance
+  // between answers given while it trains. The second is not tied to the first: the later model
+  // may start when the earlier one is in its last epoch.
+  const epochsWhileTraining = [new Set<number>(), new Set<number>()];
+  let answersWhileBothTraining = 0;
   await waitFor("both models to finish", async () => {
     const [a, b]: Model[] = await Promise.all([client.models.retrieve(m1.id), client.models.retrieve(m2.id)]);
-    if (a.status === "training" && b.status === "training") {
-      epochsWhileBothTraining[0].add(a.current_epoch);
-      epochsWhileBothTraining[1].add(b.current_epoch);
-    }
+    if (a.status === "training") epochsWhileTraining[0].add(a.current_epoch);
+    if (b.status === "training") epochsWhileTraining[1].add(b.current_epoch);
+    if (a.status === "training" && b.status === "training") answersWhileBothTraining++;
     return a.status !== "training" && b.status !== "training" ? true : undefined;
   }, 300_000, 100);
-  assert.ok(epochsWhileBothTraining[0].size >= 2, `model 1 progressed while served: ${[...epochsWhileBothTraining[0]]}`);
-  assert.ok(epochsWhileBothTraining[1].size >= 2, `model 2 progressed while served: ${[...epochsWhileBothTraining[1]]}`);
+  assert.ok(answersWhileBothTraining >= 1, "the two models trained at the same time");
+  assert.ok(epochsWhileTraining[0].size >= 2, `model 1 progressed while served: ${[...epochsWhileTraining[0]]}`);
+  assert.ok(epochsWhileTraining[1].size >= 2, `model 2 progressed while served: ${[...epochsWhileTraining[1]]}`);
   await Promise.all([client.models.delete(m1.id), client.models.delete(m2.id)]);
 });
