@@ -112,7 +112,7 @@ test("fit reads gzip CSV, JSON Lines (by extension or --format) and a PostgreSQL
   const fileTable = await runCli(["fit", gz, "--table", "cities", ...NOWHERE]);
   assert.match(fileTable.stderr, /--table and --query read a PostgreSQL database/);
   const badFormat = await runCli(["fit", gz, "--format", "xlsx", ...NOWHERE]);
-  assert.match(badFormat.stderr, /--format.*xlsx.*Allowed choices are csv, csv\.gz, jsonl, parquet, arrow/s);
+  assert.match(badFormat.stderr, /--format.*xlsx.*Allowed choices are csv, csv\.gz, jsonl, json, parquet, arrow/s);
 });
 
 test("fit refuses a table of fewer than 20 rows before any request, saying why", async () => {

@@ -57,6 +57,9 @@ test("the same rows as CSV, gzip CSV, JSON Lines, a PostgreSQL table and a Parqu
   assert.deepEqual(await extractMetadata(gz), expected, "gzip CSV");
   assert.deepEqual(await extractMetadata(jsonl), expected, "JSON Lines");
   assert.deepEqual(await extractMetadata({ path: jsonl, format: "jsonl" }), expected, "JSON Lines by --format");
+  const json = join(dir, "t.json");
+  writeFileSync(json, JSON.stringify(ROWS, null, 2));
+  assert.deepEqual(await extractMetadata(json), expected, "a JSON array of records");
 
   // Parquet, typed from the CSV's metadata by the SDK's writer: int64, double, timestamp, date, strings.
   const parquet = join(dir, "t.parquet");
@@ -169,14 +172,16 @@ test("Parquet pages in ZSTD, LZ4_RAW and Snappy (DuckDB's and Polars' defaults) 
   }
 });
 
-test("bad files are DataErrors naming the file: not Parquet, not Arrow, not gzip, not JSON, a stray key", async () => {
+test("bad files are DataErrors naming the file: not Parquet, not Arrow, not gzip, not JSON, not an array of records", async () => {
   const cases: [string, string | Buffer, RegExp][] = [
     ["bad.parquet", "a,b\n1,2\n", /Cannot read .*bad\.parquet as Parquet: parquet file invalid/],
     ["bad.arrow", "a,b\n1,2\n", /Cannot read .*bad\.arrow as Arrow IPC/],
     ["bad.csv.gz", "a,b\n1,2\n", /bad\.csv\.gz is not valid gzip data/],
     ["bad.jsonl", '{"a": 1, "b": 2}\n{"a": \n', /bad\.jsonl line 2 is not JSON/],
     ["array.jsonl", "[1, 2]\n", /array\.jsonl line 1 is not a JSON object/],
-    ["stray.jsonl", '{"a": 1, "b": 2}\n{"a": 1, "c": 3}\n', /stray\.jsonl line 2 has the key "c", which the first record \(the header\) lacks/],
+    ["object.json", '{"a": [1, 2]}', /object\.json is not a JSON array of records/],
+    ["cut.json", '[{"a": 1}, {"a": ', /cut\.json is not JSON/],
+    ["numbers.json", "[1, 2]", /numbers\.json record 1 is not a JSON object/],
     ["empty.parquet", "", /empty\.parquet is empty/],
   ];
   for (const [name, body, message] of cases) {
@@ -188,10 +193,23 @@ test("bad files are DataErrors naming the file: not Parquet, not Arrow, not gzip
   await assert.rejects(extractMetadata({ url: "postgres://postgres@127.0.0.1:1/none", table: "t" }), (e: unknown) => e instanceof DataError && /Cannot connect to PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/none/.test(e.message));
 });
 
+test("records that leave keys out: the header is every key in first-seen order, a left-out key blank, in JSON Lines and JSON arrays", async () => {
+  const records = [{ country: "A", year: 1955, fertility: 7.4 }, { year: 1960, fertility: 7.3, p_fertility: 7.4, country: "A" }, { country: "B", year: 1955 }];
+  const jsonl = join(dir, "keys.jsonl");
+  writeFileSync(jsonl, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  const json = join(dir, "keys.json");
+  writeFileSync(json, JSON.stringify(records));
+  for (const file of [jsonl, json]) {
+    const batches: string[][] = [];
+    for await (const b of tableRows(file).batches) batches.push(...b.rows);
+    assert.deepEqual(batches, [["country", "year", "fertility", "p_fertility"], ["A", "1955", "7.4", ""], ["A", "1960", "7.3", "7.4"], ["B", "1955", "", ""]], file);
+  }
+});
+
 test("formats by name, PostgreSQL timestamps to the readers' text, and a PostgreSQL URI as a path asks for its table", () => {
   assert.deepEqual(
-    ["a.csv", "a.TSV", "a.csv.gz", "a.tsv.gz", "a.jsonl", "a.ndjson", "a.parquet", "a.feather", "a.arrow"].map(inputFormatOfPath),
-    ["csv", "csv", "csv.gz", "csv.gz", "jsonl", "jsonl", "parquet", "arrow", "arrow"],
+    ["a.csv", "a.TSV", "a.csv.gz", "a.tsv.gz", "a.jsonl", "a.ndjson", "a.json", "a.parquet", "a.feather", "a.arrow"].map(inputFormatOfPath),
+    ["csv", "csv", "csv.gz", "csv.gz", "jsonl", "jsonl", "json", "parquet", "arrow", "arrow"],
   );
   assert.deepEqual([scaledText("1250", 2), scaledText("-5", 2), scaledText("7", 1)], ["12.50", "-0.05", "0.7"]);
   assert.equal(timestampText("2024-01-02 03:04:05"), "2024-01-02 03:04:05.000");

@@ -247,9 +247,9 @@ export function buildProgram(): Command {
       .description("extract metadata from a table, create a model, wait for training; prints the model id last")
       .argument(
         "<file>",
-        "the table: CSV (with a header row), .csv.gz/.tsv.gz, .jsonl/.ndjson, .parquet, .arrow/.feather, or a postgres:// URI with --table or --query; or a directory of one CSV or Parquet file per table (a database; optional metadata.json in SDV's format), or a postgres:// URI alone (every table of a schema, keys from the catalog)",
+        "the table: CSV (with a header row), .csv.gz/.tsv.gz, .jsonl/.ndjson, .json (an array of records), .parquet, .arrow/.feather, or a postgres:// URI with --table or --query; or a directory of one CSV or Parquet file per table (a database; optional metadata.json in SDV's format), or a postgres:// URI alone (every table of a schema, keys from the catalog)",
       )
-      .addOption(new Option("--format <format>", "the file's format instead of its extension's").choices(["csv", "csv.gz", "jsonl", "parquet", "arrow"]))
+      .addOption(new Option("--format <format>", "the file's format instead of its extension's").choices(["csv", "csv.gz", "jsonl", "json", "parquet", "arrow"]))
       .option("--table <name>", "PostgreSQL: the table (or schema.table) to read")
       .option("--query <sql>", "PostgreSQL: the SELECT to read, instead of --table")
       .option("--schema <name>", "PostgreSQL database (no --table/--query): the schema whose tables are read (default: the URI's ?schema=, else public)")

@@ -22,6 +22,7 @@ import {
   inputFormatOfPath,
   isPostgresUrl,
   redactUrl,
+  jsonArrayRows,
   jsonLinesRows,
   type FileInput,
   type JoinedFileInput,
@@ -478,6 +479,8 @@ function typedRows(source: FileInput | PostgresInput, onProgress?: (p: ReadProgr
   switch (format) {
     case "jsonl":
       return jsonLinesRows(source.path, onProgress);
+    case "json":
+      return jsonArrayRows(source.path, onProgress);
     case "parquet":
       return (require("./typed-inputs") as typeof import("./typed-inputs")).parquetRows(source.path, onProgress);
     case "arrow":

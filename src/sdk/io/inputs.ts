@@ -6,17 +6,17 @@
  * `./typed-inputs` and `./postgres-input`, loaded by `./csv` only for their formats.
  */
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { createGunzip } from "node:zlib";
 import { extname } from "node:path";
 import { DataError } from "../errors";
 
 /** A file format a table is read from. */
-export type InputFormat = "csv" | "csv.gz" | "jsonl" | "parquet" | "arrow";
+export type InputFormat = "csv" | "csv.gz" | "jsonl" | "json" | "parquet" | "arrow";
 
 /** Every {@link InputFormat}, for flag validation and messages. */
-export const INPUT_FORMATS: readonly InputFormat[] = Object.freeze(["csv", "csv.gz", "jsonl", "parquet", "arrow"]);
+export const INPUT_FORMATS: readonly InputFormat[] = Object.freeze(["csv", "csv.gz", "jsonl", "json", "parquet", "arrow"]);
 
 /** File name endings (lower case) that name an input format; longest first. */
 const INPUT_ENDINGS: readonly [string, InputFormat][] = [
@@ -24,6 +24,7 @@ const INPUT_ENDINGS: readonly [string, InputFormat][] = [
   [".tsv.gz", "csv.gz"],
   [".jsonl", "jsonl"],
   [".ndjson", "jsonl"],
+  [".json", "json"],
   [".parquet", "parquet"],
   [".pq", "parquet"],
   [".arrow", "arrow"],
@@ -102,7 +103,7 @@ export const BATCH_ROWS = 256;
 
 /**
  * The input format of a file name's ending (case-insensitive): `.csv.gz`/`.tsv.gz`, `.jsonl`/
- * `.ndjson`, `.parquet`/`.pq`, `.arrow`/`.feather`/`.ipc`; anything else is CSV (`.csv`, `.tsv`,
+ * `.ndjson`, `.json` (an array of records), `.parquet`/`.pq`, `.arrow`/`.feather`/`.ipc`; anything else is CSV (`.csv`, `.tsv`,
  * `.txt` ...).
  */
 export function inputFormatOfPath(path: string): InputFormat {
@@ -188,74 +189,130 @@ export function datetimeText(ms: number, type: "timestamp" | "date"): string {
   return type === "date" ? iso.slice(0, 10) : `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
 }
 
-/**
- * JSON Lines (jsonlines.org): one JSON object per line, blank lines skipped. The header is the
- * first object's keys; a later object's key not among them is a DataError, a key left out is blank.
- * Strings as they are, numbers as JavaScript writes them, booleans `true`/`false`, null blank,
- * nested values as JSON. A `.gz` name is read through gunzip.
- */
-export function jsonLinesRows(path: string, onProgress?: (p: ReadProgress) => void): TableRows {
-  const out: TableRows = { types: [], batches: jsonLines() };
-  async function* jsonLines(): AsyncGenerator<RowBatch> {
-    const size = await checkFile(path);
-    const file = createReadStream(path);
-    const bytes = path.toLowerCase().endsWith(".gz") ? file.pipe(createGunzip()) : file;
-    file.on("error", (e) => bytes.destroy(e));
-    const lines = createInterface({ input: bytes, crlfDelay: Infinity });
-    let header: string[] | undefined;
-    let index = new Map<string, number>();
-    let batch: RowBatch = { rows: [], lines: [] };
-    let line = 0;
-    let rows = 0;
-    try {
-      for await (const text of lines) {
-        line++;
-        if (text.trim() === "") continue;
-        let v: unknown;
-        try {
-          v = JSON.parse(text);
-        } catch (e) {
-          throw new DataError(`${path} line ${line} is not JSON (${(e as Error).message}).`, { file: path, line, cause: e });
-        }
-        if (v === null || typeof v !== "object" || Array.isArray(v)) {
-          throw new DataError(`${path} line ${line} is not a JSON object of column values.`, { file: path, line });
-        }
-        const record = v as Record<string, unknown>;
-        if (header === undefined) {
-          header = Object.keys(record);
-          index = new Map(header.map((h, i) => [h, i]));
-          yield { rows: [header.slice()], lines: [1] };
-        }
-        const row = new Array<string>(header.length).fill("");
-        for (const k in record) {
-          const c = index.get(k);
-          if (c === undefined) {
-            throw new DataError(`${path} line ${line} has the key "${k}", which the first record (the header) lacks.`, { file: path, line, column: k });
-          }
-          row[c] = cellOf(record[k], undefined);
-        }
-        batch.rows.push(row);
-        batch.lines.push(line);
-        if (batch.rows.length >= BATCH_ROWS) {
-          rows += batch.rows.length;
-          yield batch;
-          batch = { rows: [], lines: [] };
-          onProgress?.({ rows, fraction: Math.min(1, file.bytesRead / size) });
-        }
+/** A JSON value read from a record's place, as an object of column values. @throws DataError */
+function recordOf(v: unknown, path: string, line: number, where: string): Record<string, unknown> {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw new DataError(`${path} ${where} is not a JSON object of column values.`, { file: path, line });
+  }
+  return v as Record<string, unknown>;
+}
+
+/** The records of a JSON Lines file with their 1-based lines; blank lines skipped. @throws DataError */
+async function* jsonLineRecords(path: string, onBytes?: (read: number) => void): AsyncGenerator<[Record<string, unknown>, number]> {
+  const file = createReadStream(path);
+  const bytes = path.toLowerCase().endsWith(".gz") ? file.pipe(createGunzip()) : file;
+  file.on("error", (e) => bytes.destroy(e));
+  const lines = createInterface({ input: bytes, crlfDelay: Infinity });
+  let line = 0;
+  try {
+    for await (const text of lines) {
+      line++;
+      if (text.trim() === "") continue;
+      let v: unknown;
+      try {
+        v = JSON.parse(text);
+      } catch (e) {
+        throw new DataError(`${path} line ${line} is not JSON (${(e as Error).message}).`, { file: path, line, cause: e });
       }
-    } catch (e) {
-      if (e instanceof DataError) throw e;
-      throw new DataError(`Cannot read ${path} as JSON Lines: ${(e as Error).message}.`, { file: path, cause: e });
-    } finally {
-      lines.close();
-      bytes.destroy();
-      file.destroy();
+      yield [recordOf(v, path, line, `line ${line}`), line];
+      onBytes?.(file.bytesRead);
     }
-    if (batch.rows.length > 0) {
+  } catch (e) {
+    if (e instanceof DataError) throw e;
+    throw new DataError(`Cannot read ${path} as JSON Lines: ${(e as Error).message}.`, { file: path, cause: e });
+  } finally {
+    lines.close();
+    bytes.destroy();
+    file.destroy();
+  }
+}
+
+/**
+ * Batches of records whose header is every key any record has, in the order keys first appear
+ * (a record may leave keys out: exports of APIs and vega's `countries.json` do); a left-out key
+ * or null is blank. `records()` is called twice: once for the keys, once for the cells.
+ */
+async function* keyedBatches(
+  records: () => AsyncIterable<[Record<string, unknown>, number]>,
+  onProgress: ((p: ReadProgress) => void) | undefined,
+  fraction: () => number,
+): AsyncGenerator<RowBatch> {
+  const index = new Map<string, number>();
+  for await (const [record] of records()) for (const k in record) if (!index.has(k)) index.set(k, index.size);
+  const header = [...index.keys()];
+  yield { rows: [header], lines: [1] };
+  let batch: RowBatch = { rows: [], lines: [] };
+  let rows = 0;
+  for await (const [record, line] of records()) {
+    const row = new Array<string>(header.length).fill("");
+    for (const k in record) row[index.get(k)!] = cellOf(record[k], undefined);
+    batch.rows.push(row);
+    batch.lines.push(line);
+    if (batch.rows.length >= BATCH_ROWS) {
       rows += batch.rows.length;
       yield batch;
+      batch = { rows: [], lines: [] };
+      onProgress?.({ rows, fraction: fraction() });
     }
-    onProgress?.({ rows, fraction: 1 });
   }
-  return out;
+  if (batch.rows.length > 0) {
+    rows += batch.rows.length;
+    yield batch;
+  }
+  onProgress?.({ rows, fraction: 1 });
+}
+
+/**
+ * JSON Lines (jsonlines.org): one JSON object per line, blank lines skipped. The header is every
+ * key of any object, in the order keys first appear (a first pass reads the keys); a key an object
+ * leaves out is blank. Strings as they are, numbers as JavaScript writes them, booleans
+ * `true`/`false`, null blank, nested values as JSON. A `.gz` name is read through gunzip.
+ * @throws DataError (when iterated) naming the line that is not a JSON object.
+ */
+export function jsonLinesRows(path: string, onProgress?: (p: ReadProgress) => void): TableRows {
+  let size = 1;
+  let read = 0;
+  async function* batches(): AsyncGenerator<RowBatch> {
+    size = await checkFile(path);
+    yield* keyedBatches(() => jsonLineRecords(path, (b) => (read = b)), onProgress, () => Math.min(1, read / size));
+  }
+  return { types: [], batches: batches() };
+}
+
+/** Largest JSON array file read (it is parsed whole); larger tables go in JSON Lines. */
+export const MAX_JSON_BYTES = 256 * 1024 * 1024;
+
+/**
+ * A JSON file holding one array of objects (vega-datasets' and most web APIs' tables), parsed
+ * whole, at most {@link MAX_JSON_BYTES}. Header and cells as {@link jsonLinesRows}; a record's
+ * line is its index + 2, as for the other typed sources.
+ * @throws DataError (when iterated) for a file that is not such an array, or too large.
+ */
+export function jsonArrayRows(path: string, onProgress?: (p: ReadProgress) => void): TableRows {
+  let n = 1;
+  let at = 0;
+  async function* batches(): AsyncGenerator<RowBatch> {
+    const size = await checkFile(path);
+    if (size > MAX_JSON_BYTES) {
+      throw new DataError(`${path} is ${Math.round(size / 2 ** 20)} MiB of JSON; a JSON array is read whole, up to ${MAX_JSON_BYTES / 2 ** 20} MiB: write the table as JSON Lines (one object per line) instead.`, { file: path });
+    }
+    const text = await readFile(path, "utf8");
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch (e) {
+      throw new DataError(`${path} is not JSON (${(e as Error).message}).`, { file: path, cause: e });
+    }
+    if (!Array.isArray(v)) throw new DataError(`${path} is not a JSON array of records: a table is [{"column": value, ...}, ...].`, { file: path });
+    const items = v as unknown[];
+    n = Math.max(1, items.length);
+    async function* records(): AsyncGenerator<[Record<string, unknown>, number]> {
+      for (let i = 0; i < items.length; i++) {
+        at = i + 1;
+        yield [recordOf(items[i], path, i + 2, `record ${i + 1}`), i + 2];
+      }
+    }
+    yield* keyedBatches(records, onProgress, () => at / n);
+  }
+  return { types: [], batches: batches() };
 }
