@@ -194,6 +194,26 @@ test("a pooled value is drawn among the values that occur with the row's partner
   assert.equal(checked, 80);
 });
 
+test("a column of mostly one-off texts under a header no kind knows is written in its own words, not as a few released values or __other__", async () => {
+  const towns = ["Aguanga", "Ridgecrest", "Pinnacles", "Cantwell", "Anza", "Bridgeport", "Tallaboa", "Beatty"];
+  const dirs = ["N", "NE", "SSW", "W"];
+  // Earthquake places: 300 rows, most (distance, direction, town) once; tz follows the town.
+  const rows = range(300).map((i) => {
+    const t = (i * 5) % towns.length;
+    const where = i % 10 === 0 ? "9km NE of Aguanga, CA" : `${1 + (i % 97)}km ${dirs[(i >> 2) % 4]} of ${towns[t]}, ${t < 4 ? "CA" : "Alaska"}`;
+    return [where, i % 5];
+  });
+  const a = await analyzeTable(table(["where", "x"], rows));
+  assert.equal(a.metadata.column_stats!.where.semantic?.kind, "text");
+  const released = new Set(Object.keys(a.metadata.value_mappings!.where));
+  const out = roundTrip(a).map((r) => r[0]);
+  assert.ok(!out.includes(OTHER));
+  const fresh = new Set(out.filter((v) => !released.has(v)));
+  assert.ok(fresh.size > 100, `fresh places: ${fresh.size}`);
+  // A model this small runs out of new values: then a number suffix (`semantic-generator`'s title).
+  for (const v of fresh) assert.match(v, /^\d+km (N|NE|SSW|W) of \p{Lu}\p{Ll}+, (CA|Alaska)( \d+)?$/u);
+});
+
 test("datetime overrides: a format that skips a unit or writes one twice (yyyy-mm-dd: mm is minutes) is a DataError, not 2013-33-24", async () => {
   const rows = range(40).map((i) => [`2013-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + (i % 28)).padStart(2, "0")}`, i % 2]);
   // Every value reads in yyyy-mm-dd (year, minute, day) and writes back the same text, so only the format itself can be refused.

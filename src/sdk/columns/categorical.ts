@@ -22,6 +22,14 @@ function semanticKinds(): typeof import("../semantic") {
  */
 export const FRESH_POOLED_SHARE = 0.1;
 
+/**
+ * Share of non-blank rows holding pooled values from which a column no semantic kind fits is
+ * written in its own words (`../semantic`'s `vocabularyShape`: earthquake places, incident
+ * addresses under another header): mostly one-off texts, where stand-ins would repeat a few
+ * released values in place of many distinct ones.
+ */
+export const VOCABULARY_POOLED_SHARE = 0.5;
+
 function rankCategories(scan: ColumnScan): number[] {
   const ids: number[] = [];
   scan.values.forEach((v, id) => {
@@ -85,7 +93,10 @@ export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: nu
       counts.push(scan.counts[id]);
       if (byValue.get(scan.values[id]) === otherCode) pooledRows += scan.counts[id];
     }
-    const semantic = pooledRows >= FRESH_POOLED_SHARE * (n - scan.missing) ? semanticKinds().semanticShape(scan.name, values, counts, k) : undefined;
+    const sem = semanticKinds();
+    const rows = n - scan.missing;
+    let semantic = pooledRows >= FRESH_POOLED_SHARE * rows ? sem.semanticShape(scan.name, values, counts, k) : undefined;
+    if (semantic === undefined && pooledRows >= VOCABULARY_POOLED_SHARE * rows) semantic = sem.vocabularyShape(values, counts, k);
     if (semantic && semantic.kind !== "uuid") stats.semantic = semantic;
   }
   return {
@@ -229,6 +240,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     vocabularies().drawPlace(placeVocabulary!, state && partnerCode !== undefined ? state.codes[partnerCode] : undefined, releasedKeys!, rng);
   // Only a determinant written fresh checks its results against the released values.
   const released = semantic && partner?.determined ? new Set(own.map((c) => byCode[c])) : new Set<string | undefined>();
+  const words = semantic && partner?.determined ? partnerCodesOfWords(byCode, partner.byCode) : undefined;
   // The pooled code's stand-in: the code of a value drawn among those seen with the row's partner
   // code (all released values when the partner gives none), or -1 (the pooled text) when the column
   // has none or is a determinant none of whose released values goes with the partner code.
@@ -263,17 +275,21 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
         const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
         const text = fresh.value(row);
         if (!partner?.determined || !near?.length) return text;
-        // A determinant (a car's name decides its origin): the fresh name starts with the first
-        // word of a released name of the row's origin; one equal to a released name takes the
-        // row's next fresh value (indices past any sample's rows), then the whole fresh value.
-        const make = byCode[near[rng.int(near.length)]]!.split(" ")[0];
-        for (let t = 0; t < 4; t++) {
-          const v = t === 0 ? text : fresh.value(row + t * 2 ** 40);
+        // A determinant (a car's name decides its origin, a place its time zone): a fresh value
+        // none of whose words the released values hold only beside other partner codes, whose
+        // first word, when no released value holds it, is that of a released value of the row's
+        // partner code (a car's make), and that is not a released value (which decides another
+        // partner value); else a released value of the row's partner code.
+        for (let t = 0; t < FRESH_TRIES; t++) {
+          let v = t === 0 ? text : fresh.value(row + t * 2 ** 40);
+          if (!wordsFit(words!, v, partnerCode!)) continue;
           const space = v.indexOf(" ");
-          const out = `${make} ${space > 0 ? v.slice(space + 1) : v}`;
-          if (!released.has(out)) return out;
+          if (space > 0 && wordsOf(v.slice(0, space)).some((w) => !words!.has(w))) {
+            v = `${byCode[near[rng.int(near.length)]]!.split(" ")[0]}${v.slice(space)}`;
+          }
+          if (!released.has(v)) return v;
         }
-        return `${make} ${text}`;
+        return byCode[near[rng.int(near.length)]]!;
       }
       const pick = standIn(rng, partnerCode);
       return pick >= 0 ? byCode[pick]! : OTHER;
@@ -330,6 +346,35 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     // checked against it: cell by cell.
     ...(mapping && !state ? { decodeColumn } : {}),
   };
+}
+
+/** Fresh values a determinant's pooled cell tries before it takes a released value. */
+const FRESH_TRIES = 8;
+
+/** A value's words: runs of two or more letters, lower-cased. */
+function wordsOf(v: string): string[] {
+  return v.toLowerCase().match(/\p{L}{2,}/gu) ?? [];
+}
+
+/**
+ * Per word of the released values (`byCode`), the partner codes it was seen beside, from the
+ * released values each partner code goes with (`byPartner[g]`: codes of this column).
+ */
+function partnerCodesOfWords(byCode: readonly (string | undefined)[], byPartner: readonly (readonly number[])[]): Map<string, Set<number>> {
+  const out = new Map<string, Set<number>>();
+  byPartner.forEach((codes, g) => {
+    for (const c of codes) for (const w of wordsOf(byCode[c] ?? "")) (out.get(w) ?? out.set(w, new Set()).get(w)!).add(g);
+  });
+  return out;
+}
+
+/** Whether every word of `v` the released values hold was seen beside partner code `g`. */
+function wordsFit(words: ReadonlyMap<string, ReadonlySet<number>>, v: string, g: number): boolean {
+  for (const w of wordsOf(v)) {
+    const seen = words.get(w);
+    if (seen !== undefined && !seen.has(g)) return false;
+  }
+  return true;
 }
 
 /** `describeColumns`' details of a categorical column: values with a code, pooled rare values. */
