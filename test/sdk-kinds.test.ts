@@ -214,6 +214,32 @@ test("a column of mostly one-off texts under a header no kind knows is written i
   for (const v of fresh) assert.match(v, /^\d+km (N|NE|SSW|W) of \p{Lu}\p{Ll}+, (CA|Alaska)( \d+)?$/u);
 });
 
+test("a fresh value of a column that decides two others holds no word seen only beside another value of either", async () => {
+  const towns = ["Aguanga", "Ridgecrest", "Pinnacles", "Coalinga", "Cantwell", "Valdez", "Talkeetna", "Healy"];
+  const dirs = ["N", "NE", "SSW", "W"];
+  const netOf = (t: number): string => ["ci", "nc", "ak", "uu"][t % 4];
+  // Each town in a released place (every 10th row), the rest mostly once; tz follows the state, net the town.
+  const rows = range(400).map((i) => {
+    const t = i % 10 === 0 ? (i / 10) % towns.length : (i * 5) % towns.length;
+    const where = i % 10 === 0 ? `9km NE of ${towns[t]}, ${t < 4 ? "CA" : "Alaska"}` : `${1 + (i % 97)}km ${dirs[(i >> 2) % 4]} of ${towns[t]}, ${t < 4 ? "CA" : "Alaska"}`;
+    return [where, t < 4 ? "-480" : "-540", netOf(t)];
+  });
+  const a = await analyzeTable(table(["where", "tz", "net"], rows));
+  const decides = (a.metadata.rules ?? []).filter((r) => r.type === "fixed_combinations" && r.determinant === "where").map((r) => (r.type === "fixed_combinations" ? r.columns.find((c) => c !== "where") : ""));
+  assert.deepEqual(decides.sort(), ["net", "tz"]);
+  const released = new Set(Object.keys(a.metadata.value_mappings!.where));
+  let fresh = 0;
+  for (const [where, tz, net] of roundTrip(a)) {
+    if (released.has(where)) continue;
+    fresh++;
+    const t = towns.findIndex((x) => where.includes(` ${x},`));
+    assert.ok(t >= 0, where);
+    assert.equal(where.endsWith(tz === "-480" ? ", CA" : ", Alaska") || / \d+$/.test(where), true, `${where}, ${tz}`);
+    assert.equal(netOf(t), net, `${where}, ${net}`);
+  }
+  assert.ok(fresh > 50, `fresh places: ${fresh}`);
+});
+
 test("datetime overrides: a format that skips a unit or writes one twice (yyyy-mm-dd: mm is minutes) is a DataError, not 2013-33-24", async () => {
   const rows = range(40).map((i) => [`2013-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + (i % 28)).padStart(2, "0")}`, i % 2]);
   // Every value reads in yyyy-mm-dd (year, minute, day) and writes back the same text, so only the format itself can be refused.

@@ -185,6 +185,25 @@ function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g
 }
 
 /**
+ * The columns other than `first` that two-column fixed-combinations rules with determinant `f`
+ * decide, each with, per code, the released codes of `f` (`own`) that go with it.
+ */
+function decidedPartners(meta: Metadata, f: string, own: ReadonlySet<number>, first: string): { g: string; byCode: number[][] }[] {
+  const out: { g: string; byCode: number[][] }[] = [];
+  for (const rule of meta.rules ?? []) {
+    if (rule.type !== "fixed_combinations" || rule.determinant !== f || rule.columns.length !== 2) continue;
+    const at = rule.columns.indexOf(f);
+    const g = rule.columns[1 - at];
+    const Kg = meta.cardinalities[g];
+    if (g === first || Kg === undefined || out.some((d) => d.g === g)) continue;
+    const byCode: number[][] = Array.from({ length: Kg }, () => []);
+    for (const t of rule.combinations) if (own.has(t[at]) && t[1 - at] < Kg) byCode[t[1 - at]].push(t[at]);
+    out.push({ g, byCode });
+  }
+  return out;
+}
+
+/**
  * The state column a place column's pooled cells follow: the first other categorical column of
  * vocabulary `us_state` or `us_state_code`, with each of its codes' two-letter state code.
  */
@@ -241,6 +260,14 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   // Only a determinant written fresh checks its results against the released values.
   const released = semantic && partner?.determined ? new Set(own.map((c) => byCode[c])) : new Set<string | undefined>();
   const words = semantic && partner?.determined ? partnerCodesOfWords(byCode, partner.byCode) : undefined;
+  // The other columns the determinant decides (place -> tz, place -> net): their words too.
+  const decidedBy = words ? decidedPartners(meta, f, new Set(own), partner!.g) : [];
+  const decidedWords = decidedBy.map((d) => partnerCodesOfWords(byCode, d.byCode));
+  const fits = (v: string, partnerCode: number, decided: readonly number[] | undefined): boolean => {
+    if (!wordsFit(words!, v, partnerCode)) return false;
+    for (let k = 0; k < decidedWords.length; k++) if (decided?.[k] !== undefined && !wordsFit(decidedWords[k], v, decided[k])) return false;
+    return true;
+  };
   // The pooled code's stand-in: the code of a value drawn among those seen with the row's partner
   // code (all released values when the partner gives none), or -1 (the pooled text) when the column
   // has none or is a determinant none of whose released values goes with the partner code.
@@ -251,7 +278,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     const from = near && near.length ? near : own;
     return from.length ? from[rng.int(from.length)] : -1;
   };
-  const decode: FeatureDecoder["decode"] = (c, rng, row, _ids, partnerCode, fresh) => {
+  const decode: FeatureDecoder["decode"] = (c, rng, row, _ids, partnerCode, fresh, decided) => {
     if (state && c !== otherCode && c !== missingCode && partnerCode !== undefined) {
       const sc = state.codes[partnerCode];
       const where = placeStates[c];
@@ -282,7 +309,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
         // partner value); else a released value of the row's partner code.
         for (let t = 0; t < FRESH_TRIES; t++) {
           let v = t === 0 ? text : fresh.value(row + t * 2 ** 40);
-          if (!wordsFit(words!, v, partnerCode!)) continue;
+          if (!fits(v, partnerCode!, decided)) continue;
           const space = v.indexOf(" ");
           if (space > 0 && wordsOf(v.slice(0, space)).some((w) => !words!.has(w))) {
             v = `${byCode[near[rng.int(near.length)]]!.split(" ")[0]}${v.slice(space)}`;
@@ -299,7 +326,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   // Column form: the texts once, per row a code (fresh values appended to the batch's dictionary).
   const dict: string[] = Array.from(byCode, (v) => v ?? "");
   const hasText = Uint8Array.from(byCode, (v) => (v === undefined ? 0 : 1));
-  const decodeColumn: FeatureDecoder["decodeColumn"] = (codes, rng, rowOffset, _ids, partnerCodes, fresh, arrays) => {
+  const decodeColumn: FeatureDecoder["decodeColumn"] = (codes, rng, rowOffset, _ids, partnerCodes, fresh, arrays, decided) => {
     const n = codes.length;
     const index = arrays !== undefined ? arrays.int32(n) : new Int32Array(n);
     // Most columns hold no pooled code in most batches: one tight copy of the codes, checked.
@@ -321,7 +348,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
           index[r] = at;
         } else if (fresh) {
           if (own === dict) own = dict.slice();
-          index[r] = own.push(decode(c, rng, rowOffset + r, undefined, partnerCodes?.[r], fresh)) - 1;
+          index[r] = own.push(decode(c, rng, rowOffset + r, undefined, partnerCodes?.[r], fresh, decided?.map((d) => d[r]))) - 1;
         } else {
           const pick = standIn(rng, partnerCodes?.[r]);
           if (pick >= 0) index[r] = pick;
@@ -340,6 +367,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     name: f,
     K,
     partner: partner?.g,
+    ...(decidedBy.length ? { alsoDecides: decidedBy.map((d) => d.g) } : {}),
     ...(semantic ? { semantic } : {}),
     decode,
     // Without a code book every code is written as a number, and a place beside a state column is

@@ -99,10 +99,11 @@ export interface FeatureDecoder {
   /**
    * The value of code `c` in row `row`; `rng` draws for interval bins and the pooled code, `ids`
    * writes identifiers, `partnerCode` is the row's code of {@link FeatureDecoder.partner}, `fresh`
-   * writes pooled cells of a {@link FeatureDecoder.semantic} feature.
+   * writes pooled cells of a {@link FeatureDecoder.semantic} feature, `decided` holds the row's
+   * codes of {@link FeatureDecoder.alsoDecides}.
    * @throws APIError (`invalid_response`) for a code without a value.
    */
-  decode(c: number, rng: Rng, row: number, ids?: IdValues, partnerCode?: number, fresh?: FreshWriter): string;
+  decode(c: number, rng: Rng, row: number, ids?: IdValues, partnerCode?: number, fresh?: FreshWriter, decided?: readonly number[]): string;
   /**
    * The whole column at once, with no string per cell where it can (`../generate/batch`):
    * cell r is what `decode(codes[r], rng, rowOffset + r, ...)` gives, with the same draws in the
@@ -117,6 +118,7 @@ export interface FeatureDecoder {
     partner?: ArrayLike<number>,
     fresh?: FreshWriter,
     arrays?: ArrayPool,
+    decided?: readonly ArrayLike<number>[],
   ): DecodedColumn;
   /** Categorical features whose pooled cells are written fresh: the kind (`column_stats[f].semantic`). */
   semantic?: SemanticShapeStats;
@@ -124,6 +126,8 @@ export interface FeatureDecoder {
   idShape?: IdShape;
   /** Categorical features with a pooled code: the feature whose code in the row `decode` reads. */
   partner?: string;
+  /** A determinant written fresh: the other features it decides, whose codes `decode` reads too. */
+  alsoDecides?: string[];
 }
 
 /** The blank code of `f`: `value_mappings[f][""]`, else K-1 when it had blanks, else undefined. */

@@ -228,9 +228,10 @@ export class Decoder {
       const ids = d.idShape ? idValues(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
       const fresh = d.semantic ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true }) : undefined;
-      if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh, opts.arrays);
+      const decided = d.alsoDecides?.map((g) => cols[this.metadata.features.indexOf(g)]);
+      if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh, opts.arrays, decided);
       const text: string[] = new Array(n);
-      for (let r = 0; r < n; r++) text[r] = d.decode(codes[r], rng, offset + r, ids, partner?.[r], fresh);
+      for (let r = 0; r < n; r++) text[r] = d.decode(codes[r], rng, offset + r, ids, partner?.[r], fresh, decided?.map((c) => c[r]));
       return { kind: "text", cells: text };
     });
     const batch = new DecodedBatch(this.columns, cells, n, opts.arrays);
