@@ -468,10 +468,12 @@ async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample:
   if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
   const cards = codecs.map((c) => c.K);
   const encoders = codecs.map((codec, f) => (tally.overflow[f] ? valueEncoder(codec, tally.types?.[f]) : null));
-  const codeOfId = tally.scans.map((s, f) => (encoders[f] ? new Int32Array(0) : Int32Array.from(s.values, (v) => codecs[f].encode(v))));
+  const codeOfValue = tally.scans.map((s, f) => (encoders[f] ? new Int32Array(0) : Int32Array.from(s.values, (v) => codecs[f].encode(v))));
+  // Pass 2 reads ids as read; a formatted column's merged its values (`../columns/number-format`).
+  const codeOfId = tally.scans.map((s, f) => (s.readIds && !encoders[f] ? Int32Array.from(s.readIds, (id) => codeOfValue[f][id]) : codeOfValue[f]));
   const counts = codecs.map((codec, f) => {
     const c = new Float64Array(codec.K);
-    if (!encoders[f]) tally.scans[f].counts.forEach((m, id) => (c[codeOfId[f][id]] += m));
+    if (!encoders[f]) tally.scans[f].counts.forEach((m, id) => (c[codeOfValue[f][id]] += m));
     return c;
   });
   const count = async (pairs: [number, number][]): Promise<Float64Array[]> => {
@@ -516,9 +518,10 @@ function valueEncoder(codec: ColumnCodec, type: SourceType | undefined): ValueEn
       missingCode: codec.missingCode,
       shift: st.mean ?? 0,
       ...(whole ? { dropSuffix: ".000" } : {}),
+      ...(st.number_format ? { number: st.number_format } : {}),
     };
   }
-  return { kind: "mapping", mapping: codec.mapping, otherCode: codec.otherCode, missingCode: codec.missingCode };
+  return { kind: "mapping", mapping: codec.mapping, otherCode: codec.otherCode, missingCode: codec.missingCode, ...(st.number_format ? { number: st.number_format } : {}) };
 }
 
 /**
