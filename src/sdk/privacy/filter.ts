@@ -258,14 +258,14 @@ export class NearCopyFilter {
       const hasher = new CellHasher(key ?? IN_MEMORY_KEY, F);
       // Per compared column, its distinct values' ids and each id's hash (text: the value's; else its code's).
       const lookups = compared.map((f, k) => {
-        const { values } = tally.scans[f];
+        const { values, numberFormat } = tally.scans[f];
         const ids = new Map<string, number>();
         const h = new Uint32Array(2 * values.length);
         values.forEach((v, id) => {
           ids.set(v, id);
           hasher.hash(k, specs[k].key === "text" ? `t${v}` : `c${codecs[f].encode(v)}`, h, 2 * id);
         });
-        return { ids, h, timestamp: tally.types?.[f] === "timestamp" };
+        return { ids, h, timestamp: tally.types?.[f] === "timestamp", numberFormat };
       });
       const cells = new Uint32Array(2 * F * Math.min(n, BUILD_CHUNK_ROWS));
       let rows = 0;
@@ -290,10 +290,13 @@ export class NearCopyFilter {
           if (inSample && !inSample(line)) return;
           if (done === n) throw changed(tally.source);
           for (let k = 0; k < F; k++) {
-            const { ids, h, timestamp } = lookups[k];
+            const { ids, h, timestamp, numberFormat } = lookups[k];
             const v = record[compared[k]];
-            // A typed timestamp's ".000" is dropped in pass 1 when no value has a fraction.
-            const id = ids.get(v) ?? (timestamp && v.endsWith(".000") ? ids.get(v.slice(0, -4)) : undefined);
+            // A typed timestamp's ".000" is dropped in pass 1 when no value has a fraction; a
+            // number format's values were read as plain numbers.
+            const id =
+              ids.get(v) ??
+              (timestamp && v.endsWith(".000") ? ids.get(v.slice(0, -4)) : numberFormat !== undefined ? ids.get(numberFormat.plain(v) ?? "\u0000") : undefined);
             if (id === undefined) throw changed(tally.source);
             const o = 2 * (rows * F + k);
             cells[o] = h[2 * id];
