@@ -122,3 +122,21 @@ test("number format: a column declared numerical keeps its format; a column of p
   assert.equal(st.pair.type, "categorical");
   assert.ok(Object.keys(a.metadata.value_mappings!.pair).includes("1,1"));
 });
+
+test("number format: a table larger than its sample counts the formatted values as read (pass 2), past the distinct budget too", async () => {
+  const table = counties(400);
+  const whole = await analyzeTable(table);
+  for (const opts of [{ sampleRows: 100 }, { sampleRows: 100, distinctBudget: 50 }]) {
+    const a = await analyzeTable(table, opts);
+    assert.equal(a.sampledRows, 100);
+    for (const c of ["labor_force", "unemployed", "rate"]) {
+      const st = a.metadata.column_stats![c];
+      assert.equal(st.type, "numerical", c);
+      assert.ok(st.number_format, c);
+      assert.equal(st.count, 400, c);
+      assert.equal(st.max, whole.metadata.column_stats![c].max, `${c}: the table's range, from pass 2 or pass 1`);
+      const total = a.metadata.empirical_probs[c].reduce((s, p) => s + p, 0);
+      assert.ok(Math.abs(total - 1) < 1e-9, `${c}: every row counted (${total})`);
+    }
+  }
+});
