@@ -140,3 +140,12 @@ test("number format: a table larger than its sample counts the formatted values 
     }
   }
 });
+
+test("number format: a formatted column declared categorical keeps its values as written", async () => {
+  const table: Table = { columns: ["amount", "x"], rows: Array.from({ length: 60 }, (_, i) => [["$1,200.00", "$35.50", "-$7.25"][i % 3], String(i % 4)]) };
+  const a = await analyzeTable(table, { columns: { amount: { type: "categorical" } } });
+  assert.equal(a.metadata.column_stats!.amount.type, "categorical");
+  assert.deepEqual(Object.keys(a.metadata.value_mappings!.amount).sort(), ["$1,200.00", "$35.50", "-$7.25"]);
+  const decoded = new Decoder(a.metadata).decode({ amount: Int32Array.from(a.codes[0]), x: Int32Array.from(a.codes[1]) }, 3);
+  assert.ok(decoded.rows.every((r) => ["$1,200.00", "$35.50", "-$7.25"].includes(r[0])));
+});

@@ -60,6 +60,8 @@ export interface ColumnScan {
   numberFormat?: NumberFormat;
   /** With `numberFormat`: per value id as read (before formatted values merged), its id in `values`. */
   readIds?: Int32Array;
+  /** With `numberFormat`: per value id, the text it was first written as (`$1,234.50`). */
+  written?: string[];
   /**
    * Set when the column had more distinct values than extraction keeps (docs/extract.md):
    * `values`, `counts` and `missing` are then a sample's of `rows` rows; `distinct` estimates the

@@ -123,9 +123,10 @@ export class NumberFormat {
     return this.minusInside ? `${this.prefix}-${body}${this.suffix}` : `-${this.prefix}${body}${this.suffix}`;
   }
 
-  /** How people read it (`synthd fit`): `$1,234.50`, `1,234%`, `(1,234)`. */
+  /** How people read it (`synthd fit`): `$1,234.50`, `12.5%`, `1,234, negatives (1,234)`. */
   example(decimals: number): string {
-    return this.write(`1234${decimals > 0 ? "." + "5".padEnd(decimals, "0") : ""}`) + (this.parentheses ? `, negatives ${this.write("-1234")}` : "");
+    const int = this.grouping ? "1234" : "12";
+    return this.write(`${int}${decimals > 0 ? "." + "5".padEnd(decimals, "0") : ""}`) + (this.parentheses ? `, negatives ${this.write(`-${int}`)}` : "");
   }
 }
 
@@ -181,6 +182,7 @@ export function withNumberFormat(scan: ColumnScan, format: NumberFormat): Column
   const values: string[] = [];
   const counts: number[] = [];
   const firstLines: number[] = [];
+  const written: string[] = [];
   const remap = new Int32Array(scan.values.length);
   scan.values.forEach((v, id) => {
     const t = v === "" ? "" : format.plain(v);
@@ -190,6 +192,7 @@ export function withNumberFormat(scan: ColumnScan, format: NumberFormat): Column
       to = values.length;
       index.set(t, to);
       values.push(t);
+      written.push(v);
       counts.push(0);
       firstLines.push(scan.firstLines[id]);
     } else firstLines[to] = Math.min(firstLines[to], scan.firstLines[id]);
@@ -197,7 +200,16 @@ export function withNumberFormat(scan: ColumnScan, format: NumberFormat): Column
     remap[id] = to;
   });
   const ids = values.length === scan.values.length && remap.every((to, id) => to === id) ? scan.ids : scan.ids.map((id) => remap[id]);
-  return { ...scan, values, counts, firstLines, ids, numeric: true, numberFormat: format, readIds: remap };
+  return { ...scan, values, counts, firstLines, ids, numeric: true, numberFormat: format, readIds: remap, written };
+}
+
+/**
+ * `scan` with its values as written again (the first text of each merged value), for a column the
+ * user declared another kind than numerical; `scan` itself when it has no number format.
+ */
+export function asWritten(scan: ColumnScan): ColumnScan {
+  if (scan.numberFormat === undefined || scan.written === undefined) return scan;
+  return { ...scan, values: scan.written, numeric: false, numberFormat: undefined, written: undefined };
 }
 
 /**

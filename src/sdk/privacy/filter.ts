@@ -31,7 +31,7 @@
 import { createHash } from "node:crypto";
 import { fileOfDescription, readTable, type ReadOptions, type Table, type TableSource } from "../io/csv";
 import type { CodeArray } from "../metadata/marginals";
-import { buildCodec, checkOverrides, encodeScanned, type ExtractOptions } from "../metadata/metadata";
+import { buildCodec, checkOverrides, encodeScanned, keepDeclaredText, type ExtractOptions } from "../metadata/metadata";
 import { checkDomainColumns, domainCodec, loadDomain } from "../metadata/domain";
 import { SAMPLE_ROWS, tallyTable } from "../metadata/table-tally";
 import { RankedSample, sampleRank } from "../metadata/csv-chunks";
@@ -227,6 +227,7 @@ export class NearCopyFilter {
     try {
       if (domain) checkDomainColumns(tally.columns, domain, tally.source);
       else checkOverrides(tally.columns, read, tally.source);
+      keepDeclaredText(read, tally, tally.sample);
       const codecs = tally.scans.map((s, c) =>
         domain ? domainCodec(s, tally.n, domain[s.name], tally.source) : buildCodec(s, tally.n, read, tally.source, tally.types?.[c]),
       );
