@@ -139,6 +139,15 @@ test("number format: a table larger than its sample counts the formatted values 
       assert.ok(Math.abs(total - 1) < 1e-9, `${c}: every row counted (${total})`);
     }
   }
+  // One value written two ways (`1,500` and `1500`) is one value: pass 2 counts both under its code.
+  const fees: Table = {
+    columns: ["fee", "band"],
+    rows: Array.from({ length: 400 }, (_, i) => [["1,500", "1500", "2,750", "980", "3,000"][i % 5], ["a", "b", "c"][i % 3]]),
+  };
+  const exact = await analyzeTable(fees);
+  const sampled = await analyzeTable(fees, { sampleRows: 100 });
+  assert.deepEqual(sampled.metadata.value_mappings!.fee, exact.metadata.value_mappings!.fee);
+  assert.deepEqual(sampled.metadata.marginals, exact.metadata.marginals, "2-way counts of the whole table, as read");
 });
 
 test("number format: a formatted column declared categorical keeps its values as written", async () => {
