@@ -37,12 +37,15 @@ function expectDataError(p: Promise<unknown>, ...parts: RegExp[]): Promise<void>
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
-test("kinds: leading zeros and thousands separators stay text; integers and decimals are numerical", async () => {
-  const rows = range(60).map((i) => [["00501", "00544", "01001"][i % 3], ["1,234", "2,000"][i % 2], i % 5, (i % 7) + 0.25, ["a", "b"][i % 2]]);
-  const a = await analyzeTable(table(["zip", "amount", "small", "real", "cat"], rows));
+test("kinds: leading zeros and comma pairs stay text; thousands separators, integers and decimals are numerical", async () => {
+  const rows = range(60).map((i) => [["00501", "00544", "01001"][i % 3], ["1,234", "2,000"][i % 2], i % 5, (i % 7) + 0.25, ["a", "b"][i % 2], ["1,23", "4,5"][i % 2]]);
+  const a = await analyzeTable(table(["zip", "amount", "small", "real", "cat", "pair"], rows));
   assert.equal(kindOf(a, "zip"), "categorical");
   assert.deepEqual(Object.keys(a.codecs[0].mapping).sort(), ["00501", "00544", "01001"], "the text is kept, zeros included");
-  assert.equal(kindOf(a, "amount"), "categorical");
+  assert.equal(kindOf(a, "amount"), "numerical", "1,234 is a number written with grouping (src/sdk/columns/number-format.ts)");
+  assert.deepEqual(a.metadata.column_stats!.amount.number_format, { grouping: "," });
+  assert.ok(roundTrip(a).every((r) => r[1] === "1,234" || r[1] === "2,000"), "decoded as written");
+  assert.equal(kindOf(a, "pair"), "categorical", "1,23 is no number");
   assert.equal(kindOf(a, "small"), "numerical");
   assert.equal(a.metadata.column_stats!.real.decimals, 2);
   assert.ok(roundTrip(a).every((r) => r[0].length === 5 && r[0].startsWith("0")));

@@ -164,6 +164,19 @@ export interface NumericalGrain {
   bin_shares: (number & tags.Minimum<0> & tags.Maximum<1>)[] & tags.MaxItems<65536>;
 }
 
+/**
+ * `column_stats[f].number_format`: how a numerical column writes its numbers (patterns as Unicode
+ * TR35 "Number Patterns" `¤#,##0.00`, `#,##0%`): a prefix (a currency sign, `$`, `US$`), a suffix
+ * (`%`, `‰`, ` €`), `,` between every three integer digits of values >= 1000, and negatives as
+ * `-$5` (default), `$-5` or `($5)`. The number is the value as written (`12.5%` is 12.5).
+ */
+export interface NumberFormatStats {
+  prefix?: string & tags.MinLength<1> & tags.MaxLength<8>;
+  suffix?: string & tags.MinLength<1> & tags.MaxLength<8>;
+  grouping?: ",";
+  negative?: "parentheses" | "minus_after_prefix";
+}
+
 /** `column_stats[f]`: what the SDK measured of column f (its kinds: docs/api.md "Column kinds"). */
 export interface ColumnStats {
   type: ColumnKind;
@@ -229,6 +242,11 @@ export interface ColumnStats {
    * inside its bin and its row's cell range (docs/api.md "Column kinds").
    */
   cell_ranges?: CellRanges;
+  /**
+   * Numerical only: the values are written with a number format (`$1,234.50`, `12.5%`, `196,000`);
+   * the SDK reads them as plain numbers and writes decoded values back in it. Absent: plain decimals.
+   */
+  number_format?: NumberFormatStats;
   /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */
   format?: string & tags.MinLength<1> & tags.MaxLength<256>;
   /** Datetime only: the unit every value is a whole multiple of (in its own UTC offset). */

@@ -6,6 +6,7 @@
  */
 import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
+import type { NumberFormat } from "./number-format";
 import { APIError } from "../errors";
 import type { IdShape } from "../metadata/identifier";
 import type { IdValues } from "../generate/id-generator";
@@ -52,6 +53,15 @@ export interface ColumnScan {
   missing: number;
   /** Every non-blank value is numeric (and there is at least one). */
   numeric: boolean;
+  /**
+   * Set when the values were written with a number format (`./number-format`): `values` are then
+   * the plain decimals they read as (`$1,234.50` -> `1234.50`).
+   */
+  numberFormat?: NumberFormat;
+  /** With `numberFormat`: per value id as read (before formatted values merged), its id in `values`. */
+  readIds?: Int32Array;
+  /** With `numberFormat`: per value id, the text it was first written as (`$1,234.50`). */
+  written?: string[];
   /**
    * Set when the column had more distinct values than extraction keeps (docs/extract.md):
    * `values`, `counts` and `missing` are then a sample's of `rows` rows; `distinct` estimates the

@@ -23,6 +23,7 @@ import { describeId, idCodec, idDecoder } from "./id";
 import type { SemanticKind } from "../semantic";
 import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
 import { grainDecoder } from "./numerical-grain";
+import { NumberFormat } from "./number-format";
 import { withCellRanges } from "./cell-ranges";
 
 export * from "./common";
@@ -30,6 +31,7 @@ export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
 export { blankCodec, pooledWritesFresh } from "./categorical";
 export { datetimeBound, datetimeParser } from "./datetime";
 export { looksLikeIdName } from "./id";
+export { NumberFormat, inferNumberFormat } from "./number-format";
 export { numberBound, stepOf, int64Of, float64Of } from "./numerical";
 
 /** What {@link codecFor} needs besides the scan (`../metadata/metadata`'s options, already checked). */
@@ -124,8 +126,8 @@ export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
  * A column's output type: numerical Int64/Float64, datetime with a format Date32/Timestamp (format
  * compiled), else Utf8. @throws RangeError when a datetime `format` cannot be compiled.
  */
-export function arrowTypeOf(stats: ColumnStats | undefined): { type: ColumnType; datetime?: DatetimeFormat } {
-  if (stats?.type === "numerical") return { type: numericalColumnType(stats) };
+export function arrowTypeOf(stats: ColumnStats | undefined): { type: ColumnType; datetime?: DatetimeFormat; number?: NumberFormat } {
+  if (stats?.type === "numerical") return { type: numericalColumnType(stats), ...(stats.number_format ? { number: new NumberFormat(stats.number_format) } : {}) };
   if (stats?.type === "datetime" && stats.format) return datetimeColumnType(stats.format);
   return { type: "string" };
 }
@@ -137,6 +139,10 @@ export function arrowTypeOf(stats: ColumnStats | undefined): { type: ColumnType;
 export function valueReaderOf(
   stats: ColumnStats | undefined,
 ): { parse: (text: string) => number | undefined; show: (x: number) => string } | undefined {
+  if (stats?.type === "numerical" && stats.number_format) {
+    const format = new NumberFormat(stats.number_format);
+    return { parse: (t) => format.parse(t), show: (x) => format.write(String(x)) };
+  }
   if (stats?.type === "numerical") return { parse: parseNumber, show: String };
   if (stats?.type === "datetime" && stats.format) return datetimeReader(stats.format, stats.offset ?? 0);
   return undefined;

@@ -8,6 +8,7 @@ import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
 import { describeGrain, grainOf, numberWriter } from "./numerical-grain";
 import { decimalsOf, isNumeric, type ColumnCodec, type ColumnScan, type ColumnType } from "./common";
+import { NumberFormat } from "./number-format";
 
 /** Greatest common divisor of two non-negative safe integers (Euclid; exact on doubles below 2^53). */
 function gcd(a: number, b: number): number {
@@ -112,6 +113,13 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 
     if (lattice) codec.stats.lattice = lattice;
     const grain = grainOf(num, scan.counts, codec.stats, lattice);
     if (grain) codec.stats.grain = grain;
+  }
+  const format = scan.numberFormat;
+  if (format) {
+    // Values arrive plain (the scan's) or as written (a synthetic table's, pass 2's).
+    codec.stats.number_format = format.stats();
+    const encodePlain = codec.encode.bind(codec);
+    codec.encode = (v) => encodePlain(v === "" ? v : (format.plain(v) ?? v));
   }
   return codec;
 }
@@ -271,6 +279,7 @@ export function describeNumerical(st: ColumnStats): string {
   if (st.digits !== undefined) detail += `, ${st.digits} significant digits`;
   if (st.grain) detail += `, ${describeGrain(st.grain, st.decimals ?? 0)}`;
   if (st.lattice) detail += `, ${st.lattice.length} values written (those of >= k rows)`;
+  if (st.number_format) detail += `, written as ${new NumberFormat(st.number_format).example(st.decimals ?? 0)}`;
   if (st.fixed_decimals && st.decimals) {
     const d = st.decimals;
     detail += `, written with ${d} decimal${d === 1 ? "" : "s"} (${(0).toFixed(d)})`;

@@ -35,7 +35,7 @@
  */
 import type { TableSource } from "../io/csv";
 import { DataError } from "../errors";
-import { buildCodec, checkOverrides, encodeScanned, encodeTableWithScan, type ColumnCodec, type ScannedTable } from "../metadata/metadata";
+import { buildCodec, checkOverrides, encodeScanned, encodeTableWithScan, keepDeclaredText, type ColumnCodec, type ScannedTable } from "../metadata/metadata";
 import { scanTable } from "../metadata/table-scan";
 import { counts1, type CodeArray } from "../metadata/marginals";
 import { privacyCheckWithDistances } from "../privacy/dcr";
@@ -77,6 +77,7 @@ export async function evaluateWithDetails(
     throw new DataError(`The real table has no column "${target}" (the TSTR target).`, { column: target });
   }
   const synth = await scanTable(synthetic, 1);
+  keepDeclaredText(opts, synth);
   const unseenCodes = enc.codecs.map((c) => c.K);
   const synthCodes: CodeArray[] = encodeWithRealCodes(synth, enc.codecs, enc.columns);
   enc.codecs.forEach((c, f) => {
@@ -103,6 +104,7 @@ export async function evaluateWithDetails(
   let holdout: { scan: ScannedTable; codes: CodeArray[] } | undefined;
   if (opts.holdout !== undefined) {
     const scan = await scanTable(opts.holdout, 1, opts);
+    keepDeclaredText(opts, scan);
     holdout = { scan, codes: encodeWithRealCodes(scan, enc.codecs, enc.columns) };
   }
   if (target !== undefined && opts.multiclass) {

@@ -146,6 +146,24 @@ export class DecodedBatch implements Cells {
     return new DecodedBatch(table.columns, cells, n);
   }
 
+  /**
+   * Rewrites every cell of column f as `write(text)` (a number format, `../columns/number-format`):
+   * a code book's entries once each; an `int` column becomes `text`.
+   */
+  rewriteColumn(f: number, write: (text: string) => string): void {
+    const col = this.cells[f];
+    this.lookup[f] = undefined;
+    if (col.kind === "dict") {
+      this.cells[f] = { kind: "dict", dict: col.dict.map(write), index: col.index };
+      this.ownDict[f] = true;
+      return;
+    }
+    const out = new Array<string>(this.length);
+    for (let r = 0; r < this.length; r++) out[r] = write(cellText(col, r));
+    if (col.kind === "int" && this.arrays !== undefined) this.arrays.give([col.values, col.blank]);
+    this.cells[f] = { kind: "text", cells: out };
+  }
+
   /** Text of the cell in row r, column f. */
   get(r: number, f: number): string {
     return cellText(this.cells[f], r);

@@ -12,7 +12,7 @@ import type { ArrayPool } from "../client/array-pool";
 import type { Table } from "../io/csv";
 import { IdGenerator, type IdValues } from "./id-generator";
 import type { IdShape } from "../metadata/identifier";
-import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, type FeatureDecoder, type ValueRange } from "../columns";
+import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, NumberFormat, type FeatureDecoder, type ValueRange } from "../columns";
 import { Rng, deriveSeed } from "./sfc32";
 import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
 import { templateWriter } from "../rules/template";
@@ -97,8 +97,14 @@ export class Decoder {
   private readonly templates: ReturnType<typeof templateWriter>;
   /** Per feature, cumulative 1-way probabilities of its non-blank codes (built on first use). */
   private readonly cumulative: (Float64Array | undefined)[] = [];
+  /** Per feature, its number format (numerical columns with `number_format`). */
+  private readonly numberFormats: (NumberFormat | undefined)[];
   constructor(readonly metadata: Metadata) {
     this.features = metadata.features.map((f) => decoderFor(metadata, f));
+    this.numberFormats = metadata.features.map((f) => {
+      const st = metadata.column_stats?.[f];
+      return st?.type === "numerical" && st.number_format ? new NumberFormat(st.number_format) : undefined;
+    });
     this.rules = new RuleEnforcer(metadata);
     this.points = coordinateWriter(metadata);
     this.places = gazetteerRows(metadata);
@@ -235,8 +241,26 @@ export class Decoder {
       return { kind: "text", cells: text };
     });
     const batch = new DecodedBatch(this.columns, cells, n, opts.arrays);
-    if (opts.rules !== false) this.enforceCells(batch, seed, opts.fixed, cols, opts.unread);
+    if (opts.rules !== false) {
+      this.enforceCells(batch, seed, opts.fixed, cols, opts.unread);
+      this.writeNumberFormats(batch);
+    }
     return batch;
+  }
+
+  /**
+   * Writes the numerical columns that have a `number_format` in it (`1234.5` -> `$1,234.5`), in
+   * place: last, after the rules, which read plain numbers. {@link decodeBatch} does it unless
+   * `rules: false`; a caller that enforces the rules itself calls it after them.
+   */
+  writeNumberFormats(batch: DecodedBatch): void {
+    this.numberFormats.forEach((format, f) => format && batch.rewriteColumn(f, (t) => format.write(t)));
+  }
+
+  /** Text of feature f as the rules read it: a number format's value as its plain number. */
+  plainText(f: number, text: string): string {
+    const format = this.numberFormats[f];
+    return format === undefined || text === "" ? text : (format.plain(text.trim()) ?? text);
   }
 
   /** Decodes a generate response's `data` (options as in {@link Decoder.decode}). */

@@ -357,7 +357,7 @@ export class Synthesizer {
       const batch = this.decoder.decodeBatch(gen.columns, decodeSeed, { rowOffset: done, idKey: deriveSeed(seed, 0, 2), rules: false });
       for (let r = 0; r < batch.length; r++) {
         const kept = encoded.keep[done + r];
-        for (let f = 0; f < batch.cells.length; f++) if (kept[f] !== undefined) batch.set(r, f, kept[f]!);
+        for (let f = 0; f < batch.cells.length; f++) if (kept[f] !== undefined) batch.set(r, f, this.decoder.plainText(f, kept[f]!));
       }
       // Row rules after the seed cells are back: they rewrite only the cells the seed left blank.
       const at = done;
@@ -367,6 +367,7 @@ export class Synthesizer {
         (r, f) => encoded.keep[at + r][f] !== undefined,
         this.metadata.features.map((f) => gen.columns[f]),
       );
+      this.decoder.writeNumberFormats(batch);
       done += batch.length;
       opts.onProgress?.({ rowsDone: done, rowsTotal: n, batch: b + 1, batches });
       yield batch;

@@ -9,7 +9,7 @@ import type { ColumnBuffers } from "./arrow-ipc";
 import type { Metadata } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
-import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType } from "../columns";
+import { arrowTypeOf, datetimeParser, float64Of, int64Of, type ColumnType, type NumberFormat } from "../columns";
 import type { EncodedSeed, SeedRows } from "../generate/seeded-request";
 import { cellText, type DecodedBatch, type DecodedColumn } from "../generate/batch";
 import type { ArrayPool } from "../client/array-pool";
@@ -25,6 +25,8 @@ export interface TypedColumn {
   type: ColumnType;
   /** Datetime columns: the column's format (`column_stats[f].format`). */
   datetime?: DatetimeFormat;
+  /** Numerical columns with a number format (`column_stats[f].number_format`): its text is read in it. */
+  number?: NumberFormat;
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -91,8 +93,10 @@ export class BatchConverter {
   value(col: number, text: string): TypedValue {
     const c = this.columns[col];
     if (c.type === "string") return text === "" ? null : text;
-    const t = text.trim();
+    let t = text.trim();
     if (t === "") return null;
+    // Numbers written in the column's format (`$1,234.50`) are stored as the numbers they are.
+    if (c.number !== undefined) t = c.number.plain(t) ?? t;
     switch (c.type) {
       case "int64":
         return int64Of(t);

@@ -8,6 +8,8 @@
  */
 import { binOf, pointValues } from "../columns/bins";
 import { isNumeric } from "../columns/common";
+import { NumberFormat } from "../columns/number-format";
+import type { NumberFormatStats } from "../../contract";
 import { DatetimeFormat } from "./datetime";
 
 /** Distinct values a column keeps with their counts before it overflows (per reader). */
@@ -197,15 +199,17 @@ export function isIntegerText(v: string): boolean {
  */
 export type ValueEncoder =
   | { kind: "id"; missingCode: number; integer?: boolean }
-  | { kind: "bins"; edges: number[]; format?: string; missingCode: number; shift: number; dropSuffix?: string }
-  | { kind: "mapping"; mapping: Record<string, number>; otherCode: number; missingCode: number };
+  | { kind: "bins"; edges: number[]; format?: string; missingCode: number; shift: number; dropSuffix?: string; number?: NumberFormatStats }
+  | { kind: "mapping"; mapping: Record<string, number>; otherCode: number; missingCode: number; number?: NumberFormatStats };
 
 /** A value's code under an encoder and its number (NaN when not binned); code -1: it has none. */
 export function encoderOf(e: ValueEncoder): (v: string) => { code: number; x: number } {
   if (e.kind === "id") return (v) => ({ code: v === "" ? e.missingCode : 0, x: e.integer && v !== "" ? Number(v) : NaN });
+  // A number format's values are looked up as the plain numbers they read as.
+  const nf = e.number !== undefined ? new NumberFormat(e.number) : undefined;
   if (e.kind === "mapping") {
     const map = new Map(Object.entries(e.mapping));
-    return (v) => ({ code: v === "" ? e.missingCode : (map.get(v) ?? e.otherCode), x: NaN });
+    return (v) => ({ code: v === "" ? e.missingCode : (map.get(nf ? (nf.plain(v) ?? v) : v) ?? e.otherCode), x: NaN });
   }
   const fmt = e.format === undefined ? undefined : new DatetimeFormat(e.format);
   const points = pointValues(e.edges);
@@ -214,7 +218,7 @@ export function encoderOf(e: ValueEncoder): (v: string) => { code: number; x: nu
   return (v) => {
     if (v === "") return { code: e.missingCode, x: NaN };
     if (drop !== undefined && v.endsWith(drop)) v = v.slice(0, -drop.length);
-    const x = fmt ? (fmt.parse(v)?.seconds ?? NaN) : isNumeric(v) ? Number(v) : NaN;
+    const x = fmt ? (fmt.parse(v)?.seconds ?? NaN) : nf ? (nf.parse(v) ?? NaN) : isNumeric(v) ? Number(v) : NaN;
     if (Number.isNaN(x)) return { code: -1, x };
     const code = x < e.edges[0] ? 0 : x > e.edges[last] ? last - 1 : binOf(e.edges, points, x);
     return { code, x };

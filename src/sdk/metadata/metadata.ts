@@ -43,6 +43,7 @@ import { checkDomainColumns, domainCodec, loadDomain, type DomainSource } from "
 import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { counts1, jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "../rules/detect";
+import { asWritten } from "../columns/number-format";
 import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
 
 // Re-exported: evaluation, the rules and the reports import the kinds' shared names from here.
@@ -255,6 +256,21 @@ export function buildCodec(
 }
 
 /** Checks `opts.columns` against a header. @throws DataError: unknown column or type. */
+/**
+ * Puts back the written values (`$1,234.50`, not `1234.50`) of the columns `opts.columns` declares
+ * a kind other than numerical, in each scanned table given (in place): a number format is a
+ * numerical column's (`../columns/number-format`).
+ */
+export function keepDeclaredText(opts: ExtractOptions, ...tables: { columns: readonly string[]; scans: ColumnScan[] }[]): void {
+  for (const [name, o] of Object.entries(opts.columns ?? {})) {
+    if (o?.type === "numerical") continue;
+    for (const t of tables) {
+      const c = t.columns.indexOf(name);
+      if (c >= 0) t.scans[c] = asWritten(t.scans[c]);
+    }
+  }
+}
+
 export function checkOverrides(columns: readonly string[], opts: ExtractOptions, source: string): void {
   for (const [name, o] of Object.entries(opts.columns ?? {})) {
     if (!columns.includes(name)) {
@@ -336,6 +352,7 @@ export async function encodeTableWithScan(
   const scanned = await scanTable(source, 2, { delimiter: opts.delimiter, encoding: opts.encoding, onProgress: opts.onReadProgress });
   if (domain) checkDomainColumns(scanned.columns, domain, scanned.source);
   else checkOverrides(scanned.columns, opts, scanned.source);
+  keepDeclaredText(opts, scanned);
   const codecs = scanned.scans.map((s, c) =>
     domain ? domainCodec(s, scanned.n, domain[s.name], scanned.source) : buildCodec(s, scanned.n, opts, scanned.source, scanned.types?.[c]),
   );
@@ -431,6 +448,7 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
   });
   try {
     checkOverrides(tally.columns, opts, tally.source);
+    keepDeclaredText(opts, tally, tally.sample);
     const codecs = tally.scans.map((s, c) => buildCodec(s, tally.n, opts, tally.source, tally.types?.[c]));
     const sample: EncodedTable = { columns: tally.columns, n: tally.sample.n, codecs, codes: encodeScanned(tally.sample, codecs) };
     // Rules come from the raw rows (the sample's), before any request; a declared rule the rows break throws here.
@@ -468,10 +486,12 @@ async function countedMetadata(tally: TableTally, codecs: ColumnCodec[], sample:
   if (!(pairBudget >= 0)) throw new RangeError("pairBudget must be >= 0");
   const cards = codecs.map((c) => c.K);
   const encoders = codecs.map((codec, f) => (tally.overflow[f] ? valueEncoder(codec, tally.types?.[f]) : null));
-  const codeOfId = tally.scans.map((s, f) => (encoders[f] ? new Int32Array(0) : Int32Array.from(s.values, (v) => codecs[f].encode(v))));
+  const codeOfValue = tally.scans.map((s, f) => (encoders[f] ? new Int32Array(0) : Int32Array.from(s.values, (v) => codecs[f].encode(v))));
+  // Pass 2 reads ids as read; a formatted column's merged its values (`../columns/number-format`).
+  const codeOfId = tally.scans.map((s, f) => (s.readIds && !encoders[f] ? Int32Array.from(s.readIds, (id) => codeOfValue[f][id]) : codeOfValue[f]));
   const counts = codecs.map((codec, f) => {
     const c = new Float64Array(codec.K);
-    if (!encoders[f]) tally.scans[f].counts.forEach((m, id) => (c[codeOfId[f][id]] += m));
+    if (!encoders[f]) tally.scans[f].counts.forEach((m, id) => (c[codeOfValue[f][id]] += m));
     return c;
   });
   const count = async (pairs: [number, number][]): Promise<Float64Array[]> => {
@@ -516,9 +536,10 @@ function valueEncoder(codec: ColumnCodec, type: SourceType | undefined): ValueEn
       missingCode: codec.missingCode,
       shift: st.mean ?? 0,
       ...(whole ? { dropSuffix: ".000" } : {}),
+      ...(st.number_format ? { number: st.number_format } : {}),
     };
   }
-  return { kind: "mapping", mapping: codec.mapping, otherCode: codec.otherCode, missingCode: codec.missingCode };
+  return { kind: "mapping", mapping: codec.mapping, otherCode: codec.otherCode, missingCode: codec.missingCode, ...(st.number_format ? { number: st.number_format } : {}) };
 }
 
 /**

@@ -2,6 +2,7 @@
 import { readTable, describeSource, type ReadOptions, type TableSource } from "../io/csv";
 import type { SourceType } from "../io/inputs";
 import { isNumeric } from "../columns";
+import { formattedNumbers } from "../columns/number-format";
 import type { ScannedTable } from "./encoded";
 
 /** A growing Int32 array: the per-row value ids of one column. */
@@ -77,15 +78,11 @@ export async function scanTable(
     columns: scans.map((s) => s.name),
     n,
     ...(types.some((t) => t !== undefined) ? { types } : {}),
-    scans: scans.map((s) => ({
-      name: s.name,
-      values: s.values,
-      counts: s.counts,
-      firstLines: s.firstLines,
-      ids: s.ids.view(),
-      missing: s.missing,
-      numeric: s.numeric && s.missing < n,
-    })),
+    scans: scans.map((s, c) => {
+      const scan = { name: s.name, values: s.values, counts: s.counts, firstLines: s.firstLines, ids: s.ids.view(), missing: s.missing, numeric: s.numeric && s.missing < n };
+      // Untyped text only: a typed source's text column says it holds no numbers.
+      return types[c] === undefined && scan.missing < n ? formattedNumbers(scan) : scan;
+    }),
   };
 }
 

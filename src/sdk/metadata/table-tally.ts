@@ -19,6 +19,7 @@ import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTa
 import { ColumnTable } from "../io/column-table";
 import { inputFormatOfPath, type ReadProgress, type SourceType } from "../io/inputs";
 import { isNumeric, type ColumnScan } from "../columns";
+import { inferNumberFormat, withNumberFormat } from "../columns/number-format";
 import type { ScannedTable } from "./encoded";
 import { DataError } from "../errors";
 import { isJoined, joinedColumns, joinFields } from "../io/record-join";
@@ -536,6 +537,7 @@ function overflowScan(sample: ColumnScan, o: OverflowStats): ColumnScan {
     ids: new Int32Array(0),
     missing,
     numeric: sample.numeric && missing < rows,
+    ...(sample.numberFormat !== undefined ? { numberFormat: sample.numberFormat } : {}),
     estimated: { distinct, integer: o.integer, rows, missing: o.blanks },
   };
 }
@@ -588,6 +590,18 @@ function finish(
     const whole = !s && types?.[c] === "timestamp" && o!.wholeSeconds;
     const texts = whole ? values.map((v) => (v === "" ? v : v.slice(0, -4))) : values;
     return { name: columns[c], values: texts, counts, firstLines, ids: rowIds, missing, numeric: numeric && missing < rows };
+  });
+  // Numbers written with a format (`./columns/number-format`): one format per column, found on
+  // the table's values (an overflowed column's: the sample's), read in both scans.
+  const formats = dicts.map((_, c) => {
+    if (types?.[c] !== undefined) return undefined;
+    const s = full[c] ?? sampleScans[c];
+    return s.numeric || s.missing === s.values.length ? undefined : inferNumberFormat(s.values);
+  });
+  formats.forEach((format, c) => {
+    if (format === undefined) return;
+    sampleScans[c] = withNumberFormat(sampleScans[c], format);
+    if (full[c]) full[c] = withNumberFormat(full[c]!, format);
   });
   const scans = dicts.map((_, c): ColumnScan => {
     const o = overflow[c];

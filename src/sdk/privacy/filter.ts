@@ -31,7 +31,7 @@
 import { createHash } from "node:crypto";
 import { fileOfDescription, readTable, type ReadOptions, type Table, type TableSource } from "../io/csv";
 import type { CodeArray } from "../metadata/marginals";
-import { buildCodec, checkOverrides, encodeScanned, type ExtractOptions } from "../metadata/metadata";
+import { buildCodec, checkOverrides, encodeScanned, keepDeclaredText, type ExtractOptions } from "../metadata/metadata";
 import { checkDomainColumns, domainCodec, loadDomain } from "../metadata/domain";
 import { SAMPLE_ROWS, tallyTable } from "../metadata/table-tally";
 import { RankedSample, sampleRank } from "../metadata/csv-chunks";
@@ -227,6 +227,7 @@ export class NearCopyFilter {
     try {
       if (domain) checkDomainColumns(tally.columns, domain, tally.source);
       else checkOverrides(tally.columns, read, tally.source);
+      keepDeclaredText(read, tally, tally.sample);
       const codecs = tally.scans.map((s, c) =>
         domain ? domainCodec(s, tally.n, domain[s.name], tally.source) : buildCodec(s, tally.n, read, tally.source, tally.types?.[c]),
       );
@@ -258,14 +259,14 @@ export class NearCopyFilter {
       const hasher = new CellHasher(key ?? IN_MEMORY_KEY, F);
       // Per compared column, its distinct values' ids and each id's hash (text: the value's; else its code's).
       const lookups = compared.map((f, k) => {
-        const { values } = tally.scans[f];
+        const { values, numberFormat } = tally.scans[f];
         const ids = new Map<string, number>();
         const h = new Uint32Array(2 * values.length);
         values.forEach((v, id) => {
           ids.set(v, id);
           hasher.hash(k, specs[k].key === "text" ? `t${v}` : `c${codecs[f].encode(v)}`, h, 2 * id);
         });
-        return { ids, h, timestamp: tally.types?.[f] === "timestamp" };
+        return { ids, h, timestamp: tally.types?.[f] === "timestamp", numberFormat };
       });
       const cells = new Uint32Array(2 * F * Math.min(n, BUILD_CHUNK_ROWS));
       let rows = 0;
@@ -290,10 +291,13 @@ export class NearCopyFilter {
           if (inSample && !inSample(line)) return;
           if (done === n) throw changed(tally.source);
           for (let k = 0; k < F; k++) {
-            const { ids, h, timestamp } = lookups[k];
+            const { ids, h, timestamp, numberFormat } = lookups[k];
             const v = record[compared[k]];
-            // A typed timestamp's ".000" is dropped in pass 1 when no value has a fraction.
-            const id = ids.get(v) ?? (timestamp && v.endsWith(".000") ? ids.get(v.slice(0, -4)) : undefined);
+            // A typed timestamp's ".000" is dropped in pass 1 when no value has a fraction; a
+            // number format's values were read as plain numbers.
+            const id =
+              ids.get(v) ??
+              (timestamp && v.endsWith(".000") ? ids.get(v.slice(0, -4)) : numberFormat !== undefined ? ids.get(numberFormat.plain(v) ?? "\u0000") : undefined);
             if (id === undefined) throw changed(tally.source);
             const o = 2 * (rows * F + k);
             cells[o] = h[2 * id];

@@ -1,0 +1,160 @@
+/**
+ * Numbers written with a format (`src/sdk/columns/number-format.ts`): which columns read as
+ * numbers with a format and which stay categorical (codes, times, pairs), the scan's plain values,
+ * the rules found on them, decoded values written back in the format, typed output as numbers.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { analyzeTable, BatchConverter, Decoder, type Table } from "../src/sdk";
+import { inferNumberFormat, NumberFormat } from "../src/sdk/columns/number-format";
+
+test("number format: grouping, currency, percent and accounting negatives are found; codes and pairs are not", () => {
+  const f = (values: string[]) => inferNumberFormat(values)?.stats();
+  assert.deepEqual(f(["196,000", "-99,000", "0", "2,076,894", ""]), { grouping: "," });
+  assert.deepEqual(f(["$1,234.50", "$12.00", "-$5.25"]), { prefix: "$", grouping: "," });
+  assert.deepEqual(f(["US$12", "US$1,200"]), { prefix: "US$", grouping: "," });
+  assert.deepEqual(f(["12.5%", "7%", "100%"]), { suffix: "%" });
+  assert.deepEqual(f(["12 €", "1,500 €"]), { suffix: " €", grouping: "," });
+  assert.deepEqual(f(["1,234", "(1,234)", "56"]), { grouping: ",", negative: "parentheses" });
+  assert.deepEqual(f(["$5", "$-5"]), { prefix: "$", negative: "minus_after_prefix" });
+  // Plain numbers need no format; codes, times, pairs and mixed signs are no numbers.
+  for (const values of [
+    ["1", "2.5"],
+    ["1,23", "4,56"],
+    ["12,34", "1,234"],
+    ["12,5", "13,25"],
+    ["00501", "02134"],
+    ["01", "001,000"],
+    ["555-1234", "555-9876"],
+    ["1.234,5", "2.000,0"],
+    ["$5", "6"],
+    ["$5", "€5"],
+    ["(1)", "(2)"],
+    ["(1,000)", "-5", "7"],
+    ["5%", "abc"],
+    ["1,2", "3,4"],
+  ]) {
+    assert.equal(inferNumberFormat(values), undefined, JSON.stringify(values));
+  }
+});
+
+test("number format: plain text of a value and values written back in the format", () => {
+  const money = new NumberFormat({ prefix: "$", grouping: "," });
+  assert.equal(money.plain("$1,234.50"), "1234.50");
+  assert.equal(money.plain("-$1,234"), "-1234");
+  assert.equal(money.plain("1234.5"), "1234.5");
+  assert.equal(money.plain("$1,23"), undefined);
+  assert.equal(money.plain("€5"), undefined);
+  assert.equal(money.write("1234567.5"), "$1,234,567.5");
+  assert.equal(money.write("-1234"), "-$1,234");
+  assert.equal(money.write("999.25"), "$999.25");
+  assert.equal(money.write(""), "");
+  const accounts = new NumberFormat({ grouping: ",", negative: "parentheses" });
+  assert.equal(accounts.plain("(1,234)"), "-1234");
+  assert.equal(accounts.write("-1234"), "(1,234)");
+  assert.equal(new NumberFormat({ suffix: "%" }).write("12.5"), "12.5%");
+  assert.equal(new NumberFormat({ prefix: "$", negative: "minus_after_prefix" }).write("-5"), "$-5");
+});
+
+/** Counties with formatted counts (labour force = employed + unemployed) and a percent rate. */
+function counties(n: number): Table {
+  const group = (x: number): string => x.toLocaleString("en-US");
+  const rows: string[][] = [];
+  for (let i = 0; i < n; i++) {
+    const force = 800 + ((i * 7919) % 250_000);
+    const unemployed = 20 + ((i * 104729) % Math.floor(force / 8));
+    const employed = force - unemployed;
+    rows.push([String(1001 + 2 * i).padStart(5, "0"), group(force), group(employed), group(unemployed), `${((100 * unemployed) / force).toFixed(1)}%`]);
+  }
+  return { columns: ["fips", "labor_force", "employed", "unemployed", "rate"], rows };
+}
+
+test("number format: formatted columns are numerical, their sum is found, decoded values are written in the format", async () => {
+  const table = counties(400);
+  const a = await analyzeTable(table);
+  const st = a.metadata.column_stats!;
+  assert.equal(st.fips.type === "numerical", false, "a FIPS code with leading zeros stays a code");
+  for (const c of ["labor_force", "employed", "unemployed"]) {
+    assert.equal(st[c].type, "numerical", c);
+    assert.deepEqual(st[c].number_format, { grouping: "," }, c);
+    assert.equal(st[c].integer, true, c);
+  }
+  assert.equal(st.rate.type, "numerical");
+  assert.deepEqual(st.rate.number_format, { suffix: "%" });
+  assert.ok(st.rate.max! <= 100 && st.rate.max! > 1, "12.5% is 12.5, as written");
+  const sum = (a.metadata.rules ?? []).find((r) => r.type === "sum");
+  assert.ok(sum && sum.type === "sum", `a sum rule: ${JSON.stringify(a.metadata.rules?.map((r) => r.type))}`);
+  assert.deepEqual([sum.total, ...[...sum.parts].sort()], ["labor_force", "employed", "unemployed"]);
+
+  const decoder = new Decoder(a.metadata);
+  const codes: Record<string, Int32Array> = {};
+  a.codecs.forEach((c, f) => (codes[c.name] = Int32Array.from(a.codes[f])));
+  const out = decoder.decode(codes, 7);
+  const col = (name: string) => out.rows.map((r) => r[out.columns.indexOf(name)]);
+  const grouped = /^-?\d{1,3}(,\d{3})*$/;
+  for (const c of ["labor_force", "employed", "unemployed"]) {
+    for (const v of col(c)) assert.match(v, grouped, c);
+    assert.ok(col(c).some((v) => v.includes(",")), `${c}: values >= 1000 grouped`);
+  }
+  for (const v of col("rate")) assert.match(v, /^\d+(\.\d)?%$/);
+  const n = (v: string) => Number(v.replace(/,/g, ""));
+  const kept = out.rows.filter((r) => n(r[1]) === n(r[2]) + n(r[3])).length;
+  assert.equal(kept, out.rows.length, "every decoded row keeps labor_force = employed + unemployed");
+  assert.deepEqual(decoder.decode(codes, 7), out, "the same seed gives the same rows");
+
+  // Typed output holds the numbers, not the text.
+  const typed = new BatchConverter(a.metadata);
+  const f = a.metadata.features.indexOf("labor_force");
+  assert.equal(typed.value(f, "25,649"), 25649n);
+  assert.equal(typed.value(a.metadata.features.indexOf("rate"), "5.3%"), 5.3);
+});
+
+test("number format: a column declared numerical keeps its format; a column of pairs stays categorical", async () => {
+  const table: Table = {
+    columns: ["amount", "pair", "x"],
+    rows: Array.from({ length: 60 }, (_, i) => [`$${(1000 + i * 37).toLocaleString("en-US")}.00`, `${i % 3},${i % 4}`, String(i)]),
+  };
+  const a = await analyzeTable(table, { columns: { amount: { type: "numerical" } } });
+  const st = a.metadata.column_stats!;
+  assert.equal(st.amount.type, "numerical");
+  assert.deepEqual(st.amount.number_format, { prefix: "$", grouping: "," });
+  assert.equal(st.amount.fixed_decimals, true);
+  assert.equal(st.pair.type, "categorical");
+  assert.ok(Object.keys(a.metadata.value_mappings!.pair).includes("1,1"));
+});
+
+test("number format: a table larger than its sample counts the formatted values as read (pass 2), past the distinct budget too", async () => {
+  const table = counties(400);
+  const whole = await analyzeTable(table);
+  for (const opts of [{ sampleRows: 100 }, { sampleRows: 100, distinctBudget: 50 }]) {
+    const a = await analyzeTable(table, opts);
+    assert.equal(a.sampledRows, 100);
+    for (const c of ["labor_force", "unemployed", "rate"]) {
+      const st = a.metadata.column_stats![c];
+      assert.equal(st.type, "numerical", c);
+      assert.ok(st.number_format, c);
+      assert.equal(st.count, 400, c);
+      assert.equal(st.max, whole.metadata.column_stats![c].max, `${c}: the table's range, from pass 2 or pass 1`);
+      const total = a.metadata.empirical_probs[c].reduce((s, p) => s + p, 0);
+      assert.ok(Math.abs(total - 1) < 1e-9, `${c}: every row counted (${total})`);
+    }
+  }
+  // One value written two ways (`1,500` and `1500`) is one value: pass 2 counts both under its code.
+  const fees: Table = {
+    columns: ["fee", "band"],
+    rows: Array.from({ length: 400 }, (_, i) => [["1,500", "1500", "2,750", "980", "3,000"][i % 5], ["a", "b", "c"][i % 3]]),
+  };
+  const exact = await analyzeTable(fees);
+  const sampled = await analyzeTable(fees, { sampleRows: 100 });
+  assert.deepEqual(sampled.metadata.value_mappings!.fee, exact.metadata.value_mappings!.fee);
+  assert.deepEqual(sampled.metadata.marginals, exact.metadata.marginals, "2-way counts of the whole table, as read");
+});
+
+test("number format: a formatted column declared categorical keeps its values as written", async () => {
+  const table: Table = { columns: ["amount", "x"], rows: Array.from({ length: 60 }, (_, i) => [["$1,200.00", "$35.50", "-$7.25"][i % 3], String(i % 4)]) };
+  const a = await analyzeTable(table, { columns: { amount: { type: "categorical" } } });
+  assert.equal(a.metadata.column_stats!.amount.type, "categorical");
+  assert.deepEqual(Object.keys(a.metadata.value_mappings!.amount).sort(), ["$1,200.00", "$35.50", "-$7.25"]);
+  const decoded = new Decoder(a.metadata).decode({ amount: Int32Array.from(a.codes[0]), x: Int32Array.from(a.codes[1]) }, 3);
+  assert.ok(decoded.rows.every((r) => ["$1,200.00", "$35.50", "-$7.25"].includes(r[0])));
+});
