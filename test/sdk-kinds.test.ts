@@ -243,6 +243,24 @@ test("a fresh value of a column that decides two others holds no word seen only 
   assert.ok(fresh > 50, `fresh places: ${fresh}`);
 });
 
+test("a determinant's pooled values beside a partner value no released value goes with are written in their own form, never __other__", async () => {
+  // Two parties decide codes 1 and 2; twenty rare parties, each once, all have code 3.
+  const rare = ["Libertarian", "Green", "Constitution", "Reform", "Socialist", "Workers", "Prohibition", "Justice", "Unity", "Freedom", "Peace", "Liberty", "Labor", "Farmer", "Progressive", "Independence", "Alliance", "Citizens", "Natural", "American"];
+  const rows = range(240).map((i) => (i < 20 ? [`${rare[i]} Party`, "3"] : i % 2 ? ["Democratic Party", "1"] : ["Republican Party", "2"]));
+  const a = await analyzeTable(table(["party", "code"], rows));
+  assert.ok(a.metadata.rules?.some((r) => r.type === "fixed_combinations" && r.determinant === "party"));
+  const m = a.metadata;
+  const n = 300;
+  const codes = { party: new Int32Array(n).fill(m.value_mappings!.party[OTHER]), code: Int32Array.from({ length: n }, (_, r) => r % 3) };
+  const out = new Decoder(m).decode(codes, 3).rows;
+  for (const [party, code] of out) {
+    if (code === "1") assert.equal(party, "Democratic Party");
+    else if (code === "2") assert.equal(party, "Republican Party");
+    else assert.match(party, /^\p{Lu}\p{Ll}+ Party$/u, `${party}, ${code}`);
+  }
+  assert.ok(!out.some(([party]) => /Democratic|Republican|__other__/.test(party) && out.find((r) => r[0] === party)![1] === "3"));
+});
+
 test("datetime overrides: a format that skips a unit or writes one twice (yyyy-mm-dd: mm is minutes) is a DataError, not 2013-33-24", async () => {
   const rows = range(40).map((i) => [`2013-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + (i % 28)).padStart(2, "0")}`, i % 2]);
   // Every value reads in yyyy-mm-dd (year, minute, day) and writes back the same text, so only the format itself can be refused.

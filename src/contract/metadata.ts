@@ -99,6 +99,11 @@ export interface SemanticShapeStats {
   international?: boolean;
   /** Names, cities, companies: no real value has a capital inside a word (`McDonald`), nor will a fresh one. */
   plain?: boolean;
+  /**
+   * A determinant's pooled cells are written as a released value beside the row's partner value
+   * where one goes with it, fresh only where none does (instead of the pooled text `__other__`).
+   */
+  stand_ins_first?: boolean;
   /** Bloom filter of the case-folded real values (1% false positives): at most 64 KiB, base64. */
   bloom?: {
     bits: string & tags.MinLength<4> & tags.MaxLength<87384>;

@@ -260,6 +260,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   // Only a determinant written fresh checks its results against the released values.
   const released = semantic && partner?.determined ? new Set(own.map((c) => byCode[c])) : new Set<string | undefined>();
   const words = semantic && partner?.determined ? partnerCodesOfWords(byCode, partner.byCode) : undefined;
+  const standInsFirst = semantic?.stand_ins_first === true;
   // The other columns the determinant decides (place -> tz, place -> net): their words too.
   const decidedBy = words ? decidedPartners(meta, f, new Set(own), partner!.g) : [];
   const decidedWords = decidedBy.map((d) => partnerCodesOfWords(byCode, d.byCode));
@@ -300,6 +301,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
       }
       if (fresh) {
         const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
+        if (standInsFirst && partner?.determined && near?.length) return byCode[near[rng.int(near.length)]]!;
         const text = fresh.value(row);
         if (!partner?.determined || !near?.length) return text;
         // A determinant (a car's name decides its origin, a place its time zone): a fresh value

@@ -467,6 +467,7 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
       const st = built.metadata.column_stats?.[column];
       if (st?.type === "categorical") st.state_places = places;
     }
+    freshForDeterminants(built.metadata, tally.columns, tally.scans, k);
     withoutUnfitFresh(built.metadata);
     return { ...sample, n: tally.n, ...built, ...(tally.sampled ? { sampledRows: tally.sample.n } : {}) };
   } finally {
@@ -562,6 +563,31 @@ function withMoments(codec: ColumnCodec, m: Moments, distinct: number | undefine
   const last = e.length - 1;
   if (e[0] !== e[1]) e[0] = Math.min(e[0], m.min);
   if (e[last] !== e[last - 1]) e[last] = Math.max(e[last], m.max);
+}
+
+/**
+ * Gives a determinant of a fixed-combinations rule that pools rare values and has no writer of
+ * fresh values one in its own words (`../semantic`'s `vocabularyShape`), so that a pooled cell
+ * beside a partner value no released value goes with is written in the column's form rather than
+ * as the pooled text `__other__` (the decoder takes a released value first where one fits).
+ */
+function freshForDeterminants(metadata: Metadata, columns: readonly string[], scans: readonly ColumnScan[], k: number): void {
+  for (const rule of metadata.rules ?? []) {
+    if (rule.type !== "fixed_combinations" || rule.determinant === undefined) continue;
+    const st = metadata.column_stats?.[rule.determinant];
+    const at = columns.indexOf(rule.determinant);
+    if (st?.type !== "categorical" || st.semantic || st.vocabulary || at < 0) continue;
+    if (metadata.value_mappings?.[rule.determinant]?.[OTHER] === undefined) continue;
+    const mapping = metadata.value_mappings[rule.determinant];
+    const scan = scans[at];
+    const values: string[] = [];
+    const counts: number[] = [];
+    scan.values.forEach((v, i) => {
+      if (v !== "") (values.push(v), counts.push(scan.counts[i]));
+    });
+    const shape = (require("../semantic") as typeof import("../semantic")).pooledShape(values, counts, (v) => !Object.hasOwn(mapping, v), k);
+    if (shape) st.semantic = { ...shape, stand_ins_first: true };
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { Bloom } from "./bloom";
 import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";
 import { buildCodePatterns } from "./code";
 import { buildTextModel, TextWriter } from "./text";
+import { deriveSeed, Rng } from "../generate/sfc32";
 import { SEMANTIC_KINDS, type SemanticKind, type SemanticShape, type TextModel } from "./types";
 
 export { SemanticGenerator } from "./semantic-generator";
@@ -97,6 +98,32 @@ export function vocabularyShape(values: readonly string[], counts: readonly numb
   const text = textModelOf(values, counts, k);
   if (!text?.writes) return undefined;
   return { kind: "text", locale: detectLocale(values), bloom: Bloom.of(values).toStats(), text: text.model };
+}
+
+/** Walks drawn to judge whether a text writer writes values the column does not hold. */
+const NEW_VALUE_DRAWS = 32;
+
+/**
+ * The `semantic` part of a determinant's pooled cells (`../metadata`): the column's own words
+ * ({@link vocabularyShape}) when their model writes values the column does not hold in at least a
+ * quarter of {@link NEW_VALUE_DRAWS} walks, else the pooled values' own (`Green Party`, each once,
+ * as `Kemmer Party`, where the whole column's words would only write `Democratic Party` back),
+ * else the first of the two that exists.
+ */
+export function pooledShape(values: readonly string[], counts: readonly number[], pooled: (v: string) => boolean, k: number): SemanticShape | undefined {
+  const all = vocabularyShape(values, counts, k);
+  if (all?.kind === "text" && writesNew(all.text!, new Set(values))) return all;
+  const at = values.map((v, i) => i).filter((i) => pooled(values[i]));
+  const own = vocabularyShape(at.map((i) => values[i]), at.map((i) => counts[i]), k);
+  return own ?? all;
+}
+
+/** Whether at least a quarter of {@link NEW_VALUE_DRAWS} walks (fixed seeds) write values not in `known`. */
+function writesNew(model: TextModel, known: ReadonlySet<string>): boolean {
+  const writer = new TextWriter(model);
+  let fresh = 0;
+  for (let i = 0; i < NEW_VALUE_DRAWS; i++) if (!known.has(writer.write(new Rng(deriveSeed(0x6e657773, i)), i >= NEW_VALUE_DRAWS / 2))) fresh++;
+  return fresh >= NEW_VALUE_DRAWS / 4;
 }
 
 /**
