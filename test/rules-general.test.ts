@@ -248,6 +248,9 @@ describe("sums of many parts", () => {
     for (const r of rows.rows) r.forEach((v, j) => (outside += +v < lo.get(j)! || +v > hi.get(j)! ? 1 : 0));
     assert.ok(outside < 0.01 * rows.rows.length, `${outside} cells out of range`);
     assert.ok(rows.rows.every((r) => /^\d+$/.test(r[6])), "trade is whole");
+    // Dropped by the line `synthd fit` prints.
+    const dropped = await analyzed(jobs(), { drop: ["sum: goods = mining + construction + manufacturing"] });
+    assert.deepEqual(dropped.rules!.filter((r) => r.type === "sum").length, 3);
   });
 
   test("independent columns, and sums broken in 2% of rows, give no sum of many parts", async () => {

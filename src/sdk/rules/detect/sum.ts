@@ -324,9 +324,10 @@ class IdentityBasis {
  * sample of rows finds the constant at least half of them give (none: no identity); the full scan
  * then judges it on every row, and on the rows where each column is off its most frequent value
  * (a part that is almost always 0 is judged on the rows where it is not). Then sums of 3 to 12
- * parts ({@link manyPartCandidates}), fewest parts first, judged the same way. An identity the
+ * parts ({@link manyPartCandidates}), fewest parts first, judged the same way; one that the
  * identities already kept imply (a linear combination of them: with a = b + c and b = d + e, a =
- * c + d + e) is left out, so the rules are independent and each is the fewest-part one found.
+ * c + d + e) is left out, so each is the fewest-part one found. Two-part identities are all kept,
+ * implied or not: each names a total, and the decoder writes totals from parts.
  */
 export function detectSums(cols: Col[], n: number): SumRule[] {
   const elig = cols.filter((c) => c.codec.kind === "numerical" && c.num && c.nonBlank >= 2).slice(0, RULE_LIMITS.maxSumColumns);
@@ -390,8 +391,13 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
   for (let i = 0; i < free.length; i++) {
     for (let j = i + 1; j < free.length; j++) {
       for (let l = j + 1; l < free.length; l++) {
+        // A two-part identity the others imply is kept all the same: it names a total the decoder
+        // then writes (service = private services + government beside nonfarm = goods + service).
         const rule = identity([free[i], free[j], free[l]], PATTERNS);
-        if (rule && keep(rule)) rules.push(rule);
+        if (rule) {
+          keep(rule);
+          rules.push(rule);
+        }
       }
     }
   }
