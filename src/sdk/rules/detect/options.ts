@@ -69,7 +69,9 @@ export const RULE_LIMITS = {
   /** Columns of fixed combinations, inequality and not-equal considered (the first ones). */
   maxColumns: 60,
   /** Numerical columns of the sum and linear identity check (the first ones in table order). */
-  maxSumColumns: 40,
+  maxSumColumns: 60,
+  /** Numerical columns of the difference-range check (the first ones in table order). */
+  maxDifferenceColumns: 40,
   /** Combinations of one rule; a rule with more is skipped. */
   maxCombinations: 100_000,
   /** Inequality and sum: share of rows that keep the rule. */

@@ -1,5 +1,5 @@
 /**
- * Sums and linear identities `total = ±a ± b + k` of numerical columns (criteria in `./index`,
+ * Sums and linear identities `total = ±a ± b + k`, and sums of 3 to 12 parts, of numerical columns (criteria in `./index`,
  * {@link detectRules}; the rule shape is the contract's `SumRule`).
  */
 import type { SumRule } from "../../../contract";
