@@ -248,28 +248,29 @@ function manyPartCandidates(cols: Col[], modes: readonly number[], n: number): S
       }
     }
     const slack = identityTolerance([decs[t], ...cand.map((j) => decs[j])]) + 1e-12 * Math.max(...target.map(Math.abs));
-    const sums = new Float64Array(R);
+    // level[d]: each row's sum of the d parts chosen (one array per depth: no float drift).
+    const level = Array.from({ length: most + 1 }, () => new Float64Array(R));
     const chosen: number[] = [];
     let nodes = 0;
     const found: SumCandidate[] = [];
-    const reaches = (i: number): boolean => {
+    const reaches = (sums: Float64Array, i: number): boolean => {
       for (let r = 0; r < R; r++) {
         if (sums[r] + lo[i * R + r] > target[r] + slack || sums[r] + hi[i * R + r] < target[r] - slack) return false;
       }
       return true;
     };
     const visit = (i: number): void => {
-      for (let c = i; c < m && reaches(c); c++) {
+      const [sums, next] = [level[chosen.length], level[chosen.length + 1]];
+      for (let c = i; c < m && reaches(sums, c); c++) {
         if (++nodes > RULE_LIMITS.sumSearchNodes || found.length >= 64) return;
-        for (let r = 0; r < R; r++) sums[r] += xs[c][r];
+        for (let r = 0; r < R; r++) next[r] = sums[r] + xs[c][r];
         chosen.push(c);
-        const near = target.every((x, r) => Math.abs(x - sums[r]) <= slack);
+        const near = target.every((x, r) => Math.abs(x - next[r]) <= slack);
         const tol = near ? identityTolerance([decs[t], ...chosen.map((k) => decs[cand[k]])]) : 0;
-        if (near && target.every((x, r) => Math.abs(x - sums[r]) <= tol + 1e-12 * Math.abs(x))) {
+        if (near && target.every((x, r) => Math.abs(x - next[r]) <= tol + 1e-12 * Math.abs(x))) {
           if (chosen.length >= 3) found.push({ total: t, parts: chosen.map((k) => cand[k]).sort((a, b) => a - b) });
         } else if (chosen.length < most) visit(c + 1);
         chosen.pop();
-        for (let r = 0; r < R; r++) sums[r] -= xs[c][r];
       }
     };
     visit(0);
