@@ -264,6 +264,21 @@ describe("sums of many parts", () => {
     assert.ok(!ids.includes("sum:goods,mining,construction,manufacturing"), ids.join(" "));
   });
 
+  test("a sum of 4 parts, two of them 0 in 98% of rows, is found and kept", async () => {
+    const t = table(["labor", "parts", "towing", "storage", "total", "w"], 3000, (i, rng) => {
+      const [labor, parts] = [100 + rng.int(900), 50 + rng.int(500)];
+      const towing = i % 50 === 7 ? 80 + rng.int(200) : 0;
+      const storage = i % 50 === 31 ? 20 + rng.int(100) : 0;
+      return [labor, parts, towing, storage, labor + parts + towing + storage, rng.int(1000)];
+    });
+    const meta = await analyzed(t);
+    const sums = meta.rules!.filter((r) => r.type === "sum");
+    assert.deepEqual(sums.map((r) => describeRule(r)), ["sum: total = labor + parts + towing + storage"]);
+    const rows = decodeIndependent(meta, 2000);
+    assert.deepEqual(kept(meta, sums[0], rows), { share: 1, applicable: 2000 });
+    assert.ok(rows.rows.some((r) => r[2] !== "0") && rows.rows.some((r) => r[3] !== "0"), "decoded rows tow and store");
+  });
+
   test("declared with 5 parts and signs; more than 12 parts is a DataError", async () => {
     const t = table(["a", "b", "c", "d", "e", "f"], 200, (_, rng) => {
       const [b, c, d, e, f] = [0, 0, 0, 0, 0].map(() => rng.int(100));
