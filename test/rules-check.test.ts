@@ -126,6 +126,18 @@ test("sum: within half a unit of the finest decimals (float noise ignored), inte
   assert.equal(ruleLabel(rule), "total = a + b");
 });
 
+test("sum of 4 parts: a total written with fewer decimals than its parts keeps within their rounding", () => {
+  const rule: Rule = { type: "sum", total: "t", parts: ["a", "b", "c", "d"], share: 1 };
+  const stats = { t: num(0), a: num(1), b: num(1), c: num(1), d: num(1) };
+  const meta: Metadata = { features: ["t", "a", "b", "c", "d"], cardinalities: {}, empirical_probs: {}, column_stats: stats };
+  const c = ruleChecker(rule, meta);
+  const r = (t: string) => [t, "5840.4", "15351.5", "4420", "549.8"];
+  assert.equal(c(r("26162")), true, "26161.7 rounds to 26162");
+  assert.equal(c(r("26161")), false, "0.7 is beyond 0.5 + 0.05");
+  assert.equal(c(r("26163")), false);
+  assert.equal(ruleLabel(rule), "t = a + b + c + d");
+});
+
 test("not equal: the same text, or the same number in two numerical columns, breaks; a blank does not apply", () => {
   const rule: Rule = { type: "not_equal", columns: ["home", "away"], share: 1 };
   const c = ruleChecker(rule, META);

@@ -470,17 +470,20 @@ export interface InequalityRule extends RuleBase {
 }
 
 /**
- * Sum, or a linear identity with unit coefficients of one or two parts: `total = signs[0]·parts[0]
- * (+ signs[1]·parts[1]) + constant` within the columns' decimals (numerical columns): `total = a +
- * b`, `experience = age - education - 6`, `c = 100 - a - b`, `adjclose = close`, `floor = level -
- * 1`. Without `signs` every part's is +1; without `constant` it is 0.
+ * Sum, or a linear identity with unit coefficients of 1 to 12 parts: `total = signs[0]·parts[0]
+ * + ... + signs[m-1]·parts[m-1] + constant` within the columns' decimals (numerical columns; half a
+ * unit of the finest, plus half a unit of its own for each column written with fewer): `total = a
+ * + b`, `goods = mining + construction + manufacturing`, `experience = age - education - 6`, `c =
+ * 100 - a - b`, `adjclose = close`, `floor = level - 1`. Without `signs` every part's is +1;
+ * without `constant` it is 0. Twelve parts bound the SDK's search and cover published breakdowns
+ * (a total of a dozen categories, BLS's seven private service supersectors).
  */
 export interface SumRule extends RuleBase {
   type: "sum";
   total: string & tags.MinLength<1>;
-  parts: (string & tags.MinLength<1>)[] & tags.MinItems<1> & tags.MaxItems<2>;
+  parts: (string & tags.MinLength<1>)[] & tags.MinItems<1> & tags.MaxItems<12>;
   /** The sign of each part, +1 or -1, one per part (default all +1). */
-  signs?: (1 | -1)[] & tags.MinItems<1> & tags.MaxItems<2>;
+  signs?: (1 | -1)[] & tags.MinItems<1> & tags.MaxItems<12>;
   /** The constant term, in the columns' units (default 0). */
   constant?: number & Finite;
 }

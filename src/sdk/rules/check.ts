@@ -18,7 +18,7 @@
  * - `inequality`: undefined when a cell is blank or does not parse (numbers with `Number`,
  *   datetimes in `column_stats[f].format`, as instants); `high > low` when `strict`, else `>=`.
  * - `sum`: undefined when a cell is blank or not a number; keeps when `|total − (sum_j
- *   signs[j]·parts[j] + constant)|` (one or two parts) is at most half a unit of the finest of the
+ *   signs[j]·parts[j] + constant)|` (1 to 12 parts) is within `identityTolerance` of the
  *   columns' decimals (`column_stats[f].decimals`, else the cell's own), plus a few ulps.
  * - `not_equal`: undefined when a cell is blank; breaks on the same text, or for two numerical
  *   (datetime) columns the same number (instant).
@@ -43,6 +43,7 @@ import { DataError } from "../errors";
 import { MISSING_KEY, OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
+import { identityTolerance } from "./sums";
 import { calendarCheck } from "./calendar";
 import { templateCheck, templateText } from "./template";
 import { nameGenderCheck } from "./name-gender";
@@ -305,8 +306,9 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
         if (texts.some((t) => t === "")) return undefined;
         const xs = texts.map(Number);
         if (!xs.every(Number.isFinite)) return undefined;
-        let d = 0;
-        texts.forEach((s, j) => (d = Math.max(d, decimals[j] ?? decimalsOf(s))));
+        // A column without stats reads at the row's finest decimals (a cell "1" may be 1.00).
+        const finest = Math.max(...texts.map((s, j) => decimals[j] ?? decimalsOf(s)));
+        const tol = identityTolerance(decimals.map((d) => d ?? finest));
         let right = k;
         let size = Math.abs(k);
         for (let j = 1; j < xs.length; j++) {
@@ -314,7 +316,7 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
           size += Math.abs(xs[j]);
         }
         const slack = 8 * Number.EPSILON * Math.max(1, Math.abs(xs[0]), size);
-        return Math.abs(xs[0] - right) <= 0.5 * Math.pow(10, -d) + slack;
+        return Math.abs(xs[0] - right) <= tol + slack;
       };
     }
     case "not_equal": {

@@ -16,10 +16,11 @@
  * 4. sums and linear identities, sums sharing columns written together per row: `./sums`.
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
  *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times. A
- *    column of a sum is held fixed when the other side is no sum's (`durable_goods >
- *    construction` beside `manufacturing = durable_goods + nondurable_goods`): the two are
- *    swapped only when the row's sums can then be kept again around them (`high >= close`
- *    beside `adjclose = close`: adjclose follows the swapped close). Several
+ *    column of a sum is held fixed (`durable_goods > construction` beside `manufacturing =
+ *    durable_goods + nondurable_goods` and `goods = mining + construction + manufacturing`):
+ *    the two are swapped only when the row's sums can then be kept again around them (`high >=
+ *    close` beside `adjclose = close`: adjclose follows the swapped close), and a sum's side is
+ *    redrawn only with the row's sums kept again around it. Several
  *    inequalities (high >= open >= low, high >= close >= low) are passed over again until a pass
  *    changes nothing, up to {@link MAX_INEQUALITY_PASSES} passes: a swap of two alike cells in the
  *    wrong order lowers the row's inversions, so swaps alone end with every rule kept.
@@ -292,13 +293,14 @@ function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boo
 }
 
 /**
- * @param kept features of the sums (kept before the inequality): when one side is such a column
- *   and the other is not, the sum's side is held like a fixed cell (neither swapped nor redrawn),
- *   so keeping the inequality never breaks a sum; only when redrawing the other side fails is the
- *   sum's side redrawn, and the row's sums kept again around it (`sums.keepRow`).
+ * @param kept features of the sums (kept before the inequality): a side that is such a column is
+ *   held like a fixed cell (neither swapped nor redrawn alone), so keeping the inequality never
+ *   breaks a sum; only when redrawing the other side fails (or both sides are sums') is a sum's
+ *   side redrawn, the low one first, and the row's sums kept again around it (`sums.keepRow`).
  */
 function inequality(meta: Metadata, high: number, low: number, strict: boolean, kept: ReadonlySet<number>, sums: SumSystems | undefined): CompiledRule {
-  const [holdHigh, holdLow] = [kept.has(high) && !kept.has(low), kept.has(low) && !kept.has(high)];
+  // A side in a sum is held like a fixed cell; both sides may be (durable_goods > construction).
+  const [holdHigh, holdLow] = [kept.has(high), kept.has(low)];
   const [sh, sl] = [meta.column_stats?.[meta.features[high]], meta.column_stats?.[meta.features[low]]];
   const [ph, pl] = [cellNumber(sh), cellNumber(sl)];
   const alike = writeAlike(sh, sl);
@@ -353,9 +355,9 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean, 
             }
           }
         }
-        // Then the sum's side, the row's sums kept again with that cell fixed.
-        const held = holdHigh ? high : holdLow ? low : -1;
-        if (held >= 0 && sums && !user(r, held)) {
+        // Then a sum's side (the low one first), the row's sums kept again with that cell fixed.
+        for (const held of [holdLow ? low : -1, holdHigh ? high : -1]) {
+          if (held < 0 || !sums || user(r, held)) continue;
           const keep: Fixed = (rr, f) => user(rr, f) || f === held;
           const saved = [...kept].map((f) => rows.get(r, f));
           for (let t = 0; t < MAX_REDRAWS; t++) {

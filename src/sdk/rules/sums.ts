@@ -1,13 +1,13 @@
 /**
- * Sums and linear identities `total = ±a ± b + k` and `total = ±a + k` kept exactly in decoded rows (`./enforce`, step
+ * Sums and linear identities `total = ±a ± b ... + k` (1 to 12 parts) kept in decoded rows (`./enforce`, step
  * 4 of its header; the rule shape is the contract's `SumRule`). Sums sharing columns form a system
  * (employment series: nonfarm = private + government = goods + services) that is written per row,
  * inner first, so every identity of the system holds at once.
  *
- * Per row and sum: `total` is written from the parts in exact decimal arithmetic; when that falls
+ * Per row and sum: `total` is written from the parts in exact decimal arithmetic (rounded to its
+ * decimals when it has fewer than a part, within {@link identityTolerance}); when that falls
  * outside the total's real [min, max] or `total` is fixed (by the user or an earlier sum of the
- * row), the first unfixed part whose derived value is in range and exact at its decimals is
- * derived instead. When no cell can be written within its real range, the row's leaf parts
+ * row), the first unfixed part whose derived value is in range at its decimals is derived instead. When no cell can be written within its real range, the row's leaf parts
  * (columns of the system that are no sum's total) are redrawn from their marginals, one at a
  * time and then all together, up to {@link MAX_REDRAWS} times, and the system is written again:
  * a row never holds a value its real column could not, unless every draw failed (then the
@@ -23,6 +23,23 @@ function decimalsOfStats(stats: ColumnStats | undefined): number {
   return stats?.decimals ?? 0;
 }
 
+/**
+ * How far `total - sum_j signs[j]·parts[j] - constant` may be from 0 for a sum over columns with
+ * these decimals (one per column, total included), in the columns' units: half a unit of the
+ * finest decimals (the difference is then exact on that grid), plus half a unit of its own
+ * decimals for each column written with fewer, since such a column was rounded from a finer value
+ * (BLS employment: parts in tenths of thousands, their total in thousands, 26162 = 5840.4 +
+ * 15351.5 + 4420 + 549.8 within 0.55). A hair more for binary floating point. The bound of
+ * independent roundings, |sum_j e_j| <= sum_j 0.5·10^-d_j (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 2nd ed., sec. 2.1), over the columns that can carry a rounding error.
+ */
+export function identityTolerance(decimals: readonly number[]): number {
+  const finest = Math.max(0, ...decimals);
+  let tol = 0.5 * 10 ** -finest;
+  for (const d of decimals) if (d < finest) tol += 0.5 * 10 ** -d;
+  return tol * (1 + 1e-9);
+}
+
 /** Writes scaled integer `k` (value k / 10^d) as the column writes numbers. */
 function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
   if (d === 0) return String(k + 0);
@@ -36,7 +53,7 @@ function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
 /** One sum of a system: feature indices and its arithmetic at the finest decimals of its columns. */
 interface SumStep {
   total: number;
-  /** The parts (one or two) and their signs. */
+  /** The parts (1 to 12) and their signs. */
   parts: number[];
   signs: number[];
   /** The constant in units of 10^-d. */
@@ -45,7 +62,7 @@ interface SumStep {
   scaled(text: string): number | undefined;
   /** Scaled value k written as column f writes numbers. */
   write(f: number, k: number): string;
-  /** Whether column f can hold scaled value k as the real column does: in range, exact at decimals. */
+  /** Whether column f can hold scaled value k as the real column does: in range once written at its decimals. */
   fits(f: number, k: number): boolean;
 }
 
@@ -71,9 +88,11 @@ function sumStep(meta: Metadata, total: number, parts: number[], signs: readonly
     },
     fits(f, k) {
       const s = st(f);
-      const x = k / scale;
-      if ((s?.min !== undefined && x < s.min) || (s?.max !== undefined && x > s.max)) return false;
-      return k % 10 ** (d - decimalsOfStats(s)) === 0;
+      // A column with fewer decimals is written rounded: within the rule's tolerance
+      // (identityTolerance counts that column's rounding), so only its range is checked.
+      const unit = 10 ** (d - decimalsOfStats(s));
+      const x = (Math.round(k / unit) * unit) / scale;
+      return !((s?.min !== undefined && x < s.min) || (s?.max !== undefined && x > s.max));
     },
   };
 }

@@ -138,10 +138,11 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
       return { type: "inequality", high: high.name, low: low.name, strict, share: 1, declared: true };
     }
     case "sum": {
-      if (!Array.isArray(d.parts) || d.parts.length < 1 || d.parts.length > 2) throw new DataError(`The declared rule ${what} needs one or two parts.`);
+      const most = RULE_LIMITS.maxSumParts;
+      if (!Array.isArray(d.parts) || d.parts.length < 1 || d.parts.length > most) throw new DataError(`The declared rule ${what} needs 1 to ${most} parts.`);
       const signs = d.signs ?? d.parts.map(() => 1);
       if (!Array.isArray(signs) || signs.length !== d.parts.length || !signs.every((x) => x === 1 || x === -1)) {
-        throw new DataError(`The declared rule ${what}: signs must be ${d.parts.length === 1 ? "one" : "two"} of 1 and -1, one per part.`);
+        throw new DataError(`The declared rule ${what}: signs must be one sign (1 or -1) per part (${d.parts.length}).`);
       }
       const constant = d.constant ?? 0;
       if (typeof constant !== "number" || !Number.isFinite(constant)) throw new DataError(`The declared rule ${what}: constant must be a finite number.`);

@@ -32,7 +32,7 @@ function window(x: Float64Array, trim: number): [number, number] {
 
 /**
  * Difference ranges (file header): per pair of numerical columns (the first
- * {@link RULE_LIMITS}.maxSumColumns, table order) or of datetime columns, with >= {@link MIN_ROWS}
+ * {@link RULE_LIMITS}.maxDifferenceColumns, table order) or of datetime columns, with >= {@link MIN_ROWS}
  * rows holding both and neither constant there, the differences' [min, max] (else their range
  * with 0.5% trimmed at each end, when >= 99% of rows lie inside) is at most {@link NARROW} of
  * the same window of the differences once the first column is shuffled (seeded). Pairs whose
@@ -57,7 +57,7 @@ export function detectDifferences(cols: readonly Col[], n: number, others: reado
   }
   const free = (a: Col, b: Col): boolean =>
     !busy.has(a.name) && !busy.has(b.name) && [a, b].every((c) => [...(pairsOf.get(c.name) ?? [])].every((o) => o === a.name || o === b.name));
-  const numeric = cols.filter((c) => c.codec.kind === "numerical" && c.num && !c.codec.fromDomain).slice(0, RULE_LIMITS.maxSumColumns);
+  const numeric = cols.filter((c) => c.codec.kind === "numerical" && c.num && !c.codec.fromDomain).slice(0, RULE_LIMITS.maxDifferenceColumns);
   const dates = cols.filter((c) => c.codec.kind === "datetime" && c.num);
   const out: DifferenceRule[] = [];
   for (const group of [numeric, dates]) {

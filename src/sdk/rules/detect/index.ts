@@ -71,7 +71,7 @@ export { lineOfRow } from "./declared";
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
  * - **Sum and linear identity** x·A + y·B + z·C = k, and of one part x·A + y·C = k (x, y, z =
- *   ±1): the first 40 numerical columns, within half a unit of the finest decimals; k from a
+ *   ±1): the first 60 numerical columns, within `identityTolerance` of the decimals; k from a
  *   precheck on 64 spread rows, then share >= 0.99 over all rows and on each column's rows off
  *   its mode (>= 5), so a near-constant column never joins an identity that holds without it
  *   (`./sum`). A pair or triple stops once it fails in over 1% of rows. Pairs first (adjclose =
@@ -101,7 +101,8 @@ export { lineOfRow } from "./declared";
  * 1: a row that breaks one is a DataError naming the column, the 1-based line ({@link lineOfRow})
  * and the values. A fixed-combinations rule without a determinant cannot be broken.
  *
- * Cost: O(P · n) for P <= C(60, 2) column pairs, plus the sum's precheck over C(40, 3) triples;
+ * Cost: O(P · n) for P <= C(60, 2) column pairs, plus the sum's precheck over C(60, 3) triples
+ * and its subset-sum search (<= 200,000 nodes per total, 8 rows);
  * memory O(distinct values + n) transient per pair.
  * @param scanned the scan `enc` was encoded from (value ids per row, distinct values).
  * @param enc the encoded table: kinds and code books (combinations are released as codes).

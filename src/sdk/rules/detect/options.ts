@@ -69,7 +69,9 @@ export const RULE_LIMITS = {
   /** Columns of fixed combinations, inequality and not-equal considered (the first ones). */
   maxColumns: 60,
   /** Numerical columns of the sum and linear identity check (the first ones in table order). */
-  maxSumColumns: 40,
+  maxSumColumns: 60,
+  /** Numerical columns of the difference-range check (the first ones in table order). */
+  maxDifferenceColumns: 40,
   /** Combinations of one rule; a rule with more is skipped. */
   maxCombinations: 100_000,
   /** Inequality and sum: share of rows that keep the rule. */
@@ -80,6 +82,12 @@ export const RULE_LIMITS = {
   minRows: 10,
   /** Sum: rows off each column's most frequent value, at least (the share applies there too). */
   minTermRows: 5,
+  /** Sum: parts of one identity, at most (the contract's `SumRule` bound). */
+  maxSumParts: 12,
+  /** Sum of 3+ parts: rows of the subset-sum search (those with the most columns off their mode). */
+  sumSearchRows: 8,
+  /** Sum of 3+ parts: search nodes per total, at most (the search stops there; cost bound). */
+  sumSearchNodes: 200_000,
   /** Structural zeros: rows independence predicts in a pair of values, at least. */
   zeroMinExpected: 30,
   /** Structural zeros: a pair holds fewer than this share of the rows independence predicts. */

@@ -1,8 +1,9 @@
 /**
- * Sums and linear identities `total = ±a ± b + k` of numerical columns (criteria in `./index`,
+ * Sums and linear identities `total = ±a ± b + k`, and sums of 3 to 12 parts, of numerical columns (criteria in `./index`,
  * {@link detectRules}; the rule shape is the contract's `SumRule`).
  */
 import type { SumRule } from "../../../contract";
+import { identityTolerance } from "../sums";
 import { RULE_LIMITS } from "./options";
 import type { Col } from "./view";
 
@@ -14,9 +15,9 @@ function decimalsOf(cs: Col[]): number {
   return Math.max(...cs.map((c) => c.codec.stats.decimals ?? 0));
 }
 
-/** Half a unit of the finest decimals of the columns, plus a hair for binary floating point. */
+/** The columns' {@link identityTolerance} (each column's own decimals). */
 function sumTolerance(cs: Col[]): number {
-  return 0.5 * 10 ** -decimalsOf(cs) * (1 + 1e-9);
+  return identityTolerance(cs.map((c) => c.codec.stats.decimals ?? 0));
 }
 
 /** What {@link identityHolds} counted. */
@@ -33,10 +34,10 @@ export interface IdentityCount {
 }
 
 /**
- * Counts the rows where `sum_j signs[j] · cols[j] = constant` within half a unit of the columns'
- * finest decimals, over the rows with every column present; stops once more than `maxFails` rows
- * failed. `modes[j]`: the most frequent value of column j (NaN: none), for `off`/`offFails`.
- * Two or three columns.
+ * Counts the rows where `sum_j signs[j] · cols[j] = constant` within the columns'
+ * {@link identityTolerance}, over the rows with every column present; stops once more than
+ * `maxFails` rows failed. `modes[j]`: the most frequent value of column j (NaN: none), for
+ * `off`/`offFails`.
  */
 function identityHolds(cols: Col[], signs: readonly number[], constant: number, n: number, maxFails: number, modes?: readonly number[]): IdentityCount {
   const tol = sumTolerance(cols);
@@ -76,8 +77,8 @@ function identityHolds(cols: Col[], signs: readonly number[], constant: number, 
 }
 
 /**
- * Rows where `total = sum_j signs[j]·parts[j] + constant` (one or two parts) within half a unit of
- * the finest decimals of the columns, over the rows with all of them present; stops once more than
+ * Rows where `total = sum_j signs[j]·parts[j] + constant` (1 to 12 parts) within the columns'
+ * {@link identityTolerance}, over the rows with all of them present; stops once more than
  * `maxFails` rows failed.
  */
 export function sumHolds(total: Col, parts: readonly Col[], n: number, maxFails: number, signs: readonly Sign[] = parts.map((): Sign => 1), constant = 0): IdentityCount {
@@ -182,16 +183,152 @@ function asRule(cols: Col[], signs: readonly Sign[], constant: number, share: nu
   return rule;
 }
 
+/** A candidate sum of the subset-sum search: `cols[total] = sum_j cols[parts[j]]` (indices of `cols`). */
+interface SumCandidate {
+  total: number;
+  parts: number[];
+}
+
+/**
+ * Rows of the subset-sum search: of {@link SAMPLE}·4 rows spread over the table, the
+ * {@link RULE_LIMITS}.sumSearchRows with the most columns present and off their mode (ties: table
+ * order), so a part that is mostly its mode (0) shows in the search where the table lets it.
+ */
+function searchRows(cols: Col[], modes: readonly number[], n: number): number[] {
+  const step = Math.max(1, n / (4 * SAMPLE));
+  const scored: [number, number][] = [];
+  for (let t = 0; t * step < n && scored.length < 4 * SAMPLE; t++) {
+    const r = Math.floor(t * step + step / 2) % n;
+    let score = 0;
+    cols.forEach((c, j) => {
+      const x = c.num![c.scan.ids[r]];
+      if (!Number.isNaN(x) && x !== modes[j]) score++;
+    });
+    scored.push([score, r]);
+  }
+  scored.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  return scored.slice(0, RULE_LIMITS.sumSearchRows).map(([, r]) => r);
+}
+
+/**
+ * Candidate sums of 3 to {@link RULE_LIMITS}.maxSumParts parts: per total, a depth-first
+ * subset-sum search over the other columns on the rows of {@link searchRows} at once (a vector
+ * subset sum; Horowitz & Sahni's branch and bound, J. ACM 21(2), 1974), parts taken largest first.
+ * A branch stops when no choice of the columns left can bring every row's sum within the
+ * tolerance of its total (bounds: each row's sums of the left columns' negative and positive
+ * values), and a set that reaches every total is a candidate (not extended further). Columns blank
+ * in a search row, or 0 in all of them, take no part (the sample cannot place them). At most
+ * {@link RULE_LIMITS}.sumSearchNodes nodes and 64 candidates per total. Signs are +1: over
+ * non-negative columns `t = a - b - c` is the sum `a = t + b + c`, found with `a` as the total.
+ * Cost: O(columns · nodes · rows); memory O(columns² · rows).
+ */
+function manyPartCandidates(cols: Col[], modes: readonly number[], n: number): SumCandidate[] {
+  const rows = searchRows(cols, modes, n);
+  const R = rows.length;
+  const most = RULE_LIMITS.maxSumParts;
+  if (R < Math.min(RULE_LIMITS.sumSearchRows, n) || cols.length < 4) return [];
+  const vals = cols.map((c) => rows.map((r) => c.num![c.scan.ids[r]]));
+  const decs = cols.map((c) => c.codec.stats.decimals ?? 0);
+  const usable = cols.map((_, j) => j).filter((j) => vals[j].every((x) => !Number.isNaN(x)) && vals[j].some((x) => x !== 0));
+  const out: SumCandidate[] = [];
+  for (const t of usable) {
+    const target = vals[t];
+    const cand = usable.filter((j) => j !== t);
+    const size = (j: number) => vals[j].reduce((acc, x) => acc + Math.abs(x), 0);
+    cand.sort((a, b) => size(b) - size(a) || a - b);
+    const m = cand.length;
+    const xs = cand.map((j) => vals[j]);
+    // lo/hi[i·R + r]: the least and greatest sum of row r over subsets of cand[i..].
+    const lo = new Float64Array((m + 1) * R);
+    const hi = new Float64Array((m + 1) * R);
+    for (let i = m - 1; i >= 0; i--) {
+      for (let r = 0; r < R; r++) {
+        lo[i * R + r] = lo[(i + 1) * R + r] + Math.min(0, xs[i][r]);
+        hi[i * R + r] = hi[(i + 1) * R + r] + Math.max(0, xs[i][r]);
+      }
+    }
+    const slack = identityTolerance([decs[t], ...cand.map((j) => decs[j])]) + 1e-12 * Math.max(...target.map(Math.abs));
+    // level[d]: each row's sum of the d parts chosen (one array per depth: no float drift).
+    const level = Array.from({ length: most + 1 }, () => new Float64Array(R));
+    const chosen: number[] = [];
+    let nodes = 0;
+    const found: SumCandidate[] = [];
+    const reaches = (sums: Float64Array, i: number): boolean => {
+      for (let r = 0; r < R; r++) {
+        if (sums[r] + lo[i * R + r] > target[r] + slack || sums[r] + hi[i * R + r] < target[r] - slack) return false;
+      }
+      return true;
+    };
+    const visit = (i: number): void => {
+      const [sums, next] = [level[chosen.length], level[chosen.length + 1]];
+      for (let c = i; c < m && reaches(sums, c); c++) {
+        if (++nodes > RULE_LIMITS.sumSearchNodes || found.length >= 64) return;
+        for (let r = 0; r < R; r++) next[r] = sums[r] + xs[c][r];
+        chosen.push(c);
+        const near = target.every((x, r) => Math.abs(x - next[r]) <= slack);
+        const tol = near ? identityTolerance([decs[t], ...chosen.map((k) => decs[cand[k]])]) : 0;
+        if (near && target.every((x, r) => Math.abs(x - next[r]) <= tol + 1e-12 * Math.abs(x))) {
+          if (chosen.length >= 3) found.push({ total: t, parts: chosen.map((k) => cand[k]).sort((a, b) => a - b) });
+        } else if (chosen.length < most) visit(c + 1);
+        chosen.pop();
+      }
+    };
+    visit(0);
+    out.push(...found);
+  }
+  return out;
+}
+
+/** Linear independence of identities' coefficient vectors (Gaussian elimination, kept reduced). */
+class IdentityBasis {
+  private readonly rows: { v: Float64Array; pivot: number }[] = [];
+  constructor(private readonly size: number) {}
+  /** The coefficient vector of `cols[total] - sum_j signs[j]·cols[parts[j]]`. */
+  vector(total: number, parts: readonly number[], signs?: readonly number[]): Float64Array {
+    const v = new Float64Array(this.size);
+    v[total] = 1;
+    parts.forEach((p, j) => (v[p] -= signs?.[j] ?? 1));
+    return v;
+  }
+  /** `v` less its part in the span of the kept vectors; all ~0 when the kept identities imply it. */
+  private reduce(v: Float64Array): Float64Array {
+    const w = Float64Array.from(v);
+    for (const { v: b, pivot } of this.rows) {
+      const f = w[pivot] / b[pivot];
+      if (f !== 0) for (let i = 0; i < w.length; i++) w[i] -= f * b[i];
+    }
+    return w;
+  }
+  /** Whether the kept identities imply the one of `v`. */
+  implies(v: Float64Array): boolean {
+    return this.reduce(v).every((x) => Math.abs(x) < 1e-9);
+  }
+  /** Keeps the identity of `v`; false (nothing kept) when the kept ones imply it. */
+  add(v: Float64Array): boolean {
+    const w = this.reduce(v);
+    let pivot = 0;
+    for (let i = 1; i < w.length; i++) if (Math.abs(w[i]) > Math.abs(w[pivot])) pivot = i;
+    if (Math.abs(w[pivot]) < 1e-9) return false;
+    this.rows.push({ v: w, pivot });
+    return true;
+  }
+}
+
 /**
  * Sums and linear identities (criteria in {@link detectRules}). First identities of one part,
  * C = ±A + k, per pair of numerical columns (table order): each column joins the first earlier
  * column it is such an identity of, so equal columns make one star around the first, never a
  * cycle; a pair that some rows break must hold in >= 99% of the rows where any other column is
- * off its mode (>= 5 rows), so a sparse part's rows that break C = A leave it to a triple. Then identities of two parts per triple of the columns no one-part identity derives (a
- * triple with a derived column restates one without it). Per pair or triple and sign pattern, a
- * precheck on a sample of rows finds the constant at least half of them give (none: no identity);
- * the full scan then judges it on every row, and on the rows where each column is off its most
- * frequent value (a part that is almost always 0 is judged on the rows where it is not).
+ * off its mode (>= 5 rows), so a sparse part's rows that break C = A leave it to a triple. Then
+ * identities of two parts per triple of the columns no one-part identity derives (a triple with a
+ * derived column restates one without it). Per pair or triple and sign pattern, a precheck on a
+ * sample of rows finds the constant at least half of them give (none: no identity); the full scan
+ * then judges it on every row, and on the rows where each column is off its most frequent value
+ * (a part that is almost always 0 is judged on the rows where it is not). Then sums of 3 to 12
+ * parts ({@link manyPartCandidates}), fewest parts first, judged the same way; one that the
+ * identities already kept imply (a linear combination of them: with a = b + c and b = d + e, a =
+ * c + d + e) is left out, so each is the fewest-part one found. Two-part identities are all kept,
+ * implied or not: each names a total, and the decoder writes totals from parts.
  */
 export function detectSums(cols: Col[], n: number): SumRule[] {
   const elig = cols.filter((c) => c.codec.kind === "numerical" && c.num && c.nonBlank >= 2).slice(0, RULE_LIMITS.maxSumColumns);
@@ -216,17 +353,18 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
     return undefined;
   };
   const E = elig.length;
-  // A pair that fails in a few rows is judged, like the columns of an identity, on the rows where
-  // each other column is off its mode: total = other fails on every row where repair is not 0.
+  // An identity that fails in a few rows is judged, like its columns, on the rows where each other
+  // column is off its mode: total = other fails on every row where repair is not 0.
   const offMode = (x: number): boolean[] => {
     const c = elig[x];
     return Array.from(c.scan.ids, (id) => !Number.isNaN(c.num![id]) && c.num![id] !== modes[x]);
   };
   const offRows: (boolean[] | undefined)[] = [];
-  const holdsOffModes = (i: number, l: number, rule: SumRule): boolean => {
-    const fails = failingRows(elig[l], [elig[i]], n, rule.signs ?? [1], rule.constant ?? 0);
+  const holdsOffModes = (idx: readonly number[], rule: SumRule): boolean => {
+    const [t, ...ps] = idx;
+    const fails = failingRows(elig[t], ps.map((i) => elig[i]), n, rule.signs ?? ps.map(() => 1), rule.constant ?? 0);
     for (let x = 0; x < E; x++) {
-      if (x === i || x === l) continue;
+      if (idx.includes(x)) continue;
       const off = (offRows[x] ??= offMode(x));
       let o = 0;
       for (const isOff of off) if (isOff) o++;
@@ -241,20 +379,44 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
     for (let i = 0; i < l; i++) {
       if (derived[i]) continue;
       const rule = identity([i, l], PAIR_PATTERNS);
-      if (!rule || (rule.share < 1 && !holdsOffModes(i, l, rule))) continue;
+      if (!rule || (rule.share < 1 && !holdsOffModes([l, i], rule))) continue;
       rules.push(rule);
       derived[l] = true;
       break;
     }
   }
   const free = elig.map((_, i) => i).filter((i) => !derived[i]);
+  const index = new Map(elig.map((c, i) => [c.name, i]));
+  const basis = new IdentityBasis(E);
+  const keep = (rule: SumRule): boolean => basis.add(basis.vector(index.get(rule.total)!, rule.parts.map((p) => index.get(p)!), rule.signs));
   for (let i = 0; i < free.length; i++) {
     for (let j = i + 1; j < free.length; j++) {
       for (let l = j + 1; l < free.length; l++) {
+        // A two-part identity the others imply is kept all the same: it names a total the decoder
+        // then writes (service = private services + government beside nonfarm = goods + service).
         const rule = identity([free[i], free[j], free[l]], PATTERNS);
-        if (rule) rules.push(rule);
+        if (rule) {
+          keep(rule);
+          rules.push(rule);
+        }
       }
     }
+  }
+  // Sums of 3+ parts: fewest parts first, each unless the identities kept imply it.
+  const cands = manyPartCandidates(free.map((i) => elig[i]), free.map((i) => modes[i]), n)
+    .map((c) => ({ total: free[c.total], parts: c.parts.map((p) => free[p]) }))
+    .sort((a, b) => a.parts.length - b.parts.length || a.total - b.total);
+  for (const c of cands) {
+    if (basis.implies(basis.vector(c.total, c.parts))) continue;
+    const idx = [c.total, ...c.parts];
+    const cs = idx.map((i) => elig[i]);
+    const s = identityHolds(cs, [1, ...c.parts.map(() => -1)], 0, n, maxFails, idx.map((i) => modes[i]));
+    if (s.fails > maxFails || s.m < RULE_LIMITS.minRows) continue;
+    const share = (s.m - s.fails) / s.m;
+    if (share < RULE_LIMITS.share || !s.off.every((o, x) => o >= RULE_LIMITS.minTermRows && (o - s.offFails[x]) / o >= RULE_LIMITS.share)) continue;
+    const rule: SumRule = { type: "sum", total: cs[0].name, parts: cs.slice(1).map((col) => col.name), share };
+    if (share < 1 && !holdsOffModes(idx, rule)) continue;
+    if (keep(rule)) rules.push(rule);
   }
   return rules;
 }
