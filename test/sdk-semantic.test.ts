@@ -219,8 +219,9 @@ test("airports name (real): a title column at k; species names are categorical, 
   };
   assert.deepEqual(out.filter((v) => !balanced(v)), [], "parentheses closed in order");
   assert.deepEqual(out.filter((v) => /\S- |\s-\S/.test(v)).slice(0, 5), [], "a hyphen joins both sides or neither");
-  // Quoted lines are left out of `real`: their tokens are checked against the model's.
-  assert.deepEqual(rareTokens(out, new Set([...safe, ...sem.text!.words.filter((_, i) => !sem.text!.shaped?.includes(i))]), sem.text!), []);
+  // Quoted lines are left out of `real`: their tokens are checked against the model's. A name the
+  // model has run out of is numbered (`Warren 3`): that number is no token of the model.
+  assert.deepEqual(rareTokens(out.map((v) => v.replace(/ [0-9]+$/, "")), new Set([...safe, ...sem.text!.words.filter((_, i) => !sem.text!.shaped?.includes(i))]), sem.text!), []);
   const s = await analyzeTable(join(REAL, "species.csv"));
   for (const col of ["common_name", "scientific_name"]) assert.equal(s.metadata.column_stats![col].type, "categorical", `species ${col}`);
 });
