@@ -358,11 +358,17 @@ test("a name that determines the origin is written fresh from the make of the ro
   codes.Origin = Array.from({ length: n }, (_, i) => origins[i % origins.length][1]);
   const rows = new Decoder(m).decode(codes, 3, { idKey: 4 }).rows;
   const [fName, fOrigin] = [m.features.indexOf("Name"), m.features.indexOf("Origin")];
+  // The rest of the name is the make's own: the first two words start a real name (`audi 100ls`,
+  // not `saab fairmont (sw)` from a make put before another make's model).
+  const starts = new Set(readFileSync(cars, "utf8").split("\n").slice(1).map((l) => l.split(",")[0].split(" ").slice(0, 2).join(" ")));
+  let own = 0;
   for (const row of rows) {
     assert.ok(!released.has(row[fName]), `${row[fName]} is a released name`);
     const origin = m.value_mappings!.Origin[row[fOrigin]];
     assert.ok(makesOf.get(origin)?.has(row[fName].split(" ")[0]), `${row[fName]} (${row[fOrigin]})`);
+    if (starts.has(row[fName].split(" ").slice(0, 2).join(" "))) own++;
   }
+  assert.ok(own >= 0.5 * n, `${own} of ${n} names start as a real name does`);
   // Airports: (city, state) has no determinant; with its rule or without it, the pooled cities are
   // a public vocabulary's, written as gazetteer cities of the row's state (previous test).
   const airports = await analyzeTable(join(REAL, "airports.csv"), { rules: { drop: ["fixed_combinations:city,state"] } });
