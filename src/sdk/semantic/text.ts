@@ -550,12 +550,10 @@ export class TextWriter {
         // without one comes only from a released triple.
         const nx = this.next.get(b);
         const inTri = new Set(all?.items ?? []);
-        // (After a joiner glued on its left, {@link render} glues the next token too.)
         const inWord = a < n && this.joined.has(a * (n + 1) + b);
-        const joiner = JOINER.test(this.model.words[b]);
         const endW = a === n || !this.alnum[b] || this.wordsIn(ids) < 2 ? 0 : this.lastRows[b];
         const items = [...(nx?.items ?? []), END];
-        const weights = [...(nx ? nx.items.map((item, j) => (ok(item) && !(inWord && (joiner || this.joined.has(b * (n + 1) + item))) ? nx.weight(j) : 0)) : []), endW];
+        const weights = [...(nx ? nx.items.map((item, j) => (ok(item) && !(inWord && this.joined.has(b * (n + 1) + item)) ? nx.weight(j) : 0)) : []), endW];
         const fresh = weights.map((w, j) => (inTri.has(items[j]) ? 0 : w));
         const bi = new Weighted(items, fresh.some((w) => w > 0) ? fresh : weights);
         if (bi.total > 0) c = bi.draw(rng);
