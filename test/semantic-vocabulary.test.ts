@@ -10,14 +10,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import typia from "typia";
 import type { CreateModelRequest } from "../src/contract";
 import { Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import type { TextIdShape } from "../src/sdk/metadata/identifier";
 import { buildTextModel, TextWriter } from "../src/sdk/semantic/text";
-import { vocabularyShape } from "../src/sdk/semantic";
-import { readCsvText } from "../src/sdk";
 import { Rng } from "../src/sdk/generate/sfc32";
 import type { SemanticShape, TextModel } from "../src/sdk/semantic/types";
 
@@ -279,36 +277,6 @@ test("walks: the second word is one the first word's released triples continue w
   for (let s = 0; s < 400; s++) {
     const v = w2.write(new Rng(s), s % 2 === 1);
     assert.ok(!/\bx-man\b/.test(v), `${v}: x- joined to another word's tail`);
-  }
-});
-
-test("token model: a digit form masked from the left keeps a round tail (d100, d200 -> d#00; 4000, 5000 -> #000) where the right would mask it all", () => {
-  const values = ["dodge d100", "dodge d200", "ford f250", "ford f350", "audi 4000", "audi 5000", "heat 1975", "jaws 1979"];
-  const m = buildTextModel(values, values.map(() => 1), 2)!;
-  const shaped = (m.shaped ?? []).map((i) => m.words[i]).sort();
-  assert.deepEqual(shaped, ["#000", "197#", "d#00", "f#50"].sort(), `shapes ${shaped.join(", ")}`);
-  const w = new TextWriter(m);
-  for (let s = 0; s < 100; s++) {
-    const v = w.write(new Rng(s));
-    assert.match(v, /^(dodge d[1-9]00|ford f[1-9]50|audi [1-9]000|(heat|jaws) 197[0-9])$/, v);
-  }
-});
-
-test("la-riots addresses (63 rows, k = 5): a plain model whose one path walks seldom finish gives way to the word-class model, not to words by counts", async () => {
-  const file = join(dirname(require.resolve("vega-datasets")), "..", "data", "la-riots.csv");
-  const cells: string[] = [];
-  let at = -1;
-  await readCsvText(readFileSync(file, "utf8"), (h) => void (at = h.indexOf("address")), (r) => void cells.push(r[at]));
-  const tally = new Map<string, number>();
-  for (const v of cells) if (v.trim() !== "") tally.set(v, (tally.get(v) ?? 0) + 1);
-  const shape = vocabularyShape([...tally.keys()], [...tally.values()], 5)!;
-  const text = shape.text!;
-  assert.ok((text.shaped ?? []).some((i) => ["Aa", "AA", "a"].includes(text.words[i])), `word classes in ${text.words.join(" ")}`);
-  const w = new TextWriter(text);
-  const suffix = /\b(Street|Avenue|Boulevard|Blvd|Ave|St) (Street|Avenue|Boulevard|Blvd|Ave|St)\b/;
-  for (let s = 0; s < 200; s++) {
-    const v = w.write(new Rng(s));
-    assert.ok(!suffix.test(v), `${v}: street types side by side`);
   }
 });
 

@@ -3,9 +3,8 @@
  * k-anonymous token model of the column and a writer of new values in its style.
  *
  * Tokens ({@link tokenize}): runs of letters and digits, and single other characters, each with
- * whether a space precedes it. A rare token with digits is masked one more digit at a time, from
- * the right then from the left (`1987` -> `198#` -> `#987` -> `19##` -> ... -> `####`:
- * {@link digitForms}) until >= k rows hold its form (a generalisation hierarchy: Sweeney, "Achieving
+ * whether a space precedes it. A rare token with digits is masked from the right (`1987` -> `198#`
+ * -> ... -> `####`) until >= k rows hold its form (a generalisation hierarchy: Sweeney, "Achieving
  * k-anonymity privacy protection using generalization and suppression", IJUFKS 10(5), 2002); the
  * writer fills each `#` with a random digit. A column too thin for that to write anything is
  * modelled again with rare words generalised to their class too (`Vermont` -> `Aa`, `SMITH` ->
@@ -33,7 +32,7 @@
  * reaches the end are drawn. With no such path, words are drawn by pairs and counts.
  * Models without `trigrams` (older) split at whitespace and write drawn words joined by spaces.
  */
-import { Rng } from "../generate/sfc32";
+import type { Rng } from "../generate/sfc32";
 import { publicWords } from "./pools";
 import type { TextModel } from "./types";
 
@@ -76,29 +75,17 @@ export function tokenize(v: string): Token[] {
   return out;
 }
 
-/**
- * Forms of a token with digits, literal to all masked: m digits masked from the right, then the
- * same number from the left where that differs (`1975`, `197#`, `#975`, `19##`, `##75`, ...,
- * `####`). The right keeps a year's decade (`197#`), the left a model number's round tail
- * (`d100`, `d200` -> `d#00`, `4000`, `5000` -> `#000`); each is a generalisation hierarchy.
- */
+/** Forms of a token with digits, literal to all masked (`19a5`, `19a#`, `1#a#`, `##a#`). */
 function digitForms(t: string): string[] {
   const chars = Array.from(t);
   const at: number[] = [];
   chars.forEach((c, j) => {
     if (DIGIT_RE.test(c)) at.push(j);
   });
-  const masked = (slots: number[]): string => {
-    const out = [...chars];
-    for (const j of slots) out[j] = SLOT;
-    return out.join("");
-  };
   const forms = [t];
-  for (let m = 1; m <= at.length; m++) {
-    const right = masked(at.slice(at.length - m));
-    const left = masked(at.slice(0, m));
-    forms.push(right);
-    if (left !== right) forms.push(left);
+  for (let j = at.length - 1; j >= 0; j--) {
+    chars[at[j]] = SLOT;
+    forms.push(chars.join(""));
   }
   return forms;
 }
@@ -129,7 +116,7 @@ const isRun = (t: string): boolean => /^[\p{L}\p{M}\p{N}]/u.test(t);
  * The compounds of tokenized values: a word written without spaces (`mercedes-benz`, `rx-4`,
  * `x1.9`, `don't`), less the marks it opens or closes with (`(sw)`, `St.`), that holds two runs
  * of letters or digits joined by other characters. A compound is one token when >= k rows hold
- * it, else its digits are masked ({@link digitForms}: `rx-4` -> `rx-#`) while its form has < k rows
+ * it, else its digits are masked from the right (`rx-4` -> `rx-#`) while its form has < k rows
  * (Sweeney's hierarchy, as for a token: file header), and with no form of >= k rows it stays
  * split into its tokens. So a walk never joins one word's head to another word's tail
  * (`rx` `-` `benz`).
@@ -378,8 +365,6 @@ class Weighted {
   }
 }
 
-/** Walks from fixed seeds {@link TextWriter.walks} tries. */
-const PROBE_WALKS = 32;
 /** Walks of the token model tried before a value is written by word counts instead. */
 const WALKS = 8;
 const CLOSING = /^[,.;:!?)\]}%]$/u;
@@ -485,16 +470,9 @@ export class TextWriter {
     if (bag.some((x) => x > 0)) this.bag = new Weighted(idx, bag);
   }
 
-  /**
-   * True when walks of the model reach a released end (values read as the column's): at least
-   * half of {@link PROBE_WALKS} walks from fixed seeds (a path that exists but is seldom found
-   * leaves most values to words by counts).
-   */
+  /** True when the model has a released path from a start to an end (values read as the column's). */
   walks(): boolean {
-    if (!this.tokens || this.start === undefined) return false;
-    let done = 0;
-    for (let s = 0; s < PROBE_WALKS; s++) if (this.walk(new Rng(s), false)) done++;
-    return 2 * done >= PROBE_WALKS;
+    return this.tokens && this.start !== undefined;
   }
 
   /** True when the model has a released path from start to end, or two words to draw by counts. */
