@@ -25,9 +25,8 @@
  * 1987); a writer needing more new values backs off further by t / (c + t) (c the triples' rows, t
  * their number: Witten-Bell, IEEE Trans. Inf. Theory 37(4), 1991). As in PPM (Cleary and Witten,
  * IEEE Trans. Commun. 32(4), 1984), the longer context wins where it is released: the second token
- * comes only from the first token's start triples when it has any (a make's own model), and after
- * a pair written without a space the next unspaced token only from a triple (no back-off inside a
- * word: not `rx-benz`). A value ends only where >= k
+ * comes only from the first token's start triples when it has any (a make's own model). A value
+ * ends only where >= k
  * real values end on that token (no title stops on `and`); only tokens from which a released path
  * reaches the end are drawn. With no such path, words are drawn by pairs and counts.
  * Models without `trigrams` (older) split at whitespace and write drawn words joined by spaces.
@@ -524,14 +523,11 @@ export class TextWriter {
       else {
         // Pairs without the triples' continuations (Katz), unless nothing else is left; a value of
         // one word, or one ending after a mark (`2107 W.`), ends only through a released triple.
-        // No back-off inside a word: after a pair written without a space, a token written
-        // without one comes only from a released triple.
         const nx = this.next.get(b);
         const inTri = new Set(all?.items ?? []);
-        const inWord = a < n && this.joined.has(a * (n + 1) + b);
         const endW = a === n || !this.alnum[b] || this.wordsIn(ids) < 2 ? 0 : this.lastRows[b];
         const items = [...(nx?.items ?? []), END];
-        const weights = [...(nx ? nx.items.map((item, j) => (ok(item) && !(inWord && this.joined.has(b * (n + 1) + item)) ? nx.weight(j) : 0)) : []), endW];
+        const weights = [...(nx ? nx.items.map((item, j) => (ok(item) ? nx.weight(j) : 0)) : []), endW];
         const fresh = weights.map((w, j) => (inTri.has(items[j]) ? 0 : w));
         const bi = new Weighted(items, fresh.some((w) => w > 0) ? fresh : weights);
         if (bi.total > 0) c = bi.draw(rng);
