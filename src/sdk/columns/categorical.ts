@@ -284,9 +284,11 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
         // replaced, and one equal to a released name takes the row's next fresh value.
         const heads = headsOf(partnerCode!, near);
         for (let t = 0; t < DETERMINANT_TRIES; t++) {
-          const v = t === 0 ? text : fresh.value(row + (t + 4) * 2 ** 40);
+          // Candidates are read without being marked written: a rejected one stays available.
+          const at = row + (t + 4) * 2 ** 40;
+          const v = t === 0 ? text : fresh.value(at, false);
           const space = v.indexOf(" ");
-          if (space > 0 && heads.has(v.slice(0, space)) && !released.has(v)) return v;
+          if (space > 0 && heads.has(v.slice(0, space)) && !released.has(v)) return t === 0 ? v : fresh.value(at);
         }
         const make = byCode[near[rng.int(near.length)]]!.split(" ")[0];
         for (let t = 0; t < 4; t++) {

@@ -188,10 +188,14 @@ export class SemanticGenerator {
     }
   }
 
-  /** The value of row `i` of the sample. @throws RangeError unless i is a safe integer >= 0. */
-  value(i: number): string {
+  /**
+   * The value of row `i` of the sample; `issue` false (titles and text): the value is not marked
+   * written, so a candidate the caller rejects does not use up the model's new values.
+   * @throws RangeError unless i is a safe integer >= 0.
+   */
+  value(i: number, issue = true): string {
     if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`SemanticGenerator.value: index ${i} is not a non-negative safe integer`);
-    if (this.text) return this.title(i);
+    if (this.text) return this.title(i, issue);
     if (this.code) return this.code.value(i);
     if (this.uuidPerm) return this.uuid(i);
     let total = 0;
@@ -235,7 +239,7 @@ export class SemanticGenerator {
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(12, 15)}-${variant}${h.slice(15, 18)}-${h.slice(18, 30)}`;
   }
 
-  private title(i: number): string {
+  private title(i: number, issue: boolean): string {
     const fresh = (v: string): boolean => !this.issued.has(v) && !this.bloom?.has(v);
     let v = "";
     for (let attempt = 0; attempt < 50; attempt++) {
@@ -245,7 +249,7 @@ export class SemanticGenerator {
     }
     // A model too small to write anything new: a number suffix (`American Robin 2`), not a copy.
     for (let n = 2; !fresh(v) && n < 100_000; n++) if (fresh(`${v.replace(/ \d+$/, "")} ${n}`)) v = `${v.replace(/ \d+$/, "")} ${n}`;
-    this.issued.add(v);
+    if (issue) this.issued.add(v);
     return v;
   }
 }
