@@ -219,8 +219,9 @@ test("airports name (real): a title column at k; species names are categorical, 
   };
   assert.deepEqual(out.filter((v) => !balanced(v)), [], "parentheses closed in order");
   assert.deepEqual(out.filter((v) => /\S- |\s-\S/.test(v)).slice(0, 5), [], "a hyphen joins both sides or neither");
-  // Quoted lines are left out of `real`: their tokens are checked against the model's.
-  assert.deepEqual(rareTokens(out, new Set([...safe, ...sem.text!.words.filter((_, i) => !sem.text!.shaped?.includes(i))]), sem.text!), []);
+  // Quoted lines are left out of `real`: their tokens are checked against the model's. A name the
+  // model has run out of is numbered (`Warren 3`): that number is no token of the model.
+  assert.deepEqual(rareTokens(out.map((v) => v.replace(/ [0-9]+$/, "")), new Set([...safe, ...sem.text!.words.filter((_, i) => !sem.text!.shaped?.includes(i))]), sem.text!), []);
   const s = await analyzeTable(join(REAL, "species.csv"));
   for (const col of ["common_name", "scientific_name"]) assert.equal(s.metadata.column_stats![col].type, "categorical", `species ${col}`);
 });
@@ -369,6 +370,10 @@ test("a name that determines the origin is written fresh from the make of the ro
   const rows = new Decoder(m).decode(codes, 3, { idKey: 4 }).rows;
   const [fName, fOrigin] = [m.features.indexOf("Name"), m.features.indexOf("Origin")];
   let standIns = 0;
+  // The rest of the name is the make's own: the first two words start a real name (`audi 100ls`,
+  // not `saab fairmont (sw)` from a make put before another make's model).
+  const starts = new Set(readFileSync(cars, "utf8").split("\n").slice(1).map((l) => l.split(",")[0].split(" ").slice(0, 2).join(" ")));
+  let own = 0;
   for (const row of rows) {
     // A released name stands in only when no fresh one fits: it is one of the row's origin.
     if (released.has(row[fName])) standIns++;
@@ -378,8 +383,10 @@ test("a name that determines the origin is written fresh from the make of the ro
       const seen = originsOfWord.get(w);
       assert.ok(seen === undefined || seen.has(origin), `${row[fName]} (${row[fOrigin]}) holds ${w}, seen beside other origins only`);
     }
+    if (starts.has(row[fName].split(" ").slice(0, 2).join(" "))) own++;
   }
-  assert.ok(standIns <= 0.05 * n, `released names standing in: ${standIns} of ${n}`);
+  assert.ok(standIns <= 0.1 * n, `released names standing in: ${standIns} of ${n}`);
+  assert.ok(own >= 0.2 * n, `${own} of ${n} names start as a real name does`);
   // Airports: (city, state) has no determinant; with its rule or without it, the pooled cities are
   // a public vocabulary's, written as gazetteer cities of the row's state (previous test).
   const airports = await analyzeTable(join(REAL, "airports.csv"), { rules: { drop: ["fixed_combinations:city,state"] } });

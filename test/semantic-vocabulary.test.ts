@@ -242,6 +242,34 @@ test("token model: digit shapes generalise from the right until k rows share the
   assert.equal(buildTextModel(["alpha beta", "gamma delta"], [1, 1], 2), undefined);
 });
 
+test("token model: a word written without spaces (mercedes-benz, rx-4) is one token when k rows hold it or its digit form; rarer ones stay split", () => {
+  const values = ["mercedes-benz 280s", "mercedes-benz 240d", "mercedes benz 300d", "mazda rx-4", "mazda rx-7 gs", "mazda glc", "mazda glc deluxe", "citroen ds-21 pallas", "ford pinto", "ford pinto wagon"];
+  const m = buildTextModel(values, values.map(() => 1), 2)!;
+  const shaped = new Set((m.shaped ?? []).map((i) => m.words[i]));
+  assert.ok(m.words.includes("mercedes-benz"), `tokens ${m.words.join(" ")}`);
+  assert.ok(shaped.has("rx-#"), "rx-4 and rx-7 share the form rx-#");
+  for (const w of ["rx", "ds-21", "ds-2#", "ds-##", "ds"]) assert.ok(!m.words.includes(w) && !shaped.has(w), `${w} is no token`);
+  assert.ok(!m.words.includes("benz"), "benz apart from mercedes-benz is held by 1 row");
+  const w = new TextWriter(m);
+  for (let s = 0; s < 300; s++) {
+    const v = w.write(new Rng(s), s % 2 === 1);
+    for (const word of v.split(" ")) if (word.includes("-")) assert.match(word, /^(mercedes-benz|rx-[0-9])$/, `${v}: a word made of two words' parts`);
+  }
+});
+
+test("walks: the second word is one the first word's released triples continue with", () => {
+  // `Love` starts 4 titles (5 rows, 2 `Love Actually`) and is followed by `Again` inside 2: Katz
+  // back-off from the start wrote `Love Again`, a start no real title has.
+  const values = ["Love Actually", "Love Story", "Love Me Tender", "In Love Again", "Crazy Love Again", "Crazy Heart", "In Time"];
+  const m = buildTextModel(values, [2, 1, 1, 1, 1, 2, 2], 2)!;
+  const starts = new Set(values.map((v) => v.split(" ").slice(0, 2).join(" ")));
+  const w = new TextWriter(m);
+  for (let s = 0; s < 400; s++) {
+    const v = w.write(new Rng(s), s % 2 === 1);
+    if (v.includes(" ")) assert.ok(starts.has(v.split(" ").slice(0, 2).join(" ")), `${v}: a start no real title has`);
+  }
+});
+
 test("models without trigrams (metadata written before the token model) are written as before: words joined by spaces", () => {
   const old: TextModel = { k: 2, words: ["The", "Red", "House"], first: [3, 0, 0], inner: [0, 2, 3], last: [0, 0, 3], bigrams: [[0, 1, 2], [1, 2, 2]], lengths: { "3": 3 } };
   const w = new TextWriter(old);

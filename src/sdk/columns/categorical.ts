@@ -279,6 +279,13 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     const from = near && near.length ? near : own;
     return from.length ? from[rng.int(from.length)] : -1;
   };
+  // Per partner code, the first words of the released values seen with it.
+  const heads = new Map<number, Set<string>>();
+  const headsOf = (partnerCode: number, near: readonly number[]): Set<string> => {
+    let h = heads.get(partnerCode);
+    if (!h) heads.set(partnerCode, (h = new Set(near.map((c) => byCode[c]!.split(" ")[0]))));
+    return h;
+  };
   const decode: FeatureDecoder["decode"] = (c, rng, row, _ids, partnerCode, fresh, decided) => {
     if (state && c !== otherCode && c !== missingCode && partnerCode !== undefined) {
       const sc = state.codes[partnerCode];
@@ -304,19 +311,29 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
         if (standInsFirst && partner?.determined && near?.length) return byCode[near[rng.int(near.length)]]!;
         const text = fresh.value(row);
         if (!partner?.determined || !near?.length) return text;
-        // A determinant (a car's name decides its origin, a place its time zone): a fresh value
-        // none of whose words the released values hold only beside other partner codes, whose
-        // first word, when no released value holds it, is that of a released value of the row's
-        // partner code (a car's make), and that is not a released value (which decides another
-        // partner value); else a released value of the row's partner code.
+        // A determinant (a car's name decides its origin, a place its time zone). The row's fresh
+        // values (indices past any sample's rows, read without being marked written) are read for
+        // one none of whose words the released values hold only beside other partner codes, that
+        // is no released value (which decides another partner value), and whose first word starts
+        // a released value of the row's partner code or is a word the released values hold (so the
+        // rest is the text model's continuation of it: a make's own model). Else the first such
+        // value with its first word replaced by a released one of the partner's (`chevy` ->
+        // `chevrolet`); else a released value of the row's partner code.
+        const heads = headsOf(partnerCode!, near);
+        let replaced: number | undefined;
         for (let t = 0; t < FRESH_TRIES; t++) {
-          let v = t === 0 ? text : fresh.value(row + t * 2 ** 40);
-          if (!fits(v, partnerCode!, decided)) continue;
+          const at = row + (t + 4) * 2 ** 40;
+          const v = t === 0 ? text : fresh.value(at, false);
+          if (released.has(v) || !fits(v, partnerCode!, decided)) continue;
           const space = v.indexOf(" ");
-          if (space > 0 && wordsOf(v.slice(0, space)).some((w) => !words!.has(w))) {
-            v = `${byCode[near[rng.int(near.length)]]!.split(" ")[0]}${v.slice(space)}`;
-          }
-          if (!released.has(v)) return v;
+          const head = space > 0 ? v.slice(0, space) : "";
+          if (space <= 0 || heads.has(head) || !wordsOf(head).some((w) => !words!.has(w))) return t === 0 ? v : fresh.value(at);
+          replaced ??= t;
+        }
+        if (replaced !== undefined) {
+          const v = replaced === 0 ? text : fresh.value(row + (replaced + 4) * 2 ** 40);
+          const out = `${byCode[near[rng.int(near.length)]]!.split(" ")[0]}${v.slice(v.indexOf(" "))}`;
+          if (!released.has(out)) return out;
         }
         return byCode[near[rng.int(near.length)]]!;
       }
@@ -378,8 +395,8 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   };
 }
 
-/** Fresh values a determinant's pooled cell tries before it takes a released value. */
-const FRESH_TRIES = 8;
+/** Fresh values a determinant's pooled cell reads before it takes a released value. */
+const FRESH_TRIES = 16;
 
 /** A value's words: runs of two or more letters, lower-cased. */
 function wordsOf(v: string): string[] {

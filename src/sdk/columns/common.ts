@@ -98,7 +98,8 @@ export interface ColumnCodec {
 
 /** Writes the fresh value of row i of a sample (`../semantic`'s `SemanticGenerator`). */
 export interface FreshWriter {
-  value(i: number): string;
+  /** `issue` false: a candidate read without marking it written (titles stay distinct by what is kept). */
+  value(i: number, issue?: boolean): string;
 }
 
 /** Decodes one feature's codes. */

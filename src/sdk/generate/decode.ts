@@ -233,7 +233,7 @@ export class Decoder {
       const rng = new Rng(deriveSeed(seed, f));
       const ids = d.idShape ? idValues(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
-      const fresh = d.semantic ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true }) : undefined;
+      const fresh = d.semantic ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true, repeats: true }) : undefined;
       const decided = d.alsoDecides?.map((g) => cols[this.metadata.features.indexOf(g)]);
       if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh, opts.arrays, decided);
       const text: string[] = new Array(n);

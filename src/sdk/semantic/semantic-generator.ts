@@ -49,20 +49,24 @@ export class SemanticGenerator {
   private readonly text?: TextWriter;
   private readonly code?: CodeWriter;
   private readonly issued = new Set<string>();
+  private readonly repeats: boolean;
   private readonly uuidPerm?: Perm;
 
   /**
    * @param shape `id_shape.semantic` (kind, locale, Bloom filter, word model).
    * @param key any finite number (per sample and column): the same key, the same values.
    * @param opts `invented`: cities only as invented names (`Hallborough`), not faker's real ones,
-   *   which beside a state column would put Albuquerque in Ohio (`../columns/categorical`).
+   *   which beside a state column would put Albuquerque in Ohio (`../columns/categorical`);
+   *   `repeats`: a title model with nothing new left writes a value it already wrote (a
+   *   categorical column's pooled cells) rather than a numbered one (`Ford Pinto 2`, an id's).
    * @throws RangeError on a malformed shape (unknown kind, bad filter, title without a model).
    */
   constructor(
     shape: SemanticShape,
     private readonly key: number,
-    opts: { invented?: boolean } = {},
+    opts: { invented?: boolean; repeats?: boolean } = {},
   ) {
+    this.repeats = opts.repeats === true;
     if (shape.bloom) this.bloom = Bloom.fromStats(shape.bloom);
     const locale: SemanticLocale = shape.locale && shape.locale in CONJ ? shape.locale : "en";
     if (shape.kind === "title" || shape.kind === "text") {
@@ -188,10 +192,14 @@ export class SemanticGenerator {
     }
   }
 
-  /** The value of row `i` of the sample. @throws RangeError unless i is a safe integer >= 0. */
-  value(i: number): string {
+  /**
+   * The value of row `i` of the sample; `issue` false (titles and text): the value is not marked
+   * written, so a candidate the caller rejects does not use up the model's new values.
+   * @throws RangeError unless i is a safe integer >= 0.
+   */
+  value(i: number, issue = true): string {
     if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`SemanticGenerator.value: index ${i} is not a non-negative safe integer`);
-    if (this.text) return this.title(i);
+    if (this.text) return this.title(i, issue);
     if (this.code) return this.code.value(i);
     if (this.uuidPerm) return this.uuid(i);
     let total = 0;
@@ -235,17 +243,21 @@ export class SemanticGenerator {
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(12, 15)}-${variant}${h.slice(15, 18)}-${h.slice(18, 30)}`;
   }
 
-  private title(i: number): string {
+  private title(i: number, issue: boolean): string {
     const fresh = (v: string): boolean => !this.issued.has(v) && !this.bloom?.has(v);
     let v = "";
+    let again: string | undefined;
     for (let attempt = 0; attempt < 50; attempt++) {
       // The model's own triples first; later attempts back off to pairs for values not yet written.
       v = this.text!.write(new Rng(deriveSeed(this.key, 0x7e47, i, attempt)), attempt >= 10);
       if (fresh(v)) break;
+      if (again === undefined && this.repeats && !this.bloom?.has(v)) again = v;
     }
+    // Pooled cells: a value already written here again (rare values repeat in real columns).
+    if (!fresh(v) && again !== undefined) return again;
     // A model too small to write anything new: a number suffix (`American Robin 2`), not a copy.
     for (let n = 2; !fresh(v) && n < 100_000; n++) if (fresh(`${v.replace(/ \d+$/, "")} ${n}`)) v = `${v.replace(/ \d+$/, "")} ${n}`;
-    this.issued.add(v);
+    if (issue) this.issued.add(v);
     return v;
   }
 }

@@ -9,7 +9,9 @@
  * writer fills each `#` with a random digit. A column too thin for that to write anything is
  * modelled again with rare words generalised to their class too (`Vermont` -> `Aa`, `SMITH` ->
  * `AA`), which the writer fills with public words (faker's surnames and nouns): words, never
- * letter soup.
+ * letter soup. A word written without spaces of two or more runs (`mercedes-benz`, `rx-4`,
+ * `x1.9`) is first one token, masked the same way while rarer, and split into its tokens only when
+ * no form of it reaches k rows ({@link compoundTokens}).
  *
  * The model ({@link TextModel}) releases only what >= k rows hold (as a categorical value's code):
  * tokens (at most {@link MAX_WORDS}) with the rows each starts, ends, holds later; adjacent pairs
@@ -21,7 +23,10 @@
  * Processing", 3rd ed., ch. 3): the next token from the triples continuing the last two, with the
  * share of the pair's rows they hold, else from the pairs (Katz back-off, IEEE Trans. ASSP 35(3),
  * 1987); a writer needing more new values backs off further by t / (c + t) (c the triples' rows, t
- * their number: Witten-Bell, IEEE Trans. Inf. Theory 37(4), 1991). A value ends only where >= k
+ * their number: Witten-Bell, IEEE Trans. Inf. Theory 37(4), 1991). As in PPM (Cleary and Witten,
+ * IEEE Trans. Commun. 32(4), 1984), the longer context wins where it is released: the second token
+ * comes only from the first token's start triples when it has any (a make's own model). A value
+ * ends only where >= k
  * real values end on that token (no title stops on `and`); only tokens from which a released path
  * reaches the end are drawn. With no such path, words are drawn by pairs and counts.
  * Models without `trigrams` (older) split at whitespace and write drawn words joined by spaces.
@@ -103,20 +108,99 @@ const isWordClass = (t: string): boolean => t === "A" || t === "a" || t === "AA"
 /** Builder's map key: shapes apart from literal tokens (shape `#` is not the character `#`). */
 const shapeKey = (form: string): string => "\u0001" + form;
 
+/** Whether a token is a run of letters, marks or digits (not a single other character). */
+const isRun = (t: string): boolean => /^[\p{L}\p{M}\p{N}]/u.test(t);
+
+/**
+ * The compounds of tokenized values: a word written without spaces (`mercedes-benz`, `rx-4`,
+ * `x1.9`, `don't`), less the marks it opens or closes with (`(sw)`, `St.`), that holds two runs
+ * of letters or digits joined by other characters. A compound is one token when >= k rows hold
+ * it, else its digits are masked from the right (`rx-4` -> `rx-#`) while its form has < k rows
+ * (Sweeney's hierarchy, as for a token: file header), and with no form of >= k rows it stays
+ * split into its tokens. So a walk never joins one word's head to another word's tail
+ * (`rx` `-` `benz`).
+ * @returns the values' tokens with kept compounds merged (text: the compound as written), and
+ *   per kept compound its model key (itself, or {@link shapeKey} of its masked form).
+ */
+function compoundTokens(values: readonly Token[][], counts: readonly number[], k: number): { toks: Token[][]; compounds: Map<string, string> } {
+  // Per value, the [start, end) token ranges of its compounds.
+  const spans = values.map((ts) => {
+    const out: [number, number][] = [];
+    for (let i = 0; i < ts.length; ) {
+      let j = i + 1;
+      while (j < ts.length && !ts[j].spaced) j++;
+      let [a, b] = [i, j];
+      while (a < b && !isRun(ts[a].text)) a++;
+      while (b > a && !isRun(ts[b - 1].text)) b--;
+      if (b - a >= 3) out.push([a, b]);
+      i = j;
+    }
+    return out;
+  });
+  const text = (ts: Token[], [a, b]: [number, number]): string => ts.slice(a, b).map((t) => t.text).join("");
+  const formsOf = new Map<string, string[]>();
+  values.forEach((ts, i) => {
+    for (const sp of spans[i]) {
+      const c = text(ts, sp);
+      if (!formsOf.has(c) && c.length <= MAX_TOKEN_LENGTH) formsOf.set(c, DIGIT_RE.test(c) ? digitForms(c) : [c]);
+    }
+  });
+  // Levels: an index into the forms; forms.length: split.
+  const level = new Map([...formsOf.keys()].map((c) => [c, 0]));
+  const keyOf = (c: string): string | undefined => {
+    const l = level.get(c);
+    return l === undefined || l >= formsOf.get(c)!.length ? undefined : l === 0 ? c : shapeKey(formsOf.get(c)![l]);
+  };
+  for (let moved = formsOf.size > 0; moved; ) {
+    moved = false;
+    const rows = new Map<string, number>();
+    values.forEach((ts, i) => {
+      const keys = new Set(spans[i].map((sp) => keyOf(text(ts, sp))));
+      for (const key of keys) if (key !== undefined) rows.set(key, (rows.get(key) ?? 0) + counts[i]);
+    });
+    for (const c of formsOf.keys()) {
+      const key = keyOf(c);
+      if (key !== undefined && (rows.get(key) ?? 0) < k) {
+        level.set(c, level.get(c)! + 1);
+        moved = true;
+      }
+    }
+  }
+  const compounds = new Map<string, string>();
+  for (const c of formsOf.keys()) {
+    const key = keyOf(c);
+    if (key !== undefined) compounds.set(c, key);
+  }
+  if (compounds.size === 0) return { toks: [...values], compounds };
+  const toks = values.map((ts, i) => {
+    const out: Token[] = [];
+    let at = 0;
+    for (const sp of spans[i]) {
+      const c = text(ts, sp);
+      if (!compounds.has(c)) continue;
+      out.push(...ts.slice(at, sp[0]), { text: c, spaced: ts[sp[0]].spaced });
+      at = sp[1];
+    }
+    out.push(...ts.slice(at));
+    return out;
+  });
+  return { toks, compounds };
+}
+
 /**
  * Builds the token model of a column (method in the file header) from distinct non-blank values
  * and their row counts; `k` (>= 1): rows a token, pair, triple or length needs to be released.
  * @returns the model, or undefined when no token or no length reaches k.
  */
 export function buildTextModel(values: readonly string[], counts: readonly number[], k: number, shapeLetters = false): TextModel | undefined {
-  const toks = values.map(tokenize);
+  const { toks, compounds } = compoundTokens(values.map(tokenize), counts, k);
   // Digit tokens start literal and are masked one digit further while their form has < k rows;
   // with `shapeLetters`, a word of fewer than k rows becomes its word class.
   const level = new Map<string, number>();
   const formsOf = new Map<string, string[]>();
   for (const ts of toks) {
     for (const t of ts) {
-      if (formsOf.has(t.text)) continue;
+      if (formsOf.has(t.text) || compounds.has(t.text)) continue;
       if (DIGIT_RE.test(t.text)) formsOf.set(t.text, digitForms(t.text));
       else if (shapeLetters && LETTERS_RE.test(t.text)) formsOf.set(t.text, [t.text, letterShape(t.text)]);
       else continue;
@@ -124,6 +208,8 @@ export function buildTextModel(values: readonly string[], counts: readonly numbe
     }
   }
   const keyOf = (raw: string): string => {
+    const compound = compounds.get(raw);
+    if (compound !== undefined) return compound;
     const forms = formsOf.get(raw);
     if (!forms) return raw;
     const l = level.get(raw)!;
@@ -429,7 +515,11 @@ export class TextWriter {
       const context = atNum ? this.numberAfter.get(a) ?? 0 : num ? this.numberPairRows.get(b) ?? 0 : a === n ? this.model.first[b] : this.pairRows.get(a * (n + 1) + b) ?? 0;
       let covered = all && context > 0 ? Math.min(1, all.total / context) : 1;
       if (explore && tri) covered *= tri.total / (tri.total + tri.items.filter((_, j) => tri.weight(j) > 0).length);
-      if (tri && tri.total > 0 && rng.next() < covered) c = tri.draw(rng);
+      // The second token is one the first token's released triples continue with (a make's own
+      // model, not another make's): no back-off from the start context while it has any.
+      if (a === n && all !== undefined && all.total > 0) {
+        if (tri!.total > 0) c = tri!.draw(rng);
+      } else if (tri && tri.total > 0 && rng.next() < covered) c = tri.draw(rng);
       else {
         // Pairs without the triples' continuations (Katz), unless nothing else is left; a value of
         // one word, or one ending after a mark (`2107 W.`), ends only through a released triple.
