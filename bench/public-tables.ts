@@ -119,6 +119,11 @@ export const PUBLIC_TABLES: Record<string, PublicTable> = {
     licence: "CC0 1.0 (FEC)",
     classes: "candidate names and ids, states, sums of money with sparse parts",
   },
+  budget: {
+    file: "budget.json",
+    licence: "U.S. Government work (OMB, receipts by source)",
+    classes: "amounts written with thousands separators (196,000), codes that decide names (agency, bureau), account names",
+  },
   earthquakes: {
     file: "earthquakes.json",
     licence: "U.S. Public Domain (USGS earthquake feed)",

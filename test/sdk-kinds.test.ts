@@ -261,6 +261,20 @@ test("a determinant's pooled values beside a partner value no released value goe
   assert.ok(!out.some(([party]) => /Democratic|Republican|__other__/.test(party) && out.find((r) => r[0] === party)![1] === "3"));
 });
 
+test("a determinant of one-form codes (party codes) writes a pooled cell beside a partner value no released code goes with in that form", async () => {
+  const rare = ["DFL", "LIB", "AIP", "GRE", "CON", "REF", "SOC", "WKP", "PRO", "NAT", "UNI", "FRE"];
+  const rows = range(240).map((i) => (i < rare.length ? [rare[i], "3"] : i % 2 ? ["DEM", "1"] : ["REP", "2"]));
+  const a = await analyzeTable(table(["party", "code"], rows));
+  assert.ok(a.metadata.rules?.some((r) => r.type === "fixed_combinations" && r.determinant === "party"));
+  const m = a.metadata;
+  const n = 300;
+  const codes = { party: new Int32Array(n).fill(m.value_mappings!.party[OTHER]), code: Int32Array.from({ length: n }, (_, r) => r % 3) };
+  for (const [party, code] of new Decoder(m).decode(codes, 3).rows) {
+    if (code === "3") assert.match(party, /^[A-Z]{3}$/, `${party}, ${code}`);
+    assert.ok(code === "3" ? !["DEM", "REP"].includes(party) : party === (code === "1" ? "DEM" : "REP"), `${party}, ${code}`);
+  }
+});
+
 test("datetime overrides: a format that skips a unit or writes one twice (yyyy-mm-dd: mm is minutes) is a DataError, not 2013-33-24", async () => {
   const rows = range(40).map((i) => [`2013-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + (i % 28)).padStart(2, "0")}`, i % 2]);
   // Every value reads in yyyy-mm-dd (year, minute, day) and writes back the same text, so only the format itself can be refused.

@@ -29,9 +29,9 @@ const RANGE: Record<string, string> = { A: "A-Z", a: "a-z", "9": "0-9" };
 
 /**
  * The released patterns of a code column (file header), most rows first, or undefined when they
- * are of one form or hold less than half of the rows.
+ * are of one form (unless `oneForm`) or hold less than half of the rows.
  */
-export function buildCodePatterns(values: readonly string[], counts: readonly number[], k: number): CodePattern[] | undefined {
+export function buildCodePatterns(values: readonly string[], counts: readonly number[], k: number, oneForm = false): CodePattern[] | undefined {
   const groups = new Map<string, { rows: number; members: number[] }>();
   let total = 0;
   values.forEach((v, i) => {
@@ -49,7 +49,7 @@ export function buildCodePatterns(values: readonly string[], counts: readonly nu
   // Forms that differ only in how many characters a run of one class has (`id-7`, `id-12`) are
   // one form, which the plain per-position shape writes as well.
   const forms = new Set(kept.map(([key]) => key.split("\u0000").filter((c, j, a) => j === 0 || c !== a[j - 1] || !(c in RANGE)).join("\u0000")));
-  if (forms.size < 2 || held < 0.5 * total) return undefined;
+  if ((forms.size < 2 && !oneForm) || kept.length === 0 || held < 0.5 * total) return undefined;
   return kept.map(([key, g]) => {
     const classes = key.split("\u0000");
     const positions = classes.map((cls, j) => {

@@ -85,14 +85,15 @@ export function isCodeLike(v: string): boolean {
 /**
  * The `semantic` part when {@link semanticShape} recognises nothing (call it first): kind `text`
  * from the column's own vocabulary (`./text`), or `code` for code-like columns (90% of values
- * {@link isCodeLike}) of several forms; undefined for other codes and models that write no word.
+ * {@link isCodeLike}) of several forms (or of one, with `oneForm`); undefined for other codes and models
+ * that write no word.
  */
-export function vocabularyShape(values: readonly string[], counts: readonly number[], k: number): SemanticShape | undefined {
+export function vocabularyShape(values: readonly string[], counts: readonly number[], k: number, oneForm = false): SemanticShape | undefined {
   if (values.length === 0) return undefined;
   let codeLike = 0;
   for (const v of values) if (isCodeLike(v)) codeLike++;
   if (codeLike >= 0.9 * values.length) {
-    const codes = buildCodePatterns(values, counts, k);
+    const codes = buildCodePatterns(values, counts, k, oneForm);
     return codes && { kind: "code", bloom: Bloom.of(values).toStats(), codes };
   }
   const text = textModelOf(values, counts, k);
@@ -115,7 +116,8 @@ export function pooledShape(values: readonly string[], counts: readonly number[]
   if (all?.kind === "text" && writesNew(all.text!, new Set(values))) return all;
   const at = values.map((v, i) => i).filter((i) => pooled(values[i]));
   const own = vocabularyShape(at.map((i) => values[i]), at.map((i) => counts[i]), k);
-  return own ?? all;
+  // Codes of one form (party codes `DFL`, `LIB`): that form, as an id column's shape writes it.
+  return own ?? all ?? vocabularyShape(values, counts, k, true);
 }
 
 /** Whether at least a quarter of {@link NEW_VALUE_DRAWS} walks (fixed seeds) write values not in `known`. */
