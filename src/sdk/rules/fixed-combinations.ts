@@ -68,6 +68,8 @@ export function fixedCombinations(
   const allowed = new Set<number | string>(combinations.filter((t) => t.length === m).map(key));
   const det = determinant === undefined ? -1 : names.indexOf(determinant);
   const detOutside = det >= 0 && pooled[det] !== undefined && !combinations.some((t) => t[det] === pooled[det]);
+  const detSemantic = det >= 0 ? meta.column_stats?.[names[det]] : undefined;
+  const detTakesReleased = det >= 0 && (detSemantic?.type !== "categorical" || detSemantic.semantic === undefined || detSemantic.semantic.stand_ins_first === true);
   const indexOfKey = new Map<number | string, number>(valid.map((t, i) => [key(t), i]));
   const weight = target.map((i) => counts[i] ?? 1);
   const totalWeight = weight.reduce((a, b) => a + b, 0);
@@ -161,8 +163,17 @@ export function fixedCombinations(
         rowCodes[j] = v;
         k = k * radix[j] + v;
       }
-      // A pooled determinant value no combination holds is outside the rule, as `./check` reads it.
-      if (det >= 0 && detOutside && rowCodes[det] === pooledOf[det]) continue;
+      // A pooled determinant value no combination holds is outside the rule, as `./check` reads it;
+      // beside cells no released combination holds, a determinant that writes fresh values only as
+      // a fallback (or none) takes a released entry (a catalog row names a released key).
+      let detFree = false;
+      if (det >= 0 && detOutside && rowCodes[det] === pooledOf[det]) {
+        if (!detTakesReleased) continue;
+        let near = false;
+        for (let j = 0; j < m && !near; j++) if (j !== det && rowCodes[j] >= 0 && (byCodeAt[j][rowCodes[j]]?.length ?? 0) > 0) near = true;
+        if (near) continue;
+        detFree = true;
+      }
       if (defined && (keyTables ? allowedAt[k] === 1 : allowed.has(rowKey()))) continue;
       // Candidates: see the module doc. A pooled cell is a stand-in, no value to keep; with one and
       // no released combination around the row's other cells, the row stays as decoded (moving its
@@ -192,7 +203,7 @@ export function fixedCombinations(
         }
       }
       if (nCand === first) {
-        if (!wildcard) for (let i = 0; i < valid.length; i++) if (!anyFixed || keepsFixed(i)) pushCand(i, r);
+        if (!wildcard || detFree) for (let i = 0; i < valid.length; i++) if (!anyFixed || keepsFixed(i)) pushCand(i, r);
         if (nCand === first) {
           stuck++;
           continue;
