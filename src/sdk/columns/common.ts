@@ -4,9 +4,8 @@
  * value ranges. Imports nothing of the SDK but `../errors` (and types), so all can import it
  * without a cycle.
  */
-import type { ColumnKind, ColumnStats, Metadata, SemanticShapeStats } from "../../contract";
+import type { ColumnKind, ColumnStats, Metadata, NumberFormatStats, SemanticShapeStats } from "../../contract";
 import type { DatetimeFormat } from "../metadata/datetime";
-import type { NumberFormat } from "./number-format";
 import { APIError } from "../errors";
 import type { IdShape } from "../metadata/identifier";
 import type { IdValues } from "../generate/id-generator";
@@ -38,6 +37,14 @@ export function decimalsOf(s: string): number {
   return Math.max(0, (m[1]?.length ?? 0) - (m[2] ? Number(m[2]) : 0));
 }
 
+/** What a scan needs of a column's number format (`./number-format`'s `NumberFormat`). */
+export interface ScanNumberFormat {
+  /** Text in the format -> plain decimal text; undefined when it is no number in the format. */
+  plain(text: string): string | undefined;
+  /** The contract's form (`column_stats[f].number_format`). */
+  stats(): NumberFormatStats;
+}
+
 /** One column after the scan: its distinct values, their counts and each row's value id. */
 export interface ColumnScan {
   name: string;
@@ -57,7 +64,7 @@ export interface ColumnScan {
    * Set when the values were written with a number format (`./number-format`): `values` are then
    * the plain decimals they read as (`$1,234.50` -> `1234.50`).
    */
-  numberFormat?: NumberFormat;
+  numberFormat?: ScanNumberFormat;
   /** With `numberFormat`: per value id as read (before formatted values merged), its id in `values`. */
   readIds?: Int32Array;
   /** With `numberFormat`: per value id, the text it was first written as (`$1,234.50`). */
