@@ -275,6 +275,16 @@ test("a determinant of one-form codes (party codes) writes a pooled cell beside 
   }
 });
 
+test("integers named a code that repeat are categories, so the name that decides them keeps them exactly; a count named num stays a number", async () => {
+  const agencies = ["Department of Labor", "Department of Energy", "Judicial Branch", "Legislative Branch", "Department of the Treasury", "Small Business Administration"];
+  const codes = [12, 19, 2, 1, 15, 73];
+  const rows = range(240).map((i) => [String(codes[i % 6]), agencies[i % 6], String(1 + (i % 16)), String((i * 37) % 1000)]);
+  const a = await analyzeTable(table(["Agency code", "Agency name", "education-num", "amount"], rows));
+  assert.deepEqual(["Agency code", "education-num", "amount"].map((c) => kindOf(a, c)), ["categorical", "numerical", "numerical"]);
+  assert.ok(a.metadata.rules?.some((r) => r.type === "fixed_combinations" && r.columns.includes("Agency code") && r.columns.includes("Agency name")));
+  for (const r of roundTrip(a)) assert.equal(codes[agencies.indexOf(r[1])], Number(r[0]), r.join(","));
+});
+
 test("datetime overrides: a format that skips a unit or writes one twice (yyyy-mm-dd: mm is minutes) is a DataError, not 2013-33-24", async () => {
   const rows = range(40).map((i) => [`2013-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + (i % 28)).padStart(2, "0")}`, i % 2]);
   // Every value reads in yyyy-mm-dd (year, minute, day) and writes back the same text, so only the format itself can be refused.

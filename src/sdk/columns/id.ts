@@ -29,6 +29,22 @@ export function looksLikeIdName(name: string): boolean {
   return words.length > 0 && (ID_WORDS.has(words[0]) || ID_WORDS.has(words[words.length - 1]));
 }
 
+/** Words that name a label rather than a quantity (never `num` or `number`: `education-num` counts). */
+const CODE_WORDS = new Set(["id", "code", "key", "fips"]);
+
+/**
+ * True when a column name's first or last word (as {@link looksLikeIdName} splits it) is id, code,
+ * key or fips (`Agency code`, `state_fips`, `id`).
+ */
+export function looksLikeCodeName(name: string): boolean {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== "")
+    .map((w) => w.toLowerCase());
+  return words.length > 0 && (CODE_WORDS.has(words[0]) || CODE_WORDS.has(words[words.length - 1]));
+}
+
 /** Identifier code book: one code (plus blank) and the shape, no values, no 2-way marginals. */
 export function idCodec(scan: ColumnScan, n: number, k: number, declared?: SemanticKind): ColumnCodec {
   const values: string[] = [];

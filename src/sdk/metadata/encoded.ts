@@ -19,6 +19,8 @@ export const DEFAULTS = {
   idDistinctShare: 0.95,
   /** ... and which has at least this many non-blank values (a tiny table proves nothing). */
   idMinRows: 20,
+  /** Most distinct values of an integer column named a code (`Agency code`) read as categories. */
+  codeMaxDistinct: 1000,
   /** This share of distinct values (not all) parsing as datetimes: a DataError, not categorical. */
   datetimeShare: 0.9,
   /** Codes per numerical column (excluding the missing code). */

@@ -44,7 +44,7 @@ import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { counts1, jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "../rules/detect";
 import { asWritten } from "../columns/number-format";
-import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
+import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeCodeName, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
 
 // Re-exported: evaluation, the rules and the reports import the kinds' shared names from here.
 export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };
@@ -189,7 +189,10 @@ function chooseKind(
   if (scan.numeric) {
     // Distinct integers are as often measurements (weights, prices in cents) as keys: the name decides.
     const integer = scan.estimated?.integer ?? texts.every((v) => /^[+-]?\d+$/.test(v) && Number.isSafeInteger(Number(v)));
-    return { kind: integer && idLike && looksLikeIdName(scan.name) ? "id" : "numerical" };
+    if (integer && idLike && looksLikeIdName(scan.name)) return { kind: "id" };
+    // Integers named a code or key that repeat (an agency's code, a state's FIPS id) label rows:
+    // categories, so a name that decides its code keeps it exactly.
+    return { kind: integer && looksLikeCodeName(scan.name) && distinct <= DEFAULTS.codeMaxDistinct ? "categorical" : "numerical" };
   }
   const inferred = inferDatetimeFormat(texts);
   if (inferred && inferred.parsed === texts.length) return { kind: "datetime", datetime: new DatetimeFormat(inferred.format) };
