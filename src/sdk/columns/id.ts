@@ -21,12 +21,17 @@ const ID_WORDS = new Set(["id", "ids", "key", "code", "no", "nr", "num", "number
  * id, key, code, no, nr, num, number, uuid, guid or pk (`order_id`, `CustomerID`), like SDV's test.
  */
 export function looksLikeIdName(name: string): boolean {
-  const words = name
+  return endsIn(name, ID_WORDS);
+}
+
+/** Whether a name's first or last word (split at non-alphanumerics and camelCase humps, lower-cased) is in `words`. */
+function endsIn(name: string, words: ReadonlySet<string>): boolean {
+  const w = name
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .split(/[^A-Za-z0-9]+/)
-    .filter((w) => w !== "")
-    .map((w) => w.toLowerCase());
-  return words.length > 0 && (ID_WORDS.has(words[0]) || ID_WORDS.has(words[words.length - 1]));
+    .filter((x) => x !== "")
+    .map((x) => x.toLowerCase());
+  return w.length > 0 && (words.has(w[0]) || words.has(w[w.length - 1]));
 }
 
 /** Words that name a label rather than a quantity (never `num` or `number`: `education-num` counts). */
@@ -37,12 +42,7 @@ const CODE_WORDS = new Set(["id", "code", "key", "fips"]);
  * key or fips (`Agency code`, `state_fips`, `id`).
  */
 export function looksLikeCodeName(name: string): boolean {
-  const words = name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter((w) => w !== "")
-    .map((w) => w.toLowerCase());
-  return words.length > 0 && (CODE_WORDS.has(words[0]) || CODE_WORDS.has(words[words.length - 1]));
+  return endsIn(name, CODE_WORDS);
 }
 
 /** Identifier code book: one code (plus blank) and the shape, no values, no 2-way marginals. */
