@@ -117,7 +117,7 @@ test("Arrow and Parquet types say more than text: timestamps and dates are datet
   const codes = Array.from({ length: n }, (_, i) => String(10 + (i % 5)));
   const file = join(dir, "typed.arrow");
   const t = new arrow.Table({
-    code: arrow.vectorFromArray(codes, new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32())),
+    grade: arrow.vectorFromArray(codes, new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32())),
     plan: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => `${1000 + (i % 4)}`), new arrow.Utf8()),
     count: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => BigInt(i % 9)), new arrow.Int64()),
     at: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => new Date(Date.UTC(2024, 0, 1 + (i % 28), i % 24, 30, 0, i % 2 ? 250 : 0))), new arrow.TimestampMillisecond("UTC")),
@@ -126,17 +126,18 @@ test("Arrow and Parquet types say more than text: timestamps and dates are datet
   writeFileSync(file, arrow.tableToIPC(t, "file"));
   const m = await extractMetadata(file);
   const kinds = Object.fromEntries(Object.entries(m.column_stats!).map(([k, s]) => [k, s.type]));
-  assert.deepEqual(kinds, { code: "categorical", plan: "categorical", count: "numerical", at: "datetime", on: "datetime" });
+  assert.deepEqual(kinds, { grade: "categorical", plan: "categorical", count: "numerical", at: "datetime", on: "datetime" });
   assert.equal((m.column_stats!.at as { format?: string }).format, "yyyy-MM-dd HH:mm:ss.SSS");
   assert.equal((m.column_stats!.on as { format?: string }).format, "yyyy-MM-dd");
   assert.equal(m.value_mappings!.on[""], m.cardinalities.on - 1, "null dates are the missing code");
-  // The same cells as CSV text: the codes are numbers there, and the plans too.
+  // The same cells as CSV text: the grades are numbers there, and the plans too (a header naming
+  // a code would make them categories: `sdk-kinds`).
   const csv = join(dir, "typed.csv");
   const rows: string[][] = [];
   await readTable(file, () => undefined, (v) => void rows.push(v));
-  writeFileSync(csv, "code,plan,count,at,on\n" + rows.map((r) => r.join(",")).join("\n") + "\n");
+  writeFileSync(csv, "grade,plan,count,at,on\n" + rows.map((r) => r.join(",")).join("\n") + "\n");
   const text = await extractMetadata(csv);
-  assert.equal(text.column_stats!.code.type, "numerical");
+  assert.equal(text.column_stats!.grade.type, "numerical");
   assert.equal(text.column_stats!.plan.type, "numerical");
   assert.deepEqual(text.column_stats!.at, m.column_stats!.at, "the timestamp text reads back the same");
   assert.deepEqual(rows[0], ["10", "1000", "0", "2024-01-01 00:30:00.000", ""]);
