@@ -149,18 +149,8 @@ export function blankCodec(scan: ColumnScan, n: number, k: number, declared: Col
  * of f's sent 2-way marginal with the most mutual information, codes where P(f = i, g = j) > 0.
  */
 function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][]; determined?: boolean } | undefined {
-  for (const rule of meta.rules ?? []) {
-    if (rule.type !== "fixed_combinations" || rule.determinant !== f || rule.columns.length < 2) continue;
-    const at = rule.columns.indexOf(f);
-    const other = at === 0 ? 1 : 0;
-    const g = rule.columns[other];
-    const Kg = meta.cardinalities[g];
-    if (Kg === undefined) continue;
-    const byCode: number[][] = Array.from({ length: Kg }, () => []);
-    for (const t of rule.combinations) if (own.has(t[at]) && t[other] < Kg && !byCode[t[other]].includes(t[at])) byCode[t[other]].push(t[at]);
-    for (const list of byCode) list.sort((x, y) => x - y);
-    return { g, byCode, determined: true };
-  }
+  const decided = decidedColumns(meta, f, own)[0];
+  if (decided) return { ...decided, determined: true };
   let best: { g: string; byCode: number[][]; mi: number } | undefined;
   for (const m of meta.marginals ?? []) {
     const at = m.features.indexOf(f);
@@ -185,19 +175,22 @@ function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g
 }
 
 /**
- * The columns other than `first` that two-column fixed-combinations rules with determinant `f`
- * decide, each with, per code, the released codes of `f` (`own`) that go with it.
+ * The columns fixed-combinations rules with determinant `f` decide, in rule order, one per column
+ * (a rule's first column other than `f`), each with, per its code, the sorted released codes of
+ * `f` (`own`) that go with it.
  */
-function decidedPartners(meta: Metadata, f: string, own: ReadonlySet<number>, first: string): { g: string; byCode: number[][] }[] {
+function decidedColumns(meta: Metadata, f: string, own: ReadonlySet<number>): { g: string; byCode: number[][] }[] {
   const out: { g: string; byCode: number[][] }[] = [];
   for (const rule of meta.rules ?? []) {
-    if (rule.type !== "fixed_combinations" || rule.determinant !== f || rule.columns.length !== 2) continue;
+    if (rule.type !== "fixed_combinations" || rule.determinant !== f || rule.columns.length < 2) continue;
     const at = rule.columns.indexOf(f);
-    const g = rule.columns[1 - at];
+    const other = at === 0 ? 1 : 0;
+    const g = rule.columns[other];
     const Kg = meta.cardinalities[g];
-    if (g === first || Kg === undefined || out.some((d) => d.g === g)) continue;
+    if (Kg === undefined || out.some((d) => d.g === g)) continue;
     const byCode: number[][] = Array.from({ length: Kg }, () => []);
-    for (const t of rule.combinations) if (own.has(t[at]) && t[1 - at] < Kg) byCode[t[1 - at]].push(t[at]);
+    for (const t of rule.combinations) if (own.has(t[at]) && t[other] < Kg && !byCode[t[other]].includes(t[at])) byCode[t[other]].push(t[at]);
+    for (const list of byCode) list.sort((x, y) => x - y);
     out.push({ g, byCode });
   }
   return out;
@@ -262,7 +255,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   const words = semantic && partner?.determined ? partnerCodesOfWords(byCode, partner.byCode) : undefined;
   const standInsFirst = semantic?.stand_ins_first === true;
   // The other columns the determinant decides (place -> tz, place -> net): their words too.
-  const decidedBy = words ? decidedPartners(meta, f, new Set(own), partner!.g) : [];
+  const decidedBy = words ? decidedColumns(meta, f, new Set(own)).slice(1) : [];
   const decidedWords = decidedBy.map((d) => partnerCodesOfWords(byCode, d.byCode));
   const fits = (v: string, partnerCode: number, decided: readonly number[] | undefined): boolean => {
     if (!wordsFit(words!, v, partnerCode)) return false;

@@ -258,7 +258,6 @@ export function buildCodec(
   );
 }
 
-/** Checks `opts.columns` against a header. @throws DataError: unknown column or type. */
 /**
  * Puts back the written values (`$1,234.50`, not `1234.50`) of the columns `opts.columns` declares
  * a kind other than numerical, in each scanned table given (in place): a number format is a
@@ -274,6 +273,7 @@ export function keepDeclaredText(opts: ExtractOptions, ...tables: { columns: rea
   }
 }
 
+/** Checks `opts.columns` against a header. @throws DataError: unknown column or type. */
 export function checkOverrides(columns: readonly string[], opts: ExtractOptions, source: string): void {
   for (const [name, o] of Object.entries(opts.columns ?? {})) {
     if (!columns.includes(name)) {
