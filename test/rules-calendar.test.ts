@@ -67,6 +67,14 @@ describe("calendar rules", () => {
     assert.ok(new Set(synth.rows.map((r) => r.slice(0, 3).join("-"))).size > 400, "the dates still vary");
   });
 
+  test("the year is the column that reads as years, not an earlier integer column (a store number)", async () => {
+    // No leap day and no weekday: any integer column would pass as the year.
+    const t = daysTable();
+    const rows = t.rows.filter((r) => !(r[1] === "2" && r[2] === "29")).map((r, i) => [String(1 + ((i * 37) % 5000)), ...r]);
+    const { metadata } = await analyzeTable({ columns: ["store", ...t.columns], rows }, { rareThreshold: 3 });
+    assert.deepEqual(calendars(metadata).map(ruleId), ["calendar:year,month,day"]);
+  });
+
   test("month names and a date without weekday: no February 30, no April 31", async () => {
     const names = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
     const t = daysTable(undefined, names);

@@ -108,6 +108,9 @@ const INSTANTS: [number, number, number, number, number, number, number][] = [
   [9999, 12, 31, 9, 9, 9, 9],
 ];
 
+/** Whether a format writes a two-digit year (`yy`, not `yyyy`). */
+const twoDigitYear = (format: string): boolean => /(^|[^y])yy([^y]|$)/.test(format);
+
 /** `local` (wall-clock ms) truncated to the format's finest unit. */
 function truncate(localMs: number, g: Granularity): number {
   const unit = GRANULARITY_SECONDS[g] * 1000;
@@ -119,7 +122,7 @@ test("round trip parse -> write for every candidate format (1850, 2150, leap day
   for (const format of formats) {
     const f = new DatetimeFormat(format);
     for (const [y, mo, d, h, mi, s, ms] of INSTANTS) {
-      if (format.startsWith("yy-") && (y < 1960 || y > 2059)) continue; // two-digit years cover 1960..2059
+      if (twoDigitYear(format) && (y < 1930 || y > 2029)) continue; // two-digit years cover 1930..2029
       for (const offset of hasOffsetToken(f) ? [0, 330, -480] : [0, 120]) {
         const local = utc(y, mo, d, h, mi, s, ms) * 1000;
         const expectedLocal = truncate(local, f.finest);
@@ -175,8 +178,9 @@ test("the direct field printer agrees with luxon's toFormat (random instants and
   ];
   for (const format of formats) {
     const f = new DatetimeFormat(format);
+    const [from, to] = twoDigitYear(format) ? [utc(1930, 1, 2), utc(2029, 12, 30)] : [utc(2, 1, 1), utc(9999, 12, 30)];
     for (let i = 0; i < 300; i++) {
-      const ms = Math.round(utc(2, 1, 1) * 1000 + rand() * (utc(9999, 12, 30) - utc(2, 1, 1)) * 1000);
+      const ms = Math.round(from * 1000 + rand() * (to - from) * 1000);
       const offset = hasOffsetToken(f) ? Math.round((rand() - 0.5) * 2 * 18 * 60) : 0;
       const zone = hasOffsetToken(f) ? FixedOffsetZone.instance(offset) : FixedOffsetZone.utcInstance;
       const unit = GRANULARITY_SECONDS[f.finest] * 1000;
@@ -185,6 +189,24 @@ test("the direct field printer agrees with luxon's toFormat (random instants and
       assert.equal(f.write(ms / 1000, offset), expected, `${format} at ${ms} ms, offset ${offset}`);
     }
   }
+});
+
+test("two-digit years are read in 1930..2029, as spreadsheets write them (Walmart's store openings: 7/1/62)", () => {
+  assert.equal(inferDatetimeFormat(["7/1/62", "8/1/64", "12/9/71", "3/17/04", "5/18/05"])?.format, "M/d/yy");
+  const f = new DatetimeFormat("M/d/yy");
+  const year = (t: string): number | undefined => {
+    const p = f.parse(t);
+    return p && new Date(p.seconds * 1000).getUTCFullYear();
+  };
+  assert.equal(year("7/1/62"), 1962);
+  assert.equal(year("3/17/04"), 2004);
+  assert.equal(year("1/1/30"), 1930);
+  assert.equal(year("12/31/29"), 2029);
+  assert.equal(f.write(utc(1962, 7, 1), 0), "7/1/62");
+  assert.equal(f.parse("07/01/62"), undefined, "padding the format does not write");
+  assert.equal(f.parse("2/29/01"), undefined, "2001 is no leap year");
+  assert.throws(() => f.write(utc(2030, 1, 1), 0), /1930\.\.2029/);
+  assert.equal(new DatetimeFormat("dd/MM/yy").write(utc(1999, 12, 31), 0), "31/12/99");
 });
 
 test("strictness: padding, impossible dates, garbage, case, out-of-range years", () => {

@@ -10,7 +10,8 @@
  * - strict: a text parses only if writing the instant gives it back exactly (no `2001-1-1` for
  *   `yyyy-MM-dd`, no `2001-02-30`, no `jan`); years 0001..9999 only.
  * No inference candidate ({@link DATETIME_FORMATS}) is all digits, so an integer column (20010315)
- * is never read as dates; `yyyyMMdd` works when declared. A cheap anchored pre-filter regex and
+ * is never read as dates; `yyyyMMdd` works when declared. A two-digit year (`yy`) is read in the
+ * window {@link TWO_DIGIT_YEAR_FIRST}..+99 (spreadsheets' default: `7/1/62` is 1962, `3/1/04` 2004). A cheap anchored pre-filter regex and
  * direct field printers (equal to luxon's `toFormat`, tested) spare most luxon calls.
  */
 import type { DateTime, DateTimeOptions, TokenParser } from "luxon";
@@ -52,9 +53,14 @@ export const DATETIME_FORMATS: readonly string[] = Object.freeze([
   "M/d/yyyy",
   "M/d/yyyy H:mm",
   "M/d/yyyy H:mm:ss",
+  "MM/dd/yy",
+  "M/d/yy",
+  "M/d/yy H:mm",
   "dd/MM/yyyy",
   "dd/MM/yyyy HH:mm",
   "dd/MM/yyyy HH:mm:ss",
+  "dd/MM/yy",
+  "d/M/yy",
   "dd.MM.yyyy",
   "dd.MM.yyyy HH:mm",
   "dd.MM.yyyy HH:mm:ss",
@@ -68,6 +74,13 @@ export const DATETIME_FORMATS: readonly string[] = Object.freeze([
   "dd-LLL-yyyy",
 ]);
 
+
+/**
+ * First year of the window a two-digit year (`yy`) is read in: 30..99 are 1930..1999, 00..29 are
+ * 2000..2029 (Excel's and Windows' default two-digit year window, where most such files come from;
+ * luxon's own cutoff, 1960..2059, would read birth years `45` as 2045).
+ */
+export const TWO_DIGIT_YEAR_FIRST = 1930;
 
 /** English month names (luxon's `English.monthsShort` / `monthsLong`). */
 const MONTHS_SHORT = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -103,6 +116,7 @@ function formatOffset(offset: number, style: "narrow" | "short" | "techie"): str
 /** Field printers for the common tokens, identical to luxon 3.7's `toFormat` in locale en-US. */
 const FAST_WRITERS: Readonly<Record<string, (f: Fields) => string>> = {
   y: (f) => String(f.year),
+  yy: (f) => pad(f.year % 100, 2),
   yyyy: (f) => pad(f.year, 4),
   M: (f) => String(f.month),
   L: (f) => String(f.month),
@@ -188,6 +202,8 @@ export class DatetimeFormat {
   private readonly parser: TokenParser;
   /** Anchored necessary condition for {@link parse} (cheap rejection before luxon). */
   private readonly prefilter: RegExp;
+  /** With a two-digit year: the pre-filter with the year's two digits captured (indices kept). */
+  private readonly shortYear?: RegExp;
   /** Direct printers, one per piece, when every token has one; else luxon's `toFormat`. */
   private readonly fast: ((f: Fields) => string)[] | undefined;
 
@@ -228,13 +244,21 @@ export class DatetimeFormat {
       : first.has("m") ? "minute"
       : first.has("H") || first.has("h") ? "hour"
       : "day";
-    this.parser = luxon().DateTime.buildFormatParser(format, { locale: LOCALE });
+    const isToken = (p: Piece): boolean => !p.literal && /^[A-Za-z]+$/.test(p.val);
+    const twoDigit = tokens.filter((t) => t === "yy").length === 1;
+    // A two-digit year is parsed as its four-digit year in the window (luxon's cutoff is global).
+    const parseFormat = twoDigit ? pieces.map((p) => (isToken(p) ? p.val === "yy" ? "yyyy" : p.val : `'${p.val.replace(/'/g, "''")}'`)).join("") : format;
+    this.parser = luxon().DateTime.buildFormatParser(parseFormat, { locale: LOCALE });
     const invalid = (this.parser as unknown as { invalidReason?: string | null }).invalidReason;
     if (invalid) throw new RangeError(`datetime format "${format}": luxon cannot parse it (${invalid})`);
-    const isToken = (p: Piece): boolean => !p.literal && /^[A-Za-z]+$/.test(p.val);
-    this.prefilter = new RegExp(
-      "^" + pieces.map((p) => (isToken(p) ? `(?:${TOKEN_PATTERNS[p.val] ?? "[\\s\\S]+?"})` : escapeRegExp(p.val))).join("") + "$",
-    );
+    const pattern = (capture: boolean): string =>
+      "^" +
+      pieces
+        .map((p) => (!isToken(p) ? escapeRegExp(p.val) : capture && p.val === "yy" ? "(\\d{2})" : `(?:${TOKEN_PATTERNS[p.val] ?? "[\\s\\S]+?"})`))
+        .join("") +
+      "$";
+    this.prefilter = new RegExp(pattern(false));
+    if (twoDigit) this.shortYear = new RegExp(pattern(true), "d");
     this.fast = pieces.every((p) => !isToken(p) || FAST_WRITERS[p.val] !== undefined)
       ? pieces.map((p) => (isToken(p) ? FAST_WRITERS[p.val] : () => p.val))
       : undefined;
@@ -247,9 +271,18 @@ export class DatetimeFormat {
    */
   parse(text: string): ParsedDatetime | undefined {
     if (!this.prefilter.test(text)) return undefined;
+    let full = text;
+    if (this.shortYear) {
+      const m = this.shortYear.exec(text) as (RegExpExecArray & { indices?: [number, number][] }) | null;
+      const at = m?.indices?.[1];
+      if (!m || !at) return undefined;
+      const yy = Number(m[1]);
+      const year = TWO_DIGIT_YEAR_FIRST + ((yy - (TWO_DIGIT_YEAR_FIRST % 100) + 100) % 100);
+      full = text.slice(0, at[0]) + String(year) + text.slice(at[1]);
+    }
     let dt: DateTime;
     try {
-      dt = luxon().DateTime.fromFormatParser(text, this.parser, parseOptionsOf());
+      dt = luxon().DateTime.fromFormatParser(full, this.parser, parseOptionsOf());
     } catch {
       return undefined;
     }
@@ -264,7 +297,7 @@ export class DatetimeFormat {
    * Writes `seconds` since the epoch, rounded to the ms and then to the {@link finest} unit in
    * wall-clock time; `offsetMinutes` (east of UTC) is used only with an offset token.
    * @throws RangeError for non-finite seconds, an offset not an integer within ±1080, or a year
-   *   outside 0001..9999.
+   *   outside 0001..9999 (with a two-digit year, outside its window).
    */
   write(seconds: number, offsetMinutes: number): string {
     if (!Number.isFinite(seconds)) throw new RangeError(`datetime "${this.format}": cannot write ${seconds} seconds`);
@@ -276,7 +309,10 @@ export class DatetimeFormat {
     const local = Math.round(seconds * 1000) + offset * 60000;
     const ms = Math.round(local / unit) * unit - offset * 60000;
     const text = this.render(ms, offset);
-    if (text === undefined) throw new RangeError(`datetime "${this.format}": ${seconds} s is outside the years 0001..9999`);
+    if (text === undefined) {
+      const years = this.shortYear ? `${TWO_DIGIT_YEAR_FIRST}..${TWO_DIGIT_YEAR_FIRST + 99} (a two-digit year)` : "0001..9999";
+      throw new RangeError(`datetime "${this.format}": ${seconds} s is outside the years ${years}`);
+    }
     return text;
   }
 
@@ -285,6 +321,7 @@ export class DatetimeFormat {
     const local = new Date(ms + offset * 60000);
     const year = local.getUTCFullYear();
     if (!(year >= 1 && year <= 9999)) return undefined;
+    if (this.shortYear && !(year >= TWO_DIGIT_YEAR_FIRST && year < TWO_DIGIT_YEAR_FIRST + 100)) return undefined;
     if (this.fast === undefined) {
       const { DateTime, FixedOffsetZone } = luxon();
       const zone = this.offsetToken ? FixedOffsetZone.instance(offset) : FixedOffsetZone.utcInstance;

@@ -64,10 +64,18 @@ function monthsOf(c: Col): { month: Float64Array; months?: string[] } | undefine
  *   day predicts >= {@link MIN_EXPECTED_INVALID} rows past their month's end, where the rows hold
  *   at most 1% of that many (a column of numbers 1-31 beside one of 1-12 is not a date by itself).
  * Each day column joins one rule: the first year and month in table order that pass (with a
- * weekday when one agrees). Cost: O(n) per (year, month, day) candidate triple; candidates are few.
+ * weekday when one agrees), years whose header names a year first, then those within 1000-2999. Cost: O(n) per (year, month, day) candidate triple; candidates are few.
  */
 export function detectCalendars(cols: readonly Col[], n: number): CalendarRule[] {
-  const years = cols.map((c) => ({ c, v: integers(c, 1, 9999) })).filter((x) => x.v !== undefined);
+  // Year candidates: a header naming a year first, then values all within 1000-2999, then the rest
+  // (a store number 1-5498 beside month and day columns is not the year).
+  const yearRank = (c: Col, v: Float64Array): number =>
+    /year|jahr|ann[ée]e|a[ñn]o\b|\byr/i.test(c.name) ? 0 : v.every((x) => Number.isNaN(x) || (x >= 1000 && x <= 2999)) ? 1 : 2;
+  const years = cols
+    .map((c) => ({ c, v: integers(c, 1, 9999) }))
+    .filter((x) => x.v !== undefined)
+    .map((x) => ({ ...x, rank: yearRank(x.c, x.v!) }))
+    .sort((a, b) => a.rank - b.rank);
   const months = cols.map((c) => ({ c, m: monthsOf(c) })).filter((x) => x.m !== undefined);
   const days = cols.map((c) => ({ c, v: integers(c, 1, 31) })).filter((x) => x.v !== undefined && x.c.num!.some((v) => v >= 29));
   const out: CalendarRule[] = [];
