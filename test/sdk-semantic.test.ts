@@ -22,6 +22,7 @@ import { recognizeSemantic, detectLocale } from "../src/sdk/semantic/recognize";
 import { buildTextModel } from "../src/sdk/semantic/text";
 import type { SemanticShape } from "../src/sdk/semantic/types";
 import { gazetteerCities } from "./rules-fixtures";
+import { letterCaseOf } from "../src/sdk/semantic";
 
 const DATA = join(__dirname, "..", "..", "test", "data");
 const REAL = "/work/shared/datasets/real";
@@ -238,12 +239,28 @@ test("override: {type: id, semantic} sets the kind; semantic on another kind or 
   assert.equal(semanticOf(b, "order_ref"), undefined);
 });
 
+test("fresh values are written in the real column's letter case (addresses in capitals)", async () => {
+  const upper = await analyzeTable(table("STREETADDR", usAddresses.map((v) => v.toUpperCase())));
+  assert.equal(semanticOf(upper, "STREETADDR")?.letter_case, "upper");
+  const written = sample(upper, "STREETADDR", 200, 3);
+  assert.ok(written.every((v) => v === v.toUpperCase() && /[A-Z]{2}/.test(v)), written.slice(0, 3).join(" | "));
+  assert.deepEqual([letterCaseOf(["seattle, wa", "dallas-fort worth, tx", "A1"]), letterCaseOf(["Seattle", "DALLAS"])], ["lower", undefined]);
+  const mixed = await analyzeTable(table("street_address", usAddresses));
+  assert.equal(semanticOf(mixed, "street_address")?.letter_case, undefined);
+  assert.ok(sample(mixed, "street_address", 200, 3).some((v) => /[a-z]/.test(v)));
+});
+
 test("recognizeSemantic and detectLocale: header plus values, values-only kinds, locale letters", () => {
   const ones = (n: number) => new Array(n).fill(1);
   assert.equal(recognizeSemantic("x", emails, ones(emails.length))?.kind, "email");
   assert.equal(recognizeSemantic("x", uuids, ones(uuids.length))?.kind, "uuid");
   assert.equal(recognizeSemantic("first_name", TITLES, ones(TITLES.length))?.kind, "title", "titles are not first names (but text under a name header)");
   assert.equal(recognizeSemantic("x", FIRST, ones(FIRST.length)), undefined, "names need a header");
+  // Full names read as people's whatever the header (an Olympic winners' `athlete`, a film's `Director`).
+  const people = FIRST.slice(0, 60).map((f, i) => `${f} ${LAST[i % LAST.length]}`);
+  assert.equal(recognizeSemantic("athlete", people, ones(people.length))?.kind, "full_name");
+  assert.equal(recognizeSemantic("player name", people, ones(people.length))?.kind, "full_name", "not a title");
+  assert.equal(recognizeSemantic("athlete", TITLES, ones(TITLES.length)), undefined, "titles are not people");
   assert.equal(detectLocale(deAddresses), "de");
   assert.equal(detectLocale(["Café de Flore", "Crème brûlée", "Hôtel de Ville", "Rue"]), "fr");
   assert.equal(detectLocale(["España", "Señor", "Niño", "Peña"]), "es");

@@ -100,6 +100,11 @@ export interface SemanticShapeStats {
   /** Names, cities, companies: no real value has a capital inside a word (`McDonald`), nor will a fresh one. */
   plain?: boolean;
   /**
+   * Kinds drawn from word lists (names, addresses, cities, companies, emails): the real values are
+   * written in capitals (`2110 WEST WALNUT`) or in lower case, and so are fresh ones.
+   */
+  letter_case?: "upper" | "lower";
+  /**
    * A determinant's pooled cells are written as a released value beside the row's partner value
    * where one goes with it, fresh only where none does (instead of the pooled text `__other__`).
    */

@@ -114,6 +114,7 @@ export function describeId(st: ColumnStats): string {
     ? `${semanticKinds().SEMANTIC_LABELS[s.semantic.kind]} (${s.semantic.locale ?? "en"})` +
       (s.semantic.text ? `, ${s.semantic.text.words.length} ${s.semantic.text.trigrams ? "tokens" : "words"} seen in >= ${s.semantic.text.k} rows` : "") +
       (s.semantic.codes ? `, ${s.semantic.codes.length} forms` : "") +
+      (s.semantic.letter_case ? `, written in ${s.semantic.letter_case === "upper" ? "capitals" : "lower case"}` : "") +
       `; fresh values on decoding`
     : `text identifiers${s.prefix ? ` with prefix ${JSON.stringify(s.prefix)}` : ""}, lengths ${Object.keys(s.lengths).join("/")}; fresh values on decoding`;
 }

@@ -48,6 +48,8 @@ export function semanticShape(name: string, values: readonly string[], counts: r
   const shape: SemanticShape = { kind: found.kind, locale: found.locale };
   if (found.kind !== "uuid") shape.bloom = Bloom.of(values).toStats();
   if (PLAIN_KINDS.includes(found.kind)) shape.plain = !values.some((v) => INNER_CAPITAL.test(v));
+  const letterCase = letterCaseOf(values);
+  if (letterCase) shape.letter_case = letterCase;
   if (found.kind === "title" || found.kind === "text") {
     const text = textModelOf(values, counts, k);
     if (!text) return undefined;
@@ -72,6 +74,27 @@ export function semanticShape(name: string, values: readonly string[], counts: r
     shape.international = plus >= values.length / 2;
   }
   return shape;
+}
+
+/** Share of the values holding letters that must be in one case for fresh values to follow it. */
+const ONE_CASE_SHARE = 0.95;
+
+/**
+ * `upper` when {@link ONE_CASE_SHARE} of the values holding letters have no lower-case letter (and at
+ * least two letters: `A1` is a code), `lower` when as many have no upper-case one; else undefined.
+ */
+export function letterCaseOf(values: readonly string[]): "upper" | "lower" | undefined {
+  let lettered = 0;
+  let upper = 0;
+  let lower = 0;
+  for (const v of values) {
+    if (!/\p{L}.*\p{L}/u.test(v)) continue;
+    lettered++;
+    if (!/\p{Ll}/u.test(v)) upper++;
+    if (!/\p{Lu}/u.test(v)) lower++;
+  }
+  if (lettered === 0) return undefined;
+  return upper >= ONE_CASE_SHARE * lettered ? "upper" : lower >= ONE_CASE_SHARE * lettered ? "lower" : undefined;
 }
 
 /**

@@ -51,6 +51,7 @@ export class SemanticGenerator {
   private readonly issued = new Set<string>();
   private readonly repeats: boolean;
   private readonly uuidPerm?: Perm;
+  private readonly letterCase?: "upper" | "lower";
 
   /**
    * @param shape `id_shape.semantic` (kind, locale, Bloom filter, word model).
@@ -67,6 +68,7 @@ export class SemanticGenerator {
     opts: { invented?: boolean; repeats?: boolean } = {},
   ) {
     this.repeats = opts.repeats === true;
+    this.letterCase = shape.letter_case;
     if (shape.bloom) this.bloom = Bloom.fromStats(shape.bloom);
     const locale: SemanticLocale = shape.locale && shape.locale in CONJ ? shape.locale : "en";
     if (shape.kind === "title" || shape.kind === "text") {
@@ -211,6 +213,12 @@ export class SemanticGenerator {
       if (j < l.cap) break;
       j -= l.cap;
     }
+    const v = this.laneValue(lane, j);
+    return this.letterCase === "upper" ? v.toUpperCase() : this.letterCase === "lower" ? v.toLowerCase() : v;
+  }
+
+  /** Element j of a lane: the first of its tries that is valid and not a real value. */
+  private laneValue(lane: Lane, j: number): string {
     const perm = lane.perm!;
     let first = "";
     for (let t = 0; t < lane.tries; t++) {

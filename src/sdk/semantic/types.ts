@@ -83,6 +83,8 @@ export interface SemanticShape {
   international?: boolean;
   /** Names, cities, companies: no real value has an inner capital (`McDonald`), so none written. */
   plain?: boolean;
+  /** Word-list kinds: the real values are written in capitals or in lower case, and so are fresh ones. */
+  letter_case?: "upper" | "lower";
   /** Real values (case-folded), so fresh values never equal one (up to the filter's false positives). */
   bloom?: BloomStats;
   /** Code only: the released patterns. */
