@@ -275,6 +275,12 @@ test("bad input: one column, duplicate or empty header names", async () => {
   await rejectsData(csv("a,,c\n1,2,3\n"), /header column 2 has an empty name/);
 });
 
+test("an empty first header name (row names of R's write.csv, pandas' to_csv) reads as pandas names it", async () => {
+  const rows = Array.from({ length: 30 }, (_, i) => `"${i + 1}",${i % 3},x${i % 2}`).join("\n");
+  const a = await analyzeTable(csv(`"",a,b\n${rows}\n`));
+  assert.deepEqual(a.metadata.features, ["Unnamed: 0", "a", "b"]);
+});
+
 test("bad input: a ragged row names its line", async () => {
   await rejectsData(csv("a,b,c\n1,2,3\n4,5\n6,7,8\n"), /line 3 has 2 fields but the header has 3/);
   await rejectsData(csv("a,b\n1,2\n3,4,5\n"), /line 3 has 3 fields but the header has 2/);

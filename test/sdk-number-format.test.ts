@@ -158,3 +158,23 @@ test("number format: a formatted column declared categorical keeps its values as
   const decoded = new Decoder(a.metadata).decode({ amount: Int32Array.from(a.codes[0]), x: Int32Array.from(a.codes[1]) }, 3);
   assert.ok(decoded.rows.every((r) => ["$1,200.00", "$35.50", "-$7.25"].includes(r[0])));
 });
+
+test("number format: a missing value written NA (R's write.csv) leaves the column numerical and is written back as NA", async () => {
+  assert.deepEqual(inferNumberFormat(["0.05", "NA", "0.066"])?.stats(), { missing: "NA" });
+  assert.equal(inferNumberFormat(["0.05", "", "NA"]), undefined, "NA beside blanks: the two could not be told apart");
+  assert.equal(inferNumberFormat(["0.05", "NA", "n/a"]), undefined, "one missing text per column");
+  assert.equal(inferNumberFormat(["NA", "N/A"]), undefined, "no number at all");
+  const rows = Array.from({ length: 300 }, (_, i) => [i % 4 === 0 ? "NA" : String(10 + (i % 50)), i % 5 === 0 ? "?" : `s${i % 3}`]);
+  const a = await analyzeTable({ columns: ["ibu", "style"], rows });
+  const st = a.metadata.column_stats!;
+  assert.equal(st.ibu.type, "numerical");
+  assert.equal(st.ibu.missing, 75);
+  assert.deepEqual(st.ibu.number_format, { missing: "NA" });
+  assert.equal(st.style.type, "categorical", "a text column's ? stays a value");
+  const codes: Record<string, Int32Array> = {};
+  a.codecs.forEach((c, f) => (codes[c.name] = Int32Array.from(a.codes[f])));
+  const out = new Decoder(a.metadata).decode(codes, 3);
+  const ibu = out.rows.map((r) => r[0]);
+  assert.equal(ibu.filter((v) => v === "NA").length, 75);
+  assert.ok(ibu.every((v) => v === "NA" || /^\d+$/.test(v)), ibu.slice(0, 5).join(" "));
+});

@@ -178,13 +178,16 @@ export interface NumericalGrain {
  * `column_stats[f].number_format`: how a numerical column writes its numbers (patterns as Unicode
  * TR35 "Number Patterns" `¤#,##0.00`, `#,##0%`): a prefix (a currency sign, `$`, `US$`), a suffix
  * (`%`, `‰`, ` €`), `,` between every three integer digits of values >= 1000, and negatives as
- * `-$5` (default), `$-5` or `($5)`. The number is the value as written (`12.5%` is 12.5).
+ * `-$5` (default), `$-5` or `($5)`, and a missing value's text (`NA`). The number is the value as
+ * written (`12.5%` is 12.5).
  */
 export interface NumberFormatStats {
   prefix?: string & tags.MinLength<1> & tags.MaxLength<8>;
   suffix?: string & tags.MinLength<1> & tags.MaxLength<8>;
   grouping?: ",";
   negative?: "parentheses" | "minus_after_prefix";
+  /** The text the column writes for a missing value instead of a blank (R's `NA`, `N/A`, `null`). */
+  missing?: string & tags.MinLength<1> & tags.MaxLength<8>;
 }
 
 /** `column_stats[f]`: what the SDK measured of column f (its kinds: docs/api.md "Column kinds"). */

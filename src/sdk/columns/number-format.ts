@@ -12,7 +12,9 @@
  * - a suffix: `%`, `‰` or a currency sign, with or without one space before it (`12 €`);
  * - grouping: `,` between every three integer digits (`2,076,894`); a value below 1000 has none,
  *   and a group of another length (`1,23`, `12,34`) is no number, so the column stays categorical;
- * - accounting negatives: `(1,234)` is -1234 (a column of only bracketed values is no number).
+ * - accounting negatives: `(1,234)` is -1234 (a column of only bracketed values is no number);
+ * - a missing value's text ({@link MISSING_TEXTS}: R's `NA`, `N/A`, `null`...) in a column with no
+ *   blank: read as a blank, and blanks are written as it.
  * Every non-blank value of the column must read under the same prefix and suffix, and at least one
  * must need the format (else the column is plain numbers or no numbers). A `.`-grouped column with
  * a decimal comma (`1.234,5`) is not read: `1.234` is ambiguous, left categorical. Surrounding
@@ -21,6 +23,14 @@
  */
 import type { NumberFormatStats } from "../../contract";
 import type { ColumnScan } from "./common";
+
+/**
+ * Texts that stand for a missing number (pandas' default `na_values`, and `-`, `?`, `.`), one per
+ * column: a numerical column of R's `write.csv` writes `NA` where a value is missing.
+ */
+export const MISSING_TEXTS: ReadonlySet<string> = new Set([
+  "NA", "N/A", "n/a", "#N/A", "NaN", "nan", "null", "NULL", "None", "<NA>", "-", "?", ".",
+]);
 
 /** One value: sign, prefix, digits (grouping removed), suffix, bracketed. */
 interface Parts {
@@ -63,8 +73,11 @@ export class NumberFormat {
   readonly grouping: boolean;
   readonly parentheses: boolean;
   readonly minusInside: boolean;
+  /** The text of a missing value (`NA`), or undefined (a blank). */
+  readonly missing?: string;
 
   constructor(stats: NumberFormatStats) {
+    this.missing = stats.missing;
     this.prefix = stats.prefix ?? "";
     this.suffix = stats.suffix ?? "";
     this.grouping = stats.grouping === ",";
@@ -79,6 +92,7 @@ export class NumberFormat {
       ...(this.suffix !== "" ? { suffix: this.suffix } : {}),
       ...(this.grouping ? { grouping: "," as const } : {}),
       ...(this.parentheses ? { negative: "parentheses" as const } : this.minusInside ? { negative: "minus_after_prefix" as const } : {}),
+      ...(this.missing !== undefined ? { missing: this.missing } : {}),
     };
   }
 
@@ -88,6 +102,7 @@ export class NumberFormat {
    * no number in this format.
    */
   plain(text: string): string | undefined {
+    if (this.missing !== undefined && text === this.missing) return "";
     const p = partsOf(text);
     if (p === undefined) return undefined;
     const formatted = p.prefix !== "" || p.suffix !== "" || p.grouped || p.bracketed;
@@ -106,10 +121,11 @@ export class NumberFormat {
 
   /**
    * A plain decimal text (a decoder's, `-1234.5`) written in this format (`-$1,234.5`); blank stays
-   * blank, and text that is no plain decimal (exponent notation) gets prefix and suffix only.
+   * blank (or the missing value's text), and text that is no plain decimal (exponent notation) gets
+   * prefix and suffix only.
    */
   write(plain: string): string {
-    if (plain === "") return plain;
+    if (plain === "") return this.missing ?? plain;
     const negative = plain.startsWith("-");
     let body = negative || plain.startsWith("+") ? plain.slice(1) : plain;
     if (this.grouping && /^\d{4,}(\.\d*)?$/.test(body)) {
@@ -126,7 +142,11 @@ export class NumberFormat {
   /** How people read it (`synthd fit`): `$1,234.50`, `12.5%`, `1,234, negatives (1,234)`. */
   example(decimals: number): string {
     const int = this.grouping ? "1234" : "12";
-    return this.write(`${int}${decimals > 0 ? "." + "5".padEnd(decimals, "0") : ""}`) + (this.parentheses ? `, negatives ${this.write(`-${int}`)}` : "");
+    return (
+      this.write(`${int}${decimals > 0 ? "." + "5".padEnd(decimals, "0") : ""}`) +
+      (this.parentheses ? `, negatives ${this.write(`-${int}`)}` : "") +
+      (this.missing !== undefined ? `, missing as ${this.missing}` : "")
+    );
   }
 }
 
@@ -144,8 +164,19 @@ export function inferNumberFormat(values: readonly string[]): NumberFormat | und
   let minusInside = false;
   let positives = false;
   let any = false;
+  let missing: string | undefined;
+  let blank = false;
   for (const v of values) {
-    if (v === "") continue;
+    if (v === "") {
+      blank = true;
+      continue;
+    }
+    if (MISSING_TEXTS.has(v)) {
+      // One missing text per column, never beside blanks (the two could not be told apart).
+      if (missing !== undefined && missing !== v) return undefined;
+      missing = v;
+      continue;
+    }
     const p = partsOf(v);
     if (p === undefined) return undefined;
     if (prefix === undefined) prefix = p.prefix;
@@ -160,7 +191,8 @@ export function inferNumberFormat(values: readonly string[]): NumberFormat | und
     any = true;
   }
   if (!any || prefix === undefined || suffix === undefined) return undefined;
-  if (prefix === "" && suffix === "" && !grouped && !bracketed) return undefined;
+  if (missing !== undefined && blank) return undefined;
+  if (prefix === "" && suffix === "" && !grouped && !bracketed && missing === undefined) return undefined;
   // Brackets are negatives only beside unbracketed values, and not beside minus signs.
   if (bracketed && (!positives || plainNegatives)) return undefined;
   return new NumberFormat({
@@ -168,6 +200,7 @@ export function inferNumberFormat(values: readonly string[]): NumberFormat | und
     ...(suffix !== "" ? { suffix } : {}),
     ...(grouped ? { grouping: "," as const } : {}),
     ...(bracketed ? { negative: "parentheses" as const } : minusInside ? { negative: "minus_after_prefix" as const } : {}),
+    ...(missing !== undefined ? { missing } : {}),
   });
 }
 
@@ -200,7 +233,9 @@ export function withNumberFormat(scan: ColumnScan, format: NumberFormat): Column
     remap[id] = to;
   });
   const ids = values.length === scan.values.length && remap.every((to, id) => to === id) ? scan.ids : scan.ids.map((id) => remap[id]);
-  return { ...scan, values, counts, firstLines, ids, numeric: true, numberFormat: format, readIds: remap, written };
+  const blank = index.get("");
+  const missing = blank === undefined ? 0 : counts[blank];
+  return { ...scan, values, counts, firstLines, ids, missing, numeric: true, numberFormat: format, readIds: remap, written };
 }
 
 /**

@@ -270,9 +270,19 @@ function fileOf(source: TableSource): string | undefined {
   return "path" in source ? source.path : undefined;
 }
 
-/** Checks a trimmed header: names non-empty and distinct, at least `minColumns`. @throws DataError naming line 1. */
+/**
+ * Name of a first column whose header is empty: the row names R's `write.csv` and pandas' `to_csv`
+ * write (pandas reads such a column back under this name).
+ */
+export const UNNAMED_FIRST_COLUMN = "Unnamed: 0";
+
+/**
+ * Checks a trimmed header: names non-empty and distinct, at least `minColumns`; an empty first
+ * name (row names) becomes {@link UNNAMED_FIRST_COLUMN}. @throws DataError naming line 1.
+ */
 export function checkHeader(header: string[], name: string, minColumns: number, file: string | undefined): string[] {
   const seen = new Map<string, number>();
+  if (header.length > 1 && header[0] === "") header[0] = UNNAMED_FIRST_COLUMN;
   header.forEach((h, i) => {
     if (h === "") throw new DataError(`${name}: header column ${i + 1} has an empty name.`, { file, line: 1 });
     const prev = seen.get(h);

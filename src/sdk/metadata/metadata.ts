@@ -9,7 +9,8 @@
  * domain, privacy) keeps each row's value id: one pass (`./table-scan`), O(n · F · 4 bytes).
  *
  * Rules (values and header names trimmed first; docs/api.md "Column kinds" for the user's view):
- * - Missing: exactly the empty string (`NA`, `?` are ordinary values); it gets the LAST code,
+ * - Missing: the empty string (`NA`, `?` are ordinary values, but for a numerical column's one
+ *   missing text, `number_format.missing`); it gets the LAST code,
  *   `value_mappings[f][""]` ({@link MISSING_KEY}). An all-blank column has one code, the blank.
  * - Kind (`opts.columns` overrides it, checked against the values): `numerical` when every value
  *   is a finite decimal number (`isNumeric`), but integers as distinct as an id
