@@ -288,8 +288,9 @@ function stateNames(): Map<string, string> {
 /**
  * A value of a gazetteer vocabulary for a pooled cell: a gazetteer row drawn uniformly (so places
  * weigh by their ZIP codes), in the state `stateCode` when given and known, whose value is not in
- * `exclude` (the column's released values, in {@link vocabularyKey} form); undefined when 16 draws
- * find none.
+ * `exclude` (the column's released values, in {@link vocabularyKey} form), written in `form`
+ * (`column_stats[f].place_form`, {@link placeInForm}; without it as the gazetteer spells it);
+ * undefined when 16 draws find none.
  */
 export function drawPlace(vocab: PublicVocabulary, stateCode: string | undefined, exclude: ReadonlySet<string>, rng: Rng, form?: PlaceForm): string | undefined {
   const from = (stateCode !== undefined ? placesByState().get(stateCode) : undefined) ?? places();
