@@ -35,7 +35,8 @@ export type PublicVocabulary =
   | "time_zone"
   | "us_city"
   | "us_county"
-  | "us_zip";
+  | "us_zip"
+  | "us_city_state";
 
 /**
  * `column_stats[f].cell_ranges`: per (value of `column`, interval bin of f) cell held by at least the
@@ -291,6 +292,12 @@ export interface ColumnStats {
    */
   vocabulary?: PublicVocabulary;
   /**
+   * Categorical only, a vocabulary of US places (`us_city`, `us_county`, `us_zip`,
+   * `us_city_state`): how the column writes a place, so that a pooled cell drawn from the
+   * gazetteer reads like the column's own values (`SEATTLE, WA`, `seattle, wa`, `Seattle, Washington`).
+   */
+  place_form?: PlaceForm;
+  /**
    * Categorical only, vocabulary `us_zip` beside a US state column: the 3-digit ZIP prefixes seen
    * with each state value in at least the rare threshold's rows (raw tables only), from which a
    * row of a state the postal gazetteer lacks (Puerto Rico) writes its ZIP code.
@@ -354,6 +361,16 @@ export interface ZipPrefix {
   /** The state column's value, as the table writes it. */
   state: string & tags.MinLength<1> & tags.MaxLength<4096>;
   rows: number & tags.Type<"uint32">;
+}
+
+/** The form of a place column's values (`column_stats[f].place_form`). */
+export interface PlaceForm {
+  /** `upper` or `lower` case (>= 90% of the rows with letters), else the gazetteer's spelling. */
+  letter_case: "upper" | "lower" | "as_listed";
+  /** `us_city_state`: the text between the city and the state (`, ` in `Seattle, WA`). */
+  separator?: string & tags.MinLength<1> & tags.MaxLength<8>;
+  /** `us_city_state`: the state as its two-letter postal `code` or its `name`. */
+  state?: "code" | "name";
 }
 
 /** A place of `column_stats[f].state_places` with its state and rows. */

@@ -58,8 +58,8 @@ export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: nu
   const ranked = rankCategories(scan);
   const voc = vocabulary === undefined ? undefined : vocabularies();
   const places = voc?.isGazetteerVocabulary(vocabulary) ?? false;
-  const set = voc && (!places || ranked.length <= voc.MAX_RARE_PLACES) ? voc.vocabularySet(vocabulary!) : undefined;
-  const isPublic = (v: string): boolean => set !== undefined && set.has(voc!.vocabularyKey(v));
+  const listed = voc !== undefined && (!places || ranked.length <= voc.MAX_RARE_PLACES);
+  const isPublic = (v: string): boolean => listed && voc!.isVocabularyValue(vocabulary!, v);
   const own = ranked.filter((id) => (scan.counts[id] >= k || isPublic(scan.values[id])) && scan.values[id] !== OTHER);
   if (own.length === 0 && !places) return undefined;
   const pooled = own.length < ranked.length || own.length > cap;
@@ -84,6 +84,10 @@ export function categoricalCodec(scan: ColumnScan, n: number, cap: number, k: nu
   }
   const stats: ColumnCodec["stats"] = { type: "categorical", count: n - scan.missing, missing: scan.missing, rare_threshold: k };
   if (vocabulary !== undefined) stats.vocabulary = vocabulary;
+  if (places) {
+    const form = voc!.placeFormOf(vocabulary!, ranked.map((id) => scan.values[id]), ranked.map((id) => scan.counts[id]));
+    if (form) stats.place_form = form;
+  }
   if (pooled && vocabulary === undefined) {
     const values: string[] = [];
     const counts: number[] = [];
@@ -246,10 +250,11 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     }
   }
   const semantic = otherCode !== undefined && stats?.type === "categorical" ? stats.semantic : undefined;
+  const placeForm = stats?.type === "categorical" ? stats.place_form : undefined;
   const releasedKeys = placeVocabulary ? new Set(own.map((c) => vocabularies().vocabularyKey(byCode[c]!))) : undefined;
   // A pooled place: a gazetteer place of the row's state that the column does not release.
   const place = (rng: Rng, partnerCode: number | undefined): string | undefined =>
-    vocabularies().drawPlace(placeVocabulary!, state && partnerCode !== undefined ? state.codes[partnerCode] : undefined, releasedKeys!, rng);
+    vocabularies().drawPlace(placeVocabulary!, state && partnerCode !== undefined ? state.codes[partnerCode] : undefined, releasedKeys!, rng, placeForm);
   // Only a determinant written fresh checks its results against the released values.
   const released = semantic && partner?.determined ? new Set(own.map((c) => byCode[c])) : new Set<string | undefined>();
   const words = semantic && partner?.determined ? partnerCodesOfWords(byCode, partner.byCode) : undefined;

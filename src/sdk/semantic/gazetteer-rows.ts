@@ -13,7 +13,7 @@
  * (`column_stats[f].state_places`), and a ZIP code on a 3-digit prefix seen with the state in >= k
  * rows (`column_stats[zip].zip_prefixes`).
  */
-import type { Metadata, StatePlace, ZipPrefix } from "../../contract";
+import type { Metadata, PlaceForm, StatePlace, ZipPrefix } from "../../contract";
 import { MISSING_KEY, OTHER } from "../columns/common";
 import type { ColumnCodec } from "../columns/common";
 import type { Cells } from "../generate/batch";
@@ -215,6 +215,8 @@ interface PlaceColumn {
   byState?: Map<string, Weighted>;
   /** County columns: the table writes `Suffolk County` rather than `Suffolk`. */
   withSuffix: boolean;
+  /** The column's letter case (`column_stats[f].place_form`), for the gazetteer's names. */
+  letterCase?: PlaceForm["letter_case"];
 }
 
 /**
@@ -258,6 +260,7 @@ export class GazetteerRows {
         released: new Set(own.map(vocabularyKey)),
         byState,
         withSuffix: kind === "us_county" && suffixed * 2 > own.length,
+        letterCase: st?.type === "categorical" ? st.place_form?.letter_case : undefined,
       });
     }
     if (this.cols.length < 2) {
@@ -368,7 +371,8 @@ export class GazetteerRows {
       const v = cells.get(r, c.f);
       const names = placeNames(c.kind, p);
       if (names.length === 0 || names.some((n) => placeKey(n) === placeKey(v))) return;
-      write(r, c, c.kind === "us_county" && !c.withSuffix ? names[names.length - 1] : names[0]);
+      const name = c.kind === "us_county" && !c.withSuffix ? names[names.length - 1] : names[0];
+      write(r, c, c.letterCase === "upper" ? name.toUpperCase() : c.letterCase === "lower" ? name.toLowerCase() : name);
     });
   }
 

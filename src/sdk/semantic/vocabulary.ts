@@ -12,7 +12,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { PublicVocabulary } from "../../contract";
+import type { PlaceForm, PublicVocabulary } from "../../contract";
 import type { Rng } from "../generate/sfc32";
 
 export type { PublicVocabulary };
@@ -26,7 +26,7 @@ export const MIN_PUBLIC_SHARE = 0.9;
 export const MIN_PUBLIC_VALUES = 3;
 
 /** Vocabularies of the US postal gazetteer: many values, drawn coherent with the row's state. */
-export const GAZETTEER_VOCABULARIES: readonly PublicVocabulary[] = ["us_city", "us_county", "us_zip"];
+export const GAZETTEER_VOCABULARIES: readonly PublicVocabulary[] = ["us_city", "us_county", "us_zip", "us_city_state"];
 /**
  * A place column (a gazetteer vocabulary) releases its rare values only when it holds at most this
  * many distinct values (a list of places, like 50 state capitals); a larger one writes its pooled
@@ -56,6 +56,7 @@ export const VOCABULARY_LABELS: Record<PublicVocabulary, string> = {
   us_city: "US cities",
   us_county: "US counties",
   us_zip: "US ZIP codes",
+  us_city_state: "US cities with their state",
 };
 
 /**
@@ -167,6 +168,7 @@ function fakerList(v: PublicVocabulary): string[] {
 export function placeNames(vocab: PublicVocabulary, p: Place): string[] {
   if (vocab === "us_city") return [p.city];
   if (vocab === "us_zip") return [p.zip];
+  if (vocab === "us_city_state") return [`${p.city}, ${p.stateCode}`];
   return p.county === "" ? [] : [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")];
 }
 
@@ -212,7 +214,7 @@ export function publicVocabularyOf(name: string, values: readonly string[], coun
   if (rows === 0) return undefined;
   // A value longer than any listed one (a sentence) rules the column out before any list loads.
   if (values.filter((v) => v.length > 64).length > (1 - MIN_PUBLIC_SHARE) * values.length) return undefined;
-  const candidates = [...HEADER_GATED.filter(([, re]) => re.test(header)).map(([v]) => v), ...ALWAYS];
+  const candidates = [...HEADER_GATED.filter(([, re]) => re.test(header)).map(([v]) => v), "us_city_state" as const, ...ALWAYS];
   const keys = values.map(vocabularyKey);
   const holds = (set: ReadonlySet<string>): [number, number] => {
     let hit = 0;
@@ -227,6 +229,10 @@ export function publicVocabularyOf(name: string, values: readonly string[], coun
   };
   for (const vocab of candidates) {
     if (vocab === "us_zip" && !values.some((v) => /^\d{5}$/.test(v.trim()))) continue;
+    if (vocab === "us_city_state") {
+      if (isCityStateColumn(values, counts, rows)) return vocab;
+      continue;
+    }
     // The states' lists need the gazetteer for DC and territories: load it only for a column that
     // faker's lists already half cover.
     if ((vocab === "us_state" || vocab === "us_state_code") && holds(fakerStates(vocab))[0] < 0.5 * rows) continue;
@@ -249,8 +255,13 @@ function fakerStates(v: "us_state" | "us_state_code"): ReadonlySet<string> {
 /** A state's two-letter code from its name or code (any case), or undefined. */
 export function stateCodeOf(value: string): string | undefined {
   const key = vocabularyKey(value);
-  for (const p of placesByState().keys()) if (p.toLowerCase() === key) return p;
-  return stateNames().get(key);
+  return key.length === 2 ? stateCodes().get(key) : stateNames().get(key);
+}
+
+let codesByKey: Map<string, string> | undefined;
+/** The gazetteer's two-letter state codes by lower case. */
+function stateCodes(): Map<string, string> {
+  return (codesByKey ??= new Map([...placesByState().keys()].map((c) => [c.toLowerCase(), c])));
 }
 
 let byState: Map<string, Place[]> | undefined;
@@ -277,13 +288,15 @@ function stateNames(): Map<string, string> {
 /**
  * A value of a gazetteer vocabulary for a pooled cell: a gazetteer row drawn uniformly (so places
  * weigh by their ZIP codes), in the state `stateCode` when given and known, whose value is not in
- * `exclude` (the column's released values, in {@link vocabularyKey} form); undefined when 16 draws
- * find none.
+ * `exclude` (the column's released values, in {@link vocabularyKey} form), written in `form`
+ * (`column_stats[f].place_form`, {@link placeInForm}; without it as the gazetteer spells it);
+ * undefined when 16 draws find none.
  */
-export function drawPlace(vocab: PublicVocabulary, stateCode: string | undefined, exclude: ReadonlySet<string>, rng: Rng): string | undefined {
+export function drawPlace(vocab: PublicVocabulary, stateCode: string | undefined, exclude: ReadonlySet<string>, rng: Rng, form?: PlaceForm): string | undefined {
   const from = (stateCode !== undefined ? placesByState().get(stateCode) : undefined) ?? places();
   for (let t = 0; t < 16; t++) {
-    const v = placeNames(vocab, from[rng.int(from.length)])[0];
+    const p = from[rng.int(from.length)];
+    const v = form ? placeInForm(vocab, p, form) : placeNames(vocab, p)[0];
     if (v !== undefined && v !== "" && !exclude.has(vocabularyKey(v))) return v;
   }
   return undefined;
@@ -295,6 +308,10 @@ const placeStates = new Map<PublicVocabulary, Map<string, Set<string>>>();
  * many states: Springfield), by {@link vocabularyKey}; undefined when the gazetteer has no such place.
  */
 export function statesOfPlace(vocab: PublicVocabulary, value: string): ReadonlySet<string> | undefined {
+  if (vocab === "us_city_state") {
+    const pair = cityStateOf(value);
+    return pair && new Set(pair.states);
+  }
   let m = placeStates.get(vocab);
   if (!m) {
     m = new Map();
@@ -309,4 +326,133 @@ export function statesOfPlace(vocab: PublicVocabulary, value: string): ReadonlyS
     placeStates.set(vocab, m);
   }
   return m.get(vocabularyKey(value));
+}
+
+/**
+ * Whether a value is one of a vocabulary's: its comparison form is listed, or, for
+ * `us_city_state`, {@link cityStateOf} finds its pair in the gazetteer.
+ */
+export function isVocabularyValue(vocab: PublicVocabulary, value: string): boolean {
+  return vocab === "us_city_state" ? cityStateOf(value) !== undefined : vocabularySet(vocab).has(vocabularyKey(value));
+}
+
+let citiesByState: Map<string, Set<string>> | undefined;
+/** Per two-letter state code, its gazetteer cities by {@link cityKey}. */
+function stateCities(): Map<string, Set<string>> {
+  if (citiesByState) return citiesByState;
+  citiesByState = new Map();
+  for (const p of places()) (citiesByState.get(p.stateCode) ?? citiesByState.set(p.stateCode, new Set()).get(p.stateCode)!).add(cityKey(p.city));
+  return citiesByState;
+}
+
+/** A city name's comparison form: lower case, `saint`/`fort`/`mount` shortened, letters and digits only. */
+function cityKey(v: string): string {
+  return v
+    .toLowerCase()
+    .replace(/\bsaint\b/g, "st")
+    .replace(/\bfort\b/g, "ft")
+    .replace(/\bmount\b/g, "mt")
+    .replace(/[^\p{L}\p{N}]/gu, "");
+}
+
+/** The text between a `City, ST` value's city and state: its last comma and the spaces after it. */
+const CITY_STATE_SEPARATOR = /,\s*(?=[^,]*$)/;
+
+/**
+ * The US (city, state) pair a value names: `City, ST` or `City, State` (any case), or a
+ * metropolitan area title of the Census Bureau (CBSA: `Dallas-Fort Worth-Arlington, TX`,
+ * `Kansas City, MO-KS`), whose first city and first state are tested.
+ * @returns the city as written and the value's states (two-letter codes), or undefined when
+ *   the value has no such form or the gazetteer has no such city in its (first) state.
+ */
+export function cityStateOf(value: string): { city: string; states: string[] } | undefined {
+  const at = value.search(CITY_STATE_SEPARATOR);
+  if (at <= 0) return undefined;
+  const statePart = value.slice(value.indexOf(",", at) + 1).trim();
+  if (statePart === "" || statePart.length > 40) return undefined;
+  const states: string[] = [];
+  for (const s of statePart.split("-")) {
+    const code = stateCodeOf(s);
+    if (code !== undefined) states.push(code);
+    else if (states.length === 0) return undefined;
+  }
+  const cities = stateCities().get(states[0]);
+  if (!cities) return undefined;
+  const city = value.slice(0, at).trim();
+  if (cities.has(cityKey(city))) return { city, states };
+  // A metropolitan area title: its principal cities joined by hyphens, the first one tested.
+  const first = city.split(/-+/)[0].trim();
+  return first !== city && cities.has(cityKey(first)) ? { city: first, states } : undefined;
+}
+
+/**
+ * Whether a column holds US (city, state) pairs ({@link cityStateOf}) in >= {@link MIN_PUBLIC_SHARE}
+ * of its non-blank rows (`rows`) and >= {@link MIN_PUBLIC_VALUES} distinct values. Values without
+ * a comma rule it out before the gazetteer loads.
+ */
+function isCityStateColumn(values: readonly string[], counts: readonly number[], rows: number): boolean {
+  let withComma = 0;
+  values.forEach((v, i) => {
+    if (v.includes(",")) withComma += counts[i];
+  });
+  if (withComma < MIN_PUBLIC_SHARE * rows) return false;
+  // faker's state lists first (no DC, no territories): half the rows must end in a state.
+  const [codes, names] = [fakerStates("us_state_code"), fakerStates("us_state")];
+  let stated = 0;
+  values.forEach((v, i) => {
+    const s = vocabularyKey(v.slice(v.lastIndexOf(",") + 1).split("-")[0]);
+    if (codes.has(s) || names.has(s)) stated += counts[i];
+  });
+  if (stated < 0.5 * rows) return false;
+  let hit = 0;
+  let missed = 0;
+  let distinct = 0;
+  for (let i = 0; i < values.length && missed <= (1 - MIN_PUBLIC_SHARE) * rows; i++) {
+    if (values[i].trim() === "") continue;
+    if (cityStateOf(values[i]) !== undefined) {
+      hit += counts[i];
+      distinct++;
+    } else missed += counts[i];
+  }
+  return distinct >= MIN_PUBLIC_VALUES && hit >= MIN_PUBLIC_SHARE * rows;
+}
+
+/**
+ * How a place column writes its values ({@link PlaceForm}): its letter case (upper or lower in
+ * >= {@link MIN_PUBLIC_SHARE} of the rows with letters, else the gazetteer's); for `us_city_state`
+ * also the separator and the state's form most of its pairs' rows use.
+ * @returns undefined when the column writes places as the gazetteer does (`Seattle`, `Seattle, WA`).
+ */
+export function placeFormOf(vocab: PublicVocabulary, values: readonly string[], counts: readonly number[]): PlaceForm | undefined {
+  let lettered = 0;
+  let upper = 0;
+  let lower = 0;
+  const separators = new Map<string, number>();
+  let codes = 0;
+  let names = 0;
+  values.forEach((v, i) => {
+    if (!/\p{L}/u.test(v)) return;
+    const n = counts[i];
+    lettered += n;
+    if (v === v.toUpperCase()) upper += n;
+    else if (v === v.toLowerCase()) lower += n;
+    if (vocab !== "us_city_state") return;
+    const m = CITY_STATE_SEPARATOR.exec(v);
+    if (!m || !cityStateOf(v)) return;
+    separators.set(m[0], (separators.get(m[0]) ?? 0) + n);
+    const state = v.slice(m.index + m[0].length).split("-")[0].trim();
+    if (state.length === 2) codes += n;
+    else names += n;
+  });
+  const letterCase = upper >= MIN_PUBLIC_SHARE * lettered && lettered > 0 ? "upper" : lower >= MIN_PUBLIC_SHARE * lettered && lettered > 0 ? "lower" : "as_listed";
+  if (vocab !== "us_city_state") return letterCase === "as_listed" ? undefined : { letter_case: letterCase };
+  const separator = [...separators].sort((a, b) => b[1] - a[1])[0]?.[0] ?? ", ";
+  const form: PlaceForm = { letter_case: letterCase, separator, state: names > codes ? "name" : "code" };
+  return letterCase === "as_listed" && separator === ", " && form.state === "code" ? undefined : form;
+}
+
+/** A gazetteer row's name in a place vocabulary written in a column's form. */
+export function placeInForm(vocab: PublicVocabulary, p: Place, form: PlaceForm): string {
+  const v = vocab === "us_city_state" ? `${p.city}${form.separator ?? ", "}${form.state === "name" ? p.state : p.stateCode}` : placeNames(vocab, p)[0] ?? "";
+  return form.letter_case === "upper" ? v.toUpperCase() : form.letter_case === "lower" ? v.toLowerCase() : v;
 }
