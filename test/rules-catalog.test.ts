@@ -93,6 +93,19 @@ describe("a catalog inside a flat table (ratings joined with their movies)", () 
     assert.equal(realism?.synthetic, 1, "the bench's own check agrees");
   });
 
+  test("rows whose key is blank stay blank (no entry of theirs), at the real rows' share", async () => {
+    const t = ratings();
+    t.rows.forEach((r, i) => {
+      if (i % 10 === 3) r[1] = "";
+    });
+    const { metadata } = await analyzeTable(t, { rareThreshold: K });
+    const rule = catalogOf(metadata);
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 3000, 1), 2);
+    const blank = cells(synth, ["movieId"]).filter(([id]) => id === "").length / synth.rows.length;
+    assert.ok(blank > 0.06 && blank < 0.14, `blank keys ${blank} (real 0.10)`);
+    assert.deepEqual(ruleShares([rule], metadata, synth).map((s) => s.share), [1]);
+  });
+
   test("the enforcer keeps a fixed cell: the entry is chosen to agree with it, and a row it cannot fit is reported", () => {
     const meta: Metadata = {
       features: ["movieId", "title", "year"],

@@ -178,3 +178,19 @@ test("number format: a missing value written NA (R's write.csv) leaves the colum
   assert.equal(ibu.filter((v) => v === "NA").length, 75);
   assert.ok(ibu.every((v) => v === "NA" || /^\d+$/.test(v)), ibu.slice(0, 5).join(" "));
 });
+
+test("missing text: a date column writing NA for a missing date (R's write.csv) is a datetime column, NA written back, null in Arrow", async () => {
+  const rows = Array.from({ length: 300 }, (_, i) => [i % 10 === 0 ? "NA" : `2020-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + ((i * 7) % 28)).padStart(2, "0")}`, String((i * 13) % 7)]);
+  const a = await analyzeTable({ columns: ["opened", "x"], rows });
+  const st = a.metadata.column_stats!.opened;
+  assert.deepEqual([st.type, st.missing, st.missing_text], ["datetime", 30, "NA"]);
+  const codes: Record<string, Int32Array> = {};
+  a.codecs.forEach((c, f) => (codes[c.name] = Int32Array.from(a.codes[f])));
+  const out = new Decoder(a.metadata).decode(codes, 3);
+  assert.equal(out.rows.filter((r) => r[0] === "NA").length, 30);
+  assert.ok(out.rows.every((r) => r[0] === "NA" || /^2020-\d\d-\d\d$/.test(r[0])));
+  assert.equal(new BatchConverter(a.metadata).value(0, "NA"), null);
+  const mixed = rows.map((r, i) => [i === 5 ? "" : r[0], r[1]]);
+  const b = await analyzeTable({ columns: ["opened", "x"], rows: mixed }).catch((e: Error) => e);
+  assert.ok(b instanceof Error && /"NA" is not a datetime/.test(b.message), "NA beside a blank stays a value (and so is refused as no date)");
+});

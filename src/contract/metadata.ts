@@ -263,6 +263,8 @@ export interface ColumnStats {
   number_format?: NumberFormatStats;
   /** Datetime only: the column's format in luxon tokens, e.g. `yyyy/MM/dd HH:mm`. */
   format?: string & tags.MinLength<1> & tags.MaxLength<256>;
+  /** Datetime only: the text the column writes for a missing value instead of a blank (R's `NA`). */
+  missing_text?: string & tags.MinLength<1> & tags.MaxLength<8>;
   /** Datetime only: the unit every value is a whole multiple of (in its own UTC offset). */
   granularity?: DatetimeGranularity;
   /**

@@ -69,6 +69,8 @@ export interface ColumnScan {
   readIds?: Int32Array;
   /** With `numberFormat`: per value id, the text it was first written as (`$1,234.50`). */
   written?: string[];
+  /** The text the column wrote for a missing value (`NA`), read as a blank (`withMissingText`). */
+  missingText?: string;
   /**
    * Set when the column had more distinct values than extraction keeps (docs/extract.md):
    * `values`, `counts` and `missing` are then a sample's of `rows` rows; `distinct` estimates the

@@ -52,6 +52,7 @@ export function datetimeCodec(scan: ColumnScan, n: number, binCap: number, fmt: 
     granularity,
     ...(fmt.hasOffset ? { offset } : {}),
     ...(weekdays ? { weekdays } : {}),
+    ...(scan.missingText !== undefined ? { missing_text: scan.missingText } : {}),
   });
   const grain = clockGrainOf(num, scan.counts, codec.stats);
   if (grain) codec.stats.grain = grain;

@@ -126,9 +126,11 @@ export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
  * A column's output type: numerical Int64/Float64, datetime with a format Date32/Timestamp (format
  * compiled), else Utf8. @throws RangeError when a datetime `format` cannot be compiled.
  */
-export function arrowTypeOf(stats: ColumnStats | undefined): { type: ColumnType; datetime?: DatetimeFormat; number?: NumberFormat } {
+export function arrowTypeOf(stats: ColumnStats | undefined): { type: ColumnType; datetime?: DatetimeFormat; number?: NumberFormat; missingText?: string } {
   if (stats?.type === "numerical") return { type: numericalColumnType(stats), ...(stats.number_format ? { number: new NumberFormat(stats.number_format) } : {}) };
-  if (stats?.type === "datetime" && stats.format) return datetimeColumnType(stats.format);
+  if (stats?.type === "datetime" && stats.format) {
+    return { ...datetimeColumnType(stats.format), ...(stats.missing_text !== undefined ? { missingText: stats.missing_text } : {}) };
+  }
   return { type: "string" };
 }
 

@@ -114,7 +114,7 @@ export class NumberFormat {
   /** Trimmed text -> its number, or undefined ({@link plain}). */
   parse(text: string): number | undefined {
     const t = this.plain(text);
-    if (t === undefined) return undefined;
+    if (t === undefined || t === "") return undefined;
     const x = Number(t);
     return Number.isFinite(x) ? x : undefined;
   }
@@ -236,6 +236,31 @@ export function withNumberFormat(scan: ColumnScan, format: NumberFormat): Column
   const blank = index.get("");
   const missing = blank === undefined ? 0 : counts[blank];
   return { ...scan, values, counts, firstLines, ids, missing, numeric: true, numberFormat: format, readIds: remap, written };
+}
+
+/**
+ * `scan` with its missing text (`NA`, one of {@link MISSING_TEXTS}; the column has no blank) read
+ * as a blank and kept as `missingText`: a datetime column of R's `write.csv`. `scan` itself when no
+ * value is `text`.
+ */
+export function withMissingText(scan: ColumnScan, text: string): ColumnScan {
+  const at = scan.values.indexOf(text);
+  if (at < 0 || scan.values.includes("")) return scan;
+  const values = scan.values.slice();
+  values[at] = "";
+  return { ...scan, values, missing: scan.missing + scan.counts[at], missingText: text };
+}
+
+/**
+ * The missing text of a column whose values would be datetimes but for it: exactly one value of
+ * {@link MISSING_TEXTS}, no blank (the two could not be told apart), and `parsesAll` true for the
+ * other values. Never throws.
+ */
+export function missingTextOf(values: readonly string[], parsesAll: (rest: string[]) => boolean): string | undefined {
+  const markers = values.filter((v) => MISSING_TEXTS.has(v));
+  if (markers.length !== 1 || values.includes("")) return undefined;
+  const rest = values.filter((v) => v !== "" && v !== markers[0]);
+  return rest.length > 0 && parsesAll(rest) ? markers[0] : undefined;
 }
 
 /**

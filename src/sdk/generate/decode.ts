@@ -99,11 +99,17 @@ export class Decoder {
   private readonly cumulative: (Float64Array | undefined)[] = [];
   /** Per feature, its number format (numerical columns with `number_format`). */
   private readonly numberFormats: (NumberFormat | undefined)[];
+  /** Per feature, the text a datetime column writes for a missing value (`missing_text`). */
+  private readonly missingTexts: (string | undefined)[];
   constructor(readonly metadata: Metadata) {
     this.features = metadata.features.map((f) => decoderFor(metadata, f));
     this.numberFormats = metadata.features.map((f) => {
       const st = metadata.column_stats?.[f];
       return st?.type === "numerical" && st.number_format ? new NumberFormat(st.number_format) : undefined;
+    });
+    this.missingTexts = metadata.features.map((f) => {
+      const st = metadata.column_stats?.[f];
+      return st?.type === "datetime" ? st.missing_text : undefined;
     });
     this.rules = new RuleEnforcer(metadata);
     this.points = coordinateWriter(metadata);
@@ -249,16 +255,19 @@ export class Decoder {
   }
 
   /**
-   * Writes the numerical columns that have a `number_format` in it (`1234.5` -> `$1,234.5`), in
-   * place: last, after the rules, which read plain numbers. {@link decodeBatch} does it unless
-   * `rules: false`; a caller that enforces the rules itself calls it after them.
+   * Writes the numerical columns that have a `number_format` in it (`1234.5` -> `$1,234.5`), and
+   * the blanks of datetime columns with a `missing_text` as it, in place: last, after the rules,
+   * which read plain numbers and blanks. {@link decodeBatch} does it unless `rules: false`; a
+   * caller that enforces the rules itself calls it after them.
    */
   writeNumberFormats(batch: DecodedBatch): void {
     this.numberFormats.forEach((format, f) => format && batch.rewriteColumn(f, (t) => format.write(t)));
+    this.missingTexts.forEach((text, f) => text !== undefined && batch.rewriteColumn(f, (t) => (t === "" ? text : t)));
   }
 
   /** Text of feature f as the rules read it: a number format's value as its plain number. */
   plainText(f: number, text: string): string {
+    if (text !== "" && text === this.missingTexts[f]) return "";
     const format = this.numberFormats[f];
     return format === undefined || text === "" ? text : (format.plain(text.trim()) ?? text);
   }

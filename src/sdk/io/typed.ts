@@ -27,6 +27,8 @@ export interface TypedColumn {
   datetime?: DatetimeFormat;
   /** Numerical columns with a number format (`column_stats[f].number_format`): its text is read in it. */
   number?: NumberFormat;
+  /** Datetime columns: the text of a missing value (`column_stats[f].missing_text`), stored as null. */
+  missingText?: string;
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -94,9 +96,10 @@ export class BatchConverter {
     const c = this.columns[col];
     if (c.type === "string") return text === "" ? null : text;
     let t = text.trim();
-    if (t === "") return null;
+    if (t === "" || t === c.missingText) return null;
     // Numbers written in the column's format (`$1,234.50`) are stored as the numbers they are.
     if (c.number !== undefined) t = c.number.plain(t) ?? t;
+    if (t === "") return null;
     switch (c.type) {
       case "int64":
         return int64Of(t);

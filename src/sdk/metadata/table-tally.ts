@@ -19,7 +19,8 @@ import { checkHeader, describeSource, detectDelimiter, fileOfDescription, readTa
 import { ColumnTable } from "../io/column-table";
 import { inputFormatOfPath, type ReadProgress, type SourceType } from "../io/inputs";
 import { isNumeric, type ColumnScan } from "../columns";
-import { inferNumberFormat, withNumberFormat } from "../columns/number-format";
+import { inferNumberFormat, missingTextOf, withMissingText, withNumberFormat } from "../columns/number-format";
+import { inferDatetimeFormat } from "./datetime";
 import type { ScannedTable } from "./encoded";
 import { DataError } from "../errors";
 import { isJoined, joinedColumns, joinFields } from "../io/record-join";
@@ -602,6 +603,16 @@ function finish(
     if (format === undefined) return;
     sampleScans[c] = withNumberFormat(sampleScans[c], format);
     if (full[c]) full[c] = withNumberFormat(full[c]!, format);
+  });
+  // Datetimes with a missing text (`NA`): the text is read as a blank in both scans.
+  dicts.forEach((_, c) => {
+    if (types?.[c] !== undefined || formats[c] !== undefined) return;
+    const s = full[c] ?? sampleScans[c];
+    if (s.numeric) return;
+    const text = missingTextOf(s.values, (rest) => inferDatetimeFormat(rest)?.parsed === rest.length);
+    if (text === undefined) return;
+    sampleScans[c] = withMissingText(sampleScans[c], text);
+    if (full[c]) full[c] = withMissingText(full[c]!, text);
   });
   const scans = dicts.map((_, c): ColumnScan => {
     const o = overflow[c];

@@ -7,7 +7,7 @@
  * bin) are drawn from by their shortfall against their quota (`../../rule-scores`: an entry's real
  * share of the batch's rows with a key, less the rows already on it), so the keys keep their
  * real shares. So no row writes an invented key beside real attributes, or a
- * real key beside attributes of another entry.
+ * real key beside attributes of another entry. A row with a blank key is left as it is.
  */
 import type { ColumnStats, Metadata } from "../../contract";
 import { binOf, pointValues } from "../columns/bins";
@@ -98,18 +98,19 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
   return {
     apply(rows, rng, fixed, _draw, out) {
       const n = rows.length;
-      // Per row: its entry, -1 still to choose, -2 left as given (a blank fixed key).
+      // Per row: its entry, -1 still to choose, -2 left as given (a blank key: the real rows
+      // without a key are no entry's, and keep their blank share).
       const picks = new Int32Array(n);
       const held = new Float64Array(valid.length);
       let keyed = 0;
       for (let r = 0; r < n; r++) {
         readRow(rows, r, fixed);
-        if (rowText[0] === "" && fixedAt[0] === 1) {
+        if (rowText[0] === "") {
           picks[r] = -2;
           continue;
         }
         keyed++;
-        const i = rowText[0] === "" ? undefined : entryOf(rowText[0]);
+        const i = entryOf(rowText[0]);
         picks[r] = i !== undefined && (!anyFixed || keeps(i)) ? i : -1;
         if (picks[r] >= 0) held[picks[r]]++;
       }
