@@ -13,7 +13,8 @@
  * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
  *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
- * 4. sums and linear identities, sums sharing columns written together per row: `./sums`.
+ * 4. sums and linear identities, sums sharing columns written together per row: `./sums`; then
+ *    ratios and products, each total written from its parts (`./ratio`, in `./sums`' step).
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
  *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times. A
  *    column of a sum is held fixed (`durable_goods > construction` beside `manufacturing =
@@ -60,15 +61,21 @@ export class RuleEnforcer {
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
-    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "inequality", "difference"];
+    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "ratio", "inequality", "difference"];
     const rest = rules.filter((r) => r.type !== "structural_zeros");
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
-    const sums = sumSystems(metadata, rest.filter((r) => r.type === "sum"), (names) => ruleColumns(metadata, names));
-    // The sums take the place of the first one, as one rule.
-    const firstSum = rest.findIndex((r) => r.type === "sum");
-    const sumFeatures = new Set(rest.flatMap((r) => (r.type === "sum" ? (ruleColumns(metadata, [r.total, ...r.parts]) ?? []) : [])));
+    const identities = rest.filter((r) => r.type === "sum" || r.type === "ratio");
+    const sums = sumSystems(
+      metadata,
+      rest.filter((r) => r.type === "sum"),
+      (names) => ruleColumns(metadata, names),
+      rest.filter((r) => r.type === "ratio"),
+    );
+    // The sums and ratios take the place of the first one, as one rule.
+    const firstSum = rest.findIndex((r) => r.type === "sum" || r.type === "ratio");
+    const sumFeatures = new Set(identities.flatMap((r) => ruleColumns(metadata, [r.total, ...r.parts]) ?? []));
     const entries = rest.flatMap((r, i): { type: Rule["type"]; rule: CompiledRule }[] => {
-      if (r.type === "sum") return i === firstSum && sums ? [{ type: "sum", rule: sums }] : [];
+      if (r.type === "sum" || r.type === "ratio") return i === firstSum && sums ? [{ type: "sum", rule: sums }] : [];
       const rule = compile(metadata, r, sumFeatures, sums);
       return rule ? [{ type: r.type, rule }] : [];
     });
@@ -144,6 +151,7 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
       return c && catalog(meta, c, rule.entries, rule.counts);
     }
     case "sum":
+    case "ratio":
     case "structural_zeros":
       return undefined;
     case "public_attribute": {

@@ -18,6 +18,7 @@ import { detectCombinations } from "./combinations";
 import { detectCatalogs, heldByCatalog } from "./catalog";
 import { detectInequalities } from "./inequality";
 import { detectSums } from "./sum";
+import { detectRatios } from "./ratio";
 import { detectNotEqual } from "./not-equal";
 import { detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
@@ -122,6 +123,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const catalogs = detectCatalogs(cols, n, k);
     const combinations = detectCombinations(cols, enc, n, k, zeros).filter((r) => !heldByCatalog(r, catalogs));
     const sums = detectSums(cols, n).filter((r) => r.parts.length > 1 || !heldByCodeBook([r.total, ...r.parts], [...catalogs, ...combinations]));
+    const ratios = detectRatios(cols, n, [...sums, ...catalogs, ...combinations], opts.seed ?? 23);
     const calendars = detectCalendars(cols, n);
     const inequalities = detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low)));
     detected = [
@@ -133,7 +135,8 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...calendars,
       ...inequalities,
       ...sums,
-      ...detectDifferences(cols, n, [...sums, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
+      ...ratios,
+      ...detectDifferences(cols, n, [...sums, ...ratios, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
       ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
