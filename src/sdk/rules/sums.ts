@@ -179,7 +179,13 @@ export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (nam
         if (rows.get(r, f) !== before[i]) out.changed++;
       });
     }
-    for (const step of after) keepRatio(rows, r, rng, given, draw, out, step, held);
+    for (const step of after) {
+      // Parts a sum writes are redrawn through their system: its leaves drawn, the system written again.
+      const touching = compiled.filter((sys) => step.parts.some((f) => sys.features.includes(f)));
+      const leaves = [...new Set(touching.flatMap((sys) => sys.leaves))].filter((f) => !user(r, f));
+      const rewrite = (): boolean => touching.every((sys) => writeSystem(rows, r, sys.steps, user).inRange && sys.steps.every((st) => st.parts.every((f) => rows.get(r, f) !== "")));
+      keepRatio(rows, r, rng, given, draw, out, step, held, leaves, [...new Set(touching.flatMap((sys) => sys.features))], rewrite);
+    }
   };
   return {
     keepRow,
@@ -238,11 +244,25 @@ function cellValue(text: string): number {
 /**
  * Keeps one ratio in row r: a total off `factor · a^±1 · b^±1` is written from its parts, rounded
  * to its decimals. When that falls outside the total's real [min, max], the parts that no sum or
- * other ratio holds (and the user did not fix) are redrawn from their marginals, one at a time and
- * then together, up to {@link MAX_REDRAWS} times; when every draw fails the first value is
+ * other ratio holds (and the user did not fix), and the leaves of the sum systems that write its
+ * other parts (`sumLeaves`, their systems then written again by `rewriteSums`, which says whether
+ * they stay in range), are redrawn from their marginals, one at a time and then together, up to
+ * {@link MAX_REDRAWS} times; when every draw fails the row is restored and the first value
  * written (the identity holds, out of range). A fixed total that breaks it counts as unrepaired.
  */
-function keepRatio(rows: Cells, r: number, rng: Rng, user: Fixed, draw: DrawValue, out: EnforceResult, s: RatioStep, held: ReadonlySet<number>): void {
+function keepRatio(
+  rows: Cells,
+  r: number,
+  rng: Rng,
+  user: Fixed,
+  draw: DrawValue,
+  out: EnforceResult,
+  s: RatioStep,
+  held: ReadonlySet<number>,
+  sumLeaves: readonly number[] = [],
+  sumCells: readonly number[] = [],
+  rewriteSums: () => boolean = () => true,
+): void {
   const read = (): number[] => s.parts.map((f) => cellValue(rows.get(r, f)));
   const xs = read();
   const verdict = ratioKept(cellValue(rows.get(r, s.total)), xs, s, s.totalDecimals, s.partDecimals);
@@ -253,21 +273,22 @@ function keepRatio(rows: Cells, r: number, rng: Rng, user: Fixed, draw: DrawValu
     out.unrepaired++;
     return;
   }
-  const free = s.parts.filter((f) => !held.has(f) && !user(r, f));
+  const free = [...s.parts.filter((f) => !held.has(f) && !user(r, f)), ...sumLeaves];
   if (!s.fits(v) && free.length > 0) {
-    const before = free.map((f) => rows.get(r, f));
+    const cells = [...new Set([...free, ...sumCells])];
+    const before = cells.map((f) => rows.get(r, f));
     for (let t = 0; t < MAX_REDRAWS; t++) {
       for (const f of t < free.length ? [free[t]] : free) rows.set(r, f, draw(f, rng));
-      const w = ratioValue(s.factor, read(), s.powers);
+      const w = rewriteSums() ? ratioValue(s.factor, read(), s.powers) : undefined;
       if (w !== undefined && !Number.isNaN(w) && s.fits(w)) {
-        free.forEach((f, i) => {
+        cells.forEach((f, i) => {
           if (rows.get(r, f) !== before[i]) out.changed++;
         });
         rows.set(r, s.total, s.write(w));
         out.changed++;
         return;
       }
-      free.forEach((f, i) => rows.set(r, f, before[i]));
+      cells.forEach((f, i) => rows.set(r, f, before[i]));
     }
   }
   rows.set(r, s.total, s.write(v));

@@ -11,7 +11,7 @@ import { modeOf } from "./sum";
 import type { Col } from "./view";
 
 /** Rows of the precheck sample, spread over the table. */
-const SAMPLE = 256;
+const SAMPLE = 64;
 /** Precheck: share of the sample's positive rows within the tolerance of the median log residual. */
 const PRECHECK_SHARE = 0.9;
 /** Precheck: the sample's median tolerance in log space at most this (looser says nothing). */
@@ -52,15 +52,15 @@ function median(xs: readonly number[]): number {
 }
 
 /**
- * Ratio and product identities (criteria in {@link detectRules}). Columns: numerical, no negative
+ * Ratio and product identities (criteria in `./index`, {@link detectRules}). Columns: numerical, no negative
  * value; the total is no sum's total, no catalog's or fixed combinations' column (those rules
  * write it), and when it is a sum's part its parts are no sum's totals (it is written first); the
  * first {@link RULE_LIMITS}.maxRatioColumns in table order. In log space the identity is linear,
  * s·(log a, log b, log c) = log k, with a tolerance per row from the columns' decimals (each
  * column's half unit over its value): a precheck on {@link SAMPLE} spread rows with all columns
  * positive (>= 10 of them) keeps a pair or triple and sign pattern when >= 90% of them lie within
- * the tolerance of the median residual, and that tolerance's median is at most
- * {@link MAX_LOG_TOLERANCE}. The total is the column the others give back once rounded to its
+ * the tolerance of the median residual, and that tolerance is at most
+ * {@link MAX_LOG_TOLERANCE} in at least half of them. The total is the column the others give back once rounded to its
  * decimals in the most sample rows (ties: the most decimals, then all powers +1, then the last in
  * table order); k is the number of fewest significant digits every sample row allows. The full
  * scan then judges it on every row with all columns present and no divided part 0 (a multiplied
@@ -68,7 +68,7 @@ function median(xs: readonly number[]): number {
  * most frequent value (>= 5); it is dropped when the total shuffled (seeded) still keeps it in
  * {@link SHUFFLED_SHARE} of the rows. Pairs first (`cm = 2.54 · inches`); triples only of columns
  * no pair derives, each column the total of one identity at most.
- * Cost: the precheck over C(m, 3) triples and 4 patterns of <= 256 rows (m <= 60: ~35 M steps),
+ * Cost: the precheck over C(m, 3) triples and 4 patterns of <= 64 rows (m <= 60: ~9 M steps),
  * O(n) per candidate that passes it.
  */
 export function detectRatios(cols: Col[], n: number, others: readonly Rule[], seed: number): RatioRule[] {
@@ -100,35 +100,44 @@ export function detectRatios(cols: Col[], n: number, others: readonly Rule[], se
   const logs = vals.map((v) => v.map((x) => (x > 0 ? Math.log(x) : NaN)));
   const rels = vals.map((v, j) => v.map((x) => (x > 0 ? (0.5 * 10 ** -decs[j]) / x : NaN)));
   const res = new Float64Array(S);
-  const tol = new Float64Array(S);
-  const rounded: number[] = [];
-  /** Precheck of one tolerance: `whole` is the whole-number column taken as the rounded total (-1: none). */
-  const within = (idx: readonly number[], s: readonly number[], whole: number): boolean => {
+  const sorted = new Float64Array(S);
+  // Per sample row: the log-space tolerance of the columns with decimals, and each whole-number column's.
+  const decTol = new Float64Array(S);
+  const wholeTol = [new Float64Array(S), new Float64Array(S), new Float64Array(S)];
+  /**
+   * The precheck: whole-number columns are exact parts, unless one of them is the total, rounded:
+   * each is tried as that (the tolerance then adds its half unit).
+   */
+  const precheck = (idx: readonly number[], s: readonly number[]): boolean => {
+    const whole = idx.filter((i) => decs[i] === 0);
     let m = 0;
     for (let q = 0; q < S; q++) {
       let e = 0;
       let w = 0;
       for (let j = 0; j < idx.length; j++) {
         e += s[j] * logs[idx[j]][q];
-        if (decs[idx[j]] > 0 || idx[j] === whole) w += rels[idx[j]][q];
+        if (decs[idx[j]] > 0) w += rels[idx[j]][q];
       }
       if (Number.isNaN(e)) continue;
       res[m] = e;
-      tol[m++] = w * (1 + 1e-9) + 1e-12;
+      decTol[m] = w;
+      for (let k = 0; k < whole.length; k++) wholeTol[k][m] = rels[whole[k]][q];
+      m++;
     }
     if (m < RULE_LIMITS.minRows) return false;
-    rounded.length = 0;
-    for (let q = 0; q < m; q++) rounded.push(res[q]);
-    const c = median(rounded);
-    rounded.length = 0;
-    for (let q = 0; q < m; q++) rounded.push(tol[q]);
-    if (median(rounded) > MAX_LOG_TOLERANCE) return false;
-    let near = 0;
-    for (let q = 0; q < m; q++) if (Math.abs(res[q] - c) <= tol[q]) near++;
-    return near >= PRECHECK_SHARE * m;
+    sorted.set(res.subarray(0, m));
+    const c = sorted.subarray(0, m).sort()[m >> 1];
+    for (let k = -1; k < whole.length; k++) {
+      let [near, loose] = [0, 0];
+      for (let q = 0; q < m; q++) {
+        const t = (decTol[q] + (k >= 0 ? wholeTol[k][q] : 0)) * (1 + 1e-9) + 1e-12;
+        if (t > MAX_LOG_TOLERANCE) loose++;
+        if (Math.abs(res[q] - c) <= t) near++;
+      }
+      if (2 * loose < m && near >= PRECHECK_SHARE * m) return true;
+    }
+    return false;
   };
-  // Whole-number columns are exact parts, unless one of them is the total, rounded: each is tried as that.
-  const precheck = (idx: readonly number[], s: readonly number[]): boolean => within(idx, s, -1) || idx.some((i) => decs[i] === 0 && within(idx, s, i));
   const maxFails = Math.floor((1 - RULE_LIMITS.share) * n);
   /** The identity of idx with log signs s, oriented and judged on every row, or undefined. */
   const judge = (idx: readonly number[], s: readonly number[]): RatioRule | undefined => {
@@ -172,7 +181,12 @@ export function detectRatios(cols: Col[], n: number, others: readonly Rule[], se
       .filter((o) => o.exact >= TIE_SHARE * best)
       .sort((a, b) => decs[idx[b.t]] - decs[idx[a.t]] || Number(b.powers.every((p) => p > 0)) - Number(a.powers.every((p) => p > 0)) || b.t - a.t)[0];
     const total = elig[idx[pick.t]];
-    const partIdx = idx.filter((_, j) => j !== pick.t);
+    // Multiplied parts first (`100 * unemployed / labor force`), else table order.
+    const others = idx.map((_, j) => j).filter((j) => j !== pick.t);
+    const powerOf = new Map(others.map((j, k) => [j, pick.powers[k]]));
+    const order = [...others].sort((a, b) => powerOf.get(b)! - powerOf.get(a)! || a - b);
+    pick.powers = order.map((j) => powerOf.get(j)!);
+    const partIdx = order.map((j) => idx[j]);
     const parts = partIdx.map((i) => elig[i]);
     const rule: RatioRule = { type: "ratio", total: total.name, parts: parts.map((c) => c.name), powers: pick.powers as (1 | -1)[], factor: pick.factor, share: 1 };
     const all = [idx[pick.t], ...partIdx];
