@@ -66,7 +66,9 @@ function median(xs: readonly number[]): number {
  * scan then judges it on every row with all columns present and no divided part 0 (a multiplied
  * part of 0 needs a total of 0): share >= 0.99 over >= 10 rows, and on each column's rows off its
  * most frequent value (>= 5); it is dropped when the total shuffled (seeded) still keeps it in
- * {@link SHUFFLED_SHARE} of the rows. Pairs first (`cm = 2.54 · inches`); triples only of columns
+ * {@link SHUFFLED_SHARE} of the rows, and when some rows break it, when they are over 1% of the
+ * rows where another column is off its mode (>= 5): a missing part, as for sums. A pair of
+ * factor 1 is C = A, left to sums. Pairs first (`cm = 2.54 · inches`); triples only of columns
  * no pair derives, each column the total of one identity at most.
  * Cost: the precheck over C(m, 3) triples and 4 patterns of <= 64 rows (m <= 60: ~9 M steps),
  * O(n) per candidate that passes it.
@@ -190,7 +192,7 @@ export function detectRatios(cols: Col[], n: number, others: readonly Rule[], se
     const parts = partIdx.map((i) => elig[i]);
     const rule: RatioRule = { type: "ratio", total: total.name, parts: parts.map((c) => c.name), powers: pick.powers as (1 | -1)[], factor: pick.factor, share: 1 };
     const all = [idx[pick.t], ...partIdx];
-    const count = (totalAt: (r: number) => number, stop = maxFails) => {
+    const count = (totalAt: (r: number) => number, stop = maxFails, failing?: number[]) => {
       let [m, positive, fails] = [0, 0, 0];
       const off = all.map(() => 0);
       const offFails = all.map(() => 0);
@@ -208,13 +210,32 @@ export function detectRatios(cols: Col[], n: number, others: readonly Rule[], se
           off[j]++;
           if (!kept) offFails[j]++;
         }
+        if (!kept) failing?.push(r);
         if (!kept && ++fails > stop) break;
       }
       return { m, positive, fails, off, offFails };
     };
-    const c = count((r) => total.num![total.scan.ids[r]]);
+    // A factor of 1 between two columns is C = A, a sum's identity (`./sum` judges it).
+    if (idx.length === 2 && pick.factor === 1) return undefined;
+    const failing: number[] = [];
+    const c = count((r) => total.num![total.scan.ids[r]], maxFails, failing);
     if (c.fails > maxFails || c.positive < RULE_LIMITS.minRows || (c.m - c.fails) / c.m < RULE_LIMITS.share) return undefined;
     if (!c.off.every((o, j) => o >= RULE_LIMITS.minTermRows && (o - c.offFails[j]) / o >= RULE_LIMITS.share)) return undefined;
+    // The rows that break it must not be where another column is off its mode (a missing part, as for sums).
+    for (let x = 0; x < E && failing.length > 0; x++) {
+      if (all.includes(x)) continue;
+      const col = elig[x];
+      let [o, f] = [0, 0];
+      for (let r = 0; r < n; r++) {
+        const v = col.num![col.scan.ids[r]];
+        if (!Number.isNaN(v) && v !== modes[x]) o++;
+      }
+      for (const r of failing) {
+        const v = col.num![col.scan.ids[r]];
+        if (!Number.isNaN(v) && v !== modes[x]) f++;
+      }
+      if (o >= RULE_LIMITS.minTermRows && (o - f) / o < RULE_LIMITS.share) return undefined;
+    }
     const shuffled = Array.from(total.scan.ids, (id) => total.num![id]);
     new Rng(deriveSeed(seed, total.f, parts[0].f)).shuffle(shuffled);
     const sh = count((r) => shuffled[r], n);
