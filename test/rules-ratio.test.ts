@@ -113,6 +113,22 @@ describe("ratio and product identities", () => {
     for (const rule of meta.rules!.filter((r) => r.type === "sum" || r.type === "ratio")) assert.equal(kept(meta, rule, synth).share, 1, ruleId(rule));
   });
 
+  test("two rates over one summed total both hold, though one's redraws move the total the other read", async () => {
+    // Census style: speakers of English and of French, the population as a sum, each share in percent.
+    const t = table(["english", "french", "either", "neither", "total", "engperc", "frenperc"], 1500, (_, rng) => {
+      const either = 50 + rng.int(20000);
+      const neither = rng.int(3) === 0 ? rng.int(500) : 0;
+      const total = either + neither;
+      const english = Math.round(either * rng.next());
+      const french = Math.round(either * rng.next() * 0.3);
+      return [english, french, either, neither, total, String((100 * english) / total), String((100 * french) / total)];
+    });
+    const meta = await analyzed(t);
+    assert.deepEqual(ratios(meta).map(ruleId).sort(), ["ratio:engperc,english,total", "ratio:frenperc,french,total"]);
+    const synth = decodeIndependent(meta, 2000);
+    for (const rule of meta.rules!.filter((r) => r.type === "sum" || r.type === "ratio")) assert.equal(kept(meta, rule, synth).share, 1, ruleId(rule));
+  });
+
   test("the checker: a divided part of 0 is outside the rule; a numerator of 0 needs a total of 0", async () => {
     const meta = await analyzed(counties());
     const [r] = ratios(meta);

@@ -158,7 +158,8 @@ export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (nam
   const after = ratios.filter((s) => !sumFeatures.has(s.total));
   const firstTotals = new Set(before.map((s) => s.total));
   const keepRow = (rows: Cells, r: number, rng: Rng, given: Fixed, draw: DrawValue, out: EnforceResult): void => {
-    for (const step of before) keepRatio(rows, r, rng, given, draw, out, step, held);
+    // A second pass writes again a total whose parts a later ratio's redraws moved.
+    for (const pass of [true, false]) for (const step of before) keepRatio(rows, r, rng, given, draw, out, step, held, pass);
     const user: Fixed = firstTotals.size === 0 ? given : (rr, f) => given(rr, f) || firstTotals.has(f);
     for (const sys of compiled) {
       const before = sys.features.map((f) => rows.get(r, f));
@@ -184,8 +185,9 @@ export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (nam
       const touching = compiled.filter((sys) => step.parts.some((f) => sys.features.includes(f)));
       const leaves = [...new Set(touching.flatMap((sys) => sys.leaves))].filter((f) => !user(r, f));
       const rewrite = (): boolean => touching.every((sys) => writeSystem(rows, r, sys.steps, user).inRange && sys.steps.every((st) => st.parts.every((f) => rows.get(r, f) !== "")));
-      keepRatio(rows, r, rng, given, draw, out, step, held, leaves, [...new Set(touching.flatMap((sys) => sys.features))], rewrite);
+      keepRatio(rows, r, rng, given, draw, out, step, held, true, leaves, [...new Set(touching.flatMap((sys) => sys.features))], rewrite);
     }
+    for (const step of after) keepRatio(rows, r, rng, given, draw, out, step, held, false);
   };
   return {
     keepRow,
@@ -247,8 +249,9 @@ function cellValue(text: string): number {
  * other ratio holds (and the user did not fix), and the leaves of the sum systems that write its
  * other parts (`sumLeaves`, their systems then written again by `rewriteSums`, which says whether
  * they stay in range), are redrawn from their marginals, one at a time and then together, up to
- * {@link MAX_REDRAWS} times; when every draw fails the row is restored and the first value
- * written (the identity holds, out of range). A fixed total that breaks it counts as unrepaired.
+ * {@link MAX_REDRAWS} times (unless `redraw` is false); when every draw fails the row is restored
+ * and the first value written (the identity holds, out of range). A fixed total that breaks it
+ * counts as unrepaired.
  */
 function keepRatio(
   rows: Cells,
@@ -259,6 +262,7 @@ function keepRatio(
   out: EnforceResult,
   s: RatioStep,
   held: ReadonlySet<number>,
+  redraw: boolean,
   sumLeaves: readonly number[] = [],
   sumCells: readonly number[] = [],
   rewriteSums: () => boolean = () => true,
@@ -273,7 +277,7 @@ function keepRatio(
     out.unrepaired++;
     return;
   }
-  const free = [...s.parts.filter((f) => !held.has(f) && !user(r, f)), ...sumLeaves];
+  const free = redraw ? [...s.parts.filter((f) => !held.has(f) && !user(r, f)), ...sumLeaves] : [];
   if (!s.fits(v) && free.length > 0) {
     const cells = [...new Set([...free, ...sumCells])];
     const before = cells.map((f) => rows.get(r, f));
