@@ -147,3 +147,23 @@ describe("ratio and product identities", () => {
     await assert.rejects(analyzed(counties(), { detect: false, declare: [{ type: "ratio", total: "rate", parts: ["unemployed", "labor_force"], powers: [1, -1], factor: 10 }] }), DataError);
   });
 });
+
+describe("the RatioRule contract", () => {
+  const features = ["rate", "unemployed", "labor_force"];
+  const md = (rule: Record<string, unknown>): Metadata =>
+    ({ features, cardinalities: Object.fromEntries(features.map((f) => [f, 1])), empirical_probs: Object.fromEntries(features.map((f) => [f, [1]])), rules: [{ type: "ratio", share: 1, ...rule }] }) as unknown as Metadata;
+  const good = { total: "rate", parts: ["unemployed", "labor_force"], powers: [1, -1], factor: 100 };
+
+  test("the server's validator takes a ratio of one or two parts with a factor > 0; the semantic check names a bad part or power", async () => {
+    const { validateCreateModel } = await import("../src/server/handlers/bodyValidators");
+    const { checkMetadata } = await import("../src/server/handlers/checkMetadata");
+    assert.equal(validateCreateModel({ metadata: md(good) }).success, true);
+    assert.doesNotThrow(() => checkMetadata(md(good)));
+    assert.equal(validateCreateModel({ metadata: md({ ...good, factor: 0 }) }).success, false);
+    assert.equal(validateCreateModel({ metadata: md({ ...good, powers: [1, 2] }) }).success, false);
+    assert.equal(validateCreateModel({ metadata: md({ ...good, parts: ["unemployed", "labor_force", "rate"], powers: [1, -1, 1] }) }).success, false);
+    const param = (e: unknown) => (e as { param?: string }).param ?? "";
+    assert.throws(() => checkMetadata(md({ ...good, parts: ["unemployed", "nope"] })), (e) => param(e).endsWith("rules[0].parts[1]"));
+    assert.throws(() => checkMetadata(md({ ...good, powers: [1] })), (e) => param(e).endsWith("rules[0].powers"));
+  });
+});
