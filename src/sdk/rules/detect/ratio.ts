@@ -59,8 +59,8 @@ function median(xs: readonly number[]): number {
  * s·(log a, log b, log c) = log k, with a tolerance per row from the columns' decimals (each
  * column's half unit over its value): a precheck on {@link SAMPLE} spread rows with all columns
  * positive (>= 10 of them) keeps a pair or triple and sign pattern when >= 90% of them lie within
- * the tolerance of the median residual, and that tolerance is at most
- * {@link MAX_LOG_TOLERANCE} in at least half of them. The total is the column the others give back once rounded to its
+ * the tolerance of the median residual, and that tolerance is at most {@link MAX_LOG_TOLERANCE}
+ * in at least half of them. The total is the column the others give back once rounded to its
  * decimals in the most sample rows (ties: the most decimals, then all powers +1, then the last in
  * table order); k is the number of fewest significant digits every sample row allows. The full
  * scan then judges it on every row with all columns present and no divided part 0 (a multiplied
@@ -72,6 +72,9 @@ function median(xs: readonly number[]): number {
  * no pair derives, each column the total of one identity at most.
  * Cost: the precheck over C(m, 3) triples and 4 patterns of <= 64 rows (m <= 60: ~9 M steps),
  * O(n) per candidate that passes it.
+ * @param others the sums, catalogs and fixed-combinations rules already detected.
+ * @param seed the shuffle's seed.
+ * @returns the rules, pairs first, each with its share of the rows it applies to.
  */
 export function detectRatios(cols: Col[], n: number, others: readonly Rule[], seed: number): RatioRule[] {
   const busy = new Set<string>();
