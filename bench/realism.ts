@@ -26,6 +26,9 @@
  *   (three values each rounded by half a unit); and the share of synthetic rows that keep it. Sums
  *   whose parts are mostly zero are among them (judged on every row, and counted on the rows
  *   where a part is not zero).
+ * - {@link ratioIdentities}: every C = k·A^±1 (·B^±1) among non-negative numeric columns that
+ *   holds in all real rows (rates, shares, price times quantity), and the share of synthetic rows
+ *   that keep it.
  * - {@link grain}: per numeric column, the share of non-zero values at multiples of each step of
  *   {@link GRAIN_STEPS} (rounding mixtures and fractional steps; zero, a multiple of every step,
  *   left out) real against synthetic, and the TVD of the number of decimals the values are written
@@ -703,6 +706,105 @@ export function weekdays(real: ScannedTable, synth: ScannedTable): WeekdayCheck[
       return p !== undefined && !days.includes(weekdayOf(p));
     }).length;
     out.push({ column: name, days, synthetic_off: s.length ? off / s.length : 0, rows: s.length });
+  }
+  return out;
+}
+
+/** One identity of {@link ratioIdentities}: `total = factor · parts[0]^powers[0] (· parts[1]^powers[1])`. */
+export interface RatioIdentity {
+  total: string;
+  parts: string[];
+  powers: (1 | -1)[];
+  factor: number;
+  /** `rate = 100 * unemployed / labor force`. */
+  label: string;
+  /** Real rows with its columns filled and no divided part 0 (all keep it). */
+  real_rows: number;
+  /** Of those, rows where a part is not zero. */
+  real_rows_nonzero_part: number;
+  /** Synthetic rows it applies to, and the share of them that keep it. */
+  synthetic_rows: number;
+  synthetic: number;
+  /** Up to three synthetic rows that break it: `total, part, part`. */
+  examples: string[];
+}
+
+/** Power patterns of a ratio of two parts (C = k·A·B, C = k·A/B, C = k·B/A) and of one (C = k·A, C = k/A). */
+const RATIO_POWERS: (1 | -1)[][] = [[1, 1], [1, -1], [-1, 1], [1], [-1]];
+
+/**
+ * Every ratio or product identity `C = k · A^±1 (· B^±1)` among the real table's numeric columns
+ * with no negative value that holds in all real rows where its columns are filled and no divided
+ * part is 0 (at least {@link MIN_IDENTITY_ROWS} rows with all > 0, no column constant there; not
+ * `C = A`, a linear identity): k is the median of C / (A^±1 B^±1), a row keeps it when C is within
+ * half a unit of its last decimal plus C's relative share of each decimal part's half unit (a
+ * whole-number part is exact), and C is the column with the most decimals (ties: the last). The
+ * share of synthetic rows that keep it, where it applies.
+ */
+export function ratioIdentities(real: ScannedTable, synth: ScannedTable): RatioIdentity[] {
+  const names = real.columns.filter((_, c) => real.scans[c].numeric && real.scans[c].values.length > 1);
+  const cols = names.map((n) => numbers(real, n)!).map((c, i) => ({ ...c, name: names[i] }));
+  const usable = cols.filter((c) => c.x.every((v) => Number.isNaN(v) || v >= 0));
+  const out: RatioIdentity[] = [];
+  const holds = (t: typeof usable[0], ps: typeof usable, pw: number[], k: number, x: (c: typeof usable[0], r: number) => number, r: number): boolean | undefined => {
+    const c = x(t, r);
+    const vs = ps.map((p) => x(p, r));
+    if (Number.isNaN(c) || vs.some(Number.isNaN) || vs.some((v, j) => pw[j] < 0 && v === 0)) return undefined;
+    const v = vs.reduce((acc, y, j) => (pw[j] > 0 ? acc * y : acc / y), k);
+    const rel = vs.reduce((acc, y, j) => acc + (ps[j].decimals > 0 && y !== 0 ? (0.5 * 10 ** -ps[j].decimals) / y : 0), 0);
+    return Math.abs(c - v) <= (0.5 * 10 ** -t.decimals + Math.abs(v) * rel) * (1 + 1e-9) + 1e-12 * Math.abs(v);
+  };
+  const seen = new Set<string>();
+  const groups: number[][] = [];
+  for (let i = 0; i < usable.length; i++) for (let j = i + 1; j < usable.length; j++) {
+    groups.push([i, j]);
+    for (let l = j + 1; l < usable.length; l++) groups.push([i, j, l]);
+  }
+  for (const g of groups) {
+    // The total: most decimals, then the last column.
+    const t = [...g].sort((a, b) => usable[b].decimals - usable[a].decimals || b - a)[0];
+    const ps = g.filter((i) => i !== t).map((i) => usable[i]);
+    const T = usable[t];
+    const rows: number[] = [];
+    for (let r = 0; r < real.n; r++) if (T.x[r] > 0 && ps.every((p) => p.x[r] > 0)) rows.push(r);
+    if (rows.length < MIN_IDENTITY_ROWS || [T, ...ps].some((c) => rows.every((r) => c.x[r] === c.x[rows[0]]))) continue;
+    for (const pw of RATIO_POWERS.filter((p) => p.length === ps.length)) {
+      const ks = rows.map((r) => T.x[r] / ps.reduce((acc, p, j) => (pw[j] > 0 ? acc * p.x[r] : acc / p.x[r]), 1)).sort((a, b) => a - b);
+      const k = Number(ks[ks.length >> 1].toPrecision(6));
+      if (ps.length === 1 && k === 1) continue;
+      const at = (c: typeof usable[0], r: number) => c.x[r];
+      let [n, nonzero, ok] = [0, 0, true];
+      for (let r = 0; r < real.n && ok; r++) {
+        const v = holds(T, ps, pw, k, at, r);
+        if (v === undefined) continue;
+        n++;
+        if (ps.some((p) => p.x[r] !== 0)) nonzero++;
+        ok = v;
+      }
+      if (!ok) continue;
+      const key = [T.name, ...ps.map((p) => p.name)].join("\u0000");
+      if (seen.has(key)) break;
+      seen.add(key);
+      const sc = [T, ...ps].map((c) => numbers(synth, c.name));
+      let [sRows, kept] = [0, 0];
+      const examples: string[] = [];
+      if (sc.every((c) => c !== undefined)) {
+        const sx = new Map([T, ...ps].map((c, j) => [c, sc[j]!.x]));
+        const sat = (c: typeof usable[0], r: number) => sx.get(c)![r];
+        for (let r = 0; r < synth.n; r++) {
+          const v = holds(T, ps, pw, k, sat, r);
+          if (v === undefined) continue;
+          sRows++;
+          if (v) kept++;
+          else if (examples.length < EXAMPLES) examples.push([T, ...ps].map((c) => `${c.name} ${sat(c, r)}`).join(", "));
+        }
+      }
+      const up = ps.filter((_, j) => pw[j] > 0).map((p) => p.name);
+      const down = ps.filter((_, j) => pw[j] < 0).map((p) => ` / ${p.name}`);
+      const label = `${T.name} = ${[...(k !== 1 || up.length === 0 ? [String(k)] : []), ...up].join(" * ")}${down.join("")}`;
+      out.push({ total: T.name, parts: ps.map((p) => p.name), powers: pw as (1 | -1)[], factor: k, label, real_rows: n, real_rows_nonzero_part: nonzero, synthetic_rows: sRows, synthetic: sRows ? kept / sRows : 1, examples });
+      break;
+    }
   }
   return out;
 }

@@ -61,7 +61,7 @@ import { scanTable } from "../src/sdk/metadata/table-scan";
 import { logger, modelSummary, parseConfig } from "./fidelity";
 import { ADULT_CSV, SHARED_DATASETS, removeDir, runCli, startServer, tempDir } from "./harness";
 import { PUBLIC_TABLES, publicTableCsv, usGazetteer } from "./public-tables";
-import { geography, grain, grainGap, linearIdentities, structuralZeros, textRealism, type Gazetteer, type GeoCheck, type GrainCheck, type LinearIdentity, type StructuralZeros, type TextRealism } from "./realism";
+import { geography, grain, grainGap, linearIdentities, ratioIdentities, structuralZeros, textRealism, type Gazetteer, type GeoCheck, type GrainCheck, type LinearIdentity, type RatioIdentity, type StructuralZeros, type TextRealism } from "./realism";
 import { catalogs, weekdays, type CatalogCheck, type WeekdayCheck } from "./realism";
 
 /** The tables the project was tuned on, by the name `--table` takes. */
@@ -268,7 +268,8 @@ export interface Realism {
   text: TextRealism[];
   geography: GeoCheck[];
   structural_zeros: StructuralZeros;
-  identities: LinearIdentity[];
+  /** Linear identities, then ratio and product identities. */
+  identities: (LinearIdentity | RatioIdentity)[];
   grain: GrainCheck[];
   catalogs: CatalogCheck[];
   weekdays?: WeekdayCheck[];
@@ -421,7 +422,7 @@ async function runTable(
     text: textRealism(scanned, synthScan, kinds),
     geography: geography(scanned, synthScan, gazetteer),
     structural_zeros: structuralZeros(scanned, synthScan),
-    identities: linearIdentities(scanned, synthScan),
+    identities: [...linearIdentities(scanned, synthScan), ...ratioIdentities(scanned, synthScan)],
     grain: grain(scanned, synthScan),
     catalogs: catalogs(scanned, synthScan),
     weekdays: weekdays(scanned, synthScan),
@@ -520,7 +521,7 @@ export function formatRealism(r: TablesResult): string[] {
   const q = (s: string): string => JSON.stringify(s.length > 60 ? `${s.slice(0, 57)}...` : s);
   const lines = [
     "realism (./realism): soup = most invented-token share of a text column; real = least real-value share of a text column; geo = least real share of a place check;",
-    "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear identity of the real table; grain = largest gap beyond two binomial sd in the zero share or a multiple-of-step share of the non-zero values;",
+    "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear, ratio or product identity of the real table; grain = largest gap beyond two binomial sd in the zero share or a multiple-of-step share of the non-zero values;",
     "  lattice = least share of synthetic values that are real values, over the numeric columns of repeated values;",
     "  catalog = least share of synthetic rows whose key is a real key with that key's real attributes;",
     "  near-copies = synthetic at half vs a 50/50 split of the real table;",
@@ -562,7 +563,7 @@ export function formatRealism(r: TablesResult): string[] {
     for (const s of z.pairs.slice(0, 5))
       lines.push(`    ${s.columns.join(" x ")}: ${s.cells} empty cells (independence: ${s.predicted_rows} rows), synthetic ${p(s.synthetic_share)}${s.examples.length ? ` (${s.examples.map(q).join(", ")})` : ""}`);
     const ids = [...x.identities].sort((a, b) => a.synthetic - b.synthetic);
-    if (ids.length) lines.push(`  linear identities: ${ids.length}${ids.length > 10 ? " (the 10 least kept)" : ""}`);
+    if (ids.length) lines.push(`  linear, ratio and product identities: ${ids.length}${ids.length > 10 ? " (the 10 least kept)" : ""}`);
     for (const i of ids.slice(0, 10))
       lines.push(
         `    ${i.label}: real rows ${i.real_rows} (${i.real_rows_nonzero_part} with a part not 0), synthetic ${p(i.synthetic)} of ${i.synthetic_rows}${i.examples.length ? ` (${i.examples.map(q).join("; ")})` : ""}`,

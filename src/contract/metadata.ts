@@ -429,6 +429,7 @@ export type Rule =
   | CatalogRule
   | InequalityRule
   | SumRule
+  | RatioRule
   | NotEqualRule
   | BlankTogetherRule
   | StructuralZerosRule
@@ -513,6 +514,25 @@ export interface SumRule extends RuleBase {
   signs?: (1 | -1)[] & tags.MinItems<1> & tags.MaxItems<12>;
   /** The constant term, in the columns' units (default 0). */
   constant?: number & Finite;
+}
+
+/**
+ * Ratio or product identity: `total = factor · parts[0]^powers[0] · parts[1]^powers[1]` (one or two
+ * parts, powers +1 or -1) within the columns' decimals (numerical columns, values >= 0): a rate
+ * `Unemployment Rate (%) = 100 · Unemployed / Labor Force`, an average `avg = hits / at bats`, a
+ * value `value = price · quantity`, a density, a unit conversion `cm = 2.54 · inches`. A row whose
+ * numerator is 0 has a total of 0; a row whose denominator is 0 is outside the rule. The tolerance
+ * is half a unit of the total's decimals plus the total's relative share of each part's rounding
+ * (half a unit of its decimals over its value).
+ */
+export interface RatioRule extends RuleBase {
+  type: "ratio";
+  total: string & tags.MinLength<1>;
+  parts: (string & tags.MinLength<1>)[] & tags.MinItems<1> & tags.MaxItems<2>;
+  /** The power of each part, +1 (multiplies) or -1 (divides), one per part. */
+  powers: (1 | -1)[] & tags.MinItems<1> & tags.MaxItems<2>;
+  /** The constant factor k (100 for a percentage, 1 for a plain ratio, 2.54 for inches to centimetres). */
+  factor: number & tags.ExclusiveMinimum<0> & Finite;
 }
 
 /** Not equal: two columns over the same values never hold the same value in a row (home team, away team). */

@@ -20,6 +20,8 @@
  * - `sum`: undefined when a cell is blank or not a number; keeps when `|total − (sum_j
  *   signs[j]·parts[j] + constant)|` (1 to 12 parts) is within `identityTolerance` of the
  *   columns' decimals (`column_stats[f].decimals`, else the cell's own), plus a few ulps.
+ * - `ratio`: undefined when a cell is blank or not a number, or a divided part is 0; keeps when
+ *   the total is within `ratioTolerance` of `factor · prod parts^powers` (`./ratio`).
  * - `not_equal`: undefined when a cell is blank; breaks on the same text, or for two numerical
  *   (datetime) columns the same number (instant).
  * - `blank_together`: always applies; keeps when every one of `columns` is blank or none is.
@@ -44,6 +46,7 @@ import { MISSING_KEY, OTHER, decimalsOf } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 import { identityTolerance } from "./sums";
+import { ratioKept, ratioText } from "./ratio";
 import { calendarCheck } from "./calendar";
 import { templateCheck, templateText } from "./template";
 import { nameGenderCheck } from "./name-gender";
@@ -89,6 +92,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "inequality":
       return [rule.high, rule.low];
     case "sum":
+    case "ratio":
       return [rule.total, ...rule.parts];
   }
 }
@@ -110,6 +114,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}`;
     case "sum":
       return `${rule.total} = ${identityText(rule.parts, rule.signs, rule.constant)}`;
+    case "ratio":
+      return `${rule.total} = ${ratioText(rule)}`;
     case "not_equal":
       return `${rule.columns[0]} != ${rule.columns[1]}`;
     case "blank_together":
@@ -317,6 +323,17 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
         }
         const slack = 8 * Number.EPSILON * Math.max(1, Math.abs(xs[0]), size);
         return Math.abs(xs[0] - right) <= tol + slack;
+      };
+    }
+    case "ratio": {
+      const decimals = ruleColumns(rule).map((c) => metadata.column_stats?.[c]?.decimals);
+      return (row) => {
+        const texts = readers.map((r) => row[r.index]);
+        if (texts.some((t) => t === "")) return undefined;
+        const xs = texts.map(Number);
+        if (!xs.every(Number.isFinite)) return undefined;
+        const ds = texts.map((t, j) => decimals[j] ?? decimalsOf(t));
+        return ratioKept(xs[0], xs.slice(1), rule, ds[0], ds.slice(1));
       };
     }
     case "not_equal": {

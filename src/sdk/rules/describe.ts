@@ -2,6 +2,7 @@
 import type { Metadata, PublicAttribute, Rule } from "../../contract";
 import { shortNumber } from "../columns/numerical";
 import { templateText } from "./template";
+import { ratioText } from "./ratio";
 
 /** What `synthd fit` calls each public attribute. */
 const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
@@ -21,6 +22,7 @@ export type RuleKey =
   | { type: "catalog"; columns: readonly string[] }
   | { type: "inequality"; high: string; low: string }
   | { type: "sum"; total: string; parts: readonly string[] }
+  | { type: "ratio"; total: string; parts: readonly string[] }
   | { type: "not_equal"; columns: readonly string[] }
   | { type: "blank_together"; columns: readonly string[] }
   | { type: "structural_zeros"; columns: readonly string[] }
@@ -50,6 +52,8 @@ export function ruleId(rule: RuleKey): string {
       return `inequality:${rule.high},${rule.low}`;
     case "sum":
       return `sum:${rule.total},${rule.parts.join(",")}`;
+    case "ratio":
+      return `ratio:${rule.total},${rule.parts.join(",")}`;
     case "not_equal":
       return `not_equal:${rule.columns.join(",")}`;
     case "blank_together":
@@ -135,6 +139,8 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
       return `inequality: ${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "sum":
       return `sum: ${rule.total} = ${identityText(rule.parts, rule.signs, rule.constant)}${share ? ` (${share} of rows)` : ""}${tail}`;
+    case "ratio":
+      return `ratio: ${rule.total} = ${ratioText(rule)}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "not_equal":
       return `not equal: ${rule.columns.join(" != ")}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "blank_together":

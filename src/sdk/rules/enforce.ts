@@ -13,7 +13,8 @@
  * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
  *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
- * 4. sums and linear identities, sums sharing columns written together per row: `./sums`.
+ * 4. sums and linear identities, sums sharing columns written together per row: `./sums`; then
+ *    ratios and products, each total written from its parts (`./ratio`, in `./sums`' step).
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
  *    alike; else the unfixed one is redrawn until it holds, up to {@link MAX_REDRAWS} times. A
  *    column of a sum is held fixed (`durable_goods > construction` beside `manufacturing =
@@ -60,16 +61,23 @@ export class RuleEnforcer {
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
-    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "inequality", "difference"];
+    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "ratio", "inequality", "difference"];
     const rest = rules.filter((r) => r.type !== "structural_zeros");
     rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
-    const sums = sumSystems(metadata, rest.filter((r) => r.type === "sum"), (names) => ruleColumns(metadata, names));
-    // The sums take the place of the first one, as one rule.
-    const firstSum = rest.findIndex((r) => r.type === "sum");
-    const sumFeatures = new Set(rest.flatMap((r) => (r.type === "sum" ? (ruleColumns(metadata, [r.total, ...r.parts]) ?? []) : [])));
+    const identities = rest.filter((r) => r.type === "sum" || r.type === "ratio");
+    const sums = sumSystems(
+      metadata,
+      rest.filter((r) => r.type === "sum"),
+      (names) => ruleColumns(metadata, names),
+      rest.filter((r) => r.type === "ratio"),
+    );
+    // The sums and ratios take the place of the first one, as one rule.
+    const firstSum = rest.findIndex((r) => r.type === "sum" || r.type === "ratio");
+    const sumFeatures = new Set(identities.flatMap((r) => ruleColumns(metadata, [r.total, ...r.parts]) ?? []));
+    const ratioTotals = new Set(identities.flatMap((r) => (r.type === "ratio" ? (ruleColumns(metadata, [r.total]) ?? []) : [])));
     const entries = rest.flatMap((r, i): { type: Rule["type"]; rule: CompiledRule }[] => {
-      if (r.type === "sum") return i === firstSum && sums ? [{ type: "sum", rule: sums }] : [];
-      const rule = compile(metadata, r, sumFeatures, sums);
+      if (r.type === "sum" || r.type === "ratio") return i === firstSum && sums ? [{ type: "sum", rule: sums }] : [];
+      const rule = compile(metadata, r, sumFeatures, sums, ratioTotals);
       return rule ? [{ type: r.type, rule }] : [];
     });
     this.compiled = entries.map((e) => e.rule);
@@ -123,7 +131,7 @@ function ruleColumns(meta: Metadata, names: readonly string[]): number[] | undef
   return idx.every((i) => i >= 0 && meta.column_stats?.[meta.features[i]]?.type !== "id") ? idx : undefined;
 }
 
-function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, sums: SumSystems | undefined): CompiledRule | undefined {
+function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, sums: SumSystems | undefined, ratioTotals: ReadonlySet<number>): CompiledRule | undefined {
   const cols = (names: readonly string[]): number[] | undefined => ruleColumns(meta, names);
   const at = (name: string): number => meta.features.indexOf(name);
   switch (rule.type) {
@@ -144,6 +152,7 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
       return c && catalog(meta, c, rule.entries, rule.counts);
     }
     case "sum":
+    case "ratio":
     case "structural_zeros":
       return undefined;
     case "public_attribute": {
@@ -171,7 +180,7 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     }
     case "inequality": {
       const c = cols([rule.high, rule.low]);
-      return c && inequality(meta, c[0], c[1], rule.strict, sumFeatures, sums);
+      return c && inequality(meta, c[0], c[1], rule.strict, sumFeatures, sums, ratioTotals);
     }
   }
 }
@@ -293,12 +302,13 @@ function writeAlike(x: ColumnStats | undefined, y: ColumnStats | undefined): boo
 }
 
 /**
- * @param kept features of the sums (kept before the inequality): a side that is such a column is
+ * @param derived the ratios' totals: never redrawn as a sum's side (their ratio writes them).
+ * @param kept features of the sums and ratios (kept before the inequality): a side that is such a column is
  *   held like a fixed cell (neither swapped nor redrawn alone), so keeping the inequality never
  *   breaks a sum; only when redrawing the other side fails (or both sides are sums') is a sum's
  *   side redrawn, the low one first, and the row's sums kept again around it (`sums.keepRow`).
  */
-function inequality(meta: Metadata, high: number, low: number, strict: boolean, kept: ReadonlySet<number>, sums: SumSystems | undefined): CompiledRule {
+function inequality(meta: Metadata, high: number, low: number, strict: boolean, kept: ReadonlySet<number>, sums: SumSystems | undefined, derived: ReadonlySet<number> = new Set()): CompiledRule {
   // A side in a sum is held like a fixed cell; both sides may be (durable_goods > construction).
   const [holdHigh, holdLow] = [kept.has(high), kept.has(low)];
   const [sh, sl] = [meta.column_stats?.[meta.features[high]], meta.column_stats?.[meta.features[low]]];
@@ -357,7 +367,8 @@ function inequality(meta: Metadata, high: number, low: number, strict: boolean, 
         }
         // Then a sum's side (the low one first), the row's sums kept again with that cell fixed.
         for (const held of [holdLow ? low : -1, holdHigh ? high : -1]) {
-          if (held < 0 || !sums || user(r, held)) continue;
+          // A ratio's total is written from its parts: redrawn, it would break its ratio.
+          if (held < 0 || !sums || user(r, held) || derived.has(held)) continue;
           const keep: Fixed = (rr, f) => user(rr, f) || f === held;
           const saved = [...kept].map((f) => rows.get(r, f));
           for (let t = 0; t < MAX_REDRAWS; t++) {

@@ -13,7 +13,8 @@
  * a row never holds a value its real column could not, unless every draw failed (then the
  * identity still holds and the derived cell is left out of range).
  */
-import type { ColumnStats, Metadata, SumRule } from "../../contract";
+import type { ColumnStats, Metadata, RatioRule, SumRule } from "../../contract";
+import { ratioKept, ratioSteps, ratioValue, type RatioStep } from "./ratio";
 import type { Cells } from "../generate/batch";
 import type { Rng } from "../generate/sfc32";
 import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
@@ -137,7 +138,8 @@ export interface SumSystems extends CompiledRule {
  * The metadata's sum rules (features resolved by `cols`; a rule over an unknown or identifier
  * column is left out) as one compiled rule that keeps every system in every row (file header).
  */
-export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (names: readonly string[]) => number[] | undefined): SumSystems | undefined {
+export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (names: readonly string[]) => number[] | undefined, ratioRules: readonly RatioRule[] = []): SumSystems | undefined {
+  const ratios = ratioSteps(meta, ratioRules, cols);
   const compiled = systems(rules.filter((r) => cols([r.total, ...r.parts]) !== undefined)).map((group) => {
     const steps = group.map((r) => {
       const [t, ...parts] = cols([r.total, ...r.parts])!;
@@ -147,8 +149,18 @@ export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (nam
     const features = [...new Set(steps.flatMap((s) => [s.total, ...s.parts]))];
     return { steps, features, leaves: features.filter((f) => !totals.has(f)) };
   });
-  if (compiled.length === 0) return undefined;
-  const keepRow = (rows: Cells, r: number, rng: Rng, user: Fixed, draw: DrawValue, out: EnforceResult): void => {
+  if (compiled.length === 0 && ratios.length === 0) return undefined;
+  // A ratio's part may be redrawn (its total out of range) when no sum or ratio writes or reads it otherwise.
+  const sumFeatures = new Set(compiled.flatMap((sys) => sys.features));
+  const held = new Set([...sumFeatures, ...ratios.map((s) => s.total)]);
+  // A ratio whose total is a sum's part is written first and held there (cost = price · quantity, total = cost + tax).
+  const before = ratios.filter((s) => sumFeatures.has(s.total));
+  const after = ratios.filter((s) => !sumFeatures.has(s.total));
+  const firstTotals = new Set(before.map((s) => s.total));
+  const keepRow = (rows: Cells, r: number, rng: Rng, given: Fixed, draw: DrawValue, out: EnforceResult): void => {
+    // A second pass writes again a total whose parts a later ratio's redraws moved.
+    for (const pass of [true, false]) for (const step of before) keepRatio(rows, r, rng, given, draw, out, step, held, pass);
+    const user: Fixed = firstTotals.size === 0 ? given : (rr, f) => given(rr, f) || firstTotals.has(f);
     for (const sys of compiled) {
       const before = sys.features.map((f) => rows.get(r, f));
       let result = writeSystem(rows, r, sys.steps, user);
@@ -168,6 +180,14 @@ export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (nam
         if (rows.get(r, f) !== before[i]) out.changed++;
       });
     }
+    for (const step of after) {
+      // Parts a sum writes are redrawn through their system: its leaves drawn, the system written again.
+      const touching = compiled.filter((sys) => step.parts.some((f) => sys.features.includes(f)));
+      const leaves = [...new Set(touching.flatMap((sys) => sys.leaves))].filter((f) => !user(r, f));
+      const rewrite = (): boolean => touching.every((sys) => writeSystem(rows, r, sys.steps, user).inRange && sys.steps.every((st) => st.parts.every((f) => rows.get(r, f) !== "")));
+      keepRatio(rows, r, rng, given, draw, out, step, held, true, leaves, [...new Set(touching.flatMap((sys) => sys.features))], rewrite);
+    }
+    for (const step of after) keepRatio(rows, r, rng, given, draw, out, step, held, false);
   };
   return {
     keepRow,
@@ -216,4 +236,65 @@ function writeSystem(rows: Cells, r: number, steps: readonly SumStep[], user: Fi
     for (const f of s.parts) settled.add(f);
   }
   return { unrepaired, inRange };
+}
+
+/** A cell's number (NaN: blank or not a number). */
+function cellValue(text: string): number {
+  return text === "" ? NaN : Number(text);
+}
+
+/**
+ * Keeps one ratio in row r: a total off `factor · a^±1 · b^±1` is written from its parts, rounded
+ * to its decimals. When that falls outside the total's real [min, max], the parts that no sum or
+ * other ratio holds (and the user did not fix), and the leaves of the sum systems that write its
+ * other parts (`sumLeaves`, their systems then written again by `rewriteSums`, which says whether
+ * they stay in range), are redrawn from their marginals, one at a time and then together, up to
+ * {@link MAX_REDRAWS} times (unless `redraw` is false); when every draw fails the row is restored
+ * and the first value written (the identity holds, out of range). A fixed total that breaks it
+ * counts as unrepaired.
+ */
+function keepRatio(
+  rows: Cells,
+  r: number,
+  rng: Rng,
+  user: Fixed,
+  draw: DrawValue,
+  out: EnforceResult,
+  s: RatioStep,
+  held: ReadonlySet<number>,
+  redraw: boolean,
+  sumLeaves: readonly number[] = [],
+  sumCells: readonly number[] = [],
+  rewriteSums: () => boolean = () => true,
+): void {
+  const read = (): number[] => s.parts.map((f) => cellValue(rows.get(r, f)));
+  const xs = read();
+  const verdict = ratioKept(cellValue(rows.get(r, s.total)), xs, s, s.totalDecimals, s.partDecimals);
+  if (verdict === true || xs.some(Number.isNaN)) return;
+  const v = ratioValue(s.factor, xs, s.powers);
+  if (v === undefined) return;
+  if (user(r, s.total)) {
+    out.unrepaired++;
+    return;
+  }
+  const free = redraw ? [...s.parts.filter((f) => !held.has(f) && !user(r, f)), ...sumLeaves] : [];
+  if (!s.fits(v) && free.length > 0) {
+    const cells = [...new Set([...free, ...sumCells])];
+    const before = cells.map((f) => rows.get(r, f));
+    for (let t = 0; t < MAX_REDRAWS; t++) {
+      for (const f of t < free.length ? [free[t]] : free) rows.set(r, f, draw(f, rng));
+      const w = rewriteSums() ? ratioValue(s.factor, read(), s.powers) : undefined;
+      if (w !== undefined && !Number.isNaN(w) && s.fits(w)) {
+        cells.forEach((f, i) => {
+          if (rows.get(r, f) !== before[i]) out.changed++;
+        });
+        rows.set(r, s.total, s.write(w));
+        out.changed++;
+        return;
+      }
+      cells.forEach((f, i) => rows.set(r, f, before[i]));
+    }
+  }
+  rows.set(r, s.total, s.write(v));
+  out.changed++;
 }

@@ -163,6 +163,7 @@ function ruleColumns(rule: Rule): [string, string][] {
     case "inequality":
       return [["high", rule.high], ["low", rule.low]];
     case "sum":
+    case "ratio":
       return [["total", rule.total], ...rule.parts.map((p, j): [string, string] => [`parts[${j}]`, p])];
     default:
       return rule.columns.map((c, j): [string, string] => [`columns[${j}]`, c]);
@@ -211,6 +212,12 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
     if (rule.type === "sum") {
       if (rule.signs !== undefined && rule.signs.length !== rule.parts.length) {
         throw paramInvalid(`${base}.signs`, `signs has ${rule.signs.length} entries; the rule has ${rule.parts.length} part${rule.parts.length === 1 ? "" : "s"} (one sign each).`);
+      }
+      return;
+    }
+    if (rule.type === "ratio") {
+      if (rule.powers.length !== rule.parts.length) {
+        throw paramInvalid(`${base}.powers`, `powers has ${rule.powers.length} entries; the rule has ${rule.parts.length} part${rule.parts.length === 1 ? "" : "s"} (one power each).`);
       }
       return;
     }

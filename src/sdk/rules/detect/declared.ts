@@ -2,7 +2,7 @@
  * Declared rules (`rules.declare`): each computed from the data like a detected one, or a
  * DataError naming the row that breaks it ({@link lineOfRow}).
  */
-import type { BlankTogetherRule, InequalityRule, NotEqualRule, Rule, StructuralZerosRule, SumRule, TemplateRule } from "../../../contract";
+import type { BlankTogetherRule, InequalityRule, NotEqualRule, RatioRule, Rule, StructuralZerosRule, SumRule, TemplateRule } from "../../../contract";
 import { DataError } from "../../errors";
 import { fileOfDescription } from "../../io/csv";
 import type { ScannedTable } from "../../metadata/encoded";
@@ -12,6 +12,8 @@ import { combinable, type Breach, type Col } from "./view";
 import { combinationsRule, determinedRule, jointCells } from "./combinations";
 import { catalogRule } from "./catalog";
 import { sumHolds, type Sign } from "./sum";
+import { ratioFactor } from "./ratio";
+import { ratioKept, ratioText } from "../ratio";
 import { structuralZeros } from "./structural-zeros";
 import { notEqualCounts, sameValues } from "./not-equal";
 import { blankAgreement } from "./blank-together";
@@ -156,6 +158,26 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
         const r = s.firstFail;
         const right = identityText(parts.map((c) => quoted(c, r)), signs, constant);
         throw breachError(scanned, { ...rule, share: 0 }, { row: r, column: total.name, detail: `${quoted(total, r)} is not ${right}` });
+      }
+      return rule;
+    }
+    case "ratio": {
+      if (!Array.isArray(d.parts) || d.parts.length < 1 || d.parts.length > 2) throw new DataError(`The declared rule ${what} needs 1 or 2 parts.`);
+      if (!Array.isArray(d.powers) || d.powers.length !== d.parts.length || !d.powers.every((x) => x === 1 || x === -1)) {
+        throw new DataError(`The declared rule ${what}: powers must be one power (1 or -1) per part (${d.parts.length}).`);
+      }
+      if (d.factor !== undefined && !(typeof d.factor === "number" && Number.isFinite(d.factor) && d.factor > 0)) throw new DataError(`The declared rule ${what}: factor must be a finite number > 0.`);
+      const [total, ...parts] = declaredColumns(cols, [d.total, ...d.parts], what, source, (c) => c.codec.kind === "numerical" && c.num !== undefined, "numerical");
+      if (new Set([total, ...parts]).size !== parts.length + 1) throw new DataError(`The declared rule ${what} needs ${parts.length + 1} different columns.`);
+      const factor = d.factor ?? ratioFactor(total, parts, d.powers, n);
+      const base = { type: "ratio" as const, total: total.name, parts: parts.map((c) => c.name), powers: [...d.powers] };
+      if (factor === undefined) throw new DataError(`The declared rule ${what}: no factor k makes ${total.name} = k · ${parts.map((c) => c.name).join(" · ")}${d.powers.some((x) => x < 0) ? " (with its powers)" : ""} in every row; give factor, or check the columns.`, { column: total.name });
+      const rule: RatioRule = { ...base, factor, share: 1, declared: true };
+      const [dt, dp] = [total.codec.stats.decimals ?? 0, parts.map((c) => c.codec.stats.decimals ?? 0)];
+      for (let r = 0; r < n; r++) {
+        const kept = ratioKept(total.num![total.scan.ids[r]], parts.map((c) => c.num![c.scan.ids[r]]), rule, dt, dp);
+        if (kept !== false) continue;
+        throw breachError(scanned, { ...rule, share: 0 }, { row: r, column: total.name, detail: `${quoted(total, r)} is not ${ratioText({ ...rule, parts: parts.map((c) => quoted(c, r)) })}` });
       }
       return rule;
     }

@@ -44,7 +44,7 @@ function window(x: Float64Array, trim: number): [number, number] {
 export function detectDifferences(cols: readonly Col[], n: number, others: readonly Rule[], seed: number): DifferenceRule[] {
   const busy = new Set<string>();
   for (const r of others) {
-    if (r.type === "sum") [r.total, ...r.parts].forEach((c) => busy.add(c));
+    if (r.type === "sum" || r.type === "ratio") [r.total, ...r.parts].forEach((c) => busy.add(c));
     if (r.type === "catalog" || r.type === "fixed_combinations" || r.type === "calendar") r.columns.forEach((c) => busy.add(c));
   }
   const pairsOf = new Map<string, Set<string>>();

@@ -18,6 +18,7 @@ import { detectCombinations } from "./combinations";
 import { detectCatalogs, heldByCatalog } from "./catalog";
 import { detectInequalities } from "./inequality";
 import { detectSums } from "./sum";
+import { detectRatios } from "./ratio";
 import { detectNotEqual } from "./not-equal";
 import { detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
@@ -36,7 +37,7 @@ export { lineOfRow } from "./declared";
  * The row rules of a raw table: the detected ones (unless `opts.detect` is false) less those
  * `opts.drop` names, plus the declared ones (`opts.declare`), which replace a detected rule of the
  * same id ({@link ruleId}). Order: catalogs, fixed combinations, public attributes, inequalities,
- * sums, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
+ * sums, ratios, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
  *
  * Criteria (thresholds in {@link RULE_LIMITS}, tuned on the tests' real tables):
  * - **Fixed combinations, A -> B**: code-book columns (categorical, or point-binned), the first
@@ -78,6 +79,11 @@ export { lineOfRow } from "./declared";
  *   close, floor = level - 1); triples only of columns no pair derives. A one-part identity
  *   whose columns a catalog or fixed-combinations rule holds is dropped (that rule keeps it); an
  *   inequality between the two columns of C = A + k is dropped (the identity implies it).
+ * - **Ratio and product identity** C = k·A^±1·B^±1, C = k·A^±1 (`./ratio`): non-negative
+ *   numerical columns (the first 60), the linear search in log space (tolerance from the
+ *   columns' decimals), share >= 0.99 over >= 10 rows with all > 0 and on each column's rows off
+ *   its mode; the total is no sum's total and in no catalog or fixed-combinations rule; a pair of
+ *   factor 1 is left to sums; dropped when its total shuffled keeps it in >= 50% of rows.
  * - **Difference range** (`./difference`): two numerical (the first 40) or two datetime columns
  *   in no sum and no inequality with a third column, >= 30 rows with both, whose difference's
  *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of
@@ -102,7 +108,8 @@ export { lineOfRow } from "./declared";
  * and the values. A fixed-combinations rule without a determinant cannot be broken.
  *
  * Cost: O(P · n) for P <= C(60, 2) column pairs, plus the sum's precheck over C(60, 3) triples
- * and its subset-sum search (<= 200,000 nodes per total, 8 rows);
+ * and its subset-sum search (<= 200,000 nodes per total, 8 rows), the ratio precheck over C(60, 3)
+ * triples on 64 rows;
  * memory O(distinct values + n) transient per pair.
  * @param scanned the scan `enc` was encoded from (value ids per row, distinct values).
  * @param enc the encoded table: kinds and code books (combinations are released as codes).
@@ -122,6 +129,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const catalogs = detectCatalogs(cols, n, k);
     const combinations = detectCombinations(cols, enc, n, k, zeros).filter((r) => !heldByCatalog(r, catalogs));
     const sums = detectSums(cols, n).filter((r) => r.parts.length > 1 || !heldByCodeBook([r.total, ...r.parts], [...catalogs, ...combinations]));
+    const ratios = detectRatios(cols, n, [...sums, ...catalogs, ...combinations], opts.seed ?? 23);
     const calendars = detectCalendars(cols, n);
     const inequalities = detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low)));
     detected = [
@@ -133,7 +141,8 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...calendars,
       ...inequalities,
       ...sums,
-      ...detectDifferences(cols, n, [...sums, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
+      ...ratios,
+      ...detectDifferences(cols, n, [...sums, ...ratios, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
       ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),

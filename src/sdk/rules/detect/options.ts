@@ -8,6 +8,7 @@ export type DeclaredRule =
   | { type: "catalog"; columns: string[] }
   | { type: "inequality"; high: string; low: string; strict?: boolean }
   | { type: "sum"; total: string; parts: string[]; signs?: (1 | -1)[]; constant?: number }
+  | { type: "ratio"; total: string; parts: string[]; powers: (1 | -1)[]; factor?: number }
   | { type: "not_equal"; columns: string[] }
   | { type: "blank_together"; columns: string[] }
   | { type: "structural_zeros"; columns: string[]; pairs?: [string, string][] }
@@ -70,6 +71,8 @@ export const RULE_LIMITS = {
   maxColumns: 60,
   /** Numerical columns of the sum and linear identity check (the first ones in table order). */
   maxSumColumns: 60,
+  /** Numerical columns of the ratio and product identity check (the first non-negative ones in table order). */
+  maxRatioColumns: 60,
   /** Numerical columns of the difference-range check (the first ones in table order). */
   maxDifferenceColumns: 40,
   /** Combinations of one rule; a rule with more is skipped. */

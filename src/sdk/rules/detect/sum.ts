@@ -100,7 +100,7 @@ function failingRows(total: Col, parts: readonly Col[], n: number, signs: readon
 }
 
 /** The most frequent non-blank value of a column (NaN when it has none). */
-function modeOf(c: Col): number {
+export function modeOf(c: Col): number {
   let best = -1;
   let id = -1;
   c.scan.counts.forEach((cnt, v) => {

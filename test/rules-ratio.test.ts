@@ -1,0 +1,169 @@
+/**
+ * Ratio and product identities (`RatioRule`): a rate = 100 · unemployed / labor force written with
+ * one decimal, a cost = price · quantity, found on small tables built here and kept in every decoded
+ * row whatever the model drew (codes drawn independently from the 1-way marginals), written with the
+ * real column's decimals; independent columns and a noisy rate give no rule.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { DataError, Decoder, Rng, analyzeTable, type Metadata, type RatioRule, type Rule, type Table } from "../src/sdk";
+import { describeRule, ruleId } from "../src/sdk/rules/describe";
+import { ruleChecker, ruleShares } from "../src/sdk/rules/check";
+import type { RuleOptions } from "../src/sdk/rules/detect";
+import { independentCodes } from "./rules-fixtures";
+
+/** A generated table of `n` rows (seeded). */
+function table(columns: string[], n: number, row: (i: number, rng: Rng) => (string | number)[], seed = 7): Table {
+  const rng = new Rng(seed);
+  return { columns, rows: Array.from({ length: n }, (_, i) => row(i, rng).map(String)) };
+}
+
+async function analyzed(t: Table, rules?: RuleOptions): Promise<Metadata> {
+  const { metadata } = await analyzeTable(t, rules ? { rules } : {});
+  return { ...metadata, rules: metadata.rules ?? [] };
+}
+
+function decodeIndependent(meta: Metadata, n: number, withRules = true): Table {
+  return new Decoder(withRules ? meta : { ...meta, rules: [] }).decode(independentCodes(meta, n, 3), 5);
+}
+
+function kept(meta: Metadata, rule: Rule, t: Table): { share: number; applicable: number } {
+  const [s] = ruleShares([rule], meta, t);
+  return { share: s.share, applicable: s.applicable };
+}
+
+const ratios = (meta: Metadata): RatioRule[] => (meta.rules ?? []).filter((r): r is RatioRule => r.type === "ratio");
+
+/** County labor force, unemployed (some 0) and the rate in percent with one decimal (BLS LAUS style). */
+const counties = (): Table =>
+  table(["county", "labor_force", "unemployed", "rate"], 1500, (i, rng) => {
+    const lf = 200 + rng.int(200000);
+    const u = i % 50 === 0 ? 0 : Math.round(lf * (0.02 + 0.12 * rng.next()));
+    return [`c${i}`, lf, u, ((100 * u) / lf).toFixed(1)];
+  });
+
+/** Line items: a price in cents, a quantity of 1-10 and their cost. */
+const items = (): Table =>
+  table(["price", "quantity", "cost", "branch"], 1000, (_, rng) => {
+    const cents = 100 + rng.int(9900);
+    const q = 1 + rng.int(10);
+    return [(cents / 100).toFixed(2), q, ((cents * q) / 100).toFixed(2), ["A", "B", "C"][rng.int(3)]];
+  });
+
+describe("ratio and product identities", () => {
+  test("a rate in percent is found with its factor 100 and printed as one", async () => {
+    const meta = await analyzed(counties());
+    const [r] = ratios(meta);
+    assert.ok(r, `rules: ${JSON.stringify(meta.rules)}`);
+    assert.deepEqual({ total: r.total, parts: r.parts, powers: r.powers, factor: r.factor }, { total: "rate", parts: ["unemployed", "labor_force"], powers: [1, -1], factor: 100 });
+    assert.equal(r.share, 1);
+    assert.equal(describeRule(r), "ratio: rate = 100 * unemployed / labor_force");
+    assert.equal(ruleId(r), "ratio:rate,unemployed,labor_force");
+  });
+
+  test("a product is found: cost = price * quantity", async () => {
+    const meta = await analyzed(items());
+    const rs = ratios(meta);
+    assert.equal(rs.length, 1, JSON.stringify(rs));
+    assert.deepEqual({ total: rs[0].total, parts: [...rs[0].parts].sort(), powers: rs[0].powers, factor: rs[0].factor }, { total: "cost", parts: ["price", "quantity"], powers: [1, 1], factor: 1 });
+  });
+
+  test("independent columns and a rate written with noise make no ratio", async () => {
+    const t = table(["a", "b", "c", "d", "rate"], 1500, (_, rng) => {
+      const lf = 1000 + rng.int(50000);
+      const u = Math.round(lf * 0.05 * rng.next());
+      const noisy = ((100 * u) / lf) * (1 + 0.2 * (rng.next() - 0.5));
+      return [(rng.next() * 100).toFixed(2), 1 + rng.int(500), (rng.next() * 10).toFixed(3), lf + u, noisy.toFixed(1)];
+    });
+    assert.deepEqual(ratios(await analyzed(t)), []);
+  });
+
+  test("decoded rows keep the identity, with the real column's decimals, whatever the model drew", async () => {
+    const meta = await analyzed(counties());
+    const [r] = ratios(meta);
+    const synth = decodeIndependent(meta, 2000);
+    const s = kept(meta, r, synth);
+    assert.equal(s.share, 1);
+    assert.ok(s.applicable > 1900, `${s.applicable} rows apply`);
+    const without = kept(meta, r, decodeIndependent(meta, 2000, false));
+    assert.ok(without.share < 0.2, `without the rule ${without.share}`);
+    const [c, u, lf] = ["rate", "unemployed", "labor_force"].map((n) => synth.columns.indexOf(n));
+    for (const row of synth.rows) {
+      if (row[u] === "" || row[lf] === "" || row[c] === "") continue;
+      // One decimal, as the real column writes it ("5.0", never "5"), and exactly the rounded rate.
+      assert.match(row[c], /^\d+\.\d$/);
+      assert.equal(row[c], ((100 * Number(row[u])) / Number(row[lf])).toFixed(1));
+    }
+    const st = meta.column_stats!.rate!;
+    assert.ok(synth.rows.every((row) => row[c] === "" || (Number(row[c]) >= st.min! && Number(row[c]) <= st.max!)), "rates stay in the real range");
+  });
+
+  test("a product that is a sum's part is written before the sum: total = cost + tax keeps both", async () => {
+    const t = table(["price", "quantity", "cost", "tax", "total"], 1000, (_, rng) => {
+      const cents = 100 + rng.int(9900);
+      const q = 1 + rng.int(10);
+      const cost = cents * q;
+      const tax = 5 * q + rng.int(300);
+      return [(cents / 100).toFixed(2), q, (cost / 100).toFixed(2), (tax / 100).toFixed(2), ((cost + tax) / 100).toFixed(2)];
+    });
+    const meta = await analyzed(t);
+    assert.ok(ratios(meta).some((r) => r.total === "cost"), JSON.stringify(meta.rules));
+    assert.ok(meta.rules!.some((r) => r.type === "sum" && r.total === "total"), JSON.stringify(meta.rules));
+    const synth = decodeIndependent(meta, 1000);
+    for (const rule of meta.rules!.filter((r) => r.type === "sum" || r.type === "ratio")) assert.equal(kept(meta, rule, synth).share, 1, ruleId(rule));
+  });
+
+  test("two rates over one summed total both hold, though one's redraws move the total the other read", async () => {
+    // Census style: speakers of English and of French, the population as a sum, each share in percent.
+    const t = table(["english", "french", "either", "neither", "total", "engperc", "frenperc"], 1500, (_, rng) => {
+      const either = 50 + rng.int(20000);
+      const neither = rng.int(3) === 0 ? rng.int(500) : 0;
+      const total = either + neither;
+      const english = Math.round(either * rng.next());
+      const french = Math.round(either * rng.next() * 0.3);
+      return [english, french, either, neither, total, String((100 * english) / total), String((100 * french) / total)];
+    });
+    const meta = await analyzed(t);
+    assert.deepEqual(ratios(meta).map(ruleId).sort(), ["ratio:engperc,english,total", "ratio:frenperc,french,total"]);
+    const synth = decodeIndependent(meta, 2000);
+    for (const rule of meta.rules!.filter((r) => r.type === "sum" || r.type === "ratio")) assert.equal(kept(meta, rule, synth).share, 1, ruleId(rule));
+  });
+
+  test("the checker: a divided part of 0 is outside the rule; a numerator of 0 needs a total of 0", async () => {
+    const meta = await analyzed(counties());
+    const [r] = ratios(meta);
+    const check = ruleChecker(r, meta);
+    const row = (lf: string, u: string, rate: string) => meta.features.map((f) => ({ labor_force: lf, unemployed: u, rate })[f as "rate"] ?? "x");
+    assert.equal(check(row("0", "5", "1.0")), undefined);
+    assert.equal(check(row("1000", "0", "0.0")), true);
+    assert.equal(check(row("1000", "0", "0.1")), false);
+    assert.equal(check(row("1000", "53", "5.3")), true);
+    assert.equal(check(row("1000", "53", "5.4")), false);
+  });
+
+  test("a declared ratio takes its factor from the rows; one the rows break is a DataError", async () => {
+    const meta = await analyzed(counties(), { detect: false, declare: [{ type: "ratio", total: "rate", parts: ["unemployed", "labor_force"], powers: [1, -1] }] });
+    assert.deepEqual(meta.rules!.map((r) => (r.type === "ratio" ? [r.factor, r.declared] : r.type)), [[100, true]]);
+    await assert.rejects(analyzed(counties(), { detect: false, declare: [{ type: "ratio", total: "rate", parts: ["unemployed", "labor_force"], powers: [1, -1], factor: 10 }] }), DataError);
+  });
+});
+
+describe("the RatioRule contract", () => {
+  const features = ["rate", "unemployed", "labor_force"];
+  const md = (rule: Record<string, unknown>): Metadata =>
+    ({ features, cardinalities: Object.fromEntries(features.map((f) => [f, 1])), empirical_probs: Object.fromEntries(features.map((f) => [f, [1]])), rules: [{ type: "ratio", share: 1, ...rule }] }) as unknown as Metadata;
+  const good = { total: "rate", parts: ["unemployed", "labor_force"], powers: [1, -1], factor: 100 };
+
+  test("the server's validator takes a ratio of one or two parts with a factor > 0; the semantic check names a bad part or power", async () => {
+    const { validateCreateModel } = await import("../src/server/handlers/bodyValidators");
+    const { checkMetadata } = await import("../src/server/handlers/checkMetadata");
+    assert.equal(validateCreateModel({ metadata: md(good) }).success, true);
+    assert.doesNotThrow(() => checkMetadata(md(good)));
+    assert.equal(validateCreateModel({ metadata: md({ ...good, factor: 0 }) }).success, false);
+    assert.equal(validateCreateModel({ metadata: md({ ...good, powers: [1, 2] }) }).success, false);
+    assert.equal(validateCreateModel({ metadata: md({ ...good, parts: ["unemployed", "labor_force", "rate"], powers: [1, -1, 1] }) }).success, false);
+    const param = (e: unknown) => (e as { param?: string }).param ?? "";
+    assert.throws(() => checkMetadata(md({ ...good, parts: ["unemployed", "nope"] })), (e) => param(e).endsWith("rules[0].parts[1]"));
+    assert.throws(() => checkMetadata(md({ ...good, powers: [1] })), (e) => param(e).endsWith("rules[0].powers"));
+  });
+});
