@@ -167,7 +167,12 @@ export function detectCatalogs(cols: Col[], n: number, k: number): CatalogRule[]
     if (rule && rule.share >= RULE_LIMITS.catalogShare) found.push(rule);
   }
   const single = found.filter((r) => !found.some((o) => o !== r && o.columns.length > r.columns.length && r.columns.every((c) => o.columns.includes(c))));
-  return [...single, ...compositeCatalogs(elig, keyish, decides, single, n, k)];
+  // A key column one-to-one with an earlier column makes the same pairs: only the first pairs.
+  const firstOfClass = elig.map((_, i) => {
+    for (let x = 0; x < i; x++) if (uf.find(x) === uf.find(i)) return false;
+    return true;
+  });
+  return [...single, ...compositeCatalogs(elig, keyish.map((y, i) => y && firstOfClass[i]), decides, single, n, k)];
 }
 
 /** Rows of the quick test of a composite key's dependency (evenly spaced over the table). */
@@ -198,8 +203,9 @@ function plausiblyDecides(p: Col, c: Col, n: number, first: Int32Array): boolean
  * Catalogs with a composite key (origin and destination decide distance): a pair of key columns
  * decides a column neither decides alone ({@link dependency} on the pair read as one column,
  * {@link pairColumn}), judged as a one-key catalog (entries for pairs seen in >= k rows, the same
- * {@link RULE_LIMITS}.catalogShare of the pairs' rows). Key columns: repeated values, one code per
- * value (categorical or point bins), not decided by the other; categorical ones are paired first,
+ * {@link RULE_LIMITS}.catalogShare of the pairs' rows). Key columns (`keyish`: repeated values,
+ * the first of columns one-to-one with each other): one code per value (categorical or point
+ * bins), not decided by the other; categorical ones are paired first,
  * so a pair of names is the key before a pair with a number. Skipped: a pair with one code-book
  * attribute (fixed combinations keep it), a catalog whose columns another holds.
  * Cost: at most {@link RULE_LIMITS}.catalogPairColumns key columns, so C(12, 2) = 66 pairs, each
