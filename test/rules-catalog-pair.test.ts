@@ -17,6 +17,8 @@ import { rowCells } from "../src/sdk/generate/batch";
 import { catalogs as catalogRealism } from "../bench/realism";
 import { scanTable } from "../src/sdk/metadata/table-scan";
 import { independentCodes } from "./rules-fixtures";
+import { validateCreateModel } from "../src/server/handlers/bodyValidators";
+import { checkMetadata } from "../src/server/handlers/checkMetadata";
 
 const K = 3;
 const AIRPORTS = ["ATL", "BOS", "DEN", "DFW", "LAX", "LGA", "MIA", "ORD", "PHX", "SEA"];
@@ -154,5 +156,19 @@ describe("a catalog with a composite key (origin and destination decide distance
       analyzeTable(broken, { rareThreshold: K, rules: { detect: false, declare: [{ type: "catalog", columns: ["origin", "destination", "distance"], key_columns: 2 }] } }),
       (e: unknown) => e instanceof DataError && /line 7, column "distance".*"catalog:\(origin,destination\),distance".*"9999"/.test(e.message),
     );
+  });
+
+  test("the server takes key_columns 1 or 2 with an attribute after the key, and refuses 3 or a key with no attribute", () => {
+    const md = (columns: string[], key_columns: number): Metadata => ({
+      features: ["a", "b", "c"],
+      cardinalities: { a: 1, b: 1, c: 1 },
+      empirical_probs: { a: [1], b: [1], c: [1] },
+      rules: [{ type: "catalog", columns, key: columns[0], key_columns, entries: [columns.map(() => "x")], counts: [2], share: 1 }],
+    });
+    assert.equal(validateCreateModel({ metadata: md(["a", "b", "c"], 2) }).success, true);
+    assert.doesNotThrow(() => checkMetadata(md(["a", "b", "c"], 2)));
+    assert.equal(validateCreateModel({ metadata: md(["a", "b", "c"], 3) }).success, false);
+    const param = (e: unknown) => (e as { param?: string }).param ?? "";
+    assert.throws(() => checkMetadata(md(["a", "b"], 2)), (e) => param(e).endsWith("rules[0].key_columns"));
   });
 });
