@@ -621,6 +621,7 @@ function byChance(key: ScannedTable["scans"][number], b: ScannedTable["scans"][n
  * when its key is a real key (any count) and every attribute is that key's real value (numbers
  * compared as numbers). A key whose columns
  * another key's catalog holds as well is reported too (state name and FIPS id both are keys).
+ * Then the catalogs with a composite key ({@link compositeCatalogs}).
  */
 export function catalogs(real: ScannedTable, synth: ScannedTable): CatalogCheck[] {
   const out: CatalogCheck[] = [];
@@ -672,6 +673,111 @@ export function catalogs(real: ScannedTable, synth: ScannedTable): CatalogCheck[
       else if (examples.length < EXAMPLES) examples.push([sk[r], ...sa.map((x) => x![r])].join(", "));
     }
     out.push({ key: real.columns[k], attributes: attributes.map((b) => real.columns[b]), real_keys: repeated, synthetic_rows: rows, synthetic: rows ? kept / rows : 1, examples });
+  }
+  return [...out, ...compositeCatalogs(real, synth, same)];
+}
+
+/** Key columns {@link compositeCatalogs} pairs (the first ones in table order): at most 66 pairs. */
+const PAIR_KEY_COLUMNS = 12;
+
+/**
+ * Catalogs of the real table with a composite key (origin and destination decide distance): a
+ * pair of key columns (as {@link catalogs}' keys, the first {@link PAIR_KEY_COLUMNS}, neither
+ * deciding the other) whose pairs pass the same key test, deciding a column (in every real row,
+ * beyond chance) that neither column decides alone (in 99% of its rows, the SDK's
+ * `RULE_LIMITS.fdShare`). A synthetic row counts when its pair is a
+ * real pair seen twice or more (other pairs are no real entry's and are left as generated), and
+ * keeps the catalog when every attribute is that pair's real value. `key` reads `(a, b)`.
+ */
+function compositeCatalogs(real: ScannedTable, synth: ScannedTable, same: (a: string, b: string) => boolean): CatalogCheck[] {
+  const scans = real.scans;
+  const decides = (key: { ids: ArrayLike<number>; values: string[] }, b: number): boolean => {
+    const of = new Int32Array(key.values.length).fill(-1);
+    for (let r = 0; r < real.n; r++) {
+      const a = key.ids[r];
+      if (key.values[a] === "") continue;
+      if (of[a] < 0) of[a] = scans[b].ids[r];
+      else if (of[a] !== scans[b].ids[r]) return false;
+    }
+    return true;
+  };
+  // Share of the rows with a present key on their key value's majority value of b.
+  const mostly = (key: { ids: ArrayLike<number>; values: string[] }, b: number): boolean => {
+    const cells = new Map<number, number>();
+    const best = new Map<number, number>();
+    let present = 0;
+    for (let r = 0; r < real.n; r++) {
+      const a = key.ids[r];
+      if (key.values[a] === "") continue;
+      present++;
+      const cell = a * scans[b].values.length + scans[b].ids[r];
+      const c = (cells.get(cell) ?? 0) + 1;
+      cells.set(cell, c);
+      if (c > (best.get(a) ?? 0)) best.set(a, c);
+    }
+    let hits = 0;
+    for (const c of best.values()) hits += c;
+    return present > 0 && hits >= RULE_LIMITS.fdShare * present;
+  };
+  const keyTest = (counts: number[], values: string[]): number => {
+    let filled = 0;
+    let rows = 0;
+    let repeated = 0;
+    values.forEach((v, id) => {
+      if (v === "") return;
+      filled += counts[id];
+      if (counts[id] >= 2) (rows += counts[id], repeated++);
+    });
+    return repeated >= CATALOG_MIN_KEYS && rows >= 0.5 * filled ? repeated : 0;
+  };
+  const keys = real.columns.map((_, c) => c).filter((c) => scans[c].values.length >= 2 && keyTest(scans[c].counts, scans[c].values) > 0).slice(0, PAIR_KEY_COLUMNS);
+  const out: CatalogCheck[] = [];
+  for (let x = 0; x < keys.length; x++) {
+    for (let y = x + 1; y < keys.length; y++) {
+      const [i, j] = [keys[x], keys[y]];
+      if (decides(scans[i], j) || decides(scans[j], i)) continue;
+      const index = new Map<string, number>();
+      const values: string[] = [];
+      const counts: number[] = [];
+      const ids = new Int32Array(real.n);
+      for (let r = 0; r < real.n; r++) {
+        const a = scans[i].values[scans[i].ids[r]];
+        const b = scans[j].values[scans[j].ids[r]];
+        const v = a === "" || b === "" ? "" : `${a}\u0000${b}`;
+        let id = index.get(v);
+        if (id === undefined) (index.set(v, (id = values.length)), values.push(v), counts.push(0));
+        counts[id]++;
+        ids[r] = id;
+      }
+      const repeated = keyTest(counts, values);
+      if (repeated === 0) continue;
+      const pair = { ids, values, counts } as unknown as ScannedTable["scans"][number];
+      const attributes = real.columns
+        .map((_, b) => b)
+        .filter((b) => b !== i && b !== j && scans[b].values.length >= 2 && decides(pair, b) && !mostly(scans[i], b) && !mostly(scans[j], b))
+        .filter((b) => byChance(pair, scans[b], real.n) < Math.log(RULE_LIMITS.fdChance));
+      if (attributes.length === 0) continue;
+      const entry = new Map<string, string[]>();
+      for (let r = 0; r < real.n; r++) {
+        const v = values[ids[r]];
+        if (v !== "" && counts[ids[r]] >= 2 && !entry.has(v)) entry.set(v, attributes.map((b) => scans[b].values[scans[b].ids[r]]));
+      }
+      const [sa, sb] = [column(synth, real.columns[i]), column(synth, real.columns[j])];
+      const sc = attributes.map((b) => column(synth, real.columns[b]));
+      if (!sa || !sb || sc.some((z) => !z)) continue;
+      let rows = 0;
+      let kept = 0;
+      const examples: string[] = [];
+      for (let r = 0; r < synth.n; r++) {
+        const e = entry.get(`${sa[r]}\u0000${sb[r]}`);
+        if (e === undefined) continue;
+        rows++;
+        if (e.every((v, z) => same(v, sc[z]![r]))) kept++;
+        else if (examples.length < EXAMPLES) examples.push([sa[r], sb[r], ...sc.map((z) => z![r])].join(", "));
+      }
+      const key = `(${real.columns[i]}, ${real.columns[j]})`;
+      out.push({ key, attributes: attributes.map((b) => real.columns[b]), real_keys: repeated, synthetic_rows: rows, synthetic: rows ? kept / rows : 1, examples });
+    }
   }
   return out;
 }

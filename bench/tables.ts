@@ -523,7 +523,7 @@ export function formatRealism(r: TablesResult): string[] {
     "realism (./realism): soup = most invented-token share of a text column; real = least real-value share of a text column; geo = least real share of a place check;",
     "  zeros = synthetic rows in a structural zero; ident = least share of synthetic rows keeping a linear, ratio or product identity of the real table; grain = largest gap beyond two binomial sd in the zero share or a multiple-of-step share of the non-zero values;",
     "  lattice = least share of synthetic values that are real values, over the numeric columns of repeated values;",
-    "  catalog = least share of synthetic rows whose key is a real key with that key's real attributes;",
+    "  catalog = least share of synthetic rows whose key is a real key with that key's real attributes (a composite key: of the rows on a repeated real pair);",
     "  near-copies = synthetic at half vs a 50/50 split of the real table;",
     "  holdout = a model fitted on half of the rows: its near-copies of that half vs of the other half",
     `${"table".padEnd(28)} ${"soup".padStart(6)} ${"real".padStart(6)} ${"geo".padStart(6)} ${"zeros".padStart(6)} ${"ident".padStart(6)} ${"grain".padStart(6)} ${"lattice".padStart(7)} ${"rules".padStart(6)} ${"catalog".padStart(7)}  ${"near-copies".padEnd(22)}  holdout`,

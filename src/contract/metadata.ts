@@ -476,14 +476,21 @@ export interface FixedCombinationsRule extends RuleBase {
  * total). Each released entry is the key's value and its attributes' values as the real table
  * writes them, for a key value seen in at least k real rows (k = the rare threshold) with those
  * attributes; a synthetic row's key names a released entry and its attributes are that entry's.
+ * With `key_columns` 2 the key is a pair of columns (a composite key: origin and destination
+ * decide distance) and a synthetic row whose pair is no released entry's is left as generated.
  */
 export interface CatalogRule extends RuleBase {
   type: "catalog";
-  /** The key first, then the attributes it decides. */
+  /** The key first (its `key_columns` columns), then the attributes it decides. */
   columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<64>;
   /** `columns[0]`. */
   key: string & tags.MinLength<1>;
-  /** Released entries: one text per column, `columns` order (blank `""`); distinct keys. */
+  /**
+   * How many of `columns`, from the first, make the key: 1 (absent: a key column) or 2 (a
+   * composite key, `columns[0]` and `columns[1]`, neither of which decides the attributes alone).
+   */
+  key_columns?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<2>;
+  /** Released entries: one text per column, `columns` order (blank `""`); distinct keys (pairs with `key_columns` 2). */
   entries: ((string & tags.MaxLength<4096>)[] & tags.MaxItems<64>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
   /** Real rows per entry, same order (each >= k). */
   counts: (number & tags.Type<"uint32">)[] & tags.MaxItems<100000>;

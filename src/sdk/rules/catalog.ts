@@ -32,9 +32,11 @@ function cellClass(stats: ColumnStats | undefined): (text: string) => string {
 
 /**
  * The catalog rule over features `cols` (key first) with its released `entries` (texts per column)
- * and `counts`; undefined without entries.
+ * and `counts`; undefined without entries. With `keyColumns` 2 the key is the first two columns:
+ * {@link compositeCatalog}.
  */
-export function catalog(meta: Metadata, cols: number[], entries: readonly (readonly string[])[], counts: readonly number[]): CompiledRule | undefined {
+export function catalog(meta: Metadata, cols: number[], entries: readonly (readonly string[])[], counts: readonly number[], keyColumns = 1): CompiledRule | undefined {
+  if (keyColumns === 2) return compositeCatalog(meta, cols, entries);
   const m = cols.length;
   const valid = entries.filter((e) => e.length === m);
   if (valid.length === 0) return undefined;
@@ -165,6 +167,59 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
         const e = valid[picks[r]];
         for (let j = 0; j < m; j++) {
           if (fixedAt[j] === 1 || rowText[j] === e[j]) continue;
+          rows.set(r, cols[j], e[j]);
+          out.changed++;
+        }
+      }
+    },
+  };
+}
+
+/**
+ * A catalog with a composite key (features `cols`, the two key columns first): a row whose pair
+ * is a released entry's (each cell the same text, or for a numerical or datetime key column the
+ * same value) gets that entry's attributes; a row with a blank key cell or a pair no entry holds
+ * is left as generated (it is no real pair's, so no real attribute belongs to it), as is one whose
+ * fixed cells (conditional sampling) hold another attribute (counted unrepaired).
+ */
+function compositeCatalog(meta: Metadata, cols: number[], entries: readonly (readonly string[])[]): CompiledRule | undefined {
+  const m = cols.length;
+  const valid = entries.filter((e) => e.length === m && m > 2);
+  if (valid.length === 0) return undefined;
+  const stats = cols.map((f) => meta.column_stats?.[meta.features[f]]);
+  // A key cell's class: its number for a numerical or datetime column (`1.50` is `1.5`), else its text.
+  const keyText = stats.slice(0, 2).map((st) => {
+    if (st?.type !== "numerical" && st?.type !== "datetime") return (t: string) => t;
+    const read = cellNumber(st);
+    return (t: string) => {
+      const x = read(t);
+      return x === undefined ? t : `#${x}`;
+    };
+  });
+  const pairOf = (a: string, b: string): string => `${keyText[0](a)}\u0000${keyText[1](b)}`;
+  const byPair = new Map<string, readonly string[]>();
+  for (const e of valid) if (!byPair.has(pairOf(e[0], e[1]))) byPair.set(pairOf(e[0], e[1]), e);
+  const sameCell = stats.map((s) => {
+    if (s?.type !== "numerical" && s?.type !== "datetime") return (a: string, b: string) => a === b;
+    const num = cellNumber(s);
+    return (a: string, b: string) => a === b || (num(a) !== undefined && num(a) === num(b));
+  });
+  return {
+    apply(rows, _rng, fixed, _draw, out) {
+      for (let r = 0; r < rows.length; r++) {
+        const a = rows.get(r, cols[0]);
+        const b = rows.get(r, cols[1]);
+        if (a === "" || b === "") continue;
+        const e = byPair.get(pairOf(a, b));
+        if (e === undefined) continue;
+        let held = true;
+        for (let j = 2; j < m && held; j++) if (fixed !== undefined && fixed(r, cols[j]) && !sameCell[j](rows.get(r, cols[j]), e[j])) held = false;
+        if (!held) {
+          out.unrepaired++;
+          continue;
+        }
+        for (let j = 2; j < m; j++) {
+          if (rows.get(r, cols[j]) === e[j] || (fixed !== undefined && fixed(r, cols[j]))) continue;
           rows.set(r, cols[j], e[j]);
           out.changed++;
         }

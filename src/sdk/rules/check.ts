@@ -14,7 +14,9 @@
  *   determinant reads as pooled is undefined: detection releases no combination for rare values.
  * - `catalog`: undefined when the key is blank. Keeps when the key is a released entry's (same
  *   text, or for a numerical or datetime key the same value) and every attribute is that entry's
- *   (same text or value); a key of no released entry (rare, fresh, invented) breaks it.
+ *   (same text or value); a key of no released entry (rare, fresh, invented) breaks it. With a
+ *   composite key (`key_columns` 2): undefined when a key cell is blank or the pair is no
+ *   released entry's (decoding leaves those rows as generated); else as above.
  * - `inequality`: undefined when a cell is blank or does not parse (numbers with `Number`,
  *   datetimes in `column_stats[f].format`, as instants); `high > low` when `strict`, else `>=`.
  * - `sum`: undefined when a cell is blank or not a number; keeps when `|total − (sum_j
@@ -108,8 +110,10 @@ export function ruleLabel(rule: Rule): string {
       }
       return `${rule.columns.join(", ")} in ${n}`;
     }
-    case "catalog":
-      return `${rule.key} decides ${rule.columns.slice(1).join(", ")} (${rule.entries.length} entr${rule.entries.length === 1 ? "y" : "ies"})`;
+    case "catalog": {
+      const key = (rule.key_columns ?? 1) === 2 ? `(${rule.columns[0]}, ${rule.columns[1]})` : rule.key;
+      return `${key} decides ${rule.columns.slice(rule.key_columns ?? 1).join(", ")} (${rule.entries.length} entr${rule.entries.length === 1 ? "y" : "ies"})`;
+    }
     case "inequality":
       return `${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}`;
     case "sum":
@@ -255,6 +259,25 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
         if (x !== undefined && !keyNumber.has(x)) keyNumber.set(x, e);
       }
       const idx = readers.map((r) => r.index);
+      if ((rule.key_columns ?? 1) === 2) {
+        const keyText = [0, 1].map((j) => {
+          const numeric = metadata.column_stats?.[rule.columns[j]]?.type === "numerical" || metadata.column_stats?.[rule.columns[j]]?.type === "datetime";
+          return (t: string): string => {
+            const x = numeric ? readers[j].value(t) : undefined;
+            return x === undefined ? t : `#${x}`;
+          };
+        });
+        const pairOf = (a: string, b: string): string => `${keyText[0](a)}\u0000${keyText[1](b)}`;
+        const byPair = new Map<string, readonly string[]>();
+        for (const e of rule.entries) if (!byPair.has(pairOf(e[0], e[1]))) byPair.set(pairOf(e[0], e[1]), e);
+        return (row) => {
+          if (row[idx[0]] === "" || row[idx[1]] === "") return undefined;
+          const e = byPair.get(pairOf(row[idx[0]], row[idx[1]]));
+          if (e === undefined) return undefined;
+          for (let k = 2; k < idx.length; k++) if (!same[k](row[idx[k]], e[k])) return false;
+          return true;
+        };
+      }
       return (row) => {
         const key = row[idx[0]];
         if (key === "") return undefined;

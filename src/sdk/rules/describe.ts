@@ -19,7 +19,7 @@ const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
 /** A rule's id fields: type and columns (a declared rule has the detected one's id). */
 export type RuleKey =
   | { type: "fixed_combinations"; columns: readonly string[]; determinant?: string }
-  | { type: "catalog"; columns: readonly string[] }
+  | { type: "catalog"; columns: readonly string[]; key_columns?: number }
   | { type: "inequality"; high: string; low: string }
   | { type: "sum"; total: string; parts: readonly string[] }
   | { type: "ratio"; total: string; parts: readonly string[] }
@@ -35,7 +35,8 @@ export type RuleKey =
 
 /**
  * A rule's stable id: `type:` then its columns joined by commas, in the rule's order
- * (`fixed_combinations:education,education-num`, `inequality:high,low`, `sum:total,a,b`). Shares,
+ * (`fixed_combinations:education,education-num`, `inequality:high,low`, `sum:total,a,b`; a
+ * composite key in parentheses: `catalog:(origin,destination),distance`). Shares,
  * counts, signs, constants, combinations and pairs are not part of it, so it survives small
  * changes in the data.
  */
@@ -47,7 +48,7 @@ export function ruleId(rule: RuleKey): string {
       return `fixed_combinations:${cols.join(",")}`;
     }
     case "catalog":
-      return `catalog:${rule.columns.join(",")}`;
+      return (rule.key_columns ?? 1) === 2 ? `catalog:(${rule.columns[0]},${rule.columns[1]}),${rule.columns.slice(2).join(",")}` : `catalog:${rule.columns.join(",")}`;
     case "inequality":
       return `inequality:${rule.high},${rule.low}`;
     case "sum":
@@ -133,7 +134,9 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
     }
     case "catalog": {
       const n = `${thousands(rule.entries.length)} entr${rule.entries.length === 1 ? "y" : "ies"}`;
-      return `catalog: ${rule.key} -> ${rule.columns.slice(1).join(", ")} (${n}${share ? `, ${share} of rows` : ""})${tail}`;
+      const width = rule.key_columns ?? 1;
+      const key = width === 2 ? `(${rule.columns[0]}, ${rule.columns[1]})` : rule.key;
+      return `catalog: ${key} -> ${rule.columns.slice(width).join(", ")} (${n}${share ? `, ${share} of rows` : ""})${tail}`;
     }
     case "inequality":
       return `inequality: ${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}${share ? ` (${share} of rows)` : ""}${tail}`;

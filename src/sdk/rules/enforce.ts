@@ -9,7 +9,8 @@
  *    all blank, or the blanks filled with draws from their 1-way marginals.
  * 2. not equal: equal cells redraw the second column (the first when the second is fixed) from
  *    its marginal, up to {@link MAX_REDRAWS} times.
- * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`).
+ * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`), then catalogs
+ *    with a composite key (they read the pair fixed combinations may have rewritten).
  * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
  *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
@@ -63,7 +64,9 @@ export class RuleEnforcer {
     const rules = [...(metadata.rules ?? [])];
     const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "ratio", "inequality", "difference"];
     const rest = rules.filter((r) => r.type !== "structural_zeros");
-    rest.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
+    // A composite-key catalog reads its pair after fixed combinations may have rewritten it.
+    const rank = (r: Rule): number => (r.type === "catalog" && (r.key_columns ?? 1) === 2 ? order.indexOf("fixed_combinations") + 0.5 : order.indexOf(r.type));
+    rest.sort((a, b) => rank(a) - rank(b));
     const identities = rest.filter((r) => r.type === "sum" || r.type === "ratio");
     const sums = sumSystems(
       metadata,
@@ -149,7 +152,7 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     }
     case "catalog": {
       const c = cols(rule.columns);
-      return c && catalog(meta, c, rule.entries, rule.counts);
+      return c && catalog(meta, c, rule.entries, rule.counts, rule.key_columns ?? 1);
     }
     case "sum":
     case "ratio":

@@ -190,6 +190,9 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
     }
     if (rule.type === "catalog") {
       if (rule.key !== rule.columns[0]) throw paramInvalid(`${base}.key`, `The key ${JSON.stringify(rule.key)} must be the first of the rule's columns.`);
+      if ((rule.key_columns ?? 1) >= rule.columns.length) {
+        throw paramInvalid(`${base}.key_columns`, `A key of ${rule.key_columns} columns leaves no attribute among the rule's ${rule.columns.length} columns.`);
+      }
       if (rule.counts.length !== rule.entries.length) {
         throw paramInvalid(`${base}.counts`, `counts has ${rule.counts.length} entries; there are ${rule.entries.length} catalog entries.`);
       }

@@ -10,7 +10,7 @@ import { identityText, ruleId } from "../describe";
 import { RULE_LIMITS, type DeclaredRule } from "./options";
 import { combinable, type Breach, type Col } from "./view";
 import { combinationsRule, determinedRule, jointCells } from "./combinations";
-import { catalogRule } from "./catalog";
+import { catalogRule, pairColumn } from "./catalog";
 import { sumHolds, type Sign } from "./sum";
 import { ratioFactor } from "./ratio";
 import { ratioKept, ratioText } from "../ratio";
@@ -108,7 +108,13 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
       if (cs.length < 2 || cs.length > RULE_LIMITS.catalogColumns || new Set(cs).size !== cs.length) {
         throw new DataError(`The declared rule ${what} needs 2 to ${RULE_LIMITS.catalogColumns} different columns, the key first.`);
       }
-      const [key, ...attrs] = cs;
+      const width = d.key_columns ?? 1;
+      if (width !== 1 && width !== 2) throw new DataError(`The declared rule ${what}: key_columns is 1 or 2.`);
+      if (cs.length <= width) throw new DataError(`The declared rule ${what} needs an attribute after its ${width} key columns.`);
+      const attrs = cs.slice(width);
+      const composite = width === 2 ? pairColumn(cs[0], cs[1], n) : undefined;
+      const key = composite?.col ?? cs[0];
+      const shown = (r: number): string => (composite ? `${quoted(cs[0], r)} and ${quoted(cs[1], r)}` : quoted(key, r));
       const first = new Map<number, number>();
       for (let r = 0; r < n; r++) {
         const a = key.scan.ids[r];
@@ -119,10 +125,11 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
           continue;
         }
         const d2 = attrs.find((c) => c.scan.ids[r] !== c.scan.ids[f]);
-        if (d2) throw breachError(scanned, { type: "catalog", columns: cs.map((c) => c.name), key: key.name, entries: [], counts: [], share: 0 }, { row: r, column: d2.name, detail: `${quoted(key, r)} goes with ${quoted(d2, r)} here but with ${quoted(d2, f)} on an earlier row` });
+        const stub = { type: "catalog" as const, columns: cs.map((c) => c.name), key: cs[0].name, ...(composite ? { key_columns: 2 } : {}), entries: [], counts: [], share: 0 };
+        if (d2) throw breachError(scanned, stub, { row: r, column: d2.name, detail: `${shown(r)} go${composite ? "" : "es"} with ${quoted(d2, r)} here but with ${quoted(d2, f)} on an earlier row` });
       }
-      const rule = catalogRule(key, attrs, n, k);
-      if (!rule) throw new DataError(`The declared rule ${what} releases no entry: no value of "${key.name}" is seen in ${k} rows or more (or more than ${RULE_LIMITS.maxCombinations} are).`, { column: key.name });
+      const rule = catalogRule(key, attrs, n, k, composite?.pair);
+      if (!rule) throw new DataError(`The declared rule ${what} releases no entry: no value of "${key.name}" is seen in ${k} rows or more (or more than ${RULE_LIMITS.maxCombinations} are).`, { column: cs[0].name });
       return { ...rule, declared: true };
     }
     case "inequality": {

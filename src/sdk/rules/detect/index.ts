@@ -56,6 +56,10 @@ export { lineOfRow } from "./declared";
  *   key's present rows: a key of mostly single rows (each country once) has no catalog, since an
  *   entry of one row is that row. One-to-one keys make one catalog (the first column is its key);
  *   a catalog inside another is dropped; a fixed-combinations rule inside a catalog is dropped.
+ *   A composite key (`key_columns` 2): a pair of key columns with one code per value (the first
+ *   12, categorical first), neither deciding the other, that decides columns neither decides
+ *   alone (origin, destination -> distance), by the same criteria on the pair read as one column;
+ *   it holds no other rule (its rows on unreleased pairs are left as generated).
  * - **Sparse combinations** (no dependency), both columns with >= 3 values: distinct pairs <= 0.5
  *   E, E = sum_{a,b} 1 - (1 - p_a p_b)^n; or sparse by concentration where rare values hide that
  *   (`./combinations`). Pairs sharing a column merge into groups of at most 4 columns while the
@@ -126,14 +130,16 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
   let detected: Rule[] = [];
   if (opts.detect !== false && n > 0) {
     const zeros: StructuralZerosRule[] = [];
-    const catalogs = detectCatalogs(cols, n, k);
+    const all = detectCatalogs(cols, n, k);
+    // A composite key leaves its rows on unreleased pairs as generated: it holds no other rule.
+    const catalogs = all.filter((r) => (r.key_columns ?? 1) === 1);
     const combinations = detectCombinations(cols, enc, n, k, zeros).filter((r) => !heldByCatalog(r, catalogs));
     const sums = detectSums(cols, n).filter((r) => r.parts.length > 1 || !heldByCodeBook([r.total, ...r.parts], [...catalogs, ...combinations]));
     const ratios = detectRatios(cols, n, [...sums, ...catalogs, ...combinations], opts.seed ?? 23);
     const calendars = detectCalendars(cols, n);
     const inequalities = detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low)));
     detected = [
-      ...catalogs,
+      ...all,
       ...combinations,
       ...detectPublicAttributes(cols, n, catalogs),
       ...detectEmbeddedCodes(cols, n),

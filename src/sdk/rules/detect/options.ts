@@ -5,7 +5,7 @@
 /** A rule the user states (the SDK's `rules.declare`); the SDK computes the rest from the data. */
 export type DeclaredRule =
   | { type: "fixed_combinations"; columns: string[]; determinant?: string }
-  | { type: "catalog"; columns: string[] }
+  | { type: "catalog"; columns: string[]; key_columns?: 1 | 2 }
   | { type: "inequality"; high: string; low: string; strict?: boolean }
   | { type: "sum"; total: string; parts: string[]; signs?: (1 | -1)[]; constant?: number }
   | { type: "ratio"; total: string; parts: string[]; powers: (1 | -1)[]; factor?: number }
@@ -65,6 +65,8 @@ export const RULE_LIMITS = {
   catalogShare: 0.5,
   /** Catalog: columns of one catalog, the key included. */
   catalogColumns: 64,
+  /** Composite-key catalog: key columns paired (the first ones, categorical first): at most 66 pairs. */
+  catalogPairColumns: 12,
   /** Columns in a fixed-combinations group. */
   groupColumns: 4,
   /** Columns of fixed combinations, inequality and not-equal considered (the first ones). */
