@@ -16,7 +16,7 @@ import type { CreateModelRequest } from "../src/contract";
 import { DataError, Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import { describeColumns } from "../src/sdk/columns";
 import type { TextIdShape } from "../src/sdk/metadata/identifier";
-import { SemanticGenerator } from "../src/sdk/semantic/semantic-generator";
+import { SemanticGenerator, balanced } from "../src/sdk/semantic/semantic-generator";
 import { Bloom } from "../src/sdk/semantic/bloom";
 import { recognizeSemantic, detectLocale } from "../src/sdk/semantic/recognize";
 import { buildTextModel } from "../src/sdk/semantic/text";
@@ -248,6 +248,23 @@ test("fresh values are written in the real column's letter case (addresses in ca
   const mixed = await analyzeTable(table("street_address", usAddresses));
   assert.equal(semanticOf(mixed, "street_address")?.letter_case, undefined);
   assert.ok(sample(mixed, "street_address", 200, 3).some((v) => /[a-z]/.test(v)));
+});
+
+test("fresh titles pair their quotes and brackets as the real values do (officers' nicknames, beers' years)", async () => {
+  assert.deepEqual(
+    ['William "Bill" Johnson', "Bomb Lager (2013)", '"Eugene "Pete"', 'Jimmy"Alex"', "Pale Ale (2013", '"Quoted" title'].map(balanced),
+    [true, true, false, false, false, true],
+  );
+  const ranks = ["Police Officer", "Deputy Sheriff", "Sergeant", "Trooper", "Detective"];
+  const nicks = ["Bill", "Mike", "Jimmy", "Pete", "Bob", "Joe"];
+  const values = Array.from({ length: 400 }, (_, i) => {
+    const nick = i % 3 === 0 ? ` "${nicks[(i * 7) % nicks.length]} ${nicks[(i * 5) % nicks.length]}"` : "";
+    return `${ranks[i % ranks.length]} ${FIRST[(i * 11) % 200]}${nick} ${LAST[(i * 13) % 300]}`;
+  });
+  const a = await analyzeTable(table("officer", [...new Set(values)]));
+  const written = sample(a, "officer", 400, 5);
+  const off = written.filter((v) => !balanced(v));
+  assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${written.length} unpaired`);
 });
 
 test("recognizeSemantic and detectLocale: header plus values, values-only kinds, locale letters", () => {

@@ -42,6 +42,26 @@ const range = (from: number, to: number): string[] => Array.from({ length: to - 
 const DIGITS = range(0, 9);
 const CONJ: Record<SemanticLocale, string> = { en: "and", de: "und", fr: "et", es: "y" };
 
+/**
+ * Whether a text's brackets pair up and its straight quotes open after a space and close before
+ * one or a punctuation mark (`William "Bill" Johnson`, `Bomb Lager (2013)`; not `"Eugene "Pete"`,
+ * `Jimmy"Alex"`).
+ */
+export function balanced(v: string): boolean {
+  const count = (c: string): number => v.split(c).length - 1;
+  if (count("(") !== count(")") || count("[") !== count("]") || count("“") !== count("”")) return false;
+  let open = false;
+  for (let i = 0; i < v.length; i++) {
+    if (v[i] !== '"') continue;
+    const before = i > 0 ? v[i - 1] : " ";
+    const after = i + 1 < v.length ? v[i + 1] : " ";
+    if (!open && (!/[\s([]/.test(before) || /\s/.test(after))) return false;
+    if (open && (/\s/.test(before) || !/[\s,.;:!?)\]]/.test(after))) return false;
+    open = !open;
+  }
+  return !open;
+}
+
 /** Writes fresh values of one semantic column. */
 export class SemanticGenerator {
   private readonly bloom?: Bloom;
@@ -255,12 +275,16 @@ export class SemanticGenerator {
     const fresh = (v: string): boolean => !this.issued.has(v) && !this.bloom?.has(v);
     let v = "";
     let again: string | undefined;
+    let unbalanced: string | undefined;
     for (let attempt = 0; attempt < 50; attempt++) {
       // The model's own triples first; later attempts back off to pairs for values not yet written.
       v = this.text!.write(new Rng(deriveSeed(this.key, 0x7e47, i, attempt)), attempt >= 10);
-      if (fresh(v)) break;
+      if (fresh(v) && balanced(v)) break;
+      if (fresh(v)) unbalanced ??= v;
       if (again === undefined && this.repeats && !this.bloom?.has(v)) again = v;
     }
+    // A value whose quotes or brackets do not pair only when the model writes no other.
+    if (!(fresh(v) && balanced(v)) && unbalanced !== undefined) v = unbalanced;
     // Pooled cells: a value already written here again (rare values repeat in real columns).
     if (!fresh(v) && again !== undefined) return again;
     // A model too small to write anything new: a number suffix (`American Robin 2`), not a copy.
