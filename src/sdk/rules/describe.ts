@@ -1,5 +1,5 @@
 /** Row rules in words (`synthd fit`'s lines) and their stable ids (matched by `rules.drop`). */
-import type { Metadata, PublicAttribute, Rule } from "../../contract";
+import type { DatetimePart, Metadata, PublicAttribute, Rule } from "../../contract";
 import { shortNumber } from "../columns/numerical";
 import { templateText } from "./template";
 
@@ -15,6 +15,9 @@ const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
   country_numeric: "ISO 3166 numeric code",
 };
 
+/** What `synthd fit` calls each datetime part. */
+const PART_LABELS: Record<DatetimePart, string> = { year: "year", quarter: "quarter", month: "month", day: "day of month", weekday: "weekday", hour: "hour" };
+
 /** A rule's id fields: type and columns (a declared rule has the detected one's id). */
 export type RuleKey =
   | { type: "fixed_combinations"; columns: readonly string[]; determinant?: string }
@@ -27,6 +30,7 @@ export type RuleKey =
   | { type: "public_attribute"; columns: readonly string[] }
   | { type: "embedded_code"; columns: readonly string[] }
   | { type: "calendar"; columns: readonly string[] }
+  | { type: "datetime_part"; columns: readonly string[] }
   | { type: "difference"; columns: readonly string[] }
   | { type: "template"; columns: readonly string[] }
   | { type: "name_gender"; columns: readonly string[] };
@@ -62,6 +66,8 @@ export function ruleId(rule: RuleKey): string {
       return `embedded_code:${rule.columns.join(",")}`;
     case "calendar":
       return `calendar:${rule.columns.join(",")}`;
+    case "datetime_part":
+      return `datetime_part:${rule.columns.join(",")}`;
     case "difference":
       return `difference:${rule.columns.join(",")}`;
     case "template":
@@ -154,6 +160,10 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
     case "calendar": {
       const [y, m, d, w] = rule.columns;
       return `calendar: (${y}, ${m}, ${d}) a date${w ? `, ${w} its weekday` : ""}${share ? ` (${share} of rows)` : ""}${tail}`;
+    }
+    case "datetime_part": {
+      const spelled = rule.names ? `, written ${rule.names.slice(0, 2).join(", ")}, ...` : "";
+      return `datetime part: ${rule.columns[1]} = ${PART_LABELS[rule.part]} of ${rule.columns[0]}${spelled}${share ? ` (${share} of rows)` : ""}${tail}`;
     }
     case "template":
       return `template: ${rule.columns[0]} = "${templateText(rule)}"${share ? ` (${share} of rows)` : ""}${tail}`;

@@ -27,6 +27,8 @@
  * 5b. difference ranges: the second cell is the first plus a difference drawn from the rule's
  *    quantiles (`./difference`); its columns are in no sum or other inequality (detection).
  * 6. structural zeros, all together: `./structural-zeros`.
+ * 7. datetime parts: the part's column is written from the row's datetime (`./datetime-part`),
+ *    last, so no rule moves the datetime after it; detection leaves no other rule on that column.
  * Templates and first names of the row's sex are not kept here: the decoder writes them last
  * (`./name-gender`, then `./template`).
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
@@ -39,6 +41,7 @@ import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
 import { catalog } from "./catalog";
 import { calendarRule } from "./calendar";
+import { datetimePartRule } from "./datetime-part";
 import { differenceRule } from "./difference";
 import { structuralZeros } from "./structural-zeros";
 import { sumSystems, type SumSystems } from "./sums";
@@ -77,6 +80,12 @@ export class RuleEnforcer {
     if (first >= 0) this.inequalities = [first, first + entries.filter((e) => e.type === "inequality").length];
     const zeros = structuralZeros(metadata, rules.filter((r) => r.type === "structural_zeros"), rest);
     if (zeros) this.compiled.push(zeros);
+    const parts = rules.flatMap((r) => {
+      const c = r.type === "datetime_part" ? ruleColumns(metadata, r.columns) : undefined;
+      const part = c && r.type === "datetime_part" ? datetimePartRule(r, c, metadata) : undefined;
+      return part ? [part] : [];
+    });
+    if (parts.length) this.compiled.push(datetimeParts(parts));
   }
 
   /** True when there is a rule to keep. */
@@ -115,6 +124,22 @@ export class RuleEnforcer {
     }
     return out;
   }
+}
+
+/**
+ * The datetime-part rules together, passed over twice: a fixed part that moves its datetime (a
+ * user's month) comes before the other parts are written again from the moved datetime. Rows
+ * left unrepaired are counted from the second pass.
+ */
+function datetimeParts(parts: readonly CompiledRule[]): CompiledRule {
+  return {
+    apply(rows, rng, given, draw, out, codes) {
+      const first: EnforceResult = { changed: 0, unrepaired: 0 };
+      for (const p of parts) p.apply(rows, rng, given, draw, first, codes);
+      out.changed += first.changed;
+      for (const p of parts) p.apply(rows, rng, given, draw, out, codes);
+    },
+  };
 }
 
 /** Feature indices of `names`, or undefined when one is unknown or an identifier column. */
@@ -161,6 +186,9 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
       const c = cols(rule.columns);
       return c && calendarRule(rule, c);
     }
+    case "datetime_part":
+      // Written last (the constructor), after every rule that may move the datetime.
+      return undefined;
     case "template":
     case "name_gender":
       // Written after places and points by the decoder (`./template`, `./name-gender`).

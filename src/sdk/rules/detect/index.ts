@@ -23,6 +23,7 @@ import { detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
 import { declaredRule } from "./declared";
 import { detectCalendars } from "./calendar";
+import { detectDatetimeParts } from "./datetime-part";
 import { detectTemplates } from "./template";
 import { detectNameGender } from "./name-gender";
 import { ruleColumns } from "../check";
@@ -67,6 +68,11 @@ export { lineOfRow } from "./declared";
  * - **Calendar** (`./calendar`): year, month and day columns that form valid dates in >= 99% of
  *   the rows where independence would put rows past a month's end, or whose dates' weekdays a
  *   fourth column writes in >= 99% of its rows.
+ * - **Datetime part** (`./datetime-part`): a numerical or categorical column of 2-400 values
+ *   that writes the year, quarter, month, day, weekday or hour (hours only of a format writing
+ *   them) of a datetime column in >= 99% of its >= 10 rows with both and of its >= 5 rows off
+ *   its mode, in a spelling of {@link detectDatetimeParts}; other detected rules on that column
+ *   lose it (catalog and fixed-combinations columns projected out; the rest dropped).
  * - **Inequality** high >= low (> when no row has them equal): two numerical or two datetime
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
@@ -138,6 +144,10 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...detectBlankTogether(cols, n),
       ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
     ];
+    // A datetime part's column is written from its datetime: rules on it are the datetime's shadows.
+    const parts = detectDatetimeParts(cols, n, new Set(declared.flatMap(ruleColumns)));
+    const derived = new Set([...parts, ...declared].flatMap((r) => (r.type === "datetime_part" ? [r.columns[1]] : [])));
+    detected = [...withoutColumns(detected, derived), ...parts];
     // A template's column is the other cells written out: rules on it are its sources' shadows.
     const templates = detectTemplates(cols, n, new Set(declared.flatMap(ruleColumns)));
     const written = new Set(templates.map((t) => t.columns[0]));
@@ -155,6 +165,35 @@ const MAX_RULES = 1000;
 /** True when a catalog or fixed-combinations rule of `rules` holds every one of `columns`. */
 function heldByCodeBook(columns: readonly string[], rules: readonly Rule[]): boolean {
   return rules.some((r) => (r.type === "fixed_combinations" || r.type === "catalog") && columns.every((c) => r.columns.includes(c)));
+}
+
+/**
+ * `rules` without the columns of `derived`: a catalog or fixed-combinations rule loses them (its
+ * entries or combinations projected, equal combinations merged) and is dropped when its key or
+ * determinant is one or fewer than two columns are left; any other rule naming one is dropped.
+ */
+function withoutColumns(rules: readonly Rule[], derived: ReadonlySet<string>): Rule[] {
+  if (derived.size === 0) return [...rules];
+  return rules.flatMap((r): Rule[] => {
+    const names = ruleColumns(r);
+    if (!names.some((c) => derived.has(c))) return [r];
+    const keep = r.type === "catalog" || r.type === "fixed_combinations" ? r.columns.map((c, i) => (derived.has(c) ? -1 : i)).filter((i) => i >= 0) : [];
+    if (keep.length < 2) return [];
+    if (r.type === "catalog") {
+      if (derived.has(r.key)) return [];
+      return [{ ...r, columns: keep.map((i) => r.columns[i]), entries: r.entries.map((e) => keep.map((i) => e[i])) }];
+    }
+    if (r.type !== "fixed_combinations" || (r.determinant !== undefined && derived.has(r.determinant))) return [];
+    const merged = new Map<string, { codes: number[]; count: number }>();
+    r.combinations.forEach((t, j) => {
+      const codes = keep.map((i) => t[i]);
+      const m = merged.get(codes.join(","));
+      if (m) m.count += r.counts[j];
+      else merged.set(codes.join(","), { codes, count: r.counts[j] });
+    });
+    const ms = [...merged.values()];
+    return [{ ...r, columns: keep.map((i) => r.columns[i]), combinations: ms.map((m) => m.codes), counts: ms.map((m) => m.count) }];
+  });
 }
 
 /** Structural zeros whose columns no fixed-combinations or catalog rule holds (that forbids them already). */
