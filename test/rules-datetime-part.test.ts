@@ -95,6 +95,27 @@ describe("datetime-part rules", () => {
     for (const s of ruleShares(parts(meta), meta, synth)) assert.equal(s.share, 1, ruleId(s.rule));
   });
 
+  test("a rule between a part and another column stays, and decoded rows keep it around the part", async () => {
+    // Bike sharing by day (UCI): dteday, season (from the solstices and equinoxes), mnth, weekday
+    // 0-6 from Sunday, workingday 0 at weekends and on holidays.
+    const rng = new Rng(8);
+    const rows: string[][] = [];
+    for (let t = Date.UTC(2011, 0, 1); t < Date.UTC(2013, 0, 1); t += 86_400_000) {
+      const d = new Date(t);
+      const [m, w] = [d.getUTCMonth() + 1, d.getUTCDay()];
+      const season = (Math.floor(((m % 12) * 31 + d.getUTCDate() - 21 + 31) / 93) % 4) + 1;
+      const working = w >= 1 && w <= 5 && rng.int(30) > 0 ? 1 : 0;
+      rows.push([d.toISOString().slice(0, 10), String(season), String(m), String(w), String(working), String(2000 + rng.int(6000))]);
+    }
+    const meta = await analyzed({ columns: ["dteday", "season", "mnth", "weekday", "workingday", "cnt"], rows });
+    assert.deepEqual(parts(meta).map(ruleId).sort(), ["datetime_part:dteday,mnth", "datetime_part:dteday,weekday"]);
+    const ids = meta.rules!.map(ruleId);
+    assert.ok(ids.includes("structural_zeros:weekday,workingday"), "weekends are never working days");
+    assert.ok(ids.includes("fixed_combinations:season,mnth"), "a season holds three or four months");
+    const synth = new Decoder(meta).decode(independentCodes(meta, 1000, 2), 4);
+    for (const s of ruleShares(meta.rules!, meta, synth)) assert.equal(s.share, 1, ruleId(s.rule));
+  });
+
   test("the calendar of year, month and day columns without a datetime is kept", async () => {
     const rows: string[][] = [];
     for (let t = Date.UTC(2019, 0, 1); t < Date.UTC(2021, 0, 1); t += 86_400_000) {
@@ -138,5 +159,24 @@ describe("datetime-part rules", () => {
       ["", "Jul"],
     ]);
     assert.deepEqual(out, { changed: 2, unrepaired: 1 });
+  });
+
+  test("other rules hold the part like a fixed cell: an inequality redraws its other side instead of swapping the part away", () => {
+    const meta = {
+      features: ["when", "hour", "x"],
+      column_stats: {
+        when: { type: "datetime", format: "yyyy-MM-dd HH:mm" },
+        hour: { type: "numerical", bin_edges: [0, 23], decimals: 0 },
+        x: { type: "numerical", bin_edges: [0, 23], decimals: 0 },
+      },
+      rules: [
+        { type: "datetime_part", columns: ["when", "hour"], part: "hour", share: 1 },
+        { type: "inequality", high: "hour", low: "x", strict: false, share: 1 },
+      ],
+    } as unknown as Metadata;
+    const rows = [["2020-01-01 05:00", "5", "9"]];
+    const out = new RuleEnforcer(meta).apply(rowCells(rows), 1, (f) => (f === 2 ? "3" : "12"));
+    assert.deepEqual(rows, [["2020-01-01 05:00", "5", "3"]]);
+    assert.equal(out.unrepaired, 0);
   });
 });

@@ -27,8 +27,9 @@
  * 5b. difference ranges: the second cell is the first plus a difference drawn from the rule's
  *    quantiles (`./difference`); its columns are in no sum or other inequality (detection).
  * 6. structural zeros, all together: `./structural-zeros`.
- * 7. datetime parts: the part's column is written from the row's datetime (`./datetime-part`),
- *    last, so no rule moves the datetime after it; detection leaves no other rule on that column.
+ * 7. datetime parts: the part's column is written from the row's datetime (`./datetime-part`)
+ *    before every other rule, which then holds it like a fixed cell (a rule between weekday and
+ *    workingday moves workingday), and again last, for rows whose datetime a rule moved.
  * Templates and first names of the row's sex are not kept here: the decoder writes them last
  * (`./name-gender`, then `./template`).
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
@@ -57,6 +58,9 @@ export const MAX_INEQUALITY_PASSES = 16;
 /** Keeps `metadata.rules` in decoded rows (file header). */
 export class RuleEnforcer {
   private readonly compiled: CompiledRule[];
+  /** The datetime-part rules together (step 0 and 7), and the features they write. */
+  private readonly parts?: CompiledRule;
+  private readonly partColumns = new Set<number>();
   /** Positions in `compiled` of the inequalities, consecutive (step 5). */
   private readonly inequalities: [number, number] = [0, 0];
 
@@ -83,14 +87,15 @@ export class RuleEnforcer {
     const parts = rules.flatMap((r) => {
       const c = r.type === "datetime_part" ? ruleColumns(metadata, r.columns) : undefined;
       const part = c && r.type === "datetime_part" ? datetimePartRule(r, c, metadata) : undefined;
+      if (part) this.partColumns.add(c![1]);
       return part ? [part] : [];
     });
-    if (parts.length) this.compiled.push(datetimeParts(parts));
+    if (parts.length) this.parts = datetimeParts(parts);
   }
 
   /** True when there is a rule to keep. */
   get active(): boolean {
-    return this.compiled.length > 0;
+    return this.compiled.length > 0 || this.parts !== undefined;
   }
 
   /**
@@ -104,8 +109,17 @@ export class RuleEnforcer {
   apply(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
     const [from, to] = this.inequalities;
+    const partRng = new Rng(deriveSeed(seed, 0x50415254, 0));
+    // Parts first, then held like fixed cells by every other rule, then written again.
+    if (this.parts) {
+      const first: EnforceResult = { changed: 0, unrepaired: 0 };
+      this.parts.apply(rows, partRng, fixed, draw, first, codes);
+      out.changed += first.changed;
+    }
+    const user = fixed ?? noneFixed;
+    const held: Fixed | undefined = this.partColumns.size ? (r, f) => user(r, f) || this.partColumns.has(f) : fixed;
     const step = (i: number, pass: number, o: EnforceResult): void =>
-      this.compiled[i].apply(rows, new Rng(deriveSeed(seed, 0x52554c45 + pass, i)), fixed, draw, o, codes);
+      this.compiled[i].apply(rows, new Rng(deriveSeed(seed, 0x52554c45 + pass, i)), held, draw, o, codes);
     for (let i = 0; i < this.compiled.length; i++) {
       if (i !== from || to - from < 2) {
         step(i, 0, out);
@@ -122,6 +136,7 @@ export class RuleEnforcer {
       out.unrepaired += unrepaired;
       i = to - 1;
     }
+    this.parts?.apply(rows, partRng, fixed, draw, out, codes);
     return out;
   }
 }

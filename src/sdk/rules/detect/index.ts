@@ -9,7 +9,7 @@
  * privacy: rules read from raw rows are not private (`analyzeTable` skips it). Detection never
  * drops a row; only a fixed-combinations rule's released combinations leave out rare ones.
  */
-import type { Rule, StructuralZerosRule } from "../../../contract";
+import type { DatetimePartRule, Rule, StructuralZerosRule } from "../../../contract";
 import { DEFAULTS, type EncodedTable, type ScannedTable } from "../../metadata/encoded";
 import { describeRule, ruleId } from "../describe";
 import type { DetectOptions } from "./options";
@@ -71,8 +71,9 @@ export { lineOfRow } from "./declared";
  * - **Datetime part** (`./datetime-part`): a numerical or categorical column of 2-400 values
  *   that writes the year, quarter, month, day, weekday or hour (hours only of a format writing
  *   them) of a datetime column in >= 99% of its >= 10 rows with both and of its >= 5 rows off
- *   its mode, in a spelling of {@link detectDatetimeParts}; other detected rules on that column
- *   lose it (catalog and fixed-combinations columns projected out; the rest dropped).
+ *   its mode, in a spelling of {@link detectDatetimeParts}. A catalog keyed by the datetime and
+ *   fixed combinations holding it lose the part's column; a calendar of parts and structural
+ *   zeros between a datetime and its part are dropped (`withoutShadows`).
  * - **Inequality** high >= low (> when no row has them equal): two numerical or two datetime
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
@@ -144,10 +145,10 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...detectBlankTogether(cols, n),
       ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
     ];
-    // A datetime part's column is written from its datetime: rules on it are the datetime's shadows.
+    // A datetime part's column is written from its datetime: rules of the datetime deciding it are shadows.
     const parts = detectDatetimeParts(cols, n, new Set(declared.flatMap(ruleColumns)));
-    const derived = new Set([...parts, ...declared].flatMap((r) => (r.type === "datetime_part" ? [r.columns[1]] : [])));
-    detected = [...withoutColumns(detected, derived), ...parts];
+    const allParts = [...parts, ...declared.filter((r): r is DatetimePartRule => r.type === "datetime_part")];
+    detected = [...withoutShadows(detected, allParts), ...parts];
     // A template's column is the other cells written out: rules on it are its sources' shadows.
     const templates = detectTemplates(cols, n, new Set(declared.flatMap(ruleColumns)));
     const written = new Set(templates.map((t) => t.columns[0]));
@@ -168,22 +169,28 @@ function heldByCodeBook(columns: readonly string[], rules: readonly Rule[]): boo
 }
 
 /**
- * `rules` without the columns of `derived`: a catalog or fixed-combinations rule loses them (its
- * entries or combinations projected, equal combinations merged) and is dropped when its key or
- * determinant is one or fewer than two columns are left; any other rule naming one is dropped.
+ * `rules` less what the datetime-part rules `parts` imply: a catalog keyed by the datetime, or a
+ * fixed-combinations rule holding the datetime, loses the part columns (its entries or
+ * combinations projected, equal combinations merged; dropped when one column is left); a
+ * calendar naming a part column, and structural zeros between a datetime and its part, are
+ * dropped. Rules between a part and other columns stay (weekday and workingday): the enforcer
+ * holds the part like a fixed cell for them.
  */
-function withoutColumns(rules: readonly Rule[], derived: ReadonlySet<string>): Rule[] {
-  if (derived.size === 0) return [...rules];
+function withoutShadows(rules: readonly Rule[], parts: readonly DatetimePartRule[]): Rule[] {
+  if (parts.length === 0) return [...rules];
+  const partsOf = (d: string): Set<string> => new Set(parts.filter((p) => p.columns[0] === d).map((p) => p.columns[1]));
+  const allParts = new Set(parts.map((p) => p.columns[1]));
   return rules.flatMap((r): Rule[] => {
-    const names = ruleColumns(r);
-    if (!names.some((c) => derived.has(c))) return [r];
-    const keep = r.type === "catalog" || r.type === "fixed_combinations" ? r.columns.map((c, i) => (derived.has(c) ? -1 : i)).filter((i) => i >= 0) : [];
+    if (r.type === "calendar") return r.columns.some((c) => allParts.has(c)) ? [] : [r];
+    if (r.type === "structural_zeros") return partsOf(r.columns[0]).has(r.columns[1]) || partsOf(r.columns[1]).has(r.columns[0]) ? [] : [r];
+    if (r.type !== "catalog" && r.type !== "fixed_combinations") return [r];
+    const implied = new Set(r.columns.flatMap((c) => [...partsOf(c)]));
+    if (r.type === "catalog" && !partsOf(r.key).size) return [r];
+    const keep = r.columns.map((c, i) => (implied.has(c) ? -1 : i)).filter((i) => i >= 0);
+    if (keep.length === r.columns.length) return [r];
     if (keep.length < 2) return [];
-    if (r.type === "catalog") {
-      if (derived.has(r.key)) return [];
-      return [{ ...r, columns: keep.map((i) => r.columns[i]), entries: r.entries.map((e) => keep.map((i) => e[i])) }];
-    }
-    if (r.type !== "fixed_combinations" || (r.determinant !== undefined && derived.has(r.determinant))) return [];
+    if (r.type === "catalog") return [{ ...r, columns: keep.map((i) => r.columns[i]), entries: r.entries.map((e) => keep.map((i) => e[i])) }];
+    if (r.determinant !== undefined && implied.has(r.determinant)) return [];
     const merged = new Map<string, { codes: number[]; count: number }>();
     r.combinations.forEach((t, j) => {
       const codes = keep.map((i) => t[i]);
