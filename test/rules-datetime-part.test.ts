@@ -67,7 +67,9 @@ describe("datetime-part rules", () => {
     });
     assert.ok(!(meta.rules ?? []).some((r) => ruleId(r).includes("noise")), "noise is in no rule");
     const month = parts(meta).find((r) => r.columns[1] === "month")!;
-    assert.equal(describeRule(month), "datetime part: month = month of time, written JAN, FEB, ...");
+    assert.equal(describeRule(month), "datetime part: month = month of time, written JAN .. DEC");
+    const dow = parts(meta).find((r) => r.columns[1] === "dow")!;
+    assert.equal(describeRule(dow), "datetime part: dow = weekday of time, written 1 .. 0 (Monday .. Sunday)");
   });
 
   test("decoded rows write every part from their own timestamp, whatever the model drew", async () => {

@@ -162,7 +162,9 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
       return `calendar: (${y}, ${m}, ${d}) a date${w ? `, ${w} its weekday` : ""}${share ? ` (${share} of rows)` : ""}${tail}`;
     }
     case "datetime_part": {
-      const spelled = rule.names ? `, written ${rule.names.slice(0, 2).join(", ")}, ...` : "";
+      const n = rule.names;
+      const digits = n !== undefined && rule.part === "weekday" && /^\d+$/.test(n[0]);
+      const spelled = n ? `, written ${n[0]} .. ${n[n.length - 1]}${digits ? " (Monday .. Sunday)" : ""}` : rule.width ? `, written with ${rule.width} digits` : "";
       return `datetime part: ${rule.columns[1]} = ${PART_LABELS[rule.part]} of ${rule.columns[0]}${spelled}${share ? ` (${share} of rows)` : ""}${tail}`;
     }
     case "template":
