@@ -82,7 +82,7 @@ describe("datetime-part rules", () => {
     assert.deepEqual([row[at("hour")], row[at("weekday")]], [String(d.getUTCHours()).padStart(2, "0"), LONG_DAYS[(d.getUTCDay() + 6) % 7]]);
   });
 
-  test("a date's year, month and day columns take over from the catalog and the calendar", async () => {
+  test("a date's year, month and day columns are written from the date, the calendar of them dropped", async () => {
     // Walmart's store openings: OPENDATE M/d/yy beside MONTH, DAY, YEAR; most dates seen once.
     const rng = new Rng(5);
     const rows = Array.from({ length: 400 }, () => {
@@ -92,9 +92,26 @@ describe("datetime-part rules", () => {
     });
     const meta = await analyzed({ columns: ["OPENDATE", "MONTH", "DAY", "YEAR", "type"], rows });
     assert.deepEqual(parts(meta).map(ruleId).sort(), ["datetime_part:OPENDATE,DAY", "datetime_part:OPENDATE,MONTH", "datetime_part:OPENDATE,YEAR"]);
-    assert.ok(!(meta.rules ?? []).some((r) => r.type === "calendar" || r.type === "catalog"), "no calendar or catalog on the parts");
+    assert.ok(!(meta.rules ?? []).some((r) => r.type === "calendar"), "no calendar of the parts");
     const synth = new Decoder(meta).decode(independentCodes(meta, 1000, 6), 3);
     for (const s of ruleShares(parts(meta), meta, synth)) assert.equal(s.share, 1, ruleId(s.rule));
+  });
+
+  test("a catalog that writes the datetime and its parts stays, and decoded rows keep both", async () => {
+    // 150 stores of 4 rows each: store -> OPENDATE, MONTH, YEAR, region.
+    const rng = new Rng(12);
+    const rows: string[][] = [];
+    for (let s = 0; s < 150; s++) {
+      const d = new Date(Date.UTC(1962, 0, 1) + rng.int(44 * 365) * 86_400_000);
+      const region = `r${rng.int(5)}`;
+      for (let k = 0; k < 4; k++) rows.push([`S${s}`, d.toISOString().slice(0, 10), String(d.getUTCMonth() + 1), String(d.getUTCFullYear()), region, String(rng.int(1000))]);
+    }
+    const meta = await analyzed({ columns: ["store", "OPENDATE", "MONTH", "YEAR", "region", "sales"], rows });
+    const catalogs = (meta.rules ?? []).filter((r) => r.type === "catalog").map((r) => (r.type === "catalog" ? r.columns : []));
+    assert.deepEqual(catalogs, [["store", "OPENDATE", "MONTH", "YEAR", "region"]]);
+    assert.deepEqual(parts(meta).map(ruleId).sort(), ["datetime_part:OPENDATE,MONTH", "datetime_part:OPENDATE,YEAR"]);
+    const synth = new Decoder(meta).decode(independentCodes(meta, 1000, 7), 2);
+    for (const s of ruleShares(meta.rules!, meta, synth)) assert.equal(s.share, 1, ruleId(s.rule));
   });
 
   test("a rule between a part and another column stays, and decoded rows keep it around the part", async () => {
@@ -138,7 +155,7 @@ describe("datetime-part rules", () => {
     await assert.rejects(analyzed(broken, { detect: false, declare: [{ type: "datetime_part", columns: ["time", "weekday"], part: "weekday" }] }), /line 9/);
   });
 
-  test("the enforcer writes the part from the datetime, and moves the datetime to a part the user fixed", () => {
+  test("the enforcer moves the datetime to the part drawn, or to one the user fixed, and writes the part of a fixed datetime", () => {
     const rule: DatetimePartRule = { type: "datetime_part", columns: ["when", "month"], part: "month", names: SHORT_MONTHS, share: 1 };
     const meta = {
       features: ["when", "month"],
@@ -146,21 +163,23 @@ describe("datetime-part rules", () => {
       rules: [rule],
     } as unknown as Metadata;
     const rows = [
-      ["2020-03-31", "Jan"], // drawn wrong: written Mar
+      ["2020-03-31", "Jan"], // the date moves to the month drawn
       ["2020-03-31", "Feb"], // month fixed: the date moves to Feb 29
       ["2020-03-31", "Feb"], // both fixed: unrepaired
       ["", "Jul"], // no datetime: left as drawn
+      ["2020-05-02", "Jan"], // date fixed: the month is written from it
     ];
-    const fixed = (r: number, f: number): boolean => (r === 1 && f === 1) || r === 2;
+    const fixed = (r: number, f: number): boolean => (r === 1 && f === 1) || r === 2 || (r === 4 && f === 0);
     const cells = rowCells(rows);
     const out = new RuleEnforcer(meta).apply(cells, 1, () => "", fixed);
     assert.deepEqual(rows, [
-      ["2020-03-31", "Mar"],
+      ["2020-01-31", "Jan"],
       ["2020-02-29", "Feb"],
       ["2020-03-31", "Feb"],
       ["", "Jul"],
+      ["2020-05-02", "May"],
     ]);
-    assert.deepEqual(out, { changed: 2, unrepaired: 1 });
+    assert.deepEqual(out, { changed: 3, unrepaired: 1 });
   });
 
   test("other rules hold the part like a fixed cell: an inequality redraws its other side instead of swapping the part away", () => {

@@ -152,49 +152,81 @@ export function withPart(local: number, part: DatetimePart, value: number): numb
   }
 }
 
+/** Order in which a datetime is moved to its parts: coarse fields first, the weekday last (it moves the day). */
+const MOVE_ORDER: readonly DatetimePart[] = ["year", "quarter", "month", "day", "hour", "weekday"];
+
 /**
- * Keeps the rule in decoded rows: the part column is written from the row's datetime, in the
- * column's spelling (a blank datetime leaves the cell as drawn). When the user fixed the part's
- * cell and not the datetime, the datetime is moved to that part instead ({@link withPart}); a
- * row whose fixed cells disagree, or whose datetime cannot be moved, is counted unrepaired.
+ * Keeps the datetime-part rules of `rules` in decoded rows, per datetime column; `first` and
+ * `last` are run before and after every other rule.
+ * - `first`: the datetime moves to the parts the row holds ({@link withPart}, coarse parts
+ *   first, the weekday last), since a part's code says more than a position drawn inside the
+ *   datetime's bin (the model's weekday goes with its orders); then every part is written from
+ *   the datetime. A fixed datetime stays, and its parts are written from it.
+ * - `last`: the parts are written again from the datetime, which a rule may have moved; a part
+ *   the user fixed moves an unfixed datetime to it instead; fixed cells that disagree are kept
+ *   and counted unrepaired.
+ * A blank or unreadable datetime leaves its row's parts as drawn. Parts are written in the
+ * column's spelling (names, zero padding). Rules of `covered` (a part a catalog or fixed
+ * combinations of its datetime hold) are left out of `first`: that rule draws the datetime and
+ * the part together, as released.
  */
-export function datetimePartRule(rule: DatetimePartRule, idx: readonly number[], meta: Metadata): CompiledRule | undefined {
-  const format = formatOf(rule, meta);
-  if (!format) return undefined;
-  const when = wallClockReader(format);
-  const { read, write } = partSpelling(rule);
-  const [dc, pc] = idx;
-  return {
+export function datetimePartRules(
+  rules: readonly DatetimePartRule[],
+  meta: Metadata,
+  covered: ReadonlySet<DatetimePartRule> = new Set(),
+): { first: CompiledRule; last: CompiledRule } | undefined {
+  const groups = new Map<string, { dc: number; format: DatetimeFormat; parts: { rule: DatetimePartRule; pc: number; read: (t: string) => number | undefined; write: (v: number) => string | undefined }[] }>();
+  for (const rule of rules) {
+    const [dc, pc] = rule.columns.map((c: string) => (meta.features as readonly string[]).indexOf(c));
+    const format = formatOf(rule, meta);
+    if (dc < 0 || pc < 0 || !format) continue;
+    const g = groups.get(rule.columns[0]) ?? { dc, format, parts: [] };
+    g.parts.push({ rule, pc, ...partSpelling(rule) });
+    groups.set(rule.columns[0], g);
+  }
+  if (groups.size === 0) return undefined;
+  for (const g of groups.values()) g.parts.sort((a, b) => MOVE_ORDER.indexOf(a.rule.part) - MOVE_ORDER.indexOf(b.rule.part));
+  const readers = new Map([...groups].map(([name, g]) => [name, wallClockReader(g.format)]));
+  const pass = (trustParts: boolean): CompiledRule => ({
     apply(rows, _rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
-      for (let r = 0; r < rows.length; r++) {
-        const t = when(rows.get(r, dc));
-        if (t === undefined) continue;
-        const want = partOf(t.local, rule.part);
-        const cell = rows.get(r, pc);
-        if (cell !== "" && read(cell) === want) continue;
-        if (!fixed(r, pc)) {
-          const text = write(want);
-          if (text === undefined) out.unrepaired++;
-          else {
-            rows.set(r, pc, text);
+      for (const [name, g] of groups) {
+        const when = readers.get(name)!;
+        for (let r = 0; r < rows.length; r++) {
+          const t = when(rows.get(r, g.dc));
+          if (t === undefined) continue;
+          let local = t.local;
+          if (!fixed(r, g.dc)) {
+            for (const p of g.parts) {
+              if (trustParts ? covered.has(p.rule) : !fixed(r, p.pc)) continue;
+              const v = p.read(rows.get(r, p.pc));
+              if (v !== undefined && v !== partOf(local, p.rule.part)) local = withPart(local, p.rule.part, v) ?? local;
+            }
+            if (local !== t.local) {
+              try {
+                rows.set(r, g.dc, g.format.write((local - t.offset * 60_000) / 1000, t.offset));
+                out.changed++;
+              } catch {
+                local = t.local;
+              }
+            }
+          }
+          for (const p of g.parts) {
+            if (trustParts && covered.has(p.rule)) continue;
+            const want = partOf(local, p.rule.part);
+            const cell = rows.get(r, p.pc);
+            if (cell !== "" && p.read(cell) === want) continue;
+            const text = fixed(r, p.pc) ? undefined : p.write(want);
+            if (text === undefined) {
+              if (!trustParts) out.unrepaired++;
+              continue;
+            }
+            rows.set(r, p.pc, text);
             out.changed++;
           }
-          continue;
-        }
-        const value = read(cell);
-        const moved = value === undefined || fixed(r, dc) ? undefined : withPart(t.local, rule.part, value);
-        if (moved === undefined) {
-          out.unrepaired++;
-          continue;
-        }
-        try {
-          rows.set(r, dc, format.write((moved - t.offset * 60_000) / 1000, t.offset));
-          out.changed++;
-        } catch {
-          out.unrepaired++;
         }
       }
     },
-  };
+  });
+  return { first: pass(true), last: pass(false) };
 }

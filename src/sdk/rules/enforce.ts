@@ -27,22 +27,25 @@
  * 5b. difference ranges: the second cell is the first plus a difference drawn from the rule's
  *    quantiles (`./difference`); its columns are in no sum or other inequality (detection).
  * 6. structural zeros, all together: `./structural-zeros`.
- * 7. datetime parts: the part's column is written from the row's datetime (`./datetime-part`)
- *    before every other rule, which then holds it like a fixed cell (a rule between weekday and
- *    workingday moves workingday), and again last, for rows whose datetime a rule moved.
+ * 7. datetime parts (`./datetime-part`): before every other rule, the datetime moves to the
+ *    row's parts and the parts are written from it (a part a catalog of the datetime holds is
+ *    left to that catalog); every other rule then holds a part like a
+ *    fixed cell (a rule between weekday and workingday moves workingday; a rule naming the
+ *    datetime too, a catalog of dates and their months, moves both); last, the parts are
+ *    written again from the datetime, which a rule may have moved.
  * Templates and first names of the row's sex are not kept here: the decoder writes them last
  * (`./name-gender`, then `./template`).
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
-import type { ColumnStats, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
+import type { ColumnStats, DatetimePartRule, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
-import { cellNumber } from "./check";
+import { cellNumber, ruleColumns as ruleCols } from "./check";
 import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
 import { catalog } from "./catalog";
 import { calendarRule } from "./calendar";
-import { datetimePartRule } from "./datetime-part";
+import { datetimePartRules } from "./datetime-part";
 import { differenceRule } from "./difference";
 import { structuralZeros } from "./structural-zeros";
 import { sumSystems, type SumSystems } from "./sums";
@@ -58,9 +61,10 @@ export const MAX_INEQUALITY_PASSES = 16;
 /** Keeps `metadata.rules` in decoded rows (file header). */
 export class RuleEnforcer {
   private readonly compiled: CompiledRule[];
-  /** The datetime-part rules together (step 0 and 7), and the features they write. */
-  private readonly parts?: CompiledRule;
-  private readonly partColumns = new Set<number>();
+  /** The datetime-part rules (step 7, and step 0: the datetime moved to its parts). */
+  private readonly parts?: { first: CompiledRule; last: CompiledRule };
+  /** Per entry of `compiled`, the part features it holds like fixed cells. */
+  private readonly held: Set<number>[];
   /** Positions in `compiled` of the inequalities, consecutive (step 5). */
   private readonly inequalities: [number, number] = [0, 0];
 
@@ -74,23 +78,28 @@ export class RuleEnforcer {
     // The sums take the place of the first one, as one rule.
     const firstSum = rest.findIndex((r) => r.type === "sum");
     const sumFeatures = new Set(rest.flatMap((r) => (r.type === "sum" ? (ruleColumns(metadata, [r.total, ...r.parts]) ?? []) : [])));
-    const entries = rest.flatMap((r, i): { type: Rule["type"]; rule: CompiledRule }[] => {
-      if (r.type === "sum") return i === firstSum && sums ? [{ type: "sum", rule: sums }] : [];
+    // A part is held for every rule but one that writes its datetime too (a catalog of dates and their months).
+    const partRules = rules.filter((r) => r.type === "datetime_part" && ruleColumns(metadata, r.columns) !== undefined);
+    const heldFor = (names: readonly string[]): Set<number> =>
+      new Set(partRules.filter((p) => !names.includes(ruleCols(p)[0])).map((p) => metadata.features.indexOf(ruleCols(p)[1])));
+    const entries = rest.flatMap((r, i): { type: Rule["type"]; rule: CompiledRule; held: Set<number> }[] => {
+      if (r.type === "sum") return i === firstSum && sums ? [{ type: "sum", rule: sums, held: heldFor([]) }] : [];
       const rule = compile(metadata, r, sumFeatures, sums);
-      return rule ? [{ type: r.type, rule }] : [];
+      return rule ? [{ type: r.type, rule, held: heldFor(ruleCols(r)) }] : [];
     });
     this.compiled = entries.map((e) => e.rule);
+    this.held = entries.map((e) => e.held);
     const first = entries.findIndex((e) => e.type === "inequality");
     if (first >= 0) this.inequalities = [first, first + entries.filter((e) => e.type === "inequality").length];
     const zeros = structuralZeros(metadata, rules.filter((r) => r.type === "structural_zeros"), rest);
-    if (zeros) this.compiled.push(zeros);
-    const parts = rules.flatMap((r) => {
-      const c = r.type === "datetime_part" ? ruleColumns(metadata, r.columns) : undefined;
-      const part = c && r.type === "datetime_part" ? datetimePartRule(r, c, metadata) : undefined;
-      if (part) this.partColumns.add(c![1]);
-      return part ? [part] : [];
-    });
-    if (parts.length) this.parts = datetimeParts(parts);
+    if (zeros) {
+      this.compiled.push(zeros);
+      this.held.push(heldFor([]));
+    }
+    const partList = partRules.filter((r): r is DatetimePartRule => r.type === "datetime_part");
+    const codeBooks = rules.filter((r) => r.type === "catalog" || r.type === "fixed_combinations").map(ruleCols);
+    const covered = new Set(partList.filter((p) => codeBooks.some((c) => c.includes(p.columns[0]) && c.includes(p.columns[1]))));
+    this.parts = datetimePartRules(partList, metadata, covered);
   }
 
   /** True when there is a rule to keep. */
@@ -110,16 +119,12 @@ export class RuleEnforcer {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
     const [from, to] = this.inequalities;
     const partRng = new Rng(deriveSeed(seed, 0x50415254, 0));
-    // Parts first, then held like fixed cells by every other rule, then written again.
-    if (this.parts) {
-      const first: EnforceResult = { changed: 0, unrepaired: 0 };
-      this.parts.apply(rows, partRng, fixed, draw, first, codes);
-      out.changed += first.changed;
-    }
+    // Datetimes moved to their parts first; parts then held like fixed cells by every other rule, and written again last.
+    this.parts?.first.apply(rows, partRng, fixed, draw, out, codes);
     const user = fixed ?? noneFixed;
-    const held: Fixed | undefined = this.partColumns.size ? (r, f) => user(r, f) || this.partColumns.has(f) : fixed;
+    const held = this.held.map((h): Fixed | undefined => (h.size ? (r, f) => user(r, f) || h.has(f) : fixed));
     const step = (i: number, pass: number, o: EnforceResult): void =>
-      this.compiled[i].apply(rows, new Rng(deriveSeed(seed, 0x52554c45 + pass, i)), held, draw, o, codes);
+      this.compiled[i].apply(rows, new Rng(deriveSeed(seed, 0x52554c45 + pass, i)), held[i], draw, o, codes);
     for (let i = 0; i < this.compiled.length; i++) {
       if (i !== from || to - from < 2) {
         step(i, 0, out);
@@ -136,25 +141,9 @@ export class RuleEnforcer {
       out.unrepaired += unrepaired;
       i = to - 1;
     }
-    this.parts?.apply(rows, partRng, fixed, draw, out, codes);
+    this.parts?.last.apply(rows, partRng, fixed, draw, out, codes);
     return out;
   }
-}
-
-/**
- * The datetime-part rules together, passed over twice: a fixed part that moves its datetime (a
- * user's month) comes before the other parts are written again from the moved datetime. Rows
- * left unrepaired are counted from the second pass.
- */
-function datetimeParts(parts: readonly CompiledRule[]): CompiledRule {
-  return {
-    apply(rows, rng, given, draw, out, codes) {
-      const first: EnforceResult = { changed: 0, unrepaired: 0 };
-      for (const p of parts) p.apply(rows, rng, given, draw, first, codes);
-      out.changed += first.changed;
-      for (const p of parts) p.apply(rows, rng, given, draw, out, codes);
-    },
-  };
 }
 
 /** Feature indices of `names`, or undefined when one is unknown or an identifier column. */

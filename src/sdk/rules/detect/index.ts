@@ -71,9 +71,8 @@ export { lineOfRow } from "./declared";
  * - **Datetime part** (`./datetime-part`): a numerical or categorical column of 2-400 values
  *   that writes the year, quarter, month, day, weekday or hour (hours only of a format writing
  *   them) of a datetime column in >= 99% of its >= 10 rows with both and of its >= 5 rows off
- *   its mode, in a spelling of {@link detectDatetimeParts}. A catalog keyed by the datetime and
- *   fixed combinations holding it lose the part's column; a calendar of parts and structural
- *   zeros between a datetime and its part are dropped (`withoutShadows`).
+ *   its mode, in a spelling of {@link detectDatetimeParts}. A calendar naming a part is dropped
+ *   (`withoutShadows`); other rules on the part stay (the enforcer holds the part for them).
  * - **Inequality** high >= low (> when no row has them equal): two numerical or two datetime
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
@@ -169,38 +168,15 @@ function heldByCodeBook(columns: readonly string[], rules: readonly Rule[]): boo
 }
 
 /**
- * `rules` less what the datetime-part rules `parts` imply: a catalog keyed by the datetime, or a
- * fixed-combinations rule holding the datetime, loses the part columns (its entries or
- * combinations projected, equal combinations merged; dropped when one column is left); a
- * calendar naming a part column, and structural zeros between a datetime and its part, are
- * dropped. Rules between a part and other columns stay (weekday and workingday): the enforcer
- * holds the part like a fixed cell for them.
+ * `rules` less the calendars naming a column of a datetime-part rule of `parts` (its date is
+ * the datetime's, valid by construction). Every other rule stays: a catalog or fixed
+ * combinations of the datetime and its parts keep the server's draws consistent before raking,
+ * and rules between a part and other columns (weekday and workingday) are kept by the enforcer
+ * around the part, which it holds like a fixed cell.
  */
 function withoutShadows(rules: readonly Rule[], parts: readonly DatetimePartRule[]): Rule[] {
-  if (parts.length === 0) return [...rules];
-  const partsOf = (d: string): Set<string> => new Set(parts.filter((p) => p.columns[0] === d).map((p) => p.columns[1]));
-  const allParts = new Set(parts.map((p) => p.columns[1]));
-  return rules.flatMap((r): Rule[] => {
-    if (r.type === "calendar") return r.columns.some((c) => allParts.has(c)) ? [] : [r];
-    if (r.type === "structural_zeros") return partsOf(r.columns[0]).has(r.columns[1]) || partsOf(r.columns[1]).has(r.columns[0]) ? [] : [r];
-    if (r.type !== "catalog" && r.type !== "fixed_combinations") return [r];
-    const implied = new Set(r.columns.flatMap((c) => [...partsOf(c)]));
-    if (r.type === "catalog" && !partsOf(r.key).size) return [r];
-    const keep = r.columns.map((c, i) => (implied.has(c) ? -1 : i)).filter((i) => i >= 0);
-    if (keep.length === r.columns.length) return [r];
-    if (keep.length < 2) return [];
-    if (r.type === "catalog") return [{ ...r, columns: keep.map((i) => r.columns[i]), entries: r.entries.map((e) => keep.map((i) => e[i])) }];
-    if (r.determinant !== undefined && implied.has(r.determinant)) return [];
-    const merged = new Map<string, { codes: number[]; count: number }>();
-    r.combinations.forEach((t, j) => {
-      const codes = keep.map((i) => t[i]);
-      const m = merged.get(codes.join(","));
-      if (m) m.count += r.counts[j];
-      else merged.set(codes.join(","), { codes, count: r.counts[j] });
-    });
-    const ms = [...merged.values()];
-    return [{ ...r, columns: keep.map((i) => r.columns[i]), combinations: ms.map((m) => m.codes), counts: ms.map((m) => m.count) }];
-  });
+  const written = new Set(parts.map((p) => p.columns[1]));
+  return rules.filter((r) => r.type !== "calendar" || !r.columns.some((c) => written.has(c)));
 }
 
 /** Structural zeros whose columns no fixed-combinations or catalog rule holds (that forbids them already). */
