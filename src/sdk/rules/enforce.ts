@@ -29,7 +29,7 @@
  * 6. structural zeros, all together: `./structural-zeros`.
  * 7. datetime parts (`./datetime-part`): before every other rule, the datetime moves to the
  *    row's parts and the parts are written from it (a part a catalog of the datetime holds is
- *    left to that catalog); every other rule then holds a part like a
+ *    left to that catalog, and written right after the code-book rules); every other rule then holds a part like a
  *    fixed cell (a rule between weekday and workingday moves workingday; a rule naming the
  *    datetime too, a catalog of dates and their months, moves both); last, the parts are
  *    written again from the datetime, which a rule may have moved.
@@ -87,6 +87,15 @@ export class RuleEnforcer {
       const rule = compile(metadata, r, sumFeatures, sums);
       return rule ? [{ type: r.type, rule, held: heldFor(ruleCols(r)) }] : [];
     });
+    const partList = partRules.filter((r): r is DatetimePartRule => r.type === "datetime_part");
+    const codeBooks = rules.filter((r) => r.type === "catalog" || r.type === "fixed_combinations").map(ruleCols);
+    const covered = new Set(partList.filter((p) => codeBooks.some((c) => c.includes(p.columns[0]) && c.includes(p.columns[1]))));
+    this.parts = datetimePartRules(partList, metadata, covered);
+    // Parts a catalog left to itself are written once the code-book rules are done (a tolerant catalog leaves rare dates).
+    if (this.parts && covered.size) {
+      const at = 1 + entries.map((e) => e.type === "catalog" || e.type === "fixed_combinations").lastIndexOf(true);
+      entries.splice(at, 0, { type: "datetime_part", rule: this.parts.last, held: new Set() });
+    }
     this.compiled = entries.map((e) => e.rule);
     this.held = entries.map((e) => e.held);
     const first = entries.findIndex((e) => e.type === "inequality");
@@ -96,10 +105,6 @@ export class RuleEnforcer {
       this.compiled.push(zeros);
       this.held.push(heldFor([]));
     }
-    const partList = partRules.filter((r): r is DatetimePartRule => r.type === "datetime_part");
-    const codeBooks = rules.filter((r) => r.type === "catalog" || r.type === "fixed_combinations").map(ruleCols);
-    const covered = new Set(partList.filter((p) => codeBooks.some((c) => c.includes(p.columns[0]) && c.includes(p.columns[1]))));
-    this.parts = datetimePartRules(partList, metadata, covered);
   }
 
   /** True when there is a rule to keep. */
