@@ -436,6 +436,7 @@ export type Rule =
   | PublicAttributeRule
   | EmbeddedCodeRule
   | CalendarRule
+  | DatetimePartRule
   | TemplateRule
   | NameGenderRule
   | DifferenceRule;
@@ -624,6 +625,31 @@ export interface CalendarRule extends RuleBase {
    * business days only); with a fourth column only.
    */
   weekdays?: (string & tags.MaxLength<64>)[] & tags.MinItems<7> & tags.MaxItems<7>;
+}
+
+/** A calendar or clock field of a datetime that another column can write (ISO 8601 fields, Gregorian calendar). */
+export type DatetimePart = "year" | "quarter" | "month" | "day" | "weekday" | "hour";
+
+/**
+ * Datetime part: `columns[1]` writes one field of the datetime `columns[0]`, read in the
+ * datetime's own wall-clock time (its written offset, else UTC): year, quarter (1-4), month
+ * (1-12), day of month (1-31), weekday, hour (0-23) (Walmart's `OPENDATE 7/1/62` with `MONTH 7,
+ * DAY 1, YEAR 1962`; an order date with its `day_of_week`). A synthetic row's `columns[1]` is
+ * written from its datetime.
+ */
+export interface DatetimePartRule extends RuleBase {
+  type: "datetime_part";
+  /** The datetime column, then the column that writes its part. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  part: DatetimePart;
+  /**
+   * The texts the column writes per value of the part, in order: quarters 1-4, months
+   * January..December, weekdays Monday..Sunday (`Mon`, `7` for Sunday, `0` for Sunday: any
+   * numbering is a list of texts). Absent: the part's number (a weekday always has texts).
+   */
+  names?: (string & tags.MinLength<1> & tags.MaxLength<64>)[] & tags.MinItems<4> & tags.MaxItems<12>;
+  /** Numbers without `names`: the digits the column writes them with, zero-padded (`07`); absent: unpadded. */
+  width?: number & tags.Type<"uint32"> & tags.Minimum<2> & tags.Maximum<4>;
 }
 
 /**

@@ -37,6 +37,8 @@
  * - `template`: undefined when the written cell is blank; keeps when it is the template's text.
  * - `calendar`: undefined when a date cell is blank or not a date part; breaks on a day past its
  *   month's end or a weekday other than the date's (`./calendar`).
+ * - `datetime_part`: undefined when a cell is blank or the datetime unreadable; keeps when the
+ *   column's cell reads as the datetime's part (names case-insensitive, numbers by value; `./datetime-part`).
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
  *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
@@ -50,6 +52,7 @@ import { identityText } from "./describe";
 import { identityTolerance } from "./sums";
 import { ratioKept, ratioText } from "./ratio";
 import { calendarCheck } from "./calendar";
+import { datetimePartCheck } from "./datetime-part";
 import { templateCheck, templateText } from "./template";
 import { nameGenderCheck } from "./name-gender";
 
@@ -87,6 +90,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "public_attribute":
     case "embedded_code":
     case "calendar":
+    case "datetime_part":
     case "difference":
     case "template":
     case "name_gender":
@@ -134,6 +138,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[1]} - ${rule.columns[0]} in [${rule.min}, ${rule.max}]`;
     case "calendar":
       return `${rule.columns.slice(0, 3).join(", ")} a date${rule.columns[3] ? ` on weekday ${rule.columns[3]}` : ""}`;
+    case "datetime_part":
+      return `${rule.columns[1]} the ${rule.part} of ${rule.columns[0]}`;
     case "template":
       return `${rule.columns[0]} = "${templateText(rule)}"`;
     case "name_gender":
@@ -310,6 +316,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
       return calendarCheck(rule, readers.map((r) => r.index));
     case "difference":
       return differenceCheck(rule, readers.map((r) => r.index), metadata);
+    case "datetime_part":
+      return datetimePartCheck(rule, readers.map((r) => r.index), metadata);
     case "template":
       return templateCheck(rule, readers.map((r) => r.index));
     case "name_gender":

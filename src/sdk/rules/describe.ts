@@ -1,5 +1,5 @@
 /** Row rules in words (`synthd fit`'s lines) and their stable ids (matched by `rules.drop`). */
-import type { Metadata, PublicAttribute, Rule } from "../../contract";
+import type { DatetimePart, Metadata, PublicAttribute, Rule } from "../../contract";
 import { shortNumber } from "../columns/numerical";
 import { templateText } from "./template";
 import { ratioText } from "./ratio";
@@ -16,6 +16,9 @@ const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
   country_numeric: "ISO 3166 numeric code",
 };
 
+/** What `synthd fit` calls each datetime part. */
+const PART_LABELS: Record<DatetimePart, string> = { year: "year", quarter: "quarter", month: "month", day: "day of month", weekday: "weekday", hour: "hour" };
+
 /** A rule's id fields: type and columns (a declared rule has the detected one's id). */
 export type RuleKey =
   | { type: "fixed_combinations"; columns: readonly string[]; determinant?: string }
@@ -29,6 +32,7 @@ export type RuleKey =
   | { type: "public_attribute"; columns: readonly string[] }
   | { type: "embedded_code"; columns: readonly string[] }
   | { type: "calendar"; columns: readonly string[] }
+  | { type: "datetime_part"; columns: readonly string[] }
   | { type: "difference"; columns: readonly string[] }
   | { type: "template"; columns: readonly string[] }
   | { type: "name_gender"; columns: readonly string[] };
@@ -67,6 +71,8 @@ export function ruleId(rule: RuleKey): string {
       return `embedded_code:${rule.columns.join(",")}`;
     case "calendar":
       return `calendar:${rule.columns.join(",")}`;
+    case "datetime_part":
+      return `datetime_part:${rule.columns.join(",")}`;
     case "difference":
       return `difference:${rule.columns.join(",")}`;
     case "template":
@@ -163,6 +169,12 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
     case "calendar": {
       const [y, m, d, w] = rule.columns;
       return `calendar: (${y}, ${m}, ${d}) a date${w ? `, ${w} its weekday` : ""}${share ? ` (${share} of rows)` : ""}${tail}`;
+    }
+    case "datetime_part": {
+      const n = rule.names;
+      const digits = n !== undefined && rule.part === "weekday" && /^\d+$/.test(n[0]);
+      const spelled = n ? `, written ${n[0]} .. ${n[n.length - 1]}${digits ? " (Monday .. Sunday)" : ""}` : rule.width ? `, written with ${rule.width} digits` : "";
+      return `datetime part: ${rule.columns[1]} = ${PART_LABELS[rule.part]} of ${rule.columns[0]}${spelled}${share ? ` (${share} of rows)` : ""}${tail}`;
     }
     case "template":
       return `template: ${rule.columns[0]} = "${templateText(rule)}"${share ? ` (${share} of rows)` : ""}${tail}`;

@@ -29,18 +29,25 @@
  * 5b. difference ranges: the second cell is the first plus a difference drawn from the rule's
  *    quantiles (`./difference`); its columns are in no sum or other inequality (detection).
  * 6. structural zeros, all together: `./structural-zeros`.
+ * 7. datetime parts (`./datetime-part`): before every other rule, the datetime moves to the
+ *    row's parts and the parts are written from it (a part a catalog of the datetime holds is
+ *    left to that catalog, and written right after the code-book rules); every other rule then holds a part like a
+ *    fixed cell (a rule between weekday and workingday moves workingday; a rule naming the
+ *    datetime too, a catalog of dates and their months, moves both); last, the parts are
+ *    written again from the datetime, which a rule may have moved.
  * Templates and first names of the row's sex are not kept here: the decoder writes them last
  * (`./name-gender`, then `./template`).
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
-import type { ColumnStats, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
+import type { ColumnStats, DatetimePartRule, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
-import { cellNumber } from "./check";
+import { cellNumber, ruleColumns as ruleCols } from "./check";
 import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
 import { catalog } from "./catalog";
 import { calendarRule } from "./calendar";
+import { datetimePartRules } from "./datetime-part";
 import { differenceRule } from "./difference";
 import { structuralZeros } from "./structural-zeros";
 import { sumSystems, type SumSystems } from "./sums";
@@ -56,6 +63,10 @@ export const MAX_INEQUALITY_PASSES = 16;
 /** Keeps `metadata.rules` in decoded rows (file header). */
 export class RuleEnforcer {
   private readonly compiled: CompiledRule[];
+  /** The datetime-part rules (step 7, and step 0: the datetime moved to its parts). */
+  private readonly parts?: { first: CompiledRule; last: CompiledRule };
+  /** Per entry of `compiled`, the part features it holds like fixed cells. */
+  private readonly held: Set<number>[];
   /** Positions in `compiled` of the inequalities, consecutive (step 5). */
   private readonly inequalities: [number, number] = [0, 0];
 
@@ -78,21 +89,38 @@ export class RuleEnforcer {
     const firstSum = rest.findIndex((r) => r.type === "sum" || r.type === "ratio");
     const sumFeatures = new Set(identities.flatMap((r) => ruleColumns(metadata, [r.total, ...r.parts]) ?? []));
     const ratioTotals = new Set(identities.flatMap((r) => (r.type === "ratio" ? (ruleColumns(metadata, [r.total]) ?? []) : [])));
-    const entries = rest.flatMap((r, i): { type: Rule["type"]; rule: CompiledRule }[] => {
-      if (r.type === "sum" || r.type === "ratio") return i === firstSum && sums ? [{ type: "sum", rule: sums }] : [];
+    // A part is held for every rule but one that writes its datetime too (a catalog of dates and their months).
+    const partRules = rules.filter((r) => r.type === "datetime_part" && ruleColumns(metadata, r.columns) !== undefined);
+    const heldFor = (names: readonly string[]): Set<number> =>
+      new Set(partRules.filter((p) => !names.includes(ruleCols(p)[0])).map((p) => metadata.features.indexOf(ruleCols(p)[1])));
+    const entries = rest.flatMap((r, i): { type: Rule["type"]; rule: CompiledRule; held: Set<number> }[] => {
+      if (r.type === "sum" || r.type === "ratio") return i === firstSum && sums ? [{ type: "sum", rule: sums, held: heldFor([]) }] : [];
       const rule = compile(metadata, r, sumFeatures, sums, ratioTotals);
-      return rule ? [{ type: r.type, rule }] : [];
+      return rule ? [{ type: r.type, rule, held: heldFor(ruleCols(r)) }] : [];
     });
+    const partList = partRules.filter((r): r is DatetimePartRule => r.type === "datetime_part");
+    const codeBooks = rules.filter((r) => r.type === "catalog" || r.type === "fixed_combinations").map(ruleCols);
+    const covered = new Set(partList.filter((p) => codeBooks.some((c) => c.includes(p.columns[0]) && c.includes(p.columns[1]))));
+    this.parts = datetimePartRules(partList, metadata, covered);
+    // Parts a catalog left to itself are written once the code-book rules are done (a tolerant catalog leaves rare dates).
+    if (this.parts && covered.size) {
+      const at = 1 + entries.map((e) => e.type === "catalog" || e.type === "fixed_combinations").lastIndexOf(true);
+      entries.splice(at, 0, { type: "datetime_part", rule: this.parts.last, held: new Set() });
+    }
     this.compiled = entries.map((e) => e.rule);
+    this.held = entries.map((e) => e.held);
     const first = entries.findIndex((e) => e.type === "inequality");
     if (first >= 0) this.inequalities = [first, first + entries.filter((e) => e.type === "inequality").length];
     const zeros = structuralZeros(metadata, rules.filter((r) => r.type === "structural_zeros"), rest);
-    if (zeros) this.compiled.push(zeros);
+    if (zeros) {
+      this.compiled.push(zeros);
+      this.held.push(heldFor([]));
+    }
   }
 
   /** True when there is a rule to keep. */
   get active(): boolean {
-    return this.compiled.length > 0;
+    return this.compiled.length > 0 || this.parts !== undefined;
   }
 
   /**
@@ -106,8 +134,13 @@ export class RuleEnforcer {
   apply(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed, codes?: readonly ArrayLike<number>[]): EnforceResult {
     const out: EnforceResult = { changed: 0, unrepaired: 0 };
     const [from, to] = this.inequalities;
+    const partRng = new Rng(deriveSeed(seed, 0x50415254, 0));
+    // Datetimes moved to their parts first; parts then held like fixed cells by every other rule, and written again last.
+    this.parts?.first.apply(rows, partRng, fixed, draw, out, codes);
+    const user = fixed ?? noneFixed;
+    const held = this.held.map((h): Fixed | undefined => (h.size ? (r, f) => user(r, f) || h.has(f) : fixed));
     const step = (i: number, pass: number, o: EnforceResult): void =>
-      this.compiled[i].apply(rows, new Rng(deriveSeed(seed, 0x52554c45 + pass, i)), fixed, draw, o, codes);
+      this.compiled[i].apply(rows, new Rng(deriveSeed(seed, 0x52554c45 + pass, i)), held[i], draw, o, codes);
     for (let i = 0; i < this.compiled.length; i++) {
       if (i !== from || to - from < 2) {
         step(i, 0, out);
@@ -124,6 +157,7 @@ export class RuleEnforcer {
       out.unrepaired += unrepaired;
       i = to - 1;
     }
+    this.parts?.last.apply(rows, partRng, fixed, draw, out, codes);
     return out;
   }
 }
@@ -173,6 +207,9 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
       const c = cols(rule.columns);
       return c && calendarRule(rule, c);
     }
+    case "datetime_part":
+      // Written last (the constructor), after every rule that may move the datetime.
+      return undefined;
     case "template":
     case "name_gender":
       // Written after places and points by the decoder (`./template`, `./name-gender`).

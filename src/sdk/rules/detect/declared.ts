@@ -18,6 +18,7 @@ import { structuralZeros } from "./structural-zeros";
 import { notEqualCounts, sameValues } from "./not-equal";
 import { blankAgreement } from "./blank-together";
 import { declaredCalendar } from "./calendar";
+import { declaredDatetimePart } from "./datetime-part";
 import { parseTemplate, renderTemplate } from "../template";
 
 /**
@@ -231,6 +232,18 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
       }
       return found.rule;
     }
+    case "datetime_part": {
+      const cs = declaredColumns(cols, d.columns, what, source, notId, "non-identifier");
+      if (cs.length !== 2 || cs[0] === cs[1]) throw new DataError(`The declared rule ${what} needs two different columns: the datetime, then the column writing its part.`);
+      const found = declaredDatetimePart(cs[0], cs[1], n, d.part);
+      if (typeof found === "string") throw new DataError(`The declared rule ${what} does not apply: ${found}.`);
+      const r = found.firstBreak;
+      if (r >= 0) {
+        const detail = `${quoted(cs[1], r)} is not the ${found.rule.part} of ${quoted(cs[0], r)}`;
+        throw breachError(scanned, { ...found.rule, share: 0 }, { row: r, column: cs[1].name, detail });
+      }
+      return found.rule;
+    }
     case "template": {
       if (typeof d.column !== "string" || typeof d.template !== "string") throw new DataError(`The declared rule ${what} needs "column" and "template" as strings.`);
       let parsed: ReturnType<typeof parseTemplate>;
@@ -251,7 +264,7 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
     }
     default:
       throw new DataError(
-        `The declared rule ${what} has an unknown type; use fixed_combinations, inequality, sum, not_equal, blank_together, structural_zeros, calendar or template.`,
+        `The declared rule ${what} has an unknown type; use fixed_combinations, inequality, sum, not_equal, blank_together, structural_zeros, calendar, datetime_part or template.`,
       );
   }
 }

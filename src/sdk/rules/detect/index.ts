@@ -9,7 +9,7 @@
  * privacy: rules read from raw rows are not private (`analyzeTable` skips it). Detection never
  * drops a row; only a fixed-combinations rule's released combinations leave out rare ones.
  */
-import type { Rule, StructuralZerosRule } from "../../../contract";
+import type { DatetimePartRule, Rule, StructuralZerosRule } from "../../../contract";
 import { DEFAULTS, type EncodedTable, type ScannedTable } from "../../metadata/encoded";
 import { describeRule, ruleId } from "../describe";
 import type { DetectOptions } from "./options";
@@ -24,6 +24,7 @@ import { detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
 import { declaredRule } from "./declared";
 import { detectCalendars } from "./calendar";
+import { detectDatetimeParts } from "./datetime-part";
 import { detectTemplates } from "./template";
 import { detectNameGender } from "./name-gender";
 import { ruleColumns } from "../check";
@@ -72,6 +73,11 @@ export { lineOfRow } from "./declared";
  * - **Calendar** (`./calendar`): year, month and day columns that form valid dates in >= 99% of
  *   the rows where independence would put rows past a month's end, or whose dates' weekdays a
  *   fourth column writes in >= 99% of its rows.
+ * - **Datetime part** (`./datetime-part`): a numerical or categorical column of 2-400 values
+ *   that writes the year, quarter, month, day, weekday or hour (hours only of a format writing
+ *   them) of a datetime column in >= 99% of its >= 10 rows with both and of its >= 5 rows off
+ *   its mode, in a spelling of {@link detectDatetimeParts}. A calendar naming a part is dropped
+ *   (`withoutShadows`); other rules on the part stay (the enforcer holds the part for them).
  * - **Inequality** high >= low (> when no row has them equal): two numerical or two datetime
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
@@ -153,6 +159,10 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...detectBlankTogether(cols, n),
       ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
     ];
+    // A datetime part's column is written from its datetime: rules of the datetime deciding it are shadows.
+    const parts = detectDatetimeParts(cols, n, new Set(declared.flatMap(ruleColumns)));
+    const allParts = [...parts, ...declared.filter((r): r is DatetimePartRule => r.type === "datetime_part")];
+    detected = [...withoutShadows(detected, allParts), ...parts];
     // A template's column is the other cells written out: rules on it are its sources' shadows.
     const templates = detectTemplates(cols, n, new Set(declared.flatMap(ruleColumns)));
     const written = new Set(templates.map((t) => t.columns[0]));
@@ -170,6 +180,18 @@ const MAX_RULES = 1000;
 /** True when a catalog or fixed-combinations rule of `rules` holds every one of `columns`. */
 function heldByCodeBook(columns: readonly string[], rules: readonly Rule[]): boolean {
   return rules.some((r) => (r.type === "fixed_combinations" || r.type === "catalog") && columns.every((c) => r.columns.includes(c)));
+}
+
+/**
+ * `rules` less the calendars naming a column of a datetime-part rule of `parts` (its date is
+ * the datetime's, valid by construction). Every other rule stays: a catalog or fixed
+ * combinations of the datetime and its parts keep the server's draws consistent before raking,
+ * and rules between a part and other columns (weekday and workingday) are kept by the enforcer
+ * around the part, which it holds like a fixed cell.
+ */
+function withoutShadows(rules: readonly Rule[], parts: readonly DatetimePartRule[]): Rule[] {
+  const written = new Set(parts.map((p) => p.columns[1]));
+  return rules.filter((r) => r.type !== "calendar" || !r.columns.some((c) => written.has(c)));
 }
 
 /** Structural zeros whose columns no fixed-combinations or catalog rule holds (that forbids them already). */

@@ -1,6 +1,7 @@
 /**
  * The options of rule detection (`rules` of extraction) and its thresholds, {@link RULE_LIMITS}.
  */
+import type { DatetimePart } from "../../../contract";
 
 /** A rule the user states (the SDK's `rules.declare`); the SDK computes the rest from the data. */
 export type DeclaredRule =
@@ -13,6 +14,7 @@ export type DeclaredRule =
   | { type: "blank_together"; columns: string[] }
   | { type: "structural_zeros"; columns: string[]; pairs?: [string, string][] }
   | { type: "calendar"; columns: string[] }
+  | { type: "datetime_part"; columns: string[]; part?: DatetimePart }
   | { type: "template"; column: string; template: string };
 
 /** The SDK's `rules` option (`ExtractOptions.rules`, `synthd fit --rules`). */
