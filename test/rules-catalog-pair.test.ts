@@ -16,7 +16,7 @@ import { RuleEnforcer } from "../src/sdk/rules/enforce";
 import { rowCells } from "../src/sdk/generate/batch";
 import { catalogs as catalogRealism } from "../bench/realism";
 import { scanTable } from "../src/sdk/metadata/table-scan";
-import { independentCodes } from "./rules-fixtures";
+import { independentCodes, catalogOf, cells } from "./rules-fixtures";
 import { validateCreateModel } from "../src/server/handlers/bodyValidators";
 import { checkMetadata } from "../src/server/handlers/checkMetadata";
 
@@ -44,18 +44,6 @@ function flights(): Table {
     });
   });
   return { columns: ["origin", "destination", "distance", "delay"], rows };
-}
-
-function catalogOf(meta: Metadata): CatalogRule {
-  const rule = meta.rules?.find((r): r is CatalogRule => r.type === "catalog");
-  assert.ok(rule, `a catalog among ${JSON.stringify(meta.rules?.map((r) => ruleId(r)))}`);
-  return rule;
-}
-
-/** Per row, the cells of `columns`. */
-function cells(t: Table, columns: readonly string[]): string[][] {
-  const idx = columns.map((c) => t.columns.indexOf(c));
-  return t.rows.map((r) => idx.map((i) => r[i]));
 }
 
 describe("a catalog with a composite key (origin and destination decide distance)", () => {

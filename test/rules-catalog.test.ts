@@ -11,7 +11,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { analyzeTable, Decoder, DataError, Rng, describeRule, ruleId, type CatalogRule, type Metadata, type Table } from "../src/sdk";
+import { analyzeTable, Decoder, DataError, Rng, describeRule, type CatalogRule, type Metadata, type Table } from "../src/sdk";
 import { ruleShares } from "../src/sdk/rules/check";
 import { RuleEnforcer } from "../src/sdk/rules/enforce";
 import { rowCells } from "../src/sdk/generate/batch";
@@ -20,7 +20,7 @@ import { recordsTable, vegaDataDir } from "../bench/public-tables";
 import { catalogs as catalogRealism } from "../bench/realism";
 import { scanTable } from "../src/sdk/metadata/table-scan";
 import { readFileSync } from "node:fs";
-import { independentCodes } from "./rules-fixtures";
+import { independentCodes, catalogOf, cells } from "./rules-fixtures";
 
 /** The movies of the ratings table: movieId, title, year, genres. */
 const MOVIES: [string, string, string, string][] = [
@@ -50,18 +50,6 @@ function ratings(): Table {
     for (let t = 0; t < times; t++) rows.push([String(1 + Math.floor(rng.next() * 40)), ...m, String(1 + Math.floor(rng.next() * 10) / 2)]);
   });
   return { columns: ["userId", "movieId", "title", "year", "genres", "rating"], rows };
-}
-
-function catalogOf(meta: Metadata): CatalogRule {
-  const rule = meta.rules?.find((r): r is CatalogRule => r.type === "catalog");
-  assert.ok(rule, `a catalog among ${JSON.stringify(meta.rules?.map((r) => ruleId(r)))}`);
-  return rule;
-}
-
-/** Per row, the cells of `columns`. */
-function cells(t: Table, columns: readonly string[]): string[][] {
-  const idx = columns.map((c) => t.columns.indexOf(c));
-  return t.rows.map((r) => idx.map((i) => r[i]));
 }
 
 describe("a catalog inside a flat table (ratings joined with their movies)", () => {

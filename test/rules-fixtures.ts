@@ -3,7 +3,9 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { Rng, type Metadata } from "../src/sdk";
+import assert from "node:assert/strict";
+import { analyzeTable, Decoder, Rng, ruleId, type CatalogRule, type Metadata, type Table } from "../src/sdk";
+import type { RuleOptions } from "../src/sdk/rules/detect";
 
 /** n rows of codes, each column drawn independently from its 1-way marginal. */
 export function independentCodes(meta: Metadata, n: number, seed: number): Record<string, Int32Array> {
@@ -31,4 +33,35 @@ export function gazetteerCities(): { places: Set<string>; states: Set<string> } 
     .map((l) => l.split("\t"))
     .filter((f) => f.length > 6);
   return { places: new Set(rows.map((f) => `${f[2]}|${f[4]}`)), states: new Set(rows.map((f) => f[4])) };
+}
+
+/** A generated table of `n` rows (seeded). */
+export function table(columns: string[], n: number, row: (i: number, rng: Rng) => (string | number)[], seed = 7): Table {
+  const rng = new Rng(seed);
+  return { columns, rows: Array.from({ length: n }, (_, i) => row(i, rng).map(String)) };
+}
+
+/** The table's metadata, with `rules: []` when none is found (the SDK leaves the field out). */
+export async function analyzed(t: Table, rules?: RuleOptions): Promise<Metadata> {
+  const { metadata } = await analyzeTable(t, rules ? { rules } : {});
+  return { ...metadata, rules: metadata.rules ?? [] };
+}
+
+/** Decoded rows of independent codes, with the metadata's rules (or with none). */
+export function decodeIndependent(meta: Metadata, n: number, withRules = true): Table {
+  const m = withRules ? meta : { ...meta, rules: [] };
+  return new Decoder(m).decode(independentCodes(meta, n, 3), 5);
+}
+
+/** The metadata's (first) catalog rule; fails the test without one. */
+export function catalogOf(meta: Metadata): CatalogRule {
+  const rule = meta.rules?.find((r): r is CatalogRule => r.type === "catalog");
+  assert.ok(rule, `a catalog among ${JSON.stringify(meta.rules?.map((r) => ruleId(r)))}`);
+  return rule;
+}
+
+/** Per row, the cells of `columns`. */
+export function cells(t: Table, columns: readonly string[]): string[][] {
+  const idx = columns.map((c) => t.columns.indexOf(c));
+  return t.rows.map((r) => idx.map((i) => r[i]));
 }

@@ -8,29 +8,10 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { DataError, Decoder, Rng, analyzeTable, type Metadata, type Rule, type Table } from "../src/sdk";
+import { DataError, Decoder, type Metadata, type Rule, type Table } from "../src/sdk";
 import { describeRule, ruleId } from "../src/sdk/rules/describe";
 import { ruleChecker, ruleShares } from "../src/sdk/rules/check";
-import type { RuleOptions } from "../src/sdk/rules/detect";
-import { independentCodes } from "./rules-fixtures";
-
-/** A generated table of `n` rows (seeded). */
-function table(columns: string[], n: number, row: (i: number, rng: Rng) => (string | number)[], seed = 7): Table {
-  const rng = new Rng(seed);
-  return { columns, rows: Array.from({ length: n }, (_, i) => row(i, rng).map(String)) };
-}
-
-/** The table's metadata, with `rules: []` when none is found (the SDK leaves the field out). */
-async function analyzed(t: Table, rules?: RuleOptions): Promise<Metadata> {
-  const { metadata } = await analyzeTable(t, rules ? { rules } : {});
-  return { ...metadata, rules: metadata.rules ?? [] };
-}
-
-/** Decoded rows of independent codes, with the metadata's rules (or with none). */
-function decodeIndependent(meta: Metadata, n: number, withRules = true): Table {
-  const m = withRules ? meta : { ...meta, rules: [] };
-  return new Decoder(m).decode(independentCodes(meta, n, 3), 5);
-}
+import { independentCodes, analyzed, decodeIndependent, table } from "./rules-fixtures";
 
 /** The share of rows of `t` that keep `rule` (of the rows it applies to), and how many it applies to. */
 function kept(meta: Metadata, rule: Rule, t: Table): { share: number; applicable: number } {

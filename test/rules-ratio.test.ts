@@ -6,26 +6,10 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { DataError, Decoder, Rng, analyzeTable, type Metadata, type RatioRule, type Rule, type Table } from "../src/sdk";
+import { DataError, type Metadata, type RatioRule, type Rule, type Table } from "../src/sdk";
 import { describeRule, ruleId } from "../src/sdk/rules/describe";
 import { ruleChecker, ruleShares } from "../src/sdk/rules/check";
-import type { RuleOptions } from "../src/sdk/rules/detect";
-import { independentCodes } from "./rules-fixtures";
-
-/** A generated table of `n` rows (seeded). */
-function table(columns: string[], n: number, row: (i: number, rng: Rng) => (string | number)[], seed = 7): Table {
-  const rng = new Rng(seed);
-  return { columns, rows: Array.from({ length: n }, (_, i) => row(i, rng).map(String)) };
-}
-
-async function analyzed(t: Table, rules?: RuleOptions): Promise<Metadata> {
-  const { metadata } = await analyzeTable(t, rules ? { rules } : {});
-  return { ...metadata, rules: metadata.rules ?? [] };
-}
-
-function decodeIndependent(meta: Metadata, n: number, withRules = true): Table {
-  return new Decoder(withRules ? meta : { ...meta, rules: [] }).decode(independentCodes(meta, n, 3), 5);
-}
+import { analyzed, decodeIndependent, table } from "./rules-fixtures";
 
 function kept(meta: Metadata, rule: Rule, t: Table): { share: number; applicable: number } {
   const [s] = ruleShares([rule], meta, t);

@@ -19,7 +19,9 @@ import type { ColumnCodec } from "../columns/common";
 import type { Cells } from "../generate/batch";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import type { ScannedTable } from "../metadata/encoded";
-import { MIN_PUBLIC_SHARE, MIN_PUBLIC_VALUES, placeNames, placesByState, stateCodeOf, vocabularyKey, vocabularySet, ZIP_HEADER, type Place } from "./vocabulary";
+import { MIN_PUBLIC_SHARE, MIN_PUBLIC_VALUES, placeKey, placeNames, placesByState, stateCodeOf, vocabularyKey, vocabularySet, ZIP_HEADER, type Place } from "./vocabulary";
+
+export { placeKey };
 
 /** The place columns, most specific first. */
 const KINDS = ["us_zip", "us_city", "us_county"] as const;
@@ -164,19 +166,6 @@ function placeColumn(meta: Metadata, name: string, kind: Kind): boolean {
 /** A state's gazetteer rows by `kind|key` of each place name ({@link placeKey}). */
 type StateIndex = Map<string, Place[]>;
 
-/**
- * The form place names are matched in: lower case, `saint`/`fort`/`mount` as `st`/`ft`/`mt`, letters
- * and digits only, so a table's `Winston Salem` or `Mc Kinney` finds the gazetteer's `Winston-Salem`
- * and `Mckinney`.
- */
-export function placeKey(v: string): string {
-  return v
-    .toLowerCase()
-    .replace(/\bsaint\b/g, "st")
-    .replace(/\bfort\b/g, "ft")
-    .replace(/\bmount\b/g, "mt")
-    .replace(/[^\p{L}\p{N}]/gu, "");
-}
 
 function indexOf(list: readonly Place[]): StateIndex {
   const m: StateIndex = new Map();

@@ -337,16 +337,20 @@ export function isVocabularyValue(vocab: PublicVocabulary, value: string): boole
 }
 
 let citiesByState: Map<string, Set<string>> | undefined;
-/** Per two-letter state code, its gazetteer cities by {@link cityKey}. */
+/** Per two-letter state code, its gazetteer cities by {@link placeKey}. */
 function stateCities(): Map<string, Set<string>> {
   if (citiesByState) return citiesByState;
   citiesByState = new Map();
-  for (const p of places()) (citiesByState.get(p.stateCode) ?? citiesByState.set(p.stateCode, new Set()).get(p.stateCode)!).add(cityKey(p.city));
+  for (const p of places()) (citiesByState.get(p.stateCode) ?? citiesByState.set(p.stateCode, new Set()).get(p.stateCode)!).add(placeKey(p.city));
   return citiesByState;
 }
 
-/** A city name's comparison form: lower case, `saint`/`fort`/`mount` shortened, letters and digits only. */
-function cityKey(v: string): string {
+/**
+ * The form place names are matched in: lower case, `saint`/`fort`/`mount` as `st`/`ft`/`mt`, letters
+ * and digits only, so a table's `Winston Salem` or `Mc Kinney` finds the gazetteer's `Winston-Salem`
+ * and `Mckinney`.
+ */
+export function placeKey(v: string): string {
   return v
     .toLowerCase()
     .replace(/\bsaint\b/g, "st")
@@ -379,10 +383,10 @@ export function cityStateOf(value: string): { city: string; states: string[] } |
   const cities = stateCities().get(states[0]);
   if (!cities) return undefined;
   const city = value.slice(0, at).trim();
-  if (cities.has(cityKey(city))) return { city, states };
+  if (cities.has(placeKey(city))) return { city, states };
   // A metropolitan area title: its principal cities joined by hyphens, the first one tested.
   const first = city.split(/-+/)[0].trim();
-  return first !== city && cities.has(cityKey(first)) ? { city: first, states } : undefined;
+  return first !== city && cities.has(placeKey(first)) ? { city: first, states } : undefined;
 }
 
 /**
