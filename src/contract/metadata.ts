@@ -36,7 +36,8 @@ export type PublicVocabulary =
   | "us_city"
   | "us_county"
   | "us_zip"
-  | "us_city_state";
+  | "us_city_state"
+  | "us_county_state";
 
 /**
  * `column_stats[f].cell_ranges`: per (value of `column`, interval bin of f) cell held by at least the
@@ -295,7 +296,7 @@ export interface ColumnStats {
   vocabulary?: PublicVocabulary;
   /**
    * Categorical only, a vocabulary of US places (`us_city`, `us_county`, `us_zip`,
-   * `us_city_state`): how the column writes a place, so that a pooled cell drawn from the
+   * `us_city_state`, `us_county_state`): how the column writes a place, so that a pooled cell drawn from the
    * gazetteer reads like the column's own values (`SEATTLE, WA`, `seattle, wa`, `Seattle, Washington`).
    */
   place_form?: PlaceForm;
@@ -369,10 +370,12 @@ export interface ZipPrefix {
 export interface PlaceForm {
   /** `upper` or `lower` case (>= 90% of the rows with letters), else the gazetteer's spelling. */
   letter_case: "upper" | "lower" | "as_listed";
-  /** `us_city_state`: the text between the city and the state (`, ` in `Seattle, WA`). */
+  /** `us_city_state`, `us_county_state`: the text between the place and the state (`, ` in `Seattle, WA`). */
   separator?: string & tags.MinLength<1> & tags.MaxLength<8>;
-  /** `us_city_state`: the state as its two-letter postal `code` or its `name`. */
+  /** `us_city_state`, `us_county_state`: the state as its two-letter postal `code` or its `name`. */
   state?: "code" | "name";
+  /** `us_county_state`: counties are written with `County` (`Parish` in Louisiana, `Borough` in Alaska). */
+  county_suffix?: boolean;
 }
 
 /** A place of `column_stats[f].state_places` with its state and rows. */

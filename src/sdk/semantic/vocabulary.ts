@@ -26,7 +26,10 @@ export const MIN_PUBLIC_SHARE = 0.9;
 export const MIN_PUBLIC_VALUES = 3;
 
 /** Vocabularies of the US postal gazetteer: many values, drawn coherent with the row's state. */
-export const GAZETTEER_VOCABULARIES: readonly PublicVocabulary[] = ["us_city", "us_county", "us_zip", "us_city_state"];
+export const GAZETTEER_VOCABULARIES: readonly PublicVocabulary[] = ["us_city", "us_county", "us_zip", "us_city_state", "us_county_state"];
+
+/** Vocabularies of a place and its state in one value (`Seattle, WA`, `Autauga County, Alabama`). */
+const PLACE_STATE_VOCABULARIES: readonly PublicVocabulary[] = ["us_city_state", "us_county_state"];
 /**
  * A place column (a gazetteer vocabulary) releases its rare values only when it holds at most this
  * many distinct values (a list of places, like 50 state capitals); a larger one writes its pooled
@@ -57,6 +60,7 @@ export const VOCABULARY_LABELS: Record<PublicVocabulary, string> = {
   us_county: "US counties",
   us_zip: "US ZIP codes",
   us_city_state: "US cities with their state",
+  us_county_state: "US counties with their state",
 };
 
 /**
@@ -169,6 +173,7 @@ export function placeNames(vocab: PublicVocabulary, p: Place): string[] {
   if (vocab === "us_city") return [p.city];
   if (vocab === "us_zip") return [p.zip];
   if (vocab === "us_city_state") return [`${p.city}, ${p.stateCode}`];
+  if (vocab === "us_county_state") return p.county === "" ? [] : [`${p.county}, ${p.stateCode}`];
   return p.county === "" ? [] : [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")];
 }
 
@@ -214,7 +219,7 @@ export function publicVocabularyOf(name: string, values: readonly string[], coun
   if (rows === 0) return undefined;
   // A value longer than any listed one (a sentence) rules the column out before any list loads.
   if (values.filter((v) => v.length > 64).length > (1 - MIN_PUBLIC_SHARE) * values.length) return undefined;
-  const candidates = [...HEADER_GATED.filter(([, re]) => re.test(header)).map(([v]) => v), "us_city_state" as const, ...ALWAYS];
+  const candidates = [...HEADER_GATED.filter(([, re]) => re.test(header)).map(([v]) => v), ...PLACE_STATE_VOCABULARIES, ...ALWAYS];
   const keys = values.map(vocabularyKey);
   const holds = (set: ReadonlySet<string>): [number, number] => {
     let hit = 0;
@@ -229,8 +234,8 @@ export function publicVocabularyOf(name: string, values: readonly string[], coun
   };
   for (const vocab of candidates) {
     if (vocab === "us_zip" && !values.some((v) => /^\d{5}$/.test(v.trim()))) continue;
-    if (vocab === "us_city_state") {
-      if (isCityStateColumn(values, counts, rows)) return vocab;
+    if (PLACE_STATE_VOCABULARIES.includes(vocab)) {
+      if (isPlaceStateColumn(values, counts, rows, placeStateReader(vocab))) return vocab;
       continue;
     }
     // The states' lists need the gazetteer for DC and territories: load it only for a column that
@@ -308,8 +313,8 @@ const placeStates = new Map<PublicVocabulary, Map<string, Set<string>>>();
  * many states: Springfield), by {@link vocabularyKey}; undefined when the gazetteer has no such place.
  */
 export function statesOfPlace(vocab: PublicVocabulary, value: string): ReadonlySet<string> | undefined {
-  if (vocab === "us_city_state") {
-    const pair = cityStateOf(value);
+  if (PLACE_STATE_VOCABULARIES.includes(vocab)) {
+    const pair = placeStateReader(vocab)(value);
     return pair && new Set(pair.states);
   }
   let m = placeStates.get(vocab);
@@ -330,10 +335,46 @@ export function statesOfPlace(vocab: PublicVocabulary, value: string): ReadonlyS
 
 /**
  * Whether a value is one of a vocabulary's: its comparison form is listed, or, for
- * `us_city_state`, {@link cityStateOf} finds its pair in the gazetteer.
+ * `us_city_state` and `us_county_state`, {@link cityStateOf} or {@link countyStateOf} finds its pair
+ * in the gazetteer.
  */
 export function isVocabularyValue(vocab: PublicVocabulary, value: string): boolean {
-  return vocab === "us_city_state" ? cityStateOf(value) !== undefined : vocabularySet(vocab).has(vocabularyKey(value));
+  return PLACE_STATE_VOCABULARIES.includes(vocab) ? placeStateReader(vocab)(value) !== undefined : vocabularySet(vocab).has(vocabularyKey(value));
+}
+
+/** The reader of a place-and-state vocabulary's values ({@link cityStateOf}, {@link countyStateOf}). */
+function placeStateReader(vocab: PublicVocabulary): (value: string) => { city: string; states: string[] } | undefined {
+  return vocab === "us_county_state" ? countyStateOf : cityStateOf;
+}
+
+/** The word after a county's name (`Autauga County`, `Orleans Parish`, `Juneau City and Borough`). */
+const COUNTY_SUFFIX = / (County|Parish|Borough|City and Borough|Census Area|Municipality)$/i;
+
+let countiesByState: Map<string, Set<string>> | undefined;
+/** Per two-letter state code, its gazetteer counties by {@link placeKey}, with and without `County`. */
+function stateCounties(): Map<string, Set<string>> {
+  if (countiesByState) return countiesByState;
+  countiesByState = new Map();
+  for (const p of places()) {
+    if (p.county === "") continue;
+    const set = countiesByState.get(p.stateCode) ?? countiesByState.set(p.stateCode, new Set()).get(p.stateCode)!;
+    for (const name of placeNames("us_county", p)) set.add(placeKey(name));
+  }
+  return countiesByState;
+}
+
+/**
+ * The US (county, state) pair a value names: `Autauga County, AL`, `Autauga County, Alabama` (the
+ * Census Bureau's `NAME`), any case, `County`/`Parish`/`Borough` written or not.
+ * @returns the county as written (in `city`) and its state's two-letter code, or undefined.
+ */
+export function countyStateOf(value: string): { city: string; states: string[] } | undefined {
+  const at = value.search(CITY_STATE_SEPARATOR);
+  if (at <= 0) return undefined;
+  const code = stateCodeOf(value.slice(value.indexOf(",", at) + 1).trim());
+  if (code === undefined) return undefined;
+  const county = value.slice(0, at).trim();
+  return stateCounties().get(code)?.has(placeKey(county.replace(COUNTY_SUFFIX, ""))) ? { city: county, states: [code] } : undefined;
 }
 
 let citiesByState: Map<string, Set<string>> | undefined;
@@ -390,11 +431,11 @@ export function cityStateOf(value: string): { city: string; states: string[] } |
 }
 
 /**
- * Whether a column holds US (city, state) pairs ({@link cityStateOf}) in >= {@link MIN_PUBLIC_SHARE}
- * of its non-blank rows (`rows`) and >= {@link MIN_PUBLIC_VALUES} distinct values. Values without
- * a comma rule it out before the gazetteer loads.
+ * Whether a column holds US (place, state) pairs (`pairOf`: {@link cityStateOf}, {@link
+ * countyStateOf}) in >= {@link MIN_PUBLIC_SHARE} of its non-blank rows (`rows`) and >= {@link
+ * MIN_PUBLIC_VALUES} distinct values. Values without a comma rule it out before the gazetteer loads.
  */
-function isCityStateColumn(values: readonly string[], counts: readonly number[], rows: number): boolean {
+function isPlaceStateColumn(values: readonly string[], counts: readonly number[], rows: number, pairOf: (v: string) => unknown): boolean {
   let withComma = 0;
   values.forEach((v, i) => {
     if (v.includes(",")) withComma += counts[i];
@@ -413,7 +454,7 @@ function isCityStateColumn(values: readonly string[], counts: readonly number[],
   let distinct = 0;
   for (let i = 0; i < values.length && missed <= (1 - MIN_PUBLIC_SHARE) * rows; i++) {
     if (values[i].trim() === "") continue;
-    if (cityStateOf(values[i]) !== undefined) {
+    if (pairOf(values[i]) !== undefined) {
       hit += counts[i];
       distinct++;
     } else missed += counts[i];
@@ -434,29 +475,37 @@ export function placeFormOf(vocab: PublicVocabulary, values: readonly string[], 
   const separators = new Map<string, number>();
   let codes = 0;
   let names = 0;
+  let suffixed = 0;
   values.forEach((v, i) => {
     if (!/\p{L}/u.test(v)) return;
     const n = counts[i];
     lettered += n;
     if (v === v.toUpperCase()) upper += n;
     else if (v === v.toLowerCase()) lower += n;
-    if (vocab !== "us_city_state") return;
+    if (!PLACE_STATE_VOCABULARIES.includes(vocab)) return;
     const m = CITY_STATE_SEPARATOR.exec(v);
-    if (!m || !cityStateOf(v)) return;
+    if (!m || !placeStateReader(vocab)(v)) return;
     separators.set(m[0], (separators.get(m[0]) ?? 0) + n);
+    if (COUNTY_SUFFIX.test(v.slice(0, m.index).trim())) suffixed += n;
     const state = v.slice(m.index + m[0].length).split("-")[0].trim();
     if (state.length === 2) codes += n;
     else names += n;
   });
   const letterCase = upper >= MIN_PUBLIC_SHARE * lettered && lettered > 0 ? "upper" : lower >= MIN_PUBLIC_SHARE * lettered && lettered > 0 ? "lower" : "as_listed";
-  if (vocab !== "us_city_state") return letterCase === "as_listed" ? undefined : { letter_case: letterCase };
+  if (!PLACE_STATE_VOCABULARIES.includes(vocab)) return letterCase === "as_listed" ? undefined : { letter_case: letterCase };
   const separator = [...separators].sort((a, b) => b[1] - a[1])[0]?.[0] ?? ", ";
   const form: PlaceForm = { letter_case: letterCase, separator, state: names > codes ? "name" : "code" };
-  return letterCase === "as_listed" && separator === ", " && form.state === "code" ? undefined : form;
+  if (vocab === "us_county_state" && suffixed * 2 > codes + names) form.county_suffix = true;
+  return letterCase === "as_listed" && separator === ", " && form.state === "code" && !form.county_suffix ? undefined : form;
 }
 
 /** A gazetteer row's name in a place vocabulary written in a column's form. */
 export function placeInForm(vocab: PublicVocabulary, p: Place, form: PlaceForm): string {
-  const v = vocab === "us_city_state" ? `${p.city}${form.separator ?? ", "}${form.state === "name" ? p.state : p.stateCode}` : placeNames(vocab, p)[0] ?? "";
+  const suffix = p.stateCode === "LA" ? " Parish" : p.stateCode === "AK" ? " Borough" : " County";
+  const county = form.county_suffix && p.county !== "" && !COUNTY_SUFFIX.test(p.county) ? p.county + suffix : p.county;
+  const place = vocab === "us_city_state" ? p.city : vocab === "us_county_state" ? county : "";
+  const v = PLACE_STATE_VOCABULARIES.includes(vocab)
+    ? place === "" ? "" : `${place}${form.separator ?? ", "}${form.state === "name" ? p.state : p.stateCode}`
+    : (placeNames(vocab, p)[0] ?? "");
   return form.letter_case === "upper" ? v.toUpperCase() : form.letter_case === "lower" ? v.toLowerCase() : v;
 }
