@@ -347,23 +347,27 @@ export function structuralZeros(real: ScannedTable, synth: ScannedTable): Struct
   return { pairs, rows_share: synth.n ? inZero.reduce((s, x) => s + x, 0) / synth.n : 0 };
 }
 
-/** One identity of {@link linearIdentities}: `total = signs[0] * parts[0] + signs[1] * parts[1] + constant`. */
-export interface LinearIdentity {
-  total: string;
-  parts: [string, string];
-  signs: [1 | -1, 1 | -1];
-  constant: number;
-  /** `total = a + b`, `c = a - b - 6`. */
+/** What the bench reports of an identity of the real rows, linear or ratio. */
+interface IdentityCheck {
+  /** `total = a + b`, `rate = 100 * unemployed / labor force`. */
   label: string;
-  /** Real rows with the three columns filled (all keep it). */
+  /** Real rows it applies to (all keep it). */
   real_rows: number;
-  /** Real rows where a part is not zero (a sparse part's rows). */
+  /** Of those, rows where a part is not zero (a sparse part's rows). */
   real_rows_nonzero_part: number;
-  /** Synthetic rows with the three filled, and the share of them that keep it. */
+  /** Synthetic rows it applies to, and the share of them that keep it. */
   synthetic_rows: number;
   synthetic: number;
   /** Up to three synthetic rows that break it: `total, part, part`. */
   examples: string[];
+}
+
+/** One identity of {@link linearIdentities}: `total = signs[0] * parts[0] + signs[1] * parts[1] + constant`. */
+export interface LinearIdentity extends IdentityCheck {
+  total: string;
+  parts: [string, string];
+  signs: [1 | -1, 1 | -1];
+  constant: number;
 }
 
 /** A numeric column's values (NaN for a blank or non-number) and its most decimals. */
@@ -817,22 +821,11 @@ export function weekdays(real: ScannedTable, synth: ScannedTable): WeekdayCheck[
 }
 
 /** One identity of {@link ratioIdentities}: `total = factor · parts[0]^powers[0] (· parts[1]^powers[1])`. */
-export interface RatioIdentity {
+export interface RatioIdentity extends IdentityCheck {
   total: string;
   parts: string[];
   powers: (1 | -1)[];
   factor: number;
-  /** `rate = 100 * unemployed / labor force`. */
-  label: string;
-  /** Real rows with its columns filled and no divided part 0 (all keep it). */
-  real_rows: number;
-  /** Of those, rows where a part is not zero. */
-  real_rows_nonzero_part: number;
-  /** Synthetic rows it applies to, and the share of them that keep it. */
-  synthetic_rows: number;
-  synthetic: number;
-  /** Up to three synthetic rows that break it: `total, part, part`. */
-  examples: string[];
 }
 
 /** Power patterns of a ratio of two parts (C = k·A·B, C = k·A/B, C = k·B/A) and of one (C = k·A, C = k/A). */
