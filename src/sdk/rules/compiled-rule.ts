@@ -33,3 +33,22 @@ export interface CompiledRule {
   /** Makes the rule hold in every row of `rows` it can (`fixed` undefined: no cell is fixed). */
   apply(rows: Cells, rng: Rng, fixed: Fixed | undefined, draw: DrawValue, out: EnforceResult, codes: Codes): void;
 }
+
+/**
+ * Identities in an order where one whose total is a part of another comes first (`private = goods
+ * + private services` before `nonfarm = private + government`; a rate whose total is a sum's part
+ * before that sum), so a system sharing columns is written inner to outer and each holds. A cycle
+ * keeps the given order. `total` and `parts` may be column names or feature indices. O(m^3) for m
+ * identities (a dozen at most).
+ */
+export function innerFirst<K, T extends { total: K; parts: readonly K[] }>(identities: readonly T[]): T[] {
+  const ordered: T[] = [];
+  const left = new Set(identities);
+  while (left.size > 0) {
+    // The first one none of whose parts is the total of one still left (none: a cycle, the first).
+    const next = [...left].find((r) => ![...left].some((o) => o !== r && r.parts.includes(o.total))) ?? [...left][0];
+    ordered.push(next);
+    left.delete(next);
+  }
+  return ordered;
+}

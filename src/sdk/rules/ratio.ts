@@ -6,6 +6,7 @@
  */
 import type { ColumnStats, Metadata, RatioRule } from "../../contract";
 import { numberWriter } from "../columns/numerical-grain";
+import { innerFirst } from "./compiled-rule";
 
 /**
  * `factor · prod_j parts[j]^powers[j]`; undefined when a divided part is 0 (the row is outside the
@@ -100,12 +101,5 @@ export function ratioSteps(meta: Metadata, rules: readonly RatioRule[], cols: (n
       },
     ];
   });
-  const ordered: RatioStep[] = [];
-  const left = new Set(steps);
-  while (left.size > 0) {
-    const next = [...left].find((s) => ![...left].some((o) => o !== s && s.parts.includes(o.total))) ?? [...left][0];
-    ordered.push(next);
-    left.delete(next);
-  }
-  return ordered;
+  return innerFirst(steps);
 }

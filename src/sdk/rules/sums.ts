@@ -17,7 +17,7 @@ import type { ColumnStats, Metadata, RatioRule, SumRule } from "../../contract";
 import { ratioKept, ratioSteps, ratioValue, type RatioStep } from "./ratio";
 import type { Cells } from "../generate/batch";
 import type { Rng } from "../generate/sfc32";
-import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
+import { MAX_REDRAWS, innerFirst, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
 
 /** Decimals of a numerical column's values (its `decimals`, 0 for integers). */
 function decimalsOfStats(stats: ColumnStats | undefined): number {
@@ -98,32 +98,15 @@ function sumStep(meta: Metadata, total: number, parts: number[], signs: readonly
   };
 }
 
-/**
- * The sums in an order where a sum whose total is a part of another comes first (`private = goods
- * + private services` before `nonfarm = private + government`), so a system of identities sharing
- * columns is written inner to outer and each holds. A cycle keeps the given order.
- */
-export function sumsInnerFirst<T extends Pick<SumRule, "total" | "parts">>(sums: readonly T[]): T[] {
-  const ordered: T[] = [];
-  const left = new Set(sums);
-  while (left.size > 0) {
-    // The first sum none of whose parts is the total of a sum still left (none: a cycle, the first).
-    const next = [...left].find((r) => ![...left].some((o) => o !== r && r.parts.includes(o.total))) ?? [...left][0];
-    ordered.push(next);
-    left.delete(next);
-  }
-  return ordered;
-}
-
 /** Sums sharing a column, transitively, in inner-first order: one list per system. */
 function systems(sums: readonly SumRule[]): SumRule[][] {
   const groups: SumRule[][] = [];
-  for (const s of sumsInnerFirst(sums)) {
+  for (const s of innerFirst(sums)) {
     const cols = [s.total, ...s.parts];
     const touching = groups.filter((g) => g.some((o) => [o.total, ...o.parts].some((c) => cols.includes(c))));
     const merged = [...touching.flat(), s];
     for (const g of touching) groups.splice(groups.indexOf(g), 1);
-    groups.push(sumsInnerFirst(merged));
+    groups.push(innerFirst(merged));
   }
   return groups;
 }

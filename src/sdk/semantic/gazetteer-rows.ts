@@ -18,6 +18,7 @@ import { MISSING_KEY, OTHER } from "../columns/common";
 import type { ColumnCodec } from "../columns/common";
 import type { Cells } from "../generate/batch";
 import { Rng, deriveSeed } from "../generate/sfc32";
+import { inLetterCase } from "./recognize";
 import type { ScannedTable } from "../metadata/encoded";
 import { MIN_PUBLIC_SHARE, MIN_PUBLIC_VALUES, placeKey, placeNames, placesByState, stateCodeOf, vocabularyKey, vocabularySet, ZIP_HEADER, type Place } from "./vocabulary";
 
@@ -361,7 +362,7 @@ export class GazetteerRows {
       const names = placeNames(c.kind, p);
       if (names.length === 0 || names.some((n) => placeKey(n) === placeKey(v))) return;
       const name = c.kind === "us_county" && !c.withSuffix ? names[names.length - 1] : names[0];
-      write(r, c, c.letterCase === "upper" ? name.toUpperCase() : c.letterCase === "lower" ? name.toLowerCase() : name);
+      write(r, c, inLetterCase(name, c.letterCase));
     });
   }
 

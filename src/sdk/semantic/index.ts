@@ -1,13 +1,13 @@
 /** Semantic identifier columns (docs/decisions.md "Rows, not only marginals"): the hook. */
 import { Bloom } from "./bloom";
-import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";
+import { LOCALE_COUNTRY, detectLocale, letterCaseOf, phoneLibrary, recognizeSemantic } from "./recognize";
 import { buildCodePatterns } from "./code";
 import { buildTextModel, TextWriter } from "./text";
 import { deriveSeed, Rng } from "../generate/sfc32";
 import { SEMANTIC_KINDS, type SemanticKind, type SemanticShape, type TextModel } from "./types";
 
 export { SemanticGenerator } from "./semantic-generator";
-export { recognizeSemantic, detectLocale } from "./recognize";
+export { recognizeSemantic, detectLocale, letterCaseOf } from "./recognize";
 export { buildTextModel, tokenize } from "./text";
 export { SEMANTIC_KINDS } from "./types";
 export type { SemanticKind, SemanticLocale, SemanticShape, TextModel } from "./types";
@@ -74,27 +74,6 @@ export function semanticShape(name: string, values: readonly string[], counts: r
     shape.international = plus >= values.length / 2;
   }
   return shape;
-}
-
-/** Share of the values holding letters that must be in one case for fresh values to follow it. */
-const ONE_CASE_SHARE = 0.95;
-
-/**
- * `upper` when {@link ONE_CASE_SHARE} of the values holding letters have no lower-case letter (and at
- * least two letters: `A1` is a code), `lower` when as many have no upper-case one; else undefined.
- */
-export function letterCaseOf(values: readonly string[]): "upper" | "lower" | undefined {
-  let lettered = 0;
-  let upper = 0;
-  let lower = 0;
-  for (const v of values) {
-    if (!/\p{L}.*\p{L}/u.test(v)) continue;
-    lettered++;
-    if (!/\p{Ll}/u.test(v)) upper++;
-    if (!/\p{Lu}/u.test(v)) lower++;
-  }
-  if (lettered === 0) return undefined;
-  return upper >= ONE_CASE_SHARE * lettered ? "upper" : lower >= ONE_CASE_SHARE * lettered ? "lower" : undefined;
 }
 
 /**

@@ -20,7 +20,7 @@ import { deriveSeed, Rng } from "../generate/sfc32";
 import { makePerm, permBig, type Perm } from "../generate/permutation";
 import { Bloom } from "./bloom";
 import { fakerPools, asciiSlug, type Pools } from "./pools";
-import { LOCALE_COUNTRY, phoneLibrary } from "./recognize";
+import { LOCALE_COUNTRY, inLetterCase, phoneLibrary } from "./recognize";
 import { CodeWriter } from "./code";
 import { TextWriter } from "./text";
 import type { SemanticLocale, SemanticShape } from "./types";
@@ -233,8 +233,7 @@ export class SemanticGenerator {
       if (j < l.cap) break;
       j -= l.cap;
     }
-    const v = this.laneValue(lane, j);
-    return this.letterCase === "upper" ? v.toUpperCase() : this.letterCase === "lower" ? v.toLowerCase() : v;
+    return inLetterCase(this.laneValue(lane, j), this.letterCase);
   }
 
   /** Element j of a lane: the first of its tries that is valid and not a real value. */

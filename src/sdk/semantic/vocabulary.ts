@@ -14,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { PlaceForm, PublicVocabulary } from "../../contract";
 import type { Rng } from "../generate/sfc32";
+import { inLetterCase, letterCaseOf } from "./recognize";
 
 export type { PublicVocabulary };
 
@@ -469,30 +470,23 @@ function isPlaceStateColumn(values: readonly string[], counts: readonly number[]
  * @returns undefined when the column writes places as the gazetteer does (`Seattle`, `Seattle, WA`).
  */
 export function placeFormOf(vocab: PublicVocabulary, values: readonly string[], counts: readonly number[]): PlaceForm | undefined {
-  let lettered = 0;
-  let upper = 0;
-  let lower = 0;
+  const letterCase = letterCaseOf(values, counts, MIN_PUBLIC_SHARE) ?? "as_listed";
+  if (!PLACE_STATE_VOCABULARIES.includes(vocab)) return letterCase === "as_listed" ? undefined : { letter_case: letterCase };
+  const pairOf = placeStateReader(vocab);
   const separators = new Map<string, number>();
   let codes = 0;
   let names = 0;
   let suffixed = 0;
   values.forEach((v, i) => {
-    if (!/\p{L}/u.test(v)) return;
     const n = counts[i];
-    lettered += n;
-    if (v === v.toUpperCase()) upper += n;
-    else if (v === v.toLowerCase()) lower += n;
-    if (!PLACE_STATE_VOCABULARIES.includes(vocab)) return;
     const m = CITY_STATE_SEPARATOR.exec(v);
-    if (!m || !placeStateReader(vocab)(v)) return;
+    if (!m || !pairOf(v)) return;
     separators.set(m[0], (separators.get(m[0]) ?? 0) + n);
     if (COUNTY_SUFFIX.test(v.slice(0, m.index).trim())) suffixed += n;
     const state = v.slice(m.index + m[0].length).split("-")[0].trim();
     if (state.length === 2) codes += n;
     else names += n;
   });
-  const letterCase = upper >= MIN_PUBLIC_SHARE * lettered && lettered > 0 ? "upper" : lower >= MIN_PUBLIC_SHARE * lettered && lettered > 0 ? "lower" : "as_listed";
-  if (!PLACE_STATE_VOCABULARIES.includes(vocab)) return letterCase === "as_listed" ? undefined : { letter_case: letterCase };
   const separator = [...separators].sort((a, b) => b[1] - a[1])[0]?.[0] ?? ", ";
   const form: PlaceForm = { letter_case: letterCase, separator, state: names > codes ? "name" : "code" };
   if (vocab === "us_county_state" && suffixed * 2 > codes + names) form.county_suffix = true;
@@ -507,5 +501,5 @@ export function placeInForm(vocab: PublicVocabulary, p: Place, form: PlaceForm):
   const v = PLACE_STATE_VOCABULARIES.includes(vocab)
     ? place === "" ? "" : `${place}${form.separator ?? ", "}${form.state === "name" ? p.state : p.stateCode}`
     : (placeNames(vocab, p)[0] ?? "");
-  return form.letter_case === "upper" ? v.toUpperCase() : form.letter_case === "lower" ? v.toLowerCase() : v;
+  return inLetterCase(v, form.letter_case);
 }

@@ -149,19 +149,22 @@ function partRule(D: Col, c: Col, n: number, allowed: readonly DatetimePart[], p
         }
       }
       if (readable < 2) continue;
-      if (!agrees(D, c, n, partValues(part), reading, mode)) continue;
-      const rule: DatetimePartRule = { type: "datetime_part", columns: [D.name, c.name], part, share: 0 };
+      const t = tally(D, c, n, partValues(part), reading, mode);
+      if (t === undefined || !agrees(t)) continue;
+      const rule: DatetimePartRule = { type: "datetime_part", columns: [D.name, c.name], part, share: t.rows ? 1 - t.bad / t.rows : 1 };
       if (spelling) rule.names = cased(spelling, seen);
       else if (width) rule.width = width;
-      rule.share = shareOf(D, c, n, partValues(part), reading);
       return rule;
     }
   }
   return undefined;
 }
 
-/** The criteria of {@link detectDatetimeParts} on one reading of `c` (NaN: blank or unreadable). */
-function agrees(D: Col, c: Col, n: number, part: Float64Array, reading: Float64Array, mode: number): boolean {
+/**
+ * Rows with both cells, those where `c` does not read as the part, and the same off `c`'s mode;
+ * undefined as soon as more than 1 - {@link RULE_LIMITS}.share of all rows disagree.
+ */
+function tally(D: Col, c: Col, n: number, part: Float64Array, reading: Float64Array, mode: number): { rows: number; bad: number; off: number; offBad: number } | undefined {
   const limit = (1 - RULE_LIMITS.share) * n;
   let rows = 0;
   let bad = 0;
@@ -173,28 +176,19 @@ function agrees(D: Col, c: Col, n: number, part: Float64Array, reading: Float64A
     if (Number.isNaN(want) || id === c.blank) continue;
     rows++;
     const ok = reading[id] === want;
-    if (!ok && ++bad > limit) return false;
+    if (!ok && ++bad > limit) return undefined;
     if (id !== mode) {
       off++;
       if (!ok) offBad++;
     }
   }
-  const share = RULE_LIMITS.share;
-  return rows >= RULE_LIMITS.minRows && bad <= (1 - share) * rows && off >= MIN_OFF_MODE && offBad <= (1 - share) * off;
+  return { rows, bad, off, offBad };
 }
 
-/** Share of the rows with both cells where `c` reads as the part. */
-function shareOf(D: Col, c: Col, n: number, part: Float64Array, reading: Float64Array): number {
-  let rows = 0;
-  let kept = 0;
-  for (let r = 0; r < n; r++) {
-    const want = part[D.scan.ids[r]];
-    const id = c.scan.ids[r];
-    if (Number.isNaN(want) || id === c.blank) continue;
-    rows++;
-    if (reading[id] === want) kept++;
-  }
-  return rows ? kept / rows : 1;
+/** The criteria of {@link detectDatetimeParts} on one reading's {@link tally}. */
+function agrees({ rows, bad, off, offBad }: NonNullable<ReturnType<typeof tally>>): boolean {
+  const share = RULE_LIMITS.share;
+  return rows >= RULE_LIMITS.minRows && bad <= (1 - share) * rows && off >= MIN_OFF_MODE && offBad <= (1 - share) * off;
 }
 
 /**
