@@ -9,8 +9,9 @@
  *    all blank, or the blanks filled with draws from their 1-way marginals.
  * 2. not equal: equal cells redraw the second column (the first when the second is fixed) from
  *    its marginal, up to {@link MAX_REDRAWS} times.
- * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`), then catalogs
- *    with a composite key (they read the pair fixed combinations may have rewritten).
+ * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`; a rule after those
+ *    that decide its determinant, holding the columns earlier ones kept: {@link determinantOrder}),
+ *    then catalogs with a composite key (they read the pair fixed combinations may have rewritten).
  * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
  *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
@@ -40,7 +41,7 @@
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
-import type { ColumnStats, DatetimePartRule, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
+import type { ColumnStats, DatetimePartRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber, ruleColumns as ruleCols } from "./check";
 import type { Cells } from "../generate/batch";
@@ -78,6 +79,8 @@ export class RuleEnforcer {
     // A composite-key catalog reads its pair after fixed combinations may have rewritten it.
     const rank = (r: Rule): number => (r.type === "catalog" && (r.key_columns ?? 1) === 2 ? order.indexOf("fixed_combinations") + 0.5 : order.indexOf(r.type));
     rest.sort((a, b) => rank(a) - rank(b));
+    const chained = determinantOrder(rest.filter((r): r is FixedCombinationsRule => r.type === "fixed_combinations"));
+    for (let i = 0, x = 0; i < rest.length; i++) if (rest[i].type === "fixed_combinations") rest[i] = chained[x++];
     const identities = rest.filter((r) => r.type === "sum" || r.type === "ratio");
     const sums = sumSystems(
       metadata,
@@ -93,10 +96,19 @@ export class RuleEnforcer {
     const partRules = rules.filter((r) => r.type === "datetime_part" && ruleColumns(metadata, r.columns) !== undefined);
     const heldFor = (names: readonly string[]): Set<number> =>
       new Set(partRules.filter((p) => !names.includes(ruleCols(p)[0])).map((p) => metadata.features.indexOf(ruleCols(p)[1])));
+    // Columns of the fixed-combinations rules already kept: held by the later ones.
+    const kept = new Set<number>();
     const entries = rest.flatMap((r, i): { type: Rule["type"]; rule: CompiledRule; held: Set<number> }[] => {
       if (r.type === "sum" || r.type === "ratio") return i === firstSum && sums ? [{ type: "sum", rule: sums, held: heldFor([]) }] : [];
       const rule = compile(metadata, r, sumFeatures, sums, ratioTotals);
-      return rule ? [{ type: r.type, rule, held: heldFor(ruleCols(r)) }] : [];
+      if (!rule) return [];
+      const held = heldFor(ruleCols(r));
+      if (r.type === "fixed_combinations") {
+        const own = ruleColumns(metadata, r.columns) ?? [];
+        for (const f of own) if (kept.has(f)) held.add(f);
+        for (const f of own) kept.add(f);
+      }
+      return [{ type: r.type, rule, held }];
     });
     const partList = partRules.filter((r): r is DatetimePartRule => r.type === "datetime_part");
     const codeBooks = rules.filter((r) => r.type === "catalog" || r.type === "fixed_combinations").map(ruleCols);
@@ -160,6 +172,36 @@ export class RuleEnforcer {
     this.parts?.last.apply(rows, partRng, fixed, draw, out, codes);
     return out;
   }
+}
+
+/**
+ * Fixed-combinations rules in the order they are kept, each holding the columns earlier ones kept:
+ * a rule after the rules that decide its determinant (ASIN -> title before title -> category), so
+ * a chain is kept from its start (Kahn's algorithm); among rules free to go, one whose decided
+ * column no other rule decides first, then one whose determinant is already kept (title -> customer
+ * before state -> customer: the first writes the customer, the second then moves the state);
+ * ties and cycles in the given order.
+ */
+export function determinantOrder(rules: readonly FixedCombinationsRule[]): FixedCombinationsRule[] {
+  const decides = (r: FixedCombinationsRule): string | undefined => (r.determinant === undefined ? undefined : r.columns.find((c) => c !== r.determinant));
+  const left = [...rules];
+  const kept = new Set<string>();
+  const out: FixedCombinationsRule[] = [];
+  while (left.length) {
+    let at = 0;
+    let best = Infinity;
+    left.forEach((r, i) => {
+      if (r.determinant !== undefined && left.some((s) => s !== r && decides(s) === r.determinant)) return;
+      const d = decides(r);
+      const shared = d !== undefined && left.some((s) => s !== r && decides(s) === d);
+      const score = (shared ? 2 : 0) + (r.determinant !== undefined && kept.has(r.determinant) ? 0 : 1);
+      if (score < best) [at, best] = [i, score];
+    });
+    const next = left.splice(at, 1)[0];
+    for (const c of next.columns) kept.add(c);
+    out.push(next);
+  }
+  return out;
 }
 
 /** Feature indices of `names`, or undefined when one is unknown or an identifier column. */

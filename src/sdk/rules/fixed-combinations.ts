@@ -166,15 +166,18 @@ export function fixedCombinations(
       // A pooled determinant value no combination holds is outside the rule, as `./check` reads it;
       // beside cells no released combination holds, a determinant that writes fresh values only as
       // a fallback (or none) takes a released entry (a catalog row names a released key).
-      let detFree = false;
-      if (det >= 0 && detOutside && rowCodes[det] === pooledOf[det]) {
+      // A determinant written as the pooled text itself (no stand-in went with its partner value)
+      // takes a released entry too: `__other__` is never left in a row.
+      const pooledText = det >= 0 && detTakesReleased && pooledOf[det] >= 0 && textCodes[det][r] === pooledOf[det];
+      let detFree = pooledText;
+      if (!pooledText && det >= 0 && detOutside && rowCodes[det] === pooledOf[det]) {
         if (!detTakesReleased) continue;
         let near = false;
         for (let j = 0; j < m && !near; j++) if (j !== det && rowCodes[j] >= 0 && (byCodeAt[j][rowCodes[j]]?.length ?? 0) > 0) near = true;
         if (near) continue;
         detFree = true;
       }
-      if (defined && (keyTables ? allowedAt[k] === 1 : allowed.has(rowKey()))) continue;
+      if (!pooledText && defined && (keyTables ? allowedAt[k] === 1 : allowed.has(rowKey()))) continue;
       // Candidates: see the module doc. A pooled cell is a stand-in, no value to keep; with one and
       // no released combination around the row's other cells, the row stays as decoded (moving its
       // released cells to fit a stand-in would distort their columns).
@@ -182,10 +185,11 @@ export function fixedCombinations(
       let anyFixed = false;
       for (let j = 0; j < m; j++) {
         rowCodes[j] = textCodes[j][r];
-        fixedAt[j] = fixed !== undefined && fixed(r, cols[j]) ? 1 : 0;
+        fixedAt[j] = fixed !== undefined && fixed(r, cols[j]) && !(pooledText && j === det) ? 1 : 0;
         if (fixedAt[j] === 1) anyFixed = true;
         const pc = pooledCodes[j];
-        pooledAt[j] = pc !== undefined && pc[r] === pooled[j] ? 1 : 0;
+        // A held stand-in is a value to keep like any other.
+        pooledAt[j] = pc !== undefined && pc[r] === pooled[j] && fixedAt[j] === 0 ? 1 : 0;
         if (pooledAt[j] === 1) wildcard = true;
       }
       const first = nCand;
@@ -203,7 +207,7 @@ export function fixedCombinations(
         }
       }
       if (nCand === first) {
-        if (!wildcard || detFree) for (let i = 0; i < valid.length; i++) if (!anyFixed || keepsFixed(i)) pushCand(i, r);
+        if (!wildcard || detFree || anyFixed) for (let i = 0; i < valid.length; i++) if (!anyFixed || keepsFixed(i)) pushCand(i, r);
         if (nCand === first) {
           stuck++;
           continue;
@@ -215,7 +219,7 @@ export function fixedCombinations(
         candStart = grown(candStart, 2 * nRep + 1);
       }
       repRow[nRep] = r;
-      repWild[nRep] = wildcard ? 1 : 0;
+      repWild[nRep] = wildcard && !pooledText ? 1 : 0;
       candStart[nRep] = first;
       nRep++;
       candStart[nRep] = nCand;
