@@ -56,10 +56,35 @@ test("chained determinants (product -> category, product -> buyer, state -> buye
   }
 });
 
-test("determinantOrder: a rule after those that decide its determinant; a shared decided column written first by the rule whose determinant is kept", () => {
+test("home -> division, away -> division and home != away all hold: the away team is redrawn within the division", async () => {
+  // Divisions of three teams: a team redrawn within its division often meets itself.
+  const teams = Array.from({ length: 12 }, (_, i) => `Team ${String.fromCharCode(65 + i)}`);
+  const t = table(["home", "away", "division"], 3000, (_, rng) => {
+    const d = rng.int(4);
+    const h = d * 3 + rng.int(3);
+    const a = d * 3 + ((h % 3) + 1 + rng.int(2)) % 3;
+    return [teams[h], teams[a], `D${d + 1}`];
+  });
+  const meta = await analyzed(t);
+  const ids = meta.rules!.map((r) => `${r.type}:${"columns" in r ? r.columns.join(",") : ""}`);
+  for (const want of ["fixed_combinations:home,division", "fixed_combinations:away,division", "not_equal:home,away"]) assert.ok(ids.includes(want), `${want} among ${ids.join(", ")}`);
+  // As on football's 116 teams: no (home, away) marginal for a repair's likelihood to see that a
+  // team never plays itself, nor combinations of the pair (12 teams here release them).
+  const rules = meta.rules!.filter((r) => !(r.type === "fixed_combinations" && r.determinant === undefined));
+  const out = decodeIndependent({ ...meta, marginals: [], rules }, 3000);
+  for (const [home, away, division] of cells(out, ["home", "away", "division"])) {
+    assert.notEqual(home, away);
+    assert.equal(`D${Math.floor(teams.indexOf(home) / 3) + 1}|D${Math.floor(teams.indexOf(away) / 3) + 1}`, `${division}|${division}`);
+  }
+});
+
+test("determinantOrder: a rule after those that decide its determinant; a shared decided column written first by the rule whose determinant is kept; sparse combinations last", () => {
   const fc = (det: string, other: string): FixedCombinationsRule => ({ type: "fixed_combinations", columns: [det, other], determinant: det, combinations: [], counts: [], share: 1 });
   const order = determinantOrder([fc("state", "buyer"), fc("title", "category"), fc("title", "buyer"), fc("code", "title")]).map((r) => r.columns.join(">"));
   assert.deepEqual(order, ["code>title", "title>category", "title>buyer", "state>buyer"]);
+  // Sparse combinations (no determinant) after every rule with one: place -> tz, place -> net first.
+  const sparse: FixedCombinationsRule = { type: "fixed_combinations", columns: ["tz", "net", "types"], combinations: [], counts: [], share: 1 };
+  assert.deepEqual(determinantOrder([fc("place", "tz"), sparse, fc("place", "net")]).map((r) => r.columns.join(">")), ["place>tz", "place>net", "tz>net>types"]);
   // A cycle (one-to-one columns) keeps the given order.
   assert.deepEqual(determinantOrder([fc("a", "b"), fc("b", "a")]).map((r) => r.determinant), ["a", "b"]);
 });

@@ -80,6 +80,26 @@ describe("structural zeros", () => {
     for (const rule of meta.rules!) assert.equal(kept(meta, rule, fixedRows).share, 1, ruleId(rule));
   });
 
+  test("a value pair only the blank fits moves to the blank with the columns blank together with it", async () => {
+    // USGS feed: felt reports (a count and an intensity, blank together) come only with the dyfi product.
+    const t = table(["types", "felt", "cdi"], 3000, (_, rng) => {
+      if (rng.int(10) < 7) return ["origin,phase-data", "", ""];
+      const felt = rng.int(12);
+      return ["dyfi,origin,phase-data", felt, (1 + rng.int(30) / 10).toFixed(1)];
+    });
+    const meta = await analyzed(t);
+    const ids = meta.rules!.map(ruleId);
+    for (const want of ["blank_together:felt,cdi", "structural_zeros:types,felt", "structural_zeros:types,cdi"]) assert.ok(ids.includes(want), `${want} among ${ids.join(", ")}`);
+    // types fixed to origin only (a where condition): felt and cdi can only be blank.
+    const codes = independentCodes(meta, 2000, 11);
+    const typesIdx = meta.features.indexOf("types");
+    codes.types.fill(meta.value_mappings!.types["origin,phase-data"]);
+    const rows = new Decoder(meta).decode(codes, 4, { fixed: (_r, f) => f === typesIdx });
+    for (const rule of meta.rules!) assert.equal(kept(meta, rule, rows).share, 1, ruleId(rule));
+    const [felt, cdi] = ["felt", "cdi"].map((c) => meta.features.indexOf(c));
+    assert.ok(rows.rows.every((r) => r[felt] === "" && r[cdi] === ""));
+  });
+
   test("independent columns, and pairs independence puts fewer than 30 rows in, give no zeros", async () => {
     const independent = table(["a", "b"], 3000, (_, rng) => [`a${rng.int(5)}`, `b${rng.int(4)}`]);
     assert.deepEqual((await analyzed(independent)).rules, []);

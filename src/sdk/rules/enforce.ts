@@ -7,11 +7,11 @@
  * the SDK detects together; see the tests):
  * 1. blank together: a mixed row follows its first fixed column, else the rule's first column:
  *    all blank, or the blanks filled with draws from their 1-way marginals.
- * 2. not equal: equal cells redraw the second column (the first when the second is fixed) from
- *    its marginal, up to {@link MAX_REDRAWS} times.
- * 3. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`; a rule after those
+ * 2. catalogs (`./catalog`), then fixed combinations (`./fixed-combinations`; a rule after those
  *    that decide its determinant, holding the columns earlier ones kept: {@link determinantOrder}),
  *    then catalogs with a composite key (they read the pair fixed combinations may have rewritten).
+ * 3. not equal: equal cells redraw the second column (the first when the second is fixed) from
+ *    its marginal, up to {@link MAX_REDRAWS} times, keeping the code-book rules the row kept.
  * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
  *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
@@ -43,7 +43,7 @@
  */
 import type { ColumnStats, DatetimePartRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
-import { cellNumber, ruleColumns as ruleCols } from "./check";
+import { cellNumber, ruleChecker, ruleColumns as ruleCols, type RowCheck } from "./check";
 import type { Cells } from "../generate/batch";
 import { fixedCombinations } from "./fixed-combinations";
 import { catalog } from "./catalog";
@@ -77,7 +77,10 @@ export class RuleEnforcer {
     const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "ratio", "inequality", "difference"];
     const rest = rules.filter((r) => r.type !== "structural_zeros");
     // A composite-key catalog reads its pair after fixed combinations may have rewritten it.
-    const rank = (r: Rule): number => (r.type === "catalog" && (r.key_columns ?? 1) === 2 ? order.indexOf("fixed_combinations") + 0.5 : order.indexOf(r.type));
+    // Not-equal redraws after the code-book rules, keeping them (a fixed-combinations repair may
+    // write an away team equal to the home team).
+    const rank = (r: Rule): number =>
+      r.type === "catalog" && (r.key_columns ?? 1) === 2 ? order.indexOf("fixed_combinations") + 0.5 : r.type === "not_equal" ? order.indexOf("fixed_combinations") + 0.75 : order.indexOf(r.type);
     rest.sort((a, b) => rank(a) - rank(b));
     const chained = determinantOrder(rest.filter((r): r is FixedCombinationsRule => r.type === "fixed_combinations"));
     for (let i = 0, x = 0; i < rest.length; i++) if (rest[i].type === "fixed_combinations") rest[i] = chained[x++];
@@ -100,7 +103,7 @@ export class RuleEnforcer {
     const kept = new Set<number>();
     const entries = rest.flatMap((r, i): { type: Rule["type"]; rule: CompiledRule; held: Set<number> }[] => {
       if (r.type === "sum" || r.type === "ratio") return i === firstSum && sums ? [{ type: "sum", rule: sums, held: heldFor([]) }] : [];
-      const rule = compile(metadata, r, sumFeatures, sums, ratioTotals);
+      const rule = compile(metadata, r, sumFeatures, sums, ratioTotals, rules);
       if (!rule) return [];
       const held = heldFor(ruleCols(r));
       if (r.type === "fixed_combinations") {
@@ -179,8 +182,8 @@ export class RuleEnforcer {
  * a rule after the rules that decide its determinant (ASIN -> title before title -> category), so
  * a chain is kept from its start (Kahn's algorithm); among rules free to go, one whose decided
  * column no other rule decides first, then one whose determinant is already kept (title -> customer
- * before state -> customer: the first writes the customer, the second then moves the state);
- * ties and cycles in the given order.
+ * before state -> customer: the first writes the customer, the second then moves the state), and
+ * rules without a determinant (sparse combinations) last; ties and cycles in the given order.
  */
 export function determinantOrder(rules: readonly FixedCombinationsRule[]): FixedCombinationsRule[] {
   const decides = (r: FixedCombinationsRule): string | undefined => (r.determinant === undefined ? undefined : r.columns.find((c) => c !== r.determinant));
@@ -194,7 +197,7 @@ export function determinantOrder(rules: readonly FixedCombinationsRule[]): Fixed
       if (r.determinant !== undefined && left.some((s) => s !== r && decides(s) === r.determinant)) return;
       const d = decides(r);
       const shared = d !== undefined && left.some((s) => s !== r && decides(s) === d);
-      const score = (shared ? 2 : 0) + (r.determinant !== undefined && kept.has(r.determinant) ? 0 : 1);
+      const score = r.determinant === undefined ? 4 : (shared ? 2 : 0) + (kept.has(r.determinant) ? 0 : 1);
       if (score < best) [at, best] = [i, score];
     });
     const next = left.splice(at, 1)[0];
@@ -210,7 +213,7 @@ function ruleColumns(meta: Metadata, names: readonly string[]): number[] | undef
   return idx.every((i) => i >= 0 && meta.column_stats?.[meta.features[i]]?.type !== "id") ? idx : undefined;
 }
 
-function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, sums: SumSystems | undefined, ratioTotals: ReadonlySet<number>): CompiledRule | undefined {
+function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, sums: SumSystems | undefined, ratioTotals: ReadonlySet<number>, all: readonly Rule[]): CompiledRule | undefined {
   const cols = (names: readonly string[]): number[] | undefined => ruleColumns(meta, names);
   const at = (name: string): number => meta.features.indexOf(name);
   switch (rule.type) {
@@ -220,7 +223,7 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     }
     case "not_equal": {
       const c = cols(rule.columns);
-      return c && notEqual(c[0], c[1]);
+      return c && notEqual(c[0], c[1], meta.features.length, (f) => codeBookChecks(meta, all, meta.features[f]));
     }
     case "fixed_combinations": {
       const c = cols(rule.columns);
@@ -346,7 +349,13 @@ function blankTogether(cols: number[]): CompiledRule {
   };
 }
 
-function notEqual(a: number, b: number): CompiledRule {
+/**
+ * Equal cells of columns a and b: the second (the first when the second is fixed) redrawn from its
+ * marginal, up to {@link MAX_REDRAWS} times, to a value that keeps the code-book rules over it
+ * (`checks(f)`, on rows of `width` cells) the row kept.
+ */
+function notEqual(a: number, b: number, width: number, checks: (f: number) => RowCheck[]): CompiledRule {
+  const guards = new Map<number, RowCheck[]>();
   return {
     apply(rows, rng, given, draw, out) {
       const fixed = given ?? noneFixed;
@@ -359,18 +368,28 @@ function notEqual(a: number, b: number): CompiledRule {
           continue;
         }
         const other = f === b ? ta : tb;
+        let g = guards.get(f);
+        if (!g) guards.set(f, (g = checks(f)));
+        const cells = g.length ? Array.from({ length: width }, (_, x) => rows.get(r, x)) : [];
+        const kept = g.map((check) => check(cells) !== false);
         for (let t = 0; t < MAX_REDRAWS; t++) {
           const v = draw(f, rng);
-          if (v !== other) {
-            rows.set(r, f, v);
-            out.changed++;
-            continue row;
-          }
+          if (v === other) continue;
+          cells[f] = v;
+          if (g.some((check, i) => kept[i] && check(cells) === false)) continue;
+          rows.set(r, f, v);
+          out.changed++;
+          continue row;
         }
         out.unrepaired++;
       }
     },
   };
+}
+
+/** Checks of the catalog and fixed-combinations rules naming column `name` (`./check`). */
+function codeBookChecks(meta: Metadata, rules: readonly Rule[], name: string): RowCheck[] {
+  return rules.filter((r) => (r.type === "catalog" || r.type === "fixed_combinations") && r.columns.includes(name)).map((r) => ruleChecker(r, meta));
 }
 
 /** True when the two columns write values alike (a value of one is a valid value of the other). */

@@ -3,8 +3,9 @@
  * column may take part in several. A row holding a forbidden pair has one cell of it rewritten
  * (with the other cells of the column's single fixed-combinations rule, if any, so education and
  * education-num move together). Cell (never a fixed one) and value are drawn together among the
- * values of their own (not pooled, not blank) that make no forbidden pair and break no rule the
- * row kept, with probability proportional to the value's shortfall against its quota
+ * values of their own (not pooled) and the blank (with the columns blank together with the cell)
+ * that make no forbidden pair and break no rule the row kept; where no single cell fits, both cells
+ * of the pair move together. Probability proportional to the value's shortfall against its quota
  * (`quotaScore`, as fixed combinations) times the likelihood ratio Π_g P(g | v) / Π_g P(g |
  * current) over the metadata's 2-way marginals (`../../rule-scores`), raised to
  * {@link ZERO_LIKELIHOOD_POWER}: a Gibbs step (Geman & Geman 1984) restricted to the allowed cells,
@@ -157,6 +158,14 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     column(z.fb).rules.push({ z, first: false });
   }
   const zeroCols = [...columns.values()].filter((c) => c.rules.length > 0);
+  // Per column, the other columns of the blank-together rules it is in.
+  const blankPartners = new Map<number, number[]>();
+  for (const r of others) {
+    if (r.type !== "blank_together") continue;
+    const fs = r.columns.map(at);
+    if (fs.some((g) => g < 0)) continue;
+    for (const f of fs) blankPartners.set(f, [...new Set([...(blankPartners.get(f) ?? []), ...fs.filter((g) => g !== f)])]);
+  }
   // The rows' codes per column of some structural-zeros rule, for the batch being repaired.
   const codesAt = new Map<number, Int32Array>();
   const broken = (r: number): ZeroTable | undefined => tables.find((z) => forbids(z, codesAt.get(z.fa)![r], codesAt.get(z.fb)![r]));
@@ -197,6 +206,12 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     c.texts.forEach((text, code) => {
       if (text !== undefined && code !== cur) moves.push([{ f, code, text }]);
     });
+    // Blank, with the columns blank together with it (a felt count and its intensity).
+    const blank = c.toCode.get(MISSING_KEY);
+    if (blank !== undefined && blank !== cur) {
+      const partners = blankPartners.get(f) ?? [];
+      if (!partners.some((g) => fixed(r, g))) moves.push([{ f, code: blank, text: "" }, ...partners.map((g) => ({ f: g, code: column(g).toCode.get(MISSING_KEY) ?? -1, text: "" }))]);
+    }
     return moves;
   };
   return {
@@ -244,6 +259,21 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
               picks.push(move);
             }
           }
+          // No single cell fits: both cells of the pair together (a blank among their values, so a
+          // pair blank together moves as one), each side among its values of its own.
+          if (picks.length === 0 && !fixed(r, z.fa) && !fixed(r, z.fb) && !column(z.fa).combos && !column(z.fb).combos) {
+            const [ca, cb] = [column(z.fa), column(z.fb)];
+            const [ha, hb] = [held.get(z.fa)!, held.get(z.fb)!];
+            for (const a of jointValues(ca)) {
+              for (const b of jointValues(cb)) {
+                const move: Move = [a, b];
+                const lik = tryMove(move, r, row, gen, stateOf);
+                if (lik === undefined) continue;
+                scores.push(Math.log(quotaScore(n * (ca.probs[a.code] ?? 0), ha[a.code])) + Math.log(quotaScore(n * (cb.probs[b.code] ?? 0), hb[b.code])) + ZERO_LIKELIHOOD_POWER * lik);
+                picks.push(move);
+              }
+            }
+          }
           if (picks.length === 0) break;
           const top = Math.max(...scores);
           let total = 0;
@@ -276,6 +306,17 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       codesAt.clear();
     },
   };
+
+  /** A column's cells a joint move may write: its values of their own, and its blank when it has one. */
+  function jointValues(c: ZeroColumn): { f: number; code: number; text: string }[] {
+    const out: { f: number; code: number; text: string }[] = [];
+    c.texts.forEach((text, code) => {
+      if (text !== undefined) out.push({ f: c.f, code, text });
+    });
+    const blank = c.toCode.get(MISSING_KEY);
+    if (blank !== undefined) out.push({ f: c.f, code: blank, text: "" });
+    return out;
+  }
 
   /** Reads every zero column's codes into `codesAt` (a blank cell as the blank code, as `./check`; none: no pair). */
   function readCodes(rows: Cells): void {
