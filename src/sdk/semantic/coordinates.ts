@@ -10,9 +10,10 @@
  *    (and state) held by at least the rare threshold's rows, so no rare row's point is sent;
  * 3. a row with only a US state: near one of the state's ZIP code points, inside the state's box.
  * The model's point is kept where it already lies in a released area or (with only a state) in
- * the state.
+ * the state, and where it is the point a catalog's released entry gives the row's key (a
+ * hospital's id and its point): a row rule is kept exactly, and the entry's point is released.
  */
-import type { CoordinatePair, CoordinatePlace, Metadata, PlaceArea } from "../../contract";
+import type { CatalogRule, CoordinatePair, CoordinatePlace, Metadata, PlaceArea } from "../../contract";
 import type { ColumnCodec } from "../columns/common";
 import { numberWriter } from "../columns/numerical-grain";
 import type { Cells } from "../generate/batch";
@@ -235,6 +236,28 @@ interface ResolvedPair {
   needsGazetteer: boolean;
   writeLat: (x: number) => string;
   writeLon: (x: number) => string;
+  /** Catalogs deciding both coordinates: key features, and their entries' `key|lat|lon` texts. */
+  catalogs: { keys: number[]; points: Set<string> }[];
+}
+
+/**
+ * The catalogs of `metadata.rules` that decide both `lat` and `lon` (features), with the
+ * `key|lat|lon` text of each entry (cells joined by U+0000).
+ */
+function catalogPoints(metadata: Metadata, lat: number, lon: number): { keys: number[]; points: Set<string> }[] {
+  const out: { keys: number[]; points: Set<string> }[] = [];
+  for (const rule of metadata.rules ?? []) {
+    if (rule.type !== "catalog") continue;
+    const c = rule as CatalogRule;
+    const n = c.key_columns ?? 1;
+    const columns: readonly string[] = c.columns;
+    const features: readonly string[] = metadata.features;
+    const [i, j] = [columns.indexOf(features[lat]), columns.indexOf(features[lon])];
+    const keys = columns.slice(0, n).map((k) => features.indexOf(k));
+    if (i < n || j < n || keys.some((k) => k < 0)) continue;
+    out.push({ keys, points: new Set(c.entries.map((e) => [...e.slice(0, n), e[i], e[j]].join("\u0000"))) });
+  }
+  return out;
 }
 
 /**
@@ -256,7 +279,8 @@ export class CoordinateWriter {
       const places = (p.places ?? []).map((q) => ({ f: at(q.column), kind: q.kind })).filter((q) => q.f >= 0);
       const areas = new Map<string, readonly number[]>();
       for (const a of p.areas ?? []) if (at(a.column) >= 0) areas.set(`${at(a.column)}\u0000${a.place}\u0000${a.state ?? ""}`, a.box);
-      this.pairs.push({ lat, lon, state: at(p.state), places, areas, needsGazetteer: places.some((q) => q.kind === "zip"), writeLat: writer(sl), writeLon: writer(so) });
+      const catalogs = catalogPoints(metadata, lat, lon);
+      this.pairs.push({ lat, lon, state: at(p.state), places, areas, needsGazetteer: places.some((q) => q.kind === "zip"), writeLat: writer(sl), writeLon: writer(so), catalogs });
     }
   }
 
@@ -294,6 +318,7 @@ export class CoordinateWriter {
         if (fixed?.(r, p.lat) || fixed?.(r, p.lon)) continue;
         const [ty, tx] = [cells.get(r, p.lat), cells.get(r, p.lon)];
         if (ty === "" || tx === "") continue;
+        if (p.catalogs.some((c) => c.points.has([...c.keys.map((f) => cells.get(r, f)), ty, tx].join("\u0000")))) continue;
         const [y, x] = [Number(ty), Number(tx)];
         if (!Number.isFinite(y) || !Number.isFinite(x)) continue;
         const sv = p.state >= 0 ? cells.get(r, p.state) : "";
