@@ -174,8 +174,8 @@ function fakerList(v: PublicVocabulary): string[] {
 }
 
 /**
- * A gazetteer row's names in a place vocabulary: a county as GeoNames spells it, without its kind
- * word, and as the Census writes it ({@link censusCountyName}: `Roanoke city` for GeoNames'
+ * A gazetteer row's names in a place vocabulary: a county as GeoNames spells it, then without its
+ * kind word, then as the Census writes it (with and without its kind word, where they differ) ({@link censusCountyName}: `Roanoke city` for GeoNames'
  * `Roanoke (city)`).
  */
 export function placeNames(vocab: PublicVocabulary, p: Place): string[] {
@@ -184,10 +184,10 @@ export function placeNames(vocab: PublicVocabulary, p: Place): string[] {
   if (vocab === "us_city_state") return [`${p.city}, ${p.stateCode}`];
   if (vocab === "us_county_state") return p.county === "" ? [] : [`${p.county}, ${p.stateCode}`];
   if (p.county === "") return [];
-  const census = censusCountyName(p);
   const names = [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")];
-  if (census !== undefined) names.push(census, withoutKind(census));
-  return [...new Set(names)];
+  const census = censusCountyName(p);
+  if (census !== undefined) for (const n of [census, withoutKind(census)]) if (!names.includes(n)) names.push(n);
+  return names;
 }
 
 /** The values of a vocabulary (original spelling). */
