@@ -374,7 +374,10 @@ export interface PlaceForm {
   separator?: string & tags.MinLength<1> & tags.MaxLength<8>;
   /** `us_city_state`, `us_county_state`: the state as its two-letter postal `code` or its `name`. */
   state?: "code" | "name";
-  /** `us_county_state`: counties are written with `County` (`Parish` in Louisiana, `Borough` in Alaska). */
+  /**
+   * `us_county_state`, `us_county`: counties are written with their kind word, as the Census Bureau
+   * names them (`Autauga County`, `Caddo Parish`, `Roanoke city`).
+   */
   county_suffix?: boolean;
 }
 
@@ -580,19 +583,24 @@ export type PublicAttribute =
   | "country"
   | "country_alpha2"
   | "country_alpha3"
-  | "country_numeric";
+  | "country_numeric"
+  | "us_county_fips"
+  | "us_county_fips5";
 
 /**
- * Public attribute: `columns[1]` holds a public reference attribute of the value of `columns[0]`
- * (a column of public vocabulary `us_state`, `us_state_code`, `country` or `country_code`): a US
- * state's name, postal code, FIPS number (FIPS PUB 5-2) or capital; a country's name or ISO 3166-1
- * alpha-2, alpha-3 or numeric code. A synthetic row's `columns[1]` is its key's attribute, taken
+ * Public attribute: the last column holds a public reference attribute of the key, the value of
+ * `columns[0]` (a column of public vocabulary `us_state`, `us_state_code`, `country`, `country_code`
+ * `us_county_state` or `us_zip`), or of the pair (`columns[0]`, `columns[1]`) of a US state column and a
+ * `us_county` column: a US state's name, postal code, FIPS number (FIPS PUB 5-2) or capital; a
+ * country's name or ISO 3166-1 alpha-2, alpha-3 or numeric code; a county's state (name, code,
+ * FIPS number), 3-digit county FIPS code or 5-digit state and county FIPS code (the Census Bureau's
+ * `01001` for Autauga County, AL; a ZIP code's county is GeoNames'). A synthetic row's attribute column is its key's attribute, taken
  * from public reference data, so the column needs no rows of its own.
  */
 export interface PublicAttributeRule extends RuleBase {
   type: "public_attribute";
-  /** The key, then the column holding its attribute. */
-  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /** The key (one column, or a state column and a county column), then the column holding its attribute. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<3>;
   attribute: PublicAttribute;
   /** Numeric attributes: the digits the column writes them with, zero-padded (`01`); absent: unpadded. */
   width?: number & tags.Type<"uint32"> & tags.Maximum<8>;

@@ -120,7 +120,7 @@ export class Decoder {
 
   /**
    * Makes every row of `table` keep `metadata.rules`, writes its places from one gazetteer row
-   * (`../semantic/gazetteer-rows`), then writes its points inside their row's
+   * (`../semantic/gazetteer-rows`) and their public attributes again, then writes its points inside their row's
    * place (`metadata.coordinates`, `../semantic/coordinates`), its first names of the row's sex
    * (`../rules/name-gender`) and last its template columns (`../rules/template`), in place, as
    * {@link decode} does by default.
@@ -151,6 +151,8 @@ export class Decoder {
   ): EnforceResult {
     const out = this.rules.active ? this.rules.apply(cells, seed, (f, rng) => this.drawValue(f, rng), fixed, codes) : { changed: 0, unrepaired: 0 };
     this.places?.apply(cells, seed, fixed);
+    // Attributes of a place (a ZIP code's county FIPS) follow the place the gazetteer row wrote.
+    if (this.places && this.rules.active) out.changed += this.rules.applyAttributes(cells, seed, (f, rng) => this.drawValue(f, rng), fixed);
     this.points?.apply(cells, seed, fixed, unread !== undefined ? (f) => unread.has(this.metadata.features[f]) : undefined);
     if (this.names) out.changed += this.names.apply(cells, seed, fixed);
     if (this.templates) out.changed += this.templates.apply(cells, fixed);

@@ -21,7 +21,7 @@ import type { ColumnOverride, ExtractOptions } from "../metadata/metadata";
  */
 export function publicColumns(metadata?: Pick<Metadata, "column_stats"> & Partial<Metadata>): string[] {
   const out = new Set<string>();
-  for (const r of metadata?.rules ?? []) if (r.type === "public_attribute") out.add(r.columns[1]);
+  for (const r of metadata?.rules ?? []) if (r.type === "public_attribute") out.add(r.columns[r.columns.length - 1]);
   const stats = Object.values(metadata?.column_stats ?? {});
   const vocab = (st: (typeof stats)[number]) => (st.type === "categorical" ? st.vocabulary : undefined);
   const hasState = stats.some((st) => vocab(st) === "us_state" || vocab(st) === "us_state_code");

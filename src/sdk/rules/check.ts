@@ -131,7 +131,7 @@ export function ruleLabel(rule: Rule): string {
     case "structural_zeros":
       return `${rule.columns.join(", ")} never in ${rule.pairs.length} pair${rule.pairs.length === 1 ? "" : "s"}`;
     case "public_attribute":
-      return `${rule.columns[1]} is the ${rule.attribute} of ${rule.columns[0]}`;
+      return `${rule.columns[rule.columns.length - 1]} is the ${rule.attribute} of ${rule.columns.slice(0, -1).join(", ")}`;
     case "embedded_code":
       return `${rule.columns[1]} holds ${rule.columns[0]} at ${rule.offset}`;
     case "difference":
@@ -299,11 +299,13 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     }
     case "public_attribute": {
       const at = attributes();
-      const st = metadata.column_stats?.[rule.columns[0]];
+      const st = metadata.column_stats?.[rule.columns[rule.columns.length - 2]];
       const vocabulary = st?.type === "categorical" ? st.vocabulary : undefined;
-      const [k, c] = readers.map((r) => r.index);
+      const idx = readers.map((r) => r.index);
+      const [k, c] = [idx[idx.length - 2], idx[idx.length - 1]];
+      const keyOf = (row: readonly string[]): string | undefined => (idx.length === 3 ? at.countyKeyOf(row[idx[0]], row[k]) : at.keyOf(vocabulary!, row[k]));
       return (row) => {
-        const key = vocabulary === undefined || row[k] === "" || row[c] === "" ? undefined : at.keyOf(vocabulary, row[k]);
+        const key = vocabulary === undefined || row[k] === "" || row[c] === "" ? undefined : keyOf(row);
         const want = key === undefined ? undefined : at.attributeOf(rule.attribute, key);
         return want === undefined ? undefined : at.sameAttribute(rule.attribute, row[c], want, key!);
       };

@@ -14,6 +14,8 @@ const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
   country_alpha2: "ISO 3166 alpha-2 code",
   country_alpha3: "ISO 3166 alpha-3 code",
   country_numeric: "ISO 3166 numeric code",
+  us_county_fips: "US county FIPS code",
+  us_county_fips5: "US state and county FIPS code",
 };
 
 /** What `synthd fit` calls each datetime part. */
@@ -161,7 +163,7 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
       return `structural zeros: (${rule.columns.join(", ")}) never ${listed.join(", ")}${more}${share ? ` (${share} of rows)` : ""}${tail}`;
     }
     case "public_attribute":
-      return `public attribute: ${rule.columns[0]} -> ${rule.columns[1]} (${ATTRIBUTE_LABELS[rule.attribute]}${share ? `, ${share} of rows` : ""})${tail}`;
+      return `public attribute: ${rule.columns.slice(0, -1).join(", ")} -> ${rule.columns[rule.columns.length - 1]} (${ATTRIBUTE_LABELS[rule.attribute]}${share ? `, ${share} of rows` : ""})${tail}`;
     case "embedded_code":
       return `embedded code: ${rule.columns[1]} holds ${rule.columns[0]} at character ${rule.offset + 1}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "difference":

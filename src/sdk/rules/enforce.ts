@@ -70,6 +70,8 @@ export class RuleEnforcer {
   private readonly held: Set<number>[];
   /** Positions in `compiled` of the inequalities, consecutive (step 5). */
   private readonly inequalities: [number, number] = [0, 0];
+  /** The public-attribute rules, written again after the decoder moves places ({@link applyAttributes}). */
+  private readonly attributes: CompiledRule[];
 
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
@@ -123,6 +125,7 @@ export class RuleEnforcer {
       entries.splice(at, 0, { type: "datetime_part", rule: this.parts.last, held: new Set() });
     }
     this.compiled = entries.map((e) => e.rule);
+    this.attributes = entries.filter((e) => e.type === "public_attribute").map((e) => e.rule);
     this.held = entries.map((e) => e.held);
     const first = entries.findIndex((e) => e.type === "inequality");
     if (first >= 0) this.inequalities = [first, first + entries.filter((e) => e.type === "inequality").length];
@@ -174,6 +177,17 @@ export class RuleEnforcer {
     }
     this.parts?.last.apply(rows, partRng, fixed, draw, out, codes);
     return out;
+  }
+
+  /**
+   * Writes the public attributes again (a ZIP code's county FIPS after the decoder moved the ZIP
+   * code to one gazetteer row with its city); cells `fixed` are kept.
+   * @returns the cells rewritten.
+   */
+  applyAttributes(rows: Cells, seed: number, draw: DrawValue, fixed?: Fixed): number {
+    const out: EnforceResult = { changed: 0, unrepaired: 0 };
+    for (const rule of this.attributes) rule.apply(rows, new Rng(seed), fixed, draw, out, undefined);
+    return out.changed;
   }
 }
 
@@ -239,10 +253,10 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
       return undefined;
     case "public_attribute": {
       // The attribute column may be an identifier (a FIPS id): written from the key all the same.
-      const [k, c] = rule.columns.map(at);
-      const st = meta.column_stats?.[rule.columns[0]];
-      if (k < 0 || c < 0 || st?.type !== "categorical" || st.vocabulary === undefined) return undefined;
-      return publicAttribute(k, c, st.vocabulary, rule.attribute, rule.width);
+      const idx = rule.columns.map(at);
+      const st = meta.column_stats?.[rule.columns[idx.length - 2]];
+      if (idx.some((i) => i < 0) || st?.type !== "categorical" || st.vocabulary === undefined) return undefined;
+      return publicAttribute(idx.slice(0, -1), idx[idx.length - 1], st.vocabulary, rule.attribute, rule.width);
     }
     case "embedded_code": {
       const [k, c] = rule.columns.map(at);
@@ -275,21 +289,27 @@ function attributes(): typeof import("../semantic/attributes") {
   return require("../semantic/attributes");
 }
 
-/** Column c written as attribute `a` of the key in column k, where the key is in the reference data. */
-function publicAttribute(k: number, c: number, vocabulary: PublicVocabulary, a: PublicAttribute, width: number | undefined): CompiledRule {
+/**
+ * Column c written as attribute `a` of the key in columns `k` (one column of `vocabulary`, or a
+ * state column and a `us_county` column), where the key is in the reference data.
+ */
+function publicAttribute(k: readonly number[], c: number, vocabulary: PublicVocabulary, a: PublicAttribute, width: number | undefined): CompiledRule {
   const at = attributes();
   const byKey = new Map<string, string | undefined>();
+  const pair = k.length === 2;
   return {
     apply(rows, _rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
       for (let r = 0; r < rows.length; r++) {
-        const kv = rows.get(r, k);
+        const kv = rows.get(r, k[k.length - 1]);
         if (kv === "") continue;
-        let want = byKey.get(kv);
-        if (want === undefined && !byKey.has(kv)) {
-          const key = at.keyOf(vocabulary, kv);
+        const sv = pair ? rows.get(r, k[0]) : "";
+        const cacheKey = pair ? `${sv}\u0000${kv}` : kv;
+        let want = byKey.get(cacheKey);
+        if (want === undefined && !byKey.has(cacheKey)) {
+          const key = pair ? at.countyKeyOf(sv, kv) : at.keyOf(vocabulary, kv);
           const v = key === undefined ? undefined : at.attributeOf(a, key);
-          byKey.set(kv, (want = v === undefined ? undefined : at.writeAttribute(a, v, width)));
+          byKey.set(cacheKey, (want = v === undefined ? undefined : at.writeAttribute(a, v, width)));
         }
         if (want === undefined || rows.get(r, c) === want) continue;
         if (fixed(r, c)) {

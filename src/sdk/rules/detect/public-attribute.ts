@@ -1,12 +1,12 @@
 /**
  * Public attributes (issue 40): a column that holds a public reference attribute of a public key
  * (`../../semantic/attributes`: a state's postal code, FIPS number or capital; a country's ISO
- * 3166 codes) in >= 95% of the rows where both are present. Unlike a catalog it needs no repeated
+ * 3166 codes; a county's state and FIPS codes) in >= 95% of the rows where both are present. Unlike a catalog it needs no repeated
  * keys: a table of one row per state (state, capital) has one, since the attribute's values come
  * from public reference data, not from the rows.
  */
 import type { CatalogRule, EmbeddedCodeRule, PublicAttribute, PublicAttributeRule, PublicVocabulary } from "../../../contract";
-import { ATTRIBUTES_OF, attributeOf, isNumericAttribute, keyOf, sameAttribute } from "../../semantic/attributes";
+import { ATTRIBUTES_OF, attributeOf, countyKeyOf, isNumericAttribute, keyOf, sameAttribute } from "../../semantic/attributes";
 import type { Col } from "./view";
 
 /** Share of the rows with both cells that must hold the key's attribute. */
@@ -20,19 +20,48 @@ export function keyVocabulary(c: Col): PublicVocabulary | undefined {
   return v !== undefined && ATTRIBUTES_OF[v] !== undefined ? v : undefined;
 }
 
-/** Per value id of a key column, its canonical key ({@link keyOf}) or undefined. */
-export function keysOf(c: Col, vocabulary: PublicVocabulary): (string | undefined)[] {
-  return c.scan.values.map((v) => keyOf(vocabulary, v));
+/**
+ * A key of public attributes: one column, or a US state column and a `us_county` column; per row
+ * the id of its key cells (`ids`), per id its canonical key ({@link keyOf}, {@link countyKeyOf}).
+ */
+export interface AttributeKey {
+  columns: Col[];
+  vocabulary: PublicVocabulary;
+  ids: ArrayLike<number>;
+  keys: (string | undefined)[];
 }
 
-/** How well `column` holds attribute `a` of `keys`: rows with both cells, rows agreeing, keys agreeing, widest zero-padded text. */
+/** The key of one column: its value ids and their canonical keys. */
+function columnKey(c: Col, vocabulary: PublicVocabulary): AttributeKey {
+  return { columns: [c], vocabulary, ids: c.scan.ids, keys: c.scan.values.map((v) => keyOf(vocabulary, v)) };
+}
+
+/** The key of a (state, county) pair of columns: ids of the distinct pairs in the rows. */
+function stateCountyKey(state: Col, county: Col, n: number): AttributeKey {
+  const ids = new Int32Array(n);
+  const idOf = new Map<number, number>();
+  const keys: (string | undefined)[] = [];
+  for (let r = 0; r < n; r++) {
+    const [s, c] = [state.scan.ids[r], county.scan.ids[r]];
+    const pair = s * county.nv + c;
+    let id = idOf.get(pair);
+    if (id === undefined) {
+      idOf.set(pair, (id = keys.length));
+      keys.push(countyKeyOf(state.scan.values[s], county.scan.values[c]));
+    }
+    ids[r] = id;
+  }
+  return { columns: [state, county], vocabulary: "us_county", ids, keys };
+}
+
+/** How well `column` holds attribute `a` of `key`: rows with both cells, rows agreeing, keys agreeing, widest zero-padded text. */
 export function attributeAgreement(
-  key: Col,
-  keys: readonly (string | undefined)[],
+  key: AttributeKey,
   column: Col,
   a: PublicAttribute,
   n: number,
 ): { rows: number; kept: number; keys: number; width?: number; firstBreak?: number } {
+  const keys = key.keys;
   const want = keys.map((k) => (k === undefined ? undefined : attributeOf(a, k)));
   // Each (key value, cell value) pair is judged once.
   const verdict = new Map<number, boolean>();
@@ -41,7 +70,7 @@ export function attributeAgreement(
   let width: number | undefined;
   let firstBreak: number | undefined;
   for (let r = 0; r < n; r++) {
-    const kid = key.scan.ids[r];
+    const kid = key.ids[r];
     const cid = column.scan.ids[r];
     const w = want[kid];
     if (w === undefined || cid === column.blank) continue;
@@ -62,35 +91,46 @@ export function attributeAgreement(
   return { rows, kept, keys: seenKeys.size, ...(width !== undefined ? { width } : {}), ...(firstBreak !== undefined ? { firstBreak } : {}) };
 }
 
+/** Whether a column holds US states (names or postal codes). */
+function isStateColumn(c: Col): boolean {
+  const v = keyVocabulary(c);
+  return v === "us_state" || v === "us_state_code";
+}
+
 /**
- * The public-attribute rules of a table: per key column (table order) and other column (any kind,
- * identifiers included: a FIPS id column), the attribute the column holds best, when that holds in
- * >= {@link ATTRIBUTE_SHARE} of the rows with both cells and for >= {@link ATTRIBUTE_MIN_KEYS}
- * keys. A column is the attribute of one key at most, and an attribute is no key of its own (state
- * -> code, not also code -> state); a pair a catalog already holds is left to it.
+ * The public-attribute rules of a table: per key (columns in table order, then each `us_county`
+ * column with the first state column) and other column (any kind, identifiers included: a FIPS id
+ * column), the attribute the column holds best, when that holds in >= {@link ATTRIBUTE_SHARE} of
+ * the rows with both cells and for >= {@link ATTRIBUTE_MIN_KEYS} keys. A column is the attribute of
+ * one key at most, and an attribute is no key of its own (state -> code, not also code -> state);
+ * a pair a catalog already holds is left to it.
  * Cost: O(n) per (key, column, attribute), keys and attributes judged once per distinct pair.
  */
 export function detectPublicAttributes(cols: readonly Col[], n: number, catalogs: readonly CatalogRule[]): PublicAttributeRule[] {
   const out: PublicAttributeRule[] = [];
-  const keyCols = cols.map((c) => ({ c, vocabulary: keyVocabulary(c) })).filter((x): x is { c: Col; vocabulary: PublicVocabulary } => x.vocabulary !== undefined);
-  if (keyCols.length === 0) return out;
+  const state = cols.find(isStateColumn);
+  const keyCols = cols.filter((c) => keyVocabulary(c) !== undefined && keyVocabulary(c) !== "us_county");
+  const countyCols = state ? cols.filter((c) => keyVocabulary(c) === "us_county") : [];
+  if (keyCols.length + countyCols.length === 0) return out;
   // Keys in table order; a column that is already an earlier key's attribute is no key itself.
   const attributes = new Set<Col>();
-  for (const { c: key, vocabulary } of keyCols) {
-    if (attributes.has(key)) continue;
-    const keys = keysOf(key, vocabulary);
+  const keys = [...keyCols.map((c) => () => columnKey(c, keyVocabulary(c)!)), ...countyCols.map((c) => () => stateCountyKey(state!, c, n))];
+  for (const keyOfCols of keys) {
+    const key = keyOfCols();
+    if (key.columns.some((c) => attributes.has(c))) continue;
+    const names = key.columns.map((c) => c.name);
     for (const column of cols) {
-      if (column === key || column.codec.fromDomain || attributes.has(column)) continue;
-      if (catalogs.some((r) => r.key === key.name && r.columns.includes(column.name))) continue;
+      if (key.columns.includes(column) || column.codec.fromDomain || attributes.has(column)) continue;
+      if (catalogs.some((r) => r.key === names[names.length - 1] && r.columns.includes(column.name))) continue;
       let best: { a: PublicAttribute; share: number; width?: number } | undefined;
-      for (const a of ATTRIBUTES_OF[vocabulary]!) {
-        const got = attributeAgreement(key, keys, column, a, n);
+      for (const a of ATTRIBUTES_OF[key.vocabulary]!) {
+        const got = attributeAgreement(key, column, a, n);
         if (got.rows === 0 || got.keys < ATTRIBUTE_MIN_KEYS) continue;
         const share = got.kept / got.rows;
         if (share >= ATTRIBUTE_SHARE && (!best || share > best.share)) best = { a, share, ...(got.width !== undefined ? { width: got.width } : {}) };
       }
       if (!best) continue;
-      out.push({ type: "public_attribute", columns: [key.name, column.name], attribute: best.a, share: best.share, ...(best.width !== undefined ? { width: best.width } : {}) });
+      out.push({ type: "public_attribute", columns: [...names, column.name], attribute: best.a, share: best.share, ...(best.width !== undefined ? { width: best.width } : {}) });
       attributes.add(column);
     }
   }
