@@ -201,4 +201,22 @@ describe("template cells written in another form", () => {
     await assert.rejects(analyzeTable(t, { rareThreshold: 3, rules: { detect: false, declare: onText } }), /"cause" is no datetime column/);
   });
 
+  test("a written column that keys a catalog keeps its sources together: a department's name with its own state", async () => {
+    const rng = new Rng(17);
+    const states = ["AL", "KY", "MO", "OR", "TX", "CO", "NY", "WA", "OH", "GA", "ME", "NV"];
+    // 150 departments of 100 names, half of the names in two states.
+    const towns = ["Adams", "Clark", "Grant", "Hill", "Lake", "Marion", "Polk", "Union", "Wayne", "Wood"];
+    const name = (i: number): string => `${["North", "South", "East", "West", "Central"][i % 5]} ${towns[Math.floor(i / 5) % 10]} ${["County Sheriff's Office", "Police Department"][Math.floor(i / 50) % 2]}`;
+    const depts = Array.from({ length: 150 }, (_, i) => [name(i), states[i % states.length]]);
+    const rows = Array.from({ length: 1500 }, () => {
+      const [dept, state] = depts[rng.int(depts.length)];
+      return [`${dept}, ${state}`, dept, state, String(rng.int(50))];
+    });
+    const { metadata } = await analyzeTable({ columns: ["dept", "dept_name", "state", "age"], rows }, { rareThreshold: 3 });
+    assert.deepEqual(templates(metadata).map((r) => describeRule(r)), ['template: dept = "{dept_name}, {state}"']);
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 500, 4), 7);
+    const real = new Set(depts.map(([n, s]) => `${n}|${s}`));
+    const off = synth.rows.filter((r) => !real.has(`${r[1]}|${r[2]}`) || r[0] !== `${r[1]}, ${r[2]}`);
+    assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${synth.rows.length} rows pair a department with another state`);
+  });
 });
