@@ -201,6 +201,21 @@ describe("template cells written in another form", () => {
     await assert.rejects(analyzeTable(t, { rareThreshold: 3, rules: { detect: false, declare: onText } }), /"cause" is no datetime column/);
   });
 
+  test("the server takes a template part with a date, a separator and a letter case, and an old part without them; a date without its source format is refused", async () => {
+    const { validateCreateModel } = await import("../src/server/handlers/bodyValidators");
+    const { checkMetadata } = await import("../src/server/handlers/checkMetadata");
+    const features = ["eow", "date"];
+    const md = (parts: unknown[]): Metadata =>
+      ({ features, cardinalities: { eow: 1, date: 1 }, empirical_probs: { eow: [1], date: [1] }, rules: [{ type: "template", columns: features, parts, share: 1 }] }) as unknown as Metadata;
+    const good = md(["EOW: ", { column: 1, date: "EEEE, MMMM d, yyyy", from: "yyyy-MM-dd", before: " ", letter_case: "upper" }]);
+    assert.equal(validateCreateModel({ metadata: good }).success, true);
+    assert.doesNotThrow(() => checkMetadata(good));
+    assert.equal(validateCreateModel({ metadata: md([{ column: 1, decimals: 2 }]) }).success, true, "a model of an older build");
+    assert.equal(validateCreateModel({ metadata: md([{ column: 1, letter_case: "camel" }]) }).success, false);
+    const param = (e: unknown) => (e as { param?: string }).param ?? "";
+    assert.throws(() => checkMetadata(md([{ column: 1, date: "EEEE, MMMM d, yyyy" }])), (e) => param(e).endsWith("rules[0].parts[0].from"));
+  });
+
   test("a written column that keys a catalog keeps its sources together: a department's name with its own state", async () => {
     const rng = new Rng(17);
     const states = ["AL", "KY", "MO", "OR", "TX", "CO", "NY", "WA", "OH", "GA", "ME", "NV"];
