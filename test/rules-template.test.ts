@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { analyzeTable, Decoder, describeRule, ruleId, type Metadata, type Table, type TemplateRule } from "../src/sdk";
 import { ruleShares } from "../src/sdk/rules/check";
 import { parseTemplate, renderTemplate, templateText, templateWriter } from "../src/sdk/rules/template";
+import { datetimeIn } from "../src/sdk/rules/detect/template";
 import { rowCells } from "../src/sdk/generate/batch";
 import { Rng } from "../src/sdk/generate/sfc32";
 import { independentCodes } from "./rules-fixtures";
@@ -179,6 +180,16 @@ describe("template cells written in another form", () => {
   test("columns that only look like a re-formatted date or a re-cased key (30% of rows) get no rule", async () => {
     assert.deepEqual(templates((await analyzeTable(deaths(400, 0.3), { rareThreshold: 3 })).metadata), []);
     assert.deepEqual(templates((await analyzeTable(metros(360, 0.3), { rareThreshold: 3 })).metadata), []);
+  });
+
+  test("a date is found in a text by its fields: names, numbers padded or not, a two-digit year, a month and year alone", () => {
+    const at = Date.UTC(1984, 6, 13, 9, 5) / 1000;
+    assert.deepEqual(datetimeIn("EOW: Friday, July 13, 1984", at), { at: 5, len: 21, format: "EEEE, MMMM d, yyyy" });
+    assert.deepEqual(datetimeIn("13/07/84 09:05", at), { at: 0, len: 14, format: "d/MM/yy HH:mm" });
+    assert.deepEqual(datetimeIn("issue of Jul-84", at), { at: 9, len: 6, format: "MMM-yy" });
+    assert.deepEqual(datetimeIn("the 13th of July 1984", at), { at: 4, len: 17, format: "d'th of 'MMMM yyyy" });
+    assert.equal(datetimeIn("July 13", at), undefined, "no year");
+    assert.equal(datetimeIn("1984", at), undefined, "no month");
   });
 
   test("filters parse, print and render: part before a separator, letter case, a date read in the source's format", () => {

@@ -281,7 +281,7 @@ const writable = new Map<string, boolean>();
  * the span from the first to the last run of letters or digits that is one of the instant's
  * fields (`yyyy`, `yy`, `M`/`MM`, `d`/`dd`, `MMMM`, `MMM`, `EEEE`, `EEE`, `H`/`HH`, `mm`, `ss`;
  * an ambiguous number the first unused of year, month, day, hour, minute, second), the text
- * between them quoted. Undefined without a year, a month and a day, or when luxon cannot write
+ * between them quoted. Undefined without a year and a month, or when luxon cannot write
  * the format.
  */
 export function datetimeIn(text: string, seconds: number): { at: number; len: number; format: string } | undefined {
@@ -321,7 +321,7 @@ export function datetimeIn(text: string, seconds: number): { at: number; len: nu
     used.add(token[0]);
     pieces.push({ at: m.index, end: m.index + run.length, token: token[1] });
   }
-  if (!used.has("year") || !used.has("month") || !used.has("day")) return undefined;
+  if (!used.has("year") || !used.has("month")) return undefined;
   let format = "";
   for (let i = 0; i < pieces.length; i++) {
     if (i > 0) {
