@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { analyzeTable, Decoder, describeRule, ruleId, type Metadata, type Table, type TemplateRule } from "../src/sdk";
 import { ruleShares } from "../src/sdk/rules/check";
 import { parseTemplate, renderTemplate, templateText, templateWriter } from "../src/sdk/rules/template";
+import { datetimeIn } from "../src/sdk/rules/detect/template";
 import { rowCells } from "../src/sdk/generate/batch";
 import { Rng } from "../src/sdk/generate/sfc32";
 import { independentCodes } from "./rules-fixtures";
@@ -114,5 +115,134 @@ describe("template rules", () => {
     const rows = [["", "1", "2"], ["9-9", "3", "4"]];
     const changed = templateWriter(meta)!.apply(rowCells(rows), (r, f) => r === 1 && f === 0);
     assert.deepEqual([rows, changed], [[["1-2", "1", "2"], ["9-9", "3", "4"]], 1]);
+  });
+});
+
+/** Deaths on duty: a date (`yyyy-MM-dd`), the same date written out (`EOW: Friday, July 13, 1984`) and a cause. */
+function deaths(n = 400, share = 1): Table {
+  const { DateTime } = require("luxon") as typeof import("luxon");
+  const rng = new Rng(11);
+  const rows = Array.from({ length: n }, () => {
+    const day = DateTime.fromMillis(Date.UTC(1970, 0, 1) + rng.int(18_000) * 86_400_000, { zone: "utc", locale: "en-US" });
+    const other = DateTime.fromMillis(Date.UTC(1970, 0, 1) + rng.int(18_000) * 86_400_000, { zone: "utc", locale: "en-US" });
+    const eow = `EOW: ${(rng.next() < share ? day : other).toFormat("EEEE, MMMM d, yyyy")}`;
+    return [day.toFormat("yyyy-MM-dd"), eow, ["Gunfire", "Vehicle pursuit", "Heart attack"][rng.int(3)]];
+  });
+  return { columns: ["date", "eow", "cause"], rows };
+}
+
+const METROS = [
+  "baton rouge, la", "cleveland-elyria, oh", "st. louis, mo-il", "winston-salem, nc", "salt lake city, ut", "fort wayne, in",
+  "san jose-sunnyvale-santa clara, ca", "des moines-west des moines, ia", "el paso, tx", "new haven-milford, ct",
+  "grand rapids-wyoming, mi", "little rock-north little rock-conway, ar",
+];
+
+/** Metro areas as a statistics office keys them (`baton rouge, la`) and the name a newsroom shows (`Baton Rouge`), `share` of rows in that form. */
+function metros(n = 360, share = 0.95): Table {
+  const rng = new Rng(13);
+  const rows = Array.from({ length: n }, (_, i) => {
+    const metro = METROS[i % METROS.length];
+    const city = metro.split(", ")[0].replace(/(^|[ -])(\p{L})/gu, (_, a: string, b: string) => a + b.toUpperCase());
+    const display = rng.next() < share ? city : ["Springfield", "Columbia", "Jackson, Miss."][rng.int(3)];
+    return [metro, String(100 + rng.int(900)), display];
+  });
+  return { columns: ["metro", "population", "display"], rows };
+}
+
+describe("template cells written in another form", () => {
+  test("a date written out with a weekday and month name is its row's date in a luxon format, printed and kept in every decoded row", async () => {
+    const { metadata } = await analyzeTable(deaths(), { rareThreshold: 3 });
+    const [rule, ...more] = templates(metadata);
+    assert.deepEqual(more, []);
+    assert.deepEqual(rule.parts, ["EOW: ", { column: 1, date: "EEEE, MMMM d, yyyy", from: "yyyy-MM-dd" }]);
+    assert.equal(describeRule(rule), 'template: eow = "EOW: {date|date:EEEE, MMMM d, yyyy}"');
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 500, 4), 7);
+    const { DateTime } = require("luxon") as typeof import("luxon");
+    const at = (c: string): number => synth.columns.indexOf(c);
+    const want = (date: string): string => `EOW: ${DateTime.fromISO(date, { zone: "utc", locale: "en-US" }).toFormat("EEEE, MMMM d, yyyy")}`;
+    const off = synth.rows.filter((r) => r[at("eow")] !== want(r[at("date")]));
+    assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${synth.rows.length} rows write another day`);
+  });
+
+  test("a display name that is the key's part before \", \" in title case is kept in every decoded row; 5% of real rows off the form are allowed", async () => {
+    const { metadata } = await analyzeTable(metros(), { rareThreshold: 3 });
+    const [rule, ...more] = templates(metadata);
+    assert.deepEqual(more, []);
+    assert.equal(describeRule(rule).replace(/ \(.*/, ""), 'template: display = "{metro|before:, |title}"');
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 500, 4), 7);
+    const at = (c: string): number => synth.columns.indexOf(c);
+    const byMetro = new Map(METROS.map((m) => [m, m.split(", ")[0].replace(/(^|[ -])(\p{L})/gu, (_, a: string, b: string) => a + b.toUpperCase())]));
+    const off = synth.rows.filter((r) => r[at("display")] !== byMetro.get(r[at("metro")]));
+    assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${synth.rows.length} rows show another city`);
+    assert.ok(synth.rows.some((r) => r[at("display")] === "St. Louis") && synth.rows.some((r) => r[at("display")] === "Winston-Salem"));
+  });
+
+  test("columns that only look like a re-formatted date or a re-cased key (30% of rows) get no rule", async () => {
+    assert.deepEqual(templates((await analyzeTable(deaths(400, 0.3), { rareThreshold: 3 })).metadata), []);
+    assert.deepEqual(templates((await analyzeTable(metros(360, 0.3), { rareThreshold: 3 })).metadata), []);
+  });
+
+  test("a date is found in a text by its fields: names, numbers padded or not, a two-digit year, a month and year alone", () => {
+    const at = Date.UTC(1984, 6, 13, 9, 5) / 1000;
+    assert.deepEqual(datetimeIn("EOW: Friday, July 13, 1984", at), { at: 5, len: 21, format: "EEEE, MMMM d, yyyy" });
+    assert.deepEqual(datetimeIn("13/07/84 09:05", at), { at: 0, len: 14, format: "d/MM/yy HH:mm" });
+    assert.deepEqual(datetimeIn("issue of Jul-84", at), { at: 9, len: 6, format: "MMM-yy" });
+    assert.deepEqual(datetimeIn("the 13th of July 1984", at), { at: 4, len: 17, format: "d'th of 'MMMM yyyy" });
+    assert.equal(datetimeIn("July 13", at), undefined, "no year");
+    assert.equal(datetimeIn("1984", at), undefined, "no month");
+  });
+
+  test("filters parse, print and render: part before a separator, letter case, a date read in the source's format", () => {
+    const p = parseTemplate("t", "{a|before:, |upper} on {d|date:EEE d MMM yyyy} ({a|title})");
+    assert.deepEqual(p.parts, [{ column: 1, before: ", ", letter_case: "upper" }, " on ", { column: 2, date: "EEE d MMM yyyy" }, " (", { column: 1, letter_case: "title" }, ")"]);
+    assert.equal(templateText(p), "{a|before:, |upper} on {d|date:EEE d MMM yyyy} ({a|title})");
+    const parts = p.parts.map((x) => (typeof x !== "string" && x.date ? { ...x, from: "yyyy-MM-dd" } : x));
+    assert.equal(renderTemplate(parts, (c) => ["", "o'fallon-st. charles, mo", "2024-03-01"][c]), "O'FALLON-ST. CHARLES on Fri 1 Mar 2024 (O'fallon-St. Charles, Mo)");
+    assert.equal(renderTemplate(parts, (c) => ["", "", "not a date"][c]), " on not a date ()", "blanks and unreadable dates as written");
+    assert.deepEqual(parseTemplate("t", "{a|b}").parts, [{ column: 1 }], "a column named with a bar is still a column");
+    assert.throws(() => parseTemplate("t", "{d|date:EEEE}"), /not one luxon can write/);
+  });
+
+  test("a declared date template reads its source in the column's own format; one on a text column is a DataError", async () => {
+    const t = deaths(100);
+    const declare = [{ type: "template" as const, column: "eow", template: "EOW: {date|date:EEEE, MMMM d, yyyy}" }];
+    const { metadata } = await analyzeTable(t, { rareThreshold: 3, rules: { detect: false, declare } });
+    assert.deepEqual(templates(metadata)[0].parts[1], { column: 1, date: "EEEE, MMMM d, yyyy", from: "yyyy-MM-dd" });
+    const onText = [{ type: "template" as const, column: "eow", template: "EOW: {cause|date:EEEE, MMMM d, yyyy}" }];
+    await assert.rejects(analyzeTable(t, { rareThreshold: 3, rules: { detect: false, declare: onText } }), /"cause" is no datetime column/);
+  });
+
+  test("the server takes a template part with a date, a separator and a letter case, and an old part without them; a date without its source format is refused", async () => {
+    const { validateCreateModel } = await import("../src/server/handlers/bodyValidators");
+    const { checkMetadata } = await import("../src/server/handlers/checkMetadata");
+    const features = ["eow", "date"];
+    const md = (parts: unknown[]): Metadata =>
+      ({ features, cardinalities: { eow: 1, date: 1 }, empirical_probs: { eow: [1], date: [1] }, rules: [{ type: "template", columns: features, parts, share: 1 }] }) as unknown as Metadata;
+    const good = md(["EOW: ", { column: 1, date: "EEEE, MMMM d, yyyy", from: "yyyy-MM-dd", before: " ", letter_case: "upper" }]);
+    assert.equal(validateCreateModel({ metadata: good }).success, true);
+    assert.doesNotThrow(() => checkMetadata(good));
+    assert.equal(validateCreateModel({ metadata: md([{ column: 1, decimals: 2 }]) }).success, true, "a model of an older build");
+    assert.equal(validateCreateModel({ metadata: md([{ column: 1, letter_case: "camel" }]) }).success, false);
+    const param = (e: unknown) => (e as { param?: string }).param ?? "";
+    assert.throws(() => checkMetadata(md([{ column: 1, date: "EEEE, MMMM d, yyyy" }])), (e) => param(e).endsWith("rules[0].parts[0].from"));
+  });
+
+  test("a written column that keys a catalog keeps its sources together: a department's name with its own state", async () => {
+    const rng = new Rng(17);
+    const states = ["AL", "KY", "MO", "OR", "TX", "CO", "NY", "WA", "OH", "GA", "ME", "NV"];
+    // 150 departments of 100 names, half of the names in two states.
+    const towns = ["Adams", "Clark", "Grant", "Hill", "Lake", "Marion", "Polk", "Union", "Wayne", "Wood"];
+    const name = (i: number): string => `${["North", "South", "East", "West", "Central"][i % 5]} ${towns[Math.floor(i / 5) % 10]} ${["County Sheriff's Office", "Police Department"][Math.floor(i / 50) % 2]}`;
+    const depts = Array.from({ length: 150 }, (_, i) => [name(i), states[i % states.length]]);
+    const rows = Array.from({ length: 1500 }, () => {
+      const [dept, state] = depts[rng.int(depts.length)];
+      return [`${dept}, ${state}`, dept, state, String(rng.int(50))];
+    });
+    const { metadata } = await analyzeTable({ columns: ["dept", "dept_name", "state", "age"], rows }, { rareThreshold: 3 });
+    assert.deepEqual(templates(metadata).map((r) => describeRule(r)), ['template: dept = "{dept_name}, {state}"']);
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 500, 4), 7);
+    const real = new Set(depts.map(([n, s]) => `${n}|${s}`));
+    const off = synth.rows.filter((r) => !real.has(`${r[1]}|${r[2]}`) || r[0] !== `${r[1]}, ${r[2]}`);
+    assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${synth.rows.length} rows pair a department with another state`);
   });
 });

@@ -666,9 +666,25 @@ export interface DatetimePartRule extends RuleBase {
 /**
  * One piece of a {@link TemplateRule}: a literal text, or the cell of `columns[column]` (1-based
  * among the rule's sources; 0 is the written column), a number written with `decimals` decimals
- * (`toFixed`) when given, else the cell as it is.
+ * (`toFixed`) when given, else the cell as it is, transformed by the optional fields in this
+ * order: `before` (its text before the first `before`), `date` (the date read with `from` and
+ * written with `date`, both luxon formats: `1984-07-13` as `Friday, July 13, 1984`), `letter_case`.
  */
-export type TemplatePart = string | { column: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<16>; decimals?: number & tags.Type<"uint32"> & tags.Maximum<12> };
+export type TemplatePart = string | TemplateCell;
+
+/** A cell part of a {@link TemplatePart}; every field but `column` is optional (old models have only `decimals`). */
+export interface TemplateCell {
+  column: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<16>;
+  decimals?: number & tags.Type<"uint32"> & tags.Maximum<12>;
+  /** The cell's text before the first occurrence of this separator (the whole cell without one). */
+  before?: string & tags.MinLength<1> & tags.MaxLength<8>;
+  /** The luxon format the date is written in (English names, UTC wall clock); needs `from`. */
+  date?: string & tags.MinLength<1> & tags.MaxLength<64>;
+  /** The luxon format the source cell is read with (the source column's own datetime format). */
+  from?: string & tags.MinLength<1> & tags.MaxLength<64>;
+  /** Letter case written: `title` (each word's first letter upper, the rest lower), `upper`, `lower`. */
+  letter_case?: "title" | "upper" | "lower";
+}
 
 /**
  * Template: `columns[0]` is the other columns' cells written into a fixed text (a map tile's key

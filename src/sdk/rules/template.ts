@@ -3,39 +3,100 @@
  * every cell is the row's other cells written into a fixed text. Decoding writes it last, after
  * the other rules, places and points, so it reads the row's final cells.
  */
-import type { Metadata, TemplatePart, TemplateRule } from "../../contract";
+import type { Metadata, TemplateCell, TemplatePart, TemplateRule } from "../../contract";
 import type { Cells } from "../generate/batch";
+import { DatetimeFormat } from "../metadata/datetime";
 import type { Fixed } from "./compiled-rule";
+
+/** Compiled datetime formats by luxon format string (a template's `from` and `date`). */
+const formats = new Map<string, DatetimeFormat | null>();
+
+/** The compiled format, or null when luxon cannot read and write it. */
+function formatOf(format: string): DatetimeFormat | null {
+  let f = formats.get(format);
+  if (f === undefined) {
+    try {
+      f = new DatetimeFormat(format);
+    } catch {
+      f = null;
+    }
+    formats.set(format, f);
+  }
+  return f;
+}
+
+/**
+ * `text` in title case: lower case but the first letter of each word (a letter after a letter or
+ * an apostrophe continues its word: `o'fallon` is `O'fallon`, `st. paul` is `St. Paul`).
+ */
+export function titleCase(text: string): string {
+  return text.toLowerCase().replace(/(^|[^\p{L}'’])(\p{L})/gu, (_, a: string, b: string) => a + b.toUpperCase());
+}
+
+/**
+ * One cell written as `part` says (`decimals`, then `before`, `date`, `letter_case`): the cell as
+ * it is when it is blank, when a number part's cell is no number, or when a date part's cell does
+ * not read in `from` (or its year cannot be written in `date`).
+ */
+export function renderCell(part: TemplateCell, text: string): string {
+  if (text === "") return text;
+  if (part.decimals !== undefined) {
+    const x = Number(text);
+    if (Number.isFinite(x)) text = x.toFixed(part.decimals);
+  }
+  if (part.before !== undefined) {
+    const at = text.indexOf(part.before);
+    if (at >= 0) text = text.slice(0, at);
+  }
+  if (part.date !== undefined && part.from !== undefined) {
+    const from = formatOf(part.from);
+    const to = formatOf(part.date);
+    const t = from?.parse(text);
+    if (to && t) {
+      try {
+        text = to.write(t.seconds, t.offset);
+      } catch {
+        // A year the written format cannot hold: the cell as read.
+      }
+    }
+  }
+  if (part.letter_case === "title") text = titleCase(text);
+  else if (part.letter_case === "upper") text = text.toUpperCase();
+  else if (part.letter_case === "lower") text = text.toLowerCase();
+  return text;
+}
+
+/** True when `part` writes its cell otherwise than as it is or as a number (a date, a part, a case). */
+export function transformed(part: TemplatePart): boolean {
+  return typeof part !== "string" && (part.before !== undefined || part.date !== undefined || part.letter_case !== undefined);
+}
 
 /**
  * The text of one row: `parts` with each cell part replaced by `cell(column)` (1-based among the
- * rule's sources), a number part by `toFixed(decimals)` of the cell's number (the cell as it is
- * when it is no number).
+ * rule's sources) written as {@link renderCell} says.
  */
 export function renderTemplate(parts: readonly TemplatePart[], cell: (column: number) => string): string {
   let out = "";
-  for (const p of parts) {
-    if (typeof p === "string") {
-      out += p;
-      continue;
-    }
-    const text = cell(p.column);
-    if (p.decimals === undefined || text === "") out += text;
-    else {
-      const x = Number(text);
-      out += Number.isFinite(x) ? x.toFixed(p.decimals) : text;
-    }
-  }
+  for (const p of parts) out += typeof p === "string" ? p : renderCell(p, cell(p.column));
   return out;
 }
 
 /**
  * The template as one line, the form {@link parseTemplate} reads: literals as written (a brace
- * doubled), cells as `{column}` or `{column:.Nf}` (`{x}-{y}`, `M {mag:.1f} - {place}`).
+ * doubled), cells as `{column}` or `{column:.Nf}` (`{x}-{y}`, `M {mag:.1f} - {place}`), then the
+ * cell's transformations as filters: `|before:SEP`, `|date:FORMAT` (luxon tokens), `|title`,
+ * `|upper`, `|lower` (`EOW: {date|date:EEEE, MMMM d, yyyy}`, `{Metro|before:, |title}`).
  */
 export function templateText(rule: Pick<TemplateRule, "columns" | "parts">): string {
   return rule.parts
-    .map((p) => (typeof p === "string" ? p.replace(/[{}]/g, "$&$&") : `{${rule.columns[p.column]}${p.decimals === undefined ? "" : `:.${p.decimals}f`}}`))
+    .map((p) => {
+      if (typeof p === "string") return p.replace(/[{}]/g, "$&$&");
+      let cell = rule.columns[p.column] + (p.decimals === undefined ? "" : `:.${p.decimals}f`);
+      if (p.before !== undefined) cell += `|before:${p.before}`;
+      if (p.date !== undefined) cell += `|date:${p.date}`;
+      if (p.letter_case !== undefined) cell += `|${p.letter_case}`;
+      return `{${cell}}`;
+    })
     .join("");
 }
 
@@ -88,9 +149,11 @@ export function templateWriter(metadata: Metadata): { apply(cells: Cells, fixed?
 
 /**
  * A template as `synthd fit` prints it and `--rules` declares it (`{x}-{y}`, `M {mag:.1f} - {place}`)
- * as a rule's columns and parts; `{{` and `}}` write a brace.
+ * as a rule's columns and parts; `{{` and `}}` write a brace; a cell's filters as
+ * {@link templateText} writes them (a date part's `from` is left to the caller, who knows the
+ * source column's format).
  * @throws Error (message for the user) on an unclosed `{`, an empty or malformed cell, no cell,
- *   or a cell naming `column` itself.
+ *   a cell naming `column` itself, or a date filter luxon cannot write.
  */
 export function parseTemplate(column: string, template: string): { columns: string[]; parts: TemplatePart[] } {
   const columns = [column];
@@ -110,17 +173,43 @@ export function parseTemplate(column: string, template: string): { columns: stri
     }
     const end = template.indexOf("}", i);
     if (end < 0) throw new Error(`the "{" at character ${i + 1} is not closed`);
-    const m = /^(.+?)(?::\.(\d{1,2})f)?$/.exec(template.slice(i + 1, end));
+    const { head, filters } = cellFilters(template.slice(i + 1, end));
+    const m = /^(.+?)(?::\.(\d{1,2})f)?$/.exec(head);
     if (!m) throw new Error(`the cell at character ${i + 1} names no column`);
     if (m[1] === column) throw new Error(`the template of "${column}" reads "${column}" itself`);
     if (literal !== "") parts.push(literal);
     literal = "";
     let k = columns.indexOf(m[1]);
     if (k < 0) k = columns.push(m[1]) - 1;
-    parts.push(m[2] === undefined ? { column: k } : { column: k, decimals: Number(m[2]) });
+    parts.push({ column: k, ...(m[2] === undefined ? {} : { decimals: Number(m[2]) }), ...filters });
     i = end;
   }
   if (literal !== "") parts.push(literal);
   if (columns.length < 2) throw new Error("the template has no {column} cell");
   return { columns, parts };
+}
+
+/**
+ * A cell's text split into its column (with `:.Nf`) and its filters (`|before:SEP`, `|date:FORMAT`,
+ * `|title`, `|upper`, `|lower`); a text whose tail after a `|` is not all filters is a column name.
+ * @throws Error for a date format luxon cannot write.
+ */
+function cellFilters(text: string): { head: string; filters: Omit<TemplateCell, "column" | "decimals"> } {
+  for (let at = text.indexOf("|"); at > 0; at = text.indexOf("|", at + 1)) {
+    const filters: Omit<TemplateCell, "column" | "decimals"> = {};
+    const ok = text
+      .slice(at + 1)
+      .split("|")
+      .every((f) => {
+        if (f === "title" || f === "upper" || f === "lower") filters.letter_case = f;
+        else if (f.startsWith("before:") && f.length > 7) filters.before = f.slice(7);
+        else if (f.startsWith("date:") && f.length > 5) filters.date = f.slice(5);
+        else return false;
+        return true;
+      });
+    if (!ok) continue;
+    if (filters.date !== undefined && formatOf(filters.date) === null) throw new Error(`the date format "${filters.date}" is not one luxon can write`);
+    return { head: text.slice(0, at), filters };
+  }
+  return { head: text, filters: {} };
 }

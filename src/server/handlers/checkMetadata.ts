@@ -208,6 +208,9 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
         if (typeof part !== "string" && part.column >= rule.columns.length) {
           throw paramInvalid(`${index(`${base}.parts`, j)}.column`, `Column ${part.column} is out of range: the rule names ${rule.columns.length - 1} source column${rule.columns.length === 2 ? "" : "s"} (1..${rule.columns.length - 1}).`);
         }
+        if (typeof part !== "string" && (part.date === undefined) !== (part.from === undefined)) {
+          throw paramInvalid(`${index(`${base}.parts`, j)}.${part.date === undefined ? "date" : "from"}`, "A date part names both the format it reads (from) and the format it writes (date).");
+        }
       });
       if (!rule.parts.some((part) => typeof part !== "string")) throw paramInvalid(`${base}.parts`, "A template needs at least one cell part.");
       return;

@@ -253,7 +253,14 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
         throw new DataError(`The declared rule ${what} does not apply: ${(e as Error).message}.`);
       }
       const cs = declaredColumns(cols, parsed.columns, what, source, () => true, "any");
-      const rule: TemplateRule = { type: "template", columns: parsed.columns, parts: parsed.parts, share: 1, declared: true };
+      // A date filter reads its source in the source column's own format.
+      const parts = parsed.parts.map((p) => {
+        if (typeof p === "string" || p.date === undefined) return p;
+        const from = cs[p.column].codec.kind === "datetime" ? cs[p.column].codec.datetime?.format : undefined;
+        if (from === undefined) throw new DataError(`The declared rule ${what} does not apply: "${cs[p.column].name}" is no datetime column, so it has no date to write.`);
+        return { ...p, from };
+      });
+      const rule: TemplateRule = { type: "template", columns: parsed.columns, parts, share: 1, declared: true };
       for (let r = 0; r < n; r++) {
         const text = cs[0].scan.values[cs[0].scan.ids[r]];
         if (text === "") continue;

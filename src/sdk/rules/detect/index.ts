@@ -163,10 +163,12 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const parts = detectDatetimeParts(cols, n, new Set(declared.flatMap(ruleColumns)));
     const allParts = [...parts, ...declared.filter((r): r is DatetimePartRule => r.type === "datetime_part")];
     detected = [...withoutShadows(detected, allParts), ...parts];
-    // A template's column is the other cells written out: rules on it are its sources' shadows.
+    // A template's column is the other cells written out: rules on it are its sources' shadows,
+    // but a catalog it keys decides its sources together (dept -> dept_name, state), so it stays.
     const templates = detectTemplates(cols, n, new Set(declared.flatMap(ruleColumns)));
     const written = new Set(templates.map((t) => t.columns[0]));
-    detected = [...detected.filter((r) => !ruleColumns(r).some((c) => written.has(c))), ...templates];
+    const keyed = (r: Rule): boolean => r.type === "catalog" && (r.key_columns ?? 1) === 1 && written.has(r.key) && !r.columns.slice(1).some((c) => written.has(c));
+    detected = [...detected.filter((r) => keyed(r) || !ruleColumns(r).some((c) => written.has(c))), ...templates];
   }
   const drop = new Set(opts.drop ?? []);
   const names = { value_mappings: Object.fromEntries(enc.codecs.map((c) => [c.name, c.mapping])) };

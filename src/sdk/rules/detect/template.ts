@@ -2,8 +2,9 @@
  * Template detection (docs/api.md "Row rules"): a text column whose cells are the row's other
  * cells written into one fixed text, found from values only.
  */
-import type { TemplatePart, TemplateRule } from "../../../contract";
-import { renderTemplate } from "../template";
+import type { TemplateCell, TemplatePart, TemplateRule } from "../../../contract";
+import { DatetimeFormat } from "../../metadata/datetime";
+import { renderTemplate, titleCase, transformed } from "../template";
 import type { Col } from "./view";
 
 /** Rows a template is proposed from (spread over the table). */
@@ -12,6 +13,19 @@ const PROPOSAL_ROWS = 48;
 const CANDIDATES = 3;
 /** Share of the written column's non-blank rows the template must give exactly. */
 const SHARE = 0.95;
+/**
+ * The share for a template with a cell re-cased or a date re-formatted: a display column written
+ * by hand departs from the form more often (`Washington, D.C.` for the metro
+ * `washington-arlington-alexandria, dc-va-m`), and no coincidence writes another cell's letters
+ * or date this often. A part before a separator as it is keeps {@link SHARE} (a provider's state
+ * is its referral region's in 93% of rows: a dependency with exceptions, no display form).
+ */
+const SHARE_TRANSFORMED = 0.9;
+/** Separators a cell's leading part is read before (`baton rouge` of `baton rouge, la`). */
+const SEPARATORS = [", ", ",", " - ", " (", " / ", "; "];
+const LETTER_CASES = ["title", "upper", "lower"] as const;
+const WEEKDAYS_LONG = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const MONTHS_LONG = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 /** Non-blank rows of the written column, at least. */
 const MIN_ROWS = 30;
 /** Longest cell a template is proposed from (UTF-16 code units). */
@@ -26,8 +40,11 @@ const NEAR_CONSTANT = 0.95;
 
 const NUMBER = /^-?\d+(\.\d+)?$/;
 
-/** One cell piece of a proposal: source column (index in `cols`) and decimals (-1: as written). */
-interface Slot {
+/**
+ * One cell piece of a proposal: source column (index in `cols`), decimals (-1: as written) and
+ * the cell's transformation ({@link TemplateCell}'s `before`, `date`, `from`, `letter_case`).
+ */
+interface Slot extends Omit<TemplateCell, "column" | "decimals"> {
   col: number;
   decimals: number;
 }
@@ -35,10 +52,12 @@ interface Slot {
 /**
  * The template rules of `cols` over the first `n` rows. A column of text (categorical or
  * identifier, no domain) outside `taken` is a template's when, proposed on 48 spread rows (each
- * row's cell split into the best cover by other cells not near-constant, each cell as written or
- * a number with 0-4 decimals), one of the three most proposed templates gives the cell exactly in
- * >= 95% of its >= 30 non-blank rows. A template of one cell and no literal (a copy)
- * is left to the other rules; templates never form a cycle.
+ * row's cell split into the best cover by other cells not near-constant, each cell as written,
+ * a number with 0-4 decimals, its part before a separator, re-cased, or a datetime written in
+ * another format: {@link datetimeIn}), the one of the three most proposed templates that gives
+ * the cell exactly in the most rows gives it in >= 95% of its >= 30 non-blank rows (>= 90% with
+ * a cell re-cased or a date re-formatted). A template of one cell as it is and no literal (a
+ * copy) is left to the other rules; templates never form a cycle.
  *
  * Cost: O(48 · L · S) for a column of cells up to L long and S sources, then O(n) per candidate.
  * @param taken columns other rules hold (never written by a template).
@@ -61,7 +80,7 @@ export function detectTemplates(cols: readonly Col[], n: number, taken: Readonly
       const p = propose(text, cols, t, r, cell, sources);
       if (p === undefined) continue;
       // A number written as it is, or with the decimals it has here (`1.6` and `2.0` of `{mag:.1f}`).
-      const fixed = { literals: p.literals, slots: p.slots.map((s, j) => ({ col: s.col, decimals: s.decimals >= 0 || !NUMBER.test(p.texts[j]) ? s.decimals : (p.texts[j].split(".")[1]?.length ?? 0) })) };
+      const fixed = { literals: p.literals, slots: p.slots.map((s, j) => ({ ...s, decimals: s.decimals >= 0 || !NUMBER.test(p.texts[j]) ? s.decimals : (p.texts[j].split(".")[1]?.length ?? 0) })) };
       for (const q of [{ literals: p.literals, slots: p.slots }, fixed]) {
         const key = JSON.stringify(q);
         const v = votes.get(key);
@@ -70,7 +89,10 @@ export function detectTemplates(cols: readonly Col[], n: number, taken: Readonly
         if (JSON.stringify(fixed) === key) break;
       }
     }
-    const ranked = [...votes.values()].filter((v) => v.slots.length > 0 && (v.slots.length > 1 || v.literals.some((l) => l !== ""))).sort((a, b) => b.count - a.count);
+    const copy = (v: { slots: Slot[]; literals: string[] }): boolean => v.slots.length === 1 && v.literals.every((l) => l === "") && !transformed({ column: 1, ...v.slots[0] });
+    const ranked = [...votes.values()].filter((v) => v.slots.length > 0 && !copy(v)).sort((a, b) => b.count - a.count);
+    // The passing candidate that gives the most rows (ties: the most proposed).
+    let best: TemplateRule | undefined;
     for (const cand of ranked.slice(0, CANDIDATES)) {
       const rule = asRule(target.name, cand, cols);
       if (rule === undefined || cyclic(rule, out)) continue;
@@ -83,11 +105,12 @@ export function detectTemplates(cols: readonly Col[], n: number, taken: Readonly
         rows++;
         if (text === renderTemplate(rule.parts, (c) => cell(cols[idx[c]], r))) kept++;
       }
-      if (rows >= MIN_ROWS && kept >= SHARE * rows) {
-        out.push({ ...rule, share: kept / rows });
-        break;
+      if (rows >= MIN_ROWS && kept >= (rule.parts.some(displayed) ? SHARE_TRANSFORMED : SHARE) * rows && kept / rows > (best?.share ?? 0)) {
+        best = { ...rule, share: kept / rows };
+        if (kept === rows) break;
       }
     }
+    if (best !== undefined) out.push(best);
   }
   return out;
 }
@@ -114,17 +137,27 @@ function propose(
     if (c === target || !sources[c]) continue;
     const v = cell(cols[c], r);
     if (v === "") continue;
-    const forms: [string, number][] = [[v, -1]];
+    const forms: [string, Slot][] = [[v, { col: c, decimals: -1 }]];
     if (NUMBER.test(v)) {
       const x = Number(v);
       for (let d = 0; d <= MAX_DECIMALS; d++) {
         const s = x.toFixed(d);
-        if (s !== v && !forms.some((f) => f[0] === s)) forms.push([s, d]);
+        if (s !== v && !forms.some((f) => f[0] === s)) forms.push([s, { col: c, decimals: d }]);
+      }
+    } else forms.push(...recased(v, c));
+    for (const [s, slot] of forms) {
+      for (let at = text.indexOf(s); at >= 0; at = text.indexOf(s, at + 1)) {
+        starts[at].push({ slot, len: s.length });
+        any = true;
       }
     }
-    for (const [s, d] of forms) {
-      for (let at = text.indexOf(s); at >= 0; at = text.indexOf(s, at + 1)) {
-        starts[at].push({ slot: { col: c, decimals: d }, len: s.length });
+    const col = cols[c];
+    const from = col.codec.kind === "datetime" ? col.codec.datetime : undefined;
+    const seconds = col.num?.[col.scan.ids[r]];
+    if (from !== undefined && !from.hasOffset && seconds !== undefined && Number.isFinite(seconds)) {
+      const found = datetimeIn(text, seconds);
+      if (found !== undefined && found.format !== from.format) {
+        starts[found.at].push({ slot: { col: c, decimals: -1, date: found.format, from: from.format }, len: found.len });
         any = true;
       }
     }
@@ -184,7 +217,8 @@ function asRule(target: string, p: { slots: Slot[]; literals: string[] }, cols: 
     const name = cols[s.col].name;
     let k = columns.indexOf(name);
     if (k < 0) k = columns.push(name) - 1;
-    parts.push(s.decimals < 0 ? { column: k } : { column: k, decimals: s.decimals });
+    const { col: _col, decimals, ...how } = s;
+    parts.push({ column: k, ...(decimals < 0 ? {} : { decimals }), ...how });
   });
   const last = p.literals[p.literals.length - 1];
   if (last !== "") parts.push(last);
@@ -204,4 +238,109 @@ function cyclic(rule: TemplateRule, rules: readonly TemplateRule[]): boolean {
     stack.push(...(writes.get(c) ?? []));
   }
   return false;
+}
+
+/** True when `part` writes its cell in another letter case or a date in another format. */
+function displayed(part: TemplatePart): boolean {
+  return typeof part !== "string" && (part.letter_case !== undefined || part.date !== undefined);
+}
+
+/**
+ * A text cell's other forms: its part before each separator it holds, and that part or the whole
+ * re-cased (title, upper, lower) where that changes it, each with its slot in column `c`.
+ */
+function recased(v: string, c: number): [string, Slot][] {
+  const out: [string, Slot][] = [];
+  const seen = new Set([v]);
+  const add = (s: string, slot: Slot): void => {
+    if (seen.has(s) || !/\p{L}.*\p{L}/u.test(s)) return;
+    seen.add(s);
+    out.push([s, slot]);
+  };
+  const pieces: [string, string | undefined][] = [[v, undefined]];
+  for (const sep of SEPARATORS) {
+    const at = v.indexOf(sep);
+    if (at > 0) pieces.push([v.slice(0, at), sep]);
+  }
+  for (const [p, before] of pieces) {
+    const base: Slot = before === undefined ? { col: c, decimals: -1 } : { col: c, decimals: -1, before };
+    if (before !== undefined) add(p, base);
+    for (const letter_case of LETTER_CASES) {
+      const s = letter_case === "title" ? titleCase(p) : letter_case === "upper" ? p.toUpperCase() : p.toLowerCase();
+      if (s !== p) add(s, { ...base, letter_case });
+    }
+  }
+  return out;
+}
+
+/** Derived formats that luxon can write (cache; null: it cannot). */
+const writable = new Map<string, boolean>();
+
+/**
+ * Where `text` writes the instant `seconds` (UTC wall clock) as a date, and in which luxon format:
+ * the span from the first to the last run of letters or digits that is one of the instant's
+ * fields (`yyyy`, `yy`, `M`/`MM`, `d`/`dd`, `MMMM`, `MMM`, `EEEE`, `EEE`, `H`/`HH`, `mm`, `ss`;
+ * an ambiguous number the first unused of year, month, day, hour, minute, second), the text
+ * between them quoted. Undefined without a year and a month, or when luxon cannot write
+ * the format.
+ */
+export function datetimeIn(text: string, seconds: number): { at: number; len: number; format: string } | undefined {
+  const d = new Date(Math.round(seconds * 1000));
+  const year = d.getUTCFullYear();
+  const fields = { month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+  const weekday = WEEKDAYS_LONG[d.getUTCDay()];
+  const month = MONTHS_LONG[fields.month - 1];
+  // Units written so far: year, month, day, hour, minute, second, weekday.
+  const used = new Set<string>();
+  const pieces: { at: number; end: number; token: string }[] = [];
+  const units: readonly [string, number, string, string][] = [
+    ["month", fields.month, "M", "MM"],
+    ["day", fields.day, "d", "dd"],
+    ["hour", fields.hour, "H", "HH"],
+    ["minute", fields.minute, "", "mm"],
+    ["second", fields.second, "", "ss"],
+  ];
+  for (const m of text.matchAll(/\p{L}+|\d+/gu)) {
+    const run = m[0];
+    let token: [string, string] | undefined;
+    if (/^\d/.test(run)) {
+      const x = Number(run);
+      if (run.length === 4 && x === year && !used.has("year")) token = ["year", "yyyy"];
+      else if (run.length <= 2) {
+        // A zero-padded run is the two-letter token; 13 is written the same by d and dd, so d.
+        const written = ([, , one, two]: readonly [string, number, string, string]): string => (run.length === 2 && (run[0] === "0" || one === "") ? two : one);
+        const u = units.find((unit) => !used.has(unit[0]) && unit[1] === x && written(unit) !== "");
+        if (u !== undefined) token = [u[0], written(u)];
+        else if (run.length === 2 && x === year % 100 && !used.has("year")) token = ["year", "yy"];
+      }
+    } else if (run === month && !used.has("month")) token = ["month", "MMMM"];
+    else if (run === month.slice(0, 3) && !used.has("month")) token = ["month", "MMM"];
+    else if (run === weekday && !used.has("weekday")) token = ["weekday", "EEEE"];
+    else if (run === weekday.slice(0, 3) && !used.has("weekday")) token = ["weekday", "EEE"];
+    if (token === undefined) continue;
+    used.add(token[0]);
+    pieces.push({ at: m.index, end: m.index + run.length, token: token[1] });
+  }
+  if (!used.has("year") || !used.has("month")) return undefined;
+  let format = "";
+  for (let i = 0; i < pieces.length; i++) {
+    if (i > 0) {
+      const between = text.slice(pieces[i - 1].end, pieces[i].at);
+      format += /[A-Za-z']/.test(between) ? `'${between.replace(/'/g, "''")}'` : between;
+    }
+    format += pieces[i].token;
+  }
+  let ok = writable.get(format);
+  if (ok === undefined) {
+    try {
+      new DatetimeFormat(format);
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    writable.set(format, ok);
+  }
+  if (!ok) return undefined;
+  const at = pieces[0].at;
+  return { at, len: pieces[pieces.length - 1].end - at, format };
 }
