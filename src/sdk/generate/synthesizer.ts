@@ -21,6 +21,7 @@ import { deriveSeed } from "./sfc32";
 import { DataError } from "../errors";
 import type { FilterBuild, NearCopyFilter } from "../privacy/filter";
 import { nearCopyRead } from "../privacy/near-copy-read";
+import { SampleKeys } from "./unique-keys";
 import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
 
 // Modules only fitting, the near-copy filter or seeded generation use are loaded on first call, so
@@ -262,6 +263,9 @@ export class Synthesizer {
     const filter = opts.nearCopyFilter === false ? undefined : this.nearCopyFilter;
     const tally = { kept: 0, near: 0 };
     let unfiltered = 0;
+    // The table's keys: a row repeating an earlier row's key is dropped and redrawn (`./unique-keys`).
+    const keys = SampleKeys.of(this.metadata);
+    let unkeyed = 0;
     for (let b = 0; done < n; b++) {
       const gen = await next;
       const planned = b + 1 < batches;
@@ -277,9 +281,20 @@ export class Synthesizer {
       // Decoded: nothing reads the codes again, unless `onCodes` takes them.
       if (onCodes === undefined) arrays.give(Object.values(gen.columns));
       let keep: number[] | undefined;
-      const checked = filter !== undefined && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= filterDrawCap(n);
-      if (checked) keep = await filter.keep(batch.toTable(), tally, n - done);
+      const checked = (filter !== undefined || keys !== undefined) && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= filterDrawCap(n);
+      if (checked) {
+        // Keys first, so the filter's tally counts only rows written; the keys of rows kept are added last.
+        const fresh = keys?.fresh(batch);
+        if (filter === undefined) keep = fresh;
+        else if (fresh === undefined) keep = await filter.keep(batch.toTable(), tally, n - done);
+        else {
+          const part = batch.select(fresh);
+          keep = (await filter.keep(part.toTable(), tally, n - done)).map((i) => fresh[i]);
+          part.release();
+        }
+      }
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
+      if (checked) keys?.add(batch, keep);
       if (onCodes !== undefined) {
         onCodes(gen.columns, keep);
         arrays.give(Object.values(gen.columns));
@@ -291,6 +306,7 @@ export class Synthesizer {
       }
       done += batch.length;
       if (filter !== undefined && !checked) unfiltered += batch.length;
+      if (keys !== undefined && !checked) unkeyed += batch.length;
       // Top-up after the planned batches: the rows missing over the kept share, times 1.5.
       if (!planned && done < n) {
         const kept = Math.max(done, 1) / drawn;
@@ -303,6 +319,7 @@ export class Synthesizer {
         batch: b + 1,
         batches: Math.max(batches, b + 1 + (done < n ? 1 : 0)),
         ...(unfiltered > 0 ? { unfiltered } : {}),
+        ...(unkeyed > 0 ? { unkeyed } : {}),
       });
       if (batch.length > 0) yield batch;
     }

@@ -39,6 +39,7 @@
  *   month's end or a weekday other than the date's (`./calendar`).
  * - `datetime_part`: undefined when a cell is blank or the datetime unreadable; keeps when the
  *   column's cell reads as the datetime's part (names case-insensitive, numbers by value; `./datetime-part`).
+ * - `unique`: undefined for every row (a key repeats across rows, not inside one).
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
  *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
@@ -94,6 +95,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "difference":
     case "template":
     case "name_gender":
+    case "unique":
       return [...rule.columns];
     case "inequality":
       return [rule.high, rule.low];
@@ -144,6 +146,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[0]} = "${templateText(rule)}"`;
     case "name_gender":
       return `${rule.columns[0]}'s first name of ${rule.columns[1]}`;
+    case "unique":
+      return `${rule.columns.join(", ")} unique`;
   }
 }
 
@@ -234,6 +238,9 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
   const what = `rule "${ruleLabel(rule)}"`;
   const readers = ruleColumns(rule).map((c) => readerOf(c, metadata, what));
   switch (rule.type) {
+    case "unique":
+      // A property of the sample, not of one row (`../generate/unique-keys`).
+      return () => undefined;
     case "fixed_combinations": {
       const coders = rule.columns.map((c, k) => coderOf(c, readers[k], metadata));
       const released = new Set(rule.combinations.map((t) => t.join(",")));
