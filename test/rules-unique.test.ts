@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { rowCells } from "../src/sdk/generate/batch";
 import { SampleKeys } from "../src/sdk/generate/unique-keys";
 import { describeRule } from "../src/sdk/rules/describe";
+import { ruleShares } from "../src/sdk/rules/check";
 import { analyzed, decodeIndependent, independentCodes, table } from "./rules-fixtures";
 import { Decoder } from "../src/sdk";
 import type { Metadata, UniqueRule } from "../src/contract";
@@ -87,4 +88,12 @@ test("fresh: a key repeated inside one batch keeps its first row; add records on
   keys.add(cells, [1]);
   assert.deepEqual(keys.fresh(cells), [0, 3]);
   assert.equal(SampleKeys.of({ ...meta, rules: [] }), undefined);
+});
+
+test("evaluate's rule share of a key: the share of rows whose key no earlier row holds", async () => {
+  const meta = await analyzed(daily);
+  const rule = meta.rules!.find((r) => r.type === "unique")!;
+  const rows = [...daily.rows.slice(0, 8), daily.rows[0], daily.rows[1]];
+  const [share] = ruleShares([rule], meta, { columns: daily.columns, rows });
+  assert.deepEqual([share.applicable, share.kept], [10, 8]);
 });

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { renameSync, rmSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { FILTER_MAX_DRAWN, FILTER_MIN_DRAWN_ROWS, Synthesizer } from "../../sdk/generate/synthesizer";
+import { FILTER_MAX_DRAWN, FILTER_MIN_DRAWN_ROWS, KEY_MAX_DRAWN, KEY_TOP_UP_ROUNDS, Synthesizer } from "../../sdk/generate/synthesizer";
 import type { SampleProgress } from "../../sdk/generate/options";
 import { formatOfPath, type OutputFormat } from "../../sdk/io/format-names";
 import { isPostgresUrl } from "../../sdk/io/inputs";
@@ -211,7 +211,7 @@ async function writeOutput(
 function sayUnfiltered(unfiltered: number, unkeyed: number): void {
   if (unkeyed > 0) {
     process.stderr.write(
-      `unique keys: ${unkeyed} rows were written unchecked and may repeat a key: checking stops after drawing ${FILTER_MAX_DRAWN} times the rows asked for (at least ${FILTER_MIN_DRAWN_ROWS} rows); a sample cannot hold more rows than the table's key has values\n`,
+      `unique keys: ${unkeyed} rows were written unchecked and may repeat a key: checking stops after drawing ${KEY_MAX_DRAWN} times the rows asked for or ${KEY_TOP_UP_ROUNDS} extra batches; a sample cannot hold more rows than the table's key has values\n`,
     );
   }
   if (unfiltered === 0) return;

@@ -46,8 +46,8 @@ export interface SampleProgress {
   unfiltered?: number;
   /**
    * Rows written so far without the table's keys checked (`./unique-keys`): it stops after drawing
-   * `filterDrawCap` rows, as the near-copy filter does (a sample longer than the key space, or a
-   * model that keeps drawing the same keys); these rows may repeat an earlier row's key.
+   * `keyDrawCap` rows (8 times the rows asked for) or 24 top-up batches (a sample longer than the
+   * key space, or a model that keeps drawing the same keys); these rows may repeat an earlier row's key.
    */
   unkeyed?: number;
 }

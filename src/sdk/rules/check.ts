@@ -39,7 +39,8 @@
  *   month's end or a weekday other than the date's (`./calendar`).
  * - `datetime_part`: undefined when a cell is blank or the datetime unreadable; keeps when the
  *   column's cell reads as the datetime's part (names case-insensitive, numbers by value; `./datetime-part`).
- * - `unique`: undefined for every row (a key repeats across rows, not inside one).
+ * - `unique`: given rows in order, undefined when a key cell is blank; breaks when an earlier row
+ *   held the same key (cells as text). Its checker holds one string per row it kept.
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
  *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
@@ -238,9 +239,18 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
   const what = `rule "${ruleLabel(rule)}"`;
   const readers = ruleColumns(rule).map((c) => readerOf(c, metadata, what));
   switch (rule.type) {
-    case "unique":
-      // A property of the sample, not of one row (`../generate/unique-keys`).
-      return () => undefined;
+    case "unique": {
+      // A property of the rows together: the checker holds the keys of the rows it was given.
+      const seen = new Set<string>();
+      return (row) => {
+        const texts = readers.map((r) => row[r.index]);
+        if (texts.some((t) => t === "")) return undefined;
+        const key = texts.join("\u0000");
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      };
+    }
     case "fixed_combinations": {
       const coders = rule.columns.map((c, k) => coderOf(c, readers[k], metadata));
       const released = new Set(rule.combinations.map((t) => t.join(",")));

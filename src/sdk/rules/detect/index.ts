@@ -111,8 +111,8 @@ export { lineOfRow } from "./declared";
  * - **Blank together**: columns each blank in >= 5 rows and not in all, agreeing in >= 99.9% of
  *   rows; pairs join into groups of up to 16 columns while the group still agrees.
  * - **Unique** (SDV's `Unique`, a table's key, `./unique`): a categorical, datetime or integer
- *   column distinct in all of >= 20 rows, none blank (a datetime or integer one only where its
- *   key space would repeat values by chance); else a pair or triple of code-book columns distinct
+ *   column distinct in all of >= 20 rows, none blank (a datetime or integer one only where it
+ *   fills half its grid); a pair (else a triple) of code-book columns, none a key alone, distinct
  *   together where independence predicts >= 7 repeats. Kept by sampling, not by the decoder.
  * - **Structural zeros** (Private-PGM's, `./structural-zeros`): per pair of code-book columns
  *   where neither determines the other and no fixed-combinations rule holds both. The values are
