@@ -43,7 +43,8 @@ test("real tables: the rules detected are the structure the tables have, and not
     [`${REAL}/cars.csv`]: ["fixed_combinations:Name,Origin", "inequality:Displacement,Horsepower", "structural_zeros:Cylinders,Origin"],
     // A route decides its distance: a catalog with a composite key (issue 40).
     [`${REAL}/flights-20k.csv`]: ["catalog:(origin,destination),distance", "fixed_combinations:origin,destination", "not_equal:origin,destination"],
-    [`${REAL}/species.csv`]: ["catalog:item_id,common_name,scientific_name,gap_species_code"],
+    // One row per species and county: the pair is the key (its one-to-one names make no other).
+    [`${REAL}/species.csv`]: ["catalog:item_id,common_name,scientific_name,gap_species_code", "unique:item_id,county_id"],
     [`${REAL}/github.csv`]: [],
   };
   for (const [file, ids] of Object.entries(expected)) {

@@ -290,3 +290,22 @@ test("a near-copy filter that drops every row stops after drawing 3 times the ro
     await srv.close();
   }
 });
+
+test("sample: a daily series sampled at its real length repeats no date (rows repeating one are redrawn)", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
+    const day = (i: number): string => new Date(Date.UTC(2021, 0, 1) + i * 86_400_000).toISOString().slice(0, 10);
+    const rng = new Rng(5);
+    const rows = Array.from({ length: 300 }, (_, i) => [day(i), String(Math.round(1000 + 500 * rng.next()))]);
+    const synth = await Synthesizer.fit(client, { columns: ["date", "riders"], rows }, { wait: false, nearCopyFilter: false });
+    assert.ok(synth.metadata.rules?.some((r) => r.type === "unique" && r.columns.join() === "date"));
+    let unkeyed = 0;
+    const t = await synth.sample(300, { seed: 2, onProgress: (p) => void (unkeyed = p.unkeyed ?? 0) });
+    assert.equal(t.rows.length, 300);
+    assert.equal(unkeyed, 0);
+    assert.equal(new Set(t.rows.map((r) => r[0])).size, 300);
+  } finally {
+    await srv.close();
+  }
+});

@@ -445,7 +445,8 @@ export type Rule =
   | DatetimePartRule
   | TemplateRule
   | NameGenderRule
-  | DifferenceRule;
+  | DifferenceRule
+  | UniqueRule;
 
 /** Fields every {@link Rule} has. */
 export interface RuleBase {
@@ -547,6 +548,18 @@ export interface RatioRule extends RuleBase {
   powers: (1 | -1)[] & tags.MinItems<1> & tags.MaxItems<2>;
   /** The constant factor k (100 for a percentage, 1 for a plain ratio, 2.54 for inches to centimetres). */
   factor: number & tags.ExclusiveMinimum<0> & Finite;
+}
+
+/**
+ * Unique (SDV's `Unique` constraint, a table's key): the values of `columns` together are distinct
+ * in every real row (one row per date, per county, per (country, indicator, year)). Kept at
+ * sampling time, not per row: the SDK drops a sampled row whose key an earlier row of the same
+ * sample holds and draws another (docs/api.md, "Row rules"). Columns are categorical, datetime or
+ * integer, none blank in any real row.
+ */
+export interface UniqueRule extends RuleBase {
+  type: "unique";
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<1> & tags.MaxItems<3>;
 }
 
 /** Not equal: two columns over the same values never hold the same value in a row (home team, away team). */

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { renameSync, rmSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { FILTER_MAX_DRAWN, FILTER_MIN_DRAWN_ROWS, Synthesizer } from "../../sdk/generate/synthesizer";
+import { FILTER_MAX_DRAWN, FILTER_MIN_DRAWN_ROWS, KEY_MAX_DRAWN, KEY_TOP_UP_ROUNDS, Synthesizer } from "../../sdk/generate/synthesizer";
 import type { SampleProgress } from "../../sdk/generate/options";
 import { formatOfPath, type OutputFormat } from "../../sdk/io/format-names";
 import { isPostgresUrl } from "../../sdk/io/inputs";
@@ -173,15 +173,17 @@ async function writeOutput(
   write: (dest: string | Writable, onProgress: (p: SampleProgress) => void) => Promise<number>,
 ): Promise<void> {
   let unfiltered = 0;
+  let unkeyed = 0;
   if (output === undefined) {
-    await write(process.stdout, (p) => void (unfiltered = p.unfiltered ?? 0));
-    sayUnfiltered(unfiltered);
+    await write(process.stdout, (p) => void ((unfiltered = p.unfiltered ?? 0), (unkeyed = p.unkeyed ?? 0)));
+    sayUnfiltered(unfiltered, unkeyed);
     return;
   }
   const bar = progressBar("sampling |{bar}| {value}/{total} rows");
   let started = false;
   const onProgress = (p: SampleProgress): void => {
     unfiltered = p.unfiltered ?? 0;
+    unkeyed = p.unkeyed ?? 0;
     if (!started) {
       bar.start(p.rowsTotal, p.rowsDone);
       started = true;
@@ -199,11 +201,19 @@ async function writeOutput(
     if (started) bar.stop();
   }
   process.stderr.write(`wrote ${rows} rows to ${output}\n`);
-  sayUnfiltered(unfiltered);
+  sayUnfiltered(unfiltered, unkeyed);
 }
 
-/** Warns on stderr when the near-copy filter stopped before the last row (`SampleProgress.unfiltered`). */
-function sayUnfiltered(unfiltered: number): void {
+/**
+ * Warns on stderr when the near-copy filter or the table's keys stopped being checked before the
+ * last row (`SampleProgress.unfiltered`, `unkeyed`).
+ */
+function sayUnfiltered(unfiltered: number, unkeyed: number): void {
+  if (unkeyed > 0) {
+    process.stderr.write(
+      `unique keys: ${unkeyed} rows were written unchecked and may repeat a key: checking stops after drawing ${KEY_MAX_DRAWN} times the rows asked for or ${KEY_TOP_UP_ROUNDS} extra batches; a sample cannot hold more rows than the table's key has values\n`,
+    );
+  }
   if (unfiltered === 0) return;
   process.stderr.write(
     `near-copy filter: ${unfiltered} rows were written unchecked: it stops after drawing ${FILTER_MAX_DRAWN} times the rows asked for (at least ${FILTER_MIN_DRAWN_ROWS} rows), and this table's rows are too alike to keep near-copies at the stated share\n`,

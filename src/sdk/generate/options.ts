@@ -44,6 +44,12 @@ export interface SampleProgress {
    * `filterDrawCap` rows (3 times the rows asked for, at least 1,024) (a table whose rows are too alike to cap).
    */
   unfiltered?: number;
+  /**
+   * Rows written so far without the table's keys checked (`./unique-keys`): it stops after drawing
+   * `keyDrawCap` rows (8 times the rows asked for) or 24 top-up batches (a sample longer than the
+   * key space, or a model that keeps drawing the same keys); these rows may repeat an earlier row's key.
+   */
+  unkeyed?: number;
 }
 
 /** Options of {@link Synthesizer.sample} and friends. */

@@ -21,6 +21,7 @@ import { deriveSeed } from "./sfc32";
 import { DataError } from "../errors";
 import type { FilterBuild, NearCopyFilter } from "../privacy/filter";
 import { nearCopyRead } from "../privacy/near-copy-read";
+import { SampleKeys } from "./unique-keys";
 import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
 
 // Modules only fitting, the near-copy filter or seeded generation use are loaded on first call, so
@@ -57,6 +58,23 @@ export function filterDrawCap(n: number): number {
   return Math.max(FILTER_MAX_DRAWN * n + 16, FILTER_MIN_DRAWN_ROWS);
 }
 
+/**
+ * Batches a sample of a table with a key (`./unique-keys`) may add after the planned ones: a key
+ * filling its space is a coupon collector's draw, its last free keys found by many small batches.
+ */
+export const KEY_TOP_UP_ROUNDS = 24;
+
+/** Drawn rows (over n, plus 16) after which a sample stops checking the table's keys. */
+export const KEY_MAX_DRAWN = 8;
+
+/**
+ * The rows a sample of `n` may draw before it keeps the rest without checking its keys: at the
+ * real row count every key is taken once, and independent uniform draws hold all but e^-8 (0.03%)
+ * of the keys after 8n draws.
+ */
+export function keyDrawCap(n: number): number {
+  return Math.max(KEY_MAX_DRAWN * n + 16, FILTER_MIN_DRAWN_ROWS);
+}
 
 /** A trained (or training) model with its metadata: fit once, sample many times. */
 export class Synthesizer {
@@ -169,7 +187,8 @@ export class Synthesizer {
    * batch; batch b + 1 is requested while b is decoded, so a consumer that stops early has had one
    * batch more generated, and charged, than it took. Rows the near-copy filter drops are charged
    * and replaced by top-up batches of the same seeded stream (the same seed gives the same `n`
-   * rows), up to {@link FILTER_TOP_UP_ROUNDS} and {@link filterDrawCap}.
+   * rows), up to {@link FILTER_TOP_UP_ROUNDS} and {@link filterDrawCap}; so are rows repeating an
+   * earlier row's key (`./unique-keys`), up to {@link KEY_TOP_UP_ROUNDS} and {@link keyDrawCap}.
    * @throws ModelNotReadyError, QuotaExceededError, ... (the errors of generate).
    */
   async *sampleBatches(n: number, opts: SampleOptions = {}): AsyncGenerator<Table> {
@@ -262,6 +281,9 @@ export class Synthesizer {
     const filter = opts.nearCopyFilter === false ? undefined : this.nearCopyFilter;
     const tally = { kept: 0, near: 0 };
     let unfiltered = 0;
+    // The table's keys: a row repeating an earlier row's key is dropped and redrawn (`./unique-keys`).
+    const keys = SampleKeys.of(this.metadata);
+    let unkeyed = 0;
     for (let b = 0; done < n; b++) {
       const gen = await next;
       const planned = b + 1 < batches;
@@ -274,12 +296,26 @@ export class Synthesizer {
         ...(unread !== undefined ? { unread } : {}),
       });
       drawn += batch.length;
+      const last = batch.length;
       // Decoded: nothing reads the codes again, unless `onCodes` takes them.
       if (onCodes === undefined) arrays.give(Object.values(gen.columns));
       let keep: number[] | undefined;
-      const checked = filter !== undefined && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= filterDrawCap(n);
-      if (checked) keep = await filter.keep(batch.toTable(), tally, n - done);
+      // Each check has its own bound: keys go on after a filter that drops nearly every row stops.
+      const filtered = filter !== undefined && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= filterDrawCap(n);
+      const keyed = keys !== undefined && b - batches < KEY_TOP_UP_ROUNDS && drawn <= keyDrawCap(n);
+      if (filtered || keyed) {
+        // Keys first, so the filter's tally counts only rows written; the keys of rows kept are added last.
+        const fresh = keyed ? keys.fresh(batch) : undefined;
+        if (!filtered) keep = fresh;
+        else if (fresh === undefined) keep = await filter.keep(batch.toTable(), tally, n - done);
+        else {
+          const part = batch.select(fresh);
+          keep = (await filter.keep(part.toTable(), tally, n - done)).map((i) => fresh[i]);
+          part.release();
+        }
+      }
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
+      if (keyed) keys.add(batch, keep);
       if (onCodes !== undefined) {
         onCodes(gen.columns, keep);
         arrays.give(Object.values(gen.columns));
@@ -290,12 +326,15 @@ export class Synthesizer {
         all.release();
       }
       done += batch.length;
-      if (filter !== undefined && !checked) unfiltered += batch.length;
-      // Top-up after the planned batches: the rows missing over the kept share, times 1.5.
+      if (filter !== undefined && !filtered) unfiltered += batch.length;
+      if (keys !== undefined && !keyed) unkeyed += batch.length;
+      // Top-up after the planned batches: the rows missing over the kept share, times 1.5; with
+      // keys, the last batch's share (free keys grow rarer as the sample fills them).
       if (!planned && done < n) {
-        const kept = Math.max(done, 1) / drawn;
+        const kept = keys === undefined ? Math.max(done, 1) / drawn : Math.max(batch.length, 1) / last;
         const want = Math.max(16, Math.ceil((1.5 * (n - done)) / kept));
-        next = fetchBatch(b + 1, Math.min(batchSize, want, Math.max(16, filterDrawCap(n) - drawn)));
+        const cap = Math.max(filter !== undefined ? filterDrawCap(n) : 0, keys !== undefined ? keyDrawCap(n) : 0);
+        next = fetchBatch(b + 1, Math.min(batchSize, want, Math.max(16, cap - drawn)));
       }
       opts.onProgress?.({
         rowsDone: done,
@@ -303,6 +342,7 @@ export class Synthesizer {
         batch: b + 1,
         batches: Math.max(batches, b + 1 + (done < n ? 1 : 0)),
         ...(unfiltered > 0 ? { unfiltered } : {}),
+        ...(unkeyed > 0 ? { unkeyed } : {}),
       });
       if (batch.length > 0) yield batch;
     }

@@ -39,6 +39,8 @@
  *   month's end or a weekday other than the date's (`./calendar`).
  * - `datetime_part`: undefined when a cell is blank or the datetime unreadable; keeps when the
  *   column's cell reads as the datetime's part (names case-insensitive, numbers by value; `./datetime-part`).
+ * - `unique`: given rows in order, undefined when a key cell is blank; breaks when an earlier row
+ *   held the same key (cells as text). Its checker holds one string per row it kept.
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
  *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
@@ -94,6 +96,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "difference":
     case "template":
     case "name_gender":
+    case "unique":
       return [...rule.columns];
     case "inequality":
       return [rule.high, rule.low];
@@ -144,6 +147,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[0]} = "${templateText(rule)}"`;
     case "name_gender":
       return `${rule.columns[0]}'s first name of ${rule.columns[1]}`;
+    case "unique":
+      return `${rule.columns.join(", ")} unique`;
   }
 }
 
@@ -234,6 +239,18 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
   const what = `rule "${ruleLabel(rule)}"`;
   const readers = ruleColumns(rule).map((c) => readerOf(c, metadata, what));
   switch (rule.type) {
+    case "unique": {
+      // A property of the rows together: the checker holds the keys of the rows it was given.
+      const seen = new Set<string>();
+      return (row) => {
+        const texts = readers.map((r) => row[r.index]);
+        if (texts.some((t) => t === "")) return undefined;
+        const key = texts.join("\u0000");
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      };
+    }
     case "fixed_combinations": {
       const coders = rule.columns.map((c, k) => coderOf(c, readers[k], metadata));
       const released = new Set(rule.combinations.map((t) => t.join(",")));

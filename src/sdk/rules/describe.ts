@@ -37,7 +37,8 @@ export type RuleKey =
   | { type: "datetime_part"; columns: readonly string[] }
   | { type: "difference"; columns: readonly string[] }
   | { type: "template"; columns: readonly string[] }
-  | { type: "name_gender"; columns: readonly string[] };
+  | { type: "name_gender"; columns: readonly string[] }
+  | { type: "unique"; columns: readonly string[] };
 
 /**
  * A rule's stable id: `type:` then its columns joined by commas, in the rule's order
@@ -81,6 +82,8 @@ export function ruleId(rule: RuleKey): string {
       return `template:${rule.columns.join(",")}`;
     case "name_gender":
       return `name_gender:${rule.columns.join(",")}`;
+    case "unique":
+      return `unique:${rule.columns.join(",")}`;
   }
 }
 
@@ -180,6 +183,8 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
     }
     case "template":
       return `template: ${rule.columns[0]} = "${templateText(rule)}"${share ? ` (${share} of rows)` : ""}${tail}`;
+    case "unique":
+      return `unique: ${rule.columns.length === 1 ? rule.columns[0] : `(${rule.columns.join(", ")})`} is the table's key, each value once${tail}`;
     case "name_gender":
       return `name and sex: ${rule.columns[0]}'s first name is a woman's where ${rule.columns[1]} is ${rule.female.join(" or ")}, a man's where ${rule.male.join(" or ")}${share ? ` (${share} of rows)` : ""}${tail}`;
   }

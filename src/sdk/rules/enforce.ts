@@ -77,7 +77,8 @@ export class RuleEnforcer {
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
     const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "ratio", "inequality", "difference"];
-    const rest = rules.filter((r) => r.type !== "structural_zeros");
+    // A key is kept by sampling (`../generate/unique-keys`), not by rewriting a row.
+    const rest = rules.filter((r) => r.type !== "structural_zeros" && r.type !== "unique");
     // A composite-key catalog reads its pair after fixed combinations may have rewritten it.
     // Not-equal redraws after the code-book rules, keeping them (a fixed-combinations repair may
     // write an away team equal to the home team).

@@ -30,6 +30,7 @@ import { detectNameGender } from "./name-gender";
 import { ruleColumns } from "../check";
 import { detectDifferences } from "./difference";
 import { RULE_LIMITS } from "./options";
+import { detectUnique } from "./unique";
 
 export { RULE_LIMITS, type DeclaredRule, type DetectOptions, type RuleOptions } from "./options";
 export { lineOfRow } from "./declared";
@@ -109,6 +110,10 @@ export { lineOfRow } from "./declared";
  *   different in >= 99.9% of rows with both, where independence predicts >= 5 equal rows.
  * - **Blank together**: columns each blank in >= 5 rows and not in all, agreeing in >= 99.9% of
  *   rows; pairs join into groups of up to 16 columns while the group still agrees.
+ * - **Unique** (SDV's `Unique`, a table's key, `./unique`): a categorical, datetime or integer
+ *   column distinct in all of >= 20 rows, none blank (a datetime or integer one only where it
+ *   fills half its grid); a pair (else a triple) of code-book columns, none a key alone, distinct
+ *   together where independence predicts >= 7 repeats. Kept by sampling, not by the decoder.
  * - **Structural zeros** (Private-PGM's, `./structural-zeros`): per pair of code-book columns
  *   where neither determines the other and no fixed-combinations rule holds both. The values are
  *   frequent or decide their partner, so a pair releases no rare row.
@@ -158,6 +163,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
       ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
+      ...detectUnique(cols, n),
     ];
     // A datetime part's column is written from its datetime: rules of the datetime deciding it are shadows.
     const parts = detectDatetimeParts(cols, n, new Set(declared.flatMap(ruleColumns)));
