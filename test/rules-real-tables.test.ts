@@ -51,7 +51,8 @@ function pairs(t: Table, a: string, b: string): [string, string][] {
 }
 
 function assertAllRulesKept(c: Case, name: string): void {
-  const rules = c.meta.rules ?? [];
+  // A table's key is kept by the sample (`Synthesizer`, src/sdk/generate/unique-keys.ts), not the decoder.
+  const rules = (c.meta.rules ?? []).filter((r) => r.type !== "unique");
   assert.ok(rules.length > 0, `${name}: rules detected`);
   const real = ruleShares(rules, c.meta, c.real);
   const synth = ruleShares(rules, c.meta, c.synth);
