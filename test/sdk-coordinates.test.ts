@@ -204,3 +204,25 @@ test("a point a catalog gives the row's key (a hospital's id) is kept exactly, n
   const [id, la, lo] = ["provider_id", "lat", "lon"].map((c) => cells(out, c));
   assert.deepEqual(id.map((v, r) => `${v}: ${la[r]} ${lo[r]}`).filter((_, r) => point.get(id[r]) !== `${la[r]} ${lo[r]}`).slice(0, 5), []);
 });
+
+test("a column of bare US place names beside a point with no state column: each point lies near a gazetteer place of the row's name", async () => {
+  // 400 distinct places (a fifth of several words) with their own point, no state column.
+  const seen = new Set<string>();
+  const rows = ZIPS_US.filter((z) => !seen.has(z.city) && seen.add(z.city))
+    .filter((_, i) => i % 17 === 0)
+    .slice(0, 400)
+    .map((z, i) => [z.city, String(1000 + 31 * i), z.lat.toFixed(4), z.lon.toFixed(4)]);
+  assert.ok(rows.filter((r) => r[0].includes(" ")).length >= 80);
+  const a = await analyzeTable({ columns: ["name", "pop", "lat", "lon"], rows });
+  assert.equal(a.metadata.column_stats!.name.vocabulary, "us_city");
+  assert.deepEqual(a.metadata.coordinates?.[0]?.places, [{ column: "name", kind: "city" }]);
+  const points = new Map<string, { lat: number; lon: number }[]>();
+  for (const z of ZIPS_US) (points.get(z.city) ?? points.set(z.city, []).get(z.city)!).push(z);
+  const m = a.metadata;
+  const codes: Record<string, number[]> = {};
+  for (const f of m.features) codes[f] = Array.from({ length: 300 }, (_, i) => i % m.cardinalities[f]);
+  const out = new Decoder(m).decode(codes, 4);
+  const [n, la, lo] = ["name", "lat", "lon"].map((c) => out.columns.indexOf(c));
+  const far = out.rows.filter((r) => !(points.get(r[n]) ?? []).some((p) => Math.abs(p.lat - Number(r[la])) < 0.1 && Math.abs(p.lon - Number(r[lo])) < 0.1));
+  assert.deepEqual(far.slice(0, 5), [], "every point near a place of its row's name");
+});

@@ -134,3 +134,30 @@ test("released places beside a state column: a city the model puts in another st
   const released = new Set(pairs.map((p) => p.city));
   assert.ok(out.rows.filter((r) => released.has(r[ci])).length >= 0.95 * n);
 });
+
+test("bare US place names under a header that names no place: a gazetteer vocabulary when many are places of several words; surnames are not", async () => {
+  const once = (vs: string[]) => vs.map(() => 1);
+  // The Census's spellings: `St.` for GeoNames' `Saint`, a place-type word after the name.
+  const census = ["Pleasant Hill", "St. Louis", "Arlington Heights village", "Springfield", "Round Lake", "Cedar Rapids", "Bolingbrook village", "Des Moines", "Boise", "Worthington"];
+  assert.equal(publicVocabularyOf("name", census, once(census)), "us_city");
+  // Presidents' surnames are mostly gazetteer places too, but of one word: not a place column.
+  const surnames = ["Washington", "Adams", "Jefferson", "Madison", "Monroe", "Jackson", "Van Buren", "Harrison", "Tyler", "Polk", "Taylor", "Fillmore", "Pierce", "Lincoln", "Johnson", "Grant"];
+  assert.equal(publicVocabularyOf("name", surnames, once(surnames)), undefined);
+  assert.equal(publicVocabularyOf("name", ["Jesse Smith", "Ana Lopez", "Wei Chen", "Omar Haddad"], [1, 1, 1, 1]), undefined);
+
+  // 400 places (over 256 distinct, so pooled) with a population beside: pooled cells are written
+  // as gazetteer places, never numbered (`Pleasant Hill 2`) nor invented (`Lake Forest Park borough`).
+  const seen = new Set<string>();
+  const cities = PLACES.filter((p) => p.city.includes(" ") && !seen.has(p.city) && seen.add(p.city)).filter((_, i) => i % 11 === 0).slice(0, 200);
+  const singles = PLACES.filter((p) => !p.city.includes(" ") && !seen.has(p.city) && seen.add(p.city)).filter((_, i) => i % 13 === 0).slice(0, 200);
+  const t: Table = { columns: ["name", "pop"], rows: [...cities, ...singles].map((p, i) => [p.city, String(1000 + 37 * i)]) };
+  const a = await analyzeTable(t);
+  assert.equal(a.metadata.column_stats!.name.vocabulary, "us_city");
+  const pooled = a.metadata.value_mappings!.name.__other__;
+  assert.notEqual(pooled, undefined);
+  const out = column(a, t, "name", { name: new Array(300).fill(pooled), pop: new Array(300).fill(0) });
+  const gazetteer = new Set(PLACES.map((p) => p.city));
+  assert.deepEqual(out.filter((v) => !gazetteer.has(v)), []);
+  assert.deepEqual(out.filter((v) => / [0-9]+$/.test(v)), []);
+  assert.ok(new Set(out).size > 200, `${new Set(out).size} distinct places`);
+});

@@ -111,6 +111,15 @@ export interface SemanticShapeStats {
    * where one goes with it, fresh only where none does (instead of the pooled text `__other__`).
    */
   stand_ins_first?: boolean;
+  /**
+   * Title and text identifiers: words (runs of letters inside `text.words`' tokens) each held by
+   * >= k real rows, all beside one released value (`code`) of the categorical column `column`; a
+   * fresh value holds a tied word only beside its value (`src/sdk/semantic/word-partners.ts`).
+   */
+  word_partner?: {
+    column: string & tags.MinLength<1> & tags.MaxLength<1024>;
+    words: [string & tags.MinLength<2> & tags.MaxLength<256>, number & tags.Type<"uint32">][] & tags.MaxItems<5000>;
+  };
   /** Bloom filter of the case-folded real values (1% false positives): at most 64 KiB, base64. */
   bloom?: {
     bits: string & tags.MinLength<4> & tags.MaxLength<87384>;

@@ -307,7 +307,13 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
       if (fresh) {
         const near = partner && partnerCode !== undefined ? partner.byCode[partnerCode] : undefined;
         if (standInsFirst && partner?.determined && near?.length) return byCode[near[rng.int(near.length)]]!;
-        const text = fresh.value(row);
+        const freshOf = (at: number, issue?: boolean): string | undefined => (fresh.freshValue ? fresh.freshValue(at, issue) : fresh.value(at, issue));
+        const text = freshOf(row);
+        // A model that writes only the column's real values: a released value, not a copy.
+        if (text === undefined) {
+          const pick = standIn(rng, partnerCode);
+          return pick >= 0 ? byCode[pick]! : fresh.value(row);
+        }
         if (!partner?.determined || !near?.length) return text;
         // A determinant (a car's name decides its origin, a place its time zone). The row's fresh
         // values (indices past any sample's rows, read without being marked written) are read for
@@ -321,15 +327,15 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
         let replaced: number | undefined;
         for (let t = 0; t < FRESH_TRIES; t++) {
           const at = row + (t + 4) * 2 ** 40;
-          const v = t === 0 ? text : fresh.value(at, false);
-          if (released.has(v) || !fits(v, partnerCode!, decided)) continue;
+          const v = t === 0 ? text : freshOf(at, false);
+          if (v === undefined || released.has(v) || !fits(v, partnerCode!, decided)) continue;
           const space = v.indexOf(" ");
           const head = space > 0 ? v.slice(0, space) : "";
-          if (space <= 0 || heads.has(head) || !wordsOf(head).some((w) => !words!.has(w))) return t === 0 ? v : fresh.value(at);
+          if (space <= 0 || heads.has(head) || !wordsOf(head).some((w) => !words!.has(w))) return t === 0 ? v : (freshOf(at) ?? v);
           replaced ??= t;
         }
         if (replaced !== undefined) {
-          const v = replaced === 0 ? text : fresh.value(row + (replaced + 4) * 2 ** 40);
+          const v = replaced === 0 ? text : (freshOf(row + (replaced + 4) * 2 ** 40) ?? text);
           const out = `${byCode[near[rng.int(near.length)]]!.split(" ")[0]}${v.slice(v.indexOf(" "))}`;
           if (!released.has(out)) return out;
         }

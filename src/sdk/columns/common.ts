@@ -109,6 +109,8 @@ export interface ColumnCodec {
 export interface FreshWriter {
   /** `issue` false: a candidate read without marking it written (titles stay distinct by what is kept). */
   value(i: number, issue?: boolean): string;
+  /** As `value`, but undefined where the writer has nothing new nor already written left. */
+  freshValue?(i: number, issue?: boolean): string | undefined;
 }
 
 /** Decodes one feature's codes. */

@@ -6,7 +6,8 @@
 import type { ColumnStats } from "../../contract";
 import { inferIdShape, type IdShape } from "../metadata/identifier";
 import { DataError } from "../errors";
-import type { SemanticKind } from "../semantic";
+import type { SemanticKind, SemanticShape } from "../semantic";
+import type { IdValues } from "../generate/id-generator";
 import { badCode, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
 /** `../semantic`, loaded by the first fit or description of a text identifier, not by decoding. */
@@ -95,14 +96,46 @@ function withSemantic(name: string, shape: IdShape, values: string[], counts: nu
  * Decoder of an id feature: code 0 -> `ids.value(row)` (fresh, distinct within the sample), the
  * missing code -> "", anything else (or no generator) -> APIError.
  */
-export function idDecoder(f: string, K: number, stats: ColumnStats, missingCode: number | undefined): FeatureDecoder {
+export function idDecoder(f: string, K: number, stats: ColumnStats, missingCode: number | undefined, features?: readonly string[]): FeatureDecoder {
   const shape = stats.id_shape as IdShape;
+  const sem = shape.kind === "text" ? (shape.semantic as SemanticShape | undefined) : undefined;
+  const partner = sem?.word_partner && features?.includes(sem.word_partner.column) ? sem.word_partner.column : undefined;
+  const tied = partner ? wordPartners().tiedWords(sem) : undefined;
   return {
     name: f,
     K,
     idShape: shape,
-    decode: (c, _rng, row, ids) => (c === missingCode ? "" : c === 0 && ids ? ids.value(row) : badCode(f, c, K)),
+    ...(partner && tied ? { partner } : {}),
+    decode: (c, _rng, row, ids, partnerCode) => {
+      if (c === missingCode) return "";
+      if (c !== 0 || !ids) return badCode(f, c, K);
+      if (!tied || partnerCode === undefined) return ids.value(row);
+      // A title whose tied words belong to another value of the partner (`Starlink` beside a
+      // company other than SpaceX) gives way to the row's next candidate (indices past any
+      // sample's rows, read without being marked written) whose tied words are the row's value's,
+      // so the share of texts with tied words stays; else to the first with none.
+      const { fitsPartner, lettersOf } = wordPartners();
+      // A semantic shape's values come from `SemanticGenerator`, whose `value` takes `issue`.
+      const gen = ids as IdValues & { value(i: number, issue?: boolean): string };
+      let untied: number | undefined;
+      for (let t = 0; t < TIED_TRIES; t++) {
+        const at = t === 0 ? row : row + (t + 4) * 2 ** 40;
+        const v = gen.value(at, false);
+        if (!fitsPartner(tied, v, partnerCode)) continue;
+        if (t === 0 || lettersOf(v).some((w) => tied.has(w))) return gen.value(at);
+        untied ??= at;
+      }
+      return gen.value(untied ?? row);
+    },
   };
+}
+
+/** Candidates an identifier with tied words reads for one that fits its row. */
+const TIED_TRIES = 32;
+
+/** `../semantic/word-partners`, loaded by a decoder of an identifier with tied words. */
+function wordPartners(): typeof import("../semantic/word-partners") {
+  return require("../semantic/word-partners");
 }
 
 /** `describeColumns`' details of an id column: integer range or text prefix and lengths. */

@@ -116,7 +116,7 @@ export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
   const K = meta.cardinalities[f];
   const stats = meta.column_stats?.[f];
   const missingCode = missingCodeOf(meta, f);
-  if (stats?.type === "id" && stats.id_shape) return idDecoder(f, K, stats, missingCode);
+  if (stats?.type === "id" && stats.id_shape) return idDecoder(f, K, stats, missingCode, meta.features);
   const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
   if (edges && edges.length >= 2) return binnedDecoder(f, K, edges, missingCode, stats!);
   return mappingDecoder(meta, f);

@@ -40,6 +40,14 @@ function gazetteerRows(metadata: Metadata): import("../semantic/gazetteer-rows")
   return w.active ? w : undefined;
 }
 
+/** The writer of identifiers' tied words (`../semantic/word-partners`), loaded only for a metadata with some. */
+function wordPartnerWriter(metadata: Metadata): import("../semantic/word-partners").WordPartnerWriter | undefined {
+  const any = Object.values(metadata.column_stats ?? {}).some((st) => st.type === "id" && (st.id_shape as { semantic?: { word_partner?: unknown } } | undefined)?.semantic?.word_partner !== undefined);
+  if (!any) return undefined;
+  const w = new (require("../semantic/word-partners") as typeof import("../semantic/word-partners")).WordPartnerWriter(metadata);
+  return w.active ? w : undefined;
+}
+
 /** Fresh identifiers of `shape`: its semantic kind's generator, else an {@link IdGenerator}. */
 function idValues(shape: IdShape, key: number): IdValues {
   if (shape.kind === "text" && shape.semantic) return new (semanticGenerator().SemanticGenerator)(shape.semantic, key);
@@ -93,6 +101,8 @@ export class Decoder {
   private readonly places: ReturnType<typeof gazetteerRows>;
   /** Writes first names of the row's sex, after points. */
   private readonly names: ReturnType<typeof nameGenderWriter>;
+  /** Keeps identifiers' words beside the partner value they belong to, after the rules. */
+  private readonly tiedWords: import("../semantic/word-partners").WordPartnerWriter | undefined;
   /** Writes template columns from the row's final cells, last. */
   private readonly templates: ReturnType<typeof templateWriter>;
   /** Per feature, cumulative 1-way probabilities of its non-blank codes (built on first use). */
@@ -116,6 +126,7 @@ export class Decoder {
     this.places = gazetteerRows(metadata);
     this.names = nameGenderWriter(metadata);
     this.templates = templateWriter(metadata);
+    this.tiedWords = wordPartnerWriter(metadata);
   }
 
   /**
@@ -155,6 +166,7 @@ export class Decoder {
     if (this.places && this.rules.active) out.changed += this.rules.applyAttributes(cells, seed, (f, rng) => this.drawValue(f, rng), fixed);
     this.points?.apply(cells, seed, fixed, unread !== undefined ? (f) => unread.has(this.metadata.features[f]) : undefined);
     if (this.names) out.changed += this.names.apply(cells, seed, fixed);
+    if (this.tiedWords) out.changed += this.tiedWords.apply(cells, fixed);
     if (this.templates) out.changed += this.templates.apply(cells, fixed);
     return out;
   }

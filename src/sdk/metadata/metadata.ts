@@ -32,6 +32,7 @@ import { DatetimeFormat, inferDatetimeFormat } from "./datetime";
 import type { SemanticKind } from "../semantic";
 import { isGazetteerVocabulary, publicVocabularyOf, ZIP_HEADER } from "../semantic/vocabulary";
 import { coordinatePairs } from "../semantic/coordinates";
+import { findWordPartners } from "../semantic/word-partners";
 import { setCellRanges } from "./cell-ranges";
 import { statePlaces, zipPrefixes } from "../semantic/gazetteer-rows";
 import { fileOfDescription, type TableSource } from "../io/csv";
@@ -472,6 +473,7 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
       if (st?.type === "categorical") st.state_places = places;
     }
     freshForDeterminants(built.metadata, tally.columns, tally.scans, k);
+    findWordPartners(built.metadata, tally.sample, k);
     withoutUnfitFresh(built.metadata);
     return { ...sample, n: tally.n, ...built, ...(tally.sampled ? { sampledRows: tally.sample.n } : {}) };
   } finally {

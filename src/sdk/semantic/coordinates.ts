@@ -4,8 +4,9 @@
  * [-180, 180] degrees) is recorded at fit with the columns naming each row's place
  * (`metadata.coordinates`, docs/api.md "Coordinates"); decoding then writes each point inside the
  * area of its row's most specific known place:
- * 1. a gazetteer place (a US ZIP code; a city or county of the row's state): near one of its ZIP
- *    code points in the GeoNames postal table (`./vocabulary`), at the column's precision;
+ * 1. a gazetteer place (a US ZIP code; a city or county of the row's state; with no state column,
+ *    a city of any state): near one of its ZIP code points in the GeoNames postal table
+ *    (`./vocabulary`), at the column's precision;
  * 2. a released place value: inside the box of its real rows' points, released only for a value
  *    (and state) held by at least the rare threshold's rows, so no rare row's point is sent;
  * 3. a row with only a US state: near one of the state's ZIP code points, inside the state's box.
@@ -70,6 +71,10 @@ export function coordinatePairs(scanned: ScannedTable, codecs: readonly ColumnCo
         if (f !== state && mine(f) && words[f].some((w) => re.test(w)) && !placeCols.some((p) => p.f === f)) placeCols.push({ f, kind });
       });
     }
+    // A column of US place names under another header (`name`: `./vocabulary`'s bare places) is the pair's city.
+    scanned.columns.forEach((_, f) => {
+      if (f !== state && mine(f) && codecs[f].stats.vocabulary === "us_city" && !placeCols.some((p) => p.f === f)) placeCols.push({ f, kind: "city" });
+    });
     const pair: CoordinatePair = { latitude: scanned.columns[la], longitude: scanned.columns[lo] };
     if (state >= 0) pair.state = scanned.columns[state];
     if (placeCols.length) pair.places = placeCols.slice(0, 8).map((p) => ({ column: scanned.columns[p.f], kind: p.kind }));
@@ -163,7 +168,7 @@ function gazetteer(): GazetteerPoints {
   return (gazetteerPoints = {
     zip: group((p) => [p.zip]),
     named: group((p) => [
-      ...placeNames("us_city", p).map((n) => `city|${vocabularyKey(n)}|${p.stateCode}`),
+      ...placeNames("us_city", p).flatMap((n) => [`city|${vocabularyKey(n)}|${p.stateCode}`, `city|${vocabularyKey(n)}|`]),
       ...placeNames("us_county", p).map((n) => `county|${vocabularyKey(n)}|${p.stateCode}`),
     ]),
     state: new Map([...placesByState()].map(([s, list]) => [s, pointsOf(list)])),
@@ -280,7 +285,7 @@ export class CoordinateWriter {
       const areas = new Map<string, readonly number[]>();
       for (const a of p.areas ?? []) if (at(a.column) >= 0) areas.set(`${at(a.column)}\u0000${a.place}\u0000${a.state ?? ""}`, a.box);
       const catalogs = catalogPoints(metadata, lat, lon);
-      this.pairs.push({ lat, lon, state: at(p.state), places, areas, needsGazetteer: places.some((q) => q.kind === "zip"), writeLat: writer(sl), writeLon: writer(so), catalogs });
+      this.pairs.push({ lat, lon, state: at(p.state), places, areas, needsGazetteer: places.some((q) => q.kind === "zip" || (q.kind === "city" && at(p.state) < 0)), writeLat: writer(sl), writeLon: writer(so), catalogs });
     }
   }
 
@@ -394,6 +399,8 @@ export class CoordinateWriter {
           ? g.zip.get(v.trim())
           : (q.kind === "city" || q.kind === "county") && state !== undefined
           ? g.named.get(`${q.kind}|${vocabularyKey(v)}|${state}`)
+          : q.kind === "city" && p.state < 0
+          ? g.named.get(`city|${vocabularyKey(v)}|`)
           : undefined;
       const box = pts?.box ?? p.areas.get(`${q.f}\u0000${v}\u0000${p.state >= 0 ? stateValue : ""}`);
       if (box) known.push({ pts, box });

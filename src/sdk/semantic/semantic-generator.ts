@@ -13,13 +13,15 @@
  * of different rows never coincide. Phones: digits after the country's example mobile number's
  * leading digits, written like the column. UUIDs: v4 over a 122-bit permutation. Codes: `./code`.
  * Titles and text: {@link TextWriter} seeded by (key, i, attempt), redrawn (at most 50) while
- * flagged or already written, then a number suffix; so never a real value (up to the filter) and
- * distinct within one batch, not across batches.
+ * flagged or already written; a model with nothing new left writes a value it already wrote (never
+ * a numbered one: `Pleasant Hill 2` reads as no real table does), or, through {@link
+ * SemanticGenerator.freshValue}, none (the caller writes a released value). So never a real value
+ * (up to the filter), and distinct within one batch while the model has new values.
  */
 import { deriveSeed, Rng } from "../generate/sfc32";
 import { makePerm, permBig, type Perm } from "../generate/permutation";
 import { Bloom } from "./bloom";
-import { fakerPools, asciiSlug, type Pools } from "./pools";
+import { fakerPools, asciiSlug, publicWords, type Pools } from "./pools";
 import { LOCALE_COUNTRY, inLetterCase, phoneLibrary } from "./recognize";
 import { CodeWriter } from "./code";
 import { TextWriter } from "./text";
@@ -69,6 +71,8 @@ export class SemanticGenerator {
   private readonly text?: TextWriter;
   private readonly code?: CodeWriter;
   private readonly issued = new Set<string>();
+  /** The issued titles in the order written (a repeat is drawn among them). */
+  private readonly issuedList: string[] = [];
   private readonly repeats: boolean;
   private readonly uuidPerm?: Perm;
   private readonly letterCase?: "upper" | "lower";
@@ -79,7 +83,8 @@ export class SemanticGenerator {
    * @param opts `invented`: cities only as invented names (`Hallborough`), not faker's real ones,
    *   which beside a state column would put Albuquerque in Ohio (`../columns/categorical`);
    *   `repeats`: a title model with nothing new left writes a value it already wrote (a
-   *   categorical column's pooled cells) rather than a numbered one (`Ford Pinto 2`, an id's).
+   *   categorical column's pooled cells) rather than a respelled one (an id's, which stays distinct);
+   *   no value is ever numbered (`Ford Pinto 2`).
    * @throws RangeError on a malformed shape (unknown kind, bad filter, title without a model).
    */
   constructor(
@@ -215,13 +220,25 @@ export class SemanticGenerator {
   }
 
   /**
+   * As {@link value}, but undefined where a title or text model has nothing new left and has
+   * written nothing yet to repeat (the model writes only the column's real values): a categorical
+   * column's pooled cell then takes a released value rather than a copy of a real one.
+   * @throws RangeError unless i is a safe integer >= 0.
+   */
+  freshValue(i: number, issue = true): string | undefined {
+    if (!this.text) return this.value(i, issue);
+    if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`SemanticGenerator.freshValue: index ${i} is not a non-negative safe integer`);
+    return this.title(i, issue).value;
+  }
+
+  /**
    * The value of row `i` of the sample; `issue` false (titles and text): the value is not marked
    * written, so a candidate the caller rejects does not use up the model's new values.
    * @throws RangeError unless i is a safe integer >= 0.
    */
   value(i: number, issue = true): string {
     if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`SemanticGenerator.value: index ${i} is not a non-negative safe integer`);
-    if (this.text) return this.title(i, issue);
+    if (this.text) return this.title(i, issue).value ?? this.respelled(i, issue);
     if (this.code) return this.code.value(i);
     if (this.uuidPerm) return this.uuid(i);
     let total = 0;
@@ -270,7 +287,48 @@ export class SemanticGenerator {
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(12, 15)}-${variant}${h.slice(15, 18)}-${h.slice(18, 30)}`;
   }
 
-  private title(i: number, issue: boolean): string {
+  /**
+   * A new value where the model has none left (an identifier column too small for its model): a
+   * draw with one word replaced by a public surname (faker's: `Pleasant Hill` -> `Pleasant Boyle`),
+   * distinct from those written and not a real value (up to the filter) while 50 draws find one.
+   */
+  private respelled(i: number, issue: boolean): string {
+    const { capitalized, lower } = publicWords();
+    let v = "";
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const rng = new Rng(deriveSeed(this.key, 0x5e11, i, attempt));
+      v = this.text!.write(rng, true);
+      // Capitalised words after the first (a name's place), else any; a lower-case one takes a
+      // noun. One word, then more as the draws keep meeting written values; past the value's
+      // words, surnames after it.
+      for (let r = 0; r <= attempt / 25; r++) {
+        const parts = [...v.matchAll(/\p{L}{2,}/gu)].filter((m) => !capitalized.includes(m[0]) && !lower.includes(m[0]));
+        const named = parts.filter((m) => /^\p{Lu}/u.test(m[0]));
+        const from = named.length > 1 ? named.slice(1) : named.length ? named : parts;
+        const at = from.length ? from[rng.int(from.length)] : undefined;
+        if (!at) {
+          v = `${v} ${capitalized[rng.int(capitalized.length)]}`.trim();
+          continue;
+        }
+        const word = at[0];
+        const upper = word.length > 1 && word === word.toUpperCase();
+        const pool = /^\p{Lu}/u.test(word) ? capitalized : lower;
+        v = v.slice(0, at.index!) + inLetterCase(pool[rng.int(pool.length)], upper ? "upper" : undefined) + v.slice(at.index! + word.length);
+      }
+      if (!this.issued.has(v) && !this.bloom?.has(v)) break;
+    }
+    if (issue && !this.issued.has(v)) {
+      this.issued.add(v);
+      this.issuedList.push(v);
+    }
+    return v;
+  }
+
+  /**
+   * Row i's title: a fresh one; else, with `repeats`, one already written (the model's own draw
+   * first); else undefined.
+   */
+  private title(i: number, issue: boolean): { value?: string } {
     const fresh = (v: string): boolean => !this.issued.has(v) && !this.bloom?.has(v);
     let v = "";
     let again: string | undefined;
@@ -284,11 +342,20 @@ export class SemanticGenerator {
     }
     // A value whose quotes or brackets do not pair only when the model writes no other.
     if (!(fresh(v) && balanced(v)) && unbalanced !== undefined) v = unbalanced;
-    // Pooled cells: a value already written here again (rare values repeat in real columns).
-    if (!fresh(v) && again !== undefined) return again;
-    // A model too small to write anything new: a number suffix (`American Robin 2`), not a copy.
-    for (let n = 2; !fresh(v) && n < 100_000; n++) if (fresh(`${v.replace(/ \d+$/, "")} ${n}`)) v = `${v.replace(/ \d+$/, "")} ${n}`;
-    if (issue) this.issued.add(v);
-    return v;
+    if (fresh(v)) {
+      if (issue) {
+        this.issued.add(v);
+        this.issuedList.push(v);
+      }
+      return { value: v };
+    }
+    // Nothing new: a value already written again (rare values repeat in real columns), the
+    // model's own draw first (pooled cells), else one drawn among those written.
+    if (again !== undefined) return { value: again };
+    if (this.repeats && this.issuedList.length > 0) {
+      const at = new Rng(deriveSeed(this.key, 0x2e9e, i)).int(this.issuedList.length);
+      return { value: this.issuedList[at] };
+    }
+    return {};
   }
 }

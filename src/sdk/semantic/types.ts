@@ -91,4 +91,6 @@ export interface SemanticShape {
   codes?: CodePattern[];
   /** Title and text only: the token model. */
   text?: TextModel;
+  /** Title and text identifiers: tokens tied to one value of a categorical column (`./word-partners`). */
+  word_partner?: { column: string; words: [string, number][] };
 }

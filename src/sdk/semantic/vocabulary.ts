@@ -245,8 +245,10 @@ export function publicVocabularyOf(name: string, values: readonly string[], coun
     });
     return [hit, distinct];
   };
+  if (!candidates.includes("us_city") && isBareCityColumn(values, counts, rows)) candidates.splice(PLACE_STATE_VOCABULARIES.length, 0, "us_city");
   for (const vocab of candidates) {
     if (vocab === "us_zip" && !values.some((v) => /^\d{5}$/.test(v.trim()))) continue;
+    if (vocab === "us_city" && !HEADER_GATED.some(([v, re]) => v === vocab && re.test(header))) return vocab;
     if (PLACE_STATE_VOCABULARIES.includes(vocab)) {
       if (isPlaceStateColumn(values, counts, rows, placeStateReader(vocab))) return vocab;
       continue;
@@ -291,6 +293,62 @@ export function placeOfZip(zip: string): Place | undefined {
 
 let byState: Map<string, Place[]> | undefined;
 /** The gazetteer's rows per two-letter state code. */
+/** Census place-type words after a place's name (`Arlington Heights village`, `Lexington-Fayette urban county`). */
+const PLACE_TYPE = / (city|town|village|borough|township|cdp|municipality|(urban |unified government )?county)$/;
+/** Abbreviations the Census writes where GeoNames spells the word (`St. Louis`, GeoNames' `Saint Louis`). */
+const PLACE_ABBREVIATIONS: [RegExp, string][] = [
+  [/\bst\.? /g, "saint "],
+  [/\bft\.? /g, "fort "],
+  [/\bmt\.? /g, "mount "],
+];
+
+/** A bare US place name's comparison form: {@link vocabularyKey}, abbreviations spelled, no place-type word. */
+export function bareCityKey(v: string): string {
+  let k = vocabularyKey(v).replace(/\s+/g, " ");
+  for (const [re, w] of PLACE_ABBREVIATIONS) k = k.replace(re, w);
+  const bare = k.replace(PLACE_TYPE, "");
+  return bare === "" ? k : bare;
+}
+
+let bareCities: Set<string> | undefined;
+/** The gazetteer's place names in {@link bareCityKey} form. */
+function bareCitySet(): ReadonlySet<string> {
+  return (bareCities ??= new Set(places().map((p) => bareCityKey(p.city))));
+}
+
+/** Share of a bare place column's distinct values that must be gazetteer places of two or more words. */
+export const MIN_MULTIWORD_PLACES = 0.2;
+
+/**
+ * Whether a column under a header that names no place holds bare US place names (`Pleasant Hill`,
+ * `Arlington Heights village`, the Census's place list): >= {@link MIN_PUBLIC_SHARE} of its rows
+ * gazetteer places ({@link bareCityKey}) AND >= {@link MIN_MULTIWORD_PLACES} of its distinct
+ * values gazetteer places of several words. Values alone would take surnames (most are also
+ * places: Jackson, Lincoln); a column of surnames holds almost no place of several words.
+ */
+export function isBareCityColumn(values: readonly string[], counts: readonly number[], rows: number): boolean {
+  // Cheap gates first: mostly short texts of letters, a fifth of them of several words.
+  let words = 0;
+  let distinct = 0;
+  values.forEach((v) => {
+    const t = v.trim();
+    if (t === "") return;
+    distinct++;
+    if (/^\p{L}[\p{L}.'’ -]*\s\p{L}[\p{L}.'’ -]*$/u.test(t)) words++;
+  });
+  if (distinct < MIN_PUBLIC_VALUES || words < MIN_MULTIWORD_PLACES * distinct) return false;
+  const set = bareCitySet();
+  let hit = 0;
+  let multi = 0;
+  values.forEach((v, i) => {
+    const key = bareCityKey(v);
+    if (v.trim() === "" || !set.has(key)) return;
+    hit += counts[i];
+    if (key.includes(" ")) multi++;
+  });
+  return hit >= MIN_PUBLIC_SHARE * rows && multi >= MIN_MULTIWORD_PLACES * distinct;
+}
+
 export function placesByState(): ReadonlyMap<string, readonly Place[]> {
   if (byState) return byState;
   byState = new Map();
