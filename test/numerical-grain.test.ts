@@ -13,6 +13,7 @@ import typia from "typia";
 import { Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import { describeColumns } from "../src/sdk/columns";
 import { decimalsOf } from "../src/sdk/columns/common";
+import { noiseFreeDigits } from "../src/sdk/columns/numerical";
 import { Rng } from "../src/sdk/generate/sfc32";
 import type { CreateModelRequest, Metadata } from "../src/contract";
 
@@ -426,4 +427,64 @@ test("a lattice keeps its grain inside a where range: values inside it, real val
     const [r, s] = [shareOn(inRange, g, 0), shareOn(out, g, 0)];
     assert.ok(Math.abs(r - s) <= 0.03, `in range, multiples of ${g}: real ${r.toFixed(3)}, decoded ${s.toFixed(3)}`);
   }
+});
+
+/** Significant digits of a written value (`0.0481` 3, `1200` 2, `9.15e-7` 3). */
+const sigDigits = (v: string): number =>
+  Math.max(1, (/^-?\d+$/.test(v) ? v.replace(/0+$/, "") : v).replace(/[eE].*$/, "").replace(/[^0-9]/g, "").replace(/^0+/, "").length);
+
+/** Share of the non-zero values written with each number of significant digits. */
+function digitShares(values: string[]): Map<number, number> {
+  const v = values.filter((s) => s !== "" && Number(s) !== 0);
+  const m = new Map<number, number>();
+  for (const s of v) m.set(sigDigits(s), (m.get(sigDigits(s)) ?? 0) + 1 / v.length);
+  return m;
+}
+
+test("values measured to 3 to 6 significant digits over nine orders of magnitude come back with each count of digits in the real share", async () => {
+  const rng = new Rng(21);
+  const real = Array.from({ length: 4000 }, () => {
+    const p = 3 + rng.int(4);
+    return String(Number((10 ** (-3 + 9 * rng.next())).toPrecision(p)));
+  });
+  const a = await analyzeTable(table("x", real));
+  const st = a.metadata.column_stats!.x;
+  assert.equal(st.digits, 6);
+  assert.equal(st.digit_shares?.length, 6);
+  const decoded = decodeReal(a, "x", 3);
+  const [r, s] = [digitShares(real), digitShares(decoded)];
+  for (const p of new Set([...r.keys(), ...s.keys()])) {
+    const [rp, sp] = [r.get(p) ?? 0, s.get(p) ?? 0];
+    assert.ok(Math.abs(rp - sp) <= 0.02, `written with ${p} significant digits: real ${rp.toFixed(3)}, decoded ${sp.toFixed(3)}`);
+  }
+  assert.ok(decoded.every((v) => v === "" || sigDigits(v) <= 6), "never more digits than the real column writes");
+});
+
+test("amounts written with 2 decimals over five orders of magnitude stay written with 2 decimals", async () => {
+  const rng = new Rng(22);
+  const real = Array.from({ length: 3000 }, () => (10 ** (5 * rng.next())).toFixed(2));
+  const a = await analyzeTable(table("amount", real));
+  const st = a.metadata.column_stats!.amount;
+  assert.ok(st.fixed_decimals && st.digit_shares === undefined, JSON.stringify({ fixed: st.fixed_decimals, shares: st.digit_shares }));
+  const decoded = decodeReal(a, "amount", 2);
+  assert.deepEqual(decoded.filter((v) => !/^\d+\.\d\d$/.test(v)).slice(0, 5), []);
+});
+
+test("figures of 12 significant digits, a third printed with a double's noise (14.201000213599999), are written with 12 digits and no noise", async () => {
+  assert.equal(noiseFreeDigits("14.201000213599999"), 12);
+  assert.equal(noiseFreeDigits("0.30000000000000004"), 1);
+  assert.equal(noiseFreeDigits("0.000014285714285714286"), undefined, "10 / 700000: a quotient, no noise");
+  assert.equal(noiseFreeDigits("81.6"), undefined);
+  const rng = new Rng(23);
+  const real = Array.from({ length: 3000 }, (_, i) => {
+    const x = Number((10 ** (-1 + 4 * rng.next())).toPrecision(12));
+    return i % 3 === 0 ? String(x * (1 + Number.EPSILON)) : String(x);
+  });
+  assert.ok(real.filter((v) => sigDigits(v) >= 16).length > 500);
+  const a = await analyzeTable(table("value", real));
+  assert.equal(a.metadata.column_stats!.value.digits, 12);
+  const decoded = decodeReal(a, "value", 2).filter((v) => v !== "");
+  assert.deepEqual(decoded.filter((v) => sigDigits(v) > 12).slice(0, 5), [], "no value past 12 digits");
+  const twelve = decoded.filter((v) => sigDigits(v) >= 11).length / decoded.length;
+  assert.ok(twelve > 0.95, `${twelve.toFixed(3)} of decoded values with 11 or 12 digits`);
 });

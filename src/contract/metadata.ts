@@ -248,6 +248,13 @@ export interface ColumnStats {
    */
   digits?: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<21>;
   /**
+   * Numerical, with `digits`: `digit_shares[i]` is the share of the non-zero values written with
+   * i + 1 significant digits (a double's 16th and 17th digits of noise not counted: `14.201000213599999`
+   * is 12 digits), `digits` entries summing to 1. Decoded values drawn inside a bin are rounded to a
+   * number of significant digits drawn from it. Absent: every drawn value is rounded to `digits`.
+   */
+  digit_shares?: (number & tags.Minimum<0> & tags.Maximum<1>)[] & tags.MinItems<1> & tags.MaxItems<21>;
+  /**
    * With `bin_edges`, numerical: the column's mixture of grains (rounding, fractions, decimal
    * counts); datetime at hour, minute or second granularity without `weekdays`: the clock's, with
    * `steps` in seconds of local time (in `offset`): times rounded to 5, 15 or 30 minutes, whole hours.

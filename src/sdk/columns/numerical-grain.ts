@@ -109,6 +109,42 @@ export function numberWriter(d: number, fixed: boolean, minDecimals: number, dig
   };
 }
 
+/** A uniform number in [0, 1) that is a fixed function of x's bits (MurmurHash3's 64-bit finalizer on each half). */
+function unitHash(x: number): number {
+  const f = new Float64Array([x]);
+  const w = new Uint32Array(f.buffer);
+  let h = (w[0] ^ Math.imul(w[1], 0x9e3779b1)) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) / 2 ** 32;
+}
+
+/**
+ * A writer of drawn values with `shares[i]` of them rounded to i + 1 significant digits
+ * (`digit_shares`), each as {@link numberWriter} writes that many. The digits are a fixed
+ * function of the value (a hash of its bits, uniform over values drawn inside a bin), so the
+ * writer stays a pure function, as the decoders' shared texts need.
+ */
+export function digitsWriter(d: number, fixed: boolean, minDecimals: number, shares: readonly number[]): (x: number) => string {
+  const cum: number[] = [];
+  const writers: ((x: number) => string)[] = [];
+  let total = 0;
+  shares.forEach((s, i) => {
+    if (!(s > 0)) return;
+    total += s;
+    cum.push(total);
+    writers.push(numberWriter(d, fixed, minDecimals, i + 1));
+  });
+  if (writers.length === 0) return numberWriter(d, fixed, minDecimals);
+  return (x) => {
+    const u = unitHash(x) * total;
+    let j = 0;
+    while (j < cum.length - 1 && u >= cum[j]) j++;
+    return writers[j](x);
+  };
+}
+
 /** Half the unit x is written to: 0.5 * 10^-d, or half the last significant digit's if coarser. */
 export function halfUnit(x: number, d: number, digits?: number): number {
   const fine = 0.5 * 10 ** -d;

@@ -6,7 +6,7 @@
 import type { ColumnStats } from "../../contract";
 import { DataError } from "../errors";
 import { binnedCodec, type Lattice } from "./bins";
-import { describeGrain, grainOf, numberWriter } from "./numerical-grain";
+import { describeGrain, digitsWriter, grainOf, numberWriter } from "./numerical-grain";
 import { decimalsOf, isNumeric, type ColumnCodec, type ColumnScan, type ColumnType } from "./common";
 import { NumberFormat } from "./number-format";
 
@@ -52,6 +52,25 @@ function significantDigits(v: string): number {
   return Math.max(1, digits.length);
 }
 
+/** Relative distance within which a double's 16th and 17th digits are noise of a shorter number (2 ulps). */
+const NOISE_ULPS = 2 * Number.EPSILON;
+
+/**
+ * The significant digits of a value written with 16 or more (`14.201000213599999`,
+ * `0.30000000000000004`) when it is within 2 ulps of its rounding to 14 or fewer: the sum or
+ * quotient of shorter numbers printed in full (12, 1). Undefined otherwise (a quotient of two
+ * integers is so by chance in about 3% of values, hence {@link numericalCodec}'s column-level test).
+ */
+export function noiseFreeDigits(v: string): number | undefined {
+  if (significantDigits(v) < 16) return undefined;
+  const x = Number(v);
+  if (!Number.isFinite(x) || x === 0) return undefined;
+  for (let q = 1; q <= 14; q++) {
+    if (Math.abs(x - Number(x.toPrecision(q))) <= NOISE_ULPS * Math.abs(x)) return q;
+  }
+  return undefined;
+}
+
 /** Decimals of a value written in plain notation (`3` 0, `3.10` 2), or undefined for another notation (`3e4`). */
 function plainDecimals(v: string): number | undefined {
   if (PLAIN_INTEGER_RE.test(v)) return 0;
@@ -60,12 +79,44 @@ function plainDecimals(v: string): number | undefined {
 }
 
 /**
+ * `digit_shares` from rows per significant digits written: shares of the values rounded to 1 ..
+ * `digits` digits before their trailing zeros were dropped (16 and more digits: all at `digits`,
+ * the double as printed), or undefined when all are at `digits` (the cap alone writes them).
+ */
+function digitSharesOf(written: ReadonlyMap<number, number>, digits: number): number[] | undefined {
+  let total = 0;
+  for (const [p, c] of written) if (p <= digits) total += c;
+  if (total === 0) return undefined;
+  // A value rounded to p digits is written with p - j when its last j digits are zeros (chance
+  // 0.9 * 10^-j; all p - 1 after the first: 10^-(p-1)): the rounding's shares are found from the
+  // longest down, each taking back the shorter writings it makes.
+  // Writings of 16 or 17 digits are a double as printed (its shortest form, not rounded): they
+  // are one class, written as the column's `digits` write them.
+  const rest = Array.from({ length: digits }, (_, i) => (written.get(i + 1) ?? 0) / total);
+  const shares = new Array<number>(digits).fill(0);
+  let top = digits;
+  if (digits >= 16) {
+    for (let p = 16; p <= digits; p++) shares[digits - 1] += rest[p - 1];
+    top = 15;
+  }
+  for (let p = top; p >= 1; p--) {
+    const t = Math.max(0, rest[p - 1]) / (p > 1 ? 0.9 : 1);
+    shares[p - 1] = t;
+    for (let q = p - 1; q >= 1; q--) rest[q - 1] -= t * (q > 1 ? 0.9 : 1) * 10 ** -(p - q);
+  }
+  const sum = shares.reduce((a, b) => a + b, 0);
+  return shares[digits - 1] >= sum * (1 - 1e-9) ? undefined : shares.map((x) => x / sum);
+}
+
+/**
  * Numerical code book ({@link binnedCodec}, population `mean`/`std`); `column_stats` adds
  * `integer`, `decimals` (the most written, <= 20), `fixed_decimals` (all plain with exactly
  * `decimals` > 0: trailing zeros kept), `min_decimals` (all plain with at least that many > 0, some
  * more), `digits` (all in plain or exponent notation within that many significant digits, a long
- * integer part or a small exponent cutting some value's decimals) and, for quantile bins, `step` ({@link stepOf}) and `grain`
- * ({@link grainOf}).
+ * integer part or a small exponent cutting some value's decimals; a double's noise not counted when most
+ * long writings are noise, {@link noiseFreeDigits}), `digit_shares` (with `digits`, the shares of values written with each
+ * number of significant digits, when not all with `digits`) and, for quantile bins, `step`
+ * ({@link stepOf}) and `grain` ({@link grainOf}).
  */
 export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 1): ColumnCodec {
   const num: number[] = scan.values.map((v) => (v === "" ? NaN : Number(v)));
@@ -80,6 +131,13 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 
   let digits = 0;
   let capped = false;
   let other = false;
+  // Per value, its significant digits as written and as measured (a double's noise and a whole
+  // number's trailing zeros left out); how many values
+  // are written with 16 or more, and how many of those are noise of 14 or fewer.
+  const sig = new Int32Array(scan.values.length);
+  const shorter = new Int32Array(scan.values.length);
+  let long = 0;
+  let noisy = 0;
   scan.values.forEach((v, id) => {
     if (v === "") return;
     distinct++;
@@ -88,15 +146,35 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 
     const p = plainDecimals(v);
     fewest = p === undefined ? NaN : Math.min(fewest, p);
     most = p === undefined ? NaN : Math.max(most, p);
-    if (p !== undefined || EXPONENT_RE.test(v)) digits = Math.max(digits, significantDigits(v));
-    else other = true;
+    if (p !== undefined || EXPONENT_RE.test(v)) {
+      const w = significantDigits(v);
+      const q = w >= 16 ? noiseFreeDigits(v) : undefined;
+      if (w >= 16) {
+        long++;
+        if (q !== undefined) noisy++;
+      }
+      sig[id] = w;
+      // A whole number's trailing zeros are no measured digits (`123000` rounded to 3).
+      shorter[id] = q ?? (p === 0 ? significantDigits(v.replace(/0+$/, "")) : w);
+    } else other = true;
   });
   decimals = Math.min(decimals, 20);
+  // The long writings are a double's noise when most of them are (not by chance, as quotients).
+  const denoise = long > 0 && noisy >= 0.5 * long;
+  // Rows per significant digits written (non-zero values).
+  const written = new Map<number, number>();
+  scan.values.forEach((v, id) => {
+    if (sig[id] === 0) return;
+    const w = denoise || sig[id] < 16 ? shorter[id] : sig[id];
+    digits = Math.max(digits, denoise ? shorter[id] : sig[id]);
+    if (num[id] !== 0) written.set(w, (written.get(w) ?? 0) + scan.counts[id]);
+  });
   scan.values.forEach((v, id) => {
     const x = Math.abs(num[id]);
     if (v !== "" && x > 0 && Math.floor(Math.log10(x)) + 1 + decimals > digits) capped = true;
   });
   const sigDigits = capped && decimals > 0 && !other && digits <= 21 ? digits : undefined;
+  const digitShares = sigDigits !== undefined ? digitSharesOf(written, sigDigits) : undefined;
   const fixed = decimals > 0 && fewest === decimals && most === decimals;
   const minDecimals = fewest > 0 && fewest < decimals && most === decimals ? fewest : undefined;
   const step = distinct > binCap ? stepOf(num.filter((x) => !Number.isNaN(x)), decimals) : undefined;
@@ -106,12 +184,15 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 
     ...(fixed ? { fixed_decimals: true } : {}),
     ...(minDecimals !== undefined ? { min_decimals: minDecimals } : {}),
     ...(sigDigits !== undefined ? { digits: sigDigits } : {}),
+    ...(digitShares !== undefined ? { digit_shares: digitShares } : {}),
     ...(step !== undefined ? { step } : {}),
   });
   if (codec.stats.bin_edges) {
     const lattice = valueLattice(num, scan.counts, codec.stats, k);
     if (lattice) codec.stats.lattice = lattice;
-    const grain = grainOf(num, scan.counts, codec.stats, lattice);
+    // Digit shares are the column's grain where values are measured to a count of digits (the
+    // decimal grains only echo them, and rounding a grain's point again would coarsen it twice).
+    const grain = codec.stats.digit_shares ? undefined : grainOf(num, scan.counts, codec.stats, lattice);
     if (grain) codec.stats.grain = grain;
   }
   const format = scan.numberFormat;
@@ -180,11 +261,12 @@ export function numberLattice(stats: ColumnStats): Lattice | undefined {
   const unit = scaledStep > 1 && Math.abs(stats.step! * scale - scaledStep) < 1e-9 * scaledStep ? scaledStep : 1;
   const fixed = stats.fixed_decimals === true && d > 0;
   const writeNumber = numberWriter(d, fixed, stats.min_decimals ?? 0, stats.digits);
+  const writeDrawn = stats.digit_shares && stats.digits ? digitsWriter(d, fixed, stats.min_decimals ?? 0, stats.digit_shares) : writeNumber;
   const value = (k: number): number => (k * unit) / scale;
   return {
     value,
     index: (x) => (x * scale) / unit,
-    write: (k) => writeNumber(value(k)),
+    write: (k) => writeDrawn(value(k)),
     writeExact: (x) => (fixed || stats.min_decimals || stats.digits ? writeNumber(x) : String(x)),
     exactUpTo: 2 ** 52 / scale,
     // value(k) = k * unit, an integer; write and writeExact are then String (`-0` -> "0").
