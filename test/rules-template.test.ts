@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { analyzeTable, Decoder, describeRule, ruleId, type Metadata, type Table, type TemplateRule } from "../src/sdk";
 import { ruleShares } from "../src/sdk/rules/check";
-import { parseTemplate, renderTemplate, templateText, templateWriter } from "../src/sdk/rules/template";
+import { parseTemplate, renderTemplate, templateMatches, templateText, templateWriter } from "../src/sdk/rules/template";
 import { datetimeIn } from "../src/sdk/rules/detect/template";
 import { rowCells } from "../src/sdk/generate/batch";
 import { Rng } from "../src/sdk/generate/sfc32";
@@ -244,5 +244,44 @@ describe("template cells written in another form", () => {
     const real = new Set(depts.map(([n, s]) => `${n}|${s}`));
     const off = synth.rows.filter((r) => !real.has(`${r[1]}|${r[2]}`) || r[0] !== `${r[1]}, ${r[2]}`);
     assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${synth.rows.length} rows pair a department with another state`);
+  });
+});
+
+describe("template cells written from the row's coordinates", () => {
+  /**
+   * Sightings: coordinates rounded to 6 decimals, a WKT point of the unrounded ones (as a table
+   * that rounds its columns but not its point writes it), a `(lat, lon)` pair with 5 decimals,
+   * written from the rounded ones, and `near`, a point of another row's coordinates.
+   */
+  function sightings(n = 600): Table {
+    const rng = new Rng(31);
+    const at = Array.from({ length: n }, () => [-73.98 + rng.next() * 0.03, 40.76 + rng.next() * 0.04]);
+    const rows = at.map(([x, y], i) => {
+      const [ox, oy] = at[(i * 7 + 13) % n];
+      const [lon, lat] = [x.toFixed(6), y.toFixed(6)];
+      return [lon, lat, ["AM", "PM"][rng.int(2)], `POINT (${x} ${y})`, `(${Number(lat).toFixed(5)}, ${Number(lon).toFixed(5)})`, `POINT (${ox} ${oy})`];
+    });
+    return { columns: ["lon", "lat", "shift", "point", "pair", "near"], rows };
+  }
+
+  test("a WKT point and a (lat, lon) pair are written from the row's numbers; a point of other numbers is no template", async () => {
+    const t = sightings();
+    const { metadata } = await analyzeTable(t, { rareThreshold: 3 });
+    assert.deepEqual(templates(metadata).map((r) => describeRule(r)).sort(), ['template: pair = "({lat:.5f}, {lon:.5f})"', 'template: point = "POINT ({lon} {lat})"']);
+    assert.deepEqual(templates(metadata).map((r) => r.share), [1, 1], "the real point's longer numbers round to the row's cells");
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 500, 4), 7);
+    const off = synth.rows.filter(([lon, lat, , point, pair]) => point !== `POINT (${lon} ${lat})` || pair !== `(${Number(lat).toFixed(5)}, ${Number(lon).toFixed(5)})`);
+    assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${synth.rows.length} rows write another point`);
+  });
+
+  test("a number matches its cell written with more decimals that round to it, never fewer or another", () => {
+    const parts = ["POINT (", { column: 1 }, " ", { column: 2 }, ")"];
+    const cell = (c: number): string => ["", "-73.88182509", "40.65651334"][c];
+    assert.equal(templateMatches(parts, "POINT (-73.88182509318824 40.65651333701598)", cell), true);
+    assert.equal(templateMatches(parts, "POINT (-73.88182509 40.65651334)", cell), true);
+    assert.equal(templateMatches(parts, "POINT (-73.8818251 40.65651334)", cell), false, "fewer decimals");
+    assert.equal(templateMatches(parts, "POINT (-73.88182519318824 40.65651334)", cell), false, "another number");
+    assert.equal(templateMatches(parts, "POINT (73.88182509318824 40.65651334)", cell), false, "another sign");
+    assert.equal(templateMatches([{ column: 1, decimals: 2 }], "-73.88182509318824", cell), false, "a number part with decimals is written exactly");
   });
 });

@@ -81,6 +81,46 @@ export function renderTemplate(parts: readonly TemplatePart[], cell: (column: nu
   return out;
 }
 
+/** A number as a text writes it: sign, digits, and a decimal part. */
+const WRITTEN_NUMBER = /-?\d+(?:\.\d+)?/y;
+
+/**
+ * True when `text` is the template's text for one row (cells from `cell`, 1-based among the
+ * rule's sources, as {@link renderTemplate}): each literal and cell written exactly, except that a
+ * cell part with no decimals or filter whose cell is a number with a decimal part also matches that
+ * number written with more decimals that rounds to it (`POINT (-73.88182509318824 40.656513337)`
+ * for the cells -73.88182509 and 40.65651334: the table rounded its coordinate columns, not its
+ * point). Cells are matched left to right, the longer number first (`-73.9742811484852` is the
+ * start of `-73.97428114848522`).
+ */
+export function templateMatches(parts: readonly TemplatePart[], text: string, cell: (column: number) => string): boolean {
+  let at = 0;
+  for (const p of parts) {
+    const want = typeof p === "string" ? p : renderCell(p, cell(p.column));
+    const more = typeof p === "string" || p.decimals !== undefined || transformed(p) ? 0 : moreDecimals(text, at, want);
+    if (more > 0) at += more;
+    else if (text.startsWith(want, at)) at += want.length;
+    else return false;
+  }
+  return at === text.length;
+}
+
+/**
+ * Length of the number written in `text` at `at` when it holds more decimals than `cell` (a number
+ * with a decimal part) and rounds to it (within half a unit of `cell`'s last decimal); else 0.
+ */
+export function moreDecimals(text: string, at: number, cell: string): number {
+  const d = cell.indexOf(".");
+  if (d < 0 || !/^-?\d+\.\d+$/.test(cell)) return 0;
+  WRITTEN_NUMBER.lastIndex = at;
+  const m = WRITTEN_NUMBER.exec(text);
+  if (m === null) return 0;
+  const dot = m[0].indexOf(".");
+  const places = cell.length - d - 1;
+  if (dot < 0 || m[0].length - dot - 1 <= places || (m[0][0] === "-") !== (cell[0] === "-")) return 0;
+  return Math.abs(Number(m[0]) - Number(cell)) <= 0.5 * 10 ** -places * (1 + 1e-9) ? m[0].length : 0;
+}
+
 /**
  * The template as one line, the form {@link parseTemplate} reads: literals as written (a brace
  * doubled), cells as `{column}` or `{column:.Nf}` (`{x}-{y}`, `M {mag:.1f} - {place}`), then the
@@ -102,11 +142,11 @@ export function templateText(rule: Pick<TemplateRule, "columns" | "parts">): str
 
 /**
  * Row check of a template rule over rows in `idx` order (`idx[k]` is the index of
- * `rule.columns[k]`): true when the written cell is the template's text, undefined when that
- * cell is blank.
+ * `rule.columns[k]`): true when the written cell is the template's text ({@link templateMatches}:
+ * a number may carry more decimals that round to its cell), undefined when that cell is blank.
  */
 export function templateCheck(rule: TemplateRule, idx: readonly number[]): (row: readonly string[]) => boolean | undefined {
-  return (row) => (row[idx[0]] === "" ? undefined : row[idx[0]] === renderTemplate(rule.parts, (c) => row[idx[c]]));
+  return (row) => (row[idx[0]] === "" ? undefined : templateMatches(rule.parts, row[idx[0]], (c) => row[idx[c]]));
 }
 
 /**

@@ -19,7 +19,7 @@ import { notEqualCounts, sameValues } from "./not-equal";
 import { blankAgreement } from "./blank-together";
 import { declaredCalendar } from "./calendar";
 import { declaredDatetimePart } from "./datetime-part";
-import { parseTemplate, renderTemplate } from "../template";
+import { parseTemplate, renderTemplate, templateMatches } from "../template";
 
 /**
  * The 1-based file line of row `row`: exact for a row holding the first occurrence of some value
@@ -264,7 +264,9 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
       for (let r = 0; r < n; r++) {
         const text = cs[0].scan.values[cs[0].scan.ids[r]];
         if (text === "") continue;
-        const want = renderTemplate(rule.parts, (c) => cs[c].scan.values[cs[c].scan.ids[r]]);
+        const cellOf = (c: number): string => cs[c].scan.values[cs[c].scan.ids[r]];
+        if (templateMatches(rule.parts, text, cellOf)) continue;
+        const want = renderTemplate(rule.parts, cellOf);
         if (text !== want) throw breachError(scanned, { ...rule, share: 0 }, { row: r, column: cs[0].name, detail: `${quoted(cs[0], r)}, the template writes ${JSON.stringify(want)}` });
       }
       return rule;

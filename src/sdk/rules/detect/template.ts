@@ -4,7 +4,7 @@
  */
 import type { TemplateCell, TemplatePart, TemplateRule } from "../../../contract";
 import { DatetimeFormat } from "../../metadata/datetime";
-import { renderTemplate, titleCase, transformed } from "../template";
+import { moreDecimals, renderCell, templateMatches, titleCase, transformed } from "../template";
 import type { Col } from "./view";
 
 /** Rows a template is proposed from (spread over the table). */
@@ -30,8 +30,8 @@ const MONTHS_LONG = ["January", "February", "March", "April", "May", "June", "Ju
 const MIN_ROWS = 30;
 /** Longest cell a template is proposed from (UTF-16 code units). */
 const MAX_LENGTH = 512;
-/** Most decimals a number is tried with (`M 2.0` from a magnitude of 2). */
-const MAX_DECIMALS = 4;
+/** Most decimals a number is tried with (`M 2.0` from a magnitude of 2, `(40.79408, -73.95613)`). */
+const MAX_DECIMALS = 8;
 /** Source columns of one template, at most (the contract's limit). */
 const MAX_SOURCES = 16;
 
@@ -53,7 +53,7 @@ interface Slot extends Omit<TemplateCell, "column" | "decimals"> {
  * The template rules of `cols` over the first `n` rows. A column of text (categorical or
  * identifier, no domain) outside `taken` is a template's when, proposed on 48 spread rows (each
  * row's cell split into the best cover by other cells not near-constant, each cell as written,
- * a number with 0-4 decimals, its part before a separator, re-cased, or a datetime written in
+ * a number with 0-8 decimals or with more decimals that round to it, its part before a separator, re-cased, or a datetime written in
  * another format: {@link datetimeIn}), the one of the three most proposed templates that gives
  * the cell exactly in the most rows gives it in >= 95% of its >= 30 non-blank rows (>= 90% with
  * a cell re-cased or a date re-formatted). A template of one cell as it is and no literal (a
@@ -79,8 +79,9 @@ export function detectTemplates(cols: readonly Col[], n: number, taken: Readonly
       if (text === "" || text.length > MAX_LENGTH) continue;
       const p = propose(text, cols, t, r, cell, sources);
       if (p === undefined) continue;
-      // A number written as it is, or with the decimals it has here (`1.6` and `2.0` of `{mag:.1f}`).
-      const fixed = { literals: p.literals, slots: p.slots.map((s, j) => ({ ...s, decimals: s.decimals >= 0 || !NUMBER.test(p.texts[j]) ? s.decimals : (p.texts[j].split(".")[1]?.length ?? 0) })) };
+      // A number written as it is, or with the decimals it has here (`1.6` and `2.0` of `{mag:.1f}`);
+      // one written with more decimals than its cell is the cell as it is.
+      const fixed = { literals: p.literals, slots: p.slots.map((s, j) => ({ ...s, decimals: s.decimals >= 0 || p.longer[j] || !NUMBER.test(p.texts[j]) ? s.decimals : (p.texts[j].split(".")[1]?.length ?? 0) })) };
       for (const q of [{ literals: p.literals, slots: p.slots }, fixed]) {
         const key = JSON.stringify(q);
         const v = votes.get(key);
@@ -89,8 +90,29 @@ export function detectTemplates(cols: readonly Col[], n: number, taken: Readonly
         if (JSON.stringify(fixed) === key) break;
       }
     }
+    // A cell part that writes one text on every proposal row is that text (`POINT` before ` (` of another point).
+    const proposed = Array.from({ length: PROPOSAL_ROWS }, (_, i) => Math.floor((i * n) / PROPOSAL_ROWS));
+    const merged = new Map<string, { slots: Slot[]; literals: string[]; count: number }>();
+    for (const v of votes.values()) {
+      const slots: Slot[] = [];
+      const literals = [v.literals[0]];
+      v.slots.forEach((slot, j) => {
+        const { col, decimals, ...how } = slot;
+        const part: TemplateCell = { column: 1, ...(decimals < 0 ? {} : { decimals }), ...how };
+        const texts = new Set(proposed.map((r) => renderCell(part, cell(cols[col], r))));
+        if (texts.size === 1) literals[literals.length - 1] += [...texts][0] + v.literals[j + 1];
+        else {
+          slots.push(slot);
+          literals.push(v.literals[j + 1]);
+        }
+      });
+      const key = JSON.stringify({ literals, slots });
+      const m = merged.get(key);
+      if (m) m.count += v.count;
+      else merged.set(key, { slots, literals, count: v.count });
+    }
     const copy = (v: { slots: Slot[]; literals: string[] }): boolean => v.slots.length === 1 && v.literals.every((l) => l === "") && !transformed({ column: 1, ...v.slots[0] });
-    const ranked = [...votes.values()].filter((v) => v.slots.length > 0 && !copy(v)).sort((a, b) => b.count - a.count);
+    const ranked = [...merged.values()].filter((v) => v.slots.length > 0 && !copy(v)).sort((a, b) => b.count - a.count);
     // The passing candidate that gives the most rows (ties: the most proposed).
     let best: TemplateRule | undefined;
     for (const cand of ranked.slice(0, CANDIDATES)) {
@@ -99,12 +121,23 @@ export function detectTemplates(cols: readonly Col[], n: number, taken: Readonly
       const idx = rule.columns.map((name) => cols.findIndex((c) => c.name === name));
       let rows = 0;
       let kept = 0;
+      // A cell part that writes one text in every row is a literal (`POINT` before ` (` of another point).
+      const cellParts = rule.parts.filter((p): p is TemplateCell => typeof p !== "string");
+      const first = new Map<TemplateCell, string>();
+      const varies = new Set<TemplateCell>();
       for (let r = 0; r < n; r++) {
         const text = cell(target, r);
         if (text === "") continue;
         rows++;
-        if (text === renderTemplate(rule.parts, (c) => cell(cols[idx[c]], r))) kept++;
+        if (templateMatches(rule.parts, text, (c) => cell(cols[idx[c]], r))) kept++;
+        for (const p of cellParts) {
+          if (varies.has(p)) continue;
+          const written = renderCell(p, cell(cols[idx[p.column]], r));
+          if (!first.has(p)) first.set(p, written);
+          else if (first.get(p) !== written) varies.add(p);
+        }
       }
+      if (varies.size < cellParts.length) continue;
       if (rows >= MIN_ROWS && kept >= (rule.parts.some(displayed) ? SHARE_TRANSFORMED : SHARE) * rows && kept / rows > (best?.share ?? 0)) {
         best = { ...rule, share: kept / rows };
         if (kept === rows) break;
@@ -119,7 +152,8 @@ export function detectTemplates(cols: readonly Col[], n: number, taken: Readonly
  * The best cover of `text` by the row's other cells (dynamic programming over positions: most
  * characters covered past the first of each cell, so a lone digit is a literal, then fewest
  * cells), as alternating literals and slots: `literals.length === slots.length + 1`, `texts` the
- * slots' matched texts. Undefined when no cell occurs in the text.
+ * slots' matched texts, `longer` true where a number is written with more decimals than its cell
+ * and rounds to it. Undefined when no cell occurs in the text.
  */
 function propose(
   text: string,
@@ -128,10 +162,11 @@ function propose(
   r: number,
   cell: (c: Col, r: number) => string,
   sources: readonly boolean[],
-): { slots: Slot[]; literals: string[]; texts: string[] } | undefined {
+): { slots: Slot[]; literals: string[]; texts: string[]; longer: boolean[] } | undefined {
   const L = text.length;
-  // Every occurrence of every source's forms: starts[i] lists (slot, length).
-  const starts: { slot: Slot; len: number }[][] = Array.from({ length: L }, () => []);
+  // Every occurrence of every source's forms: starts[i] lists (slot, length, written with more decimals).
+  const starts: { slot: Slot; len: number; longer?: boolean }[][] = Array.from({ length: L }, () => []);
+  const numbers = [...text.matchAll(/-?\d+\.\d+/g)].map((m) => m.index);
   let any = false;
   for (let c = 0; c < cols.length; c++) {
     if (c === target || !sources[c]) continue;
@@ -143,6 +178,13 @@ function propose(
       for (let d = 0; d <= MAX_DECIMALS; d++) {
         const s = x.toFixed(d);
         if (s !== v && !forms.some((f) => f[0] === s)) forms.push([s, { col: c, decimals: d }]);
+      }
+      for (const at of numbers) {
+        const len = moreDecimals(text, at, v);
+        if (len > 0) {
+          starts[at].push({ slot: { col: c, decimals: -1 }, len, longer: true });
+          any = true;
+        }
       }
     } else forms.push(...recased(v, c));
     for (const [s, slot] of forms) {
@@ -165,7 +207,7 @@ function propose(
   if (!any) return undefined;
   const cover = new Int32Array(L + 1).fill(-1);
   const cells = new Int32Array(L + 1);
-  const from: ({ at: number; slot?: Slot } | undefined)[] = new Array(L + 1);
+  const from: ({ at: number; slot?: Slot; longer?: boolean } | undefined)[] = new Array(L + 1);
   cover[0] = 0;
   const better = (j: number, cv: number, cl: number): boolean => cv > cover[j] || (cv === cover[j] && cl < cells[j]);
   for (let i = 0; i < L; i++) {
@@ -180,23 +222,25 @@ function propose(
       if (better(j, cover[i] + m.len - 1, cells[i] + 1)) {
         cover[j] = cover[i] + m.len - 1;
         cells[j] = cells[i] + 1;
-        from[j] = { at: i, slot: m.slot };
+        from[j] = { at: i, slot: m.slot, longer: m.longer };
       }
     }
   }
   const slots: Slot[] = [];
   const texts: string[] = [];
   const literals: string[] = [""];
-  const steps: { at: number; to: number; slot?: Slot }[] = [];
+  const longer: boolean[] = [];
+  const steps: { at: number; to: number; slot?: Slot; longer?: boolean }[] = [];
   for (let j = L; j > 0; j = from[j]!.at) steps.push({ ...from[j]!, to: j });
   for (const s of steps.reverse()) {
     if (s.slot) {
       slots.push(s.slot);
       texts.push(text.slice(s.at, s.to));
+      longer.push(s.longer === true);
       literals.push("");
     } else literals[literals.length - 1] += text.slice(s.at, s.to);
   }
-  return { slots, literals, texts };
+  return { slots, literals, texts, longer };
 }
 
 /** True when one value (blank included) fills >= 95% of the rows: a cell that is there by coincidence. */
