@@ -64,14 +64,15 @@ export function filterDrawCap(n: number): number {
  */
 export const KEY_TOP_UP_ROUNDS = 24;
 
-/** Drawn rows (over n, plus 16) after which a sample stops checking the table's keys. */
-export const KEY_MAX_DRAWN = 8;
-
 /**
- * The rows a sample of `n` may draw before it keeps the rest without checking its keys: at the
- * real row count every key is taken once, and independent uniform draws hold all but e^-8 (0.03%)
- * of the keys after 8n draws.
+ * Drawn rows (over n, plus 16) after which a sample stops checking the table's keys: the near-copy
+ * filter's bound, so a key never makes a sample cost more than the filter may (every drawn row is
+ * charged). At the real row count, independent uniform draws hold all but e^-3 (5%) of the keys
+ * after 3n draws; the rest are written unchecked and counted.
  */
+export const KEY_MAX_DRAWN = FILTER_MAX_DRAWN;
+
+/** The rows a sample of `n` may draw before it keeps the rest without checking its keys. */
 export function keyDrawCap(n: number): number {
   return Math.max(KEY_MAX_DRAWN * n + 16, FILTER_MIN_DRAWN_ROWS);
 }

@@ -17,8 +17,7 @@
  * value (`../columns/id`).
  */
 import type { Metadata } from "../../contract";
-import type { ScannedTable } from "../metadata/encoded";
-import { MISSING_KEY, OTHER } from "../columns/common";
+import { MISSING_KEY, OTHER, type ColumnScan } from "../columns/common";
 import type { SemanticShape } from "./types";
 
 /** Largest chance that the rows of a word all hold one value by accident (p^rows). */
@@ -30,7 +29,7 @@ export const TIE_CHANCE = 0.01;
  * @param sample the scanned rows the metadata was built from (the fit's sample).
  * @param k the rare threshold: a tied word is held by >= k rows.
  */
-export function findWordPartners(metadata: Metadata, sample: ScannedTable, k: number): void {
+export function findWordPartners(metadata: Metadata, sample: { columns: readonly string[]; n: number; scans: readonly ColumnScan[] }, k: number): void {
   const stats = metadata.column_stats ?? {};
   for (const [f, st] of Object.entries(stats)) {
     const sem = st.type === "id" && st.id_shape?.kind === "text" ? (st.id_shape.semantic as SemanticShape | undefined) : undefined;
