@@ -42,13 +42,17 @@ export class SampleKeys {
     const local = this.keys.map(() => new Set<number>());
     const out: number[] = [];
     const n = rows?.length ?? batch.length;
+    // One row's key hashes, reused: no array per row on the sampling path.
+    const hs = new Float64Array(this.keys.length);
     for (let i = 0; i < n; i++) {
       const r = rows === undefined ? i : rows[i];
       let ok = true;
-      const hs = this.keys.map((cols) => keyHash(batch, r, cols));
-      for (let k = 0; k < hs.length && ok; k++) ok = !this.seen[k].has(hs[k]) && !local[k].has(hs[k]);
+      for (let k = 0; k < hs.length && ok; k++) {
+        hs[k] = keyHash(batch, r, this.keys[k]);
+        ok = !this.seen[k].has(hs[k]) && !local[k].has(hs[k]);
+      }
       if (!ok) continue;
-      hs.forEach((h, k) => local[k].add(h));
+      for (let k = 0; k < hs.length; k++) local[k].add(hs[k]);
       out.push(r);
     }
     return out;
