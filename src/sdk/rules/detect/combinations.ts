@@ -430,8 +430,10 @@ export function blankZeros(cols: Col[], n: number): StructuralZerosRule[] {
   const scratch: { buf?: Int32Array } = {};
   for (const X of measured) {
     const bins = X.codec.missingCode;
-    // Filled as code 0, blank as code 1.
-    const two: Col = { ...X, code: Int32Array.from(X.code, (_, id) => (id === X.blank ? 1 : 0)), codec: { ...X.codec, K: 2, missingCode: 1, otherCode: -1 } };
+    // Two values: filled (id and code 0) and blank (1), so the joint counts stay 2 x values of B.
+    const ids = Int32Array.from(X.scan.ids, (id) => (id === X.blank ? 1 : 0));
+    const scan = { ...X.scan, values: ["", ""], counts: [n - X.scan.counts[X.blank], X.scan.counts[X.blank]], ids };
+    const two: Col = { ...X, scan, code: Int32Array.from([0, 1]), blank: 1, nv: 2, nonBlank: 1, num: undefined, codec: { ...X.codec, K: 2, missingCode: 1, otherCode: -1 } };
     for (const B of book) {
       const first = X.f < B.f;
       const z = first ? structuralZeros(two, B, jointCells(two, B, n, scratch), n) : structuralZeros(B, two, jointCells(B, two, n, scratch), n);
