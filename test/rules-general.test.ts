@@ -11,6 +11,9 @@ import assert from "node:assert/strict";
 import { DataError, Decoder, type Metadata, type Rule, type Table } from "../src/sdk";
 import { describeRule, ruleId } from "../src/sdk/rules/describe";
 import { ruleChecker, ruleShares } from "../src/sdk/rules/check";
+import { JOINT_CANDIDATES, jointPairs, structuralZeros } from "../src/sdk/rules/structural-zeros";
+import { rowCells } from "../src/sdk/generate/batch";
+import { Rng } from "../src/sdk/generate/sfc32";
 import { independentCodes, analyzed, decodeIndependent, table } from "./rules-fixtures";
 
 /** The share of rows of `t` that keep `rule` (of the rows it applies to), and how many it applies to. */
@@ -131,6 +134,48 @@ describe("structural zeros", () => {
     assert.equal(rows.rows.filter((r) => r[1] === "" && r[0] !== "Doc").length, 0);
   });
 
+  test("a number left blank by one network: blank and filled are values of a binned column, kept in 100% of decoded rows", async () => {
+    // USGS feed: ak never reports a station count, ci and nc always do; 200 distinct counts: bins.
+    const t = table(["net", "nst", "z"], 3000, (_, rng) => {
+      const net = ["ci", "nc", "ak"][rng.int(3)];
+      return [net, net === "ak" ? "" : 3 + rng.int(200), `z${rng.int(3)}`];
+    });
+    const meta = await analyzed(t);
+    assert.deepEqual(meta.rules!.map(ruleId), ["structural_zeros:net,nst"]);
+    const rule = meta.rules![0];
+    assert.ok(rule.type === "structural_zeros");
+    const bins = meta.column_stats!.nst.bin_edges!.length - 1;
+    const [net, blank] = [meta.value_mappings!.net, meta.value_mappings!.nst[""]];
+    const want = [`${net.ci},${blank}`, `${net.nc},${blank}`, ...Array.from({ length: bins }, (_, k) => `${net.ak},${k}`)];
+    assert.deepEqual(new Set(rule.pairs.map(([a, b]) => `${a},${b}`)), new Set(want));
+    assert.match(describeRule(rule, meta), /^structural zeros: \(net, nst\) never .*\(ak, any number\)/);
+    const check = ruleChecker(rule, meta);
+    assert.equal(check(["ak", "40", "z0"]), false);
+    assert.equal(check(["ak", "9999", "z0"]), false, "a number past the last bin is a number all the same");
+    assert.equal(check(["ci", "", "z0"]), false);
+    assert.equal(check(["ci", "40", "z0"]), true);
+    assert.equal(check(["ak", "", "z0"]), true);
+    assert.ok(kept(meta, rule, decodeIndependent(meta, 3000, false)).share < 0.8);
+    const rows = decodeIndependent(meta, 3000);
+    assert.deepEqual(kept(meta, rule, rows), { share: 1, applicable: 3000 });
+    // The repair keeps the shares: a third of the rows ak (and so blank), counts within the real range.
+    const akShare = rows.rows.filter((r) => r[0] === "ak").length / rows.rows.length;
+    assert.ok(Math.abs(akShare - 1 / 3) < 0.06, `ak ${akShare}`);
+    for (const r of rows.rows) if (r[1] !== "") assert.ok(Number(r[1]) >= 3 && Number(r[1]) <= 202, r[1]);
+  });
+
+  test("a binned column's blanks beside a value by chance, or too few to tell, give no zeros", async () => {
+    // Blank in 20% of rows whatever the kind; rare is in 1% of rows and never blank (E = 6 < 30,
+    // and 30 filled rows happen by chance with probability 0.8^30 = 0.001).
+    const t = table(["kind", "x"], 3000, (i, rng) => {
+      const rare = i % 100 === 0;
+      return [rare ? "rare" : `k${rng.int(3)}`, !rare && rng.int(5) === 0 ? "" : (rng.next() * 100).toFixed(2)];
+    });
+    const meta = await analyzed(t);
+    assert.ok(meta.column_stats!.x.bin_edges !== undefined, "x is binned");
+    assert.deepEqual(meta.rules, []);
+  });
+
   test("the checker reads values through value_mappings; blanks do not apply", async () => {
     const meta = await analyzed(family());
     const rule = meta.rules![0];
@@ -139,6 +184,35 @@ describe("structural zeros", () => {
     assert.equal(check(["Husband", "M", "z0"]), true);
     assert.equal(check(["", "F", "z0"]), undefined);
     assert.equal(check(["Cousin", "F", "z0"]), true);
+  });
+
+  test("a joint move between two columns of 5,000 values tries a bounded number of pairs, and repairs the row", () => {
+    const K = 5000;
+    // All pairs while few; past JOINT_CANDIDATES, at most that many, drawn by weight.
+    assert.equal(jointPairs(10, 20, () => 1, () => 1, new Rng(1)).length, 200);
+    const wide = jointPairs(K + 1, K + 1, (i) => (i === 7 ? 1e6 : 1), () => 1, new Rng(1));
+    assert.ok(wide.length > 0 && wide.length <= JOINT_CANDIDATES, `${wide.length} candidates`);
+    assert.ok(wide.every(([i, j]) => i >= 0 && i <= K && j >= 0 && j <= K));
+    assert.ok(wide.filter(([i]) => i === 7).length > wide.length / 2, "the heavy value is drawn most");
+    // a0 is forbidden beside every b and b0 beside every a: no single cell of (a0, b0) can move.
+    const codes = (p: string) => Object.fromEntries(Array.from({ length: K }, (_, i) => [`${p}${i}`, i]));
+    const uniform = new Array<number>(K).fill(1 / K);
+    const meta: Metadata = {
+      features: ["a", "b"],
+      cardinalities: { a: K, b: K },
+      empirical_probs: { a: uniform, b: uniform },
+      column_stats: { a: { type: "categorical", count: K, missing: 0 }, b: { type: "categorical", count: K, missing: 0 } },
+      value_mappings: { a: codes("a"), b: codes("b") },
+    };
+    const pairs = [...Array.from({ length: K }, (_, j) => [0, j]), ...Array.from({ length: K - 1 }, (_, i) => [i + 1, 0])];
+    const rule = { type: "structural_zeros" as const, columns: ["a", "b"], pairs, share: 1 };
+    const compiled = structuralZeros(meta, [rule], [])!;
+    const rows = [["a0", "b0"], ["a3", "b4"]];
+    const out = { changed: 0, unrepaired: 0 };
+    compiled.apply(rowCells(rows), new Rng(3), undefined, () => "", out, undefined);
+    assert.deepEqual(out, { changed: 2, unrepaired: 0 });
+    assert.ok(rows[0][0] !== "a0" && rows[0][1] !== "b0", rows[0].join(","));
+    assert.deepEqual(rows[1], ["a3", "b4"]);
   });
 
   test("declared: listed pairs are checked against every row; without pairs, detection's pairs", async () => {

@@ -594,7 +594,8 @@ export interface BlankTogetherRule extends RuleBase {
  * Structural zeros (Private-PGM's): value pairs of two columns that no synthetic row holds, because
  * the real rows never hold them, or hold them in under 1% of the rows independence predicts
  * (relationship `Husband` with sex `Female`). Columns are categorical, or numerical or datetime
- * with point bins (values in `value_mappings`).
+ * with point bins (values in `value_mappings`) or interval bins (`bin_edges`: a cell's code is its
+ * number's bin, the blank its own code; detection forbids the blank, or every bin, beside a value).
  */
 export interface StructuralZerosRule extends RuleBase {
   type: "structural_zeros";

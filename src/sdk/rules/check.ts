@@ -7,8 +7,9 @@
  * Verdicts (true keeps, false breaks, undefined: does not apply):
  * - `fixed_combinations`: undefined when a cell is blank. Each cell's text becomes its code
  *   through `value_mappings[column]`: its own entry; else, for point bins, the entry of the same
- *   number or instant (`1.50` finds `1.5`); else the pooled `__other__` code (a rare or a fresh
- *   pooled value, as the encoder pools it). Keeps when the code tuple is one of `combinations`. A
+ *   number or instant (`1.50` finds `1.5`); for interval bins (`bin_edges`) the bin of the number
+ *   or instant (one past either end: the end bin); else the pooled `__other__` code (a rare or a
+ *   fresh pooled value, as the encoder pools it). Keeps when the code tuple is one of `combinations`. A
  *   text with no code at all BREAKS it: a row inventing a city must not pass as keeping "city
  *   determines state". With a `determinant` whose pooled code no combination holds, a row whose
  *   determinant reads as pooled is undefined: detection releases no combination for rare values.
@@ -48,7 +49,7 @@ import type { ColumnStats, DifferenceRule, Metadata, Rule } from "../../contract
 import type { Table } from "../io/csv";
 import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
-import { MISSING_KEY, OTHER, decimalsOf } from "../columns";
+import { MISSING_KEY, OTHER, decimalsOf, pointValues, seedBin } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 import { identityTolerance } from "./sums";
@@ -196,7 +197,21 @@ export function cellCoder(column: string, metadata: Metadata): (text: string) =>
 function coderOf(column: string, reader: ColumnReader, metadata: Metadata): (text: string) => number | undefined {
   const own = new Map<string, number>(Object.entries(metadata.value_mappings?.[column] ?? {}));
   const other = own.get(OTHER);
-  const kind = metadata.column_stats?.[column]?.type;
+  const stats = metadata.column_stats?.[column];
+  const kind = stats?.type;
+  const edges = kind === "numerical" || kind === "datetime" ? stats?.bin_edges : undefined;
+  if (edges && edges.length >= 2) {
+    // Interval bins: a number's bin (datetimes: the reader's ms, the edges' seconds), one past
+    // either end in the end bin, as a seed cell.
+    const points = pointValues(edges);
+    const scale = kind === "datetime" ? 1000 : 1;
+    return (text) => {
+      const c = own.get(text);
+      if (c !== undefined) return c;
+      const x = reader.value(text);
+      return x === undefined ? undefined : seedBin(edges, points, x / scale);
+    };
+  }
   let byValue: Map<number, number> | undefined;
   if (kind === "numerical" || kind === "datetime") {
     byValue = new Map();

@@ -1,6 +1,7 @@
 /** Row rules in words (`synthd fit`'s lines) and their stable ids (matched by `rules.drop`). */
 import type { DatetimePart, Metadata, PublicAttribute, Rule } from "../../contract";
 import { shortNumber } from "../columns/numerical";
+import { MISSING_KEY } from "../columns/common";
 import { templateText } from "./template";
 import { ratioText } from "./ratio";
 
@@ -106,11 +107,49 @@ export function identityText(parts: readonly string[], signs: readonly number[] 
   return text;
 }
 
-/** Code -> value text of a column's `value_mappings` (a code's first text), else the code. */
-function valueNamer(metadata: Pick<Metadata, "value_mappings"> | undefined, column: string): (code: number) => string {
+/** What {@link describeRule} reads of the metadata: value names, and interval bins' edges. */
+type Names = Pick<Metadata, "value_mappings"> & Partial<Pick<Metadata, "column_stats">>;
+
+/**
+ * Code -> value text of a column's `value_mappings` (a code's first text, the blank as `""`); an interval bin of
+ * `bin_edges` as `[lo, hi)` (a point bin as its number); else the code.
+ */
+function valueNamer(metadata: Names | undefined, column: string): (code: number) => string {
   const names: string[] = [];
   for (const [text, code] of Object.entries(metadata?.value_mappings?.[column] ?? {})) if (names[code] === undefined) names[code] = text;
-  return (code) => names[code] ?? `code ${code}`;
+  const e = metadata?.column_stats?.[column]?.bin_edges;
+  return (code) => {
+    if (names[code] === MISSING_KEY) return '""';
+    if (names[code] !== undefined) return names[code];
+    if (e && code + 1 < e.length) return e[code] === e[code + 1] ? `${e[code]}` : `[${e[code]}, ${e[code + 1]}${code + 2 === e.length ? "]" : ")"}`;
+    return `code ${code}`;
+  };
+}
+
+/**
+ * A structural-zeros rule's pairs as text, `(a, b)`, a partner value forbidden beside every bin
+ * of an interval-binned column once, as `(any number, b)`.
+ */
+function zeroPairs(rule: Extract<Rule, { type: "structural_zeros" }>, metadata: Names | undefined): string[] {
+  const [na, nb] = rule.columns.map((c) => valueNamer(metadata, c));
+  const bins = rule.columns.map((c) => Math.max(0, (metadata?.column_stats?.[c]?.bin_edges?.length ?? 0) - 1));
+  const out: string[] = [];
+  const whole = new Set<string>();
+  for (const [side, k] of bins.entries()) {
+    if (k === 0) continue;
+    const per = new Map<number, number>();
+    for (const p of rule.pairs) if (p[side] < k) per.set(p[1 - side], (per.get(p[1 - side]) ?? 0) + 1);
+    for (const [v, count] of per) if (count === k) whole.add(`${side},${v}`);
+  }
+  const said = new Set<string>();
+  for (const [a, b] of rule.pairs) {
+    const wa = a < bins[0] && whole.has(`0,${b}`);
+    const wb = b < bins[1] && whole.has(`1,${a}`);
+    const text = `(${wa ? "any number" : na(a)}, ${wb ? "any number" : nb(b)})`;
+    if (!said.has(text)) out.push(text);
+    said.add(text);
+  }
+  return out;
 }
 
 /** 1204 -> "1,204". */
@@ -129,9 +168,10 @@ export function percent(share: number): string {
  * (relationship, sex) never (Husband, Female)` (4 pairs listed, then `and N more`), `public attribute:
  * state -> id (US state FIPS code)`. The share is
  * added below 1 (floored to 0.1%); a declared rule ends with `(declared)`.
- * @param metadata its `value_mappings` name structural zeros' values (else `code 3`).
+ * @param metadata its `value_mappings` name structural zeros' values, `column_stats` their interval
+ *   bins (else `code 3`).
  */
-export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappings">): string {
+export function describeRule(rule: Rule, metadata?: Names): string {
   const share = rule.share < 1 ? percent(rule.share) : undefined;
   const tail = rule.declared ? " (declared)" : "";
   switch (rule.type) {
@@ -160,9 +200,9 @@ export function describeRule(rule: Rule, metadata?: Pick<Metadata, "value_mappin
     case "blank_together":
       return `blank together: ${rule.columns.join(", ")}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "structural_zeros": {
-      const [na, nb] = rule.columns.map((c) => valueNamer(metadata, c));
-      const listed = rule.pairs.slice(0, LISTED_PAIRS).map(([a, b]) => `(${na(a)}, ${nb(b)})`);
-      const more = rule.pairs.length > LISTED_PAIRS ? ` and ${thousands(rule.pairs.length - LISTED_PAIRS)} more` : "";
+      const pairs = zeroPairs(rule, metadata);
+      const listed = pairs.slice(0, LISTED_PAIRS);
+      const more = pairs.length > LISTED_PAIRS ? ` and ${thousands(pairs.length - LISTED_PAIRS)} more` : "";
       return `structural zeros: (${rule.columns.join(", ")}) never ${listed.join(", ")}${more}${share ? ` (${share} of rows)` : ""}${tail}`;
     }
     case "public_attribute":

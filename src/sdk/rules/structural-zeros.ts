@@ -4,13 +4,17 @@
  * (with the other cells of the column's single fixed-combinations rule, if any, so education and
  * education-num move together). Cell (never a fixed one) and value are drawn together among the
  * values of their own (not pooled) and the blank (with the columns blank together with the cell)
- * that make no forbidden pair and break no rule the row kept; where no single cell fits, both cells
- * of the pair move together. Probability proportional to the value's shortfall against its quota
+ * that make no forbidden pair and break no rule the row kept; a column of interval bins (whose
+ * codes have no text) offers the blank and one number drawn from its 1-way marginal per step.
+ * Where no single cell fits, both cells of the pair move together, among all value pairs while
+ * there are at most {@link JOINT_CANDIDATES}, else among that many drawn by the values' real
+ * shares ({@link jointPairs}). Probability proportional to the value's shortfall against its quota
  * (`quotaScore`, as fixed combinations) times the likelihood ratio Π_g P(g | v) / Π_g P(g |
  * current) over the metadata's 2-way marginals (`../../rule-scores`), raised to
  * {@link ZERO_LIKELIHOOD_POWER}: a Gibbs step (Geman & Geman 1984) restricted to the allowed cells,
  * the quota in place of the prior. Rows are repaired in a seeded random order, each until it holds
- * no forbidden pair (at most {@link MAX_STEPS} rewrites); a row left with one is unrepaired.
+ * no forbidden pair (at most {@link MAX_STEPS} rewrites; a pair no rewrite fits is passed over for
+ * the row's next one until a rewrite lands); a row left with one is unrepaired.
  */
 import type { Metadata, Rule, StructuralZerosRule } from "../../contract";
 import { MISSING_KEY, OTHER } from "../columns";
@@ -69,7 +73,14 @@ interface ZeroColumn {
   combos?: Combos;
   /** The real 1-way share of each code (`empirical_probs`): a batch's quota of the code. */
   probs: readonly number[];
+  /** Interval bins (`bin_edges`): no text per code; a rewrite writes a drawn number (or the blank). */
+  binned: boolean;
+  /** {@link jointValues}' cells and their cumulative weights (real share, at least a floor), built once. */
+  joint?: { cells: Cell[]; cum: Float64Array };
 }
+
+/** One cell a rewrite writes: feature, code, text. */
+type Cell = { f: number; code: number; text: string };
 
 /** A fixed-combinations rule as rewrites use it: columns and released combinations (own codes). */
 interface Combos {
@@ -78,7 +89,14 @@ interface Combos {
 }
 
 /** A rewrite of one row: cells (feature, code, text). */
-type Move = { f: number; code: number; text: string }[];
+type Move = Cell[];
+
+/**
+ * Candidate pairs of a joint move, at most: a pair of columns with more value pairs than this
+ * draws this many (by their real shares) instead of trying each, so two columns of 5,000 values
+ * cost a row 1,024 checks, not 25 million.
+ */
+export const JOINT_CANDIDATES = 1024;
 
 /** Fixed-combinations rules with more released combinations than this are moved cell by cell. */
 const MAX_COMBO_MOVES = 2000;
@@ -140,6 +158,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       logTables: conditionals.map((x) => x.table.map(Math.log)),
       guards,
       probs,
+      binned: meta.column_stats?.[name]?.bin_edges !== undefined,
     };
     columns.set(f, c);
     const only = fixedRules.length === 1 ? fixedRules[0] : undefined;
@@ -168,7 +187,9 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
   }
   // The rows' codes per column of some structural-zeros rule, for the batch being repaired.
   const codesAt = new Map<number, Int32Array>();
-  const broken = (r: number): ZeroTable | undefined => tables.find((z) => forbids(z, codesAt.get(z.fa)![r], codesAt.get(z.fb)![r]));
+  // The first rule row r breaks, past those in `stuck` (no rewrite fits them now).
+  const broken = (r: number, stuck?: ReadonlySet<ZeroTable>): ZeroTable | undefined =>
+    tables.find((z) => !stuck?.has(z) && forbids(z, codesAt.get(z.fa)![r], codesAt.get(z.fb)![r]));
   // The code of feature g in row r: the batch's reading for a zero column, else its text read now.
   const codeIn = (g: number, r: number, row: readonly string[]): number => codesAt.get(g)?.[r] ?? column(g).coder(row[g]) ?? -1;
   // log Π_h P(h | code) over the conditionals whose other column has a code in row r.
@@ -185,7 +206,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
   };
   // The moves rewriting column f of row r: to each combination of its fixed-combinations rule
   // (keeping the fixed cells), or to each value of its own.
-  const movesOf = (f: number, r: number, row: readonly string[], fixed: (r: number, f: number) => boolean): Move[] => {
+  const movesOf = (f: number, r: number, row: readonly string[], fixed: (r: number, f: number) => boolean, drawn: Cell | undefined): Move[] => {
     const c = column(f);
     const cur = codeIn(f, r, row);
     const moves: Move[] = [];
@@ -206,6 +227,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     c.texts.forEach((text, code) => {
       if (text !== undefined && code !== cur) moves.push([{ f, code, text }]);
     });
+    if (drawn && drawn.code !== cur) moves.push([drawn]);
     // Blank, with the columns blank together with it (a felt count and its intensity).
     const blank = c.toCode.get(MISSING_KEY);
     if (blank !== undefined && blank !== cur) {
@@ -215,7 +237,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     return moves;
   };
   return {
-    apply(rows: Cells, rng: Rng, given, _draw, out, gen) {
+    apply(rows: Cells, rng: Rng, given, draw, out, gen) {
       const fixed = given ?? noneFixed;
       const n = rows.length;
       readCodes(rows);
@@ -227,16 +249,25 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       // Per zero column, the batch's rows per code (the quotas' "held").
       const held = new Map<number, Float64Array>();
       for (const c of zeroCols) {
-        const h = new Float64Array(c.texts.length);
+        const h = new Float64Array(Math.max(c.texts.length, c.probs.length));
         for (const x of codesAt.get(c.f)!) if (x >= 0 && x < h.length) h[x]++;
         held.set(c.f, h);
       }
       const scores: number[] = [];
       const picks: Move[] = [];
+      // A binned column's number: one drawn from its 1-way marginal per rewrite step.
+      const drawnOf = (f: number): Cell | undefined => {
+        if (!column(f).binned) return undefined;
+        const text = draw(f, rng);
+        const code = column(f).coder(text);
+        return code === undefined || code < 0 ? undefined : { f, code, text };
+      };
       for (const r of order) {
         let z = broken(r);
         const row = meta.features.map((_, g) => rows.get(r, g));
-        for (let step = 0; z && step < MAX_STEPS; step++) {
+        // A rule no rewrite fits is passed over for the row's next one (a rewrite there may free it).
+        const stuck = new Set<ZeroTable>();
+        for (let step = 0; z && step < MAX_STEPS; ) {
           scores.length = 0;
           picks.length = 0;
           const before = new Map<number, { was: (boolean | undefined)[]; lik: number }>();
@@ -245,11 +276,12 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
             if (!x) before.set(f, (x = { was: column(f).guards.map((g) => g(row)), lik: logLik(column(f), r, codeIn(f, r, row), gen) }));
             return x;
           };
-          for (const f of [z.fa, z.fb]) {
+          const drawn = [z.fa, z.fb].map((f) => (fixed(r, f) ? undefined : drawnOf(f)));
+          for (const [side, f] of [z.fa, z.fb].entries()) {
             if (fixed(r, f)) continue;
             const c = column(f);
             const h = held.get(f)!;
-            for (const move of movesOf(f, r, row, fixed)) {
+            for (const move of movesOf(f, r, row, fixed, drawn[side])) {
               if (move.some((m) => fixed(r, m.f))) continue;
               const lik = tryMove(move, r, row, gen, stateOf);
               if (lik === undefined) continue;
@@ -264,17 +296,25 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
           if (picks.length === 0 && !fixed(r, z.fa) && !fixed(r, z.fb) && !column(z.fa).combos && !column(z.fb).combos) {
             const [ca, cb] = [column(z.fa), column(z.fb)];
             const [ha, hb] = [held.get(z.fa)!, held.get(z.fb)!];
-            for (const a of jointValues(ca)) {
-              for (const b of jointValues(cb)) {
-                const move: Move = [a, b];
-                const lik = tryMove(move, r, row, gen, stateOf);
-                if (lik === undefined) continue;
-                scores.push(Math.log(quotaScore(n * (ca.probs[a.code] ?? 0), ha[a.code])) + Math.log(quotaScore(n * (cb.probs[b.code] ?? 0), hb[b.code])) + ZERO_LIKELIHOOD_POWER * lik);
-                picks.push(move);
-              }
+            const [ja, jb] = [jointValues(ca), jointValues(cb)];
+            // A binned side's number: the step's drawn one.
+            const cellOf = (j: { cells: Cell[] }, x: number, d: Cell | undefined): Cell | undefined => (x < j.cells.length ? j.cells[x] : d);
+            const [na, nb] = [ja.cells.length + (drawn[0] ? 1 : 0), jb.cells.length + (drawn[1] ? 1 : 0)];
+            for (const [x, y] of jointPairs(na, nb, (i) => weightAt(ja, i, drawn[0]), (i) => weightAt(jb, i, drawn[1]), rng)) {
+              const a = cellOf(ja, x, drawn[0])!;
+              const b = cellOf(jb, y, drawn[1])!;
+              const move: Move = [a, b];
+              const lik = tryMove(move, r, row, gen, stateOf);
+              if (lik === undefined) continue;
+              scores.push(Math.log(quotaScore(n * (ca.probs[a.code] ?? 0), ha[a.code])) + Math.log(quotaScore(n * (cb.probs[b.code] ?? 0), hb[b.code])) + ZERO_LIKELIHOOD_POWER * lik);
+              picks.push(move);
             }
           }
-          if (picks.length === 0) break;
+          if (picks.length === 0) {
+            stuck.add(z);
+            z = broken(r, stuck);
+            continue;
+          }
           const top = Math.max(...scores);
           let total = 0;
           for (let i = 0; i < scores.length; i++) total += scores[i] = Math.exp(scores[i] - top);
@@ -299,23 +339,40 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
             }
             out.changed++;
           }
+          step++;
+          stuck.clear();
           z = broken(r);
         }
-        if (z) out.unrepaired++;
+        if (broken(r)) out.unrepaired++;
       }
       codesAt.clear();
     },
   };
 
-  /** A column's cells a joint move may write: its values of their own, and its blank when it has one. */
-  function jointValues(c: ZeroColumn): { f: number; code: number; text: string }[] {
-    const out: { f: number; code: number; text: string }[] = [];
+  /**
+   * A column's cells a joint move may write: its values of their own, and its blank when it has
+   * one (a binned column's drawn number comes after them), with cumulative weights: each cell's
+   * real share, at least 1/(cells) of it so no value is out of reach.
+   */
+  function jointValues(c: ZeroColumn): { cells: Cell[]; cum: Float64Array } {
+    if (c.joint) return c.joint;
+    const cells: Cell[] = [];
     c.texts.forEach((text, code) => {
-      if (text !== undefined) out.push({ f: c.f, code, text });
+      if (text !== undefined) cells.push({ f: c.f, code, text });
     });
     const blank = c.toCode.get(MISSING_KEY);
-    if (blank !== undefined) out.push({ f: c.f, code: blank, text: "" });
-    return out;
+    if (blank !== undefined) cells.push({ f: c.f, code: blank, text: "" });
+    const cum = new Float64Array(cells.length);
+    let total = 0;
+    cells.forEach((cell, i) => (cum[i] = total += Math.max(c.probs[cell.code] ?? 0, 1 / (cells.length + 1) ** 2)));
+    return (c.joint = { cells, cum });
+  }
+
+  /** The weight of cell i of a joint list (past its end: the drawn number, weighted as the list's mean). */
+  function weightAt(j: { cells: Cell[]; cum: Float64Array }, i: number, drawn: Cell | undefined): number {
+    const n = j.cells.length;
+    if (i < n) return j.cum[i] - (i > 0 ? j.cum[i - 1] : 0);
+    return drawn && n > 0 ? j.cum[n - 1] / n : 1;
   }
 
   /** Reads every zero column's codes into `codesAt` (a blank cell as the blank code, as `./check`; none: no pair). */
@@ -366,4 +423,43 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     });
     return lik;
   }
+}
+
+/**
+ * The (i, j) index pairs a joint move tries, of na x nb: all of them while there are at most
+ * {@link JOINT_CANDIDATES}, else that many drawn from `rng` with probability proportional to
+ * weightA(i) · weightB(j) (repeats dropped). Cost O(na + nb + JOINT_CANDIDATES · log(na + nb)).
+ */
+export function jointPairs(na: number, nb: number, weightA: (i: number) => number, weightB: (j: number) => number, rng: Rng): [number, number][] {
+  const out: [number, number][] = [];
+  if (na * nb <= JOINT_CANDIDATES) {
+    for (let i = 0; i < na; i++) for (let j = 0; j < nb; j++) out.push([i, j]);
+    return out;
+  }
+  const cumulative = (k: number, w: (i: number) => number): Float64Array => {
+    const c = new Float64Array(k);
+    let t = 0;
+    for (let i = 0; i < k; i++) c[i] = t += Math.max(0, w(i));
+    return c;
+  };
+  const [ca, cb] = [cumulative(na, weightA), cumulative(nb, weightB)];
+  const pick = (c: Float64Array): number => {
+    const u = rng.next() * c[c.length - 1];
+    let lo = 0;
+    let hi = c.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (c[mid] > u) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  };
+  const seen = new Set<number>();
+  for (let t = 0; t < JOINT_CANDIDATES; t++) {
+    const [i, j] = [pick(ca), pick(cb)];
+    if (seen.has(i * nb + j)) continue;
+    seen.add(i * nb + j);
+    out.push([i, j]);
+  }
+  return out;
 }

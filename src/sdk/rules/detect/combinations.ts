@@ -408,3 +408,48 @@ export function detectCombinations(cols: Col[], enc: EncodedTable, n: number, k:
   }
   return rules;
 }
+
+/** A numerical or datetime column of interval bins (`bin_edges`), not a code book. */
+export function binned(c: Col): boolean {
+  return (c.codec.kind === "numerical" || c.codec.kind === "datetime") && c.codec.stats.bin_edges !== undefined && !c.codec.fromDomain;
+}
+
+/**
+ * Structural zeros between the blank of a column of interval bins ({@link binned}: a count left
+ * blank where another network measures) and the values of a code-book column: the binned column
+ * read as two values, blank and filled (`./structural-zeros`' criteria, both ways), a forbidden
+ * filled value written as every one of its bins (so the rule's codes stay the column's codes).
+ * Neighbouring bins are not values of their own, so no single bin is a value here. Columns in
+ * table order; pairs of the blank first, then per partner value all bins while at most
+ * {@link RULE_LIMITS}.maxZeroPairs. Cost O(binned · code-book columns · n).
+ */
+export function blankZeros(cols: Col[], n: number): StructuralZerosRule[] {
+  const book = cols.filter((c) => combinable(c) && c.nonBlank >= 2).slice(0, RULE_LIMITS.maxColumns);
+  const measured = cols.filter((c) => binned(c) && c.blank >= 0 && c.nonBlank > 0).slice(0, RULE_LIMITS.maxColumns);
+  const out: StructuralZerosRule[] = [];
+  const scratch: { buf?: Int32Array } = {};
+  for (const X of measured) {
+    const bins = X.codec.missingCode;
+    // Two values: filled (id and code 0) and blank (1), so the joint counts stay 2 x values of B.
+    const ids = Int32Array.from(X.scan.ids, (id) => (id === X.blank ? 1 : 0));
+    const scan = { ...X.scan, values: ["", ""], counts: [n - X.scan.counts[X.blank], X.scan.counts[X.blank]], ids };
+    const two: Col = { ...X, scan, code: Int32Array.from([0, 1]), blank: 1, nv: 2, nonBlank: 1, num: undefined, codec: { ...X.codec, K: 2, missingCode: 1, otherCode: -1 } };
+    for (const B of book) {
+      const first = X.f < B.f;
+      const z = first ? structuralZeros(two, B, jointCells(two, B, n, scratch), n) : structuralZeros(B, two, jointCells(B, two, n, scratch), n);
+      if (!z) continue;
+      const side = first ? 0 : 1;
+      const blank = z.pairs.filter((p) => p[side] === 1);
+      const filled = z.pairs.filter((p) => p[side] === 0);
+      const pairs: [number, number][] = blank.map((p) => (first ? [bins, p[1]] : [p[0], bins]));
+      for (const p of filled) {
+        if (pairs.length + bins > RULE_LIMITS.maxZeroPairs) break;
+        for (let k = 0; k < bins; k++) pairs.push(first ? [k, p[1]] : [p[0], k]);
+      }
+      if (pairs.length === 0) continue;
+      pairs.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+      out.push({ ...z, pairs });
+    }
+  }
+  return out;
+}

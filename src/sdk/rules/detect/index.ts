@@ -14,7 +14,7 @@ import { DEFAULTS, type EncodedTable, type ScannedTable } from "../../metadata/e
 import { describeRule, ruleId } from "../describe";
 import type { DetectOptions } from "./options";
 import { columnsOf } from "./view";
-import { detectCombinations } from "./combinations";
+import { blankZeros, detectCombinations } from "./combinations";
 import { detectCatalogs, heldByCatalog } from "./catalog";
 import { detectInequalities } from "./inequality";
 import { detectSums } from "./sum";
@@ -116,7 +116,9 @@ export { lineOfRow } from "./declared";
  *   together where independence predicts >= 7 repeats. Kept by sampling, not by the decoder.
  * - **Structural zeros** (Private-PGM's, `./structural-zeros`): per pair of code-book columns
  *   where neither determines the other and no fixed-combinations rule holds both. The values are
- *   frequent or decide their partner, so a pair releases no rare row.
+ *   frequent or decide their partner, so a pair releases no rare row. Then per pair of a column of
+ *   interval bins with blanks and a code-book column, the binned column read as blank or filled
+ *   (`./combinations` `blankZeros`: a station count left blank beside one network's magnitude type).
  *
  * Declared rules take the same kinds of columns and are computed like detected ones, with `share`
  * 1: a row that breaks one is a DataError naming the column, the 1-based line ({@link lineOfRow})
@@ -162,7 +164,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...detectDifferences(cols, n, [...sums, ...ratios, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
-      ...uncovered(zeros, [...catalogs, ...combinations]).slice(0, RULE_LIMITS.maxZeroRules),
+      ...[...uncovered(zeros, [...catalogs, ...combinations]), ...blankZeros(cols, n)].slice(0, RULE_LIMITS.maxZeroRules),
       ...detectUnique(cols, n),
     ];
     // A datetime part's column is written from its datetime: rules of the datetime deciding it are shadows.
@@ -177,7 +179,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     detected = [...detected.filter((r) => keyed(r) || !ruleColumns(r).some((c) => written.has(c))), ...templates];
   }
   const drop = new Set(opts.drop ?? []);
-  const names = { value_mappings: Object.fromEntries(enc.codecs.map((c) => [c.name, c.mapping])) };
+  const names = { value_mappings: Object.fromEntries(enc.codecs.map((c) => [c.name, c.mapping])), column_stats: Object.fromEntries(enc.codecs.map((c) => [c.name, c.stats])) };
   detected = detected.filter((r) => !ids.has(ruleId(r)) && !drop.has(ruleId(r)) && !drop.has(describeRule(r, names)));
   return [...detected.slice(0, Math.max(0, MAX_RULES - declared.length)), ...declared];
 }
