@@ -7,6 +7,7 @@ import type { Metadata, TemplateCell, TemplatePart, TemplateRule } from "../../c
 import type { Cells } from "../generate/batch";
 import { DatetimeFormat } from "../metadata/datetime";
 import type { Fixed } from "./compiled-rule";
+import { inLetterCase } from "../semantic/letter-case";
 
 /** Compiled datetime formats by luxon format string (a template's `from` and `date`). */
 const formats = new Map<string, DatetimeFormat | null>();
@@ -23,14 +24,6 @@ function formatOf(format: string): DatetimeFormat | null {
     formats.set(format, f);
   }
   return f;
-}
-
-/**
- * `text` in title case: lower case but the first letter of each word (a letter after a letter or
- * an apostrophe continues its word: `o'fallon` is `O'fallon`, `st. paul` is `St. Paul`).
- */
-export function titleCase(text: string): string {
-  return text.toLowerCase().replace(/(^|[^\p{L}'’])(\p{L})/gu, (_, a: string, b: string) => a + b.toUpperCase());
 }
 
 /**
@@ -60,10 +53,7 @@ export function renderCell(part: TemplateCell, text: string): string {
       }
     }
   }
-  if (part.letter_case === "title") text = titleCase(text);
-  else if (part.letter_case === "upper") text = text.toUpperCase();
-  else if (part.letter_case === "lower") text = text.toLowerCase();
-  return text;
+  return inLetterCase(text, part.letter_case);
 }
 
 /** True when `part` writes its cell otherwise than as it is or as a number (a date, a part, a case). */
