@@ -141,7 +141,8 @@ export function templateCheck(rule: TemplateRule, idx: readonly number[]): (row:
 
 /**
  * Writes every template rule of `metadata.rules` into decoded rows, a rule whose sources another
- * rule writes after that one; rules in a cycle, or naming an unknown column, are left out.
+ * rule writes after that one; rules in a cycle, or naming an unknown column, are left out. A row
+ * whose source cells are all blank gets a blank cell.
  * @returns undefined when the metadata has no template rule to keep.
  */
 export function templateWriter(metadata: Metadata): { apply(cells: Cells, fixed?: Fixed): number } | undefined {
@@ -161,11 +162,13 @@ export function templateWriter(metadata: Metadata): { apply(cells: Cells, fixed?
     apply(cells, fixed) {
       let changed = 0;
       for (const { rule, idx } of ordered) {
+        const sources = idx.slice(1).map((_, k) => k + 1);
         let r = 0;
         const cellOf = (c: number): string => cells.get(r, idx[c]);
         for (; r < cells.length; r++) {
           if (fixed?.(r, idx[0])) continue;
-          const text = renderTemplate(rule.parts, cellOf);
+          // No source cell to write: the row has no such text (a point without its coordinates).
+          const text = sources.every((c) => cellOf(c) === "") ? "" : renderTemplate(rule.parts, cellOf);
           if (cells.get(r, idx[0]) !== text) {
             cells.set(r, idx[0], text);
             changed++;
