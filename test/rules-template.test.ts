@@ -274,6 +274,19 @@ describe("template cells written from the row's coordinates", () => {
     assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${synth.rows.length} rows write another point`);
   });
 
+  test("coordinates blank together with their point stay blank together, and a row without them writes no point", async () => {
+    const t = sightings();
+    for (let r = 0; r < t.rows.length; r += 20) t.rows[r] = ["", "", t.rows[r][2], "", "", t.rows[r][5]];
+    const { metadata } = await analyzeTable(t, { rareThreshold: 3 });
+    const together = (metadata.rules ?? []).filter((r) => r.type === "blank_together").map((r) => describeRule(r));
+    assert.ok(together.some((d) => /lon/.test(d) && /lat/.test(d) && !/point|pair/.test(d)), `the coordinates' blanks are a rule: ${together.join("; ")}`);
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 2000, 4), 7);
+    const blank = synth.rows.filter(([lon, lat]) => lon === "" && lat === "");
+    const off = synth.rows.filter(([lon, lat, , point]) => (lon === "" || lat === "" ? point !== "" : point !== `POINT (${lon} ${lat})`));
+    assert.ok(blank.length > 20, `${blank.length} rows without coordinates`);
+    assert.deepEqual(off.slice(0, 3), [], `${off.length} of ${synth.rows.length} rows write a point off their coordinates`);
+  });
+
   test("a number matches its cell written with more decimals that round to it, never fewer or another", () => {
     const parts = ["POINT (", { column: 1 }, " ", { column: 2 }, ")"];
     const cell = (c: number): string => ["", "-73.88182509", "40.65651334"][c];

@@ -291,6 +291,28 @@ test("a near-copy filter that drops every row stops after drawing 3 times the ro
   }
 });
 
+test("sample: a grid whose rows are all near-copies keeps its key once the filter stops, from the rows the filter dropped", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
+    // Each (variety, site) once with its yield: every coherent synthetic row is a near-copy.
+    const rng = new Rng(3);
+    const rows = Array.from({ length: 120 }, (_, i) => [`variety ${i % 12}`, `site ${Math.floor(i / 12)}`, String(20 + rng.int(40))]);
+    const synth = await Synthesizer.fit(client, { columns: ["variety", "site", "yield"], rows }, { wait: false, nearCopyFilter: false });
+    assert.ok(synth.metadata.rules?.some((r) => r.type === "unique" && r.columns.join() === "variety,site"));
+    let drawn = 0;
+    synth.nearCopyFilter = { keep: async (batch: { rows: unknown[] }) => ((drawn += batch.rows.length), []) } as unknown as typeof synth.nearCopyFilter;
+    let last: { unfiltered?: number; unkeyed?: number } = {};
+    const t = await synth.sample(100, { seed: 4, onProgress: (p) => void (last = p) });
+    assert.equal(t.rows.length, 100);
+    assert.equal(new Set(t.rows.map((r) => `${r[0]}|${r[1]}`)).size, 100, "no key repeated");
+    assert.deepEqual([last.unfiltered, last.unkeyed ?? 0], [100, 0], "every row is written past the filter, none past the key check");
+    assert.ok(drawn <= filterDrawCap(100), `rows drawn ${drawn}: no more than the filter's bound`);
+  } finally {
+    await srv.close();
+  }
+});
+
 test("sample: a daily series sampled at half its length repeats no date (rows repeating one are redrawn)", async () => {
   const srv = await fakeServer();
   try {

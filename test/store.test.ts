@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LmdbStore as Store, hashKey, CursorNotFoundError } from "../src/store";
@@ -29,6 +29,22 @@ test("API keys are stored only as their SHA-256 and found by the key", async () 
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a data directory whose name holds a dot opens as a directory, and its keys are there after a restart", async () => {
+  const parent = mkdtempSync(join(tmpdir(), "synthd-store-"));
+  const dir = join(parent, "synthd.data");
+  try {
+    let store = new Store(dir);
+    const key = await store.createKey("acme", "live");
+    await store.close();
+    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith(".mdb")).sort(), ["data.mdb", "lock.mdb"]);
+    store = new Store(dir);
+    assert.equal((await store.findKey(key))?.org, "acme");
+    await store.close();
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
   }
 });
 

@@ -42,7 +42,7 @@ function gazetteerRows(metadata: Metadata): import("../semantic/gazetteer-rows")
 
 /** The writer of identifiers' tied words (`../semantic/word-partners`), loaded only for a metadata with some. */
 function wordPartnerWriter(metadata: Metadata): import("../semantic/word-partners").WordPartnerWriter | undefined {
-  const any = Object.values(metadata.column_stats ?? {}).some((st) => st.type === "id" && (st.id_shape as { semantic?: { word_partner?: unknown } } | undefined)?.semantic?.word_partner !== undefined);
+  const any = Object.values(metadata.column_stats ?? {}).some((st) => st.type === "id" && st.id_shape?.kind === "text" && st.id_shape.semantic?.word_partner !== undefined);
   if (!any) return undefined;
   const w = new (require("../semantic/word-partners") as typeof import("../semantic/word-partners")).WordPartnerWriter(metadata);
   return w.active ? w : undefined;

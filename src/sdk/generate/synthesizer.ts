@@ -72,6 +72,12 @@ export const KEY_TOP_UP_ROUNDS = 24;
  */
 export const KEY_MAX_DRAWN = FILTER_MAX_DRAWN;
 
+/**
+ * Rows the near-copy filter dropped that a sample with a key keeps, at most, to fill its free keys
+ * once the filter stops (`sampleDecoded`): those rows are drawn and charged already.
+ */
+export const MAX_SPARE_ROWS = 65_536;
+
 /** The rows a sample of `n` may draw before it keeps the rest without checking its keys. */
 export function keyDrawCap(n: number): number {
   return Math.max(KEY_MAX_DRAWN * n + 16, FILTER_MIN_DRAWN_ROWS);
@@ -285,6 +291,12 @@ export class Synthesizer {
     // The table's keys: a row repeating an earlier row's key is dropped and redrawn (`./unique-keys`).
     const keys = SampleKeys.of(this.metadata);
     let unkeyed = 0;
+    // Rows the filter dropped that hold fresh keys: once the filter stops, they fill the sample's
+    // free keys before any new draw (a grid's rows are all near-copies; new rows would repeat keys).
+    const spares: DecodedBatch[] = [];
+    let spareRows = 0;
+    const spareKeys = filter !== undefined && onCodes === undefined ? SampleKeys.of(this.metadata) : undefined;
+    const useSpares = spareKeys !== undefined;
     for (let b = 0; done < n; b++) {
       const gen = await next;
       const planned = b + 1 < batches;
@@ -313,6 +325,13 @@ export class Synthesizer {
           const part = batch.select(fresh);
           keep = (await filter.keep(part.toTable(), tally, n - done)).map((i) => fresh[i]);
           part.release();
+          if (spareKeys !== undefined && spareRows < Math.min(filterDrawCap(n), MAX_SPARE_ROWS)) {
+            const kept = new Set(keep);
+            const novel = spareKeys.fresh(batch, fresh.filter((r) => !kept.has(r))).slice(0, Math.min(filterDrawCap(n), MAX_SPARE_ROWS) - spareRows);
+            spareKeys.add(batch, novel);
+            spares.push(batch.select(novel));
+            spareRows += novel.length;
+          }
         }
       }
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
@@ -329,6 +348,20 @@ export class Synthesizer {
       done += batch.length;
       if (filter !== undefined && !filtered) unfiltered += batch.length;
       if (keys !== undefined && !keyed) unkeyed += batch.length;
+      if (useSpares && !keyed) keys!.add(batch);
+      let spare: DecodedBatch | undefined;
+      // The next batch is checked only when it fits the filter's bound (a top-up draws 16 rows at least).
+      const filterStops = !(b + 1 - batches < FILTER_TOP_UP_ROUNDS && drawn + 16 <= filterDrawCap(n));
+      if (spares.length > 0 && (filterStops || done >= n)) {
+        const all = DecodedBatch.concat(spares.splice(0));
+        spare = done < n ? all.select(keys!.fresh(all).slice(0, n - done)) : undefined;
+        all.release();
+        if (spare !== undefined) {
+          keys!.add(spare);
+          done += spare.length;
+          unfiltered += spare.length;
+        }
+      }
       // Top-up after the planned batches: the rows missing over the kept share, times 1.5; with
       // keys, the last batch's share (free keys grow rarer as the sample fills them).
       if (!planned && done < n) {
@@ -346,6 +379,7 @@ export class Synthesizer {
         ...(unkeyed > 0 ? { unkeyed } : {}),
       });
       if (batch.length > 0) yield batch;
+      if (spare !== undefined && spare.length > 0) yield spare;
     }
   }
 

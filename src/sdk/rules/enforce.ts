@@ -58,6 +58,31 @@ export type { DrawValue, EnforceResult };
 
 export { MAX_REDRAWS };
 
+/**
+ * The order rules are kept in (file header). A composite-key catalog reads its pair after fixed
+ * combinations may have rewritten it; not-equal redraws after the code-book rules, keeping them
+ * (a fixed-combinations repair may write an away team equal to the home team).
+ */
+const STAGES: readonly string[] = [
+  "blank_together",
+  "catalog",
+  "fixed_combinations",
+  "composite_catalog",
+  "not_equal",
+  "public_attribute",
+  "embedded_code",
+  "calendar",
+  "sum",
+  "ratio",
+  "inequality",
+  "difference",
+];
+
+/** A rule's place in {@link STAGES} (-1, first, for the kinds kept apart from them). */
+function stage(r: Rule): number {
+  return STAGES.indexOf(r.type === "catalog" && (r.key_columns ?? 1) === 2 ? "composite_catalog" : r.type);
+}
+
 /** Most passes over a batch's inequalities (file header, step 5). */
 export const MAX_INEQUALITY_PASSES = 16;
 
@@ -76,15 +101,9 @@ export class RuleEnforcer {
   /** @param metadata the model's; rules naming unknown columns are ignored (checked at Create). */
   constructor(readonly metadata: Metadata) {
     const rules = [...(metadata.rules ?? [])];
-    const order: Rule["type"][] = ["blank_together", "not_equal", "catalog", "fixed_combinations", "public_attribute", "embedded_code", "calendar", "sum", "ratio", "inequality", "difference"];
     // A key is kept by sampling (`../generate/unique-keys`), not by rewriting a row.
     const rest = rules.filter((r) => r.type !== "structural_zeros" && r.type !== "unique");
-    // A composite-key catalog reads its pair after fixed combinations may have rewritten it.
-    // Not-equal redraws after the code-book rules, keeping them (a fixed-combinations repair may
-    // write an away team equal to the home team).
-    const rank = (r: Rule): number =>
-      r.type === "catalog" && (r.key_columns ?? 1) === 2 ? order.indexOf("fixed_combinations") + 0.5 : r.type === "not_equal" ? order.indexOf("fixed_combinations") + 0.75 : order.indexOf(r.type);
-    rest.sort((a, b) => rank(a) - rank(b));
+    rest.sort((a, b) => stage(a) - stage(b));
     const chained = determinantOrder(rest.filter((r): r is FixedCombinationsRule => r.type === "fixed_combinations"));
     for (let i = 0, x = 0; i < rest.length; i++) if (rest[i].type === "fixed_combinations") rest[i] = chained[x++];
     const identities = rest.filter((r) => r.type === "sum" || r.type === "ratio");

@@ -7,6 +7,7 @@ import type { Metadata, TemplateCell, TemplatePart, TemplateRule } from "../../c
 import type { Cells } from "../generate/batch";
 import { DatetimeFormat } from "../metadata/datetime";
 import type { Fixed } from "./compiled-rule";
+import { inLetterCase } from "../semantic/letter-case";
 
 /** Compiled datetime formats by luxon format string (a template's `from` and `date`). */
 const formats = new Map<string, DatetimeFormat | null>();
@@ -23,14 +24,6 @@ function formatOf(format: string): DatetimeFormat | null {
     formats.set(format, f);
   }
   return f;
-}
-
-/**
- * `text` in title case: lower case but the first letter of each word (a letter after a letter or
- * an apostrophe continues its word: `o'fallon` is `O'fallon`, `st. paul` is `St. Paul`).
- */
-export function titleCase(text: string): string {
-  return text.toLowerCase().replace(/(^|[^\p{L}'’])(\p{L})/gu, (_, a: string, b: string) => a + b.toUpperCase());
 }
 
 /**
@@ -60,10 +53,7 @@ export function renderCell(part: TemplateCell, text: string): string {
       }
     }
   }
-  if (part.letter_case === "title") text = titleCase(text);
-  else if (part.letter_case === "upper") text = text.toUpperCase();
-  else if (part.letter_case === "lower") text = text.toLowerCase();
-  return text;
+  return inLetterCase(text, part.letter_case);
 }
 
 /** True when `part` writes its cell otherwise than as it is or as a number (a date, a part, a case). */
@@ -151,7 +141,8 @@ export function templateCheck(rule: TemplateRule, idx: readonly number[]): (row:
 
 /**
  * Writes every template rule of `metadata.rules` into decoded rows, a rule whose sources another
- * rule writes after that one; rules in a cycle, or naming an unknown column, are left out.
+ * rule writes after that one; rules in a cycle, or naming an unknown column, are left out. A row
+ * whose source cells are all blank gets a blank cell.
  * @returns undefined when the metadata has no template rule to keep.
  */
 export function templateWriter(metadata: Metadata): { apply(cells: Cells, fixed?: Fixed): number } | undefined {
@@ -171,11 +162,13 @@ export function templateWriter(metadata: Metadata): { apply(cells: Cells, fixed?
     apply(cells, fixed) {
       let changed = 0;
       for (const { rule, idx } of ordered) {
+        const sources = idx.slice(1).map((_, k) => k + 1);
         let r = 0;
         const cellOf = (c: number): string => cells.get(r, idx[c]);
         for (; r < cells.length; r++) {
           if (fixed?.(r, idx[0])) continue;
-          const text = renderTemplate(rule.parts, cellOf);
+          // No source cell to write: the row has no such text (a point without its coordinates).
+          const text = sources.every((c) => cellOf(c) === "") ? "" : renderTemplate(rule.parts, cellOf);
           if (cells.get(r, idx[0]) !== text) {
             cells.set(r, idx[0], text);
             changed++;

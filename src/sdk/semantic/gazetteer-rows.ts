@@ -18,7 +18,7 @@ import { MISSING_KEY, OTHER } from "../columns/common";
 import type { ColumnCodec } from "../columns/common";
 import type { Cells } from "../generate/batch";
 import { Rng, deriveSeed } from "../generate/sfc32";
-import { inLetterCase } from "./recognize";
+import { inLetterCase } from "./letter-case";
 import type { ScannedTable } from "../metadata/encoded";
 import { censusCountyName, MIN_PUBLIC_SHARE, MIN_PUBLIC_VALUES, placeKey, placeNames, placesByState, stateCodeOf, vocabularyKey, vocabularySet, ZIP_HEADER, type Place } from "./vocabulary";
 

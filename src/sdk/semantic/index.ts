@@ -1,13 +1,15 @@
 /** Semantic identifier columns (docs/decisions.md "Rows, not only marginals"): the hook. */
 import { Bloom } from "./bloom";
-import { LOCALE_COUNTRY, detectLocale, letterCaseOf, phoneLibrary, recognizeSemantic } from "./recognize";
+import { letterCaseOf } from "./letter-case";
+import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";
 import { buildCodePatterns } from "./code";
 import { buildTextModel, TextWriter } from "./text";
 import { deriveSeed, Rng } from "../generate/sfc32";
 import { SEMANTIC_KINDS, type SemanticKind, type SemanticShape, type TextModel } from "./types";
 
 export { SemanticGenerator } from "./semantic-generator";
-export { recognizeSemantic, detectLocale, letterCaseOf } from "./recognize";
+export { recognizeSemantic, detectLocale } from "./recognize";
+export { letterCaseOf } from "./letter-case";
 export { buildTextModel, tokenize } from "./text";
 export { SEMANTIC_KINDS } from "./types";
 export type { SemanticKind, SemanticLocale, SemanticShape, TextModel } from "./types";

@@ -208,30 +208,3 @@ function firstNameSet(locale: SemanticLocale): Set<string> {
 }
 
 
-/** Share of the rows holding letters that must be in one case for fresh values to follow it. */
-const ONE_CASE_SHARE = 0.95;
-
-/**
- * `upper` when `share` of the values holding two letters or more (weighted by `counts`, else one
- * each) have no lower-case letter (`2110 WEST WALNUT`; `A1` is a code), `lower` when as many have
- * no upper-case one (`seattle, wa`); else undefined.
- */
-export function letterCaseOf(values: readonly string[], counts?: readonly number[], share = ONE_CASE_SHARE): "upper" | "lower" | undefined {
-  let lettered = 0;
-  let upper = 0;
-  let lower = 0;
-  values.forEach((v, i) => {
-    if (!/\p{L}.*\p{L}/u.test(v)) return;
-    const n = counts?.[i] ?? 1;
-    lettered += n;
-    if (!/\p{Ll}/u.test(v)) upper += n;
-    if (!/\p{Lu}/u.test(v)) lower += n;
-  });
-  if (lettered === 0) return undefined;
-  return upper >= share * lettered ? "upper" : lower >= share * lettered ? "lower" : undefined;
-}
-
-/** `v` in a column's letter case (unchanged for `as_listed` or none). */
-export function inLetterCase(v: string, letterCase: "upper" | "lower" | "as_listed" | undefined): string {
-  return letterCase === "upper" ? v.toUpperCase() : letterCase === "lower" ? v.toLowerCase() : v;
-}

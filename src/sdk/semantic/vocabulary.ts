@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { PlaceForm, PublicVocabulary } from "../../contract";
 import type { Rng } from "../generate/sfc32";
-import { inLetterCase, letterCaseOf } from "./recognize";
+import { inLetterCase, letterCaseOf } from "./letter-case";
 
 export type { PublicVocabulary };
 

@@ -72,7 +72,8 @@ export class LmdbStore implements Store {
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true });
     preallocateLockFile(dir);
-    this.root = open({ path: dir, maxDbs: 16, mapSize: MAP_SIZE });
+    // A directory whatever its name: lmdb-js reads a name with a dot (`synthd.data`) as one file.
+    this.root = open({ path: dir, noSubdir: false, maxDbs: 16, mapSize: MAP_SIZE });
     this.space = new StoreSpace(this.root, join(dir, "data.mdb"), MAP_SIZE);
     this.orgs = this.root.openDB({ name: "orgs" });
     this.keys = this.root.openDB({ name: "keys" });

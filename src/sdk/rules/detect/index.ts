@@ -20,7 +20,7 @@ import { detectInequalities } from "./inequality";
 import { detectSums } from "./sum";
 import { detectRatios } from "./ratio";
 import { detectNotEqual } from "./not-equal";
-import { detectBlankTogether } from "./blank-together";
+import { blankAgreement, detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
 import { declaredRule } from "./declared";
 import { detectCalendars } from "./calendar";
@@ -176,6 +176,13 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const templates = detectTemplates(cols, n, new Set(declared.flatMap(ruleColumns)));
     const written = new Set(templates.map((t) => t.columns[0]));
     const keyed = (r: Rule): boolean => r.type === "catalog" && (r.key_columns ?? 1) === 1 && written.has(r.key) && !r.columns.slice(1).some((c) => written.has(c));
+    // Columns blank together stay so less the written one (coordinates blank together with their point).
+    const together = (r: Rule): Rule => {
+      if (r.type !== "blank_together" || !r.columns.some((c) => written.has(c))) return r;
+      const rest = cols.filter((c) => r.columns.includes(c.name) && !written.has(c.name));
+      return { ...r, columns: rest.map((c) => c.name), share: blankAgreement(rest, n).keep / n };
+    };
+    detected = detected.map(together).filter((r) => r.type !== "blank_together" || r.columns.length >= 2);
     detected = [...detected.filter((r) => keyed(r) || !ruleColumns(r).some((c) => written.has(c))), ...templates];
   }
   const drop = new Set(opts.drop ?? []);

@@ -4,7 +4,8 @@
  */
 import type { TemplateCell, TemplatePart, TemplateRule } from "../../../contract";
 import { DatetimeFormat } from "../../metadata/datetime";
-import { moreDecimals, renderCell, templateMatches, titleCase, transformed } from "../template";
+import { inLetterCase } from "../../semantic/letter-case";
+import { moreDecimals, renderCell, templateMatches, transformed } from "../template";
 import type { Col } from "./view";
 
 /** Rows a template is proposed from (spread over the table). */
@@ -310,7 +311,7 @@ function recased(v: string, c: number): [string, Slot][] {
     const base: Slot = before === undefined ? { col: c, decimals: -1 } : { col: c, decimals: -1, before };
     if (before !== undefined) add(p, base);
     for (const letter_case of LETTER_CASES) {
-      const s = letter_case === "title" ? titleCase(p) : letter_case === "upper" ? p.toUpperCase() : p.toLowerCase();
+      const s = inLetterCase(p, letter_case);
       if (s !== p) add(s, { ...base, letter_case });
     }
   }
