@@ -269,12 +269,14 @@ test("short codes are drawn without replacement: a sample three times the table,
 });
 
 test("codes keep the characters the column writes at each position: hex colours only 0-9 and a-f, a shift only AM or PM", async () => {
-  // Hex colours of many forms (digits and letters in any place): no letter past f.
-  const hex = Array.from({ length: 600 }, (_, i) => h(`hex${i}`, 0x1000000).toString(16).padStart(6, "0"));
+  // Light hex colours of many forms (digits and letters in any place): no letter past f, and no
+  // first digit below 8, which no colour of any form has (each form alone has too few rows).
+  const hex = Array.from({ length: 600 }, (_, i) => (0x800000 + h(`hex${i}`, 0x800000)).toString(16));
   const a = await analyzeTable(table("hex", [...new Set(hex)]));
   assert.equal(semanticOf(a, "hex")?.kind, "code");
   const colours = sample(a, "hex", 500, 3);
   assert.deepEqual(colours.filter((v) => !/^[0-9a-f]{6}$/.test(v)).slice(0, 5), [], "every fresh colour is hex");
+  assert.deepEqual(colours.filter((v) => /^[0-7]/.test(v)).slice(0, 5), [], "every fresh colour is light");
   assert.ok(colours.some((v) => /[a-f]/.test(v)) && colours.some((v) => /[0-9]/.test(v)), "letters and digits both written");
   // Squirrel-census ids: hectare (1-42, row A-I), shift, month and day, number in the hectare.
   const ids = Array.from({ length: 800 }, (_, i) => {
@@ -292,15 +294,17 @@ test("codes keep the characters the column writes at each position: hex colours 
   console.log(`codes: e.g. ${colours.slice(0, 4).join(" | ")} | ${out.slice(0, 4).join(" | ")}`);
 });
 
-test("a code position's characters: its own when each is seen often enough, else the column's, else the class; rare ones left out", () => {
+test("a code position's characters: its own when each is seen often enough, else those of the same place in codes of its length, else the column's, else the class; rare ones left out", () => {
   const rows = (spec: string, each: number): Map<string, number> => new Map(Array.from(spec).map((c) => [c, each]));
-  assert.equal(positionCharacters("A", rows("AP", 50), rows("AMP", 500), 2), "AP");
-  assert.equal(positionCharacters("a", rows("abcdef", 5), rows("abcdef", 40), 2), "a-f", "too few rows for the position: the column's");
-  assert.equal(positionCharacters("9", rows("0123456789", 3), rows("0123456789", 3), 2), "0-9", "too few rows anywhere: the class");
-  assert.equal(positionCharacters("A", rows("ABC", 2), rows("ABC", 2), 2), "A-Z");
+  assert.equal(positionCharacters("A", [rows("AP", 50), rows("AMP", 500)], 2), "AP");
+  assert.equal(positionCharacters("a", [rows("abcdef", 5), rows("abcdef", 40)], 2), "a-f", "too few rows for the position: the next level's");
+  assert.equal(positionCharacters("9", [rows("3456789", 2), rows("3456789", 20), rows("0123456789", 90)], 2), "3456789", "the same place in codes of its length before the column");
+  assert.equal(positionCharacters("9", [rows("0123456789", 3), rows("0123456789", 3)], 2), "0-9", "too few rows anywhere: the class");
+  assert.equal(positionCharacters("A", [rows("ABC", 2), rows("ABC", 2)], 2), "A-Z");
   const withRare = new Map([...rows("012", 40), ["7", 1]]);
-  assert.equal(positionCharacters("9", withRare, withRare, 2), "012", "a digit of fewer than k rows is not released");
-  assert.equal(positionCharacters("9", rows("0123456789", 20), new Map(), 2), "0-9", "a full class is written as its range");
+  assert.equal(positionCharacters("9", [withRare, withRare], 2), "012", "a digit of fewer than k rows is not released");
+  assert.equal(positionCharacters("9", [rows("0123456789", 20), new Map()], 2), "0-9", "a full class is written as its range");
+  assert.equal(positionCharacters("A", [rows("0123456789", 20), rows("XY", 40)], 2), "XY", "characters of other classes do not count");
 });
 
 test("token model: digit shapes generalise from the right until k rows share them; a token of fewer than k rows is never released", () => {

@@ -3,8 +3,9 @@
  * `N12345`), kept apart (one class set per position would mix them: `I4D775`). A value's pattern
  * replaces capitals, small letters and digits by their class (`N12345` -> `A99999`); released:
  * patterns of >= k rows (at most {@link MAX_PATTERNS}), per position the one character all share,
- * else the characters of its class the column writes ({@link positionCharacters}: a hex colour's
- * `a-f`, a shift's `A` or `P`, a day's `0`-`2`), else the class. Used only when they hold half the
+ * else the characters of its class the pattern, else every pattern of its length, else the column
+ * writes there ({@link positionCharacters}: a hex colour's `a-f`, a shift's `A` or `P`, a day's
+ * `0`-`2`), else the class. Used only when they hold half the
  * rows and are of two or more forms; forms that differ only in how long a run is count as one
  * when every shorter one is the start of the longest (`id-7`, `id-12`), which the plain
  * per-position shape writes aligned (`7G-PM-1018-05` beside `37F-PM-1014-03` is not: one run
@@ -47,13 +48,13 @@ export const MIN_SET_ROWS = 10;
 
 /**
  * The characters a position of class `cls` writes, as a position string ({@link CodePattern}):
- * the position's own characters held by >= k rows (`position`: rows per character) when they
- * number at most a tenth of those rows ({@link MIN_SET_ROWS}), else the column's characters of
- * that class (`column`) under the same test, else the whole class (`A-Z`, `a-z`, `0-9`). A set
- * equal to a range is written as the range (`a-f`), any other as its characters in code-point
- * order (`AP`, `012`).
+ * from the first of `levels` (rows per character: the pattern's position, the same position of
+ * every pattern of its length, the whole column) whose characters of that class held by >= k
+ * rows number at most a tenth of those rows ({@link MIN_SET_ROWS}), those characters; else the
+ * whole class (`A-Z`, `a-z`, `0-9`). A set equal to a range is written as the range (`a-f`), any
+ * other as its characters in code-point order (`AP`, `012`).
  */
-export function positionCharacters(cls: string, position: ReadonlyMap<string, number>, column: ReadonlyMap<string, number>, k: number): string {
+export function positionCharacters(cls: string, levels: readonly ReadonlyMap<string, number>[], k: number): string {
   const setOf = (seen: ReadonlyMap<string, number>): string | undefined => {
     let rows = 0;
     let size = 0;
@@ -67,7 +68,8 @@ export function positionCharacters(cls: string, position: ReadonlyMap<string, nu
     }
     return size > 0 && rows >= MIN_SET_ROWS * size ? set : undefined;
   };
-  const set = setOf(position) ?? setOf(column);
+  let set: string | undefined;
+  for (const seen of levels) if ((set = setOf(seen)) !== undefined) break;
   return set === undefined ? RANGE[cls] : (SET_RANGES[set] ?? set);
 }
 
@@ -77,8 +79,9 @@ export function positionCharacters(cls: string, position: ReadonlyMap<string, nu
  */
 export function buildCodePatterns(values: readonly string[], counts: readonly number[], k: number, oneForm = false): CodePattern[] | undefined {
   const groups = new Map<string, { rows: number; members: number[] }>();
-  // Rows per character of each class over the whole column.
-  const column = new Map<string, Map<string, number>>(Object.keys(RANGE).map((c) => [c, new Map()]));
+  // Rows per character over the whole column, and at each position of each length (`len:j`).
+  const column = new Map<string, number>();
+  const aligned = new Map<string, Map<string, number>>();
   let total = 0;
   values.forEach((v, i) => {
     total += counts[i];
@@ -86,8 +89,11 @@ export function buildCodePatterns(values: readonly string[], counts: readonly nu
     if (chars.length === 0 || chars.length > MAX_CODE_LENGTH) return;
     const classes = chars.map(classOf);
     chars.forEach((c, j) => {
-      const at = column.get(classes[j]);
-      if (at) at.set(c, (at.get(c) ?? 0) + counts[i]);
+      column.set(c, (column.get(c) ?? 0) + counts[i]);
+      const place = `${chars.length}:${j}`;
+      const at = aligned.get(place) ?? new Map<string, number>();
+      at.set(c, (at.get(c) ?? 0) + counts[i]);
+      aligned.set(place, at);
     });
     const key = classes.join("\u0000");
     const g = groups.get(key) ?? { rows: 0, members: [] };
@@ -101,8 +107,8 @@ export function buildCodePatterns(values: readonly string[], counts: readonly nu
   // plain per-position shape keeps them aligned: each shorter one the start of the longest.
   const forms = new Set(kept.map(([key]) => key.split("\u0000").filter((c, j, a) => j === 0 || c !== a[j - 1] || !(c in RANGE)).join("\u0000")));
   const longest = kept.reduce((a, [key]) => (key.length > a.length ? key : a), "");
-  const aligned = kept.every(([key]) => (longest + "\u0000").startsWith(key + "\u0000"));
-  if ((forms.size < 2 && aligned && !oneForm) || kept.length === 0 || held < 0.5 * total) return undefined;
+  const prefixes = kept.every(([key]) => (longest + "\u0000").startsWith(key + "\u0000"));
+  if ((forms.size < 2 && prefixes && !oneForm) || kept.length === 0 || held < 0.5 * total) return undefined;
   return kept.map(([key, g]) => {
     const classes = key.split("\u0000");
     const members = g.members.map((i) => Array.from(values[i]));
@@ -110,7 +116,7 @@ export function buildCodePatterns(values: readonly string[], counts: readonly nu
       const at = new Map<string, number>();
       members.forEach((chars, m) => at.set(chars[j], (at.get(chars[j]) ?? 0) + counts[g.members[m]]));
       if (at.size === 1) return [...at.keys()][0];
-      return cls in RANGE ? positionCharacters(cls, at, column.get(cls)!, k) : cls;
+      return cls in RANGE ? positionCharacters(cls, [at, aligned.get(`${classes.length}:${j}`)!, column], k) : cls;
     });
     return { positions, rows: g.rows };
   });
