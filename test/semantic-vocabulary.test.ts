@@ -17,7 +17,8 @@ import { Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import type { TextIdShape } from "../src/sdk/metadata/identifier";
 import { buildTextModel, TextWriter } from "../src/sdk/semantic/text";
 import { publicWords } from "../src/sdk/semantic/pools";
-import { positionCharacters } from "../src/sdk/semantic/code";
+import { CodeWriter, positionCharacters } from "../src/sdk/semantic/code";
+import { Bloom } from "../src/sdk/semantic/bloom";
 import { Rng } from "../src/sdk/generate/sfc32";
 import type { SemanticShape, TextModel } from "../src/sdk/semantic/types";
 
@@ -266,6 +267,19 @@ test("short codes are drawn without replacement: a sample three times the table,
   assert.ok(short > 0 && short <= 260 - values.filter((v) => cls(v) === "9A").length, `${short} digit-letter codes`);
   const share = (form: string, vs: string[]): number => vs.filter((v) => cls(v) === form).length / vs.length;
   assert.ok(Math.abs(share("A99", out.slice(0, n)) - share("A99", values)) < 0.01, "the first table's worth of rows keeps the forms' shares");
+});
+
+test("a code writer skips the codes of its own filter: the same patterns with another table's values", () => {
+  const patterns = [{ positions: ["A-Z", "0-9"], rows: 5 }, { positions: ["0-9", "0-9"], rows: 5 }];
+  const C = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  const write = (bloom: Bloom): string[] => Array.from({ length: 100 }, (_, i) => new CodeWriter(patterns, 9, bloom).value(i));
+  const first = Bloom.of(Array.from({ length: 130 }, (_, i) => `${C[i % 26]}${Math.floor(i / 26)}`));
+  const second = Bloom.of(Array.from({ length: 130 }, (_, i) => `${C[i % 26]}${9 - Math.floor(i / 26)}`));
+  assert.deepEqual(write(first).filter((v) => first.has(v)), []);
+  assert.deepEqual(write(second).filter((v) => second.has(v)), [], "not the first filter's free codes");
+  assert.ok(first.sameAs(Bloom.fromStats(first.toStats())) && !first.sameAs(second));
+  const out = write(second);
+  assert.equal(new Set(out).size, out.length);
 });
 
 test("codes keep the characters the column writes at each position: hex colours only 0-9 and a-f, a shift only AM or PM", async () => {

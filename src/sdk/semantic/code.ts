@@ -129,6 +129,12 @@ export function buildCodePatterns(values: readonly string[], counts: readonly nu
  */
 export const LISTED_CODES = 1 << 16;
 
+/**
+ * The listed patterns' free codes per released pattern list and filter: a decoder builds a writer
+ * per batch, and listing up to {@link LISTED_CODES} codes each time would cost about 0.1 s.
+ */
+const FREE_CODES = new WeakMap<readonly CodePattern[], { bloom?: Bloom; free: Map<number, Uint32Array> }>();
+
 /** One released pattern as the writer draws it. */
 interface Form {
   /** Per position, its characters. */
@@ -184,13 +190,19 @@ export class CodeWriter {
     });
     if (forms.every((f) => f.quota === 0)) forms.forEach((f) => (f.quota = 1));
     // The smallest spaces are listed while they fit the budget.
+    let cached = FREE_CODES.get(patterns);
+    if (!cached || !(cached.bloom && bloom ? cached.bloom.sameAs(bloom) : cached.bloom === bloom)) {
+      cached = { bloom, free: new Map() };
+      FREE_CODES.set(patterns, cached);
+    }
     let listed = 0;
     const bySize = forms.map((f, j) => j).sort((a, b) => forms[a].size - forms[b].size || a - b);
     for (const j of bySize) {
       const f = forms[j];
       if (listed + f.size <= LISTED_CODES) {
         listed += f.size;
-        f.free = this.freeCodes(f);
+        f.free = cached.free.get(j) ?? this.freeCodes(f);
+        cached.free.set(j, f.free);
         f.capacity = f.free.length;
         if (f.capacity > 0) f.freePerm = makePerm(BigInt(f.capacity), deriveSeed(key, 0xf4ee, j));
       } else {
