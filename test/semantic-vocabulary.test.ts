@@ -17,6 +17,8 @@ import { Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import type { TextIdShape } from "../src/sdk/metadata/identifier";
 import { buildTextModel, TextWriter } from "../src/sdk/semantic/text";
 import { publicWords } from "../src/sdk/semantic/pools";
+import { CodeWriter, positionCharacters } from "../src/sdk/semantic/code";
+import { Bloom } from "../src/sdk/semantic/bloom";
 import { Rng } from "../src/sdk/generate/sfc32";
 import type { SemanticShape, TextModel } from "../src/sdk/semantic/types";
 
@@ -216,13 +218,15 @@ test("codes without spaces of two forms (U8K, N12345): each form keeps its own p
   const a = await analyzeTable(table("tail_or_code", values));
   const sem = semanticOf(a, "tail_or_code")!;
   assert.equal(sem?.kind, "code");
-  assert.deepEqual(sem.codes!.map((p) => p.positions.join(" ")), ["N 0-9 0-9 0-9 0-9 0-9", "A-Z 0-9 A-Z"]);
+  // The letters the column writes (FAA codes skip I, O and Q), a tail number's first digit 1-9.
+  assert.deepEqual(sem.codes!.map((p) => p.positions.join(" ")), ["N 123456789 0-9 0-9 0-9 0-9", `${L} 0-9 ${L}`]);
   assert.ok(sem.codes!.every((p) => p.rows >= 2));
   assert.ok(typia.createValidateEquals<CreateModelRequest>()({ metadata: a.metadata }).success, "the server accepts the patterns");
   const cls = (v: string): string => v.replace(/[A-Z]/g, "A").replace(/[0-9]/g, "9");
   const real = new Set(values.map(cls));
   const out = sample(a, "tail_or_code", 500, 3);
   assert.deepEqual(out.filter((v) => !real.has(cls(v))).slice(0, 5), [], `real classes ${[...real].join(", ")}`);
+  assert.deepEqual(out.filter((v) => /[IOQ]|^N0[0-9]{4}$/.test(v)).slice(0, 5), [], "no letter or first digit the column never writes");
   assert.equal(new Set(out).size, out.length, "distinct within the sample");
   const realSet = new Set(values);
   assert.ok(out.filter((v) => realSet.has(v)).length <= 5, "<= 1% equal a real code");
@@ -231,6 +235,90 @@ test("codes without spaces of two forms (U8K, N12345): each form keeps its own p
   // One form only (ORD-00001 ...): the plain per-position shape, no semantic kind.
   const one = await analyzeTable(table("order_ref", Array.from({ length: 300 }, (_, i) => `ORD-${String(i).padStart(5, "0")}`)));
   assert.equal(semanticOf(one, "order_ref"), undefined);
+});
+
+test("short codes are drawn without replacement: a sample three times the table, in batches, repeats no code and writes no real one", async () => {
+  // Airport-like codes: 3-letter, letter-digit-digit (space 2,600) and digit-letter (space 260, about 180 real).
+  const C = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  const forms = [
+    ...Array.from({ length: 900 }, (_, i) => `${C[h(`p${i}`, 26)]}${C[h(`q${i}`, 26)]}${C[h(`r${i}`, 26)]}`),
+    ...Array.from({ length: 900 }, (_, i) => `${C[h(`s${i}`, 26)]}${h(`t${i}`, 100)}`.padEnd(3, "0")),
+    ...Array.from({ length: 300 }, (_, i) => `${h(`u${i}`, 10)}${C[h(`v${i}`, 26)]}`),
+  ];
+  const values = [...new Set(forms)];
+  const a = await analyzeTable(table("iata", values));
+  const sem = semanticOf(a, "iata")!;
+  assert.equal(sem?.kind, "code");
+  const n = values.length;
+  const out: string[] = [];
+  for (let b = 0; b < 3; b++) {
+    const codes: Record<string, number[]> = {};
+    for (const f of a.metadata.features) codes[f] = new Array(n).fill(0);
+    const t = new Decoder(a.metadata).decode(codes, 11 + b, { rules: false, rowOffset: b * n, idKey: 5 });
+    out.push(...t.rows.map((r) => r[t.columns.indexOf("iata")]));
+  }
+  const cls = (v: string): string => v.replace(/[A-Z]/g, "A").replace(/[0-9]/g, "9");
+  const real = new Set(values);
+  assert.equal(new Set(out).size, out.length, "no code repeats across the batches");
+  assert.deepEqual(out.filter((v) => real.has(v)).slice(0, 5), [], "no real code");
+  assert.deepEqual(out.filter((v) => !["AAA", "A99", "9A"].includes(cls(v))).slice(0, 5), [], "the column's forms only");
+  // The digit-letter form has fewer free codes than rows asked of it: the rest go to another form.
+  const short = out.filter((v) => cls(v) === "9A").length;
+  assert.ok(short > 0 && short <= 260 - values.filter((v) => cls(v) === "9A").length, `${short} digit-letter codes`);
+  const share = (form: string, vs: string[]): number => vs.filter((v) => cls(v) === form).length / vs.length;
+  assert.ok(Math.abs(share("A99", out.slice(0, n)) - share("A99", values)) < 0.01, "the first table's worth of rows keeps the forms' shares");
+});
+
+test("a code writer skips the codes of its own filter: the same patterns with another table's values", () => {
+  const patterns = [{ positions: ["A-Z", "0-9"], rows: 5 }, { positions: ["0-9", "0-9"], rows: 5 }];
+  const C = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  const write = (bloom: Bloom): string[] => Array.from({ length: 100 }, (_, i) => new CodeWriter(patterns, 9, bloom).value(i));
+  const first = Bloom.of(Array.from({ length: 130 }, (_, i) => `${C[i % 26]}${Math.floor(i / 26)}`));
+  const second = Bloom.of(Array.from({ length: 130 }, (_, i) => `${C[i % 26]}${9 - Math.floor(i / 26)}`));
+  assert.deepEqual(write(first).filter((v) => first.has(v)), []);
+  assert.deepEqual(write(second).filter((v) => second.has(v)), [], "not the first filter's free codes");
+  assert.ok(first.sameAs(Bloom.fromStats(first.toStats())) && !first.sameAs(second));
+  const out = write(second);
+  assert.equal(new Set(out).size, out.length);
+});
+
+test("codes keep the characters the column writes at each position: hex colours only 0-9 and a-f, a shift only AM or PM", async () => {
+  // Light hex colours of many forms (digits and letters in any place): no letter past f, and no
+  // first digit below 8, which no colour of any form has (each form alone has too few rows).
+  const hex = Array.from({ length: 600 }, (_, i) => (0x800000 + h(`hex${i}`, 0x800000)).toString(16));
+  const a = await analyzeTable(table("hex", [...new Set(hex)]));
+  assert.equal(semanticOf(a, "hex")?.kind, "code");
+  const colours = sample(a, "hex", 500, 3);
+  assert.deepEqual(colours.filter((v) => !/^[0-9a-f]{6}$/.test(v)).slice(0, 5), [], "every fresh colour is hex");
+  assert.deepEqual(colours.filter((v) => /^[0-7]/.test(v)).slice(0, 5), [], "every fresh colour is light");
+  assert.ok(colours.some((v) => /[a-f]/.test(v)) && colours.some((v) => /[0-9]/.test(v)), "letters and digits both written");
+  // Squirrel-census ids: hectare (1-42, row A-I), shift, month and day, number in the hectare.
+  const ids = Array.from({ length: 800 }, (_, i) => {
+    const shift = h(`s${i}`, 2) ? "PM" : "AM";
+    const day = String(6 + h(`d${i}`, 15)).padStart(2, "0");
+    return `${1 + h(`x${i}`, 42)}${"ABCDEFGHI"[h(`y${i}`, 9)]}-${shift}-10${day}-${String(1 + h(`n${i}`, 20)).padStart(2, "0")}`;
+  });
+  const b = await analyzeTable(table("squirrel_id", [...new Set(ids)]));
+  assert.equal(semanticOf(b, "squirrel_id")?.kind, "code", "two forms apart: one hectare digit or two");
+  const out = sample(b, "squirrel_id", 500, 5);
+  const form = /^[1-9]?[0-9][A-I]-(AM|PM)-10[0-2][0-9]-[0-2][0-9]$/;
+  assert.deepEqual(out.filter((v) => !form.test(v)).slice(0, 5), [], "each part in its place, of its own characters");
+  assert.ok(out.some((v) => /^[0-9][A-I]/.test(v)) && out.some((v) => /^[0-9]{2}[A-I]/.test(v)), "both forms written");
+  assert.ok(out.filter((v) => ids.includes(v)).length <= 5, "<= 1% equal a real id");
+  console.log(`codes: e.g. ${colours.slice(0, 4).join(" | ")} | ${out.slice(0, 4).join(" | ")}`);
+});
+
+test("a code position's characters: its own when each is seen often enough, else those of the same place in codes of its length, else the column's, else the class; rare ones left out", () => {
+  const rows = (spec: string, each: number): Map<string, number> => new Map(Array.from(spec).map((c) => [c, each]));
+  assert.equal(positionCharacters("A", [rows("AP", 50), rows("AMP", 500)], 2), "AP");
+  assert.equal(positionCharacters("a", [rows("abcdef", 5), rows("abcdef", 40)], 2), "a-f", "too few rows for the position: the next level's");
+  assert.equal(positionCharacters("9", [rows("3456789", 2), rows("3456789", 20), rows("0123456789", 90)], 2), "3456789", "the same place in codes of its length before the column");
+  assert.equal(positionCharacters("9", [rows("0123456789", 3), rows("0123456789", 3)], 2), "0-9", "too few rows anywhere: the class");
+  assert.equal(positionCharacters("A", [rows("ABC", 2), rows("ABC", 2)], 2), "A-Z");
+  const withRare = new Map([...rows("012", 40), ["7", 1]]);
+  assert.equal(positionCharacters("9", [withRare, withRare], 2), "012", "a digit of fewer than k rows is not released");
+  assert.equal(positionCharacters("9", [rows("0123456789", 20), new Map()], 2), "0-9", "a full class is written as its range");
+  assert.equal(positionCharacters("A", [rows("0123456789", 20), rows("XY", 40)], 2), "XY", "characters of other classes do not count");
 });
 
 test("token model: digit shapes generalise from the right until k rows share them; a token of fewer than k rows is never released", () => {

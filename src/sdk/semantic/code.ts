@@ -2,13 +2,21 @@
  * Codes (semantic kind `code`): identifiers without spaces in several forms (`U8K`, `00M`,
  * `N12345`), kept apart (one class set per position would mix them: `I4D775`). A value's pattern
  * replaces capitals, small letters and digits by their class (`N12345` -> `A99999`); released:
- * patterns of >= k rows (at most {@link MAX_PATTERNS}), per position the one character all share
- * or the class. Used only when they hold half the rows and are of two or more forms (run lengths
- * aside). {@link CodeWriter}: row i draws a pattern by rows, then candidates i*T + t of its keyed
- * permutation, the first the Bloom filter does not flag: distinct until a pattern's space runs out.
+ * patterns of >= k rows (at most {@link MAX_PATTERNS}), per position the one character all share,
+ * else the characters of its class the pattern, else every pattern of its length, else the column
+ * writes there ({@link positionCharacters}: a hex colour's `a-f`, a shift's `A` or `P`, a day's
+ * `0`-`2`), else the class. Used only when they hold half the
+ * rows and are of two or more forms; forms that differ only in how long a run is count as one
+ * when every shorter one is the start of the longest (`id-7`, `id-12`), which the plain
+ * per-position shape writes aligned (`7G-PM-1018-05` beside `37F-PM-1014-03` is not: one run
+ * longer at the start moves every later position). {@link CodeWriter}: each block of rows takes
+ * the patterns in their real rows' proportions, each pattern's rows dense indices into its own
+ * space, codes the Bloom filter flags skipped: distinct and not real until the spaces run out.
  */
 import { IdGenerator } from "../generate/id-generator";
+import { makePerm, type Perm } from "../generate/permutation";
 import { deriveSeed } from "../generate/sfc32";
+import { compileText } from "../metadata/identifier";
 import type { Bloom } from "./bloom";
 import type { CodePattern } from "./types";
 
@@ -26,6 +34,44 @@ function classOf(c: string): string {
   return c;
 }
 const RANGE: Record<string, string> = { A: "A-Z", a: "a-z", "9": "0-9" };
+/** The characters of each class, in code-point order. */
+const CLASS_CHARS: Record<string, string> = { A: "ABCDEFGHIJKLMNOPQRSTUVWXYZ", a: "abcdefghijklmnopqrstuvwxyz", "9": "0123456789" };
+/** Range tokens a character set is written as when it is exactly one (`0-9`, `a-f`). */
+const SET_RANGES: Record<string, string> = { ABCDEF: "A-F", abcdef: "a-f", ...Object.fromEntries(Object.entries(CLASS_CHARS).map(([c, chars]) => [chars, RANGE[c]])) };
+
+/**
+ * Rows per distinct character a set of characters needs to count as the characters a position
+ * writes rather than those it happened to hold: a character the column writes as often as the
+ * others is then missing by chance with a probability of about e^-10.
+ */
+export const MIN_SET_ROWS = 10;
+
+/**
+ * The characters a position of class `cls` writes, as a position string ({@link CodePattern}):
+ * from the first of `levels` (rows per character: the pattern's position, the same position of
+ * every pattern of its length, the whole column) whose characters of that class held by >= k
+ * rows number at most a tenth of those rows ({@link MIN_SET_ROWS}), those characters; else the
+ * whole class (`A-Z`, `a-z`, `0-9`). A set equal to a range is written as the range (`a-f`), any
+ * other as its characters in code-point order (`AP`, `012`).
+ */
+export function positionCharacters(cls: string, levels: readonly ReadonlyMap<string, number>[], k: number): string {
+  const setOf = (seen: ReadonlyMap<string, number>): string | undefined => {
+    let rows = 0;
+    let size = 0;
+    let set = "";
+    for (const c of CLASS_CHARS[cls]) {
+      const r = seen.get(c) ?? 0;
+      if (r < Math.max(1, k)) continue;
+      rows += r;
+      size++;
+      set += c;
+    }
+    return size > 0 && rows >= MIN_SET_ROWS * size ? set : undefined;
+  };
+  let set: string | undefined;
+  for (const seen of levels) if ((set = setOf(seen)) !== undefined) break;
+  return set === undefined ? RANGE[cls] : (SET_RANGES[set] ?? set);
+}
 
 /**
  * The released patterns of a code column (file header), most rows first, or undefined when they
@@ -33,12 +79,23 @@ const RANGE: Record<string, string> = { A: "A-Z", a: "a-z", "9": "0-9" };
  */
 export function buildCodePatterns(values: readonly string[], counts: readonly number[], k: number, oneForm = false): CodePattern[] | undefined {
   const groups = new Map<string, { rows: number; members: number[] }>();
+  // Rows per character over the whole column, and at each position of each length (`len:j`).
+  const column = new Map<string, number>();
+  const aligned = new Map<string, Map<string, number>>();
   let total = 0;
   values.forEach((v, i) => {
     total += counts[i];
     const chars = Array.from(v);
     if (chars.length === 0 || chars.length > MAX_CODE_LENGTH) return;
-    const key = chars.map(classOf).join("\u0000");
+    const classes = chars.map(classOf);
+    chars.forEach((c, j) => {
+      column.set(c, (column.get(c) ?? 0) + counts[i]);
+      const place = `${chars.length}:${j}`;
+      const at = aligned.get(place) ?? new Map<string, number>();
+      at.set(c, (at.get(c) ?? 0) + counts[i]);
+      aligned.set(place, at);
+    });
+    const key = classes.join("\u0000");
     const g = groups.get(key) ?? { rows: 0, members: [] };
     g.rows += counts[i];
     g.members.push(i);
@@ -46,24 +103,75 @@ export function buildCodePatterns(values: readonly string[], counts: readonly nu
   });
   const kept = [...groups].filter(([, g]) => g.rows >= k).sort((a, b) => b[1].rows - a[1].rows || (a[0] < b[0] ? -1 : 1)).slice(0, MAX_PATTERNS);
   const held = kept.reduce((s, [, g]) => s + g.rows, 0);
-  // Forms that differ only in how many characters a run of one class has (`id-7`, `id-12`) are
-  // one form, which the plain per-position shape writes as well.
+  // Forms that differ only in how many characters a run of one class has are one form when the
+  // plain per-position shape keeps them aligned: each shorter one the start of the longest.
   const forms = new Set(kept.map(([key]) => key.split("\u0000").filter((c, j, a) => j === 0 || c !== a[j - 1] || !(c in RANGE)).join("\u0000")));
-  if ((forms.size < 2 && !oneForm) || kept.length === 0 || held < 0.5 * total) return undefined;
+  const longest = kept.reduce((a, [key]) => (key.length > a.length ? key : a), "");
+  const prefixes = kept.every(([key]) => (longest + "\u0000").startsWith(key + "\u0000"));
+  if ((forms.size < 2 && prefixes && !oneForm) || kept.length === 0 || held < 0.5 * total) return undefined;
   return kept.map(([key, g]) => {
     const classes = key.split("\u0000");
+    const members = g.members.map((i) => Array.from(values[i]));
     const positions = classes.map((cls, j) => {
-      const at = new Set(g.members.map((i) => Array.from(values[i])[j]));
-      return at.size === 1 ? [...at][0] : (RANGE[cls] ?? cls);
+      const at = new Map<string, number>();
+      members.forEach((chars, m) => at.set(chars[j], (at.get(chars[j]) ?? 0) + counts[g.members[m]]));
+      if (at.size === 1) return [...at.keys()][0];
+      return cls in RANGE ? positionCharacters(cls, [at, aligned.get(`${classes.length}:${j}`)!, column], k) : cls;
     });
     return { positions, rows: g.rows };
   });
 }
 
-/** Writes fresh codes from released patterns (method in the file header). */
+/**
+ * Pattern spaces up to this many codes, together, are listed once per writer (the codes the
+ * Bloom filter does not flag), so a short code's fresh values are drawn without replacement
+ * among all the values that are not real ones; larger spaces read candidates.
+ */
+export const LISTED_CODES = 1 << 16;
+
+/**
+ * The listed patterns' free codes per released pattern list and filter: a decoder builds a writer
+ * per batch, and listing up to {@link LISTED_CODES} codes each time would cost about 0.1 s.
+ */
+const FREE_CODES = new WeakMap<readonly CodePattern[], { bloom?: Bloom; free: Map<number, Uint32Array> }>();
+
+/** One released pattern as the writer draws it. */
+interface Form {
+  /** Per position, its characters. */
+  alphabets: string[][];
+  /** Real rows: the form's slots in each block of rows. */
+  quota: number;
+  /** Codes of the space (a Number when it is a safe integer, else Infinity). */
+  size: number;
+  /** Listed spaces: the space indices of the codes the filter does not flag, ascending. */
+  free?: Uint32Array;
+  /** Listed spaces: a keyed permutation of [0, free.length). */
+  freePerm?: Perm;
+  /** Other spaces: the space's generator (index -> code, a keyed permutation). */
+  gen?: IdGenerator;
+  /** Rows it can write distinct and, up to the filter, not real. */
+  capacity: number;
+}
+
+/**
+ * Writes fresh codes from released patterns. Rows fall in blocks of B = the patterns' rows; a
+ * keyed permutation of each block gives every pattern as many of the block's rows as it has real
+ * rows, so pattern p's row in block b at rank r takes index b * rows_p + r of its own space:
+ * indices are dense and distinct within a sample, whichever batch or order the rows are written
+ * in. Index x of a listed space (spaces of at most {@link LISTED_CODES} codes in all) is the
+ * x-th code the Bloom filter does not flag in a keyed order; of a larger space, the first of
+ * candidates x*T + t ({@link TRIES}) the filter does not flag. A pattern's rows past what it
+ * can write (its free codes, or size / T) go to the pattern that can write the most, after its
+ * own rows; its space wrapping is the only way a code repeats.
+ */
 export class CodeWriter {
-  private readonly gens: IdGenerator[];
+  private readonly forms: Form[];
+  /** Cumulative quotas: pattern p holds slots [cum[p - 1], cum[p]) of a block. */
   private readonly cum: number[] = [];
+  private readonly block: number;
+  /** The pattern that takes the rows others cannot write. */
+  private readonly spill: number;
+  private blockPerm?: { b: number; perm: Perm };
 
   /** Same key, same values; `bloom`: the real values. @throws RangeError on bad patterns. */
   constructor(
@@ -72,27 +180,124 @@ export class CodeWriter {
     private readonly bloom?: Bloom,
   ) {
     if (!Array.isArray(patterns) || patterns.length === 0) throw new RangeError("code shape: no patterns");
-    let acc = 0;
-    this.gens = patterns.map((p, j) => {
+    const forms = patterns.map((p, j): Form => {
       if (!Array.isArray(p?.positions) || p.positions.length === 0) throw new RangeError(`code shape: pattern ${j} has no positions`);
-      this.cum.push((acc += Math.max(0, p.rows) || 0));
-      return new IdGenerator({ kind: "text", prefix: "", lengths: { [String(p.positions.length)]: 1 }, positions: p.positions }, deriveSeed(key, 0xc0de, j));
+      const { alphabets } = compileText({ kind: "text", prefix: "", lengths: { [String(p.positions.length)]: 1 }, positions: p.positions });
+      let size = 1;
+      for (const a of alphabets) size *= a.length;
+      const rows = Number(p.rows);
+      return { alphabets, quota: Number.isFinite(rows) && rows > 0 ? Math.min(Math.round(rows), 2 ** 32) : 0, size: Number.isSafeInteger(size) ? size : Infinity, capacity: 0 };
     });
-    if (acc <= 0) this.cum.forEach((_, j) => (this.cum[j] = j + 1));
+    if (forms.every((f) => f.quota === 0)) forms.forEach((f) => (f.quota = 1));
+    // The smallest spaces are listed while they fit the budget.
+    let cached = FREE_CODES.get(patterns);
+    if (!cached || !(cached.bloom && bloom ? cached.bloom.sameAs(bloom) : cached.bloom === bloom)) {
+      cached = { bloom, free: new Map() };
+      FREE_CODES.set(patterns, cached);
+    }
+    let listed = 0;
+    const bySize = forms.map((f, j) => j).sort((a, b) => forms[a].size - forms[b].size || a - b);
+    for (const j of bySize) {
+      const f = forms[j];
+      if (listed + f.size <= LISTED_CODES) {
+        listed += f.size;
+        f.free = cached.free.get(j) ?? this.freeCodes(f);
+        cached.free.set(j, f.free);
+        f.capacity = f.free.length;
+        if (f.capacity > 0) f.freePerm = makePerm(BigInt(f.capacity), deriveSeed(key, 0xf4ee, j));
+      } else {
+        f.gen = new IdGenerator({ kind: "text", prefix: "", lengths: { [String(f.alphabets.length)]: 1 }, positions: patterns[j].positions }, deriveSeed(key, 0xc0de, j));
+        f.capacity = Math.floor(Math.min(f.size, Number.MAX_SAFE_INTEGER) / TRIES);
+      }
+    }
+    this.forms = forms;
+    let acc = 0;
+    for (const f of forms) this.cum.push((acc += f.quota));
+    this.block = acc;
+    this.spill = forms.reduce((best, f, j) => (f.capacity > forms[best].capacity ? j : best), 0);
   }
 
   /** The code of row i (0 <= i, a safe integer). */
   value(i: number): string {
-    const u = (deriveSeed(this.key, 0x9a77, i) / 4294967296) * this.cum[this.cum.length - 1];
+    const b = Math.floor(i / this.block);
+    const slot = this.permOfBlock(b).apply(i - b * this.block);
     let p = 0;
-    while (p < this.cum.length - 1 && this.cum[p] <= u) p++;
-    const g = this.gens[p];
+    let lo = 0;
+    let hi = this.cum.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (slot < this.cum[mid]) hi = mid;
+      else lo = mid + 1;
+    }
+    p = lo;
+    const rank = slot - (p === 0 ? 0 : this.cum[p - 1]);
+    const x = b * this.forms[p].quota + rank;
+    if (x < this.forms[p].capacity || p === this.spill) return this.code(p, p === this.spill ? this.spillIndex(b, rank, -1) : x);
+    return this.code(this.spill, this.spillIndex(b, rank, p));
+  }
+
+  /**
+   * Index in the spill pattern s of a row of block b: its own row of rank r (`from` -1) or the
+   * row of rank r of pattern `from` past that pattern's capacity. Block b's rows of s are its own
+   * quota, then each pattern's overflow in pattern order.
+   */
+  private spillIndex(b: number, r: number, from: number): number {
+    const s = this.forms[this.spill];
+    // Rows of s in blocks before b: its quotas and the overflow of the others.
+    let at = b * s.quota;
+    let within = s.quota;
+    this.forms.forEach((f, j) => {
+      if (j === this.spill) return;
+      at += Math.max(0, b * f.quota - f.capacity);
+      const over = Math.min(f.quota, Math.max(0, (b + 1) * f.quota - Math.max(f.capacity, b * f.quota)));
+      if (j < from) within += over;
+    });
+    if (from < 0) return at + r;
+    const f = this.forms[from];
+    return at + within + (b * f.quota + r - Math.max(f.capacity, b * f.quota));
+  }
+
+  /** Index x of pattern p's fresh codes (wrapping past its capacity). */
+  private code(p: number, x: number): string {
+    const f = this.forms[p];
+    if (f.free) {
+      if (f.capacity === 0) return this.spell(f, x % f.size);
+      return this.spell(f, f.free[f.freePerm!.small!.apply(x % f.capacity)]);
+    }
+    const g = f.gen!;
+    const base = (x % Math.max(1, f.capacity)) * TRIES;
     let first = "";
     for (let t = 0; t < TRIES; t++) {
-      const v = g.value(i * TRIES + t);
+      const v = g.value(base + t);
       if (t === 0) first = v;
       if (!this.bloom?.has(v)) return v;
     }
     return first;
+  }
+
+  /** The keyed permutation of block b's slots (the last block's is kept: rows come in order). */
+  private permOfBlock(b: number): NonNullable<Perm["small"]> {
+    if (this.blockPerm?.b !== b) this.blockPerm = { b, perm: makePerm(BigInt(this.block), deriveSeed(this.key, 0xb10c, b)) };
+    return this.blockPerm.perm.small!;
+  }
+
+  /** The space indices of a listed pattern's codes the filter does not flag, ascending. */
+  private freeCodes(f: Form): Uint32Array {
+    const out = new Uint32Array(f.size);
+    let n = 0;
+    for (let v = 0; v < f.size; v++) if (!this.bloom?.has(this.spell(f, v))) out[n++] = v;
+    return out.slice(0, n);
+  }
+
+  /** The code at index v of a pattern's space (mixed radix, last position least significant). */
+  private spell(f: Form, v: number): string {
+    const chars = new Array<string>(f.alphabets.length);
+    for (let j = f.alphabets.length - 1; j >= 0; j--) {
+      const a = f.alphabets[j];
+      const q = Math.floor(v / a.length);
+      chars[j] = a[v - q * a.length];
+      v = q;
+    }
+    return chars.join("");
   }
 }
