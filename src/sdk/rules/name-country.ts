@@ -1,0 +1,130 @@
+/**
+ * Name and country rules (`metadata.rules` of type `name_country`, docs/api.md "Row rules"): a
+ * fresh person name is one of its row's country, drawn from that country's public name lists
+ * (`../semantic/countries`: faker's locales of the country or of its languages), never from the
+ * table. With a `name_gender` rule on the same name column, first names (and the last names of
+ * locales that list them by sex: `Abramova`) are of the row's sex.
+ */
+import type { Metadata, NameCountryRule, NameGenderRule } from "../../contract";
+import type { Cells } from "../generate/batch";
+import { deriveSeed, Rng } from "../generate/sfc32";
+import { Bloom } from "../semantic/bloom";
+import { countryCodeOf, namePoolsOf, plausibleFor, type NamePool } from "../semantic/countries";
+import { inLetterCase } from "../semantic/recognize";
+import type { SemanticShape } from "../semantic/types";
+import type { Fixed } from "./compiled-rule";
+import type { Sex } from "./name-gender";
+
+/**
+ * Row check over rows in `idx` order (name, country): true when a word of the name is a first or
+ * last name of the country's lists; undefined when a cell is blank, the country unread, or it has
+ * no lists.
+ */
+export function nameCountryCheck(rule: NameCountryRule, idx: readonly number[]): (row: readonly string[]) => boolean | undefined {
+  return (row) => {
+    const name = row[idx[0]];
+    const cc = name === "" ? undefined : countryCodeOf(rule.form, row[idx[1]]);
+    return cc === undefined ? undefined : plausibleFor(name, cc);
+  };
+}
+
+/** Draws to find a name that is not a real value (the column's Bloom filter) nor one already written. */
+const TRIES = 8;
+
+/** The locale key the column's own fresh names come from (`en`, `de`, `fr`, `es`). */
+function ownLocale(shape: SemanticShape): string {
+  return shape.locale ?? "en";
+}
+
+/** A name written from `pool`: `parts` words of the kind (a full name: first names then a last name). */
+function drawName(kind: SemanticShape["kind"], parts: number, pool: NamePool, sex: Sex | undefined, rng: Rng, plain: boolean): string {
+  const s: Sex | undefined = sex ?? (pool.first.female.length > 0 && pool.first.male.length > 0 ? (rng.int(2) === 0 ? "female" : "male") : undefined);
+  const pick = (lists: NamePool["first"]): string => {
+    let list = s !== undefined && lists[s].length > 0 ? lists[s] : lists.any;
+    if (plain) {
+      const ok = list.filter((v) => !/[\p{Ll}'’]\p{Lu}/u.test(v));
+      if (ok.length > 0) list = ok;
+    }
+    return list[rng.int(list.length)];
+  };
+  if (kind === "first_name") return Array.from({ length: parts }, () => pick(pool.first)).join("-");
+  if (kind === "last_name") return Array.from({ length: parts }, () => pick(pool.last)).join("-");
+  const firsts = Array.from({ length: Math.max(1, parts - 1) }, () => pick(pool.first));
+  return [...firsts, pick(pool.last)].join(" ");
+}
+
+/** How many words a fresh value of the kind holds (the generator's lanes: `A B` or `A B C`; `A` or `A-B`). */
+function partsOf(kind: SemanticShape["kind"], v: string): number {
+  return kind === "full_name" ? Math.min(3, Math.max(2, v.trim().split(/\s+/).length)) : Math.min(2, v.split("-").length);
+}
+
+/**
+ * Writes the name-country rules of `metadata.rules`: a fresh name (every cell of an identifier
+ * column; a categorical column's cells that are no released value) in a row whose country has
+ * name lists other than the column's own locale is rewritten as a name of that country, of the
+ * row's sex where a `name_gender` rule ties the column to a sex column, avoiding real values (the
+ * column's Bloom filter) and names already written. Fixed cells are kept.
+ * @returns undefined when there is no such rule; else `apply` and `handled`, which tells the
+ *   name-gender writer which cells it need not rewrite (their sex is already the row's).
+ */
+export function nameCountryWriter(metadata: Metadata): { apply(cells: Cells, seed: number, fixed?: Fixed): number; handled(r: number, f: number): boolean } | undefined {
+  const features = metadata.features as readonly string[];
+  const genders = (metadata.rules ?? []).filter((r): r is NameGenderRule => r.type === "name_gender");
+  const rules = (metadata.rules ?? [])
+    .filter((r): r is NameCountryRule => r.type === "name_country")
+    .map((rule) => {
+      const name = rule.columns[0];
+      const st = metadata.column_stats?.[name];
+      const shape = st?.type === "id" && st.id_shape?.kind === "text" ? st.id_shape.semantic : st?.type === "categorical" ? st.semantic : undefined;
+      const released = st?.type === "categorical" ? new Set(Object.keys(metadata.value_mappings?.[name] ?? {})) : undefined;
+      const g = genders.find((r) => r.columns[0] === name);
+      const sexOf = new Map<string, Sex>([...(g?.female ?? []).map((v): [string, Sex] => [v, "female"]), ...(g?.male ?? []).map((v): [string, Sex] => [v, "male"])]);
+      return {
+        rule,
+        shape,
+        released,
+        sexOf,
+        idx: rule.columns.map((c) => features.indexOf(c)),
+        sexIdx: g ? features.indexOf(g.columns[1]) : -1,
+        bloom: shape?.bloom ? Bloom.fromStats(shape.bloom) : undefined,
+      };
+    })
+    .filter((r) => r.idx.every((f) => f >= 0) && r.shape !== undefined && ["first_name", "last_name", "full_name"].includes(r.shape.kind));
+  if (rules.length === 0) return undefined;
+  const handled = new Set<string>();
+  return {
+    handled: (r, f) => handled.has(`${r},${f}`),
+    apply(cells, seed, fixed) {
+      handled.clear();
+      let changed = 0;
+      rules.forEach(({ rule, shape, released, sexOf, idx: [nf, cf], sexIdx, bloom }, i) => {
+        const own = ownLocale(shape!);
+        const written = new Set<string>();
+        for (let r = 0; r < cells.length; r++) {
+          const v = cells.get(r, nf);
+          if (v === "" || released?.has(v) || fixed?.(r, nf)) continue;
+          const cc = countryCodeOf(rule.form, cells.get(r, cf));
+          const pools = cc === undefined ? [] : namePoolsOf(cc);
+          // A country whose names are the column's own locale's keeps the generator's distinct value.
+          if (pools.length === 0 || pools.some((p) => p.source === own)) continue;
+          const rng = new Rng(deriveSeed(seed, 0x636e7479 + i, r));
+          const pool = pools[rng.int(pools.length)];
+          const sex = sexIdx >= 0 ? sexOf.get(cells.get(r, sexIdx)) : undefined;
+          const parts = partsOf(shape!.kind, v);
+          let out = "";
+          for (let t = 0; t < TRIES; t++) {
+            out = inLetterCase(drawName(shape!.kind, parts, pool, sex, rng, shape!.plain === true), shape!.letter_case);
+            if (!written.has(out) && !bloom?.has(out)) break;
+          }
+          written.add(out);
+          handled.add(`${r},${nf}`);
+          if (out !== v) {
+            cells.set(r, nf, out);
+            changed++;
+          }
+        }
+      });
+      return changed;
+    },
+  };
+}
