@@ -112,7 +112,8 @@ function latin(v: string, script: string): string {
     const replace: [string, string][] = [["ου", "ou"], ["Ου", "Ou"], ["ού", "ou"], ["γγ", "ng"]];
     translit = (s) => lib.transliterate(s, { unknown: "?", replace });
   }
-  let out = translit(v).trim();
+  // Greek accents and diaereses are marks on the letter (`Νικολαΐδης` -> `Nikolaidis`, not `NikolaIdis`).
+  let out = translit(script === "Grek" ? v.normalize("NFD").replace(/\p{M}/gu, "") : v).trim();
   if (SYLLABIC.has(script)) out = out.replace(/\s+/g, "").toLowerCase();
   out = out.replace(/(^|[\s-])(\p{Ll})/gu, (_, a: string, b: string) => a + b.toUpperCase());
   return /^\p{Lu}[\p{L}'-]*( \p{Lu}[\p{L}'-]*)*$/u.test(out) ? out : "";
