@@ -9,7 +9,7 @@ import type { Metadata, NameCountryRule, NameGenderRule } from "../../contract";
 import type { Cells } from "../generate/batch";
 import { deriveSeed, Rng } from "../generate/sfc32";
 import { Bloom } from "../semantic/bloom";
-import { countryCodeOf, namePoolsOf, plausibleFor, type NamePool } from "../semantic/countries";
+import { countryCodeOf, foldName, namePoolsOf, plausibleFor, type NamePool } from "../semantic/countries";
 import { inLetterCase } from "../semantic/recognize";
 import type { SemanticShape } from "../semantic/types";
 import type { Fixed } from "./compiled-rule";
@@ -36,9 +36,13 @@ function ownLocale(shape: SemanticShape): string {
   return shape.locale ?? "en";
 }
 
-/** A name written from `pool`: `parts` words of the kind (a full name: first names then a last name). */
-function drawName(kind: SemanticShape["kind"], parts: number, pool: NamePool, sex: Sex | undefined, rng: Rng, plain: boolean): string {
-  const s: Sex | undefined = sex ?? (pool.first.female.length > 0 && pool.first.male.length > 0 ? (rng.int(2) === 0 ? "female" : "male") : undefined);
+/**
+ * A name written from `pool`: `parts` words of the kind (a full name: first names then a last
+ * name); with `head`, that is its first word and the rest is drawn, of its sex where the pool's
+ * lists give it one.
+ */
+function drawName(kind: SemanticShape["kind"], parts: number, pool: NamePool, sex: Sex | undefined, rng: Rng, plain: boolean, head?: string): string {
+  const s: Sex | undefined = sex ?? (head !== undefined ? pool.sexOf.get(foldName(head)) : undefined) ?? (pool.first.female.length > 0 && pool.first.male.length > 0 ? (rng.int(2) === 0 ? "female" : "male") : undefined);
   const pick = (lists: NamePool["first"]): string => {
     let list = s !== undefined && lists[s].length > 0 ? lists[s] : lists.any;
     if (plain) {
@@ -47,10 +51,11 @@ function drawName(kind: SemanticShape["kind"], parts: number, pool: NamePool, se
     }
     return list[rng.int(list.length)];
   };
-  if (kind === "first_name") return Array.from({ length: parts }, () => pick(pool.first)).join("-");
-  if (kind === "last_name") return Array.from({ length: parts }, () => pick(pool.last)).join("-");
-  const firsts = Array.from({ length: Math.max(1, parts - 1) }, () => pick(pool.first));
-  return [...firsts, pick(pool.last)].join(" ");
+  const lead = head === undefined ? [] : [head];
+  if (kind === "first_name") return [...lead, ...Array.from({ length: parts - lead.length }, () => pick(pool.first))].join("-");
+  if (kind === "last_name") return [...lead, ...Array.from({ length: parts - lead.length }, () => pick(pool.last))].join("-");
+  const firsts = Array.from({ length: Math.max(1 - lead.length, parts - 1 - lead.length) }, () => pick(pool.first));
+  return [...lead, ...firsts, pick(pool.last)].join(" ");
 }
 
 /** How many words a fresh value of the kind holds (the generator's lanes: `A B` or `A B C`; `A` or `A-B`). */
@@ -63,7 +68,9 @@ function partsOf(kind: SemanticShape["kind"], v: string): number {
  * column; a categorical column's cells that are no released value) in a row whose country has
  * name lists other than the column's own locale is rewritten as a name of that country, of the
  * row's sex where a `name_gender` rule ties the column to a sex column, avoiding real values (the
- * column's Bloom filter) and names already written. Fixed cells are kept.
+ * column's Bloom filter) and names already written. Without such a rule, a first word that
+ * starts a released value stays (a determinant's fresh name starts with a released one of its
+ * row's country: `Zou` beside China). Fixed cells are kept.
  * @returns undefined when there is no such rule; else `apply` and `handled`, which tells the
  *   name-gender writer which cells it need not rewrite (their sex is already the row's).
  */
@@ -77,12 +84,16 @@ export function nameCountryWriter(metadata: Metadata): { apply(cells: Cells, see
       const st = metadata.column_stats?.[name];
       const shape = st?.type === "id" && st.id_shape?.kind === "text" ? st.id_shape.semantic : st?.type === "categorical" ? st.semantic : undefined;
       const released = st?.type === "categorical" ? new Set(Object.keys(metadata.value_mappings?.[name] ?? {})) : undefined;
+      // The first words of the released values: a categorical decoder writes a determinant's
+      // fresh value with one of its row's partner value (`../columns/categorical`), kept here.
+      const heads = released && new Set([...released].map((v) => v.split(shape?.kind === "full_name" ? " " : "-")[0]).filter((w) => w !== ""));
       const g = genders.find((r) => r.columns[0] === name);
       const sexOf = new Map<string, Sex>([...(g?.female ?? []).map((v): [string, Sex] => [v, "female"]), ...(g?.male ?? []).map((v): [string, Sex] => [v, "male"])]);
       return {
         rule,
         shape,
         released,
+        heads,
         sexOf,
         idx: rule.columns.map((c) => features.indexOf(c)),
         sexIdx: g ? features.indexOf(g.columns[1]) : -1,
@@ -97,7 +108,7 @@ export function nameCountryWriter(metadata: Metadata): { apply(cells: Cells, see
     apply(cells, seed, fixed) {
       handled.clear();
       let changed = 0;
-      rules.forEach(({ rule, shape, released, sexOf, idx: [nf, cf], sexIdx, bloom }, i) => {
+      rules.forEach(({ rule, shape, released, heads, sexOf, idx: [nf, cf], sexIdx, bloom }, i) => {
         const own = ownLocale(shape!);
         const written = new Set<string>();
         for (let r = 0; r < cells.length; r++) {
@@ -111,9 +122,12 @@ export function nameCountryWriter(metadata: Metadata): { apply(cells: Cells, see
           const pool = pools[rng.int(pools.length)];
           const sex = sexIdx >= 0 ? sexOf.get(cells.get(r, sexIdx)) : undefined;
           const parts = partsOf(shape!.kind, v);
+          // Without a sex to agree with, a released first word (of the row's partner value) stays.
+          const word = v.split(shape!.kind === "full_name" ? " " : "-")[0];
+          const head = sexIdx < 0 && heads?.has(word) ? word : undefined;
           let out = "";
           for (let t = 0; t < TRIES; t++) {
-            out = inLetterCase(drawName(shape!.kind, parts, pool, sex, rng, shape!.plain === true), shape!.letter_case);
+            out = inLetterCase(drawName(shape!.kind, parts, pool, sex, rng, shape!.plain === true, head), shape!.letter_case);
             if (!written.has(out) && !bloom?.has(out)) break;
           }
           written.add(out);

@@ -75,6 +75,8 @@ export interface NamePool {
   source: string;
   first: { female: string[]; male: string[]; any: string[] };
   last: { female: string[]; male: string[]; any: string[] };
+  /** Case-folded, accent-free first names on one of the sex lists only, and that sex. */
+  sexOf: ReadonlyMap<string, "female" | "male">;
   /** Case-folded, accent-free first and last names, for {@link plausibleFor}. */
   words: ReadonlySet<string>;
 }
@@ -156,7 +158,12 @@ export function namePool(locale: string): NamePool | undefined {
     if (first.any.length > 0 && last.any.length > 0) {
       const words = new Set<string>();
       for (const v of [...first.any, ...last.any]) for (const w of v.split(/[\s-]+/)) words.add(foldName(w));
-      pool = { locale, source: at > 0 ? lang! : locale, first, last, words };
+      const sexOf = new Map<string, "female" | "male">();
+      const male = new Set(first.male.map(foldName));
+      const female = new Set(first.female.map(foldName));
+      for (const v of female) if (!male.has(v)) sexOf.set(v, "female");
+      for (const v of male) if (!female.has(v)) sexOf.set(v, "male");
+      pool = { locale, source: at > 0 ? lang! : locale, first, last, sexOf, words };
     }
   }
   pools.set(locale, pool);
