@@ -41,21 +41,34 @@ function ownLocale(shape: SemanticShape): string {
  * name); with `head`, that is its first word and the rest is drawn, of its sex where the pool's
  * lists give it one.
  */
-function drawName(kind: SemanticShape["kind"], parts: number, pool: NamePool, sex: Sex | undefined, rng: Rng, plain: boolean, head?: string): string {
+function drawName(kind: SemanticShape["kind"], parts: number, pool: NamePool, sex: Sex | undefined, rng: Rng, head?: string): string {
   const s: Sex | undefined = sex ?? (head !== undefined ? pool.sexOf.get(foldName(head)) : undefined) ?? (pool.first.female.length > 0 && pool.first.male.length > 0 ? (rng.int(2) === 0 ? "female" : "male") : undefined);
   const pick = (lists: NamePool["first"]): string => {
-    let list = s !== undefined && lists[s].length > 0 ? lists[s] : lists.any;
-    if (plain) {
-      const ok = list.filter((v) => !/[\p{Ll}'’]\p{Lu}/u.test(v));
-      if (ok.length > 0) list = ok;
-    }
+    const list = s !== undefined && lists[s].length > 0 ? lists[s] : lists.any;
     return list[rng.int(list.length)];
   };
-  const lead = head === undefined ? [] : [head];
-  if (kind === "first_name") return [...lead, ...Array.from({ length: parts - lead.length }, () => pick(pool.first))].join("-");
-  if (kind === "last_name") return [...lead, ...Array.from({ length: parts - lead.length }, () => pick(pool.last))].join("-");
-  const firsts = Array.from({ length: Math.max(1 - lead.length, parts - 1 - lead.length) }, () => pick(pool.first));
-  return [...lead, ...firsts, pick(pool.last)].join(" ");
+  const sep = kind === "full_name" ? " " : "-";
+  let out = head ?? "";
+  for (let w = head === undefined ? 0 : 1; w < parts; w++) {
+    const last = kind === "last_name" || (kind === "full_name" && w === parts - 1);
+    out += (w > 0 ? sep : "") + pick(last ? pool.last : pool.first);
+  }
+  return out;
+}
+
+const plainPools = new WeakMap<NamePool, NamePool>();
+/** A pool without names that have an inner capital (`McDonald`), for a column whose real values have none; lists left empty keep theirs. */
+function plainPool(pool: NamePool): NamePool {
+  let p = plainPools.get(pool);
+  if (!p) {
+    const ok = (list: string[]): string[] => {
+      const kept = list.filter((v) => !/[\p{Ll}'’]\p{Lu}/u.test(v));
+      return kept.length > 0 ? kept : list;
+    };
+    const part = (x: NamePool["first"]): NamePool["first"] => ({ female: ok(x.female), male: ok(x.male), any: ok(x.any) });
+    plainPools.set(pool, (p = { ...pool, first: part(pool.first), last: part(pool.last) }));
+  }
+  return p;
 }
 
 /** How many words a fresh value of the kind holds (the generator's lanes: `A B` or `A B C`; `A` or `A-B`). */
@@ -102,15 +115,18 @@ export function nameCountryWriter(metadata: Metadata): { apply(cells: Cells, see
     })
     .filter((r) => r.idx.every((f) => f >= 0) && r.shape !== undefined && ["first_name", "last_name", "full_name"].includes(r.shape.kind));
   if (rules.length === 0) return undefined;
-  const handled = new Set<string>();
+  // Per name feature, the rows of the last batch whose name this writer wrote (1).
+  const handled = new Map<number, Uint8Array>();
   return {
-    handled: (r, f) => handled.has(`${r},${f}`),
+    handled: (r, f) => handled.get(f)?.[r] === 1,
     apply(cells, seed, fixed) {
       handled.clear();
       let changed = 0;
       rules.forEach(({ rule, shape, released, heads, sexOf, idx: [nf, cf], sexIdx, bloom }, i) => {
         const own = ownLocale(shape!);
         const written = new Set<string>();
+        const mine = new Uint8Array(cells.length);
+        handled.set(nf, mine);
         for (let r = 0; r < cells.length; r++) {
           const v = cells.get(r, nf);
           if (v === "" || released?.has(v) || fixed?.(r, nf)) continue;
@@ -119,7 +135,8 @@ export function nameCountryWriter(metadata: Metadata): { apply(cells: Cells, see
           // A country whose names are the column's own locale's keeps the generator's distinct value.
           if (pools.length === 0 || pools.some((p) => p.source === own)) continue;
           const rng = new Rng(deriveSeed(seed, 0x636e7479 + i, r));
-          const pool = pools[rng.int(pools.length)];
+          const drawn = pools[rng.int(pools.length)];
+          const pool = shape!.plain ? plainPool(drawn) : drawn;
           const sex = sexIdx >= 0 ? sexOf.get(cells.get(r, sexIdx)) : undefined;
           const parts = partsOf(shape!.kind, v);
           // Without a sex to agree with, a released first word (of the row's partner value) stays.
@@ -127,11 +144,11 @@ export function nameCountryWriter(metadata: Metadata): { apply(cells: Cells, see
           const head = sexIdx < 0 && heads?.has(word) ? word : undefined;
           let out = "";
           for (let t = 0; t < TRIES; t++) {
-            out = inLetterCase(drawName(shape!.kind, parts, pool, sex, rng, shape!.plain === true, head), shape!.letter_case);
+            out = inLetterCase(drawName(shape!.kind, parts, pool, sex, rng, head), shape!.letter_case);
             if (!written.has(out) && !bloom?.has(out)) break;
           }
           written.add(out);
-          handled.add(`${r},${nf}`);
+          mine[r] = 1;
           if (out !== v) {
             cells.set(r, nf, out);
             changed++;

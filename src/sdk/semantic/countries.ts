@@ -52,7 +52,18 @@ function worldCountries(): NonNullable<typeof world> {
  * (`Germany`, `United States of America`), case-insensitively.
  */
 export function countryCodeOf(form: CountryForm, value: string): string | undefined {
-  const v = value.trim();
+  const key = `${form}\t${value}`;
+  if (read.has(key)) return read.get(key);
+  const cc = readCountry(form, value.trim());
+  // A country column holds few distinct cells: remembered, up to a bound.
+  if (read.size < MAX_READ) read.set(key, cc);
+  return cc;
+}
+
+const MAX_READ = 20_000;
+const read = new Map<string, string | undefined>();
+
+function readCountry(form: CountryForm, v: string): string | undefined {
   if (v === "") return undefined;
   const lib = isoCountries();
   switch (form) {
