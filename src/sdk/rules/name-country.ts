@@ -13,7 +13,7 @@ import { countryCodeOf, foldName, namePoolsOf, plausibleFor, type NamePool } fro
 import { inLetterCase } from "../semantic/recognize";
 import type { SemanticShape } from "../semantic/types";
 import type { Fixed } from "./compiled-rule";
-import type { Sex } from "./name-gender";
+import { sexOfName, type Sex } from "./name-gender";
 
 /**
  * Row check over rows in `idx` order (name, country): true when a word of the name is a first or
@@ -44,7 +44,7 @@ function ownLocale(shape: SemanticShape): string {
 function drawName(kind: SemanticShape["kind"], parts: number, pool: NamePool, sex: Sex | undefined, rng: Rng, head?: string): string {
   const s: Sex | undefined = sex ?? (head !== undefined ? pool.sexOf.get(foldName(head)) : undefined) ?? (pool.first.female.length > 0 && pool.first.male.length > 0 ? (rng.int(2) === 0 ? "female" : "male") : undefined);
   const pick = (lists: NamePool["first"]): string => {
-    const list = s !== undefined && lists[s].length > 0 ? lists[s] : lists.any;
+    const list = s === undefined ? lists.any : lists[s].length > 0 ? lists[s] : lists === pool.first ? notOf(pool, s) : lists.any;
     return list[rng.int(list.length)];
   };
   const sep = kind === "full_name" ? " " : "-";
@@ -54,6 +54,23 @@ function drawName(kind: SemanticShape["kind"], parts: number, pool: NamePool, se
     out += (w > 0 ? sep : "") + pick(last ? pool.last : pool.first);
   }
   return out;
+}
+
+const unsexed = new WeakMap<NamePool, Partial<Record<Sex, string[]>>>();
+/**
+ * A pool that lists first names without sexes (`ka_GE`): those the public sex lists
+ * (`./name-gender`) do not give the other sex; all where that leaves none.
+ */
+function notOf(pool: NamePool, sex: Sex): string[] {
+  const at = unsexed.get(pool) ?? unsexed.set(pool, {}).get(pool)!;
+  if (!at[sex]) {
+    const kept = pool.first.any.filter((v) => {
+      const got = sexOfName(v);
+      return got === undefined || got === sex;
+    });
+    at[sex] = kept.length > 0 ? kept : pool.first.any;
+  }
+  return at[sex]!;
 }
 
 const plainPools = new WeakMap<NamePool, NamePool>();
