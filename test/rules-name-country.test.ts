@@ -108,4 +108,20 @@ describe("name and country rules", () => {
     assert.deepEqual(rows.slice(1, 6).map((r) => r[0]), ["John Smith", "Ada Lovelace", "John Smith", "John Smith", "John Smith"]);
     assert.ok(plausibleFor(rows[6][0], "RU"), rows[6][0]);
   });
+
+  test("a categorical column's fresh name keeps a released first word and draws the rest of the row's country", () => {
+    const meta = {
+      features: ["athlete", "country"],
+      column_stats: { athlete: { type: "categorical", semantic: { kind: "full_name", locale: "es" } } },
+      value_mappings: { athlete: { "Zou Kai": 0, "Anna Petrova": 1 } },
+      rules: [{ type: "name_country", columns: ["athlete", "country"], form: "name", share: 0.7, shuffled: 0.2 }],
+    } as unknown as Metadata;
+    const rows = [["Zou Benito Matos", "China"], ["Anna Pérez", "Russia"], ["Benito Matos", "Poland"]];
+    nameCountryWriter(meta)!.apply(rowCells(rows), 3);
+    assert.match(rows[0][0], /^Zou \S+ \S+$/);
+    assert.ok(namePoolsOf("CN")[0].last.any.includes(rows[0][0].split(" ")[2]), rows[0][0]);
+    assert.match(rows[1][0], /^Anna \S+$/);
+    assert.ok(namePoolsOf("RU")[0].last.female.includes(rows[1][0].split(" ")[1]), `${rows[1][0]}: a Russian surname of Anna's sex`);
+    assert.ok(!rows[2][0].startsWith("Benito ") && plausibleFor(rows[2][0], "PL"), rows[2][0]);
+  });
 });
