@@ -461,6 +461,7 @@ export type Rule =
   | DatetimePartRule
   | TemplateRule
   | NameGenderRule
+  | NameCountryRule
   | DifferenceRule
   | UniqueRule;
 
@@ -741,6 +742,25 @@ export interface NameGenderRule extends RuleBase {
   columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
   female: (string & tags.MinLength<1> & tags.MaxLength<64>)[] & tags.MinItems<1> & tags.MaxItems<4>;
   male: (string & tags.MinLength<1> & tags.MaxLength<64>)[] & tags.MinItems<1> & tags.MaxItems<4>;
+}
+
+/** How a column writes countries: English names (with aliases), ISO 3166 alpha-2 or alpha-3 codes, IOC codes. */
+export type CountryForm = "name" | "alpha2" | "alpha3" | "ioc";
+
+/**
+ * Name and country: a person name in `columns[0]` (a first, last or full name) is one of the
+ * row's country in `columns[1]`, as the public name lists of that country say (faker's locales of
+ * the country, else of its languages). `share` is the share of real rows with such a country
+ * whose name has a word of its lists; `shuffled` the same with each row's country taken from
+ * another row (the lists' overlap: the names follow the country by `share - shuffled`).
+ */
+export interface NameCountryRule extends RuleBase {
+  type: "name_country";
+  /** The name column, then the country column. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /** How the country column writes countries. */
+  form: CountryForm;
+  shuffled?: number & tags.Minimum<0> & tags.Maximum<1>;
 }
 
 /**

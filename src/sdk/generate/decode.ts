@@ -17,6 +17,7 @@ import { Rng, deriveSeed } from "./sfc32";
 import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
 import { templateWriter } from "../rules/template";
 import { nameGenderWriter } from "../rules/name-gender";
+import { nameCountryWriter } from "../rules/name-country";
 import { DecodedBatch, rowCells, type Cells, type DecodedColumn } from "./batch";
 
 /** Loaded for the first column written fresh (names, cities), not for every decode. */
@@ -101,6 +102,8 @@ export class Decoder {
   private readonly places: ReturnType<typeof gazetteerRows>;
   /** Writes first names of the row's sex, after points. */
   private readonly names: ReturnType<typeof nameGenderWriter>;
+  /** Writes names of the row's country (and sex), before the names of the row's sex. */
+  private readonly countryNames: ReturnType<typeof nameCountryWriter>;
   /** Keeps identifiers' words beside the partner value they belong to, after the rules. */
   private readonly tiedWords: import("../semantic/word-partners").WordPartnerWriter | undefined;
   /** Writes template columns from the row's final cells, last. */
@@ -125,6 +128,7 @@ export class Decoder {
     this.points = coordinateWriter(metadata);
     this.places = gazetteerRows(metadata);
     this.names = nameGenderWriter(metadata);
+    this.countryNames = nameCountryWriter(metadata);
     this.templates = templateWriter(metadata);
     this.tiedWords = wordPartnerWriter(metadata);
   }
@@ -132,8 +136,8 @@ export class Decoder {
   /**
    * Makes every row of `table` keep `metadata.rules`, writes its places from one gazetteer row
    * (`../semantic/gazetteer-rows`) and their public attributes again, then writes its points inside their row's
-   * place (`metadata.coordinates`, `../semantic/coordinates`), its first names of the row's sex
-   * (`../rules/name-gender`) and last its template columns (`../rules/template`), in place, as
+   * place (`metadata.coordinates`, `../semantic/coordinates`), its names of the row's country
+   * (`../rules/name-country`) and first names of the row's sex (`../rules/name-gender`) and last its template columns (`../rules/template`), in place, as
    * {@link decode} does by default.
    * @param seed seeds the rules' draws (use the batch's decode seed).
    * @param fixed cells never rewritten (seed cells, `where` columns).
@@ -165,7 +169,9 @@ export class Decoder {
     // Attributes of a place (a ZIP code's county FIPS) follow the place the gazetteer row wrote.
     if (this.places && this.rules.active) out.changed += this.rules.applyAttributes(cells, seed, (f, rng) => this.drawValue(f, rng), fixed);
     this.points?.apply(cells, seed, fixed, unread !== undefined ? (f) => unread.has(this.metadata.features[f]) : undefined);
-    if (this.names) out.changed += this.names.apply(cells, seed, fixed);
+    if (this.countryNames) out.changed += this.countryNames.apply(cells, seed, fixed);
+    const named = this.countryNames;
+    if (this.names) out.changed += this.names.apply(cells, seed, named ? (r, f) => named.handled(r, f) || (fixed?.(r, f) ?? false) : fixed);
     if (this.tiedWords) out.changed += this.tiedWords.apply(cells, fixed);
     if (this.templates) out.changed += this.templates.apply(cells, fixed);
     return out;

@@ -35,6 +35,8 @@
  *   first is within [min, max] (half a unit of the finest decimals of slack).
  * - `name_gender`: undefined when the name is blank or its first name of no known sex, or the sex
  *   value is in neither list; keeps when the first name is of the row's sex.
+ * - `name_country`: undefined when a cell is blank or the country unread or without name lists;
+ *   keeps when a word of the name is in the country's lists (`./name-country`).
  * - `template`: undefined when the written cell is blank; keeps when it is the template's text.
  * - `calendar`: undefined when a date cell is blank or not a date part; breaks on a day past its
  *   month's end or a weekday other than the date's (`./calendar`).
@@ -58,6 +60,7 @@ import { calendarCheck } from "./calendar";
 import { datetimePartCheck } from "./datetime-part";
 import { templateCheck, templateText } from "./template";
 import { nameGenderCheck } from "./name-gender";
+import { nameCountryCheck } from "./name-country";
 
 /** `../semantic/attributes`, loaded by the first public-attribute rule. */
 function attributes(): typeof import("../semantic/attributes") {
@@ -97,6 +100,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "difference":
     case "template":
     case "name_gender":
+    case "name_country":
     case "unique":
       return [...rule.columns];
     case "inequality":
@@ -148,6 +152,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[0]} = "${templateText(rule)}"`;
     case "name_gender":
       return `${rule.columns[0]}'s first name of ${rule.columns[1]}`;
+    case "name_country":
+      return `${rule.columns[0]} a name of ${rule.columns[1]}`;
     case "unique":
       return `${rule.columns.join(", ")} unique`;
   }
@@ -356,6 +362,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
       return templateCheck(rule, readers.map((r) => r.index));
     case "name_gender":
       return nameGenderCheck(rule, readers.map((r) => r.index));
+    case "name_country":
+      return nameCountryCheck(rule, readers.map((r) => r.index));
     case "inequality": {
       const [hi, lo] = readers;
       return (row) => {

@@ -1,5 +1,5 @@
 /** Row rules in words (`synthd fit`'s lines) and their stable ids (matched by `rules.drop`). */
-import type { DatetimePart, Metadata, PublicAttribute, Rule } from "../../contract";
+import type { CountryForm, DatetimePart, Metadata, PublicAttribute, Rule } from "../../contract";
 import { shortNumber } from "../columns/numerical";
 import { MISSING_KEY } from "../columns/common";
 import { templateText } from "./template";
@@ -39,6 +39,7 @@ export type RuleKey =
   | { type: "difference"; columns: readonly string[] }
   | { type: "template"; columns: readonly string[] }
   | { type: "name_gender"; columns: readonly string[] }
+  | { type: "name_country"; columns: readonly string[] }
   | { type: "unique"; columns: readonly string[] };
 
 /**
@@ -83,6 +84,8 @@ export function ruleId(rule: RuleKey): string {
       return `template:${rule.columns.join(",")}`;
     case "name_gender":
       return `name_gender:${rule.columns.join(",")}`;
+    case "name_country":
+      return `name_country:${rule.columns.join(",")}`;
     case "unique":
       return `unique:${rule.columns.join(",")}`;
   }
@@ -157,6 +160,9 @@ function thousands(x: number): string {
   return String(x).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
+/** How `synthd fit` names each way of writing countries. */
+const COUNTRY_FORM_LABELS: Record<CountryForm, string> = { name: "names", alpha2: "ISO 3166 alpha-2 codes", alpha3: "ISO 3166 alpha-3 codes", ioc: "IOC codes" };
+
 /** A share as a percentage, one decimal, rounded down (0.9996 reads 99.9%, not 100.0%). */
 export function percent(share: number): string {
   return `${(Math.floor(share * 1000 + 1e-9) / 10).toFixed(1)}%`;
@@ -225,6 +231,8 @@ export function describeRule(rule: Rule, metadata?: Names): string {
       return `template: ${rule.columns[0]} = "${templateText(rule)}"${share ? ` (${share} of rows)` : ""}${tail}`;
     case "unique":
       return `unique: ${rule.columns.length === 1 ? rule.columns[0] : `(${rule.columns.join(", ")})`} is the table's key, each value once${tail}`;
+    case "name_country":
+      return `name and country: ${rule.columns[0]} is a name of the country in ${rule.columns[1]} (${COUNTRY_FORM_LABELS[rule.form]}), from that country's public name lists (a word of them in ${percent(rule.share)} of rows, ${percent(rule.shuffled ?? 0)} with another row's country)${tail}`;
     case "name_gender":
       return `name and sex: ${rule.columns[0]}'s first name is a woman's where ${rule.columns[1]} is ${rule.female.join(" or ")}, a man's where ${rule.male.join(" or ")}${share ? ` (${share} of rows)` : ""}${tail}`;
   }

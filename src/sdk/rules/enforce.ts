@@ -291,7 +291,8 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
       return undefined;
     case "template":
     case "name_gender":
-      // Written after places and points by the decoder (`./template`, `./name-gender`).
+    case "name_country":
+      // Written after places and points by the decoder (`./template`, `./name-gender`, `./name-country`).
       return undefined;
     case "difference": {
       const c = cols(rule.columns);

@@ -27,6 +27,7 @@ import { detectCalendars } from "./calendar";
 import { detectDatetimeParts } from "./datetime-part";
 import { detectTemplates } from "./template";
 import { detectNameGender } from "./name-gender";
+import { detectNameCountry } from "./name-country";
 import { ruleColumns } from "../check";
 import { detectDifferences } from "./difference";
 import { RULE_LIMITS } from "./options";
@@ -157,6 +158,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...detectPublicAttributes(cols, n, catalogs),
       ...detectEmbeddedCodes(cols, n),
       ...detectNameGender(cols, n),
+      ...detectNameCountry(cols, n),
       ...calendars,
       ...inequalities,
       ...sums,
