@@ -10,7 +10,7 @@ import type { Cells } from "../generate/batch";
 import { deriveSeed, Rng } from "../generate/sfc32";
 import { Bloom } from "../semantic/bloom";
 import { countryCodeOf, foldName, namePoolsOf, plausibleFor, type NamePool } from "../semantic/countries";
-import { inLetterCase } from "../semantic/recognize";
+import { inLetterCase } from "../semantic/letter-case";
 import type { SemanticShape } from "../semantic/types";
 import type { Fixed } from "./compiled-rule";
 import { sexOfName, type Sex } from "./name-gender";
