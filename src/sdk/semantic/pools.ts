@@ -94,15 +94,15 @@ export function publicWords(): { capitalized: string[]; lower: string[] } {
 }
 
 /** A list of public words a capitalised word of a text column can come from (besides surnames). */
-export type WordKind = "first" | "place" | "noun";
+export type WordKind = "female" | "male" | "place" | "noun";
 
 /** The kinds in the order a tie between them is broken. */
-export const WORD_KINDS: readonly WordKind[] = ["place", "first", "noun"];
+export const WORD_KINDS: readonly WordKind[] = ["place", "female", "male", "noun"];
 
 let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } | undefined;
 /**
- * Public words by kind, from faker's `en` lists: given names (its female and male lists, not the
- * generic one of invented forms), US places (the one-word names of its 927 `city_name` and of the
+ * Public words by kind, from faker's `en` lists: women's and men's given names (its female and
+ * male lists, not the generic one of invented forms), US places (the one-word names of its 927 `city_name` and of the
  * states: a word of `Hoffman Estates` is more often a surname) and nouns (capitalised). `fill`: the words a
  * tagged word class is written as; `member`: the words of each kind in title case
  * ({@link titleCase}), for telling a column's rare words apart.
@@ -113,19 +113,16 @@ export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: R
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const en = (require("@faker-js/faker") as Record<string, Defs>).en;
   const names = en?.person?.first_name as Record<string, unknown> | undefined;
-  const first = list([names?.female, names?.male]).filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
+  const female = list(names?.female).filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
+  const male = list(names?.male).filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
   const cities = list(en?.location?.city_name);
   const states = list(en?.location?.state);
   const place = [...cities, ...states].filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
   const noun = list(en?.word?.noun)
     .filter((w) => /^\p{Ll}{3,}$/u.test(w))
     .map(titleCase);
-  const member: Record<WordKind, Set<string>> = {
-    first: new Set(first),
-    place: new Set(place),
-    noun: new Set(noun),
-  };
-  return (kinds = { fill: { first, place, noun }, member });
+  const member: Record<WordKind, Set<string>> = { female: new Set(female), male: new Set(male), place: new Set(place), noun: new Set(noun) };
+  return (kinds = { fill: { female, male, place, noun }, member });
 }
 
 /** A word with its first letter upper case and the rest lower case (`CHICAGO` -> `Chicago`). */

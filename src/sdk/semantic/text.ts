@@ -103,7 +103,7 @@ function letterShape(t: string): string {
 }
 
 /** Whether a shaped token is a word class ({@link letterShape}, perhaps with a kind) rather than a digit shape. */
-const isWordClass = (t: string): boolean => /^(A|a|AA|Aa)(:(first|place|noun))?$/.test(t);
+const isWordClass = (t: string): boolean => /^(A|a|AA|Aa)(:(female|male|place|noun))?$/.test(t);
 
 /**
  * The public kinds of a word ({@link WordKind}), and `last` where it is one of faker's surnames
@@ -123,19 +123,22 @@ function kindsOf(w: string): (WordKind | "last")[] {
  * same token (its first occurrence's), then in the whole column (ties: {@link WORD_KINDS} order,
  * surnames last); none where that is the surnames or no list holds it.
  * So an airport column's `Denver` and `Dallas` (also a given name) are places, a passenger list's
- * `Owen` a given name, and a rare word is never written as a surname where the column's rare
+ * `Owen` after `Mr` a man's given name, and a rare word is never written as a surname where the column's rare
  * words are of another kind. A capitalised word of no list takes the kind whose words alone hold
- * at least half of the rare rows after the token its first occurrence follows (a given name
- * faker lacks after `Mr.`, a place its 927 cities miss at the start of an airport's name).
+ * at least half of the rare rows after the word its first occurrence follows (a given name
+ * faker lacks after `Mr`, a place its 927 cities miss at the start of an airport's name).
  */
 function rareWordKinds(toks: readonly Token[][], counts: readonly number[], k: number): Map<string, WordKind> {
   const rows = new Map<string, number>();
-  // The token before a word's first occurrence ("" at the start): its context.
+  // The run of letters or digits before a word's first occurrence, marks skipped ("" at the
+  // start): its context (`Mr` for `Owen` in `Braund, Mr. Owen Harris`).
   const before = new Map<string, string>();
   toks.forEach((ts, i) => {
-    ts.forEach((t, j) => {
-      if (LETTERS_RE.test(t.text) && !before.has(t.text)) before.set(t.text, j > 0 ? ts[j - 1].text : "");
-    });
+    let prev = "";
+    for (const t of ts) {
+      if (LETTERS_RE.test(t.text) && !before.has(t.text)) before.set(t.text, prev);
+      if (isRun(t.text)) prev = t.text;
+    }
     for (const w of new Set(ts.map((t) => t.text))) if (LETTERS_RE.test(w)) rows.set(w, (rows.get(w) ?? 0) + counts[i]);
   });
   const rare = [...rows].filter(([, r]) => r < k).map(([w, r]) => [w, r, kindsOf(w), before.get(w)!] as const);
@@ -684,7 +687,7 @@ export class TextWriter {
 
 /**
  * A word class filled with a public word: a capital letter (`A`), a surname in its case (`Aa`,
- * `AA`), a word of its kind in its case (`Aa:place`, `AA:first`: {@link publicWordKinds}), a noun
+ * `AA`), a word of its kind in its case (`Aa:place`, `AA:male`: {@link publicWordKinds}), a noun
  * (`a`), from faker's English lists (`./pools`).
  */
 function fillWord(t: string, rng: Rng): string {
@@ -698,11 +701,11 @@ function fillWord(t: string, rng: Rng): string {
 }
 
 /**
- * A public word of the kind of `word` (a place or a given name, in {@link WORD_KINDS} order), in
+ * A public word of the kind of `word` (a place, a woman's or a man's given name, in {@link WORD_KINDS} order), in
  * its case; else a surname (an id column's respelled words: `./semantic-generator`).
  */
 export function publicWordLike(word: string, rng: Rng): string {
-  const kind = kindsOf(word).find((kd): kd is WordKind => kd === "place" || kd === "first");
+  const kind = kindsOf(word).find((kd): kd is WordKind => kd === "place" || kd === "female" || kd === "male");
   const pool = kind ? publicWordKinds().fill[kind] : publicWords().capitalized;
   const w = pool[rng.int(pool.length)];
   return Array.from(word).length > 1 && word === word.toUpperCase() ? w.toUpperCase() : w;
