@@ -16,7 +16,7 @@ import type { CreateModelRequest } from "../src/contract";
 import { Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import type { TextIdShape } from "../src/sdk/metadata/identifier";
 import { buildTextModel, TextWriter } from "../src/sdk/semantic/text";
-import { publicWords } from "../src/sdk/semantic/pools";
+import { publicWordKinds, publicWords } from "../src/sdk/semantic/pools";
 import { CodeWriter, positionCharacters } from "../src/sdk/semantic/code";
 import { Bloom } from "../src/sdk/semantic/bloom";
 import { Rng } from "../src/sdk/generate/sfc32";
@@ -179,7 +179,7 @@ test("titles: no lone article, first and last tokens where >= k real titles star
   // values are distinct, so later rows take a public surname for one word (`The Return of the
   // Boyle`), checked apart; never a number (`The Return of the Moon 2`).
   const written = sample(a, "title", 1000, 5);
-  const surnames = new Set([...publicWords().capitalized, ...publicWords().lower]);
+  const surnames = new Set([...publicWords().capitalized, ...publicWords().lower, ...Object.values(publicWordKinds().fill).flat()]);
   const respelled = written.filter((v) => toks(v).some((t) => surnames.has(t) && !m.words.includes(t)));
   const out = written.filter((v) => !respelled.includes(v));
   assert.equal(new Set(written).size, written.length, "distinct within the sample");
@@ -372,8 +372,10 @@ test("models without trigrams (metadata written before the token model) are writ
 /** faker's English surnames and nouns, read apart from the SDK: the public words a word class is filled with. */
 function publicWordSet(): Set<string> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const en = require("@faker-js/faker").en as { person: { last_name: Record<string, string[]> }; word: { noun: string[] } };
-  return new Set([...Object.values(en.person.last_name).flat(), ...en.word.noun].map((w) => w.toLowerCase()));
+  const en = require("@faker-js/faker").en as { person: { last_name: Record<string, string[]>; first_name: Record<string, string[]> }; word: { noun: string[] }; location: { city_name: string[]; state: string[] } };
+  // Surnames, nouns, and the given names and US places a word of that kind is written as.
+  const kinds = [...Object.values(en.person.first_name).flat(), ...en.location.city_name, ...en.location.state];
+  return new Set([...Object.values(en.person.last_name).flat(), ...en.word.noun, ...kinds].map((w) => w.toLowerCase()));
 }
 
 test("a column too thin for its own words (63 neighborhoods, k = 5): rare words become word classes written as public words, never letter soup", async () => {

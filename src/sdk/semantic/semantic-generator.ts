@@ -25,7 +25,7 @@ import { fakerPools, asciiSlug, publicWords, type Pools } from "./pools";
 import { inLetterCase } from "./letter-case";
 import { LOCALE_COUNTRY, phoneLibrary } from "./recognize";
 import { CodeWriter } from "./code";
-import { TextWriter } from "./text";
+import { publicWordLike, TextWriter } from "./text";
 import type { SemanticLocale, SemanticShape } from "./types";
 
 /** One lane: slots of choices and how a tuple of choices is written. */
@@ -290,7 +290,8 @@ export class SemanticGenerator {
 
   /**
    * A new value where the model has none left (an identifier column too small for its model): a
-   * draw with one word replaced by a public surname (faker's: `Pleasant Hill` -> `Pleasant Boyle`),
+   * draw with one word replaced by a public word of its kind (`./text` `publicWordLike`: a place
+   * for a place, a given name for a given name, else a surname: `Pleasant Hill` -> `Pleasant Boyle`),
    * distinct from those written and not a real value (up to the filter) while 50 draws find one.
    */
   private respelled(i: number, issue: boolean): string {
@@ -298,12 +299,14 @@ export class SemanticGenerator {
     let v = "";
     for (let attempt = 0; attempt < 100; attempt++) {
       const rng = new Rng(deriveSeed(this.key, 0x5e11, i, attempt));
+      // Words this draw put in (a place or a given name for one of that kind), not replaced again.
+      const written = new Set<string>();
       v = this.text!.write(rng, true);
       // Capitalised words after the first (a name's place), else any; a lower-case one takes a
       // noun. One word, then more as the draws keep meeting written values; past the value's
       // words, surnames after it.
       for (let r = 0; r <= attempt / 25; r++) {
-        const parts = [...v.matchAll(/\p{L}{2,}/gu)].filter((m) => !capitalized.includes(m[0]) && !lower.includes(m[0]));
+        const parts = [...v.matchAll(/\p{L}{2,}/gu)].filter((m) => !capitalized.includes(m[0]) && !lower.includes(m[0]) && !written.has(m[0]));
         const named = parts.filter((m) => /^\p{Lu}/u.test(m[0]));
         const from = named.length > 1 ? named.slice(1) : named.length ? named : parts;
         const at = from.length ? from[rng.int(from.length)] : undefined;
@@ -313,8 +316,9 @@ export class SemanticGenerator {
         }
         const word = at[0];
         const upper = word.length > 1 && word === word.toUpperCase();
-        const pool = /^\p{Lu}/u.test(word) ? capitalized : lower;
-        v = v.slice(0, at.index!) + inLetterCase(pool[rng.int(pool.length)], upper ? "upper" : undefined) + v.slice(at.index! + word.length);
+        const put = /^\p{Lu}/u.test(word) ? publicWordLike(word, rng) : lower[rng.int(lower.length)];
+        written.add(put);
+        v = v.slice(0, at.index!) + inLetterCase(put, upper ? "upper" : undefined) + v.slice(at.index! + word.length);
       }
       if (!this.issued.has(v) && !this.bloom?.has(v)) break;
     }

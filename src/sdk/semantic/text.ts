@@ -32,7 +32,7 @@
  * Models without `trigrams` (older) split at whitespace and write drawn words joined by spaces.
  */
 import type { Rng } from "../generate/sfc32";
-import { publicWords } from "./pools";
+import { publicWordKinds, publicWords, titleCase, WORD_KINDS, type WordKind } from "./pools";
 import type { TextModel } from "./types";
 
 /** Most tokens kept (by rows, then code-unit order). */
@@ -102,8 +102,71 @@ function letterShape(t: string): string {
   return t[0] !== t[0].toLowerCase() ? "Aa" : "a";
 }
 
-/** Whether a shaped token is a word class ({@link letterShape}) rather than a digit shape. */
-const isWordClass = (t: string): boolean => t === "A" || t === "a" || t === "AA" || t === "Aa";
+/** Whether a shaped token is a word class ({@link letterShape}, perhaps with a kind) rather than a digit shape. */
+const isWordClass = (t: string): boolean => /^(A|a|AA|Aa)(:(female|male|place|noun))?$/.test(t);
+
+/**
+ * The public kinds of a word ({@link WordKind}), and `last` where it is one of faker's surnames
+ * (the lists of `./pools`), compared in title case; none for a word of one letter or lower case.
+ */
+function kindsOf(w: string): (WordKind | "last")[] {
+  if (Array.from(w).length < 2 || w[0] === w[0].toLowerCase()) return [];
+  const t = titleCase(w);
+  const out: (WordKind | "last")[] = WORD_KINDS.filter((k) => publicWordKinds().member[k].has(t));
+  if (publicWords().capitalized.includes(t)) out.push("last");
+  return out;
+}
+
+/**
+ * The kind each rare word (< k rows) of a column is written as: of the public lists it belongs
+ * to, the one whose words of no other list hold the most rows of the column's rare words after the
+ * same token (its first occurrence's), then in the whole column (ties: {@link WORD_KINDS} order,
+ * surnames last); none where that is the surnames or no list holds it.
+ * So an airport column's `Denver` and `Dallas` (also a given name) are places, a passenger list's
+ * `Owen` after `Mr` a man's given name, and a rare word is never written as a surname where the column's rare
+ * words are of another kind. A capitalised word of no list takes the kind whose words alone hold
+ * at least half of the rare rows after the word its first occurrence follows (a given name
+ * faker lacks after `Mr`, a place its 927 cities miss at the start of an airport's name).
+ */
+function rareWordKinds(toks: readonly Token[][], counts: readonly number[], k: number): Map<string, WordKind> {
+  const rows = new Map<string, number>();
+  // The run of letters or digits before a word's first occurrence, marks skipped ("" at the
+  // start): its context (`Mr` for `Owen` in `Braund, Mr. Owen Harris`).
+  const before = new Map<string, string>();
+  toks.forEach((ts, i) => {
+    let prev = "";
+    for (const t of ts) {
+      if (LETTERS_RE.test(t.text) && !before.has(t.text)) before.set(t.text, prev);
+      if (isRun(t.text)) prev = t.text;
+    }
+    for (const w of new Set(ts.map((t) => t.text))) if (LETTERS_RE.test(w)) rows.set(w, (rows.get(w) ?? 0) + counts[i]);
+  });
+  const rare = [...rows].filter(([, r]) => r < k).map(([w, r]) => [w, r, kindsOf(w), before.get(w)!] as const);
+  const weight = new Map<WordKind | "last", number>();
+  // Per context, the rows of rare words and of rare words of one list by kind.
+  const inContext = new Map<string, { total: number; by: Map<WordKind | "last", number> }>();
+  for (const [, r, ks, ctx] of rare) {
+    const c = inContext.get(ctx) ?? { total: 0, by: new Map() };
+    c.total += r;
+    if (ks.length === 1) {
+      weight.set(ks[0], (weight.get(ks[0]) ?? 0) + r);
+      c.by.set(ks[0], (c.by.get(ks[0]) ?? 0) + r);
+    }
+    inContext.set(ctx, c);
+  }
+  const out = new Map<string, WordKind>();
+  for (const [w, , ks, ctx] of rare) {
+    // Of its lists, the one holding most rows after the same token, then in the column.
+    const c = inContext.get(ctx)!;
+    const score = (kd: WordKind | "last"): number => (c.by.get(kd) ?? 0) * 1e9 + (weight.get(kd) ?? 0);
+    let best: WordKind | "last" | undefined;
+    for (const kd of ks) if (best === undefined || score(kd) > score(best)) best = kd;
+    // A word of no list: the kind whose words alone hold at least half the rare rows after the same token.
+    if (best === undefined && w[0] !== w[0].toLowerCase()) best = WORD_KINDS.find((kd) => 2 * (c.by.get(kd) ?? 0) >= c.total);
+    if (best !== undefined && best !== "last") out.set(w, best);
+  }
+  return out;
+}
 
 /** Builder's map key: shapes apart from literal tokens (shape `#` is not the character `#`). */
 const shapeKey = (form: string): string => "\u0001" + form;
@@ -196,13 +259,19 @@ export function buildTextModel(values: readonly string[], counts: readonly numbe
   const { toks, compounds } = compoundTokens(values.map(tokenize), counts, k);
   // Digit tokens start literal and are masked one digit further while their form has < k rows;
   // with `shapeLetters`, a word of fewer than k rows becomes its word class.
+  // A capitalised word's class carries its public kind (`Aa:place`) while >= k rows hold that.
   const level = new Map<string, number>();
   const formsOf = new Map<string, string[]>();
+  const kindOf = shapeLetters ? rareWordKinds(toks, counts, k) : new Map<string, WordKind>();
   for (const ts of toks) {
     for (const t of ts) {
       if (formsOf.has(t.text) || compounds.has(t.text)) continue;
       if (DIGIT_RE.test(t.text)) formsOf.set(t.text, digitForms(t.text));
-      else if (shapeLetters && LETTERS_RE.test(t.text)) formsOf.set(t.text, [t.text, letterShape(t.text)]);
+      else if (shapeLetters && LETTERS_RE.test(t.text)) {
+        const shape = letterShape(t.text);
+        const kind = kindOf.get(t.text);
+        formsOf.set(t.text, kind && shape.length === 2 ? [t.text, `${shape}:${kind}`, shape] : [t.text, shape]);
+      }
       else continue;
       level.set(t.text, 0);
     }
@@ -618,14 +687,28 @@ export class TextWriter {
 
 /**
  * A word class filled with a public word: a capital letter (`A`), a surname in its case (`Aa`,
- * `AA`), a noun (`a`), from faker's English lists (`./pools`).
+ * `AA`), a word of its kind in its case (`Aa:place`, `AA:male`: {@link publicWordKinds}), a noun
+ * (`a`), from faker's English lists (`./pools`).
  */
 function fillWord(t: string, rng: Rng): string {
   const words = publicWords();
   if (t === "A") return String.fromCharCode(65 + rng.int(26));
   if (t === "a") return words.lower[rng.int(words.lower.length)];
-  const w = words.capitalized[rng.int(words.capitalized.length)];
-  return t === "AA" ? w.toUpperCase() : w;
+  const [shape, kind] = t.split(":") as [string, WordKind | undefined];
+  const pool = kind ? publicWordKinds().fill[kind] : words.capitalized;
+  const w = pool[rng.int(pool.length)];
+  return shape === "AA" ? w.toUpperCase() : w;
+}
+
+/**
+ * A public word of the kind of `word` (a place, a woman's or a man's given name, in {@link WORD_KINDS} order), in
+ * its case; else a surname (an id column's respelled words: `./semantic-generator`).
+ */
+export function publicWordLike(word: string, rng: Rng): string {
+  const kind = kindsOf(word).find((kd): kd is WordKind => kd === "place" || kd === "female" || kd === "male");
+  const pool = kind ? publicWordKinds().fill[kind] : publicWords().capitalized;
+  const w = pool[rng.int(pool.length)];
+  return Array.from(word).length > 1 && word === word.toUpperCase() ? w.toUpperCase() : w;
 }
 
 /** A shaped token filled: a run's first digit 1-9, others 0-9; ordinal suffixes fit (`21st`). */
