@@ -42,6 +42,7 @@ import { DataError } from "../errors";
 import { shuffled, splitNearCopyShare } from "./near-copies";
 import { deriveSeed } from "../generate/sfc32";
 import { CellHasher, MaskedKeySet, rowSums } from "./masked-keys";
+import type { MarginalBalance } from "./marginal-balance";
 
 /** Split share up to which every near-copy is dropped (file header). */
 export const FILTER_MAX_SPLIT_SHARE = 0.05;
@@ -131,6 +132,8 @@ export interface FilterTally {
   near: number;
   drawnNear?: number;
   drawnNearHalf?: number;
+  /** With a {@link MarginalBalance}: near-copies kept that nearly copy a row of H. */
+  nearHalf?: number;
 }
 
 const MAGIC = Buffer.from("SYNTHDNC", "latin1");
@@ -382,7 +385,7 @@ export class NearCopyFilter {
    * rho is 1 when every near-copy is dropped). `tally` carries the counts over a sample's batches.
    * @throws as {@link flags}.
    */
-  async keep(batch: Table, tally: FilterTally, limit = Infinity): Promise<number[]> {
+  async keep(batch: Table, tally: FilterTally, limit = Infinity, balance?: MarginalBalance): Promise<number[]> {
     const { whole, half } = await this.flagsBoth(batch);
     if (half) {
       for (let r = 0; r < whole.length; r++) {
@@ -392,6 +395,35 @@ export class NearCopyFilter {
     }
     const rho = half && tally.drawnNear ? (tally.drawnNearHalf ?? 0) / tally.drawnNear : 1;
     const t = this.header.target_share;
+    if (balance !== undefined) {
+      // Non-copies, leaving room for the near-copies the share allows; those near-copies; then any
+      // room left to non-copies: each step by the shortfall of the rows' cells.
+      const cells = balance.cells(batch);
+      const plain: number[] = [];
+      const near: number[] = [];
+      for (let r = 0; r < whole.length; r++) (whole[r] === 1 ? near : plain).push(r);
+      const room = Math.min(limit, whole.length);
+      const size = tally.kept + room;
+      const rhoKept = half && tally.near > 0 ? (tally.nearHalf ?? 0) / tally.near : rho;
+      const allowed = rhoKept > 0 ? Math.max(0, Math.floor((t / rhoKept) * size) - tally.near) : near.length;
+      const first = balance.choose(cells, plain, room - Math.min(near.length, allowed), size);
+      tally.kept += first.length;
+      // Near-copies are chosen by their cells, which tell how many real rows they resemble: rho is
+      // then that of the near-copies kept (each row's flag read after the choice, so the choice does
+      // not see the half), the drawn rho until one is kept.
+      const copies = balance.choose(cells, near, room - first.length, size, (r) => {
+        const rhoKept = half && tally.near > 0 ? (tally.nearHalf ?? 0) / tally.near : rho;
+        if (rhoKept * (tally.near + 1) > t * (tally.kept + 1)) return "stop";
+        tally.near++;
+        tally.kept++;
+        if (half) tally.nearHalf = (tally.nearHalf ?? 0) + half[r];
+        return true;
+      });
+      const taken = new Set(first);
+      const last = balance.choose(cells, plain.filter((r) => !taken.has(r)), room - first.length - copies.length, size);
+      tally.kept += last.length;
+      return [...first, ...copies, ...last].sort((a, b) => a - b);
+    }
     const out: number[] = [];
     for (let r = 0; r < whole.length && out.length < limit; r++) {
       if (whole[r] === 1) {
