@@ -285,7 +285,7 @@ export class Synthesizer {
     const filter = opts.nearCopyFilter === false ? undefined : this.nearCopyFilter;
     const tally = { kept: 0, near: 0 };
     // Which rows the filter keeps: those nearest the model's marginals (`../privacy/marginal-balance`).
-    const balance = filter !== undefined && process.env.SYNTHD_NO_BALANCE === undefined ? marginalBalance().MarginalBalance.of(this.metadata) : undefined;
+    const balance = filter !== undefined ? marginalBalance().MarginalBalance.of(this.metadata) : undefined;
     let unfiltered = 0;
     // The table's keys: a row repeating an earlier row's key is dropped and redrawn (`./unique-keys`).
     const keys = SampleKeys.of(this.metadata);

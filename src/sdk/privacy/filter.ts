@@ -15,6 +15,12 @@
  * half). In stream order a near-copy is kept while rho times the near-copies kept is at most the
  * split's share of the rows kept, so every prefix of the sample (any `n`) keeps the bound; the
  * drops fall by stream position, at random, so the kept near-copies still share rho.
+ * With a {@link MarginalBalance} (what a `Synthesizer` sample uses), which rows a batch keeps is
+ * chosen instead: its non-copies, then near-copies while the bound holds, then non-copies for any
+ * room left, each time the row whose cells the kept rows lack most against the model's marginals
+ * (`./marginal-balance`): random drops leave a sample short in the common cells, where near-copies
+ * crowd. The choice reads no flag of H, and rho is then the kept near-copies' own share of rows of
+ * H (they are no random subset of those drawn), so every batch's end keeps the bound for any half.
  *
  * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
  * Bloom filter (no false negatives, about 0.1% false positives), and per numerical and datetime
@@ -383,6 +389,9 @@ export class NearCopyFilter {
    * The rows of `batch` to keep, in order, at most `limit`: every non-copy, and a near-copy while
    * rho times the near-copies kept stays at most {@link targetShare} of the rows kept (file header;
    * rho is 1 when every near-copy is dropped). `tally` carries the counts over a sample's batches.
+   * With `balance` (file header), the rows kept are chosen by their cells (non-copies first when
+   * more than `limit`), the bound read with the kept near-copies' rho and held at the batch's end;
+   * use one balance, like one tally, for all the batches of a sample.
    * @throws as {@link flags}.
    */
   async keep(batch: Table, tally: FilterTally, limit = Infinity, balance?: MarginalBalance): Promise<number[]> {
@@ -409,11 +418,11 @@ export class NearCopyFilter {
       const first = balance.choose(cells, plain, room - Math.min(near.length, allowed), size);
       tally.kept += first.length;
       // Near-copies are chosen by their cells, which tell how many real rows they resemble: rho is
-      // then that of the near-copies kept (each row's flag read after the choice, so the choice does
-      // not see the half), the drawn rho until one is kept.
+      // then that of the near-copies kept, and rho times their count is the kept rows of H. A row is
+      // taken when the bound holds even if it is one (its flag read only after, so the choice does
+      // not see the half).
       const copies = balance.choose(cells, near, room - first.length, size, (r) => {
-        const rhoKept = half && tally.near > 0 ? (tally.nearHalf ?? 0) / tally.near : rho;
-        if (rhoKept * (tally.near + 1) > t * (tally.kept + 1)) return "stop";
+        if ((half ? (tally.nearHalf ?? 0) : tally.near) + 1 > t * (tally.kept + 1)) return "stop";
         tally.near++;
         tally.kept++;
         if (half) tally.nearHalf = (tally.nearHalf ?? 0) + half[r];

@@ -140,9 +140,14 @@ export class MarginalBalance {
    * added (the scale of the targets).
    * @returns the chosen rows, in the order chosen.
    */
-  choose(cells: Int32Array, candidates: readonly number[], want: number, size: number, accept: (r: number) => boolean | "stop" = () => true): number[] {
+  choose(cells: Int32Array, candidates: readonly number[], want: number, size: number, accept?: (r: number) => boolean | "stop"): number[] {
     const out: number[] = [];
     if (want <= 0 || candidates.length === 0) return out;
+    if (accept === undefined && candidates.length <= want) {
+      // Every candidate is taken: no order to choose.
+      for (const r of candidates) (this.add(cells, r), out.push(r));
+      return out;
+    }
     const heap = new MaxHeap(candidates.length);
     for (const r of candidates) heap.push(r, this.score(cells, r, size));
     while (out.length < want && heap.size > 0) {
@@ -153,7 +158,7 @@ export class MarginalBalance {
         heap.push(r, s);
         continue;
       }
-      const ok = accept(r);
+      const ok = accept === undefined ? true : accept(r);
       if (ok === "stop") break;
       if (!ok) continue;
       this.add(cells, r);
