@@ -45,8 +45,6 @@ interface Target {
 
 /** Scores the rows of a batch by the shortfall of their cells; see the file header. */
 export class MarginalBalance {
-  /** Rows counted in the marginals (kept so far). */
-  private kept = 0;
   private constructor(
     private readonly features: readonly string[],
     private readonly coders: ((text: string) => number | undefined)[],
@@ -60,7 +58,14 @@ export class MarginalBalance {
    */
   static of(meta: Metadata): MarginalBalance | undefined {
     const features = meta.features;
-    const coders = features.map((f) => coderOf(f, meta));
+    // A column whose cells cannot be read (no usable format) is left out, never an error mid-sample.
+    const coders = features.map((f) => {
+      try {
+        return coderOf(f, meta);
+      } catch {
+        return () => undefined;
+      }
+    });
     const cards = features.map((f) => meta.cardinalities[f] ?? 0);
     const targets: Target[] = [];
     features.forEach((f, i) => {
@@ -111,7 +116,6 @@ export class MarginalBalance {
       const c = cells[r * T + k];
       if (c >= 0) this.targets[k].counts[c]++;
     }
-    this.kept++;
   }
 
   /**
