@@ -35,6 +35,9 @@ function fitDefaults(): typeof import("./fit-defaults") {
 function privacyFilter(): typeof import("../privacy/filter") {
   return require("../privacy/filter");
 }
+function marginalBalance(): typeof import("../privacy/marginal-balance") {
+  return require("../privacy/marginal-balance");
+}
 function seededRequest(): typeof import("./seeded-request") {
   return require("./seeded-request");
 }
@@ -287,6 +290,8 @@ export class Synthesizer {
     let drawn = 0; // rows decoded, kept or dropped: the next row's index for the identifiers
     const filter = opts.nearCopyFilter === false ? undefined : this.nearCopyFilter;
     const tally = { kept: 0, near: 0 };
+    // Which rows the filter keeps: those nearest the model's marginals (`../privacy/marginal-balance`).
+    const balance = filter !== undefined ? marginalBalance().MarginalBalance.of(this.metadata) : undefined;
     let unfiltered = 0;
     // The table's keys: a row repeating an earlier row's key is dropped and redrawn (`./unique-keys`).
     const keys = SampleKeys.of(this.metadata);
@@ -320,10 +325,10 @@ export class Synthesizer {
         // Keys first, so the filter's tally counts only rows written; the keys of rows kept are added last.
         const fresh = keyed ? keys.fresh(batch) : undefined;
         if (!filtered) keep = fresh;
-        else if (fresh === undefined) keep = await filter.keep(batch.toTable(), tally, n - done);
+        else if (fresh === undefined) keep = await filter.keep(batch.toTable(), tally, n - done, balance);
         else {
           const part = batch.select(fresh);
-          keep = (await filter.keep(part.toTable(), tally, n - done)).map((i) => fresh[i]);
+          keep = (await filter.keep(part.toTable(), tally, n - done, balance)).map((i) => fresh[i]);
           part.release();
           if (spareKeys !== undefined && spareRows < Math.min(filterDrawCap(n), MAX_SPARE_ROWS)) {
             const kept = new Set(keep);

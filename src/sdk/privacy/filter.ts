@@ -15,6 +15,12 @@
  * half). In stream order a near-copy is kept while rho times the near-copies kept is at most the
  * split's share of the rows kept, so every prefix of the sample (any `n`) keeps the bound; the
  * drops fall by stream position, at random, so the kept near-copies still share rho.
+ * With a {@link MarginalBalance} (what a `Synthesizer` sample uses), which rows a batch keeps is
+ * chosen instead: its non-copies, then near-copies while the bound holds, then non-copies for any
+ * room left, each time the row whose cells the kept rows lack most against the model's marginals
+ * (`./marginal-balance`): random drops leave a sample short in the common cells, where near-copies
+ * crowd. The choice reads no flag of H, and rho is then the kept near-copies' own share of rows of
+ * H (they are no random subset of those drawn), so every batch's end keeps the bound for any half.
  *
  * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
  * Bloom filter (no false negatives, about 0.1% false positives), and per numerical and datetime
@@ -42,6 +48,7 @@ import { DataError } from "../errors";
 import { shuffled, splitNearCopyShare } from "./near-copies";
 import { deriveSeed } from "../generate/sfc32";
 import { CellHasher, MaskedKeySet, rowSums } from "./masked-keys";
+import type { MarginalBalance } from "./marginal-balance";
 
 /** Split share up to which every near-copy is dropped (file header). */
 export const FILTER_MAX_SPLIT_SHARE = 0.05;
@@ -131,6 +138,8 @@ export interface FilterTally {
   near: number;
   drawnNear?: number;
   drawnNearHalf?: number;
+  /** With a {@link MarginalBalance}: near-copies kept that nearly copy a row of H. */
+  nearHalf?: number;
 }
 
 const MAGIC = Buffer.from("SYNTHDNC", "latin1");
@@ -380,9 +389,12 @@ export class NearCopyFilter {
    * The rows of `batch` to keep, in order, at most `limit`: every non-copy, and a near-copy while
    * rho times the near-copies kept stays at most {@link targetShare} of the rows kept (file header;
    * rho is 1 when every near-copy is dropped). `tally` carries the counts over a sample's batches.
+   * With `balance` (file header), the rows kept are chosen by their cells (non-copies first when
+   * more than `limit`), the bound read with the kept near-copies' rho and held at the batch's end;
+   * use one balance, like one tally, for all the batches of a sample.
    * @throws as {@link flags}.
    */
-  async keep(batch: Table, tally: FilterTally, limit = Infinity): Promise<number[]> {
+  async keep(batch: Table, tally: FilterTally, limit = Infinity, balance?: MarginalBalance): Promise<number[]> {
     const { whole, half } = await this.flagsBoth(batch);
     if (half) {
       for (let r = 0; r < whole.length; r++) {
@@ -392,6 +404,35 @@ export class NearCopyFilter {
     }
     const rho = half && tally.drawnNear ? (tally.drawnNearHalf ?? 0) / tally.drawnNear : 1;
     const t = this.header.target_share;
+    if (balance !== undefined) {
+      // Non-copies, leaving room for the near-copies the share allows; those near-copies; then any
+      // room left to non-copies: each step by the shortfall of the rows' cells.
+      const cells = balance.cells(batch);
+      const plain: number[] = [];
+      const near: number[] = [];
+      for (let r = 0; r < whole.length; r++) (whole[r] === 1 ? near : plain).push(r);
+      const room = Math.min(limit, whole.length);
+      const size = tally.kept + room;
+      const rhoKept = half && tally.near > 0 ? (tally.nearHalf ?? 0) / tally.near : rho;
+      const allowed = rhoKept > 0 ? Math.max(0, Math.floor((t / rhoKept) * size) - tally.near) : near.length;
+      const first = balance.choose(cells, plain, room - Math.min(near.length, allowed), size);
+      tally.kept += first.length;
+      // Near-copies are chosen by their cells, which tell how many real rows they resemble: rho is
+      // then that of the near-copies kept, and rho times their count is the kept rows of H. A row is
+      // taken when the bound holds even if it is one (its flag read only after, so the choice does
+      // not see the half).
+      const copies = balance.choose(cells, near, room - first.length, size, (r) => {
+        if ((half ? (tally.nearHalf ?? 0) : tally.near) + 1 > t * (tally.kept + 1)) return "stop";
+        tally.near++;
+        tally.kept++;
+        if (half) tally.nearHalf = (tally.nearHalf ?? 0) + half[r];
+        return true;
+      });
+      const taken = new Set(first);
+      const last = balance.choose(cells, plain.filter((r) => !taken.has(r)), room - first.length - copies.length, size);
+      tally.kept += last.length;
+      return [...first, ...copies, ...last].sort((a, b) => a - b);
+    }
     const out: number[] = [];
     for (let r = 0; r < whole.length && out.length < limit; r++) {
       if (whole[r] === 1) {
