@@ -132,6 +132,8 @@ test("drop mode: every near-copy dropped; common near-copies: kept at most at th
   const keep = await strict.keep(synth, tally);
   assert.deepEqual(keep, [...flags.keys()].filter((r) => flags[r] === 0));
   assert.equal(tally.near, 0);
+  // A batch whose every row repeated a key reaches the filter empty: nothing kept, no error.
+  assert.deepEqual(await strict.keep({ columns: synth.columns, rows: [] }, tally), []);
 
   // Five columns of 7 values: about 40% of the real rows nearly copy another.
   const rng = new Rng(7);

@@ -395,6 +395,8 @@ export class NearCopyFilter {
    * @throws as {@link flags}.
    */
   async keep(batch: Table, tally: FilterTally, limit = Infinity, balance?: MarginalBalance): Promise<number[]> {
+    // No rows (every row of a batch repeated a key): nothing to keep, and nothing to scan.
+    if (batch.rows.length === 0) return [];
     const { whole, half } = await this.flagsBoth(batch);
     if (half) {
       for (let r = 0; r < whole.length; r++) {

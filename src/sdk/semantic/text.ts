@@ -453,6 +453,7 @@ export class TextWriter {
   private readonly lengths: Weighted;
   private readonly maxLen: number;
   private readonly first: Weighted;
+  private readonly capital?: Weighted;
   private readonly inner: Weighted;
   private readonly last?: Weighted;
   private readonly lastRows: number[];
@@ -491,6 +492,9 @@ export class TextWriter {
     this.rows = idx.map((i) => (f[i] ?? 0) + (inner[i] ?? 0) || 1);
     const fw = idx.map((i) => f[i] ?? 0);
     this.first = new Weighted(idx, fw.some((x) => x > 0) ? fw : this.rows);
+    // Without a released first word, a capitalized word starts a value where the column has one (not `of`).
+    const capital = idx.map((i) => (/^\p{Lu}/u.test(model.words[i]) ? this.rows[i] : 0));
+    this.capital = capital.some((x) => x > 0) ? new Weighted(idx, capital) : undefined;
     const iw = idx.map((i) => inner[i] ?? 0);
     this.inner = new Weighted(idx, iw.some((x) => x > 0) ? iw : this.rows);
     this.lastRows = idx.map((i) => model.last?.[i] ?? 0);
@@ -638,7 +642,7 @@ export class TextWriter {
     // A one-word value of a token model is a word that ends >= k values (`Carolina`, not `New`).
     const alone = tokens && len === 1 ? this.last?.filter((b, wt) => (isWord(b) ? wt : 0)) : undefined;
     let w = alone && alone.total > 0 ? alone.draw(rng) : this.first.draw(rng);
-    for (let t = 0; t < 8 && !isWord(w); t++) w = pool.draw(rng);
+    for (let t = 0; t < 8 && !isWord(w); t++) w = (this.capital ?? pool).draw(rng);
     const out = [w];
     const used = new Set([words[w].toLowerCase()]);
     while (out.length < len) {
@@ -654,7 +658,8 @@ export class TextWriter {
       };
       w = drawOne();
       for (let t = 0; t < 4 && (used.has(words[w].toLowerCase()) || !isWord(w)); t++) w = drawOne();
-      if (!isWord(w)) break;
+      // A value ends rather than repeat a word (`Site Site`).
+      if (!isWord(w) || used.has(words[w].toLowerCase())) break;
       out.push(w);
       used.add(words[w].toLowerCase());
     }
