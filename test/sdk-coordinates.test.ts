@@ -265,6 +265,9 @@ test("a column whose values each hold a small part of the map, under any header,
     assert.ok(inside(wide, area.box[0], area.box[2]) && inside(wide, area.box[1], area.box[3]), `${JSON.stringify(area)} within ${b}`);
     assert.ok(inside(area.box as Box, (b[0] + b[1]) / 2, (b[2] + b[3]) / 2), `${JSON.stringify(area)} holds ${b}'s centre`);
   }
+  // No side of a released box is a row's coordinate (trimmed to the k-th point, rounded outward).
+  const coords = new Set(t.rows.flatMap((r) => [Number(r[3]), Number(r[4])]));
+  assert.ok(pair!.areas!.every((x) => x.box.every((v) => !coords.has(v))), "a box side is a row's coordinate");
   const real = new Set(t.rows.map((r) => `${r[3]},${r[4]}`));
   const before = new Decoder(a.metadata).decode(randomCodes(a.metadata, 1000, 5), 3, { rules: false });
   const out = new Decoder(a.metadata).decode(randomCodes(a.metadata, 1000, 5), 3);

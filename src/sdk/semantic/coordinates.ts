@@ -8,7 +8,9 @@
  *    a city of any state): near one of its ZIP code points in the GeoNames postal table
  *    (`./vocabulary`), at the column's precision;
  * 2. a released place value: inside the box of its real rows' points, released only for a value
- *    (and state) held by at least the rare threshold's rows, so no rare row's point is sent;
+ *    (and state) held by at least the rare threshold's rows, so no rare row's point is sent; a
+ *    place column is named by its header or found from the points ({@link placeDecidingColumns}:
+ *    a country, a region), whose boxes are trimmed to the k-th point and rounded outward;
  * 3. a row with only a US state: near one of the state's ZIP code points, inside the state's box.
  * The model's point is kept where it already lies in a released area or (with only a state) in
  * the state, and where it is the point a catalog's released entry gives the row's key (a
