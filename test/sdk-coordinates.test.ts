@@ -226,3 +226,72 @@ test("a column of bare US place names beside a point with no state column: each 
   const far = out.rows.filter((r) => !(points.get(r[n]) ?? []).some((p) => Math.abs(p.lat - Number(r[la])) < 0.1 && Math.abs(p.lon - Number(r[lo])) < 0.1));
   assert.deepEqual(far.slice(0, 5), [], "every point near a place of its row's name");
 });
+
+/** Volcano-like rows: six regions of 25 points around their centres in three countries, a type drawn at random. */
+function regionTable(): { t: Table; centres: Map<string, [number, number]> } {
+  const regions: [string, string, number, number][] = [
+    ["Kamchatka", "Russia", 55.5, 159.5],
+    ["Kuril Is", "Russia", 47.5, 152],
+    ["Java", "Indonesia", -7.5, 110],
+    ["Sumatra", "Indonesia", 0.5, 100.5],
+    ["Chile-N", "Chile", -22, -68.2],
+    ["Chile-S", "Chile", -41, -72.3],
+  ];
+  const types = ["Stratovolcano", "Shield volcano", "Caldera", "Cinder cone"];
+  const rows: string[][] = [];
+  let seed = 11;
+  const next = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  for (const [region, country, y, x] of regions) {
+    for (let i = 0; i < 25; i++) rows.push([`V${rows.length}`, country, region, (y + (next() - 0.5) * 3).toFixed(2), (x + (next() - 0.5) * 3).toFixed(2), types[Math.floor(next() * 4)]]);
+  }
+  return { t: { columns: ["Volcano Name", "Country", "Region", "Latitude", "Longitude", "Type"], rows }, centres: new Map(regions.map(([r, , y, x]) => [r, [y, x]])) };
+}
+
+test("a column whose values each hold a small part of the map, under any header, keeps its rows' points inside its area", async () => {
+  const { t } = regionTable();
+  const a = await analyzeTable(t);
+  assert.ok(typia.is<CreateModelRequest["metadata"]>(a.metadata));
+  const pair = a.metadata.coordinates?.[0];
+  // The region (tighter) before the country; the type, spread as random groups would be, is no place.
+  assert.deepEqual(pair?.places, [
+    { column: "Region", kind: "place" },
+    { column: "Country", kind: "place" },
+  ]);
+  const realBox = (col: number, v: string): Box => boxOf(t.rows.filter((r) => r[col] === v).map((r) => ({ lat: Number(r[3]), lon: Number(r[4]) })));
+  // Released boxes never reach past the real rows' box by more than the model's bins (no single point sent).
+  for (const area of pair!.areas ?? []) {
+    const b = realBox(t.columns.indexOf(area.column), area.place);
+    const wide: Box = [b[0] - 5, b[1] + 5, b[2] - 5, b[3] + 5];
+    assert.ok(inside(wide, area.box[0], area.box[2]) && inside(wide, area.box[1], area.box[3]), `${JSON.stringify(area)} within ${b}`);
+    assert.ok(inside(area.box as Box, (b[0] + b[1]) / 2, (b[2] + b[3]) / 2), `${JSON.stringify(area)} holds ${b}'s centre`);
+  }
+  // No side of a released box is a row's coordinate (trimmed to the k-th point, rounded outward).
+  const coords = new Set(t.rows.flatMap((r) => [Number(r[3]), Number(r[4])]));
+  assert.ok(pair!.areas!.every((x) => x.box.every((v) => !coords.has(v))), "a box side is a row's coordinate");
+  const real = new Set(t.rows.map((r) => `${r[3]},${r[4]}`));
+  const before = new Decoder(a.metadata).decode(randomCodes(a.metadata, 1000, 5), 3, { rules: false });
+  const out = new Decoder(a.metadata).decode(randomCodes(a.metadata, 1000, 5), 3);
+  const [rg, la, lo] = ["Region", "Latitude", "Longitude"].map((c) => cells(out, c));
+  const released = new Map(pair!.areas!.filter((x) => x.column === "Region").map((x) => [x.place, x.box as Box]));
+  const insideShare = (o: Table): number => {
+    const [r0, y0, x0] = ["Region", "Latitude", "Longitude"].map((c) => cells(o, c));
+    return r0.filter((v, r) => inside(realBox(2, v), Number(y0[r]), Number(x0[r]), 1)).length / r0.length;
+  };
+  for (let r = 0; r < rg.length; r++) assert.ok(inside(released.get(rg[r])!, Number(la[r]), Number(lo[r])), `${rg[r]}: ${la[r]}, ${lo[r]}`);
+  assert.ok(insideShare(before) < 0.5, `independent codes put ${insideShare(before)} inside`);
+  assert.ok(insideShare(out) >= 0.95, `${insideShare(out)} of rows inside their region's real box (+-1 degree)`);
+  const copies = la.filter((y, r) => real.has(`${y},${lo[r]}`)).length;
+  assert.ok(copies <= 10, `${copies} rows copy a real point`);
+});
+
+test("a column whose values spread over the map as random groups would is no place: points are left as decoded", async () => {
+  const { t } = regionTable();
+  // Teams drawn at random: each team's points span the whole map.
+  const teams = t.rows.map((_, i) => `team ${(i * 7) % 5}`);
+  const shuffled: Table = { columns: ["Team", "Latitude", "Longitude"], rows: t.rows.map((r, i) => [teams[i], r[3], r[4]]) };
+  const a = await analyzeTable(shuffled);
+  assert.equal(a.metadata.coordinates?.[0]?.places, undefined);
+  assert.equal(a.metadata.coordinates?.[0]?.areas, undefined);
+  const codes = randomCodes(a.metadata, 300, 4);
+  assert.deepEqual(new Decoder(a.metadata).decode(codes, 8).rows, new Decoder(a.metadata).decode(codes, 8, { rules: false }).rows);
+});

@@ -434,7 +434,10 @@ export interface CoordinatePair {
   longitude: string & tags.MinLength<1>;
   /** The US state column (vocabulary `us_state` or `us_state_code`), if any. */
   state?: string & tags.MinLength<1>;
-  /** Place columns, most specific first (ZIP, city, county, other places). */
+  /**
+   * Place columns, most specific first (ZIP, city, county, other places by header), then any
+   * categorical column whose values each hold a small part of the points (docs/api.md, "Coordinates").
+   */
   places?: CoordinatePlace[] & tags.MaxItems<8>;
   /**
    * The real rows' area of each place value (with its state) held by at least the rare

@@ -8,7 +8,9 @@
  *    a city of any state): near one of its ZIP code points in the GeoNames postal table
  *    (`./vocabulary`), at the column's precision;
  * 2. a released place value: inside the box of its real rows' points, released only for a value
- *    (and state) held by at least the rare threshold's rows, so no rare row's point is sent;
+ *    (and state) held by at least the rare threshold's rows, so no rare row's point is sent; a
+ *    place column is named by its header or found from the points ({@link placeDecidingColumns}:
+ *    a country, a region), whose boxes are trimmed to the k-th point and rounded outward;
  * 3. a row with only a US state: near one of the state's ZIP code points, inside the state's box.
  * The model's point is kept where it already lies in a released area or (with only a state) in
  * the state, and where it is the point a catalog's released entry gives the row's key (a
@@ -75,12 +77,22 @@ export function coordinatePairs(scanned: ScannedTable, codecs: readonly ColumnCo
     scanned.columns.forEach((_, f) => {
       if (f !== state && mine(f) && codecs[f].stats.vocabulary === "us_city" && !placeCols.some((p) => p.f === f)) placeCols.push({ f, kind: "city" });
     });
+    // Columns under any header whose values each hold a small part of the points (a country, a region).
+    const named = placeCols.length;
+    if (k !== undefined) {
+      const taken = new Set([state, la, lo, ...placeCols.map((p) => p.f)]);
+      for (const f of placeDecidingColumns(scanned, codecs, la, lo, taken, k)) placeCols.push({ f, kind: "place" });
+    }
     const pair: CoordinatePair = { latitude: scanned.columns[la], longitude: scanned.columns[lo] };
     if (state >= 0) pair.state = scanned.columns[state];
     if (placeCols.length) pair.places = placeCols.slice(0, 8).map((p) => ({ column: scanned.columns[p.f], kind: p.kind }));
     // Areas of the places (not ZIP codes: a point each) and of the states (those past the gazetteer: territories).
-    const areaCols = placeCols.slice(0, 8).filter((p) => p.kind !== "zip").map((p) => p.f);
+    const areaCols = placeCols.slice(0, Math.min(named, 8)).filter((p) => p.kind !== "zip").map((p) => p.f);
     const areas = k === undefined ? [] : placeAreas(scanned, codecs, la, lo, state, state >= 0 ? [...areaCols, state] : areaCols, k);
+    if (k !== undefined && placeCols.length > named) {
+      areas.push(...placeAreas(scanned, codecs, la, lo, state, placeCols.slice(named, 8).map((p) => p.f), k, true));
+      areas.splice(MAX_AREAS);
+    }
     if (areas.length) pair.areas = areas;
     out.push(pair);
   });
@@ -90,18 +102,115 @@ export function coordinatePairs(scanned: ScannedTable, codecs: readonly ColumnCo
 /** Most areas one pair sends (the largest places first). */
 const MAX_AREAS = 100000;
 
+/** A column decides the area when its values' boxes are at most this share of shuffled groups' boxes. */
+const DECIDING_RATIO = 0.4;
+/** Share of the rows with a point that values held by >= k rows must cover for a column to be judged. */
+const DECIDING_COVER = 0.3;
+
+/**
+ * Categorical columns (besides `taken`) whose values each occupy a small part of the points'
+ * range: over the rows of values held by >= k rows (with a code of their own), the row-weighted
+ * mean of a value's box side, as a share of all points' range (latitude and longitude averaged),
+ * is at most {@link DECIDING_RATIO} of the same mean for the same group sizes with the values
+ * shuffled across those rows (seeded: detection is deterministic). A column whose values spread
+ * over the map as random groups would (a type, a status) is left out.
+ * @returns the columns' indices, the tightest (most specific place) first.
+ */
+export function placeDecidingColumns(scanned: ScannedTable, codecs: readonly ColumnCodec[], la: number, lo: number, taken: ReadonlySet<number>, k: number): number[] {
+  const [lat, lon] = [scanned.scans[la], scanned.scans[lo]];
+  const ys = new Float64Array(scanned.n);
+  const xs = new Float64Array(scanned.n);
+  const rows: number[] = [];
+  for (let r = 0; r < scanned.n; r++) {
+    const [ty, tx] = [lat.values[lat.ids[r]], lon.values[lon.ids[r]]];
+    const [y, x] = [Number(ty), Number(tx)];
+    if (ty === "" || tx === "" || !Number.isFinite(y) || !Number.isFinite(x)) continue;
+    ys[r] = y;
+    xs[r] = x;
+    rows.push(r);
+  }
+  if (rows.length < 2 * k) return [];
+  let [s, nn, w, e] = [Infinity, -Infinity, Infinity, -Infinity];
+  for (const r of rows) [s, nn, w, e] = [Math.min(s, ys[r]), Math.max(nn, ys[r]), Math.min(w, xs[r]), Math.max(e, xs[r])];
+  const [spanY, spanX] = [nn - s || 1, e - w || 1];
+  // Row-weighted mean side share of the groups given by `label` (row -> group, -1 none).
+  const spread = (members: number[], label: Int32Array, groups: number): number => {
+    const box = new Float64Array(groups * 4);
+    for (let g = 0; g < groups; g++) box.set([Infinity, -Infinity, Infinity, -Infinity], g * 4);
+    const size = new Int32Array(groups);
+    for (const r of members) {
+      const g = label[r];
+      size[g]++;
+      box[g * 4] = Math.min(box[g * 4], ys[r]);
+      box[g * 4 + 1] = Math.max(box[g * 4 + 1], ys[r]);
+      box[g * 4 + 2] = Math.min(box[g * 4 + 2], xs[r]);
+      box[g * 4 + 3] = Math.max(box[g * 4 + 3], xs[r]);
+    }
+    let sum = 0;
+    for (let g = 0; g < groups; g++) sum += (size[g] * ((box[g * 4 + 1] - box[g * 4]) / spanY + (box[g * 4 + 3] - box[g * 4 + 2]) / spanX)) / 2;
+    return sum / members.length;
+  };
+  const found: { f: number; score: number }[] = [];
+  codecs.forEach((codec, f) => {
+    if (taken.has(f) || codec.kind !== "categorical") return;
+    const scan = scanned.scans[f];
+    // Group per released value: the value's code, when it has one of its own.
+    const codeOf = new Map<number, number>();
+    const counts = new Map<number, number>();
+    for (const r of rows) {
+      const id = scan.ids[r];
+      let code = codeOf.get(id);
+      if (code === undefined) {
+        const v = scan.values[id];
+        const c = v === "" ? -1 : codec.encode(v);
+        codeOf.set(id, (code = c < 0 || c === codec.otherCode || c === codec.missingCode ? -1 : c));
+      }
+      if (code >= 0) counts.set(code, (counts.get(code) ?? 0) + 1);
+    }
+    const group = new Map<number, number>();
+    for (const [code, n] of counts) if (n >= k) group.set(code, group.size);
+    if (group.size < 2) return;
+    const label = new Int32Array(scanned.n).fill(-1);
+    const members: number[] = [];
+    for (const r of rows) {
+      const g = group.get(codeOf.get(scan.ids[r])!);
+      if (g === undefined) continue;
+      label[r] = g;
+      members.push(r);
+    }
+    if (members.length < DECIDING_COVER * rows.length) return;
+    const score = spread(members, label, group.size);
+    // The same group sizes over the same rows, the values shuffled.
+    const rng = new Rng(deriveSeed(0x706c6163, f));
+    const shuffled = new Int32Array(scanned.n).fill(-1);
+    const labels = members.map((r) => label[r]);
+    for (let i = labels.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [labels[i], labels[j]] = [labels[j], labels[i]];
+    }
+    members.forEach((r, i) => (shuffled[r] = labels[i]));
+    const base = spread(members, shuffled, group.size);
+    if (base > 0 && score <= DECIDING_RATIO * base) found.push({ f, score });
+  });
+  return found.sort((a, b) => a.score - b.score).map((x) => x.f);
+}
+
 /**
  * Per place column, the box of the real points of each (value, state) held by >= k rows whose
  * value has a code of its own (never the pooled or blank code); the state column's by value.
+ * `binned` (columns found by {@link placeDecidingColumns}): each side is the k-th point from that
+ * end (the middle point for a value of < 2k rows), rounded outward to a grid of a power of ten
+ * near 1/100 of the column's range ({@link binnedBox}), so no row's coordinate is sent and an
+ * outlying row widens nothing.
  */
-function placeAreas(scanned: ScannedTable, codecs: readonly ColumnCodec[], la: number, lo: number, state: number, placeCols: number[], k: number): PlaceArea[] {
+function placeAreas(scanned: ScannedTable, codecs: readonly ColumnCodec[], la: number, lo: number, state: number, placeCols: number[], k: number, binned = false): PlaceArea[] {
   const [lat, lon] = [scanned.scans[la], scanned.scans[lo]];
   const st = state >= 0 ? scanned.scans[state] : undefined;
   const found: { area: PlaceArea; rows: number }[] = [];
   for (const f of placeCols) {
     const scan = scanned.scans[f];
     const codec = codecs[f];
-    const boxes = new Map<string, { place: string; state?: string; rows: number; box: [number, number, number, number] }>();
+    const boxes = new Map<string, { place: string; state?: string; rows: number; box: [number, number, number, number]; ys: number[]; xs: number[] }>();
     for (let r = 0; r < scanned.n; r++) {
       const place = scan.values[scan.ids[r]];
       const y = Number(lat.values[lat.ids[r]]);
@@ -110,20 +219,50 @@ function placeAreas(scanned: ScannedTable, codecs: readonly ColumnCodec[], la: n
       const s = st && f !== state ? st.values[st.ids[r]] : undefined;
       const key = s === undefined ? place : `${place}\u0000${s}`;
       const b = boxes.get(key);
-      if (!b) boxes.set(key, { place, ...(s !== undefined ? { state: s } : {}), rows: 1, box: [y, y, x, x] });
+      if (!b) boxes.set(key, { place, ...(s !== undefined ? { state: s } : {}), rows: 1, box: [y, y, x, x], ys: binned ? [y] : [], xs: binned ? [x] : [] });
       else {
         b.rows++;
+        if (binned) b.ys.push(y), b.xs.push(x);
         b.box = [Math.min(b.box[0], y), Math.max(b.box[1], y), Math.min(b.box[2], x), Math.max(b.box[3], x)];
       }
     }
     for (const b of boxes.values()) {
       const code = codec.encode(b.place);
       if (b.rows < k || code < 0 || code === codec.otherCode || code === codec.missingCode) continue;
-      found.push({ area: { column: scanned.columns[f], place: b.place, ...(b.state !== undefined ? { state: b.state } : {}), box: b.box }, rows: b.rows });
+      const box = binned ? binnedBox(b.ys, b.xs, k, gridStep(codecs[la]), gridStep(codecs[lo])) : b.box;
+      found.push({ area: { column: scanned.columns[f], place: b.place, ...(b.state !== undefined ? { state: b.state } : {}), box }, rows: b.rows });
     }
   }
   found.sort((a, b) => b.rows - a.rows);
   return found.slice(0, MAX_AREAS).map((x) => x.area);
+}
+
+/** The grid of {@link binnedBox} for a coordinate column: the power of ten nearest below 1/100 of its range. */
+function gridStep(codec: ColumnCodec): number {
+  const range = (codec.stats.max ?? 0) - (codec.stats.min ?? 0);
+  return range > 0 ? 10 ** Math.floor(Math.log10(range / 100)) : 1e-6;
+}
+
+/**
+ * The box of one value's points (`placeAreas`' `binned`): per axis the k-th smallest and k-th
+ * largest coordinate (the middle one's rank when there are fewer than 2k), rounded outward to
+ * multiples of the axis' grid step.
+ */
+function binnedBox(ys: number[], xs: number[], k: number, stepY: number, stepX: number): [number, number, number, number] {
+  const side = (vs: number[], step: number, limit: number): [number, number] => {
+    const sorted = [...vs].sort((a, b) => a - b);
+    const r = Math.max(1, Math.min(k, Math.ceil(sorted.length / 2)));
+    const [a, b] = [sorted[r - 1], sorted[sorted.length - r]];
+    // Outward, and strictly past a value on the grid, so the side is never a row's coordinate.
+    const down = Math.floor(a / step) * step;
+    const up = Math.ceil(b / step) * step;
+    const lo = Number((down === a ? a - step : down).toPrecision(12));
+    const hi = Number((up === b ? b + step : up).toPrecision(12));
+    return [Math.max(-limit, lo), Math.min(limit, hi)];
+  };
+  const [s, n] = side(ys, stepY, 90);
+  const [w, e] = side(xs, stepX, 180);
+  return [s, n, w, e];
 }
 
 /** Degrees a gazetteer point is jittered by (half its last decimal: GeoNames writes 4). */
