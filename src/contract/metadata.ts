@@ -548,6 +548,11 @@ export interface SumRule extends RuleBase {
   signs?: (1 | -1)[] & tags.MinItems<1> & tags.MaxItems<12>;
   /** The constant term, in the columns' units (default 0). */
   constant?: number & Finite;
+  /**
+   * The magnitude each part is multiplied by, one per part (default all 1): a small integer or a
+   * power of ten (`x = Round + 0.01 · Pick`, `total minutes = 60 · hours + minutes`).
+   */
+  weights?: (number & tags.ExclusiveMinimum<0> & Finite)[] & tags.MinItems<1> & tags.MaxItems<12>;
 }
 
 /**

@@ -219,6 +219,9 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
       if (rule.signs !== undefined && rule.signs.length !== rule.parts.length) {
         throw paramInvalid(`${base}.signs`, `signs has ${rule.signs.length} entries; the rule has ${rule.parts.length} part${rule.parts.length === 1 ? "" : "s"} (one sign each).`);
       }
+      if (rule.weights !== undefined && rule.weights.length !== rule.parts.length) {
+        throw paramInvalid(`${base}.weights`, `weights has ${rule.weights.length} entries; the rule has ${rule.parts.length} part${rule.parts.length === 1 ? "" : "s"} (one weight each).`);
+      }
       return;
     }
     if (rule.type === "ratio") {
