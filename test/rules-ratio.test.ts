@@ -195,6 +195,14 @@ describe("ratio bands", () => {
     assert.deepEqual(ratios(await analyzed(onePart)).filter((r) => r.min !== undefined), []);
   });
 
+  test("no band among monthly series that move together (a factor of no unit, 0.0003)", async () => {
+    const series = table(["month", "mining", "retail", "trade"], 120, (t) => {
+      const [s, c] = [Math.sin(t / 9), Math.cos(t / 7)];
+      return [t, (1000 * (1 + 0.002 * t + 0.03 * s)).toFixed(1), (2000 * (1 - 0.001 * t + 0.02 * c)).toFixed(1), (600 * (1 + 0.001 * t + 0.03 * s + 0.02 * c)).toFixed(1)];
+    });
+    assert.deepEqual(ratios(await analyzed(series)).filter((r) => r.min !== undefined), []);
+  });
+
   test("the checker keeps a row inside the band and breaks one outside; the server names a half-given band", async () => {
     const features = ["total", "monthly", "tenure"];
     const rule: RatioRule = { type: "ratio", total: "total", parts: ["monthly", "tenure"], powers: [1, 1], factor: 1, min: 0.9, max: 1.1, quantiles: [0.9, 1, 1.1], share: 1 };

@@ -99,7 +99,8 @@ export { lineOfRow } from "./declared";
  *   its mode; the total is no sum's total and in no catalog or fixed-combinations rule; a pair of
  *   factor 1 is left to sums; dropped when its total shuffled keeps it in >= 50% of rows. A band
  *   C = f·A·B, f in [min, max] (max/min <= 2), of three columns no identity derives, when its
- *   log window is <= 1/4 of the shuffled total's and <= 1/2 of each pair's, over >= 99% of rows.
+ *   log window is <= 1/4 of the shuffled total's and <= 1/2 of each pair's, holds a power of
+ *   ten, over >= 99% of rows.
  * - **Difference range** (`./difference`): two numerical (the first 40) or two datetime columns
  *   in no sum and no inequality with a third column, >= 30 rows with both, whose difference's
  *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of

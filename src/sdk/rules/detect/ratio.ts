@@ -330,7 +330,9 @@ function trimmed(x: Float64Array, trim: number): [number, number] {
  * spans a window (its [min, max], else with 0.5% trimmed at each end when >= 99% of rows lie inside)
  * that is at most {@link MAX_BAND_LOG} wide, at most {@link BAND_NARROW} of the same window once the
  * total is shuffled (seeded), and at most {@link BAND_OVER_PAIR} of the windows of log total - log a
- * and log total - log b (each part narrows it: no band where one part alone is near-constant). A
+ * and log total - log b (each part narrows it: no band where one part alone is near-constant), and
+ * it holds a power of ten (the factor converts units: 1 for charges over months, 100 for a
+ * percent; smooth series that trend together give narrow bands around 0.00029 by chance). A
  * precheck on the 64 sample rows (`sampleTotal`, `sampleParts`) asks the same of their 5%-95%
  * window first. Then the rule, judged by `ratioKept` on every row with all three present, must
  * hold in >= 99% of them. Only products: a ratio t = a / b is the product a = t · b.
@@ -385,6 +387,8 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
     if (!(w <= MAX_BAND_LOG && w <= BAND_NARROW * shuffledWidth && pairs.every((p) => w <= BAND_OVER_PAIR * window(p, trim)))) continue;
     const kept = trim === 0 ? f : f.filter((x) => x >= lo && x <= hi);
     if (kept.length < RULE_LIMITS.share * m) continue;
+    // The factor is a unit's: the band holds a power of ten (co-trending series give 0.00029).
+    if (Math.floor(hi / Math.LN10 + 1e-9) < Math.ceil(lo / Math.LN10 - 1e-9)) return undefined;
     const sig = (x: number): number => Number(x.toPrecision(8));
     const quantiles = Array.from({ length: 17 }, (_, k) => sig(Math.exp(quantileOf(kept, k / 16))));
     const rule: RatioRule = { type: "ratio", total: total.name, parts: parts.map((c) => c.name), powers: [1, 1], factor: quantiles[8], share: 1, min: quantiles[0], max: quantiles[16], quantiles };
