@@ -151,3 +151,73 @@ describe("the RatioRule contract", () => {
     assert.throws(() => checkMetadata(md({ ...good, powers: [1] })), (e) => param(e).endsWith("rules[0].powers"));
   });
 });
+
+/** Accounts: months of tenure, a monthly charge and a total near their product (charges changed over time). */
+const accounts = (): Table =>
+  table(["tenure", "monthly", "total", "plan"], 1500, (_, rng) => {
+    const months = 1 + rng.int(72);
+    const monthly = 18 + rng.next() * 100;
+    const f = 0.85 + 0.3 * rng.next();
+    return [months, monthly.toFixed(2), (months * monthly * f).toFixed(2), ["A", "B"][rng.int(2)]];
+  });
+
+describe("ratio bands", () => {
+  test("a total near the product of its parts is a band, kept in decoded rows whatever the model drew", async () => {
+    const meta = await analyzed(accounts());
+    const rs = ratios(meta);
+    assert.equal(rs.length, 1, JSON.stringify(meta.rules));
+    const r = rs[0];
+    assert.deepEqual({ total: r.total, parts: [...r.parts].sort(), powers: r.powers }, { total: "total", parts: ["monthly", "tenure"], powers: [1, 1] });
+    assert.ok(r.min! >= 0.84 && r.min! < 0.87 && r.max! > 1.13 && r.max! <= 1.16, `band [${r.min}, ${r.max}]`);
+    assert.equal(r.quantiles!.length, 17);
+    assert.match(describeRule(r), /^ratio: total = \[0\.8\d, 1\.1\d\] \* (tenure \* monthly|monthly \* tenure)/);
+    const synth = decodeIndependent(meta, 2000);
+    assert.equal(kept(meta, r, synth).share, 1);
+    assert.ok(kept(meta, r, decodeIndependent(meta, 2000, false)).share < 0.2);
+    // The factors drawn spread over the band, as the real ones do (not all at its median).
+    const [t, m, n] = ["total", "monthly", "tenure"].map((c) => synth.columns.indexOf(c));
+    const fs = synth.rows.filter((row) => row[t] !== "" && row[m] !== "" && row[n] !== "").map((row) => Number(row[t]) / (Number(row[m]) * Number(row[n])));
+    assert.ok(fs.filter((f) => f < 0.95).length > 0.15 * fs.length && fs.filter((f) => f > 1.05).length > 0.15 * fs.length);
+  });
+
+  test("no band where the total is not near the product, or where one part alone decides it", async () => {
+    const loose = table(["tenure", "monthly", "total"], 1500, (_, rng) => {
+      const months = 1 + rng.int(72);
+      const monthly = 18 + rng.next() * 100;
+      return [months, monthly.toFixed(2), (months * monthly * (0.3 + 3 * rng.next())).toFixed(2)];
+    });
+    assert.deepEqual(ratios(await analyzed(loose)), []);
+    const onePart = table(["tenure", "monthly", "total"], 1500, (_, rng) => {
+      const monthly = 18 + rng.next() * 100;
+      // tenure 10 or 11: total / (monthly · tenure) is as narrow as total / monthly, so tenure adds nothing.
+      return [10 + rng.int(2), monthly.toFixed(2), (10 * monthly * (0.95 + 0.1 * rng.next())).toFixed(2)];
+    });
+    assert.deepEqual(ratios(await analyzed(onePart)).filter((r) => r.min !== undefined), []);
+  });
+
+  test("no band among monthly series that move together (a factor of no unit, 0.0003)", async () => {
+    const series = table(["month", "mining", "retail", "trade"], 120, (t) => {
+      const [s, c] = [Math.sin(t / 9), Math.cos(t / 7)];
+      return [t, (1000 * (1 + 0.002 * t + 0.03 * s)).toFixed(1), (2000 * (1 - 0.001 * t + 0.02 * c)).toFixed(1), (600 * (1 + 0.001 * t + 0.03 * s + 0.02 * c)).toFixed(1)];
+    });
+    assert.deepEqual(ratios(await analyzed(series)).filter((r) => r.min !== undefined), []);
+  });
+
+  test("the checker keeps a row inside the band and breaks one outside; the server names a half-given band", async () => {
+    const features = ["total", "monthly", "tenure"];
+    const rule: RatioRule = { type: "ratio", total: "total", parts: ["monthly", "tenure"], powers: [1, 1], factor: 1, min: 0.9, max: 1.1, quantiles: [0.9, 1, 1.1], share: 1 };
+    const meta = { features, column_stats: Object.fromEntries(features.map((f) => [f, { type: "numerical", decimals: 2 }])) } as unknown as Metadata;
+    const check = ruleChecker(rule, meta);
+    assert.equal(check(["105.00", "10.00", "10"]), true);
+    assert.equal(check(["89.00", "10.00", "10"]), false);
+    assert.equal(check(["111.00", "10.00", "10"]), false);
+    assert.equal(check(["", "10.00", "10"]), undefined);
+    const { checkMetadata } = await import("../src/server/handlers/checkMetadata");
+    const md = (r: Record<string, unknown>): Metadata =>
+      ({ features, cardinalities: Object.fromEntries(features.map((f) => [f, 1])), empirical_probs: Object.fromEntries(features.map((f) => [f, [1]])), rules: [r] }) as unknown as Metadata;
+    assert.doesNotThrow(() => checkMetadata(md(rule as unknown as Record<string, unknown>)));
+    const param = (e: unknown) => (e as { param?: string }).param ?? "";
+    assert.throws(() => checkMetadata(md({ ...rule, quantiles: undefined })), (e) => param(e).endsWith("rules[0].quantiles"));
+    assert.throws(() => checkMetadata(md({ ...rule, quantiles: [0.9, 1.2] })), (e) => param(e).endsWith("rules[0].quantiles"));
+  });
+});

@@ -551,6 +551,11 @@ export interface SumRule extends RuleBase {
   signs?: (1 | -1)[] & tags.MinItems<1> & tags.MaxItems<12>;
   /** The constant term, in the columns' units (default 0). */
   constant?: number & Finite;
+  /**
+   * The magnitude each part is multiplied by, one per part (default all 1): a small integer or a
+   * power of ten (`x = Round + 0.01 · Pick`, `total minutes = 60 · hours + minutes`).
+   */
+  weights?: (number & tags.ExclusiveMinimum<0> & Finite)[] & tags.MinItems<1> & tags.MaxItems<12>;
 }
 
 /**
@@ -568,8 +573,17 @@ export interface RatioRule extends RuleBase {
   parts: (string & tags.MinLength<1>)[] & tags.MinItems<1> & tags.MaxItems<2>;
   /** The power of each part, +1 (multiplies) or -1 (divides), one per part. */
   powers: (1 | -1)[] & tags.MinItems<1> & tags.MaxItems<2>;
-  /** The constant factor k (100 for a percentage, 1 for a plain ratio, 2.54 for inches to centimetres). */
+  /** The constant factor k (100 for a percentage, 1 for a plain ratio, 2.54 for inches to centimetres); of a band, its median. */
   factor: number & tags.ExclusiveMinimum<0> & Finite;
+  /**
+   * A band rather than an identity (all three of `min`, `max`, `quantiles`, or none): the factor
+   * `total / prod parts^powers` of each row lies in [min, max] (`TotalCharges = [0.82, 1.2] ·
+   * MonthlyCharges · tenure`), within the total's decimals; `quantiles` are 17 quantiles of the
+   * real rows' factors inside it, from which the decoder draws a row's factor.
+   */
+  min?: number & tags.ExclusiveMinimum<0> & Finite;
+  max?: number & tags.ExclusiveMinimum<0> & Finite;
+  quantiles?: (number & tags.ExclusiveMinimum<0> & Finite)[] & tags.MinItems<2> & tags.MaxItems<17>;
 }
 
 /**

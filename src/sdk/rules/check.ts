@@ -21,10 +21,11 @@
  * - `inequality`: undefined when a cell is blank or does not parse (numbers with `Number`,
  *   datetimes in `column_stats[f].format`, as instants); `high > low` when `strict`, else `>=`.
  * - `sum`: undefined when a cell is blank or not a number; keeps when `|total − (sum_j
- *   signs[j]·parts[j] + constant)|` (1 to 12 parts) is within `identityTolerance` of the
+ *   signs[j]·weights[j]·parts[j] + constant)|` (1 to 12 parts) is within `identityTolerance` of the
  *   columns' decimals (`column_stats[f].decimals`, else the cell's own), plus a few ulps.
  * - `ratio`: undefined when a cell is blank or not a number, or a divided part is 0; keeps when
- *   the total is within `ratioTolerance` of `factor · prod parts^powers` (`./ratio`).
+ *   the total is within `ratioTolerance` of `factor · prod parts^powers` (`./ratio`); of a band,
+ *   when it lies between its min and max factor's values.
  * - `not_equal`: undefined when a cell is blank; breaks on the same text, or for two numerical
  *   (datetime) columns the same number (instant).
  * - `blank_together`: always applies; keeps when every one of `columns` is blank or none is.
@@ -54,7 +55,7 @@ import { DataError } from "../errors";
 import { MISSING_KEY, OTHER, decimalsOf, pointValues, seedBin } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
-import { identityTolerance } from "./sums";
+import { sumRuleTolerance } from "./sums";
 import { ratioKept, ratioText } from "./ratio";
 import { calendarCheck } from "./calendar";
 import { datetimePartCheck } from "./datetime-part";
@@ -129,7 +130,7 @@ export function ruleLabel(rule: Rule): string {
     case "inequality":
       return `${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}`;
     case "sum":
-      return `${rule.total} = ${identityText(rule.parts, rule.signs, rule.constant)}`;
+      return `${rule.total} = ${identityText(rule.parts, rule.signs, rule.constant, rule.weights)}`;
     case "ratio":
       return `${rule.total} = ${ratioText(rule)}`;
     case "not_equal":
@@ -378,7 +379,7 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     }
     case "sum": {
       const decimals = ruleColumns(rule).map((c) => metadata.column_stats?.[c]?.decimals);
-      const signs = rule.signs ?? rule.parts.map(() => 1);
+      const signs = rule.parts.map((_, j) => (rule.signs?.[j] ?? 1) * (rule.weights?.[j] ?? 1));
       const k = rule.constant ?? 0;
       return (row) => {
         const texts = readers.map((r) => row[r.index]);
@@ -387,12 +388,12 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
         if (!xs.every(Number.isFinite)) return undefined;
         // A column without stats reads at the row's finest decimals (a cell "1" may be 1.00).
         const finest = Math.max(...texts.map((s, j) => decimals[j] ?? decimalsOf(s)));
-        const tol = identityTolerance(decimals.map((d) => d ?? finest));
+        const tol = sumRuleTolerance(decimals.map((d) => d ?? finest), rule.weights);
         let right = k;
         let size = Math.abs(k);
         for (let j = 1; j < xs.length; j++) {
           right += signs[j - 1] * xs[j];
-          size += Math.abs(xs[j]);
+          size += Math.abs(signs[j - 1] * xs[j]);
         }
         const slack = 8 * Number.EPSILON * Math.max(1, Math.abs(xs[0]), size);
         return Math.abs(xs[0] - right) <= tol + slack;

@@ -16,6 +16,15 @@ export interface EnforceResult {
   unrepaired: number;
 }
 
+/**
+ * A value drawn from quantiles `q` (ascending, >= 2): one of the intervals between neighbours,
+ * chosen uniformly, then uniform inside it (a difference's or a ratio band's factor).
+ */
+export function drawFromQuantiles(q: readonly number[], rng: Rng): number {
+  const i = Math.min(q.length - 2, Math.floor(rng.next() * (q.length - 1)));
+  return q[i] + rng.next() * (q[i + 1] - q[i]);
+}
+
 /** True for the cell of row r, feature f that the user fixed (a `where` column, a seed cell). */
 export type Fixed = (r: number, f: number) => boolean;
 

@@ -95,10 +95,10 @@ export function ruleId(rule: RuleKey): string {
 const LISTED_PAIRS = 4;
 
 /** The right side of a sum or identity: `a + b`, `age - education - 6`, `100 - a - b`, `close`, `level - 1`, `2024 - age`. */
-export function identityText(parts: readonly string[], signs: readonly number[] | undefined, constant: number | undefined): string {
+export function identityText(parts: readonly string[], signs: readonly number[] | undefined, constant: number | undefined, weights?: readonly number[]): string {
   const s = signs ?? parts.map(() => 1);
   const k = constant ?? 0;
-  const terms = parts.map((p, j) => ({ p, neg: s[j] < 0 }));
+  const terms = parts.map((p, j) => ({ p: (weights?.[j] ?? 1) !== 1 ? `${weights![j]} * ${p}` : p, neg: s[j] < 0 }));
   let text: string;
   if (terms.every((t) => t.neg)) text = `${k}${terms.map((t) => ` - ${t.p}`).join("")}`;
   else {
@@ -198,7 +198,7 @@ export function describeRule(rule: Rule, metadata?: Names): string {
     case "inequality":
       return `inequality: ${rule.high} ${rule.strict ? ">" : ">="} ${rule.low}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "sum":
-      return `sum: ${rule.total} = ${identityText(rule.parts, rule.signs, rule.constant)}${share ? ` (${share} of rows)` : ""}${tail}`;
+      return `sum: ${rule.total} = ${identityText(rule.parts, rule.signs, rule.constant, rule.weights)}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "ratio":
       return `ratio: ${rule.total} = ${ratioText(rule)}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "not_equal":

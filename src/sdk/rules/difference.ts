@@ -7,14 +7,8 @@ import type { ColumnStats, DifferenceRule, Metadata } from "../../contract";
 import { DatetimeFormat } from "../metadata/datetime";
 import { cellSeconds, differenceCheck } from "./check";
 import { numberLattice } from "../columns/numerical";
-import type { Rng } from "../generate/sfc32";
-import { MAX_REDRAWS, noneFixed, type CompiledRule } from "./compiled-rule";
+import { MAX_REDRAWS, drawFromQuantiles as drawDifference, noneFixed, type CompiledRule } from "./compiled-rule";
 
-/** A difference drawn from the rule's quantiles: one of the 16 intervals, uniform inside it. */
-export function drawDifference(q: readonly number[], rng: Rng): number {
-  const i = Math.min(q.length - 2, Math.floor(rng.next() * (q.length - 1)));
-  return q[i] + rng.next() * (q[i + 1] - q[i]);
-}
 
 /**
  * Keeps the rule: a row out of range gets its second cell written as the first plus a difference

@@ -40,20 +40,37 @@ export function ratioTolerance(value: number, totalDecimals: number, parts: read
 
 /**
  * The verdict of `total = value` on one row's numbers: undefined when a number is missing (NaN) or
- * a divided part is 0, else whether the total is within {@link ratioTolerance}.
+ * a divided part is 0, else whether the total is within {@link ratioTolerance}; of a band, whether
+ * it lies between the values of its min and max factors, each widened by its tolerance.
  */
-export function ratioKept(total: number, parts: readonly number[], rule: { factor: number; powers: readonly number[] }, totalDecimals: number, partDecimals: readonly number[]): boolean | undefined {
+export function ratioKept(total: number, parts: readonly number[], rule: RatioBand, totalDecimals: number, partDecimals: readonly number[]): boolean | undefined {
   if (Number.isNaN(total) || parts.some(Number.isNaN)) return undefined;
+  if (rule.min !== undefined && rule.max !== undefined) {
+    const lo = ratioValue(rule.min, parts, rule.powers);
+    const hi = ratioValue(rule.max, parts, rule.powers);
+    if (lo === undefined || hi === undefined) return undefined;
+    return total >= lo - ratioTolerance(lo, totalDecimals, parts, partDecimals) && total <= hi + ratioTolerance(hi, totalDecimals, parts, partDecimals);
+  }
   const v = ratioValue(rule.factor, parts, rule.powers);
   if (v === undefined) return undefined;
   return Math.abs(total - v) <= ratioTolerance(v, totalDecimals, parts, partDecimals);
 }
 
-/** The right side of a ratio rule in words: `100 * Unemployed / Labor Force`, `hits / at bats`, `price * quantity`, `1 / a`. */
-export function ratioText(rule: Pick<RatioRule, "factor" | "parts" | "powers">): string {
+/** What {@link ratioKept} reads of a rule: the factor and powers, and a band's [min, max] when it is one. */
+export interface RatioBand {
+  factor: number;
+  powers: readonly number[];
+  min?: number;
+  max?: number;
+}
+
+/** The right side of a ratio rule in words: `100 * Unemployed / Labor Force`, `hits / at bats`, `price * quantity`, `1 / a`, a band's `[0.82, 1.2] * MonthlyCharges * tenure`. */
+export function ratioText(rule: Pick<RatioRule, "factor" | "parts" | "powers" | "min" | "max">): string {
   const up = rule.parts.filter((_, j) => rule.powers[j] > 0);
   const down = rule.parts.filter((_, j) => rule.powers[j] < 0);
-  const head = [...(rule.factor !== 1 || up.length === 0 ? [String(rule.factor)] : []), ...up].join(" * ");
+  const band = rule.min !== undefined && rule.max !== undefined;
+  const k = band ? `[${Number(rule.min!.toPrecision(3))}, ${Number(rule.max!.toPrecision(3))}]` : String(rule.factor);
+  const head = [...(band || rule.factor !== 1 || up.length === 0 ? [k] : []), ...up].join(" * ");
   return head + down.map((p) => ` / ${p}`).join("");
 }
 
@@ -63,6 +80,10 @@ export interface RatioStep {
   parts: number[];
   powers: number[];
   factor: number;
+  /** A band's [min, max] of the factor and its quantiles (the factor is then drawn per row). */
+  min?: number;
+  max?: number;
+  quantiles?: number[];
   /** Per part, its decimals (for the tolerance). */
   partDecimals: number[];
   totalDecimals: number;
@@ -91,6 +112,7 @@ export function ratioSteps(meta: Metadata, rules: readonly RatioRule[], cols: (n
         parts: idx.slice(1),
         powers: [...r.powers],
         factor: r.factor,
+        ...(r.min !== undefined && r.max !== undefined && r.quantiles ? { min: r.min, max: r.max, quantiles: [...r.quantiles] } : {}),
         partDecimals: r.parts.map((p) => st(p)?.decimals ?? 0),
         totalDecimals: d,
         write: (x) => writeNumber(Math.round(x * scale) / scale),

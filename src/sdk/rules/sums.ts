@@ -1,5 +1,6 @@
 /**
- * Sums and linear identities `total = ±a ± b ... + k` (1 to 12 parts) kept in decoded rows (`./enforce`, step
+ * Sums and linear identities `total = ±w_1·a ± w_2·b ... + k` (1 to 12 parts, weights 1 unless
+ * given) kept in decoded rows (`./enforce`, step
  * 4 of its header; the rule shape is the contract's `SumRule`). Sums sharing columns form a system
  * (employment series: nonfarm = private + government = goods + services) that is written per row,
  * inner first, so every identity of the system holds at once.
@@ -17,7 +18,7 @@ import type { ColumnStats, Metadata, RatioRule, SumRule } from "../../contract";
 import { ratioKept, ratioSteps, ratioValue, type RatioStep } from "./ratio";
 import type { Cells } from "../generate/batch";
 import type { Rng } from "../generate/sfc32";
-import { MAX_REDRAWS, innerFirst, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
+import { MAX_REDRAWS, drawFromQuantiles, innerFirst, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
 
 /** Decimals of a numerical column's values (its `decimals`, 0 for integers). */
 function decimalsOfStats(stats: ColumnStats | undefined): number {
@@ -41,6 +42,18 @@ export function identityTolerance(decimals: readonly number[]): number {
   return tol * (1 + 1e-9);
 }
 
+/**
+ * The tolerance of a sum rule over columns with these decimals (total first) and part `weights`:
+ * {@link identityTolerance} for a plain sum; a weighted one (a weight other than 1) is exact,
+ * half a unit of its finest term (a part's decimals plus its weight's: 0.01 · Pick is in
+ * hundredths), since such identities are written, not rounded (`Round + Pick / 100`).
+ */
+export function sumRuleTolerance(decimals: readonly number[], weights?: readonly number[]): number {
+  if (!weights || weights.every((w) => w === 1)) return identityTolerance(decimals);
+  const finest = Math.max(decimals[0], ...weights.map((w, j) => decimals[j + 1] + (weightDecimals(w) ?? 6)));
+  return 0.5 * 10 ** -finest * (1 + 1e-9);
+}
+
 /** Writes scaled integer `k` (value k / 10^d) as the column writes numbers. */
 function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
   if (d === 0) return String(k + 0);
@@ -54,7 +67,7 @@ function writeScaled(k: number, d: number, fixedDecimals: boolean): string {
 /** One sum of a system: feature indices and its arithmetic at the finest decimals of its columns. */
 interface SumStep {
   total: number;
-  /** The parts (1 to 12) and their signs. */
+  /** The parts (1 to 12) and their coefficients (signs times weights). */
   parts: number[];
   signs: number[];
   /** The constant in units of 10^-d. */
@@ -65,16 +78,25 @@ interface SumStep {
   write(f: number, k: number): string;
   /** Whether column f can hold scaled value k as the real column does: in range once written at its decimals. */
   fits(f: number, k: number): boolean;
+  /** Whether scaled value x is a whole number of column f's own unit (no rounding needed). */
+  onGrid(f: number, x: number): boolean;
 }
 
-function sumStep(meta: Metadata, total: number, parts: number[], signs: readonly number[], constant: number): SumStep {
+/** Decimals of a weight (0.01 -> 2, 60 -> 0); undefined when it has more than 6. */
+export function weightDecimals(w: number): number | undefined {
+  for (let e = 0; e <= 6; e++) if (Math.abs(w * 10 ** e - Math.round(w * 10 ** e)) < 1e-9 * Math.max(1, w * 10 ** e)) return e;
+  return undefined;
+}
+
+function sumStep(meta: Metadata, total: number, parts: number[], signs: readonly number[], constant: number, weights?: readonly number[]): SumStep {
   const st = (f: number) => meta.column_stats?.[meta.features[f]];
-  const d = Math.max(...[total, ...parts].map((f) => decimalsOfStats(st(f))));
+  // A weighted part needs its weight's decimals beside its own (0.01 · Pick: Pick's hundredths).
+  const d = Math.max(decimalsOfStats(st(total)), ...parts.map((f, j) => decimalsOfStats(st(f)) + (weightDecimals(weights?.[j] ?? 1) ?? 6)));
   const scale = 10 ** d;
   return {
     total,
     parts,
-    signs: [...signs],
+    signs: signs.map((s, j) => s * (weights?.[j] ?? 1)),
     kk: Math.round(constant * scale),
     scaled(text) {
       if (text === "") return undefined;
@@ -86,6 +108,11 @@ function sumStep(meta: Metadata, total: number, parts: number[], signs: readonly
       // k is at d decimals; the column writes df <= d decimals (the rule holds within df).
       const kf = df === d ? k : Math.round(k / 10 ** (d - df));
       return writeScaled(kf, df, st(f)?.fixed_decimals === true);
+    },
+    onGrid(f, x) {
+      const unit = 10 ** Math.max(0, d - decimalsOfStats(st(f)));
+      const u = x / unit;
+      return Math.abs(u - Math.round(u)) < 1e-6;
     },
     fits(f, k) {
       const s = st(f);
@@ -126,7 +153,7 @@ export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (nam
   const compiled = systems(rules.filter((r) => cols([r.total, ...r.parts]) !== undefined)).map((group) => {
     const steps = group.map((r) => {
       const [t, ...parts] = cols([r.total, ...r.parts])!;
-      return sumStep(meta, t, parts, r.signs ?? parts.map(() => 1), r.constant ?? 0);
+      return sumStep(meta, t, parts, r.signs ?? parts.map(() => 1), r.constant ?? 0, r.weights);
     });
     const totals = new Set(steps.map((s) => s.total));
     const features = [...new Set(steps.flatMap((s) => [s.total, ...s.parts]))];
@@ -196,14 +223,16 @@ function writeSystem(rows: Cells, r: number, steps: readonly SumStep[], user: Fi
     const kp = s.parts.map((f) => s.scaled(rows.get(r, f)));
     if (kp.some((k) => k === undefined) || (kt === undefined && fixed(s.total))) continue;
     const ks = kp as number[];
-    const want = ks.reduce((acc, k, j) => acc + s.signs[j] * k, s.kk);
+    const want = Math.round(ks.reduce((acc, k, j) => acc + s.signs[j] * k, s.kk));
     if (kt !== want) {
       // Candidates in order: the total, then a part derived from the others (the last part first).
       const cands: [number, number][] = [];
       if (!fixed(s.total)) cands.push([s.total, want]);
       if (kt !== undefined) {
         for (let j = s.parts.length - 1; j >= 0; j--) {
-          if (!fixed(s.parts[j])) cands.push([s.parts[j], s.signs[j] * (kt - (want - s.signs[j] * ks[j]))]);
+          // A weighted part is derived only where the division is exact (on the part's grid).
+          const x = (kt - (want - s.signs[j] * ks[j])) / s.signs[j];
+          if (!fixed(s.parts[j]) && (Math.abs(s.signs[j]) === 1 || s.onGrid(s.parts[j], x))) cands.push([s.parts[j], Math.round(x)]);
         }
       }
       if (cands.length === 0) {
@@ -228,7 +257,7 @@ function cellValue(text: string): number {
 
 /**
  * Keeps one ratio in row r: a total off `factor · a^±1 · b^±1` is written from its parts, rounded
- * to its decimals. When that falls outside the total's real [min, max], the parts that no sum or
+ * to its decimals (a band's total outside it: from its parts times a factor drawn from its quantiles). When that falls outside the total's real [min, max], the parts that no sum or
  * other ratio holds (and the user did not fix), and the leaves of the sum systems that write its
  * other parts (`sumLeaves`, their systems then written again by `rewriteSums`, which says whether
  * they stay in range), are redrawn from their marginals, one at a time and then together, up to
@@ -254,7 +283,9 @@ function keepRatio(
   const xs = read();
   const verdict = ratioKept(cellValue(rows.get(r, s.total)), xs, s, s.totalDecimals, s.partDecimals);
   if (verdict === true || xs.some(Number.isNaN)) return;
-  const v = ratioValue(s.factor, xs, s.powers);
+  // A band's factor is drawn per row from its quantiles; an identity's is fixed.
+  const k = s.quantiles ? drawFromQuantiles(s.quantiles, rng) : s.factor;
+  const v = ratioValue(k, xs, s.powers);
   if (v === undefined) return;
   if (user(r, s.total)) {
     out.unrepaired++;
@@ -266,7 +297,7 @@ function keepRatio(
     const before = cells.map((f) => rows.get(r, f));
     for (let t = 0; t < MAX_REDRAWS; t++) {
       for (const f of t < free.length ? [free[t]] : free) rows.set(r, f, draw(f, rng));
-      const w = rewriteSums() ? ratioValue(s.factor, read(), s.powers) : undefined;
+      const w = rewriteSums() ? ratioValue(k, read(), s.powers) : undefined;
       if (w !== undefined && !Number.isNaN(w) && s.fits(w)) {
         cells.forEach((f, i) => {
           if (rows.get(r, f) !== before[i]) out.changed++;

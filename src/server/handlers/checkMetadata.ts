@@ -219,11 +219,24 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
       if (rule.signs !== undefined && rule.signs.length !== rule.parts.length) {
         throw paramInvalid(`${base}.signs`, `signs has ${rule.signs.length} entries; the rule has ${rule.parts.length} part${rule.parts.length === 1 ? "" : "s"} (one sign each).`);
       }
+      if (rule.weights !== undefined && rule.weights.length !== rule.parts.length) {
+        throw paramInvalid(`${base}.weights`, `weights has ${rule.weights.length} entries; the rule has ${rule.parts.length} part${rule.parts.length === 1 ? "" : "s"} (one weight each).`);
+      }
       return;
     }
     if (rule.type === "ratio") {
       if (rule.powers.length !== rule.parts.length) {
         throw paramInvalid(`${base}.powers`, `powers has ${rule.powers.length} entries; the rule has ${rule.parts.length} part${rule.parts.length === 1 ? "" : "s"} (one power each).`);
+      }
+      const band = [rule.min, rule.max, rule.quantiles];
+      if (band.some((x) => x !== undefined) && band.some((x) => x === undefined)) {
+        throw paramInvalid(`${base}.${rule.min === undefined ? "min" : rule.max === undefined ? "max" : "quantiles"}`, "A ratio band names all of min, max and quantiles, or none of them.");
+      }
+      if (rule.min !== undefined && rule.max !== undefined && rule.quantiles !== undefined) {
+        const q = rule.quantiles;
+        if (!(rule.min <= rule.max) || q.some((x, j) => (j > 0 && x < q[j - 1]) || x < rule.min! || x > rule.max!)) {
+          throw paramInvalid(`${base}.quantiles`, "A ratio band's quantiles ascend, inside its [min, max].");
+        }
       }
       return;
     }

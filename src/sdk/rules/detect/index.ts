@@ -90,12 +90,17 @@ export { lineOfRow } from "./declared";
  *   (`./sum`). A pair or triple stops once it fails in over 1% of rows. Pairs first (adjclose =
  *   close, floor = level - 1); triples only of columns no pair derives. A one-part identity
  *   whose columns a catalog or fixed-combinations rule holds is dropped (that rule keeps it); an
- *   inequality between the two columns of C = A + k is dropped (the identity implies it).
+ *   inequality between the two columns of C = A + k is dropped (the identity implies it). Then
+ *   weighted ones, A ± B ± w·C = k with w a small unit (2, 7, 10, 12, 24, 60, 100, 1000, 3600,
+ *   0.5, 0.1, 0.01, 0.001), of triples with no plain identity, judged the same way.
  * - **Ratio and product identity** C = k·A^±1·B^±1, C = k·A^±1 (`./ratio`): non-negative
  *   numerical columns (the first 60), the linear search in log space (tolerance from the
  *   columns' decimals), share >= 0.99 over >= 10 rows with all > 0 and on each column's rows off
  *   its mode; the total is no sum's total and in no catalog or fixed-combinations rule; a pair of
- *   factor 1 is left to sums; dropped when its total shuffled keeps it in >= 50% of rows.
+ *   factor 1 is left to sums; dropped when its total shuffled keeps it in >= 50% of rows. A band
+ *   C = f·A·B, f in [min, max] (max/min <= 2), of three columns no identity derives, when its
+ *   log window is <= 1/4 of the shuffled total's and <= 1/2 of each pair's, holds a power of
+ *   ten, over >= 99% of rows.
  * - **Difference range** (`./difference`): two numerical (the first 40) or two datetime columns
  *   in no sum and no inequality with a third column, >= 30 rows with both, whose difference's
  *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of

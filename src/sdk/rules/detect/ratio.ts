@@ -69,7 +69,8 @@ function median(xs: readonly number[]): number {
  * {@link SHUFFLED_SHARE} of the rows, and when some rows break it, when they are over 1% of the
  * rows where another column is off its mode (>= 5): a missing part, as for sums. A pair of
  * factor 1 is C = A, left to sums. Pairs first (`cm = 2.54 · inches`); triples only of columns
- * no pair derives, each column the total of one identity at most.
+ * no pair derives, each column the total of one identity at most. Then bands of triples of the
+ * columns no identity derives ({@link bandOf}), each column in one band at most.
  * Cost: the precheck over C(m, 3) triples and 4 patterns of <= 64 rows (m <= 60: ~9 M steps),
  * O(n) per candidate that passes it.
  * @param others the sums, catalogs and fixed-combinations rules already detected.
@@ -282,7 +283,136 @@ export function detectRatios(cols: Col[], n: number, others: readonly Rule[], se
       }
     }
   }
+  // Bands: triples of the columns no identity derives, the lone-signed column the total.
+  const banded = new Set<number>();
+  for (let a = 0; a < free.length; a++) {
+    for (let b = a + 1; b < free.length; b++) {
+      for (let c = b + 1; c < free.length; c++) {
+        const idx = [free[a], free[b], free[c]];
+        if (idx.some((i) => derived[i] || banded.has(i)) || inOneSum(idx)) continue;
+        for (const t of [0, 1, 2]) {
+          if (!canTotal(idx[t]) || (sumColumns.has(elig[idx[t]].name) && idx.some((i) => i !== idx[t] && sumTotals.has(elig[i].name)))) continue;
+          const parts = idx.filter((_, j) => j !== t);
+          const rule = bandOf(elig[idx[t]], parts.map((i) => elig[i]), n, seed, vals[idx[t]], parts.map((i) => vals[i]));
+          if (!rule) continue;
+          rules.push(rule);
+          totals.add(idx[t]);
+          idx.forEach((i) => banded.add(i));
+          break;
+        }
+      }
+    }
+  }
   return rules;
+}
+
+/** Of a band: the widest its log-space window may be (max / min factor <= 2). */
+const MAX_BAND_LOG = Math.log(2);
+/** Of a band: its window at most this share of the window once the total is shuffled. */
+const BAND_NARROW = 0.25;
+/** Of a band: its window at most this share of each part's pair window with the total (both parts count). */
+const BAND_OVER_PAIR = 0.5;
+/** Of a band: share of the rows trimmed at each end when the exact range is not narrow. */
+const BAND_TRIM = 0.005;
+/** Of a band: rows with all three columns positive, at least. */
+const BAND_MIN_ROWS = 30;
+
+/** [lo, hi] of sorted `x` with `trim` of the values left out at each end. */
+function trimmed(x: Float64Array, trim: number): [number, number] {
+  const k = Math.floor(trim * x.length);
+  return [x[k], x[x.length - 1 - k]];
+}
+
+/**
+ * A ratio band `total = f · a · b`, f in [min, max] (the multiplicative analogue of `./difference`'s
+ * range; TotalCharges = MonthlyCharges · tenure within a few percent), or undefined. On the rows
+ * with all three columns > 0 (>= {@link BAND_MIN_ROWS}), the log factor log total - log a - log b
+ * spans a window (its [min, max], else with 0.5% trimmed at each end when >= 99% of rows lie inside)
+ * that is at most {@link MAX_BAND_LOG} wide, at most {@link BAND_NARROW} of the same window once the
+ * total is shuffled (seeded), and at most {@link BAND_OVER_PAIR} of the windows of log total - log a
+ * and log total - log b (each part narrows it: no band where one part alone is near-constant), and
+ * it holds a power of ten (the factor converts units: 1 for charges over months, 100 for a
+ * percent; smooth series that trend together give narrow bands around 0.00029 by chance). A
+ * precheck on the 64 sample rows (`sampleTotal`, `sampleParts`) asks the same of their 5%-95%
+ * window first. Then the rule, judged by `ratioKept` on every row with all three present, must
+ * hold in >= 99% of them. Only products: a ratio t = a / b is the product a = t · b.
+ */
+function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, sampleTotal: Float64Array, sampleParts: readonly Float64Array[]): RatioRule | undefined {
+  const logOf = (x: number): number => (x > 0 ? Math.log(x) : NaN);
+  const window = (xs: number[], trim: number): number => {
+    const v = Float64Array.from(xs.filter((x) => !Number.isNaN(x))).sort();
+    if (v.length < 10) return NaN;
+    const [lo, hi] = trimmed(v, trim);
+    return hi - lo;
+  };
+  // Precheck on the sample.
+  const S = sampleTotal.length;
+  const sf: number[] = [];
+  const sp: number[][] = [[], []];
+  for (let q = 0; q < S; q++) {
+    const [t, a, b] = [logOf(sampleTotal[q]), logOf(sampleParts[0][q]), logOf(sampleParts[1][q])];
+    if (Number.isNaN(t + a + b)) continue;
+    sf.push(t - a - b);
+    sp[0].push(t - a);
+    sp[1].push(t - b);
+  }
+  if (sf.length < 10) return undefined;
+  const w0 = window(sf, 0.05);
+  if (!(w0 <= MAX_BAND_LOG && sp.every((p) => w0 <= BAND_OVER_PAIR * window(p, 0.05)))) return undefined;
+  // Every row.
+  const fs: number[] = [];
+  const pairs: number[][] = [[], []];
+  const lt: number[] = [];
+  const lp: number[][] = [[], []];
+  for (let r = 0; r < n; r++) {
+    const t = logOf(total.num![total.scan.ids[r]]);
+    const a = logOf(parts[0].num![parts[0].scan.ids[r]]);
+    const b = logOf(parts[1].num![parts[1].scan.ids[r]]);
+    if (Number.isNaN(t + a + b)) continue;
+    fs.push(t - a - b);
+    pairs[0].push(t - a);
+    pairs[1].push(t - b);
+    lt.push(t);
+    lp[0].push(a);
+    lp[1].push(b);
+  }
+  const m = fs.length;
+  if (m < BAND_MIN_ROWS) return undefined;
+  const f = Float64Array.from(fs).sort();
+  new Rng(deriveSeed(seed, total.f, parts[0].f, parts[1].f)).shuffle(lt);
+  const shuffledWidth = window(lt.map((t, r) => t - lp[0][r] - lp[1][r]), BAND_TRIM);
+  for (const trim of [0, BAND_TRIM]) {
+    const [lo, hi] = trimmed(f, trim);
+    const w = hi - lo;
+    if (!(w <= MAX_BAND_LOG && w <= BAND_NARROW * shuffledWidth && pairs.every((p) => w <= BAND_OVER_PAIR * window(p, trim)))) continue;
+    const kept = trim === 0 ? f : f.filter((x) => x >= lo && x <= hi);
+    if (kept.length < RULE_LIMITS.share * m) continue;
+    // The factor is a unit's: the band holds a power of ten (co-trending series give 0.00029).
+    if (Math.floor(hi / Math.LN10 + 1e-9) < Math.ceil(lo / Math.LN10 - 1e-9)) return undefined;
+    const sig = (x: number): number => Number(x.toPrecision(8));
+    const quantiles = Array.from({ length: 17 }, (_, k) => sig(Math.exp(quantileOf(kept, k / 16))));
+    const rule: RatioRule = { type: "ratio", total: total.name, parts: parts.map((c) => c.name), powers: [1, 1], factor: quantiles[8], share: 1, min: quantiles[0], max: quantiles[16], quantiles };
+    const dt = total.codec.stats.decimals ?? 0;
+    const dp = parts.map((c) => c.codec.stats.decimals ?? 0);
+    let [present, good] = [0, 0];
+    for (let r = 0; r < n; r++) {
+      const ok = ratioKept(total.num![total.scan.ids[r]], parts.map((c) => c.num![c.scan.ids[r]]), rule, dt, dp);
+      if (ok === undefined) continue;
+      present++;
+      if (ok) good++;
+    }
+    if (present < BAND_MIN_ROWS || good < RULE_LIMITS.share * present) return undefined;
+    rule.share = good / present;
+    return rule;
+  }
+  return undefined;
+}
+
+/** Value of sorted `x` at quantile p (linear between order statistics). */
+function quantileOf(x: Float64Array, p: number): number {
+  const h = (x.length - 1) * p;
+  const i = Math.floor(h);
+  return i + 1 < x.length ? x[i] + (h - i) * (x[i + 1] - x[i]) : x[i];
 }
 
 /**

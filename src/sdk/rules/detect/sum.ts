@@ -3,7 +3,7 @@
  * {@link detectRules}; the rule shape is the contract's `SumRule`).
  */
 import type { SumRule } from "../../../contract";
-import { identityTolerance } from "../sums";
+import { identityTolerance, sumRuleTolerance, weightDecimals } from "../sums";
 import { RULE_LIMITS } from "./options";
 import type { Col } from "./view";
 
@@ -37,10 +37,10 @@ export interface IdentityCount {
  * Counts the rows where `sum_j signs[j] · cols[j] = constant` within the columns'
  * {@link identityTolerance}, over the rows with every column present; stops once more than
  * `maxFails` rows failed. `modes[j]`: the most frequent value of column j (NaN: none), for
- * `off`/`offFails`.
+ * `off`/`offFails`; `tolerance` replaces the columns' one (a weighted identity's).
  */
-function identityHolds(cols: Col[], signs: readonly number[], constant: number, n: number, maxFails: number, modes?: readonly number[]): IdentityCount {
-  const tol = sumTolerance(cols);
+function identityHolds(cols: Col[], signs: readonly number[], constant: number, n: number, maxFails: number, modes?: readonly number[], tolerance?: number): IdentityCount {
+  const tol = tolerance ?? sumTolerance(cols);
   const J = cols.length;
   const xs = cols.map((c) => c.num!);
   const ids = cols.map((c) => c.scan.ids);
@@ -86,9 +86,9 @@ export function sumHolds(total: Col, parts: readonly Col[], n: number, maxFails:
 }
 
 /** Rows where `total = sum_j signs[j]·parts[j] + constant` fails (all columns present). */
-function failingRows(total: Col, parts: readonly Col[], n: number, signs: readonly number[], constant: number): number[] {
+function failingRows(total: Col, parts: readonly Col[], n: number, signs: readonly number[], constant: number, tolerance?: number): number[] {
   const cols = [total, ...parts];
-  const tol = sumTolerance(cols);
+  const tol = tolerance ?? sumTolerance(cols);
   const rows: number[] = [];
   for (let r = 0; r < n; r++) {
     const xs = cols.map((c) => c.num![c.scan.ids[r]]);
@@ -279,11 +279,84 @@ function manyPartCandidates(cols: Col[], modes: readonly number[], n: number): S
   return out;
 }
 
+/**
+ * Weights a part of a weighted identity may carry: units of counting and time (dozens, weeks, days,
+ * hours, minutes) and powers of ten (hundredths: `Round + Pick / 100`; thousands).
+ */
+const WEIGHTS: readonly number[] = [2, 7, 10, 12, 24, 60, 100, 1000, 3600, 0.5, 0.1, 0.01, 0.001];
+
+/**
+ * A weighted identity of three columns, `a ± b ± w·c = k` with w of {@link WEIGHTS}, as a
+ * {@link SumRule} whose total is a or b (never the weighted column: its weight would become 1/w),
+ * or undefined. Per choice of the weighted column c and sign of b: w is read off neighbouring
+ * sample rows (the constant cancels in differences: w = -(Δa ± Δb) / Δc), and taken when at least
+ * half of the pairs with Δc != 0 give one weight of the list; k is then the constant at least half
+ * the sample rows give (exact decimal arithmetic), and the identity is judged on every row as a
+ * plain one is (share >= 0.99 over all rows and over each column's rows off its mode). The total:
+ * the column whose sign differs from the other two when k = 0 and it is not c, else the later of a
+ * and b in table order.
+ */
+function weightedIdentity(cs: Col[], n: number, maxFails: number, modes: readonly number[]): SumRule | undefined {
+  const sample = sampleRows(cs, n);
+  if (sample.length < Math.min(RULE_LIMITS.minRows, n)) return undefined;
+  const v = cs.map((c) => sample.map((r) => c.num![c.scan.ids[r]]));
+  for (let c = 0; c < 3; c++) {
+    const [a, b] = [0, 1, 2].filter((j) => j !== c);
+    for (const sb of [1, -1]) {
+      const votes = new Map<number, number>();
+      let pairs = 0;
+      for (let q = 1; q < sample.length; q++) {
+        const dc = v[c][q] - v[c][q - 1];
+        if (dc === 0) continue;
+        pairs++;
+        const w = -(v[a][q] - v[a][q - 1] + sb * (v[b][q] - v[b][q - 1])) / dc;
+        const hit = WEIGHTS.find((x) => Math.abs(Math.abs(w) - x) <= 1e-9 * x);
+        if (hit !== undefined) votes.set(Math.sign(w) * hit, (votes.get(Math.sign(w) * hit) ?? 0) + 1);
+      }
+      const [w, count] = [...votes].sort((x, y) => y[1] - x[1])[0] ?? [0, 0];
+      if (pairs < RULE_LIMITS.minRows || 2 * count < pairs) continue;
+      const coef = [0, 0, 0];
+      [coef[a], coef[b], coef[c]] = [1, sb, w];
+      const scale = 10 ** (decimalsOf(cs) + (weightDecimals(Math.abs(w)) ?? 6));
+      const seen = new Map<number, number>();
+      for (const r of sample) {
+        const k = Math.round(cs.reduce((acc, col, j) => acc + coef[j] * Math.round(col.num![col.scan.ids[r]] * scale), 0));
+        seen.set(k, (seen.get(k) ?? 0) + 1);
+      }
+      const [kk, kc] = [...seen].sort((x, y) => y[1] - x[1])[0];
+      if (2 * kc < sample.length) continue;
+      const constant = kk / scale;
+      const tol = sumRuleTolerance([a, b, c].map((j) => cs[j].codec.stats.decimals ?? 0), [1, Math.abs(w)]);
+      const s = identityHolds(cs, coef, constant, n, maxFails, modes, tol);
+      if (s.fails > maxFails || s.m < RULE_LIMITS.minRows) continue;
+      const share = (s.m - s.fails) / s.m;
+      if (share < RULE_LIMITS.share || !s.off.every((o, x) => o >= RULE_LIMITS.minTermRows && (o - s.offFails[x]) / o >= RULE_LIMITS.share)) continue;
+      const sg = coef.map(Math.sign);
+      const lone = [0, 1, 2].find((j) => sg.filter((t, i) => i !== j && t !== sg[j]).length === 2);
+      const t = kk === 0 && lone !== undefined && lone !== c ? lone : Math.max(a, b);
+      // coef[t]·T + sum_p coef[p]·P = k  =>  T = coef[t]·k - sum_p coef[t]·coef[p]·P (coef[t] = ±1).
+      const parts = [0, 1, 2].filter((j) => j !== t);
+      const rule: SumRule = { type: "sum", total: cs[t].name, parts: parts.map((j) => cs[j].name), share };
+      const ps = parts.map((j) => -coef[t] * coef[j]);
+      if (ps.some((x) => x < 0)) rule.signs = ps.map((x) => (x < 0 ? -1 : 1));
+      rule.weights = ps.map(Math.abs);
+      if (coef[t] * constant !== 0) rule.constant = coef[t] * constant;
+      return rule;
+    }
+  }
+  return undefined;
+}
+
+/** A sum rule's coefficient per part: its sign times its weight. */
+function coefficients(rule: SumRule): number[] {
+  return rule.parts.map((_, j) => (rule.signs?.[j] ?? 1) * (rule.weights?.[j] ?? 1));
+}
+
 /** Linear independence of identities' coefficient vectors (Gaussian elimination, kept reduced). */
 class IdentityBasis {
   private readonly rows: { v: Float64Array; pivot: number }[] = [];
   constructor(private readonly size: number) {}
-  /** The coefficient vector of `cols[total] - sum_j signs[j]·cols[parts[j]]`. */
+  /** The coefficient vector of `cols[total] - sum_j signs[j]·cols[parts[j]]` (signs: any coefficients, weights included). */
   vector(total: number, parts: readonly number[], signs?: readonly number[]): Float64Array {
     const v = new Float64Array(this.size);
     v[total] = 1;
@@ -321,7 +394,8 @@ class IdentityBasis {
  * cycle; a pair that some rows break must hold in >= 99% of the rows where any other column is
  * off its mode (>= 5 rows), so a sparse part's rows that break C = A leave it to a triple. Then
  * identities of two parts per triple of the columns no one-part identity derives (a triple with a
- * derived column restates one without it). Per pair or triple and sign pattern, a precheck on a
+ * derived column restates one without it); then, of the triples with none, weighted ones
+ * ({@link weightedIdentity}: `x = Round + 0.01 · Pick`) that the identities kept do not imply. Per pair or triple and sign pattern, a precheck on a
  * sample of rows finds the constant at least half of them give (none: no identity); the full scan
  * then judges it on every row, and on the rows where each column is off its most frequent value
  * (a part that is almost always 0 is judged on the rows where it is not). Then sums of 3 to 12
@@ -362,7 +436,8 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
   const offRows: (boolean[] | undefined)[] = [];
   const holdsOffModes = (idx: readonly number[], rule: SumRule): boolean => {
     const [t, ...ps] = idx;
-    const fails = failingRows(elig[t], ps.map((i) => elig[i]), n, rule.signs ?? ps.map(() => 1), rule.constant ?? 0);
+    const tol = sumRuleTolerance([t, ...ps].map((i) => elig[i].codec.stats.decimals ?? 0), rule.weights);
+    const fails = failingRows(elig[t], ps.map((i) => elig[i]), n, coefficients(rule), rule.constant ?? 0, tol);
     for (let x = 0; x < E; x++) {
       if (idx.includes(x)) continue;
       const off = (offRows[x] ??= offMode(x));
@@ -388,7 +463,8 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
   const free = elig.map((_, i) => i).filter((i) => !derived[i]);
   const index = new Map(elig.map((c, i) => [c.name, i]));
   const basis = new IdentityBasis(E);
-  const keep = (rule: SumRule): boolean => basis.add(basis.vector(index.get(rule.total)!, rule.parts.map((p) => index.get(p)!), rule.signs));
+  const keep = (rule: SumRule): boolean => basis.add(basis.vector(index.get(rule.total)!, rule.parts.map((p) => index.get(p)!), coefficients(rule)));
+  const plain: number[][] = [];
   for (let i = 0; i < free.length; i++) {
     for (let j = i + 1; j < free.length; j++) {
       for (let l = j + 1; l < free.length; l++) {
@@ -398,9 +474,17 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
         if (rule) {
           keep(rule);
           rules.push(rule);
-        }
+        } else plain.push([free[i], free[j], free[l]]);
       }
     }
+  }
+  // Weighted identities (x = Round + 0.01 · Pick) of the triples with no plain one, unless implied.
+  for (const idx of plain) {
+    const rule = weightedIdentity(idx.map((i) => elig[i]), n, maxFails, idx.map((i) => modes[i]));
+    if (!rule || basis.implies(basis.vector(index.get(rule.total)!, rule.parts.map((p) => index.get(p)!), coefficients(rule)))) continue;
+    if (rule.share < 1 && !holdsOffModes([rule.total, ...rule.parts].map((c) => index.get(c)!), rule)) continue;
+    keep(rule);
+    rules.push(rule);
   }
   // Sums of 3+ parts: fewest parts first, each unless the identities kept imply it.
   const cands = manyPartCandidates(free.map((i) => elig[i]), free.map((i) => modes[i]), n)
