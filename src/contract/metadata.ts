@@ -102,6 +102,12 @@ export interface SemanticShapeStats {
   /** Names, cities, companies: no real value has a capital inside a word (`McDonald`), nor will a fresh one. */
   plain?: boolean;
   /**
+   * First and full names: the people are of one sex (>= 95% of the rows whose first name faker's
+   * female and male lists know, over >= 30 such rows; `src/sdk/rules/name-gender.ts` `oneSexOf`),
+   * so fresh first names are drawn from that sex's list.
+   */
+  sex?: "female" | "male";
+  /**
    * Kinds drawn from word lists (names, addresses, cities, companies, emails): the real values are
    * written in capitals (`2110 WEST WALNUT`) or in lower case, and so are fresh ones.
    */

@@ -277,11 +277,15 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
     const from = near && near.length ? near : own;
     return from.length ? from[rng.int(from.length)] : -1;
   };
-  // Per partner code, the first words of the released values seen with it.
+  // Per partner code, the first words of the released values seen with it, and ONE_WORD where
+  // each starts one value (names, not makes shared by models: a fresh single word then fits).
   const heads = new Map<number, Set<string>>();
   const headsOf = (partnerCode: number, near: readonly number[]): Set<string> => {
     let h = heads.get(partnerCode);
-    if (!h) heads.set(partnerCode, (h = new Set(near.map((c) => byCode[c]!.split(" ")[0]))));
+    if (!h) {
+      heads.set(partnerCode, (h = new Set(near.map((c) => byCode[c]!.split(" ")[0]))));
+      if (h.size === near.length) h.add(ONE_WORD);
+    }
     return h;
   };
   const decode: FeatureDecoder["decode"] = (c, rng, row, _ids, partnerCode, fresh, decided) => {
@@ -320,7 +324,8 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
         // one none of whose words the released values hold only beside other partner codes, that
         // is no released value (which decides another partner value), and whose first word starts
         // a released value of the row's partner code or is a word the released values hold (so the
-        // rest is the text model's continuation of it: a make's own model). Else the first such
+        // rest is the text model's continuation of it: a make's own model; a single word where no
+        // first word of the partner's released values starts two of them, or it is one). Else the first such
         // value with its first word replaced by a released one of the partner's (`chevy` ->
         // `chevrolet`); else a released value of the row's partner code.
         const heads = headsOf(partnerCode!, near);
@@ -330,9 +335,9 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
           const v = t === 0 ? text : freshOf(at, false);
           if (v === undefined || released.has(v) || !fits(v, partnerCode!, decided)) continue;
           const space = v.indexOf(" ");
-          const head = space > 0 ? v.slice(0, space) : "";
-          if (space <= 0 || heads.has(head) || !wordsOf(head).some((w) => !words!.has(w))) return t === 0 ? v : (freshOf(at) ?? v);
-          replaced ??= t;
+          const head = space > 0 ? v.slice(0, space) : v;
+          if ((space <= 0 && heads.has(ONE_WORD)) || heads.has(head) || !wordsOf(head).some((w) => !words!.has(w))) return t === 0 ? v : (freshOf(at) ?? v);
+          if (space > 0) replaced ??= t;
         }
         if (replaced !== undefined) {
           const v = replaced === 0 ? text : (freshOf(row + (replaced + 4) * 2 ** 40) ?? text);
@@ -401,6 +406,8 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
 
 /** Fresh values a determinant's pooled cell reads before it takes a released value. */
 const FRESH_TRIES = 16;
+/** In a partner's set of first words: each starts one released value (no first word holds a space). */
+const ONE_WORD = " ";
 
 /** A value's words: runs of two or more letters, lower-cased. */
 function wordsOf(v: string): string[] {

@@ -12,7 +12,7 @@ import type { ArrayPool } from "../client/array-pool";
 import type { Table } from "../io/csv";
 import { IdGenerator, type IdValues } from "./id-generator";
 import type { IdShape } from "../metadata/identifier";
-import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, NumberFormat, type FeatureDecoder, type ValueRange } from "../columns";
+import { binnedDecoder, decoderFor, inRange, missingCodeOf, MISSING_KEY, NumberFormat, OTHER, type FeatureDecoder, type ValueRange } from "../columns";
 import { Rng, deriveSeed } from "./sfc32";
 import { RuleEnforcer, type EnforceResult } from "../rules/enforce";
 import { templateWriter } from "../rules/template";
@@ -259,7 +259,9 @@ export class Decoder {
       const rng = new Rng(deriveSeed(seed, f));
       const ids = d.idShape ? idValues(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
-      const fresh = d.semantic ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true, repeats: true }) : undefined;
+      const fresh = d.semantic
+        ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true, repeats: true, repeatShare: commonShare(this.metadata, d.name) })
+        : undefined;
       const decided = d.alsoDecides?.map((g) => cols[this.metadata.features.indexOf(g)]);
       if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh, opts.arrays, decided);
       const text: string[] = new Array(n);
@@ -301,4 +303,18 @@ export class Decoder {
 /** One-shot form of {@link Decoder.decode}. */
 export function decodeCodes(metadata: Metadata, columns: Record<string, ArrayLike<number>>, seed: number): Table {
   return new Decoder(metadata).decode(columns, seed);
+}
+
+/**
+ * The share of rows of a categorical column's commonest released value (`empirical_probs`, the
+ * pooled and blank codes left out): a fresh value stands in for no more rows than it.
+ * @returns undefined when the column has no such value.
+ */
+function commonShare(metadata: Metadata, name: string): number | undefined {
+  const probs = metadata.empirical_probs?.[name];
+  const mapping = metadata.value_mappings?.[name];
+  if (!probs || !mapping) return undefined;
+  let top: number | undefined;
+  for (const [v, c] of Object.entries(mapping)) if (v !== OTHER && v !== MISSING_KEY && Number.isFinite(probs[c])) top = Math.max(top ?? 0, probs[c]);
+  return top;
 }

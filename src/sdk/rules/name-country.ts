@@ -97,7 +97,8 @@ function partsOf(kind: SemanticShape["kind"], v: string): number {
  * Writes the name-country rules of `metadata.rules`: a fresh name (every cell of an identifier
  * column; a categorical column's cells that are no released value) in a row whose country has
  * name lists other than the column's own locale is rewritten as a name of that country, of the
- * row's sex where a `name_gender` rule ties the column to a sex column, avoiding real values (the
+ * row's sex where a `name_gender` rule ties the column to a sex column (of the column's one sex
+ * where its shape has one, `SemanticShapeStats.sex`), avoiding real values (the
  * column's Bloom filter) and names already written. Without such a rule, a first word that
  * starts a released value stays (a determinant's fresh name starts with a released one of its
  * row's country: `Zou` beside China). Fixed cells are kept.
@@ -154,7 +155,7 @@ export function nameCountryWriter(metadata: Metadata): { apply(cells: Cells, see
           const rng = new Rng(deriveSeed(seed, 0x636e7479 + i, r));
           const drawn = pools[rng.int(pools.length)];
           const pool = shape!.plain ? plainPool(drawn) : drawn;
-          const sex = sexIdx >= 0 ? sexOf.get(cells.get(r, sexIdx)) : undefined;
+          const sex = sexIdx >= 0 ? sexOf.get(cells.get(r, sexIdx)) : shape!.sex;
           const parts = partsOf(shape!.kind, v);
           // Without a sex to agree with, a released first word (of the row's partner value) stays.
           const word = v.split(shape!.kind === "full_name" ? " " : "-")[0];

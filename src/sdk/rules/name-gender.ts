@@ -52,6 +52,28 @@ export function sexOfName(name: string): Sex | undefined {
   return nameLists().of.get(firstNameOf(name).toLowerCase());
 }
 
+/** Rows whose first name the lists give a sex, at least, before a column is read as of one sex. */
+const ONE_SEX_ROWS = 30;
+/** Share of those rows of one sex, at least. */
+const ONE_SEX_SHARE = 0.95;
+
+/**
+ * The sex of a column of person names whose people are of one sex: >= 95% of the rows whose
+ * first name the public lists give a sex (over >= 30 such rows) are of it (an NHL draft, a
+ * women's league, with no sex column). `values[i]` is held by `counts[i]` rows.
+ * @returns undefined when fewer rows are known or both sexes are common.
+ */
+export function oneSexOf(values: readonly string[], counts: readonly number[]): Sex | undefined {
+  const rows = { female: 0, male: 0 };
+  values.forEach((v, i) => {
+    const s = sexOfName(v);
+    if (s) rows[s] += counts[i] ?? 1;
+  });
+  const known = rows.female + rows.male;
+  if (known < ONE_SEX_ROWS) return undefined;
+  return rows.female >= ONE_SEX_SHARE * known ? "female" : rows.male >= ONE_SEX_SHARE * known ? "male" : undefined;
+}
+
 /** The sex each value of the rule's sex column stands for. */
 function sexes(rule: NameGenderRule): Map<string, Sex> {
   return new Map<string, Sex>([...rule.female.map((v): [string, Sex] => [v, "female"]), ...rule.male.map((v): [string, Sex] => [v, "male"])]);

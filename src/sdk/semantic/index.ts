@@ -5,6 +5,7 @@ import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from ".
 import { buildCodePatterns } from "./code";
 import { buildTextModel, TextWriter } from "./text";
 import { deriveSeed, Rng } from "../generate/sfc32";
+import { oneSexOf } from "../rules/name-gender";
 import { SEMANTIC_KINDS, type SemanticKind, type SemanticShape, type TextModel } from "./types";
 
 export { SemanticGenerator } from "./semantic-generator";
@@ -39,7 +40,8 @@ export const SEMANTIC_LABELS: Record<SemanticKind, string> = {
 
 /**
  * The `semantic` part of a text identifier's shape: kind (recognised, or a declared `kind`, used
- * unchecked), locale, a Bloom filter of the values and, for titles, the word model at k.
+ * unchecked), locale, a Bloom filter of the values, the one sex of a name column's people (if so)
+ * and, for titles, the word model at k.
  * @returns undefined when no kind is recognised, or a title column keeps no word at k.
  * @throws RangeError on an unknown declared kind.
  */
@@ -50,6 +52,10 @@ export function semanticShape(name: string, values: readonly string[], counts: r
   const shape: SemanticShape = { kind: found.kind, locale: found.locale };
   if (found.kind !== "uuid") shape.bloom = Bloom.of(values).toStats();
   if (PLAIN_KINDS.includes(found.kind)) shape.plain = !values.some((v) => INNER_CAPITAL.test(v));
+  if (found.kind === "first_name" || found.kind === "full_name") {
+    const sex = oneSexOf(values, counts);
+    if (sex) shape.sex = sex;
+  }
   const letterCase = letterCaseOf(values);
   if (letterCase) shape.letter_case = letterCase;
   if (found.kind === "title" || found.kind === "text") {

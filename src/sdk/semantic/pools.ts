@@ -8,6 +8,9 @@ import { places } from "./vocabulary";
 /** The lists the semantic generators draw from (each non-empty, sorted, distinct). */
 export interface Pools {
   first: string[];
+  /** The locale's women's and men's first names (English where it lists none by sex). */
+  female: string[];
+  male: string[];
   last: string[];
   city: string[];
   citySuffix: string[];
@@ -55,8 +58,12 @@ export function fakerPools(locale: SemanticLocale): Pools {
     street = locale === "fr" ? pre.flatMap((p) => suf.map((s) => `${p} ${s}`)) : suf.flatMap((s) => first.slice(0, 200).map((f) => `${s} ${f}`));
   }
   if (street.length === 0) street = list(get(en, "location", "street_name"));
+  const firstBySex = (defs: Defs, sex: "female" | "male"): unknown => (get(defs, "person", "first_name") as Record<string, unknown> | undefined)?.[sex];
+  const bySex = (sex: "female" | "male"): string[] => list(firstBySex(d, sex), firstBySex(en, sex));
   const pools: Pools = {
     first,
+    female: bySex("female"),
+    male: bySex("male"),
     last,
     city: list(get(d, "location", "city_name"), get(en, "location", "city_name")),
     citySuffix: list(get(d, "location", "city_suffix")),

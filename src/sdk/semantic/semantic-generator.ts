@@ -13,9 +13,10 @@
  * of different rows never coincide. Phones: digits after the country's example mobile number's
  * leading digits, written like the column. UUIDs: v4 over a 122-bit permutation. Codes: `./code`.
  * Titles and text: {@link TextWriter} seeded by (key, i, attempt), redrawn (at most 50) while
- * flagged or already written; a model with nothing new left writes a value it already wrote (never
- * a numbered one: `Pleasant Hill 2` reads as no real table does), or, through {@link
- * SemanticGenerator.freshValue}, none (the caller writes a released value). So never a real value
+ * flagged or already written; a model with nothing new left writes a value it already wrote while
+ * that one is in few rows (`repeats`), else a respelled one (never a numbered one: `Pleasant Hill
+ * 2` reads as no real table does), or, through {@link SemanticGenerator.freshValue} while it has
+ * written nothing, none (the caller writes a released value). So never a real value
  * (up to the filter), and distinct within one batch while the model has new values.
  */
 import { deriveSeed, Rng } from "../generate/sfc32";
@@ -25,6 +26,7 @@ import { fakerPools, asciiSlug, publicWords, type Pools } from "./pools";
 import { inLetterCase } from "./letter-case";
 import { LOCALE_COUNTRY, phoneLibrary } from "./recognize";
 import { CodeWriter } from "./code";
+import { sexOfName } from "../rules/name-gender";
 import { publicWordLike, TextWriter } from "./text";
 import type { SemanticLocale, SemanticShape } from "./types";
 
@@ -40,6 +42,9 @@ interface Lane {
   cap: number;
   perm?: Perm;
 }
+
+/** Values already written drawn to find one that may be repeated. */
+const REPEAT_DRAWS = 8;
 
 const range = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, j) => String(from + j));
 const DIGITS = range(0, 9);
@@ -72,9 +77,15 @@ export class SemanticGenerator {
   private readonly text?: TextWriter;
   private readonly code?: CodeWriter;
   private readonly issued = new Set<string>();
-  /** The issued titles in the order written (a repeat is drawn among them). */
-  private readonly issuedList: string[] = [];
   private readonly repeats: boolean;
+  /** With `repeats`: the model's issued titles in the order written, and the rows each value is written in. */
+  private readonly issuedList: string[] = [];
+  private readonly uses = new Map<string, number>();
+  /** Rows written through {@link written} (a sample's pooled cells). */
+  private writtenRows = 0;
+  /** k - 1: rows a rare value of the real column is in at most. */
+  private readonly rareUses: number = 1;
+  private readonly repeatShare: number;
   private readonly uuidPerm?: Perm;
   private readonly letterCase?: "upper" | "lower";
 
@@ -84,22 +95,26 @@ export class SemanticGenerator {
    * @param opts `invented`: cities only as invented names (`Hallborough`), not faker's real ones,
    *   which beside a state column would put Albuquerque in Ohio (`../columns/categorical`);
    *   `repeats`: a title model with nothing new left writes a value it already wrote (a
-   *   categorical column's pooled cells) rather than a respelled one (an id's, which stays distinct);
+   *   categorical column's pooled cells) rather than a respelled one at once (an id's, which
+   *   stays distinct), each in at most k - 1 rows (a rare value's) or `repeatShare` of the rows
+   *   written (the real column's commonest released value's share), then respelled ones;
    *   no value is ever numbered (`Ford Pinto 2`).
    * @throws RangeError on a malformed shape (unknown kind, bad filter, title without a model).
    */
   constructor(
     shape: SemanticShape,
     private readonly key: number,
-    opts: { invented?: boolean; repeats?: boolean } = {},
+    opts: { invented?: boolean; repeats?: boolean; repeatShare?: number } = {},
   ) {
     this.repeats = opts.repeats === true;
+    this.repeatShare = Number.isFinite(opts.repeatShare) && opts.repeatShare! > 0 ? Math.min(1, opts.repeatShare!) : 0;
     this.letterCase = shape.letter_case;
     if (shape.bloom) this.bloom = Bloom.fromStats(shape.bloom);
     const locale: SemanticLocale = shape.locale && shape.locale in CONJ ? shape.locale : "en";
     if (shape.kind === "title" || shape.kind === "text") {
       if (!shape.text) throw new RangeError(`semantic shape: a ${shape.kind} column needs its token model (text)`);
       this.text = new TextWriter(shape.text);
+      this.rareUses = Math.max(1, shape.text.k - 1);
       return;
     }
     if (shape.kind === "code") {
@@ -112,6 +127,12 @@ export class SemanticGenerator {
       return;
     }
     let pools = fakerPools(locale);
+    if (shape.sex && (shape.kind === "first_name" || shape.kind === "full_name")) {
+      // A column of one sex's people: first names from that sex's list, none the lists give the other.
+      const sex = shape.sex;
+      const own = pools[sex].filter((v) => sexOfName(v) !== (sex === "female" ? "male" : "female"));
+      if (own.length > 0) pools = { ...pools, first: own };
+    }
     if (shape.plain) {
       const ok = (v: string): boolean => !/[\p{Ll}'’]\p{Lu}/u.test(v);
       pools = { ...pools, first: pools.first.filter(ok), last: pools.last.filter(ok), city: pools.city.filter(ok) };
@@ -229,7 +250,9 @@ export class SemanticGenerator {
   freshValue(i: number, issue = true): string | undefined {
     if (!this.text) return this.value(i, issue);
     if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`SemanticGenerator.freshValue: index ${i} is not a non-negative safe integer`);
-    return this.title(i, issue).value;
+    const v = this.title(i, issue).value;
+    // A model that wrote new values but has none left to write or repeat: a respelled one.
+    return v !== undefined || this.issued.size === 0 ? v : this.respelled(i, issue);
   }
 
   /**
@@ -302,13 +325,14 @@ export class SemanticGenerator {
       // Words this draw put in (a place or a given name for one of that kind), not replaced again.
       const written = new Set<string>();
       v = this.text!.write(rng, true);
-      // Capitalised words after the first (a name's place), else any; a lower-case one takes a
+      // Capitalised words after the first (a name's place), else any after the first (a car's
+      // model after its make), else the one word; a lower-case one takes a
       // noun. One word, then more as the draws keep meeting written values; past the value's
       // words, surnames after it.
       for (let r = 0; r <= attempt / 25; r++) {
         const parts = [...v.matchAll(/\p{L}{2,}/gu)].filter((m) => !capitalized.includes(m[0]) && !lower.includes(m[0]) && !written.has(m[0]));
         const named = parts.filter((m) => /^\p{Lu}/u.test(m[0]));
-        const from = named.length > 1 ? named.slice(1) : named.length ? named : parts;
+        const from = named.length > 1 ? named.slice(1) : named.length ? named : parts.length > 1 ? parts.slice(1) : parts;
         const at = from.length ? from[rng.int(from.length)] : undefined;
         if (!at) {
           v = `${v} ${capitalized[rng.int(capitalized.length)]}`.trim();
@@ -322,11 +346,33 @@ export class SemanticGenerator {
       }
       if (!this.issued.has(v) && !this.bloom?.has(v)) break;
     }
-    if (issue && !this.issued.has(v)) {
-      this.issued.add(v);
-      this.issuedList.push(v);
-    }
+    if (issue) this.written(v, false);
     return v;
+  }
+
+  /**
+   * Marks `v` written once more (issued the first time); `model` false: a respelled value, never
+   * drawn as a repeat (a repeat is a value of the column's own model).
+   */
+  private written(v: string, model = true): void {
+    const n = (this.uses.get(v) ?? 0) + 1;
+    this.uses.set(v, n);
+    this.writtenRows++;
+    if (n === 1) {
+      this.issued.add(v);
+      if (model) this.issuedList.push(v);
+    }
+  }
+
+  /**
+   * Whether `v`, already written, may be written again: while it is in fewer than k - 1 rows or
+   * fewer than `repeatShare` of the rows written, or the model has written at least 1 /
+   * `repeatShare` values to spread repeats over (one stand-in never fills many rows).
+   */
+  private repeatable(v: string): boolean {
+    if (!this.repeats) return false;
+    if (this.repeatShare > 0 && this.issuedList.length * this.repeatShare >= 1) return true;
+    return (this.uses.get(v) ?? 0) < Math.max(this.rareUses, Math.floor(this.repeatShare * this.writtenRows));
   }
 
   /**
@@ -343,24 +389,26 @@ export class SemanticGenerator {
       v = this.text!.write(new Rng(deriveSeed(this.key, 0x7e47, i, attempt)), attempt >= 10);
       if (fresh(v) && balanced(v)) break;
       if (fresh(v)) unbalanced ??= v;
-      if (again === undefined && this.repeats && !this.bloom?.has(v)) again = v;
+      if (again === undefined && this.issued.has(v) && this.repeatable(v)) again = v;
     }
     // A value whose quotes or brackets do not pair only when the model writes no other.
     if (!(fresh(v) && balanced(v)) && unbalanced !== undefined) v = unbalanced;
     if (fresh(v)) {
-      if (issue) {
-        this.issued.add(v);
-        this.issuedList.push(v);
-      }
+      if (issue) this.written(v);
       return { value: v };
     }
     // Nothing new: a value already written again (rare values repeat in real columns), the
-    // model's own draw first (pooled cells), else one drawn among those written.
-    if (again !== undefined) return { value: again };
-    if (this.repeats && this.issuedList.length > 0) {
-      const at = new Rng(deriveSeed(this.key, 0x2e9e, i)).int(this.issuedList.length);
-      return { value: this.issuedList[at] };
+    // model's own draw first (pooled cells), else one drawn among those written, while
+    // {@link repeatable}.
+    if (again === undefined && this.repeats && this.issuedList.length > 0) {
+      const rng = new Rng(deriveSeed(this.key, 0x2e9e, i));
+      for (let t = 0; t < REPEAT_DRAWS && again === undefined; t++) {
+        const v = this.issuedList[rng.int(this.issuedList.length)];
+        if (this.repeatable(v)) again = v;
+      }
     }
-    return {};
+    if (again === undefined) return {};
+    if (issue) this.written(again);
+    return { value: again };
   }
 }

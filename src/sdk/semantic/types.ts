@@ -83,6 +83,8 @@ export interface SemanticShape {
   international?: boolean;
   /** Names, cities, companies: no real value has an inner capital (`McDonald`), so none written. */
   plain?: boolean;
+  /** First and full names: the people are of one sex, and fresh first names are of it. */
+  sex?: "female" | "male";
   /** Word-list kinds: the real values are written in capitals or in lower case, and so are fresh ones. */
   letter_case?: "upper" | "lower";
   /** Real values (case-folded), so fresh values never equal one (up to the filter's false positives). */
