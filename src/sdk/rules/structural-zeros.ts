@@ -443,20 +443,9 @@ export function jointPairs(na: number, nb: number, weightA: (i: number) => numbe
     return c;
   };
   const [ca, cb] = [cumulative(na, weightA), cumulative(nb, weightB)];
-  const pick = (c: Float64Array): number => {
-    const u = rng.next() * c[c.length - 1];
-    let lo = 0;
-    let hi = c.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (c[mid] > u) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  };
   const seen = new Set<number>();
   for (let t = 0; t < JOINT_CANDIDATES; t++) {
-    const [i, j] = [pick(ca), pick(cb)];
+    const [i, j] = [rng.pickCumulative(ca), rng.pickCumulative(cb)];
     if (seen.has(i * nb + j)) continue;
     seen.add(i * nb + j);
     out.push([i, j]);
