@@ -78,6 +78,25 @@ test("home -> division, away -> division and home != away all hold: the away tea
   }
 });
 
+test("origin != destination holds where each airport is a catalog with its coordinates: the destination is redrawn as a whole entry", async () => {
+  const airports = ["DFW", "ORD", "MIA", "JFK", "LAX", "SJU"];
+  const cities = ["Dallas", "Chicago", "Miami", "New York", "Los Angeles", "San Juan"];
+  const lat = (a: number): string => (25 + a * 3.25).toFixed(4);
+  // Most flights leave from the two hubs, so independent draws often pair a hub with itself.
+  const t = table(["origin", "origin_lat", "destination", "destination_lat", "destination_city", "flights"], 1200, (_, rng) => {
+    const o = rng.next() < 0.8 ? rng.int(2) : rng.int(6);
+    const d = (o + 1 + rng.int(5)) % 6;
+    return [airports[o], lat(o), airports[d], lat(d), cities[d], 40 + rng.int(500)];
+  });
+  const meta = await analyzed(t);
+  const kinds = meta.rules!.map((r) => `${r.type}:${"columns" in r ? [...r.columns].sort().join(",") : ""}`);
+  for (const want of ["catalog:destination,destination_city,destination_lat", "not_equal:destination,origin"]) assert.ok(kinds.includes(want), `${want} among ${kinds.join("; ")}`);
+  const out = decodeIndependent(meta, 3000);
+  const same = cells(out, ["origin", "destination"]).filter(([o, d]) => o === d);
+  assert.deepEqual(same.slice(0, 3), [], `${same.length} of 3000 rows fly from an airport to itself`);
+  for (const [d, dl] of cells(out, ["destination", "destination_lat"])) assert.equal(dl, lat(airports.indexOf(d)), `${d} at ${dl}`);
+});
+
 test("determinantOrder: a rule after those that decide its determinant; a shared decided column written first by the rule whose determinant is kept; sparse combinations last", () => {
   const fc = (det: string, other: string): FixedCombinationsRule => ({ type: "fixed_combinations", columns: [det, other], determinant: det, combinations: [], counts: [], share: 1 });
   const order = determinantOrder([fc("state", "buyer"), fc("title", "category"), fc("title", "buyer"), fc("code", "title")]).map((r) => r.columns.join(">"));

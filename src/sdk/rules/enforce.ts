@@ -41,7 +41,7 @@
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
-import type { ColumnStats, DatetimePartRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
+import type { CatalogRule, ColumnStats, DatetimePartRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber, ruleChecker, ruleColumns as ruleCols, type RowCheck } from "./check";
 import type { Cells } from "../generate/batch";
@@ -257,7 +257,7 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     }
     case "not_equal": {
       const c = cols(rule.columns);
-      return c && notEqual(c[0], c[1], meta.features.length, (f) => codeBookChecks(meta, all, meta.features[f]));
+      return c && notEqual(c[0], c[1], meta.features.length, (fs) => codeBookChecks(meta, all, fs.map((f) => meta.features[f])), (f) => catalogEntriesOf(meta, all, f));
     }
     case "fixed_combinations": {
       const c = cols(rule.columns);
@@ -392,11 +392,14 @@ function blankTogether(cols: number[]): CompiledRule {
 
 /**
  * Equal cells of columns a and b: the second (the first when the second is fixed) redrawn from its
- * marginal, up to {@link MAX_REDRAWS} times, to a value that keeps the code-book rules over it
- * (`checks(f)`, on rows of `width` cells) the row kept.
+ * marginal, up to {@link MAX_REDRAWS} times, to a value that keeps the code-book rules over the
+ * cells it writes (`checks`, on rows of `width` cells) the row kept. A column of a catalog
+ * (`entries(f)`) takes another released entry of it, all its columns at once (an airport with its
+ * coordinates): a redrawn cell alone would break the catalog.
  */
-function notEqual(a: number, b: number, width: number, checks: (f: number) => RowCheck[]): CompiledRule {
+function notEqual(a: number, b: number, width: number, checks: (fs: readonly number[]) => RowCheck[], entries: (f: number) => CatalogEntries | undefined): CompiledRule {
   const guards = new Map<number, RowCheck[]>();
+  const catalogs = new Map<number, CatalogEntries | undefined>();
   return {
     apply(rows, rng, given, draw, out) {
       const fixed = given ?? noneFixed;
@@ -409,16 +412,22 @@ function notEqual(a: number, b: number, width: number, checks: (f: number) => Ro
           continue;
         }
         const other = f === b ? ta : tb;
-        let g = guards.get(f);
-        if (!g) guards.set(f, (g = checks(f)));
-        const cells = g.length ? Array.from({ length: width }, (_, x) => rows.get(r, x)) : [];
+        if (!catalogs.has(f)) catalogs.set(f, entries(f));
+        const cat = catalogs.get(f);
+        const whole = cat !== undefined && !cat.columns.some((x) => fixed(r, x));
+        const written = whole ? cat.columns : [f];
+        let g = guards.get(2 * f + (whole ? 1 : 0));
+        if (!g) guards.set(2 * f + (whole ? 1 : 0), (g = checks(written)));
+        const cells = Array.from({ length: width }, (_, x) => rows.get(r, x));
         const kept = g.map((check) => check(cells) !== false);
         for (let t = 0; t < MAX_REDRAWS; t++) {
-          const v = draw(f, rng);
+          const entry = whole ? cat.entries[rng.pickCumulative(cat.cumulative)] : undefined;
+          const v = entry ? entry[written.indexOf(f)] : draw(f, rng);
           if (v === other) continue;
-          cells[f] = v;
+          if (entry) written.forEach((x, i) => (cells[x] = entry[i]));
+          else cells[f] = v;
           if (g.some((check, i) => kept[i] && check(cells) === false)) continue;
-          rows.set(r, f, v);
+          for (const x of written) rows.set(r, x, cells[x]);
           out.changed++;
           continue row;
         }
@@ -428,9 +437,28 @@ function notEqual(a: number, b: number, width: number, checks: (f: number) => Ro
   };
 }
 
-/** Checks of the catalog and fixed-combinations rules naming column `name` (`./check`). */
-function codeBookChecks(meta: Metadata, rules: readonly Rule[], name: string): RowCheck[] {
-  return rules.filter((r) => (r.type === "catalog" || r.type === "fixed_combinations") && r.columns.includes(name)).map((r) => ruleChecker(r, meta));
+/** A catalog's released entries over its feature indices, with their cumulative counts for drawing. */
+interface CatalogEntries {
+  columns: number[];
+  entries: readonly (readonly string[])[];
+  cumulative: Float64Array;
+}
+
+/** The entries of the first catalog of `rules` naming feature f (as its key or an attribute). */
+function catalogEntriesOf(meta: Metadata, rules: readonly Rule[], f: number): CatalogEntries | undefined {
+  const name = meta.features[f];
+  const rule = rules.find((r): r is CatalogRule => r.type === "catalog" && r.columns.includes(name));
+  const columns = rule && ruleColumns(meta, rule.columns);
+  if (!rule || !columns || rule.entries.length === 0) return undefined;
+  const cumulative = new Float64Array(rule.entries.length);
+  let total = 0;
+  rule.entries.forEach((_, i) => (cumulative[i] = total += rule.counts[i] ?? 1));
+  return { columns, entries: rule.entries, cumulative };
+}
+
+/** Checks of the catalog and fixed-combinations rules naming any of the columns `names` (`./check`). */
+function codeBookChecks(meta: Metadata, rules: readonly Rule[], names: readonly string[]): RowCheck[] {
+  return rules.filter((r) => (r.type === "catalog" || r.type === "fixed_combinations") && r.columns.some((c) => names.includes(c))).map((r) => ruleChecker(r, meta));
 }
 
 /** True when the two columns write values alike (a value of one is a valid value of the other). */
