@@ -13,9 +13,10 @@ import typia from "typia";
 import { Decoder, analyzeTable, type Analysis, type Table } from "../src/sdk";
 import { describeColumns } from "../src/sdk/columns";
 import { decimalsOf } from "../src/sdk/columns/common";
-import { noiseFreeDigits } from "../src/sdk/columns/numerical";
+import { noiseFreeDigits, numberLattice } from "../src/sdk/columns/numerical";
+import { binDecoder } from "../src/sdk/columns/bins";
 import { Rng } from "../src/sdk/generate/sfc32";
-import type { CreateModelRequest, Metadata } from "../src/contract";
+import type { ColumnStats, CreateModelRequest, Metadata } from "../src/contract";
 
 const validateCreate = typia.createValidateEquals<CreateModelRequest>();
 
@@ -458,6 +459,18 @@ test("values measured to 3 to 6 significant digits over nine orders of magnitude
     assert.ok(Math.abs(rp - sp) <= 0.02, `written with ${p} significant digits: real ${rp.toFixed(3)}, decoded ${sp.toFixed(3)}`);
   }
   assert.ok(decoded.every((v) => v === "" || sigDigits(v) <= 6), "never more digits than the real column writes");
+});
+
+test("a value written with fewer significant digits never leaves its bin", () => {
+  // Half the real values written with one significant digit, half with six, in bins near 12.3.
+  const stats = { type: "numerical", decimals: 4, digits: 6, digit_shares: [0.5, 0, 0, 0, 0, 0.5], min: 12.3, max: 12.4 } as ColumnStats;
+  const edges = [12.3, 12.35, 12.4];
+  const dec = binDecoder("x", 3, edges, 2, stats, numberLattice(stats));
+  const rng = new Rng(24);
+  const drawn = Array.from({ length: 1000 }, () => Number(dec.decode(rng.int(2), rng, 0)));
+  const off = drawn.filter((x) => !(x >= 12.3 && x <= 12.4));
+  assert.deepEqual(off.slice(0, 5), [], `${off.length} of 1000 values outside their bins`);
+  assert.ok(drawn.some((x) => String(x).replace(".", "").length < 6), "values that fit their bin with fewer digits are still written with fewer");
 });
 
 test("amounts written with 2 decimals over five orders of magnitude stay written with 2 decimals", async () => {

@@ -270,6 +270,11 @@ export interface Lattice {
   write(k: number): string;
   /** Writes an exact number (a point bin's value). */
   writeExact(x: number): string;
+  /**
+   * Writes a drawn value with the significant digits the real column writes (`digit_shares`),
+   * which may move it off its point: the decoder keeps the text only inside the drawn bin.
+   */
+  writeDrawn?(x: number): string;
   /** Largest |x| for which `value` and the integer k stay exact (doubles' 2^52 on the finest unit). */
   exactUpTo: number;
   /** Every point an integer written as `String(value(k))`: the decoder may hand over numbers. */
@@ -403,20 +408,25 @@ export function binDecoder(
       if (lo === hi) return lattice ? lattice.writeExact(lo) : String(lo);
       const loPoint = c > 0 && e[c - 1] === lo;
       const last = c === nb - 1;
+      const inside = (y: number) => (loPoint ? y > lo : y >= lo) && (last ? y <= hi : y < hi) && (!range || inRange(y, range));
+      // Point k with the column's digits where that stays in the bin, else as it is.
+      const writePoint = (l: Lattice, k: number): string => {
+        const s = l.writeDrawn?.(l.value(k));
+        return s !== undefined && inside(Number(s)) ? s : l.write(k);
+      };
       if (exact && points) {
         const a = points.first[c];
         const b = points.last[c];
-        return exact.write(Number.isNaN(b) ? a : a + rng.int(b - a + 1));
+        return writePoint(exact, Number.isNaN(b) ? a : a + rng.int(b - a + 1));
       }
       // No exact lattice: a uniform draw, written rounded to the lattice or with the fewest digits.
       const from = range ? Math.max(lo, range.lo ?? -Infinity) : lo;
       const to = range ? Math.min(hi, range.hi ?? Infinity) : hi;
       let x = from + rng.next() * (to - from);
       if (loPoint && x === lo) x = (from + to) / 2;
-      const inside = (y: number) => (loPoint ? y > lo : y >= lo) && (last ? y <= hi : y < hi) && (!range || inRange(y, range));
       if (lattice) {
         // Too many lattice points for exact integer arithmetic: round the draw to the lattice.
-        const s = lattice.write(Math.round(lattice.index(x)));
+        const s = writePoint(lattice, Math.round(lattice.index(x)));
         if (inside(Number(s))) return s;
       }
       for (let p = 6; p <= 17; p++) {

@@ -261,12 +261,12 @@ export function numberLattice(stats: ColumnStats): Lattice | undefined {
   const unit = scaledStep > 1 && Math.abs(stats.step! * scale - scaledStep) < 1e-9 * scaledStep ? scaledStep : 1;
   const fixed = stats.fixed_decimals === true && d > 0;
   const writeNumber = numberWriter(d, fixed, stats.min_decimals ?? 0, stats.digits);
-  const writeDrawn = stats.digit_shares && stats.digits ? digitsWriter(d, fixed, stats.min_decimals ?? 0, stats.digit_shares) : writeNumber;
   const value = (k: number): number => (k * unit) / scale;
   return {
     value,
     index: (x) => (x * scale) / unit,
-    write: (k) => writeDrawn(value(k)),
+    write: (k) => writeNumber(value(k)),
+    ...(stats.digit_shares && stats.digits ? { writeDrawn: digitsWriter(d, fixed, stats.min_decimals ?? 0, stats.digit_shares) } : {}),
     writeExact: (x) => (fixed || stats.min_decimals || stats.digits ? writeNumber(x) : String(x)),
     exactUpTo: 2 ** 52 / scale,
     // value(k) = k * unit, an integer; write and writeExact are then String (`-0` -> "0").
