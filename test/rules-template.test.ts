@@ -296,5 +296,6 @@ describe("template cells written from the row's coordinates", () => {
     assert.equal(templateMatches(parts, "POINT (-73.88182519318824 40.65651334)", cell), false, "another number");
     assert.equal(templateMatches(parts, "POINT (73.88182509318824 40.65651334)", cell), false, "another sign");
     assert.equal(templateMatches([{ column: 1, decimals: 2 }], "-73.88182509318824", cell), false, "a number part with decimals is written exactly");
+    assert.equal(templateMatches([{ column: 1 }, "5"], "1.55", (c) => ["", "1.5"][c]), true, "the text the template writes, though a longer number would eat the literal");
   });
 });

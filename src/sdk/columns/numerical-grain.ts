@@ -10,7 +10,7 @@
  * of values too: then its points are the listed values on it).
  */
 import type { ColumnStats, NumericalGrain } from "../../contract";
-import type { Rng } from "../generate/sfc32";
+import { mix32, type Rng } from "../generate/sfc32";
 import { binOf, firstAbove, lastBelow, pointValues, type Lattice } from "./bins";
 import { badCode, inRange, type FeatureDecoder, type ValueRange } from "./common";
 
@@ -109,15 +109,14 @@ export function numberWriter(d: number, fixed: boolean, minDecimals: number, dig
   };
 }
 
-/** A uniform number in [0, 1) that is a fixed function of x's bits (MurmurHash3's 64-bit finalizer on each half). */
+/** One double's bits, reused by {@link unitHash} (no allocation per cell). */
+const HASH_BITS = new Float64Array(1);
+const HASH_WORDS = new Uint32Array(HASH_BITS.buffer);
+
+/** A uniform number in [0, 1) that is a fixed function of x's bits (its two words folded, then {@link mix32}). */
 function unitHash(x: number): number {
-  const f = new Float64Array([x]);
-  const w = new Uint32Array(f.buffer);
-  let h = (w[0] ^ Math.imul(w[1], 0x9e3779b1)) >>> 0;
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  h ^= h >>> 16;
-  return (h >>> 0) / 2 ** 32;
+  HASH_BITS[0] = x;
+  return mix32((HASH_WORDS[0] ^ Math.imul(HASH_WORDS[1], 0x9e3779b1)) >>> 0) / 2 ** 32;
 }
 
 /**

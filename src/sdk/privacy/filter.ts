@@ -357,6 +357,8 @@ export class NearCopyFilter {
 
   /** {@link flags} against the whole table, and (thinning only) against the half H. */
   private async flagsBoth(batch: Table): Promise<{ whole: Uint8Array; half?: Uint8Array }> {
+    // No rows (every row of a batch repeated a key): nothing to flag, and nothing to scan.
+    if (batch.rows.length === 0) return { whole: new Uint8Array(0), ...(this.half ? { half: new Uint8Array(0) } : {}) };
     const scan = await scanTable(batch, 1);
     const F = this.header.columns.length;
     const n = scan.n;
@@ -395,8 +397,6 @@ export class NearCopyFilter {
    * @throws as {@link flags}.
    */
   async keep(batch: Table, tally: FilterTally, limit = Infinity, balance?: MarginalBalance): Promise<number[]> {
-    // No rows (every row of a batch repeated a key): nothing to keep, and nothing to scan.
-    if (batch.rows.length === 0) return [];
     const { whole, half } = await this.flagsBoth(batch);
     if (half) {
       for (let r = 0; r < whole.length; r++) {

@@ -63,7 +63,7 @@ export { MAX_REDRAWS };
  * combinations may have rewritten it; not-equal redraws after the code-book rules, keeping them
  * (a fixed-combinations repair may write an away team equal to the home team).
  */
-const STAGES: readonly string[] = [
+const STAGES: readonly (Rule["type"] | "composite_catalog")[] = [
   "blank_together",
   "catalog",
   "fixed_combinations",

@@ -90,9 +90,10 @@ export function templateMatches(parts: readonly TemplatePart[], text: string, ce
     const more = typeof p === "string" || p.decimals !== undefined || transformed(p) ? 0 : moreDecimals(text, at, want);
     if (more > 0) at += more;
     else if (text.startsWith(want, at)) at += want.length;
-    else return false;
+    else return text === renderTemplate(parts, cell);
   }
-  return at === text.length;
+  // The longer number taken first may have eaten the next part (`{a}5` of 1.5 is `1.55`).
+  return at === text.length || text === renderTemplate(parts, cell);
 }
 
 /**

@@ -184,10 +184,7 @@ export function placeDecidingColumns(scanned: ScannedTable, codecs: readonly Col
     const rng = new Rng(deriveSeed(0x706c6163, f));
     const shuffled = new Int32Array(scanned.n).fill(-1);
     const labels = members.map((r) => label[r]);
-    for (let i = labels.length - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      [labels[i], labels[j]] = [labels[j], labels[i]];
-    }
+    rng.shuffle(labels);
     members.forEach((r, i) => (shuffled[r] = labels[i]));
     const base = spread(members, shuffled, group.size);
     if (base > 0 && score <= DECIDING_RATIO * base) found.push({ f, score });

@@ -2,6 +2,7 @@
  * faker's word lists (`@faker-js/faker`, MIT) per {@link SemanticLocale}, flattened, deduplicated;
  * faker is loaded on first use, so tables without semantic columns never pay for it.
  */
+import { titleCase } from "./letter-case";
 import type { SemanticLocale } from "./types";
 import { places } from "./vocabulary";
 
@@ -139,8 +140,3 @@ export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: R
   return (kinds = { fill: { female, male, place, noun }, member });
 }
 
-/** A word with its first letter upper case and the rest lower case (`CHICAGO` -> `Chicago`). */
-export function titleCase(w: string): string {
-  const cs = Array.from(w);
-  return cs.length ? cs[0].toUpperCase() + cs.slice(1).join("").toLowerCase() : w;
-}

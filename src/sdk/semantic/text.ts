@@ -32,7 +32,8 @@
  * Models without `trigrams` (older) split at whitespace and write drawn words joined by spaces.
  */
 import type { Rng } from "../generate/sfc32";
-import { publicWordKinds, publicWords, titleCase, WORD_KINDS, type WordKind } from "./pools";
+import { titleCase } from "./letter-case";
+import { publicWordKinds, publicWords, WORD_KINDS, type WordKind } from "./pools";
 import type { TextModel } from "./types";
 
 /** Most tokens kept (by rows, then code-unit order). */

@@ -267,7 +267,7 @@ export function declaredRule(d: DeclaredRule, cols: Col[], scanned: ScannedTable
         const cellOf = (c: number): string => cs[c].scan.values[cs[c].scan.ids[r]];
         if (templateMatches(rule.parts, text, cellOf)) continue;
         const want = renderTemplate(rule.parts, cellOf);
-        if (text !== want) throw breachError(scanned, { ...rule, share: 0 }, { row: r, column: cs[0].name, detail: `${quoted(cs[0], r)}, the template writes ${JSON.stringify(want)}` });
+        throw breachError(scanned, { ...rule, share: 0 }, { row: r, column: cs[0].name, detail: `${quoted(cs[0], r)}, the template writes ${JSON.stringify(want)}` });
       }
       return rule;
     }
