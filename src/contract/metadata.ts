@@ -728,7 +728,7 @@ export interface DatetimePartRule extends RuleBase {
  */
 export type TemplatePart = string | TemplateCell;
 
-/** A cell part of a {@link TemplatePart}; every field but `column` is optional (old models have only `decimals`). */
+/** A cell part of a {@link TemplatePart}; every field but `column` is optional. */
 export interface TemplateCell {
   column: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<16>;
   decimals?: number & tags.Type<"uint32"> & tags.Maximum<12>;

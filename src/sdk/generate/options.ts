@@ -46,7 +46,7 @@ export interface SampleProgress {
   unfiltered?: number;
   /**
    * Rows written so far without the table's keys checked (`./unique-keys`): it stops after drawing
-   * `keyDrawCap` rows (8 times the rows asked for) or 24 top-up batches (a sample longer than the
+   * `keyDrawCap` rows (3 times the rows asked for, at least 1,024) or 24 top-up batches (a sample longer than the
    * key space, or a model that keeps drawing the same keys); these rows may repeat an earlier row's key.
    */
   unkeyed?: number;

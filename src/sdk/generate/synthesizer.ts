@@ -79,7 +79,7 @@ export const KEY_MAX_DRAWN = FILTER_MAX_DRAWN;
  * Rows the near-copy filter dropped that a sample with a key keeps, at most, to fill its free keys
  * once the filter stops (`sampleDecoded`): those rows are drawn and charged already.
  */
-export const MAX_SPARE_ROWS = 65_536;
+const MAX_SPARE_ROWS = 65_536;
 
 /** The rows a sample of `n` may draw before it keeps the rest without checking its keys. */
 export function keyDrawCap(n: number): number {

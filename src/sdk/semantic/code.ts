@@ -127,11 +127,11 @@ export function buildCodePatterns(values: readonly string[], counts: readonly nu
  * Bloom filter does not flag), so a short code's fresh values are drawn without replacement
  * among all the values that are not real ones; larger spaces read candidates.
  */
-export const LISTED_CODES = 1 << 16;
+const LISTED_CODES = 1 << 16;
 
 /**
  * The listed patterns' free codes per released pattern list and filter: a decoder builds a writer
- * per batch, and listing up to {@link LISTED_CODES} codes each time would cost about 0.1 s.
+ * per batch, and listing up to {@link LISTED_CODES} codes is worth doing once.
  */
 const FREE_CODES = new WeakMap<readonly CodePattern[], { bloom?: Bloom; free: Map<number, Uint32Array> }>();
 

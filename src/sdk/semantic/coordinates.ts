@@ -116,7 +116,7 @@ const DECIDING_COVER = 0.3;
  * over the map as random groups would (a type, a status) is left out.
  * @returns the columns' indices, the tightest (most specific place) first.
  */
-export function placeDecidingColumns(scanned: ScannedTable, codecs: readonly ColumnCodec[], la: number, lo: number, taken: ReadonlySet<number>, k: number): number[] {
+function placeDecidingColumns(scanned: ScannedTable, codecs: readonly ColumnCodec[], la: number, lo: number, taken: ReadonlySet<number>, k: number): number[] {
   const [lat, lon] = [scanned.scans[la], scanned.scans[lo]];
   const ys = new Float64Array(scanned.n);
   const xs = new Float64Array(scanned.n);

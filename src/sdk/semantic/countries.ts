@@ -145,7 +145,7 @@ const pools = new Map<string, NamePool | undefined>();
  * (`en_CA` -> `en`); undefined when neither lists both first and last names, or its script is
  * not Latin nor transliterated.
  */
-export function namePool(locale: string): NamePool | undefined {
+function namePool(locale: string): NamePool | undefined {
   if (pools.has(locale)) return pools.get(locale);
   const all = fakerLocales();
   const own = all[locale];

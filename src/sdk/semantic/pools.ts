@@ -111,7 +111,7 @@ export const WORD_KINDS: readonly WordKind[] = ["place", "female", "male", "noun
 let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } | undefined;
 /**
  * Public words by kind, from faker's `en` lists: women's and men's given names (its female and
- * male lists, not the generic one of invented forms), US places (the one-word names of its 927
+ * male lists, not the generic one of invented forms), US places (the one-word names of its
  * `city_name` and of the states; to tell a place, GeoNames' one-word places of >= 3 ZIP codes as
  * well, `./vocabulary`: Louisville, Telluride; a word of `Hoffman Estates` is more often a
  * surname) and nouns (capitalised). `fill`: the words a tagged word class is written as (faker's);

@@ -14,8 +14,7 @@
  * leading digits, written like the column. UUIDs: v4 over a 122-bit permutation. Codes: `./code`.
  * Titles and text: {@link TextWriter} seeded by (key, i, attempt), redrawn (at most 50) while
  * flagged or already written; a model with nothing new left writes a value it already wrote while
- * that one is in few rows (`repeats`), else a respelled one (never a numbered one: `Pleasant Hill
- * 2` reads as no real table does), or, through {@link SemanticGenerator.freshValue} while it has
+ * that one is in few rows (`repeats`), else a respelled one, or, through {@link SemanticGenerator.freshValue} while it has
  * written nothing, none (the caller writes a released value). So never a real value
  * (up to the filter), and distinct within one batch while the model has new values.
  */
@@ -97,8 +96,7 @@ export class SemanticGenerator {
    *   `repeats`: a title model with nothing new left writes a value it already wrote (a
    *   categorical column's pooled cells) rather than a respelled one at once (an id's, which
    *   stays distinct), each in at most k - 1 rows (a rare value's) or `repeatShare` of the rows
-   *   written (the real column's commonest released value's share), then respelled ones;
-   *   no value is ever numbered (`Ford Pinto 2`).
+   *   written (the real column's commonest released value's share), then respelled ones.
    * @throws RangeError on a malformed shape (unknown kind, bad filter, title without a model).
    */
   constructor(

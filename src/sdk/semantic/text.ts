@@ -127,7 +127,7 @@ function kindsOf(w: string): (WordKind | "last")[] {
  * `Owen` after `Mr` a man's given name, and a rare word is never written as a surname where the column's rare
  * words are of another kind. A capitalised word of no list takes the kind whose words alone hold
  * at least half of the rare rows after the word its first occurrence follows (a given name
- * faker lacks after `Mr`, a place its 927 cities miss at the start of an airport's name).
+ * faker lacks after `Mr`, a place its cities miss at the start of an airport's name).
  */
 function rareWordKinds(toks: readonly Token[][], counts: readonly number[], k: number): Map<string, WordKind> {
   const rows = new Map<string, number>();

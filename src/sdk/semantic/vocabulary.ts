@@ -291,8 +291,6 @@ export function placeOfZip(zip: string): Place | undefined {
   return byZip.get(zip.trim());
 }
 
-let byState: Map<string, Place[]> | undefined;
-/** The gazetteer's rows per two-letter state code. */
 /** Census place-type words after a place's name (`Arlington Heights village`, `Lexington-Fayette urban county`). */
 const PLACE_TYPE = / (city|town|village|borough|township|cdp|municipality|(urban |unified government )?county)$/;
 /** Abbreviations the Census writes where GeoNames spells the word (`St. Louis`, GeoNames' `Saint Louis`). */
@@ -303,7 +301,7 @@ const PLACE_ABBREVIATIONS: [RegExp, string][] = [
 ];
 
 /** A bare US place name's comparison form: {@link vocabularyKey}, abbreviations spelled, no place-type word. */
-export function bareCityKey(v: string): string {
+function bareCityKey(v: string): string {
   let k = vocabularyKey(v).replace(/\s+/g, " ");
   for (const [re, w] of PLACE_ABBREVIATIONS) k = k.replace(re, w);
   const bare = k.replace(PLACE_TYPE, "");
@@ -317,7 +315,7 @@ function bareCitySet(): ReadonlySet<string> {
 }
 
 /** Share of a bare place column's distinct values that must be gazetteer places of two or more words. */
-export const MIN_MULTIWORD_PLACES = 0.2;
+const MIN_MULTIWORD_PLACES = 0.2;
 
 /**
  * Whether a column under a header that names no place holds bare US place names (`Pleasant Hill`,
@@ -326,7 +324,7 @@ export const MIN_MULTIWORD_PLACES = 0.2;
  * values gazetteer places of several words. Values alone would take surnames (most are also
  * places: Jackson, Lincoln); a column of surnames holds almost no place of several words.
  */
-export function isBareCityColumn(values: readonly string[], counts: readonly number[], rows: number): boolean {
+function isBareCityColumn(values: readonly string[], counts: readonly number[], rows: number): boolean {
   // Cheap gates first: mostly short texts of letters, a fifth of them of several words.
   let words = 0;
   let distinct = 0;
@@ -349,6 +347,8 @@ export function isBareCityColumn(values: readonly string[], counts: readonly num
   return hit >= MIN_PUBLIC_SHARE * rows && multi >= MIN_MULTIWORD_PLACES * distinct;
 }
 
+let byState: Map<string, Place[]> | undefined;
+/** The gazetteer's rows per two-letter state code. */
 export function placesByState(): ReadonlyMap<string, readonly Place[]> {
   if (byState) return byState;
   byState = new Map();

@@ -21,7 +21,7 @@ import { MISSING_KEY, OTHER, type ColumnScan } from "../columns/common";
 import type { SemanticShape } from "./types";
 
 /** Largest chance that the rows of a word all hold one value by accident (p^rows). */
-export const TIE_CHANCE = 0.01;
+const TIE_CHANCE = 0.01;
 
 /**
  * Sets `id_shape.semantic.word_partner` on each identifier column of `metadata` with a token model

@@ -410,7 +410,7 @@ export function detectCombinations(cols: Col[], enc: EncodedTable, n: number, k:
 }
 
 /** A numerical or datetime column of interval bins (`bin_edges`), not a code book. */
-export function binned(c: Col): boolean {
+function binned(c: Col): boolean {
   return (c.codec.kind === "numerical" || c.codec.kind === "datetime") && c.codec.stats.bin_edges !== undefined && !c.codec.fromDomain;
 }
 

@@ -6,7 +6,7 @@
 import type { DifferenceRule, Rule } from "../../../contract";
 import { Rng, deriveSeed } from "../../generate/sfc32";
 import { RULE_LIMITS } from "./options";
-import type { Col } from "./view";
+import { quantile, trimmedRange as window, type Col } from "./view";
 
 /** Rows with both values, at least. */
 const MIN_ROWS = 30;
@@ -17,18 +17,6 @@ const TRIM = 0.005;
 /** Quantile intervals released. */
 const INTERVALS = 16;
 
-/** Value of sorted `x` at quantile p (linear between order statistics). */
-function quantile(x: Float64Array, p: number): number {
-  const h = (x.length - 1) * p;
-  const i = Math.floor(h);
-  return i + 1 < x.length ? x[i] + (h - i) * (x[i + 1] - x[i]) : x[i];
-}
-
-/** [lo, hi] of sorted `x` with `trim` of the values left out at each end. */
-function window(x: Float64Array, trim: number): [number, number] {
-  const k = Math.floor(trim * x.length);
-  return [x[k], x[x.length - 1 - k]];
-}
 
 /**
  * Difference ranges (file header): per pair of numerical columns (the first

@@ -8,7 +8,7 @@ import { Rng, deriveSeed } from "../../generate/sfc32";
 import { ratioKept, ratioTolerance, ratioValue } from "../ratio";
 import { RULE_LIMITS } from "./options";
 import { modeOf } from "./sum";
-import type { Col } from "./view";
+import { quantile, trimmedRange, type Col } from "./view";
 
 /** Rows of the precheck sample, spread over the table. */
 const SAMPLE = 64;
@@ -317,12 +317,6 @@ const BAND_TRIM = 0.005;
 /** Of a band: rows with all three columns positive, at least. */
 const BAND_MIN_ROWS = 30;
 
-/** [lo, hi] of sorted `x` with `trim` of the values left out at each end. */
-function trimmed(x: Float64Array, trim: number): [number, number] {
-  const k = Math.floor(trim * x.length);
-  return [x[k], x[x.length - 1 - k]];
-}
-
 /**
  * A ratio band `total = f · a · b`, f in [min, max] (the multiplicative analogue of `./difference`'s
  * range; TotalCharges = MonthlyCharges · tenure within a few percent), or undefined. On the rows
@@ -332,7 +326,7 @@ function trimmed(x: Float64Array, trim: number): [number, number] {
  * total is shuffled (seeded), and at most {@link BAND_OVER_PAIR} of the windows of log total - log a
  * and log total - log b (each part narrows it: no band where one part alone is near-constant), and
  * it holds a power of ten (the factor converts units: 1 for charges over months, 100 for a
- * percent; smooth series that trend together give narrow bands around 0.00029 by chance). A
+ * percent; smooth series that trend together give narrow bands off any power of ten). A
  * precheck on the 64 sample rows (`sampleTotal`, `sampleParts`) asks the same of their 5%-95%
  * window first. Then the rule, judged by `ratioKept` on every row with all three present, must
  * hold in >= 99% of them. Only products: a ratio t = a / b is the product a = t · b.
@@ -342,7 +336,7 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
   const window = (xs: number[], trim: number): number => {
     const v = Float64Array.from(xs.filter((x) => !Number.isNaN(x))).sort();
     if (v.length < 10) return NaN;
-    const [lo, hi] = trimmed(v, trim);
+    const [lo, hi] = trimmedRange(v, trim);
     return hi - lo;
   };
   // Precheck on the sample.
@@ -382,15 +376,15 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
   new Rng(deriveSeed(seed, total.f, parts[0].f, parts[1].f)).shuffle(lt);
   const shuffledWidth = window(lt.map((t, r) => t - lp[0][r] - lp[1][r]), BAND_TRIM);
   for (const trim of [0, BAND_TRIM]) {
-    const [lo, hi] = trimmed(f, trim);
+    const [lo, hi] = trimmedRange(f, trim);
     const w = hi - lo;
     if (!(w <= MAX_BAND_LOG && w <= BAND_NARROW * shuffledWidth && pairs.every((p) => w <= BAND_OVER_PAIR * window(p, trim)))) continue;
     const kept = trim === 0 ? f : f.filter((x) => x >= lo && x <= hi);
     if (kept.length < RULE_LIMITS.share * m) continue;
-    // The factor is a unit's: the band holds a power of ten (co-trending series give 0.00029).
+    // The factor is a unit's: the band holds a power of ten (co-trending series give none).
     if (Math.floor(hi / Math.LN10 + 1e-9) < Math.ceil(lo / Math.LN10 - 1e-9)) return undefined;
     const sig = (x: number): number => Number(x.toPrecision(8));
-    const quantiles = Array.from({ length: 17 }, (_, k) => sig(Math.exp(quantileOf(kept, k / 16))));
+    const quantiles = Array.from({ length: 17 }, (_, k) => sig(Math.exp(quantile(kept, k / 16))));
     const rule: RatioRule = { type: "ratio", total: total.name, parts: parts.map((c) => c.name), powers: [1, 1], factor: quantiles[8], share: 1, min: quantiles[0], max: quantiles[16], quantiles };
     const dt = total.codec.stats.decimals ?? 0;
     const dp = parts.map((c) => c.codec.stats.decimals ?? 0);
@@ -406,13 +400,6 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
     return rule;
   }
   return undefined;
-}
-
-/** Value of sorted `x` at quantile p (linear between order statistics). */
-function quantileOf(x: Float64Array, p: number): number {
-  const h = (x.length - 1) * p;
-  const i = Math.floor(h);
-  return i + 1 < x.length ? x[i] + (h - i) * (x[i + 1] - x[i]) : x[i];
 }
 
 /**

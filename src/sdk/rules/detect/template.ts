@@ -19,7 +19,7 @@ const SHARE = 0.95;
  * by hand departs from the form more often (`Washington, D.C.` for the metro
  * `washington-arlington-alexandria, dc-va-m`), and no coincidence writes another cell's letters
  * or date this often. A part before a separator as it is keeps {@link SHARE} (a provider's state
- * is its referral region's in 93% of rows: a dependency with exceptions, no display form).
+ * beside its referral region's: a dependency with exceptions, no display form).
  */
 const SHARE_TRANSFORMED = 0.9;
 /** Separators a cell's leading part is read before (`baton rouge` of `baton rouge, la`). */

@@ -72,3 +72,16 @@ export function unionFind(size: number): { find: (i: number) => number; union: (
   };
   return { find, union: (i, j) => void (parent[find(j)] = find(i)) };
 }
+
+/** Value of sorted `x` at quantile p (linear between order statistics). */
+export function quantile(x: Float64Array, p: number): number {
+  const h = (x.length - 1) * p;
+  const i = Math.floor(h);
+  return i + 1 < x.length ? x[i] + (h - i) * (x[i + 1] - x[i]) : x[i];
+}
+
+/** [lo, hi] of sorted `x` with `trim` of the values left out at each end. */
+export function trimmedRange(x: Float64Array, trim: number): [number, number] {
+  const k = Math.floor(trim * x.length);
+  return [x[k], x[x.length - 1 - k]];
+}
