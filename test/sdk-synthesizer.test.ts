@@ -313,6 +313,44 @@ test("sample: a grid whose rows are all near-copies keeps its key once the filte
   }
 });
 
+test("sample: a key's spare rows are written farthest from the real rows first, and a non-copy of a key is kept over its near-copy drawn first", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
+    // Each (variety, site) once: grade A marks a row the filter below finds no real row near, B a near-copy.
+    const rng = new Rng(3);
+    const rows = Array.from({ length: 120 }, (_, i) => [`variety ${i % 12}`, `site ${Math.floor(i / 12)}`, i % 10 === 0 ? "A" : "B", String(20 + rng.int(40))]);
+    const synth = await Synthesizer.fit(client, { columns: ["variety", "site", "grade", "yield"], rows }, { wait: false, nearCopyFilter: false });
+    assert.ok(synth.metadata.rules?.some((r) => r.type === "unique" && r.columns.join() === "variety,site"));
+    // Every decoded row, kept or not: the cells an A row was drawn for.
+    const drawnA = new Set<string>();
+    const decode = synth.decoder.decodeBatch.bind(synth.decoder);
+    synth.decoder.decodeBatch = (...args: Parameters<typeof decode>) => {
+      const b = decode(...args);
+      for (const r of b.toTable().rows) if (r[2] === "A") drawnA.add(`${r[0]}|${r[1]}`);
+      return b;
+    };
+    // A filter in drop mode: keeps the A rows (those first, one per key), drops every B row as a near-copy.
+    type Opts = { claim?: (r: number) => boolean; onDistance?: (d: Uint8Array) => void };
+    synth.nearCopyFilter = {
+      keep: async (batch: { rows: string[][] }, _tally: unknown, limit: number, _balance: unknown, opts: Opts = {}) => {
+        opts.onDistance?.(Uint8Array.from(batch.rows, (r) => (r[2] === "A" ? 2 : 1)));
+        const out: number[] = [];
+        batch.rows.forEach((r, i) => void (r[2] === "A" && out.length < limit && (opts.claim?.(i) ?? true) && out.push(i)));
+        return out.sort((a, b) => a - b);
+      },
+    } as unknown as typeof synth.nearCopyFilter;
+    const t = await synth.sample(100, { seed: 4 });
+    assert.equal(t.rows.length, 100);
+    assert.equal(new Set(t.rows.map((r) => `${r[0]}|${r[1]}`)).size, 100, "no key repeated");
+    const writtenA = t.rows.filter((r) => r[2] === "A").map((r) => `${r[0]}|${r[1]}`);
+    assert.ok(drawnA.size >= 20 && drawnA.size < 100, `cells drawn with an A row: ${drawnA.size}`);
+    assert.deepEqual(writtenA.sort(), [...drawnA].sort(), "every cell an A row was drawn for is written with one");
+  } finally {
+    await srv.close();
+  }
+});
+
 test("sample: a daily series sampled at half its length repeats no date (rows repeating one are redrawn)", async () => {
   const srv = await fakeServer();
   try {

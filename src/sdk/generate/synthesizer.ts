@@ -22,6 +22,7 @@ import { DataError } from "../errors";
 import type { FilterBuild, NearCopyFilter } from "../privacy/filter";
 import { nearCopyRead } from "../privacy/near-copy-read";
 import { SampleKeys } from "./unique-keys";
+import { SpareRows } from "./spare-rows";
 import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from "./options";
 
 // Modules only fitting, the near-copy filter or seeded generation use are loaded on first call, so
@@ -77,7 +78,7 @@ export const KEY_MAX_DRAWN = FILTER_MAX_DRAWN;
 
 /**
  * Rows the near-copy filter dropped that a sample with a key keeps, at most, to fill its free keys
- * once the filter stops (`sampleDecoded`): those rows are drawn and charged already.
+ * once the filter stops (`sampleDecoded`, `./spare-rows`): those rows are drawn and charged already.
  */
 const MAX_SPARE_ROWS = 65_536;
 
@@ -296,12 +297,10 @@ export class Synthesizer {
     // The table's keys: a row repeating an earlier row's key is dropped and redrawn (`./unique-keys`).
     const keys = SampleKeys.of(this.metadata);
     let unkeyed = 0;
-    // Rows the filter dropped that hold fresh keys: once the filter stops, they fill the sample's
+    // Rows the filter dropped that hold free keys: once the filter stops, they fill the sample's
     // free keys before any new draw (a grid's rows are all near-copies; new rows would repeat keys).
-    const spares: DecodedBatch[] = [];
-    let spareRows = 0;
-    const spareKeys = filter !== undefined && onCodes === undefined ? SampleKeys.of(this.metadata) : undefined;
-    const useSpares = spareKeys !== undefined;
+    const spares = filter !== undefined && onCodes === undefined ? SpareRows.of(this.metadata, Math.min(filterDrawCap(n), MAX_SPARE_ROWS)) : undefined;
+    const useSpares = spares !== undefined;
     for (let b = 0; done < n; b++) {
       const gen = await next;
       const planned = b + 1 < batches;
@@ -318,29 +317,35 @@ export class Synthesizer {
       // Decoded: nothing reads the codes again, unless `onCodes` takes them.
       if (onCodes === undefined) arrays.give(Object.values(gen.columns));
       let keep: number[] | undefined;
+      // The rows of free keys the filter dropped, with their distances to the real rows.
+      let dropped: { part: DecodedBatch; rows: number[]; distance?: Uint8Array } | undefined;
       // Each check has its own bound: keys go on after a filter that drops nearly every row stops.
       const filtered = filter !== undefined && b - batches < FILTER_TOP_UP_ROUNDS && drawn <= filterDrawCap(n);
       const keyed = keys !== undefined && b - batches < KEY_TOP_UP_ROUNDS && drawn <= keyDrawCap(n);
       if (filtered || keyed) {
         // Keys first, so the filter's tally counts only rows written; the keys of rows kept are added last.
-        const fresh = keyed ? keys.fresh(batch) : undefined;
-        if (!filtered) keep = fresh;
-        else if (fresh === undefined) keep = await filter.keep(batch.toTable(), tally, n - done, balance);
+        if (!filtered) keep = keys!.fresh(batch);
+        else if (!keyed) keep = await filter.keep(batch.toTable(), tally, n - done, balance);
         else {
-          const part = batch.select(fresh);
-          keep = (await filter.keep(part.toTable(), tally, n - done, balance)).map((i) => fresh[i]);
-          part.release();
-          if (spareKeys !== undefined && spareRows < Math.min(filterDrawCap(n), MAX_SPARE_ROWS)) {
-            const kept = new Set(keep);
-            const novel = spareKeys.fresh(batch, fresh.filter((r) => !kept.has(r))).slice(0, Math.min(filterDrawCap(n), MAX_SPARE_ROWS) - spareRows);
-            spareKeys.add(batch, novel);
-            spares.push(batch.select(novel));
-            spareRows += novel.length;
-          }
+          // Every row of a free key, not only a key's first: the filter keeps one per key, a
+          // non-copy where the batch has one (a grid's first row of a key is most often a near-copy).
+          const open = keys.unheld(batch);
+          const part = batch.select(open);
+          let distance: Uint8Array | undefined;
+          const kept = await filter.keep(part.toTable(), tally, n - done, balance, { claim: keys.claimer(part), onDistance: (d) => void (distance = d) });
+          keep = kept.map((i) => open[i]);
+          const taken = new Uint8Array(part.length);
+          for (const i of kept) taken[i] = 1;
+          dropped = { part, rows: Array.from({ length: part.length }, (_, i) => i).filter((i) => taken[i] === 0), distance };
         }
       }
       if ((keep?.length ?? batch.length) > n - done) keep = (keep ?? Array.from({ length: batch.length }, (_, r) => r)).slice(0, n - done);
       if (keyed) keys.add(batch, keep);
+      if (dropped !== undefined) {
+        // After the kept rows' keys: a dropped row of a key kept is no spare.
+        spares?.offer(dropped.part, dropped.rows, dropped.distance, keys!);
+        dropped.part.release();
+      }
       if (onCodes !== undefined) {
         onCodes(gen.columns, keep);
         arrays.give(Object.values(gen.columns));
@@ -357,10 +362,9 @@ export class Synthesizer {
       let spare: DecodedBatch | undefined;
       // The next batch is checked only when it fits the filter's bound (a top-up draws 16 rows at least).
       const filterStops = !(b + 1 - batches < FILTER_TOP_UP_ROUNDS && drawn + 16 <= filterDrawCap(n));
-      if (spares.length > 0 && (filterStops || done >= n)) {
-        const all = DecodedBatch.concat(spares.splice(0));
-        spare = done < n ? all.select(keys!.fresh(all).slice(0, n - done)) : undefined;
-        all.release();
+      if (spares !== undefined && spares.rows > 0 && (filterStops || done >= n)) {
+        spare = done < n ? spares.take(keys!, n - done, balance, n) : undefined;
+        spares.release();
         if (spare !== undefined) {
           keys!.add(spare);
           done += spare.length;

@@ -39,23 +39,40 @@ export class SampleKeys {
    * added before and by no earlier row of this list. Adds nothing ({@link add} does).
    */
   fresh(batch: Cells, rows?: readonly number[]): number[] {
-    const local = this.keys.map(() => new Set<number>());
+    const claim = this.claimer(batch);
+    return rows === undefined ? Array.from({ length: batch.length }, (_, r) => r).filter(claim) : rows.filter(claim);
+  }
+
+  /** The rows of `batch` holding no key a row added before holds (two of them may share one). */
+  unheld(batch: Cells): number[] {
     const out: number[] = [];
-    const n = rows?.length ?? batch.length;
+    for (let r = 0; r < batch.length; r++) if (!this.holds(batch, r)) out.push(r);
+    return out;
+  }
+
+  /** Whether a row added before holds one of row r's keys. */
+  holds(batch: Cells, r: number): boolean {
+    for (let k = 0; k < this.keys.length; k++) if (this.seen[k].has(keyHash(batch, r, this.keys[k]))) return true;
+    return false;
+  }
+
+  /**
+   * Claims on rows of `batch`: given a row, true when no row added before and no row claimed
+   * before holds one of its keys (its keys are then claimed), else false. Adds nothing to the
+   * sample ({@link add} does).
+   */
+  claimer(batch: Cells): (r: number) => boolean {
+    const local = this.keys.map(() => new Set<number>());
     // One row's key hashes, reused: no array per row on the sampling path.
     const hs = new Float64Array(this.keys.length);
-    for (let i = 0; i < n; i++) {
-      const r = rows === undefined ? i : rows[i];
-      let ok = true;
-      for (let k = 0; k < hs.length && ok; k++) {
+    return (r) => {
+      for (let k = 0; k < hs.length; k++) {
         hs[k] = keyHash(batch, r, this.keys[k]);
-        ok = !this.seen[k].has(hs[k]) && !local[k].has(hs[k]);
+        if (this.seen[k].has(hs[k]) || local[k].has(hs[k])) return false;
       }
-      if (!ok) continue;
       for (let k = 0; k < hs.length; k++) local[k].add(hs[k]);
-      out.push(r);
-    }
-    return out;
+      return true;
+    };
   }
 
   /** Records the keys of `rows` of `batch` (default all) as held by the sample. */

@@ -21,6 +21,9 @@
  * (`./marginal-balance`): random drops leave a sample short in the common cells, where near-copies
  * crowd. The choice reads no flag of H, and rho is then the kept near-copies' own share of rows of
  * H (they are no random subset of those drawn), so every batch's end keeps the bound for any half.
+ * A caller may say which rows cannot be kept together (`KeepOptions.claim`: a table's key; the
+ * non-copies then claim first) and hear each row's distance to the real rows as far as the keys
+ * tell (`KeepOptions.onDistance`: 2, 1 or 0), for the rows it drops (`../generate/spare-rows`).
  *
  * What it holds (`./masked-keys`): keyed hashes of the real rows' leave-one-column-out keys in a
  * Bloom filter (no false negatives, about 0.1% false positives), and per numerical and datetime
@@ -140,6 +143,25 @@ export interface FilterTally {
   drawnNearHalf?: number;
   /** With a {@link MarginalBalance}: near-copies kept that nearly copy a row of H. */
   nearHalf?: number;
+}
+
+/** Options of {@link NearCopyFilter.keep}. */
+export interface KeepOptions {
+  /**
+   * Called for a row about to be kept, once the filter would keep it: true takes the row (and
+   * whatever it holds, e.g. its key), false skips it for the next. With a balance the batch's
+   * non-copies are offered first, so a row that conflicts with others is kept as a non-copy when
+   * one of them is. Default: every row may be kept.
+   */
+  claim?: (r: number) => boolean;
+  /**
+   * Given, once the batch is flagged, per row its Hamming distance to the nearest real row over
+   * the compared columns as far as the filter's keys tell: 2 when it nearly copies no real row (2
+   * or more), 1 when it nearly copies one, 0 when it holds every one of its leave-one-column-out
+   * keys (it equals a real row, or is one column away from real rows in each column). Costs
+   * a probe per compared column of each near-copy.
+   */
+  onDistance?: (distance: Uint8Array) => void;
 }
 
 const MAGIC = Buffer.from("SYNTHDNC", "latin1");
@@ -355,10 +377,15 @@ export class NearCopyFilter {
     return (await this.flagsBoth(batch)).whole;
   }
 
-  /** {@link flags} against the whole table, and (thinning only) against the half H. */
-  private async flagsBoth(batch: Table): Promise<{ whole: Uint8Array; half?: Uint8Array }> {
+  /**
+   * {@link flags} against the whole table, and (thinning only) against the half H; with
+   * `distances`, also each row's {@link KeepOptions.onDistance} distance.
+   */
+  private async flagsBoth(batch: Table, distances = false): Promise<{ whole: Uint8Array; half?: Uint8Array; distance?: Uint8Array }> {
     // No rows (every row of a batch repeated a key): nothing to flag, and nothing to scan.
-    if (batch.rows.length === 0) return { whole: new Uint8Array(0), ...(this.half ? { half: new Uint8Array(0) } : {}) };
+    if (batch.rows.length === 0) {
+      return { whole: new Uint8Array(0), ...(this.half ? { half: new Uint8Array(0) } : {}), ...(distances ? { distance: new Uint8Array(0) } : {}) };
+    }
     const scan = await scanTable(batch, 1);
     const F = this.header.columns.length;
     const n = scan.n;
@@ -384,7 +411,16 @@ export class NearCopyFilter {
       }
     });
     const sums = rowSums(cells, n, F);
-    return { whole: this.set.flagRows(cells, sums, n, F), half: this.half?.flagRows(cells, sums, n, F) };
+    const half = this.half?.flagRows(cells, sums, n, F);
+    if (!distances) return { whole: this.set.flagRows(cells, sums, n, F), half };
+    const held = this.set.countRows(cells, sums, n, F);
+    const whole = new Uint8Array(n);
+    const distance = new Uint8Array(n);
+    for (let r = 0; r < n; r++) {
+      whole[r] = held[r] > 0 ? 1 : 0;
+      distance[r] = held[r] === 0 ? 2 : held[r] < F ? 1 : 0;
+    }
+    return { whole, half, distance };
   }
 
   /**
@@ -393,11 +429,14 @@ export class NearCopyFilter {
    * rho is 1 when every near-copy is dropped). `tally` carries the counts over a sample's batches.
    * With `balance` (file header), the rows kept are chosen by their cells (non-copies first when
    * more than `limit`), the bound read with the kept near-copies' rho and held at the batch's end;
-   * use one balance, like one tally, for all the batches of a sample.
+   * use one balance, like one tally, for all the batches of a sample. `opts`: rows that may not be
+   * kept together (a table's key) and the distances of the rows ({@link KeepOptions}).
    * @throws as {@link flags}.
    */
-  async keep(batch: Table, tally: FilterTally, limit = Infinity, balance?: MarginalBalance): Promise<number[]> {
-    const { whole, half } = await this.flagsBoth(batch);
+  async keep(batch: Table, tally: FilterTally, limit = Infinity, balance?: MarginalBalance, opts: KeepOptions = {}): Promise<number[]> {
+    const { whole, half, distance } = await this.flagsBoth(batch, opts.onDistance !== undefined);
+    if (distance !== undefined) opts.onDistance!(distance);
+    const claim = opts.claim ?? (() => true);
     if (half) {
       for (let r = 0; r < whole.length; r++) {
         tally.drawnNear = (tally.drawnNear ?? 0) + whole[r];
@@ -417,7 +456,7 @@ export class NearCopyFilter {
       const size = tally.kept + room;
       const rhoKept = half && tally.near > 0 ? (tally.nearHalf ?? 0) / tally.near : rho;
       const allowed = rhoKept > 0 ? Math.max(0, Math.floor((t / rhoKept) * size) - tally.near) : near.length;
-      const first = balance.choose(cells, plain, room - Math.min(near.length, allowed), size);
+      const first = balance.choose(cells, plain, room - Math.min(near.length, allowed), size, opts.claim);
       tally.kept += first.length;
       // Near-copies are chosen by their cells, which tell how many real rows they resemble: rho is
       // then that of the near-copies kept, and rho times their count is the kept rows of H. A row is
@@ -425,22 +464,22 @@ export class NearCopyFilter {
       // not see the half).
       const copies = balance.choose(cells, near, room - first.length, size, (r) => {
         if ((half ? (tally.nearHalf ?? 0) : tally.near) + 1 > t * (tally.kept + 1)) return "stop";
+        if (!claim(r)) return false;
         tally.near++;
         tally.kept++;
         if (half) tally.nearHalf = (tally.nearHalf ?? 0) + half[r];
         return true;
       });
       const taken = new Set(first);
-      const last = balance.choose(cells, plain.filter((r) => !taken.has(r)), room - first.length - copies.length, size);
+      const last = balance.choose(cells, plain.filter((r) => !taken.has(r)), room - first.length - copies.length, size, opts.claim);
       tally.kept += last.length;
       return [...first, ...copies, ...last].sort((a, b) => a - b);
     }
     const out: number[] = [];
     for (let r = 0; r < whole.length && out.length < limit; r++) {
-      if (whole[r] === 1) {
-        if (rho * (tally.near + 1) > t * (tally.kept + 1)) continue;
-        tally.near++;
-      }
+      if (whole[r] === 1 && rho * (tally.near + 1) > t * (tally.kept + 1)) continue;
+      if (!claim(r)) continue;
+      tally.near += whole[r];
       tally.kept++;
       out.push(r);
     }

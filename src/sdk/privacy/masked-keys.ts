@@ -137,22 +137,33 @@ export class MaskedKeySet {
   /** Per row, 1 when one of its F masked keys may be in the set (always when it is). */
   flagRows(cells: Uint32Array, sums: Uint32Array, n: number, F: number): Uint8Array {
     const out = new Uint8Array(n);
-    const w = this.words;
-    for (let r = 0; r < n; r++) {
-      for (let j = 0; j < F && out[r] === 0; j++) {
-        const o = 2 * (r * F + j);
-        const lo = mix32((((sums[2 * r] - cells[o]) >>> 0) ^ Math.imul(j + 1, 0x9e3779b1)) >>> 0);
-        const hi = mix32((sums[2 * r + 1] - cells[o + 1] + Math.imul(j + 1, 0x85ebca77)) >>> 0);
-        const base = ((lo >>> 1) % this.blocks) * BLOCK_WORDS;
-        let all = true;
-        for (let i = 0, x = hi; i < this.hashes && all; i++) {
-          x = next(x);
-          all = (w[base + (x >>> 28)] & (1 << ((x >>> 23) & 31))) !== 0;
-        }
-        if (all) out[r] = 1;
-      }
-    }
+    for (let r = 0; r < n; r++) for (let j = 0; j < F && out[r] === 0; j++) if (this.holds(cells, sums, r, j, F)) out[r] = 1;
     return out;
+  }
+
+  /**
+   * Per row, how many of its F masked keys may be in the set (always those that are): 0 for a row
+   * nearly copying no row of the set; F for one equal to a row of it (or one column away from
+   * rows of it in every column).
+   */
+  countRows(cells: Uint32Array, sums: Uint32Array, n: number, F: number): Uint16Array {
+    const out = new Uint16Array(n);
+    for (let r = 0; r < n; r++) for (let j = 0; j < F; j++) if (this.holds(cells, sums, r, j, F)) out[r]++;
+    return out;
+  }
+
+  /** Whether row r's masked key for column j may be in the set. */
+  private holds(cells: Uint32Array, sums: Uint32Array, r: number, j: number, F: number): boolean {
+    const w = this.words;
+    const o = 2 * (r * F + j);
+    const lo = mix32((((sums[2 * r] - cells[o]) >>> 0) ^ Math.imul(j + 1, 0x9e3779b1)) >>> 0);
+    const hi = mix32((sums[2 * r + 1] - cells[o + 1] + Math.imul(j + 1, 0x85ebca77)) >>> 0);
+    const base = ((lo >>> 1) % this.blocks) * BLOCK_WORDS;
+    for (let i = 0, x = hi; i < this.hashes; i++) {
+      x = next(x);
+      if ((w[base + (x >>> 28)] & (1 << ((x >>> 23) & 31))) === 0) return false;
+    }
+    return true;
   }
 
   /** Share of set bits. */
