@@ -203,6 +203,26 @@ describe("ratio bands", () => {
     assert.ok(late.length > 100 && late.every((f) => f > 0.95 && f < 1.05), `${Math.min(...late)} - ${Math.max(...late)}`);
   });
 
+  test("a band's total is written at the real column's mixture of roundings", async () => {
+    // Home sales: volume = sales x median price x a factor; 40% of volumes are reported rounded to 5,000.
+    const homes = table(["sales", "median", "volume"], 3000, (_, rng) => {
+      const sales = 20 + rng.int(500);
+      const median = 100 * (600 + rng.int(1500));
+      const v = sales * median * (0.9 + 0.3 * rng.next());
+      return [sales, median, rng.next() < 0.4 ? Math.round(v / 5000) * 5000 : Math.round(v)];
+    });
+    const meta = await analyzed(homes);
+    const [r] = ratios(meta);
+    assert.ok(r?.min !== undefined, JSON.stringify(meta.rules));
+    const roundShare = (t: Table): number => {
+      const v = t.rows.map((row) => row[t.columns.indexOf("volume")]).filter((x) => x !== "").map(Number);
+      return v.filter((x) => x % 5000 === 0).length / v.length;
+    };
+    const synth = decodeIndependent(meta, 3000);
+    assert.equal(kept(meta, r, synth).share, 1);
+    assert.ok(Math.abs(roundShare(synth) - roundShare(homes)) < 0.04, `multiples of 5,000: ${roundShare(synth)} against ${roundShare(homes)}`);
+  });
+
   test("no band where the total is not near the product, or where one part alone decides it", async () => {
     const loose = table(["tenure", "monthly", "total"], 1500, (_, rng) => {
       const months = 1 + rng.int(72);

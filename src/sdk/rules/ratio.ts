@@ -5,7 +5,8 @@
  * (`./sums`, {@link ratioSteps}).
  */
 import type { ColumnStats, Metadata, RatioBins, RatioRule } from "../../contract";
-import { numberWriter } from "../columns/numerical-grain";
+import { grainRounder, numberWriter } from "../columns/numerical-grain";
+import type { Rng } from "../generate/sfc32";
 import { innerFirst } from "./compiled-rule";
 
 /**
@@ -122,6 +123,8 @@ export interface RatioStep {
   totalDecimals: number;
   /** The value written as the total's column writes numbers (rounded to its decimals). */
   write(x: number): string;
+  /** Of a band: a total moved to the column's grain, the first point `accept` takes ({@link grainRounder}). */
+  snap?: (x: number, rng: Rng, accept: (y: number) => boolean) => number | undefined;
   /** Whether the written value lies in the total's real [min, max]. */
   fits(x: number): boolean;
 }
@@ -150,6 +153,7 @@ export function ratioSteps(meta: Metadata, rules: readonly RatioRule[], cols: (n
         partDecimals: r.parts.map((p) => st(p)?.decimals ?? 0),
         totalDecimals: d,
         write: (x) => writeNumber(Math.round(x * scale) / scale),
+        ...(r.quantiles !== undefined && s !== undefined ? { snap: grainRounder(s) } : {}),
         fits: (x) => {
           const y = Math.round(x * scale) / scale;
           return !((s?.min !== undefined && y < s.min) || (s?.max !== undefined && y > s.max));

@@ -285,8 +285,11 @@ function keepRatio(
   if (verdict === true || xs.some(Number.isNaN)) return;
   // A band's factor is drawn per row from its quantiles; an identity's is fixed.
   const k = s.quantiles ? drawFromQuantiles(s.binned !== undefined ? binQuantiles(s.binned, xs) : s.quantiles, rng) : s.factor;
-  const v = ratioValue(k, xs, s.powers);
-  if (v === undefined) return;
+  const raw = ratioValue(k, xs, s.powers);
+  if (raw === undefined) return;
+  // A band's total at the column's grain, where a point of it stays in the band.
+  const onGrain = (x: number, ps: readonly number[]): number => s.snap?.(x, rng, (y) => ratioKept(y, ps, s, s.totalDecimals, s.partDecimals) === true && s.fits(y)) ?? x;
+  const v = onGrain(raw, xs);
   if (user(r, s.total)) {
     out.unrepaired++;
     return;
@@ -298,7 +301,8 @@ function keepRatio(
     for (let t = 0; t < MAX_REDRAWS; t++) {
       for (const f of t < free.length ? [free[t]] : free) rows.set(r, f, draw(f, rng));
       const ps = read();
-      const w = rewriteSums() ? ratioValue(s.binned !== undefined ? drawFromQuantiles(binQuantiles(s.binned, ps), rng) : k, ps, s.powers) : undefined;
+      const w0 = rewriteSums() ? ratioValue(s.binned !== undefined ? drawFromQuantiles(binQuantiles(s.binned, ps), rng) : k, ps, s.powers) : undefined;
+      const w = w0 !== undefined && !Number.isNaN(w0) ? onGrain(w0, ps) : w0;
       if (w !== undefined && !Number.isNaN(w) && s.fits(w)) {
         cells.forEach((f, i) => {
           if (rows.get(r, f) !== before[i]) out.changed++;
