@@ -65,6 +65,27 @@ describe("difference ranges", () => {
     assert.deepEqual(off.slice(0, 5), [], `${off.length} rows ship outside the week`);
   });
 
+  test("a cell written from a drawn difference keeps the column's mixture of roundings", async () => {
+    // Houses sold within 20,000 under their asking price; 60% of sale prices are round thousands.
+    const rng = new Rng(11);
+    const rows = Array.from({ length: 3000 }, () => {
+      const ask = 100 * (1000 + rng.int(8000));
+      const sold = ask - rng.int(20000);
+      return [String(ask), String(rng.next() < 0.6 ? Math.round(sold / 1000) * 1000 : sold)];
+    });
+    const t: Table = { columns: ["ask", "sold"], rows };
+    const { metadata } = await analyzeTable(t);
+    const [rule] = differences(metadata);
+    assert.ok(rule !== undefined, JSON.stringify(metadata.rules));
+    const share = (tb: Table): number => {
+      const v = column(tb, "sold").filter((x) => x !== "").map(Number);
+      return v.filter((x) => x % 1000 === 0).length / v.length;
+    };
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 3000, 3), 7);
+    assert.deepEqual(ruleShares([rule], metadata, synth).map((s) => s.share), [1]);
+    assert.ok(Math.abs(share(synth) - share(t)) < 0.04, `round thousands: ${share(synth)} against ${share(t)}`);
+  });
+
   test("independent columns have no difference range; close columns of a sum are left to the sum", async () => {
     const rng = new Rng(2);
     const rows = Array.from({ length: 500 }, () => {

@@ -180,6 +180,49 @@ describe("ratio bands", () => {
     assert.ok(fs.filter((f) => f < 0.95).length > 0.15 * fs.length && fs.filter((f) => f > 1.05).length > 0.15 * fs.length);
   });
 
+  test("a factor that narrows with one part is kept per bin of it: the first month's total is its charge", async () => {
+    // Billing accounts: month 1 bills exactly the monthly charge; later totals drift within a band that narrows with tenure.
+    const billed = table(["tenure", "monthly", "total"], 3000, (_, rng) => {
+      const months = rng.next() < 0.1 ? 1 : 2 + rng.int(71);
+      const monthly = 18 + rng.next() * 100;
+      const f = months === 1 ? 1 : 1 + (rng.next() - 0.5) * (0.6 / Math.sqrt(months));
+      return [months, monthly.toFixed(2), (months * monthly * f).toFixed(2)];
+    });
+    const meta = await analyzed(billed);
+    const [r] = ratios(meta);
+    assert.equal(r?.bins?.part, "tenure", JSON.stringify(meta.rules));
+    assert.match(describeRule(r), /the factor by \d+ bins of tenure/);
+    const synth = decodeIndependent(meta, 3000);
+    assert.equal(kept(meta, r, synth).share, 1);
+    const [t, m, n] = ["total", "monthly", "tenure"].map((c) => synth.columns.indexOf(c));
+    const first = synth.rows.filter((row) => row[n] === "1" && row[m] !== "" && row[t] !== "");
+    assert.ok(first.length > 100);
+    assert.equal(first.filter((row) => Number(row[t]) === Number(row[m])).length, first.length);
+    // A long account's factor stays in its own narrow bin, not the band's width.
+    const late = synth.rows.filter((row) => Number(row[n]) >= 60 && row[m] !== "" && row[t] !== "").map((row) => Number(row[t]) / (Number(row[m]) * Number(row[n])));
+    assert.ok(late.length > 100 && late.every((f) => f > 0.95 && f < 1.05), `${Math.min(...late)} - ${Math.max(...late)}`);
+  });
+
+  test("a band's total is written at the real column's mixture of roundings", async () => {
+    // Home sales: volume = sales x median price x a factor; 40% of volumes are reported rounded to 5,000.
+    const homes = table(["sales", "median", "volume"], 3000, (_, rng) => {
+      const sales = 20 + rng.int(500);
+      const median = 100 * (600 + rng.int(1500));
+      const v = sales * median * (0.9 + 0.3 * rng.next());
+      return [sales, median, rng.next() < 0.4 ? Math.round(v / 5000) * 5000 : Math.round(v)];
+    });
+    const meta = await analyzed(homes);
+    const [r] = ratios(meta);
+    assert.ok(r?.min !== undefined, JSON.stringify(meta.rules));
+    const roundShare = (t: Table): number => {
+      const v = t.rows.map((row) => row[t.columns.indexOf("volume")]).filter((x) => x !== "").map(Number);
+      return v.filter((x) => x % 5000 === 0).length / v.length;
+    };
+    const synth = decodeIndependent(meta, 3000);
+    assert.equal(kept(meta, r, synth).share, 1);
+    assert.ok(Math.abs(roundShare(synth) - roundShare(homes)) < 0.04, `multiples of 5,000: ${roundShare(synth)} against ${roundShare(homes)}`);
+  });
+
   test("no band where the total is not near the product, or where one part alone decides it", async () => {
     const loose = table(["tenure", "monthly", "total"], 1500, (_, rng) => {
       const months = 1 + rng.int(72);
@@ -219,5 +262,14 @@ describe("ratio bands", () => {
     const param = (e: unknown) => (e as { param?: string }).param ?? "";
     assert.throws(() => checkMetadata(md({ ...rule, quantiles: undefined })), (e) => param(e).endsWith("rules[0].quantiles"));
     assert.throws(() => checkMetadata(md({ ...rule, quantiles: [0.9, 1.2] })), (e) => param(e).endsWith("rules[0].quantiles"));
+    // Bins of one part: the row's bin decides the band.
+    const binned: RatioRule = { ...rule, bins: { part: "tenure", edges: [1], quantiles: [[1, 1], [0.9, 1.1]] } };
+    const checkBinned = ruleChecker(binned, meta);
+    assert.equal(checkBinned(["10.00", "10.00", "1"]), true);
+    assert.equal(checkBinned(["10.50", "10.00", "1"]), false);
+    assert.equal(checkBinned(["105.00", "10.00", "10"]), true);
+    assert.doesNotThrow(() => checkMetadata(md(binned as unknown as Record<string, unknown>)));
+    assert.throws(() => checkMetadata(md({ ...binned, bins: { ...binned.bins, part: "total" } })), (e) => param(e).endsWith("rules[0].bins.part"));
+    assert.throws(() => checkMetadata(md({ ...binned, bins: { ...binned.bins, quantiles: [[1, 1]] } })), (e) => param(e).endsWith("rules[0].bins.quantiles"));
   });
 });

@@ -590,6 +590,21 @@ export interface RatioRule extends RuleBase {
   min?: number & tags.ExclusiveMinimum<0> & Finite;
   max?: number & tags.ExclusiveMinimum<0> & Finite;
   quantiles?: (number & tags.ExclusiveMinimum<0> & Finite)[] & tags.MinItems<2> & tags.MaxItems<17>;
+  /** Of a band: its factor by bins of one part, where the part's value narrows it (`tenure 1`: exactly 1). */
+  bins?: RatioBins;
+}
+
+/**
+ * A ratio band's factor per bin of one part's value: bin i holds the values <= `edges[i]` not in an
+ * earlier bin, the last bin the rest; `quantiles[i]` are bin i's 17 quantiles of the factor (its
+ * [min, max] the first and last), checked and drawn in place of the band's.
+ */
+export interface RatioBins {
+  /** One of the rule's parts. */
+  part: string & tags.MinLength<1>;
+  edges: (number & Finite)[] & tags.MinItems<1> & tags.MaxItems<31>;
+  /** One list per bin (`edges.length + 1`), each ascending. */
+  quantiles: ((number & tags.ExclusiveMinimum<0> & Finite)[] & tags.MinItems<2> & tags.MaxItems<17>)[] & tags.MinItems<2> & tags.MaxItems<32>;
 }
 
 /**

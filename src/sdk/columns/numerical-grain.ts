@@ -420,6 +420,46 @@ export function describeGrain(grain: NumericalGrain, decimals: number): string {
 }
 
 /**
+ * Rounds a number a rule computed (a ratio band's total, a drawn difference) to the column's
+ * grain (`stats.grain`): a grain drawn by the shares of the bin the number falls in (the column's
+ * shares outside every bin), the number moved to that grain's nearest point, else its other
+ * neighbour, else the next finer grain's, the first that `accept` takes. So a total derived from
+ * its parts is written at the real column's mixture of roundings (36% of volumes multiples of
+ * 5,000), as the decoder writes a drawn value ({@link grainDecoder}).
+ * @returns a rounder giving the value (undefined when no point is accepted), or undefined when the
+ *   column keeps no grain.
+ */
+export function grainRounder(stats: ColumnStats): ((x: number, rng: Rng, accept: (y: number) => boolean) => number | undefined) | undefined {
+  const grain = stats.grain;
+  const d = stats.decimals;
+  const m = grain?.steps.length ?? 0;
+  if (!grain || d === undefined || m < 2 || grain.shares.length !== m) return undefined;
+  const e = stats.bin_edges;
+  const perBin = e !== undefined && e.length >= 2 && grain.bin_shares.length === (e.length - 1) * m;
+  const points = perBin ? pointValues(e!) : undefined;
+  const scale = 10 ** d;
+  return (x, rng, accept) => {
+    let [shares, off] = [grain.shares as readonly number[], 0];
+    const c = perBin ? binOf(e!, points!, x) : -1;
+    if (c >= 0 && grain.bin_shares.slice(c * m, c * m + m).some((v) => v > 0)) [shares, off] = [grain.bin_shares, c * m];
+    let total = 0;
+    for (let t = 0; t < m; t++) total += shares[off + t];
+    let u = rng.next() * total;
+    let j = 0;
+    while (j < m - 1 && u >= shares[off + j]) u -= shares[off + j++];
+    for (; j >= 0; j--) {
+      const k = x / grain.steps[j];
+      const near = Math.round(k);
+      for (const kk of [near, near > k ? near - 1 : near + 1]) {
+        const y = Math.round(kk * grain.steps[j] * scale) / scale;
+        if (accept(y)) return y;
+      }
+    }
+    return undefined;
+  };
+}
+
+/**
  * Decoder of a numerical column with a `grain`: an interval bin draws grain j with probability
  * proportional to `bin_shares[b, j] * (its points in the range) / (its points in the bin)`, then
  * one of those points uniformly; other codes and bins no grain serves go to `plain` (`./bins`'

@@ -56,7 +56,7 @@ import { MISSING_KEY, OTHER, decimalsOf, pointValues, seedBin } from "../columns
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 import { sumRuleTolerance } from "./sums";
-import { ratioKept, ratioText } from "./ratio";
+import { ratioBand, ratioKept, ratioText } from "./ratio";
 import { calendarCheck } from "./calendar";
 import { datetimePartCheck } from "./datetime-part";
 import { templateCheck, templateText } from "./template";
@@ -401,13 +401,14 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     }
     case "ratio": {
       const decimals = ruleColumns(rule).map((c) => metadata.column_stats?.[c]?.decimals);
+      const band = ratioBand(rule);
       return (row) => {
         const texts = readers.map((r) => row[r.index]);
         if (texts.some((t) => t === "")) return undefined;
         const xs = texts.map(Number);
         if (!xs.every(Number.isFinite)) return undefined;
         const ds = texts.map((t, j) => decimals[j] ?? decimalsOf(t));
-        return ratioKept(xs[0], xs.slice(1), rule, ds[0], ds.slice(1));
+        return ratioKept(xs[0], xs.slice(1), band, ds[0], ds.slice(1));
       };
     }
     case "not_equal": {

@@ -200,7 +200,7 @@ export function describeRule(rule: Rule, metadata?: Names): string {
     case "sum":
       return `sum: ${rule.total} = ${identityText(rule.parts, rule.signs, rule.constant, rule.weights)}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "ratio":
-      return `ratio: ${rule.total} = ${ratioText(rule)}${share ? ` (${share} of rows)` : ""}${tail}`;
+      return `ratio: ${rule.total} = ${ratioText(rule)}${rule.bins ? `, the factor by ${rule.bins.quantiles.length} bins of ${rule.bins.part}` : ""}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "not_equal":
       return `not equal: ${rule.columns.join(" != ")}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "blank_together":

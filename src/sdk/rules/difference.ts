@@ -7,13 +7,14 @@ import type { ColumnStats, DifferenceRule, Metadata } from "../../contract";
 import { DatetimeFormat } from "../metadata/datetime";
 import { cellSeconds, differenceCheck } from "./check";
 import { numberLattice } from "../columns/numerical";
+import { grainRounder } from "../columns/numerical-grain";
 import { MAX_REDRAWS, drawFromQuantiles as drawDifference, noneFixed, type CompiledRule } from "./compiled-rule";
 
 
 /**
  * Keeps the rule: a row out of range gets its second cell written as the first plus a difference
  * drawn from the rule's quantiles (the first cell, when the second is fixed), on the column's
- * decimals (numbers) or granularity unit (datetimes, at the first cell's offset), inside the
+ * decimals and grain (numbers: `grainRounder`) or granularity unit (datetimes, at the first cell's offset), inside the
  * column's real [min, max]; up to {@link MAX_REDRAWS} draws, else the row is counted unrepaired.
  */
 export function differenceRule(rule: DifferenceRule, idx: readonly number[], meta: Metadata): CompiledRule {
@@ -22,6 +23,7 @@ export function differenceRule(rule: DifferenceRule, idx: readonly number[], met
   const writers = stats.map((s) => writerOf(s));
   const readers = stats.map(cellSeconds);
   const formats = stats.map((s) => (s?.type === "datetime" && s.format !== undefined ? new DatetimeFormat(s.format) : undefined));
+  const snaps = stats.map((s) => (s?.type === "numerical" ? grainRounder(s) : undefined));
   return {
     apply(rows, rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
@@ -40,7 +42,14 @@ export function differenceRule(rule: DifferenceRule, idx: readonly number[], met
         let done = false;
         for (let t = 0; t < MAX_REDRAWS && !done; t++) {
           const d = drawDifference(rule.quantiles, rng);
-          const text = writers[side](side === 1 ? other + d : other - d, offset);
+          const x = side === 1 ? other + d : other - d;
+          // At the column's grain where a point of it keeps the rule.
+          const y = snaps[side]?.(x, rng, (v) => {
+            const t = writers[side](v, offset);
+            cells[idx[side]] = t ?? "";
+            return t !== undefined && check(cells) === true;
+          }) ?? x;
+          const text = writers[side](y, offset);
           if (text === undefined) continue;
           cells[idx[side]] = text;
           if (check(cells) === true) {

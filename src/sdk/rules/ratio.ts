@@ -4,8 +4,9 @@
  * (`./check`) and the enforcer, which writes the total from its parts like a sum's total
  * (`./sums`, {@link ratioSteps}).
  */
-import type { ColumnStats, Metadata, RatioRule } from "../../contract";
-import { numberWriter } from "../columns/numerical-grain";
+import type { ColumnStats, Metadata, RatioBins, RatioRule } from "../../contract";
+import { grainRounder, numberWriter } from "../columns/numerical-grain";
+import type { Rng } from "../generate/sfc32";
 import { innerFirst } from "./compiled-rule";
 
 /**
@@ -41,13 +42,15 @@ export function ratioTolerance(value: number, totalDecimals: number, parts: read
 /**
  * The verdict of `total = value` on one row's numbers: undefined when a number is missing (NaN) or
  * a divided part is 0, else whether the total is within {@link ratioTolerance}; of a band, whether
- * it lies between the values of its min and max factors, each widened by its tolerance.
+ * it lies between the values of its min and max factors (of a binned band, its row's bin's), each
+ * widened by its tolerance.
  */
 export function ratioKept(total: number, parts: readonly number[], rule: RatioBand, totalDecimals: number, partDecimals: readonly number[]): boolean | undefined {
   if (Number.isNaN(total) || parts.some(Number.isNaN)) return undefined;
   if (rule.min !== undefined && rule.max !== undefined) {
-    const lo = ratioValue(rule.min, parts, rule.powers);
-    const hi = ratioValue(rule.max, parts, rule.powers);
+    const q = rule.binned !== undefined ? binQuantiles(rule.binned, parts) : undefined;
+    const lo = ratioValue(q !== undefined ? q[0] : rule.min, parts, rule.powers);
+    const hi = ratioValue(q !== undefined ? q[q.length - 1] : rule.max, parts, rule.powers);
     if (lo === undefined || hi === undefined) return undefined;
     return total >= lo - ratioTolerance(lo, totalDecimals, parts, partDecimals) && total <= hi + ratioTolerance(hi, totalDecimals, parts, partDecimals);
   }
@@ -56,12 +59,42 @@ export function ratioKept(total: number, parts: readonly number[], rule: RatioBa
   return Math.abs(total - v) <= ratioTolerance(v, totalDecimals, parts, partDecimals);
 }
 
-/** What {@link ratioKept} reads of a rule: the factor and powers, and a band's [min, max] when it is one. */
+/** What {@link ratioKept} reads of a rule: the factor and powers, and a band's [min, max] (and bins) when it is one. */
 export interface RatioBand {
   factor: number;
   powers: readonly number[];
   min?: number;
   max?: number;
+  binned?: PartBins;
+}
+
+/** A band's bins ({@link RatioBins}) with the part as its index among the rule's parts. */
+export interface PartBins {
+  part: number;
+  edges: readonly number[];
+  quantiles: readonly (readonly number[])[];
+}
+
+/** The band {@link ratioKept} reads of a contract rule (its bins' part named by index). */
+export function ratioBand(rule: Pick<RatioRule, "factor" | "powers" | "min" | "max" | "bins" | "parts">): RatioBand {
+  const bins = rule.bins;
+  return { factor: rule.factor, powers: rule.powers, min: rule.min, max: rule.max, ...(bins !== undefined ? { binned: partBins(bins, rule.parts) } : {}) };
+}
+
+function partBins(bins: RatioBins, parts: readonly string[]): PartBins {
+  return { part: parts.indexOf(bins.part), edges: bins.edges, quantiles: bins.quantiles };
+}
+
+/** The factor's quantiles of the bin the row's part value falls in (bin i: values <= edges[i]). */
+export function binQuantiles(bins: PartBins, parts: readonly number[]): readonly number[] {
+  const x = parts[bins.part];
+  let [lo, hi] = [0, bins.edges.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (x <= bins.edges[mid]) hi = mid;
+    else lo = mid + 1;
+  }
+  return bins.quantiles[lo];
 }
 
 /** The right side of a ratio rule in words: `100 * Unemployed / Labor Force`, `hits / at bats`, `price * quantity`, `1 / a`, a band's `[0.82, 1.2] * MonthlyCharges * tenure`. */
@@ -84,11 +117,14 @@ export interface RatioStep {
   min?: number;
   max?: number;
   quantiles?: number[];
+  binned?: PartBins;
   /** Per part, its decimals (for the tolerance). */
   partDecimals: number[];
   totalDecimals: number;
   /** The value written as the total's column writes numbers (rounded to its decimals). */
   write(x: number): string;
+  /** Of a band: a total moved to the column's grain, the first point `accept` takes ({@link grainRounder}). */
+  snap?: (x: number, rng: Rng, accept: (y: number) => boolean) => number | undefined;
   /** Whether the written value lies in the total's real [min, max]. */
   fits(x: number): boolean;
 }
@@ -113,9 +149,11 @@ export function ratioSteps(meta: Metadata, rules: readonly RatioRule[], cols: (n
         powers: [...r.powers],
         factor: r.factor,
         ...(r.min !== undefined && r.max !== undefined && r.quantiles ? { min: r.min, max: r.max, quantiles: [...r.quantiles] } : {}),
+        ...(r.bins !== undefined && r.quantiles ? { binned: partBins(r.bins, r.parts) } : {}),
         partDecimals: r.parts.map((p) => st(p)?.decimals ?? 0),
         totalDecimals: d,
         write: (x) => writeNumber(Math.round(x * scale) / scale),
+        ...(r.quantiles !== undefined && s !== undefined ? { snap: grainRounder(s) } : {}),
         fits: (x) => {
           const y = Math.round(x * scale) / scale;
           return !((s?.min !== undefined && y < s.min) || (s?.max !== undefined && y > s.max));

@@ -15,7 +15,7 @@
  * identity still holds and the derived cell is left out of range).
  */
 import type { ColumnStats, Metadata, RatioRule, SumRule } from "../../contract";
-import { ratioKept, ratioSteps, ratioValue, type RatioStep } from "./ratio";
+import { binQuantiles, ratioKept, ratioSteps, ratioValue, type RatioStep } from "./ratio";
 import type { Cells } from "../generate/batch";
 import type { Rng } from "../generate/sfc32";
 import { MAX_REDRAWS, drawFromQuantiles, innerFirst, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
@@ -257,7 +257,7 @@ function cellValue(text: string): number {
 
 /**
  * Keeps one ratio in row r: a total off `factor · a^±1 · b^±1` is written from its parts, rounded
- * to its decimals (a band's total outside it: from its parts times a factor drawn from its quantiles). When that falls outside the total's real [min, max], the parts that no sum or
+ * to its decimals (a band's total outside it: from its parts times a factor drawn from its quantiles, of a binned band its row's bin's). When that falls outside the total's real [min, max], the parts that no sum or
  * other ratio holds (and the user did not fix), and the leaves of the sum systems that write its
  * other parts (`sumLeaves`, their systems then written again by `rewriteSums`, which says whether
  * they stay in range), are redrawn from their marginals, one at a time and then together, up to
@@ -284,9 +284,12 @@ function keepRatio(
   const verdict = ratioKept(cellValue(rows.get(r, s.total)), xs, s, s.totalDecimals, s.partDecimals);
   if (verdict === true || xs.some(Number.isNaN)) return;
   // A band's factor is drawn per row from its quantiles; an identity's is fixed.
-  const k = s.quantiles ? drawFromQuantiles(s.quantiles, rng) : s.factor;
-  const v = ratioValue(k, xs, s.powers);
-  if (v === undefined) return;
+  const k = s.quantiles ? drawFromQuantiles(s.binned !== undefined ? binQuantiles(s.binned, xs) : s.quantiles, rng) : s.factor;
+  const raw = ratioValue(k, xs, s.powers);
+  if (raw === undefined) return;
+  // A band's total at the column's grain, where a point of it stays in the band.
+  const onGrain = (x: number, ps: readonly number[]): number => s.snap?.(x, rng, (y) => ratioKept(y, ps, s, s.totalDecimals, s.partDecimals) === true && s.fits(y)) ?? x;
+  const v = onGrain(raw, xs);
   if (user(r, s.total)) {
     out.unrepaired++;
     return;
@@ -297,7 +300,9 @@ function keepRatio(
     const before = cells.map((f) => rows.get(r, f));
     for (let t = 0; t < MAX_REDRAWS; t++) {
       for (const f of t < free.length ? [free[t]] : free) rows.set(r, f, draw(f, rng));
-      const w = rewriteSums() ? ratioValue(k, read(), s.powers) : undefined;
+      const ps = read();
+      const w0 = rewriteSums() ? ratioValue(s.binned !== undefined ? drawFromQuantiles(binQuantiles(s.binned, ps), rng) : k, ps, s.powers) : undefined;
+      const w = w0 !== undefined && !Number.isNaN(w0) ? onGrain(w0, ps) : w0;
       if (w !== undefined && !Number.isNaN(w) && s.fits(w)) {
         cells.forEach((f, i) => {
           if (rows.get(r, f) !== before[i]) out.changed++;

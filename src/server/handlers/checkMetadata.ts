@@ -238,6 +238,14 @@ function checkRules(md: Metadata, features: ReadonlySet<string>): void {
           throw paramInvalid(`${base}.quantiles`, "A ratio band's quantiles ascend, inside its [min, max].");
         }
       }
+      const bins = rule.bins;
+      if (bins !== undefined) {
+        if (rule.quantiles === undefined) throw paramInvalid(`${base}.bins`, "Bins refine a ratio band: the rule needs min, max and quantiles.");
+        if (!rule.parts.includes(bins.part)) throw paramInvalid(`${base}.bins.part`, `The part ${JSON.stringify(bins.part)} is not one of the rule's parts.`);
+        if (bins.edges.some((x, j) => j > 0 && !(x > bins.edges[j - 1]))) throw paramInvalid(`${base}.bins.edges`, "A ratio band's bin edges ascend strictly.");
+        if (bins.quantiles.length !== bins.edges.length + 1) throw paramInvalid(`${base}.bins.quantiles`, `bins.quantiles has ${bins.quantiles.length} lists; ${bins.edges.length} edges make ${bins.edges.length + 1} bins.`);
+        if (bins.quantiles.some((q) => q.some((x, j) => j > 0 && x < q[j - 1]))) throw paramInvalid(`${base}.bins.quantiles`, "Each bin's quantiles ascend.");
+      }
       return;
     }
     if (rule.type !== "fixed_combinations") return;

@@ -3,9 +3,9 @@
  * numerical columns (criteria in `./index`, {@link detectRules}; the rule shape is the contract's
  * `RatioRule`): rates, averages, densities, values of price times quantity, unit conversions.
  */
-import type { RatioRule, Rule } from "../../../contract";
+import type { RatioBins, RatioRule, Rule } from "../../../contract";
 import { Rng, deriveSeed } from "../../generate/sfc32";
-import { ratioKept, ratioTolerance, ratioValue } from "../ratio";
+import { ratioBand, ratioKept, ratioTolerance, ratioValue } from "../ratio";
 import { RULE_LIMITS } from "./options";
 import { modeOf } from "./sum";
 import { quantile, trimmedRange, type Col } from "./view";
@@ -358,6 +358,7 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
   const pairs: number[][] = [[], []];
   const lt: number[] = [];
   const lp: number[][] = [[], []];
+  const raw: number[][] = [[], []];
   for (let r = 0; r < n; r++) {
     const t = logOf(total.num![total.scan.ids[r]]);
     const a = logOf(parts[0].num![parts[0].scan.ids[r]]);
@@ -369,6 +370,8 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
     lt.push(t);
     lp[0].push(a);
     lp[1].push(b);
+    raw[0].push(parts[0].num![parts[0].scan.ids[r]]);
+    raw[1].push(parts[1].num![parts[1].scan.ids[r]]);
   }
   const m = fs.length;
   if (m < BAND_MIN_ROWS) return undefined;
@@ -397,9 +400,78 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
     }
     if (present < BAND_MIN_ROWS || good < RULE_LIMITS.share * present) return undefined;
     rule.share = good / present;
+    const bins = binsOf(rule, fs, raw, hi - lo);
+    if (bins !== undefined) {
+      const band = ratioBand(bins);
+      let binnedGood = 0;
+      for (let r = 0; r < n; r++) if (ratioKept(total.num![total.scan.ids[r]], parts.map((c) => c.num![c.scan.ids[r]]), band, dt, dp) === true) binnedGood++;
+      if (binnedGood >= RULE_LIMITS.share * present) return { ...bins, share: binnedGood / present };
+    }
     return rule;
   }
   return undefined;
+}
+
+/** Of a band's bins: quantile edges of the part (a value holding this share of rows is a bin of its own). */
+const BINS = 8;
+const POINT_BIN_SHARE = 0.05;
+/** Of a band's bins: rows trimmed at each end of a bin's factors. */
+const BIN_TRIM = 0.0025;
+/** Bins are kept when their rows' mean window is at most this share of the band's. */
+const BINS_NARROW = 0.8;
+
+/**
+ * The band `rule` with its factor by bins of one part (`RatioBins`), or undefined when no part's
+ * bins narrow it: per part, edges at its {@link BINS}-quantiles, a value holding >= 5% of the rows
+ * a bin of its own, bins of < {@link BAND_MIN_ROWS} rows joined to the next; per bin the 17
+ * quantiles of its log factors (`fs`) with {@link BIN_TRIM} trimmed at each end. Kept for the part
+ * whose bins' row-weighted window is smallest, when that is at most {@link BINS_NARROW} of the
+ * band's (`window`, log space): telco's `tenure 1` rows have TotalCharges = MonthlyCharges exactly,
+ * the factor's spread narrows as tenure grows.
+ */
+function binsOf(rule: RatioRule, fs: readonly number[], raw: readonly number[][], window: number): RatioRule | undefined {
+  const m = fs.length;
+  if (!(window > 0) || m < 2 * BAND_MIN_ROWS) return undefined;
+  let best: { score: number; bins: RatioBins } | undefined;
+  for (let j = 0; j < rule.parts.length; j++) {
+    const xs = Float64Array.from(raw[j]).sort();
+    const cuts = new Set<number>();
+    for (let k = 1; k < BINS; k++) cuts.add(xs[Math.floor((k * (m - 1)) / BINS)]);
+    for (let a = 0, b = 0; a < m; a = b) {
+      while (b < m && xs[b] === xs[a]) b++;
+      if (b - a < POINT_BIN_SHARE * m) continue;
+      cuts.add(xs[a]);
+      if (a > 0) cuts.add(xs[a - 1]);
+    }
+    let edges = [...cuts].filter((x) => x < xs[m - 1]).sort((a, b) => a - b);
+    const binOf = (x: number): number => {
+      let i = 0;
+      while (i < edges.length && x > edges[i]) i++;
+      return i;
+    };
+    // Join bins under BAND_MIN_ROWS rows to their next (the last to its previous).
+    for (;;) {
+      const counts = new Array<number>(edges.length + 1).fill(0);
+      for (const x of raw[j]) counts[binOf(x)]++;
+      const small = counts.findIndex((c) => c < BAND_MIN_ROWS);
+      if (small < 0 || edges.length === 0) break;
+      edges = edges.filter((_, e) => e !== Math.min(small, edges.length - 1));
+    }
+    if (edges.length === 0) continue;
+    const byBin: number[][] = Array.from({ length: edges.length + 1 }, () => []);
+    raw[j].forEach((x, r) => byBin[binOf(x)].push(fs[r]));
+    let weighted = 0;
+    const quantiles = byBin.map((v) => {
+      const f = Float64Array.from(v).sort();
+      const [lo, hi] = trimmedRange(f, BIN_TRIM);
+      weighted += f.length * (hi - lo);
+      const kept = f.filter((x) => x >= lo && x <= hi);
+      return Array.from({ length: 17 }, (_, k) => Number(Math.exp(quantile(kept, k / 16)).toPrecision(8)));
+    });
+    const score = weighted / (m * window);
+    if (score <= BINS_NARROW && (best === undefined || score < best.score)) best = { score, bins: { part: rule.parts[j], edges, quantiles } };
+  }
+  return best !== undefined ? { ...rule, bins: best.bins } : undefined;
 }
 
 /**
