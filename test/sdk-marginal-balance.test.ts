@@ -86,3 +86,19 @@ test("through the near-copy filter: near-copies kept up to the split's share, ev
   const after = tvd1(dense, keptCopies(kept), 0);
   assert.ok(after < before / 2, `column a of the near-copies kept: TVD ${after} chosen, ${before} in stream order`);
 });
+
+test("a number past either end of a binned column's range is read in the end bin, as the rule checks read it", async () => {
+  const rng = new Rng(3);
+  const real: Table = { columns: ["kind", "amount"], rows: Array.from({ length: 400 }, () => [rng.next() < 0.5 ? "x" : "y", (rng.next() * 1000).toFixed(2)]) };
+  const meta = await analyzed(real);
+  const edges = meta.column_stats?.amount.bin_edges ?? [];
+  assert.ok(edges.length > 2, "amount is quantile-binned");
+  const balance = MarginalBalance.of(meta)!;
+  const batch: Table = { columns: ["kind", "amount"], rows: [["x", String(edges[0] - 1)], ["y", String(edges[edges.length - 1] + 1)], ["x", "not a number"]] };
+  const cells = balance.cells(batch);
+  // Targets: kind's 1-way, amount's 1-way, then the 2-way marginals.
+  const T = cells.length / batch.rows.length;
+  assert.equal(cells[0 * T + 1], 0, "below the range: the first bin");
+  assert.equal(cells[1 * T + 1], edges.length - 2, "above the range: the last bin");
+  assert.equal(cells[2 * T + 1], -1, "a cell that reads as no number has no cell");
+});

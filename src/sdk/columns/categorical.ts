@@ -8,7 +8,7 @@ import { fileOfDescription } from "../io/csv";
 import { DataError } from "../errors";
 import { mutualInformation } from "../metadata/marginals";
 import type { Rng } from "../generate/sfc32";
-import { badCode, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
+import { badCode, candidateIndex, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
 /** `../semantic`, loaded by the first fit that looks for a kind, not by decoding. */
 function semanticKinds(): typeof import("../semantic") {
@@ -331,7 +331,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
         const heads = headsOf(partnerCode!, near);
         let replaced: number | undefined;
         for (let t = 0; t < FRESH_TRIES; t++) {
-          const at = row + (t + 4) * 2 ** 40;
+          const at = candidateIndex(row, t);
           const v = t === 0 ? text : freshOf(at, false);
           if (v === undefined || released.has(v) || !fits(v, partnerCode!, decided)) continue;
           const space = v.indexOf(" ");
@@ -340,7 +340,7 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
           if (space > 0) replaced ??= t;
         }
         if (replaced !== undefined) {
-          const v = replaced === 0 ? text : (freshOf(row + (replaced + 4) * 2 ** 40) ?? text);
+          const v = replaced === 0 ? text : (freshOf(candidateIndex(row, replaced)) ?? text);
           const out = `${byCode[near[rng.int(near.length)]]!.split(" ")[0]}${v.slice(v.indexOf(" "))}`;
           if (!released.has(out)) return out;
         }

@@ -113,6 +113,15 @@ export interface FreshWriter {
   freshValue?(i: number, issue?: boolean): string | undefined;
 }
 
+/**
+ * The {@link FreshWriter} index of row `row`'s candidate `t`: the row's own value for t = 0, else
+ * an index past any sample's rows (2^40 apart), so no other row writes it. Candidates are read
+ * with `issue` false; the one kept is read again with `issue` true, which marks it written.
+ */
+export function candidateIndex(row: number, t: number): number {
+  return t === 0 ? row : row + (t + 4) * 2 ** 40;
+}
+
 /** Decodes one feature's codes. */
 export interface FeatureDecoder {
   name: string;

@@ -8,7 +8,7 @@ import { inferIdShape, type IdShape } from "../metadata/identifier";
 import { DataError } from "../errors";
 import type { SemanticKind, SemanticShape } from "../semantic";
 import type { IdValues } from "../generate/id-generator";
-import { badCode, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
+import { badCode, candidateIndex, MISSING_KEY, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
 /** `../semantic`, loaded by the first fit or description of a text identifier, not by decoding. */
 function semanticKinds(): typeof import("../semantic") {
@@ -119,7 +119,7 @@ export function idDecoder(f: string, K: number, stats: ColumnStats, missingCode:
       const gen = ids as IdValues & { value(i: number, issue?: boolean): string };
       let untied: number | undefined;
       for (let t = 0; t < TIED_TRIES; t++) {
-        const at = t === 0 ? row : row + (t + 4) * 2 ** 40;
+        const at = candidateIndex(row, t);
         const v = gen.value(at, false);
         if (!fitsPartner(tied, v, partnerCode)) continue;
         if (t === 0 || lettersOf(v).some((w) => tied.has(w))) return gen.value(at);

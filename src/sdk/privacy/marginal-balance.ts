@@ -8,31 +8,12 @@
  * calibrated generation rakes to), counted over the rows already kept, and the rows of highest
  * score are kept first: a greedy step of raking by selection (Deville & Sarndal's calibration,
  * with 0/1 weights). Cells are read from the decoded rows (`../rules/check`'s `cellCoder`), so
- * they are the cells a rule wrote.
+ * they are the cells a rule wrote, read as the rule checks read them: a number past either end
+ * of a binned column's range is in the end bin (a decoded cell the model drew there).
  */
 import type { Metadata } from "../../contract";
 import type { Table } from "../io/csv";
-import { cellCoder, cellNumber } from "../rules/check";
-import { binOf, pointValues } from "../columns/bins";
-import { missingCodeOf } from "../columns/common";
-
-/** Text -> code of `f` under the metadata's code book: its bin for a binned number or instant. */
-function coderOf(f: string, meta: Metadata): (text: string) => number | undefined {
-  const st = meta.column_stats?.[f];
-  const edges = st?.type === "numerical" || st?.type === "datetime" ? st.bin_edges : undefined;
-  if (edges === undefined || edges.length < 2) return cellCoder(f, meta);
-  const points = pointValues(edges);
-  const read = cellNumber(st);
-  // Datetime edges are in seconds, `cellNumber` reads milliseconds.
-  const unit = st?.type === "datetime" ? 1000 : 1;
-  const missing = missingCodeOf(meta, f);
-  return (t) => {
-    if (t === "") return missing;
-    const x = read(t);
-    const b = x === undefined ? -1 : binOf(edges, points, x / unit);
-    return b < 0 ? undefined : b;
-  };
-}
+import { cellCoder } from "../rules/check";
 
 /** One marginal: its features (indexes into the table's columns) and target probabilities. */
 interface Target {
@@ -61,7 +42,7 @@ export class MarginalBalance {
     // A column whose cells cannot be read (no usable format) is left out, never an error mid-sample.
     const coders = features.map((f) => {
       try {
-        return coderOf(f, meta);
+        return cellCoder(f, meta);
       } catch {
         return () => undefined;
       }

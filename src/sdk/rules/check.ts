@@ -55,7 +55,7 @@ import { DataError } from "../errors";
 import { MISSING_KEY, OTHER, decimalsOf, pointValues, seedBin } from "../columns";
 import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
-import { sumRuleTolerance } from "./sums";
+import { sumCoefficients, sumRuleTolerance } from "./sums";
 import { ratioBand, ratioKept, ratioText } from "./ratio";
 import { calendarCheck } from "./calendar";
 import { datetimePartCheck } from "./datetime-part";
@@ -379,7 +379,7 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     }
     case "sum": {
       const decimals = ruleColumns(rule).map((c) => metadata.column_stats?.[c]?.decimals);
-      const signs = rule.parts.map((_, j) => (rule.signs?.[j] ?? 1) * (rule.weights?.[j] ?? 1));
+      const coefficients = sumCoefficients(rule);
       const k = rule.constant ?? 0;
       return (row) => {
         const texts = readers.map((r) => row[r.index]);
@@ -392,8 +392,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
         let right = k;
         let size = Math.abs(k);
         for (let j = 1; j < xs.length; j++) {
-          right += signs[j - 1] * xs[j];
-          size += Math.abs(signs[j - 1] * xs[j]);
+          right += coefficients[j - 1] * xs[j];
+          size += Math.abs(coefficients[j - 1] * xs[j]);
         }
         const slack = 8 * Number.EPSILON * Math.max(1, Math.abs(xs[0]), size);
         return Math.abs(xs[0] - right) <= tol + slack;

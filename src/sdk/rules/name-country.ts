@@ -13,7 +13,7 @@ import { countryCodeOf, foldName, namePoolsOf, plausibleFor, type NamePool } fro
 import { inLetterCase } from "../semantic/letter-case";
 import type { SemanticShape } from "../semantic/types";
 import type { Fixed } from "./compiled-rule";
-import { sexOfName, type Sex } from "./name-gender";
+import { sexes, sexOfName, type Sex } from "./name-gender";
 
 /**
  * Row check over rows in `idx` order (name, country): true when a word of the name is a first or
@@ -119,7 +119,7 @@ export function nameCountryWriter(metadata: Metadata): { apply(cells: Cells, see
       // fresh value with one of its row's partner value (`../columns/categorical`), kept here.
       const heads = released && new Set([...released].map((v) => v.split(shape?.kind === "full_name" ? " " : "-")[0]).filter((w) => w !== ""));
       const g = genders.find((r) => r.columns[0] === name);
-      const sexOf = new Map<string, Sex>([...(g?.female ?? []).map((v): [string, Sex] => [v, "female"]), ...(g?.male ?? []).map((v): [string, Sex] => [v, "male"])]);
+      const sexOf = g ? sexes(g) : new Map<string, Sex>();
       return {
         rule,
         shape,

@@ -74,8 +74,8 @@ export function oneSexOf(values: readonly string[], counts: readonly number[]): 
   return rows.female >= ONE_SEX_SHARE * known ? "female" : rows.male >= ONE_SEX_SHARE * known ? "male" : undefined;
 }
 
-/** The sex each value of the rule's sex column stands for. */
-function sexes(rule: NameGenderRule): Map<string, Sex> {
+/** The sex each value of the rule's sex column stands for (`female` and `male` lists). */
+export function sexes(rule: Pick<NameGenderRule, "female" | "male">): Map<string, Sex> {
   return new Map<string, Sex>([...rule.female.map((v): [string, Sex] => [v, "female"]), ...rule.male.map((v): [string, Sex] => [v, "male"])]);
 }
 

@@ -88,7 +88,15 @@ export function weightDecimals(w: number): number | undefined {
   return undefined;
 }
 
-function sumStep(meta: Metadata, total: number, parts: number[], signs: readonly number[], constant: number, weights?: readonly number[]): SumStep {
+/**
+ * A sum rule's coefficient per part (`rule.parts` order): its sign (1 unless given) times its
+ * weight (1 unless given), so the rule reads `total = sum_j coefficients[j]·parts[j] + constant`.
+ */
+export function sumCoefficients(rule: Pick<SumRule, "parts" | "signs" | "weights">): number[] {
+  return rule.parts.map((_, j) => (rule.signs?.[j] ?? 1) * (rule.weights?.[j] ?? 1));
+}
+
+function sumStep(meta: Metadata, total: number, parts: number[], coefficients: number[], constant: number, weights?: readonly number[]): SumStep {
   const st = (f: number) => meta.column_stats?.[meta.features[f]];
   // A weighted part needs its weight's decimals beside its own (0.01 · Pick: Pick's hundredths).
   const d = Math.max(decimalsOfStats(st(total)), ...parts.map((f, j) => decimalsOfStats(st(f)) + (weightDecimals(weights?.[j] ?? 1) ?? 6)));
@@ -96,7 +104,7 @@ function sumStep(meta: Metadata, total: number, parts: number[], signs: readonly
   return {
     total,
     parts,
-    signs: signs.map((s, j) => s * (weights?.[j] ?? 1)),
+    signs: coefficients,
     kk: Math.round(constant * scale),
     scaled(text) {
       if (text === "") return undefined;
@@ -153,7 +161,7 @@ export function sumSystems(meta: Metadata, rules: readonly SumRule[], cols: (nam
   const compiled = systems(rules.filter((r) => cols([r.total, ...r.parts]) !== undefined)).map((group) => {
     const steps = group.map((r) => {
       const [t, ...parts] = cols([r.total, ...r.parts])!;
-      return sumStep(meta, t, parts, r.signs ?? parts.map(() => 1), r.constant ?? 0, r.weights);
+      return sumStep(meta, t, parts, sumCoefficients(r), r.constant ?? 0, r.weights);
     });
     const totals = new Set(steps.map((s) => s.total));
     const features = [...new Set(steps.flatMap((s) => [s.total, ...s.parts]))];

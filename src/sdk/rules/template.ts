@@ -12,8 +12,11 @@ import { inLetterCase } from "../semantic/letter-case";
 /** Compiled datetime formats by luxon format string (a template's `from` and `date`). */
 const formats = new Map<string, DatetimeFormat | null>();
 
-/** The compiled format, or null when luxon cannot read and write it. */
-function formatOf(format: string): DatetimeFormat | null {
+/**
+ * The compiled luxon `format` (cached per format string, so a rule's cells and detection's
+ * proposals compile each format once), or null when luxon cannot read and write it.
+ */
+export function formatOf(format: string): DatetimeFormat | null {
   let f = formats.get(format);
   if (f === undefined) {
     try {

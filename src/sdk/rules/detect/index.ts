@@ -20,7 +20,7 @@ import { detectInequalities } from "./inequality";
 import { detectSums } from "./sum";
 import { detectRatios } from "./ratio";
 import { detectNotEqual } from "./not-equal";
-import { blankAgreement, detectBlankTogether } from "./blank-together";
+import { detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
 import { declaredRule } from "./declared";
 import { detectCalendars } from "./calendar";
@@ -115,7 +115,8 @@ export { lineOfRow } from "./declared";
  * - **Not equal**: two categorical columns whose value sets overlap in >= 50% of the smaller,
  *   different in >= 99.9% of rows with both, where independence predicts >= 5 equal rows.
  * - **Blank together**: columns each blank in >= 5 rows and not in all, agreeing in >= 99.9% of
- *   rows; pairs join into groups of up to 16 columns while the group still agrees.
+ *   rows; pairs join into groups of up to 16 columns while the group still agrees. A template's
+ *   written column is left out (the template writes it blank where its source cells all are).
  * - **Unique** (SDV's `Unique`, a table's key, `./unique`): a categorical, datetime or integer
  *   column distinct in all of >= 20 rows, none blank (a datetime or integer one only where it
  *   fills half its grid); a pair (else a triple) of code-book columns, none a key alone, distinct
@@ -156,6 +157,11 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const sums = detectSums(cols, n).filter((r) => r.parts.length > 1 || !heldByCodeBook([r.total, ...r.parts], [...catalogs, ...combinations]));
     const ratios = detectRatios(cols, n, [...sums, ...catalogs, ...combinations], opts.seed ?? 23);
     const calendars = detectCalendars(cols, n);
+    // A template's column is the other cells written out: rules on it are its sources' shadows,
+    // but a catalog it keys decides its sources together (dept -> dept_name, state), so it stays;
+    // columns blank together are found without it (coordinates blank together with their point).
+    const templates = detectTemplates(cols, n, new Set(declared.flatMap(ruleColumns)));
+    const written = new Set(templates.map((t) => t.columns[0]));
     const inequalities = detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low)));
     detected = [
       ...all,
@@ -170,7 +176,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...ratios,
       ...detectDifferences(cols, n, [...sums, ...ratios, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
       ...detectNotEqual(cols, n),
-      ...detectBlankTogether(cols, n),
+      ...detectBlankTogether(cols.filter((c) => !written.has(c.name)), n),
       ...[...uncovered(zeros, [...catalogs, ...combinations]), ...blankZeros(cols, n)].slice(0, RULE_LIMITS.maxZeroRules),
       ...detectUnique(cols, n),
     ];
@@ -178,18 +184,7 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const parts = detectDatetimeParts(cols, n, new Set(declared.flatMap(ruleColumns)));
     const allParts = [...parts, ...declared.filter((r): r is DatetimePartRule => r.type === "datetime_part")];
     detected = [...withoutShadows(detected, allParts), ...parts];
-    // A template's column is the other cells written out: rules on it are its sources' shadows,
-    // but a catalog it keys decides its sources together (dept -> dept_name, state), so it stays.
-    const templates = detectTemplates(cols, n, new Set(declared.flatMap(ruleColumns)));
-    const written = new Set(templates.map((t) => t.columns[0]));
     const keyed = (r: Rule): boolean => r.type === "catalog" && (r.key_columns ?? 1) === 1 && written.has(r.key) && !r.columns.slice(1).some((c) => written.has(c));
-    // Columns blank together stay so less the written one (coordinates blank together with their point).
-    const together = (r: Rule): Rule => {
-      if (r.type !== "blank_together" || !r.columns.some((c) => written.has(c))) return r;
-      const rest = cols.filter((c) => r.columns.includes(c.name) && !written.has(c.name));
-      return { ...r, columns: rest.map((c) => c.name), share: blankAgreement(rest, n).keep / n };
-    };
-    detected = detected.map(together).filter((r) => r.type !== "blank_together" || r.columns.length >= 2);
     detected = [...detected.filter((r) => keyed(r) || !ruleColumns(r).some((c) => written.has(c))), ...templates];
   }
   const drop = new Set(opts.drop ?? []);

@@ -3,7 +3,7 @@
  * {@link detectRules}; the rule shape is the contract's `SumRule`).
  */
 import type { SumRule } from "../../../contract";
-import { identityTolerance, sumRuleTolerance, weightDecimals } from "../sums";
+import { identityTolerance, sumCoefficients, sumRuleTolerance, weightDecimals } from "../sums";
 import { RULE_LIMITS } from "./options";
 import type { Col } from "./view";
 
@@ -347,11 +347,6 @@ function weightedIdentity(cs: Col[], n: number, maxFails: number, modes: readonl
   return undefined;
 }
 
-/** A sum rule's coefficient per part: its sign times its weight. */
-function coefficients(rule: SumRule): number[] {
-  return rule.parts.map((_, j) => (rule.signs?.[j] ?? 1) * (rule.weights?.[j] ?? 1));
-}
-
 /** Linear independence of identities' coefficient vectors (Gaussian elimination, kept reduced). */
 class IdentityBasis {
   private readonly rows: { v: Float64Array; pivot: number }[] = [];
@@ -437,7 +432,7 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
   const holdsOffModes = (idx: readonly number[], rule: SumRule): boolean => {
     const [t, ...ps] = idx;
     const tol = sumRuleTolerance([t, ...ps].map((i) => elig[i].codec.stats.decimals ?? 0), rule.weights);
-    const fails = failingRows(elig[t], ps.map((i) => elig[i]), n, coefficients(rule), rule.constant ?? 0, tol);
+    const fails = failingRows(elig[t], ps.map((i) => elig[i]), n, sumCoefficients(rule), rule.constant ?? 0, tol);
     for (let x = 0; x < E; x++) {
       if (idx.includes(x)) continue;
       const off = (offRows[x] ??= offMode(x));
@@ -463,7 +458,7 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
   const free = elig.map((_, i) => i).filter((i) => !derived[i]);
   const index = new Map(elig.map((c, i) => [c.name, i]));
   const basis = new IdentityBasis(E);
-  const keep = (rule: SumRule): boolean => basis.add(basis.vector(index.get(rule.total)!, rule.parts.map((p) => index.get(p)!), coefficients(rule)));
+  const keep = (rule: SumRule): boolean => basis.add(basis.vector(index.get(rule.total)!, rule.parts.map((p) => index.get(p)!), sumCoefficients(rule)));
   const plain: number[][] = [];
   for (let i = 0; i < free.length; i++) {
     for (let j = i + 1; j < free.length; j++) {
@@ -481,7 +476,7 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
   // Weighted identities (x = Round + 0.01 · Pick) of the triples with no plain one, unless implied.
   for (const idx of plain) {
     const rule = weightedIdentity(idx.map((i) => elig[i]), n, maxFails, idx.map((i) => modes[i]));
-    if (!rule || basis.implies(basis.vector(index.get(rule.total)!, rule.parts.map((p) => index.get(p)!), coefficients(rule)))) continue;
+    if (!rule || basis.implies(basis.vector(index.get(rule.total)!, rule.parts.map((p) => index.get(p)!), sumCoefficients(rule)))) continue;
     if (rule.share < 1 && !holdsOffModes([rule.total, ...rule.parts].map((c) => index.get(c)!), rule)) continue;
     keep(rule);
     rules.push(rule);

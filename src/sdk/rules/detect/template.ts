@@ -3,9 +3,8 @@
  * cells written into one fixed text, found from values only.
  */
 import type { TemplateCell, TemplatePart, TemplateRule } from "../../../contract";
-import { DatetimeFormat } from "../../metadata/datetime";
 import { inLetterCase } from "../../semantic/letter-case";
-import { moreDecimals, renderCell, templateMatches, transformed } from "../template";
+import { formatOf, moreDecimals, renderCell, templateMatches, transformed } from "../template";
 import type { Col } from "./view";
 
 /** Rows a template is proposed from (spread over the table). */
@@ -318,9 +317,6 @@ function recased(v: string, c: number): [string, Slot][] {
   return out;
 }
 
-/** Derived formats that luxon can write (cache; null: it cannot). */
-const writable = new Map<string, boolean>();
-
 /**
  * Where `text` writes the instant `seconds` (UTC wall clock) as a date, and in which luxon format:
  * the span from the first to the last run of letters or digits that is one of the instant's
@@ -375,17 +371,7 @@ export function datetimeIn(text: string, seconds: number): { at: number; len: nu
     }
     format += pieces[i].token;
   }
-  let ok = writable.get(format);
-  if (ok === undefined) {
-    try {
-      new DatetimeFormat(format);
-      ok = true;
-    } catch {
-      ok = false;
-    }
-    writable.set(format, ok);
-  }
-  if (!ok) return undefined;
+  if (formatOf(format) === null) return undefined;
   const at = pieces[0].at;
   return { at, len: pieces[pieces.length - 1].end - at, format };
 }
