@@ -4,7 +4,7 @@
  * `../generate/id-generator`; this module is the kind around them.
  */
 import type { ColumnStats } from "../../contract";
-import { inferIdShape, type IdShape } from "../metadata/identifier";
+import { inferIdShape, rowCounterStart, type IdShape } from "../metadata/identifier";
 import { DataError } from "../errors";
 import type { SemanticKind, SemanticShape } from "../semantic";
 import type { IdValues } from "../generate/id-generator";
@@ -65,10 +65,23 @@ export function idCodec(scan: ColumnScan, n: number, k: number, declared?: Seman
     K: missingCode >= 0 ? 2 : 1,
     missingCode,
     otherCode: -1,
-    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: withSemantic(scan.name, inferIdShape(values, counts), values, counts, k, declared) },
+    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: withCounter(scan, n, withSemantic(scan.name, inferIdShape(values, counts), values, counts, k, declared)) },
     mapping,
     encode: (v) => (v === MISSING_KEY ? missingCode : 0),
   };
+}
+
+/**
+ * Whether a scanned column numbers the rows of its table of `n` rows ({@link rowCounterStart}):
+ * read from the whole table only, never from a sample's scan.
+ */
+export function isRowCounter(scan: ColumnScan, n: number): boolean {
+  return scan.estimated === undefined && scan.missing === 0 && rowCounterStart(scan.values, n) !== undefined;
+}
+
+/** An integer shape of a column that numbers its rows gets `counter`. */
+function withCounter(scan: ColumnScan, n: number, shape: IdShape): IdShape {
+  return shape.kind === "integer" && isRowCounter(scan, n) ? { ...shape, counter: true } : shape;
 }
 
 /**
@@ -142,7 +155,9 @@ function wordPartners(): typeof import("../semantic/word-partners") {
 export function describeId(st: ColumnStats): string {
   const s = st.id_shape!;
   return s.kind === "integer"
-    ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
+    ? s.counter
+      ? `row numbers, ${s.min} .. ${s.max}; written ${s.min}, ${s.min + 1}, ... in sample order`
+      : `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
     : s.semantic
     ? `${semanticKinds().SEMANTIC_LABELS[s.semantic.kind]} (${s.semantic.locale ?? "en"})` +
       (s.semantic.text ? `, ${s.semantic.text.words.length} ${s.semantic.text.trigrams ? "tokens" : "words"} seen in >= ${s.semantic.text.k} rows` : "") +
