@@ -42,12 +42,14 @@ test("a pandas index from 0 under an unnamed header is written 0, 1, 2 ...", asy
 });
 
 test("integers that do not number the rows stay what they were", async () => {
-  // Shuffled row numbers, numbers from 2, and a year series are no row counter.
+  // Shuffled row numbers, numbers from 2 and a year series are no row counter.
   const n = 80;
   const shuffled = table(["rownames", "x"], n, (i, rng) => [i < n - 1 ? ((i * 37) % (n - 1)) + 1 : n, rng.int(9)]);
   const fromTwo = table(["rownames", "x"], n, (i, rng) => [i + 2, rng.int(9)]);
   const years = table(["year", "x"], n, (i, rng) => [1941 + i, rng.int(9)]);
-  for (const t of [shuffled, fromTwo, years]) {
+  // A measure that happens to read 0, 1, 2 ... in a made table, under no row-name header.
+  const starts = table(["start", "x"], n, (i, rng) => [i, rng.int(9)]);
+  for (const t of [shuffled, fromTwo, years, starts]) {
     const meta = await analyzed(t);
     const st = meta.column_stats?.[t.columns[0]];
     assert.ok(st?.type !== "id" || st.id_shape?.kind !== "integer" || st.id_shape.counter === undefined, JSON.stringify(st));

@@ -72,11 +72,20 @@ export function idCodec(scan: ColumnScan, n: number, k: number, declared?: Seman
 }
 
 /**
- * Whether a scanned column numbers the rows of its table of `n` rows ({@link rowCounterStart}):
- * read from the whole table only, never from a sample's scan.
+ * Headers that writers give a frame's row names or index: R's `write.csv` leaves it blank (read as
+ * `Unnamed: 0`, as pandas names it; R's `read.csv` calls it `X`, readr `...1`), Rdatasets writes
+ * `rownames`, pandas `index` or `level_0` after `reset_index`.
+ */
+const ROW_NAME_HEADERS = /^(rownames|row[._ ]?names|x|\.\.\.1|unnamed: ?0|index|level_0)$/i;
+
+/**
+ * Whether a scanned column numbers the rows of its table of `n` rows: under a row-name header
+ * ({@link ROW_NAME_HEADERS}), no blank, and its values are the rows' positions from 0 or 1 in
+ * file order ({@link rowCounterStart}); read from the whole table only, never a sample's scan.
+ * The header is asked too, since a small made table's `start` may hold 0, 1, 2 ... by chance.
  */
 export function isRowCounter(scan: ColumnScan, n: number): boolean {
-  return scan.estimated === undefined && scan.missing === 0 && rowCounterStart(scan.values, n) !== undefined;
+  return ROW_NAME_HEADERS.test(scan.name.trim()) && scan.estimated === undefined && scan.missing === 0 && rowCounterStart(scan.values, n) !== undefined;
 }
 
 /** An integer shape of a column that numbers its rows gets `counter`. */

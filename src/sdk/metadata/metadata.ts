@@ -16,7 +16,7 @@
  *   is a finite decimal number (`isNumeric`), but integers as distinct as an id
  *   ({@link DEFAULTS}.idMinRows, .idDistinctShare) under an identifier's name
  *   ({@link looksLikeIdName}) are `id`, and so are integers numbering the rows from 0 or 1 in
- *   file order under any name (`isRowCounter`: R's row names, a pandas index); else `datetime` when one format of `./datetime` parses
+ *   file order under a row-name header (`isRowCounter`: R's row names, a pandas index); else `datetime` when one format of `./datetime` parses
  *   every distinct value (90% or more but not all: a DataError naming line and value); else `id`
  *   for text as distinct as above; else `categorical`.
  * - Code books, one module per kind (`../columns`): categorical values seen `rareThreshold` times

@@ -348,7 +348,9 @@ const BAND_MIN_ROWS = 30;
  * With one part, `total = f · a` (students = [14, 25.8] · teachers, calories from fat = [8.7,
  * 9.3] · grams of fat): the window must be at most {@link BAND_NARROW} of each column's own log
  * window as well (both vary far more than their ratio: a rate, not two near-constant series), and
- * need hold no power of ten (a rate's factor is no unit's).
+ * need hold no power of ten (a rate's factor is no unit's); a pair whose plain difference is as
+ * narrow (at most {@link BAND_NARROW} of the total's range), or one value in half of the rows, is
+ * left to difference ranges and sums.
  */
 function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, sampleTotal: Float64Array, sampleParts: readonly Float64Array[]): RatioRule | undefined {
   const logOf = (x: number): number => (x > 0 ? Math.log(x) : NaN);
@@ -400,6 +402,24 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
   if (m < BAND_MIN_ROWS) return undefined;
   const f = Float64Array.from(fs).sort();
   const own = P === 1 ? [window(lt, BAND_TRIM), window(lp[0], BAND_TRIM)] : [];
+  // A pair whose plain difference is as narrow next to the total's range is a difference range's
+  // (`./difference`: ship date - order date, close columns), not a rate's.
+  if (P === 1) {
+    const plain: number[] = [];
+    const tv: number[] = [];
+    for (let r = 0; r < n; r++) {
+      const [t, a] = [total.num![total.scan.ids[r]], parts[0].num![parts[0].scan.ids[r]]];
+      if (t > 0 && a > 0) {
+        plain.push(t - a);
+        tv.push(t);
+      }
+    }
+    if (window(plain, BAND_TRIM) <= BAND_NARROW * window(tv, BAND_TRIM)) return undefined;
+    // Nor one whose difference is one value in most rows (a sum with a part mostly 0).
+    const counts = new Map<number, number>();
+    for (const d of plain) counts.set(d, (counts.get(d) ?? 0) + 1);
+    if (Math.max(...counts.values()) >= 0.5 * plain.length) return undefined;
+  }
   new Rng(deriveSeed(seed, total.f, ...parts.map((c) => c.f))).shuffle(lt);
   const shuffledWidth = window(lt.map((t, r) => t - lp[0][r] - lp[1][r]), BAND_TRIM);
   for (const trim of [0, BAND_TRIM]) {
