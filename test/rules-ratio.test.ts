@@ -235,7 +235,31 @@ describe("ratio bands", () => {
       // tenure 10 or 11: total / (monthly · tenure) is as narrow as total / monthly, so tenure adds nothing.
       return [10 + rng.int(2), monthly.toFixed(2), (10 * monthly * (0.95 + 0.1 * rng.next())).toFixed(2)];
     });
-    assert.deepEqual(ratios(await analyzed(onePart)).filter((r) => r.min !== undefined), []);
+    // No band of three; total / monthly alone is one of a pair (10 to 11.5), which is what it is.
+    assert.deepEqual(ratios(await analyzed(onePart)).filter((r) => r.min !== undefined && r.parts.length === 2), []);
+  });
+
+  test("a rate of two columns is a band of the pair (students per teacher from 14 to 26), kept in decoded rows", async () => {
+    // School districts: teachers from 5 to 1,500 (one decimal, part-time posts), students 14 to 26 per teacher.
+    const schools = table(["district", "students", "teachers", "computers"], 420, (i, rng) => {
+      const teachers = Math.round(10 * Math.exp(Math.log(5) + rng.next() * Math.log(300))) / 10;
+      const students = Math.round(teachers * (14 + 12 * rng.next()));
+      return [`d${i}`, students, teachers.toFixed(1), Math.round(students * (0.02 + 0.3 * rng.next()))];
+    });
+    const meta = await analyzed(schools);
+    const bands = ratios(meta).filter((r) => r.min !== undefined && r.parts.length === 1);
+    assert.equal(bands.length, 1, JSON.stringify(meta.rules));
+    const r = bands[0];
+    assert.deepEqual([r.total, ...r.parts].sort(), ["students", "teachers"]);
+    const rate = (t: Table): number[] => {
+      const [s, k] = ["students", "teachers"].map((c) => t.columns.indexOf(c));
+      return t.rows.filter((row) => row[s] !== "" && Number(row[k]) > 0).map((row) => Number(row[s]) / Number(row[k]));
+    };
+    const inBand = (t: Table): number => rate(t).filter((x) => x >= 13.5 && x <= 26.5).length / rate(t).length;
+    assert.ok(inBand(decodeIndependent(meta, 1000)) >= 0.99, `with the rule ${inBand(decodeIndependent(meta, 1000))}`);
+    assert.ok(inBand(decodeIndependent(meta, 1000, false)) < 0.5);
+    // Computers per student (0.02 to 0.32: a window of log 16) is no band.
+    assert.ok(!ratios(meta).some((x) => [x.total, ...x.parts].includes("computers")));
   });
 
   test("no band among monthly series that move together (a factor of no unit, 0.0003)", async () => {

@@ -59,6 +59,11 @@ export interface IntegerIdShapeStats {
   max: number & tags.Type<"int64">;
   /** Number of distinct non-blank values. */
   distinct: number & tags.Type<"uint32">;
+  /**
+   * Set when the column numbers the file's rows from `min` (0 or 1: R's row names, a pandas
+   * index); a sample's row i is then written `min + i`.
+   */
+  counter?: true;
 }
 
 /** `column_stats[f].id_shape` of a text identifier: prefix, lengths and characters per position. */

@@ -4,7 +4,7 @@
  * `../generate/id-generator`; this module is the kind around them.
  */
 import type { ColumnStats } from "../../contract";
-import { inferIdShape, type IdShape } from "../metadata/identifier";
+import { inferIdShape, rowCounterStart, type IdShape } from "../metadata/identifier";
 import { DataError } from "../errors";
 import type { SemanticKind, SemanticShape } from "../semantic";
 import type { IdValues } from "../generate/id-generator";
@@ -65,10 +65,32 @@ export function idCodec(scan: ColumnScan, n: number, k: number, declared?: Seman
     K: missingCode >= 0 ? 2 : 1,
     missingCode,
     otherCode: -1,
-    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: withSemantic(scan.name, inferIdShape(values, counts), values, counts, k, declared) },
+    stats: { type: "id", count: n - scan.missing, missing: scan.missing, id_shape: withCounter(scan, n, withSemantic(scan.name, inferIdShape(values, counts), values, counts, k, declared)) },
     mapping,
     encode: (v) => (v === MISSING_KEY ? missingCode : 0),
   };
+}
+
+/**
+ * Headers that writers give a frame's row names or index: R's `write.csv` leaves it blank (read as
+ * `Unnamed: 0`, as pandas names it; R's `read.csv` calls it `X`, readr `...1`), Rdatasets writes
+ * `rownames`, pandas `index` or `level_0` after `reset_index`.
+ */
+const ROW_NAME_HEADERS = /^(rownames|row[._ ]?names|x|\.\.\.1|unnamed: ?0|index|level_0)$/i;
+
+/**
+ * Whether a scanned column numbers the rows of its table of `n` rows: under a row-name header
+ * ({@link ROW_NAME_HEADERS}), no blank, and its values are the rows' positions from 0 or 1 in
+ * file order ({@link rowCounterStart}); read from the whole table only, never a sample's scan.
+ * The header is asked too, since a small made table's `start` may hold 0, 1, 2 ... by chance.
+ */
+export function isRowCounter(scan: ColumnScan, n: number): boolean {
+  return ROW_NAME_HEADERS.test(scan.name.trim()) && scan.estimated === undefined && scan.missing === 0 && rowCounterStart(scan.values, n) !== undefined;
+}
+
+/** An integer shape of a column that numbers its rows gets `counter`. */
+function withCounter(scan: ColumnScan, n: number, shape: IdShape): IdShape {
+  return shape.kind === "integer" && isRowCounter(scan, n) ? { ...shape, counter: true } : shape;
 }
 
 /**
@@ -142,7 +164,9 @@ function wordPartners(): typeof import("../semantic/word-partners") {
 export function describeId(st: ColumnStats): string {
   const s = st.id_shape!;
   return s.kind === "integer"
-    ? `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
+    ? s.counter
+      ? `row numbers, ${s.min} .. ${s.max}; written ${s.min}, ${s.min + 1}, ... in sample order`
+      : `integer identifiers, ${s.min} .. ${s.max}; fresh values on decoding`
     : s.semantic
     ? `${semanticKinds().SEMANTIC_LABELS[s.semantic.kind]} (${s.semantic.locale ?? "en"})` +
       (s.semantic.text ? `, ${s.semantic.text.words.length} ${s.semantic.text.trigrams ? "tokens" : "words"} seen in >= ${s.semantic.text.k} rows` : "") +

@@ -30,7 +30,7 @@ export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
 export { blankCodec, pooledWritesFresh } from "./categorical";
 export { datetimeBound, datetimeParser } from "./datetime";
-export { looksLikeCodeName, looksLikeIdName } from "./id";
+export { isRowCounter, looksLikeCodeName, looksLikeIdName } from "./id";
 export { NumberFormat, inferNumberFormat } from "./number-format";
 export { numberBound, stepOf, int64Of, float64Of } from "./numerical";
 

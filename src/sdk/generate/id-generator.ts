@@ -42,6 +42,9 @@ const TAG_PERM = 0x7a3;
  * i, so the value stays distinct and does not fall into an exhausted domain, where it would almost
  * surely equal a real one (such lengths are then under-represented).
  *
+ * Row counters (`counter` set): row i is written min + i, in sample order, as the real file
+ * numbers its rows. Capacity: the safe integers from min.
+ *
  * Integer shapes, with span = max - min + 1 and density = distinct / span:
  * - density <= 0.05 (sparse): `min + perm(i)` over [min, max]; the expected share of values equal
  *   to a real one is the density. Capacity: span.
@@ -67,6 +70,8 @@ export class IdGenerator implements IdValues {
   private readonly spanNum: number = 1;
   private readonly dense: boolean = false;
   private readonly intPerm: Perm | null = null;
+  /** A row counter's first number (`IntegerIdShape.counter`), else undefined. */
+  private readonly counterStart: number | undefined;
   private readonly digits = new Int32Array(0);
 
   /**
@@ -80,6 +85,11 @@ export class IdGenerator implements IdValues {
     checkShape(shape);
     const base = deriveSeed(key, TAG_PERM);
     this.kind = shape.kind;
+    if (shape.kind === "integer" && shape.counter) {
+      this.counterStart = shape.min;
+      this.cap = Number.MAX_SAFE_INTEGER - shape.min;
+      return;
+    }
     if (shape.kind === "integer") {
       const span = BigInt(shape.max) - BigInt(shape.min) + 1n;
       this.span = span;
@@ -161,6 +171,7 @@ export class IdGenerator implements IdValues {
   }
 
   private integerValue(i: number): string {
+    if (this.counterStart !== undefined) return String(this.counterStart + i);
     const perm = this.intPerm!;
     if (this.dense) {
       const j = i % this.cap;

@@ -19,6 +19,11 @@ export interface IntegerIdShape {
   max: number;
   /** Number of distinct non-blank values. */
   distinct: number;
+  /**
+   * Set when the column numbers the rows (R's row names, a pandas index: row i of the file holds
+   * min + i, min 0 or 1; {@link rowCounterStart}): row i of a sample is then written min + i.
+   */
+  counter?: true;
 }
 
 /** A text identifier column: a constant prefix, then characters drawn from per-position classes. */
@@ -74,6 +79,20 @@ export function inferIdShape(values: readonly string[], counts: readonly number[
   return integer ?? textShape(values, counts);
 }
 
+/**
+ * The first row's number when a column numbers its rows: `values` (distinct values in order of
+ * first appearance, blanks excluded) are exactly "0", "1", ... or "1", "2", ... and `rows` of
+ * them, one per row, no blank (R's `write.csv` row names, a pandas index written with the frame);
+ * else undefined. Such a column says only where a row sits in its file.
+ */
+export function rowCounterStart(values: readonly string[], rows: number): 0 | 1 | undefined {
+  if (values.length !== rows || rows === 0) return undefined;
+  const start = values[0] === "0" ? 0 : values[0] === "1" ? 1 : undefined;
+  if (start === undefined) return undefined;
+  for (let i = 1; i < rows; i++) if (values[i] !== String(start + i)) return undefined;
+  return start;
+}
+
 /** The integer shape, or null when some value is not a safe integer written without leading zeros. */
 function integerShape(values: readonly string[]): IntegerIdShape | null {
   let min = Infinity;
@@ -117,6 +136,14 @@ interface PositionSeen {
  * letter (FEC candidate ids: H, S or P) is not any capital.
  */
 export const MAX_LETTER_SET = 3;
+/**
+ * Most positions (and longest length) a text shape records, the contract's bound on
+ * `id_shape.positions`: a longer value (a paragraph of free text) counts as this long, so a
+ * column of long texts still fits the model (its words are written by its semantic kind).
+ */
+export const MAX_POSITIONS = 1024;
+/** Longest prefix a text shape records (the contract's bound on `id_shape.prefix`). */
+export const MAX_PREFIX = 256;
 /** Rows per distinct letter a position needs before its letters count as a set, not chance. */
 export const MIN_LETTER_SET_ROWS = 10;
 
@@ -133,7 +160,7 @@ function textShape(values: readonly string[], counts: readonly number[]): TextId
   for (const a of cps) minLen = Math.min(minLen, a.length);
   let p = 0;
   const first = cps[0];
-  outer: while (p < minLen - 1) {
+  outer: while (p < minLen - 1 && p < MAX_PREFIX) {
     const c = first[p];
     for (const a of cps) if (a[p] !== c) break outer;
     p++;
@@ -144,7 +171,7 @@ function textShape(values: readonly string[], counts: readonly number[]): TextId
   const seen: PositionSeen[] = [];
   let hex = true;
   cps.forEach((a, v) => {
-    const len = a.length - p;
+    const len = Math.min(a.length - p, MAX_POSITIONS);
     byLength.set(len, (byLength.get(len) ?? 0) + counts[v]);
     const w = counts[v];
     for (let j = 0; j < len; j++) {
@@ -212,6 +239,9 @@ export function checkShape(shape: IdShape): void {
     }
     if (typeof distinct !== "number" || !Number.isFinite(distinct) || distinct < 0) {
       throw new RangeError(`id shape: distinct ${distinct} must be a finite number >= 0`);
+    }
+    if (shape.counter !== undefined && (shape.counter !== true || (min !== 0 && min !== 1))) {
+      throw new RangeError(`id shape: counter ${JSON.stringify(shape.counter)} must be true, on a column whose min is 0 or 1 (min ${min})`);
     }
     return;
   }

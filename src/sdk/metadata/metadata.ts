@@ -15,7 +15,8 @@
  * - Kind (`opts.columns` overrides it, checked against the values): `numerical` when every value
  *   is a finite decimal number (`isNumeric`), but integers as distinct as an id
  *   ({@link DEFAULTS}.idMinRows, .idDistinctShare) under an identifier's name
- *   ({@link looksLikeIdName}) are `id`; else `datetime` when one format of `./datetime` parses
+ *   ({@link looksLikeIdName}) are `id`, and so are integers numbering the rows from 0 or 1 in
+ *   file order under a row-name header (`isRowCounter`: R's row names, a pandas index); else `datetime` when one format of `./datetime` parses
  *   every distinct value (90% or more but not all: a DataError naming line and value); else `id`
  *   for text as distinct as above; else `categorical`.
  * - Code books, one module per kind (`../columns`): categorical values seen `rareThreshold` times
@@ -46,7 +47,7 @@ import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { counts1, jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "../rules/detect";
 import { asWritten } from "../columns/number-format";
-import { blankCodec, codecFor, decimalsOf, isNumeric, looksLikeCodeName, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
+import { blankCodec, codecFor, decimalsOf, isNumeric, isRowCounter, looksLikeCodeName, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
 
 // Re-exported: evaluation, the rules and the reports import the kinds' shared names from here.
 export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };
@@ -192,6 +193,8 @@ function chooseKind(
     // Distinct integers are as often measurements (weights, prices in cents) as keys: the name decides.
     const integer = scan.estimated?.integer ?? texts.every((v) => /^[+-]?\d+$/.test(v) && Number.isSafeInteger(Number(v)));
     if (integer && idLike && looksLikeIdName(scan.name)) return { kind: "id" };
+    // A column numbering the rows (R's row names, a pandas index) says where a row sits, nothing to learn.
+    if (integer && isRowCounter(scan, n)) return { kind: "id" };
     // Integers named a code or key that repeat (an agency's code, a state's FIPS id) label rows:
     // categories, so a name that decides its code keeps it exactly.
     return { kind: integer && looksLikeCodeName(scan.name) && distinct <= DEFAULTS.codeMaxDistinct ? "categorical" : "numerical" };

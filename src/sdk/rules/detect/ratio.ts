@@ -70,7 +70,8 @@ function median(xs: readonly number[]): number {
  * rows where another column is off its mode (>= 5): a missing part, as for sums. A pair of
  * factor 1 is C = A, left to sums. Pairs first (`cm = 2.54 · inches`); triples only of columns
  * no pair derives, each column the total of one identity at most. Then bands of triples of the
- * columns no identity derives ({@link bandOf}), each column in one band at most.
+ * columns no identity derives ({@link bandOf}), then of pairs of the columns left (the later
+ * column the total), each column in one band at most.
  * Cost: the precheck over C(m, 3) triples and 4 patterns of <= 64 rows (m <= 60: ~9 M steps),
  * O(n) per candidate that passes it.
  * @param others the sums, catalogs and fixed-combinations rules already detected.
@@ -303,6 +304,19 @@ export function detectRatios(cols: Col[], n: number, others: readonly Rule[], se
       }
     }
   }
+  // Bands of pairs of the columns left (students per teacher): the later column the total.
+  for (let l = 1; l < free.length; l++) {
+    for (let i = 0; i < l; i++) {
+      const [a, t] = [free[i], free[l]];
+      if (banded.has(a) || banded.has(t) || derived[a] || derived[t] || inOneSum([a, t]) || !canTotal(t)) continue;
+      if (sumColumns.has(elig[t].name) && sumTotals.has(elig[a].name)) continue;
+      const rule = bandOf(elig[t], [elig[a]], n, seed, vals[t], [vals[a]]);
+      if (!rule) continue;
+      rules.push(rule);
+      totals.add(t);
+      banded.add(a).add(t);
+    }
+  }
   return rules;
 }
 
@@ -330,6 +344,13 @@ const BAND_MIN_ROWS = 30;
  * precheck on the 64 sample rows (`sampleTotal`, `sampleParts`) asks the same of their 5%-95%
  * window first. Then the rule, judged by `ratioKept` on every row with all three present, must
  * hold in >= 99% of them. Only products: a ratio t = a / b is the product a = t · b.
+ *
+ * With one part, `total = f · a` (students = [14, 25.8] · teachers, calories from fat = [8.7,
+ * 9.3] · grams of fat): the window must be at most {@link BAND_NARROW} of each column's own log
+ * window as well (both vary far more than their ratio: a rate, not two near-constant series), and
+ * need hold no power of ten (a rate's factor is no unit's); a pair whose plain difference is as
+ * narrow (at most {@link BAND_NARROW} of the total's range), or one value in half of the rows, is
+ * left to difference ranges and sums.
  */
 function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, sampleTotal: Float64Array, sampleParts: readonly Float64Array[]): RatioRule | undefined {
   const logOf = (x: number): number => (x > 0 ? Math.log(x) : NaN);
@@ -339,20 +360,27 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
     const [lo, hi] = trimmedRange(v, trim);
     return hi - lo;
   };
+  const P = parts.length;
   // Precheck on the sample.
   const S = sampleTotal.length;
   const sf: number[] = [];
   const sp: number[][] = [[], []];
+  const sl: number[][] = [[], []];
   for (let q = 0; q < S; q++) {
-    const [t, a, b] = [logOf(sampleTotal[q]), logOf(sampleParts[0][q]), logOf(sampleParts[1][q])];
+    const t = logOf(sampleTotal[q]);
+    const a = logOf(sampleParts[0][q]);
+    const b = P === 2 ? logOf(sampleParts[1][q]) : 0;
     if (Number.isNaN(t + a + b)) continue;
     sf.push(t - a - b);
     sp[0].push(t - a);
     sp[1].push(t - b);
+    sl[0].push(t);
+    sl[1].push(a);
   }
   if (sf.length < 10) return undefined;
   const w0 = window(sf, 0.05);
-  if (!(w0 <= MAX_BAND_LOG && sp.every((p) => w0 <= BAND_OVER_PAIR * window(p, 0.05)))) return undefined;
+  const precheck = P === 2 ? sp.every((p) => w0 <= BAND_OVER_PAIR * window(p, 0.05)) : sl.slice(0, 2).every((l) => w0 <= BAND_NARROW * window(l, 0.05));
+  if (!(w0 <= MAX_BAND_LOG && precheck)) return undefined;
   // Every row.
   const fs: number[] = [];
   const pairs: number[][] = [[], []];
@@ -362,7 +390,7 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
   for (let r = 0; r < n; r++) {
     const t = logOf(total.num![total.scan.ids[r]]);
     const a = logOf(parts[0].num![parts[0].scan.ids[r]]);
-    const b = logOf(parts[1].num![parts[1].scan.ids[r]]);
+    const b = P === 2 ? logOf(parts[1].num![parts[1].scan.ids[r]]) : 0;
     if (Number.isNaN(t + a + b)) continue;
     fs.push(t - a - b);
     pairs[0].push(t - a);
@@ -370,25 +398,44 @@ function bandOf(total: Col, parts: readonly Col[], n: number, seed: number, samp
     lt.push(t);
     lp[0].push(a);
     lp[1].push(b);
-    raw[0].push(parts[0].num![parts[0].scan.ids[r]]);
-    raw[1].push(parts[1].num![parts[1].scan.ids[r]]);
+    for (let j = 0; j < P; j++) raw[j].push(parts[j].num![parts[j].scan.ids[r]]);
   }
   const m = fs.length;
   if (m < BAND_MIN_ROWS) return undefined;
   const f = Float64Array.from(fs).sort();
-  new Rng(deriveSeed(seed, total.f, parts[0].f, parts[1].f)).shuffle(lt);
+  const own = P === 1 ? [window(lt, BAND_TRIM), window(lp[0], BAND_TRIM)] : [];
+  // A pair whose plain difference is as narrow next to the total's range is a difference range's
+  // (`./difference`: ship date - order date, close columns), not a rate's.
+  if (P === 1) {
+    const plain: number[] = [];
+    const tv: number[] = [];
+    for (let r = 0; r < n; r++) {
+      const [t, a] = [total.num![total.scan.ids[r]], parts[0].num![parts[0].scan.ids[r]]];
+      if (t > 0 && a > 0) {
+        plain.push(t - a);
+        tv.push(t);
+      }
+    }
+    if (window(plain, BAND_TRIM) <= BAND_NARROW * window(tv, BAND_TRIM)) return undefined;
+    // Nor one whose difference is one value in most rows (a sum with a part mostly 0).
+    const counts = new Map<number, number>();
+    for (const d of plain) counts.set(d, (counts.get(d) ?? 0) + 1);
+    if (Math.max(...counts.values()) >= 0.5 * plain.length) return undefined;
+  }
+  new Rng(deriveSeed(seed, total.f, ...parts.map((c) => c.f))).shuffle(lt);
   const shuffledWidth = window(lt.map((t, r) => t - lp[0][r] - lp[1][r]), BAND_TRIM);
   for (const trim of [0, BAND_TRIM]) {
     const [lo, hi] = trimmedRange(f, trim);
     const w = hi - lo;
-    if (!(w <= MAX_BAND_LOG && w <= BAND_NARROW * shuffledWidth && pairs.every((p) => w <= BAND_OVER_PAIR * window(p, trim)))) continue;
+    const narrow = P === 2 ? pairs.every((p) => w <= BAND_OVER_PAIR * window(p, trim)) : own.every((x) => w <= BAND_NARROW * x);
+    if (!(w <= MAX_BAND_LOG && w <= BAND_NARROW * shuffledWidth && narrow)) continue;
     const kept = trim === 0 ? f : f.filter((x) => x >= lo && x <= hi);
     if (kept.length < RULE_LIMITS.share * m) continue;
-    // The factor is a unit's: the band holds a power of ten (co-trending series give none).
-    if (Math.floor(hi / Math.LN10 + 1e-9) < Math.ceil(lo / Math.LN10 - 1e-9)) return undefined;
+    // Two parts: the factor is a unit's, the band holds a power of ten (co-trending series give none).
+    if (P === 2 && Math.floor(hi / Math.LN10 + 1e-9) < Math.ceil(lo / Math.LN10 - 1e-9)) return undefined;
     const sig = (x: number): number => Number(x.toPrecision(8));
     const quantiles = Array.from({ length: 17 }, (_, k) => sig(Math.exp(quantile(kept, k / 16))));
-    const rule: RatioRule = { type: "ratio", total: total.name, parts: parts.map((c) => c.name), powers: [1, 1], factor: quantiles[8], share: 1, min: quantiles[0], max: quantiles[16], quantiles };
+    const rule: RatioRule = { type: "ratio", total: total.name, parts: parts.map((c) => c.name), powers: parts.map(() => 1), factor: quantiles[8], share: 1, min: quantiles[0], max: quantiles[16], quantiles };
     const dt = total.codec.stats.decimals ?? 0;
     const dp = parts.map((c) => c.codec.stats.decimals ?? 0);
     let [present, good] = [0, 0];
