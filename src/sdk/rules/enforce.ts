@@ -50,6 +50,7 @@ import { catalog } from "./catalog";
 import { calendarRule } from "./calendar";
 import { datetimePartRules } from "./datetime-part";
 import { differenceRule } from "./difference";
+import { entityRangeRule } from "./entity-range";
 import { structuralZeros } from "./structural-zeros";
 import { sumSystems, type SumSystems } from "./sums";
 import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
@@ -72,6 +73,7 @@ const STAGES: readonly (Rule["type"] | "composite_catalog")[] = [
   "public_attribute",
   "embedded_code",
   "calendar",
+  "entity_range",
   "sum",
   "ratio",
   "inequality",
@@ -297,6 +299,10 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     case "difference": {
       const c = cols(rule.columns);
       return c && differenceRule(rule, c, meta);
+    }
+    case "entity_range": {
+      const c = cols(rule.columns);
+      return c && entityRangeRule(rule, c, meta);
     }
     case "inequality": {
       const c = cols([rule.high, rule.low]);

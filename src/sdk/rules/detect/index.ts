@@ -30,6 +30,7 @@ import { detectNameGender } from "./name-gender";
 import { detectNameCountry } from "./name-country";
 import { ruleColumns } from "../check";
 import { detectDifferences } from "./difference";
+import { detectEntityRanges } from "./entity-range";
 import { RULE_LIMITS } from "./options";
 import { detectUnique } from "./unique";
 
@@ -157,6 +158,8 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const ratios = detectRatios(cols, n, [...sums, ...catalogs, ...combinations], opts.seed ?? 23);
     const calendars = detectCalendars(cols, n);
     const inequalities = detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low)));
+    const differences = detectDifferences(cols, n, [...sums, ...ratios, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23);
+    const uniques = detectUnique(cols, n);
     detected = [
       ...all,
       ...combinations,
@@ -168,11 +171,12 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...inequalities,
       ...sums,
       ...ratios,
-      ...detectDifferences(cols, n, [...sums, ...ratios, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
+      ...differences,
+      ...detectEntityRanges(cols, n, k, [...all, ...combinations, ...calendars, ...sums, ...ratios, ...differences, ...uniques]),
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols, n),
       ...[...uncovered(zeros, [...catalogs, ...combinations]), ...blankZeros(cols, n)].slice(0, RULE_LIMITS.maxZeroRules),
-      ...detectUnique(cols, n),
+      ...uniques,
     ];
     // A datetime part's column is written from its datetime: rules of the datetime deciding it are shadows.
     const parts = detectDatetimeParts(cols, n, new Set(declared.flatMap(ruleColumns)));
