@@ -15,6 +15,8 @@
  * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
  *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
+ * 3d. entity ranges: a number outside its entity's real range is drawn inside it
+ *    (`./entity-range`); its column is no sum's or ratio's total and in no code-book rule.
  * 4. sums and linear identities, sums sharing columns written together per row: `./sums`; then
  *    ratios and products, each total written from its parts (`./ratio`, in `./sums`' step).
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values

@@ -41,7 +41,7 @@ export { lineOfRow } from "./declared";
  * The row rules of a raw table: the detected ones (unless `opts.detect` is false) less those
  * `opts.drop` names, plus the declared ones (`opts.declare`), which replace a detected rule of the
  * same id ({@link ruleId}). Order: catalogs, fixed combinations, public attributes, inequalities,
- * sums, ratios, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
+ * sums, ratios, difference ranges, entity ranges, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
  *
  * Criteria (thresholds in {@link RULE_LIMITS}, tuned on the tests' real tables):
  * - **Fixed combinations, A -> B**: code-book columns (categorical, or point-binned), the first
@@ -106,6 +106,12 @@ export { lineOfRow } from "./declared";
  *   in no sum and no inequality with a third column, >= 30 rows with both, whose difference's
  *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of
  *   that window once the first column is shuffled.
+ * - **Entity range** (`./entity-range`): a numerical column (the first 60) in no catalog, fixed
+ *   combinations, calendar or difference range and no sum's or ratio's total, and an entity
+ *   column (categorical, or a code-book number of a detected multi-column `unique` key) whose
+ *   values seen in >= k rows hold >= 50% of its present rows, with >= 30 rows on such values:
+ *   the entities explain >= 90% of the number's variance (epsilon squared; on its log when
+ *   positive and skewed). One rule per number; each entity of >= k rows releases its [min, max].
  * - **Name and sex** (`./name-gender`): a text column whose first names the public lists know in
  *   >= 25% of rows, beside a categorical column of 2-3 values, one written with >= 90% women's
  *   first names and one with >= 90% men's (>= 5 rows each).
