@@ -13,13 +13,13 @@ async function analyzed(t: Table): Promise<Metadata> {
   return (await analyzeTable(t, { rareThreshold: 5 })).metadata;
 }
 
-/** 40 firms over 10 years, each firm's capital around its own scale (10^2 .. 10^5), growing by `growth` a year; a rate independent of the firm; one firm of 2 rows. */
-function firms(growth = 0.3) {
+/** 40 firms over 10 years, each firm's capital around its own scale (10^2 .. 10^5), growing; a rate independent of the firm; one firm of 2 rows. */
+function firms() {
   const scale = Array.from({ length: 40 }, (_, f) => 10 ** (2 + (3 * ((f * 17) % 40)) / 40));
   const t = table(["firm", "year", "capital", "rate"], 400, (i, rng) => {
     const f = Math.floor(i / 10);
     const y = i % 10;
-    return [`F${String(f).padStart(2, "0")}`, 1990 + y, Math.round(scale[f] * (1 + growth * y) * (0.95 + 0.1 * rng.next())), rng.next().toFixed(3)];
+    return [`F${String(f).padStart(2, "0")}`, 1990 + y, Math.round(scale[f] * (1 + 0.08 * y) * (0.95 + 0.1 * rng.next())), rng.next().toFixed(3)];
   });
   t.rows.push(["Z99", "1990", "5000000", "0.5"], ["Z99", "1991", "5100000", "0.4"]);
   return t;
@@ -35,12 +35,11 @@ describe("entity ranges", () => {
     const meta = await analyzed(t);
     const [rule, ...more] = entityRanges(meta);
     assert.deepEqual(more, []);
-    assert.deepEqual([ruleId(rule), rule.keys.length, rule.log, rule.keys.includes("Z99")], ["entity_range:firm,capital,year", 40, true, false]);
-    assert.equal(rule.order, 1);
+    assert.deepEqual([ruleId(rule), rule.keys.length, rule.log, rule.keys.includes("Z99")], ["entity_range:firm,capital", 40, true, false]);
     const real = new Map<string, number[]>();
     for (const [f, c] of cells(t, ["firm", "capital"])) real.set(f, [...(real.get(f) ?? []), Number(c)]);
     rule.keys.forEach((k, i) => assert.deepEqual(rule.ranges[i], [Math.min(...real.get(k)!), Math.max(...real.get(k)!)]));
-    assert.equal(describeRule(rule), "entity range: capital within its firm's real range, rising with year (40 values of firm)");
+    assert.equal(describeRule(rule), "entity range: capital within its firm's real range (40 values of firm)");
     assert.deepEqual(ruleShares([rule], meta, t).map((s) => s.share), [1]);
     const synth = decodeIndependent(meta, 1000);
     const range = new Map(rule.keys.map((k, i) => [k, rule.ranges[i]]));
@@ -51,19 +50,11 @@ describe("entity ranges", () => {
     });
     assert.deepEqual(off.slice(0, 5), [], `${off.length} of 1000 rows outside their firm's range`);
     assert.ok(new Set(cells(synth, ["capital"]).map(([c]) => c)).size >= 300, "the numbers still vary");
-    // Within a firm, a later year has the larger capital (pairs of the same firm, different years).
-    const rows = cells(synth, ["firm", "year", "capital"]).filter(([f]) => range.has(f));
-    let up = 0;
-    let pairs = 0;
-    for (const [f, y, c] of rows) for (const [g, z, d] of rows) if (f === g && Number(y) < Number(z)) (pairs++, Number(c) < Number(d) && up++);
-    assert.ok(pairs > 100 && up / pairs >= 0.9, `${up} of ${pairs} later years with more capital`);
   });
 
-  test("a number the entity does not decide, and an entity of one row per value, have no range; a number without a trend has no time", async () => {
+  test("a number the entity does not decide, and an entity of one row per value, have no range", async () => {
     const meta = await analyzed(firms());
     assert.deepEqual(entityRanges(meta).map((r) => r.columns[1]), ["capital"], "not the rate");
-    const flat = entityRanges(await analyzed(firms(0)));
-    assert.deepEqual(flat.map((r) => [ruleId(r), r.order]), [["entity_range:firm,capital", undefined]], "no order where capital does not grow");
     const once = table(["country", "pop"], 200, (i, rng) => [`C${i}`, Math.round(1000 * 10 ** (3 * rng.next()))]);
     assert.deepEqual(entityRanges(await analyzed(once)), []);
   });

@@ -814,25 +814,14 @@ export interface DifferenceRule extends RuleBase {
  */
 export interface EntityRangeRule extends RuleBase {
   type: "entity_range";
-  /**
-   * The entity column (categorical, or a code-book number), then the number column, then, when the
-   * number moves one way with it within its entity (a population over the years), the time column
-   * (numerical: the panel's year).
-   */
-  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<3>;
+  /** The entity column (categorical, or a code-book number), then the number column. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
   /** The entities released: their texts as the real table writes them, distinct. */
   keys: (string & tags.MinLength<1> & tags.MaxLength<4096>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
   /** Per key, same order: the [min, max] of its real rows' numbers (min <= max). */
   ranges: ((number & Finite)[] & tags.MinItems<2> & tags.MaxItems<2>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
   /** A number drawn into a range is drawn uniform in its logarithm (a positive, right-skewed column: populations, amounts); absent: uniform. */
   log?: boolean;
-  /**
-   * With a time column: +1 when the number rises with time within its entity, -1 when it falls. A
-   * synthetic row's number is then placed in its entity's range by the row's time (at the range's
-   * share the time has of the time column's [min, max], on the range's scale), give or take a
-   * twentieth of the range.
-   */
-  order?: 1 | -1;
 }
 
 /**

@@ -51,36 +51,18 @@ export function entityRangeCheck(rule: EntityRangeRule, idx: readonly number[], 
   };
 }
 
-/** Half the width, as a share of the entity's range, of the window a number placed by its time is drawn in. */
-const TIME_JITTER = 0.05;
-
 /**
  * Keeps the rule: a row whose number lies outside its entity's range gets a number drawn inside
  * it, uniform (uniform in the logarithm with `rule.log`), written on the column's lattice (its
  * step, decimals, listed values), up to {@link MAX_REDRAWS} draws, else the range's nearer end.
- * With a time column and `order`, every row of a ranged entity with a time is written so (inside
- * the range or not), but drawn from a window of +-{@link TIME_JITTER} of the range around the
- * share its time has of the time column's real [min, max] (from the high end for order -1), so
- * an entity's numbers keep their order over time.
- * A row whose number is fixed (a `where` or seed cell) is counted unrepaired when outside; the
- * entity is never changed (a catalog before this rule has made it a released one where it could).
+ * A row whose number is fixed (a `where` or seed cell) is counted unrepaired; the entity is never
+ * changed (a catalog before this rule has made it a released one where it could).
  */
 export function entityRangeRule(rule: EntityRangeRule, idx: readonly number[], meta: Metadata): CompiledRule {
   const check = entityRangeCheck(rule, idx, meta);
   const at = rangeIndex(rule, meta);
   const write = writerOf(meta.column_stats?.[rule.columns[1]]);
   const log = rule.log === true && rule.ranges.every(([lo]) => lo > 0);
-  const timeStats = idx.length > 2 && rule.order !== undefined ? meta.column_stats?.[rule.columns[2]] : undefined;
-  const readTime = cellNumber(timeStats);
-  const [t0, t1] = timeStats?.type === "numerical" && timeStats.min !== undefined && timeStats.max !== undefined ? [timeStats.min, timeStats.max] : [0, 0];
-  const timed = t1 > t0;
-  /** The row's share of the range by its time, or undefined without one. */
-  const placeOf = (timeText: string): number | undefined => {
-    const t = timed ? readTime(timeText) : undefined;
-    if (t === undefined) return undefined;
-    const p = Math.min(1, Math.max(0, (t - t0) / (t1 - t0)));
-    return rule.order === -1 ? 1 - p : p;
-  };
   return {
     apply(rows, rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
@@ -88,9 +70,7 @@ export function entityRangeRule(rule: EntityRangeRule, idx: readonly number[], m
       for (let r = 0; r < rows.length; r++) {
         cells[idx[0]] = rows.get(r, idx[0]);
         cells[idx[1]] = rows.get(r, idx[1]);
-        const verdict = check(cells);
-        const place = timed && verdict !== undefined && !fixed(r, idx[1]) ? placeOf(rows.get(r, idx[2])) : undefined;
-        if (verdict !== false && place === undefined) continue;
+        if (check(cells) !== false) continue;
         if (fixed(r, idx[1])) {
           out.unrepaired++;
           continue;
@@ -99,19 +79,18 @@ export function entityRangeRule(rule: EntityRangeRule, idx: readonly number[], m
         const x0 = Number(cells[idx[1]]);
         let text: string | undefined;
         for (let t = 0; t < MAX_REDRAWS && text === undefined; t++) {
-          const u = place === undefined ? rng.next() : Math.min(1, Math.max(0, place + (2 * rng.next() - 1) * TIME_JITTER));
+          const u = rng.next();
           const x = log ? Math.exp(Math.log(lo) + u * (Math.log(hi) - Math.log(lo))) : lo + u * (hi - lo);
           const w = write(x, 0);
           if (w === undefined) continue;
           cells[idx[1]] = w;
           if (check(cells) === true) text = w;
         }
-        text ??= write(place !== undefined ? (place < 0.5 ? lo : hi) : x0 < lo ? lo : hi, 0);
+        text ??= write(x0 < lo ? lo : hi, 0);
         if (text === undefined) {
           out.unrepaired++;
           continue;
         }
-        if (text === rows.get(r, idx[1])) continue;
         rows.set(r, idx[1], text);
         out.changed++;
       }
@@ -119,9 +98,8 @@ export function entityRangeRule(rule: EntityRangeRule, idx: readonly number[], m
   };
 }
 
-/** The rule in words: `pop within its country's real range, rising with year (142 values of country)`. */
-export function entityRangeText(rule: Pick<EntityRangeRule, "columns" | "keys" | "order">): string {
+/** The rule in words: `pop within its country's range (142 countries)`. */
+export function entityRangeText(rule: Pick<EntityRangeRule, "columns" | "keys">): string {
   const n = rule.keys.length;
-  const time = rule.columns[2] !== undefined && rule.order !== undefined ? `, ${rule.order > 0 ? "rising" : "falling"} with ${rule.columns[2]}` : "";
-  return `${rule.columns[1]} within its ${rule.columns[0]}'s real range${time} (${n} value${n === 1 ? "" : "s"} of ${rule.columns[0]})`;
+  return `${rule.columns[1]} within its ${rule.columns[0]}'s real range (${n} value${n === 1 ? "" : "s"} of ${rule.columns[0]})`;
 }

@@ -14,8 +14,6 @@ const MIN_ROWS = 30;
 const EXPLAINED = 0.9;
 /** Skewness above which a positive column is judged on its logarithm. */
 const SKEWED = 1;
-/** Share of the steps from one time to the next within an entity that move the number one way, at least, for an order. */
-const ORDERED = 0.9;
 
 /**
  * Whether `c` can be an entity: categorical from the rows; or a numerical column of point bins (a
@@ -40,21 +38,16 @@ function entityColumn(c: Col, panelKeys: ReadonlySet<string>): boolean {
  * (skewness > {@link SKEWED}). One rule per X, of the C explaining most of it (the first in table
  * order on a tie: a country before its one-to-one codes). Released: per value of C seen in >= k
  * rows with X, the [min, max] of its X (the catalog's threshold; each end is one row's value, as
- * `cell_ranges` release per (value, bin) cell and bin edges per quantile). With a time column
- * along which X moves one way within its entities ({@link withOrder}), the rule names it and the
- * order (nothing more is released).
+ * `cell_ranges` release per (value, bin) cell and bin edges per quantile).
  * Cost: O(C · X · n) for C entity columns and X numerical columns.
  */
 export function detectEntityRanges(cols: readonly Col[], n: number, k: number, others: readonly Rule[]): EntityRangeRule[] {
   const busy = new Set<string>();
   const panelKeys = new Set<string>();
-  const panels = others.flatMap((r) => (r.type === "unique" && r.columns.length > 1 ? [r.columns] : []));
   for (const r of others) {
     if (r.type === "sum" || r.type === "ratio") busy.add(r.total);
     if (r.type === "catalog" || r.type === "fixed_combinations" || r.type === "calendar" || r.type === "difference") r.columns.forEach((c) => busy.add(c));
     if (r.type === "unique" && r.columns.length > 1) r.columns.forEach((c) => panelKeys.add(c));
-    // A number distinct in every row is the table's key (row numbers), not a measure of its entity.
-    if (r.type === "unique" && r.columns.length === 1) busy.add(r.columns[0]);
   }
   const keys = cols.filter((c) => entityColumn(c, panelKeys) && repeatedShare(c, k) >= RULE_LIMITS.catalogShare);
   const numbers = cols.filter((c) => c.codec.kind === "numerical" && c.num && !c.codec.fromDomain && !busy.has(c.name)).slice(0, RULE_LIMITS.maxColumns);
@@ -66,45 +59,9 @@ export function detectEntityRanges(cols: readonly Col[], n: number, k: number, o
       const found = entityRange(c, x, n, k);
       if (found && (!best || found.explained > best.explained)) best = found;
     }
-    if (best) out.push(withOrder(best.rule, cols, n, panels));
+    if (best) out.push(best.rule);
   }
   return out;
-}
-
-/**
- * `rule` with a time column and its order when one holds: among the numerical columns that form a
- * `unique` key of `panels` with the entity (a panel's (country, year)), the one along which the
- * number moves one way in >= {@link ORDERED} of the steps from each of an entity's times to its
- * next (over the entities of the rule, steps of equal numbers left out), the most one-way first.
- */
-function withOrder(rule: EntityRangeRule, cols: readonly Col[], n: number, panels: readonly (readonly string[])[]): EntityRangeRule {
-  const [c, x] = rule.columns.map((name) => cols.find((col) => col.name === name)!);
-  const released = new Set(rule.keys);
-  const times = cols.filter((t) => t !== c && t !== x && t.codec.kind === "numerical" && t.num && panels.some((p) => p.includes(c.name) && p.includes(t.name)));
-  let best: { time: string; order: 1 | -1; share: number } | undefined;
-  for (const t of times) {
-    const byEntity = new Map<number, number[]>();
-    for (let r = 0; r < n; r++) {
-      const e = c.scan.ids[r];
-      if (!released.has(c.scan.values[e]) || Number.isNaN(t.num![t.scan.ids[r]]) || Number.isNaN(x.num![x.scan.ids[r]])) continue;
-      const list = byEntity.get(e);
-      if (list) list.push(r);
-      else byEntity.set(e, [r]);
-    }
-    let up = 0;
-    let down = 0;
-    for (const rows of byEntity.values()) {
-      rows.sort((a, b) => t.num![t.scan.ids[a]] - t.num![t.scan.ids[b]]);
-      for (let i = 1; i < rows.length; i++) {
-        const d = x.num![x.scan.ids[rows[i]]] - x.num![x.scan.ids[rows[i - 1]]];
-        if (d > 0) up++;
-        else if (d < 0) down++;
-      }
-    }
-    const share = Math.max(up, down) / (up + down);
-    if (up + down > 0 && share >= ORDERED && (!best || share > best.share)) best = { time: t.name, order: up >= down ? 1 : -1, share };
-  }
-  return best ? { ...rule, columns: [...rule.columns, best.time], order: best.order } : rule;
 }
 
 /** The rule of entity `c` over number `x` with its explained share, when it holds ({@link detectEntityRanges}). */
