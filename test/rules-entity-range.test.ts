@@ -52,9 +52,13 @@ describe("entity ranges", () => {
     assert.ok(new Set(cells(synth, ["capital"]).map(([c]) => c)).size >= 300, "the numbers still vary");
   });
 
-  test("a number the entity does not decide, and an entity of one row per value, have no range", async () => {
+  test("a number the entity does not decide, and an entity of one row per value, have no range, nor a row number", async () => {
     const meta = await analyzed(firms());
     assert.deepEqual(entityRanges(meta).map((r) => r.columns[1]), ["capital"], "not the rate");
+    const numbered = firms();
+    numbered.columns.unshift("row");
+    numbered.rows.forEach((r, i) => r.unshift(String(i + 1)));
+    assert.deepEqual(entityRanges(await analyzed(numbered)).map(ruleId), ["entity_range:firm,capital"], "row numbers sorted by firm are no measure of it");
     const once = table(["country", "pop"], 200, (i, rng) => [`C${i}`, Math.round(1000 * 10 ** (3 * rng.next()))]);
     assert.deepEqual(entityRanges(await analyzed(once)), []);
   });

@@ -29,7 +29,8 @@ function entityColumn(c: Col, panelKeys: ReadonlySet<string>): boolean {
 /**
  * Entity ranges of a table (criteria: {@link detectRules}). Per numerical column X (the first
  * {@link RULE_LIMITS}.maxColumns, in no rule of `others` that writes it: a catalog, fixed
- * combinations, a calendar, a difference range, the total of a sum or ratio) and entity column C
+ * combinations, a calendar, a difference range, the total of a sum or ratio; and no `unique` key of
+ * its own, a row number) and entity column C
  * (categorical, or a code-book number of a panel's key, {@link entityColumn}) whose values seen in
  * >= k rows hold >= {@link RULE_LIMITS}.catalogShare of its present rows: over the >= {@link MIN_ROWS}
  * rows with both present and C's value seen in >= k of them, the share of X's variance between C's
@@ -48,6 +49,8 @@ export function detectEntityRanges(cols: readonly Col[], n: number, k: number, o
     if (r.type === "sum" || r.type === "ratio") busy.add(r.total);
     if (r.type === "catalog" || r.type === "fixed_combinations" || r.type === "calendar" || r.type === "difference") r.columns.forEach((c) => busy.add(c));
     if (r.type === "unique" && r.columns.length > 1) r.columns.forEach((c) => panelKeys.add(c));
+    // A number distinct in every row is the table's key (row numbers), not a measure of its entity.
+    if (r.type === "unique" && r.columns.length === 1) busy.add(r.columns[0]);
   }
   const keys = cols.filter((c) => entityColumn(c, panelKeys) && repeatedShare(c, k) >= RULE_LIMITS.catalogShare);
   const numbers = cols.filter((c) => c.codec.kind === "numerical" && c.num && !c.codec.fromDomain && !busy.has(c.name)).slice(0, RULE_LIMITS.maxColumns);

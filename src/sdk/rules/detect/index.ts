@@ -107,7 +107,7 @@ export { lineOfRow } from "./declared";
  *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of
  *   that window once the first column is shuffled.
  * - **Entity range** (`./entity-range`): a numerical column (the first 60) in no catalog, fixed
- *   combinations, calendar or difference range and no sum's or ratio's total, and an entity
+ *   combinations, calendar or difference range and no sum's or ratio's total nor a one-column `unique` key (row numbers), and an entity
  *   column (categorical, or a code-book number of a detected multi-column `unique` key) whose
  *   values seen in >= k rows hold >= 50% of its present rows, with >= 30 rows on such values:
  *   the entities explain >= 90% of the number's variance (epsilon squared; on its log when
