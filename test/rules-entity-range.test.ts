@@ -59,6 +59,8 @@ describe("entity ranges", () => {
     numbered.columns.unshift("row");
     numbered.rows.forEach((r, i) => r.unshift(String(i + 1)));
     assert.deepEqual(entityRanges(await analyzed(numbered)).map(ruleId), ["entity_range:firm,capital"], "row numbers sorted by firm are no measure of it");
+    const broken = { ...meta, rules: (meta.rules ?? []).map((r) => (r.type === "entity_range" ? { ...r, ranges: [[5, 1], ...r.ranges.slice(2)] } : r)) };
+    assert.equal(decodeIndependent(broken, 200).rows.length, 200, "ranges that do not match their keys are skipped, not a crash");
     const once = table(["country", "pop"], 200, (i, rng) => [`C${i}`, Math.round(1000 * 10 ** (3 * rng.next()))]);
     assert.deepEqual(entityRanges(await analyzed(once)), []);
   });

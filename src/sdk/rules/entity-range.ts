@@ -10,18 +10,23 @@ import { MAX_REDRAWS, noneFixed, type CompiledRule } from "./compiled-rule";
 
 /**
  * Entity text -> its range's index in `rule.keys`: by text, and for a numerical entity column by
- * number too (`1.0` is the entity `1`); undefined for an entity without a released range.
+ * number too (`1.0` is the entity `1`); undefined for an entity without a released range (a key
+ * without a well-formed [min, max] in `rule.ranges`, as hand-edited metadata may hold, has none).
  */
 function rangeIndex(rule: EntityRangeRule, meta: Metadata): (text: string) => number | undefined {
   const byText = new Map<string, number>();
-  rule.keys.forEach((k, i) => byText.has(k) || byText.set(k, i));
+  const valid = (i: number): boolean => {
+    const r = rule.ranges[i];
+    return r !== undefined && r.length === 2 && Number.isFinite(r[0]) && Number.isFinite(r[1]) && r[0] <= r[1];
+  };
+  rule.keys.forEach((k, i) => byText.has(k) || !valid(i) || byText.set(k, i));
   const st = meta.column_stats?.[rule.columns[0]];
   if (st?.type !== "numerical") return (t) => byText.get(t);
   const read = cellNumber(st);
   const byNumber = new Map<number, number>();
   rule.keys.forEach((k, i) => {
     const x = read(k);
-    if (x !== undefined && !byNumber.has(x)) byNumber.set(x, i);
+    if (x !== undefined && !byNumber.has(x) && valid(i)) byNumber.set(x, i);
   });
   return (t) => {
     const i = byText.get(t);
