@@ -107,9 +107,10 @@ export { lineOfRow } from "./declared";
  *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of
  *   that window once the first column is shuffled.
  * - **Entity range** (`./entity-range`): a numerical column (the first 60) in no catalog, fixed
- *   combinations, calendar or difference range and no sum's or ratio's total nor a one-column `unique` key (row numbers), and an entity
- *   column (categorical, or a code-book number of a detected multi-column `unique` key) whose
- *   values seen in >= k rows hold >= 50% of its present rows, with >= 30 rows on such values:
+ *   combinations, calendar or difference range, no sum's or ratio's total, not a one-column
+ *   `unique` key (row numbers); an entity column (categorical, or a code-book number of a detected
+ *   multi-column `unique` key) whose values seen in >= k rows hold >= 50% of its present rows,
+ *   with >= 30 rows on such values:
  *   the entities explain >= 90% of the number's variance (epsilon squared; on its log when
  *   positive and skewed). One rule per number; each entity of >= k rows releases its [min, max].
  * - **Name and sex** (`./name-gender`): a text column whose first names the public lists know in
