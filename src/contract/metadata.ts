@@ -479,6 +479,7 @@ export type Rule =
   | NameGenderRule
   | NameCountryRule
   | DifferenceRule
+  | EntityRangeRule
   | UniqueRule;
 
 /** Fields every {@link Rule} has. */
@@ -821,6 +822,26 @@ export interface DifferenceRule extends RuleBase {
   min: number & Finite;
   max: number & Finite;
   quantiles: (number & Finite)[] & tags.MinItems<2> & tags.MaxItems<17>;
+}
+
+/**
+ * Entity range: the number `columns[1]` lies in the range its entity `columns[0]` has in the real
+ * rows (a panel's country and its population, a firm and its capital, a state and its road
+ * mileage): the entity's value decides most of the number, so a synthetic row of Belgium gets a
+ * population Belgium has had, not China's. Released per entity value seen in at least k real rows
+ * (k = the rare threshold, as catalog entries are): the [min, max] of its rows' numbers. A row of
+ * an entity no range is released for (rare, blank) is left as generated.
+ */
+export interface EntityRangeRule extends RuleBase {
+  type: "entity_range";
+  /** The entity column (categorical, or a code-book number), then the number column. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /** The entities released: their texts as the real table writes them, distinct. */
+  keys: (string & tags.MinLength<1> & tags.MaxLength<4096>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
+  /** Per key, same order: the [min, max] of its real rows' numbers (min <= max). */
+  ranges: ((number & Finite)[] & tags.MinItems<2> & tags.MaxItems<2>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
+  /** A number drawn into a range is drawn uniform in its logarithm (a positive, right-skewed column: populations, amounts); absent: uniform. */
+  log?: boolean;
 }
 
 /**

@@ -468,6 +468,10 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
     setCellRanges(tally.sample, sample, built.selection, built.metadata, k);
     const coordinates = coordinatePairs(tally.sample, codecs, k);
     if (coordinates.length > 0) built.metadata.coordinates = coordinates;
+    // A point is kept inside its place's area by the coordinates' own step, not a range per column.
+    const axes = new Set(coordinates.flatMap((c) => [c.latitude, c.longitude]));
+    if (built.metadata.rules && axes.size > 0) built.metadata.rules = built.metadata.rules.filter((r) => r.type !== "entity_range" || !axes.has(r.columns[1]));
+    if (built.metadata.rules?.length === 0) delete built.metadata.rules;
     const zips = zipPrefixes(tally.sample, codecs, k);
     const zipStats = zips && built.metadata.column_stats?.[zips.column];
     if (zipStats) zipStats.zip_prefixes = zips.prefixes;

@@ -57,6 +57,7 @@ import { datetimeParser } from "../columns";
 import { identityText } from "./describe";
 import { sumCoefficients, sumRuleTolerance } from "./sums";
 import { ratioBand, ratioKept, ratioText } from "./ratio";
+import { entityRangeCheck, entityRangeText } from "./entity-range";
 import { calendarCheck } from "./calendar";
 import { datetimePartCheck } from "./datetime-part";
 import { templateCheck, templateText } from "./template";
@@ -99,6 +100,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "calendar":
     case "datetime_part":
     case "difference":
+    case "entity_range":
     case "template":
     case "name_gender":
     case "name_country":
@@ -145,6 +147,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[1]} holds ${rule.columns[0]} at ${rule.offset}`;
     case "difference":
       return `${rule.columns[1]} - ${rule.columns[0]} in [${rule.min}, ${rule.max}]`;
+    case "entity_range":
+      return entityRangeText(rule);
     case "calendar":
       return `${rule.columns.slice(0, 3).join(", ")} a date${rule.columns[3] ? ` on weekday ${rule.columns[3]}` : ""}`;
     case "datetime_part":
@@ -357,6 +361,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
       return calendarCheck(rule, readers.map((r) => r.index));
     case "difference":
       return differenceCheck(rule, readers.map((r) => r.index), metadata);
+    case "entity_range":
+      return entityRangeCheck(rule, readers.map((r) => r.index), metadata);
     case "datetime_part":
       return datetimePartCheck(rule, readers.map((r) => r.index), metadata);
     case "template":

@@ -73,7 +73,7 @@ const UNIT_SECONDS: Record<string, number> = { second: 1, minute: 60, hour: 3600
  * datetime's seconds in its format (rounded to its granularity unit up to a day; coarser
  * granularities to the day); undefined outside the column's range.
  */
-function writerOf(stats: ColumnStats | undefined): (x: number, offsetMinutes: number) => string | undefined {
+export function writerOf(stats: ColumnStats | undefined): (x: number, offsetMinutes: number) => string | undefined {
   const inRange = (x: number): boolean => (stats?.min === undefined || x >= stats.min) && (stats?.max === undefined || x <= stats.max);
   if (stats?.type === "datetime" && stats.format !== undefined) {
     const fmt = new DatetimeFormat(stats.format);

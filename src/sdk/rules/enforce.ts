@@ -15,6 +15,8 @@
  * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
  *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
+ * 3d. entity ranges: a number outside its entity's real range is drawn inside it
+ *    (`./entity-range`); its column is no sum's or ratio's total and in no code-book rule.
  * 4. sums and linear identities, sums sharing columns written together per row: `./sums`; then
  *    ratios and products, each total written from its parts (`./ratio`, in `./sums`' step).
  * 5. inequality: `high < low` (`<=` when strict) swaps the two when both columns write values
@@ -50,6 +52,7 @@ import { catalog } from "./catalog";
 import { calendarRule } from "./calendar";
 import { datetimePartRules } from "./datetime-part";
 import { differenceRule } from "./difference";
+import { entityRangeRule } from "./entity-range";
 import { structuralZeros } from "./structural-zeros";
 import { sumSystems, type SumSystems } from "./sums";
 import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
@@ -72,6 +75,7 @@ const STAGES: readonly (Rule["type"] | "composite_catalog")[] = [
   "public_attribute",
   "embedded_code",
   "calendar",
+  "entity_range",
   "sum",
   "ratio",
   "inequality",
@@ -297,6 +301,10 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     case "difference": {
       const c = cols(rule.columns);
       return c && differenceRule(rule, c, meta);
+    }
+    case "entity_range": {
+      const c = cols(rule.columns);
+      return c && entityRangeRule(rule, c, meta);
     }
     case "inequality": {
       const c = cols([rule.high, rule.low]);

@@ -10,7 +10,7 @@ import { combinable, unionFind, type Col } from "./view";
 import { dependency, jointCells } from "./combinations";
 
 /** Rows on key values seen in >= k rows, over the rows with the key present. */
-function repeatedShare(c: Col, k: number): number {
+export function repeatedShare(c: Col, k: number): number {
   let present = 0;
   let repeated = 0;
   for (let id = 0; id < c.nv; id++) {

@@ -30,6 +30,7 @@ import { detectNameGender } from "./name-gender";
 import { detectNameCountry } from "./name-country";
 import { ruleColumns } from "../check";
 import { detectDifferences } from "./difference";
+import { detectEntityRanges } from "./entity-range";
 import { RULE_LIMITS } from "./options";
 import { detectUnique } from "./unique";
 
@@ -40,7 +41,7 @@ export { lineOfRow } from "./declared";
  * The row rules of a raw table: the detected ones (unless `opts.detect` is false) less those
  * `opts.drop` names, plus the declared ones (`opts.declare`), which replace a detected rule of the
  * same id ({@link ruleId}). Order: catalogs, fixed combinations, public attributes, inequalities,
- * sums, ratios, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
+ * sums, ratios, difference ranges, entity ranges, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
  *
  * Criteria (thresholds in {@link RULE_LIMITS}, tuned on the tests' real tables):
  * - **Fixed combinations, A -> B**: code-book columns (categorical, or point-binned), the first
@@ -105,6 +106,13 @@ export { lineOfRow } from "./declared";
  *   in no sum and no inequality with a third column, >= 30 rows with both, whose difference's
  *   [min, max] (else its range less 0.5% at each end, holding >= 99% of rows) is at most 1/4 of
  *   that window once the first column is shuffled.
+ * - **Entity range** (`./entity-range`): a numerical column (the first 60) in no catalog, fixed
+ *   combinations, calendar or difference range, no sum's or ratio's total, not a one-column
+ *   `unique` key (row numbers); an entity column (categorical, or a code-book number of a detected
+ *   multi-column `unique` key) whose values seen in >= k rows hold >= 50% of its present rows,
+ *   with >= 30 rows on such values:
+ *   the entities explain >= 90% of the number's variance (epsilon squared; on its log when
+ *   positive and skewed). One rule per number; each entity of >= k rows releases its [min, max].
  * - **Name and sex** (`./name-gender`): a text column whose first names the public lists know in
  *   >= 25% of rows, beside a categorical column of 2-3 values, one written with >= 90% women's
  *   first names and one with >= 90% men's (>= 5 rows each).
@@ -163,6 +171,8 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const templates = detectTemplates(cols, n, new Set(declared.flatMap(ruleColumns)));
     const written = new Set(templates.map((t) => t.columns[0]));
     const inequalities = detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low)));
+    const differences = detectDifferences(cols, n, [...sums, ...ratios, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23);
+    const uniques = detectUnique(cols, n);
     detected = [
       ...all,
       ...combinations,
@@ -174,11 +184,12 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
       ...inequalities,
       ...sums,
       ...ratios,
-      ...detectDifferences(cols, n, [...sums, ...ratios, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23),
+      ...differences,
+      ...detectEntityRanges(cols, n, k, [...all, ...combinations, ...calendars, ...sums, ...ratios, ...differences, ...uniques]),
       ...detectNotEqual(cols, n),
       ...detectBlankTogether(cols.filter((c) => !written.has(c.name)), n),
       ...[...uncovered(zeros, [...catalogs, ...combinations]), ...blankZeros(cols, n)].slice(0, RULE_LIMITS.maxZeroRules),
-      ...detectUnique(cols, n),
+      ...uniques,
     ];
     // A datetime part's column is written from its datetime: rules of the datetime deciding it are shadows.
     const parts = detectDatetimeParts(cols, n, new Set(declared.flatMap(ruleColumns)));
