@@ -6,6 +6,7 @@
 import type { EntityRangeRule, Metadata } from "../../contract";
 import { cellNumber } from "./check";
 import { writerOf } from "./difference";
+import { grainRounder } from "../columns/numerical-grain";
 import { MAX_REDRAWS, noneFixed, type CompiledRule } from "./compiled-rule";
 
 /**
@@ -58,15 +59,17 @@ export function entityRangeCheck(rule: EntityRangeRule, idx: readonly number[], 
 
 /**
  * Keeps the rule: a row whose number lies outside its entity's range gets a number drawn inside
- * it, uniform (uniform in the logarithm with `rule.log`), written on the column's lattice (its
- * step, decimals, listed values), up to {@link MAX_REDRAWS} draws, else the range's nearer end.
+ * it, uniform (uniform in the logarithm with `rule.log`), at the column's grain (`grainRounder`)
+ * and written on its lattice (its step, decimals, listed values), up to {@link MAX_REDRAWS} draws, else the range's nearer end.
  * A row whose number is fixed (a `where` or seed cell) is counted unrepaired; the entity is never
  * changed (a catalog before this rule has made it a released one where it could).
  */
 export function entityRangeRule(rule: EntityRangeRule, idx: readonly number[], meta: Metadata): CompiledRule {
   const check = entityRangeCheck(rule, idx, meta);
   const at = rangeIndex(rule, meta);
-  const write = writerOf(meta.column_stats?.[rule.columns[1]]);
+  const stats = meta.column_stats?.[rule.columns[1]];
+  const write = writerOf(stats);
+  const snap = stats?.type === "numerical" ? grainRounder(stats) : undefined;
   const log = rule.log === true && rule.ranges.every(([lo]) => lo > 0);
   return {
     apply(rows, rng, given, _draw, out) {
@@ -85,7 +88,12 @@ export function entityRangeRule(rule: EntityRangeRule, idx: readonly number[], m
         let text: string | undefined;
         for (let t = 0; t < MAX_REDRAWS && text === undefined; t++) {
           const u = rng.next();
-          const x = log ? Math.exp(Math.log(lo) + u * (Math.log(hi) - Math.log(lo))) : lo + u * (hi - lo);
+          const drawn = log ? Math.exp(Math.log(lo) + u * (Math.log(hi) - Math.log(lo))) : lo + u * (hi - lo);
+          const x = snap?.(drawn, rng, (v) => {
+            const at = write(v, 0);
+            cells[idx[1]] = at ?? "";
+            return at !== undefined && check(cells) === true;
+          }) ?? drawn;
           const w = write(x, 0);
           if (w === undefined) continue;
           cells[idx[1]] = w;
