@@ -90,9 +90,9 @@ export function entityRangeRule(rule: EntityRangeRule, idx: readonly number[], m
           const u = rng.next();
           const drawn = log ? Math.exp(Math.log(lo) + u * (Math.log(hi) - Math.log(lo))) : lo + u * (hi - lo);
           const x = snap?.(drawn, rng, (v) => {
-            const at = write(v, 0);
-            cells[idx[1]] = at ?? "";
-            return at !== undefined && check(cells) === true;
+            const cand = write(v, 0);
+            cells[idx[1]] = cand ?? "";
+            return cand !== undefined && check(cells) === true;
           }) ?? drawn;
           const w = write(x, 0);
           if (w === undefined) continue;
