@@ -17,14 +17,14 @@ import type { ColumnKind, ColumnStats, Metadata, PublicVocabulary } from "../../
 import type { DatetimeFormat } from "../metadata/datetime";
 import { binDecoder, type Lattice } from "./bins";
 import { categoricalCodec, describeCategorical, mappingDecoder } from "./categorical";
-import { missingCodeOf, type ColumnCodec, type ColumnScan, type ColumnType, type FeatureDecoder, type ValueRange } from "./common";
+import { missingCodeOf, OTHER, type ColumnCodec, type ColumnScan, type ColumnType, type FeatureDecoder, type ValueRange } from "./common";
 import { clockGrainDecoder, datetimeCodec, datetimeColumnType, datetimeLattice, datetimeReader, describeDatetime } from "./datetime";
 import { describeId, idCodec, idDecoder } from "./id";
 import type { SemanticKind } from "../semantic";
 import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
 import { grainDecoder } from "./numerical-grain";
 import { NumberFormat } from "./number-format";
-import { withCellRanges } from "./cell-ranges";
+import { heldBins, withCellRanges } from "./cell-ranges";
 
 export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
@@ -79,7 +79,8 @@ export function latticeOf(stats: ColumnStats): Lattice | undefined {
  * Decoder of a quantile-binned feature over its lattice (`./bins`' `binDecoder`; with a `grain`,
  * `./numerical-grain`'s `grainDecoder`, for datetimes `./datetime`'s `clockGrainDecoder`), drawing
  * inside its row's cell range with `cell_ranges` (`./cell-ranges`); `range`, `codes` and
- * `weights` as `binDecoder`'s.
+ * `weights` as `binDecoder`'s; `held` as `withCellRanges`' (per partner code, the bins real rows
+ * hold beside it: {@link cellPartnerBins}).
  */
 export function binnedDecoder(
   f: string,
@@ -88,9 +89,29 @@ export function binnedDecoder(
   missingCode: number | undefined,
   stats: ColumnStats,
   range?: ValueRange,
+  held?: readonly (readonly number[] | undefined)[],
 ): FeatureDecoder & { codes: number[]; weights: number[] } {
   const base = rangeDecoder(f, K, edges, missingCode, stats, range);
-  return withCellRanges(base, stats, edges, missingCode, (r) => rangeDecoder(f, K, edges, missingCode, stats, r), range);
+  return withCellRanges(base, stats, edges, missingCode, (r) => rangeDecoder(f, K, edges, missingCode, stats, r), range, held);
+}
+
+/**
+ * Per code of the `cell_ranges` partner of binned column `f`, the bins of f the metadata's 2-way
+ * marginal of the pair holds beside it (ascending); the partner's pooled code holds none (its rows
+ * are of many values). Undefined without cell ranges or without the pair's marginal.
+ */
+export function cellPartnerBins(meta: Metadata, f: string): number[][] | undefined {
+  const stats = meta.column_stats?.[f];
+  const g = stats?.type === "numerical" || stats?.type === "datetime" ? stats.cell_ranges?.column : undefined;
+  const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
+  if (g === undefined || !edges) return undefined;
+  const m = (meta.marginals ?? []).find((x) => x.features.includes(f) && x.features.includes(g) && f !== g);
+  const [Kg, Kf] = [meta.cardinalities[g], meta.cardinalities[f]];
+  if (!m || !(Kg >= 1) || !(Kf >= 1)) return undefined;
+  const held = heldBins(m.probs, Kg, Kf, m.features[0] === g, edges.length - 1);
+  const pooled = meta.value_mappings?.[g]?.[OTHER];
+  if (held && pooled !== undefined && pooled < held.length) held[pooled] = [];
+  return held;
 }
 
 /** {@link binnedDecoder} without cell ranges. */
@@ -118,7 +139,7 @@ export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
   const missingCode = missingCodeOf(meta, f);
   if (stats?.type === "id" && stats.id_shape) return idDecoder(f, K, stats, missingCode, meta.features);
   const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
-  if (edges && edges.length >= 2) return binnedDecoder(f, K, edges, missingCode, stats!);
+  if (edges && edges.length >= 2) return binnedDecoder(f, K, edges, missingCode, stats!, undefined, cellPartnerBins(meta, f));
   return mappingDecoder(meta, f);
 }
 
