@@ -125,7 +125,7 @@ test("in-memory, streamed CSV (worker threads, sampled) and Parquet extraction g
   }
 });
 
-test("a bin its row's category never holds is not drawn: the value moves to the category's nearest held bin", async () => {
+test("a bin its row's category never holds is not drawn: the value moves to a bin the category holds", async () => {
   // Congresses and their dates: each of 8 terms holds 30 rows inside its own two years, so most
   // bins of the date belong to one term; a model that pairs a term with another term's bin (here:
   // codes drawn independently) would write a date outside the term.

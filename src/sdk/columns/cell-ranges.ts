@@ -4,8 +4,8 @@
  * lattice, grain and a seeded range as without it); a row whose cell has no range, whose range
  * holds no writable value, or which has no partner code is drawn as without cell ranges. A bin
  * the real rows never hold beside the row's partner value (a structural zero of the pair's 2-way
- * marginal: a congress's date in another congress's years) is replaced by the partner value's
- * nearest held bin first.
+ * marginal: a congress's date in another congress's years) is replaced first by a bin the real
+ * rows hold beside it, drawn by their share.
  */
 import type { ColumnStats } from "../../contract";
 import type { Rng } from "../generate/sfc32";
@@ -23,30 +23,40 @@ function within(range: ValueRange | undefined, lo: number, hi: number): ValueRan
   return out;
 }
 
+/** The bins a partner code's real rows hold ({@link heldBins}): ascending, with their shares of the pair's rows. */
+export interface HeldBins {
+  bins: number[];
+  weights: number[];
+}
+
 /**
  * Per partner code, the bins (codes below `bins`) the pair's 2-way marginal holds beside it,
- * ascending: `probs` is the marginal of (`partner`, the binned column) when `partnerFirst`, else
- * of (the binned column, `partner`), row-major over their cardinalities `Kp` and `Kb`. Undefined
- * for a marginal of another size.
+ * ascending, each with its probability: `probs` is the marginal of (`partner`, the binned column)
+ * when `partnerFirst`, else of (the binned column, `partner`), row-major over their cardinalities
+ * `Kp` and `Kb`. Undefined for a marginal of another size.
  */
-export function heldBins(probs: readonly number[], Kp: number, Kb: number, partnerFirst: boolean, bins: number): number[][] | undefined {
+export function heldBins(probs: readonly number[], Kp: number, Kb: number, partnerFirst: boolean, bins: number): HeldBins[] | undefined {
   if (probs.length !== Kp * Kb) return undefined;
-  const held: number[][] = Array.from({ length: Kp }, () => []);
+  const held: HeldBins[] = Array.from({ length: Kp }, () => ({ bins: [], weights: [] }));
   for (let a = 0; a < Kp; a++) {
-    for (let c = 0; c < Math.min(bins, Kb); c++) if ((partnerFirst ? probs[a * Kb + c] : probs[c * Kp + a]) > 0) held[a].push(c);
+    for (let c = 0; c < Math.min(bins, Kb); c++) {
+      const p = partnerFirst ? probs[a * Kb + c] : probs[c * Kp + a];
+      if (p > 0) (held[a].bins.push(c), held[a].weights.push(p));
+    }
   }
   return held;
 }
 
-/** The bin of `held` (ascending, non-empty) nearest to c; of two as near, one drawn. */
-function nearestHeld(held: readonly number[], c: number, rng: Rng): number {
-  let i = 0;
-  while (i < held.length && held[i] < c) i++;
-  if (i === 0) return held[0];
-  if (i === held.length) return held[i - 1];
-  const below = c - held[i - 1];
-  const above = held[i] - c;
-  return below < above ? held[i - 1] : above < below ? held[i] : rng.next() < 0.5 ? held[i - 1] : held[i];
+/** A bin of `held` (non-empty) drawn by its weight: the real rows' bins beside the partner code. */
+function drawHeld(held: HeldBins, rng: Rng): number {
+  let total = 0;
+  for (const w of held.weights) total += w;
+  let u = rng.next() * total;
+  for (let i = 0; i < held.bins.length; i++) {
+    u -= held.weights[i];
+    if (u < 0) return held.bins[i];
+  }
+  return held.bins[held.bins.length - 1];
 }
 
 /**
@@ -55,8 +65,9 @@ function nearestHeld(held: readonly number[], c: number, rng: Rng): number {
  * cell. Entries naming a bin that is not an interval bin, or with min > max, are ignored.
  * @param build the decoder of the column under a value range (no cell ranges of its own).
  * @param held per partner code, the bins the real rows hold beside it ({@link heldBins}); a row's
- *   bin outside its partner code's (non-empty) list decodes as the nearest one. Pooled (`__other__`)
- *   partner codes should hold an empty list: their rows are of many values.
+ *   bin outside its partner code's (non-empty) list decodes as one of them drawn by its share, so
+ *   the moved rows follow the real rows' bins beside that code. Pooled (`__other__`) partner codes
+ *   should hold an empty list: their rows are of many values.
  * @returns `base` itself when the stats hold no usable cell range.
  */
 export function withCellRanges(
@@ -66,7 +77,7 @@ export function withCellRanges(
   missingCode: number | undefined,
   build: (range: ValueRange) => BinnedDecoder,
   range?: ValueRange,
-  held?: readonly (readonly number[] | undefined)[],
+  held?: readonly (HeldBins | undefined)[],
 ): BinnedDecoder {
   const spec = stats.cell_ranges;
   const nb = edges.length - 1;
@@ -93,11 +104,11 @@ export function withCellRanges(
     decoders[key] = d;
     return d;
   };
-  // The bin a row decodes: its own, or its partner code's nearest held one.
+  // The bin a row decodes: its own, or one its partner code's real rows hold.
   const binOf = (a: number | undefined, c: number, rng: Rng): number => {
     if (!held || a === undefined || !(c >= 0 && c < nb)) return c;
     const h = held[a];
-    return h && h.length > 0 && !h.includes(c) ? nearestHeld(h, c, rng) : c;
+    return h && h.bins.length > 0 && !h.bins.includes(c) ? drawHeld(h, rng) : c;
   };
   const decode: FeatureDecoder["decode"] = (c, rng, row, ids, partnerCode, fresh) => {
     const b = binOf(partnerCode, c, rng);

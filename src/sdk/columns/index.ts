@@ -24,7 +24,7 @@ import type { SemanticKind } from "../semantic";
 import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
 import { grainDecoder } from "./numerical-grain";
 import { NumberFormat } from "./number-format";
-import { heldBins, withCellRanges } from "./cell-ranges";
+import { heldBins, withCellRanges, type HeldBins } from "./cell-ranges";
 
 export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
@@ -89,7 +89,7 @@ export function binnedDecoder(
   missingCode: number | undefined,
   stats: ColumnStats,
   range?: ValueRange,
-  held?: readonly (readonly number[] | undefined)[],
+  held?: readonly (HeldBins | undefined)[],
 ): FeatureDecoder & { codes: number[]; weights: number[] } {
   const base = rangeDecoder(f, K, edges, missingCode, stats, range);
   return withCellRanges(base, stats, edges, missingCode, (r) => rangeDecoder(f, K, edges, missingCode, stats, r), range, held);
@@ -97,10 +97,11 @@ export function binnedDecoder(
 
 /**
  * Per code of the `cell_ranges` partner of binned column `f`, the bins of f the metadata's 2-way
- * marginal of the pair holds beside it (ascending); the partner's pooled code holds none (its rows
- * are of many values). Undefined without cell ranges or without the pair's marginal.
+ * marginal of the pair holds beside it (ascending, with their shares); the partner's pooled code
+ * holds none (its rows are of many values). Undefined without cell ranges or without the pair's
+ * marginal.
  */
-export function cellPartnerBins(meta: Metadata, f: string): number[][] | undefined {
+export function cellPartnerBins(meta: Metadata, f: string): HeldBins[] | undefined {
   const stats = meta.column_stats?.[f];
   const g = stats?.type === "numerical" || stats?.type === "datetime" ? stats.cell_ranges?.column : undefined;
   const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
@@ -110,7 +111,7 @@ export function cellPartnerBins(meta: Metadata, f: string): number[][] | undefin
   if (!m || !(Kg >= 1) || !(Kf >= 1)) return undefined;
   const held = heldBins(m.probs, Kg, Kf, m.features[0] === g, edges.length - 1);
   const pooled = meta.value_mappings?.[g]?.[OTHER];
-  if (held && pooled !== undefined && pooled < held.length) held[pooled] = [];
+  if (held && pooled !== undefined && pooled < held.length) held[pooled] = { bins: [], weights: [] };
   return held;
 }
 
