@@ -145,4 +145,12 @@ test("a bin its row's category never holds is not drawn: the value moves to a bi
     if (!(Number(v) >= lo && Number(v) < lo + 2)) outside++;
   }
   assert.equal(outside, 0, `${outside} of 2000 rows hold a year outside their congress's two years`);
+
+  // A category of about two rows per held bin holds its bins by chance: its values are left as drawn.
+  const { cellPartnerBins } = await import("../src/sdk/columns");
+  const thin: string[][] = [];
+  for (let i = 0; i < 240; i++) thin.push([`c${i % 60}`, String((i * 7919) % 1000)]);
+  const t = await analyzeTable({ columns: ["c", "x"], rows: thin }, { binCap: 24, rareThreshold: 2 });
+  const held = t.metadata.column_stats!.x.cell_ranges ? cellPartnerBins(t.metadata, "x") : undefined;
+  assert.ok(!held || held.every((h) => h.bins.length === 0), "no code of 4 rows over 4 bins moves values");
 });

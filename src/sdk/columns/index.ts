@@ -96,10 +96,17 @@ export function binnedDecoder(
 }
 
 /**
+ * Real rows per held bin a partner code needs, on average, before its bins count as its range: a
+ * code of about two rows per bin (a country's population over 11 years) holds its bins by chance,
+ * and moving values into them would copy its few rows.
+ */
+export const MIN_ROWS_PER_HELD_BIN = 3;
+
+/**
  * Per code of the `cell_ranges` partner of binned column `f`, the bins of f the metadata's 2-way
- * marginal of the pair holds beside it (ascending, with their shares); the partner's pooled code
- * holds none (its rows are of many values). Undefined without cell ranges or without the pair's
- * marginal.
+ * marginal of the pair holds beside it (ascending, with their shares); a code whose real rows
+ * average fewer than {@link MIN_ROWS_PER_HELD_BIN} per held bin, and the partner's pooled code
+ * (rows of many values), hold none. Undefined without cell ranges or without the pair's marginal.
  */
 export function cellPartnerBins(meta: Metadata, f: string): HeldBins[] | undefined {
   const stats = meta.column_stats?.[f];
@@ -110,8 +117,14 @@ export function cellPartnerBins(meta: Metadata, f: string): HeldBins[] | undefin
   const [Kg, Kf] = [meta.cardinalities[g], meta.cardinalities[f]];
   if (!m || !(Kg >= 1) || !(Kf >= 1)) return undefined;
   const held = heldBins(m.probs, Kg, Kf, m.features[0] === g, edges.length - 1);
+  if (!held) return undefined;
+  const rows = stats!.count + stats!.missing;
   const pooled = meta.value_mappings?.[g]?.[OTHER];
-  if (held && pooled !== undefined && pooled < held.length) held[pooled] = { bins: [], weights: [] };
+  held.forEach((h, a) => {
+    let share = 0;
+    for (const w of h.weights) share += w;
+    if (a === pooled || !(share * rows >= MIN_ROWS_PER_HELD_BIN * h.bins.length)) held[a] = { bins: [], weights: [] };
+  });
   return held;
 }
 
