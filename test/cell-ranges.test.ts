@@ -124,3 +124,33 @@ test("in-memory, streamed CSV (worker threads, sampled) and Parquet extraction g
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a bin its row's category never holds is not drawn: the value moves to a bin the category holds", async () => {
+  // Congresses and their dates: each of 8 terms holds 30 rows inside its own two years, so most
+  // bins of the date belong to one term; a model that pairs a term with another term's bin (here:
+  // codes drawn independently) would write a date outside the term.
+  const rows: string[][] = [];
+  for (let i = 0; i < 240; i++) {
+    const term = i % 8;
+    rows.push([`${101 + term}th`, String(1989 + 2 * term + ((i * 7) % 23) / 12)]);
+  }
+  const a = await analyzeTable({ columns: ["congress", "year"], rows }, { binCap: 24, rareThreshold: 2 });
+  assert.equal(a.metadata.column_stats!.year.cell_ranges?.column, "congress");
+  const { independentCodes } = await import("./rules-fixtures");
+  const codes = independentCodes(a.metadata, 2000, 11);
+  let outside = 0;
+  for (const [congress, v] of new Decoder(a.metadata).decode(codes, 3).rows) {
+    if (congress === "") continue;
+    const lo = 1989 + 2 * (Number.parseInt(congress, 10) - 101);
+    if (!(Number(v) >= lo && Number(v) < lo + 2)) outside++;
+  }
+  assert.equal(outside, 0, `${outside} of 2000 rows hold a year outside their congress's two years`);
+
+  // A category of about two rows per held bin holds its bins by chance: its values are left as drawn.
+  const { cellPartnerBins } = await import("../src/sdk/columns");
+  const thin: string[][] = [];
+  for (let i = 0; i < 240; i++) thin.push([`c${i % 60}`, String((i * 7919) % 1000)]);
+  const t = await analyzeTable({ columns: ["c", "x"], rows: thin }, { binCap: 24, rareThreshold: 2 });
+  const held = t.metadata.column_stats!.x.cell_ranges ? cellPartnerBins(t.metadata, "x") : undefined;
+  assert.ok(!held || held.every((h) => h.bins.length === 0), "no code of 4 rows over 4 bins moves values");
+});

@@ -390,6 +390,23 @@ test("a thin title model (29 site names, few released words) writes no word twic
   assert.deepEqual(lower.slice(0, 3), [], `${lower.length} of 300 start with a lower-case word`);
 });
 
+test("a walk writes a word of four letters or more once per value where the model offers another way on (`SOCIAL AND SOCIAL POLICY`)", () => {
+  // Majors as college-majors/recent-grads names them: `HEALTH AND COMPUTER SCIENCE`, `ART STUDIES`.
+  const F = ["HEALTH", "ART", "COMPUTER", "SOCIAL", "INDUSTRIAL", "PUBLIC"];
+  const S = ["SCIENCE", "ADMINISTRATION", "STUDIES", "POLICY"];
+  const values: string[] = [];
+  for (let i = 0; i < F.length; i++) for (let j = 0; j < F.length; j++) if (i !== j && (i + j) % 2 === 0) values.push(`${F[i]} AND ${F[j]} ${S[(i + 2 * j) % S.length]}`);
+  for (let i = 0; i < F.length; i++) for (let s = 0; s < S.length; s++) if ((i + s) % 2 === 1) values.push(`${F[i]} ${S[s]}`);
+  const w = new TextWriter(buildTextModel(values, values.map(() => 1), 2)!);
+  const written = Array.from({ length: 300 }, (_, s) => w.write(new Rng(s), s % 2 === 1));
+  const twice = written.filter((v) => {
+    const words = v.split(/\s+/).filter((x) => x.length >= 4);
+    return new Set(words).size !== words.length;
+  });
+  assert.deepEqual(twice.slice(0, 3), [], `${twice.length} of 300 write a word twice`);
+  assert.ok(new Set(written).size >= 10, `${new Set(written).size} distinct values`);
+});
+
 /** faker's English surnames and nouns, read apart from the SDK: the public words a word class is filled with. */
 function publicWordSet(): Set<string> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports

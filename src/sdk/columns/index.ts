@@ -17,14 +17,14 @@ import type { ColumnKind, ColumnStats, Metadata, PublicVocabulary } from "../../
 import type { DatetimeFormat } from "../metadata/datetime";
 import { binDecoder, type Lattice } from "./bins";
 import { categoricalCodec, describeCategorical, mappingDecoder } from "./categorical";
-import { missingCodeOf, type ColumnCodec, type ColumnScan, type ColumnType, type FeatureDecoder, type ValueRange } from "./common";
+import { missingCodeOf, OTHER, type ColumnCodec, type ColumnScan, type ColumnType, type FeatureDecoder, type ValueRange } from "./common";
 import { clockGrainDecoder, datetimeCodec, datetimeColumnType, datetimeLattice, datetimeReader, describeDatetime } from "./datetime";
 import { describeId, idCodec, idDecoder } from "./id";
 import type { SemanticKind } from "../semantic";
 import { describeNumerical, numberLattice, numericalCodec, numericalColumnType, parseNumber } from "./numerical";
 import { grainDecoder } from "./numerical-grain";
 import { NumberFormat } from "./number-format";
-import { withCellRanges } from "./cell-ranges";
+import { heldBins, withCellRanges, type HeldBins } from "./cell-ranges";
 
 export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
@@ -79,7 +79,8 @@ export function latticeOf(stats: ColumnStats): Lattice | undefined {
  * Decoder of a quantile-binned feature over its lattice (`./bins`' `binDecoder`; with a `grain`,
  * `./numerical-grain`'s `grainDecoder`, for datetimes `./datetime`'s `clockGrainDecoder`), drawing
  * inside its row's cell range with `cell_ranges` (`./cell-ranges`); `range`, `codes` and
- * `weights` as `binDecoder`'s.
+ * `weights` as `binDecoder`'s; `held` as `withCellRanges`' (per partner code, the bins real rows
+ * hold beside it: {@link cellPartnerBins}).
  */
 export function binnedDecoder(
   f: string,
@@ -88,9 +89,43 @@ export function binnedDecoder(
   missingCode: number | undefined,
   stats: ColumnStats,
   range?: ValueRange,
+  held?: readonly (HeldBins | undefined)[],
 ): FeatureDecoder & { codes: number[]; weights: number[] } {
   const base = rangeDecoder(f, K, edges, missingCode, stats, range);
-  return withCellRanges(base, stats, edges, missingCode, (r) => rangeDecoder(f, K, edges, missingCode, stats, r), range);
+  return withCellRanges(base, stats, edges, missingCode, (r) => rangeDecoder(f, K, edges, missingCode, stats, r), range, held);
+}
+
+/**
+ * Real rows per held bin a partner code needs, on average, before its bins count as its range: a
+ * code of about two rows per bin (a country's population over 11 years) holds its bins by chance,
+ * and moving values into them would copy its few rows.
+ */
+export const MIN_ROWS_PER_HELD_BIN = 3;
+
+/**
+ * Per code of the `cell_ranges` partner of binned column `f`, the bins of f the metadata's 2-way
+ * marginal of the pair holds beside it (ascending, with their shares); a code whose real rows
+ * average fewer than {@link MIN_ROWS_PER_HELD_BIN} per held bin, and the partner's pooled code
+ * (rows of many values), hold none. Undefined without cell ranges or without the pair's marginal.
+ */
+export function cellPartnerBins(meta: Metadata, f: string): HeldBins[] | undefined {
+  const stats = meta.column_stats?.[f];
+  const g = stats?.type === "numerical" || stats?.type === "datetime" ? stats.cell_ranges?.column : undefined;
+  const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
+  if (g === undefined || !edges) return undefined;
+  const m = (meta.marginals ?? []).find((x) => x.features.includes(f) && x.features.includes(g) && f !== g);
+  const [Kg, Kf] = [meta.cardinalities[g], meta.cardinalities[f]];
+  if (!m || !(Kg >= 1) || !(Kf >= 1)) return undefined;
+  const held = heldBins(m.probs, Kg, Kf, m.features[0] === g, edges.length - 1);
+  if (!held) return undefined;
+  const rows = stats!.count + stats!.missing;
+  const pooled = meta.value_mappings?.[g]?.[OTHER];
+  held.forEach((h, a) => {
+    let share = 0;
+    for (const w of h.weights) share += w;
+    if (a === pooled || !(share * rows >= MIN_ROWS_PER_HELD_BIN * h.bins.length)) held[a] = { bins: [], weights: [] };
+  });
+  return held;
 }
 
 /** {@link binnedDecoder} without cell ranges. */
@@ -118,7 +153,7 @@ export function decoderFor(meta: Metadata, f: string): FeatureDecoder {
   const missingCode = missingCodeOf(meta, f);
   if (stats?.type === "id" && stats.id_shape) return idDecoder(f, K, stats, missingCode, meta.features);
   const edges = stats?.type === "numerical" || stats?.type === "datetime" ? stats.bin_edges : undefined;
-  if (edges && edges.length >= 2) return binnedDecoder(f, K, edges, missingCode, stats!);
+  if (edges && edges.length >= 2) return binnedDecoder(f, K, edges, missingCode, stats!, undefined, cellPartnerBins(meta, f));
   return mappingDecoder(meta, f);
 }
 

@@ -466,6 +466,8 @@ export class TextWriter {
   private readonly joined = new Set<number>();
   private readonly pairRows = new Map<number, number>();
   private readonly alnum: boolean[];
+  /** Per token: a word of four letters or more (`HEALTH`, not `AND` or a shape), written once per value by a walk. */
+  private readonly once: boolean[];
   /** Tokens of digits (literal or shaped), and per token b the rows of released pairs (number, b). */
   private readonly number: boolean[];
   private readonly numberPairRows = new Map<number, number>();
@@ -482,6 +484,7 @@ export class TextWriter {
     this.n = n;
     const shapes = new Set(model.shaped ?? []);
     this.alnum = model.words.map((w, i) => /[\p{L}\p{N}]/u.test(w) || shapes.has(i));
+    this.once = model.words.map((w, i) => !shapes.has(i) && !isWordClass(w) && /\p{L}{4}/u.test(w));
     this.number = model.words.map((w, i) => (shapes.has(i) ? /^[0-9#]+$/ : NUMBER_RE).test(w));
     const lens = Object.entries(model.lengths ?? {}).map(([l, r]) => [Number(l), r] as const).filter(([l]) => Number.isInteger(l) && l >= 1 && l <= MAX_TOKENS);
     if (lens.length === 0) throw new RangeError("text model: no lengths");
@@ -577,41 +580,59 @@ export class TextWriter {
       const b = ids[ids.length - 1];
       const a = ids.length >= 2 ? ids[ids.length - 2] : n;
       const full = ids.length >= this.maxLen;
-      const ok = (c: number): boolean => (c === END ? true : !full && this.alive[c] === true);
+      // A long word already in the value is passed over while another continuation is left
+      // (`SOCIAL AND SOCIAL POLICY`, `Mesa Police Department and Mesa Police Department`).
+      const live = (c: number): boolean => (c === END ? true : !full && this.alive[c] === true);
+      const unused = (c: number): boolean => live(c) && (c === END || !this.once[c] || !ids.includes(c));
       let c = -1;
-      // At or after a number, the triples of any number (`2009 Main` -> `St` as at every number).
-      const atNum = this.number[b] && this.next2.has(a * (n + 2) + n + 1);
-      const num = !atNum && a < n && this.number[a] && this.next2.has((n + 1) * (n + 2) + b);
-      const all = this.next2.get(atNum ? a * (n + 2) + n + 1 : num ? (n + 1) * (n + 2) + b : a * (n + 2) + b);
-      const tri = all?.filter((item, w) => (ok(item) ? w : 0));
-      // Katz back-off: the triples cover `covered` of the rows of (a, b); the rest continue with a
-      // token whose triple was held by fewer than k rows, so they go to the pairs of b.
-      const context = atNum ? this.numberAfter.get(a) ?? 0 : num ? this.numberPairRows.get(b) ?? 0 : a === n ? this.model.first[b] : this.pairRows.get(a * (n + 1) + b) ?? 0;
-      let covered = all && context > 0 ? Math.min(1, all.total / context) : 1;
-      if (explore && tri) covered *= tri.total / (tri.total + tri.items.filter((_, j) => tri.weight(j) > 0).length);
-      // The second token is one the first token's released triples continue with (a make's own
-      // model, not another make's): no back-off from the start context while it has any.
-      if (a === n && all !== undefined && all.total > 0) {
-        if (tri!.total > 0) c = tri!.draw(rng);
-      } else if (tri && tri.total > 0 && rng.next() < covered) c = tri.draw(rng);
-      else {
-        // Pairs without the triples' continuations (Katz), unless nothing else is left; a value of
-        // one word, or one ending after a mark (`2107 W.`), ends only through a released triple.
-        const nx = this.next.get(b);
-        const inTri = new Set(all?.items ?? []);
-        const endW = a === n || !this.alnum[b] || this.wordsIn(ids) < 2 ? 0 : this.lastRows[b];
-        const items = [...(nx?.items ?? []), END];
-        const weights = [...(nx ? nx.items.map((item, j) => (ok(item) ? nx.weight(j) : 0)) : []), endW];
-        const fresh = weights.map((w, j) => (inTri.has(items[j]) ? 0 : w));
-        const bi = new Weighted(items, fresh.some((w) => w > 0) ? fresh : weights);
-        if (bi.total > 0) c = bi.draw(rng);
-        else if (tri && tri.total > 0) c = tri.draw(rng);
+      for (const ok of [unused, live]) {
+        c = this.step(rng, ids, a, b, ok, explore);
+        if (c >= 0) break;
       }
       if (c < 0) return undefined;
       if (c === END) return this.balanced(ids) ? ids : undefined;
       if (full) return undefined;
       ids.push(c);
     }
+  }
+
+  /**
+   * The token after `b` (after `a`; `n` at the start) of a walk's `ids`, among those `ok` takes:
+   * released triples, else Katz back-off to the pairs of b; -1 when none is left.
+   */
+  private step(rng: Rng, ids: readonly number[], a: number, b: number, ok: (c: number) => boolean, explore: boolean): number {
+    const n = this.n;
+    const END = n;
+    let c = -1;
+    // At or after a number, the triples of any number (`2009 Main` -> `St` as at every number).
+    const atNum = this.number[b] && this.next2.has(a * (n + 2) + n + 1);
+    const num = !atNum && a < n && this.number[a] && this.next2.has((n + 1) * (n + 2) + b);
+    const all = this.next2.get(atNum ? a * (n + 2) + n + 1 : num ? (n + 1) * (n + 2) + b : a * (n + 2) + b);
+    const tri = all?.filter((item, w) => (ok(item) ? w : 0));
+    // Katz back-off: the triples cover `covered` of the rows of (a, b); the rest continue with a
+    // token whose triple was held by fewer than k rows, so they go to the pairs of b.
+    const context = atNum ? this.numberAfter.get(a) ?? 0 : num ? this.numberPairRows.get(b) ?? 0 : a === n ? this.model.first[b] : this.pairRows.get(a * (n + 1) + b) ?? 0;
+    let covered = all && context > 0 ? Math.min(1, all.total / context) : 1;
+    if (explore && tri) covered *= tri.total / (tri.total + tri.items.filter((_, j) => tri.weight(j) > 0).length);
+    // The second token is one the first token's released triples continue with (a make's own
+    // model, not another make's): no back-off from the start context while it has any.
+    if (a === n && all !== undefined && all.total > 0) {
+      if (tri!.total > 0) c = tri!.draw(rng);
+    } else if (tri && tri.total > 0 && rng.next() < covered) c = tri.draw(rng);
+    else {
+      // Pairs without the triples' continuations (Katz), unless nothing else is left; a value of
+      // one word, or one ending after a mark (`2107 W.`), ends only through a released triple.
+      const nx = this.next.get(b);
+      const inTri = new Set(all?.items ?? []);
+      const endW = a === n || !this.alnum[b] || this.wordsIn(ids) < 2 ? 0 : this.lastRows[b];
+      const items = [...(nx?.items ?? []), END];
+      const weights = [...(nx ? nx.items.map((item, j) => (ok(item) ? nx.weight(j) : 0)) : []), endW];
+      const fresh = weights.map((w, j) => (inTri.has(items[j]) ? 0 : w));
+      const bi = new Weighted(items, fresh.some((w) => w > 0) ? fresh : weights);
+      if (bi.total > 0) c = bi.draw(rng);
+      else if (tri && tri.total > 0) c = tri.draw(rng);
+    }
+    return c;
   }
 
   /** True when the tokens' brackets are balanced (no `New)`). */
