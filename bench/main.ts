@@ -34,6 +34,8 @@
  * - `large-bodies`: issue 39's large Create Model bodies (bench/large-bodies.ts): another org's GET
  *   p50/p99 while one tenant sends a 13.8 MiB body once a second (valid, invalid JSON, invalid
  *   schema, failing the metadata checks), vs idle; `--shared` through a shared topology's front end.
+ * - `decode`: client-side decoding rows/s of a table's codes in batches as a sample decodes them
+ *   (bench/decode.ts), per batch size; `--against DIR` compares another build on the same codes.
  * - `sample`: issue 13's end-to-end table (bench/sample.ts): the CLI to CSV, Parquet and Arrow, codes
  *   over HTTP as JSON and Arrow, in-process with server-drawn latents, each over the in-process rate.
  */
@@ -53,6 +55,7 @@ import { requestPathBench } from "./request-path";
 import { diskFullBench } from "./disk-full";
 import { edgeFloodBench } from "./edge-flood";
 import { largeBodiesBench } from "./large-bodies";
+import { decodeBench } from "./decode";
 
 const program = new Command("bench").description("synthd benchmarks");
 /** Option parser of the numeric options. */
@@ -219,6 +222,18 @@ program
   .option("--parallel <n>", "connects in flight at once", num, 1000)
   .option("--json", "one JSON line", false)
   .action(edgeFloodBench);
+
+program
+  .command("decode")
+  .description("decoding rows/s per batch size of tables' codes, as a sample decodes them; --against another build")
+  .requiredOption("--table <list>", "comma-separated CSV or JSON files")
+  .option("--rows <n>", "rows decoded per sample", num, 200_000)
+  .option("--batches <list>", "comma-separated batch sizes", "1000,10000,100000")
+  .option("--repeats <n>", "samples per build and batch size (median)", num, 3)
+  .option("--seed <n>", "seed of the codes and the decode", num, 0)
+  .option("--against <dir>", "another build's output root (a copy of dist) decoding the same codes")
+  .option("--json", "one JSON line per table and batch size", false)
+  .action(decodeBench);
 
 program.parseAsync(process.argv).catch((e) => {
   console.error(`bench: ${(e as Error).message}`);

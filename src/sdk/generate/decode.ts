@@ -114,8 +114,11 @@ export class Decoder {
   private readonly numberFormats: (NumberFormat | undefined)[];
   /** Per feature, the text a datetime column writes for a missing value (`missing_text`). */
   private readonly missingTexts: (string | undefined)[];
+  /** Per feature, {@link commonShare}: the most rows a fresh value of its pooled cells stands in for. */
+  private readonly repeatShares: (number | undefined)[];
   constructor(readonly metadata: Metadata) {
     this.features = metadata.features.map((f) => decoderFor(metadata, f));
+    this.repeatShares = this.features.map((d, f) => (d.semantic ? commonShare(metadata, metadata.features[f]) : undefined));
     this.numberFormats = metadata.features.map((f) => {
       const st = metadata.column_stats?.[f];
       return st?.type === "numerical" && st.number_format ? new NumberFormat(st.number_format) : undefined;
@@ -260,7 +263,7 @@ export class Decoder {
       const ids = d.idShape ? idValues(d.idShape, deriveSeed(opts.idKey ?? seed, f)) : undefined;
       const partner = d.partner === undefined ? undefined : cols[this.metadata.features.indexOf(d.partner)];
       const fresh = d.semantic
-        ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true, repeats: true, repeatShare: commonShare(this.metadata, d.name) })
+        ? new (semanticGenerator().SemanticGenerator)(d.semantic, deriveSeed(opts.idKey ?? seed, f, 3), { invented: true, repeats: true, repeatShare: this.repeatShares[f] })
         : undefined;
       const decided = d.alsoDecides?.map((g) => cols[this.metadata.features.indexOf(g)]);
       if (d.decodeColumn) return d.decodeColumn(codes, rng, offset, ids, partner, fresh, opts.arrays, decided);

@@ -21,47 +21,73 @@ interface Target {
   /** Cards of the second feature (2-way), 1 for a 1-way marginal. */
   stride: number;
   probs: Float64Array;
-  counts: Float64Array;
+}
+
+/** What a balance reads from its metadata: the same for every sample of a model. */
+interface Plan {
+  features: readonly string[];
+  coders: ((text: string) => number | undefined)[];
+  cards: number[];
+  targets: Target[];
+}
+
+/** Per metadata object, its {@link Plan} (null: nothing to balance against); metadata is never changed once built. */
+const PLANS = new WeakMap<Metadata, Plan | null>();
+
+/** The plan of a model's metadata: its coders, its 1-way marginals and its 2-way `marginals`. */
+function planOf(meta: Metadata): Plan | null {
+  const features = meta.features;
+  // A column whose cells cannot be read (no usable format) is left out, never an error mid-sample.
+  const coders = features.map((f) => {
+    try {
+      return cellCoder(f, meta);
+    } catch {
+      return () => undefined;
+    }
+  });
+  const cards = features.map((f) => meta.cardinalities[f] ?? 0);
+  const targets: Target[] = [];
+  features.forEach((f, i) => {
+    const p = meta.empirical_probs?.[f];
+    if (p === undefined || p.length !== cards[i] || cards[i] < 2) return;
+    targets.push({ cols: [i], stride: 1, probs: Float64Array.from(p) });
+  });
+  if (targets.length === 0) return null;
+  for (const m of meta.marginals ?? []) {
+    const a = features.indexOf(m.features[0]);
+    const b = features.indexOf(m.features[1]);
+    if (a < 0 || b < 0 || m.probs.length !== cards[a] * cards[b]) continue;
+    targets.push({ cols: [a, b], stride: cards[b], probs: Float64Array.from(m.probs) });
+  }
+  return { features, coders, cards, targets };
 }
 
 /** Scores the rows of a batch by the shortfall of their cells; see the file header. */
 export class MarginalBalance {
-  private constructor(
-    private readonly features: readonly string[],
-    private readonly coders: ((text: string) => number | undefined)[],
-    private readonly cards: number[],
-    private readonly targets: Target[],
-  ) {}
+  private readonly features: readonly string[];
+  private readonly coders: ((text: string) => number | undefined)[];
+  private readonly cards: number[];
+  private readonly targets: readonly Target[];
+  /** Per target, the rows kept in each of its cells: this balance's own (one per sample). */
+  private readonly counts: Float64Array[];
+
+  private constructor(plan: Plan) {
+    this.features = plan.features;
+    this.coders = plan.coders;
+    this.cards = plan.cards;
+    this.targets = plan.targets;
+    this.counts = plan.targets.map((t) => new Float64Array(t.probs.length));
+  }
 
   /**
-   * The balance of a model's metadata: its 1-way marginals and its 2-way `marginals`; undefined
-   * when the metadata has no 1-way marginals (nothing to balance against).
+   * A balance of a model's metadata with no rows kept yet: its 1-way marginals and its 2-way
+   * `marginals`; undefined when the metadata has no 1-way marginals (nothing to balance against).
+   * What it reads from the metadata is built once per metadata object.
    */
   static of(meta: Metadata): MarginalBalance | undefined {
-    const features = meta.features;
-    // A column whose cells cannot be read (no usable format) is left out, never an error mid-sample.
-    const coders = features.map((f) => {
-      try {
-        return cellCoder(f, meta);
-      } catch {
-        return () => undefined;
-      }
-    });
-    const cards = features.map((f) => meta.cardinalities[f] ?? 0);
-    const targets: Target[] = [];
-    features.forEach((f, i) => {
-      const p = meta.empirical_probs?.[f];
-      if (p === undefined || p.length !== cards[i] || cards[i] < 2) return;
-      targets.push({ cols: [i], stride: 1, probs: Float64Array.from(p), counts: new Float64Array(p.length) });
-    });
-    if (targets.length === 0) return undefined;
-    for (const m of meta.marginals ?? []) {
-      const a = features.indexOf(m.features[0]);
-      const b = features.indexOf(m.features[1]);
-      if (a < 0 || b < 0 || m.probs.length !== cards[a] * cards[b]) continue;
-      targets.push({ cols: [a, b], stride: cards[b], probs: Float64Array.from(m.probs), counts: new Float64Array(m.probs.length) });
-    }
-    return new MarginalBalance(features, coders, cards, targets);
+    let plan = PLANS.get(meta);
+    if (plan === undefined) PLANS.set(meta, (plan = planOf(meta)));
+    return plan === null ? undefined : new MarginalBalance(plan);
   }
 
   /**
@@ -95,7 +121,7 @@ export class MarginalBalance {
     const T = this.targets.length;
     for (let k = 0; k < T; k++) {
       const c = cells[r * T + k];
-      if (c >= 0) this.targets[k].counts[c]++;
+      if (c >= 0) this.counts[k][c]++;
     }
   }
 
@@ -110,8 +136,7 @@ export class MarginalBalance {
     for (let k = 0; k < T; k++) {
       const c = cells[r * T + k];
       if (c < 0) continue;
-      const t = this.targets[k];
-      s += t.probs[c] * size - t.counts[c];
+      s += this.targets[k].probs[c] * size - this.counts[k][c];
     }
     return s;
   }

@@ -79,13 +79,6 @@ export class Bloom {
     }
   }
 
-  /** True when `other` holds the same bits with the same number of hashes. */
-  sameAs(other: Bloom): boolean {
-    if (other.hashes !== this.hashes || other.bytes.length !== this.bytes.length) return false;
-    for (let j = 0; j < this.bytes.length; j++) if (other.bytes[j] !== this.bytes[j]) return false;
-    return true;
-  }
-
   /** True when `v` may be one of the values (always for a member; for 1% of others). */
   has(v: string): boolean {
     const k = bloomKey(v);

@@ -16,7 +16,7 @@
 import { IdGenerator } from "../generate/id-generator";
 import { makePerm, type Perm } from "../generate/permutation";
 import { deriveSeed } from "../generate/sfc32";
-import { compileText } from "../metadata/identifier";
+import { compileText, type TextIdShape } from "../metadata/identifier";
 import type { Bloom } from "./bloom";
 import type { CodePattern } from "./types";
 
@@ -123,20 +123,14 @@ export function buildCodePatterns(values: readonly string[], counts: readonly nu
 }
 
 /**
- * Pattern spaces up to this many codes, together, are listed once per writer (the codes the
- * Bloom filter does not flag), so a short code's fresh values are drawn without replacement
+ * Pattern spaces up to this many codes, together, are listed once per {@link CodeSpace} (the codes
+ * the Bloom filter does not flag), so a short code's fresh values are drawn without replacement
  * among all the values that are not real ones; larger spaces read candidates.
  */
 const LISTED_CODES = 1 << 16;
 
-/**
- * The listed patterns' free codes per released pattern list and filter: a decoder builds a writer
- * per batch, and listing up to {@link LISTED_CODES} codes is worth doing once.
- */
-const FREE_CODES = new WeakMap<readonly CodePattern[], { bloom?: Bloom; free: Map<number, Uint32Array> }>();
-
-/** One released pattern as the writer draws it. */
-interface Form {
+/** One released pattern as a {@link CodeWriter} draws it (no key: shared by every writer of a space). */
+export interface CodeForm {
   /** Per position, its characters. */
   alphabets: string[][];
   /** Real rows: the form's slots in each block of rows. */
@@ -145,42 +139,35 @@ interface Form {
   size: number;
   /** Listed spaces: the space indices of the codes the filter does not flag, ascending. */
   free?: Uint32Array;
-  /** Listed spaces: a keyed permutation of [0, free.length). */
-  freePerm?: Perm;
-  /** Other spaces: the space's generator (index -> code, a keyed permutation). */
-  gen?: IdGenerator;
+  /** Other spaces: the shape of its generator (index -> code). */
+  shape?: TextIdShape;
   /** Rows it can write distinct and, up to the filter, not real. */
   capacity: number;
 }
 
 /**
- * Writes fresh codes from released patterns. Rows fall in blocks of B = the patterns' rows; a
- * keyed permutation of each block gives every pattern as many of the block's rows as it has real
- * rows, so pattern p's row in block b at rank r takes index b * rows_p + r of its own space:
- * indices are dense and distinct within a sample, whichever batch or order the rows are written
- * in. Index x of a listed space (spaces of at most {@link LISTED_CODES} codes in all) is the
- * x-th code the Bloom filter does not flag in a keyed order; of a larger space, the first of
- * candidates x*T + t ({@link TRIES}) the filter does not flag. A pattern's rows past what it
- * can write (its free codes, or size / T) go to the pattern that can write the most, after its
- * own rows; its space wrapping is the only way a code repeats.
+ * What a {@link CodeWriter} draws from that depends on no key: the released patterns' alphabets,
+ * quotas and capacities, and the listed spaces' free codes (up to {@link LISTED_CODES} codes read
+ * against the filter). Built once per pattern list and filter (a semantic shape's, once per
+ * model: `./semantic-generator`) and read by the writers of every sample and batch.
  */
-export class CodeWriter {
-  private readonly forms: Form[];
+export class CodeSpace {
+  /** The patterns, in release order. */
+  readonly forms: readonly CodeForm[];
   /** Cumulative quotas: pattern p holds slots [cum[p - 1], cum[p]) of a block. */
-  private readonly cum: number[] = [];
-  private readonly block: number;
+  readonly cum: readonly number[];
+  /** Slots of a block: the patterns' quotas summed. */
+  readonly block: number;
   /** The pattern that takes the rows others cannot write. */
-  private readonly spill: number;
-  private blockPerm?: { b: number; perm: Perm };
+  readonly spill: number;
 
-  /** Same key, same values; `bloom`: the real values. @throws RangeError on bad patterns. */
+  /** `bloom`: the real values, never written while others are left. @throws RangeError on bad patterns. */
   constructor(
     patterns: readonly CodePattern[],
-    private readonly key: number,
-    private readonly bloom?: Bloom,
+    readonly bloom?: Bloom,
   ) {
     if (!Array.isArray(patterns) || patterns.length === 0) throw new RangeError("code shape: no patterns");
-    const forms = patterns.map((p, j): Form => {
+    const forms = patterns.map((p, j): CodeForm => {
       if (!Array.isArray(p?.positions) || p.positions.length === 0) throw new RangeError(`code shape: pattern ${j} has no positions`);
       const { alphabets } = compileText({ kind: "text", prefix: "", lengths: { [String(p.positions.length)]: 1 }, positions: p.positions });
       let size = 1;
@@ -190,50 +177,94 @@ export class CodeWriter {
     });
     if (forms.every((f) => f.quota === 0)) forms.forEach((f) => (f.quota = 1));
     // The smallest spaces are listed while they fit the budget.
-    let cached = FREE_CODES.get(patterns);
-    if (!cached || !(cached.bloom && bloom ? cached.bloom.sameAs(bloom) : cached.bloom === bloom)) {
-      cached = { bloom, free: new Map() };
-      FREE_CODES.set(patterns, cached);
-    }
     let listed = 0;
     const bySize = forms.map((f, j) => j).sort((a, b) => forms[a].size - forms[b].size || a - b);
     for (const j of bySize) {
       const f = forms[j];
       if (listed + f.size <= LISTED_CODES) {
         listed += f.size;
-        f.free = cached.free.get(j) ?? this.freeCodes(f);
-        cached.free.set(j, f.free);
+        f.free = this.freeCodes(f);
         f.capacity = f.free.length;
-        if (f.capacity > 0) f.freePerm = makePerm(BigInt(f.capacity), deriveSeed(key, 0xf4ee, j));
       } else {
-        f.gen = new IdGenerator({ kind: "text", prefix: "", lengths: { [String(f.alphabets.length)]: 1 }, positions: patterns[j].positions }, deriveSeed(key, 0xc0de, j));
+        f.shape = { kind: "text", prefix: "", lengths: { [String(f.alphabets.length)]: 1 }, positions: patterns[j].positions };
         f.capacity = Math.floor(Math.min(f.size, Number.MAX_SAFE_INTEGER) / TRIES);
       }
     }
     this.forms = forms;
     let acc = 0;
-    for (const f of forms) this.cum.push((acc += f.quota));
+    this.cum = forms.map((f) => (acc += f.quota));
     this.block = acc;
     this.spill = forms.reduce((best, f, j) => (f.capacity > forms[best].capacity ? j : best), 0);
   }
 
+  /** The space indices of a listed pattern's codes the filter does not flag, ascending. */
+  private freeCodes(f: CodeForm): Uint32Array {
+    const out = new Uint32Array(f.size);
+    let n = 0;
+    for (let v = 0; v < f.size; v++) if (!this.bloom?.has(spell(f, v))) out[n++] = v;
+    return out.slice(0, n);
+  }
+}
+
+/** The code at index v of a pattern's space (mixed radix, last position least significant). */
+function spell(f: CodeForm, v: number): string {
+  const chars = new Array<string>(f.alphabets.length);
+  for (let j = f.alphabets.length - 1; j >= 0; j--) {
+    const a = f.alphabets[j];
+    const q = Math.floor(v / a.length);
+    chars[j] = a[v - q * a.length];
+    v = q;
+  }
+  return chars.join("");
+}
+
+/**
+ * Writes fresh codes from released patterns ({@link CodeSpace}). Rows fall in blocks of B = the
+ * patterns' rows; a keyed permutation of each block gives every pattern as many of the block's
+ * rows as it has real rows, so pattern p's row in block b at rank r takes index b * rows_p + r of
+ * its own space: indices are dense and distinct within a sample, whichever batch or order the rows
+ * are written in. Index x of a listed space (spaces of at most {@link LISTED_CODES} codes in all)
+ * is the x-th code the Bloom filter does not flag in a keyed order; of a larger space, the first
+ * of candidates x*T + t ({@link TRIES}) the filter does not flag. A pattern's rows past what it
+ * can write (its free codes, or size / T) go to the pattern that can write the most, after its
+ * own rows; its space wrapping is the only way a code repeats.
+ */
+export class CodeWriter {
+  private readonly forms: readonly CodeForm[];
+  /** Per pattern: listed spaces, a keyed permutation of [0, free.length). */
+  private readonly freePerms: (Perm | undefined)[];
+  /** Per pattern: other spaces, the space's generator (index -> code, a keyed permutation). */
+  private readonly gens: (IdGenerator | undefined)[];
+  private blockPerm?: { b: number; perm: Perm };
+
+  /** Same space and key, same values. */
+  constructor(
+    private readonly space: CodeSpace,
+    private readonly key: number,
+  ) {
+    this.forms = space.forms;
+    this.freePerms = this.forms.map((f, j) => (f.free && f.capacity > 0 ? makePerm(BigInt(f.capacity), deriveSeed(key, 0xf4ee, j)) : undefined));
+    this.gens = this.forms.map((f, j) => (f.shape ? new IdGenerator(f.shape, deriveSeed(key, 0xc0de, j)) : undefined));
+  }
+
   /** The code of row i (0 <= i, a safe integer). */
   value(i: number): string {
-    const b = Math.floor(i / this.block);
-    const slot = this.permOfBlock(b).apply(i - b * this.block);
+    const { block, cum, spill } = this.space;
+    const b = Math.floor(i / block);
+    const slot = this.permOfBlock(b).apply(i - b * block);
     let p = 0;
     let lo = 0;
-    let hi = this.cum.length - 1;
+    let hi = cum.length - 1;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (slot < this.cum[mid]) hi = mid;
+      if (slot < cum[mid]) hi = mid;
       else lo = mid + 1;
     }
     p = lo;
-    const rank = slot - (p === 0 ? 0 : this.cum[p - 1]);
+    const rank = slot - (p === 0 ? 0 : cum[p - 1]);
     const x = b * this.forms[p].quota + rank;
-    if (x < this.forms[p].capacity || p === this.spill) return this.code(p, p === this.spill ? this.spillIndex(b, rank, -1) : x);
-    return this.code(this.spill, this.spillIndex(b, rank, p));
+    if (x < this.forms[p].capacity || p === spill) return this.code(p, p === spill ? this.spillIndex(b, rank, -1) : x);
+    return this.code(spill, this.spillIndex(b, rank, p));
   }
 
   /**
@@ -242,12 +273,13 @@ export class CodeWriter {
    * quota, then each pattern's overflow in pattern order.
    */
   private spillIndex(b: number, r: number, from: number): number {
-    const s = this.forms[this.spill];
+    const spill = this.space.spill;
+    const s = this.forms[spill];
     // Rows of s in blocks before b: its quotas and the overflow of the others.
     let at = b * s.quota;
     let within = s.quota;
     this.forms.forEach((f, j) => {
-      if (j === this.spill) return;
+      if (j === spill) return;
       at += Math.max(0, b * f.quota - f.capacity);
       const over = Math.min(f.quota, Math.max(0, (b + 1) * f.quota - Math.max(f.capacity, b * f.quota)));
       if (j < from) within += over;
@@ -261,43 +293,23 @@ export class CodeWriter {
   private code(p: number, x: number): string {
     const f = this.forms[p];
     if (f.free) {
-      if (f.capacity === 0) return this.spell(f, x % f.size);
-      return this.spell(f, f.free[f.freePerm!.small!.apply(x % f.capacity)]);
+      if (f.capacity === 0) return spell(f, x % f.size);
+      return spell(f, f.free[this.freePerms[p]!.small!.apply(x % f.capacity)]);
     }
-    const g = f.gen!;
+    const g = this.gens[p]!;
     const base = (x % Math.max(1, f.capacity)) * TRIES;
     let first = "";
     for (let t = 0; t < TRIES; t++) {
       const v = g.value(base + t);
       if (t === 0) first = v;
-      if (!this.bloom?.has(v)) return v;
+      if (!this.space.bloom?.has(v)) return v;
     }
     return first;
   }
 
   /** The keyed permutation of block b's slots (the last block's is kept: rows come in order). */
   private permOfBlock(b: number): NonNullable<Perm["small"]> {
-    if (this.blockPerm?.b !== b) this.blockPerm = { b, perm: makePerm(BigInt(this.block), deriveSeed(this.key, 0xb10c, b)) };
+    if (this.blockPerm?.b !== b) this.blockPerm = { b, perm: makePerm(BigInt(this.space.block), deriveSeed(this.key, 0xb10c, b)) };
     return this.blockPerm.perm.small!;
-  }
-
-  /** The space indices of a listed pattern's codes the filter does not flag, ascending. */
-  private freeCodes(f: Form): Uint32Array {
-    const out = new Uint32Array(f.size);
-    let n = 0;
-    for (let v = 0; v < f.size; v++) if (!this.bloom?.has(this.spell(f, v))) out[n++] = v;
-    return out.slice(0, n);
-  }
-
-  /** The code at index v of a pattern's space (mixed radix, last position least significant). */
-  private spell(f: Form, v: number): string {
-    const chars = new Array<string>(f.alphabets.length);
-    for (let j = f.alphabets.length - 1; j >= 0; j--) {
-      const a = f.alphabets[j];
-      const q = Math.floor(v / a.length);
-      chars[j] = a[v - q * a.length];
-      v = q;
-    }
-    return chars.join("");
   }
 }

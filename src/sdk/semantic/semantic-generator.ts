@@ -24,7 +24,7 @@ import { Bloom } from "./bloom";
 import { fakerPools, asciiSlug, publicWords, type Pools } from "./pools";
 import { inLetterCase } from "./letter-case";
 import { LOCALE_COUNTRY, phoneLibrary } from "./recognize";
-import { CodeWriter } from "./code";
+import { CodeSpace, CodeWriter } from "./code";
 import { sexOfName } from "../rules/name-gender";
 import { publicWordLike, TextWriter } from "./text";
 import type { SemanticLocale, SemanticShape } from "./types";
@@ -39,8 +39,32 @@ interface Lane {
   /** Candidates per row (see {@link SemanticGenerator}); rows per lane = floor(size / tries). */
   tries: number;
   cap: number;
-  perm?: Perm;
+  /** The lane's place among the kind's lanes (keys its permutation). */
+  li: number;
 }
+
+/**
+ * What a semantic shape writes from that depends on no key and no sample: the Bloom filter, the
+ * text model, the codes' spaces, the lanes' filtered pools. Built once per shape object (a model's
+ * metadata) and variant ({@link PLANS}); the generators of every batch and sample read it.
+ */
+interface ShapePlan {
+  bloom?: Bloom;
+  text?: TextWriter;
+  /** k - 1: rows a rare value of the real column is in at most (titles and text). */
+  rareUses: number;
+  codes?: CodeSpace;
+  uuid: boolean;
+  lanes: Lane[];
+}
+
+/**
+ * Plans per shape object, by variant (`invented` or not): a decoder builds a generator per batch
+ * and column, and the plan is the costly part (a filter decoded from base64, a text model, pools
+ * read against the filter, a phone country's valid area codes). Metadata is never changed once
+ * built, so the shape object stands for its content.
+ */
+const PLANS = new WeakMap<SemanticShape, { plain?: ShapePlan; invented?: ShapePlan }>();
 
 /** Values already written drawn to find one that may be repeated. */
 const REPEAT_DRAWS = 8;
@@ -72,7 +96,9 @@ export function balanced(v: string): boolean {
 /** Writes fresh values of one semantic column. */
 export class SemanticGenerator {
   private readonly bloom?: Bloom;
-  private readonly lanes: Lane[] = [];
+  private readonly lanes: readonly Lane[];
+  /** Per lane, its keyed permutation. */
+  private readonly perms: Perm[];
   private readonly text?: TextWriter;
   private readonly code?: CodeWriter;
   private readonly issued = new Set<string>();
@@ -83,7 +109,7 @@ export class SemanticGenerator {
   /** Rows written through {@link written} (a sample's pooled cells). */
   private writtenRows = 0;
   /** k - 1: rows a rare value of the real column is in at most. */
-  private readonly rareUses: number = 1;
+  private readonly rareUses: number;
   private readonly repeatShare: number;
   private readonly uuidPerm?: Perm;
   private readonly letterCase?: "upper" | "lower";
@@ -97,32 +123,55 @@ export class SemanticGenerator {
    *   categorical column's pooled cells) rather than a respelled one at once (an id's, which
    *   stays distinct), each in at most k - 1 rows (a rare value's) or `repeatShare` of the rows
    *   written (the real column's commonest released value's share), then respelled ones.
-   * @throws RangeError on a malformed shape (unknown kind, bad filter, title without a model).
+   * What depends only on the shape (filter, text model, pools, code spaces) is built on the first
+   * generator of a shape object and shared by the later ones; what one generator writes
+   * (permutations of its key, values issued and their uses) is its own.
+   * @throws RangeError on a malformed shape (not an object, unknown kind, bad filter, title
+   *   without a model).
    */
   constructor(
     shape: SemanticShape,
     private readonly key: number,
     opts: { invented?: boolean; repeats?: boolean; repeatShare?: number } = {},
   ) {
+    if (typeof shape !== "object" || shape === null) throw new RangeError("semantic shape: not an object");
     this.repeats = opts.repeats === true;
     this.repeatShare = Number.isFinite(opts.repeatShare) && opts.repeatShare! > 0 ? Math.min(1, opts.repeatShare!) : 0;
     this.letterCase = shape.letter_case;
-    if (shape.bloom) this.bloom = Bloom.fromStats(shape.bloom);
+    const invented = opts.invented === true && shape.kind === "city";
+    const plans = PLANS.get(shape) ?? {};
+    const plan = (invented ? plans.invented : plans.plain) ?? SemanticGenerator.plan(shape, invented);
+    if (invented) plans.invented = plan;
+    else plans.plain = plan;
+    PLANS.set(shape, plans);
+    this.bloom = plan.bloom;
+    this.text = plan.text;
+    this.rareUses = plan.rareUses;
+    if (plan.codes) this.code = new CodeWriter(plan.codes, deriveSeed(key, 0xc0de));
+    if (plan.uuid) this.uuidPerm = makePerm(1n << 122n, deriveSeed(key, 0x0d1d));
+    this.lanes = plan.lanes;
+    this.perms = plan.lanes.map((l) => makePerm(BigInt(l.size), deriveSeed(key, 0x1a4e, l.li)));
+  }
+
+  /** The shape's {@link ShapePlan}. @throws RangeError as the constructor. */
+  private static plan(shape: SemanticShape, invented: boolean): ShapePlan {
+    const bloom = shape.bloom ? Bloom.fromStats(shape.bloom) : undefined;
+    const plan: ShapePlan = { bloom, rareUses: 1, uuid: false, lanes: [] };
     const locale: SemanticLocale = shape.locale && shape.locale in CONJ ? shape.locale : "en";
     if (shape.kind === "title" || shape.kind === "text") {
       if (!shape.text) throw new RangeError(`semantic shape: a ${shape.kind} column needs its token model (text)`);
-      this.text = new TextWriter(shape.text);
-      this.rareUses = Math.max(1, shape.text.k - 1);
-      return;
+      plan.text = new TextWriter(shape.text);
+      plan.rareUses = Math.max(1, shape.text.k - 1);
+      return plan;
     }
     if (shape.kind === "code") {
       if (!shape.codes) throw new RangeError("semantic shape: a code column needs its patterns (codes)");
-      this.code = new CodeWriter(shape.codes, deriveSeed(key, 0xc0de), this.bloom);
-      return;
+      plan.codes = new CodeSpace(shape.codes, bloom);
+      return plan;
     }
     if (shape.kind === "uuid") {
-      this.uuidPerm = makePerm(1n << 122n, deriveSeed(key, 0x0d1d));
-      return;
+      plan.uuid = true;
+      return plan;
     }
     let pools = fakerPools(locale);
     if (shape.sex && (shape.kind === "first_name" || shape.kind === "full_name")) {
@@ -135,12 +184,12 @@ export class SemanticGenerator {
       const ok = (v: string): boolean => !/[\p{Ll}'’]\p{Lu}/u.test(v);
       pools = { ...pools, first: pools.first.filter(ok), last: pools.last.filter(ok), city: pools.city.filter(ok) };
     }
-    let specs = this.laneSpecs(shape, locale, pools);
-    if (opts.invented && shape.kind === "city" && specs.length > 1) specs = specs.slice(1);
+    let specs = SemanticGenerator.laneSpecs(shape, locale, pools);
+    if (invented && specs.length > 1) specs = specs.slice(1);
     specs.forEach((spec, li) => {
       let slots = spec.slots;
-      if (slots.length === 1 && this.bloom) {
-        const kept = slots[0].filter((v) => !this.bloom!.has(spec.render([v])));
+      if (slots.length === 1 && bloom) {
+        const kept = slots[0].filter((v) => !bloom.has(spec.render([v])));
         slots = [kept];
       }
       let size = 1;
@@ -148,12 +197,13 @@ export class SemanticGenerator {
       const tries = spec.valid ? 16 : slots.length === 1 ? 1 : 4;
       const cap = Math.floor(size / tries);
       if (cap < 1) return;
-      this.lanes.push({ ...spec, slots, size, tries, cap, perm: makePerm(BigInt(size), deriveSeed(key, 0x1a4e, li)) });
+      plan.lanes.push({ ...spec, slots, size, tries, cap, li });
     });
-    if (this.lanes.length === 0) throw new RangeError(`semantic shape: nothing left to write for kind ${shape.kind}`);
+    if (plan.lanes.length === 0) throw new RangeError(`semantic shape: nothing left to write for kind ${shape.kind}`);
+    return plan;
   }
 
-  private laneSpecs(shape: SemanticShape, locale: SemanticLocale, p: Pools): Omit<Lane, "size" | "perm" | "tries" | "cap">[] {
+  private static laneSpecs(shape: SemanticShape, locale: SemanticLocale, p: Pools): Omit<Lane, "size" | "tries" | "cap" | "li">[] {
     switch (shape.kind) {
       case "first_name":
         return [{ slots: [p.first], render: ([a]) => a }, { slots: [p.first, p.first], render: ([a, b]) => `${a}-${b}` }];
@@ -266,18 +316,13 @@ export class SemanticGenerator {
     let total = 0;
     for (const l of this.lanes) total += l.cap;
     let j = i % total;
-    let lane = this.lanes[0];
-    for (const l of this.lanes) {
-      lane = l;
-      if (j < l.cap) break;
-      j -= l.cap;
-    }
-    return inLetterCase(this.laneValue(lane, j), this.letterCase);
+    let k = 0;
+    while (k < this.lanes.length - 1 && j >= this.lanes[k].cap) j -= this.lanes[k++].cap;
+    return inLetterCase(this.laneValue(this.lanes[k], this.perms[k], j), this.letterCase);
   }
 
   /** Element j of a lane: the first of its tries that is valid and not a real value. */
-  private laneValue(lane: Lane, j: number): string {
-    const perm = lane.perm!;
+  private laneValue(lane: Lane, perm: Perm, j: number): string {
     let first = "";
     for (let t = 0; t < lane.tries; t++) {
       const at = j + t * lane.cap;
