@@ -501,3 +501,20 @@ test("figures of 12 significant digits, a third printed with a double's noise (1
   const twelve = decoded.filter((v) => sigDigits(v) >= 11).length / decoded.length;
   assert.ok(twelve > 0.95, `${twelve.toFixed(3)} of decoded values with 11 or 12 digits`);
 });
+
+test("latitudes written with 4 to 7 decimals, a few printed as a full double (54.013333333333335), keep those decimals: not 15 in every row", async () => {
+  const rng = new Rng(29);
+  const real = Array.from({ length: 1500 }, (_, i) => {
+    const x = 25 + 40 * rng.next();
+    // One row in 100 a double printed in full (minutes / 60), the rest measured to 4 .. 7 decimals.
+    return i % 100 === 0 ? String(Math.floor(x) + (1 + rng.int(58)) / 60 + 1e-13) : x.toFixed(4 + rng.int(4));
+  });
+  const decimals = (v: string) => v.split(".")[1]?.length ?? 0;
+  assert.ok(real.some((v) => decimals(v) >= 14));
+  const a = await analyzeTable(table("lat", real));
+  const decoded = decodeReal(a, "lat", 2).filter((v) => v !== "");
+  const long = decoded.filter((v) => decimals(v) > 8).length / decoded.length;
+  assert.ok(long < 0.05, `${long.toFixed(3)} of decoded values with more than 8 decimals (real 0.01)`);
+  const upToFive = decoded.filter((v) => decimals(v) <= 5).length / decoded.length;
+  assert.ok(upToFive > 0.35 && upToFive < 0.65, `${upToFive.toFixed(3)} of decoded values with 4 or 5 decimals (real 0.5)`);
+});

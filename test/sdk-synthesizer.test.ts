@@ -351,6 +351,38 @@ test("sample: a key's spare rows are written farthest from the real rows first, 
   }
 });
 
+test("sample: R's row names are written 1 .. n without gaps when the near-copy filter drops rows, spare rows included", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
+    const rng = new Rng(3);
+    // A grid (each (variety, site) once) written with R's row names 1 .. 120.
+    const rows = Array.from({ length: 120 }, (_, i) => [String(i + 1), `variety ${i % 12}`, `site ${Math.floor(i / 12)}`, String(20 + rng.int(40))]);
+    const synth = await Synthesizer.fit(client, { columns: ["rownames", "variety", "site", "yield"], rows }, { wait: false, nearCopyFilter: false });
+    const st = synth.metadata.column_stats?.rownames;
+    assert.ok(st?.type === "id" && st.id_shape?.kind === "integer" && st.id_shape.counter === true, JSON.stringify(st));
+    const numbers = (t: { rows: string[][] }) => t.rows.map((r) => r[0]);
+    const oneToN = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1));
+    // A filter that drops every other row it is shown: the kept rows' drawn numbers have gaps.
+    type Opts = { claim?: (r: number) => boolean };
+    synth.nearCopyFilter = {
+      keep: async (batch: { rows: unknown[] }, _tally: unknown, limit: number, _balance: unknown, opts: Opts = {}) => {
+        const out: number[] = [];
+        for (let i = 0; i < batch.rows.length && out.length < limit; i += 2) if (opts.claim?.(i) ?? true) out.push(i);
+        return out;
+      },
+    } as unknown as typeof synth.nearCopyFilter;
+    assert.deepEqual(numbers(await synth.sample(100, { seed: 4 })), oneToN(100));
+    // A filter that drops every row: the sample is filled from its spare rows, numbered on.
+    synth.nearCopyFilter = { keep: async () => [] } as unknown as typeof synth.nearCopyFilter;
+    assert.deepEqual(numbers(await synth.sample(100, { seed: 4 })), oneToN(100));
+    // Without the filter, the same numbers.
+    assert.deepEqual(numbers(await synth.sample(100, { seed: 4, nearCopyFilter: false })), oneToN(100));
+  } finally {
+    await srv.close();
+  }
+});
+
 test("sample: a daily series sampled at half its length repeats no date (rows repeating one are redrawn)", async () => {
   const srv = await fakeServer();
   try {

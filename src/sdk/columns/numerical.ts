@@ -173,7 +173,17 @@ export function numericalCodec(scan: ColumnScan, n: number, binCap: number, k = 
     const x = Math.abs(num[id]);
     if (v !== "" && x > 0 && Math.floor(Math.log10(x)) + 1 + decimals > digits) capped = true;
   });
-  const sigDigits = capped && decimals > 0 && !other && digits <= 21 ? digits : undefined;
+  // A double printed in full (16-17 digits) by a minority of the rows caps nothing, yet writing
+  // every value with its decimals would print each as one: the digits go by the rows' shares.
+  let full = 0;
+  let nonZero = 0;
+  scan.values.forEach((v, id) => {
+    if (sig[id] === 0 || num[id] === 0) return;
+    nonZero += scan.counts[id];
+    if ((denoise ? shorter[id] : sig[id]) >= 16) full += scan.counts[id];
+  });
+  const fewFull = digits >= 16 && full < 0.5 * nonZero;
+  const sigDigits = (capped || fewFull) && decimals > 0 && !other && digits <= 21 ? digits : undefined;
   const digitShares = sigDigits !== undefined ? digitSharesOf(written, sigDigits) : undefined;
   const fixed = decimals > 0 && fewest === decimals && most === decimals;
   const minDecimals = fewest > 0 && fewest < decimals && most === decimals ? fewest : undefined;

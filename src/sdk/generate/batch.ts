@@ -164,6 +164,21 @@ export class DecodedBatch implements Cells {
     this.cells[f] = { kind: "text", cells: out };
   }
 
+  /**
+   * Rewrites column f as the row numbers `first`, `first + 1`, ... (an `int` column): a row
+   * counter written after the checks that drop rows, so the numbers have no gaps.
+   * @throws RangeError when `first` is not a safe integer.
+   */
+  numberRows(f: number, first: number): void {
+    if (!Number.isSafeInteger(first)) throw new RangeError(`numberRows: first ${first} is not a safe integer`);
+    const col = this.cells[f];
+    this.lookup[f] = undefined;
+    if (col.kind === "int" && this.arrays !== undefined) this.arrays.give([col.values, col.blank]);
+    const values = this.arrays !== undefined ? this.arrays.float64(this.length) : new Float64Array(this.length);
+    for (let r = 0; r < this.length; r++) values[r] = first + r;
+    this.cells[f] = { kind: "int", values };
+  }
+
   /** Text of the cell in row r, column f. */
   get(r: number, f: number): string {
     return cellText(this.cells[f], r);

@@ -116,6 +116,11 @@ export class Decoder {
   private readonly missingTexts: (string | undefined)[];
   /** Per feature, {@link commonShare}: the most rows a fresh value of its pooled cells stands in for. */
   private readonly repeatShares: (number | undefined)[];
+  /**
+   * The row counters (`IntegerIdShape.counter`: R's row names, a pandas index): per counter, its
+   * feature index and first number (0 or 1). A sampler numbers its kept rows with them.
+   */
+  readonly counters: readonly { feature: number; start: number }[];
   constructor(readonly metadata: Metadata) {
     this.features = metadata.features.map((f) => decoderFor(metadata, f));
     this.repeatShares = this.features.map((d, f) => (d.semantic ? commonShare(metadata, metadata.features[f]) : undefined));
@@ -126,6 +131,10 @@ export class Decoder {
     this.missingTexts = metadata.features.map((f) => {
       const st = metadata.column_stats?.[f];
       return st?.type === "datetime" ? st.missing_text : undefined;
+    });
+    this.counters = metadata.features.flatMap((f, feature) => {
+      const shape = metadata.column_stats?.[f]?.id_shape;
+      return shape?.kind === "integer" && shape.counter === true ? [{ feature, start: shape.min }] : [];
     });
     this.rules = new RuleEnforcer(metadata);
     this.points = coordinateWriter(metadata);

@@ -301,6 +301,11 @@ export class Synthesizer {
     // free keys before any new draw (a grid's rows are all near-copies; new rows would repeat keys).
     const spares = filter !== undefined && onCodes === undefined ? SpareRows.of(this.metadata, Math.min(filterDrawCap(n), MAX_SPARE_ROWS)) : undefined;
     const useSpares = spares !== undefined;
+    // Row counters count the rows written, not those drawn: the checks above drop rows after decoding.
+    const counters = this.decoder.counters.filter((c) => !fixedFeatures[c.feature]);
+    const numberRows = (part: DecodedBatch, before: number): void => {
+      for (const c of counters) part.numberRows(c.feature, c.start + before);
+    };
     for (let b = 0; done < n; b++) {
       const gen = await next;
       const planned = b + 1 < batches;
@@ -355,6 +360,7 @@ export class Synthesizer {
         batch = batch.select(keep);
         all.release();
       }
+      numberRows(batch, done);
       done += batch.length;
       if (filter !== undefined && !filtered) unfiltered += batch.length;
       if (keys !== undefined && !keyed) unkeyed += batch.length;
@@ -367,6 +373,7 @@ export class Synthesizer {
         spares.release();
         if (spare !== undefined) {
           keys!.add(spare);
+          numberRows(spare, done);
           done += spare.length;
           unfiltered += spare.length;
         }
