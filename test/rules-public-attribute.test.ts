@@ -11,7 +11,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { analyzeTable, Decoder, describeRule, ruleId, type Metadata, type PublicAttributeRule, type Table } from "../src/sdk";
 import { ruleShares } from "../src/sdk/rules/check";
-import { RuleEnforcer } from "../src/sdk/rules/enforce";
+import { RuleEnforcer, attributeOrder } from "../src/sdk/rules/enforce";
 import { rowCells } from "../src/sdk/generate/batch";
 import { independentCodes } from "./rules-fixtures";
 
@@ -151,5 +151,38 @@ describe("public attributes of public keys", () => {
       ["CA", "12"],
     ]);
     assert.deepEqual([out.changed, out.unrepaired], [2, 1]);
+  });
+  test("attributes of attributes: a country's name writes its alpha-3 code before the alpha-3 code writes its alpha-2 (country-codes wrote Vanuatu, VUT, ZW)", () => {
+    const meta: Metadata = {
+      features: ["name", "alpha3", "alpha2"],
+      cardinalities: { name: 3, alpha3: 3, alpha2: 3 },
+      empirical_probs: { name: [0.4, 0.4, 0.2], alpha3: [0.4, 0.4, 0.2], alpha2: [0.4, 0.4, 0.2] },
+      column_stats: {
+        name: { type: "categorical", count: 10, missing: 0, vocabulary: "country" },
+        alpha3: { type: "categorical", count: 10, missing: 0, vocabulary: "country_code" },
+        alpha2: { type: "categorical", count: 10, missing: 0, vocabulary: "country_code" },
+      },
+      value_mappings: { name: { Vanuatu: 0, Germany: 1, __other__: 2 }, alpha3: { VUT: 0, DEU: 1, __other__: 2 }, alpha2: { VU: 0, DE: 1, __other__: 2 } },
+      // As fit lists them: the alpha-3 code's attributes first, then the name's.
+      rules: [
+        { type: "public_attribute", columns: ["alpha3", "alpha2"], attribute: "country_alpha2", share: 1 },
+        { type: "public_attribute", columns: ["name", "alpha3"], attribute: "country_alpha3", share: 1 },
+      ],
+    };
+    const rows = [
+      ["Vanuatu", "ZWE", "ZW"],
+      ["Germany", "FRA", "FR"],
+      ["Germany", "DEU", "DE"],
+    ];
+    new RuleEnforcer(meta).apply(rowCells(rows), 1, () => "");
+    assert.deepEqual(rows, [
+      ["Vanuatu", "VUT", "VU"],
+      ["Germany", "DEU", "DE"],
+      ["Germany", "DEU", "DE"],
+    ]);
+    assert.deepEqual(
+      attributeOrder(meta.rules as PublicAttributeRule[]).map((r) => r.columns.join(",")),
+      ["name,alpha3", "alpha3,alpha2"],
+    );
   });
 });

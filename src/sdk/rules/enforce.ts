@@ -12,7 +12,8 @@
  *    then catalogs with a composite key (they read the pair fixed combinations may have rewritten).
  * 3. not equal: equal cells redraw the second column (the first when the second is fixed) from
  *    its marginal, up to {@link MAX_REDRAWS} times, keeping the code-book rules the row kept.
- * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`);
+ * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`),
+ *    a rule that writes another's key first ({@link attributeOrder});
  *    embedded codes: the identifier's characters at the rule's offset are the row's code.
  * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
  * 3d. entity ranges: a number outside its entity's real range is drawn inside it
@@ -43,7 +44,7 @@
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
-import type { CatalogRule, ColumnStats, DatetimePartRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicVocabulary, Rule } from "../../contract";
+import type { CatalogRule, ColumnStats, DatetimePartRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicAttributeRule, PublicVocabulary, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber, ruleChecker, ruleColumns as ruleCols, type RowCheck } from "./check";
 import type { Cells } from "../generate/batch";
@@ -110,6 +111,8 @@ export class RuleEnforcer {
     rest.sort((a, b) => stage(a) - stage(b));
     const chained = determinantOrder(rest.filter((r): r is FixedCombinationsRule => r.type === "fixed_combinations"));
     for (let i = 0, x = 0; i < rest.length; i++) if (rest[i].type === "fixed_combinations") rest[i] = chained[x++];
+    const attributeChain = attributeOrder(rest.filter((r): r is PublicAttributeRule => r.type === "public_attribute"));
+    for (let i = 0, x = 0; i < rest.length; i++) if (rest[i].type === "public_attribute") rest[i] = attributeChain[x++];
     const identities = rest.filter((r) => r.type === "sum" || r.type === "ratio");
     const sums = sumSystems(
       metadata,
@@ -241,6 +244,26 @@ export function determinantOrder(rules: readonly FixedCombinationsRule[]): Fixed
     const next = left.splice(at, 1)[0];
     for (const c of next.columns) kept.add(c);
     out.push(next);
+  }
+  return out;
+}
+
+/**
+ * Public-attribute rules in the order they are written: a rule that writes a column another rule
+ * reads as its key comes first (`name -> alpha-3` before `alpha-3 -> alpha-2`), so the later rule
+ * reads the key as written, not as drawn; otherwise their given order. A cycle (two columns each
+ * the other's attribute) keeps the given order for the rules in it (Kahn's topological sort,
+ * CACM 5(11), 1962).
+ */
+export function attributeOrder<R extends { readonly columns: readonly string[] }>(rules: readonly R[]): R[] {
+  const target = (r: R): string => r.columns[r.columns.length - 1];
+  const left = [...rules];
+  const out: R[] = [];
+  while (left.length) {
+    // The first rule whose keys no rule left writes (a rule writing its own key is no wait).
+    let at = left.findIndex((r) => !left.some((s) => s !== r && r.columns.slice(0, -1).includes(target(s))));
+    if (at < 0) at = 0;
+    out.push(left.splice(at, 1)[0]);
   }
   return out;
 }

@@ -84,13 +84,20 @@ export function semanticShape(name: string, values: readonly string[], counts: r
   return shape;
 }
 
+/** Longest run of letters read as a code on its own ({@link isCodeLike}). */
+const SHORT_CODE = 3;
+const SHORT_CODE_RE = new RegExp(`^\\p{L}{1,${SHORT_CODE}}$`, "u");
+
 /**
  * A value that reads as a code rather than words: no whitespace, and a digit or no lower-case
- * letter (`U8K`, `N12345`, `58fa3f0b`, `ORD-0001`, `AL`).
+ * letter (`U8K`, `N12345`, `58fa3f0b`, `ORD-0001`, `AL`), or at most {@link SHORT_CODE} letters
+ * in any case (ISO 639 `aar`, `en`, MARC `af`): a column of such values is a code list, whose
+ * rare words a text model would write as English nouns (`tribe` for a language code).
  */
 export function isCodeLike(v: string): boolean {
-  return !/\s/.test(v) && (/[0-9]/.test(v) || !/\p{Ll}/u.test(v));
+  return !/\s/.test(v) && (/[0-9]/.test(v) || !/\p{Ll}/u.test(v) || SHORT_CODE_RE.test(v));
 }
+
 
 /**
  * The `semantic` part when {@link semanticShape} recognises nothing (call it first): kind `text`
