@@ -122,11 +122,8 @@ export class MaskedKeySet {
     for (let r = 0; r < n; r++) {
       if (only !== undefined && only[r] === 0) continue;
       for (let j = 0; j < F; j++) {
-        const o = 2 * (r * F + j);
-        const lo = mix32((((sums[2 * r] - cells[o]) >>> 0) ^ Math.imul(j + 1, 0x9e3779b1)) >>> 0);
-        const hi = mix32((sums[2 * r + 1] - cells[o + 1] + Math.imul(j + 1, 0x85ebca77)) >>> 0);
-        const base = ((lo >>> 1) % this.blocks) * BLOCK_WORDS;
-        for (let i = 0, x = hi; i < this.hashes; i++) {
+        const base = this.keyOf(cells, sums, r, j, F);
+        for (let i = 0, x = this.keyHi; i < this.hashes; i++) {
           x = next(x);
           w[base + (x >>> 28)] |= 1 << ((x >>> 23) & 31);
         }
@@ -155,15 +152,26 @@ export class MaskedKeySet {
   /** Whether row r's masked key for column j may be in the set. */
   private holds(cells: Uint32Array, sums: Uint32Array, r: number, j: number, F: number): boolean {
     const w = this.words;
-    const o = 2 * (r * F + j);
-    const lo = mix32((((sums[2 * r] - cells[o]) >>> 0) ^ Math.imul(j + 1, 0x9e3779b1)) >>> 0);
-    const hi = mix32((sums[2 * r + 1] - cells[o + 1] + Math.imul(j + 1, 0x85ebca77)) >>> 0);
-    const base = ((lo >>> 1) % this.blocks) * BLOCK_WORDS;
-    for (let i = 0, x = hi; i < this.hashes; i++) {
+    const base = this.keyOf(cells, sums, r, j, F);
+    for (let i = 0, x = this.keyHi; i < this.hashes; i++) {
       x = next(x);
       if ((w[base + (x >>> 28)] & (1 << ((x >>> 23) & 31))) === 0) return false;
     }
     return true;
+  }
+
+  /** The second hash of the key {@link keyOf} read last. */
+  private keyHi = 0;
+
+  /**
+   * Row r's masked key for column j (its cells' sums less column j's cell, salted by j): the
+   * offset of its block, its second hash left in {@link keyHi}.
+   */
+  private keyOf(cells: Uint32Array, sums: Uint32Array, r: number, j: number, F: number): number {
+    const o = 2 * (r * F + j);
+    const lo = mix32((((sums[2 * r] - cells[o]) >>> 0) ^ Math.imul(j + 1, 0x9e3779b1)) >>> 0);
+    this.keyHi = mix32((sums[2 * r + 1] - cells[o + 1] + Math.imul(j + 1, 0x85ebca77)) >>> 0);
+    return ((lo >>> 1) % this.blocks) * BLOCK_WORDS;
   }
 
   /** Share of set bits. */
