@@ -48,16 +48,15 @@
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
  *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
-import type { ColumnStats, DifferenceRule, Metadata, Rule } from "../../contract";
+import type { ColumnStats, DifferenceRule, EntityRangeRule, Metadata, Rule } from "../../contract";
 import type { Table } from "../io/csv";
 import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
 import { MISSING_KEY, OTHER, decimalsOf, pointValues, seedBin } from "../columns";
 import { datetimeParser } from "../columns";
-import { identityText } from "./describe";
+import { entityRangeText, identityText } from "./describe";
 import { sumCoefficients, sumRuleTolerance } from "./sums";
 import { ratioBand, ratioKept, ratioText } from "./ratio";
-import { entityRangeCheck, entityRangeText } from "./entity-range";
 import { calendarCheck } from "./calendar";
 import { datetimePartCheck } from "./datetime-part";
 import { templateCheck, templateText } from "./template";
@@ -194,6 +193,54 @@ export function cellNumber(stats: ColumnStats | undefined): (text: string) => nu
     if (t === "") return undefined;
     const x = Number(t);
     return Number.isFinite(x) ? x : undefined;
+  };
+}
+
+/**
+ * Entity text -> its range's index in `rule.keys`: by text, and for a numerical entity column by
+ * number too (`1.0` is the entity `1`); undefined for an entity without a released range (a key
+ * without a well-formed [min, max] in `rule.ranges`, as hand-edited metadata may hold, has none).
+ */
+export function entityRangeIndex(rule: EntityRangeRule, meta: Metadata): (text: string) => number | undefined {
+  const byText = new Map<string, number>();
+  const valid = (i: number): boolean => {
+    const r = rule.ranges[i];
+    return r !== undefined && r.length === 2 && Number.isFinite(r[0]) && Number.isFinite(r[1]) && r[0] <= r[1];
+  };
+  rule.keys.forEach((k, i) => byText.has(k) || !valid(i) || byText.set(k, i));
+  const st = meta.column_stats?.[rule.columns[0]];
+  if (st?.type !== "numerical") return (t) => byText.get(t);
+  const read = cellNumber(st);
+  const byNumber = new Map<number, number>();
+  rule.keys.forEach((k, i) => {
+    const x = read(k);
+    if (x !== undefined && !byNumber.has(x) && valid(i)) byNumber.set(x, i);
+  });
+  return (t) => {
+    const i = byText.get(t);
+    if (i !== undefined) return i;
+    const x = read(t);
+    return x === undefined ? undefined : byNumber.get(x);
+  };
+}
+
+/**
+ * The rule's verdict on a row (`idx`: the entity's and the number's positions in it): undefined
+ * when either cell is blank, the entity has no released range or the number does not parse; else
+ * whether the number lies in the entity's [min, max], within a hair for binary floating point.
+ */
+export function entityRangeCheck(rule: EntityRangeRule, idx: readonly number[], meta: Metadata): (row: readonly string[]) => boolean | undefined {
+  const at = entityRangeIndex(rule, meta);
+  const read = cellNumber(meta.column_stats?.[rule.columns[1]]);
+  return (row) => {
+    const e = row[idx[0]];
+    if (e === "") return undefined;
+    const i = at(e);
+    const x = i === undefined ? undefined : read(row[idx[1]]);
+    if (x === undefined) return undefined;
+    const [lo, hi] = rule.ranges[i!];
+    const slack = 1e-9 * Math.max(1, Math.abs(lo), Math.abs(hi));
+    return x >= lo - slack && x <= hi + slack;
   };
 }
 

@@ -1,10 +1,9 @@
 /** Row rules in words (`synthd fit`'s lines) and their stable ids (matched by `rules.drop`). */
-import type { CountryForm, DatetimePart, Metadata, PublicAttribute, Rule } from "../../contract";
+import type { CountryForm, DatetimePart, EntityRangeRule, Metadata, PublicAttribute, Rule } from "../../contract";
 import { shortNumber } from "../columns/numerical";
 import { MISSING_KEY } from "../columns/common";
 import { templateText } from "./template";
 import { ratioText } from "./ratio";
-import { entityRangeText } from "./entity-range";
 
 /** What `synthd fit` calls each public attribute. */
 const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
@@ -242,4 +241,10 @@ export function describeRule(rule: Rule, metadata?: Names): string {
     case "name_gender":
       return `name and sex: ${rule.columns[0]}'s first name is a woman's where ${rule.columns[1]} is ${rule.female.join(" or ")}, a man's where ${rule.male.join(" or ")}${share ? ` (${share} of rows)` : ""}${tail}`;
   }
+}
+
+/** The rule in words: `pop within its country's range (142 countries)`. */
+export function entityRangeText(rule: Pick<EntityRangeRule, "columns" | "keys">): string {
+  const n = rule.keys.length;
+  return `${rule.columns[1]} within its ${rule.columns[0]}'s real range (${n} value${n === 1 ? "" : "s"} of ${rule.columns[0]})`;
 }
