@@ -18,6 +18,9 @@ const DIG = "\uE003";
 const TOKEN = /\p{L}+|\p{N}+/gu;
 /** Scheme (or `www.`) and host. */
 const ORIGIN = /^((?:https?:\/\/)?[^/?#\s]+)(.*)$/i;
+/** The contract's bounds (`src/contract/metadata.ts` `sites`): sites and forms per site, characters per prefix or form. */
+const MAX_ITEMS = 256;
+const MAX_TEXT = 2048;
 /** Share of a site's rows a tail token is in to be kept as it is. */
 const TOKEN_SHARE = 0.25;
 /** Draws of a tail while it is a real value (per the caller's test). */
@@ -89,9 +92,14 @@ export function buildUrlSites(values: readonly string[], counts: readonly number
     .map(([prefix, s]) => ({
       prefix,
       rows: s.rows,
-      tails: [...s.forms].filter(([, n]) => n >= need).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)),
+      tails: [...s.forms]
+        .filter(([f, n]) => n >= need && f.length <= MAX_TEXT)
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, MAX_ITEMS),
     }))
-    .sort((a, b) => b.rows - a.rows || (a.prefix < b.prefix ? -1 : 1));
+    .filter((s) => s.prefix.length <= MAX_TEXT)
+    .sort((a, b) => b.rows - a.rows || (a.prefix < b.prefix ? -1 : 1))
+    .slice(0, MAX_ITEMS);
 }
 
 /** Writes URLs on a column's released sites (see the module header). */
