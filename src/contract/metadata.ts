@@ -146,6 +146,18 @@ export interface SemanticShapeStats {
   }[] &
     tags.MaxItems<256>;
   /**
+   * URL only (`src/sdk/semantic/url.ts`): the column's sites, a scheme, host and path prefix held
+   * by >= k rows, with the rows written under it and the forms of their tails held by >= k rows
+   * (kept tokens as they are; U+E000-U+E003 a capitalised, lower-case, upper-case word, a digit).
+   * Absent: fresh URLs get invented hosts.
+   */
+  sites?: {
+    prefix: string & tags.MinLength<1> & tags.MaxLength<2048>;
+    rows: number & tags.Type<"uint32"> & tags.Minimum<1>;
+    tails: [string & tags.MaxLength<2048>, number & tags.Type<"uint32">][] & tags.MaxItems<256>;
+  }[] &
+    tags.MaxItems<256>;
+  /**
    * Title and text: the column's own tokens, pairs, triples and token counts, each seen in >= k
    * rows (counts below k are 0 or absent); `src/sdk/semantic/text.ts`. A pair's optional 4th
    * element 1: written without a space. `trigrams` (token models): index `words.length` is the

@@ -1,11 +1,11 @@
 /**
  * The fit/sample helper: the contract's client-side flow behind two calls. Batch b of
  * `sample(n, {seed})` asks for `seed: deriveSeed(seed, b, 0)` and decodes with
- * `deriveSeed(seed, b, 1)`; identifiers come from one generator keyed `deriveSeed(seed, 0, 2)`, so
- * the same weights, `n`, `seed` and `batchSize` give byte-identical CSV. Seeded generation:
+ * `deriveSeed(seed, b, 1)`; identifiers come from one generator keyed {@link identifierKey} (the seed
+ * and the model's table), so the same weights, `n`, `seed` and `batchSize` give byte-identical CSV. Seeded generation:
  * docs/api.md "Seeded generation"; output formats: docs/formats.md.
  */
-import { randomInt } from "node:crypto";
+import { createHash, randomInt } from "node:crypto";
 import type { Writable } from "node:stream";
 import { MAX_ROWS_PER_REQUEST, MAX_SEED_ROWS_PER_REQUEST, type GenerateRequest, type Metadata, type Model } from "../../contract";
 import type { Synthd } from "../client/client";
@@ -27,6 +27,20 @@ import type { FitOptions, SampleOptions, SeedSampleOptions, FormatOptions } from
 
 // Modules only fitting, the near-copy filter or seeded generation use are loaded on first call, so
 // `synthd sample` does not load them (docs/formats.md "Seventh round").
+/**
+ * The key of a sample's identifier generators (names, emails, URLs ...): `deriveSeed(seed, 0, 2, t)`,
+ * t the first 48 bits of the SHA-256 of the metadata's features and cardinalities, so two models
+ * sampled with one seed write different people, and one model and seed the same ones on every run.
+ * @param seed the sample's seed (any finite number); `metadata` the model's.
+ */
+export function identifierKey(seed: number, metadata: Pick<Metadata, "features" | "cardinalities">): number {
+  const table = createHash("sha256")
+    .update(JSON.stringify([metadata.features, metadata.features.map((f) => metadata.cardinalities?.[f] ?? 0)]))
+    .digest()
+    .readUIntBE(0, 6);
+  return deriveSeed(seed, 0, 2, table);
+}
+
 function analysis(): typeof import("../metadata/metadata") {
   return require("../metadata/metadata");
 }
@@ -312,7 +326,7 @@ export class Synthesizer {
       if (planned) next = fetchBatch(b + 1);
       let batch = this.decoder.decodeBatch(gen.columns, deriveSeed(seed, b, 1), {
         rowOffset: drawn,
-        idKey: deriveSeed(seed, 0, 2),
+        idKey: identifierKey(seed, this.metadata),
         arrays,
         ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
         ...(unread !== undefined ? { unread } : {}),
@@ -445,7 +459,7 @@ export class Synthesizer {
         { ...opts.request, format: opts.wire ?? "arrow" },
       );
       const decodeSeed = deriveSeed(seed, b, 1);
-      const batch = this.decoder.decodeBatch(gen.columns, decodeSeed, { rowOffset: done, idKey: deriveSeed(seed, 0, 2), rules: false });
+      const batch = this.decoder.decodeBatch(gen.columns, decodeSeed, { rowOffset: done, idKey: identifierKey(seed, this.metadata), rules: false });
       for (let r = 0; r < batch.length; r++) {
         const kept = encoded.keep[done + r];
         for (let f = 0; f < batch.cells.length; f++) if (kept[f] !== undefined) batch.set(r, f, this.decoder.plainText(f, kept[f]!));

@@ -3,6 +3,7 @@ import { Bloom } from "./bloom";
 import { letterCaseOf } from "./letter-case";
 import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";
 import { buildCodePatterns } from "./code";
+import { buildUrlSites } from "./url";
 import { buildTextModel, TextWriter } from "./text";
 import { deriveSeed, Rng } from "../generate/sfc32";
 import { oneSexOf } from "../rules/name-gender";
@@ -67,6 +68,10 @@ export function semanticShape(name: string, values: readonly string[], counts: r
     const codes = buildCodePatterns(values, counts, k);
     if (!codes) return undefined;
     shape.codes = codes;
+  }
+  if (found.kind === "url") {
+    const sites = buildUrlSites(values, counts, k);
+    if (sites.length) shape.sites = sites;
   }
   if (found.kind === "phone") {
     const lib = phoneLibrary();

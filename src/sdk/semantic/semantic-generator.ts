@@ -10,8 +10,8 @@
  * Bloom filter's real values up front. A lane of size S gives local row j < B = floor(S / T) the
  * candidates perm(j + t B), t < T (4; phones 16), taking the first the filter does not flag and
  * that is valid, else the first; j + t B = j' + t' B with j, j' < B forces j = j', so candidates
- * of different rows never coincide. Phones: digits after the country's example mobile number's
- * leading digits, written like the column. UUIDs: v4 over a 122-bit permutation. Codes: `./code`.
+ * of different rows never coincide. URLs on the column's own sites: `./url`. Phones: digits
+ * after the country's example mobile number's leading digits, written like the column. UUIDs: v4 over a 122-bit permutation. Codes: `./code`.
  * Titles and text: {@link TextWriter} seeded by (key, i, attempt), redrawn (at most 50) while
  * flagged or already written; a model with nothing new left writes a value it already wrote while
  * that one is in few rows (`repeats`), else a respelled one, or, through {@link SemanticGenerator.freshValue} while it has
@@ -25,6 +25,7 @@ import { fakerPools, asciiSlug, publicWords, type Pools } from "./pools";
 import { inLetterCase } from "./letter-case";
 import { LOCALE_COUNTRY, phoneLibrary } from "./recognize";
 import { CodeSpace, CodeWriter } from "./code";
+import { UrlWriter } from "./url";
 import { sexOfName } from "../rules/name-gender";
 import { publicWordLike, TextWriter } from "./text";
 import type { SemanticLocale, SemanticShape } from "./types";
@@ -54,6 +55,8 @@ interface ShapePlan {
   /** k - 1: rows a rare value of the real column is in at most (titles and text). */
   rareUses: number;
   codes?: CodeSpace;
+  /** URLs on the column's own sites. */
+  url?: UrlWriter;
   uuid: boolean;
   lanes: Lane[];
 }
@@ -101,6 +104,7 @@ export class SemanticGenerator {
   private readonly perms: Perm[];
   private readonly text?: TextWriter;
   private readonly code?: CodeWriter;
+  private readonly url?: UrlWriter;
   private readonly issued = new Set<string>();
   private readonly repeats: boolean;
   /** With `repeats`: the model's issued titles in the order written, and the rows each value is written in. */
@@ -149,6 +153,7 @@ export class SemanticGenerator {
     this.rareUses = plan.rareUses;
     if (plan.codes) this.code = new CodeWriter(plan.codes, deriveSeed(key, 0xc0de));
     if (plan.uuid) this.uuidPerm = makePerm(1n << 122n, deriveSeed(key, 0x0d1d));
+    this.url = plan.url;
     this.lanes = plan.lanes;
     this.perms = plan.lanes.map((l) => makePerm(BigInt(l.size), deriveSeed(key, 0x1a4e, l.li)));
   }
@@ -173,6 +178,7 @@ export class SemanticGenerator {
       plan.uuid = true;
       return plan;
     }
+    if (shape.kind === "url" && Array.isArray(shape.sites) && shape.sites.length > 0) plan.url = new UrlWriter(shape.sites, (v) => bloom?.has(v) ?? false);
     let pools = fakerPools(locale);
     if (shape.sex && (shape.kind === "first_name" || shape.kind === "full_name")) {
       // A column of one sex's people: first names from that sex's list, none the lists give the other.
@@ -313,6 +319,7 @@ export class SemanticGenerator {
     if (this.text) return this.title(i, issue).value ?? this.respelled(i, issue);
     if (this.code) return this.code.value(i);
     if (this.uuidPerm) return this.uuid(i);
+    if (this.url) return this.url.value(this.key, i);
     let total = 0;
     for (const l of this.lanes) total += l.cap;
     let j = i % total;

@@ -73,6 +73,18 @@ export interface BloomStats {
   hashes: number;
 }
 
+/**
+ * One site of a URL column (`./url`): a scheme, host and path prefix held by >= k rows, the rows
+ * written under it, and the released forms of the rest (tokens held by >= k rows kept, others
+ * written as placeholders: U+E000 a capitalised word, U+E001 a lower-case one, U+E002 an upper-case
+ * one, U+E003 a digit), each with its rows (>= k).
+ */
+export interface UrlSite {
+  prefix: string;
+  rows: number;
+  tails: [string, number][];
+}
+
 /** `id_shape.semantic`: the kind, the locale and what the generator needs. */
 export interface SemanticShape {
   kind: SemanticKind;
@@ -91,6 +103,8 @@ export interface SemanticShape {
   bloom?: BloomStats;
   /** Code only: the released patterns. */
   codes?: CodePattern[];
+  /** URL only: the column's own sites (prefixes held by >= k rows); none: invented hosts. */
+  sites?: UrlSite[];
   /** Title and text only: the token model. */
   text?: TextModel;
   /** Title and text identifiers: tokens tied to one value of a categorical column (`./word-partners`). */
