@@ -696,9 +696,17 @@ export class TextWriter {
    * `12/1#/####` reads as a date the column holds: the longest tail (from a run of digits or of
    * slots to the shape's end, trailing marks set aside) that released tokens write with digits in every slot
    * and the same characters elsewhere takes one of them (drawn by rows); the part before it is
-   * filled the same way. Slots no released token covers are left for {@link fill}.
+   * filled the same way. Slots no released token covers, and shapes of one run of slots, are left
+   * for {@link fill}.
    */
   private fromReleased(t: string, rng: Rng): string {
+    // A shape of one run of slots (`5##`, `rx-#`, `1##ls`: a model number) keeps random digits:
+    // its released prefix sets its size, and filled from a released token it would mostly copy
+    // a real value. Dates and phone numbers have two runs or more, or end in a number begun
+    // with literal digits (`1/1/201#`, whose year's last digit comes from a released year).
+    const runs = (t.match(/#+/g) ?? []).length;
+    const single = runs === 1 && /[^0-9#]/.test(t) && /[^0-9#][0-9]+#+$/.test(t);
+    if (runs < 2 && !single) return t;
     const chars = Array.from(t);
     let end = chars.length;
     for (;;) {
@@ -746,6 +754,25 @@ export class TextWriter {
     return w;
   }
 
+  /**
+   * A word class `Aa` or `AA` (a rare word of no public kind) written as one of the column's own
+   * released words of that class that follows `prev` in a released pair (at the start: that
+   * starts >= k values) and precedes `next` in one (at the end: ends >= k values), by the first
+   * pair's rows: `Lake Aa` as a lake the column names, not a surname a place column lacks.
+   * Undefined when none does.
+   */
+  private ownWord(shape: string, prev: number | undefined, next: number | undefined, rng: Rng): string | undefined {
+    const words = this.model.words;
+    const fits = (i: number): boolean => !this.shaped.has(i) && LETTERS_RE.test(words[i]) && Array.from(words[i]).length >= 2 && letterShape(words[i]) === shape;
+    const from = prev === undefined ? this.first : this.next.get(prev);
+    if (!from) return undefined;
+    const cands = from.filter((i, wt) => (fits(i) ? wt : 0));
+    if (cands.total === 0) return undefined;
+    const n = this.n;
+    const before = cands.filter((i, wt) => ((next === undefined ? this.lastRows[i] : this.pairRows.get(i * (n + 1) + next) ?? 0) > 0 ? wt : 0));
+    return before.total > 0 ? words[before.draw(rng)] : undefined;
+  }
+
   /** The text of token ids: shapes filled, spaced unless the pair is written without one. */
   private render(ids: number[], rng: Rng): string {
     const n = this.n;
@@ -753,7 +780,10 @@ export class TextWriter {
     const spaced: boolean[] = [false];
     ids.forEach((id, j) => {
       let t = this.model.words[id];
-      if (this.shaped.has(id)) t = isWordClass(t) ? fillWord(t, rng) : fill(this.fromReleased(t, rng), rng);
+      if (this.shaped.has(id)) {
+        const own = t === "Aa" || t === "AA" ? this.ownWord(t, j > 0 ? ids[j - 1] : undefined, ids[j + 1], rng) : undefined;
+        t = own ?? (isWordClass(t) ? fillWord(t, rng) : fill(this.fromReleased(t, rng), rng));
+      }
       if (j > 0) {
         const a = ids[j - 1];
         const pair = this.next.get(a)?.items.includes(id);
