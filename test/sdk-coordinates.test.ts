@@ -297,3 +297,18 @@ test("a column whose values spread over the map as random groups would is no pla
   const codes = randomCodes(a.metadata, 300, 4);
   assert.deepEqual(new Decoder(a.metadata).decode(codes, 8).rows, new Decoder(a.metadata).decode(codes, 8, { rules: false }).rows);
 });
+
+test("points moved inside their state are written with the digits the real column writes (its digit shares), not a double's noise", async () => {
+  const states = ["CA", "ME", "TX", "NY", "FL", "AK", "WA", "GA"];
+  const t = statePoints(states);
+  // Most latitudes with 4 decimals, one row in 20 as a long double (as R writes some computed points).
+  const rows = t.rows.map((r, i) => [r[0], i % 20 === 0 ? String(Number(r[1]) + 1 / 3e5) : Number(r[1]).toFixed(4), r[2], r[3]]);
+  const a = await analyzeTable({ columns: t.columns, rows });
+  assert.ok(a.metadata.column_stats?.latitude?.digit_shares, "the latitude has digit shares");
+  assert.equal(a.metadata.coordinates?.[0]?.state, "state");
+  // Without per-state cell ranges, most random points lie in another state and are moved.
+  const stats = Object.fromEntries(Object.entries(a.metadata.column_stats ?? {}).map(([c, st]) => [c, { ...st, cell_ranges: undefined }]));
+  const out = new Decoder({ ...a.metadata, column_stats: stats } as Metadata).decode(randomCodes(a.metadata, 2000, 7), 11);
+  const long = cells(out, "latitude").filter((v) => (v.split(".")[1] ?? "").length > 6);
+  assert.ok(long.length < 0.15 * out.rows.length, `${long.length} of ${out.rows.length} latitudes written with more than 6 decimals (${long.slice(0, 3)})`);
+});

@@ -18,7 +18,7 @@
  */
 import type { CatalogRule, CoordinatePair, CoordinatePlace, Metadata, PlaceArea } from "../../contract";
 import type { ColumnCodec } from "../columns/common";
-import { numberWriter } from "../columns/numerical-grain";
+import { digitsWriter, numberWriter } from "../columns/numerical-grain";
 import type { Cells } from "../generate/batch";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import type { ScannedTable } from "../metadata/encoded";
@@ -416,7 +416,12 @@ export class CoordinateWriter {
       const [lat, lon] = [at(p.latitude), at(p.longitude)];
       const [sl, so] = [metadata.column_stats?.[p.latitude], metadata.column_stats?.[p.longitude]];
       if (lat < 0 || lon < 0 || sl?.type !== "numerical" || so?.type !== "numerical") continue;
-      const writer = (st: typeof sl) => numberWriter(st.decimals ?? 0, st.fixed_decimals === true && (st.decimals ?? 0) > 0, st.min_decimals ?? 0, st.digits);
+      // With `digit_shares`, a moved point takes the significant digits of the real rows' shares
+      // (as the column's own drawn values), not the longest writing's.
+      const writer = (st: typeof sl) => {
+        const [d, fixedD, minD] = [st.decimals ?? 0, st.fixed_decimals === true && (st.decimals ?? 0) > 0, st.min_decimals ?? 0];
+        return st.digit_shares && st.digits ? digitsWriter(d, fixedD, minD, st.digit_shares) : numberWriter(d, fixedD, minD, st.digits);
+      };
       const places = (p.places ?? []).map((q) => ({ f: at(q.column), kind: q.kind })).filter((q) => q.f >= 0);
       const areas = new Map<string, readonly number[]>();
       for (const a of p.areas ?? []) if (at(a.column) >= 0) areas.set(`${at(a.column)}\u0000${a.place}\u0000${a.state ?? ""}`, a.box);

@@ -6,7 +6,8 @@
  * whether a space precedes it. A rare token with digits is masked from the right (`1987` -> `198#`
  * -> ... -> `####`) until >= k rows hold its form (a generalisation hierarchy: Sweeney, "Achieving
  * k-anonymity privacy protection using generalization and suppression", IJUFKS 10(5), 2002); the
- * writer fills each `#` with a random digit. A column too thin for that to write anything is
+ * writer fills the `#`s from a released token that writes digits in them (a real date's day and
+ * year), else with random digits. A column too thin for that to write anything is
  * modelled again with rare words generalised to their class too (`Vermont` -> `Aa`, `SMITH` ->
  * `AA`), which the writer fills with public words (faker's surnames and nouns): words, never
  * letter soup. A word written without spaces of two or more runs (`mercedes-benz`, `rx-4`,
@@ -474,6 +475,8 @@ export class TextWriter {
   /** Per token a (the start: n), the rows of released pairs (a, number). */
   private readonly numberAfter = new Map<number, number>();
   private readonly shaped = new Set<number>();
+  /** Released tokens by the digit tail they write ({@link tailTokens}). */
+  private readonly tails = new Map<string, Weighted>();
   private readonly alive: boolean[] = [];
   private readonly start?: Weighted;
   private readonly bag?: Weighted;
@@ -688,6 +691,88 @@ export class TextWriter {
     return tokens ? this.render(out, rng) : out.map((i) => words[i]).join(" ");
   }
 
+  /**
+   * A digit shape's slots filled from the model's released tokens (>= k rows each), so a masked
+   * `12/1#/####` reads as a date the column holds: the longest tail (from a run of digits or of
+   * slots to the shape's end, trailing marks set aside) that released tokens write with digits in every slot
+   * and the same characters elsewhere takes one of them (drawn by rows); the part before it is
+   * filled the same way. Slots no released token covers, and shapes of one run of slots, are left
+   * for {@link fill}.
+   */
+  private fromReleased(t: string, rng: Rng): string {
+    // A shape of one run of slots (`5##`, `rx-#`, `1##ls`: a model number) keeps random digits:
+    // its released prefix sets its size, and filled from a released token it would mostly copy
+    // a real value. Dates and phone numbers have two runs or more, or end in a number begun
+    // with literal digits (`1/1/201#`, whose year's last digit comes from a released year).
+    const runs = (t.match(/#+/g) ?? []).length;
+    const single = runs === 1 && /[^0-9#]/.test(t) && /[^0-9#][0-9]+#+$/.test(t);
+    if (runs < 2 && !single) return t;
+    const chars = Array.from(t);
+    let end = chars.length;
+    for (;;) {
+      while (end > 0 && !(chars[end - 1] === SLOT || DIGIT_RE.test(chars[end - 1]))) end--;
+      let took = false;
+      for (let s = 0; s < end && !took; s++) {
+        // From a run of digits (its literal digits kept: `201#` matches `2012`), or of slots.
+        const digitAt = (j: number): boolean => j >= 0 && (chars[j] === SLOT || DIGIT_RE.test(chars[j]));
+        if (!(digitAt(s) && !digitAt(s - 1)) && !(chars[s] === SLOT && chars[s - 1] !== SLOT)) continue;
+        if (!chars.slice(s, end).includes(SLOT)) continue;
+        const cands = this.tailTokens(chars.slice(s, end).join(""), s === 0 ? "" : chars[s - 1]);
+        if (cands.total === 0) continue;
+        const c = Array.from(this.model.words[cands.draw(rng)]);
+        for (let j = s; j < end; j++) chars[j] = c[c.length - (end - j)];
+        end = s;
+        took = true;
+      }
+      if (!took || !chars.slice(0, end).includes(SLOT)) return chars.join("");
+    }
+  }
+
+  /** Released tokens whose last characters write `tail` (digits in its slots) after a character of `before`'s class, by rows; cached. */
+  private tailTokens(tail: string, before: string): Weighted {
+    const isDigit = (c: string | undefined): boolean => c !== undefined && (c === SLOT || DIGIT_RE.test(c));
+    const key = `${isDigit(before) ? 1 : 0}${tail}`;
+    let w = this.tails.get(key);
+    if (w) return w;
+    const tc = Array.from(tail);
+    const items: number[] = [];
+    const weights: number[] = [];
+    this.model.words.forEach((word, i) => {
+      if (this.shaped.has(i) && isWordClass(word)) return;
+      const c = Array.from(word);
+      const off = c.length - tc.length;
+      if (off < 0 || isDigit(c[off - 1]) !== isDigit(before)) return;
+      for (let j = 0; j < tc.length; j++) {
+        const x = c[off + j];
+        if (x === SLOT || (tc[j] === SLOT ? !DIGIT_RE.test(x) : x !== tc[j])) return;
+      }
+      items.push(i);
+      weights.push(this.rows[i]);
+    });
+    w = new Weighted(items, weights);
+    this.tails.set(key, w);
+    return w;
+  }
+
+  /**
+   * A word class `Aa` or `AA` (a rare word of no public kind) written as one of the column's own
+   * released words of that class that follows `prev` in a released pair (at the start: that
+   * starts >= k values) and precedes `next` in one (at the end: ends >= k values), by the first
+   * pair's rows: `Lake Aa` as a lake the column names, not a surname a place column lacks.
+   * Undefined when none does.
+   */
+  private ownWord(shape: string, prev: number | undefined, next: number | undefined, rng: Rng): string | undefined {
+    const words = this.model.words;
+    const fits = (i: number): boolean => !this.shaped.has(i) && LETTERS_RE.test(words[i]) && Array.from(words[i]).length >= 2 && letterShape(words[i]) === shape;
+    const from = prev === undefined ? this.first : this.next.get(prev);
+    if (!from) return undefined;
+    const cands = from.filter((i, wt) => (fits(i) ? wt : 0));
+    if (cands.total === 0) return undefined;
+    const n = this.n;
+    const before = cands.filter((i, wt) => ((next === undefined ? this.lastRows[i] : this.pairRows.get(i * (n + 1) + next) ?? 0) > 0 ? wt : 0));
+    return before.total > 0 ? words[before.draw(rng)] : undefined;
+  }
+
   /** The text of token ids: shapes filled, spaced unless the pair is written without one. */
   private render(ids: number[], rng: Rng): string {
     const n = this.n;
@@ -695,7 +780,10 @@ export class TextWriter {
     const spaced: boolean[] = [false];
     ids.forEach((id, j) => {
       let t = this.model.words[id];
-      if (this.shaped.has(id)) t = isWordClass(t) ? fillWord(t, rng) : fill(t, rng);
+      if (this.shaped.has(id)) {
+        const own = t === "Aa" || t === "AA" ? this.ownWord(t, j > 0 ? ids[j - 1] : undefined, ids[j + 1], rng) : undefined;
+        t = own ?? (isWordClass(t) ? fillWord(t, rng) : fill(this.fromReleased(t, rng), rng));
+      }
       if (j > 0) {
         const a = ids[j - 1];
         const pair = this.next.get(a)?.items.includes(id);
