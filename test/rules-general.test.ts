@@ -63,6 +63,26 @@ describe("structural zeros", () => {
     assert.ok(Math.abs(share(1, "M") - 0.5) < 0.08, `M: ${share(1, "M")}`);
   });
 
+  test("a row where several columns disagree is settled: every add-on says no internet service exactly when there is none", async () => {
+    // A telecom's customers: each add-on is "No internet service" exactly when the service is "No".
+    const addOns = ["security", "backup", "protection", "support", "tv", "movies"];
+    const t = table(["service", ...addOns], 3000, (_, rng) => {
+      const service = ["DSL", "Fiber optic", "No"][rng.int(3)];
+      return [service, ...addOns.map(() => (service === "No" ? "No internet service" : rng.next() < 0.5 ? "Yes" : "No"))];
+    });
+    const meta = await analyzed(t);
+    const zeros = (meta.rules ?? []).filter((r) => r.type === "structural_zeros");
+    assert.ok(zeros.length >= addOns.length, zeros.map((r) => ruleId(r)).join(", "));
+    // Independent codes put several disagreeing cells in most rows; one or two moves at a time cannot settle them.
+    const out = decodeIndependent(meta, 2000);
+    const checks = zeros.map((z) => ruleChecker(z, meta));
+    const broken = out.rows.filter((row) => checks.some((c) => c(row) === false));
+    assert.deepEqual(broken.slice(0, 3), [], `${broken.length} of ${out.rows.length} rows break a structural zero`);
+    const at = (c: string) => out.columns.indexOf(c);
+    assert.ok(out.rows.every((row) => addOns.every((a) => (row[at(a)] === "No internet service") === (row[at("service")] === "No"))));
+    assert.ok(out.rows.filter((row) => row[at("service")] === "No").length > 300, "the service's 'No' is still written");
+  });
+
   test("a repair keeps the row's other rules and fixed cells", async () => {
     // code -> kind is a functional dependency; kind x sex has a structural zero (kind k0 never F).
     const t = table(["code", "kind", "sex"], 3000, (_, rng) => {

@@ -22,7 +22,7 @@ import type { Rng } from "../generate/sfc32";
 import type { Cells } from "../generate/batch";
 import { pairConditionals, quotaScore, type PairConditional } from "../../rule-scores";
 import { cellCoder, ruleChecker, ruleColumns, type RowCheck } from "./check";
-import { noneFixed, type CompiledRule } from "./compiled-rule";
+import { noneFixed, type CompiledRule, type EnforceResult } from "./compiled-rule";
 
 /**
  * Power of the likelihood ratio in a rewrite's score. Naive Bayes multiplies the 2-way conditionals
@@ -343,11 +343,96 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
           stuck.clear();
           z = broken(r);
         }
-        if (broken(r)) out.unrepaired++;
+        if (broken(r) && !settle(r, row, rows, fixed, rng, held, n, out, drawnOf)) out.unrepaired++;
       }
       codesAt.clear();
     },
   };
+
+  /**
+   * The last resort for a row the moves leave broken (several columns disagree, so every single or
+   * paired move still meets a forbidden pair with a cell not yet moved): a greedy constraint pass.
+   * The columns of the row's broken rules, fixed cells aside, are assigned in turn, those in the
+   * fewest broken pairs first (the cells that agree with most of the row are kept): each keeps its
+   * value when that makes no forbidden pair with the columns already assigned, else takes one drawn
+   * by its quota score among its values (a binned column's: and a number drawn from its marginal)
+ * that make none and break no rule the row kept. When some
+   * column has no such value the row is restored and false returned.
+   */
+  function settle(
+    r: number,
+    row: string[],
+    rows: Cells,
+    fixed: (r: number, f: number) => boolean,
+    rng: Rng,
+    held: Map<number, Float64Array>,
+    n: number,
+    out: EnforceResult,
+    drawnOf: (f: number) => Cell | undefined,
+  ): boolean {
+    const codeOf = (f: number): number => codesAt.get(f)![r];
+    const count = new Map<number, number>();
+    for (const z of tables) {
+      if (!forbids(z, codeOf(z.fa), codeOf(z.fb))) continue;
+      for (const f of [z.fa, z.fb]) count.set(f, (count.get(f) ?? 0) + 1);
+    }
+    const order = [...count.keys()].filter((f) => !fixed(r, f)).sort((a, b) => count.get(a)! - count.get(b)! || a - b);
+    const open = new Set(order);
+    const fits = (f: number, code: number): boolean =>
+      column(f).rules.every(({ z }) => {
+        if (open.has(z.fa === f ? z.fb : z.fa)) return true;
+        return !forbids(z, z.fa === f ? code : codeOf(z.fa), z.fb === f ? code : codeOf(z.fb));
+      });
+    const was = new Map(order.map((f) => [f, column(f).guards.map((g) => g(row))]));
+    const written: { f: number; text: string; code: number }[] = [];
+    const put = (f: number, text: string, code: number): void => {
+      row[f] = text;
+      codesAt.get(f)![r] = code;
+    };
+    for (const f of order) {
+      open.delete(f);
+      const c = column(f);
+      if (fits(f, codeOf(f))) continue;
+      const before = { text: row[f], code: codeOf(f) };
+      const h = held.get(f)!;
+      const options: Cell[] = [];
+      const weights: number[] = [];
+      const drawn = drawnOf(f);
+      for (const cell of drawn ? [...jointValues(c).cells, drawn] : jointValues(c).cells) {
+        if (!fits(f, cell.code)) continue;
+        put(f, cell.text, cell.code);
+        if (!c.guards.some((g, i) => was.get(f)![i] !== false && g(row) === false)) {
+          options.push(cell);
+          weights.push(quotaScore(n * (c.probs[cell.code] ?? 0), h[cell.code] ?? 0));
+        }
+        put(f, before.text, before.code);
+      }
+      if (options.length === 0) {
+        for (const w of written.reverse()) put(w.f, w.text, w.code);
+        return false;
+      }
+      let u = rng.next() * weights.reduce((a, b) => a + b, 0);
+      let pick = options[options.length - 1];
+      for (let i = 0; i < options.length; i++) if ((u -= weights[i]) < 0) {
+        pick = options[i];
+        break;
+      }
+      written.push({ f, text: before.text, code: before.code });
+      put(f, pick.text, pick.code);
+    }
+    if (broken(r)) {
+      for (const w of written.reverse()) put(w.f, w.text, w.code);
+      return false;
+    }
+    for (const w of written) {
+      const h = held.get(w.f)!;
+      if (w.code >= 0) h[w.code]--;
+      h[codeOf(w.f)]++;
+      rows.set(r, w.f, row[w.f]);
+      out.changed++;
+    }
+    return true;
+  }
 
   /**
    * A column's cells a joint move may write: its values of their own, and its blank when it has
