@@ -303,6 +303,7 @@ export class Synthesizer {
     let next = fetchBatch(0);
     let done = 0;
     let drawn = 0; // rows decoded, kept or dropped: the next row's index for the identifiers
+    const idKey = identifierKey(seed, this.metadata);
     const filter = opts.nearCopyFilter === false ? undefined : this.nearCopyFilter;
     const tally = { kept: 0, near: 0 };
     // Which rows the filter keeps: those nearest the model's marginals (`../privacy/marginal-balance`).
@@ -326,7 +327,7 @@ export class Synthesizer {
       if (planned) next = fetchBatch(b + 1);
       let batch = this.decoder.decodeBatch(gen.columns, deriveSeed(seed, b, 1), {
         rowOffset: drawn,
-        idKey: identifierKey(seed, this.metadata),
+        idKey,
         arrays,
         ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
         ...(unread !== undefined ? { unread } : {}),
@@ -448,6 +449,7 @@ export class Synthesizer {
     const seed = opts.seed ?? randomInt(0, 2 ** 47);
     const calibrate = opts.calibrate ?? !this.isPrivate();
     const batches = Math.ceil(n / batchSize);
+    const idKey = identifierKey(seed, this.metadata);
     for (let b = 0, done = 0; b < batches; b++) {
       const rows = encoded.rows.slice(done, done + batchSize);
       const gen = await this.client.models.generateCodes(
@@ -459,7 +461,7 @@ export class Synthesizer {
         { ...opts.request, format: opts.wire ?? "arrow" },
       );
       const decodeSeed = deriveSeed(seed, b, 1);
-      const batch = this.decoder.decodeBatch(gen.columns, decodeSeed, { rowOffset: done, idKey: identifierKey(seed, this.metadata), rules: false });
+      const batch = this.decoder.decodeBatch(gen.columns, decodeSeed, { rowOffset: done, idKey, rules: false });
       for (let r = 0; r < batch.length; r++) {
         const kept = encoded.keep[done + r];
         for (let f = 0; f < batch.cells.length; f++) if (kept[f] !== undefined) batch.set(r, f, this.decoder.plainText(f, kept[f]!));
