@@ -105,6 +105,8 @@ export function buildUrlSites(values: readonly string[], counts: readonly number
 /** Writes URLs on a column's released sites (see the module header). */
 export class UrlWriter {
   private readonly cum: number[] = [];
+  /** Per site, its tails' cumulative row counts. */
+  private readonly tailCum: Float64Array[];
   /** Forms for a site without one of its own: the column's commonest released form, else a two-word slug. */
   private readonly fallback: string;
 
@@ -120,6 +122,11 @@ export class UrlWriter {
     if (!Array.isArray(sites) || sites.length === 0) throw new RangeError("url sites: none to write on");
     let total = 0;
     for (const s of sites) this.cum.push((total += Math.max(1, s.rows)));
+    this.tailCum = sites.map((s) => {
+      const cum = new Float64Array(s.tails.length);
+      for (let i = 0, t = 0; i < cum.length; i++) cum[i] = t += s.tails[i][1];
+      return cum;
+    });
     const forms = sites.flatMap((s) => s.tails).sort((a, b) => b[1] - a[1]);
     this.fallback = forms.length ? forms[0][0] : `${LOW}-${LOW}`;
   }
@@ -129,18 +136,9 @@ export class UrlWriter {
     const rng = new Rng(deriveSeed(key, 0x0a71, i));
     let v = "";
     for (let t = 0; t < URL_TRIES; t++) {
-      const total = this.cum[this.cum.length - 1];
-      const r = rng.int(total);
-      let s = 0;
-      while (this.cum[s] <= r) s++;
+      const s = rng.pickCumulative(this.cum);
       const site = this.sites[s];
-      let form = this.fallback;
-      if (site.tails.length) {
-        let tr = rng.int(site.tails.reduce((a, f) => a + f[1], 0));
-        let f = 0;
-        while (tr >= site.tails[f][1]) tr -= site.tails[f++][1];
-        form = site.tails[f][0];
-      }
+      const form = site.tails.length ? site.tails[rng.pickCumulative(this.tailCum[s])][0] : this.fallback;
       v = site.prefix + fill(form, rng);
       if (!this.isReal(v)) return v;
     }
