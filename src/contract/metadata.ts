@@ -842,18 +842,34 @@ export interface DifferenceRule extends RuleBase {
  * mileage): the entity's value decides most of the number, so a synthetic row of Belgium gets a
  * population Belgium has had, not China's. Released per entity value seen in at least k real rows
  * (k = the rare threshold, as catalog entries are): the [min, max] of its rows' numbers. A row of
- * an entity no range is released for (rare, blank) is left as generated.
+ * an entity no range is released for (rare, blank) is left as generated. In a panel whose number
+ * follows time within each entity (a population over the years), the rule also names the time
+ * column and holds each entity's least-squares line, so a row's number is one of its year.
  */
 export interface EntityRangeRule extends RuleBase {
   type: "entity_range";
-  /** The entity column (categorical, or a code-book number), then the number column. */
-  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /**
+   * The entity column (categorical, or a code-book number), then the number column, then, with
+   * `trends`, the panel's time column (numerical: a year).
+   */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<3>;
   /** The entities released: their texts as the real table writes them, distinct. */
   keys: (string & tags.MinLength<1> & tags.MaxLength<4096>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
   /** Per key, same order: the [min, max] of its real rows' numbers (min <= max). */
   ranges: ((number & Finite)[] & tags.MinItems<2> & tags.MaxItems<2>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
   /** A number drawn into a range is drawn uniform in its logarithm (a positive, right-skewed column: populations, amounts); absent: uniform. */
   log?: boolean;
+  /**
+   * With a time column: per key, same order, the least-squares line of the entity's real numbers
+   * (their logarithms with `log`) on the time, [intercept, slope] (the number at time t is
+   * intercept + slope * t). A synthetic row's number is drawn on its entity's line at a time
+   * within `step` of its own, with `spread` of noise, inside the entity's range.
+   */
+  trends?: ((number & Finite)[] & tags.MinItems<2> & tags.MaxItems<2>)[] & tags.MaxItems<100000>;
+  /** With `trends`: the real rows' standard deviation about their entity's line (in the logarithm with `log`), pooled over the entities. */
+  spread?: number & Finite & tags.Minimum<0>;
+  /** With `trends`: the panel's time step, the median gap between an entity's consecutive times (5 for a table of every fifth year). */
+  step?: number & Finite & tags.Minimum<0>;
 }
 
 /**

@@ -244,7 +244,8 @@ export function describeRule(rule: Rule, metadata?: Names): string {
 }
 
 /** The rule in words: `pop within its country's range (142 countries)`. */
-export function entityRangeText(rule: Pick<EntityRangeRule, "columns" | "keys">): string {
+export function entityRangeText(rule: Pick<EntityRangeRule, "columns" | "keys" | "trends">): string {
   const n = rule.keys.length;
-  return `${rule.columns[1]} within its ${rule.columns[0]}'s real range (${n} value${n === 1 ? "" : "s"} of ${rule.columns[0]})`;
+  const time = rule.trends !== undefined && rule.columns[2] !== undefined ? `, on its ${rule.columns[0]}'s line along ${rule.columns[2]}` : "";
+  return `${rule.columns[1]} within its ${rule.columns[0]}'s real range${time} (${n} value${n === 1 ? "" : "s"} of ${rule.columns[0]})`;
 }

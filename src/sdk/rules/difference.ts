@@ -9,6 +9,7 @@ import { cellSeconds, differenceCheck } from "./check";
 import { numberLattice } from "../columns/numerical";
 import { grainRounder } from "../columns/numerical-grain";
 import { MAX_REDRAWS, drawFromQuantiles as drawDifference, noneFixed, type CompiledRule } from "./compiled-rule";
+import type { Rng } from "../generate/sfc32";
 
 
 /**
@@ -23,7 +24,7 @@ export function differenceRule(rule: DifferenceRule, idx: readonly number[], met
   const writers = stats.map((s) => writerOf(s));
   const readers = stats.map(cellSeconds);
   const formats = stats.map((s) => (s?.type === "datetime" && s.format !== undefined ? new DatetimeFormat(s.format) : undefined));
-  const snaps = stats.map((s) => (s?.type === "numerical" ? grainRounder(s) : undefined));
+  const writes = stats.map((s, i) => cellWriter(s, writers[i], check));
   return {
     apply(rows, rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
@@ -43,16 +44,8 @@ export function differenceRule(rule: DifferenceRule, idx: readonly number[], met
         for (let t = 0; t < MAX_REDRAWS && !done; t++) {
           const d = drawDifference(rule.quantiles, rng);
           const x = side === 1 ? other + d : other - d;
-          // At the column's grain where a point of it keeps the rule.
-          const y = snaps[side]?.(x, rng, (v) => {
-            const t = writers[side](v, offset);
-            cells[idx[side]] = t ?? "";
-            return t !== undefined && check(cells) === true;
-          }) ?? x;
-          const text = writers[side](y, offset);
-          if (text === undefined) continue;
-          cells[idx[side]] = text;
-          if (check(cells) === true) {
+          const text = writes[side](x, rng, cells, idx[side], offset);
+          if (text !== undefined) {
             rows.set(r, idx[side], text);
             out.changed++;
             done = true;
@@ -61,6 +54,31 @@ export function differenceRule(rule: DifferenceRule, idx: readonly number[], met
         if (!done) out.unrepaired++;
       }
     },
+  };
+}
+
+/**
+ * Writes a number a rule computed into cell `i` of `cells` so the row keeps the rule: at the
+ * column's grain where a point of it keeps `check` (`grainRounder`), else as computed, on the
+ * column's lattice (`write`, {@link writerOf}). Shared by the rules that draw one cell (difference
+ * and entity ranges).
+ * @returns the text written into `cells[i]`, or undefined when the row still breaks the rule
+ *   (`cells[i]` then holds the last text tried).
+ */
+export function cellWriter(
+  stats: ColumnStats | undefined,
+  write: (x: number, offsetMinutes: number) => string | undefined,
+  check: (row: readonly string[]) => boolean | undefined,
+): (x: number, rng: Rng, cells: string[], i: number, offsetMinutes: number) => string | undefined {
+  const snap = stats?.type === "numerical" ? grainRounder(stats) : undefined;
+  return (x, rng, cells, i, offset) => {
+    const kept = (text: string | undefined): boolean => {
+      cells[i] = text ?? "";
+      return text !== undefined && check(cells) === true;
+    };
+    const y = snap?.(x, rng, (v) => kept(write(v, offset))) ?? x;
+    const text = write(y, offset);
+    return kept(text) ? text : undefined;
   };
 }
 

@@ -14,6 +14,12 @@ const MIN_ROWS = 30;
 const EXPLAINED = 0.9;
 /** Skewness above which a positive column is judged on its logarithm. */
 const SKEWED = 1;
+/** Share of the within-entity variance the entities' time lines explain, at least, for `trends`. */
+const TREND_EXPLAINED = 0.5;
+/** A time column's distinct values, at most this share of its rows (the panel's times repeat across entities). */
+const TIME_DISTINCT = 0.2;
+/** Rows whose (entity, time) is the only one of its pair, at least this share, for a time column. */
+const TIME_ONCE = 0.95;
 
 /**
  * Whether `c` can be an entity: categorical from the rows; or a numerical column of point bins (a
@@ -40,7 +46,12 @@ function entityColumn(c: Col, panelKeys: ReadonlySet<string>): boolean {
  * order on a tie: a country before its one-to-one codes). Released: per value of C seen in >= k
  * rows with X, the [min, max] of its X (the catalog's threshold; each end is one row's value, as
  * `cell_ranges` release per (value, bin) cell and bin edges per quantile).
- * Cost: O(C · X · n) for C entity columns and X numerical columns.
+ * Lines ({@link timeLines}): where a panel's time column (a numerical column of at most
+ * {@link TIME_DISTINCT} of its rows distinct values) gives per-entity least-squares lines of X that
+ * explain it, the rule also holds them (then the entity alone need not explain X: gdp over 60
+ * years), each an aggregate of >= k rows as a mean is; kept while two compared columns stay free
+ * (the body's comment).
+ * Cost: O(C · (X + T) · n) for C entity columns, X numerical columns and T <= 4 time columns.
  */
 export function detectEntityRanges(cols: readonly Col[], n: number, k: number, others: readonly Rule[]): EntityRangeRule[] {
   const busy = new Set<string>();
@@ -54,21 +65,54 @@ export function detectEntityRanges(cols: readonly Col[], n: number, k: number, o
   }
   const keys = cols.filter((c) => entityColumn(c, panelKeys) && repeatedShare(c, k) >= RULE_LIMITS.catalogShare);
   const numbers = cols.filter((c) => c.codec.kind === "numerical" && c.num && !c.codec.fromDomain && !busy.has(c.name)).slice(0, RULE_LIMITS.maxColumns);
-  const out: EntityRangeRule[] = [];
+  // Times: numerical columns whose values repeat across the rows (a panel's years), at most a few.
+  const times = cols.filter((t) => t.codec.kind === "numerical" && t.num && !t.codec.fromDomain && t.nonBlank >= 3 && t.nonBlank <= TIME_DISTINCT * n).slice(0, 4);
+  const found: Found[] = [];
   for (const x of numbers) {
-    let best: { rule: EntityRangeRule; explained: number } | undefined;
+    let best: Found | undefined;
     for (const c of keys) {
       if (c === x) continue;
-      const found = entityRange(c, x, n, k);
-      if (found && (!best || found.explained > best.explained)) best = found;
+      const f = entityRange(c, x, n, k, times.filter((t) => t !== c && t !== x));
+      if (f && (!best || f.explained > best.explained)) best = f;
     }
-    if (best) out.push(best.rule);
+    if (best) found.push(best);
   }
-  return out;
+  // Lines pin a number to its entity and time; they are kept, best explained first, while a row
+  // keeps two compared columns that neither its entity, its time, the entity's catalog nor a line
+  // decides, so lines alone never make a row equal to a real row on all columns but one (a
+  // near-copy); a table whose rows have at most one such column has that already.
+  const pinned = new Set<string>();
+  const decidedBy = (entity: string): string[] => others.flatMap((r) => ((r.type === "catalog" || r.type === "fixed_combinations") && r.columns.includes(entity) ? r.columns : []));
+  for (const f of [...found].sort((a, b) => b.explained - a.explained)) {
+    if (f.rule.trends === undefined) continue;
+    const [entity, x, time] = f.rule.columns;
+    const before = new Set([...pinned, entity, time, ...decidedBy(entity)]);
+    const free = cols.length - before.size;
+    if (free - 1 >= 2 || free <= 1) {
+      pinned.add(x);
+      continue;
+    }
+    const { trends: _t, spread: _s, step: _p, ...plain } = f.rule;
+    f.rule = { ...plain, columns: [entity, x] };
+    f.keep = f.alone >= EXPLAINED;
+  }
+  return found.filter((f) => f.keep).map((f) => f.rule);
 }
 
-/** The rule of entity `c` over number `x` with its explained share, when it holds ({@link detectEntityRanges}). */
-function entityRange(c: Col, x: Col, n: number, k: number): { rule: EntityRangeRule; explained: number } | undefined {
+/** A rule found for one number: its explained share, the entity's alone, and whether it is kept. */
+interface Found {
+  rule: EntityRangeRule;
+  explained: number;
+  alone: number;
+  keep: boolean;
+}
+
+/**
+ * The rule of entity `c` over number `x` with its explained share, when it holds
+ * ({@link detectEntityRanges}), with the time lines of the column of `times` that explains most
+ * ({@link timeLines}) when they hold.
+ */
+function entityRange(c: Col, x: Col, n: number, k: number, times: readonly Col[]): Found | undefined {
   // Rows per entity with x present, then the rows of the entities seen in >= k of them.
   const rowsOf = new Int32Array(c.nv);
   for (let r = 0; r < n; r++) {
@@ -109,17 +153,93 @@ function entityRange(c: Col, x: Col, n: number, k: number): { rule: EntityRangeR
   const g = groups.length;
   if (g < 2 || g > RULE_LIMITS.maxCombinations || N <= g || !(total > 0)) return undefined;
   const explained = 1 - within / (N - g) / (total / (N - 1));
-  if (!(explained >= EXPLAINED)) return undefined;
+  const means = Float64Array.from(sum, (s, id) => (rowsOf[id] > 0 ? s / rowsOf[id] : 0));
+  let lines: TimeLines | undefined;
+  for (const t of times) {
+    const found = timeLines(c, t, rows, v, means, within, total, g);
+    if (found && (!lines || found.explained > lines.explained)) lines = found;
+  }
+  if (!(explained >= EXPLAINED) && lines === undefined) return undefined;
   groups.sort((a, b) => rowsOf[b] - rowsOf[a] || (c.scan.values[a] < c.scan.values[b] ? -1 : c.scan.values[a] > c.scan.values[b] ? 1 : 0));
   const rule: EntityRangeRule = {
     type: "entity_range",
-    columns: [c.name, x.name],
+    columns: lines ? [c.name, x.name, lines.time] : [c.name, x.name],
     keys: groups.map((id) => c.scan.values[id]),
     ranges: groups.map((id) => [lo[id], hi[id]]),
     ...(log ? { log: true } : {}),
+    ...(lines ? { trends: groups.map((id) => lines!.lines[id]), spread: lines.spread, step: lines.step } : {}),
     share: 1,
   };
-  return { rule, explained };
+  return { rule, explained: Math.max(explained, lines?.explained ?? -Infinity), alone: explained, keep: true };
+}
+
+/** An entity's time lines ({@link timeLines}): per entity value id, [intercept, slope]. */
+interface TimeLines {
+  time: string;
+  lines: [number, number][];
+  spread: number;
+  step: number;
+  /** Epsilon squared of the entities' lines: 1 - (SS_lines / (N - 2g)) / (SS_total / (N - 1)). */
+  explained: number;
+}
+
+/**
+ * Per entity, the least-squares line of `v` (the number, or its logarithm; one value per row of
+ * `rows`) on time column `t`, when `t` is a panel's time and the lines explain the number: each
+ * (entity, time) pair is one row's in >= {@link TIME_ONCE} of the rows, the lines explain >=
+ * {@link TREND_EXPLAINED} of the variance within the entities (`within`: about the entities'
+ * means `mean`) and, chance-corrected for their 2g parameters, >= {@link EXPLAINED} of the whole
+ * (`total`). Also the residuals' pooled standard deviation (`spread`) and the median gap between
+ * an entity's consecutive times (`step`). A row without a time counts at its entity's mean.
+ */
+function timeLines(c: Col, t: Col, rows: readonly number[], v: Float64Array, mean: Float64Array, within: number, total: number, g: number): TimeLines | undefined {
+  const N = rows.length;
+  if (N <= 2 * g || !(within > 0)) return undefined;
+  const time = (i: number): number => t.num![t.scan.ids[rows[i]]];
+  const byEntity = new Map<number, number[]>();
+  let residual = 0;
+  rows.forEach((r, i) => {
+    const id = c.scan.ids[r];
+    if (Number.isNaN(time(i))) {
+      residual += (v[i] - mean[id]) ** 2;
+      return;
+    }
+    const list = byEntity.get(id);
+    if (list) list.push(i);
+    else byEntity.set(id, [i]);
+  });
+  const lines: [number, number][] = [];
+  const gaps: number[] = [];
+  let timed = 0;
+  let repeated = 0;
+  for (const [id, at] of byEntity) {
+    at.sort((a, b) => time(a) - time(b));
+    timed += at.length;
+    let mt = 0;
+    let mv = 0;
+    for (const i of at) (mt += time(i), mv += v[i]);
+    mt /= at.length;
+    mv /= at.length;
+    let stt = 0;
+    let stv = 0;
+    for (const i of at) (stt += (time(i) - mt) ** 2, stv += (time(i) - mt) * (v[i] - mv));
+    const slope = stt > 0 ? stv / stt : 0;
+    lines[id] = [mv - slope * mt, slope];
+    for (const i of at) residual += (v[i] - mv - slope * (time(i) - mt)) ** 2;
+    for (let j = 1; j < at.length; j++) {
+      const gap = time(at[j]) - time(at[j - 1]);
+      if (gap > 0) gaps.push(gap);
+      else repeated++;
+    }
+  }
+  if (timed < TIME_ONCE * N || repeated > (1 - TIME_ONCE) * N || gaps.length === 0) return undefined;
+  if (1 - residual / within < TREND_EXPLAINED) return undefined;
+  const explained = 1 - residual / (N - 2 * g) / (total / (N - 1));
+  if (!(explained >= EXPLAINED)) return undefined;
+  // An entity whose rows have no time keeps its mean, flat.
+  for (const r of rows) lines[c.scan.ids[r]] ??= [mean[c.scan.ids[r]], 0];
+  gaps.sort((a, b) => a - b);
+  return { time: t.name, lines, spread: Math.sqrt(residual / (N - 2 * g)), step: gaps[gaps.length >> 1], explained };
 }
 
 /** Sample skewness (the third standardized moment) of `x`; 0 for a constant column. */
