@@ -82,12 +82,13 @@ export function detectEntityRanges(cols: readonly Col[], n: number, k: number, o
   // decides, so lines alone never make a row equal to a real row on all columns but one (a
   // near-copy); a table whose rows have at most one such column has that already.
   const pinned = new Set<string>();
+  const compared = cols.filter((c) => c.codec.kind !== "id").length;
   const decidedBy = (entity: string): string[] => others.flatMap((r) => ((r.type === "catalog" || r.type === "fixed_combinations") && r.columns.includes(entity) ? r.columns : []));
   for (const f of [...found].sort((a, b) => b.explained - a.explained)) {
     if (f.rule.trends === undefined) continue;
     const [entity, x, time] = f.rule.columns;
     const before = new Set([...pinned, entity, time, ...decidedBy(entity)]);
-    const free = cols.length - before.size;
+    const free = compared - before.size;
     if (free - 1 >= 2 || free <= 1) {
       pinned.add(x);
       continue;
