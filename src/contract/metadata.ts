@@ -491,6 +491,7 @@ export type Rule =
   | NameGenderRule
   | NameCountryRule
   | DifferenceRule
+  | ElapsedRule
   | EntityRangeRule
   | UniqueRule;
 
@@ -834,6 +835,25 @@ export interface DifferenceRule extends RuleBase {
   min: number & Finite;
   max: number & Finite;
   quantiles: (number & Finite)[] & tags.MinItems<2> & tags.MaxItems<17>;
+}
+
+/**
+ * Elapsed time: the number `columns[0]` is the time from the datetime `columns[2]` to the datetime
+ * `columns[1]` counted in units of `unit` seconds, written with `decimals` decimals (`rounding`:
+ * to the nearest, or down as whole years of age are counted): a tenure's `length` in days from
+ * `start` to `end` (unit 86,400), an age in years of 365.25 days from `birthday` to `termstart`
+ * with one decimal (unit 31,557,600). A synthetic row's `columns[0]` is written from its two
+ * datetimes.
+ */
+export interface ElapsedRule extends RuleBase {
+  type: "elapsed";
+  /** The number, then the later datetime, then the earlier one. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<3> & tags.MaxItems<3>;
+  /** Seconds in one unit of the number (1, 60, 3,600, 86,400, 604,800; years of 365, 365.25 or 365.2425 days). */
+  unit: number & tags.ExclusiveMinimum<0> & Finite;
+  decimals: number & tags.Type<"uint32"> & tags.Maximum<12>;
+  /** `nearest` (half away from zero; the default) or `floor` (toward minus infinity). */
+  rounding?: "nearest" | "floor";
 }
 
 /**
