@@ -851,7 +851,8 @@ export interface ElapsedRule extends RuleBase {
   columns: (string & tags.MinLength<1>)[] & tags.MinItems<3> & tags.MaxItems<3>;
   /** Seconds in one unit of the number (1, 60, 3,600, 86,400, 604,800; years of 365, 365.25 or 365.2425 days). */
   unit: number & tags.ExclusiveMinimum<0> & Finite;
-  decimals: number & tags.Type<"uint32"> & tags.Maximum<12>;
+  /** Decimals the number is counted to (written without trailing zeros unless the column keeps them). */
+  decimals: number & tags.Type<"uint32"> & tags.Maximum<20>;
   /** `nearest` (half away from zero; the default) or `floor` (toward minus infinity). */
   rounding?: "nearest" | "floor";
 }

@@ -60,7 +60,7 @@ import { entityRangeText, identityText } from "./describe";
 import { sumCoefficients, sumRuleTolerance } from "./sums";
 import { ratioBand, ratioKept, ratioText } from "./ratio";
 import { calendarCheck } from "./calendar";
-import { elapsedTolerance, elapsedUnitName, elapsedValue } from "./elapsed-units";
+import { elapsedKeeps, elapsedUnitName } from "./elapsed-units";
 import { datetimePartCheck } from "./datetime-part";
 import { templateCheck, templateText } from "./template";
 import { nameGenderCheck } from "./name-gender";
@@ -591,7 +591,8 @@ export function differenceCheck(rule: DifferenceRule, idx: readonly number[], me
 
 /**
  * The rule's verdict on a row (`idx`: the number's, the later and the earlier datetime's feature
- * indices): undefined when a cell is blank or unreadable; true when the number is the elapsed time.
+ * indices): undefined when a cell is blank or unreadable; true when the number is the elapsed
+ * time at the decimals it is written with (`./elapsed-units`).
  */
 export function elapsedCheck(rule: ElapsedRule, idx: readonly number[], meta: Metadata): (row: readonly string[]) => boolean | undefined {
   const [rn, ra, rb] = rule.columns.map((c) => cellSeconds(meta.column_stats?.[c]));
@@ -600,7 +601,6 @@ export function elapsedCheck(rule: ElapsedRule, idx: readonly number[], meta: Me
     const a = ra(row[idx[1]]);
     const b = rb(row[idx[2]]);
     if (x === undefined || a === undefined || b === undefined) return undefined;
-    const want = elapsedValue(rule, a, b);
-    return Math.abs(x - want) <= elapsedTolerance(rule.decimals, want);
+    return elapsedKeeps(rule, x, decimalsOf(row[idx[0]]), a, b);
   };
 }

@@ -27,17 +27,20 @@ export function elapsedUnitName(seconds: number): string {
  * `decimals` (to the nearest, half away from zero, or down for `floor`). A relative hair of
  * slack before rounding down keeps a whole count (`730.5 d / 365.25 d`) from falling to the unit below.
  */
-export function elapsedValue(rule: Pick<ElapsedRule, "unit" | "decimals" | "rounding">, later: number, earlier: number): number {
+export function elapsedValue(rule: Pick<ElapsedRule, "unit" | "rounding">, decimals: number, later: number, earlier: number): number {
   const x = (later - earlier) / rule.unit;
-  const scale = 10 ** rule.decimals;
+  const scale = 10 ** decimals;
   if (rule.rounding === "floor") return Math.floor(x * scale + 1e-9 * Math.max(1, Math.abs(x * scale))) / scale;
   return (Math.sign(x) * Math.round(Math.abs(x) * scale)) / scale;
 }
 
 /**
- * How far a written number may be from {@link elapsedValue}: half a unit of the last of `decimals`
- * (a neighbour on the grid is a whole unit away), plus a relative hair for binary floating point.
+ * True when number `x`, written with `written` decimals, is the elapsed time counted at the
+ * rule's decimals and written without trailing zeros (`32.6027397` for 32.60273970): it equals the
+ * count rounded to the decimals it is written with, at most the rule's, within a relative hair
+ * for binary floating point.
  */
-export function elapsedTolerance(decimals: number, value: number): number {
-  return 0.5 * 10 ** -decimals + 1e-12 * Math.max(1, Math.abs(value));
+export function elapsedKeeps(rule: Pick<ElapsedRule, "unit" | "rounding" | "decimals">, x: number, written: number, later: number, earlier: number): boolean {
+  const want = elapsedValue(rule, Math.min(written, rule.decimals), later, earlier);
+  return Math.abs(x - want) <= 1e-12 * Math.max(1, Math.abs(want));
 }

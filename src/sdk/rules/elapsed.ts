@@ -46,7 +46,7 @@ export function elapsedRules(rules: readonly ElapsedRule[], meta: Metadata): Com
           cells[fb] = rows.get(r, fb);
           if (c.check(cells) !== false) continue;
           if (!fixed(r, fn)) {
-            const text = c.write(elapsedValue(c.rule, c.ra(cells[fa])!, c.rb(cells[fb])!));
+            const text = c.write(elapsedValue(c.rule, c.rule.decimals, c.ra(cells[fa])!, c.rb(cells[fb])!));
             rows.set(r, fn, text);
             out.changed++;
             continue;
