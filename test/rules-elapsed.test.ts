@@ -68,7 +68,7 @@ describe("elapsed-time rules", () => {
     for (const row of synth.rows) assert.equal(row[e] === "", row[l] === "");
   });
 
-  test("the enforcer writes the number from the dates, or moves the later date to a number the user fixed", () => {
+  test("the enforcer writes the number from the dates, moves the earlier date where that count is out of range, or the later one to a number the user fixed", () => {
     const rule: ElapsedRule = { type: "elapsed", columns: ["length", "end", "start"], unit: 86_400, decimals: 0, share: 1 };
     const meta = {
       features: ["start", "end", "length"],
@@ -86,6 +86,7 @@ describe("elapsed-time rules", () => {
       ["2020-01-01", "", "12"], // no end: left as drawn
       ["2020-01-01", "2020-01-31", ""], // blank number: stays blank
       ["2020-01-01", "2020-01-31", "30"], // kept
+      ["2020-01-01", "2040-01-01", "30"], // 7,305 days is past the number's real range: the start moves to 30 days before the end
     ];
     const fixed = (r: number, f: number): boolean => (r === 1 && f === 2) || r === 2;
     const out = new RuleEnforcer(meta).apply(rowCells(rows), 1, () => "", fixed);
@@ -96,7 +97,8 @@ describe("elapsed-time rules", () => {
       ["2020-01-01", "", "12"],
       ["2020-01-01", "2020-01-31", ""],
       ["2020-01-01", "2020-01-31", "30"],
+      ["2039-12-02", "2040-01-01", "30"],
     ]);
-    assert.deepEqual(out, { changed: 2, unrepaired: 1 });
+    assert.deepEqual(out, { changed: 3, unrepaired: 1 });
   });
 });

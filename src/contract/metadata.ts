@@ -729,12 +729,12 @@ export interface CalendarRule extends RuleBase {
 }
 
 /** A calendar or clock field of a datetime that another column can write (ISO 8601 fields, Gregorian calendar). */
-export type DatetimePart = "year" | "quarter" | "month" | "day" | "weekday" | "hour";
+export type DatetimePart = "year" | "quarter" | "month" | "day" | "day_of_year" | "weekday" | "hour";
 
 /**
  * Datetime part: `columns[1]` writes one field of the datetime `columns[0]`, read in the
  * datetime's own wall-clock time (its written offset, else UTC): year, quarter (1-4), month
- * (1-12), day of month (1-31), weekday, hour (0-23) (Walmart's `OPENDATE 7/1/62` with `MONTH 7,
+ * (1-12), day of month (1-31), day of year (1-366), weekday, hour (0-23) (Walmart's `OPENDATE 7/1/62` with `MONTH 7,
  * DAY 1, YEAR 1962`; an order date with its `day_of_week`). A synthetic row's `columns[1]` is
  * written from its datetime.
  */

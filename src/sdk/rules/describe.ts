@@ -21,7 +21,7 @@ const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
 };
 
 /** What `synthd fit` calls each datetime part. */
-const PART_LABELS: Record<DatetimePart, string> = { year: "year", quarter: "quarter", month: "month", day: "day of month", weekday: "weekday", hour: "hour" };
+const PART_LABELS: Record<DatetimePart, string> = { year: "year", quarter: "quarter", month: "month", day: "day of month", day_of_year: "day of year", weekday: "weekday", hour: "hour" };
 
 /** A rule's id fields: type and columns (a declared rule has the detected one's id). */
 export type RuleKey =

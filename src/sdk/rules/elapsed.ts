@@ -15,10 +15,13 @@ import { noneFixed, type CompiledRule } from "./compiled-rule";
 /**
  * Keeps the elapsed-time rules of `rules` in decoded rows, after every other rule (which may move
  * the datetimes): the number is written from its row's two datetimes, with the rule's decimals
- * in the column's number format. A blank number stays blank (the model's blanks are the real
- * table's), and a row with a blank or unreadable datetime is left as drawn. A number the user
- * fixed moves an unfixed later datetime to `earlier + number · unit` (in its format and
- * granularity); a row whose cells are all fixed and disagree is counted unrepaired.
+ * in the column's number format. Where that count falls outside the number's real [min, max]
+ * (a birthday drawn 9 years before a term) and the drawn number is inside it, the earlier
+ * datetime moves to `later - number · unit` first (else the later to `earlier + number · unit`,
+ * in its format, granularity and range), so the row reads as a real one would. A blank number
+ * stays blank (the model's blanks are the real table's), and a row with a blank or unreadable
+ * datetime is left as drawn. A number the user fixed moves an unfixed later (else earlier)
+ * datetime to it; a row whose cells are all fixed and disagree is counted unrepaired.
  * @returns undefined when no rule names known columns.
  */
 export function elapsedRules(rules: readonly ElapsedRule[], meta: Metadata): CompiledRule | undefined {
@@ -28,9 +31,11 @@ export function elapsedRules(rules: readonly ElapsedRule[], meta: Metadata): Com
     if (idx.some((i) => i < 0) || stats[0]?.type !== "numerical" || stats[1]?.type !== "datetime" || stats[2]?.type !== "datetime") return [];
     const s = stats[0];
     const write = numberWriter(rule.decimals, s.fixed_decimals === true && rule.decimals > 0, Math.min(s.min_decimals ?? 0, rule.decimals), s.digits);
-    const [, ra, rb] = stats.map(cellSeconds);
-    const laterFormat = stats[1].format !== undefined ? new DatetimeFormat(stats[1].format) : undefined;
-    return [{ rule, idx, write, ra, rb, check: elapsedCheck(rule, idx, meta), writeLater: writerOf(stats[1]), laterFormat }];
+    const [rn, ra, rb] = stats.map(cellSeconds);
+    const formats = stats.map((st) => (st?.type === "datetime" && st.format !== undefined ? new DatetimeFormat(st.format) : undefined));
+    const slack = 0.5 * 10 ** -rule.decimals;
+    const inRange = (x: number): boolean => (s.min === undefined || x >= s.min - slack) && (s.max === undefined || x <= s.max + slack);
+    return [{ rule, idx, write, rn, ra, rb, inRange, formats, writers: stats.map((st) => writerOf(st)), check: elapsedCheck(rule, idx, meta) }];
   });
   if (compiled.length === 0) return undefined;
   return {
@@ -39,28 +44,38 @@ export function elapsedRules(rules: readonly ElapsedRule[], meta: Metadata): Com
       const cells: string[] = [];
       for (const c of compiled) {
         const [fn, fa, fb] = c.idx;
+        /** Moves the first unfixed datetime of `sides` (1 later, 2 earlier) so the row counts `x`; false when none can. */
+        const moveTo = (r: number, x: number, sides: readonly (1 | 2)[]): boolean => {
+          for (const side of sides) {
+            const f = c.idx[side];
+            if (fixed(r, f)) continue;
+            const other = side === 1 ? c.rb(cells[fb])! + x * c.rule.unit : c.ra(cells[fa])! - x * c.rule.unit;
+            const text = c.writers[side](other, c.formats[side]?.parse(cells[f])?.offset ?? 0);
+            if (text === undefined) continue;
+            cells[f] = text;
+            rows.set(r, f, text);
+            out.changed++;
+            return true;
+          }
+          return false;
+        };
         for (let r = 0; r < rows.length; r++) {
           cells[fn] = rows.get(r, fn);
           if (cells[fn] === "") continue;
           cells[fa] = rows.get(r, fa);
           cells[fb] = rows.get(r, fb);
           if (c.check(cells) !== false) continue;
-          if (!fixed(r, fn)) {
-            const text = c.write(elapsedValue(c.rule, c.rule.decimals, c.ra(cells[fa])!, c.rb(cells[fb])!));
-            rows.set(r, fn, text);
-            out.changed++;
+          const drawn = c.rn(cells[fn]);
+          if (fixed(r, fn)) {
+            if (drawn === undefined || !moveTo(r, drawn, [1, 2]) || c.check(cells) !== true) out.unrepaired++;
             continue;
           }
-          const text = fixed(r, fa) ? undefined : c.writeLater(c.rb(cells[fb])! + Number(cells[fn]) * c.rule.unit, c.laterFormat?.parse(cells[fa])?.offset ?? 0);
-          if (text !== undefined) {
-            cells[fa] = text;
-            if (c.check(cells) === true) {
-              rows.set(r, fa, text);
-              out.changed++;
-              continue;
-            }
-          }
-          out.unrepaired++;
+          const count = (): number => elapsedValue(c.rule, c.rule.decimals, c.ra(cells[fa])!, c.rb(cells[fb])!);
+          if (!c.inRange(count()) && drawn !== undefined && c.inRange(drawn)) moveTo(r, drawn, [2, 1]);
+          const text = c.write(count());
+          if (text === cells[fn]) continue;
+          rows.set(r, fn, text);
+          out.changed++;
         }
       }
     },

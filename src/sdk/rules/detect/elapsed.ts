@@ -6,6 +6,7 @@
 import type { ElapsedRule } from "../../../contract";
 import { decimalsOf } from "../../columns";
 import { ELAPSED_UNITS, elapsedKeeps } from "../elapsed-units";
+import { modeOf } from "./sum";
 import type { Col } from "./view";
 
 /** Rows with the number and both datetimes, at least. */
@@ -45,7 +46,7 @@ export function detectElapsed(cols: readonly Col[], n: number): ElapsedRule[] {
       x[r] = N.num![N.scan.ids[r]];
       written[r] = places[N.scan.ids[r]];
     }
-    const mode = modeOf(x);
+    const mode = modeOf(N);
     let best: ElapsedRule | undefined;
     for (const A of dates) {
       for (const B of dates) {
@@ -57,20 +58,6 @@ export function detectElapsed(cols: readonly Col[], n: number): ElapsedRule[] {
     if (best) out.push(best);
   }
   return out;
-}
-
-/** The most frequent non-NaN value of `x` (NaN when none). */
-function modeOf(x: Float64Array): number {
-  const counts = new Map<number, number>();
-  let mode = NaN;
-  let most = 0;
-  for (const v of x) {
-    if (Number.isNaN(v)) continue;
-    const c = (counts.get(v) ?? 0) + 1;
-    counts.set(v, c);
-    if (c > most) [mode, most] = [v, c];
-  }
-  return mode;
 }
 
 function elapsedOf(name: string, x: Float64Array, written: Int32Array, mode: number, A: Col, B: Col, n: number): ElapsedRule | undefined {
