@@ -68,6 +68,38 @@ describe("elapsed-time rules", () => {
     for (const row of synth.rows) assert.equal(row[e] === "", row[l] === "");
   });
 
+  test("a birth date moved to its drawn age keeps its day of year (a datetime part)", async () => {
+    const t = table(["dob", "wedding", "age", "dayOfBirth"], 400, (_i, rng) => {
+      const dob = Date.UTC(1930, 0, 1) + rng.int(50 * 365) * DAY;
+      const wedding = dob + (20 * 365 + rng.int(20 * 365)) * DAY;
+      const doy = Math.floor((dob - Date.UTC(new Date(dob).getUTCFullYear(), 0, 1)) / DAY) + 1;
+      return [iso(dob), iso(wedding), ((wedding - dob) / (365 * DAY)).toFixed(2), doy];
+    });
+    const meta = await analyzed(t);
+    assert.deepEqual((meta.rules ?? []).filter((r) => r.type === "elapsed" || r.type === "datetime_part").map(ruleId).sort(), ["datetime_part:dob,dayOfBirth", "elapsed:age,wedding,dob"]);
+    const synth = decodeIndependent(meta, 1000);
+    for (const s of ruleShares(meta.rules ?? [], meta, synth)) if (s.rule.type === "elapsed" || s.rule.type === "datetime_part") assert.equal(s.share, 1, ruleId(s.rule));
+    const age = synth.columns.indexOf("age");
+    for (const row of synth.rows) assert.ok(Number(row[age]) >= 19.99 && Number(row[age]) <= 40.01, row.join(","));
+  });
+
+  test("a date two elapsed times count from stays where it is", () => {
+    const rules: ElapsedRule[] = [
+      { type: "elapsed", columns: ["days", "end", "start"], unit: 86_400, decimals: 0, share: 1 },
+      { type: "elapsed", columns: ["plea_days", "plea", "start"], unit: 86_400, decimals: 0, share: 1 },
+    ];
+    const day = { type: "datetime", format: "yyyy-MM-dd", granularity: "day" };
+    const meta = {
+      features: ["start", "end", "days", "plea", "plea_days"],
+      column_stats: { start: day, end: day, plea: day, days: { type: "numerical", decimals: 0, min: 100, max: 2000 }, plea_days: { type: "numerical", decimals: 0, min: 0, max: 2000 } },
+      rules,
+    } as unknown as Metadata;
+    // Both counts are out of range; moving the start for one would break the other: each later date moves instead.
+    const rows = [["2000-01-01", "2010-01-01", "500", "2009-01-01", "30"]];
+    new RuleEnforcer(meta).apply(rowCells(rows), 1, () => "");
+    assert.deepEqual(rows, [["2000-01-01", "2001-05-15", "500", "2000-01-31", "30"]]);
+  });
+
   test("the enforcer writes the number from the dates, moves the earlier date where that count is out of range, or the later one to a number the user fixed", () => {
     const rule: ElapsedRule = { type: "elapsed", columns: ["length", "end", "start"], unit: 86_400, decimals: 0, share: 1 };
     const meta = {

@@ -18,7 +18,8 @@ import { noneFixed, type CompiledRule } from "./compiled-rule";
  * in the column's number format. Where that count falls outside the number's real [min, max]
  * (a birthday drawn 9 years before a term) and the drawn number is inside it, the earlier
  * datetime moves to `later - number · unit` first (else the later to `earlier + number · unit`,
- * in its format, granularity and range), so the row reads as a real one would. A blank number
+ * in its format, granularity and range; a datetime another elapsed rule counts from stays), so
+ * the row reads as a real one would. A blank number
  * stays blank (the model's blanks are the real table's), and a row with a blank or unreadable
  * datetime is left as drawn. A number the user fixed moves an unfixed later (else earlier)
  * datetime to it; a row whose cells are all fixed and disagree is counted unrepaired.
@@ -38,6 +39,9 @@ export function elapsedRules(rules: readonly ElapsedRule[], meta: Metadata): Com
     return [{ rule, idx, write, rn, ra, rb, inRange, formats, writers: stats.map((st) => writerOf(st)), check: elapsedCheck(rule, idx, meta) }];
   });
   if (compiled.length === 0) return undefined;
+  // A datetime two rules count from (an investigation's start for its length and for each plea) never moves: moving it for one would break the other.
+  const uses = new Map<number, number>();
+  for (const c of compiled) for (const f of c.idx.slice(1)) uses.set(f, (uses.get(f) ?? 0) + 1);
   return {
     apply(rows, _rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
@@ -48,7 +52,7 @@ export function elapsedRules(rules: readonly ElapsedRule[], meta: Metadata): Com
         const moveTo = (r: number, x: number, sides: readonly (1 | 2)[]): boolean => {
           for (const side of sides) {
             const f = c.idx[side];
-            if (fixed(r, f)) continue;
+            if (fixed(r, f) || uses.get(f)! > 1) continue;
             const other = side === 1 ? c.rb(cells[fb])! + x * c.rule.unit : c.ra(cells[fa])! - x * c.rule.unit;
             const text = c.writers[side](other, c.formats[side]?.parse(cells[f])?.offset ?? 0);
             if (text === undefined) continue;
