@@ -79,8 +79,13 @@ describe("elapsed-time rules", () => {
     assert.deepEqual((meta.rules ?? []).filter((r) => r.type === "elapsed" || r.type === "datetime_part").map(ruleId).sort(), ["datetime_part:dob,dayOfBirth", "elapsed:age,wedding,dob"]);
     const synth = decodeIndependent(meta, 1000);
     for (const s of ruleShares(meta.rules ?? [], meta, synth)) if (s.rule.type === "elapsed" || s.rule.type === "datetime_part") assert.equal(s.share, 1, ruleId(s.rule));
-    const age = synth.columns.indexOf("age");
-    for (const row of synth.rows) assert.ok(Number(row[age]) >= 19.99 && Number(row[age]) <= 40.01, row.join(","));
+    const [age, dob, wedding] = ["age", "dob", "wedding"].map((c) => synth.columns.indexOf(c));
+    for (const row of synth.rows) {
+      assert.ok(Number(row[age]) >= 19.99 && Number(row[age]) <= 40.01, row.join(","));
+      // Every age in full at two decimals, none at fewer (`30.1` for 30.14) though that reads as kept at its own.
+      const want = Math.round(((Date.parse(row[wedding]) - Date.parse(row[dob])) / (365 * DAY)) * 100) / 100;
+      assert.equal(Number(row[age]), want, row.join(","));
+    }
   });
 
   test("a date two elapsed times count from stays where it is", () => {

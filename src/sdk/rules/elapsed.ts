@@ -20,7 +20,8 @@ import { noneFixed, type CompiledRule } from "./compiled-rule";
  * datetime moves to `later - number · unit` first (else the later to `earlier + number · unit`,
  * in its format, granularity and range; a datetime another elapsed rule counts from stays), so
  * the row reads as a real one would. A blank number
- * stays blank (the model's blanks are the real table's), and a row with a blank or unreadable
+ * stays blank (the model's blanks are the real table's), a number the model wrote with fewer
+ * decimals than the rule counts is written in full, and a row with a blank or unreadable
  * datetime is left as drawn. A number the user fixed moves an unfixed later (else earlier)
  * datetime to it; a row whose cells are all fixed and disagree is counted unrepaired.
  * @returns undefined when no rule names known columns.
@@ -68,13 +69,16 @@ export function elapsedRules(rules: readonly ElapsedRule[], meta: Metadata): Com
           if (cells[fn] === "") continue;
           cells[fa] = rows.get(r, fa);
           cells[fb] = rows.get(r, fb);
-          if (c.check(cells) !== false) continue;
+          const verdict = c.check(cells);
+          if (verdict === undefined) continue;
           const drawn = c.rn(cells[fn]);
           if (fixed(r, fn)) {
-            if (drawn === undefined || !moveTo(r, drawn, [1, 2]) || c.check(cells) !== true) out.unrepaired++;
+            if (!verdict && (drawn === undefined || !moveTo(r, drawn, [1, 2]) || c.check(cells) !== true)) out.unrepaired++;
             continue;
           }
           const count = (): number => elapsedValue(c.rule, c.rule.decimals, c.ra(cells[fa])!, c.rb(cells[fb])!);
+          // A kept number written with fewer decimals than the rule's (`50` for 50.2) is written in full too.
+          if (verdict && c.write(count()) === cells[fn]) continue;
           if (!c.inRange(count()) && drawn !== undefined && c.inRange(drawn)) moveTo(r, drawn, [2, 1]);
           const text = c.write(count());
           if (text === cells[fn]) continue;
