@@ -204,3 +204,20 @@ describe("datetime-part rules", () => {
     assert.equal(out.unrepaired, 0);
   });
 });
+
+describe("day of year", () => {
+  test("a column of the day of year of a birth date is found and written from the date in decoded rows", async () => {
+    const rng = new Rng(11);
+    const rows: string[][] = [];
+    for (let i = 0; i < 300; i++) {
+      const t = Date.UTC(1930, 0, 1) + rng.int(60 * 365) * 86_400_000;
+      const d = new Date(t);
+      rows.push([d.toISOString().slice(0, 10), String(Math.floor((t - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86_400_000) + 1), String(rng.int(5))]);
+    }
+    const meta = await analyzed({ columns: ["dob", "dayOfBirth", "kids"], rows });
+    assert.deepEqual(parts(meta).map((r) => [r.columns.join(","), r.part]), [["dob,dayOfBirth", "day_of_year"]]);
+    assert.equal(describeRule(parts(meta)[0], meta), "datetime part: dayOfBirth = day of year of dob");
+    const synth = new Decoder(meta).decode(independentCodes(meta, 1000, 3), 5);
+    for (const s of ruleShares(parts(meta), meta, synth)) assert.equal(s.share, 1, ruleId(s.rule));
+  });
+});

@@ -491,6 +491,7 @@ export type Rule =
   | NameGenderRule
   | NameCountryRule
   | DifferenceRule
+  | ElapsedRule
   | EntityRangeRule
   | UniqueRule;
 
@@ -728,12 +729,12 @@ export interface CalendarRule extends RuleBase {
 }
 
 /** A calendar or clock field of a datetime that another column can write (ISO 8601 fields, Gregorian calendar). */
-export type DatetimePart = "year" | "quarter" | "month" | "day" | "weekday" | "hour";
+export type DatetimePart = "year" | "quarter" | "month" | "day" | "day_of_year" | "weekday" | "hour";
 
 /**
  * Datetime part: `columns[1]` writes one field of the datetime `columns[0]`, read in the
  * datetime's own wall-clock time (its written offset, else UTC): year, quarter (1-4), month
- * (1-12), day of month (1-31), weekday, hour (0-23) (Walmart's `OPENDATE 7/1/62` with `MONTH 7,
+ * (1-12), day of month (1-31), day of year (1-366), weekday, hour (0-23) (Walmart's `OPENDATE 7/1/62` with `MONTH 7,
  * DAY 1, YEAR 1962`; an order date with its `day_of_week`). A synthetic row's `columns[1]` is
  * written from its datetime.
  */
@@ -834,6 +835,26 @@ export interface DifferenceRule extends RuleBase {
   min: number & Finite;
   max: number & Finite;
   quantiles: (number & Finite)[] & tags.MinItems<2> & tags.MaxItems<17>;
+}
+
+/**
+ * Elapsed time: the number `columns[0]` is the time from the datetime `columns[2]` to the datetime
+ * `columns[1]` counted in units of `unit` seconds, written with `decimals` decimals (`rounding`:
+ * to the nearest, or down as whole years of age are counted): a tenure's `length` in days from
+ * `start` to `end` (unit 86,400), an age in years of 365.25 days from `birthday` to `termstart`
+ * with one decimal (unit 31,557,600). A synthetic row's `columns[0]` is written from its two
+ * datetimes.
+ */
+export interface ElapsedRule extends RuleBase {
+  type: "elapsed";
+  /** The number, then the later datetime, then the earlier one. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<3> & tags.MaxItems<3>;
+  /** Seconds in one unit of the number (1, 60, 3,600, 86,400, 604,800; years of 365, 365.25 or 365.2425 days). */
+  unit: number & tags.ExclusiveMinimum<0> & Finite;
+  /** Decimals the number is counted to (written without trailing zeros unless the column keeps them). */
+  decimals: number & tags.Type<"uint32"> & tags.Maximum<20>;
+  /** `nearest` (half away from zero; the default) or `floor` (toward minus infinity). */
+  rounding?: "nearest" | "floor";
 }
 
 /**

@@ -43,12 +43,14 @@
  *   month's end or a weekday other than the date's (`./calendar`).
  * - `datetime_part`: undefined when a cell is blank or the datetime unreadable; keeps when the
  *   column's cell reads as the datetime's part (names case-insensitive, numbers by value; `./datetime-part`).
+ * - `elapsed`: undefined when a cell is blank or unreadable; keeps when the number is the time
+ *   from the earlier datetime to the later in the rule's unit, at its decimals (`./elapsed`).
  * - `unique`: given rows in order, undefined when a key cell is blank; breaks when an earlier row
  *   held the same key (cells as text). Its checker holds one string per row it kept.
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
  *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
-import type { ColumnStats, DifferenceRule, EntityRangeRule, Metadata, Rule } from "../../contract";
+import type { ColumnStats, DifferenceRule, ElapsedRule, EntityRangeRule, Metadata, Rule } from "../../contract";
 import type { Table } from "../io/csv";
 import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
@@ -58,6 +60,7 @@ import { entityRangeText, identityText } from "./describe";
 import { sumCoefficients, sumRuleTolerance } from "./sums";
 import { ratioBand, ratioKept, ratioText } from "./ratio";
 import { calendarCheck } from "./calendar";
+import { elapsedKeeps, elapsedUnitName } from "./elapsed-units";
 import { datetimePartCheck } from "./datetime-part";
 import { templateCheck, templateText } from "./template";
 import { nameGenderCheck } from "./name-gender";
@@ -99,6 +102,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "calendar":
     case "datetime_part":
     case "difference":
+    case "elapsed":
     case "entity_range":
     case "template":
     case "name_gender":
@@ -146,6 +150,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[1]} holds ${rule.columns[0]} at ${rule.offset}`;
     case "difference":
       return `${rule.columns[1]} - ${rule.columns[0]} in [${rule.min}, ${rule.max}]`;
+    case "elapsed":
+      return `${rule.columns[0]} = ${rule.columns[1]} - ${rule.columns[2]} in ${elapsedUnitName(rule.unit)}`;
     case "entity_range":
       return entityRangeText(rule);
     case "calendar":
@@ -408,6 +414,8 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
       return calendarCheck(rule, readers.map((r) => r.index));
     case "difference":
       return differenceCheck(rule, readers.map((r) => r.index), metadata);
+    case "elapsed":
+      return elapsedCheck(rule, readers.map((r) => r.index), metadata);
     case "entity_range":
       return entityRangeCheck(rule, readers.map((r) => r.index), metadata);
     case "datetime_part":
@@ -578,5 +586,21 @@ export function differenceCheck(rule: DifferenceRule, idx: readonly number[], me
     const b = rb(row[idx[1]]);
     if (a === undefined || b === undefined) return undefined;
     return b - a >= rule.min - slack && b - a <= rule.max + slack;
+  };
+}
+
+/**
+ * The rule's verdict on a row (`idx`: the number's, the later and the earlier datetime's feature
+ * indices): undefined when a cell is blank or unreadable; true when the number is the elapsed
+ * time at the decimals it is written with (`./elapsed-units`).
+ */
+export function elapsedCheck(rule: ElapsedRule, idx: readonly number[], meta: Metadata): (row: readonly string[]) => boolean | undefined {
+  const [rn, ra, rb] = rule.columns.map((c) => cellSeconds(meta.column_stats?.[c]));
+  return (row) => {
+    const x = rn(row[idx[0]]);
+    const a = ra(row[idx[1]]);
+    const b = rb(row[idx[2]]);
+    if (x === undefined || a === undefined || b === undefined) return undefined;
+    return elapsedKeeps(rule, x, decimalsOf(row[idx[0]]), a, b);
   };
 }

@@ -11,7 +11,7 @@ import { noneFixed, type CompiledRule } from "./compiled-rule";
 import { daysInMonth } from "./calendar";
 
 /** Every part, coarsest first. */
-export const DATETIME_PARTS: readonly DatetimePart[] = ["year", "quarter", "month", "day", "weekday", "hour"];
+export const DATETIME_PARTS: readonly DatetimePart[] = ["year", "quarter", "month", "day", "day_of_year", "weekday", "hour"];
 
 /** The part's value of a wall-clock instant (`local` ms since the epoch, read as UTC fields). */
 export function partOf(local: number, part: DatetimePart): number {
@@ -25,6 +25,8 @@ export function partOf(local: number, part: DatetimePart): number {
       return d.getUTCMonth() + 1;
     case "day":
       return d.getUTCDate();
+    case "day_of_year":
+      return Math.floor((local - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86_400_000) + 1;
     case "weekday":
       return ((d.getUTCDay() + 6) % 7) + 1;
     case "hour":
@@ -113,7 +115,8 @@ export function datetimePartCheck(rule: DatetimePartRule, idx: readonly number[]
 /**
  * The wall-clock ms of `local` with its `part` set to `value`: the other fields kept (the day
  * clamped to the month's end), a weekday the nearest day on it (at most 3 days away), a quarter
- * the same month of that quarter; undefined for a day past the month's end or a value out of range.
+ * the same month of that quarter, a day of year that day of the same year; undefined for a day
+ * past the month's end or the year's, or a value out of range.
  */
 export function withPart(local: number, part: DatetimePart, value: number): number | undefined {
   const d = new Date(local);
@@ -137,6 +140,10 @@ export function withPart(local: number, part: DatetimePart, value: number): numb
       out.setUTCDate(value);
       return out.getTime();
     }
+    case "day_of_year": {
+      if (!Number.isInteger(value) || value < 1 || value > (daysInMonth(y, 2) === 29 ? 366 : 365)) return undefined;
+      return local + (value - partOf(local, "day_of_year")) * 86_400_000;
+    }
     case "weekday": {
       if (!Number.isInteger(value) || value < 1 || value > 7) return undefined;
       let shift = (value - partOf(local, "weekday") + 7) % 7;
@@ -153,7 +160,7 @@ export function withPart(local: number, part: DatetimePart, value: number): numb
 }
 
 /** Order in which a datetime is moved to its parts: coarse fields first, the weekday last (it moves the day). */
-const MOVE_ORDER: readonly DatetimePart[] = ["year", "quarter", "month", "day", "hour", "weekday"];
+const MOVE_ORDER: readonly DatetimePart[] = ["year", "quarter", "month", "day", "day_of_year", "hour", "weekday"];
 
 /**
  * Keeps the datetime-part rules of `rules` in decoded rows, per datetime column; `first` and

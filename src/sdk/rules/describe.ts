@@ -4,6 +4,7 @@ import { shortNumber } from "../columns/numerical";
 import { MISSING_KEY } from "../columns/common";
 import { templateText } from "./template";
 import { ratioText } from "./ratio";
+import { elapsedUnitName } from "./elapsed-units";
 
 /** What `synthd fit` calls each public attribute. */
 const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
@@ -20,7 +21,7 @@ const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
 };
 
 /** What `synthd fit` calls each datetime part. */
-const PART_LABELS: Record<DatetimePart, string> = { year: "year", quarter: "quarter", month: "month", day: "day of month", weekday: "weekday", hour: "hour" };
+const PART_LABELS: Record<DatetimePart, string> = { year: "year", quarter: "quarter", month: "month", day: "day of month", day_of_year: "day of year", weekday: "weekday", hour: "hour" };
 
 /** A rule's id fields: type and columns (a declared rule has the detected one's id). */
 export type RuleKey =
@@ -37,6 +38,7 @@ export type RuleKey =
   | { type: "calendar"; columns: readonly string[] }
   | { type: "datetime_part"; columns: readonly string[] }
   | { type: "difference"; columns: readonly string[] }
+  | { type: "elapsed"; columns: readonly string[] }
   | { type: "entity_range"; columns: readonly string[] }
   | { type: "template"; columns: readonly string[] }
   | { type: "name_gender"; columns: readonly string[] }
@@ -81,6 +83,8 @@ export function ruleId(rule: RuleKey): string {
       return `datetime_part:${rule.columns.join(",")}`;
     case "difference":
       return `difference:${rule.columns.join(",")}`;
+    case "elapsed":
+      return `elapsed:${rule.columns.join(",")}`;
     case "entity_range":
       return `entity_range:${rule.columns.join(",")}`;
     case "template":
@@ -220,6 +224,11 @@ export function describeRule(rule: Rule, metadata?: Names): string {
       return `embedded code: ${rule.columns[1]} holds ${rule.columns[0]} at character ${rule.offset + 1}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "difference":
       return `difference: ${rule.columns[1]} - ${rule.columns[0]} from ${shortNumber(rule.min)} to ${shortNumber(rule.max)}${share ? ` (${share} of rows)` : ""}${tail}`;
+    case "elapsed": {
+      const rounded = rule.rounding === "floor" ? ", rounded down" : "";
+      const places = rule.decimals === 0 ? `whole ${elapsedUnitName(rule.unit)}` : `${elapsedUnitName(rule.unit)}, ${rule.decimals} decimal${rule.decimals === 1 ? "" : "s"}`;
+      return `elapsed: ${rule.columns[0]} = ${rule.columns[1]} - ${rule.columns[2]} in ${places}${rounded}${share ? ` (${share} of rows)` : ""}${tail}`;
+    }
     case "entity_range":
       return `entity range: ${entityRangeText(rule)}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "calendar": {

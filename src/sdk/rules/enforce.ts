@@ -39,12 +39,14 @@
  *    fixed cell (a rule between weekday and workingday moves workingday; a rule naming the
  *    datetime too, a catalog of dates and their months, moves both); last, the parts are
  *    written again from the datetime, which a rule may have moved.
+ * 8. elapsed times (`./elapsed`): last of all, each number is written from its row's two
+ *    datetimes (a number the user fixed moves the later datetime instead).
  * Templates and first names of the row's sex are not kept here: the decoder writes them last
  * (`./name-gender`, then `./template`).
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
-import type { CatalogRule, ColumnStats, DatetimePartRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicAttributeRule, PublicVocabulary, Rule } from "../../contract";
+import type { CatalogRule, ColumnStats, DatetimePartRule, ElapsedRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicAttributeRule, PublicVocabulary, Rule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber, ruleChecker, ruleColumns as ruleCols, type RowCheck } from "./check";
 import type { Cells } from "../generate/batch";
@@ -53,6 +55,7 @@ import { catalog } from "./catalog";
 import { calendarRule } from "./calendar";
 import { datetimePartRules } from "./datetime-part";
 import { differenceRule } from "./difference";
+import { elapsedRules } from "./elapsed";
 import { entityRangeRule } from "./entity-range";
 import { structuralZeros } from "./structural-zeros";
 import { sumSystems, type SumSystems } from "./sums";
@@ -100,6 +103,8 @@ export class RuleEnforcer {
   private readonly held: Set<number>[];
   /** Positions in `compiled` of the inequalities, consecutive (step 5). */
   private readonly inequalities: [number, number] = [0, 0];
+  /** The elapsed-time rules (step 8: each number written from its datetimes). */
+  private readonly elapsed?: CompiledRule;
   /** The public-attribute rules, written again after the decoder moves places ({@link applyAttributes}). */
   private readonly attributes: CompiledRule[];
 
@@ -146,6 +151,7 @@ export class RuleEnforcer {
     const codeBooks = rules.filter((r) => r.type === "catalog" || r.type === "fixed_combinations").map(ruleCols);
     const covered = new Set(partList.filter((p) => codeBooks.some((c) => c.includes(p.columns[0]) && c.includes(p.columns[1]))));
     this.parts = datetimePartRules(partList, metadata, covered);
+    this.elapsed = elapsedRules(rules.filter((r): r is ElapsedRule => r.type === "elapsed" && ruleColumns(metadata, r.columns) !== undefined), metadata);
     // Parts a catalog left to itself are written once the code-book rules are done (a tolerant catalog leaves rare dates).
     if (this.parts && covered.size) {
       const at = 1 + entries.map((e) => e.type === "catalog" || e.type === "fixed_combinations").lastIndexOf(true);
@@ -165,7 +171,7 @@ export class RuleEnforcer {
 
   /** True when there is a rule to keep. */
   get active(): boolean {
-    return this.compiled.length > 0 || this.parts !== undefined;
+    return this.compiled.length > 0 || this.parts !== undefined || this.elapsed !== undefined;
   }
 
   /**
@@ -202,7 +208,12 @@ export class RuleEnforcer {
       out.unrepaired += unrepaired;
       i = to - 1;
     }
+    // An elapsed time may move its earlier date: before the parts are written from the dates, and again after them (its rows left broken counted once).
+    const early: EnforceResult = { changed: 0, unrepaired: 0 };
+    this.elapsed?.apply(rows, partRng, fixed, draw, early, codes);
+    out.changed += early.changed;
     this.parts?.last.apply(rows, partRng, fixed, draw, out, codes);
+    this.elapsed?.apply(rows, partRng, fixed, draw, out, codes);
     return out;
   }
 
@@ -314,7 +325,8 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
       return c && calendarRule(rule, c);
     }
     case "datetime_part":
-      // Written last (the constructor), after every rule that may move the datetime.
+    case "elapsed":
+      // Written last (the constructor), after every rule that may move the datetimes.
       return undefined;
     case "template":
     case "name_gender":

@@ -31,6 +31,7 @@ function spellingsOf(part: DatetimePart): Spelling[] {
   switch (part) {
     case "year":
     case "day":
+    case "day_of_year":
     case "hour":
       return [undefined];
     case "quarter":

@@ -25,6 +25,7 @@ import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute"
 import { declaredRule } from "./declared";
 import { detectCalendars } from "./calendar";
 import { detectDatetimeParts } from "./datetime-part";
+import { detectElapsed } from "./elapsed";
 import { detectTemplates } from "./template";
 import { detectNameGender } from "./name-gender";
 import { detectNameCountry } from "./name-country";
@@ -81,6 +82,11 @@ export { lineOfRow } from "./declared";
  *   them) of a datetime column in >= 99% of its >= 10 rows with both and of its >= 5 rows off
  *   its mode, in a spelling of {@link detectDatetimeParts}. A calendar naming a part is dropped
  *   (`withoutShadows`); other rules on the part stay (the enforcer holds the part for them).
+ * - **Elapsed time** (`./elapsed`): a numerical column equal to the time between two datetime
+ *   columns counted in days, weeks, years (365.25, 365 or 365.2425 days), hours, minutes or
+ *   seconds at its decimals (rounded to the nearest or down) in >= 95% of its >= 30 rows with all
+ *   three and of its >= 10 such rows off its mode. Rules naming the number but blanks, keys and
+ *   code books are dropped (the number is written from its datetimes).
  * - **Inequality** high >= low (> when no row has them equal): two numerical or two datetime
  *   columns, >= 10 rows with both, share >= 0.99; skipped when it follows from the ranges, when
  *   the columns are equal in >= 99% of rows, or when low shuffled once (seeded) keeps it in >= 95%.
@@ -195,6 +201,10 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const parts = detectDatetimeParts(cols, n, new Set(declared.flatMap(ruleColumns)));
     const allParts = [...parts, ...declared.filter((r): r is DatetimePartRule => r.type === "datetime_part")];
     detected = [...withoutShadows(detected, allParts), ...parts];
+    // An elapsed time is written from its two datetimes: ranges, orders and identities of the number are its shadows.
+    const elapsed = detectElapsed(cols, n).filter((r) => !declared.some((d) => ruleColumns(d).includes(r.columns[0])));
+    const counted = new Set(elapsed.map((r) => r.columns[0]));
+    detected = [...detected.filter((r) => BESIDE_ELAPSED.has(r.type) || !ruleColumns(r).some((c) => counted.has(c))), ...elapsed];
     const keyed = (r: Rule): boolean => r.type === "catalog" && (r.key_columns ?? 1) === 1 && written.has(r.key) && !r.columns.slice(1).some((c) => written.has(c));
     detected = [...detected.filter((r) => keyed(r) || !ruleColumns(r).some((c) => written.has(c))), ...templates];
   }
@@ -203,6 +213,13 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
   detected = detected.filter((r) => !ids.has(ruleId(r)) && !drop.has(ruleId(r)) && !drop.has(describeRule(r, names)));
   return [...detected.slice(0, Math.max(0, MAX_RULES - declared.length)), ...declared];
 }
+
+/**
+ * Rules kept beside an elapsed time's number: blanks and keys (the number is written only where
+ * drawn filled) and code books (a catalog keyed by the number writes its dates with it, so both
+ * agree).
+ */
+const BESIDE_ELAPSED: ReadonlySet<Rule["type"]> = new Set(["blank_together", "structural_zeros", "unique", "catalog", "fixed_combinations"]);
 
 /** Rules of one table (the contract's `metadata.rules` MaxItems). */
 const MAX_RULES = 1000;

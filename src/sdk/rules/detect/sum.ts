@@ -10,14 +10,28 @@ import type { Col } from "./view";
 /** A sign of a term, +1 or -1. */
 export type Sign = 1 | -1;
 
-/** Finest decimals of the columns. */
-function decimalsOf(cs: Col[]): number {
-  return Math.max(...cs.map((c) => c.codec.stats.decimals ?? 0));
+/** Significant digits a double holds without noise, less one (the identities' arithmetic adds and rounds). */
+const CLEAN_DIGITS = 14;
+
+/**
+ * A column's decimals as the identity search counts them: its written decimals, but no finer than
+ * a double holds at its magnitude ({@link CLEAN_DIGITS}). A column written with a double's 17
+ * digits (R's `0.52 - 0.48` is `0.040000000000000036`) would scale past 2^53 and never agree.
+ */
+function identityDecimals(c: Col): number {
+  const d = c.codec.stats.decimals ?? 0;
+  const top = Math.max(Math.abs(c.codec.stats.min ?? 0), Math.abs(c.codec.stats.max ?? 0));
+  return Math.min(d, Math.max(0, CLEAN_DIGITS - Math.max(0, Math.ceil(Math.log10(top || 1)))));
 }
 
-/** The columns' {@link identityTolerance} (each column's own decimals). */
+/** Finest decimals of the columns ({@link identityDecimals}). */
+function decimalsOf(cs: Col[]): number {
+  return Math.max(...cs.map(identityDecimals));
+}
+
+/** The columns' {@link identityTolerance} (each column's own {@link identityDecimals}). */
 function sumTolerance(cs: Col[]): number {
-  return identityTolerance(cs.map((c) => c.codec.stats.decimals ?? 0));
+  return identityTolerance(cs.map(identityDecimals));
 }
 
 /** What {@link identityHolds} counted. */
@@ -228,7 +242,7 @@ function manyPartCandidates(cols: Col[], modes: readonly number[], n: number): S
   const most = RULE_LIMITS.maxSumParts;
   if (R < Math.min(RULE_LIMITS.sumSearchRows, n) || cols.length < 4) return [];
   const vals = cols.map((c) => rows.map((r) => c.num![c.scan.ids[r]]));
-  const decs = cols.map((c) => c.codec.stats.decimals ?? 0);
+  const decs = cols.map(identityDecimals);
   const usable = cols.map((_, j) => j).filter((j) => vals[j].every((x) => !Number.isNaN(x)) && vals[j].some((x) => x !== 0));
   const out: SumCandidate[] = [];
   for (const t of usable) {
@@ -326,7 +340,7 @@ function weightedIdentity(cs: Col[], n: number, maxFails: number, modes: readonl
       const [kk, kc] = [...seen].sort((x, y) => y[1] - x[1])[0];
       if (2 * kc < sample.length) continue;
       const constant = kk / scale;
-      const tol = sumRuleTolerance([a, b, c].map((j) => cs[j].codec.stats.decimals ?? 0), [1, Math.abs(w)]);
+      const tol = sumRuleTolerance([a, b, c].map((j) => identityDecimals(cs[j])), [1, Math.abs(w)]);
       const s = identityHolds(cs, coef, constant, n, maxFails, modes, tol);
       if (s.fails > maxFails || s.m < RULE_LIMITS.minRows) continue;
       const share = (s.m - s.fails) / s.m;
@@ -431,7 +445,7 @@ export function detectSums(cols: Col[], n: number): SumRule[] {
   const offRows: (boolean[] | undefined)[] = [];
   const holdsOffModes = (idx: readonly number[], rule: SumRule): boolean => {
     const [t, ...ps] = idx;
-    const tol = sumRuleTolerance([t, ...ps].map((i) => elig[i].codec.stats.decimals ?? 0), rule.weights);
+    const tol = sumRuleTolerance([t, ...ps].map((i) => identityDecimals(elig[i])), rule.weights);
     const fails = failingRows(elig[t], ps.map((i) => elig[i]), n, sumCoefficients(rule), rule.constant ?? 0, tol);
     for (let x = 0; x < E; x++) {
       if (idx.includes(x)) continue;
