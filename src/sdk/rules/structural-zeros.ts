@@ -373,7 +373,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
           stuck.clear();
           z = broken(r);
         }
-        if (broken(r) && !settle(r, row, rows, fixed, rng, held, n, out, drawnOf, fills)) out.unrepaired++;
+        if (broken(r) && !settle(r, row, rows, fixed, rng, held, n, out, drawnOf, fills, gen)) out.unrepaired++;
       }
       codesAt.clear();
     },
@@ -384,12 +384,14 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
    * paired move still meets a forbidden pair with a cell not yet moved): a depth-first search with
    * backtracking over the columns of the row's broken rules and the columns that share a rule with
    * them (a pair that holds now may have to change too), fixed cells aside, at most
-   * {@link SETTLE_BUDGET} rewrites tried. Columns are assigned in turn, those in the fewest broken
+   * {@link SETTLE_BUDGET} rewrites tried, with forward checking (a branch ends as soon as a column
+   * left has no value that fits; Haralick & Elliott 1980). Columns are assigned in turn, those in the fewest broken
    * pairs first, so the last to change are the cells that agree with most of the row: each keeps its
    * value when that makes no forbidden pair with the columns already assigned, else takes one of its
    * values (a binned column's: and a number drawn from its marginal; a blank cell filled fills its
    * blank-together partners) that makes none and breaks no rule the row kept, tried in a random order
-   * weighted by quota score. A row no assignment settles is left as it was and false returned.
+   * weighted as the moves' scores (quota score times the likelihood ratio). A row no assignment
+   * settles is left as it was and false returned.
    */
   function settle(
     r: number,
@@ -402,6 +404,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     out: EnforceResult,
     drawnOf: (f: number) => Cell | undefined,
     fills: (f: number, r: number, row: readonly string[]) => Cell[] | undefined,
+    gen: readonly ArrayLike<number>[] | undefined,
   ): boolean {
     const codeOf = (f: number): number => codeIn(f, r, row);
     const count = new Map<number, number>();
@@ -427,35 +430,47 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       const codes = codesAt.get(m.f);
       if (codes) codes[r] = m.code;
     };
-    // The rewrites of column f that fit the columns assigned, in a random order weighted by quota score.
-    const options = (f: number): Move[] => {
+    // Per column, its rewrites that break no rule the row kept when written alone into the row as
+    // it was, in a random order weighted by their score: the search's domains.
+    const domain = new Map<number, { move: Move; code: number }[]>();
+    for (const f of order) {
       const c = column(f);
       const h = held.get(f)!;
       const cur = codeOf(f);
       const drawn = drawnOf(f);
       const filled = fills(f, r, row);
-      const keyed: { move: Move; key: number }[] = [];
+      const now = logLik(c, r, cur, gen);
+      const keyed: { move: Move; code: number; key: number }[] = [];
       for (const cell of drawn ? [...jointValues(c).cells, drawn] : jointValues(c).cells) {
-        if (cell.code === cur || !fits(f, cell.code)) continue;
+        if (cell.code === cur) continue;
         const move = cell.text === "" ? blankMove(f, r, fixed) : filled && [cell, ...filled];
         if (!move) continue;
+        const before = move.map((m) => ({ f: m.f, code: codeOf(m.f), text: row[m.f] }));
+        move.forEach(put);
+        const kept = move.every(keeps);
+        const lik = kept ? Math.exp(ZERO_LIKELIHOOD_POWER * (logLik(c, r, cell.code, gen) - now)) : 0;
+        before.forEach(put);
+        if (!kept) continue;
         // Exponential keys (Efraimidis & Spirakis 2006): ascending order is a weighted draw without replacement.
-        const weight = Math.max(quotaScore(n * (c.probs[cell.code] ?? 0), h[cell.code] ?? 0), 1e-9);
-        keyed.push({ move, key: -Math.log(1 - rng.next()) / weight });
+        const weight = Math.max(quotaScore(n * (c.probs[cell.code] ?? 0), h[cell.code] ?? 0) * lik, 1e-12);
+        keyed.push({ move, code: cell.code, key: -Math.log(1 - rng.next()) / weight });
       }
-      return keyed.sort((a, b) => a.key - b.key).map((k) => k.move);
-    };
+      domain.set(f, keyed.sort((x, y) => x.key - y.key));
+    }
+    // Forward checking: every open column still has a value that fits the columns assigned.
+    const alive = (): boolean => order.every((g) => !open.has(g) || fits(g, codeOf(g)) || domain.get(g)!.some((o) => fits(g, o.code)));
     let budget = SETTLE_BUDGET;
     const search = (k: number): boolean => {
       if (k === order.length) return !broken(r) && [...was.keys()].every((f) => keeps({ f, code: codeOf(f), text: row[f] }));
       const f = order[k];
       open.delete(f);
-      if (fits(f, codeOf(f)) && search(k + 1)) return true;
-      for (const move of options(f)) {
+      if (fits(f, codeOf(f)) && alive() && search(k + 1)) return true;
+      for (const { move, code } of domain.get(f)!) {
+        if (code === codeOf(f) || !fits(f, code)) continue;
         if (budget-- <= 0) break;
         const before = move.map((m) => ({ f: m.f, code: codeOf(m.f), text: row[m.f] }));
         move.forEach(put);
-        if (move.every(keeps) && search(k + 1)) return true;
+        if (move.every(keeps) && alive() && search(k + 1)) return true;
         before.forEach(put);
       }
       open.add(f);
