@@ -14,7 +14,9 @@
  * {@link ZERO_LIKELIHOOD_POWER}: a Gibbs step (Geman & Geman 1984) restricted to the allowed cells,
  * the quota in place of the prior. Rows are repaired in a seeded random order, each until it holds
  * no forbidden pair (at most {@link MAX_STEPS} rewrites; a pair no rewrite fits is passed over for
- * the row's next one until a rewrite lands); a row left with one is unrepaired.
+ * the row's next one until a rewrite lands). A row the moves leave with one goes to `settle`, a
+ * bounded search over the columns of its broken rules and their neighbours; a row that leaves
+ * with one too is unrepaired. A blank cell filled fills its blank-together partners with draws.
  */
 import type { Metadata, Rule, StructuralZerosRule } from "../../contract";
 import { MISSING_KEY, OTHER } from "../columns";
