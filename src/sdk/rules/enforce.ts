@@ -32,7 +32,10 @@
  *    wrong order lowers the row's inversions, so swaps alone end with every rule kept.
  * 5b. difference ranges: the second cell is the first plus a difference drawn from the rule's
  *    quantiles (`./difference`); its columns are in no sum or other inequality (detection).
- * 6. structural zeros, all together: `./structural-zeros`.
+ * 6. structural zeros, all together: `./structural-zeros`. Also before step 3d when the metadata has
+ *    rules of steps 3d-5b, kept then without them (a blank count filled, with its blank-together
+ *    partners, is then written in its entity's range and its identity by those steps), and again
+ *    here for the rows those steps broke.
  * 7. datetime parts (`./datetime-part`): before every other rule, the datetime moves to the
  *    row's parts and the parts are written from it (a part a catalog of the datetime holds is
  *    left to that catalog, and written right after the code-book rules); every other rule then holds a part like a
@@ -46,7 +49,7 @@
  * A row whose fixed cells themselves break a rule is left as given: the user's cells are never
  * rewritten. Identifier columns take part in no rule.
  */
-import type { CatalogRule, ColumnStats, DatetimePartRule, ElapsedRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicAttributeRule, PublicVocabulary, Rule } from "../../contract";
+import type { CatalogRule, ColumnStats, DatetimePartRule, ElapsedRule, FixedCombinationsRule, Metadata, PublicAttribute, PublicAttributeRule, PublicVocabulary, Rule, StructuralZerosRule } from "../../contract";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import { cellNumber, ruleChecker, ruleColumns as ruleCols, type RowCheck } from "./check";
 import type { Cells } from "../generate/batch";
@@ -85,6 +88,9 @@ const STAGES: readonly (Rule["type"] | "composite_catalog")[] = [
   "inequality",
   "difference",
 ];
+
+/** The stages that write numbers from other cells or ranges: structural zeros are kept before them too (file header, step 6). */
+const NUMERIC_STAGES: ReadonlySet<Rule["type"]> = new Set(["entity_range", "sum", "ratio", "inequality", "difference"]);
 
 /** A rule's place in {@link STAGES} (-1, first, for the kinds kept apart from them). */
 function stage(r: Rule): number {
@@ -157,12 +163,18 @@ export class RuleEnforcer {
       const at = 1 + entries.map((e) => e.type === "catalog" || e.type === "fixed_combinations").lastIndexOf(true);
       entries.splice(at, 0, { type: "datetime_part", rule: this.parts.last, held: new Set() });
     }
+    const zeroRules = rules.filter((r): r is StructuralZerosRule => r.type === "structural_zeros");
+    // Before the numeric rules, structural zeros guarded by the rules kept so far (a filled number
+    // the numeric rules then write in range); after them, once more, guarded by every rule.
+    const numeric = entries.findIndex((e) => NUMERIC_STAGES.has(e.type));
+    const early = numeric >= 0 ? structuralZeros(metadata, zeroRules, rest.filter((r) => !NUMERIC_STAGES.has(r.type))) : undefined;
+    if (early) entries.splice(numeric, 0, { type: "structural_zeros", rule: early, held: heldFor([]) });
     this.compiled = entries.map((e) => e.rule);
     this.attributes = entries.filter((e) => e.type === "public_attribute").map((e) => e.rule);
     this.held = entries.map((e) => e.held);
     const first = entries.findIndex((e) => e.type === "inequality");
     if (first >= 0) this.inequalities = [first, first + entries.filter((e) => e.type === "inequality").length];
-    const zeros = structuralZeros(metadata, rules.filter((r) => r.type === "structural_zeros"), rest);
+    const zeros = structuralZeros(metadata, zeroRules, rest);
     if (zeros) {
       this.compiled.push(zeros);
       this.held.push(heldFor([]));

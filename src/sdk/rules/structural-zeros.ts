@@ -14,7 +14,9 @@
  * {@link ZERO_LIKELIHOOD_POWER}: a Gibbs step (Geman & Geman 1984) restricted to the allowed cells,
  * the quota in place of the prior. Rows are repaired in a seeded random order, each until it holds
  * no forbidden pair (at most {@link MAX_STEPS} rewrites; a pair no rewrite fits is passed over for
- * the row's next one until a rewrite lands); a row left with one is unrepaired.
+ * the row's next one until a rewrite lands). A row the moves leave with one goes to `settle`, a
+ * bounded search over the columns of its broken rules and their neighbours; a row that leaves
+ * with one too is unrepaired. A blank cell filled fills its blank-together partners with draws.
  */
 import type { Metadata, Rule, StructuralZerosRule } from "../../contract";
 import { MISSING_KEY, OTHER } from "../columns";
@@ -33,6 +35,9 @@ export const ZERO_LIKELIHOOD_POWER = 0.25;
 
 /** Most cells of one row rewritten before the row is left unrepaired. */
 export const MAX_STEPS = 8;
+
+/** Most rewrites {@link structuralZeros}' last resort tries for one row before leaving it unrepaired. */
+export const SETTLE_BUDGET = 4096;
 
 /** Largest code space of one rule held as a flat table. */
 const FLAT_MAX = 1 << 22;
@@ -206,7 +211,14 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
   };
   // The moves rewriting column f of row r: to each combination of its fixed-combinations rule
   // (keeping the fixed cells), or to each value of its own.
-  const movesOf = (f: number, r: number, row: readonly string[], fixed: (r: number, f: number) => boolean, drawn: Cell | undefined): Move[] => {
+  const movesOf = (
+    f: number,
+    r: number,
+    row: readonly string[],
+    fixed: (r: number, f: number) => boolean,
+    drawn: Cell | undefined,
+    fills: (f: number, r: number, row: readonly string[]) => Cell[] | undefined,
+  ): Move[] => {
     const c = column(f);
     const cur = codeIn(f, r, row);
     const moves: Move[] = [];
@@ -224,17 +236,24 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       }
       return moves;
     }
-    c.texts.forEach((text, code) => {
-      if (text !== undefined && code !== cur) moves.push([{ f, code, text }]);
-    });
-    if (drawn && drawn.code !== cur) moves.push([drawn]);
-    // Blank, with the columns blank together with it (a felt count and its intensity).
-    const blank = c.toCode.get(MISSING_KEY);
-    if (blank !== undefined && blank !== cur) {
-      const partners = blankPartners.get(f) ?? [];
-      if (!partners.some((g) => fixed(r, g))) moves.push([{ f, code: blank, text: "" }, ...partners.map((g) => ({ f: g, code: column(g).toCode.get(MISSING_KEY) ?? -1, text: "" }))]);
+    // A blank cell filled fills the columns blank together with it (a sale count and its volume).
+    const with_ = fills(f, r, row);
+    if (with_) {
+      c.texts.forEach((text, code) => {
+        if (text !== undefined && code !== cur) moves.push([{ f, code, text }, ...with_]);
+      });
+      if (drawn && drawn.code !== cur) moves.push([drawn, ...with_]);
     }
+    const blank = blankMove(f, r, fixed);
+    if (blank && blank[0].code !== cur) moves.push(blank);
     return moves;
+  };
+  // Column f written blank, with the columns blank together with it (undefined: no blank, or one of them fixed).
+  const blankMove = (f: number, r: number, fixed: (r: number, f: number) => boolean): Move | undefined => {
+    const blank = column(f).toCode.get(MISSING_KEY);
+    const partners = blankPartners.get(f) ?? [];
+    if (blank === undefined || partners.some((g) => fixed(r, g))) return undefined;
+    return [{ f, code: blank, text: "" }, ...partners.map((g) => ({ f: g, code: column(g).toCode.get(MISSING_KEY) ?? -1, text: "" }))];
   };
   return {
     apply(rows: Cells, rng: Rng, given, draw, out, gen) {
@@ -256,11 +275,24 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
       const scores: number[] = [];
       const picks: Move[] = [];
       // A binned column's number: one drawn from its 1-way marginal per rewrite step.
-      const drawnOf = (f: number): Cell | undefined => {
-        if (!column(f).binned) return undefined;
+      const drawnOf = (f: number): Cell | undefined => (column(f).binned ? drawnCell(f) : undefined);
+      const drawnCell = (f: number): Cell | undefined => {
         const text = draw(f, rng);
         const code = column(f).coder(text);
         return code === undefined || code < 0 ? undefined : { f, code, text };
+      };
+      // The cells that fill the blank partners of blank cell f (none when f is filled; undefined when a partner is fixed).
+      const fills = (f: number, r: number, row: readonly string[]): Cell[] | undefined => {
+        const partners = blankPartners.get(f);
+        if (!partners || row[f] !== "") return [];
+        const cells: Cell[] = [];
+        for (const g of partners) {
+          if (row[g] !== "") continue;
+          const cell = fixed(r, g) ? undefined : drawnCell(g);
+          if (!cell) return undefined;
+          cells.push(cell);
+        }
+        return cells;
       };
       for (const r of order) {
         let z = broken(r);
@@ -281,7 +313,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
             if (fixed(r, f)) continue;
             const c = column(f);
             const h = held.get(f)!;
-            for (const move of movesOf(f, r, row, fixed, drawn[side])) {
+            for (const move of movesOf(f, r, row, fixed, drawn[side], fills)) {
               if (move.some((m) => fixed(r, m.f))) continue;
               const lik = tryMove(move, r, row, gen, stateOf);
               if (lik === undefined) continue;
@@ -343,7 +375,7 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
           stuck.clear();
           z = broken(r);
         }
-        if (broken(r) && !settle(r, row, rows, fixed, rng, held, n, out, drawnOf)) out.unrepaired++;
+        if (broken(r) && !settle(r, row, rows, fixed, rng, held, n, out, drawnOf, fills, gen)) out.unrepaired++;
       }
       codesAt.clear();
     },
@@ -351,13 +383,17 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
 
   /**
    * The last resort for a row the moves leave broken (several columns disagree, so every single or
-   * paired move still meets a forbidden pair with a cell not yet moved): a greedy constraint pass.
-   * The columns of the row's broken rules, fixed cells aside, are assigned in turn, those in the
-   * fewest broken pairs first (the cells that agree with most of the row are kept): each keeps its
-   * value when that makes no forbidden pair with the columns already assigned, else takes one drawn
-   * by its quota score among its values (a binned column's: and a number drawn from its marginal)
- * that make none and break no rule the row kept. When some
-   * column has no such value the row is restored and false returned.
+   * paired move still meets a forbidden pair with a cell not yet moved): a depth-first search with
+   * backtracking over the columns of the row's broken rules and the columns that share a rule with
+   * them (a pair that holds now may have to change too), fixed cells aside, at most
+   * {@link SETTLE_BUDGET} rewrites tried, with forward checking (a branch ends as soon as a column
+   * left has no value that fits; Haralick & Elliott 1980). Columns are assigned in turn, those in the fewest broken
+   * pairs first, so the last to change are the cells that agree with most of the row: each keeps its
+   * value when that makes no forbidden pair with the columns already assigned, else takes one of its
+   * values (a binned column's: and a number drawn from its marginal; a blank cell filled fills its
+   * blank-together partners) that makes none and breaks no rule the row kept, tried in a random order
+   * weighted as the moves' scores (quota score times the likelihood ratio). A row no assignment
+   * settles is left as it was and false returned.
    */
   function settle(
     r: number,
@@ -369,66 +405,88 @@ export function structuralZeros(meta: Metadata, rules: readonly StructuralZerosR
     n: number,
     out: EnforceResult,
     drawnOf: (f: number) => Cell | undefined,
+    fills: (f: number, r: number, row: readonly string[]) => Cell[] | undefined,
+    gen: readonly ArrayLike<number>[] | undefined,
   ): boolean {
-    const codeOf = (f: number): number => codesAt.get(f)![r];
+    const codeOf = (f: number): number => codeIn(f, r, row);
     const count = new Map<number, number>();
     for (const z of tables) {
       if (!forbids(z, codeOf(z.fa), codeOf(z.fb))) continue;
       for (const f of [z.fa, z.fb]) count.set(f, (count.get(f) ?? 0) + 1);
     }
-    const order = [...count.keys()].filter((f) => !fixed(r, f)).sort((a, b) => count.get(a)! - count.get(b)! || a - b);
+    const scope = new Set(count.keys());
+    for (const f of count.keys()) for (const { z } of column(f).rules) scope.add(z.fa).add(z.fb);
+    const order = [...scope].filter((f) => !fixed(r, f)).sort((a, b) => (count.get(a) ?? 0) - (count.get(b) ?? 0) || a - b);
     const open = new Set(order);
     const fits = (f: number, code: number): boolean =>
       column(f).rules.every(({ z }) => {
         if (open.has(z.fa === f ? z.fb : z.fa)) return true;
         return !forbids(z, z.fa === f ? code : codeOf(z.fa), z.fb === f ? code : codeOf(z.fb));
       });
-    const was = new Map(order.map((f) => [f, column(f).guards.map((g) => g(row))]));
-    const written: { f: number; text: string; code: number }[] = [];
-    const put = (f: number, text: string, code: number): void => {
-      row[f] = text;
-      codesAt.get(f)![r] = code;
+    // The row's guards before the search, per column a rewrite may touch.
+    const was = new Map<number, (boolean | undefined)[]>();
+    for (const f of order) for (const g of [f, ...(blankPartners.get(f) ?? [])]) if (!was.has(g)) was.set(g, column(g).guards.map((x) => x(row)));
+    const keeps = (m: Cell): boolean => column(m.f).guards.every((g, i) => was.get(m.f)![i] === false || g(row) !== false);
+    const put = (m: Cell): void => {
+      row[m.f] = m.text;
+      const codes = codesAt.get(m.f);
+      if (codes) codes[r] = m.code;
     };
+    // Per column, its rewrites that break no rule the row kept when written alone into the row as
+    // it was, in a random order weighted by their score: the search's domains.
+    const domain = new Map<number, { move: Move; code: number }[]>();
     for (const f of order) {
-      open.delete(f);
       const c = column(f);
-      if (fits(f, codeOf(f))) continue;
-      const before = { text: row[f], code: codeOf(f) };
       const h = held.get(f)!;
-      const options: Cell[] = [];
-      const weights: number[] = [];
+      const cur = codeOf(f);
       const drawn = drawnOf(f);
+      const filled = fills(f, r, row);
+      const now = logLik(c, r, cur, gen);
+      const keyed: { move: Move; code: number; key: number }[] = [];
       for (const cell of drawn ? [...jointValues(c).cells, drawn] : jointValues(c).cells) {
-        if (!fits(f, cell.code)) continue;
-        put(f, cell.text, cell.code);
-        if (!c.guards.some((g, i) => was.get(f)![i] !== false && g(row) === false)) {
-          options.push(cell);
-          weights.push(quotaScore(n * (c.probs[cell.code] ?? 0), h[cell.code] ?? 0));
-        }
-        put(f, before.text, before.code);
+        if (cell.code === cur) continue;
+        const move = cell.text === "" ? blankMove(f, r, fixed) : filled && [cell, ...filled];
+        if (!move) continue;
+        const before = move.map((m) => ({ f: m.f, code: codeOf(m.f), text: row[m.f] }));
+        move.forEach(put);
+        const kept = move.every(keeps);
+        const lik = kept ? Math.exp(ZERO_LIKELIHOOD_POWER * (logLik(c, r, cell.code, gen) - now)) : 0;
+        before.forEach(put);
+        if (!kept) continue;
+        // Exponential keys (Efraimidis & Spirakis 2006): ascending order is a weighted draw without replacement.
+        const weight = Math.max(quotaScore(n * (c.probs[cell.code] ?? 0), h[cell.code] ?? 0) * lik, 1e-12);
+        keyed.push({ move, code: cell.code, key: -Math.log(1 - rng.next()) / weight });
       }
-      if (options.length === 0) {
-        for (const w of written.reverse()) put(w.f, w.text, w.code);
-        return false;
-      }
-      let u = rng.next() * weights.reduce((a, b) => a + b, 0);
-      let pick = options[options.length - 1];
-      for (let i = 0; i < options.length; i++) if ((u -= weights[i]) < 0) {
-        pick = options[i];
-        break;
-      }
-      written.push({ f, text: before.text, code: before.code });
-      put(f, pick.text, pick.code);
+      domain.set(f, keyed.sort((x, y) => x.key - y.key));
     }
-    if (broken(r)) {
-      for (const w of written.reverse()) put(w.f, w.text, w.code);
+    // Forward checking: every open column still has a value that fits the columns assigned.
+    const alive = (): boolean => order.every((g) => !open.has(g) || fits(g, codeOf(g)) || domain.get(g)!.some((o) => fits(g, o.code)));
+    let budget = SETTLE_BUDGET;
+    const search = (k: number): boolean => {
+      if (k === order.length) return !broken(r) && [...was.keys()].every((f) => keeps({ f, code: codeOf(f), text: row[f] }));
+      const f = order[k];
+      open.delete(f);
+      if (fits(f, codeOf(f)) && alive() && search(k + 1)) return true;
+      for (const { move, code } of domain.get(f)!) {
+        if (code === codeOf(f) || !fits(f, code)) continue;
+        if (budget-- <= 0) break;
+        const before = move.map((m) => ({ f: m.f, code: codeOf(m.f), text: row[m.f] }));
+        move.forEach(put);
+        if (move.every(keeps) && alive() && search(k + 1)) return true;
+        before.forEach(put);
+      }
+      open.add(f);
       return false;
-    }
-    for (const w of written) {
-      const h = held.get(w.f)!;
-      if (w.code >= 0) h[w.code]--;
-      h[codeOf(w.f)]++;
-      rows.set(r, w.f, row[w.f]);
+    };
+    const start = [...was.keys()].map((f) => ({ f, code: codeOf(f), text: row[f] }));
+    if (!search(0)) return false;
+    for (const s of start) {
+      if (row[s.f] === s.text) continue;
+      const h = held.get(s.f);
+      const code = codeOf(s.f);
+      if (h && s.code >= 0) h[s.code]--;
+      if (h && code >= 0) h[code]++;
+      rows.set(r, s.f, row[s.f]);
       out.changed++;
     }
     return true;
