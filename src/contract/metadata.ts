@@ -354,6 +354,13 @@ export interface ColumnStats {
    */
   state_places?: StatePlace[] & tags.MaxItems<1000>;
   /**
+   * Categorical or text identifier, raw tables only: the column holds cities of the row's country
+   * in the categorical column `country` (vocabulary `country` or `country_code`): in >= 60% of the
+   * real rows whose country is read, a GeoNames city of >= 1,000 people of that country. A city
+   * written fresh or of another country is written as a real city of the row's country.
+   */
+  world_city?: { country: string & tags.MinLength<1> & tags.MaxLength<1024> };
+  /**
  * Set when the SDK noised the marginals before sending them (`privacy: {epsilon, delta}`, Gaussian
  * noise with zCDP accounting), so the server never sees the exact counts.
  */

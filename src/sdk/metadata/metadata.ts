@@ -36,6 +36,7 @@ import { coordinatePairs } from "../semantic/coordinates";
 import { findWordPartners } from "../semantic/word-partners";
 import { setCellRanges } from "./cell-ranges";
 import { statePlaces, zipPrefixes } from "../semantic/gazetteer-rows";
+import { worldCityColumns } from "../semantic/world-cities";
 import { fileOfDescription, type TableSource } from "../io/csv";
 import type { ReadProgress, SourceType } from "../io/inputs";
 import { scanTable } from "./table-scan";
@@ -478,6 +479,10 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
     for (const { column, places } of statePlaces(tally.sample, codecs, k)) {
       const st = built.metadata.column_stats?.[column];
       if (st?.type === "categorical") st.state_places = places;
+    }
+    for (const { column, country } of worldCityColumns(tally.sample, codecs)) {
+      const st = built.metadata.column_stats?.[column];
+      if (st) st.world_city = { country };
     }
     freshForDeterminants(built.metadata, tally.columns, tally.scans, k);
     findWordPartners(built.metadata, tally.sample, k);
