@@ -17,7 +17,8 @@ export type { CountryForm };
 export const COUNTRY_FORMS: readonly CountryForm[] = ["name", "alpha2", "alpha3", "ioc"];
 
 let iso: typeof import("i18n-iso-countries") | undefined;
-function isoCountries(): typeof import("i18n-iso-countries") {
+/** i18n-iso-countries with its English names registered, loaded on first use. */
+export function isoCountries(): typeof import("i18n-iso-countries") {
   if (iso) return iso;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const lib = require("i18n-iso-countries") as typeof import("i18n-iso-countries");
@@ -26,24 +27,41 @@ function isoCountries(): typeof import("i18n-iso-countries") {
   return (iso = lib);
 }
 
-interface WorldCountry {
+/** A country of world-countries (mledoze/countries): the fields read here. */
+export interface WorldCountry {
   cca2: string;
   cioc?: string;
   languages?: Record<string, string>;
+  capital?: string[];
+  /** UN geoscheme region (`Asia`, `Americas`) and subregion (`Southern Asia`). */
+  region?: string;
+  subregion?: string;
+  /** International calling code: `root` `+9` and `suffixes` `["3"]`; many suffixes (`+1`: `201` ...) share the root. */
+  idd?: { root?: string; suffixes?: string[] };
+  /** ISO 4217 codes of its currencies, the main one first. */
+  currencies?: Record<string, unknown>;
+  tld?: string[];
 }
-let world: { byIoc: Map<string, string>; languages: Map<string, string[]> } | undefined;
-/** world-countries: IOC code -> alpha-2, and alpha-2 -> ISO 639-3 language codes. */
+let world: { byIoc: Map<string, string>; languages: Map<string, string[]>; byCode: Map<string, WorldCountry> } | undefined;
+/** world-countries: IOC code -> alpha-2, alpha-2 -> ISO 639-3 language codes, alpha-2 -> country. */
 function worldCountries(): NonNullable<typeof world> {
   if (world) return world;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const list = require("world-countries") as WorldCountry[];
   const byIoc = new Map<string, string>();
   const languages = new Map<string, string[]>();
+  const byCode = new Map<string, WorldCountry>();
   for (const c of list) {
     if (c.cioc) byIoc.set(c.cioc.toUpperCase(), c.cca2);
     languages.set(c.cca2, Object.keys(c.languages ?? {}));
+    byCode.set(c.cca2, c);
   }
-  return (world = { byIoc, languages });
+  return (world = { byIoc, languages, byCode });
+}
+
+/** A country's world-countries record by ISO 3166 alpha-2 code; undefined when it lists none. */
+export function worldCountry(alpha2: string): WorldCountry | undefined {
+  return worldCountries().byCode.get(alpha2);
 }
 
 /**
