@@ -13,6 +13,7 @@ import { independentCodes } from "./rules-fixtures";
 interface City {
   name: string;
   country: string;
+  adminCode: string;
   population: number;
 }
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -74,6 +75,26 @@ describe("world cities beside their country", () => {
     assert.deepEqual(metadata.column_stats?.city?.world_city, { country: "country" });
     const synth = new Decoder(metadata).decode(independentCodes(metadata, 2000, 12), 9);
     assert.equal(realShare(synth), 1, `rows: ${synth.rows.slice(0, 5).map((r) => r.join(", ")).join("; ")}`);
+  });
+
+  test("a US row beside a column of US states writes a city of its state", async () => {
+    const rng = new Rng(8);
+    const states = ["CA", "TX", "NY", "FL", "OH", "WA", "GA", "IL", "PA", "MI", "AZ", "CO"];
+    const rows: string[][] = [];
+    for (const st of states) {
+      const list = [...new Set(all.filter((c) => c.country === "US" && c.adminCode === st && c.population >= 5000).map((c) => c.name))].slice(0, 30);
+      for (const city of list) rows.push([city, st, "USA", String(rng.int(100))]);
+    }
+    for (const [cc, name] of Object.entries(COUNTRIES)) for (const city of citiesOf(cc, 30)) rows.push([city, "", name, String(rng.int(100))]);
+    const t: Table = { columns: ["city", "state", "country", "score"], rows };
+    const { metadata } = await analyzeTable(t);
+    assert.deepEqual(metadata.column_stats?.city?.world_city, { country: "country" });
+    const synth = new Decoder(metadata).decode(independentCodes(metadata, 1000, 13), 3);
+    const inState = new Set(all.filter((c) => c.country === "US").map((c) => `${fold(c.name)}|${c.adminCode}`));
+    const us = synth.rows.filter((r) => r[2] === "USA" && r[1] !== "");
+    assert.ok(us.length > 100, `${us.length} US rows with a state`);
+    const off = us.filter((r) => !inState.has(`${fold(r[0])}|${r[1]}`));
+    assert.deepEqual(off.slice(0, 5), [], `${off.length} of ${us.length} US rows hold a city of another state`);
   });
 
   test("cities paired with other rows' countries are no world city column", async () => {

