@@ -8,6 +8,8 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { analyzeTable, Decoder, type Table } from "../src/sdk";
 import { Rng } from "../src/sdk/generate/sfc32";
+import { countryCodeOf } from "../src/sdk/semantic/countries";
+import { keyOf } from "../src/sdk/semantic/attributes";
 import { independentCodes } from "./rules-fixtures";
 
 interface City {
@@ -103,5 +105,19 @@ describe("world cities beside their country", () => {
     const shuffled: Table = { columns: t.columns, rows: t.rows.map((r, i) => [r[0], t.rows[(i + 97) % n][1], r[2]]) };
     const { metadata } = await analyzeTable(shuffled);
     assert.equal(metadata.column_stats?.city?.world_city, undefined);
+  });
+  test("country names as ISO 3166 lists write them are read (GeoNames' world-cities: `Iran, Islamic Republic of`, `Viet Nam`)", () => {
+    const names: [string, string][] = [
+      ["Iran, Islamic Republic of", "IR"],
+      ["Viet Nam", "VN"],
+      ["Venezuela, Bolivarian Republic of", "VE"],
+      ["Korea, Democratic People's Republic of", "KP"],
+      ["Congo, The Democratic Republic of the", "CD"],
+      ["México", "MX"],
+      ["Germany", "DE"],
+    ];
+    assert.deepEqual(names.map(([v]) => countryCodeOf("name", v)), names.map(([, cc]) => cc));
+    assert.deepEqual(names.map(([v]) => keyOf("country", v)), names.map(([, cc]) => cc));
+    assert.equal(countryCodeOf("name", "D.R."), undefined);
   });
 });

@@ -16,7 +16,7 @@
  * `placeOfZip`).
  */
 import type { PublicAttribute, PublicVocabulary } from "../../contract";
-import { foldName, isoCountries, worldCountry, type WorldCountry } from "./countries";
+import { countryOfName, foldName, isoCountries, worldCountry, type WorldCountry } from "./countries";
 import { countyFipsOf, countyStateOf, placeOfZip, placesByState, stateCodeOf, stateFipsOf, vocabularyKey } from "./vocabulary";
 
 /** A country's attributes from world-countries, in the order detection tries them. */
@@ -113,7 +113,7 @@ export function keyOf(vocabulary: PublicVocabulary, value: string): string | und
     const code = stateCodeOf(v) ?? v.toUpperCase();
     return states().has(code) ? code : undefined;
   }
-  if (vocabulary === "country") return iso().getAlpha2Code(v, "en") ?? undefined;
+  if (vocabulary === "country") return countryOfName(v);
   if (vocabulary === "country_code") return iso().toAlpha2(/^\d+$/.test(v) ? v.padStart(3, "0") : v.toUpperCase()) ?? undefined;
   if (vocabulary === "us_county_state") {
     const pair = countyStateOf(v);
@@ -185,7 +185,7 @@ export function sameAttribute(a: PublicAttribute, cell: string, want: string, ke
   if (a === "country_calling_code") return /^\+?[\d -]+$/.test(cell.trim()) && cell.replace(/\D/g, "") === want;
   // A capital is also any of the country's capitals, accents folded (`Bogota`, `Bogotá`).
   if (a === "country_capital") return (worldCountry(key)?.capital ?? []).some((c) => foldName(c.trim()) === foldName(cell.trim()));
-  return a === "country" && iso().getAlpha2Code(cell.trim(), "en") === key;
+  return a === "country" && countryOfName(cell) === key;
 }
 
 /** The text of attribute value `want` as the column writes it: a number zero-padded to `width`. */

@@ -30,6 +30,9 @@ export function isoCountries(): typeof import("i18n-iso-countries") {
 /** A country of world-countries (mledoze/countries): the fields read here. */
 export interface WorldCountry {
   cca2: string;
+  name?: { common?: string; official?: string };
+  /** Other names and codes: `Viet Nam`, `Korea, Democratic People's Republic of`, `KP`. */
+  altSpellings?: string[];
   cioc?: string;
   languages?: Record<string, string>;
   capital?: string[];
@@ -42,8 +45,11 @@ export interface WorldCountry {
   currencies?: Record<string, unknown>;
   tld?: string[];
 }
-let world: { byIoc: Map<string, string>; languages: Map<string, string[]>; byCode: Map<string, WorldCountry> } | undefined;
-/** world-countries: IOC code -> alpha-2, alpha-2 -> ISO 639-3 language codes, alpha-2 -> country. */
+let world: { byIoc: Map<string, string>; languages: Map<string, string[]>; byCode: Map<string, WorldCountry>; byName: Map<string, string> } | undefined;
+/**
+ * world-countries: IOC code -> alpha-2, alpha-2 -> ISO 639-3 language codes, alpha-2 -> country,
+ * and folded common, official and other names (not codes: 4 letters or more) -> alpha-2.
+ */
 function worldCountries(): NonNullable<typeof world> {
   if (world) return world;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -51,12 +57,17 @@ function worldCountries(): NonNullable<typeof world> {
   const byIoc = new Map<string, string>();
   const languages = new Map<string, string[]>();
   const byCode = new Map<string, WorldCountry>();
+  const byName = new Map<string, string>();
   for (const c of list) {
     if (c.cioc) byIoc.set(c.cioc.toUpperCase(), c.cca2);
     languages.set(c.cca2, Object.keys(c.languages ?? {}));
     byCode.set(c.cca2, c);
+    for (const n of [c.name?.common, c.name?.official, ...(c.altSpellings ?? [])]) {
+      const key = n === undefined || n.length < 4 ? undefined : foldName(n.trim());
+      if (key !== undefined && !byName.has(key)) byName.set(key, c.cca2);
+    }
   }
-  return (world = { byIoc, languages, byCode });
+  return (world = { byIoc, languages, byCode, byName });
 }
 
 /** A country's world-countries record by ISO 3166 alpha-2 code; undefined when it lists none. */
@@ -65,9 +76,19 @@ export function worldCountry(alpha2: string): WorldCountry | undefined {
 }
 
 /**
+ * The alpha-2 code of a country's English name: i18n-iso-countries' names and aliases
+ * (`Germany`, `United States of America`), else world-countries' common and official names and
+ * other spellings (ISO's `Iran, Islamic Republic of`, `Viet Nam`), case and accents folded.
+ */
+export function countryOfName(name: string): string | undefined {
+  const v = name.trim();
+  if (v === "") return undefined;
+  return isoCountries().getAlpha2Code(v, "en") ?? worldCountries().byName.get(foldName(v));
+}
+
+/**
  * A country cell's ISO 3166 alpha-2 code, read in `form`; undefined for a blank cell or one the
- * form does not know. Names are read with i18n-iso-countries' English names and aliases
- * (`Germany`, `United States of America`), case-insensitively.
+ * form does not know. Names are read by {@link countryOfName}.
  */
 export function countryCodeOf(form: CountryForm, value: string): string | undefined {
   const key = `${form}\t${value}`;
@@ -86,7 +107,7 @@ function readCountry(form: CountryForm, v: string): string | undefined {
   const lib = isoCountries();
   switch (form) {
     case "name":
-      return lib.getAlpha2Code(v, "en") ?? undefined;
+      return countryOfName(v);
     case "alpha2":
       return /^[A-Za-z]{2}$/.test(v) && lib.isValid(v.toUpperCase()) ? v.toUpperCase() : undefined;
     case "alpha3":
