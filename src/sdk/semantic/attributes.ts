@@ -16,8 +16,8 @@
  * `placeOfZip`).
  */
 import type { PublicAttribute, PublicVocabulary } from "../../contract";
-import { countryOfName, foldName, isoCountries, worldCountry, type WorldCountry } from "./countries";
-import { countyFipsOf, countyStateOf, placeOfZip, placesByState, stateCodeOf, stateFipsOf, vocabularyKey } from "./vocabulary";
+import { countryOfName, isoCountries, worldCountry, type WorldCountry } from "./countries";
+import { countyFipsOf, countyStateOf, placeKey, placeOfZip, placesByState, stateCodeOf, stateFipsOf, vocabularyKey } from "./vocabulary";
 
 /** A country's attributes from world-countries, in the order detection tries them. */
 const WORLD_ATTRIBUTES: readonly PublicAttribute[] = ["country_ioc", "country_currency_code", "country_tld", "country_calling_code", "country_capital", "country_subregion", "country_region"];
@@ -183,8 +183,13 @@ export function sameAttribute(a: PublicAttribute, cell: string, want: string, ke
   if (isNumericAttribute(a)) return /^\d+$/.test(cell.trim()) && Number(cell) === Number(want);
   if (vocabularyKey(cell) === vocabularyKey(want)) return true;
   if (a === "country_calling_code") return /^\+?[\d -]+$/.test(cell.trim()) && cell.replace(/\D/g, "") === want;
-  // A capital is also any of the country's capitals, accents folded (`Bogota`, `Bogotá`).
-  if (a === "country_capital") return (worldCountry(key)?.capital ?? []).some((c) => foldName(c.trim()) === foldName(cell.trim()));
+  // A capital is also any of the country's capitals, spelled loosely (`Bogota`, `St. John's` for `Bogotá`, `Saint John's`).
+  if (a === "country_capital") return (worldCountry(key)?.capital ?? []).some((c) => placeKey(c) === placeKey(cell));
+  // A list of currencies (`INR,BTN`) holds one of the country's.
+  if (a === "country_currency_code") {
+    const own = Object.keys(worldCountry(key)?.currencies ?? {});
+    return cell.split(/[,;\s]+/).some((c) => own.includes(c.toUpperCase()));
+  }
   return a === "country" && countryOfName(cell) === key;
 }
 
