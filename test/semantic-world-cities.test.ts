@@ -57,6 +57,8 @@ describe("world cities beside their country", () => {
     const { metadata } = await analyzeTable(t);
     assert.equal(metadata.column_stats?.city?.type, "id", "each city once: an identifier column");
     assert.deepEqual(metadata.column_stats?.city?.world_city, { country: "country" });
+    const shape = metadata.column_stats?.city?.id_shape;
+    assert.equal(shape?.kind === "text" ? shape.semantic?.word_partner : undefined, undefined, "no words tied to a country: the tied-word writer would move cities between rows");
     const synth = new Decoder(metadata).decode(independentCodes(metadata, 1000, 11), 7);
     assert.equal(realShare(synth), 1, `rows: ${synth.rows.slice(0, 5).map((r) => r.join(", ")).join("; ")}`);
     const distinct = new Set(synth.rows.map((r) => r[0])).size;

@@ -480,12 +480,16 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
       const st = built.metadata.column_stats?.[column];
       if (st?.type === "categorical") st.state_places = places;
     }
-    for (const { column, country } of worldCityColumns(tally.sample, codecs)) {
-      const st = built.metadata.column_stats?.[column];
-      if (st) st.world_city = { country };
-    }
     freshForDeterminants(built.metadata, tally.columns, tally.scans, k);
     findWordPartners(built.metadata, tally.sample, k);
+    // A world city column's cities are written from the gazetteer: its words are tied to nothing.
+    for (const { column, country } of worldCityColumns(tally.sample, codecs)) {
+      const st = built.metadata.column_stats?.[column];
+      if (!st) continue;
+      st.world_city = { country };
+      const shape = st.type === "categorical" ? st.semantic : st.id_shape?.kind === "text" ? st.id_shape.semantic : undefined;
+      if (shape) delete shape.word_partner;
+    }
     withoutUnfitFresh(built.metadata);
     return { ...sample, n: tally.n, ...built, ...(tally.sampled ? { sampledRows: tally.sample.n } : {}) };
   } finally {
