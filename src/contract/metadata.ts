@@ -354,6 +354,13 @@ export interface ColumnStats {
    */
   state_places?: StatePlace[] & tags.MaxItems<1000>;
   /**
+   * Categorical or text identifier, raw tables only: the column holds cities of the row's country
+   * in the categorical column `country` (vocabulary `country` or `country_code`): in >= 60% of the
+   * real rows whose country is read, a GeoNames city of >= 1,000 people of that country. A city
+   * written fresh or of another country is written as a real city of the row's country.
+   */
+  world_city?: { country: string & tags.MinLength<1> & tags.MaxLength<1024> };
+  /**
  * Set when the SDK noised the marginals before sending them (`privacy: {epsilon, delta}`, Gaussian
  * noise with zCDP accounting), so the server never sees the exact counts.
  */
@@ -674,6 +681,13 @@ export type PublicAttribute =
   | "country_alpha2"
   | "country_alpha3"
   | "country_numeric"
+  | "country_capital"
+  | "country_region"
+  | "country_subregion"
+  | "country_calling_code"
+  | "country_currency_code"
+  | "country_tld"
+  | "country_ioc"
   | "us_county_fips"
   | "us_county_fips5";
 
@@ -682,7 +696,9 @@ export type PublicAttribute =
  * `columns[0]` (a column of public vocabulary `us_state`, `us_state_code`, `country`, `country_code`
  * `us_county_state` or `us_zip`), or of the pair (`columns[0]`, `columns[1]`) of a US state column and a
  * `us_county` column: a US state's name, postal code, FIPS number (FIPS PUB 5-2) or capital; a
- * country's name or ISO 3166-1 alpha-2, alpha-3 or numeric code; a county's state (name, code,
+ * country's name or ISO 3166-1 alpha-2, alpha-3 or numeric code, capital, region and subregion (UN
+ * geoscheme: `Asia`, `Southern Asia`), international calling code (`93`), ISO 4217 currency code,
+ * internet country code (`.af`) or IOC code (world-countries); a county's state (name, code,
  * FIPS number), 3-digit county FIPS code or 5-digit state and county FIPS code (the Census Bureau's
  * `01001` for Autauga County, AL; a ZIP code's county is GeoNames'). A synthetic row's attribute column is its key's attribute, taken
  * from public reference data, so the column needs no rows of its own.

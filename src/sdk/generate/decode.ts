@@ -41,6 +41,13 @@ function gazetteerRows(metadata: Metadata): import("../semantic/gazetteer-rows")
   return w.active ? w : undefined;
 }
 
+/** Loaded for a metadata with a world city column (`column_stats[f].world_city`). */
+function worldCityRows(metadata: Metadata): import("../semantic/world-cities").WorldCityRows | undefined {
+  if (!Object.values(metadata.column_stats ?? {}).some((st) => st.world_city !== undefined)) return undefined;
+  const w = new (require("../semantic/world-cities") as typeof import("../semantic/world-cities")).WorldCityRows(metadata);
+  return w.active ? w : undefined;
+}
+
 /** The writer of identifiers' tied words (`../semantic/word-partners`), loaded only for a metadata with some. */
 function wordPartnerWriter(metadata: Metadata): import("../semantic/word-partners").WordPartnerWriter | undefined {
   const any = Object.values(metadata.column_stats ?? {}).some((st) => st.type === "id" && st.id_shape?.kind === "text" && st.id_shape.semantic?.word_partner !== undefined);
@@ -100,6 +107,8 @@ export class Decoder {
   private readonly points: ReturnType<typeof coordinateWriter>;
   /** Writes each row's places from one gazetteer row of its state, after the rules. */
   private readonly places: ReturnType<typeof gazetteerRows>;
+  /** Writes each row's world city as a city of its country, after the rules. */
+  private readonly cities: ReturnType<typeof worldCityRows>;
   /** Writes first names of the row's sex, after points. */
   private readonly names: ReturnType<typeof nameGenderWriter>;
   /** Writes names of the row's country (and sex), before the names of the row's sex. */
@@ -139,6 +148,7 @@ export class Decoder {
     this.rules = new RuleEnforcer(metadata);
     this.points = coordinateWriter(metadata);
     this.places = gazetteerRows(metadata);
+    this.cities = worldCityRows(metadata);
     this.names = nameGenderWriter(metadata);
     this.countryNames = nameCountryWriter(metadata);
     this.templates = templateWriter(metadata);
@@ -178,6 +188,7 @@ export class Decoder {
   ): EnforceResult {
     const out = this.rules.active ? this.rules.apply(cells, seed, (f, rng) => this.drawValue(f, rng), fixed, codes) : { changed: 0, unrepaired: 0 };
     this.places?.apply(cells, seed, fixed);
+    this.cities?.apply(cells, seed, fixed);
     // Attributes of a place (a ZIP code's county FIPS) follow the place the gazetteer row wrote.
     if (this.places && this.rules.active) out.changed += this.rules.applyAttributes(cells, seed, (f, rng) => this.drawValue(f, rng), fixed);
     this.points?.apply(cells, seed, fixed, unread !== undefined ? (f) => unread.has(this.metadata.features[f]) : undefined);

@@ -36,6 +36,7 @@ import { coordinatePairs } from "../semantic/coordinates";
 import { findWordPartners } from "../semantic/word-partners";
 import { setCellRanges } from "./cell-ranges";
 import { statePlaces, zipPrefixes } from "../semantic/gazetteer-rows";
+import { worldCityColumns } from "../semantic/world-cities";
 import { fileOfDescription, type TableSource } from "../io/csv";
 import type { ReadProgress, SourceType } from "../io/inputs";
 import { scanTable } from "./table-scan";
@@ -481,6 +482,14 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
     }
     freshForDeterminants(built.metadata, tally.columns, tally.scans, k);
     findWordPartners(built.metadata, tally.sample, k);
+    // A world city column's cities are written from the gazetteer: its words are tied to nothing.
+    for (const { column, country } of worldCityColumns(tally.sample, codecs)) {
+      const st = built.metadata.column_stats?.[column];
+      if (!st) continue;
+      st.world_city = { country };
+      const shape = st.type === "categorical" ? st.semantic : st.id_shape?.kind === "text" ? st.id_shape.semantic : undefined;
+      if (shape) delete shape.word_partner;
+    }
     withoutUnfitFresh(built.metadata);
     return { ...sample, n: tally.n, ...built, ...(tally.sampled ? { sampledRows: tally.sample.n } : {}) };
   } finally {

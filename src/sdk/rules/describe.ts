@@ -16,6 +16,13 @@ const ATTRIBUTE_LABELS: Record<PublicAttribute, string> = {
   country_alpha2: "ISO 3166 alpha-2 code",
   country_alpha3: "ISO 3166 alpha-3 code",
   country_numeric: "ISO 3166 numeric code",
+  country_capital: "capital",
+  country_region: "region (UN geoscheme)",
+  country_subregion: "subregion (UN geoscheme)",
+  country_calling_code: "international calling code",
+  country_currency_code: "ISO 4217 currency code",
+  country_tld: "internet country code",
+  country_ioc: "IOC code",
   us_county_fips: "US county FIPS code",
   us_county_fips5: "US state and county FIPS code",
 };

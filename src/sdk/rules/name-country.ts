@@ -10,7 +10,7 @@ import type { Cells } from "../generate/batch";
 import { deriveSeed, Rng } from "../generate/sfc32";
 import { Bloom } from "../semantic/bloom";
 import { countryCodeOf, foldName, namePoolsOf, plausibleFor, type NamePool } from "../semantic/countries";
-import { inLetterCase } from "../semantic/letter-case";
+import { INNER_CAPITAL, inLetterCase } from "../semantic/letter-case";
 import type { SemanticShape } from "../semantic/types";
 import type { Fixed } from "./compiled-rule";
 import { sexes, sexOfName, type Sex } from "./name-gender";
@@ -79,7 +79,7 @@ function plainPool(pool: NamePool): NamePool {
   let p = plainPools.get(pool);
   if (!p) {
     const ok = (list: string[]): string[] => {
-      const kept = list.filter((v) => !/[\p{Ll}'’]\p{Lu}/u.test(v));
+      const kept = list.filter((v) => !INNER_CAPITAL.test(v));
       return kept.length > 0 ? kept : list;
     };
     const part = (x: NamePool["first"]): NamePool["first"] => ({ female: ok(x.female), male: ok(x.male), any: ok(x.any) });

@@ -1,7 +1,8 @@
 /**
  * Public reference attributes of public keys (issue 40: "public vocabularies are not secrets"): a
  * US state's name, postal code, FIPS number and capital; a country's English name and ISO 3166
- * alpha-2, alpha-3 and numeric codes; a US county's state and FIPS codes (its key is its 5-digit
+ * alpha-2, alpha-3 and numeric codes, and from world-countries its capital, UN region and
+ * subregion, calling code, ISO 4217 currency code, internet code and IOC code; a US county's state and FIPS codes (its key is its 5-digit
  * FIPS code: `01001` for Autauga County, AL); a US ZIP code's county FIPS codes (GeoNames' county of
  * the ZIP code). A column that agrees with one of them is written from the
  * row's key (`../rules/detect/public-attribute`), so it needs no rows of its own.
@@ -15,14 +16,18 @@
  * `placeOfZip`).
  */
 import type { PublicAttribute, PublicVocabulary } from "../../contract";
-import { countyFipsOf, countyStateOf, placeOfZip, placesByState, stateCodeOf, stateFipsOf, vocabularyKey } from "./vocabulary";
+import { countryOfName, isoCountries, worldCountry, type WorldCountry } from "./countries";
+import { countyFipsOf, countyStateOf, placeKey, placeOfZip, placesByState, stateCodeOf, stateFipsOf, vocabularyKey } from "./vocabulary";
+
+/** A country's attributes from world-countries, in the order detection tries them. */
+const WORLD_ATTRIBUTES: readonly PublicAttribute[] = ["country_ioc", "country_currency_code", "country_tld", "country_calling_code", "country_capital", "country_subregion", "country_region"];
 
 /** The attributes of each kind of key, in the order detection tries them. */
 export const ATTRIBUTES_OF: Partial<Record<PublicVocabulary, readonly PublicAttribute[]>> = {
   us_state: ["us_state_code", "us_state_fips", "us_state_capital", "us_state"],
   us_state_code: ["us_state", "us_state_fips", "us_state_capital", "us_state_code"],
-  country: ["country_alpha2", "country_alpha3", "country_numeric", "country"],
-  country_code: ["country", "country_alpha2", "country_alpha3", "country_numeric"],
+  country: ["country_alpha2", "country_alpha3", "country_numeric", "country", ...WORLD_ATTRIBUTES],
+  country_code: ["country", "country_alpha2", "country_alpha3", "country_numeric", ...WORLD_ATTRIBUTES],
   us_county_state: ["us_state_fips", "us_county_fips", "us_county_fips5", "us_state_code", "us_state"],
   us_county: ["us_state_fips", "us_county_fips", "us_county_fips5"],
   // A ZIP code's county is GeoNames' (one per ZIP code); its state is left to the state column.
@@ -85,14 +90,14 @@ function states(): Map<string, UsState> {
   return (usStates = m);
 }
 
-let countries: typeof import("i18n-iso-countries") | undefined;
-function iso(): typeof import("i18n-iso-countries") {
-  if (countries) return countries;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const lib = require("i18n-iso-countries") as typeof import("i18n-iso-countries");
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  lib.registerLocale(require("i18n-iso-countries/langs/en.json"));
-  return (countries = lib);
+const iso = isoCountries;
+
+/** A country's calling code as digits (`+1` with one suffix `684` -> `1684`; many suffixes: the root alone). */
+function callingCode(c: WorldCountry): string | undefined {
+  const root = c.idd?.root?.replace(/\D/g, "");
+  if (!root) return undefined;
+  const suffixes = c.idd?.suffixes ?? [];
+  return suffixes.length === 1 ? root + suffixes[0].replace(/\D/g, "") : root;
 }
 
 /**
@@ -108,7 +113,7 @@ export function keyOf(vocabulary: PublicVocabulary, value: string): string | und
     const code = stateCodeOf(v) ?? v.toUpperCase();
     return states().has(code) ? code : undefined;
   }
-  if (vocabulary === "country") return iso().getAlpha2Code(v, "en") ?? undefined;
+  if (vocabulary === "country") return countryOfName(v);
   if (vocabulary === "country_code") return iso().toAlpha2(/^\d+$/.test(v) ? v.padStart(3, "0") : v.toUpperCase()) ?? undefined;
   if (vocabulary === "us_county_state") {
     const pair = countyStateOf(v);
@@ -148,6 +153,22 @@ export function attributeOf(a: PublicAttribute, key: string): string | undefined
       return iso().alpha2ToAlpha3(key) ?? undefined;
     case "country_numeric":
       return iso().alpha2ToNumeric(key) ?? undefined;
+    case "country_capital":
+      return worldCountry(key)?.capital?.[0];
+    case "country_region":
+      return worldCountry(key)?.region || undefined;
+    case "country_subregion":
+      return worldCountry(key)?.subregion || undefined;
+    case "country_calling_code": {
+      const c = worldCountry(key);
+      return c && callingCode(c);
+    }
+    case "country_currency_code":
+      return Object.keys(worldCountry(key)?.currencies ?? {})[0];
+    case "country_tld":
+      return worldCountry(key)?.tld?.[0];
+    case "country_ioc":
+      return worldCountry(key)?.cioc || undefined;
     case "us_county_fips":
     case "us_county_fips5":
       return undefined;
@@ -161,7 +182,15 @@ export function attributeOf(a: PublicAttribute, key: string): string | undefined
 export function sameAttribute(a: PublicAttribute, cell: string, want: string, key: string): boolean {
   if (isNumericAttribute(a)) return /^\d+$/.test(cell.trim()) && Number(cell) === Number(want);
   if (vocabularyKey(cell) === vocabularyKey(want)) return true;
-  return a === "country" && iso().getAlpha2Code(cell.trim(), "en") === key;
+  if (a === "country_calling_code") return /^\+?[\d -]+$/.test(cell.trim()) && cell.replace(/\D/g, "") === want;
+  // A capital is also any of the country's capitals, spelled loosely (`Bogota`, `St. John's` for `Bogotá`, `Saint John's`).
+  if (a === "country_capital") return (worldCountry(key)?.capital ?? []).some((c) => placeKey(c) === placeKey(cell));
+  // A list of currencies (`INR,BTN`) holds one of the country's.
+  if (a === "country_currency_code") {
+    const own = Object.keys(worldCountry(key)?.currencies ?? {});
+    return cell.split(/[,;\s]+/).some((c) => own.includes(c.toUpperCase()));
+  }
+  return a === "country" && countryOfName(cell) === key;
 }
 
 /** The text of attribute value `want` as the column writes it: a number zero-padded to `width`. */

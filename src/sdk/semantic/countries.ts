@@ -17,7 +17,8 @@ export type { CountryForm };
 export const COUNTRY_FORMS: readonly CountryForm[] = ["name", "alpha2", "alpha3", "ioc"];
 
 let iso: typeof import("i18n-iso-countries") | undefined;
-function isoCountries(): typeof import("i18n-iso-countries") {
+/** i18n-iso-countries with its English names registered, loaded on first use. */
+export function isoCountries(): typeof import("i18n-iso-countries") {
   if (iso) return iso;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const lib = require("i18n-iso-countries") as typeof import("i18n-iso-countries");
@@ -26,30 +27,68 @@ function isoCountries(): typeof import("i18n-iso-countries") {
   return (iso = lib);
 }
 
-interface WorldCountry {
+/** A country of world-countries (mledoze/countries): the fields read here. */
+export interface WorldCountry {
   cca2: string;
+  name?: { common?: string; official?: string };
+  /** Other names and codes: `Viet Nam`, `Korea, Democratic People's Republic of`, `KP`. */
+  altSpellings?: string[];
   cioc?: string;
   languages?: Record<string, string>;
+  capital?: string[];
+  /** UN geoscheme region (`Asia`, `Americas`) and subregion (`Southern Asia`). */
+  region?: string;
+  subregion?: string;
+  /** International calling code: `root` `+9` and `suffixes` `["3"]`; many suffixes (`+1`: `201` ...) share the root. */
+  idd?: { root?: string; suffixes?: string[] };
+  /** ISO 4217 codes of its currencies, the main one first. */
+  currencies?: Record<string, unknown>;
+  tld?: string[];
 }
-let world: { byIoc: Map<string, string>; languages: Map<string, string[]> } | undefined;
-/** world-countries: IOC code -> alpha-2, and alpha-2 -> ISO 639-3 language codes. */
+let world: { byIoc: Map<string, string>; languages: Map<string, string[]>; byCode: Map<string, WorldCountry>; byName: Map<string, string> } | undefined;
+/**
+ * world-countries: IOC code -> alpha-2, alpha-2 -> ISO 639-3 language codes, alpha-2 -> country,
+ * and folded common, official and other names (not codes: 4 letters or more) -> alpha-2.
+ */
 function worldCountries(): NonNullable<typeof world> {
   if (world) return world;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const list = require("world-countries") as WorldCountry[];
   const byIoc = new Map<string, string>();
   const languages = new Map<string, string[]>();
+  const byCode = new Map<string, WorldCountry>();
+  const byName = new Map<string, string>();
   for (const c of list) {
     if (c.cioc) byIoc.set(c.cioc.toUpperCase(), c.cca2);
     languages.set(c.cca2, Object.keys(c.languages ?? {}));
+    byCode.set(c.cca2, c);
+    for (const n of [c.name?.common, c.name?.official, ...(c.altSpellings ?? [])]) {
+      const key = n === undefined || n.length < 4 ? undefined : foldName(n.trim());
+      if (key !== undefined && !byName.has(key)) byName.set(key, c.cca2);
+    }
   }
-  return (world = { byIoc, languages });
+  return (world = { byIoc, languages, byCode, byName });
+}
+
+/** A country's world-countries record by ISO 3166 alpha-2 code; undefined when it lists none. */
+export function worldCountry(alpha2: string): WorldCountry | undefined {
+  return worldCountries().byCode.get(alpha2);
+}
+
+/**
+ * The alpha-2 code of a country's English name: i18n-iso-countries' names and aliases
+ * (`Germany`, `United States of America`), else world-countries' common and official names and
+ * other spellings (ISO's `Iran, Islamic Republic of`, `Viet Nam`), case and accents folded.
+ */
+export function countryOfName(name: string): string | undefined {
+  const v = name.trim();
+  if (v === "") return undefined;
+  return isoCountries().getAlpha2Code(v, "en") ?? worldCountries().byName.get(foldName(v));
 }
 
 /**
  * A country cell's ISO 3166 alpha-2 code, read in `form`; undefined for a blank cell or one the
- * form does not know. Names are read with i18n-iso-countries' English names and aliases
- * (`Germany`, `United States of America`), case-insensitively.
+ * form does not know. Names are read by {@link countryOfName}.
  */
 export function countryCodeOf(form: CountryForm, value: string): string | undefined {
   const key = `${form}\t${value}`;
@@ -68,7 +107,7 @@ function readCountry(form: CountryForm, v: string): string | undefined {
   const lib = isoCountries();
   switch (form) {
     case "name":
-      return lib.getAlpha2Code(v, "en") ?? undefined;
+      return countryOfName(v);
     case "alpha2":
       return /^[A-Za-z]{2}$/.test(v) && lib.isValid(v.toUpperCase()) ? v.toUpperCase() : undefined;
     case "alpha3":

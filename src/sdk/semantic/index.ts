@@ -1,6 +1,6 @@
 /** Semantic identifier columns (docs/decisions.md "Rows, not only marginals"): the hook. */
 import { Bloom } from "./bloom";
-import { letterCaseOf } from "./letter-case";
+import { INNER_CAPITAL, letterCaseOf } from "./letter-case";
 import { LOCALE_COUNTRY, detectLocale, phoneLibrary, recognizeSemantic } from "./recognize";
 import { buildCodePatterns } from "./code";
 import { buildUrlSites } from "./url";
@@ -11,13 +11,11 @@ import { SEMANTIC_KINDS, type SemanticKind, type SemanticShape, type TextModel }
 
 export { SemanticGenerator } from "./semantic-generator";
 export { recognizeSemantic, detectLocale } from "./recognize";
-export { letterCaseOf } from "./letter-case";
+export { INNER_CAPITAL, letterCaseOf } from "./letter-case";
 export { buildTextModel, tokenize } from "./text";
 export { SEMANTIC_KINDS } from "./types";
 export type { SemanticKind, SemanticLocale, SemanticShape, TextModel } from "./types";
 
-/** A capital letter inside a word: after a lower-case letter or an apostrophe (`McDonald`, `O'Hara`). */
-export const INNER_CAPITAL = /[\p{Ll}'’]\p{Lu}/u;
 const PLAIN_KINDS: readonly SemanticKind[] = ["first_name", "last_name", "full_name", "city", "company"];
 
 /** Words fit's table uses for each kind. */

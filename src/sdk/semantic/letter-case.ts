@@ -1,5 +1,8 @@
 /** Letter case of text cells: found in a column's values, and written back in it. */
 
+/** A capital letter inside a word: after a lower-case letter or an apostrophe (`McDonald`, `O'Hara`). */
+export const INNER_CAPITAL = /[\p{Ll}'’]\p{Lu}/u;
+
 /**
  * `text` in title case: lower case but the first letter of each word (a letter after a letter or
  * an apostrophe continues its word: `o'fallon` is `O'fallon`, `st. paul` is `St. Paul`).

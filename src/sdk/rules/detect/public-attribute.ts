@@ -11,6 +11,12 @@ import type { Col } from "./view";
 
 /** Share of the rows with both cells that must hold the key's attribute. */
 export const ATTRIBUTE_SHARE = 0.95;
+/**
+ * Share for a country's capital: capitals are renamed and spelled many ways (`Nur-Sultan` and
+ * `Astana`, `Ulaanbaatar` and `Ulan Bator`), and a column of names agrees with them by chance in
+ * almost no row.
+ */
+export const CAPITAL_SHARE = 0.9;
 /** Distinct keys whose attribute the column holds, at least (two could be chance). */
 export const ATTRIBUTE_MIN_KEYS = 3;
 
@@ -100,7 +106,7 @@ function isStateColumn(c: Col): boolean {
 /**
  * The public-attribute rules of a table: per key (columns in table order, then each `us_county`
  * column with the first state column) and other column (any kind, identifiers included: a FIPS id
- * column), the attribute the column holds best, when that holds in >= {@link ATTRIBUTE_SHARE} of
+ * column), the attribute the column holds best, when that holds in >= {@link ATTRIBUTE_SHARE} ({@link CAPITAL_SHARE} for a capital) of
  * the rows with both cells and for >= {@link ATTRIBUTE_MIN_KEYS} keys. A column is the attribute of
  * one key at most, and an attribute is no key of its own (state -> code, not also code -> state);
  * a pair a catalog already holds is left to it.
@@ -127,7 +133,7 @@ export function detectPublicAttributes(cols: readonly Col[], n: number, catalogs
         const got = attributeAgreement(key, column, a, n);
         if (got.rows === 0 || got.keys < ATTRIBUTE_MIN_KEYS) continue;
         const share = got.kept / got.rows;
-        if (share >= ATTRIBUTE_SHARE && (!best || share > best.share)) best = { a, share, ...(got.width !== undefined ? { width: got.width } : {}) };
+        if (share >= (a === "country_capital" ? CAPITAL_SHARE : ATTRIBUTE_SHARE) && (!best || share > best.share)) best = { a, share, ...(got.width !== undefined ? { width: got.width } : {}) };
       }
       if (!best) continue;
       out.push({ type: "public_attribute", columns: [...names, column.name], attribute: best.a, share: best.share, ...(best.width !== undefined ? { width: best.width } : {}) });
