@@ -41,7 +41,8 @@ export function codePrefixRule(rule: CodePrefixRule, k: number, c: number, meta:
       for (let r = 0; r < rows.length; r++) {
         const code = rows.get(r, c);
         const mine = byCategory.get(rows.get(r, k));
-        if (code === "" || mine === undefined || mine.prefixes.includes(code.slice(0, L))) {
+        // A code that fits but repeats one an earlier batch was rewritten to is written again too.
+        if (code === "" || mine === undefined || (mine.prefixes.includes(code.slice(0, L)) && !(distinct && taken.has(code)))) {
           if (distinct) taken.add(code);
           continue;
         }
