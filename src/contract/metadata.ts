@@ -492,6 +492,7 @@ export type Rule =
   | StructuralZerosRule
   | PublicAttributeRule
   | EmbeddedCodeRule
+  | CodePrefixRule
   | CalendarRule
   | DatetimePartRule
   | TemplateRule
@@ -723,6 +724,28 @@ export interface EmbeddedCodeRule extends RuleBase {
   columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
   /** 0-based position of the code in the identifier, in UTF-16 code units. */
   offset: number & tags.Type<"uint32"> & tags.Maximum<256>;
+}
+
+/**
+ * Code prefix: the first `length` characters of the code `columns[1]` (an identifier or categorical
+ * column) name the row's category `columns[0]` (a college major's code `2419` starts with `24`,
+ * the engineering majors'; NAICS, SIC, ICD and county FIPS codes are built alike). Released: the
+ * (prefix, category) pairs of the real rows seen in at least k rows (k = the rare threshold). A
+ * synthetic row whose category has released prefixes writes its code with one of them; a row of
+ * another category is left as generated.
+ */
+export interface CodePrefixRule extends RuleBase {
+  type: "code_prefix";
+  /** The category column, then the code column. */
+  columns: (string & tags.MinLength<1>)[] & tags.MinItems<2> & tags.MaxItems<2>;
+  /** Characters of the prefix, in UTF-16 code units. */
+  length: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<16>;
+  /** The released prefixes, each `length` characters; with `categories` and `counts`, one pair per index. */
+  prefixes: (string & tags.MinLength<1> & tags.MaxLength<16>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
+  /** Per pair, the category's text as the real table writes it. */
+  categories: (string & tags.MinLength<1> & tags.MaxLength<4096>)[] & tags.MinItems<1> & tags.MaxItems<100000>;
+  /** Per pair, its real rows (each >= k). */
+  counts: (number & tags.Type<"uint32">)[] & tags.MinItems<1> & tags.MaxItems<100000>;
 }
 
 /**

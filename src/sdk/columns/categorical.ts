@@ -7,7 +7,7 @@ import type { ColumnKind, ColumnStats, Metadata, PublicVocabulary } from "../../
 import { fileOfDescription } from "../io/csv";
 import { DataError } from "../errors";
 import { mutualInformation } from "../metadata/marginals";
-import type { Rng } from "../generate/sfc32";
+import { Rng } from "../generate/sfc32";
 import { badCode, candidateIndex, MISSING_KEY, OTHER, missingCodeOf, type ColumnCodec, type ColumnScan, type FeatureDecoder } from "./common";
 
 /** `../semantic`, loaded by the first fit that looks for a kind, not by decoding. */
@@ -179,6 +179,40 @@ function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g
 }
 
 /**
+ * Per code of `g`, the released rows of determinant `f` beside it over `f`'s pooled rows beside it
+ * (at most 1; 1 where no pooled row is): the share of a pooled cell's stand-ins a released value
+ * may take before stand-ins outnumber the released values' own rows (biopics: a pooled title of
+ * one subject beside four remade titles of one subject, 8 rows against 590). From the 2-way
+ * marginal of (f, g) when the model has it, else from the 1-way marginals as if independent.
+ */
+function standInRoom(meta: Metadata, f: string, g: string, otherCode: number, missingCode: number | undefined): Float64Array | undefined {
+  const Kg = meta.cardinalities[g];
+  const pf = meta.empirical_probs[f];
+  const pg = meta.empirical_probs[g];
+  if (Kg === undefined || !pf || !pg) return undefined;
+  const pooled = new Float64Array(Kg);
+  const released = new Float64Array(Kg);
+  const m = meta.marginals?.find((x) => x.features.includes(f) && x.features.includes(g));
+  const Kf = meta.cardinalities[f];
+  if (m && m.probs.length === Kf * Kg) {
+    const fFirst = m.features[0] === f;
+    for (let a = 0; a < Kf; a++) {
+      if (a === missingCode) continue;
+      for (let b = 0; b < Kg; b++) {
+        const p = m.probs[fFirst ? a * Kg + b : b * Kf + a];
+        if (a === otherCode) pooled[b] += p;
+        else released[b] += p;
+      }
+    }
+  } else {
+    const po = pf[otherCode] ?? 0;
+    const pr = 1 - po - (missingCode !== undefined ? (pf[missingCode] ?? 0) : 0);
+    for (let b = 0; b < Kg; b++) (pooled[b] = po * pg[b]), (released[b] = pr * pg[b]);
+  }
+  return Float64Array.from(pooled, (p, b) => (p > 0 ? Math.min(1, released[b] / p) : 1));
+}
+
+/**
  * The columns fixed-combinations rules with determinant `f` decide, in rule order, one per column
  * (a rule's first column other than `f`), each with, per its code, the sorted released codes of
  * `f` (`own`) that go with it.
@@ -259,12 +293,15 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
   const released = semantic && partner?.determined ? new Set(own.map((c) => byCode[c])) : new Set<string | undefined>();
   const words = semantic && partner?.determined ? partnerCodesOfWords(byCode, partner.byCode) : undefined;
   const standInsFirst = semantic?.stand_ins_first === true;
+  const room = words && otherCode !== undefined ? standInRoom(meta, f, partner!.g, otherCode, missingCode) : undefined;
+  // Words that name no partner value (titles and their subjects' count) hold no fresh value back.
+  const wordsName = words !== undefined && wordsNamePartner(byCode, partner!.byCode);
   // The other columns the determinant decides (place -> tz, place -> net): their words too.
   const decidedBy = words ? decidedColumns(meta, f, new Set(own)).slice(1) : [];
   const decidedWords = decidedBy.map((d) => partnerCodesOfWords(byCode, d.byCode));
-  const fits = (v: string, partnerCode: number, decided: readonly number[] | undefined): boolean => {
-    if (!wordsFit(words!, v, partnerCode)) return false;
-    for (let k = 0; k < decidedWords.length; k++) if (decided?.[k] !== undefined && !wordsFit(decidedWords[k], v, decided[k])) return false;
+  const fits = (v: string, partnerCode: number, decided: readonly number[] | undefined, loose = false): boolean => {
+    if (!wordsFit(words!, v, partnerCode, loose)) return false;
+    for (let k = 0; k < decidedWords.length; k++) if (decided?.[k] !== undefined && !wordsFit(decidedWords[k], v, decided[k], loose)) return false;
     return true;
   };
   // The pooled code's stand-in: the code of a value drawn among those seen with the row's partner
@@ -330,10 +367,13 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
         // `chevrolet`); else a released value of the row's partner code.
         const heads = headsOf(partnerCode!, near);
         let replaced: number | undefined;
+        let fitting: number | undefined;
         for (let t = 0; t < FRESH_TRIES; t++) {
           const at = candidateIndex(row, t);
           const v = t === 0 ? text : freshOf(at, false);
-          if (v === undefined || released.has(v) || !fits(v, partnerCode!, decided)) continue;
+          if (v === undefined || released.has(v)) continue;
+          if (fitting === undefined && (!wordsName || fits(v, partnerCode!, decided, true))) fitting = t;
+          if (!fits(v, partnerCode!, decided)) continue;
           const space = v.indexOf(" ");
           const head = space > 0 ? v.slice(0, space) : v;
           if ((space <= 0 && heads.has(ONE_WORD)) || heads.has(head) || !wordsOf(head).some((w) => !words!.has(w))) return t === 0 ? v : (freshOf(at) ?? v);
@@ -344,6 +384,10 @@ export function mappingDecoder(meta: Metadata, f: string): FeatureDecoder {
           const out = `${byCode[near[rng.int(near.length)]]!.split(" ")[0]}${v.slice(v.indexOf(" "))}`;
           if (!released.has(out)) return out;
         }
+        // Stand-ins never outnumber the released values' own rows beside the partner value: else
+        // a fresh value with no word only another partner value's released values hold.
+        const r = room?.[partnerCode!] ?? 1;
+        if (fitting !== undefined && r < 1 && rng.next() >= r) return fitting === 0 ? text : (freshOf(candidateIndex(row, fitting)) ?? text);
         return byCode[near[rng.int(near.length)]]!;
       }
       const pick = standIn(rng, partnerCode);
@@ -426,11 +470,58 @@ function partnerCodesOfWords(byCode: readonly (string | undefined)[], byPartner:
   return out;
 }
 
-/** Whether every word of `v` the released values hold was seen beside partner code `g`. */
-function wordsFit(words: ReadonlyMap<string, ReadonlySet<number>>, v: string, g: number): boolean {
+/**
+ * Whether the released values' words name their partner value: of the words two or more values
+ * hold, those all of whose values share one partner code are at least {@link WORD_NAMES_MARGIN}
+ * more than with the partner codes shuffled over the values (seeded, the mean of 8 shuffles). Car names: `ford` is one
+ * origin's; film titles: `the` is no count of subjects'.
+ */
+function wordsNamePartner(byCode: readonly (string | undefined)[], byPartner: readonly (readonly number[])[]): boolean {
+  const valueCodes: number[] = [];
+  const partnerOf: number[] = [];
+  byPartner.forEach((codes, g) => codes.forEach((c) => (valueCodes.push(c), partnerOf.push(g))));
+  const single = (of: readonly number[]): number => {
+    const seen = new Map<string, { values: number; partner: number; one: boolean }>();
+    valueCodes.forEach((c, i) => {
+      for (const w of new Set(wordsOf(byCode[c] ?? ""))) {
+        const e = seen.get(w);
+        if (!e) seen.set(w, { values: 1, partner: of[i], one: true });
+        else (e.values++, (e.one &&= e.partner === of[i]));
+      }
+    });
+    let shared = 0;
+    let one = 0;
+    for (const e of seen.values()) if (e.values >= 2) (shared++, e.one && one++);
+    return shared === 0 ? 0 : one / shared;
+  };
+  const shuffled = partnerOf.slice();
+  const rng = new Rng(23);
+  let chance = 0;
+  for (let s = 0; s < WORD_NAMES_SHUFFLES; s++) {
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
+    }
+    chance += single(shuffled) / WORD_NAMES_SHUFFLES;
+  }
+  return single(partnerOf) >= chance + WORD_NAMES_MARGIN;
+}
+
+/** Shuffles {@link wordsNamePartner} averages. */
+const WORD_NAMES_SHUFFLES = 8;
+
+/** {@link wordsNamePartner}'s margin over the shuffled partner codes. */
+const WORD_NAMES_MARGIN = 0.3;
+
+/**
+ * Whether every word of `v` the released values hold was seen beside partner code `g`; `loose`:
+ * every such word seen beside one partner code only (`audi`: Europe; `the` of titles of two and
+ * of three subjects names no count).
+ */
+function wordsFit(words: ReadonlyMap<string, ReadonlySet<number>>, v: string, g: number, loose = false): boolean {
   for (const w of wordsOf(v)) {
     const seen = words.get(w);
-    if (seen !== undefined && !seen.has(g)) return false;
+    if (seen !== undefined && !seen.has(g) && (!loose || seen.size === 1)) return false;
   }
   return true;
 }

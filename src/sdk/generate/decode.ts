@@ -292,6 +292,8 @@ export class Decoder {
       return { kind: "text", cells: text };
     });
     const batch = new DecodedBatch(this.columns, cells, n, opts.arrays);
+    // A sample's first batch: rules that keep cells distinct across batches start afresh.
+    if (offset === 0) this.rules.newSample();
     if (opts.rules !== false) {
       this.enforceCells(batch, seed, opts.fixed, cols, opts.unread);
       this.writeNumberFormats(batch);

@@ -616,14 +616,19 @@ function freshForDeterminants(metadata: Metadata, columns: readonly string[], sc
  * Drops `column_stats.semantic` and a place `vocabulary` (fresh pooled cells, which rules read as
  * the pooled code) from a column in a fixed-combinations rule none of whose combinations holds its
  * pooled code: every such row would break the rule. A determinant keeps them (its rare values are
- * outside its rule).
+ * outside its rule), and so does a column whose determinant has a pooled code no combination holds:
+ * a row of pooled determinant is outside the rule too (a film's pooled title beside its pooled
+ * IMDb link), and the rows of a released determinant take the combination's value in the repair.
  */
 function withoutUnfitFresh(metadata: Metadata): void {
   for (const rule of metadata.rules ?? []) {
     if (rule.type !== "fixed_combinations") continue;
+    const d = rule.determinant === undefined ? -1 : rule.columns.indexOf(rule.determinant);
+    const detPooled = d < 0 ? undefined : metadata.value_mappings?.[rule.columns[d]]?.[OTHER];
+    const detOutside = detPooled !== undefined && !rule.combinations.some((t) => t[d] === detPooled);
     rule.columns.forEach((c, j) => {
       const st = metadata.column_stats?.[c];
-      if (!pooledWritesFresh(st) || rule.determinant === c) return;
+      if (!pooledWritesFresh(st) || rule.determinant === c || detOutside) return;
       const pooled = metadata.value_mappings?.[c]?.[OTHER];
       if (pooled !== undefined && rule.combinations.some((t) => t[j] === pooled)) return;
       delete st!.semantic;

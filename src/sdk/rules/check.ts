@@ -32,6 +32,8 @@
  * - `public_attribute`: undefined when a cell is blank or the key is not in the reference data;
  *   keeps when the column holds the key's attribute (numbers by value, text case-folded).
  * - `embedded_code`: undefined when a cell is blank; keeps when the identifier holds the code at `offset`.
+ * - `code_prefix`: undefined when a cell is blank or the category has no released prefix; keeps
+ *   when the code starts with one of its category's prefixes.
  * - `difference`: undefined when a cell is blank or unreadable; keeps when the second minus the
  *   first is within [min, max] (half a unit of the finest decimals of slack).
  * - `name_gender`: undefined when the name is blank or its first name of no known sex, or the sex
@@ -50,7 +52,7 @@
  * - `structural_zeros`: codes as for `fixed_combinations`, a blank cell as its column's blank code
  *   (undefined when the column has none); breaks when the pair of codes is one of `pairs`.
  */
-import type { ColumnStats, DifferenceRule, ElapsedRule, EntityRangeRule, Metadata, Rule } from "../../contract";
+import type { CodePrefixRule, ColumnStats, DifferenceRule, ElapsedRule, EntityRangeRule, Metadata, Rule } from "../../contract";
 import type { Table } from "../io/csv";
 import { DatetimeFormat } from "../metadata/datetime";
 import { DataError } from "../errors";
@@ -99,6 +101,7 @@ export function ruleColumns(rule: Rule): string[] {
     case "structural_zeros":
     case "public_attribute":
     case "embedded_code":
+    case "code_prefix":
     case "calendar":
     case "datetime_part":
     case "difference":
@@ -148,6 +151,8 @@ export function ruleLabel(rule: Rule): string {
       return `${rule.columns[rule.columns.length - 1]} is the ${rule.attribute} of ${rule.columns.slice(0, -1).join(", ")}`;
     case "embedded_code":
       return `${rule.columns[1]} holds ${rule.columns[0]} at ${rule.offset}`;
+    case "code_prefix":
+      return `${rule.columns[1]}'s first ${rule.length} characters name its ${rule.columns[0]}`;
     case "difference":
       return `${rule.columns[1]} - ${rule.columns[0]} in [${rule.min}, ${rule.max}]`;
     case "elapsed":
@@ -410,6 +415,14 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
       const [k, c] = readers.map((r) => r.index);
       return (row) => (row[k] === "" || row[c] === "" ? undefined : row[c].startsWith(row[k], rule.offset));
     }
+    case "code_prefix": {
+      const [k, c] = readers.map((r) => r.index);
+      const allowed = prefixesOfCategory(rule);
+      return (row) => {
+        const mine = row[k] === "" || row[c] === "" ? undefined : allowed.get(row[k]);
+        return mine === undefined ? undefined : mine.prefixes.includes(row[c].slice(0, rule.length));
+      };
+    }
     case "calendar":
       return calendarCheck(rule, readers.map((r) => r.index));
     case "difference":
@@ -603,4 +616,16 @@ export function elapsedCheck(rule: ElapsedRule, idx: readonly number[], meta: Me
     if (x === undefined || a === undefined || b === undefined) return undefined;
     return elapsedKeeps(rule, x, decimalsOf(row[idx[0]]), a, b);
   };
+}
+
+/** A code-prefix rule's released prefixes per category text, with their real rows (same order). */
+export function prefixesOfCategory(rule: CodePrefixRule): Map<string, { prefixes: string[]; counts: number[] }> {
+  const out = new Map<string, { prefixes: string[]; counts: number[] }>();
+  rule.categories.forEach((c, i) => {
+    let e = out.get(c);
+    if (!e) out.set(c, (e = { prefixes: [], counts: [] }));
+    e.prefixes.push(rule.prefixes[i]);
+    e.counts.push(rule.counts[i] ?? 1);
+  });
+  return out;
 }

@@ -41,6 +41,8 @@ export type Codes = readonly ArrayLike<number>[] | undefined;
 export interface CompiledRule {
   /** Makes the rule hold in every row of `rows` it can (`fixed` undefined: no cell is fixed). */
   apply(rows: Cells, rng: Rng, fixed: Fixed | undefined, draw: DrawValue, out: EnforceResult, codes: Codes): void;
+  /** Optional: forgets what the rule kept of earlier batches (a new sample starts). */
+  newSample?(): void;
 }
 
 /**

@@ -42,6 +42,7 @@ export type RuleKey =
   | { type: "structural_zeros"; columns: readonly string[] }
   | { type: "public_attribute"; columns: readonly string[] }
   | { type: "embedded_code"; columns: readonly string[] }
+  | { type: "code_prefix"; columns: readonly string[] }
   | { type: "calendar"; columns: readonly string[] }
   | { type: "datetime_part"; columns: readonly string[] }
   | { type: "difference"; columns: readonly string[] }
@@ -84,6 +85,8 @@ export function ruleId(rule: RuleKey): string {
       return `public_attribute:${rule.columns.join(",")}`;
     case "embedded_code":
       return `embedded_code:${rule.columns.join(",")}`;
+    case "code_prefix":
+      return `code_prefix:${rule.columns.join(",")}`;
     case "calendar":
       return `calendar:${rule.columns.join(",")}`;
     case "datetime_part":
@@ -229,6 +232,11 @@ export function describeRule(rule: Rule, metadata?: Names): string {
       return `public attribute: ${rule.columns.slice(0, -1).join(", ")} -> ${rule.columns[rule.columns.length - 1]} (${ATTRIBUTE_LABELS[rule.attribute]}${share ? `, ${share} of rows` : ""})${tail}`;
     case "embedded_code":
       return `embedded code: ${rule.columns[1]} holds ${rule.columns[0]} at character ${rule.offset + 1}${share ? ` (${share} of rows)` : ""}${tail}`;
+    case "code_prefix": {
+      const prefixes = new Set(rule.prefixes).size;
+      const categories = new Set(rule.categories).size;
+      return `code prefix: ${rule.columns[1]}'s first ${rule.length} character${rule.length === 1 ? "" : "s"} -> ${rule.columns[0]} (${thousands(prefixes)} prefix${prefixes === 1 ? "" : "es"} of ${thousands(categories)} categor${categories === 1 ? "y" : "ies"})${share ? ` (${share} of rows)` : ""}${tail}`;
+    }
     case "difference":
       return `difference: ${rule.columns[1]} - ${rule.columns[0]} from ${shortNumber(rule.min)} to ${shortNumber(rule.max)}${share ? ` (${share} of rows)` : ""}${tail}`;
     case "elapsed": {

@@ -14,7 +14,8 @@
  *    its marginal, up to {@link MAX_REDRAWS} times, keeping the code-book rules the row kept.
  * 3b. public attributes: the column is written as its key's attribute (`../semantic/attributes`),
  *    a rule that writes another's key first ({@link attributeOrder});
- *    embedded codes: the identifier's characters at the rule's offset are the row's code.
+ *    embedded codes: the identifier's characters at the rule's offset are the row's code;
+ *    code prefixes: a code gets a prefix its row's category holds (`./code-prefix`).
  * 3c. calendars: the day moves to its month's end or to the row's weekday (`./calendar`).
  * 3d. entity ranges: a number outside its entity's real range is drawn inside it
  *    (`./entity-range`); its column is no sum's or ratio's total and in no code-book rule.
@@ -60,6 +61,7 @@ import { datetimePartRules } from "./datetime-part";
 import { differenceRule } from "./difference";
 import { elapsedRules } from "./elapsed";
 import { entityRangeRule } from "./entity-range";
+import { codePrefixRule } from "./code-prefix";
 import { structuralZeros } from "./structural-zeros";
 import { sumSystems, type SumSystems } from "./sums";
 import { MAX_REDRAWS, noneFixed, type CompiledRule, type DrawValue, type EnforceResult, type Fixed } from "./compiled-rule";
@@ -81,6 +83,7 @@ const STAGES: readonly (Rule["type"] | "composite_catalog")[] = [
   "not_equal",
   "public_attribute",
   "embedded_code",
+  "code_prefix",
   "calendar",
   "entity_range",
   "sum",
@@ -179,6 +182,11 @@ export class RuleEnforcer {
       this.compiled.push(zeros);
       this.held.push(heldFor([]));
     }
+  }
+
+  /** Starts a sample: rules that keep cells distinct across its batches forget the codes of the last one. */
+  newSample(): void {
+    for (const c of this.compiled) c.newSample?.();
   }
 
   /** True when there is a rule to keep. */
@@ -331,6 +339,10 @@ function compile(meta: Metadata, rule: Rule, sumFeatures: ReadonlySet<number>, s
     case "embedded_code": {
       const [k, c] = rule.columns.map(at);
       return k < 0 || c < 0 ? undefined : embeddedCode(k, c, rule.offset);
+    }
+    case "code_prefix": {
+      const [k, c] = rule.columns.map(at);
+      return k < 0 || c < 0 ? undefined : codePrefixRule(rule, k, c, meta);
     }
     case "calendar": {
       const c = cols(rule.columns);

@@ -22,6 +22,7 @@ import { detectRatios } from "./ratio";
 import { detectNotEqual } from "./not-equal";
 import { detectBlankTogether } from "./blank-together";
 import { detectEmbeddedCodes, detectPublicAttributes } from "./public-attribute";
+import { detectCodePrefixes } from "./code-prefix";
 import { declaredRule } from "./declared";
 import { detectCalendars } from "./calendar";
 import { detectDatetimeParts } from "./datetime-part";
@@ -41,8 +42,8 @@ export { lineOfRow } from "./declared";
 /**
  * The row rules of a raw table: the detected ones (unless `opts.detect` is false) less those
  * `opts.drop` names, plus the declared ones (`opts.declare`), which replace a detected rule of the
- * same id ({@link ruleId}). Order: catalogs, fixed combinations, public attributes, inequalities,
- * sums, ratios, difference ranges, entity ranges, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
+ * same id ({@link ruleId}). Order: catalogs, fixed combinations, public attributes, code prefixes, inequalities,
+ * code prefixes, sums, ratios, difference ranges, entity ranges, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
  *
  * Criteria (thresholds in {@link RULE_LIMITS}, tuned on the tests' real tables):
  * - **Fixed combinations, A -> B**: code-book columns (categorical, or point-binned), the first
@@ -74,6 +75,10 @@ export { lineOfRow } from "./declared";
  *   codes) in >= 95% of the rows with both, for >= 3 keys; identifiers included, no repeats needed.
  *   Embedded codes: an identifier holding a public-code column's value at one character offset
  *   in >= 95% of rows (FEC candidate ids and their state).
+ * - **Code prefix** (`./code-prefix`): a code column (identifier or categorical, no spaces) whose
+ *   shortest prefix of 1-4 characters shared by other codes names the code's category: over
+ *   distinct codes, >= 50% share a prefix, and of those the prefix's commonest category holds
+ *   >= 90% (<= 60% with the category shuffled); no column another rule writes.
  * - **Calendar** (`./calendar`): year, month and day columns that form valid dates in >= 99% of
  *   the rows where independence would put rows past a month's end, or whose dates' weekdays a
  *   fourth column writes in >= 99% of its rows.
@@ -179,11 +184,12 @@ export function detectRules(scanned: ScannedTable, enc: EncodedTable, opts: Dete
     const inequalities = detectInequalities(cols, n, opts.seed ?? 23).filter((r) => !sums.some((s) => s.parts.length === 1 && (s.signs?.[0] ?? 1) === 1 && [s.total, s.parts[0]].every((c) => c === r.high || c === r.low)));
     const differences = detectDifferences(cols, n, [...sums, ...ratios, ...inequalities, ...catalogs, ...combinations, ...calendars], opts.seed ?? 23);
     const uniques = detectUnique(cols, n);
+    const attributes = [...detectPublicAttributes(cols, n, catalogs), ...detectEmbeddedCodes(cols, n)];
     detected = [
       ...all,
       ...combinations,
-      ...detectPublicAttributes(cols, n, catalogs),
-      ...detectEmbeddedCodes(cols, n),
+      ...attributes,
+      ...detectCodePrefixes(cols, n, k, [...attributes, ...templates]),
       ...detectNameGender(cols, n),
       ...detectNameCountry(cols, n),
       ...calendars,
