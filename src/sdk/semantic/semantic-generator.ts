@@ -363,8 +363,10 @@ export class SemanticGenerator {
 
   /**
    * A new value where the model has none left (an identifier column too small for its model): a
-   * draw with one word replaced by a public word of its kind (`./text` `publicWordLike`: a place
-   * for a place, a given name for a given name, else a surname: `Pleasant Hill` -> `Pleasant Boyle`),
+   * draw with one word replaced by another of the column's released words of its class after the
+   * same word (`./text` `TextWriter.ownWordLike`: `la República de Corea` -> `... de Guinea`),
+   * else by a public word of its kind (`publicWordLike`: a place for a place, a given name for a
+   * given name, else a surname: `Pleasant Hill` -> `Pleasant Boyle`),
    * distinct from those written and not a real value (up to the filter) while 50 draws find one.
    */
   private respelled(i: number, issue: boolean): string {
@@ -390,7 +392,10 @@ export class SemanticGenerator {
         }
         const word = at[0];
         const upper = word.length > 1 && word === word.toUpperCase();
-        const put = /^\p{Lu}/u.test(word) ? publicWordLike(word, rng) : lower[rng.int(lower.length)];
+        // The column's own word of its class after the same word first (`de Corea` -> `de
+        // Guinea`), so a word of a public name never becomes a surname; else a public word.
+        const prev = [...v.slice(0, at.index!).matchAll(/[\p{L}\p{M}\p{N}]+/gu)].pop()?.[0];
+        const put = this.text!.ownWordLike(word, prev, rng) ?? (/^\p{Lu}/u.test(word) ? publicWordLike(word, rng) : lower[rng.int(lower.length)]);
         written.add(put);
         v = v.slice(0, at.index!) + inLetterCase(put, upper ? "upper" : undefined) + v.slice(at.index! + word.length);
       }

@@ -105,7 +105,7 @@ function letterShape(t: string): string {
 }
 
 /** Whether a shaped token is a word class ({@link letterShape}, perhaps with a kind) rather than a digit shape. */
-const isWordClass = (t: string): boolean => /^(A|a|AA|Aa)(:(female|male|place|noun))?$/.test(t);
+const isWordClass = (t: string): boolean => /^(A|a|AA|Aa)(:(female|male|place|vehicle|animal|noun))?$/.test(t);
 
 /**
  * The public kinds of a word ({@link WordKind}), and `last` where it is one of faker's surnames
@@ -128,7 +128,9 @@ function kindsOf(w: string): (WordKind | "last")[] {
  * `Owen` after `Mr` a man's given name, and a rare word is never written as a surname where the column's rare
  * words are of another kind. A capitalised word of no list takes the kind whose words alone hold
  * at least half of the rare rows after the word its first occurrence follows (a given name
- * faker lacks after `Mr`, a place its cities miss at the start of an airport's name).
+ * faker lacks after `Mr`, a place its cities miss at the start of an airport's name), else the
+ * kind of at least half of the column's rare rows of one list where surnames hold less than half
+ * (a car's model after a rare make: `Mazda RX4` -> a make and a model, not two surnames).
  */
 function rareWordKinds(toks: readonly Token[][], counts: readonly number[], k: number): Map<string, WordKind> {
   const rows = new Map<string, number>();
@@ -156,6 +158,12 @@ function rareWordKinds(toks: readonly Token[][], counts: readonly number[], k: n
     }
     inContext.set(ctx, c);
   }
+  // Else the kind of most of the column's rare words of one list, where that is at least half
+  // of them and surnames are not (a car's model after a rare make: `Mazda RX4`).
+  let listed = 0;
+  for (const r of weight.values()) listed += r;
+  const top = WORD_KINDS.reduce<WordKind | undefined>((b, kd) => ((weight.get(kd) ?? 0) > (b === undefined ? 0 : weight.get(b) ?? 0) ? kd : b), undefined);
+  const columnKind = top !== undefined && 2 * weight.get(top)! >= listed && 2 * (weight.get("last") ?? 0) < listed ? top : undefined;
   const out = new Map<string, WordKind>();
   for (const [w, , ks, ctx] of rare) {
     // Of its lists, the one holding most rows after the same token, then in the column.
@@ -164,7 +172,7 @@ function rareWordKinds(toks: readonly Token[][], counts: readonly number[], k: n
     let best: WordKind | "last" | undefined;
     for (const kd of ks) if (best === undefined || score(kd) > score(best)) best = kd;
     // A word of no list: the kind whose words alone hold at least half the rare rows after the same token.
-    if (best === undefined && w[0] !== w[0].toLowerCase()) best = WORD_KINDS.find((kd) => 2 * (c.by.get(kd) ?? 0) >= c.total);
+    if (best === undefined && w[0] !== w[0].toLowerCase()) best = WORD_KINDS.find((kd) => 2 * (c.by.get(kd) ?? 0) >= c.total) ?? columnKind;
     if (best !== undefined && best !== "last") out.set(w, best);
   }
   return out;
@@ -480,6 +488,9 @@ export class TextWriter {
   private readonly alive: boolean[] = [];
   private readonly start?: Weighted;
   private readonly bag?: Weighted;
+  /** For {@link ownWordLike}: token ids by text, released words by letter class (built on first use). */
+  private indexOf?: Map<string, number>;
+  private readonly ofShape = new Map<string, Weighted>();
 
   constructor(private readonly model: TextModel) {
     const n = model?.words?.length ?? 0;
@@ -771,6 +782,32 @@ export class TextWriter {
     const n = this.n;
     const before = cands.filter((i, wt) => ((next === undefined ? this.lastRows[i] : this.pairRows.get(i * (n + 1) + next) ?? 0) > 0 ? wt : 0));
     return before.total > 0 ? words[before.draw(rng)] : undefined;
+  }
+
+  /**
+   * Another of the column's own released words for `word` in a value (an identifier's respelled
+   * value, `./semantic-generator`): a word of its letter class ({@link letterShape}) other than
+   * `word` that follows `prev` (the value's previous run of letters or digits; undefined at the
+   * start) in a released pair, by the pair's rows, else any released word of its class that starts
+   * or continues >= k values, by rows (`la República de Corea` -> `de Guinea`, not a surname).
+   * Undefined when the model releases none.
+   */
+  ownWordLike(word: string, prev: string | undefined, rng: Rng): string | undefined {
+    const words = this.model.words;
+    const shape = letterShape(word);
+    const fits = (i: number): boolean => !this.shaped.has(i) && LETTERS_RE.test(words[i]) && Array.from(words[i]).length >= 2 && letterShape(words[i]) === shape;
+    this.indexOf ??= new Map(words.map((w, i) => [w, i]));
+    const at = prev === undefined ? -1 : this.indexOf.get(prev) ?? -1;
+    const from = prev === undefined ? this.first : at >= 0 ? this.next.get(at) : undefined;
+    const after = from?.filter((i, wt) => (fits(i) && words[i] !== word ? wt : 0));
+    if (after && after.total > 0) return words[after.draw(rng)];
+    let any = this.ofShape.get(shape);
+    if (!any) this.ofShape.set(shape, (any = new Weighted([...this.rows.keys()], this.rows.map((r, i) => (fits(i) ? r : 0)))));
+    for (let t = 0; t < 4 && any.total > 0; t++) {
+      const w = words[any.draw(rng)];
+      if (w !== word) return w;
+    }
+    return undefined;
   }
 
   /** The text of token ids: shapes filled, spaced unless the pair is written without one. */
