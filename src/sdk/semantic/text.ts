@@ -34,8 +34,8 @@
  */
 import type { Rng } from "../generate/sfc32";
 import { titleCase } from "./letter-case";
-import { publicWordKinds, publicWords, WORD_KINDS, type WordKind } from "./pools";
-import type { TextModel } from "./types";
+import { countriesIn, publicWordKinds, publicWords, WORD_KINDS, type WordKind } from "./pools";
+import type { SemanticLocale, TextModel } from "./types";
 
 /** Most tokens kept (by rows, then code-unit order). */
 export const MAX_WORDS = 5000;
@@ -105,7 +105,7 @@ function letterShape(t: string): string {
 }
 
 /** Whether a shaped token is a word class ({@link letterShape}, perhaps with a kind) rather than a digit shape. */
-const isWordClass = (t: string): boolean => /^(A|a|AA|Aa)(:(female|male|place|vehicle|animal|noun))?$/.test(t);
+const isWordClass = (t: string): boolean => /^(A|a|AA|Aa)(:(female|male|place|country|vehicle|animal|noun))?$/.test(t);
 
 /**
  * The public kinds of a word ({@link WordKind}), and `last` where it is one of faker's surnames
@@ -488,9 +488,9 @@ export class TextWriter {
   private readonly alive: boolean[] = [];
   private readonly start?: Weighted;
   private readonly bag?: Weighted;
-  /** For {@link ownWordLike}: token ids by text, released words by letter class (built on first use). */
+  /** For {@link ownWordLike}: token ids by text, and every token by rows (built on first use). */
   private indexOf?: Map<string, number>;
-  private readonly ofShape = new Map<string, Weighted>();
+  private all?: Weighted;
 
   constructor(private readonly model: TextModel) {
     const n = model?.words?.length ?? 0;
@@ -788,26 +788,32 @@ export class TextWriter {
    * Another of the column's own released words for `word` in a value (an identifier's respelled
    * value, `./semantic-generator`): a word of its letter class ({@link letterShape}) other than
    * `word` that follows `prev` (the value's previous run of letters or digits; undefined at the
-   * start) in a released pair, by the pair's rows, else any released word of its class that starts
-   * or continues >= k values, by rows (`la República de Corea` -> `de Guinea`, not a surname).
-   * Undefined when the model releases none.
+   * start: one that starts >= k values) and precedes `next` (undefined at the end: one that ends
+   * >= k values) in released pairs, else (inside a value) that follows `prev`, by the first pair's
+   * rows, else (inside a value) any, by rows (`la República de Corea` -> `de Guinea`, not a
+   * surname). Undefined when the model releases none.
    */
-  ownWordLike(word: string, prev: string | undefined, rng: Rng): string | undefined {
+  ownWordLike(word: string, prev: string | undefined, next: string | undefined, rng: Rng): string | undefined {
     const words = this.model.words;
     const shape = letterShape(word);
-    const fits = (i: number): boolean => !this.shaped.has(i) && LETTERS_RE.test(words[i]) && Array.from(words[i]).length >= 2 && letterShape(words[i]) === shape;
     this.indexOf ??= new Map(words.map((w, i) => [w, i]));
-    const at = prev === undefined ? -1 : this.indexOf.get(prev) ?? -1;
-    const from = prev === undefined ? this.first : at >= 0 ? this.next.get(at) : undefined;
-    const after = from?.filter((i, wt) => (fits(i) && words[i] !== word ? wt : 0));
-    if (after && after.total > 0) return words[after.draw(rng)];
-    let any = this.ofShape.get(shape);
-    if (!any) this.ofShape.set(shape, (any = new Weighted([...this.rows.keys()], this.rows.map((r, i) => (fits(i) ? r : 0)))));
-    for (let t = 0; t < 4 && any.total > 0; t++) {
-      const w = words[any.draw(rng)];
-      if (w !== word) return w;
+    const at = (w: string | undefined): number | undefined => (w === undefined ? undefined : this.indexOf!.get(w) ?? -1);
+    const [p, q] = [at(prev), at(next)];
+    if (p === -1 || q === -1) return undefined;
+    const n = this.n;
+    const own = (i: number): boolean => words[i] !== word && !this.shaped.has(i) && LETTERS_RE.test(words[i]) && Array.from(words[i]).length >= 2 && letterShape(words[i]) === shape;
+    const before = (i: number): boolean => (q === undefined ? this.lastRows[i] > 0 : this.pairRows.has(i * (n + 1) + q));
+    const from = p === undefined ? this.first : this.next.get(p);
+    if (!from) return undefined;
+    // Inside a value, one that follows `prev` alone where none also precedes `next`, else any.
+    for (const ok of q === undefined ? [before] : [before, () => true]) {
+      const cands = from.filter((i, wt) => (own(i) && ok(i) ? wt : 0));
+      if (cands.total > 0) return words[cands.draw(rng)];
     }
-    return undefined;
+    if (q === undefined) return undefined;
+    this.all ??= new Weighted([...this.rows.keys()], this.rows);
+    const any = this.all.filter((i, wt) => (own(i) ? wt : 0));
+    return any.total > 0 ? words[any.draw(rng)] : undefined;
   }
 
   /** The text of token ids: shapes filled, spaced unless the pair is written without one. */
@@ -853,12 +859,12 @@ function fillWord(t: string, rng: Rng): string {
 }
 
 /**
- * A public word of the kind of `word` (a place, a woman's or a man's given name, in {@link WORD_KINDS} order), in
- * its case; else a surname (an id column's respelled words: `./semantic-generator`).
+ * A public word of the kind of `word` (a place, a country, a woman's or a man's given name, a car
+ * or an animal, in {@link WORD_KINDS} order; a country in `locale`), in its case; else a surname (an id column's respelled words: `./semantic-generator`).
  */
-export function publicWordLike(word: string, rng: Rng): string {
-  const kind = kindsOf(word).find((kd): kd is WordKind => kd === "place" || kd === "female" || kd === "male");
-  const pool = kind ? publicWordKinds().fill[kind] : publicWords().capitalized;
+export function publicWordLike(word: string, rng: Rng, locale: SemanticLocale = "en"): string {
+  const kind = kindsOf(word).find((kd): kd is WordKind => kd !== "last" && kd !== "noun");
+  const pool = kind === "country" ? countriesIn(locale) : kind ? publicWordKinds().fill[kind] : publicWords().capitalized;
   const w = pool[rng.int(pool.length)];
   return Array.from(word).length > 1 && word === word.toUpperCase() ? w.toUpperCase() : w;
 }
