@@ -125,6 +125,17 @@ export function countriesIn(locale: SemanticLocale): string[] {
   return out;
 }
 
+let countryNameWords: Set<string> | undefined;
+/**
+ * Whether a capitalised word is a word of a country's name in a semantic locale (`República`,
+ * `Corea`, `North`): a word an identifier's respelled value writes as a country, not a surname.
+ * @throws Error when i18n-iso-countries cannot be read.
+ */
+export function inCountryName(word: string): boolean {
+  countryNameWords ??= new Set((["en", "es", "fr", "de"] as const).flatMap((l) => countryNamesIn(l).flatMap((v) => v.match(/\p{Lu}\p{Ll}{2,}/gu) ?? [])));
+  return countryNameWords.has(word);
+}
+
 let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } | undefined;
 /**
  * Public words by kind, from faker's `en` lists: women's and men's given names (its female and
@@ -132,7 +143,7 @@ let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<stri
  * `city_name` and of the states; to tell a place, GeoNames' one-word places of >= 3 ZIP codes as
  * well, `./vocabulary`: Louisville, Telluride; a word of `Hoffman Estates` is more often a
  * surname), countries (one-word names in English, Spanish, French and German, i18n-iso-countries),
- * makes and models of cars (faker's `vehicle` lists), animals (its `animal` lists but pet names)
+ * makes and models of cars (faker's `vehicle` lists), animals (its `animal` lists and types, not pet names)
  * and nouns (capitalised). `fill`: the words a tagged word class is written as (faker's);
  * `member`: the words of each kind in title case ({@link titleCase}), for telling a column's rare
  * words apart.
@@ -158,12 +169,20 @@ export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: R
   // Makes and models of cars (`Mazda`, `Civic`), animals (`Cheetah`, `Beagle`): one-word entries.
   const oneWord = (x: unknown): string[] => list(x).filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
   const vehicle = [...new Set([...oneWord(en?.vehicle?.manufacturer), ...oneWord(en?.vehicle?.model)])].sort();
-  const animal = oneWord(Object.entries(en?.animal ?? {}).filter(([k]) => k !== "pet_name" && k !== "type").map(([, v]) => v));
+  const animal = oneWord([...Object.entries(en?.animal ?? {}).filter(([k]) => k !== "pet_name" && k !== "type").map(([, v]) => v), list(en?.animal?.type).map(titleCase)]);
   // Countries in the semantic locales: written as one-word names (`Guinea`, `Allemagne`), told by
   // any capitalised word of a name (`Corea` of `Corea del Sur`).
-  const countryNames = (["en", "es", "fr", "de"] as const).flatMap(countryNamesIn);
+  // A word of a longer name only where it names at most two countries (`Corea`, not `North`).
   const country = oneWord(countryNamesIn("en"));
-  const countryWords = countryNames.flatMap((v) => v.match(/\p{Lu}\p{Ll}{2,}/gu) ?? []);
+  const countryWords: string[] = [];
+  for (const l of ["en", "es", "fr", "de"] as const) {
+    const named = new Map<string, number>();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    for (const names of Object.values((require(`i18n-iso-countries/langs/${l}.json`) as { countries: Record<string, unknown> }).countries)) {
+      for (const w of new Set(strings(names).flatMap((v) => v.match(/\p{Lu}\p{Ll}{2,}/gu) ?? []))) named.set(w, (named.get(w) ?? 0) + 1);
+    }
+    for (const [w, c] of named) if (c <= 2) countryWords.push(w);
+  }
   const member: Record<WordKind, Set<string>> = {
     female: new Set(female),
     male: new Set(male),

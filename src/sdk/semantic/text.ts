@@ -34,7 +34,7 @@
  */
 import type { Rng } from "../generate/sfc32";
 import { titleCase } from "./letter-case";
-import { countriesIn, publicWordKinds, publicWords, WORD_KINDS, type WordKind } from "./pools";
+import { countriesIn, inCountryName, publicWordKinds, publicWords, WORD_KINDS, type WordKind } from "./pools";
 import type { SemanticLocale, TextModel } from "./types";
 
 /** Most tokens kept (by rows, then code-unit order). */
@@ -860,10 +860,11 @@ function fillWord(t: string, rng: Rng): string {
 
 /**
  * A public word of the kind of `word` (a place, a country, a woman's or a man's given name, a car
- * or an animal, in {@link WORD_KINDS} order; a country in `locale`), in its case; else a surname (an id column's respelled words: `./semantic-generator`).
+ * or an animal, in {@link WORD_KINDS} order; a country in `locale`, also for any word of a
+ * country's name), in its case; else a surname (an id column's respelled words: `./semantic-generator`).
  */
 export function publicWordLike(word: string, rng: Rng, locale: SemanticLocale = "en"): string {
-  const kind = kindsOf(word).find((kd): kd is WordKind => kd !== "last" && kd !== "noun");
+  const kind = kindsOf(word).find((kd): kd is WordKind => kd !== "last" && kd !== "noun") ?? (inCountryName(titleCase(word)) ? "country" : undefined);
   const pool = kind === "country" ? countriesIn(locale) : kind ? publicWordKinds().fill[kind] : publicWords().capitalized;
   const w = pool[rng.int(pool.length)];
   return Array.from(word).length > 1 && word === word.toUpperCase() ? w.toUpperCase() : w;
