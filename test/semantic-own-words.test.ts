@@ -6,17 +6,22 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { analyzeTable, type Table } from "../src/sdk";
+import { analyzeTable } from "../src/sdk";
 import { SemanticGenerator } from "../src/sdk/semantic/semantic-generator";
 import type { SemanticShape } from "../src/sdk/semantic/types";
 import { publicWords } from "../src/sdk/semantic/pools";
 
-/** The semantic shape of an identifier column `col` of `t`, analysed with rare threshold k. */
-async function shapeOf(t: Table, col: string, k: number): Promise<SemanticShape> {
-  const { metadata } = await analyzeTable(t, { rareThreshold: k });
-  const st = metadata.column_stats![col] as { id_shape?: { semantic?: SemanticShape } };
-  assert.ok(st.id_shape?.semantic, `${col} is a text identifier with a semantic shape`);
-  return st.id_shape!.semantic!;
+/**
+ * n values of the text identifier `col` (first column) of `rows` (analysed with rare threshold k),
+ * and the words among them that are faker surnames no real value holds.
+ */
+async function written(rows: string[][], columns: string[], k: number, key: number, n: number): Promise<{ out: string[]; bad: string[] }> {
+  const { metadata } = await analyzeTable({ columns, rows }, { rareThreshold: k });
+  const st = metadata.column_stats![columns[0]] as { id_shape?: { semantic?: SemanticShape } };
+  assert.ok(st.id_shape?.semantic, `${columns[0]} is a text identifier with a semantic shape`);
+  const gen = new SemanticGenerator(st.id_shape!.semantic!, key);
+  const out = Array.from({ length: n }, (_, i) => gen.value(i));
+  return { out, bad: surnames(out, rows.map((r) => r[0])) };
 }
 
 /** Words of `values` that are faker surnames no real value holds. */
@@ -31,11 +36,7 @@ test("a tiny table's car models (rare makes and models) are written as makes and
   const makes = ["Mazda", "Toyota", "Fiat", "Honda", "Porsche", "Ferrari", "Maserati", "Volvo", "Datsun", "Hornet", "Valiant", "Duster", "Pontiac", "Lotus", "Dodge", "Chrysler", "Lincoln", "Cadillac"];
   const models = ["Corolla", "Civic", "Europa", "Bora", "Dino", "Sportabout", "Fleetwood", "Continental", "Imperial", "Challenger", "Javelin", "Firebird", "Corona", "Pantera", "Camaro", "Fiesta", "Mustang", "Taurus", "Accord", "Prius", "Beetle", "Sentra", "Altima", "Charger", "Roadster", "Element", "Jetta", "Golf", "Malibu", "Impala", "Escalade", "Durango", "Explorer", "Ranger", "Volt", "Cruze"];
   const rows = models.map((m, i) => [`${makes[i % makes.length]} ${m}`, String(10 + i)]);
-  const t: Table = { columns: ["model", "mpg"], rows };
-  const shape = await shapeOf(t, "model", 5);
-  const gen = new SemanticGenerator(shape, 11);
-  const out = Array.from({ length: 200 }, (_, i) => gen.value(i));
-  const bad = surnames(out, rows.map((r) => r[0]));
+  const { out, bad } = await written(rows, ["model", "mpg"], 5, 11, 200);
   // faker's surnames hold a few car words too (`Ford`, `Dodge`): far fewer than one a value.
   assert.ok(bad.length <= 20, `${bad.length} surnames in 200 car names (${out.slice(0, 8).join(" | ")})`);
 });
@@ -48,12 +49,8 @@ test("a formal country name respelled keeps the column's own words, not a surnam
     rows.push([`${forms[i % forms.length]} ${c}`, String(i)]);
     rows.push([`${forms[(i + 3) % forms.length]} ${c}`, String(i + 100)]);
   });
-  const t: Table = { columns: ["name", "code"], rows };
-  const shape = await shapeOf(t, "name", 2);
-  const gen = new SemanticGenerator(shape, 5);
   // Past what the model writes new: respelled values.
-  const out = Array.from({ length: 400 }, (_, i) => gen.value(i));
-  const bad = surnames(out, rows.map((r) => r[0]));
+  const { out, bad } = await written(rows, ["name", "code"], 2, 5, 400);
   assert.ok(bad.length <= 4, `${bad.length} surnames in 400 formal names (${bad.slice(0, 6).join(", ")})`);
   assert.equal(new Set(out).size, out.length, "values stay distinct");
 });
