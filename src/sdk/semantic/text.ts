@@ -488,9 +488,10 @@ export class TextWriter {
   private readonly alive: boolean[] = [];
   private readonly start?: Weighted;
   private readonly bag?: Weighted;
-  /** For {@link ownWordLike}: token ids by text, and every token by rows (built on first use). */
+  /** For {@link ownWordLike} (built on first use): token ids by text, each token's word class, tokens of a class by rows. */
   private indexOf?: Map<string, number>;
-  private all?: Weighted;
+  private classOf?: (string | undefined)[];
+  private readonly byClass = new Map<string, Weighted>();
 
   constructor(private readonly model: TextModel) {
     const n = model?.words?.length ?? 0;
@@ -797,13 +798,21 @@ export class TextWriter {
     const words = this.model.words;
     const shape = letterShape(word);
     this.indexOf ??= new Map(words.map((w, i) => [w, i]));
+    this.classOf ??= words.map((w, i) => (!this.shaped.has(i) && LETTERS_RE.test(w) && Array.from(w).length >= 2 ? letterShape(w) : undefined));
     const at = (w: string | undefined): number | undefined => (w === undefined ? undefined : this.indexOf!.get(w) ?? -1);
     const [p, q] = [at(prev), at(next)];
     if (p === -1 || q === -1) return undefined;
     const n = this.n;
-    const own = (i: number): boolean => words[i] !== word && !this.shaped.has(i) && LETTERS_RE.test(words[i]) && Array.from(words[i]).length >= 2 && letterShape(words[i]) === shape;
+    const classOf = this.classOf;
+    const own = (i: number): boolean => classOf[i] === shape && words[i] !== word;
     const before = (i: number): boolean => (q === undefined ? this.lastRows[i] > 0 : this.pairRows.has(i * (n + 1) + q));
-    const from = p === undefined ? this.first : this.next.get(p);
+    // The class's tokens by rows, and those starting values (cached per class).
+    const ofClass = (key: string, from: () => Weighted): Weighted => {
+      let w = this.byClass.get(key);
+      if (!w) this.byClass.set(key, (w = from().filter((i, wt) => (classOf[i] === shape ? wt : 0))));
+      return w;
+    };
+    const from = p === undefined ? ofClass(`^${shape}`, () => this.first) : this.next.get(p);
     if (!from) return undefined;
     // Inside a value, one that follows `prev` alone where none also precedes `next`, else any.
     for (const ok of q === undefined ? [before] : [before, () => true]) {
@@ -811,10 +820,14 @@ export class TextWriter {
       if (cands.total > 0) return words[cands.draw(rng)];
     }
     if (q === undefined) return undefined;
-    this.all ??= new Weighted([...this.rows.keys()], this.rows);
-    const any = this.all.filter((i, wt) => (own(i) ? wt : 0));
-    return any.total > 0 ? words[any.draw(rng)] : undefined;
+    const any = ofClass(shape, () => new Weighted([...this.rows.keys()], this.rows));
+    for (let t = 0; t < 4 && any.total > 0; t++) {
+      const w = words[any.draw(rng)];
+      if (w !== word) return w;
+    }
+    return undefined;
   }
+
 
   /** The text of token ids: shapes filled, spaced unless the pair is written without one. */
   private render(ids: number[], rng: Rng): string {
