@@ -20,7 +20,7 @@ import { recordsTable, vegaDataDir } from "../bench/public-tables";
 import { catalogs as catalogRealism } from "../bench/realism";
 import { scanTable } from "../src/sdk/metadata/table-scan";
 import { readFileSync } from "node:fs";
-import { independentCodes, catalogOf, cells } from "./rules-fixtures";
+import { independentCodes, catalogOf, cells, table, analyzed, decodeIndependent } from "./rules-fixtures";
 
 /** The movies of the ratings table: movieId, title, year, genres. */
 const MOVIES: [string, string, string, string][] = [
@@ -191,5 +191,44 @@ describe("a catalog's entries at about their real shares (biopics: a film's titl
     // The commonest real title holds 3 of 246 rows (1.2%); the remakes filled 20% each before.
     assert.ok(top < 0.05, `commonest synthetic title ${(100 * top).toFixed(1)}% of rows`);
     assert.equal(ruleShares(metadata.rules ?? [], metadata, out).every((s) => s.share === 1), true, JSON.stringify(ruleShares(metadata.rules ?? [], metadata, out).filter((s) => s.share < 1).map((s) => describeRule(s.rule, metadata))));
+  });
+});
+
+describe("a catalog keyed by long free-text notes (avengers: Notes -> Death1, Return1)", () => {
+  // A team's members: most rows hold one of three repeated notes (NA, two shared deaths), a third
+  // hold a long note of their own (each once, built from shared words so the column's own text
+  // model writes new ones). A second death is stated only beside a note of its own.
+  const WHO = ["Kang", "Ultron", "Thanos", "Loki", "the Hood", "Zemo", "Korvac", "the Grim Reaper"];
+  const BOOK = ["Avengers", "Thunderbolts", "New Avengers", "Secret Invasion", "Dark Reign", "Civil War"];
+  const table0 = table(["note", "death1", "return1", "death2", "return2"], 300, (i, rng) => {
+    if (i < 150) return ["NA", "NO", "", "", ""];
+    if (i < 180) return ["Died in the Kree war", "YES", "NO", "", ""];
+    if (i < 200) return ["Died in Murderworld during Avengers Arena", "YES", "YES", "", ""];
+    const j = i - 200;
+    const death2 = j % 2 === 0 ? "YES" : "";
+    const note = `Killed by ${WHO[j % 8]} in ${BOOK[Math.floor(j / 8) % 6]} Vol ${1 + (j % 5)} issue ${10 + j} and later returned`;
+    return [note, "YES", "YES", death2, death2 === "YES" ? (rng.int(2) ? "YES" : "NO") : ""];
+  });
+
+  test("a pooled note is written as a new note, not a released one, and keeps its second deaths and every structural zero", async () => {
+    const meta = await analyzed(table0);
+    const catalog = catalogOf(meta);
+    assert.equal(catalog.key, "note");
+    const out = decodeIndependent(meta, 2000);
+    const released = new Set(catalog.entries.map((e) => e[0]));
+    const rows = cells(out, ["note", "death1", "return1", "death2"]);
+    const own = rows.filter(([n]) => n !== "" && !released.has(n)).length / rows.length;
+    // Real: 100 of 300 rows hold a note of their own; the base wrote every row as a released note.
+    assert.ok(own > 0.2 && own < 0.5, `rows with a note of their own ${(100 * own).toFixed(1)}%`);
+    const second = rows.filter(([, , , d2]) => d2 === "YES").length;
+    // Independent codes: a sixth of the rows draw a second death, a third of those beside a new note.
+    assert.ok(second > 0.025 * rows.length, `${second} rows with a second death`);
+    // Rows on a released note keep its entry; no row sits inside a structural zero.
+    const entry = new Map(catalog.entries.map((e) => [e[0], e]));
+    const off = rows.filter(([n, d1, r1]) => entry.has(n) && (entry.get(n)![1] !== d1 || entry.get(n)![2] !== r1));
+    assert.deepEqual(off.slice(0, 3), []);
+    const zeros = meta.rules!.filter((r) => r.type === "structural_zeros");
+    const shares = ruleShares(zeros, meta, out).filter((s) => s.share < 1).map((s) => `${describeRule(s.rule, meta)} ${s.share}`);
+    assert.deepEqual(shares, []);
   });
 });

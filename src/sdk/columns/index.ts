@@ -28,7 +28,7 @@ import { heldBins, withCellRanges, type HeldBins } from "./cell-ranges";
 
 export * from "./common";
 export { binOf, pointValues, quantileEdges, seedBin } from "./bins";
-export { blankCodec, pooledWritesFresh } from "./categorical";
+export { blankCodec, FRESH_POOLED_SHARE, pooledWritesFresh } from "./categorical";
 export { datetimeBound, datetimeParser } from "./datetime";
 export { isRowCounter, looksLikeCodeName, looksLikeIdName } from "./id";
 export { NumberFormat, inferNumberFormat } from "./number-format";

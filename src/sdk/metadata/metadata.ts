@@ -48,7 +48,7 @@ import { privateMetadata, type PrivacyOptions, type PrivacyReport } from "./dp";
 import { counts1, jointCounts, mutualInformation, selectPairs, type CodeArray, type PairSelection } from "./marginals";
 import { detectRules, type RuleOptions } from "../rules/detect";
 import { asWritten } from "../columns/number-format";
-import { blankCodec, codecFor, decimalsOf, isNumeric, isRowCounter, looksLikeCodeName, looksLikeIdName, MISSING_KEY, OTHER, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
+import { blankCodec, codecFor, decimalsOf, isNumeric, isRowCounter, looksLikeCodeName, looksLikeIdName, MISSING_KEY, OTHER, FRESH_POOLED_SHARE, pooledWritesFresh, type ColumnCodec, type ColumnScan } from "../columns";
 
 // Re-exported: evaluation, the rules and the reports import the kinds' shared names from here.
 export { decimalsOf, isNumeric, MISSING_KEY, OTHER, type ColumnCodec, type ColumnScan };
@@ -481,6 +481,7 @@ export async function analyzeTable(source: TableSource, opts: ExtractOptions = {
       if (st?.type === "categorical") st.state_places = places;
     }
     freshForDeterminants(built.metadata, tally.columns, tally.scans, k);
+    freshForNoteKeys(built.metadata, tally.columns, tally.scans, k);
     findWordPartners(built.metadata, tally.sample, k);
     // A world city column's cities are written from the gazetteer: its words are tied to nothing.
     for (const { column, country } of worldCityColumns(tally.sample, codecs)) {
@@ -609,6 +610,49 @@ function freshForDeterminants(metadata: Metadata, columns: readonly string[], sc
     });
     const shape = (require("../semantic") as typeof import("../semantic")).pooledShape(values, counts, (v) => !Object.hasOwn(mapping, v), k);
     if (shape) st.semantic = { ...shape, stand_ins_first: true };
+  }
+}
+
+/**
+ * Mean words of a pooled value from which a catalog key reads as notes (sentences), not names:
+ * avengers' Notes average 17, nfl_concussions' `Game` (`Team vs. Team (date)`, a name holding its
+ * own date) 6.6.
+ */
+export const NOTE_WORDS = 8;
+
+/**
+ * Gives a catalog key of long free text its own words (`../semantic`'s `vocabularyShape`, kind
+ * `text`) as the writer of its pooled cells: a categorical key that pools values in at least
+ * {@link FRESH_POOLED_SHARE} of its non-blank rows, the pooled values {@link NOTE_WORDS} words long
+ * on average (avengers' Notes: 40% of rows, each note once). Its pooled cells are then new notes,
+ * which no catalog entry holds (`../rules/catalog` leaves their rows as generated), rather than
+ * stand-ins among the few released notes whose attributes and zeros they would copy.
+ */
+function freshForNoteKeys(metadata: Metadata, columns: readonly string[], scans: readonly ColumnScan[], k: number): void {
+  for (const rule of metadata.rules ?? []) {
+    if (rule.type !== "catalog" || (rule.key_columns ?? 1) !== 1) continue;
+    const st = metadata.column_stats?.[rule.key];
+    const mapping = metadata.value_mappings?.[rule.key];
+    const at = columns.indexOf(rule.key);
+    if (st?.type !== "categorical" || st.semantic || st.vocabulary || at < 0 || mapping?.[OTHER] === undefined) continue;
+    const scan = scans[at];
+    const values: string[] = [];
+    const counts: number[] = [];
+    let rows = 0;
+    let pooledRows = 0;
+    let pooledWords = 0;
+    scan.values.forEach((v, i) => {
+      if (v === "") return;
+      values.push(v);
+      counts.push(scan.counts[i]);
+      rows += scan.counts[i];
+      if (Object.hasOwn(mapping, v)) return;
+      pooledRows += scan.counts[i];
+      pooledWords += scan.counts[i] * v.trim().split(/\s+/).length;
+    });
+    if (pooledRows < FRESH_POOLED_SHARE * rows || pooledWords < NOTE_WORDS * pooledRows) continue;
+    const shape = (require("../semantic") as typeof import("../semantic")).vocabularyShape(values, counts, k);
+    if (shape?.kind === "text") st.semantic = shape;
   }
 }
 

@@ -7,7 +7,10 @@
  * bin) are drawn from by their shortfall against their quota (`../../rule-scores`: an entry's real
  * share of the batch's rows with a key, less the rows already on it), so the keys keep their
  * real shares. So no row writes an invented key beside real attributes, or a
- * real key beside attributes of another entry. A row with a blank key is left as it is.
+ * real key beside attributes of another entry. A row with a blank key is left as it is, and so is
+ * one whose key is a text the key column wrote in its own words (`column_stats.semantic` kind
+ * `text`, long notes: `../metadata`): a new note is no entry's, as the real table's own rare
+ * notes are none, and its attributes stay the model's.
  */
 import type { ColumnStats, Metadata } from "../../contract";
 import { binOf, pointValues } from "../columns/bins";
@@ -45,6 +48,10 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
   const keyStats = stats[0];
   const numericKey = keyStats?.type === "numerical" || keyStats?.type === "datetime";
   const keyNumber = cellNumber(keyStats);
+  // A key written in the column's own words: its texts that are no released value are new notes.
+  const keyMapping = meta.value_mappings?.[meta.features[cols[0]]];
+  const ownWords = keyStats?.type === "categorical" && keyStats.semantic?.kind === "text" && keyMapping !== undefined;
+  const isNewText = (text: string): boolean => ownWords && !Object.hasOwn(keyMapping!, text);
   const byText = new Map<string, number>();
   const byNumber = new Map<number, number>();
   valid.forEach((e, i) => {
@@ -100,14 +107,14 @@ export function catalog(meta: Metadata, cols: number[], entries: readonly (reado
   return {
     apply(rows, rng, fixed, _draw, out) {
       const n = rows.length;
-      // Per row: its entry, -1 still to choose, -2 left as given (a blank key: the real rows
-      // without a key are no entry's, and keep their blank share).
+      // Per row: its entry, -1 still to choose, -2 left as given (a blank key or a new note: the
+      // real rows without a key or with a rare one are no entry's, and keep their share).
       const picks = new Int32Array(n);
       const held = new Float64Array(valid.length);
       let keyed = 0;
       for (let r = 0; r < n; r++) {
         readRow(rows, r, fixed);
-        if (rowText[0] === "") {
+        if (rowText[0] === "" || isNewText(rowText[0])) {
           picks[r] = -2;
           continue;
         }
