@@ -70,6 +70,23 @@ function partsOf(text: string): Parts | undefined {
   return { negative: sign === "-" || open !== undefined, prefix, suffix, digits, grouped, bracketed: open !== undefined, minusInside: sign2 === "-" };
 }
 
+/**
+ * The non-blank values of a column that are no missing text, and its one missing text; undefined
+ * when it has two missing texts, or one beside blanks (the two could not be told apart).
+ */
+function presentValues(values: readonly string[]): { present: string[]; missing?: string } | undefined {
+  const present: string[] = [];
+  let missing: string | undefined;
+  let blank = false;
+  for (const v of values) {
+    if (v === "") blank = true;
+    else if (!MISSING_TEXTS.has(v)) present.push(v);
+    else if (missing !== undefined && missing !== v) return undefined;
+    else missing = v;
+  }
+  return missing !== undefined && blank ? undefined : { present, ...(missing !== undefined ? { missing } : {}) };
+}
+
 /** A duration's clock form: hours, minutes, seconds or minutes, seconds; the first field padded or not. */
 export type ClockForm = NonNullable<NumberFormatStats["clock"]>;
 
@@ -119,21 +136,13 @@ function clockText(plain: string, form: ClockForm): string {
  * none. Never throws.
  */
 function inferClock(values: readonly string[]): NumberFormat | undefined {
+  const read = presentValues(values);
+  if (read === undefined) return undefined;
+  const { present, missing } = read;
   let fields: number | undefined;
   let padded = false;
   let bare = false;
-  let missing: string | undefined;
-  let blank = false;
-  for (const v of values) {
-    if (v === "") {
-      blank = true;
-      continue;
-    }
-    if (MISSING_TEXTS.has(v)) {
-      if (missing !== undefined && missing !== v) return undefined;
-      missing = v;
-      continue;
-    }
+  for (const v of present) {
     const f = clockFields(v);
     if (f === undefined) return undefined;
     const n = f[2] === undefined ? 2 : 3;
@@ -144,7 +153,7 @@ function inferClock(values: readonly string[]): NumberFormat | undefined {
     padded ||= pad === "padded";
     bare ||= pad === "bare";
   }
-  if (fields === undefined || (padded && bare) || (missing !== undefined && blank)) return undefined;
+  if (fields === undefined || (padded && bare)) return undefined;
   const clock: ClockForm = fields === 3 ? (bare ? "h:mm:ss" : "hh:mm:ss") : bare ? "m:ss" : "mm:ss";
   return new NumberFormat({ clock, ...(missing !== undefined ? { missing } : {}) });
 }
@@ -259,19 +268,10 @@ export function inferNumberFormat(values: readonly string[]): NumberFormat | und
   let minusInside = false;
   let positives = false;
   let any = false;
-  let missing: string | undefined;
-  let blank = false;
-  for (const v of values) {
-    if (v === "") {
-      blank = true;
-      continue;
-    }
-    if (MISSING_TEXTS.has(v)) {
-      // One missing text per column, never beside blanks (the two could not be told apart).
-      if (missing !== undefined && missing !== v) return undefined;
-      missing = v;
-      continue;
-    }
+  const read = presentValues(values);
+  if (read === undefined) return undefined;
+  const { present, missing } = read;
+  for (const v of present) {
     const p = partsOf(v);
     if (p === undefined) return undefined;
     if (prefix === undefined) prefix = p.prefix;
@@ -286,7 +286,6 @@ export function inferNumberFormat(values: readonly string[]): NumberFormat | und
     any = true;
   }
   if (!any || prefix === undefined || suffix === undefined) return undefined;
-  if (missing !== undefined && blank) return undefined;
   if (prefix === "" && suffix === "" && !grouped && !bracketed && missing === undefined) return undefined;
   // Brackets are negatives only beside unbracketed values, and not beside minus signs.
   if (bracketed && (!positives || plainNegatives)) return undefined;
