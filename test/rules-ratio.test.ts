@@ -125,6 +125,26 @@ describe("ratio and product identities", () => {
     assert.equal(check(row("1000", "53", "5.4")), false);
   });
 
+  test("a unit conversion by division is found with its factor as the fraction it is: minutes = seconds / 60, hours = seconds / 3600", async () => {
+    // A pace written as clock text (read as seconds) beside the same pace in minutes (3 decimals), and in hours (all digits).
+    const t = table(["pace", "pace_min", "pace_hrs"], 400, (i) => {
+      const s = 300 + ((i * 7919) % 3000);
+      return [`${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`, (s / 60).toFixed(3), String(s / 3600)];
+    });
+    const meta = await analyzed(t);
+    const got = ratios(meta).map((r) => ({ total: r.total, parts: r.parts, factor: r.factor, band: r.min !== undefined }));
+    assert.deepEqual(got.sort((a, b) => a.total.localeCompare(b.total)), [
+      { total: "pace_hrs", parts: ["pace"], factor: 1 / 3600, band: false },
+      { total: "pace_min", parts: ["pace"], factor: 1 / 60, band: false },
+    ], JSON.stringify(meta.rules));
+    const decoded = decodeIndependent(meta, 300);
+    for (const r of decoded.rows) {
+      const s = r[0].split(":").reduce((a, p) => a * 60 + Number(p), 0);
+      assert.equal(r[1], (s / 60).toFixed(3), r.join(" "));
+      assert.ok(Math.abs(Number(r[2]) - s / 3600) <= 1e-15, r.join(" "));
+    }
+  });
+
   test("a declared ratio takes its factor from the rows; one the rows break is a DataError", async () => {
     const meta = await analyzed(counties(), { detect: false, declare: [{ type: "ratio", total: "rate", parts: ["unemployed", "labor_force"], powers: [1, -1] }] });
     assert.deepEqual(meta.rules!.map((r) => (r.type === "ratio" ? [r.factor, r.declared] : r.type)), [[100, true]]);

@@ -194,3 +194,81 @@ test("missing text: a date column writing NA for a missing date (R's write.csv) 
   const b = await analyzeTable({ columns: ["opened", "x"], rows: mixed }).catch((e: Error) => e);
   assert.ok(b instanceof Error && /"NA" is not a datetime/.test(b.message), "NA beside a blank stays a value (and so is refused as no date)");
 });
+
+test("clock durations: a column of H:MM:SS, M:SS or MM:SS.s values is one clock form; clock-like texts that are not are not", () => {
+  const f = (values: string[]) => inferNumberFormat(values)?.stats();
+  assert.deepEqual(f(["02:55:10", "02:42:00", "", "01:29:53"]), { clock: "hh:mm:ss" });
+  assert.deepEqual(f(["2:05:37", "12:01:00", "0:59:59"]), { clock: "h:mm:ss" });
+  assert.deepEqual(f(["38:31:00", "41:05:00", "131:23:00"]), { clock: "hh:mm:ss" }, "hours are unbounded");
+  assert.deepEqual(f(["45:12", "1:02.345", "0:59.9"]), { clock: "m:ss" });
+  assert.deepEqual(f(["45:12", "09:02", "75:00"]), { clock: "mm:ss" }, "minutes are unbounded");
+  assert.deepEqual(f(["1:02:03", "NA"]), { clock: "h:mm:ss", missing: "NA" });
+  for (const values of [
+    ["05:81:57", "02:09:37"], // minutes >= 60
+    ["1:02:61"], // seconds >= 60
+    ["3:1", "4:2"], // a score
+    ["12:30", "1:02:03"], // two forms
+    ["02:05", "2:07"], // padded and not
+    ["1:2:3"],
+    ["002:05:00"],
+    ["2:05:37", "abc"],
+    ["-1:05"],
+  ]) {
+    assert.equal(inferNumberFormat(values), undefined, JSON.stringify(values));
+  }
+});
+
+test("clock durations: read as seconds, written back in the column's own form", () => {
+  const hh = new NumberFormat({ clock: "hh:mm:ss" });
+  assert.equal(hh.plain("02:55:10"), "10510");
+  assert.equal(hh.plain("38:31:00"), "138660");
+  assert.equal(hh.plain("2:55:10"), undefined, "not padded as the column pads");
+  assert.equal(hh.plain("02:75:10"), undefined);
+  assert.equal(hh.write("10510"), "02:55:10");
+  assert.equal(hh.write("138660"), "38:31:00");
+  assert.equal(hh.write("59"), "00:00:59");
+  assert.equal(hh.write(""), "");
+  const h = new NumberFormat({ clock: "h:mm:ss" });
+  assert.equal(h.write("7537"), "2:05:37");
+  assert.equal(h.write("360000.25"), "100:00:00.25");
+  const m = new NumberFormat({ clock: "m:ss" });
+  assert.equal(m.plain("1:02.345"), "62.345");
+  assert.equal(m.plain("1:02.30"), "62.30", "decimals as written");
+  assert.equal(m.write("62.345"), "1:02.345");
+  assert.equal(m.write("59.5"), "0:59.5");
+  assert.equal(m.write("4500"), "75:00");
+  assert.equal(new NumberFormat({ clock: "mm:ss" }).write("62"), "01:02");
+  for (const v of ["02:55:10", "00:00:00", "123:04:05"]) assert.equal(hh.write(hh.plain(v)!), v);
+});
+
+/** Race results: a finish time as clock text, the same time in minutes, and a runner's group. */
+function races(n: number): Table {
+  const rows: string[][] = [];
+  for (let i = 0; i < n; i++) {
+    const seconds = 7400 + ((i * 7919) % 9000);
+    const clock = `${String(Math.floor(seconds / 3600)).padStart(2, "0")}:${String(Math.floor((seconds % 3600) / 60)).padStart(2, "0")}:${String(seconds % 60).padStart(2, "0")}`;
+    rows.push([clock, (seconds / 60).toFixed(3), ["open", "masters", "wheelchair"][i % 3]]);
+  }
+  return { columns: ["Time", "TimeMin", "Division"], rows };
+}
+
+test("clock durations: a column of finish times is numerical seconds; decoded times are clocks of its form within its range", async () => {
+  const table = races(400);
+  const a = await analyzeTable(table);
+  const st = a.metadata.column_stats!.Time;
+  assert.equal(st.type, "numerical");
+  assert.deepEqual(st.number_format, { clock: "hh:mm:ss" });
+  assert.equal(st.integer, true);
+  assert.ok(st.min! >= 7400 && st.max! < 7400 + 9000, `${st.min}..${st.max}: seconds`);
+  const decoder = new Decoder(a.metadata);
+  const codes: Record<string, Int32Array> = {};
+  a.codecs.forEach((c, f) => (codes[c.name] = Int32Array.from(a.codes[f])));
+  const out = decoder.decode(codes, 3);
+  const times = out.rows.map((r) => r[0]);
+  const clock = /^(\d\d):([0-5]\d):([0-5]\d)$/;
+  for (const v of times) assert.match(v, clock);
+  const secs = times.map((v) => v.split(":").reduce((s, p) => s * 60 + Number(p), 0));
+  assert.ok(Math.min(...secs) >= st.min! && Math.max(...secs) <= st.max!, "inside the real range");
+  const typed = new BatchConverter(a.metadata);
+  assert.equal(typed.value(0, "02:05:37"), 7537n);
+});

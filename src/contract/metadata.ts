@@ -215,7 +215,8 @@ export interface NumericalGrain {
  * TR35 "Number Patterns" `¤#,##0.00`, `#,##0%`): a prefix (a currency sign, `$`, `US$`), a suffix
  * (`%`, `‰`, ` €`), `,` between every three integer digits of values >= 1000, and negatives as
  * `-$5` (default), `$-5` or `($5)`, and a missing value's text (`NA`). The number is the value as
- * written (`12.5%` is 12.5).
+ * written (`12.5%` is 12.5). With `clock`, a duration written as clock text, the number is its
+ * seconds.
  */
 export interface NumberFormatStats {
   prefix?: string & tags.MinLength<1> & tags.MaxLength<8>;
@@ -224,6 +225,13 @@ export interface NumberFormatStats {
   negative?: "parentheses" | "minus_after_prefix";
   /** The text the column writes for a missing value instead of a blank (R's `NA`, `N/A`, `null`). */
   missing?: string & tags.MinLength<1> & tags.MaxLength<8>;
+  /**
+   * A duration written as clock text (`2:05:37`, `02:55:10`, `45:12`, `1:02.345`): hours (unbounded),
+   * minutes and seconds (`h:mm:ss`), or minutes (unbounded) and seconds (`m:ss`); `hh`/`mm` pad the
+   * first field to two digits; seconds carry the column's decimals. Never with the other fields
+   * but `missing`.
+   */
+  clock?: "h:mm:ss" | "hh:mm:ss" | "m:ss" | "mm:ss";
 }
 
 /** `column_stats[f]`: what the SDK measured of column f (its kinds: docs/api.md "Column kinds"). */

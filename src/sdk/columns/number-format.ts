@@ -15,6 +15,10 @@
  * - accounting negatives: `(1,234)` is -1234 (a column of only bracketed values is no number);
  * - a missing value's text ({@link MISSING_TEXTS}: R's `NA`, `N/A`, `null`...) in a column with no
  *   blank: read as a blank, and blanks are written as it.
+ * - a duration written as clock text (`clock`): `h:mm:ss` (hours unbounded) or `m:ss` (minutes
+ *   unbounded), the first field padded to two digits (`hh`, `mm`) when the column pads it, seconds
+ *   with or without decimals (`2:05:37`, `02:55:10`, `45:12`, `1:02.345`); the number is its
+ *   seconds (a time of day `14:35` is read as a length too, and written back inside its range).
  * Every non-blank value of the column must read under the same prefix and suffix, and at least one
  * must need the format (else the column is plain numbers or no numbers). A `.`-grouped column with
  * a decimal comma (`1.234,5`) is not read: `1.234` is ambiguous, left categorical. Surrounding
@@ -66,6 +70,94 @@ function partsOf(text: string): Parts | undefined {
   return { negative: sign === "-" || open !== undefined, prefix, suffix, digits, grouped, bracketed: open !== undefined, minusInside: sign2 === "-" };
 }
 
+/**
+ * The non-blank values of a column that are no missing text, and its one missing text; undefined
+ * when it has two missing texts, or one beside blanks (the two could not be told apart).
+ */
+function presentValues(values: readonly string[]): { present: string[]; missing?: string } | undefined {
+  const present: string[] = [];
+  let missing: string | undefined;
+  let blank = false;
+  for (const v of values) {
+    if (v === "") blank = true;
+    else if (!MISSING_TEXTS.has(v)) present.push(v);
+    else if (missing !== undefined && missing !== v) return undefined;
+    else missing = v;
+  }
+  return missing !== undefined && blank ? undefined : { present, ...(missing !== undefined ? { missing } : {}) };
+}
+
+/** A duration's clock form: hours, minutes, seconds or minutes, seconds; the first field padded or not. */
+export type ClockForm = NonNullable<NumberFormatStats["clock"]>;
+
+// A clock's fields: the first unbounded, the others two digits below 60, seconds' decimals.
+const CLOCK_RE = /^(\d+):([0-5]\d)(?::([0-5]\d))?(\.\d+)?$/;
+
+/** A clock text's fields, or undefined: [first, second, third or undefined, fraction or ""]. */
+function clockFields(text: string): [string, string, string | undefined, string] | undefined {
+  const m = CLOCK_RE.exec(text);
+  return m === null ? undefined : [m[1], m[2], m[3], m[4] ?? ""];
+}
+
+/** The first field's padding: "padded" (`02`), "bare" (`2`, `0`) or "either" (two digits or more, no leading zero). */
+function paddingOf(first: string): "padded" | "bare" | "either" | undefined {
+  if (first.length === 1) return "bare";
+  if (first.startsWith("0")) return first.length === 2 ? "padded" : undefined;
+  return "either";
+}
+
+/** Seconds of a clock text in `form`, as plain decimal text with its decimals as written; undefined when it is not in the form. */
+function clockSeconds(text: string, form: ClockForm): string | undefined {
+  const f = clockFields(text);
+  if (f === undefined) return undefined;
+  const [first, second, third, fraction] = f;
+  if ((third !== undefined) !== form.endsWith(":mm:ss")) return undefined;
+  const pad = paddingOf(first);
+  if (pad === undefined || pad === (form.startsWith("hh") || form.startsWith("mm") ? "bare" : "padded")) return undefined;
+  const seconds = third === undefined ? Number(first) * 60 + Number(second) : Number(first) * 3600 + Number(second) * 60 + Number(third);
+  return Number.isSafeInteger(seconds) ? `${seconds}${fraction}` : undefined;
+}
+
+/** Plain decimal seconds (`7537`, `62.345`) as clock text in `form`; other text (exponents) as it is. */
+function clockText(plain: string, form: ClockForm): string {
+  const m = /^(-?)(\d+)(\.\d*)?$/.exec(plain);
+  if (m === null) return plain;
+  const total = Number(m[2]);
+  const two = (x: number) => String(x).padStart(2, "0");
+  const first = form.endsWith(":mm:ss") ? Math.floor(total / 3600) : Math.floor(total / 60);
+  const head = form.length === 8 || form === "mm:ss" ? two(first) : String(first);
+  const rest = form.endsWith(":mm:ss") ? `${two(Math.floor((total % 3600) / 60))}:${two(total % 60)}` : two(total % 60);
+  return `${m[1]}${head}:${rest}${m[3] ?? ""}`;
+}
+
+/**
+ * The clock form every non-blank value of `values` is written in (one missing text allowed, as for
+ * numbers), or undefined: all in two fields or all in three, the first field padded in all or in
+ * none. Never throws.
+ */
+function inferClock(values: readonly string[]): NumberFormat | undefined {
+  const read = presentValues(values);
+  if (read === undefined) return undefined;
+  const { present, missing } = read;
+  let fields: number | undefined;
+  let padded = false;
+  let bare = false;
+  for (const v of present) {
+    const f = clockFields(v);
+    if (f === undefined) return undefined;
+    const n = f[2] === undefined ? 2 : 3;
+    if (fields !== undefined && fields !== n) return undefined;
+    fields = n;
+    const pad = paddingOf(f[0]);
+    if (pad === undefined) return undefined;
+    padded ||= pad === "padded";
+    bare ||= pad === "bare";
+  }
+  if (fields === undefined || (padded && bare)) return undefined;
+  const clock: ClockForm = fields === 3 ? (bare ? "h:mm:ss" : "hh:mm:ss") : bare ? "m:ss" : "mm:ss";
+  return new NumberFormat({ clock, ...(missing !== undefined ? { missing } : {}) });
+}
+
 /** A numerical column's number format (see the module's header). */
 export class NumberFormat {
   readonly prefix: string;
@@ -75,9 +167,12 @@ export class NumberFormat {
   readonly minusInside: boolean;
   /** The text of a missing value (`NA`), or undefined (a blank). */
   readonly missing?: string;
+  /** A duration's clock form (`h:mm:ss`...), or undefined. */
+  readonly clock?: ClockForm;
 
   constructor(stats: NumberFormatStats) {
     this.missing = stats.missing;
+    this.clock = stats.clock;
     this.prefix = stats.prefix ?? "";
     this.suffix = stats.suffix ?? "";
     this.grouping = stats.grouping === ",";
@@ -93,6 +188,7 @@ export class NumberFormat {
       ...(this.grouping ? { grouping: "," as const } : {}),
       ...(this.parentheses ? { negative: "parentheses" as const } : this.minusInside ? { negative: "minus_after_prefix" as const } : {}),
       ...(this.missing !== undefined ? { missing: this.missing } : {}),
+      ...(this.clock !== undefined ? { clock: this.clock } : {}),
     };
   }
 
@@ -103,6 +199,7 @@ export class NumberFormat {
    */
   plain(text: string): string | undefined {
     if (this.missing !== undefined && text === this.missing) return "";
+    if (this.clock !== undefined) return clockSeconds(text, this.clock);
     const p = partsOf(text);
     if (p === undefined) return undefined;
     const formatted = p.prefix !== "" || p.suffix !== "" || p.grouped || p.bracketed;
@@ -126,6 +223,7 @@ export class NumberFormat {
    */
   write(plain: string): string {
     if (plain === "") return this.missing ?? plain;
+    if (this.clock !== undefined) return clockText(plain, this.clock);
     const negative = plain.startsWith("-");
     let body = negative || plain.startsWith("+") ? plain.slice(1) : plain;
     if (this.grouping && /^\d{4,}(\.\d*)?$/.test(body)) {
@@ -141,6 +239,10 @@ export class NumberFormat {
 
   /** How people read it (`synthd fit`): `$1,234.50`, `12.5%`, `1,234, negatives (1,234)`. */
   example(decimals: number): string {
+    if (this.clock !== undefined) {
+      const x = this.clock.endsWith(":mm:ss") ? "7537" : "62";
+      return this.write(`${x}${decimals > 0 ? "." + "5".padEnd(decimals, "0") : ""}`) + (this.missing !== undefined ? `, missing as ${this.missing}` : "");
+    }
     const int = this.grouping ? "1234" : "12";
     return (
       this.write(`${int}${decimals > 0 ? "." + "5".padEnd(decimals, "0") : ""}`) +
@@ -156,6 +258,8 @@ export class NumberFormat {
  * Never throws.
  */
 export function inferNumberFormat(values: readonly string[]): NumberFormat | undefined {
+  const clock = inferClock(values);
+  if (clock !== undefined) return clock;
   let prefix: string | undefined;
   let suffix: string | undefined;
   let grouped = false;
@@ -164,19 +268,10 @@ export function inferNumberFormat(values: readonly string[]): NumberFormat | und
   let minusInside = false;
   let positives = false;
   let any = false;
-  let missing: string | undefined;
-  let blank = false;
-  for (const v of values) {
-    if (v === "") {
-      blank = true;
-      continue;
-    }
-    if (MISSING_TEXTS.has(v)) {
-      // One missing text per column, never beside blanks (the two could not be told apart).
-      if (missing !== undefined && missing !== v) return undefined;
-      missing = v;
-      continue;
-    }
+  const read = presentValues(values);
+  if (read === undefined) return undefined;
+  const { present, missing } = read;
+  for (const v of present) {
     const p = partsOf(v);
     if (p === undefined) return undefined;
     if (prefix === undefined) prefix = p.prefix;
@@ -191,7 +286,6 @@ export function inferNumberFormat(values: readonly string[]): NumberFormat | und
     any = true;
   }
   if (!any || prefix === undefined || suffix === undefined) return undefined;
-  if (missing !== undefined && blank) return undefined;
   if (prefix === "" && suffix === "" && !grouped && !bracketed && missing === undefined) return undefined;
   // Brackets are negatives only beside unbracketed values, and not beside minus signs.
   if (bracketed && (!positives || plainNegatives)) return undefined;

@@ -35,12 +35,16 @@ const TRIPLE_PATTERNS: readonly (readonly number[])[] = [
 
 /**
  * The number of fewest significant digits in [lo, hi] (100 rather than 99.98, 2.54 rather than
- * 2.5400013), or `mid` when none of up to 15 digits is.
+ * 2.5400013), or the reciprocal of one at the same digits (1/60 rather than 0.0166667: a unit
+ * conversion by division, seconds to minutes), the number first; `mid` when none of up to 15
+ * digits is.
  */
 export function simplestIn(lo: number, hi: number, mid: number): number {
   for (let p = 1; p <= 15; p++) {
     const y = Number(mid.toPrecision(p));
     if (y >= lo && y <= hi) return y;
+    const r = 1 / Number((1 / mid).toPrecision(p));
+    if (r >= lo && r <= hi) return r;
   }
   return mid;
 }
