@@ -402,3 +402,42 @@ test("sample: a daily series sampled at half its length repeats no date (rows re
     await srv.close();
   }
 });
+
+test("sample: an identifier whose prefix names its category keeps its codes distinct when the near-copy filter drops rows (a dropped row's code is free again)", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
+    // 240 majors, each once: a 4-digit code whose first two digits are one of its field's prefixes.
+    const fields: [string, string[]][] = [["Agriculture", ["11"]], ["Engineering", ["23", "24", "25"]], ["Health", ["61"]], ["Arts", ["60", "62"]], ["Law", ["32", "54"]], ["Education", ["34"]]];
+    const rng = new Rng(7);
+    const used = new Set<string>();
+    const rows = Array.from({ length: 240 }, (_, i) => {
+      const [field, prefixes] = fields[i % fields.length];
+      let code: string;
+      do code = prefixes[rng.int(prefixes.length)] + String(rng.int(100)).padStart(2, "0");
+      while (used.has(code));
+      used.add(code);
+      return [code, field, (0.1 + 0.8 * rng.next()).toFixed(3)];
+    });
+    const synth = await Synthesizer.fit(client, { columns: ["major_code", "field", "share_women"], rows }, { wait: false, nearCopyFilter: false });
+    assert.ok(synth.metadata.rules?.some((r) => r.type === "code_prefix"), "the code_prefix rule is found");
+    // A filter that keeps one row in three: the sample decodes about three times the rows it writes,
+    // more codes than a one-prefix field's 100 (about 70 of its rows are written).
+    let drawn = 0;
+    synth.nearCopyFilter = {
+      keep: async (batch: { rows: unknown[] }, _tally: unknown, limit = Infinity) => {
+        drawn += batch.rows.length;
+        return Array.from({ length: batch.rows.length }, (_, r) => r).filter((r) => r % 3 === 0).slice(0, limit);
+      },
+    } as unknown as typeof synth.nearCopyFilter;
+    const t = await synth.sample(420, { seed: 5 });
+    assert.equal(t.rows.length, 420);
+    assert.ok(drawn >= 1000, `rows drawn ${drawn}`);
+    const prefixes = new Map(fields);
+    const agree = t.rows.filter((r) => prefixes.get(r[1])?.includes(r[0].slice(0, 2))).length;
+    assert.equal(agree, 420, "every code starts with a prefix of its field");
+    assert.equal(new Set(t.rows.map((r) => r[0])).size, 420, "no code repeated");
+  } finally {
+    await srv.close();
+  }
+});
