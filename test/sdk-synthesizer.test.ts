@@ -14,6 +14,7 @@ import { DataError, MIN_ROWS, Rng, Synthd, Synthesizer, fitConfig, type CreateMo
 import { filterDrawCap } from "../src/sdk/generate/synthesizer";
 import { evaluate } from "../src/sdk/evaluate";
 import { CONFIG_DEFAULTS } from "../src/contract";
+import { MAJOR_FIELDS, majors } from "./rules-fixtures";
 
 const ADULT = "/work/shared/datasets/adult.csv";
 const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-synth-"));
@@ -407,19 +408,7 @@ test("sample: an identifier whose prefix names its category keeps its codes dist
   const srv = await fakeServer();
   try {
     const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
-    // 240 majors, each once: a 4-digit code whose first two digits are one of its field's prefixes.
-    const fields: [string, string[]][] = [["Agriculture", ["11"]], ["Engineering", ["23", "24", "25"]], ["Health", ["61"]], ["Arts", ["60", "62"]], ["Law", ["32", "54"]], ["Education", ["34"]]];
-    const rng = new Rng(7);
-    const used = new Set<string>();
-    const rows = Array.from({ length: 240 }, (_, i) => {
-      const [field, prefixes] = fields[i % fields.length];
-      let code: string;
-      do code = prefixes[rng.int(prefixes.length)] + String(rng.int(100)).padStart(2, "0");
-      while (used.has(code));
-      used.add(code);
-      return [code, field, (0.1 + 0.8 * rng.next()).toFixed(3)];
-    });
-    const synth = await Synthesizer.fit(client, { columns: ["major_code", "field", "share_women"], rows }, { wait: false, nearCopyFilter: false });
+    const synth = await Synthesizer.fit(client, majors(), { wait: false, nearCopyFilter: false });
     assert.ok(synth.metadata.rules?.some((r) => r.type === "code_prefix"), "the code_prefix rule is found");
     // A filter that keeps one row in three: the sample decodes about three times the rows it writes,
     // more codes than a one-prefix field's 100 (about 70 of its rows are written).
@@ -433,7 +422,7 @@ test("sample: an identifier whose prefix names its category keeps its codes dist
     const t = await synth.sample(420, { seed: 5 });
     assert.equal(t.rows.length, 420);
     assert.ok(drawn >= 1000, `rows drawn ${drawn}`);
-    const prefixes = new Map(fields);
+    const prefixes = new Map(MAJOR_FIELDS);
     const agree = t.rows.filter((r) => prefixes.get(r[1])?.includes(r[0].slice(0, 2))).length;
     assert.equal(agree, 420, "every code starts with a prefix of its field");
     assert.equal(new Set(t.rows.map((r) => r[0])).size, 420, "no code repeated");
