@@ -10,30 +10,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { describeRule, ruleId, type CodePrefixRule, type Metadata, type Table } from "../src/sdk";
 import { ruleShares } from "../src/sdk/rules/check";
-import { analyzed, cells, decodeIndependent, table } from "./rules-fixtures";
-
-/** Fields and the two-digit prefixes of their codes (a field may have several). */
-const FIELDS: [string, string[]][] = [
-  ["Agriculture", ["11"]],
-  ["Engineering", ["23", "24", "25"]],
-  ["Health", ["61"]],
-  ["Arts", ["60", "62"]],
-  ["Law", ["32", "54"]],
-  ["Education", ["34"]],
-];
-
-/** 240 majors, each once: a distinct 4-digit code whose prefix is its field's, a share of women. */
-function majors(): Table {
-  const used = new Set<string>();
-  return table(["major_code", "field", "share_women"], 240, (i, rng) => {
-    const [field, prefixes] = FIELDS[i % FIELDS.length];
-    let code: string;
-    do code = prefixes[rng.int(prefixes.length)] + String(rng.int(100)).padStart(2, "0");
-    while (used.has(code));
-    used.add(code);
-    return [code, field, (0.1 + 0.8 * rng.next()).toFixed(3)];
-  });
-}
+import { MAJOR_FIELDS as FIELDS, analyzed, cells, decodeIndependent, majors, table } from "./rules-fixtures";
 
 function prefixRule(meta: Metadata): CodePrefixRule | undefined {
   return meta.rules?.find((r): r is CodePrefixRule => r.type === "code_prefix");

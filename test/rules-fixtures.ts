@@ -65,3 +65,26 @@ export function cells(t: Table, columns: readonly string[]): string[][] {
   const idx = columns.map((c) => t.columns.indexOf(c));
   return t.rows.map((r) => idx.map((i) => r[i]));
 }
+
+/** Fields and the two-digit prefixes of their majors' codes (a field may have several): `majors`. */
+export const MAJOR_FIELDS: [string, string[]][] = [
+  ["Agriculture", ["11"]],
+  ["Engineering", ["23", "24", "25"]],
+  ["Health", ["61"]],
+  ["Arts", ["60", "62"]],
+  ["Law", ["32", "54"]],
+  ["Education", ["34"]],
+];
+
+/** 240 majors (`major_code`, `field`, `share_women`), each once: a distinct 4-digit code whose prefix is its field's, a share of women. */
+export function majors(): Table {
+  const used = new Set<string>();
+  return table(["major_code", "field", "share_women"], 240, (i, rng) => {
+    const [field, prefixes] = MAJOR_FIELDS[i % MAJOR_FIELDS.length];
+    let code: string;
+    do code = prefixes[rng.int(prefixes.length)] + String(rng.int(100)).padStart(2, "0");
+    while (used.has(code));
+    used.add(code);
+    return [code, field, (0.1 + 0.8 * rng.next()).toFixed(3)];
+  });
+}

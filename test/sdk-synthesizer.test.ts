@@ -14,6 +14,7 @@ import { DataError, MIN_ROWS, Rng, Synthd, Synthesizer, fitConfig, type CreateMo
 import { filterDrawCap } from "../src/sdk/generate/synthesizer";
 import { evaluate } from "../src/sdk/evaluate";
 import { CONFIG_DEFAULTS } from "../src/contract";
+import { MAJOR_FIELDS, majors } from "./rules-fixtures";
 
 const ADULT = "/work/shared/datasets/adult.csv";
 const dir = mkdtempSync(join(tmpdir(), "synthd-sdk-synth-"));
@@ -398,6 +399,33 @@ test("sample: a daily series sampled at half its length repeats no date (rows re
     assert.equal(t.rows.length, 150);
     assert.equal(unkeyed, 0);
     assert.equal(new Set(t.rows.map((r) => r[0])).size, 150);
+  } finally {
+    await srv.close();
+  }
+});
+
+test("sample: an identifier whose prefix names its category keeps its codes distinct when the near-copy filter drops rows (a dropped row's code is free again)", async () => {
+  const srv = await fakeServer();
+  try {
+    const client = new Synthd({ apiKey: "svc_test_x", baseUrl: srv.url });
+    const synth = await Synthesizer.fit(client, majors(), { wait: false, nearCopyFilter: false });
+    assert.ok(synth.metadata.rules?.some((r) => r.type === "code_prefix"), "the code_prefix rule is found");
+    // A filter that keeps one row in three: the sample decodes about three times the rows it writes,
+    // more codes than a one-prefix field's 100 (about 70 of its rows are written).
+    let drawn = 0;
+    synth.nearCopyFilter = {
+      keep: async (batch: { rows: unknown[] }, _tally: unknown, limit = Infinity) => {
+        drawn += batch.rows.length;
+        return Array.from({ length: batch.rows.length }, (_, r) => r).filter((r) => r % 3 === 0).slice(0, limit);
+      },
+    } as unknown as typeof synth.nearCopyFilter;
+    const t = await synth.sample(420, { seed: 5 });
+    assert.equal(t.rows.length, 420);
+    assert.ok(drawn >= 1000, `rows drawn ${drawn}`);
+    const prefixes = new Map(MAJOR_FIELDS);
+    const agree = t.rows.filter((r) => prefixes.get(r[1])?.includes(r[0].slice(0, 2))).length;
+    assert.equal(agree, 420, "every code starts with a prefix of its field");
+    assert.equal(new Set(t.rows.map((r) => r[0])).size, 420, "no code repeated");
   } finally {
     await srv.close();
   }

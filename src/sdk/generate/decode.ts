@@ -302,6 +302,17 @@ export class Decoder {
   }
 
   /**
+   * The rows of the last decoded batch that the sample writes (a near-copy filter or a key check
+   * dropped the others), as written: rules that keep an identifier's codes distinct across the
+   * sample's batches count only these, so a dropped row's code is free again, and an identifier
+   * that repeats one written before is drawn again in place (cells `fixed` kept). A caller that
+   * writes every row it decodes need not call it.
+   */
+  written(rows: Cells, seed: number, fixed?: (row: number, feature: number) => boolean): void {
+    if (this.rules.active) this.rules.written(rows, seed, fixed);
+  }
+
+  /**
    * Writes the numerical columns that have a `number_format` in it (`1234.5` -> `$1,234.5`), and
    * the blanks of datetime columns with a `missing_text` as it, in place: last, after the rules,
    * which read plain numbers and blanks. {@link decodeBatch} does it unless `rules: false`; a

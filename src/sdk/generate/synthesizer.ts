@@ -279,6 +279,7 @@ export class Synthesizer {
     const batches = Math.ceil(n / batchSize);
     // A condition's columns keep the condition: row rules rewrite the other columns around them.
     const fixedFeatures = this.metadata.features.map((f) => conditioned && Object.hasOwn(where.condition, f));
+    const writtenFixed = conditioned ? (_r: number, f: number): boolean => fixedFeatures[f] : undefined;
     // A batch's codes are decoded (and given back) before the next response is read; its decoded
     // columns come from the same pool; a writer gives them back (`DecodedBatch.release`).
     const arrays = new ArrayPool();
@@ -375,6 +376,8 @@ export class Synthesizer {
         batch = batch.select(keep);
         all.release();
       }
+      // Only the rows written hold their identifiers' codes (`../rules/code-prefix`).
+      this.decoder.written(batch, deriveSeed(seed, b, 2), writtenFixed);
       numberRows(batch, done);
       done += batch.length;
       if (filter !== undefined && !filtered) unfiltered += batch.length;
@@ -387,6 +390,7 @@ export class Synthesizer {
         spare = done < n ? spares.take(keys!, n - done, balance, n) : undefined;
         spares.release();
         if (spare !== undefined) {
+          this.decoder.written(spare, deriveSeed(seed, b, 3), writtenFixed);
           keys!.add(spare);
           numberRows(spare, done);
           done += spare.length;

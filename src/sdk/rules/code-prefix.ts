@@ -2,10 +2,12 @@
  * The code-prefix rule kept in decoded rows (`./enforce`, after embedded codes): a row whose
  * category has released prefixes and whose code starts with none of them gets a prefix drawn
  * among its category's by their real rows, written over the code's first characters (`2419` of
- * a row of Arts becomes `6019`). An identifier's code stays distinct from the sample's other
- * codes (`newSample` starts a sample): on a clash, the characters after the prefix are drawn
- * again in their own classes (digit, lower, upper letter); a category whose prefixes have no
- * code left keeps the clash.
+ * a row of Arts becomes `6019`). An identifier's code stays distinct from the batch's other codes
+ * and from the codes the sample wrote before it (`newSample` starts a sample; `written` names the
+ * rows written, so the codes of rows a near-copy filter drops are free again): on a clash, the
+ * prefix (among the category's, by their real rows) and the characters after it are drawn again,
+ * those in their own classes (digit, lower, upper letter). A category with no code left keeps
+ * the clash in the batch; `written` draws it again among the rows written.
  */
 import type { CodePrefixRule, Metadata } from "../../contract";
 import type { Rng } from "../generate/sfc32";
@@ -28,27 +30,56 @@ export function codePrefixRule(rule: CodePrefixRule, k: number, c: number, meta:
   }));
   // An identifier's codes are kept distinct within the batch.
   const distinct = meta.column_stats?.[rule.columns[1]]?.type === "id";
-  // The sample's identifiers so far (its batches in turn), up to MAX_TAKEN.
+  // The identifiers of the rows the sample wrote so far (its batches in turn), up to MAX_TAKEN.
   const taken = new Set<string>();
+  // The identifiers of the last batch, counted in `taken` once its written rows are known.
+  let batch = new Set<string>();
+  const used = (code: string): boolean => batch.has(code) || taken.has(code);
+  const commit = (): void => {
+    for (const code of batch) taken.add(code);
+    batch = new Set();
+  };
   return {
     newSample() {
       taken.clear();
+      batch = new Set();
+    },
+    written(rows, rng, given) {
+      batch = new Set();
+      if (!distinct) return;
+      const fixed = given ?? noneFixed;
+      for (let r = 0; r < rows.length; r++) {
+        const code = rows.get(r, c);
+        if (code === "") continue;
+        // A repeat the batch left (its category's codes ran out among all the rows decoded): the
+        // tail drawn again under the same prefix, now that only the rows written hold codes.
+        if (taken.has(code) && !fixed(r, c)) {
+          const mine = byCategory.get(rows.get(r, k));
+          const own = mine?.prefixes.includes(code.slice(0, L)) ? mine : undefined;
+          let next = code;
+          for (let t = 0; taken.has(next) && t < TAIL_TRIES; t++) next = (own ? own.prefixes[rng.pickCumulative(own.cum)] : code.slice(0, L)) + redrawn(code.slice(L), rng);
+          if (next !== code) rows.set(r, c, next);
+          taken.add(next);
+        } else taken.add(code);
+      }
     },
     apply(rows, rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
       const broken: number[] = [];
+      // A caller that names no written rows writes every row it decodes.
+      commit();
       if (taken.size > MAX_TAKEN) taken.clear();
       for (let r = 0; r < rows.length; r++) {
         const code = rows.get(r, c);
         const mine = byCategory.get(rows.get(r, k));
-        // A code that fits but repeats one an earlier batch was rewritten to is written again too.
-        if (code === "" || mine === undefined || (mine.prefixes.includes(code.slice(0, L)) && !(distinct && taken.has(code)))) {
-          if (distinct) taken.add(code);
+        // A code that fits but repeats one an earlier row was written with is written again too.
+        if (code === "" || mine === undefined || (mine.prefixes.includes(code.slice(0, L)) && !(distinct && used(code)))) {
+          if (distinct) batch.add(code);
           continue;
         }
         if (fixed(r, c)) {
           out.unrepaired++;
-          if (distinct) taken.add(code);
+          if (distinct) batch.add(code);
           continue;
         }
         broken.push(r);
@@ -56,10 +87,10 @@ export function codePrefixRule(rule: CodePrefixRule, k: number, c: number, meta:
       for (const r of broken) {
         const mine = byCategory.get(rows.get(r, k))!;
         const code = rows.get(r, c);
-        const prefix = mine.prefixes[rng.pickCumulative(mine.cum)];
-        let next = prefix + code.slice(L);
-        for (let t = 0; distinct && taken.has(next) && t < TAIL_TRIES; t++) next = prefix + redrawn(code.slice(L), rng);
-        if (distinct) taken.add(next);
+        let next = mine.prefixes[rng.pickCumulative(mine.cum)] + code.slice(L);
+        // The prefix drawn again with the tail: one prefix's codes may run out before its category's.
+        for (let t = 0; distinct && used(next) && t < TAIL_TRIES; t++) next = mine.prefixes[rng.pickCumulative(mine.cum)] + redrawn(code.slice(L), rng);
+        if (distinct) batch.add(next);
         rows.set(r, c, next);
         out.changed++;
       }

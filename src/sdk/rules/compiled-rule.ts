@@ -43,6 +43,14 @@ export interface CompiledRule {
   apply(rows: Cells, rng: Rng, fixed: Fixed | undefined, draw: DrawValue, out: EnforceResult, codes: Codes): void;
   /** Optional: forgets what the rule kept of earlier batches (a new sample starts). */
   newSample?(): void;
+  /**
+   * Optional: the rows of the last batch `apply` saw that the sample writes (`rows.get(r, f)` in
+   * `metadata.features` order, after every writer), for a rule that keeps cells distinct across a
+   * sample's batches: only these count against later batches, and a cell that repeats one written
+   * before is drawn again (with `rng`; `fixed` cells are kept). Without the call, every row of the
+   * batch counts (a caller that writes each row it decodes).
+   */
+  written?(rows: Cells, rng: Rng, fixed: Fixed | undefined): void;
 }
 
 /**

@@ -189,6 +189,15 @@ export class RuleEnforcer {
     for (const c of this.compiled) c.newSample?.();
   }
 
+  /**
+   * The rows of the last batch the sample writes (a filter dropped the others): rules that keep
+   * cells distinct across batches count only these and draw again a cell that repeats one written
+   * before ({@link CompiledRule.written}); `fixed` cells are kept. Same rows and seed, same cells.
+   */
+  written(rows: Cells, seed: number, fixed?: Fixed): void {
+    this.compiled.forEach((c, i) => c.written?.(rows, new Rng(deriveSeed(seed, 0x57524954, i)), fixed));
+  }
+
   /** True when there is a rule to keep. */
   get active(): boolean {
     return this.compiled.length > 0 || this.parts !== undefined || this.elapsed !== undefined;
