@@ -181,8 +181,8 @@ function pooledPartner(meta: Metadata, f: string, own: ReadonlySet<number>): { g
 /**
  * Per code of `g`, the released rows of determinant `f` beside it over `f`'s pooled rows beside it
  * (at most 1; 1 where no pooled row is): the share of a pooled cell's stand-ins a released value
- * may take before stand-ins outnumber the released values' own rows (biopics: a pooled title of
- * one subject beside four remade titles of one subject, 8 rows against 590). From the 2-way
+ * may take before stand-ins outnumber the released values' own rows (a pooled film title must not
+ * become one of the few remade titles of its subject count). From the 2-way
  * marginal of (f, g) when the model has it, else from the 1-way marginals as if independent.
  */
 function standInRoom(meta: Metadata, f: string, g: string, otherCode: number, missingCode: number | undefined): Float64Array | undefined {

@@ -330,7 +330,7 @@ export class Synthesizer {
         rowOffset: drawn,
         idKey,
         arrays,
-        ...(conditioned ? { decoders: where.decoders, fixed: (_r: number, f: number) => fixedFeatures[f] } : {}),
+        ...(conditioned ? { decoders: where.decoders, fixed: writtenFixed! } : {}),
         ...(unread !== undefined ? { unread } : {}),
       });
       drawn += batch.length;

@@ -614,17 +614,16 @@ function freshForDeterminants(metadata: Metadata, columns: readonly string[], sc
 }
 
 /**
- * Mean words of a pooled value from which a catalog key reads as notes (sentences), not names:
- * avengers' Notes average 17, nfl_concussions' `Game` (`Team vs. Team (date)`, a name holding its
- * own date) 6.6.
+ * Mean words of a pooled value from which a catalog key reads as notes (sentences), not names
+ * (`Team vs. Team (date)` is a name holding its own date; docs/generality.md, notes58).
  */
-export const NOTE_WORDS = 8;
+const NOTE_WORDS = 8;
 
 /**
  * Gives a catalog key of long free text its own words (`../semantic`'s `vocabularyShape`, kind
  * `text`) as the writer of its pooled cells: a categorical key that pools values in at least
  * {@link FRESH_POOLED_SHARE} of its non-blank rows, the pooled values {@link NOTE_WORDS} words long
- * on average (avengers' Notes: 40% of rows, each note once). Its pooled cells are then new notes,
+ * on average (a note per character, each written once). Its pooled cells are then new notes,
  * which no catalog entry holds (`../rules/catalog` leaves their rows as generated), rather than
  * stand-ins among the few released notes whose attributes and zeros they would copy.
  */

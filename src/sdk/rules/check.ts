@@ -417,10 +417,10 @@ export function ruleChecker(rule: Rule, metadata: Metadata): RowCheck {
     }
     case "code_prefix": {
       const [k, c] = readers.map((r) => r.index);
-      const allowed = prefixesOfCategory(rule);
+      const allowed = new Map([...prefixesOfCategory(rule)].map(([cat, e]) => [cat, new Set(e.prefixes)]));
       return (row) => {
         const mine = row[k] === "" || row[c] === "" ? undefined : allowed.get(row[k]);
-        return mine === undefined ? undefined : mine.prefixes.includes(row[c].slice(0, rule.length));
+        return mine === undefined ? undefined : mine.has(row[c].slice(0, rule.length));
       };
     }
     case "calendar":

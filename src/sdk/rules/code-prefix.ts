@@ -26,7 +26,7 @@ export function codePrefixRule(rule: CodePrefixRule, k: number, c: number, meta:
     const cum: number[] = [];
     let total = 0;
     for (const n of e.counts) cum.push((total += n));
-    return [cat, { prefixes: e.prefixes, cum }];
+    return [cat, { prefixes: e.prefixes, set: new Set(e.prefixes), cum }];
   }));
   // An identifier's codes are kept distinct within the batch.
   const distinct = meta.column_stats?.[rule.columns[1]]?.type === "id";
@@ -55,7 +55,7 @@ export function codePrefixRule(rule: CodePrefixRule, k: number, c: number, meta:
         // tail drawn again under the same prefix, now that only the rows written hold codes.
         if (taken.has(code) && !fixed(r, c)) {
           const mine = byCategory.get(rows.get(r, k));
-          const own = mine?.prefixes.includes(code.slice(0, L)) ? mine : undefined;
+          const own = mine?.set.has(code.slice(0, L)) ? mine : undefined;
           let next = code;
           for (let t = 0; taken.has(next) && t < TAIL_TRIES; t++) next = (own ? own.prefixes[rng.pickCumulative(own.cum)] : code.slice(0, L)) + redrawn(code.slice(L), rng);
           if (next !== code) rows.set(r, c, next);
@@ -73,7 +73,7 @@ export function codePrefixRule(rule: CodePrefixRule, k: number, c: number, meta:
         const code = rows.get(r, c);
         const mine = byCategory.get(rows.get(r, k));
         // A code that fits but repeats one an earlier row was written with is written again too.
-        if (code === "" || mine === undefined || (mine.prefixes.includes(code.slice(0, L)) && !(distinct && used(code)))) {
+        if (code === "" || mine === undefined || (mine.set.has(code.slice(0, L)) && !(distinct && used(code)))) {
           if (distinct) batch.add(code);
           continue;
         }

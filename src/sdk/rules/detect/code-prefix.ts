@@ -9,11 +9,11 @@ import { Rng } from "../../generate/sfc32";
 import type { Col } from "./view";
 
 /** Longest prefix tried, in characters. */
-export const MAX_PREFIX = 4;
+const MAX_PREFIX = 4;
 /** Rows on repeated prefixes whose category is their prefix's commonest, at least. */
-export const PREFIX_SHARE = 0.9;
+const PREFIX_SHARE = 0.9;
 /** The same share with the category shuffled (seeded), at most: a near-constant category proves nothing. */
-export const SHUFFLED_SHARE = 0.6;
+const SHUFFLED_SHARE = 0.6;
 /** Rows with both cells, at least. */
 const MIN_ROWS = 20;
 /** Distinct codes, at least. */

@@ -89,7 +89,7 @@ export function detectEntityRanges(cols: readonly Col[], n: number, k: number, o
     const [entity, x, time] = f.rule.columns;
     const before = new Set([...pinned, entity, time, ...decidedBy(entity)]);
     const free = compared - before.size;
-    if (free - 1 >= 2 || free <= 1) {
+    if (free !== 2) {
       pinned.add(x);
       continue;
     }

@@ -43,7 +43,7 @@ export { lineOfRow } from "./declared";
  * The row rules of a raw table: the detected ones (unless `opts.detect` is false) less those
  * `opts.drop` names, plus the declared ones (`opts.declare`), which replace a detected rule of the
  * same id ({@link ruleId}). Order: catalogs, fixed combinations, public attributes, code prefixes, inequalities,
- * code prefixes, sums, ratios, difference ranges, entity ranges, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
+ * sums, ratios, difference ranges, entity ranges, not-equal, blank together, structural zeros, then the declared rules (at most 1,000 in all, declared kept first).
  *
  * Criteria (thresholds in {@link RULE_LIMITS}, tuned on the tests' real tables):
  * - **Fixed combinations, A -> B**: code-book columns (categorical, or point-binned), the first
