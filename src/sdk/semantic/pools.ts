@@ -173,7 +173,7 @@ export function publicWordKinds(): { fill: Record<WordKind, string[]>; member: R
   // Countries in the semantic locales: written as one-word names (`Guinea`, `Allemagne`), told by
   // any capitalised word of a name (`Corea` of `Corea del Sur`).
   // A word of a longer name only where it names at most two countries (`Corea`, not `North`).
-  const country = oneWord(countryNamesIn("en"));
+  const country = countriesIn("en");
   const countryWords: string[] = [];
   for (const l of ["en", "es", "fr", "de"] as const) {
     const named = new Map<string, number>();
